@@ -1,0 +1,22 @@
+// The streaming vocabulary shared by websocket frames and SSE event names (see API.md).
+import type { StoredMessage, Usage } from "./types";
+
+export type TurnEvent =
+  | { type: "turn_start"; turnId: string }
+  | { type: "delta"; turnId: string; text: string }
+  | { type: "tool_use"; turnId: string; id: string; name: string; input: unknown }
+  | { type: "tool_result"; turnId: string; tool_use_id: string; name: string; is_error: boolean; chars: number; preview: string }
+  | { type: "progress"; turnId: string; message: string }
+  | { type: "message"; turnId: string; message: StoredMessage }
+  | {
+      type: "turn_end";
+      turnId: string;
+      stop_reason: string;
+      usage: Usage;
+      timing: { serverMs: number; modelMs: number; queuedMs: number };
+    }
+  | { type: "error"; turnId?: string; error: { type: string; message: string; status?: number } };
+
+export function toSse(event: TurnEvent): string {
+  return `event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`;
+}

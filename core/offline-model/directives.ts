@@ -1,0 +1,120 @@
+/**
+ * Plain-text directives that let tests and demos steer the offline model from
+ * an ordinary chat message. Each directive is a whole line:
+ *
+ *   @tool NAME {json}     call tool NAME with that input (one call per line)
+ *   @reply-chars N        reply with about N characters of prose
+ *   @model-error STATUS   answer with an HTTP error: 400, 429, 500 or 529
+ *   @max-tokens-stop      end the reply with stop_reason "max_tokens"
+ *
+ * Directives are read only from the latest *real* user text (its last text block) and only when that
+ * message is the last one in the request. A follow-up request that ends with
+ * tool results must not see them again, or an agent loop would call the same
+ * tools forever.
+ */
+import { blocksOf, hasTextBlock, textOf, type WireBlock, type WireMessage } from "./wire";
+
+export const MODEL_ERROR_STATUSES = [400, 429, 500, 529] as const;
+export type ModelErrorStatus = (typeof MODEL_ERROR_STATUSES)[number];
+
+export interface ToolCallDirective {
+  name: string;
+  input: Record<string, unknown>;
+}
+
+export interface Directives {
+  toolCalls: ToolCallDirective[];
+  replyChars: number | null;
+  modelError: ModelErrorStatus | null;
+  maxTokensStop: boolean;
+  /** Human-readable problems (bad JSON, unsupported status) surfaced in the reply text. */
+  notes: string[];
+}
+
+const TOOL_LINE = /^@tool\s+(\S+)(?:\s+(.*))?$/;
+const REPLY_CHARS_LINE = /^@reply-chars\s+(\d+)$/;
+const MODEL_ERROR_LINE = /^@model-error\s+(\d+)$/;
+const MAX_TOKENS_LINE = /^@max-tokens-stop$/;
+const ANY_DIRECTIVE_LINE = /^@(tool|reply-chars|model-error|max-tokens-stop)\b/;
+
+export function parseDirectives(text: string): Directives {
+  const directives: Directives = { toolCalls: [], replyChars: null, modelError: null, maxTokensStop: false, notes: [] };
+  for (const rawLine of text.split(/\r?\n/)) {
+    const line = rawLine.trim();
+    let match: RegExpMatchArray | null;
+    if ((match = line.match(TOOL_LINE))) {
+      directives.toolCalls.push(parseToolCall(match[1], match[2], directives.notes));
+    } else if ((match = line.match(REPLY_CHARS_LINE))) {
+      directives.replyChars = Number(match[1]);
+    } else if ((match = line.match(MODEL_ERROR_LINE))) {
+      const status = Number(match[1]);
+      if ((MODEL_ERROR_STATUSES as readonly number[]).includes(status)) directives.modelError = status as ModelErrorStatus;
+      else directives.notes.push(`@model-error ${status} ignored: supported statuses are ${MODEL_ERROR_STATUSES.join(", ")}.`);
+    } else if (MAX_TOKENS_LINE.test(line)) {
+      directives.maxTokensStop = true;
+    }
+  }
+  return directives;
+}
+
+function parseToolCall(name: string, json: string | undefined, notes: string[]): ToolCallDirective {
+  const source = json?.trim() ?? "";
+  if (source === "") return { name, input: {} };
+  try {
+    const parsed: unknown = JSON.parse(source);
+    // tool_use.input is always an object on the wire; anything else would break callers.
+    if (parsed !== null && typeof parsed === "object" && !Array.isArray(parsed)) {
+      return { name, input: parsed as Record<string, unknown> };
+    }
+    notes.push(`@tool ${name}: input must be a JSON object; sent {} instead.`);
+  } catch {
+    notes.push(`@tool ${name}: input is not valid JSON; sent {} instead.`);
+  }
+  return { name, input: {} };
+}
+
+/** The user's text with directive lines removed, for quoting and summaries. */
+export function stripDirectives(text: string): string {
+  return text
+    .split(/\r?\n/)
+    .filter((line) => !ANY_DIRECTIVE_LINE.test(line.trim()))
+    .join("\n");
+}
+
+/** Index of the last user message that carries a text block, or -1. */
+export function latestRealUserIndex(messages: readonly WireMessage[]): number {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    if (messages[i].role === "user" && hasTextBlock(messages[i])) return i;
+  }
+  return -1;
+}
+
+/**
+ * What the last message asks of the model:
+ * - "user": a real user turn (directives apply);
+ * - "tool-results": a user message made only of tool results (report on them);
+ * - "continuation": anything else, e.g. an assistant prefill (plain reply, no directives).
+ */
+export type Turn =
+  | { kind: "user"; text: string; directives: Directives }
+  | { kind: "tool-results"; results: WireBlock[]; userText: string }
+  | { kind: "continuation"; userText: string };
+
+export function classifyTurn(messages: readonly WireMessage[]): Turn {
+  const last = messages[messages.length - 1];
+  const realIndex = latestRealUserIndex(messages);
+  const userText = realIndex >= 0 ? textOf(messages[realIndex]) : "";
+  if (last.role === "user") {
+    const blocks = blocksOf(last.content);
+    const results = blocks.filter((block) => block.type === "tool_result");
+    if (results.length > 0 && !hasTextBlock(last)) return { kind: "tool-results", results, userText };
+    if (realIndex === messages.length - 1) {
+      // Only the newest text block: when a failed turn left a lone user message, the replay merges
+      // it with the next prompt, and the old prompt's directives must not fire a second time.
+      const texts = blocks.filter((block) => block.type === "text");
+      const text = textOf({ role: "user", content: [texts[texts.length - 1]] });
+      return { kind: "user", text, directives: parseDirectives(text) };
+    }
+  }
+  return { kind: "continuation", userText };
+}

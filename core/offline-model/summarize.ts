@@ -1,0 +1,189 @@
+/**
+ * Summarization requests. The project's summarizer puts a marker line in the
+ * system prompt; the offline model then answers with a deterministic,
+ * extractive summary instead of a chat reply, so context compaction can be
+ * tested end to end without a real model. System prompt options:
+ *
+ *   [offline-model:summarize]                              (required marker line)
+ *   summary-max-chars: N                                   (hard cap, default 4,000)
+ *   sections: TASK, PROGRESS, REMAINING, DATA, DECISIONS   (optional headings)
+ *
+ * Output with sections: each heading as `HEADING:` on its own line followed by
+ * `- item` lines; sections separated by a blank line. Without sections: the
+ * extracted sentences as `- item` lines, then an `Identifiers:` section.
+ */
+import { stripDirectives } from "./directives";
+import { blocksOf, systemText, toolResultText, type WireMessage, type WireRequest } from "./wire";
+
+export const SUMMARIZE_MARKER = "[offline-model:summarize]";
+export const DEFAULT_SUMMARY_MAX_CHARS = 4_000;
+
+const MARKER_LINE = /^[ \t]*\[offline-model:summarize\][ \t]*$/m;
+const MAX_CHARS_LINE = /^[ \t]*summary-max-chars:[ \t]*([\d,_]+)/im;
+const SECTIONS_LINE = /^[ \t]*sections:[ \t]*(.+)$/im;
+const FIRST_SENTENCE_MAX = 240;
+
+export interface SummarizeOptions {
+  maxChars: number;
+  sections: string[];
+}
+
+/** Options when the system prompt carries the marker line, otherwise null (not a summarization request). */
+export function summarizeOptions(request: Pick<WireRequest, "system">): SummarizeOptions | null {
+  const system = systemText(request.system);
+  if (!MARKER_LINE.test(system)) return null;
+  const maxMatch = system.match(MAX_CHARS_LINE);
+  const maxChars = maxMatch ? Number(maxMatch[1].replace(/[,_]/g, "")) : DEFAULT_SUMMARY_MAX_CHARS;
+  const sectionsMatch = system.match(SECTIONS_LINE);
+  const sections = sectionsMatch
+    ? sectionsMatch[1].split(",").map((heading) => heading.trim()).filter(Boolean)
+    : [];
+  return { maxChars: Number.isFinite(maxChars) ? maxChars : DEFAULT_SUMMARY_MAX_CHARS, sections };
+}
+
+interface Extract {
+  userFirsts: string[];
+  assistantFirsts: string[];
+  identifiers: string[];
+  decisions: string[];
+}
+
+/** Deterministic extractive summary of the request's conversation, never longer than the cap. */
+export function summarize(request: Pick<WireRequest, "messages">, options: SummarizeOptions): string {
+  const extract = extractFrom(request.messages);
+  const sections =
+    options.sections.length > 0
+      ? options.sections.map((heading) => ({ heading, items: itemsFor(heading, extract) }))
+      : [{ heading: "", items: [...extract.userFirsts, ...extract.assistantFirsts] }];
+  if (options.sections.length === 0 && extract.identifiers.length > 0) {
+    sections.push({ heading: "Identifiers", items: [extract.identifiers.join(", ")] });
+  }
+  return fitToCap(sections, Math.max(0, Math.floor(options.maxChars)));
+}
+
+function extractFrom(messages: readonly WireMessage[]): Extract {
+  const userFirsts = new Set<string>();
+  const assistantFirsts = new Set<string>();
+  const identifiers = new Set<string>();
+  const decisions = new Set<string>();
+  for (const message of messages) {
+    for (const block of blocksOf(message.content)) {
+      const text =
+        block.type === "text" ? stripDirectives(String(block.text ?? ""))
+        : block.type === "tool_result" ? toolResultText(block)
+        : block.type === "tool_use" ? `${String(block.name ?? "")} ${JSON.stringify(block.input ?? {})}`
+        : "";
+      if (text.trim() === "") continue;
+      for (const id of findIdentifiers(text)) identifiers.add(id);
+      if (block.type !== "text") continue;
+      const first = firstSentence(text);
+      if (first) (message.role === "user" ? userFirsts : assistantFirsts).add(first);
+      // A transcript pasted into one message still has one "first sentence" per speaker turn.
+      for (const match of text.matchAll(/^[ \t]*(?:user|human)[ \t]*:[ \t]*(.+)$/gim)) {
+        const turn = firstSentence(match[1]);
+        if (turn) userFirsts.add(turn);
+      }
+      for (const sentence of sentences(text)) if (DECISION_WORDS.test(sentence)) decisions.add(sentence);
+    }
+  }
+  return {
+    userFirsts: [...userFirsts],
+    assistantFirsts: [...assistantFirsts],
+    identifiers: [...identifiers],
+    decisions: [...decisions],
+  };
+}
+
+const DECISION_WORDS = /\b(decid\w*|decision|chose|choose|agreed?|settled|will use|going with|instead of)\b/i;
+
+function itemsFor(heading: string, extract: Extract): string[] {
+  const h = heading.toUpperCase();
+  const users = extract.userFirsts;
+  if (/TASK|GOAL|OBJECTIVE|REQUEST/.test(h)) return users.slice(0, 1);
+  if (/PROGRESS|DONE|STATUS/.test(h)) return [...users.slice(1, -1), ...extract.assistantFirsts];
+  if (/REMAIN|TODO|NEXT|OPEN/.test(h)) return users.length > 1 ? users.slice(-1) : [];
+  if (/DATA|IDENT|FACT|REFERENCE/.test(h)) return extract.identifiers.length ? [extract.identifiers.join(", ")] : [];
+  if (/DECISION/.test(h)) return extract.decisions;
+  return users;
+}
+
+function sentences(text: string): string[] {
+  const flat = text.replace(/\s+/g, " ").trim();
+  // A sentence ends at . ! or ? followed by whitespace, so "ledger.csv" or "3.14" do not split it.
+  return (flat.match(/\S.*?[.!?]+(?=\s|$)|\S.*$/g) ?? []).map((s) => s.trim()).filter(Boolean);
+}
+
+function firstSentence(text: string): string {
+  const first = sentences(text)[0] ?? "";
+  return first.length > FIRST_SENTENCE_MAX ? first.slice(0, FIRST_SENTENCE_MAX - 1) + "…" : first;
+}
+
+const TOKEN = /[A-Za-z0-9](?:[A-Za-z0-9_\-./]|,(?=\d{3}))*[A-Za-z0-9]/g;
+const FILE_NAME = /^(?:[\w-]+\/)*[\w-]+\.[A-Za-z][A-Za-z0-9]{0,7}$/;
+// Abbreviations that look like "name.ext".
+const NOT_FILES = new Set(["e.g", "i.e"]);
+
+/** Ids, file names and numbers with 3+ digits, in order of first appearance. */
+export function findIdentifiers(text: string): string[] {
+  const found: string[] = [];
+  for (const [token] of text.matchAll(TOKEN)) {
+    const hasLetter = /[A-Za-z]/.test(token);
+    const hasDigit = /\d/.test(token);
+    const isFile = FILE_NAME.test(token) && !NOT_FILES.has(token.toLowerCase());
+    const isId = hasLetter && ((hasDigit && token.length >= 3) || /[A-Za-z0-9]_[A-Za-z0-9]/.test(token));
+    const isNumber = !hasLetter && /\d{3,}|\d{1,3}(?:,\d{3})+/.test(token);
+    if (isFile || isId || isNumber) found.push(token);
+  }
+  return found;
+}
+
+interface Section {
+  heading: string;
+  items: string[];
+}
+
+function render(section: Section, body: string): string {
+  return section.heading ? `${section.heading}:\n${body}` : body;
+}
+
+function fullBody(items: readonly string[]): string {
+  return items.length === 0 ? "- (none)" : items.map((item) => `- ${item}`).join("\n");
+}
+
+/**
+ * Share the cap between sections so every heading survives: short sections
+ * keep everything, the rest split what is left (water-filling), and each body
+ * keeps whole items where it can.
+ */
+function fitToCap(sections: Section[], cap: number): string {
+  const separators = 2 * (sections.length - 1);
+  const fixed = sections.reduce((sum, s) => sum + (s.heading ? s.heading.length + 2 : 0), separators);
+  const full = sections.map((s) => fullBody(s.items));
+  const allowance = new Array<number>(sections.length).fill(0);
+  let remaining = Math.max(0, cap - fixed);
+  const order = sections.map((_, i) => i).sort((a, b) => full[a].length - full[b].length || a - b);
+  order.forEach((index, k) => {
+    const share = Math.floor(remaining / (order.length - k));
+    allowance[index] = Math.min(full[index].length, share);
+    remaining -= allowance[index];
+  });
+  const text = sections
+    .map((section, i) => render(section, fitBody(section.items, full[i], allowance[i])))
+    .join("\n\n");
+  return text.slice(0, cap);
+}
+
+function fitBody(items: readonly string[], full: string, allowance: number): string {
+  if (full.length <= allowance) return full;
+  const lines: string[] = [];
+  let used = 0;
+  for (const item of items) {
+    const line = `- ${item}`;
+    const cost = line.length + (lines.length > 0 ? 1 : 0);
+    if (used + cost > allowance) break;
+    lines.push(line);
+    used += cost;
+  }
+  if (lines.length === 0 && allowance >= 4) lines.push(`- ${items[0].slice(0, allowance - 3)}…`);
+  return lines.join("\n");
+}

@@ -1,0 +1,210 @@
+/**
+ * Token counting for context management and for the offline model.
+ *
+ * STAND-IN APPROXIMATION: Claude's tokenizer is not public. We count with a
+ * real BPE tokenizer, OpenAI's `cl100k_base` (via js-tiktoken), as a stated
+ * stand-in. Its counts are in the same range as Claude's for English prose and
+ * code but are not equal to them; treat every number here as an estimate and
+ * keep safety margins when comparing against a real model's context window.
+ *
+ * Only the cl100k rank table is imported (`js-tiktoken/lite` + one rank file)
+ * so bundles carry one table, not all of them.
+ */
+import { Tiktoken } from "js-tiktoken/lite";
+import cl100kBase from "js-tiktoken/ranks/cl100k_base";
+
+/** Fixed cost of an image (or binary document) block: images are billed by pixels, not text. */
+export const IMAGE_TOKENS = 1_600;
+/** Role/turn framing each message adds around its content. */
+export const MESSAGE_OVERHEAD_TOKENS = 4;
+
+// Building the encoder parses the whole rank table (~0.5 s), so do it on first use, not on import.
+let encoder: Tiktoken | undefined;
+function getEncoder(): Tiktoken {
+  encoder ??= new Tiktoken(cl100kBase);
+  return encoder;
+}
+
+// js-tiktoken's merge loop is quadratic in the length of one pre-tokenized
+// piece, so a 20 KB run without whitespace (hashes, minified data) would take
+// tens of seconds. Cutting such runs into bounded slices changes the count by
+// at most a token per cut, which is well inside the stand-in's error anyway.
+const MAX_RUN = 256;
+const LONG_RUN = new RegExp(`\\S{${MAX_RUN + 1},}`, "g");
+
+function encodeSafely(text: string): number[] {
+  // Special-token text such as "<|endoftext|>" in user content is plain text, never an error.
+  return getEncoder().encode(text, [], []);
+}
+
+function countUncached(text: string): number {
+  let total = 0;
+  let last = 0;
+  for (const match of text.matchAll(LONG_RUN)) {
+    const start = match.index ?? 0;
+    total += encodeSafely(text.slice(last, start)).length;
+    for (const slice of sliceRun(match[0])) total += encodeSafely(slice).length;
+    last = start + match[0].length;
+  }
+  return total + encodeSafely(text.slice(last)).length;
+}
+
+function* sliceRun(run: string): Generator<string> {
+  let i = 0;
+  while (i < run.length) {
+    let end = Math.min(i + MAX_RUN, run.length);
+    // Never split a surrogate pair: half a character would count as a replacement char.
+    if (end < run.length && isLowSurrogate(run.charCodeAt(end))) end -= 1;
+    yield run.slice(i, end);
+    i = end;
+  }
+}
+
+function isLowSurrogate(code: number): boolean {
+  return code >= 0xdc00 && code <= 0xdfff;
+}
+
+// The same immutable history is re-counted on every turn, so long strings are
+// memoized. Short strings are cheaper to encode than to look up.
+const MEMO_MIN_LENGTH = 256;
+// Strings up to this length are their own key (V8 caches a string's hash, so
+// lookups are O(1)); longer ones are keyed by a content hash so the memo never
+// pins megabytes of old history in a 128 MB isolate.
+const MEMO_MAX_KEY_LENGTH = 2_048;
+const MEMO_MAX_ENTRIES = 2_000;
+const memo = new Map<string, number>();
+
+function memoKey(text: string): string {
+  if (text.length <= MEMO_MAX_KEY_LENGTH) return text;
+  // Two independent 32-bit FNV-1a lanes plus the length: a collision needs all three to agree.
+  let a = 0x811c9dc5;
+  let b = 0x01000193 ^ text.length;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    a = Math.imul(a ^ c, 0x01000193);
+    b = Math.imul(b ^ c, 0x5bd1e995);
+  }
+  return `\u0000#${text.length}:${(a >>> 0).toString(36)}:${(b >>> 0).toString(36)}`;
+}
+
+/** Number of cl100k_base tokens in `text` (see the stand-in note at the top of this file). */
+export function countTokens(text: string): number {
+  if (text.length === 0) return 0;
+  if (text.length < MEMO_MIN_LENGTH) return countUncached(text);
+  const key = memoKey(text);
+  const hit = memo.get(key);
+  if (hit !== undefined) {
+    // Re-insert so Map iteration order doubles as least-recently-used order.
+    memo.delete(key);
+    memo.set(key, hit);
+    return hit;
+  }
+  const count = countUncached(text);
+  memo.set(key, count);
+  if (memo.size > MEMO_MAX_ENTRIES) memo.delete(memo.keys().next().value as string);
+  return count;
+}
+
+/**
+ * Longest prefix of `text` that fits in `maxTokens` tokens. Used to cut a reply
+ * at max_tokens the way a model stops mid-sentence.
+ */
+export function truncateToTokens(text: string, maxTokens: number): string {
+  if (maxTokens <= 0) return "";
+  if (countTokens(text) <= maxTokens) return text;
+  const tokens = encodeSafely(text);
+  // Decoding a token prefix can end inside a multi-byte character; drop that fragment.
+  let prefix = getEncoder().decode(tokens.slice(0, maxTokens)).replace(/\uFFFD+$/u, "");
+  // Re-tokenizing a prefix can merge differently; shave characters until it really fits.
+  while (prefix.length > 0 && countTokens(prefix) > maxTokens) prefix = prefix.slice(0, -1);
+  return prefix;
+}
+
+// Loose structural shapes so both wire JSON and the SDK's param types are accepted.
+export interface CountableBlock {
+  type: string;
+}
+export interface CountableMessage {
+  role: string;
+  content: string | ReadonlyArray<CountableBlock>;
+}
+export interface CountableRequest {
+  system?: string | ReadonlyArray<CountableBlock> | null;
+  tools?: ReadonlyArray<object> | null;
+  messages: ReadonlyArray<CountableMessage>;
+}
+
+type LooseBlock = CountableBlock & Record<string, unknown>;
+
+/** Tokens of one tool definition: its JSON without the cache marker (markers are not prompt text). */
+export function countToolTokens(tool: object): number {
+  const { cache_control: _ignored, ...definition } = tool as Record<string, unknown>;
+  return countTokens(JSON.stringify(definition));
+}
+
+/** Tokens of one content block (system, message or tool_result content). */
+export function countBlockTokens(block: CountableBlock): number {
+  const b = block as LooseBlock;
+  switch (b.type) {
+    case "text":
+      return countTokens(String(b.text ?? ""));
+    case "thinking":
+      return countTokens(String(b.thinking ?? ""));
+    case "redacted_thinking":
+      return 0;
+    case "tool_use":
+    case "server_tool_use":
+      return countTokens(String(b.name ?? "")) + countTokens(JSON.stringify(b.input ?? {}));
+    case "tool_result": {
+      const content = b.content;
+      if (typeof content === "string") return countTokens(content);
+      if (Array.isArray(content)) return content.reduce((sum: number, inner) => sum + countBlockTokens(inner), 0);
+      return 0;
+    }
+    case "image":
+      return IMAGE_TOKENS;
+    case "document": {
+      const source = b.source as { type?: string; data?: unknown } | undefined;
+      if (source?.type === "text") return countTokens(String(source.data ?? ""));
+      // Binary/URL documents: same flat stand-in as an image (real PDFs cost per page).
+      return IMAGE_TOKENS;
+    }
+    default: {
+      // Unknown block kinds still occupy context; their JSON is a deterministic proxy.
+      const { cache_control: _ignored, ...rest } = b;
+      return countTokens(JSON.stringify(rest));
+    }
+  }
+}
+
+/** Tokens of the system prompt, string or text blocks. */
+export function countSystemTokens(system: CountableRequest["system"]): number {
+  if (system == null) return 0;
+  if (typeof system === "string") return countTokens(system);
+  return system.reduce((sum, block) => sum + countBlockTokens(block), 0);
+}
+
+/** Tokens of one message: overhead plus its blocks. */
+export function countMessageTokens(message: CountableMessage): number {
+  const content = message.content;
+  const body =
+    typeof content === "string" ? countTokens(content) : content.reduce((sum, block) => sum + countBlockTokens(block), 0);
+  return MESSAGE_OVERHEAD_TOKENS + body;
+}
+
+/**
+ * Input tokens of a Messages request:
+ *
+ *   Σ tools  countTokens(JSON of the definition without cache_control)
+ * + system   countTokens(string) or Σ text blocks
+ * + Σ messages (MESSAGE_OVERHEAD_TOKENS + Σ blocks)
+ *
+ * where a block is: text → its text; tool_use → name + JSON(input);
+ * tool_result → its string content or Σ its inner blocks; image → IMAGE_TOKENS;
+ * anything else → JSON of the block.
+ */
+export function countRequestTokens(request: CountableRequest): number {
+  const tools = (request.tools ?? []).reduce((sum, tool) => sum + countToolTokens(tool), 0);
+  const messages = request.messages.reduce((sum, message) => sum + countMessageTokens(message), 0);
+  return tools + countSystemTokens(request.system) + messages;
+}

@@ -1,0 +1,30 @@
+// What a client may send as a turn, shared by the HTTP route and websocket frames so both
+// accept and reject exactly the same input.
+import { z } from "zod";
+import type { ContentBlock } from "./types";
+
+export const MAX_TURN_TEXT_CHARS = 1_000_000;
+
+const textBlock = z.strictObject({ type: z.literal("text"), text: z.string().min(1).max(MAX_TURN_TEXT_CHARS) });
+const imageBlock = z.strictObject({
+  type: z.literal("image"),
+  source: z.strictObject({
+    type: z.literal("base64"),
+    media_type: z.enum(["image/png", "image/jpeg", "image/gif", "image/webp"]),
+    data: z.string().min(1).max(8_000_000).regex(/^[A-Za-z0-9+/=]+$/, "must be base64"),
+  }),
+});
+
+export const turnContentSchema = z.union([
+  z.string().min(1, "must not be empty").max(MAX_TURN_TEXT_CHARS),
+  z.array(z.discriminatedUnion("type", [textBlock, imageBlock])).min(1).max(50),
+]);
+
+export const turnBodySchema = z.strictObject({
+  content: turnContentSchema,
+  attachments: z.array(z.string().max(64)).max(20).optional(),
+});
+
+export function toContentBlocks(content: z.infer<typeof turnContentSchema>): ContentBlock[] {
+  return typeof content === "string" ? [{ type: "text", text: content }] : (content as ContentBlock[]);
+}

@@ -1,0 +1,46 @@
+// drizzle-orm table definitions for the relational part of D1. The cortex FTS5 table is
+// queried with raw SQL (drizzle has no virtual-table support); see workers/chat/cortex.ts.
+import { integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
+
+export const tenants = sqliteTable("tenants", {
+  id: text("id").primaryKey(),
+  name: text("name").notNull().unique(),
+  createdAt: text("created_at").notNull(),
+});
+
+export const apiKeys = sqliteTable("api_keys", {
+  id: text("id").primaryKey(),
+  tenantId: text("tenant_id").notNull().references(() => tenants.id),
+  keyHash: text("key_hash").notNull().unique(),
+  createdAt: text("created_at").notNull(),
+  revokedAt: text("revoked_at"),
+});
+
+export const conversations = sqliteTable("conversations", {
+  id: text("id").primaryKey(),
+  tenantId: text("tenant_id").notNull().references(() => tenants.id),
+  title: text("title").notNull(),
+  createdAt: text("created_at").notNull(),
+  updatedAt: text("updated_at").notNull(),
+  messageCount: integer("message_count").notNull().default(0),
+});
+
+export const wsTickets = sqliteTable("ws_tickets", {
+  ticketHash: text("ticket_hash").primaryKey(),
+  tenantId: text("tenant_id").notNull(),
+  conversationId: text("conversation_id").notNull(),
+  expiresAt: integer("expires_at").notNull(),
+});
+
+export const cortexDocs = sqliteTable("cortex_docs", {
+  rowid: integer("rowid").primaryKey(),
+  docId: text("doc_id").notNull().unique(),
+  tenantId: text("tenant_id").notNull(),
+  conversationId: text("conversation_id"),
+  kind: text("kind").notNull(),
+  refId: text("ref_id").notNull(),
+  seq: integer("seq"),
+  role: text("role"),
+  createdAt: text("created_at").notNull(),
+  body: text("body").notNull(),
+});

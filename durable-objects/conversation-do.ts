@@ -1,0 +1,390 @@
+// ConversationDO: one per conversation, the single writer. It serializes turns in arrival order,
+// appends messages (R2 first, then its SQLite index), builds every model request through
+// core/replay, hosts the conversation's websockets and indexes new messages into the cortex.
+//
+// Invariants enforced here:
+// - seq is contiguous and assigned only inside the turn chain (or a rebuild), never concurrently;
+// - a message is visible in the index only after its R2 batch exists;
+// - every entry point checks the caller's tenant against the head: another tenant sees nothing;
+// - per-turn work reads only the hot replay cache, never the whole transcript from storage.
+import { DurableObject } from "cloudflare:workers";
+import { buildModelRequest } from "../core/replay";
+import type { TurnEvent } from "../core/events";
+import { sortableId } from "../core/ids";
+import { createModelClient } from "../core/model-client";
+import { messageChars } from "../core/render";
+import { crossCheckSettings, mergeSettings, type SettingsPatch } from "../core/settings";
+import { buildSystemPrompt } from "../core/system-prompt";
+import type { ContentBlock, ModelRequest, NewMessage, StoredMessage } from "../core/types";
+import { runAgentTurn } from "../workers/chat/agent/turn-loop";
+import { indexMessages } from "../workers/chat/cortex";
+import { updateConversationRow } from "../workers/chat/conversation-list";
+import { capabilityIndex, toolRegistry } from "../workers/chat/tools";
+import type { ReadQuery, ToolContext } from "../workers/chat/tools/registry";
+import type { ConversationHead, ConversationRef, ConversationView } from "./conversation-head";
+import { readBatchesAfter, readHead, writeBatch, writeHead } from "./conversation-record";
+import { ConversationStore } from "./conversation-store";
+import { parseClientFrame } from "./socket-frames";
+
+const INDEX_BATCH = 100;
+const INDEX_RETRY_MS = 30_000;
+const encoder = new TextEncoder();
+
+export interface TurnInput {
+  content: ContentBlock[];
+}
+
+export interface ReplayView {
+  model: string;
+  max_tokens: number;
+  system: ModelRequest["system"];
+  tools: ModelRequest["tools"];
+  messages: ModelRequest["messages"];
+  estimate: ReturnType<typeof buildModelRequest>["estimate"];
+}
+
+interface SocketAttachment {
+  tenantId: string;
+  conversationId: string;
+}
+
+export class ConversationDO extends DurableObject<Env> {
+  private readonly store: ConversationStore;
+  /** The loaded head; undefined until the first successful load. */
+  private head: ConversationHead | undefined;
+  private loading: Promise<ConversationHead | null> | null = null;
+  /** Hot replay source: the messages a request replays, kept in memory across turns. */
+  private history: StoredMessage[] | null = null;
+  private turnChain: Promise<unknown> = Promise.resolve();
+  private indexing: Promise<void> | null = null;
+  private indexAgain = false;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    this.store = new ConversationStore(ctx.storage.sql);
+    ctx.blockConcurrencyWhile(async () => this.store.ensureSchema());
+  }
+
+  // ---- loading and rebuilding -------------------------------------------------------------
+
+  /** The head if this conversation exists for this tenant; null otherwise (never another tenant's). */
+  private async load(ref: ConversationRef): Promise<ConversationHead | null> {
+    if (!this.head) {
+      // One load at a time; a failed lookup is not cached, so a later caller with the right
+      // tenant still rebuilds.
+      this.loading ??= this.loadOnce(ref).finally(() => (this.loading = null));
+      const found = await this.loading;
+      if (found) this.head = found;
+    }
+    const head = this.head;
+    if (!head || head.tenantId !== ref.tenantId || head.id !== ref.conversationId) return null;
+    return head;
+  }
+
+  private async loadOnce(ref: ConversationRef): Promise<ConversationHead | null> {
+    const local = this.store.getHead();
+    if (local) {
+      if (local.tenantId === ref.tenantId && local.id === ref.conversationId) await this.adoptBatchesFromR2(local);
+      return local;
+    }
+    const head = await readHead(this.env.BUCKET, ref.tenantId, ref.conversationId);
+    if (!head) return null;
+    await this.adoptBatchesFromR2(head);
+    this.store.putHead(head);
+    return head;
+  }
+
+  /**
+   * Adopts R2 batches the index does not have: all of them after a storage loss, or the one a
+   * crash left between the R2 write and the index write. One listing per cold start.
+   */
+  private async adoptBatchesFromR2(head: ConversationHead): Promise<void> {
+    const last = this.store.lastSeq();
+    for await (const batch of readBatchesAfter(this.env.BUCKET, head.tenantId, head.id, last)) {
+      const fresh = batch.messages.filter((m) => m.seq > this.store.lastSeq());
+      if (!fresh.length) continue;
+      this.ctx.storage.transactionSync(() => this.store.insertMessages(fresh, batch.key, messageChars));
+    }
+    this.history = null;
+  }
+
+  private replaySource(): StoredMessage[] {
+    this.history ??= this.store.listAfter(0, Number.MAX_SAFE_INTEGER);
+    return this.history;
+  }
+
+  private view(head: ConversationHead): ConversationView {
+    const { tenantId: _tenant, ...rest } = head;
+    // seq runs 1..n without gaps, so the last seq is the count (an index lookup, not a scan).
+    const lastSeq = this.store.lastSeq();
+    return { ...rest, messageCount: lastSeq, lastSeq };
+  }
+
+  // ---- RPC: metadata ----------------------------------------------------------------------
+
+  async create(ref: ConversationRef, init: { title: string; settings: ConversationHead["settings"] }): Promise<ConversationView> {
+    if (this.store.getHead() || (await readHead(this.env.BUCKET, ref.tenantId, ref.conversationId)))
+      throw new Error(`conversation ${ref.conversationId} already exists`);
+    const now = new Date().toISOString();
+    const head: ConversationHead = {
+      id: ref.conversationId,
+      tenantId: ref.tenantId,
+      title: init.title,
+      settings: init.settings,
+      createdAt: now,
+      updatedAt: now,
+      summary: null,
+      summarizedThroughMessage: null,
+      summarizedThroughMessageId: null,
+    };
+    await writeHead(this.env.BUCKET, head);
+    this.store.putHead(head);
+    this.head = head;
+    this.history = [];
+    return this.view(head);
+  }
+
+  async getMeta(ref: ConversationRef): Promise<ConversationView | null> {
+    const head = await this.load(ref);
+    return head ? this.view(head) : null;
+  }
+
+  async patch(ref: ConversationRef, change: { title?: string; settings?: SettingsPatch }): Promise<{ view: ConversationView } | { error: string } | null> {
+    const head = await this.load(ref);
+    if (!head) return null;
+    const settings = mergeSettings(head.settings, change.settings);
+    const problem = crossCheckSettings(settings);
+    if (problem) return { error: problem };
+    const next: ConversationHead = { ...head, title: change.title ?? head.title, settings, updatedAt: new Date().toISOString() };
+    await writeHead(this.env.BUCKET, next);
+    this.store.putHead(next);
+    this.head = next;
+    return { view: this.view(next) };
+  }
+
+  // ---- RPC: reading -----------------------------------------------------------------------
+
+  async listMessages(ref: ConversationRef, after: number, limit: number): Promise<{ messages: StoredMessage[]; next: number | null } | null> {
+    if (!(await this.load(ref))) return null;
+    const messages = this.store.listAfter(after, limit + 1);
+    const more = messages.length > limit;
+    const page = more ? messages.slice(0, limit) : messages;
+    return { messages: page, next: more ? page[page.length - 1].seq : null };
+  }
+
+  async readMessages(ref: ConversationRef, query: ReadQuery): Promise<{ messages: StoredMessage[]; messageCount: number } | null> {
+    if (!(await this.load(ref))) return null;
+    const messages = query.messageId
+      ? [this.store.byId(query.messageId)].filter((m): m is StoredMessage => !!m)
+      : this.store.range(query.fromSeq ?? 1, query.toSeq ?? (query.fromSeq ?? 1) + query.limit - 1).slice(0, query.limit);
+    return { messages, messageCount: this.store.lastSeq() };
+  }
+
+  async replay(ref: ConversationRef): Promise<ReplayView | null> {
+    const head = await this.load(ref);
+    if (!head) return null;
+    const { request, estimate } = this.buildRequest(head);
+    return { ...request, estimate };
+  }
+
+  private buildRequest(head: ConversationHead) {
+    return buildModelRequest({
+      settings: head.settings,
+      system: buildSystemPrompt(capabilityIndex()),
+      tools: toolRegistry.coreSchemas(),
+      history: this.replaySource(),
+    });
+  }
+
+  // ---- RPC: turns -------------------------------------------------------------------------
+
+  /** Queues a turn and returns its events as NDJSON. The turn runs to the end even if the caller leaves. */
+  async send(ref: ConversationRef, input: TurnInput): Promise<ReadableStream<Uint8Array> | null> {
+    if (!(await this.load(ref))) return null;
+    const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
+    const writer = writable.getWriter();
+    const sink = (event: TurnEvent) => {
+      writer.write(encoder.encode(JSON.stringify(event) + "\n")).catch(() => {});
+    };
+    this.enqueueTurn(ref, input, sink).finally(() => writer.close().catch(() => {}));
+    return readable;
+  }
+
+  /** Turns run one at a time in arrival order: each waits for the previous one to settle. */
+  private enqueueTurn(ref: ConversationRef, input: TurnInput, sink: ((e: TurnEvent) => void) | null): Promise<void> {
+    const queuedAt = Date.now();
+    const run = this.turnChain.then(() => this.runTurn(ref, input, sink, queuedAt));
+    this.turnChain = run.catch(() => {});
+    this.ctx.waitUntil(this.turnChain);
+    return run;
+  }
+
+  private async runTurn(ref: ConversationRef, input: TurnInput, sink: ((e: TurnEvent) => void) | null, queuedAt: number): Promise<void> {
+    const turnId = sortableId("turn");
+    const started = Date.now();
+    const emit = (event: TurnEvent) => {
+      sink?.(event);
+      this.broadcast(event);
+    };
+    emit({ type: "turn_start", turnId });
+    const head = await this.load(ref);
+    if (!head) {
+      emit({ type: "error", turnId, error: { type: "not_found", message: "conversation not found" } });
+      return;
+    }
+    const toolContext: ToolContext = {
+      tenantId: ref.tenantId,
+      conversationId: ref.conversationId,
+      readConversation: (conversationId, query) =>
+        conversationId === ref.conversationId
+          ? this.readMessages(ref, query)
+          : this.env.CONVERSATION.get(this.env.CONVERSATION.idFromName(conversationId)).readMessages({ tenantId: ref.tenantId, conversationId }, query),
+    };
+    let outcome;
+    try {
+      outcome = await runAgentTurn(
+        {
+          turnId,
+          client: createModelClient({ apiKey: this.env.ANTHROPIC_API_KEY, baseURL: this.env.ANTHROPIC_BASE_URL }),
+          registry: toolRegistry,
+          toolContext,
+          maxIterations: head.settings.maxToolIterations,
+          buildRequest: () => this.buildRequest(this.head ?? head).request,
+          persist: async (messages) => {
+            const stored = await this.append(messages);
+            for (const message of stored) emit({ type: "message", turnId, message });
+            return stored;
+          },
+          emit,
+        },
+        input.content,
+      );
+    } catch (err) {
+      // Storage failed: whatever was appended before stays; the caller is told.
+      console.error("turn failed", err);
+      emit({ type: "error", turnId, error: { type: "storage_error", message: "the turn could not be saved; retry" } });
+      emit({ type: "turn_end", turnId, stop_reason: "error", usage: { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 }, timing: { serverMs: Date.now() - started, modelMs: 0, queuedMs: started - queuedAt } });
+      return;
+    }
+    if (outcome.failure) emit({ type: "error", turnId, error: outcome.failure });
+    const serverMs = Date.now() - started - outcome.modelMs;
+    emit({ type: "turn_end", turnId, stop_reason: outcome.stopReason, usage: outcome.usage, timing: { serverMs, modelMs: outcome.modelMs, queuedMs: started - queuedAt } });
+    this.ctx.waitUntil(this.indexPending());
+  }
+
+  /** Appends one batch: R2 first (the record), then the SQLite index, then the hot cache. */
+  private async append(messages: NewMessage[]): Promise<StoredMessage[]> {
+    const head = this.head!;
+    const first = this.store.lastSeq() + 1;
+    const createdAt = new Date().toISOString();
+    const stored: StoredMessage[] = messages.map((m, i) => ({ id: sortableId("msg"), seq: first + i, role: m.role, content: m.content, createdAt, ...extras(m) }));
+    const key = await writeBatch(this.env.BUCKET, head, stored);
+    try {
+      this.ctx.storage.transactionSync(() => this.store.insertMessages(stored, key, messageChars));
+    } catch (err) {
+      // The batch is in R2 but not in the index: restart so the next load adopts it from R2
+      // instead of handing out its seqs again.
+      this.ctx.abort("index write failed after the R2 write");
+      throw err;
+    }
+    this.history?.push(...stored);
+    return stored;
+  }
+
+  // ---- the cortex ---------------------------------------------------------------------------
+
+  /** Indexes every message not yet in D1, then refreshes the listing row. Retries by alarm on failure. */
+  private indexPending(): Promise<void> {
+    if (this.indexing) {
+      this.indexAgain = true;
+      return this.indexing;
+    }
+    this.indexing = (async () => {
+      const head = this.head ?? this.store.getHead();
+      if (!head) return;
+      do {
+        this.indexAgain = false;
+        for (;;) {
+          const batch = this.store.listAfter(this.store.indexedThrough(), INDEX_BATCH);
+          if (!batch.length) break;
+          await indexMessages(this.env.DB, head.tenantId, head.id, batch);
+          this.store.setIndexedThrough(batch[batch.length - 1].seq);
+        }
+      } while (this.indexAgain);
+      await updateConversationRow(this.env.DB, head.id, { messageCount: this.store.lastSeq(), updatedAt: new Date().toISOString(), title: head.title });
+    })()
+      .catch(async (err) => {
+        console.error("cortex indexing failed; retrying by alarm", err);
+        await this.ctx.storage.setAlarm(Date.now() + INDEX_RETRY_MS);
+      })
+      .finally(() => (this.indexing = null));
+    return this.indexing;
+  }
+
+  override async alarm(): Promise<void> {
+    await this.indexPending();
+  }
+
+  // ---- websockets -------------------------------------------------------------------------
+
+  /** Only websocket upgrades arrive here, already authenticated by the chat worker. */
+  override async fetch(request: Request): Promise<Response> {
+    const tenantId = request.headers.get("x-tenant-id") ?? "";
+    const conversationId = request.headers.get("x-conversation-id") ?? "";
+    if (request.headers.get("upgrade")?.toLowerCase() !== "websocket") return new Response("expected a websocket upgrade", { status: 426 });
+    if (!(await this.load({ tenantId, conversationId }))) return new Response("not found", { status: 404 });
+    const pair = new WebSocketPair();
+    const server = pair[1];
+    this.ctx.acceptWebSocket(server);
+    server.serializeAttachment({ tenantId, conversationId } satisfies SocketAttachment);
+    return new Response(null, { status: 101, webSocket: pair[0] });
+  }
+
+  override async webSocketMessage(ws: WebSocket, data: string | ArrayBuffer): Promise<void> {
+    const ref = ws.deserializeAttachment() as SocketAttachment;
+    const frame = parseClientFrame(data);
+    if (!frame.ok) {
+      ws.send(JSON.stringify({ type: "error", error: { type: "invalid_request", message: frame.error } }));
+      return;
+    }
+    if (frame.value.type === "ping") {
+      ws.send(JSON.stringify({ type: "pong" }));
+      return;
+    }
+    if (!(await this.load(ref))) {
+      ws.send(JSON.stringify({ type: "error", error: { type: "not_found", message: "conversation not found" } }));
+      return;
+    }
+    // Events reach this socket (and every other one of the conversation) through broadcast.
+    void this.enqueueTurn(ref, { content: frame.value.content }, null);
+  }
+
+  override async webSocketClose(ws: WebSocket, code: number): Promise<void> {
+    try {
+      ws.close(code === 1005 ? 1000 : code, "closing");
+    } catch {
+      // already closed
+    }
+  }
+
+  private broadcast(event: TurnEvent): void {
+    const sockets = this.ctx.getWebSockets();
+    if (!sockets.length) return;
+    const frame = JSON.stringify(event);
+    for (const ws of sockets) {
+      try {
+        ws.send(frame);
+      } catch {
+        // a socket that went away mid-turn; the turn goes on
+      }
+    }
+  }
+}
+
+function extras(m: NewMessage): Partial<StoredMessage> {
+  const out: Partial<StoredMessage> = {};
+  if (m.usage) out.usage = m.usage;
+  if (m.model) out.model = m.model;
+  if (m.stopReason !== undefined) out.stopReason = m.stopReason;
+  return out;
+}

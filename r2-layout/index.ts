@@ -1,0 +1,35 @@
+// The one module that builds R2 keys. Every prefix ends in "/" so listings never bleed into a
+// sibling (conv_1/ vs conv_10/). Numbers are zero-padded so lexical order is numeric order.
+
+const SEQ_WIDTH = 12;
+
+export const padSeq = (seq: number): string => String(seq).padStart(SEQ_WIDTH, "0");
+
+export const tenantPrefix = (tenantId: string): string => `tenants/${tenantId}/`;
+
+export const conversationPrefix = (tenantId: string, conversationId: string): string =>
+  `${tenantPrefix(tenantId)}conversations/${conversationId}/`;
+
+/** The conversation's head object: metadata, settings and the summary fields. Small; rewritten in place. */
+export const conversationHeadKey = (tenantId: string, conversationId: string): string =>
+  `${conversationPrefix(tenantId, conversationId)}head.json`;
+
+/** Immutable message batches: written once, never rewritten. */
+export const messageBatchPrefix = (tenantId: string, conversationId: string): string =>
+  `${conversationPrefix(tenantId, conversationId)}messages/`;
+
+export const messageBatchKey = (tenantId: string, conversationId: string, firstSeq: number, lastSeq: number): string =>
+  `${messageBatchPrefix(tenantId, conversationId)}${padSeq(firstSeq)}-${padSeq(lastSeq)}.json`;
+
+/**
+ * The listing cursor that skips every batch whose first seq is <= `seq`: "~" sorts after "-",
+ * so `<pad(seq)>~` is greater than any `<pad(seq)>-...` key and smaller than `<pad(seq + 1)>`.
+ */
+export const messageBatchStartAfter = (tenantId: string, conversationId: string, seq: number): string =>
+  `${messageBatchPrefix(tenantId, conversationId)}${padSeq(seq)}~`;
+
+/** Parses the seq range back out of a batch key; null for anything that is not a batch key. */
+export function parseMessageBatchKey(key: string): { firstSeq: number; lastSeq: number } | null {
+  const m = /\/messages\/(\d{12})-(\d{12})\.json$/.exec(key);
+  return m ? { firstSeq: Number(m[1]), lastSeq: Number(m[2]) } : null;
+}

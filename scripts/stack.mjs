@@ -1,0 +1,102 @@
+// Starts the local stack the way `npm start` does — D1 migrations applied, then `wrangler dev`
+// with the chat and summarizer configs in one process tree — and waits for /health.
+// Used by `npm start`, the end-to-end tests and the benchmarks.
+import { spawn, spawnSync } from "node:child_process";
+import { createServer } from "node:net";
+import { fileURLToPath } from "node:url";
+
+export const ROOT = fileURLToPath(new URL("..", import.meta.url));
+const WRANGLER = `${ROOT}node_modules/.bin/wrangler`;
+export const DATABASE = "context-chat";
+
+/** @param {{ port?: number, persistTo?: string, vars?: Record<string, string> }} [opts] */
+export function wranglerDevArgs({ port = 8787, persistTo, vars = {} } = {}) {
+  const args = ["dev", "-c", "wrangler.toml", "-c", "workers/summarizer/wrangler.toml", "--ip", "127.0.0.1", "--port", String(port)];
+  if (persistTo) args.push("--persist-to", persistTo);
+  for (const [k, v] of Object.entries({ DEV_BOOTSTRAP: "true", ...vars })) args.push("--var", `${k}:${v}`);
+  return args;
+}
+
+/** @param {{ persistTo?: string, stdio?: "pipe" | "inherit" }} [opts] */
+export function applyMigrations({ persistTo, stdio = "pipe" } = {}) {
+  const args = ["d1", "migrations", "apply", DATABASE, "--local"];
+  if (persistTo) args.push("--persist-to", persistTo);
+  const res = spawnSync(WRANGLER, args, { cwd: ROOT, stdio, env: { ...process.env, CI: "true" }, encoding: "utf8" });
+  if (res.status !== 0) throw new Error(`d1 migrations failed: ${res.stderr || res.stdout || res.status}`);
+}
+
+export function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.unref();
+    srv.on("error", reject);
+    srv.listen(0, "127.0.0.1", () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * Starts a throwaway stack on a free port; resolves once /health answers.
+ * @param {{ persistTo?: string, vars?: Record<string, string>, timeoutMs?: number, log?: boolean }} [opts]
+ */
+export async function startStack({ persistTo, vars, timeoutMs = 120_000, log = false } = {}) {
+  const port = await freePort();
+  applyMigrations({ persistTo });
+  const child = spawn(WRANGLER, wranglerDevArgs({ port, persistTo, vars }), {
+    cwd: ROOT,
+    detached: true,
+    env: { ...process.env, CI: "true", WRANGLER_SEND_METRICS: "false" },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let output = "";
+  const collect = (chunk) => {
+    output += chunk;
+    if (output.length > 200_000) output = output.slice(-100_000);
+    if (log) process.stderr.write(chunk);
+  };
+  child.stdout.on("data", collect);
+  child.stderr.on("data", collect);
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`wrangler dev exited (${child.exitCode}):\n${output.slice(-4000)}`);
+    try {
+      const res = await fetch(`${baseUrl}/health`);
+      if (res.ok) break;
+    } catch {
+      // not up yet
+    }
+    await new Promise((r) => setTimeout(r, 300));
+  }
+  if (Date.now() >= deadline) {
+    stopProcessTree(child);
+    throw new Error(`stack did not answer /health within ${timeoutMs} ms:\n${output.slice(-4000)}`);
+  }
+  return {
+    baseUrl,
+    port,
+    output: () => output,
+    stop: () => stopProcessTree(child),
+  };
+}
+
+function stopProcessTree(child) {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null) return resolve();
+    child.once("exit", () => resolve());
+    try {
+      process.kill(-child.pid, "SIGTERM");
+    } catch {
+      return resolve();
+    }
+    setTimeout(() => {
+      try {
+        process.kill(-child.pid, "SIGKILL");
+      } catch {
+        // gone
+      }
+    }, 5_000).unref();
+  });
+}

@@ -1,0 +1,16 @@
+// End-to-end: starts the real local stack once (wrangler dev with both workers, as `npm start`
+// does, on a free port with throwaway state) and drives it from Node over HTTP and WebSocket.
+import { defineProject } from "vitest/config";
+
+export default defineProject({
+  test: {
+    name: "e2e",
+    root: new URL("../..", import.meta.url).pathname,
+    include: ["test/e2e/**/*.test.ts"],
+    environment: "node",
+    globalSetup: ["test/e2e/global-setup.ts"],
+    testTimeout: 120_000,
+    hookTimeout: 180_000,
+    fileParallelism: false,
+  },
+});

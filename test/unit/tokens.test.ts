@@ -1,0 +1,109 @@
+import type Anthropic from "@anthropic-ai/sdk";
+import { describe, expect, it } from "vitest";
+import {
+  countRequestTokens,
+  countTokens,
+  IMAGE_TOKENS,
+  MESSAGE_OVERHEAD_TOKENS,
+  truncateToTokens,
+} from "../../core/tokens";
+
+describe("countTokens (cl100k_base stand-in)", () => {
+  it("matches known cl100k_base counts, so a real BPE is in use", () => {
+    expect(countTokens("")).toBe(0);
+    expect(countTokens("hello world")).toBe(2);
+    expect(countTokens("The quick brown fox jumps over the lazy dog.")).toBe(10);
+    expect(countTokens("tiktoken is great!")).toBe(6);
+  });
+
+  it("treats special-token text in user content as plain text instead of throwing", () => {
+    expect(countTokens("before <|endoftext|> after")).toBeGreaterThan(3);
+  });
+
+  it("memoizes long strings without confusing different strings of equal length", () => {
+    const spaced = "ab ".repeat(2_000); // > 2 KB: keyed by hash
+    const dense = "abc".repeat(2_000);
+    const first = countTokens(spaced);
+    expect(countTokens(spaced)).toBe(first);
+    expect(countTokens(dense)).not.toBe(first);
+    const medium = " word".repeat(100); // 500 chars: keyed by the string itself
+    expect(countTokens(medium)).toBe(countTokens(" word".repeat(100)));
+    expect(countTokens(medium)).toBe(100);
+  });
+
+  it("counts a 40 KB run without whitespace quickly (quadratic BPE is bounded)", () => {
+    let run = "";
+    for (let i = 0; run.length < 40_000; i++) run += "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"[(i * 7919) % 52];
+    const started = performance.now();
+    const count = countTokens(run);
+    expect(performance.now() - started).toBeLessThan(5_000);
+    expect(count).toBeGreaterThan(20_000);
+    expect(count).toBeLessThan(40_000);
+  });
+});
+
+describe("truncateToTokens", () => {
+  it("returns the longest prefix that fits", () => {
+    const text = "The quick brown fox jumps over the lazy dog. ".repeat(20);
+    const cut = truncateToTokens(text, 15);
+    expect(text.startsWith(cut)).toBe(true);
+    expect(countTokens(cut)).toBeLessThanOrEqual(15);
+    expect(countTokens(cut)).toBeGreaterThanOrEqual(14);
+    expect(truncateToTokens("short", 100)).toBe("short");
+    expect(truncateToTokens("short", 0)).toBe("");
+  });
+});
+
+describe("countRequestTokens", () => {
+  it("follows the documented formula", () => {
+    const request = {
+      system: "You are terse.",
+      tools: [{ name: "read_file", input_schema: { type: "object" } }],
+      messages: [
+        { role: "user", content: "hello world" },
+        {
+          role: "assistant",
+          content: [
+            { type: "text", text: "Reading." },
+            { type: "tool_use", id: "toolu_1", name: "read_file", input: { path: "a.ts" } },
+          ],
+        },
+        {
+          role: "user",
+          content: [
+            { type: "tool_result", tool_use_id: "toolu_1", content: "file body here" },
+            { type: "image", source: { type: "base64", media_type: "image/png", data: "AAAA" } },
+          ],
+        },
+      ],
+    };
+    const expected =
+      countTokens(JSON.stringify({ name: "read_file", input_schema: { type: "object" } })) +
+      countTokens("You are terse.") +
+      (MESSAGE_OVERHEAD_TOKENS + countTokens("hello world")) +
+      (MESSAGE_OVERHEAD_TOKENS + countTokens("Reading.") + countTokens("read_file") + countTokens('{"path":"a.ts"}')) +
+      (MESSAGE_OVERHEAD_TOKENS + countTokens("file body here") + IMAGE_TOKENS);
+    expect(countRequestTokens(request)).toBe(expected);
+  });
+
+  it("ignores cache_control markers and accepts system text blocks", () => {
+    const plain = { system: [{ type: "text", text: "Rules." }], tools: [{ name: "t", input_schema: {} }], messages: [{ role: "user", content: "hi" }] };
+    const marked = {
+      system: [{ type: "text", text: "Rules.", cache_control: { type: "ephemeral" } }],
+      tools: [{ name: "t", input_schema: {}, cache_control: { type: "ephemeral" } }],
+      messages: [{ role: "user", content: "hi" }],
+    };
+    expect(countRequestTokens(marked)).toBe(countRequestTokens(plain));
+    expect(countRequestTokens(plain)).toBe(countTokens('{"name":"t","input_schema":{}}') + countTokens("Rules.") + MESSAGE_OVERHEAD_TOKENS + 1);
+  });
+
+  it("accepts the SDK's own request params type", () => {
+    const params: Anthropic.MessageCreateParamsNonStreaming = {
+      model: "offline",
+      max_tokens: 10,
+      system: [{ type: "text", text: "abc" }],
+      messages: [{ role: "user", content: [{ type: "text", text: "hello world" }] }],
+    };
+    expect(countRequestTokens(params)).toBe(countTokens("abc") + MESSAGE_OVERHEAD_TOKENS + 2);
+  });
+});

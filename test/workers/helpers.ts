@@ -1,0 +1,73 @@
+// Helpers for workerd integration tests: requests through the chat worker's real fetch handler.
+import { exports } from "cloudflare:workers";
+
+export const DEV_KEY = "dev-local-key";
+export const ADMIN = "dev-admin-token";
+
+export interface ApiResult<T = any> {
+  status: number;
+  json: T;
+  text: string;
+  headers: Headers;
+}
+
+export async function api<T = any>(method: string, path: string, body?: unknown, opts: { key?: string; headers?: Record<string, string>; raw?: boolean } = {}): Promise<ApiResult<T>> {
+  const headers: Record<string, string> = { ...(opts.key === "" ? {} : { authorization: `Bearer ${opts.key ?? DEV_KEY}` }), ...opts.headers };
+  let payload: BodyInit | undefined;
+  if (body !== undefined) {
+    if (opts.raw || typeof body === "string") payload = body as BodyInit;
+    else {
+      headers["content-type"] ??= "application/json";
+      payload = JSON.stringify(body);
+    }
+  }
+  const res = await (exports as any).default.fetch(new Request(`http://chat.test${path}`, { method, headers, body: payload }));
+  const text = await res.text();
+  let json: any;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  return { status: res.status, json, text, headers: res.headers };
+}
+
+export async function createConversation(settings?: Record<string, unknown>, key?: string): Promise<string> {
+  const r = await api("POST", "/v1/conversations", { title: "test", ...(settings ? { settings } : {}) }, { key });
+  if (r.status !== 201) throw new Error(`create: ${r.status} ${r.text}`);
+  return r.json.id;
+}
+
+export async function newTenant(): Promise<string> {
+  const r = await api("POST", "/v1/admin/tenants", { name: `t-${crypto.randomUUID()}` }, { key: ADMIN });
+  if (r.status !== 201) throw new Error(`tenant: ${r.status} ${r.text}`);
+  return r.json.apiKey;
+}
+
+export const send = (id: string, content: unknown, key?: string) => api("POST", `/v1/conversations/${id}/messages`, { content }, { key });
+
+export async function transcript(id: string, key?: string): Promise<any[]> {
+  const all: any[] = [];
+  let after = 0;
+  for (;;) {
+    const r = await api("GET", `/v1/conversations/${id}/messages?after=${after}&limit=100`, undefined, { key });
+    all.push(...r.json.messages);
+    if (!r.json.next) return all;
+    after = r.json.next;
+  }
+}
+
+export const textOf = (m: any): string =>
+  (m.content as any[]).map((b) => (b.type === "text" ? b.text : b.type === "tool_result" ? (typeof b.content === "string" ? b.content : "") : JSON.stringify(b.input ?? ""))).join("\n");
+
+/** Polls until fn returns a truthy value (indexing runs after the response). */
+export async function eventually<T>(fn: () => Promise<T>, timeoutMs = 10_000): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  let last: T;
+  do {
+    last = await fn();
+    if (last) return last;
+    await new Promise((r) => setTimeout(r, 100));
+  } while (Date.now() < end);
+  return last;
+}

@@ -1,0 +1,26 @@
+// Tests that run inside workerd with the chat worker's real bindings (DO, D1, R2, Queues).
+import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
+import { defineProject } from "vitest/config";
+
+const root = new URL("../..", import.meta.url).pathname;
+
+export default defineProject(async () => ({
+  plugins: [
+    cloudflareTest({
+      wrangler: { configPath: `${root}wrangler.toml` },
+      miniflare: {
+        bindings: {
+          DEV_BOOTSTRAP: "true",
+          TEST_MIGRATIONS: await readD1Migrations(`${root}d1-migrations`),
+        },
+      },
+    }),
+  ],
+  test: {
+    name: "workers",
+    root,
+    include: ["test/workers/**/*.test.ts"],
+    setupFiles: ["test/workers/apply-migrations.ts"],
+    testTimeout: 30_000,
+  },
+}));

@@ -1,0 +1,102 @@
+// The conversation's websocket: both auth paths, the event vocabulary, and bad frames.
+import { exports } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { api, createConversation, newTenant, transcript } from "./helpers";
+
+async function connect(id: string, auth: { key?: string; ticket?: string }): Promise<{ status: number; ws: WebSocket | null; events: any[]; next: (pred: (e: any) => boolean) => Promise<any> }> {
+  const url = `http://chat.test/v1/conversations/${id}/ws${auth.ticket ? `?ticket=${auth.ticket}` : ""}`;
+  const headers: Record<string, string> = { upgrade: "websocket" };
+  if (auth.key) headers.authorization = `Bearer ${auth.key}`;
+  const res = await (exports as any).default.fetch(new Request(url, { headers }));
+  const ws: WebSocket | null = res.webSocket ?? null;
+  const events: any[] = [];
+  const waiters: { pred: (e: any) => boolean; resolve: (e: any) => void }[] = [];
+  if (ws) {
+    ws.accept();
+    ws.addEventListener("message", (m) => {
+      const e = JSON.parse(m.data as string);
+      events.push(e);
+      for (const w of [...waiters]) if (w.pred(e)) (waiters.splice(waiters.indexOf(w), 1), w.resolve(e));
+    });
+  }
+  const next = (pred: (e: any) => boolean) =>
+    new Promise<any>((resolve, reject) => {
+      const hit = events.find(pred);
+      if (hit) return resolve(hit);
+      waiters.push({ pred, resolve });
+      setTimeout(() => reject(new Error(`timed out; saw ${events.map((e) => e.type).join(",")}`)), 15_000);
+    });
+  return { status: res.status, ws, events, next };
+}
+
+describe("websocket", () => {
+  it("runs a turn over the socket with the header auth path", async () => {
+    const id = await createConversation();
+    const c = await connect(id, { key: "dev-local-key" });
+    expect(c.status).toBe(101);
+    c.ws!.send(JSON.stringify({ type: "send", content: "@reply-chars 500" }));
+    const end = await c.next((e) => e.type === "turn_end");
+    expect(end.stop_reason).toBe("end_turn");
+    const types = c.events.map((e) => e.type);
+    expect(types[0]).toBe("turn_start");
+    expect(types.filter((t) => t === "delta").length).toBeGreaterThan(3);
+    expect(types.filter((t) => t === "message")).toHaveLength(2);
+    expect((await transcript(id)).length).toBe(2);
+    c.ws!.close();
+  });
+
+  it("accepts a ticket once, and refuses reuse, another conversation and expiry", async () => {
+    const id = await createConversation();
+    const other = await createConversation();
+    const t = await api("POST", `/v1/conversations/${id}/ws-ticket`);
+    expect(t.status).toBe(201);
+    expect(t.json.ticket).toMatch(/^wst_/);
+    const first = await connect(id, { ticket: t.json.ticket });
+    expect(first.status).toBe(101);
+    first.ws!.send(JSON.stringify({ type: "send", content: "over the socket" }));
+    await first.next((e) => e.type === "turn_end");
+    first.ws!.close();
+    expect((await connect(id, { ticket: t.json.ticket })).status).toBe(401);
+    const t2 = await api("POST", `/v1/conversations/${id}/ws-ticket`);
+    expect((await connect(other, { ticket: t2.json.ticket })).status).toBe(404);
+    const { issueTicket, consumeTicket } = await import("../../workers/chat/ws-tickets");
+    const { env } = await import("cloudflare:workers");
+    const old = await issueTicket(env.DB, "dev", id, Date.now() - 120_000);
+    expect(await consumeTicket(env.DB, old.ticket)).toBeNull();
+    expect((await connect(id, {})).status).toBe(401);
+  });
+
+  it("answers bad frames with an error event and keeps the socket usable", async () => {
+    const id = await createConversation();
+    const c = await connect(id, { key: "dev-local-key" });
+    c.ws!.send("{not json");
+    const e1 = await c.next((e) => e.type === "error");
+    expect(e1.error.message).toMatch(/JSON/);
+    c.ws!.send(JSON.stringify({ type: "send" }));
+    await c.next((e) => e.type === "error" && /content/.test(e.error.message));
+    c.ws!.send(JSON.stringify({ type: "launch" }));
+    await c.next((e) => e.type === "error" && e !== e1 && /type/.test(e.error.message));
+    c.ws!.send(JSON.stringify({ type: "ping" }));
+    await c.next((e) => e.type === "pong");
+    c.ws!.send(JSON.stringify({ type: "send", content: "still here" }));
+    await c.next((e) => e.type === "turn_end");
+    expect((await transcript(id)).map((m) => m.role)).toEqual(["user", "assistant"]);
+    c.ws!.close();
+  });
+
+  it("refuses another tenant's key on the socket", async () => {
+    const id = await createConversation();
+    const keyB = await newTenant();
+    expect((await connect(id, { key: keyB })).status).toBe(404);
+  });
+
+  it("broadcasts a turn sent over HTTP to the conversation's sockets", async () => {
+    const id = await createConversation();
+    const c = await connect(id, { key: "dev-local-key" });
+    const r = await api("POST", `/v1/conversations/${id}/messages`, { content: "from http" });
+    expect(r.status).toBe(200);
+    const msg = await c.next((e) => e.type === "message" && e.message.role === "user");
+    expect(msg.message.content[0].text).toBe("from http");
+    c.ws!.close();
+  });
+});

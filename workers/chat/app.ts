@@ -1,0 +1,74 @@
+// The chat worker's HTTP API (see API.md): one Hono app, one error shape, every /v1 route
+// authenticated and scoped to the caller's tenant.
+import { Hono } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import { HTTPException } from "hono/http-exception";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+import { bearer, tenantForKey } from "./auth";
+import { ApiError, errorBody, unauthorized } from "./errors";
+import { adminRoutes } from "./routes/admin";
+import { conversationRoutes } from "./routes/conversations";
+import { searchRoutes } from "./routes/search";
+import type { AppEnv } from "./types";
+import { consumeTicket } from "./ws-tickets";
+
+/** A turn may carry a large paste or an inline image; every other body is small. */
+const TURN_BODY_LIMIT = 12 * 1024 * 1024;
+const BODY_LIMIT = 256 * 1024;
+const WS_PATH = /^\/v1\/conversations\/[^/]+\/ws$/;
+
+export const app = new Hono<AppEnv>();
+
+app.use("*", async (c, next) => {
+  c.set("requestStart", Date.now());
+  await next();
+});
+
+app.get("/health", (c) => c.json({ ok: true }));
+
+app.use("/v1/*", async (c, next) => {
+  const limit = c.req.method === "POST" && c.req.path.endsWith("/messages") ? TURN_BODY_LIMIT : BODY_LIMIT;
+  return bodyLimit({
+    maxSize: limit,
+    onError: () => {
+      throw new ApiError(413, "payload_too_large", `request body larger than ${limit} bytes`);
+    },
+  })(c, next);
+});
+
+app.use("/v1/*", async (c, next) => {
+  if (c.req.path.startsWith("/v1/admin/")) return next();
+  const key = bearer(c.req.header("authorization"));
+  if (key) {
+    const tenantId = await tenantForKey(c.env, key);
+    if (!tenantId) throw unauthorized();
+    c.set("tenantId", tenantId);
+    return next();
+  }
+  // Browsers cannot set headers on a websocket: a single-use ticket stands in for the key there.
+  const ticket = c.req.query("ticket");
+  if (ticket && WS_PATH.test(c.req.path)) {
+    const owner = await consumeTicket(c.env.DB, ticket);
+    if (!owner) throw unauthorized("invalid, expired or used websocket ticket");
+    c.set("tenantId", owner.tenantId);
+    c.set("ticketConversation", owner.conversationId);
+    return next();
+  }
+  throw unauthorized();
+});
+
+app.route("/v1/admin", adminRoutes);
+app.route("/v1/conversations", conversationRoutes);
+app.route("/v1/search", searchRoutes);
+
+app.notFound((c) => c.json(errorBody(404, `no route for ${c.req.method} ${c.req.path}`), 404));
+
+app.onError((err, c) => {
+  if (err instanceof ApiError) {
+    for (const [k, v] of Object.entries(err.headers)) c.header(k, v);
+    return c.json(errorBody(err.status, err.message, err.type), err.status);
+  }
+  if (err instanceof HTTPException) return c.json(errorBody(err.status, err.message), err.status as ContentfulStatusCode);
+  console.error("unhandled error", c.req.method, c.req.path, err);
+  return c.json(errorBody(500, "internal error"), 500);
+});

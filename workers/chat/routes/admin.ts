@@ -1,0 +1,26 @@
+// Admin routes: tenants and their first API key. Authenticated by ADMIN_TOKEN, not by API keys.
+import { Hono } from "hono";
+import { z } from "zod";
+import { adminToken, bearer, createTenant, safeEqual } from "../auth";
+import { ApiError, unauthorized } from "../errors";
+import type { AppEnv } from "../types";
+import { jsonBody } from "../validate";
+
+export const adminRoutes = new Hono<AppEnv>();
+
+adminRoutes.use("*", async (c, next) => {
+  const expected = adminToken(c.env);
+  const given = bearer(c.req.header("authorization"));
+  if (!expected || !given || !safeEqual(given, expected)) throw unauthorized("missing or invalid admin token");
+  await next();
+});
+
+const tenantBody = z.strictObject({
+  name: z.string().min(1).max(100).regex(/^[A-Za-z0-9][A-Za-z0-9 _.-]*$/, "letters, digits, space and _ . - only"),
+});
+
+adminRoutes.post("/tenants", ...jsonBody(tenantBody), async (c) => {
+  const created = await createTenant(c.env, c.req.valid("json").name);
+  if (!created) throw new ApiError(409, "conflict", "a tenant with that name exists");
+  return c.json(created, 201);
+});

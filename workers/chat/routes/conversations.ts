@@ -1,0 +1,125 @@
+// /v1/conversations: create, list, read, patch, the transcript, turns, replay and websockets.
+import { Hono } from "hono";
+import { z } from "zod";
+import { isId, sortableId } from "../../../core/ids";
+import { crossCheckSettings, defaultSettings, mergeSettings, settingsPatchSchema } from "../../../core/settings";
+import { toContentBlocks, turnBodySchema } from "../../../core/turn-input";
+import type { ConversationRef } from "../../../durable-objects/conversation-head";
+import { deleteConversationRow, insertConversationRow, listConversationRows } from "../conversation-list";
+import { ApiError, badRequest, notFound } from "../errors";
+import { collectTurn, ndjsonEvents, sseResponse, turnJson } from "../turn-response";
+import type { AppEnv } from "../types";
+import { jsonBody, query } from "../validate";
+import { issueTicket } from "../ws-tickets";
+
+export const conversationRoutes = new Hono<AppEnv>();
+
+const title = z.string().trim().min(1).max(200);
+const createBody = z.strictObject({ title: title.optional(), settings: settingsPatchSchema.optional() });
+const patchBody = z
+  .strictObject({ title: title.optional(), settings: settingsPatchSchema.optional() })
+  .refine((b) => b.title !== undefined || b.settings !== undefined, "give title or settings");
+const listQuery = z.strictObject({
+  limit: z.coerce.number().int().min(1).max(100).default(20),
+  cursor: z.string().refine((v) => isId("conv", v), "not a conversation id").optional(),
+});
+const messagesQuery = z.strictObject({
+  after: z.coerce.number().int().min(0).default(0),
+  limit: z.coerce.number().int().min(1).max(500).default(100),
+});
+
+function stubFor(env: Env, tenantId: string, id: string): { stub: DurableObjectStub<import("../../../durable-objects/conversation-do").ConversationDO>; ref: ConversationRef } {
+  // A malformed id is indistinguishable from an unknown one: 404, and no object is woken.
+  if (!isId("conv", id)) throw notFound("conversation");
+  return { stub: env.CONVERSATION.get(env.CONVERSATION.idFromName(id)), ref: { tenantId, conversationId: id } };
+}
+
+conversationRoutes.post("/", ...jsonBody(createBody), async (c) => {
+  const body = c.req.valid("json");
+  const settings = mergeSettings(defaultSettings(c.env.DEFAULT_MODEL), body.settings);
+  const problem = crossCheckSettings(settings);
+  if (problem) throw badRequest(problem);
+  const tenantId = c.get("tenantId");
+  const id = sortableId("conv");
+  const now = new Date().toISOString();
+  const conversationTitle = body.title ?? "New conversation";
+  // The listing row first: if the object cannot be created the row is removed again, so a
+  // failure leaves neither half behind.
+  await insertConversationRow(c.env.DB, { id, tenantId, title: conversationTitle, createdAt: now, updatedAt: now, messageCount: 0 });
+  try {
+    const { stub, ref } = stubFor(c.env, tenantId, id);
+    const view = await stub.create(ref, { title: conversationTitle, settings });
+    return c.json(view, 201);
+  } catch (err) {
+    await deleteConversationRow(c.env.DB, id);
+    throw err;
+  }
+});
+
+conversationRoutes.get("/", query(listQuery), async (c) => {
+  const { limit, cursor } = c.req.valid("query");
+  const rows = await listConversationRows(c.env.DB, c.get("tenantId"), limit + 1, cursor);
+  const page = rows.slice(0, limit).map(({ tenantId: _t, ...row }) => row);
+  return c.json({ conversations: page, next: rows.length > limit ? page[page.length - 1].id : null });
+});
+
+conversationRoutes.get("/:id", async (c) => {
+  const { stub, ref } = stubFor(c.env, c.get("tenantId"), c.req.param("id"));
+  const view = await stub.getMeta(ref);
+  if (!view) throw notFound("conversation");
+  return c.json(view);
+});
+
+conversationRoutes.patch("/:id", ...jsonBody(patchBody), async (c) => {
+  const { stub, ref } = stubFor(c.env, c.get("tenantId"), c.req.param("id"));
+  const result = await stub.patch(ref, c.req.valid("json"));
+  if (!result) throw notFound("conversation");
+  if ("error" in result) throw badRequest(result.error);
+  return c.json(result.view);
+});
+
+conversationRoutes.get("/:id/messages", query(messagesQuery), async (c) => {
+  const { stub, ref } = stubFor(c.env, c.get("tenantId"), c.req.param("id"));
+  const { after, limit } = c.req.valid("query");
+  const page = await stub.listMessages(ref, after, limit);
+  if (!page) throw notFound("conversation");
+  return c.json(page);
+});
+
+conversationRoutes.post("/:id/messages", ...jsonBody(turnBodySchema), async (c) => {
+  const { stub, ref } = stubFor(c.env, c.get("tenantId"), c.req.param("id"));
+  const body = c.req.valid("json");
+  if (body.attachments?.length) throw badRequest(`attachments: unknown attachment ${body.attachments[0]}`);
+  const stream = await stub.send(ref, { content: toContentBlocks(body.content) });
+  if (!stream) throw notFound("conversation");
+  const events = stream.pipeThrough(ndjsonEvents());
+  if ((c.req.header("accept") ?? "").includes("text/event-stream")) return sseResponse(events);
+  const turn = await collectTurn(events);
+  return turnJson(turn, Date.now() - c.get("requestStart"));
+});
+
+conversationRoutes.get("/:id/replay", async (c) => {
+  const { stub, ref } = stubFor(c.env, c.get("tenantId"), c.req.param("id"));
+  const replay = await stub.replay(ref);
+  if (!replay) throw notFound("conversation");
+  return c.json(replay);
+});
+
+conversationRoutes.post("/:id/ws-ticket", async (c) => {
+  const { stub, ref } = stubFor(c.env, c.get("tenantId"), c.req.param("id"));
+  if (!(await stub.getMeta(ref))) throw notFound("conversation");
+  return c.json(await issueTicket(c.env.DB, ref.tenantId, ref.conversationId), 201);
+});
+
+conversationRoutes.get("/:id/ws", async (c) => {
+  const { stub, ref } = stubFor(c.env, c.get("tenantId"), c.req.param("id"));
+  const ticketFor = c.get("ticketConversation");
+  if (ticketFor !== undefined && ticketFor !== ref.conversationId) throw notFound("conversation");
+  if (c.req.header("upgrade")?.toLowerCase() !== "websocket") throw new ApiError(426, "upgrade_required", "this route needs a websocket upgrade");
+  if (!(await stub.getMeta(ref))) throw notFound("conversation");
+  const headers = new Headers(c.req.raw.headers);
+  headers.delete("authorization");
+  headers.set("x-tenant-id", ref.tenantId);
+  headers.set("x-conversation-id", ref.conversationId);
+  return stub.fetch(new Request(c.req.url, { headers }));
+});

@@ -1,0 +1,77 @@
+// A turn's NDJSON event stream from the Durable Object, answered as SSE or as one JSON body.
+import type { TurnEvent } from "../../core/events";
+import { toSse } from "../../core/events";
+import type { StoredMessage, Usage } from "../../core/types";
+import { errorBody } from "./errors";
+
+/** Splits NDJSON bytes into events. */
+export function ndjsonEvents(): TransformStream<Uint8Array, TurnEvent> {
+  const decoder = new TextDecoder();
+  let buffer = "";
+  return new TransformStream({
+    transform(chunk, controller) {
+      buffer += decoder.decode(chunk, { stream: true });
+      let nl: number;
+      while ((nl = buffer.indexOf("\n")) >= 0) {
+        const line = buffer.slice(0, nl);
+        buffer = buffer.slice(nl + 1);
+        if (line.trim()) controller.enqueue(JSON.parse(line) as TurnEvent);
+      }
+    },
+    flush(controller) {
+      if (buffer.trim()) controller.enqueue(JSON.parse(buffer) as TurnEvent);
+    },
+  });
+}
+
+export function sseResponse(events: ReadableStream<TurnEvent>): Response {
+  const encoder = new TextEncoder();
+  const body = events.pipeThrough(
+    new TransformStream<TurnEvent, Uint8Array>({
+      transform(event, controller) {
+        controller.enqueue(encoder.encode(toSse(event)));
+      },
+    }),
+  );
+  return new Response(body, {
+    headers: { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache", "x-accel-buffering": "no" },
+  });
+}
+
+export interface TurnSummary {
+  messages: StoredMessage[];
+  stop_reason: string;
+  usage: Usage | null;
+  turnId: string | null;
+  error: { type: string; message: string; status?: number } | null;
+  timing: { serverMs: number; modelMs: number; queuedMs: number } | null;
+}
+
+export async function collectTurn(events: ReadableStream<TurnEvent>): Promise<TurnSummary> {
+  const out: TurnSummary = { messages: [], stop_reason: "error", usage: null, turnId: null, error: null, timing: null };
+  for await (const event of events) {
+    if (event.type === "turn_start") out.turnId = event.turnId;
+    else if (event.type === "message") out.messages.push(event.message);
+    else if (event.type === "error") out.error = event.error;
+    else if (event.type === "turn_end") {
+      out.stop_reason = event.stop_reason;
+      out.usage = event.usage;
+      out.timing = event.timing;
+    }
+  }
+  return out;
+}
+
+/** 200 with the turn, or 502 naming the model failure (what was saved is still returned). */
+export function turnJson(turn: TurnSummary, requestMs: number): Response {
+  const headers: Record<string, string> = { "content-type": "application/json" };
+  if (turn.timing) {
+    const model = turn.timing.modelMs;
+    headers["server-timing"] = `app;dur=${Math.max(0, requestMs - model - turn.timing.queuedMs)}, model;dur=${model}, queue;dur=${turn.timing.queuedMs}`;
+  }
+  const body = { turnId: turn.turnId, messages: turn.messages, stop_reason: turn.stop_reason, usage: turn.usage };
+  if (!turn.error) return new Response(JSON.stringify(body), { status: 200, headers });
+  const status = turn.error.type === "not_found" ? 404 : 502;
+  const err = errorBody(status, turn.error.message, turn.error.type);
+  return new Response(JSON.stringify({ ...body, error: { ...err.error, ...(turn.error.status ? { status: turn.error.status } : {}) } }), { status, headers });
+}

@@ -1,0 +1,32 @@
+// Single-use, short-lived websocket tickets for browsers, which cannot set an Authorization
+// header on a websocket. Stored hashed in D1; consuming one is one atomic DELETE ... RETURNING.
+import { randomToken, sha256Hex } from "../../core/ids";
+
+export const TICKET_TTL_MS = 60_000;
+
+export async function issueTicket(db: D1Database, tenantId: string, conversationId: string, now = Date.now()): Promise<{ ticket: string; expiresAt: string }> {
+  const ticket = `wst_${randomToken(24)}`;
+  const expiresAt = now + TICKET_TTL_MS;
+  await db
+    .prepare(`INSERT INTO ws_tickets (ticket_hash, tenant_id, conversation_id, expires_at) VALUES (?, ?, ?, ?)`)
+    .bind(await sha256Hex(ticket), tenantId, conversationId, expiresAt)
+    .run();
+  return { ticket, expiresAt: new Date(expiresAt).toISOString() };
+}
+
+/** The ticket's tenant and conversation if it is valid; it can never be used again either way. */
+export async function consumeTicket(db: D1Database, ticket: string, now = Date.now()): Promise<{ tenantId: string; conversationId: string } | null> {
+  if (!/^wst_[A-Za-z0-9_-]{20,64}$/.test(ticket)) return null;
+  const row = await db
+    .prepare(`DELETE FROM ws_tickets WHERE ticket_hash = ? RETURNING tenant_id AS tenantId, conversation_id AS conversationId, expires_at AS expiresAt`)
+    .bind(await sha256Hex(ticket))
+    .first<{ tenantId: string; conversationId: string; expiresAt: number }>();
+  if (!row || row.expiresAt <= now) return null;
+  return { tenantId: row.tenantId, conversationId: row.conversationId };
+}
+
+/** Hourly housekeeping: expired tickets that were never used. */
+export async function sweepExpiredTickets(db: D1Database, now = Date.now()): Promise<number> {
+  const res = await db.prepare(`DELETE FROM ws_tickets WHERE expires_at <= ?`).bind(now).run();
+  return res.meta.changes ?? 0;
+}

@@ -1,0 +1,13 @@
+// Secrets and local-only switches that wrangler.toml does not declare (wrangler types only sees
+// [vars] and bindings). All optional: their absence selects the offline defaults.
+interface __BaseEnv_Env {
+  /** Set to talk to Anthropic; unset selects the embedded offline model. */
+  ANTHROPIC_API_KEY?: string;
+  ANTHROPIC_BASE_URL?: string;
+  /** Bearer token for /v1/admin routes. Required outside local dev. */
+  ADMIN_TOKEN?: string;
+  /** The dev tenant's API key under local dev (default "dev-local-key"). */
+  DEV_API_KEY?: string;
+  /** "true" only under `npm start` and the tests: bootstraps the dev tenant and the dev defaults. */
+  DEV_BOOTSTRAP?: string;
+}

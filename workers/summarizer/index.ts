@@ -1,0 +1,37 @@
+// The summarizer worker: consumes the fold queue. Each job is validated, run, and acked; a failed
+// run is retried with backoff and, after max_retries (wrangler.toml), lands in the dead-letter
+// queue. A malformed job is acked and logged: retrying garbage cannot make it valid.
+import { queueJobSchema, retryDelaySeconds, type QueueJob } from "../../core/jobs";
+import { runFoldJob } from "./fold";
+
+export async function handleJob(job: QueueJob, env: Env): Promise<void> {
+  switch (job.kind) {
+    case "fold":
+      await runFoldJob(job, env);
+      return;
+  }
+}
+
+export async function consumeBatch(batch: MessageBatch<unknown>, run: (job: QueueJob) => Promise<void>): Promise<void> {
+  for (const message of batch.messages) {
+    const parsed = queueJobSchema.safeParse(message.body);
+    if (!parsed.success) {
+      console.error("dropping malformed queue job", message.id);
+      message.ack();
+      continue;
+    }
+    try {
+      await run(parsed.data);
+      message.ack();
+    } catch (err) {
+      console.error("queue job failed; retrying", parsed.data.kind, message.attempts, err);
+      message.retry({ delaySeconds: retryDelaySeconds(message.attempts) });
+    }
+  }
+}
+
+export default {
+  async queue(batch, env) {
+    await consumeBatch(batch, (job) => handleJob(job, env));
+  },
+} satisfies ExportedHandler<Env, unknown>;

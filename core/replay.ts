@@ -2,8 +2,8 @@
 // rebuild paths — the model call of a turn and GET /replay — go through buildModelRequest, so
 // what a person inspects is exactly what the model is sent.
 //
-// Issue #2 replays verbatim. The lifecycle (summary preamble + tail, stale-result stubs) plugs in
-// here by narrowing `history` and rewriting blocks; callers do not change.
+// Replay = summary preamble + acknowledgement + the verbatim tail after the fold boundary. Stale
+// tool-result stubs plug in here too, by rewriting blocks of the tail; callers do not change.
 import { messageChars } from "./render";
 import type { Settings } from "./settings";
 import type { ContentBlock, ModelRequest, StoredMessage, SystemBlock, ToolSchema, WireMessage } from "./types";
@@ -12,12 +12,26 @@ export interface ReplayInput {
   settings: Settings;
   system: SystemBlock[];
   tools: ToolSchema[];
-  /** The replay source, oldest first. */
+  /** The replay source, oldest first: every message after the fold boundary. */
   history: readonly StoredMessage[];
+  /** The rolling summary of everything before `history`, once a fold has happened. */
+  summary?: SummaryState | null;
+}
+
+export interface SummaryState {
+  conversationId: string;
+  summary: string;
+  /** Seq of the last message the summary covers. */
+  throughSeq: number;
 }
 
 export interface ReplayEstimate {
+  /** Every char of the request: system + tool schemas + messages. */
   chars: number;
+  /** The system prompt and tool schemas: the byte-stable prefix. */
+  prefixChars: number;
+  /** The messages: summary preamble, acknowledgement and verbatim tail. */
+  messageChars: number;
   tokens: number;
   budgetTokens: number;
   charsPerToken: number;
@@ -27,7 +41,8 @@ export interface ReplayEstimate {
 export const INTERRUPTED_TOOL_RESULT = "[no result: the turn ended before this tool call returned]";
 
 export function buildModelRequest(input: ReplayInput): { request: ModelRequest; estimate: ReplayEstimate } {
-  const messages = toWireMessages(input.history);
+  const tail = toWireMessages(input.history);
+  const messages = input.summary ? [...summaryPreamble(input.summary), ...tail] : tail;
   const request: ModelRequest = {
     model: input.settings.model,
     max_tokens: input.settings.outputReserveTokens,
@@ -36,6 +51,31 @@ export function buildModelRequest(input: ReplayInput): { request: ModelRequest; 
     messages,
   };
   return { request, estimate: estimateRequest(request, input.settings) };
+}
+
+/**
+ * The summary as replay's first exchange: a user-role preamble holding the summary and a standing
+ * recovery pointer (the exact calls that bring the folded originals back), then a synthetic
+ * assistant acknowledgement. Both change only when a fold lands, so the prefix stays byte-stable
+ * between folds.
+ */
+export function summaryPreamble(s: SummaryState): WireMessage[] {
+  const range = JSON.stringify({ conversation_id: s.conversationId, from_seq: 1, to_seq: s.throughSeq });
+  const preamble = [
+    "<conversation_summary>",
+    `Messages 1-${s.throughSeq} of this conversation (${s.conversationId}) are folded into the summary below. Their originals are stored unchanged and can be recalled exactly:`,
+    `- conversation_read ${range} reads them (50 at a time; or one message by message_id, byte for byte);`,
+    `- memory_search {"query":"..."} finds them by words, in this conversation and every other one.`,
+    "When the user refers to something from before that is not in view, recall it with those calls before answering.",
+    "",
+    s.summary,
+    "</conversation_summary>",
+  ].join("\n");
+  const ack = `Understood. I have the summary of messages 1-${s.throughSeq}, and I will recall exact details with conversation_read or memory_search when they matter.`;
+  return [
+    { role: "user", content: [{ type: "text", text: preamble }] },
+    { role: "assistant", content: [{ type: "text", text: ack }] },
+  ];
 }
 
 /**
@@ -72,12 +112,15 @@ export function toWireMessages(history: readonly StoredMessage[]): WireMessage[]
 }
 
 export function estimateRequest(request: ModelRequest, settings: Settings): ReplayEstimate {
-  let chars = 0;
-  for (const s of request.system) chars += s.text.length;
-  chars += JSON.stringify(request.tools).length;
-  for (const m of request.messages) chars += typeof m.content === "string" ? m.content.length : messageChars({ content: m.content });
+  let prefixChars = JSON.stringify(request.tools).length;
+  for (const s of request.system) prefixChars += s.text.length;
+  let messagesChars = 0;
+  for (const m of request.messages) messagesChars += typeof m.content === "string" ? m.content.length : messageChars({ content: m.content });
+  const chars = prefixChars + messagesChars;
   return {
     chars,
+    prefixChars,
+    messageChars: messagesChars,
     tokens: Math.ceil(chars / settings.charsPerToken),
     budgetTokens: settings.contextWindowTokens - settings.outputReserveTokens,
     charsPerToken: settings.charsPerToken,

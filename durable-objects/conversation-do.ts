@@ -8,16 +8,18 @@
 // - every entry point checks the caller's tenant against the head: another tenant sees nothing;
 // - per-turn work reads only the hot replay cache, never the whole transcript from storage.
 import { DurableObject } from "cloudflare:workers";
+import { chooseFoldMark } from "../core/fold";
 import { buildModelRequest } from "../core/replay";
 import type { TurnEvent } from "../core/events";
 import { sortableId } from "../core/ids";
+import type { FoldJob } from "../core/jobs";
 import { createModelClient } from "../core/model-client";
 import { messageChars } from "../core/render";
 import { crossCheckSettings, mergeSettings, type SettingsPatch } from "../core/settings";
 import { buildSystemPrompt } from "../core/system-prompt";
 import type { ContentBlock, ModelRequest, NewMessage, StoredMessage } from "../core/types";
 import { runAgentTurn } from "../workers/chat/agent/turn-loop";
-import { indexMessages } from "../workers/chat/cortex";
+import { indexMessages, searchCortex } from "../workers/chat/cortex";
 import { updateConversationRow } from "../workers/chat/conversation-list";
 import { capabilityIndex, toolRegistry } from "../workers/chat/tools";
 import type { ReadQuery, ToolContext } from "../workers/chat/tools/registry";
@@ -28,6 +30,8 @@ import { parseClientFrame } from "./socket-frames";
 
 const INDEX_BATCH = 100;
 const INDEX_RETRY_MS = 30_000;
+/** How long a dispatched fold may run (queue retries included) before a later turn may dispatch again. */
+export const FOLD_LEASE_MS = 10 * 60_000;
 const encoder = new TextEncoder();
 
 export interface TurnInput {
@@ -43,6 +47,24 @@ export interface ReplayView {
   estimate: ReturnType<typeof buildModelRequest>["estimate"];
 }
 
+/** What the summarizer needs to fold: the previous summary and the unsummarized region. */
+export interface FoldSource {
+  summary: string | null;
+  summarizedThroughMessage: number;
+  settings: ConversationHead["settings"];
+  region: StoredMessage[];
+}
+
+export type FoldCommit =
+  | { jobId: string; kind: "summary"; summary: string; boundaryMessageId: string; boundarySeq: number }
+  /** The region had no place to cut (e.g. one monster turn): release the lease, change nothing. */
+  | { jobId: string; kind: "nothing-to-fold" };
+
+export interface FoldOutcome {
+  applied: boolean;
+  reason: string;
+}
+
 interface SocketAttachment {
   tenantId: string;
   conversationId: string;
@@ -55,6 +77,8 @@ export class ConversationDO extends DurableObject<Env> {
   private loading: Promise<ConversationHead | null> | null = null;
   /** Hot replay source: the messages a request replays, kept in memory across turns. */
   private history: StoredMessage[] | null = null;
+  /** Replay chars after the fold boundary; null until computed. */
+  private unsummarized: number | null = null;
   private turnChain: Promise<unknown> = Promise.resolve();
   private indexing: Promise<void> | null = null;
   private indexAgain = false;
@@ -82,12 +106,12 @@ export class ConversationDO extends DurableObject<Env> {
   }
 
   private async loadOnce(ref: ConversationRef): Promise<ConversationHead | null> {
-    const local = this.store.getHead();
+    const local = normalizeHead(this.store.getHead());
     if (local) {
       if (local.tenantId === ref.tenantId && local.id === ref.conversationId) await this.adoptBatchesFromR2(local);
       return local;
     }
-    const head = await readHead(this.env.BUCKET, ref.tenantId, ref.conversationId);
+    const head = normalizeHead(await readHead(this.env.BUCKET, ref.tenantId, ref.conversationId));
     if (!head) return null;
     await this.adoptBatchesFromR2(head);
     this.store.putHead(head);
@@ -106,18 +130,26 @@ export class ConversationDO extends DurableObject<Env> {
       this.ctx.storage.transactionSync(() => this.store.insertMessages(fresh, batch.key, messageChars));
     }
     this.history = null;
+    this.unsummarized = null;
   }
 
-  private replaySource(): StoredMessage[] {
-    this.history ??= this.store.listAfter(0, Number.MAX_SAFE_INTEGER);
+  /** The verbatim tail: every message after the fold boundary, cached across turns. */
+  private replaySource(head: ConversationHead): StoredMessage[] {
+    this.history ??= this.store.listAfter(head.summarizedThroughMessage ?? 0, Number.MAX_SAFE_INTEGER);
     return this.history;
+  }
+
+  private unsummarizedChars(head: ConversationHead): number {
+    this.unsummarized ??= this.store.charsAfter(head.summarizedThroughMessage ?? 0);
+    return this.unsummarized;
   }
 
   private view(head: ConversationHead): ConversationView {
     const { tenantId: _tenant, ...rest } = head;
     // seq runs 1..n without gaps, so the last seq is the count (an index lookup, not a scan).
     const lastSeq = this.store.lastSeq();
-    return { ...rest, messageCount: lastSeq, lastSeq };
+    const lease = this.store.getLease();
+    return { ...rest, messageCount: lastSeq, lastSeq, unsummarizedChars: this.unsummarizedChars(head), foldInFlight: !!lease && lease.expiresAt > Date.now() };
   }
 
   // ---- RPC: metadata ----------------------------------------------------------------------
@@ -136,11 +168,14 @@ export class ConversationDO extends DurableObject<Env> {
       summary: null,
       summarizedThroughMessage: null,
       summarizedThroughMessageId: null,
+      foldCount: 0,
+      lastFoldAt: null,
     };
     await writeHead(this.env.BUCKET, head);
     this.store.putHead(head);
     this.head = head;
     this.history = [];
+    this.unsummarized = 0;
     return this.view(head);
   }
 
@@ -150,16 +185,34 @@ export class ConversationDO extends DurableObject<Env> {
   }
 
   async patch(ref: ConversationRef, change: { title?: string; settings?: SettingsPatch }): Promise<{ view: ConversationView } | { error: string } | null> {
-    const head = await this.load(ref);
-    if (!head) return null;
-    const settings = mergeSettings(head.settings, change.settings);
-    const problem = crossCheckSettings(settings);
-    if (problem) return { error: problem };
-    const next: ConversationHead = { ...head, title: change.title ?? head.title, settings, updatedAt: new Date().toISOString() };
-    await writeHead(this.env.BUCKET, next);
-    this.store.putHead(next);
-    this.head = next;
-    return { view: this.view(next) };
+    if (!(await this.load(ref))) return null;
+    return this.updateHead<{ view: ConversationView } | { error: string }>((head) => {
+      const settings = mergeSettings(head.settings, change.settings);
+      const problem = crossCheckSettings(settings);
+      if (problem) return { next: null, result: { error: problem } };
+      const next: ConversationHead = { ...head, title: change.title ?? head.title, settings, updatedAt: new Date().toISOString() };
+      return { next, result: { view: this.view(next) } };
+    });
+  }
+
+  /**
+   * Head changes (patches, fold commits) run one at a time against the freshest head, so a
+   * patch landing during a fold's R2 write is never overwritten by a stale copy. R2 first (the
+   * record), then SQLite, then memory.
+   */
+  private headWrites: Promise<unknown> = Promise.resolve();
+  private updateHead<T>(change: (head: ConversationHead) => { next: ConversationHead | null; result: T }): Promise<T> {
+    const run = this.headWrites.then(async () => {
+      const { next, result } = change(this.head!);
+      if (next) {
+        await writeHead(this.env.BUCKET, next);
+        this.store.putHead(next);
+        this.head = next;
+      }
+      return result;
+    });
+    this.headWrites = run.catch(() => {});
+    return run;
   }
 
   // ---- RPC: reading -----------------------------------------------------------------------
@@ -192,7 +245,11 @@ export class ConversationDO extends DurableObject<Env> {
       settings: head.settings,
       system: buildSystemPrompt(capabilityIndex()),
       tools: toolRegistry.coreSchemas(),
-      history: this.replaySource(),
+      history: this.replaySource(head),
+      summary:
+        head.summary && head.summarizedThroughMessage
+          ? { conversationId: head.id, summary: head.summary, throughSeq: head.summarizedThroughMessage }
+          : null,
     });
   }
 
@@ -239,6 +296,7 @@ export class ConversationDO extends DurableObject<Env> {
         conversationId === ref.conversationId
           ? this.readMessages(ref, query)
           : this.env.CONVERSATION.get(this.env.CONVERSATION.idFromName(conversationId)).readMessages({ tenantId: ref.tenantId, conversationId }, query),
+      search: (query, limit) => searchCortex(this.env.DB, ref.tenantId, query, { limit }),
     };
     let outcome;
     try {
@@ -269,7 +327,9 @@ export class ConversationDO extends DurableObject<Env> {
     if (outcome.failure) emit({ type: "error", turnId, error: outcome.failure });
     const serverMs = Date.now() - started - outcome.modelMs;
     emit({ type: "turn_end", turnId, stop_reason: outcome.stopReason, usage: outcome.usage, timing: { serverMs, modelMs: outcome.modelMs, queuedMs: started - queuedAt } });
+    // Housekeeping after the response: never on the turn's critical path.
     this.ctx.waitUntil(this.indexPending());
+    this.ctx.waitUntil(this.maybeDispatchFold());
   }
 
   /** Appends one batch: R2 first (the record), then the SQLite index, then the hot cache. */
@@ -288,7 +348,81 @@ export class ConversationDO extends DurableObject<Env> {
       throw err;
     }
     this.history?.push(...stored);
+    if (this.unsummarized !== null) for (const m of stored) this.unsummarized += messageChars(m);
     return stored;
+  }
+
+  // ---- the rolling summary --------------------------------------------------------------------
+
+  /**
+   * Past the threshold, with somewhere to cut and no fold in flight: take the lease and send one
+   * fold job. The check and the lease are one synchronous step, so two turns never both dispatch.
+   */
+  private async maybeDispatchFold(): Promise<void> {
+    const head = this.head;
+    if (!head || this.unsummarizedChars(head) <= head.settings.foldThresholdChars) return;
+    // A job that could not cut anywhere would only burn a queue hop; a later turn checks again.
+    if (chooseFoldMark(this.replaySource(head), head.settings.tailMessages) === null) return;
+    const now = Date.now();
+    const lease = this.store.getLease();
+    if (lease && lease.expiresAt > now) return;
+    const job: FoldJob = { kind: "fold", jobId: sortableId("fold"), tenantId: head.tenantId, conversationId: head.id, requestedAt: new Date(now).toISOString() };
+    this.store.putLease({ jobId: job.jobId, dispatchedAt: now, expiresAt: now + FOLD_LEASE_MS });
+    try {
+      await this.env.FOLD_QUEUE.send(job);
+    } catch (err) {
+      // Not sent: free the lease so the next turn tries again.
+      console.error("fold dispatch failed", err);
+      if (this.store.getLease()?.jobId === job.jobId) this.store.clearLease();
+    }
+  }
+
+  /** The region a fold job works on; null when the job is not the fold in flight (stale or redelivered). */
+  async foldSource(ref: ConversationRef, jobId: string): Promise<FoldSource | null> {
+    const head = await this.load(ref);
+    if (!head || this.store.getLease()?.jobId !== jobId) return null;
+    const through = head.summarizedThroughMessage ?? 0;
+    return { summary: head.summary, summarizedThroughMessage: through, settings: head.settings, region: this.store.listAfter(through, Number.MAX_SAFE_INTEGER) };
+  }
+
+  /**
+   * Applies a fold against the freshest state: the job must hold the lease, the boundary message
+   * must exist with the seq the job saw, and the boundary never moves backwards. Messages are never
+   * touched: only the head's summary fields change, in R2 first, then here.
+   */
+  async commitFold(ref: ConversationRef, commit: FoldCommit): Promise<FoldOutcome> {
+    if (!(await this.load(ref))) return { applied: false, reason: "conversation not found" };
+    const outcome = await this.updateHead<FoldOutcome>((head) => {
+      const reject = (reason: string) => {
+        // A job that lost its lease must not free the lease of the fold that replaced it.
+        if (this.store.getLease()?.jobId === commit.jobId) this.store.clearLease();
+        return { next: null, result: { applied: false, reason } };
+      };
+      if (this.store.getLease()?.jobId !== commit.jobId) return { next: null, result: { applied: false, reason: "stale job: not the fold in flight" } };
+      if (commit.kind === "nothing-to-fold") return reject("nothing to fold");
+      const boundary = this.store.byId(commit.boundaryMessageId);
+      if (!boundary || boundary.seq !== commit.boundarySeq) return reject("boundary message not found");
+      if (commit.boundarySeq - 1 <= (head.summarizedThroughMessage ?? 0)) return reject("boundary would not move forward");
+      if (commit.summary.length > head.settings.summaryMaxChars) return reject("summary over the size cap");
+      const now = new Date().toISOString();
+      const next: ConversationHead = {
+        ...head,
+        summary: commit.summary,
+        summarizedThroughMessage: commit.boundarySeq - 1,
+        summarizedThroughMessageId: commit.boundaryMessageId,
+        foldCount: head.foldCount + 1,
+        lastFoldAt: now,
+        updatedAt: now,
+      };
+      return { next, result: { applied: true, reason: "folded" } };
+    });
+    if (outcome.applied) {
+      if (this.store.getLease()?.jobId === commit.jobId) this.store.clearLease();
+      const boundarySeq = (commit as { boundarySeq: number }).boundarySeq;
+      this.history = this.history?.filter((m) => m.seq >= boundarySeq) ?? null;
+      this.unsummarized = null;
+    }
+    return outcome;
   }
 
   // ---- the cortex ---------------------------------------------------------------------------
@@ -387,4 +521,9 @@ function extras(m: NewMessage): Partial<StoredMessage> {
   if (m.model) out.model = m.model;
   if (m.stopReason !== undefined) out.stopReason = m.stopReason;
   return out;
+}
+
+/** Heads written before the fold counters existed get them, so every head has one shape. */
+function normalizeHead(head: ConversationHead | null): ConversationHead | null {
+  return head ? { ...head, foldCount: head.foldCount ?? 0, lastFoldAt: head.lastFoldAt ?? null } : null;
 }

@@ -15,12 +15,18 @@ export interface ConversationHead {
   summarizedThroughMessage: number | null;
   /** Id of the first message the summary does NOT cover: the first message of the verbatim tail. */
   summarizedThroughMessageId: string | null;
+  /** Folds committed so far (each one model call), and when the last one landed. */
+  foldCount: number;
+  lastFoldAt: string | null;
 }
 
 /** What GET /v1/conversations/:id returns. */
 export interface ConversationView extends Omit<ConversationHead, "tenantId"> {
   messageCount: number;
   lastSeq: number;
+  /** Replay chars after the fold boundary: what the fold threshold is compared with. */
+  unsummarizedChars: number;
+  foldInFlight: boolean;
 }
 
 export interface ConversationRef {

@@ -3,7 +3,21 @@
 import type { StoredMessage } from "../core/types";
 import type { ConversationHead } from "./conversation-head";
 
-const SCHEMA_VERSION = 1;
+/** Schema steps, applied in order and recorded in kv.schema_version; append only. */
+const SCHEMA_STEPS: string[][] = [
+  [
+    `CREATE TABLE IF NOT EXISTS messages (
+      seq INTEGER PRIMARY KEY,
+      id TEXT NOT NULL UNIQUE,
+      role TEXT NOT NULL,
+      content TEXT NOT NULL,
+      created_at TEXT NOT NULL,
+      chars INTEGER NOT NULL,
+      extra TEXT,
+      batch_key TEXT NOT NULL
+    )`,
+  ],
+];
 
 interface MessageRow extends Record<string, SqlStorageValue> {
   seq: number;
@@ -14,24 +28,23 @@ interface MessageRow extends Record<string, SqlStorageValue> {
   extra: string | null;
 }
 
+/** The fold in flight: at most one per conversation; an expired lease lets a later turn dispatch again. */
+export interface FoldLease {
+  jobId: string;
+  dispatchedAt: number;
+  expiresAt: number;
+}
+
 export class ConversationStore {
   constructor(private readonly sql: SqlStorage) {}
 
   ensureSchema(): void {
     this.sql.exec(`CREATE TABLE IF NOT EXISTS kv (key TEXT PRIMARY KEY, value TEXT NOT NULL)`);
     const version = Number(this.getKv("schema_version") ?? 0);
-    if (version >= SCHEMA_VERSION) return;
-    this.sql.exec(`CREATE TABLE IF NOT EXISTS messages (
-      seq INTEGER PRIMARY KEY,
-      id TEXT NOT NULL UNIQUE,
-      role TEXT NOT NULL,
-      content TEXT NOT NULL,
-      created_at TEXT NOT NULL,
-      chars INTEGER NOT NULL,
-      extra TEXT,
-      batch_key TEXT NOT NULL
-    )`);
-    this.setKv("schema_version", String(SCHEMA_VERSION));
+    for (let step = version; step < SCHEMA_STEPS.length; step++) {
+      for (const statement of SCHEMA_STEPS[step]) this.sql.exec(statement);
+      this.setKv("schema_version", String(step + 1));
+    }
   }
 
   private getKv(key: string): string | null {
@@ -58,6 +71,24 @@ export class ConversationStore {
 
   setIndexedThrough(seq: number): void {
     this.setKv("indexed_through", String(seq));
+  }
+
+  getLease(): FoldLease | null {
+    const raw = this.getKv("fold_lease");
+    return raw ? (JSON.parse(raw) as FoldLease) : null;
+  }
+
+  putLease(lease: FoldLease): void {
+    this.setKv("fold_lease", JSON.stringify(lease));
+  }
+
+  clearLease(): void {
+    this.sql.exec(`DELETE FROM kv WHERE key = 'fold_lease'`);
+  }
+
+  /** Replay chars of every message after `seq`: the unsummarized region when `seq` is the fold boundary. */
+  charsAfter(seq: number): number {
+    return this.sql.exec<{ c: number }>(`SELECT COALESCE(SUM(chars), 0) AS c FROM messages WHERE seq > ?`, seq).one().c;
   }
 
   lastSeq(): number {

@@ -6,9 +6,11 @@ import { runFoldJob } from "./fold";
 
 export async function handleJob(job: QueueJob, env: Env): Promise<void> {
   switch (job.kind) {
-    case "fold":
-      await runFoldJob(job, env);
+    case "fold": {
+      const outcome = await runFoldJob(job, env);
+      console.log(`fold ${job.jobId} of ${job.conversationId}: ${outcome.reason}`);
       return;
+    }
   }
 }
 

@@ -4,6 +4,7 @@
 import { z } from "zod";
 import { describeZodError } from "../../../core/validation";
 import type { StoredMessage, ToolSchema } from "../../../core/types";
+import type { SearchHit } from "../cortex";
 
 export interface ReadQuery {
   messageId?: string;
@@ -18,6 +19,8 @@ export interface ToolContext {
   conversationId: string;
   /** Messages of any conversation of this tenant; null when it does not exist for this tenant. */
   readConversation(conversationId: string, query: ReadQuery): Promise<{ messages: StoredMessage[]; messageCount: number } | null>;
+  /** The cortex, scoped to this tenant. */
+  search(query: string, limit: number): Promise<SearchHit[]>;
 }
 
 export interface ToolOutput {

@@ -1,0 +1,97 @@
+// The rolling prefix summary, as pure functions: where a fold may cut (the mark), what the one
+// summarization call is sent, and how its answer is held to the size cap.
+import { isToolResultCarrier, renderMessageText } from "./render";
+import type { ModelRequest, StoredMessage } from "./types";
+
+/** Each folded message is excerpted to at most this many chars (head + tail). */
+export const FOLD_EXCERPT_CHARS = 2_000;
+/** The whole fold prompt's excerpts are capped here, so a fold call can never overflow itself. */
+export const FOLD_PROMPT_BUDGET_CHARS = 160_000;
+
+const isRealUserMessage = (m: StoredMessage) => m.role === "user" && !isToolResultCarrier(m);
+
+/**
+ * The fold mark over the unsummarized region (oldest first): the index of the first message the
+ * fold keeps, or null when nothing can be folded. It keeps the last `tailMessages` verbatim, then
+ * walks back to the nearest real user message (a provider replay must start on a user turn, and a
+ * tool-result carrier is not one). Cutting right before a real user message can never separate a
+ * tool_use from its tool_result: results always sit in the carrier right after their call.
+ */
+export function chooseFoldMark(region: readonly StoredMessage[], tailMessages: number): number | null {
+  let mark = region.length - tailMessages;
+  if (mark <= 0) return null;
+  while (mark > 0 && !isRealUserMessage(region[mark])) mark--;
+  return mark > 0 ? mark : null;
+}
+
+/** Head and tail of `text` within `max` chars, with a note of what was cut. */
+export function excerpt(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const keep = max - 60;
+  const head = Math.ceil(keep * 0.7);
+  const tail = keep - head;
+  return `${text.slice(0, head)}\n[… ${text.length - head - tail} chars omitted …]\n${text.slice(text.length - tail)}`;
+}
+
+export const SUMMARIZER_MARKER = "[offline-model:summarize]";
+
+export function foldSystemPrompt(maxChars: number): string {
+  return [
+    "You maintain the rolling summary of a long conversation between a user and an assistant.",
+    "You are given the previous summary (if any) and excerpts of the messages that follow it, oldest first.",
+    "Write ONE new summary that folds the previous summary in together with the new messages: it replaces the previous summary entirely, so keep everything from it that still matters.",
+    "Keep: the user's goals and requests, decisions and their reasons, facts, names, numbers, ids, file names and anything the user asked to remember, and what is still open. Drop pleasantries and repetition.",
+    "Refer to messages by their seq numbers where it helps a later reader find the original.",
+    `Write plain text, at most ${maxChars} characters.`,
+    SUMMARIZER_MARKER,
+    `summary-max-chars: ${maxChars}`,
+  ].join("\n");
+}
+
+/** The one model call of a fold: previous summary + capped excerpts of the folded messages. */
+export function buildFoldRequest(opts: {
+  model: string;
+  previousSummary: string | null;
+  folded: readonly StoredMessage[];
+  maxChars: number;
+}): ModelRequest {
+  const perMessage = Math.max(200, Math.min(FOLD_EXCERPT_CHARS, Math.floor(FOLD_PROMPT_BUDGET_CHARS / Math.max(1, opts.folded.length))));
+  const lines: string[] = [];
+  let used = 0;
+  for (const m of opts.folded) {
+    const kind = isToolResultCarrier(m) ? "tool results" : m.role;
+    const entry = `[seq ${m.seq} ${kind}]\n${excerpt(renderMessageText(m), perMessage)}`;
+    if (used + entry.length > FOLD_PROMPT_BUDGET_CHARS) {
+      lines.push(`[… ${opts.folded.length - lines.length} later messages omitted to keep this request bounded …]`);
+      break;
+    }
+    lines.push(entry);
+    used += entry.length;
+  }
+  const previous = opts.previousSummary ? `<previous_summary>\n${opts.previousSummary}\n</previous_summary>` : "<previous_summary>(none: this is the first fold)</previous_summary>";
+  return {
+    model: opts.model,
+    // Room for the cap at a conservative 2 chars per token, never below 256.
+    max_tokens: Math.max(256, Math.ceil(opts.maxChars / 2)),
+    system: [{ type: "text", text: foldSystemPrompt(opts.maxChars) }],
+    tools: [],
+    messages: [
+      {
+        role: "user",
+        content: [
+          { type: "text", text: previous },
+          { type: "text", text: `<new_messages>\n${lines.join("\n\n")}\n</new_messages>\n\nWrite the new summary now.` },
+        ],
+      },
+    ],
+  };
+}
+
+/** Holds a summary to `max` chars even when the model overran: cut at the last line or sentence end. */
+export function capSummary(text: string, max: number): string {
+  const trimmed = text.trim();
+  if (trimmed.length <= max) return trimmed;
+  const cut = trimmed.slice(0, max);
+  const lastBreak = Math.max(cut.lastIndexOf("\n"), cut.lastIndexOf(". "));
+  return (lastBreak > max * 0.6 ? cut.slice(0, lastBreak + 1) : cut).trim();
+}

@@ -1,0 +1,126 @@
+import { describe, expect, it } from "vitest";
+import { buildFoldRequest, capSummary, chooseFoldMark, excerpt, FOLD_PROMPT_BUDGET_CHARS, SUMMARIZER_MARKER } from "../../core/fold";
+import { buildModelRequest, summaryPreamble } from "../../core/replay";
+import { defaultSettings } from "../../core/settings";
+import type { ContentBlock, StoredMessage } from "../../core/types";
+
+function conversation(spec: string): StoredMessage[] {
+  // u = real user prompt, a = assistant text, t = assistant tool_use, r = tool-result carrier
+  return spec.split("").map((k, i) => {
+    const seq = i + 1;
+    const content: ContentBlock[] =
+      k === "u" ? [{ type: "text", text: `question ${seq}` }]
+      : k === "a" ? [{ type: "text", text: `answer ${seq}` }]
+      : k === "t" ? [{ type: "tool_use", id: `tu${seq}`, name: "conversation_read", input: {} }]
+      : [{ type: "tool_result", tool_use_id: `tu${seq - 1}`, content: `result ${seq}` }];
+    return { id: `msg_${seq}`, seq, role: k === "u" || k === "r" ? "user" : "assistant", content, createdAt: "2026-01-01T00:00:00Z" };
+  });
+}
+
+describe("chooseFoldMark", () => {
+  it("keeps the last 8 messages when the 8th from the end is a user prompt", () => {
+    const region = conversation("uauauauauauauaua"); // 16 messages
+    expect(chooseFoldMark(region, 8)).toBe(8);
+    expect(region[8].role).toBe("user");
+  });
+
+  it("walks back to the nearest real user prompt, keeping more than 8", () => {
+    const region = conversation("uauauauautrtrtrtrtra"); // a long tool turn at the end
+    const mark = chooseFoldMark(region, 8)!;
+    expect(region.length - mark).toBeGreaterThanOrEqual(8);
+    expect(region[mark].role).toBe("user");
+    expect(region[mark].content[0].type).toBe("text");
+    expect(mark).toBe(8);
+  });
+
+  it("never cuts between a tool_use and its tool_result", () => {
+    for (const spec of ["uatruatrtruatruatrua", "utrtrtrauauatrtrauatra", "uauatrtrtrtrauatrauau"]) {
+      const region = conversation(spec);
+      const mark = chooseFoldMark(region, 8);
+      if (mark === null) continue;
+      expect(region[mark].content.some((b) => b.type === "tool_result")).toBe(false);
+      expect(region[mark - 1].content.some((b) => b.type === "tool_use")).toBe(false);
+    }
+  });
+
+  it("folds nothing when the tail is all tool traffic back to the first prompt", () => {
+    expect(chooseFoldMark(conversation("utrtrtrtrtrtrtrtrtra"), 8)).toBeNull();
+  });
+
+  it("folds nothing when the region is no longer than the tail", () => {
+    expect(chooseFoldMark(conversation("uauauaua"), 8)).toBeNull();
+    expect(chooseFoldMark(conversation("uauauauau"), 8)).toBeNull(); // the only earlier prompt is index 0
+  });
+});
+
+describe("the fold request", () => {
+  it("carries the previous summary, the excerpts and the cap, marked for the summarizer", () => {
+    const folded = conversation("uauautra");
+    const req = buildFoldRequest({ model: "m", previousSummary: "PREVIOUS SUMMARY TEXT", folded, maxChars: 6000 });
+    const sys = req.system[0].text;
+    expect(sys).toContain(SUMMARIZER_MARKER);
+    expect(sys).toContain("summary-max-chars: 6000");
+    expect(sys).toMatch(/fold/i);
+    const body = JSON.stringify(req.messages);
+    expect(body).toContain("PREVIOUS SUMMARY TEXT");
+    for (const m of folded) expect(body).toContain(`[seq ${m.seq} `);
+  });
+
+  it("bounds the prompt however large the region is", () => {
+    const huge: StoredMessage[] = Array.from({ length: 3000 }, (_, i) => ({
+      id: `msg_${i}`, seq: i + 1, role: i % 2 ? "assistant" : "user", createdAt: "x",
+      content: [{ type: "text", text: "word ".repeat(4000) }],
+    }));
+    const req = buildFoldRequest({ model: "m", previousSummary: null, folded: huge, maxChars: 6000 });
+    const chars = JSON.stringify(req.messages).length;
+    expect(chars).toBeLessThan(FOLD_PROMPT_BUDGET_CHARS + 10_000);
+    expect(JSON.stringify(req.messages)).toContain("omitted");
+  });
+
+  it("excerpts keep the head and tail and say how much was cut", () => {
+    const text = "H".repeat(5000) + "T".repeat(5000);
+    const e = excerpt(text, 1000);
+    expect(e.length).toBeLessThanOrEqual(1000);
+    expect(e.startsWith("HHH")).toBe(true);
+    expect(e.endsWith("TTT")).toBe(true);
+    expect(e).toMatch(/chars omitted/);
+  });
+});
+
+describe("capSummary", () => {
+  it("enforces the cap even when the model overruns", () => {
+    const over = "A sentence of the summary. ".repeat(500);
+    const capped = capSummary(over, 6000);
+    expect(capped.length).toBeLessThanOrEqual(6000);
+    expect(capped.endsWith(".")).toBe(true);
+    expect(capSummary("short", 6000)).toBe("short");
+    expect(capSummary("x".repeat(9000), 6000).length).toBe(6000);
+  });
+});
+
+describe("replay with a summary", () => {
+  it("is preamble (summary + recovery pointer), acknowledgement, then the tail from a user message", () => {
+    const tail = conversation("uauaua").map((m) => ({ ...m, seq: m.seq + 40 }));
+    const { request } = buildModelRequest({
+      settings: defaultSettings(),
+      system: [],
+      tools: [],
+      history: tail,
+      summary: { conversationId: "conv_X", summary: "THE SUMMARY", throughSeq: 40 },
+    });
+    const [pre, ack, first] = request.messages;
+    const preText = (pre.content as { text: string }[])[0].text;
+    expect(pre.role).toBe("user");
+    expect(preText).toContain("THE SUMMARY");
+    expect(preText).toContain('conversation_read {"conversation_id":"conv_X","from_seq":1,"to_seq":40}');
+    expect(preText).toContain("memory_search");
+    expect(ack.role).toBe("assistant");
+    expect(first).toEqual({ role: "user", content: tail[0].content });
+    expect(request.messages).toHaveLength(2 + tail.length);
+  });
+
+  it("is byte-stable for the same summary", () => {
+    const s = { conversationId: "conv_X", summary: "S", throughSeq: 12 };
+    expect(JSON.stringify(summaryPreamble(s))).toBe(JSON.stringify(summaryPreamble({ ...s })));
+  });
+});

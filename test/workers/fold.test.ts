@@ -1,0 +1,287 @@
+// The rolling prefix summary inside workerd: dispatch from the DO, the summarizer's fold, the DO's
+// validation of commits, and replay as summary + tail. The queue hop itself is exercised by the
+// end-to-end suite; here the summarizer's job runs directly against the real DO.
+import Anthropic from "@anthropic-ai/sdk";
+import { createMessageBatch, createExecutionContext, getQueueResult, runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { OFFLINE_BASE_URL } from "../../core/model-client";
+import { createOfflineModelFetch } from "../../core/offline-model";
+import { countRequestTokens } from "../../core/tokens";
+import { consumeBatch } from "../../workers/summarizer/index";
+import { runFoldJob } from "../../workers/summarizer/fold";
+import { api, createConversation, send, transcript } from "./helpers";
+
+const stubOf = (id: string) => env.CONVERSATION.get(env.CONVERSATION.idFromName(id));
+const meta = async (id: string) => (await api("GET", `/v1/conversations/${id}`)).json;
+
+async function lease(id: string): Promise<{ jobId: string; expiresAt: number } | null> {
+  return runInDurableObject(stubOf(id), async (_i, state) => {
+    const row = state.storage.sql.exec<{ value: string }>("SELECT value FROM kv WHERE key = 'fold_lease'").toArray()[0];
+    return row ? JSON.parse(row.value) : null;
+  });
+}
+
+async function expireLease(id: string): Promise<void> {
+  await runInDurableObject(stubOf(id), async (_i, state) => {
+    state.storage.sql.exec("UPDATE kv SET value = json_set(value, '$.expiresAt', 0) WHERE key = 'fold_lease'");
+  });
+}
+
+const jobFor = (id: string, jobId: string) => ({ kind: "fold" as const, jobId, tenantId: "dev", conversationId: id, requestedAt: new Date().toISOString() });
+
+/** An SDK client on the offline model that records fold requests, and can hold or fail them. */
+function recordingClient(opts: { gate?: Promise<void>; failWith?: number } = {}) {
+  const requests: any[] = [];
+  const inner = createOfflineModelFetch();
+  const client = new Anthropic({
+    apiKey: "offline",
+    baseURL: OFFLINE_BASE_URL,
+    maxRetries: 0,
+    fetch: async (url: any, init: any) => {
+      requests.push(JSON.parse(init.body));
+      if (opts.gate) await opts.gate;
+      if (opts.failWith) return new Response(JSON.stringify({ type: "error", error: { type: "overloaded_error", message: "Overloaded" } }), { status: opts.failWith, headers: { "content-type": "application/json" } });
+      return inner(url, init);
+    },
+  });
+  return { client, requests };
+}
+
+/** Sends turns of about `chars` chars each until the DO has taken a fold lease. */
+async function growUntilLease(id: string, chars = 1500, maxTurns = 40): Promise<{ jobId: string }> {
+  for (let i = 0; i < maxTurns; i++) {
+    await send(id, `turn ${i} about topic-${i}, the flight plan.\n@reply-chars ${chars}`);
+    const l = await lease(id);
+    if (l) return l;
+  }
+  throw new Error("no fold dispatched");
+}
+
+describe("dispatch", () => {
+  it("dispatches only past the threshold (strictly greater), and one fold at a time", async () => {
+    const text = "threshold probe ".repeat(80);
+    // Five short turns first, so the region has somewhere to cut once it is over the threshold.
+    const play = async (id: string) => {
+      for (let i = 0; i < 5; i++) await send(id, `warm-up ${i}`);
+      await send(id, text);
+    };
+    const probe = await createConversation();
+    await play(probe);
+    const chars = (await meta(probe)).unsummarizedChars;
+    expect(chars).toBeGreaterThan(1000);
+
+    const atThreshold = await createConversation({ foldThresholdChars: chars });
+    await play(atThreshold);
+    expect((await meta(atThreshold)).unsummarizedChars).toBe(chars);
+    expect(await lease(atThreshold)).toBeNull();
+
+    const justOver = await createConversation({ foldThresholdChars: chars - 1 });
+    await play(justOver);
+    const first = await lease(justOver);
+    expect(first).not.toBeNull();
+    expect((await meta(justOver)).foldInFlight).toBe(true);
+    await send(justOver, "another turn while the fold is in flight");
+    expect((await lease(justOver))!.jobId).toBe(first!.jobId);
+  });
+
+  it("lets a later turn dispatch again once a crashed job's lease expires", async () => {
+    const id = await createConversation({ foldThresholdChars: 1000 });
+    const first = await growUntilLease(id);
+    await expireLease(id);
+    await send(id, "after the crash");
+    const second = await lease(id);
+    expect(second!.jobId).not.toBe(first.jobId);
+    // The crashed job, redelivered late, is now stale and changes nothing.
+    const late = await runFoldJob(jobFor(id, first.jobId), env as Env);
+    expect(late).toEqual({ applied: false, reason: "stale job: not the fold in flight" });
+    expect((await meta(id)).summary).toBeNull();
+  });
+});
+
+describe("a fold", () => {
+  it("writes one summary within the cap, keeps a user-started tail of at least 8, and touches no original", async () => {
+    const id = await createConversation({ foldThresholdChars: 5000, summaryMaxChars: 800 });
+    const { jobId } = await growUntilLease(id);
+    const before = await transcript(id);
+    const outcome = await runFoldJob(jobFor(id, jobId), env as Env);
+    expect(outcome).toEqual({ applied: true, reason: "folded" });
+    const m = await meta(id);
+    expect(m.summary.length).toBeGreaterThan(0);
+    expect(m.summary.length).toBeLessThanOrEqual(800);
+    expect(m.foldCount).toBe(1);
+    expect(m.foldInFlight).toBe(false);
+    const after = await transcript(id);
+    expect(after).toEqual(before);
+    const b = after.findIndex((x) => x.id === m.summarizedThroughMessageId);
+    expect(after[b].role).toBe("user");
+    expect(after[b].content[0].type).toBe("text");
+    expect(after.length - b).toBeGreaterThanOrEqual(8);
+    expect(m.summarizedThroughMessage).toBe(after[b].seq - 1);
+    // The head in R2 carries the same fields.
+    const head: any = await (await env.BUCKET.get(`tenants/dev/conversations/${id}/head.json`))!.json();
+    expect(head).toMatchObject({ summary: m.summary, summarizedThroughMessage: m.summarizedThroughMessage, summarizedThroughMessageId: m.summarizedThroughMessageId });
+
+    const replay = (await api("GET", `/v1/conversations/${id}/replay`)).json;
+    expect(replay.messages[0].role).toBe("user");
+    expect(replay.messages[0].content[0].text).toContain(m.summary);
+    expect(replay.messages[0].content[0].text).toContain(`"conversation_id":"${id}"`);
+    expect(replay.messages[0].content[0].text).toMatch(/memory_search/);
+    expect(replay.messages[1].role).toBe("assistant");
+    expect(replay.messages[2]).toEqual({ role: "user", content: after[b].content });
+    expect(replay.messages.length).toBe(2 + (after.length - b));
+
+    // Folded messages stay readable byte for byte through the tool.
+    const folded = after[1];
+    const r = await send(id, `@tool conversation_read {"message_id":"${folded.id}"}`);
+    const read = r.json.messages[2].content[0].content as string;
+    expect(read.slice(read.indexOf("\n") + 1)).toBe(folded.content[0].text);
+  });
+
+  it("folds recursively: each fold prompt carries the previous summary, and there is always exactly one", async () => {
+    const id = await createConversation({ foldThresholdChars: 4000, summaryMaxChars: 1000 });
+    const summaries: string[] = [];
+    for (let n = 0; n < 3; n++) {
+      const { jobId } = await growUntilLease(id);
+      const rec = recordingClient();
+      expect((await runFoldJob(jobFor(id, jobId), env as Env, { client: rec.client })).applied).toBe(true);
+      expect(rec.requests).toHaveLength(1);
+      const prompt = JSON.stringify(rec.requests[0]);
+      if (n === 0) expect(prompt).toContain("first fold");
+      else expect(prompt).toContain(JSON.stringify(summaries[n - 1]).slice(1, -1));
+      const m = await meta(id);
+      summaries.push(m.summary);
+      expect(m.foldCount).toBe(n + 1);
+      expect(typeof m.summary).toBe("string");
+      expect(m.summary.length).toBeLessThanOrEqual(1000);
+    }
+    const heads = await meta(id);
+    expect(heads.summarizedThroughMessage).toBeGreaterThan(0);
+  });
+
+  it("keeps turns that land while the model call runs, and lands on the freshest state", async () => {
+    const id = await createConversation({ foldThresholdChars: 4000 });
+    const { jobId } = await growUntilLease(id);
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const rec = recordingClient({ gate });
+    const folding = runFoldJob(jobFor(id, jobId), env as Env, { client: rec.client });
+    while (!rec.requests.length) await new Promise((r) => setTimeout(r, 10));
+    const during1 = await send(id, "landed during the fold one");
+    const during2 = await send(id, "landed during the fold two");
+    release();
+    expect((await folding).applied).toBe(true);
+    const t = await transcript(id);
+    const ids = t.map((m) => m.id);
+    for (const m of [...during1.json.messages, ...during2.json.messages]) expect(ids).toContain(m.id);
+    const replay = (await api("GET", `/v1/conversations/${id}/replay`)).json;
+    const last = replay.messages[replay.messages.length - 1];
+    expect(last.content).toEqual(during2.json.messages[1].content);
+  });
+
+  it("applies a job delivered three times exactly once", async () => {
+    const id = await createConversation({ foldThresholdChars: 4000 });
+    const { jobId } = await growUntilLease(id);
+    const outcomes = [];
+    for (let i = 0; i < 3; i++) outcomes.push(await runFoldJob(jobFor(id, jobId), env as Env));
+    expect(outcomes.map((o) => o.applied)).toEqual([true, false, false]);
+    expect((await meta(id)).foldCount).toBe(1);
+  });
+
+  it("refuses a commit whose boundary is gone or would move backwards", async () => {
+    const id = await createConversation({ foldThresholdChars: 4000 });
+    const { jobId } = await growUntilLease(id);
+    const stub = stubOf(id);
+    const ref = { tenantId: "dev", conversationId: id };
+    const bad = await stub.commitFold(ref, { jobId, kind: "summary", summary: "x", boundaryMessageId: "msg_01M8VGHFT3DT8AZ8TEFFHNQA7S", boundarySeq: 3 });
+    expect(bad).toEqual({ applied: false, reason: "boundary message not found" });
+    const { jobId: second } = await growUntilLease(id);
+    expect((await runFoldJob(jobFor(id, second), env as Env)).applied).toBe(true);
+    const m = await meta(id);
+    await growUntilLease(id);
+    const { jobId: third } = (await lease(id))!;
+    const t = await transcript(id);
+    const back = await stub.commitFold(ref, { jobId: third, kind: "summary", summary: "x", boundaryMessageId: t[2].id, boundarySeq: 3 });
+    expect(back).toEqual({ applied: false, reason: "boundary would not move forward" });
+    expect((await meta(id)).summarizedThroughMessageId).toBe(m.summarizedThroughMessageId);
+  });
+
+  it("retries model failures through the queue and keeps the conversation working", async () => {
+    const id = await createConversation({ foldThresholdChars: 4000 });
+    const { jobId } = await growUntilLease(id);
+    const rec = recordingClient({ failWith: 529 });
+    const batch = createMessageBatch<unknown>("context-chat-folds", [{ id: "f1", timestamp: new Date(), attempts: 2, body: jobFor(id, jobId) }]);
+    const ctx = createExecutionContext();
+    await consumeBatch(batch, (job) => runFoldJob(job as any, env as Env, { client: rec.client }).then(() => undefined));
+    const result = await getQueueResult(batch, ctx);
+    expect(result.retryMessages.map((m) => m.msgId)).toEqual(["f1"]);
+    expect(result.explicitAcks).toEqual([]);
+    expect((await meta(id)).summary).toBeNull();
+    expect((await send(id, "still answering")).status).toBe(200);
+    // The lease still belongs to the failing job until it expires; the retry then succeeds.
+    expect((await lease(id))!.jobId).toBe(jobId);
+    expect((await runFoldJob(jobFor(id, jobId), env as Env)).applied).toBe(true);
+  });
+
+  it("does not dispatch when the region has nowhere to cut, and a job that finds none releases its lease", async () => {
+    const id = await createConversation({ foldThresholdChars: 1000 });
+    const calls = Array.from({ length: 5 }, (_, i) => `@tool conversation_read {"from_seq":1,"to_seq":${i + 1}}`).join("\n");
+    await send(id, `one long tool turn\n${calls}`);
+    const m = await meta(id);
+    expect(m.unsummarizedChars).toBeGreaterThan(1000);
+    expect(await lease(id)).toBeNull();
+    // A job that arrives anyway (say, the region changed under it) folds nothing and frees the lease.
+    await runInDurableObject(stubOf(id), async (_i, state) => {
+      state.storage.sql.exec("INSERT INTO kv (key, value) VALUES ('fold_lease', ?)", JSON.stringify({ jobId: "fold_manual", dispatchedAt: Date.now(), expiresAt: Date.now() + 60_000 }));
+    });
+    const rec = recordingClient();
+    const out = await runFoldJob(jobFor(id, "fold_manual"), env as Env, { client: rec.client });
+    expect(out).toEqual({ applied: false, reason: "nothing to fold" });
+    expect(rec.requests).toHaveLength(0);
+    expect(await lease(id)).toBeNull();
+    expect((await meta(id)).summary).toBeNull();
+  });
+});
+
+describe("nothing is lost", () => {
+  it("every original message hashes the same after many folds, and the rebuild paths agree", async () => {
+    const id = await createConversation({ foldThresholdChars: 3000, summaryMaxChars: 600 });
+    const digest = async (messages: any[]) => {
+      const bytes = new TextEncoder().encode(JSON.stringify(messages));
+      return [...new Uint8Array(await crypto.subtle.digest("SHA-256", bytes))].map((b) => b.toString(16).padStart(2, "0")).join("");
+    };
+    const snapshots: { count: number; hash: string }[] = [];
+    for (let n = 0; n < 4; n++) {
+      const { jobId } = await growUntilLease(id, 900);
+      const t = await transcript(id);
+      snapshots.push({ count: t.length, hash: await digest(t) });
+      expect((await runFoldJob(jobFor(id, jobId), env as Env)).applied).toBe(true);
+    }
+    const final = await transcript(id);
+    for (const s of snapshots) expect(await digest(final.slice(0, s.count))).toBe(s.hash);
+    expect((await meta(id)).foldCount).toBe(4);
+
+    // Path 1, the replay endpoint; path 2, the request the model receives on the next turn.
+    // The offline model reports the exact tokens it was sent, so the two must count the same.
+    const replay = (await api("GET", `/v1/conversations/${id}/replay`)).json;
+    expect(replay.messages[0].role).toBe("user");
+    const next = "the next question";
+    const expected = countRequestTokens({ ...replay, messages: [...replay.messages, { role: "user", content: [{ type: "text", text: next }] }] });
+    const turn = await send(id, next);
+    const u = turn.json.usage;
+    expect(u.input_tokens + u.cache_read_input_tokens + u.cache_creation_input_tokens).toBe(expected);
+  });
+
+  it("rebuilds a folded conversation from R2 with the same replay", async () => {
+    const id = await createConversation({ foldThresholdChars: 3000 });
+    const { jobId } = await growUntilLease(id);
+    await runFoldJob(jobFor(id, jobId), env as Env);
+    const replayBefore = (await api("GET", `/v1/conversations/${id}/replay`)).json;
+    const { evictDurableObject } = await import("cloudflare:test");
+    await runInDurableObject(stubOf(id), async (_i, state) => {
+      await state.storage.deleteAll();
+    });
+    await evictDurableObject(stubOf(id));
+    expect((await api("GET", `/v1/conversations/${id}/replay`)).json).toEqual(replayBefore);
+  });
+});

@@ -1,0 +1,25 @@
+// The wiring the runtime relies on but no handler can see: the queue's retries and dead-letter
+// queue, the summarizer's route to the Durable Object, and append-only DO migrations.
+import { readFileSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+
+const root = new URL("../..", import.meta.url).pathname;
+const chat = readFileSync(`${root}wrangler.toml`, "utf8");
+const summarizer = readFileSync(`${root}workers/summarizer/wrangler.toml`, "utf8");
+
+describe("wrangler configs", () => {
+  it("give the fold consumer retries and a dead-letter queue", () => {
+    expect(summarizer).toMatch(/\[\[queues\.consumers\]\][^[]*queue = "context-chat-folds"/);
+    expect(summarizer).toMatch(/max_retries = [1-9]/);
+    expect(summarizer).toMatch(/dead_letter_queue = "context-chat-folds-dlq"/);
+    expect(chat).toMatch(/\[\[queues\.producers\]\][^[]*queue = "context-chat-folds"/);
+  });
+  it("route the summarizer to the chat worker's Durable Object by script_name", () => {
+    const name = /^name = "([^"]+)"/m.exec(chat)![1];
+    expect(summarizer).toContain(`class_name = "ConversationDO"`);
+    expect(summarizer).toContain(`script_name = "${name}"`);
+  });
+  it("declare the Durable Object class as a SQLite class in a migration", () => {
+    expect(chat).toMatch(/new_sqlite_classes = \["ConversationDO"\]/);
+  });
+});

@@ -144,12 +144,33 @@ export class ConversationDO extends DurableObject<Env> {
     return this.unsummarized;
   }
 
+  /**
+   * What a fold now would fold: the unsummarized chars before the fold mark (the kept tail is
+   * not counted). Comparing this with the threshold makes each fold absorb more than
+   * `foldThresholdChars` of conversation: one summarization call per threshold of growth.
+   */
+  private foldableChars(head: ConversationHead): number {
+    const region = this.replaySource(head);
+    const mark = chooseFoldMark(region, head.settings.tailMessages);
+    if (mark === null) return 0;
+    let kept = 0;
+    for (let i = mark; i < region.length; i++) kept += messageChars(region[i]);
+    return this.unsummarizedChars(head) - kept;
+  }
+
   private view(head: ConversationHead): ConversationView {
     const { tenantId: _tenant, ...rest } = head;
     // seq runs 1..n without gaps, so the last seq is the count (an index lookup, not a scan).
     const lastSeq = this.store.lastSeq();
     const lease = this.store.getLease();
-    return { ...rest, messageCount: lastSeq, lastSeq, unsummarizedChars: this.unsummarizedChars(head), foldInFlight: !!lease && lease.expiresAt > Date.now() };
+    return {
+      ...rest,
+      messageCount: lastSeq,
+      lastSeq,
+      unsummarizedChars: this.unsummarizedChars(head),
+      foldableChars: this.foldableChars(head),
+      foldInFlight: !!lease && lease.expiresAt > Date.now(),
+    };
   }
 
   // ---- RPC: metadata ----------------------------------------------------------------------
@@ -355,14 +376,14 @@ export class ConversationDO extends DurableObject<Env> {
   // ---- the rolling summary --------------------------------------------------------------------
 
   /**
-   * Past the threshold, with somewhere to cut and no fold in flight: take the lease and send one
-   * fold job. The check and the lease are one synchronous step, so two turns never both dispatch.
+   * When a fold now would fold more than the threshold and none is in flight: take the lease and
+   * send one fold job. The check and the lease are one synchronous step, so two turns never both
+   * dispatch.
    */
   private async maybeDispatchFold(): Promise<void> {
     const head = this.head;
-    if (!head || this.unsummarizedChars(head) <= head.settings.foldThresholdChars) return;
-    // A job that could not cut anywhere would only burn a queue hop; a later turn checks again.
-    if (chooseFoldMark(this.replaySource(head), head.settings.tailMessages) === null) return;
+    // Zero when there is nowhere to cut: such a job would only burn a queue hop.
+    if (!head || this.foldableChars(head) <= head.settings.foldThresholdChars) return;
     const now = Date.now();
     const lease = this.store.getLease();
     if (lease && lease.expiresAt > now) return;

@@ -26,6 +26,8 @@ export interface ConversationView extends Omit<ConversationHead, "tenantId"> {
   lastSeq: number;
   /** Replay chars after the fold boundary: what the fold threshold is compared with. */
   unsummarizedChars: number;
+  /** The part of it a fold now would fold (everything before the kept tail): the threshold's measure. */
+  foldableChars: number;
   foldInFlight: boolean;
 }
 

@@ -61,19 +61,20 @@ async function growUntilLease(id: string, chars = 1500, maxTurns = 40): Promise<
 describe("dispatch", () => {
   it("dispatches only past the threshold (strictly greater), and one fold at a time", async () => {
     const text = "threshold probe ".repeat(80);
-    // Five short turns first, so the region has somewhere to cut once it is over the threshold.
+    // The big turn first, then short ones: the fold would keep the last 8 messages and fold the rest.
     const play = async (id: string) => {
-      for (let i = 0; i < 5; i++) await send(id, `warm-up ${i}`);
       await send(id, text);
+      for (let i = 0; i < 5; i++) await send(id, `warm-up ${i}`);
     };
     const probe = await createConversation();
     await play(probe);
-    const chars = (await meta(probe)).unsummarizedChars;
+    const chars = (await meta(probe)).foldableChars;
     expect(chars).toBeGreaterThan(1000);
+    expect(chars).toBeLessThan((await meta(probe)).unsummarizedChars);
 
     const atThreshold = await createConversation({ foldThresholdChars: chars });
     await play(atThreshold);
-    expect((await meta(atThreshold)).unsummarizedChars).toBe(chars);
+    expect((await meta(atThreshold)).foldableChars).toBe(chars);
     expect(await lease(atThreshold)).toBeNull();
 
     const justOver = await createConversation({ foldThresholdChars: chars - 1 });
@@ -229,6 +230,7 @@ describe("a fold", () => {
     await send(id, `one long tool turn\n${calls}`);
     const m = await meta(id);
     expect(m.unsummarizedChars).toBeGreaterThan(1000);
+    expect(m.foldableChars).toBe(0);
     expect(await lease(id)).toBeNull();
     // A job that arrives anyway (say, the region changed under it) folds nothing and frees the lease.
     await runInDurableObject(stubOf(id), async (_i, state) => {

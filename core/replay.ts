@@ -5,10 +5,12 @@
 // Replay = summary preamble + acknowledgement + the verbatim tail after the fold boundary. Stale
 // tool-result stubs plug in here too, by rewriting blocks of the tail; callers do not change.
 import { messageChars } from "./render";
+import { applyStubs } from "./stubs";
 import type { Settings } from "./settings";
 import type { ContentBlock, ModelRequest, StoredMessage, SystemBlock, ToolSchema, WireMessage } from "./types";
 
 export interface ReplayInput {
+  conversationId: string;
   settings: Settings;
   system: SystemBlock[];
   tools: ToolSchema[];
@@ -19,7 +21,6 @@ export interface ReplayInput {
 }
 
 export interface SummaryState {
-  conversationId: string;
   summary: string;
   /** Seq of the last message the summary covers. */
   throughSeq: number;
@@ -36,13 +37,18 @@ export interface ReplayEstimate {
   budgetTokens: number;
   charsPerToken: number;
   messages: number;
+  /** Stale tool results replaced by stubs, the chars that saved, and stale chars awaiting their batch. */
+  stubbedResults: number;
+  stubSavedChars: number;
+  stubPendingChars: number;
 }
 
 export const INTERRUPTED_TOOL_RESULT = "[no result: the turn ended before this tool call returned]";
 
 export function buildModelRequest(input: ReplayInput): { request: ModelRequest; estimate: ReplayEstimate } {
-  const tail = toWireMessages(input.history);
-  const messages = input.summary ? [...summaryPreamble(input.summary), ...tail] : tail;
+  const stubs = applyStubs(input.history, input.settings, input.conversationId);
+  const preamble = input.summary ? summaryPreamble(input.conversationId, input.summary) : [];
+  const messages = withCacheBreakpoints([...preamble, ...toWireMessages(stubs.messages)], preamble.length);
   const request: ModelRequest = {
     model: input.settings.model,
     max_tokens: input.settings.outputReserveTokens,
@@ -50,7 +56,30 @@ export function buildModelRequest(input: ReplayInput): { request: ModelRequest; 
     tools: input.tools,
     messages,
   };
-  return { request, estimate: estimateRequest(request, input.settings) };
+  const estimate = {
+    ...estimateRequest(request, input.settings),
+    stubbedResults: stubs.stubbed,
+    stubSavedChars: stubs.savedChars,
+    stubPendingChars: stubs.pendingChars,
+  };
+  return { request, estimate };
+}
+
+/**
+ * Prompt-cache breakpoints on messages (the system prompt carries its own): after the summary
+ * acknowledgement, which only a fold changes, and on the last message, so the next call of the
+ * turn, or the next turn, reads everything before it from the cache. Blocks are copied: stored
+ * messages never carry cache_control.
+ */
+function withCacheBreakpoints(messages: WireMessage[], preambleLength: number): WireMessage[] {
+  const marks = new Set<number>([messages.length - 1]);
+  if (preambleLength > 0) marks.add(preambleLength - 1);
+  return messages.map((m, i) => {
+    if (!marks.has(i) || typeof m.content === "string" || !m.content.length) return m;
+    const content = [...m.content];
+    content[content.length - 1] = { ...content[content.length - 1], cache_control: { type: "ephemeral" } } as ContentBlock;
+    return { ...m, content };
+  });
 }
 
 /**
@@ -59,11 +88,11 @@ export function buildModelRequest(input: ReplayInput): { request: ModelRequest; 
  * assistant acknowledgement. Both change only when a fold lands, so the prefix stays byte-stable
  * between folds.
  */
-export function summaryPreamble(s: SummaryState): WireMessage[] {
-  const range = JSON.stringify({ conversation_id: s.conversationId, from_seq: 1, to_seq: s.throughSeq });
+export function summaryPreamble(conversationId: string, s: SummaryState): WireMessage[] {
+  const range = JSON.stringify({ conversation_id: conversationId, from_seq: 1, to_seq: s.throughSeq });
   const preamble = [
     "<conversation_summary>",
-    `Messages 1-${s.throughSeq} of this conversation (${s.conversationId}) are folded into the summary below. Their originals are stored unchanged and can be recalled exactly:`,
+    `Messages 1-${s.throughSeq} of this conversation (${conversationId}) are folded into the summary below. Their originals are stored unchanged and can be recalled exactly:`,
     `- conversation_read ${range} reads them (50 at a time; or one message by message_id, byte for byte);`,
     `- memory_search {"query":"..."} finds them by words, in this conversation and every other one.`,
     "When the user refers to something from before that is not in view, recall it with those calls before answering.",
@@ -111,7 +140,7 @@ export function toWireMessages(history: readonly StoredMessage[]): WireMessage[]
   return out;
 }
 
-export function estimateRequest(request: ModelRequest, settings: Settings): ReplayEstimate {
+export function estimateRequest(request: ModelRequest, settings: Settings): Omit<ReplayEstimate, "stubbedResults" | "stubSavedChars" | "stubPendingChars"> {
   let prefixChars = JSON.stringify(request.tools).length;
   for (const s of request.system) prefixChars += s.text.length;
   let messagesChars = 0;

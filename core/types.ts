@@ -1,21 +1,24 @@
 // Plain data shapes shared by the workers, the Durable Object and the pure lifecycle code.
 // Content blocks follow Anthropic's Messages API so stored messages replay without translation.
 
-export interface TextBlock {
+/** Set only on the copies replay sends; stored messages never carry it. */
+export type CacheControl = { cache_control?: { type: "ephemeral" } };
+
+export interface TextBlock extends CacheControl {
   type: "text";
   text: string;
 }
-export interface ImageBlock {
+export interface ImageBlock extends CacheControl {
   type: "image";
   source: { type: "base64"; media_type: string; data: string } | { type: "url"; url: string };
 }
-export interface ToolUseBlock {
+export interface ToolUseBlock extends CacheControl {
   type: "tool_use";
   id: string;
   name: string;
   input: Record<string, unknown>;
 }
-export interface ToolResultBlock {
+export interface ToolResultBlock extends CacheControl {
   type: "tool_result";
   tool_use_id: string;
   content: string | Array<TextBlock | ImageBlock>;

@@ -263,13 +263,14 @@ export class ConversationDO extends DurableObject<Env> {
 
   private buildRequest(head: ConversationHead) {
     return buildModelRequest({
+      conversationId: head.id,
       settings: head.settings,
       system: buildSystemPrompt(capabilityIndex()),
       tools: toolRegistry.coreSchemas(),
       history: this.replaySource(head),
       summary:
         head.summary && head.summarizedThroughMessage
-          ? { conversationId: head.id, summary: head.summary, throughSeq: head.summarizedThroughMessage }
+          ? { summary: head.summary, throughSeq: head.summarizedThroughMessage }
           : null,
     });
   }

@@ -102,11 +102,12 @@ describe("replay with a summary", () => {
   it("is preamble (summary + recovery pointer), acknowledgement, then the tail from a user message", () => {
     const tail = conversation("uauaua").map((m) => ({ ...m, seq: m.seq + 40 }));
     const { request } = buildModelRequest({
+      conversationId: "conv_X",
       settings: defaultSettings(),
       system: [],
       tools: [],
       history: tail,
-      summary: { conversationId: "conv_X", summary: "THE SUMMARY", throughSeq: 40 },
+      summary: { summary: "THE SUMMARY", throughSeq: 40 },
     });
     const [pre, ack, first] = request.messages;
     const preText = (pre.content as { text: string }[])[0].text;
@@ -116,11 +117,15 @@ describe("replay with a summary", () => {
     expect(preText).toContain("memory_search");
     expect(ack.role).toBe("assistant");
     expect(first).toEqual({ role: "user", content: tail[0].content });
+    // Cache breakpoints: after the acknowledgement and on the last message, never on stored blocks.
+    expect((ack.content as any[]).at(-1).cache_control).toEqual({ type: "ephemeral" });
+    expect((request.messages.at(-1)!.content as any[]).at(-1).cache_control).toEqual({ type: "ephemeral" });
+    expect((tail.at(-1)!.content as any[]).at(-1).cache_control).toBeUndefined();
     expect(request.messages).toHaveLength(2 + tail.length);
   });
 
   it("is byte-stable for the same summary", () => {
-    const s = { conversationId: "conv_X", summary: "S", throughSeq: 12 };
-    expect(JSON.stringify(summaryPreamble(s))).toBe(JSON.stringify(summaryPreamble({ ...s })));
+    const s = { summary: "S", throughSeq: 12 };
+    expect(JSON.stringify(summaryPreamble("conv_X", s))).toBe(JSON.stringify(summaryPreamble("conv_X", { ...s })));
   });
 });

@@ -1,0 +1,114 @@
+// Stale tool-result stubs: at replay time, a large tool result older than the last few user
+// exchanges is replaced by a deterministic, self-describing stub that names the exact call
+// returning the original bytes. Nothing stored changes; no model call is made.
+//
+// Prompt caching: every newly stubbed result changes the replay from its position on, so
+// transitions are batched. The stub watermark advances only once the chars that stubbing would
+// reclaim pass `stubBatchChars`; between jumps the replayed prefix stays byte-identical. The
+// watermark is derived from the history alone (replaying the exchange sequence), so it is the
+// same on every call and in both rebuild paths, and needs no stored state.
+import { isToolResultCarrier, toolResultText } from "./render";
+import type { ContentBlock, StoredMessage, ToolResultBlock, ToolUseBlock } from "./types";
+
+export interface StubSettings {
+  stubMinChars: number;
+  stubAfterExchanges: number;
+  stubBatchChars: number;
+}
+
+export interface StubOutcome {
+  messages: StoredMessage[];
+  stubbed: number;
+  /** Chars of the originals that the stubs replaced, minus the stubs' own chars. */
+  savedChars: number;
+  /** Stale results not stubbed yet because their batch has not filled. */
+  pendingChars: number;
+}
+
+const INPUT_BRIEF_CHARS = 160;
+
+const isRealUserPrompt = (m: StoredMessage) => m.role === "user" && !isToolResultCarrier(m);
+
+/** Index in `messages` before which stale results are stubbed (0: none), replaying the batching. */
+export function stubWatermark(messages: readonly StoredMessage[], s: StubSettings): number {
+  const prompts: number[] = [];
+  messages.forEach((m, i) => isRealUserPrompt(m) && prompts.push(i));
+  let watermark = 0;
+  let cutoff = 0;
+  let pending = 0;
+  for (let j = 0; j < prompts.length; j++) {
+    // With prompt j the newest, the last `stubAfterExchanges` exchanges start at this index.
+    const k = j - s.stubAfterExchanges + 1;
+    if (k < 1) continue;
+    const nextCutoff = prompts[k];
+    for (let i = cutoff; i < nextCutoff; i++) pending += staleChars(messages[i], s.stubMinChars);
+    cutoff = nextCutoff;
+    if (pending > 0 && pending >= s.stubBatchChars) {
+      watermark = cutoff;
+      pending = 0;
+    }
+  }
+  return watermark;
+}
+
+function staleChars(m: StoredMessage, min: number): number {
+  if (!isToolResultCarrier(m)) return 0;
+  let n = 0;
+  for (const b of m.content) if (b.type === "tool_result" && !b.is_error) n += eligible(b, min);
+  return n;
+}
+
+function eligible(b: ToolResultBlock, min: number): number {
+  const chars = toolResultText(b).length;
+  return chars >= min ? chars : 0;
+}
+
+/** The history with every stale result before the watermark stubbed. Returns new objects only where changed. */
+export function applyStubs(messages: readonly StoredMessage[], s: StubSettings, conversationId: string): StubOutcome {
+  const watermark = stubWatermark(messages, s);
+  const cutoff = staleCutoff(messages, s);
+  const calls = new Map<string, ToolUseBlock>();
+  let stubbed = 0;
+  let savedChars = 0;
+  let pendingChars = 0;
+  const out = messages.map((m, i) => {
+    if (m.role === "assistant") for (const b of m.content) if (b.type === "tool_use") calls.set(b.id, b);
+    if (!isToolResultCarrier(m)) return m;
+    if (i >= watermark) {
+      if (i < cutoff) pendingChars += staleChars(m, s.stubMinChars);
+      return m;
+    }
+    let changed = false;
+    const content = m.content.map((b, blockIndex): ContentBlock => {
+      if (b.type !== "tool_result" || b.is_error || !eligible(b, s.stubMinChars)) return b;
+      const original = toolResultText(b);
+      const stub = stubText({ conversationId, message: m, blockIndex, chars: original.length, call: calls.get(b.tool_use_id) });
+      changed = true;
+      stubbed++;
+      savedChars += original.length - stub.length;
+      return { type: "tool_result", tool_use_id: b.tool_use_id, content: stub };
+    });
+    return changed ? { ...m, content } : m;
+  });
+  return { messages: out, stubbed, savedChars, pendingChars };
+}
+
+/** The index where the last `stubAfterExchanges` exchanges start (results before it are stale). */
+function staleCutoff(messages: readonly StoredMessage[], s: StubSettings): number {
+  let seen = 0;
+  for (let i = messages.length - 1; i >= 0; i--) {
+    if (!isRealUserPrompt(messages[i])) continue;
+    if (++seen === s.stubAfterExchanges) return i;
+  }
+  return 0;
+}
+
+/** The stub: what ran, how big its answer was, where it lives, and the call that returns it. */
+export function stubText(opts: { conversationId: string; message: StoredMessage; blockIndex: number; chars: number; call?: ToolUseBlock }): string {
+  const { conversationId, message, blockIndex, chars, call } = opts;
+  const input = call ? JSON.stringify(call.input) : "";
+  const brief = input.length > INPUT_BRIEF_CHARS ? `${input.slice(0, INPUT_BRIEF_CHARS)}…` : input;
+  const what = call ? `${call.name} ${brief}` : "a tool call";
+  const read = JSON.stringify({ conversation_id: conversationId, message_id: message.id, block: blockIndex });
+  return `[stale tool result replaced by this stub: ${what} returned ${chars.toLocaleString("en-US")} chars (message ${message.id}, seq ${message.seq}). The original is stored unchanged and searchable; conversation_read ${read} returns it byte for byte.]`;
+}

@@ -1,0 +1,124 @@
+import { describe, expect, it } from "vitest";
+import { buildModelRequest } from "../../core/replay";
+import { defaultSettings } from "../../core/settings";
+import { applyStubs, stubWatermark } from "../../core/stubs";
+import type { ContentBlock, StoredMessage } from "../../core/types";
+
+/** A conversation from a compact script: each entry is a turn; a number is the size of one tool result in it. */
+function script(turns: (number | null)[]): StoredMessage[] {
+  const out: StoredMessage[] = [];
+  const push = (role: "user" | "assistant", content: ContentBlock[]) =>
+    out.push({ id: `msg_${out.length + 1}`, seq: out.length + 1, role, content, createdAt: "2026-01-01T00:00:00Z" });
+  turns.forEach((size, t) => {
+    push("user", [{ type: "text", text: `prompt ${t}` }]);
+    if (size !== null) {
+      push("assistant", [{ type: "tool_use", id: `tu_${t}`, name: "file_read", input: { attachment_id: `att_${t}`, lines: "1-400" } }]);
+      push("user", [{ type: "tool_result", tool_use_id: `tu_${t}`, content: "x".repeat(size) }]);
+    }
+    push("assistant", [{ type: "text", text: `answer ${t}` }]);
+  });
+  return out;
+}
+
+const settings = (over: Partial<{ stubMinChars: number; stubAfterExchanges: number; stubBatchChars: number }> = {}) => ({ stubMinChars: 2000, stubAfterExchanges: 2, stubBatchChars: 0, ...over });
+const results = (ms: StoredMessage[]) => ms.flatMap((m) => m.content).filter((b) => b.type === "tool_result") as any[];
+
+describe("stale tool-result stubs", () => {
+  it("stubs a result of exactly 2,000 chars but not one of 1,999", () => {
+    const out = applyStubs(script([2000, 1999, null, null]), settings(), "conv_X");
+    const [a, b] = results(out.messages);
+    expect(a.content).toMatch(/^\[stale tool result replaced by this stub/);
+    expect(b.content).toBe("x".repeat(1999));
+    expect(out.stubbed).toBe(1);
+  });
+
+  it("stubs only results older than the last 2 user exchanges", () => {
+    // Result in exchange 1; exchanges 2 and 3 are the last two -> stale.
+    expect(applyStubs(script([5000, null, null]), settings(), "c").stubbed).toBe(1);
+    // Exchanges 1 and 2 are the last two -> still fresh.
+    expect(applyStubs(script([5000, null]), settings(), "c").stubbed).toBe(0);
+    // With 3 exchanges kept, it takes a fourth.
+    expect(applyStubs(script([5000, null, null]), settings({ stubAfterExchanges: 3 }), "c").stubbed).toBe(0);
+    expect(applyStubs(script([5000, null, null, null]), settings({ stubAfterExchanges: 3 }), "c").stubbed).toBe(1);
+  });
+
+  it("counts tool-result carriers as part of their exchange, not as user exchanges", () => {
+    // Exchange 2 has three tool rounds; they do not age exchange 1's result.
+    const ms = script([5000, null]);
+    const extra: StoredMessage[] = [];
+    for (let r = 0; r < 3; r++) {
+      extra.push({ id: `x${r}a`, seq: 100 + 2 * r, role: "assistant", content: [{ type: "tool_use", id: `tx${r}`, name: "n", input: {} }], createdAt: "t" });
+      extra.push({ id: `x${r}b`, seq: 101 + 2 * r, role: "user", content: [{ type: "tool_result", tool_use_id: `tx${r}`, content: "small" }], createdAt: "t" });
+    }
+    expect(applyStubs([...ms, ...extra], settings(), "c").stubbed).toBe(0);
+  });
+
+  it("names the tool, its input, the size, the message and the exact call that returns the bytes", () => {
+    const ms = script([25_000, null, null]);
+    const stub = results(applyStubs(ms, settings(), "conv_X").messages)[0].content as string;
+    expect(stub).toContain('file_read {"attachment_id":"att_0","lines":"1-400"}');
+    expect(stub).toContain("25,000 chars");
+    expect(stub).toContain("message msg_3");
+    expect(stub).toContain('conversation_read {"conversation_id":"conv_X","message_id":"msg_3","block":0}');
+    expect(stub.length).toBeLessThan(2000);
+  });
+
+  it("is deterministic and never touches the stored messages", () => {
+    const ms = script([9000, 9000, null, null]);
+    const copy = structuredClone(ms);
+    const a = applyStubs(ms, settings(), "c");
+    const b = applyStubs(ms, settings(), "c");
+    expect(JSON.stringify(a)).toBe(JSON.stringify(b));
+    expect(ms).toEqual(copy);
+  });
+
+  it("leaves error results alone", () => {
+    const ms = script([5000, null, null]);
+    (ms[2].content[0] as any).is_error = true;
+    expect(applyStubs(ms, settings(), "c").stubbed).toBe(0);
+  });
+});
+
+describe("batched stub transitions", () => {
+  it("waits until the reclaimable chars reach the batch, then stubs everything stale at once", () => {
+    const s = settings({ stubBatchChars: 12_000 });
+    // Each 5,000-char result goes stale two exchanges later; the batch fills at the third.
+    const turns: (number | null)[] = [5000, 5000, 5000, null, null, null];
+    const marks = [];
+    for (let n = 1; n <= turns.length; n++) marks.push(stubWatermark(script(turns.slice(0, n)), s));
+    // No jump until three results (15,000 chars) are stale, then one jump covering all three.
+    expect(marks.slice(0, 4).every((m) => m === 0)).toBe(true);
+    expect(marks[4]).toBeGreaterThan(0);
+    const out = applyStubs(script(turns.slice(0, 5)), s, "c");
+    expect(out.stubbed).toBe(3);
+    expect(applyStubs(script(turns.slice(0, 4)), s, "c").pendingChars).toBe(10_000);
+  });
+
+  it("keeps the replayed prefix byte-identical between jumps, and changes it only at a jump", () => {
+    const s = { ...defaultSettings(), stubBatchChars: 30_000 };
+    const strip = (ms: any[]) => JSON.stringify(ms.map((m) => ({ role: m.role, content: m.content.map(({ cache_control: _c, ...b }: any) => b) })));
+    const turns: (number | null)[] = [];
+    let prev: { messages: any[]; mark: number } | null = null;
+    let jumps = 0;
+    let stable = 0;
+    for (let t = 0; t < 40; t++) {
+      turns.push(t % 3 === 0 ? 6000 : null);
+      const history = script(turns);
+      const messages = buildModelRequest({ conversationId: "c", settings: s, system: [], tools: [], history }).request.messages;
+      const mark = stubWatermark(history, s);
+      if (prev) {
+        const samePrefix = strip(messages.slice(0, prev.messages.length)) === strip(prev.messages);
+        if (mark === prev.mark) {
+          expect(samePrefix).toBe(true);
+          stable++;
+        } else {
+          expect(samePrefix).toBe(false);
+          jumps++;
+        }
+      }
+      prev = { messages, mark };
+    }
+    expect(jumps).toBeGreaterThan(1);
+    expect(stable).toBeGreaterThan(jumps * 3);
+  });
+});

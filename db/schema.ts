@@ -1,6 +1,6 @@
 // drizzle-orm table definitions for the relational part of D1. The cortex FTS5 table is
 // queried with raw SQL (drizzle has no virtual-table support); see workers/chat/cortex.ts.
-import { integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
 
 export const tenants = sqliteTable("tenants", {
   id: text("id").primaryKey(),
@@ -44,3 +44,36 @@ export const cortexDocs = sqliteTable("cortex_docs", {
   createdAt: text("created_at").notNull(),
   body: text("body").notNull(),
 });
+
+export const memoryNotes = sqliteTable("memory_notes", {
+  id: text("id").primaryKey(),
+  tenantId: text("tenant_id").notNull().references(() => tenants.id),
+  title: text("title").notNull(),
+  body: text("body").notNull(),
+  tags: text("tags").notNull().default("[]"),
+  sourceConversationId: text("source_conversation_id"),
+  createdAt: text("created_at").notNull(),
+  updatedAt: text("updated_at").notNull(),
+});
+
+export const memoryEpisodes = sqliteTable("memory_episodes", {
+  id: text("id").primaryKey(),
+  tenantId: text("tenant_id").notNull().references(() => tenants.id),
+  conversationId: text("conversation_id").notNull(),
+  foldJobId: text("fold_job_id").notNull().unique(),
+  day: text("day").notNull(),
+  throughSeq: integer("through_seq").notNull(),
+  body: text("body").notNull(),
+  createdAt: text("created_at").notNull(),
+});
+
+export const memoryMaps = sqliteTable(
+  "memory_maps",
+  {
+    tenantId: text("tenant_id").notNull(),
+    day: text("day").notNull(),
+    body: text("body").notNull(),
+    createdAt: text("created_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.tenantId, t.day] })],
+);

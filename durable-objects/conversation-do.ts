@@ -17,9 +17,11 @@ import { createModelClient } from "../core/model-client";
 import { messageChars } from "../core/render";
 import { crossCheckSettings, mergeSettings, type SettingsPatch } from "../core/settings";
 import { buildSystemPrompt } from "../core/system-prompt";
-import type { ContentBlock, ModelRequest, NewMessage, StoredMessage } from "../core/types";
+import type { ContentBlock, ModelRequest, NewMessage, StoredMessage, SystemBlock } from "../core/types";
 import { runAgentTurn } from "../workers/chat/agent/turn-loop";
-import { indexMessages, searchCortex } from "../workers/chat/cortex";
+import { conversationOfMessage, indexMessages, searchCortex } from "../workers/chat/cortex";
+import { createNote, getEpisode, getNote, recordEpisode } from "../workers/chat/memory";
+import { memoryMapFor, utcDay } from "../workers/chat/memory-map";
 import { updateConversationRow } from "../workers/chat/conversation-list";
 import { capabilityIndex, toolRegistry } from "../workers/chat/tools";
 import type { ReadQuery, ToolContext } from "../workers/chat/tools/registry";
@@ -79,6 +81,8 @@ export class ConversationDO extends DurableObject<Env> {
   private history: StoredMessage[] | null = null;
   /** Replay chars after the fold boundary; null until computed. */
   private unsummarized: number | null = null;
+  /** The tenant's memory map of the day (one D1 read per object per day). */
+  private memoryMap: { day: string; text: string } | null = null;
   private turnChain: Promise<unknown> = Promise.resolve();
   private indexing: Promise<void> | null = null;
   private indexAgain = false;
@@ -257,15 +261,29 @@ export class ConversationDO extends DurableObject<Env> {
   async replay(ref: ConversationRef): Promise<ReplayView | null> {
     const head = await this.load(ref);
     if (!head) return null;
-    const { request, estimate } = this.buildRequest(head);
+    const { request, estimate } = this.buildRequest(head, await this.systemPrompt(head));
     return { ...request, estimate };
   }
 
-  private buildRequest(head: ConversationHead) {
+  /** The system prompt: byte-stable within a UTC day (the memory map changes at most daily). */
+  private async systemPrompt(head: ConversationHead): Promise<SystemBlock[]> {
+    const day = utcDay();
+    if (this.memoryMap?.day !== day) {
+      try {
+        this.memoryMap = { day, text: await memoryMapFor(this.env.DB, head.tenantId, day) };
+      } catch (err) {
+        // Without the map the turn still runs; the next request tries again.
+        console.error("memory map unavailable", err);
+      }
+    }
+    return buildSystemPrompt(capabilityIndex(), this.memoryMap?.day === day ? this.memoryMap.text : null);
+  }
+
+  private buildRequest(head: ConversationHead, system: SystemBlock[]) {
     return buildModelRequest({
       conversationId: head.id,
       settings: head.settings,
-      system: buildSystemPrompt(capabilityIndex()),
+      system,
       tools: toolRegistry.coreSchemas(),
       history: this.replaySource(head),
       summary:
@@ -319,7 +337,14 @@ export class ConversationDO extends DurableObject<Env> {
           ? this.readMessages(ref, query)
           : this.env.CONVERSATION.get(this.env.CONVERSATION.idFromName(conversationId)).readMessages({ tenantId: ref.tenantId, conversationId }, query),
       search: (query, limit) => searchCortex(this.env.DB, ref.tenantId, query, { limit }),
+      memory: {
+        getNote: (id) => getNote(this.env.DB, ref.tenantId, id),
+        getEpisode: (id) => getEpisode(this.env.DB, ref.tenantId, id),
+        conversationOfMessage: (id) => conversationOfMessage(this.env.DB, ref.tenantId, id),
+        saveNote: (input) => createNote(this.env.DB, ref.tenantId, { ...input, sourceConversationId: ref.conversationId }),
+      },
     };
+    const system = await this.systemPrompt(head);
     let outcome;
     try {
       outcome = await runAgentTurn(
@@ -329,7 +354,7 @@ export class ConversationDO extends DurableObject<Env> {
           registry: toolRegistry,
           toolContext,
           maxIterations: head.settings.maxToolIterations,
-          buildRequest: () => this.buildRequest(this.head ?? head).request,
+          buildRequest: () => this.buildRequest(this.head ?? head, system).request,
           persist: async (messages) => {
             const stored = await this.append(messages);
             for (const message of stored) emit({ type: "message", turnId, message });
@@ -440,6 +465,10 @@ export class ConversationDO extends DurableObject<Env> {
     });
     if (outcome.applied) {
       if (this.store.getLease()?.jobId === commit.jobId) this.store.clearLease();
+      const head = this.head!;
+      // The fold's summary becomes a dated episode of this conversation, written to D1 by the indexer.
+      this.store.putOutbox(`episode:${commit.jobId}`, { tenantId: head.tenantId, conversationId: head.id, foldJobId: commit.jobId, throughSeq: head.summarizedThroughMessage, summary: head.summary, at: head.lastFoldAt });
+      this.ctx.waitUntil(this.indexPending());
       const boundarySeq = (commit as { boundarySeq: number }).boundarySeq;
       this.history = this.history?.filter((m) => m.seq >= boundarySeq) ?? null;
       this.unsummarized = null;
@@ -467,6 +496,10 @@ export class ConversationDO extends DurableObject<Env> {
           this.store.setIndexedThrough(batch[batch.length - 1].seq);
         }
       } while (this.indexAgain);
+      for (const item of this.store.outbox()) {
+        if (item.key.startsWith("episode:")) await recordEpisode(this.env.DB, item.payload as Parameters<typeof recordEpisode>[1]);
+        this.store.deleteOutbox(item.key);
+      }
       await updateConversationRow(this.env.DB, head.id, { messageCount: this.store.lastSeq(), updatedAt: new Date().toISOString(), title: head.title });
     })()
       .catch(async (err) => {

@@ -17,6 +17,7 @@ const SCHEMA_STEPS: string[][] = [
       batch_key TEXT NOT NULL
     )`,
   ],
+  [`CREATE TABLE IF NOT EXISTS outbox (key TEXT PRIMARY KEY, payload TEXT NOT NULL)`],
 ];
 
 interface MessageRow extends Record<string, SqlStorageValue> {
@@ -84,6 +85,19 @@ export class ConversationStore {
 
   clearLease(): void {
     this.sql.exec(`DELETE FROM kv WHERE key = 'fold_lease'`);
+  }
+
+  /** Work for D1 that must survive a failed attempt (e.g. fold episodes), drained by the indexer. */
+  putOutbox(key: string, payload: unknown): void {
+    this.sql.exec(`INSERT OR REPLACE INTO outbox (key, payload) VALUES (?, ?)`, key, JSON.stringify(payload));
+  }
+
+  outbox(): { key: string; payload: unknown }[] {
+    return this.sql.exec<{ key: string; payload: string }>(`SELECT key, payload FROM outbox ORDER BY key`).toArray().map((r) => ({ key: r.key, payload: JSON.parse(r.payload) }));
+  }
+
+  deleteOutbox(key: string): void {
+    this.sql.exec(`DELETE FROM outbox WHERE key = ?`, key);
   }
 
   /** Replay chars of every message after `seq`: the unsummarized region when `seq` is the fold boundary. */

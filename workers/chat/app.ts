@@ -8,6 +8,7 @@ import { bearer, tenantForKey } from "./auth";
 import { ApiError, errorBody, unauthorized } from "./errors";
 import { adminRoutes } from "./routes/admin";
 import { conversationRoutes } from "./routes/conversations";
+import { memoryRoutes } from "./routes/memory";
 import { searchRoutes } from "./routes/search";
 import type { AppEnv } from "./types";
 import { consumeTicket } from "./ws-tickets";
@@ -60,6 +61,7 @@ app.use("/v1/*", async (c, next) => {
 app.route("/v1/admin", adminRoutes);
 app.route("/v1/conversations", conversationRoutes);
 app.route("/v1/search", searchRoutes);
+app.route("/v1/memory", memoryRoutes);
 
 app.notFound((c) => c.json(errorBody(404, `no route for ${c.req.method} ${c.req.path}`), 404));
 

@@ -1,16 +1,33 @@
-// The cortex: D1 FTS5 over every persisted message (and, in later issues, memory and attachment
-// pages). Indexing is idempotent (doc_id upserts), so a retried or repeated run changes nothing.
+// The cortex: D1 FTS5 (BM25, porter stemming) over every persisted message, memory note, fold
+// episode and (later) attachment page. Indexing is idempotent (doc_id upserts), so a retried or
+// repeated run changes nothing. Every query is scoped to one tenant.
 import { renderMessageText } from "../../core/render";
 import type { StoredMessage } from "../../core/types";
 
-/** Long messages are indexed in chunks so one row stays well under D1's row size limit. */
+/** Long texts are indexed in chunks so one row stays well under D1's row size limit. */
 export const INDEX_CHUNK_CHARS = 20_000;
 const MAX_STATEMENTS_PER_BATCH = 50;
 
-export interface SearchHit {
-  kind: string;
+export type DocKind = "message" | "memory" | "episode";
+
+export interface CortexDoc {
+  tenantId: string;
+  kind: DocKind;
+  /** The id the hit points at: a message, note or episode id. */
+  refId: string;
   conversationId: string | null;
-  messageId: string;
+  seq: number | null;
+  role: string | null;
+  createdAt: string;
+  body: string;
+}
+
+export interface SearchHit {
+  kind: DocKind;
+  id: string;
+  conversationId: string | null;
+  /** Set for message hits (the same as `id`), kept for clients of the first version. */
+  messageId: string | null;
   seq: number | null;
   role: string | null;
   createdAt: string;
@@ -18,22 +35,51 @@ export interface SearchHit {
   score: number;
 }
 
-export async function indexMessages(db: D1Database, tenantId: string, conversationId: string, messages: readonly StoredMessage[]): Promise<void> {
+const docPrefix = (kind: DocKind, refId: string) => `${kind}:${refId}:`;
+
+/** Upserts docs, chunked; chunks a shorter new body no longer has are removed. */
+export async function upsertDocs(db: D1Database, docs: readonly CortexDoc[]): Promise<void> {
   const upsert = db.prepare(
     `INSERT INTO cortex_docs (doc_id, tenant_id, conversation_id, kind, ref_id, seq, role, created_at, body)
-     VALUES (?, ?, ?, 'message', ?, ?, ?, ?, ?)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
      ON CONFLICT(doc_id) DO UPDATE SET body = excluded.body WHERE cortex_docs.body != excluded.body`,
   );
+  const trim = db.prepare(`DELETE FROM cortex_docs WHERE tenant_id = ? AND kind = ? AND ref_id = ? AND doc_id >= ? AND doc_id < ?`);
   const statements: D1PreparedStatement[] = [];
-  for (const m of messages) {
-    const text = renderMessageText(m);
-    const chunks = Math.max(1, Math.ceil(text.length / INDEX_CHUNK_CHARS));
+  for (const d of docs) {
+    const chunks = Math.max(1, Math.ceil(d.body.length / INDEX_CHUNK_CHARS));
     for (let i = 0; i < chunks; i++) {
-      const body = text.slice(i * INDEX_CHUNK_CHARS, (i + 1) * INDEX_CHUNK_CHARS);
-      statements.push(upsert.bind(`msg:${m.id}:${i}`, tenantId, conversationId, m.id, m.seq, m.role, m.createdAt, body));
+      const body = d.body.slice(i * INDEX_CHUNK_CHARS, (i + 1) * INDEX_CHUNK_CHARS);
+      statements.push(upsert.bind(docPrefix(d.kind, d.refId) + chunkKey(i), d.tenantId, d.conversationId, d.kind, d.refId, d.seq, d.role, d.createdAt, body));
     }
+    // Notes can shrink: drop chunks beyond the new last one. (Messages are immutable.)
+    if (d.kind !== "message")
+      statements.push(trim.bind(d.tenantId, d.kind, d.refId, docPrefix(d.kind, d.refId) + chunkKey(chunks), docPrefix(d.kind, d.refId) + "~"));
   }
   for (let i = 0; i < statements.length; i += MAX_STATEMENTS_PER_BATCH) await db.batch(statements.slice(i, i + MAX_STATEMENTS_PER_BATCH));
+}
+
+const chunkKey = (i: number) => String(i).padStart(5, "0");
+
+export async function deleteDocs(db: D1Database, tenantId: string, kind: DocKind, refId: string): Promise<void> {
+  await db.prepare(`DELETE FROM cortex_docs WHERE tenant_id = ? AND kind = ? AND ref_id = ?`).bind(tenantId, kind, refId).run();
+}
+
+export function messageDoc(tenantId: string, conversationId: string, m: StoredMessage): CortexDoc {
+  return { tenantId, kind: "message", refId: m.id, conversationId, seq: m.seq, role: m.role, createdAt: m.createdAt, body: renderMessageText(m) };
+}
+
+export async function indexMessages(db: D1Database, tenantId: string, conversationId: string, messages: readonly StoredMessage[]): Promise<void> {
+  await upsertDocs(db, messages.map((m) => messageDoc(tenantId, conversationId, m)));
+}
+
+/** The conversation a message belongs to, within one tenant (null if not this tenant's). */
+export async function conversationOfMessage(db: D1Database, tenantId: string, messageId: string): Promise<string | null> {
+  const row = await db
+    .prepare(`SELECT conversation_id AS c FROM cortex_docs WHERE tenant_id = ? AND kind = 'message' AND ref_id = ? LIMIT 1`)
+    .bind(tenantId, messageId)
+    .first<{ c: string }>();
+  return row?.c ?? null;
 }
 
 /**
@@ -47,12 +93,14 @@ export function toFtsQuery(q: string, mode: "and" | "or" = "and"): string | null
   return unique.map((t) => `"${t.replace(/"/g, '""')}"`).join(mode === "and" ? " " : " OR ");
 }
 
-export async function searchCortex(
-  db: D1Database,
-  tenantId: string,
-  q: string,
-  opts: { conversationId?: string; limit: number },
-): Promise<SearchHit[]> {
+export interface SearchOptions {
+  conversationId?: string;
+  kinds?: readonly DocKind[];
+  limit: number;
+}
+
+/** BM25-ranked hits, all terms first and any term if that finds nothing; one hit per document. */
+export async function searchCortex(db: D1Database, tenantId: string, q: string, opts: SearchOptions): Promise<SearchHit[]> {
   for (const mode of ["and", "or"] as const) {
     const match = toFtsQuery(q, mode);
     if (!match) return [];
@@ -62,20 +110,37 @@ export async function searchCortex(
   return [];
 }
 
-async function runSearch(db: D1Database, tenantId: string, match: string, opts: { conversationId?: string; limit: number }): Promise<SearchHit[]> {
-  const filter = opts.conversationId ? `AND d.conversation_id = ?` : "";
-  const params: unknown[] = [match, tenantId, ...(opts.conversationId ? [opts.conversationId] : []), opts.limit];
+async function runSearch(db: D1Database, tenantId: string, match: string, opts: SearchOptions): Promise<SearchHit[]> {
+  const filters: string[] = [];
+  const params: unknown[] = [match, tenantId];
+  if (opts.conversationId) {
+    filters.push("AND d.conversation_id = ?");
+    params.push(opts.conversationId);
+  }
+  if (opts.kinds?.length) {
+    filters.push(`AND d.kind IN (${opts.kinds.map(() => "?").join(", ")})`);
+    params.push(...opts.kinds);
+  }
+  // Over-fetch: chunks of one document collapse to its best chunk below.
+  params.push(opts.limit * 3);
   const { results } = await db
     .prepare(
-      `SELECT d.kind AS kind, d.conversation_id AS conversationId, d.ref_id AS messageId, d.seq AS seq, d.role AS role,
+      `SELECT d.kind AS kind, d.ref_id AS id, d.conversation_id AS conversationId, d.seq AS seq, d.role AS role,
               d.created_at AS createdAt, snippet(cortex_fts, 0, '[', ']', '…', 24) AS snippet, bm25(cortex_fts) AS score
        FROM cortex_fts JOIN cortex_docs d ON d.rowid = cortex_fts.rowid
-       WHERE cortex_fts MATCH ? AND d.tenant_id = ? ${filter}
+       WHERE cortex_fts MATCH ? AND d.tenant_id = ? ${filters.join(" ")}
        ORDER BY score LIMIT ?`,
     )
     .bind(...params)
-    .all<SearchHit>();
-  // One hit per message: chunks of the same message collapse to their best-ranked chunk.
+    .all<Omit<SearchHit, "messageId">>();
   const seen = new Set<string>();
-  return results.filter((h) => (seen.has(h.messageId) ? false : (seen.add(h.messageId), true)));
+  const hits: SearchHit[] = [];
+  for (const h of results) {
+    const key = `${h.kind}:${h.id}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    hits.push({ ...h, messageId: h.kind === "message" ? h.id : null });
+    if (hits.length === opts.limit) break;
+  }
+  return hits;
 }

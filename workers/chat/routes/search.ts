@@ -11,11 +11,12 @@ export const searchRoutes = new Hono<AppEnv>();
 const searchQuery = z.strictObject({
   q: z.string().trim().min(1, "q: required").max(500),
   conversation: z.string().refine((v) => isId("conv", v), "not a conversation id").optional(),
+  kind: z.enum(["message", "memory", "episode"]).optional(),
   limit: z.coerce.number().int().min(1).max(100).default(20),
 });
 
 searchRoutes.get("/", query(searchQuery), async (c) => {
-  const { q, conversation, limit } = c.req.valid("query");
-  const results = await searchCortex(c.env.DB, c.get("tenantId"), q, { conversationId: conversation, limit });
+  const { q, conversation, kind, limit } = c.req.valid("query");
+  const results = await searchCortex(c.env.DB, c.get("tenantId"), q, { conversationId: conversation, kinds: kind ? [kind] : undefined, limit });
   return c.json({ query: q, results });
 });

@@ -1,6 +1,7 @@
-// memory_search: the cortex (BM25 over every stored message of the tenant, folded or not) as a
-// tool. Each hit names the exact conversation_read call that returns the original.
+// memory_search: the cortex (BM25 over every stored message of the tenant, folded or not, the
+// memory notes and the fold episodes) as a tool. Each hit names the call that returns it whole.
 import { z } from "zod";
+import type { SearchHit } from "../cortex";
 import type { ToolDefinition } from "./registry";
 
 const input = z.strictObject({
@@ -13,8 +14,8 @@ export const memorySearch: ToolDefinition<Input> = {
   name: "memory_search",
   core: true,
   description:
-    "Search every stored message of your conversations (including turns folded into a summary) by words, names, ids, file names or numbers. " +
-    "Returns ranked snippets; each names the conversation_read call that returns the full original.",
+    "Search your memory: every stored message of your conversations (including turns folded into a summary or stubbed), your saved notes, and the episodes (summaries) of folded history. " +
+    "Matches words (stemmed), names, ids, file names and numbers. Returns ranked snippets; each names the call that returns the full original.",
   input,
   inputSchema: {
     type: "object",
@@ -27,12 +28,16 @@ export const memorySearch: ToolDefinition<Input> = {
   },
   async run(args, ctx) {
     const hits = await ctx.search(args.query, args.limit ?? 8);
-    if (!hits.length) return { content: `no stored message matches "${args.query}"` };
-    const lines = hits.map((h, i) => {
-      const where = h.conversationId === ctx.conversationId ? "this conversation" : `conversation ${h.conversationId}`;
-      const read = JSON.stringify({ conversation_id: h.conversationId, message_id: h.messageId });
-      return `${i + 1}. ${where}, seq ${h.seq} (${h.role}, ${h.createdAt}): ${h.snippet}\n   full text: conversation_read ${read}`;
-    });
-    return { content: `${hits.length} matches for "${args.query}":\n${lines.join("\n")}` };
+    if (!hits.length) return { content: `no memory matches "${args.query}"` };
+    return { content: `${hits.length} matches for "${args.query}":\n${hits.map((h, i) => describeHit(h, i + 1, ctx.conversationId)).join("\n")}` };
   },
 };
+
+function describeHit(h: SearchHit, n: number, current: string): string {
+  const day = h.createdAt.slice(0, 10);
+  if (h.kind === "memory") return `${n}. note ${h.id} (${day}): ${h.snippet}\n   full text: memory_get {"id":"${h.id}"}`;
+  if (h.kind === "episode") return `${n}. episode of conversation ${h.conversationId} through seq ${h.seq} (${day}): ${h.snippet}\n   full text: memory_get {"id":"${h.id}"}`;
+  const where = h.conversationId === current ? "this conversation" : `conversation ${h.conversationId}`;
+  const read = JSON.stringify({ conversation_id: h.conversationId, message_id: h.id });
+  return `${n}. ${where}, seq ${h.seq} (${h.role}, ${day}): ${h.snippet}\n   full text: conversation_read ${read}`;
+}

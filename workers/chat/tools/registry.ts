@@ -5,6 +5,7 @@ import { z } from "zod";
 import { describeZodError } from "../../../core/validation";
 import type { StoredMessage, ToolSchema } from "../../../core/types";
 import type { SearchHit } from "../cortex";
+import type { EpisodeRow, Note } from "../memory";
 
 export interface ReadQuery {
   messageId?: string;
@@ -21,6 +22,13 @@ export interface ToolContext {
   readConversation(conversationId: string, query: ReadQuery): Promise<{ messages: StoredMessage[]; messageCount: number } | null>;
   /** The cortex, scoped to this tenant. */
   search(query: string, limit: number): Promise<SearchHit[]>;
+  /** The tenant's memory; every lookup is scoped to this tenant. */
+  memory: {
+    getNote(id: string): Promise<Note | null>;
+    getEpisode(id: string): Promise<EpisodeRow | null>;
+    conversationOfMessage(messageId: string): Promise<string | null>;
+    saveNote(input: { title?: string; text: string; tags?: string[] }): Promise<Note>;
+  };
 }
 
 export interface ToolOutput {

@@ -1,0 +1,79 @@
+// The <memory_map>: what the tenant's memory holds (counts, date ranges, topics), never the
+// content. Computed at most once per tenant per UTC day and stored in D1; the first writer wins,
+// so every conversation of the tenant carries the same bytes all day and the prompt prefix stays
+// cacheable.
+
+const STOPWORDS = new Set("about after again also among been before being between both could does doing down during each from further have having here into itself just more most once only other over same should some such than that their them then there these they this those through under until very were what when where which while whom will with would your yours conversation".split(" "));
+const TOPICS = 10;
+
+export const utcDay = (now = Date.now()): string => new Date(now).toISOString().slice(0, 10);
+
+export async function memoryMapFor(db: D1Database, tenantId: string, day: string): Promise<string> {
+  const stored = await db.prepare(`SELECT body FROM memory_maps WHERE tenant_id = ? AND day = ?`).bind(tenantId, day).first<{ body: string }>();
+  if (stored) return stored.body;
+  const body = await computeMemoryMap(db, tenantId, day);
+  await db
+    .prepare(`INSERT INTO memory_maps (tenant_id, day, body, created_at) VALUES (?, ?, ?, ?) ON CONFLICT(tenant_id, day) DO NOTHING`)
+    .bind(tenantId, day, body, new Date().toISOString())
+    .run();
+  // Read back: if another conversation computed it first, use its bytes.
+  const winner = await db.prepare(`SELECT body FROM memory_maps WHERE tenant_id = ? AND day = ?`).bind(tenantId, day).first<{ body: string }>();
+  return winner?.body ?? body;
+}
+
+interface Span {
+  n: number;
+  first: string | null;
+  last: string | null;
+}
+
+export async function computeMemoryMap(db: D1Database, tenantId: string, day: string): Promise<string> {
+  const [notes, episodes, conversations, noteWords, convWords] = await db.batch<any>([
+    db.prepare(`SELECT COUNT(*) AS n, MIN(created_at) AS first, MAX(updated_at) AS last FROM memory_notes WHERE tenant_id = ?`).bind(tenantId),
+    db.prepare(`SELECT COUNT(*) AS n, MIN(day) AS first, MAX(day) AS last FROM memory_episodes WHERE tenant_id = ?`).bind(tenantId),
+    db.prepare(`SELECT COUNT(*) AS n, MIN(created_at) AS first, MAX(updated_at) AS last FROM conversations WHERE tenant_id = ?`).bind(tenantId),
+    db.prepare(`SELECT title, tags FROM memory_notes WHERE tenant_id = ? ORDER BY updated_at DESC LIMIT 200`).bind(tenantId),
+    db.prepare(`SELECT title FROM conversations WHERE tenant_id = ? ORDER BY updated_at DESC LIMIT 200`).bind(tenantId),
+  ]);
+  const span = (r: any): Span => r.results[0] as Span;
+  const topics = topicsOf(
+    (noteWords.results as { title: string; tags: string }[]).flatMap((r) => [...(JSON.parse(r.tags) as string[]), r.title]),
+    (convWords.results as { title: string }[]).map((r) => r.title),
+  );
+  return renderMemoryMap(day, { notes: span(notes), episodes: span(episodes), conversations: span(conversations), topics });
+}
+
+export function renderMemoryMap(day: string, m: { notes: Span; episodes: Span; conversations: Span; topics: string[] }): string {
+  const range = (s: Span) => (s.n ? `${s.n}, ${s.first!.slice(0, 10)} to ${s.last!.slice(0, 10)}` : "none");
+  return [
+    `<memory_map day="${day}">`,
+    "What your memory holds; none of it is loaded here. memory_search finds items by words or identifiers, memory_get reads one in full, memory_save keeps a new note.",
+    `- notes: ${range(m.notes)}`,
+    `- episodes (summaries of folded conversation history): ${range(m.episodes)}`,
+    `- conversations: ${range(m.conversations)}`,
+    `- topics: ${m.topics.length ? m.topics.join(", ") : "none yet"}`,
+    "</memory_map>",
+  ].join("\n");
+}
+
+/** Tags count double; then title words. Ties keep first appearance, so the order is deterministic. */
+export function topicsOf(noteTerms: string[], conversationTitles: string[]): string[] {
+  const counts = new Map<string, number>();
+  const add = (term: string, weight: number) => counts.set(term, (counts.get(term) ?? 0) + weight);
+  for (const t of noteTerms) {
+    const term = t.trim().toLowerCase();
+    if (!term) continue;
+    if (!term.includes(" ") && term.length >= 3) add(term, 2);
+    else for (const w of words(term)) add(w, 1);
+  }
+  for (const title of conversationTitles) for (const w of words(title.toLowerCase())) add(w, 1);
+  return [...counts.entries()]
+    .filter(([, n]) => n > 0)
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, TOPICS)
+    .map(([t]) => t);
+}
+
+function words(text: string): string[] {
+  return (text.match(/[\p{L}][\p{L}\p{N}-]{3,}/gu) ?? []).filter((w) => !STOPWORDS.has(w) && w !== "new");
+}

@@ -1,0 +1,71 @@
+// /v1/memory: the tenant's durable notes (create, list, get, patch, delete) and, read-only, the
+// episodes that folds record.
+import { Hono } from "hono";
+import { z } from "zod";
+import { isId } from "../../../core/ids";
+import { notFound } from "../errors";
+import { createNote, deleteNote, getEpisode, getNote, listEpisodes, listNotes, updateNote } from "../memory";
+import type { AppEnv } from "../types";
+import { jsonBody, query } from "../validate";
+
+export const memoryRoutes = new Hono<AppEnv>();
+
+const tags = z.array(z.string().trim().min(1).max(40)).max(20);
+const createBody = z.strictObject({ text: z.string().trim().min(1).max(20_000), title: z.string().trim().min(1).max(200).optional(), tags: tags.optional() });
+const patchBody = z
+  .strictObject({ text: z.string().trim().min(1).max(20_000).optional(), title: z.string().trim().min(1).max(200).optional(), tags: tags.optional() })
+  .refine((b) => b.text !== undefined || b.title !== undefined || b.tags !== undefined, "give text, title or tags");
+const listQuery = z.strictObject({
+  limit: z.coerce.number().int().min(1).max(100).default(20),
+  cursor: z.string().refine((v) => isId("mem", v), "not a note id").optional(),
+});
+const episodesQuery = z.strictObject({
+  limit: z.coerce.number().int().min(1).max(100).default(20),
+  conversation: z.string().refine((v) => isId("conv", v), "not a conversation id").optional(),
+});
+
+const noteId = (id: string) => {
+  if (!isId("mem", id)) throw notFound("note");
+  return id;
+};
+
+memoryRoutes.post("/", ...jsonBody(createBody), async (c) => c.json(await createNote(c.env.DB, c.get("tenantId"), c.req.valid("json")), 201));
+
+memoryRoutes.get("/", query(listQuery), async (c) => {
+  const { limit, cursor } = c.req.valid("query");
+  const notes = await listNotes(c.env.DB, c.get("tenantId"), limit + 1, cursor);
+  const page = notes.slice(0, limit);
+  return c.json({ notes: page, next: notes.length > limit ? page[page.length - 1].id : null });
+});
+
+memoryRoutes.get("/episodes", query(episodesQuery), async (c) => {
+  const { limit, conversation } = c.req.valid("query");
+  const rows = await listEpisodes(c.env.DB, c.get("tenantId"), limit, conversation);
+  return c.json({ episodes: rows.map(({ tenantId: _t, ...e }) => e) });
+});
+
+memoryRoutes.get("/episodes/:id", async (c) => {
+  const id = c.req.param("id");
+  const e = isId("epi", id) ? await getEpisode(c.env.DB, c.get("tenantId"), id) : null;
+  if (!e) throw notFound("episode");
+  const { tenantId: _t, ...episode } = e;
+  return c.json(episode);
+});
+
+memoryRoutes.get("/:id", async (c) => {
+  const note = await getNote(c.env.DB, c.get("tenantId"), noteId(c.req.param("id")));
+  if (!note) throw notFound("note");
+  return c.json(note);
+});
+
+memoryRoutes.patch("/:id", ...jsonBody(patchBody), async (c) => {
+  const note = await updateNote(c.env.DB, c.get("tenantId"), noteId(c.req.param("id")), c.req.valid("json"));
+  if (!note) throw notFound("note");
+  return c.json(note);
+});
+
+memoryRoutes.delete("/:id", async (c) => {
+  if (!(await deleteNote(c.env.DB, c.get("tenantId"), noteId(c.req.param("id"))))) throw notFound("note");
+  return c.body(null, 204);
+});
+

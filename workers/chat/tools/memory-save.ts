@@ -1,0 +1,31 @@
+// memory_save: the model keeps a durable note for the tenant (found later with memory_search).
+import { z } from "zod";
+import type { ToolDefinition } from "./registry";
+
+const input = z.strictObject({
+  text: z.string().trim().min(1).max(20_000),
+  title: z.string().trim().min(1).max(200).optional(),
+  tags: z.array(z.string().trim().min(1).max(40)).max(20).optional(),
+});
+type Input = z.infer<typeof input>;
+
+export const memorySave: ToolDefinition<Input> = {
+  name: "memory_save",
+  core: true,
+  description: "Save a durable note to memory (a fact, preference or decision worth keeping across conversations). Found later with memory_search.",
+  input,
+  inputSchema: {
+    type: "object",
+    properties: {
+      text: { type: "string" },
+      title: { type: "string" },
+      tags: { type: "array", items: { type: "string" } },
+    },
+    required: ["text"],
+    additionalProperties: false,
+  },
+  async run(args, ctx) {
+    const note = await ctx.memory.saveNote(args);
+    return { content: `saved note ${note.id}: ${note.title}` };
+  },
+};

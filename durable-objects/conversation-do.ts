@@ -98,11 +98,11 @@ export class ConversationDO extends DurableObject<Env> {
   /** The head if this conversation exists for this tenant; null otherwise (never another tenant's). */
   private async load(ref: ConversationRef): Promise<ConversationHead | null> {
     if (!this.head) {
-      // One load at a time; a failed lookup is not cached, so a later caller with the right
-      // tenant still rebuilds.
+      // Callers share a load in flight. A failed lookup is never cached, and a caller whose
+      // shared load found nothing (it ran with another caller's ref) tries with its own.
       this.loading ??= this.loadOnce(ref).finally(() => (this.loading = null));
-      const found = await this.loading;
-      if (found) this.head = found;
+      const found = (await this.loading) ?? (this.head ? null : await this.loadOnce(ref));
+      if (found) this.head ??= found;
     }
     const head = this.head;
     if (!head || head.tenantId !== ref.tenantId || head.id !== ref.conversationId) return null;
@@ -112,7 +112,8 @@ export class ConversationDO extends DurableObject<Env> {
   private async loadOnce(ref: ConversationRef): Promise<ConversationHead | null> {
     const local = normalizeHead(this.store.getHead());
     if (local) {
-      if (local.tenantId === ref.tenantId && local.id === ref.conversationId) await this.adoptBatchesFromR2(local);
+      // Keys come from the stored head, so this is safe whoever the caller is.
+      await this.adoptBatchesFromR2(local);
       return local;
     }
     const head = normalizeHead(await readHead(this.env.BUCKET, ref.tenantId, ref.conversationId));

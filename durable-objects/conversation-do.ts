@@ -20,10 +20,10 @@ import { buildSystemPrompt } from "../core/system-prompt";
 import type { ContentBlock, ModelRequest, NewMessage, StoredMessage, SystemBlock } from "../core/types";
 import { runAgentTurn } from "../workers/chat/agent/turn-loop";
 import { conversationOfMessage, indexMessages, searchCortex } from "../workers/chat/cortex";
-import { createNote, getEpisode, getNote, recordEpisode } from "../workers/chat/memory";
+import { createNote, deleteNote, getEpisode, getNote, recordEpisode, updateNote } from "../workers/chat/memory";
 import { memoryMapFor, utcDay } from "../workers/chat/memory-map";
-import { updateConversationRow } from "../workers/chat/conversation-list";
-import { capabilityIndex, toolRegistry } from "../workers/chat/tools";
+import { listConversationRows, updateConversationRow } from "../workers/chat/conversation-list";
+import { toolRegistry } from "../workers/chat/tools";
 import type { ReadQuery, ToolContext } from "../workers/chat/tools/registry";
 import type { ConversationHead, ConversationRef, ConversationView } from "./conversation-head";
 import { readBatchesAfter, readHead, writeBatch, writeHead } from "./conversation-record";
@@ -196,6 +196,7 @@ export class ConversationDO extends DurableObject<Env> {
       summarizedThroughMessageId: null,
       foldCount: 0,
       lastFoldAt: null,
+      activeTools: [],
     };
     await writeHead(this.env.BUCKET, head);
     this.store.putHead(head);
@@ -277,7 +278,7 @@ export class ConversationDO extends DurableObject<Env> {
         console.error("memory map unavailable", err);
       }
     }
-    return buildSystemPrompt(capabilityIndex(), this.memoryMap?.day === day ? this.memoryMap.text : null);
+    return buildSystemPrompt(toolRegistry.capabilities(), this.memoryMap?.day === day ? this.memoryMap.text : null);
   }
 
   private buildRequest(head: ConversationHead, system: SystemBlock[]) {
@@ -285,7 +286,7 @@ export class ConversationDO extends DurableObject<Env> {
       conversationId: head.id,
       settings: head.settings,
       system,
-      tools: toolRegistry.coreSchemas(),
+      tools: toolRegistry.schemasFor(head.activeTools),
       history: this.replaySource(head),
       summary:
         head.summary && head.summarizedThroughMessage
@@ -330,9 +331,16 @@ export class ConversationDO extends DurableObject<Env> {
       emit({ type: "error", turnId, error: { type: "not_found", message: "conversation not found" } });
       return;
     }
+    const self = this;
     const toolContext: ToolContext = {
       tenantId: ref.tenantId,
       conversationId: ref.conversationId,
+      get activeTools() {
+        return self.head?.activeTools ?? [];
+      },
+      activateTool: (name) =>
+        this.updateHead((h) => ({ next: h.activeTools.includes(name) ? null : { ...h, activeTools: [...h.activeTools, name].sort(), updatedAt: new Date().toISOString() }, result: undefined })),
+      listConversations: async (limit, before) => (await listConversationRows(this.env.DB, ref.tenantId, limit, before)).map(({ tenantId: _t, ...row }) => row),
       readConversation: (conversationId, query) =>
         conversationId === ref.conversationId
           ? this.readMessages(ref, query)
@@ -343,6 +351,8 @@ export class ConversationDO extends DurableObject<Env> {
         getEpisode: (id) => getEpisode(this.env.DB, ref.tenantId, id),
         conversationOfMessage: (id) => conversationOfMessage(this.env.DB, ref.tenantId, id),
         saveNote: (input) => createNote(this.env.DB, ref.tenantId, { ...input, sourceConversationId: ref.conversationId }),
+        updateNote: (id, change) => updateNote(this.env.DB, ref.tenantId, id, change),
+        deleteNote: (id) => deleteNote(this.env.DB, ref.tenantId, id),
       },
     };
     const system = await this.systemPrompt(head);
@@ -579,7 +589,7 @@ function extras(m: NewMessage): Partial<StoredMessage> {
   return out;
 }
 
-/** Heads written before the fold counters existed get them, so every head has one shape. */
+/** Heads written before a field existed get its default, so every head has one shape. */
 function normalizeHead(head: ConversationHead | null): ConversationHead | null {
-  return head ? { ...head, foldCount: head.foldCount ?? 0, lastFoldAt: head.lastFoldAt ?? null } : null;
+  return head ? { ...head, foldCount: head.foldCount ?? 0, lastFoldAt: head.lastFoldAt ?? null, activeTools: head.activeTools ?? [] } : null;
 }

@@ -18,6 +18,8 @@ export interface ConversationHead {
   /** Folds committed so far (each one model call), and when the last one landed. */
   foldCount: number;
   lastFoldAt: string | null;
+  /** Non-core tools activated with tool_activate: their schemas ride every later request. */
+  activeTools: string[];
 }
 
 /** What GET /v1/conversations/:id returns. */

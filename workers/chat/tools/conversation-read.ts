@@ -23,6 +23,7 @@ type Input = z.infer<typeof input>;
 export const conversationRead: ToolDefinition<Input> = {
   name: "conversation_read",
   core: true,
+  capability: "conversation_read: any stored message of your conversations, byte for byte, paged",
   description:
     "Read stored messages of any of this tenant's conversations byte for byte, including turns folded into a summary or replaced by stubs. " +
     "Give message_id for one message (block selects one content block), or from_seq/to_seq for a range. Long output is paged: pass the offset the previous page names.",

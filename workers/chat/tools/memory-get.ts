@@ -14,6 +14,7 @@ type Input = z.infer<typeof input>;
 export const memoryGet: ToolDefinition<Input> = {
   name: "memory_get",
   core: true,
+  capability: "memory_get: read one note, episode or message in full",
   description: "Read one memory item in full by the id memory_search gave: a note (mem_…), an episode (epi_…) or a message (msg_…).",
   input,
   inputSchema: {

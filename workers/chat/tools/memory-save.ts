@@ -12,6 +12,7 @@ type Input = z.infer<typeof input>;
 export const memorySave: ToolDefinition<Input> = {
   name: "memory_save",
   core: true,
+  capability: "memory_save: keep a durable note across conversations",
   description: "Save a durable note to memory (a fact, preference or decision worth keeping across conversations). Found later with memory_search.",
   input,
   inputSchema: {

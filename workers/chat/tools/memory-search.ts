@@ -13,6 +13,7 @@ type Input = z.infer<typeof input>;
 export const memorySearch: ToolDefinition<Input> = {
   name: "memory_search",
   core: true,
+  capability: "memory_search: find stored messages, notes and episodes by words or exact identifiers",
   description:
     "Search your memory: every stored message of your conversations (including turns folded into a summary or stubbed), your saved notes, and the episodes (summaries) of folded history. " +
     "Matches words (stemmed), names, ids, file names and numbers. Returns ranked snippets; each names the call that returns the full original.",

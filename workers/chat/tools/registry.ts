@@ -20,6 +20,11 @@ export interface ToolContext {
   conversationId: string;
   /** Messages of any conversation of this tenant; null when it does not exist for this tenant. */
   readConversation(conversationId: string, query: ReadQuery): Promise<{ messages: StoredMessage[]; messageCount: number } | null>;
+  /** Non-core tools this conversation has activated (their schemas ride its requests). */
+  activeTools: readonly string[];
+  /** Adds a tool to the conversation for this and later turns. */
+  activateTool(name: string): Promise<void>;
+  listConversations(limit: number, before?: string): Promise<{ id: string; title: string; createdAt: string; updatedAt: string; messageCount: number }[]>;
   /** The cortex, scoped to this tenant. */
   search(query: string, limit: number): Promise<SearchHit[]>;
   /** The tenant's memory; every lookup is scoped to this tenant. */
@@ -28,6 +33,8 @@ export interface ToolContext {
     getEpisode(id: string): Promise<EpisodeRow | null>;
     conversationOfMessage(messageId: string): Promise<string | null>;
     saveNote(input: { title?: string; text: string; tags?: string[] }): Promise<Note>;
+    updateNote(id: string, change: { title?: string; text?: string; tags?: string[] }): Promise<Note | null>;
+    deleteNote(id: string): Promise<boolean>;
   };
 }
 
@@ -39,7 +46,9 @@ export interface ToolOutput {
 export interface ToolDefinition<I = unknown> {
   name: string;
   description: string;
-  /** Core tools ride every request; the others are found with tool_search (a later issue). */
+  /** One line for the system prompt's <capabilities> index. */
+  capability: string;
+  /** Core tools ride every request; the others are found with tool_search and added with tool_activate. */
   core: boolean;
   input: z.ZodType<I>;
   inputSchema: Record<string, unknown>;
@@ -59,17 +68,35 @@ export class ToolRegistry {
     return [...this.tools.keys()];
   }
 
-  /** Schemas sent with every request, in a fixed order so the prefix stays byte-stable. */
-  coreSchemas(): ToolSchema[] {
-    return [...this.tools.values()]
-      .filter((t) => t.core)
-      .sort((a, b) => a.name.localeCompare(b.name))
+  get(name: string): ToolDefinition<any> | undefined {
+    return this.tools.get(name);
+  }
+
+  all(): ToolDefinition<any>[] {
+    return [...this.tools.values()].sort((a, b) => (a.core === b.core ? a.name.localeCompare(b.name) : a.core ? -1 : 1));
+  }
+
+  /**
+   * The schemas a request carries: core tools, then the conversation's activated tools, each
+   * group in name order, so the prefix is byte-stable until a tool is activated.
+   */
+  schemasFor(activeTools: readonly string[] = []): ToolSchema[] {
+    const active = new Set(activeTools);
+    return this.all()
+      .filter((t) => t.core || active.has(t.name))
       .map((t) => ({ name: t.name, description: t.description, input_schema: t.inputSchema }));
+  }
+
+  /** The <capabilities> index: one line per tool, core ones first. */
+  capabilities(): string[] {
+    return this.all().map((t) => (t.core ? t.capability : `${t.capability} (tool_activate first)`));
   }
 
   async run(name: string, rawInput: unknown, ctx: ToolContext): Promise<ToolOutput> {
     const tool = this.tools.get(name);
-    if (!tool) return { content: `unknown tool "${name}"; available: ${this.names().join(", ")}`, isError: true };
+    if (!tool) return { content: `unknown tool "${name}"; tool_search finds the available ones`, isError: true };
+    if (!tool.core && !ctx.activeTools.includes(name))
+      return { content: `${name} is not active in this conversation; call tool_activate {"name":"${name}"} first`, isError: true };
     const parsed = tool.input.safeParse(rawInput ?? {});
     if (!parsed.success) return { content: `invalid input for ${name}: ${describeZodError(parsed.error)}`, isError: true };
     try {

@@ -1,0 +1,61 @@
+// tool_search and tool_activate: only core tool schemas ride every request; the model finds the
+// others by searching the registry and adds one to the conversation (remembered across turns).
+// Nothing is activated because a keyword appeared in the conversation.
+import { z } from "zod";
+import type { ToolDefinition, ToolRegistry } from "./registry";
+
+const words = (text: string) => new Set((text.toLowerCase().match(/[a-z0-9]+/g) ?? []).map((w) => w.replace(/(?<=..)(?:ing|es|s)$/, "")));
+
+export function toolSearch(registry: ToolRegistry): ToolDefinition<{ query: string }> {
+  return {
+    name: "tool_search",
+    core: true,
+    capability: "tool_search: find more tools by what you need to do",
+    description: "Search the tools that are not loaded yet by what you need to do. Returns matching tools with a one-line description; add one with tool_activate.",
+    input: z.strictObject({ query: z.string().trim().min(1).max(200) }),
+    inputSchema: { type: "object", properties: { query: { type: "string" } }, required: ["query"], additionalProperties: false },
+    async run({ query }, ctx) {
+      const q = words(query);
+      const scored = registry
+        .all()
+        .map((t) => {
+          const name = words(t.name.replace(/_/g, " "));
+          const text = words(`${t.description} ${t.capability}`);
+          let score = 0;
+          for (const w of q) score += (name.has(w) ? 3 : 0) + (text.has(w) ? 1 : 0);
+          return { t, score };
+        })
+        .filter((x) => x.score > 0)
+        .sort((a, b) => b.score - a.score || a.t.name.localeCompare(b.t.name))
+        .slice(0, 8);
+      if (!scored.length) return { content: `no tool matches "${query}"; available: ${registry.names().join(", ")}` };
+      return {
+        content: scored
+          .map(({ t }) => {
+            const state = t.core ? "ready" : ctx.activeTools.includes(t.name) ? "active" : `inactive: tool_activate {"name":"${t.name}"}`;
+            return `- ${t.name} (${state}): ${t.description}`;
+          })
+          .join("\n"),
+      };
+    },
+  };
+}
+
+export function toolActivate(registry: ToolRegistry): ToolDefinition<{ name: string }> {
+  return {
+    name: "tool_activate",
+    core: true,
+    capability: "tool_activate: add a found tool to this conversation",
+    description: "Add a tool found with tool_search to this conversation. Its schema is available from your next step on and stays for later turns.",
+    input: z.strictObject({ name: z.string().trim().min(1).max(64) }),
+    inputSchema: { type: "object", properties: { name: { type: "string" } }, required: ["name"], additionalProperties: false },
+    async run({ name }, ctx) {
+      const tool = registry.get(name);
+      if (!tool) return { content: `no tool named "${name}"; tool_search finds the available ones`, isError: true };
+      if (tool.core) return { content: `${name} is a core tool: it is always available` };
+      if (ctx.activeTools.includes(name)) return { content: `${name} is already active` };
+      await ctx.activateTool(name);
+      return { content: `${name} is active in this conversation from your next step on` };
+    },
+  };
+}

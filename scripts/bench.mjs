@@ -3,11 +3,13 @@
 //   turn      server-side time per turn at ages 10 / 1,000 / 5,000 messages, and the ratio
 //   sawtooth  2,000 scripted turns: replay size per turn, folds, stubs, the sawtooth plot
 //   recall    stub batching's prompt-cache effect, and the cortex's recall@5 on definite references
+//   tokens    the lean prefix: system prompt and first-request tokens, cache hit rates
 import { benchRecall } from "./bench/recall.mjs";
 import { benchSawtooth } from "./bench/sawtooth.mjs";
+import { benchTokens } from "./bench/tokens.mjs";
 import { benchTurn } from "./bench/turn.mjs";
 
-const benches = { turn: benchTurn, sawtooth: benchSawtooth, recall: benchRecall };
+const benches = { turn: benchTurn, sawtooth: benchSawtooth, recall: benchRecall, tokens: benchTokens };
 const name = process.argv[2];
 if (!benches[name]) {
   console.log(`usage: npm run bench -- <${Object.keys(benches).join("|")}>`);

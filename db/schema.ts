@@ -77,3 +77,43 @@ export const memoryMaps = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.tenantId, t.day] })],
 );
+
+export const channels = sqliteTable(
+  "channels",
+  {
+    tenantId: text("tenant_id").notNull(),
+    name: text("name").notNull(),
+    conversationId: text("conversation_id"),
+    rotationSeconds: integer("rotation_seconds").notNull(),
+    lastActivityAt: text("last_activity_at"),
+    createdAt: text("created_at").notNull(),
+    updatedAt: text("updated_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.tenantId, t.name] })],
+);
+
+export const automations = sqliteTable("automations", {
+  id: text("id").primaryKey(),
+  tenantId: text("tenant_id").notNull(),
+  name: text("name").notNull(),
+  schedule: text("schedule").notNull(),
+  prompt: text("prompt").notNull(),
+  channel: text("channel").notNull(),
+  paused: integer("paused", { mode: "boolean" }).notNull().default(false),
+  createdAt: text("created_at").notNull(),
+  updatedAt: text("updated_at").notNull(),
+});
+
+export const automationRuns = sqliteTable("automation_runs", {
+  id: text("id").primaryKey(),
+  automationId: text("automation_id").notNull(),
+  tenantId: text("tenant_id").notNull(),
+  slot: text("slot").notNull(),
+  status: text("status").notNull(),
+  conversationId: text("conversation_id"),
+  queuedAt: text("queued_at").notNull(),
+  startedAt: text("started_at"),
+  finishedAt: text("finished_at"),
+  usage: text("usage"),
+  error: text("error"),
+});

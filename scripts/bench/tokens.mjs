@@ -67,5 +67,17 @@ export async function benchTokens() {
     console.log(`\ncache over ${CONVERSATIONS} conversations x ${TURNS} turns with tool use: ${all.length} model requests in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
     console.log(`request-level hit rate: ${((100 * hits) / all.length).toFixed(2)}% (${hits}/${all.length} requests read from the cache; target >= 99%) ${hits / all.length >= 0.99 ? "MET" : "MISSED"}`);
     console.log(`token-weighted hit rate: ${((100 * read) / prompt).toFixed(2)}% (${read} of ${prompt} prompt tokens read from the cache; ${write} written)`);
+
+    // An hourly automation's run on a fresh channel conversation, through the real trigger path.
+    const channel = `bench-hourly-${Date.now()}`;
+    const automation = (await post(base, "/v1/automations", { name: "hourly digest", schedule: "0 * * * *", prompt: "Hourly check-in: summarize anything new since the last run and list open items.", channel })).json;
+    await fetch(`${base}/cdn-cgi/handler/scheduled?cron=${encodeURIComponent("*/5 * * * *")}`);
+    let run;
+    for (let i = 0; i < 100 && !run; i++) {
+      await new Promise((r) => setTimeout(r, 200));
+      run = (await get(base, `/v1/automations/${automation.id}/runs`)).data.find((r) => r.status === "succeeded" || r.status === "failed");
+    }
+    const runTokens = run?.usage ? total(run.usage) : NaN;
+    console.log(`\nhourly automation run on a fresh channel conversation: ${runTokens} prompt tokens (status ${run?.status}; target <= 5,000) ${runTokens <= 5000 ? "MET" : "MISSED"}`);
   });
 }

@@ -7,6 +7,8 @@ import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { bearer, tenantForKey } from "./auth";
 import { ApiError, errorBody, unauthorized } from "./errors";
 import { adminRoutes } from "./routes/admin";
+import { automationRoutes } from "./routes/automations";
+import { channelRoutes } from "./routes/channels";
 import { conversationRoutes } from "./routes/conversations";
 import { memoryRoutes } from "./routes/memory";
 import { searchRoutes } from "./routes/search";
@@ -62,6 +64,8 @@ app.route("/v1/admin", adminRoutes);
 app.route("/v1/conversations", conversationRoutes);
 app.route("/v1/search", searchRoutes);
 app.route("/v1/memory", memoryRoutes);
+app.route("/v1/channels", channelRoutes);
+app.route("/v1/automations", automationRoutes);
 
 app.notFound((c) => c.json(errorBody(404, `no route for ${c.req.method} ${c.req.path}`), 404));
 

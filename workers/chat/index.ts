@@ -1,7 +1,10 @@
-// The chat worker's entry point: the HTTP API, the cron trigger, and the Durable Object class.
+// The chat worker's entry point: the HTTP API, the cron trigger, the automation queue's
+// consumer, and the Durable Object classes.
 import { app } from "./app";
+import { runAutomationBatch } from "./automation-runner";
 import { runScheduled } from "./scheduled";
 
+export { ChannelDO } from "../../durable-objects/channel-do";
 export { ConversationDO } from "../../durable-objects/conversation-do";
 
 export default {
@@ -9,4 +12,7 @@ export default {
   async scheduled(controller, env, ctx) {
     ctx.waitUntil(runScheduled(controller, env));
   },
-} satisfies ExportedHandler<Env>;
+  async queue(batch, env) {
+    await runAutomationBatch(batch, env);
+  },
+} satisfies ExportedHandler<Env, unknown>;

@@ -63,13 +63,13 @@ export async function collectTurn(events: ReadableStream<TurnEvent>): Promise<Tu
 }
 
 /** 200 with the turn, or 502 naming the model failure (what was saved is still returned). */
-export function turnJson(turn: TurnSummary, requestMs: number): Response {
-  const headers: Record<string, string> = { "content-type": "application/json" };
+export function turnJson(conversationId: string, turn: TurnSummary, requestMs: number): Response {
+  const headers: Record<string, string> = { "content-type": "application/json", "x-conversation-id": conversationId };
   if (turn.timing) {
     const model = turn.timing.modelMs;
     headers["server-timing"] = `app;dur=${Math.max(0, requestMs - model - turn.timing.queuedMs)}, model;dur=${model}, queue;dur=${turn.timing.queuedMs}`;
   }
-  const body = { turnId: turn.turnId, messages: turn.messages, stop_reason: turn.stop_reason, usage: turn.usage };
+  const body = { conversationId, turnId: turn.turnId, messages: turn.messages, stop_reason: turn.stop_reason, usage: turn.usage };
   if (!turn.error) return new Response(JSON.stringify(body), { status: 200, headers });
   const status = turn.error.type === "not_found" ? 404 : 502;
   const err = errorBody(status, turn.error.message, turn.error.type);

@@ -1,13 +1,14 @@
 // /v1/conversations: create, list, read, patch, the transcript, turns, replay and websockets.
 import { Hono } from "hono";
 import { z } from "zod";
-import { isId, sortableId } from "../../../core/ids";
-import { crossCheckSettings, defaultSettings, mergeSettings, settingsPatchSchema } from "../../../core/settings";
+import { isId } from "../../../core/ids";
+import { settingsPatchSchema } from "../../../core/settings";
 import { toContentBlocks, turnBodySchema } from "../../../core/turn-input";
 import type { ConversationRef } from "../../../durable-objects/conversation-head";
-import { deleteConversationRow, insertConversationRow, listConversationRows } from "../conversation-list";
+import { createConversation } from "../conversation-create";
+import { listConversationRows } from "../conversation-list";
 import { ApiError, badRequest, notFound } from "../errors";
-import { collectTurn, ndjsonEvents, sseResponse, turnJson } from "../turn-response";
+import { respondTurn, startTurn } from "../turns";
 import type { AppEnv } from "../types";
 import { jsonBody, query } from "../validate";
 import { issueTicket } from "../ws-tickets";
@@ -35,25 +36,9 @@ function stubFor(env: Env, tenantId: string, id: string): { stub: DurableObjectS
 }
 
 conversationRoutes.post("/", ...jsonBody(createBody), async (c) => {
-  const body = c.req.valid("json");
-  const settings = mergeSettings(defaultSettings(c.env.DEFAULT_MODEL), body.settings);
-  const problem = crossCheckSettings(settings);
-  if (problem) throw badRequest(problem);
-  const tenantId = c.get("tenantId");
-  const id = sortableId("conv");
-  const now = new Date().toISOString();
-  const conversationTitle = body.title ?? "New conversation";
-  // The listing row first: if the object cannot be created the row is removed again, so a
-  // failure leaves neither half behind.
-  await insertConversationRow(c.env.DB, { id, tenantId, title: conversationTitle, createdAt: now, updatedAt: now, messageCount: 0 });
-  try {
-    const { stub, ref } = stubFor(c.env, tenantId, id);
-    const view = await stub.create(ref, { title: conversationTitle, settings });
-    return c.json(view, 201);
-  } catch (err) {
-    await deleteConversationRow(c.env.DB, id);
-    throw err;
-  }
+  const created = await createConversation(c.env, c.get("tenantId"), c.req.valid("json"));
+  if ("error" in created) throw badRequest(created.error);
+  return c.json(created.view, 201);
 });
 
 conversationRoutes.get("/", query(listQuery), async (c) => {
@@ -87,15 +72,12 @@ conversationRoutes.get("/:id/messages", query(messagesQuery), async (c) => {
 });
 
 conversationRoutes.post("/:id/messages", ...jsonBody(turnBodySchema), async (c) => {
-  const { stub, ref } = stubFor(c.env, c.get("tenantId"), c.req.param("id"));
+  const { ref } = stubFor(c.env, c.get("tenantId"), c.req.param("id"));
   const body = c.req.valid("json");
   if (body.attachments?.length) throw badRequest(`attachments: unknown attachment ${body.attachments[0]}`);
-  const stream = await stub.send(ref, { content: toContentBlocks(body.content) });
-  if (!stream) throw notFound("conversation");
-  const events = stream.pipeThrough(ndjsonEvents());
-  if ((c.req.header("accept") ?? "").includes("text/event-stream")) return sseResponse(events);
-  const turn = await collectTurn(events);
-  return turnJson(turn, Date.now() - c.get("requestStart"));
+  const events = await startTurn(c.env, ref, toContentBlocks(body.content));
+  if (!events) throw notFound("conversation");
+  return respondTurn(c, ref.conversationId, events);
 });
 
 conversationRoutes.get("/:id/replay", async (c) => {

@@ -1,0 +1,104 @@
+// Five-field cron expressions (minute hour day-of-month month day-of-week, UTC): "*", lists,
+// ranges and steps, with the classic rule that when both day fields are restricted a day
+// matching either one matches. Names (JAN, MON) and the "@hourly" shorthands are accepted.
+
+export interface CronSchedule {
+  minute: Set<number>;
+  hour: Set<number>;
+  dayOfMonth: Set<number>;
+  month: Set<number>;
+  dayOfWeek: Set<number>;
+  domRestricted: boolean;
+  dowRestricted: boolean;
+}
+
+const MONTHS = ["JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC"];
+const DAYS = ["SUN", "MON", "TUE", "WED", "THU", "FRI", "SAT"];
+const SHORTHANDS: Record<string, string> = {
+  "@hourly": "0 * * * *",
+  "@daily": "0 0 * * *",
+  "@midnight": "0 0 * * *",
+  "@weekly": "0 0 * * 0",
+  "@monthly": "0 0 1 * *",
+  "@yearly": "0 0 1 1 *",
+  "@annually": "0 0 1 1 *",
+};
+
+function parseField(field: string, min: number, max: number, names?: string[]): Set<number> {
+  const out = new Set<number>();
+  const value = (token: string): number => {
+    const upper = token.toUpperCase();
+    const named = names?.indexOf(upper) ?? -1;
+    const n = named >= 0 ? named + (names === MONTHS ? 1 : 0) : /^\d+$/.test(token) ? Number(token) : NaN;
+    if (!Number.isInteger(n) || n < min || n > max) throw new Error(`"${token}" is not in ${min}-${max}`);
+    return n;
+  };
+  for (const part of field.split(",")) {
+    const [range, stepText] = part.split("/");
+    const step = stepText === undefined ? 1 : Number(stepText);
+    if (!Number.isInteger(step) || step < 1) throw new Error(`bad step "${stepText}"`);
+    let lo: number;
+    let hi: number;
+    if (range === "*") [lo, hi] = [min, max];
+    else if (range.includes("-")) {
+      const [a, b] = range.split("-");
+      [lo, hi] = [value(a), value(b)];
+      if (lo > hi) throw new Error(`range "${range}" runs backwards`);
+    } else {
+      lo = value(range);
+      hi = stepText === undefined ? lo : max;
+    }
+    for (let v = lo; v <= hi; v += step) out.add(v);
+  }
+  return out;
+}
+
+/** Parses an expression or throws an Error whose message says what is wrong. */
+export function parseCron(expression: string): CronSchedule {
+  const expr = SHORTHANDS[expression.trim().toLowerCase()] ?? expression.trim();
+  const fields = expr.split(/\s+/);
+  if (fields.length !== 5) throw new Error("needs 5 fields: minute hour day-of-month month day-of-week");
+  const [m, h, dom, mon, dow] = fields;
+  const dayOfWeek = parseField(dow, 0, 7, DAYS);
+  if (dayOfWeek.has(7)) dayOfWeek.add(0); // 7 is Sunday too
+  return {
+    minute: parseField(m, 0, 59),
+    hour: parseField(h, 0, 23),
+    dayOfMonth: parseField(dom, 1, 31),
+    month: parseField(mon, 1, 12, MONTHS),
+    dayOfWeek,
+    domRestricted: dom !== "*",
+    dowRestricted: dow !== "*",
+  };
+}
+
+export function cronError(expression: string): string | null {
+  try {
+    parseCron(expression);
+    return null;
+  } catch (err) {
+    return (err as Error).message;
+  }
+}
+
+export function matches(s: CronSchedule, at: Date): boolean {
+  if (!s.minute.has(at.getUTCMinutes()) || !s.hour.has(at.getUTCHours()) || !s.month.has(at.getUTCMonth() + 1)) return false;
+  const dom = s.dayOfMonth.has(at.getUTCDate());
+  const dow = s.dayOfWeek.has(at.getUTCDay());
+  if (s.domRestricted && s.dowRestricted) return dom || dow;
+  return (!s.domRestricted || dom) && (!s.dowRestricted || dow);
+}
+
+/**
+ * The latest minute at or before `now` that the schedule matches, looking back at most
+ * `lookbackMinutes` (null if none): the slot a trigger at `now` should run. A slot is identified
+ * by this minute, so a trigger firing twice for it finds the same slot.
+ */
+export function dueSlot(s: CronSchedule, now: number, lookbackMinutes: number): Date | null {
+  const start = Math.floor(now / 60_000) * 60_000;
+  for (let i = 0; i <= lookbackMinutes; i++) {
+    const at = new Date(start - i * 60_000);
+    if (matches(s, at)) return at;
+  }
+  return null;
+}

@@ -1,0 +1,108 @@
+// ChannelDO: one per (tenant, channel name), the single writer of which conversation a channel
+// currently points at. Resolving is serialized, so concurrent first messages or a rotation race
+// never create two conversations. A conversation idle longer than the channel's rotation time is
+// left as it is (searchable and readable) and the next message starts a new one.
+import { DurableObject } from "cloudflare:workers";
+import { createConversation } from "../workers/chat/conversation-create";
+
+export const DEFAULT_ROTATION_SECONDS = 3 * 60 * 60;
+
+export interface ChannelState {
+  tenantId: string;
+  name: string;
+  conversationId: string | null;
+  rotationSeconds: number;
+  /** When the channel last carried a message (ms since epoch). */
+  lastActivityAt: number | null;
+  createdAt: string;
+  rotations: number;
+}
+
+export interface ChannelView extends Omit<ChannelState, "tenantId" | "lastActivityAt"> {
+  lastActivityAt: string | null;
+}
+
+export const channelObjectName = (tenantId: string, name: string) => `${tenantId}/${name}`;
+
+export class ChannelDO extends DurableObject<Env> {
+  private chain: Promise<unknown> = Promise.resolve();
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    ctx.blockConcurrencyWhile(async () => {
+      ctx.storage.sql.exec(`CREATE TABLE IF NOT EXISTS channel (id INTEGER PRIMARY KEY CHECK (id = 1), state TEXT NOT NULL)`);
+    });
+  }
+
+  private read(tenantId: string, name: string): ChannelState | null {
+    const row = this.ctx.storage.sql.exec<{ state: string }>(`SELECT state FROM channel WHERE id = 1`).toArray()[0];
+    const state = row ? (JSON.parse(row.state) as ChannelState) : null;
+    return state && state.tenantId === tenantId && state.name === name ? state : null;
+  }
+
+  private async write(state: ChannelState): Promise<void> {
+    this.ctx.storage.sql.exec(`INSERT INTO channel (id, state) VALUES (1, ?) ON CONFLICT(id) DO UPDATE SET state = excluded.state`, JSON.stringify(state));
+    const now = new Date().toISOString();
+    const lastActivity = state.lastActivityAt ? new Date(state.lastActivityAt).toISOString() : null;
+    await this.env.DB.prepare(
+      `INSERT INTO channels (tenant_id, name, conversation_id, rotation_seconds, last_activity_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT(tenant_id, name) DO UPDATE SET conversation_id = excluded.conversation_id, rotation_seconds = excluded.rotation_seconds, last_activity_at = excluded.last_activity_at, updated_at = excluded.updated_at`,
+    )
+      .bind(state.tenantId, state.name, state.conversationId, state.rotationSeconds, lastActivity, state.createdAt, now)
+      .run();
+  }
+
+  /** One operation at a time, in arrival order. */
+  private serialized<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.chain.then(fn);
+    this.chain = run.catch(() => {});
+    return run;
+  }
+
+  private fresh(tenantId: string, name: string): ChannelState {
+    return { tenantId, name, conversationId: null, rotationSeconds: DEFAULT_ROTATION_SECONDS, lastActivityAt: null, createdAt: new Date().toISOString(), rotations: 0 };
+  }
+
+  /**
+   * The conversation the next message of this channel belongs to, rotating first when the
+   * current one has been idle for longer than the rotation time. Marks the channel active.
+   */
+  resolve(tenantId: string, name: string, now = Date.now()): Promise<{ conversationId: string; rotatedFrom: string | null }> {
+    return this.serialized(async () => {
+      const state = this.read(tenantId, name) ?? this.fresh(tenantId, name);
+      let rotatedFrom: string | null = null;
+      const idle = state.lastActivityAt === null ? Infinity : now - state.lastActivityAt;
+      if (!state.conversationId || idle > state.rotationSeconds * 1000) {
+        const created = await createConversation(this.env, tenantId, { title: `#${name}` });
+        if ("error" in created) throw new Error(created.error);
+        if (state.conversationId) {
+          rotatedFrom = state.conversationId;
+          state.rotations++;
+        }
+        state.conversationId = created.view.id;
+      }
+      state.lastActivityAt = now;
+      await this.write(state);
+      return { conversationId: state.conversationId!, rotatedFrom };
+    });
+  }
+
+  configure(tenantId: string, name: string, change: { rotationSeconds?: number }): Promise<ChannelView> {
+    return this.serialized(async () => {
+      const state = this.read(tenantId, name) ?? this.fresh(tenantId, name);
+      if (change.rotationSeconds !== undefined) state.rotationSeconds = change.rotationSeconds;
+      await this.write(state);
+      return view(state);
+    });
+  }
+
+  async get(tenantId: string, name: string): Promise<ChannelView | null> {
+    const state = this.read(tenantId, name);
+    return state ? view(state) : null;
+  }
+}
+
+function view(s: ChannelState): ChannelView {
+  const { tenantId: _t, lastActivityAt, ...rest } = s;
+  return { ...rest, lastActivityAt: lastActivityAt ? new Date(lastActivityAt).toISOString() : null };
+}

@@ -1,0 +1,150 @@
+// Channels, rotation, automations and the cron trigger inside workerd. The trigger's runs go
+// through the real automation queue to the chat worker's own consumer.
+import { createExecutionContext, createScheduledController, waitOnExecutionContext } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import chat from "../../workers/chat/index";
+import { channelObjectName } from "../../durable-objects/channel-do";
+import { api, eventually, newTenant, transcript } from "./helpers";
+
+async function tick(at: number) {
+  const ctx = createExecutionContext();
+  await chat.scheduled!(createScheduledController({ scheduledTime: at, cron: "*/5 * * * *" }), env as Env, ctx);
+  await waitOnExecutionContext(ctx);
+}
+
+const runsOf = async (id: string, key: string) => (await api("GET", `/v1/automations/${id}/runs`, undefined, { key })).json.data as any[];
+const settled = (runs: any[]) => runs.length > 0 && runs.every((r) => r.status !== "queued" && r.status !== "running");
+
+async function createAutomation(key: string, body: Record<string, unknown>) {
+  const r = await api("POST", "/v1/automations", { name: "a", channel: "auto", prompt: "hourly check-in", schedule: "0 * * * *", ...body }, { key });
+  if (r.status !== 201) throw new Error(`${r.status} ${r.text}`);
+  return r.json.id as string;
+}
+
+// A fixed hour in the future, so no other test's automation shares its slots.
+const HOUR = Date.parse("2031-05-06T14:00:00Z");
+
+describe("automations API", () => {
+  it("creates, lists, patches, pauses, resumes and deletes, validating the schedule", async () => {
+    const key = await newTenant();
+    const bad = await api("POST", "/v1/automations", { name: "x", schedule: "every hour", prompt: "p", channel: "c" }, { key });
+    expect(bad.status).toBe(400);
+    expect(bad.json.error.message).toMatch(/schedule: not a cron expression/);
+    expect((await api("POST", "/v1/automations", { name: "x", schedule: "0 * * * *", prompt: "p", channel: "../etc" }, { key })).status).toBe(400);
+    const id = await createAutomation(key, {});
+    expect((await api("GET", "/v1/automations", undefined, { key })).json.automations.map((a: any) => a.id)).toEqual([id]);
+    expect((await api("PATCH", `/v1/automations/${id}`, { prompt: "new prompt" }, { key })).json.prompt).toBe("new prompt");
+    expect((await api("POST", `/v1/automations/${id}/pause`, undefined, { key })).json.paused).toBe(true);
+    expect((await api("POST", `/v1/automations/${id}/resume`, undefined, { key })).json.paused).toBe(false);
+    const other = await newTenant();
+    for (const [m, p, b] of [["GET", ""], ["PATCH", "", { name: "mine" }], ["DELETE", ""], ["GET", "/runs"], ["POST", "/pause"]] as const) {
+      expect((await api(m, `/v1/automations/${id}${p}`, b, { key: other })).status, `${m} ${p}`).toBe(404);
+    }
+    expect((await api("DELETE", `/v1/automations/${id}`, undefined, { key })).status).toBe(204);
+    expect((await api("GET", `/v1/automations/${id}`, undefined, { key })).status).toBe(404);
+  });
+});
+
+describe("the cron trigger", () => {
+  it("runs a due automation once per slot, even when the trigger fires twice, and records the run", async () => {
+    const key = await newTenant();
+    const id = await createAutomation(key, { channel: "ops" });
+    const notDue = await createAutomation(key, { schedule: "0 9 * * *", channel: "ops" });
+    await tick(HOUR + 10 * 60_000);
+    await tick(HOUR + 10 * 60_000); // the same tick again
+    await tick(HOUR + 15 * 60_000); // a later tick in the same hour: same slot
+    const runs = (await eventually(async () => {
+      const r = await runsOf(id, key);
+      return settled(r) ? r : null;
+    }, 20_000))!;
+    expect(runs).toHaveLength(1);
+    expect(runs[0]).toMatchObject({ status: "succeeded", slot: new Date(HOUR).toISOString() });
+    expect(runs[0].usage.output_tokens).toBeGreaterThan(0);
+    const t = await transcript(runs[0].conversationId, key);
+    expect(t[0].content[0].text).toBe("hourly check-in");
+    expect(await runsOf(notDue, key)).toEqual([]);
+  });
+
+  it("isolates failures: a failing automation is recorded and retried on the next slot, the others run", async () => {
+    const key = await newTenant();
+    const failing = await createAutomation(key, { prompt: "please fail\n@model-error 529", channel: "flaky" });
+    const healthy = await createAutomation(key, { channel: "steady" });
+    const paused = await createAutomation(key, { channel: "quiet", paused: true });
+    // A row whose schedule no longer parses must not stop the rest.
+    await env.DB.prepare(`INSERT INTO automations (id, tenant_id, name, schedule, prompt, channel, paused, created_at, updated_at) VALUES ('auto_00000000000000000000000000', (SELECT tenant_id FROM automations WHERE id = ?), 'broken', 'not cron', 'p', 'c', 0, 'x', 'x')`)
+      .bind(healthy)
+      .run();
+    const slot2 = HOUR + 3 * 3600_000;
+    await tick(slot2 + 60_000);
+    const [f, h] = await Promise.all([failing, healthy].map((id) => eventually(async () => {
+      const r = await runsOf(id, key);
+      return settled(r) ? r : null;
+    }, 30_000)));
+    expect(f![0]).toMatchObject({ status: "failed" });
+    expect(f![0].error).toMatch(/model_error.*529|529/);
+    expect(h![0]).toMatchObject({ status: "succeeded" });
+    expect(await runsOf(paused, key)).toEqual([]);
+    // The next hour's slot tries again; the failed slot is not retried in between.
+    await tick(slot2 + 5 * 60_000);
+    await tick(slot2 + 3600_000 + 60_000);
+    const again = (await eventually(async () => {
+      const r = await runsOf(failing, key);
+      return r.length === 2 && settled(r) ? r : null;
+    }, 30_000))!;
+    expect(again.map((r) => r.slot)).toEqual([new Date(slot2 + 3600_000).toISOString(), new Date(slot2).toISOString()]);
+    await env.DB.prepare(`DELETE FROM automations WHERE id = 'auto_00000000000000000000000000'`).run();
+  });
+
+  it("closes runs that never finished instead of leaving them open", async () => {
+    const key = await newTenant();
+    const id = await createAutomation(key, {});
+    const tenantId = (await env.DB.prepare(`SELECT tenant_id AS t FROM automations WHERE id = ?`).bind(id).first<{ t: string }>())!.t;
+    const old = new Date(Date.now() - 3600_000).toISOString();
+    await env.DB.prepare(`INSERT INTO automation_runs (id, automation_id, tenant_id, slot, status, queued_at) VALUES ('run_00000000000000000000000000', ?, ?, ?, 'running', ?)`)
+      .bind(id, tenantId, old, old)
+      .run();
+    await tick(Date.now());
+    const runs = await runsOf(id, key);
+    expect(runs.find((r) => r.id === "run_00000000000000000000000000")).toMatchObject({ status: "failed", error: "the run did not finish" });
+  });
+});
+
+describe("channels", () => {
+  it("keep their conversation while active and rotate after the idle time, keeping the old one", async () => {
+    const key = await newTenant();
+    const a = await api("POST", "/v1/channels/inbox/messages", { content: "first words on the channel" }, { key });
+    const b = await api("POST", "/v1/channels/inbox/messages", { content: "second" }, { key });
+    expect(a.status).toBe(200);
+    expect(a.json.conversationId).toBe(b.json.conversationId);
+    expect((await api("PATCH", "/v1/channels/inbox", { rotationSeconds: 60 }, { key })).json.rotationSeconds).toBe(60);
+
+    // The edge, with an explicit clock: idle exactly the rotation time keeps it, one ms more rotates.
+    const tenantId = (await env.DB.prepare(`SELECT tenant_id AS t FROM channels WHERE name = 'inbox' AND conversation_id = ?`).bind(a.json.conversationId).first<{ t: string }>())!.t;
+    const stub = env.CHANNEL.get(env.CHANNEL.idFromName(channelObjectName(tenantId, "inbox")));
+    const t0 = Date.now() + 1000;
+    const first = await stub.resolve(tenantId, "inbox", t0);
+    expect(first.conversationId).toBe(a.json.conversationId);
+    expect((await stub.resolve(tenantId, "inbox", t0 + 60_000)).rotatedFrom).toBeNull();
+    const rotated = await stub.resolve(tenantId, "inbox", t0 + 120_001);
+    expect(rotated.rotatedFrom).toBe(a.json.conversationId);
+    expect(rotated.conversationId).not.toBe(a.json.conversationId);
+
+    // The old conversation stays readable and searchable.
+    expect((await transcript(a.json.conversationId, key)).length).toBe(4);
+    await eventually(async () => (await api("GET", "/v1/search?q=first%20words%20on%20the%20channel", undefined, { key })).json.results.some((h: any) => h.conversationId === a.json.conversationId));
+    const view = (await api("GET", "/v1/channels/inbox", undefined, { key })).json;
+    expect(view).toMatchObject({ conversationId: rotated.conversationId, rotations: 1, rotationSeconds: 60 });
+  });
+
+  it("resolves concurrent first messages to one conversation, and keeps tenants apart", async () => {
+    const key = await newTenant();
+    const rs = await Promise.all(Array.from({ length: 5 }, (_, i) => api("POST", "/v1/channels/burst/messages", { content: `m${i}` }, { key })));
+    expect(new Set(rs.map((r) => r.json.conversationId)).size).toBe(1);
+    const other = await newTenant();
+    const theirs = await api("POST", "/v1/channels/burst/messages", { content: "theirs" }, { key: other });
+    expect(theirs.json.conversationId).not.toBe(rs[0].json.conversationId);
+    expect((await api("GET", "/v1/channels", undefined, { key: other })).json.channels.map((c: any) => c.name)).toEqual(["burst"]);
+    expect((await api("GET", "/v1/channels/nope", undefined, { key: other })).status).toBe(404);
+  });
+});

@@ -1,0 +1,131 @@
+// Automations: a cron schedule, a prompt and a channel. The cron trigger claims each due
+// (automation, slot) pair once — the unique key of automation_runs — and fans the runs out
+// through a queue; the consumer runs each as a turn on its channel and records the outcome.
+import { and, desc, eq, lt } from "drizzle-orm";
+import { drizzle } from "drizzle-orm/d1";
+import { automationRuns, automations } from "../../db/schema";
+import { dueSlot, parseCron } from "../../core/cron";
+import { sortableId } from "../../core/ids";
+import type { Usage } from "../../core/types";
+
+export type Automation = typeof automations.$inferSelect;
+export type AutomationRunRow = typeof automationRuns.$inferSelect;
+
+/** A slot may run up to this late: covers trigger delays, and a new automation's current hour. */
+export const SLOT_LOOKBACK_MINUTES = 60;
+/** A run still open after this long never finished (its invocation died); it is closed as failed. */
+export const RUN_TIMEOUT_MS = 30 * 60_000;
+const CLAIM_PAGE = 200;
+
+export interface AutomationJob {
+  kind: "automation";
+  runId: string;
+}
+
+export async function createAutomation(db: D1Database, tenantId: string, input: { name: string; schedule: string; prompt: string; channel: string; paused?: boolean }): Promise<Automation> {
+  const now = new Date().toISOString();
+  const row: Automation = { id: sortableId("auto"), tenantId, name: input.name, schedule: input.schedule, prompt: input.prompt, channel: input.channel, paused: input.paused ?? false, createdAt: now, updatedAt: now };
+  await drizzle(db).insert(automations).values(row);
+  return row;
+}
+
+export async function getAutomation(db: D1Database, tenantId: string, id: string): Promise<Automation | null> {
+  return (await drizzle(db).select().from(automations).where(and(eq(automations.tenantId, tenantId), eq(automations.id, id))).get()) ?? null;
+}
+
+export async function listAutomations(db: D1Database, tenantId: string, limit: number, before?: string): Promise<Automation[]> {
+  const where = before ? and(eq(automations.tenantId, tenantId), lt(automations.id, before)) : eq(automations.tenantId, tenantId);
+  return drizzle(db).select().from(automations).where(where).orderBy(desc(automations.id)).limit(limit);
+}
+
+export async function updateAutomation(db: D1Database, tenantId: string, id: string, change: Partial<Pick<Automation, "name" | "schedule" | "prompt" | "channel" | "paused">>): Promise<Automation | null> {
+  const rows = await drizzle(db)
+    .update(automations)
+    .set({ ...change, updatedAt: new Date().toISOString() })
+    .where(and(eq(automations.tenantId, tenantId), eq(automations.id, id)))
+    .returning();
+  return rows[0] ?? null;
+}
+
+export async function deleteAutomation(db: D1Database, tenantId: string, id: string): Promise<boolean> {
+  const rows = await drizzle(db).delete(automations).where(and(eq(automations.tenantId, tenantId), eq(automations.id, id))).returning({ id: automations.id });
+  return rows.length > 0;
+}
+
+export async function listRuns(db: D1Database, tenantId: string, automationId: string, limit: number): Promise<AutomationRunRow[]> {
+  return drizzle(db)
+    .select()
+    .from(automationRuns)
+    .where(and(eq(automationRuns.tenantId, tenantId), eq(automationRuns.automationId, automationId)))
+    .orderBy(desc(automationRuns.id))
+    .limit(limit);
+}
+
+/**
+ * One trigger tick: close runs that never finished, then claim every active automation's due
+ * slot (at most once per slot, whatever the number of ticks) and enqueue the claimed runs.
+ * Automations are read in pages and runs are sent in batches, so the tick's own work stays small
+ * however many automations exist; the turns run in the queue consumer.
+ */
+export async function claimDueRuns(db: D1Database, queue: Queue<AutomationJob>, now: number): Promise<{ claimed: number; closed: number }> {
+  const closed = await db
+    .prepare(`UPDATE automation_runs SET status = 'failed', error = 'the run did not finish', finished_at = ? WHERE status IN ('queued', 'running') AND queued_at < ?`)
+    .bind(new Date(now).toISOString(), new Date(now - RUN_TIMEOUT_MS).toISOString())
+    .run();
+  let claimed = 0;
+  let after = "";
+  for (;;) {
+    const { results } = await db
+      .prepare(`SELECT id, tenant_id AS tenantId, schedule FROM automations WHERE paused = 0 AND id > ? ORDER BY id LIMIT ?`)
+      .bind(after, CLAIM_PAGE)
+      .all<{ id: string; tenantId: string; schedule: string }>();
+    if (!results.length) break;
+    after = results[results.length - 1].id;
+    const due = results.flatMap((a) => {
+      try {
+        const slot = dueSlot(parseCron(a.schedule), now, SLOT_LOOKBACK_MINUTES);
+        return slot ? [{ ...a, slot: slot.toISOString(), runId: sortableId("run") }] : [];
+      } catch {
+        return []; // validated on write; a bad row must not stop the others
+      }
+    });
+    if (!due.length) continue;
+    const claim = db.prepare(
+      `INSERT INTO automation_runs (id, automation_id, tenant_id, slot, status, queued_at) VALUES (?, ?, ?, ?, 'queued', ?) ON CONFLICT(automation_id, slot) DO NOTHING`,
+    );
+    const outcomes = await db.batch(due.map((d) => claim.bind(d.runId, d.id, d.tenantId, d.slot, new Date(now).toISOString())));
+    const won = due.filter((_, i) => (outcomes[i].meta.changes ?? 0) > 0);
+    for (let i = 0; i < won.length; i += 100) await queue.sendBatch(won.slice(i, i + 100).map((d) => ({ body: { kind: "automation" as const, runId: d.runId } })));
+    claimed += won.length;
+  }
+  return { claimed, closed: closed.meta.changes ?? 0 };
+}
+
+/** queued -> running, atomically: a redelivered message finds nothing to start. */
+export async function startRun(db: D1Database, runId: string): Promise<{ run: AutomationRunRow; automation: Automation | null } | null> {
+  const run = await db
+    .prepare(`UPDATE automation_runs SET status = 'running', started_at = ? WHERE id = ? AND status = 'queued' RETURNING id`)
+    .bind(new Date().toISOString(), runId)
+    .first<{ id: string }>();
+  if (!run) return null;
+  const row = (await drizzle(db).select().from(automationRuns).where(eq(automationRuns.id, runId)).get())!;
+  const automation = (await drizzle(db).select().from(automations).where(eq(automations.id, row.automationId)).get()) ?? null;
+  return { run: row, automation };
+}
+
+export async function finishRun(
+  db: D1Database,
+  runId: string,
+  outcome: { status: "succeeded" | "failed" | "skipped"; conversationId?: string | null; usage?: Usage | null; error?: string | null },
+): Promise<void> {
+  await drizzle(db)
+    .update(automationRuns)
+    .set({
+      status: outcome.status,
+      conversationId: outcome.conversationId ?? null,
+      usage: outcome.usage ? JSON.stringify(outcome.usage) : null,
+      error: outcome.error ?? null,
+      finishedAt: new Date().toISOString(),
+    })
+    .where(eq(automationRuns.id, runId));
+}

@@ -1,0 +1,80 @@
+// /v1/automations: scheduled prompts on a channel — create, list, get, patch (pause/resume),
+// delete — and each one's recorded runs.
+import { Hono } from "hono";
+import { z } from "zod";
+import { cronError } from "../../../core/cron";
+import { isId } from "../../../core/ids";
+import { createAutomation, deleteAutomation, getAutomation, listAutomations, listRuns, updateAutomation, type AutomationRunRow } from "../automations";
+import { notFound } from "../errors";
+import type { AppEnv } from "../types";
+import { jsonBody, query } from "../validate";
+import { CHANNEL_NAME } from "./channels";
+
+export const automationRoutes = new Hono<AppEnv>();
+
+const schedule = z.string().trim().min(1).max(100).superRefine((v, ctx) => {
+  const problem = cronError(v);
+  if (problem) ctx.addIssue({ code: "custom", message: `not a cron expression: ${problem}` });
+});
+const fields = {
+  name: z.string().trim().min(1).max(100),
+  schedule,
+  prompt: z.string().trim().min(1).max(20_000),
+  channel: z.string().regex(CHANNEL_NAME, "letters, digits and . _ - only, at most 64"),
+  paused: z.boolean(),
+};
+const createBody = z.strictObject({ ...fields, paused: fields.paused.optional() });
+const patchBody = z.strictObject(fields).partial().refine((b) => Object.keys(b).length > 0, "give at least one field");
+const listQuery = z.strictObject({
+  limit: z.coerce.number().int().min(1).max(100).default(20),
+  cursor: z.string().refine((v) => isId("auto", v), "not an automation id").optional(),
+});
+const runsQuery = z.strictObject({ limit: z.coerce.number().int().min(1).max(200).default(50) });
+
+const automationId = (id: string) => {
+  if (!isId("auto", id)) throw notFound("automation");
+  return id;
+};
+const publicAutomation = <T extends { tenantId: string }>({ tenantId: _t, ...a }: T) => a;
+const publicRun = ({ tenantId: _t, usage, ...r }: AutomationRunRow) => ({ ...r, usage: usage ? JSON.parse(usage) : null });
+
+automationRoutes.post("/", ...jsonBody(createBody), async (c) => c.json(publicAutomation(await createAutomation(c.env.DB, c.get("tenantId"), c.req.valid("json"))), 201));
+
+automationRoutes.get("/", query(listQuery), async (c) => {
+  const { limit, cursor } = c.req.valid("query");
+  const rows = await listAutomations(c.env.DB, c.get("tenantId"), limit + 1, cursor);
+  const page = rows.slice(0, limit);
+  return c.json({ automations: page.map(publicAutomation), next: rows.length > limit ? page[page.length - 1].id : null });
+});
+
+automationRoutes.get("/:id", async (c) => {
+  const a = await getAutomation(c.env.DB, c.get("tenantId"), automationId(c.req.param("id")));
+  if (!a) throw notFound("automation");
+  return c.json(publicAutomation(a));
+});
+
+automationRoutes.patch("/:id", ...jsonBody(patchBody), async (c) => {
+  const a = await updateAutomation(c.env.DB, c.get("tenantId"), automationId(c.req.param("id")), c.req.valid("json"));
+  if (!a) throw notFound("automation");
+  return c.json(publicAutomation(a));
+});
+
+for (const [verb, paused] of [["pause", true], ["resume", false]] as const) {
+  automationRoutes.post(`/:id/${verb}`, async (c) => {
+    const a = await updateAutomation(c.env.DB, c.get("tenantId"), automationId(c.req.param("id")), { paused });
+    if (!a) throw notFound("automation");
+    return c.json(publicAutomation(a));
+  });
+}
+
+automationRoutes.delete("/:id", async (c) => {
+  if (!(await deleteAutomation(c.env.DB, c.get("tenantId"), automationId(c.req.param("id"))))) throw notFound("automation");
+  return c.body(null, 204);
+});
+
+automationRoutes.get("/:id/runs", query(runsQuery), async (c) => {
+  const id = automationId(c.req.param("id"));
+  if (!(await getAutomation(c.env.DB, c.get("tenantId"), id))) throw notFound("automation");
+  const runs = await listRuns(c.env.DB, c.get("tenantId"), id, c.req.valid("query").limit);
+  return c.json({ data: runs.map(publicRun) });
+});

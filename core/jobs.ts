@@ -10,7 +10,20 @@ export const foldJobSchema = z.strictObject({
 });
 export type FoldJob = z.infer<typeof foldJobSchema>;
 
-export const queueJobSchema = z.discriminatedUnion("kind", [foldJobSchema]);
+/** Extract a page range of a PDF attachment into the cortex (one chunk of its first-search indexing). */
+export const extractJobSchema = z.strictObject({
+  kind: z.literal("extract"),
+  tenantId: z.string().min(1).max(64),
+  attachmentId: z.string().min(1).max(64),
+  fromPage: z.number().int().min(1),
+  toPage: z.number().int().min(1),
+});
+export type ExtractJob = z.infer<typeof extractJobSchema>;
+
+/** Pages per extraction job: small enough that one job stays far inside an invocation's limits. */
+export const EXTRACT_CHUNK_PAGES = 50;
+
+export const queueJobSchema = z.discriminatedUnion("kind", [foldJobSchema, extractJobSchema]);
 export type QueueJob = z.infer<typeof queueJobSchema>;
 
 /** Exponential backoff for a retried job: 10 s, 20 s, 40 s ... capped at 10 minutes. */

@@ -117,3 +117,20 @@ export const automationRuns = sqliteTable("automation_runs", {
   usage: text("usage"),
   error: text("error"),
 });
+
+export const attachments = sqliteTable("attachments", {
+  id: text("id").primaryKey(),
+  tenantId: text("tenant_id").notNull(),
+  conversationId: text("conversation_id").notNull(),
+  name: text("name").notNull(),
+  type: text("type").notNull(),
+  size: integer("size").notNull().default(0),
+  status: text("status").notNull(),
+  r2Key: text("r2_key").notNull(),
+  uploadId: text("upload_id"),
+  facts: text("facts").notNull().default("{}"),
+  createdAt: text("created_at").notNull(),
+  updatedAt: text("updated_at").notNull(),
+  indexStatus: text("index_status").notNull().default("none"),
+  indexStartedAt: text("index_started_at"),
+});

@@ -12,17 +12,20 @@ import { chooseFoldMark } from "../core/fold";
 import { buildModelRequest } from "../core/replay";
 import type { TurnEvent } from "../core/events";
 import { sortableId } from "../core/ids";
-import type { FoldJob } from "../core/jobs";
+import { EXTRACT_CHUNK_PAGES, type ExtractJob, type FoldJob } from "../core/jobs";
 import { createModelClient } from "../core/model-client";
 import { messageChars } from "../core/render";
 import { crossCheckSettings, mergeSettings, type SettingsPatch } from "../core/settings";
 import { buildSystemPrompt } from "../core/system-prompt";
 import type { ContentBlock, ModelRequest, NewMessage, StoredMessage, SystemBlock } from "../core/types";
 import { runAgentTurn } from "../workers/chat/agent/turn-loop";
-import { conversationOfMessage, indexMessages, searchCortex } from "../workers/chat/cortex";
+import { conversationOfMessage, countIndexedPages, indexMessages, searchCortex } from "../workers/chat/cortex";
 import { createNote, deleteNote, getEpisode, getNote, recordEpisode, updateNote } from "../workers/chat/memory";
 import { memoryMapFor, utcDay } from "../workers/chat/memory-map";
 import { listConversationRows, updateConversationRow } from "../workers/chat/conversation-list";
+import { lineIndexFor } from "../workers/chat/attachments/inspect";
+import { r2RangeReader } from "../workers/chat/attachments/r2-range-reader";
+import { getAttachmentRow, toAttachment } from "../workers/chat/attachments/store";
 import { toolRegistry } from "../workers/chat/tools";
 import type { ReadQuery, ToolContext } from "../workers/chat/tools/registry";
 import type { ConversationHead, ConversationRef, ConversationView } from "./conversation-head";
@@ -309,6 +312,24 @@ export class ConversationDO extends DurableObject<Env> {
     return readable;
   }
 
+  /**
+   * An attachment's reference note joins the conversation as a user message, in order with the
+   * turns, and the tools that read its kind are activated (a lifecycle event, not a keyword).
+   */
+  async addAttachmentNote(ref: ConversationRef, note: string, tools: readonly string[]): Promise<StoredMessage | null> {
+    if (!(await this.load(ref))) return null;
+    const run = this.turnChain.then(async () => {
+      const [message] = await this.append([{ role: "user", content: [{ type: "text", text: note }] }]);
+      this.broadcast({ type: "message", turnId: "attachment", message });
+      const missing = tools.filter((t) => toolRegistry.get(t) && !this.head!.activeTools.includes(t));
+      if (missing.length) await this.updateHead((h) => ({ next: { ...h, activeTools: [...new Set([...h.activeTools, ...missing])].sort(), updatedAt: new Date().toISOString() }, result: undefined }));
+      this.ctx.waitUntil(this.indexPending());
+      return message;
+    });
+    this.turnChain = run.catch(() => {});
+    return run;
+  }
+
   /** Turns run one at a time in arrival order: each waits for the previous one to settle. */
   private enqueueTurn(ref: ConversationRef, input: TurnInput, sink: ((e: TurnEvent) => void) | null): Promise<void> {
     const queuedAt = Date.now();
@@ -345,7 +366,27 @@ export class ConversationDO extends DurableObject<Env> {
         conversationId === ref.conversationId
           ? this.readMessages(ref, query)
           : this.env.CONVERSATION.get(this.env.CONVERSATION.idFromName(conversationId)).readMessages({ tenantId: ref.tenantId, conversationId }, query),
-      search: (query, limit) => searchCortex(this.env.DB, ref.tenantId, query, { limit }),
+      search: (query, limit, opts) => searchCortex(this.env.DB, ref.tenantId, query, { limit, ...opts }),
+      progress: (message) => this.broadcast({ type: "progress", turnId: "", message }),
+      pageIndex: {
+        status: async (attachmentId) => {
+          const row = await getAttachmentRow(this.env.DB, ref.tenantId, attachmentId);
+          return { status: row?.indexStatus ?? "none", startedAt: row?.indexStartedAt ?? null, indexed: await countIndexedPages(this.env.DB, ref.tenantId, attachmentId) };
+        },
+        start: async (attachmentId, pageCount) => {
+          await this.env.DB.prepare(`UPDATE attachments SET index_status = 'indexing', index_started_at = ? WHERE tenant_id = ? AND id = ?`).bind(new Date().toISOString(), ref.tenantId, attachmentId).run();
+          const jobs: { body: ExtractJob }[] = [];
+          for (let from = 1; from <= pageCount; from += EXTRACT_CHUNK_PAGES)
+            jobs.push({ body: { kind: "extract", tenantId: ref.tenantId, attachmentId, fromPage: from, toPage: Math.min(pageCount, from + EXTRACT_CHUNK_PAGES - 1) } });
+          for (let i = 0; i < jobs.length; i += 100) await this.env.FOLD_QUEUE.sendBatch(jobs.slice(i, i + 100));
+        },
+      },
+      openAttachment: async (id) => {
+        const row = await getAttachmentRow(this.env.DB, ref.tenantId, id);
+        const reader = row?.status === "ready" ? await r2RangeReader(this.env.BUCKET, row.r2Key) : null;
+        if (!row || !reader) return null;
+        return { attachment: toAttachment(row), reader, lineIndex: () => lineIndexFor(this.env.BUCKET, row.tenantId, row.id, row.r2Key) };
+      },
       memory: {
         getNote: (id) => getNote(this.env.DB, ref.tenantId, id),
         getEpisode: (id) => getEpisode(this.env.DB, ref.tenantId, id),

@@ -33,3 +33,11 @@ export function parseMessageBatchKey(key: string): { firstSeq: number; lastSeq: 
   const m = /\/messages\/(\d{12})-(\d{12})\.json$/.exec(key);
   return m ? { firstSeq: Number(m[1]), lastSeq: Number(m[2]) } : null;
 }
+
+export const attachmentPrefix = (tenantId: string, attachmentId: string): string => `${tenantPrefix(tenantId)}attachments/${attachmentId}/`;
+
+/** The attachment's bytes, exactly as uploaded. */
+export const attachmentBlobKey = (tenantId: string, attachmentId: string): string => `${attachmentPrefix(tenantId, attachmentId)}blob`;
+
+/** A text attachment's line index (checkpoint offsets), so line ranges are ranged reads. */
+export const attachmentLineIndexKey = (tenantId: string, attachmentId: string): string => `${attachmentPrefix(tenantId, attachmentId)}line-index.json`;

@@ -29,7 +29,11 @@ app.use("*", async (c, next) => {
 
 app.get("/health", (c) => c.json({ ok: true }));
 
+const UPLOAD_PATH = /^\/v1\/conversations\/[^/]+\/attachments(\/uploads\/[^/]+\/parts\/[^/]+)?$/;
+
 app.use("/v1/*", async (c, next) => {
+  // Upload bodies stream into R2 and are bounded by R2 and the platform, not buffered here.
+  if ((c.req.method === "POST" || c.req.method === "PUT") && UPLOAD_PATH.test(c.req.path)) return next();
   const limit = c.req.method === "POST" && c.req.path.endsWith("/messages") ? TURN_BODY_LIMIT : BODY_LIMIT;
   return bodyLimit({
     maxSize: limit,

@@ -8,7 +8,7 @@ import type { StoredMessage } from "../../core/types";
 export const INDEX_CHUNK_CHARS = 20_000;
 const MAX_STATEMENTS_PER_BATCH = 50;
 
-export type DocKind = "message" | "memory" | "episode";
+export type DocKind = "message" | "memory" | "episode" | "page";
 
 export interface CortexDoc {
   tenantId: string;
@@ -96,6 +96,8 @@ export function toFtsQuery(q: string, mode: "and" | "or" = "and"): string | null
 export interface SearchOptions {
   conversationId?: string;
   kinds?: readonly DocKind[];
+  /** Only documents whose ref id starts with this (e.g. one attachment's pages: "att_…:"). */
+  refPrefix?: string;
   limit: number;
 }
 
@@ -116,6 +118,11 @@ async function runSearch(db: D1Database, tenantId: string, match: string, opts: 
   if (opts.conversationId) {
     filters.push("AND d.conversation_id = ?");
     params.push(opts.conversationId);
+  }
+  if (opts.refPrefix) {
+    // ref ids never contain LIKE wildcards (ids and ":" only), so a plain prefix pattern is exact.
+    filters.push("AND d.ref_id LIKE ?");
+    params.push(`${opts.refPrefix}%`);
   }
   if (opts.kinds?.length) {
     filters.push(`AND d.kind IN (${opts.kinds.map(() => "?").join(", ")})`);
@@ -143,4 +150,15 @@ async function runSearch(db: D1Database, tenantId: string, match: string, opts: 
     if (hits.length === opts.limit) break;
   }
   return hits;
+}
+
+export const pageRef = (attachmentId: string, page: number) => `${attachmentId}:p${String(page).padStart(6, "0")}`;
+
+/** Pages of one attachment already in the cortex (idempotent progress: re-indexing counts once). */
+export async function countIndexedPages(db: D1Database, tenantId: string, attachmentId: string): Promise<number> {
+  const row = await db
+    .prepare(`SELECT COUNT(DISTINCT ref_id) AS n FROM cortex_docs WHERE tenant_id = ? AND kind = 'page' AND ref_id LIKE ?`)
+    .bind(tenantId, `${attachmentId}:p%`)
+    .first<{ n: number }>();
+  return row?.n ?? 0;
 }

@@ -1,7 +1,9 @@
-// The summarizer worker: consumes the fold queue. Each job is validated, run, and acked; a failed
+// The summarizer worker: consumes the job queue — folds, and the chunks of a PDF's first-search
+// indexing. Each job is validated, run, and acked; a failed
 // run is retried with backoff and, after max_retries (wrangler.toml), lands in the dead-letter
 // queue. A malformed job is acked and logged: retrying garbage cannot make it valid.
 import { queueJobSchema, retryDelaySeconds, type QueueJob } from "../../core/jobs";
+import { runExtractJob } from "./extract";
 import { runFoldJob } from "./fold";
 
 export async function handleJob(job: QueueJob, env: Env): Promise<void> {
@@ -11,6 +13,9 @@ export async function handleJob(job: QueueJob, env: Env): Promise<void> {
       console.log(`fold ${job.jobId} of ${job.conversationId}: ${outcome.reason}`);
       return;
     }
+    case "extract":
+      await runExtractJob(job, env);
+      return;
   }
 }
 

@@ -65,8 +65,8 @@ export async function runAgentTurn(deps: TurnDeps, userContent: ContentBlock[]):
     const results: ToolResultBlock[] = [];
     for (const call of calls) {
       emit({ type: "tool_use", turnId, id: call.id, name: call.name, input: call.input });
-      const out = await deps.registry.run(call.name, call.input, deps.toolContext);
-      const block: ToolResultBlock = { type: "tool_result", tool_use_id: call.id, content: out.content, ...(out.isError ? { is_error: true } : {}) };
+      const out = await deps.registry.run(call.name, call.input, { ...deps.toolContext, progress: (message) => emit({ type: "progress", turnId, message }) });
+      const block: ToolResultBlock = { type: "tool_result", tool_use_id: call.id, content: out.blocks ?? out.content, ...(out.isError ? { is_error: true } : {}) };
       const text = toolResultText(block);
       emit({ type: "tool_result", turnId, tool_use_id: call.id, name: call.name, is_error: !!out.isError, chars: text.length, preview: text.slice(0, PREVIEW_CHARS) });
       results.push(block);

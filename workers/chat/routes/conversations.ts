@@ -6,6 +6,7 @@ import { settingsPatchSchema } from "../../../core/settings";
 import { toContentBlocks, turnBodySchema } from "../../../core/turn-input";
 import type { ConversationRef } from "../../../durable-objects/conversation-head";
 import { createConversation } from "../conversation-create";
+import { attachmentRoutes } from "./attachments";
 import { listConversationRows } from "../conversation-list";
 import { ApiError, badRequest, notFound } from "../errors";
 import { respondTurn, startTurn } from "../turns";
@@ -105,3 +106,5 @@ conversationRoutes.get("/:id/ws", async (c) => {
   headers.set("x-conversation-id", ref.conversationId);
   return stub.fetch(new Request(c.req.url, { headers }));
 });
+
+conversationRoutes.route("/:id/attachments", attachmentRoutes);

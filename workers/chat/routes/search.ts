@@ -11,7 +11,7 @@ export const searchRoutes = new Hono<AppEnv>();
 const searchQuery = z.strictObject({
   q: z.string().trim().min(1, "q: required").max(500),
   conversation: z.string().refine((v) => isId("conv", v), "not a conversation id").optional(),
-  kind: z.enum(["message", "memory", "episode"]).optional(),
+  kind: z.enum(["message", "memory", "episode", "page"]).optional(),
   limit: z.coerce.number().int().min(1).max(100).default(20),
 });
 

@@ -1,9 +1,11 @@
+import { documentRead, fileRead, imageView, pdfInfo, pdfRead, spreadsheetRead } from "./attachment-tools";
 import { conversationList } from "./conversation-list";
 import { conversationRead } from "./conversation-read";
 import { memoryForget, memoryUpdate } from "./memory-edit";
 import { memoryGet } from "./memory-get";
 import { memorySave } from "./memory-save";
 import { memorySearch } from "./memory-search";
+import { pdfSearch } from "./pdf-search";
 import { ToolRegistry } from "./registry";
 import { toolActivate, toolSearch } from "./tool-discovery";
 
@@ -18,4 +20,11 @@ toolRegistry
   .register(toolActivate(toolRegistry))
   .register(conversationList)
   .register(memoryUpdate)
-  .register(memoryForget);
+  .register(memoryForget)
+  .register(fileRead)
+  .register(pdfInfo)
+  .register(pdfRead)
+  .register(pdfSearch)
+  .register(imageView)
+  .register(spreadsheetRead)
+  .register(documentRead);

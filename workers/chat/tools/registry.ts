@@ -3,8 +3,11 @@
 // bad call from the model never breaks a turn.
 import { z } from "zod";
 import { describeZodError } from "../../../core/validation";
-import type { StoredMessage, ToolSchema } from "../../../core/types";
-import type { SearchHit } from "../cortex";
+import type { LineIndex } from "../../../core/attachments/line-index";
+import type { RangeReader } from "../../../core/attachments/range-reader";
+import type { ImageBlock, StoredMessage, TextBlock, ToolSchema } from "../../../core/types";
+import type { Attachment } from "../attachments/store";
+import type { DocKind, SearchHit } from "../cortex";
 import type { EpisodeRow, Note } from "../memory";
 
 export interface ReadQuery {
@@ -26,7 +29,16 @@ export interface ToolContext {
   activateTool(name: string): Promise<void>;
   listConversations(limit: number, before?: string): Promise<{ id: string; title: string; createdAt: string; updatedAt: string; messageCount: number }[]>;
   /** The cortex, scoped to this tenant. */
-  search(query: string, limit: number): Promise<SearchHit[]>;
+  search(query: string, limit: number, opts?: { kinds?: DocKind[]; refPrefix?: string }): Promise<SearchHit[]>;
+  /** Narration of long work, shown to the user while the tool runs. */
+  progress(message: string): void;
+  /** A PDF's page index in the cortex: how far it is, and starting it (chunks through the job queue). */
+  pageIndex: {
+    status(attachmentId: string): Promise<{ status: string; indexed: number; startedAt: string | null }>;
+    start(attachmentId: string, pageCount: number): Promise<void>;
+  };
+  /** One of this tenant's attachments with a ranged reader over its bytes; null when unknown. */
+  openAttachment(id: string): Promise<{ attachment: Attachment; reader: RangeReader; lineIndex(): Promise<LineIndex> } | null>;
   /** The tenant's memory; every lookup is scoped to this tenant. */
   memory: {
     getNote(id: string): Promise<Note | null>;
@@ -41,6 +53,8 @@ export interface ToolContext {
 export interface ToolOutput {
   content: string;
   isError?: boolean;
+  /** Rich results (an image the model asked to look at); `content` still describes them. */
+  blocks?: Array<TextBlock | ImageBlock>;
 }
 
 export interface ToolDefinition<I = unknown> {

@@ -1,0 +1,168 @@
+// The text of a DOCX, one line per paragraph, from word/document.xml inflated as a stream and
+// tokenised as it arrives: the text kept is capped at maxChars while the paragraph count still
+// covers the whole document (the upload note states it).
+import { AttachmentFormatError } from "./errors";
+import type { RangeReader } from "./range-reader";
+import { findZipEntry, listZip, readZipEntry, streamZipEntry, type ZipEntry } from "./zip";
+
+export interface DocxText {
+  text: string;
+  paragraphs: number;
+  truncated: boolean;
+  /** Set when the document was too large to count to the end: paragraphs is a lower bound. */
+  approximate?: boolean;
+}
+
+// Past this much XML after the text cap, counting paragraphs stops.
+const COUNT_LIMIT_BYTES = 64 * 1024 * 1024;
+// Text between two tags (or one tag) longer than this is not a Word document.
+const MAX_PENDING_CHARS = 16 * 1024 * 1024;
+
+function decodeEntities(s: string): string {
+  if (!s.includes("&")) return s;
+  return s.replace(/&(#x[0-9A-Fa-f]+|#[0-9]+|amp|lt|gt|quot|apos);/g, (m, e: string) => {
+    if (e[0] !== "#") return ({ amp: "&", lt: "<", gt: ">", quot: '"', apos: "'" } as Record<string, string>)[e];
+    const code = e[1] === "x" ? parseInt(e.slice(2), 16) : parseInt(e.slice(1), 10);
+    return code >= 0 && code <= 0x10ffff ? String.fromCodePoint(code) : m;
+  });
+}
+
+async function documentEntry(reader: RangeReader): Promise<ZipEntry> {
+  const entries = await listZip(reader);
+  let entry = findZipEntry(entries, "word/document.xml");
+  if (!entry) {
+    // The package relationships name the main part when a writer chose another name.
+    const rels = findZipEntry(entries, "_rels/.rels");
+    if (rels) {
+      const xml = new TextDecoder().decode(await readZipEntry(reader, rels, { maxBytes: 1024 * 1024 }));
+      for (const m of xml.matchAll(/<(?:[\w.-]+:)?Relationship\b([^>]*)>/g)) {
+        if (!/Type\s*=\s*["'][^"']*\/officeDocument["']/.test(m[1])) continue;
+        const target = /Target\s*=\s*["']([^"']*)["']/.exec(m[1])?.[1];
+        if (target) entry = findZipEntry(entries, target.replace(/^\/+/, ""));
+      }
+    }
+  }
+  if (!entry) throw new AttachmentFormatError("missing_entry", "not a DOCX document: word/document.xml is missing");
+  return entry;
+}
+
+/** Paragraphs as lines, <w:tab/> as a tab, <w:br/> as a newline; text capped at maxChars (default 100,000). */
+export async function docxText(reader: RangeReader, opts: { maxChars?: number } = {}): Promise<DocxText> {
+  const maxChars = Math.max(0, opts.maxChars ?? 100_000);
+  const entry = await documentEntry(reader);
+  const decoder = new TextDecoder("utf-8");
+  const out: string[] = [];
+  let outChars = 0;
+  let truncated = false;
+  let paragraphs = 0;
+  // Paragraphs nest (a text box inside a run holds its own); each level builds its own line.
+  const stack: string[] = [];
+  let current: string | null = null;
+  let inText = false;
+  let runDepth = 0;
+  // mc:Fallback repeats an mc:Choice's content for old readers; reading both would double it.
+  let fallbackDepth = 0;
+  let buf = "";
+  let seen = 0;
+  let countedToEnd = true;
+
+  const add = (s: string) => {
+    if (current !== null && !truncated) current += s;
+  };
+  const endParagraph = (text: string) => {
+    paragraphs++;
+    if (truncated) return;
+    const piece = (out.length ? "\n" : "") + text;
+    if (outChars + piece.length > maxChars) {
+      out.push(piece.slice(0, maxChars - outChars));
+      outChars = maxChars;
+      truncated = true;
+      return;
+    }
+    out.push(piece);
+    outChars += piece.length;
+  };
+
+  let sawRoot = false;
+  const onTag = (tag: string) => {
+    if (tag[0] === "?" || tag[0] === "!") return;
+    if (!sawRoot) {
+      // The relationships fallback could name any part; only a WordprocessingML body is read.
+      if (!/^([\w.-]+:)?document$/.test(/^[\w:.-]+/.exec(tag)?.[0] ?? "")) {
+        throw new AttachmentFormatError("missing_entry", `not a DOCX document: ${entry.name} is not a WordprocessingML document`);
+      }
+      sawRoot = true;
+      return;
+    }
+    const closing = tag[0] === "/";
+    const selfClosing = tag.endsWith("/");
+    const name = /^\/?([\w:.-]+)/.exec(tag)?.[1] ?? "";
+    if (name.endsWith(":Fallback") && !selfClosing) {
+      fallbackDepth += closing ? -1 : 1;
+      return;
+    }
+    if (fallbackDepth > 0) return;
+    switch (name) {
+      case "w:p":
+        if (selfClosing) endParagraph("");
+        else if (!closing) {
+          if (current !== null) stack.push(current);
+          current = "";
+        } else if (current !== null || stack.length) {
+          endParagraph(current ?? "");
+          current = stack.length ? (stack.pop() as string) : null;
+        }
+        return;
+      case "w:t":
+        if (!selfClosing) inText = !closing;
+        return;
+      case "w:r":
+        if (!selfClosing) runDepth = Math.max(0, runDepth + (closing ? -1 : 1));
+        return;
+      case "w:tab":
+        // Tab stops (<w:tabs><w:tab .../></w:tabs>) sit in paragraph properties, outside runs.
+        if (runDepth > 0 && !closing) add("\t");
+        return;
+      case "w:br":
+      case "w:cr":
+        if (runDepth > 0 && !closing) add("\n");
+        return;
+      case "w:noBreakHyphen":
+        if (runDepth > 0 && !closing) add("-");
+        return;
+    }
+  };
+
+  const r = await streamZipEntry(reader, entry, (chunk) => {
+    seen += chunk.length;
+    buf += decoder.decode(chunk, { stream: true });
+    let pos = 0;
+    // Each pass consumes text up to a tag and the tag itself, or leaves the loop to await more.
+    for (;;) {
+      const lt = buf.indexOf("<", pos);
+      if (lt < 0) break;
+      if (inText && fallbackDepth === 0 && lt > pos) add(decodeEntities(buf.slice(pos, lt)));
+      pos = lt;
+      if (buf.startsWith("<!--", lt)) {
+        const endComment = buf.indexOf("-->", lt + 4);
+        if (endComment < 0) break;
+        pos = endComment + 3;
+        continue;
+      }
+      const gt = buf.indexOf(">", lt);
+      if (gt < 0) break;
+      onTag(buf.slice(lt + 1, gt));
+      pos = gt + 1;
+    }
+    buf = buf.slice(pos);
+    if (buf.length > MAX_PENDING_CHARS) throw new AttachmentFormatError("bad_xml", "word/document.xml is not well-formed XML (an unterminated tag)");
+    if (truncated && seen >= COUNT_LIMIT_BYTES) {
+      countedToEnd = false;
+      return false;
+    }
+  });
+  if (current !== null) endParagraph(current); // an unclosed final paragraph still counts
+  const result: DocxText = { text: out.join(""), paragraphs, truncated };
+  if (!r.complete && !countedToEnd) result.approximate = true;
+  return result;
+}

@@ -1,0 +1,214 @@
+// A sparse line index lets a tool read lines 199,990–199,992 of a huge text file with one jump and
+// a few kilobytes of reading, instead of streaming everything before them. The index is built once
+// while the upload streams past, stores one byte offset per `every` lines, and is small enough to
+// keep as JSON next to the file.
+import type { RangeReader } from "./range-reader";
+
+export interface LineIndex {
+  /** Lines in the file; a final line without a newline counts, a trailing newline adds none. */
+  lines: number;
+  bytes: number;
+  every: number;
+  /** offsets[k] is the byte offset where line 1 + k*every starts. */
+  offsets: number[];
+}
+
+const NL = 0x0a;
+const CR = 0x0d;
+
+export class LineIndexer {
+  private readonly every: number;
+  private newlines = 0;
+  private bytes = 0;
+  private lastByte = -1;
+  private readonly offsets: number[] = [0];
+
+  constructor(every = 1000) {
+    if (!Number.isInteger(every) || every < 1) throw new RangeError("every must be a positive integer");
+    this.every = every;
+  }
+
+  push(chunk: Uint8Array): void {
+    for (let i = chunk.indexOf(NL); i !== -1; i = chunk.indexOf(NL, i + 1)) {
+      this.newlines++;
+      if (this.newlines % this.every === 0) this.offsets.push(this.bytes + i + 1);
+    }
+    if (chunk.length > 0) this.lastByte = chunk[chunk.length - 1];
+    this.bytes += chunk.length;
+  }
+
+  finish(): LineIndex {
+    const lines = this.newlines + (this.bytes > 0 && this.lastByte !== NL ? 1 : 0);
+    // A checkpoint recorded right after the final newline points at a line that does not exist.
+    const needed = Math.max(1, Math.ceil(lines / this.every));
+    return { lines, bytes: this.bytes, every: this.every, offsets: this.offsets.slice(0, needed) };
+  }
+}
+
+export interface ReadLinesResult {
+  lines: string[];
+  /** The first and last line returned (to = from - 1 when none are). */
+  from: number;
+  to: number;
+  /** The text was cut at maxBytes (or the scan limit) before line `to` of the request. */
+  truncated: boolean;
+  bytesRead: number;
+  totalLines: number;
+  /** The requested range starts after the last line of the file. */
+  pastEnd: boolean;
+}
+
+export interface ReadLinesOptions {
+  /** Cap on the returned text in UTF-8 bytes (each line also counts one for its newline). */
+  maxBytes?: number;
+  /** Size of each ranged read. */
+  chunkBytes?: number;
+  /** Cap on bytes read in one call: bounds the work when the lines before `from` are huge. */
+  maxScanBytes?: number;
+}
+
+/** Lines from..to (1-based, inclusive) through ranged reads that start at the nearest checkpoint. */
+export async function readLines(reader: RangeReader, index: LineIndex, from: number, to: number, opts: ReadLinesOptions = {}): Promise<ReadLinesResult> {
+  const maxBytes = opts.maxBytes ?? 256 * 1024;
+  const chunkBytes = Math.max(1, opts.chunkBytes ?? 64 * 1024);
+  const maxScanBytes = opts.maxScanBytes ?? 32 * 1024 * 1024;
+  const total = index.lines;
+  const first = Math.max(1, Math.floor(Number.isFinite(from) ? from : 1));
+  const last = Math.min(total, Math.floor(Number.isFinite(to) ? to : total));
+  const empty = (pastEnd: boolean): ReadLinesResult => ({ lines: [], from: first, to: first - 1, truncated: false, bytesRead: 0, totalLines: total, pastEnd });
+  if (first > total) return empty(true);
+  if (last < first) return empty(false);
+
+  const cp = Math.max(0, Math.min(Math.floor((first - 1) / index.every), index.offsets.length - 1));
+  let pos = index.offsets[cp] ?? 0;
+  let line = cp * index.every + 1;
+  const end = reader.size;
+  const decoder = new TextDecoder("utf-8");
+  const out: string[] = [];
+  let outBytes = 0;
+  // The bytes of the line being collected, kept until its end so a character split across two
+  // reads is decoded whole.
+  let parts: Uint8Array[] = [];
+  let partLen = 0;
+  let truncated = false;
+  let done = false;
+  let bytesRead = 0;
+
+  const emit = (cut: boolean) => {
+    let bytes = concat(parts, partLen);
+    if (cut) bytes = bytes.subarray(0, utf8SafeEnd(bytes));
+    else if (bytes.length > 0 && bytes[bytes.length - 1] === CR) bytes = bytes.subarray(0, bytes.length - 1);
+    let text = decoder.decode(bytes);
+    if (line === 1 && text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+    out.push(text);
+    outBytes += bytes.length + 1;
+    parts = [];
+    partLen = 0;
+  };
+
+  outer: while (pos < end) {
+    if (bytesRead >= maxScanBytes) {
+      truncated = true;
+      break;
+    }
+    const chunk = await reader.read(pos, Math.min(chunkBytes, end - pos));
+    if (chunk.length === 0) break;
+    bytesRead += chunk.length;
+    let i = 0;
+    while (i < chunk.length) {
+      const nl = chunk.indexOf(NL, i);
+      const stop = nl === -1 ? chunk.length : nl;
+      if (line >= first) {
+        const take = Math.min(stop - i, Math.max(0, maxBytes - outBytes - partLen));
+        if (take > 0) {
+          parts.push(chunk.slice(i, i + take));
+          partLen += take;
+        }
+        if (take < stop - i) {
+          truncated = true;
+          if (partLen > 0) emit(true);
+          done = true;
+          break outer;
+        }
+      }
+      if (nl === -1) break;
+      if (line >= first) {
+        emit(false);
+        if (line >= last) {
+          done = true;
+          break outer;
+        }
+      }
+      line++;
+      i = nl + 1;
+    }
+    pos += chunk.length;
+  }
+  // The file's final line has no newline: it ends at the end of the file.
+  if (!done && !truncated && line >= first && line <= last && line <= total) emit(false);
+
+  return { lines: out, from: first, to: first + out.length - 1, truncated, bytesRead, totalLines: total, pastEnd: false };
+}
+
+function concat(parts: Uint8Array[], length: number): Uint8Array {
+  if (parts.length === 1) return parts[0];
+  const all = new Uint8Array(length);
+  let at = 0;
+  for (const p of parts) {
+    all.set(p, at);
+    at += p.length;
+  }
+  return all;
+}
+
+/** The length of `b` without a trailing, incomplete UTF-8 sequence. */
+export function utf8SafeEnd(b: Uint8Array): number {
+  let i = b.length - 1;
+  let cont = 0;
+  while (i >= 0 && cont < 3 && (b[i] & 0xc0) === 0x80) {
+    i--;
+    cont++;
+  }
+  if (i < 0) return b.length;
+  const lead = b[i];
+  const need = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc0 ? 2 : 1;
+  return need > cont + 1 ? i : b.length;
+}
+
+/**
+ * Whether a file's first bytes look like text: no NUL in the first 8 KB and (nearly) valid UTF-8.
+ * A few stray bytes are tolerated so Latin-1 prose with the odd accented letter still counts.
+ */
+export function isProbablyText(head: Uint8Array): boolean {
+  const b = head.subarray(0, 8192);
+  if (b.indexOf(0) !== -1) return false;
+  let bad = 0;
+  let i = 0;
+  while (i < b.length) {
+    const c = b[i];
+    if (c < 0x80) {
+      // Control characters other than tab, newlines, form feed and escape are binary signs.
+      if (c < 0x20 && c !== 0x09 && c !== 0x0a && c !== 0x0d && c !== 0x0c && c !== 0x0b && c !== 0x1b) bad++;
+      i++;
+      continue;
+    }
+    const need = c >= 0xc2 && c <= 0xdf ? 1 : c >= 0xe0 && c <= 0xef ? 2 : c >= 0xf0 && c <= 0xf4 ? 3 : -1;
+    if (need < 0) {
+      bad++;
+      i++;
+      continue;
+    }
+    let ok = true;
+    for (let k = 1; k <= need; k++) {
+      if (i + k >= b.length) break; // a character cut by the end of the sample is not an error
+      if ((b[i + k] & 0xc0) !== 0x80) ok = false;
+    }
+    if (!ok) {
+      bad++;
+      i++;
+      continue;
+    }
+    i += need + 1;
+  }
+  return bad * 20 <= b.length;
+}

@@ -1,0 +1,298 @@
+/**
+ * From shown string bytes to text (ISO 32000-1 §9.10): a font's /ToUnicode CMap (bfchar and
+ * bfrange) when it has one; otherwise, for simple fonts, the /Encoding (WinAnsi, MacRoman,
+ * Standard, plus /Differences glyph names); for Type0 fonts, UCS-2/UTF-16 predefined CMaps.
+ * Code lengths of Type0 fonts come from the codespace ranges (Identity-H/V: two bytes).
+ */
+import type { PdfDocument } from "./pdf-document";
+import { glyphText, namedEncoding, STANDARD, standardWidths, type Encoding } from "./pdf-encodings";
+import { isInt, Lexer, PdfDict, PdfError, PdfName, type PdfObj, PdfStream, type Token } from "./pdf-objects";
+
+/** A shown string, decoded: its text and what it advances (for spotting word and line gaps). */
+export interface ShownString {
+  text: string;
+  /** Sum of glyph widths in text space units per unit of font size (1/1000 em units / 1000). */
+  width: number;
+  glyphs: number;
+  /** Single-byte code 32s, which word spacing (Tw) applies to. */
+  spaces: number;
+}
+
+export interface FontDecoder {
+  decode(bytes: Uint8Array): ShownString;
+}
+
+interface Codespace {
+  lo: number[];
+  hi: number[];
+}
+
+export interface ToUnicodeMap {
+  codespace: Codespace[];
+  chars: Map<number, string>;
+  /** Sorted by `lo`; `dst` is either a base string incremented per code or one string per code. */
+  ranges: { lo: number; hi: number; dst: string | string[] }[];
+}
+
+const MAX_CMAP_ENTRIES = 200_000;
+
+function utf16be(bytes: Uint8Array): string {
+  let s = "";
+  for (let i = 0; i + 1 < bytes.length; i += 2) s += String.fromCharCode((bytes[i] << 8) | bytes[i + 1]);
+  return s;
+}
+
+function codeOf(bytes: Uint8Array): number {
+  let v = 0;
+  for (let i = 0; i < bytes.length && i < 4; i++) v = v * 256 + bytes[i];
+  return v;
+}
+
+/** Parses the parts of a CMap that text extraction needs. */
+export function parseCMap(data: Uint8Array): ToUnicodeMap {
+  const lx = new Lexer(data, 0, true);
+  const map: ToUnicodeMap = { codespace: [], chars: new Map(), ranges: [] };
+  let entries = 0;
+  const count = () => {
+    if (++entries > MAX_CMAP_ENTRIES) throw new PdfError("a CMap is too large");
+  };
+  const dstText = (t: Token): string | null => (t.t === "str" ? utf16be(t.v) : t.t === "name" ? glyphText(t.v) : null);
+  for (;;) {
+    const tok = lx.next();
+    if (tok.t === "eof") break;
+    if (tok.t !== "kw") continue;
+    if (tok.v === "begincodespacerange") {
+      for (;;) {
+        const a = lx.next();
+        if (a.t !== "str") break;
+        const b = lx.next();
+        if (b.t !== "str" || b.v.length !== a.v.length || a.v.length === 0 || a.v.length > 4) break;
+        count();
+        map.codespace.push({ lo: [...a.v], hi: [...b.v] });
+      }
+    } else if (tok.v === "beginbfchar") {
+      for (;;) {
+        const a = lx.next();
+        if (a.t !== "str") break;
+        const text = dstText(lx.next());
+        if (text === null) break;
+        count();
+        map.chars.set(codeOf(a.v), text);
+      }
+    } else if (tok.v === "beginbfrange") {
+      for (;;) {
+        const a = lx.next();
+        if (a.t !== "str") break;
+        const b = lx.next();
+        if (b.t !== "str") break;
+        const lo = codeOf(a.v);
+        const hi = codeOf(b.v);
+        const d = lx.next();
+        count();
+        if (d.t === "str") {
+          if (hi >= lo) map.ranges.push({ lo, hi, dst: utf16be(d.v) });
+        } else if (d.t === "punct" && d.v === "[") {
+          const list: string[] = [];
+          for (;;) {
+            const e = lx.next();
+            if (e.t === "eof" || (e.t === "punct" && e.v === "]")) break;
+            count();
+            list.push(dstText(e) ?? "");
+          }
+          if (hi >= lo) map.ranges.push({ lo, hi: Math.min(hi, lo + list.length - 1), dst: list });
+        } else break;
+      }
+    }
+  }
+  map.ranges.sort((x, y) => x.lo - y.lo);
+  return map;
+}
+
+function lookupToUnicode(map: ToUnicodeMap, code: number): string | undefined {
+  const c = map.chars.get(code);
+  if (c !== undefined) return c;
+  const r = map.ranges;
+  let lo = 0;
+  let hi = r.length - 1;
+  let found = -1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    if (r[mid].lo <= code) {
+      found = mid;
+      lo = mid + 1;
+    } else hi = mid - 1;
+  }
+  // Ranges may overlap; look back a little for one that covers the code.
+  for (let i = found; i >= 0 && i > found - 8; i--) {
+    const range = r[i];
+    if (code > range.hi) continue;
+    if (Array.isArray(range.dst)) return range.dst[code - range.lo];
+    const base = range.dst;
+    if (base.length === 0) return "";
+    return base.slice(0, -1) + String.fromCharCode(base.charCodeAt(base.length - 1) + (code - range.lo));
+  }
+  return undefined;
+}
+
+function matchCodespace(spaces: Codespace[], bytes: Uint8Array, at: number): number {
+  for (let n = 1; n <= 4; n++) {
+    for (const cs of spaces) {
+      if (cs.lo.length !== n || at + n > bytes.length) continue;
+      let ok = true;
+      for (let k = 0; k < n && ok; k++) ok = bytes[at + k] >= cs.lo[k] && bytes[at + k] <= cs.hi[k];
+      if (ok) return n;
+    }
+  }
+  return 0;
+}
+
+async function loadCMapStream(doc: PdfDocument, o: unknown): Promise<ToUnicodeMap | null> {
+  const s = await doc.resolve(o as never);
+  if (!(s instanceof PdfStream)) return null;
+  try {
+    return parseCMap(await doc.streamBytes(s, 8 * 1024 * 1024));
+  } catch (err) {
+    if (!(err instanceof PdfError) || err.message === "the PDF is encrypted") throw err;
+    return null; // a damaged CMap costs this font its text, not the page
+  }
+}
+
+export async function loadFont(doc: PdfDocument, font: PdfDict): Promise<FontDecoder> {
+  const subtype = await doc.resolve(font.get("Subtype"));
+  const toUnicode = await loadCMapStream(doc, font.get("ToUnicode"));
+  if (subtype instanceof PdfName && subtype.name === "Type0") return type0Decoder(doc, font, toUnicode);
+  return simpleDecoder(doc, font, toUnicode, subtype instanceof PdfName && subtype.name === "Type3");
+}
+
+async function num(doc: PdfDocument, o: PdfObj | undefined): Promise<number | null> {
+  const v = await doc.resolve(o);
+  return typeof v === "number" && Number.isFinite(v) ? v : null;
+}
+
+async function simpleDecoder(doc: PdfDocument, font: PdfDict, toUnicode: ToUnicodeMap | null, type3: boolean): Promise<FontDecoder> {
+  const enc = await doc.resolve(font.get("Encoding"));
+  let table: string[] = [...STANDARD];
+  if (enc instanceof PdfName) table = [...(namedEncoding(enc.name) ?? STANDARD)];
+  else if (enc instanceof PdfDict) {
+    const base = await doc.resolve(enc.get("BaseEncoding"));
+    if (base instanceof PdfName) table = [...(namedEncoding(base.name) ?? STANDARD)];
+    const diffs = await doc.resolve(enc.get("Differences"));
+    if (Array.isArray(diffs)) {
+      let code = 0;
+      for (const d of diffs) {
+        if (isInt(d)) code = d;
+        else if (d instanceof PdfName) {
+          if (code >= 0 && code < 256) table[code] = glyphText(d.name);
+          code++;
+        }
+      }
+    }
+  }
+  const enc8: Encoding = table;
+
+  // Glyph widths (for word gaps): /Widths from /FirstChar, else standard-font estimates.
+  const baseFont = await doc.resolve(font.get("BaseFont"));
+  const fallback = standardWidths(baseFont instanceof PdfName ? baseFont.name : "");
+  const widths = new Float64Array(256);
+  for (let c = 0; c < 256; c++) widths[c] = fallback(c, enc8[c]);
+  const w = await doc.resolve(font.get("Widths"));
+  if (Array.isArray(w)) {
+    const descriptor = await doc.resolveDict(font.get("FontDescriptor"));
+    const missing = (await num(doc, descriptor?.get("MissingWidth"))) ?? null;
+    const first = (await num(doc, font.get("FirstChar"))) ?? 0;
+    if (missing !== null) widths.fill(missing);
+    for (let i = 0; i < w.length && first + i < 256; i++) {
+      const v = await num(doc, w[i]);
+      if (v !== null && first + i >= 0) widths[first + i] = v;
+    }
+  }
+  // Type 3 widths are in glyph space, mapped by /FontMatrix; other fonts use 1/1000 em.
+  let scale = 0.001;
+  if (type3) {
+    const m = await doc.resolve(font.get("FontMatrix"));
+    if (Array.isArray(m) && typeof m[0] === "number" && m[0] !== 0) scale = Math.abs(m[0]);
+  }
+  return {
+    decode(bytes) {
+      let text = "";
+      let width = 0;
+      let spaces = 0;
+      for (const b of bytes) {
+        text += (toUnicode && lookupToUnicode(toUnicode, b)) ?? enc8[b];
+        width += widths[b] * scale;
+        if (b === 32) spaces++;
+      }
+      return { text, width, glyphs: bytes.length, spaces };
+    },
+  };
+}
+
+/** CID widths from a descendant font's /W array (`c [w1 w2 ...]` and `c1 c2 w` forms) and /DW. */
+async function cidWidths(doc: PdfDocument, cidFont: PdfDict | null): Promise<(cid: number) => number> {
+  const dw = (await num(doc, cidFont?.get("DW"))) ?? 1000;
+  const w = await doc.resolve(cidFont?.get("W"));
+  if (!Array.isArray(w)) return () => dw;
+  const single = new Map<number, number>();
+  const ranges: [number, number, number][] = [];
+  for (let i = 0; i < w.length && single.size < MAX_CMAP_ENTRIES; ) {
+    const c = await num(doc, w[i]);
+    const next = await doc.resolve(w[i + 1]);
+    if (c === null) break;
+    if (Array.isArray(next)) {
+      for (let k = 0; k < next.length && single.size < MAX_CMAP_ENTRIES; k++) {
+        const v = await num(doc, next[k]);
+        if (v !== null) single.set(c + k, v);
+      }
+      i += 2;
+    } else {
+      const c2 = typeof next === "number" ? next : null;
+      const v = await num(doc, w[i + 2]);
+      if (c2 === null || v === null) break;
+      ranges.push([c, c2, v]);
+      i += 3;
+    }
+  }
+  return (cid) => {
+    const v = single.get(cid);
+    if (v !== undefined) return v;
+    for (const [lo, hi, width] of ranges) if (cid >= lo && cid <= hi) return width;
+    return dw;
+  };
+}
+
+async function type0Decoder(doc: PdfDocument, font: PdfDict, toUnicode: ToUnicodeMap | null): Promise<FontDecoder> {
+  const enc = await doc.resolve(font.get("Encoding"));
+  let codespace: Codespace[] = [];
+  let unicodeCodes = false;
+  if (enc instanceof PdfName) {
+    if (/UCS2|UTF16/.test(enc.name)) unicodeCodes = true;
+  } else if (enc instanceof PdfStream) {
+    codespace = (await loadCMapStream(doc, enc))?.codespace ?? [];
+  }
+  if (codespace.length === 0 && !(enc instanceof PdfName && /^Identity-[HV]$/.test(enc.name))) codespace = toUnicode?.codespace ?? [];
+  if (codespace.length === 0) codespace = [{ lo: [0, 0], hi: [255, 255] }];
+  const descendants = await doc.resolve(font.get("DescendantFonts"));
+  const widthOf = await cidWidths(doc, Array.isArray(descendants) ? await doc.resolveDict(descendants[0]) : null);
+  return {
+    decode(bytes) {
+      let text = "";
+      let width = 0;
+      let glyphs = 0;
+      let spaces = 0;
+      for (let i = 0; i < bytes.length; ) {
+        let n = matchCodespace(codespace, bytes, i);
+        if (n === 0) n = Math.min(bytes.length - i, codespace[0].lo.length);
+        const code = codeOf(bytes.subarray(i, i + n));
+        i += n;
+        glyphs++;
+        // The CID is taken to be the code (exact for Identity-H/V, the common case).
+        width += widthOf(code) * 0.001;
+        if (n === 1 && code === 32) spaces++;
+        const t = toUnicode ? lookupToUnicode(toUnicode, code) : undefined;
+        if (t !== undefined) text += t;
+        else if (unicodeCodes) text += String.fromCharCode(code);
+      }
+      return { text, width, glyphs, spaces };
+    },
+  };
+}

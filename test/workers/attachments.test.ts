@@ -1,0 +1,135 @@
+// Attachments inside workerd: uploads streamed into R2 (single and multipart), reference notes
+// with real facts, tools activated by the upload, and ranged reads by the tools.
+import { env } from "cloudflare:workers";
+import { PDFDocument, StandardFonts } from "pdf-lib";
+import { describe, expect, it } from "vitest";
+import { api, createConversation, newTenant, send, transcript } from "./helpers";
+
+async function upload(id: string, name: string, body: BodyInit, type: string, key?: string) {
+  return api("POST", `/v1/conversations/${id}/attachments?name=${encodeURIComponent(name)}`, body, { key, raw: true, headers: { "content-type": type } });
+}
+
+async function makePdf(pages: number): Promise<Uint8Array> {
+  const doc = await PDFDocument.create();
+  const font = await doc.embedFont(StandardFonts.Helvetica);
+  for (let i = 1; i <= pages; i++) doc.addPage([300, 200]).drawText(`page ${i} kumquat${i}`, { x: 20, y: 100, font, size: 12 });
+  doc.setTitle("The Kumquat Book");
+  return doc.save();
+}
+
+const toolText = (r: any, i = 0) => {
+  const c = r.json.messages[2].content[i].content;
+  return typeof c === "string" ? c : c.map((b: any) => b.text ?? `[${b.type}]`).join("\n");
+};
+
+describe("attachments", () => {
+  it("turn a text upload into a note with its line count, and file_read reads a range near the end", async () => {
+    const id = await createConversation();
+    const text = Array.from({ length: 20000 }, (_, i) => `line ${i + 1} marmot${i + 1}`).join("\n");
+    const up = await upload(id, "log.txt", text, "text/plain");
+    expect(up.status).toBe(201);
+    expect(up.json).toMatchObject({ name: "log.txt", type: "text/plain", size: text.length, facts: { kind: "text", lines: 20000 } });
+    expect(up.json.note).toContain("20,000 lines");
+    expect(up.json.note).toContain(`file_read {"attachment_id":"${up.json.id}"`);
+    expect(up.json.note).not.toContain("marmot");
+    // The note is in the conversation; the content is not.
+    const t = await transcript(id);
+    expect(t.at(-1).content[0].text).toBe(up.json.note);
+    const replay = await api("GET", `/v1/conversations/${id}/replay`);
+    expect(replay.text).not.toContain("marmot19999");
+    expect(replay.json.tools.map((x: any) => x.name)).toContain("file_read");
+    const r = await send(id, `@tool file_read {"attachment_id":"${up.json.id}","lines":"19990-19992"}`);
+    const out = toolText(r);
+    expect(out).toContain("marmot19990\nline 19991 marmot19991\nline 19992 marmot19992");
+    expect(out).not.toContain("marmot19993");
+    expect(out).not.toContain("marmot19989");
+  });
+
+  it("probe a 3,000-page PDF's page count and read a page range from the middle", async () => {
+    const id = await createConversation();
+    const pdf = await makePdf(3000);
+    const up = await upload(id, "book.pdf", pdf, "application/pdf");
+    expect(up.status).toBe(201);
+    expect(up.json.facts).toMatchObject({ kind: "pdf", pageCount: 3000, pdfTitle: "The Kumquat Book" });
+    expect(up.json.note).toContain("3,000 pages");
+    const r = await send(id, `@tool pdf_read {"attachment_id":"${up.json.id}","pages":"1500-1501"}`);
+    const out = toolText(r);
+    expect(out).toMatch(/kumquat1500\b/);
+    expect(out).toMatch(/kumquat1501\b/);
+    expect(out).not.toMatch(/kumquat1502\b/);
+    const info = await send(id, `@tool pdf_info {"attachment_id":"${up.json.id}"}`);
+    expect(toolText(info)).toContain("3000 pages");
+    const past = await send(id, `@tool pdf_read {"attachment_id":"${up.json.id}","pages":"3001"}`);
+    expect(past.json.messages[2].content[0].is_error).toBe(true);
+    expect(toolText(past)).toMatch(/3000 pages/);
+  });
+
+  it("give a corrupt PDF a note that says so, and a clear tool error; the conversation goes on", async () => {
+    const id = await createConversation();
+    const up = await upload(id, "bad.pdf", "%PDF-1.7 garbage", "application/pdf");
+    expect(up.status).toBe(201);
+    expect(up.json.note).toMatch(/could not be inspected/);
+    const r = await send(id, `@tool pdf_info {"attachment_id":"${up.json.id}"}`);
+    expect(r.status).toBe(200);
+    expect(r.json.messages[2].content[0].is_error).toBe(true);
+    expect((await send(id, "still fine?")).status).toBe(200);
+  });
+
+  it("read images only on request, and spreadsheets by rows", async () => {
+    const id = await createConversation();
+    // A 3x2 PNG (IHDR only matters for the facts; image_view returns the bytes as they are).
+    const png = Uint8Array.from(atob("iVBORw0KGgoAAAANSUhEUgAAAAMAAAACCAYAAACddGYaAAAAEklEQVR42mP8z8BQz0AEYBxVSF8AAD0yBgHqf1HnAAAAAElFTkSuQmCC"), (c) => c.charCodeAt(0));
+    const img = await upload(id, "dot.png", png, "image/png");
+    expect(img.json.facts).toMatchObject({ kind: "image", width: 3, height: 2, format: "png" });
+    const seen = await send(id, `@tool image_view {"attachment_id":"${img.json.id}"}`);
+    const block = seen.json.messages[2].content[0];
+    expect(block.content.find((b: any) => b.type === "image").source.media_type).toBe("image/png");
+    const csv = await upload(id, "people.csv", 'name,city\n"Smith, Jo",Oslo\nAli,Bergen\n', "text/csv");
+    expect(csv.json.facts).toMatchObject({ kind: "spreadsheet", columns: ["name", "city"], rows: 2 });
+    const rows = await send(id, `@tool spreadsheet_read {"attachment_id":"${csv.json.id}","rows":"1-2"}`);
+    expect(toolText(rows)).toContain("Smith, Jo\tOslo");
+  });
+
+  it("upload through R2 multipart: create, parts, complete; abort leaves nothing", async () => {
+    const id = await createConversation();
+    const start = await api("POST", `/v1/conversations/${id}/attachments/uploads`, { name: "big.log", type: "text/plain" });
+    expect(start.status).toBe(201);
+    const part1 = "a".repeat(5 * 1024 * 1024 - 1) + "\n";
+    const part2 = "tail line one\ntail line two\n";
+    const base = `/v1/conversations/${id}/attachments/uploads/${start.json.attachmentId}`;
+    const p1 = await api("PUT", `${base}/parts/1`, part1, { raw: true, headers: { "content-type": "application/octet-stream" } });
+    const p2 = await api("PUT", `${base}/parts/2`, part2, { raw: true, headers: { "content-type": "application/octet-stream" } });
+    expect(p1.status).toBe(200);
+    const done = await api("POST", `${base}/complete`, { parts: [p1.json, p2.json] });
+    expect(done.status).toBe(201);
+    expect(done.json).toMatchObject({ size: part1.length + part2.length, facts: { kind: "text", lines: 3 } });
+    const r = await send(id, `@tool file_read {"attachment_id":"${done.json.id}","lines":"2-3"}`);
+    expect(toolText(r)).toContain("tail line one\ntail line two");
+
+    const other = await api("POST", `/v1/conversations/${id}/attachments/uploads`, { name: "never.bin" });
+    const abort = await api("DELETE", `/v1/conversations/${id}/attachments/uploads/${other.json.attachmentId}`);
+    expect(abort.status).toBe(204);
+    const listed = await env.BUCKET.list({ prefix: `tenants/dev/attachments/${other.json.attachmentId}/` });
+    expect(listed.objects).toHaveLength(0);
+    expect((await api("POST", `/v1/conversations/${id}/attachments/uploads/${other.json.attachmentId}/complete`, { parts: [{ partNumber: 1, etag: "x" }] })).status).toBe(404);
+  });
+
+  it("refuse bad uploads cleanly and keep attachments tenant-scoped", async () => {
+    const id = await createConversation();
+    expect((await upload(id, "", "x", "text/plain")).status).toBe(400);
+    expect((await upload(id, "../../etc/passwd", "x", "text/plain")).status).toBe(400);
+    expect((await upload(id, "empty.txt", "", "text/plain")).status).toBe(400);
+    const up = await upload(id, "secret.txt", "the launch code is 0000", "text/plain");
+    const keyB = await newTenant();
+    const theirs = await createConversation(undefined, keyB);
+    expect((await upload(id, "x.txt", "x", "text/plain", keyB)).status).toBe(404);
+    expect((await api("GET", `/v1/conversations/${id}/attachments/${up.json.id}`, undefined, { key: keyB })).status).toBe(404);
+    // A prompt-injected read of another tenant's attachment gets nothing.
+    await send(theirs, `@tool tool_activate {"name":"file_read"}`, keyB);
+    const r = await send(theirs, `@tool file_read {"attachment_id":"${up.json.id}","lines":"1"}`, keyB);
+    expect(r.json.messages[2].content[0]).toMatchObject({ is_error: true });
+    expect(JSON.stringify(r.json)).not.toContain("launch code");
+    const list = await api("GET", `/v1/conversations/${id}/attachments`);
+    expect(list.json.attachments.map((a: any) => a.name)).toEqual(["secret.txt"]);
+  });
+});

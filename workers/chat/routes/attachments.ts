@@ -1,0 +1,149 @@
+// /v1/conversations/:id/attachments: uploads streamed into R2 (a single request, or R2's
+// multipart API for files larger than one request allows), each becoming a reference note in
+// the conversation. Content never enters a request; tools read it on demand.
+import { Hono } from "hono";
+import { z } from "zod";
+import { attachmentNote, TOOLS_FOR, type AttachmentFacts } from "../../../core/attachments/note";
+import { isId, sortableId } from "../../../core/ids";
+import { attachmentBlobKey, attachmentPrefix } from "../../../r2-layout";
+import { inspectAttachment, lineIndexFor } from "../attachments/inspect";
+import { r2RangeReader } from "../attachments/r2-range-reader";
+import { deleteAttachmentRow, getAttachmentRow, insertAttachment, listAttachmentRows, toAttachment, updateAttachment, type AttachmentRow } from "../attachments/store";
+import { ApiError, badRequest, notFound } from "../errors";
+import type { AppEnv } from "../types";
+import { jsonBody, query } from "../validate";
+
+export const attachmentRoutes = new Hono<AppEnv>();
+
+const NAME = z.string().trim().min(1).max(200).refine((v) => !/[\u0000-\u001f/\\]/.test(v), "no slashes or control characters");
+const uploadQuery = z.strictObject({ name: NAME });
+const createUpload = z.strictObject({ name: NAME, type: z.string().max(200).optional() });
+const completeUpload = z.strictObject({
+  parts: z.array(z.strictObject({ partNumber: z.number().int().min(1).max(10_000), etag: z.string().min(1).max(200) })).min(1).max(10_000),
+});
+
+async function conversationFor(c: { env: Env; get(k: "tenantId"): string; req: { param(k: "id"): string } }) {
+  const tenantId = c.get("tenantId");
+  const conversationId = c.req.param("id");
+  if (!isId("conv", conversationId)) throw notFound("conversation");
+  const stub = c.env.CONVERSATION.get(c.env.CONVERSATION.idFromName(conversationId));
+  if (!(await stub.getMeta({ tenantId, conversationId }))) throw notFound("conversation");
+  return { tenantId, conversationId, stub };
+}
+
+function contentLength(header: string | undefined): number {
+  const n = Number(header);
+  if (!header || !Number.isInteger(n) || n < 0) throw new ApiError(411, "length_required", "Content-Length is required; for a body of unknown length use the multipart upload API");
+  if (n === 0) throw badRequest("body: the upload is empty");
+  return n;
+}
+
+/** Inspects the stored bytes, records the facts, and adds the note to the conversation. */
+async function finish(env: Env, row: AttachmentRow, stub: DurableObjectStub<import("../../../durable-objects/conversation-do").ConversationDO>) {
+  const reader = await r2RangeReader(env.BUCKET, row.r2Key);
+  if (!reader) throw new Error("the upload's bytes are missing");
+  const { type, facts } = await inspectAttachment(reader, {
+    name: row.name,
+    declaredType: row.type,
+    lineIndex: () => lineIndexFor(env.BUCKET, row.tenantId, row.id, row.r2Key),
+  });
+  const ready: AttachmentRow = { ...row, type, size: reader.size, status: "ready", facts: JSON.stringify(facts), uploadId: null };
+  await updateAttachment(env.DB, row.tenantId, row.id, { type, size: reader.size, status: "ready", facts: ready.facts, uploadId: null });
+  const attachment = toAttachment(ready);
+  const note = attachmentNote(attachment);
+  await stub.addAttachmentNote({ tenantId: row.tenantId, conversationId: row.conversationId }, note, TOOLS_FOR[(facts as AttachmentFacts).kind]);
+  return { ...attachment, note };
+}
+
+/** Removes every trace of a failed upload: nothing is left half-written. */
+async function discard(env: Env, tenantId: string, id: string) {
+  const listed = await env.BUCKET.list({ prefix: attachmentPrefix(tenantId, id) });
+  if (listed.objects.length) await env.BUCKET.delete(listed.objects.map((o) => o.key));
+  await deleteAttachmentRow(env.DB, tenantId, id);
+}
+
+function newRow(tenantId: string, conversationId: string, name: string, type: string | null, status: string): AttachmentRow {
+  const id = sortableId("att");
+  const now = new Date().toISOString();
+  return { id, tenantId, conversationId, name, type: type || "application/octet-stream", size: 0, status, r2Key: attachmentBlobKey(tenantId, id), uploadId: null, facts: "{}", createdAt: now, updatedAt: now, indexStatus: "none", indexStartedAt: null };
+}
+
+attachmentRoutes.post("/", query(uploadQuery), async (c) => {
+  const { tenantId, conversationId, stub } = await conversationFor(c);
+  const length = contentLength(c.req.header("content-length"));
+  const declared = (c.req.header("content-type") ?? "").split(";")[0].trim() || null;
+  const row = newRow(tenantId, conversationId, c.req.valid("query").name, declared, "uploading");
+  await insertAttachment(c.env.DB, row);
+  try {
+    // Streamed straight into R2: the Worker never holds the whole body.
+    const stored = await c.env.BUCKET.put(row.r2Key, c.req.raw.body, { httpMetadata: { contentType: row.type } });
+    if (!stored || stored.size !== length) throw badRequest(`body: received ${stored?.size ?? 0} of ${length} bytes`);
+    return c.json(await finish(c.env, row, stub), 201);
+  } catch (err) {
+    await discard(c.env, tenantId, row.id);
+    throw err;
+  }
+});
+
+attachmentRoutes.get("/", async (c) => {
+  const { tenantId, conversationId } = await conversationFor(c);
+  const rows = await listAttachmentRows(c.env.DB, tenantId, conversationId);
+  return c.json({ attachments: rows.filter((r) => r.status === "ready").map((r) => ({ ...toAttachment(r), note: attachmentNote(toAttachment(r)) })) });
+});
+
+attachmentRoutes.get("/:attachmentId", async (c) => {
+  const { tenantId, conversationId } = await conversationFor(c);
+  const row = await getAttachmentRow(c.env.DB, tenantId, c.req.param("attachmentId"));
+  if (!row || row.conversationId !== conversationId || row.status !== "ready") throw notFound("attachment");
+  const a = toAttachment(row);
+  return c.json({ ...a, note: attachmentNote(a) });
+});
+
+// ---- multipart: create, parts, complete, abort --------------------------------------------
+
+attachmentRoutes.post("/uploads", ...jsonBody(createUpload), async (c) => {
+  const { tenantId, conversationId } = await conversationFor(c);
+  const body = c.req.valid("json");
+  const row = newRow(tenantId, conversationId, body.name, body.type ?? null, "uploading");
+  const upload = await c.env.BUCKET.createMultipartUpload(row.r2Key, { httpMetadata: { contentType: row.type } });
+  await insertAttachment(c.env.DB, { ...row, uploadId: upload.uploadId });
+  return c.json({ attachmentId: row.id, uploadId: upload.uploadId, minPartBytes: 5 * 1024 * 1024 }, 201);
+});
+
+async function openUpload(c: Parameters<typeof conversationFor>[0] & { req: { param(k: "id" | "attachmentId"): string } }) {
+  const { tenantId, conversationId, stub } = await conversationFor(c);
+  const row = await getAttachmentRow(c.env.DB, tenantId, c.req.param("attachmentId"));
+  if (!row || row.conversationId !== conversationId || row.status !== "uploading" || !row.uploadId) throw notFound("upload");
+  return { row, stub, upload: c.env.BUCKET.resumeMultipartUpload(row.r2Key, row.uploadId) };
+}
+
+attachmentRoutes.put("/uploads/:attachmentId/parts/:part", async (c) => {
+  const { upload } = await openUpload(c);
+  const part = Number(c.req.param("part"));
+  if (!Number.isInteger(part) || part < 1 || part > 10_000) throw badRequest("part: a number from 1 to 10000");
+  contentLength(c.req.header("content-length"));
+  const uploaded = await upload.uploadPart(part, c.req.raw.body!);
+  return c.json({ partNumber: uploaded.partNumber, etag: uploaded.etag });
+});
+
+attachmentRoutes.post("/uploads/:attachmentId/complete", ...jsonBody(completeUpload), async (c) => {
+  const { row, stub, upload } = await openUpload(c);
+  try {
+    await upload.complete(c.req.valid("json").parts);
+  } catch (err) {
+    throw badRequest(`parts: the upload could not be completed (${err instanceof Error ? err.message : String(err)})`);
+  }
+  try {
+    return c.json(await finish(c.env, row, stub), 201);
+  } catch (err) {
+    await discard(c.env, row.tenantId, row.id);
+    throw err;
+  }
+});
+
+attachmentRoutes.delete("/uploads/:attachmentId", async (c) => {
+  const { row, upload } = await openUpload(c);
+  await upload.abort().catch(() => {});
+  await discard(c.env, row.tenantId, row.id);
+  return c.body(null, 204);
+});

@@ -1,0 +1,34 @@
+// One chunk of a PDF's first-search indexing: extract a page range through ranged R2 reads and
+// upsert the pages into the cortex. Idempotent (doc ids per page), so a redelivered chunk only
+// rewrites the same rows; when the last page lands the attachment is marked indexed.
+import { readPdfPages } from "../../core/attachments/pdf";
+import type { ExtractJob } from "../../core/jobs";
+import { countIndexedPages, pageRef, upsertDocs } from "../chat/cortex";
+import { r2RangeReader } from "../chat/attachments/r2-range-reader";
+import { getAttachmentRow, toAttachment } from "../chat/attachments/store";
+
+export async function runExtractJob(job: ExtractJob, env: Env): Promise<{ pages: number; indexed: number }> {
+  const row = await getAttachmentRow(env.DB, job.tenantId, job.attachmentId);
+  if (!row) return { pages: 0, indexed: 0 }; // deleted since: nothing to do
+  const reader = await r2RangeReader(env.BUCKET, row.r2Key);
+  if (!reader) return { pages: 0, indexed: 0 };
+  const { pages } = await readPdfPages(reader, job.fromPage, job.toPage);
+  await upsertDocs(
+    env.DB,
+    pages.map((p) => ({
+      tenantId: job.tenantId,
+      kind: "page" as const,
+      refId: pageRef(row.id, p.page),
+      conversationId: row.conversationId,
+      seq: p.page,
+      role: null,
+      createdAt: row.createdAt,
+      body: `${row.name} page ${p.page}\n${p.text}`,
+    })),
+  );
+  const indexed = await countIndexedPages(env.DB, job.tenantId, row.id);
+  const total = toAttachment(row).facts.pageCount ?? 0;
+  if (total && indexed >= total)
+    await env.DB.prepare(`UPDATE attachments SET index_status = 'indexed', updated_at = ? WHERE tenant_id = ? AND id = ?`).bind(new Date().toISOString(), job.tenantId, row.id).run();
+  return { pages: pages.length, indexed };
+}

@@ -133,3 +133,21 @@ describe("attachments", () => {
     expect(list.json.attachments.map((a: any) => a.name)).toEqual(["secret.txt"]);
   });
 });
+
+describe("pdf page indexing", () => {
+  it("extracts page chunks into the cortex idempotently and marks the PDF indexed when the last page lands", async () => {
+    const { runExtractJob } = await import("../../workers/summarizer/extract");
+    const id = await createConversation();
+    const up = await upload(id, "short.pdf", await makePdf(120), "application/pdf");
+    const job = (fromPage: number, toPage: number) => ({ kind: "extract" as const, tenantId: "dev", attachmentId: up.json.id, fromPage, toPage });
+    expect(await runExtractJob(job(1, 50), env as Env)).toEqual({ pages: 50, indexed: 50 });
+    expect(await runExtractJob(job(1, 50), env as Env)).toEqual({ pages: 50, indexed: 50 });
+    const hits = await api("GET", `/v1/search?q=kumquat42&kind=page`);
+    expect(hits.json.results[0]).toMatchObject({ kind: "page", seq: 42, conversationId: id });
+    const status = () => env.DB.prepare(`SELECT index_status AS s FROM attachments WHERE id = ?`).bind(up.json.id).first<{ s: string }>();
+    expect((await status())!.s).toBe("none");
+    await runExtractJob(job(51, 100), env as Env);
+    await runExtractJob(job(101, 120), env as Env);
+    expect((await status())!.s).toBe("indexed");
+  });
+});

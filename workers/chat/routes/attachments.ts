@@ -9,6 +9,7 @@ import { attachmentBlobKey, attachmentPrefix } from "../../../r2-layout";
 import { inspectAttachment, lineIndexFor } from "../attachments/inspect";
 import { r2RangeReader } from "../attachments/r2-range-reader";
 import { deleteAttachmentRow, getAttachmentRow, insertAttachment, listAttachmentRows, toAttachment, updateAttachment, type AttachmentRow } from "../attachments/store";
+import { countIndexedPages } from "../cortex";
 import { ApiError, badRequest, notFound } from "../errors";
 import type { AppEnv } from "../types";
 import { jsonBody, query } from "../validate";
@@ -96,7 +97,8 @@ attachmentRoutes.get("/:attachmentId", async (c) => {
   const row = await getAttachmentRow(c.env.DB, tenantId, c.req.param("attachmentId"));
   if (!row || row.conversationId !== conversationId || row.status !== "ready") throw notFound("attachment");
   const a = toAttachment(row);
-  return c.json({ ...a, note: attachmentNote(a) });
+  const pagesIndexed = a.facts.kind === "pdf" ? await countIndexedPages(c.env.DB, tenantId, row.id) : undefined;
+  return c.json({ ...a, note: attachmentNote(a), indexStatus: row.indexStatus, pagesIndexed });
 });
 
 // ---- multipart: create, parts, complete, abort --------------------------------------------

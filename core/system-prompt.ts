@@ -13,9 +13,9 @@ const OPERATING_CONTRACT = `You are the assistant of a hosted chat platform. Con
 - Use tools when they help; say briefly what you are doing before long work.
 </operating_contract>`;
 
-/** The system prompt: the contract, the day's memory map, and one line per capability. */
-export function buildSystemPrompt(capabilities: readonly string[], memoryMap?: string | null): SystemBlock[] {
-  const map = memoryMap ? `\n\n${memoryMap}` : "";
+/** The system prompt: the contract, the day's memory map, the project's files, and one line per capability. */
+export function buildSystemPrompt(capabilities: readonly string[], memoryMap?: string | null, project?: string | null): SystemBlock[] {
+  const map = (memoryMap ? `\n\n${memoryMap}` : "") + (project ? `\n\n${project}` : "");
   const index = capabilities.length ? `\n\n<capabilities>\n${capabilities.map((c) => `- ${c}`).join("\n")}\n</capabilities>` : "";
   return [{ type: "text", text: OPERATING_CONTRACT + map + index, cache_control: { type: "ephemeral" } }];
 }

@@ -133,4 +133,13 @@ export const attachments = sqliteTable("attachments", {
   updatedAt: text("updated_at").notNull(),
   indexStatus: text("index_status").notNull().default("none"),
   indexStartedAt: text("index_started_at"),
+  projectId: text("project_id"),
+});
+
+export const projects = sqliteTable("projects", {
+  id: text("id").primaryKey(),
+  tenantId: text("tenant_id").notNull(),
+  name: text("name").notNull(),
+  createdAt: text("created_at").notNull(),
+  updatedAt: text("updated_at").notNull(),
 });

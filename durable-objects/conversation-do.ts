@@ -26,6 +26,7 @@ import { listConversationRows, updateConversationRow } from "../workers/chat/con
 import { lineIndexFor } from "../workers/chat/attachments/inspect";
 import { r2RangeReader } from "../workers/chat/attachments/r2-range-reader";
 import { getAttachmentRow, toAttachment } from "../workers/chat/attachments/store";
+import { getProject, projectFiles, projectFilesBlock, projectTools as projectToolsFor } from "../workers/chat/projects";
 import { toolRegistry } from "../workers/chat/tools";
 import type { ReadQuery, ToolContext } from "../workers/chat/tools/registry";
 import type { ConversationHead, ConversationRef, ConversationView } from "./conversation-head";
@@ -68,6 +69,12 @@ export type FoldCommit =
 export interface FoldOutcome {
   applied: boolean;
   reason: string;
+}
+
+interface PromptContext {
+  system: SystemBlock[];
+  /** Tools the conversation's project files need, available without activation. */
+  projectTools: string[];
 }
 
 interface SocketAttachment {
@@ -183,7 +190,7 @@ export class ConversationDO extends DurableObject<Env> {
 
   // ---- RPC: metadata ----------------------------------------------------------------------
 
-  async create(ref: ConversationRef, init: { title: string; settings: ConversationHead["settings"] }): Promise<ConversationView> {
+  async create(ref: ConversationRef, init: { title: string; settings: ConversationHead["settings"]; projectId?: string | null }): Promise<ConversationView> {
     if (this.store.getHead() || (await readHead(this.env.BUCKET, ref.tenantId, ref.conversationId)))
       throw new Error(`conversation ${ref.conversationId} already exists`);
     const now = new Date().toISOString();
@@ -200,6 +207,7 @@ export class ConversationDO extends DurableObject<Env> {
       foldCount: 0,
       lastFoldAt: null,
       activeTools: [],
+      projectId: init.projectId ?? null,
     };
     await writeHead(this.env.BUCKET, head);
     this.store.putHead(head);
@@ -266,12 +274,29 @@ export class ConversationDO extends DurableObject<Env> {
   async replay(ref: ConversationRef): Promise<ReplayView | null> {
     const head = await this.load(ref);
     if (!head) return null;
-    const { request, estimate } = this.buildRequest(head, await this.systemPrompt(head));
+    const { request, estimate } = this.buildRequest(head, await this.promptContext(head));
     return { ...request, estimate };
   }
 
-  /** The system prompt: byte-stable within a UTC day (the memory map changes at most daily). */
-  private async systemPrompt(head: ConversationHead): Promise<SystemBlock[]> {
+  /**
+   * The system prompt — byte-stable within a UTC day (the memory map changes at most daily) and
+   * until a project file is added — and the tools the project's files need.
+   */
+  private async promptContext(head: ConversationHead): Promise<PromptContext> {
+    let project: string | null = null;
+    let projectTools: string[] = [];
+    if (head.projectId) {
+      const p = await getProject(this.env.DB, head.tenantId, head.projectId);
+      if (p) {
+        const files = await projectFiles(this.env.DB, head.tenantId, p.id);
+        project = projectFilesBlock(p, files);
+        projectTools = projectToolsFor(files);
+      }
+    }
+    return { system: await this.systemPrompt(head, project), projectTools };
+  }
+
+  private async systemPrompt(head: ConversationHead, project: string | null): Promise<SystemBlock[]> {
     const day = utcDay();
     if (this.memoryMap?.day !== day) {
       try {
@@ -281,15 +306,15 @@ export class ConversationDO extends DurableObject<Env> {
         console.error("memory map unavailable", err);
       }
     }
-    return buildSystemPrompt(toolRegistry.capabilities(), this.memoryMap?.day === day ? this.memoryMap.text : null);
+    return buildSystemPrompt(toolRegistry.capabilities(), this.memoryMap?.day === day ? this.memoryMap.text : null, project);
   }
 
-  private buildRequest(head: ConversationHead, system: SystemBlock[]) {
+  private buildRequest(head: ConversationHead, prompt: PromptContext) {
     return buildModelRequest({
       conversationId: head.id,
       settings: head.settings,
-      system,
-      tools: toolRegistry.schemasFor(head.activeTools),
+      system: prompt.system,
+      tools: toolRegistry.schemasFor([...head.activeTools, ...prompt.projectTools]),
       history: this.replaySource(head),
       summary:
         head.summary && head.summarizedThroughMessage
@@ -352,12 +377,13 @@ export class ConversationDO extends DurableObject<Env> {
       emit({ type: "error", turnId, error: { type: "not_found", message: "conversation not found" } });
       return;
     }
+    const prompt = await this.promptContext(head);
     const self = this;
     const toolContext: ToolContext = {
       tenantId: ref.tenantId,
       conversationId: ref.conversationId,
       get activeTools() {
-        return self.head?.activeTools ?? [];
+        return [...(self.head?.activeTools ?? []), ...prompt.projectTools];
       },
       activateTool: (name) =>
         this.updateHead((h) => ({ next: h.activeTools.includes(name) ? null : { ...h, activeTools: [...h.activeTools, name].sort(), updatedAt: new Date().toISOString() }, result: undefined })),
@@ -396,7 +422,6 @@ export class ConversationDO extends DurableObject<Env> {
         deleteNote: (id) => deleteNote(this.env.DB, ref.tenantId, id),
       },
     };
-    const system = await this.systemPrompt(head);
     let outcome;
     try {
       outcome = await runAgentTurn(
@@ -406,7 +431,7 @@ export class ConversationDO extends DurableObject<Env> {
           registry: toolRegistry,
           toolContext,
           maxIterations: head.settings.maxToolIterations,
-          buildRequest: () => this.buildRequest(this.head ?? head, system).request,
+          buildRequest: () => this.buildRequest(this.head ?? head, prompt).request,
           persist: async (messages) => {
             const stored = await this.append(messages);
             for (const message of stored) emit({ type: "message", turnId, message });
@@ -632,5 +657,5 @@ function extras(m: NewMessage): Partial<StoredMessage> {
 
 /** Heads written before a field existed get its default, so every head has one shape. */
 function normalizeHead(head: ConversationHead | null): ConversationHead | null {
-  return head ? { ...head, foldCount: head.foldCount ?? 0, lastFoldAt: head.lastFoldAt ?? null, activeTools: head.activeTools ?? [] } : null;
+  return head ? { ...head, foldCount: head.foldCount ?? 0, lastFoldAt: head.lastFoldAt ?? null, activeTools: head.activeTools ?? [], projectId: head.projectId ?? null } : null;
 }

@@ -20,6 +20,8 @@ export interface ConversationHead {
   lastFoldAt: string | null;
   /** Non-core tools activated with tool_activate: their schemas ride every later request. */
   activeTools: string[];
+  /** The project whose files this conversation sees (by name and facts), if any. */
+  projectId: string | null;
 }
 
 /** What GET /v1/conversations/:id returns. */

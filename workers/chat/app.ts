@@ -11,6 +11,7 @@ import { automationRoutes } from "./routes/automations";
 import { channelRoutes } from "./routes/channels";
 import { conversationRoutes } from "./routes/conversations";
 import { memoryRoutes } from "./routes/memory";
+import { projectRoutes } from "./routes/projects";
 import { searchRoutes } from "./routes/search";
 import type { AppEnv } from "./types";
 import { consumeTicket } from "./ws-tickets";
@@ -29,7 +30,7 @@ app.use("*", async (c, next) => {
 
 app.get("/health", (c) => c.json({ ok: true }));
 
-const UPLOAD_PATH = /^\/v1\/conversations\/[^/]+\/attachments(\/uploads\/[^/]+\/parts\/[^/]+)?$/;
+const UPLOAD_PATH = /^\/v1\/(conversations\/[^/]+\/attachments(\/uploads\/[^/]+\/parts\/[^/]+)?|projects\/[^/]+\/files)$/;
 
 app.use("/v1/*", async (c, next) => {
   // Upload bodies stream into R2 and are bounded by R2 and the platform, not buffered here.
@@ -70,6 +71,7 @@ app.route("/v1/search", searchRoutes);
 app.route("/v1/memory", memoryRoutes);
 app.route("/v1/channels", channelRoutes);
 app.route("/v1/automations", automationRoutes);
+app.route("/v1/projects", projectRoutes);
 
 app.notFound((c) => c.json(errorBody(404, `no route for ${c.req.method} ${c.req.path}`), 404));
 

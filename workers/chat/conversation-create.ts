@@ -9,7 +9,7 @@ import { deleteConversationRow, insertConversationRow } from "./conversation-lis
 export async function createConversation(
   env: Env,
   tenantId: string,
-  init: { title?: string; settings?: SettingsPatch },
+  init: { title?: string; settings?: SettingsPatch; projectId?: string },
 ): Promise<{ view: ConversationView } | { error: string }> {
   const settings = mergeSettings(defaultSettings(env.DEFAULT_MODEL), init.settings);
   const problem = crossCheckSettings(settings);
@@ -20,7 +20,7 @@ export async function createConversation(
   await insertConversationRow(env.DB, { id, tenantId, title, createdAt: now, updatedAt: now, messageCount: 0 });
   try {
     const stub = env.CONVERSATION.get(env.CONVERSATION.idFromName(id));
-    return { view: await stub.create({ tenantId, conversationId: id }, { title, settings }) };
+    return { view: await stub.create({ tenantId, conversationId: id }, { title, settings, projectId: init.projectId ?? null }) };
   } catch (err) {
     await deleteConversationRow(env.DB, id);
     throw err;

@@ -16,7 +16,7 @@ import { jsonBody, query } from "../validate";
 
 export const attachmentRoutes = new Hono<AppEnv>();
 
-const NAME = z.string().trim().min(1).max(200).refine((v) => !/[\u0000-\u001f/\\]/.test(v), "no slashes or control characters");
+export const NAME = z.string().trim().min(1).max(200).refine((v) => !/[\u0000-\u001f/\\]/.test(v), "no slashes or control characters");
 const uploadQuery = z.strictObject({ name: NAME });
 const createUpload = z.strictObject({ name: NAME, type: z.string().max(200).optional() });
 const completeUpload = z.strictObject({
@@ -32,15 +32,18 @@ async function conversationFor(c: { env: Env; get(k: "tenantId"): string; req: {
   return { tenantId, conversationId, stub };
 }
 
-function contentLength(header: string | undefined): number {
+export function contentLength(header: string | undefined): number {
   const n = Number(header);
   if (!header || !Number.isInteger(n) || n < 0) throw new ApiError(411, "length_required", "Content-Length is required; for a body of unknown length use the multipart upload API");
   if (n === 0) throw badRequest("body: the upload is empty");
   return n;
 }
 
-/** Inspects the stored bytes, records the facts, and adds the note to the conversation. */
-async function finish(env: Env, row: AttachmentRow, stub: DurableObjectStub<import("../../../durable-objects/conversation-do").ConversationDO>) {
+/**
+ * Inspects the stored bytes, records the facts, and adds the note to the conversation (a project
+ * file has no conversation: its project's conversations list it in their prompt instead).
+ */
+export async function finish(env: Env, row: AttachmentRow, stub: DurableObjectStub<import("../../../durable-objects/conversation-do").ConversationDO> | null) {
   const reader = await r2RangeReader(env.BUCKET, row.r2Key);
   if (!reader) throw new Error("the upload's bytes are missing");
   const { type, facts } = await inspectAttachment(reader, {
@@ -52,21 +55,21 @@ async function finish(env: Env, row: AttachmentRow, stub: DurableObjectStub<impo
   await updateAttachment(env.DB, row.tenantId, row.id, { type, size: reader.size, status: "ready", facts: ready.facts, uploadId: null });
   const attachment = toAttachment(ready);
   const note = attachmentNote(attachment);
-  await stub.addAttachmentNote({ tenantId: row.tenantId, conversationId: row.conversationId }, note, TOOLS_FOR[(facts as AttachmentFacts).kind]);
+  if (stub) await stub.addAttachmentNote({ tenantId: row.tenantId, conversationId: row.conversationId }, note, TOOLS_FOR[(facts as AttachmentFacts).kind]);
   return { ...attachment, note };
 }
 
 /** Removes every trace of a failed upload: nothing is left half-written. */
-async function discard(env: Env, tenantId: string, id: string) {
+export async function discard(env: Env, tenantId: string, id: string) {
   const listed = await env.BUCKET.list({ prefix: attachmentPrefix(tenantId, id) });
   if (listed.objects.length) await env.BUCKET.delete(listed.objects.map((o) => o.key));
   await deleteAttachmentRow(env.DB, tenantId, id);
 }
 
-function newRow(tenantId: string, conversationId: string, name: string, type: string | null, status: string): AttachmentRow {
+export function newRow(tenantId: string, conversationId: string, name: string, type: string | null, status: string, projectId: string | null = null): AttachmentRow {
   const id = sortableId("att");
   const now = new Date().toISOString();
-  return { id, tenantId, conversationId, name, type: type || "application/octet-stream", size: 0, status, r2Key: attachmentBlobKey(tenantId, id), uploadId: null, facts: "{}", createdAt: now, updatedAt: now, indexStatus: "none", indexStartedAt: null };
+  return { id, tenantId, conversationId, name, type: type || "application/octet-stream", size: 0, status, r2Key: attachmentBlobKey(tenantId, id), uploadId: null, facts: "{}", createdAt: now, updatedAt: now, indexStatus: "none", indexStartedAt: null, projectId };
 }
 
 attachmentRoutes.post("/", query(uploadQuery), async (c) => {

@@ -6,6 +6,7 @@ import { settingsPatchSchema } from "../../../core/settings";
 import { toContentBlocks, turnBodySchema } from "../../../core/turn-input";
 import type { ConversationRef } from "../../../durable-objects/conversation-head";
 import { createConversation } from "../conversation-create";
+import { getProject } from "../projects";
 import { attachmentRoutes } from "./attachments";
 import { listConversationRows } from "../conversation-list";
 import { ApiError, badRequest, notFound } from "../errors";
@@ -17,7 +18,11 @@ import { issueTicket } from "../ws-tickets";
 export const conversationRoutes = new Hono<AppEnv>();
 
 const title = z.string().trim().min(1).max(200);
-const createBody = z.strictObject({ title: title.optional(), settings: settingsPatchSchema.optional() });
+const createBody = z.strictObject({
+  title: title.optional(),
+  settings: settingsPatchSchema.optional(),
+  projectId: z.string().refine((v) => isId("proj", v), "not a project id").optional(),
+});
 const patchBody = z
   .strictObject({ title: title.optional(), settings: settingsPatchSchema.optional() })
   .refine((b) => b.title !== undefined || b.settings !== undefined, "give title or settings");
@@ -37,7 +42,9 @@ function stubFor(env: Env, tenantId: string, id: string): { stub: DurableObjectS
 }
 
 conversationRoutes.post("/", ...jsonBody(createBody), async (c) => {
-  const created = await createConversation(c.env, c.get("tenantId"), c.req.valid("json"));
+  const body = c.req.valid("json");
+  if (body.projectId && !(await getProject(c.env.DB, c.get("tenantId"), body.projectId))) throw badRequest("projectId: no such project");
+  const created = await createConversation(c.env, c.get("tenantId"), body);
   if ("error" in created) throw badRequest(created.error);
   return c.json(created.view, 201);
 });

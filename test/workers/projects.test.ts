@@ -1,0 +1,39 @@
+// Projects: files shared by several conversations, listed in their prompt by name and facts only.
+import { describe, expect, it } from "vitest";
+import { api, createConversation, newTenant, send } from "./helpers";
+
+describe("projects", () => {
+  it("share files across conversations as references, read through the tools", async () => {
+    const p = await api("POST", "/v1/projects", { name: "Apollo" });
+    expect(p.status).toBe(201);
+    const file = await api("POST", `/v1/projects/${p.json.id}/files?name=spec.txt`, "requirement R-17: the hatch opens outward\n".repeat(50), { raw: true, headers: { "content-type": "text/plain" } });
+    expect(file.status).toBe(201);
+    expect(file.json.facts).toMatchObject({ kind: "text", lines: 50 });
+    const a = (await api("POST", "/v1/conversations", { title: "a", projectId: p.json.id })).json.id;
+    const b = (await api("POST", "/v1/conversations", { title: "b", projectId: p.json.id })).json.id;
+    for (const id of [a, b]) {
+      const replay = (await api("GET", `/v1/conversations/${id}/replay`)).json;
+      expect(replay.system[0].text).toContain(`<project name="Apollo" id="${p.json.id}">`);
+      expect(replay.system[0].text).toContain(`name="spec.txt"`);
+      expect(replay.system[0].text).toContain("50 lines");
+      expect(replay.system[0].text).not.toContain("hatch opens outward");
+      expect(replay.tools.map((t: any) => t.name)).toContain("file_read");
+    }
+    const r = await send(b, `@tool file_read {"attachment_id":"${file.json.id}","lines":"1-1"}`);
+    expect(r.json.messages[2].content[0].content).toContain("requirement R-17: the hatch opens outward");
+    // A conversation outside the project carries none of it.
+    const plain = await createConversation();
+    expect((await api("GET", `/v1/conversations/${plain}/replay`)).json.system[0].text).not.toContain("<project");
+    expect((await api("GET", `/v1/projects/${p.json.id}`)).json.files.map((f: any) => f.name)).toEqual(["spec.txt"]);
+  });
+
+  it("stay tenant-scoped", async () => {
+    const p = (await api("POST", "/v1/projects", { name: "Private" })).json;
+    const keyB = await newTenant();
+    expect((await api("GET", `/v1/projects/${p.id}`, undefined, { key: keyB })).status).toBe(404);
+    expect((await api("POST", `/v1/projects/${p.id}/files?name=x.txt`, "x", { key: keyB, raw: true, headers: { "content-type": "text/plain" } })).status).toBe(404);
+    const c = await api("POST", "/v1/conversations", { projectId: p.id }, { key: keyB });
+    expect(c.status).toBe(400);
+    expect(c.json.error.message).toMatch(/projectId/);
+  });
+});

@@ -1,0 +1,44 @@
+// Projects: files shared by several conversations. The prompt of a project's conversation lists
+// the files by name and facts only; content always comes through the attachment tools.
+import { and, desc, eq } from "drizzle-orm";
+import { drizzle } from "drizzle-orm/d1";
+import { attachments, projects } from "../../db/schema";
+import { attachmentNote, TOOLS_FOR } from "../../core/attachments/note";
+import { sortableId } from "../../core/ids";
+import { toAttachment, type Attachment } from "./attachments/store";
+
+export type Project = typeof projects.$inferSelect;
+
+export async function createProject(db: D1Database, tenantId: string, name: string): Promise<Project> {
+  const now = new Date().toISOString();
+  const row = { id: sortableId("proj"), tenantId, name, createdAt: now, updatedAt: now };
+  await drizzle(db).insert(projects).values(row);
+  return row;
+}
+
+export async function getProject(db: D1Database, tenantId: string, id: string): Promise<Project | null> {
+  return (await drizzle(db).select().from(projects).where(and(eq(projects.tenantId, tenantId), eq(projects.id, id))).get()) ?? null;
+}
+
+export async function listProjects(db: D1Database, tenantId: string): Promise<Project[]> {
+  return drizzle(db).select().from(projects).where(eq(projects.tenantId, tenantId)).orderBy(desc(projects.id)).limit(200);
+}
+
+export async function projectFiles(db: D1Database, tenantId: string, projectId: string): Promise<Attachment[]> {
+  const rows = await drizzle(db)
+    .select()
+    .from(attachments)
+    .where(and(eq(attachments.tenantId, tenantId), eq(attachments.projectId, projectId), eq(attachments.status, "ready")))
+    .orderBy(attachments.id)
+    .limit(200);
+  return rows.map(toAttachment);
+}
+
+/** The prompt block of a project's files: their notes (names, facts, tools), in upload order. */
+export function projectFilesBlock(project: Project, files: Attachment[]): string {
+  if (!files.length) return `<project name="${project.name}" id="${project.id}">\nNo files yet.\n</project>`;
+  return [`<project name="${project.name}" id="${project.id}">`, `Files shared by this project's conversations (references only; read them with the tools named):`, ...files.map((f) => attachmentNote(f)), "</project>"].join("\n");
+}
+
+/** The tools a project's files need, so its conversations can read them without activating each. */
+export const projectTools = (files: Attachment[]): string[] => [...new Set(files.flatMap((f) => TOOLS_FOR[f.facts.kind]))].sort();

@@ -1,0 +1,52 @@
+// /v1/projects: create and list projects, and upload files shared by their conversations.
+import { Hono } from "hono";
+import { z } from "zod";
+import { attachmentNote } from "../../../core/attachments/note";
+import { isId } from "../../../core/ids";
+import { insertAttachment } from "../attachments/store";
+import { badRequest, notFound } from "../errors";
+import { createProject, getProject, listProjects, projectFiles } from "../projects";
+import type { AppEnv } from "../types";
+import { jsonBody, query } from "../validate";
+import { contentLength, discard, finish, NAME, newRow } from "./attachments";
+
+export const projectRoutes = new Hono<AppEnv>();
+
+const projectId = (id: string) => {
+  if (!isId("proj", id)) throw notFound("project");
+  return id;
+};
+
+projectRoutes.post("/", ...jsonBody(z.strictObject({ name: z.string().trim().min(1).max(200) })), async (c) => {
+  const { tenantId: _t, ...p } = await createProject(c.env.DB, c.get("tenantId"), c.req.valid("json").name);
+  return c.json(p, 201);
+});
+
+projectRoutes.get("/", async (c) => c.json({ projects: (await listProjects(c.env.DB, c.get("tenantId"))).map(({ tenantId: _t, ...p }) => p) }));
+
+projectRoutes.get("/:id", async (c) => {
+  const project = await getProject(c.env.DB, c.get("tenantId"), projectId(c.req.param("id")));
+  if (!project) throw notFound("project");
+  const files = await projectFiles(c.env.DB, c.get("tenantId"), project.id);
+  const { tenantId: _t, ...p } = project;
+  return c.json({ ...p, files: files.map((f) => ({ ...f, note: attachmentNote(f) })) });
+});
+
+projectRoutes.post("/:id/files", query(z.strictObject({ name: NAME })), async (c) => {
+  const tenantId = c.get("tenantId");
+  const project = await getProject(c.env.DB, tenantId, projectId(c.req.param("id")));
+  if (!project) throw notFound("project");
+  const length = contentLength(c.req.header("content-length"));
+  const declared = (c.req.header("content-type") ?? "").split(";")[0].trim() || null;
+  const row = newRow(tenantId, "", c.req.valid("query").name, declared, "uploading", project.id);
+  await insertAttachment(c.env.DB, row);
+  try {
+    const stored = await c.env.BUCKET.put(row.r2Key, c.req.raw.body, { httpMetadata: { contentType: row.type } });
+    if (!stored || stored.size !== length) throw badRequest(`body: received ${stored?.size ?? 0} of ${length} bytes`);
+    await c.env.DB.prepare(`UPDATE projects SET updated_at = ? WHERE id = ?`).bind(new Date().toISOString(), project.id).run();
+    return c.json(await finish(c.env, row, null), 201);
+  } catch (err) {
+    await discard(c.env, tenantId, row.id);
+    throw err;
+  }
+});

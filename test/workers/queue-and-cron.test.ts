@@ -48,3 +48,24 @@ describe("the cron trigger", () => {
     expect(rows.results.map((r) => r.ticket_hash)).toEqual(["live"]);
   });
 });
+
+describe("abandoned uploads", () => {
+  it("are swept by the cron trigger: the row and any bytes go", async () => {
+    const old = new Date(Date.now() - 2 * 3600_000).toISOString();
+    const fresh = new Date().toISOString();
+    await env.DB.prepare(
+      `INSERT INTO attachments (id, tenant_id, conversation_id, name, type, size, status, r2_key, facts, created_at, updated_at) VALUES
+       ('att_00000000000000000000000001', 'dev', 'c', 'gone.bin', 'x', 0, 'uploading', 'tenants/dev/attachments/att_00000000000000000000000001/blob', '{}', ?, ?),
+       ('att_00000000000000000000000002', 'dev', 'c', 'inflight.bin', 'x', 0, 'uploading', 'tenants/dev/attachments/att_00000000000000000000000002/blob', '{}', ?, ?)`,
+    )
+      .bind(old, old, fresh, fresh)
+      .run();
+    await env.BUCKET.put("tenants/dev/attachments/att_00000000000000000000000001/blob", "partial");
+    const ctx = createExecutionContext();
+    await chat.scheduled!(createScheduledController({ scheduledTime: Date.now() }), env as Env, ctx);
+    await waitOnExecutionContext(ctx);
+    const rows = await env.DB.prepare(`SELECT id FROM attachments WHERE id LIKE 'att_0000000000000000000000000%'`).all<{ id: string }>();
+    expect(rows.results.map((r) => r.id)).toEqual(["att_00000000000000000000000002"]);
+    expect(await env.BUCKET.head("tenants/dev/attachments/att_00000000000000000000000001/blob")).toBeNull();
+  });
+});

@@ -1,10 +1,38 @@
 // The cron trigger: every tick claims the due automation slots (fanned out through the
-// automation queue) and sweeps expired websocket tickets.
+// automation queue), and sweeps expired websocket tickets and abandoned uploads.
+import { attachmentPrefix } from "../../r2-layout";
 import { claimDueRuns, type AutomationJob } from "./automations";
 import { sweepExpiredTickets } from "./ws-tickets";
 
-export async function runScheduled(controller: ScheduledController, env: Env): Promise<{ ticketsSwept: number; claimed: number; closed: number }> {
+export async function runScheduled(controller: ScheduledController, env: Env): Promise<{ ticketsSwept: number; claimed: number; closed: number; uploadsSwept: number }> {
   const now = controller.scheduledTime;
-  const [ticketsSwept, runs] = await Promise.all([sweepExpiredTickets(env.DB, now), claimDueRuns(env.DB, env.AUTOMATION_QUEUE as Queue<AutomationJob>, now)]);
-  return { ticketsSwept, ...runs };
+  const [ticketsSwept, runs, uploadsSwept] = await Promise.all([
+    sweepExpiredTickets(env.DB, now),
+    claimDueRuns(env.DB, env.AUTOMATION_QUEUE as Queue<AutomationJob>, now),
+    sweepAbandonedUploads(env, now),
+  ]);
+  return { ticketsSwept, ...runs, uploadsSwept };
+}
+
+const SINGLE_UPLOAD_MS = 60 * 60_000;
+const MULTIPART_UPLOAD_MS = 7 * 24 * 60 * 60_000;
+
+/**
+ * Uploads that never finished (a client that vanished mid-body, a multipart upload never
+ * completed): their rows and any bytes are removed, so nothing stays half-written.
+ */
+export async function sweepAbandonedUploads(env: Env, now: number): Promise<number> {
+  const { results } = await env.DB.prepare(
+    `SELECT id, tenant_id AS tenantId, r2_key AS r2Key, upload_id AS uploadId FROM attachments
+     WHERE status = 'uploading' AND ((upload_id IS NULL AND updated_at < ?) OR updated_at < ?) LIMIT 200`,
+  )
+    .bind(new Date(now - SINGLE_UPLOAD_MS).toISOString(), new Date(now - MULTIPART_UPLOAD_MS).toISOString())
+    .all<{ id: string; tenantId: string; r2Key: string; uploadId: string | null }>();
+  for (const u of results) {
+    if (u.uploadId) await env.BUCKET.resumeMultipartUpload(u.r2Key, u.uploadId).abort().catch(() => {});
+    const listed = await env.BUCKET.list({ prefix: attachmentPrefix(u.tenantId, u.id) });
+    if (listed.objects.length) await env.BUCKET.delete(listed.objects.map((o) => o.key));
+    await env.DB.prepare(`DELETE FROM attachments WHERE id = ? AND status = 'uploading'`).bind(u.id).run();
+  }
+  return results.length;
 }

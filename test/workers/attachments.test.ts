@@ -151,3 +151,31 @@ describe("pdf page indexing", () => {
     expect((await status())!.s).toBe("indexed");
   });
 });
+
+describe("office attachments", () => {
+  const xml = (s: string) => new TextEncoder().encode(`<?xml version="1.0" encoding="UTF-8"?>${s}`);
+  const REL = "http://schemas.openxmlformats.org/officeDocument/2006/relationships";
+  const NS = `xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" xmlns:r="${REL}"`;
+
+  it("read XLSX sheets by rows and DOCX text through the tools the upload activates", async () => {
+    const { zipSync } = await import("fflate");
+    const xlsx = zipSync({
+      "xl/workbook.xml": xml(`<workbook ${NS}><sheets><sheet name="Budget" sheetId="1" r:id="rId1"/></sheets></workbook>`),
+      "xl/_rels/workbook.xml.rels": xml(`<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="${REL}/worksheet" Target="worksheets/sheet1.xml"/><Relationship Id="rId2" Type="${REL}/sharedStrings" Target="sharedStrings.xml"/></Relationships>`),
+      "xl/sharedStrings.xml": xml(`<sst ${NS}><si><t>Item</t></si><si><t>Cost</t></si><si><t>Rocket fuel</t></si></sst>`),
+      "xl/worksheets/sheet1.xml": xml(`<worksheet ${NS}><dimension ref="A1:B2"/><sheetData><row r="1"><c r="A1" t="s"><v>0</v></c><c r="B1" t="s"><v>1</v></c></row><row r="2"><c r="A2" t="s"><v>2</v></c><c r="B2"><v>4200.5</v></c></row></sheetData></worksheet>`),
+    });
+    const docx = zipSync({
+      "word/document.xml": xml(`<w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body><w:p><w:r><w:t>Mission brief</w:t></w:r></w:p><w:p><w:r><w:t>Launch at dawn &amp; return by dusk.</w:t></w:r></w:p></w:body></w:document>`),
+    });
+    const id = await createConversation();
+    const sheet = await upload(id, "budget.xlsx", xlsx, "application/octet-stream");
+    expect(sheet.json.facts).toMatchObject({ kind: "spreadsheet", sheets: [{ name: "Budget", rows: 2, columns: 2 }] });
+    const doc = await upload(id, "brief.docx", docx, "application/octet-stream");
+    expect(doc.json.facts).toMatchObject({ kind: "document", paragraphs: 2 });
+    const rows = await send(id, `@tool spreadsheet_read {"attachment_id":"${sheet.json.id}","rows":"1-2","sheet":"Budget"}`);
+    expect(toolText(rows)).toContain("Rocket fuel\t4200.5");
+    const text = await send(id, `@tool document_read {"attachment_id":"${doc.json.id}"}`);
+    expect(toolText(text)).toContain("Mission brief\nLaunch at dawn & return by dusk.");
+  });
+});

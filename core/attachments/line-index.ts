@@ -2,6 +2,7 @@
 // a few kilobytes of reading, instead of streaming everything before them. The index is built once
 // while the upload streams past, stores one byte offset per `every` lines, and is small enough to
 // keep as JSON next to the file.
+import { concatBytes } from "./bytes";
 import type { RangeReader } from "./range-reader";
 
 export interface LineIndex {
@@ -95,7 +96,7 @@ export async function readLines(reader: RangeReader, index: LineIndex, from: num
   let bytesRead = 0;
 
   const emit = (cut: boolean) => {
-    let bytes = concat(parts, partLen);
+    let bytes = concatBytes(parts);
     if (cut) bytes = bytes.subarray(0, utf8SafeEnd(bytes));
     else if (bytes.length > 0 && bytes[bytes.length - 1] === CR) bytes = bytes.subarray(0, bytes.length - 1);
     let text = decoder.decode(bytes);
@@ -150,16 +151,6 @@ export async function readLines(reader: RangeReader, index: LineIndex, from: num
   return { lines: out, from: first, to: first + out.length - 1, truncated, bytesRead, totalLines: total, pastEnd: false };
 }
 
-function concat(parts: Uint8Array[], length: number): Uint8Array {
-  if (parts.length === 1) return parts[0];
-  const all = new Uint8Array(length);
-  let at = 0;
-  for (const p of parts) {
-    all.set(p, at);
-    at += p.length;
-  }
-  return all;
-}
 
 /** The length of `b` without a trailing, incomplete UTF-8 sequence. */
 export function utf8SafeEnd(b: Uint8Array): number {

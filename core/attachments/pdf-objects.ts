@@ -453,14 +453,4 @@ export function lastIndexOf(hay: Uint8Array, needle: string): number {
   return -1;
 }
 
-export function concatBytes(parts: Uint8Array[]): Uint8Array {
-  let n = 0;
-  for (const p of parts) n += p.length;
-  const out = new Uint8Array(n);
-  let o = 0;
-  for (const p of parts) {
-    out.set(p, o);
-    o += p.length;
-  }
-  return out;
-}
+export { concatBytes } from "./bytes";

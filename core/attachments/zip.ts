@@ -1,6 +1,7 @@
 // ZIP through ranged reads: the central directory sits at the end of the file, so a reader can
 // list an archive and inflate the one entry it needs without fetching (or holding) the rest. XLSX
 // and DOCX are ZIPs; both read through here.
+import { concatBytes } from "./bytes";
 import { Inflate } from "fflate";
 import { AttachmentFormatError } from "./errors";
 import type { RangeReader } from "./range-reader";
@@ -230,14 +231,8 @@ export async function readZipEntry(reader: RangeReader, entry: ZipEntry, opts: {
     throw new AttachmentFormatError("too_large", `ZIP entry ${entry.name} is ${entry.uncompressedSize} bytes, over the ${maxBytes}-byte limit`);
   }
   const parts: Uint8Array[] = [];
-  const { bytes } = await streamZipEntry(reader, entry, (c) => void parts.push(c), { maxBytes });
-  const all = new Uint8Array(bytes);
-  let at = 0;
-  for (const p of parts) {
-    all.set(p, at);
-    at += p.length;
-  }
-  return all;
+  await streamZipEntry(reader, entry, (c) => void parts.push(c), { maxBytes });
+  return concatBytes(parts);
 }
 
 let CRC_TABLE: Uint32Array | null = null;

@@ -89,6 +89,12 @@ describe("recall tools", () => {
     expect(JSON.stringify(results)).not.toMatch(/KSFO|secret note/);
     expect(results.slice(0, 3).every((b: any) => b.is_error)).toBe(true);
     expect(results[3].content).toMatch(/^no memory matches/);
+    // Editing tools, once activated, cannot touch the other tenant's note either.
+    const edit = await send(other, `@tool tool_activate {"name":"memory_update"}\n@tool tool_activate {"name":"memory_forget"}\n@tool memory_update {"id":"${note.id}","text":"owned"}\n@tool memory_forget {"id":"${note.id}"}`, keyB);
+    const [, , upd, forget] = edit.json.messages[2].content;
+    expect(upd).toMatchObject({ is_error: true, content: `no note ${note.id}` });
+    expect(forget).toMatchObject({ is_error: true, content: `no note ${note.id}` });
+    expect((await api("GET", `/v1/memory/${note.id}`, undefined, { key })).json.text).toBe("secret note zephyr-88");
   });
 
   it("finds folded content and records each fold as a dated episode", async () => {

@@ -1,0 +1,179 @@
+// The in-turn safety net: when one turn's request grows past the trigger (tool results piling
+// up), a pass shrinks the turn's in-memory messages to the target. It never writes the stored
+// conversation: every truncation label names the call that returns the original.
+//
+// A pass: strip images from tool results; truncate proportionally — largest tool results first,
+// then older assistant messages, then older user messages — to head + tail excerpts; always
+// protect messages[0], the last 3 messages of each role, and error results; never separate a
+// tool_use from its tool_result (only block contents shrink, blocks are never removed).
+import type { ContentBlock, ModelRequest, WireMessage } from "./types";
+import { messageChars } from "./render";
+
+export interface CompactionBudget {
+  contextWindowTokens: number;
+  outputReserveTokens: number;
+  compactTriggerRatio: number;
+  compactTargetRatio: number;
+  charsPerToken: number;
+}
+
+/** Where a message's blocks came from, so a truncation can name the call that restores them. */
+export interface BlockOrigin {
+  conversationId: string;
+  messageId: string;
+}
+
+export interface CompactionTarget {
+  index: number;
+  block: number;
+  kind: "tool_result" | "assistant" | "user" | "image";
+  before: number;
+  after: number;
+}
+
+export interface CompactionReport {
+  targets: CompactionTarget[];
+  charsBefore: number;
+  charsAfter: number;
+  tokensBefore: number;
+  tokensAfter: number;
+  tokensSaved: number;
+}
+
+export const budgetTokens = (b: CompactionBudget) => b.contextWindowTokens - b.outputReserveTokens;
+
+export function requestChars(req: Pick<ModelRequest, "system" | "tools" | "messages">): number {
+  let n = JSON.stringify(req.tools).length;
+  for (const s of req.system) n += s.text.length;
+  for (const m of req.messages) n += typeof m.content === "string" ? m.content.length : messageChars({ content: m.content });
+  return n;
+}
+
+/**
+ * The effective size of the next call: the conservative chars estimate, or the provider's own
+ * count for the previous call plus the estimate of what was added since, whichever is higher.
+ */
+export function effectiveTokens(estimateTokens: number, calibration: { reportedTokens: number; estimateAtReport: number } | null): number {
+  if (!calibration) return estimateTokens;
+  return Math.max(estimateTokens, calibration.reportedTokens + Math.max(0, estimateTokens - calibration.estimateAtReport));
+}
+
+export function shouldCompact(tokens: number, b: CompactionBudget): boolean {
+  return tokens > budgetTokens(b) * b.compactTriggerRatio;
+}
+
+const MIN_KEEP = 600;
+
+function blockChars(b: ContentBlock): number {
+  if (b.type === "text") return b.text.length;
+  if (b.type === "tool_result") return typeof b.content === "string" ? b.content.length : b.content.reduce((n, x) => n + (x.type === "text" ? x.text.length : 0), 0);
+  return 0;
+}
+
+function truncateText(text: string, keep: number, label: string): string {
+  if (text.length <= keep) return text;
+  const room = Math.max(0, keep - label.length - 2);
+  const head = Math.ceil(room * 0.6);
+  const tail = room - head;
+  return `${text.slice(0, head)}\n${label}\n${tail > 0 ? text.slice(text.length - tail) : ""}`;
+}
+
+const readCall = (o: BlockOrigin | undefined, block: number) =>
+  o ? `conversation_read ${JSON.stringify({ conversation_id: o.conversationId, message_id: o.messageId, block })}` : "the stored conversation";
+
+/**
+ * One compaction pass over a copy of `messages`, down to the target (in chars, at the budget's
+ * chars-per-token). `origins[i]` is where message i is stored (undefined for synthetic ones).
+ */
+export function compactMessages(
+  messages: readonly WireMessage[],
+  fixedChars: number,
+  b: CompactionBudget,
+  origins: readonly (BlockOrigin | undefined)[],
+): { messages: WireMessage[]; report: CompactionReport } {
+  const out: WireMessage[] = messages.map((m) => ({ role: m.role, content: typeof m.content === "string" ? [{ type: "text", text: m.content }] : m.content.map((x) => ({ ...x }) as ContentBlock) }));
+  const targets: CompactionTarget[] = [];
+  const total = () => fixedChars + out.reduce((n, m) => n + messageChars({ content: m.content as ContentBlock[] }), 0);
+  const charsBefore = total();
+
+  // 1. Images in tool results never need to outlive the step that looked at them.
+  out.forEach((m, i) =>
+    (m.content as ContentBlock[]).forEach((blk, j) => {
+      if (blk.type !== "tool_result" || typeof blk.content === "string") return;
+      if (!blk.content.some((x) => x.type === "image")) return;
+      const images = blk.content.filter((x) => x.type === "image").length;
+      blk.content = [...blk.content.filter((x) => x.type === "text"), { type: "text", text: `[${images} image(s) removed from this tool result to save context; ${readCall(origins[i], j)} or image_view brings it back]` }];
+      targets.push({ index: i, block: j, kind: "image", before: images, after: 0 });
+    }),
+  );
+
+  // 2. Protected: messages[0], the last 3 messages of each role, error results.
+  const protectedIdx = new Set<number>([0]);
+  for (const role of ["user", "assistant"] as const) {
+    let seen = 0;
+    for (let i = out.length - 1; i >= 0 && seen < 3; i--) if (out[i].role === role) (protectedIdx.add(i), seen++);
+  }
+  type Candidate = { index: number; block: number; size: number; tier: number; kind: CompactionTarget["kind"] };
+  const candidates: Candidate[] = [];
+  out.forEach((m, i) => {
+    if (protectedIdx.has(i)) return;
+    (m.content as ContentBlock[]).forEach((blk, j) => {
+      const size = blockChars(blk);
+      if (size <= MIN_KEEP) return;
+      if (blk.type === "tool_result" && !blk.is_error) candidates.push({ index: i, block: j, size, tier: 0, kind: "tool_result" });
+      else if (blk.type === "text") candidates.push({ index: i, block: j, size, tier: m.role === "assistant" ? 1 : 2, kind: m.role === "assistant" ? "assistant" : "user" });
+    });
+  });
+
+  const targetChars = Math.floor(budgetTokens(b) * b.compactTargetRatio * b.charsPerToken);
+  for (const tier of [0, 1, 2]) {
+    let excess = total() - targetChars;
+    if (excess <= 0) break;
+    const group = candidates.filter((c) => c.tier === tier).sort((x, y) => y.size - x.size || x.index - y.index);
+    const reclaimable = group.reduce((n, c) => n + (c.size - MIN_KEEP), 0);
+    if (!reclaimable) continue;
+    // Proportional: the cut is shared out once, in proportion to what each can give, largest first.
+    const cut = Math.min(excess, reclaimable);
+    for (const c of group) {
+      if (excess <= 0) break;
+      const share = Math.min(c.size - MIN_KEEP, Math.ceil(((c.size - MIN_KEEP) / reclaimable) * cut));
+      if (share <= 0) continue;
+      const keep = c.size - share;
+      const blk = (out[c.index].content as ContentBlock[])[c.block];
+      const label = `[TRUNCATED — ${share.toLocaleString("en-US")} of ${c.size.toLocaleString("en-US")} chars cut to save context; ${readCall(origins[c.index], c.block)} returns the original]`;
+      if (blk.type === "text") blk.text = truncateText(blk.text, keep, label);
+      else if (blk.type === "tool_result") blk.content = truncateText(typeof blk.content === "string" ? blk.content : blk.content.map((x) => (x.type === "text" ? x.text : "")).join("\n"), keep, label);
+      const after = blockChars(blk);
+      excess -= c.size - after;
+      targets.push({ index: c.index, block: c.block, kind: c.kind, before: c.size, after });
+    }
+  }
+  const charsAfter = total();
+  const tok = (c: number) => Math.ceil(c / b.charsPerToken);
+  return { messages: out, report: { targets, charsBefore, charsAfter, tokensBefore: tok(charsBefore), tokensAfter: tok(charsAfter), tokensSaved: tok(charsBefore) - tok(charsAfter) } };
+}
+
+export const COMPACTION_SECTIONS = ["TASK", "PROGRESS", "REMAINING", "DATA", "DECISIONS"] as const;
+
+/** The continuation nudge: without it models treat a shortened context as "done". */
+export function continuationNudge(summary: string): string {
+  return [
+    "<turn_state>",
+    "The earlier steps of this turn were compacted to fit the context window; the full results are stored and the truncation labels name the calls that return them.",
+    summary,
+    "Resume from REMAINING. Do not redo finished work and do not stop early: finish every remaining item, then answer.",
+    "</turn_state>",
+  ].join("\n");
+}
+
+/** When the summary call fails: a deterministic state from what the turn itself shows. */
+export function fallbackTurnState(task: string, toolCalls: { name: string; input: unknown }[]): string {
+  const calls = toolCalls.map((c) => `${c.name} ${JSON.stringify(c.input).slice(0, 120)}`);
+  return [
+    `TASK:\n- ${task.slice(0, 600)}`,
+    `PROGRESS:\n${calls.length ? calls.map((c) => `- done: ${c}`).join("\n") : "- (no tool calls yet)"}`,
+    "REMAINING:\n- whatever the task asks that the calls above have not covered",
+    `DATA:\n- ${calls.length} tool calls so far in this turn`,
+    "DECISIONS:\n- (none recorded)",
+  ].join("\n\n");
+}

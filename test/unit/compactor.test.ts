@@ -1,0 +1,102 @@
+import { describe, expect, it } from "vitest";
+import { budgetTokens, compactMessages, continuationNudge, effectiveTokens, fallbackTurnState, shouldCompact } from "../../core/compactor";
+import type { ContentBlock, WireMessage } from "../../core/types";
+
+const budget = { contextWindowTokens: 24_000, outputReserveTokens: 2_000, compactTriggerRatio: 0.75, compactTargetRatio: 0.5, charsPerToken: 1.5 };
+const text = (t: string): ContentBlock => ({ type: "text", text: t });
+const call = (id: string): ContentBlock => ({ type: "tool_use", id, name: "file_read", input: { lines: id } });
+const result = (id: string, size: number, extra: Partial<ContentBlock> = {}): ContentBlock => ({ type: "tool_result", tool_use_id: id, content: `${id}:` + "r".repeat(size), ...extra }) as ContentBlock;
+
+/** A monster turn: the task, then `n` tool rounds with big results, then more small steps. */
+function monster(n: number, size: number): WireMessage[] {
+  const ms: WireMessage[] = [{ role: "user", content: [text("read all ten slices and total them")] }];
+  for (let i = 0; i < n; i++) {
+    ms.push({ role: "assistant", content: [text(`step ${i}`), call(`t${i}`)] });
+    ms.push({ role: "user", content: [result(`t${i}`, size)] });
+  }
+  return ms;
+}
+const size = (ms: WireMessage[]) => JSON.stringify(ms).length;
+const origins = (ms: WireMessage[]) => ms.map((_, i) => ({ conversationId: "conv_X", messageId: `msg_${i}` }));
+
+describe("the trigger", () => {
+  it("fires past 75% of (window - reserve), calibrated by the provider's count", () => {
+    expect(budgetTokens(budget)).toBe(22_000);
+    expect(shouldCompact(16_500, budget)).toBe(false);
+    expect(shouldCompact(16_501, budget)).toBe(true);
+    expect(effectiveTokens(10_000, null)).toBe(10_000);
+    // The provider counted more than the estimate: its figure plus what was added since wins.
+    expect(effectiveTokens(12_000, { reportedTokens: 15_000, estimateAtReport: 11_000 })).toBe(16_000);
+    expect(effectiveTokens(30_000, { reportedTokens: 15_000, estimateAtReport: 11_000 })).toBe(34_000);
+  });
+});
+
+describe("a compaction pass", () => {
+  it("shrinks the turn to the target, largest tool results first, with labels naming the call", () => {
+    const wide = { ...budget, contextWindowTokens: 40_000 };
+    const ms = monster(14, 6_000);
+    const { messages, report } = compactMessages(ms, 3_000, wide, origins(ms));
+    const targetChars = 38_000 * 0.5 * 1.5;
+    expect(report.charsBefore).toBeGreaterThan(targetChars);
+    expect(report.charsAfter).toBeLessThanOrEqual(targetChars);
+    expect(report.tokensSaved).toBeGreaterThan(0);
+    const cut = messages.flatMap((m) => m.content as any[]).filter((b) => b.type === "tool_result" && /TRUNCATED/.test(b.content));
+    expect(cut.length).toBeGreaterThan(0);
+    expect(cut[0].content).toMatch(/\[TRUNCATED — [\d,]+ of [\d,]+ chars cut to save context; conversation_read \{"conversation_id":"conv_X","message_id":"msg_\d+","block":0\} returns the original\]/);
+    expect(report.targets.every((t) => t.kind === "tool_result")).toBe(true);
+    // Largest first: cuts are proportional, so equal results lose equal shares.
+    const cuts = report.targets.map((t) => t.before - t.after);
+    expect(Math.max(...cuts) - Math.min(...cuts)).toBeLessThan(200);
+  });
+
+  it("cuts everything it may when the target is out of reach, and says how far it got", () => {
+    const ms = monster(10, 8_000);
+    const { report } = compactMessages(ms, 0, budget, origins(ms));
+    expect(report.charsAfter).toBeGreaterThan(22_000 * 0.5 * 1.5);
+    expect(report.targets).toHaveLength(7); // every unprotected result
+    expect(report.targets.every((t) => t.after <= 700)).toBe(true);
+  });
+
+  it("protects messages[0], the last 3 of each role and error results, and keeps every tool pair", () => {
+    const ms = monster(10, 8_000);
+    ms[0] = { role: "user", content: [text("TASK ".repeat(3_000))] };
+    (ms[5].content as any[])[0] = result("t2", 9_000, { is_error: true });
+    const { messages } = compactMessages(ms, 0, budget, origins(ms));
+    expect(messages[0]).toEqual(ms[0]);
+    expect(messages[5]).toEqual(ms[5]);
+    for (const i of [ms.length - 1, ms.length - 3, ms.length - 5, ms.length - 2, ms.length - 4, ms.length - 6]) expect(messages[i]).toEqual(ms[i]);
+    // Blocks are never removed: each tool_use still has its tool_result in the next message.
+    messages.forEach((m, i) => {
+      for (const b of m.content as any[]) if (b.type === "tool_use") expect((messages[i + 1].content as any[]).some((r) => r.tool_use_id === b.id)).toBe(true);
+    });
+    expect(messages.map((m) => (m.content as any[]).length)).toEqual(ms.map((m) => (m.content as any[]).length));
+  });
+
+  it("strips images from tool results and goes on to assistant text only when results are not enough", () => {
+    const ms: WireMessage[] = [{ role: "user", content: [text("look")] }];
+    ms.push({ role: "assistant", content: [text("a".repeat(20_000)), call("img")] });
+    ms.push({ role: "user", content: [{ type: "tool_result", tool_use_id: "img", content: [{ type: "text", text: "shot" }, { type: "image", source: { type: "base64", media_type: "image/png", data: "x".repeat(50_000) } }] }] });
+    for (let i = 0; i < 3; i++) ms.push({ role: "assistant", content: [text("short")] }, { role: "user", content: [text("ok")] });
+    const { messages, report } = compactMessages(ms, 0, { ...budget, contextWindowTokens: 12_000 }, origins(ms));
+    expect(JSON.stringify(messages)).not.toContain('"type":"image"');
+    expect(report.targets.map((t) => t.kind)).toEqual(["image", "assistant"]);
+    expect((messages[1].content as any[])[0].text).toMatch(/TRUNCATED/);
+  });
+
+  it("never mutates the messages it is given", () => {
+    const ms = monster(6, 9_000);
+    const before = JSON.stringify(ms);
+    compactMessages(ms, 0, budget, origins(ms));
+    expect(JSON.stringify(ms)).toBe(before);
+    expect(size(ms)).toBe(before.length);
+  });
+});
+
+describe("the turn state", () => {
+  it("nudges to resume from REMAINING, with a deterministic fallback", () => {
+    const state = fallbackTurnState("total ten slices", [{ name: "file_read", input: { lines: "1-500" } }]);
+    for (const h of ["TASK:", "PROGRESS:", "REMAINING:", "DATA:", "DECISIONS:"]) expect(state).toContain(h);
+    expect(state).toContain('file_read {"lines":"1-500"}');
+    expect(continuationNudge(state)).toMatch(/Resume from REMAINING[\s\S]*do not stop early/);
+  });
+});

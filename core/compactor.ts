@@ -4,8 +4,9 @@
 //
 // A pass: strip images from tool results; truncate proportionally — largest tool results first,
 // then older assistant messages, then older user messages — to head + tail excerpts; always
-// protect messages[0], the last 3 messages of each role, and error results; never separate a
-// tool_use from its tool_result (only block contents shrink, blocks are never removed).
+// protect messages[0], the last 3 messages of each role (tool results counted as their own role),
+// and error results; never separate a tool_use from its tool_result (only block contents shrink,
+// blocks are never removed).
 import type { ContentBlock, ModelRequest, WireMessage } from "./types";
 import { messageChars } from "./render";
 
@@ -17,10 +18,11 @@ export interface CompactionBudget {
   charsPerToken: number;
 }
 
-/** Where a message's blocks came from, so a truncation can name the call that restores them. */
+/** Where a block is stored, so a truncation can name the call that restores it. */
 export interface BlockOrigin {
   conversationId: string;
   messageId: string;
+  block: number;
 }
 
 export interface CompactionTarget {
@@ -78,19 +80,20 @@ function truncateText(text: string, keep: number, label: string): string {
   return `${text.slice(0, head)}\n${label}\n${tail > 0 ? text.slice(text.length - tail) : ""}`;
 }
 
-const readCall = (o: BlockOrigin | undefined, block: number) =>
-  o ? `conversation_read ${JSON.stringify({ conversation_id: o.conversationId, message_id: o.messageId, block })}` : "the stored conversation";
+const readCall = (o: BlockOrigin | undefined) =>
+  o ? `conversation_read ${JSON.stringify({ conversation_id: o.conversationId, message_id: o.messageId, block: o.block })}` : "the stored conversation";
 
 /**
  * One compaction pass over a copy of `messages`, down to the target (in chars, at the budget's
- * chars-per-token). `origins[i]` is where message i is stored (undefined for synthetic ones).
+ * chars-per-token). `originOf` says where a block (by identity, as given) is stored.
  */
 export function compactMessages(
   messages: readonly WireMessage[],
   fixedChars: number,
   b: CompactionBudget,
-  origins: readonly (BlockOrigin | undefined)[],
+  originOf: (block: ContentBlock) => BlockOrigin | undefined,
 ): { messages: WireMessage[]; report: CompactionReport } {
+  const ref = (i: number, j: number) => (typeof messages[i].content === "string" ? undefined : originOf((messages[i].content as ContentBlock[])[j]));
   const out: WireMessage[] = messages.map((m) => ({ role: m.role, content: typeof m.content === "string" ? [{ type: "text", text: m.content }] : m.content.map((x) => ({ ...x }) as ContentBlock) }));
   const targets: CompactionTarget[] = [];
   const total = () => fixedChars + out.reduce((n, m) => n + messageChars({ content: m.content as ContentBlock[] }), 0);
@@ -102,26 +105,38 @@ export function compactMessages(
       if (blk.type !== "tool_result" || typeof blk.content === "string") return;
       if (!blk.content.some((x) => x.type === "image")) return;
       const images = blk.content.filter((x) => x.type === "image").length;
-      blk.content = [...blk.content.filter((x) => x.type === "text"), { type: "text", text: `[${images} image(s) removed from this tool result to save context; ${readCall(origins[i], j)} or image_view brings it back]` }];
+      blk.content = [...blk.content.filter((x) => x.type === "text"), { type: "text", text: `[${images} image(s) removed from this tool result to save context; ${readCall(ref(i, j))} or image_view brings it back]` }];
       targets.push({ index: i, block: j, kind: "image", before: images, after: 0 });
     }),
   );
 
-  // 2. Protected: messages[0], the last 3 messages of each role, error results.
-  const protectedIdx = new Set<number>([0]);
-  for (const role of ["user", "assistant"] as const) {
-    let seen = 0;
-    for (let i = out.length - 1; i >= 0 && seen < 3; i--) if (out[i].role === role) (protectedIdx.add(i), seen++);
+  // 2. Protected: messages[0], the last 3 messages of each role, error results. Tool results are
+  //    a role of their own here (one "tool message" per result, as a provider with a tool role
+  //    would see them), so ten parallel results in one carrier do not all count as "the last".
+  const protectedMsg = new Set<number>([0]);
+  const protectedResult = new Set<string>();
+  const isCarrier = (m: WireMessage) => (m.content as ContentBlock[]).some((x) => x.type === "tool_result");
+  let assistants = 0;
+  let prompts = 0;
+  let results = 0;
+  for (let i = out.length - 1; i >= 0; i--) {
+    const m = out[i];
+    if (m.role === "assistant" && assistants < 3) (protectedMsg.add(i), assistants++);
+    else if (m.role === "user" && !isCarrier(m) && prompts < 3) (protectedMsg.add(i), prompts++);
+    if (m.role === "user" && isCarrier(m))
+      for (let j = (m.content as ContentBlock[]).length - 1; j >= 0; j--)
+        if ((m.content as ContentBlock[])[j].type === "tool_result" && results < 3) (protectedResult.add(`${i}:${j}`), results++);
   }
   type Candidate = { index: number; block: number; size: number; tier: number; kind: CompactionTarget["kind"] };
   const candidates: Candidate[] = [];
   out.forEach((m, i) => {
-    if (protectedIdx.has(i)) return;
+    if (protectedMsg.has(i)) return;
     (m.content as ContentBlock[]).forEach((blk, j) => {
       const size = blockChars(blk);
       if (size <= MIN_KEEP) return;
-      if (blk.type === "tool_result" && !blk.is_error) candidates.push({ index: i, block: j, size, tier: 0, kind: "tool_result" });
-      else if (blk.type === "text") candidates.push({ index: i, block: j, size, tier: m.role === "assistant" ? 1 : 2, kind: m.role === "assistant" ? "assistant" : "user" });
+      if (blk.type === "tool_result") {
+        if (!blk.is_error && !protectedResult.has(`${i}:${j}`)) candidates.push({ index: i, block: j, size, tier: 0, kind: "tool_result" });
+      } else if (blk.type === "text") candidates.push({ index: i, block: j, size, tier: m.role === "assistant" ? 1 : 2, kind: m.role === "assistant" ? "assistant" : "user" });
     });
   });
 
@@ -140,7 +155,7 @@ export function compactMessages(
       if (share <= 0) continue;
       const keep = c.size - share;
       const blk = (out[c.index].content as ContentBlock[])[c.block];
-      const label = `[TRUNCATED — ${share.toLocaleString("en-US")} of ${c.size.toLocaleString("en-US")} chars cut to save context; ${readCall(origins[c.index], c.block)} returns the original]`;
+      const label = `[TRUNCATED — ${share.toLocaleString("en-US")} of ${c.size.toLocaleString("en-US")} chars cut to save context; ${readCall(ref(c.index, c.block))} returns the original]`;
       if (blk.type === "text") blk.text = truncateText(blk.text, keep, label);
       else if (blk.type === "tool_result") blk.content = truncateText(typeof blk.content === "string" ? blk.content : blk.content.map((x) => (x.type === "text" ? x.text : "")).join("\n"), keep, label);
       const after = blockChars(blk);

@@ -8,6 +8,19 @@ export type TurnEvent =
   | { type: "tool_result"; turnId: string; tool_use_id: string; name: string; is_error: boolean; chars: number; preview: string }
   | { type: "progress"; turnId: string; message: string }
   | { type: "message"; turnId: string; message: StoredMessage }
+  | { type: "compaction_started"; turnId: string; tokens: number; budgetTokens: number; forced: boolean }
+  | {
+      type: "compaction";
+      turnId: string;
+      forced: boolean;
+      targets: number;
+      tokensBefore: number;
+      tokensAfter: number;
+      tokensSaved: number;
+      durationMs: number;
+      summarized: "model" | "fallback";
+      details: { index: number; block: number; kind: string; before: number; after: number }[];
+    }
   | {
       type: "turn_end";
       turnId: string;

@@ -18,6 +18,8 @@ import { messageChars } from "../core/render";
 import { crossCheckSettings, mergeSettings, type SettingsPatch } from "../core/settings";
 import { buildSystemPrompt } from "../core/system-prompt";
 import type { ContentBlock, ModelRequest, NewMessage, StoredMessage, SystemBlock } from "../core/types";
+import type { BlockOrigin } from "../core/compactor";
+import { TurnCompactor } from "../workers/chat/agent/turn-compaction";
 import { runAgentTurn } from "../workers/chat/agent/turn-loop";
 import { conversationOfMessage, countIndexedPages, indexMessages, searchCortex } from "../workers/chat/cortex";
 import { createNote, deleteNote, getEpisode, getNote, recordEpisode, updateNote } from "../workers/chat/memory";
@@ -422,15 +424,23 @@ export class ConversationDO extends DurableObject<Env> {
         deleteNote: (id) => deleteNote(this.env.DB, ref.tenantId, id),
       },
     };
+    const client = createModelClient({ apiKey: this.env.ANTHROPIC_API_KEY, baseURL: this.env.ANTHROPIC_BASE_URL });
     let outcome;
     try {
       outcome = await runAgentTurn(
         {
           turnId,
-          client: createModelClient({ apiKey: this.env.ANTHROPIC_API_KEY, baseURL: this.env.ANTHROPIC_BASE_URL }),
+          client,
           registry: toolRegistry,
           toolContext,
           maxIterations: head.settings.maxToolIterations,
+          contextWindowTokens: head.settings.contextWindowTokens,
+          compactor: new TurnCompactor(head.settings, client, head.settings.model, () => {
+            // Where each replayed block is stored (by identity), so truncation labels name the call.
+            const refs = new WeakMap<ContentBlock, BlockOrigin>();
+            for (const m of this.replaySource(this.head ?? head)) m.content.forEach((b, block) => refs.set(b, { conversationId: head.id, messageId: m.id, block }));
+            return (b) => refs.get(b);
+          }),
           buildRequest: () => this.buildRequest(this.head ?? head, prompt).request,
           persist: async (messages) => {
             const stored = await this.append(messages);

@@ -17,7 +17,12 @@ function monster(n: number, size: number): WireMessage[] {
   return ms;
 }
 const size = (ms: WireMessage[]) => JSON.stringify(ms).length;
-const origins = (ms: WireMessage[]) => ms.map((_, i) => ({ conversationId: "conv_X", messageId: `msg_${i}` }));
+/** Where each block is stored, by identity, as the DO's replay cache knows it. */
+function origins(ms: WireMessage[]) {
+  const refs = new Map<ContentBlock, { conversationId: string; messageId: string; block: number }>();
+  ms.forEach((m, i) => (m.content as ContentBlock[]).forEach((b, j) => refs.set(b, { conversationId: "conv_X", messageId: `msg_${i}`, block: j })));
+  return (b: ContentBlock) => refs.get(b);
+}
 
 describe("the trigger", () => {
   it("fires past 75% of (window - reserve), calibrated by the provider's count", () => {
@@ -53,7 +58,7 @@ describe("a compaction pass", () => {
     const ms = monster(10, 8_000);
     const { report } = compactMessages(ms, 0, budget, origins(ms));
     expect(report.charsAfter).toBeGreaterThan(22_000 * 0.5 * 1.5);
-    expect(report.targets).toHaveLength(7); // every unprotected result
+    expect(report.targets).toHaveLength(7); // every result but the last 3
     expect(report.targets.every((t) => t.after <= 700)).toBe(true);
   });
 
@@ -81,6 +86,15 @@ describe("a compaction pass", () => {
     expect(JSON.stringify(messages)).not.toContain('"type":"image"');
     expect(report.targets.map((t) => t.kind)).toEqual(["image", "assistant"]);
     expect((messages[1].content as any[])[0].text).toMatch(/TRUNCATED/);
+  });
+
+  it("treats parallel results in one carrier as separate tool messages: the last 3 are kept", () => {
+    const ms: WireMessage[] = [{ role: "user", content: [text("read ten slices")] }];
+    ms.push({ role: "assistant", content: Array.from({ length: 10 }, (_, i) => call(`p${i}`)) });
+    ms.push({ role: "user", content: Array.from({ length: 10 }, (_, i) => result(`p${i}`, 5_000)) });
+    const { messages, report } = compactMessages(ms, 0, budget, origins(ms));
+    expect(report.targets.map((t) => t.block)).toEqual([0, 1, 2, 3, 4, 5, 6]);
+    expect((messages[2].content as any[]).slice(7)).toEqual((ms[2].content as any[]).slice(7));
   });
 
   it("never mutates the messages it is given", () => {

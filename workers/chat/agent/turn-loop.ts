@@ -1,6 +1,10 @@
 // The agent loop of one turn: call the model (streaming), run the tools it asks for, feed the
 // results back, until it stops or the iteration bound is reached. Each step is persisted as it
 // completes, so a failure later in the turn never loses what came before.
+//
+// The last lines of defence live here too: before each call the compactor checks the request
+// against the budget (in memory only); a provider overflow 400 forces one compaction and one
+// retry; a max_tokens stop continues the reply unless the input already fills the window.
 import type Anthropic from "@anthropic-ai/sdk";
 import { coalesceBlocks } from "../../../core/coalesce";
 import type { TurnEvent } from "../../../core/events";
@@ -9,6 +13,7 @@ import type { ContentBlock, ModelRequest, NewMessage, StoredMessage, ToolResultB
 import { addUsage, zeroUsage } from "../../../core/types";
 import type { ToolContext, ToolRegistry } from "../tools/registry";
 import { describeModelError, type ModelFailure } from "./model-errors";
+import type { CompactionOutcome, TurnCompactor } from "./turn-compaction";
 
 export interface TurnDeps {
   turnId: string;
@@ -16,11 +21,16 @@ export interface TurnDeps {
   registry: ToolRegistry;
   toolContext: ToolContext;
   maxIterations: number;
+  contextWindowTokens: number;
+  /** The in-turn safety net; absent, requests go out as built. */
+  compactor?: TurnCompactor;
   /** The full request for the next model call, assembled from the freshest stored state. */
   buildRequest(): ModelRequest;
   /** Appends messages to the conversation (R2, then the DO index) and returns them as stored. */
   persist(messages: NewMessage[]): Promise<StoredMessage[]>;
   emit(event: TurnEvent): void;
+  /** Told of every compaction pass (the corpus log). */
+  onCompaction?(outcome: CompactionOutcome, forced: boolean): void;
 }
 
 export interface TurnOutcome {
@@ -31,33 +41,83 @@ export interface TurnOutcome {
 }
 
 const PREVIEW_CHARS = 200;
+/** A max_tokens stop with the input this close to the window has no room to continue into. */
+export const CONTEXT_FULL_MARGIN_TOKENS = 512;
+
+const promptTokens = (u: Partial<Usage>) => (u.input_tokens ?? 0) + (u.cache_read_input_tokens ?? 0) + (u.cache_creation_input_tokens ?? 0);
 
 export async function runAgentTurn(deps: TurnDeps, userContent: ContentBlock[]): Promise<TurnOutcome> {
-  const { turnId, emit } = deps;
-  await deps.persist([{ role: "user", content: userContent }]);
+  const { turnId, emit, compactor } = deps;
+  const turnMessages: StoredMessage[] = [];
+  const persist = async (messages: NewMessage[]) => {
+    const stored = await deps.persist(messages);
+    turnMessages.push(...stored);
+    return stored;
+  };
+  await persist([{ role: "user", content: userContent }]);
   let usage = zeroUsage();
   let modelMs = 0;
+  let overflowRetried = false;
+
+  const compact = async (request: ModelRequest, forced: boolean): Promise<ModelRequest> => {
+    emit({ type: "compaction_started", turnId, tokens: compactor!.effective(request), budgetTokens: compactor!.budgetTokens, forced });
+    const outcome = await compactor!.compact(request, turnMessages);
+    const r = outcome.report;
+    emit({
+      type: "compaction",
+      turnId,
+      forced,
+      targets: r.targets.length,
+      tokensBefore: r.tokensBefore,
+      tokensAfter: r.tokensAfter,
+      tokensSaved: r.tokensSaved,
+      durationMs: outcome.durationMs,
+      summarized: outcome.summarized,
+      details: r.targets,
+    });
+    deps.onCompaction?.(outcome, forced);
+    return outcome.request;
+  };
 
   for (let step = 0; step < deps.maxIterations; step++) {
-    const request = deps.buildRequest();
+    let request = deps.buildRequest();
+    if (compactor) {
+      request = compactor.apply(request);
+      if (compactor.due(request)) request = await compact(request, false);
+    }
     const started = Date.now();
-    let reply: Anthropic.Message;
-    try {
-      const stream = deps.client.messages.stream(request as unknown as Anthropic.MessageStreamParams);
-      stream.on("text", (text) => emit({ type: "delta", turnId, text }));
-      reply = await stream.finalMessage();
-    } catch (err) {
-      modelMs += Date.now() - started;
-      return { stopReason: "error", usage, modelMs, failure: describeModelError(err) };
+    let reply: Anthropic.Message | null = null;
+    while (!reply) {
+      try {
+        const stream = deps.client.messages.stream(request as unknown as Anthropic.MessageStreamParams);
+        stream.on("text", (text) => emit({ type: "delta", turnId, text }));
+        reply = await stream.finalMessage();
+      } catch (err) {
+        const failure = describeModelError(err);
+        // The estimate and the calibration both missed: compact regardless of the threshold and
+        // retry, exactly once per turn.
+        if (failure.type === "context_overflow" && compactor && !overflowRetried) {
+          overflowRetried = true;
+          request = await compact(request, true);
+          continue;
+        }
+        modelMs += Date.now() - started;
+        return { stopReason: "error", usage, modelMs, failure };
+      }
     }
     modelMs += Date.now() - started;
     usage = addUsage(usage, reply.usage as Partial<Usage>);
+    compactor?.calibrate(request, promptTokens(reply.usage as Partial<Usage>));
 
     const content = coalesceBlocks(keepKnownBlocks(reply.content));
     if (content.length) {
-      await deps.persist([
-        { role: "assistant", content, usage: pickUsage(reply.usage), model: reply.model, stopReason: reply.stop_reason },
-      ]);
+      await persist([{ role: "assistant", content, usage: pickUsage(reply.usage), model: reply.model, stopReason: reply.stop_reason }]);
+    }
+    if (reply.stop_reason === "max_tokens") {
+      // Cut off mid-reply: continue it (the saved partial reply is the next call's last message),
+      // unless the input already fills the window, where the loop would only spin.
+      if (promptTokens(reply.usage as Partial<Usage>) >= deps.contextWindowTokens - CONTEXT_FULL_MARGIN_TOKENS) return { stopReason: "context_full", usage, modelMs };
+      if (content.length && !content.some((b) => b.type === "tool_use")) continue;
     }
     const calls = content.filter((b): b is Extract<ContentBlock, { type: "tool_use" }> => b.type === "tool_use");
     if (reply.stop_reason !== "tool_use" || !calls.length) return { stopReason: reply.stop_reason ?? "end_turn", usage, modelMs };
@@ -71,7 +131,7 @@ export async function runAgentTurn(deps: TurnDeps, userContent: ContentBlock[]):
       emit({ type: "tool_result", turnId, tool_use_id: call.id, name: call.name, is_error: !!out.isError, chars: text.length, preview: text.slice(0, PREVIEW_CHARS) });
       results.push(block);
     }
-    await deps.persist([{ role: "user", content: results }]);
+    await persist([{ role: "user", content: results }]);
   }
   return { stopReason: "max_iterations", usage, modelMs };
 }

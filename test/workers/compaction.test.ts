@@ -1,0 +1,76 @@
+// The in-turn safety net inside workerd: a monster turn compacts in memory (cards streamed, the
+// stored transcript untouched), an overflow 400 forces one compaction and one retry, and the
+// context-full guard ends a max_tokens loop that has no room left.
+import { exports } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { api, createConversation, send, transcript } from "./helpers";
+
+async function sse(id: string, content: string): Promise<{ type: string; data: any }[]> {
+  const res = await (exports as any).default.fetch(
+    new Request(`http://chat.test/v1/conversations/${id}/messages`, {
+      method: "POST",
+      headers: { authorization: "Bearer dev-local-key", "content-type": "application/json", accept: "text/event-stream" },
+      body: JSON.stringify({ content }),
+    }),
+  );
+  const text = await res.text();
+  return [...text.matchAll(/^event: (\w+)\ndata: (.*)$/gm)].map((m) => ({ type: m[1], data: JSON.parse(m[2]) }));
+}
+
+async function rowsFile(id: string) {
+  const lines = Array.from({ length: 5000 }, (_, i) => `row ${i} ${"lorem ipsum dolor ".repeat(3)}`).join("\n");
+  const up = await api("POST", `/v1/conversations/${id}/attachments?name=rows.txt`, lines, { raw: true, headers: { "content-type": "text/plain" } });
+  return up.json.id as string;
+}
+
+describe("the in-turn compactor", () => {
+  it("compacts a monster turn in memory, streams the cards, and leaves the stored results whole", async () => {
+    const id = await createConversation({ contextWindowTokens: 24_000, outputReserveTokens: 2_000 });
+    const att = await rowsFile(id);
+    const calls = Array.from({ length: 10 }, (_, i) => `@tool file_read {"attachment_id":"${att}","lines":"${i * 500 + 1}-${i * 500 + 500}"}`).join("\n");
+    const events = await sse(id, `read all ten slices\n${calls}`);
+    const types = events.map((e) => e.type);
+    expect(types).toContain("compaction_started");
+    const card = events.find((e) => e.type === "compaction")!.data;
+    expect(card.targets).toBeGreaterThan(0);
+    expect(card.tokensSaved).toBeGreaterThan(0);
+    expect(card.tokensAfter).toBeLessThan(card.tokensBefore);
+    expect(card.details[0]).toMatchObject({ kind: expect.any(String), before: expect.any(Number), after: expect.any(Number) });
+    expect(types.indexOf("compaction_started")).toBeLessThan(types.indexOf("compaction"));
+    expect(types.at(-1)).toBe("turn_end");
+    expect(events.at(-1)!.data.stop_reason).toBe("end_turn");
+    const stored = (await transcript(id)).flatMap((m) => m.content).filter((b: any) => b.type === "tool_result");
+    expect(stored).toHaveLength(10);
+    expect(stored.every((b: any) => !/TRUNCATED/.test(b.content) && b.content.length > 20_000)).toBe(true);
+  });
+
+  it("forces one compaction and one retry on a provider overflow 400, and reports a second overflow cleanly", async () => {
+    // The conversation believes in a large window; the model's true one is 8,000 tokens.
+    const id = await createConversation({ model: "offline-8k", contextWindowTokens: 200_000 });
+    const att = await rowsFile(id);
+    const big = await send(id, `@tool file_read {"attachment_id":"${att}","lines":"1-300"}\n@tool file_read {"attachment_id":"${att}","lines":"301-600"}`);
+    const events = await sse(id, "and a summary please");
+    const started = events.filter((e) => e.type === "compaction_started");
+    void big;
+    expect(started.length).toBeGreaterThanOrEqual(1);
+    expect(started[0].data.forced).toBe(true);
+    // Either the retry fit, or the second overflow ended the turn with a clear error: never a loop.
+    const end = events.at(-1)!;
+    expect(end.type).toBe("turn_end");
+    if (end.data.stop_reason === "error") expect(events.find((e) => e.type === "error")!.data.error.type).toBe("context_overflow");
+    expect(started.length).toBe(1);
+    expect((await send(id, "still there?")).status).toBeLessThan(600);
+  });
+
+  it("continues a max_tokens stop, but ends the turn when the input fills the window", async () => {
+    const roomy = await createConversation();
+    const r = await send(roomy, "write on\n@max-tokens-stop");
+    expect(r.json.stop_reason).toBe("end_turn");
+    expect(r.json.messages.filter((m: any) => m.role === "assistant")).toHaveLength(2);
+    // 4 chars per token keeps the compactor out of it: only the guard is under test here.
+    const full = await createConversation({ contextWindowTokens: 1_500, outputReserveTokens: 64, compactTriggerRatio: 1, compactTargetRatio: 0.9, charsPerToken: 4 });
+    const f = await send(full, "write on\n@max-tokens-stop");
+    expect(f.json.stop_reason).toBe("context_full");
+    expect(f.json.messages.filter((m: any) => m.role === "assistant")).toHaveLength(1);
+  });
+});

@@ -1,0 +1,129 @@
+// The compactor inside a turn: decides when a pass is due, runs it over the request's messages
+// (in memory only), asks the model for the turn's state with a capped input (a deterministic
+// fallback if that call fails), injects the state with a continuation nudge, and keeps the
+// compacted messages standing in for their originals for the rest of the turn.
+import type Anthropic from "@anthropic-ai/sdk";
+import {
+  budgetTokens,
+  COMPACTION_SECTIONS,
+  compactMessages,
+  continuationNudge,
+  effectiveTokens,
+  fallbackTurnState,
+  requestChars,
+  shouldCompact,
+  type BlockOrigin,
+  type CompactionBudget,
+  type CompactionReport,
+} from "../../../core/compactor";
+import { excerpt, SUMMARIZER_MARKER } from "../../../core/fold";
+import { renderMessageText } from "../../../core/render";
+import type { ContentBlock, ModelRequest, StoredMessage, WireMessage } from "../../../core/types";
+
+const SUMMARY_INPUT_CHARS = 60_000;
+const SUMMARY_MAX_CHARS = 3_000;
+const withoutCache = (ms: readonly WireMessage[]) => JSON.stringify(ms, (k, v) => (k === "cache_control" ? undefined : v));
+
+export interface CompactionOutcome {
+  request: ModelRequest;
+  report: CompactionReport;
+  summarized: "model" | "fallback";
+  durationMs: number;
+}
+
+export class TurnCompactor {
+  private override: { prefix: string; count: number; messages: WireMessage[] } | null = null;
+  private calibration: { reportedTokens: number; estimateAtReport: number } | null = null;
+
+  constructor(
+    private readonly budget: CompactionBudget,
+    private readonly client: Anthropic,
+    private readonly model: string,
+    private readonly originOf: () => (block: ContentBlock) => BlockOrigin | undefined,
+  ) {}
+
+  /** The request with earlier compactions still standing in for what they replaced. */
+  apply(request: ModelRequest): ModelRequest {
+    const o = this.override;
+    if (!o) return request;
+    if (withoutCache(request.messages.slice(0, o.count)) !== o.prefix) {
+      this.override = null; // the prefix moved under the turn (a fold landed): start afresh
+      return request;
+    }
+    return { ...request, messages: [...o.messages, ...request.messages.slice(o.count)] };
+  }
+
+  estimate(request: ModelRequest): number {
+    return Math.ceil(requestChars(request) / this.budget.charsPerToken);
+  }
+
+  /** The tokens the next call is taken to be: the estimate, or the provider's count plus growth. */
+  effective(request: ModelRequest): number {
+    return effectiveTokens(this.estimate(request), this.calibration);
+  }
+
+  due(request: ModelRequest): boolean {
+    return shouldCompact(this.effective(request), this.budget);
+  }
+
+  get budgetTokens(): number {
+    return budgetTokens(this.budget);
+  }
+
+  /** After each call: what the provider counted for the request it was sent. */
+  calibrate(request: ModelRequest, reportedTokens: number): void {
+    this.calibration = { reportedTokens, estimateAtReport: this.estimate(request) };
+  }
+
+  async compact(request: ModelRequest, turnMessages: readonly StoredMessage[]): Promise<CompactionOutcome> {
+    const started = Date.now();
+    const fixed = requestChars({ ...request, messages: [] });
+    const { messages, report } = compactMessages(request.messages, fixed, this.budget, this.originOf());
+    const { state, summarized } = await this.turnState(turnMessages);
+    // The state rides the last user message: after its tool results (which must lead a carrier),
+    // or before the prompt's own words when the turn has no tool results yet.
+    const last = messages.map((m) => m.role).lastIndexOf("user");
+    if (last >= 0) {
+      const blocks = messages[last].content as ContentBlock[];
+      const nudge: ContentBlock = { type: "text", text: continuationNudge(state) };
+      if (blocks.some((b) => b.type === "tool_result")) blocks.push(nudge);
+      else blocks.unshift(nudge);
+    }
+    this.override = { prefix: withoutCache(request.messages), count: request.messages.length, messages };
+    // The next calibration comes from the next call; the old one described the uncompacted request.
+    this.calibration = null;
+    return { request: { ...request, messages }, report, summarized, durationMs: Date.now() - started };
+  }
+
+  /** One model call over the turn's saved originals, its input capped so it cannot overflow itself. */
+  private async turnState(turn: readonly StoredMessage[]): Promise<{ state: string; summarized: "model" | "fallback" }> {
+    const task = turn[0] ? renderMessageText(turn[0]) : "";
+    const calls = turn.flatMap((m) => m.content.filter((b): b is Extract<ContentBlock, { type: "tool_use" }> => b.type === "tool_use"));
+    const per = Math.max(300, Math.floor(SUMMARY_INPUT_CHARS / Math.max(1, turn.length)));
+    let body = "";
+    for (const m of turn) {
+      const entry = `[seq ${m.seq} ${m.role}]\n${excerpt(renderMessageText(m), per)}\n\n`;
+      if (body.length + entry.length > SUMMARY_INPUT_CHARS) break;
+      body += entry;
+    }
+    try {
+      const reply = await this.client.messages.create({
+        model: this.model,
+        max_tokens: 1_024,
+        system: [
+          "Summarize the state of an agent's turn in progress so it can resume after its context was shortened.",
+          "Use exactly these sections, with exact ids, names and counts for batch work: what was asked, what is done, what remains, the data gathered, the decisions made.",
+          SUMMARIZER_MARKER,
+          `summary-max-chars: ${SUMMARY_MAX_CHARS}`,
+          `sections: ${COMPACTION_SECTIONS.join(", ")}`,
+        ].join("\n"),
+        messages: [{ role: "user", content: body || task }],
+      });
+      const state = reply.content.map((b) => (b.type === "text" ? b.text : "")).join("").trim().slice(0, SUMMARY_MAX_CHARS);
+      if (state) return { state, summarized: "model" };
+    } catch {
+      // fall through to the deterministic state
+    }
+    return { state: fallbackTurnState(task, calls.map((c) => ({ name: c.name, input: c.input }))), summarized: "fallback" };
+  }
+}

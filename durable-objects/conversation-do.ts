@@ -9,7 +9,7 @@
 // - per-turn work reads only the hot replay cache, never the whole transcript from storage.
 import { DurableObject } from "cloudflare:workers";
 import { chooseFoldMark } from "../core/fold";
-import { buildModelRequest } from "../core/replay";
+import { buildModelRequest, estimateRequest } from "../core/replay";
 import type { TurnEvent } from "../core/events";
 import { sortableId } from "../core/ids";
 import { EXTRACT_CHUNK_PAGES, type ExtractJob, type FoldJob } from "../core/jobs";
@@ -25,6 +25,8 @@ import { conversationOfMessage, countIndexedPages, indexMessages, searchCortex }
 import { createNote, deleteNote, getEpisode, getNote, recordEpisode, updateNote } from "../workers/chat/memory";
 import { memoryMapFor, utcDay } from "../workers/chat/memory-map";
 import { listConversationRows, updateConversationRow } from "../workers/chat/conversation-list";
+import { logCorpusEvent } from "../workers/chat/corpus";
+import { promptSnapshotKey } from "../r2-layout";
 import { lineIndexFor } from "../workers/chat/attachments/inspect";
 import { r2RangeReader } from "../workers/chat/attachments/r2-range-reader";
 import { getAttachmentRow, toAttachment } from "../workers/chat/attachments/store";
@@ -33,7 +35,7 @@ import { toolRegistry } from "../workers/chat/tools";
 import type { ReadQuery, ToolContext } from "../workers/chat/tools/registry";
 import type { ConversationHead, ConversationRef, ConversationView } from "./conversation-head";
 import { readBatchesAfter, readHead, writeBatch, writeHead } from "./conversation-record";
-import { ConversationStore } from "./conversation-store";
+import { ConversationStore, type PromptSnapshot } from "./conversation-store";
 import { parseClientFrame } from "./socket-frames";
 
 const INDEX_BATCH = 100;
@@ -372,6 +374,7 @@ export class ConversationDO extends DurableObject<Env> {
     const emit = (event: TurnEvent) => {
       sink?.(event);
       this.broadcast(event);
+      if (event.type === "compaction_started" || event.type === "compaction") this.ctx.waitUntil(this.logCompaction(ref, event));
     };
     emit({ type: "turn_start", turnId });
     const head = await this.load(ref);
@@ -442,6 +445,7 @@ export class ConversationDO extends DurableObject<Env> {
             return (b) => refs.get(b);
           }),
           buildRequest: () => this.buildRequest(this.head ?? head, prompt).request,
+          onRequest: (request, step, reportedTokens) => this.snapshotPrompt(head, turnId, step, request, reportedTokens),
           persist: async (messages) => {
             const stored = await this.append(messages);
             for (const message of stored) emit({ type: "message", turnId, message });
@@ -484,6 +488,42 @@ export class ConversationDO extends DurableObject<Env> {
     this.history?.push(...stored);
     if (this.unsummarized !== null) for (const m of stored) this.unsummarized += messageChars(m);
     return stored;
+  }
+
+  // ---- observing the lifecycle --------------------------------------------------------------
+
+  private async logCompaction(ref: ConversationRef, event: Extract<TurnEvent, { type: "compaction_started" | "compaction" }>): Promise<void> {
+    const { type, turnId, ...fields } = event;
+    const name = type === "compaction" ? "compaction.applied" : "compaction.started";
+    const details = "details" in fields ? { ...fields, details: `${fields.details.length} targets` } : fields;
+    await logCorpusEvent(this.env.BUCKET, ref.tenantId, name, { conversation: ref.conversationId, turn: turnId, ...details }).catch((err) => console.error("corpus log failed", err));
+  }
+
+  /** Each request's size against the budget (the newest 50, rotating); the body goes to R2. */
+  private snapshotPrompt(head: ConversationHead, turnId: string, step: number, request: ModelRequest, reportedTokens: number | null): void {
+    const estimate = estimateRequest(request, head.settings);
+    const { id, dropped } = this.store.addSnapshot({
+      at: new Date().toISOString(),
+      turnId,
+      step,
+      messages: request.messages.length,
+      chars: estimate.chars,
+      estimateTokens: estimate.tokens,
+      reportedTokens,
+      budgetTokens: estimate.budgetTokens,
+      compacted: JSON.stringify(request.messages).includes("<turn_state>"),
+    });
+    this.ctx.waitUntil(
+      (async () => {
+        await this.env.BUCKET.put(promptSnapshotKey(head.tenantId, head.id, id), JSON.stringify(request), { httpMetadata: { contentType: "application/json" } });
+        if (dropped.length) await this.env.BUCKET.delete(dropped.map((d) => promptSnapshotKey(head.tenantId, head.id, d)));
+      })().catch((err) => console.error("prompt snapshot write failed", err)),
+    );
+  }
+
+  async promptSnapshots(ref: ConversationRef): Promise<PromptSnapshot[] | null> {
+    if (!(await this.load(ref))) return null;
+    return this.store.snapshots();
   }
 
   // ---- the rolling summary --------------------------------------------------------------------
@@ -556,6 +596,9 @@ export class ConversationDO extends DurableObject<Env> {
       // The fold's summary becomes a dated episode of this conversation, written to D1 by the indexer.
       this.store.putOutbox(`episode:${commit.jobId}`, { tenantId: head.tenantId, conversationId: head.id, foldJobId: commit.jobId, throughSeq: head.summarizedThroughMessage, summary: head.summary, at: head.lastFoldAt });
       this.ctx.waitUntil(this.indexPending());
+      this.ctx.waitUntil(
+        logCorpusEvent(this.env.BUCKET, head.tenantId, "fold.applied", { conversation: head.id, job: commit.jobId, through_seq: head.summarizedThroughMessage, summary_chars: head.summary?.length ?? 0, folds: head.foldCount }).catch(() => {}),
+      );
       const boundarySeq = (commit as { boundarySeq: number }).boundarySeq;
       this.history = this.history?.filter((m) => m.seq >= boundarySeq) ?? null;
       this.unsummarized = null;

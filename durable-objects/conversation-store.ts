@@ -18,7 +18,36 @@ const SCHEMA_STEPS: string[][] = [
     )`,
   ],
   [`CREATE TABLE IF NOT EXISTS outbox (key TEXT PRIMARY KEY, payload TEXT NOT NULL)`],
+  [
+    `CREATE TABLE IF NOT EXISTS prompt_snapshots (
+      id INTEGER PRIMARY KEY AUTOINCREMENT,
+      at TEXT NOT NULL,
+      turn_id TEXT NOT NULL,
+      step INTEGER NOT NULL,
+      messages INTEGER NOT NULL,
+      chars INTEGER NOT NULL,
+      estimate_tokens INTEGER NOT NULL,
+      reported_tokens INTEGER,
+      budget_tokens INTEGER NOT NULL,
+      compacted INTEGER NOT NULL
+    )`,
+  ],
 ];
+
+export const PROMPT_SNAPSHOTS_KEPT = 50;
+
+export interface PromptSnapshot {
+  id: number;
+  at: string;
+  turnId: string;
+  step: number;
+  messages: number;
+  chars: number;
+  estimateTokens: number;
+  reportedTokens: number | null;
+  budgetTokens: number;
+  compacted: boolean;
+}
 
 interface MessageRow extends Record<string, SqlStorageValue> {
   seq: number;
@@ -98,6 +127,39 @@ export class ConversationStore {
 
   deleteOutbox(key: string): void {
     this.sql.exec(`DELETE FROM outbox WHERE key = ?`, key);
+  }
+
+  /** Records a snapshot and returns its id and the ids rotated out (beyond the newest 50). */
+  addSnapshot(s: Omit<PromptSnapshot, "id">): { id: number; dropped: number[] } {
+    const id = this.sql
+      .exec<{ id: number }>(
+        `INSERT INTO prompt_snapshots (at, turn_id, step, messages, chars, estimate_tokens, reported_tokens, budget_tokens, compacted) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+        s.at, s.turnId, s.step, s.messages, s.chars, s.estimateTokens, s.reportedTokens, s.budgetTokens, s.compacted ? 1 : 0,
+      )
+      .one().id;
+    const dropped = this.sql
+      .exec<{ id: number }>(`DELETE FROM prompt_snapshots WHERE id <= ? RETURNING id`, id - PROMPT_SNAPSHOTS_KEPT)
+      .toArray()
+      .map((r) => r.id);
+    return { id, dropped };
+  }
+
+  snapshots(): PromptSnapshot[] {
+    return this.sql
+      .exec<Record<string, SqlStorageValue>>(`SELECT * FROM prompt_snapshots ORDER BY id DESC LIMIT ?`, PROMPT_SNAPSHOTS_KEPT)
+      .toArray()
+      .map((r) => ({
+        id: r.id as number,
+        at: r.at as string,
+        turnId: r.turn_id as string,
+        step: r.step as number,
+        messages: r.messages as number,
+        chars: r.chars as number,
+        estimateTokens: r.estimate_tokens as number,
+        reportedTokens: (r.reported_tokens as number | null) ?? null,
+        budgetTokens: r.budget_tokens as number,
+        compacted: r.compacted === 1,
+      }));
   }
 
   /** Replay chars of every message after `seq`: the unsummarized region when `seq` is the fold boundary. */

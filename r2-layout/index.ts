@@ -41,3 +41,11 @@ export const attachmentBlobKey = (tenantId: string, attachmentId: string): strin
 
 /** A text attachment's line index (checkpoint offsets), so line ranges are ranged reads. */
 export const attachmentLineIndexKey = (tenantId: string, attachmentId: string): string => `${attachmentPrefix(tenantId, attachmentId)}line-index.json`;
+
+/** A tenant's daily corpus log: one immutable object per event, read back in key (time) order. */
+export const corpusDayPrefix = (tenantId: string, day: string): string => `${tenantPrefix(tenantId)}corpus/${day}/`;
+export const corpusEventKey = (tenantId: string, day: string, eventId: string): string => `${corpusDayPrefix(tenantId, day)}${eventId}.md`;
+
+/** A conversation's prompt snapshots: the full request of each model call, the newest 50 kept. */
+export const promptSnapshotKey = (tenantId: string, conversationId: string, snapshotId: number): string =>
+  `${conversationPrefix(tenantId, conversationId)}prompts/${padSeq(snapshotId)}.json`;

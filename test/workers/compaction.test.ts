@@ -42,6 +42,31 @@ describe("the in-turn compactor", () => {
     const stored = (await transcript(id)).flatMap((m) => m.content).filter((b: any) => b.type === "tool_result");
     expect(stored).toHaveLength(10);
     expect(stored.every((b: any) => !/TRUNCATED/.test(b.content) && b.content.length > 20_000)).toBe(true);
+
+    // Observed: the corpus log of the day and the prompt snapshots.
+    const today = new Date().toISOString().slice(0, 10);
+    const corpus = await api("GET", `/v1/corpus/${today}`);
+    expect(corpus.status).toBe(200);
+    expect(corpus.text).toMatch(/compaction\.started[\s\S]*compaction\.applied/);
+    expect(corpus.text).toContain(`conversation: ${id}`);
+    const snaps = (await api("GET", `/v1/conversations/${id}/prompts`)).json.data;
+    expect(snaps.length).toBeGreaterThanOrEqual(2);
+    expect(snaps[0]).toMatchObject({ budgetTokens: 22_000, compacted: true });
+    expect(snaps.at(-1).compacted).toBe(false);
+    const body = await api("GET", `/v1/conversations/${id}/prompts/${snaps[0].id}`);
+    expect(body.json.messages.length).toBe(snaps[0].messages);
+    expect(JSON.stringify(body.json)).toContain("TRUNCATED");
+  });
+
+  it("keeps the newest 50 prompt snapshots, and the corpus route validates its date", async () => {
+    const id = await createConversation();
+    for (let i = 0; i < 53; i++) await send(id, `quick ${i}`);
+    const snaps = (await api("GET", `/v1/conversations/${id}/prompts`)).json.data;
+    expect(snaps).toHaveLength(50);
+    expect(snaps[0].id).toBeGreaterThan(snaps[49].id);
+    expect((await api("GET", `/v1/conversations/${id}/prompts/1`)).status).toBe(404);
+    expect((await api("GET", "/v1/corpus/yesterday")).status).toBe(400);
+    expect((await api("GET", "/v1/corpus/1999-01-01")).status).toBe(404);
   });
 
   it("forces one compaction and one retry on a provider overflow 400, and reports a second overflow cleanly", async () => {

@@ -10,6 +10,7 @@ import { adminRoutes } from "./routes/admin";
 import { automationRoutes } from "./routes/automations";
 import { channelRoutes } from "./routes/channels";
 import { conversationRoutes } from "./routes/conversations";
+import { corpusRoutes } from "./routes/corpus";
 import { memoryRoutes } from "./routes/memory";
 import { projectRoutes } from "./routes/projects";
 import { searchRoutes } from "./routes/search";
@@ -72,6 +73,7 @@ app.route("/v1/memory", memoryRoutes);
 app.route("/v1/channels", channelRoutes);
 app.route("/v1/automations", automationRoutes);
 app.route("/v1/projects", projectRoutes);
+app.route("/v1/corpus", corpusRoutes);
 
 app.notFound((c) => c.json(errorBody(404, `no route for ${c.req.method} ${c.req.path}`), 404));
 

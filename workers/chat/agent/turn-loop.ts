@@ -29,8 +29,10 @@ export interface TurnDeps {
   /** Appends messages to the conversation (R2, then the DO index) and returns them as stored. */
   persist(messages: NewMessage[]): Promise<StoredMessage[]>;
   emit(event: TurnEvent): void;
-  /** Told of every compaction pass (the corpus log). */
+  /** Told of every compaction pass. */
   onCompaction?(outcome: CompactionOutcome, forced: boolean): void;
+  /** Told of every model request as sent, with the tokens the provider counted (null on failure). */
+  onRequest?(request: ModelRequest, step: number, reportedTokens: number | null): void;
 }
 
 export interface TurnOutcome {
@@ -102,12 +104,14 @@ export async function runAgentTurn(deps: TurnDeps, userContent: ContentBlock[]):
           continue;
         }
         modelMs += Date.now() - started;
+        deps.onRequest?.(request, step, null);
         return { stopReason: "error", usage, modelMs, failure };
       }
     }
     modelMs += Date.now() - started;
     usage = addUsage(usage, reply.usage as Partial<Usage>);
     compactor?.calibrate(request, promptTokens(reply.usage as Partial<Usage>));
+    deps.onRequest?.(request, step, promptTokens(reply.usage as Partial<Usage>));
 
     const content = coalesceBlocks(keepKnownBlocks(reply.content));
     if (content.length) {

@@ -6,6 +6,7 @@ import { settingsPatchSchema } from "../../../core/settings";
 import { toContentBlocks, turnBodySchema } from "../../../core/turn-input";
 import type { ConversationRef } from "../../../durable-objects/conversation-head";
 import { createConversation } from "../conversation-create";
+import { promptSnapshotKey } from "../../../r2-layout";
 import { getProject } from "../projects";
 import { attachmentRoutes } from "./attachments";
 import { listConversationRows } from "../conversation-list";
@@ -93,6 +94,22 @@ conversationRoutes.get("/:id/replay", async (c) => {
   const replay = await stub.replay(ref);
   if (!replay) throw notFound("conversation");
   return c.json(replay);
+});
+
+conversationRoutes.get("/:id/prompts", async (c) => {
+  const { stub, ref } = stubFor(c.env, c.get("tenantId"), c.req.param("id"));
+  const snapshots = await stub.promptSnapshots(ref);
+  if (!snapshots) throw notFound("conversation");
+  return c.json({ data: snapshots });
+});
+
+conversationRoutes.get("/:id/prompts/:snapshot", async (c) => {
+  const { stub, ref } = stubFor(c.env, c.get("tenantId"), c.req.param("id"));
+  const n = Number(c.req.param("snapshot"));
+  if (!Number.isInteger(n) || n < 1 || !(await stub.getMeta(ref))) throw notFound("prompt snapshot");
+  const obj = await c.env.BUCKET.get(promptSnapshotKey(ref.tenantId, ref.conversationId, n));
+  if (!obj) throw notFound("prompt snapshot");
+  return new Response(obj.body, { headers: { "content-type": "application/json" } });
 });
 
 conversationRoutes.post("/:id/ws-ticket", async (c) => {

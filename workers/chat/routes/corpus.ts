@@ -1,0 +1,15 @@
+// GET /v1/corpus/:date — the tenant's corpus log of that UTC day, as markdown.
+import { Hono } from "hono";
+import { readCorpusDay } from "../corpus";
+import { badRequest, notFound } from "../errors";
+import type { AppEnv } from "../types";
+
+export const corpusRoutes = new Hono<AppEnv>();
+
+corpusRoutes.get("/:date", async (c) => {
+  const day = c.req.param("date");
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(day) || Number.isNaN(Date.parse(`${day}T00:00:00Z`))) throw badRequest("date: give YYYY-MM-DD");
+  const log = await readCorpusDay(c.env.BUCKET, c.get("tenantId"), day);
+  if (log === null) throw notFound("corpus log for that day");
+  return c.body(log, 200, { "content-type": "text/markdown; charset=utf-8" });
+});

@@ -72,21 +72,29 @@ export function newRow(tenantId: string, conversationId: string, name: string, t
   return { id, tenantId, conversationId, name, type: type || "application/octet-stream", size: 0, status, r2Key: attachmentBlobKey(tenantId, id), uploadId: null, facts: "{}", createdAt: now, updatedAt: now, indexStatus: "none", indexStartedAt: null, projectId };
 }
 
-attachmentRoutes.post("/", query(uploadQuery), async (c) => {
-  const { tenantId, conversationId, stub } = await conversationFor(c);
-  const length = contentLength(c.req.header("content-length"));
-  const declared = (c.req.header("content-type") ?? "").split(";")[0].trim() || null;
-  const row = newRow(tenantId, conversationId, c.req.valid("query").name, declared, "uploading");
-  await insertAttachment(c.env.DB, row);
+/**
+ * A single-request upload: the body streams straight into R2 (the Worker never holds it whole),
+ * then the bytes are inspected and recorded. Any failure removes every trace of it.
+ */
+export async function storeUpload(env: Env, req: Request, row: AttachmentRow, stub: Parameters<typeof finish>[2]) {
+  const length = contentLength(req.headers.get("content-length") ?? undefined);
+  await insertAttachment(env.DB, row);
   try {
-    // Streamed straight into R2: the Worker never holds the whole body.
-    const stored = await c.env.BUCKET.put(row.r2Key, c.req.raw.body, { httpMetadata: { contentType: row.type } });
+    const stored = await env.BUCKET.put(row.r2Key, req.body, { httpMetadata: { contentType: row.type } });
     if (!stored || stored.size !== length) throw badRequest(`body: received ${stored?.size ?? 0} of ${length} bytes`);
-    return c.json(await finish(c.env, row, stub), 201);
+    return await finish(env, row, stub);
   } catch (err) {
-    await discard(c.env, tenantId, row.id);
+    await discard(env, row.tenantId, row.id);
     throw err;
   }
+}
+
+export const declaredType = (header: string | undefined) => (header ?? "").split(";")[0].trim() || null;
+
+attachmentRoutes.post("/", query(uploadQuery), async (c) => {
+  const { tenantId, conversationId, stub } = await conversationFor(c);
+  const row = newRow(tenantId, conversationId, c.req.valid("query").name, declaredType(c.req.header("content-type")), "uploading");
+  return c.json(await storeUpload(c.env, c.req.raw, row, stub), 201);
 });
 
 attachmentRoutes.get("/", async (c) => {

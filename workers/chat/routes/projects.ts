@@ -3,12 +3,11 @@ import { Hono } from "hono";
 import { z } from "zod";
 import { attachmentNote } from "../../../core/attachments/note";
 import { isId } from "../../../core/ids";
-import { insertAttachment } from "../attachments/store";
-import { badRequest, notFound } from "../errors";
+import { notFound } from "../errors";
 import { createProject, getProject, listProjects, projectFiles } from "../projects";
 import type { AppEnv } from "../types";
 import { jsonBody, query } from "../validate";
-import { contentLength, discard, finish, NAME, newRow } from "./attachments";
+import { declaredType, NAME, newRow, storeUpload } from "./attachments";
 
 export const projectRoutes = new Hono<AppEnv>();
 
@@ -36,17 +35,8 @@ projectRoutes.post("/:id/files", query(z.strictObject({ name: NAME })), async (c
   const tenantId = c.get("tenantId");
   const project = await getProject(c.env.DB, tenantId, projectId(c.req.param("id")));
   if (!project) throw notFound("project");
-  const length = contentLength(c.req.header("content-length"));
-  const declared = (c.req.header("content-type") ?? "").split(";")[0].trim() || null;
-  const row = newRow(tenantId, "", c.req.valid("query").name, declared, "uploading", project.id);
-  await insertAttachment(c.env.DB, row);
-  try {
-    const stored = await c.env.BUCKET.put(row.r2Key, c.req.raw.body, { httpMetadata: { contentType: row.type } });
-    if (!stored || stored.size !== length) throw badRequest(`body: received ${stored?.size ?? 0} of ${length} bytes`);
-    await c.env.DB.prepare(`UPDATE projects SET updated_at = ? WHERE id = ?`).bind(new Date().toISOString(), project.id).run();
-    return c.json(await finish(c.env, row, null), 201);
-  } catch (err) {
-    await discard(c.env, tenantId, row.id);
-    throw err;
-  }
+  const row = newRow(tenantId, "", c.req.valid("query").name, declaredType(c.req.header("content-type")), "uploading", project.id);
+  const file = await storeUpload(c.env, c.req.raw, row, null);
+  await c.env.DB.prepare(`UPDATE projects SET updated_at = ? WHERE id = ?`).bind(new Date().toISOString(), project.id).run();
+  return c.json(file, 201);
 });

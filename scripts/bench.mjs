@@ -5,13 +5,15 @@
 //   recall    stub batching's prompt-cache effect, and the cortex's recall@5 on definite references
 //   tokens    the lean prefix: system prompt and first-request tokens, cache hit rates
 //   attachments  PDF page count and page reads by bytes read, indexing throughput, a 1 GB text file
+//   compact   the deterministic part of a compaction pass on a 1 MB turn, and the tokens it saves
 import { benchAttachments } from "./bench/attachments.mjs";
+import { benchCompact } from "./bench/compact.mjs";
 import { benchRecall } from "./bench/recall.mjs";
 import { benchSawtooth } from "./bench/sawtooth.mjs";
 import { benchTokens } from "./bench/tokens.mjs";
 import { benchTurn } from "./bench/turn.mjs";
 
-const benches = { turn: benchTurn, sawtooth: benchSawtooth, recall: benchRecall, tokens: benchTokens, attachments: benchAttachments };
+const benches = { turn: benchTurn, sawtooth: benchSawtooth, recall: benchRecall, tokens: benchTokens, attachments: benchAttachments, compact: benchCompact };
 const name = process.argv[2];
 if (!benches[name]) {
   console.log(`usage: npm run bench -- <${Object.keys(benches).join("|")}>`);

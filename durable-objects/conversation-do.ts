@@ -445,7 +445,7 @@ export class ConversationDO extends DurableObject<Env> {
             return (b) => refs.get(b);
           }),
           buildRequest: () => this.buildRequest(this.head ?? head, prompt).request,
-          onRequest: (request, step, reportedTokens) => this.snapshotPrompt(head, turnId, step, request, reportedTokens),
+          onRequest: (request, step, reportedTokens, compacted) => this.snapshotPrompt(head, turnId, step, request, reportedTokens, compacted),
           persist: async (messages) => {
             const stored = await this.append(messages);
             for (const message of stored) emit({ type: "message", turnId, message });
@@ -500,7 +500,7 @@ export class ConversationDO extends DurableObject<Env> {
   }
 
   /** Each request's size against the budget (the newest 50, rotating); the body goes to R2. */
-  private snapshotPrompt(head: ConversationHead, turnId: string, step: number, request: ModelRequest, reportedTokens: number | null): void {
+  private snapshotPrompt(head: ConversationHead, turnId: string, step: number, request: ModelRequest, reportedTokens: number | null, compacted: boolean): void {
     const estimate = estimateRequest(request, head.settings);
     const { id, dropped } = this.store.addSnapshot({
       at: new Date().toISOString(),
@@ -511,7 +511,7 @@ export class ConversationDO extends DurableObject<Env> {
       estimateTokens: estimate.tokens,
       reportedTokens,
       budgetTokens: estimate.budgetTokens,
-      compacted: JSON.stringify(request.messages).includes("<turn_state>"),
+      compacted,
     });
     this.ctx.waitUntil(
       (async () => {

@@ -42,6 +42,11 @@ export class TurnCompactor {
     private readonly originOf: () => (block: ContentBlock) => BlockOrigin | undefined,
   ) {}
 
+  /** Whether a compaction currently stands in for part of the turn's messages. */
+  get active(): boolean {
+    return this.override !== null;
+  }
+
   /** The request with earlier compactions still standing in for what they replaced. */
   apply(request: ModelRequest): ModelRequest {
     const o = this.override;

@@ -32,7 +32,7 @@ export interface TurnDeps {
   /** Told of every compaction pass. */
   onCompaction?(outcome: CompactionOutcome, forced: boolean): void;
   /** Told of every model request as sent, with the tokens the provider counted (null on failure). */
-  onRequest?(request: ModelRequest, step: number, reportedTokens: number | null): void;
+  onRequest?(request: ModelRequest, step: number, reportedTokens: number | null, compacted: boolean): void;
 }
 
 export interface TurnOutcome {
@@ -104,14 +104,14 @@ export async function runAgentTurn(deps: TurnDeps, userContent: ContentBlock[]):
           continue;
         }
         modelMs += Date.now() - started;
-        deps.onRequest?.(request, step, null);
+        deps.onRequest?.(request, step, null, compactor?.active ?? false);
         return { stopReason: "error", usage, modelMs, failure };
       }
     }
     modelMs += Date.now() - started;
     usage = addUsage(usage, reply.usage as Partial<Usage>);
     compactor?.calibrate(request, promptTokens(reply.usage as Partial<Usage>));
-    deps.onRequest?.(request, step, promptTokens(reply.usage as Partial<Usage>));
+    deps.onRequest?.(request, step, promptTokens(reply.usage as Partial<Usage>), compactor?.active ?? false);
 
     const content = coalesceBlocks(keepKnownBlocks(reply.content));
     if (content.length) {

@@ -35,7 +35,7 @@ import { toolRegistry } from "../workers/chat/tools";
 import type { ReadQuery, ToolContext } from "../workers/chat/tools/registry";
 import type { ConversationHead, ConversationRef, ConversationView } from "./conversation-head";
 import { readBatchesAfter, readHead, writeBatch, writeHead } from "./conversation-record";
-import { ConversationStore, type PromptSnapshot } from "./conversation-store";
+import { ConversationStore, type PromptSnapshot, type TimelineCard } from "./conversation-store";
 import { parseClientFrame } from "./socket-frames";
 
 const INDEX_BATCH = 100;
@@ -375,6 +375,8 @@ export class ConversationDO extends DurableObject<Env> {
       sink?.(event);
       this.broadcast(event);
       if (event.type === "compaction_started" || event.type === "compaction") this.ctx.waitUntil(this.logCompaction(ref, event));
+      // The finished card stays in the conversation's timeline for History; it is never replayed.
+      if (event.type === "compaction") this.store.addCard("compaction", event);
     };
     emit({ type: "turn_start", turnId });
     const head = await this.load(ref);
@@ -519,6 +521,13 @@ export class ConversationDO extends DurableObject<Env> {
         if (dropped.length) await this.env.BUCKET.delete(dropped.map((d) => promptSnapshotKey(head.tenantId, head.id, d)));
       })().catch((err) => console.error("prompt snapshot write failed", err)),
     );
+  }
+
+  async timeline(ref: ConversationRef, after: number, limit: number): Promise<{ cards: TimelineCard[]; next: number | null } | null> {
+    if (!(await this.load(ref))) return null;
+    const cards = this.store.cards(after, limit + 1);
+    const page = cards.slice(0, limit);
+    return { cards: page, next: cards.length > limit ? page[page.length - 1].id : null };
   }
 
   async promptSnapshots(ref: ConversationRef): Promise<PromptSnapshot[] | null> {

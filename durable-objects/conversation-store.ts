@@ -32,9 +32,20 @@ const SCHEMA_STEPS: string[][] = [
       compacted INTEGER NOT NULL
     )`,
   ],
+  [`CREATE TABLE IF NOT EXISTS timeline (id INTEGER PRIMARY KEY AUTOINCREMENT, at TEXT NOT NULL, after_seq INTEGER NOT NULL, type TEXT NOT NULL, payload TEXT NOT NULL)`],
 ];
 
 export const PROMPT_SNAPSHOTS_KEPT = 50;
+
+/** A card of the conversation's timeline (e.g. a compaction): shown in History, never replayed. */
+export interface TimelineCard {
+  id: number;
+  at: string;
+  /** The last message seq when the card was made: where it sits among the messages. */
+  afterSeq: number;
+  type: string;
+  card: unknown;
+}
 
 export interface PromptSnapshot {
   id: number;
@@ -127,6 +138,17 @@ export class ConversationStore {
 
   deleteOutbox(key: string): void {
     this.sql.exec(`DELETE FROM outbox WHERE key = ?`, key);
+  }
+
+  addCard(type: string, card: unknown): void {
+    this.sql.exec(`INSERT INTO timeline (at, after_seq, type, payload) VALUES (?, ?, ?, ?)`, new Date().toISOString(), this.lastSeq(), type, JSON.stringify(card));
+  }
+
+  cards(after: number, limit: number): TimelineCard[] {
+    return this.sql
+      .exec<{ id: number; at: string; after_seq: number; type: string; payload: string }>(`SELECT * FROM timeline WHERE id > ? ORDER BY id LIMIT ?`, after, limit)
+      .toArray()
+      .map((r) => ({ id: r.id, at: r.at, afterSeq: r.after_seq, type: r.type, card: JSON.parse(r.payload) }));
   }
 
   /** Records a snapshot and returns its id and the ids rotated out (beyond the newest 50). */

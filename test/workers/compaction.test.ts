@@ -53,6 +53,12 @@ describe("the in-turn compactor", () => {
     expect(snaps.length).toBeGreaterThanOrEqual(2);
     expect(snaps[0]).toMatchObject({ budgetTokens: 22_000, compacted: true });
     expect(snaps.at(-1).compacted).toBe(false);
+    // The finished card stays in the timeline for History, never in what is replayed.
+    const timeline = (await api("GET", `/v1/conversations/${id}/timeline`)).json.cards;
+    expect(timeline).toHaveLength(1);
+    expect(timeline[0]).toMatchObject({ type: "compaction", card: { type: "compaction", tokensSaved: card.tokensSaved } });
+    expect(timeline[0].afterSeq).toBeGreaterThanOrEqual(1);
+    expect(JSON.stringify((await api("GET", `/v1/conversations/${id}/replay`)).json.messages)).not.toContain("tokensSaved");
     const body = await api("GET", `/v1/conversations/${id}/prompts/${snaps[0].id}`);
     expect(body.json.messages.length).toBe(snaps[0].messages);
     expect(JSON.stringify(body.json)).toContain("TRUNCATED");

@@ -96,6 +96,14 @@ conversationRoutes.get("/:id/replay", async (c) => {
   return c.json(replay);
 });
 
+conversationRoutes.get("/:id/timeline", query(messagesQuery), async (c) => {
+  const { stub, ref } = stubFor(c.env, c.get("tenantId"), c.req.param("id"));
+  const { after, limit } = c.req.valid("query");
+  const page = await stub.timeline(ref, after, limit);
+  if (!page) throw notFound("conversation");
+  return c.json(page);
+});
+
 conversationRoutes.get("/:id/prompts", async (c) => {
   const { stub, ref } = stubFor(c.env, c.get("tenantId"), c.req.param("id"));
   const snapshots = await stub.promptSnapshots(ref);

@@ -20,19 +20,3 @@ export function coalesceBlocks(blocks: readonly ContentBlock[]): ContentBlock[] 
   }
   return out;
 }
-
-/** Collects text deltas into a buffer and flushes them as one block; used while streaming. */
-export class TextAccumulator {
-  private parts: string[] = [];
-  push(delta: string): void {
-    this.parts.push(delta);
-  }
-  get length(): number {
-    return this.parts.reduce((n, p) => n + p.length, 0);
-  }
-  take(): string {
-    const text = this.parts.join("");
-    this.parts = [];
-    return text;
-  }
-}

@@ -18,5 +18,3 @@ export function createModelClient(config: ModelConfig): Anthropic {
   if (config.apiKey) return new Anthropic({ apiKey: config.apiKey, baseURL: config.baseURL || undefined, maxRetries });
   return new Anthropic({ apiKey: "offline", baseURL: OFFLINE_BASE_URL, fetch: createOfflineModelFetch(), maxRetries });
 }
-
-export const isOffline = (config: ModelConfig): boolean => !config.apiKey;

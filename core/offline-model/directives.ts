@@ -4,7 +4,14 @@
  *
  *   @tool NAME {json}     call tool NAME with that input (one call per line)
  *   @reply-chars N        reply with about N characters of prose
- *   @model-error STATUS   answer with an HTTP error: 400, 429, 500 or 529
+ *   @model-error STATUS [call=N] [summarize] [attempts=K]
+ *                         answer with an HTTP error: 400, 429, 500 or 529. By default the call
+ *                         answering the prompt fails; `call=N` fails the Nth model call of the turn
+ *                         instead (2 = the call after the first tool result or continuation);
+ *                         `summarize` fails summarization requests whose input carries the line
+ *                         (the in-turn compaction's state call, a fold); `attempts=K` fails only
+ *                         the first K attempts of that call (the SDK's retry counter), so a retry
+ *                         then succeeds, as with a transient provider error
  *   @max-tokens-stop      end the reply with stop_reason "max_tokens"
  *
  * Directives are read only from the latest *real* user text (its last text block) and only when that
@@ -22,10 +29,23 @@ export interface ToolCallDirective {
   input: Record<string, unknown>;
 }
 
+/** Which model call a `@model-error` line fails, and for how many attempts. */
+export interface ModelErrorRule {
+  status: ModelErrorStatus;
+  /** The model call of the turn that fails (1 = the one answering the prompt); null with `summarize`. */
+  call: number | null;
+  /** Fails summarization requests (in-turn compaction state, folds) instead of turn calls. */
+  summarize: boolean;
+  /** Only the first K attempts fail (SDK retries counted); null: every attempt. */
+  attempts: number | null;
+}
+
 export interface Directives {
   toolCalls: ToolCallDirective[];
   replyChars: number | null;
+  /** The status of the first `@model-error` rule for the prompt's own call, for simple callers. */
   modelError: ModelErrorStatus | null;
+  modelErrors: ModelErrorRule[];
   maxTokensStop: boolean;
   /** Human-readable problems (bad JSON, unsupported status) surfaced in the reply text. */
   notes: string[];
@@ -33,12 +53,12 @@ export interface Directives {
 
 const TOOL_LINE = /^@tool\s+(\S+)(?:\s+(.*))?$/;
 const REPLY_CHARS_LINE = /^@reply-chars\s+(\d+)$/;
-const MODEL_ERROR_LINE = /^@model-error\s+(\d+)$/;
+const MODEL_ERROR_LINE = /^@model-error\s+(\d+)((?:\s+(?:call=\d+|summarize|attempts=\d+))*)$/;
 const MAX_TOKENS_LINE = /^@max-tokens-stop$/;
 const ANY_DIRECTIVE_LINE = /^@(tool|reply-chars|model-error|max-tokens-stop)\b/;
 
 export function parseDirectives(text: string): Directives {
-  const directives: Directives = { toolCalls: [], replyChars: null, modelError: null, maxTokensStop: false, notes: [] };
+  const directives: Directives = { toolCalls: [], replyChars: null, modelError: null, modelErrors: [], maxTokensStop: false, notes: [] };
   for (const rawLine of text.split(/\r?\n/)) {
     const line = rawLine.trim();
     let match: RegExpMatchArray | null;
@@ -48,13 +68,47 @@ export function parseDirectives(text: string): Directives {
       directives.replyChars = Number(match[1]);
     } else if ((match = line.match(MODEL_ERROR_LINE))) {
       const status = Number(match[1]);
-      if ((MODEL_ERROR_STATUSES as readonly number[]).includes(status)) directives.modelError = status as ModelErrorStatus;
-      else directives.notes.push(`@model-error ${status} ignored: supported statuses are ${MODEL_ERROR_STATUSES.join(", ")}.`);
+      if ((MODEL_ERROR_STATUSES as readonly number[]).includes(status)) {
+        const rule = modelErrorRule(status as ModelErrorStatus, match[2] ?? "");
+        directives.modelErrors.push(rule);
+        if (rule.call === 1 && directives.modelError === null) directives.modelError = rule.status;
+      } else directives.notes.push(`@model-error ${status} ignored: supported statuses are ${MODEL_ERROR_STATUSES.join(", ")}.`);
     } else if (MAX_TOKENS_LINE.test(line)) {
       directives.maxTokensStop = true;
     }
   }
   return directives;
+}
+
+function modelErrorRule(status: ModelErrorStatus, options: string): ModelErrorRule {
+  const summarize = /\bsummarize\b/.test(options);
+  const call = Number(/call=(\d+)/.exec(options)?.[1] ?? 1);
+  const attempts = /attempts=(\d+)/.exec(options)?.[1];
+  return { status, call: summarize ? null : Math.max(1, call), summarize, attempts: attempts === undefined ? null : Number(attempts) };
+}
+
+/**
+ * The error a request must answer with, if any. `retryCount` is the SDK's attempt counter for
+ * this call (0 on the first try). Turn calls read the rules from the latest prompt and count the
+ * call as 1 + the assistant messages after it; summarization requests read every text line.
+ */
+export function modelErrorFor(messages: readonly WireMessage[], summarizing: boolean, retryCount: number): ModelErrorStatus | null {
+  let rules: ModelErrorRule[];
+  let call = 0;
+  if (summarizing) {
+    rules = [];
+    for (const m of messages)
+      for (const b of blocksOf(m.content))
+        if (b.type === "text") rules.push(...parseDirectives(String(b.text ?? "")).modelErrors.filter((r) => r.summarize));
+  } else {
+    const real = latestRealUserIndex(messages);
+    if (real < 0) return null;
+    const texts = blocksOf(messages[real].content).filter((b) => b.type === "text");
+    rules = parseDirectives(textOf({ role: "user", content: [texts[texts.length - 1]] })).modelErrors.filter((r) => !r.summarize);
+    call = 1 + messages.slice(real + 1).filter((m) => m.role === "assistant").length;
+  }
+  const hit = rules.find((r) => (summarizing || r.call === call) && (r.attempts === null || retryCount < r.attempts));
+  return hit ? hit.status : null;
 }
 
 function parseToolCall(name: string, json: string | undefined, notes: string[]): ToolCallDirective {

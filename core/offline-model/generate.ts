@@ -8,7 +8,7 @@
  * real model hallucinates a tool name.
  */
 import { countTokens, truncateToTokens } from "../tokens";
-import { classifyTurn, stripDirectives, type ModelErrorStatus } from "./directives";
+import { classifyTurn, modelErrorFor, stripDirectives, type ModelErrorStatus } from "./directives";
 import { idFrom } from "./hash";
 import { prose, quoteReply, toolResultsReply } from "./reply";
 import { summarize, summarizeOptions } from "./summarize";
@@ -31,12 +31,14 @@ export type Generation =
   | { kind: "error"; status: ModelErrorStatus }
   | { kind: "message"; content: ContentOut[]; stopReason: StopReason; outputTokens: number };
 
-export function generate(request: WireRequest, messageId: string): Generation {
+export function generate(request: WireRequest, messageId: string, retryCount = 0): Generation {
   let text: string;
   let tools: ToolUseOut[] = [];
   let forceMaxTokens = false;
 
   const summary = summarizeOptions(request);
+  const failure = modelErrorFor(request.messages, summary !== null, retryCount);
+  if (failure !== null) return { kind: "error", status: failure };
   const turn = summary ? null : classifyTurn(request.messages);
   if (summary) {
     text = summarize(request, summary);
@@ -46,7 +48,6 @@ export function generate(request: WireRequest, messageId: string): Generation {
     text = quoteReply(stripDirectives(turn!.userText));
   } else {
     const { text: userText, directives } = turn!;
-    if (directives.modelError !== null) return { kind: "error", status: directives.modelError };
     tools = directives.toolCalls.map((call, i) => ({
       type: "tool_use",
       id: `toolu_${idFrom(`${messageId}:${i}`)}`,

@@ -107,7 +107,9 @@ export async function handleMessagesRequest(request: Request, options: OfflineMo
   if (total > window) return invalid(`prompt is too long: ${total} tokens > ${window} maximum`, raw);
 
   const messageId = `msg_${idFrom(raw)}`;
-  const generation = generate(req, messageId);
+  // The SDK numbers its attempts at one call: `@model-error … attempts=K` fails only the first K.
+  const retryCount = Number(request.headers.get("x-stainless-retry-count") ?? 0) || 0;
+  const generation = generate(req, messageId, retryCount);
   if (generation.kind === "error") {
     const { type, message } = DIRECTIVE_ERRORS[generation.status];
     // Real 429s tell the client when to come back; the SDK honours retry-after.

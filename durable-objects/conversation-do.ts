@@ -40,6 +40,8 @@ import { parseClientFrame } from "./socket-frames";
 
 const INDEX_BATCH = 100;
 const INDEX_RETRY_MS = 30_000;
+/** A resuming socket gets at most this many messages; the rest is paged with GET /messages?after=. */
+const RESUME_MAX_MESSAGES = 500;
 /** How long a dispatched fold may run (queue retries included) before a later turn may dispatch again. */
 export const FOLD_LEASE_MS = 10 * 60_000;
 const encoder = new TextEncoder();
@@ -98,6 +100,10 @@ export class ConversationDO extends DurableObject<Env> {
   /** The tenant's memory map of the day (one D1 read per object per day). */
   private memoryMap: { day: string; text: string } | null = null;
   private turnChain: Promise<unknown> = Promise.resolve();
+  /** Turns queued or running: a resuming socket is told whether more is still to come. */
+  private turnsInFlight = 0;
+  /** Per socket, the last seq its resume catch-up sent: live `message` frames never repeat one. */
+  private readonly caughtUp = new WeakMap<WebSocket, number>();
   private indexing: Promise<void> | null = null;
   private indexAgain = false;
 
@@ -362,7 +368,8 @@ export class ConversationDO extends DurableObject<Env> {
   /** Turns run one at a time in arrival order: each waits for the previous one to settle. */
   private enqueueTurn(ref: ConversationRef, input: TurnInput, sink: ((e: TurnEvent) => void) | null): Promise<void> {
     const queuedAt = Date.now();
-    const run = this.turnChain.then(() => this.runTurn(ref, input, sink, queuedAt));
+    this.turnsInFlight++;
+    const run = this.turnChain.then(() => this.runTurn(ref, input, sink, queuedAt)).finally(() => this.turnsInFlight--);
     this.turnChain = run.catch(() => {});
     this.ctx.waitUntil(this.turnChain);
     return run;
@@ -384,7 +391,16 @@ export class ConversationDO extends DurableObject<Env> {
       emit({ type: "error", turnId, error: { type: "not_found", message: "conversation not found" } });
       return;
     }
-    const prompt = await this.promptContext(head);
+    let prompt: PromptContext;
+    try {
+      prompt = await this.promptContext(head);
+    } catch (err) {
+      // D1 unavailable before anything was saved: the turn is refused whole, and the caller told.
+      console.error("turn refused: prompt context unavailable", err);
+      emit({ type: "error", turnId, error: { type: "storage_error", message: "the turn could not start; nothing was saved; retry" } });
+      emit({ type: "turn_end", turnId, stop_reason: "error", usage: { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 }, timing: { serverMs: Date.now() - started, modelMs: 0, queuedMs: started - queuedAt } });
+      return;
+    }
     const self = this;
     const toolContext: ToolContext = {
       tenantId: ref.tenantId,
@@ -489,6 +505,9 @@ export class ConversationDO extends DurableObject<Env> {
     }
     this.history?.push(...stored);
     if (this.unsummarized !== null) for (const m of stored) this.unsummarized += messageChars(m);
+    // A durable reminder to index these: if the object dies before the turn's indexing runs
+    // (eviction, restart, a failed D1 call), the alarm brings it back to finish the job.
+    void this.ctx.storage.setAlarm(Date.now() + INDEX_RETRY_MS);
     return stored;
   }
 
@@ -640,6 +659,8 @@ export class ConversationDO extends DurableObject<Env> {
         this.store.deleteOutbox(item.key);
       }
       await updateConversationRow(this.env.DB, head.id, { messageCount: this.store.lastSeq(), updatedAt: new Date().toISOString(), title: head.title });
+      // Caught up: the reminder append set is not needed (a later append sets it again).
+      if (this.store.indexedThrough() >= this.store.lastSeq() && !this.store.outbox().length && !this.indexAgain) await this.ctx.storage.deleteAlarm();
     })()
       .catch(async (err) => {
         console.error("cortex indexing failed; retrying by alarm", err);
@@ -665,7 +686,25 @@ export class ConversationDO extends DurableObject<Env> {
     const server = pair[1];
     this.ctx.acceptWebSocket(server);
     server.serializeAttachment({ tenantId, conversationId } satisfies SocketAttachment);
+    const after = new URL(request.url).searchParams.get("after");
+    if (after !== null && /^\d{1,15}$/.test(after)) this.resume(server, Number(after));
     return new Response(null, { status: 101, webSocket: pair[0] });
+  }
+
+  /**
+   * A reconnecting client's catch-up (`/ws?after=<last seq it saw>`): every saved message after
+   * that seq as a `message` frame, then `resumed`. It runs synchronously right after the accept,
+   * so no turn event interleaves, and live `message` frames skip what the catch-up already sent:
+   * together, each message reaches the socket exactly once, in seq order.
+   */
+  private resume(ws: WebSocket, after: number): void {
+    const messages = this.store.listAfter(after, RESUME_MAX_MESSAGES + 1);
+    const more = messages.length > RESUME_MAX_MESSAGES;
+    const page = more ? messages.slice(0, RESUME_MAX_MESSAGES) : messages;
+    for (const message of page) ws.send(JSON.stringify({ type: "message", turnId: "resume", message } satisfies TurnEvent));
+    const through = page.length ? page[page.length - 1].seq : after;
+    this.caughtUp.set(ws, through);
+    ws.send(JSON.stringify({ type: "resumed", after, through, lastSeq: this.store.lastSeq(), more, turnsInFlight: this.turnsInFlight }));
   }
 
   override async webSocketMessage(ws: WebSocket, data: string | ArrayBuffer): Promise<void> {
@@ -700,6 +739,7 @@ export class ConversationDO extends DurableObject<Env> {
     if (!sockets.length) return;
     const frame = JSON.stringify(event);
     for (const ws of sockets) {
+      if (event.type === "message" && (this.caughtUp.get(ws) ?? 0) >= event.message.seq) continue;
       try {
         ws.send(frame);
       } catch {

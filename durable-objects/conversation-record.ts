@@ -8,27 +8,41 @@ import {
   messageBatchStartAfter,
 } from "../r2-layout";
 import type { ConversationHead } from "./conversation-head";
+import { PermanentError, withRetry } from "./retry";
 
 const JSON_META = { httpMetadata: { contentType: "application/json" } };
 
 export async function writeHead(bucket: R2Bucket, head: ConversationHead): Promise<void> {
-  await bucket.put(conversationHeadKey(head.tenantId, head.id), JSON.stringify(head), JSON_META);
+  // A whole-object overwrite: repeating it is harmless.
+  await withRetry("head write", () => bucket.put(conversationHeadKey(head.tenantId, head.id), JSON.stringify(head), JSON_META));
 }
 
 export async function readHead(bucket: R2Bucket, tenantId: string, conversationId: string): Promise<ConversationHead | null> {
-  const obj = await bucket.get(conversationHeadKey(tenantId, conversationId));
-  if (!obj) return null;
-  const head = (await obj.json()) as ConversationHead;
+  const head = await withRetry("head read", async () => {
+    const obj = await bucket.get(conversationHeadKey(tenantId, conversationId));
+    return obj ? ((await obj.json()) as ConversationHead) : null;
+  });
+  if (!head) return null;
   // The key already scopes by tenant; this guards against a mis-filed object.
   return head.tenantId === tenantId && head.id === conversationId ? head : null;
 }
 
-/** Writes one immutable batch; `onlyIf` makes a second write of the same key fail instead of overwrite. */
+/**
+ * Writes one immutable batch; `onlyIf` makes a second write of the same key fail instead of
+ * overwrite. A transient failure is retried; when a retry finds the key taken, the earlier attempt
+ * may have landed before its answer was lost, so the batch counts as written only if the stored
+ * bytes are exactly these.
+ */
 export async function writeBatch(bucket: R2Bucket, head: ConversationHead, messages: readonly StoredMessage[]): Promise<string> {
   const key = messageBatchKey(head.tenantId, head.id, messages[0].seq, messages[messages.length - 1].seq);
   const body = JSON.stringify({ conversationId: head.id, messages });
-  const written = await bucket.put(key, body, { ...JSON_META, onlyIf: { etagDoesNotMatch: "*" } });
-  if (!written) throw new Error(`message batch ${key} already exists`);
+  await withRetry("message batch write", async (attempt) => {
+    const written = await bucket.put(key, body, { ...JSON_META, onlyIf: { etagDoesNotMatch: "*" } });
+    if (written) return;
+    const existing = attempt > 0 ? await bucket.get(key) : null;
+    if (existing && (await existing.text()) === body) return;
+    throw new PermanentError(`message batch ${key} already exists`);
+  });
   return key;
 }
 
@@ -43,11 +57,13 @@ export async function* readBatchesAfter(
   let cursor: string | undefined;
   const startAfter = afterSeq > 0 ? messageBatchStartAfter(tenantId, conversationId, afterSeq) : undefined;
   do {
-    const page = await bucket.list({ prefix, cursor, startAfter: cursor ? undefined : startAfter, limit: 1000 });
+    const page = await withRetry("batch listing", () => bucket.list({ prefix, cursor, startAfter: cursor ? undefined : startAfter, limit: 1000 }));
     for (const obj of page.objects) {
-      const body = await bucket.get(obj.key);
-      if (!body) continue;
-      const parsed = (await body.json()) as { messages: StoredMessage[] };
+      const parsed = await withRetry("batch read", async () => {
+        const body = await bucket.get(obj.key);
+        return body ? ((await body.json()) as { messages: StoredMessage[] }) : null;
+      });
+      if (!parsed) continue;
       yield { key: obj.key, messages: parsed.messages };
     }
     cursor = page.truncated ? page.cursor : undefined;

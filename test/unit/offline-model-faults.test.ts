@@ -7,7 +7,7 @@ import { modelErrorFor } from "../../core/offline-model/directives";
 import { SUMMARIZER_MARKER } from "../../core/fold";
 
 const client = (maxRetries = 0) => new Anthropic({ apiKey: "offline", baseURL: "https://offline-model.invalid", fetch: createOfflineModelFetch(), maxRetries });
-const user = (text: string) => ({ role: "user" as const, content: [{ type: "text", text }] });
+const user = (text: string) => ({ role: "user" as const, content: [{ type: "text" as const, text }] });
 const toolTurn = (prompt: string) => [
   user(prompt),
   { role: "assistant" as const, content: [{ type: "tool_use", id: "toolu_1", name: "x", input: {} }] },

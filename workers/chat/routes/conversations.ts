@@ -131,6 +131,8 @@ conversationRoutes.get("/:id/ws", async (c) => {
   const ticketFor = c.get("ticketConversation");
   if (ticketFor !== undefined && ticketFor !== ref.conversationId) throw notFound("conversation");
   if (c.req.header("upgrade")?.toLowerCase() !== "websocket") throw new ApiError(426, "upgrade_required", "this route needs a websocket upgrade");
+  const after = c.req.query("after");
+  if (after !== undefined && !/^\d{1,15}$/.test(after)) throw badRequest("after: a message seq (an integer >= 0)");
   if (!(await stub.getMeta(ref))) throw notFound("conversation");
   const headers = new Headers(c.req.raw.headers);
   headers.delete("authorization");

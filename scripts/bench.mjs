@@ -6,17 +6,20 @@
 //   tokens    the lean prefix: system prompt and first-request tokens, cache hit rates
 //   attachments  PDF page count and page reads by bytes read, indexing throughput, a 1 GB text file
 //   compact   the deterministic part of a compaction pass on a 1 MB turn, and the tokens it saves
+//   load      parallel conversations and senders (JSON, SSE, websocket) with folds and indexing
+//             running, then an audit of transcript, replay source and index (flags: see load.mjs)
 import { benchAttachments } from "./bench/attachments.mjs";
 import { benchCompact } from "./bench/compact.mjs";
+import { benchLoad } from "./bench/load.mjs";
 import { benchRecall } from "./bench/recall.mjs";
 import { benchSawtooth } from "./bench/sawtooth.mjs";
 import { benchTokens } from "./bench/tokens.mjs";
 import { benchTurn } from "./bench/turn.mjs";
 
-const benches = { turn: benchTurn, sawtooth: benchSawtooth, recall: benchRecall, tokens: benchTokens, attachments: benchAttachments, compact: benchCompact };
+const benches = { turn: benchTurn, sawtooth: benchSawtooth, recall: benchRecall, tokens: benchTokens, attachments: benchAttachments, compact: benchCompact, load: benchLoad };
 const name = process.argv[2];
 if (!benches[name]) {
   console.log(`usage: npm run bench -- <${Object.keys(benches).join("|")}>`);
   process.exit(2);
 }
-await benches[name]();
+await benches[name](process.argv.slice(3));

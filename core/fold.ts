@@ -54,14 +54,17 @@ export function buildFoldRequest(opts: {
   previousSummary: string | null;
   folded: readonly StoredMessage[];
   maxChars: number;
+  /** The excerpts' total, FOLD_PROMPT_BUDGET_CHARS unless the model's window needs less. */
+  budgetChars?: number;
 }): ModelRequest {
-  const perMessage = Math.max(200, Math.min(FOLD_EXCERPT_CHARS, Math.floor(FOLD_PROMPT_BUDGET_CHARS / Math.max(1, opts.folded.length))));
+  const budget = opts.budgetChars ?? FOLD_PROMPT_BUDGET_CHARS;
+  const perMessage = Math.max(200, Math.min(FOLD_EXCERPT_CHARS, Math.floor(budget / Math.max(1, opts.folded.length))));
   const lines: string[] = [];
   let used = 0;
   for (const m of opts.folded) {
     const kind = isToolResultCarrier(m) ? "tool results" : m.role;
     const entry = `[seq ${m.seq} ${kind}]\n${excerpt(renderMessageText(m), perMessage)}`;
-    if (used + entry.length > FOLD_PROMPT_BUDGET_CHARS) {
+    if (used + entry.length > budget) {
       lines.push(`[… ${opts.folded.length - lines.length} later messages omitted to keep this request bounded …]`);
       break;
     }
@@ -94,4 +97,33 @@ export function capSummary(text: string, max: number): string {
   const cut = trimmed.slice(0, max);
   const lastBreak = Math.max(cut.lastIndexOf("\n"), cut.lastIndexOf(". "));
   return (lastBreak > max * 0.6 ? cut.slice(0, lastBreak + 1) : cut).trim();
+}
+
+/**
+ * The excerpt budget after the provider said "prompt is too long: N tokens > M maximum": scaled
+ * by M/N with a margin (halved when the numbers are missing), never below a floor.
+ */
+export function shrinkFoldBudget(budgetChars: number, overflowMessage: string): number {
+  const m = /(\d+) tokens > (\d+) maximum/.exec(overflowMessage);
+  const ratio = m ? Number(m[2]) / Number(m[1]) : 0.5;
+  return Math.max(FOLD_MIN_BUDGET_CHARS, Math.floor(budgetChars * Math.min(0.5, ratio * 0.8)));
+}
+
+export const FOLD_MIN_BUDGET_CHARS = 2_000;
+
+/**
+ * A fold summary written without the model, for a region whose fold call keeps failing: the
+ * previous summary, then the folded range with each user prompt's first line. Deterministic and
+ * within the cap, so folding moves on; every original stays readable through conversation_read.
+ */
+export function fallbackFoldSummary(previousSummary: string | null, folded: readonly StoredMessage[], maxChars: number): string {
+  const from = folded[0]?.seq ?? 0;
+  const to = folded[folded.length - 1]?.seq ?? 0;
+  const prompts = folded
+    .filter(isRealUserMessage)
+    .map((m) => `- seq ${m.seq}: ${renderMessageText(m).split("\n").find((l) => l.trim() && !l.trim().startsWith("@"))?.trim().slice(0, 160) ?? "(no text)"}`);
+  const head = `[Written without the summarizer model, which failed repeatedly. Messages ${from}-${to} are intact: read them with conversation_read.]`;
+  const previous = previousSummary ? capSummary(previousSummary, Math.floor(maxChars / 2)) : "";
+  const body = [head, previous, `User prompts of messages ${from}-${to}:`, ...prompts].filter(Boolean).join("\n");
+  return capSummary(body, maxChars);
 }

@@ -1,8 +1,8 @@
 // One fold: read the unsummarized region from the conversation's DO, choose the mark, make the one
 // summarization call, and commit the result back by RPC. The DO re-validates the commit against
 // its freshest state, so a stale or redelivered job changes nothing.
-import type Anthropic from "@anthropic-ai/sdk";
-import { buildFoldRequest, capSummary, chooseFoldMark } from "../../core/fold";
+import Anthropic from "@anthropic-ai/sdk";
+import { buildFoldRequest, capSummary, chooseFoldMark, fallbackFoldSummary, FOLD_PROMPT_BUDGET_CHARS, shrinkFoldBudget } from "../../core/fold";
 import type { FoldJob } from "../../core/jobs";
 import { createModelClient } from "../../core/model-client";
 import type { FoldOutcome, FoldSource } from "../../durable-objects/conversation-do";
@@ -10,7 +10,14 @@ import type { FoldOutcome, FoldSource } from "../../durable-objects/conversation
 export interface FoldDeps {
   /** The model client; tests pass one that records requests. */
   client?: Anthropic;
+  /** The queue's delivery count of this job (1 on the first delivery). */
+  attempts?: number;
 }
+
+/** From this delivery on, a fold whose model call fails commits a deterministic summary instead. */
+export const FOLD_FALLBACK_ATTEMPT = 4;
+/** Overflow 400s answered by shrinking the excerpts, within one delivery. */
+const OVERFLOW_RETRIES = 3;
 
 export async function runFoldJob(job: FoldJob, env: Env, deps: FoldDeps = {}): Promise<FoldOutcome> {
   const ref = { tenantId: job.tenantId, conversationId: job.conversationId };
@@ -22,17 +29,41 @@ export async function runFoldJob(job: FoldJob, env: Env, deps: FoldDeps = {}): P
   const mark = chooseFoldMark(source.region, source.settings.tailMessages);
   if (mark === null) return stub.commitFold(ref, { jobId: job.jobId, kind: "nothing-to-fold" });
   const boundary = source.region[mark];
-  const request = buildFoldRequest({
-    model: source.settings.model,
-    previousSummary: source.summary,
-    folded: source.region.slice(0, mark),
-    maxChars: source.settings.summaryMaxChars,
-  });
+  const folded = source.region.slice(0, mark);
+  const { settings } = source;
   // No SDK retries: the queue owns retries, with backoff and a dead-letter queue at the end.
   const client = deps.client ?? createModelClient({ apiKey: env.ANTHROPIC_API_KEY, baseURL: env.ANTHROPIC_BASE_URL, maxRetries: 0 });
-  const reply = await client.messages.create(request as unknown as Anthropic.MessageCreateParamsNonStreaming);
-  const text = reply.content.map((b) => (b.type === "text" ? b.text : "")).join("").trim();
-  if (!text) throw new Error("the model returned an empty summary");
-  const summary = capSummary(text, source.settings.summaryMaxChars);
+  let summary: string;
+  try {
+    summary = await summarize(client, source.summary, folded, settings);
+  } catch (err) {
+    // A region the model keeps failing on must not stop folding forever: after a few deliveries
+    // (with the queue's backoff between them) the fold commits a deterministic summary instead.
+    if ((deps.attempts ?? 1) < FOLD_FALLBACK_ATTEMPT) throw err;
+    console.error(`fold ${job.jobId}: the model failed on delivery ${deps.attempts}; committing a fallback summary`, err);
+    summary = fallbackFoldSummary(source.summary, folded, settings.summaryMaxChars);
+  }
   return stub.commitFold(ref, { jobId: job.jobId, kind: "summary", summary, boundaryMessageId: boundary.id, boundarySeq: boundary.seq });
+}
+
+/**
+ * The one summarization call, held to the cap. The excerpts fit the model's window as the settings
+ * state it; a provider overflow 400 (the window is smaller than stated) shrinks them and asks again.
+ */
+async function summarize(client: Anthropic, previousSummary: string | null, folded: FoldSource["region"], settings: FoldSource["settings"]): Promise<string> {
+  const windowChars = Math.floor((settings.contextWindowTokens - Math.max(256, Math.ceil(settings.summaryMaxChars / 2))) * settings.charsPerToken * 0.8);
+  let budgetChars = Math.max(2_000, Math.min(FOLD_PROMPT_BUDGET_CHARS, windowChars));
+  for (let overflows = 0; ; overflows++) {
+    const request = buildFoldRequest({ model: settings.model, previousSummary, folded, maxChars: settings.summaryMaxChars, budgetChars });
+    try {
+      const reply = await client.messages.create(request as unknown as Anthropic.MessageCreateParamsNonStreaming);
+      const text = reply.content.map((b) => (b.type === "text" ? b.text : "")).join("").trim();
+      if (!text) throw new Error("the model returned an empty summary");
+      return capSummary(text, settings.summaryMaxChars);
+    } catch (err) {
+      const overflow = err instanceof Anthropic.APIError && err.status === 400 && /prompt is too long/i.test(err.message);
+      if (!overflow || overflows >= OVERFLOW_RETRIES) throw err;
+      budgetChars = shrinkFoldBudget(budgetChars, err.message);
+    }
+  }
 }

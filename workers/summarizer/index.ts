@@ -6,10 +6,10 @@ import { queueJobSchema, retryDelaySeconds, type QueueJob } from "../../core/job
 import { runExtractJob } from "./extract";
 import { runFoldJob } from "./fold";
 
-export async function handleJob(job: QueueJob, env: Env): Promise<void> {
+export async function handleJob(job: QueueJob, env: Env, attempts = 1): Promise<void> {
   switch (job.kind) {
     case "fold": {
-      const outcome = await runFoldJob(job, env);
+      const outcome = await runFoldJob(job, env, { attempts });
       console.log(`fold ${job.jobId} of ${job.conversationId}: ${outcome.reason}`);
       return;
     }
@@ -19,7 +19,7 @@ export async function handleJob(job: QueueJob, env: Env): Promise<void> {
   }
 }
 
-export async function consumeBatch(batch: MessageBatch<unknown>, run: (job: QueueJob) => Promise<void>): Promise<void> {
+export async function consumeBatch(batch: MessageBatch<unknown>, run: (job: QueueJob, attempts: number) => Promise<void>): Promise<void> {
   for (const message of batch.messages) {
     const parsed = queueJobSchema.safeParse(message.body);
     if (!parsed.success) {
@@ -28,7 +28,7 @@ export async function consumeBatch(batch: MessageBatch<unknown>, run: (job: Queu
       continue;
     }
     try {
-      await run(parsed.data);
+      await run(parsed.data, message.attempts);
       message.ack();
     } catch (err) {
       console.error("queue job failed; retrying", parsed.data.kind, message.attempts, err);
@@ -39,6 +39,6 @@ export async function consumeBatch(batch: MessageBatch<unknown>, run: (job: Queu
 
 export default {
   async queue(batch, env) {
-    await consumeBatch(batch, (job) => handleJob(job, env));
+    await consumeBatch(batch, (job, attempts) => handleJob(job, env, attempts));
   },
 } satisfies ExportedHandler<Env, unknown>;

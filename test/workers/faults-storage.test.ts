@@ -1,0 +1,233 @@
+// Faults in storage and in the Durable Object itself: R2 and D1 calls failing transiently (or for
+// longer than the retries), an R2 write whose answer is lost after it landed, and the object
+// aborted mid-turn — before a reply's R2 write lands, after it lands but before the index has it,
+// and during a tool step. The seam: the live object's `env` is swapped for one whose BUCKET / DB
+// wrap the real bindings and fail on cue. After each: the transcript is exactly what was sent and
+// answered, the summary invariants hold, the index catches up, and the next turn is taken.
+import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { env, exports } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { runFoldJob } from "../../workers/summarizer/fold";
+import { Ledger, reportInjections } from "./fault-ledger";
+import { api, createConversation, send, transcript } from "./helpers";
+
+type Action = "throw" | "lost-answer" | "hang" | "hang-after" | undefined;
+type Hook = (op: string, key: string) => Action;
+
+const stubOf = (id: string) => env.CONVERSATION.get(env.CONVERSATION.idFromName(id));
+const never = () => new Promise<never>(() => {});
+
+/** A binding whose methods consult `hook` first: fail, lose the answer, or never return. */
+function faulty<T extends object>(real: T, hook: Hook, counter: { n: number }): T {
+  return new Proxy(real, {
+    get(target, prop) {
+      const value = (target as any)[prop];
+      if (typeof value !== "function") return value;
+      return (...args: any[]) => {
+        const key = typeof args[0] === "string" ? args[0] : "";
+        const action = hook(String(prop), key);
+        if (action === "throw") {
+          counter.n++;
+          const error = new Error(`injected failure: ${String(prop)} ${key}`);
+          // D1's prepare is synchronous: it fails by throwing, everything else by rejecting.
+          if (prop === "prepare") throw error;
+          return Promise.reject(error);
+        }
+        if (action === "hang") return (counter.n++, never());
+        const out = value.apply(target, args);
+        if (!action) return out;
+        counter.n++;
+        return Promise.resolve(out).then(() => (action === "hang-after" ? never() : Promise.reject(new Error(`injected: answer lost: ${String(prop)} ${key}`))));
+      };
+    },
+  });
+}
+
+/** Swaps the live object's bindings for faulty ones; returns the injection counter. */
+async function inject(id: string, faults: { r2?: Hook; d1?: Hook }): Promise<{ n: number }> {
+  const counter = { n: 0 };
+  const bindings: Record<string, PropertyDescriptor> = {};
+  if (faults.r2) bindings.BUCKET = { value: faulty(env.BUCKET, faults.r2, counter) };
+  if (faults.d1) bindings.DB = { value: faulty(env.DB, faults.d1, counter) };
+  const swap = (instance: any) => {
+    Object.defineProperty(instance, "env", { value: Object.create(env, bindings), configurable: true, writable: true });
+  };
+  // Loosely typed on purpose: the generic helper cannot instantiate the DO class's full type.
+  const run = runInDurableObject as unknown as (stub: unknown, fn: (instance: unknown) => void) => Promise<void>;
+  const ns = env.CONVERSATION as unknown as { get(id: unknown): unknown; idFromName(name: string): unknown };
+  await run(ns.get(ns.idFromName(id)), swap);
+  return counter;
+}
+
+/** Fails the first `times` calls that match. */
+const first = (times: number, match: (op: string, key: string) => boolean, action: Action = "throw"): Hook => {
+  let left = times;
+  return (op, key) => (left > 0 && match(op, key) ? (left--, action) : undefined);
+};
+const batchPut = (seq: number) => (op: string, key: string) => op === "put" && key.includes(`/messages/${String(seq).padStart(12, "0")}`);
+const anyBatchPut = (op: string, key: string) => op === "put" && key.includes("/messages/");
+
+async function sseTurn(id: string, content: string, onEvent?: (e: any) => void): Promise<any[]> {
+  const res = await (exports as any).default.fetch(
+    new Request(`http://chat.test/v1/conversations/${id}/messages`, {
+      method: "POST",
+      headers: { authorization: "Bearer dev-local-key", "content-type": "application/json", accept: "text/event-stream" },
+      body: JSON.stringify({ content }),
+    }),
+  );
+  const reader = res.body!.getReader();
+  const decoder = new TextDecoder();
+  const events: any[] = [];
+  let buffer = "";
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      buffer += decoder.decode(value, { stream: true });
+      let at: number;
+      while ((at = buffer.indexOf("\n\n")) >= 0) {
+        const data = /^data: (.*)$/m.exec(buffer.slice(0, at))?.[1];
+        buffer = buffer.slice(at + 2);
+        if (!data) continue;
+        const e = JSON.parse(data);
+        events.push(e);
+        onEvent?.(e);
+      }
+    }
+  } catch {
+    // the stream broke with the object: what arrived is what the client knows
+  }
+  return events;
+}
+
+describe("fault: R2 calls fail", () => {
+  it("retries a failed batch write, a write whose answer was lost, and a head write; a longer outage fails the turn cleanly (8 injections)", async () => {
+    let injected = 0;
+    const ledger = new Ledger(await createConversation({ foldThresholdChars: 4000 }));
+    await ledger.turn("before the faults");
+
+    // The user message's batch write fails twice, then lands.
+    let c = await inject(ledger.id, { r2: first(2, batchPut(3)) });
+    await ledger.turn("the write of this prompt fails twice");
+    injected += c.n;
+    // The reply's batch lands but the answer is lost: the retry finds exactly its bytes.
+    c = await inject(ledger.id, { r2: first(1, batchPut(6), "lost-answer") });
+    await ledger.turn("the answer to this reply's write is lost");
+    injected += c.n;
+    await ledger.check();
+
+    // Longer than the retries (4 failures) on the reply: the turn fails, the prompt stays saved.
+    c = await inject(ledger.id, { r2: first(4, batchPut(8)) });
+    const r = await send(ledger.id, "the store is down for this reply");
+    injected += c.n;
+    expect(r.status).toBe(502);
+    expect(r.json.error.type).toBe("storage_error");
+    ledger.record(r.json.messages);
+    await ledger.survives();
+
+    // A head write (a fold commit) fails once and is retried.
+    let jobId: string | null = null;
+    for (let i = 0; i < 30 && !jobId; i++) {
+      await ledger.turn(`grow ${i}\n@reply-chars 900`);
+      jobId = (await api("GET", `/v1/conversations/${ledger.id}`)).json.foldInFlight ? await runInDurableObject(stubOf(ledger.id), (_i, s) => JSON.parse(s.storage.sql.exec<{ value: string }>("SELECT value FROM kv WHERE key = 'fold_lease'").one().value).jobId) : null;
+    }
+    c = await inject(ledger.id, { r2: first(1, (op, key) => op === "put" && key.endsWith("head.json")) });
+    expect((await runFoldJob({ kind: "fold", jobId: jobId!, tenantId: "dev", conversationId: ledger.id, requestedAt: new Date().toISOString() }, env as Env)).applied).toBe(true);
+    injected += c.n;
+    const head: any = await (await env.BUCKET.get(`tenants/dev/conversations/${ledger.id}/head.json`))!.json();
+    expect(head.summarizedThroughMessage).toBe((await api("GET", `/v1/conversations/${ledger.id}`)).json.summarizedThroughMessage);
+    await ledger.survives();
+    expect(injected).toBe(8);
+    reportInjections("R2 failure", injected, "2 failed batch writes, 1 lost answer, 4 during an outage, 1 head write");
+  });
+
+  it("rebuilds from R2 when the head read and the batch listing fail on the cold start (2 injections)", async () => {
+    const ledger = new Ledger(await createConversation());
+    await ledger.turn("one");
+    await ledger.turn("two");
+    await runInDurableObject(stubOf(ledger.id), async (_i, state) => state.storage.deleteAll());
+    await evictDurableObject(stubOf(ledger.id));
+    const c = await inject(ledger.id, { r2: first(2, (op) => op === "get" || op === "list") });
+    await ledger.check();
+    expect(c.n).toBe(2);
+    await ledger.survives();
+    reportInjections("R2 failure on a cold start", c.n);
+  });
+});
+
+describe("fault: D1 calls fail", () => {
+  it("indexing that fails retries by alarm and catches up; a turn whose prompt context fails is refused whole", async () => {
+    const ledger = new Ledger(await createConversation());
+    const marker = `dfault${crypto.randomUUID().slice(0, 8)}`;
+    let c = await inject(ledger.id, { d1: first(3, (op) => op === "prepare" || op === "batch") });
+    await ledger.turn(`indexing of ${marker} fails at first`);
+    await new Promise((r) => setTimeout(r, 200));
+    const found = async () => (await api("GET", `/v1/search?q=${marker}&conversation=${ledger.id}&kind=message`)).json.results.filter((h: any) => h.role === "user").length;
+    // The indexer failed and left an alarm: it fires (30 s in real time; here on demand), failing
+    // again while D1 is still down and setting the next alarm, until it catches up.
+    let alarms = 0;
+    while ((await found()) !== 1 && alarms < 5) {
+      expect(await runDurableObjectAlarm(stubOf(ledger.id))).toBe(true);
+      alarms++;
+    }
+    expect(await found()).toBe(1);
+    expect(c.n).toBe(3);
+    const d1Injected = c.n;
+    await ledger.survives();
+
+    // A project conversation reads its project from D1 before the turn: if that fails, nothing is saved.
+    const project = await api("POST", "/v1/projects", { name: `p-${crypto.randomUUID().slice(0, 6)}` });
+    const pl = new Ledger((await api("POST", "/v1/conversations", { title: "p", projectId: project.json.id })).json.id);
+    c = await inject(pl.id, { d1: first(1, (op) => op === "prepare") });
+    const refused = await send(pl.id, "the project lookup fails");
+    expect(refused.status).toBe(502);
+    expect(refused.json.error.type).toBe("storage_error");
+    expect(refused.json.messages).toEqual([]);
+    await pl.survives();
+    reportInjections("D1 failure", d1Injected + c.n, `${d1Injected} during indexing (then the alarm), ${c.n} before a turn`);
+  });
+});
+
+describe("fault: the Durable Object is aborted mid-turn", () => {
+  it("keeps what was saved, adopts what reached R2, re-indexes by alarm, and takes the next turn: 3 aborts", async () => {
+    const ledger = new Ledger(await createConversation());
+    await ledger.turn("before the crashes");
+    // Each point hangs one batch write (by its seq) forever, then the object is aborted there.
+    const points: { name: string; prompt: string; hang: (n: number) => Hook; adopted: boolean }[] = [
+      { name: "the reply's R2 write in flight", prompt: "crash before my reply is written\n@reply-chars 2000", hang: (n) => first(1, batchPut(n + 2), "hang"), adopted: false },
+      { name: "the reply in R2, not yet in the index", prompt: "crash after my reply is written\n@reply-chars 2000", hang: (n) => first(1, batchPut(n + 2), "hang-after"), adopted: true },
+      { name: "a tool step's results in flight", prompt: 'crash in a tool step\n@tool conversation_read {"from_seq":1,"to_seq":1}', hang: (n) => first(1, batchPut(n + 3), "hang"), adopted: false },
+    ];
+    for (const point of points) {
+      const counter = await inject(ledger.id, { r2: point.hang(ledger.told.length) });
+      let deltas = "";
+      const turn = sseTurn(ledger.id, point.prompt, (e) => {
+        if (e.type === "delta") deltas += e.text;
+      });
+      while (counter.n === 0) await new Promise((r) => setTimeout(r, 10));
+      await new Promise((r) => setTimeout(r, 50)); // let the events before the hang reach the client
+      await runInDurableObject(stubOf(ledger.id), (_i, state) => state.abort("injected crash")).catch(() => {});
+      const events = await turn;
+      expect(events.some((e) => e.type === "turn_end")).toBe(false);
+      ledger.record(events.filter((e) => e.type === "message").map((e) => e.message));
+      const t = await transcript(ledger.id);
+      if (point.adopted) {
+        // The reply reached R2 before the crash: the restarted object adopts it; it is the streamed text.
+        const extra = t.slice(ledger.told.length);
+        expect(extra).toHaveLength(1);
+        expect(extra[0].content[0].text).toBe(deltas);
+        ledger.record(extra);
+      }
+      await ledger.check();
+      // Indexing what was saved was the crashed turn's job: the alarm its append left does it.
+      await runDurableObjectAlarm(stubOf(ledger.id));
+      for (const m of ledger.told.filter((m) => m.role === "user" && m.content[0]?.type === "text")) {
+        const words = m.content[0].text.split("\n")[0];
+        const hits = (await api("GET", `/v1/search?q=${encodeURIComponent(words)}&conversation=${ledger.id}&kind=message`)).json.results;
+        expect(hits.some((h: any) => h.id === m.id), words).toBe(true);
+      }
+      await ledger.survives();
+    }
+    reportInjections("Durable Object aborted mid-turn", points.length, points.map((p) => p.name).join("; "));
+  });
+});

@@ -5,7 +5,8 @@
  *   @tool NAME {json}     call tool NAME with that input (one call per line)
  *   @reply-chars N        reply with about N characters of prose
  *   @model-error STATUS [call=N] [summarize] [attempts=K]
- *                         answer with an HTTP error: 400, 429, 500 or 529. By default the call
+ *                         answer with an HTTP error: 400, 429, 500 or 529, or `overflow` (the
+ *                         400 "prompt is too long" of a request past the window). By default the call
  *                         answering the prompt fails; `call=N` fails the Nth model call of the turn
  *                         instead (2 = the call after the first tool result or continuation);
  *                         `summarize` fails summarization requests whose input carries the line
@@ -22,7 +23,8 @@
 import { blocksOf, hasTextBlock, textOf, type WireBlock, type WireMessage } from "./wire";
 
 export const MODEL_ERROR_STATUSES = [400, 429, 500, 529] as const;
-export type ModelErrorStatus = (typeof MODEL_ERROR_STATUSES)[number];
+/** `overflow`: the 400 "prompt is too long" a request past the window gets, whatever its size. */
+export type ModelErrorStatus = (typeof MODEL_ERROR_STATUSES)[number] | "overflow";
 
 export interface ToolCallDirective {
   name: string;
@@ -53,7 +55,7 @@ export interface Directives {
 
 const TOOL_LINE = /^@tool\s+(\S+)(?:\s+(.*))?$/;
 const REPLY_CHARS_LINE = /^@reply-chars\s+(\d+)$/;
-const MODEL_ERROR_LINE = /^@model-error\s+(\d+)((?:\s+(?:call=\d+|summarize|attempts=\d+))*)$/;
+const MODEL_ERROR_LINE = /^@model-error\s+(\d+|overflow)((?:\s+(?:call=\d+|summarize|attempts=\d+))*)$/;
 const MAX_TOKENS_LINE = /^@max-tokens-stop$/;
 const ANY_DIRECTIVE_LINE = /^@(tool|reply-chars|model-error|max-tokens-stop)\b/;
 
@@ -67,8 +69,8 @@ export function parseDirectives(text: string): Directives {
     } else if ((match = line.match(REPLY_CHARS_LINE))) {
       directives.replyChars = Number(match[1]);
     } else if ((match = line.match(MODEL_ERROR_LINE))) {
-      const status = Number(match[1]);
-      if ((MODEL_ERROR_STATUSES as readonly number[]).includes(status)) {
+      const status = match[1] === "overflow" ? "overflow" : Number(match[1]);
+      if (status === "overflow" || (MODEL_ERROR_STATUSES as readonly number[]).includes(status)) {
         const rule = modelErrorRule(status as ModelErrorStatus, match[2] ?? "");
         directives.modelErrors.push(rule);
         if (rule.call === 1 && directives.modelError === null) directives.modelError = rule.status;

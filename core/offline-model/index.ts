@@ -46,7 +46,7 @@ export function createOfflineModelFetch(options: OfflineModelOptions = {}): type
 
 type ErrorType = "invalid_request_error" | "not_found_error" | "rate_limit_error" | "api_error" | "overloaded_error";
 
-const DIRECTIVE_ERRORS: Record<ModelErrorStatus, { type: ErrorType; message: string }> = {
+const DIRECTIVE_ERRORS: Record<Exclude<ModelErrorStatus, "overflow">, { type: ErrorType; message: string }> = {
   400: { type: "invalid_request_error", message: "Invalid request (offline model: @model-error 400)." },
   429: { type: "rate_limit_error", message: "Rate limit exceeded (offline model: @model-error 429)." },
   500: { type: "api_error", message: "Internal server error (offline model: @model-error 500)." },
@@ -111,6 +111,7 @@ export async function handleMessagesRequest(request: Request, options: OfflineMo
   const retryCount = Number(request.headers.get("x-stainless-retry-count") ?? 0) || 0;
   const generation = generate(req, messageId, retryCount);
   if (generation.kind === "error") {
+    if (generation.status === "overflow") return invalid(`prompt is too long: ${total} tokens > ${Math.max(1, total - 1)} maximum`, raw);
     const { type, message } = DIRECTIVE_ERRORS[generation.status];
     // Real 429s tell the client when to come back; the SDK honours retry-after.
     return errorResponse(generation.status, type, message, raw, generation.status === 429 ? { "retry-after": "1" } : {});

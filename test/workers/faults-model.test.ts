@@ -12,13 +12,15 @@ type Phase = "first call" | "after a tool result" | "compaction summary";
 
 interface Case {
   phase: Phase;
-  status: (typeof STATUSES)[number];
+  status: (typeof STATUSES)[number] | "overflow";
   transient: boolean;
 }
 
 const cases: Case[] = [];
 for (const phase of ["first call", "after a tool result", "compaction summary"] as Phase[])
   for (const status of STATUSES) for (const transient of [false, true]) cases.push({ phase, status, transient });
+// The compaction's summary call past the model's window (the provider's overflow 400): the fallback state.
+cases.push({ phase: "compaction summary", status: "overflow", transient: false });
 
 async function runCase(c: Case): Promise<void> {
   const compacting = c.phase === "compaction summary";
@@ -48,12 +50,13 @@ async function runCase(c: Case): Promise<void> {
 }
 
 describe("fault: model errors in every phase of a turn", () => {
-  it(`survives ${cases.length} injections: 429/500/529 × first call, after a tool result, compaction summary × persistent, transient`, async () => {
+  it(`survives ${cases.length} injections: 429/500/529 × first call, after a tool result, compaction summary × persistent, transient; and an overflow of the summary call`, async () => {
     const started = Date.now();
     // In parallel, one conversation each: the SDK's backoff waits overlap.
     await Promise.all(cases.map(runCase));
     for (const phase of ["first call", "after a tool result", "compaction summary"])
-      reportInjections(`model error, ${phase}`, cases.filter((c) => c.phase === phase).length, "429, 500, 529; persistent and transient");
+      reportInjections(`model error, ${phase}`, cases.filter((c) => c.phase === phase && c.status !== "overflow").length, "429, 500, 529; persistent and transient");
+    reportInjections("overflow 400, compaction summary", cases.filter((c) => c.status === "overflow").length);
     expect(Date.now() - started).toBeLessThan(25_000);
   });
 });

@@ -79,15 +79,17 @@ export async function startStack({ persistTo, vars, timeoutMs = 120_000, log = f
     port,
     output: () => output,
     stop: () => stopProcessTree(child),
+    /** A crash, not a shutdown: SIGKILL to the whole tree, nothing gets to finish. */
+    kill: () => stopProcessTree(child, "SIGKILL"),
   };
 }
 
-function stopProcessTree(child) {
+function stopProcessTree(child, signal = "SIGTERM") {
   return new Promise((resolve) => {
     if (child.exitCode !== null) return resolve();
     child.once("exit", () => resolve());
     try {
-      process.kill(-child.pid, "SIGTERM");
+      process.kill(-child.pid, signal);
     } catch {
       return resolve();
     }

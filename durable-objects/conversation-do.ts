@@ -498,7 +498,7 @@ export class ConversationDO extends DurableObject<Env> {
     const { type, turnId, ...fields } = event;
     const name = type === "compaction" ? "compaction.applied" : "compaction.started";
     const details = "details" in fields ? { ...fields, details: `${fields.details.length} targets` } : fields;
-    await logCorpusEvent(this.env.BUCKET, ref.tenantId, name, { conversation: ref.conversationId, turn: turnId, ...details }).catch((err) => console.error("corpus log failed", err));
+    await logCorpusEvent(this.env, ref.tenantId, name, { conversation: ref.conversationId, turn: turnId, ...details }).catch((err) => console.error("corpus log failed", err));
   }
 
   /** Each request's size against the budget (the newest 50, rotating); the body goes to R2. */
@@ -606,7 +606,7 @@ export class ConversationDO extends DurableObject<Env> {
       this.store.putOutbox(`episode:${commit.jobId}`, { tenantId: head.tenantId, conversationId: head.id, foldJobId: commit.jobId, throughSeq: head.summarizedThroughMessage, summary: head.summary, at: head.lastFoldAt });
       this.ctx.waitUntil(this.indexPending());
       this.ctx.waitUntil(
-        logCorpusEvent(this.env.BUCKET, head.tenantId, "fold.applied", { conversation: head.id, job: commit.jobId, through_seq: head.summarizedThroughMessage, summary_chars: head.summary?.length ?? 0, folds: head.foldCount }).catch(() => {}),
+        logCorpusEvent(this.env, head.tenantId, "fold.applied", { conversation: head.id, job: commit.jobId, through_seq: head.summarizedThroughMessage, summary_chars: head.summary?.length ?? 0, folds: head.foldCount }).catch(() => {}),
       );
       const boundarySeq = (commit as { boundarySeq: number }).boundarySeq;
       this.history = this.history?.filter((m) => m.seq >= boundarySeq) ?? null;

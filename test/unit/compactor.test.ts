@@ -77,6 +77,22 @@ describe("a compaction pass", () => {
     expect(messages.map((m) => (m.content as any[]).length)).toEqual(ms.map((m) => (m.content as any[]).length));
   });
 
+  it("draws the protection line exactly: the 4th-last result and the one just after messages[0] are cut", () => {
+    const ms = monster(10, 8_000); // results at 2, 4, ..., 20
+    const { messages, report } = compactMessages(ms, 0, budget, origins(ms));
+    const cut = (i: number) => JSON.stringify(messages[i]) !== JSON.stringify(ms[i]);
+    expect([20, 18, 16].map(cut)).toEqual([false, false, false]); // the last 3 results
+    expect([14, 2].map(cut)).toEqual([true, true]); // one past the edge, and the oldest
+    expect(cut(0)).toBe(false);
+    expect(report.targets.map((t) => t.index).sort((a, b) => a - b)).toEqual([2, 4, 6, 8, 10, 12, 14]);
+    // An error result at the edge stays whole, and the next older result is cut instead.
+    const withError = monster(10, 8_000);
+    (withError[14].content as any[])[0] = result("t6", 8_000, { is_error: true });
+    const e = compactMessages(withError, 0, budget, origins(withError));
+    expect(e.messages[14]).toEqual(withError[14]);
+    expect(e.report.targets.map((t) => t.index)).not.toContain(14);
+  });
+
   it("strips images from tool results and goes on to assistant text only when results are not enough", () => {
     const ms: WireMessage[] = [{ role: "user", content: [text("look")] }];
     ms.push({ role: "assistant", content: [text("a".repeat(20_000)), call("img")] });

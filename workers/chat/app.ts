@@ -24,8 +24,14 @@ const WS_PATH = /^\/v1\/conversations\/[^/]+\/ws$/;
 
 export const app = new Hono<AppEnv>();
 
+/** Cloudflare's edge allows more; no client of this API needs anywhere near this much. */
+export const MAX_HEADER_BYTES = 32 * 1024;
+
 app.use("*", async (c, next) => {
   c.set("requestStart", Date.now());
+  let size = 0;
+  for (const [name, value] of c.req.raw.headers) size += name.length + value.length + 4;
+  if (size > MAX_HEADER_BYTES) throw new ApiError(431, "request_header_fields_too_large", `request headers larger than ${MAX_HEADER_BYTES} bytes`);
   await next();
 });
 

@@ -181,13 +181,57 @@ export function continuationNudge(summary: string): string {
   ].join("\n");
 }
 
+/** Ids in text: tokens of letters and digits (and _ - .), at least 3 long, with both a letter and a digit. */
+export function idTokens(text: string): string[] {
+  const out = new Set<string>();
+  for (const [t] of text.matchAll(/[A-Za-z0-9][A-Za-z0-9_.-]*[A-Za-z0-9]/g)) if (t.length >= 3 && /[A-Za-z]/.test(t) && /\d/.test(t)) out.add(t);
+  return [...out];
+}
+
+/**
+ * Batch work's remaining items, deterministically: the ids the task names that no tool call of
+ * the turn has touched yet, in the task's order. Carried into REMAINING whatever the summary call
+ * wrote, so a compaction can never drop an item of a list the user gave.
+ */
+export function untouchedIds(task: string, toolCalls: readonly { input: unknown }[]): string[] {
+  const touched = new Set(toolCalls.flatMap((c) => idTokens(JSON.stringify(c.input ?? {}))));
+  if (!touched.size) return [];
+  return idTokens(task).filter((id) => !touched.has(id));
+}
+
+const REMAINING_IDS_MAX_CHARS = 4_000;
+
+function remainingLine(ids: readonly string[]): string {
+  let line = `- not yet touched by any call (${ids.length} ids the task names): `;
+  let shown = 0;
+  for (const id of ids) {
+    if (line.length + id.length + 2 > REMAINING_IDS_MAX_CHARS) break;
+    line += `${shown ? ", " : ""}${id}`;
+    shown++;
+  }
+  return shown < ids.length ? `${line} … and ${ids.length - shown} more` : line;
+}
+
+/** The state with every untouched id listed under REMAINING (added there when the summary lacks any). */
+export function withRemainingIds(state: string, ids: readonly string[]): string {
+  if (!ids.length) return state;
+  const heading = /^REMAINING:[^\n]*$/m.exec(state);
+  if (!heading) return `${state}\n\nREMAINING:\n${remainingLine(ids)}`;
+  const at = heading.index + heading[0].length;
+  const next = /^[A-Z][A-Z ]+:/m.exec(state.slice(at));
+  const section = state.slice(at, next ? at + next.index : state.length);
+  if (ids.every((id) => section.includes(id))) return state;
+  return `${state.slice(0, at)}\n${remainingLine(ids)}${state.slice(at)}`;
+}
+
 /** When the summary call fails: a deterministic state from what the turn itself shows. */
 export function fallbackTurnState(task: string, toolCalls: { name: string; input: unknown }[]): string {
   const calls = toolCalls.map((c) => `${c.name} ${JSON.stringify(c.input).slice(0, 120)}`);
+  const pending = untouchedIds(task, toolCalls);
   return [
     `TASK:\n- ${task.slice(0, 600)}`,
     `PROGRESS:\n${calls.length ? calls.map((c) => `- done: ${c}`).join("\n") : "- (no tool calls yet)"}`,
-    "REMAINING:\n- whatever the task asks that the calls above have not covered",
+    `REMAINING:\n${pending.length ? remainingLine(pending) : "- whatever the task asks that the calls above have not covered"}`,
     `DATA:\n- ${calls.length} tool calls so far in this turn`,
     "DECISIONS:\n- (none recorded)",
   ].join("\n\n");

@@ -7,7 +7,7 @@
 import { messageChars } from "./render";
 import { applyStubs } from "./stubs";
 import type { Settings } from "./settings";
-import type { ContentBlock, ModelRequest, StoredMessage, SystemBlock, ToolSchema, WireMessage } from "./types";
+import { isAgentSegment, type ContentBlock, type ModelRequest, type StoredMessage, type SystemBlock, type ToolSchema, type WireMessage } from "./types";
 
 export interface ReplayInput {
   conversationId: string;
@@ -45,8 +45,17 @@ export interface ReplayEstimate {
 
 export const INTERRUPTED_TOOL_RESULT = "[no result: the turn ended before this tool call returned]";
 
+/**
+ * The master's thread: the history without the sub-agents' segments. A delegated run already
+ * reached the master once, as its agent_delegate tool_result; replaying the run's own messages
+ * too would carry that work a second time on every later request.
+ */
+export function masterThread(messages: readonly StoredMessage[]): readonly StoredMessage[] {
+  return messages.some(isAgentSegment) ? messages.filter((m) => !isAgentSegment(m)) : messages;
+}
+
 export function buildModelRequest(input: ReplayInput): { request: ModelRequest; estimate: ReplayEstimate } {
-  const stubs = applyStubs(input.history, input.settings, input.conversationId);
+  const stubs = applyStubs(masterThread(input.history), input.settings, input.conversationId);
   const preamble = input.summary ? summaryPreamble(input.conversationId, input.summary) : [];
   const messages = withCacheBreakpoints([...preamble, ...toWireMessages(stubs.messages)], preamble.length);
   const request: ModelRequest = {

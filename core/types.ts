@@ -45,7 +45,25 @@ export interface StoredMessage {
   usage?: Usage;
   model?: string;
   stopReason?: string | null;
+  /**
+   * Set on the messages of a delegated sub-agent's run (workflow mode): the sub-agent's own
+   * thread, kept in the transcript and the index, never replayed to the master, which sees only
+   * the run's result in its tool_result.
+   */
+  agent?: AgentTag;
 }
+
+export interface AgentTag {
+  /** The segment: one per delegated run, shared by all its messages. */
+  segment: string;
+  /** The name the master gave the sub-agent. */
+  name: string;
+  /** The master's agent_delegate call this run answers. */
+  toolUseId: string;
+}
+
+/** A sub-agent's message: part of the record, never part of the master's replay. */
+export const isAgentSegment = (m: Pick<StoredMessage, "agent">): boolean => m.agent !== undefined;
 
 /** A message before the Durable Object has given it an id and a seq. */
 export type NewMessage = Omit<StoredMessage, "id" | "seq" | "createdAt">;

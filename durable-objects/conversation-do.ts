@@ -17,7 +17,7 @@ import { createModelClient } from "../core/model-client";
 import { messageChars } from "../core/render";
 import { crossCheckSettings, mergeSettings, type SettingsPatch } from "../core/settings";
 import { buildSystemPrompt } from "../core/system-prompt";
-import type { ContentBlock, ModelRequest, NewMessage, StoredMessage, SystemBlock } from "../core/types";
+import { isAgentSegment, type ContentBlock, type ModelRequest, type NewMessage, type StoredMessage, type SystemBlock } from "../core/types";
 import type { BlockOrigin } from "../core/compactor";
 import { TurnCompactor } from "../workers/chat/agent/turn-compaction";
 import { runAgentTurn } from "../workers/chat/agent/turn-loop";
@@ -152,7 +152,7 @@ export class ConversationDO extends DurableObject<Env> {
     for await (const batch of readBatchesAfter(this.env.BUCKET, head.tenantId, head.id, last)) {
       const fresh = batch.messages.filter((m) => m.seq > this.store.lastSeq());
       if (!fresh.length) continue;
-      this.ctx.storage.transactionSync(() => this.store.insertMessages(fresh, batch.key, messageChars));
+      this.ctx.storage.transactionSync(() => this.store.insertMessages(fresh, batch.key, replayChars));
     }
     this.history = null;
     this.unsummarized = null;
@@ -160,7 +160,7 @@ export class ConversationDO extends DurableObject<Env> {
 
   /** The verbatim tail: every message after the fold boundary, cached across turns. */
   private replaySource(head: ConversationHead): StoredMessage[] {
-    this.history ??= this.store.listAfter(head.summarizedThroughMessage ?? 0, Number.MAX_SAFE_INTEGER);
+    this.history ??= this.store.listAfter(head.summarizedThroughMessage ?? 0, Number.MAX_SAFE_INTEGER).filter((m) => !isAgentSegment(m));
     return this.history;
   }
 
@@ -496,15 +496,15 @@ export class ConversationDO extends DurableObject<Env> {
     const stored: StoredMessage[] = messages.map((m, i) => ({ id: sortableId("msg"), seq: first + i, role: m.role, content: m.content, createdAt, ...extras(m) }));
     const key = await writeBatch(this.env.BUCKET, head, stored);
     try {
-      this.ctx.storage.transactionSync(() => this.store.insertMessages(stored, key, messageChars));
+      this.ctx.storage.transactionSync(() => this.store.insertMessages(stored, key, replayChars));
     } catch (err) {
       // The batch is in R2 but not in the index: restart so the next load adopts it from R2
       // instead of handing out its seqs again.
       this.ctx.abort("index write failed after the R2 write");
       throw err;
     }
-    this.history?.push(...stored);
-    if (this.unsummarized !== null) for (const m of stored) this.unsummarized += messageChars(m);
+    this.history?.push(...stored.filter((m) => !isAgentSegment(m)));
+    if (this.unsummarized !== null) for (const m of stored) this.unsummarized += replayChars(m);
     // A durable reminder to index these: if the object dies before the turn's indexing runs
     // (eviction, restart, a failed D1 call), the alarm brings it back to finish the job.
     void this.ctx.storage.setAlarm(Date.now() + INDEX_RETRY_MS);
@@ -517,7 +517,7 @@ export class ConversationDO extends DurableObject<Env> {
     const { type, turnId, ...fields } = event;
     const name = type === "compaction" ? "compaction.applied" : "compaction.started";
     const details = "details" in fields ? { ...fields, details: `${fields.details.length} targets` } : fields;
-    await logCorpusEvent(this.env.BUCKET, ref.tenantId, name, { conversation: ref.conversationId, turn: turnId, ...details }).catch((err) => console.error("corpus log failed", err));
+    await logCorpusEvent(this.env, ref.tenantId, name, { conversation: ref.conversationId, turn: turnId, ...details }).catch((err) => console.error("corpus log failed", err));
   }
 
   /** Each request's size against the budget (the newest 50, rotating); the body goes to R2. */
@@ -584,7 +584,7 @@ export class ConversationDO extends DurableObject<Env> {
     const head = await this.load(ref);
     if (!head || this.store.getLease()?.jobId !== jobId) return null;
     const through = head.summarizedThroughMessage ?? 0;
-    return { summary: head.summary, summarizedThroughMessage: through, settings: head.settings, region: this.store.listAfter(through, Number.MAX_SAFE_INTEGER) };
+    return { summary: head.summary, summarizedThroughMessage: through, settings: head.settings, region: this.store.listAfter(through, Number.MAX_SAFE_INTEGER).filter((m) => !isAgentSegment(m)) };
   }
 
   /**
@@ -625,7 +625,7 @@ export class ConversationDO extends DurableObject<Env> {
       this.store.putOutbox(`episode:${commit.jobId}`, { tenantId: head.tenantId, conversationId: head.id, foldJobId: commit.jobId, throughSeq: head.summarizedThroughMessage, summary: head.summary, at: head.lastFoldAt });
       this.ctx.waitUntil(this.indexPending());
       this.ctx.waitUntil(
-        logCorpusEvent(this.env.BUCKET, head.tenantId, "fold.applied", { conversation: head.id, job: commit.jobId, through_seq: head.summarizedThroughMessage, summary_chars: head.summary?.length ?? 0, folds: head.foldCount }).catch(() => {}),
+        logCorpusEvent(this.env, head.tenantId, "fold.applied", { conversation: head.id, job: commit.jobId, through_seq: head.summarizedThroughMessage, summary_chars: head.summary?.length ?? 0, folds: head.foldCount }).catch(() => {}),
       );
       const boundarySeq = (commit as { boundarySeq: number }).boundarySeq;
       this.history = this.history?.filter((m) => m.seq >= boundarySeq) ?? null;
@@ -754,8 +754,12 @@ function extras(m: NewMessage): Partial<StoredMessage> {
   if (m.usage) out.usage = m.usage;
   if (m.model) out.model = m.model;
   if (m.stopReason !== undefined) out.stopReason = m.stopReason;
+  if (m.agent) out.agent = m.agent;
   return out;
 }
+
+/** What a message weighs on replay: a sub-agent's messages are never replayed, so they weigh nothing. */
+const replayChars = (m: StoredMessage): number => (isAgentSegment(m) ? 0 : messageChars(m));
 
 /** Heads written before a field existed get its default, so every head has one shape. */
 function normalizeHead(head: ConversationHead | null): ConversationHead | null {

@@ -1,5 +1,6 @@
 // Client -> server websocket frames. A bad frame gets an error frame; the socket stays open.
 import { z } from "zod";
+import { jsonValueProblem } from "../core/json-guard";
 import { toContentBlocks, turnContentSchema } from "../core/turn-input";
 import type { ContentBlock } from "../core/types";
 import { describeZodError } from "../core/validation";
@@ -22,6 +23,8 @@ export function parseClientFrame(data: string | ArrayBuffer): { ok: true; value:
   } catch {
     return { ok: false, error: "malformed JSON frame" };
   }
+  const problem = jsonValueProblem(json, "frame");
+  if (problem) return { ok: false, error: problem };
   const parsed = frameSchema.safeParse(json);
   if (!parsed.success) return { ok: false, error: describeZodError(parsed.error) };
   if (parsed.data.type === "ping") return { ok: true, value: { type: "ping" } };

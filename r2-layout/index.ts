@@ -42,10 +42,17 @@ export const attachmentBlobKey = (tenantId: string, attachmentId: string): strin
 /** A text attachment's line index (checkpoint offsets), so line ranges are ranged reads. */
 export const attachmentLineIndexKey = (tenantId: string, attachmentId: string): string => `${attachmentPrefix(tenantId, attachmentId)}line-index.json`;
 
-/** A tenant's daily corpus log: one immutable object per event, read back in key (time) order. */
-export const corpusDayPrefix = (tenantId: string, day: string): string => `${tenantPrefix(tenantId)}corpus/${day}/`;
-export const corpusEventKey = (tenantId: string, day: string, eventId: string): string => `${corpusDayPrefix(tenantId, day)}${eventId}.md`;
+/** A tenant's "brain": what the lifecycle writes about itself, beside the conversations it observes. */
+export const brainPrefix = (tenantId: string): string => `${tenantPrefix(tenantId)}brain/`;
 
-/** A conversation's prompt snapshots: the full request of each model call, the newest 50 kept. */
+/** The tenant's corpus log of one UTC day, as one markdown document once the day is rolled up. */
+export const corpusLogKey = (tenantId: string, day: string): string => `${brainPrefix(tenantId)}corpus/${day}.log.md`;
+
+/** The open day's events, one immutable object each (no read-modify-write across writers), rolled into the log. */
+export const corpusEventPrefix = (tenantId: string, day: string): string => `${brainPrefix(tenantId)}corpus/${day}/`;
+export const corpusEventKey = (tenantId: string, day: string, eventId: string): string => `${corpusEventPrefix(tenantId, day)}${eventId}.md`;
+
+/** A conversation's prompt snapshots: each model request as sent, the newest 50 kept. */
+export const promptSnapshotPrefix = (tenantId: string, conversationId: string): string => `${brainPrefix(tenantId)}prefrontal/.debug/${conversationId}/`;
 export const promptSnapshotKey = (tenantId: string, conversationId: string, snapshotId: number): string =>
-  `${conversationPrefix(tenantId, conversationId)}prompts/${padSeq(snapshotId)}.json`;
+  `${promptSnapshotPrefix(tenantId, conversationId)}${padSeq(snapshotId)}.json`;

@@ -10,4 +10,8 @@ interface __BaseEnv_Env {
   DEV_API_KEY?: string;
   /** "true" only under `npm start` and the tests: bootstraps the dev tenant and the dev defaults. */
   DEV_BOOTSTRAP?: string;
+  /** Requests per minute per API key (default 600); "0" turns the limit off. */
+  RATE_LIMIT_PER_MINUTE?: string;
+  /** Turns per minute per API key (default 60); "0" turns the limit off. */
+  TURN_RATE_LIMIT_PER_MINUTE?: string;
 }

@@ -14,7 +14,12 @@
  *                         the first K attempts of that call (the SDK's retry counter), so a retry
  *                         then succeeds, as with a transient provider error
  *   @max-tokens-stop      end the reply with stop_reason "max_tokens"
+ *   @tools-per-step N     issue the @tool calls N at a time, one batch per model call, as an
+ *                         agent working through a list does (the next batch once the previous
+ *                         one's results are in)
  *
+ * A `<turn_state>` text block (the in-turn compactor's continuation nudge) is not user text: the
+ * model keeps working from the prompt that started the turn.
  * Directives are read only from the latest *real* user text (its last text block) and only when that
  * message is the last one in the request. A follow-up request that ends with
  * tool results must not see them again, or an agent loop would call the same
@@ -49,6 +54,8 @@ export interface Directives {
   modelError: ModelErrorStatus | null;
   modelErrors: ModelErrorRule[];
   maxTokensStop: boolean;
+  /** Issue the tool calls this many per model call; null: all at once. */
+  toolsPerStep: number | null;
   /** Human-readable problems (bad JSON, unsupported status) surfaced in the reply text. */
   notes: string[];
 }
@@ -57,10 +64,11 @@ const TOOL_LINE = /^@tool\s+(\S+)(?:\s+(.*))?$/;
 const REPLY_CHARS_LINE = /^@reply-chars\s+(\d+)$/;
 const MODEL_ERROR_LINE = /^@model-error\s+(\d+|overflow)((?:\s+(?:call=\d+|summarize|attempts=\d+))*)$/;
 const MAX_TOKENS_LINE = /^@max-tokens-stop$/;
-const ANY_DIRECTIVE_LINE = /^@(tool|reply-chars|model-error|max-tokens-stop)\b/;
+const TOOLS_PER_STEP_LINE = /^@tools-per-step\s+(\d+)$/;
+const ANY_DIRECTIVE_LINE = /^@(tool|reply-chars|model-error|max-tokens-stop|tools-per-step)\b/;
 
 export function parseDirectives(text: string): Directives {
-  const directives: Directives = { toolCalls: [], replyChars: null, modelError: null, modelErrors: [], maxTokensStop: false, notes: [] };
+  const directives: Directives = { toolCalls: [], replyChars: null, modelError: null, modelErrors: [], maxTokensStop: false, toolsPerStep: null, notes: [] };
   for (const rawLine of text.split(/\r?\n/)) {
     const line = rawLine.trim();
     let match: RegExpMatchArray | null;
@@ -77,6 +85,8 @@ export function parseDirectives(text: string): Directives {
       } else directives.notes.push(`@model-error ${status} ignored: supported statuses are ${MODEL_ERROR_STATUSES.join(", ")}.`);
     } else if (MAX_TOKENS_LINE.test(line)) {
       directives.maxTokensStop = true;
+    } else if ((match = line.match(TOOLS_PER_STEP_LINE))) {
+      directives.toolsPerStep = Math.max(1, Number(match[1]));
     }
   }
   return directives;
@@ -105,7 +115,7 @@ export function modelErrorFor(messages: readonly WireMessage[], summarizing: boo
   } else {
     const real = latestRealUserIndex(messages);
     if (real < 0) return null;
-    const texts = blocksOf(messages[real].content).filter((b) => b.type === "text");
+    const texts = blocksOf(messages[real].content).filter((b) => b.type === "text" && !isTurnState(b));
     rules = parseDirectives(textOf({ role: "user", content: [texts[texts.length - 1]] })).modelErrors.filter((r) => !r.summarize);
     call = 1 + messages.slice(real + 1).filter((m) => m.role === "assistant").length;
   }
@@ -137,10 +147,17 @@ export function stripDirectives(text: string): string {
     .join("\n");
 }
 
+const isTurnState = (block: WireBlock) => block.type === "text" && String(block.text ?? "").trimStart().startsWith("<turn_state>");
+
+/** Whether a user message carries text the user wrote (a compaction nudge is not that). */
+function hasUserText(message: WireMessage): boolean {
+  return blocksOf(message.content).some((block) => block.type === "text" && !isTurnState(block));
+}
+
 /** Index of the last user message that carries a text block, or -1. */
 export function latestRealUserIndex(messages: readonly WireMessage[]): number {
   for (let i = messages.length - 1; i >= 0; i--) {
-    if (messages[i].role === "user" && hasTextBlock(messages[i])) return i;
+    if (messages[i].role === "user" && hasUserText(messages[i])) return i;
   }
   return -1;
 }
@@ -153,7 +170,7 @@ export function latestRealUserIndex(messages: readonly WireMessage[]): number {
  */
 export type Turn =
   | { kind: "user"; text: string; directives: Directives }
-  | { kind: "tool-results"; results: WireBlock[]; userText: string }
+  | { kind: "tool-results"; results: WireBlock[]; userText: string; nextCalls: ToolCallDirective[] }
   | { kind: "continuation"; userText: string };
 
 export function classifyTurn(messages: readonly WireMessage[]): Turn {
@@ -163,7 +180,7 @@ export function classifyTurn(messages: readonly WireMessage[]): Turn {
   if (last.role === "user") {
     const blocks = blocksOf(last.content);
     const results = blocks.filter((block) => block.type === "tool_result");
-    if (results.length > 0 && !hasTextBlock(last)) return { kind: "tool-results", results, userText };
+    if (results.length > 0 && !hasUserText(last)) return { kind: "tool-results", results, userText, nextCalls: nextBatch(messages, realIndex) };
     if (realIndex === messages.length - 1) {
       // Only the newest text block: when a failed turn left a lone user message, the replay merges
       // it with the next prompt, and the old prompt's directives must not fire a second time.
@@ -173,4 +190,15 @@ export function classifyTurn(messages: readonly WireMessage[]): Turn {
     }
   }
   return { kind: "continuation", userText };
+}
+
+/** Under `@tools-per-step`, the prompt's calls not issued yet (the next batch of them); else none. */
+function nextBatch(messages: readonly WireMessage[], realIndex: number): ToolCallDirective[] {
+  if (realIndex < 0) return [];
+  const texts = blocksOf(messages[realIndex].content).filter((block) => block.type === "text" && !isTurnState(block));
+  const directives = parseDirectives(textOf({ role: "user", content: [texts[texts.length - 1]] }));
+  if (directives.toolsPerStep === null) return [];
+  let issued = 0;
+  for (const m of messages.slice(realIndex + 1)) if (m.role === "assistant") issued += blocksOf(m.content).filter((b) => b.type === "tool_use").length;
+  return directives.toolCalls.slice(issued, issued + directives.toolsPerStep);
 }

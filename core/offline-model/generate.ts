@@ -8,7 +8,7 @@
  * real model hallucinates a tool name.
  */
 import { countTokens, truncateToTokens } from "../tokens";
-import { classifyTurn, modelErrorFor, stripDirectives, type ModelErrorStatus } from "./directives";
+import { classifyTurn, modelErrorFor, stripDirectives, type ModelErrorStatus, type ToolCallDirective } from "./directives";
 import { idFrom } from "./hash";
 import { prose, quoteReply, toolResultsReply } from "./reply";
 import { summarize, summarizeOptions } from "./summarize";
@@ -44,16 +44,15 @@ export function generate(request: WireRequest, messageId: string, retryCount = 0
     text = summarize(request, summary);
   } else if (turn!.kind === "tool-results") {
     text = toolResultsReply(turn!.results);
+    if (turn!.nextCalls.length) {
+      tools = toolUses(turn!.nextCalls, messageId);
+      text = `${text}\n\nNext: ${tools.length} more ${tools.length === 1 ? "call" : "calls"}.`;
+    }
   } else if (turn!.kind === "continuation") {
     text = quoteReply(stripDirectives(turn!.userText));
   } else {
     const { text: userText, directives } = turn!;
-    tools = directives.toolCalls.map((call, i) => ({
-      type: "tool_use",
-      id: `toolu_${idFrom(`${messageId}:${i}`)}`,
-      name: call.name,
-      input: call.input,
-    }));
+    tools = toolUses(directives.toolsPerStep === null ? directives.toolCalls : directives.toolCalls.slice(0, directives.toolsPerStep), messageId);
     if (directives.replyChars !== null) {
       text = prose(directives.replyChars, userText);
     } else {
@@ -70,6 +69,10 @@ export function generate(request: WireRequest, messageId: string, retryCount = 0
     }
   }
   return fitToMaxTokens(text, tools, request.max_tokens, forceMaxTokens);
+}
+
+function toolUses(calls: readonly ToolCallDirective[], messageId: string): ToolUseOut[] {
+  return calls.map((call, i) => ({ type: "tool_use", id: `toolu_${idFrom(`${messageId}:${i}`)}`, name: call.name, input: call.input }));
 }
 
 function toolTokens(tool: ToolUseOut): number {

@@ -41,7 +41,8 @@ export function messageChars(m) {
 /** Runs `fn(baseUrl)` against a throwaway stack on a free loopback port, then stops it. */
 export async function withStack(fn) {
   const dir = mkdtempSync(join(tmpdir(), "context-chat-bench-"));
-  const stack = await startStack({ persistTo: dir });
+  // Benchmarks fire far more than a client would: per-key rate limits off.
+  const stack = await startStack({ persistTo: dir, vars: { RATE_LIMIT_PER_MINUTE: "0", TURN_RATE_LIMIT_PER_MINUTE: "0" } });
   try {
     return await fn(stack.baseUrl);
   } finally {

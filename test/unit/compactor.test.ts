@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { budgetTokens, compactMessages, continuationNudge, effectiveTokens, fallbackTurnState, shouldCompact } from "../../core/compactor";
+import { budgetTokens, compactMessages, continuationNudge, effectiveTokens, fallbackTurnState, shouldCompact, untouchedIds, withRemainingIds } from "../../core/compactor";
 import type { ContentBlock, WireMessage } from "../../core/types";
 
 const budget = { contextWindowTokens: 24_000, outputReserveTokens: 2_000, compactTriggerRatio: 0.75, compactTargetRatio: 0.5, charsPerToken: 1.5 };
@@ -77,6 +77,22 @@ describe("a compaction pass", () => {
     expect(messages.map((m) => (m.content as any[]).length)).toEqual(ms.map((m) => (m.content as any[]).length));
   });
 
+  it("draws the protection line exactly: the 4th-last result and the one just after messages[0] are cut", () => {
+    const ms = monster(10, 8_000); // results at 2, 4, ..., 20
+    const { messages, report } = compactMessages(ms, 0, budget, origins(ms));
+    const cut = (i: number) => JSON.stringify(messages[i]) !== JSON.stringify(ms[i]);
+    expect([20, 18, 16].map(cut)).toEqual([false, false, false]); // the last 3 results
+    expect([14, 2].map(cut)).toEqual([true, true]); // one past the edge, and the oldest
+    expect(cut(0)).toBe(false);
+    expect(report.targets.map((t) => t.index).sort((a, b) => a - b)).toEqual([2, 4, 6, 8, 10, 12, 14]);
+    // An error result at the edge stays whole, and the next older result is cut instead.
+    const withError = monster(10, 8_000);
+    (withError[14].content as any[])[0] = result("t6", 8_000, { is_error: true });
+    const e = compactMessages(withError, 0, budget, origins(withError));
+    expect(e.messages[14]).toEqual(withError[14]);
+    expect(e.report.targets.map((t) => t.index)).not.toContain(14);
+  });
+
   it("strips images from tool results and goes on to assistant text only when results are not enough", () => {
     const ms: WireMessage[] = [{ role: "user", content: [text("look")] }];
     ms.push({ role: "assistant", content: [text("a".repeat(20_000)), call("img")] });
@@ -112,5 +128,31 @@ describe("the turn state", () => {
     for (const h of ["TASK:", "PROGRESS:", "REMAINING:", "DATA:", "DECISIONS:"]) expect(state).toContain(h);
     expect(state).toContain('file_read {"lines":"1-500"}');
     expect(continuationNudge(state)).toMatch(/Resume from REMAINING[\s\S]*do not stop early/);
+  });
+});
+
+describe("batch ids in REMAINING", () => {
+  const task = "Tally batches b-01, b-02, b-03 and b-04 (report to ops-7).";
+  const calls = [{ name: "file_read", input: { attachment_id: "b-01" } }, { name: "file_read", input: { attachment_id: "b-02" } }];
+
+  it("are the ids the task names that no call has touched, in the task's order", () => {
+    expect(untouchedIds(task, calls)).toEqual(["b-03", "b-04", "ops-7"]);
+    expect(untouchedIds(task, [])).toEqual([]); // nothing touched yet: no evidence of batch work
+  });
+
+  it("are added under REMAINING when the summary lists them elsewhere or not at all", () => {
+    const state = "TASK:\n- tally\n\nPROGRESS:\n- b-01\n\nREMAINING:\n- finish\n\nDATA:\n- b-03, b-04, ops-7";
+    const out = withRemainingIds(state, ["b-03", "b-04"]);
+    const remaining = out.slice(out.indexOf("REMAINING:"), out.indexOf("DATA:"));
+    expect(remaining).toContain("(2 ids the task names): b-03, b-04");
+    expect(remaining).toContain("- finish");
+    expect(withRemainingIds("TASK:\n- x", ["b-03"])).toMatch(/\n\nREMAINING:\n- not yet touched by any call \(1 ids the task names\): b-03$/);
+    // Already there: the model's own words stand.
+    const complete = "REMAINING:\n- b-03 then b-04\n\nDATA:\n- none";
+    expect(withRemainingIds(complete, ["b-03", "b-04"])).toBe(complete);
+  });
+
+  it("are listed by the deterministic fallback", () => {
+    expect(fallbackTurnState(task, calls)).toMatch(/REMAINING:\n- not yet touched by any call \(3 ids the task names\): b-03, b-04, ops-7/);
   });
 });

@@ -186,6 +186,31 @@ describe("tool directives", () => {
   });
 });
 
+describe("@tools-per-step", () => {
+  it("issues the calls a batch per step, resuming after a compaction nudge, then reports", async () => {
+    const client = makeClient();
+    const first: Params = ask('Read all.\n@tools-per-step 2\n@tool read_file {"path":"a"}\n@tool read_file {"path":"b"}\n@tool read_file {"path":"c"}', { tools: TOOLS });
+    const messages: Anthropic.MessageParam[] = [...first.messages];
+    const issued: unknown[] = [];
+    for (let step = 0; step < 3; step++) {
+      const reply = await client.messages.create({ ...first, messages });
+      const calls = toolUses(reply);
+      issued.push(...calls.map((c) => c.input));
+      messages.push({ role: "assistant", content: reply.content });
+      if (!calls.length) {
+        expect(reply.stop_reason).toBe("end_turn");
+        break;
+      }
+      const results: Anthropic.ContentBlockParam[] = calls.map((c) => ({ type: "tool_result", tool_use_id: c.id, content: "ok" }));
+      // The second carrier also holds a compaction's continuation nudge: not user text.
+      if (step === 0) results.push({ type: "text", text: "<turn_state>\nREMAINING:\n- c\n</turn_state>" });
+      messages.push({ role: "user", content: results });
+    }
+    expect(issued).toEqual([{ path: "a" }, { path: "b" }, { path: "c" }]);
+    expect(messages).toHaveLength(6);
+  });
+});
+
 describe("max_tokens", () => {
   it("truncates a long reply to max_tokens with stop_reason max_tokens", async () => {
     const client = makeClient();

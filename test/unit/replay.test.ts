@@ -65,3 +65,27 @@ describe("buildModelRequest", () => {
     expect(estimateRequest(request, settings)).toEqual({ ...estimate, stubbedResults: undefined, stubSavedChars: undefined, stubPendingChars: undefined });
   });
 });
+
+describe("workflow mode segments", () => {
+  it("leave the master's replay, keeping its delegate call paired with its result", () => {
+    const tag = { segment: "agt_1", name: "reader", toolUseId: "d1" };
+    const sub = (m: StoredMessage): StoredMessage => ({ ...m, agent: tag });
+    const h = [
+      msg("user", text("delegate it")),
+      msg("assistant", { type: "tool_use", id: "d1", name: "agent_delegate", input: { task: "read" } }),
+      sub(msg("user", text("read"))),
+      sub(msg("assistant", call("s1"))),
+      sub(msg("user", { type: "tool_result", tool_use_id: "s1", content: "the sub-agent's bulky read" })),
+      sub(msg("assistant", text("answer: 42"))),
+      msg("user", { type: "tool_result", tool_use_id: "d1", content: "answer: 42" }),
+      msg("assistant", text("It is 42.")),
+    ];
+    const { request } = buildModelRequest({ conversationId: "conv_1", settings: defaultSettings(), system: [], tools: [], history: h });
+    const wire = JSON.stringify(request.messages);
+    expect(request.messages.map((m) => m.role)).toEqual(["user", "assistant", "user", "assistant"]);
+    expect(wire).not.toContain("bulky read");
+    expect(wire).not.toContain('"s1"');
+    expect(wire.split("answer: 42").length - 1).toBe(1);
+    expect(wire).not.toContain(INTERRUPTED_TOOL_RESULT);
+  });
+});

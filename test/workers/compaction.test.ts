@@ -64,6 +64,47 @@ describe("the in-turn compactor", () => {
     expect(JSON.stringify(body.json)).toContain("TRUNCATED");
   });
 
+  it("carries a monster turn's batch ids into REMAINING: 40 results of 40 KB, each batch read exactly once", async () => {
+    const id = await createConversation({ model: "offline-64k", contextWindowTokens: 64_000, outputReserveTokens: 4_000 });
+    const batches: string[] = [];
+    for (let b = 0; b < 40; b++) {
+      const body = Array.from({ length: 500 }, (_, i) => `batch ${b} row ${i} ${"measurement ".repeat(6)}`).join("\n");
+      const up = await api("POST", `/v1/conversations/${id}/attachments?name=batch-${b}.txt`, body, { raw: true, headers: { "content-type": "text/plain" } });
+      batches.push(up.json.id);
+    }
+    const calls = batches.map((att) => `@tool file_read {"attachment_id":"${att}","lines":"1-500"}`).join("\n");
+    const events = await sse(id, `Tally every batch: ${batches.join(", ")}.\n@tools-per-step 4\n${calls}`);
+    const end = events.at(-1)!;
+    expect(end.type).toBe("turn_end");
+    expect(end.data.stop_reason).toBe("end_turn");
+
+    // Every batch was read exactly once: nothing redone after a compaction, nothing dropped.
+    const reads = events.filter((e) => e.type === "tool_use").map((e) => e.data.input.attachment_id);
+    expect(reads).toEqual(batches);
+    const results = events.filter((e) => e.type === "tool_result");
+    expect(results.every((e) => e.data.chars >= 40_000 && !e.data.is_error)).toBe(true);
+
+    // Compaction happened, and at the first one REMAINING named exactly the batches not yet read.
+    const firstCompaction = events.findIndex((e) => e.type === "compaction_started");
+    expect(firstCompaction).toBeGreaterThan(0);
+    expect(events.filter((e) => e.type === "compaction").length).toBeGreaterThanOrEqual(2);
+    const readBefore = events.slice(0, firstCompaction).filter((e) => e.type === "tool_use").length;
+    expect(readBefore).toBeGreaterThan(0);
+    expect(readBefore).toBeLessThan(40);
+    const snaps = (await api("GET", `/v1/conversations/${id}/prompts`)).json.data.filter((p: any) => p.compacted).reverse();
+    const request = (await api("GET", `/v1/conversations/${id}/prompts/${snaps[0].id}`)).json;
+    const state = JSON.stringify(request.messages).match(/<turn_state>(.*?)<\/turn_state>/)![1].replace(/\\n/g, "\n");
+    const remaining = state.slice(state.indexOf("REMAINING:"), state.indexOf("DATA:"));
+    for (const att of batches.slice(readBefore)) expect(remaining).toContain(att);
+    for (const att of batches.slice(0, readBefore)) expect(remaining).not.toContain(att);
+    expect(remaining).toContain(`(${40 - readBefore} ids the task names)`);
+
+    // The record is whole: all 40 results stored untruncated.
+    const stored = (await transcript(id)).flatMap((m) => m.content).filter((b: any) => b.type === "tool_result");
+    expect(stored).toHaveLength(40);
+    expect(stored.every((b: any) => b.content.length >= 40_000 && !/TRUNCATED/.test(b.content))).toBe(true);
+  });
+
   it("keeps the newest 50 prompt snapshots, and the corpus route validates its date", async () => {
     const id = await createConversation();
     for (let i = 0; i < 53; i++) await send(id, `quick ${i}`);

@@ -11,6 +11,9 @@ export default defineProject(async () => ({
       miniflare: {
         bindings: {
           DEV_BOOTSTRAP: "true",
+          // Suites fire thousands of requests with one key; rate-limits.test.ts sets its own limits.
+          RATE_LIMIT_PER_MINUTE: "0",
+          TURN_RATE_LIMIT_PER_MINUTE: "0",
           TEST_MIGRATIONS: await readD1Migrations(`${root}d1-migrations`),
         },
       },

@@ -16,6 +16,8 @@ import { projectRoutes } from "./routes/projects";
 import { searchRoutes } from "./routes/search";
 import type { AppEnv } from "./types";
 import { consumeTicket } from "./ws-tickets";
+import { enforceRateLimit } from "./rate-limit";
+import { sha256Hex } from "../../core/ids";
 
 /** A turn may carry a large paste or an inline image; every other body is small. */
 const TURN_BODY_LIMIT = 12 * 1024 * 1024;
@@ -24,8 +26,14 @@ const WS_PATH = /^\/v1\/conversations\/[^/]+\/ws$/;
 
 export const app = new Hono<AppEnv>();
 
+/** Cloudflare's edge allows more; no client of this API needs anywhere near this much. */
+export const MAX_HEADER_BYTES = 32 * 1024;
+
 app.use("*", async (c, next) => {
   c.set("requestStart", Date.now());
+  let size = 0;
+  for (const [name, value] of c.req.raw.headers) size += name.length + value.length + 4;
+  if (size > MAX_HEADER_BYTES) throw new ApiError(431, "request_header_fields_too_large", `request headers larger than ${MAX_HEADER_BYTES} bytes`);
   await next();
 });
 
@@ -52,6 +60,7 @@ app.use("/v1/*", async (c, next) => {
     const tenantId = await tenantForKey(c.env, key);
     if (!tenantId) throw unauthorized();
     c.set("tenantId", tenantId);
+    await enforceRateLimit(c.env, await sha256Hex(key), c.req.method, c.req.path);
     return next();
   }
   // Browsers cannot set headers on a websocket: a single-use ticket stands in for the key there.

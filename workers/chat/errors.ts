@@ -28,6 +28,7 @@ const TYPE_BY_STATUS: Record<number, string> = {
   415: "unsupported_media_type",
   426: "upgrade_required",
   429: "rate_limited",
+  431: "request_header_fields_too_large",
 };
 
 export function errorBody(status: number, message: string, type?: string) {

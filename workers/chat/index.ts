@@ -6,6 +6,7 @@ import { runScheduled } from "./scheduled";
 
 export { ChannelDO } from "../../durable-objects/channel-do";
 export { ConversationDO } from "../../durable-objects/conversation-do";
+export { RateLimiterDO } from "../../durable-objects/rate-limiter-do";
 
 export default {
   fetch: app.fetch,

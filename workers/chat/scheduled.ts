@@ -1,17 +1,23 @@
 // The cron trigger: every tick claims the due automation slots (fanned out through the
-// automation queue), and sweeps expired websocket tickets and abandoned uploads.
+// automation queue), sweeps expired websocket tickets and abandoned uploads, and rolls closed
+// days of the corpus log into their single log objects.
 import { attachmentPrefix } from "../../r2-layout";
 import { claimDueRuns, type AutomationJob } from "./automations";
+import { rollUpCorpusDays } from "./corpus";
 import { sweepExpiredTickets } from "./ws-tickets";
 
-export async function runScheduled(controller: ScheduledController, env: Env): Promise<{ ticketsSwept: number; claimed: number; closed: number; uploadsSwept: number }> {
+export async function runScheduled(
+  controller: ScheduledController,
+  env: Env,
+): Promise<{ ticketsSwept: number; claimed: number; closed: number; uploadsSwept: number; corpusDaysRolled: number }> {
   const now = controller.scheduledTime;
-  const [ticketsSwept, runs, uploadsSwept] = await Promise.all([
+  const [ticketsSwept, runs, uploadsSwept, corpusDaysRolled] = await Promise.all([
     sweepExpiredTickets(env.DB, now),
     claimDueRuns(env.DB, env.AUTOMATION_QUEUE as Queue<AutomationJob>, now),
     sweepAbandonedUploads(env, now),
+    rollUpCorpusDays(env, now),
   ]);
-  return { ticketsSwept, ...runs, uploadsSwept };
+  return { ticketsSwept, ...runs, uploadsSwept, corpusDaysRolled };
 }
 
 const SINGLE_UPLOAD_MS = 60 * 60_000;

@@ -12,6 +12,8 @@ import {
   fallbackTurnState,
   requestChars,
   shouldCompact,
+  untouchedIds,
+  withRemainingIds,
   type BlockOrigin,
   type CompactionBudget,
   type CompactionReport,
@@ -104,8 +106,9 @@ export class TurnCompactor {
   private async turnState(turn: readonly StoredMessage[]): Promise<{ state: string; summarized: "model" | "fallback" }> {
     const task = turn[0] ? renderMessageText(turn[0]) : "";
     const calls = turn.flatMap((m) => m.content.filter((b): b is Extract<ContentBlock, { type: "tool_use" }> => b.type === "tool_use"));
+    const pending = untouchedIds(task, calls);
     const per = Math.max(300, Math.floor(SUMMARY_INPUT_CHARS / Math.max(1, turn.length)));
-    let body = "";
+    let body = pending.length ? `[ids the task names that no call has touched yet: ${pending.join(", ")}]\n\n` : "";
     for (const m of turn) {
       const entry = `[seq ${m.seq} ${m.role}]\n${excerpt(renderMessageText(m), per)}\n\n`;
       if (body.length + entry.length > SUMMARY_INPUT_CHARS) break;
@@ -125,7 +128,7 @@ export class TurnCompactor {
         messages: [{ role: "user", content: body || task }],
       });
       const state = reply.content.map((b) => (b.type === "text" ? b.text : "")).join("").trim().slice(0, SUMMARY_MAX_CHARS);
-      if (state) return { state, summarized: "model" };
+      if (state) return { state: withRemainingIds(state, pending), summarized: "model" };
     } catch {
       // fall through to the deterministic state
     }

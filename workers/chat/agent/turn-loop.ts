@@ -13,6 +13,8 @@ import type { ContentBlock, ModelRequest, NewMessage, StoredMessage, ToolResultB
 import { addUsage, zeroUsage } from "../../../core/types";
 import type { ToolContext, ToolRegistry } from "../tools/registry";
 import { describeModelError, type ModelFailure } from "./model-errors";
+import { keepKnownBlocks, pickUsage } from "./model-reply";
+import { runSubAgent } from "./sub-agent";
 import type { CompactionOutcome, TurnCompactor } from "./turn-compaction";
 
 export interface TurnDeps {
@@ -127,9 +129,21 @@ export async function runAgentTurn(deps: TurnDeps, userContent: ContentBlock[]):
     if (reply.stop_reason !== "tool_use" || !calls.length) return { stopReason: reply.stop_reason ?? "end_turn", usage, modelMs };
 
     const results: ToolResultBlock[] = [];
+    const progress = (message: string) => emit({ type: "progress", turnId, message });
     for (const call of calls) {
       emit({ type: "tool_use", turnId, id: call.id, name: call.name, input: call.input });
-      const out = await deps.registry.run(call.name, call.input, { ...deps.toolContext, progress: (message) => emit({ type: "progress", turnId, message }) });
+      // Workflow mode: a delegated run saves its own thread (agent-tagged, never replayed here)
+      // and counts towards this turn's usage and model time.
+      const delegate = async (task: string, name: string) => {
+        const run = await runSubAgent(
+          { client: deps.client, registry: deps.registry, toolContext: deps.toolContext, masterRequest: request, persist: deps.persist, progress },
+          { name, task, toolUseId: call.id },
+        );
+        usage = addUsage(usage, run.usage);
+        modelMs += run.modelMs;
+        return run.output;
+      };
+      const out = await deps.registry.run(call.name, call.input, { ...deps.toolContext, progress, delegate });
       const block: ToolResultBlock = { type: "tool_result", tool_use_id: call.id, content: out.blocks ?? out.content, ...(out.isError ? { is_error: true } : {}) };
       const text = toolResultText(block);
       emit({ type: "tool_result", turnId, tool_use_id: call.id, name: call.name, is_error: !!out.isError, chars: text.length, preview: text.slice(0, PREVIEW_CHARS) });
@@ -138,23 +152,4 @@ export async function runAgentTurn(deps: TurnDeps, userContent: ContentBlock[]):
     await persist([{ role: "user", content: results }]);
   }
   return { stopReason: "max_iterations", usage, modelMs };
-}
-
-/** Only block types this platform stores and replays; anything else from the provider is dropped. */
-function keepKnownBlocks(blocks: Anthropic.ContentBlock[]): ContentBlock[] {
-  const out: ContentBlock[] = [];
-  for (const b of blocks) {
-    if (b.type === "text") out.push({ type: "text", text: b.text });
-    else if (b.type === "tool_use") out.push({ type: "tool_use", id: b.id, name: b.name, input: (b.input ?? {}) as Record<string, unknown> });
-  }
-  return out;
-}
-
-function pickUsage(u: Anthropic.Usage): Usage {
-  return {
-    input_tokens: u.input_tokens ?? 0,
-    output_tokens: u.output_tokens ?? 0,
-    cache_creation_input_tokens: u.cache_creation_input_tokens ?? 0,
-    cache_read_input_tokens: u.cache_read_input_tokens ?? 0,
-  };
 }

@@ -132,8 +132,9 @@ async function openUpload(c: Parameters<typeof conversationFor>[0] & { req: { pa
 
 attachmentRoutes.put("/uploads/:attachmentId/parts/:part", async (c) => {
   const { upload } = await openUpload(c);
-  const part = Number(c.req.param("part"));
-  if (!Number.isInteger(part) || part < 1 || part > 10_000) throw badRequest("part: a number from 1 to 10000");
+  const raw = c.req.param("part");
+  const part = /^[1-9]\d{0,4}$/.test(raw) ? Number(raw) : 0;
+  if (part < 1 || part > 10_000) throw badRequest("part: a number from 1 to 10000");
   contentLength(c.req.header("content-length"));
   const uploaded = await upload.uploadPart(part, c.req.raw.body!);
   return c.json({ partNumber: uploaded.partNumber, etag: uploaded.etag });

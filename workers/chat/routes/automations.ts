@@ -7,7 +7,7 @@ import { isId } from "../../../core/ids";
 import { createAutomation, deleteAutomation, getAutomation, listAutomations, listRuns, updateAutomation, type AutomationRunRow } from "../automations";
 import { notFound } from "../errors";
 import type { AppEnv } from "../types";
-import { jsonBody, query } from "../validate";
+import { intParam, jsonBody, query } from "../validate";
 import { CHANNEL_NAME } from "./channels";
 
 export const automationRoutes = new Hono<AppEnv>();
@@ -26,10 +26,10 @@ const fields = {
 const createBody = z.strictObject({ ...fields, paused: fields.paused.optional() });
 const patchBody = z.strictObject(fields).partial().refine((b) => Object.keys(b).length > 0, "give at least one field");
 const listQuery = z.strictObject({
-  limit: z.coerce.number().int().min(1).max(100).default(20),
+  limit: intParam(1, 100).default(20),
   cursor: z.string().refine((v) => isId("auto", v), "not an automation id").optional(),
 });
-const runsQuery = z.strictObject({ limit: z.coerce.number().int().min(1).max(200).default(50) });
+const runsQuery = z.strictObject({ limit: intParam(1, 200).default(50) });
 
 const automationId = (id: string) => {
   if (!isId("auto", id)) throw notFound("automation");

@@ -13,7 +13,7 @@ import { listConversationRows } from "../conversation-list";
 import { ApiError, badRequest, notFound } from "../errors";
 import { respondTurn, startTurn } from "../turns";
 import type { AppEnv } from "../types";
-import { jsonBody, query } from "../validate";
+import { intParam, jsonBody, query } from "../validate";
 import { issueTicket } from "../ws-tickets";
 
 export const conversationRoutes = new Hono<AppEnv>();
@@ -28,12 +28,12 @@ const patchBody = z
   .strictObject({ title: title.optional(), settings: settingsPatchSchema.optional() })
   .refine((b) => b.title !== undefined || b.settings !== undefined, "give title or settings");
 const listQuery = z.strictObject({
-  limit: z.coerce.number().int().min(1).max(100).default(20),
+  limit: intParam(1, 100).default(20),
   cursor: z.string().refine((v) => isId("conv", v), "not a conversation id").optional(),
 });
 const messagesQuery = z.strictObject({
-  after: z.coerce.number().int().min(0).default(0),
-  limit: z.coerce.number().int().min(1).max(500).default(100),
+  after: intParam(0, Number.MAX_SAFE_INTEGER).default(0),
+  limit: intParam(1, 500).default(100),
 });
 
 function stubFor(env: Env, tenantId: string, id: string): { stub: DurableObjectStub<import("../../../durable-objects/conversation-do").ConversationDO>; ref: ConversationRef } {
@@ -113,8 +113,9 @@ conversationRoutes.get("/:id/prompts", async (c) => {
 
 conversationRoutes.get("/:id/prompts/:snapshot", async (c) => {
   const { stub, ref } = stubFor(c.env, c.get("tenantId"), c.req.param("id"));
-  const n = Number(c.req.param("snapshot"));
-  if (!Number.isInteger(n) || n < 1 || !(await stub.getMeta(ref))) throw notFound("prompt snapshot");
+  const raw = c.req.param("snapshot");
+  const n = /^[1-9]\d{0,5}$/.test(raw) ? Number(raw) : 0;
+  if (n < 1 || !(await stub.getMeta(ref))) throw notFound("prompt snapshot");
   const obj = await c.env.BUCKET.get(promptSnapshotKey(ref.tenantId, ref.conversationId, n));
   if (!obj) throw notFound("prompt snapshot");
   return new Response(obj.body, { headers: { "content-type": "application/json" } });

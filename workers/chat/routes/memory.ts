@@ -6,7 +6,7 @@ import { isId } from "../../../core/ids";
 import { notFound } from "../errors";
 import { createNote, deleteNote, getEpisode, getNote, listEpisodes, listNotes, updateNote } from "../memory";
 import type { AppEnv } from "../types";
-import { jsonBody, query } from "../validate";
+import { intParam, jsonBody, query } from "../validate";
 
 export const memoryRoutes = new Hono<AppEnv>();
 
@@ -16,11 +16,11 @@ const patchBody = z
   .strictObject({ text: z.string().trim().min(1).max(20_000).optional(), title: z.string().trim().min(1).max(200).optional(), tags: tags.optional() })
   .refine((b) => b.text !== undefined || b.title !== undefined || b.tags !== undefined, "give text, title or tags");
 const listQuery = z.strictObject({
-  limit: z.coerce.number().int().min(1).max(100).default(20),
+  limit: intParam(1, 100).default(20),
   cursor: z.string().refine((v) => isId("mem", v), "not a note id").optional(),
 });
 const episodesQuery = z.strictObject({
-  limit: z.coerce.number().int().min(1).max(100).default(20),
+  limit: intParam(1, 100).default(20),
   conversation: z.string().refine((v) => isId("conv", v), "not a conversation id").optional(),
 });
 

@@ -4,15 +4,15 @@ import { z } from "zod";
 import { isId } from "../../../core/ids";
 import { searchCortex } from "../cortex";
 import type { AppEnv } from "../types";
-import { query } from "../validate";
+import { intParam, query } from "../validate";
 
 export const searchRoutes = new Hono<AppEnv>();
 
 const searchQuery = z.strictObject({
-  q: z.string().trim().min(1, "q: required").max(500),
+  q: z.string().trim().min(1, "q: required").max(500).refine((v) => !/[\u0000-\u001f\u007f]/.test(v), "no control characters"),
   conversation: z.string().refine((v) => isId("conv", v), "not a conversation id").optional(),
   kind: z.enum(["message", "memory", "episode", "page"]).optional(),
-  limit: z.coerce.number().int().min(1).max(100).default(20),
+  limit: intParam(1, 100).default(20),
 });
 
 searchRoutes.get("/", query(searchQuery), async (c) => {

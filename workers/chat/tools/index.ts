@@ -1,3 +1,4 @@
+import { agentDelegate } from "./agent-delegate";
 import { documentRead, fileRead, imageView, pdfInfo, pdfRead, spreadsheetRead } from "./attachment-tools";
 import { conversationList } from "./conversation-list";
 import { conversationRead } from "./conversation-read";
@@ -27,4 +28,5 @@ toolRegistry
   .register(pdfSearch)
   .register(imageView)
   .register(spreadsheetRead)
-  .register(documentRead);
+  .register(documentRead)
+  .register(agentDelegate);

@@ -32,6 +32,8 @@ export interface ToolContext {
   search(query: string, limit: number, opts?: { kinds?: DocKind[]; refPrefix?: string }): Promise<SearchHit[]>;
   /** Narration of long work, shown to the user while the tool runs. */
   progress(message: string): void;
+  /** Workflow mode: runs a sub-agent on a task; set only in the master's turn (a sub-agent cannot delegate). */
+  delegate?(task: string, name: string): Promise<ToolOutput>;
   /** A PDF's page index in the cortex: how far it is, and starting it (chunks through the job queue). */
   pageIndex: {
     status(attachmentId: string): Promise<{ status: string; indexed: number; startedAt: string | null }>;

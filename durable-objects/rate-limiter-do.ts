@@ -1,0 +1,41 @@
+// RateLimiterDO: one per API key (named by the key's SHA-256, never the key), holding token
+// buckets in memory. A bucket of N per minute holds at most N tokens and refills N/60 a second,
+// so a key may burst a minute's worth and then runs at the steady rate; a refusal says exactly
+// when the next token lands. State is deliberately memory-only: losing it on eviction only
+// forgives a burst, and a request never waits for a storage write.
+import { DurableObject } from "cloudflare:workers";
+
+export interface RateRule {
+  /** Which bucket of this key: "requests", "turns". */
+  bucket: string;
+  perMinute: number;
+}
+
+export type RateDecision = { ok: true } | { ok: false; bucket: string; perMinute: number; retryAfterSeconds: number };
+
+interface Bucket {
+  tokens: number;
+  at: number;
+  perMinute: number;
+}
+
+export class RateLimiterDO extends DurableObject<Env> {
+  private readonly buckets = new Map<string, Bucket>();
+
+  /** Takes one token from every bucket named, or none if any is empty. */
+  take(rules: RateRule[], now = Date.now()): RateDecision {
+    const current = rules.map((rule) => {
+      const b = this.buckets.get(rule.bucket);
+      const perMs = rule.perMinute / 60_000;
+      const tokens = !b || b.perMinute !== rule.perMinute ? rule.perMinute : Math.min(rule.perMinute, b.tokens + Math.max(0, now - b.at) * perMs);
+      return { rule, tokens, perMs };
+    });
+    const empty = current.find((c) => c.tokens < 1);
+    if (empty) {
+      for (const c of current) this.buckets.set(c.rule.bucket, { tokens: c.tokens, at: now, perMinute: c.rule.perMinute });
+      return { ok: false, bucket: empty.rule.bucket, perMinute: empty.rule.perMinute, retryAfterSeconds: Math.max(1, Math.ceil((1 - empty.tokens) / empty.perMs / 1000)) };
+    }
+    for (const c of current) this.buckets.set(c.rule.bucket, { tokens: c.tokens - 1, at: now, perMinute: c.rule.perMinute });
+    return { ok: true };
+  }
+}

@@ -1,0 +1,216 @@
+// Shared by the hostile-input suites: one tenant that owns one resource of every kind, the route
+// table the fuzzers walk (checked against the routes the Hono app registers), and a snapshot of
+// everything stored, to prove that refused requests wrote nothing.
+import { env } from "cloudflare:workers";
+import { sha256Hex } from "../../core/ids";
+import { app } from "../../workers/chat/app";
+import { api, eventually, newTenant } from "./helpers";
+
+export interface Owned {
+  key: string;
+  tenantId: string;
+  conv: string;
+  msg: string;
+  att: string;
+  upload: string;
+  mem: string;
+  epi: string;
+  auto: string;
+  proj: string;
+  channel: string;
+  channelConv: string;
+  date: string;
+}
+
+const ok = <R extends { status: number; text: string }>(r: R, what: string): R => {
+  if (r.status >= 300) throw new Error(`${what}: ${r.status} ${r.text}`);
+  return r;
+};
+
+/** A tenant with one of everything: a conversation with a turn, attachments, notes, an episode, an automation, a channel, a project. */
+export async function ownEverything(label: string): Promise<Owned> {
+  const key = await newTenant();
+  const tenantId = (await env.DB.prepare(`SELECT tenant_id AS t FROM api_keys WHERE key_hash = ?`).bind(await sha256Hex(key)).first<{ t: string }>())!.t;
+  const conv = ok(await api("POST", "/v1/conversations", { title: `${label} secrets` }, { key }), "conversation").json.id;
+  const turn = ok(await api("POST", `/v1/conversations/${conv}/messages`, { content: `${label} private words quasar-${label}` }, { key }), "turn");
+  const msg = turn.json.messages[0].id;
+  const att = ok(
+    await api("POST", `/v1/conversations/${conv}/attachments?name=${label}.txt`, `line one ${label}-attachment-secret\nline two\n`, { key, raw: true, headers: { "content-type": "text/plain" } }),
+    "attachment",
+  ).json.id;
+  const upload = ok(await api("POST", `/v1/conversations/${conv}/attachments/uploads`, { name: `${label}-big.bin` }, { key }), "multipart").json.attachmentId;
+  const mem = ok(await api("POST", "/v1/memory", { text: `${label} note nebula-${label}` }, { key }), "note").json.id;
+  const epi = `epi_01J${label === "a" ? "A" : "B"}${"0".repeat(22)}`;
+  await env.DB.prepare(`INSERT INTO memory_episodes (id, tenant_id, conversation_id, fold_job_id, day, through_seq, body, created_at) VALUES (?, ?, ?, ?, '2025-01-01', 2, ?, '2025-01-01T00:00:00Z')`)
+    .bind(epi, tenantId, conv, `job-${epi}`, `${label} episode body`)
+    .run();
+  const channel = `${label}-inbox`;
+  const channelConv = ok(await api("POST", `/v1/channels/${channel}/messages`, { content: `${label} channel words` }, { key }), "channel").json.conversationId;
+  const auto = ok(await api("POST", "/v1/automations", { name: `${label} daily`, schedule: "@daily", prompt: "summarize", channel, paused: true }, { key }), "automation").json.id;
+  const proj = ok(await api("POST", "/v1/projects", { name: `${label} project` }, { key }), "project").json.id;
+  ok(await api("POST", `/v1/projects/${proj}/files?name=${label}-spec.txt`, `${label} project file`, { key, raw: true, headers: { "content-type": "text/plain" } }), "project file");
+  const date = new Date().toISOString().slice(0, 10);
+  // Background indexing of the turns must be done before anyone snapshots the store.
+  await eventually(async () => (await api("GET", `/v1/search?q=quasar-${label}`, undefined, { key })).json.results.length > 0);
+  return { key, tenantId, conv, msg, att, upload, mem, epi, auto, proj, channel, channelConv, date };
+}
+
+// ---- the route table ------------------------------------------------------------------------
+
+export type BodyKind = "none" | "json" | "raw";
+export interface RouteSpec {
+  method: string;
+  path: string;
+  body: BodyKind;
+  /** A valid body (json routes); fuzzing mutates it. */
+  sample?: unknown;
+  /** A valid query string, for routes that take one; fuzzing mutates it. */
+  query?: Record<string, string>;
+  admin?: boolean;
+  /** Opens a websocket (GET with an upgrade). */
+  ws?: boolean;
+}
+
+const turn = { content: "hello" };
+export const ROUTES: RouteSpec[] = [
+  { method: "POST", path: "/v1/admin/tenants", body: "json", sample: { name: "fuzz" }, admin: true },
+  { method: "POST", path: "/v1/conversations", body: "json", sample: { title: "t", settings: { tailMessages: 8 } } },
+  { method: "GET", path: "/v1/conversations", body: "none", query: { limit: "5" } },
+  { method: "GET", path: "/v1/conversations/:id", body: "none" },
+  { method: "PATCH", path: "/v1/conversations/:id", body: "json", sample: { title: "t", settings: { tailMessages: 8 } } },
+  { method: "GET", path: "/v1/conversations/:id/messages", body: "none", query: { after: "0", limit: "5" } },
+  { method: "POST", path: "/v1/conversations/:id/messages", body: "json", sample: turn },
+  { method: "GET", path: "/v1/conversations/:id/replay", body: "none" },
+  { method: "GET", path: "/v1/conversations/:id/timeline", body: "none", query: { after: "0", limit: "5" } },
+  { method: "GET", path: "/v1/conversations/:id/prompts", body: "none" },
+  { method: "GET", path: "/v1/conversations/:id/prompts/:snapshot", body: "none" },
+  { method: "POST", path: "/v1/conversations/:id/ws-ticket", body: "none" },
+  { method: "GET", path: "/v1/conversations/:id/ws", body: "none", ws: true },
+  { method: "POST", path: "/v1/conversations/:id/attachments", body: "raw", query: { name: "f.txt" } },
+  { method: "GET", path: "/v1/conversations/:id/attachments", body: "none" },
+  { method: "GET", path: "/v1/conversations/:id/attachments/:attachmentId", body: "none" },
+  { method: "POST", path: "/v1/conversations/:id/attachments/uploads", body: "json", sample: { name: "big.bin", type: "application/octet-stream" } },
+  { method: "PUT", path: "/v1/conversations/:id/attachments/uploads/:attachmentId/parts/:part", body: "raw" },
+  { method: "POST", path: "/v1/conversations/:id/attachments/uploads/:attachmentId/complete", body: "json", sample: { parts: [{ partNumber: 1, etag: "e" }] } },
+  { method: "DELETE", path: "/v1/conversations/:id/attachments/uploads/:attachmentId", body: "none" },
+  { method: "GET", path: "/v1/search", body: "none", query: { q: "hello", limit: "5" } },
+  { method: "POST", path: "/v1/memory", body: "json", sample: { text: "n", title: "t", tags: ["x"] } },
+  { method: "GET", path: "/v1/memory", body: "none", query: { limit: "5" } },
+  { method: "GET", path: "/v1/memory/episodes", body: "none", query: { limit: "5" } },
+  { method: "GET", path: "/v1/memory/episodes/:id", body: "none" },
+  { method: "GET", path: "/v1/memory/:id", body: "none" },
+  { method: "PATCH", path: "/v1/memory/:id", body: "json", sample: { text: "n" } },
+  { method: "DELETE", path: "/v1/memory/:id", body: "none" },
+  { method: "GET", path: "/v1/channels", body: "none" },
+  { method: "GET", path: "/v1/channels/:name", body: "none" },
+  { method: "PATCH", path: "/v1/channels/:name", body: "json", sample: { rotationSeconds: 60 } },
+  { method: "POST", path: "/v1/channels/:name/messages", body: "json", sample: turn },
+  { method: "POST", path: "/v1/automations", body: "json", sample: { name: "n", schedule: "@daily", prompt: "p", channel: "c", paused: true } },
+  { method: "GET", path: "/v1/automations", body: "none", query: { limit: "5" } },
+  { method: "GET", path: "/v1/automations/:id", body: "none" },
+  { method: "PATCH", path: "/v1/automations/:id", body: "json", sample: { paused: true } },
+  { method: "POST", path: "/v1/automations/:id/pause", body: "none" },
+  { method: "POST", path: "/v1/automations/:id/resume", body: "none" },
+  { method: "DELETE", path: "/v1/automations/:id", body: "none" },
+  { method: "GET", path: "/v1/automations/:id/runs", body: "none", query: { limit: "5" } },
+  { method: "POST", path: "/v1/projects", body: "json", sample: { name: "p" } },
+  { method: "GET", path: "/v1/projects", body: "none" },
+  { method: "GET", path: "/v1/projects/:id", body: "none" },
+  { method: "POST", path: "/v1/projects/:id/files", body: "raw", query: { name: "f.txt" } },
+  { method: "GET", path: "/v1/corpus/:date", body: "none" },
+];
+
+/** Every handler route the app registers (middleware excluded), as "METHOD /path". */
+export function registeredRoutes(): string[] {
+  const seen = new Set<string>();
+  for (const r of app.routes) if (r.method !== "ALL") seen.add(`${r.method} ${r.path.replace(/\/$/, "") || "/"}`);
+  return [...seen].sort();
+}
+
+/** Routes that take no input at all, so there is nothing to fuzz but the method. */
+export const INPUTLESS = ["GET /health"];
+
+/** The kind of resource a path parameter names, from its position. */
+export function paramKind(path: string, param: string): keyof Owned | "part" | "snapshot" {
+  if (param === "attachmentId") return path.includes("/uploads/") ? "upload" : "att";
+  if (param === "part") return "part";
+  if (param === "snapshot") return "snapshot";
+  if (param === "name") return "channel";
+  if (param === "date") return "date";
+  if (path.startsWith("/v1/conversations/")) return "conv";
+  if (path.startsWith("/v1/memory/episodes/")) return "epi";
+  if (path.startsWith("/v1/memory/")) return "mem";
+  if (path.startsWith("/v1/automations/")) return "auto";
+  if (path.startsWith("/v1/projects/")) return "proj";
+  throw new Error(`no kind for ${param} in ${path}`);
+}
+
+export const paramsOf = (path: string) => [...path.matchAll(/:(\w+)/g)].map((m) => m[1]);
+
+/** The path with every parameter filled from `owner`, except those given in `override` (raw, already encoded). */
+export function fillPath(path: string, owner: Owned, override: Record<string, string> = {}): string {
+  return path.replace(/:(\w+)/g, (_, p: string) => {
+    if (p in override) return override[p];
+    const kind = paramKind(path, p);
+    if (kind === "part" || kind === "snapshot") return "1";
+    return encodeURIComponent(String(owner[kind]));
+  });
+}
+
+// ---- "nothing written" ----------------------------------------------------------------------
+
+/** Every D1 row (the cortex through its content table), every R2 key with its etag. */
+export async function storeSnapshot(): Promise<{ d1: Record<string, string>; r2: string[] }> {
+  const tables = await env.DB.prepare(
+    `SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '_cf_%' AND name NOT LIKE 'd1_%' AND name NOT LIKE 'cortex_fts%' ORDER BY name`,
+  ).all<{ name: string }>();
+  const d1: Record<string, string> = {};
+  for (const { name } of tables.results) {
+    const rows = await env.DB.prepare(`SELECT * FROM "${name}" ORDER BY rowid`).all();
+    d1[name] = `${rows.results.length}:${await digest(JSON.stringify(rows.results))}`;
+  }
+  const r2: string[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await env.BUCKET.list({ cursor, limit: 1000 });
+    for (const o of page.objects) r2.push(`${o.key} ${o.etag}`);
+    cursor = page.truncated ? page.cursor : undefined;
+  } while (cursor);
+  return { d1, r2 };
+}
+
+async function digest(s: string): Promise<string> {
+  const h = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(s));
+  return [...new Uint8Array(h)].map((b) => b.toString(16).padStart(2, "0")).join("").slice(0, 16);
+}
+
+/** What a conversation holds, as its owner sees it. */
+export async function conversationState(owner: Owned, id: string) {
+  const meta = (await api("GET", `/v1/conversations/${id}`, undefined, { key: owner.key })).json;
+  return { messageCount: meta.messageCount, lastSeq: meta.lastSeq, title: meta.title, updatedAt: meta.updatedAt, settings: meta.settings };
+}
+
+/** A websocket through the worker's fetch handler. */
+export async function connectSocket(path: string, headers: Record<string, string> = {}) {
+  const { exports } = await import("cloudflare:workers");
+  const res: Response = await (exports as any).default.fetch(new Request(`http://chat.test${path}`, { headers: { upgrade: "websocket", ...headers } }));
+  const ws: WebSocket | null = (res as any).webSocket ?? null;
+  const events: any[] = [];
+  const waiters: { pred: (e: any) => boolean; resolve: (e: any) => void }[] = [];
+  if (ws) {
+    ws.accept();
+    ws.addEventListener("message", (m) => {
+      const e = JSON.parse(m.data as string);
+      events.push(e);
+      for (const w of [...waiters]) if (w.pred(e)) (waiters.splice(waiters.indexOf(w), 1), w.resolve(e));
+    });
+  }
+  const next = (pred: (e: any) => boolean, timeoutMs = 15_000) =>
+    new Promise<any>((resolve, reject) => {
+      const hit = events.find(pred);
+      if (hit) return resolve(hit);
+      waiters.push({ pred, resolve });
+      setTimeout(() => reject(new Error(`timed out; saw ${events.map((e) => e.type).join(",")}`)), timeoutMs);
+    });
+  return { status: res.status, text: ws ? "" : await res.text(), headers: res.headers, ws, events, next };
+}

@@ -1,0 +1,286 @@
+// Hostile input: a deterministic fuzz run over every route the app registers and every websocket
+// frame type. Malformed JSON, wrong types, huge and deeply nested bodies, invalid UTF-8, path
+// tricks in ids and names, junk queries, bad auth and oversized headers: every answer is a 4xx
+// with the JSON error shape, and nothing is written anywhere (D1, R2, the conversations).
+import { beforeAll, describe, expect, it } from "vitest";
+import { CHANNEL_NAME } from "../../workers/chat/routes/channels";
+import { ADMIN, api } from "./helpers";
+import { conversationState, connectSocket, fillPath, INPUTLESS, ownEverything, paramKind, paramsOf, registeredRoutes, ROUTES, storeSnapshot, type Owned, type RouteSpec } from "./hostile-fixtures";
+
+/** mulberry32: the same seed gives the same cases on every run. */
+function seeded(seed: number) {
+  return () => {
+    seed |= 0;
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+const SEED = 0x5eed_0010;
+
+interface Case {
+  type: "path" | "body" | "query" | "header" | "method";
+  label: string;
+  method: string;
+  path: string;
+  headers: Record<string, string>;
+  body?: string | Uint8Array;
+}
+
+const TURN_LIMIT = 12 * 1024 * 1024;
+const BODY_LIMIT = 256 * 1024;
+const enc = new TextEncoder();
+const concat = (...parts: (string | number[])[]) => {
+  const chunks = parts.map((p) => (typeof p === "string" ? enc.encode(p) : Uint8Array.from(p)));
+  const out = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
+  let at = 0;
+  for (const c of chunks) (out.set(c, at), (at += c.length));
+  return out;
+};
+
+/** Segments that must never reach a resource: traversal, encodings, junk, wrong kinds, absurd lengths. */
+function pathTricks(kind: string, owner: Owned, other: Owned, rand: () => number): string[] {
+  const valid = kind === "part" || kind === "snapshot" ? "1" : String(owner[kind as keyof Owned]);
+  const tricks = [
+    "..", "%2e%2e", "..%2F..%2Fhead.json", "%2F", "%5C..%5C", "%00", `${encodeURIComponent(valid)}%00`, "%FF", "%C0%AE%C0%AE", "%E2%80%AE",
+    "*", "%27%20OR%20%271%27%3D%271", "null", "undefined", "0", "-1", "1.5", "0x1", "1e3", "%201", "%20" + encodeURIComponent(valid), encodeURIComponent(valid) + "%0A",
+    encodeURIComponent(valid.toUpperCase()), encodeURIComponent(valid.toLowerCase()), encodeURIComponent(valid) + "x", encodeURIComponent(valid.slice(0, -1)),
+    "a".repeat(5000), "%F0%9F%92%A3", encodeURIComponent(owner.mem), encodeURIComponent(owner.conv.replace("conv_", "mem_")),
+  ];
+  // The other tenant's resource of the same kind, and a random well-formed id that exists nowhere.
+  if (kind !== "part" && kind !== "snapshot" && kind !== "date") tricks.push(encodeURIComponent(String(other[kind as keyof Owned])));
+  const alphabet = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
+  const randomId = (prefix: string) => `${prefix}_${Array.from({ length: 26 }, () => alphabet[Math.floor(rand() * 32)]).join("")}`;
+  const prefix = valid.split("_")[0];
+  if (/^[a-z]+$/.test(prefix) && valid.includes("_")) tricks.push(randomId(prefix));
+  if (kind === "date") tricks.push("2025-13-01", "2025-02-30x", "99999-01-01", "2025-1-1", "1970-01-01T00:00:00Z");
+  if (kind === "part" || kind === "snapshot") tricks.push("10001", "99999999999999999999", "01");
+  // A valid channel name is a channel (PATCH creates it): only names the pattern refuses are tricks there.
+  const refused = tricks.filter((t) => safeDecode(t) !== valid);
+  return kind === "channel" ? refused.filter((t) => !CHANNEL_NAME.test(safeDecode(t))) : refused;
+}
+const safeDecode = (s: string) => {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return s;
+  }
+};
+
+/** Every leaf of the sample, replaced by values of the wrong type or out of range. */
+function wrongTypes(sample: unknown, rand: () => number): { label: string; value: unknown }[] {
+  const out: { label: string; value: unknown }[] = [];
+  const walk = (v: unknown, path: (string | number)[]) => {
+    const replaceWith = (w: unknown, why: string) => out.push({ label: `${path.join(".")}=${why}`, value: setAt(sample, path, w) });
+    if (Array.isArray(v)) {
+      for (const w of ["x", 1, null, {}, [null], [[[]]], [12345]]) replaceWith(w, JSON.stringify(w));
+      replaceWith(Array.from({ length: 10_001 }, () => v[0] ?? "x"), "array of 10001");
+      v.forEach((x, i) => walk(x, [...path, i]));
+    } else if (v && typeof v === "object") {
+      for (const w of ["x", 1, null, [], true]) replaceWith(w, JSON.stringify(w));
+      replaceWith({ ...(v as object), ["unknownKey" + Math.floor(rand() * 1000)]: 1 }, "unknown key");
+      for (const [k, x] of Object.entries(v)) walk(x, [...path, k]);
+    } else if (typeof v === "string") {
+      for (const w of [0, -1, true, null, [], {}, [v], { $ne: null }]) replaceWith(w, JSON.stringify(w));
+    } else if (typeof v === "number") {
+      for (const w of [String(v), null, true, [], {}, -1, 1.5, 1e300, -0.5]) replaceWith(w, JSON.stringify(w));
+    } else if (typeof v === "boolean") {
+      for (const w of ["true", 1, 0, null, [], {}]) replaceWith(w, JSON.stringify(w));
+    }
+  };
+  walk(sample, []);
+  return out;
+}
+
+function setAt(root: unknown, path: (string | number)[], value: unknown): unknown {
+  if (!path.length) return value;
+  const copy: any = Array.isArray(root) ? [...root] : { ...(root as object) };
+  copy[path[0]] = setAt(copy[path[0]], path.slice(1), value);
+  return copy;
+}
+
+/** Bodies no JSON route may accept. */
+function badBodies(spec: RouteSpec, rand: () => number): { label: string; body: string | Uint8Array }[] {
+  const sample = spec.sample as Record<string, unknown>;
+  const json = JSON.stringify(sample);
+  const limit = spec.path.endsWith("/messages") ? TURN_LIMIT : BODY_LIMIT;
+  const out: { label: string; body: string | Uint8Array }[] = [
+    ...["{", '{"a":', "[1,]", "{'a':1}", json.slice(0, -1) + ",}", "nul", json + "}", json + json, "\u0000", "", "   ", '{"a":NaN}', '{"a":Infinity}', '{"a":01}', '{"a":"\\x"}', "\uFEFF{", "<xml/>", "a=1&b=2"].map((b) => ({ label: `malformed ${JSON.stringify(b.slice(0, 20))}`, body: b })),
+    ...[[], null, 1, "s", true, [sample]].map((v) => ({ label: `top-level ${JSON.stringify(v).slice(0, 20)}`, body: JSON.stringify(v) })),
+    ...wrongTypes(sample, rand).map(({ label, value }) => ({ label: `wrong type ${label}`, body: JSON.stringify(value) })),
+    { label: "extra field", body: JSON.stringify({ ...sample, extra: 1 }) },
+    { label: "__proto__ key", body: `{"__proto__":{"admin":true},${json.slice(1)}` },
+    { label: "constructor key", body: `{"constructor":{"prototype":{"admin":true}},${json.slice(1)}` },
+    { label: "huge", body: `{"x":"${"x".repeat(limit)}"}` },
+    { label: "deep arrays", body: `{"x":${"[".repeat(100_000)}${"]".repeat(100_000)}}` },
+    { label: "deep objects", body: `${'{"a":'.repeat(20_000)}1${"}".repeat(20_000)}` },
+    { label: "lone surrogate key", body: `{"\\ud800":1,${json.slice(1)}` },
+  ];
+  const withSurrogate = json.replace(/:"/, ':"\\udfff');
+  if (withSurrogate !== json) out.push({ label: "lone surrogate value", body: withSurrogate });
+  const firstValueString = /:"((?:[^"\\]|\\.)*)"/.exec(json);
+  for (const [name, bytes] of [["0xFF", [0xff]], ["overlong slash", [0xc0, 0xaf]], ["encoded surrogate", [0xed, 0xa0, 0x80]], ["5-byte", [0xf8, 0x88, 0x80, 0x80, 0x80]], ["truncated", [0xe2, 0x82]], ["lone continuation", [0x80]]] as const) {
+    out.push({ label: `invalid UTF-8 key ${name}`, body: concat('{"', [...bytes], `":1,${json.slice(1)}`) });
+    if (firstValueString) {
+      const at = firstValueString.index + 2;
+      out.push({ label: `invalid UTF-8 value ${name}`, body: concat(json.slice(0, at), [...bytes], json.slice(at)) });
+    }
+  }
+  // A sprinkle of random bytes over the sample: seeded, so the same every run.
+  for (let i = 0; i < 8; i++) {
+    const bytes = enc.encode(json);
+    const at = Math.floor(rand() * bytes.length);
+    out.push({ label: `random byte ${i}`, body: concat(json.slice(0, at), [0x80 + Math.floor(rand() * 0x7f)], json.slice(at)) });
+  }
+  return out;
+}
+
+/** Query strings no route may accept. */
+function badQueries(q: Record<string, string>, route: string): { label: string; query: string }[] {
+  const base = new URLSearchParams(q).toString();
+  const out = [
+    { label: "unknown param", query: `${base}&zzz=1` },
+    { label: "invalid percent-encoding %FF", query: `${base}&${Object.keys(q)[0]}=%FF` },
+    { label: "broken percent-encoding", query: `${Object.keys(q)[0]}=%E0%A4%A` },
+    { label: "lone %", query: `${Object.keys(q)[0]}=%` },
+  ];
+  for (const [k, v] of Object.entries(q)) {
+    const rest = Object.entries(q).filter(([x]) => x !== k).map(([x, y]) => `${x}=${encodeURIComponent(y)}`);
+    const withValue = (value: string) => [...rest, `${k}=${value}`].join("&");
+    const numeric = /^\d+$/.test(v);
+    const values = numeric ? ["", "abc", "-1", "1.5", "1e400", "0x10", "1e1", "%00", "9".repeat(400), "%201", "Infinity", "NaN"] : k === "name" ? ["", "a%2Fb", "..%5Cx", "%00", "x".repeat(201), "%0A"] : ["", "x".repeat(501), "%00"];
+    for (const value of values) out.push({ label: `${k}=${value.slice(0, 12)}`, query: withValue(value) });
+    out.push({ label: `${k} repeated`, query: `${withValue(encodeURIComponent(v))}&${k}=${encodeURIComponent(v)}` });
+    out.push({ label: `${k}[]`, query: `${rest.join("&")}&${k}[]=${encodeURIComponent(v)}` });
+  }
+  if (route === "/v1/search") out.push({ label: "conversation not an id", query: `${base}&conversation=..%2F` }, { label: "kind unknown", query: `${base}&kind=secret` });
+  return out;
+}
+
+function buildCases(owner: Owned, other: Owned): Case[] {
+  const rand = seeded(SEED);
+  const cases: Case[] = [];
+  const auth = (spec: RouteSpec) => ({ authorization: `Bearer ${spec.admin ? ADMIN : owner.key}` });
+  const bodyFor = (spec: RouteSpec): { headers: Record<string, string>; body?: string } =>
+    spec.body === "json" ? { headers: { "content-type": "application/json" }, body: JSON.stringify(spec.sample) } : spec.body === "raw" ? { headers: { "content-type": "text/plain" }, body: "" } : { headers: {} };
+  const qs = (spec: RouteSpec) => (spec.query ? `?${new URLSearchParams(spec.query)}` : "");
+
+  for (const spec of ROUTES) {
+    const { headers: bodyHeaders, body } = bodyFor(spec);
+    // A raw upload with a good path and query would store the file: its path cases carry an empty body (a 400 / 411 if the path were accepted).
+    for (const param of paramsOf(spec.path)) {
+      for (const trick of pathTricks(paramKind(spec.path, param), owner, other, rand))
+        cases.push({ type: "path", label: `${param}=${trick.slice(0, 30)}`, method: spec.method, path: fillPath(spec.path, owner, { [param]: trick }) + qs(spec), headers: { ...auth(spec), ...bodyHeaders }, body });
+    }
+    if (spec.body === "json")
+      for (const b of badBodies(spec, rand))
+        cases.push({ type: "body", label: b.label, method: spec.method, path: fillPath(spec.path, owner) + qs(spec), headers: { ...auth(spec), "content-type": "application/json" }, body: b.body });
+    if (spec.body === "json")
+      for (const type of ["", "text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", "application/jsonp", "applicationjson", "APPLICATION/XML", "json", "application/json\u0000"])
+        cases.push({ type: "header", label: `content-type ${JSON.stringify(type)}`, method: spec.method, path: fillPath(spec.path, owner) + qs(spec), headers: { ...auth(spec), ...(type ? { "content-type": type.replace("\u0000", "%00") } : {}) }, body });
+    if (spec.body === "raw") {
+      cases.push({ type: "body", label: "empty upload", method: spec.method, path: fillPath(spec.path, owner) + qs(spec), headers: { ...auth(spec), "content-type": "text/plain" }, body: "" });
+    }
+    if (spec.query)
+      for (const q of badQueries(spec.query, spec.path))
+        cases.push({ type: "query", label: q.label, method: spec.method, path: `${fillPath(spec.path, owner)}?${q.query}`, headers: { ...auth(spec), ...bodyHeaders }, body: spec.body === "raw" ? "x" : body });
+    const path = fillPath(spec.path, owner) + qs(spec);
+    for (const [label, authorization] of [
+      ["no auth", undefined],
+      ["basic scheme", `Basic ${btoa("dev:dev-local-key")}`],
+      ["empty bearer", "Bearer "],
+      ["bearer twice", `Bearer ${owner.key} ${owner.key}`],
+      ["wrong case key", `Bearer ${owner.key.toUpperCase()}`],
+      ["key prefix", `Bearer ${owner.key.slice(0, -1)}`],
+      ["sql in key", "Bearer ck_'OR'1'='1"],
+      ["8 KiB key", `Bearer ${"k".repeat(8192)}`],
+      ["admin token as key", spec.admin ? `Bearer ${owner.key}` : `Bearer ${ADMIN}`],
+    ] as const)
+      cases.push({ type: "header", label: label, method: spec.method, path, headers: { ...bodyHeaders, ...(authorization ? { authorization } : {}) }, body });
+    cases.push({ type: "header", label: "40 KiB header", method: spec.method, path, headers: { ...auth(spec), ...bodyHeaders, "x-junk": "j".repeat(40 * 1024) }, body });
+    const many: Record<string, string> = {};
+    for (let i = 0; i < 300; i++) many[`x-h${i}`] = "v".repeat(120);
+    cases.push({ type: "header", label: "300 headers", method: spec.method, path, headers: { ...auth(spec), ...bodyHeaders, ...many }, body });
+  }
+  // Methods a path does not have.
+  const byPath = new Map<string, Set<string>>();
+  for (const spec of ROUTES) byPath.set(spec.path, new Set([...(byPath.get(spec.path) ?? []), spec.method]));
+  for (const route of INPUTLESS) byPath.set(route.split(" ")[1], new Set([route.split(" ")[0]]));
+  for (const [path, methods] of byPath)
+    for (const method of ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "PROPFIND"])
+      if (!methods.has(method)) cases.push({ type: "method", label: method, method, path: fillPath(path, owner), headers: { authorization: `Bearer ${owner.key}` } });
+  return cases;
+}
+
+let owner: Owned;
+let other: Owned;
+
+beforeAll(async () => {
+  owner = await ownEverything("a");
+  other = await ownEverything("b");
+}, 60_000);
+
+describe("hostile input", () => {
+  it("covers every route the app registers", () => {
+    expect([...ROUTES.map((r) => `${r.method} ${r.path}`), ...INPUTLESS].sort()).toEqual(registeredRoutes());
+  });
+
+  it("answers every fuzzed request with a JSON 4xx and writes nothing", async () => {
+    const cases = buildCases(owner, other);
+    const before = await storeSnapshot();
+    const states = await Promise.all([owner.conv, owner.channelConv].map((id) => conversationState(owner, id)));
+    const counts: Record<string, number> = {};
+    const statuses: Record<string, number> = {};
+    const failures: string[] = [];
+    for (const c of cases) {
+      counts[c.type] = (counts[c.type] ?? 0) + 1;
+      const r = await api(c.method, c.path, c.body, { key: "", headers: c.headers, raw: true });
+      statuses[r.status] = (statuses[r.status] ?? 0) + 1;
+      const shapeOk = typeof r.json?.error?.type === "string" && typeof r.json?.error?.message === "string" && /json/.test(r.headers.get("content-type") ?? "");
+      if (r.status < 400 || r.status >= 500 || !shapeOk) failures.push(`${c.type} ${c.label}: ${c.method} ${c.path.slice(0, 140)} -> ${r.status} ${r.text.slice(0, 160)}`);
+    }
+    const total = cases.length;
+    console.log(`hostile input: ${total} requests (${Object.entries(counts).map(([k, v]) => `${k} ${v}`).join(", ")}); statuses ${JSON.stringify(statuses)}`);
+    expect(failures).toEqual([]);
+    expect(Object.keys(statuses).filter((s) => Number(s) >= 500)).toEqual([]);
+    expect(total).toBeGreaterThan(2500);
+    expect(await storeSnapshot()).toEqual(before);
+    expect(await Promise.all([owner.conv, owner.channelConv].map((id) => conversationState(owner, id)))).toEqual(states);
+  }, 240_000);
+
+  it("answers every bad websocket frame with an error frame, keeps the socket, and writes nothing", async () => {
+    const c = await connectSocket(`/v1/conversations/${owner.conv}/ws`, { authorization: `Bearer ${owner.key}` });
+    expect(c.status).toBe(101);
+    const before = await storeSnapshot();
+    const state = await conversationState(owner, owner.conv);
+    const send = { type: "send", content: "hello" };
+    const frames: (string | Uint8Array)[] = [
+      "{", "", " ", "null", "[]", "1", '"send"', '{"type":"send",}', "\u0000", '{"type":"send","content":"x"}{', "<frame/>",
+      ...[1, null, "", "SEND", "launch", ["send"], {}].map((type) => JSON.stringify({ type })),
+      ...wrongTypes(send, seeded(SEED + 1)).filter((w) => !w.label.startsWith("=")).map((w) => JSON.stringify(w.value)),
+      ...[[], [1], [{ type: "text" }], [{ type: "text", text: "" }], [{ type: "image", source: { type: "url", url: "http://169.254.169.254/" } }], [{ type: "tool_result", tool_use_id: "x", content: "y" }], [{ type: "document", source: {} }], Array.from({ length: 51 }, () => ({ type: "text", text: "x" }))].map((content) => JSON.stringify({ type: "send", content })),
+      ...[["x"], "att", [1], ["att_" + "0".repeat(26)], Array.from({ length: 21 }, () => "a")].map((attachments) => JSON.stringify({ type: "send", content: "x", attachments })),
+      JSON.stringify({ ...send, extra: 1 }),
+      JSON.stringify({ type: "ping", x: 1 }),
+      `{"__proto__":{"type":"send"},"type":"ping","x":1}`,
+      `{"type":"send","content":"\\ud800"}`,
+      `{"type":"send","content":[{"type":"text","text":"ok\\udc00"}]}`,
+      `{"type":"send","content":${"[".repeat(100_000)}${"]".repeat(100_000)}}`,
+      `{"type":"send","content":"${"x".repeat(1_000_001)}"}`,
+      concat(JSON.stringify(send)),
+      Uint8Array.from([0xff, 0xfe, 0x7b]),
+    ];
+    for (const f of frames) c.ws!.send(f);
+    c.ws!.send(JSON.stringify({ type: "ping" }));
+    await c.next((e) => e.type === "pong", 30_000);
+    const errors = c.events.filter((e) => e.type === "error");
+    console.log(`hostile websocket frames: ${frames.length} sent, ${errors.length} error frames`);
+    expect(c.events.filter((e) => e.type !== "error" && e.type !== "pong")).toEqual([]);
+    expect(errors).toHaveLength(frames.length);
+    for (const e of errors) expect(e.error).toMatchObject({ type: "invalid_request", message: expect.any(String) });
+    c.ws!.close();
+    expect(await storeSnapshot()).toEqual(before);
+    expect(await conversationState(owner, owner.conv)).toEqual(state);
+  }, 60_000);
+});

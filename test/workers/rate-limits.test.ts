@@ -1,0 +1,76 @@
+// Per-key rate limits: 429 rate_limited with an exact Retry-After, a separate bucket for turns,
+// keys counted apart, limits from the environment ("0" is off).
+import { createExecutionContext, runInDurableObject, waitOnExecutionContext } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { sha256Hex } from "../../core/ids";
+import type { RateLimiterDO } from "../../durable-objects/rate-limiter-do";
+import { app } from "../../workers/chat/app";
+import { createConversation, newTenant } from "./helpers";
+
+/** The app with its real bindings but these limits. */
+async function call(limits: Record<string, string>, method: string, path: string, key: string, body?: unknown) {
+  const ctx = createExecutionContext();
+  const headers: Record<string, string> = key ? { authorization: `Bearer ${key}` } : {};
+  if (body !== undefined) headers["content-type"] = "application/json";
+  const res = await app.fetch(new Request(`http://chat.test${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) }), { ...env, ...limits } as Env, ctx);
+  await waitOnExecutionContext(ctx);
+  return { status: res.status, headers: res.headers, json: (await res.json().catch(() => null)) as any };
+}
+
+describe("rate limits", () => {
+  it("answer 429 rate_limited with Retry-After once a key passes its requests per minute, per key", async () => {
+    const limits = { RATE_LIMIT_PER_MINUTE: "3", TURN_RATE_LIMIT_PER_MINUTE: "0" };
+    const key = await newTenant();
+    const other = await newTenant();
+    for (let i = 0; i < 3; i++) expect((await call(limits, "GET", "/v1/conversations", key)).status).toBe(200);
+    const over = await call(limits, "GET", "/v1/conversations", key);
+    expect(over.status).toBe(429);
+    expect(over.json.error.type).toBe("rate_limited");
+    expect(over.json.error.message).toMatch(/3 requests per minute/);
+    // 3 a minute refills one token every 20 s.
+    const retry = Number(over.headers.get("retry-after"));
+    expect(Number.isInteger(retry)).toBe(true);
+    expect(retry).toBeGreaterThanOrEqual(19);
+    expect(retry).toBeLessThanOrEqual(20);
+    // Another key is untouched; a bad key is a 401, never counted against anyone.
+    expect((await call(limits, "GET", "/v1/conversations", other)).status).toBe(200);
+    expect((await call(limits, "GET", "/v1/conversations", "ck_nonsense")).status).toBe(401);
+    expect((await call(limits, "GET", "/health", "")).status).toBe(200);
+    // Off when the variable is "0".
+    expect((await call({ RATE_LIMIT_PER_MINUTE: "0", TURN_RATE_LIMIT_PER_MINUTE: "0" }, "GET", "/v1/conversations", key)).status).toBe(200);
+  });
+
+  it("count turns in their own bucket, conversations and channels alike", async () => {
+    const limits = { RATE_LIMIT_PER_MINUTE: "100", TURN_RATE_LIMIT_PER_MINUTE: "2" };
+    const key = await newTenant();
+    const id = await createConversation(undefined, key);
+    expect((await call(limits, "POST", `/v1/conversations/${id}/messages`, key, { content: "one" })).status).toBe(200);
+    expect((await call(limits, "POST", `/v1/channels/inbox/messages`, key, { content: "two" })).status).toBe(200);
+    const over = await call(limits, "POST", `/v1/conversations/${id}/messages`, key, { content: "three" });
+    expect(over.status).toBe(429);
+    expect(over.json.error.message).toMatch(/2 turns per minute/);
+    expect(Number(over.headers.get("retry-after"))).toBe(30);
+    // Reads still pass, and the refused turn saved nothing.
+    const meta = await call(limits, "GET", `/v1/conversations/${id}`, key);
+    expect(meta.status).toBe(200);
+    expect(meta.json.messageCount).toBe(2);
+  });
+
+  it("refill at the stated rate: after Retry-After seconds the next request passes", async () => {
+    const stub = env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(await sha256Hex("bucket-test")));
+    await runInDurableObject(stub, (limiter: RateLimiterDO) => {
+      const rules = [{ bucket: "requests", perMinute: 6 }];
+      const t0 = 1_000_000;
+      for (let i = 0; i < 6; i++) expect(limiter.take(rules, t0).ok).toBe(true);
+      const refused = limiter.take(rules, t0);
+      expect(refused).toEqual({ ok: false, bucket: "requests", perMinute: 6, retryAfterSeconds: 10 });
+      expect(limiter.take(rules, t0 + 9_999).ok).toBe(false);
+      expect(limiter.take(rules, t0 + 10_000).ok).toBe(true);
+      expect(limiter.take(rules, t0 + 10_001).ok).toBe(false);
+      // A full minute idle refills to the cap, never beyond it.
+      for (let i = 0; i < 6; i++) expect(limiter.take(rules, t0 + 600_000).ok).toBe(true);
+      expect(limiter.take(rules, t0 + 600_000).ok).toBe(false);
+    });
+  });
+});

@@ -1,0 +1,41 @@
+// Per-API-key rate limits: every authenticated request takes a token from the key's "requests"
+// bucket, and every turn (a POST of messages to a conversation or a channel) also from its
+// "turns" bucket. Over the limit: 429 rate_limited with Retry-After in seconds. The buckets live
+// in one RateLimiterDO per key, so the limit holds across isolates and locations.
+import type { RateRule } from "../../durable-objects/rate-limiter-do";
+import { ApiError } from "./errors";
+
+/** Defaults when the variables are unset; "0" turns a limit off (benchmarks, local load tests). */
+export const DEFAULT_REQUESTS_PER_MINUTE = 600;
+export const DEFAULT_TURNS_PER_MINUTE = 60;
+
+const TURN_PATH = /^\/v1\/(conversations|channels)\/[^/]+\/messages$/;
+
+function perMinute(value: string | undefined, fallback: number): number {
+  if (value === undefined || value.trim() === "") return fallback;
+  const n = Number(value);
+  return Number.isFinite(n) && n >= 0 ? Math.floor(n) : fallback;
+}
+
+export function rateRules(env: Env, method: string, path: string): RateRule[] {
+  const rules: RateRule[] = [];
+  const requests = perMinute(env.RATE_LIMIT_PER_MINUTE, DEFAULT_REQUESTS_PER_MINUTE);
+  if (requests > 0) rules.push({ bucket: "requests", perMinute: requests });
+  if (method === "POST" && TURN_PATH.test(path)) {
+    const turns = perMinute(env.TURN_RATE_LIMIT_PER_MINUTE, DEFAULT_TURNS_PER_MINUTE);
+    if (turns > 0) rules.push({ bucket: "turns", perMinute: turns });
+  }
+  return rules;
+}
+
+/** Throws the 429 when the key is over a limit; one RPC, and none at all when every limit is off. */
+export async function enforceRateLimit(env: Env, keyHash: string, method: string, path: string): Promise<void> {
+  const rules = rateRules(env, method, path);
+  if (!rules.length) return;
+  const decision = await env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(keyHash)).take(rules);
+  if (decision.ok) return;
+  const what = decision.bucket === "turns" ? "turns" : "requests";
+  throw new ApiError(429, "rate_limited", `this API key is over its limit of ${decision.perMinute} ${what} per minute; retry in ${decision.retryAfterSeconds} s`, {
+    "Retry-After": String(decision.retryAfterSeconds),
+  });
+}

@@ -55,7 +55,8 @@ class ResumingClient {
     await first.next((e) => e.type === "resumed");
     first.ws.send(JSON.stringify({ type: "send", content }));
     const start = first.events.findIndex((e) => e.type === "resumed") + 1;
-    await first.next(() => first.events.length - start >= dropAfter);
+    // Drop after `dropAfter` frames of the turn (or at its end, if it is shorter than that).
+    await first.next((e) => first.events.length - start >= dropAfter || e.type === "turn_end");
     const seen = first.events.slice(0, start + dropAfter);
     first.ws.close(1001, "network drop");
     this.take(seen);
@@ -76,7 +77,7 @@ describe("fault: a websocket drops mid-stream and the client resumes", () => {
     const id = await createConversation();
     const client = new ResumingClient(id);
     // Drop after the turn_start, inside the deltas, after the first saved message, deep in a tool turn.
-    const drops = [1, 4, 2, 12];
+    const drops = [1, 4, 2, 8];
     const prompts = ["@reply-chars 6000", "drop in the deltas\n@reply-chars 9000", "after the user message\n@reply-chars 3000", 'a tool turn\n@tool conversation_read {"from_seq":1,"to_seq":2}'];
     for (let i = 0; i < drops.length; i++) await client.turn(prompts[i], drops[i]);
     const t = await transcript(id);

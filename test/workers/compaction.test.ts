@@ -134,6 +134,22 @@ describe("the in-turn compactor", () => {
     expect((await send(id, "still there?")).status).toBeLessThan(600);
   });
 
+  it("learns the real window from the overflow 400, so the one retry fits where the settings overstated it", async () => {
+    // Settings claim 200,000 tokens; the model takes 16,000. A pass aimed at the settings' target
+    // would cut nothing (the estimate is far below it) and the retry would overflow again.
+    const id = await createConversation({ model: "offline-16k", contextWindowTokens: 200_000 });
+    const att = await rowsFile(id);
+    const slices = (from: number) => Array.from({ length: 6 }, (_, i) => `@tool file_read {"attachment_id":"${att}","lines":"${from + i * 100}-${from + i * 100 + 99}"}`).join("\n");
+    expect((await send(id, `first half\n${slices(1)}`)).json.stop_reason).toBe("end_turn");
+    const events = await sse(id, `second half\n${slices(601)}`);
+    const forced = events.filter((e) => e.type === "compaction_started");
+    expect(forced).toHaveLength(1);
+    expect(forced[0].data.forced).toBe(true);
+    expect(forced[0].data.budgetTokens).toBeLessThan(16_000);
+    expect(events.find((e) => e.type === "error")).toBeUndefined();
+    expect(events.at(-1)!.data.stop_reason).toBe("end_turn");
+  });
+
   it("continues a max_tokens stop, but ends the turn when the input fills the window", async () => {
     const roomy = await createConversation();
     const r = await send(roomy, "write on\n@max-tokens-stop");

@@ -38,7 +38,7 @@ export class TurnCompactor {
   private calibration: { reportedTokens: number; estimateAtReport: number } | null = null;
 
   constructor(
-    private readonly budget: CompactionBudget,
+    private budget: CompactionBudget,
     private readonly client: Anthropic,
     private readonly model: string,
     private readonly originOf: () => (block: ContentBlock) => BlockOrigin | undefined,
@@ -50,7 +50,9 @@ export class TurnCompactor {
   }
 
   /** The request with earlier compactions still standing in for what they replaced. */
-  apply(request: ModelRequest): ModelRequest {
+  apply(built: ModelRequest): ModelRequest {
+    // After an overflow taught the real window, replies are bounded by its reserve too.
+    const request = built.max_tokens > this.budget.outputReserveTokens ? { ...built, max_tokens: this.budget.outputReserveTokens } : built;
     const o = this.override;
     if (!o) return request;
     if (withoutCache(request.messages.slice(0, o.count)) !== o.prefix) {
@@ -75,6 +77,24 @@ export class TurnCompactor {
 
   get budgetTokens(): number {
     return budgetTokens(this.budget);
+  }
+
+  get outputReserveTokens(): number {
+    return this.budget.outputReserveTokens;
+  }
+
+  /**
+   * After an overflow 400 that names its figures: the model's real window is M (the settings
+   * overstated it) and it counted N tokens where the estimate saw fewer. For the rest of the turn
+   * the budget uses that window (output reserve at most a quarter of it) and that chars-per-token,
+   * so the forced pass aims under what the provider will actually accept.
+   */
+  learnFromOverflow(request: ModelRequest, promptTokens: number, maxTokens: number): void {
+    const window = Math.min(this.budget.contextWindowTokens, maxTokens);
+    const reserve = Math.min(this.budget.outputReserveTokens, Math.floor(window / 4));
+    const observed = requestChars(request) / Math.max(1, promptTokens);
+    this.budget = { ...this.budget, contextWindowTokens: window, outputReserveTokens: reserve, charsPerToken: Math.min(this.budget.charsPerToken, observed) };
+    this.calibration = null;
   }
 
   /** After each call: what the provider counted for the request it was sent. */

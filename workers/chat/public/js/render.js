@@ -33,7 +33,7 @@ export function renderBlock(b, ctx) {
   if (b.type === "text") {
     const note = NOTE.exec(b.text);
     if (note) {
-      return h("div", { class: "note", "data-attachment": note[1] }, h("div", { class: "note-title" }, "📎 ", note[2], " ", h("code", null, note[1]), extra), h("div", { class: "note-body" }, note[3]));
+      return h("div", { class: "note", "data-attachment": note[1] }, h("div", { class: "note-title" }, h("span", { class: "tag" }, "attachment"), " ", note[2], " ", h("code", null, note[1]), extra), h("div", { class: "note-body" }, note[3]));
     }
     return h("div", { class: "text" }, extra.length ? h("div", { class: "badges" }, extra) : null, b.text);
   }

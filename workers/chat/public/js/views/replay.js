@@ -51,10 +51,11 @@ export async function replayView(root, id) {
         { class: "panel budget" },
         h("div", { class: "budget-line", id: "budget-line" }, h("strong", null, `${num(est.tokens)} tokens`), ` of a ${num(budget)}-token budget (${num(s.contextWindowTokens)} window − ${num(s.outputReserveTokens)} output reserve) · ${(ratio * 100).toFixed(1)}%`),
         meter,
+        est.tokens > trigger ? h("p", { class: "warn" }, est.tokens > budget ? "Over the budget: the next turn compacts its request in memory before the model call (the stored transcript is not changed)." : "Past the compaction trigger: the next turn compacts its request in memory.") : null,
         h(
           "dl",
           { class: "facts" },
-          h("dt", null, "request"), h("dd", null, `${chars(est.chars)} (${num(est.charsPerToken)} chars/token)`),
+          h("dt", null, "request"), h("dd", null, `${chars(est.chars)} (${est.charsPerToken} chars/token)`),
           h("dt", null, "prefix"), h("dd", null, `${chars(est.prefixChars)}: system + ${replay.tools?.length ?? 0} tool schemas`),
           h("dt", null, "messages"), h("dd", null, `${num(est.messages ?? replay.messages.length)} · ${chars(est.messageChars)}`),
           h("dt", null, "stubs"), h("dd", null, `${num(est.stubbedResults)} results stubbed, ${chars(est.stubSavedChars)} saved, ${chars(est.stubPendingChars)} waiting for their batch`),

@@ -138,6 +138,9 @@ describe("the web UI", () => {
     expect(saved).toBe(frames.find((f) => f.type === "compaction").tokensSaved);
     expect(Number(await card.locator(".targets").textContent())).toBeGreaterThan(0);
     expect(await page.locator(".turn.done details.tool-result").count()).toBeGreaterThanOrEqual(10);
+    // The card sits where the pass ran: after the tool results it compacted, before the answer.
+    expect(await card.evaluate((el) => el.previousElementSibling?.classList.contains("results") && el.nextElementSibling?.classList.contains("assistant"))).toBe(true);
+    await card.scrollIntoViewIfNeeded();
     await shot("compaction");
   });
 

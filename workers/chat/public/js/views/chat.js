@@ -41,7 +41,7 @@ export async function chatView(root, id) {
   let retry = 0;
   /** Containers created on send, adopted by the next turn_start in order. */
   const pending = /** @type {HTMLElement[]} */ ([]);
-  /** @type {Map<string, {el: HTMLElement, stream: HTMLElement | null, tools: Map<string, HTMLElement>, saved: any[], cards: HTMLElement[], running: HTMLElement | null}>} */
+  /** @type {Map<string, {el: HTMLElement, stream: HTMLElement | null, tools: Map<string, HTMLElement>, results: number, saved: any[], cards: {el: HTMLElement, afterResults: number}[], running: HTMLElement | null}>} */
   const turns = new Map();
   let lastTurn = /** @type {string | null} */ (null);
 
@@ -119,7 +119,7 @@ export async function chatView(root, id) {
       const el = pending.shift() ?? h("section", { class: "turn live" });
       el.dataset.turn = turnId;
       if (!el.isConnected) stick(() => log.append(el));
-      t = { el, stream: null, tools: new Map(), saved: [], cards: [], running: null };
+      t = { el, stream: null, tools: new Map(), results: 0, saved: [], cards: [], running: null };
       turns.set(turnId, t);
     }
     lastTurn = turnId;
@@ -166,6 +166,7 @@ export async function chatView(root, id) {
             h("pre", null, e.preview, e.chars > e.preview.length ? h("span", { class: "muted" }, `\n… ${chars(e.chars - e.preview.length)} more (in the saved message)`) : null),
           );
           call ? call.after(el) : t.el.append(el);
+          t.results++;
           t.stream = null;
           break;
         }
@@ -182,7 +183,7 @@ export async function chatView(root, id) {
           if (t.running) t.running.replaceWith(card);
           else t.el.append(card);
           t.running = null;
-          t.cards.push(card);
+          t.cards.push({ el: card, afterResults: t.results });
           t.stream = null;
           break;
         }
@@ -199,15 +200,22 @@ export async function chatView(root, id) {
     });
   }
 
-  /** The streamed view gives way to the messages as saved, keeping the turn's compaction cards. */
+  /**
+   * The streamed view gives way to the messages as saved. A compaction card stays where its pass
+   * ran: after the message holding the tool results seen before it (after the prompt if none).
+   */
   function finish(/** @type {any} */ t, /** @type {any} */ e) {
     const kept = [...t.el.querySelectorAll(".error-line")];
     const out = [];
-    t.saved.forEach((/** @type {any} */ m, /** @type {number} */ i) => {
+    let results = 0;
+    const cards = [...t.cards];
+    t.saved.forEach((/** @type {any} */ m) => {
       rendered.add(m.id);
       out.push(renderMessage(m, ctx));
-      if (i === 0) out.push(...t.cards);
+      results += (Array.isArray(m.content) ? m.content : []).filter((/** @type {any} */ b) => b.type === "tool_result").length;
+      while (cards.length && cards[0].afterResults <= results) out.push(/** @type {any} */ (cards.shift()).el);
     });
+    out.push(...cards.map((c) => c.el));
     if (!t.saved.length) out.push(...t.el.children);
     const u = e.usage ?? {};
     out.push(...kept, h("div", { class: "turn-end muted" }, `${e.stop_reason} · input ${num((u.input_tokens ?? 0) + (u.cache_read_input_tokens ?? 0) + (u.cache_creation_input_tokens ?? 0))} tokens (${num(u.cache_read_input_tokens)} cached) · output ${num(u.output_tokens)}`, e.timing ? ` · ${num(e.timing.serverMs)} ms` : ""));

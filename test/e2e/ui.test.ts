@@ -3,6 +3,7 @@
 // window, History with every message (and a fold), search into History, and the replay view.
 // Screenshots of the main views land in test-artifacts/ui/.
 import { existsSync, mkdirSync } from "node:fs";
+import { PDFDocument, StandardFonts } from "pdf-lib";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { api, base, KEY, newConversation, transcript } from "./client";
@@ -144,9 +145,30 @@ describe("the web UI", () => {
     await shot("compaction");
   });
 
+  it("narrates a long read: a picked PDF's first search reports its indexing progress", async () => {
+    const doc = await PDFDocument.create();
+    const font = await doc.embedFont(StandardFonts.Helvetica);
+    for (let i = 1; i <= 60; i++) doc.addPage([300, 200]).drawText(`page ${i} medlar${i}`, { x: 20, y: 100, font, size: 12 });
+    await page.goto(`${base()}/#/c/${chatId}`);
+    await page.waitForSelector("#socket-status.live");
+    await page.setInputFiles("#file-input", { name: "medlar.pdf", mimeType: "application/pdf", buffer: Buffer.from(await doc.save()) });
+    const note = page.locator('.msg.attachment .note:has-text("medlar.pdf")');
+    await note.waitFor();
+    expect(await note.textContent()).toContain("60 pages");
+    await send(`@tool pdf_search {"attachment_id":"${await note.getAttribute("data-attachment")}","query":"medlar42"}`);
+    const narration = page.locator(".turn.done details.narration").last();
+    expect(await narration.locator("summary").textContent()).toMatch(/\d+ progress notes?/);
+    expect(await narration.locator(".progress").first().textContent()).toContain("First search of medlar.pdf (60 pages)");
+    await narration.locator("summary").click();
+    await narration.scrollIntoViewIfNeeded();
+    await shot("narration");
+  });
+
   it("History shows every message, untouched, with the kept compaction card", async () => {
+    await page.goto(`${base()}/#/c/${smallId}`);
     await page.click('.chat-head a:has-text("History")');
     await page.waitForSelector("#history .end");
+    expect(page.url()).toContain(`#/c/${smallId}/history`);
     const all = await transcript(smallId);
     const ids = await page.locator("#history article.msg").evaluateAll((els) => els.map((e) => (e as HTMLElement).dataset.id));
     expect(ids).toEqual(all.map((m) => m.id));
@@ -181,6 +203,8 @@ describe("the web UI", () => {
 
   it("search finds a message across conversations and opens History at it", async () => {
     const word = `quokka${Date.now().toString(36)}`;
+    // Stub every stale result at once, so the earlier conversation_read result is a stub in replay.
+    expect((await api("PATCH", `/v1/conversations/${chatId}`, { settings: { stubMinChars: 100, stubAfterExchanges: 1, stubBatchChars: 0 } })).status).toBe(200);
     await api("POST", `/v1/conversations/${chatId}/messages`, { content: `a note about the ${word} colony` });
     let hit: any;
     for (let i = 0; i < 40 && !hit; i++) {
@@ -202,6 +226,14 @@ describe("the web UI", () => {
     expect(page.url()).toContain(`#/c/${chatId}/history?at=${hit.messageId}`);
     await expect.poll(() => target.evaluate((el) => { const r = el.getBoundingClientRect(); return r.top >= 0 && r.bottom <= innerHeight; })).toBe(true);
     await shot("search-hit");
+    // History shows the stubbed result in full: the transcript holds the original.
+    expect((await api("GET", `/v1/conversations/${chatId}/replay`)).json.estimate.stubbedResults).toBeGreaterThanOrEqual(1);
+    const stubbed = page.locator("#history details.tool-result:has(.badge.stub)").first();
+    const id = await stubbed.getAttribute("data-tool-result");
+    const original = (await transcript(chatId)).flatMap((m) => m.content).find((b: any) => b.type === "tool_result" && b.tool_use_id === id);
+    const text = typeof original.content === "string" ? original.content : original.content.map((b: any) => b.text ?? "").join("\n");
+    expect(text.length).toBeGreaterThan(100);
+    expect(await stubbed.locator("pre").textContent()).toBe(text);
   });
 
   it("the replay view shows the next request against its budget", async () => {

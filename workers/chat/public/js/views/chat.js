@@ -206,6 +206,7 @@ export async function chatView(root, id) {
    */
   function finish(/** @type {any} */ t, /** @type {any} */ e) {
     const kept = [...t.el.querySelectorAll(".error-line")];
+    const narration = [...t.el.querySelectorAll(".progress")];
     const out = [];
     let results = 0;
     const cards = [...t.cards];
@@ -218,6 +219,7 @@ export async function chatView(root, id) {
     out.push(...cards.map((c) => c.el));
     if (!t.saved.length) out.push(...t.el.children);
     const u = e.usage ?? {};
+    if (narration.length && t.saved.length) out.push(h("details", { class: "narration" }, h("summary", { class: "muted" }, `${narration.length} progress note${narration.length === 1 ? "" : "s"}`), narration));
     out.push(...kept, h("div", { class: "turn-end muted" }, `${e.stop_reason} · input ${num((u.input_tokens ?? 0) + (u.cache_read_input_tokens ?? 0) + (u.cache_creation_input_tokens ?? 0))} tokens (${num(u.cache_read_input_tokens)} cached) · output ${num(u.output_tokens)}`, e.timing ? ` · ${num(e.timing.serverMs)} ms` : ""));
     replace(t.el, out);
     t.el.classList.remove("live");

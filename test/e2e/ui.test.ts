@@ -18,6 +18,8 @@ let page: Page;
 const frames: any[] = [];
 
 async function shot(name: string) {
+  // From the top, so the sticky header is not painted over the middle of a full-page capture.
+  await page.evaluate(() => window.scrollTo(0, 0));
   await page.screenshot({ path: `${SHOTS}${name}.png`, fullPage: true });
 }
 

@@ -30,7 +30,7 @@ export function append(el, children) {
   return el;
 }
 
-/** @param {Node} el @param {...any} children */
+/** @param {Element} el @param {...any} children */
 export function replace(el, ...children) {
   el.replaceChildren();
   return append(el, children);

@@ -102,14 +102,20 @@ export async function chatView(root, id) {
     return connecting;
   }
 
+  /** @type {ReturnType<typeof setTimeout> | null} */
+  let reconnect = null;
+  /** A failed connect can report twice (the ticket call or the socket's error, and its close): one retry at a time. */
   function onClose() {
     ws = null;
     status.className = "socket-status";
     replace(status, "disconnected");
-    if (closed) return;
+    if (closed || reconnect) return;
     // Reconnect with a fresh ticket; tickets are single-use.
     const wait = Math.min(10_000, 500 * 2 ** retry++);
-    setTimeout(() => !closed && connect().catch(() => onClose()), wait);
+    reconnect = setTimeout(() => {
+      reconnect = null;
+      if (!closed) connect().catch(() => onClose());
+    }, wait);
   }
 
   /** @param {string} turnId */
@@ -317,6 +323,7 @@ export async function chatView(root, id) {
   text.focus();
   return () => {
     closed = true;
+    if (reconnect) clearTimeout(reconnect);
     ws?.close();
   };
 }

@@ -12,12 +12,14 @@ export async function historyView(root, id, params) {
   const at = params.get("at");
   const ctx = newContext();
   const list = h("div", { class: "log history", id: "history" });
-  const more = h("button", { type: "button", class: "secondary", id: "history-more", hidden: true }, "Load more");
+  const more = /** @type {HTMLButtonElement} */ (h("button", { type: "button", class: "secondary", id: "history-more", hidden: true }, "Load more"));
   const head = h("div", { class: "chat-head" }, h("h1", null, "History"), h("nav", null, h("a", { href: `#/c/${id}` }, "Chat"), h("a", { href: `#/c/${id}/replay` }, "Replay")));
   const facts = h("p", { class: "muted" });
   replace(root, h("div", { class: "history-view" }, head, facts, list, more));
 
-  let meta, cards, replay;
+  /** @type {any} */ let meta;
+  /** @type {any[]} */ let cards;
+  /** @type {any} */ let replay;
   try {
     [meta, cards, replay] = await Promise.all([api("GET", `/v1/conversations/${id}`), allPages(`/v1/conversations/${id}/timeline`, "cards"), api("GET", `/v1/conversations/${id}/replay`).catch(() => null)]);
   } catch (err) {

@@ -11,7 +11,8 @@ const STUB = "[stale tool result replaced by this stub:";
 /** @param {HTMLElement} root @param {string} id */
 export async function replayView(root, id) {
   replace(root, h("p", { class: "muted" }, "Loading…"));
-  let meta, replay;
+  /** @type {any} */ let meta;
+  /** @type {any} */ let replay;
   try {
     [meta, replay] = await Promise.all([api("GET", `/v1/conversations/${id}`), api("GET", `/v1/conversations/${id}/replay`)]);
   } catch (err) {

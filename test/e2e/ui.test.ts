@@ -179,6 +179,16 @@ describe("the web UI", () => {
     expect(longest).toBeGreaterThan(20_000);
     expect(await page.locator("#history .card.compaction.done").count()).toBe(1);
     await shot("history");
+    // Two messages a page: the pages load on as the reader reaches the end.
+    await page.goto(`${base()}/#/c/${smallId}/history?limit=2`);
+    await page.waitForSelector("#history article.msg");
+    await expect
+      .poll(async () => {
+        if (await page.locator("#history-more").isVisible()) await page.evaluate(() => window.scrollTo(0, document.body.scrollHeight));
+        return page.locator("#history .end").count();
+      })
+      .toBe(1);
+    expect(await page.locator("#history article.msg").evaluateAll((els) => els.map((e) => (e as HTMLElement).dataset.id))).toEqual(all.map((m) => m.id));
   });
 
   it("History marks the fold boundary and shows the current summary", async () => {

@@ -10,6 +10,8 @@ const PAGE = 100;
 /** @param {HTMLElement} root @param {string} id @param {URLSearchParams} params */
 export async function historyView(root, id, params) {
   const at = params.get("at");
+  // ?limit= sets the page size (the API's limit, at most 500).
+  const pageSize = Math.min(500, Math.max(1, Number(params.get("limit")) || PAGE));
   const ctx = newContext();
   const list = h("div", { class: "log history", id: "history" });
   const more = /** @type {HTMLButtonElement} */ (h("button", { type: "button", class: "secondary", id: "history-more", hidden: true }, "Load more"));
@@ -68,7 +70,7 @@ export async function historyView(root, id, params) {
   async function loadPage() {
     more.disabled = true;
     try {
-      const page = await api("GET", `/v1/conversations/${id}/messages?after=${after}&limit=${PAGE}`);
+      const page = await api("GET", `/v1/conversations/${id}/messages?after=${after}&limit=${pageSize}`);
       for (const m of page.messages) {
         const el = renderMessage(m, ctx);
         shown++;
@@ -94,10 +96,31 @@ export async function historyView(root, id, params) {
       more.disabled = false;
     }
   }
-  more.addEventListener("click", () => loadPage());
-  let hasMore = await loadPage();
+  let loading = false;
+  /** @type {IntersectionObserver | null} */
+  let observer = null;
+  const next = async () => {
+    if (loading) return false;
+    loading = true;
+    try {
+      return await loadPage();
+    } finally {
+      loading = false;
+      // Observing anew reports the button's current state, so a short page loads the next one too.
+      observer?.unobserve(more);
+      if (!more.hidden) observer?.observe(more);
+    }
+  };
+  more.addEventListener("click", () => next());
+  let hasMore = await next();
   // Opening at a search hit: page on until the message is on screen.
-  while (!found && hasMore) hasMore = await loadPage();
+  while (!found && hasMore) hasMore = await next();
+  // Reading on: the next page loads as the button comes into view.
+  observer = new IntersectionObserver((entries) => {
+    if (!more.isConnected) return observer?.disconnect();
+    if (!more.hidden && entries.some((e) => e.isIntersecting)) next();
+  }, { rootMargin: "600px" });
+  if (!more.hidden) observer.observe(more);
   if (at && !found) list.prepend(errorLine(`message ${at} is not in this conversation`));
   if (!at && folded) document.getElementById("fold-boundary")?.scrollIntoView({ block: "start" });
 }

@@ -57,6 +57,17 @@ beforeAll(async () => {
   browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"] });
   page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
   page.setDefaultTimeout(20_000);
+  // Keep the page's sockets reachable, so a test can drop one as a network would.
+  await page.addInitScript(() => {
+    const Native = window.WebSocket;
+    const sockets: WebSocket[] = ((window as any).sockets = []);
+    window.WebSocket = class extends Native {
+      constructor(url: string | URL, protocols?: string | string[]) {
+        super(url, protocols);
+        sockets.push(this);
+      }
+    };
+  });
   page.on("websocket", (ws) => ws.on("framereceived", (f) => frames.push(JSON.parse(String(f.payload)))));
   page.on("pageerror", (err) => console.error("page error:", err));
 });
@@ -83,7 +94,7 @@ describe("the web UI", () => {
     expect(page.url()).not.toContain(KEY);
   });
 
-  it("starts a conversation and streams the reply over the websocket", async () => {
+  it("starts a conversation, streams the reply over the websocket, and reconnects with a fresh ticket", async () => {
     chatId = await startConversation("ui chat");
     await send("hello from the browser\n@reply-chars 1200");
     const deltas = frames.filter((f) => f.type === "delta");
@@ -99,6 +110,14 @@ describe("the web UI", () => {
     expect(await call.getAttribute("open")).toBeNull();
     expect(await page.locator(".turn.done details.tool-result summary").last().textContent()).toMatch(/result\s+conversation_read\s+[\d.,K]+ chars/);
     await shot("chat");
+    // A dropped socket comes back with a fresh single-use ticket, and turns go on.
+    const sockets = await page.evaluate(() => (window as any).sockets.length);
+    await page.evaluate(() => (window as any).sockets.at(-1).close());
+    await page.waitForFunction((n) => (window as any).sockets.length > n && document.querySelector("#socket-status.live"), sockets);
+    await send("after a reconnect\n@reply-chars 300");
+    expect(await page.locator(".turn.done .msg.user").last().textContent()).toContain("after a reconnect");
+    expect((await page.locator(".turn.done .msg.assistant .text").last().textContent())!.length).toBeGreaterThan(150);
+    expect(await page.locator(".turn.interrupted").count()).toBe(0);
   });
 
   it("uploads a dropped file with progress, shows its note, and shows a compaction card on a small window", async () => {

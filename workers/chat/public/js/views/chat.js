@@ -96,10 +96,26 @@ export async function chatView(root, id) {
         retry = 0;
         replace(status, "live");
         status.className = "socket-status live";
+        if (everConnected) recover();
+        everConnected = true;
         return s;
       })
       .finally(() => (connecting = null));
     return connecting;
+  }
+
+  let everConnected = false;
+  /** A turn that was streaming when the socket dropped ends without its events: show what was saved. */
+  function recover() {
+    pending.length = 0;
+    for (const [turnId, t] of turns) {
+      if (!t.el.classList.contains("live")) continue;
+      t.el.classList.replace("live", "interrupted");
+      t.el.append(h("div", { class: "muted" }, "The connection dropped during this turn; its saved messages follow."));
+      turns.delete(turnId);
+    }
+    for (const el of log.querySelectorAll(".turn.live")) el.classList.replace("live", "interrupted");
+    catchUp().catch(() => {});
   }
 
   /** @type {ReturnType<typeof setTimeout> | null} */
@@ -217,8 +233,9 @@ export async function chatView(root, id) {
     let results = 0;
     const cards = [...t.cards];
     t.saved.forEach((/** @type {any} */ m) => {
+      // Already shown when a dropped connection was caught up from the transcript.
+      if (!rendered.has(m.id)) out.push(renderMessage(m, ctx));
       rendered.add(m.id);
-      out.push(renderMessage(m, ctx));
       results += (Array.isArray(m.content) ? m.content : []).filter((/** @type {any} */ b) => b.type === "tool_result").length;
       while (cards.length && cards[0].afterResults <= results) out.push(/** @type {any} */ (cards.shift()).el);
     });

@@ -1,5 +1,6 @@
 // The wiring the runtime relies on but no handler can see: the queue's retries and dead-letter
-// queue, the summarizer's route to the Durable Object, and append-only DO migrations.
+// queue, the summarizer's route to the Durable Object, the static assets' routing, and append-only
+// DO migrations.
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 
@@ -18,6 +19,13 @@ describe("wrangler configs", () => {
     const name = /^name = "([^"]+)"/m.exec(chat)![1];
     expect(summarizer).toContain(`class_name = "ConversationDO"`);
     expect(summarizer).toContain(`script_name = "${name}"`);
+  });
+  it("serve the web UI as static assets while the API, websockets and /health always reach the worker", () => {
+    const assets = /^\[assets\]\n((?:[a-z_]+ = .*\n)+)/m.exec(chat)?.[1] ?? "";
+    expect(assets).toContain('directory = "workers/chat/public"');
+    const first = JSON.parse(/^run_worker_first = (\[.*\])$/m.exec(assets)?.[1] ?? "[]");
+    expect(first).toEqual(expect.arrayContaining(["/v1/*", "/health"]));
+    expect(readFileSync(`${root}workers/chat/public/index.html`, "utf8")).toContain('src="/js/app.js"');
   });
   it("declare the Durable Object class as a SQLite class in a migration", () => {
     expect(chat).toMatch(/new_sqlite_classes = \["ConversationDO"\]/);

@@ -1,0 +1,281 @@
+// The web UI in a real browser: Debian's Chromium driven by playwright-core against the running
+// stack. Sign in, chat with a streamed reply, an upload and its note, a compaction card on a small
+// window, History with every message (and a fold), search into History, and the replay view.
+// Screenshots of the main views land in test-artifacts/ui/.
+import { existsSync, mkdirSync } from "node:fs";
+import { PDFDocument, StandardFonts } from "pdf-lib";
+import { chromium, type Browser, type Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { api, base, KEY, newConversation, transcript } from "./client";
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+const SHOTS = new URL("../../test-artifacts/ui/", import.meta.url).pathname;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+let browser: Browser;
+let page: Page;
+/** Every websocket frame the page received, parsed. */
+const frames: any[] = [];
+
+async function shot(name: string) {
+  // From the top, so the sticky header is not painted over the middle of a full-page capture.
+  await page.evaluate(() => window.scrollTo(0, 0));
+  await page.screenshot({ path: `${SHOTS}${name}.png`, fullPage: true });
+}
+
+async function signIn(p: Page) {
+  await p.goto(`${base()}/`);
+  await p.fill("#api-key", KEY);
+  await p.click("#signin-form button[type=submit]");
+  await p.waitForSelector("#new-conversation");
+}
+
+async function startConversation(title: string, settings?: Record<string, unknown>): Promise<string> {
+  await page.goto(`${base()}/#/`);
+  await page.waitForSelector("#new-conversation");
+  await page.fill("#new-title", title);
+  if (settings) {
+    await page.click("#new-conversation details summary");
+    await page.fill("#new-settings", JSON.stringify(settings));
+  }
+  await page.click("#new-conversation button[type=submit]");
+  await page.waitForURL(/#\/c\/conv_/);
+  await page.waitForSelector("#socket-status.live");
+  return /#\/c\/(conv_[^/?]+)/.exec(page.url())![1];
+}
+
+async function send(text: string) {
+  const before = await page.locator(".turn.done").count();
+  await page.fill("#composer", text);
+  await page.click("#send");
+  await page.waitForFunction((n) => document.querySelectorAll(".turn.done").length > n, before, { timeout: 90_000 });
+}
+
+beforeAll(async () => {
+  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: install Debian's Chromium (apt-get install -y chromium); .ci/run does this`);
+  mkdirSync(SHOTS, { recursive: true });
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"] });
+  page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
+  page.setDefaultTimeout(20_000);
+  // Keep the page's sockets reachable, so a test can drop one as a network would.
+  await page.addInitScript(() => {
+    const Native = window.WebSocket;
+    const sockets: WebSocket[] = ((window as any).sockets = []);
+    window.WebSocket = class extends Native {
+      constructor(url: string | URL, protocols?: string | string[]) {
+        super(url, protocols);
+        sockets.push(this);
+      }
+    };
+  });
+  page.on("websocket", (ws) => ws.on("framereceived", (f) => frames.push(JSON.parse(String(f.payload)))));
+  page.on("pageerror", (err) => console.error("page error:", err));
+});
+
+afterAll(async () => {
+  await browser?.close();
+});
+
+describe("the web UI", () => {
+  let chatId: string;
+  let smallId: string;
+
+  it("serves the page from the edge and signs in with a key kept in session storage only", async () => {
+    const res = await page.goto(`${base()}/`);
+    expect(res?.status()).toBe(200);
+    expect(res?.headers()["content-security-policy"]).toContain("script-src 'self'");
+    await page.fill("#api-key", "not-a-key");
+    await page.click("#signin-form button[type=submit]");
+    await page.waitForSelector("#signin-form .error-line");
+    await shot("signin");
+    await signIn(page);
+    const stored = await page.evaluate(() => ({ session: sessionStorage.getItem("context-chat.apiKey"), local: localStorage.length, cookie: document.cookie }));
+    expect(stored).toEqual({ session: KEY, local: 0, cookie: "" });
+    expect(page.url()).not.toContain(KEY);
+  });
+
+  it("starts a conversation, streams the reply over the websocket, and reconnects with a fresh ticket", async () => {
+    chatId = await startConversation("ui chat");
+    await send("hello from the browser\n@reply-chars 1200");
+    const deltas = frames.filter((f) => f.type === "delta");
+    expect(deltas.length).toBeGreaterThan(1);
+    const reply = await page.locator(".turn.done .msg.assistant .text").last().textContent();
+    expect(reply!.length).toBeGreaterThan(800);
+    expect(reply).toBe(deltas.map((d) => d.text).join(""));
+    expect(await page.locator(".turn.done .msg.user").last().textContent()).toContain("hello from the browser");
+    // Tool calls and results are collapsed with their sizes.
+    await send('look back\n@tool conversation_read {"from_seq":1,"to_seq":2}');
+    const call = page.locator(".turn.done details.tool-use").last();
+    await expect.poll(() => call.locator("summary").textContent()).toMatch(/conversation_read\s+\d+ chars/);
+    expect(await call.getAttribute("open")).toBeNull();
+    expect(await page.locator(".turn.done details.tool-result summary").last().textContent()).toMatch(/result\s+conversation_read\s+[\d.,K]+ chars/);
+    await shot("chat");
+    // A dropped socket comes back with a fresh single-use ticket, and turns go on.
+    const sockets = await page.evaluate(() => (window as any).sockets.length);
+    await page.evaluate(() => (window as any).sockets.at(-1).close());
+    await page.waitForFunction((n) => (window as any).sockets.length > n && document.querySelector("#socket-status.live"), sockets);
+    await send("after a reconnect\n@reply-chars 300");
+    expect(await page.locator(".turn.done .msg.user").last().textContent()).toContain("after a reconnect");
+    expect((await page.locator(".turn.done .msg.assistant .text").last().textContent())!.length).toBeGreaterThan(150);
+    expect(await page.locator(".turn.interrupted").count()).toBe(0);
+  });
+
+  it("uploads a dropped file with progress, shows its note, and shows a compaction card on a small window", async () => {
+    smallId = await startConversation("ui compaction", { contextWindowTokens: 24_000, outputReserveTokens: 2_000 });
+    // A real drop event carrying a file, as the browser makes for a drag from the desktop.
+    await page.evaluate(() => {
+      const rows = Array.from({ length: 5000 }, (_, i) => `row ${i} ${"lorem ipsum dolor ".repeat(3)}`).join("\n");
+      const dt = new DataTransfer();
+      dt.items.add(new File([rows], "rows.txt", { type: "text/plain" }));
+      const chat = document.getElementById("chat")!;
+      chat.dispatchEvent(new DragEvent("dragenter", { dataTransfer: dt, bubbles: true, cancelable: true }));
+      chat.dispatchEvent(new DragEvent("drop", { dataTransfer: dt, bubbles: true, cancelable: true }));
+    });
+    await page.waitForSelector(".upload progress");
+    const note = page.locator('.msg.attachment .note:has-text("rows.txt")');
+    await note.waitFor({ timeout: 30_000 });
+    const attachment = await note.getAttribute("data-attachment");
+    expect(attachment).toMatch(/^att_/);
+    expect(await note.textContent()).toMatch(/5,000 lines[\s\S]*file_read/);
+    const upload = page.locator(".upload.done");
+    if (await upload.count()) expect(await upload.locator("progress").evaluate((p: HTMLProgressElement) => p.value === p.max && p.max > 300_000)).toBe(true);
+    await shot("upload");
+
+    // The pulsing card is replaced by the finished one.
+    await page.evaluate(() => {
+      const w = window as any;
+      w.sawRunningCard = false;
+      new MutationObserver(() => {
+        if (document.querySelector(".card.compaction.running")) w.sawRunningCard = true;
+      }).observe(document.body, { childList: true, subtree: true });
+    });
+    const calls = Array.from({ length: 10 }, (_, i) => `@tool file_read {"attachment_id":"${attachment}","lines":"${i * 500 + 1}-${i * 500 + 500}"}`).join("\n");
+    await send(`read all ten slices\n${calls}`);
+    expect(frames.some((f) => f.type === "compaction_started")).toBe(true);
+    expect(await page.evaluate(() => (window as any).sawRunningCard)).toBe(true);
+    expect(await page.locator(".card.compaction.running").count()).toBe(0);
+    const card = page.locator(".turn.done .card.compaction.done").last();
+    const saved = Number((await card.locator(".saved").textContent())!.replace(/,/g, ""));
+    expect(saved).toBeGreaterThan(0);
+    expect(saved).toBe(frames.find((f) => f.type === "compaction").tokensSaved);
+    expect(Number(await card.locator(".targets").textContent())).toBeGreaterThan(0);
+    expect(await page.locator(".turn.done details.tool-result").count()).toBeGreaterThanOrEqual(10);
+    // The card sits where the pass ran: after the tool results it compacted, before the answer.
+    expect(await card.evaluate((el) => el.previousElementSibling?.classList.contains("results") && el.nextElementSibling?.classList.contains("assistant"))).toBe(true);
+    await card.scrollIntoViewIfNeeded();
+    await shot("compaction");
+  });
+
+  it("narrates a long read: a picked PDF's first search reports its indexing progress", async () => {
+    const doc = await PDFDocument.create();
+    const font = await doc.embedFont(StandardFonts.Helvetica);
+    for (let i = 1; i <= 60; i++) doc.addPage([300, 200]).drawText(`page ${i} medlar${i}`, { x: 20, y: 100, font, size: 12 });
+    await page.goto(`${base()}/#/c/${chatId}`);
+    await page.waitForSelector("#socket-status.live");
+    await page.setInputFiles("#file-input", { name: "medlar.pdf", mimeType: "application/pdf", buffer: Buffer.from(await doc.save()) });
+    const note = page.locator('.msg.attachment .note:has-text("medlar.pdf")');
+    await note.waitFor();
+    expect(await note.textContent()).toContain("60 pages");
+    await send(`@tool pdf_search {"attachment_id":"${await note.getAttribute("data-attachment")}","query":"medlar42"}`);
+    const narration = page.locator(".turn.done details.narration").last();
+    expect(await narration.locator("summary").textContent()).toMatch(/\d+ progress notes?/);
+    expect(await narration.locator(".progress").first().textContent()).toContain("First search of medlar.pdf (60 pages)");
+    await narration.locator("summary").click();
+    await narration.scrollIntoViewIfNeeded();
+    await shot("narration");
+  });
+
+  it("History shows every message, untouched, with the kept compaction card", async () => {
+    await page.goto(`${base()}/#/c/${smallId}`);
+    await page.click('.chat-head a:has-text("History")');
+    await page.waitForSelector("#history .end");
+    expect(page.url()).toContain(`#/c/${smallId}/history`);
+    const all = await transcript(smallId);
+    const ids = await page.locator("#history article.msg").evaluateAll((els) => els.map((e) => (e as HTMLElement).dataset.id));
+    expect(ids).toEqual(all.map((m) => m.id));
+    // Results are the stored originals, in full.
+    const longest = await page.locator("#history details.tool-result pre").evaluateAll((els) => Math.max(...els.map((e) => e.textContent!.length)));
+    expect(longest).toBeGreaterThan(20_000);
+    expect(await page.locator("#history .card.compaction.done").count()).toBe(1);
+    await shot("history");
+    // Two messages a page: the pages load on as the reader reaches the end.
+    await page.goto(`${base()}/#/c/${smallId}/history?limit=2`);
+    await page.waitForSelector("#history article.msg");
+    await expect
+      .poll(async () => {
+        if (await page.locator("#history-more").isVisible()) await page.evaluate(() => window.scrollTo(0, document.body.scrollHeight));
+        return page.locator("#history .end").count();
+      })
+      .toBe(1);
+    expect(await page.locator("#history article.msg").evaluateAll((els) => els.map((e) => (e as HTMLElement).dataset.id))).toEqual(all.map((m) => m.id));
+  });
+
+  it("History marks the fold boundary and shows the current summary", async () => {
+    const id = await newConversation({ foldThresholdChars: 2000, tailMessages: 2, summaryMaxChars: 1500 });
+    let meta: any = {};
+    for (let turn = 0; turn < 12 && !meta.foldCount; turn++) {
+      await api("POST", `/v1/conversations/${id}/messages`, { content: `turn ${turn}: ledger entry LEDGER-${turn}\n@reply-chars 900` });
+      for (let i = 0; i < 40; i++) {
+        meta = (await api("GET", `/v1/conversations/${id}`)).json;
+        if (!meta.foldInFlight) break;
+        await sleep(250);
+      }
+    }
+    expect(meta.foldCount).toBeGreaterThanOrEqual(1);
+    await page.goto(`${base()}/#/c/${id}/history`);
+    await page.waitForSelector("#history .end");
+    expect(await page.locator("#history article.msg").count()).toBe(meta.lastSeq);
+    const boundary = page.locator("#fold-boundary");
+    expect(await boundary.locator(".fold-line").textContent()).toContain(meta.summarizedThroughMessageId);
+    expect(await boundary.locator(".summary .text").textContent()).toBe(meta.summary);
+    expect(await boundary.evaluate((el) => (el.previousElementSibling as HTMLElement).dataset.seq)).toBe(String(meta.summarizedThroughMessage));
+    await shot("history-fold");
+  });
+
+  it("search finds a message across conversations and opens History at it", async () => {
+    const word = `quokka${Date.now().toString(36)}`;
+    // Stub every stale result at once, so the earlier conversation_read result is a stub in replay.
+    expect((await api("PATCH", `/v1/conversations/${chatId}`, { settings: { stubMinChars: 100, stubAfterExchanges: 1, stubBatchChars: 0 } })).status).toBe(200);
+    await api("POST", `/v1/conversations/${chatId}/messages`, { content: `a note about the ${word} colony` });
+    let hit: any;
+    for (let i = 0; i < 40 && !hit; i++) {
+      hit = (await api("GET", `/v1/search?q=${word}&kind=message`)).json.results[0];
+      if (!hit) await sleep(250);
+    }
+    expect(hit?.messageId).toBeTruthy();
+    await page.goto(`${base()}/#/`);
+    await page.fill("#search-q", word);
+    await page.press("#search-q", "Enter");
+    const link = page.locator("#search-results .hit-link").first();
+    await link.waitFor();
+    expect(await page.locator("#search-results mark").first().textContent()).toBe(word);
+    await shot("search");
+    await link.click();
+    const target = page.locator("#history article.msg.hit");
+    await target.waitFor();
+    expect(await target.getAttribute("data-id")).toBe(hit.messageId);
+    expect(page.url()).toContain(`#/c/${chatId}/history?at=${hit.messageId}`);
+    await expect.poll(() => target.evaluate((el) => { const r = el.getBoundingClientRect(); return r.top >= 0 && r.bottom <= innerHeight; })).toBe(true);
+    await shot("search-hit");
+    // History shows the stubbed result in full: the transcript holds the original.
+    expect((await api("GET", `/v1/conversations/${chatId}/replay`)).json.estimate.stubbedResults).toBeGreaterThanOrEqual(1);
+    const stubbed = page.locator("#history details.tool-result:has(.badge.stub)").first();
+    const id = await stubbed.getAttribute("data-tool-result");
+    const original = (await transcript(chatId)).flatMap((m) => m.content).find((b: any) => b.type === "tool_result" && b.tool_use_id === id);
+    const text = typeof original.content === "string" ? original.content : original.content.map((b: any) => b.text ?? "").join("\n");
+    expect(text.length).toBeGreaterThan(100);
+    expect(await stubbed.locator("pre").textContent()).toBe(text);
+  });
+
+  it("the replay view shows the next request against its budget", async () => {
+    await page.goto(`${base()}/#/c/${smallId}/replay`);
+    await page.waitForSelector("#budget-line");
+    const replay = (await api("GET", `/v1/conversations/${smallId}/replay`)).json;
+    const line = await page.locator("#budget-line").textContent();
+    expect(line).toContain(`${replay.estimate.tokens.toLocaleString("en")} tokens`);
+    expect(line).toContain("22,000-token budget");
+    expect(Number(await page.locator("#budget-meter").getAttribute("value"))).toBe(replay.estimate.tokens);
+    expect(await page.locator("#replay-messages article.msg").count()).toBe(replay.messages.length);
+    await shot("replay");
+  });
+});

@@ -1,0 +1,147 @@
+// Rendering of messages, content blocks and compaction cards, shared by the chat, History and
+// replay views. Tool calls and results are collapsed <details> with their sizes in the summary.
+import { bytes, chars, h, num, time } from "./dom.js";
+
+const NOTE = /^<attachment id="([^"]+)" name="([^"]*)">\n([\s\S]*?)\n<\/attachment>$/;
+
+/** The text of a tool_result's content (string or blocks). @param {any} content */
+export function resultText(content) {
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return JSON.stringify(content ?? "");
+  return content.map((b) => (b.type === "text" ? b.text : `[${b.type}${b.source?.media_type ? ` ${b.source.media_type}` : ""}]`)).join("\n");
+}
+
+/** Chars of one block as the request carries it. @param {any} b */
+export function blockChars(b) {
+  if (b.type === "text") return b.text.length;
+  if (b.type === "tool_use") return JSON.stringify(b.input ?? {}).length;
+  if (b.type === "tool_result") return resultText(b.content).length;
+  if (b.type === "image") return b.source?.data?.length ?? 0;
+  return JSON.stringify(b).length;
+}
+
+/**
+ * @typedef {{ toolNames: Map<string, string>, badges?: (block: any) => (Node | string)[] }} RenderContext
+ * toolNames maps tool_use ids to names so a result can say which tool it answers; badges adds
+ * view-specific labels (stubbed, preamble, ...) to a block.
+ */
+export const newContext = () => /** @type {RenderContext} */ ({ toolNames: new Map() });
+
+/** @param {any} b @param {RenderContext} ctx */
+export function renderBlock(b, ctx) {
+  const extra = ctx.badges?.(b) ?? [];
+  if (b.type === "text") {
+    const note = NOTE.exec(b.text);
+    if (note) {
+      return h("div", { class: "note", "data-attachment": note[1] }, h("div", { class: "note-title" }, h("span", { class: "tag" }, "attachment"), " ", note[2], " ", h("code", null, note[1]), extra), h("div", { class: "note-body" }, note[3]));
+    }
+    return h("div", { class: "text" }, extra.length ? h("div", { class: "badges" }, extra) : null, b.text);
+  }
+  if (b.type === "tool_use") {
+    ctx.toolNames.set(b.id, b.name);
+    const input = JSON.stringify(b.input ?? {}, null, 2);
+    return h(
+      "details",
+      { class: "tool-use", "data-tool-use": b.id },
+      h("summary", null, h("span", { class: "tag" }, "tool call"), " ", h("strong", null, b.name), " ", h("span", { class: "size" }, chars(input.length)), extra),
+      h("pre", null, input),
+    );
+  }
+  if (b.type === "tool_result") {
+    const text = resultText(b.content);
+    const name = ctx.toolNames.get(b.tool_use_id);
+    return h(
+      "details",
+      { class: `tool-result${b.is_error ? " error" : ""}`, "data-tool-result": b.tool_use_id },
+      h("summary", null, h("span", { class: "tag" }, b.is_error ? "error result" : "result"), " ", name ? h("strong", null, name) : null, " ", h("span", { class: "size" }, chars(text.length)), extra),
+      h("pre", null, text),
+    );
+  }
+  if (b.type === "image") {
+    const size = b.source?.data ? bytes(Math.floor((b.source.data.length * 3) / 4)) : b.source?.url ?? "";
+    return h("div", { class: "image" }, `[image ${b.source?.media_type ?? ""} ${size}]`, extra);
+  }
+  return h("pre", { class: "unknown" }, JSON.stringify(b, null, 2));
+}
+
+/** @param {any} m a stored message @param {RenderContext} ctx */
+export function renderMessage(m, ctx, { live = false } = {}) {
+  const content = typeof m.content === "string" ? [{ type: "text", text: m.content }] : m.content;
+  const onlyResults = content.length > 0 && content.every((/** @type {any} */ b) => b.type === "tool_result");
+  const isNote = content.length === 1 && content[0].type === "text" && NOTE.test(content[0].text);
+  const kind = onlyResults ? "results" : isNote ? "attachment" : m.role;
+  return h(
+    "article",
+    { class: `msg ${m.role} ${kind}${live ? " live" : ""}`, id: m.id ? `m-${m.id}` : undefined, "data-id": m.id, "data-seq": m.seq },
+    h("header", null, h("span", { class: "role" }, kind === "results" ? "tool results" : kind), m.seq ? h("span", { class: "seq" }, `#${m.seq}`) : null, m.createdAt ? h("time", null, time(m.createdAt)) : null),
+    content.map((/** @type {any} */ b) => renderBlock(b, ctx)),
+  );
+}
+
+/** The pulsing card shown while a compaction pass runs. @param {any} e a compaction_started event */
+export function runningCompactionCard(e) {
+  return h(
+    "div",
+    { class: "card compaction running", role: "status" },
+    h("div", { class: "card-title" }, e.forced ? "Compacting (forced by an overflow)…" : "Compacting this turn…"),
+    h("div", null, `${num(e.tokens)} tokens against a budget of ${num(e.budgetTokens)}`),
+  );
+}
+
+/** The finished card: targets, tokens saved, duration, details. @param {any} c a compaction event @param {string} [at] */
+export function compactionCard(c, at) {
+  return h(
+    "div",
+    { class: "card compaction done" },
+    h("div", { class: "card-title" }, c.forced ? "Compacted (forced)" : "Compacted", at ? h("time", null, time(at)) : null),
+    h(
+      "dl",
+      { class: "facts" },
+      h("dt", null, "targets"), h("dd", { class: "targets" }, num(c.targets)),
+      h("dt", null, "tokens saved"), h("dd", { class: "saved" }, num(c.tokensSaved)),
+      h("dt", null, "before → after"), h("dd", null, `${num(c.tokensBefore)} → ${num(c.tokensAfter)}`),
+      h("dt", null, "duration"), h("dd", null, `${num(c.durationMs)} ms`),
+      h("dt", null, "turn state"), h("dd", null, c.summarized === "model" ? "written by the model" : "deterministic fallback"),
+    ),
+    c.details?.length
+      ? h(
+          "details",
+          null,
+          h("summary", null, `${c.details.length} block${c.details.length === 1 ? "" : "s"} trimmed`),
+          h(
+            "table",
+            null,
+            h("thead", null, h("tr", null, h("th", null, "message"), h("th", null, "block"), h("th", null, "kind"), h("th", null, "before"), h("th", null, "after"))),
+            h("tbody", null, c.details.map((/** @type {any} */ d) => h("tr", null, h("td", null, d.index), h("td", null, d.block), h("td", null, d.kind), h("td", null, chars(d.before)), h("td", null, chars(d.after))))),
+          ),
+        )
+      : null,
+  );
+}
+
+/** A timeline card (GET /timeline) of any type. @param {any} t */
+export function timelineCard(t) {
+  if (t.type === "compaction") return compactionCard(t.card, t.at);
+  return h("div", { class: "card" }, h("div", { class: "card-title" }, t.type), h("pre", null, JSON.stringify(t.card, null, 2)));
+}
+
+/**
+ * Messages with the timeline's cards placed after the message they followed.
+ * @param {any[]} messages @param {any[]} cards @param {RenderContext} ctx
+ */
+export function interleave(messages, cards, ctx) {
+  const bySeq = new Map();
+  for (const c of cards) bySeq.set(c.afterSeq, [...(bySeq.get(c.afterSeq) ?? []), c]);
+  const out = [];
+  for (const m of messages) {
+    out.push(renderMessage(m, ctx));
+    for (const c of bySeq.get(m.seq) ?? []) out.push(timelineCard(c));
+  }
+  return out;
+}
+
+/** An error notice. @param {unknown} err */
+export function errorLine(err) {
+  const msg = err instanceof Error ? err.message : String(err);
+  return h("div", { class: "error-line", role: "alert" }, msg);
+}

@@ -26,6 +26,7 @@ import { createNote, deleteNote, getEpisode, getNote, recordEpisode, updateNote 
 import { memoryMapFor, utcDay } from "../workers/chat/memory-map";
 import { listConversationRows, updateConversationRow } from "../workers/chat/conversation-list";
 import { logCorpusEvent } from "../workers/chat/corpus";
+import { rateLimitMessage, takeSocketTurn } from "../workers/chat/rate-limit";
 import { promptSnapshotKey } from "../r2-layout";
 import { lineIndexFor } from "../workers/chat/attachments/inspect";
 import { r2RangeReader } from "../workers/chat/attachments/r2-range-reader";
@@ -86,6 +87,8 @@ interface PromptContext {
 interface SocketAttachment {
   tenantId: string;
   conversationId: string;
+  /** The hashed API key that opened the socket: its turns count against that key's limits. */
+  rateKey?: string;
 }
 
 export class ConversationDO extends DurableObject<Env> {
@@ -685,7 +688,8 @@ export class ConversationDO extends DurableObject<Env> {
     const pair = new WebSocketPair();
     const server = pair[1];
     this.ctx.acceptWebSocket(server);
-    server.serializeAttachment({ tenantId, conversationId } satisfies SocketAttachment);
+    const rateKey = request.headers.get("x-rate-key") ?? undefined;
+    server.serializeAttachment({ tenantId, conversationId, ...(rateKey ? { rateKey } : {}) } satisfies SocketAttachment);
     const after = new URL(request.url).searchParams.get("after");
     if (after !== null && /^\d{1,15}$/.test(after)) this.resume(server, Number(after));
     return new Response(null, { status: 101, webSocket: pair[0] });
@@ -721,6 +725,13 @@ export class ConversationDO extends DurableObject<Env> {
     if (!(await this.load(ref))) {
       ws.send(JSON.stringify({ type: "error", error: { type: "not_found", message: "conversation not found" } }));
       return;
+    }
+    if (ref.rateKey) {
+      const decision = await takeSocketTurn(this.env, ref.rateKey);
+      if (!decision.ok) {
+        ws.send(JSON.stringify({ type: "error", error: { type: "rate_limited", message: rateLimitMessage(decision), retryAfterSeconds: decision.retryAfterSeconds } }));
+        return;
+      }
     }
     // Events reach this socket (and every other one of the conversation) through broadcast.
     void this.enqueueTurn(ref, { content: frame.value.content }, null);

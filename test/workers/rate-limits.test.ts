@@ -74,3 +74,37 @@ describe("rate limits", () => {
     });
   });
 });
+
+describe("rate limits over a websocket", () => {
+  it("count each send frame as a turn of the key that opened the socket (by header or by ticket)", async () => {
+    const { connectSocket } = await import("./hostile-fixtures");
+    const workerEnv = env as any;
+    const inObject = runInDurableObject as unknown as (stub: unknown, fn: (instance: any) => unknown) => Promise<any>;
+    const key = await newTenant();
+    const id = await createConversation(undefined, key);
+    const stub = workerEnv.CONVERSATION.get(workerEnv.CONVERSATION.idFromName(id));
+    // This conversation's object runs with a turn limit of 2 a minute (the suite's default is off).
+    await inObject(stub, async (instance) => {
+      instance.env = { ...instance.env, TURN_RATE_LIMIT_PER_MINUTE: "2" };
+    });
+    const ticket = (await call({}, "POST", `/v1/conversations/${id}/ws-ticket`, key)).json.ticket;
+    const viaTicket = await connectSocket(`/v1/conversations/${id}/ws?ticket=${ticket}`);
+    const viaHeader = await connectSocket(`/v1/conversations/${id}/ws`, { authorization: `Bearer ${key}` });
+    expect([viaTicket.status, viaHeader.status]).toEqual([101, 101]);
+    viaTicket.ws!.send(JSON.stringify({ type: "send", content: "one" }));
+    await viaTicket.next((e) => e.type === "turn_end");
+    viaHeader.ws!.send(JSON.stringify({ type: "send", content: "two" }));
+    await viaHeader.next((e) => e.type === "turn_end" && viaHeader.events.filter((x) => x.type === "turn_end").length === 2);
+    viaTicket.ws!.send(JSON.stringify({ type: "send", content: "three" }));
+    const refused = await viaTicket.next((e) => e.type === "error");
+    expect(refused.error.type).toBe("rate_limited");
+    expect(refused.error.retryAfterSeconds).toBeGreaterThanOrEqual(1);
+    // Nothing of the refused turn was saved; the key's bucket is shared with HTTP turns.
+    const saved = (await call({}, "GET", `/v1/conversations/${id}/messages`, key)).json.messages;
+    expect(saved.filter((m: any) => m.role === "user").map((m: any) => m.content[0].text)).toEqual(["one", "two"]);
+    const keyHash = await sha256Hex(key);
+    const limiter = workerEnv.RATE_LIMITER.get(workerEnv.RATE_LIMITER.idFromName(keyHash));
+    const left = await inObject(limiter, async (instance) => (instance as RateLimiterDO).take([{ bucket: "turns", perMinute: 2 }]));
+    expect(left.ok).toBe(false);
+  });
+});

@@ -60,7 +60,9 @@ app.use("/v1/*", async (c, next) => {
     const tenantId = await tenantForKey(c.env, key);
     if (!tenantId) throw unauthorized();
     c.set("tenantId", tenantId);
-    await enforceRateLimit(c.env, await sha256Hex(key), c.req.method, c.req.path);
+    const keyHash = await sha256Hex(key);
+    c.set("keyHash", keyHash);
+    await enforceRateLimit(c.env, keyHash, c.req.method, c.req.path);
     return next();
   }
   // Browsers cannot set headers on a websocket: a single-use ticket stands in for the key there.
@@ -70,6 +72,7 @@ app.use("/v1/*", async (c, next) => {
     if (!owner) throw unauthorized("invalid, expired or used websocket ticket");
     c.set("tenantId", owner.tenantId);
     c.set("ticketConversation", owner.conversationId);
+    if (owner.keyHash) c.set("keyHash", owner.keyHash);
     return next();
   }
   throw unauthorized();

@@ -2,7 +2,7 @@
 // bucket, and every turn (a POST of messages to a conversation or a channel) also from its
 // "turns" bucket. Over the limit: 429 rate_limited with Retry-After in seconds. The buckets live
 // in one RateLimiterDO per key, so the limit holds across isolates and locations.
-import type { RateRule } from "../../durable-objects/rate-limiter-do";
+import type { RateDecision, RateRule } from "../../durable-objects/rate-limiter-do";
 import { ApiError } from "./errors";
 
 /** Defaults when the variables are unset; "0" turns a limit off (benchmarks, local load tests). */
@@ -28,14 +28,24 @@ export function rateRules(env: Env, method: string, path: string): RateRule[] {
   return rules;
 }
 
-/** Throws the 429 when the key is over a limit; one RPC, and none at all when every limit is off. */
-export async function enforceRateLimit(env: Env, keyHash: string, method: string, path: string): Promise<void> {
+/** Takes from the key's buckets: one RPC, and none at all when every limit is off. */
+export async function takeRateLimit(env: Env, keyHash: string, method: string, path: string): Promise<RateDecision> {
   const rules = rateRules(env, method, path);
-  if (!rules.length) return;
-  const decision = await env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(keyHash)).take(rules);
-  if (decision.ok) return;
+  if (!rules.length) return { ok: true };
+  return env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(keyHash)).take(rules);
+}
+
+export function rateLimitMessage(decision: Extract<RateDecision, { ok: false }>): string {
   const what = decision.bucket === "turns" ? "turns" : "requests";
-  throw new ApiError(429, "rate_limited", `this API key is over its limit of ${decision.perMinute} ${what} per minute; retry in ${decision.retryAfterSeconds} s`, {
-    "Retry-After": String(decision.retryAfterSeconds),
-  });
+  return `this API key is over its limit of ${decision.perMinute} ${what} per minute; retry in ${decision.retryAfterSeconds} s`;
+}
+
+/** A turn sent as a websocket `send` frame counts like a POST of messages. */
+export const takeSocketTurn = (env: Env, keyHash: string) => takeRateLimit(env, keyHash, "POST", "/v1/conversations/-/messages");
+
+/** Throws the 429 when the key is over a limit. */
+export async function enforceRateLimit(env: Env, keyHash: string, method: string, path: string): Promise<void> {
+  const decision = await takeRateLimit(env, keyHash, method, path);
+  if (decision.ok) return;
+  throw new ApiError(429, "rate_limited", rateLimitMessage(decision), { "Retry-After": String(decision.retryAfterSeconds) });
 }

@@ -4,25 +4,25 @@ import { randomToken, sha256Hex } from "../../core/ids";
 
 export const TICKET_TTL_MS = 60_000;
 
-export async function issueTicket(db: D1Database, tenantId: string, conversationId: string, now = Date.now()): Promise<{ ticket: string; expiresAt: string }> {
+export async function issueTicket(db: D1Database, tenantId: string, conversationId: string, now = Date.now(), keyHash: string | null = null): Promise<{ ticket: string; expiresAt: string }> {
   const ticket = `wst_${randomToken(24)}`;
   const expiresAt = now + TICKET_TTL_MS;
   await db
-    .prepare(`INSERT INTO ws_tickets (ticket_hash, tenant_id, conversation_id, expires_at) VALUES (?, ?, ?, ?)`)
-    .bind(await sha256Hex(ticket), tenantId, conversationId, expiresAt)
+    .prepare(`INSERT INTO ws_tickets (ticket_hash, tenant_id, conversation_id, expires_at, key_hash) VALUES (?, ?, ?, ?, ?)`)
+    .bind(await sha256Hex(ticket), tenantId, conversationId, expiresAt, keyHash)
     .run();
   return { ticket, expiresAt: new Date(expiresAt).toISOString() };
 }
 
-/** The ticket's tenant and conversation if it is valid; it can never be used again either way. */
-export async function consumeTicket(db: D1Database, ticket: string, now = Date.now()): Promise<{ tenantId: string; conversationId: string } | null> {
+/** The ticket's tenant, conversation and issuing key (hashed) if it is valid; it can never be used again either way. */
+export async function consumeTicket(db: D1Database, ticket: string, now = Date.now()): Promise<{ tenantId: string; conversationId: string; keyHash: string | null } | null> {
   if (!/^wst_[A-Za-z0-9_-]{20,64}$/.test(ticket)) return null;
   const row = await db
-    .prepare(`DELETE FROM ws_tickets WHERE ticket_hash = ? RETURNING tenant_id AS tenantId, conversation_id AS conversationId, expires_at AS expiresAt`)
+    .prepare(`DELETE FROM ws_tickets WHERE ticket_hash = ? RETURNING tenant_id AS tenantId, conversation_id AS conversationId, expires_at AS expiresAt, key_hash AS keyHash`)
     .bind(await sha256Hex(ticket))
-    .first<{ tenantId: string; conversationId: string; expiresAt: number }>();
+    .first<{ tenantId: string; conversationId: string; expiresAt: number; keyHash: string | null }>();
   if (!row || row.expiresAt <= now) return null;
-  return { tenantId: row.tenantId, conversationId: row.conversationId };
+  return { tenantId: row.tenantId, conversationId: row.conversationId, keyHash: row.keyHash };
 }
 
 /** Hourly housekeeping: expired tickets that were never used. */

@@ -124,7 +124,7 @@ conversationRoutes.get("/:id/prompts/:snapshot", async (c) => {
 conversationRoutes.post("/:id/ws-ticket", async (c) => {
   const { stub, ref } = stubFor(c.env, c.get("tenantId"), c.req.param("id"));
   if (!(await stub.getMeta(ref))) throw notFound("conversation");
-  return c.json(await issueTicket(c.env.DB, ref.tenantId, ref.conversationId), 201);
+  return c.json(await issueTicket(c.env.DB, ref.tenantId, ref.conversationId, Date.now(), c.get("keyHash") ?? null), 201);
 });
 
 conversationRoutes.get("/:id/ws", async (c) => {
@@ -139,6 +139,10 @@ conversationRoutes.get("/:id/ws", async (c) => {
   headers.delete("authorization");
   headers.set("x-tenant-id", ref.tenantId);
   headers.set("x-conversation-id", ref.conversationId);
+  // Turns sent over the socket count against the key that opened it (hashed, never the key).
+  headers.delete("x-rate-key");
+  const keyHash = c.get("keyHash");
+  if (keyHash) headers.set("x-rate-key", keyHash);
   return stub.fetch(new Request(c.req.url, { headers }));
 });
 

@@ -5,8 +5,8 @@ import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { sha256Hex } from "../../core/ids";
 import { toolRegistry } from "../../workers/chat/tools";
-import { api } from "./helpers";
-import { connectSocket, fillPath, ownEverything, paramsOf, ROUTES, type Owned } from "./hostile-fixtures";
+import { api, connectSocket } from "./helpers";
+import { fillPath, ownEverything, paramsOf, ROUTES, type Owned } from "./hostile-fixtures";
 
 let a: Owned; // the victim
 let b: Owned; // the attacker

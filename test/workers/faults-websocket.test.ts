@@ -1,37 +1,13 @@
 // Fault: a websocket drops mid-stream and the client reconnects with `?after=<last seq it saw>`.
 // It must end up with every saved message exactly once, byte-identical to the transcript, and the
 // conversation must take the next turn.
-import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { api, createConversation, transcript } from "./helpers";
+import { api, connectSocket, createConversation, transcript } from "./helpers";
 
-interface Socket {
-  status: number;
-  ws: WebSocket;
-  events: any[];
-  next(pred: (e: any) => boolean): Promise<any>;
-}
+type Socket = Awaited<ReturnType<typeof connectSocket>> & { ws: WebSocket };
 
-async function connect(id: string, query = ""): Promise<Socket> {
-  const res = await (exports as any).default.fetch(new Request(`http://chat.test/v1/conversations/${id}/ws${query}`, { headers: { upgrade: "websocket", authorization: "Bearer dev-local-key" } }));
-  const ws: WebSocket = res.webSocket;
-  const events: any[] = [];
-  const waiters: { pred: (e: any) => boolean; resolve: (e: any) => void }[] = [];
-  ws.accept();
-  ws.addEventListener("message", (m) => {
-    const e = JSON.parse(m.data as string);
-    events.push(e);
-    for (const w of [...waiters]) if (w.pred(e)) (waiters.splice(waiters.indexOf(w), 1), w.resolve(e));
-  });
-  const next = (pred: (e: any) => boolean) =>
-    new Promise<any>((resolve, reject) => {
-      const hit = events.find(pred);
-      if (hit) return resolve(hit);
-      waiters.push({ pred, resolve });
-      setTimeout(() => reject(new Error(`timed out; saw ${events.map((e) => e.type).join(",")}`)), 15_000);
-    });
-  return { status: res.status, ws, events, next };
-}
+const connect = async (id: string, query = ""): Promise<Socket> =>
+  (await connectSocket(`/v1/conversations/${id}/ws${query}`, { authorization: "Bearer dev-local-key" })) as Socket;
 
 /** A client that keeps the messages it was sent by seq, dropping its socket after `dropAfter` events. */
 class ResumingClient {
@@ -105,7 +81,7 @@ describe("fault: a websocket drops mid-stream and the client resumes", () => {
     await plain.next((e) => e.type === "pong");
     expect(plain.events.some((e) => e.type === "resumed")).toBe(false);
     plain.ws.close();
-    const bad = await (exports as any).default.fetch(new Request(`http://chat.test/v1/conversations/${id}/ws?after=-1`, { headers: { upgrade: "websocket", authorization: "Bearer dev-local-key" } }));
+    const bad = await connectSocket(`/v1/conversations/${id}/ws?after=-1`, { authorization: "Bearer dev-local-key" });
     expect(bad.status).toBe(400);
   });
 });

@@ -191,26 +191,3 @@ export async function conversationState(owner: Owned, id: string) {
 }
 
 /** A websocket through the worker's fetch handler. */
-export async function connectSocket(path: string, headers: Record<string, string> = {}) {
-  const { exports } = await import("cloudflare:workers");
-  const res: Response = await (exports as any).default.fetch(new Request(`http://chat.test${path}`, { headers: { upgrade: "websocket", ...headers } }));
-  const ws: WebSocket | null = (res as any).webSocket ?? null;
-  const events: any[] = [];
-  const waiters: { pred: (e: any) => boolean; resolve: (e: any) => void }[] = [];
-  if (ws) {
-    ws.accept();
-    ws.addEventListener("message", (m) => {
-      const e = JSON.parse(m.data as string);
-      events.push(e);
-      for (const w of [...waiters]) if (w.pred(e)) (waiters.splice(waiters.indexOf(w), 1), w.resolve(e));
-    });
-  }
-  const next = (pred: (e: any) => boolean, timeoutMs = 15_000) =>
-    new Promise<any>((resolve, reject) => {
-      const hit = events.find(pred);
-      if (hit) return resolve(hit);
-      waiters.push({ pred, resolve });
-      setTimeout(() => reject(new Error(`timed out; saw ${events.map((e) => e.type).join(",")}`)), timeoutMs);
-    });
-  return { status: res.status, text: ws ? "" : await res.text(), headers: res.headers, ws, events, next };
-}

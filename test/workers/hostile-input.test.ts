@@ -4,8 +4,8 @@
 // with the JSON error shape, and nothing is written anywhere (D1, R2, the conversations).
 import { beforeAll, describe, expect, it } from "vitest";
 import { CHANNEL_NAME } from "../../workers/chat/routes/channels";
-import { ADMIN, api } from "./helpers";
-import { conversationState, connectSocket, fillPath, INPUTLESS, ownEverything, paramKind, paramsOf, registeredRoutes, ROUTES, storeSnapshot, type Owned, type RouteSpec } from "./hostile-fixtures";
+import { ADMIN, api, connectSocket } from "./helpers";
+import { conversationState, fillPath, INPUTLESS, ownEverything, paramKind, paramsOf, registeredRoutes, ROUTES, storeSnapshot, type Owned, type RouteSpec } from "./hostile-fixtures";
 
 /** mulberry32: the same seed gives the same cases on every run. */
 function seeded(seed: number) {

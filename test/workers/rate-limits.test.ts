@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { sha256Hex } from "../../core/ids";
 import type { RateLimiterDO } from "../../durable-objects/rate-limiter-do";
 import { app } from "../../workers/chat/app";
-import { createConversation, newTenant } from "./helpers";
+import { connectSocket, createConversation, newTenant } from "./helpers";
 
 /** The app with its real bindings but these limits. */
 async function call(limits: Record<string, string>, method: string, path: string, key: string, body?: unknown) {
@@ -77,7 +77,6 @@ describe("rate limits", () => {
 
 describe("rate limits over a websocket", () => {
   it("count each send frame as a turn of the key that opened the socket (by header or by ticket)", async () => {
-    const { connectSocket } = await import("./hostile-fixtures");
     const workerEnv = env as any;
     const inObject = runInDurableObject as unknown as (stub: unknown, fn: (instance: any) => unknown) => Promise<any>;
     const key = await newTenant();

@@ -1,33 +1,10 @@
 // The conversation's websocket: both auth paths, the event vocabulary, and bad frames.
-import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { api, createConversation, newTenant, transcript } from "./helpers";
+import { api, connectSocket, createConversation, newTenant, transcript } from "./helpers";
 
-async function connect(id: string, auth: { key?: string; ticket?: string }): Promise<{ status: number; ws: WebSocket | null; events: any[]; next: (pred: (e: any) => boolean) => Promise<any> }> {
-  const url = `http://chat.test/v1/conversations/${id}/ws${auth.ticket ? `?ticket=${auth.ticket}` : ""}`;
-  const headers: Record<string, string> = { upgrade: "websocket" };
-  if (auth.key) headers.authorization = `Bearer ${auth.key}`;
-  const res = await (exports as any).default.fetch(new Request(url, { headers }));
-  const ws: WebSocket | null = res.webSocket ?? null;
-  const events: any[] = [];
-  const waiters: { pred: (e: any) => boolean; resolve: (e: any) => void }[] = [];
-  if (ws) {
-    ws.accept();
-    ws.addEventListener("message", (m) => {
-      const e = JSON.parse(m.data as string);
-      events.push(e);
-      for (const w of [...waiters]) if (w.pred(e)) (waiters.splice(waiters.indexOf(w), 1), w.resolve(e));
-    });
-  }
-  const next = (pred: (e: any) => boolean) =>
-    new Promise<any>((resolve, reject) => {
-      const hit = events.find(pred);
-      if (hit) return resolve(hit);
-      waiters.push({ pred, resolve });
-      setTimeout(() => reject(new Error(`timed out; saw ${events.map((e) => e.type).join(",")}`)), 15_000);
-    });
-  return { status: res.status, ws, events, next };
-}
+/** The conversation's socket, authenticated by key (header) or by ticket. */
+const connect = (id: string, auth: { key?: string; ticket?: string }) =>
+  connectSocket(`/v1/conversations/${id}/ws${auth.ticket ? `?ticket=${auth.ticket}` : ""}`, auth.key ? { authorization: `Bearer ${auth.key}` } : {});
 
 describe("websocket", () => {
   it("runs a turn over the socket with the header auth path", async () => {

@@ -210,6 +210,19 @@ describe("the web UI", () => {
     expect(await page.locator("#history article.msg").evaluateAll((els) => els.map((e) => (e as HTMLElement).dataset.id))).toEqual(all.map((m) => m.id));
   });
 
+  it("History tags a sub-agent's steps (workflow mode)", async () => {
+    const id = await newConversation();
+    await api("POST", `/v1/conversations/${id}/messages`, { content: `@tool tool_activate {"name":"agent_delegate"}` });
+    await api("POST", `/v1/conversations/${id}/messages`, { content: `@tool agent_delegate ${JSON.stringify({ name: "reader", task: "Look it up.\n@reply-chars 300" })}` });
+    const agentIds = (await transcript(id)).filter((m) => m.agent).map((m) => m.id);
+    expect(agentIds.length).toBe(2);
+    await page.goto(`${base()}/#/c/${id}/history`);
+    await page.waitForSelector("#history .end");
+    expect(await page.locator("#history article.msg.agent").evaluateAll((els) => els.map((e) => (e as HTMLElement).dataset.id))).toEqual(agentIds);
+    expect(await page.locator("#history article.msg.agent .agent-tag").first().textContent()).toBe("sub-agent reader");
+    await shot("history-agent");
+  });
+
   it("History marks the fold boundary and shows the current summary", async () => {
     const id = await newConversation({ foldThresholdChars: 2000, tailMessages: 2, summaryMaxChars: 1500 });
     let meta: any = {};

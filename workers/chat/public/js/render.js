@@ -72,8 +72,16 @@ export function renderMessage(m, ctx, { live = false } = {}) {
   const kind = onlyResults ? "results" : isNote ? "attachment" : m.role;
   return h(
     "article",
-    { class: `msg ${m.role} ${kind}${live ? " live" : ""}`, id: m.id ? `m-${m.id}` : undefined, "data-id": m.id, "data-seq": m.seq },
-    h("header", null, h("span", { class: "role" }, kind === "results" ? "tool results" : kind), m.seq ? h("span", { class: "seq" }, `#${m.seq}`) : null, m.createdAt ? h("time", null, time(m.createdAt)) : null),
+    { class: `msg ${m.role} ${kind}${m.agent ? " agent" : ""}${live ? " live" : ""}`, id: m.id ? `m-${m.id}` : undefined, "data-id": m.id, "data-seq": m.seq },
+    h(
+      "header",
+      null,
+      h("span", { class: "role" }, kind === "results" ? "tool results" : kind),
+      // A sub-agent's message (workflow mode): kept in the record, never replayed to the main agent.
+      m.agent ? h("span", { class: "agent-tag", title: "a sub-agent's step: saved, never replayed to the main agent" }, `sub-agent ${m.agent.name}`) : null,
+      m.seq ? h("span", { class: "seq" }, `#${m.seq}`) : null,
+      m.createdAt ? h("time", null, time(m.createdAt)) : null,
+    ),
     content.map((/** @type {any} */ b) => renderBlock(b, ctx)),
   );
 }

@@ -50,15 +50,60 @@ interface Extract {
 
 /** Deterministic extractive summary of the request's conversation, never longer than the cap. */
 export function summarize(request: Pick<WireRequest, "messages">, options: SummarizeOptions): string {
-  const extract = extractFrom(request.messages);
+  const { messages, previous } = unpackTranscript(request.messages);
+  const extract = extractFrom(messages);
+  for (const id of previous.identifiers) if (!extract.identifiers.includes(id)) extract.identifiers.unshift(id);
   const sections =
     options.sections.length > 0
       ? options.sections.map((heading) => ({ heading, items: itemsFor(heading, extract) }))
-      : [{ heading: "", items: [...extract.userFirsts, ...extract.assistantFirsts] }];
+      : [{ heading: "", items: [...previous.items, ...extract.userFirsts, ...extract.assistantFirsts] }];
   if (options.sections.length === 0 && extract.identifiers.length > 0) {
     sections.push({ heading: "Identifiers", items: [extract.identifiers.join(", ")] });
   }
   return fitToCap(sections, Math.max(0, Math.floor(options.maxChars)));
+}
+
+const SEQ_HEADER = /^\[seq (\d+) (user|assistant|tool results)\]$/;
+
+/**
+ * A summarizer prompt that pastes a transcript into one user message (`[seq N role]` headers,
+ * inside `<previous_summary>` / `<new_messages>` wrappers as the fold sends, or bare as the
+ * in-turn compactor sends) is read as the
+ * conversation it quotes: one message per header, the previous summary's items and identifiers
+ * carried forward, and the wrapper tags and the closing instruction left out.
+ */
+function unpackTranscript(messages: readonly WireMessage[]): { messages: WireMessage[]; previous: { items: string[]; identifiers: string[] } } {
+  const previous = { items: [] as string[], identifiers: [] as string[] };
+  const text = messages.length === 1 && messages[0].role === "user" ? blocksOf(messages[0].content).map((b) => (b.type === "text" ? String(b.text ?? "") : "")).join("\n") : "";
+  const quoted = /<new_messages>/.test(text);
+  if (!quoted && !/^\[seq \d+ (user|assistant|tool results)\]$/m.test(text)) return { messages: [...messages], previous };
+  const prior = /<previous_summary>([\s\S]*?)<\/previous_summary>/.exec(text)?.[1] ?? "";
+  for (const line of prior.split("\n")) {
+    const item = /^\s*-\s+(.+)$/.exec(line)?.[1]?.trim();
+    if (!item) continue;
+    if (/^Identifiers:?$/i.test(line.trim())) continue;
+    previous.items.push(item);
+  }
+  const ids = /Identifiers:\s*\n\s*-\s*(.+)/i.exec(prior)?.[1];
+  if (ids) {
+    previous.identifiers = ids.split(",").map((x) => x.trim()).filter(Boolean);
+    previous.items = previous.items.filter((item) => item !== ids.trim());
+  }
+  const body = quoted ? (/<new_messages>([\s\S]*?)(?:<\/new_messages>|$)/.exec(text)?.[1] ?? "") : text;
+  const out: WireMessage[] = [];
+  for (const line of body.split("\n")) {
+    const header = SEQ_HEADER.exec(line.trim());
+    if (header) {
+      out.push(header[2] === "assistant" ? { role: "assistant", content: [{ type: "text", text: "" }] } : { role: "user", content: [{ type: header[2] === "user" ? "text" : "tool_result", ...(header[2] === "user" ? { text: "" } : { tool_use_id: `seq_${header[1]}`, content: "" }) }] as WireMessage["content"] });
+      continue;
+    }
+    const last = out[out.length - 1];
+    if (!last || /^\[… \d+ later messages omitted/.test(line.trim())) continue;
+    const block = (last.content as Array<Record<string, unknown>>)[0];
+    if (block.type === "text") block.text = `${block.text}${block.text ? "\n" : ""}${line}`;
+    else block.content = `${block.content}${block.content ? "\n" : ""}${line}`;
+  }
+  return { messages: out, previous };
 }
 
 function extractFrom(messages: readonly WireMessage[]): Extract {

@@ -384,6 +384,24 @@ describe("summarization requests", () => {
     { role: "user", content: "Next, draft report.pdf for account acct_7781.\n@tool read_file {\"path\":\"x\"}" },
   ];
 
+  it("reads a fold prompt's pasted transcript as the conversation it quotes, carrying the previous summary", async () => {
+    const { buildFoldRequest } = await import("../../core/fold");
+    const at = "2026-01-01T00:00:00Z";
+    const folded = [
+      { id: "m1", seq: 7, role: "user" as const, createdAt: at, content: [{ type: "text" as const, text: "Book the flight to Oslo on FL-2291. Window seat please." }] },
+      { id: "m2", seq: 8, role: "assistant" as const, createdAt: at, content: [{ type: "text" as const, text: "Booked FL-2291 with seat 14A." }] },
+    ];
+    const previous = "- Plan the Norway trip in June.\n\nIdentifiers:\n- trip_0042";
+    const request = buildFoldRequest({ model: "offline", previousSummary: previous, folded, maxChars: 1_000 });
+    const message = await makeClient().messages.create(request as unknown as Params);
+    const text = textOf(message);
+    expect(text).not.toMatch(/previous_summary|new_messages|\[seq \d+/);
+    expect(text).toContain("- Plan the Norway trip in June.");
+    expect(text).toContain("- Book the flight to Oslo on FL-2291.");
+    expect(text).toContain("- Booked FL-2291 with seat 14A.");
+    expect(text).toMatch(/Identifiers:\n- trip_0042, FL-2291/);
+  });
+
   it("produces an extractive summary with every section, within the cap", async () => {
     const message = await makeClient().messages.create({ model: "offline", max_tokens: 2_000, system: system(700), messages: conversation, tools: TOOLS });
     const text = textOf(message);

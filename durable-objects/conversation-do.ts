@@ -103,6 +103,8 @@ export class ConversationDO extends DurableObject<Env> {
   /** The tenant's memory map of the day (one D1 read per object per day). */
   private memoryMap: { day: string; text: string } | null = null;
   private turnChain: Promise<unknown> = Promise.resolve();
+  /** Websocket frames waiting to be admitted as turns, in arrival order. */
+  private frameChain: Promise<unknown> = Promise.resolve();
   /** Turns queued or running: a resuming socket is told whether more is still to come. */
   private turnsInFlight = 0;
   /** Per socket, the last seq its resume catch-up sent: live `message` frames never repeat one. */
@@ -722,19 +724,26 @@ export class ConversationDO extends DurableObject<Env> {
       ws.send(JSON.stringify({ type: "pong" }));
       return;
     }
-    if (!(await this.load(ref))) {
-      ws.send(JSON.stringify({ type: "error", error: { type: "not_found", message: "conversation not found" } }));
-      return;
-    }
-    if (ref.rateKey) {
-      const decision = await takeSocketTurn(this.env, ref.rateKey);
-      if (!decision.ok) {
-        ws.send(JSON.stringify({ type: "error", error: { type: "rate_limited", message: rateLimitMessage(decision), retryAfterSeconds: decision.retryAfterSeconds } }));
+    const content = frame.value.content;
+    // Frames are admitted one at a time, so the awaits below (the head, the rate limiter) can
+    // never let a later frame's turn overtake an earlier one's.
+    const admit = this.frameChain.then(async () => {
+      if (!(await this.load(ref))) {
+        ws.send(JSON.stringify({ type: "error", error: { type: "not_found", message: "conversation not found" } }));
         return;
       }
-    }
-    // Events reach this socket (and every other one of the conversation) through broadcast.
-    void this.enqueueTurn(ref, { content: frame.value.content }, null);
+      if (ref.rateKey) {
+        const decision = await takeSocketTurn(this.env, ref.rateKey);
+        if (!decision.ok) {
+          ws.send(JSON.stringify({ type: "error", error: { type: "rate_limited", message: rateLimitMessage(decision), retryAfterSeconds: decision.retryAfterSeconds } }));
+          return;
+        }
+      }
+      // Events reach this socket (and every other one of the conversation) through broadcast.
+      void this.enqueueTurn(ref, { content }, null);
+    });
+    this.frameChain = admit.catch(() => {});
+    await admit;
   }
 
   override async webSocketClose(ws: WebSocket, code: number): Promise<void> {

@@ -107,3 +107,28 @@ describe("rate limits over a websocket", () => {
     expect(left.ok).toBe(false);
   });
 });
+
+describe("websocket frames with limits on", () => {
+  it("become turns in the order they arrived, however long each waits on the limiter", async () => {
+    const workerEnv = env as any;
+    const inObject = runInDurableObject as unknown as (stub: unknown, fn: (instance: any) => unknown) => Promise<any>;
+    const key = await newTenant();
+    const id = await createConversation(undefined, key);
+    // A limiter that answers earlier frames more slowly than later ones (as a remote object may).
+    let calls = 0;
+    const slowFirst = {
+      idFromName: (name: string) => name,
+      get: () => ({ take: async () => (await new Promise((r) => setTimeout(r, Math.max(0, 160 - 20 * calls++))), { ok: true }) }),
+    };
+    await inObject(workerEnv.CONVERSATION.get(workerEnv.CONVERSATION.idFromName(id)), async (instance) => {
+      instance.env = { ...instance.env, TURN_RATE_LIMIT_PER_MINUTE: "100", RATE_LIMITER: slowFirst };
+    });
+    const s = await connectSocket(`/v1/conversations/${id}/ws`, { authorization: `Bearer ${key}` });
+    const sent = Array.from({ length: 8 }, (_, i) => `frame ${i}`);
+    for (const content of sent) s.ws!.send(JSON.stringify({ type: "send", content }));
+    await s.next(() => s.events.filter((e) => e.type === "turn_end").length === sent.length);
+    const saved = (await call({}, "GET", `/v1/conversations/${id}/messages`, key)).json.messages;
+    expect(saved.filter((m: any) => m.role === "user").map((m: any) => m.content[0].text)).toEqual(sent);
+    expect(calls).toBe(sent.length);
+  });
+});

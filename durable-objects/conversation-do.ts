@@ -26,7 +26,7 @@ import { createNote, deleteNote, getEpisode, getNote, recordEpisode, updateNote 
 import { memoryMapFor, utcDay } from "../workers/chat/memory-map";
 import { listConversationRows, updateConversationRow } from "../workers/chat/conversation-list";
 import { logCorpusEvent } from "../workers/chat/corpus";
-import { rateLimitMessage, takeSocketTurn } from "../workers/chat/rate-limit";
+import { rateLimitMessage, takeRateLimit } from "../workers/chat/rate-limit";
 import { promptSnapshotKey } from "../r2-layout";
 import { lineIndexFor } from "../workers/chat/attachments/inspect";
 import { r2RangeReader } from "../workers/chat/attachments/r2-range-reader";
@@ -733,7 +733,8 @@ export class ConversationDO extends DurableObject<Env> {
         return;
       }
       if (ref.rateKey) {
-        const decision = await takeSocketTurn(this.env, ref.rateKey);
+        // A `send` frame is a turn: it counts like a POST of messages.
+        const decision = await takeRateLimit(this.env, ref.rateKey, true);
         if (!decision.ok) {
           ws.send(JSON.stringify({ type: "error", error: { type: "rate_limited", message: rateLimitMessage(decision), retryAfterSeconds: decision.retryAfterSeconds } }));
           return;

@@ -17,11 +17,14 @@ function perMinute(value: string | undefined, fallback: number): number {
   return Number.isFinite(n) && n >= 0 ? Math.floor(n) : fallback;
 }
 
-export function rateRules(env: Env, method: string, path: string): RateRule[] {
+/** A turn: a POST of messages to a conversation or a channel (a websocket `send` frame counts as one too). */
+export const isTurnRequest = (method: string, path: string): boolean => method === "POST" && TURN_PATH.test(path);
+
+export function rateRules(env: Env, turn: boolean): RateRule[] {
   const rules: RateRule[] = [];
   const requests = perMinute(env.RATE_LIMIT_PER_MINUTE, DEFAULT_REQUESTS_PER_MINUTE);
   if (requests > 0) rules.push({ bucket: "requests", perMinute: requests });
-  if (method === "POST" && TURN_PATH.test(path)) {
+  if (turn) {
     const turns = perMinute(env.TURN_RATE_LIMIT_PER_MINUTE, DEFAULT_TURNS_PER_MINUTE);
     if (turns > 0) rules.push({ bucket: "turns", perMinute: turns });
   }
@@ -29,8 +32,8 @@ export function rateRules(env: Env, method: string, path: string): RateRule[] {
 }
 
 /** Takes from the key's buckets: one RPC, and none at all when every limit is off. */
-export async function takeRateLimit(env: Env, keyHash: string, method: string, path: string): Promise<RateDecision> {
-  const rules = rateRules(env, method, path);
+export async function takeRateLimit(env: Env, keyHash: string, turn: boolean): Promise<RateDecision> {
+  const rules = rateRules(env, turn);
   if (!rules.length) return { ok: true };
   return env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(keyHash)).take(rules);
 }
@@ -40,12 +43,9 @@ export function rateLimitMessage(decision: Extract<RateDecision, { ok: false }>)
   return `this API key is over its limit of ${decision.perMinute} ${what} per minute; retry in ${decision.retryAfterSeconds} s`;
 }
 
-/** A turn sent as a websocket `send` frame counts like a POST of messages. */
-export const takeSocketTurn = (env: Env, keyHash: string) => takeRateLimit(env, keyHash, "POST", "/v1/conversations/-/messages");
-
 /** Throws the 429 when the key is over a limit. */
 export async function enforceRateLimit(env: Env, keyHash: string, method: string, path: string): Promise<void> {
-  const decision = await takeRateLimit(env, keyHash, method, path);
+  const decision = await takeRateLimit(env, keyHash, isTurnRequest(method, path));
   if (decision.ok) return;
   throw new ApiError(429, "rate_limited", rateLimitMessage(decision), { "Retry-After": String(decision.retryAfterSeconds) });
 }

@@ -50,9 +50,13 @@ export class TurnCompactor {
   }
 
   /** The request with earlier compactions still standing in for what they replaced. */
+  /** After an overflow taught the real window, replies are bounded by its reserve too. */
+  private bounded(request: ModelRequest): ModelRequest {
+    return request.max_tokens > this.budget.outputReserveTokens ? { ...request, max_tokens: this.budget.outputReserveTokens } : request;
+  }
+
   apply(built: ModelRequest): ModelRequest {
-    // After an overflow taught the real window, replies are bounded by its reserve too.
-    const request = built.max_tokens > this.budget.outputReserveTokens ? { ...built, max_tokens: this.budget.outputReserveTokens } : built;
+    const request = this.bounded(built);
     const o = this.override;
     if (!o) return request;
     if (withoutCache(request.messages.slice(0, o.count)) !== o.prefix) {
@@ -77,10 +81,6 @@ export class TurnCompactor {
 
   get budgetTokens(): number {
     return budgetTokens(this.budget);
-  }
-
-  get outputReserveTokens(): number {
-    return this.budget.outputReserveTokens;
   }
 
   /**
@@ -119,7 +119,7 @@ export class TurnCompactor {
     this.override = { prefix: withoutCache(request.messages), count: request.messages.length, messages };
     // The next calibration comes from the next call; the old one described the uncompacted request.
     this.calibration = null;
-    return { request: { ...request, messages }, report, summarized, durationMs: Date.now() - started };
+    return { request: this.bounded({ ...request, messages }), report, summarized, durationMs: Date.now() - started };
   }
 
   /** One model call over the turn's saved originals, its input capped so it cannot overflow itself. */

@@ -104,8 +104,6 @@ export async function runAgentTurn(deps: TurnDeps, userContent: ContentBlock[]):
           overflowRetried = true;
           if (failure.overflow) compactor.learnFromOverflow(request, failure.overflow.promptTokens, failure.overflow.maxTokens);
           request = await compact(request, true);
-          // The window the provider named bounds the reply too.
-          if (failure.overflow) request = { ...request, max_tokens: Math.min(request.max_tokens, compactor.outputReserveTokens) };
           continue;
         }
         modelMs += Date.now() - started;

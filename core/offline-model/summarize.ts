@@ -80,9 +80,7 @@ function unpackTranscript(messages: readonly WireMessage[]): { messages: WireMes
   const prior = /<previous_summary>([\s\S]*?)<\/previous_summary>/.exec(text)?.[1] ?? "";
   for (const line of prior.split("\n")) {
     const item = /^\s*-\s+(.+)$/.exec(line)?.[1]?.trim();
-    if (!item) continue;
-    if (/^Identifiers:?$/i.test(line.trim())) continue;
-    previous.items.push(item);
+    if (item) previous.items.push(item);
   }
   const ids = /Identifiers:\s*\n\s*-\s*(.+)/i.exec(prior)?.[1];
   if (ids) {
@@ -90,20 +88,22 @@ function unpackTranscript(messages: readonly WireMessage[]): { messages: WireMes
     previous.items = previous.items.filter((item) => item !== ids.trim());
   }
   const body = quoted ? (/<new_messages>([\s\S]*?)(?:<\/new_messages>|$)/.exec(text)?.[1] ?? "") : text;
-  const out: WireMessage[] = [];
+  // One message per header; its text accumulates under it. Quoted tool results stay results, so
+  // they feed identifiers but not the user's or the assistant's sentences.
+  const out: { role: "user" | "assistant"; kind: "text" | "tool_result"; text: string }[] = [];
   for (const line of body.split("\n")) {
     const header = SEQ_HEADER.exec(line.trim());
-    if (header) {
-      out.push(header[2] === "assistant" ? { role: "assistant", content: [{ type: "text", text: "" }] } : { role: "user", content: [{ type: header[2] === "user" ? "text" : "tool_result", ...(header[2] === "user" ? { text: "" } : { tool_use_id: `seq_${header[1]}`, content: "" }) }] as WireMessage["content"] });
-      continue;
+    if (header) out.push({ role: header[2] === "assistant" ? "assistant" : "user", kind: header[2] === "tool results" ? "tool_result" : "text", text: "" });
+    else if (out.length && !/^\[… \d+ later messages omitted/.test(line.trim())) {
+      const last = out[out.length - 1];
+      last.text = last.text ? `${last.text}\n${line}` : line;
     }
-    const last = out[out.length - 1];
-    if (!last || /^\[… \d+ later messages omitted/.test(line.trim())) continue;
-    const block = (last.content as Array<Record<string, unknown>>)[0];
-    if (block.type === "text") block.text = `${block.text}${block.text ? "\n" : ""}${line}`;
-    else block.content = `${block.content}${block.content ? "\n" : ""}${line}`;
   }
-  return { messages: out, previous };
+  const quotedMessages: WireMessage[] = out.map((m, i) => ({
+    role: m.role,
+    content: [m.kind === "text" ? { type: "text", text: m.text } : { type: "tool_result", tool_use_id: `quoted_${i}`, content: m.text }],
+  })) as WireMessage[];
+  return { messages: quotedMessages, previous };
 }
 
 function extractFrom(messages: readonly WireMessage[]): Extract {

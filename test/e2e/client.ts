@@ -1,5 +1,6 @@
 // A small HTTP/WebSocket client for the running stack, the way an outside client would use it.
 import { inject } from "vitest";
+import { jsonOrUndefined } from "../json-body";
 
 export const KEY = "dev-local-key";
 export const ADMIN = "dev-admin-token";
@@ -14,12 +15,7 @@ export async function api(method: string, path: string, body?: unknown, opts: { 
   }
   const res = await fetch(base() + path, { method, headers, body: payload });
   const text = await res.text();
-  let json: any;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    json = undefined;
-  }
+  const json = jsonOrUndefined(text);
   return { status: res.status, json, text, headers: res.headers };
 }
 

@@ -6,6 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startStack } from "../../scripts/stack.mjs";
+import { jsonOrUndefined } from "../json-body";
 
 const ADMIN_TOKEN = `adm_${crypto.randomUUID().replace(/-/g, "")}`;
 const DEV_KEY = `devkey_${crypto.randomUUID().replace(/-/g, "")}`;
@@ -19,12 +20,7 @@ async function call(method: string, path: string, key: string | null, body?: unk
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await res.text();
-  let json: any;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    json = undefined;
-  }
+  const json = jsonOrUndefined(text);
   return { status: res.status, headers: res.headers, json, text };
 }
 

@@ -1,5 +1,6 @@
 // Helpers for workerd integration tests: requests through the chat worker's real fetch handler.
 import { exports } from "cloudflare:workers";
+import { jsonOrUndefined } from "../json-body";
 
 export const DEV_KEY = "dev-local-key";
 export const ADMIN = "dev-admin-token";
@@ -23,12 +24,7 @@ export async function api<T = any>(method: string, path: string, body?: unknown,
   }
   const res = await (exports as any).default.fetch(new Request(`http://chat.test${path}`, { method, headers, body: payload }));
   const text = await res.text();
-  let json: any;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    json = undefined;
-  }
+  const json = jsonOrUndefined(text);
   return { status: res.status, json, text, headers: res.headers };
 }
 

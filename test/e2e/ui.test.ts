@@ -1,14 +1,14 @@
-// The web UI in a real browser: Debian's Chromium driven by playwright-core against the running
+// The web UI in a real browser: Chromium (see ./browser.ts for which) driven by playwright-core against the running
 // stack. Sign in, chat with a streamed reply, an upload and its note, a compaction card on a small
 // window, History with every message (and a fold), search into History, and the replay view.
 // Screenshots of the main views land in test-artifacts/ui/.
-import { existsSync, mkdirSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { PDFDocument, StandardFonts } from "pdf-lib";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { chooseChromium } from "./browser";
 import { api, base, KEY, newConversation, transcript } from "./client";
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const SHOTS = new URL("../../test-artifacts/ui/", import.meta.url).pathname;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -52,9 +52,9 @@ async function send(text: string) {
 }
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: install Debian's Chromium (apt-get install -y chromium); .ci/run does this`);
   mkdirSync(SHOTS, { recursive: true });
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"] });
+  const { executablePath, args } = await chooseChromium();
+  browser = await chromium.launch({ executablePath, args });
   page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
   page.setDefaultTimeout(20_000);
   // Keep the page's sockets reachable, so a test can drop one as a network would.

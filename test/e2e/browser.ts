@@ -1,0 +1,26 @@
+// Which Chromium the browser tests drive. `CHROMIUM_PATH` wins, then a system Chromium at
+// /usr/bin/chromium, else the binary that ships inside the `@sparticuz/chromium` devDependency
+// (unpacked to /tmp on first use), so `npm install && npm test` needs nothing from apt.
+import { existsSync } from "node:fs";
+
+export interface BrowserChoice {
+  executablePath: string;
+  args: string[];
+  source: "CHROMIUM_PATH" | "system" | "@sparticuz/chromium";
+}
+
+/** Flags that keep Chromium off the network this machine does not have, and out of the sandbox root refuses. */
+const QUIET = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
+
+export async function chooseChromium(env: { CHROMIUM_PATH?: string } = process.env): Promise<BrowserChoice> {
+  if (env.CHROMIUM_PATH) {
+    if (!existsSync(env.CHROMIUM_PATH)) throw new Error(`CHROMIUM_PATH=${env.CHROMIUM_PATH} does not exist`);
+    return { executablePath: env.CHROMIUM_PATH, args: QUIET, source: "CHROMIUM_PATH" };
+  }
+  if (existsSync("/usr/bin/chromium")) return { executablePath: "/usr/bin/chromium", args: QUIET, source: "system" };
+  const { default: packaged } = await import("@sparticuz/chromium");
+  const executablePath = await packaged.executablePath();
+  // The package's own flags (headless shell, swiftshader GL) plus the quiet ones it lacks.
+  const args = [...packaged.args, ...QUIET.filter((flag) => !packaged.args.includes(flag))];
+  return { executablePath, args, source: "@sparticuz/chromium" };
+}

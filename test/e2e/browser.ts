@@ -12,7 +12,7 @@ export interface BrowserChoice {
 /** Flags that keep Chromium off the network this machine does not have, and out of the sandbox root refuses. */
 const QUIET = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
 
-export async function chooseChromium(env: { CHROMIUM_PATH?: string } = process.env): Promise<BrowserChoice> {
+export async function chooseChromium(env: Record<string, string | undefined> = process.env as Record<string, string | undefined>): Promise<BrowserChoice> {
   if (env.CHROMIUM_PATH) {
     if (!existsSync(env.CHROMIUM_PATH)) throw new Error(`CHROMIUM_PATH=${env.CHROMIUM_PATH} does not exist`);
     return { executablePath: env.CHROMIUM_PATH, args: QUIET, source: "CHROMIUM_PATH" };

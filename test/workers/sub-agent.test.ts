@@ -3,7 +3,7 @@
 // forces one compaction and one retry, and its streamed events reach the caller tagged with it.
 // (What the segment is and how replay leaves it out: workflow.test.ts.)
 import { describe, expect, it } from "vitest";
-import { api, createConversation, send, sendSse, textOf, transcript } from "./helpers";
+import { api, connectSocket, createConversation, send, sendSse, textOf, transcript } from "./helpers";
 
 const delegate = (name: string, task: string) => `@tool agent_delegate ${JSON.stringify({ name, task })}`;
 
@@ -47,8 +47,9 @@ describe("a sub-agent's turn loop", () => {
     expect(reads.every((b: any) => !b.is_error && !/TRUNCATED/.test(b.content) && b.content.length > 6_000)).toBe(true);
   });
 
-  it("continues a max_tokens stop, streaming its deltas to the caller tagged with the sub-agent", async () => {
+  it("continues a max_tokens stop, streaming its deltas to the caller and the sockets tagged with the sub-agent", async () => {
     const { id } = await workspace({});
+    const socket = await connectSocket(`/v1/conversations/${id}/ws`, { authorization: "Bearer dev-local-key" });
     const events = await sendSse(id, delegate("writer", "Write on.\n@max-tokens-stop"));
     expect(events.at(-1)).toMatchObject({ type: "turn_end", stop_reason: "end_turn" });
     const { result, segment } = await delegated(id);
@@ -62,6 +63,10 @@ describe("a sub-agent's turn loop", () => {
     expect(deltas.map((e) => e.text).join("")).toBe(replies.map(textOf).join(""));
     // The master's own deltas stay untagged.
     expect(events.some((e) => e.type === "delta" && !e.agent)).toBe(true);
+    // A socket on the conversation sees the same tagged stream.
+    await socket.next((e) => e.type === "turn_end");
+    expect(socket.events.filter((e) => e.type === "delta" && e.agent).map((e) => e.text)).toEqual(deltas.map((e) => e.text));
+    socket.ws!.close();
   });
 
   it("answers a provider overflow 400 with one forced compaction and one retry", async () => {

@@ -1,7 +1,14 @@
 // The streaming vocabulary shared by websocket frames and SSE event names (see API.md).
 import type { StoredMessage, Usage } from "./types";
 
-export type TurnEvent =
+/** Which sub-agent of the turn an event comes from (workflow mode); absent: the master agent. */
+export interface EventAgent {
+  segment: string;
+  name: string;
+}
+
+/** A sub-agent's loop emits the same events as the master's, each tagged with `agent`. */
+export type TurnEvent = (
   | { type: "turn_start"; turnId: string }
   | { type: "delta"; turnId: string; text: string }
   | { type: "tool_use"; turnId: string; id: string; name: string; input: unknown }
@@ -28,7 +35,8 @@ export type TurnEvent =
       usage: Usage;
       timing: { serverMs: number; modelMs: number; queuedMs: number };
     }
-  | { type: "error"; turnId?: string; error: { type: string; message: string; status?: number } };
+  | { type: "error"; turnId?: string; error: { type: string; message: string; status?: number } }
+) & { agent?: EventAgent };
 
 export function toSse(event: TurnEvent): string {
   return `event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`;

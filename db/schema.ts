@@ -116,6 +116,7 @@ export const automationRuns = sqliteTable("automation_runs", {
   finishedAt: text("finished_at"),
   usage: text("usage"),
   error: text("error"),
+  attempts: integer("attempts").notNull().default(0),
 });
 
 export const attachments = sqliteTable("attachments", {

@@ -19,7 +19,8 @@ import { crossCheckSettings, mergeSettings, type SettingsPatch } from "../core/s
 import { buildSystemPrompt } from "../core/system-prompt";
 import { isAgentSegment, type ContentBlock, type ModelRequest, type NewMessage, type StoredMessage, type SystemBlock } from "../core/types";
 import type { BlockOrigin } from "../core/compactor";
-import { TurnCompactor } from "../workers/chat/agent/turn-compaction";
+import { runSubAgent } from "../workers/chat/agent/sub-agent";
+import { blockOrigins, TurnCompactor } from "../workers/chat/agent/turn-compaction";
 import { runAgentTurn } from "../workers/chat/agent/turn-loop";
 import { conversationOfMessage, countIndexedPages, indexMessages, searchCortex } from "../workers/chat/cortex";
 import { createNote, deleteNote, getEpisode, getNote, recordEpisode, updateNote } from "../workers/chat/memory";
@@ -451,6 +452,12 @@ export class ConversationDO extends DurableObject<Env> {
       },
     };
     const client = createModelClient({ apiKey: this.env.ANTHROPIC_API_KEY, baseURL: this.env.ANTHROPIC_BASE_URL });
+    const persist = async (messages: NewMessage[]) => {
+      const stored = await this.append(messages);
+      for (const message of stored) emit({ type: "message", turnId, message });
+      return stored;
+    };
+    const compactorFor = (originOf: () => (block: ContentBlock) => BlockOrigin | undefined) => new TurnCompactor(head.settings, client, head.settings.model, originOf);
     let outcome;
     try {
       outcome = await runAgentTurn(
@@ -461,20 +468,14 @@ export class ConversationDO extends DurableObject<Env> {
           toolContext,
           maxIterations: head.settings.maxToolIterations,
           contextWindowTokens: head.settings.contextWindowTokens,
-          compactor: new TurnCompactor(head.settings, client, head.settings.model, () => {
-            // Where each replayed block is stored (by identity), so truncation labels name the call.
-            const refs = new WeakMap<ContentBlock, BlockOrigin>();
-            for (const m of this.replaySource(this.head ?? head)) m.content.forEach((b, block) => refs.set(b, { conversationId: head.id, messageId: m.id, block }));
-            return (b) => refs.get(b);
-          }),
+          compactor: compactorFor(() => blockOrigins(head.id, this.replaySource(this.head ?? head))),
           buildRequest: () => this.buildRequest(this.head ?? head, prompt).request,
           onRequest: (request, step, reportedTokens, compacted) => this.snapshotPrompt(head, turnId, step, request, reportedTokens, compacted),
-          persist: async (messages) => {
-            const stored = await this.append(messages);
-            for (const message of stored) emit({ type: "message", turnId, message });
-            return stored;
-          },
+          persist,
           emit,
+          // Workflow mode: the sub-agent runs this same loop with its own safety net.
+          delegate: (task, parent) =>
+            runSubAgent({ client, registry: toolRegistry, toolContext, contextWindowTokens: head.settings.contextWindowTokens, persist, compactor: compactorFor }, task, parent),
         },
         input.content,
       );

@@ -14,4 +14,6 @@ interface __BaseEnv_Env {
   RATE_LIMIT_PER_MINUTE?: string;
   /** Turns per minute per API key (default 60); "0" turns the limit off. */
   TURN_RATE_LIMIT_PER_MINUTE?: string;
+  /** Seconds before a failed automation attempt is retried (default 30), doubled per attempt. */
+  AUTOMATION_RETRY_DELAY_SECONDS?: string;
 }

@@ -14,7 +14,7 @@ async function tick(at: number) {
 }
 
 const runsOf = async (id: string, key: string) => (await api("GET", `/v1/automations/${id}/runs`, undefined, { key })).json.data as any[];
-const settled = (runs: any[]) => runs.length > 0 && runs.every((r) => r.status !== "queued" && r.status !== "running");
+const settled = (runs: any[]) => runs.length > 0 && runs.every((r) => !["queued", "running", "retrying"].includes(r.status));
 
 async function createAutomation(key: string, body: Record<string, unknown>) {
   const r = await api("POST", "/v1/automations", { name: "a", channel: "auto", prompt: "hourly check-in", schedule: "0 * * * *", ...body }, { key });
@@ -66,7 +66,7 @@ describe("the cron trigger", () => {
     expect(await runsOf(notDue, key)).toEqual([]);
   });
 
-  it("isolates failures: a failing automation is recorded and retried on the next slot, the others run", async () => {
+  it("isolates failures: a failing automation is retried by the queue, dead-lettered, recorded, and tried again next slot; the others run", async () => {
     const key = await newTenant();
     const failing = await createAutomation(key, { prompt: "please fail\n@model-error 529", channel: "flaky" });
     const healthy = await createAutomation(key, { channel: "steady" });
@@ -81,11 +81,12 @@ describe("the cron trigger", () => {
       const r = await runsOf(id, key);
       return settled(r) ? r : null;
     }, 30_000)));
-    expect(f![0]).toMatchObject({ status: "failed" });
-    expect(f![0].error).toMatch(/model_error.*529|529/);
-    expect(h![0]).toMatchObject({ status: "succeeded" });
+    // Every delivery the queue allows (max_retries 2) was an attempt; its dead-letter queue closed it.
+    expect(f![0]).toMatchObject({ status: "failed", attempts: 3 });
+    expect(f![0].error).toMatch(/model_error.*529/);
+    expect(h![0]).toMatchObject({ status: "succeeded", attempts: 1 });
     expect(await runsOf(paused, key)).toEqual([]);
-    // The next hour's slot tries again; the failed slot is not retried in between.
+    // The next hour's slot tries again; the dead slot is not run again in between.
     await tick(slot2 + 5 * 60_000);
     await tick(slot2 + 3600_000 + 60_000);
     const again = (await eventually(async () => {

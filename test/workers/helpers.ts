@@ -42,6 +42,12 @@ export async function newTenant(): Promise<string> {
 
 export const send = (id: string, content: unknown, key?: string) => api("POST", `/v1/conversations/${id}/messages`, { content }, { key });
 
+/** One turn asked for as SSE: its events in order, each event's JSON. */
+export async function sendSse(id: string, content: unknown, key?: string): Promise<any[]> {
+  const r = await api("POST", `/v1/conversations/${id}/messages`, { content }, { key, headers: { accept: "text/event-stream" } });
+  return [...r.text.matchAll(/^event: (\w+)\ndata: (.*)$/gm)].map((m) => JSON.parse(m[2]));
+}
+
 export async function transcript(id: string, key?: string): Promise<any[]> {
   const all: any[] = [];
   let after = 0;

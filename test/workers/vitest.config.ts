@@ -14,6 +14,9 @@ export default defineProject(async () => ({
           // Suites fire thousands of requests with one key; rate-limits.test.ts sets its own limits.
           RATE_LIMIT_PER_MINUTE: "0",
           TURN_RATE_LIMIT_PER_MINUTE: "0",
+          // Failed automation attempts come back at once, so the queue's retries and its
+          // dead-letter queue act within a test's time.
+          AUTOMATION_RETRY_DELAY_SECONDS: "0",
           TEST_MIGRATIONS: await readD1Migrations(`${root}d1-migrations`),
         },
       },

@@ -1,60 +1,90 @@
 // The automation queue's consumer: each message is one run, executed as a turn on the
-// automation's channel. A model failure is recorded on the run and acked — the next schedule
-// slot is the retry, never a tight loop. Failures are isolated per message.
+// automation's channel. Each delivery is an attempt: a failed attempt records its error on the
+// run and hands the message back to the queue, which retries it with backoff (max_retries in
+// wrangler.toml) and then moves it to the dead-letter queue, whose consumer (below) records the
+// run as failed. Failures are isolated per message.
 import type { TurnEvent } from "../../core/events";
 import { channelObjectName } from "../../durable-objects/channel-do";
-import { finishRun, startRun, type AutomationJob } from "./automations";
+import { finishRun, recordDeadRun, recordFailedAttempt, startRun, type AutomationJob } from "./automations";
 import { collectTurn } from "./turn-response";
 import { startTurn } from "./turns";
+
+export const AUTOMATION_DLQ = "context-chat-automations-dlq";
+
+/** Backoff between attempts: the base (default 30 s) doubled per earlier attempt, at most 10 minutes. */
+export function automationRetryDelay(env: Env, attempts: number): number {
+  const base = Number(env.AUTOMATION_RETRY_DELAY_SECONDS ?? "30");
+  return Math.min(600, (Number.isFinite(base) && base >= 0 ? base : 30) * 2 ** Math.max(0, attempts - 1));
+}
+
+const runIdOf = (message: Message<unknown>): string | null => {
+  const job = message.body as Partial<AutomationJob>;
+  return job?.kind === "automation" && typeof job.runId === "string" ? job.runId : null;
+};
 
 export async function runAutomationBatch(batch: MessageBatch<unknown>, env: Env): Promise<void> {
   await Promise.all(
     batch.messages.map(async (message) => {
-      const job = message.body as Partial<AutomationJob>;
-      if (job?.kind !== "automation" || typeof job.runId !== "string") {
+      const runId = runIdOf(message);
+      if (!runId) {
         console.error("dropping malformed automation job", message.id);
         message.ack();
         return;
       }
+      let failure: string | null;
       try {
-        await runAutomation(env, job.runId);
-        message.ack();
+        failure = await runAutomation(env, runId, message.attempts);
       } catch (err) {
-        // Infrastructure trouble (D1, the object): the queue retries; the run stays open until
-        // the next tick closes it, so it can never run twice.
-        console.error("automation run failed to execute", job.runId, err);
-        message.retry();
+        // Infrastructure trouble (D1, the object): the attempt failed like any other; if even
+        // recording that fails, the next delivery still takes the run over by its higher count.
+        failure = err instanceof Error ? err.message : String(err);
+        await recordFailedAttempt(env.DB, runId, message.attempts, failure).catch(() => {});
+      }
+      if (failure === null) message.ack();
+      else {
+        console.error("automation attempt failed; the queue retries it", runId, message.attempts, failure);
+        message.retry({ delaySeconds: automationRetryDelay(env, message.attempts) });
       }
     }),
   );
 }
 
-export async function runAutomation(env: Env, runId: string): Promise<void> {
-  const started = await startRun(env.DB, runId);
-  if (!started) return; // already started or finished: a duplicate delivery
+/** The dead-letter queue: runs whose every attempt failed end recorded as failed. */
+export async function recordDeadAutomations(batch: MessageBatch<unknown>, env: Env): Promise<void> {
+  for (const message of batch.messages) {
+    const runId = runIdOf(message);
+    if (runId) await recordDeadRun(env.DB, runId);
+    message.ack();
+  }
+}
+
+/**
+ * One attempt at a run. Returns null when nothing is left to do (done, skipped, or a duplicate
+ * delivery), or the error of a failed attempt, already recorded on the run.
+ */
+export async function runAutomation(env: Env, runId: string, attempt: number): Promise<string | null> {
+  const started = await startRun(env.DB, runId, attempt);
+  if (!started) return null; // finished, or held by this same delivery: a duplicate
   const { automation } = started;
   if (!automation || automation.paused) {
-    await finishRun(env.DB, runId, { status: "skipped", error: automation ? "paused" : "deleted" });
-    return;
+    await finishRun(env.DB, runId, attempt, { status: "skipped", error: automation ? "paused" : "deleted" });
+    return null;
   }
   const channel = env.CHANNEL.get(env.CHANNEL.idFromName(channelObjectName(automation.tenantId, automation.channel)));
   const { conversationId } = await channel.resolve(automation.tenantId, automation.channel);
+  const failed = async (error: string) => {
+    await recordFailedAttempt(env.DB, runId, attempt, error, conversationId);
+    return error;
+  };
   let events: ReadableStream<TurnEvent> | null;
   try {
     events = await startTurn(env, { tenantId: automation.tenantId, conversationId }, [{ type: "text", text: automation.prompt }]);
   } catch (err) {
-    await finishRun(env.DB, runId, { status: "failed", conversationId, error: err instanceof Error ? err.message : String(err) });
-    return;
+    return failed(err instanceof Error ? err.message : String(err));
   }
-  if (!events) {
-    await finishRun(env.DB, runId, { status: "failed", conversationId, error: "the channel's conversation is gone" });
-    return;
-  }
+  if (!events) return failed("the channel's conversation is gone");
   const turn = await collectTurn(events);
-  await finishRun(env.DB, runId, {
-    status: turn.error ? "failed" : "succeeded",
-    conversationId,
-    usage: turn.usage,
-    error: turn.error ? `${turn.error.type}: ${turn.error.message}` : null,
-  });
+  if (turn.error) return failed(`${turn.error.type}: ${turn.error.message}`);
+  await finishRun(env.DB, runId, attempt, { status: "succeeded", conversationId, usage: turn.usage });
+  return null;
 }

@@ -1,6 +1,7 @@
 // Automations: a cron schedule, a prompt and a channel. The cron trigger claims each due
 // (automation, slot) pair once — the unique key of automation_runs — and fans the runs out
-// through a queue; the consumer runs each as a turn on its channel and records the outcome.
+// through a queue; the consumer runs each as a turn on its channel and records the outcome of
+// every attempt, the queue retrying failed ones and dead-lettering those that never succeed.
 import { and, desc, eq, lt } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
 import { automationRuns, automations } from "../../db/schema";
@@ -13,7 +14,10 @@ export type AutomationRunRow = typeof automationRuns.$inferSelect;
 
 /** A slot may run up to this late: covers trigger delays, and a new automation's current hour. */
 export const SLOT_LOOKBACK_MINUTES = 60;
-/** A run still open after this long never finished (its invocation died); it is closed as failed. */
+/**
+ * A run still open after this long never finished (its queue message was lost; the queue's own
+ * retries end well within it); it is closed as failed.
+ */
 export const RUN_TIMEOUT_MS = 30 * 60_000;
 const CLAIM_PAGE = 200;
 
@@ -69,7 +73,7 @@ export async function listRuns(db: D1Database, tenantId: string, automationId: s
  */
 export async function claimDueRuns(db: D1Database, queue: Queue<AutomationJob>, now: number): Promise<{ claimed: number; closed: number }> {
   const closed = await db
-    .prepare(`UPDATE automation_runs SET status = 'failed', error = 'the run did not finish', finished_at = ? WHERE status IN ('queued', 'running') AND queued_at < ?`)
+    .prepare(`UPDATE automation_runs SET status = 'failed', error = COALESCE(error, 'the run did not finish'), finished_at = ? WHERE status IN ('queued', 'running', 'retrying') AND queued_at < ?`)
     .bind(new Date(now).toISOString(), new Date(now - RUN_TIMEOUT_MS).toISOString())
     .run();
   let claimed = 0;
@@ -101,11 +105,16 @@ export async function claimDueRuns(db: D1Database, queue: Queue<AutomationJob>, 
   return { claimed, closed: closed.meta.changes ?? 0 };
 }
 
-/** queued -> running, atomically: a redelivered message finds nothing to start. */
-export async function startRun(db: D1Database, runId: string): Promise<{ run: AutomationRunRow; automation: Automation | null } | null> {
+/**
+ * Takes the run for one queue delivery (`attempt` = the message's delivery count). A delivery
+ * with a higher count than the one that last took the run takes it over — the earlier attempt
+ * failed or its invocation died mid-work, since the queue redelivers only after that — while a
+ * duplicate of the same delivery, or any delivery of a finished run, finds nothing to start.
+ */
+export async function startRun(db: D1Database, runId: string, attempt: number): Promise<{ run: AutomationRunRow; automation: Automation | null } | null> {
   const run = await db
-    .prepare(`UPDATE automation_runs SET status = 'running', started_at = ? WHERE id = ? AND status = 'queued' RETURNING id`)
-    .bind(new Date().toISOString(), runId)
+    .prepare(`UPDATE automation_runs SET status = 'running', attempts = ?, started_at = ? WHERE id = ? AND status IN ('queued', 'running', 'retrying') AND attempts < ? RETURNING id`)
+    .bind(attempt, new Date().toISOString(), runId, attempt)
     .first<{ id: string }>();
   if (!run) return null;
   const row = (await drizzle(db).select().from(automationRuns).where(eq(automationRuns.id, runId)).get())!;
@@ -113,10 +122,36 @@ export async function startRun(db: D1Database, runId: string): Promise<{ run: Au
   return { run: row, automation };
 }
 
+/** An attempt failed and the queue will deliver the run again: the error stays visible meanwhile. */
+export async function recordFailedAttempt(db: D1Database, runId: string, attempt: number, error: string, conversationId?: string | null): Promise<void> {
+  await db
+    .prepare(`UPDATE automation_runs SET status = 'retrying', error = ?, conversation_id = COALESCE(?, conversation_id) WHERE id = ? AND attempts = ? AND status = 'running'`)
+    .bind(error, conversationId ?? null, runId, attempt)
+    .run();
+}
+
+/**
+ * The queue gave up on the run (its message reached the dead-letter queue): it ends failed, with
+ * the last attempt's error, or — when that attempt died before it could say — that it never finished.
+ */
+export async function recordDeadRun(db: D1Database, runId: string): Promise<boolean> {
+  const r = await db
+    .prepare(
+      `UPDATE automation_runs SET status = 'failed', finished_at = ?,
+         error = COALESCE(error, 'the run did not finish in ' || attempts || ' attempts')
+       WHERE id = ? AND status IN ('queued', 'running', 'retrying')`,
+    )
+    .bind(new Date().toISOString(), runId)
+    .run();
+  return (r.meta.changes ?? 0) > 0;
+}
+
+/** The attempt that holds the run ends it: a stale attempt's late answer changes nothing. */
 export async function finishRun(
   db: D1Database,
   runId: string,
-  outcome: { status: "succeeded" | "failed" | "skipped"; conversationId?: string | null; usage?: Usage | null; error?: string | null },
+  attempt: number,
+  outcome: { status: "succeeded" | "skipped"; conversationId?: string | null; usage?: Usage | null; error?: string | null },
 ): Promise<void> {
   await drizzle(db)
     .update(automationRuns)
@@ -127,5 +162,5 @@ export async function finishRun(
       error: outcome.error ?? null,
       finishedAt: new Date().toISOString(),
     })
-    .where(eq(automationRuns.id, runId));
+    .where(and(eq(automationRuns.id, runId), eq(automationRuns.attempts, attempt), eq(automationRuns.status, "running")));
 }

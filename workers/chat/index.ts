@@ -1,7 +1,7 @@
 // The chat worker's entry point: the HTTP API, the cron trigger, the automation queue's
-// consumer, and the Durable Object classes.
+// consumer and its dead-letter queue's, and the Durable Object classes.
 import { app } from "./app";
-import { runAutomationBatch } from "./automation-runner";
+import { AUTOMATION_DLQ, recordDeadAutomations, runAutomationBatch } from "./automation-runner";
 import { runScheduled } from "./scheduled";
 
 export { ChannelDO } from "../../durable-objects/channel-do";
@@ -14,6 +14,7 @@ export default {
     ctx.waitUntil(runScheduled(controller, env));
   },
   async queue(batch, env) {
-    await runAutomationBatch(batch, env);
+    if (batch.queue === AUTOMATION_DLQ) await recordDeadAutomations(batch, env);
+    else await runAutomationBatch(batch, env);
   },
 } satisfies ExportedHandler<Env, unknown>;

@@ -26,6 +26,16 @@ const SUMMARY_INPUT_CHARS = 60_000;
 const SUMMARY_MAX_CHARS = 3_000;
 const withoutCache = (ms: readonly WireMessage[]) => JSON.stringify(ms, (k, v) => (k === "cache_control" ? undefined : v));
 
+/**
+ * Where each block of `messages` is stored, by identity: replayed requests carry the stored block
+ * objects, so a truncation label can name the conversation_read call that restores the block.
+ */
+export function blockOrigins(conversationId: string, messages: readonly StoredMessage[]): (block: ContentBlock) => BlockOrigin | undefined {
+  const refs = new WeakMap<ContentBlock, BlockOrigin>();
+  for (const m of messages) m.content.forEach((b, block) => refs.set(b, { conversationId, messageId: m.id, block }));
+  return (b) => refs.get(b);
+}
+
 export interface CompactionOutcome {
   request: ModelRequest;
   report: CompactionReport;

@@ -1,6 +1,8 @@
 // The agent loop of one turn: call the model (streaming), run the tools it asks for, feed the
 // results back, until it stops or the iteration bound is reached. Each step is persisted as it
-// completes, so a failure later in the turn never loses what came before.
+// completes, so a failure later in the turn never loses what came before. The master agent and
+// its sub-agents (workflow mode, ./sub-agent.ts) run this same loop; what differs between them
+// (request, tools, bound, persistence, event tagging) comes in through TurnDeps.
 //
 // The last lines of defence live here too: before each call the compactor checks the request
 // against the budget (in memory only); a provider overflow 400 forces one compaction and one
@@ -11,11 +13,31 @@ import type { TurnEvent } from "../../../core/events";
 import { toolResultText } from "../../../core/render";
 import type { ContentBlock, ModelRequest, NewMessage, StoredMessage, ToolResultBlock, Usage } from "../../../core/types";
 import { addUsage, zeroUsage } from "../../../core/types";
-import type { ToolContext, ToolRegistry } from "../tools/registry";
+import type { ToolContext, ToolOutput, ToolRegistry } from "../tools/registry";
 import { describeModelError, type ModelFailure } from "./model-errors";
 import { keepKnownBlocks, pickUsage } from "./model-reply";
-import { runSubAgent } from "./sub-agent";
 import type { CompactionOutcome, TurnCompactor } from "./turn-compaction";
+
+/** A task the model handed to agent_delegate. */
+export interface DelegatedTask {
+  name: string;
+  task: string;
+  toolUseId: string;
+}
+
+/** What a delegated run gives back to the loop that delegated it. */
+export interface DelegatedRun {
+  output: ToolOutput;
+  usage: Usage;
+  modelMs: number;
+}
+
+/** The delegating loop as the sub-agent sees it: its current request and its event stream. */
+export interface DelegationParent {
+  turnId: string;
+  request: ModelRequest;
+  emit(event: TurnEvent): void;
+}
 
 export interface TurnDeps {
   turnId: string;
@@ -35,12 +57,16 @@ export interface TurnDeps {
   onCompaction?(outcome: CompactionOutcome, forced: boolean): void;
   /** Told of every model request as sent, with the tokens the provider counted (null on failure). */
   onRequest?(request: ModelRequest, step: number, reportedTokens: number | null, compacted: boolean): void;
+  /** Workflow mode: runs a delegated task (as a loop of its own); absent, this loop cannot delegate. */
+  delegate?(task: DelegatedTask, parent: DelegationParent): Promise<DelegatedRun>;
 }
 
 export interface TurnOutcome {
   stopReason: string;
   usage: Usage;
   modelMs: number;
+  /** Model calls that answered. */
+  modelCalls: number;
   failure?: ModelFailure;
 }
 
@@ -61,6 +87,7 @@ export async function runAgentTurn(deps: TurnDeps, userContent: ContentBlock[]):
   await persist([{ role: "user", content: userContent }]);
   let usage = zeroUsage();
   let modelMs = 0;
+  let modelCalls = 0;
   let overflowRetried = false;
 
   const compact = async (request: ModelRequest, forced: boolean): Promise<ModelRequest> => {
@@ -108,10 +135,11 @@ export async function runAgentTurn(deps: TurnDeps, userContent: ContentBlock[]):
         }
         modelMs += Date.now() - started;
         deps.onRequest?.(request, step, null, compactor?.active ?? false);
-        return { stopReason: "error", usage, modelMs, failure };
+        return { stopReason: "error", usage, modelMs, modelCalls, failure };
       }
     }
     modelMs += Date.now() - started;
+    modelCalls++;
     usage = addUsage(usage, reply.usage as Partial<Usage>);
     compactor?.calibrate(request, promptTokens(reply.usage as Partial<Usage>));
     deps.onRequest?.(request, step, promptTokens(reply.usage as Partial<Usage>), compactor?.active ?? false);
@@ -123,11 +151,11 @@ export async function runAgentTurn(deps: TurnDeps, userContent: ContentBlock[]):
     if (reply.stop_reason === "max_tokens") {
       // Cut off mid-reply: continue it (the saved partial reply is the next call's last message),
       // unless the input already fills the window, where the loop would only spin.
-      if (promptTokens(reply.usage as Partial<Usage>) >= deps.contextWindowTokens - CONTEXT_FULL_MARGIN_TOKENS) return { stopReason: "context_full", usage, modelMs };
+      if (promptTokens(reply.usage as Partial<Usage>) >= deps.contextWindowTokens - CONTEXT_FULL_MARGIN_TOKENS) return { stopReason: "context_full", usage, modelMs, modelCalls };
       if (content.length && !content.some((b) => b.type === "tool_use")) continue;
     }
     const calls = content.filter((b): b is Extract<ContentBlock, { type: "tool_use" }> => b.type === "tool_use");
-    if (reply.stop_reason !== "tool_use" || !calls.length) return { stopReason: reply.stop_reason ?? "end_turn", usage, modelMs };
+    if (reply.stop_reason !== "tool_use" || !calls.length) return { stopReason: reply.stop_reason ?? "end_turn", usage, modelMs, modelCalls };
 
     const results: ToolResultBlock[] = [];
     const progress = (message: string) => emit({ type: "progress", turnId, message });
@@ -135,15 +163,14 @@ export async function runAgentTurn(deps: TurnDeps, userContent: ContentBlock[]):
       emit({ type: "tool_use", turnId, id: call.id, name: call.name, input: call.input });
       // Workflow mode: a delegated run saves its own thread (agent-tagged, never replayed here)
       // and counts towards this turn's usage and model time.
-      const delegate = async (task: string, name: string) => {
-        const run = await runSubAgent(
-          { client: deps.client, registry: deps.registry, toolContext: deps.toolContext, masterRequest: request, persist: deps.persist, progress },
-          { name, task, toolUseId: call.id },
-        );
-        usage = addUsage(usage, run.usage);
-        modelMs += run.modelMs;
-        return run.output;
-      };
+      const delegate = deps.delegate
+        ? async (task: string, name: string) => {
+            const run = await deps.delegate!({ name, task, toolUseId: call.id }, { turnId, request, emit });
+            usage = addUsage(usage, run.usage);
+            modelMs += run.modelMs;
+            return run.output;
+          }
+        : undefined;
       const out = await deps.registry.run(call.name, call.input, { ...deps.toolContext, progress, delegate });
       const block: ToolResultBlock = { type: "tool_result", tool_use_id: call.id, content: out.blocks ?? out.content, ...(out.isError ? { is_error: true } : {}) };
       const text = toolResultText(block);
@@ -152,5 +179,5 @@ export async function runAgentTurn(deps: TurnDeps, userContent: ContentBlock[]):
     }
     await persist([{ role: "user", content: results }]);
   }
-  return { stopReason: "max_iterations", usage, modelMs };
+  return { stopReason: "max_iterations", usage, modelMs, modelCalls };
 }

@@ -164,10 +164,14 @@ export async function chatView(root, id) {
       switch (e.type) {
         case "turn_start":
           break;
-        case "delta":
-          if (!t.stream) t.el.append((t.stream = h("div", { class: "msg assistant live" }, h("header", null, h("span", { class: "role" }, "assistant")), h("div", { class: "text streaming" }))));
+        case "delta": {
+          // A sub-agent's deltas (tagged with `agent`) stream into a bubble of their own.
+          const speaker = e.agent ? `agent ${e.agent.name}` : "assistant";
+          if (t.stream?.dataset.speaker !== speaker) t.stream = null;
+          if (!t.stream) t.el.append((t.stream = h("div", { class: "msg assistant live", "data-speaker": speaker }, h("header", null, h("span", { class: "role" }, speaker)), h("div", { class: "text streaming" }))));
           /** @type {HTMLElement} */ (t.stream.lastElementChild).append(e.text);
           break;
+        }
         case "tool_use": {
           t.stream = null;
           ctx.toolNames.set(e.id, e.name);

@@ -102,6 +102,8 @@ export async function benchPdfCorpus(args = []) {
           }
         }
       : core.BundledCMaps;
+    // PDF_CMAP_DIR also serves the project's pdf.js fallback when the project ships none.
+    if (cmapDir && core.usePdfjsCMaps && !core.BundledCMaps) core.usePdfjsCMaps(cmaps);
     const rows = [];
     for (const name of files) {
       const path = join(dirName, name);

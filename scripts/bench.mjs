@@ -8,15 +8,17 @@
 //   compact   the deterministic part of a compaction pass on a 1 MB turn, and the tokens it saves
 //   load      parallel conversations and senders (JSON, SSE, websocket) with folds and indexing
 //             running, then an audit of transcript, replay source and index (flags: see load.mjs)
+//   pdf-corpus  the PDF reader against pdf.js over the real-world PDFs in PDF_CORPUS_DIR (no stack)
 import { benchAttachments } from "./bench/attachments.mjs";
 import { benchCompact } from "./bench/compact.mjs";
 import { benchLoad } from "./bench/load.mjs";
+import { benchPdfCorpus } from "./bench/pdf-corpus.mjs";
 import { benchRecall } from "./bench/recall.mjs";
 import { benchSawtooth } from "./bench/sawtooth.mjs";
 import { benchTokens } from "./bench/tokens.mjs";
 import { benchTurn } from "./bench/turn.mjs";
 
-const benches = { turn: benchTurn, sawtooth: benchSawtooth, recall: benchRecall, tokens: benchTokens, attachments: benchAttachments, compact: benchCompact, load: benchLoad };
+const benches = { turn: benchTurn, sawtooth: benchSawtooth, recall: benchRecall, tokens: benchTokens, attachments: benchAttachments, compact: benchCompact, load: benchLoad, "pdf-corpus": benchPdfCorpus };
 const name = process.argv[2];
 if (!benches[name]) {
   console.log(`usage: npm run bench -- <${Object.keys(benches).join("|")}>`);

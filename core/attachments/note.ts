@@ -7,6 +7,10 @@ export interface AttachmentFacts {
   pageCount?: number;
   pdfTitle?: string | null;
   encrypted?: boolean;
+  /** Opens only with a user password nobody gave: the note asks for it. */
+  passwordRequired?: boolean;
+  /** How the page count was found: the file's own index, or pdf.js (recovered or decrypted). */
+  pageCountSource?: "xref" | "pdfjs";
   lines?: number;
   width?: number;
   height?: number;
@@ -55,8 +59,12 @@ export function attachmentNote(a: { id: string; name: string; type: string; size
     case "pdf":
       if (f.pageCount !== undefined) facts.push(`${n(f.pageCount)} pages`);
       if (f.pdfTitle) facts.push(`title "${f.pdfTitle}"`);
-      if (f.encrypted) facts.push("encrypted");
-      how =
+      if (f.encrypted && !f.passwordRequired) facts.push("encrypted");
+      if (f.passwordRequired) facts.push("encrypted; ask the user for the password");
+      if (f.pageCountSource === "pdfjs") facts.push("page count recovered by pdf.js (damaged or encrypted index)");
+      how = f.passwordRequired
+        ? `Once the user gives the password, pass it as "password" to pdf_info, pdf_read: pdf_read {${arg},"pages":"1-5","password":"..."}.`
+        :
         (f.pageCount ?? 0) > 50 || a.size > LARGE
           ? `Read it a page range at a time: pdf_read {${arg},"pages":"1-5"}; find pages with pdf_search {${arg},"query":"..."} (the first search indexes it and may take a minute).`
           : `Read it with pdf_read {${arg},"pages":"1-${Math.min(f.pageCount ?? 1, 10)}"}; pdf_search finds pages by words.`;

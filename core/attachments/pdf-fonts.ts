@@ -16,6 +16,8 @@ export interface ShownString {
   glyphs: number;
   /** Single-byte code 32s, which word spacing (Tw) applies to. */
   spaces: number;
+  /** Glyphs the font gives no text for (no /ToUnicode entry, no usable encoding or glyph name). */
+  unmapped: number;
 }
 
 export interface FontDecoder {
@@ -37,6 +39,8 @@ export interface ToUnicodeMap {
 const MAX_CMAP_ENTRIES = 200_000;
 
 function utf16be(bytes: Uint8Array): string {
+  // One-byte targets (`<41>`) are written by some producers; they mean the byte's character.
+  if (bytes.length === 1) return String.fromCharCode(bytes[0]);
   let s = "";
   for (let i = 0; i + 1 < bytes.length; i += 2) s += String.fromCharCode((bytes[i] << 8) | bytes[i + 1]);
   return s;
@@ -217,12 +221,15 @@ async function simpleDecoder(doc: PdfDocument, font: PdfDict, toUnicode: ToUnico
       let text = "";
       let width = 0;
       let spaces = 0;
+      let unmapped = 0;
       for (const b of bytes) {
-        text += (toUnicode && lookupToUnicode(toUnicode, b)) ?? enc8[b];
+        const t = (toUnicode && lookupToUnicode(toUnicode, b)) || enc8[b];
+        if (t) text += t;
+        else unmapped++;
         width += widths[b] * scale;
         if (b === 32) spaces++;
       }
-      return { text, width, glyphs: bytes.length, spaces };
+      return { text, width, glyphs: bytes.length, spaces, unmapped };
     },
   };
 }
@@ -279,6 +286,7 @@ async function type0Decoder(doc: PdfDocument, font: PdfDict, toUnicode: ToUnicod
       let width = 0;
       let glyphs = 0;
       let spaces = 0;
+      let unmapped = 0;
       for (let i = 0; i < bytes.length; ) {
         let n = matchCodespace(codespace, bytes, i);
         if (n === 0) n = Math.min(bytes.length - i, codespace[0].lo.length);
@@ -289,10 +297,11 @@ async function type0Decoder(doc: PdfDocument, font: PdfDict, toUnicode: ToUnicod
         width += widthOf(code) * 0.001;
         if (n === 1 && code === 32) spaces++;
         const t = toUnicode ? lookupToUnicode(toUnicode, code) : undefined;
-        if (t !== undefined) text += t;
+        if (t) text += t;
         else if (unicodeCodes) text += String.fromCharCode(code);
+        else unmapped++;
       }
-      return { text, width, glyphs, spaces };
+      return { text, width, glyphs, spaces, unmapped };
     },
   };
 }

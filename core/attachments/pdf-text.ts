@@ -38,7 +38,7 @@ const FALLBACK_FONT: FontDecoder = {
   decode(bytes) {
     let text = "";
     for (const b of bytes) text += WIN_ANSI[b];
-    return { text, width: bytes.length * 0.5, glyphs: bytes.length, spaces: 0 };
+    return { text, width: bytes.length * 0.5, glyphs: bytes.length, spaces: 0, unmapped: 0 };
   },
 };
 
@@ -51,6 +51,9 @@ class TextSink {
   private parts: string[] = [];
   private lastChar = "";
   length = 0;
+  /** Glyphs shown, and those the fonts gave no text for: the caller's cue to try another reader. */
+  glyphs = 0;
+  unmapped = 0;
   truncated = false;
   constructor(private readonly maxChars: number) {}
 
@@ -116,7 +119,12 @@ function num(o: PdfObj | undefined): number {
 }
 
 /** Extracts the text of one page. Returns what was read before any damage in the content. */
-export async function extractPageText(doc: PdfDocument, leaf: PageLeaf, ctx: TextContext, maxChars: number): Promise<{ text: string; truncated: boolean }> {
+export async function extractPageText(
+  doc: PdfDocument,
+  leaf: PageLeaf,
+  ctx: TextContext,
+  maxChars: number,
+): Promise<{ text: string; truncated: boolean; glyphs: number; unmapped: number }> {
   const contents = await doc.resolve(leaf.dict.get("Contents"));
   const streams: PdfStream[] = [];
   if (contents instanceof PdfStream) streams.push(contents);
@@ -140,7 +148,7 @@ export async function extractPageText(doc: PdfDocument, leaf: PageLeaf, ctx: Tex
     // Damaged content: keep the text read so far; structural errors still surface.
     if (!(err instanceof PdfError) || err.message === "the PDF is encrypted" || err.message.startsWith("unsupported")) throw err;
   }
-  return { text: sink.result(), truncated: sink.truncated };
+  return { text: sink.result(), truncated: sink.truncated, glyphs: sink.glyphs, unmapped: sink.unmapped };
 }
 
 async function decode(doc: PdfDocument, s: PdfStream, state: { budget: number }): Promise<Uint8Array> {
@@ -213,6 +221,8 @@ async function interpret(
   const show = (s: PdfObj | undefined) => {
     if (!(s instanceof PdfString)) return;
     const shown = (ts.font ?? FALLBACK_FONT).decode(s.bytes);
+    sink.glyphs += shown.glyphs;
+    sink.unmapped += shown.unmapped;
     const size = Math.max(1e-6, Math.abs(ts.size) * Math.hypot(tm[2], tm[3]));
     const x = tm[4];
     const y = tm[5];

@@ -10,24 +10,38 @@
  * Supported: FlateDecode (also LZW, ASCIIHex, ASCII85, RunLength) with PNG and TIFF predictors;
  * simple fonts through WinAnsi/Standard/MacRoman encodings and /Differences; /ToUnicode CMaps
  * (bfchar, bfrange) for any font, including Type0/Identity-H; form XObjects. Lines and word
- * spaces come from text positions (see pdf-text.ts). Not supported: decryption (an encrypted
- * file reports `encrypted: true`; its text is refused), image-only filters (DCT, JPX, JBIG2,
- * CCITT) in content, CJK predefined CMaps other than UCS-2/UTF-16 when a font lacks /ToUnicode,
- * rebuilding a broken cross-reference table by scanning the file (that would read it whole).
+ * spaces come from text positions (see pdf-text.ts).
+ *
+ * What the own reader cannot do goes to pdf.js (pdf-pdfjs.ts) over the same ranged reads: a file
+ * whose cross-reference data or page tree it cannot read (pdf.js rebuilds the xref by scanning),
+ * encrypted files (the empty user password, or `password`), and pages whose fonts it cannot map
+ * to text. `pageCountSource` says which reader found the count.
  *
  * Every failure is a `PdfError` with a readable message; loops and reads are bounded.
  */
 import { PdfDocument, RangeReadError } from "./pdf-document";
 import { decodeTextString } from "./pdf-encodings";
 import { isName, PdfError, PdfString } from "./pdf-objects";
+import { NEEDS_PASSWORD, openWithPdfjs, type PdfjsDocument } from "./pdf-pdfjs";
 import { extractPageText, type TextContext } from "./pdf-text";
 import type { RangeReader } from "./range-reader";
 
 export { PdfError } from "./pdf-objects";
+export { NEEDS_PASSWORD, usePdfjsCMaps, WRONG_PASSWORD } from "./pdf-pdfjs";
+
+/**
+ * Share of a page's glyphs the own extractor could not map to text above which the page is read
+ * by pdf.js instead (fonts with predefined CJK CMaps and no /ToUnicode, Type3 glyph names).
+ */
+const UNMAPPED_SHARE = 0.2;
 
 export interface PdfInfo {
-  /** Pages per the root /Pages /Count; 0 when the file is encrypted and the count is unreadable. */
+  /** Pages per the root /Pages /Count, or per pdf.js when the own reader could not find it. */
   pageCount: number;
+  /** "xref": the file's own cross-reference data; "pdfjs": pdf.js (recovered or decrypted). */
+  pageCountSource: "xref" | "pdfjs";
+  /** True when the file opens only with a user password that was not given (or was wrong). */
+  passwordRequired: boolean;
   /** From the %PDF- header, or the catalog's /Version when that is newer. */
   version: string | null;
   encrypted: boolean;
@@ -46,7 +60,76 @@ export interface PdfPagesResult {
   bytesRead: number;
 }
 
-export async function probePdf(reader: RangeReader): Promise<PdfInfo> {
+type OwnInfo = Omit<PdfInfo, "pageCountSource" | "passwordRequired">;
+
+/**
+ * The page count from the file's own index; pdf.js when that cannot be read or the file is
+ * encrypted (to learn whether the empty user password opens it, and the count when the catalog
+ * sits in an encrypted object stream). A file that needs a password is reported, never guessed.
+ */
+export async function probePdf(source: RangeReader, opts: { password?: string } = {}): Promise<PdfInfo> {
+  const reader = counting(source);
+  const countBytes = (r: typeof reader) => r.bytesRead;
+  let own: OwnInfo;
+  try {
+    own = await probeOwn(reader);
+  } catch (err) {
+    if (!(err instanceof PdfError) || notPdf(err)) throw err;
+    const pdfjs = await openOrExplain(reader, opts.password, err);
+    if (pdfjs === "password") return { pageCount: 0, pageCountSource: "pdfjs", passwordRequired: true, version: null, encrypted: true, title: null, author: null, producer: null, bytesRead: countBytes(reader) };
+    try {
+      return { pageCount: pdfjs.pageCount, pageCountSource: "pdfjs", passwordRequired: false, version: null, encrypted: false, title: pdfjs.title, author: pdfjs.author, producer: pdfjs.producer, bytesRead: countBytes(reader) };
+    } finally {
+      await pdfjs.close();
+    }
+  }
+  if (!own.encrypted) return { ...own, pageCountSource: "xref", passwordRequired: false };
+  const pdfjs = await openOrExplain(reader, opts.password, null);
+  // The /Count integer is not encrypted: what the xref gave stands (0 when the catalog sits in an
+  // encrypted object stream), and the password is asked for.
+  if (pdfjs === "password") return { ...own, pageCountSource: "xref", passwordRequired: true, bytesRead: countBytes(reader) };
+  try {
+    const fromXref = own.pageCount > 0 && own.pageCount === pdfjs.pageCount;
+    return { ...own, pageCount: pdfjs.pageCount, pageCountSource: fromXref ? "xref" : "pdfjs", passwordRequired: false, title: pdfjs.title, author: pdfjs.author, producer: pdfjs.producer, bytesRead: countBytes(reader) };
+  } finally {
+    await pdfjs.close();
+  }
+}
+
+/**
+ * pdf.js's document, or "password" when it needs one; when pdf.js fails too, the own reader's
+ * error (`ownError`) is the one worth reporting.
+ */
+async function openOrExplain(reader: RangeReader, password: string | undefined, ownError: PdfError | null): Promise<PdfjsDocument | "password"> {
+  try {
+    return await openWithPdfjs(reader, { password });
+  } catch (err) {
+    if (err instanceof PdfError && err.message.startsWith("encrypted")) {
+      if (password === undefined) return "password";
+      throw err;
+    }
+    throw ownError ?? err;
+  }
+}
+
+/** No %PDF- header and no PDF tail: pdf.js would scan the whole of it for nothing. */
+const notPdf = (err: PdfError) => err.message.startsWith("not a PDF");
+
+/** A reader that counts what both readers fetch through it. */
+function counting(reader: RangeReader): RangeReader & { bytesRead: number } {
+  const counted = {
+    size: reader.size,
+    bytesRead: 0,
+    async read(offset: number, length: number) {
+      const bytes = await reader.read(offset, length);
+      counted.bytesRead += bytes.length;
+      return bytes;
+    },
+  };
+  return counted;
+}
+
+async function probeOwn(reader: RangeReader): Promise<OwnInfo> {
   const doc = await guard(() => PdfDocument.open(reader));
   return guard(async () => {
     let pageCount = 0;
@@ -84,17 +167,35 @@ export async function probePdf(reader: RangeReader): Promise<PdfInfo> {
   });
 }
 
-export async function readPdfPages(reader: RangeReader, from: number, to: number, opts: { maxChars?: number } = {}): Promise<PdfPagesResult> {
+export async function readPdfPages(source: RangeReader, from: number, to: number, opts: { maxChars?: number; password?: string } = {}): Promise<PdfPagesResult> {
   if (!Number.isInteger(from) || !Number.isInteger(to) || from < 1 || to < from) {
     throw new PdfError(`invalid page range ${from}-${to}: pages are numbered from 1 and the range must not run backwards`);
   }
-  const doc = await guard(() => PdfDocument.open(reader));
-  return guard(async () => {
-    if (doc.encrypted) throw new PdfError("the PDF is encrypted");
-    const { node: root, count } = await doc.pagesRoot();
-    const plural = count === 1 ? "page" : "pages";
-    if (from > count) throw new PdfError(`page ${from} is past the end: the document has ${count} ${plural}`);
-    if (to > count) throw new PdfError(`page ${to} is past the end: the document has ${count} ${plural}`);
+  const reader = counting(source);
+  let pdfjs: PdfjsDocument | null = null;
+  const viaPdfjs = async (ownError: PdfError | null) => {
+    if (pdfjs) return pdfjs;
+    const opened = await openOrExplain(reader, opts.password, ownError);
+    if (opened === "password") throw new PdfError(NEEDS_PASSWORD);
+    return (pdfjs = opened);
+  };
+  try {
+    let doc: PdfDocument | null = null;
+    let count: number;
+    let root: Awaited<ReturnType<PdfDocument["pagesRoot"]>>["node"] | null = null;
+    try {
+      doc = await guard(() => PdfDocument.open(reader));
+      if (doc.encrypted) doc = null;
+      else ({ node: root, count } = await guard(() => doc!.pagesRoot()));
+    } catch (err) {
+      if (!(err instanceof PdfError) || notPdf(err)) throw err;
+      doc = null;
+      count = (await viaPdfjs(err)).pageCount;
+    }
+    if (!doc) count = (await viaPdfjs(null)).pageCount;
+    const plural = count! === 1 ? "page" : "pages";
+    if (from > count!) throw new PdfError(`page ${from} is past the end: the document has ${count!} ${plural}`);
+    if (to > count!) throw new PdfError(`page ${to} is past the end: the document has ${count!} ${plural}`);
     let budget = opts.maxChars ?? Number.POSITIVE_INFINITY;
     const ctx: TextContext = { fonts: new Map() };
     const pages: { page: number; text: string }[] = [];
@@ -104,17 +205,37 @@ export async function readPdfPages(reader: RangeReader, from: number, to: number
         truncated = true;
         break;
       }
-      const leaf = await doc.findPage(p - 1, root);
-      const out = await extractPageText(doc, leaf, ctx, budget);
-      pages.push({ page: p, text: out.text });
-      budget -= out.text.length;
-      if (out.truncated) {
-        truncated = true;
-        break;
+      let text: string | null = null;
+      if (doc && root) {
+        try {
+          const leaf = await guard(() => doc!.findPage(p - 1, root!));
+          const out = await guard(() => extractPageText(doc!, leaf, ctx, budget));
+          // Fonts it cannot map make the page pdf.js's; otherwise the own text stands.
+          if (out.glyphs === 0 || out.unmapped / out.glyphs <= UNMAPPED_SHARE) text = out.text;
+          if (text !== null && out.truncated) {
+            pages.push({ page: p, text });
+            truncated = true;
+            break;
+          }
+        } catch (err) {
+          if (!(err instanceof PdfError)) throw err;
+        }
       }
+      if (text === null) {
+        text = await (await viaPdfjs(null)).pageText(p);
+        if (text.length > budget) {
+          text = text.slice(0, budget);
+          truncated = true;
+        }
+      }
+      pages.push({ page: p, text });
+      budget -= text.length;
+      if (truncated) break;
     }
-    return { pages, truncated, bytesRead: doc.bytesRead };
-  });
+    return { pages, truncated, bytesRead: reader.bytesRead };
+  } finally {
+    await (pdfjs as PdfjsDocument | null)?.close();
+  }
 }
 
 /**

@@ -2,6 +2,9 @@
 // with real facts, tools activated by the upload, and ranged reads by the tools.
 import { env } from "cloudflare:workers";
 import { PDFDocument, StandardFonts } from "pdf-lib";
+import aesPdf from "../fixtures/pdf/qpdf-V4-aes.pdf?inline";
+import badXref from "../fixtures/pdf/qpdf-bad-xref.pdf?inline";
+import lockedPdf from "../fixtures/pdf/qpdf-enc-R3-V2-user-view.pdf?inline";
 import { describe, expect, it } from "vitest";
 import { api, createConversation, newTenant, send, transcript } from "./helpers";
 
@@ -62,6 +65,25 @@ describe("attachments", () => {
     const past = await send(id, `@tool pdf_read {"attachment_id":"${up.json.id}","pages":"3001"}`);
     expect(past.json.messages[2].content[0].is_error).toBe(true);
     expect(toolText(past)).toMatch(/3000 pages/);
+  });
+
+  it("a damaged index and an encrypted file are read through pdf.js inside workerd, over ranged R2 reads", async () => {
+    const id = await createConversation();
+    const fixture = (dataUrl: string) => Uint8Array.from(atob(dataUrl.split(",")[1]), (c) => c.charCodeAt(0));
+    const bad = await upload(id, "bad-xref.pdf", fixture(badXref), "application/pdf");
+    expect(bad.json.facts).toMatchObject({ kind: "pdf", pageCount: 1, pageCountSource: "pdfjs" });
+    expect(bad.json.note).toContain("recovered by pdf.js");
+    expect(toolText(await send(id, `@tool pdf_read {"attachment_id":"${bad.json.id}","pages":"1"}`))).toContain("Potato");
+    const aes = await upload(id, "aes.pdf", fixture(aesPdf), "application/pdf");
+    expect(aes.json.facts).toMatchObject({ pageCount: 30, encrypted: true });
+    expect(toolText(await send(id, `@tool pdf_read {"attachment_id":"${aes.json.id}","pages":"30"}`))).toContain("Potato 29");
+    const locked = await upload(id, "locked.pdf", fixture(lockedPdf), "application/pdf");
+    expect(locked.json.facts).toMatchObject({ encrypted: true, passwordRequired: true });
+    expect(locked.json.note).toContain("ask the user for the password");
+    const refused = await send(id, `@tool pdf_read {"attachment_id":"${locked.json.id}","pages":"2"}`);
+    expect(refused.json.messages[2].content[0].is_error).toBe(true);
+    expect(toolText(refused)).toContain("ask the user for the password");
+    expect(toolText(await send(id, `@tool pdf_read {"attachment_id":"${locked.json.id}","pages":"2","password":"view"}`))).toContain("Potato 1");
   });
 
   it("give a corrupt PDF a note that says so, and a clear tool error; the conversation goes on", async () => {

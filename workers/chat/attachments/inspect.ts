@@ -24,7 +24,8 @@ export async function inspectAttachment(
   try {
     if (type === "application/pdf") {
       const info = await probePdf(reader);
-      return { type, facts: { kind: "pdf", pageCount: info.pageCount, pdfTitle: info.title, encrypted: info.encrypted } };
+      const pw = info.passwordRequired ? { passwordRequired: true } : {};
+      return { type, facts: { kind: "pdf", pageCount: info.pageCount, pageCountSource: info.pageCountSource, pdfTitle: info.title, encrypted: info.encrypted, ...pw } };
     }
     if (type.startsWith("image/")) {
       const img = await imageInfoFromReader(reader);

@@ -60,19 +60,30 @@ export const fileRead: ToolDefinition<{ attachment_id: string; lines: string }> 
   },
 };
 
-export const pdfInfo: ToolDefinition<{ attachment_id: string }> = {
+/** A PDF's user password, passed per call and never stored or echoed back. */
+const pdfPassword = z.string().max(256).optional();
+const PASSWORD_PROP = { type: "string", description: "the PDF's user password, when the note says it needs one" };
+
+export const pdfInfo: ToolDefinition<{ attachment_id: string; password?: string }> = {
   name: "pdf_info",
   core: false,
   capability: "pdf_info: facts of a PDF attachment (pages, title), from its cross-reference data",
   description: "Facts of a PDF attachment: pages, title, author, producer, encryption. Reads only the file's cross-reference data.",
-  input: z.strictObject({ attachment_id: attachmentId }),
-  inputSchema: { type: "object", properties: { attachment_id: { type: "string" } }, required: ["attachment_id"], additionalProperties: false },
-  async run({ attachment_id }, ctx) {
+  input: z.strictObject({ attachment_id: attachmentId, password: pdfPassword }),
+  inputSchema: { type: "object", properties: { attachment_id: { type: "string" }, password: PASSWORD_PROP }, required: ["attachment_id"], additionalProperties: false },
+  async run({ attachment_id, password }, ctx) {
     const { found, error } = await open(ctx, attachment_id, ["pdf"]);
     if (error) return error;
     try {
-      const info = await probePdf(found!.reader);
-      const facts = [`${info.pageCount} pages`, info.version && `PDF ${info.version}`, info.title && `title "${info.title}"`, info.author && `author ${info.author}`, info.producer && `producer ${info.producer}`, info.encrypted && "encrypted"].filter(Boolean);
+      const info = await probePdf(found!.reader, { password });
+      const facts = [
+        `${info.pageCount} pages${info.pageCountSource === "pdfjs" ? " (recovered by pdf.js)" : ""}`,
+        info.version && `PDF ${info.version}`,
+        info.title && `title "${info.title}"`,
+        info.author && `author ${info.author}`,
+        info.producer && `producer ${info.producer}`,
+        info.passwordRequired ? "encrypted; ask the user for the password" : info.encrypted && "encrypted",
+      ].filter(Boolean);
       return { content: `${found!.attachment.name}: ${facts.join("; ")}` };
     } catch (err) {
       return fail(err);
@@ -80,20 +91,25 @@ export const pdfInfo: ToolDefinition<{ attachment_id: string }> = {
   },
 };
 
-export const pdfRead: ToolDefinition<{ attachment_id: string; pages: string }> = {
+export const pdfRead: ToolDefinition<{ attachment_id: string; pages: string; password?: string }> = {
   name: "pdf_read",
   core: false,
   capability: "pdf_read: the text of a page range of a PDF attachment",
   description: `Read the text of a page range of a PDF attachment ("12" or "12-15", at most ${MAX_PDF_PAGES} pages per call). Only the bytes of those pages are fetched.`,
-  input: z.strictObject({ attachment_id: attachmentId, pages: z.string().max(40) }),
-  inputSchema: { type: "object", properties: { attachment_id: { type: "string" }, pages: { type: "string", description: '"12" or "12-15"' } }, required: ["attachment_id", "pages"], additionalProperties: false },
-  async run({ attachment_id, pages }, ctx) {
+  input: z.strictObject({ attachment_id: attachmentId, pages: z.string().max(40), password: pdfPassword }),
+  inputSchema: {
+    type: "object",
+    properties: { attachment_id: { type: "string" }, pages: { type: "string", description: '"12" or "12-15"' }, password: PASSWORD_PROP },
+    required: ["attachment_id", "pages"],
+    additionalProperties: false,
+  },
+  async run({ attachment_id, pages, password }, ctx) {
     const range = parseRange(pages, "pages", MAX_PDF_PAGES);
     if (typeof range === "string") return { content: range, isError: true };
     const { found, error } = await open(ctx, attachment_id, ["pdf"]);
     if (error) return error;
     try {
-      const out = await readPdfPages(found!.reader, range[0], range[1], { maxChars: 60_000 });
+      const out = await readPdfPages(found!.reader, range[0], range[1], { maxChars: 60_000, password });
       return { content: out.pages.map((p) => `--- page ${p.page} of ${found!.attachment.name}\n${p.text}`).join("\n\n") };
     } catch (err) {
       return fail(err);

@@ -14,6 +14,9 @@ export const apiKeys = sqliteTable("api_keys", {
   keyHash: text("key_hash").notNull().unique(),
   createdAt: text("created_at").notNull(),
   revokedAt: text("revoked_at"),
+  name: text("name"),
+  last4: text("last4"),
+  expiresAt: text("expires_at"),
 });
 
 export const conversations = sqliteTable("conversations", {

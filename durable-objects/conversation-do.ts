@@ -28,6 +28,7 @@ import { memoryMapFor, utcDay } from "../workers/chat/memory-map";
 import { listConversationRows, updateConversationRow } from "../workers/chat/conversation-list";
 import { logCorpusEvent } from "../workers/chat/corpus";
 import { rateLimitMessage, takeRateLimit } from "../workers/chat/rate-limit";
+import { keyForHash } from "../workers/chat/auth";
 import { promptSnapshotKey } from "../r2-layout";
 import { lineIndexFor } from "../workers/chat/attachments/inspect";
 import { r2RangeReader } from "../workers/chat/attachments/r2-range-reader";
@@ -734,6 +735,13 @@ export class ConversationDO extends DurableObject<Env> {
         return;
       }
       if (ref.rateKey) {
+        // A socket is worth no more than the key that opened it: once that key is revoked (seen
+        // here within the auth cache's bound), frames are refused and the socket is closed.
+        if ((await keyForHash(this.env, ref.rateKey))?.tenantId !== ref.tenantId) {
+          ws.send(JSON.stringify({ type: "error", error: { type: "authentication_error", message: "the API key that opened this socket is revoked or expired" } }));
+          ws.close(1008, "key revoked");
+          return;
+        }
         // A `send` frame is a turn: it counts like a POST of messages.
         const decision = await takeRateLimit(this.env, ref.rateKey, true);
         if (!decision.ok) {

@@ -5,7 +5,7 @@ import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { sha256Hex } from "../../core/ids";
 import { toolRegistry } from "../../workers/chat/tools";
-import { api, connectSocket } from "./helpers";
+import { ADMIN, api, connectSocket } from "./helpers";
 import { fillPath, ownEverything, paramsOf, ROUTES, type Owned } from "./hostile-fixtures";
 
 let a: Owned; // the victim
@@ -30,14 +30,14 @@ const fakeId = (prefix: string, salt = 0) => `${prefix}_${Array.from({ length: 2
 
 /** What the owner sees of everything it has, to prove the attacker changed nothing. */
 async function ownerView(o: Owned) {
-  const paths = [`/v1/conversations/${o.conv}`, `/v1/conversations/${o.conv}/messages`, `/v1/conversations/${o.conv}/attachments`, `/v1/memory/${o.mem}`, `/v1/memory/episodes/${o.epi}`, `/v1/automations/${o.auto}`, `/v1/projects/${o.proj}`, `/v1/channels/${o.channel}`, `/v1/conversations/${o.channelConv}/messages`];
+  const paths = [`/v1/conversations/${o.conv}`, `/v1/conversations/${o.conv}/messages`, `/v1/conversations/${o.conv}/attachments`, `/v1/memory/${o.mem}`, `/v1/memory/episodes/${o.epi}`, `/v1/automations/${o.auto}`, `/v1/projects/${o.proj}`, `/v1/channels/${o.channel}`, `/v1/conversations/${o.channelConv}/messages`, "/v1/keys"];
   return Promise.all(paths.map(async (p) => (await api("GET", p, undefined, { key: o.key })).text));
 }
 
 beforeAll(async () => {
   a = await ownEverything("a");
   b = await ownEverything("b");
-  ghost = { ...b, conv: fakeId("conv"), msg: fakeId("msg"), att: fakeId("att"), upload: fakeId("att", 1), mem: fakeId("mem"), epi: fakeId("epi"), auto: fakeId("auto"), proj: fakeId("proj"), channel: "ghost-inbox", channelConv: fakeId("conv", 1) };
+  ghost = { ...b, keyId: fakeId("key"), conv: fakeId("conv"), msg: fakeId("msg"), att: fakeId("att"), upload: fakeId("att", 1), mem: fakeId("mem"), epi: fakeId("epi"), auto: fakeId("auto"), proj: fakeId("proj"), channel: "ghost-inbox", channelConv: fakeId("conv", 1) };
 }, 60_000);
 
 describe("cross-tenant", () => {
@@ -65,14 +65,14 @@ describe("cross-tenant", () => {
       expect(theirs.headers.get("content-type"), what).toBe(nobodys.headers.get("content-type"));
     }
     // Routes without ids: the victim's data is simply not there.
-    for (const path of ["/v1/conversations", "/v1/search?q=quasar-a", "/v1/search?q=nebula-a&kind=memory", "/v1/search?q=a-attachment-secret", "/v1/memory", "/v1/memory/episodes", "/v1/channels", "/v1/automations", "/v1/projects", `/v1/corpus/${a.date}`, `/v1/memory/episodes?conversation=${a.conv}`]) {
+    for (const path of ["/v1/keys", "/v1/conversations", "/v1/search?q=quasar-a", "/v1/search?q=nebula-a&kind=memory", "/v1/search?q=a-attachment-secret", "/v1/memory", "/v1/memory/episodes", "/v1/channels", "/v1/automations", "/v1/projects", `/v1/corpus/${a.date}`, `/v1/memory/episodes?conversation=${a.conv}`]) {
       const r = await api("GET", path, undefined, { key: b.key });
       attempts++;
       expect(r.status, path).toBeLessThan(500);
       // Search echoes the query; its results must be empty.
       noSecrets(path.startsWith("/v1/search") ? JSON.stringify(r.json.results) : r.text, path);
       if (path.startsWith("/v1/search")) expect(r.json.results, path).toEqual([]);
-      for (const id of [a.conv, a.mem, a.epi, a.auto, a.proj, a.att, a.channelConv]) expect(r.text, path).not.toContain(id);
+      for (const id of [a.keyId, a.conv, a.mem, a.epi, a.auto, a.proj, a.att, a.channelConv]) expect(r.text, path).not.toContain(id);
     }
     console.log(`cross-tenant route attempts: ${attempts}`);
     expect(await ownerView(a)).toEqual(before);
@@ -173,6 +173,19 @@ describe("cross-tenant", () => {
     mine.ws!.close();
     console.log(`cross-tenant socket attempts: ${attempts}`);
   }, 60_000);
+});
+
+describe("operator key routes", () => {
+  it("answer a key of one tenant under another tenant's path exactly like a key that exists nowhere", async () => {
+    const theirs = await api("DELETE", `/v1/admin/tenants/${b.tenantId}/keys/${a.keyId}`, undefined, { key: ADMIN });
+    const nobodys = await api("DELETE", `/v1/admin/tenants/${b.tenantId}/keys/${ghost.keyId}`, undefined, { key: ADMIN });
+    expect(theirs.status).toBe(404);
+    expect(theirs.text).toBe(nobodys.text);
+    const listed = await api("GET", `/v1/admin/tenants/${b.tenantId}/keys`, undefined, { key: ADMIN });
+    expect(listed.text).not.toContain(a.keyId);
+    const mine = await api("GET", `/v1/admin/tenants/${a.tenantId}/keys`, undefined, { key: ADMIN });
+    expect(mine.json.keys.find((k: any) => k.id === a.keyId).revokedAt).toBeNull();
+  });
 });
 
 describe("websocket tickets", () => {

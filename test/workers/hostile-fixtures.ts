@@ -8,6 +8,8 @@ import { api, eventually, newTenant } from "./helpers";
 
 export interface Owned {
   key: string;
+  /** The id of `key` (its first key). */
+  keyId: string;
   tenantId: string;
   conv: string;
   msg: string;
@@ -30,7 +32,7 @@ const ok = <R extends { status: number; text: string }>(r: R, what: string): R =
 /** A tenant with one of everything: a conversation with a turn, attachments, notes, an episode, an automation, a channel, a project. */
 export async function ownEverything(label: string): Promise<Owned> {
   const key = await newTenant();
-  const tenantId = (await env.DB.prepare(`SELECT tenant_id AS t FROM api_keys WHERE key_hash = ?`).bind(await sha256Hex(key)).first<{ t: string }>())!.t;
+  const { tenantId, keyId } = (await env.DB.prepare(`SELECT tenant_id AS tenantId, id AS keyId FROM api_keys WHERE key_hash = ?`).bind(await sha256Hex(key)).first<{ tenantId: string; keyId: string }>())!;
   const conv = ok(await api("POST", "/v1/conversations", { title: `${label} secrets` }, { key }), "conversation").json.id;
   const turn = ok(await api("POST", `/v1/conversations/${conv}/messages`, { content: `${label} private words quasar-${label}` }, { key }), "turn");
   const msg = turn.json.messages[0].id;
@@ -52,7 +54,7 @@ export async function ownEverything(label: string): Promise<Owned> {
   const date = new Date().toISOString().slice(0, 10);
   // Background indexing of the turns must be done before anyone snapshots the store.
   await eventually(async () => (await api("GET", `/v1/search?q=quasar-${label}`, undefined, { key })).json.results.length > 0);
-  return { key, tenantId, conv, msg, att, upload, mem, epi, auto, proj, channel, channelConv, date };
+  return { key, keyId, tenantId, conv, msg, att, upload, mem, epi, auto, proj, channel, channelConv, date };
 }
 
 // ---- the route table ------------------------------------------------------------------------
@@ -74,6 +76,12 @@ export interface RouteSpec {
 const turn = { content: "hello" };
 export const ROUTES: RouteSpec[] = [
   { method: "POST", path: "/v1/admin/tenants", body: "json", sample: { name: "fuzz" }, admin: true },
+  { method: "POST", path: "/v1/admin/tenants/:tenant/keys", body: "json", sample: { name: "fuzz", expiresAt: "2999-01-01T00:00:00Z" }, admin: true },
+  { method: "GET", path: "/v1/admin/tenants/:tenant/keys", body: "none", query: { limit: "5" }, admin: true },
+  { method: "DELETE", path: "/v1/admin/tenants/:tenant/keys/:keyId", body: "none", admin: true },
+  { method: "POST", path: "/v1/keys", body: "json", sample: { name: "fuzz", expiresAt: "2999-01-01T00:00:00Z" } },
+  { method: "GET", path: "/v1/keys", body: "none", query: { limit: "5" } },
+  { method: "DELETE", path: "/v1/keys/:keyId", body: "none" },
   { method: "POST", path: "/v1/conversations", body: "json", sample: { title: "t", settings: { tailMessages: 8 } } },
   { method: "GET", path: "/v1/conversations", body: "none", query: { limit: "5" } },
   { method: "GET", path: "/v1/conversations/:id", body: "none" },
@@ -137,6 +145,8 @@ export function paramKind(path: string, param: string): keyof Owned | "part" | "
   if (param === "snapshot") return "snapshot";
   if (param === "name") return "channel";
   if (param === "date") return "date";
+  if (param === "tenant") return "tenantId";
+  if (param === "keyId") return "keyId";
   if (path.startsWith("/v1/conversations/")) return "conv";
   if (path.startsWith("/v1/memory/episodes/")) return "epi";
   if (path.startsWith("/v1/memory/")) return "mem";

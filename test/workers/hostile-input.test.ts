@@ -49,7 +49,8 @@ function pathTricks(kind: string, owner: Owned, other: Owned, rand: () => number
     "a".repeat(5000), "%F0%9F%92%A3", encodeURIComponent(owner.mem), encodeURIComponent(owner.conv.replace("conv_", "mem_")),
   ];
   // The other tenant's resource of the same kind, and a random well-formed id that exists nowhere.
-  if (kind !== "part" && kind !== "snapshot" && kind !== "date") tricks.push(encodeURIComponent(String(other[kind as keyof Owned])));
+  // (Not for a tenant id: only the operator names tenants, and it may reach every one.)
+  if (kind !== "part" && kind !== "snapshot" && kind !== "date" && kind !== "tenantId") tricks.push(encodeURIComponent(String(other[kind as keyof Owned])));
   const alphabet = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
   const randomId = (prefix: string) => `${prefix}_${Array.from({ length: 26 }, () => alphabet[Math.floor(rand() * 32)]).join("")}`;
   const prefix = valid.split("_")[0];

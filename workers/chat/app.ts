@@ -4,12 +4,13 @@ import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
-import { bearer, tenantForKey } from "./auth";
+import { bearer, keyForHash } from "./auth";
 import { ApiError, errorBody, unauthorized } from "./errors";
 import { adminRoutes } from "./routes/admin";
 import { automationRoutes } from "./routes/automations";
 import { channelRoutes } from "./routes/channels";
 import { conversationRoutes } from "./routes/conversations";
+import { keyRoutes } from "./routes/keys";
 import { corpusRoutes } from "./routes/corpus";
 import { memoryRoutes } from "./routes/memory";
 import { projectRoutes } from "./routes/projects";
@@ -57,10 +58,11 @@ app.use("/v1/*", async (c, next) => {
   if (c.req.path.startsWith("/v1/admin/")) return next();
   const key = bearer(c.req.header("authorization"));
   if (key) {
-    const tenantId = await tenantForKey(c.env, key);
-    if (!tenantId) throw unauthorized();
-    c.set("tenantId", tenantId);
     const keyHash = await sha256Hex(key);
+    const active = await keyForHash(c.env, keyHash);
+    if (!active) throw unauthorized();
+    c.set("tenantId", active.tenantId);
+    c.set("keyId", active.keyId);
     c.set("keyHash", keyHash);
     await enforceRateLimit(c.env, keyHash, c.req.method, c.req.path);
     return next();
@@ -69,7 +71,9 @@ app.use("/v1/*", async (c, next) => {
   const ticket = c.req.query("ticket");
   if (ticket && WS_PATH.test(c.req.path)) {
     const owner = await consumeTicket(c.env.DB, ticket);
-    if (!owner) throw unauthorized("invalid, expired or used websocket ticket");
+    // A ticket is worth no more than the key that asked for it: once that key is revoked, so is the ticket.
+    const issuer = owner?.keyHash ? await keyForHash(c.env, owner.keyHash) : null;
+    if (!owner || (owner.keyHash && issuer?.tenantId !== owner.tenantId)) throw unauthorized("invalid, expired or used websocket ticket");
     c.set("tenantId", owner.tenantId);
     c.set("ticketConversation", owner.conversationId);
     if (owner.keyHash) c.set("keyHash", owner.keyHash);
@@ -79,6 +83,7 @@ app.use("/v1/*", async (c, next) => {
 });
 
 app.route("/v1/admin", adminRoutes);
+app.route("/v1/keys", keyRoutes({ tenantOf: async (c) => c.get("tenantId"), mayRevokeLast: false }));
 app.route("/v1/conversations", conversationRoutes);
 app.route("/v1/search", searchRoutes);
 app.route("/v1/memory", memoryRoutes);

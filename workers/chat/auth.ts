@@ -1,12 +1,23 @@
 // API-key authentication. Keys are stored as SHA-256 digests; a lookup result is cached in the
-// isolate for a minute so a busy key costs one D1 read a minute, not one per request.
+// isolate for AUTH_CACHE_MS so a busy key costs one D1 read a minute, not one per request. That
+// TTL is also the bound on revocation: the isolate that revokes a key drops its entry at once,
+// every other isolate stops accepting the key within AUTH_CACHE_MS (sooner if the key expires).
 import { and, eq, isNull } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
 import { apiKeys, tenants } from "../../db/schema";
-import { randomToken, sha256Hex, sortableId } from "../../core/ids";
+import { sha256Hex, sortableId } from "../../core/ids";
+import { keyRow, newSecret } from "./api-keys";
 
-const CACHE_MS = 60_000;
-const cache = new Map<string, { tenantId: string | null; until: number }>();
+export const AUTH_CACHE_MS = 60_000;
+const CACHE_MAX_ENTRIES = 10_000;
+
+/** The tenant and key id an active key belongs to. */
+export interface ActiveKey {
+  tenantId: string;
+  keyId: string;
+}
+
+const cache = new Map<string, { key: ActiveKey | null; until: number }>();
 
 export const DEV_TENANT_ID = "dev";
 const DEV_DEFAULT_KEY = "dev-local-key";
@@ -18,22 +29,32 @@ export function adminToken(env: Env): string | null {
   return env.ADMIN_TOKEN || (isLocalDev(env) ? DEV_DEFAULT_ADMIN : null);
 }
 
+/** The active (not revoked, not expired) key with this digest, or null. `now` drives the cache's clock. */
+export async function keyForHash(env: Env, keyHash: string, now = Date.now()): Promise<ActiveKey | null> {
+  await ensureDevTenant(env);
+  const hit = cache.get(keyHash);
+  if (hit && hit.until > now) return hit.key;
+  const row = await drizzle(env.DB)
+    .select({ tenantId: apiKeys.tenantId, keyId: apiKeys.id, expiresAt: apiKeys.expiresAt })
+    .from(apiKeys)
+    .where(and(eq(apiKeys.keyHash, keyHash), isNull(apiKeys.revokedAt)))
+    .get();
+  const expires = row?.expiresAt ? Date.parse(row.expiresAt) : Infinity;
+  const key = row && expires > now ? { tenantId: row.tenantId, keyId: row.keyId } : null;
+  if (cache.size >= CACHE_MAX_ENTRIES) cache.clear();
+  cache.set(keyHash, { key, until: Math.min(now + AUTH_CACHE_MS, expires) });
+  return key;
+}
+
 /** Tenant id for a presented API key, or null. */
 export async function tenantForKey(env: Env, key: string): Promise<string | null> {
   if (!key) return null;
-  await ensureDevTenant(env);
-  const hash = await sha256Hex(key);
-  const hit = cache.get(hash);
-  if (hit && hit.until > Date.now()) return hit.tenantId;
-  const row = await drizzle(env.DB)
-    .select({ tenantId: apiKeys.tenantId })
-    .from(apiKeys)
-    .where(and(eq(apiKeys.keyHash, hash), isNull(apiKeys.revokedAt)))
-    .get();
-  const tenantId = row?.tenantId ?? null;
-  if (cache.size > 10_000) cache.clear();
-  cache.set(hash, { tenantId, until: Date.now() + CACHE_MS });
-  return tenantId;
+  return (await keyForHash(env, await sha256Hex(key)))?.tenantId ?? null;
+}
+
+/** Called by the isolate that revokes a key, so the key stops working here with no delay at all. */
+export function forgetKey(keyHash: string): void {
+  cache.delete(keyHash);
 }
 
 /** Creates a tenant and its first key; the plaintext key is returned once and never stored. */
@@ -42,25 +63,22 @@ export async function createTenant(env: Env, name: string): Promise<{ tenant: { 
   const existing = await db.select({ id: tenants.id }).from(tenants).where(eq(tenants.name, name)).get();
   if (existing) return null;
   const tenant = { id: sortableId("ten"), name, createdAt: new Date().toISOString() };
-  const apiKey = `ck_${randomToken(32)}`;
-  await db.batch([
-    db.insert(tenants).values(tenant),
-    db.insert(apiKeys).values({ id: sortableId("key"), tenantId: tenant.id, keyHash: await sha256Hex(apiKey), createdAt: tenant.createdAt }),
-  ]);
+  const apiKey = newSecret();
+  await db.batch([db.insert(tenants).values(tenant), db.insert(apiKeys).values(await keyRow(tenant.id, apiKey, "default", null, tenant.createdAt))]);
   return { tenant, apiKey };
 }
 
 let devBootstrap: Promise<void> | null = null;
 
-/** Under local dev only: the tenant "dev" with DEV_API_KEY (default "dev-local-key"). Idempotent. */
+/** Under local dev only: the tenant "dev" with DEV_API_KEY (default "dev-local-key"). Idempotent; never un-revokes it. */
 export function ensureDevTenant(env: Env): Promise<void> {
   if (!isLocalDev(env)) return Promise.resolve();
   devBootstrap ??= (async () => {
     const db = drizzle(env.DB);
     const now = new Date().toISOString();
     await db.insert(tenants).values({ id: DEV_TENANT_ID, name: "dev", createdAt: now }).onConflictDoNothing();
-    const keyHash = await sha256Hex(env.DEV_API_KEY || DEV_DEFAULT_KEY);
-    await db.insert(apiKeys).values({ id: "key_dev", tenantId: DEV_TENANT_ID, keyHash, createdAt: now }).onConflictDoUpdate({ target: apiKeys.id, set: { keyHash } });
+    const row = { ...(await keyRow(DEV_TENANT_ID, env.DEV_API_KEY || DEV_DEFAULT_KEY, "dev", null, now)), id: "key_dev" };
+    await db.insert(apiKeys).values(row).onConflictDoUpdate({ target: apiKeys.id, set: { keyHash: row.keyHash, last4: row.last4 } });
   })().catch((err) => {
     devBootstrap = null;
     throw err;

@@ -1,10 +1,13 @@
-// Admin routes: tenants and their first API key. Authenticated by ADMIN_TOKEN, not by API keys.
+// Admin routes: tenants, their first API key and their keys after that. Authenticated by
+// ADMIN_TOKEN, not by API keys.
 import { Hono } from "hono";
 import { z } from "zod";
+import { tenantExists } from "../api-keys";
 import { adminToken, bearer, createTenant, safeEqual } from "../auth";
-import { ApiError, unauthorized } from "../errors";
+import { ApiError, notFound, unauthorized } from "../errors";
 import type { AppEnv } from "../types";
 import { jsonBody } from "../validate";
+import { keyRoutes } from "./keys";
 
 export const adminRoutes = new Hono<AppEnv>();
 
@@ -24,3 +27,15 @@ adminRoutes.post("/tenants", ...jsonBody(tenantBody), async (c) => {
   if (!created) throw new ApiError(409, "conflict", "a tenant with that name exists");
   return c.json(created, 201);
 });
+
+adminRoutes.route(
+  "/tenants/:tenant/keys",
+  keyRoutes({
+    tenantOf: async (c) => {
+      const tenantId = c.req.param("tenant") ?? "";
+      if (!(await tenantExists(c.env.DB, tenantId))) throw notFound("tenant");
+      return tenantId;
+    },
+    mayRevokeLast: true,
+  }),
+);

@@ -1,0 +1,228 @@
+// API key management: create / list / revoke for a tenant's own keys and for the operator,
+// secrets shown once, revocation effective at once in the revoking isolate and within the auth
+// cache's bound everywhere else, revoked keys' tickets and sockets dead too.
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { sha256Hex } from "../../core/ids";
+import { MAX_ACTIVE_KEYS } from "../../workers/chat/api-keys";
+import { AUTH_CACHE_MS, keyForHash } from "../../workers/chat/auth";
+import { ADMIN, api, connectSocket, createConversation } from "./helpers";
+
+async function tenant(): Promise<{ id: string; key: string }> {
+  const r = await api("POST", "/v1/admin/tenants", { name: `k-${crypto.randomUUID()}` }, { key: ADMIN });
+  expect(r.status).toBe(201);
+  return { id: r.json.tenant.id, key: r.json.apiKey };
+}
+
+const createKey = async (key: string, body: unknown = {}) => {
+  const r = await api("POST", "/v1/keys", body, { key });
+  expect(r.status, r.text).toBe(201);
+  return r.json as { key: { id: string; name: string | null; last4: string; createdAt: string; expiresAt: string | null; revokedAt: string | null }; apiKey: string };
+};
+const unknownKeyAnswer = async () => api("GET", "/v1/conversations", undefined, { key: `ck_${"u".repeat(43)}` });
+const works = async (key: string) => (await api("GET", "/v1/conversations", undefined, { key })).status === 200;
+
+describe("self-service keys", () => {
+  it("create a key whose secret is shown once, works at once for the same tenant, and lists without secrets", async () => {
+    const t = await tenant();
+    const conv = await createConversation(undefined, t.key);
+    const made = await createKey(t.key, { name: "ci deploy" });
+    expect(made.apiKey).toMatch(/^ck_[A-Za-z0-9_-]{43}$/);
+    expect(made.key).toEqual({ id: expect.stringMatching(/^key_[0-9A-Z]{26}$/), name: "ci deploy", last4: made.apiKey.slice(-4), createdAt: expect.any(String), expiresAt: null, revokedAt: null });
+    // The new key sees the tenant's conversations.
+    const seen = await api("GET", "/v1/conversations", undefined, { key: made.apiKey });
+    expect(seen.json.conversations.map((c: any) => c.id)).toContain(conv);
+    const list = await api("GET", "/v1/keys", undefined, { key: made.apiKey });
+    expect(list.status).toBe(200);
+    expect(list.json.keys.map((k: any) => [k.name, k.current])).toEqual([
+      ["ci deploy", true],
+      ["default", false],
+    ]);
+    expect(list.json.next).toBeNull();
+    for (const secret of [made.apiKey, t.key, await sha256Hex(made.apiKey), await sha256Hex(t.key)]) expect(list.text).not.toContain(secret);
+    expect(Object.keys(list.json.keys[0]).sort()).toEqual(["createdAt", "current", "expiresAt", "id", "last4", "name", "revokedAt"]);
+    // The digest is what D1 holds; the secret is nowhere.
+    const rows = JSON.stringify((await env.DB.prepare(`SELECT * FROM api_keys WHERE tenant_id = ?`).bind(t.id).all()).results);
+    expect(rows).toContain(await sha256Hex(made.apiKey));
+    expect(rows).not.toContain(made.apiKey);
+  });
+
+  it("page the list newest first by cursor", async () => {
+    const t = await tenant();
+    const made = [];
+    for (let i = 0; i < 4; i++) made.push((await createKey(t.key, { name: `k${i}` })).key.id);
+    const seen: string[] = [];
+    let cursor = "";
+    for (let pages = 0; pages < 5; pages++) {
+      const r = await api("GET", `/v1/keys?limit=2${cursor ? `&cursor=${cursor}` : ""}`, undefined, { key: t.key });
+      expect(r.json.keys.length).toBeLessThanOrEqual(2);
+      seen.push(...r.json.keys.map((k: any) => k.id));
+      if (!r.json.next) break;
+      cursor = r.json.next;
+    }
+    expect(seen.slice(0, 4)).toEqual([...made].reverse());
+    expect(seen).toHaveLength(5);
+  });
+
+  it("revoke a key: it answers 401 like an unknown key right away, even though it was just cached, and cannot make keys", async () => {
+    const t = await tenant();
+    const victim = await createKey(t.key, { name: "leaked" });
+    // Cache the key in this isolate first: revocation must drop the entry, not wait it out.
+    expect(await works(victim.apiKey)).toBe(true);
+    const revoked = await api("DELETE", `/v1/keys/${victim.key.id}`, undefined, { key: t.key });
+    expect(revoked.status).toBe(200);
+    expect(revoked.json.key).toMatchObject({ id: victim.key.id, name: "leaked", revokedAt: expect.any(String) });
+    const after = await api("GET", "/v1/conversations", undefined, { key: victim.apiKey });
+    const unknown = await unknownKeyAnswer();
+    expect(after.status).toBe(401);
+    expect(after.text).toBe(unknown.text);
+    expect((await api("POST", "/v1/keys", {}, { key: victim.apiKey })).status).toBe(401);
+    // Revoking again changes nothing; the key stays listed as revoked.
+    const again = await api("DELETE", `/v1/keys/${victim.key.id}`, undefined, { key: t.key });
+    expect(again.json.key.revokedAt).toBe(revoked.json.key.revokedAt);
+    const listed = (await api("GET", "/v1/keys", undefined, { key: t.key })).json.keys.find((k: any) => k.id === victim.key.id);
+    expect(listed.revokedAt).toBe(revoked.json.key.revokedAt);
+    expect(await works(t.key)).toBe(true);
+  });
+
+  it("revoke the calling key itself, but never the tenant's last active key", async () => {
+    const t = await tenant();
+    const self = (await api("GET", "/v1/keys", undefined, { key: t.key })).json.keys[0];
+    const last = await api("DELETE", `/v1/keys/${self.id}`, undefined, { key: t.key });
+    expect(last.status).toBe(409);
+    expect(last.json.error).toEqual({ type: "conflict", message: expect.stringMatching(/last active key/) });
+    expect(await works(t.key)).toBe(true);
+    // Rotation: a new key first, then the old one revokes itself.
+    const next = await createKey(t.key, { name: "rotated" });
+    expect((await api("DELETE", `/v1/keys/${self.id}`, undefined, { key: t.key })).status).toBe(200);
+    expect(await works(t.key)).toBe(false);
+    expect(await works(next.apiKey)).toBe(true);
+    // An expired key does not count as the one that keeps the tenant in.
+    const soon = await createKey(next.apiKey, { expiresAt: new Date(Date.now() + 60_000).toISOString() });
+    await env.DB.prepare(`UPDATE api_keys SET expires_at = ? WHERE id = ?`).bind(new Date(Date.now() - 1000).toISOString(), soon.key.id).run();
+    expect((await api("DELETE", `/v1/keys/${next.key.id}`, undefined, { key: next.apiKey })).status).toBe(409);
+  });
+
+  it("refuse bad input with a 400 naming the field, and writes nothing", async () => {
+    const t = await tenant();
+    const count = async () => (await env.DB.prepare(`SELECT COUNT(*) AS n FROM api_keys WHERE tenant_id = ?`).bind(t.id).first<{ n: number }>())!.n;
+    const before = await count();
+    for (const [body, field] of [
+      [{ name: "" }, "name"],
+      [{ name: "bell\u0007" }, "name"],
+      [{ name: "x".repeat(101) }, "name"],
+      [{ expiresAt: "2001-01-01T00:00:00Z" }, "expiresAt"],
+      [{ expiresAt: "tomorrow" }, "expiresAt"],
+      [{ secret: "mine" }, "secret"],
+    ] as const) {
+      const r = await api("POST", "/v1/keys", body, { key: t.key });
+      expect(r.status, JSON.stringify(body)).toBe(400);
+      expect(r.json.error.message, JSON.stringify(body)).toContain(field);
+    }
+    expect((await api("GET", "/v1/keys?cursor=conv_01", undefined, { key: t.key })).status).toBe(400);
+    expect((await api("GET", "/v1/keys?limit=500", undefined, { key: t.key })).status).toBe(400);
+    expect(await count()).toBe(before);
+  });
+
+  it(`cap a tenant at ${MAX_ACTIVE_KEYS} active keys with a 409, counting revoked ones out`, async () => {
+    const t = await tenant();
+    const ids: string[] = [];
+    for (let i = 1; i < MAX_ACTIVE_KEYS; i++) ids.push((await createKey(t.key)).key.id);
+    const over = await api("POST", "/v1/keys", {}, { key: t.key });
+    expect(over.status).toBe(409);
+    expect(over.json.error.message).toContain(`${MAX_ACTIVE_KEYS} active keys`);
+    expect((await api("DELETE", `/v1/keys/${ids[0]}`, undefined, { key: t.key })).status).toBe(200);
+    await createKey(t.key);
+  }, 60_000);
+});
+
+describe("expiry and the auth cache's bound", () => {
+  it("stop another isolate's cached entry within AUTH_CACHE_MS of revocation, and never later", async () => {
+    const t = await tenant();
+    // Created over HTTP but never used, so no cache entry exists for it yet.
+    const made = await createKey(t.key);
+    const hash = await sha256Hex(made.apiKey);
+    const t0 = Date.now();
+    expect(await keyForHash(env as Env, hash, t0)).toEqual({ tenantId: t.id, keyId: made.key.id });
+    // Revoked by another isolate: this one's entry is not dropped, so it holds until its time runs out.
+    await env.DB.prepare(`UPDATE api_keys SET revoked_at = ? WHERE id = ?`).bind(new Date(t0).toISOString(), made.key.id).run();
+    expect(await keyForHash(env as Env, hash, t0 + AUTH_CACHE_MS - 1)).not.toBeNull();
+    expect(await keyForHash(env as Env, hash, t0 + AUTH_CACHE_MS)).toBeNull();
+  });
+
+  it("end a key at its expiresAt, even while it is cached", async () => {
+    const t = await tenant();
+    const expiresAt = new Date(Date.now() + 10_000);
+    const made = await createKey(t.key, { name: "temp", expiresAt: expiresAt.toISOString().replace("Z", "+00:00") });
+    expect(made.key.expiresAt).toBe(expiresAt.toISOString());
+    const hash = await sha256Hex(made.apiKey);
+    const t0 = Date.now();
+    expect(await keyForHash(env as Env, hash, t0)).not.toBeNull();
+    expect(await keyForHash(env as Env, hash, expiresAt.getTime() - 1)).not.toBeNull();
+    expect(await keyForHash(env as Env, hash, expiresAt.getTime())).toBeNull();
+  });
+});
+
+describe("a revoked key's tickets and sockets", () => {
+  it("a ticket the key asked for is refused like a used one once the key is revoked", async () => {
+    const t = await tenant();
+    const other = await createKey(t.key);
+    const conv = await createConversation(undefined, other.apiKey);
+    const ticket = (await api("POST", `/v1/conversations/${conv}/ws-ticket`, undefined, { key: other.apiKey })).json.ticket;
+    expect((await api("DELETE", `/v1/keys/${other.key.id}`, undefined, { key: t.key })).status).toBe(200);
+    const refused = await connectSocket(`/v1/conversations/${conv}/ws?ticket=${ticket}`);
+    const never = await connectSocket(`/v1/conversations/${conv}/ws?ticket=wst_${"n".repeat(32)}`);
+    expect(refused.status).toBe(401);
+    expect(refused.text).toBe(never.text);
+  });
+
+  it("a socket the key opened refuses its next turn and closes", async () => {
+    const t = await tenant();
+    const other = await createKey(t.key);
+    const conv = await createConversation(undefined, t.key);
+    const sock = await connectSocket(`/v1/conversations/${conv}/ws`, { authorization: `Bearer ${other.apiKey}` });
+    expect(sock.status).toBe(101);
+    const closed = new Promise<number>((resolve) => sock.ws!.addEventListener("close", (e) => resolve(e.code)));
+    sock.ws!.send(JSON.stringify({ type: "send", content: "before" }));
+    await sock.next((e) => e.type === "turn_end");
+    expect((await api("DELETE", `/v1/keys/${other.key.id}`, undefined, { key: t.key })).status).toBe(200);
+    sock.ws!.send(JSON.stringify({ type: "send", content: "after" }));
+    const error = await sock.next((e) => e.type === "error");
+    expect(error.error.type).toBe("authentication_error");
+    expect(await closed).toBe(1008);
+    const saved = (await api("GET", `/v1/conversations/${conv}/messages`, undefined, { key: t.key })).json.messages;
+    expect(saved.filter((m: any) => m.role === "user").map((m: any) => m.content[0].text)).toEqual(["before"]);
+  });
+});
+
+describe("operator keys (admin token)", () => {
+  it("create, list and revoke any tenant's keys, including its last one", async () => {
+    const t = await tenant();
+    const base = `/v1/admin/tenants/${t.id}/keys`;
+    const made = await api("POST", base, { name: "ops" }, { key: ADMIN });
+    expect(made.status).toBe(201);
+    expect(await works(made.json.apiKey)).toBe(true);
+    const list = await api("GET", base, undefined, { key: ADMIN });
+    expect(list.json.keys.map((k: any) => k.name)).toEqual(["ops", "default"]);
+    expect(list.json.keys[0]).not.toHaveProperty("current");
+    expect(list.text).not.toContain(made.json.apiKey);
+    for (const k of list.json.keys) expect((await api("DELETE", `${base}/${k.id}`, undefined, { key: ADMIN })).status).toBe(200);
+    expect(await works(t.key)).toBe(false);
+    expect(await works(made.json.apiKey)).toBe(false);
+  });
+
+  it("answer an unknown tenant, another tenant's key and a tenant's key as admin token with 404 / 401", async () => {
+    const t = await tenant();
+    const u = await tenant();
+    const uKey = (await api("GET", "/v1/keys", undefined, { key: u.key })).json.keys[0].id;
+    const missing = await api("GET", `/v1/admin/tenants/ten_${"0".repeat(26)}/keys`, undefined, { key: ADMIN });
+    expect(missing.status).toBe(404);
+    expect(missing.json.error.message).toBe("tenant not found");
+    const crossed = await api("DELETE", `/v1/admin/tenants/${t.id}/keys/${uKey}`, undefined, { key: ADMIN });
+    const ghost = await api("DELETE", `/v1/admin/tenants/${t.id}/keys/key_${"0".repeat(26)}`, undefined, { key: ADMIN });
+    expect(crossed.status).toBe(404);
+    expect(crossed.text).toBe(ghost.text);
+    expect(await works(u.key)).toBe(true);
+    expect((await api("GET", `/v1/admin/tenants/${t.id}/keys`, undefined, { key: t.key })).status).toBe(401);
+  });
+});

@@ -1,0 +1,89 @@
+// A tenant's API keys in D1: create, list, revoke. The secret exists only in the creating
+// response; D1 keeps its SHA-256 digest and its last four characters (to tell keys apart).
+// Both limits that depend on the other keys (the active-key cap, keeping one key) are part of the
+// single write statement, so concurrent requests cannot step past them.
+import { and, desc, eq, lt, sql } from "drizzle-orm";
+import { drizzle } from "drizzle-orm/d1";
+import { apiKeys, tenants } from "../../db/schema";
+import { isId, randomToken, sha256Hex, sortableId } from "../../core/ids";
+
+/** Enough for one key per deployment, service and person; past it, revoke before creating. */
+export const MAX_ACTIVE_KEYS = 100;
+
+export interface KeyRecord {
+  id: string;
+  name: string | null;
+  last4: string | null;
+  createdAt: string;
+  expiresAt: string | null;
+  revokedAt: string | null;
+}
+
+export const newSecret = (): string => `ck_${randomToken(32)}`;
+
+/** Key ids in paths: sortable ids, and the dev tenant's fixed one. */
+export const isKeyId = (v: string): boolean => isId("key", v) || v === "key_dev";
+export const isTenantId = (v: string): boolean => isId("ten", v) || v === "dev";
+
+export async function keyRow(tenantId: string, secret: string, name: string | null, expiresAt: string | null, createdAt: string) {
+  return { id: sortableId("key"), tenantId, keyHash: await sha256Hex(secret), last4: secret.slice(-4), name, expiresAt, createdAt };
+}
+
+const record = { id: apiKeys.id, name: apiKeys.name, last4: apiKeys.last4, createdAt: apiKeys.createdAt, expiresAt: apiKeys.expiresAt, revokedAt: apiKeys.revokedAt };
+
+/** Active: not revoked and not expired at `nowIso` (ISO strings of one format compare as times). */
+const activeKeysOf = (tenantId: string, nowIso: string, exceptId = "") =>
+  sql`(SELECT COUNT(*) FROM api_keys WHERE tenant_id = ${tenantId} AND id != ${exceptId} AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ${nowIso}))`;
+
+export async function tenantExists(db: D1Database, tenantId: string): Promise<boolean> {
+  if (!isTenantId(tenantId)) return false;
+  return !!(await drizzle(db).select({ id: tenants.id }).from(tenants).where(eq(tenants.id, tenantId)).get());
+}
+
+/** A new key for the tenant, or "limit" when it already has MAX_ACTIVE_KEYS active keys. */
+export async function createKey(db: D1Database, tenantId: string, opts: { name: string | null; expiresAt: string | null }, now = new Date()): Promise<{ key: KeyRecord; apiKey: string } | "limit"> {
+  const apiKey = newSecret();
+  const row = await keyRow(tenantId, apiKey, opts.name, opts.expiresAt, now.toISOString());
+  const inserted = await drizzle(db).run(sql`
+    INSERT INTO api_keys (id, tenant_id, key_hash, last4, name, expires_at, created_at)
+    SELECT ${row.id}, ${row.tenantId}, ${row.keyHash}, ${row.last4}, ${row.name}, ${row.expiresAt}, ${row.createdAt}
+    WHERE ${activeKeysOf(tenantId, row.createdAt)} < ${MAX_ACTIVE_KEYS}`);
+  if (!inserted.meta.changes) return "limit";
+  return { key: { id: row.id, name: row.name, last4: row.last4, createdAt: row.createdAt, expiresAt: row.expiresAt, revokedAt: null }, apiKey };
+}
+
+/** The tenant's keys, newest first, revoked ones included (they stay listed with revokedAt). */
+export async function listKeys(db: D1Database, tenantId: string, limit: number, cursor?: string): Promise<KeyRecord[]> {
+  return drizzle(db)
+    .select(record)
+    .from(apiKeys)
+    .where(and(eq(apiKeys.tenantId, tenantId), cursor ? lt(apiKeys.id, cursor) : undefined))
+    .orderBy(desc(apiKeys.id))
+    .limit(limit)
+    .all();
+}
+
+export async function getKey(db: D1Database, tenantId: string, keyId: string): Promise<KeyRecord | null> {
+  if (!isKeyId(keyId)) return null;
+  return (await drizzle(db).select(record).from(apiKeys).where(and(eq(apiKeys.tenantId, tenantId), eq(apiKeys.id, keyId))).get()) ?? null;
+}
+
+export type RevokeOutcome = { key: KeyRecord; revokedHash: string | null } | "not_found" | "last_key";
+
+/**
+ * Revokes the tenant's key. Revoking a revoked key changes nothing and answers it as it is.
+ * Unless `allowLast`, the tenant's last active key stays: "last_key".
+ */
+export async function revokeKey(db: D1Database, tenantId: string, keyId: string, allowLast: boolean, now = new Date()): Promise<RevokeOutcome> {
+  if (!isKeyId(keyId)) return "not_found";
+  const nowIso = now.toISOString();
+  const keepsOne = allowLast ? sql`1` : sql`${activeKeysOf(tenantId, nowIso, keyId)} > 0`;
+  const revoked = await drizzle(db).all<{ keyHash: string }>(sql`
+    UPDATE api_keys SET revoked_at = ${nowIso}
+    WHERE id = ${keyId} AND tenant_id = ${tenantId} AND revoked_at IS NULL AND ${keepsOne}
+    RETURNING key_hash AS keyHash`);
+  const key = await getKey(db, tenantId, keyId);
+  if (!key) return "not_found";
+  if (revoked.length) return { key, revokedHash: revoked[0].keyHash };
+  return key.revokedAt ? { key, revokedHash: null } : "last_key";
+}

@@ -1,0 +1,65 @@
+// API key management, one set of routes mounted twice: /v1/keys for a tenant's own keys
+// (authenticated by one of them) and /v1/admin/tenants/:tenant/keys for the operator. The secret
+// is in the create response only; listings carry ids, names, last4 and dates, never secrets or
+// digests. Rotation is create + revoke.
+import { Hono, type Context } from "hono";
+import { z } from "zod";
+import { createKey, isKeyId, listKeys, MAX_ACTIVE_KEYS, revokeKey } from "../api-keys";
+import { forgetKey } from "../auth";
+import { ApiError, notFound } from "../errors";
+import type { AppEnv } from "../types";
+import { intParam, jsonBody, query } from "../validate";
+
+export interface KeyScope {
+  /** The tenant whose keys the request manages (throws the 404 when there is none). */
+  tenantOf(c: Context<AppEnv>): Promise<string>;
+  /** The operator may revoke a tenant's last key (to shut it out); a tenant may not lock itself out. */
+  mayRevokeLast: boolean;
+}
+
+const createBody = z.strictObject({
+  name: z.string().trim().min(1).max(100).refine((v) => !/[\u0000-\u001f\u007f]/.test(v), "no control characters").optional(),
+  expiresAt: z.iso
+    .datetime({ offset: true })
+    .transform((v) => new Date(v))
+    .refine((d) => d.getTime() > Date.now(), "must be in the future")
+    .transform((d) => d.toISOString())
+    .optional(),
+});
+const listQuery = z.strictObject({
+  limit: intParam(1, 200).default(50),
+  cursor: z.string().refine(isKeyId, "not a key id (key_…)").optional(),
+});
+
+export function keyRoutes(scope: KeyScope): Hono<AppEnv> {
+  const routes = new Hono<AppEnv>();
+
+  routes.post("/", ...jsonBody(createBody), async (c) => {
+    const tenantId = await scope.tenantOf(c);
+    const { name, expiresAt } = c.req.valid("json");
+    const created = await createKey(c.env.DB, tenantId, { name: name ?? null, expiresAt: expiresAt ?? null });
+    if (created === "limit") throw new ApiError(409, "conflict", `this tenant has ${MAX_ACTIVE_KEYS} active keys, the most it may have; revoke one first`);
+    return c.json(created, 201);
+  });
+
+  routes.get("/", query(listQuery), async (c) => {
+    const tenantId = await scope.tenantOf(c);
+    const { limit, cursor } = c.req.valid("query");
+    const rows = await listKeys(c.env.DB, tenantId, limit + 1, cursor);
+    const page = rows.slice(0, limit);
+    const caller = c.get("keyId");
+    const keys = caller ? page.map((k) => ({ ...k, current: k.id === caller })) : page;
+    return c.json({ keys, next: rows.length > limit ? page[page.length - 1].id : null });
+  });
+
+  routes.delete("/:keyId", async (c) => {
+    const tenantId = await scope.tenantOf(c);
+    const outcome = await revokeKey(c.env.DB, tenantId, c.req.param("keyId"), scope.mayRevokeLast);
+    if (outcome === "not_found") throw notFound("key");
+    if (outcome === "last_key") throw new ApiError(409, "conflict", "this is the tenant's last active key; create another before revoking it");
+    if (outcome.revokedHash) forgetKey(outcome.revokedHash);
+    return c.json({ key: outcome.key });
+  });
+
+  return routes;
+}

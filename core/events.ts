@@ -2,7 +2,8 @@
 import type { StoredMessage, Usage } from "./types";
 
 export type TurnEvent =
-  | { type: "turn_start"; turnId: string }
+  /** `replayed`: the first outcome of an Idempotency-Key answered again; no turn ran. */
+  | { type: "turn_start"; turnId: string; replayed?: true }
   | { type: "delta"; turnId: string; text: string }
   | { type: "tool_use"; turnId: string; id: string; name: string; input: unknown }
   | { type: "tool_result"; turnId: string; tool_use_id: string; name: string; is_error: boolean; chars: number; preview: string }

@@ -161,6 +161,51 @@ describe("Idempotency-Key on POST /messages", () => {
     expect(await transcript(id)).toHaveLength(1);
   });
 
+  it("frees the key of a turn that saved nothing, so a retry with it runs", async () => {
+    const project = await api("POST", "/v1/projects", { name: `p-${crypto.randomUUID().slice(0, 6)}` });
+    const id = (await api("POST", "/v1/conversations", { title: "p", projectId: project.json.id })).json.id;
+    // The project lookup before the turn fails once: the turn is refused before its user message.
+    let failures = 1;
+    const db = new Proxy(env.DB, {
+      get: (target, prop) =>
+        prop === "prepare" && failures-- > 0
+          ? () => {
+              throw new Error("injected D1 failure");
+            }
+          : (target as any)[prop].bind(target),
+    });
+    const run = runInDurableObject as unknown as (stub: unknown, fn: (instance: any) => void) => Promise<void>;
+    await run(stubOf(id), (instance) => Object.defineProperty(instance, "env", { value: Object.create(env, { DB: { value: db } }), configurable: true, writable: true }));
+    const key = newKey();
+    const refused = await keyed(id, "hello", key);
+    expect(refused.status).toBe(502);
+    expect(refused.json).toMatchObject({ messages: [], error: { type: "storage_error" } });
+    const retry = await keyed(id, "hello", key);
+    expect(retry.status).toBe(200);
+    expect(retry.headers.get("idempotent-replayed")).toBeNull();
+    expect(await transcript(id)).toHaveLength(2);
+  });
+
+  it("runs the turn of a key whose object died before the turn saved anything", async () => {
+    const id = await createConversation();
+    const key = newKey();
+    const { requestFingerprint } = await import("../../core/idempotency-key");
+    const fingerprint = await requestFingerprint({ content: [{ type: "text", text: "hello" }] });
+    // What a crash between the claim and the user message's write leaves behind.
+    await runInDurableObject(stubOf(id), (_i, state) => {
+      state.storage.sql.exec(
+        `INSERT INTO idempotency_keys (key, fingerprint, status, incarnation, outcome, created_at) VALUES (?, ?, 'running', 'a-dead-object', ?, ?)`,
+        key, fingerprint, JSON.stringify({ turnId: "turn_dead", seqs: [], error: null, end: null }), Date.now(),
+      );
+    });
+    await evictDurableObject(stubOf(id));
+    const r = await keyed(id, "hello", key);
+    expect(r.status).toBe(200);
+    expect(r.headers.get("idempotent-replayed")).toBeNull();
+    expect((await keyed(id, "hello", key)).json).toEqual(r.json);
+    expect(await transcript(id)).toHaveLength(2);
+  });
+
   it("forgets a key after 24 hours", async () => {
     const id = await createConversation();
     const key = newKey();

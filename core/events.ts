@@ -9,7 +9,8 @@ export interface EventAgent {
 
 /** A sub-agent's loop emits the same events as the master's, each tagged with `agent`. */
 export type TurnEvent = (
-  | { type: "turn_start"; turnId: string }
+  /** `replayed`: the first outcome of an Idempotency-Key answered again; no turn ran. */
+  | { type: "turn_start"; turnId: string; replayed?: true }
   | { type: "delta"; turnId: string; text: string }
   | { type: "tool_use"; turnId: string; id: string; name: string; input: unknown }
   | { type: "tool_result"; turnId: string; tool_use_id: string; name: string; is_error: boolean; chars: number; preview: string }

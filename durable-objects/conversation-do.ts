@@ -40,6 +40,8 @@ import type { ConversationHead, ConversationRef, ConversationView } from "./conv
 import { readBatchesAfter, readHead, writeBatch, writeHead } from "./conversation-record";
 import { ConversationStore, type PromptSnapshot, type TimelineCard } from "./conversation-store";
 import { parseClientFrame } from "./socket-frames";
+import { IdempotencyLedger, keyedAnswer, type KeyedAnswer } from "./idempotency";
+import { requestFingerprint } from "../core/idempotency-key";
 
 const INDEX_BATCH = 100;
 const INDEX_RETRY_MS = 30_000;
@@ -51,6 +53,8 @@ const encoder = new TextEncoder();
 
 export interface TurnInput {
   content: ContentBlock[];
+  /** A retry with the same key gets the first turn's outcome instead of a second turn. */
+  idempotencyKey?: string;
 }
 
 export interface ReplayView {
@@ -95,6 +99,7 @@ interface SocketAttachment {
 
 export class ConversationDO extends DurableObject<Env> {
   private readonly store: ConversationStore;
+  private readonly idempotency: IdempotencyLedger;
   /** The loaded head; undefined until the first successful load. */
   private head: ConversationHead | undefined;
   private loading: Promise<ConversationHead | null> | null = null;
@@ -117,7 +122,11 @@ export class ConversationDO extends DurableObject<Env> {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.store = new ConversationStore(ctx.storage.sql);
-    ctx.blockConcurrencyWhile(async () => this.store.ensureSchema());
+    this.idempotency = new IdempotencyLedger(ctx.storage.sql);
+    ctx.blockConcurrencyWhile(async () => {
+      this.store.ensureSchema();
+      this.idempotency.ensureSchema();
+    });
   }
 
   // ---- loading and rebuilding -------------------------------------------------------------
@@ -342,9 +351,14 @@ export class ConversationDO extends DurableObject<Env> {
 
   // ---- RPC: turns -------------------------------------------------------------------------
 
-  /** Queues a turn and returns its events as NDJSON. The turn runs to the end even if the caller leaves. */
-  async send(ref: ConversationRef, input: TurnInput): Promise<ReadableStream<Uint8Array> | null> {
+  /**
+   * Queues a turn and returns its events as NDJSON. The turn runs to the end even if the caller
+   * leaves. With an idempotency key already used, no turn runs: the first outcome or a refusal.
+   */
+  async send(ref: ConversationRef, input: TurnInput): Promise<ReadableStream<Uint8Array> | KeyedAnswer | null> {
     if (!(await this.load(ref))) return null;
+    const refused = await this.claimKey(input);
+    if (refused) return refused;
     const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
     const writer = writable.getWriter();
     const sink = (event: TurnEvent) => {
@@ -352,6 +366,14 @@ export class ConversationDO extends DurableObject<Env> {
     };
     this.enqueueTurn(ref, input, sink).finally(() => writer.close().catch(() => {}));
     return readable;
+  }
+
+  /** Null when the turn may run (no key, or a new one, now taken); else what to answer instead. */
+  private async claimKey(input: TurnInput): Promise<KeyedAnswer | null> {
+    const { idempotencyKey: key, ...request } = input;
+    if (key === undefined) return null;
+    const claim = this.idempotency.claim(key, await requestFingerprint(request));
+    return claim.kind === "new" ? null : keyedAnswer(claim, (from, to) => this.store.range(from, to));
   }
 
   /**
@@ -376,7 +398,15 @@ export class ConversationDO extends DurableObject<Env> {
   private enqueueTurn(ref: ConversationRef, input: TurnInput, sink: ((e: TurnEvent) => void) | null): Promise<void> {
     const queuedAt = Date.now();
     this.turnsInFlight++;
-    const run = this.turnChain.then(() => this.runTurn(ref, input, sink, queuedAt)).finally(() => this.turnsInFlight--);
+    const key = input.idempotencyKey;
+    // A keyed turn's row follows its events, so a retry (or a restarted object) knows what it did.
+    const events = key === undefined ? sink : (e: TurnEvent) => (this.idempotency.record(key, e), sink?.(e));
+    const run = this.turnChain
+      .then(() => this.runTurn(ref, input, events, queuedAt))
+      .finally(() => {
+        this.turnsInFlight--;
+        if (key !== undefined) this.idempotency.settle(key);
+      });
     this.turnChain = run.catch(() => {});
     this.ctx.waitUntil(this.turnChain);
     return run;
@@ -726,7 +756,7 @@ export class ConversationDO extends DurableObject<Env> {
       ws.send(JSON.stringify({ type: "pong" }));
       return;
     }
-    const content = frame.value.content;
+    const input = { content: frame.value.content, ...(frame.value.idempotencyKey !== undefined ? { idempotencyKey: frame.value.idempotencyKey } : {}) };
     // Frames are admitted one at a time, so the awaits below (the head, the rate limiter) can
     // never let a later frame's turn overtake an earlier one's.
     const admit = this.frameChain.then(async () => {
@@ -749,8 +779,15 @@ export class ConversationDO extends DurableObject<Env> {
           return;
         }
       }
+      const keyed = await this.claimKey(input);
+      if (keyed) {
+        // Only the asking socket hears about a repeated key; the others saw the turn itself.
+        if ("refused" in keyed) ws.send(JSON.stringify({ type: "error", idempotencyKey: input.idempotencyKey, error: { type: keyed.refused.type, message: keyed.refused.message } }));
+        else for (const event of keyed.replay) ws.send(JSON.stringify(event));
+        return;
+      }
       // Events reach this socket (and every other one of the conversation) through broadcast.
-      void this.enqueueTurn(ref, { content }, null);
+      void this.enqueueTurn(ref, input, null);
     });
     this.frameChain = admit.catch(() => {});
     await admit;

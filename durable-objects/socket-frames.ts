@@ -1,5 +1,6 @@
 // Client -> server websocket frames. A bad frame gets an error frame; the socket stays open.
 import { z } from "zod";
+import { idempotencyKeySchema } from "../core/idempotency-key";
 import { jsonValueProblem } from "../core/json-guard";
 import { toContentBlocks, turnContentSchema } from "../core/turn-input";
 import type { ContentBlock } from "../core/types";
@@ -8,11 +9,16 @@ import { describeZodError } from "../core/validation";
 export const MAX_FRAME_BYTES = 4 * 1024 * 1024;
 
 const frameSchema = z.discriminatedUnion("type", [
-  z.strictObject({ type: z.literal("send"), content: turnContentSchema, attachments: z.array(z.string().max(64)).max(20).optional() }),
+  z.strictObject({
+    type: z.literal("send"),
+    content: turnContentSchema,
+    attachments: z.array(z.string().max(64)).max(20).optional(),
+    idempotencyKey: idempotencyKeySchema.optional(),
+  }),
   z.strictObject({ type: z.literal("ping") }),
 ]);
 
-export type ClientFrame = { type: "send"; content: ContentBlock[] } | { type: "ping" };
+export type ClientFrame = { type: "send"; content: ContentBlock[]; idempotencyKey?: string } | { type: "ping" };
 
 export function parseClientFrame(data: string | ArrayBuffer): { ok: true; value: ClientFrame } | { ok: false; error: string } {
   if (typeof data !== "string") return { ok: false, error: "frames must be JSON text" };
@@ -29,5 +35,6 @@ export function parseClientFrame(data: string | ArrayBuffer): { ok: true; value:
   if (!parsed.success) return { ok: false, error: describeZodError(parsed.error) };
   if (parsed.data.type === "ping") return { ok: true, value: { type: "ping" } };
   if (parsed.data.attachments?.length) return { ok: false, error: `attachments: unknown attachment ${parsed.data.attachments[0]}` };
-  return { ok: true, value: { type: "send", content: toContentBlocks(parsed.data.content) } };
+  const { idempotencyKey } = parsed.data;
+  return { ok: true, value: { type: "send", content: toContentBlocks(parsed.data.content), ...(idempotencyKey !== undefined ? { idempotencyKey } : {}) } };
 }

@@ -199,6 +199,10 @@ function buildCases(owner: Owned, other: Owned): Case[] {
       ["admin token as key", spec.admin ? `Bearer ${owner.key}` : `Bearer ${ADMIN}`],
     ] as const)
       cases.push({ type: "header", label: label, method: spec.method, path, headers: { ...bodyHeaders, ...(authorization ? { authorization } : {}) }, body });
+    // Turns take an Idempotency-Key: a malformed one (or any on a channel) is refused before anything runs.
+    if (spec.method === "POST" && spec.path.endsWith("/messages"))
+      for (const key of ["", "k".repeat(256), "a\tb", "x".repeat(8192)])
+        cases.push({ type: "header", label: `idempotency-key ${JSON.stringify(key.slice(0, 12))}`, method: spec.method, path, headers: { ...auth(spec), ...bodyHeaders, "idempotency-key": key }, body });
     cases.push({ type: "header", label: "40 KiB header", method: spec.method, path, headers: { ...auth(spec), ...bodyHeaders, "x-junk": "j".repeat(40 * 1024) }, body });
     const many: Record<string, string> = {};
     for (let i = 0; i < 300; i++) many[`x-h${i}`] = "v".repeat(120);
@@ -262,6 +266,7 @@ describe("hostile input", () => {
       ...wrongTypes(send, seeded(SEED + 1)).filter((w) => !w.label.startsWith("=")).map((w) => JSON.stringify(w.value)),
       ...[[], [1], [{ type: "text" }], [{ type: "text", text: "" }], [{ type: "image", source: { type: "url", url: "http://169.254.169.254/" } }], [{ type: "tool_result", tool_use_id: "x", content: "y" }], [{ type: "document", source: {} }], Array.from({ length: 51 }, () => ({ type: "text", text: "x" }))].map((content) => JSON.stringify({ type: "send", content })),
       ...[["x"], "att", [1], ["att_" + "0".repeat(26)], Array.from({ length: 21 }, () => "a")].map((attachments) => JSON.stringify({ type: "send", content: "x", attachments })),
+      ...["", " lead", "trail ", "k".repeat(256), "caf\u00e9", "a\nb", 1, null, ["k"], { k: 1 }].map((idempotencyKey) => JSON.stringify({ ...send, idempotencyKey })),
       JSON.stringify({ ...send, extra: 1 }),
       JSON.stringify({ type: "ping", x: 1 }),
       `{"__proto__":{"type":"send"},"type":"ping","x":1}`,

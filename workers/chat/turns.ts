@@ -3,22 +3,47 @@
 import type { Context } from "hono";
 import type { TurnEvent } from "../../core/events";
 import type { ContentBlock } from "../../core/types";
+import type { TurnInput } from "../../durable-objects/conversation-do";
 import type { ConversationRef } from "../../durable-objects/conversation-head";
+import { ApiError } from "./errors";
 import { collectTurn, ndjsonEvents, sseResponse, turnJson } from "./turn-response";
 import type { AppEnv } from "./types";
 
-export async function startTurn(env: Env, ref: ConversationRef, content: ContentBlock[]): Promise<ReadableStream<TurnEvent> | null> {
-  const stub = env.CONVERSATION.get(env.CONVERSATION.idFromName(ref.conversationId));
-  const stream = await stub.send(ref, { content });
-  return stream ? stream.pipeThrough(ndjsonEvents()) : null;
+export interface StartedTurn {
+  events: ReadableStream<TurnEvent>;
+  /** The first outcome of an idempotency key answered again: no turn ran. */
+  replayed: boolean;
 }
 
-export async function respondTurn(c: Context<AppEnv>, conversationId: string, events: ReadableStream<TurnEvent>): Promise<Response> {
-  if ((c.req.header("accept") ?? "").includes("text/event-stream")) {
-    const res = sseResponse(events);
-    res.headers.set("x-conversation-id", conversationId);
-    return res;
+export async function startTurn(env: Env, ref: ConversationRef, content: ContentBlock[]): Promise<ReadableStream<TurnEvent> | null> {
+  return (await startKeyedTurn(env, ref, { content }))?.events ?? null;
+}
+
+/** A turn that may carry an idempotency key: a used key answers 409/422 or replays, never runs twice. */
+export async function startKeyedTurn(env: Env, ref: ConversationRef, input: TurnInput): Promise<StartedTurn | null> {
+  const stub = env.CONVERSATION.get(env.CONVERSATION.idFromName(ref.conversationId));
+  const answer = await stub.send(ref, input);
+  if (!answer) return null;
+  if ("refused" in answer) {
+    const { status, type, message } = answer.refused;
+    throw new ApiError(status, type, message, status === 409 ? { "retry-after": "1" } : {});
   }
-  const turn = await collectTurn(events);
-  return turnJson(conversationId, turn, Date.now() - c.get("requestStart"));
+  if ("replay" in answer) {
+    const replay = answer.replay as TurnEvent[];
+    return { events: new ReadableStream<TurnEvent>({ start: (c) => (replay.forEach((e) => c.enqueue(e)), c.close()) }), replayed: true };
+  }
+  return { events: (answer as ReadableStream<Uint8Array>).pipeThrough(ndjsonEvents()), replayed: false };
+}
+
+export async function respondTurn(c: Context<AppEnv>, conversationId: string, events: ReadableStream<TurnEvent>, replayed = false): Promise<Response> {
+  let res: Response;
+  if ((c.req.header("accept") ?? "").includes("text/event-stream")) {
+    res = sseResponse(events);
+    res.headers.set("x-conversation-id", conversationId);
+  } else {
+    const turn = await collectTurn(events);
+    res = turnJson(conversationId, turn, Date.now() - c.get("requestStart"));
+  }
+  if (replayed) res.headers.set("idempotent-replayed", "true");
+  return res;
 }

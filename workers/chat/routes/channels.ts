@@ -44,6 +44,9 @@ channelRoutes.post("/:name/messages", ...jsonBody(turnBodySchema), async (c) => 
   const name = c.req.param("name");
   const body = c.req.valid("json");
   if (body.attachments?.length) throw badRequest(`attachments: unknown attachment ${body.attachments[0]}`);
+  // A retry may land after the channel rotated to a new conversation, where the key means nothing:
+  // refused rather than silently ignored.
+  if (c.req.header("idempotency-key") !== undefined) throw badRequest("Idempotency-Key: not accepted on channel turns (a channel can move to a new conversation between attempts); send the turn to POST /v1/conversations/:id/messages");
   const { conversationId } = await channelStub(c.env, tenantId, name).resolve(tenantId, name);
   const events = await startTurn(c.env, { tenantId, conversationId }, toContentBlocks(body.content));
   if (!events) throw notFound("conversation");

@@ -11,7 +11,8 @@ import { getProject } from "../projects";
 import { attachmentRoutes } from "./attachments";
 import { listConversationRows } from "../conversation-list";
 import { ApiError, badRequest, notFound } from "../errors";
-import { respondTurn, startTurn } from "../turns";
+import { idempotencyKeyHeader } from "../idempotency-header";
+import { respondTurn, startKeyedTurn } from "../turns";
 import type { AppEnv } from "../types";
 import { intParam, jsonBody, query } from "../validate";
 import { issueTicket } from "../ws-tickets";
@@ -84,9 +85,10 @@ conversationRoutes.post("/:id/messages", ...jsonBody(turnBodySchema), async (c) 
   const { ref } = stubFor(c.env, c.get("tenantId"), c.req.param("id"));
   const body = c.req.valid("json");
   if (body.attachments?.length) throw badRequest(`attachments: unknown attachment ${body.attachments[0]}`);
-  const events = await startTurn(c.env, ref, toContentBlocks(body.content));
-  if (!events) throw notFound("conversation");
-  return respondTurn(c, ref.conversationId, events);
+  const idempotencyKey = idempotencyKeyHeader(c);
+  const started = await startKeyedTurn(c.env, ref, { content: toContentBlocks(body.content), ...(idempotencyKey !== undefined ? { idempotencyKey } : {}) });
+  if (!started) throw notFound("conversation");
+  return respondTurn(c, ref.conversationId, started.events, started.replayed);
 });
 
 conversationRoutes.get("/:id/replay", async (c) => {

@@ -38,6 +38,7 @@ import type { ConversationHead, ConversationRef, ConversationView } from "./conv
 import { readBatchesAfter, readHead, writeBatch, writeHead } from "./conversation-record";
 import { ConversationStore, type PromptSnapshot, type TimelineCard } from "./conversation-store";
 import { parseClientFrame } from "./socket-frames";
+import { resolveTurnAttachments, unknownAttachmentMessage } from "../workers/chat/attachments/turn-notes";
 
 const INDEX_BATCH = 100;
 const INDEX_RETRY_MS = 30_000;
@@ -49,6 +50,8 @@ const encoder = new TextEncoder();
 
 export interface TurnInput {
   content: ContentBlock[];
+  /** Tools the turn's attached files need (their notes are already in `content`). */
+  activate?: readonly string[];
 }
 
 export interface ReplayView {
@@ -361,8 +364,7 @@ export class ConversationDO extends DurableObject<Env> {
     const run = this.turnChain.then(async () => {
       const [message] = await this.append([{ role: "user", content: [{ type: "text", text: note }] }]);
       this.broadcast({ type: "message", turnId: "attachment", message });
-      const missing = tools.filter((t) => toolRegistry.get(t) && !this.head!.activeTools.includes(t));
-      if (missing.length) await this.updateHead((h) => ({ next: { ...h, activeTools: [...new Set([...h.activeTools, ...missing])].sort(), updatedAt: new Date().toISOString() }, result: undefined }));
+      await this.activateTools(tools);
       this.ctx.waitUntil(this.indexPending());
       return message;
     });
@@ -370,18 +372,23 @@ export class ConversationDO extends DurableObject<Env> {
     return run;
   }
 
+  /** Attachments are lifecycle events that activate the tools for their kind (never a keyword). */
+  private async activateTools(tools: readonly string[]): Promise<void> {
+    const missing = tools.filter((t) => toolRegistry.get(t) && !this.head!.activeTools.includes(t));
+    if (missing.length) await this.updateHead((h) => ({ next: { ...h, activeTools: [...new Set([...h.activeTools, ...missing])].sort(), updatedAt: new Date().toISOString() }, result: undefined }));
+  }
+
   /** Turns run one at a time in arrival order: each waits for the previous one to settle. */
-  private enqueueTurn(ref: ConversationRef, input: TurnInput, sink: ((e: TurnEvent) => void) | null): Promise<void> {
+  private enqueueTurn(ref: ConversationRef, input: TurnInput, sink: ((e: TurnEvent) => void) | null, turnId = sortableId("turn")): Promise<void> {
     const queuedAt = Date.now();
     this.turnsInFlight++;
-    const run = this.turnChain.then(() => this.runTurn(ref, input, sink, queuedAt)).finally(() => this.turnsInFlight--);
+    const run = this.turnChain.then(() => this.runTurn(ref, input, sink, queuedAt, turnId)).finally(() => this.turnsInFlight--);
     this.turnChain = run.catch(() => {});
     this.ctx.waitUntil(this.turnChain);
     return run;
   }
 
-  private async runTurn(ref: ConversationRef, input: TurnInput, sink: ((e: TurnEvent) => void) | null, queuedAt: number): Promise<void> {
-    const turnId = sortableId("turn");
+  private async runTurn(ref: ConversationRef, input: TurnInput, sink: ((e: TurnEvent) => void) | null, queuedAt: number, turnId: string): Promise<void> {
     const started = Date.now();
     const emit = (event: TurnEvent) => {
       sink?.(event);
@@ -406,6 +413,7 @@ export class ConversationDO extends DurableObject<Env> {
       emit({ type: "turn_end", turnId, stop_reason: "error", usage: { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 }, timing: { serverMs: Date.now() - started, modelMs: 0, queuedMs: started - queuedAt } });
       return;
     }
+    if (input.activate?.length) await this.activateTools(input.activate);
     const self = this;
     const toolContext: ToolContext = {
       tenantId: ref.tenantId,
@@ -421,7 +429,7 @@ export class ConversationDO extends DurableObject<Env> {
           ? this.readMessages(ref, query)
           : this.env.CONVERSATION.get(this.env.CONVERSATION.idFromName(conversationId)).readMessages({ tenantId: ref.tenantId, conversationId }, query),
       search: (query, limit, opts) => searchCortex(this.env.DB, ref.tenantId, query, { limit, ...opts }),
-      progress: (message) => this.broadcast({ type: "progress", turnId: "", message }),
+      progress: (message) => this.broadcast({ type: "progress", turnId, message }),
       pageIndex: {
         status: async (attachmentId) => {
           const row = await getAttachmentRow(this.env.DB, ref.tenantId, attachmentId);
@@ -724,24 +732,23 @@ export class ConversationDO extends DurableObject<Env> {
       ws.send(JSON.stringify({ type: "pong" }));
       return;
     }
-    const content = frame.value.content;
+    const { content, attachments } = frame.value;
+    // A send frame is a turn from here on: a refusal names the turnId it would have had.
+    const turnId = sortableId("turn");
+    const refuse = (error: { type: string; message: string; retryAfterSeconds?: number }) => ws.send(JSON.stringify({ type: "error", turnId, error }));
     // Frames are admitted one at a time, so the awaits below (the head, the rate limiter) can
     // never let a later frame's turn overtake an earlier one's.
     const admit = this.frameChain.then(async () => {
-      if (!(await this.load(ref))) {
-        ws.send(JSON.stringify({ type: "error", error: { type: "not_found", message: "conversation not found" } }));
-        return;
-      }
+      if (!(await this.load(ref))) return refuse({ type: "not_found", message: "conversation not found" });
       if (ref.rateKey) {
         // A `send` frame is a turn: it counts like a POST of messages.
         const decision = await takeRateLimit(this.env, ref.rateKey, true);
-        if (!decision.ok) {
-          ws.send(JSON.stringify({ type: "error", error: { type: "rate_limited", message: rateLimitMessage(decision), retryAfterSeconds: decision.retryAfterSeconds } }));
-          return;
-        }
+        if (!decision.ok) return refuse({ type: "rate_limited", message: rateLimitMessage(decision), retryAfterSeconds: decision.retryAfterSeconds });
       }
+      const attached = await resolveTurnAttachments(this.env.DB, ref.tenantId, attachments);
+      if ("unknown" in attached) return refuse({ type: "invalid_request", message: unknownAttachmentMessage(attached.unknown) });
       // Events reach this socket (and every other one of the conversation) through broadcast.
-      void this.enqueueTurn(ref, { content }, null);
+      void this.enqueueTurn(ref, { content: [...attached.notes, ...content], activate: attached.tools }, null, turnId);
     });
     this.frameChain = admit.catch(() => {});
     await admit;

@@ -12,7 +12,7 @@ const frameSchema = z.discriminatedUnion("type", [
   z.strictObject({ type: z.literal("ping") }),
 ]);
 
-export type ClientFrame = { type: "send"; content: ContentBlock[] } | { type: "ping" };
+export type ClientFrame = { type: "send"; content: ContentBlock[]; attachments: string[] } | { type: "ping" };
 
 export function parseClientFrame(data: string | ArrayBuffer): { ok: true; value: ClientFrame } | { ok: false; error: string } {
   if (typeof data !== "string") return { ok: false, error: "frames must be JSON text" };
@@ -28,6 +28,5 @@ export function parseClientFrame(data: string | ArrayBuffer): { ok: true; value:
   const parsed = frameSchema.safeParse(json);
   if (!parsed.success) return { ok: false, error: describeZodError(parsed.error) };
   if (parsed.data.type === "ping") return { ok: true, value: { type: "ping" } };
-  if (parsed.data.attachments?.length) return { ok: false, error: `attachments: unknown attachment ${parsed.data.attachments[0]}` };
-  return { ok: true, value: { type: "send", content: toContentBlocks(parsed.data.content) } };
+  return { ok: true, value: { type: "send", content: toContentBlocks(parsed.data.content), attachments: parsed.data.attachments ?? [] } };
 }

@@ -41,7 +41,7 @@ export async function runAutomation(env: Env, runId: string): Promise<void> {
   const { conversationId } = await channel.resolve(automation.tenantId, automation.channel);
   let events: ReadableStream<TurnEvent> | null;
   try {
-    events = await startTurn(env, { tenantId: automation.tenantId, conversationId }, [{ type: "text", text: automation.prompt }]);
+    events = await startTurn(env, { tenantId: automation.tenantId, conversationId }, { content: [{ type: "text", text: automation.prompt }] });
   } catch (err) {
     await finishRun(env.DB, runId, { status: "failed", conversationId, error: err instanceof Error ? err.message : String(err) });
     return;

@@ -2,10 +2,10 @@
 // which rotates after the channel's idle time; old conversations stay readable and searchable.
 import { Hono } from "hono";
 import { z } from "zod";
-import { toContentBlocks, turnBodySchema } from "../../../core/turn-input";
+import { turnBodySchema } from "../../../core/turn-input";
 import { channelObjectName } from "../../../durable-objects/channel-do";
-import { badRequest, notFound } from "../errors";
-import { respondTurn, startTurn } from "../turns";
+import { notFound } from "../errors";
+import { respondTurn, startTurn, turnInput } from "../turns";
 import type { AppEnv } from "../types";
 import { jsonBody } from "../validate";
 
@@ -42,10 +42,10 @@ channelRoutes.patch("/:name", ...jsonBody(patchBody), async (c) => {
 channelRoutes.post("/:name/messages", ...jsonBody(turnBodySchema), async (c) => {
   const tenantId = c.get("tenantId");
   const name = c.req.param("name");
-  const body = c.req.valid("json");
-  if (body.attachments?.length) throw badRequest(`attachments: unknown attachment ${body.attachments[0]}`);
+  // Resolved first: a refused body neither starts nor rotates the channel's conversation.
+  const input = await turnInput(c.env, tenantId, c.req.valid("json"));
   const { conversationId } = await channelStub(c.env, tenantId, name).resolve(tenantId, name);
-  const events = await startTurn(c.env, { tenantId, conversationId }, toContentBlocks(body.content));
+  const events = await startTurn(c.env, { tenantId, conversationId }, input);
   if (!events) throw notFound("conversation");
   return respondTurn(c, conversationId, events);
 });

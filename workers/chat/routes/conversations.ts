@@ -3,7 +3,7 @@ import { Hono } from "hono";
 import { z } from "zod";
 import { isId } from "../../../core/ids";
 import { settingsPatchSchema } from "../../../core/settings";
-import { toContentBlocks, turnBodySchema } from "../../../core/turn-input";
+import { turnBodySchema } from "../../../core/turn-input";
 import type { ConversationRef } from "../../../durable-objects/conversation-head";
 import { createConversation } from "../conversation-create";
 import { promptSnapshotKey } from "../../../r2-layout";
@@ -11,7 +11,7 @@ import { getProject } from "../projects";
 import { attachmentRoutes } from "./attachments";
 import { listConversationRows } from "../conversation-list";
 import { ApiError, badRequest, notFound } from "../errors";
-import { respondTurn, startTurn } from "../turns";
+import { respondTurn, startTurn, turnInput } from "../turns";
 import type { AppEnv } from "../types";
 import { intParam, jsonBody, query } from "../validate";
 import { issueTicket } from "../ws-tickets";
@@ -82,9 +82,7 @@ conversationRoutes.get("/:id/messages", query(messagesQuery), async (c) => {
 
 conversationRoutes.post("/:id/messages", ...jsonBody(turnBodySchema), async (c) => {
   const { ref } = stubFor(c.env, c.get("tenantId"), c.req.param("id"));
-  const body = c.req.valid("json");
-  if (body.attachments?.length) throw badRequest(`attachments: unknown attachment ${body.attachments[0]}`);
-  const events = await startTurn(c.env, ref, toContentBlocks(body.content));
+  const events = await startTurn(c.env, ref, await turnInput(c.env, ref.tenantId, c.req.valid("json")));
   if (!events) throw notFound("conversation");
   return respondTurn(c, ref.conversationId, events);
 });

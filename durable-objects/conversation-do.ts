@@ -562,9 +562,10 @@ export class ConversationDO extends DurableObject<Env> {
     return { cards: page, next: cards.length > limit ? page[page.length - 1].id : null };
   }
 
-  async promptSnapshots(ref: ConversationRef): Promise<PromptSnapshot[] | null> {
+  /** Newest first; `before` is the id of the last snapshot of the previous page. */
+  async promptSnapshots(ref: ConversationRef, limit: number, before?: number): Promise<PromptSnapshot[] | null> {
     if (!(await this.load(ref))) return null;
-    return this.store.snapshots();
+    return this.store.snapshots(limit, before);
   }
 
   // ---- the rolling summary --------------------------------------------------------------------

@@ -7,25 +7,28 @@ import { channelObjectName } from "../../../durable-objects/channel-do";
 import { notFound } from "../errors";
 import { respondTurn, startTurn, turnInput } from "../turns";
 import type { AppEnv } from "../types";
-import { jsonBody } from "../validate";
+import { listBody, pageOf } from "../paging";
+import { intParam, jsonBody, query } from "../validate";
 
 export const channelRoutes = new Hono<AppEnv>();
 
 export const CHANNEL_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 const patchBody = z.strictObject({ rotationSeconds: z.number().int().min(1).max(30 * 24 * 3600) });
+const listQuery = z.strictObject({ limit: intParam(1, 500).default(100), cursor: z.string().regex(CHANNEL_NAME, "not a channel name").optional() });
 
 function channelStub(env: Env, tenantId: string, name: string) {
   if (!CHANNEL_NAME.test(name)) throw notFound("channel");
   return env.CHANNEL.get(env.CHANNEL.idFromName(channelObjectName(tenantId, name)));
 }
 
-channelRoutes.get("/", async (c) => {
+channelRoutes.get("/", query(listQuery), async (c) => {
+  const { limit, cursor } = c.req.valid("query");
   const { results } = await c.env.DB.prepare(
-    `SELECT name, conversation_id AS conversationId, rotation_seconds AS rotationSeconds, last_activity_at AS lastActivityAt, created_at AS createdAt FROM channels WHERE tenant_id = ? ORDER BY name LIMIT 500`,
+    `SELECT name, conversation_id AS conversationId, rotation_seconds AS rotationSeconds, last_activity_at AS lastActivityAt, created_at AS createdAt FROM channels WHERE tenant_id = ? AND name > ? ORDER BY name LIMIT ?`,
   )
-    .bind(c.get("tenantId"))
-    .all();
-  return c.json({ channels: results });
+    .bind(c.get("tenantId"), cursor ?? "", limit + 1)
+    .all<{ name: string }>();
+  return c.json(listBody("channels", pageOf(results, limit, (ch) => ch.name)));
 });
 
 channelRoutes.get("/:name", async (c) => {

@@ -42,6 +42,7 @@ import { ConversationStore, type PromptSnapshot, type TimelineCard } from "./con
 import { parseClientFrame } from "./socket-frames";
 import { IdempotencyLedger, keyedAnswer, type KeyedAnswer } from "./idempotency";
 import { requestFingerprint } from "../core/idempotency-key";
+import { resolveTurnAttachments, unknownAttachmentMessage } from "../workers/chat/attachments/turn-notes";
 
 const INDEX_BATCH = 100;
 const INDEX_RETRY_MS = 30_000;
@@ -53,6 +54,8 @@ const encoder = new TextEncoder();
 
 export interface TurnInput {
   content: ContentBlock[];
+  /** Tools the turn's attached files need (their notes are already in `content`). */
+  activate?: readonly string[];
   /** A retry with the same key gets the first turn's outcome instead of a second turn. */
   idempotencyKey?: string;
 }
@@ -385,8 +388,7 @@ export class ConversationDO extends DurableObject<Env> {
     const run = this.turnChain.then(async () => {
       const [message] = await this.append([{ role: "user", content: [{ type: "text", text: note }] }]);
       this.broadcast({ type: "message", turnId: "attachment", message });
-      const missing = tools.filter((t) => toolRegistry.get(t) && !this.head!.activeTools.includes(t));
-      if (missing.length) await this.updateHead((h) => ({ next: { ...h, activeTools: [...new Set([...h.activeTools, ...missing])].sort(), updatedAt: new Date().toISOString() }, result: undefined }));
+      await this.activateTools(tools);
       this.ctx.waitUntil(this.indexPending());
       return message;
     });
@@ -394,15 +396,21 @@ export class ConversationDO extends DurableObject<Env> {
     return run;
   }
 
+  /** Attachments are lifecycle events that activate the tools for their kind (never a keyword). */
+  private async activateTools(tools: readonly string[]): Promise<void> {
+    const missing = tools.filter((t) => toolRegistry.get(t) && !this.head!.activeTools.includes(t));
+    if (missing.length) await this.updateHead((h) => ({ next: { ...h, activeTools: [...new Set([...h.activeTools, ...missing])].sort(), updatedAt: new Date().toISOString() }, result: undefined }));
+  }
+
   /** Turns run one at a time in arrival order: each waits for the previous one to settle. */
-  private enqueueTurn(ref: ConversationRef, input: TurnInput, sink: ((e: TurnEvent) => void) | null): Promise<void> {
+  private enqueueTurn(ref: ConversationRef, input: TurnInput, sink: ((e: TurnEvent) => void) | null, turnId = sortableId("turn")): Promise<void> {
     const queuedAt = Date.now();
     this.turnsInFlight++;
     const key = input.idempotencyKey;
     // A keyed turn's row follows its events, so a retry (or a restarted object) knows what it did.
     const events = key === undefined ? sink : (e: TurnEvent) => (this.idempotency.record(key, e), sink?.(e));
     const run = this.turnChain
-      .then(() => this.runTurn(ref, input, events, queuedAt))
+      .then(() => this.runTurn(ref, input, events, queuedAt, turnId))
       .finally(() => {
         this.turnsInFlight--;
         if (key !== undefined) this.idempotency.settle(key);
@@ -412,8 +420,7 @@ export class ConversationDO extends DurableObject<Env> {
     return run;
   }
 
-  private async runTurn(ref: ConversationRef, input: TurnInput, sink: ((e: TurnEvent) => void) | null, queuedAt: number): Promise<void> {
-    const turnId = sortableId("turn");
+  private async runTurn(ref: ConversationRef, input: TurnInput, sink: ((e: TurnEvent) => void) | null, queuedAt: number, turnId: string): Promise<void> {
     const started = Date.now();
     const emit = (event: TurnEvent) => {
       sink?.(event);
@@ -438,6 +445,7 @@ export class ConversationDO extends DurableObject<Env> {
       emit({ type: "turn_end", turnId, stop_reason: "error", usage: { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 }, timing: { serverMs: Date.now() - started, modelMs: 0, queuedMs: started - queuedAt } });
       return;
     }
+    if (input.activate?.length) await this.activateTools(input.activate);
     const self = this;
     const toolContext: ToolContext = {
       tenantId: ref.tenantId,
@@ -453,7 +461,7 @@ export class ConversationDO extends DurableObject<Env> {
           ? this.readMessages(ref, query)
           : this.env.CONVERSATION.get(this.env.CONVERSATION.idFromName(conversationId)).readMessages({ tenantId: ref.tenantId, conversationId }, query),
       search: (query, limit, opts) => searchCortex(this.env.DB, ref.tenantId, query, { limit, ...opts }),
-      progress: (message) => this.broadcast({ type: "progress", turnId: "", message }),
+      progress: (message) => this.broadcast({ type: "progress", turnId, message }),
       pageIndex: {
         status: async (attachmentId) => {
           const row = await getAttachmentRow(this.env.DB, ref.tenantId, attachmentId);
@@ -586,9 +594,10 @@ export class ConversationDO extends DurableObject<Env> {
     return { cards: page, next: cards.length > limit ? page[page.length - 1].id : null };
   }
 
-  async promptSnapshots(ref: ConversationRef): Promise<PromptSnapshot[] | null> {
+  /** Newest first; `before` is the id of the last snapshot of the previous page. */
+  async promptSnapshots(ref: ConversationRef, limit: number, before?: number): Promise<PromptSnapshot[] | null> {
     if (!(await this.load(ref))) return null;
-    return this.store.snapshots();
+    return this.store.snapshots(limit, before);
   }
 
   // ---- the rolling summary --------------------------------------------------------------------
@@ -756,38 +765,38 @@ export class ConversationDO extends DurableObject<Env> {
       ws.send(JSON.stringify({ type: "pong" }));
       return;
     }
-    const input = { content: frame.value.content, ...(frame.value.idempotencyKey !== undefined ? { idempotencyKey: frame.value.idempotencyKey } : {}) };
+    const { content, attachments, idempotencyKey } = frame.value;
+    // A send frame is a turn from here on: a refusal names the turnId it would have had.
+    const turnId = sortableId("turn");
+    const refuse = (error: { type: string; message: string; retryAfterSeconds?: number }, extra: Record<string, unknown> = {}) => ws.send(JSON.stringify({ type: "error", turnId, ...extra, error }));
     // Frames are admitted one at a time, so the awaits below (the head, the rate limiter) can
     // never let a later frame's turn overtake an earlier one's.
     const admit = this.frameChain.then(async () => {
-      if (!(await this.load(ref))) {
-        ws.send(JSON.stringify({ type: "error", error: { type: "not_found", message: "conversation not found" } }));
-        return;
-      }
+      if (!(await this.load(ref))) return refuse({ type: "not_found", message: "conversation not found" });
       if (ref.rateKey) {
         // A socket is worth no more than the key that opened it: once that key is revoked (seen
         // here within the auth cache's bound), frames are refused and the socket is closed.
         if ((await keyForHash(this.env, ref.rateKey))?.tenantId !== ref.tenantId) {
-          ws.send(JSON.stringify({ type: "error", error: { type: "authentication_error", message: "the API key that opened this socket is revoked or expired" } }));
+          refuse({ type: "authentication_error", message: "the API key that opened this socket is revoked or expired" });
           ws.close(1008, "key revoked");
           return;
         }
         // A `send` frame is a turn: it counts like a POST of messages.
         const decision = await takeRateLimit(this.env, ref.rateKey, true);
-        if (!decision.ok) {
-          ws.send(JSON.stringify({ type: "error", error: { type: "rate_limited", message: rateLimitMessage(decision), retryAfterSeconds: decision.retryAfterSeconds } }));
-          return;
-        }
+        if (!decision.ok) return refuse({ type: "rate_limited", message: rateLimitMessage(decision), retryAfterSeconds: decision.retryAfterSeconds });
       }
+      const attached = await resolveTurnAttachments(this.env.DB, ref.tenantId, attachments);
+      if ("unknown" in attached) return refuse({ type: "invalid_request", message: unknownAttachmentMessage(attached.unknown) });
+      const input: TurnInput = { content: [...attached.notes, ...content], activate: attached.tools, ...(idempotencyKey !== undefined ? { idempotencyKey } : {}) };
       const keyed = await this.claimKey(input);
       if (keyed) {
         // Only the asking socket hears about a repeated key; the others saw the turn itself.
-        if ("refused" in keyed) ws.send(JSON.stringify({ type: "error", idempotencyKey: input.idempotencyKey, error: { type: keyed.refused.type, message: keyed.refused.message } }));
-        else for (const event of keyed.replay) ws.send(JSON.stringify(event));
+        if ("refused" in keyed) return refuse({ type: keyed.refused.type, message: keyed.refused.message }, { idempotencyKey });
+        for (const event of keyed.replay) ws.send(JSON.stringify(event));
         return;
       }
       // Events reach this socket (and every other one of the conversation) through broadcast.
-      void this.enqueueTurn(ref, input, null);
+      void this.enqueueTurn(ref, input, null, turnId);
     });
     this.frameChain = admit.catch(() => {});
     await admit;

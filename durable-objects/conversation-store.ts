@@ -166,9 +166,10 @@ export class ConversationStore {
     return { id, dropped };
   }
 
-  snapshots(): PromptSnapshot[] {
+  /** Newest first, those older than `before` when given. */
+  snapshots(limit: number, before = Number.MAX_SAFE_INTEGER): PromptSnapshot[] {
     return this.sql
-      .exec<Record<string, SqlStorageValue>>(`SELECT * FROM prompt_snapshots ORDER BY id DESC LIMIT ?`, PROMPT_SNAPSHOTS_KEPT)
+      .exec<Record<string, SqlStorageValue>>(`SELECT * FROM prompt_snapshots WHERE id < ? ORDER BY id DESC LIMIT ?`, before, limit)
       .toArray()
       .map((r) => ({
         id: r.id as number,

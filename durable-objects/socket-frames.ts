@@ -18,7 +18,7 @@ const frameSchema = z.discriminatedUnion("type", [
   z.strictObject({ type: z.literal("ping") }),
 ]);
 
-export type ClientFrame = { type: "send"; content: ContentBlock[]; idempotencyKey?: string } | { type: "ping" };
+export type ClientFrame = { type: "send"; content: ContentBlock[]; attachments: string[]; idempotencyKey?: string } | { type: "ping" };
 
 export function parseClientFrame(data: string | ArrayBuffer): { ok: true; value: ClientFrame } | { ok: false; error: string } {
   if (typeof data !== "string") return { ok: false, error: "frames must be JSON text" };
@@ -34,7 +34,6 @@ export function parseClientFrame(data: string | ArrayBuffer): { ok: true; value:
   const parsed = frameSchema.safeParse(json);
   if (!parsed.success) return { ok: false, error: describeZodError(parsed.error) };
   if (parsed.data.type === "ping") return { ok: true, value: { type: "ping" } };
-  if (parsed.data.attachments?.length) return { ok: false, error: `attachments: unknown attachment ${parsed.data.attachments[0]}` };
   const { idempotencyKey } = parsed.data;
-  return { ok: true, value: { type: "send", content: toContentBlocks(parsed.data.content), ...(idempotencyKey !== undefined ? { idempotencyKey } : {}) } };
+  return { ok: true, value: { type: "send", content: toContentBlocks(parsed.data.content), attachments: parsed.data.attachments ?? [], ...(idempotencyKey !== undefined ? { idempotencyKey } : {}) } };
 }

@@ -98,6 +98,9 @@ describe("rate limits over a websocket", () => {
     const refused = await viaTicket.next((e) => e.type === "error");
     expect(refused.error.type).toBe("rate_limited");
     expect(refused.error.retryAfterSeconds).toBeGreaterThanOrEqual(1);
+    // The refusal names the turn it refused, unlike any turn that ran.
+    expect(refused.turnId).toMatch(/^turn_/);
+    expect(viaTicket.events.filter((e) => e.type === "turn_start").map((e) => e.turnId)).not.toContain(refused.turnId);
     // Nothing of the refused turn was saved; the key's bucket is shared with HTTP turns.
     const saved = (await call({}, "GET", `/v1/conversations/${id}/messages`, key)).json.messages;
     expect(saved.filter((m: any) => m.role === "user").map((m: any) => m.content[0].text)).toEqual(["one", "two"]);

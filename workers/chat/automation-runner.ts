@@ -78,7 +78,7 @@ export async function runAutomation(env: Env, runId: string, attempt: number): P
   };
   let events: ReadableStream<TurnEvent> | null;
   try {
-    events = await startTurn(env, { tenantId: automation.tenantId, conversationId }, [{ type: "text", text: automation.prompt }]);
+    events = await startTurn(env, { tenantId: automation.tenantId, conversationId }, { content: [{ type: "text", text: automation.prompt }] });
   } catch (err) {
     return failed(err instanceof Error ? err.message : String(err));
   }

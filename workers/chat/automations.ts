@@ -56,11 +56,12 @@ export async function deleteAutomation(db: D1Database, tenantId: string, id: str
   return rows.length > 0;
 }
 
-export async function listRuns(db: D1Database, tenantId: string, automationId: string, limit: number): Promise<AutomationRunRow[]> {
+/** Newest first; `before` is the last run id of the previous page. */
+export async function listRuns(db: D1Database, tenantId: string, automationId: string, limit: number, before?: string): Promise<AutomationRunRow[]> {
   return drizzle(db)
     .select()
     .from(automationRuns)
-    .where(and(eq(automationRuns.tenantId, tenantId), eq(automationRuns.automationId, automationId)))
+    .where(and(eq(automationRuns.tenantId, tenantId), eq(automationRuns.automationId, automationId), before ? lt(automationRuns.id, before) : undefined))
     .orderBy(desc(automationRuns.id))
     .limit(limit);
 }

@@ -101,18 +101,33 @@ export interface SearchOptions {
   limit: number;
 }
 
-/** BM25-ranked hits, all terms first and any term if that finds nothing; one hit per document. */
-export async function searchCortex(db: D1Database, tenantId: string, q: string, opts: SearchOptions): Promise<SearchHit[]> {
-  for (const mode of ["and", "or"] as const) {
-    const match = toFtsQuery(q, mode);
-    if (!match) return [];
-    const hits = await runSearch(db, tenantId, match, opts);
-    if (hits.length || mode === "or") return hits;
-  }
-  return [];
+/** Where a later page of a search starts: the query mode the first page settled on, and how many hits came before. */
+export interface SearchCursor {
+  mode: "and" | "or";
+  offset: number;
 }
 
-async function runSearch(db: D1Database, tenantId: string, match: string, opts: SearchOptions): Promise<SearchHit[]> {
+/** BM25-ranked hits, all terms first and any term if that finds nothing; one hit per document. */
+export async function searchCortex(db: D1Database, tenantId: string, q: string, opts: SearchOptions): Promise<SearchHit[]> {
+  return (await searchCortexPage(db, tenantId, q, opts)).hits;
+}
+
+/** One page of `searchCortex`'s ranking; `next` continues it exactly (ties are ordered by doc id). */
+export async function searchCortexPage(db: D1Database, tenantId: string, q: string, opts: SearchOptions & { cursor?: SearchCursor }): Promise<{ hits: SearchHit[]; next: SearchCursor | null }> {
+  const modes = opts.cursor ? [opts.cursor.mode] : (["and", "or"] as const);
+  const offset = opts.cursor?.offset ?? 0;
+  for (const mode of modes) {
+    const match = toFtsQuery(q, mode);
+    if (!match) break;
+    const hits = await runSearch(db, tenantId, match, opts, offset, opts.limit + 1);
+    if (hits.length || mode === modes[modes.length - 1])
+      return { hits: hits.slice(0, opts.limit), next: hits.length > opts.limit ? { mode, offset: offset + opts.limit } : null };
+  }
+  return { hits: [], next: null };
+}
+
+/** Documents ranked `offset` to `offset + count`: chunk rows are fetched until that many distinct documents are seen. */
+async function runSearch(db: D1Database, tenantId: string, match: string, opts: SearchOptions, offset: number, count: number): Promise<SearchHit[]> {
   const filters: string[] = [];
   const params: unknown[] = [match, tenantId];
   if (opts.conversationId) {
@@ -128,28 +143,30 @@ async function runSearch(db: D1Database, tenantId: string, match: string, opts: 
     filters.push(`AND d.kind IN (${opts.kinds.map(() => "?").join(", ")})`);
     params.push(...opts.kinds);
   }
-  // Over-fetch: chunks of one document collapse to its best chunk below.
-  params.push(opts.limit * 3);
-  const { results } = await db
-    .prepare(
-      `SELECT d.kind AS kind, d.ref_id AS id, d.conversation_id AS conversationId, d.seq AS seq, d.role AS role,
-              d.created_at AS createdAt, snippet(cortex_fts, 0, '[', ']', '…', 24) AS snippet, bm25(cortex_fts) AS score
-       FROM cortex_fts JOIN cortex_docs d ON d.rowid = cortex_fts.rowid
-       WHERE cortex_fts MATCH ? AND d.tenant_id = ? ${filters.join(" ")}
-       ORDER BY score LIMIT ?`,
-    )
-    .bind(...params)
-    .all<Omit<SearchHit, "messageId">>();
-  const seen = new Set<string>();
-  const hits: SearchHit[] = [];
-  for (const h of results) {
-    const key = `${h.kind}:${h.id}`;
-    if (seen.has(key)) continue;
-    seen.add(key);
-    hits.push({ ...h, messageId: h.kind === "message" ? h.id : null });
-    if (hits.length === opts.limit) break;
+  const wanted = offset + count;
+  // Chunks of one document collapse to its best chunk, so more rows than documents are read.
+  for (let rows = wanted * 3; ; rows *= 4) {
+    const { results } = await db
+      .prepare(
+        `SELECT d.kind AS kind, d.ref_id AS id, d.conversation_id AS conversationId, d.seq AS seq, d.role AS role,
+                d.created_at AS createdAt, snippet(cortex_fts, 0, '[', ']', '…', 24) AS snippet, bm25(cortex_fts) AS score
+         FROM cortex_fts JOIN cortex_docs d ON d.rowid = cortex_fts.rowid
+         WHERE cortex_fts MATCH ? AND d.tenant_id = ? ${filters.join(" ")}
+         ORDER BY score, d.doc_id LIMIT ?`,
+      )
+      .bind(...params, rows)
+      .all<Omit<SearchHit, "messageId">>();
+    const seen = new Set<string>();
+    const hits: SearchHit[] = [];
+    for (const h of results) {
+      const key = `${h.kind}:${h.id}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      hits.push({ ...h, messageId: h.kind === "message" ? h.id : null });
+      if (hits.length === wanted) break;
+    }
+    if (hits.length === wanted || results.length < rows) return hits.slice(offset);
   }
-  return hits;
 }
 
 export const pageRef = (attachmentId: string, page: number) => `${attachmentId}:p${String(page).padStart(6, "0")}`;

@@ -106,8 +106,9 @@ export async function getEpisode(db: D1Database, tenantId: string, id: string): 
   return (await drizzle(db).select().from(memoryEpisodes).where(and(eq(memoryEpisodes.tenantId, tenantId), eq(memoryEpisodes.id, id))).get()) ?? null;
 }
 
-export async function listEpisodes(db: D1Database, tenantId: string, limit: number, conversationId?: string): Promise<EpisodeRow[]> {
-  const where = conversationId ? and(eq(memoryEpisodes.tenantId, tenantId), eq(memoryEpisodes.conversationId, conversationId)) : eq(memoryEpisodes.tenantId, tenantId);
+/** Newest first; `before` is the last episode id of the previous page. */
+export async function listEpisodes(db: D1Database, tenantId: string, limit: number, conversationId?: string, before?: string): Promise<EpisodeRow[]> {
+  const where = and(eq(memoryEpisodes.tenantId, tenantId), conversationId ? eq(memoryEpisodes.conversationId, conversationId) : undefined, before ? lt(memoryEpisodes.id, before) : undefined);
   return drizzle(db).select().from(memoryEpisodes).where(where).orderBy(desc(memoryEpisodes.id)).limit(limit);
 }
 

@@ -1,6 +1,6 @@
 // Projects: files shared by several conversations. The prompt of a project's conversation lists
 // the files by name and facts only; content always comes through the attachment tools.
-import { and, desc, eq } from "drizzle-orm";
+import { and, desc, eq, lt } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
 import { attachments, projects } from "../../db/schema";
 import { attachmentNote, TOOLS_FOR } from "../../core/attachments/note";
@@ -20,8 +20,9 @@ export async function getProject(db: D1Database, tenantId: string, id: string): 
   return (await drizzle(db).select().from(projects).where(and(eq(projects.tenantId, tenantId), eq(projects.id, id))).get()) ?? null;
 }
 
-export async function listProjects(db: D1Database, tenantId: string): Promise<Project[]> {
-  return drizzle(db).select().from(projects).where(eq(projects.tenantId, tenantId)).orderBy(desc(projects.id)).limit(200);
+/** Newest first; `before` is the last project id of the previous page. */
+export async function listProjects(db: D1Database, tenantId: string, limit: number, before?: string): Promise<Project[]> {
+  return drizzle(db).select().from(projects).where(and(eq(projects.tenantId, tenantId), before ? lt(projects.id, before) : undefined)).orderBy(desc(projects.id)).limit(limit);
 }
 
 export async function projectFiles(db: D1Database, tenantId: string, projectId: string): Promise<Attachment[]> {

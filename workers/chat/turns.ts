@@ -1,13 +1,22 @@
 // Starting a turn on a conversation's Durable Object and answering it over HTTP (SSE or JSON).
 // Shared by the conversation, channel and automation paths so all three behave the same.
 import type { Context } from "hono";
+import type { z } from "zod";
 import type { TurnEvent } from "../../core/events";
-import type { ContentBlock } from "../../core/types";
+import { toContentBlocks, type turnBodySchema } from "../../core/turn-input";
 import type { TurnInput } from "../../durable-objects/conversation-do";
 import type { ConversationRef } from "../../durable-objects/conversation-head";
-import { ApiError } from "./errors";
+import { resolveTurnAttachments, unknownAttachmentMessage } from "./attachments/turn-notes";
+import { ApiError, badRequest } from "./errors";
 import { collectTurn, ndjsonEvents, sseResponse, turnJson } from "./turn-response";
 import type { AppEnv } from "./types";
+
+/** The turn a body asks for; an attachment id that is not the tenant's is a 400 before anything runs. */
+export async function turnInput(env: Env, tenantId: string, body: z.infer<typeof turnBodySchema>): Promise<TurnInput> {
+  const attached = await resolveTurnAttachments(env.DB, tenantId, body.attachments);
+  if ("unknown" in attached) throw badRequest(unknownAttachmentMessage(attached.unknown));
+  return { content: [...attached.notes, ...toContentBlocks(body.content)], activate: attached.tools };
+}
 
 export interface StartedTurn {
   events: ReadableStream<TurnEvent>;
@@ -15,8 +24,8 @@ export interface StartedTurn {
   replayed: boolean;
 }
 
-export async function startTurn(env: Env, ref: ConversationRef, content: ContentBlock[]): Promise<ReadableStream<TurnEvent> | null> {
-  return (await startKeyedTurn(env, ref, { content }))?.events ?? null;
+export async function startTurn(env: Env, ref: ConversationRef, input: TurnInput): Promise<ReadableStream<TurnEvent> | null> {
+  return (await startKeyedTurn(env, ref, input))?.events ?? null;
 }
 
 /** A turn that may carry an idempotency key: a used key answers 409/422 or replays, never runs twice. */

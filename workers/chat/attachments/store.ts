@@ -1,5 +1,5 @@
 // The attachments table (drizzle): metadata and facts; the bytes are in R2.
-import { and, eq } from "drizzle-orm";
+import { and, eq, gt } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
 import { attachments } from "../../../db/schema";
 import type { AttachmentFacts } from "../../../core/attachments/note";
@@ -44,8 +44,10 @@ export async function getAttachmentRow(db: D1Database, tenantId: string, id: str
   return (await drizzle(db).select().from(attachments).where(and(eq(attachments.tenantId, tenantId), eq(attachments.id, id))).get()) ?? null;
 }
 
-export async function listAttachmentRows(db: D1Database, tenantId: string, conversationId: string): Promise<AttachmentRow[]> {
-  return drizzle(db).select().from(attachments).where(and(eq(attachments.tenantId, tenantId), eq(attachments.conversationId, conversationId))).orderBy(attachments.id).limit(500);
+/** The conversation's finished uploads, oldest first, after the id `after` when given. */
+export async function listAttachmentRows(db: D1Database, tenantId: string, conversationId: string, limit: number, after?: string): Promise<AttachmentRow[]> {
+  const where = and(eq(attachments.tenantId, tenantId), eq(attachments.conversationId, conversationId), eq(attachments.status, "ready"), after ? gt(attachments.id, after) : undefined);
+  return drizzle(db).select().from(attachments).where(where).orderBy(attachments.id).limit(limit);
 }
 
 export async function deleteAttachmentRow(db: D1Database, tenantId: string, id: string): Promise<void> {

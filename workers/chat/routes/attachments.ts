@@ -12,12 +12,14 @@ import { deleteAttachmentRow, getAttachmentRow, insertAttachment, listAttachment
 import { countIndexedPages } from "../cortex";
 import { ApiError, badRequest, notFound } from "../errors";
 import type { AppEnv } from "../types";
-import { jsonBody, query } from "../validate";
+import { idCursor, listBody, pageOf } from "../paging";
+import { intParam, jsonBody, query } from "../validate";
 
 export const attachmentRoutes = new Hono<AppEnv>();
 
 export const NAME = z.string().trim().min(1).max(200).refine((v) => !/[\u0000-\u001f/\\]/.test(v), "no slashes or control characters");
 const uploadQuery = z.strictObject({ name: NAME });
+const listQuery = z.strictObject({ limit: intParam(1, 500).default(100), cursor: idCursor("att", "an attachment id") });
 const createUpload = z.strictObject({ name: NAME, type: z.string().max(200).optional() });
 const completeUpload = z.strictObject({
   parts: z.array(z.strictObject({ partNumber: z.number().int().min(1).max(10_000), etag: z.string().min(1).max(200) })).min(1).max(10_000),
@@ -97,10 +99,11 @@ attachmentRoutes.post("/", query(uploadQuery), async (c) => {
   return c.json(await storeUpload(c.env, c.req.raw, row, stub), 201);
 });
 
-attachmentRoutes.get("/", async (c) => {
+attachmentRoutes.get("/", query(listQuery), async (c) => {
   const { tenantId, conversationId } = await conversationFor(c);
-  const rows = await listAttachmentRows(c.env.DB, tenantId, conversationId);
-  return c.json({ attachments: rows.filter((r) => r.status === "ready").map((r) => ({ ...toAttachment(r), note: attachmentNote(toAttachment(r)) })) });
+  const { limit, cursor } = c.req.valid("query");
+  const rows = (await listAttachmentRows(c.env.DB, tenantId, conversationId, limit + 1, cursor)).map(toAttachment);
+  return c.json(listBody("attachments", pageOf(rows.map((a) => ({ ...a, note: attachmentNote(a) })), limit, (a) => a.id)));
 });
 
 attachmentRoutes.get("/:attachmentId", async (c) => {

@@ -7,6 +7,7 @@ import { isId } from "../../../core/ids";
 import { createAutomation, deleteAutomation, getAutomation, listAutomations, listRuns, updateAutomation, type AutomationRunRow } from "../automations";
 import { notFound } from "../errors";
 import type { AppEnv } from "../types";
+import { idCursor, listBody, pageOf } from "../paging";
 import { intParam, jsonBody, query } from "../validate";
 import { CHANNEL_NAME } from "./channels";
 
@@ -29,7 +30,7 @@ const listQuery = z.strictObject({
   limit: intParam(1, 100).default(20),
   cursor: z.string().refine((v) => isId("auto", v), "not an automation id").optional(),
 });
-const runsQuery = z.strictObject({ limit: intParam(1, 200).default(50) });
+const runsQuery = z.strictObject({ limit: intParam(1, 200).default(50), cursor: idCursor("run", "a run id") });
 
 const automationId = (id: string) => {
   if (!isId("auto", id)) throw notFound("automation");
@@ -43,8 +44,7 @@ automationRoutes.post("/", ...jsonBody(createBody), async (c) => c.json(publicAu
 automationRoutes.get("/", query(listQuery), async (c) => {
   const { limit, cursor } = c.req.valid("query");
   const rows = await listAutomations(c.env.DB, c.get("tenantId"), limit + 1, cursor);
-  const page = rows.slice(0, limit);
-  return c.json({ automations: page.map(publicAutomation), next: rows.length > limit ? page[page.length - 1].id : null });
+  return c.json(listBody("automations", pageOf(rows.map(publicAutomation), limit, (a) => a.id)));
 });
 
 automationRoutes.get("/:id", async (c) => {
@@ -75,6 +75,7 @@ automationRoutes.delete("/:id", async (c) => {
 automationRoutes.get("/:id/runs", query(runsQuery), async (c) => {
   const id = automationId(c.req.param("id"));
   if (!(await getAutomation(c.env.DB, c.get("tenantId"), id))) throw notFound("automation");
-  const runs = await listRuns(c.env.DB, c.get("tenantId"), id, c.req.valid("query").limit);
-  return c.json({ data: runs.map(publicRun) });
+  const { limit, cursor } = c.req.valid("query");
+  const runs = await listRuns(c.env.DB, c.get("tenantId"), id, limit + 1, cursor);
+  return c.json(pageOf(runs.map(publicRun), limit, (r) => r.id));
 });

@@ -2,30 +2,33 @@
 // which rotates after the channel's idle time; old conversations stay readable and searchable.
 import { Hono } from "hono";
 import { z } from "zod";
-import { toContentBlocks, turnBodySchema } from "../../../core/turn-input";
+import { turnBodySchema } from "../../../core/turn-input";
 import { channelObjectName } from "../../../durable-objects/channel-do";
 import { badRequest, notFound } from "../errors";
-import { respondTurn, startTurn } from "../turns";
+import { respondTurn, startTurn, turnInput } from "../turns";
 import type { AppEnv } from "../types";
-import { jsonBody } from "../validate";
+import { listBody, pageOf } from "../paging";
+import { intParam, jsonBody, query } from "../validate";
 
 export const channelRoutes = new Hono<AppEnv>();
 
 export const CHANNEL_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 const patchBody = z.strictObject({ rotationSeconds: z.number().int().min(1).max(30 * 24 * 3600) });
+const listQuery = z.strictObject({ limit: intParam(1, 500).default(100), cursor: z.string().regex(CHANNEL_NAME, "not a channel name").optional() });
 
 function channelStub(env: Env, tenantId: string, name: string) {
   if (!CHANNEL_NAME.test(name)) throw notFound("channel");
   return env.CHANNEL.get(env.CHANNEL.idFromName(channelObjectName(tenantId, name)));
 }
 
-channelRoutes.get("/", async (c) => {
+channelRoutes.get("/", query(listQuery), async (c) => {
+  const { limit, cursor } = c.req.valid("query");
   const { results } = await c.env.DB.prepare(
-    `SELECT name, conversation_id AS conversationId, rotation_seconds AS rotationSeconds, last_activity_at AS lastActivityAt, created_at AS createdAt FROM channels WHERE tenant_id = ? ORDER BY name LIMIT 500`,
+    `SELECT name, conversation_id AS conversationId, rotation_seconds AS rotationSeconds, last_activity_at AS lastActivityAt, created_at AS createdAt FROM channels WHERE tenant_id = ? AND name > ? ORDER BY name LIMIT ?`,
   )
-    .bind(c.get("tenantId"))
-    .all();
-  return c.json({ channels: results });
+    .bind(c.get("tenantId"), cursor ?? "", limit + 1)
+    .all<{ name: string }>();
+  return c.json(listBody("channels", pageOf(results, limit, (ch) => ch.name)));
 });
 
 channelRoutes.get("/:name", async (c) => {
@@ -42,13 +45,13 @@ channelRoutes.patch("/:name", ...jsonBody(patchBody), async (c) => {
 channelRoutes.post("/:name/messages", ...jsonBody(turnBodySchema), async (c) => {
   const tenantId = c.get("tenantId");
   const name = c.req.param("name");
-  const body = c.req.valid("json");
-  if (body.attachments?.length) throw badRequest(`attachments: unknown attachment ${body.attachments[0]}`);
   // A retry may land after the channel rotated to a new conversation, where the key means nothing:
   // refused rather than silently ignored.
   if (c.req.header("idempotency-key") !== undefined) throw badRequest("Idempotency-Key: not accepted on channel turns (a channel can move to a new conversation between attempts); send the turn to POST /v1/conversations/:id/messages");
+  // Resolved first: a refused body neither starts nor rotates the channel's conversation.
+  const input = await turnInput(c.env, tenantId, c.req.valid("json"));
   const { conversationId } = await channelStub(c.env, tenantId, name).resolve(tenantId, name);
-  const events = await startTurn(c.env, { tenantId, conversationId }, toContentBlocks(body.content));
+  const events = await startTurn(c.env, { tenantId, conversationId }, input);
   if (!events) throw notFound("conversation");
   return respondTurn(c, conversationId, events);
 });

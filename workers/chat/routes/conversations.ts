@@ -3,7 +3,8 @@ import { Hono } from "hono";
 import { z } from "zod";
 import { isId } from "../../../core/ids";
 import { settingsPatchSchema } from "../../../core/settings";
-import { toContentBlocks, turnBodySchema } from "../../../core/turn-input";
+import { turnBodySchema } from "../../../core/turn-input";
+import type { ConversationDO } from "../../../durable-objects/conversation-do";
 import type { ConversationRef } from "../../../durable-objects/conversation-head";
 import { createConversation } from "../conversation-create";
 import { promptSnapshotKey } from "../../../r2-layout";
@@ -12,8 +13,9 @@ import { attachmentRoutes } from "./attachments";
 import { listConversationRows } from "../conversation-list";
 import { ApiError, badRequest, notFound } from "../errors";
 import { idempotencyKeyHeader } from "../idempotency-header";
-import { respondTurn, startKeyedTurn } from "../turns";
+import { respondTurn, startKeyedTurn, turnInput } from "../turns";
 import type { AppEnv } from "../types";
+import { listBody, pageOf } from "../paging";
 import { intParam, jsonBody, query } from "../validate";
 import { issueTicket } from "../ws-tickets";
 
@@ -32,10 +34,16 @@ const listQuery = z.strictObject({
   limit: intParam(1, 100).default(20),
   cursor: z.string().refine((v) => isId("conv", v), "not a conversation id").optional(),
 });
-const messagesQuery = z.strictObject({
-  after: intParam(0, Number.MAX_SAFE_INTEGER).default(0),
-  limit: intParam(1, 500).default(100),
-});
+// `after` (a seq) is the cursor these routes always took; `cursor` is its name on every other list.
+const seqPageQuery = z
+  .strictObject({
+    after: intParam(0, Number.MAX_SAFE_INTEGER).optional(),
+    cursor: intParam(0, Number.MAX_SAFE_INTEGER).optional(),
+    limit: intParam(1, 500).default(100),
+  })
+  .refine((q) => q.after === undefined || q.cursor === undefined, "give after or cursor, not both")
+  .transform(({ after, cursor, limit }) => ({ after: cursor ?? after ?? 0, limit }));
+const promptsQuery = z.strictObject({ limit: intParam(1, 50).default(50), cursor: intParam(1, Number.MAX_SAFE_INTEGER).optional() });
 
 function stubFor(env: Env, tenantId: string, id: string): { stub: DurableObjectStub<import("../../../durable-objects/conversation-do").ConversationDO>; ref: ConversationRef } {
   // A malformed id is indistinguishable from an unknown one: 404, and no object is woken.
@@ -53,9 +61,8 @@ conversationRoutes.post("/", ...jsonBody(createBody), async (c) => {
 
 conversationRoutes.get("/", query(listQuery), async (c) => {
   const { limit, cursor } = c.req.valid("query");
-  const rows = await listConversationRows(c.env.DB, c.get("tenantId"), limit + 1, cursor);
-  const page = rows.slice(0, limit).map(({ tenantId: _t, ...row }) => row);
-  return c.json({ conversations: page, next: rows.length > limit ? page[page.length - 1].id : null });
+  const rows = (await listConversationRows(c.env.DB, c.get("tenantId"), limit + 1, cursor)).map(({ tenantId: _t, ...row }) => row);
+  return c.json(listBody("conversations", pageOf(rows, limit, (r) => r.id)));
 });
 
 conversationRoutes.get("/:id", async (c) => {
@@ -73,20 +80,20 @@ conversationRoutes.patch("/:id", ...jsonBody(patchBody), async (c) => {
   return c.json(result.view);
 });
 
-conversationRoutes.get("/:id/messages", query(messagesQuery), async (c) => {
+conversationRoutes.get("/:id/messages", query(seqPageQuery), async (c) => {
   const { stub, ref } = stubFor(c.env, c.get("tenantId"), c.req.param("id"));
   const { after, limit } = c.req.valid("query");
-  const page = await stub.listMessages(ref, after, limit);
+  // The RPC stub types a message's content blocks as unserializable (never): read the DO's own type.
+  const page = (await stub.listMessages(ref, after, limit)) as Awaited<ReturnType<ConversationDO["listMessages"]>>;
   if (!page) throw notFound("conversation");
-  return c.json(page);
+  return c.json(listBody("messages", { data: page.messages, next: page.next }));
 });
 
 conversationRoutes.post("/:id/messages", ...jsonBody(turnBodySchema), async (c) => {
   const { ref } = stubFor(c.env, c.get("tenantId"), c.req.param("id"));
-  const body = c.req.valid("json");
-  if (body.attachments?.length) throw badRequest(`attachments: unknown attachment ${body.attachments[0]}`);
   const idempotencyKey = idempotencyKeyHeader(c);
-  const started = await startKeyedTurn(c.env, ref, { content: toContentBlocks(body.content), ...(idempotencyKey !== undefined ? { idempotencyKey } : {}) });
+  const input = await turnInput(c.env, ref.tenantId, c.req.valid("json"));
+  const started = await startKeyedTurn(c.env, ref, { ...input, ...(idempotencyKey !== undefined ? { idempotencyKey } : {}) });
   if (!started) throw notFound("conversation");
   return respondTurn(c, ref.conversationId, started.events, started.replayed);
 });
@@ -98,19 +105,20 @@ conversationRoutes.get("/:id/replay", async (c) => {
   return c.json(replay);
 });
 
-conversationRoutes.get("/:id/timeline", query(messagesQuery), async (c) => {
+conversationRoutes.get("/:id/timeline", query(seqPageQuery), async (c) => {
   const { stub, ref } = stubFor(c.env, c.get("tenantId"), c.req.param("id"));
   const { after, limit } = c.req.valid("query");
-  const page = await stub.timeline(ref, after, limit);
+  const page = (await stub.timeline(ref, after, limit)) as Awaited<ReturnType<ConversationDO["timeline"]>>;
   if (!page) throw notFound("conversation");
-  return c.json(page);
+  return c.json(listBody("cards", { data: page.cards, next: page.next }));
 });
 
-conversationRoutes.get("/:id/prompts", async (c) => {
+conversationRoutes.get("/:id/prompts", query(promptsQuery), async (c) => {
   const { stub, ref } = stubFor(c.env, c.get("tenantId"), c.req.param("id"));
-  const snapshots = await stub.promptSnapshots(ref);
+  const { limit, cursor } = c.req.valid("query");
+  const snapshots = await stub.promptSnapshots(ref, limit + 1, cursor);
   if (!snapshots) throw notFound("conversation");
-  return c.json({ data: snapshots });
+  return c.json(pageOf(snapshots, limit, (s) => s.id));
 });
 
 conversationRoutes.get("/:id/prompts/:snapshot", async (c) => {

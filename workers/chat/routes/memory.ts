@@ -6,6 +6,7 @@ import { isId } from "../../../core/ids";
 import { notFound } from "../errors";
 import { createNote, deleteNote, getEpisode, getNote, listEpisodes, listNotes, updateNote } from "../memory";
 import type { AppEnv } from "../types";
+import { idCursor, listBody, pageOf } from "../paging";
 import { intParam, jsonBody, query } from "../validate";
 
 export const memoryRoutes = new Hono<AppEnv>();
@@ -21,6 +22,7 @@ const listQuery = z.strictObject({
 });
 const episodesQuery = z.strictObject({
   limit: intParam(1, 100).default(20),
+  cursor: idCursor("epi", "an episode id"),
   conversation: z.string().refine((v) => isId("conv", v), "not a conversation id").optional(),
 });
 
@@ -34,14 +36,13 @@ memoryRoutes.post("/", ...jsonBody(createBody), async (c) => c.json(await create
 memoryRoutes.get("/", query(listQuery), async (c) => {
   const { limit, cursor } = c.req.valid("query");
   const notes = await listNotes(c.env.DB, c.get("tenantId"), limit + 1, cursor);
-  const page = notes.slice(0, limit);
-  return c.json({ notes: page, next: notes.length > limit ? page[page.length - 1].id : null });
+  return c.json(listBody("notes", pageOf(notes, limit, (n) => n.id)));
 });
 
 memoryRoutes.get("/episodes", query(episodesQuery), async (c) => {
-  const { limit, conversation } = c.req.valid("query");
-  const rows = await listEpisodes(c.env.DB, c.get("tenantId"), limit, conversation);
-  return c.json({ episodes: rows.map(({ tenantId: _t, ...e }) => e) });
+  const { limit, conversation, cursor } = c.req.valid("query");
+  const rows = await listEpisodes(c.env.DB, c.get("tenantId"), limit + 1, conversation, cursor);
+  return c.json(listBody("episodes", pageOf(rows.map(({ tenantId: _t, ...e }) => e), limit, (e) => e.id)));
 });
 
 memoryRoutes.get("/episodes/:id", async (c) => {

@@ -6,7 +6,8 @@ import { isId } from "../../../core/ids";
 import { notFound } from "../errors";
 import { createProject, getProject, listProjects, projectFiles } from "../projects";
 import type { AppEnv } from "../types";
-import { jsonBody, query } from "../validate";
+import { idCursor, listBody, pageOf } from "../paging";
+import { intParam, jsonBody, query } from "../validate";
 import { declaredType, NAME, newRow, storeUpload } from "./attachments";
 
 export const projectRoutes = new Hono<AppEnv>();
@@ -21,7 +22,13 @@ projectRoutes.post("/", ...jsonBody(z.strictObject({ name: z.string().trim().min
   return c.json(p, 201);
 });
 
-projectRoutes.get("/", async (c) => c.json({ projects: (await listProjects(c.env.DB, c.get("tenantId"))).map(({ tenantId: _t, ...p }) => p) }));
+const listQuery = z.strictObject({ limit: intParam(1, 200).default(100), cursor: idCursor("proj", "a project id") });
+
+projectRoutes.get("/", query(listQuery), async (c) => {
+  const { limit, cursor } = c.req.valid("query");
+  const rows = await listProjects(c.env.DB, c.get("tenantId"), limit + 1, cursor);
+  return c.json(listBody("projects", pageOf(rows.map(({ tenantId: _t, ...p }) => p), limit, (p) => p.id)));
+});
 
 projectRoutes.get("/:id", async (c) => {
   const project = await getProject(c.env.DB, c.get("tenantId"), projectId(c.req.param("id")));

@@ -2,7 +2,8 @@
 import { Hono } from "hono";
 import { z } from "zod";
 import { isId } from "../../../core/ids";
-import { searchCortex } from "../cortex";
+import { searchCortexPage } from "../cortex";
+import { listBody } from "../paging";
 import type { AppEnv } from "../types";
 import { intParam, query } from "../validate";
 
@@ -13,10 +14,16 @@ const searchQuery = z.strictObject({
   conversation: z.string().refine((v) => isId("conv", v), "not a conversation id").optional(),
   kind: z.enum(["message", "memory", "episode", "page"]).optional(),
   limit: intParam(1, 100).default(20),
+  // `and:40`: the mode the first page settled on (all terms, or any term when none matched all) and the hits before.
+  cursor: z
+    .string()
+    .regex(/^(and|or):(0|[1-9]\d{0,6})$/, "not a search cursor (pass `next` back as it is)")
+    .transform((v) => ({ mode: v.slice(0, v.indexOf(":")) as "and" | "or", offset: Number(v.slice(v.indexOf(":") + 1)) }))
+    .optional(),
 });
 
 searchRoutes.get("/", query(searchQuery), async (c) => {
-  const { q, conversation, kind, limit } = c.req.valid("query");
-  const results = await searchCortex(c.env.DB, c.get("tenantId"), q, { conversationId: conversation, kinds: kind ? [kind] : undefined, limit });
-  return c.json({ query: q, results });
+  const { q, conversation, kind, limit, cursor } = c.req.valid("query");
+  const { hits, next } = await searchCortexPage(c.env.DB, c.get("tenantId"), q, { conversationId: conversation, kinds: kind ? [kind] : undefined, limit, cursor });
+  return c.json({ query: q, ...listBody("results", { data: hits, next: next && `${next.mode}:${next.offset}` }) });
 });

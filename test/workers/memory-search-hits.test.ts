@@ -1,0 +1,61 @@
+// Every kind of memory_search hit (message, note, episode, PDF page) names a call that works: the
+// test runs memory_search through the model, then each named call, and checks it returns the hit.
+import { env } from "cloudflare:workers";
+import { PDFDocument, StandardFonts } from "pdf-lib";
+import { describe, expect, it } from "vitest";
+import { recordEpisode } from "../../workers/chat/memory";
+import { runExtractJob } from "../../workers/summarizer/extract";
+import { api, createConversation, newTenant, send } from "./helpers";
+
+const toolResult = (r: any) => r.json.messages[2].content[0];
+
+async function pdf(): Promise<Uint8Array> {
+  const doc = await PDFDocument.create();
+  const font = await doc.embedFont(StandardFonts.Helvetica);
+  for (let i = 1; i <= 3; i++) doc.addPage([300, 200]).drawText(i === 2 ? "the axolotl clause lives here" : `filler page ${i}`, { x: 20, y: 100, font, size: 12 });
+  return doc.save();
+}
+
+/** Runs each `name {json}` step of a hit's "full text:" line as its own turn; the last result. */
+async function follow(id: string, line: string, key: string) {
+  const steps = [...line.matchAll(/(\w+) (\{[^}]*\})/g)];
+  expect(steps.length).toBeGreaterThan(0);
+  let last: any;
+  for (const [, name, args] of steps) {
+    last = toolResult(await send(id, `@tool ${name} ${args}`, key));
+    expect(last.is_error, `${name} ${args}: ${last.content}`).toBeFalsy();
+  }
+  return typeof last.content === "string" ? last.content : last.content.map((b: any) => b.text ?? "").join("\n");
+}
+
+describe("memory_search hits", () => {
+  it("name, for every kind, a call that returns the hit's content", async () => {
+    const key = await newTenant();
+    const { tenantForKey } = await import("../../workers/chat/auth");
+    const tenantId = (await tenantForKey(env as Env, key))!;
+    const elsewhere = await createConversation(undefined, key);
+    await send(elsewhere, "the axolotl message: budget is 4411 credits", key);
+    await api("POST", "/v1/memory", { text: "axolotl note: the vault code is 7719" }, { key });
+    await recordEpisode(env.DB, { tenantId, conversationId: elsewhere, foldJobId: `fold_${crypto.randomUUID()}`, throughSeq: 2, summary: "axolotl episode: the team chose plan B", at: new Date().toISOString() });
+    const up = await api("POST", `/v1/conversations/${elsewhere}/attachments?name=terms.pdf`, await pdf(), { key, raw: true, headers: { "content-type": "application/pdf" } });
+    expect(up.status).toBe(201);
+    await runExtractJob({ kind: "extract", tenantId, attachmentId: up.json.id, fromPage: 1, toPage: 3 }, env as Env);
+
+    // A fresh conversation: nothing but the core tools is active in it.
+    const id = await createConversation(undefined, key);
+    const found = toolResult(await send(id, `@tool memory_search {"query":"axolotl","limit":10}`, key)).content as string;
+    const lines = found.split("\n");
+    const callFor = (label: RegExp) => {
+      const i = lines.findIndex((l) => label.test(l));
+      expect(i, `${label} in:\n${found}`).toBeGreaterThan(-1);
+      return lines[i + 1].replace(/^\s*full text: /, "");
+    };
+    const expected: [RegExp, string][] = [
+      [/seq 1 \(user/, "budget is 4411 credits"],
+      [/^\d+\. note /, "the vault code is 7719"],
+      [/^\d+\. episode /, "the team chose plan B"],
+      [/^\d+\. page 2 of PDF /, "the axolotl clause lives here"],
+    ];
+    for (const [label, content] of expected) expect(await follow(id, callFor(label), key), String(label)).toContain(content);
+  });
+});

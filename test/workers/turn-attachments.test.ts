@@ -1,0 +1,82 @@
+// A turn's `attachments`: files uploaded earlier join the turn as their reference notes, ahead of
+// the text in its user message, and activate their kind's tools; an id that is not a ready
+// attachment of the tenant refuses the turn (HTTP, channels and websocket frames) with nothing saved.
+import { describe, expect, it } from "vitest";
+import { api, connectSocket, createConversation, newTenant, transcript } from "./helpers";
+
+const upload = (id: string, name: string, body: string, key?: string) =>
+  api("POST", `/v1/conversations/${id}/attachments?name=${name}`, body, { key, raw: true, headers: { "content-type": "text/plain" } });
+const turn = (id: string, body: unknown, key?: string) => api("POST", `/v1/conversations/${id}/messages`, body, { key });
+const activeTools = async (id: string, key?: string): Promise<string[]> => (await api("GET", `/v1/conversations/${id}`, undefined, { key })).json.activeTools;
+const LOG = Array.from({ length: 300 }, (_, i) => `entry ${i + 1} wombat${i + 1}`).join("\n");
+
+describe("turn attachments", () => {
+  it("attach a file uploaded elsewhere as its note in the turn's user message, activating its tools", async () => {
+    const key = await newTenant();
+    const source = await createConversation(undefined, key);
+    const up = await upload(source, "log.txt", LOG, key);
+    expect(up.status).toBe(201);
+    const id = await createConversation(undefined, key);
+    expect(await activeTools(id, key)).not.toContain("file_read");
+    const r = await turn(id, { content: `look at line 250\n@tool file_read {"attachment_id":"${up.json.id}","lines":"250-250"}`, attachments: [up.json.id] }, key);
+    expect(r.status).toBe(200);
+    const user = r.json.messages[0];
+    expect(user.role).toBe("user");
+    expect(user.content.map((b: any) => b.text)).toEqual([up.json.note, `look at line 250\n@tool file_read {"attachment_id":"${up.json.id}","lines":"250-250"}`]);
+    // The tool ran (it was activated by the attachment, not refused as inactive) and read the bytes.
+    const result = r.json.messages[2].content[0];
+    expect(result.is_error).toBeFalsy();
+    expect(result.content).toContain("entry 250 wombat250");
+    expect(await activeTools(id, key)).toContain("file_read");
+    expect((await transcript(id, key))[0].content[0].text).toBe(up.json.note);
+  });
+
+  it("attach a project's file by id", async () => {
+    const key = await newTenant();
+    const p = (await api("POST", "/v1/projects", { name: "Docs" }, { key })).json;
+    const file = await api("POST", `/v1/projects/${p.id}/files?name=spec.txt`, "clause 9: keep left\n", { key, raw: true, headers: { "content-type": "text/plain" } });
+    const id = await createConversation(undefined, key);
+    const r = await turn(id, { content: "what does clause 9 say?", attachments: [file.json.id] }, key);
+    expect(r.status).toBe(200);
+    expect(r.json.messages[0].content[0].text).toBe(file.json.note);
+    expect(await activeTools(id, key)).toContain("file_read");
+  });
+
+  it("refuse unknown, malformed and other tenants' ids with a 400 naming the id; nothing is saved", async () => {
+    const keyB = await newTenant();
+    const theirs = await upload(await createConversation(undefined, keyB), "theirs.txt", LOG, keyB);
+    const key = await newTenant();
+    const mine = await upload(await createConversation(undefined, key), "mine.txt", LOG, key);
+    const id = await createConversation(undefined, key);
+    for (const bad of [theirs.json.id, "att_00000000000000000000000000", "../x"]) {
+      const r = await turn(id, { content: "hello", attachments: [mine.json.id, bad] }, key);
+      expect(r.status, bad).toBe(400);
+      expect(r.json.error).toEqual({ type: "invalid_request", message: `attachments: unknown attachment ${JSON.stringify(bad)}` });
+      const ch = await api("POST", "/v1/channels/inbox/messages", { content: "hello", attachments: [bad] }, { key });
+      expect(ch.status, bad).toBe(400);
+      expect(ch.json.error.message).toContain(JSON.stringify(bad));
+    }
+    expect(await transcript(id, key)).toEqual([]);
+    expect(await activeTools(id, key)).not.toContain("file_read");
+    expect((await api("GET", "/v1/channels/inbox", undefined, { key })).status).toBe(404);
+  });
+
+  it("attach over the websocket, and refuse an unknown id there with the turnId it would have had", async () => {
+    const key = await newTenant();
+    const up = await upload(await createConversation(undefined, key), "log.txt", LOG, key);
+    const id = await createConversation(undefined, key);
+    const c = await connectSocket(`/v1/conversations/${id}/ws`, { authorization: `Bearer ${key}` });
+    c.ws!.send(JSON.stringify({ type: "send", content: "hi", attachments: ["att_00000000000000000000000000"] }));
+    const refused = await c.next((e) => e.type === "error");
+    expect(refused.turnId).toMatch(/^turn_/);
+    expect(refused.error.message).toBe(`attachments: unknown attachment "att_00000000000000000000000000"`);
+    c.ws!.send(JSON.stringify({ type: "send", content: "now with the file", attachments: [up.json.id] }));
+    const start = await c.next((e) => e.type === "turn_start");
+    expect(start.turnId).not.toBe(refused.turnId);
+    await c.next((e) => e.type === "turn_end");
+    const saved = await transcript(id, key);
+    expect(saved[0].content.map((b: any) => b.text)).toEqual([up.json.note, "now with the file"]);
+    expect(saved.map((m) => m.role)).toEqual(["user", "assistant"]);
+    c.ws!.close();
+  });
+});

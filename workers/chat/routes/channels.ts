@@ -5,7 +5,7 @@ import { z } from "zod";
 import { toContentBlocks, turnBodySchema } from "../../../core/turn-input";
 import { channelObjectName } from "../../../durable-objects/channel-do";
 import { badRequest, notFound } from "../errors";
-import { respondTurn, startTurn } from "../turns";
+import { requireModel, respondTurn, startTurn } from "../turns";
 import type { AppEnv } from "../types";
 import { jsonBody } from "../validate";
 
@@ -39,7 +39,7 @@ channelRoutes.patch("/:name", ...jsonBody(patchBody), async (c) => {
   return c.json(await channelStub(c.env, c.get("tenantId"), name).configure(c.get("tenantId"), name, c.req.valid("json")));
 });
 
-channelRoutes.post("/:name/messages", ...jsonBody(turnBodySchema), async (c) => {
+channelRoutes.post("/:name/messages", ...jsonBody(turnBodySchema), requireModel, async (c) => {
   const tenantId = c.get("tenantId");
   const name = c.req.param("name");
   const body = c.req.valid("json");

@@ -11,7 +11,7 @@ import { getProject } from "../projects";
 import { attachmentRoutes } from "./attachments";
 import { listConversationRows } from "../conversation-list";
 import { ApiError, badRequest, notFound } from "../errors";
-import { respondTurn, startTurn } from "../turns";
+import { requireModel, respondTurn, startTurn } from "../turns";
 import type { AppEnv } from "../types";
 import { intParam, jsonBody, query } from "../validate";
 import { issueTicket } from "../ws-tickets";
@@ -80,7 +80,7 @@ conversationRoutes.get("/:id/messages", query(messagesQuery), async (c) => {
   return c.json(page);
 });
 
-conversationRoutes.post("/:id/messages", ...jsonBody(turnBodySchema), async (c) => {
+conversationRoutes.post("/:id/messages", ...jsonBody(turnBodySchema), requireModel, async (c) => {
   const { ref } = stubFor(c.env, c.get("tenantId"), c.req.param("id"));
   const body = c.req.valid("json");
   if (body.attachments?.length) throw badRequest(`attachments: unknown attachment ${body.attachments[0]}`);

@@ -170,6 +170,28 @@ export function compactMessages(
 
 export const COMPACTION_SECTIONS = ["TASK", "PROGRESS", "REMAINING", "DATA", "DECISIONS"] as const;
 
+const SECTION_MEANING: Record<(typeof COMPACTION_SECTIONS)[number], string> = {
+  TASK: "what was asked",
+  PROGRESS: "what is done",
+  REMAINING: "what remains",
+  DATA: "the data gathered",
+  DECISIONS: "the decisions made",
+};
+
+/**
+ * The system prompt of the in-turn state call. The headings are spelled out because the turn
+ * reads REMAINING back (withRemainingIds); the cap is stated because the state rides every
+ * later request of the turn.
+ */
+export function turnStateSystemPrompt(maxChars: number): string {
+  return [
+    "Summarize the state of an agent's turn in progress so it can resume after its context was shortened.",
+    `Use exactly these sections, in this order: ${COMPACTION_SECTIONS.map((h) => `${h} (${SECTION_MEANING[h]})`).join(", ")}.`,
+    'Write each heading alone on its line with a colon (TASK:), then its items as lines starting with "- ". Keep exact ids, names and counts for batch work.',
+    `Write at most ${maxChars} characters.`,
+  ].join("\n");
+}
+
 /** The continuation nudge: without it models treat a shortened context as "done". */
 export function continuationNudge(summary: string): string {
   return [

@@ -33,8 +33,6 @@ export function excerpt(text: string, max: number): string {
   return `${text.slice(0, head)}\n[… ${text.length - head - tail} chars omitted …]\n${text.slice(text.length - tail)}`;
 }
 
-export const SUMMARIZER_MARKER = "[offline-model:summarize]";
-
 export function foldSystemPrompt(maxChars: number): string {
   return [
     "You maintain the rolling summary of a long conversation between a user and an assistant.",
@@ -43,8 +41,6 @@ export function foldSystemPrompt(maxChars: number): string {
     "Keep: the user's goals and requests, decisions and their reasons, facts, names, numbers, ids, file names and anything the user asked to remember, and what is still open. Drop pleasantries and repetition.",
     "Refer to messages by their seq numbers where it helps a later reader find the original.",
     `Write plain text, at most ${maxChars} characters.`,
-    SUMMARIZER_MARKER,
-    `summary-max-chars: ${maxChars}`,
   ].join("\n");
 }
 
@@ -121,7 +117,7 @@ export function fallbackFoldSummary(previousSummary: string | null, folded: read
   const to = folded[folded.length - 1]?.seq ?? 0;
   const prompts = folded
     .filter(isRealUserMessage)
-    .map((m) => `- seq ${m.seq}: ${renderMessageText(m).split("\n").find((l) => l.trim() && !l.trim().startsWith("@"))?.trim().slice(0, 160) ?? "(no text)"}`);
+    .map((m) => `- seq ${m.seq}: ${renderMessageText(m).split("\n").find((l) => l.trim())?.trim().slice(0, 160) ?? "(no text)"}`);
   const head = `[Written without the summarizer model, which failed repeatedly. Messages ${from}-${to} are intact: read them with conversation_read.]`;
   const previous = previousSummary ? capSummary(previousSummary, Math.floor(maxChars / 2)) : "";
   const body = [head, previous, `User prompts of messages ${from}-${to}:`, ...prompts].filter(Boolean).join("\n");

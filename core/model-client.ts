@@ -1,20 +1,23 @@
-// One way to reach the model: the Anthropic SDK. With an API key it talks to Anthropic; without
-// one the SDK's fetch is pointed at the embedded offline model, which speaks the same wire
-// format. The SDK is never bypassed, so the same turn code runs against both.
+// One way to reach the model: the Anthropic SDK. For Anthropic it talks to the API; for the
+// offline model (local dev, or MODEL_PROVIDER=offline) the SDK's fetch is pointed at the embedded
+// model, which speaks the same wire format. The SDK is never bypassed, so the same turn code runs
+// against both. Which one is core/model-provider.ts's decision, never a silent fallback.
 import Anthropic from "@anthropic-ai/sdk";
+import { chooseModel, ModelNotConfiguredError, type ModelEnv } from "./model-provider";
 import { createOfflineModelFetch } from "./offline-model";
 
-export interface ModelConfig {
-  apiKey?: string;
-  baseURL?: string;
+export interface ModelClientOptions {
   /** SDK retries for 429/5xx with its own exponential backoff. */
   maxRetries?: number;
 }
 
 export const OFFLINE_BASE_URL = "https://offline-model.invalid";
 
-export function createModelClient(config: ModelConfig): Anthropic {
-  const maxRetries = config.maxRetries ?? 2;
-  if (config.apiKey) return new Anthropic({ apiKey: config.apiKey, baseURL: config.baseURL || undefined, maxRetries });
+/** The client the env's configuration selects; throws ModelNotConfiguredError when none is. */
+export function createModelClient(env: ModelEnv, options: ModelClientOptions = {}): Anthropic {
+  const maxRetries = options.maxRetries ?? 2;
+  const choice = chooseModel(env);
+  if (!choice.ok) throw new ModelNotConfiguredError(choice.message);
+  if (choice.provider === "anthropic") return new Anthropic({ apiKey: choice.apiKey, baseURL: choice.baseURL, maxRetries });
   return new Anthropic({ apiKey: "offline", baseURL: OFFLINE_BASE_URL, fetch: createOfflineModelFetch(), maxRetries });
 }

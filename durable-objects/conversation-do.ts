@@ -7,6 +7,7 @@
 // - a message is visible in the index only after its R2 batch exists;
 // - every entry point checks the caller's tenant against the head: another tenant sees nothing;
 // - per-turn work reads only the hot replay cache, never the whole transcript from storage.
+import type Anthropic from "@anthropic-ai/sdk";
 import { DurableObject } from "cloudflare:workers";
 import { chooseFoldMark } from "../core/fold";
 import { buildModelRequest, estimateRequest } from "../core/replay";
@@ -14,6 +15,7 @@ import type { TurnEvent } from "../core/events";
 import { sortableId } from "../core/ids";
 import { EXTRACT_CHUNK_PAGES, type ExtractJob, type FoldJob } from "../core/jobs";
 import { createModelClient } from "../core/model-client";
+import { ModelNotConfiguredError, modelProblem, MODEL_NOT_CONFIGURED } from "../core/model-provider";
 import { messageChars } from "../core/render";
 import { crossCheckSettings, mergeSettings, type SettingsPatch } from "../core/settings";
 import { buildSystemPrompt } from "../core/system-prompt";
@@ -429,10 +431,24 @@ export class ConversationDO extends DurableObject<Env> {
       // The finished card stays in the conversation's timeline for History; it is never replayed.
       if (event.type === "compaction") this.store.addCard("compaction", event);
     };
+    /** Ends a turn that the model never answered, naming why. */
+    const endWithError = (error: { type: string; message: string; status?: number }) => {
+      emit({ type: "error", turnId, error });
+      emit({ type: "turn_end", turnId, stop_reason: "error", usage: { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 }, timing: { serverMs: Date.now() - started, modelMs: 0, queuedMs: started - queuedAt } });
+    };
     emit({ type: "turn_start", turnId });
     const head = await this.load(ref);
     if (!head) {
       emit({ type: "error", turnId, error: { type: "not_found", message: "conversation not found" } });
+      return;
+    }
+    let client: Anthropic;
+    try {
+      client = createModelClient(this.env);
+    } catch (err) {
+      // No model to answer: refused before anything is saved, never answered by a stand-in.
+      if (!(err instanceof ModelNotConfiguredError)) throw err;
+      endWithError({ type: err.type, message: err.message, status: err.status });
       return;
     }
     let prompt: PromptContext;
@@ -441,8 +457,7 @@ export class ConversationDO extends DurableObject<Env> {
     } catch (err) {
       // D1 unavailable before anything was saved: the turn is refused whole, and the caller told.
       console.error("turn refused: prompt context unavailable", err);
-      emit({ type: "error", turnId, error: { type: "storage_error", message: "the turn could not start; nothing was saved; retry" } });
-      emit({ type: "turn_end", turnId, stop_reason: "error", usage: { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 }, timing: { serverMs: Date.now() - started, modelMs: 0, queuedMs: started - queuedAt } });
+      endWithError({ type: "storage_error", message: "the turn could not start; nothing was saved; retry" });
       return;
     }
     if (input.activate?.length) await this.activateTools(input.activate);
@@ -490,7 +505,6 @@ export class ConversationDO extends DurableObject<Env> {
         deleteNote: (id) => deleteNote(this.env.DB, ref.tenantId, id),
       },
     };
-    const client = createModelClient({ apiKey: this.env.ANTHROPIC_API_KEY, baseURL: this.env.ANTHROPIC_BASE_URL });
     const persist = async (messages: NewMessage[]) => {
       const stored = await this.append(messages);
       for (const message of stored) emit({ type: "message", turnId, message });
@@ -521,8 +535,7 @@ export class ConversationDO extends DurableObject<Env> {
     } catch (err) {
       // Storage failed: whatever was appended before stays; the caller is told.
       console.error("turn failed", err);
-      emit({ type: "error", turnId, error: { type: "storage_error", message: "the turn could not be saved; retry" } });
-      emit({ type: "turn_end", turnId, stop_reason: "error", usage: { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 }, timing: { serverMs: Date.now() - started, modelMs: 0, queuedMs: started - queuedAt } });
+      endWithError({ type: "storage_error", message: "the turn could not be saved; retry" });
       return;
     }
     if (outcome.failure) emit({ type: "error", turnId, error: outcome.failure });
@@ -768,11 +781,14 @@ export class ConversationDO extends DurableObject<Env> {
     const { content, attachments, idempotencyKey } = frame.value;
     // A send frame is a turn from here on: a refusal names the turnId it would have had.
     const turnId = sortableId("turn");
-    const refuse = (error: { type: string; message: string; retryAfterSeconds?: number }, extra: Record<string, unknown> = {}) => ws.send(JSON.stringify({ type: "error", turnId, ...extra, error }));
+    const refuse = (error: { type: string; message: string; retryAfterSeconds?: number; status?: number }, extra: Record<string, unknown> = {}) => ws.send(JSON.stringify({ type: "error", turnId, ...extra, error }));
     // Frames are admitted one at a time, so the awaits below (the head, the rate limiter) can
     // never let a later frame's turn overtake an earlier one's.
     const admit = this.frameChain.then(async () => {
       if (!(await this.load(ref))) return refuse({ type: "not_found", message: "conversation not found" });
+      // Like the HTTP turn routes: no model, no turn (and no turn token spent on it).
+      const problem = modelProblem(this.env);
+      if (problem) return refuse({ type: MODEL_NOT_CONFIGURED, message: problem, status: 503 });
       if (ref.rateKey) {
         // A socket is worth no more than the key that opened it: once that key is revoked (seen
         // here within the auth cache's bound), frames are refused and the socket is closed.

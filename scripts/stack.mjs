@@ -2,12 +2,34 @@
 // with the chat and summarizer configs in one process tree — and waits for /health.
 // Used by `npm start`, the end-to-end tests and the benchmarks.
 import { spawn, spawnSync } from "node:child_process";
+import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { fileURLToPath } from "node:url";
 
 export const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const WRANGLER = `${ROOT}node_modules/.bin/wrangler`;
 export const DATABASE = "context-chat";
+
+/**
+ * The summarizer's local vars. `wrangler dev` hands `--var` to the first config only and reads
+ * each other worker's vars from the .dev.vars beside its config, so the local-dev switch (which
+ * lets the summarizer use the offline model without a key) and the root .dev.vars (the API key
+ * and friends, so both workers talk to the same model) are written there.
+ */
+export function summarizerDevVars(rootVars = "") {
+  return `${rootVars}${rootVars && !rootVars.endsWith("\n") ? "\n" : ""}DEV_BOOTSTRAP=true\n`;
+}
+
+export function writeSummarizerDevVars() {
+  const root = `${ROOT}.dev.vars`;
+  const target = `${ROOT}workers/summarizer/.dev.vars`;
+  const vars = summarizerDevVars(existsSync(root) ? readFileSync(root, "utf8") : "");
+  if (existsSync(target) && readFileSync(target, "utf8") === vars) return;
+  // Stacks start in parallel (tests): a rename never lets wrangler read a half-written file.
+  const tmp = `${target}.${process.pid}.tmp`;
+  writeFileSync(tmp, vars);
+  renameSync(tmp, target);
+}
 
 /** @param {{ port?: number, persistTo?: string, vars?: Record<string, string> }} [opts] */
 export function wranglerDevArgs({ port = 8787, persistTo, vars = {} } = {}) {
@@ -44,6 +66,7 @@ export function freePort() {
 export async function startStack({ persistTo, vars, timeoutMs = 120_000, log = false } = {}) {
   const port = await freePort();
   applyMigrations({ persistTo });
+  writeSummarizerDevVars();
   const child = spawn(WRANGLER, wranglerDevArgs({ port, persistTo, vars }), {
     cwd: ROOT,
     detached: true,

@@ -1,20 +1,11 @@
 // `npm start`: the whole platform locally — D1 migrations applied to .wrangler/state, the dev
 // tenant bootstrapped on first request, both workers served by one `wrangler dev` on :8787.
 import { spawn } from "node:child_process";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
-import { ROOT, applyMigrations, wranglerDevArgs } from "./stack.mjs";
+import { ROOT, applyMigrations, wranglerDevArgs, writeSummarizerDevVars } from "./stack.mjs";
 
 const port = Number(process.env.PORT ?? 8787);
 
-// wrangler reads .dev.vars next to each worker's config: mirror the root one (ANTHROPIC_API_KEY
-// and friends) to the summarizer so both workers talk to the same model.
-const rootVars = `${ROOT}.dev.vars`;
-const summarizerVars = `${ROOT}workers/summarizer/.dev.vars`;
-if (existsSync(rootVars)) {
-  const vars = readFileSync(rootVars, "utf8");
-  if (!existsSync(summarizerVars) || readFileSync(summarizerVars, "utf8") !== vars) writeFileSync(summarizerVars, vars);
-}
-
+writeSummarizerDevVars();
 applyMigrations({ stdio: "inherit" });
 const child = spawn(`${ROOT}node_modules/.bin/wrangler`, wranglerDevArgs({ port }), { cwd: ROOT, stdio: "inherit" });
 // wrangler dev does not fire cron triggers by itself; this does, through wrangler's own

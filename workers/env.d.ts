@@ -1,9 +1,15 @@
 // Secrets and local-only switches that wrangler.toml does not declare (wrangler types only sees
-// [vars] and bindings). All optional: their absence selects the offline defaults.
+// [vars] and bindings). Optional to the type; which model answers is core/model-provider.ts's call.
 interface __BaseEnv_Env {
-  /** Set to talk to Anthropic; unset selects the embedded offline model. */
+  /** The Anthropic API key (a secret). Required outside local dev unless MODEL_PROVIDER=offline. */
   ANTHROPIC_API_KEY?: string;
   ANTHROPIC_BASE_URL?: string;
+  /**
+   * "anthropic" (ANTHROPIC_API_KEY required) or "offline" (the embedded offline model). Unset:
+   * Anthropic with a key; without one, the offline model under local dev and a 503
+   * `model_not_configured` on every turn (and failing fold jobs) anywhere else.
+   */
+  MODEL_PROVIDER?: string;
   /** Bearer token for /v1/admin routes. Required outside local dev. */
   ADMIN_TOKEN?: string;
   /** The dev tenant's API key under local dev (default "dev-local-key"). */

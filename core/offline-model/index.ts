@@ -20,7 +20,6 @@ import type { WireRequest } from "./wire";
 
 export { resetOfflineCache, minimumCacheableTokens } from "./cache";
 export { parseDirectives, type Directives } from "./directives";
-export { SUMMARIZE_MARKER } from "./summarize";
 
 export interface OfflineModelOptions {
   /** Clock for prompt-cache lifetimes (ms since epoch); defaults to Date.now. */

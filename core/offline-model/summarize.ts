@@ -1,26 +1,25 @@
 /**
- * Summarization requests. The project's summarizer puts a marker line in the
- * system prompt; the offline model then answers with a deterministic,
- * extractive summary instead of a chat reply, so context compaction can be
- * tested end to end without a real model. System prompt options:
+ * Summarization requests. The offline model reads them from what the real prompt says, as a real
+ * model would, so nothing meant only for the stand-in ever rides a prompt:
  *
- *   [offline-model:summarize]                              (required marker line)
- *   summary-max-chars: N                                   (hard cap, default 4,000)
- *   sections: TASK, PROGRESS, REMAINING, DATA, DECISIONS   (optional headings)
+ *   - the system prompt's first sentence asks for a summary ("summary", "summarize");
+ *   - "at most N characters" in it is the hard cap (default 4,000);
+ *   - "… these sections …: TASK (what was asked), PROGRESS (…), …" names the headings (the
+ *     upper-case words of that line, in order).
  *
- * Output with sections: each heading as `HEADING:` on its own line followed by
- * `- item` lines; sections separated by a blank line. Without sections: the
- * extracted sentences as `- item` lines, then an `Identifiers:` section.
+ * The answer is a deterministic, extractive summary instead of a chat reply, so context
+ * compaction can be tested end to end without a real model. With sections: each heading as
+ * `HEADING:` on its own line followed by `- item` lines; sections separated by a blank line.
+ * Without sections: the extracted sentences as `- item` lines, then an `Identifiers:` section.
  */
 import { stripDirectives } from "./directives";
 import { blocksOf, systemText, toolResultText, type WireMessage, type WireRequest } from "./wire";
 
-export const SUMMARIZE_MARKER = "[offline-model:summarize]";
 export const DEFAULT_SUMMARY_MAX_CHARS = 4_000;
 
-const MARKER_LINE = /^[ \t]*\[offline-model:summarize\][ \t]*$/m;
-const MAX_CHARS_LINE = /^[ \t]*summary-max-chars:[ \t]*([\d,_]+)/im;
-const SECTIONS_LINE = /^[ \t]*sections:[ \t]*(.+)$/im;
+const ASKS_FOR_SUMMARY = /\bsummar(?:y|ies|ize|ise|izing|ising)\b/i;
+const CAP = /\bat most ([\d,_]+) characters\b/i;
+const SECTIONS_LINE = /\bthese sections\b[^:\n]*:([^\n]+)/i;
 const FIRST_SENTENCE_MAX = 240;
 
 export interface SummarizeOptions {
@@ -28,16 +27,25 @@ export interface SummarizeOptions {
   sections: string[];
 }
 
-/** Options when the system prompt carries the marker line, otherwise null (not a summarization request). */
+/** The system prompt's opening sentence: up to the first sentence end or line break. */
+function openingSentence(system: string): string {
+  const text = system.trimStart();
+  const end = text.search(/[.!?](?:\s|$)|\n/);
+  return end < 0 ? text : text.slice(0, end);
+}
+
+/** Options when the system prompt asks for a summary, otherwise null (a chat request). */
 export function summarizeOptions(request: Pick<WireRequest, "system">): SummarizeOptions | null {
   const system = systemText(request.system);
-  if (!MARKER_LINE.test(system)) return null;
-  const maxMatch = system.match(MAX_CHARS_LINE);
-  const maxChars = maxMatch ? Number(maxMatch[1].replace(/[,_]/g, "")) : DEFAULT_SUMMARY_MAX_CHARS;
-  const sectionsMatch = system.match(SECTIONS_LINE);
-  const sections = sectionsMatch
-    ? sectionsMatch[1].split(",").map((heading) => heading.trim()).filter(Boolean)
-    : [];
+  if (!ASKS_FOR_SUMMARY.test(openingSentence(system))) return null;
+  const capMatch = CAP.exec(system);
+  const maxChars = capMatch ? Number(capMatch[1].replace(/[,_]/g, "")) : DEFAULT_SUMMARY_MAX_CHARS;
+  const sectionsLine = SECTIONS_LINE.exec(system)?.[1] ?? "";
+  const sections = sectionsLine
+    .replace(/\([^)]*\)/g, "")
+    .split(",")
+    .map((part) => part.replace(/[.;]+\s*$/, "").trim())
+    .filter((heading) => /^[A-Z][A-Z_]*$/.test(heading));
   return { maxChars: Number.isFinite(maxChars) ? maxChars : DEFAULT_SUMMARY_MAX_CHARS, sections };
 }
 

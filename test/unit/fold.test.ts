@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { buildFoldRequest, capSummary, chooseFoldMark, excerpt, FOLD_PROMPT_BUDGET_CHARS, SUMMARIZER_MARKER } from "../../core/fold";
+import { buildFoldRequest, capSummary, chooseFoldMark, excerpt, fallbackFoldSummary, FOLD_PROMPT_BUDGET_CHARS } from "../../core/fold";
 import { buildModelRequest, summaryPreamble } from "../../core/replay";
 import { defaultSettings } from "../../core/settings";
 import type { ContentBlock, StoredMessage } from "../../core/types";
@@ -54,12 +54,11 @@ describe("chooseFoldMark", () => {
 });
 
 describe("the fold request", () => {
-  it("carries the previous summary, the excerpts and the cap, marked for the summarizer", () => {
+  it("carries the previous summary, the excerpts and the cap in plain words", () => {
     const folded = conversation("uauautra");
     const req = buildFoldRequest({ model: "m", previousSummary: "PREVIOUS SUMMARY TEXT", folded, maxChars: 6000 });
     const sys = req.system[0].text;
-    expect(sys).toContain(SUMMARIZER_MARKER);
-    expect(sys).toContain("summary-max-chars: 6000");
+    expect(sys).toContain("at most 6000 characters");
     expect(sys).toMatch(/fold/i);
     const body = JSON.stringify(req.messages);
     expect(body).toContain("PREVIOUS SUMMARY TEXT");
@@ -84,6 +83,18 @@ describe("the fold request", () => {
     expect(e.startsWith("HHH")).toBe(true);
     expect(e.endsWith("TTT")).toBe(true);
     expect(e).toMatch(/chars omitted/);
+  });
+});
+
+describe("the fallback fold summary", () => {
+  it("keeps a user's line that starts with @ (it is the user's text, not a directive to drop)", () => {
+    const folded = conversation("uaua");
+    folded[0].content = [{ type: "text", text: "@alice please review PR-4471 before Friday" }];
+    folded[2].content = [{ type: "text", text: "\n  @channel deploy window moved to 14:00\nsecond line" }];
+    const summary = fallbackFoldSummary(null, folded, 2_000);
+    expect(summary).toContain("- seq 1: @alice please review PR-4471 before Friday");
+    expect(summary).toContain("- seq 3: @channel deploy window moved to 14:00");
+    expect(summary).not.toContain("second line");
   });
 });
 

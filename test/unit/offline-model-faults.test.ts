@@ -4,7 +4,7 @@ import Anthropic from "@anthropic-ai/sdk";
 import { describe, expect, it } from "vitest";
 import { createOfflineModelFetch, parseDirectives } from "../../core/offline-model";
 import { modelErrorFor } from "../../core/offline-model/directives";
-import { SUMMARIZER_MARKER } from "../../core/fold";
+import { foldSystemPrompt } from "../../core/fold";
 
 const client = (maxRetries = 0) => new Anthropic({ apiKey: "offline", baseURL: "https://offline-model.invalid", fetch: createOfflineModelFetch(), maxRetries });
 const user = (text: string) => ({ role: "user" as const, content: [{ type: "text" as const, text }] });
@@ -44,7 +44,7 @@ describe("@model-error phases", () => {
   });
 
   it("fails a summarization request that carries the line", async () => {
-    const ask = (text: string) => client().messages.create({ model: "offline", max_tokens: 200, system: `sum\n${SUMMARIZER_MARKER}`, messages: [user(text)] });
+    const ask = (text: string) => client().messages.create({ model: "offline", max_tokens: 200, system: foldSystemPrompt(2_000), messages: [user(text)] });
     await expect(ask("[seq 3 user]\nnotes\n@model-error 529 summarize")).rejects.toMatchObject({ status: 529 });
     expect((await ask("[seq 3 user]\nnotes\n@model-error 529")).content[0]).toMatchObject({ type: "text" });
   });

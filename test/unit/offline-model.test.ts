@@ -3,6 +3,7 @@
 import Anthropic from "@anthropic-ai/sdk";
 import { beforeEach, describe, expect, it } from "vitest";
 import { createOfflineModelFetch, handleMessagesRequest, resetOfflineCache, type OfflineModelOptions } from "../../core/offline-model";
+import { turnStateSystemPrompt } from "../../core/compactor";
 import { countRequestTokens } from "../../core/tokens";
 
 type Params = Anthropic.MessageCreateParamsNonStreaming;
@@ -374,8 +375,8 @@ describe("prompt caching", () => {
 
 describe("summarization requests", () => {
   const HEADINGS = ["TASK", "PROGRESS", "REMAINING", "DATA", "DECISIONS"];
-  const system = (cap: number) =>
-    `You compress conversations.\n[offline-model:summarize]\nsummary-max-chars: ${cap}\nsections: ${HEADINGS.join(", ")}`;
+  // The compactor's real state prompt: the offline model reads its cap and headings from the text.
+  const system = (cap: number) => turnStateSystemPrompt(cap);
   const conversation: Anthropic.MessageParam[] = [
     { role: "user", content: "Reconcile invoice INV-2024-0042 against ledger.csv. Start with March." },
     { role: "assistant", content: "Read 2 tool results (25,012 and 25,012 chars)." },

@@ -1,6 +1,7 @@
 // A turn's NDJSON event stream from the Durable Object, answered as SSE or as one JSON body.
 import type { TurnEvent } from "../../core/events";
 import { toSse } from "../../core/events";
+import { MODEL_NOT_CONFIGURED } from "../../core/model-provider";
 import type { StoredMessage, Usage } from "../../core/types";
 import { errorBody } from "./errors";
 
@@ -62,7 +63,7 @@ export async function collectTurn(events: ReadableStream<TurnEvent>): Promise<Tu
   return out;
 }
 
-/** 200 with the turn, or 502 naming the model failure (what was saved is still returned). */
+/** 200 with the turn, or 502 naming the model failure (what was saved is still returned); 503 when no model is configured. */
 export function turnJson(conversationId: string, turn: TurnSummary, requestMs: number): Response {
   const headers: Record<string, string> = { "content-type": "application/json", "x-conversation-id": conversationId };
   if (turn.timing) {
@@ -71,7 +72,7 @@ export function turnJson(conversationId: string, turn: TurnSummary, requestMs: n
   }
   const body = { conversationId, turnId: turn.turnId, messages: turn.messages, stop_reason: turn.stop_reason, usage: turn.usage };
   if (!turn.error) return new Response(JSON.stringify(body), { status: 200, headers });
-  const status = turn.error.type === "not_found" ? 404 : 502;
+  const status = turn.error.type === "not_found" ? 404 : turn.error.type === MODEL_NOT_CONFIGURED ? 503 : 502;
   const err = errorBody(status, turn.error.message, turn.error.type);
   return new Response(JSON.stringify({ ...body, error: { ...err.error, ...(turn.error.status ? { status: turn.error.status } : {}) } }), { status, headers });
 }

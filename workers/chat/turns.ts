@@ -1,8 +1,9 @@
 // Starting a turn on a conversation's Durable Object and answering it over HTTP (SSE or JSON).
 // Shared by the conversation, channel and automation paths so all three behave the same.
-import type { Context } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
 import type { z } from "zod";
 import type { TurnEvent } from "../../core/events";
+import { MODEL_NOT_CONFIGURED, modelProblem } from "../../core/model-provider";
 import { toContentBlocks, type turnBodySchema } from "../../core/turn-input";
 import type { TurnInput } from "../../durable-objects/conversation-do";
 import type { ConversationRef } from "../../durable-objects/conversation-head";
@@ -10,6 +11,16 @@ import { resolveTurnAttachments, unknownAttachmentMessage } from "./attachments/
 import { ApiError, badRequest } from "./errors";
 import { collectTurn, ndjsonEvents, sseResponse, turnJson } from "./turn-response";
 import type { AppEnv } from "./types";
+
+/**
+ * On every turn route, before anything is resolved or saved: without a configured model the
+ * request is a 503 naming the missing secret (SSE callers get it too, as no stream has started).
+ */
+export const requireModel: MiddlewareHandler<AppEnv> = async (c, next) => {
+  const problem = modelProblem(c.env);
+  if (problem) throw new ApiError(503, MODEL_NOT_CONFIGURED, problem);
+  await next();
+};
 
 /** The turn a body asks for; an attachment id that is not the tenant's is a 400 before anything runs. */
 export async function turnInput(env: Env, tenantId: string, body: z.infer<typeof turnBodySchema>): Promise<TurnInput> {

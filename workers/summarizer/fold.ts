@@ -32,7 +32,10 @@ export async function runFoldJob(job: FoldJob, env: Env, deps: FoldDeps = {}): P
   const folded = source.region.slice(0, mark);
   const { settings } = source;
   // No SDK retries: the queue owns retries, with backoff and a dead-letter queue at the end.
-  const client = deps.client ?? createModelClient({ apiKey: env.ANTHROPIC_API_KEY, baseURL: env.ANTHROPIC_BASE_URL, maxRetries: 0 });
+  // Without a configured model this throws before the fallback below can apply: a missing key is
+  // not a region the model keeps failing on, so the job retries and ends in the dead-letter queue
+  // rather than committing a summary no model wrote.
+  const client = deps.client ?? createModelClient(env, { maxRetries: 0 });
   let summary: string;
   try {
     summary = await summarize(client, source.summary, folded, settings);

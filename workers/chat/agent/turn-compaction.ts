@@ -5,20 +5,20 @@
 import type Anthropic from "@anthropic-ai/sdk";
 import {
   budgetTokens,
-  COMPACTION_SECTIONS,
   compactMessages,
   continuationNudge,
   effectiveTokens,
   fallbackTurnState,
   requestChars,
   shouldCompact,
+  turnStateSystemPrompt,
   untouchedIds,
   withRemainingIds,
   type BlockOrigin,
   type CompactionBudget,
   type CompactionReport,
 } from "../../../core/compactor";
-import { excerpt, SUMMARIZER_MARKER } from "../../../core/fold";
+import { excerpt } from "../../../core/fold";
 import { renderMessageText } from "../../../core/render";
 import type { ContentBlock, ModelRequest, StoredMessage, WireMessage } from "../../../core/types";
 
@@ -148,13 +148,7 @@ export class TurnCompactor {
       const reply = await this.client.messages.create({
         model: this.model,
         max_tokens: 1_024,
-        system: [
-          "Summarize the state of an agent's turn in progress so it can resume after its context was shortened.",
-          "Use exactly these sections, with exact ids, names and counts for batch work: what was asked, what is done, what remains, the data gathered, the decisions made.",
-          SUMMARIZER_MARKER,
-          `summary-max-chars: ${SUMMARY_MAX_CHARS}`,
-          `sections: ${COMPACTION_SECTIONS.join(", ")}`,
-        ].join("\n"),
+        system: turnStateSystemPrompt(SUMMARY_MAX_CHARS),
         messages: [{ role: "user", content: body || task }],
       });
       const state = reply.content.map((b) => (b.type === "text" ? b.text : "")).join("").trim().slice(0, SUMMARY_MAX_CHARS);

@@ -5,7 +5,7 @@ import { z } from "zod";
 import { turnBodySchema } from "../../../core/turn-input";
 import { channelObjectName } from "../../../durable-objects/channel-do";
 import { badRequest, notFound } from "../errors";
-import { respondTurn, startTurn, turnInput } from "../turns";
+import { requireModel, respondTurn, startTurn, turnInput } from "../turns";
 import type { AppEnv } from "../types";
 import { listBody, pageOf } from "../paging";
 import { intParam, jsonBody, query } from "../validate";
@@ -42,7 +42,7 @@ channelRoutes.patch("/:name", ...jsonBody(patchBody), async (c) => {
   return c.json(await channelStub(c.env, c.get("tenantId"), name).configure(c.get("tenantId"), name, c.req.valid("json")));
 });
 
-channelRoutes.post("/:name/messages", ...jsonBody(turnBodySchema), async (c) => {
+channelRoutes.post("/:name/messages", ...jsonBody(turnBodySchema), requireModel, async (c) => {
   const tenantId = c.get("tenantId");
   const name = c.req.param("name");
   // A retry may land after the channel rotated to a new conversation, where the key means nothing:

@@ -13,7 +13,7 @@ import { attachmentRoutes } from "./attachments";
 import { listConversationRows } from "../conversation-list";
 import { ApiError, badRequest, notFound } from "../errors";
 import { idempotencyKeyHeader } from "../idempotency-header";
-import { respondTurn, startKeyedTurn, turnInput } from "../turns";
+import { requireModel, respondTurn, startKeyedTurn, turnInput } from "../turns";
 import type { AppEnv } from "../types";
 import { listBody, pageOf } from "../paging";
 import { intParam, jsonBody, query } from "../validate";
@@ -89,7 +89,7 @@ conversationRoutes.get("/:id/messages", query(seqPageQuery), async (c) => {
   return c.json(listBody("messages", { data: page.messages, next: page.next }));
 });
 
-conversationRoutes.post("/:id/messages", ...jsonBody(turnBodySchema), async (c) => {
+conversationRoutes.post("/:id/messages", ...jsonBody(turnBodySchema), requireModel, async (c) => {
   const { ref } = stubFor(c.env, c.get("tenantId"), c.req.param("id"));
   const idempotencyKey = idempotencyKeyHeader(c);
   const input = await turnInput(c.env, ref.tenantId, c.req.valid("json"));

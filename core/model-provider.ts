@@ -1,0 +1,50 @@
+// Which model answers, decided in one place for both workers. The embedded offline model is a
+// stand-in for local dev and tests: a deployed worker that lost its key must say so, never answer
+// with made-up replies or commit made-up summaries.
+export type ModelProvider = "anthropic" | "offline";
+
+/** The variables the choice reads (a worker's Env satisfies this). */
+export interface ModelEnv {
+  ANTHROPIC_API_KEY?: string;
+  ANTHROPIC_BASE_URL?: string;
+  /** "anthropic" (a key is required) or "offline"; unset picks Anthropic, or offline under local dev. */
+  MODEL_PROVIDER?: string;
+  /** "true" only under `npm start`, the tests and the benchmarks. */
+  DEV_BOOTSTRAP?: string;
+}
+
+export type ModelChoice =
+  | { ok: true; provider: "anthropic"; apiKey: string; baseURL?: string }
+  | { ok: true; provider: "offline" }
+  | { ok: false; message: string };
+
+export const MODEL_NOT_CONFIGURED = "model_not_configured";
+
+export function chooseModel(env: ModelEnv): ModelChoice {
+  const provider = env.MODEL_PROVIDER?.trim() || undefined;
+  const apiKey = env.ANTHROPIC_API_KEY?.trim() || undefined;
+  if (provider !== undefined && provider !== "anthropic" && provider !== "offline")
+    return { ok: false, message: `the model is not configured: MODEL_PROVIDER must be "anthropic" or "offline"` };
+  if (provider === "offline") return { ok: true, provider: "offline" };
+  if (apiKey) return { ok: true, provider: "anthropic", apiKey, baseURL: env.ANTHROPIC_BASE_URL || undefined };
+  if (provider === undefined && env.DEV_BOOTSTRAP === "true") return { ok: true, provider: "offline" };
+  return {
+    ok: false,
+    message:
+      provider === "anthropic"
+        ? "the model is not configured: MODEL_PROVIDER is anthropic but the ANTHROPIC_API_KEY secret is not set"
+        : "the model is not configured: set the ANTHROPIC_API_KEY secret (or MODEL_PROVIDER=offline for the embedded offline model)",
+  };
+}
+
+/** Thrown where a model call would need a model that is not configured. */
+export class ModelNotConfiguredError extends Error {
+  readonly type = MODEL_NOT_CONFIGURED;
+  readonly status = 503;
+}
+
+/** The problem with the model configuration, or null when a model can answer. */
+export function modelProblem(env: ModelEnv): string | null {
+  const choice = chooseModel(env);
+  return choice.ok ? null : choice.message;
+}

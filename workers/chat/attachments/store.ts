@@ -47,7 +47,3 @@ export async function getAttachmentRow(db: D1Database, tenantId: string, id: str
 export async function listAttachmentRows(db: D1Database, tenantId: string, conversationId: string): Promise<AttachmentRow[]> {
   return drizzle(db).select().from(attachments).where(and(eq(attachments.tenantId, tenantId), eq(attachments.conversationId, conversationId))).orderBy(attachments.id).limit(500);
 }
-
-export async function deleteAttachmentRow(db: D1Database, tenantId: string, id: string): Promise<void> {
-  await drizzle(db).delete(attachments).where(and(eq(attachments.tenantId, tenantId), eq(attachments.id, id)));
-}

@@ -231,6 +231,18 @@ describe("deleting a conversation", () => {
   });
 });
 
+describe("a channel whose conversation was deleted", () => {
+  it("rotates to a new conversation on its next message instead of answering 404", async () => {
+    const first = await api("POST", "/v1/channels/deleted-inbox/messages", { content: "before" });
+    expect(first.status).toBe(200);
+    expect((await api("DELETE", `/v1/conversations/${first.json.conversationId}`)).status).toBe(204);
+    const next = await api("POST", "/v1/channels/deleted-inbox/messages", { content: "after" });
+    expect(next.status).toBe(200);
+    expect(next.json.conversationId).not.toBe(first.json.conversationId);
+    expect((await api("GET", "/v1/channels/deleted-inbox")).json.conversationId).toBe(next.json.conversationId);
+  });
+});
+
 describe("deleting an attachment", () => {
   it("removes its bytes, extracted pages and row; the tools then answer as for an unknown id", async () => {
     const id = await createConversation();

@@ -38,10 +38,16 @@ export async function runAutomation(env: Env, runId: string): Promise<void> {
     return;
   }
   const channel = env.CHANNEL.get(env.CHANNEL.idFromName(channelObjectName(automation.tenantId, automation.channel)));
-  const { conversationId } = await channel.resolve(automation.tenantId, automation.channel);
+  let { conversationId } = await channel.resolve(automation.tenantId, automation.channel);
   let events: ReadableStream<TurnEvent> | null;
   try {
-    events = await startTurn(env, { tenantId: automation.tenantId, conversationId }, [{ type: "text", text: automation.prompt }]);
+    const prompt = [{ type: "text" as const, text: automation.prompt }];
+    events = await startTurn(env, { tenantId: automation.tenantId, conversationId }, prompt);
+    if (!events) {
+      // The channel's conversation was deleted: the channel rotates and the run goes on there.
+      ({ conversationId } = await channel.resolve(automation.tenantId, automation.channel, Date.now(), conversationId));
+      events = await startTurn(env, { tenantId: automation.tenantId, conversationId }, prompt);
+    }
   } catch (err) {
     await finishRun(env.DB, runId, { status: "failed", conversationId, error: err instanceof Error ? err.message : String(err) });
     return;

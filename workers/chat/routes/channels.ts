@@ -5,7 +5,7 @@ import { z } from "zod";
 import { toContentBlocks, turnBodySchema } from "../../../core/turn-input";
 import { channelObjectName } from "../../../durable-objects/channel-do";
 import { badRequest, notFound } from "../errors";
-import { respondTurn, startTurn } from "../turns";
+import { respondTurn, startChannelTurn } from "../turns";
 import type { AppEnv } from "../types";
 import { jsonBody } from "../validate";
 
@@ -44,8 +44,8 @@ channelRoutes.post("/:name/messages", ...jsonBody(turnBodySchema), async (c) => 
   const name = c.req.param("name");
   const body = c.req.valid("json");
   if (body.attachments?.length) throw badRequest(`attachments: unknown attachment ${body.attachments[0]}`);
-  const { conversationId } = await channelStub(c.env, tenantId, name).resolve(tenantId, name);
-  const events = await startTurn(c.env, { tenantId, conversationId }, toContentBlocks(body.content));
+  if (!CHANNEL_NAME.test(name)) throw notFound("channel");
+  const { conversationId, events } = await startChannelTurn(c.env, tenantId, name, toContentBlocks(body.content));
   if (!events) throw notFound("conversation");
   return respondTurn(c, conversationId, events);
 });

@@ -65,14 +65,15 @@ export class ChannelDO extends DurableObject<Env> {
 
   /**
    * The conversation the next message of this channel belongs to, rotating first when the
-   * current one has been idle for longer than the rotation time. Marks the channel active.
+   * current one has been idle for longer than the rotation time, or is `gone` (the caller found it
+   * deleted). Marks the channel active.
    */
-  resolve(tenantId: string, name: string, now = Date.now()): Promise<{ conversationId: string; rotatedFrom: string | null }> {
+  resolve(tenantId: string, name: string, now = Date.now(), gone: string | null = null): Promise<{ conversationId: string; rotatedFrom: string | null }> {
     return this.serialized(async () => {
       const state = this.read(tenantId, name) ?? this.fresh(tenantId, name);
       let rotatedFrom: string | null = null;
       const idle = state.lastActivityAt === null ? Infinity : now - state.lastActivityAt;
-      if (!state.conversationId || idle > state.rotationSeconds * 1000) {
+      if (!state.conversationId || state.conversationId === gone || idle > state.rotationSeconds * 1000) {
         const created = await createConversation(this.env, tenantId, { title: `#${name}` });
         if ("error" in created) throw new Error(created.error);
         if (state.conversationId) {

@@ -40,6 +40,7 @@ import { toolRegistry } from "../workers/chat/tools";
 import type { ReadQuery, ToolContext } from "../workers/chat/tools/registry";
 import type { ConversationHead, ConversationRef, ConversationView } from "./conversation-head";
 import { readBatchesAfter, readHead, writeBatch, writeHead } from "./conversation-record";
+import { ConversationDeletion, ConversationGone } from "./conversation-delete";
 import { ConversationStore, type PromptSnapshot, type TimelineCard } from "./conversation-store";
 import { parseClientFrame } from "./socket-frames";
 import { IdempotencyLedger, keyedAnswer, type KeyedAnswer } from "./idempotency";
@@ -105,6 +106,8 @@ interface SocketAttachment {
 export class ConversationDO extends DurableObject<Env> {
   private readonly store: ConversationStore;
   private readonly idempotency: IdempotencyLedger;
+  /** Explicit deletion: the tombstone, the guard on writes that could bring data back, the purge. */
+  private readonly deletion: ConversationDeletion;
   /** The loaded head; undefined until the first successful load. */
   private head: ConversationHead | undefined;
   private loading: Promise<ConversationHead | null> | null = null;
@@ -128,9 +131,19 @@ export class ConversationDO extends DurableObject<Env> {
     super(ctx, env);
     this.store = new ConversationStore(ctx.storage.sql);
     this.idempotency = new IdempotencyLedger(ctx.storage.sql);
-    ctx.blockConcurrencyWhile(async () => {
+    const ensureSchema = () => {
       this.store.ensureSchema();
       this.idempotency.ensureSchema();
+    };
+    ctx.blockConcurrencyWhile(async () => ensureSchema());
+    this.deletion = new ConversationDeletion(ctx, {
+      env: () => this.env,
+      forget: () => {
+        this.head = undefined;
+        this.history = null;
+        this.unsummarized = null;
+      },
+      ensureSchema,
     });
   }
 
@@ -138,6 +151,7 @@ export class ConversationDO extends DurableObject<Env> {
 
   /** The head if this conversation exists for this tenant; null otherwise (never another tenant's). */
   private async load(ref: ConversationRef): Promise<ConversationHead | null> {
+    if (this.deletion.deleted) return null;
     if (!this.head) {
       // Callers share a load in flight. A failed lookup is never cached, and a caller whose
       // shared load found nothing (it ran with another caller's ref) tries with its own.
@@ -146,7 +160,7 @@ export class ConversationDO extends DurableObject<Env> {
       if (found) this.head ??= found;
     }
     const head = this.head;
-    if (!head || head.tenantId !== ref.tenantId || head.id !== ref.conversationId) return null;
+    if (!head || this.deletion.deleted || head.tenantId !== ref.tenantId || head.id !== ref.conversationId) return null;
     return head;
   }
 
@@ -265,6 +279,18 @@ export class ConversationDO extends DurableObject<Env> {
   }
 
   /**
+   * Deletes the conversation and everything it owns (see conversation-delete.ts); false when there
+   * is nothing of this tenant's to delete. A delete already under way is joined or resumed.
+   */
+  async delete(ref: ConversationRef): Promise<boolean> {
+    const tomb = this.deletion.tombstone();
+    const mine = tomb ? tomb.tenantId === ref.tenantId && tomb.conversationId === ref.conversationId : !!(await this.load(ref));
+    if (!mine) return false;
+    await this.deletion.delete(ref);
+    return true;
+  }
+
+  /**
    * Head changes (patches, fold commits) run one at a time against the freshest head, so a
    * patch landing during a fold's R2 write is never overwritten by a stale copy. R2 first (the
    * record), then SQLite, then memory.
@@ -272,9 +298,10 @@ export class ConversationDO extends DurableObject<Env> {
   private headWrites: Promise<unknown> = Promise.resolve();
   private updateHead<T>(change: (head: ConversationHead) => { next: ConversationHead | null; result: T }): Promise<T> {
     const run = this.headWrites.then(async () => {
+      if (this.deletion.deleted) throw new ConversationGone();
       const { next, result } = change(this.head!);
       if (next) {
-        await writeHead(this.env.BUCKET, next);
+        await this.deletion.guard(() => writeHead(this.env.BUCKET, next));
         this.store.putHead(next);
         this.head = next;
       }
@@ -533,9 +560,10 @@ export class ConversationDO extends DurableObject<Env> {
         input.content,
       );
     } catch (err) {
-      // Storage failed: whatever was appended before stays; the caller is told.
-      console.error("turn failed", err);
-      endWithError({ type: "storage_error", message: "the turn could not be saved; retry" });
+      // Storage failed: whatever was appended before stays; the caller is told. Or the
+      // conversation was deleted under the turn: nothing more of it is written.
+      if (!(err instanceof ConversationGone)) console.error("turn failed", err);
+      endWithError(err instanceof ConversationGone ? { type: "not_found", message: "conversation not found" } : { type: "storage_error", message: "the turn could not be saved; retry" });
       return;
     }
     if (outcome.failure) emit({ type: "error", turnId, error: outcome.failure });
@@ -548,11 +576,12 @@ export class ConversationDO extends DurableObject<Env> {
 
   /** Appends one batch: R2 first (the record), then the SQLite index, then the hot cache. */
   private async append(messages: NewMessage[]): Promise<StoredMessage[]> {
+    if (this.deletion.deleted) throw new ConversationGone();
     const head = this.head!;
     const first = this.store.lastSeq() + 1;
     const createdAt = new Date().toISOString();
     const stored: StoredMessage[] = messages.map((m, i) => ({ id: sortableId("msg"), seq: first + i, role: m.role, content: m.content, createdAt, ...extras(m) }));
-    const key = await writeBatch(this.env.BUCKET, head, stored);
+    const key = await this.deletion.guard(() => writeBatch(this.env.BUCKET, head, stored));
     try {
       this.ctx.storage.transactionSync(() => this.store.insertMessages(stored, key, replayChars));
     } catch (err) {
@@ -593,10 +622,12 @@ export class ConversationDO extends DurableObject<Env> {
       compacted,
     });
     this.ctx.waitUntil(
-      (async () => {
-        await this.env.BUCKET.put(promptSnapshotKey(head.tenantId, head.id, id), JSON.stringify(request), { httpMetadata: { contentType: "application/json" } });
-        if (dropped.length) await this.env.BUCKET.delete(dropped.map((d) => promptSnapshotKey(head.tenantId, head.id, d)));
-      })().catch((err) => console.error("prompt snapshot write failed", err)),
+      this.deletion
+        .guard(async () => {
+          await this.env.BUCKET.put(promptSnapshotKey(head.tenantId, head.id, id), JSON.stringify(request), { httpMetadata: { contentType: "application/json" } });
+          if (dropped.length) await this.env.BUCKET.delete(dropped.map((d) => promptSnapshotKey(head.tenantId, head.id, d)));
+        })
+        .catch((err) => console.error("prompt snapshot write failed", err)),
     );
   }
 
@@ -702,6 +733,7 @@ export class ConversationDO extends DurableObject<Env> {
       return this.indexing;
     }
     this.indexing = (async () => {
+      if (this.deletion.deleted) return;
       const head = this.head ?? this.store.getHead();
       if (!head) return;
       do {
@@ -709,19 +741,20 @@ export class ConversationDO extends DurableObject<Env> {
         for (;;) {
           const batch = this.store.listAfter(this.store.indexedThrough(), INDEX_BATCH);
           if (!batch.length) break;
-          await indexMessages(this.env.DB, head.tenantId, head.id, batch);
+          await this.deletion.guard(() => indexMessages(this.env.DB, head.tenantId, head.id, batch));
           this.store.setIndexedThrough(batch[batch.length - 1].seq);
         }
       } while (this.indexAgain);
       for (const item of this.store.outbox()) {
-        if (item.key.startsWith("episode:")) await recordEpisode(this.env.DB, item.payload as Parameters<typeof recordEpisode>[1]);
+        if (item.key.startsWith("episode:")) await this.deletion.guard(() => recordEpisode(this.env.DB, item.payload as Parameters<typeof recordEpisode>[1]));
         this.store.deleteOutbox(item.key);
       }
-      await updateConversationRow(this.env.DB, head.id, { messageCount: this.store.lastSeq(), updatedAt: new Date().toISOString(), title: head.title });
+      await this.deletion.guard(() => updateConversationRow(this.env.DB, head.id, { messageCount: this.store.lastSeq(), updatedAt: new Date().toISOString(), title: head.title }));
       // Caught up: the reminder append set is not needed (a later append sets it again).
       if (this.store.indexedThrough() >= this.store.lastSeq() && !this.store.outbox().length && !this.indexAgain) await this.ctx.storage.deleteAlarm();
     })()
       .catch(async (err) => {
+        if (err instanceof ConversationGone) return;
         console.error("cortex indexing failed; retrying by alarm", err);
         await this.ctx.storage.setAlarm(Date.now() + INDEX_RETRY_MS);
       })
@@ -730,6 +763,7 @@ export class ConversationDO extends DurableObject<Env> {
   }
 
   override async alarm(): Promise<void> {
+    if (await this.deletion.resume()) return;
     await this.indexPending();
   }
 

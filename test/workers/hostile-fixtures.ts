@@ -19,6 +19,8 @@ export interface Owned {
   epi: string;
   auto: string;
   proj: string;
+  /** A file of the project. */
+  file: string;
   channel: string;
   channelConv: string;
   date: string;
@@ -50,11 +52,11 @@ export async function ownEverything(label: string): Promise<Owned> {
   const channelConv = ok(await api("POST", `/v1/channels/${channel}/messages`, { content: `${label} channel words` }, { key }), "channel").json.conversationId;
   const auto = ok(await api("POST", "/v1/automations", { name: `${label} daily`, schedule: "@daily", prompt: "summarize", channel, paused: true }, { key }), "automation").json.id;
   const proj = ok(await api("POST", "/v1/projects", { name: `${label} project` }, { key }), "project").json.id;
-  ok(await api("POST", `/v1/projects/${proj}/files?name=${label}-spec.txt`, `${label} project file`, { key, raw: true, headers: { "content-type": "text/plain" } }), "project file");
+  const file = ok(await api("POST", `/v1/projects/${proj}/files?name=${label}-spec.txt`, `${label} project file`, { key, raw: true, headers: { "content-type": "text/plain" } }), "project file").json.id;
   const date = new Date().toISOString().slice(0, 10);
   // Background indexing of the turns must be done before anyone snapshots the store.
   await eventually(async () => (await api("GET", `/v1/search?q=quasar-${label}`, undefined, { key })).json.results.length > 0);
-  return { key, keyId, tenantId, conv, msg, att, upload, mem, epi, auto, proj, channel, channelConv, date };
+  return { key, keyId, tenantId, conv, msg, att, upload, mem, epi, auto, proj, file, channel, channelConv, date };
 }
 
 // ---- the route table ------------------------------------------------------------------------
@@ -86,6 +88,7 @@ export const ROUTES: RouteSpec[] = [
   { method: "GET", path: "/v1/conversations", body: "none", query: { limit: "5" } },
   { method: "GET", path: "/v1/conversations/:id", body: "none" },
   { method: "PATCH", path: "/v1/conversations/:id", body: "json", sample: { title: "t", settings: { tailMessages: 8 } } },
+  { method: "DELETE", path: "/v1/conversations/:id", body: "none" },
   { method: "GET", path: "/v1/conversations/:id/messages", body: "none", query: { after: "0", limit: "5" } },
   { method: "POST", path: "/v1/conversations/:id/messages", body: "json", sample: turn },
   { method: "GET", path: "/v1/conversations/:id/replay", body: "none" },
@@ -97,6 +100,7 @@ export const ROUTES: RouteSpec[] = [
   { method: "POST", path: "/v1/conversations/:id/attachments", body: "raw", query: { name: "f.txt" } },
   { method: "GET", path: "/v1/conversations/:id/attachments", body: "none" },
   { method: "GET", path: "/v1/conversations/:id/attachments/:attachmentId", body: "none" },
+  { method: "DELETE", path: "/v1/conversations/:id/attachments/:attachmentId", body: "none" },
   { method: "POST", path: "/v1/conversations/:id/attachments/uploads", body: "json", sample: { name: "big.bin", type: "application/octet-stream" } },
   { method: "PUT", path: "/v1/conversations/:id/attachments/uploads/:attachmentId/parts/:part", body: "raw" },
   { method: "POST", path: "/v1/conversations/:id/attachments/uploads/:attachmentId/complete", body: "json", sample: { parts: [{ partNumber: 1, etag: "e" }] } },
@@ -124,7 +128,9 @@ export const ROUTES: RouteSpec[] = [
   { method: "POST", path: "/v1/projects", body: "json", sample: { name: "p" } },
   { method: "GET", path: "/v1/projects", body: "none" },
   { method: "GET", path: "/v1/projects/:id", body: "none" },
+  { method: "DELETE", path: "/v1/projects/:id", body: "none" },
   { method: "POST", path: "/v1/projects/:id/files", body: "raw", query: { name: "f.txt" } },
+  { method: "DELETE", path: "/v1/projects/:id/files/:fileId", body: "none" },
   { method: "GET", path: "/v1/corpus/:date", body: "none" },
 ];
 
@@ -141,6 +147,7 @@ export const INPUTLESS = ["GET /health"];
 /** The kind of resource a path parameter names, from its position. */
 export function paramKind(path: string, param: string): keyof Owned | "part" | "snapshot" {
   if (param === "attachmentId") return path.includes("/uploads/") ? "upload" : "att";
+  if (param === "fileId") return "file";
   if (param === "part") return "part";
   if (param === "snapshot") return "snapshot";
   if (param === "name") return "channel";

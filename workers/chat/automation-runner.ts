@@ -71,14 +71,20 @@ export async function runAutomation(env: Env, runId: string, attempt: number): P
     return null;
   }
   const channel = env.CHANNEL.get(env.CHANNEL.idFromName(channelObjectName(automation.tenantId, automation.channel)));
-  const { conversationId } = await channel.resolve(automation.tenantId, automation.channel);
+  let { conversationId } = await channel.resolve(automation.tenantId, automation.channel);
   const failed = async (error: string) => {
     await recordFailedAttempt(env.DB, runId, attempt, error, conversationId);
     return error;
   };
   let events: ReadableStream<TurnEvent> | null;
   try {
-    events = await startTurn(env, { tenantId: automation.tenantId, conversationId }, { content: [{ type: "text", text: automation.prompt }] });
+    const prompt = { content: [{ type: "text" as const, text: automation.prompt }] };
+    events = await startTurn(env, { tenantId: automation.tenantId, conversationId }, prompt);
+    if (!events) {
+      // The channel's conversation was deleted: the channel rotates and the run goes on there.
+      ({ conversationId } = await channel.resolve(automation.tenantId, automation.channel, Date.now(), conversationId));
+      events = await startTurn(env, { tenantId: automation.tenantId, conversationId }, prompt);
+    }
   } catch (err) {
     return failed(err instanceof Error ? err.message : String(err));
   }

@@ -5,6 +5,7 @@ import { drizzle } from "drizzle-orm/d1";
 import { attachments, projects } from "../../db/schema";
 import { attachmentNote, TOOLS_FOR } from "../../core/attachments/note";
 import { sortableId } from "../../core/ids";
+import { purgeAttachmentsWhere } from "./attachments/delete";
 import { toAttachment, type Attachment } from "./attachments/store";
 
 export type Project = typeof projects.$inferSelect;
@@ -43,3 +44,16 @@ export function projectFilesBlock(project: Project, files: Attachment[]): string
 
 /** The tools a project's files need, so its conversations can read them without activating each. */
 export const projectTools = (files: Attachment[]): string[] => [...new Set(files.flatMap((f) => TOOLS_FOR[f.facts.kind]))].sort();
+
+/**
+ * Deletes a project: its files (bytes, pages, rows), then the project row, then its files again,
+ * so a file uploaded while the delete ran is caught (the upload re-checks the project after it
+ * lands). A crash before the row goes leaves the project for a second DELETE to finish. Its
+ * conversations stay, detached: their prompt no longer lists the project's files.
+ */
+export async function deleteProject(env: Env, tenantId: string, projectId: string): Promise<void> {
+  const purgeFiles = () => purgeAttachmentsWhere(env, "tenant_id = ? AND project_id = ?", [tenantId, projectId]);
+  await purgeFiles();
+  await drizzle(env.DB).delete(projects).where(and(eq(projects.tenantId, tenantId), eq(projects.id, projectId)));
+  await purgeFiles();
+}

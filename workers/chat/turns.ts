@@ -5,6 +5,7 @@ import type { z } from "zod";
 import type { TurnEvent } from "../../core/events";
 import { MODEL_NOT_CONFIGURED, modelProblem } from "../../core/model-provider";
 import { toContentBlocks, type turnBodySchema } from "../../core/turn-input";
+import { channelObjectName } from "../../durable-objects/channel-do";
 import type { TurnInput } from "../../durable-objects/conversation-do";
 import type { ConversationRef } from "../../durable-objects/conversation-head";
 import { resolveTurnAttachments, unknownAttachmentMessage } from "./attachments/turn-notes";
@@ -53,6 +54,21 @@ export async function startKeyedTurn(env: Env, ref: ConversationRef, input: Turn
     return { events: new ReadableStream<TurnEvent>({ start: (c) => (replay.forEach((e) => c.enqueue(e)), c.close()) }), replayed: true };
   }
   return { events: (answer as ReadableStream<Uint8Array>).pipeThrough(ndjsonEvents()), replayed: false };
+}
+
+/**
+ * A turn on a channel's current conversation; when that conversation was deleted, the channel
+ * rotates to a new one and the turn runs there.
+ */
+export async function startChannelTurn(env: Env, tenantId: string, name: string, input: TurnInput): Promise<{ conversationId: string; events: ReadableStream<TurnEvent> | null }> {
+  const channel = env.CHANNEL.get(env.CHANNEL.idFromName(channelObjectName(tenantId, name)));
+  let { conversationId } = await channel.resolve(tenantId, name);
+  let events = await startTurn(env, { tenantId, conversationId }, input);
+  if (!events) {
+    ({ conversationId } = await channel.resolve(tenantId, name, Date.now(), conversationId));
+    events = await startTurn(env, { tenantId, conversationId }, input);
+  }
+  return { conversationId, events };
 }
 
 export async function respondTurn(c: Context<AppEnv>, conversationId: string, events: ReadableStream<TurnEvent>, replayed = false): Promise<Response> {

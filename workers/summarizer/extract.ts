@@ -1,10 +1,12 @@
 // One chunk of a PDF's first-search indexing: extract a page range through ranged R2 reads and
 // upsert the pages into the cortex. Idempotent (doc ids per page), so a redelivered chunk only
-// rewrites the same rows; when the last page lands the attachment is marked indexed.
+// rewrites the same rows; when the last page lands the attachment is marked indexed. A chunk of a
+// deleted attachment writes nothing that stays (see attachments/delete.ts).
 import { readPdfPages } from "../../core/attachments/pdf";
 import type { ExtractJob } from "../../core/jobs";
 import { countIndexedPages, pageRef, upsertDocs } from "../chat/cortex";
 import { r2RangeReader } from "../chat/attachments/r2-range-reader";
+import { pageRefPattern } from "../chat/attachments/delete";
 import { getAttachmentRow, toAttachment } from "../chat/attachments/store";
 
 export async function runExtractJob(job: ExtractJob, env: Env): Promise<{ pages: number; indexed: number }> {
@@ -26,6 +28,12 @@ export async function runExtractJob(job: ExtractJob, env: Env): Promise<{ pages:
       body: `${row.name} page ${p.page}\n${p.text}`,
     })),
   );
+  // Deleted while the pages were read: the delete may have swept before these landed, so they go
+  // here. (A row still present means its delete, if any, sweeps after this upsert.)
+  if (!(await getAttachmentRow(env.DB, job.tenantId, row.id))) {
+    await env.DB.prepare(`DELETE FROM cortex_docs WHERE tenant_id = ? AND kind = 'page' AND ref_id LIKE ?`).bind(job.tenantId, pageRefPattern(row.id)).run();
+    return { pages: 0, indexed: 0 };
+  }
   const indexed = await countIndexedPages(env.DB, job.tenantId, row.id);
   const total = toAttachment(row).facts.pageCount ?? 0;
   if (total && indexed >= total)

@@ -49,7 +49,3 @@ export async function listAttachmentRows(db: D1Database, tenantId: string, conve
   const where = and(eq(attachments.tenantId, tenantId), eq(attachments.conversationId, conversationId), eq(attachments.status, "ready"), after ? gt(attachments.id, after) : undefined);
   return drizzle(db).select().from(attachments).where(where).orderBy(attachments.id).limit(limit);
 }
-
-export async function deleteAttachmentRow(db: D1Database, tenantId: string, id: string): Promise<void> {
-  await drizzle(db).delete(attachments).where(and(eq(attachments.tenantId, tenantId), eq(attachments.id, id)));
-}

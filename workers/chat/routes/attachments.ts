@@ -5,10 +5,11 @@ import { Hono } from "hono";
 import { z } from "zod";
 import { attachmentNote, TOOLS_FOR, type AttachmentFacts } from "../../../core/attachments/note";
 import { isId, sortableId } from "../../../core/ids";
-import { attachmentBlobKey, attachmentPrefix } from "../../../r2-layout";
+import { attachmentBlobKey } from "../../../r2-layout";
+import { purgeAttachment } from "../attachments/delete";
 import { inspectAttachment, lineIndexFor } from "../attachments/inspect";
 import { r2RangeReader } from "../attachments/r2-range-reader";
-import { deleteAttachmentRow, getAttachmentRow, insertAttachment, listAttachmentRows, toAttachment, updateAttachment, type AttachmentRow } from "../attachments/store";
+import { getAttachmentRow, insertAttachment, listAttachmentRows, toAttachment, updateAttachment, type AttachmentRow } from "../attachments/store";
 import { countIndexedPages } from "../cortex";
 import { ApiError, badRequest, notFound } from "../errors";
 import type { AppEnv } from "../types";
@@ -57,15 +58,9 @@ export async function finish(env: Env, row: AttachmentRow, stub: DurableObjectSt
   await updateAttachment(env.DB, row.tenantId, row.id, { type, size: reader.size, status: "ready", facts: ready.facts, uploadId: null });
   const attachment = toAttachment(ready);
   const note = attachmentNote(attachment);
-  if (stub) await stub.addAttachmentNote({ tenantId: row.tenantId, conversationId: row.conversationId }, note, TOOLS_FOR[(facts as AttachmentFacts).kind]);
+  // A conversation deleted during the upload takes no note; the caller discards the file.
+  if (stub && !(await stub.addAttachmentNote({ tenantId: row.tenantId, conversationId: row.conversationId }, note, TOOLS_FOR[(facts as AttachmentFacts).kind]))) throw notFound("conversation");
   return { ...attachment, note };
-}
-
-/** Removes every trace of a failed upload: nothing is left half-written. */
-export async function discard(env: Env, tenantId: string, id: string) {
-  const listed = await env.BUCKET.list({ prefix: attachmentPrefix(tenantId, id) });
-  if (listed.objects.length) await env.BUCKET.delete(listed.objects.map((o) => o.key));
-  await deleteAttachmentRow(env.DB, tenantId, id);
 }
 
 export function newRow(tenantId: string, conversationId: string, name: string, type: string | null, status: string, projectId: string | null = null): AttachmentRow {
@@ -86,7 +81,8 @@ export async function storeUpload(env: Env, req: Request, row: AttachmentRow, st
     if (!stored || stored.size !== length) throw badRequest(`body: received ${stored?.size ?? 0} of ${length} bytes`);
     return await finish(env, row, stub);
   } catch (err) {
-    await discard(env, row.tenantId, row.id);
+    // Nothing is left half-written: every trace of the failed upload goes.
+    await purgeAttachment(env, row);
     throw err;
   }
 }
@@ -113,6 +109,15 @@ attachmentRoutes.get("/:attachmentId", async (c) => {
   const a = toAttachment(row);
   const pagesIndexed = a.facts.kind === "pdf" ? await countIndexedPages(c.env.DB, tenantId, row.id) : undefined;
   return c.json({ ...a, note: attachmentNote(a), indexStatus: row.indexStatus, pagesIndexed });
+});
+
+/** Deletes the attachment: bytes, extracted pages, row. Its reference note stays in the transcript. */
+attachmentRoutes.delete("/:attachmentId", async (c) => {
+  const { tenantId, conversationId } = await conversationFor(c);
+  const row = await getAttachmentRow(c.env.DB, tenantId, c.req.param("attachmentId"));
+  if (!row || row.conversationId !== conversationId) throw notFound("attachment");
+  await purgeAttachment(c.env, row);
+  return c.body(null, 204);
 });
 
 // ---- multipart: create, parts, complete, abort --------------------------------------------
@@ -153,14 +158,13 @@ attachmentRoutes.post("/uploads/:attachmentId/complete", ...jsonBody(completeUpl
   try {
     return c.json(await finish(c.env, row, stub), 201);
   } catch (err) {
-    await discard(c.env, row.tenantId, row.id);
+    await purgeAttachment(c.env, row);
     throw err;
   }
 });
 
 attachmentRoutes.delete("/uploads/:attachmentId", async (c) => {
-  const { row, upload } = await openUpload(c);
-  await upload.abort().catch(() => {});
-  await discard(c.env, row.tenantId, row.id);
+  const { row } = await openUpload(c);
+  await purgeAttachment(c.env, row);
   return c.body(null, 204);
 });

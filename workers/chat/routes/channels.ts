@@ -5,7 +5,7 @@ import { z } from "zod";
 import { turnBodySchema } from "../../../core/turn-input";
 import { channelObjectName } from "../../../durable-objects/channel-do";
 import { badRequest, notFound } from "../errors";
-import { requireModel, respondTurn, startTurn, turnInput } from "../turns";
+import { requireModel, respondTurn, startChannelTurn, turnInput } from "../turns";
 import type { AppEnv } from "../types";
 import { listBody, pageOf } from "../paging";
 import { intParam, jsonBody, query } from "../validate";
@@ -48,10 +48,10 @@ channelRoutes.post("/:name/messages", ...jsonBody(turnBodySchema), requireModel,
   // A retry may land after the channel rotated to a new conversation, where the key means nothing:
   // refused rather than silently ignored.
   if (c.req.header("idempotency-key") !== undefined) throw badRequest("Idempotency-Key: not accepted on channel turns (a channel can move to a new conversation between attempts); send the turn to POST /v1/conversations/:id/messages");
+  if (!CHANNEL_NAME.test(name)) throw notFound("channel");
   // Resolved first: a refused body neither starts nor rotates the channel's conversation.
   const input = await turnInput(c.env, tenantId, c.req.valid("json"));
-  const { conversationId } = await channelStub(c.env, tenantId, name).resolve(tenantId, name);
-  const events = await startTurn(c.env, { tenantId, conversationId }, input);
+  const { conversationId, events } = await startChannelTurn(c.env, tenantId, name, input);
   if (!events) throw notFound("conversation");
   return respondTurn(c, conversationId, events);
 });

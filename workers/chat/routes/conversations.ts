@@ -80,6 +80,13 @@ conversationRoutes.patch("/:id", ...jsonBody(patchBody), async (c) => {
   return c.json(result.view);
 });
 
+/** Deletes the conversation and everything it owns, irreversibly (durable-objects/conversation-delete.ts). */
+conversationRoutes.delete("/:id", async (c) => {
+  const { stub, ref } = stubFor(c.env, c.get("tenantId"), c.req.param("id"));
+  if (!(await stub.delete(ref))) throw notFound("conversation");
+  return c.body(null, 204);
+});
+
 conversationRoutes.get("/:id/messages", query(seqPageQuery), async (c) => {
   const { stub, ref } = stubFor(c.env, c.get("tenantId"), c.req.param("id"));
   const { after, limit } = c.req.valid("query");

@@ -4,7 +4,9 @@ import { z } from "zod";
 import { attachmentNote } from "../../../core/attachments/note";
 import { isId } from "../../../core/ids";
 import { notFound } from "../errors";
-import { createProject, getProject, listProjects, projectFiles } from "../projects";
+import { purgeAttachment } from "../attachments/delete";
+import { getAttachmentRow } from "../attachments/store";
+import { createProject, deleteProject, getProject, listProjects, projectFiles } from "../projects";
 import type { AppEnv } from "../types";
 import { idCursor, listBody, pageOf } from "../paging";
 import { intParam, jsonBody, query } from "../validate";
@@ -44,6 +46,32 @@ projectRoutes.post("/:id/files", query(z.strictObject({ name: NAME })), async (c
   if (!project) throw notFound("project");
   const row = newRow(tenantId, "", c.req.valid("query").name, declaredType(c.req.header("content-type")), "uploading", project.id);
   const file = await storeUpload(c.env, c.req.raw, row, null);
-  await c.env.DB.prepare(`UPDATE projects SET updated_at = ? WHERE id = ?`).bind(new Date().toISOString(), project.id).run();
+  const touched = await c.env.DB.prepare(`UPDATE projects SET updated_at = ? WHERE tenant_id = ? AND id = ?`).bind(new Date().toISOString(), tenantId, project.id).run();
+  if (!touched.meta.changes) {
+    // The project was deleted while the file streamed in: the file goes with it.
+    await purgeAttachment(c.env, row);
+    throw notFound("project");
+  }
   return c.json(file, 201);
+});
+
+/** Deletes the project and its files; its conversations stay, detached (see deleteProject). */
+projectRoutes.delete("/:id", async (c) => {
+  const tenantId = c.get("tenantId");
+  const project = await getProject(c.env.DB, tenantId, projectId(c.req.param("id")));
+  if (!project) throw notFound("project");
+  await deleteProject(c.env, tenantId, project.id);
+  return c.body(null, 204);
+});
+
+/** Deletes one project file: bytes, extracted pages, row. */
+projectRoutes.delete("/:id/files/:fileId", async (c) => {
+  const tenantId = c.get("tenantId");
+  const project = await getProject(c.env.DB, tenantId, projectId(c.req.param("id")));
+  if (!project) throw notFound("project");
+  const fileId = c.req.param("fileId");
+  const row = isId("att", fileId) ? await getAttachmentRow(c.env.DB, tenantId, fileId) : null;
+  if (!row || row.projectId !== project.id) throw notFound("file");
+  await purgeAttachment(c.env, row);
+  return c.body(null, 204);
 });

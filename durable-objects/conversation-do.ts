@@ -35,7 +35,7 @@ import { promptSnapshotKey } from "../r2-layout";
 import { lineIndexFor } from "../workers/chat/attachments/inspect";
 import { r2RangeReader } from "../workers/chat/attachments/r2-range-reader";
 import { getAttachmentRow, toAttachment } from "../workers/chat/attachments/store";
-import { getProject, projectFiles, projectFilesBlock, projectTools as projectToolsFor } from "../workers/chat/projects";
+import { getProject, projectFiles, projectFilesBlock, PROMPT_PROJECT_FILES, projectTools as projectToolsFor } from "../workers/chat/projects";
 import { toolRegistry } from "../workers/chat/tools";
 import type { ReadQuery, ToolContext } from "../workers/chat/tools/registry";
 import type { ConversationHead, ConversationRef, ConversationView } from "./conversation-head";
@@ -346,8 +346,9 @@ export class ConversationDO extends DurableObject<Env> {
     if (head.projectId) {
       const p = await getProject(this.env.DB, head.tenantId, head.projectId);
       if (p) {
-        const files = await projectFiles(this.env.DB, head.tenantId, p.id);
-        project = projectFilesBlock(p, files);
+        const listed = await projectFiles(this.env.DB, head.tenantId, p.id, PROMPT_PROJECT_FILES + 1);
+        const files = listed.slice(0, PROMPT_PROJECT_FILES);
+        project = projectFilesBlock(p, files, listed.length > files.length);
         projectTools = projectToolsFor(files);
       }
     }

@@ -129,6 +129,7 @@ export const ROUTES: RouteSpec[] = [
   { method: "GET", path: "/v1/projects", body: "none" },
   { method: "GET", path: "/v1/projects/:id", body: "none" },
   { method: "DELETE", path: "/v1/projects/:id", body: "none" },
+  { method: "GET", path: "/v1/projects/:id/files", body: "none" },
   { method: "POST", path: "/v1/projects/:id/files", body: "raw", query: { name: "f.txt" } },
   { method: "DELETE", path: "/v1/projects/:id/files/:fileId", body: "none" },
   { method: "GET", path: "/v1/corpus/:date", body: "none" },

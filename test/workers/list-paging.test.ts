@@ -5,6 +5,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { sortableId } from "../../core/ids";
 import { recordEpisode } from "../../workers/chat/memory";
+import { PROMPT_PROJECT_FILES } from "../../workers/chat/projects";
 import { api, createConversation, newTenant, send } from "./helpers";
 
 const N = 5;
@@ -86,10 +87,32 @@ describe("list paging", () => {
     const projects = [];
     for (let i = 0; i < N; i++) projects.push((await api("POST", "/v1/projects", { name: `p${i}` }, { key })).json.id);
     expectEach(await pageAll("/v1/projects", key, "projects"), projects);
+    const files = [];
+    for (let i = 0; i < N; i++)
+      files.push((await api("POST", `/v1/projects/${projects[0]}/files?name=spec${i}.txt`, `spec ${i}\n`, { key, raw: true, headers: { "content-type": "text/plain" } })).json.id);
+    expectEach(await pageAll(`/v1/projects/${projects[0]}/files`, key, "files"), files);
 
     const names = ["alpha", "beta", "delta", "epsilon", "gamma"];
     for (const name of names) expect((await api("POST", `/v1/channels/${name}/messages`, { content: "hi" }, { key })).status).toBe(200);
     expectEach(await pageAll("/v1/channels", key, "channels"), names, (c) => c.name);
+  });
+
+  it("a project's files past what the prompt lists: the project route pages them and the prompt says more exist", async () => {
+    const key = await newTenant();
+    const proj = (await api("POST", "/v1/projects", { name: "big" }, { key })).json.id;
+    const first = (await api("POST", `/v1/projects/${proj}/files?name=first.txt`, "first\n", { key, raw: true, headers: { "content-type": "text/plain" } })).json.id;
+    // Copies of the stored row stand in for 200 more uploads of the same file.
+    const cols = "tenant_id, conversation_id, name, type, size, status, r2_key, upload_id, facts, created_at, updated_at, index_status, index_started_at, project_id";
+    const copies = Array.from({ length: PROMPT_PROJECT_FILES }, () => sortableId("att"));
+    await env.DB.batch(copies.map((copy) => env.DB.prepare(`INSERT INTO attachments (id, ${cols}) SELECT ?, ${cols} FROM attachments WHERE id = ?`).bind(copy, first)));
+    const project = (await api("GET", `/v1/projects/${proj}`, undefined, { key })).json;
+    expect(project.files).toHaveLength(PROMPT_PROJECT_FILES);
+    expect(project.filesNext).toBe(project.files[PROMPT_PROJECT_FILES - 1].id);
+    expectEach(await pageAll(`/v1/projects/${proj}/files`, key, "files", PROMPT_PROJECT_FILES), [first, ...copies]);
+
+    const conv = (await api("POST", "/v1/conversations", { title: "in big", projectId: proj }, { key })).json.id;
+    const system = JSON.stringify((await api("GET", `/v1/conversations/${conv}/replay`, undefined, { key })).json.system);
+    expect(system).toContain(`More files than these ${PROMPT_PROJECT_FILES} belong to the project`);
   });
 
   it("automations and their runs", async () => {

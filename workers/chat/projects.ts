@@ -1,6 +1,6 @@
 // Projects: files shared by several conversations. The prompt of a project's conversation lists
 // the files by name and facts only; content always comes through the attachment tools.
-import { and, desc, eq, lt } from "drizzle-orm";
+import { and, desc, eq, gt, lt } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
 import { attachments, projects } from "../../db/schema";
 import { attachmentNote, TOOLS_FOR } from "../../core/attachments/note";
@@ -26,20 +26,28 @@ export async function listProjects(db: D1Database, tenantId: string, limit: numb
   return drizzle(db).select().from(projects).where(and(eq(projects.tenantId, tenantId), before ? lt(projects.id, before) : undefined)).orderBy(desc(projects.id)).limit(limit);
 }
 
-export async function projectFiles(db: D1Database, tenantId: string, projectId: string): Promise<Attachment[]> {
+/** How many of a project's files its conversations' system prompt lists (the rest are paged by the API). */
+export const PROMPT_PROJECT_FILES = 200;
+
+/** A project's ready files in upload (id) order, `limit` of them after the id `after`. */
+export async function projectFiles(db: D1Database, tenantId: string, projectId: string, limit = PROMPT_PROJECT_FILES, after?: string): Promise<Attachment[]> {
   const rows = await drizzle(db)
     .select()
     .from(attachments)
-    .where(and(eq(attachments.tenantId, tenantId), eq(attachments.projectId, projectId), eq(attachments.status, "ready")))
+    .where(and(eq(attachments.tenantId, tenantId), eq(attachments.projectId, projectId), eq(attachments.status, "ready"), after ? gt(attachments.id, after) : undefined))
     .orderBy(attachments.id)
-    .limit(200);
+    .limit(limit);
   return rows.map(toAttachment);
 }
 
-/** The prompt block of a project's files: their notes (names, facts, tools), in upload order. */
-export function projectFilesBlock(project: Project, files: Attachment[]): string {
+/**
+ * The prompt block of a project's files: their notes (names, facts, tools), in upload order. Past
+ * `PROMPT_PROJECT_FILES` the block says that more exist rather than dropping them silently.
+ */
+export function projectFilesBlock(project: Project, files: Attachment[], more = false): string {
   if (!files.length) return `<project name="${project.name}" id="${project.id}">\nNo files yet.\n</project>`;
-  return [`<project name="${project.name}" id="${project.id}">`, `Files shared by this project's conversations (references only; read them with the tools named):`, ...files.map((f) => attachmentNote(f)), "</project>"].join("\n");
+  const tail = more ? [`More files than these ${files.length} belong to the project; their pages are found by memory_search (kind page) once read, and the user can name one by id.`] : [];
+  return [`<project name="${project.name}" id="${project.id}">`, `Files shared by this project's conversations (references only; read them with the tools named):`, ...files.map((f) => attachmentNote(f)), ...tail, "</project>"].join("\n");
 }
 
 /** The tools a project's files need, so its conversations can read them without activating each. */

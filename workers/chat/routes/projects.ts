@@ -6,7 +6,7 @@ import { isId } from "../../../core/ids";
 import { notFound } from "../errors";
 import { purgeAttachment } from "../attachments/delete";
 import { getAttachmentRow } from "../attachments/store";
-import { createProject, deleteProject, getProject, listProjects, projectFiles } from "../projects";
+import { createProject, deleteProject, getProject, listProjects, projectFiles, PROMPT_PROJECT_FILES } from "../projects";
 import type { AppEnv } from "../types";
 import { idCursor, listBody, pageOf } from "../paging";
 import { intParam, jsonBody, query } from "../validate";
@@ -32,12 +32,23 @@ projectRoutes.get("/", query(listQuery), async (c) => {
   return c.json(listBody("projects", pageOf(rows.map(({ tenantId: _t, ...p }) => p), limit, (p) => p.id)));
 });
 
+const filesQuery = z.strictObject({ limit: intParam(1, PROMPT_PROJECT_FILES).default(100), cursor: idCursor("att", "a file id") });
+
+/** The project and the first page of its files (`filesNext`: the cursor for GET /:id/files). */
 projectRoutes.get("/:id", async (c) => {
   const project = await getProject(c.env.DB, c.get("tenantId"), projectId(c.req.param("id")));
   if (!project) throw notFound("project");
-  const files = await projectFiles(c.env.DB, c.get("tenantId"), project.id);
+  const page = pageOf(await projectFiles(c.env.DB, c.get("tenantId"), project.id, PROMPT_PROJECT_FILES + 1), PROMPT_PROJECT_FILES, (f) => f.id);
   const { tenantId: _t, ...p } = project;
-  return c.json({ ...p, files: files.map((f) => ({ ...f, note: attachmentNote(f) })) });
+  return c.json({ ...p, files: page.data.map((f) => ({ ...f, note: attachmentNote(f) })), filesNext: page.next });
+});
+
+projectRoutes.get("/:id/files", query(filesQuery), async (c) => {
+  const project = await getProject(c.env.DB, c.get("tenantId"), projectId(c.req.param("id")));
+  if (!project) throw notFound("project");
+  const { limit, cursor } = c.req.valid("query");
+  const page = pageOf(await projectFiles(c.env.DB, c.get("tenantId"), project.id, limit + 1, cursor), limit, (f) => f.id);
+  return c.json(listBody("files", { data: page.data.map((f) => ({ ...f, note: attachmentNote(f) })), next: page.next }));
 });
 
 projectRoutes.post("/:id/files", query(z.strictObject({ name: NAME })), async (c) => {

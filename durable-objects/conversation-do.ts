@@ -403,9 +403,10 @@ export class ConversationDO extends DurableObject<Env> {
 
   /** Null when the turn may run (no key, or a new one, now taken); else what to answer instead. */
   private async claimKey(input: TurnInput): Promise<KeyedAnswer | null> {
-    const { idempotencyKey: key, ...request } = input;
+    const key = input.idempotencyKey;
     if (key === undefined) return null;
-    const claim = this.idempotency.claim(key, await requestFingerprint(request));
+    // The content alone: attached files are already notes in it (`activate` follows from them).
+    const claim = this.idempotency.claim(key, await requestFingerprint({ content: input.content }));
     return claim.kind === "new" ? null : keyedAnswer(claim, (from, to) => this.store.range(from, to));
   }
 

@@ -31,6 +31,24 @@ describe("turn attachments", () => {
     expect((await transcript(id, key))[0].content[0].text).toBe(up.json.note);
   });
 
+  it("with an Idempotency-Key: the same files and text replay the first turn; other files are another request (422)", async () => {
+    const key = await newTenant();
+    const id = await createConversation(undefined, key);
+    const a = (await upload(id, "a.txt", "alpha\n", key)).json.id;
+    const b = (await upload(id, "b.txt", "beta\n", key)).json.id;
+    const keyed = (attachments: string[]) => api("POST", `/v1/conversations/${id}/messages`, { content: "compare", attachments }, { key, headers: { "idempotency-key": "cmp-1" } });
+    const first = await keyed([a]);
+    expect(first.status).toBe(200);
+    const again = await keyed([a]);
+    expect(again.headers.get("idempotent-replayed")).toBe("true");
+    expect(again.json).toEqual(first.json);
+    const other = await keyed([b]);
+    expect(other.status).toBe(422);
+    expect(other.json.error.type).toBe("idempotency_key_reused");
+    // Two upload notes, then one turn: no second turn for the repeat, nothing for the refusal.
+    expect((await transcript(id, key)).filter((m: any) => m.role === "user")).toHaveLength(3);
+  });
+
   it("attach a project's file by id", async () => {
     const key = await newTenant();
     const p = (await api("POST", "/v1/projects", { name: "Docs" }, { key })).json;

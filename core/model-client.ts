@@ -4,7 +4,6 @@
 // against both. Which one is core/model-provider.ts's decision, never a silent fallback.
 import Anthropic from "@anthropic-ai/sdk";
 import { chooseModel, ModelNotConfiguredError, type ModelEnv } from "./model-provider";
-import { createOfflineModelFetch } from "./offline-model";
 
 export interface ModelClientOptions {
   /** SDK retries for 429/5xx with its own exponential backoff. */
@@ -13,11 +12,19 @@ export interface ModelClientOptions {
 
 export const OFFLINE_BASE_URL = "https://offline-model.invalid";
 
+// The offline model carries the ~1 MB tokenizer rank table: it is imported on the first offline
+// call only, so a worker talking to Anthropic never evaluates it.
+let offlineFetch: Promise<typeof fetch> | undefined;
+const lazyOfflineFetch = (async (input: RequestInfo | URL, init?: RequestInit) => {
+  offlineFetch ??= import("./offline-model").then((m) => m.createOfflineModelFetch());
+  return (await offlineFetch)(input, init);
+}) as typeof fetch;
+
 /** The client the env's configuration selects; throws ModelNotConfiguredError when none is. */
 export function createModelClient(env: ModelEnv, options: ModelClientOptions = {}): Anthropic {
   const maxRetries = options.maxRetries ?? 2;
   const choice = chooseModel(env);
   if (!choice.ok) throw new ModelNotConfiguredError(choice.message);
   if (choice.provider === "anthropic") return new Anthropic({ apiKey: choice.apiKey, baseURL: choice.baseURL, maxRetries });
-  return new Anthropic({ apiKey: "offline", baseURL: OFFLINE_BASE_URL, fetch: createOfflineModelFetch(), maxRetries });
+  return new Anthropic({ apiKey: "offline", baseURL: OFFLINE_BASE_URL, fetch: lazyOfflineFetch, maxRetries });
 }

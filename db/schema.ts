@@ -1,6 +1,9 @@
-// drizzle-orm table definitions for the relational part of D1. The cortex FTS5 table is
-// queried with raw SQL (drizzle has no virtual-table support); see workers/chat/cortex.ts.
-import { integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
+// drizzle-orm table definitions for the D1 tables whose rows the app maps to objects (tenants, keys,
+// conversations, memory, automations, attachments, projects). Tables only ever touched by raw SQL
+// are not declared here (ws_tickets, channels, memory_maps, corpus_days, the cortex and its FTS5
+// index): a declaration nothing uses can only drift. test/workers/db-schema.test.ts checks every
+// table declared here against the database all migrations build.
+import { integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
 
 export const tenants = sqliteTable("tenants", {
   id: text("id").primaryKey(),
@@ -28,26 +31,6 @@ export const conversations = sqliteTable("conversations", {
   messageCount: integer("message_count").notNull().default(0),
 });
 
-export const wsTickets = sqliteTable("ws_tickets", {
-  ticketHash: text("ticket_hash").primaryKey(),
-  tenantId: text("tenant_id").notNull(),
-  conversationId: text("conversation_id").notNull(),
-  expiresAt: integer("expires_at").notNull(),
-});
-
-export const cortexDocs = sqliteTable("cortex_docs", {
-  rowid: integer("rowid").primaryKey(),
-  docId: text("doc_id").notNull().unique(),
-  tenantId: text("tenant_id").notNull(),
-  conversationId: text("conversation_id"),
-  kind: text("kind").notNull(),
-  refId: text("ref_id").notNull(),
-  seq: integer("seq"),
-  role: text("role"),
-  createdAt: text("created_at").notNull(),
-  body: text("body").notNull(),
-});
-
 export const memoryNotes = sqliteTable("memory_notes", {
   id: text("id").primaryKey(),
   tenantId: text("tenant_id").notNull().references(() => tenants.id),
@@ -69,31 +52,6 @@ export const memoryEpisodes = sqliteTable("memory_episodes", {
   body: text("body").notNull(),
   createdAt: text("created_at").notNull(),
 });
-
-export const memoryMaps = sqliteTable(
-  "memory_maps",
-  {
-    tenantId: text("tenant_id").notNull(),
-    day: text("day").notNull(),
-    body: text("body").notNull(),
-    createdAt: text("created_at").notNull(),
-  },
-  (t) => [primaryKey({ columns: [t.tenantId, t.day] })],
-);
-
-export const channels = sqliteTable(
-  "channels",
-  {
-    tenantId: text("tenant_id").notNull(),
-    name: text("name").notNull(),
-    conversationId: text("conversation_id"),
-    rotationSeconds: integer("rotation_seconds").notNull(),
-    lastActivityAt: text("last_activity_at"),
-    createdAt: text("created_at").notNull(),
-    updatedAt: text("updated_at").notNull(),
-  },
-  (t) => [primaryKey({ columns: [t.tenantId, t.name] })],
-);
 
 export const automations = sqliteTable("automations", {
   id: text("id").primaryKey(),

@@ -19,12 +19,15 @@
  *                         one's results are in)
  *
  * A `<turn_state>` text block (the in-turn compactor's continuation nudge) is not user text: the
- * model keeps working from the prompt that started the turn.
+ * model keeps working from the prompt that started the turn, but under `@tools-per-step` it resumes
+ * only from what the state's REMAINING section names (as a real model would after its context was
+ * shortened), never from a count of earlier tool calls: a wrong state makes it redo or skip work.
  * Directives are read only from the latest *real* user text (its last text block) and only when that
  * message is the last one in the request. A follow-up request that ends with
  * tool results must not see them again, or an agent loop would call the same
  * tools forever.
  */
+import { idTokens } from "../compactor";
 import { blocksOf, hasTextBlock, textOf, type WireBlock, type WireMessage } from "./wire";
 
 export const MODEL_ERROR_STATUSES = [400, 429, 500, 529] as const;
@@ -192,13 +195,44 @@ export function classifyTurn(messages: readonly WireMessage[]): Turn {
   return { kind: "continuation", userText };
 }
 
-/** Under `@tools-per-step`, the prompt's calls not issued yet (the next batch of them); else none. */
+const toolUses = (messages: readonly WireMessage[]) =>
+  messages.flatMap((m) => (m.role === "assistant" ? blocksOf(m.content).filter((b) => b.type === "tool_use") : []));
+const sameCall = (call: ToolCallDirective, block: WireBlock) => block.name === call.name && JSON.stringify(block.input) === JSON.stringify(call.input);
+
+/** The REMAINING section of the newest turn state after `from`, with the index of its message; null when there is none. */
+function latestRemaining(messages: readonly WireMessage[], from: number): { at: number; remaining: string } | null {
+  for (let i = messages.length - 1; i > from; i--) {
+    const state = blocksOf(messages[i].content).findLast(isTurnState);
+    if (!state) continue;
+    const text = String(state.text ?? "");
+    const start = text.search(/^REMAINING:/m);
+    if (start < 0) return { at: i, remaining: "" };
+    const rest = text.slice(start + "REMAINING:".length);
+    const end = rest.search(/^(?:[A-Z][A-Z ]+:|Resume from REMAINING)/m);
+    return { at: i, remaining: end < 0 ? rest : rest.slice(0, end) };
+  }
+  return null;
+}
+
+/**
+ * Under `@tools-per-step`, the next batch of the prompt's calls; else none. Before any compaction
+ * that is the calls not issued yet in this turn. After one, only the calls whose ids the state's
+ * REMAINING names, less those issued since the state: the request is all the model knows.
+ */
 function nextBatch(messages: readonly WireMessage[], realIndex: number): ToolCallDirective[] {
   if (realIndex < 0) return [];
   const texts = blocksOf(messages[realIndex].content).filter((block) => block.type === "text" && !isTurnState(block));
   const directives = parseDirectives(textOf({ role: "user", content: [texts[texts.length - 1]] }));
   if (directives.toolsPerStep === null) return [];
-  let issued = 0;
-  for (const m of messages.slice(realIndex + 1)) if (m.role === "assistant") issued += blocksOf(m.content).filter((b) => b.type === "tool_use").length;
-  return directives.toolCalls.slice(issued, issued + directives.toolsPerStep);
+  const state = latestRemaining(messages, realIndex);
+  if (!state) {
+    const issued = toolUses(messages.slice(realIndex + 1)).length;
+    return directives.toolCalls.slice(issued, issued + directives.toolsPerStep);
+  }
+  const named = new Set(idTokens(state.remaining));
+  const since = toolUses(messages.slice(state.at + 1));
+  const pending = directives.toolCalls.filter(
+    (call) => idTokens(JSON.stringify(call.input)).some((id) => named.has(id)) && !since.some((block) => sameCall(call, block)),
+  );
+  return pending.slice(0, directives.toolsPerStep);
 }

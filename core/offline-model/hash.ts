@@ -61,19 +61,6 @@ export function idFrom(text: string): string {
   return out;
 }
 
-/** JSON with object keys sorted, so equal content always hashes equally. */
-export function canonicalJson(value: unknown): string {
-  return JSON.stringify(sortKeys(value));
-}
-
-function sortKeys(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(sortKeys);
-  if (value === null || typeof value !== "object") return value;
-  const out: Record<string, unknown> = {};
-  for (const key of Object.keys(value).sort()) out[key] = sortKeys((value as Record<string, unknown>)[key]);
-  return out;
-}
-
 /** Deterministic PRNG (mulberry32) so generated prose and chunk sizes are reproducible. */
 export function prng(seed: number): () => number {
   let a = seed >>> 0;

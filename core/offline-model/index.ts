@@ -13,12 +13,14 @@
 import { countRequestTokens } from "../tokens";
 import { accountPromptCache, CacheControlError } from "./cache";
 import type { ModelErrorStatus } from "./directives";
+import { recordFault } from "./fault-log";
 import { generate } from "./generate";
 import { hashSeed, idFrom } from "./hash";
 import { messageEvents, sseStream, type MessageJson } from "./sse";
 import type { WireRequest } from "./wire";
 
 export { resetOfflineCache, minimumCacheableTokens } from "./cache";
+export { servedFaults, type ServedFault } from "./fault-log";
 export { parseDirectives, type Directives } from "./directives";
 
 export interface OfflineModelOptions {
@@ -110,6 +112,7 @@ export async function handleMessagesRequest(request: Request, options: OfflineMo
   const retryCount = Number(request.headers.get("x-stainless-retry-count") ?? 0) || 0;
   const generation = generate(req, messageId, retryCount);
   if (generation.kind === "error") {
+    recordFault(generation.status, retryCount, req.messages);
     if (generation.status === "overflow") return invalid(`prompt is too long: ${total} tokens > ${Math.max(1, total - 1)} maximum`, raw);
     const { type, message } = DIRECTIVE_ERRORS[generation.status];
     // Real 429s tell the client when to come back; the SDK honours retry-after.

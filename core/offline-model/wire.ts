@@ -34,6 +34,7 @@ export interface WireRequest {
   system?: string | WireBlock[];
   tools?: WireTool[];
   stream?: boolean;
+  tool_choice?: unknown;
   /** Request-level "automatic" caching: a breakpoint on the last cacheable block. */
   cache_control?: CacheControl | null;
 }

@@ -244,12 +244,19 @@ export async function benchLoad(argv = []) {
       if (meta.summary && meta.summary.length > settings.summaryMaxChars) problems.push(`${id}: summary over its cap`);
       const replay = await json(base, "GET", `/v1/conversations/${id}/replay`);
       const tail = replay.messages.slice(meta.summary ? 2 : 0).map(textOfWire).join("\n");
+      // A folded message is covered when the replay tells the model how to get it back: the
+      // preamble's conversation_read pointer names this conversation and a seq range holding it
+      // (its bytes are then what that call returns, checked above against what the client was told).
+      // The summary's prose is lossy by design; it is not what "covered" can mean.
+      const pointer = meta.summary ? /conversation_read (\{[^\n]*?\}) reads/.exec(textOfWire(replay.messages[0])) : null;
+      const range = pointer ? JSON.parse(pointer[1]) : null;
       let cursor = -1;
       for (const turn of [...mine].sort((a, b) => (seqOf.get(a.marker)?.seq ?? 0) - (seqOf.get(b.marker)?.seq ?? 0))) {
         const m = seqOf.get(turn.marker);
         if (!m) continue;
         if (m.seq <= through) {
-          audit.folded++;
+          if (range?.conversation_id === id && range.from_seq <= m.seq && m.seq <= range.to_seq) audit.folded++;
+          else problems.push(`${turn.marker}: folded at seq ${m.seq}, but no recovery call in the replay names it`);
           continue;
         }
         const at = tail.indexOf(turn.marker);
@@ -298,7 +305,7 @@ bench:load — ${f.conversations} conversations × ${f.senders} senders × ${f.t
   meanwhile         ${folds} folds applied (${folded} of ${f.conversations} conversations folded), ${f.conversations} text attachments noted, ${pdfResults.length} PDF first searches: ${pdfResults.map((p) => `${p.pages}/${f["pdf-pages"]} pages indexed`).join(", ") || "none"}
   HTTP 429s         ${seen.http429} (waited out and retried)
   audit             ${audit.transcript}/${audit.sent} sent messages exactly once and in sender order in the transcript; every saved message byte-identical to what its client was told
-                    replay source: ${audit.replayTail} once and in order in the verbatim tail + ${audit.folded} covered by the summary (seq <= summarizedThroughMessage)
+                    replay source: ${audit.replayTail} once and in order in the verbatim tail + ${audit.folded} folded, each named by the preamble's conversation_read range
                     index: ${audit.index}/${ok.length} found exactly once by GET /v1/search?q=<marker>&conversation=
   data lost         ${lost} messages; ${problems.length} audit problems`);
     if (problems.length) {

@@ -3,7 +3,9 @@
 //  1. stub batching: the same scripted conversation under several stubBatchChars settings; per
 //     setting the request-level and token-weighted cache hit rates, the replay size, and a cost
 //     index in input-token units at Anthropic's multipliers (cache write 1.25x, cache read 0.1x).
-//  2. recall@5: definite references into folded and stubbed content, searched through the cortex.
+//  2. recall@5: definite references into folded and stubbed content, searched as the model searches:
+//     memory_search calls in a turn (the offline model's @tool directive), each hit then recovered
+//     through the very call the tool result names.
 import { get, post, withStack } from "./common.mjs";
 
 const BATCHES = [0, 4_000, 8_000, 16_000, 32_000, 64_000];
@@ -82,19 +84,54 @@ async function plant(base, id, facts) {
   return targets;
 }
 
-async function score(base, label, facts, targets) {
-  let hits = 0;
-  let total = 0;
-  for (const [k, f] of facts.entries()) {
-    for (const q of f.queries) {
-      const res = await get(base, `/v1/search?q=${encodeURIComponent(q)}&limit=5`);
-      const rank = res.results.findIndex((h) => targets[k].includes(h.id));
-      total++;
-      if (rank >= 0) hits++;
-      console.log(`  ${label}: ${rank >= 0 ? `hit @${rank + 1}` : "miss  "}  "${q}"`);
-    }
+/** The tool results of a turn, keyed by the input of the call that produced them. */
+function resultsByCall(messages) {
+  const calls = new Map();
+  for (const m of messages) for (const b of m.content) if (b.type === "tool_use") calls.set(b.id, b);
+  const out = [];
+  for (const m of messages) for (const b of m.content) if (b.type === "tool_result") out.push({ call: calls.get(b.tool_use_id), text: typeof b.content === "string" ? b.content : b.content.map((x) => x.text ?? "").join("") });
+  return out;
+}
+
+/** The hits of a memory_search result in rank order, each with the call it names. */
+function hitsOf(text) {
+  return [...text.matchAll(/^\d+\. .*\n\s+full text: (\w+) (\{.*\})$/gm)].map((m) => ({ tool: m[1], input: JSON.parse(m[2]) }));
+}
+
+/**
+ * One turn of a probe conversation asks every query with memory_search (all calls in one step,
+ * so no earlier probe turn can pollute the ranking), as the model would; then one turn makes the
+ * call each target hit names and checks that it returns the planted fact.
+ */
+async function score(base, sets) {
+  const probe = (await post(base, "/v1/conversations", { title: "recall probe" })).json.id;
+  const asks = sets.flatMap(({ label, facts, targets }) => facts.flatMap((f, k) => f.queries.map((q) => ({ label, fact: f, targets: targets[k], q }))));
+  // The probe's own prompt (holding every query) is indexed while its turn runs and matches every
+  // query; a model skips its own question, so hits in the probe conversation are dropped and one
+  // more is asked for, keeping five real candidates.
+  const lines = asks.map((a) => `@tool memory_search ${JSON.stringify({ query: a.q, limit: 6 })}`);
+  const searched = resultsByCall((await post(base, `/v1/conversations/${probe}/messages`, { content: `recall these\n${lines.join("\n")}` })).json.messages);
+  const found = asks.map((a) => {
+    const result = searched.find((r) => r.call?.name === "memory_search" && r.call.input.query === a.q);
+    const hits = (result ? hitsOf(result.text) : []).filter((h) => h.input.conversation_id !== probe).slice(0, 5);
+    const rank = hits.findIndex((h) => h.tool === "conversation_read" && a.targets.includes(h.input.message_id));
+    return { ...a, rank, named: rank >= 0 ? hits[rank] : null };
+  });
+  const follow = found.filter((f) => f.named);
+  const reads = follow.length
+    ? resultsByCall((await post(base, `/v1/conversations/${probe}/messages`, { content: `read them\n${follow.map((f) => `@tool ${f.named.tool} ${JSON.stringify(f.named.input)}`).join("\n")}` })).json.messages)
+    : [];
+  const totals = {};
+  for (const f of found) {
+    const read = f.named ? reads.find((r) => r.call?.name === f.named.tool && JSON.stringify(r.call.input) === JSON.stringify(f.named.input)) : null;
+    const recovered = !!read && read.text.includes(f.fact.text.slice(0, 60));
+    const t = (totals[f.label] ??= { hits: 0, recovered: 0, total: 0 });
+    t.total++;
+    if (f.rank >= 0) t.hits++;
+    if (recovered) t.recovered++;
+    console.log(`  ${f.label}: ${f.rank >= 0 ? `hit @${f.rank + 1}${recovered ? ", recovered by the named call" : ", NOT recovered by the named call"}` : "miss"}  "${f.q}"`);
   }
-  return { hits, total };
+  return totals;
 }
 
 async function recallAt5(base) {
@@ -109,11 +146,16 @@ async function recallAt5(base) {
   const stubTargets = await plant(base, stubbed, STUBBED);
   for (let i = 0; i < 3; i++) await post(base, `/v1/conversations/${stubbed}/messages`, { content: `small talk ${i}` });
   const sr = await get(base, `/v1/conversations/${stubbed}/replay`);
-  console.log(`\nrecall@5 through GET /v1/search (the cortex behind memory_search)`);
+  console.log(`\nrecall@5 through the model's memory_search tool, each hit followed with the call it names`);
   console.log(`  folded set: ${fm.foldCount} folds, messages 1-${fm.summarizedThroughMessage} folded; stubbed set: ${sr.estimate.stubbedResults} read-back results replayed as stubs`);
-  const a = await score(base, "folded ", FOLDED, foldedTargets);
-  const b = await score(base, "stubbed", STUBBED, stubTargets);
+  const totals = await score(base, [
+    { label: "folded ", facts: FOLDED, targets: foldedTargets },
+    { label: "stubbed", facts: STUBBED, targets: stubTargets },
+  ]);
+  const a = totals["folded "];
+  const b = totals.stubbed;
   console.log(`recall@5: folded ${a.hits}/${a.total}, stubbed ${b.hits}/${b.total}, all ${a.hits + b.hits}/${a.total + b.total} = ${((100 * (a.hits + b.hits)) / (a.total + b.total)).toFixed(0)}%`);
+  console.log(`recovered through the named call: ${a.recovered + b.recovered} of ${a.hits + b.hits} hits`);
 }
 
 export async function benchRecall() {

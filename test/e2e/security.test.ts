@@ -93,20 +93,25 @@ describe("security on the running stack", () => {
     expect(Number(over.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
   });
 
-  it("refuses oversized headers: the app's 431 up to what the platform lets through", async () => {
-    const observed: Record<string, number | string> = {};
-    for (const kib of [40, 100, 1024]) {
-      try {
-        const r = await call("GET", "/v1/conversations", null, undefined, { "x-junk": "j".repeat(kib * 1024) });
-        observed[`${kib} KiB`] = r.status;
-        expect(r.status, `${kib} KiB`).toBeGreaterThanOrEqual(400);
-        expect(r.status, `${kib} KiB`).toBeLessThan(500);
-        if (r.status === 431 && r.json) expect(r.json.error.type).toBe("request_header_fields_too_large");
-      } catch (err) {
-        observed[`${kib} KiB`] = `connection refused by the platform (${(err as Error).message})`;
-      }
+  it("refuses oversized headers: the app's 431 up to what the platform lets through, the platform's refusal past it", async () => {
+    const junk = (kib: number) => ({ "x-junk": "j".repeat(kib * 1024) });
+    // 40 KiB gets through the platform, so the app's own 32 KiB cap must answer, in its error shape.
+    const app = await call("GET", "/v1/conversations", null, undefined, junk(40));
+    expect(app.status).toBe(431);
+    expect(app.json.error.type).toBe("request_header_fields_too_large");
+    // Past what wrangler dev parses, the platform refuses before the app: either its own 431, or it
+    // closes the connection. Anything else (a 2xx, a 5xx, a hang, another error) fails.
+    const observed: Record<string, string> = {};
+    for (const kib of [100, 1024]) {
+      const outcome = await call("GET", "/v1/conversations", null, undefined, junk(kib)).then(
+        (r) => `status ${r.status}`,
+        (err: Error & { cause?: { code?: string; message?: string } }) => `refused ${err.cause?.code ?? ""} ${err.cause?.message ?? err.message}`,
+      );
+      observed[`${kib} KiB`] = outcome;
+      expect(outcome, `${kib} KiB`).toMatch(/^status 431$|^refused (UND_ERR_SOCKET|ECONNRESET|UND_ERR_HEADERS_OVERFLOW)\b/);
     }
     console.log(`oversized headers on wrangler dev: ${JSON.stringify(observed)}`);
-    expect(observed["40 KiB"]).toBe(431);
+    // Refusing them cost nothing: the stack still answers an ordinary request.
+    expect((await call("GET", "/health", null)).status).toBe(200);
   });
 });

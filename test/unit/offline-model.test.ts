@@ -188,12 +188,13 @@ describe("tool directives", () => {
 });
 
 describe("@tools-per-step", () => {
-  it("issues the calls a batch per step, resuming after a compaction nudge, then reports", async () => {
+  /** Runs a @tools-per-step turn whose first results carry a turn state with `remaining`; returns the calls issued. */
+  async function batchTurn(remaining: string): Promise<unknown[]> {
     const client = makeClient();
-    const first: Params = ask('Read all.\n@tools-per-step 2\n@tool read_file {"path":"a"}\n@tool read_file {"path":"b"}\n@tool read_file {"path":"c"}', { tools: TOOLS });
+    const first: Params = ask('Read all.\n@tools-per-step 2\n@tool read_file {"path":"file-a1"}\n@tool read_file {"path":"file-b2"}\n@tool read_file {"path":"file-c3"}', { tools: TOOLS });
     const messages: Anthropic.MessageParam[] = [...first.messages];
     const issued: unknown[] = [];
-    for (let step = 0; step < 3; step++) {
+    for (let step = 0; step < 4; step++) {
       const reply = await client.messages.create({ ...first, messages });
       const calls = toolUses(reply);
       issued.push(...calls.map((c) => c.input));
@@ -204,11 +205,19 @@ describe("@tools-per-step", () => {
       }
       const results: Anthropic.ContentBlockParam[] = calls.map((c) => ({ type: "tool_result", tool_use_id: c.id, content: "ok" }));
       // The second carrier also holds a compaction's continuation nudge: not user text.
-      if (step === 0) results.push({ type: "text", text: "<turn_state>\nREMAINING:\n- c\n</turn_state>" });
+      if (step === 0) results.push({ type: "text", text: `<turn_state>\nTASK:\n- read all\nREMAINING:\n${remaining}\nDATA:\n- file-a1 and file-b2 read\n</turn_state>` });
       messages.push({ role: "user", content: results });
     }
-    expect(issued).toEqual([{ path: "a" }, { path: "b" }, { path: "c" }]);
-    expect(messages).toHaveLength(6);
+    return issued;
+  }
+
+  it("issues the calls a batch per step, resuming after a compaction nudge from its REMAINING, then reports", async () => {
+    expect(await batchTurn("- file-c3")).toEqual([{ path: "file-a1" }, { path: "file-b2" }, { path: "file-c3" }]);
+  });
+
+  it("resumes only from what the turn state says: a wrong REMAINING redoes or skips work", async () => {
+    expect(await batchTurn("- file-a1, file-c3")).toEqual([{ path: "file-a1" }, { path: "file-b2" }, { path: "file-a1" }, { path: "file-c3" }]);
+    expect(await batchTurn("- nothing left")).toEqual([{ path: "file-a1" }, { path: "file-b2" }]);
   });
 });
 

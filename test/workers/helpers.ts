@@ -62,16 +62,19 @@ export async function transcript(id: string, key?: string): Promise<any[]> {
 export const textOf = (m: any): string =>
   (m.content as any[]).map((b) => (b.type === "text" ? b.text : b.type === "tool_result" ? (typeof b.content === "string" ? b.content : "") : JSON.stringify(b.input ?? ""))).join("\n");
 
-/** Polls until fn returns a truthy value (indexing runs after the response). */
-export async function eventually<T>(fn: () => Promise<T>, timeoutMs = 10_000): Promise<T> {
+/**
+ * Polls until fn returns a truthy value (indexing runs after the response) and returns it; fails
+ * the test when the time runs out, so a caller that ignores the value still asserts the condition.
+ */
+export async function eventually<T>(fn: () => Promise<T>, timeoutMs = 10_000): Promise<NonNullable<T>> {
   const end = Date.now() + timeoutMs;
   let last: T;
   do {
     last = await fn();
-    if (last) return last;
+    if (last) return last as NonNullable<T>;
     await new Promise((r) => setTimeout(r, 100));
   } while (Date.now() < end);
-  return last;
+  throw new Error(`eventually: still ${JSON.stringify(last)} after ${timeoutMs} ms`);
 }
 
 /** A websocket to the chat worker: every frame it receives in `events`, and `next` to await one. */

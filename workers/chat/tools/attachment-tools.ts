@@ -41,8 +41,7 @@ export const fileRead: ToolDefinition<{ attachment_id: string; lines: string }> 
   core: false,
   capability: "file_read: line ranges of text attachments, any size",
   description: `Read a line range of a text attachment (logs, code, CSV, JSON, notes). At most ${MAX_LINES} lines per call; the file is never loaded whole.`,
-  input: z.strictObject({ attachment_id: attachmentId, lines: z.string().max(40) }),
-  inputSchema: { type: "object", properties: { attachment_id: { type: "string" }, lines: { type: "string", description: '"1-400"' } }, required: ["attachment_id", "lines"], additionalProperties: false },
+  input: z.strictObject({ attachment_id: attachmentId, lines: z.string().max(40).describe('"1-400"') }),
   async run({ attachment_id, lines }, ctx) {
     const range = parseRange(lines, "lines", MAX_LINES);
     if (typeof range === "string") return { content: range, isError: true };
@@ -61,8 +60,7 @@ export const fileRead: ToolDefinition<{ attachment_id: string; lines: string }> 
 };
 
 /** A PDF's user password, passed per call and never stored or echoed back. */
-const pdfPassword = z.string().max(256).optional();
-const PASSWORD_PROP = { type: "string", description: "the PDF's user password, when the note says it needs one" };
+const pdfPassword = z.string().max(256).describe("the PDF's user password, when the note says it needs one").optional();
 
 export const pdfInfo: ToolDefinition<{ attachment_id: string; password?: string }> = {
   name: "pdf_info",
@@ -70,7 +68,6 @@ export const pdfInfo: ToolDefinition<{ attachment_id: string; password?: string 
   capability: "pdf_info: facts of a PDF attachment (pages, title), from its cross-reference data",
   description: "Facts of a PDF attachment: pages, title, author, producer, encryption. Reads only the file's cross-reference data.",
   input: z.strictObject({ attachment_id: attachmentId, password: pdfPassword }),
-  inputSchema: { type: "object", properties: { attachment_id: { type: "string" }, password: PASSWORD_PROP }, required: ["attachment_id"], additionalProperties: false },
   async run({ attachment_id, password }, ctx) {
     const { found, error } = await open(ctx, attachment_id, ["pdf"]);
     if (error) return error;
@@ -96,13 +93,7 @@ export const pdfRead: ToolDefinition<{ attachment_id: string; pages: string; pas
   core: false,
   capability: "pdf_read: the text of a page range of a PDF attachment",
   description: `Read the text of a page range of a PDF attachment ("12" or "12-15", at most ${MAX_PDF_PAGES} pages per call). Only the bytes of those pages are fetched.`,
-  input: z.strictObject({ attachment_id: attachmentId, pages: z.string().max(40), password: pdfPassword }),
-  inputSchema: {
-    type: "object",
-    properties: { attachment_id: { type: "string" }, pages: { type: "string", description: '"12" or "12-15"' }, password: PASSWORD_PROP },
-    required: ["attachment_id", "pages"],
-    additionalProperties: false,
-  },
+  input: z.strictObject({ attachment_id: attachmentId, pages: z.string().max(40).describe('"12" or "12-15"'), password: pdfPassword }),
   async run({ attachment_id, pages, password }, ctx) {
     const range = parseRange(pages, "pages", MAX_PDF_PAGES);
     if (typeof range === "string") return { content: range, isError: true };
@@ -123,7 +114,6 @@ export const imageView: ToolDefinition<{ attachment_id: string }> = {
   capability: "image_view: look at an image attachment",
   description: "Look at an image attachment: returns the image itself. Use only when you need to see it.",
   input: z.strictObject({ attachment_id: attachmentId }),
-  inputSchema: { type: "object", properties: { attachment_id: { type: "string" } }, required: ["attachment_id"], additionalProperties: false },
   async run({ attachment_id }, ctx) {
     const { found, error } = await open(ctx, attachment_id, ["image"]);
     if (error) return error;
@@ -143,13 +133,7 @@ export const spreadsheetRead: ToolDefinition<{ attachment_id: string; rows: stri
   core: false,
   capability: "spreadsheet_read: rows of CSV, TSV and XLSX attachments",
   description: `Read a row range of a spreadsheet attachment (CSV, TSV or XLSX; "sheet" picks an XLSX sheet by name or number). At most ${MAX_ROWS} rows per call.`,
-  input: z.strictObject({ attachment_id: attachmentId, rows: z.string().max(40), sheet: z.string().max(100).optional() }),
-  inputSchema: {
-    type: "object",
-    properties: { attachment_id: { type: "string" }, rows: { type: "string", description: '"1-50"' }, sheet: { type: "string" } },
-    required: ["attachment_id", "rows"],
-    additionalProperties: false,
-  },
+  input: z.strictObject({ attachment_id: attachmentId, rows: z.string().max(40).describe('"1-50"'), sheet: z.string().max(100).optional() }),
   async run({ attachment_id, rows, sheet }, ctx) {
     const range = parseRange(rows, "rows", MAX_ROWS);
     if (typeof range === "string") return { content: range, isError: true };
@@ -177,7 +161,6 @@ export const documentRead: ToolDefinition<{ attachment_id: string; offset?: numb
   capability: "document_read: the text of DOCX attachments",
   description: `Read the text of a DOCX attachment, ${DOC_PAGE_CHARS} characters per call from offset.`,
   input: z.strictObject({ attachment_id: attachmentId, offset: z.number().int().min(0).optional() }),
-  inputSchema: { type: "object", properties: { attachment_id: { type: "string" }, offset: { type: "integer", minimum: 0 } }, required: ["attachment_id"], additionalProperties: false },
   async run({ attachment_id, offset }, ctx) {
     const { found, error } = await open(ctx, attachment_id, ["document"]);
     if (error) return error;

@@ -14,11 +14,6 @@ export const conversationList: ToolDefinition<z.infer<typeof input>> = {
   capability: "conversation_list: list your conversations (titles, dates, sizes)",
   description: "List the user's conversations, newest first: id, title, dates and message count. Page with before = the last id of the previous page.",
   input,
-  inputSchema: {
-    type: "object",
-    properties: { limit: { type: "integer", minimum: 1, maximum: 50 }, before: { type: "string" } },
-    additionalProperties: false,
-  },
   async run({ limit, before }, ctx) {
     const rows = await ctx.listConversations(limit ?? 20, before);
     if (!rows.length) return { content: "no conversations" };

@@ -11,12 +11,12 @@ export const READ_PAGE_CHARS = 40_000;
 const MAX_RANGE_MESSAGES = 50;
 
 const input = z.strictObject({
-  conversation_id: z.string().refine((v) => isId("conv", v), "not a conversation id").optional(),
+  conversation_id: z.string().refine((v) => isId("conv", v), "not a conversation id").optional().describe("defaults to the current conversation"),
   message_id: z.string().refine((v) => isId("msg", v), "not a message id").optional(),
   from_seq: z.number().int().min(1).optional(),
   to_seq: z.number().int().min(1).optional(),
-  block: z.number().int().min(0).optional(),
-  offset: z.number().int().min(0).optional(),
+  block: z.number().int().min(0).optional().describe("index of one content block of message_id"),
+  offset: z.number().int().min(0).optional().describe("character offset of the page to read"),
 });
 type Input = z.infer<typeof input>;
 
@@ -28,18 +28,6 @@ export const conversationRead: ToolDefinition<Input> = {
     "Read stored messages of any of this tenant's conversations byte for byte, including turns folded into a summary or replaced by stubs. " +
     "Give message_id for one message (block selects one content block), or from_seq/to_seq for a range. Long output is paged: pass the offset the previous page names.",
   input,
-  inputSchema: {
-    type: "object",
-    properties: {
-      conversation_id: { type: "string", description: "defaults to the current conversation" },
-      message_id: { type: "string" },
-      from_seq: { type: "integer", minimum: 1 },
-      to_seq: { type: "integer", minimum: 1 },
-      block: { type: "integer", minimum: 0, description: "index of one content block of message_id" },
-      offset: { type: "integer", minimum: 0, description: "character offset of the page to read" },
-    },
-    additionalProperties: false,
-  },
   async run(args, ctx) {
     const conversationId = args.conversation_id ?? ctx.conversationId;
     if (args.block !== undefined && !args.message_id) return { content: "block needs message_id", isError: true };

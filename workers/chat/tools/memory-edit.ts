@@ -18,12 +18,6 @@ export const memoryUpdate: ToolDefinition<z.infer<typeof updateInput>> = {
   capability: "memory_update: correct a saved note",
   description: "Change a saved note's text, title or tags (by its mem_ id).",
   input: updateInput,
-  inputSchema: {
-    type: "object",
-    properties: { id: { type: "string" }, text: { type: "string" }, title: { type: "string" }, tags: { type: "array", items: { type: "string" } } },
-    required: ["id"],
-    additionalProperties: false,
-  },
   async run({ id, ...change }, ctx) {
     const note = await ctx.memory.updateNote(id, change);
     return note ? { content: `updated note ${note.id}: ${note.title}` } : { content: `no note ${id}`, isError: true };
@@ -36,7 +30,6 @@ export const memoryForget: ToolDefinition<{ id: string }> = {
   capability: "memory_forget: delete a saved note",
   description: "Delete a saved note (by its mem_ id) when the user asks to forget it.",
   input: z.strictObject({ id: noteId }),
-  inputSchema: { type: "object", properties: { id: { type: "string" } }, required: ["id"], additionalProperties: false },
   async run({ id }, ctx) {
     return (await ctx.memory.deleteNote(id)) ? { content: `deleted note ${id}` } : { content: `no note ${id}`, isError: true };
   },

@@ -7,7 +7,7 @@ import type { ToolDefinition } from "./registry";
 
 const input = z.strictObject({
   id: z.string().refine((v) => isId("mem", v) || isId("epi", v) || isId("msg", v), "not a note (mem_), episode (epi_) or message (msg_) id"),
-  offset: z.number().int().min(0).optional(),
+  offset: z.number().int().min(0).optional().describe("character offset of the page to read"),
 });
 type Input = z.infer<typeof input>;
 
@@ -17,12 +17,6 @@ export const memoryGet: ToolDefinition<Input> = {
   capability: "memory_get: read one note, episode or message in full",
   description: "Read one memory item in full by the id memory_search gave: a note (mem_…), an episode (epi_…) or a message (msg_…).",
   input,
-  inputSchema: {
-    type: "object",
-    properties: { id: { type: "string" }, offset: { type: "integer", minimum: 0, description: "character offset of the page to read" } },
-    required: ["id"],
-    additionalProperties: false,
-  },
   async run({ id, offset }, ctx) {
     if (id.startsWith("mem_")) {
       const note = await ctx.memory.getNote(id);

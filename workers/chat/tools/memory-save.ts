@@ -15,16 +15,6 @@ export const memorySave: ToolDefinition<Input> = {
   capability: "memory_save: keep a durable note across conversations",
   description: "Save a durable note to memory (a fact, preference or decision worth keeping across conversations). Found later with memory_search.",
   input,
-  inputSchema: {
-    type: "object",
-    properties: {
-      text: { type: "string" },
-      title: { type: "string" },
-      tags: { type: "array", items: { type: "string" } },
-    },
-    required: ["text"],
-    additionalProperties: false,
-  },
   async run(args, ctx) {
     const note = await ctx.memory.saveNote(args);
     return { content: `saved note ${note.id}: ${note.title}` };

@@ -5,8 +5,8 @@ import type { SearchHit } from "../cortex";
 import type { ToolDefinition } from "./registry";
 
 const input = z.strictObject({
-  query: z.string().trim().min(1).max(500),
-  limit: z.number().int().min(1).max(20).optional(),
+  query: z.string().trim().min(1).max(500).describe("words or exact identifiers to find"),
+  limit: z.number().int().min(1).max(20).optional().describe("default 8"),
 });
 type Input = z.infer<typeof input>;
 
@@ -18,15 +18,6 @@ export const memorySearch: ToolDefinition<Input> = {
     "Search your memory: every stored message of your conversations (including turns folded into a summary or stubbed), your saved notes, the episodes (summaries) of folded history, and the pages of PDFs already indexed by pdf_search. " +
     "Matches words (stemmed), names, ids, file names and numbers. Returns ranked snippets; each names the call that returns the full original.",
   input,
-  inputSchema: {
-    type: "object",
-    properties: {
-      query: { type: "string", description: "words or exact identifiers to find" },
-      limit: { type: "integer", minimum: 1, maximum: 20, description: "default 8" },
-    },
-    required: ["query"],
-    additionalProperties: false,
-  },
   async run(args, ctx) {
     const hits = await ctx.search(args.query, args.limit ?? 8);
     if (!hits.length) return { content: `no memory matches "${args.query}"` };

@@ -18,7 +18,6 @@ export const pdfSearch: ToolDefinition<{ attachment_id: string; query: string }>
   capability: "pdf_search: find pages of a PDF attachment by words or identifiers",
   description: "Search a PDF attachment's pages by words or exact identifiers; returns page numbers with snippets. The first search of a large PDF indexes it first (may take a minute).",
   input: z.strictObject({ attachment_id: z.string().refine((v) => isId("att", v), "not an attachment id (att_…)"), query: z.string().trim().min(1).max(300) }),
-  inputSchema: { type: "object", properties: { attachment_id: { type: "string" }, query: { type: "string" } }, required: ["attachment_id", "query"], additionalProperties: false },
   async run({ attachment_id, query }, ctx) {
     const found = await ctx.openAttachment(attachment_id);
     if (!found) return { content: `no attachment ${attachment_id}`, isError: true };

@@ -9,6 +9,7 @@ import type { ImageBlock, StoredMessage, TextBlock, ToolSchema } from "../../../
 import type { Attachment } from "../attachments/store";
 import type { DocKind, SearchHit } from "../cortex";
 import type { EpisodeRow, Note } from "../memory";
+import { toolInputSchema } from "./input-schema";
 
 export interface ReadQuery {
   messageId?: string;
@@ -66,17 +67,19 @@ export interface ToolDefinition<I = unknown> {
   capability: string;
   /** Core tools ride every request; the others are found with tool_search and added with tool_activate. */
   core: boolean;
+  /** Validates calls, and is the source of the JSON Schema the model sees (input-schema.ts). */
   input: z.ZodType<I>;
-  inputSchema: Record<string, unknown>;
   run(input: I, ctx: ToolContext): Promise<ToolOutput>;
 }
 
 export class ToolRegistry {
   private readonly tools = new Map<string, ToolDefinition<any>>();
+  private readonly schemas = new Map<string, Record<string, unknown>>();
 
   register<I>(tool: ToolDefinition<I>): this {
     if (this.tools.has(tool.name)) throw new Error(`tool ${tool.name} registered twice`);
     this.tools.set(tool.name, tool);
+    this.schemas.set(tool.name, toolInputSchema(tool.input));
     return this;
   }
 
@@ -100,7 +103,7 @@ export class ToolRegistry {
     const active = new Set(activeTools);
     return this.all()
       .filter((t) => t.core || active.has(t.name))
-      .map((t) => ({ name: t.name, description: t.description, input_schema: t.inputSchema }));
+      .map((t) => ({ name: t.name, description: t.description, input_schema: this.schemas.get(t.name)! }));
   }
 
   /** The <capabilities> index: one line per tool, core ones first. */

@@ -13,7 +13,6 @@ export function toolSearch(registry: ToolRegistry): ToolDefinition<{ query: stri
     capability: "tool_search: find more tools by what you need to do",
     description: "Search the tools that are not loaded yet by what you need to do. Returns matching tools with a one-line description; add one with tool_activate.",
     input: z.strictObject({ query: z.string().trim().min(1).max(200) }),
-    inputSchema: { type: "object", properties: { query: { type: "string" } }, required: ["query"], additionalProperties: false },
     async run({ query }, ctx) {
       const q = words(query);
       const scored = registry
@@ -48,7 +47,6 @@ export function toolActivate(registry: ToolRegistry): ToolDefinition<{ name: str
     capability: "tool_activate: add a found tool to this conversation",
     description: "Add a tool found with tool_search to this conversation. Its schema is available from your next step on and stays for later turns.",
     input: z.strictObject({ name: z.string().trim().min(1).max(64) }),
-    inputSchema: { type: "object", properties: { name: { type: "string" } }, required: ["name"], additionalProperties: false },
     async run({ name }, ctx) {
       const tool = registry.get(name);
       if (!tool) return { content: `no tool named "${name}"; tool_search finds the available ones`, isError: true };

@@ -3,7 +3,7 @@
 // never create two conversations. A conversation idle longer than the channel's rotation time is
 // left as it is (searchable and readable) and the next message starts a new one.
 import { DurableObject } from "cloudflare:workers";
-import { createConversation } from "../workers/chat/conversation-create";
+import { createConversation } from "./conversation-create";
 
 export const DEFAULT_ROTATION_SECONDS = 3 * 60 * 60;
 

@@ -1,13 +1,13 @@
 import { strToU8, zipSync, zlibSync, type Zippable } from "fflate";
 import { describe, expect, it } from "vitest";
-import { delimitedInfo, parseDelimitedLine, readRows } from "../../core/attachments/delimited";
-import { docxText } from "../../core/attachments/docx";
-import { AttachmentFormatError } from "../../core/attachments/errors";
-import { imageInfo, imageInfoFromReader, sniffType } from "../../core/attachments/image-info";
-import { isProbablyText, LineIndexer, readLines, type LineIndex } from "../../core/attachments/line-index";
-import { memoryRangeReader } from "../../core/attachments/range-reader";
-import { readXlsxRows, xlsxInfo } from "../../core/attachments/xlsx";
-import { listZip, readZipEntry } from "../../core/attachments/zip";
+import { delimitedInfo, parseDelimitedLine, readRows } from "../../services/attachments/formats/delimited";
+import { docxText } from "../../services/attachments/formats/docx";
+import { AttachmentFormatError } from "../../services/attachments/formats/errors";
+import { imageInfo, imageInfoFromReader, sniffType } from "../../services/attachments/formats/image-info";
+import { isProbablyText, LineIndexer, readLines, type LineIndex } from "../../services/attachments/formats/line-index";
+import { memoryRangeReader } from "../../services/attachments/formats/range-reader";
+import { readXlsxRows, xlsxInfo } from "../../services/attachments/formats/xlsx";
+import { listZip, readZipEntry } from "../../services/attachments/formats/zip";
 
 const XLSX_TYPE = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet";
 const DOCX_TYPE = "application/vnd.openxmlformats-officedocument.wordprocessingml.document";

@@ -5,7 +5,7 @@ import { isToolResultCarrier, messageChars, renderMessageText } from "../../core
 import { crossCheckSettings, defaultSettings, mergeSettings, settingsPatchSchema } from "../../core/settings";
 import { turnBodySchema } from "../../core/turn-input";
 import { describeZodError } from "../../core/validation";
-import { toFtsQuery } from "../../workers/chat/cortex";
+import { toFtsQuery } from "../../services/cortex";
 import { messageBatchKey, messageBatchStartAfter, parseMessageBatchKey } from "../../r2-layout";
 
 describe("coalesceBlocks", () => {

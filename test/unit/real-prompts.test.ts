@@ -8,8 +8,8 @@ import { buildFoldRequest } from "../../core/fold";
 import { summarizeOptions } from "../../core/offline-model/summarize";
 import { buildSystemPrompt } from "../../core/system-prompt";
 import type { ModelRequest, StoredMessage } from "../../core/types";
-import { SUB_AGENT_SYSTEM } from "../../workers/chat/agent/sub-agent";
-import { TurnCompactor } from "../../workers/chat/agent/turn-compaction";
+import { SUB_AGENT_SYSTEM } from "../../agent/sub-agent";
+import { TurnCompactor } from "../../agent/turn-compaction";
 
 /** Lines that only the offline stand-in ever read. */
 const OFFLINE_ONLY = [/\[offline-model/i, /^\s*summary-max-chars\s*:/im, /^\s*sections\s*:/im];

@@ -2,8 +2,8 @@
 // provider: a max_tokens stop continues unless the input is within 512 tokens of the window.
 import type Anthropic from "@anthropic-ai/sdk";
 import { describe, expect, it } from "vitest";
-import { CONTEXT_FULL_MARGIN_TOKENS, runAgentTurn } from "../../workers/chat/agent/turn-loop";
-import { ToolRegistry, type ToolContext } from "../../workers/chat/tools/registry";
+import { CONTEXT_FULL_MARGIN_TOKENS, runAgentTurn } from "../../agent/turn-loop";
+import { ToolRegistry, type ToolContext } from "../../agent/tools/registry";
 import type { ModelRequest, NewMessage, StoredMessage } from "../../core/types";
 
 const WINDOW = 10_000;

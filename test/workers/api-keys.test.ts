@@ -4,8 +4,8 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { sha256Hex } from "../../core/ids";
-import { MAX_ACTIVE_KEYS } from "../../workers/chat/api-keys";
-import { AUTH_CACHE_MS, keyForHash } from "../../workers/chat/auth";
+import { MAX_ACTIVE_KEYS } from "../../services/keys/api-keys";
+import { AUTH_CACHE_MS, keyForHash } from "../../services/keys/auth";
 import { ADMIN, api, connectSocket, createConversation } from "./helpers";
 
 async function tenant(): Promise<{ id: string; key: string }> {

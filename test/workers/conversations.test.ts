@@ -315,7 +315,7 @@ describe("search", () => {
     await send(id, "idempotent-indexing-check");
     const count = () => env.DB.prepare("SELECT COUNT(*) AS n FROM cortex_docs WHERE conversation_id = ?").bind(id).first<{ n: number }>();
     await eventually(async () => (await count())!.n === 2);
-    const { indexMessages } = await import("../../workers/chat/cortex");
+    const { indexMessages } = await import("../../services/cortex");
     const t = await transcript(id);
     await indexMessages(env.DB, "dev", id, t);
     expect((await count())!.n).toBe(2);

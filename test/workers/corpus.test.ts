@@ -5,7 +5,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { corpusEventPrefix, corpusLogKey, promptSnapshotPrefix } from "../../r2-layout";
 import chat from "../../workers/chat/index";
-import { logCorpusEvent, rollUpCorpusDays } from "../../workers/chat/corpus";
+import { logCorpusEvent, rollUpCorpusDays } from "../../services/corpus";
 import { ADMIN, api, createConversation, send } from "./helpers";
 
 const DAY_MS = 86_400_000;

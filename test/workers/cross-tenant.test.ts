@@ -4,7 +4,7 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { sha256Hex } from "../../core/ids";
-import { toolRegistry } from "../../workers/chat/tools";
+import { toolRegistry } from "../../agent/tools";
 import { ADMIN, api, connectSocket } from "./helpers";
 import { fillPath, ownEverything, paramsOf, ROUTES, type Owned } from "./hostile-fixtures";
 

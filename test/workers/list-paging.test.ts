@@ -4,8 +4,8 @@ import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { sortableId } from "../../core/ids";
-import { recordEpisode } from "../../workers/chat/memory";
-import { PROMPT_PROJECT_FILES } from "../../workers/chat/projects";
+import { recordEpisode } from "../../services/memory/notes";
+import { PROMPT_PROJECT_FILES } from "../../services/projects";
 import { api, createConversation, newTenant, send } from "./helpers";
 
 const N = 5;
@@ -78,7 +78,7 @@ describe("list paging", () => {
     const notes = await times(N, async (i) => (await api("POST", "/v1/memory", { text: `note ${i}` }, { key })).json.id);
     expectEach(await pageAll("/v1/memory", key, "notes"), notes);
 
-    const { tenantForKey } = await import("../../workers/chat/auth");
+    const { tenantForKey } = await import("../../services/keys/auth");
     const tenantId = (await tenantForKey(env as Env, key))!;
     for (let i = 0; i < N; i++) await recordEpisode(env.DB, { tenantId, conversationId: id, foldJobId: `fold_${crypto.randomUUID()}`, throughSeq: i + 1, summary: `episode ${i}`, at: new Date().toISOString() });
     const episodes = await pageAll(`/v1/memory/episodes?conversation=${id}`, key, "episodes");
@@ -120,7 +120,7 @@ describe("list paging", () => {
     const autos = await times(N, async (i) => (await api("POST", "/v1/automations", { name: `a${i}`, schedule: "@daily", prompt: "p", channel: "c", paused: true }, { key })).json.id);
     expectEach(await pageAll("/v1/automations", key, "automations"), autos);
 
-    const { tenantForKey } = await import("../../workers/chat/auth");
+    const { tenantForKey } = await import("../../services/keys/auth");
     const tenantId = (await tenantForKey(env as Env, key))!;
     const runs = [];
     for (let i = 0; i < N; i++) {

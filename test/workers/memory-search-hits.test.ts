@@ -3,7 +3,7 @@
 import { env } from "cloudflare:workers";
 import { PDFDocument, StandardFonts } from "pdf-lib";
 import { describe, expect, it } from "vitest";
-import { recordEpisode } from "../../workers/chat/memory";
+import { recordEpisode } from "../../services/memory/notes";
 import { runExtractJob } from "../../workers/summarizer/extract";
 import { api, createConversation, newTenant, send } from "./helpers";
 
@@ -31,7 +31,7 @@ async function follow(id: string, line: string, key: string) {
 describe("memory_search hits", () => {
   it("name, for every kind, a call that returns the hit's content", async () => {
     const key = await newTenant();
-    const { tenantForKey } = await import("../../workers/chat/auth");
+    const { tenantForKey } = await import("../../services/keys/auth");
     const tenantId = (await tenantForKey(env as Env, key))!;
     const elsewhere = await createConversation(undefined, key);
     await send(elsewhere, "the axolotl message: budget is 4411 credits", key);

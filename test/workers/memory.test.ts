@@ -3,7 +3,7 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { memoryMapFor, utcDay } from "../../workers/chat/memory-map";
+import { memoryMapFor, utcDay } from "../../services/memory/memory-map";
 import { runFoldJob } from "../../workers/summarizer/fold";
 import { api, createConversation, eventually, newTenant, send } from "./helpers";
 
@@ -157,7 +157,7 @@ describe("the memory map", () => {
 });
 
 async function tenantOf(key: string): Promise<string | null> {
-  const { tenantForKey } = await import("../../workers/chat/auth");
+  const { tenantForKey } = await import("../../services/keys/auth");
   return tenantForKey(env as Env, key);
 }
 

@@ -2,7 +2,7 @@
 // the limits the tools enforce. Checked on what a request carries (/replay) and, for every tool,
 // by calling it just past each limit its schema states: the validator must refuse exactly there.
 import { describe, expect, it } from "vitest";
-import { toolRegistry } from "../../workers/chat/tools";
+import { toolRegistry } from "../../agent/tools";
 import { api, createConversation } from "./helpers";
 
 type Schema = { type?: string; properties?: Record<string, any>; required?: string[]; [k: string]: unknown };

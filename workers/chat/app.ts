@@ -4,7 +4,7 @@ import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
-import { bearer, keyForHash } from "./auth";
+import { bearer, keyForHash } from "../../services/keys/auth";
 import { ApiError, errorBody, unauthorized } from "./errors";
 import { adminRoutes } from "./routes/admin";
 import { automationRoutes } from "./routes/automations";

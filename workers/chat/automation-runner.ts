@@ -5,7 +5,7 @@
 // run as failed. Failures are isolated per message.
 import type { TurnEvent } from "../../core/events";
 import { channelObjectName } from "../../durable-objects/channel-do";
-import { finishRun, recordDeadRun, recordFailedAttempt, startRun, type AutomationJob } from "./automations";
+import { finishRun, recordDeadRun, recordFailedAttempt, startRun, type AutomationJob } from "../../services/automations";
 import { collectTurn } from "./turn-response";
 import { startTurn } from "./turns";
 

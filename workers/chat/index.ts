@@ -5,7 +5,7 @@ import { AUTOMATION_DLQ, recordDeadAutomations, runAutomationBatch } from "./aut
 import { runScheduled } from "./scheduled";
 
 export { ChannelDO } from "../../durable-objects/channel-do";
-export { ConversationDO } from "../../durable-objects/conversation-do";
+export { ConversationDO } from "../../durable-objects/conversation/conversation-do";
 export { RateLimiterDO } from "../../durable-objects/rate-limiter-do";
 
 export default {

@@ -2,8 +2,8 @@
 // automation queue), sweeps expired websocket tickets and abandoned uploads, and rolls closed
 // days of the corpus log into their single log objects.
 import { attachmentPrefix } from "../../r2-layout";
-import { claimDueRuns, type AutomationJob } from "./automations";
-import { rollUpCorpusDays } from "./corpus";
+import { claimDueRuns, type AutomationJob } from "../../services/automations";
+import { rollUpCorpusDays } from "../../services/corpus";
 import { sweepExpiredTickets } from "./ws-tickets";
 
 export async function runScheduled(

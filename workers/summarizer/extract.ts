@@ -2,12 +2,12 @@
 // upsert the pages into the cortex. Idempotent (doc ids per page), so a redelivered chunk only
 // rewrites the same rows; when the last page lands the attachment is marked indexed. A chunk of a
 // deleted attachment writes nothing that stays (see attachments/delete.ts).
-import { readPdfPages } from "../../core/attachments/pdf";
+import { readPdfPages } from "../../services/attachments/formats/pdf";
 import type { ExtractJob } from "../../core/jobs";
-import { countIndexedPages, pageRef, upsertDocs } from "../chat/cortex";
-import { r2RangeReader } from "../chat/attachments/r2-range-reader";
-import { pageRefPattern } from "../chat/attachments/delete";
-import { getAttachmentRow, toAttachment } from "../chat/attachments/store";
+import { countIndexedPages, pageRef, upsertDocs } from "../../services/cortex";
+import { r2RangeReader } from "../../services/attachments/r2-range-reader";
+import { pageRefPattern } from "../../services/attachments/delete";
+import { getAttachmentRow, toAttachment } from "../../services/attachments/store";
 
 export async function runExtractJob(job: ExtractJob, env: Env): Promise<{ pages: number; indexed: number }> {
   const row = await getAttachmentRow(env.DB, job.tenantId, job.attachmentId);

@@ -5,7 +5,7 @@ import Anthropic from "@anthropic-ai/sdk";
 import { buildFoldRequest, capSummary, chooseFoldMark, fallbackFoldSummary, FOLD_PROMPT_BUDGET_CHARS, shrinkFoldBudget } from "../../core/fold";
 import type { FoldJob } from "../../core/jobs";
 import { createModelClient } from "../../core/model-client";
-import type { FoldOutcome, FoldSource } from "../../durable-objects/conversation-do";
+import type { FoldOutcome, FoldSource } from "../../durable-objects/conversation/conversation-do";
 
 export interface FoldDeps {
   /** The model client; tests pass one that records requests. */

@@ -2,8 +2,8 @@
 // ADMIN_TOKEN, not by API keys.
 import { Hono } from "hono";
 import { z } from "zod";
-import { tenantExists } from "../api-keys";
-import { adminToken, bearer, createTenant, safeEqual } from "../auth";
+import { tenantExists } from "../../../services/keys/api-keys";
+import { adminToken, bearer, createTenant, safeEqual } from "../../../services/keys/auth";
 import { ApiError, notFound, unauthorized } from "../errors";
 import type { AppEnv } from "../types";
 import { jsonBody } from "../validate";

@@ -3,14 +3,14 @@
 // the conversation. Content never enters a request; tools read it on demand.
 import { Hono } from "hono";
 import { z } from "zod";
-import { attachmentNote, TOOLS_FOR, type AttachmentFacts } from "../../../core/attachments/note";
+import { attachmentNote, TOOLS_FOR, type AttachmentFacts } from "../../../services/attachments/formats/note";
 import { isId, sortableId } from "../../../core/ids";
 import { attachmentBlobKey } from "../../../r2-layout";
-import { purgeAttachment } from "../attachments/delete";
-import { inspectAttachment, lineIndexFor } from "../attachments/inspect";
-import { r2RangeReader } from "../attachments/r2-range-reader";
-import { getAttachmentRow, insertAttachment, listAttachmentRows, toAttachment, updateAttachment, type AttachmentRow } from "../attachments/store";
-import { countIndexedPages } from "../cortex";
+import { purgeAttachment } from "../../../services/attachments/delete";
+import { inspectAttachment, lineIndexFor } from "../../../services/attachments/inspect";
+import { r2RangeReader } from "../../../services/attachments/r2-range-reader";
+import { getAttachmentRow, insertAttachment, listAttachmentRows, toAttachment, updateAttachment, type AttachmentRow } from "../../../services/attachments/store";
+import { countIndexedPages } from "../../../services/cortex";
 import { ApiError, badRequest, notFound } from "../errors";
 import type { AppEnv } from "../types";
 import { idCursor, listBody, pageOf } from "../paging";
@@ -46,7 +46,7 @@ export function contentLength(header: string | undefined): number {
  * Inspects the stored bytes, records the facts, and adds the note to the conversation (a project
  * file has no conversation: its project's conversations list it in their prompt instead).
  */
-export async function finish(env: Env, row: AttachmentRow, stub: DurableObjectStub<import("../../../durable-objects/conversation-do").ConversationDO> | null) {
+export async function finish(env: Env, row: AttachmentRow, stub: DurableObjectStub<import("../../../durable-objects/conversation/conversation-do").ConversationDO> | null) {
   const reader = await r2RangeReader(env.BUCKET, row.r2Key);
   if (!reader) throw new Error("the upload's bytes are missing");
   const { type, facts } = await inspectAttachment(reader, {

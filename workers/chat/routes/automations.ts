@@ -4,7 +4,7 @@ import { Hono } from "hono";
 import { z } from "zod";
 import { cronError } from "../../../core/cron";
 import { isId } from "../../../core/ids";
-import { createAutomation, deleteAutomation, getAutomation, listAutomations, listRuns, updateAutomation, type AutomationRunRow } from "../automations";
+import { createAutomation, deleteAutomation, getAutomation, listAutomations, listRuns, updateAutomation, type AutomationRunRow } from "../../../services/automations";
 import { notFound } from "../errors";
 import type { AppEnv } from "../types";
 import { idCursor, listBody, pageOf } from "../paging";

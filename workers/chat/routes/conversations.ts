@@ -4,13 +4,13 @@ import { z } from "zod";
 import { isId } from "../../../core/ids";
 import { settingsPatchSchema } from "../../../core/settings";
 import { turnBodySchema } from "../../../core/turn-input";
-import type { ConversationDO } from "../../../durable-objects/conversation-do";
-import type { ConversationRef } from "../../../durable-objects/conversation-head";
-import { createConversation } from "../conversation-create";
+import type { ConversationDO } from "../../../durable-objects/conversation/conversation-do";
+import type { ConversationRef } from "../../../services/record/conversation-head";
+import { createConversation } from "../../../durable-objects/conversation-create";
 import { promptSnapshotKey } from "../../../r2-layout";
-import { getProject } from "../projects";
+import { getProject } from "../../../services/projects";
 import { attachmentRoutes } from "./attachments";
-import { listConversationRows } from "../conversation-list";
+import { listConversationRows } from "../../../services/conversation-list";
 import { ApiError, badRequest, notFound } from "../errors";
 import { idempotencyKeyHeader } from "../idempotency-header";
 import { requireModel, respondTurn, startKeyedTurn, turnInput } from "../turns";
@@ -45,7 +45,7 @@ const seqPageQuery = z
   .transform(({ after, cursor, limit }) => ({ after: cursor ?? after ?? 0, limit }));
 const promptsQuery = z.strictObject({ limit: intParam(1, 50).default(50), cursor: intParam(1, Number.MAX_SAFE_INTEGER).optional() });
 
-function stubFor(env: Env, tenantId: string, id: string): { stub: DurableObjectStub<import("../../../durable-objects/conversation-do").ConversationDO>; ref: ConversationRef } {
+function stubFor(env: Env, tenantId: string, id: string): { stub: DurableObjectStub<import("../../../durable-objects/conversation/conversation-do").ConversationDO>; ref: ConversationRef } {
   // A malformed id is indistinguishable from an unknown one: 404, and no object is woken.
   if (!isId("conv", id)) throw notFound("conversation");
   return { stub: env.CONVERSATION.get(env.CONVERSATION.idFromName(id)), ref: { tenantId, conversationId: id } };
@@ -80,7 +80,7 @@ conversationRoutes.patch("/:id", ...jsonBody(patchBody), async (c) => {
   return c.json(result.view);
 });
 
-/** Deletes the conversation and everything it owns, irreversibly (durable-objects/conversation-delete.ts). */
+/** Deletes the conversation and everything it owns, irreversibly (durable-objects/conversation/conversation-delete.ts). */
 conversationRoutes.delete("/:id", async (c) => {
   const { stub, ref } = stubFor(c.env, c.get("tenantId"), c.req.param("id"));
   if (!(await stub.delete(ref))) throw notFound("conversation");

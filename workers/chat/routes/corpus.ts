@@ -1,6 +1,6 @@
 // GET /v1/corpus/:date — the tenant's corpus log of that UTC day, as markdown.
 import { Hono } from "hono";
-import { readCorpusDay } from "../corpus";
+import { readCorpusDay } from "../../../services/corpus";
 import { badRequest, notFound } from "../errors";
 import type { AppEnv } from "../types";
 

@@ -4,8 +4,8 @@
 // digests. Rotation is create + revoke.
 import { Hono, type Context } from "hono";
 import { z } from "zod";
-import { createKey, isKeyId, listKeys, MAX_ACTIVE_KEYS, revokeKey } from "../api-keys";
-import { forgetKey } from "../auth";
+import { createKey, isKeyId, listKeys, MAX_ACTIVE_KEYS, revokeKey } from "../../../services/keys/api-keys";
+import { forgetKey } from "../../../services/keys/auth";
 import { ApiError, notFound } from "../errors";
 import type { AppEnv } from "../types";
 import { intParam, jsonBody, query } from "../validate";

@@ -4,7 +4,7 @@ import { Hono } from "hono";
 import { z } from "zod";
 import { isId } from "../../../core/ids";
 import { notFound } from "../errors";
-import { createNote, deleteNote, getEpisode, getNote, listEpisodes, listNotes, updateNote } from "../memory";
+import { createNote, deleteNote, getEpisode, getNote, listEpisodes, listNotes, updateNote } from "../../../services/memory/notes";
 import type { AppEnv } from "../types";
 import { idCursor, listBody, pageOf } from "../paging";
 import { intParam, jsonBody, query } from "../validate";

@@ -1,12 +1,12 @@
 // /v1/projects: create and list projects, and upload files shared by their conversations.
 import { Hono } from "hono";
 import { z } from "zod";
-import { attachmentNote } from "../../../core/attachments/note";
+import { attachmentNote } from "../../../services/attachments/formats/note";
 import { isId } from "../../../core/ids";
 import { notFound } from "../errors";
-import { purgeAttachment } from "../attachments/delete";
-import { getAttachmentRow } from "../attachments/store";
-import { createProject, deleteProject, getProject, listProjects, projectFiles, PROMPT_PROJECT_FILES } from "../projects";
+import { purgeAttachment } from "../../../services/attachments/delete";
+import { getAttachmentRow } from "../../../services/attachments/store";
+import { createProject, deleteProject, getProject, listProjects, projectFiles, PROMPT_PROJECT_FILES } from "../../../services/projects";
 import type { AppEnv } from "../types";
 import { idCursor, listBody, pageOf } from "../paging";
 import { intParam, jsonBody, query } from "../validate";

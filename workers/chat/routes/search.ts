@@ -2,7 +2,7 @@
 import { Hono } from "hono";
 import { z } from "zod";
 import { isId } from "../../../core/ids";
-import { searchCortexPage } from "../cortex";
+import { searchCortexPage } from "../../../services/cortex";
 import { listBody } from "../paging";
 import type { AppEnv } from "../types";
 import { intParam, query } from "../validate";

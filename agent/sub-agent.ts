@@ -1,0 +1,94 @@
+// Workflow mode: the master agent delegates a self-contained task to a sub-agent with
+// agent_delegate. The sub-agent runs the master's own turn loop (./turn-loop.ts) — streaming, the
+// in-turn compactor, the overflow retry, max_tokens continuation — on its own thread, with its own
+// tools (no delegation), its own bound of model calls, its messages saved as an agent-tagged
+// segment (transcript, R2, index: nothing is lost) and its events tagged to the caller and the
+// sockets. The master receives only the run's final answer as its tool_result; replay leaves the
+// segment out, so the delegated work reaches the master's context once, never a second time.
+import type Anthropic from "@anthropic-ai/sdk";
+import type { BlockOrigin } from "../core/compactor";
+import { toWireMessages } from "../core/replay";
+import { sortableId } from "../core/ids";
+import type { AgentTag, ContentBlock, NewMessage, StoredMessage } from "../core/types";
+import type { ToolContext, ToolOutput, ToolRegistry } from "./tools/registry";
+import { blockOrigins, type TurnCompactor } from "./turn-compaction";
+import { runAgentTurn, type DelegatedRun, type DelegatedTask, type DelegationParent, type TurnOutcome } from "./turn-loop";
+
+export const DELEGATE_TOOL = "agent_delegate";
+/** A sub-agent's model calls are bounded independently of the master's iterations. */
+export const SUB_AGENT_MAX_STEPS = 12;
+
+export const SUB_AGENT_SYSTEM = [
+  "You are a sub-agent: the main assistant delegated one self-contained task to you.",
+  "Work on it with the tools you have, then answer with the result the main assistant needs: exact figures, ids and names, concise.",
+  "Only your final answer reaches the main assistant; your intermediate steps stay in the record.",
+].join("\n");
+
+export interface SubAgentDeps {
+  client: Anthropic;
+  registry: ToolRegistry;
+  toolContext: ToolContext;
+  contextWindowTokens: number;
+  /** Appends messages to the conversation and returns them as stored (the master's persistence). */
+  persist(messages: NewMessage[]): Promise<StoredMessage[]>;
+  /** A fresh in-turn compactor for the sub-agent's thread, given where its blocks are stored. */
+  compactor?(originOf: () => (block: ContentBlock) => BlockOrigin | undefined): TurnCompactor;
+  maxSteps?: number;
+}
+
+export interface SubAgentRun extends DelegatedRun {
+  segment: AgentTag;
+}
+
+export async function runSubAgent(deps: SubAgentDeps, task: DelegatedTask, parent: DelegationParent): Promise<SubAgentRun> {
+  const segment: AgentTag = { segment: sortableId("agt"), name: task.name, toolUseId: task.toolUseId };
+  const conversationId = deps.toolContext.conversationId;
+  const thread: StoredMessage[] = [];
+  // A sub-agent cannot delegate in turn: the tool is neither offered nor runnable inside it.
+  const tools = parent.request.tools.filter((t) => t.name !== DELEGATE_TOOL).map(({ cache_control: _c, ...t }) => t);
+  const maxSteps = deps.maxSteps ?? SUB_AGENT_MAX_STEPS;
+
+  const outcome = await runAgentTurn(
+    {
+      turnId: parent.turnId,
+      client: deps.client,
+      registry: deps.registry,
+      toolContext: { ...deps.toolContext, delegate: undefined },
+      maxIterations: maxSteps,
+      contextWindowTokens: deps.contextWindowTokens,
+      compactor: deps.compactor?.(() => blockOrigins(conversationId, thread)),
+      buildRequest: () => ({
+        model: parent.request.model,
+        max_tokens: parent.request.max_tokens,
+        system: [{ type: "text", text: SUB_AGENT_SYSTEM }],
+        tools,
+        messages: toWireMessages(thread),
+      }),
+      persist: async (messages) => {
+        const stored = await deps.persist(messages.map((m) => ({ ...m, agent: segment })));
+        thread.push(...stored);
+        return stored;
+      },
+      emit: (event) => parent.emit({ ...event, agent: { segment: segment.segment, name: task.name } }),
+    },
+    [{ type: "text", text: task.task }],
+  );
+  return { output: reportOf(outcome, task.name, maxSteps, thread, conversationId), usage: outcome.usage, modelMs: outcome.modelMs, segment };
+}
+
+/** The master's tool result: the final answer, or why there is none, with the call that shows the thread. */
+function reportOf(outcome: TurnOutcome, name: string, maxSteps: number, thread: readonly StoredMessage[], conversationId: string): ToolOutput {
+  const seqs = thread.map((m) => m.seq);
+  const pointer = seqs.length
+    ? `its thread is saved as messages ${seqs[0]}-${seqs[seqs.length - 1]} (conversation_read ${JSON.stringify({ conversation_id: conversationId, from_seq: seqs[0], to_seq: seqs[seqs.length - 1] })})`
+    : "nothing of it was saved";
+  if (outcome.failure) return { content: `agent ${name} stopped after ${outcome.modelCalls} model calls: ${outcome.failure.message}; ${pointer}`, isError: true };
+  if (outcome.stopReason === "max_iterations") return { content: `agent ${name} used its ${maxSteps} model calls without finishing; ${pointer}`, isError: true };
+  // The answer is the trailing assistant messages: one reply, or a reply and its continuations.
+  const trailing: StoredMessage[] = [];
+  for (let i = thread.length - 1; i >= 0 && thread[i].role === "assistant"; i--) trailing.unshift(thread[i]);
+  const answer = trailing.map((m) => m.content.flatMap((b) => (b.type === "text" ? [b.text] : [])).join("\n")).join("");
+  const header = `[agent ${name}: ${outcome.modelCalls} model calls; ${pointer}]`;
+  if (outcome.stopReason === "context_full") return { content: `${header}\n[its context filled up before it finished: the answer is partial]\n\n${answer}`, isError: true };
+  return { content: `${header}\n\n${answer}` };
+}

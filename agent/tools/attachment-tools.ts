@@ -1,0 +1,177 @@
+// Tools that read attachments on demand, a range at a time, through ranged R2 reads. They are not
+// core: uploading an attachment activates the ones its kind needs in that conversation.
+import { z } from "zod";
+import { docxText } from "../../services/attachments/formats/docx";
+import { readRows } from "../../services/attachments/formats/delimited";
+import { readLines } from "../../services/attachments/formats/line-index";
+import { probePdf, readPdfPages } from "../../services/attachments/formats/pdf";
+import { readXlsxRows } from "../../services/attachments/formats/xlsx";
+import { isId } from "../../core/ids";
+import type { ToolContext, ToolDefinition, ToolOutput } from "./registry";
+
+const attachmentId = z.string().refine((v) => isId("att", v), "not an attachment id (att_…)");
+const MAX_PDF_PAGES = 20;
+const MAX_ROWS = 500;
+const MAX_LINES = 2_000;
+const DOC_PAGE_CHARS = 40_000;
+const MAX_IMAGE_BYTES = 5 * 1024 * 1024;
+
+/** "12" or "12-15" -> [12, 15], or an error message. */
+export function parseRange(spec: string, what: string, max: number): [number, number] | string {
+  const m = /^\s*(\d+)\s*(?:-\s*(\d+)\s*)?$/.exec(spec);
+  if (!m) return `${what}: give "N" or "N-M"`;
+  const from = Number(m[1]);
+  const to = m[2] ? Number(m[2]) : from;
+  if (from < 1 || to < from) return `${what}: "${spec}" is not a range from 1 upward`;
+  if (to - from + 1 > max) return `${what}: at most ${max} per call`;
+  return [from, to];
+}
+
+async function open(ctx: ToolContext, id: string, kinds: string[]) {
+  const found = await ctx.openAttachment(id);
+  if (!found) return { error: { content: `no attachment ${id}`, isError: true } as ToolOutput };
+  if (!kinds.includes(found.attachment.facts.kind)) return { error: { content: `${found.attachment.name} is ${found.attachment.type}; this tool reads ${kinds.join(" or ")} files`, isError: true } as ToolOutput };
+  return { found };
+}
+
+const fail = (err: unknown): ToolOutput => ({ content: err instanceof Error ? err.message : String(err), isError: true });
+
+export const fileRead: ToolDefinition<{ attachment_id: string; lines: string }> = {
+  name: "file_read",
+  core: false,
+  capability: "file_read: line ranges of text attachments, any size",
+  description: `Read a line range of a text attachment (logs, code, CSV, JSON, notes). At most ${MAX_LINES} lines per call; the file is never loaded whole.`,
+  input: z.strictObject({ attachment_id: attachmentId, lines: z.string().max(40).describe('"1-400"') }),
+  async run({ attachment_id, lines }, ctx) {
+    const range = parseRange(lines, "lines", MAX_LINES);
+    if (typeof range === "string") return { content: range, isError: true };
+    const { found, error } = await open(ctx, attachment_id, ["text", "spreadsheet"]);
+    if (error) return error;
+    try {
+      const index = await found!.lineIndex();
+      if (range[0] > index.lines) return { content: `lines: ${found!.attachment.name} has ${index.lines} lines`, isError: true };
+      const out = await readLines(found!.reader, index, range[0], Math.min(range[1], index.lines));
+      const more = out.truncated ? " (truncated at the size cap: ask for fewer lines)" : "";
+      return { content: `[file_read: ${found!.attachment.name}, lines ${out.from}-${out.to} of ${index.lines}${more}]\n${out.lines.join("\n")}` };
+    } catch (err) {
+      return fail(err);
+    }
+  },
+};
+
+/** A PDF's user password, passed per call and never stored or echoed back. */
+const pdfPassword = z.string().max(256).describe("the PDF's user password, when the note says it needs one").optional();
+
+export const pdfInfo: ToolDefinition<{ attachment_id: string; password?: string }> = {
+  name: "pdf_info",
+  core: false,
+  capability: "pdf_info: facts of a PDF attachment (pages, title), from its cross-reference data",
+  description: "Facts of a PDF attachment: pages, title, author, producer, encryption. Reads only the file's cross-reference data.",
+  input: z.strictObject({ attachment_id: attachmentId, password: pdfPassword }),
+  async run({ attachment_id, password }, ctx) {
+    const { found, error } = await open(ctx, attachment_id, ["pdf"]);
+    if (error) return error;
+    try {
+      const info = await probePdf(found!.reader, { password });
+      const facts = [
+        `${info.pageCount} pages${info.pageCountSource === "pdfjs" ? " (recovered by pdf.js)" : ""}`,
+        info.version && `PDF ${info.version}`,
+        info.title && `title "${info.title}"`,
+        info.author && `author ${info.author}`,
+        info.producer && `producer ${info.producer}`,
+        info.passwordRequired ? "encrypted; ask the user for the password" : info.encrypted && "encrypted",
+      ].filter(Boolean);
+      return { content: `${found!.attachment.name}: ${facts.join("; ")}` };
+    } catch (err) {
+      return fail(err);
+    }
+  },
+};
+
+export const pdfRead: ToolDefinition<{ attachment_id: string; pages: string; password?: string }> = {
+  name: "pdf_read",
+  core: false,
+  capability: "pdf_read: the text of a page range of a PDF attachment",
+  description: `Read the text of a page range of a PDF attachment ("12" or "12-15", at most ${MAX_PDF_PAGES} pages per call). Only the bytes of those pages are fetched.`,
+  input: z.strictObject({ attachment_id: attachmentId, pages: z.string().max(40).describe('"12" or "12-15"'), password: pdfPassword }),
+  async run({ attachment_id, pages, password }, ctx) {
+    const range = parseRange(pages, "pages", MAX_PDF_PAGES);
+    if (typeof range === "string") return { content: range, isError: true };
+    const { found, error } = await open(ctx, attachment_id, ["pdf"]);
+    if (error) return error;
+    try {
+      const out = await readPdfPages(found!.reader, range[0], range[1], { maxChars: 60_000, password });
+      return { content: out.pages.map((p) => `--- page ${p.page} of ${found!.attachment.name}\n${p.text}`).join("\n\n") };
+    } catch (err) {
+      return fail(err);
+    }
+  },
+};
+
+export const imageView: ToolDefinition<{ attachment_id: string }> = {
+  name: "image_view",
+  core: false,
+  capability: "image_view: look at an image attachment",
+  description: "Look at an image attachment: returns the image itself. Use only when you need to see it.",
+  input: z.strictObject({ attachment_id: attachmentId }),
+  async run({ attachment_id }, ctx) {
+    const { found, error } = await open(ctx, attachment_id, ["image"]);
+    if (error) return error;
+    const { attachment, reader } = found!;
+    if (reader.size > MAX_IMAGE_BYTES) return { content: `${attachment.name} is ${reader.size} bytes; images over ${MAX_IMAGE_BYTES} bytes cannot be viewed`, isError: true };
+    if (!["image/png", "image/jpeg", "image/gif", "image/webp"].includes(attachment.type)) return { content: `${attachment.type} cannot be viewed; png, jpeg, gif and webp can`, isError: true };
+    const bytes = await reader.read(0, reader.size);
+    let bin = "";
+    for (let i = 0; i < bytes.length; i += 0x8000) bin += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+    const label = `${attachment.name} (${attachment.facts.width}x${attachment.facts.height})`;
+    return { content: label, blocks: [{ type: "text", text: label }, { type: "image", source: { type: "base64", media_type: attachment.type, data: btoa(bin) } }] };
+  },
+};
+
+export const spreadsheetRead: ToolDefinition<{ attachment_id: string; rows: string; sheet?: string }> = {
+  name: "spreadsheet_read",
+  core: false,
+  capability: "spreadsheet_read: rows of CSV, TSV and XLSX attachments",
+  description: `Read a row range of a spreadsheet attachment (CSV, TSV or XLSX; "sheet" picks an XLSX sheet by name or number). At most ${MAX_ROWS} rows per call.`,
+  input: z.strictObject({ attachment_id: attachmentId, rows: z.string().max(40).describe('"1-50"'), sheet: z.string().max(100).optional() }),
+  async run({ attachment_id, rows, sheet }, ctx) {
+    const range = parseRange(rows, "rows", MAX_ROWS);
+    if (typeof range === "string") return { content: range, isError: true };
+    const { found, error } = await open(ctx, attachment_id, ["spreadsheet"]);
+    if (error) return error;
+    const { attachment, reader } = found!;
+    try {
+      if (attachment.facts.sheets) {
+        const which = sheet === undefined ? 1 : /^\d+$/.test(sheet) ? Number(sheet) : sheet;
+        const out = await readXlsxRows(reader, which, range[0], range[1]);
+        return { content: `[spreadsheet_read: ${attachment.name}, sheet ${out.sheet}, rows ${range[0]}-${range[0] + out.rows.length - 1}]\n${out.rows.map((r) => r.map((v) => (v === null ? "" : String(v))).join("\t")).join("\n")}` };
+      }
+      const delimiter = attachment.type === "text/tab-separated-values" ? "\t" : ",";
+      const out = await readRows(reader, await found!.lineIndex(), delimiter, range[0], range[1]);
+      return { content: `[spreadsheet_read: ${attachment.name}, rows ${range[0]}-${range[0] + out.rows.length - 1}]\n${[out.header, ...out.rows].map((r) => r.join("\t")).join("\n")}` };
+    } catch (err) {
+      return fail(err);
+    }
+  },
+};
+
+export const documentRead: ToolDefinition<{ attachment_id: string; offset?: number }> = {
+  name: "document_read",
+  core: false,
+  capability: "document_read: the text of DOCX attachments",
+  description: `Read the text of a DOCX attachment, ${DOC_PAGE_CHARS} characters per call from offset.`,
+  input: z.strictObject({ attachment_id: attachmentId, offset: z.number().int().min(0).optional() }),
+  async run({ attachment_id, offset }, ctx) {
+    const { found, error } = await open(ctx, attachment_id, ["document"]);
+    if (error) return error;
+    try {
+      const start = offset ?? 0;
+      const doc = await docxText(found!.reader, { maxChars: start + DOC_PAGE_CHARS + 1 });
+      const page = doc.text.slice(start, start + DOC_PAGE_CHARS);
+      const more = doc.text.length > start + DOC_PAGE_CHARS ? `; next: document_read {"attachment_id":"${attachment_id}","offset":${start + DOC_PAGE_CHARS}}` : "";
+      return { content: `[document_read: ${found!.attachment.name}, chars ${start}-${start + page.length}${more}]\n${page}` };
+    } catch (err) {
+      return fail(err);
+    }
+  },
+};

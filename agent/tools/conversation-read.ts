@@ -1,0 +1,75 @@
+// conversation_read: any message of the tenant's conversations, folded or not, byte for byte.
+// Output is paged by character offset so a huge message can be read whole, one page at a time;
+// every page says which call returns the next one.
+import { z } from "zod";
+import { isId } from "../../core/ids";
+import { blockText, renderMessageText } from "../../core/render";
+import type { StoredMessage } from "../../core/types";
+import type { ToolDefinition } from "./registry";
+
+export const READ_PAGE_CHARS = 40_000;
+const MAX_RANGE_MESSAGES = 50;
+
+const input = z.strictObject({
+  conversation_id: z.string().refine((v) => isId("conv", v), "not a conversation id").optional().describe("defaults to the current conversation"),
+  message_id: z.string().refine((v) => isId("msg", v), "not a message id").optional(),
+  from_seq: z.number().int().min(1).optional(),
+  to_seq: z.number().int().min(1).optional(),
+  block: z.number().int().min(0).optional().describe("index of one content block of message_id"),
+  offset: z.number().int().min(0).optional().describe("character offset of the page to read"),
+});
+type Input = z.infer<typeof input>;
+
+export const conversationRead: ToolDefinition<Input> = {
+  name: "conversation_read",
+  core: true,
+  capability: "conversation_read: any stored message of your conversations, byte for byte, paged",
+  description:
+    "Read stored messages of any of this tenant's conversations byte for byte, including turns folded into a summary or replaced by stubs. " +
+    "Give message_id for one message (block selects one content block), or from_seq/to_seq for a range. Long output is paged: pass the offset the previous page names.",
+  input,
+  async run(args, ctx) {
+    const conversationId = args.conversation_id ?? ctx.conversationId;
+    if (args.block !== undefined && !args.message_id) return { content: "block needs message_id", isError: true };
+    if (args.from_seq !== undefined && args.to_seq !== undefined && args.to_seq < args.from_seq)
+      return { content: "to_seq must be >= from_seq", isError: true };
+    const fromSeq = args.message_id ? undefined : (args.from_seq ?? 1);
+    const toSeq = args.message_id ? undefined : Math.min(args.to_seq ?? fromSeq! + MAX_RANGE_MESSAGES - 1, fromSeq! + MAX_RANGE_MESSAGES - 1);
+    const found = await ctx.readConversation(conversationId, { messageId: args.message_id, fromSeq, toSeq, limit: MAX_RANGE_MESSAGES });
+    if (!found) return { content: `no conversation ${conversationId}`, isError: true };
+    if (!found.messages.length)
+      return { content: args.message_id ? `no message ${args.message_id} in conversation ${conversationId}` : `no messages in that range (the conversation has ${found.messageCount})`, isError: true };
+
+    let text: string;
+    let what: string;
+    if (args.message_id) {
+      const m = found.messages[0];
+      if (args.block !== undefined) {
+        const block = m.content[args.block];
+        if (!block) return { content: `message ${m.id} has ${m.content.length} blocks`, isError: true };
+        text = blockText(block);
+        what = `message ${m.id} (seq ${m.seq}, ${m.role}) block ${args.block}`;
+      } else {
+        text = renderMessageText(m);
+        what = `message ${m.id} (seq ${m.seq}, ${m.role})`;
+      }
+    } else {
+      text = found.messages.map(renderRangeEntry).join("\n\n");
+      const last = found.messages[found.messages.length - 1];
+      what = `messages seq ${found.messages[0].seq}-${last.seq} of ${found.messageCount}`;
+    }
+    return { content: page(text, args.offset ?? 0, `conversation ${conversationId}, ${what}`, { ...args, conversation_id: conversationId }) };
+  },
+};
+
+function renderRangeEntry(m: StoredMessage): string {
+  return `--- seq ${m.seq} ${m.role} ${m.id} ${m.createdAt}\n${renderMessageText(m)}`;
+}
+
+/** One page of `text` behind a header; the header names the call for the next page. */
+export function page(text: string, offset: number, what: string, args: Record<string, unknown>): string {
+  const start = Math.min(offset, text.length);
+  const end = Math.min(start + READ_PAGE_CHARS, text.length);
+  const more = end < text.length ? `; next page: conversation_read ${JSON.stringify({ ...args, offset: end })}` : "";
+  return `[conversation_read: ${what}; chars ${start}-${end} of ${text.length}${more}]\n${text.slice(start, end)}`;
+}

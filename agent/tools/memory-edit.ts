@@ -1,0 +1,36 @@
+// memory_update and memory_forget (not core): edit or delete a saved note.
+import { z } from "zod";
+import { isId } from "../../core/ids";
+import type { ToolDefinition } from "./registry";
+
+const noteId = z.string().refine((v) => isId("mem", v), "not a note id (mem_…)");
+
+const updateInput = z.strictObject({
+  id: noteId,
+  text: z.string().trim().min(1).max(20_000).optional(),
+  title: z.string().trim().min(1).max(200).optional(),
+  tags: z.array(z.string().trim().min(1).max(40)).max(20).optional(),
+});
+
+export const memoryUpdate: ToolDefinition<z.infer<typeof updateInput>> = {
+  name: "memory_update",
+  core: false,
+  capability: "memory_update: correct a saved note",
+  description: "Change a saved note's text, title or tags (by its mem_ id).",
+  input: updateInput,
+  async run({ id, ...change }, ctx) {
+    const note = await ctx.memory.updateNote(id, change);
+    return note ? { content: `updated note ${note.id}: ${note.title}` } : { content: `no note ${id}`, isError: true };
+  },
+};
+
+export const memoryForget: ToolDefinition<{ id: string }> = {
+  name: "memory_forget",
+  core: false,
+  capability: "memory_forget: delete a saved note",
+  description: "Delete a saved note (by its mem_ id) when the user asks to forget it.",
+  input: z.strictObject({ id: noteId }),
+  async run({ id }, ctx) {
+    return (await ctx.memory.deleteNote(id)) ? { content: `deleted note ${id}` } : { content: `no note ${id}`, isError: true };
+  },
+};

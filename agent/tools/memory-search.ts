@@ -1,0 +1,45 @@
+// memory_search: the cortex (BM25 over every stored message of the tenant, folded or not, the
+// memory notes, the fold episodes and indexed PDF pages) as a tool. Each hit names the call that returns it whole.
+import { z } from "zod";
+import type { SearchHit } from "../../services/cortex";
+import type { ToolDefinition } from "./registry";
+
+const input = z.strictObject({
+  query: z.string().trim().min(1).max(500).describe("words or exact identifiers to find"),
+  limit: z.number().int().min(1).max(20).optional().describe("default 8"),
+});
+type Input = z.infer<typeof input>;
+
+export const memorySearch: ToolDefinition<Input> = {
+  name: "memory_search",
+  core: true,
+  capability: "memory_search: find stored messages, notes, episodes and indexed PDF pages by words or exact identifiers",
+  description:
+    "Search your memory: every stored message of your conversations (including turns folded into a summary or stubbed), your saved notes, the episodes (summaries) of folded history, and the pages of PDFs already indexed by pdf_search. " +
+    "Matches words (stemmed), names, ids, file names and numbers. Returns ranked snippets; each names the call that returns the full original.",
+  input,
+  async run(args, ctx) {
+    const hits = await ctx.search(args.query, args.limit ?? 8);
+    if (!hits.length) return { content: `no memory matches "${args.query}"` };
+    return { content: `${hits.length} matches for "${args.query}":\n${hits.map((h, i) => describeHit(h, i + 1, ctx.conversationId, ctx.activeTools)).join("\n")}` };
+  },
+};
+
+/** Every kind of hit names a call that returns it whole, in this conversation, as it stands. */
+function describeHit(h: SearchHit, n: number, current: string, activeTools: readonly string[]): string {
+  const day = h.createdAt.slice(0, 10);
+  // One line per hit, so its "full text:" line always follows it.
+  h = { ...h, snippet: h.snippet.replace(/\s+/g, " ") };
+  if (h.kind === "page") {
+    // A page's ref id is `<attachment id>:p<page>`; the page is read back through pdf_read.
+    const attachmentId = h.id.slice(0, h.id.indexOf(":"));
+    const read = `pdf_read ${JSON.stringify({ attachment_id: attachmentId, pages: String(h.seq) })}`;
+    const call = activeTools.includes("pdf_read") ? read : `tool_activate {"name":"pdf_read"}, then ${read}`;
+    return `${n}. page ${h.seq} of PDF ${attachmentId} (${day}): ${h.snippet}\n   full text: ${call}`;
+  }
+  if (h.kind === "memory") return `${n}. note ${h.id} (${day}): ${h.snippet}\n   full text: memory_get {"id":"${h.id}"}`;
+  if (h.kind === "episode") return `${n}. episode of conversation ${h.conversationId} through seq ${h.seq} (${day}): ${h.snippet}\n   full text: memory_get {"id":"${h.id}"}`;
+  const where = h.conversationId === current ? "this conversation" : `conversation ${h.conversationId}`;
+  const read = JSON.stringify({ conversation_id: h.conversationId, message_id: h.id });
+  return `${n}. ${where}, seq ${h.seq} (${h.role}, ${day}): ${h.snippet}\n   full text: conversation_read ${read}`;
+}

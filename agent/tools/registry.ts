@@ -1,0 +1,127 @@
+// The tool registry: every tool the model can call, its schema, whether it rides every request
+// (core) and how it runs. Tools validate their own input and answer errors as tool results, so a
+// bad call from the model never breaks a turn.
+import { z } from "zod";
+import { describeZodError } from "../../core/validation";
+import type { LineIndex } from "../../services/attachments/formats/line-index";
+import type { RangeReader } from "../../services/attachments/formats/range-reader";
+import type { ImageBlock, StoredMessage, TextBlock, ToolSchema } from "../../core/types";
+import type { Attachment } from "../../services/attachments/store";
+import type { DocKind, SearchHit } from "../../services/cortex";
+import type { EpisodeRow, Note } from "../../services/memory/notes";
+import { toolInputSchema } from "./input-schema";
+
+export interface ReadQuery {
+  messageId?: string;
+  fromSeq?: number;
+  toSeq?: number;
+  limit: number;
+}
+
+/** What a running tool may touch: only the caller's tenant, through these functions. */
+export interface ToolContext {
+  tenantId: string;
+  conversationId: string;
+  /** Messages of any conversation of this tenant; null when it does not exist for this tenant. */
+  readConversation(conversationId: string, query: ReadQuery): Promise<{ messages: StoredMessage[]; messageCount: number } | null>;
+  /** Non-core tools this conversation has activated (their schemas ride its requests). */
+  activeTools: readonly string[];
+  /** Adds a tool to the conversation for this and later turns. */
+  activateTool(name: string): Promise<void>;
+  listConversations(limit: number, before?: string): Promise<{ id: string; title: string; createdAt: string; updatedAt: string; messageCount: number }[]>;
+  /** The cortex, scoped to this tenant. */
+  search(query: string, limit: number, opts?: { kinds?: DocKind[]; refPrefix?: string }): Promise<SearchHit[]>;
+  /** Narration of long work, shown to the user while the tool runs. */
+  progress(message: string): void;
+  /** Workflow mode: runs a sub-agent on a task; set only in the master's turn (a sub-agent cannot delegate). */
+  delegate?(task: string, name: string): Promise<ToolOutput>;
+  /** A PDF's page index in the cortex: how far it is, and starting it (chunks through the job queue). */
+  pageIndex: {
+    status(attachmentId: string): Promise<{ status: string; indexed: number; startedAt: string | null }>;
+    start(attachmentId: string, pageCount: number): Promise<void>;
+  };
+  /** One of this tenant's attachments with a ranged reader over its bytes; null when unknown. */
+  openAttachment(id: string): Promise<{ attachment: Attachment; reader: RangeReader; lineIndex(): Promise<LineIndex> } | null>;
+  /** The tenant's memory; every lookup is scoped to this tenant. */
+  memory: {
+    getNote(id: string): Promise<Note | null>;
+    getEpisode(id: string): Promise<EpisodeRow | null>;
+    conversationOfMessage(messageId: string): Promise<string | null>;
+    saveNote(input: { title?: string; text: string; tags?: string[] }): Promise<Note>;
+    updateNote(id: string, change: { title?: string; text?: string; tags?: string[] }): Promise<Note | null>;
+    deleteNote(id: string): Promise<boolean>;
+  };
+}
+
+export interface ToolOutput {
+  content: string;
+  isError?: boolean;
+  /** Rich results (an image the model asked to look at); `content` still describes them. */
+  blocks?: Array<TextBlock | ImageBlock>;
+}
+
+export interface ToolDefinition<I = unknown> {
+  name: string;
+  description: string;
+  /** One line for the system prompt's <capabilities> index. */
+  capability: string;
+  /** Core tools ride every request; the others are found with tool_search and added with tool_activate. */
+  core: boolean;
+  /** Validates calls, and is the source of the JSON Schema the model sees (input-schema.ts). */
+  input: z.ZodType<I>;
+  run(input: I, ctx: ToolContext): Promise<ToolOutput>;
+}
+
+export class ToolRegistry {
+  private readonly tools = new Map<string, ToolDefinition<any>>();
+  private readonly schemas = new Map<string, Record<string, unknown>>();
+
+  register<I>(tool: ToolDefinition<I>): this {
+    if (this.tools.has(tool.name)) throw new Error(`tool ${tool.name} registered twice`);
+    this.tools.set(tool.name, tool);
+    this.schemas.set(tool.name, toolInputSchema(tool.input));
+    return this;
+  }
+
+  names(): string[] {
+    return [...this.tools.keys()];
+  }
+
+  get(name: string): ToolDefinition<any> | undefined {
+    return this.tools.get(name);
+  }
+
+  all(): ToolDefinition<any>[] {
+    return [...this.tools.values()].sort((a, b) => (a.core === b.core ? a.name.localeCompare(b.name) : a.core ? -1 : 1));
+  }
+
+  /**
+   * The schemas a request carries: core tools, then the conversation's activated tools, each
+   * group in name order, so the prefix is byte-stable until a tool is activated.
+   */
+  schemasFor(activeTools: readonly string[] = []): ToolSchema[] {
+    const active = new Set(activeTools);
+    return this.all()
+      .filter((t) => t.core || active.has(t.name))
+      .map((t) => ({ name: t.name, description: t.description, input_schema: this.schemas.get(t.name)! }));
+  }
+
+  /** The <capabilities> index: one line per tool, core ones first. */
+  capabilities(): string[] {
+    return this.all().map((t) => (t.core ? t.capability : `${t.capability} (tool_activate first)`));
+  }
+
+  async run(name: string, rawInput: unknown, ctx: ToolContext): Promise<ToolOutput> {
+    const tool = this.tools.get(name);
+    if (!tool) return { content: `unknown tool "${name}"; tool_search finds the available ones`, isError: true };
+    if (!tool.core && !ctx.activeTools.includes(name))
+      return { content: `${name} is not active in this conversation; call tool_activate {"name":"${name}"} first`, isError: true };
+    const parsed = tool.input.safeParse(rawInput ?? {});
+    if (!parsed.success) return { content: `invalid input for ${name}: ${describeZodError(parsed.error)}`, isError: true };
+    try {
+      return await tool.run(parsed.data, ctx);
+    } catch (err) {
+      return { content: `${name} failed: ${err instanceof Error ? err.message : String(err)}`, isError: true };
+    }
+  }
+}

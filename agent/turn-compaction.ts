@@ -1,0 +1,161 @@
+// The compactor inside a turn: decides when a pass is due, runs it over the request's messages
+// (in memory only), asks the model for the turn's state with a capped input (a deterministic
+// fallback if that call fails), injects the state with a continuation nudge, and keeps the
+// compacted messages standing in for their originals for the rest of the turn.
+import type Anthropic from "@anthropic-ai/sdk";
+import {
+  budgetTokens,
+  compactMessages,
+  continuationNudge,
+  effectiveTokens,
+  fallbackTurnState,
+  requestChars,
+  shouldCompact,
+  turnStateSystemPrompt,
+  untouchedIds,
+  withRemainingIds,
+  type BlockOrigin,
+  type CompactionBudget,
+  type CompactionReport,
+} from "../core/compactor";
+import { excerpt } from "../core/fold";
+import { renderMessageText } from "../core/render";
+import type { ContentBlock, ModelRequest, StoredMessage, WireMessage } from "../core/types";
+
+const SUMMARY_INPUT_CHARS = 60_000;
+const SUMMARY_MAX_CHARS = 3_000;
+const withoutCache = (ms: readonly WireMessage[]) => JSON.stringify(ms, (k, v) => (k === "cache_control" ? undefined : v));
+
+/**
+ * Where each block of `messages` is stored, by identity: replayed requests carry the stored block
+ * objects, so a truncation label can name the conversation_read call that restores the block.
+ */
+export function blockOrigins(conversationId: string, messages: readonly StoredMessage[]): (block: ContentBlock) => BlockOrigin | undefined {
+  const refs = new WeakMap<ContentBlock, BlockOrigin>();
+  for (const m of messages) m.content.forEach((b, block) => refs.set(b, { conversationId, messageId: m.id, block }));
+  return (b) => refs.get(b);
+}
+
+export interface CompactionOutcome {
+  request: ModelRequest;
+  report: CompactionReport;
+  summarized: "model" | "fallback";
+  durationMs: number;
+}
+
+export class TurnCompactor {
+  private override: { prefix: string; count: number; messages: WireMessage[] } | null = null;
+  private calibration: { reportedTokens: number; estimateAtReport: number } | null = null;
+
+  constructor(
+    private budget: CompactionBudget,
+    private readonly client: Anthropic,
+    private readonly model: string,
+    private readonly originOf: () => (block: ContentBlock) => BlockOrigin | undefined,
+  ) {}
+
+  /** Whether a compaction currently stands in for part of the turn's messages. */
+  get active(): boolean {
+    return this.override !== null;
+  }
+
+  /** The request with earlier compactions still standing in for what they replaced. */
+  /** After an overflow taught the real window, replies are bounded by its reserve too. */
+  private bounded(request: ModelRequest): ModelRequest {
+    return request.max_tokens > this.budget.outputReserveTokens ? { ...request, max_tokens: this.budget.outputReserveTokens } : request;
+  }
+
+  apply(built: ModelRequest): ModelRequest {
+    const request = this.bounded(built);
+    const o = this.override;
+    if (!o) return request;
+    if (withoutCache(request.messages.slice(0, o.count)) !== o.prefix) {
+      this.override = null; // the prefix moved under the turn (a fold landed): start afresh
+      return request;
+    }
+    return { ...request, messages: [...o.messages, ...request.messages.slice(o.count)] };
+  }
+
+  estimate(request: ModelRequest): number {
+    return Math.ceil(requestChars(request) / this.budget.charsPerToken);
+  }
+
+  /** The tokens the next call is taken to be: the estimate, or the provider's count plus growth. */
+  effective(request: ModelRequest): number {
+    return effectiveTokens(this.estimate(request), this.calibration);
+  }
+
+  due(request: ModelRequest): boolean {
+    return shouldCompact(this.effective(request), this.budget);
+  }
+
+  get budgetTokens(): number {
+    return budgetTokens(this.budget);
+  }
+
+  /**
+   * After an overflow 400 that names its figures: the model's real window is M (the settings
+   * overstated it) and it counted N tokens where the estimate saw fewer. For the rest of the turn
+   * the budget uses that window (output reserve at most a quarter of it) and that chars-per-token,
+   * so the forced pass aims under what the provider will actually accept.
+   */
+  learnFromOverflow(request: ModelRequest, promptTokens: number, maxTokens: number): void {
+    const window = Math.min(this.budget.contextWindowTokens, maxTokens);
+    const reserve = Math.min(this.budget.outputReserveTokens, Math.floor(window / 4));
+    const observed = requestChars(request) / Math.max(1, promptTokens);
+    this.budget = { ...this.budget, contextWindowTokens: window, outputReserveTokens: reserve, charsPerToken: Math.min(this.budget.charsPerToken, observed) };
+    this.calibration = null;
+  }
+
+  /** After each call: what the provider counted for the request it was sent. */
+  calibrate(request: ModelRequest, reportedTokens: number): void {
+    this.calibration = { reportedTokens, estimateAtReport: this.estimate(request) };
+  }
+
+  async compact(request: ModelRequest, turnMessages: readonly StoredMessage[]): Promise<CompactionOutcome> {
+    const started = Date.now();
+    const fixed = requestChars({ ...request, messages: [] });
+    const { messages, report } = compactMessages(request.messages, fixed, this.budget, this.originOf());
+    const { state, summarized } = await this.turnState(turnMessages);
+    // The state rides the last user message: after its tool results (which must lead a carrier),
+    // or before the prompt's own words when the turn has no tool results yet.
+    const last = messages.map((m) => m.role).lastIndexOf("user");
+    if (last >= 0) {
+      const blocks = messages[last].content as ContentBlock[];
+      const nudge: ContentBlock = { type: "text", text: continuationNudge(state) };
+      if (blocks.some((b) => b.type === "tool_result")) blocks.push(nudge);
+      else blocks.unshift(nudge);
+    }
+    this.override = { prefix: withoutCache(request.messages), count: request.messages.length, messages };
+    // The next calibration comes from the next call; the old one described the uncompacted request.
+    this.calibration = null;
+    return { request: this.bounded({ ...request, messages }), report, summarized, durationMs: Date.now() - started };
+  }
+
+  /** One model call over the turn's saved originals, its input capped so it cannot overflow itself. */
+  private async turnState(turn: readonly StoredMessage[]): Promise<{ state: string; summarized: "model" | "fallback" }> {
+    const task = turn[0] ? renderMessageText(turn[0]) : "";
+    const calls = turn.flatMap((m) => m.content.filter((b): b is Extract<ContentBlock, { type: "tool_use" }> => b.type === "tool_use"));
+    const pending = untouchedIds(task, calls);
+    const per = Math.max(300, Math.floor(SUMMARY_INPUT_CHARS / Math.max(1, turn.length)));
+    let body = pending.length ? `[ids the task names that no call has touched yet: ${pending.join(", ")}]\n\n` : "";
+    for (const m of turn) {
+      const entry = `[seq ${m.seq} ${m.role}]\n${excerpt(renderMessageText(m), per)}\n\n`;
+      if (body.length + entry.length > SUMMARY_INPUT_CHARS) break;
+      body += entry;
+    }
+    try {
+      const reply = await this.client.messages.create({
+        model: this.model,
+        max_tokens: 1_024,
+        system: turnStateSystemPrompt(SUMMARY_MAX_CHARS),
+        messages: [{ role: "user", content: body || task }],
+      });
+      const state = reply.content.map((b) => (b.type === "text" ? b.text : "")).join("").trim().slice(0, SUMMARY_MAX_CHARS);
+      if (state) return { state: withRemainingIds(state, pending), summarized: "model" };
+    } catch {
+      // fall through to the deterministic state
+    }
+    return { state: fallbackTurnState(task, calls.map((c) => ({ name: c.name, input: c.input }))), summarized: "fallback" };
+  }
+}

@@ -1,0 +1,28 @@
+// Creating a conversation: the D1 listing row, then the Durable Object (which writes the R2
+// head). If the object cannot be created the row is removed again, so a failure leaves neither
+// half behind. Used by the conversations route and by channels.
+import { sortableId } from "../core/ids";
+import { crossCheckSettings, defaultSettings, mergeSettings, type SettingsPatch } from "../core/settings";
+import type { ConversationView } from "../services/record/conversation-head";
+import { deleteConversationRow, insertConversationRow } from "../services/conversation-list";
+
+export async function createConversation(
+  env: Env,
+  tenantId: string,
+  init: { title?: string; settings?: SettingsPatch; projectId?: string },
+): Promise<{ view: ConversationView } | { error: string }> {
+  const settings = mergeSettings(defaultSettings(env.DEFAULT_MODEL), init.settings);
+  const problem = crossCheckSettings(settings);
+  if (problem) return { error: problem };
+  const id = sortableId("conv");
+  const now = new Date().toISOString();
+  const title = init.title ?? "New conversation";
+  await insertConversationRow(env.DB, { id, tenantId, title, createdAt: now, updatedAt: now, messageCount: 0 });
+  try {
+    const stub = env.CONVERSATION.get(env.CONVERSATION.idFromName(id));
+    return { view: await stub.create({ tenantId, conversationId: id }, { title, settings, projectId: init.projectId ?? null }) };
+  } catch (err) {
+    await deleteConversationRow(env.DB, id);
+    throw err;
+  }
+}

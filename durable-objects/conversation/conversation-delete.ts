@@ -1,0 +1,120 @@
+// Deleting a conversation inside its Durable Object: a user's explicit, irreversible removal of
+// every byte and index row it owns. The order makes a delete cut short resumable:
+// 1. a tombstone in the object's storage: from then on every RPC answers as for a nonexistent
+//    conversation, and writes that could put data back (R2 batches, the head, prompt snapshots,
+//    cortex rows) are refused through `guard`;
+// 2. the writes already in flight are awaited, the sockets closed;
+// 3. R2 and D1 are purged (services/conversation-purge.ts, each step idempotent);
+// 4. the alarm and the object's storage go (deleteAll), tombstone included.
+// A crash between 1 and 4 leaves the tombstone and an alarm that finishes the purge; a DELETE
+// sent again joins or resumes it. A queued fold or extract job arriving later finds nothing.
+import type { ConversationRef } from "../../services/record/conversation-head";
+import { purgeConversation } from "../../services/conversation-purge";
+
+/** How soon an interrupted purge is picked up again by the alarm. */
+const RESUME_AFTER_MS = 30_000;
+/** Close code for sockets of a deleted conversation (application range 4000-4999). */
+export const DELETED_CLOSE_CODE = 4404;
+
+/** Thrown by a guarded write once the conversation is being deleted. */
+export class ConversationGone extends Error {
+  constructor() {
+    super("conversation deleted");
+    this.name = "ConversationGone";
+  }
+}
+
+interface Tombstone {
+  tenantId: string;
+  conversationId: string;
+  at: string;
+}
+
+export interface DeletionHooks {
+  /** The object's bindings, read at use (tests swap them on the live object). */
+  env(): Env;
+  /** Drops the object's in-memory copies (head, replay cache). */
+  forget(): void;
+  /** Recreates the empty schema after deleteAll, so the object stays usable as a fresh one. */
+  ensureSchema(): void;
+}
+
+export class ConversationDeletion {
+  /** Set once a delete began in this instance; survives the purge, unlike the tombstone. */
+  private gone = false;
+  /** The tombstone this instance wrote or resumed, until its purge completes. */
+  private current: Tombstone | null = null;
+  private purging: Promise<void> | null = null;
+  private readonly inFlight = new Set<Promise<unknown>>();
+
+  constructor(
+    private readonly ctx: DurableObjectState,
+    private readonly hooks: DeletionHooks,
+  ) {}
+
+  /** The tombstone of a delete not yet completed, if any. */
+  tombstone(): Tombstone | null {
+    // Once gone, storage is not read: deleteAll may be dropping its tables right now.
+    if (this.gone) return this.current;
+    const row = this.ctx.storage.sql.exec<{ value: string }>(`SELECT value FROM kv WHERE key = 'tombstone'`).toArray()[0];
+    return row ? (JSON.parse(row.value) as Tombstone) : null;
+  }
+
+  get deleted(): boolean {
+    return this.gone || this.tombstone() !== null;
+  }
+
+  /**
+   * Runs a write that would put the conversation's data back (R2, D1). Refused once a delete
+   * began; one already running is awaited by the purge, and its caller gets ConversationGone
+   * if the delete began meanwhile, so it touches nothing further.
+   */
+  guard<T>(write: () => Promise<T>): Promise<T> {
+    if (this.deleted) return Promise.reject(new ConversationGone());
+    const run = write().then((value) => {
+      if (this.gone) throw new ConversationGone();
+      return value;
+    });
+    const tracked = run.catch(() => {});
+    this.inFlight.add(tracked);
+    void tracked.finally(() => this.inFlight.delete(tracked));
+    return run;
+  }
+
+  /** Starts the delete (or joins or resumes one) and resolves once everything is gone. */
+  delete(ref: ConversationRef): Promise<void> {
+    if (!this.purging) {
+      this.current = this.tombstone() ?? { tenantId: ref.tenantId, conversationId: ref.conversationId, at: new Date().toISOString() };
+      this.ctx.storage.sql.exec(`INSERT OR REPLACE INTO kv (key, value) VALUES ('tombstone', ?)`, JSON.stringify(this.current));
+    }
+    this.gone = true;
+    this.hooks.forget();
+    for (const ws of this.ctx.getWebSockets()) {
+      try {
+        ws.close(DELETED_CLOSE_CODE, "conversation deleted");
+      } catch {
+        // already closed
+      }
+    }
+    this.purging ??= this.purge(this.current!).finally(() => (this.purging = null));
+    return this.purging;
+  }
+
+  /** The alarm's part: finishes a delete a crash interrupted. */
+  async resume(): Promise<boolean> {
+    const tomb = this.tombstone();
+    if (!tomb) return false;
+    await this.delete(tomb);
+    return true;
+  }
+
+  private async purge(ref: ConversationRef): Promise<void> {
+    await this.ctx.storage.setAlarm(Date.now() + RESUME_AFTER_MS);
+    await Promise.all([...this.inFlight]);
+    await purgeConversation(this.hooks.env(), ref.tenantId, ref.conversationId);
+    await this.ctx.storage.deleteAlarm();
+    await this.ctx.storage.deleteAll();
+    this.current = null;
+    this.hooks.ensureSchema();
+  }
+}

@@ -1,0 +1,244 @@
+// The ConversationDO's SQLite: the hot index of the conversation. Everything here can be rebuilt
+// from R2 (see r2-layout/README.md); the schema is versioned and created idempotently.
+import type { StoredMessage } from "../../core/types";
+import type { ConversationHead } from "../../services/record/conversation-head";
+
+/** Schema steps, applied in order and recorded in kv.schema_version; append only. */
+const SCHEMA_STEPS: string[][] = [
+  [
+    `CREATE TABLE IF NOT EXISTS messages (
+      seq INTEGER PRIMARY KEY,
+      id TEXT NOT NULL UNIQUE,
+      role TEXT NOT NULL,
+      content TEXT NOT NULL,
+      created_at TEXT NOT NULL,
+      chars INTEGER NOT NULL,
+      extra TEXT,
+      batch_key TEXT NOT NULL
+    )`,
+  ],
+  [`CREATE TABLE IF NOT EXISTS outbox (key TEXT PRIMARY KEY, payload TEXT NOT NULL)`],
+  [
+    `CREATE TABLE IF NOT EXISTS prompt_snapshots (
+      id INTEGER PRIMARY KEY AUTOINCREMENT,
+      at TEXT NOT NULL,
+      turn_id TEXT NOT NULL,
+      step INTEGER NOT NULL,
+      messages INTEGER NOT NULL,
+      chars INTEGER NOT NULL,
+      estimate_tokens INTEGER NOT NULL,
+      reported_tokens INTEGER,
+      budget_tokens INTEGER NOT NULL,
+      compacted INTEGER NOT NULL
+    )`,
+  ],
+  [`CREATE TABLE IF NOT EXISTS timeline (id INTEGER PRIMARY KEY AUTOINCREMENT, at TEXT NOT NULL, after_seq INTEGER NOT NULL, type TEXT NOT NULL, payload TEXT NOT NULL)`],
+];
+
+export const PROMPT_SNAPSHOTS_KEPT = 50;
+
+/** A card of the conversation's timeline (e.g. a compaction): shown in History, never replayed. */
+export interface TimelineCard {
+  id: number;
+  at: string;
+  /** The last message seq when the card was made: where it sits among the messages. */
+  afterSeq: number;
+  type: string;
+  card: unknown;
+}
+
+export interface PromptSnapshot {
+  id: number;
+  at: string;
+  turnId: string;
+  step: number;
+  messages: number;
+  chars: number;
+  estimateTokens: number;
+  reportedTokens: number | null;
+  budgetTokens: number;
+  compacted: boolean;
+}
+
+interface MessageRow extends Record<string, SqlStorageValue> {
+  seq: number;
+  id: string;
+  role: string;
+  content: string;
+  created_at: string;
+  extra: string | null;
+}
+
+/** The fold in flight: at most one per conversation; an expired lease lets a later turn dispatch again. */
+export interface FoldLease {
+  jobId: string;
+  dispatchedAt: number;
+  expiresAt: number;
+}
+
+export class ConversationStore {
+  constructor(private readonly sql: SqlStorage) {}
+
+  ensureSchema(): void {
+    this.sql.exec(`CREATE TABLE IF NOT EXISTS kv (key TEXT PRIMARY KEY, value TEXT NOT NULL)`);
+    const version = Number(this.getKv("schema_version") ?? 0);
+    for (let step = version; step < SCHEMA_STEPS.length; step++) {
+      for (const statement of SCHEMA_STEPS[step]) this.sql.exec(statement);
+      this.setKv("schema_version", String(step + 1));
+    }
+  }
+
+  private getKv(key: string): string | null {
+    const row = this.sql.exec<{ value: string }>(`SELECT value FROM kv WHERE key = ?`, key).toArray()[0];
+    return row ? row.value : null;
+  }
+
+  private setKv(key: string, value: string): void {
+    this.sql.exec(`INSERT INTO kv (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`, key, value);
+  }
+
+  getHead(): ConversationHead | null {
+    const raw = this.getKv("head");
+    return raw ? (JSON.parse(raw) as ConversationHead) : null;
+  }
+
+  putHead(head: ConversationHead): void {
+    this.setKv("head", JSON.stringify(head));
+  }
+
+  indexedThrough(): number {
+    return Number(this.getKv("indexed_through") ?? 0);
+  }
+
+  setIndexedThrough(seq: number): void {
+    this.setKv("indexed_through", String(seq));
+  }
+
+  getLease(): FoldLease | null {
+    const raw = this.getKv("fold_lease");
+    return raw ? (JSON.parse(raw) as FoldLease) : null;
+  }
+
+  putLease(lease: FoldLease): void {
+    this.setKv("fold_lease", JSON.stringify(lease));
+  }
+
+  clearLease(): void {
+    this.sql.exec(`DELETE FROM kv WHERE key = 'fold_lease'`);
+  }
+
+  /** Work for D1 that must survive a failed attempt (e.g. fold episodes), drained by the indexer. */
+  putOutbox(key: string, payload: unknown): void {
+    this.sql.exec(`INSERT OR REPLACE INTO outbox (key, payload) VALUES (?, ?)`, key, JSON.stringify(payload));
+  }
+
+  outbox(): { key: string; payload: unknown }[] {
+    return this.sql.exec<{ key: string; payload: string }>(`SELECT key, payload FROM outbox ORDER BY key`).toArray().map((r) => ({ key: r.key, payload: JSON.parse(r.payload) }));
+  }
+
+  deleteOutbox(key: string): void {
+    this.sql.exec(`DELETE FROM outbox WHERE key = ?`, key);
+  }
+
+  addCard(type: string, card: unknown): void {
+    this.sql.exec(`INSERT INTO timeline (at, after_seq, type, payload) VALUES (?, ?, ?, ?)`, new Date().toISOString(), this.lastSeq(), type, JSON.stringify(card));
+  }
+
+  cards(after: number, limit: number): TimelineCard[] {
+    return this.sql
+      .exec<{ id: number; at: string; after_seq: number; type: string; payload: string }>(`SELECT * FROM timeline WHERE id > ? ORDER BY id LIMIT ?`, after, limit)
+      .toArray()
+      .map((r) => ({ id: r.id, at: r.at, afterSeq: r.after_seq, type: r.type, card: JSON.parse(r.payload) }));
+  }
+
+  /** Records a snapshot and returns its id and the ids rotated out (beyond the newest 50). */
+  addSnapshot(s: Omit<PromptSnapshot, "id">): { id: number; dropped: number[] } {
+    const id = this.sql
+      .exec<{ id: number }>(
+        `INSERT INTO prompt_snapshots (at, turn_id, step, messages, chars, estimate_tokens, reported_tokens, budget_tokens, compacted) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+        s.at, s.turnId, s.step, s.messages, s.chars, s.estimateTokens, s.reportedTokens, s.budgetTokens, s.compacted ? 1 : 0,
+      )
+      .one().id;
+    const dropped = this.sql
+      .exec<{ id: number }>(`DELETE FROM prompt_snapshots WHERE id <= ? RETURNING id`, id - PROMPT_SNAPSHOTS_KEPT)
+      .toArray()
+      .map((r) => r.id);
+    return { id, dropped };
+  }
+
+  /** Newest first, those older than `before` when given. */
+  snapshots(limit: number, before = Number.MAX_SAFE_INTEGER): PromptSnapshot[] {
+    return this.sql
+      .exec<Record<string, SqlStorageValue>>(`SELECT * FROM prompt_snapshots WHERE id < ? ORDER BY id DESC LIMIT ?`, before, limit)
+      .toArray()
+      .map((r) => ({
+        id: r.id as number,
+        at: r.at as string,
+        turnId: r.turn_id as string,
+        step: r.step as number,
+        messages: r.messages as number,
+        chars: r.chars as number,
+        estimateTokens: r.estimate_tokens as number,
+        reportedTokens: (r.reported_tokens as number | null) ?? null,
+        budgetTokens: r.budget_tokens as number,
+        compacted: r.compacted === 1,
+      }));
+  }
+
+  /** Replay chars of every message after `seq`: the unsummarized region when `seq` is the fold boundary. */
+  charsAfter(seq: number): number {
+    return this.sql.exec<{ c: number }>(`SELECT COALESCE(SUM(chars), 0) AS c FROM messages WHERE seq > ?`, seq).one().c;
+  }
+
+  lastSeq(): number {
+    return this.sql.exec<{ s: number | null }>(`SELECT MAX(seq) AS s FROM messages`).one().s ?? 0;
+  }
+
+  insertMessages(messages: readonly StoredMessage[], batchKey: string, chars: (m: StoredMessage) => number): void {
+    for (const m of messages) {
+      const { id, seq, role, content, createdAt, ...extra } = m;
+      this.sql.exec(
+        `INSERT INTO messages (seq, id, role, content, created_at, chars, extra, batch_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+        seq,
+        id,
+        role,
+        JSON.stringify(content),
+        createdAt,
+        chars(m),
+        Object.keys(extra).length ? JSON.stringify(extra) : null,
+        batchKey,
+      );
+    }
+  }
+
+  /** Messages with seq > after, oldest first. */
+  listAfter(after: number, limit: number): StoredMessage[] {
+    return this.sql
+      .exec<MessageRow>(`SELECT seq, id, role, content, created_at, extra FROM messages WHERE seq > ? ORDER BY seq LIMIT ?`, after, limit)
+      .toArray()
+      .map(toMessage);
+  }
+
+  range(fromSeq: number, toSeq: number): StoredMessage[] {
+    return this.sql
+      .exec<MessageRow>(`SELECT seq, id, role, content, created_at, extra FROM messages WHERE seq BETWEEN ? AND ? ORDER BY seq`, fromSeq, toSeq)
+      .toArray()
+      .map(toMessage);
+  }
+
+  byId(id: string): StoredMessage | null {
+    const row = this.sql.exec<MessageRow>(`SELECT seq, id, role, content, created_at, extra FROM messages WHERE id = ?`, id).toArray()[0];
+    return row ? toMessage(row) : null;
+  }
+}
+
+function toMessage(row: MessageRow): StoredMessage {
+  return {
+    id: row.id,
+    seq: row.seq,
+    role: row.role as StoredMessage["role"],
+    content: JSON.parse(row.content),
+    createdAt: row.created_at,
+    ...(row.extra ? JSON.parse(row.extra) : {}),
+  };
+}

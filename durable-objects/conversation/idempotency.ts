@@ -1,0 +1,147 @@
+// The conversation's idempotency ledger: Idempotency-Key -> the turn it started and that turn's
+// outcome, in the ConversationDO's SQLite (the single writer, so claiming a key is one synchronous
+// step and two requests can never both run a turn under it). Rows live IDEMPOTENCY_TTL_MS.
+//
+// A row is written as the turn goes (its id, each saved seq, its error, its end), so an object
+// that dies mid-turn leaves a row saying what the turn saved; the next incarnation reports that
+// turn as interrupted instead of running it again.
+import type { TurnEvent } from "../../core/events";
+import { IDEMPOTENCY_TTL_MS } from "../../core/idempotency-key";
+import type { StoredMessage } from "../../core/types";
+
+type TurnEnd = Extract<TurnEvent, { type: "turn_end" }>;
+type TurnError = Extract<TurnEvent, { type: "error" }>["error"];
+
+/** What a key's first turn did: enough to answer a retry with the same status and body. */
+export interface KeyedOutcome {
+  turnId: string | null;
+  seqs: number[];
+  error: TurnError | null;
+  end: Omit<TurnEnd, "type" | "turnId"> | null;
+}
+
+/** Why a keyed request runs nothing: 409 while the first turn runs, 422 for another body. */
+export interface IdempotencyRefusal {
+  status: 409 | 422;
+  type: "idempotency_in_progress" | "idempotency_key_reused";
+  message: string;
+}
+
+/** What `ConversationDO.send` answers instead of a stream when a key's turn is not run. */
+export type KeyedAnswer = { replay: TurnEvent[] } | { refused: IdempotencyRefusal };
+
+export type Claim = { kind: "new" } | { kind: "refused"; refusal: IdempotencyRefusal } | { kind: "done"; outcome: KeyedOutcome };
+
+interface Row extends Record<string, SqlStorageValue> {
+  fingerprint: string;
+  status: string;
+  incarnation: string;
+  outcome: string;
+}
+
+const INTERRUPTED: TurnError = { type: "turn_interrupted", message: "the turn was interrupted before it finished (the conversation restarted); what it saved is in messages" };
+
+export class IdempotencyLedger {
+  /** Rows marked running by another incarnation of the object belong to a turn that died with it. */
+  private readonly incarnation = crypto.randomUUID();
+
+  constructor(private readonly sql: SqlStorage) {}
+
+  ensureSchema(): void {
+    this.sql.exec(`CREATE TABLE IF NOT EXISTS idempotency_keys (
+      key TEXT PRIMARY KEY,
+      fingerprint TEXT NOT NULL,
+      status TEXT NOT NULL,
+      incarnation TEXT NOT NULL,
+      outcome TEXT NOT NULL,
+      created_at INTEGER NOT NULL
+    )`);
+    this.sql.exec(`CREATE INDEX IF NOT EXISTS idempotency_keys_created ON idempotency_keys (created_at)`);
+  }
+
+  /**
+   * Looks the key up and, when it is new, takes it for a turn about to run. Synchronous from
+   * lookup to insert, so concurrent requests with one key see exactly one `new`.
+   */
+  claim(key: string, fingerprint: string, now = Date.now()): Claim {
+    // Expiry by index range: each keyed request pays only for what has just expired.
+    this.sql.exec(`DELETE FROM idempotency_keys WHERE created_at <= ?`, now - IDEMPOTENCY_TTL_MS);
+    const row = this.sql.exec<Row>(`SELECT fingerprint, status, incarnation, outcome FROM idempotency_keys WHERE key = ?`, key).toArray()[0];
+    if (!row) {
+      const empty: KeyedOutcome = { turnId: null, seqs: [], error: null, end: null };
+      this.sql.exec(`INSERT INTO idempotency_keys (key, fingerprint, status, incarnation, outcome, created_at) VALUES (?, ?, 'running', ?, ?, ?)`, key, fingerprint, this.incarnation, JSON.stringify(empty), now);
+      return { kind: "new" };
+    }
+    if (row.fingerprint !== fingerprint)
+      return { kind: "refused", refusal: { status: 422, type: "idempotency_key_reused", message: "Idempotency-Key: this key was already used for a different turn request on this conversation; send a new key for a new request" } };
+    if (row.status === "running" && row.incarnation === this.incarnation)
+      return { kind: "refused", refusal: { status: 409, type: "idempotency_in_progress", message: "Idempotency-Key: the turn started with this key is still running; retry after it ends to get its outcome" } };
+    if (row.status === "running") {
+      this.settle(key);
+      // A dead turn that saved nothing left no row: the key is free again.
+      const settled = this.outcome(key);
+      return settled ? { kind: "done", outcome: settled } : this.claim(key, fingerprint, now);
+    }
+    return { kind: "done", outcome: JSON.parse(row.outcome) as KeyedOutcome };
+  }
+
+  /** Notes a turn event against the key's row (called for every event of the keyed turn). */
+  record(key: string, event: TurnEvent): void {
+    if (event.type !== "turn_start" && event.type !== "message" && event.type !== "error" && event.type !== "turn_end") return;
+    const outcome = this.outcome(key);
+    if (!outcome) return;
+    if (event.type === "turn_start") outcome.turnId = event.turnId;
+    else if (event.type === "message") outcome.seqs.push(event.message.seq);
+    else if (event.type === "error") outcome.error = event.error;
+    else {
+      const { type: _t, turnId: _id, ...end } = event;
+      outcome.end = end;
+    }
+    const done = event.type === "turn_end";
+    this.sql.exec(`UPDATE idempotency_keys SET outcome = ?, status = ? WHERE key = ?`, JSON.stringify(outcome), done ? "done" : "running", key);
+  }
+
+  /**
+   * The turn is over, ended or not. A turn that saved nothing is forgotten: a retry under the same
+   * key cannot duplicate anything, so it may run (e.g. a turn refused before its user message).
+   * One that saved something and never reached turn_end is marked interrupted.
+   */
+  settle(key: string): void {
+    const outcome = this.outcome(key);
+    if (!outcome) return;
+    if (!outcome.seqs.length) {
+      this.sql.exec(`DELETE FROM idempotency_keys WHERE key = ?`, key);
+      return;
+    }
+    if (!outcome.end) outcome.error ??= INTERRUPTED;
+    this.sql.exec(`UPDATE idempotency_keys SET outcome = ?, status = 'done' WHERE key = ?`, JSON.stringify(outcome), key);
+  }
+
+  private outcome(key: string): KeyedOutcome | null {
+    const row = this.sql.exec<{ outcome: string }>(`SELECT outcome FROM idempotency_keys WHERE key = ?`, key).toArray()[0];
+    return row ? (JSON.parse(row.outcome) as KeyedOutcome) : null;
+  }
+}
+
+/**
+ * The first outcome as the events a turn sends: `turn_start` (marked `replayed`), each saved
+ * message as stored now, the error if there was one, and `turn_end` as first sent. No deltas or
+ * tool events: the messages hold what those carried.
+ */
+export function replayEvents(outcome: KeyedOutcome, range: (fromSeq: number, toSeq: number) => StoredMessage[]): TurnEvent[] {
+  const turnId = outcome.turnId ?? "replay";
+  const events: TurnEvent[] = [{ type: "turn_start", turnId, replayed: true }];
+  // A turn's seqs are contiguous (turns run one at a time); the filter keeps this true to the row anyway.
+  const seqs = new Set(outcome.seqs);
+  const saved = outcome.seqs.length ? range(Math.min(...outcome.seqs), Math.max(...outcome.seqs)).filter((m) => seqs.has(m.seq)) : [];
+  for (const message of saved) events.push({ type: "message", turnId, message });
+  if (outcome.error) events.push({ type: "error", turnId, error: outcome.error });
+  const zero = { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
+  events.push({ type: "turn_end", turnId, ...(outcome.end ?? { stop_reason: "error", usage: zero, timing: { serverMs: 0, modelMs: 0, queuedMs: 0 } }) });
+  return events;
+}
+
+/** A claim that runs no turn, as the answer the caller gets. */
+export function keyedAnswer(claim: Exclude<Claim, { kind: "new" }>, range: (fromSeq: number, toSeq: number) => StoredMessage[]): KeyedAnswer {
+  return claim.kind === "refused" ? { refused: claim.refusal } : { replay: replayEvents(claim.outcome, range) };
+}

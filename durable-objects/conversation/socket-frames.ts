@@ -1,0 +1,39 @@
+// Client -> server websocket frames. A bad frame gets an error frame; the socket stays open.
+import { z } from "zod";
+import { idempotencyKeySchema } from "../../core/idempotency-key";
+import { jsonValueProblem } from "../../core/json-guard";
+import { toContentBlocks, turnContentSchema } from "../../core/turn-input";
+import type { ContentBlock } from "../../core/types";
+import { describeZodError } from "../../core/validation";
+
+export const MAX_FRAME_BYTES = 4 * 1024 * 1024;
+
+const frameSchema = z.discriminatedUnion("type", [
+  z.strictObject({
+    type: z.literal("send"),
+    content: turnContentSchema,
+    attachments: z.array(z.string().max(64)).max(20).optional(),
+    idempotencyKey: idempotencyKeySchema.optional(),
+  }),
+  z.strictObject({ type: z.literal("ping") }),
+]);
+
+export type ClientFrame = { type: "send"; content: ContentBlock[]; attachments: string[]; idempotencyKey?: string } | { type: "ping" };
+
+export function parseClientFrame(data: string | ArrayBuffer): { ok: true; value: ClientFrame } | { ok: false; error: string } {
+  if (typeof data !== "string") return { ok: false, error: "frames must be JSON text" };
+  if (data.length > MAX_FRAME_BYTES) return { ok: false, error: `frame larger than ${MAX_FRAME_BYTES} bytes` };
+  let json: unknown;
+  try {
+    json = JSON.parse(data);
+  } catch {
+    return { ok: false, error: "malformed JSON frame" };
+  }
+  const problem = jsonValueProblem(json, "frame");
+  if (problem) return { ok: false, error: problem };
+  const parsed = frameSchema.safeParse(json);
+  if (!parsed.success) return { ok: false, error: describeZodError(parsed.error) };
+  if (parsed.data.type === "ping") return { ok: true, value: { type: "ping" } };
+  const { idempotencyKey } = parsed.data;
+  return { ok: true, value: { type: "send", content: toContentBlocks(parsed.data.content), attachments: parsed.data.attachments ?? [], ...(idempotencyKey !== undefined ? { idempotencyKey } : {}) } };
+}

@@ -1,0 +1,37 @@
+// Asking a key's RateLimiterDO for tokens: the rules the variables set, one RPC per ask, and the
+// words of a refusal. Used by the chat worker's middleware and by the conversation object for
+// websocket `send` frames, so both count against the same buckets.
+import type { RateDecision, RateRule } from "./rate-limiter-do";
+
+/** Defaults when the variables are unset; "0" turns a limit off (benchmarks, local load tests). */
+export const DEFAULT_REQUESTS_PER_MINUTE = 600;
+export const DEFAULT_TURNS_PER_MINUTE = 60;
+
+function perMinute(value: string | undefined, fallback: number): number {
+  if (value === undefined || value.trim() === "") return fallback;
+  const n = Number(value);
+  return Number.isFinite(n) && n >= 0 ? Math.floor(n) : fallback;
+}
+
+export function rateRules(env: Env, turn: boolean): RateRule[] {
+  const rules: RateRule[] = [];
+  const requests = perMinute(env.RATE_LIMIT_PER_MINUTE, DEFAULT_REQUESTS_PER_MINUTE);
+  if (requests > 0) rules.push({ bucket: "requests", perMinute: requests });
+  if (turn) {
+    const turns = perMinute(env.TURN_RATE_LIMIT_PER_MINUTE, DEFAULT_TURNS_PER_MINUTE);
+    if (turns > 0) rules.push({ bucket: "turns", perMinute: turns });
+  }
+  return rules;
+}
+
+/** Takes from the key's buckets: one RPC, and none at all when every limit is off. */
+export async function takeRateLimit(env: Env, keyHash: string, turn: boolean): Promise<RateDecision> {
+  const rules = rateRules(env, turn);
+  if (!rules.length) return { ok: true };
+  return env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(keyHash)).take(rules);
+}
+
+export function rateLimitMessage(decision: Extract<RateDecision, { ok: false }>): string {
+  const what = decision.bucket === "turns" ? "turns" : "requests";
+  return `this API key is over its limit of ${decision.perMinute} ${what} per minute; retry in ${decision.retryAfterSeconds} s`;
+}

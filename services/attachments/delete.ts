@@ -1,0 +1,35 @@
+// Deleting an attachment (of a conversation or a project): its bytes and line index in R2, its
+// extracted pages in the cortex, and its row. The row goes last, in one D1 batch with the pages,
+// so a delete cut short by a crash leaves the row behind and running it again completes it; and a
+// page-extraction job racing the delete finds the row gone and removes what it wrote
+// (workers/summarizer/extract.ts).
+import { attachmentPrefix } from "../../r2-layout";
+import { deleteR2Prefix, deleteRowsInChunks } from "../purge";
+import type { AttachmentRow } from "./store";
+
+/** Ref ids of an attachment's pages start with this (see cortex.pageRef). */
+export const pageRefPattern = (attachmentId: string) => `${attachmentId}:p%`;
+
+export async function purgeAttachment(env: Env, row: Pick<AttachmentRow, "id" | "tenantId" | "r2Key" | "uploadId" | "status">): Promise<void> {
+  if (row.status === "uploading" && row.uploadId) await env.BUCKET.resumeMultipartUpload(row.r2Key, row.uploadId).abort().catch(() => {});
+  await deleteR2Prefix(env.BUCKET, attachmentPrefix(row.tenantId, row.id));
+  // Most pages first in bounded chunks; the batch then removes any a racing job added, with the row.
+  await deleteRowsInChunks(env.DB, "cortex_docs", "tenant_id = ? AND kind = 'page' AND ref_id LIKE ?", [row.tenantId, pageRefPattern(row.id)]);
+  await env.DB.batch([
+    env.DB.prepare(`DELETE FROM cortex_docs WHERE tenant_id = ? AND kind = 'page' AND ref_id LIKE ?`).bind(row.tenantId, pageRefPattern(row.id)),
+    env.DB.prepare(`DELETE FROM attachments WHERE tenant_id = ? AND id = ?`).bind(row.tenantId, row.id),
+  ]);
+}
+
+/** Every attachment row matching `where` (a code constant), purged a page at a time. */
+export async function purgeAttachmentsWhere(env: Env, where: string, params: unknown[]): Promise<number> {
+  let removed = 0;
+  for (;;) {
+    const { results } = await env.DB.prepare(`SELECT id, tenant_id AS tenantId, r2_key AS r2Key, upload_id AS uploadId, status FROM attachments WHERE ${where} ORDER BY id LIMIT 50`)
+      .bind(...params)
+      .all<Pick<AttachmentRow, "id" | "tenantId" | "r2Key" | "uploadId" | "status">>();
+    if (!results.length) return removed;
+    for (const row of results) await purgeAttachment(env, row);
+    removed += results.length;
+  }
+}

@@ -1,0 +1,51 @@
+// The attachments table (drizzle): metadata and facts; the bytes are in R2.
+import { and, eq, gt } from "drizzle-orm";
+import { drizzle } from "drizzle-orm/d1";
+import { attachments } from "../../db/schema";
+import type { AttachmentFacts } from "./formats/note";
+
+export type AttachmentRow = typeof attachments.$inferSelect;
+
+export interface Attachment {
+  id: string;
+  conversationId: string;
+  name: string;
+  type: string;
+  size: number;
+  status: string;
+  facts: AttachmentFacts;
+  createdAt: string;
+}
+
+export const toAttachment = (r: AttachmentRow): Attachment => ({
+  id: r.id,
+  conversationId: r.conversationId,
+  name: r.name,
+  type: r.type,
+  size: r.size,
+  status: r.status,
+  facts: JSON.parse(r.facts) as AttachmentFacts,
+  createdAt: r.createdAt,
+});
+
+export async function insertAttachment(db: D1Database, row: AttachmentRow): Promise<void> {
+  await drizzle(db).insert(attachments).values(row);
+}
+
+export async function updateAttachment(db: D1Database, tenantId: string, id: string, change: Partial<Pick<AttachmentRow, "status" | "size" | "type" | "facts" | "uploadId">>): Promise<void> {
+  await drizzle(db)
+    .update(attachments)
+    .set({ ...change, updatedAt: new Date().toISOString() })
+    .where(and(eq(attachments.tenantId, tenantId), eq(attachments.id, id)));
+}
+
+/** Tenant-scoped: another tenant's id is simply not found. */
+export async function getAttachmentRow(db: D1Database, tenantId: string, id: string): Promise<AttachmentRow | null> {
+  return (await drizzle(db).select().from(attachments).where(and(eq(attachments.tenantId, tenantId), eq(attachments.id, id))).get()) ?? null;
+}
+
+/** The conversation's finished uploads, oldest first, after the id `after` when given. */
+export async function listAttachmentRows(db: D1Database, tenantId: string, conversationId: string, limit: number, after?: string): Promise<AttachmentRow[]> {
+  const where = and(eq(attachments.tenantId, tenantId), eq(attachments.conversationId, conversationId), eq(attachments.status, "ready"), after ? gt(attachments.id, after) : undefined);
+  return drizzle(db).select().from(attachments).where(where).orderBy(attachments.id).limit(limit);
+}

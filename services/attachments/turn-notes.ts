@@ -1,0 +1,30 @@
+// A turn's `attachments`: files already uploaded (to any of the tenant's conversations or
+// projects) joined to the turn by id. Each becomes the same reference note its upload produced,
+// placed in the turn's user message ahead of the text, and activates the tools for its kind.
+// Resolved before the turn starts, so an unknown id refuses the turn with nothing saved.
+import { attachmentNote, TOOLS_FOR } from "./formats/note";
+import { isId } from "../../core/ids";
+import type { ContentBlock } from "../../core/types";
+import { getAttachmentRow, toAttachment } from "./store";
+
+export interface TurnAttachments {
+  notes: ContentBlock[];
+  tools: string[];
+}
+
+/** The notes and tools for `ids`, or the first id that is not a ready attachment of this tenant. */
+export async function resolveTurnAttachments(db: D1Database, tenantId: string, ids: readonly string[] | undefined): Promise<TurnAttachments | { unknown: string }> {
+  const notes: ContentBlock[] = [];
+  const tools = new Set<string>();
+  for (const id of new Set(ids ?? [])) {
+    // Another tenant's id, a malformed one and an unfinished upload all read the same.
+    const row = isId("att", id) ? await getAttachmentRow(db, tenantId, id) : null;
+    if (!row || row.status !== "ready") return { unknown: id };
+    const attachment = toAttachment(row);
+    notes.push({ type: "text", text: attachmentNote(attachment) });
+    for (const t of TOOLS_FOR[attachment.facts.kind] ?? []) tools.add(t);
+  }
+  return { notes, tools: [...tools].sort() };
+}
+
+export const unknownAttachmentMessage = (id: string) => `attachments: unknown attachment ${JSON.stringify(id)}`;

@@ -1,0 +1,167 @@
+// Automations: a cron schedule, a prompt and a channel. The cron trigger claims each due
+// (automation, slot) pair once — the unique key of automation_runs — and fans the runs out
+// through a queue; the consumer runs each as a turn on its channel and records the outcome of
+// every attempt, the queue retrying failed ones and dead-lettering those that never succeed.
+import { and, desc, eq, lt } from "drizzle-orm";
+import { drizzle } from "drizzle-orm/d1";
+import { automationRuns, automations } from "../db/schema";
+import { dueSlot, parseCron } from "../core/cron";
+import { sortableId } from "../core/ids";
+import type { Usage } from "../core/types";
+
+export type Automation = typeof automations.$inferSelect;
+export type AutomationRunRow = typeof automationRuns.$inferSelect;
+
+/** A slot may run up to this late: covers trigger delays, and a new automation's current hour. */
+export const SLOT_LOOKBACK_MINUTES = 60;
+/**
+ * A run still open after this long never finished (its queue message was lost; the queue's own
+ * retries end well within it); it is closed as failed.
+ */
+export const RUN_TIMEOUT_MS = 30 * 60_000;
+const CLAIM_PAGE = 200;
+
+export interface AutomationJob {
+  kind: "automation";
+  runId: string;
+}
+
+export async function createAutomation(db: D1Database, tenantId: string, input: { name: string; schedule: string; prompt: string; channel: string; paused?: boolean }): Promise<Automation> {
+  const now = new Date().toISOString();
+  const row: Automation = { id: sortableId("auto"), tenantId, name: input.name, schedule: input.schedule, prompt: input.prompt, channel: input.channel, paused: input.paused ?? false, createdAt: now, updatedAt: now };
+  await drizzle(db).insert(automations).values(row);
+  return row;
+}
+
+export async function getAutomation(db: D1Database, tenantId: string, id: string): Promise<Automation | null> {
+  return (await drizzle(db).select().from(automations).where(and(eq(automations.tenantId, tenantId), eq(automations.id, id))).get()) ?? null;
+}
+
+export async function listAutomations(db: D1Database, tenantId: string, limit: number, before?: string): Promise<Automation[]> {
+  const where = before ? and(eq(automations.tenantId, tenantId), lt(automations.id, before)) : eq(automations.tenantId, tenantId);
+  return drizzle(db).select().from(automations).where(where).orderBy(desc(automations.id)).limit(limit);
+}
+
+export async function updateAutomation(db: D1Database, tenantId: string, id: string, change: Partial<Pick<Automation, "name" | "schedule" | "prompt" | "channel" | "paused">>): Promise<Automation | null> {
+  const rows = await drizzle(db)
+    .update(automations)
+    .set({ ...change, updatedAt: new Date().toISOString() })
+    .where(and(eq(automations.tenantId, tenantId), eq(automations.id, id)))
+    .returning();
+  return rows[0] ?? null;
+}
+
+export async function deleteAutomation(db: D1Database, tenantId: string, id: string): Promise<boolean> {
+  const rows = await drizzle(db).delete(automations).where(and(eq(automations.tenantId, tenantId), eq(automations.id, id))).returning({ id: automations.id });
+  return rows.length > 0;
+}
+
+/** Newest first; `before` is the last run id of the previous page. */
+export async function listRuns(db: D1Database, tenantId: string, automationId: string, limit: number, before?: string): Promise<AutomationRunRow[]> {
+  return drizzle(db)
+    .select()
+    .from(automationRuns)
+    .where(and(eq(automationRuns.tenantId, tenantId), eq(automationRuns.automationId, automationId), before ? lt(automationRuns.id, before) : undefined))
+    .orderBy(desc(automationRuns.id))
+    .limit(limit);
+}
+
+/**
+ * One trigger tick: close runs that never finished, then claim every active automation's due
+ * slot (at most once per slot, whatever the number of ticks) and enqueue the claimed runs.
+ * Automations are read in pages and runs are sent in batches, so the tick's own work stays small
+ * however many automations exist; the turns run in the queue consumer.
+ */
+export async function claimDueRuns(db: D1Database, queue: Queue<AutomationJob>, now: number): Promise<{ claimed: number; closed: number }> {
+  const closed = await db
+    .prepare(`UPDATE automation_runs SET status = 'failed', error = COALESCE(error, 'the run did not finish'), finished_at = ? WHERE status IN ('queued', 'running', 'retrying') AND queued_at < ?`)
+    .bind(new Date(now).toISOString(), new Date(now - RUN_TIMEOUT_MS).toISOString())
+    .run();
+  let claimed = 0;
+  let after = "";
+  for (;;) {
+    const { results } = await db
+      .prepare(`SELECT id, tenant_id AS tenantId, schedule FROM automations WHERE paused = 0 AND id > ? ORDER BY id LIMIT ?`)
+      .bind(after, CLAIM_PAGE)
+      .all<{ id: string; tenantId: string; schedule: string }>();
+    if (!results.length) break;
+    after = results[results.length - 1].id;
+    const due = results.flatMap((a) => {
+      try {
+        const slot = dueSlot(parseCron(a.schedule), now, SLOT_LOOKBACK_MINUTES);
+        return slot ? [{ ...a, slot: slot.toISOString(), runId: sortableId("run") }] : [];
+      } catch {
+        return []; // validated on write; a bad row must not stop the others
+      }
+    });
+    if (!due.length) continue;
+    const claim = db.prepare(
+      `INSERT INTO automation_runs (id, automation_id, tenant_id, slot, status, queued_at) VALUES (?, ?, ?, ?, 'queued', ?) ON CONFLICT(automation_id, slot) DO NOTHING`,
+    );
+    const outcomes = await db.batch(due.map((d) => claim.bind(d.runId, d.id, d.tenantId, d.slot, new Date(now).toISOString())));
+    const won = due.filter((_, i) => (outcomes[i].meta.changes ?? 0) > 0);
+    for (let i = 0; i < won.length; i += 100) await queue.sendBatch(won.slice(i, i + 100).map((d) => ({ body: { kind: "automation" as const, runId: d.runId } })));
+    claimed += won.length;
+  }
+  return { claimed, closed: closed.meta.changes ?? 0 };
+}
+
+/**
+ * Takes the run for one queue delivery (`attempt` = the message's delivery count). A delivery
+ * with a higher count than the one that last took the run takes it over — the earlier attempt
+ * failed or its invocation died mid-work, since the queue redelivers only after that — while a
+ * duplicate of the same delivery, or any delivery of a finished run, finds nothing to start.
+ */
+export async function startRun(db: D1Database, runId: string, attempt: number): Promise<{ run: AutomationRunRow; automation: Automation | null } | null> {
+  const run = await db
+    .prepare(`UPDATE automation_runs SET status = 'running', attempts = ?, started_at = ? WHERE id = ? AND status IN ('queued', 'running', 'retrying') AND attempts < ? RETURNING id`)
+    .bind(attempt, new Date().toISOString(), runId, attempt)
+    .first<{ id: string }>();
+  if (!run) return null;
+  const row = (await drizzle(db).select().from(automationRuns).where(eq(automationRuns.id, runId)).get())!;
+  const automation = (await drizzle(db).select().from(automations).where(eq(automations.id, row.automationId)).get()) ?? null;
+  return { run: row, automation };
+}
+
+/** An attempt failed and the queue will deliver the run again: the error stays visible meanwhile. */
+export async function recordFailedAttempt(db: D1Database, runId: string, attempt: number, error: string, conversationId?: string | null): Promise<void> {
+  await db
+    .prepare(`UPDATE automation_runs SET status = 'retrying', error = ?, conversation_id = COALESCE(?, conversation_id) WHERE id = ? AND attempts = ? AND status = 'running'`)
+    .bind(error, conversationId ?? null, runId, attempt)
+    .run();
+}
+
+/**
+ * The queue gave up on the run (its message reached the dead-letter queue): it ends failed, with
+ * the last attempt's error, or — when that attempt died before it could say — that it never finished.
+ */
+export async function recordDeadRun(db: D1Database, runId: string): Promise<boolean> {
+  const r = await db
+    .prepare(
+      `UPDATE automation_runs SET status = 'failed', finished_at = ?,
+         error = COALESCE(error, 'the run did not finish in ' || attempts || ' attempts')
+       WHERE id = ? AND status IN ('queued', 'running', 'retrying')`,
+    )
+    .bind(new Date().toISOString(), runId)
+    .run();
+  return (r.meta.changes ?? 0) > 0;
+}
+
+/** The attempt that holds the run ends it: a stale attempt's late answer changes nothing. */
+export async function finishRun(
+  db: D1Database,
+  runId: string,
+  attempt: number,
+  outcome: { status: "succeeded" | "skipped"; conversationId?: string | null; usage?: Usage | null; error?: string | null },
+): Promise<void> {
+  await drizzle(db)
+    .update(automationRuns)
+    .set({
+      status: outcome.status,
+      conversationId: outcome.conversationId ?? null,
+      usage: outcome.usage ? JSON.stringify(outcome.usage) : null,
+      error: outcome.error ?? null,
+      finishedAt: new Date().toISOString(),
+    })
+    .where(and(eq(automationRuns.id, runId), eq(automationRuns.attempts, attempt), eq(automationRuns.status, "running")));
+}

@@ -1,0 +1,181 @@
+// The cortex: D1 FTS5 (BM25, porter stemming) over every persisted message, memory note, fold
+// episode and (later) attachment page. Indexing is idempotent (doc_id upserts), so a retried or
+// repeated run changes nothing. Every query is scoped to one tenant.
+import { renderMessageText } from "../core/render";
+import type { StoredMessage } from "../core/types";
+
+/** Long texts are indexed in chunks so one row stays well under D1's row size limit. */
+export const INDEX_CHUNK_CHARS = 20_000;
+const MAX_STATEMENTS_PER_BATCH = 50;
+
+export type DocKind = "message" | "memory" | "episode" | "page";
+
+export interface CortexDoc {
+  tenantId: string;
+  kind: DocKind;
+  /** The id the hit points at: a message, note or episode id. */
+  refId: string;
+  conversationId: string | null;
+  seq: number | null;
+  role: string | null;
+  createdAt: string;
+  body: string;
+}
+
+export interface SearchHit {
+  kind: DocKind;
+  id: string;
+  conversationId: string | null;
+  /** Set for message hits (the same as `id`), kept for clients of the first version. */
+  messageId: string | null;
+  seq: number | null;
+  role: string | null;
+  createdAt: string;
+  snippet: string;
+  score: number;
+}
+
+const docPrefix = (kind: DocKind, refId: string) => `${kind}:${refId}:`;
+
+/** Upserts docs, chunked; chunks a shorter new body no longer has are removed. */
+export async function upsertDocs(db: D1Database, docs: readonly CortexDoc[]): Promise<void> {
+  const upsert = db.prepare(
+    `INSERT INTO cortex_docs (doc_id, tenant_id, conversation_id, kind, ref_id, seq, role, created_at, body)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+     ON CONFLICT(doc_id) DO UPDATE SET body = excluded.body WHERE cortex_docs.body != excluded.body`,
+  );
+  const trim = db.prepare(`DELETE FROM cortex_docs WHERE tenant_id = ? AND kind = ? AND ref_id = ? AND doc_id >= ? AND doc_id < ?`);
+  const statements: D1PreparedStatement[] = [];
+  for (const d of docs) {
+    const chunks = Math.max(1, Math.ceil(d.body.length / INDEX_CHUNK_CHARS));
+    for (let i = 0; i < chunks; i++) {
+      const body = d.body.slice(i * INDEX_CHUNK_CHARS, (i + 1) * INDEX_CHUNK_CHARS);
+      statements.push(upsert.bind(docPrefix(d.kind, d.refId) + chunkKey(i), d.tenantId, d.conversationId, d.kind, d.refId, d.seq, d.role, d.createdAt, body));
+    }
+    // Notes can shrink: drop chunks beyond the new last one. (Messages are immutable.)
+    if (d.kind !== "message")
+      statements.push(trim.bind(d.tenantId, d.kind, d.refId, docPrefix(d.kind, d.refId) + chunkKey(chunks), docPrefix(d.kind, d.refId) + "~"));
+  }
+  for (let i = 0; i < statements.length; i += MAX_STATEMENTS_PER_BATCH) await db.batch(statements.slice(i, i + MAX_STATEMENTS_PER_BATCH));
+}
+
+const chunkKey = (i: number) => String(i).padStart(5, "0");
+
+export async function deleteDocs(db: D1Database, tenantId: string, kind: DocKind, refId: string): Promise<void> {
+  await db.prepare(`DELETE FROM cortex_docs WHERE tenant_id = ? AND kind = ? AND ref_id = ?`).bind(tenantId, kind, refId).run();
+}
+
+export function messageDoc(tenantId: string, conversationId: string, m: StoredMessage): CortexDoc {
+  return { tenantId, kind: "message", refId: m.id, conversationId, seq: m.seq, role: m.role, createdAt: m.createdAt, body: renderMessageText(m) };
+}
+
+export async function indexMessages(db: D1Database, tenantId: string, conversationId: string, messages: readonly StoredMessage[]): Promise<void> {
+  await upsertDocs(db, messages.map((m) => messageDoc(tenantId, conversationId, m)));
+}
+
+/** The conversation a message belongs to, within one tenant (null if not this tenant's). */
+export async function conversationOfMessage(db: D1Database, tenantId: string, messageId: string): Promise<string | null> {
+  const row = await db
+    .prepare(`SELECT conversation_id AS c FROM cortex_docs WHERE tenant_id = ? AND kind = 'message' AND ref_id = ? LIMIT 1`)
+    .bind(tenantId, messageId)
+    .first<{ c: string }>();
+  return row?.c ?? null;
+}
+
+/**
+ * User text -> an FTS5 query that cannot be a syntax error: every word or identifier becomes a
+ * quoted phrase ("run-42.log" stays one phrase of its parts), and all phrases must match.
+ */
+export function toFtsQuery(q: string, mode: "and" | "or" = "and"): string | null {
+  const terms = q.match(/[\p{L}\p{N}_]+(?:[-.:/@#][\p{L}\p{N}_]+)*/gu);
+  if (!terms?.length) return null;
+  const unique = [...new Set(terms.slice(0, 32))];
+  return unique.map((t) => `"${t.replace(/"/g, '""')}"`).join(mode === "and" ? " " : " OR ");
+}
+
+export interface SearchOptions {
+  conversationId?: string;
+  kinds?: readonly DocKind[];
+  /** Only documents whose ref id starts with this (e.g. one attachment's pages: "att_…:"). */
+  refPrefix?: string;
+  limit: number;
+}
+
+/** Where a later page of a search starts: the query mode the first page settled on, and how many hits came before. */
+export interface SearchCursor {
+  mode: "and" | "or";
+  offset: number;
+}
+
+/** BM25-ranked hits, all terms first and any term if that finds nothing; one hit per document. */
+export async function searchCortex(db: D1Database, tenantId: string, q: string, opts: SearchOptions): Promise<SearchHit[]> {
+  return (await searchCortexPage(db, tenantId, q, opts)).hits;
+}
+
+/** One page of `searchCortex`'s ranking; `next` continues it exactly (ties are ordered by doc id). */
+export async function searchCortexPage(db: D1Database, tenantId: string, q: string, opts: SearchOptions & { cursor?: SearchCursor }): Promise<{ hits: SearchHit[]; next: SearchCursor | null }> {
+  const modes = opts.cursor ? [opts.cursor.mode] : (["and", "or"] as const);
+  const offset = opts.cursor?.offset ?? 0;
+  for (const mode of modes) {
+    const match = toFtsQuery(q, mode);
+    if (!match) break;
+    const hits = await runSearch(db, tenantId, match, opts, offset, opts.limit + 1);
+    if (hits.length || mode === modes[modes.length - 1])
+      return { hits: hits.slice(0, opts.limit), next: hits.length > opts.limit ? { mode, offset: offset + opts.limit } : null };
+  }
+  return { hits: [], next: null };
+}
+
+/** Documents ranked `offset` to `offset + count`: chunk rows are fetched until that many distinct documents are seen. */
+async function runSearch(db: D1Database, tenantId: string, match: string, opts: SearchOptions, offset: number, count: number): Promise<SearchHit[]> {
+  const filters: string[] = [];
+  const params: unknown[] = [match, tenantId];
+  if (opts.conversationId) {
+    filters.push("AND d.conversation_id = ?");
+    params.push(opts.conversationId);
+  }
+  if (opts.refPrefix) {
+    // ref ids never contain LIKE wildcards (ids and ":" only), so a plain prefix pattern is exact.
+    filters.push("AND d.ref_id LIKE ?");
+    params.push(`${opts.refPrefix}%`);
+  }
+  if (opts.kinds?.length) {
+    filters.push(`AND d.kind IN (${opts.kinds.map(() => "?").join(", ")})`);
+    params.push(...opts.kinds);
+  }
+  const wanted = offset + count;
+  // Chunks of one document collapse to its best chunk, so more rows than documents are read.
+  for (let rows = wanted * 3; ; rows *= 4) {
+    const { results } = await db
+      .prepare(
+        `SELECT d.kind AS kind, d.ref_id AS id, d.conversation_id AS conversationId, d.seq AS seq, d.role AS role,
+                d.created_at AS createdAt, snippet(cortex_fts, 0, '[', ']', '…', 24) AS snippet, bm25(cortex_fts) AS score
+         FROM cortex_fts JOIN cortex_docs d ON d.rowid = cortex_fts.rowid
+         WHERE cortex_fts MATCH ? AND d.tenant_id = ? ${filters.join(" ")}
+         ORDER BY score, d.doc_id LIMIT ?`,
+      )
+      .bind(...params, rows)
+      .all<Omit<SearchHit, "messageId">>();
+    const seen = new Set<string>();
+    const hits: SearchHit[] = [];
+    for (const h of results) {
+      const key = `${h.kind}:${h.id}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      hits.push({ ...h, messageId: h.kind === "message" ? h.id : null });
+      if (hits.length === wanted) break;
+    }
+    if (hits.length === wanted || results.length < rows) return hits.slice(offset);
+  }
+}
+
+export const pageRef = (attachmentId: string, page: number) => `${attachmentId}:p${String(page).padStart(6, "0")}`;
+
+/** Pages of one attachment already in the cortex (idempotent progress: re-indexing counts once). */
+export async function countIndexedPages(db: D1Database, tenantId: string, attachmentId: string): Promise<number> {
+  const row = await db
+    .prepare(`SELECT COUNT(DISTINCT ref_id) AS n FROM cortex_docs WHERE tenant_id = ? AND kind = 'page' AND ref_id LIKE ?`)
+    .bind(tenantId, `${attachmentId}:p%`)
+    .first<{ n: number }>();
+  return row?.n ?? 0;
+}

@@ -1,0 +1,122 @@
+// Memory: the tenant's durable notes, fold episodes and the daily memory map. Nothing here is
+// injected into a prompt whole: notes and episodes are found through the cortex, and the
+// system prompt carries only the map — counts, date ranges and topics.
+import { and, desc, eq, lt } from "drizzle-orm";
+import { drizzle } from "drizzle-orm/d1";
+import { memoryEpisodes, memoryNotes } from "../../db/schema";
+import { sortableId } from "../../core/ids";
+import { deleteDocs, upsertDocs, type CortexDoc } from "../cortex";
+
+export type NoteRow = typeof memoryNotes.$inferSelect;
+export type EpisodeRow = typeof memoryEpisodes.$inferSelect;
+
+export interface Note {
+  id: string;
+  title: string;
+  text: string;
+  tags: string[];
+  sourceConversationId: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+const toNote = (r: NoteRow): Note => ({
+  id: r.id,
+  title: r.title,
+  text: r.body,
+  tags: JSON.parse(r.tags) as string[],
+  sourceConversationId: r.sourceConversationId,
+  createdAt: r.createdAt,
+  updatedAt: r.updatedAt,
+});
+
+const noteDoc = (tenantId: string, n: Note): CortexDoc => ({
+  tenantId,
+  kind: "memory",
+  refId: n.id,
+  conversationId: null,
+  seq: null,
+  role: null,
+  createdAt: n.createdAt,
+  body: [n.title, n.text, n.tags.length ? `tags: ${n.tags.join(", ")}` : ""].filter(Boolean).join("\n"),
+});
+
+export async function createNote(db: D1Database, tenantId: string, input: { title?: string; text: string; tags?: string[]; sourceConversationId?: string | null }): Promise<Note> {
+  const now = new Date().toISOString();
+  const note: Note = {
+    id: sortableId("mem"),
+    title: input.title?.trim() || firstLine(input.text),
+    text: input.text,
+    tags: input.tags ?? [],
+    sourceConversationId: input.sourceConversationId ?? null,
+    createdAt: now,
+    updatedAt: now,
+  };
+  await drizzle(db).insert(memoryNotes).values({ id: note.id, tenantId, title: note.title, body: note.text, tags: JSON.stringify(note.tags), sourceConversationId: note.sourceConversationId, createdAt: now, updatedAt: now });
+  await upsertDocs(db, [noteDoc(tenantId, note)]);
+  return note;
+}
+
+export async function getNote(db: D1Database, tenantId: string, id: string): Promise<Note | null> {
+  const row = await drizzle(db).select().from(memoryNotes).where(and(eq(memoryNotes.tenantId, tenantId), eq(memoryNotes.id, id))).get();
+  return row ? toNote(row) : null;
+}
+
+export async function listNotes(db: D1Database, tenantId: string, limit: number, before?: string): Promise<Note[]> {
+  const where = before ? and(eq(memoryNotes.tenantId, tenantId), lt(memoryNotes.id, before)) : eq(memoryNotes.tenantId, tenantId);
+  const rows = await drizzle(db).select().from(memoryNotes).where(where).orderBy(desc(memoryNotes.id)).limit(limit);
+  return rows.map(toNote);
+}
+
+export async function updateNote(db: D1Database, tenantId: string, id: string, change: { title?: string; text?: string; tags?: string[] }): Promise<Note | null> {
+  const current = await getNote(db, tenantId, id);
+  if (!current) return null;
+  const next: Note = { ...current, ...definedOnly(change), updatedAt: new Date().toISOString() };
+  await drizzle(db)
+    .update(memoryNotes)
+    .set({ title: next.title, body: next.text, tags: JSON.stringify(next.tags), updatedAt: next.updatedAt })
+    .where(and(eq(memoryNotes.tenantId, tenantId), eq(memoryNotes.id, id)));
+  await upsertDocs(db, [noteDoc(tenantId, next)]);
+  return next;
+}
+
+export async function deleteNote(db: D1Database, tenantId: string, id: string): Promise<boolean> {
+  const res = await drizzle(db).delete(memoryNotes).where(and(eq(memoryNotes.tenantId, tenantId), eq(memoryNotes.id, id))).returning({ id: memoryNotes.id });
+  if (!res.length) return false;
+  await deleteDocs(db, tenantId, "memory", id);
+  return true;
+}
+
+/** Records a fold's summary as a dated episode of its conversation. Idempotent per fold job. */
+export async function recordEpisode(db: D1Database, e: { tenantId: string; conversationId: string; foldJobId: string; throughSeq: number; summary: string; at: string }): Promise<void> {
+  const existing = await drizzle(db).select({ id: memoryEpisodes.id }).from(memoryEpisodes).where(eq(memoryEpisodes.foldJobId, e.foldJobId)).get();
+  const id = existing?.id ?? sortableId("epi");
+  if (!existing) {
+    await drizzle(db)
+      .insert(memoryEpisodes)
+      .values({ id, tenantId: e.tenantId, conversationId: e.conversationId, foldJobId: e.foldJobId, day: e.at.slice(0, 10), throughSeq: e.throughSeq, body: e.summary, createdAt: e.at })
+      .onConflictDoNothing();
+  }
+  const row = await drizzle(db).select().from(memoryEpisodes).where(eq(memoryEpisodes.foldJobId, e.foldJobId)).get();
+  if (!row) return;
+  await upsertDocs(db, [{ tenantId: e.tenantId, kind: "episode", refId: row.id, conversationId: e.conversationId, seq: e.throughSeq, role: null, createdAt: row.createdAt, body: row.body }]);
+}
+
+export async function getEpisode(db: D1Database, tenantId: string, id: string): Promise<EpisodeRow | null> {
+  return (await drizzle(db).select().from(memoryEpisodes).where(and(eq(memoryEpisodes.tenantId, tenantId), eq(memoryEpisodes.id, id))).get()) ?? null;
+}
+
+/** Newest first; `before` is the last episode id of the previous page. */
+export async function listEpisodes(db: D1Database, tenantId: string, limit: number, conversationId?: string, before?: string): Promise<EpisodeRow[]> {
+  const where = and(eq(memoryEpisodes.tenantId, tenantId), conversationId ? eq(memoryEpisodes.conversationId, conversationId) : undefined, before ? lt(memoryEpisodes.id, before) : undefined);
+  return drizzle(db).select().from(memoryEpisodes).where(where).orderBy(desc(memoryEpisodes.id)).limit(limit);
+}
+
+function firstLine(text: string): string {
+  const line = text.trim().split("\n")[0];
+  return line.length > 80 ? `${line.slice(0, 79)}…` : line;
+}
+
+function definedOnly<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+}

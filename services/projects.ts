@@ -1,0 +1,67 @@
+// Projects: files shared by several conversations. The prompt of a project's conversation lists
+// the files by name and facts only; content always comes through the attachment tools.
+import { and, desc, eq, gt, lt } from "drizzle-orm";
+import { drizzle } from "drizzle-orm/d1";
+import { attachments, projects } from "../db/schema";
+import { attachmentNote, TOOLS_FOR } from "./attachments/formats/note";
+import { sortableId } from "../core/ids";
+import { purgeAttachmentsWhere } from "./attachments/delete";
+import { toAttachment, type Attachment } from "./attachments/store";
+
+export type Project = typeof projects.$inferSelect;
+
+export async function createProject(db: D1Database, tenantId: string, name: string): Promise<Project> {
+  const now = new Date().toISOString();
+  const row = { id: sortableId("proj"), tenantId, name, createdAt: now, updatedAt: now };
+  await drizzle(db).insert(projects).values(row);
+  return row;
+}
+
+export async function getProject(db: D1Database, tenantId: string, id: string): Promise<Project | null> {
+  return (await drizzle(db).select().from(projects).where(and(eq(projects.tenantId, tenantId), eq(projects.id, id))).get()) ?? null;
+}
+
+/** Newest first; `before` is the last project id of the previous page. */
+export async function listProjects(db: D1Database, tenantId: string, limit: number, before?: string): Promise<Project[]> {
+  return drizzle(db).select().from(projects).where(and(eq(projects.tenantId, tenantId), before ? lt(projects.id, before) : undefined)).orderBy(desc(projects.id)).limit(limit);
+}
+
+/** How many of a project's files its conversations' system prompt lists (the rest are paged by the API). */
+export const PROMPT_PROJECT_FILES = 200;
+
+/** A project's ready files in upload (id) order, `limit` of them after the id `after`. */
+export async function projectFiles(db: D1Database, tenantId: string, projectId: string, limit = PROMPT_PROJECT_FILES, after?: string): Promise<Attachment[]> {
+  const rows = await drizzle(db)
+    .select()
+    .from(attachments)
+    .where(and(eq(attachments.tenantId, tenantId), eq(attachments.projectId, projectId), eq(attachments.status, "ready"), after ? gt(attachments.id, after) : undefined))
+    .orderBy(attachments.id)
+    .limit(limit);
+  return rows.map(toAttachment);
+}
+
+/**
+ * The prompt block of a project's files: their notes (names, facts, tools), in upload order. Past
+ * `PROMPT_PROJECT_FILES` the block says that more exist rather than dropping them silently.
+ */
+export function projectFilesBlock(project: Project, files: Attachment[], more = false): string {
+  if (!files.length) return `<project name="${project.name}" id="${project.id}">\nNo files yet.\n</project>`;
+  const tail = more ? [`More files than these ${files.length} belong to the project; their pages are found by memory_search (kind page) once read, and the user can name one by id.`] : [];
+  return [`<project name="${project.name}" id="${project.id}">`, `Files shared by this project's conversations (references only; read them with the tools named):`, ...files.map((f) => attachmentNote(f)), ...tail, "</project>"].join("\n");
+}
+
+/** The tools a project's files need, so its conversations can read them without activating each. */
+export const projectTools = (files: Attachment[]): string[] => [...new Set(files.flatMap((f) => TOOLS_FOR[f.facts.kind]))].sort();
+
+/**
+ * Deletes a project: its files (bytes, pages, rows), then the project row, then its files again,
+ * so a file uploaded while the delete ran is caught (the upload re-checks the project after it
+ * lands). A crash before the row goes leaves the project for a second DELETE to finish. Its
+ * conversations stay, detached: their prompt no longer lists the project's files.
+ */
+export async function deleteProject(env: Env, tenantId: string, projectId: string): Promise<void> {
+  const purgeFiles = () => purgeAttachmentsWhere(env, "tenant_id = ? AND project_id = ?", [tenantId, projectId]);
+  await purgeFiles();
+  await drizzle(env.DB).delete(projects).where(and(eq(projects.tenantId, tenantId), eq(projects.id, projectId)));
+  await purgeFiles();
+}

@@ -1,0 +1,41 @@
+// The conversation head: metadata, settings and the rolling-summary fields. Persisted as R2's
+// head.json (the record) and mirrored in the Durable Object's SQLite (the hot copy).
+import type { Settings } from "../../core/settings";
+
+export interface ConversationHead {
+  id: string;
+  tenantId: string;
+  title: string;
+  settings: Settings;
+  createdAt: string;
+  updatedAt: string;
+  /** The one rolling summary of everything before summarizedThroughMessageId (null until a fold). */
+  summary: string | null;
+  /** Seq of the last message the summary covers. */
+  summarizedThroughMessage: number | null;
+  /** Id of the first message the summary does NOT cover: the first message of the verbatim tail. */
+  summarizedThroughMessageId: string | null;
+  /** Folds committed so far (each one model call), and when the last one landed. */
+  foldCount: number;
+  lastFoldAt: string | null;
+  /** Non-core tools activated with tool_activate: their schemas ride every later request. */
+  activeTools: string[];
+  /** The project whose files this conversation sees (by name and facts), if any. */
+  projectId: string | null;
+}
+
+/** What GET /v1/conversations/:id returns. */
+export interface ConversationView extends Omit<ConversationHead, "tenantId"> {
+  messageCount: number;
+  lastSeq: number;
+  /** Replay chars after the fold boundary: what the fold threshold is compared with. */
+  unsummarizedChars: number;
+  /** The part of it a fold now would fold (everything before the kept tail): the threshold's measure. */
+  foldableChars: number;
+  foldInFlight: boolean;
+}
+
+export interface ConversationRef {
+  tenantId: string;
+  conversationId: string;
+}

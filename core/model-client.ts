@@ -13,10 +13,14 @@ export interface ModelClientOptions {
 export const OFFLINE_BASE_URL = "https://offline-model.invalid";
 
 // The offline model carries the ~1 MB tokenizer rank table: it is imported on the first offline
-// call only, so a worker talking to Anthropic never evaluates it.
+// call only, so a worker talking to Anthropic never evaluates it. A production build defines
+// OFFLINE_MODEL_BUNDLED=false (`npm run deploy:*`, `npm run check`): the bundler then drops the
+// import and the model with its table is not even shipped.
+declare const OFFLINE_MODEL_BUNDLED: boolean | undefined;
+const loadOfflineModel = typeof OFFLINE_MODEL_BUNDLED === "undefined" || OFFLINE_MODEL_BUNDLED ? () => import("./offline-model") : null;
 let offlineFetch: Promise<typeof fetch> | undefined;
 const lazyOfflineFetch = (async (input: RequestInfo | URL, init?: RequestInit) => {
-  offlineFetch ??= import("./offline-model").then((m) => m.createOfflineModelFetch());
+  offlineFetch ??= loadOfflineModel!().then((m) => m.createOfflineModelFetch());
   return (await offlineFetch)(input, init);
 }) as typeof fetch;
 

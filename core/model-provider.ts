@@ -20,14 +20,21 @@ export type ModelChoice =
 
 export const MODEL_NOT_CONFIGURED = "model_not_configured";
 
-export function chooseModel(env: ModelEnv): ModelChoice {
+/** False in a production build (OFFLINE_MODEL_BUNDLED=false at bundle time): the offline model is not shipped. */
+declare const OFFLINE_MODEL_BUNDLED: boolean | undefined;
+export const OFFLINE_MODEL_IN_BUILD = typeof OFFLINE_MODEL_BUNDLED === "undefined" || OFFLINE_MODEL_BUNDLED;
+
+const NOT_IN_BUILD =
+  "the model is not configured: the offline model was asked for (MODEL_PROVIDER=offline or local dev) but this deployment was built without it (OFFLINE_MODEL_BUNDLED=false); set the ANTHROPIC_API_KEY secret, or deploy without that define";
+
+export function chooseModel(env: ModelEnv, offlineInBuild = OFFLINE_MODEL_IN_BUILD): ModelChoice {
   const provider = env.MODEL_PROVIDER?.trim() || undefined;
   const apiKey = env.ANTHROPIC_API_KEY?.trim() || undefined;
   if (provider !== undefined && provider !== "anthropic" && provider !== "offline")
     return { ok: false, message: `the model is not configured: MODEL_PROVIDER must be "anthropic" or "offline"` };
-  if (provider === "offline") return { ok: true, provider: "offline" };
+  if (provider === "offline") return offlineInBuild ? { ok: true, provider: "offline" } : { ok: false, message: NOT_IN_BUILD };
   if (apiKey) return { ok: true, provider: "anthropic", apiKey, baseURL: env.ANTHROPIC_BASE_URL || undefined };
-  if (provider === undefined && env.DEV_BOOTSTRAP === "true") return { ok: true, provider: "offline" };
+  if (provider === undefined && env.DEV_BOOTSTRAP === "true") return offlineInBuild ? { ok: true, provider: "offline" } : { ok: false, message: NOT_IN_BUILD };
   return {
     ok: false,
     message:

@@ -36,6 +36,16 @@ describe("the model provider choice", () => {
     expect(modelProblem({ MODEL_PROVIDER: "openai" })).toMatch(/MODEL_PROVIDER must be "anthropic" or "offline"/);
   });
 
+  it("a production build without the offline model refuses MODEL_PROVIDER=offline and local dev's fallback, by name", () => {
+    for (const env of [{ MODEL_PROVIDER: "offline" }, { DEV_BOOTSTRAP: "true" }]) {
+      const choice = chooseModel(env, false);
+      expect(choice.ok).toBe(false);
+      if (!choice.ok) expect(choice.message).toMatch(/OFFLINE_MODEL_BUNDLED=false/);
+      expect(chooseModel(env, true)).toEqual({ ok: true, provider: "offline" });
+    }
+    expect(chooseModel({ ANTHROPIC_API_KEY: "sk-x", DEV_BOOTSTRAP: "true" }, false)).toMatchObject({ ok: true, provider: "anthropic" });
+  });
+
   it("createModelClient throws a 503 model_not_configured error instead of building a stand-in", () => {
     let thrown: unknown;
     try {

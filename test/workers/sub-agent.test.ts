@@ -30,8 +30,16 @@ async function delegated(id: string) {
 describe("a sub-agent's turn loop", () => {
   it("compacts its own thread when its tool results outgrow the window, and finishes", async () => {
     // The model's real window is 24,000 tokens; the task reads more than that.
-    const { id, file } = await workspace({ model: "offline-24k", contextWindowTokens: 24_000, outputReserveTokens: 2_000 });
-    const task = `Read the file in slices and report.\n@tools-per-step 2\n${slices(file, 1, 16, 100)}`;
+    const { id } = await workspace({ model: "offline-24k", contextWindowTokens: 24_000, outputReserveTokens: 2_000 });
+    // Sixteen parts, each its own attachment: the task names their ids, so a compaction's
+    // REMAINING can name the parts not read yet (and the model resumes from what it names).
+    const parts: string[] = [];
+    for (let p = 0; p < 16; p++) {
+      const rows = Array.from({ length: 100 }, (_, i) => `part ${p} row ${i} ${"lorem ipsum dolor ".repeat(3)}`).join("\n");
+      parts.push((await api("POST", `/v1/conversations/${id}/attachments?name=part-${p}.txt`, rows, { raw: true, headers: { "content-type": "text/plain" } })).json.id);
+    }
+    const calls = parts.map((att) => `@tool file_read {"attachment_id":"${att}","lines":"1-100"}`).join("\n");
+    const task = `Read every part and report: ${parts.join(", ")}.\n@tools-per-step 2\n${calls}`;
     const events = await sendSse(id, delegate("reader", task));
     const compactions = events.filter((e) => e.type === "compaction");
     expect(compactions.length).toBeGreaterThan(0);
@@ -44,6 +52,8 @@ describe("a sub-agent's turn loop", () => {
     // Every slice was read once and saved whole: the compaction worked on copies.
     const reads = segment.flatMap((m) => m.content).filter((b: any) => b.type === "tool_result");
     expect(reads).toHaveLength(16);
+    const readIds = segment.flatMap((m) => m.content).filter((b: any) => b.type === "tool_use").map((b: any) => b.input.attachment_id);
+    expect(readIds).toEqual(parts);
     expect(reads.every((b: any) => !b.is_error && !/TRUNCATED/.test(b.content) && b.content.length > 6_000)).toBe(true);
   });
 

@@ -1,4 +1,5 @@
-// Client -> server websocket frames. A bad frame gets an error frame; the socket stays open.
+// Client -> server websocket frames (`send`, `ping`), parsed and validated before anything runs.
+// A bad frame gets an error frame naming the problem; the socket stays open.
 import { z } from "zod";
 import { idempotencyKeySchema } from "../../core/idempotency-key";
 import { jsonValueProblem } from "../../core/json-guard";

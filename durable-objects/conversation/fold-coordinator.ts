@@ -1,0 +1,122 @@
+// Fold coordination: the lease that keeps at most one fold in flight, the dispatch after a turn,
+// and the source and commit the summarizer's fold job calls back for.
+import { sortableId } from "../../core/ids";
+import type { FoldJob } from "../../core/jobs";
+import { isAgentSegment, type StoredMessage } from "../../core/types";
+import { logCorpusEvent } from "../../services/corpus";
+import type { ConversationHead } from "../../services/record/conversation-head";
+import type { IndexOutbox } from "./index-outbox";
+import type { ObjectScope } from "./object-scope";
+import type { ConversationRecord } from "./record";
+import type { ReplayCache } from "./replay-cache";
+
+/** How long a dispatched fold may run (queue retries included) before a later turn may dispatch again. */
+export const FOLD_LEASE_MS = 10 * 60_000;
+
+/** What the summarizer needs to fold: the previous summary and the unsummarized region. */
+export interface FoldSource {
+  summary: string | null;
+  summarizedThroughMessage: number;
+  settings: ConversationHead["settings"];
+  region: StoredMessage[];
+}
+
+export type FoldCommit =
+  | { jobId: string; kind: "summary"; summary: string; boundaryMessageId: string; boundarySeq: number }
+  /** The region had no place to cut (e.g. one monster turn): release the lease, change nothing. */
+  | { jobId: string; kind: "nothing-to-fold" };
+
+export interface FoldOutcome {
+  applied: boolean;
+  reason: string;
+}
+
+export class FoldCoordinator {
+  constructor(
+    private readonly scope: ObjectScope,
+    private readonly record: ConversationRecord,
+    private readonly cache: ReplayCache,
+    private readonly outbox: IndexOutbox,
+  ) {}
+
+  /**
+   * When a fold now would fold more than the threshold and none is in flight: take the lease and
+   * send one fold job. The check and the lease are one synchronous step, so two turns never both
+   * dispatch.
+   */
+  async maybeDispatch(): Promise<void> {
+    const { store } = this.scope;
+    const head = this.record.head;
+    // Zero when there is nowhere to cut: such a job would only burn a queue hop.
+    if (!head || this.cache.foldableChars(head) <= head.settings.foldThresholdChars) return;
+    const now = Date.now();
+    const lease = store.getLease();
+    if (lease && lease.expiresAt > now) return;
+    const job: FoldJob = { kind: "fold", jobId: sortableId("fold"), tenantId: head.tenantId, conversationId: head.id, requestedAt: new Date(now).toISOString() };
+    store.putLease({ jobId: job.jobId, dispatchedAt: now, expiresAt: now + FOLD_LEASE_MS });
+    try {
+      await this.scope.env.FOLD_QUEUE.send(job);
+    } catch (err) {
+      // Not sent: free the lease so the next turn tries again.
+      console.error("fold dispatch failed", err);
+      if (store.getLease()?.jobId === job.jobId) store.clearLease();
+    }
+  }
+
+  /**
+   * The region a fold job works on (of the loaded `head`); null when the job is not the fold in
+   * flight (stale or redelivered). A sub-agent's segment never enters a fold.
+   */
+  source(head: ConversationHead, jobId: string): FoldSource | null {
+    const { store } = this.scope;
+    if (store.getLease()?.jobId !== jobId) return null;
+    const through = head.summarizedThroughMessage ?? 0;
+    return { summary: head.summary, summarizedThroughMessage: through, settings: head.settings, region: store.listAfter(through, Number.MAX_SAFE_INTEGER).filter((m) => !isAgentSegment(m)) };
+  }
+
+  /**
+   * Applies a fold (to a loaded conversation) against the freshest state: the job must hold the
+   * lease, the boundary message must exist with the seq the job saw, and the boundary never moves
+   * backwards. Messages are never touched: only the head's summary fields change, in R2 first,
+   * then here.
+   */
+  async commit(commit: FoldCommit): Promise<FoldOutcome> {
+    const { ctx, store } = this.scope;
+    const outcome = await this.record.updateHead<FoldOutcome>((head) => {
+      const reject = (reason: string) => {
+        // A job that lost its lease must not free the lease of the fold that replaced it.
+        if (store.getLease()?.jobId === commit.jobId) store.clearLease();
+        return { next: null, result: { applied: false, reason } };
+      };
+      if (store.getLease()?.jobId !== commit.jobId) return { next: null, result: { applied: false, reason: "stale job: not the fold in flight" } };
+      if (commit.kind === "nothing-to-fold") return reject("nothing to fold");
+      const boundary = store.byId(commit.boundaryMessageId);
+      if (!boundary || boundary.seq !== commit.boundarySeq) return reject("boundary message not found");
+      if (commit.boundarySeq - 1 <= (head.summarizedThroughMessage ?? 0)) return reject("boundary would not move forward");
+      if (commit.summary.length > head.settings.summaryMaxChars) return reject("summary over the size cap");
+      const now = new Date().toISOString();
+      const next: ConversationHead = {
+        ...head,
+        summary: commit.summary,
+        summarizedThroughMessage: commit.boundarySeq - 1,
+        summarizedThroughMessageId: commit.boundaryMessageId,
+        foldCount: head.foldCount + 1,
+        lastFoldAt: now,
+        updatedAt: now,
+      };
+      return { next, result: { applied: true, reason: "folded" } };
+    });
+    if (outcome.applied) {
+      if (store.getLease()?.jobId === commit.jobId) store.clearLease();
+      const head = this.record.head!;
+      // The fold's summary becomes a dated episode of this conversation, written to D1 by the indexer.
+      store.putOutbox(`episode:${commit.jobId}`, { tenantId: head.tenantId, conversationId: head.id, foldJobId: commit.jobId, throughSeq: head.summarizedThroughMessage, summary: head.summary, at: head.lastFoldAt });
+      ctx.waitUntil(this.outbox.pending());
+      ctx.waitUntil(
+        logCorpusEvent(this.scope.env, head.tenantId, "fold.applied", { conversation: head.id, job: commit.jobId, through_seq: head.summarizedThroughMessage, summary_chars: head.summary?.length ?? 0, folds: head.foldCount }).catch(() => {}),
+      );
+      this.cache.folded((commit as { boundarySeq: number }).boundarySeq);
+    }
+    return outcome;
+  }
+}

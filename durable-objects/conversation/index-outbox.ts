@@ -1,0 +1,67 @@
+// The indexing outbox: new messages, fold episodes and the listing row reach D1 at least once;
+// a durable alarm retries whatever a failure or an eviction left undone.
+import { indexMessages } from "../../services/cortex";
+import { updateConversationRow } from "../../services/conversation-list";
+import { recordEpisode } from "../../services/memory/notes";
+import type { ConversationHead } from "../../services/record/conversation-head";
+import { ConversationGone } from "./conversation-delete";
+import type { ObjectScope } from "./object-scope";
+
+const INDEX_BATCH = 100;
+const INDEX_RETRY_MS = 30_000;
+
+export class IndexOutbox {
+  private indexing: Promise<void> | null = null;
+  private indexAgain = false;
+
+  constructor(
+    private readonly scope: ObjectScope,
+    /** The loaded head, if any (else the stored one is read). */
+    private readonly loadedHead: () => ConversationHead | undefined,
+  ) {}
+
+  /**
+   * A durable reminder to index what was just appended: if the object dies before the turn's
+   * indexing runs (eviction, restart, a failed D1 call), the alarm brings it back to finish the job.
+   */
+  remind(): void {
+    void this.scope.ctx.storage.setAlarm(Date.now() + INDEX_RETRY_MS);
+  }
+
+  /** Indexes every message not yet in D1, then refreshes the listing row. Retries by alarm on failure. */
+  pending(): Promise<void> {
+    if (this.indexing) {
+      this.indexAgain = true;
+      return this.indexing;
+    }
+    const { ctx, store, deletion } = this.scope;
+    this.indexing = (async () => {
+      if (deletion.deleted) return;
+      const head = this.loadedHead() ?? store.getHead();
+      if (!head) return;
+      do {
+        this.indexAgain = false;
+        for (;;) {
+          const batch = store.listAfter(store.indexedThrough(), INDEX_BATCH);
+          if (!batch.length) break;
+          await deletion.guard(() => indexMessages(this.scope.env.DB, head.tenantId, head.id, batch));
+          store.setIndexedThrough(batch[batch.length - 1].seq);
+        }
+      } while (this.indexAgain);
+      for (const item of store.outbox()) {
+        if (item.key.startsWith("episode:")) await deletion.guard(() => recordEpisode(this.scope.env.DB, item.payload as Parameters<typeof recordEpisode>[1]));
+        store.deleteOutbox(item.key);
+      }
+      await deletion.guard(() => updateConversationRow(this.scope.env.DB, head.id, { messageCount: store.lastSeq(), updatedAt: new Date().toISOString(), title: head.title }));
+      // Caught up: the reminder append set is not needed (a later append sets it again).
+      if (store.indexedThrough() >= store.lastSeq() && !store.outbox().length && !this.indexAgain) await ctx.storage.deleteAlarm();
+    })()
+      .catch(async (err) => {
+        if (err instanceof ConversationGone) return;
+        console.error("cortex indexing failed; retrying by alarm", err);
+        await ctx.storage.setAlarm(Date.now() + INDEX_RETRY_MS);
+      })
+      .finally(() => (this.indexing = null));
+    return this.indexing;
+  }
+}

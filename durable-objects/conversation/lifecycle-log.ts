@@ -1,0 +1,66 @@
+// Observing the lifecycle: each model request's size (prompt snapshots, their bodies in R2),
+// compaction cards in the timeline, and compaction events in the corpus log.
+import { estimateRequest } from "../../core/replay";
+import type { TurnEvent } from "../../core/events";
+import type { ModelRequest } from "../../core/types";
+import { logCorpusEvent } from "../../services/corpus";
+import type { ConversationHead, ConversationRef } from "../../services/record/conversation-head";
+import { promptSnapshotKey } from "../../r2-layout";
+import type { PromptSnapshot, TimelineCard } from "./conversation-store";
+import type { ObjectScope } from "./object-scope";
+
+type CompactionEvent = Extract<TurnEvent, { type: "compaction_started" | "compaction" }>;
+
+export class LifecycleLog {
+  constructor(private readonly scope: ObjectScope) {}
+
+  /** Sees every turn event; only compactions are kept. */
+  observe(ref: ConversationRef, event: TurnEvent): void {
+    if (event.type === "compaction_started" || event.type === "compaction") this.scope.ctx.waitUntil(this.logCompaction(ref, event));
+    // The finished card stays in the conversation's timeline for History; it is never replayed.
+    if (event.type === "compaction") this.scope.store.addCard("compaction", event);
+  }
+
+  private async logCompaction(ref: ConversationRef, event: CompactionEvent): Promise<void> {
+    const { type, turnId, ...fields } = event;
+    const name = type === "compaction" ? "compaction.applied" : "compaction.started";
+    const details = "details" in fields ? { ...fields, details: `${fields.details.length} targets` } : fields;
+    await logCorpusEvent(this.scope.env, ref.tenantId, name, { conversation: ref.conversationId, turn: turnId, ...details }).catch((err) => console.error("corpus log failed", err));
+  }
+
+  /** Each request's size against the budget (the newest 50, rotating); the body goes to R2. */
+  snapshotPrompt(head: ConversationHead, turnId: string, step: number, request: ModelRequest, reportedTokens: number | null, compacted: boolean): void {
+    const estimate = estimateRequest(request, head.settings);
+    const { id, dropped } = this.scope.store.addSnapshot({
+      at: new Date().toISOString(),
+      turnId,
+      step,
+      messages: request.messages.length,
+      chars: estimate.chars,
+      estimateTokens: estimate.tokens,
+      reportedTokens,
+      budgetTokens: estimate.budgetTokens,
+      compacted,
+    });
+    this.scope.ctx.waitUntil(
+      this.scope.deletion
+        .guard(async () => {
+          const bucket = this.scope.env.BUCKET;
+          await bucket.put(promptSnapshotKey(head.tenantId, head.id, id), JSON.stringify(request), { httpMetadata: { contentType: "application/json" } });
+          if (dropped.length) await bucket.delete(dropped.map((d) => promptSnapshotKey(head.tenantId, head.id, d)));
+        })
+        .catch((err) => console.error("prompt snapshot write failed", err)),
+    );
+  }
+
+  timeline(after: number, limit: number): { cards: TimelineCard[]; next: number | null } {
+    const cards = this.scope.store.cards(after, limit + 1);
+    const page = cards.slice(0, limit);
+    return { cards: page, next: cards.length > limit ? page[page.length - 1].id : null };
+  }
+
+  /** Newest first; `before` is the id of the last snapshot of the previous page. */
+  promptSnapshots(limit: number, before?: number): PromptSnapshot[] {
+    return this.scope.store.snapshots(limit, before);
+  }
+}

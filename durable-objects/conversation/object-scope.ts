@@ -1,0 +1,13 @@
+// What every part of the conversation object shares: its state, its SQLite and its deletion guard,
+// and its bindings, read at each use so a binding swapped on the live object is seen at once.
+import type { ConversationDeletion } from "./conversation-delete";
+import type { ConversationStore } from "./conversation-store";
+
+export interface ObjectScope {
+  readonly ctx: DurableObjectState;
+  /** A getter on the object, never a copy. */
+  readonly env: Env;
+  readonly store: ConversationStore;
+  /** Explicit deletion: the tombstone, the guard on writes that could bring data back, the purge. */
+  readonly deletion: ConversationDeletion;
+}

@@ -1,0 +1,195 @@
+// The conversation's record as this object holds it: loading and rebuilding from R2, creating,
+// serialized head writes, and appends (R2 first, then the SQLite index, then the replay cache).
+import { sortableId } from "../../core/ids";
+import type { NewMessage, StoredMessage } from "../../core/types";
+import { toolRegistry } from "../../agent/tools";
+import type { ConversationHead, ConversationRef, ConversationView } from "../../services/record/conversation-head";
+import { readBatchesAfter, readHead, writeBatch, writeHead } from "../../services/record/conversation-record";
+import { ConversationGone } from "./conversation-delete";
+import type { IndexOutbox } from "./index-outbox";
+import type { ObjectScope } from "./object-scope";
+import { replayChars, type ReplayCache } from "./replay-cache";
+
+export type HeadInit = { title: string; settings: ConversationHead["settings"]; projectId?: string | null };
+export type HeadChange<T> = (head: ConversationHead) => { next: ConversationHead | null; result: T };
+
+export class ConversationRecord {
+  private current: ConversationHead | undefined;
+  private loading: Promise<ConversationHead | null> | null = null;
+  private headWrites: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    private readonly scope: ObjectScope,
+    private readonly cache: ReplayCache,
+    private readonly outbox: IndexOutbox,
+  ) {}
+
+  /** The loaded head; undefined until the first successful load (and again after a delete). */
+  get head(): ConversationHead | undefined {
+    return this.current;
+  }
+
+  /** Drops the in-memory copies (head, replay cache). */
+  forget(): void {
+    this.current = undefined;
+    this.cache.forget();
+  }
+
+  /**
+   * The head if this conversation exists for this tenant; null otherwise (never another tenant's).
+   * Every entry point of the object goes through here: another tenant sees nothing.
+   */
+  async load(ref: ConversationRef): Promise<ConversationHead | null> {
+    const { deletion } = this.scope;
+    if (deletion.deleted) return null;
+    if (!this.current) {
+      // Callers share a load in flight. A failed lookup is never cached, and a caller whose
+      // shared load found nothing (it ran with another caller's ref) tries with its own.
+      this.loading ??= this.loadOnce(ref).finally(() => (this.loading = null));
+      const found = (await this.loading) ?? (this.current ? null : await this.loadOnce(ref));
+      if (found) this.current ??= found;
+    }
+    const head = this.current;
+    if (!head || deletion.deleted || head.tenantId !== ref.tenantId || head.id !== ref.conversationId) return null;
+    return head;
+  }
+
+  private async loadOnce(ref: ConversationRef): Promise<ConversationHead | null> {
+    const { store } = this.scope;
+    const local = normalizeHead(store.getHead());
+    if (local) {
+      // Keys come from the stored head, so this is safe whoever the caller is.
+      await this.adoptBatchesFromR2(local);
+      return local;
+    }
+    const head = normalizeHead(await readHead(this.scope.env.BUCKET, ref.tenantId, ref.conversationId));
+    if (!head) return null;
+    await this.adoptBatchesFromR2(head);
+    store.putHead(head);
+    return head;
+  }
+
+  /**
+   * Adopts R2 batches the index does not have: all of them after a storage loss, or the one a
+   * crash left between the R2 write and the index write. One listing per cold start.
+   */
+  private async adoptBatchesFromR2(head: ConversationHead): Promise<void> {
+    const { ctx, store } = this.scope;
+    const last = store.lastSeq();
+    for await (const batch of readBatchesAfter(this.scope.env.BUCKET, head.tenantId, head.id, last)) {
+      const fresh = batch.messages.filter((m) => m.seq > store.lastSeq());
+      if (!fresh.length) continue;
+      ctx.storage.transactionSync(() => store.insertMessages(fresh, batch.key, replayChars));
+    }
+    this.cache.forget();
+  }
+
+  async create(ref: ConversationRef, init: HeadInit): Promise<ConversationView> {
+    const { store } = this.scope;
+    if (store.getHead() || (await readHead(this.scope.env.BUCKET, ref.tenantId, ref.conversationId)))
+      throw new Error(`conversation ${ref.conversationId} already exists`);
+    const now = new Date().toISOString();
+    const head: ConversationHead = {
+      id: ref.conversationId,
+      tenantId: ref.tenantId,
+      title: init.title,
+      settings: init.settings,
+      createdAt: now,
+      updatedAt: now,
+      summary: null,
+      summarizedThroughMessage: null,
+      summarizedThroughMessageId: null,
+      foldCount: 0,
+      lastFoldAt: null,
+      activeTools: [],
+      projectId: init.projectId ?? null,
+    };
+    await writeHead(this.scope.env.BUCKET, head);
+    store.putHead(head);
+    this.current = head;
+    this.cache.startEmpty();
+    return this.view(head);
+  }
+
+  view(head: ConversationHead): ConversationView {
+    const { tenantId: _tenant, ...rest } = head;
+    // seq runs 1..n without gaps, so the last seq is the count (an index lookup, not a scan).
+    const lastSeq = this.scope.store.lastSeq();
+    const lease = this.scope.store.getLease();
+    return {
+      ...rest,
+      messageCount: lastSeq,
+      lastSeq,
+      unsummarizedChars: this.cache.unsummarizedChars(head),
+      foldableChars: this.cache.foldableChars(head),
+      foldInFlight: !!lease && lease.expiresAt > Date.now(),
+    };
+  }
+
+  /**
+   * Head changes (patches, fold commits, tool activations) run one at a time against the freshest
+   * head, so a patch landing during a fold's R2 write is never overwritten by a stale copy. R2
+   * first (the record), then SQLite, then memory.
+   */
+  updateHead<T>(change: HeadChange<T>): Promise<T> {
+    const { deletion, store } = this.scope;
+    const run = this.headWrites.then(async () => {
+      if (deletion.deleted) throw new ConversationGone();
+      const { next, result } = change(this.current!);
+      if (next) {
+        await deletion.guard(() => writeHead(this.scope.env.BUCKET, next));
+        store.putHead(next);
+        this.current = next;
+      }
+      return result;
+    });
+    this.headWrites = run.catch(() => {});
+    return run;
+  }
+
+  /** Attachments are lifecycle events that activate the tools for their kind (never a keyword). */
+  async activateTools(tools: readonly string[]): Promise<void> {
+    const missing = tools.filter((t) => toolRegistry.get(t) && !this.current!.activeTools.includes(t));
+    if (missing.length) await this.updateHead((h) => ({ next: { ...h, activeTools: [...new Set([...h.activeTools, ...missing])].sort(), updatedAt: new Date().toISOString() }, result: undefined }));
+  }
+
+  /**
+   * Appends one batch: R2 first (the record), then the SQLite index, then the hot cache, so a
+   * message is visible in the index only after its R2 batch exists. Called only inside the turn
+   * chain (or its attachment notes): seq stays contiguous from 1, never assigned concurrently.
+   */
+  async append(messages: NewMessage[]): Promise<StoredMessage[]> {
+    const { ctx, deletion, store } = this.scope;
+    if (deletion.deleted) throw new ConversationGone();
+    const head = this.current!;
+    const first = store.lastSeq() + 1;
+    const createdAt = new Date().toISOString();
+    const stored: StoredMessage[] = messages.map((m, i) => ({ id: sortableId("msg"), seq: first + i, role: m.role, content: m.content, createdAt, ...extras(m) }));
+    const key = await deletion.guard(() => writeBatch(this.scope.env.BUCKET, head, stored));
+    try {
+      ctx.storage.transactionSync(() => store.insertMessages(stored, key, replayChars));
+    } catch (err) {
+      // The batch is in R2 but not in the index: restart so the next load adopts it from R2
+      // instead of handing out its seqs again.
+      ctx.abort("index write failed after the R2 write");
+      throw err;
+    }
+    this.cache.appended(stored);
+    this.outbox.remind();
+    return stored;
+  }
+}
+
+function extras(m: NewMessage): Partial<StoredMessage> {
+  const out: Partial<StoredMessage> = {};
+  if (m.usage) out.usage = m.usage;
+  if (m.model) out.model = m.model;
+  if (m.stopReason !== undefined) out.stopReason = m.stopReason;
+  if (m.agent) out.agent = m.agent;
+  return out;
+}
+
+/** Heads written before a field existed get its default, so every head has one shape. */
+function normalizeHead(head: ConversationHead | null): ConversationHead | null {
+  return head ? { ...head, foldCount: head.foldCount ?? 0, lastFoldAt: head.lastFoldAt ?? null, activeTools: head.activeTools ?? [], projectId: head.projectId ?? null } : null;
+}

@@ -1,0 +1,141 @@
+// The hot replay cache: the verbatim tail after the fold boundary, its chars, and the system
+// prompt's inputs (the day's memory map, project files), from which every model request is built.
+import { chooseFoldMark } from "../../core/fold";
+import { buildModelRequest } from "../../core/replay";
+import { messageChars } from "../../core/render";
+import { buildSystemPrompt } from "../../core/system-prompt";
+import { isAgentSegment, type ModelRequest, type StoredMessage, type SystemBlock } from "../../core/types";
+import { toolRegistry } from "../../agent/tools";
+import { memoryMapFor, utcDay } from "../../services/memory/memory-map";
+import { getProject, projectFiles, projectFilesBlock, PROMPT_PROJECT_FILES, projectTools as projectToolsFor } from "../../services/projects";
+import type { ConversationHead } from "../../services/record/conversation-head";
+import type { ObjectScope } from "./object-scope";
+
+export interface ReplayView {
+  model: string;
+  max_tokens: number;
+  system: ModelRequest["system"];
+  tools: ModelRequest["tools"];
+  messages: ModelRequest["messages"];
+  estimate: ReturnType<typeof buildModelRequest>["estimate"];
+}
+
+export interface PromptContext {
+  system: SystemBlock[];
+  /** Tools the conversation's project files need, available without activation. */
+  projectTools: string[];
+}
+
+/** What a message weighs on replay: a sub-agent's messages are never replayed, so they weigh nothing. */
+export const replayChars = (m: StoredMessage): number => (isAgentSegment(m) ? 0 : messageChars(m));
+
+/**
+ * Per-turn work reads only this cache, never the whole transcript from storage: the tail is read
+ * once, then kept current by `appended` and `folded`.
+ */
+export class ReplayCache {
+  /** Hot replay source: the messages a request replays, kept in memory across turns. */
+  private history: StoredMessage[] | null = null;
+  /** Replay chars after the fold boundary; null until computed. */
+  private unsummarized: number | null = null;
+  /** The tenant's memory map of the day (one D1 read per object per day). */
+  private memoryMap: { day: string; text: string } | null = null;
+
+  constructor(private readonly scope: ObjectScope) {}
+
+  /** Drops the tail and its chars: the next use reads them again from SQLite. */
+  forget(): void {
+    this.history = null;
+    this.unsummarized = null;
+  }
+
+  /** A conversation just created has nothing to replay. */
+  startEmpty(): void {
+    this.history = [];
+    this.unsummarized = 0;
+  }
+
+  /** Messages just written to SQLite join the tail (a sub-agent's segment never does). */
+  appended(stored: readonly StoredMessage[]): void {
+    this.history?.push(...stored.filter((m) => !isAgentSegment(m)));
+    if (this.unsummarized !== null) for (const m of stored) this.unsummarized += replayChars(m);
+  }
+
+  /** A fold moved the boundary: the tail now starts at its boundary message. */
+  folded(boundarySeq: number): void {
+    this.history = this.history?.filter((m) => m.seq >= boundarySeq) ?? null;
+    this.unsummarized = null;
+  }
+
+  /** The verbatim tail: every message after the fold boundary, cached across turns. */
+  replaySource(head: ConversationHead): StoredMessage[] {
+    this.history ??= this.scope.store.listAfter(head.summarizedThroughMessage ?? 0, Number.MAX_SAFE_INTEGER).filter((m) => !isAgentSegment(m));
+    return this.history;
+  }
+
+  unsummarizedChars(head: ConversationHead): number {
+    this.unsummarized ??= this.scope.store.charsAfter(head.summarizedThroughMessage ?? 0);
+    return this.unsummarized;
+  }
+
+  /**
+   * What a fold now would fold: the unsummarized chars before the fold mark (the kept tail is
+   * not counted). Comparing this with the threshold makes each fold absorb more than
+   * `foldThresholdChars` of conversation: one summarization call per threshold of growth.
+   */
+  foldableChars(head: ConversationHead): number {
+    const region = this.replaySource(head);
+    const mark = chooseFoldMark(region, head.settings.tailMessages);
+    if (mark === null) return 0;
+    let kept = 0;
+    for (let i = mark; i < region.length; i++) kept += messageChars(region[i]);
+    return this.unsummarizedChars(head) - kept;
+  }
+
+  /**
+   * The system prompt — byte-stable within a UTC day (the memory map changes at most daily) and
+   * until a project file is added — and the tools the project's files need.
+   */
+  async promptContext(head: ConversationHead): Promise<PromptContext> {
+    let project: string | null = null;
+    let projectTools: string[] = [];
+    if (head.projectId) {
+      const p = await getProject(this.scope.env.DB, head.tenantId, head.projectId);
+      if (p) {
+        const listed = await projectFiles(this.scope.env.DB, head.tenantId, p.id, PROMPT_PROJECT_FILES + 1);
+        const files = listed.slice(0, PROMPT_PROJECT_FILES);
+        project = projectFilesBlock(p, files, listed.length > files.length);
+        projectTools = projectToolsFor(files);
+      }
+    }
+    return { system: await this.systemPrompt(head, project), projectTools };
+  }
+
+  private async systemPrompt(head: ConversationHead, project: string | null): Promise<SystemBlock[]> {
+    const day = utcDay();
+    if (this.memoryMap?.day !== day) {
+      try {
+        this.memoryMap = { day, text: await memoryMapFor(this.scope.env.DB, head.tenantId, day) };
+      } catch (err) {
+        // Without the map the turn still runs; the next request tries again.
+        console.error("memory map unavailable", err);
+      }
+    }
+    return buildSystemPrompt(toolRegistry.capabilities(), this.memoryMap?.day === day ? this.memoryMap.text : null, project);
+  }
+
+  /** The one request-assembly path, for the model and for /replay alike. */
+  buildRequest(head: ConversationHead, prompt: PromptContext) {
+    return buildModelRequest({
+      conversationId: head.id,
+      settings: head.settings,
+      system: prompt.system,
+      tools: toolRegistry.schemasFor([...head.activeTools, ...prompt.projectTools]),
+      history: this.replaySource(head),
+      summary:
+        head.summary && head.summarizedThroughMessage
+          ? { summary: head.summary, throughSeq: head.summarizedThroughMessage }
+          : null,
+    });
+  }
+}

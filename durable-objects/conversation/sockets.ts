@@ -1,0 +1,142 @@
+// The conversation's websockets: the upgrade, a reconnecting client's catch-up, admitting `send`
+// frames as turns (auth, model, rate limit, idempotency), and broadcasting every turn event.
+import type { TurnEvent } from "../../core/events";
+import { sortableId } from "../../core/ids";
+import { modelProblem, MODEL_NOT_CONFIGURED } from "../../core/model-provider";
+import { resolveTurnAttachments, unknownAttachmentMessage } from "../../services/attachments/turn-notes";
+import { keyForHash } from "../../services/keys/auth";
+import { rateLimitMessage, takeRateLimit } from "../rate-limiter-client";
+import type { ObjectScope } from "./object-scope";
+import type { ConversationRecord } from "./record";
+import { parseClientFrame } from "./socket-frames";
+import type { TurnInput, TurnIntake } from "./turn-intake";
+import type { TurnOrder } from "./turn-order";
+
+/** A resuming socket gets at most this many messages; the rest is paged with GET /messages?after=. */
+const RESUME_MAX_MESSAGES = 500;
+
+interface SocketAttachment {
+  tenantId: string;
+  conversationId: string;
+  /** The hashed API key that opened the socket: its turns count against that key's limits. */
+  rateKey?: string;
+}
+
+export interface SocketParts {
+  record: ConversationRecord;
+  intake: TurnIntake;
+  order: TurnOrder;
+}
+
+export class ConversationSockets {
+  /** Per socket, the last seq its resume catch-up sent: live `message` frames never repeat one. */
+  private readonly caughtUp = new WeakMap<WebSocket, number>();
+
+  constructor(
+    private readonly scope: ObjectScope,
+    private readonly parts: SocketParts,
+  ) {}
+
+  /** Only websocket upgrades arrive here, already authenticated by the chat worker. */
+  async upgrade(request: Request): Promise<Response> {
+    const tenantId = request.headers.get("x-tenant-id") ?? "";
+    const conversationId = request.headers.get("x-conversation-id") ?? "";
+    if (request.headers.get("upgrade")?.toLowerCase() !== "websocket") return new Response("expected a websocket upgrade", { status: 426 });
+    if (!(await this.parts.record.load({ tenantId, conversationId }))) return new Response("not found", { status: 404 });
+    const pair = new WebSocketPair();
+    const server = pair[1];
+    this.scope.ctx.acceptWebSocket(server);
+    const rateKey = request.headers.get("x-rate-key") ?? undefined;
+    server.serializeAttachment({ tenantId, conversationId, ...(rateKey ? { rateKey } : {}) } satisfies SocketAttachment);
+    const after = new URL(request.url).searchParams.get("after");
+    if (after !== null && /^\d{1,15}$/.test(after)) this.resume(server, Number(after));
+    return new Response(null, { status: 101, webSocket: pair[0] });
+  }
+
+  /**
+   * A reconnecting client's catch-up (`/ws?after=<last seq it saw>`): every saved message after
+   * that seq as a `message` frame, then `resumed`. It runs synchronously right after the accept,
+   * so no turn event interleaves, and live `message` frames skip what the catch-up already sent:
+   * together, each message reaches the socket exactly once, in seq order.
+   */
+  private resume(ws: WebSocket, after: number): void {
+    const { store } = this.scope;
+    const messages = store.listAfter(after, RESUME_MAX_MESSAGES + 1);
+    const more = messages.length > RESUME_MAX_MESSAGES;
+    const page = more ? messages.slice(0, RESUME_MAX_MESSAGES) : messages;
+    for (const message of page) ws.send(JSON.stringify({ type: "message", turnId: "resume", message } satisfies TurnEvent));
+    const through = page.length ? page[page.length - 1].seq : after;
+    this.caughtUp.set(ws, through);
+    ws.send(JSON.stringify({ type: "resumed", after, through, lastSeq: store.lastSeq(), more, turnsInFlight: this.parts.order.turnsInFlight }));
+  }
+
+  async message(ws: WebSocket, data: string | ArrayBuffer): Promise<void> {
+    const ref = ws.deserializeAttachment() as SocketAttachment;
+    const frame = parseClientFrame(data);
+    if (!frame.ok) {
+      ws.send(JSON.stringify({ type: "error", error: { type: "invalid_request", message: frame.error } }));
+      return;
+    }
+    if (frame.value.type === "ping") {
+      ws.send(JSON.stringify({ type: "pong" }));
+      return;
+    }
+    const { content, attachments, idempotencyKey } = frame.value;
+    const { record, intake, order } = this.parts;
+    // A send frame is a turn from here on: a refusal names the turnId it would have had.
+    const turnId = sortableId("turn");
+    const refuse = (error: { type: string; message: string; retryAfterSeconds?: number; status?: number }, extra: Record<string, unknown> = {}) => ws.send(JSON.stringify({ type: "error", turnId, ...extra, error }));
+    await order.admit(async () => {
+      if (!(await record.load(ref))) return refuse({ type: "not_found", message: "conversation not found" });
+      // Like the HTTP turn routes: no model, no turn (and no turn token spent on it).
+      const problem = modelProblem(this.scope.env);
+      if (problem) return refuse({ type: MODEL_NOT_CONFIGURED, message: problem, status: 503 });
+      if (ref.rateKey) {
+        // A socket is worth no more than the key that opened it: once that key is revoked (seen
+        // here within the auth cache's bound), frames are refused and the socket is closed.
+        if ((await keyForHash(this.scope.env, ref.rateKey))?.tenantId !== ref.tenantId) {
+          refuse({ type: "authentication_error", message: "the API key that opened this socket is revoked or expired" });
+          ws.close(1008, "key revoked");
+          return;
+        }
+        // A `send` frame is a turn: it counts like a POST of messages.
+        const decision = await takeRateLimit(this.scope.env, ref.rateKey, true);
+        if (!decision.ok) return refuse({ type: "rate_limited", message: rateLimitMessage(decision), retryAfterSeconds: decision.retryAfterSeconds });
+      }
+      const attached = await resolveTurnAttachments(this.scope.env.DB, ref.tenantId, attachments);
+      if ("unknown" in attached) return refuse({ type: "invalid_request", message: unknownAttachmentMessage(attached.unknown) });
+      const input: TurnInput = { content: [...attached.notes, ...content], activate: attached.tools, ...(idempotencyKey !== undefined ? { idempotencyKey } : {}) };
+      const keyed = await intake.claimKey(input);
+      if (keyed) {
+        // Only the asking socket hears about a repeated key; the others saw the turn itself.
+        if ("refused" in keyed) return refuse({ type: keyed.refused.type, message: keyed.refused.message }, { idempotencyKey });
+        for (const event of keyed.replay) ws.send(JSON.stringify(event));
+        return;
+      }
+      // Events reach this socket (and every other one of the conversation) through broadcast.
+      void intake.enqueue(ref, input, null, turnId);
+    });
+  }
+
+  close(ws: WebSocket, code: number): void {
+    try {
+      ws.close(code === 1005 ? 1000 : code, "closing");
+    } catch {
+      // already closed
+    }
+  }
+
+  broadcast(event: TurnEvent): void {
+    const sockets = this.scope.ctx.getWebSockets();
+    if (!sockets.length) return;
+    const frame = JSON.stringify(event);
+    for (const ws of sockets) {
+      if (event.type === "message" && (this.caughtUp.get(ws) ?? 0) >= event.message.seq) continue;
+      try {
+        ws.send(frame);
+      } catch {
+        // a socket that went away mid-turn; the turn goes on
+      }
+    }
+  }
+}

@@ -1,0 +1,66 @@
+// Taking turns in: the idempotency claim, the ledger row that follows a keyed turn's events, the
+// queueing in arrival order, and the NDJSON stream an HTTP caller reads.
+import type { TurnEvent } from "../../core/events";
+import { sortableId } from "../../core/ids";
+import { requestFingerprint } from "../../core/idempotency-key";
+import type { ContentBlock } from "../../core/types";
+import type { ConversationRef } from "../../services/record/conversation-head";
+import type { ConversationStore } from "./conversation-store";
+import { keyedAnswer, type IdempotencyLedger, type KeyedAnswer } from "./idempotency";
+import type { TurnOrder } from "./turn-order";
+import type { TurnRunner } from "./turn-runner";
+
+export interface TurnInput {
+  content: ContentBlock[];
+  /** Tools the turn's attached files need (their notes are already in `content`). */
+  activate?: readonly string[];
+  /** A retry with the same key gets the first turn's outcome instead of a second turn. */
+  idempotencyKey?: string;
+}
+
+export type TurnSink = (event: TurnEvent) => void;
+
+const encoder = new TextEncoder();
+
+export class TurnIntake {
+  constructor(
+    private readonly store: ConversationStore,
+    private readonly idempotency: IdempotencyLedger,
+    private readonly order: TurnOrder,
+    private readonly runner: TurnRunner,
+  ) {}
+
+  /** Null when the turn may run (no key, or a new one, now taken); else what to answer instead. */
+  async claimKey(input: TurnInput): Promise<KeyedAnswer | null> {
+    const key = input.idempotencyKey;
+    if (key === undefined) return null;
+    // The content alone: attached files are already notes in it (`activate` follows from them).
+    const claim = this.idempotency.claim(key, await requestFingerprint({ content: input.content }));
+    return claim.kind === "new" ? null : keyedAnswer(claim, (from, to) => this.store.range(from, to));
+  }
+
+  /** Queues a claimed turn; its events as NDJSON. The turn runs to the end even if the reader leaves. */
+  stream(ref: ConversationRef, input: TurnInput): ReadableStream<Uint8Array> {
+    const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
+    const writer = writable.getWriter();
+    const sink = (event: TurnEvent) => {
+      writer.write(encoder.encode(JSON.stringify(event) + "\n")).catch(() => {});
+    };
+    this.enqueue(ref, input, sink).finally(() => writer.close().catch(() => {}));
+    return readable;
+  }
+
+  /** Turns run one at a time in arrival order: each waits for the previous one to settle. */
+  enqueue(ref: ConversationRef, input: TurnInput, sink: TurnSink | null, turnId = sortableId("turn")): Promise<void> {
+    const queuedAt = Date.now();
+    const key = input.idempotencyKey;
+    // A keyed turn's row follows its events, so a retry (or a restarted object) knows what it did.
+    const events = key === undefined ? sink : (e: TurnEvent) => (this.idempotency.record(key, e), sink?.(e));
+    return this.order.turn(
+      () => this.runner.run(ref, input, events, queuedAt, turnId),
+      () => {
+        if (key !== undefined) this.idempotency.settle(key);
+      },
+    );
+  }
+}

@@ -1,11 +1,11 @@
 // Tools that read attachments on demand, a range at a time, through ranged R2 reads. They are not
 // core: uploading an attachment activates the ones its kind needs in that conversation.
 import { z } from "zod";
-import { docxText } from "../../services/attachments/formats/docx";
-import { readRows } from "../../services/attachments/formats/delimited";
-import { readLines } from "../../services/attachments/formats/line-index";
-import { probePdf, readPdfPages } from "../../services/attachments/formats/pdf";
-import { readXlsxRows } from "../../services/attachments/formats/xlsx";
+import { docxText } from "../../services/attachments/formats/document/docx";
+import { readRows } from "../../services/attachments/formats/spreadsheet/delimited";
+import { readLines } from "../../services/attachments/formats/text/line-index";
+import { probePdf, readPdfPages } from "../../services/attachments/formats/pdf/read";
+import { readXlsxRows } from "../../services/attachments/formats/spreadsheet/xlsx";
 import { isId } from "../../core/ids";
 import type { ToolContext, ToolDefinition, ToolOutput } from "./registry";
 

@@ -1,14 +1,14 @@
 // What an uploaded attachment is, from its own bytes, through ranged reads only: the type from
 // magic bytes, then the facts its note states (PDF pages from the cross-reference data, image
 // dimensions from the header, spreadsheet sheets and rows, text lines from the line index).
-import { docxText } from "./formats/docx";
-import { delimitedInfo } from "./formats/delimited";
-import { imageInfoFromReader, sniffType } from "./formats/image-info";
-import { isProbablyText, LineIndexer, type LineIndex } from "./formats/line-index";
-import type { AttachmentFacts } from "./formats/note";
-import { probePdf } from "./formats/pdf";
-import type { RangeReader } from "./formats/range-reader";
-import { xlsxInfo } from "./formats/xlsx";
+import { docxText } from "./formats/document/docx";
+import { delimitedInfo } from "./formats/spreadsheet/delimited";
+import { imageInfoFromReader, sniffType } from "./formats/image/image-info";
+import { isProbablyText, LineIndexer, type LineIndex } from "./formats/text/line-index";
+import type { AttachmentFacts } from "./note";
+import { probePdf } from "./formats/pdf/read";
+import type { RangeReader } from "./formats/shared/range-reader";
+import { xlsxInfo } from "./formats/spreadsheet/xlsx";
 import { attachmentLineIndexKey } from "../../r2-layout";
 
 const HEAD_BYTES = 8 * 1024;

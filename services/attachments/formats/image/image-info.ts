@@ -1,7 +1,7 @@
 // What a file is and how big an image is, from its first bytes: a note can state real dimensions
 // without decoding (or even fetching) the picture, and a wrong extension or declared type does not
 // decide which parser a file is handed to.
-import type { RangeReader } from "./range-reader";
+import type { RangeReader } from "../shared/range-reader";
 
 export interface ImageInfo {
   format: "png" | "jpeg" | "gif" | "webp" | "bmp";

@@ -1,6 +1,6 @@
-// What a file is and how big an image is, from its first bytes: a note can state real dimensions
-// without decoding (or even fetching) the picture, and a wrong extension or declared type does not
-// decide which parser a file is handed to.
+// How big an image is, from its first bytes: a note can state real dimensions without decoding
+// (or even fetching) the picture.
+import { i32le, isBmp, isGif, isJpeg, isPng, isWebp, startsWith } from "../shared/magic";
 import type { RangeReader } from "../shared/range-reader";
 
 export interface ImageInfo {
@@ -8,10 +8,6 @@ export interface ImageInfo {
   width: number;
   height: number;
 }
-
-const XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet";
-const DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document";
-const PPTX = "application/vnd.openxmlformats-officedocument.presentationml.presentation";
 
 // JPEG metadata (EXIF thumbnails, ICC profiles) can push the frame header far from the start;
 // past this we give up rather than read an unbounded prefix.
@@ -21,27 +17,6 @@ const u16be = (b: Uint8Array, i: number) => (b[i] << 8) | b[i + 1];
 const u16le = (b: Uint8Array, i: number) => b[i] | (b[i + 1] << 8);
 const u24le = (b: Uint8Array, i: number) => b[i] | (b[i + 1] << 8) | (b[i + 2] << 16);
 const u32be = (b: Uint8Array, i: number) => ((b[i] << 24) | (b[i + 1] << 16) | (b[i + 2] << 8) | b[i + 3]) >>> 0;
-const i32le = (b: Uint8Array, i: number) => b[i] | (b[i + 1] << 8) | (b[i + 2] << 16) | (b[i + 3] << 24);
-
-function startsWith(b: Uint8Array, sig: readonly number[] | string, at = 0): boolean {
-  const codes = typeof sig === "string" ? Array.from(sig, (c) => c.charCodeAt(0)) : sig;
-  if (b.length < at + codes.length) return false;
-  for (let i = 0; i < codes.length; i++) if (b[at + i] !== codes[i]) return false;
-  return true;
-}
-
-const PNG_SIG = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a];
-const isPng = (b: Uint8Array) => startsWith(b, PNG_SIG);
-const isJpeg = (b: Uint8Array) => startsWith(b, [0xff, 0xd8, 0xff]);
-const isGif = (b: Uint8Array) => startsWith(b, "GIF87a") || startsWith(b, "GIF89a");
-const isWebp = (b: Uint8Array) => startsWith(b, "RIFF") && startsWith(b, "WEBP", 8);
-const isZip = (b: Uint8Array) => startsWith(b, [0x50, 0x4b, 0x03, 0x04]) || startsWith(b, [0x50, 0x4b, 0x05, 0x06]);
-const isPdf = (b: Uint8Array) => startsWith(b, "%PDF-");
-
-// "BM" alone is too weak a signature (plenty of text starts with it); a known DIB header size
-// makes a false positive unlikely.
-const BMP_DIB_SIZES = new Set([12, 16, 40, 52, 56, 64, 108, 124]);
-const isBmp = (b: Uint8Array) => startsWith(b, "BM") && b.length >= 18 && BMP_DIB_SIZES.has(i32le(b, 14));
 
 type JpegScan = ImageInfo | "need-more" | null;
 
@@ -140,85 +115,5 @@ export async function imageInfoFromReader(reader: RangeReader): Promise<ImageInf
   }
 }
 
-const TEXT_TYPES: Record<string, string> = {
-  txt: "text/plain",
-  text: "text/plain",
-  log: "text/plain",
-  md: "text/markdown",
-  markdown: "text/markdown",
-  csv: "text/csv",
-  tsv: "text/tab-separated-values",
-  tab: "text/tab-separated-values",
-  json: "application/json",
-  jsonl: "application/x-ndjson",
-  ndjson: "application/x-ndjson",
-  xml: "text/xml",
-  html: "text/html",
-  htm: "text/html",
-  css: "text/css",
-  js: "text/javascript",
-  mjs: "text/javascript",
-  cjs: "text/javascript",
-  jsx: "text/javascript",
-  ts: "text/x-typescript",
-  tsx: "text/x-typescript",
-  mts: "text/x-typescript",
-  py: "text/x-python",
-  rb: "text/x-ruby",
-  go: "text/x-go",
-  rs: "text/x-rust",
-  java: "text/x-java",
-  kt: "text/x-kotlin",
-  swift: "text/x-swift",
-  c: "text/x-c",
-  h: "text/x-c",
-  cc: "text/x-c++",
-  cpp: "text/x-c++",
-  hpp: "text/x-c++",
-  cs: "text/x-csharp",
-  php: "text/x-php",
-  sh: "text/x-shellscript",
-  bash: "text/x-shellscript",
-  sql: "text/x-sql",
-  yaml: "text/yaml",
-  yml: "text/yaml",
-  toml: "text/x-toml",
-  ini: "text/plain",
-  cfg: "text/plain",
-  conf: "text/plain",
-  env: "text/plain",
-  rst: "text/x-rst",
-  tex: "text/x-tex",
-};
-
-// Types whose magic bytes we check: a declared one that the bytes contradict is not believed.
-const MAGIC_CHECKED = new Set(["application/pdf", "image/png", "image/jpeg", "image/gif", "image/webp", "image/bmp", "application/zip", XLSX, DOCX, PPTX]);
-
-function extensionOf(name: string): string {
-  const base = name.slice(name.lastIndexOf("/") + 1);
-  const dot = base.lastIndexOf(".");
-  return dot > 0 ? base.slice(dot + 1).toLowerCase() : "";
-}
-
-/** A MIME type: magic bytes first, then the file name's extension, then the declared type. */
-export function sniffType(head: Uint8Array, name: string, declared: string | null): string {
-  const ext = extensionOf(name);
-  const decl = declared ? declared.split(";")[0].trim().toLowerCase() : "";
-  if (isPdf(head)) return "application/pdf";
-  if (isPng(head)) return "image/png";
-  if (isJpeg(head)) return "image/jpeg";
-  if (isGif(head)) return "image/gif";
-  if (isWebp(head)) return "image/webp";
-  if (isBmp(head)) return "image/bmp";
-  if (isZip(head)) {
-    // An OOXML file is a plain ZIP; only its name (or its declared type) says which kind.
-    if (ext === "xlsx" || ext === "xlsm") return XLSX;
-    if (ext === "docx" || ext === "docm") return DOCX;
-    if (ext === "pptx") return PPTX;
-    if (decl === XLSX || decl === DOCX || decl === PPTX) return decl;
-    return "application/zip";
-  }
-  if (TEXT_TYPES[ext]) return TEXT_TYPES[ext];
-  if (decl && decl.includes("/") && !MAGIC_CHECKED.has(decl)) return decl;
-  return "application/octet-stream";
-}
+/** An image is only ever read whole: the model sees the picture, not a part of it. */
+export const imageBytes = (reader: RangeReader): Promise<Uint8Array> => reader.read(0, reader.size);

@@ -3,7 +3,7 @@
 import { and, desc, eq, gt, lt } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
 import { attachments, projects } from "../db/schema";
-import { attachmentNote, TOOLS_FOR } from "./attachments/formats/note";
+import { attachmentNote, TOOLS_FOR } from "./attachments/note";
 import { sortableId } from "../core/ids";
 import { purgeAttachmentsWhere } from "./attachments/delete";
 import { toAttachment, type Attachment } from "./attachments/store";

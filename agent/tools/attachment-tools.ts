@@ -1,11 +1,12 @@
 // Tools that read attachments on demand, a range at a time, through ranged R2 reads. They are not
 // core: uploading an attachment activates the ones its kind needs in that conversation.
 import { z } from "zod";
-import { docxText } from "../../services/attachments/formats/docx";
-import { readRows } from "../../services/attachments/formats/delimited";
-import { readLines } from "../../services/attachments/formats/line-index";
-import { probePdf, readPdfPages } from "../../services/attachments/formats/pdf";
-import { readXlsxRows } from "../../services/attachments/formats/xlsx";
+import { docxFormat } from "../../services/attachments/formats/document";
+import { imageFormat } from "../../services/attachments/formats/image";
+import { pdfFormat } from "../../services/attachments/formats/pdf";
+import { probePdf } from "../../services/attachments/formats/pdf/read";
+import { delimitedFormat, delimiterOf, xlsxFormat } from "../../services/attachments/formats/spreadsheet";
+import { textFormat } from "../../services/attachments/formats/text";
 import { isId } from "../../core/ids";
 import type { ToolContext, ToolDefinition, ToolOutput } from "./registry";
 
@@ -50,7 +51,7 @@ export const fileRead: ToolDefinition<{ attachment_id: string; lines: string }> 
     try {
       const index = await found!.lineIndex();
       if (range[0] > index.lines) return { content: `lines: ${found!.attachment.name} has ${index.lines} lines`, isError: true };
-      const out = await readLines(found!.reader, index, range[0], Math.min(range[1], index.lines));
+      const out = await textFormat.read(found!.reader, index, range[0], Math.min(range[1], index.lines));
       const more = out.truncated ? " (truncated at the size cap: ask for fewer lines)" : "";
       return { content: `[file_read: ${found!.attachment.name}, lines ${out.from}-${out.to} of ${index.lines}${more}]\n${out.lines.join("\n")}` };
     } catch (err) {
@@ -100,7 +101,7 @@ export const pdfRead: ToolDefinition<{ attachment_id: string; pages: string; pas
     const { found, error } = await open(ctx, attachment_id, ["pdf"]);
     if (error) return error;
     try {
-      const out = await readPdfPages(found!.reader, range[0], range[1], { maxChars: 60_000, password });
+      const out = await pdfFormat.read(found!.reader, range[0], range[1], { maxChars: 60_000, password });
       return { content: out.pages.map((p) => `--- page ${p.page} of ${found!.attachment.name}\n${p.text}`).join("\n\n") };
     } catch (err) {
       return fail(err);
@@ -120,7 +121,7 @@ export const imageView: ToolDefinition<{ attachment_id: string }> = {
     const { attachment, reader } = found!;
     if (reader.size > MAX_IMAGE_BYTES) return { content: `${attachment.name} is ${reader.size} bytes; images over ${MAX_IMAGE_BYTES} bytes cannot be viewed`, isError: true };
     if (!["image/png", "image/jpeg", "image/gif", "image/webp"].includes(attachment.type)) return { content: `${attachment.type} cannot be viewed; png, jpeg, gif and webp can`, isError: true };
-    const bytes = await reader.read(0, reader.size);
+    const bytes = await imageFormat.read(reader);
     let bin = "";
     for (let i = 0; i < bytes.length; i += 0x8000) bin += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
     const label = `${attachment.name} (${attachment.facts.width}x${attachment.facts.height})`;
@@ -143,11 +144,10 @@ export const spreadsheetRead: ToolDefinition<{ attachment_id: string; rows: stri
     try {
       if (attachment.facts.sheets) {
         const which = sheet === undefined ? 1 : /^\d+$/.test(sheet) ? Number(sheet) : sheet;
-        const out = await readXlsxRows(reader, which, range[0], range[1]);
+        const out = await xlsxFormat.read(reader, which, range[0], range[1]);
         return { content: `[spreadsheet_read: ${attachment.name}, sheet ${out.sheet}, rows ${range[0]}-${range[0] + out.rows.length - 1}]\n${out.rows.map((r) => r.map((v) => (v === null ? "" : String(v))).join("\t")).join("\n")}` };
       }
-      const delimiter = attachment.type === "text/tab-separated-values" ? "\t" : ",";
-      const out = await readRows(reader, await found!.lineIndex(), delimiter, range[0], range[1]);
+      const out = await delimitedFormat.read(reader, await found!.lineIndex(), delimiterOf(attachment.type), range[0], range[1]);
       return { content: `[spreadsheet_read: ${attachment.name}, rows ${range[0]}-${range[0] + out.rows.length - 1}]\n${[out.header, ...out.rows].map((r) => r.join("\t")).join("\n")}` };
     } catch (err) {
       return fail(err);
@@ -166,7 +166,7 @@ export const documentRead: ToolDefinition<{ attachment_id: string; offset?: numb
     if (error) return error;
     try {
       const start = offset ?? 0;
-      const doc = await docxText(found!.reader, { maxChars: start + DOC_PAGE_CHARS + 1 });
+      const doc = await docxFormat.read(found!.reader, { maxChars: start + DOC_PAGE_CHARS + 1 });
       const page = doc.text.slice(start, start + DOC_PAGE_CHARS);
       const more = doc.text.length > start + DOC_PAGE_CHARS ? `; next: document_read {"attachment_id":"${attachment_id}","offset":${start + DOC_PAGE_CHARS}}` : "";
       return { content: `[document_read: ${found!.attachment.name}, chars ${start}-${start + page.length}${more}]\n${page}` };

@@ -3,8 +3,8 @@
 // bad call from the model never breaks a turn.
 import { z } from "zod";
 import { describeZodError } from "../../core/validation";
-import type { LineIndex } from "../../services/attachments/formats/line-index";
-import type { RangeReader } from "../../services/attachments/formats/range-reader";
+import type { LineIndex } from "../../services/attachments/formats/text/line-index";
+import type { RangeReader } from "../../services/attachments/formats/shared/range-reader";
 import type { ImageBlock, StoredMessage, TextBlock, ToolSchema } from "../../core/types";
 import type { Attachment } from "../../services/attachments/store";
 import type { DocKind, SearchHit } from "../../services/cortex";

@@ -21,7 +21,7 @@ const gc = runInNewContext("gc");
 
 async function loadCore(dir) {
   const entry = join(dir, "entry.ts");
-  writeFileSync(entry, `export * from "${ROOT}services/attachments/formats/pdf.ts";\nexport * from "${ROOT}services/attachments/formats/line-index.ts";\n`);
+  writeFileSync(entry, `export * from "${ROOT}services/attachments/formats/pdf/read.ts";\nexport * from "${ROOT}services/attachments/formats/text/line-index.ts";\n`);
   const outfile = join(dir, "core.mjs");
   await build({ entryPoints: [entry], bundle: true, format: "esm", platform: "node", outfile, logLevel: "silent" });
   return import(pathToFileURL(outfile).href);

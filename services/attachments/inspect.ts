@@ -1,19 +1,14 @@
 // What an uploaded attachment is, from its own bytes, through ranged reads only: the type from
-// magic bytes, then the facts its note states (PDF pages from the cross-reference data, image
-// dimensions from the header, spreadsheet sheets and rows, text lines from the line index).
-import { docxText } from "./formats/docx";
-import { delimitedInfo } from "./formats/delimited";
-import { imageInfoFromReader, sniffType } from "./formats/image-info";
-import { isProbablyText, LineIndexer, type LineIndex } from "./formats/line-index";
-import type { AttachmentFacts } from "./formats/note";
-import { probePdf } from "./formats/pdf";
-import type { RangeReader } from "./formats/range-reader";
-import { xlsxInfo } from "./formats/xlsx";
+// magic bytes, the format from the registry (formats/index.ts), then the facts its note states as
+// that format probes them (PDF pages from the cross-reference data, image dimensions from the
+// header, spreadsheet sheets and rows, text lines from the line index).
+import { detectFormat, type AttachmentFacts } from "./formats";
+import type { RangeReader } from "./formats/shared/range-reader";
+import { sniffType } from "./formats/sniff";
+import { LineIndexer, type LineIndex } from "./formats/text/line-index";
 import { attachmentLineIndexKey } from "../../r2-layout";
 
 const HEAD_BYTES = 8 * 1024;
-const XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet";
-const DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document";
 
 export async function inspectAttachment(
   reader: RangeReader,
@@ -21,32 +16,14 @@ export async function inspectAttachment(
 ): Promise<{ type: string; facts: AttachmentFacts }> {
   const head = await reader.read(0, HEAD_BYTES);
   const type = sniffType(head, opts.name, opts.declaredType);
+  const format = detectFormat({ head, name: opts.name, declaredType: opts.declaredType, type });
+  if (!format) return { type, facts: { kind: "binary" } };
   try {
-    if (type === "application/pdf") {
-      const info = await probePdf(reader);
-      const pw = info.passwordRequired ? { passwordRequired: true } : {};
-      return { type, facts: { kind: "pdf", pageCount: info.pageCount, pageCountSource: info.pageCountSource, pdfTitle: info.title, encrypted: info.encrypted, ...pw } };
-    }
-    if (type.startsWith("image/")) {
-      const img = await imageInfoFromReader(reader);
-      return { type, facts: img ? { kind: "image", width: img.width, height: img.height, format: img.format } : { kind: "image", problem: "unrecognised image header" } };
-    }
-    if (type === XLSX) return { type, facts: { kind: "spreadsheet", sheets: (await xlsxInfo(reader)).sheets } };
-    if (type === DOCX) return { type, facts: { kind: "document", paragraphs: (await docxText(reader, { maxChars: 1 })).paragraphs } };
-    if (type === "text/csv" || type === "text/tab-separated-values") {
-      const index = await opts.lineIndex();
-      const info = await delimitedInfo(reader, index, type === "text/csv" ? "," : "\t");
-      return { type, facts: { kind: "spreadsheet", columns: info.columns, rows: info.rows, lines: index.lines } };
-    }
-    if (type.startsWith("text/") || type === "application/json" || isProbablyText(head)) {
-      const index = await opts.lineIndex();
-      return { type: type === "application/octet-stream" ? "text/plain" : type, facts: { kind: "text", lines: index.lines } };
-    }
-    return { type, facts: { kind: "binary" } };
+    const probed = await format.probe(reader, { type, head, lineIndex: opts.lineIndex });
+    return { type: probed.type ?? type, facts: { kind: format.kind, ...probed.facts } };
   } catch (err) {
     // A corrupt file still gets a note: it says what could not be established.
-    const kind: AttachmentFacts["kind"] = type === "application/pdf" ? "pdf" : type.startsWith("image/") ? "image" : type === XLSX ? "spreadsheet" : type === DOCX ? "document" : "binary";
-    return { type, facts: { kind, problem: err instanceof Error ? err.message : String(err) } };
+    return { type, facts: { kind: format.keepsKindWhenUnreadable ? format.kind : "binary", problem: err instanceof Error ? err.message : String(err) } };
   }
 }
 

@@ -1,6 +1,6 @@
 // A RangeReader over one R2 object: every read is a ranged GET, so a reader never holds more of
 // a file than the ranges it asked for.
-import type { RangeReader } from "./formats/range-reader";
+import type { RangeReader } from "./formats/shared/range-reader";
 
 export interface CountingRangeReader extends RangeReader {
   bytesRead: number;

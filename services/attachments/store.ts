@@ -2,7 +2,7 @@
 import { and, eq, gt } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
 import { attachments } from "../../db/schema";
-import type { AttachmentFacts } from "./formats/note";
+import type { AttachmentFacts } from "./note";
 
 export type AttachmentRow = typeof attachments.$inferSelect;
 

@@ -2,7 +2,7 @@
 // projects) joined to the turn by id. Each becomes the same reference note its upload produced,
 // placed in the turn's user message ahead of the text, and activates the tools for its kind.
 // Resolved before the turn starts, so an unknown id refuses the turn with nothing saved.
-import { attachmentNote, TOOLS_FOR } from "./formats/note";
+import { attachmentNote, TOOLS_FOR } from "./note";
 import { isId } from "../../core/ids";
 import type { ContentBlock } from "../../core/types";
 import { getAttachmentRow, toAttachment } from "./store";

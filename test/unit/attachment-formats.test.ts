@@ -1,13 +1,14 @@
 import { strToU8, zipSync, zlibSync, type Zippable } from "fflate";
 import { describe, expect, it } from "vitest";
-import { delimitedInfo, parseDelimitedLine, readRows } from "../../services/attachments/formats/delimited";
-import { docxText } from "../../services/attachments/formats/docx";
-import { AttachmentFormatError } from "../../services/attachments/formats/errors";
-import { imageInfo, imageInfoFromReader, sniffType } from "../../services/attachments/formats/image-info";
-import { isProbablyText, LineIndexer, readLines, type LineIndex } from "../../services/attachments/formats/line-index";
-import { memoryRangeReader } from "../../services/attachments/formats/range-reader";
-import { readXlsxRows, xlsxInfo } from "../../services/attachments/formats/xlsx";
-import { listZip, readZipEntry } from "../../services/attachments/formats/zip";
+import { delimitedInfo, parseDelimitedLine, readRows } from "../../services/attachments/formats/spreadsheet/delimited";
+import { docxText } from "../../services/attachments/formats/document/docx";
+import { AttachmentFormatError } from "../../services/attachments/formats/shared/errors";
+import { imageInfo, imageInfoFromReader } from "../../services/attachments/formats/image/image-info";
+import { sniffType } from "../../services/attachments/formats/sniff";
+import { isProbablyText, LineIndexer, readLines, type LineIndex } from "../../services/attachments/formats/text/line-index";
+import { memoryRangeReader } from "../../services/attachments/formats/shared/range-reader";
+import { readXlsxRows, xlsxInfo } from "../../services/attachments/formats/spreadsheet/xlsx";
+import { listZip, readZipEntry } from "../../services/attachments/formats/shared/zip";
 
 const XLSX_TYPE = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet";
 const DOCX_TYPE = "application/vnd.openxmlformats-officedocument.wordprocessingml.document";

@@ -2,8 +2,8 @@
 // the own reader alone refuses each of them (broken xref, encryption).
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { NEEDS_PASSWORD, probePdf, readPdfPages, WRONG_PASSWORD } from "../../services/attachments/formats/pdf";
-import { memoryRangeReader } from "../../services/attachments/formats/range-reader";
+import { NEEDS_PASSWORD, probePdf, readPdfPages, WRONG_PASSWORD } from "../../services/attachments/formats/pdf/read";
+import { memoryRangeReader } from "../../services/attachments/formats/shared/range-reader";
 
 const fixture = (name: string) => new Uint8Array(readFileSync(new URL(`../fixtures/pdf/${name}`, import.meta.url)));
 

@@ -1,8 +1,8 @@
 import { deflateSync } from "node:zlib";
 import { PDFDocument, StandardFonts, type PDFObject } from "pdf-lib";
 import { beforeAll, describe, expect, it } from "vitest";
-import { NEEDS_PASSWORD, PdfError, probePdf, readPdfPages } from "../../services/attachments/formats/pdf";
-import { memoryRangeReader } from "../../services/attachments/formats/range-reader";
+import { NEEDS_PASSWORD, PdfError, probePdf, readPdfPages } from "../../services/attachments/formats/pdf/read";
+import { memoryRangeReader } from "../../services/attachments/formats/shared/range-reader";
 
 // ---------------------------------------------------------------------------------------------
 // Fixtures

@@ -2,7 +2,7 @@
 // upsert the pages into the cortex. Idempotent (doc ids per page), so a redelivered chunk only
 // rewrites the same rows; when the last page lands the attachment is marked indexed. A chunk of a
 // deleted attachment writes nothing that stays (see attachments/delete.ts).
-import { readPdfPages } from "../../services/attachments/formats/pdf";
+import { readPdfPages } from "../../services/attachments/formats/pdf/read";
 import type { ExtractJob } from "../../core/jobs";
 import { countIndexedPages, pageRef, upsertDocs } from "../../services/cortex";
 import { r2RangeReader } from "../../services/attachments/r2-range-reader";

@@ -3,7 +3,7 @@
 // the conversation. Content never enters a request; tools read it on demand.
 import { Hono } from "hono";
 import { z } from "zod";
-import { attachmentNote, TOOLS_FOR, type AttachmentFacts } from "../../../services/attachments/formats/note";
+import { attachmentNote, TOOLS_FOR, type AttachmentFacts } from "../../../services/attachments/note";
 import { isId, sortableId } from "../../../core/ids";
 import { attachmentBlobKey } from "../../../r2-layout";
 import { purgeAttachment } from "../../../services/attachments/delete";

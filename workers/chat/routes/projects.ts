@@ -1,7 +1,7 @@
 // /v1/projects: create and list projects, and upload files shared by their conversations.
 import { Hono } from "hono";
 import { z } from "zod";
-import { attachmentNote } from "../../../services/attachments/formats/note";
+import { attachmentNote } from "../../../services/attachments/note";
 import { isId } from "../../../core/ids";
 import { notFound } from "../errors";
 import { purgeAttachment } from "../../../services/attachments/delete";

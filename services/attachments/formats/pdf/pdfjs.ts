@@ -1,6 +1,6 @@
 /**
  * pdf.js (through unpdf's serverless build) as the fallback reader, for what the own reader in
- * pdf.ts cannot do: damaged cross-reference data it would have to rebuild by scanning, encrypted
+ * read.ts cannot do: damaged cross-reference data it would have to rebuild by scanning, encrypted
  * files (pdf.js decrypts RC4 and AES with the empty user password, or a given one), and fonts the
  * own extractor cannot map (predefined CJK CMaps, Type3 with private glyph names).
  *
@@ -9,8 +9,8 @@
  * is refused for files over PDFJS_MAX_BYTES (a Worker has 128 MB). pdf.js is imported on first
  * use: a deployment that never meets a hard PDF never evaluates it.
  */
-import { PdfError } from "./pdf-objects";
-import type { RangeReader } from "./range-reader";
+import { PdfError } from "./objects";
+import type { RangeReader } from "../shared/range-reader";
 
 /** Largest file the fallback takes: pdf.js allocates the file's length up front. */
 export const PDFJS_MAX_BYTES = 48 * 1024 * 1024;

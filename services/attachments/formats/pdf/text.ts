@@ -9,9 +9,9 @@
  * space. `T*`, `'` and `"` always break the line. Form XObjects (`Do`) are followed (bounded);
  * images and inline image data are skipped unread.
  */
-import type { PageLeaf, PdfDocument } from "./pdf-document";
-import { WIN_ANSI } from "./pdf-encodings";
-import { loadFont, type FontDecoder } from "./pdf-fonts";
+import type { PageLeaf, PdfDocument } from "./document";
+import { WIN_ANSI } from "./encodings";
+import { loadFont, type FontDecoder } from "./fonts";
 import {
   concatBytes,
   isName,
@@ -25,7 +25,7 @@ import {
   type PdfObj,
   PdfStream,
   PdfString,
-} from "./pdf-objects";
+} from "./objects";
 
 const MAX_FORM_DEPTH = 8;
 const MAX_FORMS_PER_PAGE = 256;

@@ -2,8 +2,8 @@
 // a few kilobytes of reading, instead of streaming everything before them. The index is built once
 // while the upload streams past, stores one byte offset per `every` lines, and is small enough to
 // keep as JSON next to the file.
-import { concatBytes } from "./bytes";
-import type { RangeReader } from "./range-reader";
+import { concatBytes } from "../shared/bytes";
+import type { RangeReader } from "../shared/range-reader";
 
 export interface LineIndex {
   /** Lines in the file; a final line without a newline counts, a trailing newline adds none. */

@@ -6,7 +6,7 @@
  * 100,000-object table from costing 2 MB of reads. A cross-reference stream has to be inflated
  * whole (it is compressed), but it is compact: a few bytes an object.
  */
-import { isInt, PdfError } from "./pdf-objects";
+import { isInt, PdfError } from "./objects";
 
 export type XrefEntry =
   | { type: 0 } // free

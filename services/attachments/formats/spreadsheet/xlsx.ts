@@ -1,9 +1,9 @@
 // XLSX rows without loading the workbook: the ZIP directory comes from ranged reads, the sheet is
 // inflated as a stream and parsed a <row> at a time (stopping after the last row asked for), and
 // only the shared strings those rows use are kept. A 100 MB sheet costs the rows read, not 100 MB.
-import { AttachmentFormatError } from "./errors";
-import type { RangeReader } from "./range-reader";
-import { findZipEntry, listZip, readZipEntry, streamZipEntry, type ZipEntry } from "./zip";
+import { AttachmentFormatError } from "../shared/errors";
+import type { RangeReader } from "../shared/range-reader";
+import { findZipEntry, listZip, readZipEntry, streamZipEntry, type ZipEntry } from "../shared/zip";
 
 export type XlsxCell = string | number | boolean | null;
 

@@ -4,8 +4,8 @@
 // LIMITATION: a quoted field that contains a newline is not joined with the next line; each line
 // is parsed on its own (an unterminated quote takes the rest of its line). Row numbers therefore
 // count lines, which is what the index can address without reading the whole file.
-import { readLines, type LineIndex } from "./line-index";
-import type { RangeReader } from "./range-reader";
+import { readLines, type LineIndex } from "../text/line-index";
+import type { RangeReader } from "../shared/range-reader";
 
 const TAIL_BYTES = 4096;
 

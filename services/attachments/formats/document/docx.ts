@@ -1,9 +1,9 @@
 // The text of a DOCX, one line per paragraph, from word/document.xml inflated as a stream and
 // tokenised as it arrives: the text kept is capped at maxChars while the paragraph count still
 // covers the whole document (the upload note states it).
-import { AttachmentFormatError } from "./errors";
-import type { RangeReader } from "./range-reader";
-import { findZipEntry, listZip, readZipEntry, streamZipEntry, type ZipEntry } from "./zip";
+import { AttachmentFormatError } from "../shared/errors";
+import type { RangeReader } from "../shared/range-reader";
+import { findZipEntry, listZip, readZipEntry, streamZipEntry, type ZipEntry } from "../shared/zip";
 
 export interface DocxText {
   text: string;

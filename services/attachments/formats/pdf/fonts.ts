@@ -4,9 +4,9 @@
  * Standard, plus /Differences glyph names); for Type0 fonts, UCS-2/UTF-16 predefined CMaps.
  * Code lengths of Type0 fonts come from the codespace ranges (Identity-H/V: two bytes).
  */
-import type { PdfDocument } from "./pdf-document";
-import { glyphText, namedEncoding, STANDARD, standardWidths, type Encoding } from "./pdf-encodings";
-import { isInt, Lexer, PdfDict, PdfError, PdfName, type PdfObj, PdfStream, type Token } from "./pdf-objects";
+import type { PdfDocument } from "./document";
+import { glyphText, namedEncoding, STANDARD, standardWidths, type Encoding } from "./encodings";
+import { isInt, Lexer, PdfDict, PdfError, PdfName, type PdfObj, PdfStream, type Token } from "./objects";
 
 /** A shown string, decoded: its text and what it advances (for spotting word and line gaps). */
 export interface ShownString {

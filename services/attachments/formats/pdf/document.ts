@@ -4,7 +4,7 @@
  * window at its offset (sized from the next known object offset when the xref tells us one) and
  * grown only when the object is larger. Objects in compressed object streams are supported.
  */
-import { decodeStream, MAX_DECODED_BYTES } from "./pdf-filters";
+import { decodeStream, MAX_DECODED_BYTES } from "./filters";
 import {
   concatBytes,
   indexOf,
@@ -22,9 +22,9 @@ import {
   PdfRef,
   PdfStream,
   PdfString,
-} from "./pdf-objects";
-import { openClassicSection, StreamSection, type XrefEntry, type XrefSection } from "./pdf-xref";
-import type { RangeReader } from "./range-reader";
+} from "./objects";
+import { openClassicSection, StreamSection, type XrefEntry, type XrefSection } from "./xref";
+import type { RangeReader } from "../shared/range-reader";
 
 const TAIL_BYTES = 1024;
 const TAIL_BYTES_RETRY = 16 * 1024;

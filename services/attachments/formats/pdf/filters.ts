@@ -5,7 +5,7 @@
  * JBIG2, CCITTFax) and Crypt are rejected with a PdfError. Output is capped so a small
  * compressed stream cannot expand without bound.
  */
-import { concatBytes, isInt, PdfDict, PdfError, PdfName, type PdfObj } from "./pdf-objects";
+import { concatBytes, isInt, PdfDict, PdfError, PdfName, type PdfObj } from "./objects";
 
 export const MAX_DECODED_BYTES = 48 * 1024 * 1024;
 

@@ -453,4 +453,4 @@ export function lastIndexOf(hay: Uint8Array, needle: string): number {
   return -1;
 }
 
-export { concatBytes } from "./bytes";
+export { concatBytes } from "../shared/bytes";

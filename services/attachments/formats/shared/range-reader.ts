@@ -1,6 +1,6 @@
 /**
  * Random access to a file without holding it in memory. Attachments live in R2, where each
- * `read` becomes one ranged GET; parsers built on this (see `pdf.ts`) read only what they need.
+ * `read` becomes one ranged GET; parsers built on this (see `pdf/read.ts`) read only what they need.
  */
 export interface RangeReader {
   /** Total size in bytes. */

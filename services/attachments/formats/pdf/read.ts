@@ -10,24 +10,24 @@
  * Supported: FlateDecode (also LZW, ASCIIHex, ASCII85, RunLength) with PNG and TIFF predictors;
  * simple fonts through WinAnsi/Standard/MacRoman encodings and /Differences; /ToUnicode CMaps
  * (bfchar, bfrange) for any font, including Type0/Identity-H; form XObjects. Lines and word
- * spaces come from text positions (see pdf-text.ts).
+ * spaces come from text positions (see text.ts).
  *
- * What the own reader cannot do goes to pdf.js (pdf-pdfjs.ts) over the same ranged reads: a file
+ * What the own reader cannot do goes to pdf.js (pdfjs.ts) over the same ranged reads: a file
  * whose cross-reference data or page tree it cannot read (pdf.js rebuilds the xref by scanning),
  * encrypted files (the empty user password, or `password`), and pages whose fonts it cannot map
  * to text. `pageCountSource` says which reader found the count.
  *
  * Every failure is a `PdfError` with a readable message; loops and reads are bounded.
  */
-import { PdfDocument, RangeReadError } from "./pdf-document";
-import { decodeTextString } from "./pdf-encodings";
-import { isName, PdfError, PdfString } from "./pdf-objects";
-import { NEEDS_PASSWORD, openWithPdfjs, type PdfjsDocument } from "./pdf-pdfjs";
-import { extractPageText, type TextContext } from "./pdf-text";
-import type { RangeReader } from "./range-reader";
+import { PdfDocument, RangeReadError } from "./document";
+import { decodeTextString } from "./encodings";
+import { isName, PdfError, PdfString } from "./objects";
+import { NEEDS_PASSWORD, openWithPdfjs, type PdfjsDocument } from "./pdfjs";
+import { extractPageText, type TextContext } from "./text";
+import type { RangeReader } from "../shared/range-reader";
 
-export { PdfError } from "./pdf-objects";
-export { NEEDS_PASSWORD, usePdfjsCMaps, WRONG_PASSWORD } from "./pdf-pdfjs";
+export { PdfError } from "./objects";
+export { NEEDS_PASSWORD, usePdfjsCMaps, WRONG_PASSWORD } from "./pdfjs";
 
 /**
  * Share of a page's glyphs the own extractor could not map to text above which the page is read

@@ -1,0 +1,79 @@
+// One attachment format: how it is recognised, the facts its note states, the tools that read it
+// and the function that reads a range of it. Adding a format is a folder exporting one of these
+// plus its line in index.ts; a format folder imports only its own files, shared/ and this file.
+import type { RangeReader } from "./shared/range-reader";
+import type { LineIndex } from "./text/line-index";
+
+/** What an upload looks like when its format is decided. */
+export interface Sample {
+  /** The first bytes (8 KB, or the whole file when smaller). */
+  head: Uint8Array;
+  name: string;
+  declaredType: string | null;
+  /** The MIME type sniffType decided: magic bytes, then extension, then the declared type. */
+  type: string;
+}
+
+export interface ProbeContext {
+  type: string;
+  head: Uint8Array;
+  /** The file's line index, built on first call by streaming the file once. */
+  lineIndex: () => Promise<LineIndex>;
+}
+
+/** Facts a format establishes for the note; each format fills the fields that concern it. */
+export interface FormatFacts {
+  pageCount?: number;
+  pdfTitle?: string | null;
+  encrypted?: boolean;
+  /** Opens only with a user password nobody gave: the note asks for it. */
+  passwordRequired?: boolean;
+  /** How the page count was found: the file's own index, or pdf.js (recovered or decrypted). */
+  pageCountSource?: "xref" | "pdfjs";
+  lines?: number;
+  width?: number;
+  height?: number;
+  format?: string;
+  sheets?: { name: string; rows: number; columns: number }[];
+  columns?: string[];
+  rows?: number;
+  paragraphs?: number;
+  /** Why a fact could not be established (e.g. a corrupt PDF): said in the note, never hidden. */
+  problem?: string;
+}
+
+export interface Probed {
+  facts: FormatFacts;
+  /** A better MIME type than the sniffed one, when the probe learned it. */
+  type?: string;
+}
+
+export interface NoteContext {
+  /** `"attachment_id":"att_…"`, ready to put in a tool call example. */
+  arg: string;
+  size: number;
+  tier: "small" | "medium" | "large";
+}
+
+export interface AttachmentFormat<Kind extends string = string> {
+  /** What the note, the stored facts and the tools call it; formats may share a kind. */
+  readonly kind: Kind;
+  /** Whether this format reads the upload; the registry asks formats in order. */
+  detect(sample: Sample): boolean;
+  /** The facts the note states, through ranged reads only. Throws when the file is unreadable. */
+  probe(reader: RangeReader, ctx: ProbeContext): Promise<Probed>;
+  /**
+   * When probe throws, whether the note still files the upload under this kind (its bytes proved
+   * the format) or as plain bytes (only its name or type suggested it).
+   */
+  readonly keepsKindWhenUnreadable: boolean;
+  /** The tools that read this format; an upload of it activates them in its conversation. */
+  readonly tools: readonly string[];
+  /** The note's facts and its "how to read it" sentence. */
+  note(facts: FormatFacts, ctx: NoteContext): { facts: string[]; how: string };
+  /** Reads one range (pages, rows, lines, characters, or the whole image); the tools call it. */
+  readonly read: (reader: RangeReader, ...range: never[]) => Promise<unknown>;
+}
+
+/** A number as the note writes it: 12,345. */
+export const count = (x: number) => x.toLocaleString("en-US");

@@ -1,0 +1,32 @@
+// The registry of attachment formats, in detection order: the first whose `detect` accepts an
+// upload reads it, and an upload no format accepts is stored as plain bytes ("binary"). Adding a
+// format is its folder plus one line here.
+import { docxFormat } from "./document";
+import type { AttachmentFormat, FormatFacts, Sample } from "./format";
+import { imageFormat } from "./image";
+import { pdfFormat } from "./pdf";
+import { delimitedFormat, xlsxFormat } from "./spreadsheet";
+import { textFormat } from "./text";
+
+export const FORMATS = [pdfFormat, imageFormat, xlsxFormat, docxFormat, delimitedFormat, textFormat] as const;
+
+/** What stored facts and notes call an attachment: a format's kind, or bytes no tool reads. */
+export type AttachmentKind = (typeof FORMATS)[number]["kind"] | "binary";
+
+export interface AttachmentFacts extends FormatFacts {
+  kind: AttachmentKind;
+}
+
+export function detectFormat(sample: Sample): AttachmentFormat<AttachmentKind> | null {
+  return FORMATS.find((f) => f.detect(sample)) ?? null;
+}
+
+/** The format that writes the note for a kind (formats sharing a kind share their note). */
+export function formatOfKind(kind: string): AttachmentFormat<AttachmentKind> | null {
+  return FORMATS.find((f) => f.kind === kind) ?? null;
+}
+
+const tools: Partial<Record<AttachmentKind, string[]>> = { binary: [] };
+for (const f of FORMATS) tools[f.kind] = [...new Set([...(tools[f.kind] ?? []), ...f.tools])];
+/** Tools that read each kind of attachment; uploading one activates them in its conversation. */
+export const TOOLS_FOR = tools as Record<AttachmentKind, string[]>; // every kind comes from FORMATS

@@ -1,0 +1,21 @@
+// The text format: any file that reads as text, addressed by line through a sparse line index.
+import { count, type AttachmentFormat } from "../format";
+import { isProbablyText, readLines } from "./line-index";
+
+export const textFormat = {
+  kind: "text",
+  detect: (s) => s.type.startsWith("text/") || s.type === "application/json" || isProbablyText(s.head),
+  async probe(_reader, { type, lineIndex }) {
+    const index = await lineIndex();
+    // Bytes that read as text but had no telling name or type are plain text.
+    return { facts: { lines: index.lines }, type: type === "application/octet-stream" ? "text/plain" : type };
+  },
+  keepsKindWhenUnreadable: false,
+  tools: ["file_read"],
+  note(f, { arg, tier }) {
+    const facts = f.lines !== undefined ? [`${count(f.lines)} lines`] : [];
+    const how = tier === "small" ? `Read it with file_read {${arg},"lines":"1-${Math.max(1, Math.min(f.lines ?? 400, 400))}"}.` : `Read it a line range at a time: file_read {${arg},"lines":"1-400"}.`;
+    return { facts, how };
+  },
+  read: readLines,
+} satisfies AttachmentFormat<"text">;

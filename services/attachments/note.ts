@@ -1,0 +1,37 @@
+// The reference note an attachment becomes in the conversation: name, id, type, size, real facts
+// and the tools that read it. Never the content. The tier varies with size: a small file's note
+// invites reading it whole, a large one's says to go a range at a time or search. Each format
+// writes its own facts and "how to read it" line (formats/*/index.ts).
+import { formatOfKind, type AttachmentFacts } from "./formats";
+
+export { TOOLS_FOR, type AttachmentFacts } from "./formats";
+
+const SMALL = 200 * 1024;
+const LARGE = 20 * 1024 * 1024;
+
+export function humanBytes(n: number): string {
+  if (n < 1024) return `${n} B`;
+  const units = ["KB", "MB", "GB", "TB"];
+  let v = n / 1024;
+  let u = 0;
+  while (v >= 1024 && u < units.length - 1) {
+    v /= 1024;
+    u++;
+  }
+  return `${v.toFixed(v >= 100 ? 0 : 1)} ${units[u]}`;
+}
+
+export function attachmentNote(a: { id: string; name: string; type: string; size: number; facts: AttachmentFacts }): string {
+  const f = a.facts;
+  const tier = a.size > LARGE ? "large" : a.size > SMALL ? "medium" : "small";
+  const format = formatOfKind(f.kind);
+  const { facts, how } = format ? format.note(f, { arg: `"attachment_id":"${a.id}"`, size: a.size, tier }) : { facts: [], how: "No tool reads this type; its bytes are stored." };
+  if (f.problem) facts.push(`could not be inspected: ${f.problem}`);
+  const tierText = tier === "large" ? "large file: never read it whole" : tier === "medium" ? "medium file" : "small file";
+  return [
+    `<attachment id="${a.id}" name="${a.name}">`,
+    `${a.type}, ${humanBytes(a.size)} (${tierText})${facts.length ? `; ${facts.join("; ")}` : ""}.`,
+    `${how} Its content is not in this conversation: do not answer about it before reading it.`,
+    "</attachment>",
+  ].join("\n");
+}

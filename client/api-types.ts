@@ -2,24 +2,24 @@
 
 export interface Routes {
   "GET /health": {
-    path: Record<string, never>;
-    query: Record<string, never>;
+    path: undefined;
+    query: undefined;
     body: undefined;
     response: {
       ok: true;
     };
   };
   "GET /openapi.json": {
-    path: Record<string, never>;
-    query: Record<string, never>;
+    path: undefined;
+    query: undefined;
     body: undefined;
     response: {
       [key: string]: unknown;
     };
   };
   "POST /v1/admin/tenants": {
-    path: Record<string, never>;
-    query: Record<string, never>;
+    path: undefined;
+    query: undefined;
     body: {
       name: string;
     };
@@ -52,7 +52,7 @@ export interface Routes {
     path: {
       tenant: string;
     };
-    query: Record<string, never>;
+    query: undefined;
     body: {
       name?: string;
       expiresAt?: string;
@@ -68,7 +68,7 @@ export interface Routes {
       tenant: string;
       keyId: string;
     };
-    query: Record<string, never>;
+    query: undefined;
     body: undefined;
     response: {
       key: {
@@ -79,7 +79,7 @@ export interface Routes {
     };
   };
   "GET /v1/automations": {
-    path: Record<string, never>;
+    path: undefined;
     query: {
       limit?: string | number;
       cursor?: string | number;
@@ -92,8 +92,8 @@ export interface Routes {
     };
   };
   "POST /v1/automations": {
-    path: Record<string, never>;
-    query: Record<string, never>;
+    path: undefined;
+    query: undefined;
     body: {
       name: string;
       schedule: string;
@@ -107,7 +107,7 @@ export interface Routes {
     path: {
       id: string;
     };
-    query: Record<string, never>;
+    query: undefined;
     body: undefined;
     response: null;
   };
@@ -115,7 +115,7 @@ export interface Routes {
     path: {
       id: string;
     };
-    query: Record<string, never>;
+    query: undefined;
     body: undefined;
     response: Schemas["Automation"];
   };
@@ -123,7 +123,7 @@ export interface Routes {
     path: {
       id: string;
     };
-    query: Record<string, never>;
+    query: undefined;
     body: {
       name?: string;
       schedule?: string;
@@ -137,7 +137,7 @@ export interface Routes {
     path: {
       id: string;
     };
-    query: Record<string, never>;
+    query: undefined;
     body: undefined;
     response: Schemas["Automation"];
   };
@@ -145,7 +145,7 @@ export interface Routes {
     path: {
       id: string;
     };
-    query: Record<string, never>;
+    query: undefined;
     body: undefined;
     response: Schemas["Automation"];
   };
@@ -168,7 +168,7 @@ export interface Routes {
     };
   };
   "GET /v1/channels": {
-    path: Record<string, never>;
+    path: undefined;
     query: {
       limit?: string | number;
       cursor?: string | number;
@@ -184,7 +184,7 @@ export interface Routes {
     path: {
       name: string;
     };
-    query: Record<string, never>;
+    query: undefined;
     body: undefined;
     response: Schemas["Channel"];
   };
@@ -192,7 +192,7 @@ export interface Routes {
     path: {
       name: string;
     };
-    query: Record<string, never>;
+    query: undefined;
     body: {
       rotationSeconds: number;
     };
@@ -202,7 +202,7 @@ export interface Routes {
     path: {
       name: string;
     };
-    query: Record<string, never>;
+    query: undefined;
     body: {
       content: string | Array<{
         type: "text";
@@ -220,7 +220,7 @@ export interface Routes {
     response: Schemas["TurnResult"];
   };
   "GET /v1/conversations": {
-    path: Record<string, never>;
+    path: undefined;
     query: {
       limit?: string | number;
       cursor?: string | number;
@@ -233,8 +233,8 @@ export interface Routes {
     };
   };
   "POST /v1/conversations": {
-    path: Record<string, never>;
-    query: Record<string, never>;
+    path: undefined;
+    query: undefined;
     body: {
       title?: string;
       settings?: {
@@ -260,7 +260,7 @@ export interface Routes {
     path: {
       id: string;
     };
-    query: Record<string, never>;
+    query: undefined;
     body: undefined;
     response: null;
   };
@@ -268,7 +268,7 @@ export interface Routes {
     path: {
       id: string;
     };
-    query: Record<string, never>;
+    query: undefined;
     body: undefined;
     response: Schemas["Conversation"];
   };
@@ -276,7 +276,7 @@ export interface Routes {
     path: {
       id: string;
     };
-    query: Record<string, never>;
+    query: undefined;
     body: {
       title?: string;
       settings?: {
@@ -327,7 +327,7 @@ export interface Routes {
       id: string;
       attachmentId: string;
     };
-    query: Record<string, never>;
+    query: undefined;
     body: undefined;
     response: null;
   };
@@ -336,7 +336,7 @@ export interface Routes {
       id: string;
       attachmentId: string;
     };
-    query: Record<string, never>;
+    query: undefined;
     body: undefined;
     response: Schemas["Attachment"];
   };
@@ -344,7 +344,7 @@ export interface Routes {
     path: {
       id: string;
     };
-    query: Record<string, never>;
+    query: undefined;
     body: {
       name: string;
       type?: string;
@@ -361,7 +361,7 @@ export interface Routes {
       id: string;
       attachmentId: string;
     };
-    query: Record<string, never>;
+    query: undefined;
     body: undefined;
     response: null;
   };
@@ -370,7 +370,7 @@ export interface Routes {
       id: string;
       attachmentId: string;
     };
-    query: Record<string, never>;
+    query: undefined;
     body: {
       parts: Array<{
         partNumber: number;
@@ -385,7 +385,7 @@ export interface Routes {
       attachmentId: string;
       part: string;
     };
-    query: Record<string, never>;
+    query: undefined;
     body: BodyInit;
     response: {
       partNumber: number;
@@ -413,7 +413,7 @@ export interface Routes {
     path: {
       id: string;
     };
-    query: Record<string, never>;
+    query: undefined;
     body: {
       content: string | Array<{
         type: "text";
@@ -453,7 +453,7 @@ export interface Routes {
       id: string;
       snapshot: string;
     };
-    query: Record<string, never>;
+    query: undefined;
     body: undefined;
     response: {
       [key: string]: unknown;
@@ -463,7 +463,7 @@ export interface Routes {
     path: {
       id: string;
     };
-    query: Record<string, never>;
+    query: undefined;
     body: undefined;
     response: {
       [key: string]: unknown;
@@ -501,7 +501,7 @@ export interface Routes {
     path: {
       id: string;
     };
-    query: Record<string, never>;
+    query: undefined;
     body: undefined;
     response: {
       ticket: string;
@@ -512,12 +512,12 @@ export interface Routes {
     path: {
       date: string;
     };
-    query: Record<string, never>;
+    query: undefined;
     body: undefined;
     response: unknown;
   };
   "GET /v1/keys": {
-    path: Record<string, never>;
+    path: undefined;
     query: {
       limit?: string | number;
       cursor?: string | number;
@@ -534,8 +534,8 @@ export interface Routes {
     };
   };
   "POST /v1/keys": {
-    path: Record<string, never>;
-    query: Record<string, never>;
+    path: undefined;
+    query: undefined;
     body: {
       name?: string;
       expiresAt?: string;
@@ -550,7 +550,7 @@ export interface Routes {
     path: {
       keyId: string;
     };
-    query: Record<string, never>;
+    query: undefined;
     body: undefined;
     response: {
       key: {
@@ -561,7 +561,7 @@ export interface Routes {
     };
   };
   "GET /v1/memory": {
-    path: Record<string, never>;
+    path: undefined;
     query: {
       limit?: string | number;
       cursor?: string | number;
@@ -574,8 +574,8 @@ export interface Routes {
     };
   };
   "POST /v1/memory": {
-    path: Record<string, never>;
-    query: Record<string, never>;
+    path: undefined;
+    query: undefined;
     body: {
       text: string;
       title?: string;
@@ -587,7 +587,7 @@ export interface Routes {
     path: {
       id: string;
     };
-    query: Record<string, never>;
+    query: undefined;
     body: undefined;
     response: null;
   };
@@ -595,7 +595,7 @@ export interface Routes {
     path: {
       id: string;
     };
-    query: Record<string, never>;
+    query: undefined;
     body: undefined;
     response: Schemas["Note"];
   };
@@ -603,7 +603,7 @@ export interface Routes {
     path: {
       id: string;
     };
-    query: Record<string, never>;
+    query: undefined;
     body: {
       text?: string;
       title?: string;
@@ -612,7 +612,7 @@ export interface Routes {
     response: Schemas["Note"];
   };
   "GET /v1/memory/episodes": {
-    path: Record<string, never>;
+    path: undefined;
     query: {
       limit?: string | number;
       cursor?: string | number;
@@ -629,12 +629,12 @@ export interface Routes {
     path: {
       id: string;
     };
-    query: Record<string, never>;
+    query: undefined;
     body: undefined;
     response: Schemas["Episode"];
   };
   "GET /v1/projects": {
-    path: Record<string, never>;
+    path: undefined;
     query: {
       limit?: string | number;
       cursor?: string | number;
@@ -647,8 +647,8 @@ export interface Routes {
     };
   };
   "POST /v1/projects": {
-    path: Record<string, never>;
-    query: Record<string, never>;
+    path: undefined;
+    query: undefined;
     body: {
       name: string;
     };
@@ -658,7 +658,7 @@ export interface Routes {
     path: {
       id: string;
     };
-    query: Record<string, never>;
+    query: undefined;
     body: undefined;
     response: null;
   };
@@ -666,7 +666,7 @@ export interface Routes {
     path: {
       id: string;
     };
-    query: Record<string, never>;
+    query: undefined;
     body: undefined;
     response: Schemas["Project"];
   };
@@ -706,12 +706,12 @@ export interface Routes {
       id: string;
       fileId: string;
     };
-    query: Record<string, never>;
+    query: undefined;
     body: undefined;
     response: null;
   };
   "GET /v1/search": {
-    path: Record<string, never>;
+    path: undefined;
     query: {
       q: string | number;
       conversation?: string | number;

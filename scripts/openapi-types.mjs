@@ -40,7 +40,7 @@ export function tsType(s, indent = "") {
 }
 
 function objectOf(fields, indent) {
-  if (!fields.length) return "Record<string, never>";
+  if (!fields.length) return "undefined";
   return `{\n${fields.map((f) => `${indent}  ${key(f.name)}${f.required ? "" : "?"}: ${f.type};`).join("\n")}\n${indent}}`;
 }
 

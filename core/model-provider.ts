@@ -33,7 +33,13 @@ export function chooseModel(env: ModelEnv, offlineInBuild = OFFLINE_MODEL_IN_BUI
   if (provider !== undefined && provider !== "anthropic" && provider !== "offline")
     return { ok: false, message: `the model is not configured: MODEL_PROVIDER must be "anthropic" or "offline"` };
   if (provider === "offline") return offlineInBuild ? { ok: true, provider: "offline" } : { ok: false, message: NOT_IN_BUILD };
-  if (apiKey) return { ok: true, provider: "anthropic", apiKey, baseURL: env.ANTHROPIC_BASE_URL || undefined };
+  if (apiKey) {
+    const baseURL = env.ANTHROPIC_BASE_URL?.trim() || undefined;
+    // A typo here would send the key somewhere unintended or fail every turn obscurely: refuse it by name.
+    if (baseURL !== undefined && !isHttpUrl(baseURL))
+      return { ok: false, message: "the model is not configured: ANTHROPIC_BASE_URL must be an http(s) URL, such as https://gateway.ai.cloudflare.com/v1/<account>/<gateway>/anthropic" };
+    return { ok: true, provider: "anthropic", apiKey, baseURL };
+  }
   if (provider === undefined && env.DEV_BOOTSTRAP === "true") return offlineInBuild ? { ok: true, provider: "offline" } : { ok: false, message: NOT_IN_BUILD };
   return {
     ok: false,
@@ -42,6 +48,14 @@ export function chooseModel(env: ModelEnv, offlineInBuild = OFFLINE_MODEL_IN_BUI
         ? "the model is not configured: MODEL_PROVIDER is anthropic but the ANTHROPIC_API_KEY secret is not set"
         : "the model is not configured: set the ANTHROPIC_API_KEY secret (or MODEL_PROVIDER=offline for the embedded offline model)",
   };
+}
+
+function isHttpUrl(value: string): boolean {
+  try {
+    return /^https?:$/.test(new URL(value).protocol);
+  } catch {
+    return false;
+  }
 }
 
 /** Thrown where a model call would need a model that is not configured. */

@@ -3,6 +3,10 @@
 interface __BaseEnv_Env {
   /** The Anthropic API key (a secret). Required outside local dev unless MODEL_PROVIDER=offline. */
   ANTHROPIC_API_KEY?: string;
+  /**
+   * Where the SDK sends model calls instead of https://api.anthropic.com, e.g. a Cloudflare AI
+   * Gateway: https://gateway.ai.cloudflare.com/v1/<account id>/<gateway id>/anthropic. Read by both workers.
+   */
   ANTHROPIC_BASE_URL?: string;
   /**
    * "anthropic" (ANTHROPIC_API_KEY required) or "offline" (the embedded offline model). Unset:

@@ -9,7 +9,7 @@ import { describeZodError } from "../../core/validation";
 
 export const MAX_FRAME_BYTES = 4 * 1024 * 1024;
 
-const frameSchema = z.discriminatedUnion("type", [
+export const clientFrameSchema = z.discriminatedUnion("type", [
   z.strictObject({
     type: z.literal("send"),
     content: turnContentSchema,
@@ -17,7 +17,7 @@ const frameSchema = z.discriminatedUnion("type", [
     idempotencyKey: idempotencyKeySchema.optional(),
   }),
   z.strictObject({ type: z.literal("ping") }),
-]);
+]).meta({ id: "SocketClientFrame", description: "A frame a client sends on /v1/conversations/{id}/ws (JSON text)." });
 
 export type ClientFrame = { type: "send"; content: ContentBlock[]; attachments: string[]; idempotencyKey?: string } | { type: "ping" };
 
@@ -32,7 +32,7 @@ export function parseClientFrame(data: string | ArrayBuffer): { ok: true; value:
   }
   const problem = jsonValueProblem(json, "frame");
   if (problem) return { ok: false, error: problem };
-  const parsed = frameSchema.safeParse(json);
+  const parsed = clientFrameSchema.safeParse(json);
   if (!parsed.success) return { ok: false, error: describeZodError(parsed.error) };
   if (parsed.data.type === "ping") return { ok: true, value: { type: "ping" } };
   const { idempotencyKey } = parsed.data;

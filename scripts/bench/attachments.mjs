@@ -14,7 +14,7 @@ import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { PDFDocument, StandardFonts } from "pdf-lib";
 import { ROOT } from "../stack.mjs";
-import { get, post, withStack } from "./common.mjs";
+import { apiClient, get, post, withStack } from "./common.mjs";
 
 setFlagsFromString("--expose-gc");
 const gc = runInNewContext("gc");
@@ -84,8 +84,9 @@ export async function benchAttachments() {
 
     await withStack(async (base) => {
       const conv = (await post(base, "/v1/conversations", { title: "bench" })).json.id;
-      const up = await fetch(`${base}/v1/conversations/${conv}/attachments?name=book.pdf`, { method: "POST", headers: { authorization: "Bearer dev-local-key", "content-type": "application/pdf" }, body: pdfBytes });
-      const att = await up.json();
+      const up = await (await apiClient(base)).request("POST /v1/conversations/{id}/attachments", { path: { id: conv }, query: { name: "book.pdf" }, body: pdfBytes, headers: { "content-type": "application/pdf" } });
+      if (up.status !== 201) throw new Error(`upload: ${up.status} ${up.text.slice(0, 200)}`);
+      const att = up.data;
       const t0 = Date.now();
       // The first search starts the indexing; it waits up to ~25 s and returns what is indexed.
       await post(base, `/v1/conversations/${conv}/messages`, { content: `@tool pdf_search {"attachment_id":"${att.id}","query":"kumquat2750"}` });

@@ -1,23 +1,45 @@
-// Shared helpers of the benchmarks: a tiny client for the local stack and a few statistics.
+// Shared helpers of the benchmarks: the typed client (client/, bundled once per run) for the
+// local stack, and a few statistics.
+import { build } from "esbuild";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { startStack } from "../stack.mjs";
+import { pathToFileURL } from "node:url";
+import { ROOT, startStack } from "../stack.mjs";
 
-const AUTH = { authorization: "Bearer dev-local-key", "content-type": "application/json" };
+export const KEY = "dev-local-key";
+
+let clientModule;
+/** client/index.ts, compiled for Node on first use. */
+async function loadClient() {
+  clientModule ??= (async () => {
+    const dir = mkdtempSync(join(tmpdir(), "context-chat-client-"));
+    const outfile = join(dir, "client.mjs");
+    await build({ entryPoints: [join(ROOT, "client/index.ts")], bundle: true, format: "esm", platform: "node", outfile, logLevel: "silent" });
+    try {
+      return await import(pathToFileURL(outfile).href);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  })();
+  return clientModule;
+}
+
+/** The typed client for the dev tenant on `base` (options: see client/index.ts ClientOptions). */
+export async function apiClient(base, options = {}) {
+  return (await loadClient()).createClient({ baseUrl: base, key: KEY, ...options });
+}
 
 export async function get(base, path) {
-  const res = await fetch(base + path, { headers: AUTH });
-  const json = await res.json();
-  if (!res.ok) throw new Error(`${path}: ${res.status} ${JSON.stringify(json).slice(0, 200)}`);
-  return json;
+  const r = await (await apiClient(base)).send("GET", path);
+  if (!r.ok) throw new Error(`${path}: ${r.status} ${r.text.slice(0, 200)}`);
+  return r.data;
 }
 
 export async function post(base, path, body) {
-  const res = await fetch(base + path, { method: "POST", headers: AUTH, body: JSON.stringify(body) });
-  const json = await res.json();
-  if (!res.ok) throw new Error(`${path}: ${res.status} ${JSON.stringify(json).slice(0, 200)}`);
-  return { json, timing: res.headers.get("server-timing") ?? "" };
+  const r = await (await apiClient(base)).send("POST", path, { body: JSON.stringify(body), headers: { "content-type": "application/json" } });
+  if (!r.ok) throw new Error(`${path}: ${r.status} ${r.text.slice(0, 200)}`);
+  return { json: r.data, timing: r.headers.get("server-timing") ?? "" };
 }
 
 export const dur = (timing, name) => Number(new RegExp(`${name};dur=(\\d+(?:\\.\\d+)?)`).exec(timing)?.[1] ?? NaN);

@@ -5,10 +5,8 @@
 //
 //   npm run bench:load -- [--conversations 24] [--senders 3] [--turns 5] [--pdfs 2] [--pdf-pages 150] [--deadline 150]
 import { PDFDocument, StandardFonts } from "pdf-lib";
-import { quantile, withStack } from "./common.mjs";
+import { apiClient, quantile, withStack } from "./common.mjs";
 
-const KEY = "dev-local-key";
-const AUTH = { authorization: `Bearer ${KEY}` };
 const TRANSPORTS = ["json", "sse", "ws"];
 
 function flags(argv) {
@@ -27,8 +25,8 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 /** Counts of what the run met that is not a turn failure (HTTP 429s, retried). */
 const seen = { http429: 0, retried5xx: 0 };
 
-/** A request that waits out a 429 (a rate limiter may sit in front) and reports it. */
-async function request(url, init, tries = 20) {
+/** The client's fetch: waits out a 429 (a rate limiter may sit in front) and reports it. */
+async function patientFetch(url, init, tries = 20) {
   for (let i = 0; ; i++) {
     const res = await fetch(url, init);
     if (res.status !== 429 || i >= tries) return res;
@@ -37,80 +35,61 @@ async function request(url, init, tries = 20) {
   }
 }
 
-async function json(base, method, path, body) {
-  const res = await request(base + path, { method, headers: { ...AUTH, ...(body ? { "content-type": "application/json" } : {}) }, body: body ? JSON.stringify(body) : undefined });
-  const out = await res.json();
-  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(out).slice(0, 300)}`);
-  return out;
-}
+let client;
 
-function parseSse(text) {
-  return [...text.matchAll(/^event: (\w+)\ndata: (.*)$/gm)].map((m) => JSON.parse(m[2]));
+async function json(method, path, body) {
+  const r = await client.send(method, path, body ? { body: JSON.stringify(body), headers: { "content-type": "application/json" } } : {});
+  if (!r.ok) throw new Error(`${method} ${path}: ${r.status} ${r.text.slice(0, 300)}`);
+  return r.data;
 }
 
 /** One turn over plain JSON: the saved messages from the body, server time from Server-Timing. */
-async function turnJson(base, id, content) {
+async function turnJson(id, content) {
   const t0 = performance.now();
-  const res = await request(`${base}/v1/conversations/${id}/messages`, { method: "POST", headers: { ...AUTH, "content-type": "application/json" }, body: JSON.stringify({ content }) });
-  const body = await res.json();
-  const timing = res.headers.get("server-timing") ?? "";
+  const r = await client.request("POST /v1/conversations/{id}/messages", { path: { id }, body: { content } });
+  const timing = r.headers.get("server-timing") ?? "";
   const app = Number(/app;dur=(\d+(?:\.\d+)?)/.exec(timing)?.[1] ?? NaN);
-  return { ok: res.status === 200, status: res.status, error: body.error, messages: body.messages ?? [], serverMs: app, wallMs: performance.now() - t0 };
+  return { ok: r.status === 200, status: r.status, error: r.data?.error, messages: r.data?.messages ?? [], serverMs: app, wallMs: performance.now() - t0 };
 }
 
-/** One turn over SSE: the saved messages from `message` events, server time from `turn_end`. */
-async function turnSse(base, id, content) {
+/** One turn over SSE (the client's event iterator): saved messages from `message` events, server time from `turn_end`. */
+async function turnSse(id, content) {
   const t0 = performance.now();
-  const res = await request(`${base}/v1/conversations/${id}/messages`, { method: "POST", headers: { ...AUTH, "content-type": "application/json", accept: "text/event-stream" }, body: JSON.stringify({ content }) });
-  const events = parseSse(await res.text());
+  const events = [];
+  try {
+    for await (const e of client.turn(id, { content })) events.push(e);
+  } catch (err) {
+    return { ok: false, status: err.status ?? 0, error: err.body?.error ?? String(err), messages: [], serverMs: NaN, wallMs: performance.now() - t0 };
+  }
   const end = events.find((e) => e.type === "turn_end");
   const error = events.find((e) => e.type === "error");
-  return { ok: res.status === 200 && !!end && end.stop_reason !== "error" && !error, status: res.status, error: error?.error, messages: events.filter((e) => e.type === "message").map((e) => e.message), serverMs: end?.timing.serverMs ?? NaN, wallMs: performance.now() - t0 };
+  return { ok: !!end && end.stop_reason !== "error" && !error, status: 200, error: error?.error, messages: events.filter((e) => e.type === "message").map((e) => e.message), serverMs: end?.timing.serverMs ?? NaN, wallMs: performance.now() - t0 };
 }
 
-/** A websocket sender: its own socket; its turn is the one whose user message carries its marker. */
+/** A websocket sender: its own socket (the client's); its turn is the one whose user message carries its marker. */
 class SocketSender {
-  constructor(base, id) {
-    this.url = `${base.replace(/^http/, "ws")}/v1/conversations/${id}/ws`;
-    this.events = [];
-    this.waiters = [];
+  constructor(id) {
+    this.id = id;
   }
 
-  open() {
-    this.ws = new WebSocket(this.url, { headers: AUTH });
-    this.ws.addEventListener("message", (m) => {
-      const e = JSON.parse(String(m.data));
-      this.events.push(e);
-      for (const w of [...this.waiters]) if (w.pred(e)) (this.waiters.splice(this.waiters.indexOf(w), 1), w.resolve(e));
-    });
-    return new Promise((resolve, reject) => {
-      this.ws.addEventListener("open", resolve);
-      this.ws.addEventListener("error", () => reject(new Error("websocket refused")));
-    });
-  }
-
-  next(pred, timeoutMs = 60_000) {
-    return new Promise((resolve, reject) => {
-      const hit = this.events.find(pred);
-      if (hit) return resolve(hit);
-      const timer = setTimeout(() => reject(new Error("websocket turn timed out")), timeoutMs);
-      this.waiters.push({ pred, resolve: (e) => (clearTimeout(timer), resolve(e)) });
-    });
+  async open() {
+    this.socket = await client.socket(this.id);
   }
 
   async turn(content, marker) {
     const t0 = performance.now();
-    this.ws.send(JSON.stringify({ type: "send", content }));
-    const mine = await this.next((e) => e.type === "message" && e.message.role === "user" && e.message.content[0]?.text?.includes(marker));
-    const end = await this.next((e) => e.type === "turn_end" && e.turnId === mine.turnId);
-    const error = this.events.find((e) => e.type === "error" && e.turnId === mine.turnId);
-    const messages = this.events.filter((e) => e.type === "message" && e.turnId === mine.turnId).map((e) => e.message);
-    this.events = this.events.filter((e) => e.turnId !== mine.turnId);
+    const from = this.socket.frames.length;
+    this.socket.send({ type: "send", content });
+    const mine = await this.socket.next((e) => e.type === "message" && e.message.role === "user" && e.message.content[0]?.text?.includes(marker), 60_000);
+    const end = await this.socket.next((e) => e.type === "turn_end" && e.turnId === mine.turnId, 60_000);
+    const frames = this.socket.frames.slice(from).filter((e) => e.turnId === mine.turnId);
+    const error = frames.find((e) => e.type === "error");
+    const messages = frames.filter((e) => e.type === "message").map((e) => e.message);
     return { ok: end.stop_reason !== "error" && !error, status: 200, error: error?.error, messages, serverMs: end.timing.serverMs, wallMs: performance.now() - t0 };
   }
 
   close() {
-    this.ws.close();
+    this.socket.close();
   }
 }
 
@@ -121,22 +100,17 @@ async function pdfBytes(pages) {
   return doc.save();
 }
 
-async function upload(base, id, name, type, body) {
-  const res = await request(`${base}/v1/conversations/${id}/attachments?name=${encodeURIComponent(name)}`, { method: "POST", headers: { ...AUTH, "content-type": type }, body });
-  const out = await res.json();
-  if (res.status !== 201) throw new Error(`upload ${name}: ${res.status} ${JSON.stringify(out).slice(0, 200)}`);
-  return out;
+async function upload(id, name, type, body) {
+  const r = await client.request("POST /v1/conversations/{id}/attachments", { path: { id }, query: { name }, body, headers: { "content-type": type } });
+  if (r.status !== 201) throw new Error(`upload ${name}: ${r.status} ${r.text.slice(0, 200)}`);
+  return r.data;
 }
 
-async function transcript(base, id) {
+/** The whole transcript, through the client's cursor-following iterator. */
+async function transcript(id) {
   const all = [];
-  let after = 0;
-  for (;;) {
-    const page = await json(base, "GET", `/v1/conversations/${id}/messages?after=${after}&limit=500`);
-    all.push(...page.messages);
-    if (!page.next) return all;
-    after = page.next;
-  }
+  for await (const m of client.messages(id, { pageSize: 500 })) all.push(m);
+  return all;
 }
 
 const textOfWire = (m) => (typeof m.content === "string" ? m.content : m.content.map((b) => (b.type === "text" ? b.text : "")).join("\n"));
@@ -146,8 +120,9 @@ export async function benchLoad(argv = []) {
   const run = Math.random().toString(36).slice(2, 8);
   const settings = { foldThresholdChars: f["fold-threshold"], summaryMaxChars: 1500 };
   await withStack(async (base) => {
+    client = await apiClient(base, { fetch: patientFetch });
     const convs = [];
-    for (let c = 0; c < f.conversations; c++) convs.push((await json(base, "POST", "/v1/conversations", { title: `load ${c}`, settings })).id);
+    for (let c = 0; c < f.conversations; c++) convs.push((await json("POST", "/v1/conversations", { title: `load ${c}`, settings })).id);
     const pdf = f.pdfs ? await pdfBytes(f["pdf-pages"]) : null;
     const deadline = Date.now() + f.deadline * 1000;
     const turns = [];
@@ -155,13 +130,13 @@ export async function benchLoad(argv = []) {
 
     // Background: PDF first searches (page extraction through the queue) on their own conversations.
     const background = Array.from({ length: f.pdfs }, async (_, i) => {
-      const id = (await json(base, "POST", "/v1/conversations", { title: `pdf ${i}` })).id;
-      const att = await upload(base, id, `load-${i}.pdf`, "application/pdf", pdf);
+      const id = (await json("POST", "/v1/conversations", { title: `pdf ${i}` })).id;
+      const att = await upload(id, `load-${i}.pdf`, "application/pdf", pdf);
       const t0 = performance.now();
-      const r = await turnJson(base, id, `@tool pdf_search {"attachment_id":"${att.id}","query":"loadpage${f["pdf-pages"]}"}`);
+      const r = await turnJson(id, `@tool pdf_search {"attachment_id":"${att.id}","query":"loadpage${f["pdf-pages"]}"}`);
       let pages = 0;
       for (let k = 0; k < 120 && pages < f["pdf-pages"] && Date.now() < deadline; k++) {
-        pages = (await json(base, "GET", `/v1/conversations/${id}/attachments/${att.id}`)).pagesIndexed;
+        pages = (await json("GET", `/v1/conversations/${id}/attachments/${att.id}`)).pagesIndexed;
         if (pages < f["pdf-pages"]) await sleep(500);
       }
       return { ok: r.ok, pages, ms: performance.now() - t0 };
@@ -174,16 +149,16 @@ export async function benchLoad(argv = []) {
         const transport = TRANSPORTS[(c + s) % TRANSPORTS.length];
         senders.push(
           (async () => {
-            const socket = transport === "ws" ? new SocketSender(base, id) : null;
+            const socket = transport === "ws" ? new SocketSender(id) : null;
             await socket?.open();
             for (let t = 0; t < f.turns && Date.now() < deadline; t++) {
               const marker = `lm${run}c${c}s${s}t${t}`;
               const content = `load turn ${marker} from sender ${s}\n@reply-chars ${f["reply-chars"]}`;
               const sent = performance.now() - t0;
-              const r = transport === "json" ? await turnJson(base, id, content) : transport === "sse" ? await turnSse(base, id, content) : await socket.turn(content, marker);
+              const r = transport === "json" ? await turnJson(id, content) : transport === "sse" ? await turnSse(id, content) : await socket.turn(content, marker);
               turns.push({ id, c, s, t, transport, marker, sent, ...r });
               // Midway, the first sender also attaches a small file: its note joins the turn order.
-              if (s === 0 && t === 1) notes.get(id).push((await upload(base, id, `notes-${c}.txt`, "text/plain", `attachment for ${marker}\n`.repeat(200))).note);
+              if (s === 0 && t === 1) notes.get(id).push((await upload(id, `notes-${c}.txt`, "text/plain", `attachment for ${marker}\n`.repeat(200))).note);
             }
             socket?.close();
           })(),
@@ -198,7 +173,7 @@ export async function benchLoad(argv = []) {
     const metas = new Map();
     for (const id of convs) {
       for (let k = 0; k < 40; k++) {
-        const m = await json(base, "GET", `/v1/conversations/${id}`);
+        const m = await json("GET", `/v1/conversations/${id}`);
         metas.set(id, m);
         if (!m.foldInFlight) break;
         await sleep(250);
@@ -210,7 +185,7 @@ export async function benchLoad(argv = []) {
     const audit = { transcript: 0, replayTail: 0, folded: 0, index: 0, sent: turns.length };
     let lost = 0;
     for (const id of convs) {
-      const t = await transcript(base, id);
+      const t = await transcript(id);
       const meta = metas.get(id);
       const mine = turns.filter((x) => x.id === id);
       if (t.some((m, i) => m.seq !== i + 1)) problems.push(`${id}: seqs not contiguous`);
@@ -242,7 +217,7 @@ export async function benchLoad(argv = []) {
       // The replay source: the summary covers seq <= summarizedThroughMessage; the rest is the verbatim tail, once each, in order.
       const through = meta.summarizedThroughMessage ?? 0;
       if (meta.summary && meta.summary.length > settings.summaryMaxChars) problems.push(`${id}: summary over its cap`);
-      const replay = await json(base, "GET", `/v1/conversations/${id}/replay`);
+      const replay = await json("GET", `/v1/conversations/${id}/replay`);
       const tail = replay.messages.slice(meta.summary ? 2 : 0).map(textOfWire).join("\n");
       // A folded message is covered when the replay tells the model how to get it back: the
       // preamble's conversation_read pointer names this conversation and a seq range holding it
@@ -271,7 +246,7 @@ export async function benchLoad(argv = []) {
     const indexDeadline = Date.now() + 60_000;
     const checkIndex = async (turn) => {
       for (;;) {
-        const r = await json(base, "GET", `/v1/search?q=${encodeURIComponent(turn.marker)}&conversation=${turn.id}&kind=message&limit=10`);
+        const r = await json("GET", `/v1/search?q=${encodeURIComponent(turn.marker)}&conversation=${turn.id}&kind=message&limit=10`);
         const users = r.results.filter((h) => h.role === "user");
         if (users.length === 1 && users[0].messageId === turn.messages[0]?.id) return true;
         if (users.length > 1 || Date.now() > indexDeadline) return false;

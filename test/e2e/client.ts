@@ -1,74 +1,35 @@
-// A small HTTP/WebSocket client for the running stack, the way an outside client would use it.
+// The running stack through the typed client (client/), the way an outside client would use it.
 import { inject } from "vitest";
-import { jsonOrUndefined } from "../json-body";
+import { createClient, type Client, type ConversationSocket, type Message } from "../../client";
 
 export const KEY = "dev-local-key";
 export const ADMIN = "dev-admin-token";
 export const base = () => inject("baseUrl");
 
+/** The typed client for the dev tenant (`.as(key)` for another tenant or the admin token). */
+export const client = (key = KEY): Client => createClient({ baseUrl: base(), key });
+
+/** A request outside the document's types (refusals, raw bodies), still through the client. */
 export async function api(method: string, path: string, body?: unknown, opts: { key?: string; headers?: Record<string, string> } = {}) {
-  const headers: Record<string, string> = { authorization: `Bearer ${opts.key ?? KEY}`, ...opts.headers };
-  let payload: string | undefined;
-  if (body !== undefined) {
-    headers["content-type"] ??= "application/json";
-    payload = typeof body === "string" ? body : JSON.stringify(body);
-  }
-  const res = await fetch(base() + path, { method, headers, body: payload });
-  const text = await res.text();
-  const json = jsonOrUndefined(text);
-  return { status: res.status, json, text, headers: res.headers };
+  const raw = body === undefined || typeof body === "string";
+  const headers = { ...(raw ? {} : { "content-type": "application/json" }), ...opts.headers };
+  const r = await client(opts.key).send(method, path, { body: raw ? (body as string | undefined) : JSON.stringify(body), headers });
+  return { status: r.status, json: r.data, text: r.text, headers: r.headers };
 }
 
 export async function newConversation(settings?: Record<string, unknown>, key?: string): Promise<string> {
-  const r = await api("POST", "/v1/conversations", { title: "e2e", ...(settings ? { settings } : {}) }, { key });
+  const r = await client(key).request("POST /v1/conversations", { body: { title: "e2e", ...(settings ? { settings } : {}) } });
   if (r.status !== 201) throw new Error(`create ${r.status} ${r.text}`);
-  return r.json.id;
+  return r.data.id;
 }
 
+/** The whole transcript, paged by the seq cursor. */
 export async function transcript(id: string, key?: string): Promise<any[]> {
-  const all: any[] = [];
-  let after = 0;
-  for (;;) {
-    const r = await api("GET", `/v1/conversations/${id}/messages?after=${after}&limit=200`, undefined, { key });
-    all.push(...r.json.messages);
-    if (!r.json.next) return all;
-    after = r.json.next;
-  }
+  const all: Message[] = [];
+  for await (const m of client(key).messages(id)) all.push(m);
+  return all;
 }
 
-export interface SocketSession {
-  ws: WebSocket;
-  events: any[];
-  next(pred: (e: any) => boolean, timeoutMs?: number): Promise<any>;
-  close(): void;
-}
-
-export function openSocket(id: string, auth: { ticket?: string; key?: string }): Promise<SocketSession> {
-  const url = `${base().replace(/^http/, "ws")}/v1/conversations/${id}/ws${auth.ticket ? `?ticket=${auth.ticket}` : ""}`;
-  // Node's WebSocket (undici) accepts headers through this non-standard option, as non-browser clients do.
-  const ws = new WebSocket(url, auth.key ? ({ headers: { authorization: `Bearer ${auth.key}` } } as any) : undefined);
-  const events: any[] = [];
-  const waiters: { pred: (e: any) => boolean; resolve: (e: any) => void }[] = [];
-  ws.addEventListener("message", (m) => {
-    const e = JSON.parse(String(m.data));
-    events.push(e);
-    for (const w of [...waiters]) if (w.pred(e)) (waiters.splice(waiters.indexOf(w), 1), w.resolve(e));
-  });
-  return new Promise((resolve, reject) => {
-    ws.addEventListener("open", () =>
-      resolve({
-        ws,
-        events,
-        close: () => ws.close(),
-        next: (pred, timeoutMs = 20_000) =>
-          new Promise((res, rej) => {
-            const hit = events.find(pred);
-            if (hit) return res(hit);
-            waiters.push({ pred, resolve: res });
-            setTimeout(() => rej(new Error(`timed out; saw ${events.map((e) => e.type).join(",")}`)), timeoutMs);
-          }),
-      }),
-    );
-    ws.addEventListener("error", () => reject(new Error("websocket refused")));
-  });
+export function openSocket(id: string, auth: { ticket?: string; key?: string }): Promise<ConversationSocket> {
+  return createClient({ baseUrl: base(), key: auth.key }).socket(id, auth.ticket ? { ticket: auth.ticket } : {});
 }

@@ -298,4 +298,21 @@ describe("the web UI", () => {
     expect(await page.locator("#replay-messages article.msg").count()).toBe(replay.messages.length);
     await shot("replay");
   });
+
+  it("the API reference page renders every operation of /openapi.json under the page's CSP", async () => {
+    const reference = await browser.newPage();
+    const problems: string[] = [];
+    reference.on("pageerror", (err) => problems.push(String(err)));
+    reference.on("console", (m) => m.type() === "error" && problems.push(m.text()));
+    await reference.goto(`${base()}/`);
+    await reference.click("a.api-link");
+    await reference.waitForSelector(".operation");
+    const doc = await (await fetch(`${base()}/openapi.json`)).json();
+    const operations = Object.values(doc.paths as Record<string, object>).reduce((n, ops) => n + Object.keys(ops).length, 0);
+    expect(await reference.locator(".operation").count()).toBe(operations);
+    expect(await reference.locator("#schema-TurnEvent pre").textContent()).toContain('"turn_start"');
+    expect(await reference.locator('[id="get /v1/conversations/{id}/ws"]').textContent()).toContain("x-websocket");
+    expect(problems).toEqual([]);
+    await reference.close();
+  });
 });

@@ -143,7 +143,7 @@ export function registeredRoutes(): string[] {
 }
 
 /** Routes that take no input at all, so there is nothing to fuzz but the method. */
-export const INPUTLESS = ["GET /health"];
+export const INPUTLESS = ["GET /health", "GET /openapi.json"];
 
 /** The kind of resource a path parameter names, from its position. */
 export function paramKind(path: string, param: string): keyof Owned | "part" | "snapshot" {

@@ -19,6 +19,9 @@ import type { AppEnv } from "./types";
 import { consumeTicket } from "./ws-tickets";
 import { enforceRateLimit } from "./rate-limit";
 import { sha256Hex } from "../../core/ids";
+import { openApiDocument } from "./openapi/document";
+import { doc } from "./openapi/registry";
+import { z } from "zod";
 
 /** A turn may carry a large paste or an inline image; every other body is small. */
 const TURN_BODY_LIMIT = 12 * 1024 * 1024;
@@ -38,7 +41,15 @@ app.use("*", async (c, next) => {
   await next();
 });
 
-app.get("/health", (c) => c.json({ ok: true }));
+app.get("/health", doc({ summary: "Liveness", responses: { 200: { description: "The worker answers", schema: z.strictObject({ ok: z.literal(true) }) } } }), (c) => c.json({ ok: true }));
+
+// Public metadata, like the web UI's files: it describes the API and holds nothing of a tenant's.
+let documentCache: object | undefined;
+app.get(
+  "/openapi.json",
+  doc({ summary: "This API's OpenAPI 3.1 document", responses: { 200: { description: "The document", content: { "application/json": { schema: { type: "object" } } } } } }),
+  (c) => c.json((documentCache ??= openApiDocument(app.routes))),
+);
 
 const UPLOAD_PATH = /^\/v1\/(conversations\/[^/]+\/attachments(\/uploads\/[^/]+\/parts\/[^/]+)?|projects\/[^/]+\/files)$/;
 

@@ -7,6 +7,7 @@ import { z } from "zod";
 import { jsonValueProblem } from "../../core/json-guard";
 import { describeZodError } from "../../core/validation";
 import { ApiError, badRequest } from "./errors";
+import { recordInput } from "./openapi/registry";
 
 const JSON_TYPE = /^application\/([\w.-]+\+)?json$/i;
 
@@ -47,7 +48,7 @@ export const jsonBody = <T extends z.ZodType>(schema: T) => {
     c.req.addValidatedData("json", result.data as object);
     await next();
   };
-  return [requireJson, validate] as const;
+  return [requireJson, recordInput(validate, { json: schema })] as const;
 };
 
 /**
@@ -69,7 +70,7 @@ export const query = <T extends z.ZodType>(schema: T) => {
     }
     return validator(c, next);
   };
-  return strict;
+  return recordInput(strict, { query: schema });
 };
 
 /** A decimal integer query parameter ("0x10", "1e1", "" and "1.0" are not numbers here). */

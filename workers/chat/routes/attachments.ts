@@ -15,6 +15,10 @@ import { ApiError, badRequest, notFound } from "../errors";
 import type { AppEnv } from "../types";
 import { idCursor, listBody, pageOf } from "../paging";
 import { intParam, jsonBody, query } from "../validate";
+import { doc } from "../openapi/registry";
+import { listOf, resource } from "../openapi/schemas";
+
+const attachment = resource("Attachment", "An uploaded file: name, type, size, facts and its reference note.");
 
 export const attachmentRoutes = new Hono<AppEnv>();
 
@@ -89,20 +93,20 @@ export async function storeUpload(env: Env, req: Request, row: AttachmentRow, st
 
 export const declaredType = (header: string | undefined) => (header ?? "").split(";")[0].trim() || null;
 
-attachmentRoutes.post("/", query(uploadQuery), async (c) => {
+attachmentRoutes.post("/", doc({ summary: "Upload a file (the body is its bytes)", rawBody: { description: "The file's bytes; Content-Length required" }, responses: { 201: { description: "The attachment and its note", schema: attachment } } }), query(uploadQuery), async (c) => {
   const { tenantId, conversationId, stub } = await conversationFor(c);
   const row = newRow(tenantId, conversationId, c.req.valid("query").name, declaredType(c.req.header("content-type")), "uploading");
   return c.json(await storeUpload(c.env, c.req.raw, row, stub), 201);
 });
 
-attachmentRoutes.get("/", query(listQuery), async (c) => {
+attachmentRoutes.get("/", doc({ summary: "List the conversation's attachments", responses: { 200: { description: "A page", schema: listOf("attachments", attachment) } } }), query(listQuery), async (c) => {
   const { tenantId, conversationId } = await conversationFor(c);
   const { limit, cursor } = c.req.valid("query");
   const rows = (await listAttachmentRows(c.env.DB, tenantId, conversationId, limit + 1, cursor)).map(toAttachment);
   return c.json(listBody("attachments", pageOf(rows.map((a) => ({ ...a, note: attachmentNote(a) })), limit, (a) => a.id)));
 });
 
-attachmentRoutes.get("/:attachmentId", async (c) => {
+attachmentRoutes.get("/:attachmentId", doc({ summary: "Get an attachment", responses: { 200: { description: "The attachment", schema: attachment } } }), async (c) => {
   const { tenantId, conversationId } = await conversationFor(c);
   const row = await getAttachmentRow(c.env.DB, tenantId, c.req.param("attachmentId"));
   if (!row || row.conversationId !== conversationId || row.status !== "ready") throw notFound("attachment");
@@ -112,7 +116,7 @@ attachmentRoutes.get("/:attachmentId", async (c) => {
 });
 
 /** Deletes the attachment: bytes, extracted pages, row. Its reference note stays in the transcript. */
-attachmentRoutes.delete("/:attachmentId", async (c) => {
+attachmentRoutes.delete("/:attachmentId", doc({ summary: "Delete an attachment (its note stays)", responses: { 204: { description: "Deleted" } } }), async (c) => {
   const { tenantId, conversationId } = await conversationFor(c);
   const row = await getAttachmentRow(c.env.DB, tenantId, c.req.param("attachmentId"));
   if (!row || row.conversationId !== conversationId) throw notFound("attachment");
@@ -122,7 +126,7 @@ attachmentRoutes.delete("/:attachmentId", async (c) => {
 
 // ---- multipart: create, parts, complete, abort --------------------------------------------
 
-attachmentRoutes.post("/uploads", ...jsonBody(createUpload), async (c) => {
+attachmentRoutes.post("/uploads", doc({ summary: "Start a multipart upload", responses: { 201: { description: "The upload", schema: z.looseObject({ attachmentId: z.string(), uploadId: z.string(), minPartBytes: z.number() }) } } }), ...jsonBody(createUpload), async (c) => {
   const { tenantId, conversationId } = await conversationFor(c);
   const body = c.req.valid("json");
   const row = newRow(tenantId, conversationId, body.name, body.type ?? null, "uploading");
@@ -138,7 +142,7 @@ async function openUpload(c: Parameters<typeof conversationFor>[0] & { req: { pa
   return { row, stub, upload: c.env.BUCKET.resumeMultipartUpload(row.r2Key, row.uploadId) };
 }
 
-attachmentRoutes.put("/uploads/:attachmentId/parts/:part", async (c) => {
+attachmentRoutes.put("/uploads/:attachmentId/parts/:part", doc({ summary: "Upload one part", rawBody: { description: "The part's bytes; Content-Length required" }, responses: { 200: { description: "The part", schema: z.looseObject({ partNumber: z.number(), etag: z.string() }) } } }), async (c) => {
   const { upload } = await openUpload(c);
   const raw = c.req.param("part");
   const part = /^[1-9]\d{0,4}$/.test(raw) ? Number(raw) : 0;
@@ -148,7 +152,7 @@ attachmentRoutes.put("/uploads/:attachmentId/parts/:part", async (c) => {
   return c.json({ partNumber: uploaded.partNumber, etag: uploaded.etag });
 });
 
-attachmentRoutes.post("/uploads/:attachmentId/complete", ...jsonBody(completeUpload), async (c) => {
+attachmentRoutes.post("/uploads/:attachmentId/complete", doc({ summary: "Complete a multipart upload", responses: { 201: { description: "The attachment and its note", schema: attachment } } }), ...jsonBody(completeUpload), async (c) => {
   const { row, stub, upload } = await openUpload(c);
   try {
     await upload.complete(c.req.valid("json").parts);
@@ -163,7 +167,7 @@ attachmentRoutes.post("/uploads/:attachmentId/complete", ...jsonBody(completeUpl
   }
 });
 
-attachmentRoutes.delete("/uploads/:attachmentId", async (c) => {
+attachmentRoutes.delete("/uploads/:attachmentId", doc({ summary: "Abort a multipart upload", responses: { 204: { description: "Aborted" } } }), async (c) => {
   const { row } = await openUpload(c);
   await purgeAttachment(c.env, row);
   return c.body(null, 204);

@@ -10,6 +10,10 @@ import type { AppEnv } from "../types";
 import { idCursor, listBody, pageOf } from "../paging";
 import { intParam, jsonBody, query } from "../validate";
 import { CHANNEL_NAME } from "./channels";
+import { doc } from "../openapi/registry";
+import { listOf, resource } from "../openapi/schemas";
+
+const automation = resource("Automation", "A scheduled prompt on a channel.");
 
 export const automationRoutes = new Hono<AppEnv>();
 
@@ -39,40 +43,40 @@ const automationId = (id: string) => {
 const publicAutomation = <T extends { tenantId: string }>({ tenantId: _t, ...a }: T) => a;
 const publicRun = ({ tenantId: _t, usage, ...r }: AutomationRunRow) => ({ ...r, usage: usage ? JSON.parse(usage) : null });
 
-automationRoutes.post("/", ...jsonBody(createBody), async (c) => c.json(publicAutomation(await createAutomation(c.env.DB, c.get("tenantId"), c.req.valid("json"))), 201));
+automationRoutes.post("/", doc({ summary: "Create an automation", responses: { 201: { description: "Created", schema: automation } } }), ...jsonBody(createBody), async (c) => c.json(publicAutomation(await createAutomation(c.env.DB, c.get("tenantId"), c.req.valid("json"))), 201));
 
-automationRoutes.get("/", query(listQuery), async (c) => {
+automationRoutes.get("/", doc({ summary: "List automations", responses: { 200: { description: "A page", schema: listOf("automations", automation) } } }), query(listQuery), async (c) => {
   const { limit, cursor } = c.req.valid("query");
   const rows = await listAutomations(c.env.DB, c.get("tenantId"), limit + 1, cursor);
   return c.json(listBody("automations", pageOf(rows.map(publicAutomation), limit, (a) => a.id)));
 });
 
-automationRoutes.get("/:id", async (c) => {
+automationRoutes.get("/:id", doc({ summary: "Get an automation", responses: { 200: { description: "The automation", schema: automation } } }), async (c) => {
   const a = await getAutomation(c.env.DB, c.get("tenantId"), automationId(c.req.param("id")));
   if (!a) throw notFound("automation");
   return c.json(publicAutomation(a));
 });
 
-automationRoutes.patch("/:id", ...jsonBody(patchBody), async (c) => {
+automationRoutes.patch("/:id", doc({ summary: "Change an automation", responses: { 200: { description: "The automation", schema: automation } } }), ...jsonBody(patchBody), async (c) => {
   const a = await updateAutomation(c.env.DB, c.get("tenantId"), automationId(c.req.param("id")), c.req.valid("json"));
   if (!a) throw notFound("automation");
   return c.json(publicAutomation(a));
 });
 
 for (const [verb, paused] of [["pause", true], ["resume", false]] as const) {
-  automationRoutes.post(`/:id/${verb}`, async (c) => {
+  automationRoutes.post(`/:id/${verb}`, doc({ summary: `${verb[0].toUpperCase()}${verb.slice(1)} an automation`, responses: { 200: { description: "The automation", schema: automation } } }), async (c) => {
     const a = await updateAutomation(c.env.DB, c.get("tenantId"), automationId(c.req.param("id")), { paused });
     if (!a) throw notFound("automation");
     return c.json(publicAutomation(a));
   });
 }
 
-automationRoutes.delete("/:id", async (c) => {
+automationRoutes.delete("/:id", doc({ summary: "Delete an automation", responses: { 204: { description: "Deleted" } } }), async (c) => {
   if (!(await deleteAutomation(c.env.DB, c.get("tenantId"), automationId(c.req.param("id"))))) throw notFound("automation");
   return c.body(null, 204);
 });
 
-automationRoutes.get("/:id/runs", query(runsQuery), async (c) => {
+automationRoutes.get("/:id/runs", doc({ summary: "An automation's recorded runs", responses: { 200: { description: "A page", schema: listOf("data", z.looseObject({ id: z.string() })) } } }), query(runsQuery), async (c) => {
   const id = automationId(c.req.param("id"));
   if (!(await getAutomation(c.env.DB, c.get("tenantId"), id))) throw notFound("automation");
   const { limit, cursor } = c.req.valid("query");

@@ -9,6 +9,11 @@ import { requireModel, respondTurn, startChannelTurn, turnInput } from "../turns
 import type { AppEnv } from "../types";
 import { listBody, pageOf } from "../paging";
 import { intParam, jsonBody, query } from "../validate";
+import { doc } from "../openapi/registry";
+import { listOf } from "../openapi/schemas";
+import { turnDoc } from "../openapi/turn-doc";
+
+const channel = z.looseObject({ name: z.string(), conversationId: z.string().nullable() }).meta({ id: "Channel", description: "A named long-lived thread and its current conversation." });
 
 export const channelRoutes = new Hono<AppEnv>();
 
@@ -21,7 +26,7 @@ function channelStub(env: Env, tenantId: string, name: string) {
   return env.CHANNEL.get(env.CHANNEL.idFromName(channelObjectName(tenantId, name)));
 }
 
-channelRoutes.get("/", query(listQuery), async (c) => {
+channelRoutes.get("/", doc({ summary: "List channels", responses: { 200: { description: "A page", schema: listOf("channels", channel) } } }), query(listQuery), async (c) => {
   const { limit, cursor } = c.req.valid("query");
   const { results } = await c.env.DB.prepare(
     `SELECT name, conversation_id AS conversationId, rotation_seconds AS rotationSeconds, last_activity_at AS lastActivityAt, created_at AS createdAt FROM channels WHERE tenant_id = ? AND name > ? ORDER BY name LIMIT ?`,
@@ -31,18 +36,18 @@ channelRoutes.get("/", query(listQuery), async (c) => {
   return c.json(listBody("channels", pageOf(results, limit, (ch) => ch.name)));
 });
 
-channelRoutes.get("/:name", async (c) => {
+channelRoutes.get("/:name", doc({ summary: "Get a channel", responses: { 200: { description: "The channel", schema: channel } } }), async (c) => {
   const view = await channelStub(c.env, c.get("tenantId"), c.req.param("name")).get(c.get("tenantId"), c.req.param("name"));
   if (!view) throw notFound("channel");
   return c.json(view);
 });
 
-channelRoutes.patch("/:name", ...jsonBody(patchBody), async (c) => {
+channelRoutes.patch("/:name", doc({ summary: "Configure a channel (creating it)", responses: { 200: { description: "The channel", schema: channel } } }), ...jsonBody(patchBody), async (c) => {
   const name = c.req.param("name");
   return c.json(await channelStub(c.env, c.get("tenantId"), name).configure(c.get("tenantId"), name, c.req.valid("json")));
 });
 
-channelRoutes.post("/:name/messages", ...jsonBody(turnBodySchema), requireModel, async (c) => {
+channelRoutes.post("/:name/messages", turnDoc("Send a turn to the channel's current conversation", { idempotent: false }), ...jsonBody(turnBodySchema), requireModel, async (c) => {
   const tenantId = c.get("tenantId");
   const name = c.req.param("name");
   // A retry may land after the channel rotated to a new conversation, where the key means nothing:

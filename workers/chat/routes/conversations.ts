@@ -18,6 +18,9 @@ import type { AppEnv } from "../types";
 import { listBody, pageOf } from "../paging";
 import { intParam, jsonBody, query } from "../validate";
 import { issueTicket } from "../ws-tickets";
+import { doc } from "../openapi/registry";
+import { listOf, resource, storedMessageSchema } from "../openapi/schemas";
+import { turnDoc } from "../openapi/turn-doc";
 
 export const conversationRoutes = new Hono<AppEnv>();
 
@@ -43,7 +46,12 @@ const seqPageQuery = z
   })
   .refine((q) => q.after === undefined || q.cursor === undefined, "give after or cursor, not both")
   .transform(({ after, cursor, limit }) => ({ after: cursor ?? after ?? 0, limit }));
+// The socket route checks `after` itself (a ticket may share its query string): the same schema documents it.
+const wsAfter = z.string().regex(/^\d{1,15}$/, "a message seq (an integer >= 0)");
+const wsQuery = z.object({ after: wsAfter.optional() });
 const promptsQuery = z.strictObject({ limit: intParam(1, 50).default(50), cursor: intParam(1, Number.MAX_SAFE_INTEGER).optional() });
+
+const conversation = resource("Conversation", "A conversation: title, settings, counts and dates.");
 
 function stubFor(env: Env, tenantId: string, id: string): { stub: DurableObjectStub<import("../../../durable-objects/conversation/conversation-do").ConversationDO>; ref: ConversationRef } {
   // A malformed id is indistinguishable from an unknown one: 404, and no object is woken.
@@ -51,7 +59,7 @@ function stubFor(env: Env, tenantId: string, id: string): { stub: DurableObjectS
   return { stub: env.CONVERSATION.get(env.CONVERSATION.idFromName(id)), ref: { tenantId, conversationId: id } };
 }
 
-conversationRoutes.post("/", ...jsonBody(createBody), async (c) => {
+conversationRoutes.post("/", doc({ summary: "Create a conversation", responses: { 201: { description: "Created", schema: conversation } } }), ...jsonBody(createBody), async (c) => {
   const body = c.req.valid("json");
   if (body.projectId && !(await getProject(c.env.DB, c.get("tenantId"), body.projectId))) throw badRequest("projectId: no such project");
   const created = await createConversation(c.env, c.get("tenantId"), body);
@@ -59,20 +67,20 @@ conversationRoutes.post("/", ...jsonBody(createBody), async (c) => {
   return c.json(created.view, 201);
 });
 
-conversationRoutes.get("/", query(listQuery), async (c) => {
+conversationRoutes.get("/", doc({ summary: "List conversations", responses: { 200: { description: "A page, newest first", schema: listOf("conversations", conversation) } } }), query(listQuery), async (c) => {
   const { limit, cursor } = c.req.valid("query");
   const rows = (await listConversationRows(c.env.DB, c.get("tenantId"), limit + 1, cursor)).map(({ tenantId: _t, ...row }) => row);
   return c.json(listBody("conversations", pageOf(rows, limit, (r) => r.id)));
 });
 
-conversationRoutes.get("/:id", async (c) => {
+conversationRoutes.get("/:id", doc({ summary: "Get a conversation", responses: { 200: { description: "The conversation", schema: conversation } } }), async (c) => {
   const { stub, ref } = stubFor(c.env, c.get("tenantId"), c.req.param("id"));
   const view = await stub.getMeta(ref);
   if (!view) throw notFound("conversation");
   return c.json(view);
 });
 
-conversationRoutes.patch("/:id", ...jsonBody(patchBody), async (c) => {
+conversationRoutes.patch("/:id", doc({ summary: "Rename or change settings", responses: { 200: { description: "The conversation", schema: conversation } } }), ...jsonBody(patchBody), async (c) => {
   const { stub, ref } = stubFor(c.env, c.get("tenantId"), c.req.param("id"));
   const result = await stub.patch(ref, c.req.valid("json"));
   if (!result) throw notFound("conversation");
@@ -81,13 +89,13 @@ conversationRoutes.patch("/:id", ...jsonBody(patchBody), async (c) => {
 });
 
 /** Deletes the conversation and everything it owns, irreversibly (durable-objects/conversation/conversation-delete.ts). */
-conversationRoutes.delete("/:id", async (c) => {
+conversationRoutes.delete("/:id", doc({ summary: "Delete a conversation and everything it owns", responses: { 204: { description: "Deleted" } } }), async (c) => {
   const { stub, ref } = stubFor(c.env, c.get("tenantId"), c.req.param("id"));
   if (!(await stub.delete(ref))) throw notFound("conversation");
   return c.body(null, 204);
 });
 
-conversationRoutes.get("/:id/messages", query(seqPageQuery), async (c) => {
+conversationRoutes.get("/:id/messages", doc({ summary: "The transcript, by seq (the resume cursor: pass `next` as `cursor`)", responses: { 200: { description: "A page of messages", schema: listOf("messages", storedMessageSchema) } } }), query(seqPageQuery), async (c) => {
   const { stub, ref } = stubFor(c.env, c.get("tenantId"), c.req.param("id"));
   const { after, limit } = c.req.valid("query");
   // The RPC stub types a message's content blocks as unserializable (never): read the DO's own type.
@@ -96,7 +104,7 @@ conversationRoutes.get("/:id/messages", query(seqPageQuery), async (c) => {
   return c.json(listBody("messages", { data: page.messages, next: page.next }));
 });
 
-conversationRoutes.post("/:id/messages", ...jsonBody(turnBodySchema), requireModel, async (c) => {
+conversationRoutes.post("/:id/messages", turnDoc("Send a turn", { idempotent: true }), ...jsonBody(turnBodySchema), requireModel, async (c) => {
   const { ref } = stubFor(c.env, c.get("tenantId"), c.req.param("id"));
   const idempotencyKey = idempotencyKeyHeader(c);
   const input = await turnInput(c.env, ref.tenantId, c.req.valid("json"));
@@ -105,14 +113,14 @@ conversationRoutes.post("/:id/messages", ...jsonBody(turnBodySchema), requireMod
   return respondTurn(c, ref.conversationId, started.events, started.replayed);
 });
 
-conversationRoutes.get("/:id/replay", async (c) => {
+conversationRoutes.get("/:id/replay", doc({ summary: "What the model sees next: summary, stubs and tail", responses: { 200: { description: "The replay", schema: z.looseObject({}) } } }), async (c) => {
   const { stub, ref } = stubFor(c.env, c.get("tenantId"), c.req.param("id"));
   const replay = await stub.replay(ref);
   if (!replay) throw notFound("conversation");
   return c.json(replay);
 });
 
-conversationRoutes.get("/:id/timeline", query(seqPageQuery), async (c) => {
+conversationRoutes.get("/:id/timeline", doc({ summary: "Messages and compaction cards, by seq", responses: { 200: { description: "A page of cards", schema: listOf("cards", z.looseObject({})) } } }), query(seqPageQuery), async (c) => {
   const { stub, ref } = stubFor(c.env, c.get("tenantId"), c.req.param("id"));
   const { after, limit } = c.req.valid("query");
   const page = (await stub.timeline(ref, after, limit)) as Awaited<ReturnType<ConversationDO["timeline"]>>;
@@ -120,7 +128,7 @@ conversationRoutes.get("/:id/timeline", query(seqPageQuery), async (c) => {
   return c.json(listBody("cards", { data: page.cards, next: page.next }));
 });
 
-conversationRoutes.get("/:id/prompts", query(promptsQuery), async (c) => {
+conversationRoutes.get("/:id/prompts", doc({ summary: "List prompt snapshots", responses: { 200: { description: "A page of snapshots", schema: listOf("data", z.looseObject({ id: z.number() })) } } }), query(promptsQuery), async (c) => {
   const { stub, ref } = stubFor(c.env, c.get("tenantId"), c.req.param("id"));
   const { limit, cursor } = c.req.valid("query");
   const snapshots = await stub.promptSnapshots(ref, limit + 1, cursor);
@@ -128,7 +136,7 @@ conversationRoutes.get("/:id/prompts", query(promptsQuery), async (c) => {
   return c.json(pageOf(snapshots, limit, (s) => s.id));
 });
 
-conversationRoutes.get("/:id/prompts/:snapshot", async (c) => {
+conversationRoutes.get("/:id/prompts/:snapshot", doc({ summary: "One prompt snapshot: the exact request sent to the model", responses: { 200: { description: "The snapshot", schema: z.looseObject({}) } } }), async (c) => {
   const { stub, ref } = stubFor(c.env, c.get("tenantId"), c.req.param("id"));
   const raw = c.req.param("snapshot");
   const n = /^[1-9]\d{0,5}$/.test(raw) ? Number(raw) : 0;
@@ -138,19 +146,29 @@ conversationRoutes.get("/:id/prompts/:snapshot", async (c) => {
   return new Response(obj.body, { headers: { "content-type": "application/json" } });
 });
 
-conversationRoutes.post("/:id/ws-ticket", async (c) => {
+conversationRoutes.post("/:id/ws-ticket", doc({ summary: "A single-use websocket ticket (for browsers)", responses: { 201: { description: "The ticket", schema: z.looseObject({ ticket: z.string() }) } } }), async (c) => {
   const { stub, ref } = stubFor(c.env, c.get("tenantId"), c.req.param("id"));
   if (!(await stub.getMeta(ref))) throw notFound("conversation");
   return c.json(await issueTicket(c.env.DB, ref.tenantId, ref.conversationId, Date.now(), c.get("keyHash") ?? null), 201);
 });
 
-conversationRoutes.get("/:id/ws", async (c) => {
+conversationRoutes.get(
+  "/:id/ws",
+  doc({
+    summary: "The conversation's websocket",
+    description:
+      "Upgrade to a websocket (with the API key, or `?ticket=`). `?after=<seq>` resumes: the saved messages after that seq, then a `resumed` frame, then live frames. Frames are JSON text: SocketClientFrame in, SocketServerFrame out (see x-websocket).",
+    query: wsQuery,
+    responses: { 101: { description: "Switching protocols" } },
+    extensions: { "x-websocket": { clientFrames: { $ref: "#/components/schemas/SocketClientFrame" }, serverFrames: { $ref: "#/components/schemas/SocketServerFrame" }, resumeQuery: "after" } },
+  }),
+  async (c) => {
   const { stub, ref } = stubFor(c.env, c.get("tenantId"), c.req.param("id"));
   const ticketFor = c.get("ticketConversation");
   if (ticketFor !== undefined && ticketFor !== ref.conversationId) throw notFound("conversation");
   if (c.req.header("upgrade")?.toLowerCase() !== "websocket") throw new ApiError(426, "upgrade_required", "this route needs a websocket upgrade");
   const after = c.req.query("after");
-  if (after !== undefined && !/^\d{1,15}$/.test(after)) throw badRequest("after: a message seq (an integer >= 0)");
+  if (after !== undefined && !wsAfter.safeParse(after).success) throw badRequest("after: a message seq (an integer >= 0)");
   if (!(await stub.getMeta(ref))) throw notFound("conversation");
   const headers = new Headers(c.req.raw.headers);
   headers.delete("authorization");

@@ -9,6 +9,8 @@ import { forgetKey } from "../../../services/keys/auth";
 import { ApiError, notFound } from "../errors";
 import type { AppEnv } from "../types";
 import { intParam, jsonBody, query } from "../validate";
+import { doc } from "../openapi/registry";
+import { listOf } from "../openapi/schemas";
 
 export interface KeyScope {
   /** The tenant whose keys the request manages (throws the 404 when there is none). */
@@ -34,7 +36,7 @@ const listQuery = z.strictObject({
 export function keyRoutes(scope: KeyScope): Hono<AppEnv> {
   const routes = new Hono<AppEnv>();
 
-  routes.post("/", ...jsonBody(createBody), async (c) => {
+  routes.post("/", doc({ summary: "Create an API key", responses: { 201: { description: "The key; `apiKey` is shown this once", schema: z.looseObject({ id: z.string(), apiKey: z.string() }) } } }), ...jsonBody(createBody), async (c) => {
     const tenantId = await scope.tenantOf(c);
     const { name, expiresAt } = c.req.valid("json");
     const created = await createKey(c.env.DB, tenantId, { name: name ?? null, expiresAt: expiresAt ?? null });
@@ -42,7 +44,7 @@ export function keyRoutes(scope: KeyScope): Hono<AppEnv> {
     return c.json(created, 201);
   });
 
-  routes.get("/", query(listQuery), async (c) => {
+  routes.get("/", doc({ summary: "List API keys (never secrets)", responses: { 200: { description: "A page", schema: listOf("keys", z.looseObject({ id: z.string(), last4: z.string() })) } } }), query(listQuery), async (c) => {
     const tenantId = await scope.tenantOf(c);
     const { limit, cursor } = c.req.valid("query");
     const rows = await listKeys(c.env.DB, tenantId, limit + 1, cursor);
@@ -52,7 +54,7 @@ export function keyRoutes(scope: KeyScope): Hono<AppEnv> {
     return c.json({ keys, next: rows.length > limit ? page[page.length - 1].id : null });
   });
 
-  routes.delete("/:keyId", async (c) => {
+  routes.delete("/:keyId", doc({ summary: "Revoke an API key", responses: { 200: { description: "The revoked key", schema: z.looseObject({ key: z.looseObject({ id: z.string() }) }) } } }), async (c) => {
     const tenantId = await scope.tenantOf(c);
     const outcome = await revokeKey(c.env.DB, tenantId, c.req.param("keyId"), scope.mayRevokeLast);
     if (outcome === "not_found") throw notFound("key");

@@ -8,6 +8,11 @@ import { createNote, deleteNote, getEpisode, getNote, listEpisodes, listNotes, u
 import type { AppEnv } from "../types";
 import { idCursor, listBody, pageOf } from "../paging";
 import { intParam, jsonBody, query } from "../validate";
+import { doc } from "../openapi/registry";
+import { listOf, resource } from "../openapi/schemas";
+
+const note = resource("Note", "A durable memory note.");
+const episode = resource("Episode", "What one fold recorded of a conversation.");
 
 export const memoryRoutes = new Hono<AppEnv>();
 
@@ -31,21 +36,21 @@ const noteId = (id: string) => {
   return id;
 };
 
-memoryRoutes.post("/", ...jsonBody(createBody), async (c) => c.json(await createNote(c.env.DB, c.get("tenantId"), c.req.valid("json")), 201));
+memoryRoutes.post("/", doc({ summary: "Create a note", responses: { 201: { description: "Created", schema: note } } }), ...jsonBody(createBody), async (c) => c.json(await createNote(c.env.DB, c.get("tenantId"), c.req.valid("json")), 201));
 
-memoryRoutes.get("/", query(listQuery), async (c) => {
+memoryRoutes.get("/", doc({ summary: "List notes", responses: { 200: { description: "A page", schema: listOf("notes", note) } } }), query(listQuery), async (c) => {
   const { limit, cursor } = c.req.valid("query");
   const notes = await listNotes(c.env.DB, c.get("tenantId"), limit + 1, cursor);
   return c.json(listBody("notes", pageOf(notes, limit, (n) => n.id)));
 });
 
-memoryRoutes.get("/episodes", query(episodesQuery), async (c) => {
+memoryRoutes.get("/episodes", doc({ summary: "List episodes (what folds recorded)", responses: { 200: { description: "A page", schema: listOf("episodes", episode) } } }), query(episodesQuery), async (c) => {
   const { limit, conversation, cursor } = c.req.valid("query");
   const rows = await listEpisodes(c.env.DB, c.get("tenantId"), limit + 1, conversation, cursor);
   return c.json(listBody("episodes", pageOf(rows.map(({ tenantId: _t, ...e }) => e), limit, (e) => e.id)));
 });
 
-memoryRoutes.get("/episodes/:id", async (c) => {
+memoryRoutes.get("/episodes/:id", doc({ summary: "Get an episode", responses: { 200: { description: "The episode", schema: episode } } }), async (c) => {
   const id = c.req.param("id");
   const e = isId("epi", id) ? await getEpisode(c.env.DB, c.get("tenantId"), id) : null;
   if (!e) throw notFound("episode");
@@ -53,19 +58,19 @@ memoryRoutes.get("/episodes/:id", async (c) => {
   return c.json(episode);
 });
 
-memoryRoutes.get("/:id", async (c) => {
+memoryRoutes.get("/:id", doc({ summary: "Get a note", responses: { 200: { description: "The note", schema: note } } }), async (c) => {
   const note = await getNote(c.env.DB, c.get("tenantId"), noteId(c.req.param("id")));
   if (!note) throw notFound("note");
   return c.json(note);
 });
 
-memoryRoutes.patch("/:id", ...jsonBody(patchBody), async (c) => {
+memoryRoutes.patch("/:id", doc({ summary: "Change a note", responses: { 200: { description: "The note", schema: note } } }), ...jsonBody(patchBody), async (c) => {
   const note = await updateNote(c.env.DB, c.get("tenantId"), noteId(c.req.param("id")), c.req.valid("json"));
   if (!note) throw notFound("note");
   return c.json(note);
 });
 
-memoryRoutes.delete("/:id", async (c) => {
+memoryRoutes.delete("/:id", doc({ summary: "Delete a note", responses: { 204: { description: "Deleted" } } }), async (c) => {
   if (!(await deleteNote(c.env.DB, c.get("tenantId"), noteId(c.req.param("id"))))) throw notFound("note");
   return c.body(null, 204);
 });

@@ -11,6 +11,10 @@ import type { AppEnv } from "../types";
 import { idCursor, listBody, pageOf } from "../paging";
 import { intParam, jsonBody, query } from "../validate";
 import { declaredType, NAME, newRow, storeUpload } from "./attachments";
+import { doc } from "../openapi/registry";
+import { listOf, resource } from "../openapi/schemas";
+
+const project = resource("Project", "A project: name and the files its conversations share.");
 
 export const projectRoutes = new Hono<AppEnv>();
 
@@ -19,14 +23,14 @@ const projectId = (id: string) => {
   return id;
 };
 
-projectRoutes.post("/", ...jsonBody(z.strictObject({ name: z.string().trim().min(1).max(200) })), async (c) => {
+projectRoutes.post("/", doc({ summary: "Create a project", responses: { 201: { description: "Created", schema: project } } }), ...jsonBody(z.strictObject({ name: z.string().trim().min(1).max(200) })), async (c) => {
   const { tenantId: _t, ...p } = await createProject(c.env.DB, c.get("tenantId"), c.req.valid("json").name);
   return c.json(p, 201);
 });
 
 const listQuery = z.strictObject({ limit: intParam(1, 200).default(100), cursor: idCursor("proj", "a project id") });
 
-projectRoutes.get("/", query(listQuery), async (c) => {
+projectRoutes.get("/", doc({ summary: "List projects", responses: { 200: { description: "A page", schema: listOf("projects", project) } } }), query(listQuery), async (c) => {
   const { limit, cursor } = c.req.valid("query");
   const rows = await listProjects(c.env.DB, c.get("tenantId"), limit + 1, cursor);
   return c.json(listBody("projects", pageOf(rows.map(({ tenantId: _t, ...p }) => p), limit, (p) => p.id)));
@@ -35,7 +39,7 @@ projectRoutes.get("/", query(listQuery), async (c) => {
 const filesQuery = z.strictObject({ limit: intParam(1, PROMPT_PROJECT_FILES).default(100), cursor: idCursor("att", "a file id") });
 
 /** The project and the first page of its files (`filesNext`: the cursor for GET /:id/files). */
-projectRoutes.get("/:id", async (c) => {
+projectRoutes.get("/:id", doc({ summary: "Get a project and the first page of its files", responses: { 200: { description: "The project", schema: project } } }), async (c) => {
   const project = await getProject(c.env.DB, c.get("tenantId"), projectId(c.req.param("id")));
   if (!project) throw notFound("project");
   const page = pageOf(await projectFiles(c.env.DB, c.get("tenantId"), project.id, PROMPT_PROJECT_FILES + 1), PROMPT_PROJECT_FILES, (f) => f.id);
@@ -43,7 +47,7 @@ projectRoutes.get("/:id", async (c) => {
   return c.json({ ...p, files: page.data.map((f) => ({ ...f, note: attachmentNote(f) })), filesNext: page.next });
 });
 
-projectRoutes.get("/:id/files", query(filesQuery), async (c) => {
+projectRoutes.get("/:id/files", doc({ summary: "List a project's files", responses: { 200: { description: "A page", schema: listOf("files", z.looseObject({ id: z.string() })) } } }), query(filesQuery), async (c) => {
   const project = await getProject(c.env.DB, c.get("tenantId"), projectId(c.req.param("id")));
   if (!project) throw notFound("project");
   const { limit, cursor } = c.req.valid("query");
@@ -51,7 +55,7 @@ projectRoutes.get("/:id/files", query(filesQuery), async (c) => {
   return c.json(listBody("files", { data: page.data.map((f) => ({ ...f, note: attachmentNote(f) })), next: page.next }));
 });
 
-projectRoutes.post("/:id/files", query(z.strictObject({ name: NAME })), async (c) => {
+projectRoutes.post("/:id/files", doc({ summary: "Upload a project file (the body is its bytes)", rawBody: { description: "The file's bytes; Content-Length required" }, responses: { 201: { description: "The file", schema: z.looseObject({ id: z.string() }) } } }), query(z.strictObject({ name: NAME })), async (c) => {
   const tenantId = c.get("tenantId");
   const project = await getProject(c.env.DB, tenantId, projectId(c.req.param("id")));
   if (!project) throw notFound("project");
@@ -67,7 +71,7 @@ projectRoutes.post("/:id/files", query(z.strictObject({ name: NAME })), async (c
 });
 
 /** Deletes the project and its files; its conversations stay, detached (see deleteProject). */
-projectRoutes.delete("/:id", async (c) => {
+projectRoutes.delete("/:id", doc({ summary: "Delete a project and its files", responses: { 204: { description: "Deleted" } } }), async (c) => {
   const tenantId = c.get("tenantId");
   const project = await getProject(c.env.DB, tenantId, projectId(c.req.param("id")));
   if (!project) throw notFound("project");
@@ -76,7 +80,7 @@ projectRoutes.delete("/:id", async (c) => {
 });
 
 /** Deletes one project file: bytes, extracted pages, row. */
-projectRoutes.delete("/:id/files/:fileId", async (c) => {
+projectRoutes.delete("/:id/files/:fileId", doc({ summary: "Delete a project file", responses: { 204: { description: "Deleted" } } }), async (c) => {
   const tenantId = c.get("tenantId");
   const project = await getProject(c.env.DB, tenantId, projectId(c.req.param("id")));
   if (!project) throw notFound("project");

@@ -6,6 +6,8 @@ import { searchCortexPage } from "../../../services/cortex";
 import { listBody } from "../paging";
 import type { AppEnv } from "../types";
 import { intParam, query } from "../validate";
+import { doc } from "../openapi/registry";
+import { listOf } from "../openapi/schemas";
 
 export const searchRoutes = new Hono<AppEnv>();
 
@@ -22,7 +24,7 @@ const searchQuery = z.strictObject({
     .optional(),
 });
 
-searchRoutes.get("/", query(searchQuery), async (c) => {
+searchRoutes.get("/", doc({ summary: "Search messages, notes, episodes and pages", responses: { 200: { description: "A page of hits", schema: listOf("results", z.looseObject({ kind: z.string() })) } } }), query(searchQuery), async (c) => {
   const { q, conversation, kind, limit, cursor } = c.req.valid("query");
   const { hits, next } = await searchCortexPage(c.env.DB, c.get("tenantId"), q, { conversationId: conversation, kinds: kind ? [kind] : undefined, limit, cursor });
   return c.json({ query: q, ...listBody("results", { data: hits, next: next && `${next.mode}:${next.offset}` }) });

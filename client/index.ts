@@ -1,0 +1,151 @@
+// The typed client of the context-chat API. Its types are generated from the OpenAPI document
+// (client/api-types.ts, `npm run openapi`), so a route, parameter or body the server does not
+// have is a compile error. Streams: a turn's SSE events and the websocket's frames are async
+// iterators; messages() pages the transcript by the seq cursor, and the socket resumes from it.
+import type { Routes, Schemas } from "./api-types";
+import { ConversationSocket } from "./socket";
+import { sseData } from "./sse";
+
+export type { Routes, Schemas };
+export { ConversationSocket };
+export type { ClientFrame, ServerFrame } from "./socket";
+export type Route = keyof Routes;
+export type TurnEvent = Schemas["TurnEvent"];
+export type Message = Schemas["Message"];
+export type ErrorBody = Schemas["Error"];
+
+export type RequestOptions<R extends Route> = (Routes[R]["path"] extends undefined ? { path?: undefined } : { path: Routes[R]["path"] }) &
+  (Routes[R]["body"] extends undefined ? { body?: undefined } : { body: Routes[R]["body"] }) &
+  (Routes[R]["query"] extends undefined ? { query?: undefined } : { query?: Routes[R]["query"] }) & { headers?: Record<string, string> };
+// The options may be left out when nothing in them is required.
+type Args<R extends Route> = {} extends RequestOptions<R> ? [RequestOptions<R>?] : [RequestOptions<R>];
+
+export interface ApiResponse<T> {
+  status: number;
+  ok: boolean;
+  /** The parsed body: the route's answer when ok, an ErrorBody otherwise (undefined when empty or not JSON). */
+  data: T;
+  error: ErrorBody["error"] | null;
+  headers: Headers;
+  text: string;
+}
+
+export interface ClientOptions {
+  baseUrl: string;
+  /** The API key (or, for /v1/admin routes, the admin token). */
+  key?: string;
+  fetch?: typeof fetch;
+  /** Websocket auth: the key in a header (Node, servers) or a single-use ticket (browsers). Default: header. */
+  socketAuth?: "header" | "ticket";
+}
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly body: unknown,
+  ) {
+    super(`${status}: ${JSON.stringify(body)?.slice(0, 300)}`);
+  }
+}
+
+const parse = (text: string): any => {
+  try {
+    return text ? JSON.parse(text) : undefined;
+  } catch {
+    return undefined;
+  }
+};
+
+export class Client {
+  constructor(readonly options: ClientOptions) {}
+
+  /** The same client with another key (another tenant, or the admin token). */
+  as(key: string): Client {
+    return new Client({ ...this.options, key });
+  }
+
+  url(path: string, query?: Record<string, unknown>): string {
+    const u = new URL(path, this.options.baseUrl);
+    for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined) u.searchParams.set(k, String(v));
+    return u.toString();
+  }
+
+  private authHeaders(): Record<string, string> {
+    return this.options.key ? { authorization: `Bearer ${this.options.key}` } : {};
+  }
+
+  /** One operation, named as in the document: `client.request("POST /v1/conversations", { body })`. */
+  async request<R extends Route>(route: R, ...[opts]: Args<R>): Promise<ApiResponse<Routes[R]["response"]>> {
+    const o = (opts ?? {}) as { path?: Record<string, string>; query?: Record<string, unknown>; body?: unknown; headers?: Record<string, string> };
+    const [method, template] = route.split(" ") as [string, string];
+    const path = template.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(o.path?.[name] ?? ""));
+    const raw = o.body === undefined || typeof o.body === "string" || o.body instanceof Uint8Array || o.body instanceof ArrayBuffer || o.body instanceof Blob || o.body instanceof ReadableStream;
+    const headers = { ...(raw ? {} : { "content-type": "application/json" }), ...o.headers };
+    return this.send(method, this.url(path, o.query), { body: raw ? (o.body as BodyInit | undefined) : JSON.stringify(o.body), headers });
+  }
+
+  /** Any request, typed loosely: for bodies and paths the document does not allow (tests of refusals). */
+  async send<T = any>(method: string, url: string, init: { body?: BodyInit; headers?: Record<string, string> } = {}): Promise<ApiResponse<T>> {
+    const res = await (this.options.fetch ?? fetch)(url.startsWith("http") ? url : this.url(url), {
+      method,
+      headers: { ...this.authHeaders(), ...init.headers },
+      body: init.body,
+      ...(init.body instanceof ReadableStream ? { duplex: "half" } : {}),
+    } as RequestInit);
+    const text = await res.text();
+    const data = parse(text);
+    return { status: res.status, ok: res.ok, data, error: res.ok ? null : (data?.error ?? null), headers: res.headers, text };
+  }
+
+  /** Sends a turn and yields its events as they stream (SSE); throws ApiError when refused. */
+  async *turn(conversationId: string, body: Routes["POST /v1/conversations/{id}/messages"]["body"], opts: { idempotencyKey?: string } = {}): AsyncGenerator<TurnEvent> {
+    const res = await (this.options.fetch ?? fetch)(this.url(`/v1/conversations/${encodeURIComponent(conversationId)}/messages`), {
+      method: "POST",
+      headers: { ...this.authHeaders(), "content-type": "application/json", accept: "text/event-stream", ...(opts.idempotencyKey ? { "idempotency-key": opts.idempotencyKey } : {}) },
+      body: JSON.stringify(body),
+    });
+    if (!res.ok || !res.body || !(res.headers.get("content-type") ?? "").startsWith("text/event-stream")) throw new ApiError(res.status, parse(await res.text()));
+    for await (const event of sseData(res.body)) yield event as TurnEvent;
+  }
+
+  /** Every message after `after` (a seq), following the `next` cursor page by page. */
+  async *messages(conversationId: string, opts: { after?: number; pageSize?: number } = {}): AsyncGenerator<Message> {
+    let cursor: number | string | null = opts.after ?? 0;
+    while (cursor !== null) {
+      const r: ApiResponse<Routes["GET /v1/conversations/{id}/messages"]["response"]> = await this.request("GET /v1/conversations/{id}/messages", { path: { id: conversationId }, query: { cursor, limit: opts.pageSize ?? 200 } });
+      if (!r.ok) throw new ApiError(r.status, r.data);
+      yield* r.data.messages;
+      cursor = r.data.next;
+    }
+  }
+
+  /**
+   * The conversation's websocket. `after`: resume from that seq (the socket keeps the cursor and
+   * resume() reconnects from it). With socketAuth "ticket" each connection asks for a new ticket.
+   */
+  socket(conversationId: string, opts: { after?: number; ticket?: string } = {}): Promise<ConversationSocket> {
+    const base = this.url(`/v1/conversations/${encodeURIComponent(conversationId)}/ws`).replace(/^http/, "ws");
+    let given = opts.ticket;
+    const useTicket = given !== undefined || this.options.socketAuth === "ticket";
+    return ConversationSocket.open(
+      {
+        url: async () => {
+          if (!useTicket) return base;
+          let ticket = given;
+          given = undefined;
+          if (ticket === undefined) {
+            const r = await this.request("POST /v1/conversations/{id}/ws-ticket", { path: { id: conversationId } });
+            if (!r.ok) throw new ApiError(r.status, r.data);
+            ticket = String(r.data.ticket);
+          }
+          return `${base}?ticket=${encodeURIComponent(ticket)}`;
+        },
+        // Node's WebSocket (undici) takes headers through this non-standard option.
+        init: useTicket || !this.options.key ? undefined : { headers: this.authHeaders() },
+      },
+      opts.after,
+    );
+  }
+}
+
+export const createClient = (options: ClientOptions) => new Client(options);

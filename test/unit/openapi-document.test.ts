@@ -1,0 +1,31 @@
+// The committed OpenAPI document (kept equal to what the app serves by test/workers/openapi.test.ts)
+// is valid OpenAPI 3.1 by a standard validator, resolves every $ref, and the client's types are
+// what the generator makes of it.
+import { readFileSync } from "node:fs";
+import { Validator } from "@seriousme/openapi-schema-validator";
+import { describe, expect, it } from "vitest";
+import { typesFromDocument } from "../../scripts/openapi-types.mjs";
+
+const read = (path: string) => readFileSync(new URL(`../../${path}`, import.meta.url), "utf8");
+const document = JSON.parse(read("client/openapi.json"));
+
+describe("client/openapi.json", () => {
+  it("validates as OpenAPI 3.1 and every $ref resolves", async () => {
+    const validator = new Validator();
+    const result = await validator.validate(structuredClone(document));
+    expect(result.errors ?? []).toEqual([]);
+    expect(result.valid).toBe(true);
+    expect(validator.version).toBe("3.1");
+    expect(() => validator.resolveRefs()).not.toThrow();
+  });
+
+  it("a broken document is refused (the validator is not a formality)", async () => {
+    const broken = structuredClone(document);
+    broken.paths["/v1/conversations"].post.responses = { "201": { content: {} } }; // a response without its description
+    expect((await new Validator().validate(broken)).valid).toBe(false);
+  });
+
+  it("client/api-types.ts is generated from it (npm run openapi)", () => {
+    expect(read("client/api-types.ts")).toBe(typesFromDocument(document));
+  });
+});

@@ -1,0 +1,64 @@
+// GET /openapi.json: public, one operation per registered route, input described by the schemas
+// that validate it (the validity against the OpenAPI 3.1 schema is checked in Node:
+// test/unit/openapi-document.test.ts, on the committed copy this test keeps in step).
+import { describe, expect, it } from "vitest";
+import committed from "../../client/openapi.json";
+import { api } from "./helpers";
+import { registeredRoutes, ROUTES } from "./hostile-fixtures";
+
+const fromHono = (path: string) => path.replace(/:(\w+)/g, "{$1}");
+
+describe("the OpenAPI document", () => {
+  it("is served without a key, as JSON", async () => {
+    const r = await api("GET", "/openapi.json", undefined, { key: "" });
+    expect(r.status).toBe(200);
+    expect(r.headers.get("content-type")).toMatch(/application\/json/);
+    expect(r.json.openapi).toBe("3.1.0");
+  });
+
+  it("lists exactly the registered routes", async () => {
+    const { json } = await api("GET", "/openapi.json", undefined, { key: "" });
+    const listed = Object.entries(json.paths as Record<string, object>).flatMap(([path, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${path}`));
+    expect(listed.sort()).toEqual(registeredRoutes().map((r) => fromHono(r)).sort());
+  });
+
+  it("describes each route's body and query with the schemas that validate them", async () => {
+    const { json } = await api("GET", "/openapi.json", undefined, { key: "" });
+    for (const r of ROUTES) {
+      const op = json.paths[fromHono(r.path)][r.method.toLowerCase()];
+      const where = `${r.method} ${r.path}`;
+      if (r.body === "json") {
+        const schema = op.requestBody?.content?.["application/json"]?.schema;
+        expect(schema, where).toBeDefined();
+        // The validators are strict objects: the document says so, and names every field of the sample.
+        const resolved = schema.$ref ? json.components.schemas[schema.$ref.split("/").pop()] : schema;
+        expect(resolved.additionalProperties, where).toBe(false);
+        for (const field of Object.keys(r.sample as object)) expect(Object.keys(resolved.properties), where).toContain(field);
+      } else if (r.body === "raw") expect(op.requestBody?.content?.["application/octet-stream"], where).toBeDefined();
+      else expect(op.requestBody, where).toBeUndefined();
+      const queryNames = (op.parameters ?? []).filter((p: any) => p.in === "query").map((p: any) => p.name);
+      for (const name of Object.keys(r.query ?? {})) expect(queryNames, where).toContain(name);
+      const pathNames = (op.parameters ?? []).filter((p: any) => p.in === "path").map((p: any) => p.name);
+      expect(pathNames, where).toEqual([...r.path.matchAll(/:(\w+)/g)].map((m) => m[1]));
+      expect(op.responses.default, where).toEqual({ $ref: "#/components/responses/Error" });
+      expect(op.summary, where).not.toMatch(/^(GET|POST|PUT|PATCH|DELETE) /);
+    }
+  });
+
+  it("names the error shape, the SSE events and the websocket frames", async () => {
+    const { json } = await api("GET", "/openapi.json", undefined, { key: "" });
+    expect(json.components.schemas.Error.required).toEqual(["error"]);
+    const turn = json.paths["/v1/conversations/{id}/messages"].post;
+    expect(turn.responses["200"].content["text/event-stream"].schema).toEqual({ $ref: "#/components/schemas/TurnEvent" });
+    const events = json.components.schemas.TurnEvent.oneOf.map((e: any) => e.properties.type.const);
+    expect(events).toEqual(expect.arrayContaining(["turn_start", "delta", "message", "turn_end", "error"]));
+    const ws = json.paths["/v1/conversations/{id}/ws"].get["x-websocket"];
+    expect(ws).toMatchObject({ clientFrames: { $ref: "#/components/schemas/SocketClientFrame" }, serverFrames: { $ref: "#/components/schemas/SocketServerFrame" } });
+    expect(json.components.schemas.SocketClientFrame.oneOf.map((f: any) => f.properties.type.const)).toEqual(["send", "ping"]);
+  });
+
+  it("is the copy committed in client/openapi.json (npm run openapi regenerates it and the client's types)", async () => {
+    const { json } = await api("GET", "/openapi.json", undefined, { key: "" });
+    expect(json).toEqual(committed);
+  });
+});

@@ -1,0 +1,118 @@
+// The OpenAPI 3.1 document, read off the app's registered routes (see registry.ts): one operation
+// per registered method and path, its input described by the zod schemas that validate it.
+import type { RouterRoute } from "hono/types";
+import { z } from "zod";
+import { inputDocOf, routeDocOf, type InputDoc, type RouteDoc } from "./registry";
+import { errorSchema, socketServerFrameSchema, turnEventSchema } from "./schemas";
+import { clientFrameSchema } from "../../../durable-objects/conversation/socket-frames";
+
+type Json = Record<string, unknown>;
+
+const COMPONENT_REF = "#/components/schemas/";
+
+/**
+ * One zod schema as JSON Schema 2020-12 (OpenAPI 3.1's dialect). Named schemas (meta id) move to
+ * components.schemas and are referenced from there. `io: "input"` describes what a client sends,
+ * before transforms and defaults.
+ */
+function jsonSchema(schema: z.ZodType, io: "input" | "output", components: Json): Json {
+  const out = z.toJSONSchema(schema, { io, unrepresentable: "any", reused: "inline" }) as Json;
+  delete out.$schema;
+  const defs = (out.$defs ?? {}) as Record<string, Json>;
+  delete out.$defs;
+  const fix = (v: unknown): unknown => {
+    if (Array.isArray(v)) return v.map(fix);
+    if (!v || typeof v !== "object") return v;
+    const o: Json = {};
+    for (const [k, x] of Object.entries(v)) o[k] = k === "$ref" && typeof x === "string" ? x.replace("#/$defs/", COMPONENT_REF) : fix(x);
+    return o;
+  };
+  for (const [id, def] of Object.entries(defs)) components[id] = fix(def);
+  const fixed = fix(out) as Json;
+  const id = z.globalRegistry.get(schema)?.id;
+  // A named top-level schema comes back either as a $ref into its own $defs (moved above) or inline.
+  if (typeof id === "string" && !fixed.$ref) {
+    const { id: _id, ...rest } = fixed;
+    components[id] = rest;
+    return { $ref: COMPONENT_REF + id };
+  }
+  return fixed;
+}
+
+const errorRef = { $ref: "#/components/responses/Error" };
+
+function security(path: string, method: string): Json[] | undefined {
+  if (!path.startsWith("/v1/")) return [];
+  if (path.startsWith("/v1/admin/")) return [{ adminToken: [] }];
+  if (method === "get" && path.endsWith("/ws")) return [{ apiKey: [] }, { wsTicket: [] }];
+  return [{ apiKey: [] }];
+}
+
+function operation(method: string, path: string, d: RouteDoc | undefined, input: InputDoc, components: Json): Json {
+  const params: Json[] = [...path.matchAll(/\{(\w+)\}/g)].map((m) => ({ name: m[1], in: "path", required: true, schema: { type: "string" } }));
+  const querySchema = input.query ?? d?.query;
+  if (querySchema) {
+    const q = jsonSchema(querySchema, "input", components) as { properties?: Record<string, Json>; required?: string[] };
+    for (const [name, schema] of Object.entries(q.properties ?? {})) params.push({ name, in: "query", required: q.required?.includes(name) ?? false, schema });
+  }
+  for (const h of d?.headers ?? []) params.push({ name: h.name, in: "header", required: false, description: h.description, schema: { type: "string" } });
+  const op: Json = { operationId: `${method} ${path}`, summary: d?.summary ?? `${method.toUpperCase()} ${path}` };
+  if (d?.description) op.description = d.description;
+  const tag = path.split("/")[2];
+  if (tag) op.tags = [tag];
+  if (params.length) op.parameters = params;
+  if (input.json) op.requestBody = { required: true, content: { "application/json": { schema: jsonSchema(input.json, "input", components) } } };
+  else if (d?.rawBody) op.requestBody = { required: true, description: d.rawBody.description, content: { "application/octet-stream": { schema: { type: "string", contentMediaType: "application/octet-stream" } } } };
+  const responses: Json = {};
+  for (const [status, r] of Object.entries(d?.responses ?? { 200: { description: "OK" } })) {
+    const content: Json = { ...(r.content ?? {}) };
+    if (r.schema) content["application/json"] = { schema: jsonSchema(r.schema, "output", components) };
+    responses[status] = { description: r.description, ...(Object.keys(content).length ? { content } : {}) };
+  }
+  responses.default = errorRef;
+  op.responses = responses;
+  const sec = security(path, method);
+  if (sec) op.security = sec;
+  Object.assign(op, d?.extensions ?? {});
+  return op;
+}
+
+export function openApiDocument(routes: RouterRoute[]): Json {
+  const components: Json = {};
+  const grouped = new Map<string, { method: string; path: string; doc?: RouteDoc; input: InputDoc }>();
+  for (const r of routes) {
+    if (r.method === "ALL") continue;
+    const method = r.method.toLowerCase();
+    const path = (r.path.replace(/\/$/, "") || "/").replace(/:(\w+)/g, "{$1}");
+    const key = `${method} ${path}`;
+    const entry = grouped.get(key) ?? { method, path, input: {} };
+    entry.doc ??= routeDocOf(r.handler);
+    Object.assign(entry.input, inputDocOf(r.handler));
+    grouped.set(key, entry);
+  }
+  const paths: Record<string, Json> = {};
+  for (const { method, path, doc, input } of [...grouped.values()].sort((a, b) => a.path.localeCompare(b.path) || a.method.localeCompare(b.method))) {
+    (paths[path] ??= {})[method] = operation(method, path, doc, input, components);
+  }
+  // Streams are not operations: their messages are named here and pointed at from the routes.
+  for (const s of [errorSchema, turnEventSchema, socketServerFrameSchema, clientFrameSchema]) jsonSchema(s, "output", components);
+  return {
+    openapi: "3.1.0",
+    info: {
+      title: "context-chat",
+      version: "1",
+      description:
+        "A hosted, context-managed chat API. Every error is `Error`. A turn streams `TurnEvent`s as server-sent events when asked with `Accept: text/event-stream`; the websocket route exchanges `SocketClientFrame`s and `SocketServerFrame`s (see its x-websocket).",
+    },
+    paths,
+    components: {
+      schemas: Object.fromEntries(Object.entries(components).sort(([a], [b]) => a.localeCompare(b))),
+      responses: { Error: { description: "An error (4xx or 5xx)", content: { "application/json": { schema: { $ref: COMPONENT_REF + "Error" } } } } },
+      securitySchemes: {
+        apiKey: { type: "http", scheme: "bearer", description: "A tenant API key (ck_…)" },
+        adminToken: { type: "http", scheme: "bearer", description: "The operator's ADMIN_TOKEN" },
+        wsTicket: { type: "apiKey", in: "query", name: "ticket", description: "A single-use ticket from POST /v1/conversations/{id}/ws-ticket (browsers cannot set headers on a websocket)" },
+      },
+    },
+  };
+}

@@ -1,0 +1,53 @@
+// What the OpenAPI document knows about a route, attached to the route's own middleware: the
+// validators register the zod schemas they check with, and `doc()` adds what code cannot tell
+// (summary, answers). The document is then read off app.routes, so it lists exactly what is
+// registered and describes input with the very schemas that validate it.
+import type { MiddlewareHandler } from "hono";
+import type { z } from "zod";
+
+export interface ResponseDoc {
+  description: string;
+  /** The JSON body; absent: no body (204) or a body described in `content`. */
+  schema?: z.ZodType;
+  /** Other media types, e.g. text/event-stream or raw bytes, each with an OpenAPI schema object. */
+  content?: Record<string, { schema: Record<string, unknown> }>;
+}
+
+export interface RouteDoc {
+  summary: string;
+  description?: string;
+  responses: Record<number, ResponseDoc>;
+  /** A query the handler checks itself with this schema (rather than through validate.ts). */
+  query?: z.ZodType;
+  /** A body that is not JSON (uploads stream bytes into R2). */
+  rawBody?: { description: string };
+  /** Headers the route reads, e.g. Idempotency-Key. */
+  headers?: { name: string; description: string }[];
+  /** OpenAPI extensions (x-…), e.g. the websocket frames of the socket route. */
+  extensions?: Record<`x-${string}`, unknown>;
+}
+
+export type InputDoc = { json?: z.ZodType; query?: z.ZodType };
+
+const routeDocs = new WeakMap<object, RouteDoc>();
+const inputDocs = new WeakMap<object, InputDoc>();
+
+/** A middleware that does nothing but carry the route's description into the document. */
+export function doc(d: RouteDoc): MiddlewareHandler {
+  const carrier: MiddlewareHandler = async (_c, next) => next();
+  routeDocs.set(carrier, d);
+  return carrier;
+}
+
+/** Called by the validators: the schema a middleware checks `where` with. */
+export function recordInput<T extends object>(middleware: T, input: InputDoc): T {
+  inputDocs.set(middleware, input);
+  return middleware;
+}
+
+// Hono wraps a sub-app's handler when the sub-app has its own error handler; the original is kept here.
+const COMPOSED = "__COMPOSED_HANDLER";
+const unwrap = (h: object): object => ((h as Record<string, unknown>)[COMPOSED] as object | undefined) ?? h;
+
+export const routeDocOf = (handler: object) => routeDocs.get(unwrap(handler));
+export const inputDocOf = (handler: object) => inputDocs.get(unwrap(handler));

@@ -1,0 +1,58 @@
+// Response and stream shapes for the document, declared with zod like the request schemas. They
+// name the fields clients rely on and leave the rest open (looseObject): the full field lists are
+// in API.md and docs/api-notes.md.
+import { z } from "zod";
+
+export const errorSchema = z
+  .strictObject({
+    error: z.looseObject({
+      type: z.string().meta({ description: "machine-readable, e.g. invalid_request, not_found, rate_limited" }),
+      message: z.string().meta({ description: "names the field or the problem" }),
+    }),
+  })
+  .meta({ id: "Error", description: "The one error shape of every 4xx and 5xx answer." });
+
+const usage = z.looseObject({ input_tokens: z.number(), output_tokens: z.number() });
+export const storedMessageSchema = z
+  .looseObject({ seq: z.number().int(), role: z.enum(["user", "assistant"]), content: z.array(z.looseObject({ type: z.string() })) })
+  .meta({ id: "Message", description: "A saved message; `seq` is the resume cursor." });
+
+const agent = z.strictObject({ segment: z.string(), name: z.string() }).optional();
+const event = <T extends z.ZodRawShape>(type: string, shape: T) => z.looseObject({ type: z.literal(type), agent, ...shape });
+const timing = z.strictObject({ serverMs: z.number(), modelMs: z.number(), queuedMs: z.number() });
+
+/** core/events.ts TurnEvent: the SSE event names and the websocket's server frames. */
+export const turnEventSchema = z
+  .discriminatedUnion("type", [
+    event("turn_start", { turnId: z.string(), replayed: z.literal(true).optional() }),
+    event("delta", { turnId: z.string(), text: z.string() }),
+    event("tool_use", { turnId: z.string(), id: z.string(), name: z.string(), input: z.unknown() }),
+    event("tool_result", { turnId: z.string(), tool_use_id: z.string(), name: z.string(), is_error: z.boolean(), chars: z.number(), preview: z.string() }),
+    event("progress", { turnId: z.string(), message: z.string() }),
+    event("message", { turnId: z.string(), message: storedMessageSchema }),
+    event("compaction_started", { turnId: z.string(), tokens: z.number(), budgetTokens: z.number(), forced: z.boolean() }),
+    event("compaction", { turnId: z.string(), forced: z.boolean(), tokensBefore: z.number(), tokensAfter: z.number(), tokensSaved: z.number() }),
+    event("turn_end", { turnId: z.string(), stop_reason: z.string(), usage, timing }),
+    event("error", { turnId: z.string().optional(), error: z.looseObject({ type: z.string(), message: z.string(), status: z.number().optional() }) }),
+  ])
+  .meta({ id: "TurnEvent", description: "One event of a turn. Over SSE: `event: <type>` then `data: <this JSON>`; over the websocket: one frame." });
+
+/** Frames only the websocket sends, besides the turn events. */
+export const socketServerFrameSchema = z
+  .union([
+    turnEventSchema,
+    z.strictObject({ type: z.literal("resumed"), after: z.number(), through: z.number(), lastSeq: z.number(), more: z.boolean(), turnsInFlight: z.number() }),
+    z.strictObject({ type: z.literal("pong") }),
+  ])
+  .meta({ id: "SocketServerFrame", description: "A frame the server sends on /v1/conversations/{id}/ws (JSON text)." });
+
+export const turnResultSchema = z
+  .looseObject({ conversationId: z.string(), turnId: z.string().nullable(), messages: z.array(storedMessageSchema), stop_reason: z.string(), usage: usage.nullable() })
+  .meta({ id: "TurnResult", description: "A finished turn (the JSON answer, without Accept: text/event-stream)." });
+
+/** A resource: its id and the rest of its fields. */
+export const resource = (id: string, description: string) => z.looseObject({ id: z.string() }).meta({ id, description });
+
+/** A page of a list: the items under `key` and `next`, the cursor of the following page (null at the end). */
+export const listOf = (key: string, item: z.ZodType) =>
+  z.looseObject({ [key]: z.array(item), next: z.union([z.string(), z.number(), z.null()]) });

@@ -427,6 +427,22 @@ export class ConversationDO extends DurableObject<Env> {
     return run;
   }
 
+  /**
+   * History brought from elsewhere joins the transcript verbatim, in order with the turns, without
+   * a model call: whole exchanges only (the route checks), so the next turn still alternates.
+   */
+  async importMessages(ref: ConversationRef, messages: readonly { role: "user" | "assistant"; text: string }[]): Promise<StoredMessage[] | null> {
+    if (!(await this.load(ref))) return null;
+    const run = this.turnChain.then(async () => {
+      const stored = await this.append(messages.map((m) => ({ role: m.role, content: [{ type: "text" as const, text: m.text }] })));
+      this.ctx.waitUntil(this.indexPending());
+      this.ctx.waitUntil(this.maybeDispatchFold());
+      return stored;
+    });
+    this.turnChain = run.catch(() => {});
+    return run;
+  }
+
   /** Attachments are lifecycle events that activate the tools for their kind (never a keyword). */
   private async activateTools(tools: readonly string[]): Promise<void> {
     const missing = tools.filter((t) => toolRegistry.get(t) && !this.head!.activeTools.includes(t));

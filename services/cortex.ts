@@ -2,6 +2,7 @@
 // episode and (later) attachment page. Indexing is idempotent (doc_id upserts), so a retried or
 // repeated run changes nothing. Every query is scoped to one tenant.
 import { renderMessageText } from "../core/render";
+import { contentTerms } from "../core/stopwords";
 import type { StoredMessage } from "../core/types";
 
 /** Long texts are indexed in chunks so one row stays well under D1's row size limit. */
@@ -84,12 +85,13 @@ export async function conversationOfMessage(db: D1Database, tenantId: string, me
 
 /**
  * User text -> an FTS5 query that cannot be a syntax error: every word or identifier becomes a
- * quoted phrase ("run-42.log" stays one phrase of its parts), and all phrases must match.
+ * quoted phrase ("run-42.log" stays one phrase of its parts), and all phrases must match. Function
+ * words ("what did I ...") are left out unless the query has nothing else.
  */
 export function toFtsQuery(q: string, mode: "and" | "or" = "and"): string | null {
   const terms = q.match(/[\p{L}\p{N}_]+(?:[-.:/@#][\p{L}\p{N}_]+)*/gu);
   if (!terms?.length) return null;
-  const unique = [...new Set(terms.slice(0, 32))];
+  const unique = contentTerms([...new Set(terms.slice(0, 32))]);
   return unique.map((t) => `"${t.replace(/"/g, '""')}"`).join(mode === "and" ? " " : " OR ");
 }
 

@@ -2,6 +2,7 @@
 // episode and (later) attachment page. Indexing is idempotent (doc_id upserts), so a retried or
 // repeated run changes nothing. Every query is scoped to one tenant.
 import { renderMessageText } from "../core/render";
+import { neighbourRerank } from "../core/neighbour-rerank";
 import { contentTerms } from "../core/stopwords";
 import type { StoredMessage } from "../core/types";
 
@@ -109,53 +110,31 @@ export interface SearchCursor {
   offset: number;
 }
 
-/** BM25-ranked hits: documents holding all terms first, then the rest by any term; one hit per document. */
+/** BM25-ranked hits over the subject terms, re-ranked by neighbour context; one hit per document. */
 export async function searchCortex(db: D1Database, tenantId: string, q: string, opts: SearchOptions): Promise<SearchHit[]> {
   return (await searchCortexPage(db, tenantId, q, opts)).hits;
 }
 
+/** How many top documents neighbour context re-ranks; the rest follow in BM25 order. */
+export const RERANK_POOL = 50;
+
 /**
  * One page of `searchCortex`'s ranking; `next` continues it exactly (ties are ordered by doc id).
- * When fewer documents than a page hold every term (the usual case for a question in words), the
- * page is filled from the any-term ranking instead of stopping short: an all-terms match alone is
- * too narrow a net for recall. `or` pages leave out the all-terms documents, which the first page
- * already gave.
+ * Any subject term matches (a question in words rarely has all its words in the turn it means;
+ * BM25 already ranks documents holding more of them higher), then the top of the ranking is
+ * re-ranked by neighbour context. The pool does not depend on the page size, so a paged walk is
+ * the one-page ranking. A cursor's mode (`and`/`or`, from the first version) no longer matters.
  */
 export async function searchCortexPage(db: D1Database, tenantId: string, q: string, opts: SearchOptions & { cursor?: SearchCursor }): Promise<{ hits: SearchHit[]; next: SearchCursor | null }> {
-  const all = toFtsQuery(q, "and");
-  const any = toFtsQuery(q, "or");
-  if (!all || !any) return { hits: [], next: null };
-  const { limit } = opts;
-  if (opts.cursor?.mode === "and") {
-    const hits = await runSearch(db, tenantId, all, opts, opts.cursor.offset, limit + 1);
-    if (hits.length > limit) return { hits: hits.slice(0, limit), next: { mode: "and", offset: opts.cursor.offset + limit } };
-    // The all-terms ranking ran out on this page: any-term documents follow from their start.
-    const rest = await anyTermPage(db, tenantId, all, any, opts, 0, limit - hits.length, opts.cursor.offset + limit);
-    return { hits: [...hits, ...rest.hits], next: rest.more ? { mode: "or", offset: limit - hits.length } : null };
-  }
+  const match = toFtsQuery(q, "or");
+  if (!match) return { hits: [], next: null };
   const offset = opts.cursor?.offset ?? 0;
-  if (!opts.cursor) {
-    const first = await runSearch(db, tenantId, all, opts, 0, limit + 1);
-    if (first.length > limit) return { hits: first.slice(0, limit), next: { mode: "and", offset: limit } };
-    const rest = await anyTermPage(db, tenantId, all, any, opts, 0, limit - first.length, limit);
-    return { hits: [...first, ...rest.hits], next: rest.more ? { mode: "or", offset: limit - first.length } : null };
-  }
-  const page = await anyTermPage(db, tenantId, all, any, opts, offset, limit, ALL_TERMS_SEEN_MAX);
-  return { hits: page.hits, next: page.more ? { mode: "or", offset: offset + limit } : null };
-}
-
-/** An `or` cursor follows all-terms pages a client read through; past this many, pages may repeat a hit. */
-const ALL_TERMS_SEEN_MAX = 5_000;
-
-/**
- * Any-term hits `offset` to `offset + count` of the ranking without the all-terms documents, of
- * which at most `allTerms` exist (the ones earlier pages showed).
- */
-async function anyTermPage(db: D1Database, tenantId: string, all: string, any: string, opts: SearchOptions, offset: number, count: number, allTerms: number): Promise<{ hits: SearchHit[]; more: boolean }> {
-  if (all === any) return { hits: [], more: false }; // one term: the all-terms ranking was the whole ranking
-  const skip = new Set((await runSearch(db, tenantId, all, opts, 0, allTerms)).map((h) => `${h.kind}:${h.id}`));
-  const ranked = (await runSearch(db, tenantId, any, opts, 0, offset + count + 1 + skip.size)).filter((h) => !skip.has(`${h.kind}:${h.id}`));
-  return { hits: count > 0 ? ranked.slice(offset, offset + count) : [], more: ranked.length > offset + count };
+  const wanted = offset + opts.limit + 1;
+  const ranked = await runSearch(db, tenantId, match, opts, 0, Math.max(wanted, RERANK_POOL));
+  const pool = neighbourRerank(ranked.slice(0, RERANK_POOL).map((h) => ({ ...h, relevance: -h.score })));
+  const order = [...pool.map(({ relevance: _r, ...h }) => h), ...ranked.slice(RERANK_POOL)];
+  const hits = order.slice(offset, offset + opts.limit);
+  return { hits, next: order.length > offset + opts.limit ? { mode: "or", offset: offset + opts.limit } : null };
 }
 
 /** Documents ranked `offset` to `offset + count`: chunk rows are fetched until that many distinct documents are seen. */

@@ -2,6 +2,7 @@
 // and time; each starts its own throwaway stack and prints its figures).
 //   turn      server-side time per turn at ages 10 / 1,000 / 5,000 messages, and the ratio
 //   sawtooth  2,000 scripted turns: replay size per turn, folds, stubs, the sawtooth plot
+//   recall-public  evidence recall@5 on LongMemEval (RECALL_DATA_DIR) for the cortex and a plain BM25
 //   recall    stub batching's prompt-cache effect, and the cortex's recall@5 on definite references
 //   tokens    the lean prefix: system prompt and first-request tokens, cache hit rates
 //   attachments  PDF page count and page reads by bytes read, indexing throughput, a 1 GB text file
@@ -14,11 +15,12 @@ import { benchCompact } from "./bench/compact.mjs";
 import { benchLoad } from "./bench/load.mjs";
 import { benchPdfCorpus } from "./bench/pdf-corpus.mjs";
 import { benchRecall } from "./bench/recall.mjs";
+import { benchRecallPublic } from "./bench/recall-public.mjs";
 import { benchSawtooth } from "./bench/sawtooth.mjs";
 import { benchTokens } from "./bench/tokens.mjs";
 import { benchTurn } from "./bench/turn.mjs";
 
-const benches = { turn: benchTurn, sawtooth: benchSawtooth, recall: benchRecall, tokens: benchTokens, attachments: benchAttachments, compact: benchCompact, load: benchLoad, "pdf-corpus": benchPdfCorpus };
+const benches = { turn: benchTurn, sawtooth: benchSawtooth, recall: benchRecall, "recall-public": benchRecallPublic, tokens: benchTokens, attachments: benchAttachments, compact: benchCompact, load: benchLoad, "pdf-corpus": benchPdfCorpus };
 const name = process.argv[2];
 if (!benches[name]) {
   console.log(`usage: npm run bench -- <${Object.keys(benches).join("|")}>`);

@@ -2,6 +2,8 @@
 // episode and (later) attachment page. Indexing is idempotent (doc_id upserts), so a retried or
 // repeated run changes nothing. Every query is scoped to one tenant.
 import { renderMessageText } from "../core/render";
+import { neighbourRerank } from "../core/neighbour-rerank";
+import { contentTerms } from "../core/stopwords";
 import type { StoredMessage } from "../core/types";
 
 /** Long texts are indexed in chunks so one row stays well under D1's row size limit. */
@@ -84,12 +86,13 @@ export async function conversationOfMessage(db: D1Database, tenantId: string, me
 
 /**
  * User text -> an FTS5 query that cannot be a syntax error: every word or identifier becomes a
- * quoted phrase ("run-42.log" stays one phrase of its parts), and all phrases must match.
+ * quoted phrase ("run-42.log" stays one phrase of its parts), and all phrases must match. Function
+ * words ("what did I ...") are left out unless the query has nothing else.
  */
 export function toFtsQuery(q: string, mode: "and" | "or" = "and"): string | null {
   const terms = q.match(/[\p{L}\p{N}_]+(?:[-.:/@#][\p{L}\p{N}_]+)*/gu);
   if (!terms?.length) return null;
-  const unique = [...new Set(terms.slice(0, 32))];
+  const unique = contentTerms([...new Set(terms.slice(0, 32))]);
   return unique.map((t) => `"${t.replace(/"/g, '""')}"`).join(mode === "and" ? " " : " OR ");
 }
 
@@ -107,23 +110,31 @@ export interface SearchCursor {
   offset: number;
 }
 
-/** BM25-ranked hits, all terms first and any term if that finds nothing; one hit per document. */
+/** BM25-ranked hits over the subject terms, re-ranked by neighbour context; one hit per document. */
 export async function searchCortex(db: D1Database, tenantId: string, q: string, opts: SearchOptions): Promise<SearchHit[]> {
   return (await searchCortexPage(db, tenantId, q, opts)).hits;
 }
 
-/** One page of `searchCortex`'s ranking; `next` continues it exactly (ties are ordered by doc id). */
+/** How many top documents neighbour context re-ranks; the rest follow in BM25 order. */
+export const RERANK_POOL = 50;
+
+/**
+ * One page of `searchCortex`'s ranking; `next` continues it exactly (ties are ordered by doc id).
+ * Any subject term matches (a question in words rarely has all its words in the turn it means;
+ * BM25 already ranks documents holding more of them higher), then the top of the ranking is
+ * re-ranked by neighbour context. The pool does not depend on the page size, so a paged walk is
+ * the one-page ranking. A cursor's mode (`and`/`or`, from the first version) no longer matters.
+ */
 export async function searchCortexPage(db: D1Database, tenantId: string, q: string, opts: SearchOptions & { cursor?: SearchCursor }): Promise<{ hits: SearchHit[]; next: SearchCursor | null }> {
-  const modes = opts.cursor ? [opts.cursor.mode] : (["and", "or"] as const);
+  const match = toFtsQuery(q, "or");
+  if (!match) return { hits: [], next: null };
   const offset = opts.cursor?.offset ?? 0;
-  for (const mode of modes) {
-    const match = toFtsQuery(q, mode);
-    if (!match) break;
-    const hits = await runSearch(db, tenantId, match, opts, offset, opts.limit + 1);
-    if (hits.length || mode === modes[modes.length - 1])
-      return { hits: hits.slice(0, opts.limit), next: hits.length > opts.limit ? { mode, offset: offset + opts.limit } : null };
-  }
-  return { hits: [], next: null };
+  const wanted = offset + opts.limit + 1;
+  const ranked = await runSearch(db, tenantId, match, opts, 0, Math.max(wanted, RERANK_POOL));
+  const pool = neighbourRerank(ranked.slice(0, RERANK_POOL).map((h) => ({ ...h, relevance: -h.score })));
+  const order = [...pool.map(({ relevance: _r, ...h }) => h), ...ranked.slice(RERANK_POOL)];
+  const hits = order.slice(offset, offset + opts.limit);
+  return { hits, next: order.length > offset + opts.limit ? { mode: "or", offset: offset + opts.limit } : null };
 }
 
 /** Documents ranked `offset` to `offset + count`: chunk rows are fetched until that many distinct documents are seen. */

@@ -172,6 +172,20 @@ export class ConversationDO extends DurableObject<Env> {
     });
   }
 
+  /**
+   * History brought from elsewhere joins the transcript verbatim, in order with the turns, without
+   * a model call: whole exchanges only (the route checks), so the next turn still alternates.
+   */
+  async importMessages(ref: ConversationRef, messages: readonly { role: "user" | "assistant"; text: string }[]): Promise<StoredMessage[] | null> {
+    if (!(await this.record.load(ref))) return null;
+    return this.order.inOrder(async () => {
+      const stored = await this.record.append(messages.map((m) => ({ role: m.role, content: [{ type: "text" as const, text: m.text }] })));
+      this.ctx.waitUntil(this.outbox.pending());
+      this.ctx.waitUntil(this.fold.maybeDispatch());
+      return stored;
+    });
+  }
+
   // ---- RPC: the rolling summary -------------------------------------------------------------
 
   /** The region a fold job works on; null when the job is not the fold in flight (stale or redelivered). */

@@ -92,10 +92,16 @@ describe("turn input", () => {
 
 describe("toFtsQuery", () => {
   it("quotes every term so user text can never be FTS syntax", () => {
-    expect(toFtsQuery('flight "plan" OR (NEAR')).toBe('"flight" "plan" "OR" "NEAR"');
+    expect(toFtsQuery('flight "plan" AND (NEAR')).toBe('"flight" "plan" "NEAR"');
     expect(toFtsQuery("run-42.log conv_01ABC")).toBe('"run-42.log" "conv_01ABC"');
-    expect(toFtsQuery("a b", "or")).toBe('"a" OR "b"');
+    expect(toFtsQuery("alpha b", "or")).toBe('"alpha" OR "b"');
     expect(toFtsQuery("!!! ???")).toBeNull();
+  });
+
+  it("leaves out function words so the subject decides, unless nothing else is left", () => {
+    expect(toFtsQuery("What degree did I graduate with?", "or")).toBe('"degree" OR "graduate"');
+    expect(toFtsQuery("what is the amount on INV-88231 and 318.40")).toBe('"amount" "INV-88231" "318.40"');
+    expect(toFtsQuery("to be or not to be")).toBe('"to" "be" "or" "not"');
   });
 });
 

@@ -91,6 +91,7 @@ export const ROUTES: RouteSpec[] = [
   { method: "DELETE", path: "/v1/conversations/:id", body: "none" },
   { method: "GET", path: "/v1/conversations/:id/messages", body: "none", query: { after: "0", limit: "5" } },
   { method: "POST", path: "/v1/conversations/:id/messages", body: "json", sample: turn },
+  { method: "POST", path: "/v1/conversations/:id/import", body: "json", sample: { messages: [{ role: "user", text: "hi" }, { role: "assistant", text: "hello" }] } },
   { method: "GET", path: "/v1/conversations/:id/replay", body: "none" },
   { method: "GET", path: "/v1/conversations/:id/timeline", body: "none", query: { after: "0", limit: "5" } },
   { method: "GET", path: "/v1/conversations/:id/prompts", body: "none" },

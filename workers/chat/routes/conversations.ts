@@ -10,6 +10,7 @@ import { createConversation } from "../../../durable-objects/conversation-create
 import { promptSnapshotKey } from "../../../r2-layout";
 import { getProject } from "../../../services/projects";
 import { attachmentRoutes } from "./attachments";
+import { importRoutes } from "./conversation-import";
 import { listConversationRows } from "../../../services/conversation-list";
 import { ApiError, badRequest, notFound } from "../errors";
 import { idempotencyKeyHeader } from "../idempotency-header";
@@ -182,3 +183,4 @@ conversationRoutes.get(
 });
 
 conversationRoutes.route("/:id/attachments", attachmentRoutes);
+conversationRoutes.route("/:id/import", importRoutes);

@@ -1,0 +1,33 @@
+// The cortex's ranking for questions in words: any subject term matches (the page is never cut
+// short to the few documents holding every word), more terms rank higher, function words are
+// ignored, identifiers stay exact, and a paged walk is the one-page ranking without repeats.
+import { describe, expect, it } from "vitest";
+import { api, eventually, newTenant } from "./helpers";
+
+const search = async (key: string, q: string, extra = "") => (await api("GET", `/v1/search?q=${encodeURIComponent(q)}&kind=memory${extra}`, undefined, { key })).json;
+
+describe("search ranking", () => {
+  it("fills the page with any-term matches, those holding more subject terms higher", async () => {
+    const key = await newTenant();
+    const both = (await api("POST", "/v1/memory", { text: "I finally bought the road bike, a Canyon, in March." }, { key })).json.id;
+    const bikeOnly = [];
+    for (let i = 0; i < 4; i++) bikeOnly.push((await api("POST", "/v1/memory", { text: `Bike maintenance note ${i}: chain oil and tyres.` }, { key })).json.id);
+    const roadOnly = (await api("POST", "/v1/memory", { text: "The road to the cabin was closed." }, { key })).json.id;
+    await api("POST", "/v1/memory", { text: "Unrelated: the invoice INV-20931 totals 318.40 EUR." }, { key });
+    const r = await eventually(async () => ((await search(key, "Which road bike was it?")).results.length >= 6 ? await search(key, "Which road bike was it?") : null));
+    const ids = r.results.map((h: any) => h.id);
+    for (const b of bikeOnly) expect(ids.indexOf(both)).toBeLessThan(ids.indexOf(b));
+    expect(new Set(ids)).toEqual(new Set([both, ...bikeOnly, roadOnly]));
+    // Identifiers stay exact among words.
+    expect((await search(key, "which amount was on INV-20931")).results[0].snippet).toContain("INV-20931");
+    // Paged two at a time, the walk is the one-page ranking, with no hit twice.
+    const walked: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const page: any = await search(key, "Which road bike was it?", `&limit=2${cursor ? `&cursor=${cursor}` : ""}`);
+      walked.push(...page.results.map((h: any) => h.id));
+      cursor = page.next;
+    } while (cursor);
+    expect(walked).toEqual(ids);
+  });
+});

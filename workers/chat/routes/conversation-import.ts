@@ -1,0 +1,32 @@
+// POST /v1/conversations/:id/import: history from another system joins the transcript verbatim
+// (no model call), indexed in the cortex like any turn. Whole exchanges only, so the conversation
+// still alternates user/assistant when the next turn runs.
+import { Hono } from "hono";
+import { z } from "zod";
+import { isId } from "../../../core/ids";
+import type { ConversationDO } from "../../../durable-objects/conversation/conversation-do";
+import { notFound } from "../errors";
+import type { AppEnv } from "../types";
+import { jsonBody } from "../validate";
+
+export const IMPORT_MAX_MESSAGES = 200;
+const IMPORT_MAX_CHARS = 100_000;
+
+const importBody = z.strictObject({
+  messages: z
+    .array(z.strictObject({ role: z.enum(["user", "assistant"]), text: z.string().min(1, "text: empty").max(IMPORT_MAX_CHARS) }))
+    .min(2, "messages: at least one exchange")
+    .max(IMPORT_MAX_MESSAGES)
+    .refine((ms) => ms.every((m, i) => m.role === (i % 2 === 0 ? "user" : "assistant")) && ms.length % 2 === 0, "messages: whole exchanges, user then assistant"),
+});
+
+export const importRoutes = new Hono<AppEnv>();
+
+importRoutes.post("/", ...jsonBody(importBody), async (c) => {
+  const id = c.req.param("id") ?? "";
+  if (!isId("conv", id)) throw notFound("conversation");
+  const stub = c.env.CONVERSATION.get(c.env.CONVERSATION.idFromName(id));
+  const stored = (await stub.importMessages({ tenantId: c.get("tenantId"), conversationId: id }, c.req.valid("json").messages)) as Awaited<ReturnType<ConversationDO["importMessages"]>>;
+  if (!stored) throw notFound("conversation");
+  return c.json({ messages: stored.map(({ id, seq, role }) => ({ id, seq, role })) }, 201);
+});

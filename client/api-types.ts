@@ -393,6 +393,25 @@ export interface Routes {
       [key: string]: unknown;
     };
   };
+  "POST /v1/conversations/{id}/import": {
+    path: {
+      id: string;
+    };
+    query: undefined;
+    body: {
+      messages: Array<{
+        role: "user" | "assistant";
+        text: string;
+      }>;
+    };
+    response: {
+      messages: Array<{
+        id: string;
+        seq: number;
+        role: "user" | "assistant";
+      }>;
+    };
+  };
   "GET /v1/conversations/{id}/messages": {
     path: {
       id: string;

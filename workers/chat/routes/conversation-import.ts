@@ -7,6 +7,7 @@ import { isId } from "../../../core/ids";
 import type { ConversationDO } from "../../../durable-objects/conversation/conversation-do";
 import { notFound } from "../errors";
 import type { AppEnv } from "../types";
+import { doc } from "../openapi/registry";
 import { jsonBody } from "../validate";
 
 export const IMPORT_MAX_MESSAGES = 200;
@@ -22,7 +23,9 @@ const importBody = z.strictObject({
 
 export const importRoutes = new Hono<AppEnv>();
 
-importRoutes.post("/", ...jsonBody(importBody), async (c) => {
+const imported = z.object({ messages: z.array(z.object({ id: z.string(), seq: z.number().int(), role: z.enum(["user", "assistant"]) })) });
+
+importRoutes.post("/", doc({ summary: "Append history from elsewhere, verbatim, without a model call (whole exchanges)", responses: { 201: { description: "The stored messages' ids and seqs", schema: imported } } }), ...jsonBody(importBody), async (c) => {
   const id = c.req.param("id") ?? "";
   if (!isId("conv", id)) throw notFound("conversation");
   const stub = c.env.CONVERSATION.get(c.env.CONVERSATION.idFromName(id));

@@ -4,7 +4,7 @@
 // PDF_CORPUS_PAGES pages (default 5), bytes read for the page count, time. No stack is started.
 // pdf.js's results are the reference; they are cached next to the corpus (keyed by file size and
 // name) because they do not change with the project's code.
-//   PDF_CORPUS_DIR=/path/to/pdfs [PDF_CMAP_DIR=pdf.js/external/bcmaps] npm run bench:pdf-corpus [-- --verbose]
+//   PDF_CORPUS_DIR=/path/to/pdfs [PDF_CMAP_DIR=pdf.js/external/bcmaps for the reference] npm run bench:pdf-corpus [-- --verbose]
 import { build } from "esbuild";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -17,9 +17,9 @@ const TIMEOUT_MS = 20_000;
 
 async function loadCore(dir) {
   const entry = join(dir, "entry.ts");
-  writeFileSync(entry, `export * from "${ROOT}services/attachments/formats/pdf/read.ts";\nexport { memoryRangeReader } from "${ROOT}services/attachments/formats/shared/range-reader.ts";\n`);
+  writeFileSync(entry, `export * from "${ROOT}services/attachments/formats/pdf/read.ts";\nexport { memoryRangeReader } from "${ROOT}services/attachments/formats/shared/range-reader.ts";\nexport { BundledCMaps } from "${ROOT}services/attachments/formats/pdf/cmaps/index.ts";\n`);
   const outfile = join(dir, "core.mjs");
-  await build({ entryPoints: [entry], bundle: true, format: "esm", platform: "node", outfile, logLevel: "silent", loader: { ".bcmap": "binary" } });
+  await build({ entryPoints: [entry], bundle: true, format: "esm", platform: "node", target: "node22", outfile, logLevel: "silent", loader: { ".bcmap": "binary" } });
   return import(pathToFileURL(outfile).href);
 }
 
@@ -102,8 +102,8 @@ export async function benchPdfCorpus(args = []) {
           }
         }
       : core.BundledCMaps;
-    // PDF_CMAP_DIR also serves the project's pdf.js fallback when the project ships none.
-    if (cmapDir && core.usePdfjsCMaps && !core.BundledCMaps) core.usePdfjsCMaps(cmaps);
+    // The project's pdf.js fallback reads the CMaps it ships, as the worker does.
+    core.usePdfjsCMaps(core.BundledCMaps);
     const rows = [];
     for (const name of files) {
       const path = join(dirName, name);

@@ -3,6 +3,11 @@
 import { app } from "./app";
 import { AUTOMATION_DLQ, recordDeadAutomations, runAutomationBatch } from "./automation-runner";
 import { runScheduled } from "./scheduled";
+import { usePdfjsCMaps } from "../../services/attachments/formats/pdf/read";
+import { BundledCMaps } from "../../services/attachments/formats/pdf/cmaps";
+
+// CJK fonts without /ToUnicode read through pdf.js need its predefined CMaps; only a Worker bundles them.
+usePdfjsCMaps(BundledCMaps);
 
 export { ChannelDO } from "../../durable-objects/channel-do";
 export { ConversationDO } from "../../durable-objects/conversation/conversation-do";

@@ -2,12 +2,16 @@
 // upsert the pages into the cortex. Idempotent (doc ids per page), so a redelivered chunk only
 // rewrites the same rows; when the last page lands the attachment is marked indexed. A chunk of a
 // deleted attachment writes nothing that stays (see attachments/delete.ts).
-import { readPdfPages } from "../../services/attachments/formats/pdf/read";
+import { readPdfPages, usePdfjsCMaps } from "../../services/attachments/formats/pdf/read";
+import { BundledCMaps } from "../../services/attachments/formats/pdf/cmaps";
 import type { ExtractJob } from "../../core/jobs";
 import { countIndexedPages, pageRef, upsertDocs } from "../../services/cortex";
 import { r2RangeReader } from "../../services/attachments/r2-range-reader";
 import { pageRefPattern } from "../../services/attachments/delete";
 import { getAttachmentRow, toAttachment } from "../../services/attachments/store";
+
+// Pages indexed here read CJK fonts through pdf.js's predefined CMaps, as pdf_read does in chat.
+usePdfjsCMaps(BundledCMaps);
 
 export async function runExtractJob(job: ExtractJob, env: Env): Promise<{ pages: number; indexed: number }> {
   const row = await getAttachmentRow(env.DB, job.tenantId, job.attachmentId);

@@ -18,6 +18,11 @@ export interface ShownString {
   spaces: number;
   /** Glyphs the font gives no text for (no /ToUnicode entry, no usable encoding or glyph name). */
   unmapped: number;
+  /**
+   * Glyphs given text by a guess: the font program's own encoding or cmap decides their meaning,
+   * and the own reader does not read font programs (pdf.js does).
+   */
+  guessed: number;
 }
 
 export interface FontDecoder {
@@ -168,6 +173,31 @@ export async function loadFont(doc: PdfDocument, font: PdfDict): Promise<FontDec
   return simpleDecoder(doc, font, toUnicode, subtype instanceof PdfName && subtype.name === "Type3");
 }
 
+/** Standard-14 text fonts, whose built-in encoding is StandardEncoding (Symbol and ZapfDingbats are not). */
+const STANDARD_TEXT_FONT = /^(Times|Helvetica|Courier|Arial|TimesNewRoman)/;
+
+/**
+ * Whether a simple font without /ToUnicode maps its codes through something only its font program
+ * (or the viewer's font matching) knows: no /Encoding or no /BaseEncoding over an embedded program
+ * (its built-in encoding; TeX fonts put ligatures and Greek there), a symbolic TrueType font (its
+ * own cmap), Symbol/ZapfDingbats, or a non-embedded font named in a legacy CJK code page.
+ */
+async function encodingIsGuess(doc: PdfDocument, font: PdfDict, enc: PdfObj, baseFont: string, type3: boolean): Promise<boolean> {
+  if (type3) return false;
+  if (/[^\x20-\x7e]/.test(baseFont)) return true;
+  const name = baseFont.replace(/^[A-Z]{6}\+/, "");
+  if (/^(Symbol|ZapfDingbats)/.test(name) && !(enc instanceof PdfName)) return true;
+  const descriptor = await doc.resolveDict(font.get("FontDescriptor"));
+  const flags = (await num(doc, descriptor?.get("Flags"))) ?? 0;
+  const embedded = !!descriptor && (descriptor.has("FontFile") || descriptor.has("FontFile2") || descriptor.has("FontFile3"));
+  const subtype = await doc.resolve(font.get("Subtype"));
+  const trueType = subtype instanceof PdfName && subtype.name === "TrueType";
+  const symbolic = (flags & 4) !== 0 && (flags & 32) === 0;
+  if (trueType && symbolic && embedded && !(enc instanceof PdfName)) return true;
+  const hasBase = enc instanceof PdfName || (enc instanceof PdfDict && enc.has("BaseEncoding"));
+  return !hasBase && embedded && !STANDARD_TEXT_FONT.test(name);
+}
+
 async function num(doc: PdfDocument, o: PdfObj | undefined): Promise<number | null> {
   const v = await doc.resolve(o);
   return typeof v === "number" && Number.isFinite(v) ? v : null;
@@ -196,6 +226,7 @@ async function simpleDecoder(doc: PdfDocument, font: PdfDict, toUnicode: ToUnico
 
   // Glyph widths (for word gaps): /Widths from /FirstChar, else standard-font estimates.
   const baseFont = await doc.resolve(font.get("BaseFont"));
+  const guess = !toUnicode && (await encodingIsGuess(doc, font, enc, baseFont instanceof PdfName ? baseFont.name : "", type3));
   const fallback = standardWidths(baseFont instanceof PdfName ? baseFont.name : "");
   const widths = new Float64Array(256);
   for (let c = 0; c < 256; c++) widths[c] = fallback(c, enc8[c]);
@@ -229,7 +260,7 @@ async function simpleDecoder(doc: PdfDocument, font: PdfDict, toUnicode: ToUnico
         width += widths[b] * scale;
         if (b === 32) spaces++;
       }
-      return { text, width, glyphs: bytes.length, spaces, unmapped };
+      return { text, width, glyphs: bytes.length, spaces, unmapped, guessed: guess ? bytes.length - unmapped : 0 };
     },
   };
 }
@@ -301,7 +332,7 @@ async function type0Decoder(doc: PdfDocument, font: PdfDict, toUnicode: ToUnicod
         else if (unicodeCodes) text += String.fromCharCode(code);
         else unmapped++;
       }
-      return { text, width, glyphs, spaces, unmapped };
+      return { text, width, glyphs, spaces, unmapped, guessed: 0 };
     },
   };
 }

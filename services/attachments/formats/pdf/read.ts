@@ -29,11 +29,6 @@ import type { RangeReader } from "../shared/range-reader";
 export { PdfError } from "./objects";
 export { NEEDS_PASSWORD, usePdfjsCMaps, WRONG_PASSWORD } from "./pdfjs";
 
-/**
- * Share of a page's glyphs the own extractor could not map to text above which the page is read
- * by pdf.js instead (fonts with predefined CJK CMaps and no /ToUnicode, Type3 glyph names).
- */
-const UNMAPPED_SHARE = 0.2;
 
 export interface PdfInfo {
   /** Pages per the root /Pages /Count, or per pdf.js when the own reader could not find it. */
@@ -210,8 +205,11 @@ export async function readPdfPages(source: RangeReader, from: number, to: number
         try {
           const leaf = await guard(() => doc!.findPage(p - 1, root!));
           const out = await guard(() => extractPageText(doc!, leaf, ctx, budget));
-          // Fonts it cannot map make the page pdf.js's; otherwise the own text stands.
-          if (out.glyphs === 0 || out.unmapped / out.glyphs <= UNMAPPED_SHARE) text = out.text;
+          // A glyph it cannot map (CJK CMaps, Type3 glyph names) or maps by a guess (a font
+          // program's built-in encoding or cmap) makes the page pdf.js's, which reads font
+          // programs: on the corpus any share above 0 loses words (0.2: 93.2%, 0: 94.6% of files
+          // at word-F1 >= 0.9) for about 0.3 ms more per file at the median.
+          if (out.unmapped + out.guessed === 0) text = out.text;
           if (text !== null && out.truncated) {
             pages.push({ page: p, text });
             truncated = true;

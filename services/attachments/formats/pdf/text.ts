@@ -9,6 +9,7 @@
  * space. `T*`, `'` and `"` always break the line. Form XObjects (`Do`) are followed (bounded);
  * images and inline image data are skipped unread.
  */
+import { visualToLogical } from "./bidi";
 import type { PageLeaf, PdfDocument } from "./document";
 import { WIN_ANSI } from "./encodings";
 import { loadFont, type FontDecoder } from "./fonts";
@@ -38,7 +39,7 @@ const FALLBACK_FONT: FontDecoder = {
   decode(bytes) {
     let text = "";
     for (const b of bytes) text += WIN_ANSI[b];
-    return { text, width: bytes.length * 0.5, glyphs: bytes.length, spaces: 0, unmapped: 0 };
+    return { text, width: bytes.length * 0.5, glyphs: bytes.length, spaces: 0, unmapped: 0, guessed: 0 };
   },
 };
 
@@ -54,6 +55,7 @@ class TextSink {
   /** Glyphs shown, and those the fonts gave no text for: the caller's cue to try another reader. */
   glyphs = 0;
   unmapped = 0;
+  guessed = 0;
   truncated = false;
   constructor(private readonly maxChars: number) {}
 
@@ -78,7 +80,8 @@ class TextSink {
 
   text(s: string): void {
     // eslint-disable-next-line no-control-regex
-    this.push(s.replace(/\t/g, " ").replace(/[\u0000-\u0008\u000b-\u001f\u007f]/g, ""));
+    // Soft hyphens, zero-width spaces and BOMs are invisible on the page and would split words.
+    this.push(s.replace(/\t/g, " ").replace(/[\u0000-\u0008\u000b-\u001f\u007f\u00ad\u200b\ufeff]/g, ""));
   }
 
   space(): void {
@@ -93,7 +96,7 @@ class TextSink {
     return this.parts
       .join("")
       .split("\n")
-      .map((l) => l.replace(/\s+$/, ""))
+      .map((l) => visualToLogical(l.replace(/\s+$/, "")))
       .join("\n")
       .replace(/\n{3,}/g, "\n\n")
       .trim();
@@ -124,7 +127,7 @@ export async function extractPageText(
   leaf: PageLeaf,
   ctx: TextContext,
   maxChars: number,
-): Promise<{ text: string; truncated: boolean; glyphs: number; unmapped: number }> {
+): Promise<{ text: string; truncated: boolean; glyphs: number; unmapped: number; guessed: number }> {
   const contents = await doc.resolve(leaf.dict.get("Contents"));
   const streams: PdfStream[] = [];
   if (contents instanceof PdfStream) streams.push(contents);
@@ -148,7 +151,7 @@ export async function extractPageText(
     // Damaged content: keep the text read so far; structural errors still surface.
     if (!(err instanceof PdfError) || err.message === "the PDF is encrypted" || err.message.startsWith("unsupported")) throw err;
   }
-  return { text: sink.result(), truncated: sink.truncated, glyphs: sink.glyphs, unmapped: sink.unmapped };
+  return { text: sink.result(), truncated: sink.truncated, glyphs: sink.glyphs, unmapped: sink.unmapped, guessed: sink.guessed };
 }
 
 async function decode(doc: PdfDocument, s: PdfStream, state: { budget: number }): Promise<Uint8Array> {
@@ -223,6 +226,7 @@ async function interpret(
     const shown = (ts.font ?? FALLBACK_FONT).decode(s.bytes);
     sink.glyphs += shown.glyphs;
     sink.unmapped += shown.unmapped;
+    sink.guessed += shown.guessed;
     const size = Math.max(1e-6, Math.abs(ts.size) * Math.hypot(tm[2], tm[3]));
     const x = tm[4];
     const y = tm[5];

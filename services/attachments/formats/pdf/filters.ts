@@ -5,7 +5,8 @@
  * JBIG2, CCITTFax) and Crypt are rejected with a PdfError. Output is capped so a small
  * compressed stream cannot expand without bound.
  */
-import { concatBytes, isInt, PdfDict, PdfError, PdfName, type PdfObj } from "./objects";
+import { isInt, PdfDict, PdfError, PdfName, type PdfObj } from "./objects";
+import { concatBytes } from "../shared/bytes";
 
 export const MAX_DECODED_BYTES = 48 * 1024 * 1024;
 

@@ -6,7 +6,8 @@
  */
 import type { PdfDocument } from "./document";
 import { glyphText, namedEncoding, STANDARD, standardWidths, type Encoding } from "./encodings";
-import { isInt, Lexer, PdfDict, PdfError, PdfName, type PdfObj, PdfStream, type Token } from "./objects";
+import { Lexer, type Token } from "./lexer";
+import { isInt, PdfDict, PdfError, PdfName, type PdfObj, PdfStream } from "./objects";
 
 /** A shown string, decoded: its text and what it advances (for spotting word and line gaps). */
 export interface ShownString {

@@ -19,8 +19,9 @@
  *
  * Every failure is a `PdfError` with a readable message; loops and reads are bounded.
  */
-import { PdfDocument, RangeReadError } from "./document";
+import { PdfDocument } from "./document";
 import { decodeTextString } from "./encodings";
+import { RangeReadError } from "./object-reader";
 import { isName, PdfError, PdfString } from "./objects";
 import { NEEDS_PASSWORD, openWithPdfjs, type PdfjsDocument } from "./pdfjs";
 import { extractPageText, type TextContext } from "./text";

@@ -10,23 +10,14 @@
  * images and inline image data are skipped unread.
  */
 import { visualToLogical } from "./bidi";
-import type { PageLeaf, PdfDocument } from "./document";
+import type { PdfDocument } from "./document";
 import { WIN_ANSI } from "./encodings";
 import { loadFont, type FontDecoder } from "./fonts";
-import {
-  concatBytes,
-  isName,
-  isWhite,
-  Lexer,
-  parseObject,
-  PdfDict,
-  PdfError,
-  PdfKeyword,
-  PdfName,
-  type PdfObj,
-  PdfStream,
-  PdfString,
-} from "./objects";
+import { isWhite, Lexer } from "./lexer";
+import { isName, PdfDict, PdfError, PdfKeyword, PdfName, type PdfObj, PdfStream, PdfString } from "./objects";
+import type { PageLeaf } from "./page-tree";
+import { parseObject } from "./parser";
+import { concatBytes } from "../shared/bytes";
 
 const MAX_FORM_DEPTH = 8;
 const MAX_FORMS_PER_PAGE = 256;

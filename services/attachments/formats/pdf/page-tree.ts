@@ -1,0 +1,81 @@
+// The page tree (ISO 32000-1 §7.7.3): the catalog, the root /Pages node with its /Count, and the
+// leaf of one page found by descending through /Count values, with inherited /Resources.
+import type { PdfDocument } from "./document";
+import { isInt, isName, PdfDict, PdfError } from "./objects";
+
+const MAX_TREE_DEPTH = 64;
+const MAX_PAGES = 10_000_000;
+
+export interface PageLeaf {
+  dict: PdfDict;
+  /** The page's /Resources, or the nearest ancestor's (inheritance, §7.7.3.4). */
+  resources: PdfDict | null;
+}
+
+export async function catalog(doc: PdfDocument): Promise<PdfDict> {
+  const root = await doc.resolveDict(doc.trailer.get("Root"));
+  if (!root) throw new PdfError("broken PDF: the document catalog (/Root) is missing");
+  return root;
+}
+
+export async function pagesRoot(doc: PdfDocument): Promise<{ node: PdfDict; count: number }> {
+  const cat = await catalog(doc);
+  const node = await doc.resolveDict(cat.get("Pages"));
+  if (!node) throw new PdfError("broken page tree: the catalog has no /Pages");
+  const count = await doc.resolve(node.get("Count"));
+  if (!isInt(count) || count < 0 || count > MAX_PAGES) throw new PdfError("broken page tree: the root /Pages node has no valid /Count");
+  return { node, count };
+}
+
+/**
+ * The leaf for 0-based page `index`: descends from the root, skipping whole subtrees by their
+ * /Count. When a node's /Count equals its number of kids (every kid a leaf, as in the flat trees
+ * many writers produce) the kid is picked directly instead of fetching its siblings.
+ */
+export async function findPage(doc: PdfDocument, index: number, root: PdfDict): Promise<PageLeaf> {
+  const batch = doc.prefetchMax;
+  let node = root;
+  let resources = await doc.resolveDict(root.get("Resources"));
+  let target = index;
+  const path = new Set<PdfDict>([root]);
+  for (let depth = 0; ; depth++) {
+    if (depth > MAX_TREE_DEPTH) throw new PdfError("broken page tree: it is too deep");
+    const kids = await doc.resolve(node.get("Kids"));
+    if (!Array.isArray(kids)) throw new PdfError("broken page tree: a /Pages node has no /Kids");
+    const count = await doc.resolve(node.get("Count"));
+    if (count === kids.length && target < kids.length) {
+      const kid = await doc.resolveDict(kids[target]);
+      if (kid && isLeaf(kid)) return { dict: kid, resources: (await doc.resolveDict(kid.get("Resources"))) ?? resources };
+    }
+    let next: PdfDict | null = null;
+    for (let i = 0; i < kids.length; i++) {
+      if (i % batch === 0) await doc.prefetch(kids.slice(i, i + batch));
+      const kid = await doc.resolveDict(kids[i]);
+      if (!kid) continue;
+      if (isLeaf(kid)) {
+        if (target === 0) return { dict: kid, resources: (await doc.resolveDict(kid.get("Resources"))) ?? resources };
+        target--;
+        continue;
+      }
+      const c = await doc.resolve(kid.get("Count"));
+      if (!isInt(c) || c < 0) throw new PdfError("broken page tree: a /Pages node has no valid /Count");
+      if (target < c) {
+        next = kid;
+        break;
+      }
+      target -= c;
+    }
+    if (!next) throw new PdfError(`broken page tree: page ${index + 1} is not where the /Count values say`);
+    if (path.has(next)) throw new PdfError("broken page tree: it contains a cycle");
+    path.add(next);
+    node = next;
+    resources = (await doc.resolveDict(node.get("Resources"))) ?? resources;
+  }
+}
+
+function isLeaf(d: PdfDict): boolean {
+  const t = d.get("Type");
+  if (isName(t, "Page")) return true;
+  if (isName(t, "Pages")) return false;
+  return !d.has("Kids");
+}

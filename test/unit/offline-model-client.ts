@@ -1,0 +1,43 @@
+// The offline model is exercised only through the real Anthropic SDK (or raw fetch for wire-level
+// checks), so these tests also prove the SDK accepts it. This is the client and helpers they share.
+import Anthropic from "@anthropic-ai/sdk";
+import { createOfflineModelFetch, handleMessagesRequest, type OfflineModelOptions } from "../../core/offline-model";
+
+export type Params = Anthropic.MessageCreateParamsNonStreaming;
+
+const BASE_URL = "https://offline-model.invalid";
+
+export function makeClient(options: OfflineModelOptions = {}): Anthropic {
+  return new Anthropic({ apiKey: "offline", baseURL: BASE_URL, fetch: createOfflineModelFetch(options), maxRetries: 0 });
+}
+
+export function ask(text: string, extra: Partial<Params> = {}): Params {
+  return { model: "offline", max_tokens: 4_096, messages: [{ role: "user", content: text }], ...extra };
+}
+
+export function textOf(message: Anthropic.Message): string {
+  return message.content.flatMap((block) => (block.type === "text" ? [block.text] : [])).join("");
+}
+
+export function toolUses(message: Anthropic.Message): Anthropic.ToolUseBlock[] {
+  return message.content.filter((block): block is Anthropic.ToolUseBlock => block.type === "tool_use");
+}
+
+type APIError = InstanceType<typeof Anthropic.APIError>;
+
+export async function rejection(promise: Promise<unknown>): Promise<APIError> {
+  try {
+    await promise;
+  } catch (error) {
+    return error as APIError;
+  }
+  throw new Error("expected the request to fail");
+}
+
+export async function rawPost(body: unknown, path = "/v1/messages"): Promise<Response> {
+  return handleMessagesRequest(new Request(BASE_URL + path, { method: "POST", body: JSON.stringify(body) }));
+}
+
+export const TOOLS: Anthropic.Tool[] = [
+  { name: "read_file", description: "Read a file", input_schema: { type: "object", properties: { path: { type: "string" } } } },
+];

@@ -3,7 +3,7 @@
 // or a lower one, and core imports no platform module. A file in a folder no layer names fails too,
 // so a new top-level folder has to be placed before it can hold code.
 import { readdirSync, readFileSync, statSync } from "node:fs";
-import { dirname, join, normalize, relative } from "node:path";
+import { dirname, join, normalize } from "node:path";
 import { describe, expect, it } from "vitest";
 
 const ROOT = normalize(join(dirname(new URL(import.meta.url).pathname), "../.."));
@@ -16,6 +16,8 @@ export const LAYERS: readonly (readonly string[])[] = [
   ["durable-objects"],
   ["workers"],
 ];
+/** Top-level folders outside the layers: they may import any layer, and no layer imports them. */
+const OUTSIDE = ["test", "scripts", "client", "docs", "node_modules", "dist", "test-artifacts", "bench-results"];
 const SOURCE = /\.(ts|mts|js|mjs)$/;
 const IMPORT = /(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+)(["'])([^"']+)\1/g;
 
@@ -55,6 +57,14 @@ export function violations(files: { path: string; text: string }[]): string[] {
 }
 
 describe("layers", () => {
+  it("every top-level folder with code is a layer or named as outside them", () => {
+    const unplaced = readdirSync(ROOT, { withFileTypes: true })
+      .filter((e) => e.isDirectory() && !e.name.startsWith(".") && !OUTSIDE.includes(e.name) && layerOf(e.name) < 0)
+      .filter((e) => sources(e.name).length > 0)
+      .map((e) => e.name);
+    expect(unplaced).toEqual([]);
+  });
+
   it("every import points at its own layer or a lower one", () => {
     const files = LAYERS.flat().flatMap((top) => sources(top)).map((path) => ({ path, text: readFileSync(join(ROOT, path), "utf8") }));
     expect(files.length).toBeGreaterThan(100);

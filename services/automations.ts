@@ -2,7 +2,7 @@
 // (automation, slot) pair once — the unique key of automation_runs — and fans the runs out
 // through a queue; the consumer runs each as a turn on its channel and records the outcome of
 // every attempt, the queue retrying failed ones and dead-lettering those that never succeed.
-import { and, desc, eq, lt } from "drizzle-orm";
+import { and, desc, eq, gt, inArray, lt, sql } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
 import { automationRuns, automations } from "../db/schema";
 import { dueSlot, parseCron } from "../core/cron";
@@ -20,6 +20,8 @@ export const SLOT_LOOKBACK_MINUTES = 60;
  */
 export const RUN_TIMEOUT_MS = 30 * 60_000;
 const CLAIM_PAGE = 200;
+/** A run in one of these states may still be taken by a delivery, or closed as failed. */
+const OPEN = ["queued", "running", "retrying"];
 
 export interface AutomationJob {
   kind: "automation";
@@ -73,20 +75,24 @@ export async function listRuns(db: D1Database, tenantId: string, automationId: s
  * however many automations exist; the turns run in the queue consumer.
  */
 export async function claimDueRuns(db: D1Database, queue: Queue<AutomationJob>, now: number): Promise<{ claimed: number; closed: number }> {
-  const closed = await db
-    .prepare(`UPDATE automation_runs SET status = 'failed', error = COALESCE(error, 'the run did not finish'), finished_at = ? WHERE status IN ('queued', 'running', 'retrying') AND queued_at < ?`)
-    .bind(new Date(now).toISOString(), new Date(now - RUN_TIMEOUT_MS).toISOString())
-    .run();
+  const d = drizzle(db);
+  const nowIso = new Date(now).toISOString();
+  const closed = await d
+    .update(automationRuns)
+    .set({ status: "failed", error: sql`COALESCE(${automationRuns.error}, 'the run did not finish')`, finishedAt: nowIso })
+    .where(and(inArray(automationRuns.status, OPEN), lt(automationRuns.queuedAt, new Date(now - RUN_TIMEOUT_MS).toISOString())));
   let claimed = 0;
   let after = "";
   for (;;) {
-    const { results } = await db
-      .prepare(`SELECT id, tenant_id AS tenantId, schedule FROM automations WHERE paused = 0 AND id > ? ORDER BY id LIMIT ?`)
-      .bind(after, CLAIM_PAGE)
-      .all<{ id: string; tenantId: string; schedule: string }>();
-    if (!results.length) break;
-    after = results[results.length - 1].id;
-    const due = results.flatMap((a) => {
+    const page = await d
+      .select({ id: automations.id, tenantId: automations.tenantId, schedule: automations.schedule })
+      .from(automations)
+      .where(and(eq(automations.paused, false), gt(automations.id, after)))
+      .orderBy(automations.id)
+      .limit(CLAIM_PAGE);
+    if (!page.length) break;
+    after = page[page.length - 1].id;
+    const due = page.flatMap((a) => {
       try {
         const slot = dueSlot(parseCron(a.schedule), now, SLOT_LOOKBACK_MINUTES);
         return slot ? [{ ...a, slot: slot.toISOString(), runId: sortableId("run") }] : [];
@@ -95,12 +101,15 @@ export async function claimDueRuns(db: D1Database, queue: Queue<AutomationJob>, 
       }
     });
     if (!due.length) continue;
-    const claim = db.prepare(
-      `INSERT INTO automation_runs (id, automation_id, tenant_id, slot, status, queued_at) VALUES (?, ?, ?, ?, 'queued', ?) ON CONFLICT(automation_id, slot) DO NOTHING`,
-    );
-    const outcomes = await db.batch(due.map((d) => claim.bind(d.runId, d.id, d.tenantId, d.slot, new Date(now).toISOString())));
+    // The (automation_id, slot) unique key makes each claim win at most once across ticks.
+    const claim = (r: (typeof due)[number]) =>
+      d
+        .insert(automationRuns)
+        .values({ id: r.runId, automationId: r.id, tenantId: r.tenantId, slot: r.slot, status: "queued", queuedAt: nowIso })
+        .onConflictDoNothing({ target: [automationRuns.automationId, automationRuns.slot] });
+    const outcomes = await d.batch([claim(due[0]), ...due.slice(1).map(claim)]);
     const won = due.filter((_, i) => (outcomes[i].meta.changes ?? 0) > 0);
-    for (let i = 0; i < won.length; i += 100) await queue.sendBatch(won.slice(i, i + 100).map((d) => ({ body: { kind: "automation" as const, runId: d.runId } })));
+    for (let i = 0; i < won.length; i += 100) await queue.sendBatch(won.slice(i, i + 100).map((r) => ({ body: { kind: "automation" as const, runId: r.runId } })));
     claimed += won.length;
   }
   return { claimed, closed: closed.meta.changes ?? 0 };
@@ -113,22 +122,22 @@ export async function claimDueRuns(db: D1Database, queue: Queue<AutomationJob>, 
  * duplicate of the same delivery, or any delivery of a finished run, finds nothing to start.
  */
 export async function startRun(db: D1Database, runId: string, attempt: number): Promise<{ run: AutomationRunRow; automation: Automation | null } | null> {
-  const run = await db
-    .prepare(`UPDATE automation_runs SET status = 'running', attempts = ?, started_at = ? WHERE id = ? AND status IN ('queued', 'running', 'retrying') AND attempts < ? RETURNING id`)
-    .bind(attempt, new Date().toISOString(), runId, attempt)
-    .first<{ id: string }>();
-  if (!run) return null;
-  const row = (await drizzle(db).select().from(automationRuns).where(eq(automationRuns.id, runId)).get())!;
+  const [row] = await drizzle(db)
+    .update(automationRuns)
+    .set({ status: "running", attempts: attempt, startedAt: new Date().toISOString() })
+    .where(and(eq(automationRuns.id, runId), inArray(automationRuns.status, OPEN), lt(automationRuns.attempts, attempt)))
+    .returning();
+  if (!row) return null;
   const automation = (await drizzle(db).select().from(automations).where(eq(automations.id, row.automationId)).get()) ?? null;
   return { run: row, automation };
 }
 
 /** An attempt failed and the queue will deliver the run again: the error stays visible meanwhile. */
 export async function recordFailedAttempt(db: D1Database, runId: string, attempt: number, error: string, conversationId?: string | null): Promise<void> {
-  await db
-    .prepare(`UPDATE automation_runs SET status = 'retrying', error = ?, conversation_id = COALESCE(?, conversation_id) WHERE id = ? AND attempts = ? AND status = 'running'`)
-    .bind(error, conversationId ?? null, runId, attempt)
-    .run();
+  await drizzle(db)
+    .update(automationRuns)
+    .set({ status: "retrying", error, ...(conversationId != null ? { conversationId } : {}) })
+    .where(and(eq(automationRuns.id, runId), eq(automationRuns.attempts, attempt), eq(automationRuns.status, "running")));
 }
 
 /**
@@ -136,14 +145,14 @@ export async function recordFailedAttempt(db: D1Database, runId: string, attempt
  * the last attempt's error, or — when that attempt died before it could say — that it never finished.
  */
 export async function recordDeadRun(db: D1Database, runId: string): Promise<boolean> {
-  const r = await db
-    .prepare(
-      `UPDATE automation_runs SET status = 'failed', finished_at = ?,
-         error = COALESCE(error, 'the run did not finish in ' || attempts || ' attempts')
-       WHERE id = ? AND status IN ('queued', 'running', 'retrying')`,
-    )
-    .bind(new Date().toISOString(), runId)
-    .run();
+  const r = await drizzle(db)
+    .update(automationRuns)
+    .set({
+      status: "failed",
+      finishedAt: new Date().toISOString(),
+      error: sql`COALESCE(${automationRuns.error}, 'the run did not finish in ' || ${automationRuns.attempts} || ' attempts')`,
+    })
+    .where(and(eq(automationRuns.id, runId), inArray(automationRuns.status, OPEN)));
   return (r.meta.changes ?? 0) > 0;
 }
 

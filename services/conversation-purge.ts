@@ -2,18 +2,23 @@
 // pages, rows), its prompt snapshots, its cortex rows (messages, attachment pages, episodes), its
 // episodes, websocket tickets and listing row, and last its record in R2 (head and batches).
 // Every step is idempotent, so the DO's tombstone can run it again after a crash.
+import { and, eq } from "drizzle-orm";
+import { drizzle } from "drizzle-orm/d1";
+import { conversations, memoryEpisodes } from "../db/schema";
 import { conversationPrefix, promptSnapshotPrefix } from "../r2-layout";
-import { purgeAttachmentsWhere } from "./attachments/delete";
+import { purgeAttachmentsOf } from "./attachments/delete";
+import { d1Statement } from "./d1-batch";
 import { deleteR2Prefix, deleteRowsInChunks } from "./purge";
 
 export async function purgeConversation(env: Env, tenantId: string, conversationId: string): Promise<void> {
-  await purgeAttachmentsWhere(env, "tenant_id = ? AND conversation_id = ?", [tenantId, conversationId]);
+  await purgeAttachmentsOf(env, tenantId, { conversationId });
   await deleteR2Prefix(env.BUCKET, promptSnapshotPrefix(tenantId, conversationId));
   await deleteRowsInChunks(env.DB, "cortex_docs", "tenant_id = ? AND conversation_id = ?", [tenantId, conversationId]);
+  const db = drizzle(env.DB);
   await env.DB.batch([
-    env.DB.prepare(`DELETE FROM memory_episodes WHERE tenant_id = ? AND conversation_id = ?`).bind(tenantId, conversationId),
+    d1Statement(env.DB, db.delete(memoryEpisodes).where(and(eq(memoryEpisodes.tenantId, tenantId), eq(memoryEpisodes.conversationId, conversationId)))),
     env.DB.prepare(`DELETE FROM ws_tickets WHERE tenant_id = ? AND conversation_id = ?`).bind(tenantId, conversationId),
-    env.DB.prepare(`DELETE FROM conversations WHERE tenant_id = ? AND id = ?`).bind(tenantId, conversationId),
+    d1Statement(env.DB, db.delete(conversations).where(and(eq(conversations.tenantId, tenantId), eq(conversations.id, conversationId)))),
   ]);
   await deleteR2Prefix(env.BUCKET, conversationPrefix(tenantId, conversationId));
 }

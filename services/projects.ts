@@ -5,7 +5,7 @@ import { drizzle } from "drizzle-orm/d1";
 import { attachments, projects } from "../db/schema";
 import { attachmentNote, TOOLS_FOR } from "./attachments/note";
 import { sortableId } from "../core/ids";
-import { purgeAttachmentsWhere } from "./attachments/delete";
+import { purgeAttachmentsOf } from "./attachments/delete";
 import { toAttachment, type Attachment } from "./attachments/store";
 
 export type Project = typeof projects.$inferSelect;
@@ -24,6 +24,12 @@ export async function getProject(db: D1Database, tenantId: string, id: string): 
 /** Newest first; `before` is the last project id of the previous page. */
 export async function listProjects(db: D1Database, tenantId: string, limit: number, before?: string): Promise<Project[]> {
   return drizzle(db).select().from(projects).where(and(eq(projects.tenantId, tenantId), before ? lt(projects.id, before) : undefined)).orderBy(desc(projects.id)).limit(limit);
+}
+
+/** Marks the project changed; false when it no longer exists (deleted meanwhile). */
+export async function touchProject(db: D1Database, tenantId: string, id: string): Promise<boolean> {
+  const touched = await drizzle(db).update(projects).set({ updatedAt: new Date().toISOString() }).where(and(eq(projects.tenantId, tenantId), eq(projects.id, id))).returning({ id: projects.id });
+  return touched.length > 0;
 }
 
 /** How many of a project's files its conversations' system prompt lists (the rest are paged by the API). */
@@ -60,7 +66,7 @@ export const projectTools = (files: Attachment[]): string[] => [...new Set(files
  * conversations stay, detached: their prompt no longer lists the project's files.
  */
 export async function deleteProject(env: Env, tenantId: string, projectId: string): Promise<void> {
-  const purgeFiles = () => purgeAttachmentsWhere(env, "tenant_id = ? AND project_id = ?", [tenantId, projectId]);
+  const purgeFiles = () => purgeAttachmentsOf(env, tenantId, { projectId });
   await purgeFiles();
   await drizzle(env.DB).delete(projects).where(and(eq(projects.tenantId, tenantId), eq(projects.id, projectId)));
   await purgeFiles();

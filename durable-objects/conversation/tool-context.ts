@@ -5,7 +5,7 @@ import type { StoredMessage } from "../../core/types";
 import type { ReadQuery, ToolContext } from "../../agent/tools/registry";
 import { lineIndexFor } from "../../services/attachments/inspect";
 import { r2RangeReader } from "../../services/attachments/r2-range-reader";
-import { getAttachmentRow, toAttachment } from "../../services/attachments/store";
+import { getAttachmentRow, markIndexing, toAttachment } from "../../services/attachments/store";
 import { conversationOfMessage, countIndexedPages, searchCortex } from "../../services/cortex";
 import { listConversationRows } from "../../services/conversation-list";
 import { createNote, deleteNote, getEpisode, getNote, updateNote } from "../../services/memory/notes";
@@ -48,7 +48,7 @@ export function toolContextFor({ scope, record, ref, projectTools, readOwn, prog
         return { status: row?.indexStatus ?? "none", startedAt: row?.indexStartedAt ?? null, indexed: await countIndexedPages(scope.env.DB, ref.tenantId, attachmentId) };
       },
       start: async (attachmentId, pageCount) => {
-        await scope.env.DB.prepare(`UPDATE attachments SET index_status = 'indexing', index_started_at = ? WHERE tenant_id = ? AND id = ?`).bind(new Date().toISOString(), ref.tenantId, attachmentId).run();
+        await markIndexing(scope.env.DB, ref.tenantId, attachmentId);
         const jobs: { body: ExtractJob }[] = [];
         for (let from = 1; from <= pageCount; from += EXTRACT_CHUNK_PAGES)
           jobs.push({ body: { kind: "extract", tenantId: ref.tenantId, attachmentId, fromPage: from, toPage: Math.min(pageCount, from + EXTRACT_CHUNK_PAGES - 1) } });

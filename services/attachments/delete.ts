@@ -3,7 +3,11 @@
 // so a delete cut short by a crash leaves the row behind and running it again completes it; and a
 // page-extraction job racing the delete finds the row gone and removes what it wrote
 // (workers/summarizer/extract.ts).
+import { and, eq } from "drizzle-orm";
+import { drizzle } from "drizzle-orm/d1";
+import { attachments } from "../../db/schema";
 import { attachmentPrefix } from "../../r2-layout";
+import { d1Statement } from "../d1-batch";
 import { deleteR2Prefix, deleteRowsInChunks } from "../purge";
 import type { AttachmentRow } from "./store";
 
@@ -17,17 +21,24 @@ export async function purgeAttachment(env: Env, row: Pick<AttachmentRow, "id" | 
   await deleteRowsInChunks(env.DB, "cortex_docs", "tenant_id = ? AND kind = 'page' AND ref_id LIKE ?", [row.tenantId, pageRefPattern(row.id)]);
   await env.DB.batch([
     env.DB.prepare(`DELETE FROM cortex_docs WHERE tenant_id = ? AND kind = 'page' AND ref_id LIKE ?`).bind(row.tenantId, pageRefPattern(row.id)),
-    env.DB.prepare(`DELETE FROM attachments WHERE tenant_id = ? AND id = ?`).bind(row.tenantId, row.id),
+    d1Statement(env.DB, drizzle(env.DB).delete(attachments).where(and(eq(attachments.tenantId, row.tenantId), eq(attachments.id, row.id)))),
   ]);
 }
 
-/** Every attachment row matching `where` (a code constant), purged a page at a time. */
-export async function purgeAttachmentsWhere(env: Env, where: string, params: unknown[]): Promise<number> {
+/** Every attachment of the tenant's conversation or project, purged a page at a time. */
+export async function purgeAttachmentsOf(env: Env, tenantId: string, owner: { conversationId: string } | { projectId: string }): Promise<number> {
+  const where = and(
+    eq(attachments.tenantId, tenantId),
+    "conversationId" in owner ? eq(attachments.conversationId, owner.conversationId) : eq(attachments.projectId, owner.projectId),
+  );
   let removed = 0;
   for (;;) {
-    const { results } = await env.DB.prepare(`SELECT id, tenant_id AS tenantId, r2_key AS r2Key, upload_id AS uploadId, status FROM attachments WHERE ${where} ORDER BY id LIMIT 50`)
-      .bind(...params)
-      .all<Pick<AttachmentRow, "id" | "tenantId" | "r2Key" | "uploadId" | "status">>();
+    const results = await drizzle(env.DB)
+      .select({ id: attachments.id, tenantId: attachments.tenantId, r2Key: attachments.r2Key, uploadId: attachments.uploadId, status: attachments.status })
+      .from(attachments)
+      .where(where)
+      .orderBy(attachments.id)
+      .limit(50);
     if (!results.length) return removed;
     for (const row of results) await purgeAttachment(env, row);
     removed += results.length;

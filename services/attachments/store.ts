@@ -1,5 +1,5 @@
 // The attachments table (drizzle): metadata and facts; the bytes are in R2.
-import { and, eq, gt } from "drizzle-orm";
+import { and, eq, gt, isNull, lt, or } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
 import { attachments } from "../../db/schema";
 import type { AttachmentFacts } from "./note";
@@ -48,4 +48,38 @@ export async function getAttachmentRow(db: D1Database, tenantId: string, id: str
 export async function listAttachmentRows(db: D1Database, tenantId: string, conversationId: string, limit: number, after?: string): Promise<AttachmentRow[]> {
   const where = and(eq(attachments.tenantId, tenantId), eq(attachments.conversationId, conversationId), eq(attachments.status, "ready"), after ? gt(attachments.id, after) : undefined);
   return drizzle(db).select().from(attachments).where(where).orderBy(attachments.id).limit(limit);
+}
+
+/** First search of a PDF started: its pages are being extracted (updatedAt stays the upload's). */
+export async function markIndexing(db: D1Database, tenantId: string, id: string): Promise<void> {
+  await drizzle(db)
+    .update(attachments)
+    .set({ indexStatus: "indexing", indexStartedAt: new Date().toISOString() })
+    .where(and(eq(attachments.tenantId, tenantId), eq(attachments.id, id)));
+}
+
+export async function markIndexed(db: D1Database, tenantId: string, id: string): Promise<void> {
+  await drizzle(db)
+    .update(attachments)
+    .set({ indexStatus: "indexed", updatedAt: new Date().toISOString() })
+    .where(and(eq(attachments.tenantId, tenantId), eq(attachments.id, id)));
+}
+
+export type UploadRef = Pick<AttachmentRow, "id" | "tenantId" | "r2Key" | "uploadId">;
+
+/**
+ * Uploads still open (of every tenant, for the cron sweep): single-request ones last touched
+ * before `singleBefore`, multipart ones before `multipartBefore`.
+ */
+export async function staleUploads(db: D1Database, singleBefore: string, multipartBefore: string, limit: number): Promise<UploadRef[]> {
+  return drizzle(db)
+    .select({ id: attachments.id, tenantId: attachments.tenantId, r2Key: attachments.r2Key, uploadId: attachments.uploadId })
+    .from(attachments)
+    .where(and(eq(attachments.status, "uploading"), or(and(isNull(attachments.uploadId), lt(attachments.updatedAt, singleBefore)), lt(attachments.updatedAt, multipartBefore))))
+    .limit(limit);
+}
+
+/** Removes the row only while its upload is still open: one that completed meanwhile stays. */
+export async function deleteOpenUpload(db: D1Database, id: string): Promise<void> {
+  await drizzle(db).delete(attachments).where(and(eq(attachments.id, id), eq(attachments.status, "uploading")));
 }

@@ -2,7 +2,7 @@
 // response; D1 keeps its SHA-256 digest and its last four characters (to tell keys apart).
 // Both limits that depend on the other keys (the active-key cap, keeping one key) are part of the
 // single write statement, so concurrent requests cannot step past them.
-import { and, desc, eq, lt, sql } from "drizzle-orm";
+import { and, count, desc, eq, gt, isNull, lt, ne, or, sql } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
 import { apiKeys, tenants } from "../../db/schema";
 import { isId, randomToken, sha256Hex, sortableId } from "../../core/ids";
@@ -32,8 +32,11 @@ export async function keyRow(tenantId: string, secret: string, name: string | nu
 const record = { id: apiKeys.id, name: apiKeys.name, last4: apiKeys.last4, createdAt: apiKeys.createdAt, expiresAt: apiKeys.expiresAt, revokedAt: apiKeys.revokedAt };
 
 /** Active: not revoked and not expired at `nowIso` (ISO strings of one format compare as times). */
-const activeKeysOf = (tenantId: string, nowIso: string, exceptId = "") =>
-  sql`(SELECT COUNT(*) FROM api_keys WHERE tenant_id = ${tenantId} AND id != ${exceptId} AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ${nowIso}))`;
+const activeKeysOf = (db: D1Database, tenantId: string, nowIso: string, exceptId = "") =>
+  drizzle(db)
+    .select({ n: count() })
+    .from(apiKeys)
+    .where(and(eq(apiKeys.tenantId, tenantId), ne(apiKeys.id, exceptId), isNull(apiKeys.revokedAt), or(isNull(apiKeys.expiresAt), gt(apiKeys.expiresAt, nowIso))));
 
 export async function tenantExists(db: D1Database, tenantId: string): Promise<boolean> {
   if (!isTenantId(tenantId)) return false;
@@ -44,10 +47,24 @@ export async function tenantExists(db: D1Database, tenantId: string): Promise<bo
 export async function createKey(db: D1Database, tenantId: string, opts: { name: string | null; expiresAt: string | null }, now = new Date()): Promise<{ key: KeyRecord; apiKey: string } | "limit"> {
   const apiKey = newSecret();
   const row = await keyRow(tenantId, apiKey, opts.name, opts.expiresAt, now.toISOString());
-  const inserted = await drizzle(db).run(sql`
-    INSERT INTO api_keys (id, tenant_id, key_hash, last4, name, expires_at, created_at)
-    SELECT ${row.id}, ${row.tenantId}, ${row.keyHash}, ${row.last4}, ${row.name}, ${row.expiresAt}, ${row.createdAt}
-    WHERE ${activeKeysOf(tenantId, row.createdAt)} < ${MAX_ACTIVE_KEYS}`);
+  // INSERT ... SELECT from the tenant's own row, so the cap is checked in the inserting statement.
+  const inserted = await drizzle(db)
+    .insert(apiKeys)
+    .select((qb) =>
+      qb
+        .select({
+          id: sql<string>`${row.id}`.as("id"),
+          tenantId: tenants.id,
+          keyHash: sql<string>`${row.keyHash}`.as("key_hash"),
+          createdAt: sql<string>`${row.createdAt}`.as("created_at"),
+          revokedAt: sql<null>`NULL`.as("revoked_at"),
+          name: sql<string | null>`${row.name}`.as("name"),
+          last4: sql<string>`${row.last4}`.as("last4"),
+          expiresAt: sql<string | null>`${row.expiresAt}`.as("expires_at"),
+        })
+        .from(tenants)
+        .where(and(eq(tenants.id, tenantId), lt(activeKeysOf(db, tenantId, row.createdAt), MAX_ACTIVE_KEYS))),
+    );
   if (!inserted.meta.changes) return "limit";
   return { key: { id: row.id, name: row.name, last4: row.last4, createdAt: row.createdAt, expiresAt: row.expiresAt, revokedAt: null }, apiKey };
 }
@@ -77,11 +94,12 @@ export type RevokeOutcome = { key: KeyRecord; revokedHash: string | null } | "no
 export async function revokeKey(db: D1Database, tenantId: string, keyId: string, allowLast: boolean, now = new Date()): Promise<RevokeOutcome> {
   if (!isKeyId(keyId)) return "not_found";
   const nowIso = now.toISOString();
-  const keepsOne = allowLast ? sql`1` : sql`${activeKeysOf(tenantId, nowIso, keyId)} > 0`;
-  const revoked = await drizzle(db).all<{ keyHash: string }>(sql`
-    UPDATE api_keys SET revoked_at = ${nowIso}
-    WHERE id = ${keyId} AND tenant_id = ${tenantId} AND revoked_at IS NULL AND ${keepsOne}
-    RETURNING key_hash AS keyHash`);
+  const keepsOne = allowLast ? undefined : gt(activeKeysOf(db, tenantId, nowIso, keyId), 0);
+  const revoked = await drizzle(db)
+    .update(apiKeys)
+    .set({ revokedAt: nowIso })
+    .where(and(eq(apiKeys.id, keyId), eq(apiKeys.tenantId, tenantId), isNull(apiKeys.revokedAt), keepsOne))
+    .returning({ keyHash: apiKeys.keyHash });
   const key = await getKey(db, tenantId, keyId);
   if (!key) return "not_found";
   if (revoked.length) return { key, revokedHash: revoked[0].keyHash };

@@ -2,6 +2,9 @@
 // content. Computed at most once per tenant per UTC day and stored in D1; the first writer wins,
 // so every conversation of the tenant carries the same bytes all day and the prompt prefix stays
 // cacheable.
+import { count, desc, eq, max, min } from "drizzle-orm";
+import { drizzle } from "drizzle-orm/d1";
+import { conversations, memoryEpisodes, memoryNotes } from "../../db/schema";
 
 const STOPWORDS = new Set("about after again also among been before being between both could does doing down during each from further have having here into itself just more most once only other over same should some such than that their them then there these they this those through under until very were what when where which while whom will with would your yours conversation".split(" "));
 const TOPICS = 10;
@@ -28,19 +31,19 @@ interface Span {
 }
 
 export async function computeMemoryMap(db: D1Database, tenantId: string, day: string): Promise<string> {
-  const [notes, episodes, conversations, noteWords, convWords] = await db.batch<any>([
-    db.prepare(`SELECT COUNT(*) AS n, MIN(created_at) AS first, MAX(updated_at) AS last FROM memory_notes WHERE tenant_id = ?`).bind(tenantId),
-    db.prepare(`SELECT COUNT(*) AS n, MIN(day) AS first, MAX(day) AS last FROM memory_episodes WHERE tenant_id = ?`).bind(tenantId),
-    db.prepare(`SELECT COUNT(*) AS n, MIN(created_at) AS first, MAX(updated_at) AS last FROM conversations WHERE tenant_id = ?`).bind(tenantId),
-    db.prepare(`SELECT title, tags FROM memory_notes WHERE tenant_id = ? ORDER BY updated_at DESC LIMIT 200`).bind(tenantId),
-    db.prepare(`SELECT title FROM conversations WHERE tenant_id = ? ORDER BY updated_at DESC LIMIT 200`).bind(tenantId),
+  const d = drizzle(db);
+  const [[notes], [episodes], [convs], noteWords, convWords] = await d.batch([
+    d.select({ n: count(), first: min(memoryNotes.createdAt), last: max(memoryNotes.updatedAt) }).from(memoryNotes).where(eq(memoryNotes.tenantId, tenantId)),
+    d.select({ n: count(), first: min(memoryEpisodes.day), last: max(memoryEpisodes.day) }).from(memoryEpisodes).where(eq(memoryEpisodes.tenantId, tenantId)),
+    d.select({ n: count(), first: min(conversations.createdAt), last: max(conversations.updatedAt) }).from(conversations).where(eq(conversations.tenantId, tenantId)),
+    d.select({ title: memoryNotes.title, tags: memoryNotes.tags }).from(memoryNotes).where(eq(memoryNotes.tenantId, tenantId)).orderBy(desc(memoryNotes.updatedAt)).limit(200),
+    d.select({ title: conversations.title }).from(conversations).where(eq(conversations.tenantId, tenantId)).orderBy(desc(conversations.updatedAt)).limit(200),
   ]);
-  const span = (r: any): Span => r.results[0] as Span;
   const topics = topicsOf(
-    (noteWords.results as { title: string; tags: string }[]).flatMap((r) => [...(JSON.parse(r.tags) as string[]), r.title]),
-    (convWords.results as { title: string }[]).map((r) => r.title),
+    noteWords.flatMap((r) => [...(JSON.parse(r.tags) as string[]), r.title]),
+    convWords.map((r) => r.title),
   );
-  return renderMemoryMap(day, { notes: span(notes), episodes: span(episodes), conversations: span(conversations), topics });
+  return renderMemoryMap(day, { notes, episodes, conversations: convs, topics });
 }
 
 export function renderMemoryMap(day: string, m: { notes: Span; episodes: Span; conversations: Span; topics: string[] }): string {

@@ -2,6 +2,7 @@
 // automation queue), sweeps expired websocket tickets and abandoned uploads, and rolls closed
 // days of the corpus log into their single log objects.
 import { attachmentPrefix } from "../../r2-layout";
+import { deleteOpenUpload, staleUploads } from "../../services/attachments/store";
 import { claimDueRuns, type AutomationJob } from "../../services/automations";
 import { rollUpCorpusDays } from "../../services/corpus";
 import { sweepExpiredTickets } from "./ws-tickets";
@@ -28,17 +29,12 @@ const MULTIPART_UPLOAD_MS = 7 * 24 * 60 * 60_000;
  * completed): their rows and any bytes are removed, so nothing stays half-written.
  */
 export async function sweepAbandonedUploads(env: Env, now: number): Promise<number> {
-  const { results } = await env.DB.prepare(
-    `SELECT id, tenant_id AS tenantId, r2_key AS r2Key, upload_id AS uploadId FROM attachments
-     WHERE status = 'uploading' AND ((upload_id IS NULL AND updated_at < ?) OR updated_at < ?) LIMIT 200`,
-  )
-    .bind(new Date(now - SINGLE_UPLOAD_MS).toISOString(), new Date(now - MULTIPART_UPLOAD_MS).toISOString())
-    .all<{ id: string; tenantId: string; r2Key: string; uploadId: string | null }>();
+  const results = await staleUploads(env.DB, new Date(now - SINGLE_UPLOAD_MS).toISOString(), new Date(now - MULTIPART_UPLOAD_MS).toISOString(), 200);
   for (const u of results) {
     if (u.uploadId) await env.BUCKET.resumeMultipartUpload(u.r2Key, u.uploadId).abort().catch(() => {});
     const listed = await env.BUCKET.list({ prefix: attachmentPrefix(u.tenantId, u.id) });
     if (listed.objects.length) await env.BUCKET.delete(listed.objects.map((o) => o.key));
-    await env.DB.prepare(`DELETE FROM attachments WHERE id = ? AND status = 'uploading'`).bind(u.id).run();
+    await deleteOpenUpload(env.DB, u.id);
   }
   return results.length;
 }

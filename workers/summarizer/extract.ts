@@ -8,7 +8,7 @@ import type { ExtractJob } from "../../core/jobs";
 import { countIndexedPages, pageRef, upsertDocs } from "../../services/cortex";
 import { r2RangeReader } from "../../services/attachments/r2-range-reader";
 import { pageRefPattern } from "../../services/attachments/delete";
-import { getAttachmentRow, toAttachment } from "../../services/attachments/store";
+import { getAttachmentRow, markIndexed, toAttachment } from "../../services/attachments/store";
 
 // Pages indexed here read CJK fonts through pdf.js's predefined CMaps, as pdf_read does in chat.
 usePdfjsCMaps(BundledCMaps);
@@ -41,6 +41,6 @@ export async function runExtractJob(job: ExtractJob, env: Env): Promise<{ pages:
   const indexed = await countIndexedPages(env.DB, job.tenantId, row.id);
   const total = toAttachment(row).facts.pageCount ?? 0;
   if (total && indexed >= total)
-    await env.DB.prepare(`UPDATE attachments SET index_status = 'indexed', updated_at = ? WHERE tenant_id = ? AND id = ?`).bind(new Date().toISOString(), job.tenantId, row.id).run();
+    await markIndexed(env.DB, job.tenantId, row.id);
   return { pages: pages.length, indexed };
 }

@@ -6,7 +6,7 @@ import { isId } from "../../../core/ids";
 import { notFound } from "../errors";
 import { purgeAttachment } from "../../../services/attachments/delete";
 import { getAttachmentRow } from "../../../services/attachments/store";
-import { createProject, deleteProject, getProject, listProjects, projectFiles, PROMPT_PROJECT_FILES } from "../../../services/projects";
+import { createProject, deleteProject, getProject, listProjects, projectFiles, PROMPT_PROJECT_FILES, touchProject } from "../../../services/projects";
 import type { AppEnv } from "../types";
 import { idCursor, listBody, pageOf } from "../paging";
 import { intParam, jsonBody, query } from "../validate";
@@ -61,8 +61,7 @@ projectRoutes.post("/:id/files", doc({ summary: "Upload a project file (the body
   if (!project) throw notFound("project");
   const row = newRow(tenantId, "", c.req.valid("query").name, declaredType(c.req.header("content-type")), "uploading", project.id);
   const file = await storeUpload(c.env, c.req.raw, row, null);
-  const touched = await c.env.DB.prepare(`UPDATE projects SET updated_at = ? WHERE tenant_id = ? AND id = ?`).bind(new Date().toISOString(), tenantId, project.id).run();
-  if (!touched.meta.changes) {
+  if (!(await touchProject(c.env.DB, tenantId, project.id))) {
     // The project was deleted while the file streamed in: the file goes with it.
     await purgeAttachment(c.env, row);
     throw notFound("project");

@@ -146,7 +146,10 @@ export async function runAgentTurn(deps: TurnDeps, userContent: ContentBlock[]):
 
     const content = coalesceBlocks(keepKnownBlocks(reply.content));
     if (content.length) {
-      await persist([{ role: "assistant", content, usage: pickUsage(reply.usage), model: reply.model, stopReason: reply.stop_reason }]);
+      // Secret tool inputs (a PDF password) run below but are never stored: the transcript, the
+      // replay, prompt snapshots and the cortex are all built from what is persisted here.
+      const stored = content.map((b) => (b.type === "tool_use" ? { ...b, input: deps.registry.withhold(b.name, b.input) } : b));
+      await persist([{ role: "assistant", content: stored, usage: pickUsage(reply.usage), model: reply.model, stopReason: reply.stop_reason }]);
     }
     if (reply.stop_reason === "max_tokens") {
       // Cut off mid-reply: continue it (the saved partial reply is the next call's last message),
@@ -160,7 +163,7 @@ export async function runAgentTurn(deps: TurnDeps, userContent: ContentBlock[]):
     const results: ToolResultBlock[] = [];
     const progress = (message: string) => emit({ type: "progress", turnId, message });
     for (const call of calls) {
-      emit({ type: "tool_use", turnId, id: call.id, name: call.name, input: call.input });
+      emit({ type: "tool_use", turnId, id: call.id, name: call.name, input: deps.registry.withhold(call.name, call.input) });
       // Workflow mode: a delegated run saves its own thread (agent-tagged, never replayed here)
       // and counts towards this turn's usage and model time.
       const delegate = deps.delegate

@@ -60,8 +60,8 @@ export const fileRead: ToolDefinition<{ attachment_id: string; lines: string }> 
   },
 };
 
-/** A PDF's user password, passed per call and never stored or echoed back. */
-const pdfPassword = z.string().max(256).describe("the PDF's user password, when the note says it needs one").optional();
+/** A PDF's user password, passed per call and never stored or echoed back (`secretInputs`). */
+export const pdfPassword = z.string().max(256).describe("the PDF's user password, when the note says it needs one").optional();
 
 export const pdfInfo: ToolDefinition<{ attachment_id: string; password?: string }> = {
   name: "pdf_info",
@@ -69,6 +69,7 @@ export const pdfInfo: ToolDefinition<{ attachment_id: string; password?: string 
   capability: "pdf_info: facts of a PDF attachment (pages, title), from its cross-reference data",
   description: "Facts of a PDF attachment: pages, title, author, producer, encryption. Reads only the file's cross-reference data.",
   input: z.strictObject({ attachment_id: attachmentId, password: pdfPassword }),
+  secretInputs: ["password"],
   async run({ attachment_id, password }, ctx) {
     const { found, error } = await open(ctx, attachment_id, ["pdf"]);
     if (error) return error;
@@ -95,6 +96,7 @@ export const pdfRead: ToolDefinition<{ attachment_id: string; pages: string; pas
   capability: "pdf_read: the text of a page range of a PDF attachment",
   description: `Read the text of a page range of a PDF attachment ("12" or "12-15", at most ${MAX_PDF_PAGES} pages per call). Only the bytes of those pages are fetched.`,
   input: z.strictObject({ attachment_id: attachmentId, pages: z.string().max(40).describe('"12" or "12-15"'), password: pdfPassword }),
+  secretInputs: ["password"],
   async run({ attachment_id, pages, password }, ctx) {
     const range = parseRange(pages, "pages", MAX_PDF_PAGES);
     if (typeof range === "string") return { content: range, isError: true };

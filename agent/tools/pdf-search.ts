@@ -1,49 +1,92 @@
 // pdf_search: find pages of a PDF attachment by words. The first search of a PDF indexes its
 // pages into the cortex in chunks through the job queue (no invocation runs long), narrating the
 // progress; it answers with what is indexed when it stops waiting, and later searches hit the index.
+// A PDF that needs a user password is read here instead, a chunk at a time with the password the
+// call carries: a queued job would have to store it.
 import { z } from "zod";
 import { isId } from "../../core/ids";
-import type { ToolDefinition } from "./registry";
+import { probePdf, readPdfPages } from "../../services/attachments/formats/pdf/read";
+import { pdfPassword } from "./attachment-tools";
+import type { ToolContext, ToolDefinition, ToolOutput } from "./registry";
 
 const WAIT_MS = 25_000;
 const POLL_MS = 1_000;
 /** An indexing run that has made no progress for this long is started again. */
 const STALL_MS = 10 * 60_000;
+/** Pages of a password-protected PDF read per step here (pdf.js reopens the file each step). */
+const LOCKED_CHUNK = 25;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const n = (x: number) => x.toLocaleString("en-US");
+const fail = (err: unknown): ToolOutput => ({ content: err instanceof Error ? err.message : String(err), isError: true });
 
-export const pdfSearch: ToolDefinition<{ attachment_id: string; query: string }> = {
+type Found = NonNullable<Awaited<ReturnType<ToolContext["openAttachment"]>>>;
+
+/** Queues the indexing on first search and waits a while for it; the pages indexed so far. */
+async function indexThroughQueue({ attachment }: Found, total: number, ctx: ToolContext): Promise<number> {
+  let state = await ctx.pageIndex.status(attachment.id);
+  const stalled = state.status === "indexing" && state.startedAt !== null && Date.now() - Date.parse(state.startedAt) > STALL_MS && state.indexed < total;
+  if (state.status === "none" || stalled) {
+    await ctx.pageIndex.start(attachment.id, total);
+    ctx.progress(`First search of ${attachment.name} (${n(total)} pages): indexing its pages first, this may take a minute.`);
+    state = await ctx.pageIndex.status(attachment.id);
+  }
+  const deadline = Date.now() + WAIT_MS;
+  let last = -1;
+  while (state.indexed < total && Date.now() < deadline) {
+    if (state.indexed !== last) ctx.progress(`Indexed ${n(state.indexed)} of ${n(total)} pages of ${attachment.name}…`);
+    last = state.indexed;
+    await sleep(POLL_MS);
+    state = await ctx.pageIndex.status(attachment.id);
+  }
+  return state.indexed;
+}
+
+/** Reads and indexes the pages not yet indexed, in order, until done or out of time. */
+async function indexHere({ attachment, reader }: Found, total: number, password: string, ctx: ToolContext): Promise<number | null> {
+  let indexed = (await ctx.pageIndex.status(attachment.id)).indexed;
+  const deadline = Date.now() + WAIT_MS;
+  if (indexed < total) ctx.progress(`First search of ${attachment.name} (${n(total)} pages): reading its pages with the password given.`);
+  while (indexed < total && Date.now() < deadline) {
+    const { pages } = await readPdfPages(reader, indexed + 1, Math.min(total, indexed + LOCKED_CHUNK), { password });
+    const now = await ctx.pageIndex.put(attachment.id, pages);
+    if (now === null) return null;
+    indexed = now;
+    ctx.progress(`Indexed ${n(indexed)} of ${n(total)} pages of ${attachment.name}…`);
+  }
+  return indexed;
+}
+
+export const pdfSearch: ToolDefinition<{ attachment_id: string; query: string; password?: string }> = {
   name: "pdf_search",
   core: false,
   capability: "pdf_search: find pages of a PDF attachment by words or identifiers",
   description: "Search a PDF attachment's pages by words or exact identifiers; returns page numbers with snippets. The first search of a large PDF indexes it first (may take a minute).",
-  input: z.strictObject({ attachment_id: z.string().refine((v) => isId("att", v), "not an attachment id (att_…)"), query: z.string().trim().min(1).max(300) }),
-  async run({ attachment_id, query }, ctx) {
+  input: z.strictObject({ attachment_id: z.string().refine((v) => isId("att", v), "not an attachment id (att_…)"), query: z.string().trim().min(1).max(300), password: pdfPassword }),
+  secretInputs: ["password"],
+  async run({ attachment_id, query, password }, ctx) {
     const found = await ctx.openAttachment(attachment_id);
     if (!found) return { content: `no attachment ${attachment_id}`, isError: true };
     const { attachment } = found;
-    const total = attachment.facts.pageCount;
-    if (attachment.facts.kind !== "pdf" || !total) return { content: `${attachment.name} is not a readable PDF${attachment.facts.problem ? `: ${attachment.facts.problem}` : ""}`, isError: true };
-
-    let state = await ctx.pageIndex.status(attachment.id);
-    const stalled = state.status === "indexing" && state.startedAt !== null && Date.now() - Date.parse(state.startedAt) > STALL_MS && state.indexed < total;
-    if (state.status === "none" || stalled) {
-      await ctx.pageIndex.start(attachment.id, total);
-      ctx.progress(`First search of ${attachment.name} (${total.toLocaleString("en-US")} pages): indexing its pages first, this may take a minute.`);
-      state = await ctx.pageIndex.status(attachment.id);
+    const locked = attachment.facts.kind === "pdf" && attachment.facts.passwordRequired === true;
+    if (locked && password === undefined)
+      return { content: `${attachment.name} is encrypted; ask the user for the password and pass it as "password"`, isError: true };
+    let total = attachment.facts.pageCount;
+    let indexed: number | null;
+    try {
+      // The stored count of a locked file may be 0 (its catalog is encrypted): the password tells.
+      if (locked) total = (await probePdf(found.reader, { password })).pageCount;
+      if (attachment.facts.kind !== "pdf" || !total) return { content: `${attachment.name} is not a readable PDF${attachment.facts.problem ? `: ${attachment.facts.problem}` : ""}`, isError: true };
+      indexed = locked ? await indexHere(found, total, password!, ctx) : await indexThroughQueue(found, total, ctx);
+    } catch (err) {
+      return fail(err);
     }
-    const deadline = Date.now() + WAIT_MS;
-    let last = -1;
-    while (state.indexed < total && Date.now() < deadline) {
-      if (state.indexed !== last) ctx.progress(`Indexed ${state.indexed.toLocaleString("en-US")} of ${total.toLocaleString("en-US")} pages of ${attachment.name}…`);
-      last = state.indexed;
-      await sleep(POLL_MS);
-      state = await ctx.pageIndex.status(attachment.id);
-    }
+    if (indexed === null) return { content: `no attachment ${attachment_id}`, isError: true };
     const hits = await ctx.search(query, 10, { kinds: ["page"], refPrefix: `${attachment.id}:p` });
-    const partial = state.indexed < total ? `Indexing continues (${state.indexed.toLocaleString("en-US")} of ${total.toLocaleString("en-US")} pages so far): search again shortly for complete results.\n` : "";
+    const partial = indexed < total ? `Indexing continues (${n(indexed)} of ${n(total)} pages so far): search again${locked ? " with the password" : ""} shortly for complete results.\n` : "";
     if (!hits.length) return { content: `${partial}No page of ${attachment.name} matches "${query}".` };
     const lines = hits.map((h) => `- page ${h.seq}: ${h.snippet}`);
-    return { content: `${partial}${hits.length} pages of ${attachment.name} match "${query}" (read one with pdf_read {"attachment_id":"${attachment.id}","pages":"N"}):\n${lines.join("\n")}` };
+    const read = `pdf_read {"attachment_id":"${attachment.id}","pages":"N"${locked ? ',"password":"..."' : ""}}`;
+    return { content: `${partial}${hits.length} pages of ${attachment.name} match "${query}" (read one with ${read}):\n${lines.join("\n")}` };
   },
 };

@@ -39,6 +39,8 @@ export interface ToolContext {
   pageIndex: {
     status(attachmentId: string): Promise<{ status: string; indexed: number; startedAt: string | null }>;
     start(attachmentId: string, pageCount: number): Promise<void>;
+    /** Indexes pages read here (a password-protected PDF); how many of its pages are indexed, null when it is gone. */
+    put(attachmentId: string, pages: readonly { page: number; text: string }[]): Promise<number | null>;
   };
   /** One of this tenant's attachments with a ranged reader over its bytes; null when unknown. */
   openAttachment(id: string): Promise<{ attachment: Attachment; reader: RangeReader; lineIndex(): Promise<LineIndex> } | null>;
@@ -69,8 +71,17 @@ export interface ToolDefinition<I = unknown> {
   core: boolean;
   /** Validates calls, and is the source of the JSON Schema the model sees (input-schema.ts). */
   input: z.ZodType<I>;
+  /**
+   * Input fields that are secrets (a PDF's password): the call runs with them, but the stored
+   * tool_use block, turn events and everything built from them carry "[<field> withheld]", and
+   * the result never repeats them.
+   */
+  secretInputs?: readonly string[];
   run(input: I, ctx: ToolContext): Promise<ToolOutput>;
 }
+
+/** What a withheld secret input reads as in the transcript. */
+export const withheldText = (field: string) => `[${field} withheld]`;
 
 export class ToolRegistry {
   private readonly tools = new Map<string, ToolDefinition<any>>();
@@ -111,7 +122,21 @@ export class ToolRegistry {
     return this.all().map((t) => (t.core ? t.capability : `${t.capability} (tool_activate first)`));
   }
 
+  /** A tool call's input as it may be stored and shown: its secret fields replaced. */
+  withhold<T>(name: string, input: T): T {
+    const secrets = this.tools.get(name)?.secretInputs;
+    if (!secrets?.length || !input || typeof input !== "object" || Array.isArray(input)) return input;
+    const out: Record<string, unknown> = { ...(input as Record<string, unknown>) };
+    for (const field of secrets) if (out[field] !== undefined) out[field] = withheldText(field);
+    return out as T;
+  }
+
   async run(name: string, rawInput: unknown, ctx: ToolContext): Promise<ToolOutput> {
+    const out = await this.runUnscrubbed(name, rawInput, ctx);
+    return scrubSecrets(out, this.tools.get(name)?.secretInputs, rawInput);
+  }
+
+  private async runUnscrubbed(name: string, rawInput: unknown, ctx: ToolContext): Promise<ToolOutput> {
     const tool = this.tools.get(name);
     if (!tool) return { content: `unknown tool "${name}"; tool_search finds the available ones`, isError: true };
     if (!tool.core && !ctx.activeTools.includes(name))
@@ -124,4 +149,25 @@ export class ToolRegistry {
       return { content: `${name} failed: ${err instanceof Error ? err.message : String(err)}`, isError: true };
     }
   }
+}
+
+/**
+ * An error result with every secret input's value replaced, wherever a message (pdf.js's, a
+ * parser's) might have quoted it: the result is stored and replayed, the input is not. A result
+ * that succeeded is the tools' own text and the document's, which a short password could match by
+ * chance ("view" in "overview"), so it is left as it is.
+ */
+function scrubSecrets(out: ToolOutput, secrets: readonly string[] | undefined, input: unknown): ToolOutput {
+  if (!out.isError || !secrets?.length || !input || typeof input !== "object") return out;
+  const values = secrets.flatMap((f) => {
+    const v = (input as Record<string, unknown>)[f];
+    return typeof v === "string" && v.length > 0 ? [[v, withheldText(f)] as const] : [];
+  });
+  if (!values.length) return out;
+  const scrub = (text: string) => values.reduce((t, [v, w]) => t.split(v).join(w), text);
+  return {
+    ...out,
+    content: scrub(out.content),
+    ...(out.blocks ? { blocks: out.blocks.map((b) => (b.type === "text" ? { ...b, text: scrub(b.text) } : b)) } : {}),
+  };
 }

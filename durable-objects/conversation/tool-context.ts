@@ -4,6 +4,7 @@ import { EXTRACT_CHUNK_PAGES, type ExtractJob } from "../../core/jobs";
 import type { StoredMessage } from "../../core/types";
 import type { ReadQuery, ToolContext } from "../../agent/tools/registry";
 import { lineIndexFor } from "../../services/attachments/inspect";
+import { indexPdfPages } from "../../services/attachments/page-index";
 import { r2RangeReader } from "../../services/attachments/r2-range-reader";
 import { getAttachmentRow, markIndexing, toAttachment } from "../../services/attachments/store";
 import { conversationOfMessage, countIndexedPages, searchCortex } from "../../services/cortex";
@@ -53,6 +54,10 @@ export function toolContextFor({ scope, record, ref, projectTools, readOwn, prog
         for (let from = 1; from <= pageCount; from += EXTRACT_CHUNK_PAGES)
           jobs.push({ body: { kind: "extract", tenantId: ref.tenantId, attachmentId, fromPage: from, toPage: Math.min(pageCount, from + EXTRACT_CHUNK_PAGES - 1) } });
         for (let i = 0; i < jobs.length; i += 100) await scope.env.FOLD_QUEUE.sendBatch(jobs.slice(i, i + 100));
+      },
+      put: async (attachmentId, pages) => {
+        const row = await getAttachmentRow(scope.env.DB, ref.tenantId, attachmentId);
+        return row ? indexPdfPages(scope.env.DB, row, pages) : null;
       },
     },
     openAttachment: async (id) => {

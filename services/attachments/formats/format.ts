@@ -60,6 +60,12 @@ export interface AttachmentFormat<Kind extends string = string> {
   readonly kind: Kind;
   /** Whether this format reads the upload; the registry asks formats in order. */
   detect(sample: Sample): boolean;
+  /**
+   * A weaker sign than `detect` (the name or declared type, a signature a little off its place):
+   * the format reads the upload only if its probe succeeds; a failed probe hands it to the next
+   * format, so a file that merely claims the format is not filed under it.
+   */
+  detectIfReadable?(sample: Sample): boolean;
   /** The facts the note states, through ranged reads only. Throws when the file is unreadable. */
   probe(reader: RangeReader, ctx: ProbeContext): Promise<Probed>;
   /**

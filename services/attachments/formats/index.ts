@@ -21,6 +21,19 @@ export function detectFormat(sample: Sample): AttachmentFormat<AttachmentKind> |
   return FORMATS.find((f) => f.detect(sample)) ?? null;
 }
 
+/**
+ * The formats to try, in order: those whose weaker sign matched (`detectIfReadable`, kept only if
+ * their probe succeeds), then the first that detects the upload outright.
+ */
+export function candidateFormats(sample: Sample): { format: AttachmentFormat<AttachmentKind>; tentative: boolean }[] {
+  const out: { format: AttachmentFormat<AttachmentKind>; tentative: boolean }[] = [];
+  for (const f of FORMATS as readonly AttachmentFormat<AttachmentKind>[]) {
+    if (f.detect(sample)) return [...out, { format: f, tentative: false }];
+    if (f.detectIfReadable?.(sample)) out.push({ format: f, tentative: true });
+  }
+  return out;
+}
+
 /** The format that writes the note for a kind (formats sharing a kind share their note). */
 export function formatOfKind(kind: string): AttachmentFormat<AttachmentKind> | null {
   return FORMATS.find((f) => f.kind === kind) ?? null;

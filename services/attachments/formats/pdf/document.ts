@@ -67,12 +67,22 @@ export class PdfDocument {
   private async init(): Promise<void> {
     if (!Number.isSafeInteger(this.size) || this.size < 0) throw new PdfError("not a PDF: invalid file size");
     const head = await this.read(0, 1024);
+    // pdf.js accepts the header anywhere in the first 1024 bytes, or none at all; so does this
+    // reader, as long as the file ends like a PDF.
     const h = indexOf(head, "%PDF-");
-    if (h < 0) throw new PdfError("not a PDF: the file has no %PDF- header");
-    const m = /^%PDF-(\d+\.\d+)/.exec(latin1(head, h, Math.min(head.length, h + 16)));
+    const m = h < 0 ? null : /^%PDF-(\d+\.\d+)/.exec(latin1(head, h, Math.min(head.length, h + 16)));
     this.version = m ? m[1] : null;
 
-    this.xref = await XrefChain.load(this.io, (s) => this.rawBytes(s));
+    try {
+      this.xref = await XrefChain.load(this.io, (s) => this.rawBytes(s));
+    } catch (err) {
+      // Without a header at the start and without "startxref" near the end nothing says PDF: "not a
+      // PDF" also keeps pdf.js from scanning the whole file for objects.
+      if (h !== 0 && err instanceof PdfError && err.message.startsWith("no startxref")) {
+        throw new PdfError(`not a PDF: ${h < 0 ? "the file has no %PDF- header" : "the %PDF- header is not at the start"} and no startxref at its end`, { cause: err });
+      }
+      throw err;
+    }
     this.objStms = new ObjectStreams(this, this.xref);
   }
 

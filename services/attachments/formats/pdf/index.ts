@@ -1,15 +1,23 @@
 // The PDF format: page count, title and encryption from the cross-reference data; page ranges read
 // by the own parser, with pdf.js as the fallback.
 import { count, type AttachmentFormat } from "../format";
+import { hasPdfHeaderNear } from "../shared/magic";
 import { probePdf, readPdfPages } from "./read";
+
+const PDF_TYPE = "application/pdf";
+/** The name or the declared type says PDF: worth a probe even without a %PDF- header at the start. */
+const claimsPdf = (name: string, declared: string | null) => /\.pdf$/i.test(name) || declared?.split(";")[0].trim().toLowerCase() === PDF_TYPE;
 
 export const pdfFormat = {
   kind: "pdf",
-  detect: (s) => s.type === "application/pdf",
+  detect: (s) => s.type === PDF_TYPE,
+  // pdf.js opens a file whose header is late (within 1024 bytes) or missing; so does the probe, but
+  // such a file is a PDF only when the probe reads it.
+  detectIfReadable: (s) => hasPdfHeaderNear(s.head) || claimsPdf(s.name, s.declaredType),
   async probe(reader) {
     const info = await probePdf(reader);
     const pw = info.passwordRequired ? { passwordRequired: true } : {};
-    return { facts: { pageCount: info.pageCount, pageCountSource: info.pageCountSource, pdfTitle: info.title, encrypted: info.encrypted, ...pw } };
+    return { type: PDF_TYPE, facts: { pageCount: info.pageCount, pageCountSource: info.pageCountSource, pdfTitle: info.title, encrypted: info.encrypted, ...pw } };
   },
   keepsKindWhenUnreadable: true,
   tools: ["pdf_info", "pdf_read", "pdf_search"],
@@ -21,7 +29,7 @@ export const pdfFormat = {
     if (f.passwordRequired) facts.push("encrypted; ask the user for the password");
     if (f.pageCountSource === "pdfjs") facts.push("page count recovered by pdf.js (damaged or encrypted index)");
     const how = f.passwordRequired
-      ? `Once the user gives the password, pass it as "password" to pdf_info, pdf_read: pdf_read {${arg},"pages":"1-5","password":"..."}.`
+      ? `Once the user gives the password, pass it as "password" to pdf_info, pdf_read, pdf_search: pdf_read {${arg},"pages":"1-5","password":"..."}.`
       : (f.pageCount ?? 0) > 50 || tier === "large"
         ? `Read it a page range at a time: pdf_read {${arg},"pages":"1-5"}; find pages with pdf_search {${arg},"query":"..."} (the first search indexes it and may take a minute).`
         : `Read it with pdf_read {${arg},"pages":"1-${Math.min(f.pageCount ?? 1, 10)}"}; pdf_search finds pages by words.`;

@@ -17,6 +17,11 @@ export const isGif = (b: Uint8Array) => startsWith(b, "GIF87a") || startsWith(b,
 export const isWebp = (b: Uint8Array) => startsWith(b, "RIFF") && startsWith(b, "WEBP", 8);
 export const isZip = (b: Uint8Array) => startsWith(b, [0x50, 0x4b, 0x03, 0x04]) || startsWith(b, [0x50, 0x4b, 0x05, 0x06]);
 export const isPdf = (b: Uint8Array) => startsWith(b, "%PDF-");
+/** A %PDF- header anywhere in the first 1024 bytes, where pdf.js still finds it. */
+export function hasPdfHeaderNear(b: Uint8Array): boolean {
+  for (let i = 0; i <= Math.min(b.length, 1024) - 5; i++) if (b[i] === 0x25 && startsWith(b, "%PDF-", i)) return true;
+  return false;
+}
 
 // "BM" alone is too weak a signature (plenty of text starts with it); a known DIB header size
 // makes a false positive unlikely.

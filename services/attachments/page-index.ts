@@ -1,0 +1,37 @@
+// A PDF's extracted pages into the cortex (kind `page`), one row per page so a repeat rewrites the
+// same rows. Shared by the summarizer's extraction jobs and pdf_search's own reading of a
+// password-protected PDF (no queued job may carry a password).
+import { countIndexedPages, pageRef, upsertDocs } from "../cortex";
+import { pageRefPattern } from "./delete";
+import { getAttachmentRow, markIndexed, toAttachment, type AttachmentRow } from "./store";
+
+/**
+ * Upserts the pages and, when every page of the attachment is in, marks it indexed. Returns how
+ * many of its pages are indexed, or null when the attachment was deleted meanwhile (its pages are
+ * then removed here, since the delete may have swept before they landed).
+ */
+export async function indexPdfPages(db: D1Database, row: AttachmentRow, pages: readonly { page: number; text: string }[]): Promise<number | null> {
+  await upsertDocs(
+    db,
+    pages.map((p) => ({
+      tenantId: row.tenantId,
+      kind: "page" as const,
+      refId: pageRef(row.id, p.page),
+      conversationId: row.conversationId,
+      seq: p.page,
+      role: null,
+      createdAt: row.createdAt,
+      body: `${row.name} page ${p.page}\n${p.text}`,
+    })),
+  );
+  // A row still present means its delete, if any, sweeps after this upsert.
+  if (!(await getAttachmentRow(db, row.tenantId, row.id))) {
+    await db.prepare(`DELETE FROM cortex_docs WHERE tenant_id = ? AND kind = 'page' AND ref_id LIKE ?`).bind(row.tenantId, pageRefPattern(row.id)).run();
+    return null;
+  }
+  const indexed = await countIndexedPages(db, row.tenantId, row.id);
+  const total = toAttachment(row).facts.pageCount ?? 0;
+  if (total && indexed >= total)
+    await markIndexed(db, row.tenantId, row.id);
+  return indexed;
+}

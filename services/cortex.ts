@@ -2,7 +2,7 @@
 // episode and (later) attachment page. Indexing is idempotent (doc_id upserts), so a retried or
 // repeated run changes nothing. Every query is scoped to one tenant.
 import { renderMessageText } from "../core/render";
-import { neighbourRerank } from "../core/neighbour-rerank";
+import { assistantWeight } from "../core/speaker-weight";
 import { contentTerms } from "../core/stopwords";
 import type { StoredMessage } from "../core/types";
 
@@ -101,6 +101,8 @@ export interface SearchOptions {
   kinds?: readonly DocKind[];
   /** Only documents whose ref id starts with this (e.g. one attachment's pages: "att_…:"). */
   refPrefix?: string;
+  /** Whose words are sought; unset: the person's, unless the query asks for the assistant's. */
+  said?: "user" | "assistant";
   limit: number;
 }
 
@@ -110,37 +112,32 @@ export interface SearchCursor {
   offset: number;
 }
 
-/** BM25-ranked hits over the subject terms, re-ranked by neighbour context; one hit per document. */
+/** BM25-ranked hits over the subject terms, the assistant's words discounted; one hit per document. */
 export async function searchCortex(db: D1Database, tenantId: string, q: string, opts: SearchOptions): Promise<SearchHit[]> {
   return (await searchCortexPage(db, tenantId, q, opts)).hits;
 }
 
-/** How many top documents neighbour context re-ranks; the rest follow in BM25 order. */
-export const RERANK_POOL = 50;
-
 /**
  * One page of `searchCortex`'s ranking; `next` continues it exactly (ties are ordered by doc id).
  * Any subject term matches (a question in words rarely has all its words in the turn it means;
- * BM25 already ranks documents holding more of them higher), then the top of the ranking is
- * re-ranked by neighbour context. The pool does not depend on the page size, so a paged walk is
- * the one-page ranking. A cursor's mode (`and`/`or`, from the first version) no longer matters.
+ * BM25 already ranks documents holding more of them higher). An assistant message's score is
+ * discounted (core/speaker-weight) so a reply restating a person's words does not push other
+ * evidence out. The whole ranking is one SQL order, so a paged walk is the one-page ranking. A
+ * cursor's mode (`and`/`or`, from the first version) no longer matters.
  */
 export async function searchCortexPage(db: D1Database, tenantId: string, q: string, opts: SearchOptions & { cursor?: SearchCursor }): Promise<{ hits: SearchHit[]; next: SearchCursor | null }> {
   const match = toFtsQuery(q, "or");
   if (!match) return { hits: [], next: null };
   const offset = opts.cursor?.offset ?? 0;
-  const wanted = offset + opts.limit + 1;
-  const ranked = await runSearch(db, tenantId, match, opts, 0, Math.max(wanted, RERANK_POOL));
-  const pool = neighbourRerank(ranked.slice(0, RERANK_POOL).map((h) => ({ ...h, relevance: -h.score })));
-  const order = [...pool.map(({ relevance: _r, ...h }) => h), ...ranked.slice(RERANK_POOL)];
-  const hits = order.slice(offset, offset + opts.limit);
-  return { hits, next: order.length > offset + opts.limit ? { mode: "or", offset: offset + opts.limit } : null };
+  const ranked = await runSearch(db, tenantId, match, assistantWeight(q, opts.said), opts, offset, opts.limit + 1);
+  const hits = ranked.slice(0, opts.limit);
+  return { hits, next: ranked.length > opts.limit ? { mode: "or", offset: offset + opts.limit } : null };
 }
 
 /** Documents ranked `offset` to `offset + count`: chunk rows are fetched until that many distinct documents are seen. */
-async function runSearch(db: D1Database, tenantId: string, match: string, opts: SearchOptions, offset: number, count: number): Promise<SearchHit[]> {
+async function runSearch(db: D1Database, tenantId: string, match: string, assistant: number, opts: SearchOptions, offset: number, count: number): Promise<SearchHit[]> {
   const filters: string[] = [];
-  const params: unknown[] = [match, tenantId];
+  const params: unknown[] = [assistant, match, tenantId];
   if (opts.conversationId) {
     filters.push("AND d.conversation_id = ?");
     params.push(opts.conversationId);
@@ -160,7 +157,7 @@ async function runSearch(db: D1Database, tenantId: string, match: string, opts: 
     const { results } = await db
       .prepare(
         `SELECT d.kind AS kind, d.ref_id AS id, d.conversation_id AS conversationId, d.seq AS seq, d.role AS role,
-                d.created_at AS createdAt, snippet(cortex_fts, 0, '[', ']', '…', 24) AS snippet, bm25(cortex_fts) AS score
+                d.created_at AS createdAt, snippet(cortex_fts, 0, '[', ']', '…', 24) AS snippet, bm25(cortex_fts) * (CASE WHEN d.kind = 'message' AND d.role = 'assistant' THEN ? ELSE 1 END) AS score
          FROM cortex_fts JOIN cortex_docs d ON d.rowid = cortex_fts.rowid
          WHERE cortex_fts MATCH ? AND d.tenant_id = ? ${filters.join(" ")}
          ORDER BY score, d.doc_id LIMIT ?`,

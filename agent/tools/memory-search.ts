@@ -7,6 +7,7 @@ import type { ToolDefinition } from "./registry";
 const input = z.strictObject({
   query: z.string().trim().min(1).max(500).describe("words or exact identifiers to find"),
   limit: z.number().int().min(1).max(20).optional().describe("default 8"),
+  said: z.enum(["user", "assistant"]).optional().describe("whose words to look for: the person's (default) or yours; unset, a query like 'you suggested ...' looks for yours"),
 });
 type Input = z.infer<typeof input>;
 
@@ -16,10 +17,12 @@ export const memorySearch: ToolDefinition<Input> = {
   capability: "memory_search: find stored messages, notes, episodes and indexed PDF pages by words or exact identifiers",
   description:
     "Search your memory: every stored message of your conversations (including turns folded into a summary or stubbed), your saved notes, the episodes (summaries) of folded history, and the pages of PDFs already indexed by pdf_search. " +
-    "Matches words (stemmed), names, ids, file names and numbers. Returns ranked snippets; each names the call that returns the full original.",
+    "Matches words (stemmed), names, ids, file names and numbers. Returns ranked snippets; each names the call that returns the full original. " +
+    "How to search well: put the subject words the original would contain, not the question (\"commute minutes work\", not \"how long did I say my commute was\"); add the likely words of the answer and synonyms (\"bike bicycle cycling\"); keep identifiers exact; search again with other words if the first hits miss; " +
+    "the person's own messages rank first — set said:\"assistant\" to find what you yourself said earlier.",
   input,
   async run(args, ctx) {
-    const hits = await ctx.search(args.query, args.limit ?? 8);
+    const hits = await ctx.search(args.query, args.limit ?? 8, args.said ? { said: args.said } : undefined);
     if (!hits.length) return { content: `no memory matches "${args.query}"` };
     return { content: `${hits.length} matches for "${args.query}":\n${hits.map((h, i) => describeHit(h, i + 1, ctx.conversationId, ctx.activeTools)).join("\n")}` };
   },

@@ -30,7 +30,7 @@ export interface ToolContext {
   activateTool(name: string): Promise<void>;
   listConversations(limit: number, before?: string): Promise<{ id: string; title: string; createdAt: string; updatedAt: string; messageCount: number }[]>;
   /** The cortex, scoped to this tenant. */
-  search(query: string, limit: number, opts?: { kinds?: DocKind[]; refPrefix?: string }): Promise<SearchHit[]>;
+  search(query: string, limit: number, opts?: { kinds?: DocKind[]; refPrefix?: string; said?: "user" | "assistant" }): Promise<SearchHit[]>;
   /** Narration of long work, shown to the user while the tool runs. */
   progress(message: string): void;
   /** Workflow mode: runs a sub-agent on a task; set only in the master's turn (a sub-agent cannot delegate). */

@@ -5,11 +5,14 @@
 // search sees exactly that question's history; all tenants share the one index, whose size is
 // what the latency figures are measured at.
 //   RECALL_DATA_DIR   folder with the LongMemEval JSON (required; nothing is downloaded)
-//   RECALL_QUESTIONS  how many questions (default 20, about 10,000 messages)
+//   RECALL_QUESTIONS  how many questions (default 100; `--limit N` on the command line wins)
+// Besides the cortex and the baseline it prints the ranking levers side by side (recall-levers.mjs:
+// the same turns on an in-process FTS5 index), those that did not help included.
 import { existsSync } from "node:fs";
 import { bm25Index } from "./bm25.mjs";
 import { quantile, withStack } from "./common.mjs";
 import { exchanges, loadLongMemEval } from "./longmemeval.mjs";
+import { leverRankings } from "./recall-levers.mjs";
 
 const K = 5;
 
@@ -65,7 +68,7 @@ function score(topTurns, q) {
 
 const mean = (xs) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
 const row = (label, rs) =>
-  `${label.padEnd(22)} recall@5 ${mean(rs.map((r) => r.recall)).toFixed(3)}   hit@5 ${mean(rs.map((r) => r.hit)).toFixed(3)}   session recall@5 ${mean(rs.map((r) => r.sessionRecall)).toFixed(3)}`;
+  `${label.padEnd(46)} recall@5 ${mean(rs.map((r) => r.recall)).toFixed(3)}   hit@5 ${mean(rs.map((r) => r.hit)).toFixed(3)}   session recall@5 ${mean(rs.map((r) => r.sessionRecall)).toFixed(3)}`;
 
 export async function benchRecallPublic() {
   const dir = process.env.RECALL_DATA_DIR;
@@ -73,7 +76,10 @@ export async function benchRecallPublic() {
     console.log("bench:recall-public needs RECALL_DATA_DIR: a folder with LongMemEval's JSON (longmemeval_s*.json or one file per question)");
     process.exit(2);
   }
-  const questions = loadLongMemEval(dir, Number(process.env.RECALL_QUESTIONS ?? 20));
+  const flag = process.argv.indexOf("--limit");
+  const limit = Number(flag >= 0 ? process.argv[flag + 1] : (process.env.RECALL_QUESTIONS ?? 100));
+  if (!Number.isInteger(limit) || limit < 1) throw new Error("--limit / RECALL_QUESTIONS: a positive whole number of questions");
+  const questions = loadLongMemEval(dir, limit);
   console.log(`LongMemEval: ${questions.length} questions from ${dir}`);
   await withStack(async (base) => {
     const t0 = Date.now();
@@ -84,7 +90,9 @@ export async function benchRecallPublic() {
     const baseline = [];
     const latencies = [];
     const byType = new Map();
+    const levers = new Map();
     for (const q of questions) {
+      for (const [name, ranked] of Object.entries(leverRankings(q.kept, q.question, q.dates))) levers.set(name, [...(levers.get(name) ?? []), score(ranked.slice(0, K).map((i) => q.kept[i]), q)]);
       const bm25 = bm25Index(q.kept.map((t) => t.text));
       baseline.push(score(bm25(q.question, K).map((i) => q.kept[i]), q));
       let hits = [];
@@ -101,6 +109,8 @@ export async function benchRecallPublic() {
     console.log(row("cortex (GET /v1/search)", cortex));
     console.log(row("plain BM25 (this script)", baseline));
     for (const [type, rs] of [...byType].sort()) console.log(`  ${type.padEnd(26)} n=${String(rs.length).padStart(3)}  cortex recall@5 ${mean(rs.map((r) => r.c.recall)).toFixed(2)}  bm25 ${mean(rs.map((r) => r.b.recall)).toFixed(2)}`);
+    console.log(`levers, side by side over the same turns (in-process FTS5, the cortex's tokenizer and query):`);
+    for (const [name, rs] of levers) console.log(row(`  ${name}`, rs));
     console.log(`search latency over ${latencies.length} calls at ${messages} indexed messages: p50 ${quantile(latencies, 0.5).toFixed(1)} ms, p99 ${quantile(latencies, 0.99).toFixed(1)} ms`);
   });
 }

@@ -155,7 +155,7 @@ function badQueries(q: Record<string, string>, route: string): { label: string; 
     out.push({ label: `${k} repeated`, query: `${withValue(encodeURIComponent(v))}&${k}=${encodeURIComponent(v)}` });
     out.push({ label: `${k}[]`, query: `${rest.join("&")}&${k}[]=${encodeURIComponent(v)}` });
   }
-  if (route === "/v1/search") out.push({ label: "conversation not an id", query: `${base}&conversation=..%2F` }, { label: "kind unknown", query: `${base}&kind=secret` });
+  if (route === "/v1/search") out.push({ label: "conversation not an id", query: `${base}&conversation=..%2F` }, { label: "kind unknown", query: `${base}&kind=secret` }, { label: "said unknown", query: `${base}&said=system` });
   return out;
 }
 

@@ -58,4 +58,23 @@ describe("memory_search hits", () => {
     ];
     for (const [label, content] of expected) expect(await follow(id, callFor(label), key), String(label)).toContain(content);
   });
+
+  it("said picks whose words rank first", async () => {
+    const key = await newTenant();
+    const conv = await createConversation(undefined, key);
+    const { messages } = (await api("POST", `/v1/conversations/${conv}/import`, { messages: [{ role: "user", text: "my quokka budget is 90" }, { role: "assistant", text: "A quokka budget of 90 for quokka food, quokka toys and quokka care." }] }, { key })).json;
+    const reader = await createConversation(undefined, key);
+    // The position of each imported message in the answer: the hit that names it first ranks first.
+    const order = async (args: string) => {
+      const text = String(toolResult(await send(reader, `@tool memory_search ${args}`, key)).content);
+      return messages.map((m: any) => text.indexOf(m.id));
+    };
+    const [user, assistant] = await order('{"query":"quokka budget"}');
+    expect(user).toBeGreaterThan(-1);
+    expect(user).toBeLessThan(assistant);
+    const [user2, assistant2] = await order('{"query":"quokka budget","said":"assistant"}');
+    expect(assistant2).toBeGreaterThan(-1);
+    expect(assistant2).toBeLessThan(user2 === -1 ? Infinity : user2);
+  });
 });
+

@@ -30,4 +30,26 @@ describe("search ranking", () => {
     } while (cursor);
     expect(walked).toEqual(ids);
   });
+
+  it("ranks the person's words above the assistant's restatement, unless the assistant's words are asked for", async () => {
+    const key = await newTenant();
+    const exchange = async (user: string, assistant: string) => {
+      const conv = (await api("POST", "/v1/conversations", {}, { key })).json.id;
+      const { messages } = (await api("POST", `/v1/conversations/${conv}/import`, { messages: [{ role: "user", text: user }, { role: "assistant", text: assistant }] }, { key })).json;
+      return messages.map((m: any) => m.id);
+    };
+    const [said] = await exchange("My commute to work takes 45 minutes by train.", "A 45 minute train commute to work is long: commute time on the train to work is good for reading, and a commute to work by train beats driving to work.");
+    const [changed] = await exchange("Update: I now cycle on my commute to work.", "Nice, cycling is healthy.");
+    const q = (text: string, extra = "") => eventually(async () => {
+      const r = (await api("GET", `/v1/search?q=${encodeURIComponent(text)}&kind=message${extra}`, undefined, { key })).json;
+      return r.results.length >= 3 ? r.results.map((h: any) => h.messageId) : null;
+    });
+    const mine = await q("How long is my commute to work?");
+    expect(mine.slice(0, 2).sort()).toEqual([said, changed].sort());
+    const reply = mine[2];
+    expect((await q("How long is my commute to work?", "&said=assistant"))[0]).toBe(reply);
+    expect((await q("You said something about my commute to work"))[0]).toBe(reply);
+    expect((await api("GET", "/v1/search?q=commute&said=model", undefined, { key })).status).toBe(400);
+  });
 });
+

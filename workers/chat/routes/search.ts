@@ -15,6 +15,8 @@ const searchQuery = z.strictObject({
   q: z.string().trim().min(1, "q: required").max(500).refine((v) => !/[\u0000-\u001f\u007f]/.test(v), "no control characters"),
   conversation: z.string().refine((v) => isId("conv", v), "not a conversation id").optional(),
   kind: z.enum(["message", "memory", "episode", "page"]).optional(),
+  // Whose words are sought; unset, the person's unless the query asks for the assistant's.
+  said: z.enum(["user", "assistant"]).optional(),
   limit: intParam(1, 100).default(20),
   // `and:40`: the mode the first page settled on (all terms, or any term when none matched all) and the hits before.
   cursor: z
@@ -25,7 +27,7 @@ const searchQuery = z.strictObject({
 });
 
 searchRoutes.get("/", doc({ summary: "Search messages, notes, episodes and pages", responses: { 200: { description: "A page of hits", schema: listOf("results", z.looseObject({ kind: z.string() })) } } }), query(searchQuery), async (c) => {
-  const { q, conversation, kind, limit, cursor } = c.req.valid("query");
-  const { hits, next } = await searchCortexPage(c.env.DB, c.get("tenantId"), q, { conversationId: conversation, kinds: kind ? [kind] : undefined, limit, cursor });
+  const { q, conversation, kind, said, limit, cursor } = c.req.valid("query");
+  const { hits, next } = await searchCortexPage(c.env.DB, c.get("tenantId"), q, { conversationId: conversation, kinds: kind ? [kind] : undefined, said, limit, cursor });
   return c.json({ query: q, ...listBody("results", { data: hits, next: next && `${next.mode}:${next.offset}` }) });
 });

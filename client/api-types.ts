@@ -527,6 +527,15 @@ export interface Routes {
       [key: string]: unknown;
     };
   };
+  "POST /v1/conversations/import": {
+    path: undefined;
+    query: {
+      title?: string | number;
+      format?: "json" | "jsonl";
+    };
+    body: BodyInit;
+    response: Schemas["Conversation"];
+  };
   "GET /v1/corpus/{date}": {
     path: {
       date: string;

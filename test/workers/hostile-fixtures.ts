@@ -86,6 +86,8 @@ export const ROUTES: RouteSpec[] = [
   { method: "DELETE", path: "/v1/keys/:keyId", body: "none" },
   { method: "POST", path: "/v1/conversations", body: "json", sample: { title: "t", settings: { tailMessages: 8 } } },
   { method: "GET", path: "/v1/conversations", body: "none", query: { limit: "5" } },
+  // A streamed transcript (JSON or JSONL), not a validated JSON body: fuzzed as raw bytes.
+  { method: "POST", path: "/v1/conversations/import", body: "raw", query: { title: "t" } },
   { method: "GET", path: "/v1/conversations/:id", body: "none" },
   { method: "PATCH", path: "/v1/conversations/:id", body: "json", sample: { title: "t", settings: { tailMessages: 8 } } },
   { method: "DELETE", path: "/v1/conversations/:id", body: "none" },

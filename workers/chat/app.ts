@@ -51,7 +51,7 @@ app.get(
   (c) => c.json((documentCache ??= openApiDocument(app.routes))),
 );
 
-const UPLOAD_PATH = /^\/v1\/(conversations\/[^/]+\/attachments(\/uploads\/[^/]+\/parts\/[^/]+)?|projects\/[^/]+\/files)$/;
+const UPLOAD_PATH = /^\/v1\/(conversations\/[^/]+\/attachments(\/uploads\/[^/]+\/parts\/[^/]+)?|projects\/[^/]+\/files|conversations\/import)$/;
 
 app.use("/v1/*", async (c, next) => {
   // Upload bodies stream into R2 and are bounded by R2 and the platform, not buffered here.

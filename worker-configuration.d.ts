@@ -5,6 +5,7 @@ interface __BaseEnv_Env {
 	DB: D1Database;
 	FOLD_QUEUE: Queue;
 	AUTOMATION_QUEUE: Queue;
+	EXPORT_QUEUE: Queue;
 	DEFAULT_MODEL: "claude-sonnet-4-5";
 	CONVERSATION: DurableObjectNamespace<import("./workers/chat/index").ConversationDO>;
 	CHANNEL: DurableObjectNamespace<import("./workers/chat/index").ChannelDO>;

@@ -12,6 +12,7 @@ import { getProject } from "../../../services/projects";
 import { attachmentRoutes } from "./attachments";
 import { importRoutes } from "./conversation-import";
 import { transcriptImportRoutes } from "./transcript-import";
+import { conversationExportRoutes } from "./conversation-export";
 import { listConversationRows } from "../../../services/conversation-list";
 import { ApiError, badRequest, notFound } from "../errors";
 import { idempotencyKeyHeader } from "../idempotency-header";
@@ -187,3 +188,4 @@ conversationRoutes.get(
 
 conversationRoutes.route("/:id/attachments", attachmentRoutes);
 conversationRoutes.route("/:id/import", importRoutes);
+conversationRoutes.route("/:id/export", conversationExportRoutes);

@@ -5,6 +5,8 @@
 import { sortableId } from "../../core/ids";
 import type { ConversationView } from "../../services/record/conversation-head";
 import type { ConversationRef } from "../../services/record/conversation-head";
+import { messageBatchPrefix } from "../../r2-layout";
+import { deleteR2Prefix } from "../../services/purge";
 import { readStagedChunk, type StagedImport } from "../../services/transfer/import-staging";
 import type { FoldCoordinator } from "./fold-coordinator";
 import type { IndexOutbox } from "./index-outbox";
@@ -21,11 +23,18 @@ export async function commitImport(
   const importedAt = new Date().toISOString();
   const view = await record.create(ref, init, async (head) => {
     let seq = 1;
-    for (let n = 0; n < staged.chunks; n++) {
-      const messages = await readStagedChunk(scope.env.BUCKET, ref.tenantId, staged.importId, n);
-      const stored = messages.map((m, i) => storedMessage(m, sortableId("msg"), seq + i, m.createdAt ?? importedAt));
-      await writeImportedBatch(scope, head, stored);
-      seq += stored.length;
+    try {
+      for (let n = 0; n < staged.chunks; n++) {
+        const messages = await readStagedChunk(scope.env.BUCKET, ref.tenantId, staged.importId, n);
+        const stored = messages.map((m, i) => storedMessage(m, sortableId("msg"), seq + i, m.createdAt ?? importedAt));
+        await writeImportedBatch(scope, head, stored);
+        seq += stored.length;
+      }
+    } catch (err) {
+      // No head was written, so nothing is visible; the batches written so far must not linger.
+      scope.store.clearMessages();
+      await deleteR2Prefix(scope.env.BUCKET, messageBatchPrefix(ref.tenantId, ref.conversationId));
+      throw err;
     }
   });
   outbox.remind();

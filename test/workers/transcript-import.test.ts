@@ -4,6 +4,7 @@ import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { runFoldJob } from "../../workers/summarizer/fold";
+import { stageTranscript } from "../../services/transfer/import-staging";
 import { api, eventually, newTenant, send, transcript } from "./helpers";
 
 const exchange = (i: number, chars = 40) => [
@@ -85,6 +86,25 @@ describe("transcript import", () => {
     // Staged chunks are removed with the refusal (the last delete may still be in flight).
     await eventually(async () => (await tenantObjects(tenantId)).length === 0);
     expect((await api("GET", "/v1/conversations", undefined, { key })).json.conversations).toEqual([]);
+  });
+
+  it("leaves nothing behind when the commit fails halfway (a staged chunk gone)", async () => {
+    const body = new Blob([JSON.stringify({ messages: transcriptOf(300) })]).stream();
+    const staged = await stageTranscript(env.BUCKET, "t-commit-fails", body, "json");
+    expect(staged.chunks).toBe(3);
+    await env.BUCKET.delete(`tenants/t-commit-fails/imports/${staged.importId}/000000000002.json`);
+    const id = "conv_01J00000000000000000000000";
+    const stub = env.CONVERSATION.get(env.CONVERSATION.idFromName(id));
+    const ref = { tenantId: "t-commit-fails", conversationId: id };
+    const settings = (await api("GET", `/v1/conversations/${(await importJson({ messages: transcriptOf(1) })).json.id}`)).json.settings;
+    // Called inside the object, so the refusal is caught there rather than reported as an RPC failure.
+    const inObject = runInDurableObject as unknown as <T>(s: unknown, fn: (i: any, st: DurableObjectState) => Promise<T>) => Promise<T>;
+    const outcome = await inObject(stub, async (instance) => instance.importTranscript(ref, { title: "x", settings }, staged).then(() => "committed", (e: Error) => e.message));
+    expect(outcome).toMatch(/staged chunk 2 is missing/);
+    expect(await stub.getMeta(ref)).toBeNull();
+    expect((await env.BUCKET.list({ prefix: `tenants/t-commit-fails/conversations/` })).objects).toEqual([]);
+    const rows = await inObject(stub, async (_i, st) => st.storage.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM messages").one().n);
+    expect(rows).toBe(0);
   });
 
   it("imports 5,000 messages in seconds, as several R2 batches", async () => {

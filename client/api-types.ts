@@ -340,6 +340,15 @@ export interface Routes {
     body: undefined;
     response: Schemas["Attachment"];
   };
+  "GET /v1/conversations/{id}/attachments/{attachmentId}/content": {
+    path: {
+      id: string;
+      attachmentId: string;
+    };
+    query: undefined;
+    body: undefined;
+    response: unknown;
+  };
   "POST /v1/conversations/{id}/attachments/uploads": {
     path: {
       id: string;
@@ -390,6 +399,18 @@ export interface Routes {
     response: {
       partNumber: number;
       etag: string;
+      [key: string]: unknown;
+    };
+  };
+  "GET /v1/conversations/{id}/export": {
+    path: {
+      id: string;
+    };
+    query: {
+      format?: "json" | "jsonl" | "markdown";
+    };
+    body: undefined;
+    response: {
       [key: string]: unknown;
     };
   };
@@ -527,9 +548,40 @@ export interface Routes {
       [key: string]: unknown;
     };
   };
+  "POST /v1/conversations/import": {
+    path: undefined;
+    query: {
+      title?: string | number;
+      format?: "json" | "jsonl";
+    };
+    body: BodyInit;
+    response: Schemas["Conversation"];
+  };
   "GET /v1/corpus/{date}": {
     path: {
       date: string;
+    };
+    query: undefined;
+    body: undefined;
+    response: unknown;
+  };
+  "POST /v1/exports": {
+    path: undefined;
+    query: undefined;
+    body: undefined;
+    response: Schemas["Export"];
+  };
+  "GET /v1/exports/{id}": {
+    path: {
+      id: string;
+    };
+    query: undefined;
+    body: undefined;
+    response: Schemas["Export"];
+  };
+  "GET /v1/exports/{id}/download": {
+    path: {
+      id: string;
     };
     query: undefined;
     body: undefined;
@@ -778,6 +830,10 @@ export interface Schemas {
       message: string;
       [key: string]: unknown;
     };
+  };
+  Export: {
+    id: string;
+    [key: string]: unknown;
   };
   Message: {
     seq: number;

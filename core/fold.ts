@@ -1,6 +1,6 @@
 // The rolling prefix summary, as pure functions: where a fold may cut (the mark), what the one
 // summarization call is sent, and how its answer is held to the size cap.
-import { isToolResultCarrier, renderMessageText } from "./render";
+import { isToolResultCarrier, messageChars, renderMessageText } from "./render";
 import type { ModelRequest, StoredMessage } from "./types";
 
 /** Each folded message is excerpted to at most this many chars (head + tail). */
@@ -22,6 +22,28 @@ export function chooseFoldMark(region: readonly StoredMessage[], tailMessages: n
   if (mark <= 0) return null;
   while (mark > 0 && !isRealUserMessage(region[mark])) mark--;
   return mark > 0 ? mark : null;
+}
+
+/**
+ * How much of the unsummarized region one fold takes, as if the conversation had grown turn by
+ * turn. Growing a turn at a time, a conversation dispatches a fold right after the turn that first
+ * puts its foldable part (everything before the mark) over the threshold, so each fold absorbs
+ * about one threshold of conversation and the summary covers what the threshold says. A region
+ * that arrived at once (an import) or piled up behind a fold in flight is cut the same way: the
+ * shortest prefix ending where a turn ends (before a real user message, or at the region's end)
+ * whose foldable chars exceed the threshold; the whole region when none does.
+ */
+export function turnByTurnFoldLength(region: readonly StoredMessage[], tailMessages: number, thresholdChars: number): number {
+  const before: number[] = [0];
+  for (const m of region) before.push(before[before.length - 1] + messageChars(m));
+  for (let end = 1; end < region.length; end++) {
+    if (!isRealUserMessage(region[end])) continue;
+    let mark = end - tailMessages;
+    if (mark <= 0) continue;
+    while (mark > 0 && !isRealUserMessage(region[mark])) mark--;
+    if (mark > 0 && before[mark] > thresholdChars) return end;
+  }
+  return region.length;
 }
 
 /** Head and tail of `text` within `max` chars, with a note of what was cut. */

@@ -5,11 +5,13 @@ import { sortableId } from "../core/ids";
 import { crossCheckSettings, defaultSettings, mergeSettings, type SettingsPatch } from "../core/settings";
 import type { ConversationView } from "../services/record/conversation-head";
 import { deleteConversationRow, insertConversationRow } from "../services/conversation-list";
+import type { StagedImport } from "../services/transfer/import-staging";
 
 export async function createConversation(
   env: Env,
   tenantId: string,
   init: { title?: string; settings?: SettingsPatch; projectId?: string },
+  staged?: StagedImport,
 ): Promise<{ view: ConversationView } | { error: string }> {
   const settings = mergeSettings(defaultSettings(env.DEFAULT_MODEL), init.settings);
   const problem = crossCheckSettings(settings);
@@ -20,7 +22,10 @@ export async function createConversation(
   await insertConversationRow(env.DB, { id, tenantId, title, createdAt: now, updatedAt: now, messageCount: 0 });
   try {
     const stub = env.CONVERSATION.get(env.CONVERSATION.idFromName(id));
-    return { view: await stub.create({ tenantId, conversationId: id }, { title, settings, projectId: init.projectId ?? null }) };
+    const ref = { tenantId, conversationId: id };
+    // An import brings its transcript: the object writes it before its head (see transcript-import.ts).
+    if (staged) return { view: await stub.importTranscript(ref, { title, settings }, staged) };
+    return { view: await stub.create(ref, { title, settings, projectId: init.projectId ?? null }) };
   } catch (err) {
     await deleteConversationRow(env.DB, id);
     throw err;

@@ -56,3 +56,12 @@ export const corpusEventKey = (tenantId: string, day: string, eventId: string): 
 export const promptSnapshotPrefix = (tenantId: string, conversationId: string): string => `${brainPrefix(tenantId)}prefrontal/.debug/${conversationId}/`;
 export const promptSnapshotKey = (tenantId: string, conversationId: string, snapshotId: number): string =>
   `${promptSnapshotPrefix(tenantId, conversationId)}${padSeq(snapshotId)}.json`;
+
+/** An import's validated messages, staged in chunks before the conversation exists; removed once committed or refused. */
+export const importStagingPrefix = (tenantId: string, importId: string): string => `${tenantPrefix(tenantId)}imports/${importId}/`;
+export const importStagingKey = (tenantId: string, importId: string, chunk: number): string => `${importStagingPrefix(tenantId, importId)}${padSeq(chunk)}.json`;
+
+/** A tenant-wide export job: its status, and the one object holding every conversation. */
+export const exportJobPrefix = (tenantId: string, exportId: string): string => `${tenantPrefix(tenantId)}exports/${exportId}/`;
+export const exportStatusKey = (tenantId: string, exportId: string): string => `${exportJobPrefix(tenantId, exportId)}job.json`;
+export const exportDataKey = (tenantId: string, exportId: string): string => `${exportJobPrefix(tenantId, exportId)}export.jsonl`;

@@ -15,6 +15,8 @@ import type { ObjectScope } from "./object-scope";
 import { ConversationRecord } from "./record";
 import { ReplayCache, type ReplayView } from "./replay-cache";
 import { ConversationSockets } from "./sockets";
+import { commitImport } from "./transcript-import";
+import type { StagedImport } from "../../services/transfer/import-staging";
 import { TurnIntake, type TurnInput } from "./turn-intake";
 import { TurnOrder } from "./turn-order";
 import { TurnRunner } from "./turn-runner";
@@ -35,6 +37,7 @@ export class ConversationDO extends DurableObject<Env> {
   private readonly log: LifecycleLog;
   private readonly intake: TurnIntake;
   private readonly sockets: ConversationSockets;
+  private readonly scope: ObjectScope;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -48,14 +51,14 @@ export class ConversationDO extends DurableObject<Env> {
     this.deletion = new ConversationDeletion(ctx, { env: () => this.env, forget: () => this.record.forget(), ensureSchema });
     // Bindings are read through the object at each use: tests swap `env` on the live object.
     const self = this;
-    const scope: ObjectScope = {
+    const scope: ObjectScope = (this.scope = {
       ctx,
       store: this.store,
       deletion: this.deletion,
       get env() {
         return self.env;
       },
-    };
+    });
     this.cache = new ReplayCache(scope);
     this.outbox = new IndexOutbox(scope, () => this.record.head);
     this.record = new ConversationRecord(scope, this.cache, this.outbox);
@@ -80,6 +83,11 @@ export class ConversationDO extends DurableObject<Env> {
 
   create(ref: ConversationRef, init: { title: string; settings: ConversationHead["settings"]; projectId?: string | null }): Promise<ConversationView> {
     return this.record.create(ref, init);
+  }
+
+  /** A new conversation holding a staged, validated transcript (transcript-import.ts). */
+  importTranscript(ref: ConversationRef, init: { title: string; settings: ConversationHead["settings"] }, staged: StagedImport): Promise<ConversationView> {
+    return commitImport({ scope: this.scope, record: this.record, outbox: this.outbox, fold: this.fold }, ref, init, staged);
   }
 
   async getMeta(ref: ConversationRef): Promise<ConversationView | null> {

@@ -211,6 +211,11 @@ export class ConversationStore {
     }
   }
 
+  /** Only for an import that failed before its head was written (nothing of it was ever visible). */
+  clearMessages(): void {
+    this.sql.exec(`DELETE FROM messages`);
+  }
+
   /** Messages with seq > after, oldest first. */
   listAfter(after: number, limit: number): StoredMessage[] {
     return this.sql

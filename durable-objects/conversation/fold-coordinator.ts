@@ -1,5 +1,6 @@
 // Fold coordination: the lease that keeps at most one fold in flight, the dispatch after a turn,
 // and the source and commit the summarizer's fold job calls back for.
+import { turnByTurnFoldLength } from "../../core/fold";
 import { sortableId } from "../../core/ids";
 import type { FoldJob } from "../../core/jobs";
 import { isAgentSegment, type StoredMessage } from "../../core/types";
@@ -71,7 +72,10 @@ export class FoldCoordinator {
     const { store } = this.scope;
     if (store.getLease()?.jobId !== jobId) return null;
     const through = head.summarizedThroughMessage ?? 0;
-    return { summary: head.summary, summarizedThroughMessage: through, settings: head.settings, region: store.listAfter(through, Number.MAX_SAFE_INTEGER).filter((m) => !isAgentSegment(m)) };
+    const region = store.listAfter(through, Number.MAX_SAFE_INTEGER).filter((m) => !isAgentSegment(m));
+    // One threshold of growth per fold, however the region arrived (an import brings it all at once).
+    const length = turnByTurnFoldLength(region, head.settings.tailMessages, head.settings.foldThresholdChars);
+    return { summary: head.summary, summarizedThroughMessage: through, settings: head.settings, region: region.slice(0, length) };
   }
 
   /**
@@ -116,6 +120,9 @@ export class FoldCoordinator {
         logCorpusEvent(this.scope.env, head.tenantId, "fold.applied", { conversation: head.id, job: commit.jobId, through_seq: head.summarizedThroughMessage, summary_chars: head.summary?.length ?? 0, folds: head.foldCount }).catch(() => {}),
       );
       this.cache.folded((commit as { boundarySeq: number }).boundarySeq);
+      // A region that grew past several thresholds (an import, turns queued behind this fold) folds
+      // on, one fold at a time, until what is left is under the threshold.
+      ctx.waitUntil(this.maybeDispatch());
     }
     return outcome;
   }

@@ -84,7 +84,11 @@ export class ConversationRecord {
     this.cache.forget();
   }
 
-  async create(ref: ConversationRef, init: HeadInit): Promise<ConversationView> {
+  /**
+   * Creates the head. `fill` (an import) writes the conversation's messages first: until the head
+   * is written, nothing of it is visible to any RPC, so a refused or failed fill leaves nothing.
+   */
+  async create(ref: ConversationRef, init: HeadInit, fill?: (head: ConversationHead) => Promise<void>): Promise<ConversationView> {
     const { store } = this.scope;
     if (store.getHead() || (await readHead(this.scope.env.BUCKET, ref.tenantId, ref.conversationId)))
       throw new Error(`conversation ${ref.conversationId} already exists`);
@@ -104,10 +108,12 @@ export class ConversationRecord {
       activeTools: [],
       projectId: init.projectId ?? null,
     };
+    if (fill) await fill(head);
     await writeHead(this.scope.env.BUCKET, head);
     store.putHead(head);
     this.current = head;
-    this.cache.startEmpty();
+    if (fill) this.cache.forget();
+    else this.cache.startEmpty();
     return this.view(head);
   }
 
@@ -164,7 +170,7 @@ export class ConversationRecord {
     const head = this.current!;
     const first = store.lastSeq() + 1;
     const createdAt = new Date().toISOString();
-    const stored: StoredMessage[] = messages.map((m, i) => ({ id: sortableId("msg"), seq: first + i, role: m.role, content: m.content, createdAt, ...extras(m) }));
+    const stored: StoredMessage[] = messages.map((m, i) => storedMessage(m, sortableId("msg"), first + i, createdAt));
     const key = await deletion.guard(() => writeBatch(this.scope.env.BUCKET, head, stored));
     try {
       ctx.storage.transactionSync(() => store.insertMessages(stored, key, replayChars));
@@ -178,6 +184,17 @@ export class ConversationRecord {
     this.outbox.remind();
     return stored;
   }
+}
+
+/** One batch of an import, already numbered: R2 first, then the index (the head comes after all of them). */
+export async function writeImportedBatch(scope: ObjectScope, head: ConversationHead, stored: readonly StoredMessage[]): Promise<void> {
+  const key = await scope.deletion.guard(() => writeBatch(scope.env.BUCKET, head, stored));
+  scope.ctx.storage.transactionSync(() => scope.store.insertMessages(stored, key, replayChars));
+}
+
+/** A stored message's fields in the one order every writer uses, so records compare byte for byte. */
+export function storedMessage(m: NewMessage, id: string, seq: number, createdAt: string): StoredMessage {
+  return { id, seq, role: m.role, content: m.content, createdAt, ...extras(m) };
 }
 
 function extras(m: NewMessage): Partial<StoredMessage> {

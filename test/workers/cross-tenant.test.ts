@@ -37,7 +37,7 @@ async function ownerView(o: Owned) {
 beforeAll(async () => {
   a = await ownEverything("a");
   b = await ownEverything("b");
-  ghost = { ...b, keyId: fakeId("key"), conv: fakeId("conv"), msg: fakeId("msg"), att: fakeId("att"), upload: fakeId("att", 1), mem: fakeId("mem"), epi: fakeId("epi"), auto: fakeId("auto"), proj: fakeId("proj"), file: fakeId("att", 2), channel: "ghost-inbox", channelConv: fakeId("conv", 1) };
+  ghost = { ...b, keyId: fakeId("key"), conv: fakeId("conv"), msg: fakeId("msg"), att: fakeId("att"), upload: fakeId("att", 1), mem: fakeId("mem"), epi: fakeId("epi"), auto: fakeId("auto"), proj: fakeId("proj"), file: fakeId("att", 2), channel: "ghost-inbox", channelConv: fakeId("conv", 1), exp: fakeId("exp") };
 }, 60_000);
 
 describe("cross-tenant", () => {

@@ -24,6 +24,8 @@ export interface Owned {
   channel: string;
   channelConv: string;
   date: string;
+  /** A finished tenant-wide export. */
+  exp: string;
 }
 
 const ok = <R extends { status: number; text: string }>(r: R, what: string): R => {
@@ -54,9 +56,12 @@ export async function ownEverything(label: string): Promise<Owned> {
   const proj = ok(await api("POST", "/v1/projects", { name: `${label} project` }, { key }), "project").json.id;
   const file = ok(await api("POST", `/v1/projects/${proj}/files?name=${label}-spec.txt`, `${label} project file`, { key, raw: true, headers: { "content-type": "text/plain" } }), "project file").json.id;
   const date = new Date().toISOString().slice(0, 10);
+  const exp = ok(await api("POST", "/v1/exports", undefined, { key }), "export").json.id;
   // Background indexing of the turns must be done before anyone snapshots the store.
   await eventually(async () => (await api("GET", `/v1/search?q=quasar-${label}`, undefined, { key })).json.results.length > 0);
-  return { key, keyId, tenantId, conv, msg, att, upload, mem, epi, auto, proj, file, channel, channelConv, date };
+  // So does the export job (a queue consumer writing to R2).
+  await eventually(async () => (await api("GET", `/v1/exports/${exp}`, undefined, { key })).json.status === "done", 20_000);
+  return { key, keyId, tenantId, conv, msg, att, upload, mem, epi, auto, proj, file, channel, channelConv, date, exp };
 }
 
 // ---- the route table ------------------------------------------------------------------------
@@ -86,12 +91,15 @@ export const ROUTES: RouteSpec[] = [
   { method: "DELETE", path: "/v1/keys/:keyId", body: "none" },
   { method: "POST", path: "/v1/conversations", body: "json", sample: { title: "t", settings: { tailMessages: 8 } } },
   { method: "GET", path: "/v1/conversations", body: "none", query: { limit: "5" } },
+  // A streamed transcript (JSON or JSONL), not a validated JSON body: fuzzed as raw bytes.
+  { method: "POST", path: "/v1/conversations/import", body: "raw", query: { title: "t" } },
   { method: "GET", path: "/v1/conversations/:id", body: "none" },
   { method: "PATCH", path: "/v1/conversations/:id", body: "json", sample: { title: "t", settings: { tailMessages: 8 } } },
   { method: "DELETE", path: "/v1/conversations/:id", body: "none" },
   { method: "GET", path: "/v1/conversations/:id/messages", body: "none", query: { after: "0", limit: "5" } },
   { method: "POST", path: "/v1/conversations/:id/messages", body: "json", sample: turn },
   { method: "POST", path: "/v1/conversations/:id/import", body: "json", sample: { messages: [{ role: "user", text: "hi" }, { role: "assistant", text: "hello" }] } },
+  { method: "GET", path: "/v1/conversations/:id/export", body: "none", query: { format: "jsonl" } },
   { method: "GET", path: "/v1/conversations/:id/replay", body: "none" },
   { method: "GET", path: "/v1/conversations/:id/timeline", body: "none", query: { after: "0", limit: "5" } },
   { method: "GET", path: "/v1/conversations/:id/prompts", body: "none" },
@@ -101,6 +109,7 @@ export const ROUTES: RouteSpec[] = [
   { method: "POST", path: "/v1/conversations/:id/attachments", body: "raw", query: { name: "f.txt" } },
   { method: "GET", path: "/v1/conversations/:id/attachments", body: "none" },
   { method: "GET", path: "/v1/conversations/:id/attachments/:attachmentId", body: "none" },
+  { method: "GET", path: "/v1/conversations/:id/attachments/:attachmentId/content", body: "none" },
   { method: "DELETE", path: "/v1/conversations/:id/attachments/:attachmentId", body: "none" },
   { method: "POST", path: "/v1/conversations/:id/attachments/uploads", body: "json", sample: { name: "big.bin", type: "application/octet-stream" } },
   { method: "PUT", path: "/v1/conversations/:id/attachments/uploads/:attachmentId/parts/:part", body: "raw" },
@@ -134,6 +143,9 @@ export const ROUTES: RouteSpec[] = [
   { method: "POST", path: "/v1/projects/:id/files", body: "raw", query: { name: "f.txt" } },
   { method: "DELETE", path: "/v1/projects/:id/files/:fileId", body: "none" },
   { method: "GET", path: "/v1/corpus/:date", body: "none" },
+  { method: "POST", path: "/v1/exports", body: "none" },
+  { method: "GET", path: "/v1/exports/:id", body: "none" },
+  { method: "GET", path: "/v1/exports/:id/download", body: "none" },
 ];
 
 /** Every handler route the app registers (middleware excluded), as "METHOD /path". */
@@ -161,6 +173,7 @@ export function paramKind(path: string, param: string): keyof Owned | "part" | "
   if (path.startsWith("/v1/memory/")) return "mem";
   if (path.startsWith("/v1/automations/")) return "auto";
   if (path.startsWith("/v1/projects/")) return "proj";
+  if (path.startsWith("/v1/exports/")) return "exp";
   throw new Error(`no kind for ${param} in ${path}`);
 }
 

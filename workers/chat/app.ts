@@ -12,6 +12,7 @@ import { channelRoutes } from "./routes/channels";
 import { conversationRoutes } from "./routes/conversations";
 import { keyRoutes } from "./routes/keys";
 import { corpusRoutes } from "./routes/corpus";
+import { exportRoutes } from "./routes/exports";
 import { memoryRoutes } from "./routes/memory";
 import { projectRoutes } from "./routes/projects";
 import { searchRoutes } from "./routes/search";
@@ -51,7 +52,7 @@ app.get(
   (c) => c.json((documentCache ??= openApiDocument(app.routes))),
 );
 
-const UPLOAD_PATH = /^\/v1\/(conversations\/[^/]+\/attachments(\/uploads\/[^/]+\/parts\/[^/]+)?|projects\/[^/]+\/files)$/;
+const UPLOAD_PATH = /^\/v1\/(conversations\/[^/]+\/attachments(\/uploads\/[^/]+\/parts\/[^/]+)?|projects\/[^/]+\/files|conversations\/import)$/;
 
 app.use("/v1/*", async (c, next) => {
   // Upload bodies stream into R2 and are bounded by R2 and the platform, not buffered here.
@@ -102,6 +103,7 @@ app.route("/v1/channels", channelRoutes);
 app.route("/v1/automations", automationRoutes);
 app.route("/v1/projects", projectRoutes);
 app.route("/v1/corpus", corpusRoutes);
+app.route("/v1/exports", exportRoutes);
 
 app.notFound((c) => c.json(errorBody(404, `no route for ${c.req.method} ${c.req.path}`), 404));
 

@@ -1,7 +1,8 @@
-// The chat worker's entry point: the HTTP API, the cron trigger, the automation queue's
-// consumer and its dead-letter queue's, and the Durable Object classes.
+// The chat worker's entry point: the HTTP API, the cron trigger, the automation and export queues'
+// consumers and their dead-letter queues', and the Durable Object classes.
 import { app } from "./app";
 import { AUTOMATION_DLQ, recordDeadAutomations, runAutomationBatch } from "./automation-runner";
+import { EXPORT_DLQ, EXPORT_QUEUE, recordDeadExports, runExportBatch } from "./export-runner";
 import { runScheduled } from "./scheduled";
 import { usePdfjsCMaps } from "../../services/attachments/formats/pdf/read";
 import { BundledCMaps } from "../../services/attachments/formats/pdf/cmaps";
@@ -19,7 +20,9 @@ export default {
     ctx.waitUntil(runScheduled(controller, env));
   },
   async queue(batch, env) {
-    if (batch.queue === AUTOMATION_DLQ) await recordDeadAutomations(batch, env);
+    if (batch.queue === EXPORT_QUEUE) await runExportBatch(batch, env);
+    else if (batch.queue === EXPORT_DLQ) await recordDeadExports(batch, env);
+    else if (batch.queue === AUTOMATION_DLQ) await recordDeadAutomations(batch, env);
     else await runAutomationBatch(batch, env);
   },
 } satisfies ExportedHandler<Env, unknown>;

@@ -56,3 +56,6 @@ export const resource = (id: string, description: string) => z.looseObject({ id:
 /** A page of a list: the items under `key` and `next`, the cursor of the following page (null at the end). */
 export const listOf = (key: string, item: z.ZodType) =>
   z.looseObject({ [key]: z.array(item), next: z.union([z.string(), z.number(), z.null()]) });
+
+/** A conversation as the API answers it (GET /v1/conversations/:id). */
+export const conversationSchema = resource("Conversation", "A conversation: title, settings, counts and dates.");

@@ -115,6 +115,28 @@ attachmentRoutes.get("/:attachmentId", doc({ summary: "Get an attachment", respo
   return c.json({ ...a, note: attachmentNote(a), indexStatus: row.indexStatus, pagesIndexed });
 });
 
+/** The bytes as uploaded (export files link here), never rendered by the browser as a page of this origin. */
+attachmentRoutes.get(
+  "/:attachmentId/content",
+  doc({ summary: "Download an attachment's bytes", responses: { 200: { description: "The file as uploaded", content: { "application/octet-stream": { schema: { type: "string", format: "binary" } } } } } }),
+  async (c) => {
+    const { tenantId, conversationId } = await conversationFor(c);
+    const row = await getAttachmentRow(c.env.DB, tenantId, c.req.param("attachmentId"));
+    if (!row || row.conversationId !== conversationId || row.status !== "ready") throw notFound("attachment");
+    const obj = await c.env.BUCKET.get(row.r2Key);
+    if (!obj) throw notFound("attachment");
+    return new Response(obj.body, {
+      headers: {
+        "content-type": row.type,
+        "content-length": String(obj.size),
+        "content-disposition": `attachment; filename*=UTF-8''${encodeURIComponent(row.name)}`,
+        "x-content-type-options": "nosniff",
+        "content-security-policy": "sandbox",
+      },
+    });
+  },
+);
+
 /** Deletes the attachment: bytes, extracted pages, row. Its reference note stays in the transcript. */
 attachmentRoutes.delete("/:attachmentId", doc({ summary: "Delete an attachment (its note stays)", responses: { 204: { description: "Deleted" } } }), async (c) => {
   const { tenantId, conversationId } = await conversationFor(c);

@@ -11,6 +11,8 @@ import { promptSnapshotKey } from "../../../r2-layout";
 import { getProject } from "../../../services/projects";
 import { attachmentRoutes } from "./attachments";
 import { importRoutes } from "./conversation-import";
+import { transcriptImportRoutes } from "./transcript-import";
+import { conversationExportRoutes } from "./conversation-export";
 import { listConversationRows } from "../../../services/conversation-list";
 import { ApiError, badRequest, notFound } from "../errors";
 import { idempotencyKeyHeader } from "../idempotency-header";
@@ -20,10 +22,12 @@ import { listBody, pageOf } from "../paging";
 import { intParam, jsonBody, query } from "../validate";
 import { issueTicket } from "../ws-tickets";
 import { doc } from "../openapi/registry";
-import { listOf, resource, storedMessageSchema } from "../openapi/schemas";
+import { conversationSchema, listOf, storedMessageSchema } from "../openapi/schemas";
 import { turnDoc } from "../openapi/turn-doc";
 
 export const conversationRoutes = new Hono<AppEnv>();
+// Before the `/:id` routes, so "import" is never read as a conversation id.
+conversationRoutes.route("/import", transcriptImportRoutes);
 
 const title = z.string().trim().min(1).max(200);
 const createBody = z.strictObject({
@@ -52,7 +56,7 @@ const wsAfter = z.string().regex(/^\d{1,15}$/, "a message seq (an integer >= 0)"
 const wsQuery = z.object({ after: wsAfter.optional() });
 const promptsQuery = z.strictObject({ limit: intParam(1, 50).default(50), cursor: intParam(1, Number.MAX_SAFE_INTEGER).optional() });
 
-const conversation = resource("Conversation", "A conversation: title, settings, counts and dates.");
+const conversation = conversationSchema;
 
 function stubFor(env: Env, tenantId: string, id: string): { stub: DurableObjectStub<import("../../../durable-objects/conversation/conversation-do").ConversationDO>; ref: ConversationRef } {
   // A malformed id is indistinguishable from an unknown one: 404, and no object is woken.
@@ -184,3 +188,4 @@ conversationRoutes.get(
 
 conversationRoutes.route("/:id/attachments", attachmentRoutes);
 conversationRoutes.route("/:id/import", importRoutes);
+conversationRoutes.route("/:id/export", conversationExportRoutes);

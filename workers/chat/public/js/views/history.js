@@ -4,6 +4,7 @@
 import { allPages, api } from "../api.js";
 import { chars, h, num, replace } from "../dom.js";
 import { errorLine, newContext, renderMessage, resultText, timelineCard } from "../render.js";
+import { exportControls } from "./transfer.js";
 
 const PAGE = 100;
 
@@ -15,7 +16,7 @@ export async function historyView(root, id, params) {
   const ctx = newContext();
   const list = h("div", { class: "log history", id: "history" });
   const more = /** @type {HTMLButtonElement} */ (h("button", { type: "button", class: "secondary", id: "history-more", hidden: true }, "Load more"));
-  const head = h("div", { class: "chat-head" }, h("h1", null, "History"), h("nav", null, h("a", { href: `#/c/${id}` }, "Chat"), h("a", { href: `#/c/${id}/replay` }, "Replay")));
+  const head = h("div", { class: "chat-head" }, h("h1", null, "History"), h("nav", null, h("a", { href: `#/c/${id}` }, "Chat"), h("a", { href: `#/c/${id}/replay` }, "Replay"), exportControls(id)));
   const facts = h("p", { class: "muted" });
   replace(root, h("div", { class: "history-view" }, head, facts, list, more));
 

@@ -2,6 +2,7 @@
 import { api } from "../api.js";
 import { h, num, replace, time } from "../dom.js";
 import { errorLine } from "../render.js";
+import { exportAllButton, importPanel } from "./transfer.js";
 
 /** @param {HTMLElement} root */
 export async function homeView(root) {
@@ -41,7 +42,7 @@ export async function homeView(root) {
     }
   });
 
-  replace(root, h("div", { class: "home" }, form, h("section", { class: "panel" }, h("h2", null, "Conversations"), list, more)));
+  replace(root, h("div", { class: "home" }, form, importPanel(), h("section", { class: "panel" }, h("h2", null, "Conversations"), exportAllButton(), list, more)));
 
   /** @param {string | undefined} cursor */
   async function load(cursor) {

@@ -1,0 +1,185 @@
+// Finds the messages of a transcript in a body read chunk by chunk, never holding more than one
+// message: the elements of a top-level `messages` array (an Anthropic Messages request or this
+// API's JSON export; a bare top-level array too), or the lines of JSONL. Everything else in a JSON
+// body is checked for well-formed structure and skipped. Pure: the caller feeds decoded text.
+
+/** Raw JSON text of one element, and where it was (1-based line for JSONL). */
+export interface RawMessage {
+  text: string;
+  line?: number;
+}
+
+export class ScanError extends Error {}
+
+const BAREWORD = /^(true|false|null|-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?)$/;
+
+/** Streams the elements of the `messages` array out of a JSON document. */
+export class JsonMessageScanner {
+  private readonly stack: ("{" | "[")[] = [];
+  private inString = false;
+  private escaped = false;
+  /** The last key read at depth 1 of a top-level object, and whether we wait for its value. */
+  private key = "";
+  private readingKey = false;
+  private expectKey = false;
+  private pendingKey: string | null = null;
+  /** Depth of the messages array once entered (its elements sit at messagesDepth + 1). */
+  private messagesDepth = -1;
+  private messagesSeen = false;
+  private element: string[] | null = null;
+  private elementChars = 0;
+  private bareword = "";
+  private started = false;
+
+  constructor(private readonly maxMessageChars: number) {}
+
+  /** Feeds a chunk of text; returns the elements completed inside it. */
+  push(chunk: string): RawMessage[] {
+    const out: RawMessage[] = [];
+    let from = this.element ? 0 : -1;
+    for (let i = 0; i < chunk.length; i++) {
+      const ch = chunk[i];
+      const inMessages = this.messagesDepth >= 0 && this.stack.length === this.messagesDepth + 1;
+      if (this.inString) {
+        if (this.escaped) this.escaped = false;
+        else if (ch === "\\") this.escaped = true;
+        else if (ch === '"') {
+          this.inString = false;
+          if (this.readingKey) this.readingKey = false;
+        } else if (this.readingKey && this.key.length < 64) this.key += ch;
+        continue;
+      }
+      if (/\s/.test(ch)) {
+        this.endBareword();
+        continue;
+      }
+      if (/[\w.+-]/.test(ch)) {
+        if (!this.started) this.started = true;
+        if (inMessages && !this.element) throw new ScanError("messages: every element must be an object");
+        this.bareword += ch;
+        if (this.bareword.length > 400) throw new ScanError("body: malformed JSON (a value is not JSON)");
+        continue;
+      }
+      this.endBareword();
+      switch (ch) {
+        case '"':
+          this.inString = true;
+          if (this.expectKey && this.stack.length === 1 && this.stack[0] === "{") {
+            this.readingKey = true;
+            this.key = "";
+            this.expectKey = false;
+          } else if (inMessages && !this.element) throw new ScanError("messages: every element must be an object");
+          break;
+        case "{":
+        case "[":
+          if (!this.started) {
+            this.started = true;
+            if (ch === "[") {
+              this.messagesDepth = 0;
+              this.messagesSeen = true;
+            }
+          } else if (this.stack.length === 0) throw new ScanError("body: malformed JSON (text after the document)");
+          if (inMessages && !this.element) {
+            if (ch !== "{") throw new ScanError("messages: every element must be an object");
+            this.element = [];
+            this.elementChars = 0;
+            from = i;
+          }
+          if (ch === "[" && this.pendingKey === "messages" && this.stack.length === 1) {
+            if (this.messagesSeen) throw new ScanError("body: two messages arrays");
+            this.messagesSeen = true;
+            this.messagesDepth = 1;
+          }
+          this.pendingKey = null;
+          this.stack.push(ch);
+          if (ch === "{" && this.stack.length === 1) this.expectKey = true;
+          break;
+        case "}":
+        case "]": {
+          const open = this.stack.pop();
+          if (open !== (ch === "}" ? "{" : "[")) throw new ScanError("body: malformed JSON (unbalanced brackets)");
+          if (this.element && this.stack.length === this.messagesDepth + 1) {
+            if (this.elementChars + (i + 1 - from) > this.maxMessageChars) throw new ScanError(`messages[${this.countHint}]: larger than ${this.maxMessageChars} characters`);
+            this.element.push(chunk.slice(from, i + 1));
+            out.push({ text: this.element.join("") });
+            this.element = null;
+            from = -1;
+          }
+          if (ch === "]" && this.stack.length === this.messagesDepth) this.messagesDepth = -2;
+          break;
+        }
+        case ":":
+          if (this.stack.length === 1 && this.stack[0] === "{") this.pendingKey = this.key;
+          break;
+        case ",":
+          if (this.stack.length === 1 && this.stack[0] === "{") this.expectKey = true;
+          break;
+        default:
+          throw new ScanError(`body: malformed JSON (unexpected "${ch}")`);
+      }
+    }
+    if (this.element && from >= 0) {
+      const rest = chunk.slice(from);
+      this.elementChars += rest.length;
+      if (this.elementChars > this.maxMessageChars) throw new ScanError(`messages[${this.countHint}]: larger than ${this.maxMessageChars} characters`);
+      this.element.push(rest);
+    }
+    return out;
+  }
+
+  /** Set by the caller so a size error can name the message. */
+  countHint = 0;
+
+  private endBareword(): void {
+    if (!this.bareword) return;
+    if (!BAREWORD.test(this.bareword)) throw new ScanError(`body: malformed JSON ("${this.bareword.slice(0, 20)}" is not a JSON value)`);
+    this.bareword = "";
+  }
+
+  /** The document ended: it must be complete and have held a messages array. */
+  end(): void {
+    this.endBareword();
+    if (this.inString || this.stack.length) throw new ScanError("body: malformed JSON (the document ends early)");
+    if (!this.started) throw new ScanError("body: empty; send a transcript");
+    if (!this.messagesSeen) throw new ScanError("messages: missing (send {\"messages\": [...]})");
+  }
+}
+
+/** Splits JSONL into lines, each bounded; blank lines are skipped. */
+export class JsonlMessageScanner {
+  private partial: string[] = [];
+  private partialChars = 0;
+  private line = 0;
+
+  constructor(private readonly maxMessageChars: number) {}
+
+  push(chunk: string): RawMessage[] {
+    const out: RawMessage[] = [];
+    let start = 0;
+    for (let nl = chunk.indexOf("\n"); nl >= 0; nl = chunk.indexOf("\n", start)) {
+      this.partial.push(chunk.slice(start, nl));
+      this.emit(out);
+      start = nl + 1;
+    }
+    const rest = chunk.slice(start);
+    this.partialChars += rest.length;
+    if (this.partialChars > this.maxMessageChars) throw new ScanError(`line ${this.line + 1}: larger than ${this.maxMessageChars} characters`);
+    if (rest) this.partial.push(rest);
+    return out;
+  }
+
+  private emit(out: RawMessage[]): void {
+    this.line++;
+    const text = this.partial.join("").replace(/\r$/, "");
+    this.partial = [];
+    this.partialChars = 0;
+    if (text.length > this.maxMessageChars) throw new ScanError(`line ${this.line}: larger than ${this.maxMessageChars} characters`);
+    if (text.trim()) out.push({ text, line: this.line });
+  }
+
+  end(): RawMessage[] {
+    const out: RawMessage[] = [];
+    if (this.partial.length) this.emit(out);
+    return out;
+  }
+}

@@ -1,0 +1,109 @@
+// What an imported transcript must be, message by message: Anthropic Messages content (a string or
+// text / image / tool_use / tool_result blocks) in this API's stored shape, and every tool_use
+// answered by a tool_result in the next user message of its thread (a sub-agent's segment is its
+// own thread). The first problem is named with the message's index.
+import { z } from "zod";
+import { jsonValueProblem } from "../json-guard";
+import type { ContentBlock, NewMessage, StoredMessage } from "../types";
+import { describeZodError } from "../validation";
+
+const text = z.strictObject({ type: z.literal("text"), text: z.string() });
+const image = z.strictObject({
+  type: z.literal("image"),
+  source: z.union([
+    z.strictObject({ type: z.literal("base64"), media_type: z.string().regex(/^image\/[\w.+-]+$/), data: z.string().regex(/^[A-Za-z0-9+/=]*$/, "must be base64") }),
+    z.strictObject({ type: z.literal("url"), url: z.string().url() }),
+  ]),
+});
+const toolUse = z.strictObject({ type: z.literal("tool_use"), id: z.string().min(1).max(200), name: z.string().min(1).max(200), input: z.record(z.string(), z.unknown()) });
+const toolResult = z.strictObject({
+  type: z.literal("tool_result"),
+  tool_use_id: z.string().min(1).max(200),
+  content: z.union([z.string(), z.array(z.discriminatedUnion("type", [text, image]))]),
+  is_error: z.boolean().optional(),
+});
+const block = z.discriminatedUnion("type", [text, image, toolUse, toolResult]);
+const usage = z.strictObject({ input_tokens: z.number().int().min(0), output_tokens: z.number().int().min(0), cache_creation_input_tokens: z.number().int().min(0), cache_read_input_tokens: z.number().int().min(0) });
+
+/** A message as Anthropic's API takes it, or as this API exports it (its id and seq are reassigned). */
+export const importedMessageSchema = z.strictObject({
+  type: z.literal("message").optional(),
+  role: z.enum(["user", "assistant"]),
+  content: z.union([z.string().min(1, "must not be empty"), z.array(block).min(1, "must not be empty")]),
+  id: z.string().max(200).optional(),
+  seq: z.number().int().optional(),
+  createdAt: z.iso.datetime().optional(),
+  usage: usage.optional(),
+  model: z.string().max(200).optional(),
+  stopReason: z.string().max(100).nullable().optional(),
+  agent: z.strictObject({ segment: z.string().min(1).max(200), name: z.string().max(200), toolUseId: z.string().max(200) }).optional(),
+});
+
+/** A validated message ready to store: everything but the id and seq the conversation assigns. */
+export type ImportedMessage = NewMessage & { createdAt?: string };
+
+export class TranscriptError extends Error {}
+
+/** Parses and checks one message's JSON text; `where` names it ("messages[3]" or "line 4"). */
+export function parseImportedMessage(raw: string, where: string): ImportedMessage | null {
+  let value: unknown;
+  try {
+    value = JSON.parse(raw);
+  } catch (err) {
+    throw new TranscriptError(`${where}: malformed JSON (${err instanceof Error ? err.message.slice(0, 100) : "parse error"})`);
+  }
+  const problem = jsonValueProblem(value, where);
+  if (problem) throw new TranscriptError(problem);
+  // JSONL exports carry the conversation's metadata on lines of their own type; they are not messages.
+  if (value && typeof value === "object" && !Array.isArray(value) && "type" in value && (value as { type: unknown }).type !== "message") return null;
+  const parsed = importedMessageSchema.safeParse(value);
+  if (!parsed.success) throw new TranscriptError(describeZodError(parsed.error, where));
+  const m = parsed.data;
+  const content: ContentBlock[] = typeof m.content === "string" ? [{ type: "text", text: m.content }] : (m.content as ContentBlock[]);
+  for (const b of content) {
+    if (b.type === "tool_use" && m.role !== "assistant") throw new TranscriptError(`${where}: a tool_use block belongs in an assistant message`);
+    if (b.type === "tool_result" && m.role !== "user") throw new TranscriptError(`${where}: a tool_result block belongs in a user message`);
+  }
+  const out: ImportedMessage = { role: m.role, content };
+  if (m.createdAt) out.createdAt = m.createdAt;
+  if (m.usage) out.usage = m.usage;
+  if (m.model) out.model = m.model;
+  if (m.stopReason !== undefined) out.stopReason = m.stopReason;
+  if (m.agent) out.agent = m.agent;
+  return out;
+}
+
+/**
+ * Every tool_use answered by a tool_result in the next user message of its thread, and every
+ * tool_result answering a call of the message right before it in that thread.
+ */
+export class PairingCheck {
+  private readonly open = new Map<string, { ids: Set<string>; where: string }>();
+  private count = 0;
+
+  add(m: Pick<StoredMessage, "role" | "content" | "agent">, where: string): void {
+    this.count++;
+    const thread = m.agent?.segment ?? "";
+    const pending = this.open.get(thread);
+    const answered = new Set(m.content.flatMap((b) => (b.type === "tool_result" ? [b.tool_use_id] : [])));
+    if (pending) {
+      const missing = [...pending.ids].find((id) => !answered.has(id));
+      if (m.role !== "user" || missing) throw new TranscriptError(`${pending.where}: tool_use ${missing ?? [...pending.ids][0]} is not answered by a tool_result in the next user message (${where})`);
+    }
+    for (const id of answered) if (!pending?.ids.has(id)) throw new TranscriptError(`${where}: tool_result for ${id}, which the previous assistant message did not call`);
+    if (answered.size !== m.content.filter((b) => b.type === "tool_result").length) throw new TranscriptError(`${where}: two tool_results for one tool_use`);
+    this.open.delete(thread);
+    const calls = m.content.flatMap((b) => (b.type === "tool_use" ? [b.id] : []));
+    if (calls.length) {
+      const ids = new Set(calls);
+      if (ids.size !== calls.length) throw new TranscriptError(`${where}: two tool_use blocks share an id`);
+      this.open.set(thread, { ids, where });
+    }
+  }
+
+  /** The transcript ended: nothing may be left unanswered, and it must not be empty. */
+  end(): void {
+    if (!this.count) throw new TranscriptError("messages: none; a transcript needs at least one message");
+    for (const { ids, where } of this.open.values()) throw new TranscriptError(`${where}: tool_use ${[...ids][0]} is never answered by a tool_result`);
+  }
+}

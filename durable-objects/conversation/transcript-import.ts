@@ -1,0 +1,44 @@
+// An import's commit: a conversation created from a staged, already validated transcript, without
+// a model call. The batches go to R2 and the index before the head, so the conversation appears
+// whole or not at all; then the cortex indexes it and folding starts in the background, one fold
+// per threshold of growth as if it had grown turn by turn (fold-coordinator.ts keeps dispatching).
+import { sortableId } from "../../core/ids";
+import type { ConversationView } from "../../services/record/conversation-head";
+import type { ConversationRef } from "../../services/record/conversation-head";
+import { messageBatchPrefix } from "../../r2-layout";
+import { deleteR2Prefix } from "../../services/purge";
+import { readStagedChunk, type StagedImport } from "../../services/transfer/import-staging";
+import type { FoldCoordinator } from "./fold-coordinator";
+import type { IndexOutbox } from "./index-outbox";
+import type { ObjectScope } from "./object-scope";
+import { storedMessage, writeImportedBatch, type ConversationRecord, type HeadInit } from "./record";
+
+export async function commitImport(
+  parts: { scope: ObjectScope; record: ConversationRecord; outbox: IndexOutbox; fold: FoldCoordinator },
+  ref: ConversationRef,
+  init: HeadInit,
+  staged: StagedImport,
+): Promise<ConversationView> {
+  const { scope, record, outbox, fold } = parts;
+  const importedAt = new Date().toISOString();
+  const view = await record.create(ref, init, async (head) => {
+    let seq = 1;
+    try {
+      for (let n = 0; n < staged.chunks; n++) {
+        const messages = await readStagedChunk(scope.env.BUCKET, ref.tenantId, staged.importId, n);
+        const stored = messages.map((m, i) => storedMessage(m, sortableId("msg"), seq + i, m.createdAt ?? importedAt));
+        await writeImportedBatch(scope, head, stored);
+        seq += stored.length;
+      }
+    } catch (err) {
+      // No head was written, so nothing is visible; the batches written so far must not linger.
+      scope.store.clearMessages();
+      await deleteR2Prefix(scope.env.BUCKET, messageBatchPrefix(ref.tenantId, ref.conversationId));
+      throw err;
+    }
+  });
+  outbox.remind();
+  scope.ctx.waitUntil(outbox.pending());
+  scope.ctx.waitUntil(fold.maybeDispatch());
+  return view;
+}

@@ -1,0 +1,132 @@
+// A conversation's export as text, produced piece by piece so no format ever holds the whole
+// transcript: JSON (one document, messages last), JSONL (metadata lines with a `type`, then one
+// stored message per line, which the import reads back as is) and Markdown (for people). Messages
+// are written exactly as stored; the import's round trip keeps every field but the message ids.
+import type { StoredMessage } from "../../core/types";
+import { blockText } from "../../core/render";
+
+export type ExportFormat = "json" | "jsonl" | "markdown";
+export const EXPORT_FORMAT_ID = "context-chat.export/1";
+
+export interface ExportAttachment {
+  id: string;
+  name: string;
+  type: string;
+  size: number;
+  createdAt: string;
+  /** Where the bytes download from (GET …/attachments/:id/content, with the API key). */
+  url: string;
+}
+
+export interface ExportEpisode {
+  id: string;
+  foldJobId: string;
+  throughSeq: number;
+  summary: string;
+  at: string;
+}
+
+/** What an export is made of; the iterables are read once, in order. */
+export interface ExportSource {
+  conversation: { id: string; title: string } & Record<string, unknown>;
+  episodes: ExportEpisode[];
+  cards: AsyncIterable<unknown>;
+  attachments: AsyncIterable<ExportAttachment>;
+  messages: AsyncIterable<StoredMessage>;
+}
+
+export const EXPORT_MEDIA_TYPES: Record<ExportFormat, string> = {
+  json: "application/json; charset=utf-8",
+  jsonl: "application/x-ndjson; charset=utf-8",
+  markdown: "text/markdown; charset=utf-8",
+};
+
+export async function* exportText(source: ExportSource, format: ExportFormat, exportedAt = new Date().toISOString()): AsyncGenerator<string> {
+  if (format === "json") yield* asJson(source, exportedAt);
+  else if (format === "jsonl") yield* asJsonl(source, exportedAt);
+  else yield* asMarkdown(source, exportedAt);
+}
+
+async function* asJson(s: ExportSource, exportedAt: string): AsyncGenerator<string> {
+  yield `{"format":${JSON.stringify(EXPORT_FORMAT_ID)},"exportedAt":${JSON.stringify(exportedAt)},"conversation":${JSON.stringify(s.conversation)},"episodes":${JSON.stringify(s.episodes)},\n"cards":[`;
+  yield* joined(s.cards);
+  yield `],\n"attachments":[`;
+  yield* joined(s.attachments);
+  yield `],\n"messages":[`;
+  yield* joined(s.messages);
+  yield "]}\n";
+}
+
+async function* joined(items: AsyncIterable<unknown>): AsyncGenerator<string> {
+  let first = true;
+  for await (const item of items) {
+    yield `${first ? "\n" : ",\n"}${JSON.stringify(item)}`;
+    first = false;
+  }
+  if (!first) yield "\n";
+}
+
+async function* asJsonl(s: ExportSource, exportedAt: string): AsyncGenerator<string> {
+  yield `${JSON.stringify({ type: "conversation", format: EXPORT_FORMAT_ID, exportedAt, ...s.conversation })}\n`;
+  // Cards and attachments have a `type` of their own: each rides under its kind's name.
+  for (const e of s.episodes) yield `${JSON.stringify({ type: "episode", episode: e })}\n`;
+  for await (const c of s.cards) yield `${JSON.stringify({ type: "card", card: c })}\n`;
+  for await (const a of s.attachments) yield `${JSON.stringify({ type: "attachment", attachment: a })}\n`;
+  // Message lines carry no `type`: each is a stored message, importable line by line.
+  for await (const m of s.messages) yield `${JSON.stringify(m)}\n`;
+}
+
+/** A fence longer than any backtick run inside, so content never closes it. */
+function fenced(text: string, lang = ""): string {
+  const longest = Math.max(2, ...[...text.matchAll(/`+/g)].map((m) => m[0].length));
+  const fence = "`".repeat(longest + 1);
+  return `${fence}${lang}\n${text}\n${fence}`;
+}
+
+async function* asMarkdown(s: ExportSource, exportedAt: string): AsyncGenerator<string> {
+  const c = s.conversation;
+  yield `# ${c.title}\n\nConversation \`${c.id}\`, exported ${exportedAt} (${EXPORT_FORMAT_ID}).\n\n`;
+  if (typeof c.summary === "string") yield `## Summary (messages 1–${c.summarizedThroughMessage})\n\n${c.summary}\n\n`;
+  if (s.episodes.length) {
+    yield "## Fold history\n\n";
+    for (const e of s.episodes) yield `### Fold through message ${e.throughSeq} (${e.at})\n\n${e.summary}\n\n`;
+  }
+  let heading = false;
+  for await (const card of s.cards) {
+    if (!heading) yield "## Compaction cards\n\n";
+    heading = true;
+    yield `${fenced(JSON.stringify(card, null, 2), "json")}\n\n`;
+  }
+  heading = false;
+  for await (const a of s.attachments) {
+    if (!heading) yield "## Attachments\n\n";
+    heading = true;
+    yield `- [${a.name}](${a.url}) (\`${a.id}\`, ${a.type}, ${a.size} bytes)\n`;
+  }
+  yield `${heading ? "\n" : ""}## Transcript\n\n`;
+  for await (const m of s.messages) {
+    const who = m.agent ? `${m.role}, sub-agent ${m.agent.name}` : m.role;
+    yield `### ${m.seq} · ${who} · ${m.createdAt}\n\n`;
+    for (const b of m.content) {
+      if (b.type === "text") yield `${b.text}\n\n`;
+      else if (b.type === "tool_use") yield `Tool call \`${b.name}\` (\`${b.id}\`):\n\n${fenced(JSON.stringify(b.input, null, 2), "json")}\n\n`;
+      else if (b.type === "tool_result") yield `Tool result for \`${b.tool_use_id}\`${b.is_error ? " (error)" : ""}:\n\n${fenced(blockText(b))}\n\n`;
+      else yield `${blockText(b)}\n\n`;
+    }
+  }
+}
+
+/** The text pieces as a byte stream (pull-based: nothing is produced faster than it is read). */
+export function textStream(pieces: AsyncGenerator<string>): ReadableStream<Uint8Array> {
+  const encoder = new TextEncoder();
+  return new ReadableStream({
+    async pull(controller) {
+      const { done, value } = await pieces.next();
+      if (done) controller.close();
+      else controller.enqueue(encoder.encode(value));
+    },
+    async cancel() {
+      await pieces.return(undefined);
+    },
+  });
+}

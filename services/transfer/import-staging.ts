@@ -1,0 +1,100 @@
+// An import's first pass: the request body is read chunk by chunk, each message parsed and checked
+// (shape, then tool pairing) as it arrives, and the valid ones staged in R2 in bounded chunks. No
+// more than one message and one chunk are ever held. Any problem removes what was staged, so a
+// refused import leaves nothing behind; the conversation itself is only created from a complete,
+// valid staging (durable-objects/conversation/transcript-import.ts).
+import { sortableId } from "../../core/ids";
+import { JsonlMessageScanner, JsonMessageScanner, ScanError, type RawMessage } from "../../core/transcript/message-scanner";
+import { PairingCheck, parseImportedMessage, TranscriptError, type ImportedMessage } from "../../core/transcript/transcript-check";
+import { importStagingKey } from "../../r2-layout";
+import { withRetry } from "../record/retry";
+
+/** A chunk is one R2 object and, later, one message batch of the conversation. */
+export const IMPORT_CHUNK_MESSAGES = 500;
+const IMPORT_CHUNK_CHARS = 4_000_000;
+/** The largest single message: a turn's body limit. */
+export const MAX_IMPORT_MESSAGE_CHARS = 12 * 1024 * 1024;
+
+export type ImportFormat = "json" | "jsonl";
+
+export interface StagedImport {
+  importId: string;
+  chunks: number;
+  messages: number;
+}
+
+/** Bad input, named: the first bad message (its index, or its line for JSONL) and why. */
+export class ImportRefused extends Error {}
+
+export async function stageTranscript(bucket: R2Bucket, tenantId: string, body: ReadableStream<Uint8Array>, format: ImportFormat): Promise<StagedImport> {
+  const importId = sortableId("imp");
+  const json = format === "json" ? new JsonMessageScanner(MAX_IMPORT_MESSAGE_CHARS) : null;
+  const jsonl = format === "jsonl" ? new JsonlMessageScanner(MAX_IMPORT_MESSAGE_CHARS) : null;
+  const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
+  const pairing = new PairingCheck();
+  let count = 0;
+  let chunks = 0;
+  let chunk: ImportedMessage[] = [];
+  let chunkChars = 0;
+
+  const flush = async () => {
+    const text = JSON.stringify(chunk);
+    const key = importStagingKey(tenantId, importId, chunks);
+    await withRetry("import staging write", () => bucket.put(key, text));
+    chunks++;
+    chunk = [];
+    chunkChars = 0;
+  };
+  const take = async (raw: RawMessage) => {
+    const where = raw.line === undefined ? `messages[${count}]` : `messages[${count}] (line ${raw.line})`;
+    const m = parseImportedMessage(raw.text, where);
+    if (!m) return;
+    pairing.add(m, where);
+    chunk.push(m);
+    chunkChars += raw.text.length;
+    count++;
+    if (json) json.countHint = count;
+    if (chunk.length >= IMPORT_CHUNK_MESSAGES || chunkChars >= IMPORT_CHUNK_CHARS) await flush();
+  };
+  const decode = (bytes?: Uint8Array) => {
+    try {
+      return bytes ? decoder.decode(bytes, { stream: true }) : decoder.decode();
+    } catch {
+      throw new ImportRefused(`body: not valid UTF-8 (after message ${count})`);
+    }
+  };
+
+  const reader = body.getReader();
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      const text = decode(done ? undefined : value);
+      const raws = json ? json.push(text) : jsonl!.push(text);
+      for (const raw of raws) await take(raw);
+      if (done) break;
+    }
+    if (json) json.end();
+    else for (const raw of jsonl!.end()) await take(raw);
+    pairing.end();
+    if (chunk.length) await flush();
+    return { importId, chunks, messages: count };
+  } catch (err) {
+    await reader.cancel().catch(() => {});
+    await discardStaged(bucket, tenantId, { importId, chunks });
+    if (err instanceof ScanError || err instanceof TranscriptError) throw new ImportRefused(err.message);
+    throw err;
+  }
+}
+
+export async function readStagedChunk(bucket: R2Bucket, tenantId: string, importId: string, chunk: number): Promise<ImportedMessage[]> {
+  return withRetry("import staging read", async () => {
+    const obj = await bucket.get(importStagingKey(tenantId, importId, chunk));
+    if (!obj) throw new Error(`import ${importId}: staged chunk ${chunk} is missing`);
+    return (await obj.json()) as ImportedMessage[];
+  });
+}
+
+export async function discardStaged(bucket: R2Bucket, tenantId: string, staged: Pick<StagedImport, "importId" | "chunks">): Promise<void> {
+  const keys = Array.from({ length: staged.chunks }, (_, n) => importStagingKey(tenantId, staged.importId, n));
+  for (let i = 0; i < keys.length; i += 1000) await withRetry("import staging delete", () => bucket.delete(keys.slice(i, i + 1000)));
+}

@@ -1,0 +1,58 @@
+// Gathers one conversation's export from where each part lives: the head and compaction cards
+// from its Durable Object (tenant-checked), the fold history from D1, attachments from D1 with
+// their download paths, and the messages from the R2 record, batch by batch in seq order. Used by
+// GET /v1/conversations/:id/export and by the tenant-wide export job.
+import type { StoredMessage } from "../../core/types";
+import type { ConversationDO } from "../../durable-objects/conversation/conversation-do";
+import { listAttachmentRows } from "../../services/attachments/store";
+import { listEpisodes } from "../../services/memory/notes";
+import { readBatchesAfter } from "../../services/record/conversation-record";
+import type { ExportAttachment, ExportEpisode, ExportSource } from "../../services/transfer/export-format";
+
+const PAGE = 500;
+
+/** Null when the conversation is not the tenant's (or does not exist). `base` prefixes download URLs. */
+export async function exportSourceFor(env: Env, tenantId: string, conversationId: string, base = ""): Promise<ExportSource | null> {
+  const ref = { tenantId, conversationId };
+  const stub = env.CONVERSATION.get(env.CONVERSATION.idFromName(conversationId));
+  const view = await stub.getMeta(ref);
+  if (!view) return null;
+  const episodes: ExportEpisode[] = [];
+  for (let before: string | undefined; ; ) {
+    const rows = await listEpisodes(env.DB, tenantId, PAGE, conversationId, before);
+    episodes.push(...rows.map((r) => ({ id: r.id, foldJobId: r.foldJobId, throughSeq: r.throughSeq, summary: r.body, at: r.createdAt })));
+    if (rows.length < PAGE) break;
+    before = rows[rows.length - 1].id;
+  }
+  episodes.reverse();
+  return {
+    conversation: view as unknown as ExportSource["conversation"],
+    episodes,
+    cards: cardsOf(stub, ref),
+    attachments: attachmentsOf(env, tenantId, conversationId, base),
+    messages: messagesOf(env, tenantId, conversationId),
+  };
+}
+
+async function* cardsOf(stub: DurableObjectStub<ConversationDO>, ref: { tenantId: string; conversationId: string }): AsyncGenerator<unknown> {
+  for (let after = 0; ; ) {
+    const page = (await stub.timeline(ref, after, PAGE)) as Awaited<ReturnType<ConversationDO["timeline"]>>;
+    if (!page) return;
+    yield* page.cards;
+    if (page.next === null) return;
+    after = page.next;
+  }
+}
+
+async function* attachmentsOf(env: Env, tenantId: string, conversationId: string, base: string): AsyncGenerator<ExportAttachment> {
+  for (let after: string | undefined; ; ) {
+    const rows = await listAttachmentRows(env.DB, tenantId, conversationId, PAGE, after);
+    for (const r of rows) yield { id: r.id, name: r.name, type: r.type, size: r.size, createdAt: r.createdAt, url: `${base}/v1/conversations/${conversationId}/attachments/${r.id}/content` };
+    if (rows.length < PAGE) return;
+    after = rows[rows.length - 1].id;
+  }
+}
+
+async function* messagesOf(env: Env, tenantId: string, conversationId: string): AsyncGenerator<StoredMessage> {
+  for await (const batch of readBatchesAfter(env.BUCKET, tenantId, conversationId, 0)) yield* batch.messages;
+}

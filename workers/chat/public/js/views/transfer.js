@@ -1,0 +1,96 @@
+// Import and export: a transcript file becomes a new conversation (streamed by the browser
+// straight into POST /v1/conversations/import), a conversation downloads as JSON, JSONL or
+// Markdown, and "Export all" runs the tenant-wide export job and downloads its file when done.
+import { ApiError, api, session } from "../api.js";
+import { h, replace } from "../dom.js";
+import { errorLine } from "../render.js";
+
+/** @param {string} path @returns {Promise<Blob>} */
+async function authorizedBlob(path) {
+  const res = await fetch(path, { headers: { authorization: `Bearer ${session.key ?? ""}` }, cache: "no-store" });
+  if (!res.ok) {
+    const body = await res.json().catch(() => null);
+    throw new ApiError(res.status, body?.error?.type ?? "http_error", body?.error?.message ?? `HTTP ${res.status}`);
+  }
+  return res.blob();
+}
+
+/** Saves a blob under a file name (the key travels in a header, so a plain link cannot do this). @param {Blob} blob @param {string} name */
+function save(blob, name) {
+  const url = URL.createObjectURL(blob);
+  const a = h("a", { href: url, download: name, hidden: true });
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 10_000);
+}
+
+/** The Import panel of the home view. */
+export function importPanel() {
+  const file = /** @type {HTMLInputElement} */ (h("input", { type: "file", id: "import-file", accept: ".json,.jsonl,.ndjson,application/json" }));
+  const status = h("div", { id: "import-status" });
+  const form = h("form", { class: "panel", id: "import-form" }, h("h2", null, "Import"), h("p", { class: "muted" }, "A transcript: Anthropic Messages JSON, or JSONL with one message per line."), file, h("button", { type: "submit", id: "import-button" }, "Import"), status);
+  form.addEventListener("submit", async (e) => {
+    e.preventDefault();
+    const chosen = file.files?.[0];
+    if (!chosen) return void replace(status, errorLine("choose a file first"));
+    replace(status, h("span", { class: "muted" }, "Importing…"));
+    const jsonl = /\.(jsonl|ndjson)$/i.test(chosen.name);
+    const title = chosen.name.replace(/\.(jsonl|ndjson|json)$/i, "").slice(0, 200) || "Imported conversation";
+    try {
+      const res = await fetch(`/v1/conversations/import?title=${encodeURIComponent(title)}`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${session.key ?? ""}`, "content-type": jsonl ? "application/x-ndjson" : "application/json" },
+        body: chosen,
+      });
+      const body = await res.json();
+      if (!res.ok) throw new ApiError(res.status, body?.error?.type ?? "http_error", body?.error?.message ?? `HTTP ${res.status}`);
+      location.hash = `#/c/${body.id}/history`;
+    } catch (err) {
+      replace(status, errorLine(err));
+    }
+  });
+  return form;
+}
+
+/** Export buttons for one conversation. @param {string} id */
+export function exportControls(id) {
+  const format = /** @type {HTMLSelectElement} */ (h("select", { id: "export-format", "aria-label": "Export format" }, h("option", { value: "json" }, "JSON"), h("option", { value: "jsonl" }, "JSONL"), h("option", { value: "markdown" }, "Markdown")));
+  const status = h("span");
+  const button = h("button", { type: "button", class: "secondary", id: "export-button" }, "Export");
+  button.addEventListener("click", async () => {
+    replace(status);
+    try {
+      const ext = format.value === "markdown" ? "md" : format.value;
+      save(await authorizedBlob(`/v1/conversations/${encodeURIComponent(id)}/export?format=${format.value}`), `${id}.${ext}`);
+    } catch (err) {
+      replace(status, errorLine(err));
+    }
+  });
+  return h("span", { class: "export-controls" }, format, button, status);
+}
+
+/** Runs the tenant-wide export job and downloads its file once done. */
+export function exportAllButton() {
+  const status = h("span", { id: "export-all-status", class: "muted" });
+  const button = /** @type {HTMLButtonElement} */ (h("button", { type: "button", class: "secondary", id: "export-all" }, "Export all"));
+  button.addEventListener("click", async () => {
+    button.disabled = true;
+    try {
+      let job = await api("POST", "/v1/exports");
+      while (job.status === "queued" || job.status === "running") {
+        replace(status, `Export ${job.status}…`);
+        await new Promise((r) => setTimeout(r, 1000));
+        job = await api("GET", `/v1/exports/${job.id}`);
+      }
+      if (job.status !== "done") throw new ApiError(500, "export_failed", job.error ?? "the export failed");
+      save(await authorizedBlob(job.download), `${job.id}.jsonl`);
+      replace(status, `Exported ${job.conversations} conversations.`);
+    } catch (err) {
+      replace(status, errorLine(err));
+    } finally {
+      button.disabled = false;
+    }
+  });
+  return h("span", null, button, " ", status);
+}

@@ -1,0 +1,64 @@
+// POST /v1/conversations/import: a new conversation from a transcript (Anthropic Messages JSON,
+// this API's JSON export, or JSONL of messages), of any size. The body is streamed: checked
+// message by message and staged in R2 (services/transfer/import-staging.ts), and only a complete,
+// valid transcript becomes a conversation. No model call; the cortex indexes it and folds run
+// in the background.
+import { Hono } from "hono";
+import { z } from "zod";
+import { createConversation } from "../../../durable-objects/conversation-create";
+import { discardStaged, ImportRefused, stageTranscript, type ImportFormat } from "../../../services/transfer/import-staging";
+import { ApiError, badRequest } from "../errors";
+import { doc } from "../openapi/registry";
+import { conversationSchema } from "../openapi/schemas";
+import type { AppEnv } from "../types";
+import { query } from "../validate";
+
+const importQuery = z.strictObject({
+  title: z.string().trim().min(1).max(200).optional(),
+  format: z.enum(["json", "jsonl"]).optional(),
+});
+
+const JSONL_TYPES = new Set(["application/jsonl", "application/x-ndjson", "application/x-jsonlines", "application/jsonlines"]);
+
+function formatOf(contentType: string | undefined, asked: ImportFormat | undefined): ImportFormat {
+  const type = (contentType ?? "").split(";")[0].trim().toLowerCase();
+  const byType: ImportFormat | null = type === "application/json" ? "json" : JSONL_TYPES.has(type) ? "jsonl" : null;
+  if (!byType) throw new ApiError(415, "unsupported_media_type", "Content-Type must be application/json (a messages array) or application/x-ndjson (one message per line)");
+  return asked ?? byType;
+}
+
+export const transcriptImportRoutes = new Hono<AppEnv>();
+
+transcriptImportRoutes.post(
+  "/",
+  doc({
+    summary: "Create a conversation from a transcript (no model call), streamed",
+    description:
+      "The body is `{\"messages\": [...]}` in Anthropic Messages format (other top-level fields, such as `model` or an export's metadata, are ignored), or JSONL with one message per line (`Content-Type: application/x-ndjson`; lines whose `type` is not `message` are skipped). Any size: the body is checked message by message, never held whole. Every tool_use must be answered by a tool_result in the next user message. A bad transcript is a 400 naming the first bad message (`messages[i]`, and its line for JSONL), and nothing is stored.",
+    rawBody: { description: "The transcript: JSON with a messages array, or JSONL" },
+    responses: { 201: { description: "The new conversation", schema: conversationSchema } },
+  }),
+  query(importQuery),
+  async (c) => {
+    const { title, format } = c.req.valid("query");
+    const chosen = formatOf(c.req.header("content-type"), format);
+    const body = c.req.raw.body;
+    if (!body) throw badRequest("body: empty; send a transcript");
+    const tenantId = c.get("tenantId");
+    let staged;
+    try {
+      staged = await stageTranscript(c.env.BUCKET, tenantId, body, chosen);
+    } catch (err) {
+      if (err instanceof ImportRefused) throw badRequest(err.message);
+      throw err;
+    }
+    try {
+      const created = await createConversation(c.env, tenantId, { title: title ?? "Imported conversation" }, staged);
+      if ("error" in created) throw badRequest(created.error);
+      return c.json(created.view, 201);
+    } finally {
+      // Committed or not, the staging copy has served its purpose.
+      c.executionCtx.waitUntil(discardStaged(c.env.BUCKET, tenantId, staged));
+    }
+  },
+);

@@ -787,6 +787,7 @@ export interface Routes {
       q: string | number;
       conversation?: string | number;
       kind?: "message" | "memory" | "episode" | "page";
+      said?: "user" | "assistant";
       limit?: string | number;
       cursor?: string | number;
     };

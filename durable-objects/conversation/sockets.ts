@@ -74,7 +74,7 @@ export class ConversationSockets {
     const ref = ws.deserializeAttachment() as SocketAttachment;
     const frame = parseClientFrame(data);
     if (!frame.ok) {
-      ws.send(JSON.stringify({ type: "error", error: { type: "invalid_request", message: frame.error } }));
+      ws.send(JSON.stringify({ type: "error", turnId: null, error: { type: "invalid_request", message: frame.error } }));
       return;
     }
     if (frame.value.type === "ping") {

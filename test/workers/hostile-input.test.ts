@@ -284,7 +284,12 @@ describe("hostile input", () => {
     console.log(`hostile websocket frames: ${frames.length} sent, ${errors.length} error frames`);
     expect(c.events.filter((e) => e.type !== "error" && e.type !== "pong")).toEqual([]);
     expect(errors).toHaveLength(frames.length);
-    for (const e of errors) expect(e.error).toMatchObject({ type: "invalid_request", message: expect.any(String) });
+    // Every error frame names its turn: the refused turn's id, or null for a frame that was no turn.
+    for (const e of errors) {
+      expect(e).toMatchObject({ error: { type: "invalid_request", message: expect.any(String) } });
+      expect(e.turnId === null || /^turn_/.test(e.turnId), JSON.stringify(e)).toBe(true);
+    }
+    expect(errors.some((e) => e.turnId === null)).toBe(true);
     c.ws!.close();
     expect(await storeSnapshot()).toEqual(before);
     expect(await conversationState(owner, owner.conv)).toEqual(state);

@@ -6,7 +6,7 @@ import type { ToolDefinition } from "./registry";
 
 const input = z.strictObject({
   query: z.string().trim().min(1).max(500).describe("words or exact identifiers to find"),
-  limit: z.number().int().min(1).max(20).optional().describe("default 8"),
+  limit: z.number().int().min(1).max(20).optional().describe("default 5"),
   said: z.enum(["user", "assistant"]).optional().describe("whose words to look for: the person's (default) or yours; unset, a query like 'you suggested ...' looks for yours"),
 });
 type Input = z.infer<typeof input>;
@@ -22,7 +22,7 @@ export const memorySearch: ToolDefinition<Input> = {
     "the person's own messages rank first — set said:\"assistant\" to find what you yourself said earlier.",
   input,
   async run(args, ctx) {
-    const hits = await ctx.search(args.query, args.limit ?? 8, args.said ? { said: args.said } : undefined);
+    const hits = await ctx.search(args.query, args.limit ?? 5, args.said ? { said: args.said } : undefined);
     if (!hits.length) return { content: `no memory matches "${args.query}"` };
     return { content: `${hits.length} matches for "${args.query}":\n${hits.map((h, i) => describeHit(h, i + 1, ctx.conversationId, ctx.activeTools)).join("\n")}` };
   },

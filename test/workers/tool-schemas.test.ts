@@ -30,7 +30,7 @@ describe("tool schemas", () => {
       type: "object",
       properties: {
         query: { type: "string", minLength: 1, maxLength: 500, description: "words or exact identifiers to find" },
-        limit: { type: "integer", minimum: 1, maximum: 20, description: "default 8" },
+        limit: { type: "integer", minimum: 1, maximum: 20, description: "default 5" },
         said: { type: "string", enum: ["user", "assistant"], description: "whose words to look for: the person's (default) or yours; unset, a query like 'you suggested ...' looks for yours" },
       },
       required: ["query"],

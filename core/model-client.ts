@@ -16,6 +16,9 @@ export const OFFLINE_BASE_URL = "https://offline-model.invalid";
 // call only, so a worker talking to Anthropic never evaluates it. A production build defines
 // OFFLINE_MODEL_BUNDLED=false (`npm run deploy:*`, `npm run check`): the bundler then drops the
 // import and the model with its table is not even shipped.
+// The test is written out here rather than imported (model-provider's OFFLINE_MODEL_IN_BUILD):
+// the bundler folds a define only where it appears, so only this copy lets it drop the import
+// (test/unit/lazy-offline-model.test.ts fails with the imported constant).
 declare const OFFLINE_MODEL_BUNDLED: boolean | undefined;
 const loadOfflineModel = typeof OFFLINE_MODEL_BUNDLED === "undefined" || OFFLINE_MODEL_BUNDLED ? () => import("./offline-model") : null;
 let offlineFetch: Promise<typeof fetch> | undefined;

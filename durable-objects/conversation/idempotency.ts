@@ -7,7 +7,7 @@
 // turn as interrupted instead of running it again.
 import type { TurnEvent } from "../../core/events";
 import { IDEMPOTENCY_TTL_MS } from "../../core/idempotency-key";
-import type { StoredMessage } from "../../core/types";
+import { zeroUsage, type StoredMessage } from "../../core/types";
 
 type TurnEnd = Extract<TurnEvent, { type: "turn_end" }>;
 type TurnError = Extract<TurnEvent, { type: "error" }>["error"];
@@ -136,8 +136,7 @@ export function replayEvents(outcome: KeyedOutcome, range: (fromSeq: number, toS
   const saved = outcome.seqs.length ? range(Math.min(...outcome.seqs), Math.max(...outcome.seqs)).filter((m) => seqs.has(m.seq)) : [];
   for (const message of saved) events.push({ type: "message", turnId, message });
   if (outcome.error) events.push({ type: "error", turnId, error: outcome.error });
-  const zero = { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
-  events.push({ type: "turn_end", turnId, ...(outcome.end ?? { stop_reason: "error", usage: zero, timing: { serverMs: 0, modelMs: 0, queuedMs: 0 } }) });
+  events.push({ type: "turn_end", turnId, ...(outcome.end ?? { stop_reason: "error", usage: zeroUsage(), timing: { serverMs: 0, modelMs: 0, queuedMs: 0 } }) });
   return events;
 }
 

@@ -3,7 +3,7 @@
 import type { TurnEvent } from "../../core/events";
 import { sortableId } from "../../core/ids";
 import { modelProblem, MODEL_NOT_CONFIGURED } from "../../core/model-provider";
-import { resolveTurnAttachments, unknownAttachmentMessage } from "../../services/attachments/turn-notes";
+import { unknownAttachmentMessage, withAttachments } from "../../services/attachments/turn-notes";
 import { keyForHash } from "../../services/keys/auth";
 import { rateLimitMessage, takeRateLimit } from "../rate-limiter-client";
 import type { ObjectScope } from "./object-scope";
@@ -103,9 +103,9 @@ export class ConversationSockets {
         const decision = await takeRateLimit(this.scope.env, ref.rateKey, true);
         if (!decision.ok) return refuse({ type: "rate_limited", message: rateLimitMessage(decision), retryAfterSeconds: decision.retryAfterSeconds });
       }
-      const attached = await resolveTurnAttachments(this.scope.env.DB, ref.tenantId, attachments);
-      if ("unknown" in attached) return refuse({ type: "invalid_request", message: unknownAttachmentMessage(attached.unknown) });
-      const input: TurnInput = { content: [...attached.notes, ...content], activate: attached.tools, ...(idempotencyKey !== undefined ? { idempotencyKey } : {}) };
+      const turn = await withAttachments(this.scope.env.DB, ref.tenantId, attachments, content);
+      if ("unknown" in turn) return refuse({ type: "invalid_request", message: unknownAttachmentMessage(turn.unknown) });
+      const input: TurnInput = { ...turn, ...(idempotencyKey !== undefined ? { idempotencyKey } : {}) };
       const keyed = await intake.claimKey(input);
       if (keyed) {
         // Only the asking socket hears about a repeated key; the others saw the turn itself.

@@ -4,7 +4,7 @@ import type Anthropic from "@anthropic-ai/sdk";
 import type { TurnEvent } from "../../core/events";
 import { createModelClient } from "../../core/model-client";
 import { ModelNotConfiguredError } from "../../core/model-provider";
-import type { ContentBlock, NewMessage } from "../../core/types";
+import { zeroUsage, type ContentBlock, type NewMessage } from "../../core/types";
 import type { BlockOrigin } from "../../core/compactor";
 import { runSubAgent } from "../../agent/sub-agent";
 import { toolRegistry } from "../../agent/tools";
@@ -48,7 +48,7 @@ export class TurnRunner {
     /** Ends a turn that the model never answered, naming why. */
     const endWithError = (error: { type: string; message: string; status?: number }) => {
       emit({ type: "error", turnId, error });
-      emit({ type: "turn_end", turnId, stop_reason: "error", usage: { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 }, timing: { serverMs: Date.now() - started, modelMs: 0, queuedMs: started - queuedAt } });
+      emit({ type: "turn_end", turnId, stop_reason: "error", usage: zeroUsage(), timing: { serverMs: Date.now() - started, modelMs: 0, queuedMs: started - queuedAt } });
     };
     emit({ type: "turn_start", turnId });
     const head = await record.load(ref);

@@ -7,13 +7,13 @@ import { isId } from "../../core/ids";
 import type { ContentBlock } from "../../core/types";
 import { getAttachmentRow, toAttachment } from "./store";
 
-export interface TurnAttachments {
+interface TurnAttachments {
   notes: ContentBlock[];
   tools: string[];
 }
 
 /** The notes and tools for `ids`, or the first id that is not a ready attachment of this tenant. */
-export async function resolveTurnAttachments(db: D1Database, tenantId: string, ids: readonly string[] | undefined): Promise<TurnAttachments | { unknown: string }> {
+async function resolveTurnAttachments(db: D1Database, tenantId: string, ids: readonly string[] | undefined): Promise<TurnAttachments | { unknown: string }> {
   const notes: ContentBlock[] = [];
   const tools = new Set<string>();
   for (const id of new Set(ids ?? [])) {
@@ -25,6 +25,15 @@ export async function resolveTurnAttachments(db: D1Database, tenantId: string, i
     for (const t of TOOLS_FOR[attachment.facts.kind] ?? []) tools.add(t);
   }
   return { notes, tools: [...tools].sort() };
+}
+
+/**
+ * A turn's content with its attached files joined: their notes ahead of the text, and the tools
+ * they need to activate. The one place both turn paths (HTTP and websocket frames) build it.
+ */
+export async function withAttachments(db: D1Database, tenantId: string, ids: readonly string[] | undefined, content: ContentBlock[]): Promise<{ content: ContentBlock[]; activate: string[] } | { unknown: string }> {
+  const attached = await resolveTurnAttachments(db, tenantId, ids);
+  return "unknown" in attached ? attached : { content: [...attached.notes, ...content], activate: attached.tools };
 }
 
 export const unknownAttachmentMessage = (id: string) => `attachments: unknown attachment ${JSON.stringify(id)}`;

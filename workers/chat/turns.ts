@@ -8,7 +8,7 @@ import { toContentBlocks, type turnBodySchema } from "../../core/turn-input";
 import { channelObjectName } from "../../durable-objects/channel-do";
 import type { TurnInput } from "../../durable-objects/conversation/conversation-do";
 import type { ConversationRef } from "../../services/record/conversation-head";
-import { resolveTurnAttachments, unknownAttachmentMessage } from "../../services/attachments/turn-notes";
+import { unknownAttachmentMessage, withAttachments } from "../../services/attachments/turn-notes";
 import { ApiError, badRequest } from "./errors";
 import { collectTurn, ndjsonEvents, sseResponse, turnJson } from "./turn-response";
 import type { AppEnv } from "./types";
@@ -25,9 +25,9 @@ export const requireModel: MiddlewareHandler<AppEnv> = async (c, next) => {
 
 /** The turn a body asks for; an attachment id that is not the tenant's is a 400 before anything runs. */
 export async function turnInput(env: Env, tenantId: string, body: z.infer<typeof turnBodySchema>): Promise<TurnInput> {
-  const attached = await resolveTurnAttachments(env.DB, tenantId, body.attachments);
-  if ("unknown" in attached) throw badRequest(unknownAttachmentMessage(attached.unknown));
-  return { content: [...attached.notes, ...toContentBlocks(body.content)], activate: attached.tools };
+  const turn = await withAttachments(env.DB, tenantId, body.attachments, toContentBlocks(body.content));
+  if ("unknown" in turn) throw badRequest(unknownAttachmentMessage(turn.unknown));
+  return turn;
 }
 
 export interface StartedTurn {

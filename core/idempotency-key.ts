@@ -1,6 +1,7 @@
 // Idempotency keys for turns: the `Idempotency-Key` header of POST …/messages and the
 // `idempotencyKey` field of websocket `send` frames share one format and one meaning.
 import { z } from "zod";
+import { sha256Hex } from "./ids";
 
 export const IDEMPOTENCY_KEY_MAX = 255;
 /** A key answers with its first outcome for this long; after that it is forgotten. */
@@ -23,9 +24,8 @@ export function idempotencyKeyProblem(key: string): string | null {
  * A digest of what a turn request asks for, independent of how its JSON was spelled (key order),
  * so a retry of the same request matches and a different one under the same key is caught.
  */
-export async function requestFingerprint(request: unknown): Promise<string> {
-  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(canonicalJson(request)));
-  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
+export function requestFingerprint(request: unknown): Promise<string> {
+  return sha256Hex(canonicalJson(request));
 }
 
 function canonicalJson(value: unknown): string {

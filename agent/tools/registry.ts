@@ -44,6 +44,11 @@ export interface ToolContext {
   };
   /** One of this tenant's attachments with a ranged reader over its bytes; null when unknown. */
   openAttachment(id: string): Promise<{ attachment: Attachment; reader: RangeReader; lineIndex(): Promise<LineIndex> } | null>;
+  /**
+   * The registry running this call: the built-in tools plus this turn's tenant tools, so
+   * tool_search and tool_activate see exactly what the turn can run. Set by `ToolRegistry.run`.
+   */
+  tools?: ToolRegistry;
   /** The tenant's memory; every lookup is scoped to this tenant. */
   memory: {
     getNote(id: string): Promise<Note | null>;
@@ -77,8 +82,16 @@ export interface ToolDefinition<I = unknown> {
    * the result never repeats them.
    */
   secretInputs?: readonly string[];
+  /**
+   * The JSON Schema the model sees when it is not derived from `input`: a tenant's tool states its
+   * own schema (and `input` then only checks that the call is an object).
+   */
+  jsonSchema?: Record<string, unknown>;
   run(input: I, ctx: ToolContext): Promise<ToolOutput>;
 }
+
+/** A tool's line in the <capabilities> index. */
+export const capabilityLine = (t: ToolDefinition<any>): string => (t.core ? t.capability : `${t.capability} (tool_activate first)`);
 
 /** What a withheld secret input reads as in the transcript. */
 export const withheldText = (field: string) => `[${field} withheld]`;
@@ -90,8 +103,24 @@ export class ToolRegistry {
   register<I>(tool: ToolDefinition<I>): this {
     if (this.tools.has(tool.name)) throw new Error(`tool ${tool.name} registered twice`);
     this.tools.set(tool.name, tool);
-    this.schemas.set(tool.name, toolInputSchema(tool.input));
+    this.schemas.set(tool.name, tool.jsonSchema ?? toolInputSchema(tool.input));
     return this;
+  }
+
+  /**
+   * This registry plus `extra` tools (a tenant's HTTP and MCP tools, a turn's client tools): a
+   * new registry per turn, the built-in one untouched. A name already taken is refused, so a
+   * tenant's tool can never stand in for a built-in one.
+   */
+  extend(extra: readonly ToolDefinition<any>[]): ToolRegistry {
+    if (!extra.length) return this;
+    const out = new ToolRegistry();
+    for (const [name, tool] of this.tools) {
+      out.tools.set(name, tool);
+      out.schemas.set(name, this.schemas.get(name)!);
+    }
+    for (const tool of extra) out.register(tool);
+    return out;
   }
 
   names(): string[] {
@@ -119,7 +148,7 @@ export class ToolRegistry {
 
   /** The <capabilities> index: one line per tool, core ones first. */
   capabilities(): string[] {
-    return this.all().map((t) => (t.core ? t.capability : `${t.capability} (tool_activate first)`));
+    return this.all().map(capabilityLine);
   }
 
   /** A tool call's input as it may be stored and shown: its secret fields replaced. */
@@ -144,7 +173,7 @@ export class ToolRegistry {
     const parsed = tool.input.safeParse(rawInput ?? {});
     if (!parsed.success) return { content: `invalid input for ${name}: ${describeZodError(parsed.error)}`, isError: true };
     try {
-      return await tool.run(parsed.data, ctx);
+      return await tool.run(parsed.data, { ...ctx, tools: this });
     } catch (err) {
       return { content: `${name} failed: ${err instanceof Error ? err.message : String(err)}`, isError: true };
     }

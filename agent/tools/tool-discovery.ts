@@ -15,7 +15,8 @@ export function toolSearch(registry: ToolRegistry): ToolDefinition<{ query: stri
     input: z.strictObject({ query: z.string().trim().min(1).max(200) }),
     async run({ query }, ctx) {
       const q = words(query);
-      const scored = registry
+      const tools = ctx.tools ?? registry;
+      const scored = tools
         .all()
         .map((t) => {
           const name = words(t.name.replace(/_/g, " "));
@@ -27,7 +28,7 @@ export function toolSearch(registry: ToolRegistry): ToolDefinition<{ query: stri
         .filter((x) => x.score > 0)
         .sort((a, b) => b.score - a.score || a.t.name.localeCompare(b.t.name))
         .slice(0, 8);
-      if (!scored.length) return { content: `no tool matches "${query}"; available: ${registry.names().join(", ")}` };
+      if (!scored.length) return { content: `no tool matches "${query}"; available: ${tools.names().join(", ")}` };
       return {
         content: scored
           .map(({ t }) => {
@@ -48,7 +49,7 @@ export function toolActivate(registry: ToolRegistry): ToolDefinition<{ name: str
     description: "Add a tool found with tool_search to this conversation. Its schema is available from your next step on and stays for later turns.",
     input: z.strictObject({ name: z.string().trim().min(1).max(64) }),
     async run({ name }, ctx) {
-      const tool = registry.get(name);
+      const tool = (ctx.tools ?? registry).get(name);
       if (!tool) return { content: `no tool named "${name}"; tool_search finds the available ones`, isError: true };
       if (tool.core) return { content: `${name} is a core tool: it is always available` };
       if (ctx.activeTools.includes(name)) return { content: `${name} is already active` };

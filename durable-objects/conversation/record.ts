@@ -3,6 +3,7 @@
 import { sortableId } from "../../core/ids";
 import type { NewMessage, StoredMessage } from "../../core/types";
 import { toolRegistry } from "../../agent/tools";
+import type { ToolRegistry } from "../../agent/tools/registry";
 import type { ConversationHead, ConversationRef, ConversationView } from "../../services/record/conversation-head";
 import { readBatchesAfter, readHead, writeBatch, writeHead } from "../../services/record/conversation-record";
 import { ConversationGone } from "./conversation-delete";
@@ -153,9 +154,12 @@ export class ConversationRecord {
     return run;
   }
 
-  /** Attachments are lifecycle events that activate the tools for their kind (never a keyword). */
-  async activateTools(tools: readonly string[]): Promise<void> {
-    const missing = tools.filter((t) => toolRegistry.get(t) && !this.current!.activeTools.includes(t));
+  /**
+   * Attachments are lifecycle events that activate the tools for their kind (never a keyword); a
+   * turn may name tools to activate, its tenant's among them (`known`: the turn's registry).
+   */
+  async activateTools(tools: readonly string[], known: Pick<ToolRegistry, "get"> = toolRegistry): Promise<void> {
+    const missing = tools.filter((t) => known.get(t) && !this.current!.activeTools.includes(t));
     if (missing.length) await this.updateHead((h) => ({ next: { ...h, activeTools: [...new Set([...h.activeTools, ...missing])].sort(), updatedAt: new Date().toISOString() }, result: undefined }));
   }
 

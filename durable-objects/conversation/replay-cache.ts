@@ -6,10 +6,12 @@ import { messageChars } from "../../core/render";
 import { buildSystemPrompt } from "../../core/system-prompt";
 import { isAgentSegment, type ModelRequest, type StoredMessage, type SystemBlock } from "../../core/types";
 import { toolRegistry } from "../../agent/tools";
+import type { ToolRegistry } from "../../agent/tools/registry";
 import { memoryMapFor, utcDay } from "../../services/memory/memory-map";
 import { getProject, projectFiles, projectFilesBlock, PROMPT_PROJECT_FILES, projectTools as projectToolsFor } from "../../services/projects";
 import type { ConversationHead } from "../../services/record/conversation-head";
 import type { ObjectScope } from "./object-scope";
+import { TurnTools } from "./turn-tools";
 
 export interface ReplayView {
   model: string;
@@ -24,6 +26,8 @@ export interface PromptContext {
   system: SystemBlock[];
   /** Tools the conversation's project files need, available without activation. */
   projectTools: string[];
+  /** The built-in tools and the tenant's own. */
+  tools: ToolRegistry;
 }
 
 /** What a message weighs on replay: a sub-agent's messages are never replayed, so they weigh nothing. */
@@ -40,8 +44,12 @@ export class ReplayCache {
   private unsummarized: number | null = null;
   /** The tenant's memory map of the day (one D1 read per object per day). */
   private memoryMap: { day: string; text: string } | null = null;
+  /** The tenant's own tools, live and as indexed today. */
+  readonly turnTools: TurnTools;
 
-  constructor(private readonly scope: ObjectScope) {}
+  constructor(private readonly scope: ObjectScope) {
+    this.turnTools = new TurnTools(scope);
+  }
 
   /** Drops the tail and its chars: the next use reads them again from SQLite. */
   forget(): void {
@@ -108,10 +116,11 @@ export class ReplayCache {
         projectTools = projectToolsFor(files);
       }
     }
-    return { system: await this.systemPrompt(head, project), projectTools };
+    const tools = await this.turnTools.registry(head);
+    return { system: await this.systemPrompt(head, project, tools), projectTools, tools };
   }
 
-  private async systemPrompt(head: ConversationHead, project: string | null): Promise<SystemBlock[]> {
+  private async systemPrompt(head: ConversationHead, project: string | null, tools: ToolRegistry): Promise<SystemBlock[]> {
     const day = utcDay();
     if (this.memoryMap?.day !== day) {
       try {
@@ -121,7 +130,8 @@ export class ReplayCache {
         console.error("memory map unavailable", err);
       }
     }
-    return buildSystemPrompt(toolRegistry.capabilities(), this.memoryMap?.day === day ? this.memoryMap.text : null, project);
+    const capabilities = [...toolRegistry.capabilities(), ...(await this.turnTools.indexLines(tools, day))];
+    return buildSystemPrompt(capabilities, this.memoryMap?.day === day ? this.memoryMap.text : null, project);
   }
 
   /** The one request-assembly path, for the model and for /replay alike. */
@@ -130,7 +140,7 @@ export class ReplayCache {
       conversationId: head.id,
       settings: head.settings,
       system: prompt.system,
-      tools: toolRegistry.schemasFor([...head.activeTools, ...prompt.projectTools]),
+      tools: prompt.tools.schemasFor([...head.activeTools, ...prompt.projectTools]),
       history: this.replaySource(head),
       summary:
         head.summary && head.summarizedThroughMessage

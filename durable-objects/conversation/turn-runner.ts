@@ -7,7 +7,6 @@ import { ModelNotConfiguredError } from "../../core/model-provider";
 import { zeroUsage, type ContentBlock, type NewMessage } from "../../core/types";
 import type { BlockOrigin } from "../../core/compactor";
 import { runSubAgent } from "../../agent/sub-agent";
-import { toolRegistry } from "../../agent/tools";
 import { blockOrigins, TurnCompactor } from "../../agent/turn-compaction";
 import { runAgentTurn } from "../../agent/turn-loop";
 import type { ConversationRef } from "../../services/record/conversation-head";
@@ -74,7 +73,7 @@ export class TurnRunner {
       endWithError({ type: "storage_error", message: "the turn could not start; nothing was saved; retry" });
       return;
     }
-    if (input.activate?.length) await record.activateTools(input.activate);
+    if (input.activate?.length) await record.activateTools(input.activate, prompt.tools);
     const toolContext = toolContextFor({ scope, record, ref, projectTools: prompt.projectTools, readOwn: this.parts.readOwn, progress: (message) => broadcast({ type: "progress", turnId, message }) });
     const persist = async (messages: NewMessage[]) => {
       const stored = await record.append(messages);
@@ -88,7 +87,7 @@ export class TurnRunner {
         {
           turnId,
           client,
-          registry: toolRegistry,
+          registry: prompt.tools,
           toolContext,
           maxIterations: head.settings.maxToolIterations,
           contextWindowTokens: head.settings.contextWindowTokens,
@@ -99,7 +98,7 @@ export class TurnRunner {
           emit,
           // Workflow mode: the sub-agent runs this same loop with its own safety net.
           delegate: (task, parent) =>
-            runSubAgent({ client, registry: toolRegistry, toolContext, contextWindowTokens: head.settings.contextWindowTokens, persist, compactor: compactorFor }, task, parent),
+            runSubAgent({ client, registry: prompt.tools, toolContext, contextWindowTokens: head.settings.contextWindowTokens, persist, compactor: compactorFor }, task, parent),
         },
         input.content,
       );

@@ -1,0 +1,55 @@
+// The tools a turn runs with: the built-in registry plus the tenant's own tools (agent/tools/
+// external.ts). The live list is re-read at most every TENANT_TOOLS_TTL_MS, so a registered or
+// removed tool is seen within that bound. Its lines in the system prompt's <capabilities> index
+// are taken once per UTC day and kept in the object's storage, so registering a tool never
+// changes today's prompt prefix (not even after an eviction): it is in the index from the next
+// day on, and tool_search finds it, and tool_activate adds it, at once.
+import { toolRegistry } from "../../agent/tools";
+import { tenantTools } from "../../agent/tools/external";
+import { capabilityLine, type ToolDefinition, type ToolRegistry } from "../../agent/tools/registry";
+import type { ConversationHead } from "../../services/record/conversation-head";
+import type { ObjectScope } from "./object-scope";
+
+export const TENANT_TOOLS_TTL_MS = 30_000;
+const INDEX_KEY = "tenant-tool-index";
+
+interface DayIndex {
+  day: string;
+  lines: string[];
+}
+
+export class TurnTools {
+  private live: { at: number; tools: ToolDefinition<any>[] } | null = null;
+  private index: DayIndex | null = null;
+
+  constructor(private readonly scope: ObjectScope) {}
+
+  /** The registry of this turn: the built-in tools and the tenant's tools as they are now. */
+  async registry(head: ConversationHead): Promise<ToolRegistry> {
+    if (!this.live || Date.now() - this.live.at >= TENANT_TOOLS_TTL_MS) {
+      const tools = await tenantTools({ env: this.scope.env, tenantId: head.tenantId, projectId: head.projectId, conversationId: head.id });
+      this.live = { at: Date.now(), tools };
+    }
+    return toolRegistry.extend(this.live.tools);
+  }
+
+  /** The tenant tools' index lines for `day`'s system prompt: the day's first list, kept for the day. */
+  async indexLines(registry: ToolRegistry, day: string): Promise<string[]> {
+    this.index ??= (await this.scope.ctx.storage.get<DayIndex>(INDEX_KEY)) ?? null;
+    if (this.index?.day !== day) {
+      const builtIn = new Set(toolRegistry.names());
+      const lines = registry
+        .all()
+        .filter((t) => !builtIn.has(t.name))
+        .map(capabilityLine);
+      this.index = { day, lines };
+      await this.scope.ctx.storage.put(INDEX_KEY, this.index);
+    }
+    return this.index.lines;
+  }
+
+  /** A registration changed under this object (or it is being deleted): re-read the live list. */
+  forget(): void {
+    this.live = null;
+  }
+}

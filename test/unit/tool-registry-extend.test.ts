@@ -1,0 +1,58 @@
+// A turn's registry is the built-in one extended by the tenant's tools: the base stays as it was,
+// a built-in name cannot be taken, the stated JSON Schema is what the model sees, and tool_search /
+// tool_activate see the extended set (the registry that runs them).
+import { z } from "zod";
+import { describe, expect, it } from "vitest";
+import { toolRegistry } from "../../agent/tools";
+import { ToolRegistry, type ToolContext, type ToolDefinition } from "../../agent/tools/registry";
+
+const schema = { type: "object", properties: { city: { type: "string", description: "a city name" } }, required: ["city"] };
+const weather: ToolDefinition<Record<string, unknown>> = {
+  name: "weather_lookup",
+  core: false,
+  capability: "weather_lookup: today's weather for a city",
+  description: "Today's weather for a city.",
+  input: z.record(z.string(), z.unknown()),
+  jsonSchema: schema,
+  run: async (input) => ({ content: `sunny in ${String(input.city)}` }),
+};
+
+const ctx = (activeTools: string[] = []) => ({ activeTools, activateTool: async () => {} }) as unknown as ToolContext;
+
+describe("ToolRegistry.extend", () => {
+  it("adds the tenant's tools to a new registry and leaves the built-in one unchanged", () => {
+    const before = toolRegistry.names();
+    const turn = toolRegistry.extend([weather]);
+    expect(turn.names()).toEqual([...before, "weather_lookup"]);
+    expect(toolRegistry.names()).toEqual(before);
+    expect(toolRegistry.get("weather_lookup")).toBeUndefined();
+    expect(turn.capabilities().at(-1)).toBe("weather_lookup: today's weather for a city (tool_activate first)");
+  });
+
+  it("an empty extension is the same registry (no copy per turn without tenant tools)", () => {
+    expect(toolRegistry.extend([])).toBe(toolRegistry);
+  });
+
+  it("refuses a tenant tool named like a built-in one", () => {
+    expect(() => toolRegistry.extend([{ ...weather, name: "memory_search" }])).toThrow(/registered twice/);
+  });
+
+  it("the model sees the tool's stated JSON Schema once it is active", () => {
+    const turn = toolRegistry.extend([weather]);
+    expect(turn.schemasFor([]).some((s) => s.name === "weather_lookup")).toBe(false);
+    expect(turn.schemasFor(["weather_lookup"]).find((s) => s.name === "weather_lookup")?.input_schema).toEqual(schema);
+  });
+
+  it("tool_search and tool_activate, run by the turn's registry, find and add the tenant's tool", async () => {
+    const turn = toolRegistry.extend([weather]);
+    const found = await turn.run("tool_search", { query: "weather for a city" }, ctx());
+    expect(found.content).toContain('weather_lookup (inactive: tool_activate {"name":"weather_lookup"})');
+    const activated: string[] = [];
+    const activate = await turn.run("tool_activate", { name: "weather_lookup" }, { ...ctx(), activateTool: async (n: string) => void activated.push(n) } as unknown as ToolContext);
+    expect(activate.isError).toBeUndefined();
+    expect(activated).toEqual(["weather_lookup"]);
+    // The built-in registry alone does not know it.
+    expect((await toolRegistry.run("tool_activate", { name: "weather_lookup" }, ctx())).isError).toBe(true);
+    expect((await turn.run("weather_lookup", { city: "Oslo" }, ctx(["weather_lookup"]))).content).toBe("sunny in Oslo");
+  });
+});

@@ -1,5 +1,5 @@
 // drizzle-orm table definitions for the D1 tables whose rows the app maps to objects (tenants, keys,
-// conversations, memory, automations, attachments, projects). Tables only ever touched by raw SQL
+// conversations, memory, automations, attachments, projects, MCP servers). Tables only ever touched by raw SQL
 // are not declared here (ws_tickets, channels, memory_maps, corpus_days, the cortex and its FTS5
 // index): a declaration nothing uses can only drift. test/workers/db-schema.test.ts checks every
 // table declared here against the database all migrations build.
@@ -102,6 +102,26 @@ export const projects = sqliteTable("projects", {
   id: text("id").primaryKey(),
   tenantId: text("tenant_id").notNull(),
   name: text("name").notNull(),
+  createdAt: text("created_at").notNull(),
+  updatedAt: text("updated_at").notNull(),
+});
+
+/**
+ * A tenant's remote MCP servers (tenant-wide, or one project's). `tools` caches the server's last
+ * tool list as JSON (McpToolEntry[]), with when it was taken and the error of the last listing.
+ */
+export const mcpServers = sqliteTable("mcp_servers", {
+  id: text("id").primaryKey(),
+  tenantId: text("tenant_id").notNull(),
+  projectId: text("project_id"),
+  name: text("name").notNull(),
+  url: text("url").notNull(),
+  authSealed: text("auth_sealed"),
+  transport: text("transport"),
+  timeoutMs: integer("timeout_ms").notNull().default(30000),
+  tools: text("tools").notNull().default("[]"),
+  toolsListedAt: text("tools_listed_at"),
+  toolsError: text("tools_error"),
   createdAt: text("created_at").notNull(),
   updatedAt: text("updated_at").notNull(),
 });

@@ -26,4 +26,8 @@ interface __BaseEnv_Env {
   TURN_RATE_LIMIT_PER_MINUTE?: string;
   /** Seconds before a failed automation attempt is retried (default 30), doubled per attempt. */
   AUTOMATION_RETRY_DELAY_SECONDS?: string;
+  /** "true" lets tenant tools (MCP servers) reach loopback addresses: local dev and the tests only. */
+  ALLOW_LOOPBACK_TOOLS?: string;
+  /** 32 random bytes, base64 (a secret): seals tool secrets such as an MCP server's auth header. */
+  TOOL_SECRETS_KEY?: string;
 }

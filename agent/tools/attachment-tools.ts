@@ -3,6 +3,7 @@
 import { z } from "zod";
 import { docxFormat } from "../../services/attachments/formats/document";
 import { imageFormat } from "../../services/attachments/formats/image";
+import { MAX_MODEL_IMAGE_BYTES, MODEL_IMAGE_TYPES } from "../../services/attachments/formats/image/model-image";
 import { pdfFormat } from "../../services/attachments/formats/pdf";
 import { probePdf } from "../../services/attachments/formats/pdf/read";
 import { delimitedFormat, delimiterOf, xlsxFormat } from "../../services/attachments/formats/spreadsheet";
@@ -15,7 +16,6 @@ const MAX_PDF_PAGES = 20;
 const MAX_ROWS = 500;
 const MAX_LINES = 2_000;
 const DOC_PAGE_CHARS = 40_000;
-const MAX_IMAGE_BYTES = 5 * 1024 * 1024;
 
 /** "12" or "12-15" -> [12, 15], or an error message. */
 export function parseRange(spec: string, what: string, max: number): [number, number] | string {
@@ -121,8 +121,8 @@ export const imageView: ToolDefinition<{ attachment_id: string }> = {
     const { found, error } = await open(ctx, attachment_id, ["image"]);
     if (error) return error;
     const { attachment, reader } = found!;
-    if (reader.size > MAX_IMAGE_BYTES) return { content: `${attachment.name} is ${reader.size} bytes; images over ${MAX_IMAGE_BYTES} bytes cannot be viewed`, isError: true };
-    if (!["image/png", "image/jpeg", "image/gif", "image/webp"].includes(attachment.type)) return { content: `${attachment.type} cannot be viewed; png, jpeg, gif and webp can`, isError: true };
+    if (reader.size > MAX_MODEL_IMAGE_BYTES) return { content: `${attachment.name} is ${reader.size} bytes; images over ${MAX_MODEL_IMAGE_BYTES} bytes cannot be viewed`, isError: true };
+    if (!(MODEL_IMAGE_TYPES as readonly string[]).includes(attachment.type)) return { content: `${attachment.type} cannot be viewed; png, jpeg, gif and webp can`, isError: true };
     const bytes = await imageFormat.read(reader);
     let bin = "";
     for (let i = 0; i < bytes.length; i += 0x8000) bin += String.fromCharCode(...bytes.subarray(i, i + 0x8000));

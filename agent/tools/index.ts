@@ -9,6 +9,8 @@ import { memorySearch } from "./memory-search";
 import { pdfSearch } from "./pdf-search";
 import { ToolRegistry } from "./registry";
 import { toolActivate, toolSearch } from "./tool-discovery";
+// Tenant tool sources register themselves with agent/tools/external.ts when imported.
+import "./mcp-tools";
 
 /** The registry every turn uses. Built once per isolate; tools are stateless. */
 export const toolRegistry = new ToolRegistry();

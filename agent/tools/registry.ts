@@ -87,6 +87,12 @@ export interface ToolDefinition<I = unknown> {
    * own schema (and `input` then only checks that the call is an object).
    */
   jsonSchema?: Record<string, unknown>;
+  /**
+   * Tools of one family (an MCP server's) share one line in the <capabilities> index, this
+   * group's, instead of a line each (capability-index.ts); `shortName` is how that line names it.
+   */
+  indexGroup?: string;
+  shortName?: string;
   run(input: I, ctx: ToolContext): Promise<ToolOutput>;
 }
 

@@ -6,7 +6,8 @@
 // day on, and tool_search finds it, and tool_activate adds it, at once.
 import { toolRegistry } from "../../agent/tools";
 import { tenantTools } from "../../agent/tools/external";
-import { capabilityLine, type ToolDefinition, type ToolRegistry } from "../../agent/tools/registry";
+import { indexLines } from "../../agent/tools/capability-index";
+import type { ToolDefinition, ToolRegistry } from "../../agent/tools/registry";
 import type { ConversationHead } from "../../services/record/conversation-head";
 import type { ObjectScope } from "./object-scope";
 
@@ -38,10 +39,8 @@ export class TurnTools {
     this.index ??= (await this.scope.ctx.storage.get<DayIndex>(INDEX_KEY)) ?? null;
     if (this.index?.day !== day) {
       const builtIn = new Set(toolRegistry.names());
-      const lines = registry
-        .all()
-        .filter((t) => !builtIn.has(t.name))
-        .map(capabilityLine);
+      // Grouped (one line per MCP server, not per tool): see agent/tools/capability-index.ts.
+      const lines = indexLines(registry.all().filter((t) => !builtIn.has(t.name)));
       this.index = { day, lines };
       await this.scope.ctx.storage.put(INDEX_KEY, this.index);
     }

@@ -13,6 +13,7 @@ import { conversationRoutes } from "./routes/conversations";
 import { keyRoutes } from "./routes/keys";
 import { corpusRoutes } from "./routes/corpus";
 import { exportRoutes } from "./routes/exports";
+import { mcpServerRoutes } from "./routes/mcp-servers";
 import { memoryRoutes } from "./routes/memory";
 import { projectRoutes } from "./routes/projects";
 import { searchRoutes } from "./routes/search";
@@ -104,6 +105,7 @@ app.route("/v1/automations", automationRoutes);
 app.route("/v1/projects", projectRoutes);
 app.route("/v1/corpus", corpusRoutes);
 app.route("/v1/exports", exportRoutes);
+app.route("/v1/mcp-servers", mcpServerRoutes);
 
 app.notFound((c) => c.json(errorBody(404, `no route for ${c.req.method} ${c.req.path}`), 404));
 

@@ -1,0 +1,41 @@
+// The `mcp` tool source: every tool of the MCP servers a conversation sees (the tenant's, and its
+// project's), from each server's cached list in D1 — no server is contacted to build a turn. A
+// call reaches the server through services/mcp/call.ts. Tools are never core: the model finds them
+// with tool_search and adds them with tool_activate, and the index shows one line per server.
+import { z } from "zod";
+import { mcpPrefix } from "../../core/mcp-names";
+import { callMcpTool } from "../../services/mcp/call";
+import { cachedTools, mcpServersInScope, type McpServerRow, type McpToolEntry } from "../../services/mcp/servers";
+import { addToolSource, type ToolScope } from "./external";
+import type { ToolDefinition } from "./registry";
+
+const oneLine = (text: string, max: number) => {
+  const flat = text.replace(/\s+/g, " ").trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+};
+
+/** The model is handed an object schema whatever the server declared (Anthropic requires one). */
+const objectSchema = (schema: Record<string, unknown>) => (schema && schema.type === "object" ? schema : { type: "object", properties: {} });
+
+export function mcpToolDefinition(scope: Pick<ToolScope, "env" | "tenantId">, server: McpServerRow, tool: McpToolEntry): ToolDefinition<Record<string, unknown>> {
+  const summary = oneLine(tool.description, 160);
+  return {
+    name: tool.name,
+    shortName: tool.mcpName,
+    indexGroup: `${mcpPrefix(server.name)}* (MCP server "${server.name}")`,
+    description: `${oneLine(tool.description, 1000)} (tool "${tool.mcpName}" of MCP server "${server.name}")`,
+    capability: `${tool.name}: ${summary}`,
+    core: false,
+    input: z.record(z.string(), z.unknown()),
+    jsonSchema: objectSchema(tool.inputSchema),
+    run: (input) => callMcpTool(scope.env, scope.tenantId, server.id, tool.mcpName, input),
+  };
+}
+
+addToolSource({
+  kind: "mcp",
+  async load(scope) {
+    const servers = await mcpServersInScope(scope.env.DB, scope.tenantId, scope.projectId);
+    return servers.flatMap((s) => cachedTools(s).map((t) => mcpToolDefinition(scope, s, t)));
+  },
+});

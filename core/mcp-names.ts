@@ -1,0 +1,22 @@
+// The name the model sees for a tool of a tenant's MCP server: mcp__<server>__<tool>. Anthropic
+// tool names are ^[a-zA-Z0-9_-]{1,64}$, while an MCP tool's name may be longer or use other
+// characters ("files/read", "ns.tool"); such a name keeps a readable, cleaned prefix and gets a
+// hash of its original name as a suffix, so the mapping is deterministic and two different tools
+// never share a name. The original name is kept next to it for the call.
+import { sha256Hex } from "./ids";
+
+export const MCP_SERVER_NAME = /^[a-z0-9_-]{1,24}$/;
+const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+const MAX = 64;
+const HASH_CHARS = 8;
+
+export const mcpPrefix = (server: string) => `mcp__${server}__`;
+
+export async function mcpToolName(server: string, tool: string): Promise<string> {
+  const plain = `${mcpPrefix(server)}${tool}`;
+  if (TOOL_NAME.test(plain)) return plain;
+  const suffix = `_${(await sha256Hex(tool)).slice(0, HASH_CHARS)}`;
+  const room = MAX - mcpPrefix(server).length - suffix.length;
+  const cleaned = tool.replace(/[^a-zA-Z0-9_-]/g, "_").slice(0, Math.max(0, room));
+  return `${mcpPrefix(server)}${cleaned}${suffix}`;
+}

@@ -1,0 +1,82 @@
+// A connection to a tenant's MCP server through the official SDK client. Transport is automatic:
+// Streamable HTTP first, then the older HTTP+SSE transport at the same URL when the server
+// refuses the first (the SDK's documented backwards-compatibility pattern). Every request — each
+// redirect hop included — goes through checkedFetch, so a server cannot send the platform to a
+// private address, and the auth header only ever travels in request headers.
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import type { JsonSchemaValidator, jsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/types.js";
+import { checkOutboundUrl, loopbackAllowed } from "../../core/outbound-url";
+
+export type McpTransportKind = "streamable-http" | "sse";
+
+export interface McpEndpoint {
+  url: string;
+  /** The opened auth header, if the server has one. */
+  auth: { name: string; value: string } | null;
+}
+
+export class OutboundRefused extends Error {}
+
+/** Every outbound request of an MCP connection: the URL checked, redirects never followed by fetch itself. */
+export function checkedFetch(env: { ALLOW_LOOPBACK_TOOLS?: string }): typeof fetch {
+  return (async (input: RequestInfo | URL, init?: RequestInit) => {
+    const url = typeof input === "string" ? input : input instanceof URL ? input.href : input.url;
+    const check = checkOutboundUrl(url, { allowLoopback: loopbackAllowed(env) });
+    if (!check.ok) throw new OutboundRefused(`refused ${new URL(url).origin}: ${check.reason}`);
+    return fetch(input, { ...init, redirect: "manual" });
+  }) as typeof fetch;
+}
+
+/**
+ * The SDK checks a tool's structured output against its outputSchema with Ajv, which compiles
+ * schemas with `new Function` — refused by deployed Workers. The platform hands the model the
+ * result's content blocks, never structuredContent, so it takes structured output as it comes.
+ */
+const acceptStructuredOutput: jsonSchemaValidator = { getValidator: <T>(): JsonSchemaValidator<T> => (input: unknown) => ({ valid: true, data: input as T, errorMessage: undefined }) };
+
+export interface McpConnection {
+  client: Client;
+  transport: McpTransportKind;
+  close(): Promise<void>;
+}
+
+export async function connectMcp(env: { ALLOW_LOOPBACK_TOOLS?: string }, endpoint: McpEndpoint, opts: { timeoutMs: number; onToolsChanged?: () => void }): Promise<McpConnection> {
+  const check = checkOutboundUrl(endpoint.url, { allowLoopback: loopbackAllowed(env) });
+  if (!check.ok) throw new OutboundRefused(`url: ${check.reason}`);
+  const init: RequestInit = endpoint.auth ? { headers: { [endpoint.auth.name]: endpoint.auth.value } } : {};
+  const transportOpts = { fetch: checkedFetch(env), requestInit: init };
+  const attempt = async (kind: McpTransportKind): Promise<McpConnection> => {
+    const client = new Client({ name: "context-chat", version: "1.0.0" }, { jsonSchemaValidator: acceptStructuredOutput });
+    if (opts.onToolsChanged) client.setNotificationHandler(ToolListChangedNotificationSchema, async () => opts.onToolsChanged!());
+    const transport: Transport = kind === "streamable-http" ? new StreamableHTTPClientTransport(check.url, transportOpts) : new SSEClientTransport(check.url, { ...transportOpts, eventSourceInit: { fetch: transportOpts.fetch } });
+    await withTimeout(client.connect(transport, { timeout: opts.timeoutMs }), opts.timeoutMs, "connecting");
+    return { client, transport: kind, close: () => client.close().catch(() => undefined) };
+  };
+  try {
+    return await attempt("streamable-http");
+  } catch (err) {
+    // A refused URL or a timeout is no reason to try the other transport.
+    if (err instanceof OutboundRefused || err instanceof McpTimeout) throw err;
+    try {
+      return await attempt("sse");
+    } catch (sseErr) {
+      throw new Error(`neither Streamable HTTP (${message(err)}) nor SSE (${message(sseErr)}) connected`);
+    }
+  }
+}
+
+export class McpTimeout extends Error {}
+
+export function withTimeout<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new McpTimeout(`${what} took longer than ${ms} ms`)), ms);
+  });
+  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
+}
+
+export const message = (err: unknown) => (err instanceof Error ? err.message : String(err)).slice(0, 300);

@@ -1,0 +1,65 @@
+// An MCP tool result as the model reads it: text stays text; an image becomes an image block
+// under the same rules as image_view (services/attachments/formats/image/model-image.ts), or a
+// note saying why it is not shown; a resource link or an embedded resource becomes text naming
+// its uri (with the resource's text when it is embedded). Nothing is cut: a large result is kept
+// whole and replayed through stubs and compaction like any other.
+import type { ImageBlock, TextBlock } from "../../core/types";
+import { modelImageProblem } from "../attachments/formats/image/model-image";
+
+type McpContent =
+  | { type: "text"; text: string }
+  | { type: "image"; data: string; mimeType: string }
+  | { type: "audio"; data: string; mimeType: string }
+  | { type: "resource_link"; uri: string; name?: string; mimeType?: string; description?: string }
+  | { type: "resource"; resource: { uri: string; mimeType?: string; text?: string; blob?: string } }
+  | { type: string; [k: string]: unknown };
+
+export interface McpResultOutput {
+  content: string;
+  isError?: boolean;
+  blocks?: Array<TextBlock | ImageBlock>;
+}
+
+const decoded = (b64: string): Uint8Array | null => {
+  try {
+    return Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+  } catch {
+    return null;
+  }
+};
+
+function toBlock(c: McpContent): TextBlock | ImageBlock {
+  switch (c.type) {
+    case "text":
+      return { type: "text", text: String((c as { text: string }).text) };
+    case "image": {
+      const { data, mimeType } = c as { data: string; mimeType: string };
+      const bytes = decoded(data);
+      const problem = bytes ? modelImageProblem(mimeType, bytes) : "not valid base64";
+      if (problem) return { type: "text", text: `[image not shown: ${problem}]` };
+      return { type: "image", source: { type: "base64", media_type: mimeType, data } };
+    }
+    case "resource_link": {
+      const l = c as { uri: string; name?: string; mimeType?: string; description?: string };
+      return { type: "text", text: `[resource link: ${l.name ?? l.uri} <${l.uri}>${l.mimeType ? ` ${l.mimeType}` : ""}${l.description ? ` — ${l.description}` : ""}]` };
+    }
+    case "resource": {
+      const r = (c as { resource: { uri: string; mimeType?: string; text?: string; blob?: string } }).resource;
+      const head = `[resource <${r.uri}>${r.mimeType ? ` ${r.mimeType}` : ""}]`;
+      if (typeof r.text === "string") return { type: "text", text: `${head}\n${r.text}` };
+      return { type: "text", text: `${head} binary, ${Math.floor(((r.blob ?? "").length * 3) / 4)} bytes, not shown` };
+    }
+    default:
+      return { type: "text", text: `[${c.type} content not shown]` };
+  }
+}
+
+export function mcpResultOutput(result: { content?: unknown; isError?: unknown; structuredContent?: unknown; toolResult?: unknown }): McpResultOutput {
+  const items = Array.isArray(result.content) ? (result.content as McpContent[]) : [];
+  const blocks = items.map(toBlock);
+  // structuredContent without content, or the 2024-10-07 protocol's toolResult: JSON text.
+  const structured = result.structuredContent ?? result.toolResult;
+  if (!blocks.length && structured !== undefined) blocks.push({ type: "text", text: JSON.stringify(structured) });
+  const content = blocks.filter((b): b is TextBlock => b.type === "text").map((b) => b.text).join("\n") || (blocks.length ? "(image)" : "(no content)");
+  return { content, ...(result.isError ? { isError: true } : {}), ...(blocks.some((b) => b.type === "image") ? { blocks } : {}) };
+}

@@ -1,0 +1,136 @@
+// /v1/mcp-servers: a tenant's remote MCP servers (tenant-wide, or one project's) — register,
+// list, get, change, delete, and refresh the cached tool list. The auth header is sealed at rest
+// and never returned: an answer says only whether there is one and its header name.
+import { Hono } from "hono";
+import { z } from "zod";
+import { isId } from "../../../core/ids";
+import { MCP_SERVER_NAME } from "../../../core/mcp-names";
+import { checkOutboundUrl, loopbackAllowed } from "../../../core/outbound-url";
+import { authOwner, refreshListing } from "../../../services/mcp/listing";
+import { cachedTools, createMcpServer, deleteMcpServer, getMcpServer, listMcpServers, McpNameTaken, newMcpServerId, updateMcpServer, type McpServerRow } from "../../../services/mcp/servers";
+import { getProject } from "../../../services/projects";
+import { seal, ToolSecretsNotConfigured } from "../../../services/tools/secret-box";
+import { ApiError, badRequest, notFound } from "../errors";
+import { doc } from "../openapi/registry";
+import { listOf, resource } from "../openapi/schemas";
+import { idCursor, pageOf } from "../paging";
+import type { AppEnv } from "../types";
+import { intParam, jsonBody, query } from "../validate";
+
+const server = resource("McpServer", "A remote MCP server and its cached tool list (the auth header is never returned).");
+export const mcpServerRoutes = new Hono<AppEnv>();
+
+const HEADER_NAME = /^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,64}$/;
+const auth = z.strictObject({
+  name: z.string().regex(HEADER_NAME, "an HTTP header name").default("authorization"),
+  value: z.string().min(1).max(4096).refine((v) => !/[\r\n\0]/.test(v), "no line breaks"),
+});
+const fields = {
+  name: z.string().regex(MCP_SERVER_NAME, "lower-case letters, digits, _ and -, at most 24"),
+  url: z.string().max(2048),
+  projectId: z.string().refine((v) => isId("proj", v), "not a project id (proj_…)").nullable(),
+  auth: auth.nullable(),
+  timeoutMs: z.number().int().min(1_000).max(120_000),
+};
+const createBody = z.strictObject({ ...fields, projectId: fields.projectId.optional(), auth: fields.auth.optional(), timeoutMs: fields.timeoutMs.optional() });
+const patchBody = z.strictObject(fields).partial().refine((b) => Object.keys(b).length > 0, "give at least one field");
+const listQuery = z.strictObject({ limit: intParam(1, 100).default(50), cursor: idCursor("mcp", "an MCP server id") });
+
+const serverId = (id: string) => {
+  if (!isId("mcp", id)) throw notFound("MCP server");
+  return id;
+};
+
+function publicServer(row: McpServerRow) {
+  const { tenantId: _t, authSealed, tools: _tools, ...rest } = row;
+  const tools = cachedTools(row).map(({ name, mcpName, description }) => ({ name, mcpName, description }));
+  return { ...rest, hasAuth: authSealed !== null, tools };
+}
+
+function checkedUrl(env: Env, url: string): string {
+  const check = checkOutboundUrl(url, { allowLoopback: loopbackAllowed(env) });
+  if (!check.ok) throw badRequest(`url: ${check.reason}`);
+  return check.url.href;
+}
+
+async function checkProject(env: Env, tenantId: string, projectId: string | null | undefined) {
+  if (projectId && !(await getProject(env.DB, tenantId, projectId))) throw notFound("project");
+}
+
+async function sealAuth(env: Env, owner: Pick<McpServerRow, "tenantId" | "id">, value: z.infer<typeof auth> | null | undefined): Promise<string | null> {
+  if (!value) return null;
+  try {
+    return await seal(env, authOwner(owner), JSON.stringify(value));
+  } catch (err) {
+    if (err instanceof ToolSecretsNotConfigured) throw new ApiError(503, err.type, err.message);
+    throw err;
+  }
+}
+
+const nameTaken = (name: string) => new ApiError(409, "conflict", `an MCP server named "${name}" already exists`);
+
+mcpServerRoutes.post("/", doc({ summary: "Register an MCP server (its tools are listed at once)", responses: { 201: { description: "Registered", schema: server } } }), ...jsonBody(createBody), async (c) => {
+  const tenantId = c.get("tenantId");
+  const body = c.req.valid("json");
+  const url = checkedUrl(c.env, body.url);
+  await checkProject(c.env, tenantId, body.projectId);
+  const id = newMcpServerId();
+  const authSealed = await sealAuth(c.env, { tenantId, id }, body.auth);
+  let row: McpServerRow;
+  try {
+    row = await createMcpServer(c.env.DB, { id, tenantId, projectId: body.projectId ?? null, name: body.name, url, authSealed, timeoutMs: body.timeoutMs ?? 30_000 });
+  } catch (err) {
+    if (err instanceof McpNameTaken) throw nameTaken(body.name);
+    throw err;
+  }
+  return c.json(publicServer(await refreshListing(c.env, row)), 201);
+});
+
+mcpServerRoutes.get("/", doc({ summary: "List MCP servers", responses: { 200: { description: "A page", schema: listOf("data", server) } } }), query(listQuery), async (c) => {
+  const { limit, cursor } = c.req.valid("query");
+  const rows = await listMcpServers(c.env.DB, c.get("tenantId"), limit + 1, cursor);
+  return c.json(pageOf(rows.map(publicServer), limit, (s) => s.id));
+});
+
+mcpServerRoutes.get("/:id", doc({ summary: "Get an MCP server", responses: { 200: { description: "The server", schema: server } } }), async (c) => {
+  const row = await getMcpServer(c.env.DB, c.get("tenantId"), serverId(c.req.param("id")));
+  if (!row) throw notFound("MCP server");
+  return c.json(publicServer(row));
+});
+
+mcpServerRoutes.patch("/:id", doc({ summary: "Change an MCP server (a new name, url or auth lists its tools again)", responses: { 200: { description: "The server", schema: server } } }), ...jsonBody(patchBody), async (c) => {
+  const tenantId = c.get("tenantId");
+  const id = serverId(c.req.param("id"));
+  const body = c.req.valid("json");
+  if (!(await getMcpServer(c.env.DB, tenantId, id))) throw notFound("MCP server");
+  const url = body.url === undefined ? undefined : checkedUrl(c.env, body.url);
+  await checkProject(c.env, tenantId, body.projectId);
+  const change = {
+    ...(body.name !== undefined ? { name: body.name } : {}),
+    ...(url !== undefined ? { url } : {}),
+    ...(body.projectId !== undefined ? { projectId: body.projectId } : {}),
+    ...(body.timeoutMs !== undefined ? { timeoutMs: body.timeoutMs } : {}),
+    ...(body.auth !== undefined ? { authSealed: await sealAuth(c.env, { tenantId, id }, body.auth) } : {}),
+  };
+  let row: McpServerRow | null;
+  try {
+    row = await updateMcpServer(c.env.DB, tenantId, id, change);
+  } catch (err) {
+    if (err instanceof McpNameTaken) throw nameTaken(body.name!);
+    throw err;
+  }
+  if (!row) throw notFound("MCP server");
+  const relist = body.name !== undefined || body.url !== undefined || body.auth !== undefined;
+  return c.json(publicServer(relist ? await refreshListing(c.env, row) : row));
+});
+
+mcpServerRoutes.delete("/:id", doc({ summary: "Delete an MCP server", responses: { 204: { description: "Deleted" } } }), async (c) => {
+  if (!(await deleteMcpServer(c.env.DB, c.get("tenantId"), serverId(c.req.param("id"))))) throw notFound("MCP server");
+  return c.body(null, 204);
+});
+
+mcpServerRoutes.post("/:id/refresh", doc({ summary: "List an MCP server's tools again", responses: { 200: { description: "The server with its new list", schema: server } } }), async (c) => {
+  const row = await getMcpServer(c.env.DB, c.get("tenantId"), serverId(c.req.param("id")));
+  if (!row) throw notFound("MCP server");
+  return c.json(publicServer(await refreshListing(c.env, row)));
+});

@@ -631,6 +631,75 @@ export interface Routes {
       [key: string]: unknown;
     };
   };
+  "GET /v1/mcp-servers": {
+    path: undefined;
+    query: {
+      limit?: string | number;
+      cursor?: string | number;
+    };
+    body: undefined;
+    response: {
+      data: Array<Schemas["McpServer"]>;
+      next: string | number | null;
+      [key: string]: unknown;
+    };
+  };
+  "POST /v1/mcp-servers": {
+    path: undefined;
+    query: undefined;
+    body: {
+      name: string;
+      url: string;
+      projectId?: string;
+      auth?: {
+        name?: string;
+        value: string;
+      };
+      timeoutMs?: number;
+    };
+    response: Schemas["McpServer"];
+  };
+  "DELETE /v1/mcp-servers/{id}": {
+    path: {
+      id: string;
+    };
+    query: undefined;
+    body: undefined;
+    response: null;
+  };
+  "GET /v1/mcp-servers/{id}": {
+    path: {
+      id: string;
+    };
+    query: undefined;
+    body: undefined;
+    response: Schemas["McpServer"];
+  };
+  "PATCH /v1/mcp-servers/{id}": {
+    path: {
+      id: string;
+    };
+    query: undefined;
+    body: {
+      name?: string;
+      url?: string;
+      projectId?: string | null;
+      auth?: {
+        name?: string;
+        value: string;
+      } | null;
+      timeoutMs?: number;
+    };
+    response: Schemas["McpServer"];
+  };
+  "POST /v1/mcp-servers/{id}/refresh": {
+    path: {
+      id: string;
+    };
+    query: undefined;
+    body: undefined;
+    response: Schemas["McpServer"];
+  };
   "GET /v1/memory": {
     path: undefined;
     query: {
@@ -833,6 +902,10 @@ export interface Schemas {
     };
   };
   Export: {
+    id: string;
+    [key: string]: unknown;
+  };
+  McpServer: {
     id: string;
     [key: string]: unknown;
   };

@@ -53,7 +53,13 @@ export async function connectMcp(env: { ALLOW_LOOPBACK_TOOLS?: string }, endpoin
     const client = new Client({ name: "context-chat", version: "1.0.0" }, { jsonSchemaValidator: acceptStructuredOutput });
     if (opts.onToolsChanged) client.setNotificationHandler(ToolListChangedNotificationSchema, async () => opts.onToolsChanged!());
     const transport: Transport = kind === "streamable-http" ? new StreamableHTTPClientTransport(check.url, transportOpts) : new SSEClientTransport(check.url, { ...transportOpts, eventSourceInit: { fetch: transportOpts.fetch } });
-    await withTimeout(client.connect(transport, { timeout: opts.timeoutMs }), opts.timeoutMs, "connecting");
+    try {
+      await withTimeout(client.connect(transport, { timeout: opts.timeoutMs }), opts.timeoutMs, "connecting");
+    } catch (err) {
+      // A failed attempt must not leave its stream behind (an EventSource would keep reconnecting).
+      await transport.close().catch(() => undefined);
+      throw err;
+    }
     return { client, transport: kind, close: () => client.close().catch(() => undefined) };
   };
   try {

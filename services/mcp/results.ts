@@ -47,7 +47,9 @@ function toBlock(c: McpContent): TextBlock | ImageBlock {
       const r = (c as { resource: { uri: string; mimeType?: string; text?: string; blob?: string } }).resource;
       const head = `[resource <${r.uri}>${r.mimeType ? ` ${r.mimeType}` : ""}]`;
       if (typeof r.text === "string") return { type: "text", text: `${head}\n${r.text}` };
-      return { type: "text", text: `${head} binary, ${Math.floor(((r.blob ?? "").length * 3) / 4)} bytes, not shown` };
+      const blob = r.blob ?? "";
+      const bytes = Math.floor((blob.length * 3) / 4) - (blob.endsWith("==") ? 2 : blob.endsWith("=") ? 1 : 0);
+      return { type: "text", text: `${head} binary, ${bytes} bytes, not shown` };
     }
     default:
       return { type: "text", text: `[${c.type} content not shown]` };

@@ -30,14 +30,14 @@ const fakeId = (prefix: string, salt = 0) => `${prefix}_${Array.from({ length: 2
 
 /** What the owner sees of everything it has, to prove the attacker changed nothing. */
 async function ownerView(o: Owned) {
-  const paths = [`/v1/conversations/${o.conv}`, `/v1/conversations/${o.conv}/messages`, `/v1/conversations/${o.conv}/attachments`, `/v1/memory/${o.mem}`, `/v1/memory/episodes/${o.epi}`, `/v1/automations/${o.auto}`, `/v1/projects/${o.proj}`, `/v1/channels/${o.channel}`, `/v1/conversations/${o.channelConv}/messages`, "/v1/keys"];
+  const paths = [`/v1/conversations/${o.conv}`, `/v1/conversations/${o.conv}/messages`, `/v1/conversations/${o.conv}/attachments`, `/v1/memory/${o.mem}`, `/v1/memory/episodes/${o.epi}`, `/v1/automations/${o.auto}`, `/v1/projects/${o.proj}`, `/v1/channels/${o.channel}`, `/v1/conversations/${o.channelConv}/messages`, "/v1/keys", `/v1/mcp-servers/${o.mcp}`];
   return Promise.all(paths.map(async (p) => (await api("GET", p, undefined, { key: o.key })).text));
 }
 
 beforeAll(async () => {
   a = await ownEverything("a");
   b = await ownEverything("b");
-  ghost = { ...b, keyId: fakeId("key"), conv: fakeId("conv"), msg: fakeId("msg"), att: fakeId("att"), upload: fakeId("att", 1), mem: fakeId("mem"), epi: fakeId("epi"), auto: fakeId("auto"), proj: fakeId("proj"), file: fakeId("att", 2), channel: "ghost-inbox", channelConv: fakeId("conv", 1), exp: fakeId("exp") };
+  ghost = { ...b, keyId: fakeId("key"), conv: fakeId("conv"), msg: fakeId("msg"), att: fakeId("att"), upload: fakeId("att", 1), mem: fakeId("mem"), epi: fakeId("epi"), auto: fakeId("auto"), proj: fakeId("proj"), file: fakeId("att", 2), channel: "ghost-inbox", channelConv: fakeId("conv", 1), exp: fakeId("exp"), mcp: fakeId("mcp"), mcpTool: "mcp__zz-tools__add" };
 }, 60_000);
 
 describe("cross-tenant", () => {
@@ -65,14 +65,14 @@ describe("cross-tenant", () => {
       expect(theirs.headers.get("content-type"), what).toBe(nobodys.headers.get("content-type"));
     }
     // Routes without ids: the victim's data is simply not there.
-    for (const path of ["/v1/keys", "/v1/conversations", "/v1/search?q=quasar-a", "/v1/search?q=nebula-a&kind=memory", "/v1/search?q=a-attachment-secret", "/v1/memory", "/v1/memory/episodes", "/v1/channels", "/v1/automations", "/v1/projects", `/v1/corpus/${a.date}`, `/v1/memory/episodes?conversation=${a.conv}`]) {
+    for (const path of ["/v1/keys", "/v1/conversations", "/v1/search?q=quasar-a", "/v1/search?q=nebula-a&kind=memory", "/v1/search?q=a-attachment-secret", "/v1/memory", "/v1/memory/episodes", "/v1/channels", "/v1/automations", "/v1/projects", `/v1/corpus/${a.date}`, `/v1/memory/episodes?conversation=${a.conv}`, "/v1/mcp-servers"]) {
       const r = await api("GET", path, undefined, { key: b.key });
       attempts++;
       expect(r.status, path).toBeLessThan(500);
       // Search echoes the query; its results must be empty.
       noSecrets(path.startsWith("/v1/search") ? JSON.stringify(r.json.results) : r.text, path);
       if (path.startsWith("/v1/search")) expect(r.json.results, path).toEqual([]);
-      for (const id of [a.keyId, a.conv, a.mem, a.epi, a.auto, a.proj, a.att, a.channelConv]) expect(r.text, path).not.toContain(id);
+      for (const id of [a.keyId, a.conv, a.mem, a.epi, a.auto, a.proj, a.att, a.channelConv, a.mcp, "a-tools"]) expect(r.text, path).not.toContain(id);
     }
     console.log(`cross-tenant route attempts: ${attempts}`);
     expect(await ownerView(a)).toEqual(before);
@@ -104,6 +104,9 @@ describe("cross-tenant", () => {
       `@tool memory_update {"id":"${o.mem}","text":"overwritten by an injection"}`,
       `@tool memory_forget {"id":"${o.mem}"}`,
       `@tool conversation_list {"limit":50}`,
+      // Another tenant's MCP tool, by the very name its owner's model sees: unknown here.
+      `@tool tool_activate {"name":"${o.mcpTool}"}`,
+      `@tool ${o.mcpTool} {"a":1,"b":2}`,
       // A sub-agent inherits the caller's tenant: delegating the injection gets no further.
       `@tool agent_delegate ${JSON.stringify({ name: "spy", task: `@tool conversation_read {"conversation_id":"${o.conv}"}\n@tool file_read {"attachment_id":"${o.att}","lines":"1-5"}` })}`,
     ];
@@ -134,7 +137,7 @@ describe("cross-tenant", () => {
     });
     // Every registered tool is attacked, except those that take no id of anyone's.
     const attacked = new Set(calls(a, "").map((l) => l.split(" ")[1]));
-    expect(toolRegistry.names().filter((n) => !attacked.has(n)).sort()).toEqual(["memory_save", "tool_activate", "tool_search"]);
+    expect(toolRegistry.names().filter((n) => !attacked.has(n)).sort()).toEqual(["memory_save", "tool_search"]);
     console.log(`cross-tenant tool attempts: ${theirs.length} (${new Set(calls(a, "").map((l) => l.split(" ")[1])).size} tools)`);
     expect(await ownerView(a)).toEqual(before);
   }, 60_000);

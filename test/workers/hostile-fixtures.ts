@@ -2,6 +2,7 @@
 // table the fuzzers walk (checked against the routes the Hono app registers), and a snapshot of
 // everything stored, to prove that refused requests wrote nothing.
 import { env } from "cloudflare:workers";
+import { inject } from "vitest";
 import { sha256Hex } from "../../core/ids";
 import { app } from "../../workers/chat/app";
 import { api, eventually, newTenant } from "./helpers";
@@ -26,6 +27,9 @@ export interface Owned {
   date: string;
   /** A finished tenant-wide export. */
   exp: string;
+  /** A registered MCP server, and the name the model sees for one of its tools. */
+  mcp: string;
+  mcpTool: string;
 }
 
 const ok = <R extends { status: number; text: string }>(r: R, what: string): R => {
@@ -61,7 +65,8 @@ export async function ownEverything(label: string): Promise<Owned> {
   await eventually(async () => (await api("GET", `/v1/search?q=quasar-${label}`, undefined, { key })).json.results.length > 0);
   // So does the export job (a queue consumer writing to R2).
   await eventually(async () => (await api("GET", `/v1/exports/${exp}`, undefined, { key })).json.status === "done", 20_000);
-  return { key, keyId, tenantId, conv, msg, att, upload, mem, epi, auto, proj, file, channel, channelConv, date, exp };
+  const mcp = ok(await api("POST", "/v1/mcp-servers", { name: `${label}-tools`, url: `http://127.0.0.1:${inject("mcpFixturePort")}/mcp` }, { key }), "MCP server").json.id;
+  return { key, keyId, tenantId, conv, msg, att, upload, mem, epi, auto, proj, file, channel, channelConv, date, exp, mcp, mcpTool: `mcp__${label}-tools__add` };
 }
 
 // ---- the route table ------------------------------------------------------------------------
@@ -146,6 +151,13 @@ export const ROUTES: RouteSpec[] = [
   { method: "POST", path: "/v1/exports", body: "none" },
   { method: "GET", path: "/v1/exports/:id", body: "none" },
   { method: "GET", path: "/v1/exports/:id/download", body: "none" },
+  // An unreachable loopback port: registering answers 201 with the listing's error, calling nothing.
+  { method: "POST", path: "/v1/mcp-servers", body: "json", sample: { name: "fuzz", url: "http://127.0.0.1:9/mcp", auth: { name: "x-api-key", value: "k" }, timeoutMs: 1000 } },
+  { method: "GET", path: "/v1/mcp-servers", body: "none", query: { limit: "5" } },
+  { method: "GET", path: "/v1/mcp-servers/:id", body: "none" },
+  { method: "PATCH", path: "/v1/mcp-servers/:id", body: "json", sample: { timeoutMs: 5000 } },
+  { method: "DELETE", path: "/v1/mcp-servers/:id", body: "none" },
+  { method: "POST", path: "/v1/mcp-servers/:id/refresh", body: "none" },
 ];
 
 /** Every handler route the app registers (middleware excluded), as "METHOD /path". */
@@ -174,6 +186,7 @@ export function paramKind(path: string, param: string): keyof Owned | "part" | "
   if (path.startsWith("/v1/automations/")) return "auto";
   if (path.startsWith("/v1/projects/")) return "proj";
   if (path.startsWith("/v1/exports/")) return "exp";
+  if (path.startsWith("/v1/mcp-servers/")) return "mcp";
   throw new Error(`no kind for ${param} in ${path}`);
 }
 

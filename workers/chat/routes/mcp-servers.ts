@@ -32,7 +32,8 @@ const fields = {
   auth: auth.nullable(),
   timeoutMs: z.number().int().min(1_000).max(120_000),
 };
-const createBody = z.strictObject({ ...fields, projectId: fields.projectId.optional(), auth: fields.auth.optional(), timeoutMs: fields.timeoutMs.optional() });
+// null means "remove" and so belongs to PATCH only.
+const createBody = z.strictObject({ ...fields, projectId: fields.projectId.unwrap().optional(), auth: auth.optional(), timeoutMs: fields.timeoutMs.optional() });
 const patchBody = z.strictObject(fields).partial().refine((b) => Object.keys(b).length > 0, "give at least one field");
 const listQuery = z.strictObject({ limit: intParam(1, 100).default(50), cursor: idCursor("mcp", "an MCP server id") });
 

@@ -197,3 +197,14 @@ describe("MCP tools in a turn", () => {
     expect(r).toMatchObject({ is_error: true });
   });
 });
+
+describe("checkedFetch", () => {
+  it("checks every request's URL and never lets fetch follow a redirect itself", async () => {
+    const { checkedFetch, OutboundRefused } = await import("../../services/mcp/connect");
+    await expect(checkedFetch({})(fixture())).rejects.toBeInstanceOf(OutboundRefused);
+    await expect(checkedFetch({ ALLOW_LOOPBACK_TOOLS: "true" })("https://10.1.2.3/mcp")).rejects.toThrow(/private/);
+    const hop = await checkedFetch({ ALLOW_LOOPBACK_TOOLS: "true" })(fixture("/redirect"));
+    expect(hop.status).toBe(307);
+    expect(hop.headers.get("location")).toBe("http://10.0.0.1/mcp");
+  });
+});

@@ -2,7 +2,8 @@
 // with the chat and summarizer configs in one process tree — and waits for /health.
 // Used by `npm start`, the end-to-end tests and the benchmarks.
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { fileURLToPath } from "node:url";
 
@@ -31,11 +32,30 @@ export function writeSummarizerDevVars() {
   renameSync(tmp, target);
 }
 
+/**
+ * The local TOOL_SECRETS_KEY: generated once and kept beside the local state (.wrangler/ or the
+ * stack's persist folder), so secrets sealed by one run still open after a restart. A key in the
+ * root .dev.vars wins (wrangler reads it there).
+ * @param {string | undefined} persistTo
+ */
+export function devToolSecretsKey(persistTo) {
+  const dir = persistTo ?? `${ROOT}.wrangler`;
+  const file = `${dir}/tool-secrets-key`;
+  if (!existsSync(file)) {
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(file, randomBytes(32).toString("base64"), { mode: 0o600 });
+  }
+  return readFileSync(file, "utf8").trim();
+}
+
 /** @param {{ port?: number, persistTo?: string, vars?: Record<string, string> }} [opts] */
 export function wranglerDevArgs({ port = 8787, persistTo, vars = {} } = {}) {
   const args = ["dev", "-c", "wrangler.toml", "-c", "workers/summarizer/wrangler.toml", "--ip", "127.0.0.1", "--port", String(port)];
   if (persistTo) args.push("--persist-to", persistTo);
-  for (const [k, v] of Object.entries({ DEV_BOOTSTRAP: "true", ...vars })) args.push("--var", `${k}:${v}`);
+  const rootVars = existsSync(`${ROOT}.dev.vars`) ? readFileSync(`${ROOT}.dev.vars`, "utf8") : "";
+  // Local dev may register MCP servers on this machine (tenant tools refuse loopback otherwise).
+  const local = { DEV_BOOTSTRAP: "true", ALLOW_LOOPBACK_TOOLS: "true", ...(/^TOOL_SECRETS_KEY=/m.test(rootVars) ? {} : { TOOL_SECRETS_KEY: devToolSecretsKey(persistTo) }) };
+  for (const [k, v] of Object.entries({ ...local, ...vars })) args.push("--var", `${k}:${v}`);
   return args;
 }
 

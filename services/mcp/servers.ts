@@ -90,4 +90,9 @@ export async function deleteMcpServer(db: D1Database, tenantId: string, id: stri
   return rows.length > 0;
 }
 
+/** A deleted project takes its MCP servers with it (their sealed headers included). */
+export async function deleteProjectMcpServers(db: D1Database, tenantId: string, projectId: string): Promise<void> {
+  await drizzle(db).delete(mcpServers).where(and(eq(mcpServers.tenantId, tenantId), eq(mcpServers.projectId, projectId)));
+}
+
 export const cachedTools = (row: McpServerRow): McpToolEntry[] => JSON.parse(row.tools) as McpToolEntry[];

@@ -195,6 +195,11 @@ describe("MCP tools in a turn", () => {
     expect((await replay(outside, k)).system[0].text).not.toContain('MCP server "projonly"');
     const r = results(await send(outside, `@tool tool_activate {"name":"mcp__projonly__add"}`, k))[0];
     expect(r).toMatchObject({ is_error: true });
+    // Deleting the project deletes its servers.
+    const serverOf = async () => (await api("GET", "/v1/mcp-servers", undefined, { key: k })).json.data.find((s: any) => s.name === "projonly");
+    expect(await serverOf()).toBeDefined();
+    expect((await api("DELETE", `/v1/projects/${proj}`, undefined, { key: k })).status).toBe(204);
+    expect(await serverOf()).toBeUndefined();
   });
 });
 

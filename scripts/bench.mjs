@@ -9,6 +9,7 @@
 //   compact   the deterministic part of a compaction pass on a 1 MB turn, and the tokens it saves
 //   load      parallel conversations and senders (JSON, SSE, websocket) with folds and indexing
 //             running, then an audit of transcript, replay source and index (flags: see load.mjs)
+//   tools     3 MCP servers with 200 tools: first-request tokens, tool_search hit@3, a 50-step turn of 40 KB results
 //   pdf-corpus  the PDF reader against pdf.js over the real-world PDFs in PDF_CORPUS_DIR (no stack)
 import { benchAttachments } from "./bench/attachments.mjs";
 import { benchCompact } from "./bench/compact.mjs";
@@ -18,9 +19,10 @@ import { benchRecall } from "./bench/recall.mjs";
 import { benchRecallPublic } from "./bench/recall-public.mjs";
 import { benchSawtooth } from "./bench/sawtooth.mjs";
 import { benchTokens } from "./bench/tokens.mjs";
+import { benchTools } from "./bench/tools.mjs";
 import { benchTurn } from "./bench/turn.mjs";
 
-const benches = { turn: benchTurn, sawtooth: benchSawtooth, recall: benchRecall, "recall-public": benchRecallPublic, tokens: benchTokens, attachments: benchAttachments, compact: benchCompact, load: benchLoad, "pdf-corpus": benchPdfCorpus };
+const benches = { turn: benchTurn, sawtooth: benchSawtooth, recall: benchRecall, "recall-public": benchRecallPublic, tokens: benchTokens, attachments: benchAttachments, compact: benchCompact, load: benchLoad, "pdf-corpus": benchPdfCorpus, tools: benchTools };
 const name = process.argv[2];
 if (!benches[name]) {
   console.log(`usage: npm run bench -- <${Object.keys(benches).join("|")}>`);

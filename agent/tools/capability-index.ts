@@ -1,10 +1,17 @@
 // The <capabilities> lines of a turn's tenant tools. A tool with an `indexGroup` (every tool of
 // one MCP server) does not get a line of its own: its group gets one line naming how many tools
-// it has and a few of them, and tool_search finds each. A server with 80 tools thus costs the
-// prompt one line, not 80 (the line, like every index line, is taken once per UTC day).
+// it has and the first words of their names (their verbs, mostly); tool_search finds each tool.
+// A server with 80 tools thus costs the prompt one line, not 80 (the line, like every index line,
+// is taken once per UTC day).
 import { capabilityLine, type ToolDefinition } from "./registry";
 
 const NAMED = 5;
+
+/** The first word of each tool's name ("get" of get_forecast): what the server's tools do, in a few words. */
+function verbs(members: readonly ToolDefinition<any>[]): string {
+  const words = [...new Set(members.map((t) => (t.shortName ?? t.name).split(/[_\-.\s/]+/)[0]).filter(Boolean))];
+  return `${words.slice(0, NAMED).join(", ")}${words.length > NAMED ? ", …" : ""}`;
+}
 
 export function indexLines(tools: readonly ToolDefinition<any>[]): string[] {
   const lines: string[] = [];
@@ -13,10 +20,6 @@ export function indexLines(tools: readonly ToolDefinition<any>[]): string[] {
     if (!t.indexGroup) lines.push(capabilityLine(t));
     else groups.set(t.indexGroup, [...(groups.get(t.indexGroup) ?? []), t]);
   }
-  for (const [group, members] of groups) {
-    const shown = members.slice(0, NAMED).map((t) => t.shortName ?? t.name);
-    const more = members.length > NAMED ? ", …" : "";
-    lines.push(`${group}: ${members.length} tool${members.length === 1 ? "" : "s"} (${shown.join(", ")}${more}); find them with tool_search, then tool_activate`);
-  }
+  for (const [group, members] of groups) lines.push(`${group}: ${members.length} tool${members.length === 1 ? "" : "s"} (${verbs(members)}); tool_search finds them`);
   return lines;
 }

@@ -22,7 +22,7 @@ export function mcpToolDefinition(scope: Pick<ToolScope, "env" | "tenantId">, se
   return {
     name: tool.name,
     shortName: tool.mcpName,
-    indexGroup: `${mcpPrefix(server.name)}* (MCP server "${server.name}")`,
+    indexGroup: `${mcpPrefix(server.name)}* (MCP server)`,
     description: `${oneLine(tool.description, 1000)} (tool "${tool.mcpName}" of MCP server "${server.name}")`,
     capability: `${tool.name}: ${summary}`,
     core: false,

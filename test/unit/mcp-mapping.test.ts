@@ -33,13 +33,14 @@ describe("mcpToolName", () => {
 describe("indexLines", () => {
   const tool = (name: string, group?: string): ToolDefinition<any> => ({ name, shortName: name.split("__").pop(), description: name, capability: `${name}: does ${name}`, core: false, input: z.object({}), ...(group ? { indexGroup: group } : {}), run: async () => ({ content: "" }) });
 
-  it("gives each group one line naming its count and a few tools, and ungrouped tools a line each", () => {
-    const many = Array.from({ length: 80 }, (_, i) => tool(`mcp__big__t${String(i).padStart(2, "0")}`, "mcp__big__*"));
-    const lines = indexLines([tool("http_weather"), ...many, tool("mcp__small__only", "mcp__small__*")]);
+  it("gives each group one line naming its count and its tools' verbs, and ungrouped tools a line each", () => {
+    const verbs = ["get", "list", "create", "update", "delete", "search", "export"];
+    const many = Array.from({ length: 80 }, (_, i) => tool(`mcp__big__${verbs[i % verbs.length]}_thing${i}`, "mcp__big__* (MCP server)"));
+    const lines = indexLines([tool("http_weather"), ...many, tool("mcp__small__only", "mcp__small__* (MCP server)")]);
     expect(lines).toEqual([
       "http_weather: does http_weather (tool_activate first)",
-      "mcp__big__*: 80 tools (t00, t01, t02, t03, t04, …); find them with tool_search, then tool_activate",
-      "mcp__small__*: 1 tool (only); find them with tool_search, then tool_activate",
+      "mcp__big__* (MCP server): 80 tools (get, list, create, update, delete, …); tool_search finds them",
+      "mcp__small__* (MCP server): 1 tool (only); tool_search finds them",
     ]);
   });
 });

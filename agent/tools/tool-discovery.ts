@@ -4,7 +4,8 @@
 import { z } from "zod";
 import type { ToolDefinition, ToolRegistry } from "./registry";
 
-const words = (text: string) => new Set((text.toLowerCase().match(/[a-z0-9]+/g) ?? []).map((w) => w.replace(/(?<=..)(?:ing|es|s)$/, "")));
+// One stem per word family: "quote", "quotes", "quoted" and "quoting" all become "quot".
+const words = (text: string) => new Set((text.toLowerCase().match(/[a-z0-9]+/g) ?? []).map((w) => w.replace(/(?<=...)(?:ing|ed|es|e|s)$/, "")));
 
 export function toolSearch(registry: ToolRegistry): ToolDefinition<{ query: string }> {
   return {

@@ -55,4 +55,12 @@ describe("ToolRegistry.extend", () => {
     expect((await toolRegistry.run("tool_activate", { name: "weather_lookup" }, ctx())).isError).toBe(true);
     expect((await turn.run("weather_lookup", { city: "Oslo" }, ctx(["weather_lookup"]))).content).toBe("sunny in Oslo");
   });
+
+  it("tool_search matches word families: 'quotes' finds a tool that creates a quote, 'updated' one that updates", async () => {
+    const quote = { ...weather, name: "create_quote", capability: "create_quote: create a quote", description: "Create a quote for a deal." };
+    const update = { ...weather, name: "update_contact", capability: "update_contact: update a contact", description: "Update a contact." };
+    const turn = toolRegistry.extend([quote, update]);
+    expect((await turn.run("tool_search", { query: "send the customer quotes" }, ctx())).content.split("\n")[0]).toMatch(/^- create_quote /);
+    expect((await turn.run("tool_search", { query: "contact details updated" }, ctx())).content.split("\n")[0]).toMatch(/^- update_contact /);
+  });
 });

@@ -17,6 +17,21 @@ export interface Routes {
       [key: string]: unknown;
     };
   };
+  "POST /v1/admin/cortex/migrate": {
+    path: undefined;
+    query: undefined;
+    body: {
+      cursor?: string;
+      limit?: number;
+    };
+    response: {
+      scanned: number;
+      moved: number;
+      tenants: number;
+      next: string | null;
+      [key: string]: unknown;
+    };
+  };
   "POST /v1/admin/tenants": {
     path: undefined;
     query: undefined;

@@ -125,3 +125,10 @@ export const mcpServers = sqliteTable("mcp_servers", {
   createdAt: text("created_at").notNull(),
   updatedAt: text("updated_at").notNull(),
 });
+
+/** The cortex routing table: a tenant's shard when it is not the tenant's default one. */
+export const cortexShards = sqliteTable("cortex_shards", {
+  tenantId: text("tenant_id").primaryKey(),
+  shard: text("shard").notNull(),
+  assignedAt: text("assigned_at").notNull(),
+});

@@ -1,5 +1,7 @@
-// The cortex: D1 FTS5 (BM25, porter stemming) over every persisted message, memory note, fold
-// episode and (later) attachment page. Indexing is idempotent (doc_id upserts), so a retried or
+// The cortex: FTS5 (BM25, porter stemming) over every persisted message, memory note, fold
+// episode and attachment page. These functions run inside each shard (durable-objects/cortex/,
+// through a D1-shaped adapter over its SQLite); callers reach a tenant's shard with
+// cortexFor (services/cortex/routing.ts). Indexing is idempotent (doc_id upserts), so a retried or
 // repeated run changes nothing. Every query is scoped to one tenant.
 import { renderMessageText } from "../core/render";
 import { assistantWeight } from "../core/speaker-weight";
@@ -178,6 +180,9 @@ async function runSearch(db: D1Database, tenantId: string, match: string, assist
 }
 
 export const pageRef = (attachmentId: string, page: number) => `${attachmentId}:p${String(page).padStart(6, "0")}`;
+
+/** Ref ids of an attachment's pages match this LIKE pattern (see pageRef). */
+export const pageRefPattern = (attachmentId: string) => `${attachmentId}:p%`;
 
 /** Pages of one attachment already in the cortex (idempotent progress: re-indexing counts once). */
 export async function countIndexedPages(db: D1Database, tenantId: string, attachmentId: string): Promise<number> {

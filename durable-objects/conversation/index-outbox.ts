@@ -1,6 +1,8 @@
-// The indexing outbox: new messages, fold episodes and the listing row reach D1 at least once;
+// The indexing outbox: new messages (into the tenant's cortex shard), fold episodes and the
+// listing row (D1) land at least once;
 // a durable alarm retries whatever a failure or an eviction left undone.
-import { indexMessages } from "../../services/cortex";
+import { messageDoc } from "../../services/cortex";
+import { cortexFor } from "../../services/cortex/routing";
 import { updateConversationRow } from "../../services/conversation-list";
 import { recordEpisode } from "../../services/memory/notes";
 import type { ConversationHead } from "../../services/record/conversation-head";
@@ -44,12 +46,12 @@ export class IndexOutbox {
         for (;;) {
           const batch = store.listAfter(store.indexedThrough(), INDEX_BATCH);
           if (!batch.length) break;
-          await deletion.guard(() => indexMessages(this.scope.env.DB, head.tenantId, head.id, batch));
+          await deletion.guard(async () => (await cortexFor(this.scope.env, head.tenantId)).index(head.tenantId, batch.map((m) => messageDoc(head.tenantId, head.id, m))));
           store.setIndexedThrough(batch[batch.length - 1].seq);
         }
       } while (this.indexAgain);
       for (const item of store.outbox()) {
-        if (item.key.startsWith("episode:")) await deletion.guard(() => recordEpisode(this.scope.env.DB, item.payload as Parameters<typeof recordEpisode>[1]));
+        if (item.key.startsWith("episode:")) await deletion.guard(() => recordEpisode(this.scope.env, item.payload as Parameters<typeof recordEpisode>[1]));
         store.deleteOutbox(item.key);
       }
       await deletion.guard(() => updateConversationRow(this.scope.env.DB, head.id, { messageCount: store.lastSeq(), updatedAt: new Date().toISOString(), title: head.title }));

@@ -7,7 +7,7 @@ import { lineIndexFor } from "../../services/attachments/inspect";
 import { indexPdfPages } from "../../services/attachments/page-index";
 import { r2RangeReader } from "../../services/attachments/r2-range-reader";
 import { getAttachmentRow, markIndexing, toAttachment } from "../../services/attachments/store";
-import { conversationOfMessage, countIndexedPages, searchCortex } from "../../services/cortex";
+import { cortexFor } from "../../services/cortex/routing";
 import { listConversationRows } from "../../services/conversation-list";
 import { createNote, deleteNote, getEpisode, getNote, updateNote } from "../../services/memory/notes";
 import type { ConversationRef } from "../../services/record/conversation-head";
@@ -41,12 +41,12 @@ export function toolContextFor({ scope, record, ref, projectTools, readOwn, prog
       conversationId === ref.conversationId
         ? readOwn(ref, query)
         : scope.env.CONVERSATION.get(scope.env.CONVERSATION.idFromName(conversationId)).readMessages({ tenantId: ref.tenantId, conversationId }, query),
-    search: (query, limit, opts) => searchCortex(scope.env.DB, ref.tenantId, query, { limit, ...opts }),
+    search: async (query, limit, opts) => (await (await cortexFor(scope.env, ref.tenantId)).search(ref.tenantId, query, { limit, ...opts })).hits,
     progress,
     pageIndex: {
       status: async (attachmentId) => {
         const row = await getAttachmentRow(scope.env.DB, ref.tenantId, attachmentId);
-        return { status: row?.indexStatus ?? "none", startedAt: row?.indexStartedAt ?? null, indexed: await countIndexedPages(scope.env.DB, ref.tenantId, attachmentId) };
+        return { status: row?.indexStatus ?? "none", startedAt: row?.indexStartedAt ?? null, indexed: await (await cortexFor(scope.env, ref.tenantId)).countIndexedPages(ref.tenantId, attachmentId) };
       },
       start: async (attachmentId, pageCount) => {
         await markIndexing(scope.env.DB, ref.tenantId, attachmentId);
@@ -57,7 +57,7 @@ export function toolContextFor({ scope, record, ref, projectTools, readOwn, prog
       },
       put: async (attachmentId, pages) => {
         const row = await getAttachmentRow(scope.env.DB, ref.tenantId, attachmentId);
-        return row ? indexPdfPages(scope.env.DB, row, pages) : null;
+        return row ? indexPdfPages(scope.env, row, pages) : null;
       },
     },
     openAttachment: async (id) => {
@@ -69,10 +69,10 @@ export function toolContextFor({ scope, record, ref, projectTools, readOwn, prog
     memory: {
       getNote: (id) => getNote(scope.env.DB, ref.tenantId, id),
       getEpisode: (id) => getEpisode(scope.env.DB, ref.tenantId, id),
-      conversationOfMessage: (id) => conversationOfMessage(scope.env.DB, ref.tenantId, id),
-      saveNote: (input) => createNote(scope.env.DB, ref.tenantId, { ...input, sourceConversationId: ref.conversationId }),
-      updateNote: (id, change) => updateNote(scope.env.DB, ref.tenantId, id, change),
-      deleteNote: (id) => deleteNote(scope.env.DB, ref.tenantId, id),
+      conversationOfMessage: async (id) => (await cortexFor(scope.env, ref.tenantId)).conversationOfMessage(ref.tenantId, id),
+      saveNote: (input) => createNote(scope.env, ref.tenantId, { ...input, sourceConversationId: ref.conversationId }),
+      updateNote: (id, change) => updateNote(scope.env, ref.tenantId, id, change),
+      deleteNote: (id) => deleteNote(scope.env, ref.tenantId, id),
     },
   };
 }

@@ -2,8 +2,8 @@
 // variant: ~50 sessions, ~500 turns per question), the cortex through GET /v1/search against a
 // textbook BM25 computed here over the same turns. Each question's haystack is one tenant (each
 // session a conversation, loaded verbatim through POST /v1/conversations/:id/import), so every
-// search sees exactly that question's history; all tenants share the one index, whose size is
-// what the latency figures are measured at.
+// search sees exactly that question's history, in that tenant's own cortex shard (so BM25's term
+// statistics are the tenant's own); the latency figure names the messages indexed across all shards.
 //   RECALL_DATA_DIR   folder with the LongMemEval JSON (required; nothing is downloaded)
 //   RECALL_QUESTIONS  how many questions (default 100; `--limit N` on the command line wins)
 // Besides the cortex and the baseline it prints the ranking levers side by side (recall-levers.mjs:
@@ -111,6 +111,6 @@ export async function benchRecallPublic() {
     for (const [type, rs] of [...byType].sort()) console.log(`  ${type.padEnd(26)} n=${String(rs.length).padStart(3)}  cortex recall@5 ${mean(rs.map((r) => r.c.recall)).toFixed(2)}  bm25 ${mean(rs.map((r) => r.b.recall)).toFixed(2)}`);
     console.log(`levers, side by side over the same turns (in-process FTS5, the cortex's tokenizer and query):`);
     for (const [name, rs] of levers) console.log(row(`  ${name}`, rs));
-    console.log(`search latency over ${latencies.length} calls at ${messages} indexed messages: p50 ${quantile(latencies, 0.5).toFixed(1)} ms, p99 ${quantile(latencies, 0.99).toFixed(1)} ms`);
+    console.log(`search latency over ${latencies.length} calls, ${messages} messages indexed across the tenants' shards: p50 ${quantile(latencies, 0.5).toFixed(1)} ms, p99 ${quantile(latencies, 0.99).toFixed(1)} ms`);
   });
 }

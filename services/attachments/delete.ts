@@ -1,28 +1,27 @@
 // Deleting an attachment (of a conversation or a project): its bytes and line index in R2, its
-// extracted pages in the cortex, and its row. The row goes last, in one D1 batch with the pages,
-// so a delete cut short by a crash leaves the row behind and running it again completes it; and a
-// page-extraction job racing the delete finds the row gone and removes what it wrote
-// (workers/summarizer/extract.ts).
+// extracted pages in the cortex shard, and its row. The row goes after the pages, so a delete cut
+// short by a crash leaves the row behind and running it again completes it; the pages are swept
+// once more after the row, because a page-extraction job racing the delete may have written
+// between the first sweep and the row's removal while still seeing the row (a job that writes
+// later finds the row gone and removes what it wrote: services/attachments/page-index.ts).
 import { and, eq } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
 import { attachments } from "../../db/schema";
 import { attachmentPrefix } from "../../r2-layout";
-import { d1Statement } from "../d1-batch";
+import { pageRefPattern } from "../cortex";
+import { cortexFor } from "../cortex/routing";
 import { deleteR2Prefix, deleteRowsInChunks } from "../purge";
 import type { AttachmentRow } from "./store";
-
-/** Ref ids of an attachment's pages start with this (see cortex.pageRef). */
-export const pageRefPattern = (attachmentId: string) => `${attachmentId}:p%`;
 
 export async function purgeAttachment(env: Env, row: Pick<AttachmentRow, "id" | "tenantId" | "r2Key" | "uploadId" | "status">): Promise<void> {
   if (row.status === "uploading" && row.uploadId) await env.BUCKET.resumeMultipartUpload(row.r2Key, row.uploadId).abort().catch(() => {});
   await deleteR2Prefix(env.BUCKET, attachmentPrefix(row.tenantId, row.id));
-  // Most pages first in bounded chunks; the batch then removes any a racing job added, with the row.
+  const cortex = await cortexFor(env, row.tenantId);
+  await cortex.purgeAttachment(row.tenantId, row.id);
+  // Pages the D1 cortex still holds from before the shards go with the row, so a later move cannot bring them back.
   await deleteRowsInChunks(env.DB, "cortex_docs", "tenant_id = ? AND kind = 'page' AND ref_id LIKE ?", [row.tenantId, pageRefPattern(row.id)]);
-  await env.DB.batch([
-    env.DB.prepare(`DELETE FROM cortex_docs WHERE tenant_id = ? AND kind = 'page' AND ref_id LIKE ?`).bind(row.tenantId, pageRefPattern(row.id)),
-    d1Statement(env.DB, drizzle(env.DB).delete(attachments).where(and(eq(attachments.tenantId, row.tenantId), eq(attachments.id, row.id)))),
-  ]);
+  await drizzle(env.DB).delete(attachments).where(and(eq(attachments.tenantId, row.tenantId), eq(attachments.id, row.id)));
+  await cortex.purgeAttachment(row.tenantId, row.id);
 }
 
 /** Every attachment of the tenant's conversation or project, purged a page at a time. */

@@ -1,8 +1,8 @@
 // A PDF's extracted pages into the cortex (kind `page`), one row per page so a repeat rewrites the
 // same rows. Shared by the summarizer's extraction jobs and pdf_search's own reading of a
 // password-protected PDF (no queued job may carry a password).
-import { countIndexedPages, pageRef, upsertDocs } from "../cortex";
-import { pageRefPattern } from "./delete";
+import { pageRef } from "../cortex";
+import { cortexFor } from "../cortex/routing";
 import { getAttachmentRow, markIndexed, toAttachment, type AttachmentRow } from "./store";
 
 /**
@@ -10,9 +10,11 @@ import { getAttachmentRow, markIndexed, toAttachment, type AttachmentRow } from 
  * many of its pages are indexed, or null when the attachment was deleted meanwhile (its pages are
  * then removed here, since the delete may have swept before they landed).
  */
-export async function indexPdfPages(db: D1Database, row: AttachmentRow, pages: readonly { page: number; text: string }[]): Promise<number | null> {
-  await upsertDocs(
-    db,
+export async function indexPdfPages(env: Pick<Env, "DB" | "CORTEX">, row: AttachmentRow, pages: readonly { page: number; text: string }[]): Promise<number | null> {
+  const db = env.DB;
+  const cortex = await cortexFor(env, row.tenantId);
+  await cortex.index(
+    row.tenantId,
     pages.map((p) => ({
       tenantId: row.tenantId,
       kind: "page" as const,
@@ -26,10 +28,10 @@ export async function indexPdfPages(db: D1Database, row: AttachmentRow, pages: r
   );
   // A row still present means its delete, if any, sweeps after this upsert.
   if (!(await getAttachmentRow(db, row.tenantId, row.id))) {
-    await db.prepare(`DELETE FROM cortex_docs WHERE tenant_id = ? AND kind = 'page' AND ref_id LIKE ?`).bind(row.tenantId, pageRefPattern(row.id)).run();
+    await cortex.purgeAttachment(row.tenantId, row.id);
     return null;
   }
-  const indexed = await countIndexedPages(db, row.tenantId, row.id);
+  const indexed = await cortex.countIndexedPages(row.tenantId, row.id);
   const total = toAttachment(row).facts.pageCount ?? 0;
   if (total && indexed >= total)
     await markIndexed(db, row.tenantId, row.id);

@@ -5,7 +5,11 @@ import { and, desc, eq, lt } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
 import { memoryEpisodes, memoryNotes } from "../../db/schema";
 import { sortableId } from "../../core/ids";
-import { deleteDocs, upsertDocs, type CortexDoc } from "../cortex";
+import type { CortexDoc } from "../cortex";
+import { cortexFor } from "../cortex/routing";
+
+/** What writing memory needs: D1 for the rows, the cortex shard for their index. */
+type MemoryEnv = Pick<Env, "DB" | "CORTEX">;
 
 export type NoteRow = typeof memoryNotes.$inferSelect;
 export type EpisodeRow = typeof memoryEpisodes.$inferSelect;
@@ -41,7 +45,7 @@ const noteDoc = (tenantId: string, n: Note): CortexDoc => ({
   body: [n.title, n.text, n.tags.length ? `tags: ${n.tags.join(", ")}` : ""].filter(Boolean).join("\n"),
 });
 
-export async function createNote(db: D1Database, tenantId: string, input: { title?: string; text: string; tags?: string[]; sourceConversationId?: string | null }): Promise<Note> {
+export async function createNote(env: MemoryEnv, tenantId: string, input: { title?: string; text: string; tags?: string[]; sourceConversationId?: string | null }): Promise<Note> {
   const now = new Date().toISOString();
   const note: Note = {
     id: sortableId("mem"),
@@ -52,8 +56,8 @@ export async function createNote(db: D1Database, tenantId: string, input: { titl
     createdAt: now,
     updatedAt: now,
   };
-  await drizzle(db).insert(memoryNotes).values({ id: note.id, tenantId, title: note.title, body: note.text, tags: JSON.stringify(note.tags), sourceConversationId: note.sourceConversationId, createdAt: now, updatedAt: now });
-  await upsertDocs(db, [noteDoc(tenantId, note)]);
+  await drizzle(env.DB).insert(memoryNotes).values({ id: note.id, tenantId, title: note.title, body: note.text, tags: JSON.stringify(note.tags), sourceConversationId: note.sourceConversationId, createdAt: now, updatedAt: now });
+  await (await cortexFor(env, tenantId)).index(tenantId, [noteDoc(tenantId, note)]);
   return note;
 }
 
@@ -68,7 +72,8 @@ export async function listNotes(db: D1Database, tenantId: string, limit: number,
   return rows.map(toNote);
 }
 
-export async function updateNote(db: D1Database, tenantId: string, id: string, change: { title?: string; text?: string; tags?: string[] }): Promise<Note | null> {
+export async function updateNote(env: MemoryEnv, tenantId: string, id: string, change: { title?: string; text?: string; tags?: string[] }): Promise<Note | null> {
+  const db = env.DB;
   const current = await getNote(db, tenantId, id);
   if (!current) return null;
   const next: Note = { ...current, ...definedOnly(change), updatedAt: new Date().toISOString() };
@@ -76,19 +81,22 @@ export async function updateNote(db: D1Database, tenantId: string, id: string, c
     .update(memoryNotes)
     .set({ title: next.title, body: next.text, tags: JSON.stringify(next.tags), updatedAt: next.updatedAt })
     .where(and(eq(memoryNotes.tenantId, tenantId), eq(memoryNotes.id, id)));
-  await upsertDocs(db, [noteDoc(tenantId, next)]);
+  await (await cortexFor(env, tenantId)).index(tenantId, [noteDoc(tenantId, next)]);
   return next;
 }
 
-export async function deleteNote(db: D1Database, tenantId: string, id: string): Promise<boolean> {
-  const res = await drizzle(db).delete(memoryNotes).where(and(eq(memoryNotes.tenantId, tenantId), eq(memoryNotes.id, id))).returning({ id: memoryNotes.id });
+export async function deleteNote(env: MemoryEnv, tenantId: string, id: string): Promise<boolean> {
+  const res = await drizzle(env.DB).delete(memoryNotes).where(and(eq(memoryNotes.tenantId, tenantId), eq(memoryNotes.id, id))).returning({ id: memoryNotes.id });
   if (!res.length) return false;
-  await deleteDocs(db, tenantId, "memory", id);
+  await (await cortexFor(env, tenantId)).deleteDoc(tenantId, "memory", id);
+  // A note from before the shards: its D1 row goes too, so a later move cannot bring it back.
+  await env.DB.prepare(`DELETE FROM cortex_docs WHERE tenant_id = ? AND kind = 'memory' AND ref_id = ?`).bind(tenantId, id).run();
   return true;
 }
 
 /** Records a fold's summary as a dated episode of its conversation. Idempotent per fold job. */
-export async function recordEpisode(db: D1Database, e: { tenantId: string; conversationId: string; foldJobId: string; throughSeq: number; summary: string; at: string }): Promise<void> {
+export async function recordEpisode(env: MemoryEnv, e: { tenantId: string; conversationId: string; foldJobId: string; throughSeq: number; summary: string; at: string }): Promise<void> {
+  const db = env.DB;
   const existing = await drizzle(db).select({ id: memoryEpisodes.id }).from(memoryEpisodes).where(eq(memoryEpisodes.foldJobId, e.foldJobId)).get();
   const id = existing?.id ?? sortableId("epi");
   if (!existing) {
@@ -99,7 +107,7 @@ export async function recordEpisode(db: D1Database, e: { tenantId: string; conve
   }
   const row = await drizzle(db).select().from(memoryEpisodes).where(eq(memoryEpisodes.foldJobId, e.foldJobId)).get();
   if (!row) return;
-  await upsertDocs(db, [{ tenantId: e.tenantId, kind: "episode", refId: row.id, conversationId: e.conversationId, seq: e.throughSeq, role: null, createdAt: row.createdAt, body: row.body }]);
+  await (await cortexFor(env, e.tenantId)).index(e.tenantId, [{ tenantId: e.tenantId, kind: "episode", refId: row.id, conversationId: e.conversationId, seq: e.throughSeq, role: null, createdAt: row.createdAt, body: row.body }]);
 }
 
 export async function getEpisode(db: D1Database, tenantId: string, id: string): Promise<EpisodeRow | null> {

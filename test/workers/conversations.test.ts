@@ -3,6 +3,8 @@ import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { api, createConversation, eventually, newTenant, send, textOf, transcript } from "./helpers";
+import { shardCount } from "./cortex-rows";
+import { cortexFor } from "../../services/cortex/routing";
 
 describe("auth", () => {
   it("answers /health without auth and refuses /v1 without a key", async () => {
@@ -313,12 +315,12 @@ describe("search", () => {
   it("indexes idempotently: indexing the same messages twice leaves one row each", async () => {
     const id = await createConversation();
     await send(id, "idempotent-indexing-check");
-    const count = () => env.DB.prepare("SELECT COUNT(*) AS n FROM cortex_docs WHERE conversation_id = ?").bind(id).first<{ n: number }>();
-    await eventually(async () => (await count())!.n === 2);
-    const { indexMessages } = await import("../../services/cortex");
+    const count = () => shardCount("SELECT COUNT(*) AS n FROM cortex_docs WHERE conversation_id = ?", [id]);
+    await eventually(async () => (await count()) === 2);
+    const { messageDoc } = await import("../../services/cortex");
     const t = await transcript(id);
-    await indexMessages(env.DB, "dev", id, t);
-    expect((await count())!.n).toBe(2);
+    await (await cortexFor(env as Env, "dev")).index("dev", t.map((m) => messageDoc("dev", id, m)));
+    expect(await count()).toBe(2);
   });
 });
 

@@ -10,6 +10,7 @@ import { attachmentPrefix, conversationPrefix, promptSnapshotPrefix } from "../.
 import { runExtractJob } from "../../workers/summarizer/extract";
 import { runFoldJob } from "../../workers/summarizer/fold";
 import { api, connectSocket, createConversation, eventually, newTenant, send } from "./helpers";
+import { shardCount } from "./cortex-rows";
 
 const stubOf = (id: string) => env.CONVERSATION.get(env.CONVERSATION.idFromName(id));
 /** Runs `fn` on the live object (loosely typed: the helper cannot instantiate the DO class's full type). */
@@ -39,7 +40,7 @@ const count = async (sql: string, ...params: unknown[]) => (await env.DB.prepare
 async function d1RowsOf(conversationId: string) {
   return {
     conversations: await count(`SELECT COUNT(*) AS n FROM conversations WHERE id = ?`, conversationId),
-    cortex: await count(`SELECT COUNT(*) AS n FROM cortex_docs WHERE conversation_id = ?`, conversationId),
+    cortex: await shardCount(`SELECT COUNT(*) AS n FROM cortex_docs WHERE conversation_id = ?`, [conversationId]),
     attachments: await count(`SELECT COUNT(*) AS n FROM attachments WHERE conversation_id = ?`, conversationId),
     episodes: await count(`SELECT COUNT(*) AS n FROM memory_episodes WHERE conversation_id = ?`, conversationId),
     tickets: await count(`SELECT COUNT(*) AS n FROM ws_tickets WHERE conversation_id = ?`, conversationId),
@@ -113,7 +114,7 @@ describe("deleting a conversation", () => {
 
     for (const p of prefixes) expect(await r2Keys(p), p).toEqual([]);
     expect(await d1RowsOf(id)).toEqual({ conversations: 0, cortex: 0, attachments: 0, episodes: 0, tickets: 0 });
-    expect(await count(`SELECT COUNT(*) AS n FROM cortex_docs WHERE ref_id LIKE ?`, `${pdf.json.id}:%`)).toBe(0);
+    expect(await shardCount(`SELECT COUNT(*) AS n FROM cortex_docs WHERE ref_id LIKE ?`, [`${pdf.json.id}:%`])).toBe(0);
     expect(await objectStorage(id)).toEqual({ rows: {}, alarm: null });
     for (const q of ["obsidian-delete", "obsidian-note", "obsidianpage2", "zephyr-3"]) expect(await search(q), q).toEqual([]);
 
@@ -260,7 +261,7 @@ describe("deleting an attachment", () => {
 
     expect((await api("DELETE", `/v1/conversations/${id}/attachments/${pdf.json.id}`)).status).toBe(204);
     expect(await r2Keys(attachmentPrefix("dev", pdf.json.id))).toEqual([]);
-    expect(await count(`SELECT COUNT(*) AS n FROM cortex_docs WHERE ref_id LIKE ?`, `${pdf.json.id}:%`)).toBe(0);
+    expect(await shardCount(`SELECT COUNT(*) AS n FROM cortex_docs WHERE ref_id LIKE ?`, [`${pdf.json.id}:%`])).toBe(0);
     expect(await count(`SELECT COUNT(*) AS n FROM attachments WHERE id = ?`, pdf.json.id)).toBe(0);
     expect(await search("cobaltpage3")).toEqual([]);
     expect((await api("GET", `/v1/conversations/${id}/attachments/${pdf.json.id}`)).status).toBe(404);
@@ -268,7 +269,7 @@ describe("deleting an attachment", () => {
     expect((await api("GET", `/v1/conversations/${id}/attachments`)).json.attachments.map((a: any) => a.id)).toEqual([txt.json.id]);
     // A late extraction chunk writes nothing back.
     expect(await runExtractJob(extractJob(pdf.json.id, 1, 4), env as Env)).toEqual({ pages: 0, indexed: 0 });
-    expect(await count(`SELECT COUNT(*) AS n FROM cortex_docs WHERE ref_id LIKE ?`, `${pdf.json.id}:%`)).toBe(0);
+    expect(await shardCount(`SELECT COUNT(*) AS n FROM cortex_docs WHERE ref_id LIKE ?`, [`${pdf.json.id}:%`])).toBe(0);
     const ghost = "att_00000000000000000000000000";
     const tools = ["pdf_info", "pdf_read", "pdf_search"].map((t) => `@tool ${t} ${JSON.stringify({ attachment_id: pdf.json.id, ...(t === "pdf_read" ? { pages: "1" } : t === "pdf_search" ? { query: "cobaltpage" } : {}) })}`);
     const r = await send(id, tools.join("\n"));
@@ -284,24 +285,29 @@ describe("deleting an attachment", () => {
   it("catches a page chunk that lands after the delete swept", async () => {
     const id = await createConversation();
     const pdf = await upload(`/v1/conversations/${id}/attachments`, "late.pdf", await makePdf(2, "quartzpage"), "application/pdf");
-    // The chunk reads the row and the pages; the delete runs before its upsert lands.
-    const db = env.DB;
+    // The chunk reads the row and the pages; the delete runs before its upsert lands in the shard.
+    const cortex = env.CORTEX;
     let deleted = false;
-    const racing = new Proxy(db, {
-      get(target, prop) {
-        const value = Reflect.get(target, prop);
-        if (prop === "batch" && !deleted)
-          return async (statements: D1PreparedStatement[]) => {
-            deleted = true;
-            expect((await api("DELETE", `/v1/conversations/${id}/attachments/${pdf.json.id}`)).status).toBe(204);
-            return target.batch(statements);
-          };
-        return typeof value === "function" ? value.bind(target) : value;
+    const racing = {
+      idFromName: (name: string) => cortex.idFromName(name),
+      get: (objectId: DurableObjectId) => {
+        const stub = cortex.get(objectId);
+        return new Proxy(stub, {
+          get(target, prop) {
+            if (prop === "index" && !deleted)
+              return async (...args: Parameters<typeof stub.index>) => {
+                deleted = true;
+                expect((await api("DELETE", `/v1/conversations/${id}/attachments/${pdf.json.id}`)).status).toBe(204);
+                return target.index(...args);
+              };
+            return Reflect.get(target, prop);
+          },
+        });
       },
-    });
-    expect(await runExtractJob(extractJob(pdf.json.id, 1, 2), { ...(env as Env), DB: racing })).toEqual({ pages: 0, indexed: 0 });
+    } as unknown as Env["CORTEX"];
+    expect(await runExtractJob(extractJob(pdf.json.id, 1, 2), { ...(env as Env), CORTEX: racing })).toEqual({ pages: 0, indexed: 0 });
     expect(deleted).toBe(true);
-    expect(await count(`SELECT COUNT(*) AS n FROM cortex_docs WHERE ref_id LIKE ?`, `${pdf.json.id}:%`)).toBe(0);
+    expect(await shardCount(`SELECT COUNT(*) AS n FROM cortex_docs WHERE ref_id LIKE ?`, [`${pdf.json.id}:%`])).toBe(0);
   });
 });
 

@@ -14,6 +14,7 @@ import { runFoldJob } from "../../workers/summarizer/fold";
 import { consumeBatch, handleJob } from "../../workers/summarizer/index";
 import { Ledger, reportInjections } from "./fault-ledger";
 import { api, createConversation } from "./helpers";
+import { shardRows } from "./cortex-rows";
 
 const stubOf = (id: string) => env.CONVERSATION.get(env.CONVERSATION.idFromName(id));
 const jobFor = (id: string, jobId: string) => ({ kind: "fold" as const, jobId, tenantId: "dev", conversationId: id, requestedAt: new Date().toISOString() });
@@ -222,7 +223,7 @@ describe("fault: every queue message delivered twice and out of order", () => {
     const m = await meta(ledger.id);
     expect(m.foldCount).toBe(1);
     expect(await lease(ledger.id)).toBeNull();
-    const pages = await env.DB.prepare(`SELECT COUNT(*) AS n, COUNT(DISTINCT ref_id) AS d FROM cortex_docs WHERE kind = 'page' AND ref_id LIKE ?`).bind(`${pdf.json.id}:p%`).first<{ n: number; d: number }>();
+    const [pages] = await shardRows(`SELECT COUNT(*) AS n, COUNT(DISTINCT ref_id) AS d FROM cortex_docs WHERE kind = 'page' AND ref_id LIKE ?`, [`${pdf.json.id}:p%`]);
     expect(pages).toEqual({ n: 60, d: 60 });
     await ledger.survives();
     reportInjections("queue duplicate + out-of-order deliveries", deliveries.length, "2 fold jobs (one stale) and 2 extract chunks, each twice, reversed");

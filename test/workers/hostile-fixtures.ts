@@ -6,6 +6,7 @@ import { inject } from "vitest";
 import { sha256Hex } from "../../core/ids";
 import { app } from "../../workers/chat/app";
 import { api, eventually, newTenant } from "./helpers";
+import { shardRows } from "./cortex-rows";
 
 export interface Owned {
   key: string;
@@ -91,6 +92,7 @@ export const ROUTES: RouteSpec[] = [
   { method: "POST", path: "/v1/admin/tenants/:tenant/keys", body: "json", sample: { name: "fuzz", expiresAt: "2999-01-01T00:00:00Z" }, admin: true },
   { method: "GET", path: "/v1/admin/tenants/:tenant/keys", body: "none", query: { limit: "5" }, admin: true },
   { method: "DELETE", path: "/v1/admin/tenants/:tenant/keys/:keyId", body: "none", admin: true },
+  { method: "POST", path: "/v1/admin/cortex/migrate", body: "json", sample: { limit: 10 }, admin: true },
   { method: "POST", path: "/v1/keys", body: "json", sample: { name: "fuzz", expiresAt: "2999-01-01T00:00:00Z" } },
   { method: "GET", path: "/v1/keys", body: "none", query: { limit: "5" } },
   { method: "DELETE", path: "/v1/keys/:keyId", body: "none" },
@@ -204,7 +206,7 @@ export function fillPath(path: string, owner: Owned, override: Record<string, st
 
 // ---- "nothing written" ----------------------------------------------------------------------
 
-/** Every D1 row (the cortex through its content table), every R2 key with its etag. */
+/** Every D1 row (the legacy cortex through its content table), the dev tenant's cortex shard, every R2 key with its etag. */
 export async function storeSnapshot(): Promise<{ d1: Record<string, string>; r2: string[] }> {
   const tables = await env.DB.prepare(
     `SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '_cf_%' AND name NOT LIKE 'd1_%' AND name NOT LIKE 'cortex_fts%' ORDER BY name`,
@@ -214,6 +216,8 @@ export async function storeSnapshot(): Promise<{ d1: Record<string, string>; r2:
     const rows = await env.DB.prepare(`SELECT * FROM "${name}" ORDER BY rowid`).all();
     d1[name] = `${rows.results.length}:${await digest(JSON.stringify(rows.results))}`;
   }
+  const shard = await shardRows(`SELECT * FROM cortex_docs ORDER BY rowid`);
+  d1["cortex shard of dev"] = `${shard.length}:${await digest(JSON.stringify(shard))}`;
   const r2: string[] = [];
   let cursor: string | undefined;
   do {

@@ -80,7 +80,7 @@ describe("list paging", () => {
 
     const { tenantForKey } = await import("../../services/keys/auth");
     const tenantId = (await tenantForKey(env as Env, key))!;
-    for (let i = 0; i < N; i++) await recordEpisode(env.DB, { tenantId, conversationId: id, foldJobId: `fold_${crypto.randomUUID()}`, throughSeq: i + 1, summary: `episode ${i}`, at: new Date().toISOString() });
+    for (let i = 0; i < N; i++) await recordEpisode(env, { tenantId, conversationId: id, foldJobId: `fold_${crypto.randomUUID()}`, throughSeq: i + 1, summary: `episode ${i}`, at: new Date().toISOString() });
     const episodes = await pageAll(`/v1/memory/episodes?conversation=${id}`, key, "episodes");
     expectEach(episodes, [1, 2, 3, 4, 5], (e) => e.throughSeq);
 

@@ -36,7 +36,7 @@ describe("memory_search hits", () => {
     const elsewhere = await createConversation(undefined, key);
     await send(elsewhere, "the axolotl message: budget is 4411 credits", key);
     await api("POST", "/v1/memory", { text: "axolotl note: the vault code is 7719" }, { key });
-    await recordEpisode(env.DB, { tenantId, conversationId: elsewhere, foldJobId: `fold_${crypto.randomUUID()}`, throughSeq: 2, summary: "axolotl episode: the team chose plan B", at: new Date().toISOString() });
+    await recordEpisode(env, { tenantId, conversationId: elsewhere, foldJobId: `fold_${crypto.randomUUID()}`, throughSeq: 2, summary: "axolotl episode: the team chose plan B", at: new Date().toISOString() });
     const up = await api("POST", `/v1/conversations/${elsewhere}/attachments?name=terms.pdf`, await pdf(), { key, raw: true, headers: { "content-type": "application/pdf" } });
     expect(up.status).toBe(201);
     await runExtractJob({ kind: "extract", tenantId, attachmentId: up.json.id, fromPage: 1, toPage: 3 }, env as Env);

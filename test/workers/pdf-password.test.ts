@@ -6,6 +6,7 @@ import lockedPdf from "../fixtures/pdf/qpdf-enc-R3-V2-user-view.pdf?inline";
 import { describe, expect, it } from "vitest";
 import { promptSnapshotPrefix } from "../../r2-layout";
 import { api, createConversation, send, sendSse, transcript } from "./helpers";
+import { shardCount, shardRows } from "./cortex-rows";
 
 const PASSWORD = "view"; // the fixture's user password (SOURCES.md)
 const WITHHELD = "[password withheld]";
@@ -45,8 +46,8 @@ describe("PDF passwords", () => {
     expect(snapshotCalls.length).toBeGreaterThanOrEqual(2);
     for (const c of snapshotCalls) expect(c.input.password).toBe(WITHHELD);
 
-    const assistantRows = await env.DB.prepare(`SELECT body FROM cortex_docs WHERE conversation_id = ? AND role = 'assistant'`).bind(id).all<{ body: string }>();
-    const indexed = assistantRows.results.map((row) => row.body).join("\n");
+    const assistantRows = await shardRows<{ body: string }>(`SELECT body FROM cortex_docs WHERE conversation_id = ? AND role = 'assistant'`, [id]);
+    const indexed = assistantRows.map((row) => row.body).join("\n");
     expect(indexed).toContain(WITHHELD);
     expect(hasPassword(indexed)).toBe(false);
   });
@@ -71,8 +72,7 @@ describe("PDF passwords", () => {
     expect(text).toContain('"password":"..."');
     expect(text).not.toContain(PASSWORD + '"');
     // All 30 pages read here and indexed, with nothing queued that would carry the password.
-    const pages = await env.DB.prepare(`SELECT COUNT(DISTINCT ref_id) AS n FROM cortex_docs WHERE kind = 'page' AND ref_id LIKE ?`).bind(`${att}:p%`).first<{ n: number }>();
-    expect(pages!.n).toBe(30);
+    expect(await shardCount(`SELECT COUNT(DISTINCT ref_id) AS n FROM cortex_docs WHERE kind = 'page' AND ref_id LIKE ?`, [`${att}:p%`])).toBe(30);
     for (const c of toolUses(await transcript(id))) expect(c.input.password ?? WITHHELD).toBe(WITHHELD);
   });
 });

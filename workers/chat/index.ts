@@ -11,6 +11,7 @@ import { BundledCMaps } from "../../services/attachments/formats/pdf/cmaps";
 usePdfjsCMaps(BundledCMaps);
 
 export { ChannelDO } from "../../durable-objects/channel-do";
+export { CortexDO } from "../../durable-objects/cortex/cortex-do";
 export { ConversationDO } from "../../durable-objects/conversation/conversation-do";
 export { RateLimiterDO } from "../../durable-objects/rate-limiter-do";
 

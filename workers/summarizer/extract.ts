@@ -18,6 +18,6 @@ export async function runExtractJob(job: ExtractJob, env: Env): Promise<{ pages:
   const reader = await r2RangeReader(env.BUCKET, row.r2Key);
   if (!reader) return { pages: 0, indexed: 0 };
   const { pages } = await readPdfPages(reader, job.fromPage, job.toPage);
-  const indexed = await indexPdfPages(env.DB, row, pages);
+  const indexed = await indexPdfPages(env, row, pages);
   return indexed === null ? { pages: 0, indexed: 0 } : { pages: pages.length, indexed };
 }

@@ -10,7 +10,7 @@ import { purgeAttachment } from "../../../services/attachments/delete";
 import { inspectAttachment, lineIndexFor } from "../../../services/attachments/inspect";
 import { r2RangeReader } from "../../../services/attachments/r2-range-reader";
 import { getAttachmentRow, insertAttachment, listAttachmentRows, toAttachment, updateAttachment, type AttachmentRow } from "../../../services/attachments/store";
-import { countIndexedPages } from "../../../services/cortex";
+import { cortexFor } from "../../../services/cortex/routing";
 import { ApiError, badRequest, notFound } from "../errors";
 import type { AppEnv } from "../types";
 import { idCursor, listBody, pageOf } from "../paging";
@@ -111,7 +111,7 @@ attachmentRoutes.get("/:attachmentId", doc({ summary: "Get an attachment", respo
   const row = await getAttachmentRow(c.env.DB, tenantId, c.req.param("attachmentId"));
   if (!row || row.conversationId !== conversationId || row.status !== "ready") throw notFound("attachment");
   const a = toAttachment(row);
-  const pagesIndexed = a.facts.kind === "pdf" ? await countIndexedPages(c.env.DB, tenantId, row.id) : undefined;
+  const pagesIndexed = a.facts.kind === "pdf" ? await (await cortexFor(c.env, tenantId)).countIndexedPages(tenantId, row.id) : undefined;
   return c.json({ ...a, note: attachmentNote(a), indexStatus: row.indexStatus, pagesIndexed });
 });
 

@@ -36,7 +36,7 @@ const noteId = (id: string) => {
   return id;
 };
 
-memoryRoutes.post("/", doc({ summary: "Create a note", responses: { 201: { description: "Created", schema: note } } }), ...jsonBody(createBody), async (c) => c.json(await createNote(c.env.DB, c.get("tenantId"), c.req.valid("json")), 201));
+memoryRoutes.post("/", doc({ summary: "Create a note", responses: { 201: { description: "Created", schema: note } } }), ...jsonBody(createBody), async (c) => c.json(await createNote(c.env, c.get("tenantId"), c.req.valid("json")), 201));
 
 memoryRoutes.get("/", doc({ summary: "List notes", responses: { 200: { description: "A page", schema: listOf("notes", note) } } }), query(listQuery), async (c) => {
   const { limit, cursor } = c.req.valid("query");
@@ -65,13 +65,13 @@ memoryRoutes.get("/:id", doc({ summary: "Get a note", responses: { 200: { descri
 });
 
 memoryRoutes.patch("/:id", doc({ summary: "Change a note", responses: { 200: { description: "The note", schema: note } } }), ...jsonBody(patchBody), async (c) => {
-  const note = await updateNote(c.env.DB, c.get("tenantId"), noteId(c.req.param("id")), c.req.valid("json"));
+  const note = await updateNote(c.env, c.get("tenantId"), noteId(c.req.param("id")), c.req.valid("json"));
   if (!note) throw notFound("note");
   return c.json(note);
 });
 
 memoryRoutes.delete("/:id", doc({ summary: "Delete a note", responses: { 204: { description: "Deleted" } } }), async (c) => {
-  if (!(await deleteNote(c.env.DB, c.get("tenantId"), noteId(c.req.param("id"))))) throw notFound("note");
+  if (!(await deleteNote(c.env, c.get("tenantId"), noteId(c.req.param("id"))))) throw notFound("note");
   return c.body(null, 204);
 });
 

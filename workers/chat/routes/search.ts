@@ -1,8 +1,8 @@
-// GET /v1/search: the cortex over every message of the tenant's conversations.
+// GET /v1/search: the tenant's cortex shard over its messages, notes, episodes and pages.
 import { Hono } from "hono";
 import { z } from "zod";
 import { isId } from "../../../core/ids";
-import { searchCortexPage } from "../../../services/cortex";
+import { cortexFor } from "../../../services/cortex/routing";
 import { listBody } from "../paging";
 import type { AppEnv } from "../types";
 import { intParam, query } from "../validate";
@@ -28,6 +28,7 @@ const searchQuery = z.strictObject({
 
 searchRoutes.get("/", doc({ summary: "Search messages, notes, episodes and pages", responses: { 200: { description: "A page of hits", schema: listOf("results", z.looseObject({ kind: z.string() })) } } }), query(searchQuery), async (c) => {
   const { q, conversation, kind, said, limit, cursor } = c.req.valid("query");
-  const { hits, next } = await searchCortexPage(c.env.DB, c.get("tenantId"), q, { conversationId: conversation, kinds: kind ? [kind] : undefined, said, limit, cursor });
+  const tenantId = c.get("tenantId");
+  const { hits, next } = await (await cortexFor(c.env, tenantId)).search(tenantId, q, { conversationId: conversation, kinds: kind ? [kind] : undefined, said, limit, cursor });
   return c.json({ query: q, ...listBody("results", { data: hits, next: next && `${next.mode}:${next.offset}` }) });
 });

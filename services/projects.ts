@@ -7,6 +7,7 @@ import { attachmentNote, TOOLS_FOR } from "./attachments/note";
 import { sortableId } from "../core/ids";
 import { purgeAttachmentsOf } from "./attachments/delete";
 import { toAttachment, type Attachment } from "./attachments/store";
+import { deleteProjectTools } from "./tools/tool-store";
 
 export type Project = typeof projects.$inferSelect;
 
@@ -63,11 +64,13 @@ export const projectTools = (files: Attachment[]): string[] => [...new Set(files
  * Deletes a project: its files (bytes, pages, rows), then the project row, then its files again,
  * so a file uploaded while the delete ran is caught (the upload re-checks the project after it
  * lands). A crash before the row goes leaves the project for a second DELETE to finish. Its
- * conversations stay, detached: their prompt no longer lists the project's files.
+ * conversations stay, detached: their prompt no longer lists the project's files, nor do they see
+ * the project's registered tools.
  */
 export async function deleteProject(env: Env, tenantId: string, projectId: string): Promise<void> {
   const purgeFiles = () => purgeAttachmentsOf(env, tenantId, { projectId });
   await purgeFiles();
+  await deleteProjectTools(env.DB, tenantId, projectId);
   await drizzle(env.DB).delete(projects).where(and(eq(projects.tenantId, tenantId), eq(projects.id, projectId)));
   await purgeFiles();
 }

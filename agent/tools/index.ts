@@ -9,6 +9,8 @@ import { memorySearch } from "./memory-search";
 import { pdfSearch } from "./pdf-search";
 import { ToolRegistry } from "./registry";
 import { toolActivate, toolSearch } from "./tool-discovery";
+// Registers the tenant's registered tools (HTTP, client) as a tool source of every turn.
+import "./registered-tools";
 
 /** The registry every turn uses. Built once per isolate; tools are stateless. */
 export const toolRegistry = new ToolRegistry();

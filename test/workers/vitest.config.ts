@@ -17,6 +17,10 @@ export default defineProject(async () => ({
           // Failed automation attempts come back at once, so the queue's retries and its
           // dead-letter queue act within a test's time.
           AUTOMATION_RETRY_DELAY_SECONDS: "0",
+          // HTTP tools call the test's own server on 127.0.0.1 (http-tool-server.mjs); the key
+          // seals their headers (a fixed test value, never a deployment's).
+          ALLOW_LOOPBACK_TOOLS: "true",
+          TOOL_SECRETS_KEY: "dGVzdC1vbmx5LXRvb2wtc2VjcmV0cy1rZXktMzJieXQ=",
           TEST_MIGRATIONS: await readD1Migrations(`${root}d1-migrations`),
         },
       },
@@ -27,6 +31,7 @@ export default defineProject(async () => ({
     root,
     include: ["test/workers/**/*.test.ts"],
     setupFiles: ["test/workers/apply-migrations.ts"],
+    globalSetup: ["test/workers/http-tool-server.mjs"],
     testTimeout: 30_000,
   },
 }));

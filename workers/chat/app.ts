@@ -16,6 +16,7 @@ import { exportRoutes } from "./routes/exports";
 import { memoryRoutes } from "./routes/memory";
 import { projectRoutes } from "./routes/projects";
 import { searchRoutes } from "./routes/search";
+import { toolRoutes } from "./routes/tools";
 import type { AppEnv } from "./types";
 import { consumeTicket } from "./ws-tickets";
 import { enforceRateLimit } from "./rate-limit";
@@ -104,6 +105,7 @@ app.route("/v1/automations", automationRoutes);
 app.route("/v1/projects", projectRoutes);
 app.route("/v1/corpus", corpusRoutes);
 app.route("/v1/exports", exportRoutes);
+app.route("/v1/tools", toolRoutes);
 
 app.notFound((c) => c.json(errorBody(404, `no route for ${c.req.method} ${c.req.path}`), 404));
 

@@ -132,9 +132,11 @@ async function readCapped(res: Response, cap: number): Promise<{ ok: true; text:
  * transcript; they are replaced wherever they appear (values this short could match by chance).
  */
 function scrub(text: string, headers: Record<string, string>): string {
-  let out = text;
-  for (const [name, value] of Object.entries(headers)) if (value.length >= 8) out = out.split(value).join(`[${name} withheld]`);
-  return out;
+  // The whole value first, then its words ("Bearer <token>": the token alone), longest first.
+  const secrets = Object.entries(headers)
+    .flatMap(([name, value]) => [value, ...value.split(/\s+/)].filter((v) => v.length >= 8).map((v) => [v, `[${name} withheld]`] as const))
+    .sort((a, b) => b[0].length - a[0].length);
+  return secrets.reduce((out, [value, label]) => out.split(value).join(label), text);
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -21,7 +21,7 @@ function handle(req, res, body) {
   const n = log.length;
   switch (url.pathname) {
     case "/echo":
-      return send(200, JSON.stringify({ received: JSON.parse(body || "null"), headers: req.headers }), { "content-type": "application/json" });
+      return send(200, JSON.stringify({ received: JSON.parse(body || "null"), headers: req.headers, token: (req.headers.authorization ?? "").replace(/^Bearer /, "") }), { "content-type": "application/json" });
     case "/big": {
       const bytes = Number(url.searchParams.get("bytes"));
       const line = "lorem ipsum dolor sit amet payload line of the big http tool answer\n";

@@ -2,9 +2,10 @@
 // SQLite index — and lives through the lifecycle like any result: the in-turn compactor makes
 // room for it in the turn that fetched it, a later turn replays it as a stub while the compactor
 // handles that turn's fresh 1 MB answer, and the call the stub names brings back the bytes.
-import { exports } from "cloudflare:workers";
+import { evictDurableObject, runInDurableObject } from "cloudflare:test";
+import { env, exports } from "cloudflare:workers";
 import { describe, expect, inject, it } from "vitest";
-import { api, createConversation, transcript } from "./helpers";
+import { api, createConversation, send, transcript } from "./helpers";
 
 const server = inject("httpToolServer");
 const MB = 1024 * 1024;
@@ -61,4 +62,27 @@ describe("a 1 MB HTTP tool answer", () => {
     expect(body.length).toBeGreaterThan(1000);
     expect(text(all[0]).startsWith(body)).toBe(true);
   }, 180_000);
+
+  it("keeps a step of several 1 MB answers whole in the object's SQLite, no value near its 2 MB limit", async () => {
+    const reg = await api("POST", "/v1/tools", { kind: "http", name: "dump_twice", description: "Dumps a log.", inputSchema: { type: "object" }, endpoint: `${server}/big?bytes=${MB}&key=large2` });
+    expect(reg.status).toBe(201);
+    const id = await createConversation();
+    await send(id, `@tool tool_activate {"name":"dump_twice"}`);
+    const r = await send(id, `@tool dump_twice {}\n@tool dump_twice {}\n@tool dump_twice {}`);
+    expect(r.status).toBe(200);
+    const carrier = r.json.messages.find((m: any) => m.content.some((b: any) => b.type === "tool_result"));
+    expect(carrier.content.map((b: any) => text(b).length)).toEqual([MB, MB, MB]);
+    const stub = env.CONVERSATION.get(env.CONVERSATION.idFromName(id));
+    const largest = await runInDurableObject(stub, async (_i, state) => {
+      const sql = state.storage.sql;
+      const row = sql.exec<{ n: number }>(`SELECT MAX(length(CAST(content AS BLOB))) AS n FROM messages`).one().n;
+      const part = sql.exec<{ n: number }>(`SELECT MAX(length(CAST(body AS BLOB))) AS n FROM message_parts`).one().n;
+      return Math.max(row, part);
+    });
+    expect(largest).toBeLessThan(1.6 * MB);
+    // Read back from SQLite (not the in-memory cache): the same bytes.
+    await evictDurableObject(stub);
+    const again = (await transcript(id)).find((m: any) => m.id === carrier.id);
+    expect(JSON.stringify(again.content)).toBe(JSON.stringify(carrier.content));
+  }, 120_000);
 });

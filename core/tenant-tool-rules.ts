@@ -24,10 +24,15 @@ export const HEADER_VALUE_MAX_CHARS = 4_096;
 /** Headers the platform sets itself on every call; a tool may not override them. */
 export const RESERVED_HEADERS = ["content-type", "content-length", "host", "x-tool-name", "x-conversation-id", "x-turn-id", "x-tool-call-id", "idempotency-key"];
 
+/** The keywords a tool's top-level input schema may use (a typo is refused, not silently ignored). */
+const SCHEMA_KEYWORDS = new Set(["$schema", "$id", "$defs", "definitions", "title", "description", "type", "properties", "required", "additionalProperties", "patternProperties", "propertyNames", "minProperties", "maxProperties", "dependentRequired", "dependentSchemas", "allOf", "anyOf", "oneOf", "not", "if", "then", "else", "examples", "default"]);
+
 /** Why `schema` cannot be a tool's input schema, or null when it can. */
 export function inputSchemaProblem(schema: unknown): string | null {
   if (!schema || typeof schema !== "object" || Array.isArray(schema)) return "must be a JSON Schema object";
   const s = schema as Record<string, unknown>;
+  const unknown = Object.keys(s).find((k) => !SCHEMA_KEYWORDS.has(k));
+  if (unknown !== undefined) return `unknown JSON Schema keyword "${unknown.slice(0, 40)}" at the top level`;
   if (s.type !== "object") return 'must have "type": "object" (a tool takes named arguments)';
   if (s.properties !== undefined && (!s.properties || typeof s.properties !== "object" || Array.isArray(s.properties))) return '"properties" must be an object';
   if (s.required !== undefined && (!Array.isArray(s.required) || s.required.some((r) => typeof r !== "string"))) return '"required" must be an array of property names';

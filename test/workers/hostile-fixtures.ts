@@ -2,6 +2,7 @@
 // table the fuzzers walk (checked against the routes the Hono app registers), and a snapshot of
 // everything stored, to prove that refused requests wrote nothing.
 import { env } from "cloudflare:workers";
+import { inject } from "vitest";
 import { sha256Hex } from "../../core/ids";
 import { app } from "../../workers/chat/app";
 import { api, eventually, newTenant } from "./helpers";
@@ -26,6 +27,9 @@ export interface Owned {
   date: string;
   /** A finished tenant-wide export. */
   exp: string;
+  /** A registered HTTP tool (with a secret header), and its name. */
+  tool: string;
+  toolName: string;
 }
 
 const ok = <R extends { status: number; text: string }>(r: R, what: string): R => {
@@ -57,11 +61,16 @@ export async function ownEverything(label: string): Promise<Owned> {
   const file = ok(await api("POST", `/v1/projects/${proj}/files?name=${label}-spec.txt`, `${label} project file`, { key, raw: true, headers: { "content-type": "text/plain" } }), "project file").json.id;
   const date = new Date().toISOString().slice(0, 10);
   const exp = ok(await api("POST", "/v1/exports", undefined, { key }), "export").json.id;
+  const toolName = `${label}_tool_lookup`;
+  const tool = ok(
+    await api("POST", "/v1/tools", { kind: "http", name: toolName, description: `${label} tool finds records.`, inputSchema: { type: "object" }, endpoint: `${inject("httpToolServer")}/echo?key=${label}-tool`, headers: { Authorization: `Bearer ${label}-tool-secret-token` } }, { key }),
+    "tool",
+  ).json.id;
   // Background indexing of the turns must be done before anyone snapshots the store.
   await eventually(async () => (await api("GET", `/v1/search?q=quasar-${label}`, undefined, { key })).json.results.length > 0);
   // So does the export job (a queue consumer writing to R2).
   await eventually(async () => (await api("GET", `/v1/exports/${exp}`, undefined, { key })).json.status === "done", 20_000);
-  return { key, keyId, tenantId, conv, msg, att, upload, mem, epi, auto, proj, file, channel, channelConv, date, exp };
+  return { key, keyId, tenantId, conv, msg, att, upload, mem, epi, auto, proj, file, channel, channelConv, date, exp, tool, toolName };
 }
 
 // ---- the route table ------------------------------------------------------------------------
@@ -146,6 +155,11 @@ export const ROUTES: RouteSpec[] = [
   { method: "POST", path: "/v1/exports", body: "none" },
   { method: "GET", path: "/v1/exports/:id", body: "none" },
   { method: "GET", path: "/v1/exports/:id/download", body: "none" },
+  { method: "POST", path: "/v1/tools", body: "json", sample: { kind: "http", name: "fuzz_tool", description: "d", inputSchema: { type: "object" }, endpoint: "https://example.com/hook" } },
+  { method: "GET", path: "/v1/tools", body: "none", query: { limit: "5" } },
+  { method: "GET", path: "/v1/tools/:id", body: "none" },
+  { method: "PATCH", path: "/v1/tools/:id", body: "json", sample: { description: "d" } },
+  { method: "DELETE", path: "/v1/tools/:id", body: "none" },
 ];
 
 /** Every handler route the app registers (middleware excluded), as "METHOD /path". */
@@ -174,6 +188,7 @@ export function paramKind(path: string, param: string): keyof Owned | "part" | "
   if (path.startsWith("/v1/automations/")) return "auto";
   if (path.startsWith("/v1/projects/")) return "proj";
   if (path.startsWith("/v1/exports/")) return "exp";
+  if (path.startsWith("/v1/tools/")) return "tool";
   throw new Error(`no kind for ${param} in ${path}`);
 }
 

@@ -2,7 +2,8 @@
 // with the chat and summarizer configs in one process tree — and waits for /health.
 // Used by `npm start`, the end-to-end tests and the benchmarks.
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { fileURLToPath } from "node:url";
 
@@ -31,11 +32,34 @@ export function writeSummarizerDevVars() {
   renameSync(tmp, target);
 }
 
-/** @param {{ port?: number, persistTo?: string, vars?: Record<string, string> }} [opts] */
+/**
+ * The local key that seals tenant tools' headers (TOOL_SECRETS_KEY): generated once and kept next
+ * to the local state, so a restart can still open what was sealed before. A key set in the root
+ * .dev.vars wins (null here).
+ * @param {string} [stateDir]
+ */
+export function devToolSecretsKey(stateDir = `${ROOT}.wrangler`) {
+  const devVars = `${ROOT}.dev.vars`;
+  if (existsSync(devVars) && /^TOOL_SECRETS_KEY=/m.test(readFileSync(devVars, "utf8"))) return null;
+  const file = `${stateDir}/tool-secrets-key`;
+  if (existsSync(file)) return readFileSync(file, "utf8").trim();
+  mkdirSync(stateDir, { recursive: true });
+  const key = randomBytes(32).toString("base64");
+  writeFileSync(file, `${key}\n`, { mode: 0o600 });
+  return key;
+}
+
+/**
+ * Local dev lets HTTP tools and MCP servers run on this machine (ALLOW_LOOPBACK_TOOLS; off
+ * everywhere else unless set) and seals their headers under the generated dev key.
+ * @param {{ port?: number, persistTo?: string, vars?: Record<string, string> }} [opts]
+ */
 export function wranglerDevArgs({ port = 8787, persistTo, vars = {} } = {}) {
   const args = ["dev", "-c", "wrangler.toml", "-c", "workers/summarizer/wrangler.toml", "--ip", "127.0.0.1", "--port", String(port)];
   if (persistTo) args.push("--persist-to", persistTo);
-  for (const [k, v] of Object.entries({ DEV_BOOTSTRAP: "true", ...vars })) args.push("--var", `${k}:${v}`);
+  const toolKey = devToolSecretsKey(persistTo);
+  const local = { DEV_BOOTSTRAP: "true", ALLOW_LOOPBACK_TOOLS: "true", ...(toolKey ? { TOOL_SECRETS_KEY: toolKey } : {}) };
+  for (const [k, v] of Object.entries({ ...local, ...vars })) args.push("--var", `${k}:${v}`);
   return args;
 }
 

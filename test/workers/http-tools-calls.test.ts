@@ -115,7 +115,9 @@ describe("HTTP tools in a turn", () => {
   it("retries network errors, 429 and 5xx with backoff only for idempotent tools, as the server counts", async () => {
     const key = await newTenant();
     await register(key, "once", "/flaky?fail=2&code=503&key=r-once", { retries: 0 });
-    await register(key, "not_idem", "/flaky?fail=2&code=503&key=r-notidem");
+    // The API refuses retries without idempotent; a row that has them anyway is still called once.
+    const notIdem = await register(key, "not_idem", "/flaky?fail=2&code=503&key=r-notidem");
+    await env.DB.prepare(`UPDATE tools SET retries = 3 WHERE id = ?`).bind(notIdem.id).run();
     await register(key, "recovers", "/flaky?fail=2&code=503&key=r-recovers", { idempotent: true, retries: 2 });
     await register(key, "limited", "/flaky?fail=9&code=429&key=r-limited", { idempotent: true, retries: 1 });
     await register(key, "dropped", "/drop?key=r-drop", { idempotent: true, retries: 3 });

@@ -2,6 +2,7 @@
 // clear 400/409 that writes nothing. Header values are write-only.
 import { env } from "cloudflare:workers";
 import { describe, expect, inject, it } from "vitest";
+import { app } from "../../workers/chat/app";
 import { api, newTenant } from "./helpers";
 
 const server = inject("httpToolServer");
@@ -112,5 +113,23 @@ describe("/v1/tools", () => {
     }
     expect(await rowCount()).toBe(before + 2);
     expect((await api("GET", `/v1/tools/${id}`, undefined, { key })).json.endpoint).toBe(`${server}/echo`);
+  });
+
+  it("refuses loopback endpoints unless ALLOW_LOOPBACK_TOOLS is \"true\", and headers without TOOL_SECRETS_KEY (503)", async () => {
+    const key = await newTenant();
+    const post = (body: unknown, vars: Record<string, string | undefined>) =>
+      app.request("/v1/tools", { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify(body) }, { ...env, ...vars });
+    const before = await rowCount();
+    for (const value of [undefined, "false", "1", "TRUE"]) {
+      const r = await post(httpTool("local"), { ALLOW_LOOPBACK_TOOLS: value });
+      expect(r.status, String(value)).toBe(400);
+      expect(((await r.json()) as any).error.message).toMatch(/^endpoint: only https URLs are allowed/);
+    }
+    const noKey = await post(httpTool("sealed", { headers: { Authorization: "Bearer x-secret-value" } }), { TOOL_SECRETS_KEY: undefined });
+    expect(noKey.status).toBe(503);
+    expect(((await noKey.json()) as any).error).toMatchObject({ type: "tool_secrets_not_configured", message: expect.stringContaining("wrangler secret put TOOL_SECRETS_KEY") });
+    expect(await rowCount()).toBe(before);
+    // Without headers there is nothing to seal.
+    expect((await post(httpTool("unsealed"), { TOOL_SECRETS_KEY: undefined })).status).toBe(201);
   });
 });

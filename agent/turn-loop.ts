@@ -174,7 +174,7 @@ export async function runAgentTurn(deps: TurnDeps, userContent: ContentBlock[]):
             return run.output;
           }
         : undefined;
-      const out = await deps.registry.run(call.name, call.input, { ...deps.toolContext, progress, delegate });
+      const out = await deps.registry.run(call.name, call.input, { ...deps.toolContext, progress, delegate, turnId, callId: call.id });
       const block: ToolResultBlock = { type: "tool_result", tool_use_id: call.id, content: out.blocks ?? out.content, ...(out.isError ? { is_error: true } : {}) };
       const text = toolResultText(block);
       emit({ type: "tool_result", turnId, tool_use_id: call.id, name: call.name, is_error: !!out.isError, chars: text.length, preview: text.slice(0, PREVIEW_CHARS) });

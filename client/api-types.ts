@@ -885,6 +885,79 @@ export interface Routes {
       [key: string]: unknown;
     };
   };
+  "GET /v1/tools": {
+    path: undefined;
+    query: {
+      limit?: string | number;
+      cursor?: string | number;
+    };
+    body: undefined;
+    response: {
+      tools: Array<Schemas["Tool"]>;
+      next: string | number | null;
+      [key: string]: unknown;
+    };
+  };
+  "POST /v1/tools": {
+    path: undefined;
+    query: undefined;
+    body: {
+      kind: "http" | "client";
+      projectId?: string;
+      name: string;
+      description: string;
+      inputSchema: {
+        [key: string]: unknown;
+      };
+      endpoint?: string;
+      headers?: {
+        [key: string]: unknown;
+      };
+      timeoutMs?: number;
+      maxResponseBytes?: number;
+      idempotent?: boolean;
+      retries?: number;
+    };
+    response: Schemas["Tool"];
+  };
+  "DELETE /v1/tools/{id}": {
+    path: {
+      id: string;
+    };
+    query: undefined;
+    body: undefined;
+    response: null;
+  };
+  "GET /v1/tools/{id}": {
+    path: {
+      id: string;
+    };
+    query: undefined;
+    body: undefined;
+    response: Schemas["Tool"];
+  };
+  "PATCH /v1/tools/{id}": {
+    path: {
+      id: string;
+    };
+    query: undefined;
+    body: {
+      name?: string;
+      description?: string;
+      inputSchema?: {
+        [key: string]: unknown;
+      };
+      endpoint?: string;
+      headers?: {
+        [key: string]: unknown;
+      } | null;
+      timeoutMs?: number;
+      maxResponseBytes?: number;
+      idempotent?: boolean;
+      retries?: number;
+    };
+    response: Schemas["Tool"];
+  };
 }
 
 export interface Schemas {
@@ -968,6 +1041,10 @@ export interface Schemas {
     turnsInFlight: number;
   } | {
     type: "pong";
+  };
+  Tool: {
+    id: string;
+    [key: string]: unknown;
   };
   TurnEvent: {
     type: "turn_start";

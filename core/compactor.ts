@@ -5,7 +5,8 @@
 // A pass: strip images from tool results; truncate proportionally — largest tool results first,
 // then older assistant messages, then older user messages — to head + tail excerpts; always
 // protect messages[0], the last 3 messages of each role (tool results counted as their own role),
-// and error results; never separate a tool_use from its tool_result (only block contents shrink,
+// and error results (a protected result larger than the whole target is still cut, to half of
+// it); never separate a tool_use from its tool_result (only block contents shrink,
 // blocks are never removed).
 import type { ContentBlock, ModelRequest, WireMessage } from "./types";
 import { messageChars } from "./render";
@@ -141,6 +142,16 @@ export function compactMessages(
   });
 
   const targetChars = Math.floor(budgetTokens(b) * b.compactTargetRatio * b.charsPerToken);
+  /** Cuts one block down to `keep` chars (head, label naming the restoring call, tail); the chars saved. */
+  const shrink = (c: Candidate, keep: number): number => {
+    const blk = (out[c.index].content as ContentBlock[])[c.block];
+    const label = `[TRUNCATED — ${(c.size - keep).toLocaleString("en-US")} of ${c.size.toLocaleString("en-US")} chars cut to save context; ${readCall(ref(c.index, c.block))} returns the original]`;
+    if (blk.type === "text") blk.text = truncateText(blk.text, keep, label);
+    else if (blk.type === "tool_result") blk.content = truncateText(typeof blk.content === "string" ? blk.content : blk.content.map((x) => (x.type === "text" ? x.text : "")).join("\n"), keep, label);
+    const after = blockChars(blk);
+    targets.push({ index: c.index, block: c.block, kind: c.kind, before: c.size, after });
+    return c.size - after;
+  };
   for (const tier of [0, 1, 2]) {
     let excess = total() - targetChars;
     if (excess <= 0) break;
@@ -153,16 +164,19 @@ export function compactMessages(
       if (excess <= 0) break;
       const share = Math.min(c.size - MIN_KEEP, Math.ceil(((c.size - MIN_KEEP) / reclaimable) * cut));
       if (share <= 0) continue;
-      const keep = c.size - share;
-      const blk = (out[c.index].content as ContentBlock[])[c.block];
-      const label = `[TRUNCATED — ${share.toLocaleString("en-US")} of ${c.size.toLocaleString("en-US")} chars cut to save context; ${readCall(ref(c.index, c.block))} returns the original]`;
-      if (blk.type === "text") blk.text = truncateText(blk.text, keep, label);
-      else if (blk.type === "tool_result") blk.content = truncateText(typeof blk.content === "string" ? blk.content : blk.content.map((x) => (x.type === "text" ? x.text : "")).join("\n"), keep, label);
-      const after = blockChars(blk);
-      excess -= c.size - after;
-      targets.push({ index: c.index, block: c.block, kind: c.kind, before: c.size, after });
+      excess -= shrink(c, c.size - share);
     }
   }
+  // 4. A protected result larger than the whole target (a tool's 1 MB answer against a 200k
+  //    window) can never fit: kept whole, it would only turn the next call into the provider's
+  //    overflow error. It keeps its place, head and tail, cut to half the target.
+  if (total() > targetChars)
+    for (const key of protectedResult) {
+      const [index, block] = key.split(":").map(Number);
+      const blk = (out[index].content as ContentBlock[])[block];
+      const size = blockChars(blk);
+      if (blk.type === "tool_result" && !blk.is_error && size > targetChars) shrink({ index, block, size, tier: 3, kind: "tool_result" }, Math.floor(targetChars / 2));
+    }
   const charsAfter = total();
   const tok = (c: number) => Math.ceil(c / b.charsPerToken);
   return { messages: out, report: { targets, charsBefore, charsAfter, tokensBefore: tok(charsBefore), tokensAfter: tok(charsAfter), tokensSaved: tok(charsBefore) - tok(charsAfter) } };

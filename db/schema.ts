@@ -1,5 +1,5 @@
 // drizzle-orm table definitions for the D1 tables whose rows the app maps to objects (tenants, keys,
-// conversations, memory, automations, attachments, projects, MCP servers). Tables only ever touched by raw SQL
+// conversations, memory, automations, attachments, projects, tenant tools, MCP servers). Tables only ever touched by raw SQL
 // are not declared here (ws_tickets, channels, memory_maps, corpus_days, the cortex and its FTS5
 // index): a declaration nothing uses can only drift. test/workers/db-schema.test.ts checks every
 // table declared here against the database all migrations build.
@@ -131,4 +131,23 @@ export const cortexShards = sqliteTable("cortex_shards", {
   tenantId: text("tenant_id").primaryKey(),
   shard: text("shard").notNull(),
   assignedAt: text("assigned_at").notNull(),
+});
+/** Tenant tools (HTTP endpoints, client tools); `sealedHeaders` is secret-box ciphertext, never returned. */
+export const tools = sqliteTable("tools", {
+  id: text("id").primaryKey(),
+  tenantId: text("tenant_id").notNull(),
+  projectId: text("project_id"),
+  kind: text("kind").notNull(),
+  name: text("name").notNull(),
+  description: text("description").notNull(),
+  inputSchema: text("input_schema").notNull(),
+  endpoint: text("endpoint"),
+  headerNames: text("header_names").notNull().default("[]"),
+  sealedHeaders: text("sealed_headers"),
+  timeoutMs: integer("timeout_ms").notNull(),
+  maxResponseBytes: integer("max_response_bytes").notNull(),
+  idempotent: integer("idempotent", { mode: "boolean" }).notNull().default(false),
+  retries: integer("retries").notNull().default(0),
+  createdAt: text("created_at").notNull(),
+  updatedAt: text("updated_at").notNull(),
 });

@@ -33,28 +33,32 @@ export function writeSummarizerDevVars() {
 }
 
 /**
- * The local TOOL_SECRETS_KEY: generated once and kept beside the local state (.wrangler/ or the
- * stack's persist folder), so secrets sealed by one run still open after a restart. A key in the
- * root .dev.vars wins (wrangler reads it there).
- * @param {string | undefined} persistTo
+ * The local key that seals tenant tools' headers (TOOL_SECRETS_KEY): generated once and kept next
+ * to the local state, so a restart can still open what was sealed before. A key set in the root
+ * .dev.vars wins (null here).
+ * @param {string} [stateDir]
  */
-export function devToolSecretsKey(persistTo) {
-  const dir = persistTo ?? `${ROOT}.wrangler`;
-  const file = `${dir}/tool-secrets-key`;
-  if (!existsSync(file)) {
-    mkdirSync(dir, { recursive: true });
-    writeFileSync(file, randomBytes(32).toString("base64"), { mode: 0o600 });
-  }
-  return readFileSync(file, "utf8").trim();
+export function devToolSecretsKey(stateDir = `${ROOT}.wrangler`) {
+  const devVars = `${ROOT}.dev.vars`;
+  if (existsSync(devVars) && /^TOOL_SECRETS_KEY=/m.test(readFileSync(devVars, "utf8"))) return null;
+  const file = `${stateDir}/tool-secrets-key`;
+  if (existsSync(file)) return readFileSync(file, "utf8").trim();
+  mkdirSync(stateDir, { recursive: true });
+  const key = randomBytes(32).toString("base64");
+  writeFileSync(file, `${key}\n`, { mode: 0o600 });
+  return key;
 }
 
-/** @param {{ port?: number, persistTo?: string, vars?: Record<string, string> }} [opts] */
+/**
+ * Local dev lets HTTP tools and MCP servers run on this machine (ALLOW_LOOPBACK_TOOLS; off
+ * everywhere else unless set) and seals their headers under the generated dev key.
+ * @param {{ port?: number, persistTo?: string, vars?: Record<string, string> }} [opts]
+ */
 export function wranglerDevArgs({ port = 8787, persistTo, vars = {} } = {}) {
   const args = ["dev", "-c", "wrangler.toml", "-c", "workers/summarizer/wrangler.toml", "--ip", "127.0.0.1", "--port", String(port)];
   if (persistTo) args.push("--persist-to", persistTo);
-  const rootVars = existsSync(`${ROOT}.dev.vars`) ? readFileSync(`${ROOT}.dev.vars`, "utf8") : "";
-  // Local dev may register MCP servers on this machine (tenant tools refuse loopback otherwise).
-  const local = { DEV_BOOTSTRAP: "true", ALLOW_LOOPBACK_TOOLS: "true", ...(/^TOOL_SECRETS_KEY=/m.test(rootVars) ? {} : { TOOL_SECRETS_KEY: devToolSecretsKey(persistTo) }) };
+  const toolKey = devToolSecretsKey(persistTo);
+  const local = { DEV_BOOTSTRAP: "true", ALLOW_LOOPBACK_TOOLS: "true", ...(toolKey ? { TOOL_SECRETS_KEY: toolKey } : {}) };
   for (const [k, v] of Object.entries({ ...local, ...vars })) args.push("--var", `${k}:${v}`);
   return args;
 }

@@ -8,6 +8,7 @@ import { sortableId } from "../core/ids";
 import { purgeAttachmentsOf } from "./attachments/delete";
 import { toAttachment, type Attachment } from "./attachments/store";
 import { deleteProjectMcpServers } from "./mcp/servers";
+import { deleteProjectTools } from "./tools/tool-store";
 
 export type Project = typeof projects.$inferSelect;
 
@@ -64,13 +65,14 @@ export const projectTools = (files: Attachment[]): string[] => [...new Set(files
  * Deletes a project: its files (bytes, pages, rows), then the project row, then its files again,
  * so a file uploaded while the delete ran is caught (the upload re-checks the project after it
  * lands). A crash before the row goes leaves the project for a second DELETE to finish. Its
- * MCP servers go too. Its conversations stay, detached: their prompt no longer lists the
- * project's files.
+ * registered tools and MCP servers go too. Its conversations stay, detached: their prompt no longer
+ * lists the project's files, nor do they see the project's tools.
  */
 export async function deleteProject(env: Env, tenantId: string, projectId: string): Promise<void> {
   const purgeFiles = () => purgeAttachmentsOf(env, tenantId, { projectId });
   await purgeFiles();
   await deleteProjectMcpServers(env.DB, tenantId, projectId);
+  await deleteProjectTools(env.DB, tenantId, projectId);
   await drizzle(env.DB).delete(projects).where(and(eq(projects.tenantId, tenantId), eq(projects.id, projectId)));
   await purgeFiles();
 }

@@ -11,6 +11,8 @@ import { ToolRegistry } from "./registry";
 import { toolActivate, toolSearch } from "./tool-discovery";
 // Tenant tool sources register themselves with agent/tools/external.ts when imported.
 import "./mcp-tools";
+// Registers the tenant's registered tools (HTTP, client) as a tool source of every turn.
+import "./registered-tools";
 
 /** The registry every turn uses. Built once per isolate; tools are stateless. */
 export const toolRegistry = new ToolRegistry();

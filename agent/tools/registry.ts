@@ -22,6 +22,9 @@ export interface ReadQuery {
 export interface ToolContext {
   tenantId: string;
   conversationId: string;
+  /** The running turn and the tool_use id of this call (an HTTP tool sends them to its endpoint). */
+  turnId?: string;
+  callId?: string;
   /** Messages of any conversation of this tenant; null when it does not exist for this tenant. */
   readConversation(conversationId: string, query: ReadQuery): Promise<{ messages: StoredMessage[]; messageCount: number } | null>;
   /** Non-core tools this conversation has activated (their schemas ride its requests). */

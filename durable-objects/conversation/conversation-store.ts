@@ -33,7 +33,15 @@ const SCHEMA_STEPS: string[][] = [
     )`,
   ],
   [`CREATE TABLE IF NOT EXISTS timeline (id INTEGER PRIMARY KEY AUTOINCREMENT, at TEXT NOT NULL, after_seq INTEGER NOT NULL, type TEXT NOT NULL, payload TEXT NOT NULL)`],
+  // A message whose content passes PART_CHARS (a tool's 1 MB answer, several in one step) is kept
+  // in parts: a Durable Object's SQLite refuses any value or row over 2 MB.
+  [`CREATE TABLE IF NOT EXISTS message_parts (seq INTEGER NOT NULL, part INTEGER NOT NULL, body TEXT NOT NULL, PRIMARY KEY (seq, part))`],
 ];
+
+/** UTF-16 units per stored part: at most 3 UTF-8 bytes each, so a part stays under 1.5 MB. */
+export const PART_CHARS = 500_000;
+/** The content column of a message kept in parts (JSON text is never empty). */
+const IN_PARTS = "";
 
 export const PROMPT_SNAPSHOTS_KEPT = 50;
 
@@ -197,12 +205,15 @@ export class ConversationStore {
   insertMessages(messages: readonly StoredMessage[], batchKey: string, chars: (m: StoredMessage) => number): void {
     for (const m of messages) {
       const { id, seq, role, content, createdAt, ...extra } = m;
+      const json = JSON.stringify(content);
+      const parts = json.length > PART_CHARS ? splitParts(json) : null;
+      parts?.forEach((body, part) => this.sql.exec(`INSERT INTO message_parts (seq, part, body) VALUES (?, ?, ?)`, seq, part, body));
       this.sql.exec(
         `INSERT INTO messages (seq, id, role, content, created_at, chars, extra, batch_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
         seq,
         id,
         role,
-        JSON.stringify(content),
+        parts ? IN_PARTS : json,
         createdAt,
         chars(m),
         Object.keys(extra).length ? JSON.stringify(extra) : null,
@@ -214,6 +225,7 @@ export class ConversationStore {
   /** Only for an import that failed before its head was written (nothing of it was ever visible). */
   clearMessages(): void {
     this.sql.exec(`DELETE FROM messages`);
+    this.sql.exec(`DELETE FROM message_parts`);
   }
 
   /** Messages with seq > after, oldest first. */
@@ -221,29 +233,43 @@ export class ConversationStore {
     return this.sql
       .exec<MessageRow>(`SELECT seq, id, role, content, created_at, extra FROM messages WHERE seq > ? ORDER BY seq LIMIT ?`, after, limit)
       .toArray()
-      .map(toMessage);
+      .map((row) => this.toMessage(row));
   }
 
   range(fromSeq: number, toSeq: number): StoredMessage[] {
     return this.sql
       .exec<MessageRow>(`SELECT seq, id, role, content, created_at, extra FROM messages WHERE seq BETWEEN ? AND ? ORDER BY seq`, fromSeq, toSeq)
       .toArray()
-      .map(toMessage);
+      .map((row) => this.toMessage(row));
   }
 
   byId(id: string): StoredMessage | null {
     const row = this.sql.exec<MessageRow>(`SELECT seq, id, role, content, created_at, extra FROM messages WHERE id = ?`, id).toArray()[0];
-    return row ? toMessage(row) : null;
+    return row ? this.toMessage(row) : null;
+  }
+
+  private toMessage(row: MessageRow): StoredMessage {
+    const json = row.content === IN_PARTS ? this.sql.exec<{ body: string }>(`SELECT body FROM message_parts WHERE seq = ? ORDER BY part`, row.seq).toArray().map((p) => p.body).join("") : row.content;
+    return {
+      id: row.id,
+      seq: row.seq,
+      role: row.role as StoredMessage["role"],
+      content: JSON.parse(json),
+      createdAt: row.created_at,
+      ...(row.extra ? JSON.parse(row.extra) : {}),
+    };
   }
 }
 
-function toMessage(row: MessageRow): StoredMessage {
-  return {
-    id: row.id,
-    seq: row.seq,
-    role: row.role as StoredMessage["role"],
-    content: JSON.parse(row.content),
-    createdAt: row.created_at,
-    ...(row.extra ? JSON.parse(row.extra) : {}),
-  };
+/** Cuts `text` into parts of at most PART_CHARS, never between the two halves of a surrogate pair. */
+export function splitParts(text: string): string[] {
+  const parts: string[] = [];
+  for (let at = 0; at < text.length; ) {
+    let end = Math.min(text.length, at + PART_CHARS);
+    const last = text.charCodeAt(end - 1);
+    if (end < text.length && last >= 0xd800 && last <= 0xdbff) end--;
+    parts.push(text.slice(at, end));
+    at = end;
+  }
+  return parts;
 }

@@ -93,6 +93,22 @@ describe("a compaction pass", () => {
     expect(e.report.targets.map((t) => t.index)).not.toContain(14);
   });
 
+  it("cuts a protected result larger than the whole target to half of it, keeping its head, tail and restoring call", () => {
+    // One step fetched a 1 MB answer: it is the newest result (protected), and nothing else can give enough.
+    const ms = monster(2, 1_000);
+    ms.push({ role: "assistant", content: [text("fetch the log"), call("big")] }, { role: "user", content: [result("big", 1_000_000)] });
+    const { messages, report } = compactMessages(ms, 0, budget, origins(ms));
+    const cap = Math.floor((22_000 * 0.5 * 1.5) / 2);
+    const big = (messages.at(-1)!.content as any[])[0];
+    expect(big.content.length).toBeLessThanOrEqual(cap);
+    expect(big.content.startsWith("big:rrr")).toBe(true);
+    expect(big.content).toContain(`conversation_read {"conversation_id":"conv_X","message_id":"msg_${ms.length - 1}","block":0} returns the original`);
+    expect(report.charsAfter).toBeLessThan(22_000 * 0.5 * 1.5);
+    // Protected results that fit are still left whole.
+    expect(messages[2]).toEqual(ms[2]);
+    expect(messages[4]).toEqual(ms[4]);
+  });
+
   it("strips images from tool results and goes on to assistant text only when results are not enough", () => {
     const ms: WireMessage[] = [{ role: "user", content: [text("look")] }];
     ms.push({ role: "assistant", content: [text("a".repeat(20_000)), call("img")] });

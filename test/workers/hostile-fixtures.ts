@@ -31,6 +31,9 @@ export interface Owned {
   /** A registered MCP server, and the name the model sees for one of its tools. */
   mcp: string;
   mcpTool: string;
+  /** A registered HTTP tool (with a secret header), and its name. */
+  tool: string;
+  toolName: string;
 }
 
 const ok = <R extends { status: number; text: string }>(r: R, what: string): R => {
@@ -62,12 +65,17 @@ export async function ownEverything(label: string): Promise<Owned> {
   const file = ok(await api("POST", `/v1/projects/${proj}/files?name=${label}-spec.txt`, `${label} project file`, { key, raw: true, headers: { "content-type": "text/plain" } }), "project file").json.id;
   const date = new Date().toISOString().slice(0, 10);
   const exp = ok(await api("POST", "/v1/exports", undefined, { key }), "export").json.id;
+  const toolName = `${label}_tool_lookup`;
+  const tool = ok(
+    await api("POST", "/v1/tools", { kind: "http", name: toolName, description: `${label} tool finds records.`, inputSchema: { type: "object" }, endpoint: `${inject("httpToolServer")}/echo?key=${label}-tool`, headers: { Authorization: `Bearer ${label}-tool-secret-token` } }, { key }),
+    "tool",
+  ).json.id;
   // Background indexing of the turns must be done before anyone snapshots the store.
   await eventually(async () => (await api("GET", `/v1/search?q=quasar-${label}`, undefined, { key })).json.results.length > 0);
   // So does the export job (a queue consumer writing to R2).
   await eventually(async () => (await api("GET", `/v1/exports/${exp}`, undefined, { key })).json.status === "done", 20_000);
   const mcp = ok(await api("POST", "/v1/mcp-servers", { name: `${label}-tools`, url: `http://127.0.0.1:${inject("mcpFixturePort")}/mcp` }, { key }), "MCP server").json.id;
-  return { key, keyId, tenantId, conv, msg, att, upload, mem, epi, auto, proj, file, channel, channelConv, date, exp, mcp, mcpTool: `mcp__${label}-tools__add` };
+  return { key, keyId, tenantId, conv, msg, att, upload, mem, epi, auto, proj, file, channel, channelConv, date, exp, mcp, mcpTool: `mcp__${label}-tools__add`, tool, toolName };
 }
 
 // ---- the route table ------------------------------------------------------------------------
@@ -160,6 +168,11 @@ export const ROUTES: RouteSpec[] = [
   { method: "PATCH", path: "/v1/mcp-servers/:id", body: "json", sample: { timeoutMs: 5000 } },
   { method: "DELETE", path: "/v1/mcp-servers/:id", body: "none" },
   { method: "POST", path: "/v1/mcp-servers/:id/refresh", body: "none" },
+  { method: "POST", path: "/v1/tools", body: "json", sample: { kind: "http", name: "fuzz_tool", description: "d", inputSchema: { type: "object" }, endpoint: "https://example.com/hook" } },
+  { method: "GET", path: "/v1/tools", body: "none", query: { limit: "5" } },
+  { method: "GET", path: "/v1/tools/:id", body: "none" },
+  { method: "PATCH", path: "/v1/tools/:id", body: "json", sample: { description: "d" } },
+  { method: "DELETE", path: "/v1/tools/:id", body: "none" },
 ];
 
 /** Every handler route the app registers (middleware excluded), as "METHOD /path". */
@@ -189,6 +202,7 @@ export function paramKind(path: string, param: string): keyof Owned | "part" | "
   if (path.startsWith("/v1/projects/")) return "proj";
   if (path.startsWith("/v1/exports/")) return "exp";
   if (path.startsWith("/v1/mcp-servers/")) return "mcp";
+  if (path.startsWith("/v1/tools/")) return "tool";
   throw new Error(`no kind for ${param} in ${path}`);
 }
 

@@ -17,9 +17,10 @@ export default defineProject(async () => ({
           // Failed automation attempts come back at once, so the queue's retries and its
           // dead-letter queue act within a test's time.
           AUTOMATION_RETRY_DELAY_SECONDS: "0",
-          // The MCP servers of test/mcp-servers listen on 127.0.0.1; deployed, loopback stays refused.
+          // The MCP servers of test/mcp-servers and the HTTP tool server (http-tool-server.mjs) listen
+          // on 127.0.0.1; deployed, loopback stays refused.
           ALLOW_LOOPBACK_TOOLS: "true",
-          // A fixed test key for sealed tool secrets (services/tools/secret-box.ts).
+          // A fixed test key for sealed tool secrets (services/tools/secret-box.ts), never a deployment's.
           TOOL_SECRETS_KEY: "dGVzdC1vbmx5LXRvb2wtc2VjcmV0cy1rZXktMzJieXQ=",
           TEST_MIGRATIONS: await readD1Migrations(`${root}d1-migrations`),
         },
@@ -31,7 +32,7 @@ export default defineProject(async () => ({
     root,
     include: ["test/workers/**/*.test.ts"],
     setupFiles: ["test/workers/apply-migrations.ts"],
-    globalSetup: ["test/mcp-servers/global-setup.ts"],
+    globalSetup: ["test/mcp-servers/global-setup.ts", "test/workers/http-tool-server.mjs"],
     testTimeout: 30_000,
   },
 }));

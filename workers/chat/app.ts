@@ -17,6 +17,7 @@ import { mcpServerRoutes } from "./routes/mcp-servers";
 import { memoryRoutes } from "./routes/memory";
 import { projectRoutes } from "./routes/projects";
 import { searchRoutes } from "./routes/search";
+import { toolRoutes } from "./routes/tools";
 import type { AppEnv } from "./types";
 import { consumeTicket } from "./ws-tickets";
 import { enforceRateLimit } from "./rate-limit";
@@ -106,6 +107,7 @@ app.route("/v1/projects", projectRoutes);
 app.route("/v1/corpus", corpusRoutes);
 app.route("/v1/exports", exportRoutes);
 app.route("/v1/mcp-servers", mcpServerRoutes);
+app.route("/v1/tools", toolRoutes);
 
 app.notFound((c) => c.json(errorBody(404, `no route for ${c.req.method} ${c.req.path}`), 404));
 

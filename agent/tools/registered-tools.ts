@@ -1,0 +1,67 @@
+// The tenant's registered tools (the `tools` table) as one tool source: each row in the
+// conversation's scope becomes a ToolDefinition of its kind. A project's tool takes the place of
+// a tenant-wide one of the same name in that project's conversations.
+import { z } from "zod";
+import { loopbackAllowed } from "../../core/outbound-url";
+import { callHttpTool } from "../../services/tools/http-call";
+import { openHeaders, toolsInScope, type ToolRow } from "../../services/tools/tool-store";
+import { addToolSource, type ToolScope } from "./external";
+import type { ToolDefinition } from "./registry";
+
+type ToolEnv = Env & { TOOL_SECRETS_KEY?: string; ALLOW_LOOPBACK_TOOLS?: string };
+
+/** A call's input is the tool's own business (its endpoint validates it); here it must be an object. */
+const anyObject = z.record(z.string(), z.unknown());
+
+/** The index line: the name and the description's first sentence. */
+const capabilityOf = (row: ToolRow) => `${row.name}: ${(row.description.split(/(?<=[.!?])\s/)[0] ?? "").slice(0, 120)}`;
+
+export function httpToolDefinition(row: ToolRow, env: ToolEnv): ToolDefinition<Record<string, unknown>> {
+  return {
+    name: row.name,
+    description: row.description,
+    capability: capabilityOf(row),
+    core: false,
+    input: anyObject,
+    jsonSchema: JSON.parse(row.inputSchema) as Record<string, unknown>,
+    async run(input, ctx) {
+      let headers: Record<string, string>;
+      try {
+        headers = await openHeaders(env, row);
+      } catch {
+        // The key changed or is missing: say so without a word of the sealed value.
+        return { content: `${row.name}: its stored headers cannot be opened (TOOL_SECRETS_KEY missing or changed); the tool's owner must set them again`, isError: true };
+      }
+      const out = await callHttpTool(
+        { name: row.name, endpoint: row.endpoint ?? "", headers, timeoutMs: row.timeoutMs, maxResponseBytes: row.maxResponseBytes, idempotent: row.idempotent, retries: row.retries },
+        input,
+        { conversationId: ctx.conversationId, turnId: ctx.turnId, callId: ctx.callId },
+        { allowLoopback: loopbackAllowed(env) },
+      );
+      return { content: out.content, ...(out.isError ? { isError: true } : {}) };
+    },
+  };
+}
+
+/**
+ * A registered client tool: the caller's application runs it while the turn waits. Until the
+ * turn can pause for a client's result, client rows are stored and listed but not offered to the
+ * model (null), so the model never calls a tool nobody will answer.
+ */
+export function clientToolDefinition(_row: ToolRow): ToolDefinition<any> | null {
+  return null;
+}
+
+export async function registeredTools(scope: ToolScope): Promise<ToolDefinition<any>[]> {
+  const rows = await toolsInScope(scope.env.DB, scope.tenantId, scope.projectId);
+  const byName = new Map<string, ToolRow>();
+  for (const row of rows) if (!byName.has(row.name) || row.projectId) byName.set(row.name, row);
+  const out: ToolDefinition<any>[] = [];
+  for (const row of byName.values()) {
+    const tool = row.kind === "http" ? httpToolDefinition(row, scope.env as ToolEnv) : clientToolDefinition(row);
+    if (tool) out.push(tool);
+  }
+  return out;
+}
+
+addToolSource({ kind: "registered", load: registeredTools });

@@ -1,0 +1,42 @@
+// The rules a tenant's registered tool must meet, shared by the registration routes and the
+// caller: names that cannot pass for a built-in or an MCP tool, a bounded input schema, and the
+// HTTP call's limits. A tool's result is kept whole (R2 record and the conversation's SQLite
+// index, whose rows hold at most 2 MB), so the response cap stays well inside one row.
+
+export const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+/** MCP servers' tools are named mcp__<server>__<tool>; a registered tool may not look like one. */
+export const MCP_PREFIX = "mcp__";
+export const TOOL_KINDS = ["http", "client"] as const;
+export type TenantToolKind = (typeof TOOL_KINDS)[number];
+
+export const DESCRIPTION_MAX_CHARS = 2_000;
+/** The schema rides every request once the tool is active: keep it a schema, not a document. */
+export const INPUT_SCHEMA_MAX_BYTES = 16 * 1024;
+
+export const DEFAULT_TIMEOUT_MS = 10_000;
+export const MAX_TIMEOUT_MS = 60_000;
+export const MIN_TIMEOUT_MS = 100;
+export const DEFAULT_MAX_RESPONSE_BYTES = 1024 * 1024;
+export const MAX_RESPONSE_BYTES = 1024 * 1024;
+export const MAX_RETRIES = 3;
+export const MAX_HEADERS = 20;
+export const HEADER_VALUE_MAX_CHARS = 4_096;
+/** Headers the platform sets itself on every call; a tool may not override them. */
+export const RESERVED_HEADERS = ["content-type", "content-length", "host", "x-tool-name", "x-conversation-id", "x-turn-id", "x-tool-call-id", "idempotency-key"];
+
+/** The keywords a tool's top-level input schema may use (a typo is refused, not silently ignored). */
+const SCHEMA_KEYWORDS = new Set(["$schema", "$id", "$defs", "definitions", "title", "description", "type", "properties", "required", "additionalProperties", "patternProperties", "propertyNames", "minProperties", "maxProperties", "dependentRequired", "dependentSchemas", "allOf", "anyOf", "oneOf", "not", "if", "then", "else", "examples", "default"]);
+
+/** Why `schema` cannot be a tool's input schema, or null when it can. */
+export function inputSchemaProblem(schema: unknown): string | null {
+  if (!schema || typeof schema !== "object" || Array.isArray(schema)) return "must be a JSON Schema object";
+  const s = schema as Record<string, unknown>;
+  const unknown = Object.keys(s).find((k) => !SCHEMA_KEYWORDS.has(k));
+  if (unknown !== undefined) return `unknown JSON Schema keyword "${unknown.slice(0, 40)}" at the top level`;
+  if (s.type !== "object") return 'must have "type": "object" (a tool takes named arguments)';
+  if (s.properties !== undefined && (!s.properties || typeof s.properties !== "object" || Array.isArray(s.properties))) return '"properties" must be an object';
+  if (s.required !== undefined && (!Array.isArray(s.required) || s.required.some((r) => typeof r !== "string"))) return '"required" must be an array of property names';
+  const bytes = new TextEncoder().encode(JSON.stringify(schema)).length;
+  if (bytes > INPUT_SCHEMA_MAX_BYTES) return `larger than ${INPUT_SCHEMA_MAX_BYTES} bytes (${bytes})`;
+  return null;
+}

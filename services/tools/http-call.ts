@@ -1,0 +1,142 @@
+// One call of a tenant's HTTP tool. The platform POSTs the call's input as the JSON body, names
+// the call in headers (X-Tool-Name, X-Conversation-Id, X-Turn-Id, X-Tool-Call-Id, and
+// Idempotency-Key = the tool_use id, the same on every retry), and adds the tool's own headers.
+// Every hop is checked against the outbound URL rules (redirects are followed by hand), the body
+// is read up to the tool's cap within its timeout, and every failure comes back as a readable
+// error result, never a thrown error: the model decides what to do next.
+import { checkOutboundUrl } from "../../core/outbound-url";
+
+export interface HttpToolSpec {
+  name: string;
+  endpoint: string;
+  headers: Record<string, string>;
+  timeoutMs: number;
+  maxResponseBytes: number;
+  idempotent: boolean;
+  retries: number;
+}
+
+export interface CallIds {
+  conversationId: string;
+  turnId?: string;
+  callId?: string;
+}
+
+export interface HttpToolResult {
+  content: string;
+  isError: boolean;
+  /** Attempts made (1 + retries used). */
+  attempts: number;
+}
+
+const MAX_REDIRECTS = 3;
+/** How much of a failed answer's body the model sees. */
+const ERROR_BODY_CHARS = 500;
+const BACKOFF_BASE_MS = 250;
+const BACKOFF_MAX_MS = 5_000;
+
+type Attempt = { ok: true; status: number; text: string } | { ok: false; message: string; retryable: boolean; retryAfterMs?: number };
+
+export async function callHttpTool(spec: HttpToolSpec, input: unknown, ids: CallIds, opts: { allowLoopback: boolean }): Promise<HttpToolResult> {
+  const body = JSON.stringify(input ?? {});
+  const maxAttempts = 1 + (spec.idempotent ? spec.retries : 0);
+  let last: Attempt | null = null;
+  for (let attempt = 1; attempt <= maxAttempts; attempt++) {
+    if (attempt > 1) await sleep(Math.min(BACKOFF_MAX_MS, last && !last.ok && last.retryAfterMs !== undefined ? last.retryAfterMs : BACKOFF_BASE_MS * 2 ** (attempt - 2)));
+    last = await attemptOnce(spec, body, ids, opts);
+    if (last.ok) return { content: scrub(last.text, spec.headers), isError: false, attempts: attempt };
+    if (!last.retryable) return { content: scrub(last.message, spec.headers), isError: true, attempts: attempt };
+  }
+  const failed = last as Extract<Attempt, { ok: false }>;
+  return { content: scrub(maxAttempts > 1 ? `${failed.message} (after ${maxAttempts} attempts)` : failed.message, spec.headers), isError: true, attempts: maxAttempts };
+}
+
+async function attemptOnce(spec: HttpToolSpec, body: string, ids: CallIds, opts: { allowLoopback: boolean }): Promise<Attempt> {
+  const signal = AbortSignal.timeout(spec.timeoutMs);
+  const first = checkOutboundUrl(spec.endpoint, opts);
+  if (!first.ok) return { ok: false, message: `${spec.name}: endpoint refused: ${first.reason}`, retryable: false };
+  let url = first.url;
+  let method = "POST";
+  let sendBody: string | undefined = body;
+  let ownHeaders = true;
+  try {
+    for (let hop = 0; ; hop++) {
+      const headers: Record<string, string> = {
+        ...(ownHeaders ? spec.headers : {}),
+        "content-type": "application/json",
+        "x-tool-name": spec.name,
+        "x-conversation-id": ids.conversationId,
+        ...(ids.turnId ? { "x-turn-id": ids.turnId } : {}),
+        ...(ids.callId ? { "x-tool-call-id": ids.callId, "idempotency-key": ids.callId } : {}),
+      };
+      if (!sendBody) delete headers["content-type"];
+      const res = await fetch(url, { method, headers, body: sendBody, redirect: "manual", signal });
+      if (res.status >= 300 && res.status < 400 && res.headers.has("location")) {
+        await res.body?.cancel();
+        if (hop >= MAX_REDIRECTS) return { ok: false, message: `${spec.name}: more than ${MAX_REDIRECTS} redirects`, retryable: false };
+        const next = checkOutboundUrl(new URL(res.headers.get("location")!, url).toString(), opts);
+        if (!next.ok) return { ok: false, message: `${spec.name}: redirect to a refused URL: ${next.reason}`, retryable: false };
+        // The tool's headers (its credentials) go to its own origin only, as browsers do with Authorization.
+        if (next.url.origin !== url.origin) ownHeaders = false;
+        if (res.status === 303 || ((res.status === 301 || res.status === 302) && method === "POST")) {
+          method = "GET";
+          sendBody = undefined;
+        }
+        url = next.url;
+        continue;
+      }
+      const read = await readCapped(res, spec.maxResponseBytes);
+      if (!read.ok) return { ok: false, message: `${spec.name}: response larger than ${spec.maxResponseBytes} bytes (the tool's maxResponseBytes)`, retryable: false };
+      if (res.status < 200 || res.status >= 300) {
+        const retryable = res.status === 429 || res.status >= 500;
+        const retryAfter = Number(res.headers.get("retry-after"));
+        return { ok: false, message: `${spec.name}: HTTP ${res.status}${read.text ? `: ${read.text.slice(0, ERROR_BODY_CHARS)}` : ""}`, retryable, ...(Number.isFinite(retryAfter) && retryAfter > 0 ? { retryAfterMs: retryAfter * 1000 } : {}) };
+      }
+      return { ok: true, status: res.status, text: read.text || `(empty response, HTTP ${res.status})` };
+    }
+  } catch (err) {
+    if (signal.aborted) return { ok: false, message: `${spec.name}: no complete answer within ${spec.timeoutMs} ms (the tool's timeoutMs)`, retryable: false };
+    return { ok: false, message: `${spec.name}: network error: ${err instanceof Error ? err.message : String(err)}`, retryable: true };
+  }
+}
+
+/** The body as text, or not ok once it passes `cap` bytes (the rest is never read). */
+async function readCapped(res: Response, cap: number): Promise<{ ok: true; text: string } | { ok: false }> {
+  const declared = Number(res.headers.get("content-length"));
+  if (Number.isFinite(declared) && declared > cap) {
+    await res.body?.cancel();
+    return { ok: false };
+  }
+  if (!res.body) return { ok: true, text: "" };
+  const reader = res.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > cap) {
+      await reader.cancel();
+      return { ok: false };
+    }
+    chunks.push(value);
+  }
+  const all = new Uint8Array(size);
+  let at = 0;
+  for (const c of chunks) (all.set(c, at), (at += c.byteLength));
+  return { ok: true, text: new TextDecoder().decode(all) };
+}
+
+/**
+ * An endpoint that echoes its request would put the tool's secret header values into the
+ * transcript; they are replaced wherever they appear (values this short could match by chance).
+ */
+function scrub(text: string, headers: Record<string, string>): string {
+  // The whole value first, then its words ("Bearer <token>": the token alone), longest first.
+  const secrets = Object.entries(headers)
+    .flatMap(([name, value]) => [value, ...value.split(/\s+/)].filter((v) => v.length >= 8).map((v) => [v, `[${name} withheld]`] as const))
+    .sort((a, b) => b[0].length - a[0].length);
+  return secrets.reduce((out, [value, label]) => out.split(value).join(label), text);
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

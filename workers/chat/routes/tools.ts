@@ -1,0 +1,138 @@
+// /v1/tools: the tenant's own tools (create, list, get, patch, delete). An `http` tool is an
+// endpoint the platform calls; a `client` tool is run by the caller's application. Header values
+// are write-only: sealed at rest, answered as names alone.
+import { Hono } from "hono";
+import { z } from "zod";
+import { isId } from "../../../core/ids";
+import { checkOutboundUrl, loopbackAllowed } from "../../../core/outbound-url";
+import * as rules from "../../../core/tenant-tool-rules";
+import { toolRegistry } from "../../../agent/tools";
+import { getProject } from "../../../services/projects";
+import { ToolSecretsNotConfigured } from "../../../services/tools/secret-box";
+import { createTool, deleteTool, getTool, listTools, publicTool, ToolNameTaken, updateTool, type ToolRow } from "../../../services/tools/tool-store";
+import { ApiError, badRequest, notFound } from "../errors";
+import { doc } from "../openapi/registry";
+import { listOf, resource } from "../openapi/schemas";
+import { idCursor, listBody, pageOf } from "../paging";
+import type { AppEnv } from "../types";
+import { intParam, jsonBody, query } from "../validate";
+
+const tool = resource("Tool", "A tenant's own tool (kind http or client); header values are never returned, only their names.");
+
+export const toolRoutes = new Hono<AppEnv>();
+
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,64}$/;
+const name = z
+  .string()
+  .regex(rules.TOOL_NAME, "letters, digits, _ and - only, 1 to 64")
+  .refine((n) => !toolRegistry.get(n), "is a built-in tool's name")
+  .refine((n) => !n.startsWith(rules.MCP_PREFIX), `may not start with ${rules.MCP_PREFIX} (the MCP servers' tools)`);
+const inputSchema = z.record(z.string(), z.unknown()).superRefine((s, ctx) => {
+  const problem = rules.inputSchemaProblem(s);
+  if (problem) ctx.addIssue({ code: "custom", message: problem });
+});
+const headers = z
+  .record(z.string().regex(HEADER_NAME, "not a header name"), z.string().max(rules.HEADER_VALUE_MAX_CHARS).regex(/^[^\r\n\0]*$/, "no line breaks"))
+  .refine((h) => Object.keys(h).length <= rules.MAX_HEADERS, `at most ${rules.MAX_HEADERS} headers`)
+  .refine((h) => !Object.keys(h).some((k) => rules.RESERVED_HEADERS.includes(k.toLowerCase())), `may not set ${rules.RESERVED_HEADERS.join(", ")} (the platform sets them)`);
+const common = {
+  name,
+  description: z.string().trim().min(1).max(rules.DESCRIPTION_MAX_CHARS),
+  inputSchema,
+};
+const httpFields = {
+  endpoint: z.string().max(2_048),
+  headers: headers.nullable(),
+  timeoutMs: z.number().int().min(rules.MIN_TIMEOUT_MS).max(rules.MAX_TIMEOUT_MS),
+  maxResponseBytes: z.number().int().min(1).max(rules.MAX_RESPONSE_BYTES),
+  idempotent: z.boolean(),
+  retries: z.number().int().min(0).max(rules.MAX_RETRIES),
+};
+const HTTP_ONLY = Object.keys(httpFields);
+const RETRIES_NEED_IDEMPOTENT = "only an idempotent tool is retried; set idempotent: true or retries: 0";
+const createBody = z
+  .strictObject({
+    kind: z.enum(rules.TOOL_KINDS),
+    projectId: z.string().refine((v) => isId("proj", v), "not a project id").optional(),
+    ...common,
+    endpoint: httpFields.endpoint.optional(),
+    headers: headers.optional(),
+    timeoutMs: httpFields.timeoutMs.optional(),
+    maxResponseBytes: httpFields.maxResponseBytes.optional(),
+    idempotent: httpFields.idempotent.optional(),
+    retries: httpFields.retries.optional(),
+  })
+  .superRefine((b, ctx) => {
+    if (b.kind === "http" && b.endpoint === undefined) ctx.addIssue({ code: "custom", path: ["endpoint"], message: "required for an http tool" });
+    if (b.kind === "client") for (const k of HTTP_ONLY) if (b[k as keyof typeof b] !== undefined) ctx.addIssue({ code: "custom", path: [k], message: "only for an http tool" });
+    if ((b.retries ?? 0) > 0 && !b.idempotent) ctx.addIssue({ code: "custom", path: ["retries"], message: RETRIES_NEED_IDEMPOTENT });
+  });
+const patchBody = z
+  .strictObject({ ...common, ...httpFields })
+  .partial()
+  .refine((b) => Object.keys(b).length > 0, "give at least one field");
+const listQuery = z.strictObject({ limit: intParam(1, 100).default(20), cursor: idCursor("tool", "a tool id") });
+
+const toolId = (id: string) => {
+  if (!isId("tool", id)) throw notFound("tool");
+  return id;
+};
+
+function checkEndpoint(env: Env, endpoint: string | undefined) {
+  if (endpoint === undefined) return;
+  const check = checkOutboundUrl(endpoint, { allowLoopback: loopbackAllowed(env as { ALLOW_LOOPBACK_TOOLS?: string }) });
+  if (!check.ok) throw badRequest(`endpoint: ${check.reason}`);
+}
+
+async function storing<T>(write: () => Promise<T>): Promise<T> {
+  try {
+    return await write();
+  } catch (err) {
+    if (err instanceof ToolNameTaken) throw new ApiError(409, "conflict", `name: ${err.message}`);
+    if (err instanceof ToolSecretsNotConfigured) throw new ApiError(503, err.type, err.message);
+    throw err;
+  }
+}
+
+toolRoutes.post("/", doc({ summary: "Register a tool", responses: { 201: { description: "Registered", schema: tool } } }), ...jsonBody(createBody), async (c) => {
+  const { kind, projectId, ...given } = c.req.valid("json");
+  const fields = { ...given, timeoutMs: given.timeoutMs ?? rules.DEFAULT_TIMEOUT_MS, maxResponseBytes: given.maxResponseBytes ?? rules.DEFAULT_MAX_RESPONSE_BYTES, idempotent: given.idempotent ?? false, retries: given.retries ?? 0 };
+  checkEndpoint(c.env, fields.endpoint);
+  if (projectId && !(await getProject(c.env.DB, c.get("tenantId"), projectId))) throw badRequest("projectId: no such project");
+  const row = await storing(() => createTool(c.env, c.get("tenantId"), kind, projectId ?? null, fields));
+  return c.json(publicTool(row), 201);
+});
+
+toolRoutes.get("/", doc({ summary: "List tools", responses: { 200: { description: "A page", schema: listOf("tools", tool) } } }), query(listQuery), async (c) => {
+  const { limit, cursor } = c.req.valid("query");
+  const rows = await listTools(c.env.DB, c.get("tenantId"), limit + 1, cursor);
+  return c.json(listBody("tools", pageOf(rows.map(publicTool), limit, (t) => t.id)));
+});
+
+const found = async (c: { env: Env; get(k: "tenantId"): string }, id: string): Promise<ToolRow> => {
+  const row = await getTool(c.env.DB, c.get("tenantId"), toolId(id));
+  if (!row) throw notFound("tool");
+  return row;
+};
+
+toolRoutes.get("/:id", doc({ summary: "Get a tool", responses: { 200: { description: "The tool", schema: tool } } }), async (c) => c.json(publicTool(await found(c, c.req.param("id")))));
+
+toolRoutes.patch("/:id", doc({ summary: "Change a tool", responses: { 200: { description: "The tool", schema: tool } } }), ...jsonBody(patchBody), async (c) => {
+  const existing = await found(c, c.req.param("id"));
+  const change = c.req.valid("json");
+  if (existing.kind !== "http") {
+    const extra = Object.keys(change).filter((k) => HTTP_ONLY.includes(k));
+    if (extra.length) throw badRequest(`${extra[0]}: only for an http tool`);
+  }
+  checkEndpoint(c.env, change.endpoint);
+  const idempotent = change.idempotent ?? existing.idempotent;
+  if ((change.retries ?? existing.retries) > 0 && !idempotent) throw badRequest(`retries: ${RETRIES_NEED_IDEMPOTENT}`);
+  const row = await storing(() => updateTool(c.env, c.get("tenantId"), existing.id, change));
+  if (!row) throw notFound("tool");
+  return c.json(publicTool(row));
+});
+
+toolRoutes.delete("/:id", doc({ summary: "Delete a tool", responses: { 204: { description: "Deleted" } } }), async (c) => {
+  if (!(await deleteTool(c.env.DB, c.get("tenantId"), toolId(c.req.param("id"))))) throw notFound("tool");
+  return c.body(null, 204);
+});

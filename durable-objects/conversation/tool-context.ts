@@ -8,6 +8,7 @@ import { indexPdfPages } from "../../services/attachments/page-index";
 import { r2RangeReader } from "../../services/attachments/r2-range-reader";
 import { getAttachmentRow, markIndexing, toAttachment } from "../../services/attachments/store";
 import { conversationOfMessage, countIndexedPages, searchCortex } from "../../services/cortex";
+import { cortexFusionFor } from "../../services/semantic/select";
 import { listConversationRows } from "../../services/conversation-list";
 import { createNote, deleteNote, getEpisode, getNote, updateNote } from "../../services/memory/notes";
 import type { ConversationRef } from "../../services/record/conversation-head";
@@ -41,7 +42,7 @@ export function toolContextFor({ scope, record, ref, projectTools, readOwn, prog
       conversationId === ref.conversationId
         ? readOwn(ref, query)
         : scope.env.CONVERSATION.get(scope.env.CONVERSATION.idFromName(conversationId)).readMessages({ tenantId: ref.tenantId, conversationId }, query),
-    search: (query, limit, opts) => searchCortex(scope.env.DB, ref.tenantId, query, { limit, ...opts }),
+    search: (query, limit, opts) => searchCortex(scope.env.DB, ref.tenantId, query, { limit, ...opts, fusion: cortexFusionFor(scope.env) }),
     progress,
     pageIndex: {
       status: async (attachmentId) => {

@@ -3,6 +3,7 @@ import { Hono } from "hono";
 import { z } from "zod";
 import { isId } from "../../../core/ids";
 import { searchCortexPage } from "../../../services/cortex";
+import { cortexFusionFor } from "../../../services/semantic/select";
 import { listBody } from "../paging";
 import type { AppEnv } from "../types";
 import { intParam, query } from "../validate";
@@ -28,6 +29,6 @@ const searchQuery = z.strictObject({
 
 searchRoutes.get("/", doc({ summary: "Search messages, notes, episodes and pages", responses: { 200: { description: "A page of hits", schema: listOf("results", z.looseObject({ kind: z.string() })) } } }), query(searchQuery), async (c) => {
   const { q, conversation, kind, said, limit, cursor } = c.req.valid("query");
-  const { hits, next } = await searchCortexPage(c.env.DB, c.get("tenantId"), q, { conversationId: conversation, kinds: kind ? [kind] : undefined, said, limit, cursor });
+  const { hits, next } = await searchCortexPage(c.env.DB, c.get("tenantId"), q, { conversationId: conversation, kinds: kind ? [kind] : undefined, said, limit, cursor, fusion: cortexFusionFor(c.env) });
   return c.json({ query: q, ...listBody("results", { data: hits, next: next && `${next.mode}:${next.offset}` }) });
 });

@@ -1,10 +1,6 @@
-// The semantic path's bindings and switch (services/semantic/select.ts). AI and VECTORIZE are
-// declared only in wrangler.toml's production environment, so they are optional here.
+// The semantic path's switch (services/semantic/select.ts). Its bindings, AI and VECTORIZE, come
+// from wrangler.toml's production environment, so `wrangler types` already makes them optional.
 interface __BaseEnv_Env {
-  /** Workers AI: the deployed embedder. */
-  AI?: Ai;
-  /** The Vectorize index (384 dimensions, cosine) the deployed path writes to. */
-  VECTORIZE?: VectorizeIndex;
   /** "local": the hashed embedding into SQLite; "off": lexical only even where AI and VECTORIZE are bound. */
   SEMANTIC_SEARCH?: string;
 }

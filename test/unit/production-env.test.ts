@@ -25,7 +25,7 @@ describe("wrangler production environment", () => {
   it("adds Workers AI and Vectorize there and only there", () => {
     const prod = read("production");
     expect(prod.ai?.binding).toBe("AI");
-    expect(prod.vectorize.map((v) => v.binding)).toEqual(["VECTORIZE"]);
+    expect(prod.vectorize.map((v: { binding: string }) => v.binding)).toEqual(["VECTORIZE"]);
     const dev = read();
     expect(dev.ai).toBeUndefined();
     expect(dev.vectorize).toEqual([]);

@@ -106,6 +106,20 @@ export interface SearchOptions {
   /** Whose words are sought; unset: the person's, unless the query asks for the assistant's. */
   said?: "user" | "assistant";
   limit: number;
+  /** The semantic path's fusion (services/semantic/select.ts cortexFusionFor); unset: lexical only. */
+  fusion?: CortexFusion;
+}
+
+/** The semantic path's side of a search: one page fused from the lexical ranking's top `count` and its own. */
+export interface CortexFusion {
+  page(
+    db: D1Database,
+    tenantId: string,
+    q: string,
+    opts: SearchOptions,
+    offset: number,
+    lexical: (count: number) => Promise<SearchHit[]>,
+  ): Promise<{ hits: SearchHit[]; next: SearchCursor | null }>;
 }
 
 /** Where a later page of a search starts: the query mode the first page settled on, and how many hits came before. */
@@ -131,6 +145,9 @@ export async function searchCortexPage(db: D1Database, tenantId: string, q: stri
   const match = toFtsQuery(q, "or");
   if (!match) return { hits: [], next: null };
   const offset = opts.cursor?.offset ?? 0;
+  // ── Semantic fusion hook: with a semantic path on, the page is the reciprocal-rank fusion of this
+  // lexical ranking and the vector ranking (services/semantic/fusion.ts). ──
+  if (opts.fusion) return opts.fusion.page(db, tenantId, q, opts, offset, (count) => runSearch(db, tenantId, match, assistantWeight(q, opts.said), opts, 0, count));
   const ranked = await runSearch(db, tenantId, match, assistantWeight(q, opts.said), opts, offset, opts.limit + 1);
   const hits = ranked.slice(0, opts.limit);
   return { hits, next: ranked.length > opts.limit ? { mode: "or", offset: offset + opts.limit } : null };

@@ -22,6 +22,7 @@ import { ensureCortexSchema } from "../../services/cortex/schema";
 import { d1OverDurableSql } from "../../services/cortex/sql-adapter";
 import { importLegacyRows, type LegacyCortexRow } from "../../services/cortex/legacy-rows";
 import { deleteRowsInChunks } from "../../services/purge";
+import { cortexFusionFor } from "../../services/semantic/select";
 
 export class CortexDO extends DurableObject<Env> {
   private readonly db: D1Database;
@@ -37,7 +38,8 @@ export class CortexDO extends DurableObject<Env> {
   }
 
   async search(tenantId: string, q: string, opts: SearchOptions & { cursor?: SearchCursor }): Promise<{ hits: SearchHit[]; next: SearchCursor | null }> {
-    return searchCortexPage(this.db, tenantId, q, opts);
+    // The semantic path, when this deployment has one (services/semantic/select.ts), fuses in here.
+    return searchCortexPage(this.db, tenantId, q, { ...opts, fusion: cortexFusionFor(this.env, this.db) });
   }
 
   async conversationOfMessage(tenantId: string, messageId: string): Promise<string | null> {

@@ -12,17 +12,20 @@ export const KEY = "dev-local-key";
 let clientModule;
 /** client/index.ts, compiled for Node on first use. */
 async function loadClient() {
-  clientModule ??= (async () => {
-    const dir = mkdtempSync(join(tmpdir(), "context-chat-client-"));
-    const outfile = join(dir, "client.mjs");
-    await build({ entryPoints: [join(ROOT, "client/index.ts")], bundle: true, format: "esm", platform: "node", outfile, logLevel: "silent" });
-    try {
-      return await import(pathToFileURL(outfile).href);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  })();
+  clientModule ??= importTypeScript("client/index.ts");
   return clientModule;
+}
+
+/** A TypeScript module of the project (path from the root), bundled for Node and imported: the benches use core/ as it ships. */
+export async function importTypeScript(path) {
+  const dir = mkdtempSync(join(tmpdir(), "context-chat-ts-"));
+  const outfile = join(dir, "module.mjs");
+  await build({ entryPoints: [join(ROOT, path)], bundle: true, format: "esm", platform: "node", outfile, logLevel: "silent" });
+  try {
+    return await import(pathToFileURL(outfile).href);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 /** The typed client for the dev tenant on `base` (options: see client/index.ts ClientOptions). */
@@ -61,10 +64,10 @@ export function messageChars(m) {
 
 
 /** Runs `fn(baseUrl)` against a throwaway stack on a free loopback port, then stops it. */
-export async function withStack(fn) {
+export async function withStack(fn, vars = {}) {
   const dir = mkdtempSync(join(tmpdir(), "context-chat-bench-"));
   // Benchmarks fire far more than a client would: per-key rate limits off.
-  const stack = await startStack({ persistTo: dir, vars: { RATE_LIMIT_PER_MINUTE: "0", TURN_RATE_LIMIT_PER_MINUTE: "0" } });
+  const stack = await startStack({ persistTo: dir, vars: { RATE_LIMIT_PER_MINUTE: "0", TURN_RATE_LIMIT_PER_MINUTE: "0", ...vars } });
   try {
     return await fn(stack.baseUrl);
   } finally {

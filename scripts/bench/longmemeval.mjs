@@ -14,8 +14,8 @@ function* jsonFiles(dir) {
   }
 }
 
-/** Questions sorted by id, each with its turns flattened: {session, turn, role, text, evidence}. */
-export function loadLongMemEval(dir, limit) {
+/** Questions sorted by id (only those of `type` when given), each with its turns flattened: {session, turn, role, text, evidence}. */
+export function loadLongMemEval(dir, limit, type) {
   const byId = new Map();
   for (const file of jsonFiles(dir)) {
     let data;
@@ -27,6 +27,7 @@ export function loadLongMemEval(dir, limit) {
     }
     for (const q of Array.isArray(data) ? data : [data]) {
       if (!q?.haystack_sessions || q.haystack_sessions.length < MIN_SESSIONS || String(q.question_id).endsWith("_abs")) continue;
+      if (type && q.question_type !== type) continue;
       const turns = q.haystack_sessions.flatMap((s, session) => s.map((t, turn) => ({ session, turn, role: t.role, text: String(t.content ?? ""), evidence: !!t.has_answer })));
       if (!turns.some((t) => t.evidence)) continue;
       byId.set(q.question_id, { id: q.question_id, type: q.question_type, question: q.question, dates: q.haystack_dates, sessionIds: q.haystack_session_ids, answerSessions: new Set(q.answer_session_ids), turns });

@@ -33,9 +33,10 @@ export function leverRankings(turns, question, dates) {
            CREATE VIRTUAL TABLE user_only USING fts5(body, tokenize='porter unicode61');
            CREATE VIRTUAL TABLE exchange USING fts5(body, tokenize='porter unicode61');
            CREATE VIRTUAL TABLE by_role USING fts5(user, assistant, tokenize='porter unicode61');
-           CREATE VIRTUAL TABLE dated USING fts5(body, tokenize='porter unicode61');`);
+           CREATE VIRTUAL TABLE dated USING fts5(body, tokenize='porter unicode61');
+           CREATE VIRTUAL TABLE dated_words USING fts5(body, tokenize='porter unicode61');`);
   const ins = (t, cols) => db.prepare(`INSERT INTO ${t} (rowid, ${cols}) VALUES (?, ${cols.split(",").map(() => "?").join(", ")})`);
-  const [it, iu, ie, ir, id] = [ins("turn", "body"), ins("user_only", "body"), ins("exchange", "body"), ins("by_role", "user, assistant"), ins("dated", "body")];
+  const [it, iu, ie, ir, id, iw] = [ins("turn", "body"), ins("user_only", "body"), ins("exchange", "body"), ins("by_role", "user, assistant"), ins("dated", "body"), ins("dated_words", "body")];
   db.exec("BEGIN");
   turns.forEach((t, i) => {
     it.run(i + 1, t.text);
@@ -44,6 +45,7 @@ export function leverRankings(turns, question, dates) {
     ie.run(i + 1, t.role === "user" ? `${t.text}\n${turns[i + 1]?.text ?? ""}` : `${turns[i - 1]?.text ?? ""}\n${t.text}`);
     ir.run(i + 1, t.role === "user" ? t.text : "", t.role === "assistant" ? t.text : "");
     id.run(i + 1, `${dates?.[t.session] ?? ""} ${t.text}`);
+    iw.run(i + 1, `${dateInWords(dates?.[t.session])} ${t.text}`);
   });
   db.exec("COMMIT");
   const match = ftsQuery(question);
@@ -51,7 +53,7 @@ export function leverRankings(turns, question, dates) {
     db.prepare(`SELECT rowid - 1 AS i, ${score} AS s FROM ${table} WHERE ${table} MATCH ? ORDER BY s, rowid LIMIT 300`).all(match);
   const ids = (rows) => rows.map((r) => r.i);
   const plain = rank("turn");
-  const discounted = (factor) => [...plain].map((r) => ({ i: r.i, s: turns[r.i].role === "assistant" ? r.s / factor : r.s })).sort((a, b) => a.s - b.s || a.i - b.i);
+  const discounted = (factor, rows = plain) => [...rows].map((r) => ({ i: r.i, s: turns[r.i].role === "assistant" ? r.s / factor : r.s })).sort((a, b) => a.s - b.s || a.i - b.i);
   const asks = ASKS_FOR_ASSISTANT.test(question);
   const shipped = discounted(asks ? 1 : 3);
   const out = {
@@ -73,9 +75,18 @@ export function leverRankings(turns, question, dates) {
     "shipped + near-duplicate collapse": collapse(turns, ids(shipped), 0.7),
     "shipped + neighbour share 0.25": neighbour(turns, shipped, 0.25),
     "shipped RRF windows (2:1)": rrf([ids(shipped), ids(rank("exchange"))], [2, 1]),
+    "shipped + session date in words": ids(discounted(asks ? 1 : 3, rank("dated_words"))),
   };
   db.close();
   return out;
+}
+
+/** LongMemEval's "2023/05/20 (Sat) 02:21" as a person would write it: "Saturday May 20 2023". */
+function dateInWords(date) {
+  const m = /^(\d{4})\/(\d{2})\/(\d{2})/.exec(date ?? "");
+  if (!m) return "";
+  const d = new Date(Date.UTC(+m[1], +m[2] - 1, +m[3]));
+  return d.toLocaleDateString("en-US", { weekday: "long", month: "long", day: "numeric", year: "numeric", timeZone: "UTC" }).replace(/,/g, "");
 }
 
 /** Round one's re-rank: a turn gains a share of its adjacent turns' scores (top 50). */

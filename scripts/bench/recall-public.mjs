@@ -6,13 +6,20 @@
 // statistics are the tenant's own); the latency figure names the messages indexed across all shards.
 //   RECALL_DATA_DIR   folder with the LongMemEval JSON (required; nothing is downloaded)
 //   RECALL_QUESTIONS  how many questions (default 100; `--limit N` on the command line wins)
-// Besides the cortex and the baseline it prints the ranking levers side by side (recall-levers.mjs:
-// the same turns on an in-process FTS5 index), those that did not help included.
+// Besides the cortex and the baseline it prints every lever side by side, those that did not help
+// included: the doctrine's query rewrite through the API (query-rewrite.mjs), the ranking levers on
+// an in-process FTS5 index of the same turns (recall-levers.mjs), the local semantic path
+// (recall-semantic.mjs), session dates on the "when" questions; and the load average of the run.
+//   --type T          only questions of type T (e.g. temporal-reasoning)
+//   --semantic        run the stack with SEMANTIC_SEARCH=local, so the cortex row is the fused ranking
 import { existsSync } from "node:fs";
+import { cpus, loadavg } from "node:os";
 import { bm25Index } from "./bm25.mjs";
 import { quantile, withStack } from "./common.mjs";
 import { exchanges, loadLongMemEval } from "./longmemeval.mjs";
 import { leverRankings } from "./recall-levers.mjs";
+import { keyWords } from "./query-rewrite.mjs";
+import { loadSemanticCore, semanticLevers } from "./recall-semantic.mjs";
 
 const K = 5;
 
@@ -68,7 +75,24 @@ function score(topTurns, q) {
 
 const mean = (xs) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
 const row = (label, rs) =>
-  `${label.padEnd(46)} recall@5 ${mean(rs.map((r) => r.recall)).toFixed(3)}   hit@5 ${mean(rs.map((r) => r.hit)).toFixed(3)}   session recall@5 ${mean(rs.map((r) => r.sessionRecall)).toFixed(3)}`;
+  `${label.padEnd(60)} recall@5 ${mean(rs.map((r) => r.recall)).toFixed(3)}   hit@5 ${mean(rs.map((r) => r.hit)).toFixed(3)}   session recall@5 ${mean(rs.map((r) => r.sessionRecall)).toFixed(3)}`;
+
+/** The 1-minute load average, sampled every 5 s while `fn` runs: the machine is shared, so the figures say how busy it was. */
+async function withLoadSamples(fn) {
+  const samples = [loadavg()[0]];
+  const timer = setInterval(() => samples.push(loadavg()[0]), 5000);
+  try {
+    return { result: await fn(), samples };
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+/** GET /v1/search's hits for `q`, as turns of the question's haystack. */
+async function searchTurns(base, q, text, limit) {
+  const res = await call(base, q.apiKey, "GET", `/v1/search?${new URLSearchParams({ q: text, kind: "message", limit: String(limit) })}`);
+  return res.results.map((h) => q.byMessage.get(h.messageId)).filter(Boolean);
+}
 
 export async function benchRecallPublic() {
   const dir = process.env.RECALL_DATA_DIR;
@@ -79,38 +103,59 @@ export async function benchRecallPublic() {
   const flag = process.argv.indexOf("--limit");
   const limit = Number(flag >= 0 ? process.argv[flag + 1] : (process.env.RECALL_QUESTIONS ?? 100));
   if (!Number.isInteger(limit) || limit < 1) throw new Error("--limit / RECALL_QUESTIONS: a positive whole number of questions");
-  const questions = loadLongMemEval(dir, limit);
-  console.log(`LongMemEval: ${questions.length} questions from ${dir}`);
-  await withStack(async (base) => {
+  // --semantic: the stack runs the local semantic path (SEMANTIC_SEARCH=local), so the cortex row is the fused ranking.
+  const semanticOn = process.argv.includes("--semantic");
+  // --type T: only questions of that type (e.g. temporal-reasoning, for the session-date lever).
+  const typeFlag = process.argv.indexOf("--type");
+  const questions = loadLongMemEval(dir, limit, typeFlag >= 0 ? process.argv[typeFlag + 1] : undefined);
+  const core = await loadSemanticCore();
+  console.log(`LongMemEval: ${questions.length} questions from ${dir}; semantic path through the API: ${semanticOn ? "on (local)" : "off (lexical only, the default)"}`);
+  const { samples } = await withLoadSamples(() => withStack(async (base) => {
     const t0 = Date.now();
     for (const q of questions) Object.assign(q, await load(base, q));
     const messages = questions.reduce((n, q) => n + q.kept.length, 0);
     console.log(`loaded ${messages} messages through the import route in ${((Date.now() - t0) / 1000).toFixed(0)} s; evidence turns left out (broken alternation): ${questions.reduce((n, q) => n + q.droppedEvidence, 0)}`);
-    const cortex = [];
-    const baseline = [];
     const latencies = [];
-    const byType = new Map();
-    const levers = new Map();
+    // Lever name -> one {type, score} per question, the API's rows first.
+    const results = new Map();
+    const add = (name, q, top) => results.set(name, [...(results.get(name) ?? []), { type: q.type, ...score(top.slice(0, K), q) }]);
+    const cortexName = `cortex (GET /v1/search${semanticOn ? ", semantic fused" : ""})`;
     for (const q of questions) {
-      for (const [name, ranked] of Object.entries(leverRankings(q.kept, q.question, q.dates))) levers.set(name, [...(levers.get(name) ?? []), score(ranked.slice(0, K).map((i) => q.kept[i]), q)]);
-      const bm25 = bm25Index(q.kept.map((t) => t.text));
-      baseline.push(score(bm25(q.question, K).map((i) => q.kept[i]), q));
       let hits = [];
       for (let rep = 0; rep < 5; rep++) {
         const started = performance.now();
-        const res = await call(base, q.apiKey, "GET", `/v1/search?${new URLSearchParams({ q: q.question, kind: "message", limit: String(K) })}`);
+        hits = await searchTurns(base, q, q.question, K);
         latencies.push(performance.now() - started);
-        hits = res.results;
       }
-      const s = score(hits.map((h) => q.byMessage.get(h.messageId)).filter(Boolean), q);
-      cortex.push(s);
-      byType.set(q.type, [...(byType.get(q.type) ?? []), { c: s, b: baseline.at(-1) }]);
+      add(cortexName, q, hits);
+      const bm25 = bm25Index(q.kept.map((t) => t.text));
+      add("plain BM25 (this script)", q, bm25(q.question, K).map((i) => q.kept[i]));
+      // The doctrine's rewrite (query-rewrite.mjs), through the same route memory_search calls.
+      const words = keyWords(q.question);
+      const asked = await searchTurns(base, q, q.question, 50);
+      const rewritten = words ? await searchTurns(base, q, words, 50) : asked;
+      add("rewrite: key words only (API)", q, rewritten);
+      const index = new Map(q.kept.map((t, i) => [t, String(i)]));
+      const fused = core.reciprocalRankFusion([asked.map((t) => index.get(t)), rewritten.map((t) => index.get(t))]);
+      add("rewrite: question + key words, RRF (API)", q, fused.map((f) => q.kept[Number(f.id)]));
+      const levers = leverRankings(q.kept, q.question, q.dates);
+      Object.assign(levers, semanticLevers(core, q.kept, q.question, levers["discount 3 unless asked (shipped)"]));
+      for (const [name, ranked] of Object.entries(levers)) add(`in-process: ${name}`, q, ranked.map((i) => q.kept[i]));
     }
-    console.log(row("cortex (GET /v1/search)", cortex));
-    console.log(row("plain BM25 (this script)", baseline));
-    for (const [type, rs] of [...byType].sort()) console.log(`  ${type.padEnd(26)} n=${String(rs.length).padStart(3)}  cortex recall@5 ${mean(rs.map((r) => r.c.recall)).toFixed(2)}  bm25 ${mean(rs.map((r) => r.b.recall)).toFixed(2)}`);
-    console.log(`levers, side by side over the same turns (in-process FTS5, the cortex's tokenizer and query):`);
-    for (const [name, rs] of levers) console.log(row(`  ${name}`, rs));
-    console.log(`search latency over ${latencies.length} calls, ${messages} messages indexed across the tenants' shards: p50 ${quantile(latencies, 0.5).toFixed(1)} ms, p99 ${quantile(latencies, 0.99).toFixed(1)} ms`);
-  });
+    console.log(`\nlever table (${questions.length} questions; recall@5 = share of evidence turns in the top 5, hit@5 = at least one):`);
+    for (const [name, rs] of results) console.log(row(name, rs));
+    const types = [...new Set(questions.map((q) => q.type))].sort();
+    console.log(`\nby question type, recall@5 (cortex | plain BM25 | shipped + session date in words):`);
+    for (const type of types) {
+      const of = (name) => mean((results.get(name) ?? []).filter((r) => r.type === type).map((r) => r.recall)).toFixed(2);
+      const n = questions.filter((q) => q.type === type).length;
+      console.log(`  ${type.padEnd(26)} n=${String(n).padStart(3)}  ${of(cortexName)} | ${of("plain BM25 (this script)")} | ${of("in-process: shipped + session date in words")}`);
+    }
+    const temporal = (name) => (results.get(name) ?? []).filter((r) => r.type === "temporal-reasoning");
+    if (temporal(cortexName).length) console.log(`\nsession dates on "when" questions (temporal-reasoning, n=${temporal(cortexName).length}):`);
+    if (temporal(cortexName).length)
+      for (const name of [cortexName, "in-process: discount 3 unless asked (shipped)", "in-process: + session date in the text", "in-process: shipped + session date in words"]) console.log(row(`  ${name}`, temporal(name)));
+    console.log(`\nsearch latency over ${latencies.length} calls at ${messages} indexed messages: p50 ${quantile(latencies, 0.5).toFixed(1)} ms, p99 ${quantile(latencies, 0.99).toFixed(1)} ms`);
+  }, semanticOn ? { SEMANTIC_SEARCH: "local" } : {}));
+  console.log(`load average (1 min) during the run, ${cpus().length} cores: min ${Math.min(...samples).toFixed(1)}, mean ${mean(samples).toFixed(1)}, max ${Math.max(...samples).toFixed(1)}`);
 }

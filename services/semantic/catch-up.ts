@@ -1,0 +1,42 @@
+// The vectors are a derived view of the cortex: rather than a second write on every indexing path
+// (messages, notes, episodes, pages), each search first embeds the tenant's documents that have no
+// vector yet and forgets the vectors of deleted ones (tombstones left by the cortex schema's
+// triggers). Indexing stays one D1 write; the first search after a large import pays the embedding.
+import { sha256Hex } from "../../core/ids";
+import type { SemanticPath } from "./types";
+
+/** At most this many documents are embedded per search, so one search stays bounded. */
+export const CATCH_UP_MAX_DOCS = 2000;
+const EMBED_BATCH = 100;
+/** A vector is built from the start of a long chunk: the embedding is a summary, not an index. */
+const EMBED_CHARS = 4000;
+
+/** The vector's id: a digest of tenant and document, within Vectorize's 64-byte id limit. */
+export const vectorId = async (tenantId: string, docId: string) => (await sha256Hex(`${tenantId}\n${docId}`)).slice(0, 40);
+
+/** Brings the tenant's vectors up to date with its cortex documents; returns how many were embedded. */
+export async function catchUp(db: D1Database, path: SemanticPath, tenantId: string, maxDocs = CATCH_UP_MAX_DOCS): Promise<number> {
+  const gone = await db.prepare(`SELECT vec_id AS id FROM cortex_vectors_gone WHERE tenant_id = ? LIMIT 1000`).bind(tenantId).all<{ id: string }>();
+  if (gone.results.length) {
+    const ids = gone.results.map((r) => r.id);
+    await path.index.delete(tenantId, ids);
+    const clear = db.prepare(`DELETE FROM cortex_vectors_gone WHERE tenant_id = ? AND vec_id = ?`);
+    await db.batch(ids.map((id) => clear.bind(tenantId, id)));
+  }
+  const { results } = await db
+    .prepare(
+      `SELECT d.doc_id AS docId, d.body AS body FROM cortex_docs d LEFT JOIN cortex_embedded e ON e.doc_id = d.doc_id
+       WHERE d.tenant_id = ? AND e.doc_id IS NULL ORDER BY d.rowid LIMIT ?`,
+    )
+    .bind(tenantId, maxDocs)
+    .all<{ docId: string; body: string }>();
+  for (let i = 0; i < results.length; i += EMBED_BATCH) {
+    const batch = results.slice(i, i + EMBED_BATCH);
+    const vectors = await path.embedder.embed(batch.map((r) => r.body.slice(0, EMBED_CHARS)));
+    const ids = await Promise.all(batch.map((r) => vectorId(tenantId, r.docId)));
+    await path.index.upsert(tenantId, batch.map((_, j) => ({ id: ids[j], vector: vectors[j] })));
+    const mark = db.prepare(`INSERT OR REPLACE INTO cortex_embedded (doc_id, tenant_id, vec_id) VALUES (?, ?, ?)`);
+    await db.batch(batch.map((r, j) => mark.bind(r.docId, tenantId, ids[j])));
+  }
+  return results.length;
+}

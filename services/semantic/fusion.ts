@@ -1,0 +1,66 @@
+// The cortex's fusion hook, implemented: one page of the reciprocal-rank fusion of the lexical
+// ranking (BM25, services/cortex) and the vector ranking of the same tenant's documents, the
+// search's filters (conversation, kinds, ref prefix) and whose words are sought applied to both.
+import { reciprocalRankFusion } from "../../core/rrf";
+import { assistantWeight } from "../../core/speaker-weight";
+import type { CortexFusion, SearchHit } from "../cortex";
+import { catchUp } from "./catch-up";
+import type { SemanticPath } from "./types";
+
+/** How deep each ranking is read before fusing: past the page asked for, so fusion can reorder it. */
+export const FUSION_DEPTH = 50;
+/** D1 binds at most 100 parameters per statement. */
+const IDS_PER_LOOKUP = 80;
+const SNIPPET_CHARS = 200;
+
+export function semanticFusion(path: SemanticPath): CortexFusion {
+  return {
+    async page(db, tenantId, q, opts, offset, lexical) {
+      await catchUp(db, path, tenantId);
+      const depth = Math.max(FUSION_DEPTH, offset + opts.limit + 1);
+      const [lex, sem] = await Promise.all([lexical(depth), semanticHits(db, path, tenantId, q, opts, depth)]);
+      const byKey = new Map<string, SearchHit>();
+      for (const h of [...sem, ...lex]) byKey.set(`${h.kind}:${h.id}`, h); // the lexical hit (highlighted snippet) wins
+      const fused = reciprocalRankFusion([lex.map((h) => `${h.kind}:${h.id}`), sem.map((h) => `${h.kind}:${h.id}`)]);
+      // Lower is better, as with BM25 scores elsewhere in the cortex.
+      const ranked = fused.map((f) => ({ ...byKey.get(f.id)!, score: -f.score }));
+      const hits = ranked.slice(offset, offset + opts.limit);
+      return { hits, next: ranked.length > offset + opts.limit ? { mode: "or", offset: offset + opts.limit } : null };
+    },
+  };
+}
+
+type Filters = Parameters<CortexFusion["page"]>[3];
+
+/** The tenant's documents nearest the query, best first, one hit per document, filters applied. */
+async function semanticHits(db: D1Database, path: SemanticPath, tenantId: string, q: string, opts: Filters, count: number): Promise<SearchHit[]> {
+  const [vector] = await path.embedder.embed([q]);
+  // Over-fetch: chunks of one document and filtered-out documents take places.
+  const matches = await path.index.query(tenantId, vector, count * 3);
+  const weight = assistantWeight(q, opts.said);
+  const scoreOf = new Map(matches.map((m) => [m.id, m.score]));
+  const filters: string[] = [];
+  const params: unknown[] = [];
+  if (opts.conversationId) (filters.push("AND d.conversation_id = ?"), params.push(opts.conversationId));
+  if (opts.refPrefix) (filters.push("AND d.ref_id LIKE ?"), params.push(`${opts.refPrefix}%`));
+  if (opts.kinds?.length) (filters.push(`AND d.kind IN (${opts.kinds.map(() => "?").join(", ")})`), params.push(...opts.kinds));
+  const best = new Map<string, SearchHit>();
+  for (let i = 0; i < matches.length; i += IDS_PER_LOOKUP) {
+    const ids = matches.slice(i, i + IDS_PER_LOOKUP).map((m) => m.id);
+    const { results } = await db
+      .prepare(
+        `SELECT e.vec_id AS vecId, d.kind AS kind, d.ref_id AS id, d.conversation_id AS conversationId, d.seq AS seq, d.role AS role,
+                d.created_at AS createdAt, substr(d.body, 1, ${SNIPPET_CHARS}) AS snippet
+         FROM cortex_embedded e JOIN cortex_docs d ON d.doc_id = e.doc_id
+         WHERE e.tenant_id = ? AND d.tenant_id = ? AND e.vec_id IN (${ids.map(() => "?").join(", ")}) ${filters.join(" ")}`,
+      )
+      .bind(tenantId, tenantId, ...ids, ...params)
+      .all<Omit<SearchHit, "messageId" | "score"> & { vecId: string }>();
+    for (const { vecId, ...r } of results) {
+      const score = (scoreOf.get(vecId) ?? 0) * (r.kind === "message" && r.role === "assistant" ? weight : 1);
+      const key = `${r.kind}:${r.id}`;
+      if ((best.get(key)?.score ?? -Infinity) < score) best.set(key, { ...r, messageId: r.kind === "message" ? r.id : null, score });
+    }
+  }
+  return [...best.values()].sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : 1)).slice(0, count);
+}

@@ -1,0 +1,97 @@
+// The cortex's local semantic path through the fusion hook, inside a real cortex shard (CortexDO's
+// SQLite, through the adapter its own code uses): the vectors follow the
+// documents (caught up at search time, forgotten on delete, re-embedded on change), stay within
+// their tenant, and fusion finds what exact terms miss while identifiers stay on top.
+import { runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { deleteDocs, searchCortexPage, upsertDocs, type CortexDoc } from "../../services/cortex";
+import { catchUp } from "../../services/semantic/catch-up";
+import { d1OverDurableSql } from "../../services/cortex/sql-adapter";
+import { cortexFusionFor, semanticPathFor } from "../../services/semantic/select";
+
+const local = { SEMANTIC_SEARCH: "local" };
+let n = 0;
+/** Runs `fn` inside a fresh shard with the D1-shaped handle the shard's own code uses. */
+const inShard = <T>(fn: (db: D1Database) => Promise<T>) =>
+  (runInDurableObject as unknown as (stub: unknown, f: (instance: unknown, state: DurableObjectState) => Promise<T>) => Promise<T>)(
+    env.CORTEX.get(env.CORTEX.idFromName(`semantic-test-${Date.now()}-${n++}`)),
+    async (_instance, state) => fn(d1OverDurableSql(state.storage)),
+  );
+const tenant = () => `ten_semantic${Date.now()}${n++}`;
+const note = (tenantId: string, refId: string, body: string): CortexDoc => ({ tenantId, kind: "memory", refId, conversationId: null, seq: null, role: null, createdAt: "2026-01-01T00:00:00.000Z", body });
+const ids = async (db: D1Database, tenantId: string, q: string, withFusion: boolean, limit = 5) =>
+  (await searchCortexPage(db, tenantId, q, { limit, fusion: withFusion ? cortexFusionFor(local, db) : undefined })).hits.map((h) => h.id);
+const vectorCount = async (db: D1Database, tenantId: string) => (await db.prepare(`SELECT COUNT(*) AS n FROM local_vectors WHERE tenant_id = ?`).bind(tenantId).first<{ n: number }>())!.n;
+
+describe("semantic path (local)", () => {
+  it("is chosen by SEMANTIC_SEARCH and the bindings; lexical only by default", () => {
+    const db = {} as D1Database;
+    expect(semanticPathFor({}, db)).toBeNull();
+    expect(semanticPathFor(local, db)?.mode).toBe("local");
+    expect(semanticPathFor({ SEMANTIC_SEARCH: "off" }, db)).toBeNull();
+  });
+
+  it("fuses in what exact terms miss, and keeps an identifier's exact match first", async () => {
+    await inShard(async (db) => {
+      const t = tenant();
+      await upsertDocs(db, [
+        note(t, "colors", "The kitchen walls are now in bright colors."),
+        note(t, "flight", "My flight to Denver leaves on Tuesday morning."),
+        note(t, "invoice", "The invoice INV-20931 totals 318.40 EUR."),
+        note(t, "invoice2", "Invoice totals: INV-20932 and INV-20933 are paid."),
+      ]);
+      // "colours" is not "colors" to the porter tokenizer: the lexical ranking alone finds nothing.
+      expect(await ids(db, t, "which colours did I pick", false)).toEqual([]);
+      expect((await ids(db, t, "which colours did I pick", true))[0]).toBe("colors");
+      expect((await ids(db, t, "invoice INV-20931", true))[0]).toBe("invoice");
+      expect(await vectorCount(db, t)).toBe(4);
+    });
+  });
+
+  it("never returns another tenant's documents", async () => {
+    await inShard(async (db) => {
+      const [a, b] = [tenant(), tenant()];
+      await upsertDocs(db, [note(a, "mine", "Weekend hike up the ridge trail."), note(b, "theirs", "Hiking boots and hikes on ridge trails.")]);
+      await catchUp(db, semanticPathFor(local, db)!, b);
+      expect(await ids(db, a, "hikes ridge trails", true, 20)).toEqual(["mine"]);
+      expect(await ids(db, b, "hikes ridge trails", true, 20)).toEqual(["theirs"]);
+    });
+  });
+
+  it("forgets a deleted document's vector and re-embeds a changed one", async () => {
+    await inShard(async (db) => {
+      const t = tenant();
+      await upsertDocs(db, [note(t, "gone", "Saxophone lessons on Thursdays."), note(t, "kept", "Guitar practice every evening.")]);
+      expect(await ids(db, t, "saxophonist", true)).toContain("gone");
+      await deleteDocs(db, t, "memory", "gone");
+      expect(await ids(db, t, "saxophonist", true)).not.toContain("gone");
+      expect(await vectorCount(db, t)).toBe(1);
+      // The shard hands a BLOB back as an ArrayBuffer: compare its bytes.
+      const vectorBytes = async () => [...new Uint8Array((await db.prepare(`SELECT vector FROM local_vectors WHERE tenant_id = ?`).bind(t).first<{ vector: ArrayBuffer }>())!.vector)];
+      const before = await vectorBytes();
+      await upsertDocs(db, [note(t, "kept", "Violin practice every evening.")]);
+      expect(await ids(db, t, "violinist", true)).toEqual(["kept"]);
+      const after = await vectorBytes();
+      expect(after).toHaveLength(before.length);
+      expect(after).not.toEqual(before);
+    });
+  });
+
+  it("pages the fused ranking without repeats", async () => {
+    await inShard(async (db) => {
+      const t = tenant();
+      await upsertDocs(db, Array.from({ length: 7 }, (_, i) => note(t, `n${i}`, `Garden note ${i}: tomatoes and gardening tools.`)));
+      const all = await ids(db, t, "gardening", true, 20);
+      const walked: string[] = [];
+      let cursor: { mode: "and" | "or"; offset: number } | undefined;
+      do {
+        const page = await searchCortexPage(db, t, "gardening", { limit: 3, fusion: cortexFusionFor(local, db), cursor });
+        walked.push(...page.hits.map((h) => h.id));
+        cursor = page.next ?? undefined;
+      } while (cursor);
+      expect(walked).toEqual(all);
+      expect(all).toHaveLength(7);
+    });
+  });
+});

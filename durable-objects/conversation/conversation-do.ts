@@ -3,6 +3,7 @@
 import { DurableObject } from "cloudflare:workers";
 import { crossCheckSettings, mergeSettings, type SettingsPatch } from "../../core/settings";
 import type { StoredMessage } from "../../core/types";
+import { toToolResultBlock, type ClientToolResult } from "../../core/client-tools";
 import type { ReadQuery } from "../../agent/tools/registry";
 import type { ConversationHead, ConversationRef, ConversationView } from "../../services/record/conversation-head";
 import { ConversationDeletion } from "./conversation-delete";
@@ -19,7 +20,8 @@ import { commitImport } from "./transcript-import";
 import type { StagedImport } from "../../services/transfer/import-staging";
 import { TurnIntake, type TurnInput } from "./turn-intake";
 import { TurnOrder } from "./turn-order";
-import { TurnRunner } from "./turn-runner";
+import { PausedTurns, type ResultsRefusal } from "./paused-turn";
+import { pausedMessage, TurnRunner, TURN_PAUSED } from "./turn-runner";
 
 export { FOLD_LEASE_MS, type FoldCommit, type FoldOutcome, type FoldSource } from "./fold-coordinator";
 export type { ReplayView } from "./replay-cache";
@@ -38,6 +40,7 @@ export class ConversationDO extends DurableObject<Env> {
   private readonly intake: TurnIntake;
   private readonly sockets: ConversationSockets;
   private readonly scope: ObjectScope;
+  private readonly paused: PausedTurns;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -60,7 +63,8 @@ export class ConversationDO extends DurableObject<Env> {
       },
     });
     this.cache = new ReplayCache(scope);
-    this.outbox = new IndexOutbox(scope, () => this.record.head);
+    this.paused = new PausedTurns(ctx);
+    this.outbox = new IndexOutbox(scope, () => this.record.head, () => this.paused.alarmAt());
     this.record = new ConversationRecord(scope, this.cache, this.outbox);
     this.order = new TurnOrder(ctx);
     this.fold = new FoldCoordinator(scope, this.record, this.cache, this.outbox);
@@ -72,11 +76,12 @@ export class ConversationDO extends DurableObject<Env> {
       log: this.log,
       outbox: this.outbox,
       fold: this.fold,
+      paused: this.paused,
       broadcast: (event) => this.sockets.broadcast(event),
       readOwn: (ref, query) => this.readMessages(ref, query),
     });
     this.intake = new TurnIntake(this.store, idempotency, this.order, runner);
-    this.sockets = new ConversationSockets(scope, { record: this.record, intake: this.intake, order: this.order });
+    this.sockets = new ConversationSockets(scope, { record: this.record, paused: this.paused, intake: this.intake, order: this.order });
   }
 
   // ---- RPC: metadata ----------------------------------------------------------------------
@@ -157,12 +162,25 @@ export class ConversationDO extends DurableObject<Env> {
   /**
    * Queues a turn and returns its events as NDJSON. The turn runs to the end even if the caller
    * leaves. With an idempotency key already used, no turn runs: the first outcome or a refusal.
+   * While a turn waits on client tools, a new one is refused (409 naming the pending calls).
    */
-  async send(ref: ConversationRef, input: TurnInput): Promise<ReadableStream<Uint8Array> | KeyedAnswer | null> {
+  async send(ref: ConversationRef, input: TurnInput): Promise<ReadableStream<Uint8Array> | KeyedAnswer | { refused: { status: 409; type: typeof TURN_PAUSED; message: string } } | null> {
     if (!(await this.record.load(ref))) return null;
+    const waiting = await this.paused.get();
+    if (waiting) return { refused: { status: 409, type: TURN_PAUSED, message: pausedMessage(waiting) } };
     const refused = await this.intake.claimKey(input);
     if (refused) return refused;
     return this.intake.stream(ref, input);
+  }
+
+  /**
+   * The results of the client tool calls the paused turn waits on: checked (all pending ids, each
+   * once, nothing else) before anything is written, then the same turn goes on; its events as NDJSON.
+   */
+  async postToolResults(ref: ConversationRef, results: ClientToolResult[]): Promise<ReadableStream<Uint8Array> | { refused: ResultsRefusal } | null> {
+    if (!(await this.record.load(ref))) return null;
+    const accepted = await this.paused.accept(results, toToolResultBlock);
+    return "refused" in accepted ? accepted : this.intake.streamResume(ref);
   }
 
   /**
@@ -213,6 +231,10 @@ export class ConversationDO extends DurableObject<Env> {
   override async alarm(): Promise<void> {
     if (await this.deletion.resume()) return;
     await this.outbox.pending();
+    // A paused turn whose wait ran out ends; one whose accepted results a restart cut short goes on.
+    const due = await this.paused.due();
+    if (due && (await this.record.load(due))) await this.intake.enqueueResume(due, null);
+    await this.paused.armAlarm();
   }
 
   override fetch(request: Request): Promise<Response> {

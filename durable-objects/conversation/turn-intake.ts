@@ -3,6 +3,7 @@
 import type { TurnEvent } from "../../core/events";
 import { sortableId } from "../../core/ids";
 import { requestFingerprint } from "../../core/idempotency-key";
+import type { ClientToolSpec } from "../../core/client-tools";
 import type { ContentBlock } from "../../core/types";
 import type { ConversationRef } from "../../services/record/conversation-head";
 import type { ConversationStore } from "./conversation-store";
@@ -16,6 +17,8 @@ export interface TurnInput {
   activate?: readonly string[];
   /** A retry with the same key gets the first turn's outcome instead of a second turn. */
   idempotencyKey?: string;
+  /** Client tools defined for this turn only (core/client-tools.ts). */
+  tools?: ClientToolSpec[];
 }
 
 export type TurnSink = (event: TurnEvent) => void;
@@ -41,13 +44,21 @@ export class TurnIntake {
 
   /** Queues a claimed turn; its events as NDJSON. The turn runs to the end even if the reader leaves. */
   stream(ref: ConversationRef, input: TurnInput): ReadableStream<Uint8Array> {
-    const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
-    const writer = writable.getWriter();
-    const sink = (event: TurnEvent) => {
-      writer.write(encoder.encode(JSON.stringify(event) + "\n")).catch(() => {});
-    };
-    this.enqueue(ref, input, sink).finally(() => writer.close().catch(() => {}));
-    return readable;
+    return ndjson((sink) => this.enqueue(ref, input, sink));
+  }
+
+  /** Queues the paused turn's continuation (its results are accepted); its events as NDJSON. */
+  streamResume(ref: ConversationRef): ReadableStream<Uint8Array> {
+    return ndjson((sink) => this.enqueueResume(ref, sink));
+  }
+
+  /** The paused turn goes on in the turn chain, in order with every other turn. */
+  enqueueResume(ref: ConversationRef, sink: TurnSink | null): Promise<void> {
+    const queuedAt = Date.now();
+    return this.order.turn(
+      () => this.runner.resume(ref, sink, queuedAt),
+      () => {},
+    );
   }
 
   /** Turns run one at a time in arrival order: each waits for the previous one to settle. */
@@ -63,4 +74,15 @@ export class TurnIntake {
       },
     );
   }
+}
+
+/** A turn's events as NDJSON bytes, the stream closed when the turn settles. */
+function ndjson(start: (sink: TurnSink) => Promise<void>): ReadableStream<Uint8Array> {
+  const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
+  const writer = writable.getWriter();
+  const sink = (event: TurnEvent) => {
+    writer.write(encoder.encode(JSON.stringify(event) + "\n")).catch(() => {});
+  };
+  start(sink).finally(() => writer.close().catch(() => {}));
+  return readable;
 }

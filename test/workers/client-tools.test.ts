@@ -1,0 +1,144 @@
+// Client tools: a call pauses the turn (requires_action), the client posts the results, the same
+// turn goes on. The paused turn lives in the object's storage, so it survives an eviction.
+import { evictDurableObject, runDurableObjectAlarm } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { INTERRUPTED_TOOL_RESULT } from "../../core/replay";
+import { api, createConversation, transcript } from "./helpers";
+
+const weather = { name: "get_weather", description: "The weather in a city", input_schema: { type: "object", properties: { city: { type: "string" } }, required: ["city"] } };
+const clock = { name: "read_clock", description: "The client's clock", input_schema: { type: "object", properties: {} } };
+const stubOf = (id: string) => env.CONVERSATION.get(env.CONVERSATION.idFromName(id));
+const turn = (id: string, content: string, tools: unknown[] = [weather], headers: Record<string, string> = {}) => api("POST", `/v1/conversations/${id}/messages`, { content, tools }, { headers });
+const post = (id: string, results: unknown[], headers: Record<string, string> = {}) => api("POST", `/v1/conversations/${id}/tool-results`, { results }, { headers });
+const sse = (text: string) => [...text.matchAll(/^event: (\w+)\ndata: (.*)$/gm)].map((m) => JSON.parse(m[2]));
+
+describe("client tools", () => {
+  it("pause the turn on a call and resume the same turn with the client's result, across an eviction", async () => {
+    const id = await createConversation();
+    const paused = await turn(id, `@tool get_weather {"city":"Paris"}`);
+    expect(paused.status).toBe(200);
+    expect(paused.json.stop_reason).toBe("requires_action");
+    const [call] = paused.json.requires_action.calls;
+    expect(call).toMatchObject({ name: "get_weather", input: { city: "Paris" } });
+    expect(paused.json.requires_action.turnId).toBe(paused.json.turnId);
+    // The tool_use is saved; its answer is not, until the client's result is in.
+    const saved = await transcript(id);
+    expect(saved.map((m) => m.role)).toEqual(["user", "assistant"]);
+    expect(saved[1].content.filter((b: any) => b.type === "tool_use").map((b: any) => b.id)).toEqual([call.id]);
+
+    // A new turn while it waits is refused, naming the pending call.
+    const busy = await api("POST", `/v1/conversations/${id}/messages`, { content: "hello?" });
+    expect(busy.status).toBe(409);
+    expect(busy.json.error).toMatchObject({ type: "turn_paused" });
+    expect(busy.json.error.message).toContain(call.id);
+
+    await evictDurableObject(stubOf(id));
+
+    const unknown = await post(id, [{ tool_use_id: "toolu_nope", content: "x" }]);
+    expect(unknown.status).toBe(400);
+    expect(unknown.json.error.message).toContain("toolu_nope");
+    expect(await transcript(id)).toHaveLength(2);
+
+    const resumed = await post(id, [{ tool_use_id: call.id, content: "sunny, 24 C" }]);
+    expect(resumed.status).toBe(200);
+    expect(resumed.json.turnId).toBe(paused.json.turnId);
+    expect(resumed.json.stop_reason).toBe("end_turn");
+    expect(resumed.json.messages[0].content).toEqual([{ type: "tool_result", tool_use_id: call.id, content: "sunny, 24 C" }]);
+    const all = await transcript(id);
+    expect(all.map((m) => m.role)).toEqual(["user", "assistant", "user", "assistant"]);
+
+    // The resumed request still carried the turn's own tool; the system prompt never names it.
+    const snaps = (await api("GET", `/v1/conversations/${id}/prompts`)).json.data;
+    const last = (await api("GET", `/v1/conversations/${id}/prompts/${snaps[0].id}`)).json;
+    expect(last.tools.map((t: any) => t.name)).toContain("get_weather");
+    expect(last.tools.find((t: any) => t.name === "get_weather").input_schema).toEqual(weather.input_schema);
+    expect(JSON.stringify(last.system)).not.toContain("get_weather");
+    // A later turn does not carry it.
+    expect((await api("GET", `/v1/conversations/${id}/replay`)).json.tools.map((t: any) => t.name)).not.toContain("get_weather");
+
+    const again = await post(id, [{ tool_use_id: call.id, content: "again" }]);
+    expect(again.status).toBe(409);
+    expect(again.json.error).toMatchObject({ type: "tool_results_conflict" });
+    expect(again.json.error.message).toContain(call.id);
+    expect(await transcript(id)).toHaveLength(4);
+    expect((await api("POST", `/v1/conversations/${id}/messages`, { content: "next" })).status).toBe(200);
+  });
+
+  it("run the step's server calls at once and save every result of the step in call order, once all are in", async () => {
+    const id = await createConversation();
+    const paused = await turn(id, `@tool read_clock {}\n@tool memory_search {"query":"anything"}\n@tool get_weather {"city":"Oslo"}`, [weather, clock]);
+    expect(paused.json.stop_reason).toBe("requires_action");
+    const calls = paused.json.requires_action.calls;
+    expect(calls.map((c: any) => c.name)).toEqual(["read_clock", "get_weather"]);
+
+    const partial = await post(id, [{ tool_use_id: calls[0].id, content: "12:00" }]);
+    expect(partial.status).toBe(400);
+    expect(partial.json.error.message).toContain(calls[1].id);
+    expect(await transcript(id)).toHaveLength(2);
+
+    const twice = await post(id, [{ tool_use_id: calls[0].id, content: "a" }, { tool_use_id: calls[0].id, content: "b" }]);
+    expect(twice.status).toBe(400);
+
+    const done = await post(id, [
+      { tool_use_id: calls[1].id, content: [{ type: "text", text: "rain" }], is_error: false },
+      { tool_use_id: calls[0].id, content: "clock broken", is_error: true },
+    ]);
+    expect(done.status).toBe(200);
+    const results = done.json.messages[0].content;
+    expect(results.map((r: any) => r.tool_use_id)).toEqual([calls[0].id, expect.stringMatching(/.+/), calls[1].id]);
+    expect(results[0]).toMatchObject({ content: "clock broken", is_error: true });
+    expect(results[1].is_error).toBeUndefined();
+    expect(results[2]).toMatchObject({ content: [{ type: "text", text: "rain" }] });
+  });
+
+  it("end a turn whose results never come with interrupted-call results when its wait runs out", async () => {
+    const id = await createConversation({ clientToolTimeoutSeconds: 1 });
+    const paused = await turn(id, `@tool get_weather {"city":"Rome"}`);
+    const [call] = paused.json.requires_action.calls;
+    expect(Date.parse(paused.json.requires_action.expiresAt)).toBeGreaterThan(Date.now());
+    await new Promise((r) => setTimeout(r, 1_100));
+    await evictDurableObject(stubOf(id));
+    expect(await runDurableObjectAlarm(stubOf(id))).toBe(true);
+    const all = await transcript(id);
+    expect(all).toHaveLength(3);
+    expect(all[2].content).toEqual([{ type: "tool_result", tool_use_id: call.id, content: INTERRUPTED_TOOL_RESULT, is_error: true }]);
+    const late = await post(id, [{ tool_use_id: call.id, content: "too late" }]);
+    expect(late.status).toBe(409);
+    expect(await transcript(id)).toHaveLength(3);
+    expect((await api("POST", `/v1/conversations/${id}/messages`, { content: "carry on" })).status).toBe(200);
+  });
+
+  it("answer over SSE: requires_action then turn_end, and the resumed turn streams under the same turnId", async () => {
+    const id = await createConversation();
+    const events = sse((await turn(id, `@tool get_weather {"city":"Lima"}`, [weather], { accept: "text/event-stream" })).text);
+    const types = events.map((e) => e.type);
+    expect(types.slice(-2)).toEqual(["requires_action", "turn_end"]);
+    expect(events.at(-1).stop_reason).toBe("requires_action");
+    const action = events.at(-2);
+    const resumed = sse((await post(id, [{ tool_use_id: action.calls[0].id, content: "fog" }], { accept: "text/event-stream" })).text);
+    expect(resumed[0]).toEqual({ type: "turn_start", turnId: action.turnId });
+    expect(resumed.at(-1)).toMatchObject({ type: "turn_end", turnId: action.turnId, stop_reason: "end_turn" });
+  });
+
+  it("refuse bad tool definitions and results with a 400 naming the field, before anything runs", async () => {
+    const id = await createConversation();
+    const bad: [unknown, string][] = [
+      [[{ ...weather, name: "no spaces" }], "tools.0.name"],
+      [[{ ...weather, name: "memory_search" }], "memory_search"],
+      [[{ ...weather, input_schema: { type: "string" } }], "tools.0.input_schema"],
+      [[weather, weather], "defined twice"],
+      [[{ ...weather, input_schema: { type: "object", description: "x".repeat(20_000) } }], "input_schema"],
+    ];
+    for (const [tools, named] of bad) {
+      const r = await api("POST", `/v1/conversations/${id}/messages`, { content: "x", tools });
+      expect(r.status, JSON.stringify(tools).slice(0, 80)).toBe(400);
+      expect(r.json.error.message).toContain(named);
+    }
+    for (const body of [{}, { results: [] }, { results: [{ tool_use_id: "a" }] }, { results: [{ tool_use_id: "a", content: 5 }] }]) {
+      const r = await api("POST", `/v1/conversations/${id}/tool-results`, body);
+      expect(r.status).toBe(400);
+    }
+    expect(await transcript(id)).toHaveLength(0);
+  });
+});

@@ -61,8 +61,8 @@ export interface TurnDeps {
   /** Workflow mode: runs a delegated task (as a loop of its own); absent, this loop cannot delegate. */
   delegate?(task: DelegatedTask, parent: DelegationParent): Promise<DelegatedRun>;
   /**
-   * The master's loop may pause for client tools; absent (a sub-agent), a client tool's call is
-   * answered with an error result, as a sub-agent's thread has no client to wait for.
+   * The master's loop may pause for client tools; absent (a sub-agent), a client tool's call runs
+   * its definition's `run`, an error result: a sub-agent's thread has no client to wait for.
    */
   pauseForClient?: boolean;
 }
@@ -218,12 +218,6 @@ async function continueTurn(deps: TurnDeps, from: LoopState, earlier: readonly S
         // The client runs it; the server calls of the same step still run now.
         pending.push({ id: call.id, name: call.name, input: call.input });
         results.push(null);
-        continue;
-      }
-      if (runsOnClient(tool) && !deps.pauseForClient) {
-        const block: ToolResultBlock = { type: "tool_result", tool_use_id: call.id, content: `${call.name} runs on the client, which only the main agent can wait for`, is_error: true };
-        emit({ type: "tool_result", turnId, tool_use_id: call.id, name: call.name, is_error: true, chars: toolResultText(block).length, preview: toolResultText(block).slice(0, PREVIEW_CHARS) });
-        results.push(block);
         continue;
       }
       // Workflow mode: a delegated run saves its own thread (agent-tagged, never replayed here)

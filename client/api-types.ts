@@ -216,6 +216,13 @@ export interface Routes {
         };
       }>;
       attachments?: Array<string>;
+      tools?: Array<{
+        name: string;
+        description?: string;
+        input_schema: {
+          [key: string]: unknown;
+        };
+      }>;
     };
     response: Schemas["TurnResult"];
   };
@@ -251,6 +258,7 @@ export interface Routes {
         compactTargetRatio?: number;
         charsPerToken?: number;
         maxToolIterations?: number;
+        clientToolTimeoutSeconds?: number;
       };
       projectId?: string;
     };
@@ -293,6 +301,7 @@ export interface Routes {
         compactTargetRatio?: number;
         charsPerToken?: number;
         maxToolIterations?: number;
+        clientToolTimeoutSeconds?: number;
       };
     };
     response: Schemas["Conversation"];
@@ -467,6 +476,13 @@ export interface Routes {
         };
       }>;
       attachments?: Array<string>;
+      tools?: Array<{
+        name: string;
+        description?: string;
+        input_schema: {
+          [key: string]: unknown;
+        };
+      }>;
     };
     response: Schemas["TurnResult"];
   };
@@ -526,6 +542,14 @@ export interface Routes {
       next: string | number | null;
       [key: string]: unknown;
     };
+  };
+  "POST /v1/conversations/{id}/tool-results": {
+    path: {
+      id: string;
+    };
+    query: undefined;
+    body: Schemas["ToolResultsBody"];
+    response: Schemas["TurnResult"];
   };
   "GET /v1/conversations/{id}/ws": {
     path: {
@@ -870,6 +894,23 @@ export interface Schemas {
     idempotencyKey?: string;
   } | {
     type: "ping";
+  } | {
+    results: Array<{
+      tool_use_id: string;
+      content: string | Array<{
+        type: "text";
+        text: string;
+      } | {
+        type: "image";
+        source: {
+          type: "base64";
+          media_type: "image/png" | "image/jpeg" | "image/gif" | "image/webp";
+          data: string;
+        };
+      }>;
+      is_error?: boolean;
+    }>;
+    type: "tool_results";
   };
   SocketServerFrame: Schemas["TurnEvent"] | {
     type: "resumed";
@@ -880,6 +921,23 @@ export interface Schemas {
     turnsInFlight: number;
   } | {
     type: "pong";
+  };
+  ToolResultsBody: {
+    results: Array<{
+      tool_use_id: string;
+      content: string | Array<{
+        type: "text";
+        text: string;
+      } | {
+        type: "image";
+        source: {
+          type: "base64";
+          media_type: "image/png" | "image/jpeg" | "image/gif" | "image/webp";
+          data: string;
+        };
+      }>;
+      is_error?: boolean;
+    }>;
   };
   TurnEvent: {
     type: "turn_start";
@@ -997,6 +1055,20 @@ export interface Schemas {
       [key: string]: unknown;
     };
     [key: string]: unknown;
+  } | {
+    type: "requires_action";
+    agent?: {
+      segment: string;
+      name: string;
+    };
+    turnId: string;
+    calls: Array<{
+      id: string;
+      name: string;
+      input: unknown;
+    }>;
+    expiresAt: string;
+    [key: string]: unknown;
   };
   TurnResult: {
     conversationId: string;
@@ -1008,6 +1080,15 @@ export interface Schemas {
       output_tokens: number;
       [key: string]: unknown;
     } | null;
+    requires_action?: {
+      turnId: string;
+      calls: Array<{
+        id: string;
+        name: string;
+        input: unknown;
+      }>;
+      expiresAt: string;
+    };
     [key: string]: unknown;
   };
 }

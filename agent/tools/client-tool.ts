@@ -24,8 +24,8 @@ export function clientToolDefinition(spec: ClientToolSpec, opts: { core?: boolea
     input: z.record(z.string(), z.unknown()),
     jsonSchema: spec.input_schema,
     runsOn: "client",
-    // Never reached from the turn loop; a sub-agent's call is answered there too.
-    run: async () => ({ content: `${spec.name} runs on the client; it cannot be called here`, isError: true }),
+    // Reached only from a sub-agent's loop, which has no client to wait for.
+    run: async () => ({ content: `${spec.name} runs on the client; only the main agent can call it`, isError: true }),
   };
 }
 

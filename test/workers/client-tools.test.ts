@@ -1,10 +1,11 @@
 // Client tools: a call pauses the turn (requires_action), the client posts the results, the same
 // turn goes on. The paused turn lives in the object's storage, so it survives an eviction.
 import { evictDurableObject, runDurableObjectAlarm } from "cloudflare:test";
-import { env } from "cloudflare:workers";
+import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { INTERRUPTED_TOOL_RESULT } from "../../core/replay";
-import { api, createConversation, transcript } from "./helpers";
+import { Client } from "../../client";
+import { api, connectSocket, createConversation, DEV_KEY, transcript } from "./helpers";
 
 const weather = { name: "get_weather", description: "The weather in a city", input_schema: { type: "object", properties: { city: { type: "string" } }, required: ["city"] } };
 const clock = { name: "read_clock", description: "The client's clock", input_schema: { type: "object", properties: {} } };
@@ -141,4 +142,45 @@ describe("client tools", () => {
     }
     expect(await transcript(id)).toHaveLength(0);
   });
+
+  it("pause and resume over the websocket: requires_action and a tool_results frame", async () => {
+    const id = await createConversation();
+    const sock = await connectSocket(`/v1/conversations/${id}/ws`, { authorization: `Bearer ${DEV_KEY}` });
+    const r = await turn(id, `@tool get_weather {"city":"Kyiv"}`);
+    const action = await sock.next((e) => e.type === "requires_action");
+    expect(action.calls[0].id).toBe(r.json.requires_action.calls[0].id);
+    sock.ws!.send(JSON.stringify({ type: "send", content: "meanwhile" }));
+    expect((await sock.next((e) => e.type === "error")).error.type).toBe("turn_paused");
+    sock.ws!.send(JSON.stringify({ type: "tool_results", results: [{ tool_use_id: action.calls[0].id, content: "snow" }] }));
+    const end = await sock.next((e) => e.type === "turn_end" && e.turnId === action.turnId && e.stop_reason === "end_turn");
+    expect(end.turnId).toBe(r.json.turnId);
+    sock.ws!.close();
+    const all = await transcript(id);
+    expect(all[2].content).toEqual([{ type: "tool_result", tool_use_id: action.calls[0].id, content: "snow" }]);
+    expect(all.map((m) => textOfUser(m)).join("\n")).not.toContain("meanwhile");
+  });
+
+  it("are answered with an error result inside a sub-agent, which has no client to wait for", async () => {
+    const id = await createConversation();
+    await api("POST", `/v1/conversations/${id}/messages`, { content: `@tool tool_activate {"name":"agent_delegate"}` });
+    const r = await turn(id, `@tool agent_delegate ${JSON.stringify({ name: "w", task: "@tool get_weather {}" })}`);
+    expect(r.json.stop_reason).not.toBe("requires_action");
+    const all = await transcript(id);
+    const sub = all.flatMap((m) => m.content).find((b: any) => b.type === "tool_result" && String(b.content).includes("get_weather runs on the client; only the main agent"));
+    expect(sub).toMatchObject({ is_error: true });
+  });
+
+  it("through the typed client: turn() ends on requires_action, toolResults() streams the resumed turn", async () => {
+    const client = new Client({ baseUrl: "http://chat.test", key: DEV_KEY, fetch: (input, init) => (exports as any).default.fetch(new Request(input as string, init)) });
+    const id = await createConversation();
+    const events = [];
+    for await (const e of client.turn(id, { content: `@tool get_weather {"city":"Quito"}`, tools: [weather] })) events.push(e);
+    const action = events.find((e) => e.type === "requires_action") as any;
+    expect(action.calls[0].name).toBe("get_weather");
+    const resumed = [];
+    for await (const e of client.toolResults(id, [{ tool_use_id: action.calls[0].id, content: "warm" }])) resumed.push(e);
+    expect(resumed.at(-1)).toMatchObject({ type: "turn_end", turnId: action.turnId, stop_reason: "end_turn" });
+  });
 });
+
+const textOfUser = (m: any) => (m.role === "user" ? m.content.map((b: any) => b.text ?? "").join("") : "");

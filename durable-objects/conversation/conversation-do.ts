@@ -20,7 +20,7 @@ import { commitImport } from "./transcript-import";
 import type { StagedImport } from "../../services/transfer/import-staging";
 import { TurnIntake, type TurnInput } from "./turn-intake";
 import { TurnOrder } from "./turn-order";
-import { PausedTurns, type ResultsRefusal } from "./paused-turn";
+import { pendingView, PausedTurns, type ResultsRefusal } from "./paused-turn";
 import { pausedMessage, TurnRunner, TURN_PAUSED } from "./turn-runner";
 
 export { FOLD_LEASE_MS, type FoldCommit, type FoldOutcome, type FoldSource } from "./fold-coordinator";
@@ -95,9 +95,12 @@ export class ConversationDO extends DurableObject<Env> {
     return commitImport({ scope: this.scope, record: this.record, outbox: this.outbox, fold: this.fold }, ref, init, staged);
   }
 
+  /** With `requiresAction` while a turn waits on client tools: a client that lost the turn's answer finds the calls here. */
   async getMeta(ref: ConversationRef): Promise<ConversationView | null> {
     const head = await this.record.load(ref);
-    return head ? this.record.view(head) : null;
+    if (!head) return null;
+    const waiting = await this.paused.get();
+    return { ...this.record.view(head), ...(waiting && !waiting.answers ? { requiresAction: pendingView(waiting) } : {}) };
   }
 
   async patch(ref: ConversationRef, change: { title?: string; settings?: SettingsPatch }): Promise<{ view: ConversationView } | { error: string } | null> {

@@ -114,3 +114,8 @@ export class PausedTurns {
 function refuse(status: ResultsRefusal["status"], type: ResultsRefusal["type"], message: string): { refused: ResultsRefusal } {
   return { refused: { status, type, message } };
 }
+
+/** A paused turn as clients see it (the `requires_action` event's fields). */
+export function pendingView(turn: PausedTurn): { turnId: string; calls: PausedStep["pending"]; expiresAt: string } {
+  return { turnId: turn.turnId, calls: turn.step.pending, expiresAt: new Date(turn.expiresAt).toISOString() };
+}

@@ -21,7 +21,7 @@ import type { FoldCoordinator } from "./fold-coordinator";
 import type { IndexOutbox } from "./index-outbox";
 import type { LifecycleLog } from "./lifecycle-log";
 import type { ObjectScope } from "./object-scope";
-import type { PausedTurn, PausedTurns } from "./paused-turn";
+import { pendingView, type PausedTurn, type PausedTurns } from "./paused-turn";
 import type { ConversationRecord } from "./record";
 import type { PromptContext, ReplayCache } from "./replay-cache";
 import { toolContextFor, type ReadOwn } from "./tool-context";
@@ -188,9 +188,9 @@ export class TurnRunner {
 
   private async pause(emit: (e: TurnEvent) => void, head: ConversationHead, turn: PausedTurn): Promise<void> {
     const waitMs = (head.settings.clientToolTimeoutSeconds ?? DEFAULT_SETTINGS.clientToolTimeoutSeconds) * 1000;
-    const expiresAt = Date.now() + waitMs;
-    await this.parts.paused.pause({ ...turn, expiresAt });
-    emit({ type: "requires_action", turnId: turn.turnId, calls: turn.step.pending, expiresAt: new Date(expiresAt).toISOString() });
+    const waiting = { ...turn, expiresAt: Date.now() + waitMs };
+    await this.parts.paused.pause(waiting);
+    emit({ type: "requires_action", ...pendingView(waiting) });
   }
 }
 

@@ -35,6 +35,8 @@ describe("client tools", () => {
     expect(busy.json.error.message).toContain(call.id);
 
     await evictDurableObject(stubOf(id));
+    // A client that lost the answer finds the pending calls on the conversation.
+    expect((await api("GET", `/v1/conversations/${id}`)).json.requiresAction).toEqual(paused.json.requires_action);
 
     const unknown = await post(id, [{ tool_use_id: "toolu_nope", content: "x" }]);
     expect(unknown.status).toBe(400);
@@ -63,6 +65,7 @@ describe("client tools", () => {
     expect(again.json.error).toMatchObject({ type: "tool_results_conflict" });
     expect(again.json.error.message).toContain(call.id);
     expect(await transcript(id)).toHaveLength(4);
+    expect((await api("GET", `/v1/conversations/${id}`)).json.requiresAction).toBeUndefined();
     expect((await api("POST", `/v1/conversations/${id}/messages`, { content: "next" })).status).toBe(200);
   });
 

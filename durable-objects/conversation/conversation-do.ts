@@ -180,10 +180,15 @@ export class ConversationDO extends DurableObject<Env> {
    * The results of the client tool calls the paused turn waits on: checked (all pending ids, each
    * once, nothing else) before anything is written, then the same turn goes on; its events as NDJSON.
    */
-  async postToolResults(ref: ConversationRef, results: ClientToolResult[]): Promise<ReadableStream<Uint8Array> | { refused: ResultsRefusal } | null> {
+  async postToolResults(ref: ConversationRef, results: ClientToolResult[], idempotencyKey?: string): Promise<ReadableStream<Uint8Array> | KeyedAnswer | { refused: ResultsRefusal } | null> {
     if (!(await this.record.load(ref))) return null;
+    // A keyed retry of a post that went through gets its outcome again, not a 409.
+    const keyed = await this.intake.claimKey({ content: results.map(toToolResultBlock), ...(idempotencyKey !== undefined ? { idempotencyKey } : {}) });
+    if (keyed) return keyed;
     const accepted = await this.paused.accept(results, toToolResultBlock);
-    return "refused" in accepted ? accepted : this.intake.streamResume(ref);
+    if (!("refused" in accepted)) return this.intake.streamResume(ref, idempotencyKey);
+    this.intake.releaseKey(idempotencyKey);
+    return accepted;
   }
 
   /**

@@ -47,17 +47,23 @@ export class TurnIntake {
     return ndjson((sink) => this.enqueue(ref, input, sink));
   }
 
-  /** Queues the paused turn's continuation (its results are accepted); its events as NDJSON. */
-  streamResume(ref: ConversationRef): ReadableStream<Uint8Array> {
-    return ndjson((sink) => this.enqueueResume(ref, sink));
+  /** Frees a key claimed for a request that was then refused before running anything. */
+  releaseKey(key: string | undefined): void {
+    if (key !== undefined) this.idempotency.settle(key);
   }
 
-  /** The paused turn goes on in the turn chain, in order with every other turn. */
-  enqueueResume(ref: ConversationRef, sink: TurnSink | null): Promise<void> {
+  /** Queues the paused turn's continuation (its results are accepted); its events as NDJSON. */
+  streamResume(ref: ConversationRef, idempotencyKey?: string): ReadableStream<Uint8Array> {
+    return ndjson((sink) => this.enqueueResume(ref, sink, idempotencyKey));
+  }
+
+  /** The paused turn goes on in the turn chain, in order with every other turn; a keyed post's row follows its events. */
+  enqueueResume(ref: ConversationRef, sink: TurnSink | null, key?: string): Promise<void> {
     const queuedAt = Date.now();
+    const events = key === undefined ? sink : (e: TurnEvent) => (this.idempotency.record(key, e), sink?.(e));
     return this.order.turn(
-      () => this.runner.resume(ref, sink, queuedAt),
-      () => {},
+      () => this.runner.resume(ref, events, queuedAt),
+      () => this.releaseKey(key),
     );
   }
 

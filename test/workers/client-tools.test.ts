@@ -184,6 +184,22 @@ describe("client tools", () => {
     for await (const e of client.toolResults(id, [{ tool_use_id: action.calls[0].id, content: "warm" }])) resumed.push(e);
     expect(resumed.at(-1)).toMatchObject({ type: "turn_end", turnId: action.turnId, stop_reason: "end_turn" });
   });
+
+  it("take an Idempotency-Key: a refused post frees it, a retry of one that went through gets its outcome again", async () => {
+    const id = await createConversation();
+    const [call] = (await turn(id, `@tool get_weather {"city":"Baku"}`)).json.requires_action.calls;
+    const key = { "idempotency-key": "results-1" };
+    expect((await post(id, [{ tool_use_id: "toolu_wrong", content: "x" }], key)).status).toBe(400);
+    const first = await post(id, [{ tool_use_id: call.id, content: "windy" }], key);
+    expect(first.status).toBe(200);
+    const retry = await post(id, [{ tool_use_id: call.id, content: "windy" }], key);
+    expect(retry.status).toBe(200);
+    expect(retry.headers.get("idempotent-replayed")).toBe("true");
+    expect(retry.json.turnId).toBe(first.json.turnId);
+    expect(retry.json.messages.map((m: any) => m.id)).toEqual(first.json.messages.map((m: any) => m.id));
+    expect(await transcript(id)).toHaveLength(4);
+    expect((await post(id, [{ tool_use_id: call.id, content: "calm" }], key)).status).toBe(422);
+  });
 });
 
 const textOfUser = (m: any) => (m.role === "user" ? m.content.map((b: any) => b.text ?? "").join("") : "");

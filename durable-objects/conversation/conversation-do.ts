@@ -195,9 +195,11 @@ export class ConversationDO extends DurableObject<Env> {
    * An attachment's reference note joins the conversation as a user message, in order with the
    * turns, and the tools that read its kind are activated (a lifecycle event, not a keyword).
    */
-  async addAttachmentNote(ref: ConversationRef, note: string, tools: readonly string[]): Promise<StoredMessage | null> {
+  async addAttachmentNote(ref: ConversationRef, note: string, tools: readonly string[]): Promise<StoredMessage | { deferred: true } | null> {
     if (!(await this.record.load(ref))) return null;
     return this.order.inOrder(async () => {
+      // Between a paused step's tool_use and its results nothing may be saved: the note follows them.
+      if (await this.paused.deferNote(note)) return (await this.record.activateTools(tools), { deferred: true as const });
       const [message] = await this.record.append([{ role: "user", content: [{ type: "text", text: note }] }]);
       this.sockets.broadcast({ type: "message", turnId: "attachment", message });
       await this.record.activateTools(tools);
@@ -210,9 +212,11 @@ export class ConversationDO extends DurableObject<Env> {
    * History brought from elsewhere joins the transcript verbatim, in order with the turns, without
    * a model call: whole exchanges only (the route checks), so the next turn still alternates.
    */
-  async importMessages(ref: ConversationRef, messages: readonly { role: "user" | "assistant"; text: string }[]): Promise<StoredMessage[] | null> {
+  async importMessages(ref: ConversationRef, messages: readonly { role: "user" | "assistant"; text: string }[]): Promise<StoredMessage[] | { refused: string } | null> {
     if (!(await this.record.load(ref))) return null;
     return this.order.inOrder(async () => {
+      const waiting = await this.paused.get();
+      if (waiting) return { refused: pausedMessage(waiting) };
       const stored = await this.record.append(messages.map((m) => ({ role: m.role, content: [{ type: "text" as const, text: m.text }] })));
       this.ctx.waitUntil(this.outbox.pending());
       this.ctx.waitUntil(this.fold.maybeDispatch());

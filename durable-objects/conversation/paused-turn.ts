@@ -29,6 +29,7 @@ export interface ResultsRefusal {
 }
 
 const PAUSED_KEY = "paused-turn";
+const NOTES_KEY = "paused-turn-notes";
 const ANSWERED_KEY = "client-answered-ids";
 /** Ids answered before: a second post of one is a 409, not an unknown id. */
 const ANSWERED_KEPT = 500;
@@ -103,6 +104,20 @@ export class PausedTurns {
     if (at === null) return;
     const set = await this.ctx.storage.getAlarm();
     if (set === null || set > at) await this.ctx.storage.setAlarm(at);
+  }
+
+  /** An attachment's note that arrives while a turn waits: kept, and saved right after the step's results. False when no turn waits. */
+  async deferNote(note: string): Promise<boolean> {
+    if (!(await this.get())) return false;
+    await this.ctx.storage.put(NOTES_KEY, [...((await this.ctx.storage.get<string[]>(NOTES_KEY)) ?? []), note]);
+    return true;
+  }
+
+  /** The notes deferred during the pause, removed from storage. */
+  async takeNotes(): Promise<string[]> {
+    const notes = (await this.ctx.storage.get<string[]>(NOTES_KEY)) ?? [];
+    if (notes.length) await this.ctx.storage.delete(NOTES_KEY);
+    return notes;
   }
 
   private async answeredIds(): Promise<string[]> {

@@ -82,6 +82,7 @@ export class TurnRunner {
         return;
       }
       await paused.resumed(turn);
+      await this.savedDeferredNotes(emit, turn.turnId);
       end("client_tool_timeout", turn.step.state.usage, 0);
       return;
     }
@@ -144,9 +145,13 @@ export class TurnRunner {
     const persist = async (messages: NewMessage[]) => {
       const stored = await record.append(messages);
       firstSeq ||= stored[0]?.seq ?? 0;
-      // The paused step's results are saved: from here on the turn is running again, not waiting.
-      if (open) await paused.resumed(open), (open = undefined);
       for (const message of stored) emit({ type: "message", turnId, message });
+      // The paused step's results are saved: from here on the turn is running again, not waiting.
+      if (open) {
+        await paused.resumed(open);
+        open = undefined;
+        await this.savedDeferredNotes(emit, turnId);
+      }
       return stored;
     };
     const compactorFor = (originOf: () => (block: ContentBlock) => BlockOrigin | undefined) => new TurnCompactor(head.settings, client, head.settings.model, originOf);
@@ -184,6 +189,13 @@ export class TurnRunner {
     // Housekeeping after the response: never on the turn's critical path.
     scope.ctx.waitUntil(this.parts.outbox.pending());
     scope.ctx.waitUntil(this.parts.fold.maybeDispatch());
+  }
+
+  /** Attachment notes that arrived during the pause join now, after the step's results. */
+  private async savedDeferredNotes(emit: (e: TurnEvent) => void, turnId: string): Promise<void> {
+    const notes = await this.parts.paused.takeNotes();
+    if (!notes.length) return;
+    for (const message of await this.parts.record.append(notes.map((text) => ({ role: "user" as const, content: [{ type: "text" as const, text }] })))) emit({ type: "message", turnId, message });
   }
 
   private async pause(emit: (e: TurnEvent) => void, head: ConversationHead, turn: PausedTurn): Promise<void> {

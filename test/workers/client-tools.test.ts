@@ -200,6 +200,22 @@ describe("client tools", () => {
     expect(await transcript(id)).toHaveLength(4);
     expect((await post(id, [{ tool_use_id: call.id, content: "calm" }], key)).status).toBe(422);
   });
+
+  it("keep the step's results right after its tool_use: a note uploaded during the pause follows them, an import waits", async () => {
+    const id = await createConversation();
+    const [call] = (await turn(id, `@tool get_weather {"city":"Nuuk"}`)).json.requires_action.calls;
+    const up = await api("POST", `/v1/conversations/${id}/attachments?name=notes.txt`, "line one\nline two", { headers: { "content-type": "text/plain" } });
+    expect(up.status).toBe(201);
+    const imported = await api("POST", `/v1/conversations/${id}/import`, { messages: [{ role: "user", text: "hi" }, { role: "assistant", text: "hello" }] });
+    expect(imported.status).toBe(409);
+    expect(imported.json.error.message).toContain(call.id);
+    expect(await transcript(id)).toHaveLength(2);
+    expect((await post(id, [{ tool_use_id: call.id, content: "ice" }])).status).toBe(200);
+    const all = await transcript(id);
+    expect(all[2].content[0]).toMatchObject({ type: "tool_result", tool_use_id: call.id });
+    expect(all[3].content[0].text).toContain("notes.txt");
+    expect(all.at(-1).role).toBe("assistant");
+  });
 });
 
 const textOfUser = (m: any) => (m.role === "user" ? m.content.map((b: any) => b.text ?? "").join("") : "");

@@ -216,6 +216,20 @@ describe("client tools", () => {
     expect(all[3].content[0].text).toContain("notes.txt");
     expect(all.at(-1).role).toBe("assistant");
   });
+
+  it("have their results stubbed like any other once stale, the stub naming the call that returns the bytes", async () => {
+    const id = await createConversation({ stubBatchChars: 0 });
+    const [call] = (await turn(id, `@tool get_weather {"city":"Lagos"}`)).json.requires_action.calls;
+    const report = "hot and humid. ".repeat(1_000);
+    expect((await post(id, [{ tool_use_id: call.id, content: report }])).status).toBe(200);
+    for (const text of ["small talk one", "small talk two", "small talk three"]) expect((await api("POST", `/v1/conversations/${id}/messages`, { content: text })).status).toBe(200);
+    const replay = (await api("GET", `/v1/conversations/${id}/replay`)).json;
+    const stub = replay.messages.flatMap((m: any) => (Array.isArray(m.content) ? m.content : [])).find((b: any) => b.type === "tool_result" && b.tool_use_id === call.id);
+    const stubText = typeof stub.content === "string" ? stub.content : stub.content[0].text;
+    expect(stubText.length).toBeLessThan(2_000);
+    expect(stubText).toMatch(/conversation_read \{/);
+    expect(replay.estimate.stubbedResults).toBe(1);
+  });
 });
 
 const textOfUser = (m: any) => (m.role === "user" ? m.content.map((b: any) => b.text ?? "").join("") : "");

@@ -31,6 +31,8 @@ export interface ResultsRefusal {
 const PAUSED_KEY = "paused-turn";
 const NOTES_KEY = "paused-turn-notes";
 const ANSWERED_KEY = "client-answered-ids";
+/** How soon the alarm retries a resume whose accepted results were not saved. */
+const RESUME_RETRY_MS = 30_000;
 /** Ids answered before: a second post of one is a 409, not an unknown id. */
 const ANSWERED_KEPT = 500;
 
@@ -83,6 +85,7 @@ export class PausedTurns {
     const accepted: PausedTurn = { ...turn!, answers: results.map(toBlock) };
     this.current = accepted;
     await this.ctx.storage.put(PAUSED_KEY, accepted);
+    await this.armAlarm();
     return { turn: accepted };
   }
 
@@ -92,10 +95,15 @@ export class PausedTurns {
     return turn && (turn.answers || turn.expiresAt <= now) ? turn.ref : null;
   }
 
-  /** The alarm time a paused turn needs, for parts that would otherwise clear the alarm. */
-  async alarmAt(): Promise<number | null> {
+  /**
+   * The alarm time a paused turn needs, for parts that would otherwise clear the alarm: its wait's
+   * end, or, once answered, a retry soon after in case the resume never saved the results (a
+   * restart, a storage failure); a resume that did save them leaves nothing for it to do.
+   */
+  async alarmAt(now = Date.now()): Promise<number | null> {
     const turn = await this.get();
-    return turn && !turn.answers ? turn.expiresAt : null;
+    if (!turn) return null;
+    return turn.answers ? now + RESUME_RETRY_MS : turn.expiresAt;
   }
 
   /** Sets the alarm for the wait's end unless an earlier one is set (the alarm re-arms it after other work). */

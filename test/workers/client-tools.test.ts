@@ -1,11 +1,12 @@
 // Client tools: a call pauses the turn (requires_action), the client posts the results, the same
 // turn goes on. The paused turn lives in the object's storage, so it survives an eviction.
-import { evictDurableObject, runDurableObjectAlarm } from "cloudflare:test";
+import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { toToolResultBlock } from "../../core/client-tools";
 import { INTERRUPTED_TOOL_RESULT } from "../../core/replay";
 import { Client } from "../../client";
-import { api, connectSocket, createConversation, DEV_KEY, transcript } from "./helpers";
+import { api, connectSocket, createConversation, DEV_KEY, eventually, transcript } from "./helpers";
 
 const weather = { name: "get_weather", description: "The weather in a city", input_schema: { type: "object", properties: { city: { type: "string" } }, required: ["city"] } };
 const clock = { name: "read_clock", description: "The client's clock", input_schema: { type: "object", properties: {} } };
@@ -230,6 +231,20 @@ describe("client tools", () => {
     expect(stubText.length).toBeLessThan(2_000);
     expect(stubText).toMatch(/conversation_read \{/);
     expect(replay.estimate.stubbedResults).toBe(1);
+  });
+
+  it("resume by alarm when results were accepted but a restart came before they were saved", async () => {
+    const id = await createConversation();
+    const [call] = (await turn(id, `@tool get_weather {"city":"Hanoi"}`)).json.requires_action.calls;
+    // Accepted and stored, as POST /tool-results does, but the object dies before the resume runs.
+    await runInDurableObject(stubOf(id), (instance: any) => instance.paused.accept([{ tool_use_id: call.id, content: "monsoon" }], toToolResultBlock));
+    await evictDurableObject(stubOf(id));
+    expect(await transcript(id)).toHaveLength(2);
+    expect(await runDurableObjectAlarm(stubOf(id))).toBe(true);
+    await eventually(async () => (await transcript(id)).length === 4);
+    const all = await transcript(id);
+    expect(all[2].content).toEqual([{ type: "tool_result", tool_use_id: call.id, content: "monsoon" }]);
+    expect((await post(id, [{ tool_use_id: call.id, content: "again" }])).status).toBe(409);
   });
 });
 

@@ -892,6 +892,13 @@ export interface Schemas {
     }>;
     attachments?: Array<string>;
     idempotencyKey?: string;
+    tools?: Array<{
+      name: string;
+      description: string;
+      input_schema: {
+        [key: string]: unknown;
+      };
+    }>;
   } | {
     type: "ping";
   } | {

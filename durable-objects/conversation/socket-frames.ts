@@ -4,7 +4,8 @@ import { z } from "zod";
 import { idempotencyKeySchema } from "../../core/idempotency-key";
 import { jsonValueProblem } from "../../core/json-guard";
 import { toContentBlocks, turnContentSchema } from "../../core/turn-input";
-import { toolResultsBodySchema, type ClientToolResult } from "../../core/client-tools";
+import { takenToolNames, toolResultsBodySchema, turnToolsSchema, type ClientToolResult, type ClientToolSpec } from "../../core/client-tools";
+import { toolRegistry } from "../../agent/tools";
 import type { ContentBlock } from "../../core/types";
 import { describeZodError } from "../../core/validation";
 
@@ -16,6 +17,7 @@ export const clientFrameSchema = z.discriminatedUnion("type", [
     content: turnContentSchema,
     attachments: z.array(z.string().max(64)).max(20).optional(),
     idempotencyKey: idempotencyKeySchema.optional(),
+    tools: turnToolsSchema.optional(),
   }),
   z.strictObject({ type: z.literal("ping") }),
   // The results of the paused turn's client tool calls, as POST /tool-results takes them.
@@ -23,7 +25,7 @@ export const clientFrameSchema = z.discriminatedUnion("type", [
 ]).meta({ id: "SocketClientFrame", description: "A frame a client sends on /v1/conversations/{id}/ws (JSON text)." });
 
 export type ClientFrame =
-  | { type: "send"; content: ContentBlock[]; attachments: string[]; idempotencyKey?: string }
+  | { type: "send"; content: ContentBlock[]; attachments: string[]; idempotencyKey?: string; tools?: ClientToolSpec[] }
   | { type: "ping" }
   | { type: "tool_results"; results: ClientToolResult[] };
 
@@ -42,6 +44,8 @@ export function parseClientFrame(data: string | ArrayBuffer): { ok: true; value:
   if (!parsed.success) return { ok: false, error: describeZodError(parsed.error) };
   if (parsed.data.type === "ping") return { ok: true, value: { type: "ping" } };
   if (parsed.data.type === "tool_results") return { ok: true, value: { type: "tool_results", results: parsed.data.results } };
-  const { idempotencyKey } = parsed.data;
-  return { ok: true, value: { type: "send", content: toContentBlocks(parsed.data.content), attachments: parsed.data.attachments ?? [], ...(idempotencyKey !== undefined ? { idempotencyKey } : {}) } };
+  const { idempotencyKey, tools } = parsed.data;
+  const clash = takenToolNames(tools, toolRegistry.names());
+  if (clash) return { ok: false, error: clash };
+  return { ok: true, value: { type: "send", content: toContentBlocks(parsed.data.content), attachments: parsed.data.attachments ?? [], ...(idempotencyKey !== undefined ? { idempotencyKey } : {}), ...(tools ? { tools } : {}) } };
 }

@@ -85,7 +85,7 @@ export class ConversationSockets {
       return;
     }
     if (frame.value.type === "tool_results") return this.toolResults(ws, ref, frame.value.results);
-    const { content, attachments, idempotencyKey } = frame.value;
+    const { content, attachments, idempotencyKey, tools } = frame.value;
     const { record, intake, order } = this.parts;
     // A send frame is a turn from here on: a refusal names the turnId it would have had.
     const turnId = sortableId("turn");
@@ -109,7 +109,7 @@ export class ConversationSockets {
       }
       const turn = await withAttachments(this.scope.env.DB, ref.tenantId, attachments, content);
       if ("unknown" in turn) return refuse({ type: "invalid_request", message: unknownAttachmentMessage(turn.unknown) });
-      const input: TurnInput = { ...turn, ...(idempotencyKey !== undefined ? { idempotencyKey } : {}) };
+      const input: TurnInput = { ...turn, ...(idempotencyKey !== undefined ? { idempotencyKey } : {}), ...(tools ? { tools } : {}) };
       const keyed = await intake.claimKey(input);
       if (keyed) {
         // Only the asking socket hears about a repeated key; the others saw the turn itself.

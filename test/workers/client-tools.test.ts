@@ -150,11 +150,14 @@ describe("client tools", () => {
   it("pause and resume over the websocket: requires_action and a tool_results frame", async () => {
     const id = await createConversation();
     const sock = await connectSocket(`/v1/conversations/${id}/ws`, { authorization: `Bearer ${DEV_KEY}` });
-    const r = await turn(id, `@tool get_weather {"city":"Kyiv"}`);
+    sock.ws!.send(JSON.stringify({ type: "send", content: "x", tools: [{ ...weather, name: "memory_get" }] }));
+    expect((await sock.next((e) => e.type === "error")).error.message).toContain("memory_get is a built-in tool's name");
+    sock.ws!.send(JSON.stringify({ type: "send", content: `@tool get_weather {"city":"Kyiv"}`, tools: [weather] }));
     const action = await sock.next((e) => e.type === "requires_action");
-    expect(action.calls[0].id).toBe(r.json.requires_action.calls[0].id);
+    expect(action.calls[0]).toMatchObject({ name: "get_weather", input: { city: "Kyiv" } });
+    const r = { json: { turnId: action.turnId } };
     sock.ws!.send(JSON.stringify({ type: "send", content: "meanwhile" }));
-    expect((await sock.next((e) => e.type === "error")).error.type).toBe("turn_paused");
+    expect((await sock.next((e) => e.type === "error" && e.error.type === "turn_paused")).error.message).toContain(action.calls[0].id);
     sock.ws!.send(JSON.stringify({ type: "tool_results", results: [{ tool_use_id: action.calls[0].id, content: "snow" }] }));
     const end = await sock.next((e) => e.type === "turn_end" && e.turnId === action.turnId && e.stop_reason === "end_turn");
     expect(end.turnId).toBe(r.json.turnId);
@@ -237,7 +240,9 @@ describe("client tools", () => {
     const id = await createConversation();
     const [call] = (await turn(id, `@tool get_weather {"city":"Hanoi"}`)).json.requires_action.calls;
     // Accepted and stored, as POST /tool-results does, but the object dies before the resume runs.
-    await runInDurableObject(stubOf(id), (instance: any) => instance.paused.accept([{ tool_use_id: call.id, content: "monsoon" }], toToolResultBlock));
+    const stub = stubOf(id) as unknown as DurableObjectStub;
+    const acceptOnly = async (instance: any) => void (await instance.paused.accept([{ tool_use_id: call.id, content: "monsoon" }], toToolResultBlock));
+    await (runInDurableObject as any)(stub, acceptOnly);
     await evictDurableObject(stubOf(id));
     expect(await transcript(id)).toHaveLength(2);
     expect(await runDurableObjectAlarm(stubOf(id))).toBe(true);

@@ -77,13 +77,15 @@ export class TurnRunner {
       try {
         for (const m of await record.append([{ role: "user", content: completeStep(turn.step, interrupted) }])) emit({ type: "message", turnId: turn.turnId, message: m });
       } catch (err) {
-        // The wait stays in storage; the alarm tries again.
-        if (!(err instanceof ConversationGone)) throw err;
-        return;
+        // A deleted conversation takes nothing more. Any other failure leaves the wait in storage,
+        // and the alarm (retried when it throws) tries again.
+        if (err instanceof ConversationGone) return;
+        throw err;
       }
       await paused.resumed(turn);
       await this.savedDeferredNotes(emit, turn.turnId);
       end("client_tool_timeout", turn.step.state.usage, 0);
+      this.parts.scope.ctx.waitUntil(this.parts.outbox.pending());
       return;
     }
     const earlier = this.parts.scope.store.range(turn.firstSeq, this.parts.scope.store.lastSeq());

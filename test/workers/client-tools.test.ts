@@ -102,9 +102,11 @@ describe("client tools", () => {
     const paused = await turn(id, `@tool get_weather {"city":"Rome"}`);
     const [call] = paused.json.requires_action.calls;
     expect(Date.parse(paused.json.requires_action.expiresAt)).toBeGreaterThan(Date.now());
-    await new Promise((r) => setTimeout(r, 1_100));
     await evictDurableObject(stubOf(id));
-    expect(await runDurableObjectAlarm(stubOf(id))).toBe(true);
+    await new Promise((r) => setTimeout(r, 1_100));
+    // The alarm may already have fired on its own; if not, it runs now. Without one, nothing ends the wait.
+    await runDurableObjectAlarm(stubOf(id));
+    await eventually(async () => (await transcript(id)).length === 3);
     const all = await transcript(id);
     expect(all).toHaveLength(3);
     expect(all[2].content).toEqual([{ type: "tool_result", tool_use_id: call.id, content: INTERRUPTED_TOOL_RESULT, is_error: true }]);
@@ -250,6 +252,15 @@ describe("client tools", () => {
     const all = await transcript(id);
     expect(all[2].content).toEqual([{ type: "tool_result", tool_use_id: call.id, content: "monsoon" }]);
     expect((await post(id, [{ tool_use_id: call.id, content: "again" }])).status).toBe(409);
+  });
+
+  it("keep the wait's alarm set once indexing has caught up (the outbox would otherwise clear it)", async () => {
+    const id = await createConversation();
+    const paused = await turn(id, `@tool get_weather {"city":"zanzibar-alarm-check"}`);
+    await eventually(async () => (await api("GET", `/v1/search?q=zanzibar&conversation=${id}`)).json.results.length > 0);
+    await new Promise((r) => setTimeout(r, 200));
+    const alarmAt = await (runInDurableObject as any)(stubOf(id), async (_i: unknown, state: DurableObjectState) => state.storage.getAlarm());
+    expect(alarmAt).toBe(Date.parse(paused.json.requires_action.expiresAt));
   });
 });
 

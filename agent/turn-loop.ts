@@ -14,6 +14,7 @@ import { toolResultText } from "../core/render";
 import type { ContentBlock, ModelRequest, NewMessage, StoredMessage, ToolResultBlock, Usage } from "../core/types";
 import { addUsage, zeroUsage } from "../core/types";
 import type { ToolContext, ToolOutput, ToolRegistry } from "./tools/registry";
+import { runsOnClient } from "./tools/client-tool";
 import { describeModelError, type ModelFailure } from "./model-errors";
 import { keepKnownBlocks, pickUsage } from "./model-reply";
 import type { CompactionOutcome, TurnCompactor } from "./turn-compaction";
@@ -59,6 +60,34 @@ export interface TurnDeps {
   onRequest?(request: ModelRequest, step: number, reportedTokens: number | null, compacted: boolean): void;
   /** Workflow mode: runs a delegated task (as a loop of its own); absent, this loop cannot delegate. */
   delegate?(task: DelegatedTask, parent: DelegationParent): Promise<DelegatedRun>;
+  /**
+   * The master's loop may pause for client tools; absent (a sub-agent), a client tool's call runs
+   * its definition's `run`, an error result: a sub-agent's thread has no client to wait for.
+   */
+  pauseForClient?: boolean;
+}
+
+/** A client tool call the turn waits on. */
+export interface PendingCall {
+  id: string;
+  name: string;
+  input: unknown;
+}
+
+/** Where a loop stands: enough to continue it later, in another request or another object instance. */
+export interface LoopState {
+  /** The next step to run. */
+  step: number;
+  usage: Usage;
+  modelMs: number;
+  modelCalls: number;
+}
+
+/** A step whose calls wait on the client: every call's result in call order, null where the client owes it. */
+export interface PausedStep {
+  state: LoopState;
+  results: Array<ToolResultBlock | null>;
+  pending: PendingCall[];
 }
 
 export interface TurnOutcome {
@@ -68,6 +97,8 @@ export interface TurnOutcome {
   /** Model calls that answered. */
   modelCalls: number;
   failure?: ModelFailure;
+  /** stopReason "requires_action": the step the client's results will complete. */
+  paused?: PausedStep;
 }
 
 const PREVIEW_CHARS = 200;
@@ -77,17 +108,34 @@ export const CONTEXT_FULL_MARGIN_TOKENS = 512;
 const promptTokens = (u: Partial<Usage>) => (u.input_tokens ?? 0) + (u.cache_read_input_tokens ?? 0) + (u.cache_creation_input_tokens ?? 0);
 
 export async function runAgentTurn(deps: TurnDeps, userContent: ContentBlock[]): Promise<TurnOutcome> {
+  return continueTurn(deps, { step: 0, usage: zeroUsage(), modelMs: 0, modelCalls: 0 }, [], [{ role: "user", content: userContent }]);
+}
+
+/**
+ * A paused turn's second half: the step's results, the server's and the client's in call order,
+ * are saved as one message (a tool_use is never left without its answer), and the loop goes on.
+ */
+export async function resumeAgentTurn(deps: TurnDeps, paused: PausedStep, clientResults: readonly ToolResultBlock[], turnMessages: readonly StoredMessage[]): Promise<TurnOutcome> {
+  return continueTurn(deps, paused.state, turnMessages, [{ role: "user", content: completeStep(paused, clientResults) }]);
+}
+
+/** The step's results in call order, each pending slot filled from the client's results by id. */
+export function completeStep(paused: PausedStep, clientResults: readonly ToolResultBlock[]): ToolResultBlock[] {
+  const byId = new Map(clientResults.map((r) => [r.tool_use_id, r]));
+  let next = 0;
+  return paused.results.map((r) => r ?? byId.get(paused.pending[next++].id)!);
+}
+
+async function continueTurn(deps: TurnDeps, from: LoopState, earlier: readonly StoredMessage[], first: NewMessage[]): Promise<TurnOutcome> {
   const { turnId, emit, compactor } = deps;
-  const turnMessages: StoredMessage[] = [];
+  const turnMessages: StoredMessage[] = [...earlier];
   const persist = async (messages: NewMessage[]) => {
     const stored = await deps.persist(messages);
     turnMessages.push(...stored);
     return stored;
   };
-  await persist([{ role: "user", content: userContent }]);
-  let usage = zeroUsage();
-  let modelMs = 0;
-  let modelCalls = 0;
+  await persist(first);
+  let { usage, modelMs, modelCalls } = from;
   let overflowRetried = false;
 
   const compact = async (request: ModelRequest, forced: boolean): Promise<ModelRequest> => {
@@ -110,7 +158,7 @@ export async function runAgentTurn(deps: TurnDeps, userContent: ContentBlock[]):
     return outcome.request;
   };
 
-  for (let step = 0; step < deps.maxIterations; step++) {
+  for (let step = from.step; step < deps.maxIterations; step++) {
     let request = deps.buildRequest();
     if (compactor) {
       request = compactor.apply(request);
@@ -160,10 +208,18 @@ export async function runAgentTurn(deps: TurnDeps, userContent: ContentBlock[]):
     const calls = content.filter((b): b is Extract<ContentBlock, { type: "tool_use" }> => b.type === "tool_use");
     if (reply.stop_reason !== "tool_use" || !calls.length) return { stopReason: reply.stop_reason ?? "end_turn", usage, modelMs, modelCalls };
 
-    const results: ToolResultBlock[] = [];
+    const results: Array<ToolResultBlock | null> = [];
+    const pending: PendingCall[] = [];
     const progress = (message: string) => emit({ type: "progress", turnId, message });
     for (const call of calls) {
       emit({ type: "tool_use", turnId, id: call.id, name: call.name, input: deps.registry.withhold(call.name, call.input) });
+      const tool = deps.registry.get(call.name);
+      if (runsOnClient(tool) && deps.pauseForClient && !deps.registry.refusal(call.name, deps.toolContext.activeTools)) {
+        // The client runs it; the server calls of the same step still run now.
+        pending.push({ id: call.id, name: call.name, input: call.input });
+        results.push(null);
+        continue;
+      }
       // Workflow mode: a delegated run saves its own thread (agent-tagged, never replayed here)
       // and counts towards this turn's usage and model time.
       const delegate = deps.delegate
@@ -180,7 +236,8 @@ export async function runAgentTurn(deps: TurnDeps, userContent: ContentBlock[]):
       emit({ type: "tool_result", turnId, tool_use_id: call.id, name: call.name, is_error: !!out.isError, chars: text.length, preview: text.slice(0, PREVIEW_CHARS) });
       results.push(block);
     }
-    await persist([{ role: "user", content: results }]);
+    if (pending.length) return { stopReason: "requires_action", usage, modelMs, modelCalls, paused: { state: { step: step + 1, usage, modelMs, modelCalls }, results, pending } };
+    await persist([{ role: "user", content: results as ToolResultBlock[] }]);
   }
   return { stopReason: "max_iterations", usage, modelMs, modelCalls };
 }

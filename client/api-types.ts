@@ -231,6 +231,13 @@ export interface Routes {
         };
       }>;
       attachments?: Array<string>;
+      tools?: Array<{
+        name: string;
+        description?: string;
+        input_schema: {
+          [key: string]: unknown;
+        };
+      }>;
     };
     response: Schemas["TurnResult"];
   };
@@ -266,6 +273,7 @@ export interface Routes {
         compactTargetRatio?: number;
         charsPerToken?: number;
         maxToolIterations?: number;
+        clientToolTimeoutSeconds?: number;
       };
       projectId?: string;
     };
@@ -308,6 +316,7 @@ export interface Routes {
         compactTargetRatio?: number;
         charsPerToken?: number;
         maxToolIterations?: number;
+        clientToolTimeoutSeconds?: number;
       };
     };
     response: Schemas["Conversation"];
@@ -482,6 +491,13 @@ export interface Routes {
         };
       }>;
       attachments?: Array<string>;
+      tools?: Array<{
+        name: string;
+        description?: string;
+        input_schema: {
+          [key: string]: unknown;
+        };
+      }>;
     };
     response: Schemas["TurnResult"];
   };
@@ -541,6 +557,14 @@ export interface Routes {
       next: string | number | null;
       [key: string]: unknown;
     };
+  };
+  "POST /v1/conversations/{id}/tool-results": {
+    path: {
+      id: string;
+    };
+    query: undefined;
+    body: Schemas["ToolResultsBody"];
+    response: Schemas["TurnResult"];
   };
   "GET /v1/conversations/{id}/ws": {
     path: {
@@ -1029,8 +1053,32 @@ export interface Schemas {
     }>;
     attachments?: Array<string>;
     idempotencyKey?: string;
+    tools?: Array<{
+      name: string;
+      description: string;
+      input_schema: {
+        [key: string]: unknown;
+      };
+    }>;
   } | {
     type: "ping";
+  } | {
+    results: Array<{
+      tool_use_id: string;
+      content: string | Array<{
+        type: "text";
+        text: string;
+      } | {
+        type: "image";
+        source: {
+          type: "base64";
+          media_type: "image/png" | "image/jpeg" | "image/gif" | "image/webp";
+          data: string;
+        };
+      }>;
+      is_error?: boolean;
+    }>;
+    type: "tool_results";
   };
   SocketServerFrame: Schemas["TurnEvent"] | {
     type: "resumed";
@@ -1045,6 +1093,23 @@ export interface Schemas {
   Tool: {
     id: string;
     [key: string]: unknown;
+  };
+  ToolResultsBody: {
+    results: Array<{
+      tool_use_id: string;
+      content: string | Array<{
+        type: "text";
+        text: string;
+      } | {
+        type: "image";
+        source: {
+          type: "base64";
+          media_type: "image/png" | "image/jpeg" | "image/gif" | "image/webp";
+          data: string;
+        };
+      }>;
+      is_error?: boolean;
+    }>;
   };
   TurnEvent: {
     type: "turn_start";
@@ -1162,6 +1227,20 @@ export interface Schemas {
       [key: string]: unknown;
     };
     [key: string]: unknown;
+  } | {
+    type: "requires_action";
+    agent?: {
+      segment: string;
+      name: string;
+    };
+    turnId: string;
+    calls: Array<{
+      id: string;
+      name: string;
+      input: unknown;
+    }>;
+    expiresAt: string;
+    [key: string]: unknown;
   };
   TurnResult: {
     conversationId: string;
@@ -1173,6 +1252,15 @@ export interface Schemas {
       output_tokens: number;
       [key: string]: unknown;
     } | null;
+    requires_action?: {
+      turnId: string;
+      calls: Array<{
+        id: string;
+        name: string;
+        input: unknown;
+      }>;
+      expiresAt: string;
+    };
     [key: string]: unknown;
   };
 }

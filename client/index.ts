@@ -97,11 +97,24 @@ export class Client {
     return { status: res.status, ok: res.ok, data, error: res.ok ? null : (data?.error ?? null), headers: res.headers, text };
   }
 
-  /** Sends a turn and yields its events as they stream (SSE); throws ApiError when refused. */
-  async *turn(conversationId: string, body: Routes["POST /v1/conversations/{id}/messages"]["body"], opts: { idempotencyKey?: string } = {}): AsyncGenerator<TurnEvent> {
-    const res = await (this.options.fetch ?? fetch)(this.url(`/v1/conversations/${encodeURIComponent(conversationId)}/messages`), {
+  /**
+   * Sends a turn and yields its events as they stream (SSE); throws ApiError when refused. A turn
+   * that calls a client tool ends with a `requires_action` event (and stop_reason
+   * "requires_action"): answer it with toolResults().
+   */
+  turn(conversationId: string, body: Routes["POST /v1/conversations/{id}/messages"]["body"], opts: { idempotencyKey?: string } = {}): AsyncGenerator<TurnEvent> {
+    return this.streamed(`/v1/conversations/${encodeURIComponent(conversationId)}/messages`, body, opts.idempotencyKey ? { "idempotency-key": opts.idempotencyKey } : {});
+  }
+
+  /** Posts the results of a paused turn's client tool calls (every pending id at once) and yields the resumed turn's events. */
+  toolResults(conversationId: string, results: Routes["POST /v1/conversations/{id}/tool-results"]["body"]["results"]): AsyncGenerator<TurnEvent> {
+    return this.streamed(`/v1/conversations/${encodeURIComponent(conversationId)}/tool-results`, { results });
+  }
+
+  private async *streamed(path: string, body: unknown, headers: Record<string, string> = {}): AsyncGenerator<TurnEvent> {
+    const res = await (this.options.fetch ?? fetch)(this.url(path), {
       method: "POST",
-      headers: { ...this.authHeaders(), "content-type": "application/json", accept: "text/event-stream", ...(opts.idempotencyKey ? { "idempotency-key": opts.idempotencyKey } : {}) },
+      headers: { ...this.authHeaders(), "content-type": "application/json", accept: "text/event-stream", ...headers },
       body: JSON.stringify(body),
     });
     if (!res.ok || !res.body || !(res.headers.get("content-type") ?? "").startsWith("text/event-stream")) throw new ApiError(res.status, parse(await res.text()));

@@ -39,7 +39,7 @@ export class ConversationSocket implements AsyncIterable<ServerFrame> {
   private async connect(after: number | undefined) {
     const url = new URL(await this.target.url());
     if (after !== undefined) url.searchParams.set("after", String(after));
-    const ws = new WebSocket(url, this.target.init as string[] | undefined);
+    const ws = new WebSocket(url.toString(), this.target.init as string[] | undefined);
     ws.addEventListener("message", (m) => {
       const frame = JSON.parse(String(m.data)) as ServerFrame;
       if (frame.type === "message" && typeof frame.message.seq === "number") this.lastSeq = Math.max(this.lastSeq, frame.message.seq);

@@ -37,6 +37,8 @@ export type TurnEvent = (
       timing: { serverMs: number; modelMs: number; queuedMs: number };
     }
   | { type: "error"; turnId?: string; error: { type: string; message: string; status?: number } }
+  /** The turn paused on client tools: post their results to /tool-results before `expiresAt`. */
+  | { type: "requires_action"; turnId: string; calls: { id: string; name: string; input: unknown }[]; expiresAt: string }
 ) & { agent?: EventAgent };
 
 export function toSse(event: TurnEvent): string {

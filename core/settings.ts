@@ -20,6 +20,9 @@ export const DEFAULT_SETTINGS = {
   compactTargetRatio: 0.5,
   charsPerToken: 1.5,
   maxToolIterations: 24,
+  // How long a paused turn waits for its client tools' results before it ends with interrupted-call
+  // results: long enough for a person answering by hand, short enough not to hold the turn all day.
+  clientToolTimeoutSeconds: 600,
 } as const;
 
 export type Settings = {
@@ -44,6 +47,7 @@ export const settingsPatchSchema = z
     compactTargetRatio: z.number().gt(0).lt(1),
     charsPerToken: z.number().min(0.25).max(20),
     maxToolIterations: int(1, 200),
+    clientToolTimeoutSeconds: int(1, 86_400),
   })
   .partial();
 

@@ -1,6 +1,7 @@
 // What a client may send as a turn, shared by the HTTP route and websocket frames so both
 // accept and reject exactly the same input.
 import { z } from "zod";
+import { turnToolsSchema } from "./client-tools";
 import type { ContentBlock } from "./types";
 
 export const MAX_TURN_TEXT_CHARS = 1_000_000;
@@ -23,6 +24,8 @@ export const turnContentSchema = z.union([
 export const turnBodySchema = z.strictObject({
   content: turnContentSchema,
   attachments: z.array(z.string().max(64)).max(20).optional(),
+  /** Client tools for this turn only: calling one pauses the turn for the client's result. */
+  tools: turnToolsSchema.optional(),
 });
 
 export function toContentBlocks(content: z.infer<typeof turnContentSchema>): ContentBlock[] {

@@ -5,6 +5,7 @@ import { z } from "zod";
 import { loopbackAllowed } from "../../core/outbound-url";
 import { callHttpTool } from "../../services/tools/http-call";
 import { openHeaders, toolsInScope, type ToolRow } from "../../services/tools/tool-store";
+import { clientToolDefinition } from "./client-tool";
 import { addToolSource, type ToolScope } from "./external";
 import type { ToolDefinition } from "./registry";
 
@@ -44,12 +45,11 @@ export function httpToolDefinition(row: ToolRow, env: ToolEnv): ToolDefinition<R
 }
 
 /**
- * A registered client tool: the caller's application runs it while the turn waits. Until the
- * turn can pause for a client's result, client rows are stored and listed but not offered to the
- * model (null), so the model never calls a tool nobody will answer.
+ * A registered client tool: the caller's application runs it while the turn waits
+ * (requires_action). Not core: one <capabilities> line, found by tool_search, added by tool_activate.
  */
-export function clientToolDefinition(_row: ToolRow): ToolDefinition<any> | null {
-  return null;
+export function registeredClientTool(row: ToolRow): ToolDefinition<any> {
+  return clientToolDefinition({ name: row.name, description: row.description, input_schema: JSON.parse(row.inputSchema) as Record<string, unknown> });
 }
 
 export async function registeredTools(scope: ToolScope): Promise<ToolDefinition<any>[]> {
@@ -58,7 +58,7 @@ export async function registeredTools(scope: ToolScope): Promise<ToolDefinition<
   for (const row of rows) if (!byName.has(row.name) || row.projectId) byName.set(row.name, row);
   const out: ToolDefinition<any>[] = [];
   for (const row of byName.values()) {
-    const tool = row.kind === "http" ? httpToolDefinition(row, scope.env as ToolEnv) : clientToolDefinition(row);
+    const tool = row.kind === "http" ? httpToolDefinition(row, scope.env as ToolEnv) : registeredClientTool(row);
     if (tool) out.push(tool);
   }
   return out;

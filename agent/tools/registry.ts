@@ -96,6 +96,11 @@ export interface ToolDefinition<I = unknown> {
    */
   indexGroup?: string;
   shortName?: string;
+  /**
+   * "client": the caller's code runs it (agent/tools/client-tool.ts). The turn loop never calls
+   * `run`; it pauses the turn and waits for the client's result.
+   */
+  runsOn?: "client";
   run(input: I, ctx: ToolContext): Promise<ToolOutput>;
 }
 
@@ -174,11 +179,19 @@ export class ToolRegistry {
     return scrubSecrets(out, this.tools.get(name)?.secretInputs, rawInput);
   }
 
-  private async runUnscrubbed(name: string, rawInput: unknown, ctx: ToolContext): Promise<ToolOutput> {
+  /** Why a call cannot run here (an unknown or inactive tool), as the result the model reads; null when it can. */
+  refusal(name: string, activeTools: readonly string[]): ToolOutput | null {
     const tool = this.tools.get(name);
     if (!tool) return { content: `unknown tool "${name}"; tool_search finds the available ones`, isError: true };
-    if (!tool.core && !ctx.activeTools.includes(name))
+    if (!tool.core && !activeTools.includes(name))
       return { content: `${name} is not active in this conversation; call tool_activate {"name":"${name}"} first`, isError: true };
+    return null;
+  }
+
+  private async runUnscrubbed(name: string, rawInput: unknown, ctx: ToolContext): Promise<ToolOutput> {
+    const refused = this.refusal(name, ctx.activeTools);
+    if (refused) return refused;
+    const tool = this.tools.get(name)!;
     const parsed = tool.input.safeParse(rawInput ?? {});
     if (!parsed.success) return { content: `invalid input for ${name}: ${describeZodError(parsed.error)}`, isError: true };
     try {

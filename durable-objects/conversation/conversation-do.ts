@@ -3,6 +3,7 @@
 import { DurableObject } from "cloudflare:workers";
 import { crossCheckSettings, mergeSettings, type SettingsPatch } from "../../core/settings";
 import type { StoredMessage } from "../../core/types";
+import { toToolResultBlock, type ClientToolResult } from "../../core/client-tools";
 import type { ReadQuery } from "../../agent/tools/registry";
 import type { ConversationHead, ConversationRef, ConversationView } from "../../services/record/conversation-head";
 import { ConversationDeletion } from "./conversation-delete";
@@ -19,7 +20,8 @@ import { commitImport } from "./transcript-import";
 import type { StagedImport } from "../../services/transfer/import-staging";
 import { TurnIntake, type TurnInput } from "./turn-intake";
 import { TurnOrder } from "./turn-order";
-import { TurnRunner } from "./turn-runner";
+import { pendingView, PausedTurns, type ResultsRefusal } from "./paused-turn";
+import { pausedMessage, TurnRunner, TURN_PAUSED } from "./turn-runner";
 
 export { FOLD_LEASE_MS, type FoldCommit, type FoldOutcome, type FoldSource } from "./fold-coordinator";
 export type { ReplayView } from "./replay-cache";
@@ -38,6 +40,7 @@ export class ConversationDO extends DurableObject<Env> {
   private readonly intake: TurnIntake;
   private readonly sockets: ConversationSockets;
   private readonly scope: ObjectScope;
+  private readonly paused: PausedTurns;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -60,7 +63,8 @@ export class ConversationDO extends DurableObject<Env> {
       },
     });
     this.cache = new ReplayCache(scope);
-    this.outbox = new IndexOutbox(scope, () => this.record.head);
+    this.paused = new PausedTurns(ctx);
+    this.outbox = new IndexOutbox(scope, () => this.record.head, () => this.paused.alarmAt());
     this.record = new ConversationRecord(scope, this.cache, this.outbox);
     this.order = new TurnOrder(ctx);
     this.fold = new FoldCoordinator(scope, this.record, this.cache, this.outbox);
@@ -72,11 +76,12 @@ export class ConversationDO extends DurableObject<Env> {
       log: this.log,
       outbox: this.outbox,
       fold: this.fold,
+      paused: this.paused,
       broadcast: (event) => this.sockets.broadcast(event),
       readOwn: (ref, query) => this.readMessages(ref, query),
     });
     this.intake = new TurnIntake(this.store, idempotency, this.order, runner);
-    this.sockets = new ConversationSockets(scope, { record: this.record, intake: this.intake, order: this.order });
+    this.sockets = new ConversationSockets(scope, { record: this.record, paused: this.paused, intake: this.intake, order: this.order });
   }
 
   // ---- RPC: metadata ----------------------------------------------------------------------
@@ -90,9 +95,12 @@ export class ConversationDO extends DurableObject<Env> {
     return commitImport({ scope: this.scope, record: this.record, outbox: this.outbox, fold: this.fold }, ref, init, staged);
   }
 
+  /** With `requiresAction` while a turn waits on client tools: a client that lost the turn's answer finds the calls here. */
   async getMeta(ref: ConversationRef): Promise<ConversationView | null> {
     const head = await this.record.load(ref);
-    return head ? this.record.view(head) : null;
+    if (!head) return null;
+    const waiting = await this.paused.get();
+    return { ...this.record.view(head), ...(waiting && !waiting.answers ? { requiresAction: pendingView(waiting) } : {}) };
   }
 
   async patch(ref: ConversationRef, change: { title?: string; settings?: SettingsPatch }): Promise<{ view: ConversationView } | { error: string } | null> {
@@ -157,21 +165,41 @@ export class ConversationDO extends DurableObject<Env> {
   /**
    * Queues a turn and returns its events as NDJSON. The turn runs to the end even if the caller
    * leaves. With an idempotency key already used, no turn runs: the first outcome or a refusal.
+   * While a turn waits on client tools, a new one is refused (409 naming the pending calls).
    */
-  async send(ref: ConversationRef, input: TurnInput): Promise<ReadableStream<Uint8Array> | KeyedAnswer | null> {
+  async send(ref: ConversationRef, input: TurnInput): Promise<ReadableStream<Uint8Array> | KeyedAnswer | { refused: { status: 409; type: typeof TURN_PAUSED; message: string } } | null> {
     if (!(await this.record.load(ref))) return null;
+    const waiting = await this.paused.get();
+    if (waiting) return { refused: { status: 409, type: TURN_PAUSED, message: pausedMessage(waiting) } };
     const refused = await this.intake.claimKey(input);
     if (refused) return refused;
     return this.intake.stream(ref, input);
   }
 
   /**
+   * The results of the client tool calls the paused turn waits on: checked (all pending ids, each
+   * once, nothing else) before anything is written, then the same turn goes on; its events as NDJSON.
+   */
+  async postToolResults(ref: ConversationRef, results: ClientToolResult[], idempotencyKey?: string): Promise<ReadableStream<Uint8Array> | KeyedAnswer | { refused: ResultsRefusal } | null> {
+    if (!(await this.record.load(ref))) return null;
+    // A keyed retry of a post that went through gets its outcome again, not a 409.
+    const keyed = await this.intake.claimKey({ content: results.map(toToolResultBlock), ...(idempotencyKey !== undefined ? { idempotencyKey } : {}) });
+    if (keyed) return keyed;
+    const accepted = await this.paused.accept(results, toToolResultBlock);
+    if (!("refused" in accepted)) return this.intake.streamResume(ref, idempotencyKey);
+    this.intake.releaseKey(idempotencyKey);
+    return accepted;
+  }
+
+  /**
    * An attachment's reference note joins the conversation as a user message, in order with the
    * turns, and the tools that read its kind are activated (a lifecycle event, not a keyword).
    */
-  async addAttachmentNote(ref: ConversationRef, note: string, tools: readonly string[]): Promise<StoredMessage | null> {
+  async addAttachmentNote(ref: ConversationRef, note: string, tools: readonly string[]): Promise<StoredMessage | { deferred: true } | null> {
     if (!(await this.record.load(ref))) return null;
     return this.order.inOrder(async () => {
+      // Between a paused step's tool_use and its results nothing may be saved: the note follows them.
+      if (await this.paused.deferNote(note)) return (await this.record.activateTools(tools), { deferred: true as const });
       const [message] = await this.record.append([{ role: "user", content: [{ type: "text", text: note }] }]);
       this.sockets.broadcast({ type: "message", turnId: "attachment", message });
       await this.record.activateTools(tools);
@@ -184,9 +212,11 @@ export class ConversationDO extends DurableObject<Env> {
    * History brought from elsewhere joins the transcript verbatim, in order with the turns, without
    * a model call: whole exchanges only (the route checks), so the next turn still alternates.
    */
-  async importMessages(ref: ConversationRef, messages: readonly { role: "user" | "assistant"; text: string }[]): Promise<StoredMessage[] | null> {
+  async importMessages(ref: ConversationRef, messages: readonly { role: "user" | "assistant"; text: string }[]): Promise<StoredMessage[] | { refused: string } | null> {
     if (!(await this.record.load(ref))) return null;
     return this.order.inOrder(async () => {
+      const waiting = await this.paused.get();
+      if (waiting) return { refused: pausedMessage(waiting) };
       const stored = await this.record.append(messages.map((m) => ({ role: m.role, content: [{ type: "text" as const, text: m.text }] })));
       this.ctx.waitUntil(this.outbox.pending());
       this.ctx.waitUntil(this.fold.maybeDispatch());
@@ -213,6 +243,10 @@ export class ConversationDO extends DurableObject<Env> {
   override async alarm(): Promise<void> {
     if (await this.deletion.resume()) return;
     await this.outbox.pending();
+    // A paused turn whose wait ran out ends; one whose accepted results a restart cut short goes on.
+    const due = await this.paused.due();
+    if (due && (await this.record.load(due))) await this.intake.enqueueResume(due, null);
+    await this.paused.armAlarm();
   }
 
   override fetch(request: Request): Promise<Response> {

@@ -20,6 +20,8 @@ export class IndexOutbox {
     private readonly scope: ObjectScope,
     /** The loaded head, if any (else the stored one is read). */
     private readonly loadedHead: () => ConversationHead | undefined,
+    /** An alarm another part still needs (a paused turn's deadline): kept when indexing is caught up. */
+    private readonly alarmNeeded: () => Promise<number | null> = async () => null,
   ) {}
 
   /**
@@ -56,7 +58,10 @@ export class IndexOutbox {
       }
       await deletion.guard(() => updateConversationRow(this.scope.env.DB, head.id, { messageCount: store.lastSeq(), updatedAt: new Date().toISOString(), title: head.title }));
       // Caught up: the reminder append set is not needed (a later append sets it again).
-      if (store.indexedThrough() >= store.lastSeq() && !store.outbox().length && !this.indexAgain) await ctx.storage.deleteAlarm();
+      if (store.indexedThrough() >= store.lastSeq() && !store.outbox().length && !this.indexAgain) {
+        const needed = await this.alarmNeeded();
+        await (needed === null ? ctx.storage.deleteAlarm() : ctx.storage.setAlarm(needed));
+      }
     })()
       .catch(async (err) => {
         if (err instanceof ConversationGone) return;

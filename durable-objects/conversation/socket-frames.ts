@@ -4,6 +4,8 @@ import { z } from "zod";
 import { idempotencyKeySchema } from "../../core/idempotency-key";
 import { jsonValueProblem } from "../../core/json-guard";
 import { toContentBlocks, turnContentSchema } from "../../core/turn-input";
+import { takenToolNames, toolResultsBodySchema, turnToolsSchema, type ClientToolResult, type ClientToolSpec } from "../../core/client-tools";
+import { toolRegistry } from "../../agent/tools";
 import type { ContentBlock } from "../../core/types";
 import { describeZodError } from "../../core/validation";
 
@@ -15,11 +17,17 @@ export const clientFrameSchema = z.discriminatedUnion("type", [
     content: turnContentSchema,
     attachments: z.array(z.string().max(64)).max(20).optional(),
     idempotencyKey: idempotencyKeySchema.optional(),
+    tools: turnToolsSchema.optional(),
   }),
   z.strictObject({ type: z.literal("ping") }),
+  // The results of the paused turn's client tool calls, as POST /tool-results takes them.
+  toolResultsBodySchema.extend({ type: z.literal("tool_results") }),
 ]).meta({ id: "SocketClientFrame", description: "A frame a client sends on /v1/conversations/{id}/ws (JSON text)." });
 
-export type ClientFrame = { type: "send"; content: ContentBlock[]; attachments: string[]; idempotencyKey?: string } | { type: "ping" };
+export type ClientFrame =
+  | { type: "send"; content: ContentBlock[]; attachments: string[]; idempotencyKey?: string; tools?: ClientToolSpec[] }
+  | { type: "ping" }
+  | { type: "tool_results"; results: ClientToolResult[] };
 
 export function parseClientFrame(data: string | ArrayBuffer): { ok: true; value: ClientFrame } | { ok: false; error: string } {
   if (typeof data !== "string") return { ok: false, error: "frames must be JSON text" };
@@ -35,6 +43,9 @@ export function parseClientFrame(data: string | ArrayBuffer): { ok: true; value:
   const parsed = clientFrameSchema.safeParse(json);
   if (!parsed.success) return { ok: false, error: describeZodError(parsed.error) };
   if (parsed.data.type === "ping") return { ok: true, value: { type: "ping" } };
-  const { idempotencyKey } = parsed.data;
-  return { ok: true, value: { type: "send", content: toContentBlocks(parsed.data.content), attachments: parsed.data.attachments ?? [], ...(idempotencyKey !== undefined ? { idempotencyKey } : {}) } };
+  if (parsed.data.type === "tool_results") return { ok: true, value: { type: "tool_results", results: parsed.data.results } };
+  const { idempotencyKey, tools } = parsed.data;
+  const clash = takenToolNames(tools, toolRegistry.names());
+  if (clash) return { ok: false, error: clash };
+  return { ok: true, value: { type: "send", content: toContentBlocks(parsed.data.content), attachments: parsed.data.attachments ?? [], ...(idempotencyKey !== undefined ? { idempotencyKey } : {}), ...(tools ? { tools } : {}) } };
 }

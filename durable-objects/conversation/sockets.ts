@@ -4,9 +4,11 @@ import type { TurnEvent } from "../../core/events";
 import { sortableId } from "../../core/ids";
 import { modelProblem, MODEL_NOT_CONFIGURED } from "../../core/model-provider";
 import { unknownAttachmentMessage, withAttachments } from "../../services/attachments/turn-notes";
+import { toToolResultBlock, type ClientToolResult } from "../../core/client-tools";
 import { keyForHash } from "../../services/keys/auth";
 import { rateLimitMessage, takeRateLimit } from "../rate-limiter-client";
 import type { ObjectScope } from "./object-scope";
+import type { PausedTurns } from "./paused-turn";
 import type { ConversationRecord } from "./record";
 import { parseClientFrame } from "./socket-frames";
 import type { TurnInput, TurnIntake } from "./turn-intake";
@@ -24,6 +26,7 @@ interface SocketAttachment {
 
 export interface SocketParts {
   record: ConversationRecord;
+  paused: PausedTurns;
   intake: TurnIntake;
   order: TurnOrder;
 }
@@ -81,7 +84,8 @@ export class ConversationSockets {
       ws.send(JSON.stringify({ type: "pong" }));
       return;
     }
-    const { content, attachments, idempotencyKey } = frame.value;
+    if (frame.value.type === "tool_results") return this.toolResults(ws, ref, frame.value.results);
+    const { content, attachments, idempotencyKey, tools } = frame.value;
     const { record, intake, order } = this.parts;
     // A send frame is a turn from here on: a refusal names the turnId it would have had.
     const turnId = sortableId("turn");
@@ -105,7 +109,7 @@ export class ConversationSockets {
       }
       const turn = await withAttachments(this.scope.env.DB, ref.tenantId, attachments, content);
       if ("unknown" in turn) return refuse({ type: "invalid_request", message: unknownAttachmentMessage(turn.unknown) });
-      const input: TurnInput = { ...turn, ...(idempotencyKey !== undefined ? { idempotencyKey } : {}) };
+      const input: TurnInput = { ...turn, ...(idempotencyKey !== undefined ? { idempotencyKey } : {}), ...(tools ? { tools } : {}) };
       const keyed = await intake.claimKey(input);
       if (keyed) {
         // Only the asking socket hears about a repeated key; the others saw the turn itself.
@@ -115,6 +119,18 @@ export class ConversationSockets {
       }
       // Events reach this socket (and every other one of the conversation) through broadcast.
       void intake.enqueue(ref, input, null, turnId);
+    });
+  }
+
+  /** Results for the paused turn's client calls, checked like POST /tool-results; the turn's events reach every socket. */
+  private async toolResults(ws: WebSocket, ref: SocketAttachment, results: ClientToolResult[]): Promise<void> {
+    const { record, paused, intake, order } = this.parts;
+    const refuse = (error: { type: string; message: string }) => ws.send(JSON.stringify({ type: "error", turnId: null, error }));
+    await order.admit(async () => {
+      if (!(await record.load(ref))) return refuse({ type: "not_found", message: "conversation not found" });
+      const accepted = await paused.accept(results, toToolResultBlock);
+      if ("refused" in accepted) return refuse({ type: accepted.refused.type, message: accepted.refused.message });
+      void intake.enqueueResume(ref, null);
     });
   }
 

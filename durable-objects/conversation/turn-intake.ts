@@ -3,6 +3,7 @@
 import type { TurnEvent } from "../../core/events";
 import { sortableId } from "../../core/ids";
 import { requestFingerprint } from "../../core/idempotency-key";
+import type { ClientToolSpec } from "../../core/client-tools";
 import type { ContentBlock } from "../../core/types";
 import type { ConversationRef } from "../../services/record/conversation-head";
 import type { ConversationStore } from "./conversation-store";
@@ -16,6 +17,8 @@ export interface TurnInput {
   activate?: readonly string[];
   /** A retry with the same key gets the first turn's outcome instead of a second turn. */
   idempotencyKey?: string;
+  /** Client tools defined for this turn only (core/client-tools.ts). */
+  tools?: ClientToolSpec[];
 }
 
 export type TurnSink = (event: TurnEvent) => void;
@@ -41,13 +44,27 @@ export class TurnIntake {
 
   /** Queues a claimed turn; its events as NDJSON. The turn runs to the end even if the reader leaves. */
   stream(ref: ConversationRef, input: TurnInput): ReadableStream<Uint8Array> {
-    const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
-    const writer = writable.getWriter();
-    const sink = (event: TurnEvent) => {
-      writer.write(encoder.encode(JSON.stringify(event) + "\n")).catch(() => {});
-    };
-    this.enqueue(ref, input, sink).finally(() => writer.close().catch(() => {}));
-    return readable;
+    return ndjson((sink) => this.enqueue(ref, input, sink));
+  }
+
+  /** Frees a key claimed for a request that was then refused before running anything. */
+  releaseKey(key: string | undefined): void {
+    if (key !== undefined) this.idempotency.settle(key);
+  }
+
+  /** Queues the paused turn's continuation (its results are accepted); its events as NDJSON. */
+  streamResume(ref: ConversationRef, idempotencyKey?: string): ReadableStream<Uint8Array> {
+    return ndjson((sink) => this.enqueueResume(ref, sink, idempotencyKey));
+  }
+
+  /** The paused turn goes on in the turn chain, in order with every other turn; a keyed post's row follows its events. */
+  enqueueResume(ref: ConversationRef, sink: TurnSink | null, key?: string): Promise<void> {
+    const queuedAt = Date.now();
+    const events = key === undefined ? sink : (e: TurnEvent) => (this.idempotency.record(key, e), sink?.(e));
+    return this.order.turn(
+      () => this.runner.resume(ref, events, queuedAt),
+      () => this.releaseKey(key),
+    );
   }
 
   /** Turns run one at a time in arrival order: each waits for the previous one to settle. */
@@ -63,4 +80,15 @@ export class TurnIntake {
       },
     );
   }
+}
+
+/** A turn's events as NDJSON bytes, the stream closed when the turn settles. */
+function ndjson(start: (sink: TurnSink) => Promise<void>): ReadableStream<Uint8Array> {
+  const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
+  const writer = writable.getWriter();
+  const sink = (event: TurnEvent) => {
+    writer.write(encoder.encode(JSON.stringify(event) + "\n")).catch(() => {});
+  };
+  start(sink).finally(() => writer.close().catch(() => {}));
+  return readable;
 }

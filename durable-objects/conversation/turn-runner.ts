@@ -1,20 +1,27 @@
 // Running one turn: the model client, the prompt context, the agent loop with its tools, compactor
 // and sub-agents; every event to the caller, the sockets and the lifecycle log; housekeeping after.
+// A turn that pauses on client tools is kept by PausedTurns and continued here, under the same
+// turnId, when the client's results come in or its wait runs out.
 import type Anthropic from "@anthropic-ai/sdk";
+import { INTERRUPTED_TOOL_RESULT } from "../../core/replay";
 import type { TurnEvent } from "../../core/events";
 import { createModelClient } from "../../core/model-client";
 import { ModelNotConfiguredError } from "../../core/model-provider";
+import { DEFAULT_SETTINGS } from "../../core/settings";
 import { zeroUsage, type ContentBlock, type NewMessage } from "../../core/types";
 import type { BlockOrigin } from "../../core/compactor";
+import type { ClientToolSpec } from "../../core/client-tools";
 import { runSubAgent } from "../../agent/sub-agent";
+import { clientToolDefinition } from "../../agent/tools/client-tool";
 import { blockOrigins, TurnCompactor } from "../../agent/turn-compaction";
-import { runAgentTurn } from "../../agent/turn-loop";
-import type { ConversationRef } from "../../services/record/conversation-head";
+import { completeStep, resumeAgentTurn, runAgentTurn, type TurnDeps, type TurnOutcome } from "../../agent/turn-loop";
+import type { ConversationHead, ConversationRef } from "../../services/record/conversation-head";
 import { ConversationGone } from "./conversation-delete";
 import type { FoldCoordinator } from "./fold-coordinator";
 import type { IndexOutbox } from "./index-outbox";
 import type { LifecycleLog } from "./lifecycle-log";
 import type { ObjectScope } from "./object-scope";
+import { pendingView, type PausedTurn, type PausedTurns } from "./paused-turn";
 import type { ConversationRecord } from "./record";
 import type { PromptContext, ReplayCache } from "./replay-cache";
 import { toolContextFor, type ReadOwn } from "./tool-context";
@@ -27,29 +34,86 @@ export interface TurnRunnerParts {
   log: LifecycleLog;
   outbox: IndexOutbox;
   fold: FoldCoordinator;
+  paused: PausedTurns;
   /** Every event of the turn to every socket of the conversation. */
   broadcast(event: TurnEvent): void;
   readOwn: ReadOwn;
 }
+
+/** The error a new turn gets while an earlier one waits on client tools (answered as 409). */
+export const TURN_PAUSED = "turn_paused";
+
+type Error_ = { type: string; message: string; status?: number };
+type Loop = (deps: TurnDeps, head: ConversationHead) => Promise<TurnOutcome>;
 
 export class TurnRunner {
   constructor(private readonly parts: TurnRunnerParts) {}
 
   /** Runs inside the turn chain (see TurnOrder): the only place a turn's messages are appended. */
   async run(ref: ConversationRef, input: TurnInput, sink: TurnSink | null, queuedAt: number, turnId: string): Promise<void> {
-    const { scope, record, cache, log, broadcast } = this.parts;
+    const waiting = await this.parts.paused.get();
+    if (waiting) {
+      // Queued before the previous turn paused: refused like a request that arrives while it waits.
+      this.begin(ref, sink, queuedAt, turnId).fail({ type: TURN_PAUSED, message: pausedMessage(waiting) });
+      return;
+    }
+    const turnTools = input.tools ?? [];
+    await this.execute(ref, sink, queuedAt, turnId, turnTools, input.activate, async (deps) => runAgentTurn(deps, input.content));
+  }
+
+  /**
+   * Continues the paused turn, if any, inside the turn chain: with the client's results once they
+   * are all in, or, when its wait ran out, by closing the pending calls as interrupted (a tool_use
+   * is never left unanswered) and ending the turn without another model call.
+   */
+  async resume(ref: ConversationRef, sink: TurnSink | null, queuedAt: number): Promise<void> {
+    const { paused, record } = this.parts;
+    const turn = await paused.get();
+    if (!turn) return;
+    if (!turn.answers) {
+      if (turn.expiresAt > Date.now()) return;
+      const { emit, end } = this.begin(ref, sink, queuedAt, turn.turnId);
+      const interrupted = turn.step.pending.map((c) => ({ type: "tool_result" as const, tool_use_id: c.id, content: INTERRUPTED_TOOL_RESULT, is_error: true as const }));
+      try {
+        for (const m of await record.append([{ role: "user", content: completeStep(turn.step, interrupted) }])) emit({ type: "message", turnId: turn.turnId, message: m });
+      } catch (err) {
+        // A deleted conversation takes nothing more. Any other failure leaves the wait in storage,
+        // and the alarm (retried when it throws) tries again.
+        if (err instanceof ConversationGone) return;
+        throw err;
+      }
+      await paused.resumed(turn);
+      await this.savedDeferredNotes(emit, turn.turnId);
+      end("client_tool_timeout", turn.step.state.usage, 0);
+      this.parts.scope.ctx.waitUntil(this.parts.outbox.pending());
+      return;
+    }
+    const earlier = this.parts.scope.store.range(turn.firstSeq, this.parts.scope.store.lastSeq());
+    await this.execute(ref, sink, queuedAt, turn.turnId, turn.turnTools, undefined, (deps) => resumeAgentTurn(deps, turn.step, turn.answers!, earlier), turn);
+  }
+
+  /** The turn's event plumbing: to the caller, the sockets and the log; `fail` ends a turn the model never answered. */
+  private begin(ref: ConversationRef, sink: TurnSink | null, queuedAt: number, turnId: string) {
+    const { log, broadcast } = this.parts;
     const started = Date.now();
     const emit = (event: TurnEvent) => {
       sink?.(event);
       broadcast(event);
       log.observe(ref, event);
     };
-    /** Ends a turn that the model never answered, naming why. */
-    const endWithError = (error: { type: string; message: string; status?: number }) => {
-      emit({ type: "error", turnId, error });
-      emit({ type: "turn_end", turnId, stop_reason: "error", usage: zeroUsage(), timing: { serverMs: Date.now() - started, modelMs: 0, queuedMs: started - queuedAt } });
-    };
     emit({ type: "turn_start", turnId });
+    const end = (stopReason: string, usage: TurnOutcome["usage"], modelMs: number) =>
+      emit({ type: "turn_end", turnId, stop_reason: stopReason, usage, timing: { serverMs: Date.now() - started - modelMs, modelMs, queuedMs: started - queuedAt } });
+    const fail = (error: Error_) => {
+      emit({ type: "error", turnId, error });
+      end("error", zeroUsage(), 0);
+    };
+    return { emit, end, fail };
+  }
+
+  private async execute(ref: ConversationRef, sink: TurnSink | null, queuedAt: number, turnId: string, turnTools: readonly ClientToolSpec[], activate: readonly string[] | undefined, loop: Loop, resuming?: PausedTurn): Promise<void> {
+    const { scope, record, cache, log, broadcast, paused } = this.parts;
+    const { emit, end, fail } = this.begin(ref, sink, queuedAt, turnId);
     const head = await record.load(ref);
     if (!head) {
       emit({ type: "error", turnId, error: { type: "not_found", message: "conversation not found" } });
@@ -61,8 +125,7 @@ export class TurnRunner {
     } catch (err) {
       // No model to answer: refused before anything is saved, never answered by a stand-in.
       if (!(err instanceof ModelNotConfiguredError)) throw err;
-      endWithError({ type: err.type, message: err.message, status: err.status });
-      return;
+      return fail({ type: err.type, message: err.message, status: err.status });
     }
     let prompt: PromptContext;
     try {
@@ -70,20 +133,33 @@ export class TurnRunner {
     } catch (err) {
       // D1 unavailable before anything was saved: the turn is refused whole, and the caller told.
       console.error("turn refused: prompt context unavailable", err);
-      endWithError({ type: "storage_error", message: "the turn could not start; nothing was saved; retry" });
-      return;
+      return fail({ type: "storage_error", message: "the turn could not start; nothing was saved; retry" });
     }
-    if (input.activate?.length) await record.activateTools(input.activate, prompt.tools);
+    const clash = turnTools.filter((t) => prompt.tools.get(t.name)).map((t) => t.name);
+    if (clash.length) return fail({ type: "invalid_request", message: `tools: ${clash.join(", ")} already registered for this tenant`, status: 400 });
+    // The turn's own client tools ride its requests as core tools; the <capabilities> index was
+    // taken from the registry before them, so they never move the prompt's prefix.
+    if (turnTools.length) prompt = { ...prompt, tools: prompt.tools.extend(turnTools.map((t) => clientToolDefinition(t, { core: true }))) };
+    if (activate?.length) await record.activateTools(activate, prompt.tools);
     const toolContext = toolContextFor({ scope, record, ref, projectTools: prompt.projectTools, readOwn: this.parts.readOwn, progress: (message) => broadcast({ type: "progress", turnId, message }) });
+    let firstSeq = resuming?.firstSeq ?? 0;
+    let open = resuming;
     const persist = async (messages: NewMessage[]) => {
       const stored = await record.append(messages);
+      firstSeq ||= stored[0]?.seq ?? 0;
       for (const message of stored) emit({ type: "message", turnId, message });
+      // The paused step's results are saved: from here on the turn is running again, not waiting.
+      if (open) {
+        await paused.resumed(open);
+        open = undefined;
+        await this.savedDeferredNotes(emit, turnId);
+      }
       return stored;
     };
     const compactorFor = (originOf: () => (block: ContentBlock) => BlockOrigin | undefined) => new TurnCompactor(head.settings, client, head.settings.model, originOf);
-    let outcome;
+    let outcome: TurnOutcome;
     try {
-      outcome = await runAgentTurn(
+      outcome = await loop(
         {
           turnId,
           client,
@@ -96,24 +172,43 @@ export class TurnRunner {
           onRequest: (request, step, reportedTokens, compacted) => log.snapshotPrompt(head, turnId, step, request, reportedTokens, compacted),
           persist,
           emit,
+          pauseForClient: true,
           // Workflow mode: the sub-agent runs this same loop with its own safety net.
           delegate: (task, parent) =>
             runSubAgent({ client, registry: prompt.tools, toolContext, contextWindowTokens: head.settings.contextWindowTokens, persist, compactor: compactorFor }, task, parent),
         },
-        input.content,
+        head,
       );
     } catch (err) {
       // Storage failed: whatever was appended before stays; the caller is told. Or the
       // conversation was deleted under the turn: nothing more of it is written.
       if (!(err instanceof ConversationGone)) console.error("turn failed", err);
-      endWithError(err instanceof ConversationGone ? { type: "not_found", message: "conversation not found" } : { type: "storage_error", message: "the turn could not be saved; retry" });
-      return;
+      return fail(err instanceof ConversationGone ? { type: "not_found", message: "conversation not found" } : { type: "storage_error", message: "the turn could not be saved; retry" });
     }
+    if (outcome.paused) await this.pause(emit, head, { ref, turnId, step: outcome.paused, turnTools: [...turnTools], firstSeq, expiresAt: 0 });
     if (outcome.failure) emit({ type: "error", turnId, error: outcome.failure });
-    const serverMs = Date.now() - started - outcome.modelMs;
-    emit({ type: "turn_end", turnId, stop_reason: outcome.stopReason, usage: outcome.usage, timing: { serverMs, modelMs: outcome.modelMs, queuedMs: started - queuedAt } });
+    end(outcome.stopReason, outcome.usage, outcome.modelMs);
     // Housekeeping after the response: never on the turn's critical path.
     scope.ctx.waitUntil(this.parts.outbox.pending());
     scope.ctx.waitUntil(this.parts.fold.maybeDispatch());
   }
+
+  /** Attachment notes that arrived during the pause join now, after the step's results. */
+  private async savedDeferredNotes(emit: (e: TurnEvent) => void, turnId: string): Promise<void> {
+    const notes = await this.parts.paused.takeNotes();
+    if (!notes.length) return;
+    for (const message of await this.parts.record.append(notes.map((text) => ({ role: "user" as const, content: [{ type: "text" as const, text }] })))) emit({ type: "message", turnId, message });
+  }
+
+  private async pause(emit: (e: TurnEvent) => void, head: ConversationHead, turn: PausedTurn): Promise<void> {
+    const waitMs = (head.settings.clientToolTimeoutSeconds ?? DEFAULT_SETTINGS.clientToolTimeoutSeconds) * 1000;
+    const waiting = { ...turn, expiresAt: Date.now() + waitMs };
+    await this.parts.paused.pause(waiting);
+    emit({ type: "requires_action", ...pendingView(waiting) });
+  }
+}
+
+/** Why a new turn cannot start: the calls the paused one waits on. */
+export function pausedMessage(turn: PausedTurn): string {
+  return `turn ${turn.turnId} is waiting for client tool results (POST /tool-results): ${turn.step.pending.map((c) => `${c.id} (${c.name})`).join(", ")}`;
 }

@@ -1,6 +1,7 @@
 // The web UI in a real browser: Chromium (see ./browser.ts for which) driven by playwright-core against the running
 // stack. Sign in, chat with a streamed reply, an upload and its note, a compaction card on a small
-// window, History with every message (and a fold), search into History, and the replay view.
+// window, History with every message (and a fold), search into History, the replay view, and a
+// paused turn's client tool calls answered by hand.
 // Screenshots of the main views land in test-artifacts/ui/.
 import { mkdirSync } from "node:fs";
 import { PDFDocument, StandardFonts } from "pdf-lib";
@@ -297,6 +298,26 @@ describe("the web UI", () => {
     expect(Number(await page.locator("#budget-meter").getAttribute("value"))).toBe(replay.estimate.tokens);
     expect(await page.locator("#replay-messages article.msg").count()).toBe(replay.messages.length);
     await shot("replay");
+  });
+
+  it("shows the client tool calls a paused turn waits on, and a person answers them by hand", async () => {
+    const id = await newConversation();
+    const tools = [{ name: "ask_person", description: "Ask the person at the keyboard", input_schema: { type: "object", properties: { question: { type: "string" } } } }];
+    const paused = (await api("POST", `/v1/conversations/${id}/messages`, { content: `@tool ask_person {"question":"favourite colour?"}`, tools })).json;
+    expect(paused.stop_reason).toBe("requires_action");
+    const callId = paused.requires_action.calls[0].id;
+    await page.goto(`${base()}/#/c/${id}`);
+    const panel = page.locator(`#pending-calls [data-pending-call="${callId}"]`);
+    await panel.waitFor();
+    expect(await panel.locator("pre").textContent()).toContain("favourite colour?");
+    await page.fill(`#pending-calls [data-answer="${callId}"]`, "teal, typed by hand");
+    await shot("pending-calls");
+    await page.click("#send-results");
+    await page.waitForSelector("#pending-calls", { state: "detached", timeout: 30_000 });
+    const saved = await transcript(id);
+    expect(saved[2].content).toEqual([{ type: "tool_result", tool_use_id: callId, content: "teal, typed by hand" }]);
+    expect(saved.at(-1).role).toBe("assistant");
+    await page.locator(`.turn.done [data-tool-result="${callId}"]`).first().waitFor();
   });
 
   it("the API reference page renders every operation of /openapi.json under the page's CSP", async () => {

@@ -8,7 +8,7 @@ const DIR = normalize(join(dirname(new URL(import.meta.url).pathname), "../../du
 const MAX_PART_LINES = 400;
 const MAX_OBJECT_LINES = 300;
 /** What workers, the summarizer and tests call on the object: renaming one breaks them. */
-const SURFACE = ["create", "getMeta", "patch", "delete", "listMessages", "readMessages", "replay", "send", "addAttachmentNote", "importMessages", "timeline", "promptSnapshots", "foldSource", "commitFold", "fetch", "alarm", "webSocketMessage", "webSocketClose"];
+const SURFACE = ["create", "getMeta", "patch", "delete", "listMessages", "readMessages", "replay", "send", "postToolResults", "addAttachmentNote", "importMessages", "timeline", "promptSnapshots", "foldSource", "commitFold", "fetch", "alarm", "webSocketMessage", "webSocketClose"];
 
 const parts = readdirSync(DIR)
   .filter((name) => name.endsWith(".ts"))

@@ -5,6 +5,8 @@ import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { sha256Hex } from "../../core/ids";
 import { toolRegistry } from "../../agent/tools";
+import { clientToolDefinition } from "../../agent/tools/client-tool";
+import { addToolSource } from "../../agent/tools/external";
 import { ADMIN, api, connectSocket } from "./helpers";
 import { fillPath, ownEverything, paramsOf, ROUTES, type Owned } from "./hostile-fixtures";
 
@@ -179,6 +181,54 @@ describe("cross-tenant", () => {
     expect(mine.events.filter((e) => e.type === "tool_result").every((e) => e.is_error)).toBe(true);
     mine.ws!.close();
     console.log(`cross-tenant socket attempts: ${attempts}`);
+  }, 60_000);
+});
+
+describe("client tools across tenants", () => {
+  it("keep a paused turn's calls to its tenant: another tenant's posts answer like unknown ones and write nothing", async () => {
+    const weather = { name: "get_weather", description: "weather", input_schema: { type: "object", properties: {} } };
+    // A tenant's registered client tool, seen by its own turns only.
+    addToolSource({ kind: "test-client-tools", load: async (scope) => (scope.tenantId === a.tenantId ? [clientToolDefinition({ name: "a_private_tool", description: "a private tool", input_schema: { type: "object" } })] : []) });
+    const pausedIn = async (owner: Owned) => {
+      const conv = (await api("POST", "/v1/conversations", { title: "c" }, { key: owner.key })).json.id;
+      const r = await api("POST", `/v1/conversations/${conv}/messages`, { content: `@tool get_weather {}`, tools: [weather] }, { key: owner.key });
+      expect(r.json.stop_reason).toBe("requires_action");
+      return { conv, call: r.json.requires_action.calls[0].id as string };
+    };
+    const theirs = await pausedIn(a);
+    const mine = await pausedIn(b);
+    const count = async (owner: Owned, conv: string) => (await api("GET", `/v1/conversations/${conv}/messages`, undefined, { key: owner.key })).json.messages.length;
+    const before = await count(a, theirs.conv);
+
+    const results = (id: string) => ({ results: [{ tool_use_id: id, content: "forged" }] });
+    const onTheirs = await api("POST", `/v1/conversations/${theirs.conv}/tool-results`, results(theirs.call), { key: b.key });
+    const onNobodys = await api("POST", `/v1/conversations/${ghost.conv}/tool-results`, results(theirs.call), { key: b.key });
+    expect(onTheirs.status).toBe(404);
+    expect(onTheirs.text.split(theirs.conv).join("<conv>")).toBe(onNobodys.text.split(ghost.conv).join("<conv>"));
+    // Their call id on my own paused conversation: exactly like an id that exists nowhere.
+    const theirId = await api("POST", `/v1/conversations/${mine.conv}/tool-results`, results(theirs.call), { key: b.key });
+    const madeUp = await api("POST", `/v1/conversations/${mine.conv}/tool-results`, results("toolu_made_up"), { key: b.key });
+    expect(theirId.status).toBe(400);
+    expect(theirId.text.split(theirs.call).join("<id>")).toBe(madeUp.text.split("toolu_made_up").join("<id>"));
+    // Over the attacker's socket too.
+    const sock = await connectSocket(`/v1/conversations/${mine.conv}/ws`, { authorization: `Bearer ${b.key}` });
+    sock.ws!.send(JSON.stringify({ type: "tool_results", ...results(theirs.call) }));
+    expect((await sock.next((e) => e.type === "error")).error.type).toBe("invalid_request");
+    sock.ws!.close();
+
+    // A prompt-injected call of the other tenant's registered client tool is unknown here: no pause.
+    const probe = (await api("POST", "/v1/conversations", { title: "p" }, { key: b.key })).json.id;
+    const injected = await api("POST", `/v1/conversations/${probe}/messages`, { content: `@tool tool_activate {"name":"a_private_tool"}\n@tool a_private_tool {}` }, { key: b.key });
+    expect(injected.json.stop_reason).not.toBe("requires_action");
+    expect(injected.json.messages[2].content.every((r: any) => r.is_error)).toBe(true);
+    // ... while its own tenant's turn finds, activates and pauses on it.
+    const own = (await api("POST", "/v1/conversations", { title: "o" }, { key: a.key })).json.id;
+    const ownCall = await api("POST", `/v1/conversations/${own}/messages`, { content: `@tool tool_activate {"name":"a_private_tool"}\n@tool a_private_tool {}` }, { key: a.key });
+    expect(ownCall.json.requires_action.calls.map((c: any) => c.name)).toEqual(["a_private_tool"]);
+
+    expect(await count(a, theirs.conv)).toBe(before);
+    const resumed = await api("POST", `/v1/conversations/${theirs.conv}/tool-results`, results(theirs.call), { key: a.key });
+    expect(resumed.status).toBe(200);
   }, 60_000);
 });
 

@@ -54,7 +54,7 @@ describe("the OpenAPI document", () => {
     expect(events).toEqual(expect.arrayContaining(["turn_start", "delta", "message", "turn_end", "error"]));
     const ws = json.paths["/v1/conversations/{id}/ws"].get["x-websocket"];
     expect(ws).toMatchObject({ clientFrames: { $ref: "#/components/schemas/SocketClientFrame" }, serverFrames: { $ref: "#/components/schemas/SocketServerFrame" } });
-    expect(json.components.schemas.SocketClientFrame.oneOf.map((f: any) => f.properties.type.const)).toEqual(["send", "ping"]);
+    expect(json.components.schemas.SocketClientFrame.oneOf.map((f: any) => f.properties.type.const)).toEqual(["send", "ping", "tool_results"]);
   });
 
   it("is the copy committed in client/openapi.json (npm run openapi regenerates it and the client's types)", async () => {

@@ -26,7 +26,7 @@ import { openApiDocument } from "./openapi/document";
 import { doc } from "./openapi/registry";
 import { z } from "zod";
 
-/** A turn may carry a large paste or an inline image; every other body is small. */
+/** A turn (and a client tool's results) may carry a large paste or an inline image; every other body is small. */
 const TURN_BODY_LIMIT = 12 * 1024 * 1024;
 const BODY_LIMIT = 256 * 1024;
 const WS_PATH = /^\/v1\/conversations\/[^/]+\/ws$/;
@@ -59,7 +59,7 @@ const UPLOAD_PATH = /^\/v1\/(conversations\/[^/]+\/attachments(\/uploads\/[^/]+\
 app.use("/v1/*", async (c, next) => {
   // Upload bodies stream into R2 and are bounded by R2 and the platform, not buffered here.
   if ((c.req.method === "POST" || c.req.method === "PUT") && UPLOAD_PATH.test(c.req.path)) return next();
-  const limit = c.req.method === "POST" && c.req.path.endsWith("/messages") ? TURN_BODY_LIMIT : BODY_LIMIT;
+  const limit = c.req.method === "POST" && (c.req.path.endsWith("/messages") || c.req.path.endsWith("/tool-results")) ? TURN_BODY_LIMIT : BODY_LIMIT;
   return bodyLimit({
     maxSize: limit,
     onError: () => {

@@ -46,14 +46,17 @@ export interface TurnSummary {
   turnId: string | null;
   error: { type: string; message: string; status?: number } | null;
   timing: { serverMs: number; modelMs: number; queuedMs: number } | null;
+  /** The client tool calls a paused turn waits on. */
+  requiresAction: Omit<Extract<TurnEvent, { type: "requires_action" }>, "type"> | null;
 }
 
 export async function collectTurn(events: ReadableStream<TurnEvent>): Promise<TurnSummary> {
-  const out: TurnSummary = { messages: [], stop_reason: "error", usage: null, turnId: null, error: null, timing: null };
+  const out: TurnSummary = { messages: [], stop_reason: "error", usage: null, turnId: null, error: null, timing: null, requiresAction: null };
   for await (const event of events) {
     if (event.type === "turn_start") out.turnId = event.turnId;
     else if (event.type === "message") out.messages.push(event.message);
     else if (event.type === "error") out.error = event.error;
+    else if (event.type === "requires_action") out.requiresAction = { turnId: event.turnId, calls: event.calls, expiresAt: event.expiresAt };
     else if (event.type === "turn_end") {
       out.stop_reason = event.stop_reason;
       out.usage = event.usage;
@@ -63,6 +66,9 @@ export async function collectTurn(events: ReadableStream<TurnEvent>): Promise<Tu
   return out;
 }
 
+/** Turn errors that are the caller's, not the model's: a paused turn's calls unanswered, a tool name already taken. */
+const CLIENT_ERRORS: Record<string, 400 | 409> = { turn_paused: 409, invalid_request: 400 };
+
 /** 200 with the turn, or 502 naming the model failure (what was saved is still returned); 503 when no model is configured. */
 export function turnJson(conversationId: string, turn: TurnSummary, requestMs: number): Response {
   const headers: Record<string, string> = { "content-type": "application/json", "x-conversation-id": conversationId };
@@ -70,9 +76,9 @@ export function turnJson(conversationId: string, turn: TurnSummary, requestMs: n
     const model = turn.timing.modelMs;
     headers["server-timing"] = `app;dur=${Math.max(0, requestMs - model - turn.timing.queuedMs)}, model;dur=${model}, queue;dur=${turn.timing.queuedMs}`;
   }
-  const body = { conversationId, turnId: turn.turnId, messages: turn.messages, stop_reason: turn.stop_reason, usage: turn.usage };
+  const body = { conversationId, turnId: turn.turnId, messages: turn.messages, stop_reason: turn.stop_reason, usage: turn.usage, ...(turn.requiresAction ? { requires_action: turn.requiresAction } : {}) };
   if (!turn.error) return new Response(JSON.stringify(body), { status: 200, headers });
-  const status = turn.error.type === "not_found" ? 404 : turn.error.type === MODEL_NOT_CONFIGURED ? 503 : 502;
+  const status = turn.error.type === "not_found" ? 404 : turn.error.type === MODEL_NOT_CONFIGURED ? 503 : (CLIENT_ERRORS[turn.error.type] ?? 502);
   const err = errorBody(status, turn.error.message, turn.error.type);
   return new Response(JSON.stringify({ ...body, error: { ...err.error, ...(turn.error.status ? { status: turn.error.status } : {}) } }), { status, headers });
 }

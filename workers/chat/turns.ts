@@ -4,7 +4,9 @@ import type { Context, MiddlewareHandler } from "hono";
 import type { z } from "zod";
 import type { TurnEvent } from "../../core/events";
 import { MODEL_NOT_CONFIGURED, modelProblem } from "../../core/model-provider";
+import { takenToolNames } from "../../core/client-tools";
 import { toContentBlocks, type turnBodySchema } from "../../core/turn-input";
+import { toolRegistry } from "../../agent/tools";
 import { channelObjectName } from "../../durable-objects/channel-do";
 import type { TurnInput } from "../../durable-objects/conversation/conversation-do";
 import type { ConversationRef } from "../../services/record/conversation-head";
@@ -25,9 +27,11 @@ export const requireModel: MiddlewareHandler<AppEnv> = async (c, next) => {
 
 /** The turn a body asks for; an attachment id that is not the tenant's is a 400 before anything runs. */
 export async function turnInput(env: Env, tenantId: string, body: z.infer<typeof turnBodySchema>): Promise<TurnInput> {
+  const clash = takenToolNames(body.tools, toolRegistry.names());
+  if (clash) throw badRequest(clash);
   const turn = await withAttachments(env.DB, tenantId, body.attachments, toContentBlocks(body.content));
   if ("unknown" in turn) throw badRequest(unknownAttachmentMessage(turn.unknown));
-  return turn;
+  return { ...turn, ...(body.tools ? { tools: body.tools } : {}) };
 }
 
 export interface StartedTurn {

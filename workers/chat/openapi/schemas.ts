@@ -21,6 +21,8 @@ const agent = z.strictObject({ segment: z.string(), name: z.string() }).optional
 const event = <T extends z.ZodRawShape>(type: string, shape: T) => z.looseObject({ type: z.literal(type), agent, ...shape });
 const timing = z.strictObject({ serverMs: z.number(), modelMs: z.number(), queuedMs: z.number() });
 
+const pendingCall = z.strictObject({ id: z.string(), name: z.string(), input: z.unknown() });
+
 /** core/events.ts TurnEvent: the SSE event names and the websocket's server frames. */
 export const turnEventSchema = z
   .discriminatedUnion("type", [
@@ -34,6 +36,7 @@ export const turnEventSchema = z
     event("compaction", { turnId: z.string(), forced: z.boolean(), tokensBefore: z.number(), tokensAfter: z.number(), tokensSaved: z.number() }),
     event("turn_end", { turnId: z.string(), stop_reason: z.string(), usage, timing }),
     event("error", { turnId: z.string().optional(), error: z.looseObject({ type: z.string(), message: z.string(), status: z.number().optional() }) }),
+    event("requires_action", { turnId: z.string(), calls: z.array(pendingCall), expiresAt: z.string() }),
   ])
   .meta({ id: "TurnEvent", description: "One event of a turn. Over SSE: `event: <type>` then `data: <this JSON>`; over the websocket: one frame." });
 
@@ -47,8 +50,18 @@ export const socketServerFrameSchema = z
   .meta({ id: "SocketServerFrame", description: "A frame the server sends on /v1/conversations/{id}/ws (JSON text)." });
 
 export const turnResultSchema = z
-  .looseObject({ conversationId: z.string(), turnId: z.string().nullable(), messages: z.array(storedMessageSchema), stop_reason: z.string(), usage: usage.nullable() })
-  .meta({ id: "TurnResult", description: "A finished turn (the JSON answer, without Accept: text/event-stream)." });
+  .looseObject({
+    conversationId: z.string(),
+    turnId: z.string().nullable(),
+    messages: z.array(storedMessageSchema),
+    stop_reason: z.string(),
+    usage: usage.nullable(),
+    requires_action: z
+      .strictObject({ turnId: z.string(), calls: z.array(pendingCall), expiresAt: z.string() })
+      .optional()
+      .meta({ description: 'With stop_reason "requires_action": the client tool calls the turn waits on; post their results to /tool-results.' }),
+  })
+  .meta({ id: "TurnResult", description: "A finished or paused turn (the JSON answer, without Accept: text/event-stream)." });
 
 /** A resource: its id and the rest of its fields. */
 export const resource = (id: string, description: string) => z.looseObject({ id: z.string() }).meta({ id, description });

@@ -5,7 +5,7 @@ import { Hono } from "hono";
 import { z } from "zod";
 import { isId } from "../../../core/ids";
 import type { ConversationDO } from "../../../durable-objects/conversation/conversation-do";
-import { notFound } from "../errors";
+import { ApiError, notFound } from "../errors";
 import type { AppEnv } from "../types";
 import { doc } from "../openapi/registry";
 import { jsonBody } from "../validate";
@@ -31,5 +31,6 @@ importRoutes.post("/", doc({ summary: "Append history from elsewhere, verbatim, 
   const stub = c.env.CONVERSATION.get(c.env.CONVERSATION.idFromName(id));
   const stored = (await stub.importMessages({ tenantId: c.get("tenantId"), conversationId: id }, c.req.valid("json").messages)) as Awaited<ReturnType<ConversationDO["importMessages"]>>;
   if (!stored) throw notFound("conversation");
+  if ("refused" in stored) throw new ApiError(409, "turn_paused", stored.refused);
   return c.json({ messages: stored.map(({ id, seq, role }) => ({ id, seq, role })) }, 201);
 });

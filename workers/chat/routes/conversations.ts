@@ -11,6 +11,7 @@ import { promptSnapshotKey } from "../../../r2-layout";
 import { getProject } from "../../../services/projects";
 import { attachmentRoutes } from "./attachments";
 import { importRoutes } from "./conversation-import";
+import { toolResultRoutes } from "./tool-results";
 import { transcriptImportRoutes } from "./transcript-import";
 import { conversationExportRoutes } from "./conversation-export";
 import { listConversationRows } from "../../../services/conversation-list";
@@ -189,3 +190,4 @@ conversationRoutes.get(
 conversationRoutes.route("/:id/attachments", attachmentRoutes);
 conversationRoutes.route("/:id/import", importRoutes);
 conversationRoutes.route("/:id/export", conversationExportRoutes);
+conversationRoutes.route("/:id/tool-results", toolResultRoutes);

@@ -3,6 +3,7 @@
 import { api, openSocket, uploadAttachment } from "../api.js";
 import { bytes, chars, h, num, replace } from "../dom.js";
 import { compactionCard, errorLine, newContext, renderMessage, runningCompactionCard, timelineCard } from "../render.js";
+import { pendingCallsPanel } from "./pending-calls.js";
 
 const RECENT = 60;
 
@@ -44,6 +45,8 @@ export async function chatView(root, id) {
   /** @type {Map<string, {el: HTMLElement, stream: HTMLElement | null, tools: Map<string, HTMLElement>, results: number, saved: any[], cards: {el: HTMLElement, afterResults: number}[], running: HTMLElement | null}>} */
   const turns = new Map();
   let lastTurn = /** @type {string | null} */ (null);
+  /** The paused turn whose client tool calls the pending-calls form answers. */
+  let pendingFor = /** @type {string | null} */ (null);
 
   const atBottom = () => log.scrollHeight - log.scrollTop - log.clientHeight < 80;
   /** @param {() => void} fn */
@@ -78,6 +81,7 @@ export async function chatView(root, id) {
       for (const c of cards.get(m.seq) ?? []) log.append(timelineCard(c));
     }
     if (!page.messages.length) log.append(h("p", { class: "muted empty" }, "No messages yet. Say something, or drop a file here."));
+    if (meta.requiresAction) showPending(meta.requiresAction);
     log.scrollTop = log.scrollHeight;
   } catch (err) {
     replace(root, errorLine(err), h("p", null, h("a", { href: "#/" }, "Back to conversations")));
@@ -219,8 +223,14 @@ export async function chatView(root, id) {
         case "error":
           t.el.append(errorLine(`${e.error?.type}: ${e.error?.message}`));
           break;
+        case "requires_action":
+          showPending(e);
+          break;
         case "turn_end":
           finish(t, e);
+          // A paused turn goes on under the same id: its second half gets a section of its own.
+          if (e.stop_reason === "requires_action") turns.delete(e.turnId);
+          else if (e.turnId === pendingFor) hidePending();
           break;
       }
     });
@@ -251,6 +261,27 @@ export async function chatView(root, id) {
     replace(t.el, out);
     t.el.classList.remove("live");
     t.el.classList.add("done");
+  }
+
+  // ---- client tool calls a paused turn waits on ----------------------------------------------
+
+  /** @param {any} action */
+  function showPending(action) {
+    hidePending();
+    pendingFor = action.turnId;
+    form.before(
+      pendingCallsPanel(action, async (results) => {
+        try {
+          (await connect()).send(JSON.stringify({ type: "tool_results", results }));
+        } catch (err) {
+          stick(() => log.append(errorLine(err)));
+        }
+      }),
+    );
+  }
+  function hidePending() {
+    view.querySelector("#pending-calls")?.remove();
+    pendingFor = null;
   }
 
   // ---- sending ------------------------------------------------------------------------------

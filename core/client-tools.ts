@@ -1,0 +1,76 @@
+// Client tools on the wire: the `tools` a turn request may define, and the results a client posts
+// back for the calls a paused turn waits on. Shared by the HTTP routes and websocket frames so
+// both accept and reject exactly the same input.
+import { z } from "zod";
+import type { ToolResultBlock } from "./types";
+
+export const CLIENT_TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+export const MAX_CLIENT_TOOLS_PER_TURN = 64;
+export const MAX_CLIENT_TOOL_DESCRIPTION = 4_096;
+/** One tool's schema, serialized: a schema rides every request of the turn, so it is kept small. */
+export const MAX_CLIENT_TOOL_SCHEMA_BYTES = 16_384;
+export const MAX_RESULTS_PER_POST = 64;
+/** A result's text, as a turn's own text: anything larger belongs in an attachment. */
+const MAX_RESULT_TEXT_CHARS = 1_000_000;
+
+export interface ClientToolSpec {
+  name: string;
+  description: string;
+  input_schema: Record<string, unknown>;
+}
+
+const objectSchema = z
+  .record(z.string(), z.unknown())
+  .refine((s) => s.type === "object", 'must be a JSON Schema with type "object"')
+  .refine((s) => JSON.stringify(s).length <= MAX_CLIENT_TOOL_SCHEMA_BYTES, `must be at most ${MAX_CLIENT_TOOL_SCHEMA_BYTES} bytes as JSON`);
+
+export const clientToolSpecSchema = z.strictObject({
+  name: z.string().regex(CLIENT_TOOL_NAME, "letters, digits, _ and - only, 1-64 characters"),
+  description: z.string().max(MAX_CLIENT_TOOL_DESCRIPTION).default(""),
+  input_schema: objectSchema,
+});
+
+/** The `tools` of a turn request: unique names (a built-in's name is refused where the registry is known). */
+export const turnToolsSchema = z
+  .array(clientToolSpecSchema)
+  .min(1)
+  .max(MAX_CLIENT_TOOLS_PER_TURN)
+  .superRefine((tools, ctx) => {
+    const seen = new Set<string>();
+    tools.forEach((t, i) => {
+      if (seen.has(t.name)) ctx.addIssue({ code: "custom", path: [i, "name"], message: `${t.name} is defined twice` });
+      seen.add(t.name);
+    });
+  });
+
+/** The names among `tools` that are already taken (built-in tools): a turn may not redefine them. */
+export function takenToolNames(tools: readonly ClientToolSpec[] | undefined, taken: readonly string[]): string | null {
+  const clash = (tools ?? []).map((t, i) => ({ t, i })).filter(({ t }) => taken.includes(t.name));
+  return clash.length ? clash.map(({ t, i }) => `tools.${i}.name: ${t.name} is a built-in tool's name`).join("; ") : null;
+}
+
+const resultText = z.strictObject({ type: z.literal("text"), text: z.string().max(MAX_RESULT_TEXT_CHARS) });
+const resultImage = z.strictObject({
+  type: z.literal("image"),
+  source: z.strictObject({
+    type: z.literal("base64"),
+    media_type: z.enum(["image/png", "image/jpeg", "image/gif", "image/webp"]),
+    data: z.string().min(1).max(8_000_000).regex(/^[A-Za-z0-9+/=]+$/, "must be base64"),
+  }),
+});
+
+export const clientToolResultSchema = z.strictObject({
+  tool_use_id: z.string().min(1).max(128),
+  content: z.union([z.string().max(MAX_RESULT_TEXT_CHARS), z.array(z.discriminatedUnion("type", [resultText, resultImage])).max(50)]),
+  is_error: z.boolean().optional(),
+});
+
+export const toolResultsBodySchema = z
+  .strictObject({ results: z.array(clientToolResultSchema).min(1).max(MAX_RESULTS_PER_POST) })
+  .meta({ id: "ToolResultsBody", description: "The results of the client tool calls a paused turn waits on." });
+
+export type ClientToolResult = z.infer<typeof clientToolResultSchema>;
+
+export function toToolResultBlock(r: ClientToolResult): ToolResultBlock {
+  return { type: "tool_result", tool_use_id: r.tool_use_id, content: r.content as ToolResultBlock["content"], ...(r.is_error ? { is_error: true } : {}) };
+}

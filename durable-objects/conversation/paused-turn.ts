@@ -1,0 +1,144 @@
+// A turn paused on client tools: what it needs to go on (its loop state, the server results of the
+// paused step, the calls the client owes, the turn's own tool definitions) kept in the object's
+// storage, so a paused turn survives hibernation, eviction and restarts. It also checks a client's
+// posted results before anything is written, and knows when the turn's wait runs out (the alarm).
+import type { ClientToolResult, ClientToolSpec } from "../../core/client-tools";
+import type { ToolResultBlock } from "../../core/types";
+import type { PausedStep } from "../../agent/turn-loop";
+import type { ConversationRef } from "../../services/record/conversation-head";
+
+export interface PausedTurn {
+  /** Whose turn: the alarm continues it without a caller. */
+  ref: ConversationRef;
+  turnId: string;
+  step: PausedStep;
+  /** The turn's own client tools: its resumed requests carry the same schemas. */
+  turnTools: ClientToolSpec[];
+  /** The turn's first message: its messages are read again for the in-turn compactor. */
+  firstSeq: number;
+  /** Epoch ms: after it, the alarm ends the turn with interrupted-call results. */
+  expiresAt: number;
+  /** The client's results, once all are in: a restart between accepting them and resuming still resumes. */
+  answers?: ToolResultBlock[];
+}
+
+export interface ResultsRefusal {
+  status: 400 | 409;
+  type: "invalid_request" | "tool_results_conflict";
+  message: string;
+}
+
+const PAUSED_KEY = "paused-turn";
+const NOTES_KEY = "paused-turn-notes";
+const ANSWERED_KEY = "client-answered-ids";
+/** How soon the alarm retries a resume whose accepted results were not saved. */
+const RESUME_RETRY_MS = 30_000;
+/** Ids answered before: a second post of one is a 409, not an unknown id. */
+const ANSWERED_KEPT = 500;
+
+export class PausedTurns {
+  private current: PausedTurn | null | undefined;
+  private answered: string[] | undefined;
+
+  constructor(private readonly ctx: DurableObjectState) {}
+
+  async get(): Promise<PausedTurn | null> {
+    if (this.current === undefined) this.current = (await this.ctx.storage.get<PausedTurn>(PAUSED_KEY)) ?? null;
+    return this.current;
+  }
+
+  async pause(turn: PausedTurn): Promise<void> {
+    this.current = turn;
+    await this.ctx.storage.put(PAUSED_KEY, turn);
+    await this.armAlarm();
+  }
+
+  /** The step's results are saved: the turn is no longer paused, and its ids count as answered. */
+  async resumed(turn: PausedTurn): Promise<void> {
+    this.answered = [...(await this.answeredIds()), ...turn.step.pending.map((c) => c.id)].slice(-ANSWERED_KEPT);
+    this.current = null;
+    await this.ctx.storage.put(ANSWERED_KEY, this.answered);
+    await this.ctx.storage.delete(PAUSED_KEY);
+  }
+
+  /**
+   * A client's results checked against the paused step (the object's input gate keeps a second
+   * post from interleaving between the reads and the write): accepted (and kept) only when they answer every pending call
+   * exactly once. A partial post is refused naming the missing ids; nothing is held.
+   */
+  async accept(results: readonly ClientToolResult[], toBlock: (r: ClientToolResult) => ToolResultBlock): Promise<{ turn: PausedTurn } | { refused: ResultsRefusal }> {
+    const answered = new Set(await this.answeredIds());
+    const turn = await this.get();
+    const ids = results.map((r) => r.tool_use_id);
+    const dup = ids.filter((id, i) => ids.indexOf(id) !== i);
+    if (dup.length) return refuse(400, "invalid_request", `results: tool_use_id given twice: ${[...new Set(dup)].join(", ")}`);
+    const taken = turn?.answers ? new Set(turn.step.pending.map((c) => c.id)) : new Set<string>();
+    const again = ids.filter((id) => answered.has(id) || taken.has(id));
+    if (again.length) return refuse(409, "tool_results_conflict", `results already posted for: ${again.join(", ")}`);
+    if (turn && !turn.answers && turn.expiresAt <= Date.now() && ids.some((id) => turn.step.pending.some((c) => c.id === id)))
+      return refuse(409, "tool_results_conflict", `the turn stopped waiting at ${new Date(turn.expiresAt).toISOString()}; its calls are closed as interrupted`);
+    const pending = new Set(turn && !turn.answers ? turn.step.pending.map((c) => c.id) : []);
+    const unknown = ids.filter((id) => !pending.has(id));
+    if (unknown.length) return refuse(400, "invalid_request", `results: no paused call waits on tool_use_id ${unknown.join(", ")}`);
+    const missing = [...pending].filter((id) => !ids.includes(id));
+    if (missing.length) return refuse(400, "invalid_request", `results: every pending call must be answered in one post; missing ${missing.join(", ")}`);
+    const accepted: PausedTurn = { ...turn!, answers: results.map(toBlock) };
+    this.current = accepted;
+    await this.ctx.storage.put(PAUSED_KEY, accepted);
+    await this.armAlarm();
+    return { turn: accepted };
+  }
+
+  /** Whose paused turn the alarm should continue: one whose answers are in (a restart cut it short), or an expired one. */
+  async due(now = Date.now()): Promise<ConversationRef | null> {
+    const turn = await this.get();
+    return turn && (turn.answers || turn.expiresAt <= now) ? turn.ref : null;
+  }
+
+  /**
+   * The alarm time a paused turn needs, for parts that would otherwise clear the alarm: its wait's
+   * end, or, once answered, a retry soon after in case the resume never saved the results (a
+   * restart, a storage failure); a resume that did save them leaves nothing for it to do.
+   */
+  async alarmAt(now = Date.now()): Promise<number | null> {
+    const turn = await this.get();
+    if (!turn) return null;
+    return turn.answers ? now + RESUME_RETRY_MS : turn.expiresAt;
+  }
+
+  /** Sets the alarm for the wait's end unless an earlier one is set (the alarm re-arms it after other work). */
+  async armAlarm(): Promise<void> {
+    const at = await this.alarmAt();
+    if (at === null) return;
+    const set = await this.ctx.storage.getAlarm();
+    if (set === null || set > at) await this.ctx.storage.setAlarm(at);
+  }
+
+  /** An attachment's note that arrives while a turn waits: kept, and saved right after the step's results. False when no turn waits. */
+  async deferNote(note: string): Promise<boolean> {
+    if (!(await this.get())) return false;
+    await this.ctx.storage.put(NOTES_KEY, [...((await this.ctx.storage.get<string[]>(NOTES_KEY)) ?? []), note]);
+    return true;
+  }
+
+  /** The notes deferred during the pause, removed from storage. */
+  async takeNotes(): Promise<string[]> {
+    const notes = (await this.ctx.storage.get<string[]>(NOTES_KEY)) ?? [];
+    if (notes.length) await this.ctx.storage.delete(NOTES_KEY);
+    return notes;
+  }
+
+  private async answeredIds(): Promise<string[]> {
+    this.answered ??= (await this.ctx.storage.get<string[]>(ANSWERED_KEY)) ?? [];
+    return this.answered;
+  }
+}
+
+function refuse(status: ResultsRefusal["status"], type: ResultsRefusal["type"], message: string): { refused: ResultsRefusal } {
+  return { refused: { status, type, message } };
+}
+
+/** A paused turn as clients see it (the `requires_action` event's fields). */
+export function pendingView(turn: PausedTurn): { turnId: string; calls: PausedStep["pending"]; expiresAt: string } {
+  return { turnId: turn.turnId, calls: turn.step.pending, expiresAt: new Date(turn.expiresAt).toISOString() };
+}

@@ -26,4 +26,6 @@ interface __BaseEnv_Env {
   TURN_RATE_LIMIT_PER_MINUTE?: string;
   /** Seconds before a failed automation attempt is retried (default 30), doubled per attempt. */
   AUTOMATION_RETRY_DELAY_SECONDS?: string;
+  /** Due automations one cron invocation claims (default 100); more are claimed by continuations on the automation queue. */
+  AUTOMATION_CLAIM_PAGE?: string;
 }

@@ -17,6 +17,9 @@ export default defineProject(async () => ({
           // Failed automation attempts come back at once, so the queue's retries and its
           // dead-letter queue act within a test's time.
           AUTOMATION_RETRY_DELAY_SECONDS: "0",
+          // Two due automations per cron invocation: every tick with more goes through the
+          // queue's claim continuations, so the automation tests exercise paging too.
+          AUTOMATION_CLAIM_PAGE: "2",
           TEST_MIGRATIONS: await readD1Migrations(`${root}d1-migrations`),
         },
       },

@@ -92,9 +92,21 @@ export async function closeAbandonedRuns(db: D1Database, now: number): Promise<n
  * automations_due index, at most `limit`), each one's due slot claimed at most once (the unique key
  * of automation_runs, whatever the number of ticks) and its next_run_at moved past the tick. Work
  * per call is bounded by `limit` however many automations exist; `more` says a full page was
- * read, so another call for the same tick may find more (the caller continues through the queue).
+ * read, so another call for the same tick may find more (the caller continues through the queue);
+ * the claimed runs come back as `jobs` for the caller to send.
  */
-export async function claimDuePage(db: D1Database, queue: Queue<AutomationJob>, now: number, limit = CLAIM_PAGE): Promise<{ claimed: number; more: boolean }> {
+export interface ClaimWork {
+  claimed: number;
+  more: boolean;
+  /** Automation rows the page query read (through the index: the due rows it returned). */
+  rowsRead: number;
+  /** D1 statements: the page query, one claim per due slot, one next slot per row. */
+  statements: number;
+  /** One queue message per run this page claimed, for the caller to send. */
+  jobs: AutomationJob[];
+}
+
+export async function claimDuePage(db: D1Database, now: number, limit = CLAIM_PAGE): Promise<ClaimWork> {
   const d = drizzle(db);
   const nowIso = new Date(now).toISOString();
   const page = await d
@@ -103,7 +115,7 @@ export async function claimDuePage(db: D1Database, queue: Queue<AutomationJob>, 
     .where(and(eq(automations.paused, false), lte(automations.nextRunAt, nowIso)))
     .orderBy(automations.nextRunAt)
     .limit(limit);
-  if (!page.length) return { claimed: 0, more: false };
+  if (!page.length) return { claimed: 0, more: false, rowsRead: 0, statements: 1, jobs: [] };
   const planned = page.map((a) => {
     try {
       const schedule = parseCron(a.schedule);
@@ -125,8 +137,8 @@ export async function claimDuePage(db: D1Database, queue: Queue<AutomationJob>, 
   const [first, ...rest] = [...claims, ...moves];
   const outcomes = await d.batch([first, ...rest]);
   const won = due.filter((_, i) => (outcomes[i].meta.changes ?? 0) > 0);
-  for (let i = 0; i < won.length; i += 100) await queue.sendBatch(won.slice(i, i + 100).map((r) => ({ body: { kind: "automation" as const, runId: r.runId } })));
-  return { claimed: won.length, more: page.length === limit };
+  const jobs = won.map((r) => ({ kind: "automation" as const, runId: r.runId }));
+  return { claimed: won.length, more: page.length === limit, rowsRead: page.length, statements: 1 + claims.length + moves.length, jobs };
 }
 
 /** The claim page size: AUTOMATION_CLAIM_PAGE when set to a positive integer, else CLAIM_PAGE. */
@@ -138,13 +150,19 @@ export function claimPageSize(env: Pick<Env, "AUTOMATION_CLAIM_PAGE">): number {
 /**
  * One invocation's share of a tick: a page of due automations; when the page was full, a
  * continuation on the automation queue claims the next page in another invocation, so no
- * invocation's work grows with the number of tenants.
+ * invocation's work grows with the number of tenants. Each invocation logs its work (one line,
+ * what bench:scale reads and what a deployment's logs show).
  */
 export async function claimDueRuns(env: Env, now: number): Promise<{ claimed: number; continued: boolean }> {
+  const started = Date.now();
   const queue = env.AUTOMATION_QUEUE as Queue<AutomationJob | ClaimContinuation>;
-  const { claimed, more } = await claimDuePage(env.DB, queue as Queue<AutomationJob>, now, claimPageSize(env));
-  if (more) await queue.send({ kind: "claim", scheduledTime: now });
-  return { claimed, continued: more };
+  const work = await claimDuePage(env.DB, now, claimPageSize(env));
+  // The continuation goes ahead of this page's runs, so the next page is claimed at the queue's
+  // pace rather than behind the turns.
+  if (work.more) await queue.send({ kind: "claim", scheduledTime: now });
+  for (let i = 0; i < work.jobs.length; i += 100) await queue.sendBatch(work.jobs.slice(i, i + 100).map((body) => ({ body })));
+  console.log(JSON.stringify({ event: "automation_claims", tick: new Date(now).toISOString(), claimed: work.claimed, continued: work.more, rowsRead: work.rowsRead, statements: work.statements, ms: Date.now() - started }));
+  return { claimed: work.claimed, continued: work.more };
 }
 
 /**

@@ -149,18 +149,17 @@ export function claimPageSize(env: Pick<Env, "AUTOMATION_CLAIM_PAGE">): number {
 
 /**
  * One invocation's share of a tick: a page of due automations; when the page was full, a
- * continuation on the automation queue claims the next page in another invocation, so no
+ * continuation on the claims queue claims the next page in another invocation, so no
  * invocation's work grows with the number of tenants. Each invocation logs its work (one line,
  * what bench:scale reads and what a deployment's logs show).
  */
 export async function claimDueRuns(env: Env, now: number): Promise<{ claimed: number; continued: boolean }> {
   const started = Date.now();
-  const queue = env.AUTOMATION_QUEUE as Queue<AutomationJob | ClaimContinuation>;
   const work = await claimDuePage(env.DB, now, claimPageSize(env));
-  // The continuation goes ahead of this page's runs, so the next page is claimed at the queue's
-  // pace rather than behind the turns.
-  if (work.more) await queue.send({ kind: "claim", scheduledTime: now });
-  for (let i = 0; i < work.jobs.length; i += 100) await queue.sendBatch(work.jobs.slice(i, i + 100).map((body) => ({ body })));
+  // On its own queue, so the next page is claimed at once rather than behind this page's turns.
+  if (work.more) await (env.AUTOMATION_CLAIMS as Queue<ClaimContinuation>).send({ kind: "claim", scheduledTime: now });
+  const runs = env.AUTOMATION_QUEUE as Queue<AutomationJob>;
+  for (let i = 0; i < work.jobs.length; i += 100) await runs.sendBatch(work.jobs.slice(i, i + 100).map((body) => ({ body })));
   console.log(JSON.stringify({ event: "automation_claims", tick: new Date(now).toISOString(), claimed: work.claimed, continued: work.more, rowsRead: work.rowsRead, statements: work.statements, ms: Date.now() - started }));
   return { claimed: work.claimed, continued: work.more };
 }

@@ -1,12 +1,11 @@
 // The automation queue's consumer: each message is one run, executed as a turn on the
-// automation's channel, or the continuation of a cron tick that had more due automations than
-// one invocation claims (the next page is claimed here). Each delivery is an attempt: a failed attempt records its error on the
+// automation's channel. Each delivery is an attempt: a failed attempt records its error on the
 // run and hands the message back to the queue, which retries it with backoff (max_retries in
 // wrangler.toml) and then moves it to the dead-letter queue, whose consumer (below) records the
 // run as failed. Failures are isolated per message.
 import type { TurnEvent } from "../../core/events";
 import { channelObjectName } from "../../durable-objects/channel-do";
-import { claimDueRuns, finishRun, recordDeadRun, recordFailedAttempt, startRun, type AutomationJob, type ClaimContinuation } from "../../services/automations";
+import { finishRun, recordDeadRun, recordFailedAttempt, startRun, type AutomationJob } from "../../services/automations";
 import { collectTurn } from "./turn-response";
 import { startTurn } from "./turns";
 
@@ -23,20 +22,9 @@ const runIdOf = (message: Message<unknown>): string | null => {
   return job?.kind === "automation" && typeof job.runId === "string" ? job.runId : null;
 };
 
-const continuationOf = (message: Message<unknown>): number | null => {
-  const job = message.body as Partial<ClaimContinuation>;
-  return job?.kind === "claim" && Number.isSafeInteger(job.scheduledTime) ? job.scheduledTime! : null;
-};
-
 export async function runAutomationBatch(batch: MessageBatch<unknown>, env: Env): Promise<void> {
   await Promise.all(
     batch.messages.map(async (message) => {
-      const tick = continuationOf(message);
-      if (tick !== null) {
-        // The next page of a tick's claims; a failure is retried by the queue, a claim never runs twice.
-        await claimDueRuns(env, tick).then(() => message.ack(), () => message.retry());
-        return;
-      }
       const runId = runIdOf(message);
       if (!runId) {
         console.error("dropping malformed automation job", message.id);

@@ -2,9 +2,11 @@
 // is 2 in these tests), and hands the rest of the tick to claim continuations on the automation
 // queue: every due automation still runs once per slot, and the tick's own D1 work does not grow
 // with the number of automations.
-import { createScheduledController } from "cloudflare:test";
+import { createExecutionContext, createMessageBatch, createScheduledController, getQueueResult } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import chat from "../../workers/chat/index";
+import { AUTOMATION_CLAIMS_QUEUE } from "../../workers/chat/automation-claims";
 import { runScheduled } from "../../workers/chat/scheduled";
 import { spyD1 } from "./d1-spy";
 import { api, eventually, newTenant } from "./helpers";
@@ -69,4 +71,18 @@ describe("the cron tick's paging", () => {
     expect(lots.result.claimed).toBe(few.result.claimed);
     await eventually(async () => (await runsFor(many, next)).length === many.length, 60_000);
   }, 90_000);
+
+  it("a continuation claims a page of its own tick; a malformed one is dropped", async () => {
+    const ids = await automations(await newTenant(), 3);
+    const slot = HOUR + 9 * 3600_000;
+    const batch = createMessageBatch<unknown>(AUTOMATION_CLAIMS_QUEUE, [
+      { id: "c1", timestamp: new Date(), attempts: 1, body: { kind: "claim", scheduledTime: slot + 60_000 } },
+      { id: "c2", timestamp: new Date(), attempts: 1, body: { kind: "claim", scheduledTime: "soon" } },
+    ]);
+    const ctx = createExecutionContext();
+    await chat.queue(batch, env as Env);
+    expect((await getQueueResult(batch, ctx)).explicitAcks.sort()).toEqual(["c1", "c2"]);
+    // Two per invocation here: the first page is claimed at once, the rest by the continuation it sent.
+    await eventually(async () => (await runsFor(ids, slot)).length === ids.length, 30_000);
+  });
 });

@@ -82,11 +82,36 @@ export function cronError(expression: string): string | null {
 }
 
 export function matches(s: CronSchedule, at: Date): boolean {
-  if (!s.minute.has(at.getUTCMinutes()) || !s.hour.has(at.getUTCHours()) || !s.month.has(at.getUTCMonth() + 1)) return false;
+  return s.minute.has(at.getUTCMinutes()) && s.hour.has(at.getUTCHours()) && s.month.has(at.getUTCMonth() + 1) && dayMatches(s, at);
+}
+
+function dayMatches(s: CronSchedule, at: Date): boolean {
   const dom = s.dayOfMonth.has(at.getUTCDate());
   const dow = s.dayOfWeek.has(at.getUTCDay());
   if (s.domRestricted && s.dowRestricted) return dom || dow;
   return (!s.domRestricted || dom) && (!s.dowRestricted || dow);
+}
+
+const DAY_MS = 86_400_000;
+
+/**
+ * The first minute strictly after `now` that the schedule matches, within `horizonDays` (null if
+ * none: "0 0 30 2 *" never comes). Skips whole months, days and hours that cannot match, so a
+ * yearly schedule costs a few dozen steps, not half a million minutes.
+ */
+export function nextSlot(s: CronSchedule, now: number, horizonDays = 5 * 366): Date | null {
+  let t = Math.floor(now / 60_000) * 60_000 + 60_000;
+  const end = t + horizonDays * DAY_MS;
+  while (t < end) {
+    const d = new Date(t);
+    const [y, mo, day, h] = [d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate(), d.getUTCHours()];
+    if (!s.month.has(mo + 1)) t = Date.UTC(y, mo + 1, 1);
+    else if (!dayMatches(s, d)) t = Date.UTC(y, mo, day + 1);
+    else if (!s.hour.has(h)) t = Date.UTC(y, mo, day, h + 1);
+    else if (!s.minute.has(d.getUTCMinutes())) t += 60_000;
+    else return d;
+  }
+  return null;
 }
 
 /**

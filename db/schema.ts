@@ -63,6 +63,8 @@ export const automations = sqliteTable("automations", {
   paused: integer("paused", { mode: "boolean" }).notNull().default(false),
   createdAt: text("created_at").notNull(),
   updatedAt: text("updated_at").notNull(),
+  /** The first slot after the last tick that saw the row, as ISO; "" = due at the next tick. */
+  nextRunAt: text("next_run_at").notNull().default(""),
 });
 
 export const automationRuns = sqliteTable("automation_runs", {

@@ -1,17 +1,21 @@
 // Creating a conversation: the D1 listing row, then the Durable Object (which writes the R2
 // head). If the object cannot be created the row is removed again, so a failure leaves neither
-// half behind. Used by the conversations route and by channels.
+// half behind. Used by the conversations route and by channels. A location hint places the new
+// object near whoever created it; it is given here only, as it counts on the first get() of a new
+// id alone (every later get() finds the object where it was made, and a hint there is ignored).
 import { sortableId } from "../core/ids";
 import { crossCheckSettings, defaultSettings, mergeSettings, type SettingsPatch } from "../core/settings";
 import type { ConversationView } from "../services/record/conversation-head";
 import { deleteConversationRow, insertConversationRow } from "../services/conversation-list";
 import type { StagedImport } from "../services/transfer/import-staging";
+import type { LocationHint } from "../core/location-hint";
 
 export async function createConversation(
   env: Env,
   tenantId: string,
   init: { title?: string; settings?: SettingsPatch; projectId?: string },
   staged?: StagedImport,
+  locationHint?: LocationHint | null,
 ): Promise<{ view: ConversationView } | { error: string }> {
   const settings = mergeSettings(defaultSettings(env.DEFAULT_MODEL), init.settings);
   const problem = crossCheckSettings(settings);
@@ -21,7 +25,7 @@ export async function createConversation(
   const title = init.title ?? "New conversation";
   await insertConversationRow(env.DB, { id, tenantId, title, createdAt: now, updatedAt: now, messageCount: 0 });
   try {
-    const stub = env.CONVERSATION.get(env.CONVERSATION.idFromName(id));
+    const stub = env.CONVERSATION.get(env.CONVERSATION.idFromName(id), locationHint ? { locationHint } : undefined);
     const ref = { tenantId, conversationId: id };
     // An import brings its transcript: the object writes it before its head (see transcript-import.ts).
     if (staged) return { view: await stub.importTranscript(ref, { title, settings }, staged) };

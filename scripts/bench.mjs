@@ -11,6 +11,7 @@
 //             running, then an audit of transcript, replay source and index (flags: see load.mjs)
 //   tools     3 MCP servers with 200 tools: first-request tokens, tool_search hit@3, a 50-step turn of 40 KB results
 //   pdf-corpus  the PDF reader against pdf.js over the real-world PDFs in PDF_CORPUS_DIR (no stack)
+//   scale     per-invocation work as tenants grow: the cron tick's automation claims at 100 and 1,000 tenants
 import { benchAttachments } from "./bench/attachments.mjs";
 import { benchCompact } from "./bench/compact.mjs";
 import { benchLoad } from "./bench/load.mjs";
@@ -18,11 +19,12 @@ import { benchPdfCorpus } from "./bench/pdf-corpus.mjs";
 import { benchRecall } from "./bench/recall.mjs";
 import { benchRecallPublic } from "./bench/recall-public.mjs";
 import { benchSawtooth } from "./bench/sawtooth.mjs";
+import { benchScale } from "./bench/scale.mjs";
 import { benchTokens } from "./bench/tokens.mjs";
 import { benchTools } from "./bench/tools.mjs";
 import { benchTurn } from "./bench/turn.mjs";
 
-const benches = { turn: benchTurn, sawtooth: benchSawtooth, recall: benchRecall, "recall-public": benchRecallPublic, tokens: benchTokens, attachments: benchAttachments, compact: benchCompact, load: benchLoad, "pdf-corpus": benchPdfCorpus, tools: benchTools };
+const benches = { turn: benchTurn, sawtooth: benchSawtooth, recall: benchRecall, "recall-public": benchRecallPublic, tokens: benchTokens, attachments: benchAttachments, compact: benchCompact, load: benchLoad, "pdf-corpus": benchPdfCorpus, tools: benchTools, scale: benchScale };
 const name = process.argv[2];
 if (!benches[name]) {
   console.log(`usage: npm run bench -- <${Object.keys(benches).join("|")}>`);

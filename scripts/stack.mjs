@@ -8,7 +8,7 @@ import { createServer } from "node:net";
 import { fileURLToPath } from "node:url";
 
 export const ROOT = fileURLToPath(new URL("..", import.meta.url));
-const WRANGLER = `${ROOT}node_modules/.bin/wrangler`;
+export const WRANGLER = `${ROOT}node_modules/.bin/wrangler`;
 export const DATABASE = "context-chat";
 
 /**

@@ -2,10 +2,10 @@
 // (automation, slot) pair once — the unique key of automation_runs — and fans the runs out
 // through a queue; the consumer runs each as a turn on its channel and records the outcome of
 // every attempt, the queue retrying failed ones and dead-lettering those that never succeed.
-import { and, desc, eq, gt, inArray, lt, sql } from "drizzle-orm";
+import { and, desc, eq, inArray, lt, lte, sql } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
 import { automationRuns, automations } from "../db/schema";
-import { dueSlot, parseCron } from "../core/cron";
+import { dueSlot, nextSlot, parseCron } from "../core/cron";
 import { sortableId } from "../core/ids";
 import type { Usage } from "../core/types";
 
@@ -19,7 +19,10 @@ export const SLOT_LOOKBACK_MINUTES = 60;
  * retries end well within it); it is closed as failed.
  */
 export const RUN_TIMEOUT_MS = 30 * 60_000;
-const CLAIM_PAGE = 200;
+/** Due automations one invocation claims: each costs two statements (the claim, the next slot). */
+export const CLAIM_PAGE = 100;
+/** next_run_at of a row that will never be due (a schedule with no next slot, or one that no longer parses). */
+const NEVER = "9999-12-31T23:59:59.999Z";
 /** A run in one of these states may still be taken by a delivery, or closed as failed. */
 const OPEN = ["queued", "running", "retrying"];
 
@@ -28,9 +31,15 @@ export interface AutomationJob {
   runId: string;
 }
 
+/** More automations were due than one invocation claims: the consumer claims the next page for the same tick. */
+export interface ClaimContinuation {
+  kind: "claim";
+  scheduledTime: number;
+}
+
 export async function createAutomation(db: D1Database, tenantId: string, input: { name: string; schedule: string; prompt: string; channel: string; paused?: boolean }): Promise<Automation> {
   const now = new Date().toISOString();
-  const row: Automation = { id: sortableId("auto"), tenantId, name: input.name, schedule: input.schedule, prompt: input.prompt, channel: input.channel, paused: input.paused ?? false, createdAt: now, updatedAt: now };
+  const row: Automation = { id: sortableId("auto"), tenantId, name: input.name, schedule: input.schedule, prompt: input.prompt, channel: input.channel, paused: input.paused ?? false, createdAt: now, updatedAt: now, nextRunAt: "" };
   await drizzle(db).insert(automations).values(row);
   return row;
 }
@@ -47,7 +56,8 @@ export async function listAutomations(db: D1Database, tenantId: string, limit: n
 export async function updateAutomation(db: D1Database, tenantId: string, id: string, change: Partial<Pick<Automation, "name" | "schedule" | "prompt" | "channel" | "paused">>): Promise<Automation | null> {
   const rows = await drizzle(db)
     .update(automations)
-    .set({ ...change, updatedAt: new Date().toISOString() })
+    // A new schedule, or a resumed automation, is looked at afresh by the next tick.
+    .set({ ...change, updatedAt: new Date().toISOString(), ...(change.schedule !== undefined || change.paused === false ? { nextRunAt: "" } : {}) })
     .where(and(eq(automations.tenantId, tenantId), eq(automations.id, id)))
     .returning();
   return rows[0] ?? null;
@@ -68,51 +78,90 @@ export async function listRuns(db: D1Database, tenantId: string, automationId: s
     .limit(limit);
 }
 
+/** Runs still open long after they were queued never finished (a lost message): closed as failed. */
+export async function closeAbandonedRuns(db: D1Database, now: number): Promise<number> {
+  const closed = await drizzle(db)
+    .update(automationRuns)
+    .set({ status: "failed", error: sql`COALESCE(${automationRuns.error}, 'the run did not finish')`, finishedAt: new Date(now).toISOString() })
+    .where(and(inArray(automationRuns.status, OPEN), lt(automationRuns.queuedAt, new Date(now - RUN_TIMEOUT_MS).toISOString())));
+  return closed.meta.changes ?? 0;
+}
+
 /**
- * One trigger tick: close runs that never finished, then claim every active automation's due
- * slot (at most once per slot, whatever the number of ticks) and enqueue the claimed runs.
- * Automations are read in pages and runs are sent in batches, so the tick's own work stays small
- * however many automations exist; the turns run in the queue consumer.
+ * One page of a tick: the due automations (next_run_at at or before the tick, through the
+ * automations_due index, at most `limit`), each one's due slot claimed at most once (the unique key
+ * of automation_runs, whatever the number of ticks) and its next_run_at moved past the tick. Work
+ * per call is bounded by `limit` however many automations exist; `more` says a full page was
+ * read, so another call for the same tick may find more (the caller continues through the queue);
+ * the claimed runs come back as `jobs` for the caller to send.
  */
-export async function claimDueRuns(db: D1Database, queue: Queue<AutomationJob>, now: number): Promise<{ claimed: number; closed: number }> {
+export interface ClaimWork {
+  claimed: number;
+  more: boolean;
+  /** Automation rows the page query read (through the index: the due rows it returned). */
+  rowsRead: number;
+  /** D1 statements: the page query, one claim per due slot, one next slot per row. */
+  statements: number;
+  /** One queue message per run this page claimed, for the caller to send. */
+  jobs: AutomationJob[];
+}
+
+export async function claimDuePage(db: D1Database, now: number, limit = CLAIM_PAGE): Promise<ClaimWork> {
   const d = drizzle(db);
   const nowIso = new Date(now).toISOString();
-  const closed = await d
-    .update(automationRuns)
-    .set({ status: "failed", error: sql`COALESCE(${automationRuns.error}, 'the run did not finish')`, finishedAt: nowIso })
-    .where(and(inArray(automationRuns.status, OPEN), lt(automationRuns.queuedAt, new Date(now - RUN_TIMEOUT_MS).toISOString())));
-  let claimed = 0;
-  let after = "";
-  for (;;) {
-    const page = await d
-      .select({ id: automations.id, tenantId: automations.tenantId, schedule: automations.schedule })
-      .from(automations)
-      .where(and(eq(automations.paused, false), gt(automations.id, after)))
-      .orderBy(automations.id)
-      .limit(CLAIM_PAGE);
-    if (!page.length) break;
-    after = page[page.length - 1].id;
-    const due = page.flatMap((a) => {
-      try {
-        const slot = dueSlot(parseCron(a.schedule), now, SLOT_LOOKBACK_MINUTES);
-        return slot ? [{ ...a, slot: slot.toISOString(), runId: sortableId("run") }] : [];
-      } catch {
-        return []; // validated on write; a bad row must not stop the others
-      }
-    });
-    if (!due.length) continue;
-    // The (automation_id, slot) unique key makes each claim win at most once across ticks.
-    const claim = (r: (typeof due)[number]) =>
-      d
-        .insert(automationRuns)
-        .values({ id: r.runId, automationId: r.id, tenantId: r.tenantId, slot: r.slot, status: "queued", queuedAt: nowIso })
-        .onConflictDoNothing({ target: [automationRuns.automationId, automationRuns.slot] });
-    const outcomes = await d.batch([claim(due[0]), ...due.slice(1).map(claim)]);
-    const won = due.filter((_, i) => (outcomes[i].meta.changes ?? 0) > 0);
-    for (let i = 0; i < won.length; i += 100) await queue.sendBatch(won.slice(i, i + 100).map((r) => ({ body: { kind: "automation" as const, runId: r.runId } })));
-    claimed += won.length;
-  }
-  return { claimed, closed: closed.meta.changes ?? 0 };
+  const page = await d
+    .select({ id: automations.id, tenantId: automations.tenantId, schedule: automations.schedule })
+    .from(automations)
+    .where(and(eq(automations.paused, false), lte(automations.nextRunAt, nowIso)))
+    .orderBy(automations.nextRunAt)
+    .limit(limit);
+  if (!page.length) return { claimed: 0, more: false, rowsRead: 0, statements: 1, jobs: [] };
+  const planned = page.map((a) => {
+    try {
+      const schedule = parseCron(a.schedule);
+      const slot = dueSlot(schedule, now, SLOT_LOOKBACK_MINUTES);
+      return { ...a, slot: slot?.toISOString() ?? null, runId: sortableId("run"), next: nextSlot(schedule, now)?.toISOString() ?? NEVER };
+    } catch {
+      return { ...a, slot: null, runId: "", next: NEVER }; // validated on write; a bad row must not stop the others
+    }
+  });
+  const due = planned.filter((r) => r.slot !== null);
+  const claims = due.map((r) =>
+    d
+      .insert(automationRuns)
+      .values({ id: r.runId, automationId: r.id, tenantId: r.tenantId, slot: r.slot!, status: "queued", queuedAt: nowIso })
+      .onConflictDoNothing({ target: [automationRuns.automationId, automationRuns.slot] }),
+  );
+  // Only while still due: a row rescheduled meanwhile keeps the '' its update gave it.
+  const moves = planned.map((r) => d.update(automations).set({ nextRunAt: r.next }).where(and(eq(automations.id, r.id), lte(automations.nextRunAt, nowIso))));
+  const [first, ...rest] = [...claims, ...moves];
+  const outcomes = await d.batch([first, ...rest]);
+  const won = due.filter((_, i) => (outcomes[i].meta.changes ?? 0) > 0);
+  const jobs = won.map((r) => ({ kind: "automation" as const, runId: r.runId }));
+  return { claimed: won.length, more: page.length === limit, rowsRead: page.length, statements: 1 + claims.length + moves.length, jobs };
+}
+
+/** The claim page size: AUTOMATION_CLAIM_PAGE when set to a positive integer, else CLAIM_PAGE. */
+export function claimPageSize(env: Pick<Env, "AUTOMATION_CLAIM_PAGE">): number {
+  const n = Number(env.AUTOMATION_CLAIM_PAGE);
+  return Number.isInteger(n) && n > 0 ? n : CLAIM_PAGE;
+}
+
+/**
+ * One invocation's share of a tick: a page of due automations; when the page was full, a
+ * continuation on the claims queue claims the next page in another invocation, so no
+ * invocation's work grows with the number of tenants. Each invocation logs its work (one line,
+ * what bench:scale reads and what a deployment's logs show).
+ */
+export async function claimDueRuns(env: Env, now: number): Promise<{ claimed: number; continued: boolean }> {
+  const started = Date.now();
+  const work = await claimDuePage(env.DB, now, claimPageSize(env));
+  // On its own queue, so the next page is claimed at once rather than behind this page's turns.
+  if (work.more) await (env.AUTOMATION_CLAIMS as Queue<ClaimContinuation>).send({ kind: "claim", scheduledTime: now });
+  const runs = env.AUTOMATION_QUEUE as Queue<AutomationJob>;
+  for (let i = 0; i < work.jobs.length; i += 100) await runs.sendBatch(work.jobs.slice(i, i + 100).map((body) => ({ body })));
+  console.log(JSON.stringify({ event: "automation_claims", tick: new Date(now).toISOString(), claimed: work.claimed, continued: work.more, rowsRead: work.rowsRead, statements: work.statements, ms: Date.now() - started }));
+  return { claimed: work.claimed, continued: work.more };
 }
 
 /**

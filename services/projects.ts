@@ -39,13 +39,25 @@ export const PROMPT_PROJECT_FILES = 200;
 
 /** A project's ready files in upload (id) order, `limit` of them after the id `after`. */
 export async function projectFiles(db: D1Database, tenantId: string, projectId: string, limit = PROMPT_PROJECT_FILES, after?: string): Promise<Attachment[]> {
-  const rows = await drizzle(db)
+  return (await filesQuery(db, tenantId, projectId, limit, after)).map(toAttachment);
+}
+
+const filesQuery = (db: D1Database, tenantId: string, projectId: string, limit: number, after?: string) =>
+  drizzle(db)
     .select()
     .from(attachments)
     .where(and(eq(attachments.tenantId, tenantId), eq(attachments.projectId, projectId), eq(attachments.status, "ready"), after ? gt(attachments.id, after) : undefined))
     .orderBy(attachments.id)
     .limit(limit);
-  return rows.map(toAttachment);
+
+/**
+ * The project and its first `limit` files in one D1 round trip: a turn of a project's conversation
+ * reads both before its first model call, so two sequential reads would be on its critical path.
+ */
+export async function projectWithFiles(db: D1Database, tenantId: string, id: string, limit: number): Promise<{ project: Project; files: Attachment[] } | null> {
+  const d = drizzle(db);
+  const [found, files] = await d.batch([d.select().from(projects).where(and(eq(projects.tenantId, tenantId), eq(projects.id, id))), filesQuery(db, tenantId, id, limit)]);
+  return found[0] ? { project: found[0], files: files.map(toAttachment) } : null;
 }
 
 /**

@@ -30,4 +30,6 @@ interface __BaseEnv_Env {
   ALLOW_LOOPBACK_TOOLS?: string;
   /** 32 random bytes, base64 (a secret): seals tool secrets such as an MCP server's auth header. */
   TOOL_SECRETS_KEY?: string;
+  /** Due automations one cron invocation claims (default 100); more are claimed by continuations on the automation queue. */
+  AUTOMATION_CLAIM_PAGE?: string;
 }

@@ -8,7 +8,7 @@ import { isAgentSegment, type ModelRequest, type StoredMessage, type SystemBlock
 import { toolRegistry } from "../../agent/tools";
 import type { ToolRegistry } from "../../agent/tools/registry";
 import { memoryMapFor, utcDay } from "../../services/memory/memory-map";
-import { getProject, projectFiles, projectFilesBlock, PROMPT_PROJECT_FILES, projectTools as projectToolsFor } from "../../services/projects";
+import { projectFilesBlock, projectWithFiles, PROMPT_PROJECT_FILES, projectTools as projectToolsFor } from "../../services/projects";
 import type { ConversationHead } from "../../services/record/conversation-head";
 import type { ObjectScope } from "./object-scope";
 import { TurnTools } from "./turn-tools";
@@ -108,11 +108,10 @@ export class ReplayCache {
     let project: string | null = null;
     let projectTools: string[] = [];
     if (head.projectId) {
-      const p = await getProject(this.scope.env.DB, head.tenantId, head.projectId);
-      if (p) {
-        const listed = await projectFiles(this.scope.env.DB, head.tenantId, p.id, PROMPT_PROJECT_FILES + 1);
-        const files = listed.slice(0, PROMPT_PROJECT_FILES);
-        project = projectFilesBlock(p, files, listed.length > files.length);
+      const found = await projectWithFiles(this.scope.env.DB, head.tenantId, head.projectId, PROMPT_PROJECT_FILES + 1);
+      if (found) {
+        const files = found.files.slice(0, PROMPT_PROJECT_FILES);
+        project = projectFilesBlock(found.project, files, found.files.length > files.length);
         projectTools = projectToolsFor(files);
       }
     }

@@ -1,12 +1,15 @@
-// API-key authentication. Keys are stored as SHA-256 digests; a lookup result is cached in the
-// isolate for AUTH_CACHE_MS so a busy key costs one D1 read a minute, not one per request. That
-// TTL is also the bound on revocation: the isolate that revokes a key drops its entry at once,
-// every other isolate stops accepting the key within AUTH_CACHE_MS (sooner if the key expires).
+// API-key authentication. Keys are stored as SHA-256 digests; a lookup result is cached in two
+// layers — the isolate, then the data center's Cache API (edge-key-cache.ts) — both until the same
+// `until`, at most AUTH_CACHE_MS after the D1 read, so a busy key costs one D1 read per colo a
+// minute, not one per request. That TTL is also the bound on revocation: the revoking isolate drops
+// both entries of its colo at once; every other isolate and colo stops accepting the key within
+// AUTH_CACHE_MS of the read that cached it (sooner if the key expires).
 import { and, eq, isNull } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
 import { apiKeys, tenants } from "../../db/schema";
 import { sha256Hex, sortableId } from "../../core/ids";
 import { keyRow, newSecret } from "./api-keys";
+import { deleteEdgeKey, readEdgeKey, writeEdgeKey, type CachedKey } from "./edge-key-cache";
 
 export const AUTH_CACHE_MS = 60_000;
 const CACHE_MAX_ENTRIES = 10_000;
@@ -17,7 +20,7 @@ export interface ActiveKey {
   keyId: string;
 }
 
-const cache = new Map<string, { key: ActiveKey | null; until: number }>();
+const cache = new Map<string, CachedKey>();
 
 export const DEV_TENANT_ID = "dev";
 const DEV_DEFAULT_KEY = "dev-local-key";
@@ -29,21 +32,30 @@ export function adminToken(env: Env): string | null {
   return env.ADMIN_TOKEN || (isLocalDev(env) ? DEV_DEFAULT_ADMIN : null);
 }
 
-/** The active (not revoked, not expired) key with this digest, or null. `now` drives the cache's clock. */
+/** The active (not revoked, not expired) key with this digest, or null. `now` drives the caches' clock. */
 export async function keyForHash(env: Env, keyHash: string, now = Date.now()): Promise<ActiveKey | null> {
   await ensureDevTenant(env);
   const hit = cache.get(keyHash);
   if (hit && hit.until > now) return hit.key;
+  // The colo's entry keeps the `until` of the D1 read behind it, so copying it here never extends the bound.
+  const edge = await readEdgeKey(keyHash, now).catch(() => null);
+  if (edge) return remember(keyHash, edge);
   const row = await drizzle(env.DB)
     .select({ tenantId: apiKeys.tenantId, keyId: apiKeys.id, expiresAt: apiKeys.expiresAt })
     .from(apiKeys)
     .where(and(eq(apiKeys.keyHash, keyHash), isNull(apiKeys.revokedAt)))
     .get();
   const expires = row?.expiresAt ? Date.parse(row.expiresAt) : Infinity;
-  const key = row && expires > now ? { tenantId: row.tenantId, keyId: row.keyId } : null;
+  const entry = { key: row && expires > now ? { tenantId: row.tenantId, keyId: row.keyId } : null, until: Math.min(now + AUTH_CACHE_MS, expires) };
+  // A cache that fails costs a D1 read next time, never a refused request.
+  await writeEdgeKey(keyHash, entry, now).catch(() => {});
+  return remember(keyHash, entry);
+}
+
+function remember(keyHash: string, entry: CachedKey): ActiveKey | null {
   if (cache.size >= CACHE_MAX_ENTRIES) cache.clear();
-  cache.set(keyHash, { key, until: Math.min(now + AUTH_CACHE_MS, expires) });
-  return key;
+  cache.set(keyHash, entry);
+  return entry.key;
 }
 
 /** Tenant id for a presented API key, or null. */
@@ -52,9 +64,15 @@ export async function tenantForKey(env: Env, key: string): Promise<string | null
   return (await keyForHash(env, await sha256Hex(key)))?.tenantId ?? null;
 }
 
-/** Called by the isolate that revokes a key, so the key stops working here with no delay at all. */
-export function forgetKey(keyHash: string): void {
+/** Called by the isolate that revokes a key, so the key stops working in its colo with no delay at all. */
+export async function forgetKey(keyHash: string): Promise<void> {
   cache.delete(keyHash);
+  await deleteEdgeKey(keyHash);
+}
+
+/** Empties this isolate's layer only, as a fresh isolate of the same colo starts (tests). */
+export function forgetIsolateKeys(): void {
+  cache.clear();
 }
 
 /** Creates a tenant and its first key; the plaintext key is returned once and never stored. */

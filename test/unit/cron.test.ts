@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { cronError, dueSlot, matches, parseCron } from "../../core/cron";
+import { cronError, dueSlot, matches, nextSlot, parseCron } from "../../core/cron";
 
 const at = (iso: string) => new Date(iso);
 
@@ -36,5 +36,34 @@ describe("cron expressions", () => {
     expect(dueSlot(hourly, now + 5_000, 60)!.toISOString()).toBe("2026-12-02T14:00:00.000Z");
     expect(dueSlot(parseCron("0 9 * * *"), now, 60)).toBeNull();
     expect(dueSlot(parseCron("37 14 * * *"), now, 0)!.toISOString()).toBe("2026-12-02T14:37:00.000Z");
+  });
+});
+
+describe("the next slot", () => {
+  it("is the first matching minute strictly after now, across hours, days, months and years", () => {
+    const next = (expr: string, iso: string) => nextSlot(parseCron(expr), Date.parse(iso))?.toISOString() ?? null;
+    expect(next("0 * * * *", "2026-12-02T14:00:00Z")).toBe("2026-12-02T15:00:00.000Z");
+    expect(next("0 * * * *", "2026-12-02T14:00:59Z")).toBe("2026-12-02T15:00:00.000Z");
+    expect(next("*/15 9-17 * * MON-FRI", "2026-12-04T17:50:00Z")).toBe("2026-12-07T09:00:00.000Z"); // Friday evening -> Monday
+    expect(next("30 6 1,15 * *", "2026-12-15T06:30:00Z")).toBe("2027-01-01T06:30:00.000Z");
+    expect(next("@yearly", "2026-06-01T00:00:00Z")).toBe("2027-01-01T00:00:00.000Z");
+    expect(next("0 0 29 2 *", "2026-03-01T00:00:00Z")).toBe("2028-02-29T00:00:00.000Z");
+    expect(next("0 0 30 2 *", "2026-03-01T00:00:00Z")).toBeNull();
+    expect(next("* * * * *", "2026-12-31T23:59:30Z")).toBe("2027-01-01T00:00:00.000Z");
+  });
+
+  it("agrees with a minute-by-minute search", () => {
+    const start = Date.parse("2026-01-01T00:00:00Z");
+    for (const expr of ["0 */6 * * *", "15 10 * * 1-5", "0 0 1 */3 *", "5,35 * 13 * 5", "0 12 * JAN,JUL SUN"]) {
+      const s = parseCron(expr);
+      let t = start;
+      for (let i = 0; i < 20; i++) {
+        let slow = Math.floor(t / 60_000) * 60_000 + 60_000;
+        while (!matches(s, new Date(slow))) slow += 60_000;
+        const fast = nextSlot(s, t)!.getTime();
+        expect([expr, new Date(fast).toISOString()]).toEqual([expr, new Date(slow).toISOString()]);
+        t = fast;
+      }
+    }
   });
 });

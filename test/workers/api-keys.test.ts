@@ -5,7 +5,8 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { sha256Hex } from "../../core/ids";
 import { MAX_ACTIVE_KEYS } from "../../services/keys/api-keys";
-import { AUTH_CACHE_MS, keyForHash } from "../../services/keys/auth";
+import { AUTH_CACHE_MS, forgetIsolateKeys, keyForHash } from "../../services/keys/auth";
+import { spyD1 } from "./d1-spy";
 import { ADMIN, api, connectSocket, createConversation } from "./helpers";
 
 async function tenant(): Promise<{ id: string; key: string }> {
@@ -148,6 +149,33 @@ describe("expiry and the auth cache's bound", () => {
     await env.DB.prepare(`UPDATE api_keys SET revoked_at = ? WHERE id = ?`).bind(new Date(t0).toISOString(), made.key.id).run();
     expect(await keyForHash(env as Env, hash, t0 + AUTH_CACHE_MS - 1)).not.toBeNull();
     expect(await keyForHash(env as Env, hash, t0 + AUTH_CACHE_MS)).toBeNull();
+  });
+
+  it("serve a key from the colo's cache to a fresh isolate with no D1 read, revoked elsewhere until the bound and never after", async () => {
+    const t = await tenant();
+    const made = await createKey(t.key);
+    const hash = await sha256Hex(made.apiKey);
+    const t0 = Date.now();
+    expect(await keyForHash(env as Env, hash, t0)).toEqual({ tenantId: t.id, keyId: made.key.id });
+    // Revoked in another colo: D1 says so, this colo's Cache API entry does not know.
+    await env.DB.prepare(`UPDATE api_keys SET revoked_at = ? WHERE id = ?`).bind(new Date(t0).toISOString(), made.key.id).run();
+    forgetIsolateKeys();
+    const spy = spyD1(env.DB);
+    expect(await keyForHash({ ...env, DB: spy.db } as Env, hash, t0 + AUTH_CACHE_MS - 1)).toEqual({ tenantId: t.id, keyId: made.key.id });
+    expect(spy.direct).toEqual([]);
+    // Copied into the fresh isolate with the colo entry's own deadline, never a new minute.
+    expect(await keyForHash({ ...env, DB: spy.db } as Env, hash, t0 + AUTH_CACHE_MS)).toBeNull();
+    expect(spy.direct).toHaveLength(1);
+  });
+
+  it("refuse a key revoked in this colo at once, in an isolate that never saw the revocation", async () => {
+    const t = await tenant();
+    const other = await createKey(t.key);
+    expect(await works(other.apiKey)).toBe(true);
+    expect((await api("DELETE", `/v1/keys/${other.key.id}`, undefined, { key: t.key })).status).toBe(200);
+    // Another isolate of the same colo: its own map is empty, the shared entry was deleted with the revocation.
+    forgetIsolateKeys();
+    expect(await keyForHash(env as Env, await sha256Hex(other.apiKey))).toBeNull();
   });
 
   it("end a key at its expiresAt, even while it is cached", async () => {

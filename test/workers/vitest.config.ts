@@ -22,6 +22,9 @@ export default defineProject(async () => ({
           ALLOW_LOOPBACK_TOOLS: "true",
           // A fixed test key for sealed tool secrets (services/tools/secret-box.ts), never a deployment's.
           TOOL_SECRETS_KEY: "dGVzdC1vbmx5LXRvb2wtc2VjcmV0cy1rZXktMzJieXQ=",
+          // Two due automations per cron invocation: every tick with more goes through the
+          // queue's claim continuations, so the automation tests exercise paging too.
+          AUTOMATION_CLAIM_PAGE: "2",
           TEST_MIGRATIONS: await readD1Migrations(`${root}d1-migrations`),
         },
       },

@@ -21,6 +21,7 @@ import { toolRoutes } from "./routes/tools";
 import type { AppEnv } from "./types";
 import { consumeTicket } from "./ws-tickets";
 import { enforceRateLimit } from "./rate-limit";
+import { d1Session } from "./d1-session";
 import { sha256Hex } from "../../core/ids";
 import { openApiDocument } from "./openapi/document";
 import { doc } from "./openapi/registry";
@@ -67,6 +68,9 @@ app.use("/v1/*", async (c, next) => {
     },
   })(c, next);
 });
+
+// Before authentication, so the key lookup is a read of the request's session too.
+app.use("/v1/*", d1Session);
 
 app.use("/v1/*", async (c, next) => {
   if (c.req.path.startsWith("/v1/admin/")) return next();

@@ -1,6 +1,7 @@
-// The chat worker's entry point: the HTTP API, the cron trigger, the automation and export queues'
-// consumers and their dead-letter queues', and the Durable Object classes.
+// The chat worker's entry point: the HTTP API, the cron trigger, the automation, claims and export
+// queues' consumers and the dead-letter queues', and the Durable Object classes.
 import { app } from "./app";
+import { AUTOMATION_CLAIMS_QUEUE, runClaimBatch } from "./automation-claims";
 import { AUTOMATION_DLQ, recordDeadAutomations, runAutomationBatch } from "./automation-runner";
 import { EXPORT_DLQ, EXPORT_QUEUE, recordDeadExports, runExportBatch } from "./export-runner";
 import { runScheduled } from "./scheduled";
@@ -24,6 +25,7 @@ export default {
     if (batch.queue === EXPORT_QUEUE) await runExportBatch(batch, env);
     else if (batch.queue === EXPORT_DLQ) await recordDeadExports(batch, env);
     else if (batch.queue === AUTOMATION_DLQ) await recordDeadAutomations(batch, env);
+    else if (batch.queue === AUTOMATION_CLAIMS_QUEUE) await runClaimBatch(batch, env);
     else await runAutomationBatch(batch, env);
   },
 } satisfies ExportedHandler<Env, unknown>;

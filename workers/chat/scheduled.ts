@@ -1,24 +1,26 @@
-// The cron trigger: every tick claims the due automation slots (fanned out through the
-// automation queue), sweeps expired websocket tickets and abandoned uploads, and rolls closed
+// The cron trigger: every tick closes abandoned automation runs and claims a page of due
+// automation slots (fanned out through the automation queue, which also carries the claim of any
+// further pages), sweeps expired websocket tickets and abandoned uploads, and rolls closed
 // days of the corpus log into their single log objects.
 import { attachmentPrefix } from "../../r2-layout";
 import { deleteOpenUpload, staleUploads } from "../../services/attachments/store";
-import { claimDueRuns, type AutomationJob } from "../../services/automations";
+import { claimDueRuns, closeAbandonedRuns } from "../../services/automations";
 import { rollUpCorpusDays } from "../../services/corpus";
 import { sweepExpiredTickets } from "./ws-tickets";
 
 export async function runScheduled(
   controller: ScheduledController,
   env: Env,
-): Promise<{ ticketsSwept: number; claimed: number; closed: number; uploadsSwept: number; corpusDaysRolled: number }> {
+): Promise<{ ticketsSwept: number; claimed: number; continued: boolean; closed: number; uploadsSwept: number; corpusDaysRolled: number }> {
   const now = controller.scheduledTime;
-  const [ticketsSwept, runs, uploadsSwept, corpusDaysRolled] = await Promise.all([
+  const [ticketsSwept, closed, runs, uploadsSwept, corpusDaysRolled] = await Promise.all([
     sweepExpiredTickets(env.DB, now),
-    claimDueRuns(env.DB, env.AUTOMATION_QUEUE as Queue<AutomationJob>, now),
+    closeAbandonedRuns(env.DB, now),
+    claimDueRuns(env, now),
     sweepAbandonedUploads(env, now),
     rollUpCorpusDays(env, now),
   ]);
-  return { ticketsSwept, ...runs, uploadsSwept, corpusDaysRolled };
+  return { ticketsSwept, closed, ...runs, uploadsSwept, corpusDaysRolled };
 }
 
 const SINGLE_UPLOAD_MS = 60 * 60_000;

@@ -40,7 +40,8 @@ const automationId = (id: string) => {
   if (!isId("auto", id)) throw notFound("automation");
   return id;
 };
-const publicAutomation = <T extends { tenantId: string }>({ tenantId: _t, ...a }: T) => a;
+// next_run_at is the cron tick's bookkeeping, not part of the resource.
+const publicAutomation = <T extends { tenantId: string; nextRunAt: string }>({ tenantId: _t, nextRunAt: _n, ...a }: T) => a;
 const publicRun = ({ tenantId: _t, usage, ...r }: AutomationRunRow) => ({ ...r, usage: usage ? JSON.parse(usage) : null });
 
 automationRoutes.post("/", doc({ summary: "Create an automation", responses: { 201: { description: "Created", schema: automation } } }), ...jsonBody(createBody), async (c) => c.json(publicAutomation(await createAutomation(c.env.DB, c.get("tenantId"), c.req.valid("json"))), 201));

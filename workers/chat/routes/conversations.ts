@@ -2,6 +2,7 @@
 import { Hono } from "hono";
 import { z } from "zod";
 import { isId } from "../../../core/ids";
+import { requestLocationHint } from "../location-hint";
 import { settingsPatchSchema } from "../../../core/settings";
 import { turnBodySchema } from "../../../core/turn-input";
 import type { ConversationDO } from "../../../durable-objects/conversation/conversation-do";
@@ -68,7 +69,7 @@ function stubFor(env: Env, tenantId: string, id: string): { stub: DurableObjectS
 conversationRoutes.post("/", doc({ summary: "Create a conversation", responses: { 201: { description: "Created", schema: conversation } } }), ...jsonBody(createBody), async (c) => {
   const body = c.req.valid("json");
   if (body.projectId && !(await getProject(c.env.DB, c.get("tenantId"), body.projectId))) throw badRequest("projectId: no such project");
-  const created = await createConversation(c.env, c.get("tenantId"), body);
+  const created = await createConversation(c.env, c.get("tenantId"), body, undefined, requestLocationHint(c.req.raw));
   if ("error" in created) throw badRequest(created.error);
   return c.json(created.view, 201);
 });

@@ -59,7 +59,7 @@ export function keyRoutes(scope: KeyScope): Hono<AppEnv> {
     const outcome = await revokeKey(c.env.DB, tenantId, c.req.param("keyId"), scope.mayRevokeLast);
     if (outcome === "not_found") throw notFound("key");
     if (outcome === "last_key") throw new ApiError(409, "conflict", "this is the tenant's last active key; create another before revoking it");
-    if (outcome.revokedHash) forgetKey(outcome.revokedHash);
+    if (outcome.revokedHash) await forgetKey(outcome.revokedHash);
     return c.json({ key: outcome.key });
   });
 

@@ -5,6 +5,7 @@
 // in the background.
 import { Hono } from "hono";
 import { z } from "zod";
+import { requestLocationHint } from "../location-hint";
 import { createConversation } from "../../../durable-objects/conversation-create";
 import { discardStaged, ImportRefused, stageTranscript, type ImportFormat } from "../../../services/transfer/import-staging";
 import { ApiError, badRequest } from "../errors";
@@ -53,7 +54,7 @@ transcriptImportRoutes.post(
       throw err;
     }
     try {
-      const created = await createConversation(c.env, tenantId, { title: title ?? "Imported conversation" }, staged);
+      const created = await createConversation(c.env, tenantId, { title: title ?? "Imported conversation" }, staged, requestLocationHint(c.req.raw));
       if ("error" in created) throw badRequest(created.error);
       return c.json(created.view, 201);
     } finally {

@@ -1,0 +1,72 @@
+// D1 read replication: every D1 statement of a request runs in one Sessions API session started
+// from the client's `x-d1-bookmark` (or unconstrained for reads, at the primary for writes), and
+// every answer carries the session's latest bookmark, so a client reads its own writes anywhere.
+import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { app } from "../../workers/chat/app";
+import { spyD1 } from "./d1-spy";
+import { api, newTenant } from "./helpers";
+
+async function call(db: D1Database, method: string, path: string, key: string, opts: { body?: unknown; bookmark?: string } = {}) {
+  const ctx = createExecutionContext();
+  const headers: Record<string, string> = { authorization: `Bearer ${key}` };
+  if (opts.body !== undefined) headers["content-type"] = "application/json";
+  if (opts.bookmark !== undefined) headers["x-d1-bookmark"] = opts.bookmark;
+  const res = await app.fetch(new Request(`http://chat.test${path}`, { method, headers, body: opts.body === undefined ? undefined : JSON.stringify(opts.body) }), { ...env, DB: db } as Env, ctx);
+  await waitOnExecutionContext(ctx);
+  return { status: res.status, bookmark: res.headers.get("x-d1-bookmark"), json: (await res.json().catch(() => null)) as any };
+}
+
+const BOOKMARK = /^[0-9a-f]+(-[0-9a-f]+)+$/;
+
+describe("D1 sessions and the bookmark header", () => {
+  it("run every statement of a request in one session: unconstrained for a read, primary for a write, the client's bookmark when sent", async () => {
+    const key = await newTenant();
+    const read = spyD1(env.DB);
+    const listed = await call(read.db, "GET", "/v1/memory", key);
+    expect(listed.status).toBe(200);
+    expect(read.sessions).toEqual(["first-unconstrained"]);
+    expect(read.inSession.length).toBeGreaterThan(0);
+    expect(read.direct).toEqual([]);
+
+    const write = spyD1(env.DB);
+    const made = await call(write.db, "POST", "/v1/memory", key, { body: { title: "bookmarked", text: "a note written at the primary" } });
+    expect(made.status, JSON.stringify(made)).toBe(201);
+    expect(write.sessions).toEqual(["first-primary"]);
+    expect(write.direct).toEqual([]);
+    expect(made.bookmark).toMatch(BOOKMARK);
+
+    const after = spyD1(env.DB);
+    const seen = await call(after.db, "GET", `/v1/memory/${made.json.id}`, key, { bookmark: made.bookmark! });
+    expect(seen.status).toBe(200);
+    expect(after.sessions).toEqual([made.bookmark]);
+    expect(after.direct).toEqual([]);
+  });
+
+  it("answer every request with the session's latest bookmark, never older than the one sent", async () => {
+    const key = await newTenant();
+    const first = await api("POST", "/v1/memory", { title: "one", text: "first write" }, { key });
+    const b1 = first.headers.get("x-d1-bookmark")!;
+    expect(b1).toMatch(BOOKMARK);
+    const second = await api("POST", "/v1/memory", { title: "two", text: "second write" }, { key, headers: { "x-d1-bookmark": b1 } });
+    const b2 = second.headers.get("x-d1-bookmark")!;
+    // Bookmarks are fixed-width hex, so position order is string order; the session never moves back.
+    expect(b2 >= b1, `${b1} ${b2}`).toBe(true);
+    const read = await api("GET", `/v1/memory/${second.json.id}`, undefined, { key, headers: { "x-d1-bookmark": b2 } });
+    expect(read.status).toBe(200);
+    expect(read.headers.get("x-d1-bookmark")! >= b2).toBe(true);
+  });
+
+  it("refuse a malformed bookmark with a 400 naming the header, before anything is written", async () => {
+    const key = await newTenant();
+    const before = await api("GET", "/v1/memory", undefined, { key });
+    for (const bad of ["not a bookmark", "0000-zz", "x".repeat(300)]) {
+      const r = await api("POST", "/v1/memory", { title: "never", text: "never written" }, { key, headers: { "x-d1-bookmark": bad } });
+      expect(r.status).toBe(400);
+      expect(r.json.error).toEqual({ type: "invalid_request", message: expect.stringContaining("x-d1-bookmark") });
+    }
+    const after = await api("GET", "/v1/memory", undefined, { key });
+    expect(after.json.data ?? after.json.notes).toEqual(before.json.data ?? before.json.notes);
+  });
+});

@@ -10,6 +10,8 @@
 //   load      parallel conversations and senders (JSON, SSE, websocket) with folds and indexing
 //             running, then an audit of transcript, replay source and index (flags: see load.mjs)
 //   tools     3 MCP servers with 200 tools: first-request tokens, tool_search hit@3, a 50-step turn of 40 KB results
+//   scale     1,000 tenants, 100,000 messages: cortex rows and bytes per message, search p50/p99 by
+//             shard size, D1 writes per turn (BENCH_SCALE_TENANTS / BENCH_SCALE_MESSAGES for less)
 //   pdf-corpus  the PDF reader against pdf.js over the real-world PDFs in PDF_CORPUS_DIR (no stack)
 import { benchAttachments } from "./bench/attachments.mjs";
 import { benchCompact } from "./bench/compact.mjs";
@@ -18,11 +20,12 @@ import { benchPdfCorpus } from "./bench/pdf-corpus.mjs";
 import { benchRecall } from "./bench/recall.mjs";
 import { benchRecallPublic } from "./bench/recall-public.mjs";
 import { benchSawtooth } from "./bench/sawtooth.mjs";
+import { benchScale } from "./bench/scale.mjs";
 import { benchTokens } from "./bench/tokens.mjs";
 import { benchTools } from "./bench/tools.mjs";
 import { benchTurn } from "./bench/turn.mjs";
 
-const benches = { turn: benchTurn, sawtooth: benchSawtooth, recall: benchRecall, "recall-public": benchRecallPublic, tokens: benchTokens, attachments: benchAttachments, compact: benchCompact, load: benchLoad, "pdf-corpus": benchPdfCorpus, tools: benchTools };
+const benches = { turn: benchTurn, sawtooth: benchSawtooth, recall: benchRecall, "recall-public": benchRecallPublic, tokens: benchTokens, attachments: benchAttachments, compact: benchCompact, load: benchLoad, "pdf-corpus": benchPdfCorpus, tools: benchTools, scale: benchScale };
 const name = process.argv[2];
 if (!benches[name]) {
   console.log(`usage: npm run bench -- <${Object.keys(benches).join("|")}>`);

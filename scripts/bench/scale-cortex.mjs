@@ -52,7 +52,7 @@ function report({ tenants, load, shards, searches, writes }) {
   console.log(`\n== bench:scale, cortex ==`);
   console.log(`tenants ${fmt(tenants.length)}, messages ${fmt(load.messages)} in ${fmt(load.conversations)} conversations; shard sizes ${fmt(s.smallest)} to ${fmt(s.largest)} messages`);
   console.log(`load: imports answered in ${secs(load.importMs)}, all indexed after ${secs(load.indexedMs)}: ${fmt(load.messages / (load.indexedMs / 1000))} messages/s (tenant creation ${secs(load.tenantsMs)} more)`);
-  console.log(`shards on disk: ${fmt(s.shards)} CortexDO SQLite files (${s.sharedShards} holding more than one tenant), ${fmt(s.messages)} messages indexed, ${fmt(s.bytes / 1e6, 1)} MB`);
+  console.log(`shards on disk: ${fmt(s.shards)} CortexDO SQLite files (${s.sharedShards} holding more than one tenant), ${fmt(s.messages)} messages indexed, ${fmt(s.bytes / 1e6, 1)} MB checkpointed (${fmt(s.diskBytes / 1e6, 1)} MB as found, WAL included)`);
   console.log(`index rows per message: ${s.docsPerMessage.toFixed(3)} cortex_docs rows (one per chunk), ${s.ftsRowsPerMessage.toFixed(3)} FTS5 shadow rows`);
   console.log(`bytes per message: ${fmt(s.bytesPerMessage)} overall; ${fmt(s.marginalBytesPerMessage)} per added message (least squares over the shards), a shard's floor ${fmt(s.shardFloorBytes / 1024, 1)} KiB`);
   for (const b of s.buckets) if (b.shards) console.log(`  shards ${b.name.padEnd(7)} ${String(b.shards).padStart(4)} shards, ${fmt(b.messages).padStart(7)} messages, ${fmt(b.bytesPerMessage)} bytes/message`);

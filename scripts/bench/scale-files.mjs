@@ -39,18 +39,22 @@ export function withCopy(file, fn) {
 const one = (db, sql, ...params) => Object.values(db.prepare(sql).get(...params) ?? {})[0] ?? 0;
 
 /**
- * One cortex shard as stored: its bytes, its rows (cortex_docs, one per chunk; the FTS5 index's
- * own tables), the messages it indexes, whose tenant(s) they are, and bytes per table (dbstat).
+ * One cortex shard as stored: its bytes (checkpointed; `diskBytes` as found, WAL included), its
+ * rows (cortex_docs, one per chunk; the FTS5 index's own tables), the messages it indexes, whose
+ * tenant(s) they are, and bytes per table (dbstat).
  */
 export function measureShard(file) {
   return withCopy(file, (db, bytes) => {
     const tables = new Set(db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all().map((r) => r.name));
-    if (!tables.has("cortex_docs")) return { file, bytes, tenants: [], docs: 0, messages: 0, ftsRows: 0, byTable: {} };
+    // As found: the main file and the WAL the object had not checkpointed yet.
+    const diskBytes = statSync(file).size + (existsSync(`${file}-wal`) ? statSync(`${file}-wal`).size : 0);
+    if (!tables.has("cortex_docs")) return { file, bytes, diskBytes, tenants: [], docs: 0, messages: 0, ftsRows: 0, byTable: {} };
     const byTable = {};
     for (const r of db.prepare("SELECT name, SUM(pgsize) AS bytes FROM dbstat GROUP BY name").all()) byTable[r.name] = r.bytes;
     return {
       file,
       bytes,
+      diskBytes,
       tenants: db.prepare("SELECT DISTINCT tenant_id AS t FROM cortex_docs").all().map((r) => r.t),
       docs: one(db, "SELECT COUNT(*) FROM cortex_docs"),
       messages: one(db, "SELECT COUNT(DISTINCT ref_id) FROM cortex_docs WHERE kind = 'message'"),
@@ -60,20 +64,23 @@ export function measureShard(file) {
   });
 }
 
-/** Every row of every table (SQLite's and migration bookkeeping aside), keyed by rowid where there is one. */
+/**
+ * Every row of every table (SQLite's and migration bookkeeping aside), keyed by its primary key
+ * (by rowid where there is none: a rowid can be reused by the next insert, a key is not).
+ */
 export function snapshotTables(file) {
   return withCopy(file, (db) => {
     const snap = new Map();
     const names = db.prepare("SELECT name, sql FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '_cf_%' AND name != 'd1_migrations'").all();
     for (const { name, sql } of names) {
       if (/CREATE VIRTUAL TABLE/i.test(sql ?? "")) continue; // an FTS table's rows are its shadow tables'
-      const withRowid = !/WITHOUT ROWID/i.test(sql ?? "");
+      const pk = db.prepare(`PRAGMA table_info("${name}")`).all().filter((c) => c.pk > 0).sort((a, b) => a.pk - b.pk).map((c) => c.name);
       const rows = new Map();
-      const all = db.prepare(withRowid ? `SELECT rowid AS __rowid, * FROM "${name}"` : `SELECT * FROM "${name}"`).all();
+      const all = db.prepare(pk.length ? `SELECT * FROM "${name}"` : `SELECT rowid AS __rowid, * FROM "${name}"`).all();
       for (const r of all) {
         const { __rowid, ...rest } = r;
         const body = JSON.stringify(rest, (_, v) => (typeof v === "bigint" ? String(v) : v instanceof Uint8Array ? Buffer.from(v).toString("base64") : v));
-        rows.set(withRowid ? String(__rowid) : body, body);
+        rows.set(pk.length ? JSON.stringify(pk.map((c) => rest[c])) : String(__rowid), body);
       }
       snap.set(name, rows);
     }

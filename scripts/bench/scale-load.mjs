@@ -5,7 +5,8 @@
 import { tenantText } from "./scale-text.mjs";
 
 export const ADMIN = "dev-admin-token";
-const CONVERSATION_MAX = 500;
+// About 230 chars a message: 300 messages stay well under the default 120,000-char fold threshold.
+const CONVERSATION_MAX = 300;
 
 export async function api(base, key, method, path, body, contentType = "application/json") {
   const res = await fetch(base + path, { method, headers: { authorization: `Bearer ${key}`, "content-type": contentType }, body: body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body) });

@@ -29,6 +29,7 @@ export function summarizeShards(shards) {
   const sum = (xs, f) => xs.reduce((a, x) => a + f(x), 0);
   const messages = sum(indexed, (s) => s.messages);
   const bytes = sum(indexed, (s) => s.bytes);
+  const diskBytes = sum(indexed, (s) => s.diskBytes);
   const { slope, intercept } = fit(indexed.map((s) => ({ x: s.messages, y: s.bytes })));
   const tables = {};
   for (const s of indexed) for (const [t, b] of Object.entries(s.byTable)) tables[t] = (tables[t] ?? 0) + b;
@@ -42,6 +43,7 @@ export function summarizeShards(shards) {
     sharedShards: indexed.filter((s) => s.tenants.length > 1).length,
     messages,
     bytes,
+    diskBytes,
     docsPerMessage: sum(indexed, (s) => s.docs) / Math.max(1, messages),
     ftsRowsPerMessage: sum(indexed, (s) => s.ftsRows) / Math.max(1, messages),
     bytesPerMessage: bytes / Math.max(1, messages),

@@ -63,13 +63,16 @@ export function messageChars(m) {
 }
 
 
-/** Runs `fn(baseUrl)` against a throwaway stack on a free loopback port, then stops it. */
+/**
+ * Runs `fn(baseUrl, persistDir)` against a throwaway stack on a free loopback port, then stops it
+ * (`persistDir` holds the stack's local state: D1, R2 and the Durable Objects' SQLite files).
+ */
 export async function withStack(fn, vars = {}) {
   const dir = mkdtempSync(join(tmpdir(), "context-chat-bench-"));
   // Benchmarks fire far more than a client would: per-key rate limits off.
   const stack = await startStack({ persistTo: dir, vars: { RATE_LIMIT_PER_MINUTE: "0", TURN_RATE_LIMIT_PER_MINUTE: "0", ...vars } });
   try {
-    return await fn(stack.baseUrl);
+    return await fn(stack.baseUrl, dir);
   } finally {
     await stack.stop();
     rmSync(dir, { recursive: true, force: true });

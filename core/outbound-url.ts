@@ -18,7 +18,8 @@ export function checkOutboundUrl(raw: string, opts: { allowLoopback?: boolean } 
     return { ok: false, reason: "not a valid URL" };
   }
   if (url.username || url.password) return { ok: false, reason: "credentials in the URL are not allowed; use the auth header setting" };
-  const host = url.hostname.replace(/^\[|\]$/g, "").toLowerCase();
+  // A trailing dot names the same host ("localhost." is localhost).
+  const host = url.hostname.replace(/^\[|\]$/g, "").toLowerCase().replace(/\.$/, "");
   const loopback = isLoopback(host);
   if (loopback && opts.allowLoopback) {
     if (url.protocol === "https:" || url.protocol === "http:") return { ok: true, url };
@@ -62,11 +63,14 @@ function isPrivateV4([a, b]: number[]): boolean {
   );
 }
 
-/** An IPv4 address embedded in IPv6 (::ffff:a.b.c.d, or its hex form after URL normalisation). */
+/**
+ * An IPv4 address embedded in IPv6: mapped (::ffff:a.b.c.d), compatible (::a.b.c.d), each also in
+ * the hex form URL normalisation gives (::ffff:7f00:1, ::7f00:1), or 6to4 (2002:aabb:ccdd::).
+ */
 function mappedV4(host: string): number[] | null {
-  const dotted = host.match(/^::ffff:(\d+\.\d+\.\d+\.\d+)$/);
+  const dotted = host.match(/^::(?:ffff:)?(\d+\.\d+\.\d+\.\d+)$/);
   if (dotted) return parseIPv4(dotted[1]);
-  const hex = host.match(/^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/);
+  const hex = host.match(/^::(?:ffff:)?([0-9a-f]{1,4}):([0-9a-f]{1,4})$/) ?? host.match(/^2002:([0-9a-f]{1,4}):([0-9a-f]{1,4})(?::|$)/);
   if (!hex) return null;
   const hi = parseInt(hex[1], 16);
   const lo = parseInt(hex[2], 16);

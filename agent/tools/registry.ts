@@ -123,17 +123,29 @@ export class ToolRegistry {
 
   /**
    * This registry plus `extra` tools (a tenant's HTTP and MCP tools, a turn's client tools): a
-   * new registry per turn, the built-in one untouched. A name already taken is refused, so a
-   * tenant's tool can never stand in for a built-in one.
+   * new registry per turn, the built-in one untouched. A name already taken keeps its first tool
+   * (built-ins first, then the sources in order) and the later one is left out, logged: a tenant's
+   * tool can never stand in for a built-in one, and two tenant tools that collide (a remote MCP
+   * server can publish any name) never fail the turn.
    */
   extend(extra: readonly ToolDefinition<any>[]): ToolRegistry {
     if (!extra.length) return this;
+    const out = this.without([]);
+    for (const tool of extra) {
+      if (out.tools.has(tool.name)) console.warn(`tool ${tool.name} left out of the turn: the name is taken`);
+      else out.register(tool);
+    }
+    return out;
+  }
+
+  /** A copy without the named tools (a paused turn's own client tools win over tenant tools registered while it waited). */
+  without(names: readonly string[]): ToolRegistry {
     const out = new ToolRegistry();
     for (const [name, tool] of this.tools) {
+      if (names.includes(name)) continue;
       out.tools.set(name, tool);
       out.schemas.set(name, this.schemas.get(name)!);
     }
-    for (const tool of extra) out.register(tool);
     return out;
   }
 

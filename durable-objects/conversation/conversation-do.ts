@@ -244,9 +244,14 @@ export class ConversationDO extends DurableObject<Env> {
     if (await this.deletion.resume()) return;
     await this.outbox.pending();
     // A paused turn whose wait ran out ends; one whose accepted results a restart cut short goes on.
-    const due = await this.paused.due();
-    if (due && (await this.record.load(due))) await this.intake.enqueueResume(due, null);
-    await this.paused.armAlarm();
+    // The alarm is set again whatever the resume did: a resume that throws past the platform's
+    // alarm retries would otherwise leave the turn waiting for ever.
+    try {
+      const due = await this.paused.due();
+      if (due && (await this.record.load(due))) await this.intake.enqueueResume(due, null);
+    } finally {
+      await this.paused.armAlarm();
+    }
   }
 
   override fetch(request: Request): Promise<Response> {

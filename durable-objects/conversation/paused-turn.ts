@@ -29,6 +29,13 @@ export interface ResultsRefusal {
 }
 
 const PAUSED_KEY = "paused-turn";
+/**
+ * A paused turn can hold a step's large server results and a client's large answers (a post may be
+ * 12 MiB), past the 2 MB a storage value may be: it is kept as JSON in chunks of this many UTF-16
+ * units (at most 1 MB each however the text is encoded), all written in one atomic put.
+ */
+const CHUNK_CHARS = 500_000;
+const chunkKey = (i: number) => `${PAUSED_KEY}:${i}`;
 const NOTES_KEY = "paused-turn-notes";
 const ANSWERED_KEY = "client-answered-ids";
 /** How soon the alarm retries a resume whose accepted results were not saved. */
@@ -43,22 +50,47 @@ export class PausedTurns {
   constructor(private readonly ctx: DurableObjectState) {}
 
   async get(): Promise<PausedTurn | null> {
-    if (this.current === undefined) this.current = (await this.ctx.storage.get<PausedTurn>(PAUSED_KEY)) ?? null;
+    if (this.current === undefined) this.current = await this.read();
     return this.current;
   }
 
   async pause(turn: PausedTurn): Promise<void> {
+    await this.write(turn);
     this.current = turn;
-    await this.ctx.storage.put(PAUSED_KEY, turn);
     await this.armAlarm();
+  }
+
+  private async read(): Promise<PausedTurn | null> {
+    const head = await this.ctx.storage.get<{ chunks: number }>(PAUSED_KEY);
+    if (!head) return null;
+    const keys = Array.from({ length: head.chunks }, (_, i) => chunkKey(i));
+    const parts = await this.ctx.storage.get<string>(keys);
+    return JSON.parse(keys.map((k) => parts.get(k) ?? "").join("")) as PausedTurn;
+  }
+
+  /** Replaces the stored turn in one atomic put (its old chunks past the new count removed after). */
+  private async write(turn: PausedTurn): Promise<void> {
+    const json = JSON.stringify(turn);
+    const chunks = Math.max(1, Math.ceil(json.length / CHUNK_CHARS));
+    if (chunks > 120) throw new Error("a paused turn is larger than the object may keep");
+    const before = (await this.ctx.storage.get<{ chunks: number }>(PAUSED_KEY))?.chunks ?? 0;
+    const entries: Record<string, unknown> = { [PAUSED_KEY]: { chunks } };
+    for (let i = 0; i < chunks; i++) entries[chunkKey(i)] = json.slice(i * CHUNK_CHARS, (i + 1) * CHUNK_CHARS);
+    await this.ctx.storage.put(entries);
+    if (before > chunks) await this.ctx.storage.delete(Array.from({ length: before - chunks }, (_, i) => chunkKey(chunks + i)));
+  }
+
+  private async remove(): Promise<void> {
+    const before = (await this.ctx.storage.get<{ chunks: number }>(PAUSED_KEY))?.chunks ?? 0;
+    await this.ctx.storage.delete([PAUSED_KEY, ...Array.from({ length: before }, (_, i) => chunkKey(i))]);
   }
 
   /** The step's results are saved: the turn is no longer paused, and its ids count as answered. */
   async resumed(turn: PausedTurn): Promise<void> {
     this.answered = [...(await this.answeredIds()), ...turn.step.pending.map((c) => c.id)].slice(-ANSWERED_KEPT);
-    this.current = null;
     await this.ctx.storage.put(ANSWERED_KEY, this.answered);
-    await this.ctx.storage.delete(PAUSED_KEY);
+    await this.remove();
+    this.current = null;
   }
 
   /**
@@ -83,8 +115,8 @@ export class PausedTurns {
     const missing = [...pending].filter((id) => !ids.includes(id));
     if (missing.length) return refuse(400, "invalid_request", `results: every pending call must be answered in one post; missing ${missing.join(", ")}`);
     const accepted: PausedTurn = { ...turn!, answers: results.map(toBlock) };
+    await this.write(accepted);
     this.current = accepted;
-    await this.ctx.storage.put(PAUSED_KEY, accepted);
     await this.armAlarm();
     return { turn: accepted };
   }
@@ -103,7 +135,8 @@ export class PausedTurns {
   async alarmAt(now = Date.now()): Promise<number | null> {
     const turn = await this.get();
     if (!turn) return null;
-    return turn.answers ? now + RESUME_RETRY_MS : turn.expiresAt;
+    // An expired wait whose ending failed (storage down) is tried again soon, never in a tight loop.
+    return turn.answers || turn.expiresAt <= now ? now + RESUME_RETRY_MS : turn.expiresAt;
   }
 
   /** Sets the alarm for the wait's end unless an earlier one is set (the alarm re-arms it after other work). */

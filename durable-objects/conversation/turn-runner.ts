@@ -136,7 +136,10 @@ export class TurnRunner {
       return fail({ type: "storage_error", message: "the turn could not start; nothing was saved; retry" });
     }
     const clash = turnTools.filter((t) => prompt.tools.get(t.name)).map((t) => t.name);
-    if (clash.length) return fail({ type: "invalid_request", message: `tools: ${clash.join(", ")} already registered for this tenant`, status: 400 });
+    // A new turn is refused whole; a paused one goes on with its own tools, which win over tenant
+    // tools of the same name registered while it waited (refusing it would leave it waiting).
+    if (clash.length && !resuming) return fail({ type: "invalid_request", message: `tools: ${clash.join(", ")} already registered for this tenant`, status: 400 });
+    if (clash.length) prompt = { ...prompt, tools: prompt.tools.without(clash) };
     // The turn's own client tools ride its requests as core tools; the <capabilities> index was
     // taken from the registry before them, so they never move the prompt's prefix.
     if (turnTools.length) prompt = { ...prompt, tools: prompt.tools.extend(turnTools.map((t) => clientToolDefinition(t, { core: true }))) };

@@ -28,7 +28,7 @@ export async function importLegacyRows(db: D1Database, tenantId: string, rows: r
   const upsert = db.prepare(
     `INSERT INTO cortex_docs (doc_id, tenant_id, conversation_id, kind, ref_id, seq, role, created_at, body)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-     ON CONFLICT(doc_id) DO UPDATE SET body = excluded.body WHERE cortex_docs.body != excluded.body`,
+     ON CONFLICT(doc_id) DO NOTHING`,
   );
   const own = rows.filter((r) => r.tenant_id === tenantId);
   if (own.length) await db.batch(own.map((r) => upsert.bind(r.doc_id, r.tenant_id, r.conversation_id, r.kind, r.ref_id, r.seq, r.role, r.created_at, r.body)));

@@ -33,6 +33,12 @@ describe("checkOutboundUrl", () => {
       "https://[::1]/",
       "https://[::ffff:127.0.0.1]/",
       "https://[::ffff:10.0.0.1]/",
+      "https://[::127.0.0.1]/", // IPv4-compatible, normalised to ::7f00:1
+      "https://[::a9fe:a9fe]/", // 169.254.169.254, compatible form
+      "https://[2002:7f00:1::]/", // 6to4 of 127.0.0.1
+      "https://[2002:a00:1::1]/", // 6to4 of 10.0.0.1
+      "https://localhost./",
+      "https://metadata.google.internal./",
       "https://[fd00::1]/",
       "https://[fe80::1]/",
       "https://224.0.0.1/",

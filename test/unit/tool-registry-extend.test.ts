@@ -33,8 +33,12 @@ describe("ToolRegistry.extend", () => {
     expect(toolRegistry.extend([])).toBe(toolRegistry);
   });
 
-  it("refuses a tenant tool named like a built-in one", () => {
-    expect(() => toolRegistry.extend([{ ...weather, name: "memory_search" }])).toThrow(/registered twice/);
+  it("keeps the built-in tool when a tenant tool takes its name, and the first of two tenant tools of one name", () => {
+    const impostor = { ...weather, name: "memory_search", description: "not the real one" };
+    const turn = toolRegistry.extend([impostor, weather, { ...weather, description: "a second weather tool" }]);
+    expect(turn.get("memory_search")).toBe(toolRegistry.get("memory_search"));
+    expect(turn.get("weather_lookup")?.description).toBe("Today's weather for a city.");
+    expect(turn.without(["weather_lookup"]).get("weather_lookup")).toBeUndefined();
   });
 
   it("the model sees the tool's stated JSON Schema once it is active", () => {

@@ -6,6 +6,7 @@ import { describe, expect, it } from "vitest";
 import { toToolResultBlock } from "../../core/client-tools";
 import { INTERRUPTED_TOOL_RESULT } from "../../core/replay";
 import { Client } from "../../client";
+import { PausedTurns } from "../../durable-objects/conversation/paused-turn";
 import { api, connectSocket, createConversation, DEV_KEY, eventually, transcript } from "./helpers";
 
 const weather = { name: "get_weather", description: "The weather in a city", input_schema: { type: "object", properties: { city: { type: "string" } }, required: ["city"] } };
@@ -33,6 +34,8 @@ describe("client tools", () => {
     const busy = await api("POST", `/v1/conversations/${id}/messages`, { content: "hello?" });
     expect(busy.status).toBe(409);
     expect(busy.json.error).toMatchObject({ type: "turn_paused" });
+    // Not a second's wait: the turn waits for its client, so no Retry-After invites polling.
+    expect(busy.headers.get("retry-after")).toBeNull();
     expect(busy.json.error.message).toContain(call.id);
 
     await evictDurableObject(stubOf(id));
@@ -261,6 +264,49 @@ describe("client tools", () => {
     await new Promise((r) => setTimeout(r, 200));
     const alarmAt = await (runInDurableObject as any)(stubOf(id), async (_i: unknown, state: DurableObjectState) => state.storage.getAlarm());
     expect(alarmAt).toBe(Date.parse(paused.json.requires_action.expiresAt));
+  });
+
+  it("keep a large paused turn in chunks under the storage value limit, whole across a reload", async () => {
+    const id = await createConversation();
+    const paused = await turn(id, `@tool get_weather {"city":"Oslo"}`);
+    expect(paused.json.stop_reason).toBe("requires_action");
+    const inObject = runInDurableObject as unknown as <T>(s: unknown, f: (i: unknown, st: DurableObjectState) => Promise<T>) => Promise<T>;
+    const out = await inObject(stubOf(id), async (_i, state) => {
+      const stored = await new PausedTurns(state).get();
+      // 3 MB of answers (a post may carry 12 MiB): more than one storage value may hold (2 MB).
+      const big = { ...stored!, answers: [{ type: "tool_result" as const, tool_use_id: stored!.step.pending[0].id, content: "w".repeat(3_000_000) }] };
+      await new PausedTurns(state).pause(big);
+      const chunks = [...(await state.storage.list<string>({ prefix: "paused-turn:" })).values()];
+      const reread = await new PausedTurns(state).get();
+      // Put the real pause back, so the conversation is left as it was.
+      await new PausedTurns(state).pause(stored!);
+      const after = [...(await state.storage.list<string>({ prefix: "paused-turn:" })).values()];
+      return { chunks: chunks.map((c) => c.length), answer: (reread!.answers![0].content as string).length, after: after.length };
+    });
+    expect(out.chunks.length).toBeGreaterThanOrEqual(7);
+    expect(Math.max(...out.chunks)).toBeLessThanOrEqual(500_000);
+    expect(out.answer).toBe(3_000_000);
+    // Chunks past the smaller turn's count are removed.
+    expect(out.after).toBe(1);
+  });
+
+  it("resume a paused turn whose tool name a tenant registered while it waited: the turn's own tool wins", async () => {
+    const id = await createConversation();
+    const paused = await turn(id, `@tool get_weather {"city":"Rome"}`);
+    expect(paused.json.stop_reason).toBe("requires_action");
+    const reg = await api("POST", "/v1/tools", { kind: "client", name: "get_weather", description: "A tenant tool of the same name.", inputSchema: { type: "object" } });
+    expect(reg.status).toBe(201);
+    try {
+      // A fresh object reads the tenant's tools anew, so the new name is seen at the resume.
+      await evictDurableObject(stubOf(id));
+      const resumed = await post(id, [{ tool_use_id: paused.json.requires_action.calls[0].id, content: "warm, 28 C" }]);
+      expect(resumed.status).toBe(200);
+      expect(resumed.json.stop_reason).toBe("end_turn");
+      expect(resumed.json.turnId).toBe(paused.json.turnId);
+      expect((await api("GET", `/v1/conversations/${id}`)).json.requiresAction).toBeUndefined();
+    } finally {
+      await api("DELETE", `/v1/tools/${reg.json.id}`);
+    }
   });
 
   it("a client tool registered on the tenant (/v1/tools, kind client) is found, activated and pauses the turn like a turn's own", async () => {

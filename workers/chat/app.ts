@@ -69,9 +69,6 @@ app.use("/v1/*", async (c, next) => {
   })(c, next);
 });
 
-// Before authentication, so the key lookup is a read of the request's session too.
-app.use("/v1/*", d1Session);
-
 app.use("/v1/*", async (c, next) => {
   if (c.req.path.startsWith("/v1/admin/")) return next();
   const key = bearer(c.req.header("authorization"));
@@ -99,6 +96,11 @@ app.use("/v1/*", async (c, next) => {
   }
   throw unauthorized();
 });
+
+// After authentication: a key is looked up on the primary (the raw binding), never on a replica
+// that might not have seen a revocation or a new key yet; every statement of the route itself
+// runs in the request's session.
+app.use("/v1/*", d1Session);
 
 app.route("/v1/admin", adminRoutes);
 app.route("/v1/keys", keyRoutes({ tenantOf: async (c) => c.get("tenantId"), mayRevokeLast: false }));

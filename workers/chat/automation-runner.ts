@@ -91,6 +91,8 @@ export async function runAutomation(env: Env, runId: string, attempt: number): P
   if (!events) return failed("the channel's conversation is gone");
   const turn = await collectTurn(events);
   if (turn.error) return failed(`${turn.error.type}: ${turn.error.message}`);
+  // An automation has no client to answer a client tool: the turn waits until its timeout.
+  if (turn.requiresAction) return failed(`the turn waits on client tool calls (${turn.requiresAction.calls.map((c) => c.name).join(", ")}) that no client of an automation answers`);
   await finishRun(env.DB, runId, attempt, { status: "succeeded", conversationId, usage: turn.usage });
   return null;
 }

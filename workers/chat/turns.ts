@@ -51,7 +51,8 @@ export async function startKeyedTurn(env: Env, ref: ConversationRef, input: Turn
   if (!answer) return null;
   if ("refused" in answer) {
     const { status, type, message } = answer.refused;
-    throw new ApiError(status, type, message, status === 409 ? { "retry-after": "1" } : {});
+    // Only a key still in flight clears within a second; a paused turn waits for its client.
+    throw new ApiError(status, type, message, type === "idempotency_in_progress" ? { "retry-after": "1" } : {});
   }
   if ("replay" in answer) {
     const replay = answer.replay as TurnEvent[];

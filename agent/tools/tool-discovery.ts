@@ -7,6 +7,27 @@ import type { ToolDefinition, ToolRegistry } from "./registry";
 // One stem per word family: "quote", "quotes", "quoted" and "quoting" all become "quot".
 const words = (text: string) => new Set((text.toLowerCase().match(/[a-z0-9]+/g) ?? []).map((w) => w.replace(/(?<=...)(?:ing|ed|es|e|s)$/, "")));
 
+/**
+ * Everyday verbs for the actions tools are named by (create_…, get_…, update_…): a person asks to
+ * "find" or "show" what a tool calls search or get. Each query word also matches its family's verb.
+ */
+const VERB_FAMILIES: readonly (readonly string[])[] = [
+  ["search", "find", "lookup", "look", "query"],
+  ["get", "show", "fetch", "read", "view", "open", "retrieve"],
+  ["update", "change", "edit", "modify", "rename", "set"],
+  ["create", "add", "make", "new", "start", "open"],
+  ["delete", "remove", "erase", "drop", "discard"],
+  ["list", "browse", "enumerate"],
+];
+const synonyms = new Map<string, Set<string>>();
+for (const family of VERB_FAMILIES) {
+  const stems = [...family].map((w) => [...words(w)][0]);
+  for (const stem of stems) synonyms.set(stem, new Set([...(synonyms.get(stem) ?? []), ...stems]));
+}
+
+/** The query's words, each with its verb family's other members. */
+const queryWords = (query: string) => new Set([...words(query)].flatMap((w) => [w, ...(synonyms.get(w) ?? [])]));
+
 export function toolSearch(registry: ToolRegistry): ToolDefinition<{ query: string }> {
   return {
     name: "tool_search",
@@ -15,7 +36,7 @@ export function toolSearch(registry: ToolRegistry): ToolDefinition<{ query: stri
     description: "Search the tools that are not loaded yet by what you need to do. Returns matching tools with a one-line description; add one with tool_activate.",
     input: z.strictObject({ query: z.string().trim().min(1).max(200) }),
     async run({ query }, ctx) {
-      const q = words(query);
+      const q = queryWords(query);
       const tools = ctx.tools ?? registry;
       const scored = tools
         .all()

@@ -67,4 +67,20 @@ describe("ToolRegistry.extend", () => {
     expect((await turn.run("tool_search", { query: "send the customer quotes" }, ctx())).content.split("\n")[0]).toMatch(/^- create_quote /);
     expect((await turn.run("tool_search", { query: "contact details updated" }, ctx())).content.split("\n")[0]).toMatch(/^- update_contact /);
   });
+
+  it("tool_search matches everyday verbs to the action a tool is named by: find → search, show → get, change → update", async () => {
+    const tool = (name: string, description: string) => ({ ...weather, name, capability: `${name}: ${description}`, description });
+    const turn = toolRegistry.extend([
+      tool("search_deal", "Search a deal in the CRM."),
+      tool("archive_deal", "Archive a deal in the CRM."),
+      tool("get_company", "Get a company in the CRM."),
+      tool("archive_company", "Archive a company in the CRM."),
+      tool("update_permission", "Update a permission on a file."),
+      tool("archive_permission", "Archive a permission on a file."),
+    ]);
+    const top = async (query: string) => (await turn.run("tool_search", { query }, ctx())).content.split("\n")[0];
+    expect(await top("find deals by keyword")).toMatch(/^- search_deal /);
+    expect(await top("show me one company record")).toMatch(/^- get_company /);
+    expect(await top("change who has permission on a file")).toMatch(/^- update_permission /);
+  });
 });

@@ -70,6 +70,16 @@ export class TurnRunner {
     const { paused, record } = this.parts;
     const turn = await paused.get();
     if (!turn) return;
+    if (this.stepAlreadySaved(turn)) {
+      // A crash came between saving the step's results (R2 first, then the index) and clearing the
+      // pause: they are in the transcript, so they are never saved twice. The pause is cleared and
+      // the turn ends here; the next turn goes on from the saved results.
+      const { emit, end } = this.begin(ref, sink, queuedAt, turn.turnId);
+      await paused.resumed(turn);
+      await this.savedDeferredNotes(emit, turn.turnId);
+      end("interrupted", turn.step.state.usage, 0);
+      return;
+    }
     if (!turn.answers) {
       if (turn.expiresAt > Date.now()) return;
       const { emit, end } = this.begin(ref, sink, queuedAt, turn.turnId);
@@ -90,6 +100,14 @@ export class TurnRunner {
     }
     const earlier = this.parts.scope.store.range(turn.firstSeq, this.parts.scope.store.lastSeq());
     await this.execute(ref, sink, queuedAt, turn.turnId, turn.turnTools, undefined, (deps) => resumeAgentTurn(deps, turn.step, turn.answers!, earlier), turn);
+  }
+
+  /** Whether the last saved message already answers the paused step (its first pending call). */
+  private stepAlreadySaved(turn: PausedTurn): boolean {
+    const { store } = this.parts.scope;
+    const id = turn.step.pending[0]?.id;
+    const last = store.lastSeq() > 0 ? store.range(store.lastSeq(), store.lastSeq())[0] : undefined;
+    return !!id && last?.role === "user" && Array.isArray(last.content) && last.content.some((b) => b.type === "tool_result" && b.tool_use_id === id);
   }
 
   /** The turn's event plumbing: to the caller, the sockets and the log; `fail` ends a turn the model never answered. */

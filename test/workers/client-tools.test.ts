@@ -257,6 +257,27 @@ describe("client tools", () => {
     expect((await post(id, [{ tool_use_id: call.id, content: "again" }])).status).toBe(409);
   });
 
+  it("never save a step's results twice when a restart came after they were saved but before the pause was cleared", async () => {
+    const id = await createConversation();
+    const [call] = (await turn(id, `@tool get_weather {"city":"Lima"}`)).json.requires_action.calls;
+    const stub = stubOf(id) as unknown as DurableObjectStub;
+    // Accepted, and the step's results saved, as a resume does; the object dies before clearing the pause.
+    const savedNotCleared = async (instance: any) => {
+      await instance.paused.accept([{ tool_use_id: call.id, content: "fog" }], toToolResultBlock);
+      await instance.record.append([{ role: "user", content: [{ type: "tool_result", tool_use_id: call.id, content: "fog" }] }]);
+    };
+    await (runInDurableObject as any)(stub, savedNotCleared);
+    await evictDurableObject(stubOf(id));
+    expect(await transcript(id)).toHaveLength(3);
+    expect(await runDurableObjectAlarm(stubOf(id))).toBe(true);
+    await eventually(async () => (await api("GET", `/v1/conversations/${id}`)).json.requiresAction === undefined);
+    const all = await transcript(id);
+    expect(all.filter((m) => m.content.some((b: any) => b.type === "tool_result" && b.tool_use_id === call.id))).toHaveLength(1);
+    // The conversation goes on from the saved results.
+    const next = await api("POST", `/v1/conversations/${id}/messages`, { content: "and tomorrow?" });
+    expect(next.status).toBe(200);
+  });
+
   it("keep the wait's alarm set once indexing has caught up (the outbox would otherwise clear it)", async () => {
     const id = await createConversation();
     const paused = await turn(id, `@tool get_weather {"city":"zanzibar-alarm-check"}`);

@@ -1,21 +1,9 @@
 // The in-turn safety net inside workerd: a monster turn compacts in memory (cards streamed, the
 // stored transcript untouched), an overflow 400 forces one compaction and one retry, and the
 // context-full guard ends a max_tokens loop that has no room left.
-import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { api, createConversation, send, transcript } from "./helpers";
+import { api, createConversation, send, transcript, sendSseEvents } from "./helpers";
 
-async function sse(id: string, content: string): Promise<{ type: string; data: any }[]> {
-  const res = await (exports as any).default.fetch(
-    new Request(`http://chat.test/v1/conversations/${id}/messages`, {
-      method: "POST",
-      headers: { authorization: "Bearer dev-local-key", "content-type": "application/json", accept: "text/event-stream" },
-      body: JSON.stringify({ content }),
-    }),
-  );
-  const text = await res.text();
-  return [...text.matchAll(/^event: (\w+)\ndata: (.*)$/gm)].map((m) => ({ type: m[1], data: JSON.parse(m[2]) }));
-}
 
 async function rowsFile(id: string) {
   const lines = Array.from({ length: 5000 }, (_, i) => `row ${i} ${"lorem ipsum dolor ".repeat(3)}`).join("\n");
@@ -28,7 +16,7 @@ describe("the in-turn compactor", () => {
     const id = await createConversation({ contextWindowTokens: 24_000, outputReserveTokens: 2_000 });
     const att = await rowsFile(id);
     const calls = Array.from({ length: 10 }, (_, i) => `@tool file_read {"attachment_id":"${att}","lines":"${i * 500 + 1}-${i * 500 + 500}"}`).join("\n");
-    const events = await sse(id, `read all ten slices\n${calls}`);
+    const events = await sendSseEvents(id, `read all ten slices\n${calls}`);
     const types = events.map((e) => e.type);
     expect(types).toContain("compaction_started");
     const card = events.find((e) => e.type === "compaction")!.data;
@@ -73,7 +61,7 @@ describe("the in-turn compactor", () => {
       batches.push(up.json.id);
     }
     const calls = batches.map((att) => `@tool file_read {"attachment_id":"${att}","lines":"1-500"}`).join("\n");
-    const events = await sse(id, `Tally every batch: ${batches.join(", ")}.\n@tools-per-step 4\n${calls}`);
+    const events = await sendSseEvents(id, `Tally every batch: ${batches.join(", ")}.\n@tools-per-step 4\n${calls}`);
     const end = events.at(-1)!;
     expect(end.type).toBe("turn_end");
     expect(end.data.stop_reason).toBe("end_turn");
@@ -123,7 +111,7 @@ describe("the in-turn compactor", () => {
     // Two 300-line reads overflow the true window on the call after their results. Each is larger
     // than the learned window's whole target, so even protected they are cut: exactly one forced
     // compaction, and the one retry fits.
-    const events = await sse(id, `@tool file_read {"attachment_id":"${att}","lines":"1-300"}\n@tool file_read {"attachment_id":"${att}","lines":"301-600"}`);
+    const events = await sendSseEvents(id, `@tool file_read {"attachment_id":"${att}","lines":"1-300"}\n@tool file_read {"attachment_id":"${att}","lines":"301-600"}`);
     const started = events.filter((e) => e.type === "compaction_started");
     expect(started).toHaveLength(1);
     expect(started[0].data.forced).toBe(true);
@@ -132,7 +120,7 @@ describe("the in-turn compactor", () => {
     expect(stored.every((b: any) => !/TRUNCATED/.test(b.content))).toBe(true);
     // A prompt that alone passes the true window cannot be cut (the newest prompts are protected):
     // one forced compaction, one retry that still overflows, and a clean context_overflow instead of a loop.
-    const huge = await sse(id, `${"lorem ipsum dolor sit amet ".repeat(2_000)}\nand now this`);
+    const huge = await sendSseEvents(id, `${"lorem ipsum dolor sit amet ".repeat(2_000)}\nand now this`);
     expect(huge.filter((e) => e.type === "compaction_started")).toHaveLength(1);
     const end = huge.at(-1)!;
     expect(end.type).toBe("turn_end");
@@ -147,7 +135,7 @@ describe("the in-turn compactor", () => {
     const att = await rowsFile(id);
     const slices = (from: number) => Array.from({ length: 6 }, (_, i) => `@tool file_read {"attachment_id":"${att}","lines":"${from + i * 100}-${from + i * 100 + 99}"}`).join("\n");
     expect((await send(id, `first half\n${slices(1)}`)).json.stop_reason).toBe("end_turn");
-    const events = await sse(id, `second half\n${slices(601)}`);
+    const events = await sendSseEvents(id, `second half\n${slices(601)}`);
     const forced = events.filter((e) => e.type === "compaction_started");
     expect(forced).toHaveLength(1);
     expect(forced[0].data.forced).toBe(true);

@@ -5,21 +5,10 @@
 // settings overstate the window), the turn ends with a clean context_overflow error, and later
 // turns are still taken. (The compaction summary call's overflow: faults-model.test.ts; the fold
 // call's: faults-summarizer.test.ts.)
-import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { Ledger, reportInjections } from "./fault-ledger";
-import { api, createConversation } from "./helpers";
+import { api, createConversation, sendSse } from "./helpers";
 
-async function sse(id: string, content: string): Promise<any[]> {
-  const res = await (exports as any).default.fetch(
-    new Request(`http://chat.test/v1/conversations/${id}/messages`, {
-      method: "POST",
-      headers: { authorization: "Bearer dev-local-key", "content-type": "application/json", accept: "text/event-stream" },
-      body: JSON.stringify({ content }),
-    }),
-  );
-  return [...(await res.text()).matchAll(/^event: (\w+)\ndata: (.*)$/gm)].map((m) => JSON.parse(m[2]));
-}
 
 describe("fault: overflow 400 in every phase of a turn", () => {
   it("forces one compaction and one retry on the first call and after a tool result, never more, and keeps taking turns", async () => {
@@ -31,7 +20,7 @@ describe("fault: overflow 400 in every phase of a turn", () => {
     const seen = { "first call": 0, "after a tool result": 0, retriesFailed: 0, answeredAfter: 0 };
     for (let i = 0; i < 40 && (seen["first call"] === 0 || seen["after a tool result"] === 0); i++) {
       const content = i % 2 ? `plain turn ${i}\n@reply-chars 3000` : `tool turn ${i}\n@tool file_read {"attachment_id":"${up.json.id}","lines":"${(i * 200) % 2800 + 1}-${(i * 200) % 2800 + 200}"}`;
-      const events = await sse(id, content);
+      const events = await sendSse(id, content);
       ledger.record(events.filter((e) => e.type === "message").map((e) => e.message));
       const end = events.at(-1);
       expect(end.type).toBe("turn_end");

@@ -42,10 +42,15 @@ export async function newTenant(): Promise<string> {
 
 export const send = (id: string, content: unknown, key?: string) => api("POST", `/v1/conversations/${id}/messages`, { content }, { key });
 
+/** One turn asked for as SSE: its events in order, each with its SSE event name and its JSON. */
+export async function sendSseEvents(id: string, content: unknown, key?: string): Promise<{ type: string; data: any }[]> {
+  const r = await api("POST", `/v1/conversations/${id}/messages`, { content }, { key, headers: { accept: "text/event-stream" } });
+  return [...r.text.matchAll(/^event: (\w+)\ndata: (.*)$/gm)].map((m) => ({ type: m[1], data: JSON.parse(m[2]) }));
+}
+
 /** One turn asked for as SSE: its events in order, each event's JSON. */
 export async function sendSse(id: string, content: unknown, key?: string): Promise<any[]> {
-  const r = await api("POST", `/v1/conversations/${id}/messages`, { content }, { key, headers: { accept: "text/event-stream" } });
-  return [...r.text.matchAll(/^event: (\w+)\ndata: (.*)$/gm)].map((m) => JSON.parse(m[2]));
+  return (await sendSseEvents(id, content, key)).map((e) => e.data);
 }
 
 export async function transcript(id: string, key?: string): Promise<any[]> {

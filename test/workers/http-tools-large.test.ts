@@ -3,24 +3,13 @@
 // room for it in the turn that fetched it, a later turn replays it as a stub while the compactor
 // handles that turn's fresh 1 MB answer, and the call the stub names brings back the bytes.
 import { evictDurableObject, runInDurableObject } from "cloudflare:test";
-import { env, exports } from "cloudflare:workers";
+import { env } from "cloudflare:workers";
 import { describe, expect, inject, it } from "vitest";
-import { api, createConversation, send, transcript } from "./helpers";
+import { api, createConversation, send, transcript, sendSseEvents } from "./helpers";
 
 const server = inject("httpToolServer");
 const MB = 1024 * 1024;
 
-async function sse(id: string, content: string): Promise<{ type: string; data: any }[]> {
-  const res = await (exports as any).default.fetch(
-    new Request(`http://chat.test/v1/conversations/${id}/messages`, {
-      method: "POST",
-      headers: { authorization: "Bearer dev-local-key", "content-type": "application/json", accept: "text/event-stream" },
-      body: JSON.stringify({ content }),
-    }),
-  );
-  const text = await res.text();
-  return [...text.matchAll(/^event: (\w+)\ndata: (.*)$/gm)].map((m) => ({ type: m[1], data: JSON.parse(m[2]) }));
-}
 const results = (messages: any[]) => messages.flatMap((m: any) => (Array.isArray(m.content) ? m.content : [])).filter((b: any) => b.type === "tool_result");
 const text = (b: any) => (typeof b.content === "string" ? b.content : b.content.map((c: any) => c.text ?? "").join(""));
 
@@ -29,9 +18,9 @@ describe("a 1 MB HTTP tool answer", () => {
     const reg = await api("POST", "/v1/tools", { kind: "http", name: "dump_logs", description: "Dumps the full server log.", inputSchema: { type: "object" }, endpoint: `${server}/big?bytes=${MB}&key=large`, maxResponseBytes: MB });
     expect(reg.status).toBe(201);
     const id = await createConversation({ stubAfterExchanges: 1, stubBatchChars: 0 });
-    await sse(id, `@tool tool_activate {"name":"dump_logs"}`);
+    await sendSseEvents(id, `@tool tool_activate {"name":"dump_logs"}`);
 
-    const first = await sse(id, `@tool dump_logs {}`);
+    const first = await sendSseEvents(id, `@tool dump_logs {}`);
     expect(first.map((e) => e.type)).toContain("compaction");
     expect(first.at(-1)!.data.stop_reason).toBe("end_turn");
     const stored = results(await transcript(id)).filter((b: any) => !/tool_activate|active/.test(text(b)));
@@ -39,7 +28,7 @@ describe("a 1 MB HTTP tool answer", () => {
     expect(text(stored[0])).toHaveLength(MB);
     expect(text(stored[0]).endsWith("END-OF-BODY\n")).toBe(true);
 
-    const second = await sse(id, `@tool dump_logs {}`);
+    const second = await sendSseEvents(id, `@tool dump_logs {}`);
     const types = second.map((e) => e.type);
     expect(types).toContain("compaction");
     expect(second.at(-1)!.data.stop_reason).toBe("end_turn");
@@ -56,7 +45,7 @@ describe("a 1 MB HTTP tool answer", () => {
 
     // The call the stub names brings back the original bytes.
     const call = [...stub!.matchAll(/conversation_read (\{[^}]*\})/g)].at(-1)![1];
-    const read = await sse(id, `@tool conversation_read ${call}`);
+    const read = await sendSseEvents(id, `@tool conversation_read ${call}`);
     const page = read.filter((e) => e.type === "message").flatMap((e) => results([e.data.message]))[0];
     const body = text(page).slice(text(page).indexOf("\n") + 1);
     expect(body.length).toBeGreaterThan(1000);

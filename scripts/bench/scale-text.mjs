@@ -2,17 +2,10 @@
 // shards run from tens of messages to over ten thousand) and the text of each message, all from
 // a seeded PRNG so every run indexes exactly the same bytes.
 
-/** mulberry32: small, fast and good enough to make text; the same seed gives the same stream. */
-export function prng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+// The offline model's seeded PRNG (mulberry32): one generator for the model and the bench.
+import { prng } from "../../core/offline-model/hash.ts";
+
+export { prng };
 
 /**
  * Messages per tenant, largest first: rank r gets a share proportional to 1/r (Zipf, s = 1), at

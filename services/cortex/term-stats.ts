@@ -1,0 +1,90 @@
+// Term statistics for the cortex's ranking that do not depend on which tenants share a shard.
+//
+// BM25 weighs each query word by its idf: how rare the word is among the documents. FTS5 counts
+// that over its own table, so once each tenant has its own shard a word's weight comes from that
+// tenant's history alone: a word the person uses all the time (their dog's name, their job) weighs
+// little in their own searches, however telling it is. Counting it over one shared index instead
+// let every tenant's words move every other tenant's rankings. The cortex does neither: a word's
+// count is the shard's plus a fixed background's (background-terms.ts, chat turns from a public
+// corpus), as if those turns were indexed beside the tenant's but never returned. The idf is
+// Lucene's form of BM25's, log(1 + (N - n + 0.5) / (n + 0.5)), positive for every word.
+//
+// FTS5's bm25() cannot take another idf, but its score is a sum over the query's phrases of
+// idf(phrase) × a term-frequency part, so the ranking asks for each phrase alone and multiplies
+// its bm25 by blended idf / FTS5 idf (phraseWeights). With every weight 1 that sum is FTS5's own
+// score for the OR query, exactly.
+import { ftsTerms } from "../../core/fts-terms";
+import { BACKGROUND_DOCUMENTS, BACKGROUND_TERMS } from "./background-terms";
+
+/** A background: how many documents it has, and how many hold a query word. */
+export interface TermBackground {
+  documents: number;
+  hits(word: string): number;
+}
+
+/**
+ * A background over `documents` documents from its stem counts. A word FTS5 splits ("e-mail") is a
+ * phrase of its parts; its count is its rarest part's, an upper bound. A stem missing counts 0.
+ */
+export function termBackground(documents: number, counts: ReadonlyMap<string, number>): TermBackground {
+  return {
+    documents,
+    hits(word) {
+      const terms = ftsTerms(word);
+      return terms.length ? Math.min(...terms.map((t) => counts.get(t) ?? 0)) : 0;
+    },
+  };
+}
+
+let shipped: TermBackground | undefined;
+
+/** The background the cortex ranks with (background-terms.ts), parsed on first use. */
+export function shippedBackground(): TermBackground {
+  if (shipped) return shipped;
+  const counts = new Map<string, number>();
+  for (const line of BACKGROUND_TERMS.split("\n")) {
+    const space = line.indexOf(" ");
+    if (space > 0) counts.set(line.slice(0, space), Number(line.slice(space + 1)));
+  }
+  shipped = termBackground(BACKGROUND_DOCUMENTS, counts);
+  return shipped;
+}
+
+/** FTS5's idf (its bm25 in fts5_aux.c): log((N - n + 0.5) / (n + 0.5)), floored at 1e-6. */
+export function fts5Idf(rows: number, hits: number): number {
+  const idf = Math.log((rows - hits + 0.5) / (hits + 0.5));
+  return idf > 0 ? idf : 1e-6;
+}
+
+/** The ranking's idf: the shard's counts plus the background's, in Lucene's form. */
+export function blendedIdf(rows: number, hits: number, backgroundHits: number, backgroundDocuments: number = BACKGROUND_DOCUMENTS): number {
+  const n = rows + backgroundDocuments;
+  const h = hits + backgroundHits;
+  return Math.log(1 + (n - h + 0.5) / (h + 0.5));
+}
+
+/**
+ * Each query word's factor on FTS5's bm25 for that word alone, which swaps FTS5's idf for the
+ * blended one. `rows` is FTS5's own row count (the shard's), `hits` how many rows each word matches.
+ */
+export function phraseWeights(rows: number, words: readonly string[], hits: readonly number[], background: TermBackground = shippedBackground()): number[] {
+  return words.map((word, i) => blendedIdf(rows, hits[i], background.hits(word), background.documents) / fts5Idf(rows, hits[i]));
+}
+
+/**
+ * The row count FTS5 ranks with, from its averages record (the `_data` row with id 1: a varint
+ * holding the number of rows, then each column's token total). SQLite's varints are big-endian,
+ * seven bits a byte with the high bit meaning "more", the ninth byte whole. Null if absent.
+ */
+export function fts5RowCount(averages: unknown): number | null {
+  const bytes =
+    averages instanceof Uint8Array ? averages : averages instanceof ArrayBuffer ? new Uint8Array(averages) : Array.isArray(averages) ? Uint8Array.from(averages as number[]) : null;
+  if (!bytes?.length) return null;
+  let value = 0;
+  for (let i = 0; i < bytes.length && i < 9; i++) {
+    if (i === 8) return value * 256 + bytes[i];
+    value = value * 128 + (bytes[i] & 0x7f);
+    if (!(bytes[i] & 0x80)) return value;
+  }
+  return null;
+}

@@ -6,6 +6,7 @@
 import { renderMessageText } from "../core/render";
 import { assistantWeight } from "../core/speaker-weight";
 import { contentTerms } from "../core/stopwords";
+import { fts5RowCount, phraseWeights } from "./cortex/term-stats";
 import type { StoredMessage } from "../core/types";
 
 /** Long texts are indexed in chunks so one row stays well under D1's row size limit. */
@@ -92,11 +93,18 @@ export async function conversationOfMessage(db: D1Database, tenantId: string, me
  * words ("what did I ...") are left out unless the query has nothing else.
  */
 export function toFtsQuery(q: string, mode: "and" | "or" = "and"): string | null {
+  const words = queryWords(q);
+  return words && words.map(ftsPhrase).join(mode === "and" ? " " : " OR ");
+}
+
+/** The words of `q` a search looks for (each one FTS5 phrase), function words left out; null if none. */
+export function queryWords(q: string): string[] | null {
   const terms = q.match(/[\p{L}\p{N}_]+(?:[-.:/@#][\p{L}\p{N}_]+)*/gu);
   if (!terms?.length) return null;
-  const unique = contentTerms([...new Set(terms.slice(0, 32))]);
-  return unique.map((t) => `"${t.replace(/"/g, '""')}"`).join(mode === "and" ? " " : " OR ");
+  return contentTerms([...new Set(terms.slice(0, 32))]);
 }
+
+const ftsPhrase = (word: string) => `"${word.replace(/"/g, '""')}"`;
 
 export interface SearchOptions {
   conversationId?: string;
@@ -136,27 +144,53 @@ export async function searchCortex(db: D1Database, tenantId: string, q: string, 
 /**
  * One page of `searchCortex`'s ranking; `next` continues it exactly (ties are ordered by doc id).
  * Any subject term matches (a question in words rarely has all its words in the turn it means;
- * BM25 already ranks documents holding more of them higher). An assistant message's score is
- * discounted (core/speaker-weight) so a reply restating a person's words does not push other
- * evidence out. The whole ranking is one SQL order, so a paged walk is the one-page ranking. A
- * cursor's mode (`and`/`or`, from the first version) no longer matters.
+ * BM25 already ranks documents holding more of them higher). Each word's idf counts the shard's
+ * documents plus a fixed background's (services/cortex/term-stats.ts), so a ranking does not
+ * depend on which tenants share a shard. An assistant message's score is discounted
+ * (core/speaker-weight) so a reply restating a person's words does not push other evidence out.
+ * The whole ranking is one SQL order, so a paged walk is the one-page ranking. A cursor's mode
+ * (`and`/`or`, from the first version) no longer matters.
  */
 export async function searchCortexPage(db: D1Database, tenantId: string, q: string, opts: SearchOptions & { cursor?: SearchCursor }): Promise<{ hits: SearchHit[]; next: SearchCursor | null }> {
-  const match = toFtsQuery(q, "or");
-  if (!match) return { hits: [], next: null };
+  const words = queryWords(q);
+  if (!words) return { hits: [], next: null };
   const offset = opts.cursor?.offset ?? 0;
   // ── Semantic fusion hook: with a semantic path on, the page is the reciprocal-rank fusion of this
   // lexical ranking and the vector ranking (services/semantic/fusion.ts). ──
-  if (opts.fusion) return opts.fusion.page(db, tenantId, q, opts, offset, (count) => runSearch(db, tenantId, match, assistantWeight(q, opts.said), opts, 0, count));
-  const ranked = await runSearch(db, tenantId, match, assistantWeight(q, opts.said), opts, offset, opts.limit + 1);
+  if (opts.fusion) return opts.fusion.page(db, tenantId, q, opts, offset, (count) => runSearch(db, tenantId, words, assistantWeight(q, opts.said), opts, 0, count));
+  const ranked = await runSearch(db, tenantId, words, assistantWeight(q, opts.said), opts, offset, opts.limit + 1);
   const hits = ranked.slice(0, opts.limit);
   return { hits, next: ranked.length > opts.limit ? { mode: "or", offset: offset + opts.limit } : null };
 }
 
+/**
+ * Each word's factor on its own bm25 (term-stats.ts phraseWeights), from FTS5's row count and how
+ * many rows each word matches in the shard. One word needs none: scaling every score alike leaves
+ * the order as it is.
+ */
+async function wordWeights(db: D1Database, words: readonly string[]): Promise<number[]> {
+  if (words.length < 2) return words.map(() => 1);
+  const averages = await db.prepare(`SELECT block FROM cortex_fts_data WHERE id = 1`).first<unknown>("block");
+  const rows = fts5RowCount(averages);
+  if (rows === null) return words.map(() => 1);
+  const { results } = await db
+    .prepare(`WITH w(i, phrase) AS (VALUES ${words.map((_, i) => `(${i}, ?)`).join(", ")}) SELECT w.i AS i, (SELECT count(*) FROM cortex_fts WHERE cortex_fts MATCH w.phrase) AS n FROM w`)
+    .bind(...words.map(ftsPhrase))
+    .all<{ i: number; n: number }>();
+  const hits = words.map((_, i) => results.find((r) => r.i === i)?.n ?? 0);
+  return phraseWeights(rows, words, hits);
+}
+
 /** Documents ranked `offset` to `offset + count`: chunk rows are fetched until that many distinct documents are seen. */
-async function runSearch(db: D1Database, tenantId: string, match: string, assistant: number, opts: SearchOptions, offset: number, count: number): Promise<SearchHit[]> {
+async function runSearch(db: D1Database, tenantId: string, words: readonly string[], assistant: number, opts: SearchOptions, offset: number, count: number): Promise<SearchHit[]> {
+  const weights = await wordWeights(db, words);
+  // Each word's bm25 alone (one FTS5 query per row of w), weighted, summed per row: FTS5's OR-query
+  // score with the blended idf. A VALUES list, not a UNION: SQLite here caps a compound SELECT at
+  // a few terms, and a question has up to 32 words.
+  const perWord = `VALUES ${words.map(() => "(?, ?)").join(", ")}`;
   const filters: string[] = [];
-  const params: unknown[] = [assistant, match, tenantId];
+  // In the order of the statement's placeholders: the per-word scores, the assistant's factor, the tenant.
+  const params: unknown[] = [...words.flatMap((w, i) => [weights[i], ftsPhrase(w)]), assistant, tenantId];
   if (opts.conversationId) {
     filters.push("AND d.conversation_id = ?");
     params.push(opts.conversationId);
@@ -175,25 +209,41 @@ async function runSearch(db: D1Database, tenantId: string, match: string, assist
   for (let rows = wanted * 3; ; rows *= 4) {
     const { results } = await db
       .prepare(
-        `SELECT d.kind AS kind, d.ref_id AS id, d.conversation_id AS conversationId, d.seq AS seq, d.role AS role,
-                d.created_at AS createdAt, snippet(cortex_fts, 0, '[', ']', '…', 24) AS snippet, bm25(cortex_fts) * (CASE WHEN d.kind = 'message' AND d.role = 'assistant' THEN ? ELSE 1 END) AS score
-         FROM cortex_fts JOIN cortex_docs d ON d.rowid = cortex_fts.rowid
-         WHERE cortex_fts MATCH ? AND d.tenant_id = ? ${filters.join(" ")}
+        // The scores are taken while FTS5 scans (MATERIALIZED): bm25() only works there, not once
+        // rows are sorted for the grouping.
+        `WITH w(weight, phrase) AS (${perWord}),
+              h AS MATERIALIZED (SELECT cortex_fts.rowid AS rowid, bm25(cortex_fts) * w.weight AS s FROM w CROSS JOIN cortex_fts ON cortex_fts MATCH w.phrase)
+         SELECT h.rowid AS chunk, d.kind AS kind, d.ref_id AS id, d.conversation_id AS conversationId, d.seq AS seq, d.role AS role,
+                d.created_at AS createdAt, SUM(h.s) * (CASE WHEN d.kind = 'message' AND d.role = 'assistant' THEN ? ELSE 1 END) AS score
+         FROM h JOIN cortex_docs d ON d.rowid = h.rowid
+         WHERE d.tenant_id = ? ${filters.join(" ")}
+         GROUP BY h.rowid
          ORDER BY score, d.doc_id LIMIT ?`,
       )
       .bind(...params, rows)
-      .all<Omit<SearchHit, "messageId">>();
+      .all<Omit<SearchHit, "messageId" | "snippet"> & { chunk: number }>();
     const seen = new Set<string>();
-    const hits: SearchHit[] = [];
+    const best: (typeof results)[number][] = [];
     for (const h of results) {
       const key = `${h.kind}:${h.id}`;
       if (seen.has(key)) continue;
       seen.add(key);
-      hits.push({ ...h, messageId: h.kind === "message" ? h.id : null });
-      if (hits.length === wanted) break;
+      best.push(h);
+      if (best.length === wanted) break;
     }
-    if (hits.length === wanted || results.length < rows) return hits.slice(offset);
+    if (best.length === wanted || results.length < rows) return withSnippets(db, words, best.slice(offset));
   }
+}
+
+/** The hits with their snippets, taken from the chunk that ranked (only for the hits returned). */
+async function withSnippets(db: D1Database, words: readonly string[], ranked: readonly (Omit<SearchHit, "messageId" | "snippet"> & { chunk: number })[]): Promise<SearchHit[]> {
+  if (!ranked.length) return [];
+  const { results } = await db
+    .prepare(`SELECT rowid AS chunk, snippet(cortex_fts, 0, '[', ']', '…', 24) AS snippet FROM cortex_fts WHERE cortex_fts MATCH ? AND rowid IN (${ranked.map(() => "?").join(", ")})`)
+    .bind(words.map(ftsPhrase).join(" OR "), ...ranked.map((h) => h.chunk))
+    .all<{ chunk: number; snippet: string }>();
+  const snippets = new Map(results.map((r) => [r.chunk, r.snippet]));
+  return ranked.map(({ chunk, ...h }) => ({ ...h, snippet: snippets.get(chunk) ?? "", messageId: h.kind === "message" ? h.id : null }));
 }
 
 export const pageRef = (attachmentId: string, page: number) => `${attachmentId}:p${String(page).padStart(6, "0")}`;

@@ -1,0 +1,66 @@
+// The cortex weighs a query word by its rarity among the shard's documents plus a fixed
+// background's (services/cortex/term-stats.ts), not the tenant's history alone: a subject the
+// person comes back to all the time keeps its weight in their own searches. The ranking gets
+// there by weighting FTS5's bm25 word by word, which rests on two facts checked here inside a real
+// shard: the per-word scores sum to FTS5's own score, and the row count read from FTS5's averages
+// record is the shard's.
+import { runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { cortexFor } from "../../services/cortex/routing";
+import { fts5RowCount } from "../../services/cortex/term-stats";
+import { ADMIN, api, eventually } from "./helpers";
+
+async function tenant(): Promise<{ tenantId: string; key: string }> {
+  const r = await api("POST", "/v1/admin/tenants", { name: `terms-${crypto.randomUUID()}` }, { key: ADMIN });
+  return { tenantId: r.json.tenant.id, key: r.json.apiKey };
+}
+
+const note = async (key: string, text: string) => (await api("POST", "/v1/memory", { text }, { key })).json.id as string;
+
+describe("cortex term statistics", () => {
+  it("keeps a subject the tenant talks about all the time weighty: rare in chat at large beats common in chat at large", async () => {
+    const { key } = await tenant();
+    // Half the tenant's notes are about the ukulele: counted over this shard alone, "ukulele" is the
+    // commonest word there and weighs nearly nothing, so the one note saying "time" would rank first.
+    for (let i = 0; i < 8; i++) await note(key, `Ukulele practice log ${i}: chords and strumming.`);
+    for (let i = 0; i < 6; i++) await note(key, `Groceries list ${i}: rice, beans, coffee.`);
+    const strap = await note(key, "Bought a new ukulele strap in the market.");
+    const friends = await note(key, "Spent the time with friends at the market.");
+    const ranked = await eventually(async () => {
+      const r = (await api("GET", `/v1/search?q=${encodeURIComponent("ukulele time market")}&kind=memory&limit=20`, undefined, { key })).json;
+      return r.results.length >= 10 ? (r.results as any[]).map((h) => h.id) : null;
+    });
+    // Both hold "market"; the strap note's other word is the rare one in chat at large.
+    expect(ranked[0]).toBe(strap);
+    expect(ranked.indexOf(friends)).toBeGreaterThan(ranked.indexOf(strap));
+    // Every ukulele note outranks the one that only shares "time", the commonest word in chat.
+    expect(ranked.indexOf(friends)).toBe(ranked.length - 1);
+    // A long question is still one ranking (a query takes up to 32 words, each its own FTS5 scan).
+    const long = `${Array.from({ length: 31 }, (_, i) => `topic${i}`).join(" ")} strap`;
+    const r = await api("GET", `/v1/search?q=${encodeURIComponent(long)}&kind=memory`, undefined, { key });
+    expect(r.status).toBe(200);
+    expect(r.json.results[0].id).toBe(strap);
+  });
+
+  it("rests on FTS5's own arithmetic: per-word scores sum to its OR score, and its averages record holds the shard's row count", async () => {
+    const { tenantId, key } = await tenant();
+    // Past 127 rows the count is a two-byte varint.
+    const words = ["kettle", "harbour", "lantern", "meadow", "orchard"];
+    for (let i = 0; i < 140; i++) await note(key, `Note ${i}: ${words.filter((_, j) => (i >> j) & 1).join(" ")} ${"filler ".repeat(i % 7)}`);
+    const stub = await cortexFor(env as Env, tenantId);
+    await eventually(async () => (await runInDurableObject(stub, (_i, state) => state.storage.sql.exec(`SELECT count(*) AS n FROM cortex_docs`).one().n as number)) >= 140 || null);
+    await runInDurableObject(stub, (_instance, state) => {
+      const sql = state.storage.sql;
+      const rows = sql.exec<{ n: number }>(`SELECT count(*) AS n FROM cortex_docs`).one().n;
+      expect(fts5RowCount(sql.exec(`SELECT block FROM cortex_fts_data WHERE id = 1`).one().block)).toBe(rows);
+      const phrases = ["kettle", "harbour", "meadow"].map((w) => `"${w}"`);
+      const whole = new Map(sql.exec<{ rowid: number; s: number }>(`SELECT rowid, bm25(cortex_fts) AS s FROM cortex_fts WHERE cortex_fts MATCH ?`, phrases.join(" OR ")).toArray().map((r) => [r.rowid, r.s]));
+      const summed = new Map<number, number>();
+      for (const p of phrases) for (const r of sql.exec<{ rowid: number; s: number }>(`SELECT rowid, bm25(cortex_fts) AS s FROM cortex_fts WHERE cortex_fts MATCH ?`, p)) summed.set(r.rowid, (summed.get(r.rowid) ?? 0) + r.s);
+      expect(whole.size).toBeGreaterThan(100);
+      expect([...summed.keys()].sort()).toEqual([...whole.keys()].sort());
+      for (const [rowid, s] of whole) expect(summed.get(rowid)).toBeCloseTo(s, 9);
+    });
+  });
+});

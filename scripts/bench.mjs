@@ -3,6 +3,7 @@
 //   turn      server-side time per turn at ages 10 / 1,000 / 5,000 messages, and the ratio
 //   sawtooth  2,000 scripted turns: replay size per turn, folds, stubs, the sawtooth plot
 //   recall-public  evidence recall@5 on LongMemEval (RECALL_DATA_DIR) for the cortex and a plain BM25
+//   recall-folds   the cortex's term statistics on every LongMemEval question, each fold with a held-out background (no stack)
 //   recall    stub batching's prompt-cache effect, and the cortex's recall@5 on definite references
 //   tokens    the lean prefix: system prompt and first-request tokens, cache hit rates
 //   attachments  PDF page count and page reads by bytes read, indexing throughput, a 1 GB text file
@@ -19,6 +20,7 @@ import { benchCompact } from "./bench/compact.mjs";
 import { benchLoad } from "./bench/load.mjs";
 import { benchPdfCorpus } from "./bench/pdf-corpus.mjs";
 import { benchRecall } from "./bench/recall.mjs";
+import { benchRecallFolds } from "./bench/recall-folds.mjs";
 import { benchRecallPublic } from "./bench/recall-public.mjs";
 import { benchSawtooth } from "./bench/sawtooth.mjs";
 import { benchScale } from "./bench/scale.mjs";
@@ -26,7 +28,7 @@ import { benchTokens } from "./bench/tokens.mjs";
 import { benchTools } from "./bench/tools.mjs";
 import { benchTurn } from "./bench/turn.mjs";
 
-const benches = { turn: benchTurn, sawtooth: benchSawtooth, recall: benchRecall, "recall-public": benchRecallPublic, tokens: benchTokens, attachments: benchAttachments, compact: benchCompact, load: benchLoad, "pdf-corpus": benchPdfCorpus, tools: benchTools, scale: benchScale };
+const benches = { turn: benchTurn, sawtooth: benchSawtooth, recall: benchRecall, "recall-public": benchRecallPublic, "recall-folds": benchRecallFolds, tokens: benchTokens, attachments: benchAttachments, compact: benchCompact, load: benchLoad, "pdf-corpus": benchPdfCorpus, tools: benchTools, scale: benchScale };
 const name = process.argv[2];
 if (!benches[name]) {
   console.log(`usage: npm run bench -- <${Object.keys(benches).join("|")}>`);

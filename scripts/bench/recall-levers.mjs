@@ -1,32 +1,91 @@
 // The ranking levers of the cortex measured side by side over the same turns the cortex holds, on
-// an in-process SQLite FTS5 index with the cortex's tokenizer (porter unicode61) and its query
-// (subject terms, any matching). The cortex itself is measured through GET /v1/search; this table
-// says which lever moved what, including those that did not help.
+// an in-process SQLite FTS5 index with the cortex's tokenizer (porter unicode61), its query words
+// (services/cortex.ts queryWords, any matching), its speaker weight and its term statistics
+// (services/cortex/term-stats.ts), bundled as they ship. The cortex itself is measured through
+// GET /v1/search; this table says which lever moved what, including those that did not help, and
+// puts the shipped ranking beside the one shared index the cortex had before its shards
+// (sharedIndexRankings).
 import { DatabaseSync } from "node:sqlite";
+import { importTypeScript } from "./common.mjs";
 
-const STOPWORDS = new Set(
-  ("a about above after again against all am an and any are as at be because been before being below between both but by can could did do does doing down during each few for from further had has have having he her here hers herself him himself his how " +
-    "i if in into is it its itself just me more most my myself no nor not now of off on once only or other our ours ourselves out over own same she should so some such than that the their theirs them themselves then there these they this those through to " +
-    "too under until up very was we were what when where which while who whom why will with would you your yours yourself yourselves tell remind recall remember previous earlier mentioned said say talked discussed conversation chat").split(" "),
-);
-// core/speaker-weight.ts's test, repeated here (the bench runs in plain Node).
-const ASKS_FOR_ASSISTANT =
-  /\byou (?:mentioned|said|told|suggested|recommended|provided|gave|listed|made|shared|explained|described|wrote|offered|named|included|proposed|came up|put)\b|\b(?:our|the|that) (?:previous|earlier|last) (?:conversation|chat|discussion|talk)\b|\bwe (?:discussed|talked|spoke|chatted)\b|\byour (?:answer|list|suggestion|recommendation|response|advice)\b/i;
-
-function ftsQuery(q) {
-  const all = [...new Set(q.match(/[\p{L}\p{N}_]+(?:[-.:/@#][\p{L}\p{N}_]+)*/gu) ?? [])];
-  const kept = all.filter((t) => !STOPWORDS.has(t.toLowerCase()));
-  return (kept.length ? kept : all).map((t) => `"${t.replace(/"/g, '""')}"`).join(" OR ");
+let core;
+/** The project's own query, speaker weight and term statistics, for the levers below. */
+export async function loadLeverCore() {
+  core ??= {
+    ...(await importTypeScript("services/cortex.ts")),
+    ...(await importTypeScript("core/speaker-weight.ts")),
+    ...(await importTypeScript("core/stopwords.ts")),
+    ...(await importTypeScript("services/cortex/term-stats.ts")),
+  };
+  return core;
 }
 
-const words = (s) => new Set((s.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).filter((x) => !STOPWORDS.has(x)));
+const phrase = (w) => `"${w.replace(/"/g, '""')}"`;
+const words = (s) => new Set((s.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).filter((x) => !core.STOPWORDS.has(x)));
 const rrf = (lists, weights = lists.map(() => 1)) => {
   const s = new Map();
   lists.forEach((l, j) => l.forEach((i, r) => s.set(i, (s.get(i) ?? 0) + weights[j] / (60 + r + 1))));
   return [...s].sort((a, b) => b[1] - a[1] || a[0] - b[0]).map((x) => x[0]);
 };
 
-/** Lever name -> ranked turn indexes (best first) for one question over `turns` ({session, role, text}). */
+/**
+ * Rows {i, s} of `table` by the cortex's score: each word's bm25 alone, weighted by term-stats'
+ * factor for `background` (a TermBackground; null: weight 1, FTS5's own counts), summed.
+ */
+function wordByWord(db, table, qWords, background) {
+  const rows = db.prepare(`SELECT count(*) AS n FROM ${table}`).get().n;
+  const each = qWords.map((w) => db.prepare(`SELECT rowid - 1 AS i, bm25(${table}) AS s FROM ${table} WHERE ${table} MATCH ?`).all(phrase(w)));
+  const weights = background ? core.phraseWeights(rows, qWords, each.map((r) => r.length), background) : qWords.map(() => 1);
+  const sum = new Map();
+  each.forEach((hits, j) => hits.forEach((h) => sum.set(h.i, (sum.get(h.i) ?? 0) + weights[j] * h.s)));
+  return [...sum].map(([i, s]) => ({ i, s })).sort((a, b) => a.s - b.s || a.i - b.i);
+}
+
+/**
+ * The cortex before its shards: one FTS5 index over every question's turns (every tenant's, as the
+ * shared D1 table held them), each question ranked within its own turns. Returns question -> ranking.
+ */
+export function sharedIndexRankings(questions) {
+  const db = new DatabaseSync(":memory:");
+  db.exec(`CREATE VIRTUAL TABLE shared USING fts5(body, tokenize='porter unicode61')`);
+  const insert = db.prepare(`INSERT INTO shared (rowid, body) VALUES (?, ?)`);
+  const first = new Map();
+  let id = 0;
+  db.exec("BEGIN");
+  for (const q of questions) {
+    first.set(q, id);
+    for (const t of q.kept) insert.run(++id, t.text);
+  }
+  db.exec("COMMIT");
+  const out = new Map();
+  for (const q of questions) {
+    const match = core.toFtsQuery(q.question, "or");
+    const from = first.get(q);
+    const weight = core.assistantWeight(q.question);
+    const rows = match ? db.prepare(`SELECT rowid - 1 - ? AS i, bm25(shared) AS s FROM shared WHERE shared MATCH ? AND rowid > ? AND rowid <= ? ORDER BY s LIMIT 300`).all(from, match, from, from + q.kept.length) : [];
+    out.set(q, rows.map((r) => ({ i: r.i, s: q.kept[r.i].role === "assistant" ? r.s * weight : r.s })).sort((a, b) => a.s - b.s || a.i - b.i).map((r) => r.i));
+  }
+  db.close();
+  return out;
+}
+
+/** One question's turns ranked with the shard's counts alone and with `background`'s added (the shipped ranking's two halves). */
+export function shardRankings(turns, question, background) {
+  const db = new DatabaseSync(":memory:");
+  db.exec(`CREATE VIRTUAL TABLE turn USING fts5(body, tokenize='porter unicode61')`);
+  const insert = db.prepare(`INSERT INTO turn (rowid, body) VALUES (?, ?)`);
+  db.exec("BEGIN");
+  turns.forEach((t, i) => insert.run(i + 1, t.text));
+  db.exec("COMMIT");
+  const qWords = core.queryWords(question) ?? [];
+  const weight = core.assistantWeight(question);
+  const speaker = (rows) => rows.map((r) => ({ i: r.i, s: turns[r.i].role === "assistant" ? r.s * weight : r.s })).sort((a, b) => a.s - b.s || a.i - b.i).map((r) => r.i);
+  const out = { shardOnly: speaker(wordByWord(db, "turn", qWords, null)), blended: speaker(wordByWord(db, "turn", qWords, background)) };
+  db.close();
+  return out;
+}
+
+/** Lever name -> ranked turn indexes (best first) for one question over `turns` ({session, role, text}). Needs loadLeverCore first. */
 export function leverRankings(turns, question, dates) {
   const db = new DatabaseSync(":memory:");
   db.exec(`CREATE VIRTUAL TABLE turn USING fts5(body, tokenize='porter unicode61');
@@ -48,14 +107,17 @@ export function leverRankings(turns, question, dates) {
     iw.run(i + 1, `${dateInWords(dates?.[t.session])} ${t.text}`);
   });
   db.exec("COMMIT");
-  const match = ftsQuery(question);
+  const qWords = core.queryWords(question) ?? [];
+  const match = qWords.map(phrase).join(" OR ");
   const rank = (table, score = `bm25(${table})`) =>
-    db.prepare(`SELECT rowid - 1 AS i, ${score} AS s FROM ${table} WHERE ${table} MATCH ? ORDER BY s, rowid LIMIT 300`).all(match);
+    match ? db.prepare(`SELECT rowid - 1 AS i, ${score} AS s FROM ${table} WHERE ${table} MATCH ? ORDER BY s, rowid LIMIT 300`).all(match) : [];
   const ids = (rows) => rows.map((r) => r.i);
   const plain = rank("turn");
   const discounted = (factor, rows = plain) => [...rows].map((r) => ({ i: r.i, s: turns[r.i].role === "assistant" ? r.s / factor : r.s })).sort((a, b) => a.s - b.s || a.i - b.i);
-  const asks = ASKS_FOR_ASSISTANT.test(question);
-  const shipped = discounted(asks ? 1 : 3);
+  const weight = core.assistantWeight(question);
+  const speaker = (rows) => discounted(1 / weight, rows);
+  const shardOnly = speaker(plain);
+  const shipped = speaker(wordByWord(db, "turn", qWords, core.shippedBackground()));
   const out = {
     "FTS5 subject terms, any (round one)": ids(plain),
     "+ neighbour re-rank, share 0.5 (round one)": neighbour(turns, plain, 0.5),
@@ -71,11 +133,13 @@ export function leverRankings(turns, question, dates) {
     "assistant discount 3": ids(discounted(3)),
     "assistant discount 4": ids(discounted(4)),
     "assistant discount 8": ids(discounted(8)),
-    "discount 3 unless asked (shipped)": ids(shipped),
+    "discount 3 unless asked, shard counts only": ids(shardOnly),
+    "discount 3 unless asked, shard + background counts (shipped)": ids(shipped),
+    "shipped, word by word with weight 1 (= shard counts only)": ids(speaker(wordByWord(db, "turn", qWords, null))),
     "shipped + near-duplicate collapse": collapse(turns, ids(shipped), 0.7),
     "shipped + neighbour share 0.25": neighbour(turns, shipped, 0.25),
     "shipped RRF windows (2:1)": rrf([ids(shipped), ids(rank("exchange"))], [2, 1]),
-    "shipped + session date in words": ids(discounted(asks ? 1 : 3, rank("dated_words"))),
+    "shipped + session date in words": ids(speaker(wordByWord(db, "dated_words", qWords, core.shippedBackground()))),
   };
   db.close();
   return out;

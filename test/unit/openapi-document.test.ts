@@ -25,6 +25,19 @@ describe("client/openapi.json", () => {
     expect((await new Validator().validate(broken)).valid).toBe(false);
   });
 
+  it("declares the x-d1-bookmark header on every /v1 operation, asked and answered", () => {
+    expect(document.components.parameters.D1Bookmark).toMatchObject({ name: "x-d1-bookmark", in: "header", required: false });
+    const ops = Object.entries(document.paths).flatMap(([path, methods]: [string, any]) => Object.entries(methods).map(([method, op]: [string, any]) => ({ path, method, op })));
+    const v1 = ops.filter((o) => o.path.startsWith("/v1/"));
+    expect(v1.length).toBeGreaterThan(40);
+    for (const { path, method, op } of v1) {
+      expect(op.parameters, `${method} ${path}`).toContainEqual({ $ref: "#/components/parameters/D1Bookmark" });
+      for (const [status, r] of Object.entries(op.responses as Record<string, any>))
+        if (status !== "default" && status !== "101") expect(r.headers?.["x-d1-bookmark"], `${method} ${path} ${status}`).toEqual({ $ref: "#/components/headers/D1Bookmark" });
+    }
+    for (const { op } of ops.filter((o) => !o.path.startsWith("/v1/"))) expect(JSON.stringify(op)).not.toContain("D1Bookmark");
+  });
+
   it("client/api-types.ts is generated from it (npm run openapi)", () => {
     expect(read("client/api-types.ts")).toBe(typesFromDocument(document));
   });

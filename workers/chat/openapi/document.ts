@@ -2,6 +2,7 @@
 // per registered method and path, its input described by the zod schemas that validate it.
 import type { RouterRoute } from "hono/types";
 import { z } from "zod";
+import { BOOKMARK_HEADER } from "../d1-session";
 import { inputDocOf, routeDocOf, type InputDoc, type RouteDoc } from "./registry";
 import { errorSchema, socketServerFrameSchema, turnEventSchema } from "./schemas";
 import { clientFrameSchema } from "../../../durable-objects/conversation/socket-frames";
@@ -56,6 +57,9 @@ function operation(method: string, path: string, d: RouteDoc | undefined, input:
     for (const [name, schema] of Object.entries(q.properties ?? {})) params.push({ name, in: "query", required: q.required?.includes(name) ?? false, schema });
   }
   for (const h of d?.headers ?? []) params.push({ name: h.name, in: "header", required: false, description: h.description, schema: { type: "string" } });
+  // Every /v1 request runs in one D1 session (workers/chat/d1-session.ts): it takes a bookmark and answers one.
+  const inSession = path.startsWith("/v1/");
+  if (inSession) params.push({ $ref: "#/components/parameters/D1Bookmark" });
   const op: Json = { operationId: `${method} ${path}`, summary: d?.summary ?? `${method.toUpperCase()} ${path}` };
   if (d?.description) op.description = d.description;
   const tag = path.split("/")[2];
@@ -67,7 +71,12 @@ function operation(method: string, path: string, d: RouteDoc | undefined, input:
   for (const [status, r] of Object.entries(d?.responses ?? { 200: { description: "OK" } })) {
     const content: Json = { ...(r.content ?? {}) };
     if (r.schema) content["application/json"] = { schema: jsonSchema(r.schema, "output", components) };
-    responses[status] = { description: r.description, ...(Object.keys(content).length ? { content } : {}) };
+    responses[status] = {
+      description: r.description,
+      // A websocket upgrade (101) has no headers of ours.
+      ...(inSession && status !== "101" ? { headers: { [BOOKMARK_HEADER]: { $ref: "#/components/headers/D1Bookmark" } } } : {}),
+      ...(Object.keys(content).length ? { content } : {}),
+    };
   }
   responses.default = errorRef;
   op.responses = responses;
@@ -108,6 +117,18 @@ export function openApiDocument(routes: RouterRoute[]): Json {
     components: {
       schemas: Object.fromEntries(Object.entries(components).sort(([a], [b]) => a.localeCompare(b))),
       responses: { Error: { description: "An error (4xx or 5xx)", content: { "application/json": { schema: { $ref: COMPONENT_REF + "Error" } } } } },
+      parameters: {
+        D1Bookmark: {
+          name: BOOKMARK_HEADER,
+          in: "header",
+          required: false,
+          description: "The bookmark of an earlier answer: this request's reads see at least what that answer's request had written (D1 read replication). Without it, reads may come from any replica.",
+          schema: { type: "string", maxLength: 256 },
+        },
+      },
+      headers: {
+        D1Bookmark: { description: "Where this request's reads and writes reached: send it back as the request header to read your own writes.", schema: { type: "string" } },
+      },
       securitySchemes: {
         apiKey: { type: "http", scheme: "bearer", description: "A tenant API key (ck_…)" },
         adminToken: { type: "http", scheme: "bearer", description: "The operator's ADMIN_TOKEN" },

@@ -20,6 +20,16 @@ const MIDDLE_EAST = new Set(["AE", "BH", "IL", "IQ", "IR", "JO", "KW", "LB", "OM
 // West of this longitude North America is nearer the western region's locations.
 const WEST_OF = -100;
 
+const HINTS: ReadonlySet<string> = new Set<LocationHint>(["wnam", "enam", "sam", "weur", "eeur", "apac", "oc", "afr", "me"]);
+
+/** A hint read back from storage, or null when it is none of the known ones. */
+export function asLocationHint(value: unknown): LocationHint | null {
+  return typeof value === "string" && HINTS.has(value) ? (value as LocationHint) : null;
+}
+
+/** A namespace `get()`'s options carrying a hint, or none. */
+export const withLocationHint = (hint: LocationHint | null | undefined): { locationHint: LocationHint } | undefined => (hint ? { locationHint: hint } : undefined);
+
 /** The location hint for an object created by a request from `origin`, or null (no hint: Cloudflare picks). */
 export function locationHintFor(origin: RequestOrigin | undefined): LocationHint | null {
   const country = origin?.country?.toUpperCase();

@@ -65,6 +65,8 @@ export const automations = sqliteTable("automations", {
   updatedAt: text("updated_at").notNull(),
   /** The first slot after the last tick that saw the row, as ISO; "" = due at the next tick. */
   nextRunAt: text("next_run_at").notNull().default(""),
+  /** The region of the request that created it (core/location-hint.ts), for objects its runs create. */
+  locationHint: text("location_hint"),
 });
 
 export const automationRuns = sqliteTable("automation_runs", {

@@ -4,6 +4,7 @@
 // left as it is (searchable and readable) and the next message starts a new one.
 import { DurableObject } from "cloudflare:workers";
 import { createConversation } from "./conversation-create";
+import type { LocationHint } from "../core/location-hint";
 
 export const DEFAULT_ROTATION_SECONDS = 3 * 60 * 60;
 
@@ -68,13 +69,14 @@ export class ChannelDO extends DurableObject<Env> {
    * current one has been idle for longer than the rotation time, or is `gone` (the caller found it
    * deleted). Marks the channel active.
    */
-  resolve(tenantId: string, name: string, now = Date.now(), gone: string | null = null): Promise<{ conversationId: string; rotatedFrom: string | null }> {
+  resolve(tenantId: string, name: string, now = Date.now(), gone: string | null = null, locationHint: LocationHint | null = null): Promise<{ conversationId: string; rotatedFrom: string | null }> {
     return this.serialized(async () => {
       const state = this.read(tenantId, name) ?? this.fresh(tenantId, name);
       let rotatedFrom: string | null = null;
       const idle = state.lastActivityAt === null ? Infinity : now - state.lastActivityAt;
       if (!state.conversationId || state.conversationId === gone || idle > state.rotationSeconds * 1000) {
-        const created = await createConversation(this.env, tenantId, { title: `#${name}` });
+        // Placed near whoever's message (or automation) made it: see core/location-hint.ts.
+        const created = await createConversation(this.env, tenantId, { title: `#${name}` }, undefined, locationHint);
         if ("error" in created) throw new Error(created.error);
         if (state.conversationId) {
           rotatedFrom = state.conversationId;

@@ -8,7 +8,7 @@ import { crossCheckSettings, defaultSettings, mergeSettings, type SettingsPatch 
 import type { ConversationView } from "../services/record/conversation-head";
 import { deleteConversationRow, insertConversationRow } from "../services/conversation-list";
 import type { StagedImport } from "../services/transfer/import-staging";
-import type { LocationHint } from "../core/location-hint";
+import { withLocationHint, type LocationHint } from "../core/location-hint";
 
 export async function createConversation(
   env: Env,
@@ -25,7 +25,7 @@ export async function createConversation(
   const title = init.title ?? "New conversation";
   await insertConversationRow(env.DB, { id, tenantId, title, createdAt: now, updatedAt: now, messageCount: 0 });
   try {
-    const stub = env.CONVERSATION.get(env.CONVERSATION.idFromName(id), locationHint ? { locationHint } : undefined);
+    const stub = env.CONVERSATION.get(env.CONVERSATION.idFromName(id), withLocationHint(locationHint));
     const ref = { tenantId, conversationId: id };
     // An import brings its transcript: the object writes it before its head (see transcript-import.ts).
     if (staged) return { view: await stub.importTranscript(ref, { title, settings }, staged) };

@@ -37,9 +37,14 @@ export interface ClaimContinuation {
   scheduledTime: number;
 }
 
-export async function createAutomation(db: D1Database, tenantId: string, input: { name: string; schedule: string; prompt: string; channel: string; paused?: boolean }): Promise<Automation> {
+export async function createAutomation(
+  db: D1Database,
+  tenantId: string,
+  input: { name: string; schedule: string; prompt: string; channel: string; paused?: boolean },
+  locationHint: string | null = null,
+): Promise<Automation> {
   const now = new Date().toISOString();
-  const row: Automation = { id: sortableId("auto"), tenantId, name: input.name, schedule: input.schedule, prompt: input.prompt, channel: input.channel, paused: input.paused ?? false, createdAt: now, updatedAt: now, nextRunAt: "" };
+  const row: Automation = { id: sortableId("auto"), tenantId, name: input.name, schedule: input.schedule, prompt: input.prompt, channel: input.channel, paused: input.paused ?? false, createdAt: now, updatedAt: now, nextRunAt: "", locationHint };
   await drizzle(db).insert(automations).values(row);
   return row;
 }

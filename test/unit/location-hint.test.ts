@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { locationHintFor } from "../../core/location-hint";
+import { asLocationHint, locationHintFor, withLocationHint } from "../../core/location-hint";
 
 describe("location hints from the request's origin", () => {
   it("map each continent to its region, splitting North America by longitude, Europe east/west and the Middle East out of Asia", () => {
@@ -23,5 +23,15 @@ describe("location hints from the request's origin", () => {
       [undefined, null],
     ];
     for (const [origin, hint] of cases) expect([origin, locationHintFor(origin)]).toEqual([origin, hint]);
+  });
+});
+
+describe("stored location hints", () => {
+  it("reads back only the known hints, and makes get() options only for a hint", () => {
+    expect(asLocationHint("weur")).toBe("weur");
+    expect(asLocationHint("mars")).toBeNull();
+    expect(asLocationHint(null)).toBeNull();
+    expect(withLocationHint("apac")).toEqual({ locationHint: "apac" });
+    expect(withLocationHint(null)).toBeUndefined();
   });
 });

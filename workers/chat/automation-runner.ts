@@ -4,6 +4,7 @@
 // wrangler.toml) and then moves it to the dead-letter queue, whose consumer (below) records the
 // run as failed. Failures are isolated per message.
 import type { TurnEvent } from "../../core/events";
+import { asLocationHint, withLocationHint } from "../../core/location-hint";
 import { channelObjectName } from "../../durable-objects/channel-do";
 import { finishRun, recordDeadRun, recordFailedAttempt, startRun, type AutomationJob } from "../../services/automations";
 import { collectTurn } from "./turn-response";
@@ -70,8 +71,10 @@ export async function runAutomation(env: Env, runId: string, attempt: number): P
     await finishRun(env.DB, runId, attempt, { status: "skipped", error: automation ? "paused" : "deleted" });
     return null;
   }
-  const channel = env.CHANNEL.get(env.CHANNEL.idFromName(channelObjectName(automation.tenantId, automation.channel)));
-  let { conversationId } = await channel.resolve(automation.tenantId, automation.channel);
+  // A run has no caller: objects it creates go near whoever created the automation.
+  const hint = asLocationHint(automation.locationHint);
+  const channel = env.CHANNEL.get(env.CHANNEL.idFromName(channelObjectName(automation.tenantId, automation.channel)), withLocationHint(hint));
+  let { conversationId } = await channel.resolve(automation.tenantId, automation.channel, Date.now(), null, hint);
   const failed = async (error: string) => {
     await recordFailedAttempt(env.DB, runId, attempt, error, conversationId);
     return error;
@@ -82,7 +85,7 @@ export async function runAutomation(env: Env, runId: string, attempt: number): P
     events = await startTurn(env, { tenantId: automation.tenantId, conversationId }, prompt);
     if (!events) {
       // The channel's conversation was deleted: the channel rotates and the run goes on there.
-      ({ conversationId } = await channel.resolve(automation.tenantId, automation.channel, Date.now(), conversationId));
+      ({ conversationId } = await channel.resolve(automation.tenantId, automation.channel, Date.now(), conversationId, hint));
       events = await startTurn(env, { tenantId: automation.tenantId, conversationId }, prompt);
     }
   } catch (err) {

@@ -4,6 +4,7 @@ import type { Context, MiddlewareHandler } from "hono";
 import type { z } from "zod";
 import type { TurnEvent } from "../../core/events";
 import { MODEL_NOT_CONFIGURED, modelProblem } from "../../core/model-provider";
+import { withLocationHint, type LocationHint } from "../../core/location-hint";
 import { takenToolNames } from "../../core/client-tools";
 import { toContentBlocks, type turnBodySchema } from "../../core/turn-input";
 import { toolRegistry } from "../../agent/tools";
@@ -65,12 +66,19 @@ export async function startKeyedTurn(env: Env, ref: ConversationRef, input: Turn
  * A turn on a channel's current conversation; when that conversation was deleted, the channel
  * rotates to a new one and the turn runs there.
  */
-export async function startChannelTurn(env: Env, tenantId: string, name: string, input: TurnInput): Promise<{ conversationId: string; events: ReadableStream<TurnEvent> | null }> {
-  const channel = env.CHANNEL.get(env.CHANNEL.idFromName(channelObjectName(tenantId, name)));
-  let { conversationId } = await channel.resolve(tenantId, name);
+export async function startChannelTurn(
+  env: Env,
+  tenantId: string,
+  name: string,
+  input: TurnInput,
+  locationHint: LocationHint | null = null,
+): Promise<{ conversationId: string; events: ReadableStream<TurnEvent> | null }> {
+  // The hint places the channel's object (on its first get only) and a conversation it rotates to.
+  const channel = env.CHANNEL.get(env.CHANNEL.idFromName(channelObjectName(tenantId, name)), withLocationHint(locationHint));
+  let { conversationId } = await channel.resolve(tenantId, name, Date.now(), null, locationHint);
   let events = await startTurn(env, { tenantId, conversationId }, input);
   if (!events) {
-    ({ conversationId } = await channel.resolve(tenantId, name, Date.now(), conversationId));
+    ({ conversationId } = await channel.resolve(tenantId, name, Date.now(), conversationId, locationHint));
     events = await startTurn(env, { tenantId, conversationId }, input);
   }
   return { conversationId, events };

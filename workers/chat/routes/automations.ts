@@ -6,6 +6,7 @@ import { cronError } from "../../../core/cron";
 import { isId } from "../../../core/ids";
 import { createAutomation, deleteAutomation, getAutomation, listAutomations, listRuns, updateAutomation, type AutomationRunRow } from "../../../services/automations";
 import { notFound } from "../errors";
+import { requestLocationHint } from "../location-hint";
 import type { AppEnv } from "../types";
 import { idCursor, listBody, pageOf } from "../paging";
 import { intParam, jsonBody, query } from "../validate";
@@ -41,10 +42,13 @@ const automationId = (id: string) => {
   return id;
 };
 // next_run_at is the cron tick's bookkeeping, not part of the resource.
-const publicAutomation = <T extends { tenantId: string; nextRunAt: string }>({ tenantId: _t, nextRunAt: _n, ...a }: T) => a;
+const publicAutomation = <T extends { tenantId: string; nextRunAt: string; locationHint: string | null }>({ tenantId: _t, nextRunAt: _n, locationHint: _l, ...a }: T) => a;
 const publicRun = ({ tenantId: _t, usage, ...r }: AutomationRunRow) => ({ ...r, usage: usage ? JSON.parse(usage) : null });
 
-automationRoutes.post("/", doc({ summary: "Create an automation", responses: { 201: { description: "Created", schema: automation } } }), ...jsonBody(createBody), async (c) => c.json(publicAutomation(await createAutomation(c.env.DB, c.get("tenantId"), c.req.valid("json"))), 201));
+automationRoutes.post("/", doc({ summary: "Create an automation", responses: { 201: { description: "Created", schema: automation } } }), ...jsonBody(createBody), async (c) =>
+  // The creator's region places the channel objects a run may have to create (it has no caller of its own).
+  c.json(publicAutomation(await createAutomation(c.env.DB, c.get("tenantId"), c.req.valid("json"), requestLocationHint(c.req.raw))), 201),
+);
 
 automationRoutes.get("/", doc({ summary: "List automations", responses: { 200: { description: "A page", schema: listOf("automations", automation) } } }), query(listQuery), async (c) => {
   const { limit, cursor } = c.req.valid("query");

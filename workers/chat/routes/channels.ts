@@ -12,6 +12,8 @@ import { intParam, jsonBody, query } from "../validate";
 import { doc } from "../openapi/registry";
 import { listOf } from "../openapi/schemas";
 import { turnDoc } from "../openapi/turn-doc";
+import { withLocationHint } from "../../../core/location-hint";
+import { requestLocationHint } from "../location-hint";
 
 const channel = z.looseObject({ name: z.string(), conversationId: z.string().nullable() }).meta({ id: "Channel", description: "A named long-lived thread and its current conversation." });
 
@@ -21,9 +23,10 @@ export const CHANNEL_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 const patchBody = z.strictObject({ rotationSeconds: z.number().int().min(1).max(30 * 24 * 3600) });
 const listQuery = z.strictObject({ limit: intParam(1, 500).default(100), cursor: z.string().regex(CHANNEL_NAME, "not a channel name").optional() });
 
-function channelStub(env: Env, tenantId: string, name: string) {
+/** The channel's object; `req` (the route's request) places it near its caller if this get() creates it. */
+function channelStub(env: Env, tenantId: string, name: string, req?: Request) {
   if (!CHANNEL_NAME.test(name)) throw notFound("channel");
-  return env.CHANNEL.get(env.CHANNEL.idFromName(channelObjectName(tenantId, name)));
+  return env.CHANNEL.get(env.CHANNEL.idFromName(channelObjectName(tenantId, name)), withLocationHint(req ? requestLocationHint(req) : null));
 }
 
 channelRoutes.get("/", doc({ summary: "List channels", responses: { 200: { description: "A page", schema: listOf("channels", channel) } } }), query(listQuery), async (c) => {
@@ -44,7 +47,7 @@ channelRoutes.get("/:name", doc({ summary: "Get a channel", responses: { 200: { 
 
 channelRoutes.patch("/:name", doc({ summary: "Configure a channel (creating it)", responses: { 200: { description: "The channel", schema: channel } } }), ...jsonBody(patchBody), async (c) => {
   const name = c.req.param("name");
-  return c.json(await channelStub(c.env, c.get("tenantId"), name).configure(c.get("tenantId"), name, c.req.valid("json")));
+  return c.json(await channelStub(c.env, c.get("tenantId"), name, c.req.raw).configure(c.get("tenantId"), name, c.req.valid("json")));
 });
 
 channelRoutes.post("/:name/messages", turnDoc("Send a turn to the channel's current conversation", { idempotent: false }), ...jsonBody(turnBodySchema), requireModel, async (c) => {
@@ -56,7 +59,7 @@ channelRoutes.post("/:name/messages", turnDoc("Send a turn to the channel's curr
   if (!CHANNEL_NAME.test(name)) throw notFound("channel");
   // Resolved first: a refused body neither starts nor rotates the channel's conversation.
   const input = await turnInput(c.env, tenantId, c.req.valid("json"));
-  const { conversationId, events } = await startChannelTurn(c.env, tenantId, name, input);
+  const { conversationId, events } = await startChannelTurn(c.env, tenantId, name, input, requestLocationHint(c.req.raw));
   if (!events) throw notFound("conversation");
   return respondTurn(c, conversationId, events);
 });

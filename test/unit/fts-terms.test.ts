@@ -49,6 +49,8 @@ describe("fts-terms", () => {
 
   it("splits a joined word and folds case and single diacritics as unicode61 does", () => {
     const words = ["e-mail", "run-42.log", "conv_01ABC", "Café", "NAÏVE", "Zürich", "São", "résumés", "ǘber", "İstanbul", "straße", "x@y.com", "318.40"];
+    // Other scripts: per-character lower case (a final Σ too), case folding's specials, diacritics kept.
+    words.push("ΣΑΣ", "σας", "Σίσυφος", "йод", "Ёж", "Ѐ", "ぎんこう", "µm", "ſtraſſe", "ϰαι", "ᏰᏐ", "ႠჀ", "Ḁbc", "Việt");
     const sqlite = sqliteTerms(words);
     for (const [i, w] of words.entries()) expect(ftsTerms(w)).toEqual(sqlite[i]);
     expect(ftsTerms("e-mail")).toEqual(["e", "mail"]);
@@ -56,5 +58,24 @@ describe("fts-terms", () => {
     expect(porterStem("is")).toBe("is");
     expect(porterStem(`${"ab".repeat(31)}ing`)).toBe(`${"ab".repeat(31)}ing`);
     expect(porterStem(`${"ab".repeat(30)}ing`)).toBe("ab".repeat(30));
+  });
+
+  it("agrees with SQLite on 20,000 seeded random words mixing scripts", () => {
+    // Latin (with its extensions and digits), Greek, Cyrillic, Georgian, Cherokee, kana, Arabic, Hangul, CJK, and µ, ſ.
+    const ranges = [[0x41, 0x5a], [0x61, 0x7a], [0x30, 0x39], [0xc0, 0x24f], [0x1e00, 0x1eff], [0x370, 0x3ff], [0x400, 0x4ff], [0x10a0, 0x10ff], [0x13a0, 0x13f5], [0x3040, 0x30ff], [0x600, 0x6ff], [0xac00, 0xac40], [0x4e00, 0x4e40], [0xb5, 0xb5], [0x17f, 0x17f]];
+    let seed = 7;
+    const next = (n: number) => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff), seed % n);
+    const words: string[] = [];
+    while (words.length < 20_000) {
+      const [a, b] = ranges[next(ranges.length)];
+      let w = "";
+      for (let k = 2 + next(9); k > 0; k--) {
+        const [c, d] = next(3) ? [a, b] : ranges[next(ranges.length)];
+        w += String.fromCodePoint(c + next(d - c + 1));
+      }
+      if (/^[\p{L}\p{N}]+$/u.test(w)) words.push(w);
+    }
+    const sqlite = sqliteTerms(words);
+    expect(words.filter((w, i) => JSON.stringify(ftsTerms(w)) !== JSON.stringify(sqlite[i])).slice(0, 10)).toEqual([]);
   });
 });

@@ -146,8 +146,9 @@ export async function searchCortex(db: D1Database, tenantId: string, q: string, 
  * Any subject term matches (a question in words rarely has all its words in the turn it means;
  * BM25 already ranks documents holding more of them higher). Each word's idf counts the shard's
  * documents plus a fixed background's (services/cortex/term-stats.ts), so a ranking does not
- * depend on which tenants share a shard. An assistant message's score is discounted
- * (core/speaker-weight) so a reply restating a person's words does not push other evidence out.
+ * depend on other tenants (unless the routing table puts them in the same shard). An assistant
+ * message's score is discounted (core/speaker-weight) so a reply restating a person's words does
+ * not push other evidence out.
  * The whole ranking is one SQL order, so a paged walk is the one-page ranking. A cursor's mode
  * (`and`/`or`, from the first version) no longer matters.
  */
@@ -165,17 +166,17 @@ export async function searchCortexPage(db: D1Database, tenantId: string, q: stri
 
 /**
  * Each word's factor on its own bm25 (term-stats.ts phraseWeights), from FTS5's row count and how
- * many rows each word matches in the shard. One word needs none: scaling every score alike leaves
- * the order as it is.
+ * many rows each word matches in the shard. A one-word search is weighted too, so every score is on
+ * the blended scale (FTS5's own idf is floored at 1e-6 for a word in most of a shard's rows).
+ * Lists go in as one JSON parameter each: a shard's SQLite takes at most 100 bound parameters.
  */
 async function wordWeights(db: D1Database, words: readonly string[]): Promise<number[]> {
-  if (words.length < 2) return words.map(() => 1);
   const averages = await db.prepare(`SELECT block FROM cortex_fts_data WHERE id = 1`).first<unknown>("block");
   const rows = fts5RowCount(averages);
   if (rows === null) return words.map(() => 1);
   const { results } = await db
-    .prepare(`WITH w(i, phrase) AS (VALUES ${words.map((_, i) => `(${i}, ?)`).join(", ")}) SELECT w.i AS i, (SELECT count(*) FROM cortex_fts WHERE cortex_fts MATCH w.phrase) AS n FROM w`)
-    .bind(...words.map(ftsPhrase))
+    .prepare(`SELECT w.key AS i, (SELECT count(*) FROM cortex_fts WHERE cortex_fts MATCH w.value) AS n FROM json_each(?) w`)
+    .bind(JSON.stringify(words.map(ftsPhrase)))
     .all<{ i: number; n: number }>();
   const hits = words.map((_, i) => results.find((r) => r.i === i)?.n ?? 0);
   return phraseWeights(rows, words, hits);
@@ -185,12 +186,11 @@ async function wordWeights(db: D1Database, words: readonly string[]): Promise<nu
 async function runSearch(db: D1Database, tenantId: string, words: readonly string[], assistant: number, opts: SearchOptions, offset: number, count: number): Promise<SearchHit[]> {
   const weights = await wordWeights(db, words);
   // Each word's bm25 alone (one FTS5 query per row of w), weighted, summed per row: FTS5's OR-query
-  // score with the blended idf. A VALUES list, not a UNION: SQLite here caps a compound SELECT at
-  // a few terms, and a question has up to 32 words.
-  const perWord = `VALUES ${words.map(() => "(?, ?)").join(", ")}`;
+  // score with the blended idf. The words are rows of one JSON parameter, not a UNION: SQLite here
+  // caps a compound SELECT at a few terms, and a question has up to 32 words.
   const filters: string[] = [];
-  // In the order of the statement's placeholders: the per-word scores, the assistant's factor, the tenant.
-  const params: unknown[] = [...words.flatMap((w, i) => [weights[i], ftsPhrase(w)]), assistant, tenantId];
+  // In the order of the statement's placeholders: the words, the assistant's factor, the tenant.
+  const params: unknown[] = [JSON.stringify(words.map((w, i) => [weights[i], ftsPhrase(w)])), assistant, tenantId];
   if (opts.conversationId) {
     filters.push("AND d.conversation_id = ?");
     params.push(opts.conversationId);
@@ -211,7 +211,7 @@ async function runSearch(db: D1Database, tenantId: string, words: readonly strin
       .prepare(
         // The scores are taken while FTS5 scans (MATERIALIZED): bm25() only works there, not once
         // rows are sorted for the grouping.
-        `WITH w(weight, phrase) AS (${perWord}),
+        `WITH w(weight, phrase) AS (SELECT value ->> 0, value ->> 1 FROM json_each(?)),
               h AS MATERIALIZED (SELECT cortex_fts.rowid AS rowid, bm25(cortex_fts) * w.weight AS s FROM w CROSS JOIN cortex_fts ON cortex_fts MATCH w.phrase)
          SELECT h.rowid AS chunk, d.kind AS kind, d.ref_id AS id, d.conversation_id AS conversationId, d.seq AS seq, d.role AS role,
                 d.created_at AS createdAt, SUM(h.s) * (CASE WHEN d.kind = 'message' AND d.role = 'assistant' THEN ? ELSE 1 END) AS score
@@ -239,8 +239,11 @@ async function runSearch(db: D1Database, tenantId: string, words: readonly strin
 async function withSnippets(db: D1Database, words: readonly string[], ranked: readonly (Omit<SearchHit, "messageId" | "snippet"> & { chunk: number })[]): Promise<SearchHit[]> {
   if (!ranked.length) return [];
   const { results } = await db
-    .prepare(`SELECT rowid AS chunk, snippet(cortex_fts, 0, '[', ']', '…', 24) AS snippet FROM cortex_fts WHERE cortex_fts MATCH ? AND rowid IN (${ranked.map(() => "?").join(", ")})`)
-    .bind(words.map(ftsPhrase).join(" OR "), ...ranked.map((h) => h.chunk))
+    .prepare(
+      `SELECT cortex_fts.rowid AS chunk, snippet(cortex_fts, 0, '[', ']', '…', 24) AS snippet
+       FROM json_each(?) r CROSS JOIN cortex_fts ON cortex_fts MATCH ? AND cortex_fts.rowid = r.value`,
+    )
+    .bind(JSON.stringify(ranked.map((h) => h.chunk)), words.map(ftsPhrase).join(" OR "))
     .all<{ chunk: number; snippet: string }>();
   const snippets = new Map(results.map((r) => [r.chunk, r.snippet]));
   return ranked.map(({ chunk, ...h }) => ({ ...h, snippet: snippets.get(chunk) ?? "", messageId: h.kind === "message" ? h.id : null }));

@@ -2,13 +2,13 @@
 // background's (services/cortex/term-stats.ts), not the tenant's history alone: a subject the
 // person comes back to all the time keeps its weight in their own searches. The ranking gets
 // there by weighting FTS5's bm25 word by word, which rests on two facts checked here inside a real
-// shard: the per-word scores sum to FTS5's own score, and the row count read from FTS5's averages
-// record is the shard's.
+// shard (the per-word scores sum to FTS5's own score, and the row count read from FTS5's averages
+// record is the shard's); a page of GET /v1/search is then checked against that arithmetic.
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { cortexFor } from "../../services/cortex/routing";
-import { fts5RowCount } from "../../services/cortex/term-stats";
+import { fts5RowCount, phraseWeights } from "../../services/cortex/term-stats";
 import { ADMIN, api, eventually } from "./helpers";
 
 async function tenant(): Promise<{ tenantId: string; key: string }> {
@@ -43,24 +43,44 @@ describe("cortex term statistics", () => {
     expect(r.json.results[0].id).toBe(strap);
   });
 
-  it("rests on FTS5's own arithmetic: per-word scores sum to its OR score, and its averages record holds the shard's row count", async () => {
+  it("rests on FTS5's own arithmetic, and scores a page of 100 exactly as weighted per-word bm25s add up", async () => {
     const { tenantId, key } = await tenant();
-    // Past 127 rows the count is a two-byte varint.
+    // Past 127 rows FTS5's row count is a two-byte varint.
     const words = ["kettle", "harbour", "lantern", "meadow", "orchard"];
-    for (let i = 0; i < 140; i++) await note(key, `Note ${i}: ${words.filter((_, j) => (i >> j) & 1).join(" ")} ${"filler ".repeat(i % 7)}`);
+    const ids: string[] = [];
+    for (let i = 0; i < 140; i++) ids.push(await note(key, `Note ${i}: ${words.filter((_, j) => (i >> j) & 1).join(" ")} ${"filler ".repeat(i % 7)}`));
     const stub = await cortexFor(env as Env, tenantId);
     await eventually(async () => (await runInDurableObject(stub, (_i, state) => state.storage.sql.exec(`SELECT count(*) AS n FROM cortex_docs`).one().n as number)) >= 140 || null);
-    await runInDurableObject(stub, (_instance, state) => {
+    const asked = ["kettle", "harbour", "meadow"];
+    const expected = await runInDurableObject(stub, (_instance, state) => {
       const sql = state.storage.sql;
       const rows = sql.exec<{ n: number }>(`SELECT count(*) AS n FROM cortex_docs`).one().n;
       expect(fts5RowCount(sql.exec(`SELECT block FROM cortex_fts_data WHERE id = 1`).one().block)).toBe(rows);
-      const phrases = ["kettle", "harbour", "meadow"].map((w) => `"${w}"`);
-      const whole = new Map(sql.exec<{ rowid: number; s: number }>(`SELECT rowid, bm25(cortex_fts) AS s FROM cortex_fts WHERE cortex_fts MATCH ?`, phrases.join(" OR ")).toArray().map((r) => [r.rowid, r.s]));
-      const summed = new Map<number, number>();
-      for (const p of phrases) for (const r of sql.exec<{ rowid: number; s: number }>(`SELECT rowid, bm25(cortex_fts) AS s FROM cortex_fts WHERE cortex_fts MATCH ?`, p)) summed.set(r.rowid, (summed.get(r.rowid) ?? 0) + r.s);
-      expect(whole.size).toBeGreaterThan(100);
+      const phrases = asked.map((w) => `"${w}"`);
+      const perWord = phrases.map((p) => sql.exec<{ ref: string; s: number }>(`SELECT d.ref_id AS ref, bm25(cortex_fts) AS s FROM cortex_fts JOIN cortex_docs d ON d.rowid = cortex_fts.rowid WHERE cortex_fts MATCH ?`, p).toArray());
+      // FTS5's score for the OR query is the sum of the words' own scores.
+      const whole = new Map(sql.exec<{ ref: string; s: number }>(`SELECT d.ref_id AS ref, bm25(cortex_fts) AS s FROM cortex_fts JOIN cortex_docs d ON d.rowid = cortex_fts.rowid WHERE cortex_fts MATCH ?`, phrases.join(" OR ")).toArray().map((r) => [r.ref, r.s]));
+      const summed = new Map<string, number>();
+      for (const hits of perWord) for (const r of hits) summed.set(r.ref, (summed.get(r.ref) ?? 0) + r.s);
       expect([...summed.keys()].sort()).toEqual([...whole.keys()].sort());
-      for (const [rowid, s] of whole) expect(summed.get(rowid)).toBeCloseTo(s, 9);
+      for (const [ref, s] of whole) expect(summed.get(ref)).toBeCloseTo(s, 9);
+      // The cortex's score: each word's bm25 times its factor.
+      const weights = phraseWeights(rows, asked, perWord.map((h) => h.length));
+      const blended = new Map<string, number>();
+      perWord.forEach((hits, j) => hits.forEach((r) => blended.set(r.ref, (blended.get(r.ref) ?? 0) + weights[j] * r.s)));
+      return [...blended].sort((x, y) => x[1] - y[1] || (x[0] < y[0] ? -1 : 1));
     });
+    expect(expected.length).toBeGreaterThan(110);
+    // A page of 100 (more hits than a statement may bind parameters), then the rest by cursor.
+    const page = async (cursor?: string) => (await api("GET", `/v1/search?q=${encodeURIComponent(asked.join(" "))}&kind=memory&limit=100${cursor ? `&cursor=${cursor}` : ""}`, undefined, { key })).json;
+    const first = await page();
+    const rest = await page(first.next);
+    const got = [...first.results, ...rest.results] as any[];
+    expect(first.results).toHaveLength(100);
+    expect(got.map((h) => h.id)).toEqual(expected.map(([ref]) => ref));
+    got.forEach((h, i) => expect(h.score).toBeCloseTo(expected[i][1], 9));
+    expect(got.every((h) => /\[(kettle|harbour|meadow)\]/.test(h.snippet))).toBe(true);
+    expect(new Set(got.map((h) => h.id)).size).toBe(got.length);
+    expect(got.every((h) => ids.includes(h.id))).toBe(true);
   });
 });

@@ -4,6 +4,7 @@
 //   sawtooth  2,000 scripted turns: replay size per turn, folds, stubs, the sawtooth plot
 //   recall-public  evidence recall@5 on LongMemEval (RECALL_DATA_DIR) for the cortex and a plain BM25
 //   recall-folds   the cortex's term statistics on every LongMemEval question, each fold with a held-out background (no stack)
+//   ranking-cost   one search in a ~12,000-message shard, in-process: the shipped ranking against the query it replaced
 //   recall    stub batching's prompt-cache effect, and the cortex's recall@5 on definite references
 //   tokens    the lean prefix: system prompt and first-request tokens, cache hit rates
 //   attachments  PDF page count and page reads by bytes read, indexing throughput, a 1 GB text file
@@ -20,6 +21,7 @@ import { benchCompact } from "./bench/compact.mjs";
 import { benchLoad } from "./bench/load.mjs";
 import { benchPdfCorpus } from "./bench/pdf-corpus.mjs";
 import { benchRecall } from "./bench/recall.mjs";
+import { benchRankingCost } from "./bench/ranking-cost.mjs";
 import { benchRecallFolds } from "./bench/recall-folds.mjs";
 import { benchRecallPublic } from "./bench/recall-public.mjs";
 import { benchSawtooth } from "./bench/sawtooth.mjs";
@@ -28,7 +30,7 @@ import { benchTokens } from "./bench/tokens.mjs";
 import { benchTools } from "./bench/tools.mjs";
 import { benchTurn } from "./bench/turn.mjs";
 
-const benches = { turn: benchTurn, sawtooth: benchSawtooth, recall: benchRecall, "recall-public": benchRecallPublic, "recall-folds": benchRecallFolds, tokens: benchTokens, attachments: benchAttachments, compact: benchCompact, load: benchLoad, "pdf-corpus": benchPdfCorpus, tools: benchTools, scale: benchScale };
+const benches = { turn: benchTurn, sawtooth: benchSawtooth, recall: benchRecall, "recall-public": benchRecallPublic, "recall-folds": benchRecallFolds, "ranking-cost": benchRankingCost, tokens: benchTokens, attachments: benchAttachments, compact: benchCompact, load: benchLoad, "pdf-corpus": benchPdfCorpus, tools: benchTools, scale: benchScale };
 const name = process.argv[2];
 if (!benches[name]) {
   console.log(`usage: npm run bench -- <${Object.keys(benches).join("|")}>`);

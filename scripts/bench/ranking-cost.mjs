@@ -1,0 +1,77 @@
+// bench:ranking-cost — what one search costs inside a large shard, in-process: the shipped ranking
+// (services/cortex.ts searchCortexPage, bundled as it ships, over node:sqlite through a D1-shaped
+// adapter like the shard's) against the single FTS5 query it replaced (kept here verbatim: bm25 of
+// the OR query, snippets in the same statement), side by side on the same index in one run. The
+// shard: the first questions' LongMemEval turns as one tenant's messages (~12,000 by default).
+//   RECALL_DATA_DIR  LongMemEval (required)
+//   --questions N    haystacks loaded into the shard (default 25); the first 40 questions are asked, twice
+import { existsSync } from "node:fs";
+import { DatabaseSync } from "node:sqlite";
+import { importTypeScript, quantile } from "./common.mjs";
+import { loadLongMemEval } from "./longmemeval.mjs";
+
+/** node:sqlite in the shape of the D1 calls services/cortex.ts makes (services/cortex/sql-adapter.ts's, over DatabaseSync). */
+function d1Over(db) {
+  const statement = (query, params = []) => ({
+    bind: (...p) => statement(query, p),
+    all: async () => ({ results: db.prepare(query).all(...params), success: true, meta: {} }),
+    first: async (column) => {
+      const row = db.prepare(query).get(...params);
+      return row ? (column ? row[column] : row) : null;
+    },
+    run: async () => ({ results: [], success: true, meta: { changes: db.prepare(query).run(...params).changes } }),
+  });
+  return { prepare: (query) => statement(query) };
+}
+
+const BEFORE = `SELECT d.kind AS kind, d.ref_id AS id, snippet(cortex_fts, 0, '[', ']', '…', 24) AS snippet,
+  bm25(cortex_fts) * (CASE WHEN d.kind = 'message' AND d.role = 'assistant' THEN ? ELSE 1 END) AS score
+  FROM cortex_fts JOIN cortex_docs d ON d.rowid = cortex_fts.rowid
+  WHERE cortex_fts MATCH ? AND d.tenant_id = ? ORDER BY score, d.doc_id LIMIT ?`;
+
+export async function benchRankingCost() {
+  const dir = process.env.RECALL_DATA_DIR;
+  if (!dir || !existsSync(dir)) {
+    console.log("bench:ranking-cost needs RECALL_DATA_DIR: a folder with LongMemEval's JSON");
+    process.exit(2);
+  }
+  const flag = process.argv.indexOf("--questions");
+  const loaded = Number(flag >= 0 ? process.argv[flag + 1] : 25);
+  const cortex = await importTypeScript("services/cortex.ts");
+  const { CORTEX_SCHEMA } = await importTypeScript("services/cortex/schema.ts");
+  const { assistantWeight } = await importTypeScript("core/speaker-weight.ts");
+  const db = new DatabaseSync(":memory:");
+  for (const step of CORTEX_SCHEMA) db.exec(step);
+  const questions = loadLongMemEval(dir, Math.max(40, loaded));
+  const insert = db.prepare(`INSERT INTO cortex_docs (doc_id, tenant_id, conversation_id, kind, ref_id, seq, role, created_at, body) VALUES (?, 't', 'c', 'message', ?, ?, ?, '2026-01-01', ?)`);
+  let n = 0;
+  db.exec("BEGIN");
+  for (const q of questions.slice(0, loaded))
+    for (const t of q.turns)
+      if (t.text.trim()) {
+        n++;
+        insert.run(`message:m${n}:00000`, `m${n}`, n, t.role, t.text.slice(0, cortex.INDEX_CHUNK_CHARS));
+      }
+  db.exec("COMMIT");
+  const asked = questions.slice(0, 40).map((q) => q.question);
+  console.log(`one shard of ${n.toLocaleString("en-US")} messages (LongMemEval, ${loaded} haystacks); ${asked.length} questions, 2 rounds each, limit 10`);
+  const d1 = d1Over(db);
+  const runs = {
+    "before: one FTS5 query, bm25 of the OR query, snippets in it": (q) => {
+      const match = cortex.toFtsQuery(q, "or");
+      if (match) db.prepare(BEFORE).all(assistantWeight(q), match, "t", 33);
+    },
+    "shipped: searchCortexPage (per-word, weighted; snippets of the page)": (q) => cortex.searchCortexPage(d1, "t", q, { limit: 10 }),
+  };
+  const times = Object.fromEntries(Object.keys(runs).map((k) => [k, []]));
+  for (let round = 0; round < 2; round++)
+    for (const q of asked)
+      for (const [name, run] of Object.entries(runs)) {
+        const started = performance.now();
+        await run(q);
+        times[name].push(performance.now() - started);
+      }
+  for (const [name, ts] of Object.entries(times)) console.log(`  ${name.padEnd(70)} p50 ${quantile(ts, 0.5).toFixed(1)} ms, p99 ${quantile(ts, 0.99).toFixed(1)} ms`);
+  const [b, s] = Object.values(times).map((ts) => quantile(ts, 0.5));
+  console.log(`  p50 ratio, before / shipped: ${(b / s).toFixed(1)}`);
+}

@@ -9,7 +9,7 @@
 // The counting is bench/background-counts.mjs's. Only the counts are kept, never text.
 import { writeFileSync } from "node:fs";
 import { backgroundCounts } from "./bench/background-counts.mjs";
-import { loadLongMemEval } from "./bench/longmemeval.mjs";
+import { loadLongMemEval, recallDataDir } from "./bench/longmemeval.mjs";
 
 const arg = (name, fallback) => {
   const i = process.argv.indexOf(name);
@@ -17,11 +17,7 @@ const arg = (name, fallback) => {
   if (!Number.isInteger(value) || value < 0) throw new Error(`${name}: a whole number`);
   return value;
 };
-const dir = process.env.RECALL_DATA_DIR;
-if (!dir) {
-  console.log("background-terms needs RECALL_DATA_DIR: a folder with LongMemEval's JSON");
-  process.exit(2);
-}
+const dir = recallDataDir("build:background-terms");
 const holdOut = arg("--hold-out", 100);
 const minDf = arg("--min-df", 20);
 

@@ -1,10 +1,18 @@
 // LongMemEval (Wu et al., ICLR 2025, MIT) read from a folder: either the release files
 // (longmemeval_s*.json, an array of questions) or one JSON file per question. Only questions with a
 // long haystack (the _s variant, not the oracle) and labelled evidence turns are kept.
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 
 const MIN_SESSIONS = 10;
+
+/** RECALL_DATA_DIR, the folder holding LongMemEval; without one, `script` says what it needs and exits 2 (nothing is downloaded). */
+export function recallDataDir(script) {
+  const dir = process.env.RECALL_DATA_DIR;
+  if (dir && existsSync(dir)) return dir;
+  console.log(`${script} needs RECALL_DATA_DIR: a folder with LongMemEval's JSON (longmemeval_s*.json or one file per question)`);
+  process.exit(2);
+}
 
 function* jsonFiles(dir) {
   for (const name of readdirSync(dir).sort()) {

@@ -5,10 +5,9 @@
 // shard: the first questions' LongMemEval turns as one tenant's messages (~12,000 by default).
 //   RECALL_DATA_DIR  LongMemEval (required)
 //   --questions N    haystacks loaded into the shard (default 25); the first 40 questions are asked, twice
-import { existsSync } from "node:fs";
 import { DatabaseSync } from "node:sqlite";
 import { importTypeScript, quantile } from "./common.mjs";
-import { loadLongMemEval } from "./longmemeval.mjs";
+import { loadLongMemEval, recallDataDir } from "./longmemeval.mjs";
 
 /** node:sqlite in the shape of the D1 calls services/cortex.ts makes (services/cortex/sql-adapter.ts's, over DatabaseSync). */
 function d1Over(db) {
@@ -30,11 +29,7 @@ const BEFORE = `SELECT d.kind AS kind, d.ref_id AS id, snippet(cortex_fts, 0, '[
   WHERE cortex_fts MATCH ? AND d.tenant_id = ? ORDER BY score, d.doc_id LIMIT ?`;
 
 export async function benchRankingCost() {
-  const dir = process.env.RECALL_DATA_DIR;
-  if (!dir || !existsSync(dir)) {
-    console.log("bench:ranking-cost needs RECALL_DATA_DIR: a folder with LongMemEval's JSON");
-    process.exit(2);
-  }
+  const dir = recallDataDir("bench:ranking-cost");
   const flag = process.argv.indexOf("--questions");
   const loaded = Number(flag >= 0 ? process.argv[flag + 1] : 25);
   const cortex = await importTypeScript("services/cortex.ts");

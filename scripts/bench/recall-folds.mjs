@@ -7,10 +7,9 @@
 // counts it, over the turns the import route keeps.
 //   RECALL_DATA_DIR  LongMemEval (required)
 //   --fold-size N    questions per fold (default 100)
-import { existsSync } from "node:fs";
 import { importTypeScript } from "./common.mjs";
 import { backgroundCounts } from "./background-counts.mjs";
-import { exchanges, loadLongMemEval } from "./longmemeval.mjs";
+import { exchanges, loadLongMemEval, recallDataDir } from "./longmemeval.mjs";
 import { loadLeverCore, shardRankings, sharedIndexRankings } from "./recall-levers.mjs";
 
 const K = 5;
@@ -22,11 +21,7 @@ function recall(ranked, q) {
 }
 
 export async function benchRecallFolds() {
-  const dir = process.env.RECALL_DATA_DIR;
-  if (!dir || !existsSync(dir)) {
-    console.log("bench:recall-folds needs RECALL_DATA_DIR: a folder with LongMemEval's JSON");
-    process.exit(2);
-  }
+  const dir = recallDataDir("bench:recall-folds");
   const flag = process.argv.indexOf("--fold-size");
   const size = Number(flag >= 0 ? process.argv[flag + 1] : 100);
   if (!Number.isInteger(size) || size < 1) throw new Error("--fold-size: a positive whole number");

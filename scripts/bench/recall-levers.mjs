@@ -28,6 +28,9 @@ const rrf = (lists, weights = lists.map(() => 1)) => {
   return [...s].sort((a, b) => b[1] - a[1] || a[0] - b[0]).map((x) => x[0]);
 };
 
+/** Rows {i, s} re-sorted with each assistant turn's score multiplied by `weight` (the cortex's speaker weight; ties by turn). */
+const bySpeaker = (turns, rows, weight) => rows.map((r) => ({ i: r.i, s: turns[r.i].role === "assistant" ? r.s * weight : r.s })).sort((a, b) => a.s - b.s || a.i - b.i);
+
 /**
  * Rows {i, s} of `table` by the cortex's score: each word's bm25 alone, weighted by term-stats'
  * factor for `background` (a TermBackground; null: weight 1, FTS5's own counts), summed.
@@ -63,7 +66,7 @@ export function sharedIndexRankings(questions) {
     const from = first.get(q);
     const weight = core.assistantWeight(q.question);
     const rows = match ? db.prepare(`SELECT rowid - 1 - ? AS i, bm25(shared) AS s FROM shared WHERE shared MATCH ? AND rowid > ? AND rowid <= ? ORDER BY s LIMIT 300`).all(from, match, from, from + q.kept.length) : [];
-    out.set(q, rows.map((r) => ({ i: r.i, s: q.kept[r.i].role === "assistant" ? r.s * weight : r.s })).sort((a, b) => a.s - b.s || a.i - b.i).map((r) => r.i));
+    out.set(q, bySpeaker(q.kept, rows, weight).map((r) => r.i));
   }
   db.close();
   return out;
@@ -79,7 +82,7 @@ export function shardRankings(turns, question, background) {
   db.exec("COMMIT");
   const qWords = core.queryWords(question) ?? [];
   const weight = core.assistantWeight(question);
-  const speaker = (rows) => rows.map((r) => ({ i: r.i, s: turns[r.i].role === "assistant" ? r.s * weight : r.s })).sort((a, b) => a.s - b.s || a.i - b.i).map((r) => r.i);
+  const speaker = (rows) => bySpeaker(turns, rows, weight).map((r) => r.i);
   const out = { shardOnly: speaker(wordByWord(db, "turn", qWords, null)), blended: speaker(wordByWord(db, "turn", qWords, background)) };
   db.close();
   return out;
@@ -113,9 +116,9 @@ export function leverRankings(turns, question, dates) {
     match ? db.prepare(`SELECT rowid - 1 AS i, ${score} AS s FROM ${table} WHERE ${table} MATCH ? ORDER BY s, rowid LIMIT 300`).all(match) : [];
   const ids = (rows) => rows.map((r) => r.i);
   const plain = rank("turn");
-  const discounted = (factor, rows = plain) => [...rows].map((r) => ({ i: r.i, s: turns[r.i].role === "assistant" ? r.s / factor : r.s })).sort((a, b) => a.s - b.s || a.i - b.i);
+  const discounted = (factor, rows = plain) => bySpeaker(turns, rows, 1 / factor);
   const weight = core.assistantWeight(question);
-  const speaker = (rows) => discounted(1 / weight, rows);
+  const speaker = (rows) => bySpeaker(turns, rows, weight);
   const shardOnly = speaker(plain);
   const shipped = speaker(wordByWord(db, "turn", qWords, core.shippedBackground()));
   const out = {

@@ -15,11 +15,10 @@
 // (recall-semantic.mjs), session dates on the "when" questions; and the load average of the run.
 //   --type T          only questions of type T (e.g. temporal-reasoning)
 //   --semantic        run the stack with SEMANTIC_SEARCH=local, so the cortex row is the fused ranking
-import { existsSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
 import { bm25Index } from "./bm25.mjs";
 import { importTypeScript, quantile, withStack } from "./common.mjs";
-import { exchanges, loadLongMemEval } from "./longmemeval.mjs";
+import { exchanges, loadLongMemEval, recallDataDir } from "./longmemeval.mjs";
 import { leverRankings, loadLeverCore, sharedIndexRankings } from "./recall-levers.mjs";
 import { keyWords } from "./query-rewrite.mjs";
 import { loadSemanticCore, semanticLevers } from "./recall-semantic.mjs";
@@ -98,11 +97,7 @@ async function searchTurns(base, q, text, limit) {
 }
 
 export async function benchRecallPublic() {
-  const dir = process.env.RECALL_DATA_DIR;
-  if (!dir || !existsSync(dir)) {
-    console.log("bench:recall-public needs RECALL_DATA_DIR: a folder with LongMemEval's JSON (longmemeval_s*.json or one file per question)");
-    process.exit(2);
-  }
+  const dir = recallDataDir("bench:recall-public");
   const flag = process.argv.indexOf("--limit");
   const limit = Number(flag >= 0 ? process.argv[flag + 1] : (process.env.RECALL_QUESTIONS ?? 100));
   if (!Number.isInteger(limit) || limit < 1) throw new Error("--limit / RECALL_QUESTIONS: a positive whole number of questions");

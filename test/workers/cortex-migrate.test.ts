@@ -3,13 +3,8 @@
 // GET /v1/search finds them.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { ADMIN, api } from "./helpers";
+import { ADMIN, api, newTenantWithId } from "./helpers";
 import { shardCount } from "./cortex-rows";
-
-async function tenant(): Promise<{ tenantId: string; key: string }> {
-  const r = await api("POST", "/v1/admin/tenants", { name: `mig-${crypto.randomUUID()}` }, { key: ADMIN });
-  return { tenantId: r.json.tenant.id, key: r.json.apiKey };
-}
 
 /** A row as the D1 cortex held it before the shards. */
 const seed = (tenantId: string, n: number, body: string) =>
@@ -36,8 +31,8 @@ const search = async (key: string, q: string) => (await api("GET", `/v1/search?q
 
 describe("cortex migration", () => {
   it("moves each tenant's old D1 rows into its shard, a bounded page per call, resumably and idempotently", async () => {
-    const a = await tenant();
-    const b = await tenant();
+    const a = await newTenantWithId();
+    const b = await newTenantWithId();
     for (let i = 0; i < 5; i++) {
       await seed(a.tenantId, i, `old note ${i} about the narwhal-archive of tenant A`);
       if (i < 3) await seed(b.tenantId, i, `old note ${i} about the narwhal-archive of tenant B`);

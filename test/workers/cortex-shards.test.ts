@@ -6,13 +6,8 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { CORTEX_SCHEMA, ensureCortexSchema } from "../../services/cortex/schema";
 import { assignShard, cortexFor, defaultShard, shardFor, shardNameOf } from "../../services/cortex/routing";
-import { ADMIN, api, createConversation, eventually, send } from "./helpers";
+import { api, createConversation, eventually, send, newTenantWithId } from "./helpers";
 import { shardRows } from "./cortex-rows";
-
-async function tenant(): Promise<{ tenantId: string; key: string }> {
-  const r = await api("POST", "/v1/admin/tenants", { name: `shard-${crypto.randomUUID()}` }, { key: ADMIN });
-  return { tenantId: r.json.tenant.id, key: r.json.apiKey };
-}
 
 const search = async (key: string, q: string) => (await api("GET", `/v1/search?q=${encodeURIComponent(q)}`, undefined, { key })).json.results as any[];
 
@@ -21,7 +16,7 @@ describe("cortex routing", () => {
     expect(shardFor("ten_a", null)).toBe(defaultShard("ten_a"));
     expect(shardFor("ten_a", "big-1")).toBe("big-1");
     expect(defaultShard("ten_a")).not.toBe(defaultShard("ten_b"));
-    const { tenantId } = await tenant();
+    const { tenantId } = await newTenantWithId();
     expect(await shardNameOf(env.DB, tenantId)).toBe(defaultShard(tenantId));
     await assignShard(env.DB, tenantId, "moved-1");
     expect(await shardNameOf(env.DB, tenantId)).toBe("moved-1");
@@ -31,8 +26,8 @@ describe("cortex routing", () => {
 
 describe("cortex shards", () => {
   it("keep each tenant's rows in its own object; search reaches only the caller's", async () => {
-    const a = await tenant();
-    const b = await tenant();
+    const a = await newTenantWithId();
+    const b = await newTenantWithId();
     await send(await createConversation(undefined, a.key), "the quokka-ledger lives in shard A", a.key);
     await send(await createConversation(undefined, b.key), "the wombat-ledger lives in shard B", b.key);
     const rowsOf = (t: string) => eventually(async () => {
@@ -54,8 +49,8 @@ describe("cortex shards", () => {
   });
 
   it("never answer one tenant with another's rows, even when the routing table puts both in one shard", async () => {
-    const a = await tenant();
-    const b = await tenant();
+    const a = await newTenantWithId();
+    const b = await newTenantWithId();
     await api("POST", "/v1/memory", { text: "platypus-roster for tenant A" }, { key: a.key });
     await assignShard(env.DB, b.tenantId, defaultShard(a.tenantId));
     await api("POST", "/v1/memory", { text: "platypus-roster for tenant B" }, { key: b.key });
@@ -67,7 +62,7 @@ describe("cortex shards", () => {
   });
 
   it("create their schema on first use, versioned, and leave it alone after", async () => {
-    const { tenantId } = await tenant();
+    const { tenantId } = await newTenantWithId();
     const stub = await cortexFor(env as Env, tenantId);
     await runInDurableObject(stub, (_i, state: DurableObjectState) => {
       const version = () => state.storage.sql.exec<{ value: string }>(`SELECT value FROM cortex_meta WHERE key = 'schema_version'`).one().value;

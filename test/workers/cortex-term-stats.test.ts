@@ -9,18 +9,13 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { cortexFor } from "../../services/cortex/routing";
 import { fts5RowCount, phraseWeights } from "../../services/cortex/term-stats";
-import { ADMIN, api, eventually } from "./helpers";
-
-async function tenant(): Promise<{ tenantId: string; key: string }> {
-  const r = await api("POST", "/v1/admin/tenants", { name: `terms-${crypto.randomUUID()}` }, { key: ADMIN });
-  return { tenantId: r.json.tenant.id, key: r.json.apiKey };
-}
+import { api, eventually, newTenantWithId } from "./helpers";
 
 const note = async (key: string, text: string) => (await api("POST", "/v1/memory", { text }, { key })).json.id as string;
 
 describe("cortex term statistics", () => {
   it("keeps a subject the tenant talks about all the time weighty: rare in chat at large beats common in chat at large", async () => {
-    const { key } = await tenant();
+    const { key } = await newTenantWithId();
     // Half the tenant's notes are about the ukulele: counted over this shard alone, "ukulele" is the
     // commonest word there and weighs nearly nothing, so the one note saying "time" would rank first.
     for (let i = 0; i < 8; i++) await note(key, `Ukulele practice log ${i}: chords and strumming.`);
@@ -44,7 +39,7 @@ describe("cortex term statistics", () => {
   });
 
   it("rests on FTS5's own arithmetic, and scores a page of 100 exactly as weighted per-word bm25s add up", async () => {
-    const { tenantId, key } = await tenant();
+    const { tenantId, key } = await newTenantWithId();
     // Past 127 rows FTS5's row count is a two-byte varint.
     const words = ["kettle", "harbour", "lantern", "meadow", "orchard"];
     const ids: string[] = [];

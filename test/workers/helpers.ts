@@ -34,10 +34,15 @@ export async function createConversation(settings?: Record<string, unknown>, key
   return r.json.id;
 }
 
-export async function newTenant(): Promise<string> {
+/** A fresh tenant through the admin API: its id and its first key. */
+export async function newTenantWithId(): Promise<{ tenantId: string; key: string }> {
   const r = await api("POST", "/v1/admin/tenants", { name: `t-${crypto.randomUUID()}` }, { key: ADMIN });
   if (r.status !== 201) throw new Error(`tenant: ${r.status} ${r.text}`);
-  return r.json.apiKey;
+  return { tenantId: r.json.tenant.id, key: r.json.apiKey };
+}
+
+export async function newTenant(): Promise<string> {
+  return (await newTenantWithId()).key;
 }
 
 export const send = (id: string, content: unknown, key?: string) => api("POST", `/v1/conversations/${id}/messages`, { content }, { key });

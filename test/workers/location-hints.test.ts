@@ -9,7 +9,7 @@ import { describe, expect, it } from "vitest";
 import { app } from "../../workers/chat/app";
 import { runAutomation } from "../../workers/chat/automation-runner";
 import { channelObjectName } from "../../durable-objects/channel-do";
-import { ADMIN, api, newTenant } from "./helpers";
+import { newTenant, newTenantWithId } from "./helpers";
 
 type Options = DurableObjectNamespaceGetDurableObjectOptions | undefined;
 
@@ -75,13 +75,13 @@ describe("Durable Object location hints", () => {
     expect(resolves[0][4]).toBe("apac");
     // The channel's object hands the hint on to the conversation it creates.
     const conversations = recordingNamespace(env.CONVERSATION);
-    const { tenant } = (await api("POST", "/v1/admin/tenants", { name: `hints-${crypto.randomUUID()}` }, { key: ADMIN })).json;
-    const stub = env.CHANNEL.get(env.CHANNEL.idFromName(channelObjectName(tenant.id, "rotating")));
+    const { tenantId } = await newTenantWithId();
+    const stub = env.CHANNEL.get(env.CHANNEL.idFromName(channelObjectName(tenantId, "rotating")));
     await (runInDurableObject as any)(stub, async (instance: any) => {
       const real = instance.env;
       instance.env = { ...real, CONVERSATION: conversations.ns };
       try {
-        await instance.resolve(tenant.id, "rotating", Date.now(), null, "oc");
+        await instance.resolve(tenantId, "rotating", Date.now(), null, "oc");
       } finally {
         instance.env = real;
       }

@@ -1,0 +1,506 @@
+// The model catalog: what Anthropic's model pages say about every Claude model a conversation may
+// name, each fact with its source. One module, read by the settings (defaults and refusals), the
+// request builder (window, max output, thinking, effort), pricing, GET /v1/models and the offline
+// model (which behaves like the entry it is asked for).
+//
+// Data as of 2026-12-03, from the model pages, migration guides, pricing page and deprecations page
+// on platform.claude.com and the pinned @anthropic-ai/sdk's types (its `Model` union and its
+// deprecated-models table). Where the pages disagree the entry says which one it follows.
+
+export type Lifecycle = "active" | "legacy" | "deprecated" | "retired";
+export type ThinkingType = "adaptive" | "enabled" | "disabled" | "between_tools";
+export type ThinkingDisplay = "summarized" | "omitted";
+export const EFFORT_LEVELS = ["low", "medium", "high", "xhigh", "max"] as const;
+export type Effort = (typeof EFFORT_LEVELS)[number];
+export type ModelLine = "haiku" | "sonnet" | "opus" | "fable" | "mythos";
+
+/** USD per million tokens. */
+export interface ModelPrices {
+  input: number;
+  output: number;
+  cacheWrite5m: number;
+  cacheWrite1h: number;
+  cacheRead: number;
+}
+
+export interface ModelThinking {
+  /** `thinking.type` values the model accepts; any other is a 400. */
+  accepts: readonly ThinkingType[];
+  /** What a request without `thinking` does. */
+  whenOmitted: "adaptive" | "off";
+  /** `thinking.display` when the request does not set it. */
+  display: ThinkingDisplay;
+  /** `disabled` / `between_tools` are accepted only at this effort or below. */
+  offUpToEffort?: Effort;
+  /** Notes between tool calls come back as (progress-update) thinking blocks, not text. */
+  progressInThinking: boolean;
+  /** Thinking blocks are valid only while everything before them is byte-identical (prefix binding). */
+  prefixBound: boolean;
+}
+
+export interface ModelEntry {
+  id: string;
+  /** Other ids that name the same model (dated snapshots). */
+  aliases: readonly string[];
+  name: string;
+  line: ModelLine | null;
+  status: Exclude<Lifecycle, "retired">;
+  deprecatedOn?: string;
+  /** The scheduled retirement (YYYY-MM-DD): from that day on the entry is treated as retired. */
+  retiresOn?: string;
+  /** The model Anthropic recommends instead, for legacy and deprecated models. */
+  replacement?: string;
+  contextWindow: number;
+  maxOutput: number;
+  thinking: ModelThinking;
+  /** null: the model takes no `output_config.effort`. */
+  effort: { levels: readonly Effort[]; default: Effort } | null;
+  /** A final assistant message (prefill) is accepted. */
+  prefill: boolean;
+  /** `temperature` / `top_p` / `top_k` are accepted (never under API version 2026-10-21, which the SDK sends). */
+  sampling: boolean;
+  /** `tool_choice` of type `any` or `tool` is accepted. */
+  forcedToolChoice: boolean;
+  /** Tokens this model makes of a text, against the Claude 4 tokenizer's count of it. */
+  tokenizerRatio: number;
+  /** Prompts shorter than this are processed without caching. */
+  minCacheTokens: number;
+  /** Images one request may carry. */
+  maxImages: number;
+  /** null: not priced (a model only Anthropic's Models API knows); its usage is counted, not costed. */
+  prices: ModelPrices | null;
+  /** The web search and web fetch server tools are available. */
+  serverTools: boolean;
+  sources: readonly string[];
+}
+
+export interface RetiredModel {
+  id: string;
+  aliases: readonly string[];
+  name: string;
+  status: "retired";
+  retiredOn: string;
+  replacement: string;
+  sources: readonly string[];
+}
+
+const DOCS = "https://platform.claude.com/docs/en";
+const PRICING = `${DOCS}/about-claude/pricing`;
+const DEPRECATIONS = `${DOCS}/about-claude/model-deprecations`;
+const THINKING_TABLE = `${DOCS}/build-with-claude/thinking-troubleshooting`;
+const EFFORT_PAGE = `${DOCS}/build-with-claude/effort`;
+const VISION = `${DOCS}/build-with-claude/vision`;
+const SDK_MODELS = "@anthropic-ai/sdk 1.16.0: resources/messages/messages.d.ts (type Model)";
+
+/** Images per request: 100 for models with a 200K window, 600 for the others (vision page). */
+const imagesFor = (window: number) => (window <= 200_000 ? 100 : 600);
+
+const price = (input: number, output: number, cacheRead: number): ModelPrices => ({ input, output, cacheWrite5m: input * 1.25, cacheWrite1h: input * 2, cacheRead });
+
+const ALWAYS_ON: ModelThinking = { accepts: ["adaptive"], whenOmitted: "adaptive", display: "omitted", progressInThinking: true, prefixBound: false };
+const ALL_EFFORT = { levels: EFFORT_LEVELS, default: "high" } as const;
+
+function entry(e: Omit<ModelEntry, "maxImages"> & { maxImages?: number }): ModelEntry {
+  return { ...e, maxImages: e.maxImages ?? imagesFor(e.contextWindow) };
+}
+
+export const MODELS: readonly ModelEntry[] = [
+  entry({
+    id: "claude-sonnet-5-5",
+    aliases: [],
+    name: "Claude Sonnet 5.5",
+    line: "sonnet",
+    status: "active",
+    contextWindow: 1_000_000,
+    maxOutput: 128_000,
+    // Adaptive thinking on by default; `disabled` and `enabled` are 400s; `between_tools` (no up-front
+    // thinking, progress notes still as thinking blocks) only at effort low/medium/high.
+    thinking: { accepts: ["adaptive", "between_tools"], whenOmitted: "adaptive", display: "omitted", offUpToEffort: "high", progressInThinking: true, prefixBound: true },
+    effort: ALL_EFFORT,
+    prefill: false,
+    sampling: false,
+    forcedToolChoice: false,
+    tokenizerRatio: 1.3,
+    minCacheTokens: 512,
+    // The migration guide: same prices as Sonnet 5 except cache reads at $0.10 (early copies of the
+    // overview page said $0.20; the guide and the pricing page's footnote say $0.10).
+    prices: price(2, 10, 0.1),
+    serverTools: true,
+    sources: [`${DOCS}/models/sonnet-5-5/overview`, `${DOCS}/models/sonnet-5-5/migration-guide`, `${DOCS}/models/sonnet-5-5/whats-new-sonnet-5-5`, PRICING],
+  }),
+  entry({
+    id: "claude-opus-5-5",
+    aliases: [],
+    name: "Claude Opus 5.5",
+    line: "opus",
+    status: "active",
+    contextWindow: 1_000_000,
+    maxOutput: 128_000,
+    thinking: { ...ALWAYS_ON, prefixBound: true },
+    effort: { levels: EFFORT_LEVELS, default: "medium" },
+    prefill: false,
+    sampling: false,
+    forcedToolChoice: false,
+    tokenizerRatio: 1.3,
+    minCacheTokens: 512,
+    prices: price(4, 20, 0.2),
+    serverTools: true,
+    sources: [`${DOCS}/models/opus-5-5/overview`, `${DOCS}/models/opus-5-5/migration-guide`, PRICING],
+  }),
+  entry({
+    id: "claude-haiku-5-5",
+    aliases: [],
+    name: "Claude Haiku 5.5",
+    line: "haiku",
+    status: "active",
+    contextWindow: 1_000_000,
+    maxOutput: 128_000,
+    thinking: { accepts: ["adaptive", "disabled"], whenOmitted: "adaptive", display: "omitted", offUpToEffort: "high", progressInThinking: false, prefixBound: true },
+    effort: { levels: EFFORT_LEVELS, default: "medium" },
+    prefill: false,
+    sampling: false,
+    // Forced tool choice is accepted (the reply then starts with the call, without thinking).
+    forcedToolChoice: true,
+    tokenizerRatio: 1.3,
+    minCacheTokens: 512,
+    // Prompts over 100K tokens cost 5x on Haiku 5.5; the catalog prices the base rate.
+    prices: price(0.1, 0.5, 0.01),
+    serverTools: true,
+    sources: [`${DOCS}/models/haiku-5-5/overview`, `${DOCS}/models/haiku-5-5/whats-new-haiku-5-5`, `${DOCS}/models/haiku-5-5/migration-guide`, PRICING],
+  }),
+  entry({
+    id: "claude-fable-5-2",
+    aliases: [],
+    name: "Claude Fable 5.2",
+    line: "fable",
+    status: "active",
+    contextWindow: 1_000_000,
+    maxOutput: 128_000,
+    // Only the models-overview comparison row is published (1M, 128K, always-on adaptive, effort
+    // high); the request rules follow Fable 5.1's.
+    thinking: { ...ALWAYS_ON, prefixBound: true },
+    effort: ALL_EFFORT,
+    prefill: false,
+    sampling: false,
+    forcedToolChoice: false,
+    tokenizerRatio: 1.3,
+    minCacheTokens: 512,
+    prices: price(8, 40, 0.2),
+    serverTools: true,
+    sources: [`${DOCS}/models/overview`, PRICING, SDK_MODELS],
+  }),
+  entry({
+    id: "claude-mythos-5-2",
+    aliases: [],
+    name: "Claude Mythos 5.2",
+    line: "mythos",
+    status: "active",
+    contextWindow: 1_000_000,
+    maxOutput: 128_000,
+    thinking: ALWAYS_ON,
+    effort: ALL_EFFORT,
+    prefill: false,
+    sampling: false,
+    forcedToolChoice: false,
+    tokenizerRatio: 1.3,
+    minCacheTokens: 512,
+    prices: price(8, 40, 0.2),
+    serverTools: true,
+    sources: [PRICING, SDK_MODELS],
+  }),
+  entry({
+    id: "claude-fable-5-1",
+    aliases: [],
+    name: "Claude Fable 5.1",
+    line: "fable",
+    status: "legacy",
+    replacement: "claude-fable-5-2",
+    contextWindow: 1_000_000,
+    maxOutput: 128_000,
+    thinking: { ...ALWAYS_ON, prefixBound: true },
+    effort: ALL_EFFORT,
+    prefill: false,
+    sampling: false,
+    forcedToolChoice: false,
+    tokenizerRatio: 1.3,
+    minCacheTokens: 512,
+    prices: price(10, 50, 0.25),
+    serverTools: true,
+    sources: [`${DOCS}/models/fable-5-1/overview`, `${DOCS}/models/fable-5-1/whats-new-fable-5-1`, PRICING],
+  }),
+  entry({
+    id: "claude-mythos-5-1",
+    aliases: [],
+    name: "Claude Mythos 5.1",
+    line: "mythos",
+    status: "legacy",
+    replacement: "claude-mythos-5-2",
+    contextWindow: 1_000_000,
+    maxOutput: 128_000,
+    // "Claude Mythos 5.1 doesn't run this check" (the prefix binding of thinking blocks).
+    thinking: ALWAYS_ON,
+    effort: ALL_EFFORT,
+    prefill: false,
+    sampling: false,
+    forcedToolChoice: false,
+    tokenizerRatio: 1.3,
+    minCacheTokens: 512,
+    prices: price(10, 50, 0.25),
+    serverTools: true,
+    sources: [`${DOCS}/models/fable-5-1/whats-new-fable-5-1`, PRICING],
+  }),
+  entry({
+    id: "claude-sonnet-5",
+    aliases: [],
+    name: "Claude Sonnet 5",
+    line: "sonnet",
+    status: "legacy",
+    replacement: "claude-sonnet-5-5",
+    contextWindow: 1_000_000,
+    maxOutput: 128_000,
+    thinking: { accepts: ["adaptive", "disabled"], whenOmitted: "adaptive", display: "omitted", progressInThinking: false, prefixBound: false },
+    effort: ALL_EFFORT,
+    prefill: false,
+    sampling: false,
+    forcedToolChoice: true,
+    tokenizerRatio: 1.3,
+    minCacheTokens: 1_024,
+    prices: price(2, 10, 0.2),
+    serverTools: true,
+    sources: [`${DOCS}/models/sonnet-5/overview`, THINKING_TABLE, PRICING],
+  }),
+  entry({
+    id: "claude-opus-5",
+    aliases: [],
+    name: "Claude Opus 5",
+    line: "opus",
+    status: "legacy",
+    replacement: "claude-opus-5-5",
+    contextWindow: 1_000_000,
+    maxOutput: 128_000,
+    thinking: { accepts: ["adaptive", "disabled"], whenOmitted: "adaptive", display: "omitted", offUpToEffort: "high", progressInThinking: false, prefixBound: false },
+    effort: ALL_EFFORT,
+    prefill: false,
+    sampling: false,
+    forcedToolChoice: true,
+    tokenizerRatio: 1.3,
+    minCacheTokens: 512,
+    prices: price(5, 25, 0.5),
+    serverTools: true,
+    sources: [`${DOCS}/models/opus-5/overview`, THINKING_TABLE, PRICING],
+  }),
+  entry({
+    id: "claude-fable-5",
+    aliases: [],
+    name: "Claude Fable 5",
+    line: "fable",
+    status: "legacy",
+    replacement: "claude-fable-5-2",
+    contextWindow: 1_000_000,
+    maxOutput: 128_000,
+    thinking: { ...ALWAYS_ON, progressInThinking: true },
+    effort: ALL_EFFORT,
+    prefill: false,
+    sampling: false,
+    forcedToolChoice: true,
+    tokenizerRatio: 1.3,
+    minCacheTokens: 512,
+    prices: price(10, 50, 1),
+    serverTools: true,
+    sources: [`${DOCS}/models/fable-5/overview`, THINKING_TABLE, PRICING],
+  }),
+  entry({
+    id: "claude-mythos-5",
+    aliases: [],
+    name: "Claude Mythos 5",
+    line: "mythos",
+    status: "legacy",
+    replacement: "claude-mythos-5-2",
+    contextWindow: 1_000_000,
+    maxOutput: 128_000,
+    thinking: ALWAYS_ON,
+    effort: ALL_EFFORT,
+    prefill: false,
+    sampling: false,
+    forcedToolChoice: true,
+    tokenizerRatio: 1.3,
+    minCacheTokens: 512,
+    prices: price(10, 50, 1),
+    serverTools: true,
+    sources: [`${DOCS}/models/fable-5/introducing-claude-fable-5-and-claude-mythos-5`, PRICING],
+  }),
+  entry({
+    id: "claude-opus-4-8",
+    aliases: [],
+    name: "Claude Opus 4.8",
+    line: "opus",
+    status: "legacy",
+    replacement: "claude-opus-5-5",
+    contextWindow: 1_000_000,
+    maxOutput: 128_000,
+    thinking: { accepts: ["adaptive", "disabled"], whenOmitted: "off", display: "omitted", progressInThinking: false, prefixBound: false },
+    effort: ALL_EFFORT,
+    prefill: false,
+    sampling: false,
+    forcedToolChoice: true,
+    tokenizerRatio: 1.3,
+    minCacheTokens: 1_024,
+    prices: price(5, 25, 0.5),
+    serverTools: true,
+    sources: [`${DOCS}/models/opus-4-8/overview`, THINKING_TABLE, PRICING],
+  }),
+  entry({
+    id: "claude-opus-4-7",
+    aliases: [],
+    name: "Claude Opus 4.7",
+    line: "opus",
+    status: "legacy",
+    replacement: "claude-opus-5-5",
+    contextWindow: 1_000_000,
+    maxOutput: 128_000,
+    // Anthropic's thinking table accepts `disabled` here (Bedrock's page says otherwise); the catalog follows Anthropic's.
+    thinking: { accepts: ["adaptive", "disabled"], whenOmitted: "off", display: "omitted", progressInThinking: false, prefixBound: false },
+    effort: ALL_EFFORT,
+    prefill: false,
+    sampling: false,
+    forcedToolChoice: true,
+    tokenizerRatio: 1.3,
+    minCacheTokens: 2_048,
+    prices: price(5, 25, 0.5),
+    serverTools: true,
+    sources: [`${DOCS}/models/opus-4-7/overview`, THINKING_TABLE, PRICING],
+  }),
+  entry({
+    id: "claude-mythos-preview",
+    aliases: [],
+    name: "Claude Mythos Preview",
+    line: "mythos",
+    status: "deprecated",
+    deprecatedOn: "2026-06-09",
+    // The SDK's deprecated-models table gives end of life June 30, 2026.
+    retiresOn: "2026-06-30",
+    replacement: "claude-mythos-5-2",
+    contextWindow: 1_000_000,
+    maxOutput: 128_000,
+    thinking: { accepts: ["adaptive", "enabled"], whenOmitted: "adaptive", display: "omitted", progressInThinking: false, prefixBound: false },
+    effort: { levels: ["low", "medium", "high", "max"], default: "high" },
+    prefill: false,
+    sampling: false,
+    forcedToolChoice: true,
+    tokenizerRatio: 1.3,
+    minCacheTokens: 2_048,
+    prices: price(10, 50, 1),
+    serverTools: true,
+    sources: [DEPRECATIONS, THINKING_TABLE, "@anthropic-ai/sdk 1.16.0: internal/data/deprecated-models.ts"],
+  }),
+  entry({
+    id: "claude-opus-4-6",
+    aliases: [],
+    name: "Claude Opus 4.6",
+    line: "opus",
+    status: "legacy",
+    replacement: "claude-opus-5-5",
+    contextWindow: 1_000_000,
+    maxOutput: 128_000,
+    thinking: { accepts: ["adaptive", "enabled", "disabled"], whenOmitted: "off", display: "summarized", progressInThinking: false, prefixBound: false },
+    effort: { levels: ["low", "medium", "high", "max"], default: "high" },
+    prefill: false,
+    sampling: true,
+    forcedToolChoice: true,
+    tokenizerRatio: 1,
+    minCacheTokens: 4_096,
+    prices: price(5, 25, 0.5),
+    serverTools: true,
+    sources: [`${DOCS}/models/opus-4-6/overview`, THINKING_TABLE, EFFORT_PAGE, PRICING],
+  }),
+  entry({
+    id: "claude-sonnet-4-6",
+    aliases: [],
+    name: "Claude Sonnet 4.6",
+    line: "sonnet",
+    status: "legacy",
+    replacement: "claude-sonnet-5-5",
+    contextWindow: 1_000_000,
+    maxOutput: 128_000,
+    thinking: { accepts: ["adaptive", "enabled", "disabled"], whenOmitted: "off", display: "summarized", progressInThinking: false, prefixBound: false },
+    effort: { levels: ["low", "medium", "high", "max"], default: "high" },
+    prefill: false,
+    sampling: true,
+    forcedToolChoice: true,
+    tokenizerRatio: 1,
+    minCacheTokens: 1_024,
+    prices: price(3, 15, 0.3),
+    serverTools: true,
+    sources: [`${DOCS}/models/sonnet-4-6/overview`, THINKING_TABLE, EFFORT_PAGE, PRICING],
+  }),
+  entry({
+    id: "claude-haiku-4-5",
+    aliases: ["claude-haiku-4-5-20251001"],
+    name: "Claude Haiku 4.5",
+    line: "haiku",
+    status: "legacy",
+    replacement: "claude-haiku-5-5",
+    contextWindow: 200_000,
+    maxOutput: 64_000,
+    thinking: { accepts: ["enabled", "disabled"], whenOmitted: "off", display: "summarized", progressInThinking: false, prefixBound: false },
+    effort: null,
+    prefill: true,
+    sampling: true,
+    forcedToolChoice: true,
+    tokenizerRatio: 1,
+    minCacheTokens: 4_096,
+    prices: price(1, 5, 0.1),
+    serverTools: true,
+    sources: [`${DOCS}/models/haiku-4-5/overview`, THINKING_TABLE, PRICING, VISION],
+  }),
+  entry({
+    id: "claude-opus-4-5",
+    aliases: ["claude-opus-4-5-20251101"],
+    name: "Claude Opus 4.5",
+    line: "opus",
+    status: "deprecated",
+    deprecatedOn: "2026-11-23",
+    retiresOn: "2027-01-22",
+    replacement: "claude-opus-5-5",
+    contextWindow: 200_000,
+    maxOutput: 64_000,
+    thinking: { accepts: ["enabled", "disabled"], whenOmitted: "off", display: "summarized", progressInThinking: false, prefixBound: false },
+    effort: { levels: ["low", "medium", "high"], default: "high" },
+    prefill: true,
+    sampling: true,
+    forcedToolChoice: true,
+    tokenizerRatio: 1,
+    minCacheTokens: 4_096,
+    prices: price(5, 25, 0.5),
+    serverTools: true,
+    sources: [DEPRECATIONS, "@anthropic-ai/sdk 1.16.0: internal/data/deprecated-models.ts (end of life January 22nd, 2027)", THINKING_TABLE, PRICING],
+  }),
+];
+
+/** Models no request may name any more: a request to one answers 404 `model: <id>`. */
+export const RETIRED_MODELS: readonly RetiredModel[] = [
+  retired("claude-sonnet-4-5", ["claude-sonnet-4-5-20250929"], "Claude Sonnet 4.5", "2026-11-30", "claude-sonnet-5-5", [
+    `${DOCS}/models/sonnet-4-5/overview`,
+    DEPRECATIONS,
+    "@anthropic-ai/sdk CHANGELOG 1.15.0: remove retired Claude Sonnet 4.5 models",
+  ]),
+  retired("claude-opus-4-1", ["claude-opus-4-1-20250805"], "Claude Opus 4.1", "2026-08-05", "claude-opus-5-5", [DEPRECATIONS]),
+  retired("claude-opus-4-0", ["claude-opus-4-20250514"], "Claude Opus 4", "2026-06-15", "claude-opus-5-5", [DEPRECATIONS]),
+  retired("claude-sonnet-4-0", ["claude-sonnet-4-20250514"], "Claude Sonnet 4", "2026-06-15", "claude-sonnet-5-5", [DEPRECATIONS, `${DOCS}/models/sonnet-5-5/migration-guide`]),
+  retired("claude-3-7-sonnet-20250219", ["claude-3-7-sonnet-latest"], "Claude Sonnet 3.7", "2026-02-19", "claude-sonnet-5-5", [DEPRECATIONS, `${DOCS}/models/sonnet-5-5/migration-guide`]),
+  retired("claude-3-5-haiku-20241022", ["claude-3-5-haiku-latest"], "Claude Haiku 3.5", "2026-02-19", "claude-haiku-5-5", [DEPRECATIONS, `${DOCS}/models/haiku-5-5/migration-guide`]),
+  retired("claude-3-haiku-20240307", [], "Claude Haiku 3", "2026-04-19", "claude-haiku-5-5", [DEPRECATIONS, `${DOCS}/models/haiku-5-5/migration-guide`]),
+  retired("claude-3-opus-20240229", ["claude-3-opus-latest"], "Claude Opus 3", "2026-01-05", "claude-opus-5-5", [DEPRECATIONS]),
+  retired("claude-3-5-sonnet-20241022", ["claude-3-5-sonnet-latest"], "Claude Sonnet 3.5", "2025-10-28", "claude-sonnet-5-5", [DEPRECATIONS]),
+  retired("claude-3-5-sonnet-20240620", [], "Claude Sonnet 3.5 (June 2024)", "2025-10-28", "claude-sonnet-5-5", [DEPRECATIONS]),
+  retired("claude-3-sonnet-20240229", [], "Claude Sonnet 3", "2025-07-21", "claude-sonnet-5-5", [DEPRECATIONS]),
+  retired("claude-2.1", [], "Claude 2.1", "2025-07-21", "claude-sonnet-5-5", [DEPRECATIONS]),
+  retired("claude-2.0", [], "Claude 2.0", "2025-07-21", "claude-sonnet-5-5", [DEPRECATIONS]),
+];
+
+function retired(id: string, aliases: string[], name: string, retiredOn: string, replacement: string, sources: string[]): RetiredModel {
+  return { id, aliases, name, status: "retired", retiredOn, replacement, sources };
+}
+
+/** Turns and folds use this model unless DEFAULT_MODEL or a conversation's settings say otherwise. */
+export const DEFAULT_MODEL = "claude-sonnet-5-5";

@@ -8,7 +8,7 @@ interface __BaseEnv_Env {
 	AUTOMATION_QUEUE: Queue;
 	EXPORT_QUEUE: Queue;
 	AI?: Ai;
-	DEFAULT_MODEL: "claude-sonnet-4-5";
+	DEFAULT_MODEL: "claude-sonnet-5-5";
 	CONVERSATION: DurableObjectNamespace<import("./workers/chat/index").ConversationDO>;
 	CHANNEL: DurableObjectNamespace<import("./workers/chat/index").ChannelDO>;
 	RATE_LIMITER: DurableObjectNamespace<import("./workers/chat/index").RateLimiterDO>;
@@ -28,7 +28,7 @@ declare namespace Cloudflare {
 		AUTOMATION_QUEUE: Queue;
 		EXPORT_QUEUE: Queue;
 		AI: Ai;
-		DEFAULT_MODEL: "claude-sonnet-4-5";
+		DEFAULT_MODEL: "claude-sonnet-5-5";
 		CONVERSATION: DurableObjectNamespace<import("./workers/chat/index").ConversationDO>;
 		CHANNEL: DurableObjectNamespace<import("./workers/chat/index").ChannelDO>;
 		RATE_LIMITER: DurableObjectNamespace<import("./workers/chat/index").RateLimiterDO>;

@@ -1,23 +1,55 @@
-// What a provider reply becomes when it is saved: only the block types this platform stores and
-// replays, and the usage fields it keeps.
+// What a provider reply becomes when it is saved: every block the API may need back, exactly as
+// it came (thinking with its signature, redacted thinking, server tool calls and their results,
+// citations), and the usage fields this platform counts.
 import type Anthropic from "@anthropic-ai/sdk";
-import type { ContentBlock, Usage } from "../core/types";
+import { SERVER_TOOL_RESULT_TYPES, type ContentBlock, type Usage } from "../core/types";
 
-/** Only block types this platform stores and replays; anything else from the provider is dropped. */
-export function keepKnownBlocks(blocks: Anthropic.ContentBlock[]): ContentBlock[] {
+/**
+ * The reply's blocks as stored. Text and tool calls keep their fields (an empty `citations` is
+ * left out); thinking, server tool calls and server results are kept field for field, as the API
+ * requires them back unchanged. A block type this platform does not know is dropped.
+ */
+export function storedBlocks(blocks: readonly Anthropic.ContentBlock[]): ContentBlock[] {
   const out: ContentBlock[] = [];
   for (const b of blocks) {
-    if (b.type === "text") out.push({ type: "text", text: b.text });
-    else if (b.type === "tool_use") out.push({ type: "tool_use", id: b.id, name: b.name, input: (b.input ?? {}) as Record<string, unknown> });
+    switch (b.type) {
+      case "text":
+        out.push({ type: "text", text: b.text, ...(b.citations?.length ? { citations: b.citations as unknown as Record<string, unknown>[] } : {}) });
+        break;
+      case "tool_use":
+        out.push({ type: "tool_use", id: b.id, name: b.name, input: (b.input ?? {}) as Record<string, unknown> });
+        break;
+      case "thinking":
+        out.push({ type: "thinking", thinking: b.thinking, signature: b.signature });
+        break;
+      case "redacted_thinking":
+        out.push({ type: "redacted_thinking", data: b.data });
+        break;
+      case "server_tool_use":
+        out.push({ ...(b as unknown as Extract<ContentBlock, { type: "server_tool_use" }>) });
+        break;
+      default:
+        if ((SERVER_TOOL_RESULT_TYPES as readonly string[]).includes(b.type)) out.push({ ...(b as unknown as Extract<ContentBlock, { tool_use_id: string; content: unknown }>) } as ContentBlock);
+    }
   }
   return out;
 }
 
+/** The text blocks of a reply cut off mid-stream: text is all that can be recovered of a partial reply. */
+export function partialText(blocks: readonly Anthropic.ContentBlock[] | undefined): ContentBlock[] {
+  return (blocks ?? []).filter((b): b is Anthropic.TextBlock => b.type === "text" && b.text.trim() !== "").map((b) => ({ type: "text", text: b.text }));
+}
+
 export function pickUsage(u: Anthropic.Usage): Usage {
-  return {
+  const usage: Usage = {
     input_tokens: u.input_tokens ?? 0,
     output_tokens: u.output_tokens ?? 0,
     cache_creation_input_tokens: u.cache_creation_input_tokens ?? 0,
     cache_read_input_tokens: u.cache_read_input_tokens ?? 0,
   };
+  const thinking = u.output_tokens_details?.thinking_tokens;
+  if (thinking) usage.thinking_tokens = thinking;
+  if (u.server_tool_use?.web_search_requests) usage.web_search_requests = u.server_tool_use.web_search_requests;
+  if (u.server_tool_use?.web_fetch_requests) usage.web_fetch_requests = u.server_tool_use.web_fetch_requests;
+  return usage;
 }

@@ -9,6 +9,7 @@ import type Anthropic from "@anthropic-ai/sdk";
 import type { BlockOrigin } from "../core/compactor";
 import { toWireMessages } from "../core/replay";
 import { sortableId } from "../core/ids";
+import type { ModelEntry } from "../core/models/catalog";
 import type { AgentTag, ContentBlock, NewMessage, StoredMessage } from "../core/types";
 import type { ToolContext, ToolOutput, ToolRegistry } from "./tools/registry";
 import { blockOrigins, type TurnCompactor } from "./turn-compaction";
@@ -26,6 +27,8 @@ export const SUB_AGENT_SYSTEM = [
 
 export interface SubAgentDeps {
   client: Anthropic;
+  /** The master's model: the sub-agent runs on it with the master's thinking and effort. */
+  model: ModelEntry;
   registry: ToolRegistry;
   toolContext: ToolContext;
   contextWindowTokens: number;
@@ -56,10 +59,13 @@ export async function runSubAgent(deps: SubAgentDeps, task: DelegatedTask, paren
       toolContext: { ...deps.toolContext, delegate: undefined },
       maxIterations: maxSteps,
       contextWindowTokens: deps.contextWindowTokens,
+      model: deps.model,
       compactor: deps.compactor?.(() => blockOrigins(conversationId, thread)),
       buildRequest: () => ({
         model: parent.request.model,
         max_tokens: parent.request.max_tokens,
+        ...(parent.request.thinking ? { thinking: parent.request.thinking } : {}),
+        ...(parent.request.output_config ? { output_config: parent.request.output_config } : {}),
         system: [{ type: "text", text: SUB_AGENT_SYSTEM }],
         tools,
         messages: toWireMessages(thread),

@@ -20,10 +20,15 @@ import {
 } from "../core/compactor";
 import { excerpt } from "../core/fold";
 import { renderMessageText } from "../core/render";
-import type { ContentBlock, ModelRequest, StoredMessage, WireMessage } from "../core/types";
+import type { ModelEntry } from "../core/models/catalog";
+import { summarizationParams } from "../core/model-params";
+import { addUsage, zeroUsage, type ContentBlock, type ModelRequest, type StoredMessage, type Usage, type WireMessage } from "../core/types";
+import { pickUsage } from "./model-reply";
 
 const SUMMARY_INPUT_CHARS = 60_000;
 const SUMMARY_MAX_CHARS = 3_000;
+/** Room for the state's text: SUMMARY_MAX_CHARS at a conservative 2 chars per token. */
+const SUMMARY_MAX_TOKENS = 1_536;
 const withoutCache = (ms: readonly WireMessage[]) => JSON.stringify(ms, (k, v) => (k === "cache_control" ? undefined : v));
 
 /**
@@ -41,6 +46,8 @@ export interface CompactionOutcome {
   report: CompactionReport;
   summarized: "model" | "fallback";
   durationMs: number;
+  /** What the state call cost (zero when it failed before an answer). */
+  usage: Usage;
 }
 
 export class TurnCompactor {
@@ -50,7 +57,7 @@ export class TurnCompactor {
   constructor(
     private budget: CompactionBudget,
     private readonly client: Anthropic,
-    private readonly model: string,
+    private readonly model: ModelEntry,
     private readonly originOf: () => (block: ContentBlock) => BlockOrigin | undefined,
   ) {}
 
@@ -116,7 +123,7 @@ export class TurnCompactor {
     const started = Date.now();
     const fixed = requestChars({ ...request, messages: [] });
     const { messages, report } = compactMessages(request.messages, fixed, this.budget, this.originOf());
-    const { state, summarized } = await this.turnState(turnMessages);
+    const { state, summarized, usage } = await this.turnState(turnMessages);
     // The state rides the last user message: after its tool results (which must lead a carrier),
     // or before the prompt's own words when the turn has no tool results yet.
     const last = messages.map((m) => m.role).lastIndexOf("user");
@@ -129,11 +136,11 @@ export class TurnCompactor {
     this.override = { prefix: withoutCache(request.messages), count: request.messages.length, messages };
     // The next calibration comes from the next call; the old one described the uncompacted request.
     this.calibration = null;
-    return { request: this.bounded({ ...request, messages }), report, summarized, durationMs: Date.now() - started };
+    return { request: this.bounded({ ...request, messages }), report, summarized, durationMs: Date.now() - started, usage };
   }
 
   /** One model call over the turn's saved originals, its input capped so it cannot overflow itself. */
-  private async turnState(turn: readonly StoredMessage[]): Promise<{ state: string; summarized: "model" | "fallback" }> {
+  private async turnState(turn: readonly StoredMessage[]): Promise<{ state: string; summarized: "model" | "fallback"; usage: Usage }> {
     const task = turn[0] ? renderMessageText(turn[0]) : "";
     const calls = turn.flatMap((m) => m.content.filter((b): b is Extract<ContentBlock, { type: "tool_use" }> => b.type === "tool_use"));
     const pending = untouchedIds(task, calls);
@@ -144,18 +151,21 @@ export class TurnCompactor {
       if (body.length + entry.length > SUMMARY_INPUT_CHARS) break;
       body += entry;
     }
+    let usage = zeroUsage();
     try {
+      // The least thinking the model allows, with room for it: thinking counts against max_tokens.
       const reply = await this.client.messages.create({
-        model: this.model,
-        max_tokens: 1_024,
+        model: this.model.id,
+        ...summarizationParams(this.model, SUMMARY_MAX_TOKENS),
         system: turnStateSystemPrompt(SUMMARY_MAX_CHARS),
         messages: [{ role: "user", content: body || task }],
-      });
+      } as Anthropic.MessageCreateParamsNonStreaming);
+      usage = addUsage(usage, pickUsage(reply.usage));
       const state = reply.content.map((b) => (b.type === "text" ? b.text : "")).join("").trim().slice(0, SUMMARY_MAX_CHARS);
-      if (state) return { state: withRemainingIds(state, pending), summarized: "model" };
+      if (state) return { state: withRemainingIds(state, pending), summarized: "model", usage };
     } catch {
       // fall through to the deterministic state
     }
-    return { state: fallbackTurnState(task, calls.map((c) => ({ name: c.name, input: c.input }))), summarized: "fallback" };
+    return { state: fallbackTurnState(task, calls.map((c) => ({ name: c.name, input: c.input }))), summarized: "fallback", usage };
   }
 }

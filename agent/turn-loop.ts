@@ -4,20 +4,34 @@
 // its sub-agents (workflow mode, ./sub-agent.ts) run this same loop; what differs between them
 // (request, tools, bound, persistence, event tagging) comes in through TurnDeps.
 //
+// Every stop reason of the Messages API is handled (build-with-claude/handling-stop-reasons):
+// `tool_use` runs the tools; `pause_turn` (a long server-tool turn) calls again with the paused
+// reply as the last message, as the API asks; `max_tokens` and `model_context_window_exceeded`
+// continue the reply through a user message (core/replay-rules.ts: current models refuse prefill),
+// with more room when the reply was all thinking, unless the input already fills the window;
+// `refusal` keeps the refused reply out of every later request and asks the fallback model when
+// the settings name one. An error event inside a stream (overloaded, internal) is retried with the
+// SDK's backoff, keeping the text already streamed as the partial reply it is.
+//
 // The last lines of defence live here too: before each call the compactor checks the request
 // against the budget (in memory only); a provider overflow 400 forces one compaction and one
-// retry; a max_tokens stop continues the reply unless the input already fills the window.
+// retry. Thinking blocks go back exactly as they came, and only while nothing before them moved
+// (./thinking-guard.ts).
 import type Anthropic from "@anthropic-ai/sdk";
 import { coalesceBlocks } from "../core/coalesce";
 import type { TurnEvent } from "../core/events";
-import { toolResultText } from "../core/render";
+import type { ModelEntry } from "../core/models/catalog";
 import type { ContentBlock, ModelRequest, NewMessage, StoredMessage, ToolResultBlock, Usage } from "../core/types";
 import { addUsage, zeroUsage } from "../core/types";
 import type { ToolContext, ToolOutput, ToolRegistry } from "./tools/registry";
-import { runsOnClient } from "./tools/client-tool";
-import { describeModelError, type ModelFailure } from "./model-errors";
-import { keepKnownBlocks, pickUsage } from "./model-reply";
+import { describeModelError, isRetryableStreamError, type ModelFailure } from "./model-errors";
+import { retryDelayMs, streamCall } from "./model-call";
+import { partialText, pickUsage, storedBlocks } from "./model-reply";
+import { ThinkingGuard } from "./thinking-guard";
+import { runToolStep, type PendingCall } from "./tool-step";
 import type { CompactionOutcome, TurnCompactor } from "./turn-compaction";
+
+export type { PendingCall } from "./tool-step";
 
 /** A task the model handed to agent_delegate. */
 export interface DelegatedTask {
@@ -47,6 +61,8 @@ export interface TurnDeps {
   toolContext: ToolContext;
   maxIterations: number;
   contextWindowTokens: number;
+  /** The model the requests go to (its maximum output bounds a continuation's extra room). */
+  model: ModelEntry;
   /** The in-turn safety net; absent, requests go out as built. */
   compactor?: TurnCompactor;
   /** The full request for the next model call, assembled from the freshest stored state. */
@@ -65,13 +81,13 @@ export interface TurnDeps {
    * its definition's `run`, an error result: a sub-agent's thread has no client to wait for.
    */
   pauseForClient?: boolean;
-}
-
-/** A client tool call the turn waits on. */
-export interface PendingCall {
-  id: string;
-  name: string;
-  input: unknown;
+  /**
+   * After a refusal: the model to ask instead (the settings' fallback), for the rest of the turn.
+   * Returns its id, or null when there is none (or it was already asked).
+   */
+  fallBack?(): Promise<string | null>;
+  /** The wait before a stream that failed mid-way is asked again (the SDK's backoff by default). */
+  retryDelayMs?(attempt: number): number;
 }
 
 /** Where a loop stands: enough to continue it later, in another request or another object instance. */
@@ -81,6 +97,8 @@ export interface LoopState {
   usage: Usage;
   modelMs: number;
   modelCalls: number;
+  /** The thinking blocks the turn produced and the prefixes they followed (./thinking-guard.ts). */
+  thinking?: Record<string, string>;
 }
 
 /** A step whose calls wait on the client: every call's result in call order, null where the client owes it. */
@@ -101,11 +119,13 @@ export interface TurnOutcome {
   paused?: PausedStep;
 }
 
-const PREVIEW_CHARS = 200;
 /** A max_tokens stop with the input this close to the window has no room to continue into. */
 export const CONTEXT_FULL_MARGIN_TOKENS = 512;
+/** Streams that fail mid-way are asked again at most this often per turn (the SDK retries HTTP errors twice). */
+export const STREAM_RETRIES = 2;
 
 const promptTokens = (u: Partial<Usage>) => (u.input_tokens ?? 0) + (u.cache_read_input_tokens ?? 0) + (u.cache_creation_input_tokens ?? 0);
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export async function runAgentTurn(deps: TurnDeps, userContent: ContentBlock[]): Promise<TurnOutcome> {
   return continueTurn(deps, { step: 0, usage: zeroUsage(), modelMs: 0, modelCalls: 0 }, [], [{ role: "user", content: userContent }]);
@@ -126,6 +146,9 @@ export function completeStep(paused: PausedStep, clientResults: readonly ToolRes
   return paused.results.map((r) => r ?? byId.get(paused.pending[next++].id)!);
 }
 
+/** One model call's outcome: its reply; a cut-off partial saved, to be continued; or a failure that ends the turn. */
+type CallOutcome = { kind: "reply"; reply: Anthropic.Message; request: ModelRequest } | { kind: "continue" } | { kind: "failed"; failure: ModelFailure };
+
 async function continueTurn(deps: TurnDeps, from: LoopState, earlier: readonly StoredMessage[], first: NewMessage[]): Promise<TurnOutcome> {
   const { turnId, emit, compactor } = deps;
   const turnMessages: StoredMessage[] = [...earlier];
@@ -136,7 +159,13 @@ async function continueTurn(deps: TurnDeps, from: LoopState, earlier: readonly S
   };
   await persist(first);
   let { usage, modelMs, modelCalls } = from;
+  const guard = new ThinkingGuard(from.thinking);
   let overflowRetried = false;
+  let streamRetries = 0;
+  /** Extra room after replies cut off with nothing but thinking (thinking counts against max_tokens). */
+  let outputRoom = 1;
+  let compactNext = false;
+  const state = (step: number): LoopState => ({ step, usage, modelMs, modelCalls, thinking: guard.snapshot() });
 
   const compact = async (request: ModelRequest, forced: boolean): Promise<ModelRequest> => {
     emit({ type: "compaction_started", turnId, tokens: compactor!.effective(request), budgetTokens: compactor!.budgetTokens, forced });
@@ -154,90 +183,114 @@ async function continueTurn(deps: TurnDeps, from: LoopState, earlier: readonly S
       summarized: outcome.summarized,
       details: r.targets,
     });
+    usage = addUsage(usage, outcome.usage);
     deps.onCompaction?.(outcome, forced);
     return outcome.request;
   };
 
-  for (let step = from.step; step < deps.maxIterations; step++) {
+  /** The step's request: built from the freshest state, compacted if due, thinking kept only where valid. */
+  const nextRequest = async (): Promise<ModelRequest> => {
     let request = deps.buildRequest();
     if (compactor) {
       request = compactor.apply(request);
-      if (compactor.due(request)) request = await compact(request, false);
+      if (compactNext || compactor.due(request)) request = await compact(request, compactNext);
+      compactNext = false;
     }
-    const started = Date.now();
-    let reply: Anthropic.Message | null = null;
-    while (!reply) {
-      try {
-        const stream = deps.client.messages.stream(request as unknown as Anthropic.MessageStreamParams);
-        stream.on("text", (text) => emit({ type: "delta", turnId, text }));
-        reply = await stream.finalMessage();
-      } catch (err) {
-        const failure = describeModelError(err);
-        // The estimate and the calibration both missed: compact regardless of the threshold and
-        // retry, exactly once per turn.
-        if (failure.type === "context_overflow" && compactor && !overflowRetried) {
-          overflowRetried = true;
-          if (failure.overflow) compactor.learnFromOverflow(request, failure.overflow.promptTokens, failure.overflow.maxTokens);
-          request = await compact(request, true);
-          continue;
-        }
-        modelMs += Date.now() - started;
-        deps.onRequest?.(request, step, null, compactor?.active ?? false);
-        return { stopReason: "error", usage, modelMs, modelCalls, failure };
-      }
-    }
-    modelMs += Date.now() - started;
-    modelCalls++;
-    usage = addUsage(usage, reply.usage as Partial<Usage>);
-    compactor?.calibrate(request, promptTokens(reply.usage as Partial<Usage>));
-    deps.onRequest?.(request, step, promptTokens(reply.usage as Partial<Usage>), compactor?.active ?? false);
+    request = guard.apply(request);
+    if (outputRoom > 1) request = { ...request, max_tokens: Math.min(deps.model.maxOutput, request.max_tokens * outputRoom) };
+    return request;
+  };
 
-    const content = coalesceBlocks(keepKnownBlocks(reply.content));
-    if (content.length) {
-      // Secret tool inputs (a PDF password) run below but are never stored: the transcript, the
-      // replay, prompt snapshots and the cortex are all built from what is persisted here.
-      const stored = content.map((b) => (b.type === "tool_use" ? { ...b, input: deps.registry.withhold(b.name, b.input) } : b));
-      await persist([{ role: "assistant", content: stored, usage: pickUsage(reply.usage), model: reply.model, stopReason: reply.stop_reason }]);
-    }
-    if (reply.stop_reason === "max_tokens") {
-      // Cut off mid-reply: continue it (the saved partial reply is the next call's last message),
-      // unless the input already fills the window, where the loop would only spin.
-      if (promptTokens(reply.usage as Partial<Usage>) >= deps.contextWindowTokens - CONTEXT_FULL_MARGIN_TOKENS) return { stopReason: "context_full", usage, modelMs, modelCalls };
-      if (content.length && !content.some((b) => b.type === "tool_use")) continue;
-    }
-    const calls = content.filter((b): b is Extract<ContentBlock, { type: "tool_use" }> => b.type === "tool_use");
-    if (reply.stop_reason !== "tool_use" || !calls.length) return { stopReason: reply.stop_reason ?? "end_turn", usage, modelMs, modelCalls };
-
-    const results: Array<ToolResultBlock | null> = [];
-    const pending: PendingCall[] = [];
-    const progress = (message: string) => emit({ type: "progress", turnId, message });
-    for (const call of calls) {
-      emit({ type: "tool_use", turnId, id: call.id, name: call.name, input: deps.registry.withhold(call.name, call.input) });
-      const tool = deps.registry.get(call.name);
-      if (runsOnClient(tool) && deps.pauseForClient && !deps.registry.refusal(call.name, deps.toolContext.activeTools)) {
-        // The client runs it; the server calls of the same step still run now.
-        pending.push({ id: call.id, name: call.name, input: call.input });
-        results.push(null);
+  /** Streams the call; retries what the API lets a client retry; saves a partial reply before it is lost. */
+  const call = async (request: ModelRequest, step: number): Promise<CallOutcome> => {
+    for (;;) {
+      const started = Date.now();
+      const streamed = await streamCall(deps.client, request, turnId, emit);
+      modelMs += Date.now() - started;
+      if (streamed.ok) return { kind: "reply", reply: streamed.reply, request };
+      const failure = describeModelError(streamed.error);
+      if (streamed.partial) usage = addUsage(usage, pickUsage(streamed.partial.usage));
+      // The estimate and the calibration both missed: compact regardless of the threshold and
+      // retry, exactly once per turn.
+      if (failure.type === "context_overflow" && compactor && !overflowRetried) {
+        overflowRetried = true;
+        if (failure.overflow) compactor.learnFromOverflow(request, failure.overflow.promptTokens, failure.overflow.maxTokens);
+        request = guard.apply(await compact(request, true));
         continue;
       }
-      // Workflow mode: a delegated run saves its own thread (agent-tagged, never replayed here)
-      // and counts towards this turn's usage and model time.
-      const delegate = deps.delegate
-        ? async (task: string, name: string) => {
-            const run = await deps.delegate!({ name, task, toolUseId: call.id }, { turnId, request, emit });
-            usage = addUsage(usage, run.usage);
-            modelMs += run.modelMs;
-            return run.output;
-          }
-        : undefined;
-      const out = await deps.registry.run(call.name, call.input, { ...deps.toolContext, progress, delegate, turnId, callId: call.id });
-      const block: ToolResultBlock = { type: "tool_result", tool_use_id: call.id, content: out.blocks ?? out.content, ...(out.isError ? { is_error: true } : {}) };
-      const text = toolResultText(block);
-      emit({ type: "tool_result", turnId, tool_use_id: call.id, name: call.name, is_error: !!out.isError, chars: text.length, preview: text.slice(0, PREVIEW_CHARS) });
-      results.push(block);
+      deps.onRequest?.(request, step, null, compactor?.active ?? false);
+      // Text already streamed is never lost: it is saved as the partial reply it is.
+      const partial = partialText(streamed.partial?.content);
+      if (partial.length) await persist([{ role: "assistant", content: partial, model: request.model, stopReason: "error" }]);
+      if (!isRetryableStreamError(streamed.error) || streamRetries >= STREAM_RETRIES) return { kind: "failed", failure };
+      const delayMs = (deps.retryDelayMs ?? retryDelayMs)(streamRetries);
+      streamRetries++;
+      emit({ type: "retry", turnId, attempt: streamRetries, delayMs, error: { type: failure.providerType ?? "api_error", message: failure.message } });
+      await sleep(delayMs);
+      // After a saved partial the next request continues it (core/replay-rules.ts); else the same request again.
+      if (partial.length) return { kind: "continue" };
     }
-    if (pending.length) return { stopReason: "requires_action", usage, modelMs, modelCalls, paused: { state: { step: step + 1, usage, modelMs, modelCalls }, results, pending } };
-    await persist([{ role: "user", content: results as ToolResultBlock[] }]);
+  };
+
+  for (let step = from.step; step < deps.maxIterations; step++) {
+    const outcome = await call(await nextRequest(), step);
+    if (outcome.kind === "failed") return { stopReason: "error", usage, modelMs, modelCalls, failure: outcome.failure };
+    if (outcome.kind === "continue") continue;
+    const { reply, request } = outcome;
+    modelCalls++;
+    const replyUsage = pickUsage(reply.usage);
+    usage = addUsage(usage, replyUsage);
+    compactor?.calibrate(request, promptTokens(replyUsage));
+    deps.onRequest?.(request, step, promptTokens(replyUsage), compactor?.active ?? false);
+
+    const produced = coalesceBlocks(storedBlocks(reply.content));
+    // The guard learns the blocks as the API sent them; a withheld secret input changes what is sent back.
+    guard.record(request, produced);
+    const stop = reply.stop_reason ?? "end_turn";
+    if (produced.length || stop === "refusal") {
+      // Secret tool inputs (a PDF password) run below but are never stored: the transcript, the
+      // replay, prompt snapshots and the cortex are all built from what is persisted here.
+      const stored = produced.map((b) => (b.type === "tool_use" ? { ...b, input: deps.registry.withhold(b.name, b.input) } : b));
+      const content = stored.length ? stored : [{ type: "text" as const, text: refusalNote(reply) }];
+      await persist([{ role: "assistant", content, usage: replyUsage, model: reply.model, stopReason: stop }]);
+    }
+
+    if (stop === "refusal") {
+      const details = (reply as { stop_details?: { category?: string | null; explanation?: string | null } | null }).stop_details;
+      const fallbackModel = (await deps.fallBack?.()) ?? null;
+      emit({ type: "refusal", turnId, model: reply.model, category: details?.category ?? null, explanation: details?.explanation ?? null, ...(fallbackModel ? { fallbackModel } : {}) });
+      if (fallbackModel) continue;
+      return { stopReason: "refusal", usage, modelMs, modelCalls };
+    }
+    // A long server-tool turn paused: the reply, resent as the last message, lets the model go on.
+    if (stop === "pause_turn") continue;
+    if (stop === "max_tokens" || stop === "model_context_window_exceeded") {
+      // Cut off: continue it, unless the input already fills the window and nothing can make room
+      // (a compaction may, once): the loop would only spin.
+      const full = promptTokens(replyUsage) >= Math.min(deps.contextWindowTokens, deps.model.contextWindow) - CONTEXT_FULL_MARGIN_TOKENS;
+      const canCompact = !!compactor && !compactor.active;
+      if (full && !canCompact) return { stopReason: "context_full", usage, modelMs, modelCalls };
+      if ((full || stop === "model_context_window_exceeded") && canCompact) compactNext = true;
+      // Nothing but thinking: the docs' remedy is more room (thinking counts against max_tokens).
+      if (!produced.some((b) => b.type === "text" || b.type === "tool_use")) outputRoom = Math.min(outputRoom * 2, 8);
+      // A tool call cut in half is never run: the turn ends there, as before.
+      if (!produced.some((b) => b.type === "tool_use")) continue;
+      return { stopReason: stop, usage, modelMs, modelCalls };
+    }
+    if (stop !== "tool_use") return { stopReason: stop, usage, modelMs, modelCalls };
+    const step_ = await runToolStep(deps, produced, request, (run) => {
+      usage = addUsage(usage, run.usage);
+      modelMs += run.modelMs;
+    });
+    if (step_.pending.length) return { stopReason: "requires_action", usage, modelMs, modelCalls, paused: { state: state(step + 1), results: step_.results, pending: step_.pending } };
+    if (!step_.results.length) return { stopReason: stop, usage, modelMs, modelCalls };
+    await persist([{ role: "user", content: step_.results as ToolResultBlock[] }]);
   }
   return { stopReason: "max_iterations", usage, modelMs, modelCalls };
+}
+
+/** What the record keeps of a refusal that came before any output. */
+function refusalNote(reply: Anthropic.Message): string {
+  const details = (reply as { stop_details?: { category?: string | null } | null }).stop_details;
+  return `[refused: ${reply.model} declined to answer${details?.category ? ` (category: ${details.category})` : ""}; this turn is not replayed to the model]`;
 }

@@ -12,6 +12,12 @@ export type TurnEvent = (
   /** `replayed`: the first outcome of an Idempotency-Key answered again; no turn ran. */
   | { type: "turn_start"; turnId: string; replayed?: true }
   | { type: "delta"; turnId: string; text: string }
+  /**
+   * The model's thinking, streamed as it comes: `block` groups the deltas of one thinking block (its
+   * index in the reply); an empty `text` opens a block (all a client sees under display "omitted");
+   * `redacted` marks reasoning the API returned encrypted.
+   */
+  | { type: "thinking"; turnId: string; block: number; text: string; redacted?: true }
   | { type: "tool_use"; turnId: string; id: string; name: string; input: unknown }
   | { type: "tool_result"; turnId: string; tool_use_id: string; name: string; is_error: boolean; chars: number; preview: string }
   | { type: "progress"; turnId: string; message: string }
@@ -36,7 +42,13 @@ export type TurnEvent = (
       usage: Usage;
       timing: { serverMs: number; modelMs: number; queuedMs: number };
     }
-  | { type: "error"; turnId?: string; error: { type: string; message: string; status?: number } }
+  | { type: "error"; turnId?: string; error: { type: string; message: string; status?: number; requestId?: string } }
+  /** The model declined to answer: nothing of the refused turn is replayed to it again; `fallbackModel` answers instead when the settings name one. */
+  | { type: "refusal"; turnId: string; model: string; category: string | null; explanation: string | null; fallbackModel?: string }
+  /** The turn runs on another model than the settings named: `retired` (the settings move with it) or `refusal_fallback` (this turn only). */
+  | { type: "model_changed"; turnId: string; from: string; to: string; reason: "retired" | "refusal_fallback"; retiredOn?: string }
+  /** A streamed reply failed mid-way (overloaded, internal error) and is asked again after `delayMs`; text already streamed is kept. */
+  | { type: "retry"; turnId: string; attempt: number; delayMs: number; error: { type: string; message: string } }
   /** The turn paused on client tools: post their results to /tool-results before `expiresAt`. */
   | { type: "requires_action"; turnId: string; calls: { id: string; name: string; input: unknown }[]; expiresAt: string }
 ) & { agent?: EventAgent };

@@ -1,5 +1,7 @@
 // The rolling prefix summary, as pure functions: where a fold may cut (the mark), what the one
 // summarization call is sent, and how its answer is held to the size cap.
+import type { ModelEntry } from "./models/catalog";
+import { summarizationParams } from "./model-params";
 import { isToolResultCarrier, messageChars, renderMessageText } from "./render";
 import type { ModelRequest, StoredMessage } from "./types";
 
@@ -68,7 +70,8 @@ export function foldSystemPrompt(maxChars: number): string {
 
 /** The one model call of a fold: previous summary + capped excerpts of the folded messages. */
 export function buildFoldRequest(opts: {
-  model: string;
+  /** The model's catalog entry: the call takes the least thinking it allows, with room for it. */
+  model: ModelEntry;
   previousSummary: string | null;
   folded: readonly StoredMessage[];
   maxChars: number;
@@ -91,9 +94,10 @@ export function buildFoldRequest(opts: {
   }
   const previous = opts.previousSummary ? `<previous_summary>\n${opts.previousSummary}\n</previous_summary>` : "<previous_summary>(none: this is the first fold)</previous_summary>";
   return {
-    model: opts.model,
-    // Room for the cap at a conservative 2 chars per token, never below 256.
-    max_tokens: Math.max(256, Math.ceil(opts.maxChars / 2)),
+    model: opts.model.id,
+    // Room for the cap at a conservative 2 chars per token (never below 256), plus the thinking the
+    // model will not let the call go without (it counts against max_tokens).
+    ...summarizationParams(opts.model, Math.max(256, Math.ceil(opts.maxChars / 2))),
     system: [{ type: "text", text: foldSystemPrompt(opts.maxChars) }],
     tools: [],
     messages: [

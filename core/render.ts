@@ -1,6 +1,6 @@
 // Text renderings of stored messages: what the cortex indexes and what conversation_read pages
 // through. A single-block message renders as that block's own text, byte for byte.
-import type { ContentBlock, StoredMessage, ToolResultBlock } from "./types";
+import type { ContentBlock, ServerToolResultBlock, StoredMessage, ToolResultBlock } from "./types";
 
 export function toolResultText(block: ToolResultBlock): string {
   if (typeof block.content === "string") return block.content;
@@ -23,7 +23,39 @@ export function blockText(block: ContentBlock): string {
       return JSON.stringify(block.input);
     case "image":
       return `[image ${imageLabel(block)}]`;
+    case "thinking":
+      return block.thinking;
+    case "redacted_thinking":
+      return "[redacted thinking]";
+    case "server_tool_use":
+      return JSON.stringify(block.input);
+    default:
+      return serverResultText(block);
   }
+}
+
+/**
+ * A server tool's result as readable text: a search's titles and addresses (the page text itself is
+ * encrypted), a fetched document's text, or the output of code the API ran.
+ */
+export function serverResultText(block: ServerToolResultBlock): string {
+  const content = block.content as Record<string, unknown> | Record<string, unknown>[] | null;
+  if (Array.isArray(content)) {
+    return content
+      .map((r) => (r && typeof r === "object" && typeof r.url === "string" ? `${typeof r.title === "string" ? r.title : r.url} — ${r.url}` : ""))
+      .filter(Boolean)
+      .join("\n");
+  }
+  if (content && typeof content === "object") {
+    if (typeof content.error_code === "string") return `[error: ${content.error_code}]`;
+    const doc = content.content as { source?: { type?: string; data?: unknown } ; title?: unknown } | undefined;
+    const url = typeof content.url === "string" ? content.url : "";
+    if (doc?.source?.type === "text" && typeof doc.source.data === "string") return [url, doc.source.data].filter(Boolean).join("\n");
+    if (url) return url;
+    const out = ["stdout", "stderr"].map((k) => content[k]).filter((v): v is string => typeof v === "string" && v !== "");
+    if (out.length) return out.join("\n");
+  }
+  return "";
 }
 
 function blockHeader(block: ContentBlock): string {
@@ -36,22 +68,39 @@ function blockHeader(block: ContentBlock): string {
       return `[tool_use ${block.name} ${block.id}] `;
     case "image":
       return "";
+    case "thinking":
+      return "[thinking] ";
+    case "redacted_thinking":
+      return "";
+    case "server_tool_use":
+      return `[server_tool_use ${block.name} ${block.id}] `;
+    default:
+      return `[${block.type} ${block.tool_use_id}]\n`;
   }
 }
 
-/** One message as text. A single text or tool-result block is returned verbatim, with no header. */
+/** One message as text. A single text or tool-result block is returned verbatim, with no header; thinking is left out. */
 export function renderMessageText(message: Pick<StoredMessage, "content">): string {
-  const blocks = message.content;
+  // Thinking is kept in the record (History, exports, conversation_read of one block) but is the
+  // model's working, not the conversation: the index, excerpts and full-message reads leave it out.
+  const blocks = message.content.filter((b) => b.type !== "thinking" && b.type !== "redacted_thinking");
   if (blocks.length === 1 && (blocks[0].type === "text" || blocks[0].type === "tool_result")) return blockText(blocks[0]);
   return blocks.map((b) => blockHeader(b) + blockText(b)).join("\n");
 }
 
 /** Characters a message contributes to a replay; the unit of the fold threshold and the estimates. */
+/**
+ * Thinking weighs nothing here: it replays only within the turn that produced it (core/replay.ts),
+ * so it never adds to a conversation's replay. A server tool's result weighs what it replays: it
+ * may not be altered, so it rides every request until a fold takes its turn away.
+ */
 export function messageChars(message: Pick<StoredMessage, "content">): number {
   let n = 0;
   for (const b of message.content) {
-    if (b.type === "tool_use") n += b.name.length + JSON.stringify(b.input).length;
-    else n += blockText(b).length;
+    if (b.type === "tool_use" || b.type === "server_tool_use") n += b.name.length + JSON.stringify(b.input).length;
+    else if (b.type === "thinking" || b.type === "redacted_thinking") continue;
+    else if (b.type === "text" || b.type === "tool_result" || b.type === "image") n += blockText(b).length;
+    else n += JSON.stringify(b.content).length;
   }
   return n;
 }

@@ -5,13 +5,18 @@
 // Replay = summary preamble + acknowledgement + the verbatim tail after the fold boundary. Stale
 // tool-result stubs plug in here too, by rewriting blocks of the tail; callers do not change.
 import { messageChars } from "./render";
+import { CONTINUE_PROMPT, needsContinuePrompt, replayableHistory } from "./replay-rules";
 import { applyStubs } from "./stubs";
+import type { ModelEntry } from "./models/catalog";
+import { modelParams, serverToolSpecs } from "./model-params";
 import type { Settings } from "./settings";
 import { isAgentSegment, type ContentBlock, type ModelRequest, type StoredMessage, type SystemBlock, type ToolSchema, type WireMessage } from "./types";
 
 export interface ReplayInput {
   conversationId: string;
   settings: Settings;
+  /** The catalog entry of the model the request goes to (settings.model, or what replaced it). */
+  model: ModelEntry;
   system: SystemBlock[];
   tools: ToolSchema[];
   /** The replay source, oldest first: every message after the fold boundary. */
@@ -59,10 +64,11 @@ export function buildModelRequest(input: ReplayInput): { request: ModelRequest; 
   const preamble = input.summary ? summaryPreamble(input.conversationId, input.summary) : [];
   const messages = withCacheBreakpoints([...preamble, ...toWireMessages(stubs.messages)], preamble.length);
   const request: ModelRequest = {
-    model: input.settings.model,
-    max_tokens: input.settings.outputReserveTokens,
+    // The settings' id (or alias); the entry's own id when it stands in for a retired model.
+    model: input.model.id === input.settings.model || input.model.aliases.includes(input.settings.model) ? input.settings.model : input.model.id,
+    ...modelParams(input.settings, input.model),
     system: input.system,
-    tools: input.tools,
+    tools: [...input.tools, ...serverToolSpecs(input.settings.serverTools, input.model)],
     messages,
   };
   const estimate = {
@@ -78,18 +84,23 @@ export function buildModelRequest(input: ReplayInput): { request: ModelRequest; 
  * Prompt-cache breakpoints on messages (the system prompt carries its own): after the summary
  * acknowledgement, which only a fold changes, and on the last message, so the next call of the
  * turn, or the next turn, reads everything before it from the cache. Blocks are copied: stored
- * messages never carry cache_control.
+ * messages never carry cache_control. A breakpoint goes on the last block that may carry one:
+ * never a thinking block (the API refuses cache_control there) or an empty text block.
  */
 function withCacheBreakpoints(messages: WireMessage[], preambleLength: number): WireMessage[] {
   const marks = new Set<number>([messages.length - 1]);
   if (preambleLength > 0) marks.add(preambleLength - 1);
   return messages.map((m, i) => {
     if (!marks.has(i) || typeof m.content === "string" || !m.content.length) return m;
+    const at = m.content.findLastIndex((b) => cacheable(b));
+    if (at < 0) return m;
     const content = [...m.content];
-    content[content.length - 1] = { ...content[content.length - 1], cache_control: { type: "ephemeral" } } as ContentBlock;
+    content[at] = { ...content[at], cache_control: { type: "ephemeral" } } as ContentBlock;
     return { ...m, content };
   });
 }
+
+const cacheable = (b: ContentBlock) => b.type !== "thinking" && b.type !== "redacted_thinking" && !(b.type === "text" && b.text === "");
 
 /**
  * The summary as replay's first exchange: a user-role preamble holding the summary and a standing
@@ -118,20 +129,29 @@ export function summaryPreamble(conversationId: string, s: SummaryState): WireMe
 
 /**
  * Stored messages -> provider messages. Keeps the provider's invariants without touching what is
- * stored: roles alternate (adjacent same-role messages are merged, e.g. after a failed turn left a
- * lone user message), and every tool_use is answered by a tool_result in the next message (a turn
- * that crashed mid-tool gets a synthetic "no result" answer).
+ * stored: the rules of core/replay-rules.ts (refused turns, earlier thinking, blank text), a
+ * continuation prompt after a cut-off reply, roles alternating (adjacent same-role messages are
+ * merged, e.g. after a failed turn left a lone user message), every tool_use answered by a
+ * tool_result in the next message (a turn that crashed mid-tool gets a synthetic "no result"
+ * answer), and no server tool call without its result except in the final message (a paused
+ * turn's reply, resent as the API asks).
  */
-export function toWireMessages(history: readonly StoredMessage[]): WireMessage[] {
+export function toWireMessages(stored: readonly StoredMessage[]): WireMessage[] {
+  const history = replayableHistory(stored);
   const out: { role: "user" | "assistant"; content: ContentBlock[] }[] = [];
-  for (const m of history) {
+  const push = (role: "user" | "assistant", content: readonly ContentBlock[]) => {
     const prev = out[out.length - 1];
-    if (prev && prev.role === m.role) prev.content = [...prev.content, ...m.content];
-    else out.push({ role: m.role, content: [...m.content] });
-  }
+    if (prev && prev.role === role) prev.content = [...prev.content, ...content];
+    else out.push({ role, content: [...content] });
+  };
+  history.forEach((m, i) => {
+    push(m.role, m.content);
+    if (needsContinuePrompt(m, history[i + 1])) push("user", [{ type: "text", text: CONTINUE_PROMPT }]);
+  });
   for (let i = 0; i < out.length; i++) {
     const msg = out[i];
     if (msg.role !== "assistant") continue;
+    if (i < out.length - 1) msg.content = withoutUnansweredServerCalls(msg.content);
     const calls = msg.content.filter((b) => b.type === "tool_use").map((b) => (b as { id: string }).id);
     if (!calls.length) continue;
     const next = out[i + 1];
@@ -146,7 +166,14 @@ export function toWireMessages(history: readonly StoredMessage[]): WireMessage[]
   }
   // A provider replay must start on a user turn.
   while (out.length && out[0].role !== "user") out.shift();
-  return out;
+  return out.filter((m) => m.content.length);
+}
+
+/** A server tool call whose result never came (a paused turn that was not resumed) cannot be replayed. */
+function withoutUnansweredServerCalls(content: ContentBlock[]): ContentBlock[] {
+  const answered = new Set(content.filter((b) => "tool_use_id" in b && b.type !== "tool_result").map((b) => (b as { tool_use_id: string }).tool_use_id));
+  const dangling = content.some((b) => b.type === "server_tool_use" && !answered.has(b.id));
+  return dangling ? content.filter((b) => b.type !== "server_tool_use" || answered.has(b.id)) : content;
 }
 
 export function estimateRequest(request: ModelRequest, settings: Settings): Omit<ReplayEstimate, "stubbedResults" | "stubSavedChars" | "stubPendingChars"> {

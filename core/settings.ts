@@ -1,8 +1,44 @@
 // Per-conversation settings: the seed's numbers as defaults, each visible and changeable
 // through the API. Unknown keys and out-of-range values are rejected (400), never ignored.
+// The model-dependent ones (the window, the output reserve, the chars-per-token estimate) default
+// from the model's catalog entry, and every setting is checked against what that model accepts.
 import { z } from "zod";
+import { DEFAULT_MODEL, EFFORT_LEVELS, type Effort, type ModelEntry } from "./models/catalog";
+import { catalogEntry, charsPerTokenFor, effortRank } from "./models/lookup";
 
-export const DEFAULT_SETTINGS = {
+export const THINKING_SETTINGS = ["auto", "adaptive", "between_tools", "disabled"] as const;
+export const SERVER_TOOLS = ["web_search", "web_fetch"] as const;
+export type ServerToolName = (typeof SERVER_TOOLS)[number];
+
+export interface Settings {
+  foldThresholdChars: number;
+  tailMessages: number;
+  summaryMaxChars: number;
+  stubMinChars: number;
+  stubAfterExchanges: number;
+  stubBatchChars: number;
+  model: string;
+  contextWindowTokens: number;
+  outputReserveTokens: number;
+  compactTriggerRatio: number;
+  compactTargetRatio: number;
+  charsPerToken: number;
+  maxToolIterations: number;
+  clientToolTimeoutSeconds: number;
+  /** `output_config.effort`; null: the model's default. */
+  effort: Effort | null;
+  /** `thinking.type`; "auto": leave it out, so the model's default applies. */
+  thinking: (typeof THINKING_SETTINGS)[number];
+  /** `thinking.display`: "summarized" streams readable thinking (and progress notes between tool calls). */
+  thinkingDisplay: "summarized" | "omitted";
+  /** When the model refuses, the turn is asked again of this model; null: the refusal ends the turn. */
+  refusalFallbackModel: string | null;
+  /** Server tools offered on every request: web search and web fetch, run by the API (billed per use). */
+  serverTools: ServerToolName[];
+}
+
+/** The settings that do not depend on the model: the seed's numbers. */
+const SEED = {
   foldThresholdChars: 120_000,
   tailMessages: 8,
   summaryMaxChars: 6_000,
@@ -13,23 +49,56 @@ export const DEFAULT_SETTINGS = {
   // invalidates the cache from the oldest pending result on, so bigger batches cost more; 4,000
   // matches 0 while still grouping results just over stubMinChars into one transition.
   stubBatchChars: 4_000,
-  model: "claude-sonnet-4-5",
-  contextWindowTokens: 200_000,
-  outputReserveTokens: 8_192,
   compactTriggerRatio: 0.75,
   compactTargetRatio: 0.5,
-  charsPerToken: 1.5,
   maxToolIterations: 24,
   // How long a paused turn waits for its client tools' results before it ends with interrupted-call
   // results: long enough for a person answering by hand, short enough not to hold the turn all day.
   clientToolTimeoutSeconds: 600,
-} as const;
+  effort: null,
+  thinking: "auto",
+  // Readable thinking by default: on current models the notes between tool calls come back inside
+  // thinking blocks, empty under "omitted", and a chat would go silent between its tool calls.
+  // Billing is the same either way.
+  thinkingDisplay: "summarized",
+  refusalFallbackModel: null,
+  serverTools: [],
+} as const satisfies Partial<Settings>;
 
-export type Settings = {
-  -readonly [K in keyof typeof DEFAULT_SETTINGS]: (typeof DEFAULT_SETTINGS)[K] extends string ? string : number;
-};
+/** Room for a reply and its thinking: thinking counts against max_tokens. */
+const OUTPUT_RESERVE = 32_000;
+
+/** The settings that follow the model: its window, a reserve within its max output, its tokenizer. */
+export function modelDefaults(entry: ModelEntry): Pick<Settings, "model" | "contextWindowTokens" | "outputReserveTokens" | "charsPerToken"> {
+  return {
+    model: entry.id,
+    contextWindowTokens: entry.contextWindow,
+    outputReserveTokens: Math.min(OUTPUT_RESERVE, entry.maxOutput, Math.floor(entry.contextWindow / 4)),
+    charsPerToken: charsPerTokenFor(entry),
+  };
+}
+
+/**
+ * What every conversation got before the catalog set these per model: a conversation still on them
+ * moves to its new model's figures when its model changes.
+ */
+export const LEGACY_MODEL_DEFAULTS = { contextWindowTokens: 200_000, outputReserveTokens: 8_192, charsPerToken: 1.5 } as const;
+
+/** Every setting for a new conversation on `entry`'s model. */
+export function defaultSettings(entry: ModelEntry = catalogEntry(DEFAULT_MODEL)!): Settings {
+  return { ...SEED, serverTools: [], ...modelDefaults(entry) };
+}
+
+/** The defaults of the default model (the seed's numbers plus Claude Sonnet 5.5's). */
+export const DEFAULT_SETTINGS: Readonly<Settings> = defaultSettings();
+
+/** A head stored before a setting existed gets its default. */
+export function withMissingSettings(stored: Partial<Settings> & Pick<Settings, "model">): Settings {
+  return { ...SEED, serverTools: [], ...stored } as Settings;
+}
 
 const int = (min: number, max: number) => z.number().int().min(min).max(max);
+export const modelIdSchema = z.string().min(1).max(100).regex(/^[A-Za-z0-9._:@-]+$/, "letters, digits and . _ : @ - only");
 
 /** Every key optional: used for create (merged over defaults) and for patch (merged over current). */
 export const settingsPatchSchema = z
@@ -40,7 +109,7 @@ export const settingsPatchSchema = z
     stubMinChars: int(100, 10_000_000),
     stubAfterExchanges: int(1, 1_000),
     stubBatchChars: int(0, 10_000_000),
-    model: z.string().min(1).max(100).regex(/^[A-Za-z0-9._:@-]+$/, "letters, digits and . _ : @ - only"),
+    model: modelIdSchema,
     contextWindowTokens: int(1_000, 10_000_000),
     outputReserveTokens: int(64, 1_000_000),
     compactTriggerRatio: z.number().gt(0).max(1),
@@ -48,17 +117,43 @@ export const settingsPatchSchema = z
     charsPerToken: z.number().min(0.25).max(20),
     maxToolIterations: int(1, 200),
     clientToolTimeoutSeconds: int(1, 86_400),
+    effort: z.enum(EFFORT_LEVELS).nullable(),
+    thinking: z.enum(THINKING_SETTINGS),
+    thinkingDisplay: z.enum(["summarized", "omitted"]),
+    refusalFallbackModel: modelIdSchema.nullable(),
+    serverTools: z.array(z.enum(SERVER_TOOLS)).max(SERVER_TOOLS.length).refine((a) => new Set(a).size === a.length, "each tool at most once"),
   })
   .partial();
 
 export type SettingsPatch = z.infer<typeof settingsPatchSchema>;
 
-/** Cross-field rules that a single field's range cannot express. Returns an error message or null. */
-export function crossCheckSettings(s: Settings): string | null {
+/** The effort a request runs at: the setting, or the model's default (null: the model takes none). */
+export function effectiveEffort(s: Pick<Settings, "effort">, entry: ModelEntry): Effort | null {
+  if (!entry.effort) return null;
+  return s.effort ?? entry.effort.default;
+}
+
+/**
+ * Cross-field rules, and the rules of the model the settings name (its catalog entry). Returns an
+ * error message naming the field, or null.
+ */
+export function crossCheckSettings(s: Settings, entry: ModelEntry): string | null {
   if (s.outputReserveTokens >= s.contextWindowTokens)
     return "settings.outputReserveTokens: must be smaller than settings.contextWindowTokens";
   if (s.compactTargetRatio >= s.compactTriggerRatio)
     return "settings.compactTargetRatio: must be smaller than settings.compactTriggerRatio";
+  if (s.outputReserveTokens > entry.maxOutput)
+    return `settings.outputReserveTokens: at most ${entry.maxOutput} for ${entry.id} (its maximum output)`;
+  if (s.effort !== null && !entry.effort) return `settings.effort: ${entry.id} takes no effort setting; use null`;
+  if (s.effort !== null && entry.effort && !entry.effort.levels.includes(s.effort))
+    return `settings.effort: ${entry.id} takes ${entry.effort.levels.join(", ")} (or null for its default, ${entry.effort.default})`;
+  if (s.thinking !== "auto" && !entry.thinking.accepts.includes(s.thinking))
+    return `settings.thinking: ${entry.id} does not take "${s.thinking}"; it takes ${["auto", ...entry.thinking.accepts].map((t) => `"${t}"`).join(", ")}`;
+  const effort = effectiveEffort(s, entry);
+  if ((s.thinking === "disabled" || s.thinking === "between_tools") && entry.thinking.offUpToEffort && effort && effortRank(effort) > effortRank(entry.thinking.offUpToEffort))
+    return `settings.thinking: "${s.thinking}" on ${entry.id} needs settings.effort at ${entry.thinking.offUpToEffort} or below (it is ${effort})`;
+  if (s.serverTools.length && !entry.serverTools) return `settings.serverTools: ${entry.id} has no server tools`;
+  if (s.refusalFallbackModel === s.model) return "settings.refusalFallbackModel: must be another model than settings.model";
   return null;
 }
 
@@ -68,6 +163,23 @@ export function mergeSettings(base: Settings, patch: SettingsPatch | undefined):
   return merged;
 }
 
-export function defaultSettings(model?: string): Settings {
-  return { ...DEFAULT_SETTINGS, ...(model ? { model } : {}) };
+/**
+ * A patch that moves to another model: the model-dependent settings the patch does not set follow
+ * the new model where they still had the old model's defaults (a user's own values are kept, the
+ * output reserve cut to the new model's maximum), and the thinking setting returns to "auto" when
+ * the new model does not take it.
+ */
+export function settingsAfterModelChange(current: Settings, patch: SettingsPatch, from: ModelEntry | null, to: ModelEntry): Settings {
+  const merged = mergeSettings(current, patch);
+  if (current.model === to.id) return merged;
+  const before = from ? modelDefaults(from) : null;
+  const after = modelDefaults(to);
+  for (const key of ["contextWindowTokens", "outputReserveTokens", "charsPerToken"] as const) {
+    const wasDefault = current[key] === before?.[key] || current[key] === LEGACY_MODEL_DEFAULTS[key];
+    if (patch[key] === undefined && wasDefault) merged[key] = after[key];
+  }
+  if (patch.outputReserveTokens === undefined) merged.outputReserveTokens = Math.min(merged.outputReserveTokens, to.maxOutput);
+  if (patch.thinking === undefined && merged.thinking !== "auto" && !to.thinking.accepts.includes(merged.thinking)) merged.thinking = "auto";
+  if (patch.effort === undefined && merged.effort !== null && !to.effort?.levels.includes(merged.effort)) merged.effort = null;
+  return merged;
 }

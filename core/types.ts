@@ -7,6 +7,11 @@ export type CacheControl = { cache_control?: { type: "ephemeral" } };
 export interface TextBlock extends CacheControl {
   type: "text";
   text: string;
+  /**
+   * Where the model's text cites a server tool's result (web search, web fetch), kept exactly as the
+   * model sent them: the next request must carry them back unchanged.
+   */
+  citations?: readonly Record<string, unknown>[] | null;
 }
 export interface ImageBlock extends CacheControl {
   type: "image";
@@ -24,15 +29,57 @@ export interface ToolResultBlock extends CacheControl {
   content: string | Array<TextBlock | ImageBlock>;
   is_error?: boolean;
 }
-export type ContentBlock = TextBlock | ImageBlock | ToolUseBlock | ToolResultBlock;
+/**
+ * The model's reasoning, stored exactly as received (signature included): within a turn's tool loop
+ * the next request must carry it back unchanged. `thinking` is "" when the display is "omitted".
+ */
+export interface ThinkingBlock {
+  type: "thinking";
+  thinking: string;
+  signature: string;
+}
+/** Reasoning the API returned encrypted; stored and sent back exactly as received. */
+export interface RedactedThinkingBlock {
+  type: "redacted_thinking";
+  data: string;
+}
+/** A call of a server tool (web search, web fetch): run by the API, never by the platform. */
+export interface ServerToolUseBlock {
+  type: "server_tool_use";
+  id: string;
+  name: string;
+  input: Record<string, unknown>;
+  caller?: unknown;
+}
+export const SERVER_TOOL_RESULT_TYPES = ["web_search_tool_result", "web_fetch_tool_result", "code_execution_tool_result", "bash_code_execution_tool_result", "text_editor_code_execution_tool_result"] as const;
+/**
+ * A server tool's result, as the API returned it. Its content (encrypted search results, fetched
+ * documents) may not be altered: it is replayed byte for byte or not at all.
+ */
+export interface ServerToolResultBlock {
+  type: (typeof SERVER_TOOL_RESULT_TYPES)[number];
+  tool_use_id: string;
+  content: unknown;
+  caller?: unknown;
+}
+export type ContentBlock = TextBlock | ImageBlock | ToolUseBlock | ToolResultBlock | ThinkingBlock | RedactedThinkingBlock | ServerToolUseBlock | ServerToolResultBlock;
+
+export const isThinkingBlock = (b: ContentBlock): b is ThinkingBlock | RedactedThinkingBlock => b.type === "thinking" || b.type === "redacted_thinking";
+export const isServerToolResult = (b: ContentBlock): b is ServerToolResultBlock => (SERVER_TOOL_RESULT_TYPES as readonly string[]).includes(b.type);
 
 export type Role = "user" | "assistant";
 
 export interface Usage {
   input_tokens: number;
+  /** Everything the model wrote, thinking included (what output is billed on). */
   output_tokens: number;
   cache_creation_input_tokens: number;
   cache_read_input_tokens: number;
+  /** The part of output_tokens spent thinking (0 when the provider does not say). */
+  thinking_tokens?: number;
+  /** Server tool calls the API ran and bills per call. */
+  web_search_requests?: number;
+  web_fetch_requests?: number;
 }
 
 export interface StoredMessage {
@@ -82,13 +129,26 @@ export interface ToolSchema {
 
 export type SystemBlock = { type: "text"; text: string; cache_control?: { type: "ephemeral" } };
 
+/** A server tool the API runs itself (web search, web fetch), offered by its versioned type. */
+export interface ServerToolSpec {
+  type: string;
+  name: string;
+  max_uses?: number;
+  [param: string]: unknown;
+}
+
+/** `thinking` as the Messages API takes it; absent, the model's default applies. */
+export type ThinkingConfig = { type: "adaptive"; display?: "summarized" | "omitted" } | { type: "disabled" } | { type: "between_tools" };
+
 /** Exactly what a model call carries (and what the replay endpoint shows). */
 export interface ModelRequest {
   model: string;
   max_tokens: number;
   system: SystemBlock[];
-  tools: ToolSchema[];
+  tools: Array<ToolSchema | ServerToolSpec>;
   messages: WireMessage[];
+  thinking?: ThinkingConfig;
+  output_config?: { effort: string };
 }
 
 export const zeroUsage = (): Usage => ({
@@ -99,10 +159,15 @@ export const zeroUsage = (): Usage => ({
 });
 
 export function addUsage(a: Usage, b: Partial<Usage> | undefined | null): Usage {
-  return {
+  const sum: Usage = {
     input_tokens: a.input_tokens + (b?.input_tokens ?? 0),
     output_tokens: a.output_tokens + (b?.output_tokens ?? 0),
     cache_creation_input_tokens: a.cache_creation_input_tokens + (b?.cache_creation_input_tokens ?? 0),
     cache_read_input_tokens: a.cache_read_input_tokens + (b?.cache_read_input_tokens ?? 0),
   };
+  // The optional counters appear once either side has them, so usage without them keeps its shape.
+  for (const k of ["thinking_tokens", "web_search_requests", "web_fetch_requests"] as const) {
+    if (a[k] !== undefined || b?.[k] !== undefined) sum[k] = (a[k] ?? 0) + (b?.[k] ?? 0);
+  }
+  return sum;
 }

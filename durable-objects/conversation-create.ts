@@ -4,7 +4,8 @@
 // object near whoever created it; it is given here only, as it counts on the first get() of a new
 // id alone (every later get() finds the object where it was made, and a hint there is ignored).
 import { sortableId } from "../core/ids";
-import { crossCheckSettings, defaultSettings, mergeSettings, type SettingsPatch } from "../core/settings";
+import { defaultSettings, mergeSettings, type SettingsPatch } from "../core/settings";
+import { checkSettings, defaultModelEntry, resolveSettingsModel } from "../services/models/resolve";
 import type { ConversationView } from "../services/record/conversation-head";
 import { deleteConversationRow, insertConversationRow } from "../services/conversation-list";
 import type { StagedImport } from "../services/transfer/import-staging";
@@ -17,9 +18,16 @@ export async function createConversation(
   staged?: StagedImport,
   locationHint?: LocationHint | null,
 ): Promise<{ view: ConversationView } | { error: string }> {
-  const settings = mergeSettings(defaultSettings(env.DEFAULT_MODEL), init.settings);
-  const problem = crossCheckSettings(settings);
-  if (problem) return { error: problem };
+  // The model's entry gives the model-dependent defaults: the named one, or the deployment's default.
+  let base = await defaultModelEntry(env);
+  if (init.settings?.model) {
+    const named = await resolveSettingsModel(env, init.settings.model);
+    if (!named.ok) return { error: named.message };
+    base = named.entry;
+  }
+  const settings = mergeSettings(defaultSettings(base), init.settings);
+  const checked = await checkSettings(env, settings);
+  if (!checked.ok) return { error: checked.message };
   const id = sortableId("conv");
   const now = new Date().toISOString();
   const title = init.title ?? "New conversation";

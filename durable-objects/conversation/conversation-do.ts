@@ -1,7 +1,9 @@
 // ConversationDO: one per conversation, its single writer. A coordinator: it wires the parts in
 // this folder and answers each RPC and hook by delegating to them, after the tenant check (`load`).
 import { DurableObject } from "cloudflare:workers";
-import { crossCheckSettings, mergeSettings, type SettingsPatch } from "../../core/settings";
+import { crossCheckSettings, settingsAfterModelChange, type SettingsPatch } from "../../core/settings";
+import { entryFromModelInfo } from "../../core/models/lookup";
+import { planSettingsPatch, resolveTurnModel } from "../../services/models/resolve";
 import type { StoredMessage } from "../../core/types";
 import { toToolResultBlock, type ClientToolResult } from "../../core/client-tools";
 import type { ReadQuery } from "../../agent/tools/registry";
@@ -104,10 +106,13 @@ export class ConversationDO extends DurableObject<Env> {
   }
 
   async patch(ref: ConversationRef, change: { title?: string; settings?: SettingsPatch }): Promise<{ view: ConversationView } | { error: string } | null> {
-    if (!(await this.record.load(ref))) return null;
+    const loaded = await this.record.load(ref);
+    if (!loaded) return null;
+    const planned = await planSettingsPatch(this.scope.env, loaded.settings, change.settings ?? {});
+    if (!planned.ok) return { error: planned.message };
     return this.record.updateHead<{ view: ConversationView } | { error: string }>((head) => {
-      const settings = mergeSettings(head.settings, change.settings);
-      const problem = crossCheckSettings(settings);
+      const settings = change.settings ? settingsAfterModelChange(head.settings, planned.patch, planned.from, planned.to) : head.settings;
+      const problem = crossCheckSettings(settings, planned.to);
       if (problem) return { next: null, result: { error: problem } };
       const next: ConversationHead = { ...head, title: change.title ?? head.title, settings, updatedAt: new Date().toISOString() };
       return { next, result: { view: this.record.view(next) } };
@@ -147,7 +152,11 @@ export class ConversationDO extends DurableObject<Env> {
   async replay(ref: ConversationRef): Promise<ReplayView | null> {
     const head = await this.record.load(ref);
     if (!head) return null;
-    const { request, estimate } = this.cache.buildRequest(head, await this.cache.promptContext(head));
+    // The next request goes to the model a turn would resolve (a retired model's replacement); one
+    // that cannot be resolved now is shown with conservative limits.
+    const resolved = await resolveTurnModel(this.scope.env, head.settings.model);
+    const model = resolved.ok ? resolved.entry : entryFromModelInfo({ id: head.settings.model });
+    const { request, estimate } = this.cache.buildRequest(head, await this.cache.promptContext(head, model));
     return { ...request, estimate };
   }
 

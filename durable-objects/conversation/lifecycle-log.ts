@@ -14,11 +14,17 @@ type CompactionEvent = Extract<TurnEvent, { type: "compaction_started" | "compac
 export class LifecycleLog {
   constructor(private readonly scope: ObjectScope) {}
 
-  /** Sees every turn event; only compactions are kept. */
+  /** Sees every turn event; compactions, model changes and refusals are kept. */
   observe(ref: ConversationRef, event: TurnEvent): void {
     if (event.type === "compaction_started" || event.type === "compaction") this.scope.ctx.waitUntil(this.logCompaction(ref, event));
     // The finished card stays in the conversation's timeline for History; it is never replayed.
     if (event.type === "compaction") this.scope.store.addCard("compaction", event);
+    if (event.type === "model_changed" || event.type === "refusal") {
+      const { type, turnId, agent: _agent, ...fields } = event;
+      const name = type === "model_changed" ? "model.changed" : "model.refused";
+      this.scope.ctx.waitUntil(logCorpusEvent(this.scope.env, ref.tenantId, name, { conversation: ref.conversationId, turn: turnId, ...fields }).catch((err) => console.error("corpus log failed", err)));
+      if (type === "model_changed") this.scope.store.addCard("model_changed", event);
+    }
   }
 
   private async logCompaction(ref: ConversationRef, event: CompactionEvent): Promise<void> {

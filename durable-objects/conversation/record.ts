@@ -1,6 +1,8 @@
 // The conversation's record as this object holds it: loading and rebuilding from R2, creating,
 // serialized head writes, and appends (R2 first, then the SQLite index, then the replay cache).
 import { sortableId } from "../../core/ids";
+import type { ModelEntry } from "../../core/models/catalog";
+import { settingsAfterModelChange, withMissingSettings } from "../../core/settings";
 import type { NewMessage, StoredMessage } from "../../core/types";
 import { toolRegistry } from "../../agent/tools";
 import type { ToolRegistry } from "../../agent/tools/registry";
@@ -164,6 +166,14 @@ export class ConversationRecord {
   }
 
   /**
+   * The conversation moves to another model (its own retired): the settings that followed the old
+   * model's defaults follow the new one's (core/settings.ts settingsAfterModelChange).
+   */
+  async moveToModel(entry: ModelEntry): Promise<void> {
+    await this.updateHead((h) => ({ next: { ...h, settings: settingsAfterModelChange(h.settings, { model: entry.id }, null, entry), updatedAt: new Date().toISOString() }, result: undefined }));
+  }
+
+  /**
    * Appends one batch: R2 first (the record), then the SQLite index, then the hot cache, so a
    * message is visible in the index only after its R2 batch exists. Called only inside the turn
    * chain (or its attachment notes): seq stays contiguous from 1, never assigned concurrently.
@@ -212,5 +222,7 @@ function extras(m: NewMessage): Partial<StoredMessage> {
 
 /** Heads written before a field existed get its default, so every head has one shape. */
 function normalizeHead(head: ConversationHead | null): ConversationHead | null {
-  return head ? { ...head, foldCount: head.foldCount ?? 0, lastFoldAt: head.lastFoldAt ?? null, activeTools: head.activeTools ?? [], projectId: head.projectId ?? null } : null;
+  return head
+    ? { ...head, settings: withMissingSettings(head.settings), foldCount: head.foldCount ?? 0, lastFoldAt: head.lastFoldAt ?? null, activeTools: head.activeTools ?? [], projectId: head.projectId ?? null }
+    : null;
 }

@@ -1,6 +1,7 @@
 // The hot replay cache: the verbatim tail after the fold boundary, its chars, and the system
 // prompt's inputs (the day's memory map, project files), from which every model request is built.
 import { chooseFoldMark } from "../../core/fold";
+import type { ModelEntry } from "../../core/models/catalog";
 import { buildModelRequest } from "../../core/replay";
 import { messageChars } from "../../core/render";
 import { buildSystemPrompt } from "../../core/system-prompt";
@@ -16,6 +17,8 @@ import { TurnTools } from "./turn-tools";
 export interface ReplayView {
   model: string;
   max_tokens: number;
+  thinking?: ModelRequest["thinking"];
+  output_config?: ModelRequest["output_config"];
   system: ModelRequest["system"];
   tools: ModelRequest["tools"];
   messages: ModelRequest["messages"];
@@ -23,6 +26,8 @@ export interface ReplayView {
 }
 
 export interface PromptContext {
+  /** The catalog entry of the model the requests go to. */
+  model: ModelEntry;
   system: SystemBlock[];
   /** Tools the conversation's project files need, available without activation. */
   projectTools: string[];
@@ -104,7 +109,7 @@ export class ReplayCache {
    * The system prompt — byte-stable within a UTC day (the memory map changes at most daily) and
    * until a project file is added — and the tools the project's files need.
    */
-  async promptContext(head: ConversationHead): Promise<PromptContext> {
+  async promptContext(head: ConversationHead, model: ModelEntry): Promise<PromptContext> {
     let project: string | null = null;
     let projectTools: string[] = [];
     if (head.projectId) {
@@ -116,7 +121,7 @@ export class ReplayCache {
       }
     }
     const tools = await this.turnTools.registry(head);
-    return { system: await this.systemPrompt(head, project, tools), projectTools, tools };
+    return { model, system: await this.systemPrompt(head, project, tools), projectTools, tools };
   }
 
   private async systemPrompt(head: ConversationHead, project: string | null, tools: ToolRegistry): Promise<SystemBlock[]> {
@@ -138,6 +143,7 @@ export class ReplayCache {
     return buildModelRequest({
       conversationId: head.id,
       settings: head.settings,
+      model: prompt.model,
       system: prompt.system,
       tools: prompt.tools.schemasFor([...head.activeTools, ...prompt.projectTools]),
       history: this.replaySource(head),

@@ -8,6 +8,7 @@ import type { TurnEvent } from "../../core/events";
 import { createModelClient } from "../../core/model-client";
 import { ModelNotConfiguredError } from "../../core/model-provider";
 import { DEFAULT_SETTINGS } from "../../core/settings";
+import { resolveTurnModel } from "../../services/models/resolve";
 import { zeroUsage, type ContentBlock, type NewMessage } from "../../core/types";
 import type { BlockOrigin } from "../../core/compactor";
 import type { ClientToolSpec } from "../../core/client-tools";
@@ -145,9 +146,17 @@ export class TurnRunner {
       if (!(err instanceof ModelNotConfiguredError)) throw err;
       return fail({ type: err.type, message: err.message, status: err.status });
     }
+    // The model the turn runs on: a retired one moves the conversation to its replacement (its
+    // settings follow, with an event and a line in the lifecycle log), never a failing turn.
+    const model = await resolveTurnModel(scope.env, head.settings.model, client);
+    if (!model.ok) return fail({ type: "model_unavailable", message: `settings.model: ${model.message}`, status: 400 });
+    if (model.movedFrom) {
+      await record.moveToModel(model.entry);
+      emit({ type: "model_changed", turnId, from: model.movedFrom.id, to: model.entry.id, reason: "retired", retiredOn: model.movedFrom.retiredOn });
+    }
     let prompt: PromptContext;
     try {
-      prompt = await cache.promptContext(head);
+      prompt = await cache.promptContext(record.head ?? head, model.entry);
     } catch (err) {
       // D1 unavailable before anything was saved: the turn is refused whole, and the caller told.
       console.error("turn refused: prompt context unavailable", err);
@@ -177,7 +186,23 @@ export class TurnRunner {
       }
       return stored;
     };
-    const compactorFor = (originOf: () => (block: ContentBlock) => BlockOrigin | undefined) => new TurnCompactor(head.settings, client, head.settings.model, originOf);
+    const settings = (record.head ?? head).settings;
+    const compactorFor = (originOf: () => (block: ContentBlock) => BlockOrigin | undefined) => new TurnCompactor(settings, client, model.entry, originOf);
+    // After a refusal the settings' fallback model answers the rest of the turn, once.
+    let fallback = settings.refusalFallbackModel;
+    const fallBack = async (): Promise<string | null> => {
+      if (!fallback) return null;
+      const resolved = await resolveTurnModel(scope.env, fallback, client);
+      fallback = null;
+      if (!resolved.ok) return null;
+      emit({ type: "model_changed", turnId, from: prompt.model.id, to: resolved.entry.id, reason: "refusal_fallback" });
+      prompt = { ...prompt, model: resolved.entry };
+      return resolved.entry.id;
+    };
+    const requestSettings = () => {
+      const now = (record.head ?? head).settings;
+      return prompt.model.id === now.model ? now : { ...now, model: prompt.model.id };
+    };
     let outcome: TurnOutcome;
     try {
       outcome = await loop(
@@ -186,17 +211,19 @@ export class TurnRunner {
           client,
           registry: prompt.tools,
           toolContext,
-          maxIterations: head.settings.maxToolIterations,
-          contextWindowTokens: head.settings.contextWindowTokens,
+          maxIterations: settings.maxToolIterations,
+          contextWindowTokens: settings.contextWindowTokens,
+          model: model.entry,
           compactor: compactorFor(() => blockOrigins(head.id, cache.replaySource(record.head ?? head))),
-          buildRequest: () => cache.buildRequest(record.head ?? head, prompt).request,
+          buildRequest: () => cache.buildRequest({ ...(record.head ?? head), settings: requestSettings() }, prompt).request,
+          fallBack,
           onRequest: (request, step, reportedTokens, compacted) => log.snapshotPrompt(head, turnId, step, request, reportedTokens, compacted),
           persist,
           emit,
           pauseForClient: true,
           // Workflow mode: the sub-agent runs this same loop with its own safety net.
           delegate: (task, parent) =>
-            runSubAgent({ client, registry: prompt.tools, toolContext, contextWindowTokens: head.settings.contextWindowTokens, persist, compactor: compactorFor }, task, parent),
+            runSubAgent({ client, model: prompt.model, registry: prompt.tools, toolContext, contextWindowTokens: settings.contextWindowTokens, persist, compactor: compactorFor }, task, parent),
         },
         head,
       );

@@ -3,6 +3,9 @@ import { buildFoldRequest, capSummary, chooseFoldMark, excerpt, fallbackFoldSumm
 import { buildModelRequest, summaryPreamble } from "../../core/replay";
 import { defaultSettings } from "../../core/settings";
 import type { ContentBlock, StoredMessage } from "../../core/types";
+import { catalogEntry } from "../../core/models/lookup";
+
+const SONNET = catalogEntry("claude-sonnet-5-5")!;
 
 function conversation(spec: string): StoredMessage[] {
   // u = real user prompt, a = assistant text, t = assistant tool_use, r = tool-result carrier
@@ -56,7 +59,7 @@ describe("chooseFoldMark", () => {
 describe("the fold request", () => {
   it("carries the previous summary, the excerpts and the cap in plain words", () => {
     const folded = conversation("uauautra");
-    const req = buildFoldRequest({ model: "m", previousSummary: "PREVIOUS SUMMARY TEXT", folded, maxChars: 6000 });
+    const req = buildFoldRequest({ model: SONNET, previousSummary: "PREVIOUS SUMMARY TEXT", folded, maxChars: 6000 });
     const sys = req.system[0].text;
     expect(sys).toContain("at most 6000 characters");
     expect(sys).toMatch(/fold/i);
@@ -70,7 +73,7 @@ describe("the fold request", () => {
       id: `msg_${i}`, seq: i + 1, role: i % 2 ? "assistant" : "user", createdAt: "x",
       content: [{ type: "text", text: "word ".repeat(4000) }],
     }));
-    const req = buildFoldRequest({ model: "m", previousSummary: null, folded: huge, maxChars: 6000 });
+    const req = buildFoldRequest({ model: SONNET, previousSummary: null, folded: huge, maxChars: 6000 });
     const chars = JSON.stringify(req.messages).length;
     expect(chars).toBeLessThan(FOLD_PROMPT_BUDGET_CHARS + 10_000);
     expect(JSON.stringify(req.messages)).toContain("omitted");
@@ -112,8 +115,7 @@ describe("capSummary", () => {
 describe("replay with a summary", () => {
   it("is preamble (summary + recovery pointer), acknowledgement, then the tail from a user message", () => {
     const tail = conversation("uauaua").map((m) => ({ ...m, seq: m.seq + 40 }));
-    const { request } = buildModelRequest({
-      conversationId: "conv_X",
+    const { request } = buildModelRequest({ model: SONNET, conversationId: "conv_X",
       settings: defaultSettings(),
       system: [],
       tools: [],

@@ -5,6 +5,9 @@ import { beforeEach, describe, expect, it } from "vitest";
 import { resetOfflineCache } from "../../core/offline-model";
 import { turnStateSystemPrompt } from "../../core/compactor";
 import { makeClient, type Params, textOf, TOOLS, toolUses } from "./offline-model-client";
+import { catalogEntry } from "../../core/models/lookup";
+
+const SONNET = catalogEntry("claude-sonnet-5-5")!;
 
 beforeEach(() => resetOfflineCache());
 
@@ -28,7 +31,7 @@ describe("summarization requests", () => {
       { id: "m2", seq: 8, role: "assistant" as const, createdAt: at, content: [{ type: "text" as const, text: "Booked FL-2291 with seat 14A." }] },
     ];
     const previous = "- Plan the Norway trip in June.\n\nIdentifiers:\n- trip_0042";
-    const request = buildFoldRequest({ model: "offline", previousSummary: previous, folded, maxChars: 1_000 });
+    const request = buildFoldRequest({ model: SONNET, previousSummary: previous, folded, maxChars: 1_000 });
     const message = await makeClient().messages.create(request as unknown as Params);
     const text = textOf(message);
     expect(text).not.toMatch(/previous_summary|new_messages|\[seq \d+/);

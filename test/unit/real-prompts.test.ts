@@ -10,6 +10,9 @@ import { buildSystemPrompt } from "../../core/system-prompt";
 import type { ModelRequest, StoredMessage } from "../../core/types";
 import { SUB_AGENT_SYSTEM } from "../../agent/sub-agent";
 import { TurnCompactor } from "../../agent/turn-compaction";
+import { catalogEntry } from "../../core/models/lookup";
+
+const SONNET = catalogEntry("claude-sonnet-5-5")!;
 
 /** Lines that only the offline stand-in ever read. */
 const OFFLINE_ONLY = [/\[offline-model/i, /^\s*summary-max-chars\s*:/im, /^\s*sections\s*:/im];
@@ -36,7 +39,7 @@ async function stateCallRequest(): Promise<Anthropic.MessageCreateParamsNonStrea
     },
   } as unknown as Anthropic;
   const budget: CompactionBudget = { contextWindowTokens: 10_000, outputReserveTokens: 1_000, compactTriggerRatio: 0.8, compactTargetRatio: 0.5, charsPerToken: 4 };
-  const compactor = new TurnCompactor(budget, client, "claude-test", () => () => undefined);
+  const compactor = new TurnCompactor(budget, client, SONNET, () => () => undefined);
   const request: ModelRequest = { model: "claude-test", max_tokens: 500, system: [{ type: "text", text: "sys" }], tools: [], messages: [{ role: "user", content: [{ type: "text", text: "Reconcile acct_1 and acct_2" }] }] };
   await compactor.compact(request, [message(1, "user", "Reconcile acct_1 and acct_2")]);
   expect(sent).toHaveLength(1);
@@ -45,7 +48,7 @@ async function stateCallRequest(): Promise<Anthropic.MessageCreateParamsNonStrea
 
 describe("prompts sent to the real model", () => {
   it("the fold request carries no offline-model hooks, and the offline model still reads it as a summary with its cap", () => {
-    const request = buildFoldRequest({ model: "m", previousSummary: "- earlier", folded: [message(3, "user", "Book FL-2291"), message(4, "assistant", "Booked.")], maxChars: 6_000 });
+    const request = buildFoldRequest({ model: SONNET, previousSummary: "- earlier", folded: [message(3, "user", "Book FL-2291"), message(4, "assistant", "Booked.")], maxChars: 6_000 });
     expectNoOfflineHooks(request);
     expect(summarizeOptions(request)).toEqual({ maxChars: 6_000, sections: [] });
   });

@@ -1,7 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { buildModelRequest, estimateRequest, INTERRUPTED_TOOL_RESULT, toWireMessages } from "../../core/replay";
+import { CONTINUE_PROMPT, EMPTY_RESULT } from "../../core/replay-rules";
 import { defaultSettings } from "../../core/settings";
 import type { ContentBlock, StoredMessage } from "../../core/types";
+import { catalogEntry } from "../../core/models/lookup";
+
+const SONNET = catalogEntry("claude-sonnet-5-5")!;
 
 let seq = 0;
 const msg = (role: "user" | "assistant", ...content: ContentBlock[]): StoredMessage => ({ id: `msg_${++seq}`, seq, role, content, createdAt: "2026-01-01T00:00:00Z" });
@@ -50,8 +54,7 @@ describe("toWireMessages", () => {
 describe("buildModelRequest", () => {
   it("carries the settings' model and output reserve, the system prompt and tools, and estimates at charsPerToken", () => {
     const settings = { ...defaultSettings(), charsPerToken: 2, outputReserveTokens: 1000, contextWindowTokens: 10_000 };
-    const { request, estimate } = buildModelRequest({
-      conversationId: "conv_X",
+    const { request, estimate } = buildModelRequest({ model: SONNET, conversationId: "conv_X",
       settings,
       system: [{ type: "text", text: "sys" }],
       tools: [],
@@ -80,12 +83,82 @@ describe("workflow mode segments", () => {
       msg("user", { type: "tool_result", tool_use_id: "d1", content: "answer: 42" }),
       msg("assistant", text("It is 42.")),
     ];
-    const { request } = buildModelRequest({ conversationId: "conv_1", settings: defaultSettings(), system: [], tools: [], history: h });
+    const { request } = buildModelRequest({ model: SONNET, conversationId: "conv_1", settings: defaultSettings(), system: [], tools: [], history: h });
     const wire = JSON.stringify(request.messages);
     expect(request.messages.map((m) => m.role)).toEqual(["user", "assistant", "user", "assistant"]);
     expect(wire).not.toContain("bulky read");
     expect(wire).not.toContain('"s1"');
     expect(wire.split("answer: 42").length - 1).toBe(1);
     expect(wire).not.toContain(INTERRUPTED_TOOL_RESULT);
+  });
+});
+
+describe("the API's replay rules", () => {
+  const thinking = (t: string, sig = `sig_${t}`): ContentBlock => ({ type: "thinking", thinking: t, signature: sig });
+  const asst = (stopReason: string, ...content: ContentBlock[]): StoredMessage => ({ ...msg("assistant", ...content), stopReason });
+
+  it("replays thinking only after the last prompt, exactly as stored; earlier turns lose theirs", () => {
+    const h = [
+      msg("user", text("first")),
+      asst("end_turn", thinking("old"), text("one")),
+      msg("user", text("second")),
+      asst("tool_use", thinking("now"), call("t1")),
+      msg("user", result("t1")),
+    ];
+    const w = toWireMessages(h);
+    expect(w[1].content).toEqual([text("one")]);
+    expect(w[3].content).toEqual([thinking("now"), call("t1")]);
+    // A turn whose only content was thinking leaves no empty message behind.
+    const cut = toWireMessages([msg("user", text("a")), asst("max_tokens", thinking("x")), msg("user", text("b"))]);
+    expect(cut).toEqual([{ role: "user", content: [text("a"), text("b")] }]);
+  });
+
+  it("leaves a refused turn out whole, and only the refusal when a fallback answered in the same turn", () => {
+    const refused = [msg("user", text("ok")), asst("end_turn", text("fine")), msg("user", text("bad ask")), asst("refusal", text("partial")), msg("user", text("next"))];
+    expect(JSON.stringify(toWireMessages(refused))).not.toMatch(/bad ask|partial/);
+    expect(toWireMessages(refused).map((m) => m.role)).toEqual(["user", "assistant", "user"]);
+    const fellBack = [msg("user", text("ask")), asst("refusal", text("partial")), asst("end_turn", text("answer from the fallback"))];
+    expect(toWireMessages(fellBack)).toEqual([
+      { role: "user", content: [text("ask")] },
+      { role: "assistant", content: [text("answer from the fallback")] },
+    ]);
+  });
+
+  it("drops whitespace-only text and answers a blank tool result with readable text", () => {
+    const h = [msg("user", text("  \n"), text("real")), msg("assistant", call("t")), msg("user", { type: "tool_result", tool_use_id: "t", content: " \t" })];
+    const w = toWireMessages(h);
+    expect(w[0].content).toEqual([text("real")]);
+    expect(w[2].content).toEqual([{ type: "tool_result", tool_use_id: "t", content: EMPTY_RESULT }]);
+    expect(toWireMessages([msg("user", text("   ")), msg("user", text("q"))])).toEqual([{ role: "user", content: [text("q")] }]);
+  });
+
+  it("continues a cut-off reply with a user message, never by prefill", () => {
+    const last = toWireMessages([msg("user", text("write")), asst("max_tokens", text("part one"))]);
+    expect(last.at(-1)).toEqual({ role: "user", content: [text(CONTINUE_PROMPT)] });
+    const continued = toWireMessages([msg("user", text("write")), asst("max_tokens", text("part one")), asst("end_turn", text("part two")), msg("user", text("thanks"))]);
+    expect(continued.map((m) => m.role)).toEqual(["user", "assistant", "user", "assistant", "user"]);
+    // Not after a reply that ended normally, nor before a new prompt.
+    expect(toWireMessages([msg("user", text("q")), asst("max_tokens", text("cut")), msg("user", text("new question"))])).toHaveLength(3);
+  });
+
+  it("resends a paused reply as the final message, and drops a server call left without its result earlier", () => {
+    const use: ContentBlock = { type: "server_tool_use", id: "srvtoolu_1", name: "web_search", input: { query: "q" } };
+    const paused = toWireMessages([msg("user", text("search")), asst("pause_turn", use)]);
+    expect(paused.at(-1)).toEqual({ role: "assistant", content: [use] });
+    const stale = toWireMessages([msg("user", text("search")), asst("pause_turn", use, text("looking")), msg("user", text("next"))]);
+    expect(stale[1].content).toEqual([text("looking")]);
+  });
+
+  it("never puts a cache breakpoint on a thinking block", () => {
+    const { request } = buildModelRequest({ model: SONNET, conversationId: "conv_1",
+      settings: defaultSettings(),
+      system: [],
+      tools: [],
+      // A paused reply resent as the last message can end on a thinking block.
+      history: [msg("user", text("go")), asst("pause_turn", text("searching"), thinking("mid"))],
+    });
+    const last = request.messages[1].content as ContentBlock[];
+    expect(last[1]).toEqual(thinking("mid"));
+    expect((last[0] as { cache_control?: unknown }).cache_control).toEqual({ type: "ephemeral" });
   });
 });

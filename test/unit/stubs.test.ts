@@ -3,6 +3,9 @@ import { buildModelRequest } from "../../core/replay";
 import { defaultSettings } from "../../core/settings";
 import { applyStubs, stubWatermark } from "../../core/stubs";
 import type { ContentBlock, StoredMessage } from "../../core/types";
+import { catalogEntry } from "../../core/models/lookup";
+
+const SONNET = catalogEntry("claude-sonnet-5-5")!;
 
 /** A conversation from a compact script: each entry is a turn; a number is the size of one tool result in it. */
 function script(turns: (number | null)[]): StoredMessage[] {
@@ -104,7 +107,7 @@ describe("batched stub transitions", () => {
     for (let t = 0; t < 40; t++) {
       turns.push(t % 3 === 0 ? 6000 : null);
       const history = script(turns);
-      const messages = buildModelRequest({ conversationId: "c", settings: s, system: [], tools: [], history }).request.messages;
+      const messages = buildModelRequest({ model: SONNET, conversationId: "c", settings: s, system: [], tools: [], history }).request.messages;
       const mark = stubWatermark(history, s);
       if (prev) {
         const samePrefix = strip(messages.slice(0, prev.messages.length)) === strip(prev.messages);

@@ -8,6 +8,9 @@ import { clientToolDefinition } from "../../agent/tools/client-tool";
 import { ToolRegistry, type ToolContext } from "../../agent/tools/registry";
 import { resumeAgentTurn, runAgentTurn, type TurnDeps } from "../../agent/turn-loop";
 import type { ContentBlock, ModelRequest, NewMessage, StoredMessage } from "../../core/types";
+import { catalogEntry } from "../../core/models/lookup";
+
+const SONNET = catalogEntry("claude-sonnet-5-5")!;
 
 function scripted(replies: { content: ContentBlock[]; stop: "tool_use" | "end_turn" }[]) {
   let calls = 0;
@@ -39,6 +42,7 @@ function depsFor(client: Anthropic, saved: StoredMessage[], pauseForClient = tru
     toolContext: { activeTools: [] } as unknown as ToolContext,
     maxIterations: 10,
     contextWindowTokens: 100_000,
+    model: SONNET,
     buildRequest: (): ModelRequest => ({ model: "scripted", max_tokens: 100, system: [], tools: [], messages: [{ role: "user", content: "go" }] }),
     persist: async (messages: NewMessage[]) => {
       const stored = messages.map((m, i) => ({ ...m, id: `m${saved.length + i}`, seq: saved.length + i + 1, createdAt: "" }));

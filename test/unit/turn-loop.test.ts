@@ -5,6 +5,9 @@ import { describe, expect, it } from "vitest";
 import { CONTEXT_FULL_MARGIN_TOKENS, runAgentTurn } from "../../agent/turn-loop";
 import { ToolRegistry, type ToolContext } from "../../agent/tools/registry";
 import type { ModelRequest, NewMessage, StoredMessage } from "../../core/types";
+import { catalogEntry } from "../../core/models/lookup";
+
+const SONNET = catalogEntry("claude-sonnet-5-5")!;
 
 const WINDOW = 10_000;
 
@@ -44,6 +47,7 @@ async function turnWith(replies: Parameters<typeof scriptedClient>[0]) {
       toolContext: {} as ToolContext,
       maxIterations: 10,
       contextWindowTokens: WINDOW,
+      model: SONNET,
       buildRequest: (): ModelRequest => ({ model: "scripted", max_tokens: 100, system: [], tools: [], messages: [{ role: "user", content: "go" }] }),
       persist: async (messages: NewMessage[]) => {
         const stored = messages.map((m, i) => ({ ...m, id: `m${saved.length + i}`, seq: saved.length + i + 1, createdAt: "" }));

@@ -15,6 +15,7 @@ import { corpusRoutes } from "./routes/corpus";
 import { exportRoutes } from "./routes/exports";
 import { mcpServerRoutes } from "./routes/mcp-servers";
 import { memoryRoutes } from "./routes/memory";
+import { modelRoutes } from "./routes/models";
 import { projectRoutes } from "./routes/projects";
 import { searchRoutes } from "./routes/search";
 import { toolRoutes } from "./routes/tools";
@@ -114,6 +115,7 @@ app.route("/v1/corpus", corpusRoutes);
 app.route("/v1/exports", exportRoutes);
 app.route("/v1/mcp-servers", mcpServerRoutes);
 app.route("/v1/tools", toolRoutes);
+app.route("/v1/models", modelRoutes);
 
 app.notFound((c) => c.json(errorBody(404, `no route for ${c.req.method} ${c.req.path}`), 404));
 

@@ -5,6 +5,8 @@ import Anthropic from "@anthropic-ai/sdk";
 import { buildFoldRequest, capSummary, chooseFoldMark, fallbackFoldSummary, FOLD_PROMPT_BUDGET_CHARS, shrinkFoldBudget } from "../../core/fold";
 import type { FoldJob } from "../../core/jobs";
 import { createModelClient } from "../../core/model-client";
+import type { ModelEntry } from "../../core/models/catalog";
+import { resolveTurnModel } from "../../services/models/resolve";
 import type { FoldOutcome, FoldSource } from "../../durable-objects/conversation/conversation-do";
 
 export interface FoldDeps {
@@ -36,9 +38,12 @@ export async function runFoldJob(job: FoldJob, env: Env, deps: FoldDeps = {}): P
   // not a region the model keeps failing on, so the job retries and ends in the dead-letter queue
   // rather than committing a summary no model wrote.
   const client = deps.client ?? createModelClient(env, { maxRetries: 0 });
+  // A retired model's replacement summarizes, as it answers the conversation's turns.
+  const model = await resolveTurnModel(env, settings.model, client);
+  if (!model.ok) throw new Error(`fold ${job.jobId}: ${model.message}`);
   let summary: string;
   try {
-    summary = await summarize(client, source.summary, folded, settings);
+    summary = await summarize(client, model.entry, source.summary, folded, settings);
   } catch (err) {
     // A region the model keeps failing on must not stop folding forever: after a few deliveries
     // (with the queue's backoff between them) the fold commits a deterministic summary instead.
@@ -53,13 +58,14 @@ export async function runFoldJob(job: FoldJob, env: Env, deps: FoldDeps = {}): P
  * The one summarization call, held to the cap. The excerpts fit the model's window as the settings
  * state it; a provider overflow 400 (the window is smaller than stated) shrinks them and asks again.
  */
-async function summarize(client: Anthropic, previousSummary: string | null, folded: FoldSource["region"], settings: FoldSource["settings"]): Promise<string> {
+async function summarize(client: Anthropic, model: ModelEntry, previousSummary: string | null, folded: FoldSource["region"], settings: FoldSource["settings"]): Promise<string> {
   const windowChars = Math.floor((settings.contextWindowTokens - Math.max(256, Math.ceil(settings.summaryMaxChars / 2))) * settings.charsPerToken * 0.8);
   let budgetChars = Math.max(2_000, Math.min(FOLD_PROMPT_BUDGET_CHARS, windowChars));
   for (let overflows = 0; ; overflows++) {
-    const request = buildFoldRequest({ model: settings.model, previousSummary, folded, maxChars: settings.summaryMaxChars, budgetChars });
+    const request = buildFoldRequest({ model, previousSummary, folded, maxChars: settings.summaryMaxChars, budgetChars });
     try {
-      const reply = await client.messages.create(request as unknown as Anthropic.MessageCreateParamsNonStreaming);
+      // Streamed: a large summary cap with thinking room can pass the SDK's limit for a plain call.
+      const reply = await client.messages.stream(request as unknown as Anthropic.MessageStreamParams).finalMessage();
       const text = reply.content.map((b) => (b.type === "text" ? b.text : "")).join("").trim();
       if (!text) throw new Error("the model returned an empty summary");
       return capSummary(text, settings.summaryMaxChars);

@@ -28,6 +28,7 @@ export const turnEventSchema = z
   .discriminatedUnion("type", [
     event("turn_start", { turnId: z.string(), replayed: z.literal(true).optional() }),
     event("delta", { turnId: z.string(), text: z.string() }),
+    event("thinking", { turnId: z.string(), block: z.number().int(), text: z.string(), redacted: z.literal(true).optional() }),
     event("tool_use", { turnId: z.string(), id: z.string(), name: z.string(), input: z.unknown() }),
     event("tool_result", { turnId: z.string(), tool_use_id: z.string(), name: z.string(), is_error: z.boolean(), chars: z.number(), preview: z.string() }),
     event("progress", { turnId: z.string(), message: z.string() }),
@@ -35,7 +36,10 @@ export const turnEventSchema = z
     event("compaction_started", { turnId: z.string(), tokens: z.number(), budgetTokens: z.number(), forced: z.boolean() }),
     event("compaction", { turnId: z.string(), forced: z.boolean(), tokensBefore: z.number(), tokensAfter: z.number(), tokensSaved: z.number() }),
     event("turn_end", { turnId: z.string(), stop_reason: z.string(), usage, timing }),
-    event("error", { turnId: z.string().optional(), error: z.looseObject({ type: z.string(), message: z.string(), status: z.number().optional() }) }),
+    event("error", { turnId: z.string().optional(), error: z.looseObject({ type: z.string(), message: z.string(), status: z.number().optional(), requestId: z.string().optional() }) }),
+    event("refusal", { turnId: z.string(), model: z.string(), category: z.string().nullable(), explanation: z.string().nullable(), fallbackModel: z.string().optional() }),
+    event("model_changed", { turnId: z.string(), from: z.string(), to: z.string(), reason: z.enum(["retired", "refusal_fallback"]), retiredOn: z.string().optional() }),
+    event("retry", { turnId: z.string(), attempt: z.number().int(), delayMs: z.number(), error: z.looseObject({ type: z.string(), message: z.string() }) }),
     event("requires_action", { turnId: z.string(), calls: z.array(pendingCall), expiresAt: z.string() }),
   ])
   .meta({ id: "TurnEvent", description: "One event of a turn. Over SSE: `event: <type>` then `data: <this JSON>`; over the websocket: one frame." });
@@ -72,3 +76,17 @@ export const listOf = (key: string, item: z.ZodType) =>
 
 /** A conversation as the API answers it (GET /v1/conversations/:id). */
 export const conversationSchema = resource("Conversation", "A conversation: title, settings, counts and dates.");
+
+/** A model of the catalog (GET /v1/models). */
+export const modelSchema = z
+  .looseObject({
+    id: z.string(),
+    aliases: z.array(z.string()),
+    name: z.string(),
+    status: z.enum(["active", "legacy", "deprecated", "retired"]),
+    replacement: z.string().nullable(),
+    contextWindowTokens: z.number().int().nullable(),
+    maxOutputTokens: z.number().int().nullable(),
+    sources: z.array(z.string()),
+  })
+  .meta({ id: "Model", description: "A Claude model as the catalog knows it: lifecycle, limits, thinking, effort, request rules and prices (USD per million tokens), each fact from its sources." });

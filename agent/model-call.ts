@@ -1,0 +1,33 @@
+// One streamed model call: deltas and thinking to the caller as they arrive, the final message, or
+// the error with whatever the stream had produced before it failed.
+import type Anthropic from "@anthropic-ai/sdk";
+import type { TurnEvent } from "../core/events";
+import type { ModelRequest } from "../core/types";
+
+export type StreamedCall = { ok: true; reply: Anthropic.Message } | { ok: false; error: unknown; partial: Anthropic.Message | undefined };
+
+type Emit = (event: TurnEvent) => void;
+
+export async function streamCall(client: Anthropic, request: ModelRequest, turnId: string, emit: Emit): Promise<StreamedCall> {
+  const stream = client.messages.stream(request as unknown as Anthropic.MessageStreamParams);
+  stream.on("text", (text) => emit({ type: "delta", turnId, text }));
+  stream.on("streamEvent", (event) => {
+    if (event.type === "content_block_start" && (event.content_block.type === "thinking" || event.content_block.type === "redacted_thinking")) {
+      // An empty delta opens the block: under display "omitted" it is all a client sees of it.
+      emit({ type: "thinking", turnId, block: event.index, text: "", ...(event.content_block.type === "redacted_thinking" ? { redacted: true as const } : {}) });
+    } else if (event.type === "content_block_delta" && event.delta.type === "thinking_delta" && event.delta.thinking) {
+      emit({ type: "thinking", turnId, block: event.index, text: event.delta.thinking });
+    }
+  });
+  try {
+    return { ok: true, reply: await stream.finalMessage() };
+  } catch (error) {
+    return { ok: false, error, partial: stream.currentMessage };
+  }
+}
+
+/** The SDK's own backoff for retried requests: 0.5 s doubling to at most 8 s, less up to a quarter of jitter. */
+export function retryDelayMs(attempt: number, random: () => number = Math.random): number {
+  const base = Math.min(500 * 2 ** attempt, 8_000);
+  return Math.round(base * (1 - random() * 0.25));
+}

@@ -1,0 +1,55 @@
+// One step's tool calls: each runs here (or, for a client tool, is left for the client while the
+// turn pauses), its result in call order. Server tools (web search, web fetch) never appear here:
+// the API runs them inside the model call.
+import { toolResultText } from "../core/render";
+import type { ContentBlock, ModelRequest, ToolResultBlock } from "../core/types";
+import { runsOnClient } from "./tools/client-tool";
+import type { DelegatedRun, TurnDeps } from "./turn-loop";
+
+/** A client tool call the turn waits on. */
+export interface PendingCall {
+  id: string;
+  name: string;
+  input: unknown;
+}
+
+const PREVIEW_CHARS = 200;
+
+/** Every result of the step in call order, null where a client owes it, and the calls it owes. */
+export async function runToolStep(
+  deps: TurnDeps,
+  content: readonly ContentBlock[],
+  request: ModelRequest,
+  onDelegated: (run: DelegatedRun) => void,
+): Promise<{ results: Array<ToolResultBlock | null>; pending: PendingCall[] }> {
+  const { turnId, emit } = deps;
+  const calls = content.filter((b): b is Extract<ContentBlock, { type: "tool_use" }> => b.type === "tool_use");
+  const results: Array<ToolResultBlock | null> = [];
+  const pending: PendingCall[] = [];
+  const progress = (message: string) => emit({ type: "progress", turnId, message });
+  for (const call of calls) {
+    emit({ type: "tool_use", turnId, id: call.id, name: call.name, input: deps.registry.withhold(call.name, call.input) });
+    const tool = deps.registry.get(call.name);
+    if (runsOnClient(tool) && deps.pauseForClient && !deps.registry.refusal(call.name, deps.toolContext.activeTools)) {
+      // The client runs it; the server calls of the same step still run now.
+      pending.push({ id: call.id, name: call.name, input: call.input });
+      results.push(null);
+      continue;
+    }
+    // Workflow mode: a delegated run saves its own thread (agent-tagged, never replayed here)
+    // and counts towards this turn's usage and model time.
+    const delegate = deps.delegate
+      ? async (task: string, name: string) => {
+          const run = await deps.delegate!({ name, task, toolUseId: call.id }, { turnId, request, emit });
+          onDelegated(run);
+          return run.output;
+        }
+      : undefined;
+    const out = await deps.registry.run(call.name, call.input, { ...deps.toolContext, progress, delegate, turnId, callId: call.id });
+    const block: ToolResultBlock = { type: "tool_result", tool_use_id: call.id, content: out.blocks ?? out.content, ...(out.isError ? { is_error: true } : {}) };
+    const text = toolResultText(block);
+    emit({ type: "tool_result", turnId, tool_use_id: call.id, name: call.name, is_error: !!out.isError, chars: text.length, preview: text.slice(0, PREVIEW_CHARS) });
+    results.push(block);
+  }
+  return { results, pending };
+}

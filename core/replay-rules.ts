@@ -1,0 +1,115 @@
+// The Messages API's rules for what a replayed history may carry, applied to the stored messages
+// before they become a request. Nothing stored changes: each rule picks or reshapes copies.
+//
+// Rules relied on (Anthropic's docs; ARCHITECTURE.md "Rules the requests keep" lists them all):
+// - Thinking of earlier turns may be left out: "You can remove thinking blocks from the start of the
+//   history (oldest first), from the end, or all of them" (build-with-claude/preserved-thinking).
+//   Only the current turn's thinking is replayed, where the tool loop requires it unchanged
+//   (build-with-claude/thinking, "Preserving thinking blocks"). Left in, earlier thinking would be
+//   billed as input on every later request and would bind every later block to a prefix that the
+//   lifecycle (folds, stubs, tool activation, the day's memory map) rewrites.
+// - A refused turn is left out whole: "you must reset the conversation context before continuing"
+//   (test-and-evaluate/strengthen-guardrails/handle-streaming-refusals); its partial output is
+//   discarded (build-with-claude/refusals-and-fallback). The record keeps it.
+// - Text blocks must contain non-whitespace text (api/errors; a 400 on every later request
+//   otherwise): whitespace-only text stored before this rule existed is dropped at replay.
+import { isToolResultCarrier } from "./render";
+import { isThinkingBlock, type ContentBlock, type StoredMessage, type ToolResultBlock } from "./types";
+
+/** A user message a person (or an automation) wrote: not a carrier of tool results. */
+export const isPrompt = (m: Pick<StoredMessage, "role" | "content">): boolean => m.role === "user" && !isToolResultCarrier(m);
+
+/** What replaces a tool result whose content is only whitespace. */
+export const EMPTY_RESULT = "(the tool returned no text)";
+
+const blank = (s: string) => s.trim() === "";
+
+/**
+ * The stored history as a request may carry it: refused turns left out, thinking kept only after
+ * the last prompt (the turn in progress), whitespace-only text removed. Messages left with no
+ * content are dropped.
+ */
+export function replayableHistory(history: readonly StoredMessage[]): StoredMessage[] {
+  const kept = withoutRefusedTurns(history);
+  let lastPrompt = -1;
+  kept.forEach((m, i) => isPrompt(m) && (lastPrompt = i));
+  const out: StoredMessage[] = [];
+  kept.forEach((m, i) => {
+    const content = cleanContent(m.content, i < lastPrompt);
+    if (content === m.content) out.push(m);
+    else if (content.length) out.push({ ...m, content });
+  });
+  return out;
+}
+
+/**
+ * Leaves out each refusal: the refused reply always; its whole turn (prompt to refusal) once a later
+ * prompt follows, unless a fallback model answered after it within the same turn.
+ */
+function withoutRefusedTurns(history: readonly StoredMessage[]): readonly StoredMessage[] {
+  if (!history.some((m) => m.stopReason === "refusal")) return history;
+  const drop = new Set<number>();
+  let turnStart = 0;
+  for (let i = 0; i < history.length; i++) {
+    if (isPrompt(history[i])) turnStart = i;
+    if (history[i].stopReason !== "refusal") continue;
+    let end = i + 1;
+    while (end < history.length && !isPrompt(history[end])) end++;
+    const answeredAfter = history.slice(i + 1, end).some((m) => m.role === "assistant" && m.stopReason !== "refusal");
+    // The turn still running (no prompt after it) is being asked of a fallback model: its prompt stays.
+    if (answeredAfter || end === history.length) drop.add(i);
+    else for (let j = turnStart; j < end; j++) drop.add(j);
+  }
+  return history.filter((_, i) => !drop.has(i));
+}
+
+/** The blocks a request may carry; the same array when nothing changes. */
+function cleanContent(content: readonly ContentBlock[], stripThinking: boolean): ContentBlock[] {
+  let changed = false;
+  const out: ContentBlock[] = [];
+  for (const b of content) {
+    if (stripThinking && isThinkingBlock(b)) {
+      changed = true;
+      continue;
+    }
+    if (b.type === "text" && blank(b.text)) {
+      changed = true;
+      continue;
+    }
+    if (b.type === "tool_result") {
+      const result = cleanResult(b);
+      if (result !== b) changed = true;
+      out.push(result);
+      continue;
+    }
+    out.push(b);
+  }
+  return changed ? out : (content as ContentBlock[]);
+}
+
+function cleanResult(b: ToolResultBlock): ToolResultBlock {
+  if (typeof b.content === "string") return blank(b.content) ? { ...b, content: EMPTY_RESULT } : b;
+  const inner = b.content.filter((x) => x.type !== "text" || !blank(x.text));
+  if (inner.length === b.content.length) return b;
+  return { ...b, content: inner.length ? inner : EMPTY_RESULT };
+}
+
+/** Stop reasons that cut a reply short: the next call continues it. */
+export const CUT_OFF_STOPS: ReadonlySet<string> = new Set(["max_tokens", "model_context_window_exceeded", "error"]);
+
+/**
+ * The user message that continues a cut-off reply. Current models refuse a final assistant message
+ * (prefill): "move [continuations] to the user message" (models/sonnet-5-5/migration-guide). Fixed
+ * text, so a replay that carries it stays byte-stable.
+ */
+export const CONTINUE_PROMPT = "Your previous reply was cut off before it finished. Please continue from where you left off, without repeating what you already wrote.";
+
+/**
+ * Where a continuation prompt goes: after each cut-off assistant message that a further assistant
+ * message continues, and after a cut-off last message (the continuation call itself).
+ */
+export function needsContinuePrompt(current: StoredMessage, next: StoredMessage | undefined): boolean {
+  if (current.role !== "assistant" || !CUT_OFF_STOPS.has(current.stopReason ?? "")) return false;
+  if (current.content.some((b) => b.type === "tool_use")) return false;
+  return next === undefined || next.role === "assistant";
+}

@@ -1,0 +1,84 @@
+// GET /v1/models: the model catalog (core/models/catalog.ts) as the API shows it, and one model by
+// id or alias. A model the catalog does not list is looked up in Anthropic's Models API, as a
+// settings change would, and shown with the conservative limits it would run with.
+import { Hono } from "hono";
+import { z } from "zod";
+import { DEFAULT_MODEL, MODELS, RETIRED_MODELS, type ModelEntry, type RetiredModel } from "../../../core/models/catalog";
+import { findModel, utcDay } from "../../../core/models/lookup";
+import { resolveSettingsModel } from "../../../services/models/resolve";
+import { badRequest, notFound } from "../errors";
+import { listBody } from "../paging";
+import type { AppEnv } from "../types";
+import { doc } from "../openapi/registry";
+import { listOf, modelSchema } from "../openapi/schemas";
+import { modelIdSchema } from "../../../core/settings";
+
+export const modelRoutes = new Hono<AppEnv>();
+
+/** One entry as the API shows it; `status` on `day` (a deprecated model retires on its day). */
+export function modelView(entry: ModelEntry, day: string, defaultModel: string) {
+  const found = findModel(entry.id, day);
+  const retired = found.kind === "retired";
+  return {
+    id: entry.id,
+    aliases: entry.aliases,
+    name: entry.name,
+    line: entry.line,
+    default: entry.id === defaultModel,
+    status: retired ? "retired" : entry.status,
+    deprecatedOn: entry.deprecatedOn ?? null,
+    retiresOn: entry.retiresOn ?? null,
+    replacement: retired ? found.replacement.id : (entry.replacement ?? null),
+    contextWindowTokens: entry.contextWindow,
+    maxOutputTokens: entry.maxOutput,
+    thinking: { modes: entry.thinking.accepts, default: entry.thinking.whenOmitted, display: entry.thinking.display, betweenToolCallsInThinking: entry.thinking.progressInThinking },
+    effort: entry.effort,
+    prefill: entry.prefill,
+    samplingParameters: entry.sampling,
+    forcedToolChoice: entry.forcedToolChoice,
+    tokenizerRatio: entry.tokenizerRatio,
+    minCacheTokens: entry.minCacheTokens,
+    maxImagesPerRequest: entry.maxImages,
+    serverTools: entry.serverTools,
+    prices: entry.prices ? { currency: "USD", per: "million tokens", ...entry.prices } : null,
+    sources: entry.sources,
+  };
+}
+
+function retiredView(m: RetiredModel) {
+  return { id: m.id, aliases: m.aliases, name: m.name, line: null, default: false, status: "retired", retiredOn: m.retiredOn, replacement: m.replacement, contextWindowTokens: null, maxOutputTokens: null, prices: null, sources: m.sources };
+}
+
+const listQuery = z.strictObject({ status: z.enum(["active", "legacy", "deprecated", "retired"]).optional() });
+
+modelRoutes.get(
+  "/",
+  doc({ summary: "The model catalog: every model a conversation may name, and the retired ones with their replacements", responses: { 200: { description: "The catalog, newest first", schema: listOf("models", modelSchema) } } }),
+  async (c) => {
+    const parsed = listQuery.safeParse(c.req.query());
+    if (!parsed.success) throw badRequest("status: one of active, legacy, deprecated, retired");
+    const day = utcDay();
+    const defaultModel = c.env.DEFAULT_MODEL || DEFAULT_MODEL;
+    const all = [...MODELS.map((m) => modelView(m, day, defaultModel)), ...RETIRED_MODELS.map(retiredView)];
+    const data = parsed.data.status ? all.filter((m) => m.status === parsed.data.status) : all;
+    return c.json({ ...listBody("models", { data, next: null }), defaultModel });
+  },
+);
+
+modelRoutes.get(
+  "/:id",
+  doc({ summary: "One model, by id or alias; a model the catalog does not list is asked of Anthropic's Models API", responses: { 200: { description: "The model", schema: modelSchema } } }),
+  async (c) => {
+    const id = c.req.param("id");
+    if (!modelIdSchema.safeParse(id).success) throw notFound("model");
+    const day = utcDay();
+    const defaultModel = c.env.DEFAULT_MODEL || DEFAULT_MODEL;
+    const entry = MODELS.find((m) => m.id === id || m.aliases.includes(id));
+    if (entry) return c.json(modelView(entry, day, defaultModel));
+    const gone = RETIRED_MODELS.find((m) => m.id === id || m.aliases.includes(id));
+    if (gone) return c.json(retiredView(gone));
+    const known = await resolveSettingsModel(c.env, id, "model");
+    if (!known.ok) throw notFound(`model ${id}`);
+    return c.json({ ...modelView(known.entry, day, defaultModel), catalog: false });
+  },
+);

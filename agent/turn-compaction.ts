@@ -22,6 +22,7 @@ import { excerpt } from "../core/fold";
 import { renderMessageText } from "../core/render";
 import type { ModelEntry } from "../core/models/catalog";
 import { summarizationParams } from "../core/model-params";
+import { priced } from "../core/pricing";
 import { addUsage, zeroUsage, type ContentBlock, type ModelRequest, type StoredMessage, type Usage, type WireMessage } from "../core/types";
 import { pickUsage } from "./model-reply";
 
@@ -160,7 +161,7 @@ export class TurnCompactor {
         system: turnStateSystemPrompt(SUMMARY_MAX_CHARS),
         messages: [{ role: "user", content: body || task }],
       } as Anthropic.MessageCreateParamsNonStreaming);
-      usage = addUsage(usage, pickUsage(reply.usage));
+      usage = addUsage(usage, priced(pickUsage(reply.usage), this.model));
       const state = reply.content.map((b) => (b.type === "text" ? b.text : "")).join("").trim().slice(0, SUMMARY_MAX_CHARS);
       if (state) return { state: withRemainingIds(state, pending), summarized: "model", usage };
     } catch {

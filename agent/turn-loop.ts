@@ -21,6 +21,8 @@ import type Anthropic from "@anthropic-ai/sdk";
 import { coalesceBlocks } from "../core/coalesce";
 import type { TurnEvent } from "../core/events";
 import type { ModelEntry } from "../core/models/catalog";
+import { catalogEntry } from "../core/models/lookup";
+import { priced } from "../core/pricing";
 import type { ContentBlock, ModelRequest, NewMessage, StoredMessage, ToolResultBlock, Usage } from "../core/types";
 import { addUsage, zeroUsage } from "../core/types";
 import type { ToolContext, ToolOutput, ToolRegistry } from "./tools/registry";
@@ -209,7 +211,7 @@ async function continueTurn(deps: TurnDeps, from: LoopState, earlier: readonly S
       modelMs += Date.now() - started;
       if (streamed.ok) return { kind: "reply", reply: streamed.reply, request };
       const failure = describeModelError(streamed.error);
-      if (streamed.partial) usage = addUsage(usage, pickUsage(streamed.partial.usage));
+      if (streamed.partial?.usage) usage = addUsage(usage, priced(pickUsage(streamed.partial.usage), deps.model));
       // The estimate and the calibration both missed: compact regardless of the threshold and
       // retry, exactly once per turn.
       if (failure.type === "context_overflow" && compactor && !overflowRetried) {
@@ -238,7 +240,8 @@ async function continueTurn(deps: TurnDeps, from: LoopState, earlier: readonly S
     if (outcome.kind === "continue") continue;
     const { reply, request } = outcome;
     modelCalls++;
-    const replyUsage = pickUsage(reply.usage);
+    // Priced at the model that answered (a fallback's prices after a refusal).
+    const replyUsage = priced(pickUsage(reply.usage), catalogEntry(reply.model) ?? deps.model);
     usage = addUsage(usage, replyUsage);
     compactor?.calibrate(request, promptTokens(replyUsage));
     deps.onRequest?.(request, step, promptTokens(replyUsage), compactor?.active ?? false);

@@ -80,6 +80,8 @@ export interface Usage {
   /** Server tool calls the API ran and bills per call. */
   web_search_requests?: number;
   web_fetch_requests?: number;
+  /** What it cost in USD at the catalog's prices (core/pricing.ts); absent when the model is not priced. */
+  cost_usd?: number;
 }
 
 export interface StoredMessage {
@@ -169,5 +171,19 @@ export function addUsage(a: Usage, b: Partial<Usage> | undefined | null): Usage 
   for (const k of ["thinking_tokens", "web_search_requests", "web_fetch_requests"] as const) {
     if (a[k] !== undefined || b?.[k] !== undefined) sum[k] = (a[k] ?? 0) + (b?.[k] ?? 0);
   }
+  if (a.cost_usd !== undefined || b?.cost_usd !== undefined) sum.cost_usd = Math.round(((a.cost_usd ?? 0) + (b?.cost_usd ?? 0)) * 1_000_000) / 1_000_000;
   return sum;
+}
+
+/** What `total` added to `before` (a resumed turn's usage carries what came before its pause). */
+export function usageSince(total: Usage, before: Usage): Usage {
+  const out: Usage = {
+    input_tokens: total.input_tokens - before.input_tokens,
+    output_tokens: total.output_tokens - before.output_tokens,
+    cache_creation_input_tokens: total.cache_creation_input_tokens - before.cache_creation_input_tokens,
+    cache_read_input_tokens: total.cache_read_input_tokens - before.cache_read_input_tokens,
+  };
+  for (const k of ["thinking_tokens", "web_search_requests", "web_fetch_requests"] as const) if (total[k] !== undefined) out[k] = total[k]! - (before[k] ?? 0);
+  if (total.cost_usd !== undefined) out.cost_usd = Math.round((total.cost_usd - (before.cost_usd ?? 0)) * 1_000_000) / 1_000_000;
+  return out;
 }

@@ -3,7 +3,7 @@
 // are not declared here (ws_tickets, channels, memory_maps, corpus_days, the cortex and its FTS5
 // index): a declaration nothing uses can only drift. test/workers/db-schema.test.ts checks every
 // table declared here against the database all migrations build.
-import { integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
 
 export const tenants = sqliteTable("tenants", {
   id: text("id").primaryKey(),
@@ -155,3 +155,28 @@ export const tools = sqliteTable("tools", {
   createdAt: text("created_at").notNull(),
   updatedAt: text("updated_at").notNull(),
 });
+
+/**
+ * Model usage and its cost: a turn's (each resumed part of a paused turn its own row) or a fold's,
+ * written once by id; `costMicroUsd` is null for a model the catalog does not price.
+ */
+export const usageEvents = sqliteTable(
+  "usage_events",
+  {
+    tenantId: text("tenant_id").notNull(),
+    id: text("id").notNull(),
+    conversationId: text("conversation_id").notNull(),
+    kind: text("kind").notNull(),
+    day: text("day").notNull(),
+    model: text("model").notNull(),
+    inputTokens: integer("input_tokens").notNull(),
+    outputTokens: integer("output_tokens").notNull(),
+    cacheWriteTokens: integer("cache_write_tokens").notNull(),
+    cacheReadTokens: integer("cache_read_tokens").notNull(),
+    thinkingTokens: integer("thinking_tokens").notNull(),
+    webSearchRequests: integer("web_search_requests").notNull(),
+    webFetchRequests: integer("web_fetch_requests").notNull(),
+    costMicroUsd: integer("cost_micro_usd"),
+  },
+  (t) => [primaryKey({ columns: [t.tenantId, t.id] })],
+);

@@ -5,6 +5,7 @@ import { messageDoc } from "../../services/cortex";
 import { cortexFor } from "../../services/cortex/routing";
 import { updateConversationRow } from "../../services/conversation-list";
 import { recordEpisode } from "../../services/memory/notes";
+import { recordUsage, type UsageEvent } from "../../services/usage";
 import type { ConversationHead } from "../../services/record/conversation-head";
 import { ConversationGone } from "./conversation-delete";
 import type { ObjectScope } from "./object-scope";
@@ -54,6 +55,10 @@ export class IndexOutbox {
       } while (this.indexAgain);
       for (const item of store.outbox()) {
         if (item.key.startsWith("episode:")) await deletion.guard(() => recordEpisode(this.scope.env, item.payload as Parameters<typeof recordEpisode>[1]));
+        if (item.key.startsWith("usage:")) {
+          const u = item.payload as Omit<UsageEvent, "tenantId" | "id" | "kind">;
+          await recordUsage(this.scope.env.DB, { ...u, tenantId: head.tenantId, id: item.key.slice("usage:".length), kind: "turn" });
+        }
         store.deleteOutbox(item.key);
       }
       await deletion.guard(() => updateConversationRow(this.scope.env.DB, head.id, { messageCount: store.lastSeq(), updatedAt: new Date().toISOString(), title: head.title }));

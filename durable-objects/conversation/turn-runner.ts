@@ -9,7 +9,8 @@ import { createModelClient } from "../../core/model-client";
 import { ModelNotConfiguredError } from "../../core/model-provider";
 import { DEFAULT_SETTINGS } from "../../core/settings";
 import { resolveTurnModel } from "../../services/models/resolve";
-import { zeroUsage, type ContentBlock, type NewMessage } from "../../core/types";
+import { usageSince, zeroUsage, type ContentBlock, type NewMessage } from "../../core/types";
+import { utcDay } from "../../core/models/lookup";
 import type { BlockOrigin } from "../../core/compactor";
 import type { ClientToolSpec } from "../../core/client-tools";
 import { runSubAgent } from "../../agent/sub-agent";
@@ -236,6 +237,11 @@ export class TurnRunner {
     if (outcome.paused) await this.pause(emit, head, { ref, turnId, step: outcome.paused, turnTools: [...turnTools], firstSeq, expiresAt: 0 });
     if (outcome.failure) emit({ type: "error", turnId, error: outcome.failure });
     end(outcome.stopReason, outcome.usage, outcome.modelMs);
+    // The ledger (D1, GET /v1/usage) gets the turn's usage through the outbox: written once, after the answer.
+    const before = resuming?.step.state.usage ?? zeroUsage();
+    const part = usageSince(outcome.usage, before);
+    if (part.input_tokens || part.output_tokens || part.cache_read_input_tokens || part.cache_creation_input_tokens)
+      scope.store.putOutbox(`usage:${turnId}${resuming ? `:${resuming.step.state.step}` : ""}`, { conversationId: head.id, model: prompt.model.id, usage: part, day: utcDay() });
     // Housekeeping after the response: never on the turn's critical path.
     scope.ctx.waitUntil(this.parts.outbox.pending());
     scope.ctx.waitUntil(this.parts.fold.maybeDispatch());

@@ -48,15 +48,21 @@ export interface TurnSummary {
   timing: { serverMs: number; modelMs: number; queuedMs: number } | null;
   /** The client tool calls a paused turn waits on. */
   requiresAction: Omit<Extract<TurnEvent, { type: "requires_action" }>, "type"> | null;
+  /** The model declined (stop_reason "refusal"), with its category and explanation. */
+  refusal: Omit<Extract<TurnEvent, { type: "refusal" }>, "type" | "turnId"> | null;
+  /** The turn ran on another model than the settings named (a retired model's replacement, a refusal's fallback). */
+  modelChanges: Omit<Extract<TurnEvent, { type: "model_changed" }>, "type" | "turnId">[];
 }
 
 export async function collectTurn(events: ReadableStream<TurnEvent>): Promise<TurnSummary> {
-  const out: TurnSummary = { messages: [], stop_reason: "error", usage: null, turnId: null, error: null, timing: null, requiresAction: null };
+  const out: TurnSummary = { messages: [], stop_reason: "error", usage: null, turnId: null, error: null, timing: null, requiresAction: null, refusal: null, modelChanges: [] };
   for await (const event of events) {
     if (event.type === "turn_start") out.turnId = event.turnId;
     else if (event.type === "message") out.messages.push(event.message);
     else if (event.type === "error") out.error = event.error;
     else if (event.type === "requires_action") out.requiresAction = { turnId: event.turnId, calls: event.calls, expiresAt: event.expiresAt };
+    else if (event.type === "refusal" && !event.agent) out.refusal = { model: event.model, category: event.category, explanation: event.explanation, ...(event.fallbackModel ? { fallbackModel: event.fallbackModel } : {}) };
+    else if (event.type === "model_changed" && !event.agent) out.modelChanges.push({ from: event.from, to: event.to, reason: event.reason, ...(event.retiredOn ? { retiredOn: event.retiredOn } : {}) });
     else if (event.type === "turn_end") {
       out.stop_reason = event.stop_reason;
       out.usage = event.usage;
@@ -76,7 +82,16 @@ export function turnJson(conversationId: string, turn: TurnSummary, requestMs: n
     const model = turn.timing.modelMs;
     headers["server-timing"] = `app;dur=${Math.max(0, requestMs - model - turn.timing.queuedMs)}, model;dur=${model}, queue;dur=${turn.timing.queuedMs}`;
   }
-  const body = { conversationId, turnId: turn.turnId, messages: turn.messages, stop_reason: turn.stop_reason, usage: turn.usage, ...(turn.requiresAction ? { requires_action: turn.requiresAction } : {}) };
+  const body = {
+    conversationId,
+    turnId: turn.turnId,
+    messages: turn.messages,
+    stop_reason: turn.stop_reason,
+    usage: turn.usage,
+    ...(turn.requiresAction ? { requires_action: turn.requiresAction } : {}),
+    ...(turn.refusal ? { refusal: turn.refusal } : {}),
+    ...(turn.modelChanges.length ? { model_changes: turn.modelChanges } : {}),
+  };
   if (!turn.error) return new Response(JSON.stringify(body), { status: 200, headers });
   const status = turn.error.type === "not_found" ? 404 : turn.error.type === MODEL_NOT_CONFIGURED ? 503 : (CLIENT_ERRORS[turn.error.type] ?? 502);
   const err = errorBody(status, turn.error.message, turn.error.type);

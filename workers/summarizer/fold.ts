@@ -6,7 +6,12 @@ import { buildFoldRequest, capSummary, chooseFoldMark, fallbackFoldSummary, FOLD
 import type { FoldJob } from "../../core/jobs";
 import { createModelClient } from "../../core/model-client";
 import type { ModelEntry } from "../../core/models/catalog";
+import { utcDay } from "../../core/models/lookup";
+import { priced } from "../../core/pricing";
+import { zeroUsage, type Usage } from "../../core/types";
+import { pickUsage } from "../../agent/model-reply";
 import { resolveTurnModel } from "../../services/models/resolve";
+import { recordUsage } from "../../services/usage";
 import type { FoldOutcome, FoldSource } from "../../durable-objects/conversation/conversation-do";
 
 export interface FoldDeps {
@@ -42,8 +47,9 @@ export async function runFoldJob(job: FoldJob, env: Env, deps: FoldDeps = {}): P
   const model = await resolveTurnModel(env, settings.model, client);
   if (!model.ok) throw new Error(`fold ${job.jobId}: ${model.message}`);
   let summary: string;
+  let usage = zeroUsage();
   try {
-    summary = await summarize(client, model.entry, source.summary, folded, settings);
+    ({ summary, usage } = await summarize(client, model.entry, source.summary, folded, settings));
   } catch (err) {
     // A region the model keeps failing on must not stop folding forever: after a few deliveries
     // (with the queue's backoff between them) the fold commits a deterministic summary instead.
@@ -51,14 +57,18 @@ export async function runFoldJob(job: FoldJob, env: Env, deps: FoldDeps = {}): P
     console.error(`fold ${job.jobId}: the model failed on delivery ${deps.attempts}; committing a fallback summary`, err);
     summary = fallbackFoldSummary(source.summary, folded, settings.summaryMaxChars);
   }
-  return stub.commitFold(ref, { jobId: job.jobId, kind: "summary", summary, boundaryMessageId: boundary.id, boundarySeq: boundary.seq });
+  const outcome = await stub.commitFold(ref, { jobId: job.jobId, kind: "summary", summary, boundaryMessageId: boundary.id, boundarySeq: boundary.seq });
+  // The call is paid for whether or not the commit applied: the ledger counts it, once per job.
+  if (usage.input_tokens || usage.output_tokens)
+    await recordUsage(env.DB, { tenantId: job.tenantId, id: `fold:${job.jobId}`, conversationId: job.conversationId, kind: "fold", day: utcDay(), model: model.entry.id, usage }).catch((err) => console.error(`fold ${job.jobId}: usage not recorded`, err));
+  return outcome;
 }
 
 /**
  * The one summarization call, held to the cap. The excerpts fit the model's window as the settings
  * state it; a provider overflow 400 (the window is smaller than stated) shrinks them and asks again.
  */
-async function summarize(client: Anthropic, model: ModelEntry, previousSummary: string | null, folded: FoldSource["region"], settings: FoldSource["settings"]): Promise<string> {
+async function summarize(client: Anthropic, model: ModelEntry, previousSummary: string | null, folded: FoldSource["region"], settings: FoldSource["settings"]): Promise<{ summary: string; usage: Usage }> {
   const windowChars = Math.floor((settings.contextWindowTokens - Math.max(256, Math.ceil(settings.summaryMaxChars / 2))) * settings.charsPerToken * 0.8);
   let budgetChars = Math.max(2_000, Math.min(FOLD_PROMPT_BUDGET_CHARS, windowChars));
   for (let overflows = 0; ; overflows++) {
@@ -68,7 +78,7 @@ async function summarize(client: Anthropic, model: ModelEntry, previousSummary: 
       const reply = await client.messages.stream(request as unknown as Anthropic.MessageStreamParams).finalMessage();
       const text = reply.content.map((b) => (b.type === "text" ? b.text : "")).join("").trim();
       if (!text) throw new Error("the model returned an empty summary");
-      return capSummary(text, settings.summaryMaxChars);
+      return { summary: capSummary(text, settings.summaryMaxChars), usage: priced(pickUsage(reply.usage), model) };
     } catch (err) {
       const overflow = err instanceof Anthropic.APIError && err.status === 400 && /prompt is too long/i.test(err.message);
       if (!overflow || overflows >= OVERFLOW_RETRIES) throw err;

@@ -35,7 +35,8 @@ export function renderBlock(b, ctx) {
     if (note) {
       return h("div", { class: "note", "data-attachment": note[1] }, h("div", { class: "note-title" }, h("span", { class: "tag" }, "attachment"), " ", note[2], " ", h("code", null, note[1]), extra), h("div", { class: "note-body" }, note[3]));
     }
-    return h("div", { class: "text" }, extra.length ? h("div", { class: "badges" }, extra) : null, b.text);
+    const cited = Array.isArray(b.citations) && b.citations.length ? h("div", { class: "citations muted" }, "Sources: ", b.citations.map((/** @type {any} */ c, /** @type {number} */ i) => [i ? ", " : "", link(c.url ?? "", c.title || c.url || "source")])) : null;
+    return h("div", { class: "text" }, extra.length ? h("div", { class: "badges" }, extra) : null, b.text, cited);
   }
   if (b.type === "tool_use") {
     ctx.toolNames.set(b.id, b.name);
@@ -61,7 +62,41 @@ export function renderBlock(b, ctx) {
     const size = b.source?.data ? bytes(Math.floor((b.source.data.length * 3) / 4)) : b.source?.url ?? "";
     return h("div", { class: "image" }, `[image ${b.source?.media_type ?? ""} ${size}]`, extra);
   }
+  if (b.type === "thinking" || b.type === "redacted_thinking") return thinkingBlock(b.type === "thinking" ? b.thinking : null, extra);
+  if (b.type === "server_tool_use") {
+    const input = JSON.stringify(b.input ?? {}, null, 2);
+    return h("details", { class: "tool-use server", "data-tool-use": b.id }, h("summary", null, h("span", { class: "tag" }, b.name === "web_search" ? "web search" : b.name === "web_fetch" ? "web fetch" : b.name), " ", h("strong", null, b.input?.query ?? b.input?.url ?? ""), extra), h("pre", null, input));
+  }
+  if (typeof b.type === "string" && b.type.endsWith("_tool_result") && "tool_use_id" in b) return serverResult(b, extra);
   return h("pre", { class: "unknown" }, JSON.stringify(b, null, 2));
+}
+
+/**
+ * The model's thinking, collapsed: its summary when the display was "summarized", a marker when the
+ * API returned none ("omitted") or returned it encrypted (null).
+ * @param {string | null} text @param {(Node | string)[]} [extra]
+ */
+export function thinkingBlock(text, extra = []) {
+  const label = text === null ? "thinking (encrypted)" : text ? "thinking" : "thinking (not shown by the model)";
+  return h("details", { class: "thinking" }, h("summary", null, h("span", { class: "tag" }, label), extra), text ? h("div", { class: "thinking-text" }, text) : null);
+}
+
+/** A server tool's result: a search's titles and addresses, a fetched page's address; the rest as JSON. @param {any} b @param {(Node | string)[]} extra */
+function serverResult(b, extra) {
+  const items = Array.isArray(b.content) ? b.content.filter((/** @type {any} */ r) => r && typeof r.url === "string") : [];
+  const fetched = !Array.isArray(b.content) && typeof b.content?.url === "string" ? b.content.url : null;
+  const error = !Array.isArray(b.content) && b.content?.error_code ? b.content.error_code : null;
+  const body = items.length
+    ? h("ul", { class: "sources" }, items.map((/** @type {any} */ r) => h("li", null, link(r.url, r.title || r.url))))
+    : fetched
+      ? h("div", null, link(fetched, fetched))
+      : h("pre", null, JSON.stringify(b.content, null, 2));
+  return h("details", { class: `tool-result server${error ? " error" : ""}`, "data-tool-result": b.tool_use_id }, h("summary", null, h("span", { class: "tag" }, error ? `error: ${error}` : "result"), " ", items.length ? `${items.length} sources` : fetched ? "fetched page" : b.type, extra), body);
+}
+
+/** A link only to http(s) addresses, opened apart from the app. @param {string} url @param {string} text */
+function link(url, text) {
+  return /^https?:\/\//i.test(url) ? h("a", { href: url, target: "_blank", rel: "noopener noreferrer nofollow" }, text) : h("span", null, text);
 }
 
 /** @param {any} m a stored message @param {RenderContext} ctx */
@@ -130,6 +165,7 @@ export function compactionCard(c, at) {
 /** A timeline card (GET /timeline) of any type. @param {any} t */
 export function timelineCard(t) {
   if (t.type === "compaction") return compactionCard(t.card, t.at);
+  if (t.type === "model_changed") return modelChangedLine(t.card);
   return h("div", { class: "card" }, h("div", { class: "card-title" }, t.type), h("pre", null, JSON.stringify(t.card, null, 2)));
 }
 
@@ -152,4 +188,16 @@ export function interleave(messages, cards, ctx) {
 export function errorLine(err) {
   const msg = err instanceof Error ? err.message : String(err);
   return h("div", { class: "error-line", role: "alert" }, msg);
+}
+
+/** The turn moved to another model: its own retired (the settings moved with it), or a refusal's fallback. @param {any} e */
+export function modelChangedLine(e) {
+  const why = e.reason === "retired" ? `${e.from} retired${e.retiredOn ? ` on ${e.retiredOn}` : ""}; this conversation now uses ${e.to}` : `${e.from} declined; ${e.to} answers this turn instead`;
+  return h("div", { class: "notice", role: "status" }, why);
+}
+
+/** The model declined to answer. @param {any} e a refusal event */
+export function refusalLine(e) {
+  const what = `${e.model} declined to answer${e.category ? ` (${e.category})` : ""}${e.explanation ? `: ${e.explanation}` : "."}`;
+  return h("div", { class: "notice refusal", role: "status" }, what, e.fallbackModel ? ` Asking ${e.fallbackModel} instead.` : " Nothing of this turn is sent to the model again; rephrase it, or set a fallback model in the settings.");
 }

@@ -2,7 +2,7 @@
 // tool calls and results, narration, compaction cards), and attachments dropped onto the page.
 import { api, openSocket, uploadAttachment } from "../api.js";
 import { bytes, chars, h, num, replace } from "../dom.js";
-import { compactionCard, errorLine, newContext, renderMessage, runningCompactionCard, timelineCard } from "../render.js";
+import { compactionCard, errorLine, modelChangedLine, newContext, refusalLine, renderMessage, runningCompactionCard, thinkingBlock, timelineCard } from "../render.js";
 import { pendingCallsPanel } from "./pending-calls.js";
 
 const RECENT = 60;
@@ -42,7 +42,7 @@ export async function chatView(root, id) {
   let retry = 0;
   /** Containers created on send, adopted by the next turn_start in order. */
   const pending = /** @type {HTMLElement[]} */ ([]);
-  /** @type {Map<string, {el: HTMLElement, stream: HTMLElement | null, tools: Map<string, HTMLElement>, results: number, saved: any[], cards: {el: HTMLElement, afterResults: number}[], running: HTMLElement | null}>} */
+  /** @type {Map<string, {el: HTMLElement, stream: HTMLElement | null, thinking: HTMLElement | null, thinkingKey: string, tools: Map<string, HTMLElement>, results: number, saved: any[], cards: {el: HTMLElement, afterResults: number}[], running: HTMLElement | null}>} */
   const turns = new Map();
   let lastTurn = /** @type {string | null} */ (null);
   /** The paused turn whose client tool calls the pending-calls form answers. */
@@ -145,7 +145,7 @@ export async function chatView(root, id) {
       const el = pending.shift() ?? h("section", { class: "turn live" });
       el.dataset.turn = turnId;
       if (!el.isConnected) stick(() => log.append(el));
-      t = { el, stream: null, tools: new Map(), results: 0, saved: [], cards: [], running: null };
+      t = { el, stream: null, thinking: null, thinkingKey: "", tools: new Map(), results: 0, saved: [], cards: [], running: null };
       turns.set(turnId, t);
     }
     lastTurn = turnId;
@@ -169,6 +169,7 @@ export async function chatView(root, id) {
         case "turn_start":
           break;
         case "delta": {
+          t.thinking = null;
           // A sub-agent's deltas (tagged with `agent`) stream into a bubble of their own.
           const speaker = e.agent ? `agent ${e.agent.name}` : "assistant";
           if (t.stream?.dataset.speaker !== speaker) t.stream = null;
@@ -176,8 +177,41 @@ export async function chatView(root, id) {
           /** @type {HTMLElement} */ (t.stream.lastElementChild).append(e.text);
           break;
         }
+        case "thinking": {
+          // One collapsed block per thinking block of the reply; its summary text streams in when shown.
+          const key = `${e.agent?.segment ?? ""}:${e.block}`;
+          if (t.thinkingKey !== key || !t.thinking) {
+            t.stream = null;
+            t.thinkingKey = key;
+            t.thinking = thinkingBlock(e.redacted ? null : "");
+            t.thinking.classList.add("live");
+            t.el.append(t.thinking);
+          }
+          if (e.text) {
+            let body = t.thinking.querySelector(".thinking-text");
+            if (!body) {
+              const tag = t.thinking.querySelector(".tag");
+              if (tag) tag.textContent = "thinking";
+              t.thinking.append((body = h("div", { class: "thinking-text" })));
+            }
+            body.append(e.text);
+          }
+          break;
+        }
+        case "refusal":
+          t.stream = null;
+          t.el.append(refusalLine(e));
+          break;
+        case "model_changed":
+          t.el.append(modelChangedLine(e));
+          break;
+        case "retry":
+          t.stream = null;
+          t.el.append(h("div", { class: "progress" }, `The model's reply broke off (${e.error?.type}); asking again in ${Math.round(e.delayMs / 100) / 10} s. What it had written is kept.`));
+          break;
         case "tool_use": {
           t.stream = null;
+          t.thinking = null;
           ctx.toolNames.set(e.id, e.name);
           const input = JSON.stringify(e.input ?? {}, null, 2);
           const el = h("details", { class: "tool-use running", "data-tool-use": e.id }, h("summary", null, h("span", { class: "tag" }, "tool call"), " ", h("strong", null, e.name), " ", h("span", { class: "size" }, chars(input.length)), h("span", { class: "muted" }, " running…")), h("pre", null, input));

@@ -1,0 +1,112 @@
+// The usage ledger in D1: a row per turn (each resumed part of a paused turn its own) and per fold,
+// written once by id (a retried write changes nothing), summed for GET /v1/usage by UTC day range,
+// per conversation and per model. A row holds counts and a cost, nothing of what was said: it stays
+// when its conversation is deleted, so the tenant's totals for a past month never change.
+import { and, eq, gte, lte, sql } from "drizzle-orm";
+import { drizzle } from "drizzle-orm/d1";
+import { usageEvents } from "../db/schema";
+import type { Usage } from "../core/types";
+
+export interface UsageEvent {
+  tenantId: string;
+  /** The turn's part (`turnId` or `turnId:step`) or the fold job: the row's identity. */
+  id: string;
+  conversationId: string;
+  kind: "turn" | "fold";
+  /** UTC day, YYYY-MM-DD. */
+  day: string;
+  model: string;
+  usage: Usage;
+}
+
+export async function recordUsage(db: D1Database, e: UsageEvent): Promise<void> {
+  const u = e.usage;
+  await drizzle(db)
+    .insert(usageEvents)
+    .values({
+      tenantId: e.tenantId,
+      id: e.id,
+      conversationId: e.conversationId,
+      kind: e.kind,
+      day: e.day,
+      model: e.model,
+      inputTokens: u.input_tokens,
+      outputTokens: u.output_tokens,
+      cacheWriteTokens: u.cache_creation_input_tokens,
+      cacheReadTokens: u.cache_read_input_tokens,
+      thinkingTokens: u.thinking_tokens ?? 0,
+      webSearchRequests: u.web_search_requests ?? 0,
+      webFetchRequests: u.web_fetch_requests ?? 0,
+      costMicroUsd: u.cost_usd === undefined ? null : Math.round(u.cost_usd * 1_000_000),
+    })
+    .onConflictDoNothing();
+}
+
+export interface UsageTotals {
+  input_tokens: number;
+  output_tokens: number;
+  cache_creation_input_tokens: number;
+  cache_read_input_tokens: number;
+  thinking_tokens: number;
+  web_search_requests: number;
+  web_fetch_requests: number;
+  /** USD at the catalog's prices; calls on models the catalog does not price are counted in `unpricedCalls`. */
+  cost_usd: number;
+  turns: number;
+  folds: number;
+  unpricedCalls: number;
+}
+
+const sums = {
+  input_tokens: sql<number>`coalesce(sum(${usageEvents.inputTokens}), 0)`,
+  output_tokens: sql<number>`coalesce(sum(${usageEvents.outputTokens}), 0)`,
+  cache_creation_input_tokens: sql<number>`coalesce(sum(${usageEvents.cacheWriteTokens}), 0)`,
+  cache_read_input_tokens: sql<number>`coalesce(sum(${usageEvents.cacheReadTokens}), 0)`,
+  thinking_tokens: sql<number>`coalesce(sum(${usageEvents.thinkingTokens}), 0)`,
+  web_search_requests: sql<number>`coalesce(sum(${usageEvents.webSearchRequests}), 0)`,
+  web_fetch_requests: sql<number>`coalesce(sum(${usageEvents.webFetchRequests}), 0)`,
+  costMicro: sql<number>`coalesce(sum(${usageEvents.costMicroUsd}), 0)`,
+  turns: sql<number>`sum(case when ${usageEvents.kind} = 'turn' then 1 else 0 end)`,
+  folds: sql<number>`sum(case when ${usageEvents.kind} = 'fold' then 1 else 0 end)`,
+  unpricedCalls: sql<number>`sum(case when ${usageEvents.costMicroUsd} is null then 1 else 0 end)`,
+};
+
+function totals(row: Record<keyof typeof sums, number | null>): UsageTotals {
+  const { costMicro, ...rest } = row;
+  const n = (v: number | null) => Number(v ?? 0);
+  return {
+    input_tokens: n(rest.input_tokens),
+    output_tokens: n(rest.output_tokens),
+    cache_creation_input_tokens: n(rest.cache_creation_input_tokens),
+    cache_read_input_tokens: n(rest.cache_read_input_tokens),
+    thinking_tokens: n(rest.thinking_tokens),
+    web_search_requests: n(rest.web_search_requests),
+    web_fetch_requests: n(rest.web_fetch_requests),
+    cost_usd: n(costMicro) / 1_000_000,
+    turns: n(rest.turns),
+    folds: n(rest.folds),
+    unpricedCalls: n(rest.unpricedCalls),
+  };
+}
+
+export interface UsageReport {
+  total: UsageTotals;
+  conversations: ({ conversationId: string } & UsageTotals)[];
+  models: ({ model: string } & UsageTotals)[];
+}
+
+/** The tenant's usage from `from` to `to` (UTC days, both included), optionally one conversation's only. */
+export async function usageReport(db: D1Database, tenantId: string, from: string, to: string, conversationId?: string): Promise<UsageReport> {
+  const d = drizzle(db);
+  const where = and(eq(usageEvents.tenantId, tenantId), gte(usageEvents.day, from), lte(usageEvents.day, to), conversationId ? eq(usageEvents.conversationId, conversationId) : undefined);
+  const [total, byConversation, byModel] = await Promise.all([
+    d.select(sums).from(usageEvents).where(where),
+    d.select({ conversationId: usageEvents.conversationId, ...sums }).from(usageEvents).where(where).groupBy(usageEvents.conversationId).orderBy(sql`${sums.costMicro} desc`, usageEvents.conversationId),
+    d.select({ model: usageEvents.model, ...sums }).from(usageEvents).where(where).groupBy(usageEvents.model).orderBy(usageEvents.model),
+  ]);
+  return {
+    total: totals(total[0]),
+    conversations: byConversation.map(({ conversationId: id, ...row }) => ({ conversationId: id, ...totals(row) })),
+    models: byModel.map(({ model, ...row }) => ({ model, ...totals(row) })),
+  };
+}

@@ -9,6 +9,8 @@ export const tenants = sqliteTable("tenants", {
   id: text("id").primaryKey(),
   name: text("name").notNull().unique(),
   createdAt: text("created_at").notNull(),
+  /** Settings every new conversation of the tenant starts with (a JSON settings patch). */
+  settings: text("settings").notNull().default("{}"),
 });
 
 export const apiKeys = sqliteTable("api_keys", {
@@ -108,6 +110,8 @@ export const projects = sqliteTable("projects", {
   name: text("name").notNull(),
   createdAt: text("created_at").notNull(),
   updatedAt: text("updated_at").notNull(),
+  /** Settings every new conversation of the project starts with, over the tenant's (a JSON settings patch). */
+  settings: text("settings").notNull().default("{}"),
 });
 
 /**

@@ -6,6 +6,7 @@
 import { sortableId } from "../core/ids";
 import { defaultSettings, mergeSettings, type SettingsPatch } from "../core/settings";
 import { checkSettings, defaultModelEntry, resolveSettingsModel } from "../services/models/resolve";
+import { inheritedSettings } from "../services/default-settings";
 import type { ConversationView } from "../services/record/conversation-head";
 import { deleteConversationRow, insertConversationRow } from "../services/conversation-list";
 import type { StagedImport } from "../services/transfer/import-staging";
@@ -18,14 +19,17 @@ export async function createConversation(
   staged?: StagedImport,
   locationHint?: LocationHint | null,
 ): Promise<{ view: ConversationView } | { error: string }> {
-  // The model's entry gives the model-dependent defaults: the named one, or the deployment's default.
+  // The tenant's and the project's settings come first, the request's over them; the model they
+  // end on gives the model-dependent defaults (the deployment's default model when none names one).
+  const inherited = await inheritedSettings(env.DB, tenantId, init.projectId);
+  const patch: SettingsPatch = { ...inherited.tenant, ...inherited.project, ...init.settings };
   let base = await defaultModelEntry(env);
-  if (init.settings?.model) {
-    const named = await resolveSettingsModel(env, init.settings.model);
+  if (patch.model) {
+    const named = await resolveSettingsModel(env, patch.model);
     if (!named.ok) return { error: named.message };
     base = named.entry;
   }
-  const settings = mergeSettings(defaultSettings(base), init.settings);
+  const settings = mergeSettings(defaultSettings(base), patch);
   const checked = await checkSettings(env, settings);
   if (!checked.ok) return { error: checked.message };
   const id = sortableId("conv");

@@ -14,7 +14,7 @@ export type Project = typeof projects.$inferSelect;
 
 export async function createProject(db: D1Database, tenantId: string, name: string): Promise<Project> {
   const now = new Date().toISOString();
-  const row = { id: sortableId("proj"), tenantId, name, createdAt: now, updatedAt: now };
+  const row = { id: sortableId("proj"), tenantId, name, createdAt: now, updatedAt: now, settings: "{}" };
   await drizzle(db).insert(projects).values(row);
   return row;
 }
@@ -26,6 +26,10 @@ export async function getProject(db: D1Database, tenantId: string, id: string): 
 /** Newest first; `before` is the last project id of the previous page. */
 export async function listProjects(db: D1Database, tenantId: string, limit: number, before?: string): Promise<Project[]> {
   return drizzle(db).select().from(projects).where(and(eq(projects.tenantId, tenantId), before ? lt(projects.id, before) : undefined)).orderBy(desc(projects.id)).limit(limit);
+}
+
+export async function renameProject(db: D1Database, tenantId: string, id: string, name: string): Promise<void> {
+  await drizzle(db).update(projects).set({ name, updatedAt: new Date().toISOString() }).where(and(eq(projects.tenantId, tenantId), eq(projects.id, id)));
 }
 
 /** Marks the project changed; false when it no longer exists (deleted meanwhile). */

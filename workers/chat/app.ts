@@ -17,6 +17,7 @@ import { mcpServerRoutes } from "./routes/mcp-servers";
 import { memoryRoutes } from "./routes/memory";
 import { modelRoutes } from "./routes/models";
 import { usageRoutes } from "./routes/usage";
+import { settingsRoutes } from "./routes/settings";
 import { projectRoutes } from "./routes/projects";
 import { searchRoutes } from "./routes/search";
 import { toolRoutes } from "./routes/tools";
@@ -118,6 +119,7 @@ app.route("/v1/mcp-servers", mcpServerRoutes);
 app.route("/v1/tools", toolRoutes);
 app.route("/v1/models", modelRoutes);
 app.route("/v1/usage", usageRoutes);
+app.route("/v1/settings", settingsRoutes);
 
 app.notFound((c) => c.json(errorBody(404, `no route for ${c.req.method} ${c.req.path}`), 404));
 

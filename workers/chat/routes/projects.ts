@@ -6,7 +6,10 @@ import { isId } from "../../../core/ids";
 import { notFound } from "../errors";
 import { purgeAttachment } from "../../../services/attachments/delete";
 import { getAttachmentRow } from "../../../services/attachments/store";
-import { createProject, deleteProject, getProject, listProjects, projectFiles, PROMPT_PROJECT_FILES, touchProject } from "../../../services/projects";
+import { createProject, deleteProject, getProject, listProjects, projectFiles, PROMPT_PROJECT_FILES, renameProject, touchProject, type Project } from "../../../services/projects";
+import { inheritedSettings, parseStoredSettings, setProjectSettings } from "../../../services/default-settings";
+import { settingsPatchSchema } from "../../../core/settings";
+import { effectiveSettings } from "./settings";
 import type { AppEnv } from "../types";
 import { idCursor, listBody, pageOf } from "../paging";
 import { intParam, jsonBody, query } from "../validate";
@@ -23,17 +26,51 @@ const projectId = (id: string) => {
   return id;
 };
 
-projectRoutes.post("/", doc({ summary: "Create a project", responses: { 201: { description: "Created", schema: project } } }), ...jsonBody(z.strictObject({ name: z.string().trim().min(1).max(200) })), async (c) => {
-  const { tenantId: _t, ...p } = await createProject(c.env.DB, c.get("tenantId"), c.req.valid("json").name);
-  return c.json(p, 201);
-});
+const projectName = z.string().trim().min(1).max(200);
+
+/** A project as the API shows it: its settings as the patch they are. */
+const view = ({ tenantId: _t, settings, ...p }: Project) => ({ ...p, settings: parseStoredSettings(settings) });
+
+projectRoutes.post(
+  "/",
+  doc({ summary: "Create a project (its `settings` start every conversation made in it, over the tenant's)", responses: { 201: { description: "Created", schema: project } } }),
+  ...jsonBody(z.strictObject({ name: projectName, settings: settingsPatchSchema.optional() })),
+  async (c) => {
+    const { name, settings } = c.req.valid("json");
+    const tenantId = c.get("tenantId");
+    if (settings) await effectiveSettings(c.env, (await inheritedSettings(c.env.DB, tenantId)).tenant, settings);
+    const created = await createProject(c.env.DB, tenantId, name);
+    if (settings) await setProjectSettings(c.env.DB, tenantId, created.id, settings);
+    return c.json(view({ ...created, settings: JSON.stringify(settings ?? {}) }), 201);
+  },
+);
+
+projectRoutes.patch(
+  "/:id",
+  doc({ summary: "Rename a project or replace its settings (conversations made from now on start with them)", responses: { 200: { description: "The project", schema: project } } }),
+  ...jsonBody(z.strictObject({ name: projectName.optional(), settings: settingsPatchSchema.optional() }).refine((b) => b.name !== undefined || b.settings !== undefined, "give name or settings")),
+  async (c) => {
+    const tenantId = c.get("tenantId");
+    const id = projectId(c.req.param("id"));
+    const { name, settings } = c.req.valid("json");
+    if (!(await getProject(c.env.DB, tenantId, id))) throw notFound("project");
+    if (settings) {
+      await effectiveSettings(c.env, (await inheritedSettings(c.env.DB, tenantId)).tenant, settings);
+      await setProjectSettings(c.env.DB, tenantId, id, settings);
+    }
+    if (name) await renameProject(c.env.DB, tenantId, id, name);
+    const updated = await getProject(c.env.DB, tenantId, id);
+    if (!updated) throw notFound("project");
+    return c.json(view(updated));
+  },
+);
 
 const listQuery = z.strictObject({ limit: intParam(1, 200).default(100), cursor: idCursor("proj", "a project id") });
 
 projectRoutes.get("/", doc({ summary: "List projects", responses: { 200: { description: "A page", schema: listOf("projects", project) } } }), query(listQuery), async (c) => {
   const { limit, cursor } = c.req.valid("query");
   const rows = await listProjects(c.env.DB, c.get("tenantId"), limit + 1, cursor);
-  return c.json(listBody("projects", pageOf(rows.map(({ tenantId: _t, ...p }) => p), limit, (p) => p.id)));
+  return c.json(listBody("projects", pageOf(rows.map(view), limit, (p) => p.id)));
 });
 
 const filesQuery = z.strictObject({ limit: intParam(1, PROMPT_PROJECT_FILES).default(100), cursor: idCursor("att", "a file id") });
@@ -43,8 +80,7 @@ projectRoutes.get("/:id", doc({ summary: "Get a project and the first page of it
   const project = await getProject(c.env.DB, c.get("tenantId"), projectId(c.req.param("id")));
   if (!project) throw notFound("project");
   const page = pageOf(await projectFiles(c.env.DB, c.get("tenantId"), project.id, PROMPT_PROJECT_FILES + 1), PROMPT_PROJECT_FILES, (f) => f.id);
-  const { tenantId: _t, ...p } = project;
-  return c.json({ ...p, files: page.data.map((f) => ({ ...f, note: attachmentNote(f) })), filesNext: page.next });
+  return c.json({ ...view(project), files: page.data.map((f) => ({ ...f, note: attachmentNote(f) })), filesNext: page.next });
 });
 
 projectRoutes.get("/:id/files", doc({ summary: "List a project's files", responses: { 200: { description: "A page", schema: listOf("files", z.looseObject({ id: z.string() })) } } }), query(filesQuery), async (c) => {

@@ -75,7 +75,7 @@ export function generate(input: GenerateInput): Generation {
   const stopReason: StopReason = layout.cut
     ? request.max_tokens <= windowLeft ? "max_tokens" : "model_context_window_exceeded"
     : (plan.forcedStop ?? (hasTool ? "tool_use" : "end_turn"));
-  const content = sealReply(layout.content, input.chain, model, messageId);
+  const content = sealReply(layout.content, input.chain, model);
   const searches = content.filter((b) => b.type === "server_tool_use" && b.name === "web_search").length;
   const fetches = content.filter((b) => b.type === "server_tool_use" && b.name === "web_fetch").length;
   const defines = serverTool(request.tools, "web_search") || serverTool(request.tools, "web_fetch");
@@ -204,7 +204,7 @@ function planPrompt(input: GenerateInput, mode: ThinkingMode, userText: string, 
   }
   const forced = d.maxTokensStop || d.maxTokensStopThinking ? "max_tokens" : d.stop?.kind === "model_context_window_exceeded" ? "model_context_window_exceeded" : null;
   if (forced || d.stop?.kind === "refusal") calls = []; // a cut-off or refused reply never carries finished tool calls
-  const main = d.replyChars !== null ? prose(d.replyChars, userText) : calls.length > 0 ? "" : quoteReply(stripped || userText);
+  const main = d.replyChars !== null ? prose(d.replyChars, userText) : calls.length > 0 || answers.length > 0 ? "" : quoteReply(stripped || userText);
   if (d.stop?.kind === "refusal") {
     const words = main.split(" ");
     plan.parts.push(...textPart(words.slice(0, Math.max(1, Math.ceil(words.length / 2))).join(" ")));

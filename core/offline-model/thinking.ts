@@ -94,8 +94,11 @@ export interface Chain {
  * Seals the reply's thinking drafts in place, in order, chaining each onto the one before it and
  * binding it to the prefix before it (the request, then the reply's earlier blocks).
  */
-export function sealReply(content: (WireBlock | ThinkingDraft)[], chain: Chain, model: ModelProfile, replyId: string): WireBlock[] {
+export function sealReply(content: (WireBlock | ThinkingDraft)[], chain: Chain, model: ModelProfile): WireBlock[] {
   const count = content.filter(isDraft).length;
+  // The reply is named by what it answers, not by the request's bytes, so a signature does not
+  // change with `display` or `stream` (the docs: identical whichever display value is set).
+  const replyId = `${prefixHex(chain.prefix)}${chain.previous}`;
   let state = chain.prefix;
   let { previous, root } = chain;
   let index = 0;

@@ -11,6 +11,7 @@ import { imageCount, imageData } from "./images";
 import {
   cacheControlOnEmptyText,
   contentNotEmpty,
+  manualThinkingFirst,
   messagesLimit,
   messagesNotEmpty,
   noCitationsInUser,
@@ -73,6 +74,7 @@ export const RULES: readonly Rule[] = [
   toolUseIdsUnique,
   toolResultPairing,
   serverToolPairing,
+  manualThinkingFirst,
   searchResultsIntact,
   citationsIntact,
   cacheBreakpoints,

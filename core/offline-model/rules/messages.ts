@@ -132,3 +132,25 @@ export const prefillTrailingWhitespace: Rule = ({ request, model, endpoint }) =>
   const tail = blocks[blocks.length - 1];
   if (tail?.type === "text" && /\s$/.test(textOfBlock(tail))) throw invalid("messages: final assistant content cannot end with trailing whitespace");
 };
+
+/**
+ * With manual thinking (`enabled`), the assistant turn that a tool loop continues starts with a
+ * thinking block; adaptive thinking lifts this. Source:
+ * https://platform.claude.com/docs/en/build-with-claude/thinking-steering-and-cost (turn validation).
+ * Wording as reported from the API.
+ */
+export const manualThinkingFirst: Rule = ({ body, request }) => {
+  const thinking = body.thinking as { type?: unknown } | undefined;
+  if (thinking?.type !== "enabled") return;
+  const turns = mergedTurns(request);
+  const last = turns[turns.length - 1];
+  const previous = turns[turns.length - 2];
+  if (!last || last.role !== "user" || !previous || previous.role !== "assistant") return;
+  if (!last.blocks.some((at) => at.block.type === "tool_result")) return;
+  const first = previous.blocks[0];
+  if (first && first.block.type !== "thinking" && first.block.type !== "redacted_thinking") {
+    throw invalid(
+      `${first.path}.type: Expected \`thinking\` or \`redacted_thinking\`, but found \`${first.block.type}\`. When \`thinking\` is enabled, a final \`assistant\` message must start with a thinking block. To avoid this requirement, disable \`thinking\`.`,
+    );
+  }
+};

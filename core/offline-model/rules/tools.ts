@@ -34,7 +34,7 @@ const isCustom = (tool: Record<string, unknown>) => tool.type === undefined || t
 const toolsOf = (body: Record<string, unknown>) => (Array.isArray(body.tools) ? body.tools : []) as unknown[];
 
 /** Known tool types and their fields. Source: https://platform.claude.com/docs/en/agents-and-tools/tool-use/tool-reference */
-export const toolTypes: Rule = ({ body }) => {
+export const toolTypes: Rule = ({ body, model }) => {
   for (const [n, tool] of toolsOf(body).entries()) {
     if (!isObject(tool)) throw invalid(`tools.${n}: Input should be a valid dictionary or object to extract fields from`);
     if (isCustom(tool)) {
@@ -45,6 +45,9 @@ export const toolTypes: Rule = ({ body }) => {
       checkFields(tool, { required: ["name"], optional: spec.fields }, `tools.${n}.${tool.type}`);
       if (tool.name !== spec.name) throw invalid(`tools.${n}.${tool.type}.name: Input should be '${spec.name}'`);
       checkCacheControl(tool.cache_control, `tools.${n}.${tool.type}`);
+    } else if (typeof tool.type === "string" && /^[a-z_]+_\d{8}$/.test(tool.type) && !OTHER_TYPES.includes(tool.type)) {
+      // An Anthropic-defined tool type this model does not offer. Source: https://platform.claude.com/docs/en/api/errors
+      throw invalid(`'${model.id}' does not support tool types: ${tool.type}.`);
     } else if (!OTHER_TYPES.includes(String(tool.type))) {
       const tags = ["custom", ...Object.keys(SERVER_TOOLS), ...OTHER_TYPES].map((t) => `'${t}'`).join(", ");
       throw invalid(`tools.${n}: Input tag '${String(tool.type)}' found using 'type' does not match any of the expected tags: ${tags}`);

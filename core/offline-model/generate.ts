@@ -214,6 +214,9 @@ function planPrompt(input: GenerateInput, mode: ThinkingMode, userText: string, 
   }
   if (calls.length === 0 || d.replyChars !== null) {
     plan.parts.push(...textPart([main, ...notes].filter(Boolean).join("\n\n")));
+  } else if (choice?.type === "any" || choice?.type === "tool") {
+    // A forced choice: the reply starts with the call (Haiku 5.5 migration guide); only notes stay text.
+    plan.parts.push(...textPart(notes.join("\n\n")));
   } else if (mode.progressBlocks) {
     plan.parts.push(...textPart(notes.join("\n\n")), ...notePart(lead(calls), mode, ratio));
   } else {

@@ -81,7 +81,7 @@ describe("thinking", () => {
     const redacted = await client.messages.create(ask("Think.\n@redacted-thinking"));
     expect(types(redacted)).toEqual(["thinking", "redacted_thinking", "text"]);
     const forced = await client.messages.create(ask("Read something.", { model: "claude-haiku-5-5", tools: TOOLS, tool_choice: { type: "tool", name: "read_file" } }));
-    expect(types(forced)).toEqual(["text", "tool_use"]);
+    expect(types(forced)).toEqual(["tool_use"]);
     expect(toolUses(forced)[0].name).toBe("read_file");
   });
 

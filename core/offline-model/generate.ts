@@ -15,7 +15,7 @@ import { idFrom } from "./hash";
 import { layOut, type Part } from "./layout";
 import type { ModelProfile } from "./model";
 import { prose, quoteReply, toolResultsReply } from "./reply";
-import { citedAnswer, hitsOf, serverTool, webFetch, webSearch } from "./server-tools";
+import { citedAnswer, hitsOf, overLimit, serverTool, serverToolCounts, webFetch, webSearch, withinMaxUses } from "./server-tools";
 import { summarize, summarizeOptions } from "./summarize";
 import { type Chain, reasoningTokens, sealReply, thinkingMode, type ThinkingMode } from "./thinking";
 import { textTokens } from "./counting";
@@ -76,8 +76,7 @@ export function generate(input: GenerateInput): Generation {
     ? request.max_tokens <= windowLeft ? "max_tokens" : "model_context_window_exceeded"
     : (plan.forcedStop ?? (hasTool ? "tool_use" : "end_turn"));
   const content = sealReply(layout.content, input.chain, model);
-  const searches = content.filter((b) => b.type === "server_tool_use" && b.name === "web_search").length;
-  const fetches = content.filter((b) => b.type === "server_tool_use" && b.name === "web_fetch").length;
+  const counts = serverToolCounts(content);
   const defines = serverTool(request.tools, "web_search") || serverTool(request.tools, "web_fetch");
   return {
     kind: "message",
@@ -86,7 +85,7 @@ export function generate(input: GenerateInput): Generation {
     stopDetails: stopReason === "refusal" ? plan.stopDetails : null,
     outputTokens: layout.outputTokens,
     thinkingTokens: layout.thinkingTokens,
-    serverToolUse: defines || searches + fetches > 0 ? { web_search_requests: searches, web_fetch_requests: fetches } : null,
+    serverToolUse: defines ? counts : null,
     streamError: plan.directives?.streamError ?? null,
   };
 }
@@ -169,12 +168,14 @@ function planPrompt(input: GenerateInput, mode: ThinkingMode, userText: string, 
   const fetcher = serverTool(request.tools, "web_fetch");
   d.webSearches.forEach((query, n) => {
     if (!search) return void notes.push(`@web-search ${query}: no web_search tool in the request, so no search was made.`);
+    if (!withinMaxUses(search, n)) return void server.push({ kind: "server", blocks: overLimit("web_search", { query }, messageId, n) });
     const found = webSearch(query, search, messageId, n);
     server.push({ kind: "server", blocks: found.blocks });
     answers.push(...citedAnswer(query, found.hits).map((block) => ({ kind: "text", block }) as Part));
   });
   d.webFetches.forEach((url, n) => {
     if (!fetcher) return void notes.push(`@web-fetch ${url}: no web_fetch tool in the request, so nothing was fetched.`);
+    if (!withinMaxUses(fetcher, n)) return void server.push({ kind: "server", blocks: overLimit("web_fetch", { url }, messageId, n) });
     const fetched = webFetch(url, fetcher, messageId, n);
     server.push({ kind: "server", blocks: fetched.blocks });
     answers.push(...textPart(`Fetched ${url}: "${quote(fetched.text)}…"`));

@@ -43,6 +43,30 @@ export interface SearchHit {
 /** The page text a result stands for (what citations quote). */
 export const pageText = (url: string, pageTitle: string): string => `${pageTitle}. ${prose(240, url)}`;
 
+/**
+ * A call past the tool's `max_uses`: the result block is an error object, not results ("If Claude
+ * attempts more searches than allowed, the web_search_tool_result is an error with the
+ * max_uses_exceeded error code"; the same for web fetch), and it is not billed.
+ */
+export function overLimit(name: "web_search" | "web_fetch", input: Record<string, unknown>, replyId: string, n: number): Block[] {
+  const id = `srvtoolu_${idFrom(`${replyId}:${name}:${n}`)}`;
+  return [
+    { type: "server_tool_use", id, name, input, caller: DIRECT },
+    { type: `${name}_tool_result`, tool_use_id: id, content: { type: `${name}_tool_result_error`, error_code: "max_uses_exceeded" }, caller: DIRECT },
+  ];
+}
+
+/** Whether a tool allows another call after `made` of them. */
+export const withinMaxUses = (tool: WireTool, made: number): boolean => typeof tool.max_uses !== "number" || made < tool.max_uses;
+
+/** Successful calls in a reply, for usage.server_tool_use. */
+export function serverToolCounts(content: readonly Block[]): { web_search_requests: number; web_fetch_requests: number } {
+  return {
+    web_search_requests: content.filter((b) => b.type === "web_search_tool_result" && Array.isArray(b.content)).length,
+    web_fetch_requests: content.filter((b) => b.type === "web_fetch_tool_result" && (b.content as { type?: string })?.type === "web_fetch_result").length,
+  };
+}
+
 /** server_tool_use + web_search_tool_result for `query`, and the hits for citing. */
 export function webSearch(query: string, tool: WireTool, replyId: string, n: number): { blocks: Block[]; hits: SearchHit[] } {
   const id = `srvtoolu_${idFrom(`${replyId}:search:${n}`)}`;

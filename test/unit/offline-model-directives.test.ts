@@ -114,6 +114,14 @@ describe("server tools", () => {
     expect((badCitation.error as { error: { message: string } }).error.message).toBe("messages.1.content.4: Invalid encrypted_index in web_search_result_location citation");
   });
 
+  it("answers a search past max_uses with a max_uses_exceeded error result, not billed", async () => {
+    const reply = await client.messages.create(ask("Two searches.\n@web-search tides\n@web-search currents", { tools: [{ ...SEARCH, max_uses: 1 }] }));
+    const results = reply.content.filter((b): b is Anthropic.WebSearchToolResultBlock => b.type === "web_search_tool_result");
+    expect(results).toHaveLength(2);
+    expect(results[1].content).toEqual({ type: "web_search_tool_result_error", error_code: "max_uses_exceeded" });
+    expect(reply.usage.server_tool_use).toEqual({ web_search_requests: 1, web_fetch_requests: 0 });
+  });
+
   it("@web-fetch: a web_fetch_tool_result holding a text document; without the tool only a note", async () => {
     const reply = await client.messages.create(ask("Read the page.\n@web-fetch https://example.com/tides", { tools: [FETCH] }));
     const result = reply.content.find((b) => b.type === "web_fetch_tool_result") as Anthropic.WebFetchToolResultBlock;

@@ -89,7 +89,10 @@ export const bodyFields: Rule = ({ body, endpoint }) => {
   checkCacheControl(body.cache_control, "");
 };
 
-/** Unknown fields and type tags on message blocks, nested tool_result blocks and system blocks. */
+/**
+ * Unknown fields and type tags on message blocks, nested tool_result blocks and system blocks.
+ * Source: https://platform.claude.com/docs/en/api/messages (wording from the API, anthropics/claude-code#4378).
+ */
 export const blockFields: Rule = ({ request }) => {
   for (const [i, message] of request.messages.entries()) {
     for (const key of Object.keys(message)) if (key !== "role" && key !== "content") throw invalid(`messages.${i}.${key}: Extra inputs are not permitted`);
@@ -119,7 +122,11 @@ const THINKING: Record<string, Schema> = {
   between_tools: schema([]),
 };
 
-/** Unknown fields on tool_choice, thinking, output_config and metadata (SDK ToolChoice, ThinkingConfigParam, OutputConfig, Metadata). */
+/**
+ * Unknown fields on tool_choice, thinking, output_config and metadata (SDK ToolChoice,
+ * ThinkingConfigParam, OutputConfig, Metadata). Sources: https://platform.claude.com/docs/en/api/messages,
+ * https://platform.claude.com/docs/en/models/sonnet-5-5/migration-guide (between_tools takes no other field).
+ */
 export const configFields: Rule = ({ body }) => {
   const tagged = (value: unknown, name: string, table: Record<string, Schema>) => {
     if (value === undefined || value === null) return;

@@ -22,13 +22,16 @@ function images(request: RuleContext["request"]): { block: WireBlock; path: stri
   return found;
 }
 
-/** More images than the model takes in one request (100 on 200K-window models, 600 on the others). */
+/** More images than the model takes in one request (100 on 200K-window models, 600 on the others). Source: https://platform.claude.com/docs/en/build-with-claude/vision */
 export const imageCount: Rule = ({ request, model }) => {
   const count = images(request).length;
   if (count > model.maxImages) throw invalid(`messages: A maximum of ${model.maxImages} images may be provided. Found ${count}.`);
 };
 
-/** Each base64 image: a known media type that matches its bytes, at most 5 MB of base64, sides within 8000 px (2000 px past 20 images). */
+/**
+ * Each base64 image: a known media type that matches its bytes, at most 5 MB of base64, sides within
+ * 8000 px (2000 px past 20 images). Source: https://platform.claude.com/docs/en/build-with-claude/vision
+ */
 export const imageData: Rule = ({ request }) => {
   const all = images(request);
   const limit = all.length > 20 ? 2000 : 8000;

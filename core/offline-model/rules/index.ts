@@ -36,7 +36,7 @@ import {
 import { citationsIntact, searchResultsIntact } from "./server-results";
 import { notAllDeferred, serverToolModel, serverToolParameters, strictToolLimit, toolInputSchema, toolNamePattern, toolNamesUnique, toolTypes } from "./tools";
 
-/** Prompt-caching breakpoints (count and ttl order), from cache.ts. */
+/** Prompt-caching breakpoints (count and ttl order), from cache.ts. Source: https://platform.claude.com/docs/en/build-with-claude/prompt-caching */
 const cacheBreakpoints: Rule = ({ request }) => void checkBreakpoints(request, { ratio: 1 } satisfies Counter);
 
 export const RULES: readonly Rule[] = [

@@ -17,11 +17,12 @@ const THINKING = new Set(["thinking", "redacted_thinking"]);
 export const isThinkingBlock = (block: WireBlock): boolean => THINKING.has(block.type);
 
 function canonical(value: unknown, keepOrder = false): string {
-  if (Array.isArray(value)) return `[${value.map((v) => canonical(v)).join(",")}]`;
+  if (Array.isArray(value)) return `[${value.map((v) => canonical(v, keepOrder)).join(",")}]`;
   if (value === null || typeof value !== "object") return JSON.stringify(value) ?? "null";
-  const entries = Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== null && v !== undefined);
+  // Null fields of a block are absent fields; inside a tool input a null is a value.
+  const entries = Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== undefined && (keepOrder || v !== null));
   if (!keepOrder) entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v, k === "input")}`).join(",")}}`;
+  return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v, keepOrder || k === "input")}`).join(",")}}`;
 }
 
 /** One block as the model reads it (strings become text blocks; markers and callers dropped). */

@@ -13,6 +13,7 @@ import type { ModelEntry } from "../models/catalog";
 import { catalogEntry, findModel, utcDay } from "../models/lookup";
 
 export interface ModelProfile extends ModelEntry {
+  /** `id` is the id the request named; the catalog's own id is `bindingKey` (or the template's for a test model). */
   /** Thinking blocks carry this as their producer: test models sign as the model they imitate. */
   bindingKey: string;
   /** True for `offline-<N>k`. */
@@ -60,6 +61,8 @@ export function resolveModel(id: string, day: string = utcDay(), windows?: Recor
   const window = windows?.[id];
   return {
     ...entry,
+    // Answers and messages name the model as the request did (a dated snapshot id stays dated).
+    id,
     ...(window !== undefined ? { contextWindow: window } : {}),
     bindingKey: test ? TEST_MODEL_TEMPLATE : entry.id,
     test: test !== null,

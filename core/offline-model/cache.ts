@@ -32,8 +32,10 @@
  * The cache is per isolate (module state), bounded, and its clock is passed
  * in by the caller so tests can move time.
  */
-import { countBlockTokens, countTokens, countToolTokens, MESSAGE_OVERHEAD_TOKENS } from "../tokens";
+import { blockTokens, type Counter, overheadTokens, textTokens, toolTokens } from "./counting";
+import { invalid } from "./errors";
 import { hashHex, hashString, hashUpdate, type Hash64 } from "./hash";
+import { resolveModel } from "./model";
 import { blocksOf, type CacheControl, type WireRequest } from "./wire";
 
 export const MAX_BREAKPOINTS = 4;
@@ -42,19 +44,13 @@ const TTL_MS = { "5m": 5 * 60_000, "1h": 60 * 60_000 } as const;
 const MAX_ENTRIES = 1_000;
 
 /**
- * Minimum cacheable prefix per model family, from Anthropic's prompt-caching
- * docs: Opus 5, Fable 5.1 and Mythos 5.1 → 512; Opus 4.7, Mythos Preview and
- * the Haiku 3 family → 2,048; Opus 4.5/4.6 and Haiku 4.5 → 4,096; everything
- * else (Sonnet 4/4.5/4.6/5, Opus 4/4.1/4.8, offline-*) → 1,024.
+ * Minimum cacheable prefix: the model entry's `minCacheTokens` (core/models/catalog.ts, from each
+ * model's page and https://platform.claude.com/docs/en/build-with-claude/prompt-caching); test
+ * models take their template's. A model the offline model does not know gets 1,024.
  */
 export function minimumCacheableTokens(model: string): number {
-  if (/opus-4-[56]|haiku-4-5/.test(model)) return 4_096;
-  if (/opus-4-7|mythos-preview|3-haiku|3-5-haiku|haiku-3/.test(model)) return 2_048;
-  if (/opus-5|fable-5-1|mythos-5-1/.test(model)) return 512;
-  return 1_024;
+  return resolveModel(model)?.minCacheTokens ?? 1_024;
 }
-
-export class CacheControlError extends Error {}
 
 export interface CacheUsage {
   input_tokens: number;
@@ -64,6 +60,8 @@ export interface CacheUsage {
 }
 
 interface Segment {
+  /** Where the block sits in the request, for error messages. */
+  path: string;
   json: string;
   tokens: number;
   breakpoint: CacheControl | null;
@@ -95,35 +93,41 @@ function withoutMarker<T extends object>(value: T): Omit<T, "cache_control"> {
 // request's bytes up to insignificant whitespace.
 const asSent = (value: unknown): string => JSON.stringify(value);
 
-/** The request as an ordered list of cacheable blocks; their token sum equals countRequestTokens. */
-function segmentsOf(request: WireRequest): Segment[] {
+/** The counter for a request's model when the caller gives none (ratio from the catalog, 1 if unknown). */
+export function counterFor(model: string): Counter {
+  return { ratio: resolveModel(model)?.tokenizerRatio ?? 1 };
+}
+
+/** The request as an ordered list of cacheable blocks; their token sum is the request's input tokens. */
+function segmentsOf(request: WireRequest, counter: Counter): Segment[] {
   const segments: Segment[] = [];
-  for (const tool of request.tools ?? []) {
-    segments.push({ json: asSent({ tool: withoutMarker(tool) }), tokens: countToolTokens(tool), breakpoint: marker(tool.cache_control) });
+  for (const [n, tool] of (request.tools ?? []).entries()) {
+    segments.push({ path: `tools.${n}`, json: asSent({ tool: withoutMarker(tool) }), tokens: toolTokens(tool, counter), breakpoint: marker(tool.cache_control) });
   }
   if (typeof request.system === "string") {
-    segments.push({ json: asSent({ system: request.system }), tokens: countTokens(request.system), breakpoint: null });
+    segments.push({ path: "system", json: asSent({ system: request.system }), tokens: textTokens(request.system, counter.ratio), breakpoint: null });
   } else {
-    for (const block of request.system ?? []) {
-      segments.push({ json: asSent({ system: withoutMarker(block) }), tokens: countBlockTokens(block), breakpoint: marker(block.cache_control) });
+    for (const [n, block] of (request.system ?? []).entries()) {
+      segments.push({ path: `system.${n}`, json: asSent({ system: withoutMarker(block) }), tokens: blockTokens(block, counter), breakpoint: marker(block.cache_control) });
     }
   }
   // tool_choice keys the messages tier only (Anthropic's invalidation table).
   const toolChoice = asSent(request.tool_choice ?? null);
   let firstMessageBlock = true;
-  for (const message of request.messages) {
+  for (const [m, message] of request.messages.entries()) {
     const blocks = blocksOf(message.content);
     if (blocks.length === 0) {
-      segments.push({ json: asSent({ role: message.role, empty: true, ...(firstMessageBlock ? { toolChoice } : {}) }), tokens: MESSAGE_OVERHEAD_TOKENS, breakpoint: null });
+      segments.push({ path: `messages.${m}`, json: asSent({ role: message.role, empty: true, ...(firstMessageBlock ? { toolChoice } : {}) }), tokens: overheadTokens(counter), breakpoint: null });
       firstMessageBlock = false;
     }
     blocks.forEach((block, i) => {
       const scope = firstMessageBlock ? { toolChoice } : {};
       firstMessageBlock = false;
       segments.push({
+        path: `messages.${m}.content.${i}`,
         // Role and message start are part of identity: the same text in another turn is another prompt.
         json: asSent({ ...scope, role: message.role, start: i === 0, block: withoutMarker(block) }),
-        tokens: countBlockTokens(block) + (i === 0 ? MESSAGE_OVERHEAD_TOKENS : 0),
+        tokens: blockTokens(block, counter) + (i === 0 ? overheadTokens(counter) : 0),
         breakpoint: marker(block.cache_control),
       });
     });
@@ -132,7 +136,7 @@ function segmentsOf(request: WireRequest): Segment[] {
   const last = segments[segments.length - 1];
   if (automatic && last && !last.breakpoint) last.breakpoint = automatic;
   else if (automatic && last?.breakpoint && ttlOf(last.breakpoint) !== ttlOf(automatic)) {
-    throw new CacheControlError("The request-level cache_control ttl must match the cache_control ttl of the last block.");
+    throw invalid("cache_control.ttl: The request-level cache_control ttl must match the cache_control ttl of the last block.");
   }
   return segments;
 }
@@ -140,9 +144,32 @@ function segmentsOf(request: WireRequest): Segment[] {
 const ttlOf = (control: CacheControl): "5m" | "1h" => (control.ttl === "1h" ? "1h" : "5m");
 
 /** Token count of the request up to and including each cacheable block, in prefix order. */
-export function blockPrefixTokens(request: WireRequest): number[] {
+export function blockPrefixTokens(request: WireRequest, counter: Counter = counterFor(request.model)): number[] {
   let running = 0;
-  return segmentsOf(request).map((segment) => (running += segment.tokens));
+  return segmentsOf(request, counter).map((segment) => (running += segment.tokens));
+}
+
+/**
+ * At most 4 breakpoints (a request-level cache_control takes a slot), and no 1-hour entry after a
+ * 5-minute one, in tools → system → messages order. Source:
+ * https://platform.claude.com/docs/en/build-with-claude/prompt-caching (wording from the API,
+ * tghamm/Anthropic.SDK#50 and cnighswonger/claude-code-cache-fix#44).
+ */
+export function checkBreakpoints(request: WireRequest, counter: Counter = counterFor(request.model)): Segment[] {
+  const segments = segmentsOf(request, counter);
+  const marked = segments.filter((segment) => segment.breakpoint);
+  if (marked.length > MAX_BREAKPOINTS) {
+    throw invalid(`A maximum of ${MAX_BREAKPOINTS} blocks with cache_control may be provided. Found ${marked.length}.`);
+  }
+  let seenShort = false;
+  for (const segment of marked) {
+    const ttl = ttlOf(segment.breakpoint!);
+    if (ttl === "1h" && seenShort) {
+      throw invalid(`${segment.path}.cache_control.ttl: a ttl='1h' cache_control block must not come after a ttl='5m' cache_control block. Note that blocks are processed in the following order: \`tools\`, \`system\`, \`messages\`.`);
+    }
+    if (ttl === "5m") seenShort = true;
+  }
+  return segments;
 }
 
 function isLive(key: string, now: number): boolean {
@@ -161,19 +188,12 @@ function store(key: string, ttlMs: number, now: number): void {
 }
 
 /**
- * Account one request against the cache (mutating it: hits refresh, misses
- * write) and return the usage split. Throws CacheControlError on > 4 breakpoints.
+ * Account one request against the cache (mutating it: hits refresh, misses write) and return the
+ * usage split. Throws ApiError on > 4 breakpoints or a misordered ttl (checkBreakpoints).
  */
-export function accountPromptCache(request: WireRequest, now: number): { total: number; usage: CacheUsage } {
-  const segments = segmentsOf(request);
+export function accountPromptCache(request: WireRequest, now: number, counter: Counter = counterFor(request.model), minimum = minimumCacheableTokens(request.model)): { total: number; usage: CacheUsage } {
+  const segments = checkBreakpoints(request, counter);
   const breakpoints = segments.flatMap((segment, i) => (segment.breakpoint ? [i] : []));
-  if (breakpoints.length > MAX_BREAKPOINTS) {
-    throw new CacheControlError(`A maximum of ${MAX_BREAKPOINTS} blocks with cache_control may be provided. Found ${breakpoints.length}.`);
-  }
-  const ttls = breakpoints.map((i) => ttlOf(segments[i].breakpoint!));
-  if (ttls.some((ttl, i) => ttl === "1h" && ttls.slice(0, i).includes("5m"))) {
-    throw new CacheControlError('A cache_control with ttl "1h" must not come after one with ttl "5m".');
-  }
 
   const prefixTokens: number[] = [];
   const keys: string[] = [];
@@ -186,7 +206,6 @@ export function accountPromptCache(request: WireRequest, now: number): { total: 
     keys.push(hashHex(state));
   }
   const total = running;
-  const minimum = minimumCacheableTokens(request.model);
 
   let readAt = -1;
   for (const breakpoint of breakpoints) {

@@ -3,7 +3,8 @@
  * isolate and bounded. Fault tests read it to prove an injection really happened (a transient
  * fault the SDK retried away leaves no other trace), and their report counts what was served.
  */
-import { latestRealUserIndex, type ModelErrorStatus } from "./directives";
+import type { ModelErrorStatus } from "./directives";
+import { latestRealUserIndex } from "./turn";
 import { textOf, type WireMessage } from "./wire";
 
 export interface ServedFault {

@@ -1,101 +1,229 @@
 /**
- * Decides what the offline model says: an HTTP error, a summary, or assistant
- * content with a stop reason, already cut to max_tokens.
+ * Decides what the offline model says: an HTTP error, a summary, or assistant content with a stop
+ * reason, laid out under max_tokens and the context window (layout.ts), its thinking sealed
+ * (thinking.ts).
  *
- * Tool calls: a `@tool` line produces a tool_use block even when NAME is not
- * in the request's `tools` list. We chose this on purpose: the caller's tool
- * registry is then exercised on its "unknown tool" path, exactly as when a
- * real model hallucinates a tool name.
+ * Tool calls: a `@tool` line produces a tool_use block even when NAME is not in the request's
+ * `tools` list. We chose this on purpose: the caller's tool registry is then exercised on its
+ * "unknown tool" path, exactly as when a real model hallucinates a tool name. `tool_choice: none`
+ * suppresses them; a forced choice (`any` / `tool`) with no `@tool` line calls the named (or first)
+ * tool with `{}`.
  */
-import { countTokens, truncateToTokens } from "../tokens";
-import { classifyTurn, modelErrorFor, stripDirectives, type ModelErrorStatus, type ToolCallDirective } from "./directives";
+import type { Directives, ModelErrorStatus, RefusalCategory, StreamErrorType, ToolCallDirective } from "./directives";
+import { stripDirectives } from "./directives";
 import { idFrom } from "./hash";
+import { layOut, type Part } from "./layout";
+import type { ModelProfile } from "./model";
 import { prose, quoteReply, toolResultsReply } from "./reply";
+import { citedAnswer, hitsOf, overLimit, serverTool, serverToolCounts, webFetch, webSearch, withinMaxUses } from "./server-tools";
 import { summarize, summarizeOptions } from "./summarize";
-import type { WireRequest } from "./wire";
+import { type Chain, reasoningTokens, sealReply, thinkingMode, type ThinkingMode } from "./thinking";
+import { textTokens } from "./counting";
+import { classifyTurn, modelErrorFor } from "./turn";
+import type { WireBlock, WireRequest } from "./wire";
 
-export interface TextOut {
-  type: "text";
-  text: string;
+export type StopReason = "end_turn" | "tool_use" | "max_tokens" | "pause_turn" | "refusal" | "model_context_window_exceeded";
+export interface StopDetails {
+  type: "refusal";
+  category: RefusalCategory | null;
+  explanation: string | null;
 }
-export interface ToolUseOut {
-  type: "tool_use";
-  id: string;
-  name: string;
-  input: Record<string, unknown>;
+
+export interface GenerateInput {
+  request: WireRequest;
+  body: Record<string, unknown>;
+  model: ModelProfile;
+  messageId: string;
+  retryCount: number;
+  inputTokens: number;
+  chain: Chain;
 }
-export type ContentOut = TextOut | ToolUseOut;
-export type StopReason = "end_turn" | "tool_use" | "max_tokens";
 
 export type Generation =
   | { kind: "error"; status: ModelErrorStatus }
-  | { kind: "message"; content: ContentOut[]; stopReason: StopReason; outputTokens: number };
+  | {
+      kind: "message";
+      content: WireBlock[];
+      stopReason: StopReason;
+      stopDetails: StopDetails | null;
+      outputTokens: number;
+      thinkingTokens: number;
+      serverToolUse: { web_search_requests: number; web_fetch_requests: number } | null;
+      streamError: { type: StreamErrorType; after: number; attempts: number | null } | null;
+    };
 
-export function generate(request: WireRequest, messageId: string, retryCount = 0): Generation {
-  let text: string;
-  let tools: ToolUseOut[] = [];
-  let forceMaxTokens = false;
+const REFUSAL_EXPLANATION = "The offline model was asked to refuse this request (@stop refusal).";
 
+interface Plan {
+  parts: Part[];
+  forcedStop: StopReason | null;
+  stopDetails: StopDetails | null;
+  directives: Directives | null;
+}
+
+export function generate(input: GenerateInput): Generation {
+  const { request, body, model, messageId } = input;
   const summary = summarizeOptions(request);
-  const failure = modelErrorFor(request.messages, summary !== null, retryCount);
+  const failure = modelErrorFor(request.messages, summary !== null, input.retryCount);
   if (failure !== null) return { kind: "error", status: failure };
-  const turn = summary ? null : classifyTurn(request.messages);
-  if (summary) {
-    text = summarize(request, summary);
-  } else if (turn!.kind === "tool-results") {
-    text = toolResultsReply(turn!.results);
-    if (turn!.nextCalls.length) {
-      tools = toolUses(turn!.nextCalls, messageId);
-      text = `${text}\n\nNext: ${tools.length} more ${tools.length === 1 ? "call" : "calls"}.`;
-    }
-  } else if (turn!.kind === "continuation") {
-    text = quoteReply(stripDirectives(turn!.userText));
+  const mode = thinkingMode(body, model);
+  const plan = planReply(input, mode, summary !== null ? summarize(request, summary) : null);
+  const windowLeft = Math.max(0, model.contextWindow - input.inputTokens);
+  const budget = Math.min(request.max_tokens, windowLeft);
+  const layout = layOut(plan.parts, budget, model.tokenizerRatio);
+  const hasTool = layout.content.some((block) => block.type === "tool_use");
+  const stopReason: StopReason = layout.cut
+    ? request.max_tokens <= windowLeft ? "max_tokens" : "model_context_window_exceeded"
+    : (plan.forcedStop ?? (hasTool ? "tool_use" : "end_turn"));
+  const content = sealReply(layout.content, input.chain, model);
+  const counts = serverToolCounts(content);
+  const defines = serverTool(request.tools, "web_search") || serverTool(request.tools, "web_fetch");
+  return {
+    kind: "message",
+    content,
+    stopReason,
+    stopDetails: stopReason === "refusal" ? plan.stopDetails : null,
+    outputTokens: layout.outputTokens,
+    thinkingTokens: layout.thinkingTokens,
+    serverToolUse: defines ? counts : null,
+    streamError: plan.directives?.streamError ?? null,
+  };
+}
+
+const textPart = (text: string): Part[] => (text === "" ? [] : [{ kind: "text", block: { type: "text", text } }]);
+
+function thinkingPart(mode: ThinkingMode, seed: string, summary: string, ratio: number): Part[] {
+  if (!mode.on) return [];
+  return [{ kind: "thinking", draft: { type: "thinking", summary, tokens: reasoningTokens(seed, mode, textTokens(summary, ratio)), visible: mode.display === "summarized" } }];
+}
+
+/** The note written before tool calls: a progress-update thinking block, or plain text. */
+function notePart(note: string, mode: ThinkingMode, ratio: number): Part[] {
+  if (note === "") return [];
+  if (!mode.progressBlocks) return textPart(note);
+  return [{ kind: "thinking", progress: true, draft: { type: "thinking", summary: note, tokens: textTokens(note, ratio), visible: mode.progressText } }];
+}
+
+function toolUses(calls: readonly ToolCallDirective[], messageId: string): Part[] {
+  return calls.map((call, i) => ({
+    kind: "tool",
+    block: { type: "tool_use", id: `toolu_${idFrom(`${messageId}:${i}`)}`, name: call.name, input: call.input, caller: { type: "direct" } },
+  }));
+}
+
+const lead = (calls: readonly ToolCallDirective[]) => `Calling ${calls.length} ${calls.length === 1 ? "tool" : "tools"}: ${calls.map((t) => t.name).join(", ")}.`;
+const quote = (text: string) => text.replace(/\s+/g, " ").trim().slice(0, 100);
+
+function planReply(input: GenerateInput, mode: ThinkingMode, summaryText: string | null): Plan {
+  const { request, model, messageId } = input;
+  const ratio = model.tokenizerRatio;
+  const plan: Plan = { parts: [], forcedStop: null, stopDetails: null, directives: null };
+  if (summaryText !== null) {
+    plan.parts = [...thinkingPart(mode, summaryText, "Summarizing the conversation under the requested headings.", ratio), ...textPart(summaryText)];
+    return plan;
+  }
+  const turn = classifyTurn(request.messages);
+  const choice = request.tool_choice as { type?: string; name?: string } | undefined;
+  if (turn.kind === "tool-results") {
+    const report = toolResultsReply(turn.results);
+    const calls = choice?.type === "none" ? [] : turn.nextCalls;
+    const thought = `Reading ${turn.results.length} tool ${turn.results.length === 1 ? "result" : "results"} before replying.`;
+    plan.parts = [...thinkingPart(mode, `${report}:${turn.userText}`, thought, ratio)];
+    if (calls.length === 0) plan.parts.push(...textPart(report));
+    else plan.parts.push(...notePart(`${report}\n\nNext: ${calls.length} more ${calls.length === 1 ? "call" : "calls"}.`, mode, ratio), ...toolUses(calls, messageId));
+    return plan;
+  }
+  if (turn.kind === "resume") {
+    const hits = hitsOf(turn.paused);
+    const call = turn.paused.findLast((block) => block.type === "server_tool_use");
+    const query = String((call?.input as { query?: unknown; url?: unknown } | undefined)?.query ?? (call?.input as { url?: unknown } | undefined)?.url ?? "");
+    plan.parts = [...thinkingPart(mode, `resume:${turn.userText}`, "Finishing the answer from the results so far.", ratio)];
+    plan.parts.push(...(hits.length > 0 ? citedAnswer(query, hits).map((block) => ({ kind: "text", block }) as Part) : textPart(`Done with ${query || "the lookup"}.`)));
+    return plan;
+  }
+  if (turn.kind === "continuation") {
+    const text = quoteReply(stripDirectives(turn.userText));
+    plan.parts = [...thinkingPart(mode, `continue:${turn.userText}`, "Continuing the interrupted reply.", ratio), ...textPart(text)];
+    return plan;
+  }
+  return planPrompt(input, mode, turn.text, turn.directives, plan);
+}
+
+function planPrompt(input: GenerateInput, mode: ThinkingMode, userText: string, d: Directives, plan: Plan): Plan {
+  const { request, model, messageId } = input;
+  const ratio = model.tokenizerRatio;
+  plan.directives = d;
+  const choice = request.tool_choice as { type?: string; name?: string } | undefined;
+  const firstTool = (request.tools ?? []).find((tool) => tool.type === undefined || tool.type === null || tool.type === "custom");
+  let calls = d.toolsPerStep === null ? d.toolCalls : d.toolCalls.slice(0, d.toolsPerStep);
+  if (choice?.type === "none") calls = [];
+  else if ((choice?.type === "any" || choice?.type === "tool") && calls.length === 0) {
+    const name = choice.type === "tool" ? choice.name : firstTool?.name;
+    if (name) calls = [{ name: String(name), input: {} }];
+  }
+  const notes = [...d.notes];
+  const server: Part[] = [];
+  const answers: Part[] = [];
+  const search = serverTool(request.tools, "web_search");
+  const fetcher = serverTool(request.tools, "web_fetch");
+  d.webSearches.forEach((query, n) => {
+    if (!search) return void notes.push(`@web-search ${query}: no web_search tool in the request, so no search was made.`);
+    if (!withinMaxUses(search, n)) return void server.push({ kind: "server", blocks: overLimit("web_search", { query }, messageId, n) });
+    const found = webSearch(query, search, messageId, n);
+    server.push({ kind: "server", blocks: found.blocks });
+    answers.push(...citedAnswer(query, found.hits).map((block) => ({ kind: "text", block }) as Part));
+  });
+  d.webFetches.forEach((url, n) => {
+    if (!fetcher) return void notes.push(`@web-fetch ${url}: no web_fetch tool in the request, so nothing was fetched.`);
+    if (!withinMaxUses(fetcher, n)) return void server.push({ kind: "server", blocks: overLimit("web_fetch", { url }, messageId, n) });
+    const fetched = webFetch(url, fetcher, messageId, n);
+    server.push({ kind: "server", blocks: fetched.blocks });
+    answers.push(...textPart(`Fetched ${url}: "${quote(fetched.text)}…"`));
+  });
+
+  const pausing = d.stop?.kind === "pause_turn";
+  if (pausing && !search && !fetcher) notes.push("@stop pause_turn ignored: no server tool in the request.");
+  else if (pausing && server.length === 0) {
+    const found = search ? webSearch(quote(stripDirectives(userText)) || "query", search, messageId, 0) : webFetch("https://example.com/", fetcher!, messageId, 0);
+    server.push({ kind: "server", blocks: found.blocks });
+  }
+  const stripped = stripDirectives(userText).trim();
+  const thought = `Considering the request: "${quote(stripped || userText)}". ${calls.length ? `Plan: call ${calls.map((c) => c.name).join(", ")}.` : "Plan: reply directly."}`;
+  plan.parts.push(...thinkingPart(mode, userText, thought, ratio));
+  if (mode.on && d.redactedThinking) plan.parts.push({ kind: "thinking", draft: { type: "redacted_thinking", summary: "", tokens: 48, visible: false } });
+
+  if (pausing && server.length > 0) {
+    plan.parts.push(...server);
+    plan.forcedStop = "pause_turn";
+    return plan;
+  }
+  plan.parts.push(...server, ...answers);
+  if (d.maxTokensStopThinking && mode.on) {
+    plan.parts = plan.parts.filter((part) => part.kind === "thinking");
+    plan.forcedStop = "max_tokens";
+    return plan;
+  }
+  const forced = d.maxTokensStop || d.maxTokensStopThinking ? "max_tokens" : d.stop?.kind === "model_context_window_exceeded" ? "model_context_window_exceeded" : null;
+  if (forced || d.stop?.kind === "refusal") calls = []; // a cut-off or refused reply never carries finished tool calls
+  const main = d.replyChars !== null ? prose(d.replyChars, userText) : calls.length > 0 || answers.length > 0 ? "" : quoteReply(stripped || userText);
+  if (d.stop?.kind === "refusal") {
+    const words = main.split(" ");
+    plan.parts.push(...textPart(words.slice(0, Math.max(1, Math.ceil(words.length / 2))).join(" ")));
+    plan.forcedStop = "refusal";
+    plan.stopDetails = { type: "refusal", category: d.stop.category, explanation: REFUSAL_EXPLANATION };
+    return plan;
+  }
+  if (calls.length === 0 || d.replyChars !== null) {
+    plan.parts.push(...textPart([main, ...notes].filter(Boolean).join("\n\n")));
+  } else if (choice?.type === "any" || choice?.type === "tool") {
+    // A forced choice: the reply starts with the call (Haiku 5.5 migration guide); only notes stay text.
+    plan.parts.push(...textPart(notes.join("\n\n")));
+  } else if (mode.progressBlocks) {
+    plan.parts.push(...textPart(notes.join("\n\n")), ...notePart(lead(calls), mode, ratio));
   } else {
-    const { text: userText, directives } = turn!;
-    tools = toolUses(directives.toolsPerStep === null ? directives.toolCalls : directives.toolCalls.slice(0, directives.toolsPerStep), messageId);
-    if (directives.replyChars !== null) {
-      text = prose(directives.replyChars, userText);
-    } else {
-      const lead =
-        tools.length > 0
-          ? `Calling ${tools.length} ${tools.length === 1 ? "tool" : "tools"}: ${tools.map((t) => t.name).join(", ")}.`
-          : quoteReply(stripDirectives(userText).trim() || userText);
-      text = [lead, ...directives.notes].join("\n\n");
-    }
-    // A reply cut off by max_tokens never carries finished tool calls, so an agent loop must not run any.
-    if (directives.maxTokensStop) {
-      forceMaxTokens = true;
-      tools = [];
-    }
+    plan.parts.push(...textPart([lead(calls), ...notes].join("\n\n")));
   }
-  return fitToMaxTokens(text, tools, request.max_tokens, forceMaxTokens);
-}
-
-function toolUses(calls: readonly ToolCallDirective[], messageId: string): ToolUseOut[] {
-  return calls.map((call, i) => ({ type: "tool_use", id: `toolu_${idFrom(`${messageId}:${i}`)}`, name: call.name, input: call.input }));
-}
-
-function toolTokens(tool: ToolUseOut): number {
-  return countTokens(tool.name) + countTokens(JSON.stringify(tool.input));
-}
-
-function fitToMaxTokens(text: string, tools: ToolUseOut[], maxTokens: number, forced: boolean): Generation {
-  let stopReason: StopReason = forced ? "max_tokens" : tools.length > 0 ? "tool_use" : "end_turn";
-  let textTokens = countTokens(text);
-  const callTokens = tools.reduce((sum, tool) => sum + toolTokens(tool), 0);
-  if (textTokens + callTokens > maxTokens) {
-    // Text comes first in the reply, so the model runs out of budget before any tool call completes.
-    tools = [];
-    stopReason = "max_tokens";
-    if (textTokens > maxTokens) {
-      text = truncateToTokens(text, maxTokens);
-      textTokens = countTokens(text);
-    }
-  }
-  const content: ContentOut[] = [];
-  // Keep a text block unless tool calls carry the reply: callers commonly read content[0].text.
-  if (text !== "" || tools.length === 0) content.push({ type: "text", text });
-  content.push(...tools);
-  const outputTokens = textTokens + tools.reduce((sum, tool) => sum + toolTokens(tool), 0);
-  return { kind: "message", content, stopReason, outputTokens };
+  plan.parts.push(...toolUses(calls, messageId));
+  plan.forcedStop = forced;
+  return plan;
 }

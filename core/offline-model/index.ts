@@ -1,51 +1,58 @@
 /**
- * The embedded deterministic offline model: a fetch implementation that
- * speaks Anthropic's Messages API wire format, so the real SDK client runs
- * unchanged against it (no network, no key, same request → same bytes given
- * the same prompt-cache state).
+ * The embedded deterministic offline model: a fetch implementation that speaks Anthropic's
+ * Messages API wire format, so the real SDK client runs unchanged against it (no network, no key,
+ * same request → same bytes given the same prompt-cache state).
  *
  *   const client = new Anthropic({ apiKey: "offline", baseURL: "https://offline-model.invalid",
  *                                  fetch: createOfflineModelFetch(), maxRetries: 0 });
  *
- * Serves POST …/v1/messages (JSON or SSE) and POST …/v1/messages/count_tokens;
- * anything else is a 404 JSON error. Pure TypeScript: runs in workerd and Node.
+ * Serves POST …/v1/messages (JSON or SSE), POST …/v1/messages/count_tokens, GET …/v1/models and
+ * GET …/v1/models/{id}; anything else is a 404. It is as strict as the real API (rules/: every
+ * documented refusal, with its status, type and wording) and behaves like the model it is asked
+ * for (model.ts: the catalog entry, or a test model `offline-<N>k`): thinking, signatures bound to
+ * the conversation, stop reasons, server tools. Pure TypeScript: runs in workerd and Node.
  */
-import { countRequestTokens } from "../tokens";
-import { accountPromptCache, CacheControlError } from "./cache";
+import { utcDay } from "../models/lookup";
+import { blockPrefixTokens, accountPromptCache, resetOfflineCache as resetPromptCache } from "./cache";
+import { walkPrefix } from "./binding";
+import type { Counter } from "./counting";
 import type { ModelErrorStatus } from "./directives";
+import { ApiError, errorResponse, type ErrorType, invalid } from "./errors";
 import { recordFault } from "./fault-log";
 import { generate } from "./generate";
 import { hashSeed, idFrom } from "./hash";
+import { resolveModel } from "./model";
+import { listModels, retrieveModel } from "./models-api";
+import { checkShape, validateRequest, type Endpoint } from "./rules";
 import { messageEvents, sseStream, type MessageJson } from "./sse";
+import { resetStreamFaults, takeStreamFailure } from "./stream-faults";
+import { checkThinking } from "./thinking-check";
+import { latestRealUserIndex, promptText } from "./turn";
 import type { WireRequest } from "./wire";
 
-export { resetOfflineCache, minimumCacheableTokens } from "./cache";
+export { minimumCacheableTokens } from "./cache";
 export { servedFaults, type ServedFault } from "./fault-log";
 export { parseDirectives, type Directives } from "./directives";
 
 export interface OfflineModelOptions {
-  /** Clock for prompt-cache lifetimes (ms since epoch); defaults to Date.now. */
+  /** Clock for prompt-cache lifetimes and model lifecycles (ms since epoch); defaults to Date.now. */
   now?: () => number;
-  /** Context window per exact model name, overriding the built-in rule. */
+  /** Context window per exact model name, overriding the model's. */
   windows?: Record<string, number>;
 }
 
-export const DEFAULT_CONTEXT_WINDOW = 200_000;
+/** Requests above this many bytes get Cloudflare's 413 (https://platform.claude.com/docs/en/api/errors#request-size-limits). */
+export const MAX_REQUEST_BYTES = 32 * 1024 * 1024;
 
-/** `offline-<N>k` models get N×1000 tokens (small windows make overflow testable); all else 200,000. */
-export function contextWindowFor(model: string, windows?: Record<string, number>): number {
-  const override = windows?.[model];
-  if (override !== undefined) return override;
-  const match = model.match(/offline-(\d+)k/);
-  return match ? Number(match[1]) * 1000 : DEFAULT_CONTEXT_WINDOW;
+/** Forget every cached prefix and stream-fault count (tests; a new isolate starts empty too). */
+export function resetOfflineCache(): void {
+  resetPromptCache();
+  resetStreamFaults();
 }
 
 export function createOfflineModelFetch(options: OfflineModelOptions = {}): typeof fetch {
-  return (async (input: RequestInfo | URL, init?: RequestInit) =>
-    handleMessagesRequest(new Request(input, init), options)) as typeof fetch;
+  return (async (input: RequestInfo | URL, init?: RequestInit) => handleMessagesRequest(new Request(input, init), options)) as typeof fetch;
 }
-
-type ErrorType = "invalid_request_error" | "not_found_error" | "rate_limit_error" | "api_error" | "overloaded_error";
 
 const DIRECTIVE_ERRORS: Record<Exclude<ModelErrorStatus, "overflow">, { type: ErrorType; message: string }> = {
   400: { type: "invalid_request_error", message: "Invalid request (offline model: @model-error 400)." },
@@ -53,95 +60,118 @@ const DIRECTIVE_ERRORS: Record<Exclude<ModelErrorStatus, "overflow">, { type: Er
   500: { type: "api_error", message: "Internal server error (offline model: @model-error 500)." },
   529: { type: "overloaded_error", message: "Overloaded (offline model: @model-error 529)." },
 };
+const STREAM_ERRORS = { overloaded_error: { status: 529, message: "Overloaded" }, api_error: { status: 500, message: "Internal server error" } } as const;
 
-function errorResponse(status: number, type: ErrorType, message: string, seed: string, extra: Record<string, string> = {}): Response {
-  const requestId = `req_${idFrom(`${status}:${seed}`)}`;
-  return new Response(JSON.stringify({ type: "error", error: { type, message }, request_id: requestId }), {
-    status,
-    headers: { "content-type": "application/json", "request-id": requestId, ...extra },
-  });
+function json(value: unknown, headers: Record<string, string> = {}): Response {
+  return new Response(JSON.stringify(value), { headers: { "content-type": "application/json", ...headers } });
 }
 
-function invalid(message: string, seed: string): Response {
-  return errorResponse(400, "invalid_request_error", message, seed);
+function byteLength(text: string): number {
+  return text.length * 3 < MAX_REQUEST_BYTES ? text.length : new TextEncoder().encode(text).length;
 }
 
-/** Minimal validation: the message names the offending field, like the real API's errors. */
-function validate(body: unknown, forCounting: boolean): string | null {
-  if (body === null || typeof body !== "object" || Array.isArray(body)) return "request body must be a JSON object";
-  const b = body as Record<string, unknown>;
-  if (typeof b.model !== "string" || b.model === "") return "model: Field required (a non-empty string)";
-  if (!forCounting && (typeof b.max_tokens !== "number" || !Number.isInteger(b.max_tokens) || b.max_tokens < 1)) {
-    return "max_tokens: Field required (an integer >= 1)";
-  }
-  if (!Array.isArray(b.messages) || b.messages.length === 0) return "messages: Field required (at least one message)";
-  for (const [i, m] of (b.messages as unknown[]).entries()) {
-    const message = m as Record<string, unknown> | null;
-    if (message?.role !== "user" && message?.role !== "assistant") return `messages.${i}.role: must be "user" or "assistant"`;
-    if (typeof message.content !== "string" && !Array.isArray(message.content)) return `messages.${i}.content: must be a string or an array of blocks`;
-  }
-  if (b.system !== undefined && typeof b.system !== "string" && !Array.isArray(b.system)) return "system: must be a string or an array of text blocks";
-  if (b.tools !== undefined && !Array.isArray(b.tools)) return "tools: must be an array";
-  return null;
+/** The request without the blocks dropped silently (thinking another model cannot read). */
+function withoutDropped(request: WireRequest, dropped: Set<string>): WireRequest {
+  if (dropped.size === 0) return request;
+  const messages = request.messages.map((message, i) =>
+    Array.isArray(message.content) ? { ...message, content: message.content.filter((_, j) => !dropped.has(`${i}.${j}`)) } : message,
+  );
+  return { ...request, messages };
 }
 
 export async function handleMessagesRequest(request: Request, options: OfflineModelOptions = {}): Promise<Response> {
-  const { pathname } = new URL(request.url);
-  const counting = pathname.endsWith("/v1/messages/count_tokens");
-  if (request.method !== "POST" || !(counting || pathname.endsWith("/v1/messages"))) {
-    return errorResponse(404, "not_found_error", `Not found: ${request.method} ${pathname}`, pathname);
+  const url = new URL(request.url);
+  const { pathname } = url;
+  const now = (options.now ?? Date.now)();
+  const day = utcDay(now);
+  try {
+    const modelPath = /\/v1\/models(?:\/([^/]+))?\/?$/.exec(pathname);
+    if (request.method === "GET" && modelPath) {
+      const requestId = { "request-id": `req_${idFrom(`models:${pathname}${url.search}`)}` };
+      return json(modelPath[1] ? retrieveModel(decodeURIComponent(modelPath[1]), day) : listModels(url.searchParams, day), requestId);
+    }
+    const endpoint: Endpoint | null = pathname.endsWith("/v1/messages/count_tokens") ? "count_tokens" : pathname.endsWith("/v1/messages") ? "messages" : null;
+    if (request.method !== "POST" || endpoint === null) throw new ApiError(404, "not_found_error", `Not found: ${request.method} ${pathname}`);
+    const raw = await request.text();
+    try {
+      return await answer(raw, endpoint, request, options, now, day);
+    } catch (error) {
+      if (error instanceof ApiError) return errorResponse(error, raw);
+      throw error;
+    }
+  } catch (error) {
+    if (error instanceof ApiError) return errorResponse(error, pathname);
+    throw error;
   }
-  const raw = await request.text();
+}
+
+async function answer(raw: string, endpoint: Endpoint, http: Request, options: OfflineModelOptions, now: number, day: string): Promise<Response> {
+  if (byteLength(raw) > MAX_REQUEST_BYTES) throw new ApiError(413, "request_too_large", "Request exceeds the maximum size");
   let body: unknown;
   try {
     body = JSON.parse(raw);
   } catch {
-    return invalid("request body is not valid JSON", raw);
+    throw invalid("There was an error parsing the body of your request: it is not valid JSON");
   }
-  const problem = validate(body, counting);
-  if (problem) return invalid(problem, raw);
-  const req = body as WireRequest;
-
-  const total = countRequestTokens(req);
-  if (counting) return Response.json({ input_tokens: total });
-  const window = contextWindowFor(req.model, options.windows);
-  if (total > window) return invalid(`prompt is too long: ${total} tokens > ${window} maximum`, raw);
+  checkShape(body, endpoint);
+  const model = resolveModel(String(body.model), day, options.windows);
+  if (!model) throw new ApiError(404, "not_found_error", `model: ${String(body.model)}`);
+  const sent = body as unknown as WireRequest;
+  validateRequest({ body, request: sent, model, endpoint });
+  const betas = (http.headers.get("anthropic-beta") ?? "").split(",").map((b) => b.trim());
+  const thinking = checkThinking(sent, model, betas);
+  const req = withoutDropped(sent, thinking.dropped);
+  const counter: Counter = { ratio: model.tokenizerRatio, thinking: (block) => thinking.tokens.get(block) };
+  const total = blockPrefixTokens(req, counter).at(-1) ?? 0;
+  if (endpoint === "count_tokens") return json({ input_tokens: total });
+  if (total > model.contextWindow) throw invalid(`prompt is too long: ${total} tokens > ${model.contextWindow} maximum`);
 
   const messageId = `msg_${idFrom(raw)}`;
   // The SDK numbers its attempts at one call: `@model-error … attempts=K` fails only the first K.
-  const retryCount = Number(request.headers.get("x-stainless-retry-count") ?? 0) || 0;
-  const generation = generate(req, messageId, retryCount);
+  const retryCount = Number(http.headers.get("x-stainless-retry-count") ?? 0) || 0;
+  const chain = { prefix: walkPrefix(req).end, previous: thinking.previous, root: thinking.root };
+  const generation = generate({ request: req, body, model, messageId, retryCount, inputTokens: total, chain });
   if (generation.kind === "error") {
     recordFault(generation.status, retryCount, req.messages);
-    if (generation.status === "overflow") return invalid(`prompt is too long: ${total} tokens > ${Math.max(1, total - 1)} maximum`, raw);
+    if (generation.status === "overflow") throw invalid(`prompt is too long: ${total} tokens > ${Math.max(1, total - 1)} maximum`);
     const { type, message } = DIRECTIVE_ERRORS[generation.status];
     // Real 429s tell the client when to come back; the SDK honours retry-after.
-    return errorResponse(generation.status, type, message, raw, generation.status === 429 ? { "retry-after": "1" } : {});
+    throw new ApiError(generation.status, type, message, generation.status === 429 ? { "retry-after": "1" } : {});
   }
 
-  let accounting: ReturnType<typeof accountPromptCache>;
-  try {
-    accounting = accountPromptCache(req, (options.now ?? Date.now)());
-  } catch (error) {
-    if (error instanceof CacheControlError) return invalid(error.message, raw);
-    throw error;
+  let failure = null;
+  if (generation.streamError) {
+    const prompt = latestRealUserIndex(req.messages);
+    const key = `${model.id}\n${prompt >= 0 ? promptText(req.messages, prompt) : ""}\n${req.messages.length}`;
+    if (takeStreamFailure(key, generation.streamError.attempts)) {
+      const { status, message } = STREAM_ERRORS[generation.streamError.type];
+      if (req.stream !== true) throw new ApiError(status, generation.streamError.type, message);
+      failure = { type: generation.streamError.type, message, after: generation.streamError.after };
+    }
   }
 
+  const accounting = accountPromptCache(req, now, counter, model.minCacheTokens);
   const message: MessageJson = {
     id: messageId,
     type: "message",
     role: "assistant",
-    model: req.model,
+    model: model.id,
     content: generation.content,
     stop_reason: generation.stopReason,
     stop_sequence: null,
-    usage: { ...accounting.usage, output_tokens: generation.outputTokens },
+    stop_details: generation.stopDetails,
+    usage: {
+      ...accounting.usage,
+      output_tokens: generation.outputTokens,
+      output_tokens_details: { thinking_tokens: generation.thinkingTokens },
+      ...(generation.serverToolUse ? { server_tool_use: generation.serverToolUse } : {}),
+    },
   };
   const headers = { "request-id": `req_${idFrom(`ok:${raw}`)}` };
   if (req.stream === true) {
-    return new Response(sseStream(messageEvents(message, hashSeed(messageId))), {
+    return new Response(sseStream(messageEvents(message, hashSeed(messageId), failure)), {
       headers: { ...headers, "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache" },
     });
   }
-  return new Response(JSON.stringify(message), { headers: { ...headers, "content-type": "application/json" } });
+  return json(message, headers);
 }

@@ -1,24 +1,42 @@
 /**
- * Server-sent events in Anthropic's streaming format, delivered through a
- * pull-based ReadableStream so consumers receive many separate deltas, the
- * way a real model streams, rather than one buffered body.
+ * Server-sent events in Anthropic's streaming format
+ * (https://platform.claude.com/docs/en/build-with-claude/streaming), delivered through a pull-based
+ * ReadableStream so consumers receive many separate deltas, the way a real model streams, rather
+ * than one buffered body. Per block:
+ *
+ * - text: start `{type:"text", text:""}`, any `citations_delta`, then `text_delta`s;
+ * - thinking: start `{type:"thinking", thinking:"", signature:""}`, `thinking_delta`s (none when the
+ *   text is omitted), one `signature_delta`;
+ * - redacted_thinking and server tool results: start with the whole block, no deltas;
+ * - tool_use / server_tool_use: start with `input: {}`, then `input_json_delta`s.
+ *
+ * A stream error (`@stream-error`) cuts the stream after about N characters of text with an
+ * `error` event (https://platform.claude.com/docs/en/api/errors: errors after a 200 arrive as SSE).
  */
-import { prng } from "./hash";
-import type { ContentOut, StopReason } from "./generate";
 import type { CacheUsage } from "./cache";
+import type { StopDetails, StopReason } from "./generate";
+import { prng } from "./hash";
+import type { WireBlock } from "./wire";
+
+export interface MessageUsage extends CacheUsage {
+  output_tokens: number;
+  output_tokens_details: { thinking_tokens: number };
+  server_tool_use?: { web_search_requests: number; web_fetch_requests: number };
+}
 
 export interface MessageJson {
   id: string;
   type: "message";
   role: "assistant";
   model: string;
-  content: ContentOut[];
+  content: WireBlock[];
   stop_reason: StopReason;
   stop_sequence: null;
-  usage: CacheUsage & { output_tokens: number };
+  stop_details: StopDetails | null;
+  usage: MessageUsage;
 }
 
-interface SseEvent {
+export interface SseEvent {
   event: string;
   data: unknown;
 }
@@ -41,8 +59,35 @@ export function chunkText(text: string, seed: number): string[] {
   return chunks;
 }
 
-/** The exact event sequence of a streamed Messages response. */
-export function messageEvents(message: MessageJson, seed: number): SseEvent[] {
+function blockEvents(block: WireBlock, index: number, seed: number): { start: SseEvent; deltas: SseEvent[] } {
+  const start = (content_block: unknown): SseEvent => ({ event: "content_block_start", data: { type: "content_block_start", index, content_block } });
+  const delta = (d: unknown): SseEvent => ({ event: "content_block_delta", data: { type: "content_block_delta", index, delta: d } });
+  switch (block.type) {
+    case "text": {
+      const citations = Array.isArray(block.citations) ? (block.citations as unknown[]).map((citation) => delta({ type: "citations_delta", citation })) : [];
+      return { start: start({ type: "text", text: "" }), deltas: [...citations, ...chunkText(String(block.text), seed).map((text) => delta({ type: "text_delta", text }))] };
+    }
+    case "thinking": {
+      const pieces = chunkText(String(block.thinking), seed).map((thinking) => delta({ type: "thinking_delta", thinking }));
+      return { start: start({ type: "thinking", thinking: "", signature: "" }), deltas: [...pieces, delta({ type: "signature_delta", signature: block.signature })] };
+    }
+    case "tool_use":
+    case "server_tool_use":
+      return { start: start({ ...block, input: {} }), deltas: chunkText(JSON.stringify(block.input), seed).map((partial_json) => delta({ type: "input_json_delta", partial_json })) };
+    default:
+      return { start: start(block), deltas: [] };
+  }
+}
+
+export interface StreamFailure {
+  type: "overloaded_error" | "api_error";
+  message: string;
+  /** Characters of text to send before the error. */
+  after: number;
+}
+
+/** The exact event sequence of a streamed Messages response (cut by an error event when `failure` is given). */
+export function messageEvents(message: MessageJson, seed: number, failure: StreamFailure | null = null): SseEvent[] {
   const { content, usage } = message;
   const events: SseEvent[] = [
     {
@@ -50,32 +95,46 @@ export function messageEvents(message: MessageJson, seed: number): SseEvent[] {
       data: {
         type: "message_start",
         // Like the real API: empty content, no stop reason yet, output_tokens counted so far.
-        message: { ...message, content: [], stop_reason: null, usage: { ...usage, output_tokens: 1 } },
+        message: {
+          ...message,
+          content: [],
+          stop_reason: null,
+          stop_details: null,
+          usage: { ...usage, output_tokens: 1, output_tokens_details: null, ...(usage.server_tool_use ? { server_tool_use: { web_search_requests: 0, web_fetch_requests: 0 } } : {}) },
+        },
       },
     },
     { event: "ping", data: { type: "ping" } },
   ];
-  content.forEach((block, index) => {
-    const start = block.type === "text" ? { type: "text", text: "" } : { ...block, input: {} };
-    events.push({ event: "content_block_start", data: { type: "content_block_start", index, content_block: start } });
-    const pieces = block.type === "text" ? chunkText(block.text, seed + index) : chunkText(JSON.stringify(block.input), seed + index);
-    for (const piece of pieces) {
-      const delta = block.type === "text" ? { type: "text_delta", text: piece } : { type: "input_json_delta", partial_json: piece };
-      events.push({ event: "content_block_delta", data: { type: "content_block_delta", index, delta } });
+  let sent = 0;
+  const error = (f: StreamFailure): SseEvent => ({ event: "error", data: { type: "error", error: { type: f.type, message: f.message } } });
+  for (const [index, block] of content.entries()) {
+    const { start, deltas } = blockEvents(block, index, seed + index);
+    events.push(start);
+    for (const delta of deltas) {
+      const d = (delta.data as { delta: { type: string; text?: string } }).delta;
+      if (d.type === "text_delta") {
+        if (failure && sent >= failure.after) return [...events, error(failure)];
+        sent += d.text!.length;
+      }
+      events.push(delta);
     }
     events.push({ event: "content_block_stop", data: { type: "content_block_stop", index } });
-  });
+  }
+  if (failure) return [...events, error(failure)];
   events.push(
     {
       event: "message_delta",
       data: {
         type: "message_delta",
-        delta: { stop_reason: message.stop_reason, stop_sequence: null },
+        delta: { stop_reason: message.stop_reason, stop_sequence: null, stop_details: message.stop_details },
         usage: {
           input_tokens: usage.input_tokens,
           cache_creation_input_tokens: usage.cache_creation_input_tokens,
           cache_read_input_tokens: usage.cache_read_input_tokens,
           output_tokens: usage.output_tokens,
+          output_tokens_details: usage.output_tokens_details,
+          ...(usage.server_tool_use ? { server_tool_use: usage.server_tool_use } : {}),
         },
       },
     },

@@ -12,7 +12,7 @@ export function makeClient(options: OfflineModelOptions = {}): Anthropic {
 }
 
 export function ask(text: string, extra: Partial<Params> = {}): Params {
-  return { model: "offline", max_tokens: 4_096, messages: [{ role: "user", content: text }], ...extra };
+  return { model: "offline-200k", max_tokens: 4_096, messages: [{ role: "user", content: text }], ...extra };
 }
 
 export function textOf(message: Anthropic.Message): string {

@@ -77,7 +77,7 @@ describe("streaming", () => {
     for (const frame of frames) expect(frame).toMatch(/^event: [a-z_]+\ndata: \{.*\}$/s);
     const names = frames.map((frame) => frame.slice("event: ".length, frame.indexOf("\n")));
     expect(names.join(" ")).toMatch(
-      /^message_start ping (content_block_start (content_block_delta )+content_block_stop ){2}message_delta message_stop$/,
+      /^message_start ping (content_block_start (content_block_delta )+content_block_stop ){3}message_delta message_stop$/,
     );
     const data = frames.map((frame) => JSON.parse(frame.slice(frame.indexOf("data: ") + 6)));
     expect(data.some((d) => d.delta?.type === "input_json_delta")).toBe(true);
@@ -109,7 +109,8 @@ describe("tool directives", () => {
     ]);
     expect(calls[0].id).toMatch(/^toolu_01[0-9A-Za-z]{22}$/);
     expect(calls[1].id).not.toBe(calls[0].id);
-    expect(message.content[0].type).toBe("text");
+    // Like Claude Sonnet 5.5: thinking first, then the note before the calls as a progress-update thinking block.
+    expect(message.content.map((b) => b.type)).toEqual(["thinking", "thinking", "tool_use", "tool_use"]);
   });
 
   it("sends {} with a note for bad JSON, and still calls tools missing from `tools`", async () => {
@@ -177,8 +178,10 @@ describe("@tools-per-step", () => {
 describe("max_tokens", () => {
   it("truncates a long reply to max_tokens with stop_reason max_tokens", async () => {
     const client = makeClient();
-    const full = textOf(await client.messages.create(ask("@reply-chars 3000")));
-    const cut = await client.messages.create(ask("@reply-chars 3000", { max_tokens: 50 }));
+    // No up-front thinking (between_tools), so the whole budget goes to the text.
+    const noThinking: Partial<Params> = { thinking: { type: "between_tools" } };
+    const full = textOf(await client.messages.create(ask("@reply-chars 3000", noThinking)));
+    const cut = await client.messages.create(ask("@reply-chars 3000", { ...noThinking, max_tokens: 50 }));
     expect(cut.stop_reason).toBe("max_tokens");
     expect(cut.usage.output_tokens).toBeLessThanOrEqual(50);
     expect(cut.usage.output_tokens).toBeGreaterThanOrEqual(45);

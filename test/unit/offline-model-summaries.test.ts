@@ -42,7 +42,7 @@ describe("summarization requests", () => {
   });
 
   it("produces an extractive summary with every section, within the cap", async () => {
-    const message = await makeClient().messages.create({ model: "offline", max_tokens: 2_000, system: system(700), messages: conversation, tools: TOOLS });
+    const message = await makeClient().messages.create({ model: "offline-200k", max_tokens: 2_000, system: system(700), messages: conversation, tools: TOOLS });
     const text = textOf(message);
     expect(text.length).toBeLessThanOrEqual(700);
     expect(toolUses(message)).toEqual([]);
@@ -57,14 +57,14 @@ describe("summarization requests", () => {
   });
 
   it("never exceeds a tight cap and keeps all headings when they fit", async () => {
-    const message = await makeClient().messages.create({ model: "offline", max_tokens: 2_000, system: system(120), messages: conversation });
+    const message = await makeClient().messages.create({ model: "offline-200k", max_tokens: 2_000, system: system(120), messages: conversation });
     const text = textOf(message);
     expect(text.length).toBeLessThanOrEqual(120);
     for (const heading of HEADINGS) expect(text).toContain(`${heading}:`);
   });
 
   it("cuts even the headings when the cap is smaller than they are", async () => {
-    const message = await makeClient().messages.create({ model: "offline", max_tokens: 2_000, system: system(20), messages: conversation });
+    const message = await makeClient().messages.create({ model: "offline-200k", max_tokens: 2_000, system: system(20), messages: conversation });
     expect(textOf(message).length).toBeLessThanOrEqual(20);
     expect(textOf(message)).toMatch(/^TASK:/);
   });

@@ -55,7 +55,7 @@ function figure(expr: Figure, prefixes: number[]): number {
 describe("prompt-cache rules (fixtures derived from Anthropic's prompt-caching docs)", () => {
   it("has a fixture per rule, each naming its source", () => {
     expect(fixtures.length).toBeGreaterThanOrEqual(12);
-    for (const [, fixture] of fixtures) expect(fixture.source).toMatch(/^https:\/\/docs\.anthropic\.com\//);
+    for (const [, fixture] of fixtures) expect(fixture.source).toMatch(/^https:\/\/(docs\.anthropic\.com|platform\.claude\.com)\//);
   });
 
   for (const [name, fixture] of fixtures) {

@@ -1,0 +1,141 @@
+/**
+ * Fields the API does not define are refused, at every level: the body, each block, cache_control,
+ * tool definitions, tool_choice, thinking and output_config. The message is the schema's
+ * `<path>: Extra inputs are not permitted`, the path naming the block by its type tag
+ * (`messages.65.content.1.tool_use.text`, `tools.3.custom.input_examples`); an unknown type tag
+ * or a missing required field gets the schema's own wording too.
+ * Sources: https://platform.claude.com/docs/en/api/messages (the request schema, which the pinned
+ * SDK's types are generated from) and https://platform.claude.com/docs/en/api/errors (a field sent
+ * without its beta header "ends in `block_binding: Extra inputs are not permitted`").
+ */
+import { invalid } from "../errors";
+import type { WireBlock } from "../wire";
+import { eachBlock, isObject, nestedBlocks, type Rule, systemBlocks } from "./context";
+
+interface Schema {
+  required: readonly string[];
+  optional: readonly string[];
+}
+const schema = (required: string[], optional: string[] = []): Schema => ({ required, optional });
+const CC = "cache_control";
+
+/** The block types of the SDK's ContentBlockParam; those the platform sends have their fields checked. */
+export const BLOCKS: Record<string, Schema | null> = {
+  text: schema(["text"], [CC, "citations"]),
+  image: schema(["source"], [CC, "transformations"]),
+  document: schema(["source"], [CC, "citations", "context", "title"]),
+  search_result: schema(["content", "source", "title"], [CC, "citations"]),
+  thinking: schema(["signature", "thinking"]),
+  redacted_thinking: schema(["data"]),
+  tool_use: schema(["id", "input", "name"], [CC, "caller", "toolset_name"]),
+  tool_result: schema(["tool_use_id"], [CC, "content", "is_error", "toolset_name"]),
+  server_tool_use: schema(["id", "input", "name"], [CC, "caller"]),
+  web_search_tool_result: schema(["content", "tool_use_id"], [CC, "caller"]),
+  web_fetch_tool_result: schema(["content", "tool_use_id"], [CC, "caller"]),
+  code_execution_tool_result: null,
+  bash_code_execution_tool_result: null,
+  text_editor_code_execution_tool_result: null,
+  tool_search_tool_result: null,
+  container_upload: null,
+};
+/** What a tool_result's content array may hold. */
+const NESTED: Record<string, Schema | null> = {
+  text: BLOCKS.text,
+  image: BLOCKS.image,
+  document: BLOCKS.document,
+  search_result: BLOCKS.search_result,
+  tool_reference: schema(["tool_name"], [CC]),
+  browser_state: null,
+};
+
+const BODY = {
+  messages: ["max_tokens", "messages", "model", CC, "container", "diagnostics", "inference_geo", "metadata", "output_config", "service_tier", "speed", "stop_sequences", "stream", "system", "thinking", "tool_choice", "tools"],
+  count_tokens: ["messages", "model", CC, "output_config", "speed", "system", "thinking", "tool_choice", "tools"],
+};
+
+const tagList = (tags: string[]) => tags.map((t) => `'${t}'`).join(", ");
+const tagError = (path: string, tag: unknown, tags: string[]) =>
+  invalid(`${path}: Input tag '${String(tag)}' found using 'type' does not match any of the expected tags: ${tagList(tags)}`);
+
+/** Extra fields, then missing required ones, of one object against its schema. */
+export function checkFields(value: Record<string, unknown>, fields: Schema, path: string, ignore: readonly string[] = ["type"]): void {
+  for (const key of Object.keys(value)) {
+    if (!ignore.includes(key) && !fields.required.includes(key) && !fields.optional.includes(key)) throw invalid(`${path}.${key}: Extra inputs are not permitted`);
+  }
+  for (const key of fields.required) if (!(key in value)) throw invalid(`${path}.${key}: Field required`);
+}
+
+/** cache_control: `{type: "ephemeral", ttl?: "5m" | "1h"}` (https://platform.claude.com/docs/en/build-with-claude/prompt-caching). */
+export function checkCacheControl(control: unknown, path: string): void {
+  if (control === undefined || control === null) return;
+  const at = path ? `${path}.cache_control` : "cache_control";
+  if (!isObject(control)) throw invalid(`${at}: Input should be a valid dictionary or object to extract fields from`);
+  if (control.type !== "ephemeral") throw tagError(at, control.type, ["ephemeral"]);
+  checkFields(control, schema([], ["ttl"]), `${at}.ephemeral`);
+  if (control.ttl !== undefined && control.ttl !== "5m" && control.ttl !== "1h") throw invalid(`${at}.ephemeral.ttl: Input should be '5m' or '1h'`);
+}
+
+function checkBlock(block: WireBlock, path: string, table: Record<string, Schema | null>): void {
+  if (!(block.type in table)) throw tagError(path, block.type, Object.keys(table));
+  const fields = table[block.type];
+  if (!fields) return;
+  checkFields(block, fields, `${path}.${block.type}`);
+  if (CC in block) checkCacheControl(block.cache_control, `${path}.${block.type}`);
+}
+
+/** Unknown fields on the body. Source: https://platform.claude.com/docs/en/api/messages */
+export const bodyFields: Rule = ({ body, endpoint }) => {
+  for (const key of Object.keys(body)) if (!BODY[endpoint].includes(key)) throw invalid(`${key}: Extra inputs are not permitted`);
+  checkCacheControl(body.cache_control, "");
+};
+
+/**
+ * Unknown fields and type tags on message blocks, nested tool_result blocks and system blocks.
+ * Source: https://platform.claude.com/docs/en/api/messages (wording from the API, anthropics/claude-code#4378).
+ */
+export const blockFields: Rule = ({ request }) => {
+  for (const [i, message] of request.messages.entries()) {
+    for (const key of Object.keys(message)) if (key !== "role" && key !== "content") throw invalid(`messages.${i}.${key}: Extra inputs are not permitted`);
+  }
+  for (const at of eachBlock(request)) {
+    checkBlock(at.block, at.path, BLOCKS);
+    for (const nested of nestedBlocks(at)) checkBlock(nested.block, nested.path, NESTED);
+  }
+  for (const { block, path } of systemBlocks(request)) {
+    if (path === "system") continue;
+    if (!isObject(block) || block.type !== "text") throw tagError(path, (block as WireBlock)?.type, ["text"]);
+    checkFields(block, BLOCKS.text!, path);
+    checkCacheControl(block.cache_control, path);
+  }
+};
+
+const TOOL_CHOICES: Record<string, Schema> = {
+  auto: schema([], ["disable_parallel_tool_use"]),
+  any: schema([], ["disable_parallel_tool_use"]),
+  tool: schema(["name"], ["disable_parallel_tool_use"]),
+  none: schema([]),
+};
+const THINKING: Record<string, Schema> = {
+  adaptive: schema([], ["display"]),
+  enabled: schema(["budget_tokens"], ["display"]),
+  disabled: schema([]),
+  between_tools: schema([]),
+};
+
+/**
+ * Unknown fields on tool_choice, thinking, output_config and metadata (SDK ToolChoice,
+ * ThinkingConfigParam, OutputConfig, Metadata). Sources: https://platform.claude.com/docs/en/api/messages,
+ * https://platform.claude.com/docs/en/models/sonnet-5-5/migration-guide (between_tools takes no other field).
+ */
+export const configFields: Rule = ({ body }) => {
+  const tagged = (value: unknown, name: string, table: Record<string, Schema>) => {
+    if (value === undefined || value === null) return;
+    if (!isObject(value)) throw invalid(`${name}: Input should be a valid dictionary or object to extract fields from`);
+    if (!(String(value.type) in table)) throw tagError(name, value.type, Object.keys(table));
+    checkFields(value, table[String(value.type)], `${name}.${String(value.type)}`);
+  };
+  tagged(body.tool_choice, "tool_choice", TOOL_CHOICES);
+  tagged(body.thinking, "thinking", THINKING);
+  if (isObject(body.output_config)) checkFields(body.output_config, schema([], ["effort", "format"]), "output_config", []);
+  if (isObject(body.metadata)) checkFields(body.metadata, schema([], ["user_id"]), "metadata", []);
+};

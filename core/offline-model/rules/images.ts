@@ -1,0 +1,56 @@
+/**
+ * Image limits, read from the image bytes themselves: media type, size of the base64 data, pixel
+ * dimensions and the number of images per request. Images inside tool results count and are
+ * checked too. Source: https://platform.claude.com/docs/en/build-with-claude/vision (limits);
+ * wording from the API as reported (gptme/gptme#185, anthropics/claude-code#5147, #12750, #8647,
+ * vybestack/llxprt-code#2130) except the image count, whose wording is ours.
+ */
+import { invalid } from "../errors";
+import { decodeBase64, imageInfo } from "../image-size";
+import type { WireBlock } from "../wire";
+import { eachBlock, isObject, nestedBlocks, type Rule, type RuleContext } from "./context";
+
+export const MAX_IMAGE_BASE64 = 5_242_880;
+const MEDIA_TYPES = ["image/jpeg", "image/png", "image/gif", "image/webp"];
+
+function images(request: RuleContext["request"]): { block: WireBlock; path: string }[] {
+  const found: { block: WireBlock; path: string }[] = [];
+  for (const at of eachBlock(request)) {
+    if (at.block.type === "image") found.push({ block: at.block, path: at.path });
+    for (const nested of nestedBlocks(at)) if (nested.block.type === "image") found.push(nested);
+  }
+  return found;
+}
+
+/** More images than the model takes in one request (100 on 200K-window models, 600 on the others). Source: https://platform.claude.com/docs/en/build-with-claude/vision */
+export const imageCount: Rule = ({ request, model }) => {
+  const count = images(request).length;
+  if (count > model.maxImages) throw invalid(`messages: A maximum of ${model.maxImages} images may be provided. Found ${count}.`);
+};
+
+/**
+ * Each base64 image: a known media type that matches its bytes, at most 5 MB of base64, sides within
+ * 8000 px (2000 px past 20 images). Source: https://platform.claude.com/docs/en/build-with-claude/vision
+ */
+export const imageData: Rule = ({ request }) => {
+  const all = images(request);
+  const limit = all.length > 20 ? 2000 : 8000;
+  for (const { block, path } of all) {
+    const source = block.source;
+    if (!isObject(source)) throw invalid(`${path}.image.source: Field required`);
+    if (source.type !== "base64") {
+      if (source.type !== "url" && source.type !== "file") throw invalid(`${path}.image.source: Input tag '${String(source.type)}' found using 'type' does not match any of the expected tags: 'base64', 'url', 'file'`);
+      continue;
+    }
+    const at = `${path}.image.source.base64`;
+    if (!MEDIA_TYPES.includes(source.media_type as string)) throw invalid(`${at}.media_type: Input should be 'image/jpeg', 'image/png', 'image/gif' or 'image/webp'`);
+    const data = typeof source.data === "string" ? source.data : "";
+    if (data === "") throw invalid(`${at}: image cannot be empty`);
+    if (data.length > MAX_IMAGE_BASE64) throw invalid(`${at}: image exceeds 5 MB maximum: ${data.length} bytes > ${MAX_IMAGE_BASE64} bytes`);
+    const bytes = decodeBase64(data);
+    const info = bytes ? imageInfo(bytes) : null;
+    if (!info) throw invalid("Could not process image");
+    if (info.format !== source.media_type) throw invalid(`${at}: The image was specified using the ${String(source.media_type)} media type, but the image appears to be a ${info.format} image`);
+    if (info.width > limit || info.height > limit) throw invalid(`${at}.data: At least one of the image dimensions exceed max allowed size: ${limit} pixels`);
+  }
+};

@@ -1,0 +1,100 @@
+/**
+ * Checks the thinking and redacted_thinking blocks a request sends back, as the docs describe
+ * (https://platform.claude.com/docs/en/build-with-claude/preserved-thinking,
+ * https://platform.claude.com/docs/en/api/errors):
+ *
+ * - a signature (or data) that was edited, cut or emptied: 400 ``Invalid `signature` in `thinking` block``;
+ * - a block of another model the requested one cannot read: dropped silently, not counted;
+ * - in the latest assistant turn, a block whose text changed, or blocks of one reply reordered or
+ *   partly removed: 400 "… cannot be modified" (an empty text is the omitted form and is accepted);
+ * - on prefix-bound models, a block whose prefix changed since it was produced, or whose thinking
+ *   predecessors are not a suffix of those it was produced after: 400 "… bound to a different
+ *   conversation". So removing blocks from the start, from the end, or all of them is valid; a gap
+ *   (one removed from the middle, later ones kept) invalidates the later ones, and re-inserting a
+ *   removed block invalidates those produced while it was gone.
+ *
+ * The suffix test uses the chain each seal carries: the blocks before B must link one to the next
+ * (each one's `q` is the id of the one before it), end at B's `q`, and not reach past B's `r`, the
+ * first block B was produced after.
+ */
+import { walkPrefix } from "./binding";
+import { invalid } from "./errors";
+import type { ModelProfile } from "./model";
+import { eachBlock, mergedTurns } from "./rules/context";
+import { canRead, openThinking, textHash, thinkingId, type ThinkingSeal } from "./thinking-seal";
+import type { WireBlock, WireRequest } from "./wire";
+
+export interface ThinkingCheck {
+  /** Blocks dropped silently ("i.j", as sent). */
+  dropped: Set<string>;
+  /** Reasoning tokens each kept block carries (counted as input). */
+  tokens: Map<WireBlock, number>;
+  /** Where a reply to this request chains on: the last and the first kept thinking block. */
+  previous: string;
+  root: string;
+}
+
+const BETA_HEADER = "thinking-binding-controls-2026-08-01";
+
+export function checkThinking(request: WireRequest, model: ModelProfile, betas: readonly string[] = []): ThinkingCheck {
+  const kept: { key: string; i: number; j: number; block: WireBlock; seal: ThinkingSeal; id: string }[] = [];
+  const dropped = new Set<string>();
+  for (const at of eachBlock(request)) {
+    if (at.block.type !== "thinking" && at.block.type !== "redacted_thinking") continue;
+    const seal = openThinking(at.block);
+    if (!seal) throw invalid(at.block.type === "thinking" ? `${at.path}: Invalid \`signature\` in \`thinking\` block` : `${at.path}: Invalid \`data\` in \`redacted_thinking\` block`);
+    const key = `${at.i}.${at.j}`;
+    if (!canRead(model, seal.m)) dropped.add(key);
+    else kept.push({ key, i: at.i, j: at.j, block: at.block, seal, id: thinkingId(at.block) });
+  }
+
+  checkLatestTurn(request, kept);
+
+  if (model.thinking.prefixBound) {
+    const walk = walkPrefix(request, (i, j) => dropped.has(`${i}.${j}`));
+    const beta = betas.includes(BETA_HEADER) ? "" : ` That setting requires the \`${BETA_HEADER}\` value in the \`anthropic-beta\` header.`;
+    for (const [n, entry] of kept.entries()) {
+      if (entry.seal.b !== 1) continue;
+      if (walk.before.get(entry.key) !== entry.seal.p || !chainHolds(kept.slice(0, n), entry.seal)) {
+        throw invalid(`messages.${entry.i}.content.${entry.j}: Invalid \`signature\` in \`thinking\` block. The block is bound to a different conversation. Remove the block, or set \`thinking.block_binding.prefix_mismatch_behavior\` to "drop_block".${beta}`);
+      }
+    }
+  }
+  return {
+    dropped,
+    tokens: new Map(kept.map((entry) => [entry.block, entry.seal.n])),
+    previous: kept[kept.length - 1]?.id ?? "",
+    root: kept[0]?.id ?? "",
+  };
+}
+
+/** The blocks before B are a suffix of those B was produced after. */
+function chainHolds(before: { id: string; seal: ThinkingSeal }[], seal: ThinkingSeal): boolean {
+  if (seal.q === "") return before.length === 0;
+  if (before.length === 0) return true; // every earlier block removed from the start
+  if (before[before.length - 1].id !== seal.q) return false;
+  for (let k = 1; k < before.length; k++) if (before[k].seal.q !== before[k - 1].id) return false;
+  const rootAt = before.findIndex((entry) => entry.id === seal.r);
+  return rootAt <= 0;
+}
+
+/** Thinking in the latest assistant turn stays exactly as produced: same text, same order, none of a reply's blocks missing. */
+function checkLatestTurn(request: WireRequest, kept: { i: number; j: number; block: WireBlock; seal: ThinkingSeal }[]): void {
+  const turns = mergedTurns(request);
+  const latest = [...turns].reverse().find((turn) => turn.role === "assistant");
+  if (!latest) return;
+  const inLatest = new Set(latest.blocks.map((at) => `${at.i}.${at.j}`));
+  const entries = kept.filter((entry) => inLatest.has(`${entry.i}.${entry.j}`));
+  const modified = (entry: (typeof entries)[number]) =>
+    invalid(`messages.${entry.i}.content.${entry.j}: \`thinking\` or \`redacted_thinking\` blocks in the latest assistant message cannot be modified. These blocks must remain as they were in the original response.`);
+  for (const entry of entries) {
+    const text = entry.block.type === "thinking" ? String(entry.block.thinking ?? "") : "";
+    if (text !== "" && textHash(text) !== entry.seal.h) throw modified(entry);
+  }
+  const byReply = new Map<string, typeof entries>();
+  for (const entry of entries) byReply.set(entry.seal.i, [...(byReply.get(entry.seal.i) ?? []), entry]);
+  for (const group of byReply.values()) {
+    for (const [x, entry] of group.entries()) if (entry.seal.x !== x) throw modified(entry);
+    if (group.length !== group[0].seal.c) throw modified(group[group.length - 1]);
+  }
+}

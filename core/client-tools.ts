@@ -2,6 +2,7 @@
 // back for the calls a paused turn waits on. Shared by the HTTP routes and websocket frames so
 // both accept and reject exactly the same input.
 import { z } from "zod";
+import { nonBlankText } from "./blank-text";
 import type { ToolResultBlock } from "./types";
 
 export const CLIENT_TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
@@ -49,7 +50,9 @@ export function takenToolNames(tools: readonly ClientToolSpec[] | undefined, tak
   return clash.length ? clash.map(({ t, i }) => `tools.${i}.name: ${t.name} is a built-in tool's name`).join("; ") : null;
 }
 
-const resultText = z.strictObject({ type: z.literal("text"), text: z.string().max(MAX_RESULT_TEXT_CHARS) });
+// A result is stored and replayed like a turn's own content: blank text (or no blocks at all) is
+// refused here, naming the result, before anything is saved.
+const resultText = z.strictObject({ type: z.literal("text"), text: nonBlankText(MAX_RESULT_TEXT_CHARS) });
 const resultImage = z.strictObject({
   type: z.literal("image"),
   source: z.strictObject({
@@ -61,7 +64,7 @@ const resultImage = z.strictObject({
 
 export const clientToolResultSchema = z.strictObject({
   tool_use_id: z.string().min(1).max(128),
-  content: z.union([z.string().max(MAX_RESULT_TEXT_CHARS), z.array(z.discriminatedUnion("type", [resultText, resultImage])).max(50)]),
+  content: z.union([nonBlankText(MAX_RESULT_TEXT_CHARS), z.array(z.discriminatedUnion("type", [resultText, resultImage])).min(1, "must hold at least one block").max(50)]),
   is_error: z.boolean().optional(),
 });
 

@@ -1,12 +1,15 @@
 // What a client may send as a turn, shared by the HTTP route and websocket frames so both
-// accept and reject exactly the same input.
+// accept and reject exactly the same input. What is stored here is replayed on every later
+// request, so anything the Messages API refuses (blank text) is a 400 now, naming the field,
+// rather than a stored message that fails every later turn.
 import { z } from "zod";
+import { nonBlankText } from "./blank-text";
 import { turnToolsSchema } from "./client-tools";
 import type { ContentBlock } from "./types";
 
 export const MAX_TURN_TEXT_CHARS = 1_000_000;
 
-const textBlock = z.strictObject({ type: z.literal("text"), text: z.string().min(1).max(MAX_TURN_TEXT_CHARS) });
+const textBlock = z.strictObject({ type: z.literal("text"), text: nonBlankText(MAX_TURN_TEXT_CHARS) });
 const imageBlock = z.strictObject({
   type: z.literal("image"),
   source: z.strictObject({
@@ -17,7 +20,7 @@ const imageBlock = z.strictObject({
 });
 
 export const turnContentSchema = z.union([
-  z.string().min(1, "must not be empty").max(MAX_TURN_TEXT_CHARS),
+  nonBlankText(MAX_TURN_TEXT_CHARS),
   z.array(z.discriminatedUnion("type", [textBlock, imageBlock])).min(1).max(50),
 ]);
 

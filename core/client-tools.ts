@@ -3,6 +3,7 @@
 // both accept and reject exactly the same input.
 import { z } from "zod";
 import { nonBlankText } from "./blank-text";
+import { imageProblems, imageSourceSchema, imagesOf } from "./image-input";
 import type { ToolResultBlock } from "./types";
 
 export const CLIENT_TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
@@ -50,17 +51,10 @@ export function takenToolNames(tools: readonly ClientToolSpec[] | undefined, tak
   return clash.length ? clash.map(({ t, i }) => `tools.${i}.name: ${t.name} is a built-in tool's name`).join("; ") : null;
 }
 
-// A result is stored and replayed like a turn's own content: blank text (or no blocks at all) is
-// refused here, naming the result, before anything is saved.
+// A result is stored and replayed like a turn's own content: blank text (or no blocks at all) and
+// images over the API's limits are refused here, naming the result, before anything is saved.
 const resultText = z.strictObject({ type: z.literal("text"), text: nonBlankText(MAX_RESULT_TEXT_CHARS) });
-const resultImage = z.strictObject({
-  type: z.literal("image"),
-  source: z.strictObject({
-    type: z.literal("base64"),
-    media_type: z.enum(["image/png", "image/jpeg", "image/gif", "image/webp"]),
-    data: z.string().min(1).max(8_000_000).regex(/^[A-Za-z0-9+/=]+$/, "must be base64"),
-  }),
-});
+const resultImage = z.strictObject({ type: z.literal("image"), source: imageSourceSchema });
 
 export const clientToolResultSchema = z.strictObject({
   tool_use_id: z.string().min(1).max(128),
@@ -69,7 +63,17 @@ export const clientToolResultSchema = z.strictObject({
 });
 
 export const toolResultsBodySchema = z
-  .strictObject({ results: z.array(clientToolResultSchema).min(1).max(MAX_RESULTS_PER_POST) })
+  .strictObject({
+    results: z
+      .array(clientToolResultSchema)
+      .min(1)
+      .max(MAX_RESULTS_PER_POST)
+      .superRefine((results, ctx) => {
+        // The images of one post join the same request: the count rule (over 20) spans them all.
+        const images = results.flatMap((r, i) => (typeof r.content === "string" ? [] : imagesOf(r.content, [i, "content"])));
+        for (const { path, problem } of imageProblems(images)) ctx.addIssue({ code: "custom", path, message: problem });
+      }),
+  })
   .meta({ id: "ToolResultsBody", description: "The results of the client tool calls a paused turn waits on." });
 
 export type ClientToolResult = z.infer<typeof clientToolResultSchema>;

@@ -4,6 +4,7 @@
 // own thread), and nothing the Messages API would refuse on replay (content-rules.ts). The first
 // problem is named with the message's index.
 import { z } from "zod";
+import { MODEL_IMAGE_TYPES } from "../image-limits";
 import { jsonValueProblem } from "../json-guard";
 import type { ContentBlock, NewMessage, StoredMessage } from "../types";
 import { describeZodError } from "../validation";
@@ -13,7 +14,8 @@ const text = z.strictObject({ type: z.literal("text"), text: z.string() });
 const image = z.strictObject({
   type: z.literal("image"),
   source: z.union([
-    z.strictObject({ type: z.literal("base64"), media_type: z.string().regex(/^image\/[\w.+-]+$/), data: z.string().regex(/^[A-Za-z0-9+/=]*$/, "must be base64") }),
+    // Sizes, bytes and dimensions are checked by content-rules.ts, naming the block.
+    z.strictObject({ type: z.literal("base64"), media_type: z.enum(MODEL_IMAGE_TYPES), data: z.string().min(1) }),
     z.strictObject({ type: z.literal("url"), url: z.string().url() }),
   ]),
 });

@@ -4,6 +4,7 @@
 import { z } from "zod";
 import { nonBlankText } from "./blank-text";
 import { imageProblems, imageSourceSchema, imagesOf } from "./image-input";
+import { schemaProblem } from "./tool-schema";
 import type { ToolResultBlock } from "./types";
 
 export const CLIENT_TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
@@ -21,9 +22,13 @@ export interface ClientToolSpec {
   input_schema: Record<string, unknown>;
 }
 
+/** What the Messages API takes as input_schema (core/tool-schema.ts), and small. */
 const objectSchema = z
   .record(z.string(), z.unknown())
-  .refine((s) => s.type === "object", 'must be a JSON Schema with type "object"')
+  .superRefine((s, ctx) => {
+    const problem = schemaProblem(s);
+    if (problem) ctx.addIssue({ code: "custom", message: problem });
+  })
   .refine((s) => JSON.stringify(s).length <= MAX_CLIENT_TOOL_SCHEMA_BYTES, `must be at most ${MAX_CLIENT_TOOL_SCHEMA_BYTES} bytes as JSON`);
 
 export const clientToolSpecSchema = z.strictObject({

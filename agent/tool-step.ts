@@ -1,6 +1,7 @@
 // One step's tool calls: each runs here (or, for a client tool, is left for the client while the
 // turn pauses), its result in call order. Server tools (web search, web fetch) never appear here:
 // the API runs them inside the model call.
+import { readableToolContent } from "../core/blank-text";
 import { toolResultText } from "../core/render";
 import type { ContentBlock, ModelRequest, ToolResultBlock } from "../core/types";
 import { runsOnClient } from "./tools/client-tool";
@@ -46,7 +47,9 @@ export async function runToolStep(
         }
       : undefined;
     const out = await deps.registry.run(call.name, call.input, { ...deps.toolContext, progress, delegate, turnId, callId: call.id });
-    const block: ToolResultBlock = { type: "tool_result", tool_use_id: call.id, content: out.blocks ?? out.content, ...(out.isError ? { is_error: true } : {}) };
+    // Blank output (an HTTP tool's empty body, an MCP tool's empty text) is stored as words the
+    // model can read: the Messages API refuses blank text, and the result replays on every request.
+    const block: ToolResultBlock = { type: "tool_result", tool_use_id: call.id, content: readableToolContent(out.blocks ?? out.content), ...(out.isError ? { is_error: true } : {}) };
     const text = toolResultText(block);
     emit({ type: "tool_result", turnId, tool_use_id: call.id, name: call.name, is_error: !!out.isError, chars: text.length, preview: text.slice(0, PREVIEW_CHARS) });
     results.push(block);

@@ -2,6 +2,9 @@
 // back for the calls a paused turn waits on. Shared by the HTTP routes and websocket frames so
 // both accept and reject exactly the same input.
 import { z } from "zod";
+import { nonBlankText } from "./blank-text";
+import { imageProblems, imageSourceSchema, imagesOf } from "./image-input";
+import { schemaProblem } from "./tool-schema";
 import type { ToolResultBlock } from "./types";
 
 export const CLIENT_TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
@@ -19,9 +22,13 @@ export interface ClientToolSpec {
   input_schema: Record<string, unknown>;
 }
 
+/** What the Messages API takes as input_schema (core/tool-schema.ts), and small. */
 const objectSchema = z
   .record(z.string(), z.unknown())
-  .refine((s) => s.type === "object", 'must be a JSON Schema with type "object"')
+  .superRefine((s, ctx) => {
+    const problem = schemaProblem(s);
+    if (problem) ctx.addIssue({ code: "custom", message: problem });
+  })
   .refine((s) => JSON.stringify(s).length <= MAX_CLIENT_TOOL_SCHEMA_BYTES, `must be at most ${MAX_CLIENT_TOOL_SCHEMA_BYTES} bytes as JSON`);
 
 export const clientToolSpecSchema = z.strictObject({
@@ -49,24 +56,29 @@ export function takenToolNames(tools: readonly ClientToolSpec[] | undefined, tak
   return clash.length ? clash.map(({ t, i }) => `tools.${i}.name: ${t.name} is a built-in tool's name`).join("; ") : null;
 }
 
-const resultText = z.strictObject({ type: z.literal("text"), text: z.string().max(MAX_RESULT_TEXT_CHARS) });
-const resultImage = z.strictObject({
-  type: z.literal("image"),
-  source: z.strictObject({
-    type: z.literal("base64"),
-    media_type: z.enum(["image/png", "image/jpeg", "image/gif", "image/webp"]),
-    data: z.string().min(1).max(8_000_000).regex(/^[A-Za-z0-9+/=]+$/, "must be base64"),
-  }),
-});
+// A result is stored and replayed like a turn's own content: blank text (or no blocks at all) and
+// images over the API's limits are refused here, naming the result, before anything is saved.
+const resultText = z.strictObject({ type: z.literal("text"), text: nonBlankText(MAX_RESULT_TEXT_CHARS) });
+const resultImage = z.strictObject({ type: z.literal("image"), source: imageSourceSchema });
 
 export const clientToolResultSchema = z.strictObject({
   tool_use_id: z.string().min(1).max(128),
-  content: z.union([z.string().max(MAX_RESULT_TEXT_CHARS), z.array(z.discriminatedUnion("type", [resultText, resultImage])).max(50)]),
+  content: z.union([nonBlankText(MAX_RESULT_TEXT_CHARS), z.array(z.discriminatedUnion("type", [resultText, resultImage])).min(1, "must hold at least one block").max(50)]),
   is_error: z.boolean().optional(),
 });
 
 export const toolResultsBodySchema = z
-  .strictObject({ results: z.array(clientToolResultSchema).min(1).max(MAX_RESULTS_PER_POST) })
+  .strictObject({
+    results: z
+      .array(clientToolResultSchema)
+      .min(1)
+      .max(MAX_RESULTS_PER_POST)
+      .superRefine((results, ctx) => {
+        // The images of one post join the same request: the count rule (over 20) spans them all.
+        const images = results.flatMap((r, i) => (typeof r.content === "string" ? [] : imagesOf(r.content, [i, "content"])));
+        for (const { path, problem } of imageProblems(images)) ctx.addIssue({ code: "custom", path, message: problem });
+      }),
+  })
   .meta({ id: "ToolResultsBody", description: "The results of the client tool calls a paused turn waits on." });
 
 export type ClientToolResult = z.infer<typeof clientToolResultSchema>;

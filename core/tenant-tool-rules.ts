@@ -2,7 +2,13 @@
 // caller: names that cannot pass for a built-in or an MCP tool, a bounded input schema, and the
 // HTTP call's limits. A tool's result is kept whole (R2 record and the conversation's SQLite
 // index, whose rows hold at most 2 MB), so the response cap stays well inside one row.
+import { schemaProblem } from "./tool-schema";
 
+/**
+ * The Messages API's own pattern is now ^[a-zA-Z0-9_-]{1,128}$ (its error text, 2025-08 on), while
+ * its tool docs still say {1,64}; 64 passes both, and MCP names (core/mcp-names.ts) and client
+ * tools (core/client-tools.ts) keep the same bound.
+ */
 export const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 /** MCP servers' tools are named mcp__<server>__<tool>; a registered tool may not look like one. */
 export const MCP_PREFIX = "mcp__";
@@ -27,15 +33,14 @@ export const RESERVED_HEADERS = ["content-type", "content-length", "host", "x-to
 /** The keywords a tool's top-level input schema may use (a typo is refused, not silently ignored). */
 const SCHEMA_KEYWORDS = new Set(["$schema", "$id", "$defs", "definitions", "title", "description", "type", "properties", "required", "additionalProperties", "patternProperties", "propertyNames", "minProperties", "maxProperties", "dependentRequired", "dependentSchemas", "allOf", "anyOf", "oneOf", "not", "if", "then", "else", "examples", "default"]);
 
-/** Why `schema` cannot be a tool's input schema, or null when it can. */
+/** Why `schema` cannot be a tool's input schema, or null when it can (what the Messages API refuses: core/tool-schema.ts). */
 export function inputSchemaProblem(schema: unknown): string | null {
   if (!schema || typeof schema !== "object" || Array.isArray(schema)) return "must be a JSON Schema object";
   const s = schema as Record<string, unknown>;
   const unknown = Object.keys(s).find((k) => !SCHEMA_KEYWORDS.has(k));
   if (unknown !== undefined) return `unknown JSON Schema keyword "${unknown.slice(0, 40)}" at the top level`;
-  if (s.type !== "object") return 'must have "type": "object" (a tool takes named arguments)';
-  if (s.properties !== undefined && (!s.properties || typeof s.properties !== "object" || Array.isArray(s.properties))) return '"properties" must be an object';
-  if (s.required !== undefined && (!Array.isArray(s.required) || s.required.some((r) => typeof r !== "string"))) return '"required" must be an array of property names';
+  const refused = schemaProblem(s);
+  if (refused) return refused;
   const bytes = new TextEncoder().encode(JSON.stringify(schema)).length;
   if (bytes > INPUT_SCHEMA_MAX_BYTES) return `larger than ${INPUT_SCHEMA_MAX_BYTES} bytes (${bytes})`;
   return null;

@@ -1,24 +1,27 @@
 // What a client may send as a turn, shared by the HTTP route and websocket frames so both
-// accept and reject exactly the same input.
+// accept and reject exactly the same input. What is stored here is replayed on every later
+// request, so anything the Messages API refuses (blank text, an image over its limits) is a 400
+// now, naming the field, rather than a stored message that fails every later turn.
 import { z } from "zod";
+import { nonBlankText } from "./blank-text";
 import { turnToolsSchema } from "./client-tools";
+import { imageProblems, imageSourceSchema, imagesOf } from "./image-input";
 import type { ContentBlock } from "./types";
 
 export const MAX_TURN_TEXT_CHARS = 1_000_000;
 
-const textBlock = z.strictObject({ type: z.literal("text"), text: z.string().min(1).max(MAX_TURN_TEXT_CHARS) });
-const imageBlock = z.strictObject({
-  type: z.literal("image"),
-  source: z.strictObject({
-    type: z.literal("base64"),
-    media_type: z.enum(["image/png", "image/jpeg", "image/gif", "image/webp"]),
-    data: z.string().min(1).max(8_000_000).regex(/^[A-Za-z0-9+/=]+$/, "must be base64"),
-  }),
-});
+const textBlock = z.strictObject({ type: z.literal("text"), text: nonBlankText(MAX_TURN_TEXT_CHARS) });
+const imageBlock = z.strictObject({ type: z.literal("image"), source: imageSourceSchema });
 
 export const turnContentSchema = z.union([
-  z.string().min(1, "must not be empty").max(MAX_TURN_TEXT_CHARS),
-  z.array(z.discriminatedUnion("type", [textBlock, imageBlock])).min(1).max(50),
+  nonBlankText(MAX_TURN_TEXT_CHARS),
+  z
+    .array(z.discriminatedUnion("type", [textBlock, imageBlock]))
+    .min(1)
+    .max(50)
+    .superRefine((blocks, ctx) => {
+      for (const { path, problem } of imageProblems(imagesOf(blocks))) ctx.addIssue({ code: "custom", path, message: problem });
+    }),
 ]);
 
 export const turnBodySchema = z.strictObject({

@@ -3,7 +3,7 @@
 import { z } from "zod";
 import { docxFormat } from "../../services/attachments/formats/document";
 import { imageFormat } from "../../services/attachments/formats/image";
-import { MAX_MODEL_IMAGE_BYTES, MODEL_IMAGE_TYPES } from "../../services/attachments/formats/image/model-image";
+import { MAX_MODEL_IMAGE_BYTES, MODEL_IMAGE_TYPES, modelImageProblem } from "../../services/attachments/formats/image/model-image";
 import { pdfFormat } from "../../services/attachments/formats/pdf";
 import { probePdf } from "../../services/attachments/formats/pdf/read";
 import { delimitedFormat, delimiterOf, xlsxFormat } from "../../services/attachments/formats/spreadsheet";
@@ -121,9 +121,15 @@ export const imageView: ToolDefinition<{ attachment_id: string }> = {
     const { found, error } = await open(ctx, attachment_id, ["image"]);
     if (error) return error;
     const { attachment, reader } = found!;
-    if (reader.size > MAX_MODEL_IMAGE_BYTES) return { content: `${attachment.name} is ${reader.size} bytes; images over ${MAX_MODEL_IMAGE_BYTES} bytes cannot be viewed`, isError: true };
+    // The picture is never resized here: one the Messages API would refuse (over 5 MB of base64,
+    // a side over 8000 px, bytes not of the declared type) comes back as a note, never as an
+    // image that would fail this and every later request. (Over 20 images in a request, sides
+    // over 2000 px are replaced at request time: core/request-limits.ts.)
+    if (reader.size > MAX_MODEL_IMAGE_BYTES) return { content: `${attachment.name} is ${reader.size} bytes; images over ${MAX_MODEL_IMAGE_BYTES} bytes (5 MB once base64-encoded) cannot be viewed`, isError: true };
     if (!(MODEL_IMAGE_TYPES as readonly string[]).includes(attachment.type)) return { content: `${attachment.type} cannot be viewed; png, jpeg, gif and webp can`, isError: true };
     const bytes = await imageFormat.read(reader);
+    const problem = modelImageProblem(attachment.type, bytes);
+    if (problem) return { content: `${attachment.name} cannot be viewed: ${problem}`, isError: true };
     let bin = "";
     for (let i = 0; i < bytes.length; i += 0x8000) bin += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
     const label = `${attachment.name} (${attachment.facts.width}x${attachment.facts.height})`;

@@ -4,6 +4,7 @@
 // with tool_search and adds them with tool_activate, and the index shows one line per server.
 import { z } from "zod";
 import { mcpPrefix } from "../../core/mcp-names";
+import { modelToolSchema, withSchemaNote } from "../../core/tool-schema";
 import { callMcpTool } from "../../services/mcp/call";
 import { cachedTools, mcpServersInScope, type McpServerRow, type McpToolEntry } from "../../services/mcp/servers";
 import { addToolSource, type ToolScope } from "./external";
@@ -14,20 +15,21 @@ const oneLine = (text: string, max: number) => {
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 };
 
-/** The model is handed an object schema whatever the server declared (Anthropic requires one). */
-const objectSchema = (schema: Record<string, unknown>) => (schema && schema.type === "object" ? schema : { type: "object", properties: {} });
-
 export function mcpToolDefinition(scope: Pick<ToolScope, "env" | "tenantId">, server: McpServerRow, tool: McpToolEntry): ToolDefinition<Record<string, unknown>> {
   const summary = oneLine(tool.description, 160);
+  // The server's schema as the Messages API takes it: a top-level union (which the API refuses on
+  // every request carrying the tool) is flattened, and the combinations it allowed are told in the
+  // description. Done here, not at listing, so lists cached before the rule are served right too.
+  const { schema, note } = modelToolSchema(tool.inputSchema);
   return {
     name: tool.name,
     shortName: tool.mcpName,
     indexGroup: `${mcpPrefix(server.name)}* (MCP server)`,
-    description: `${oneLine(tool.description, 1000)} (tool "${tool.mcpName}" of MCP server "${server.name}")`,
+    description: withSchemaNote(`${oneLine(tool.description, 1000)} (tool "${tool.mcpName}" of MCP server "${server.name}")`, note),
     capability: `${tool.name}: ${summary}`,
     core: false,
     input: z.record(z.string(), z.unknown()),
-    jsonSchema: objectSchema(tool.inputSchema),
+    jsonSchema: schema,
     run: (input) => callMcpTool(scope.env, scope.tenantId, server.id, tool.mcpName, input),
   };
 }

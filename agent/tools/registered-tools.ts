@@ -3,6 +3,7 @@
 // a tenant-wide one of the same name in that project's conversations.
 import { z } from "zod";
 import { loopbackAllowed } from "../../core/outbound-url";
+import { modelToolSchema, withSchemaNote } from "../../core/tool-schema";
 import { callHttpTool } from "../../services/tools/http-call";
 import { openHeaders, toolsInScope, type ToolRow } from "../../services/tools/tool-store";
 import { clientToolDefinition } from "./client-tool";
@@ -17,14 +18,25 @@ const anyObject = z.record(z.string(), z.unknown());
 /** The index line: the name and the description's first sentence. */
 const capabilityOf = (row: ToolRow) => `${row.name}: ${(row.description.split(/(?<=[.!?])\s/)[0] ?? "").slice(0, 120)}`;
 
+/**
+ * The row's schema and description as the model is sent them. Registration refuses what the
+ * Messages API refuses (core/tool-schema.ts); a row stored before that rule (a top-level anyOf)
+ * is flattened here rather than failing every request that carries it.
+ */
+function modelView(row: ToolRow): { description: string; input_schema: Record<string, unknown> } {
+  const { schema, note } = modelToolSchema(JSON.parse(row.inputSchema));
+  return { description: withSchemaNote(row.description, note), input_schema: schema };
+}
+
 export function httpToolDefinition(row: ToolRow, env: ToolEnv): ToolDefinition<Record<string, unknown>> {
+  const view = modelView(row);
   return {
     name: row.name,
-    description: row.description,
+    description: view.description,
     capability: capabilityOf(row),
     core: false,
     input: anyObject,
-    jsonSchema: JSON.parse(row.inputSchema) as Record<string, unknown>,
+    jsonSchema: view.input_schema,
     async run(input, ctx) {
       let headers: Record<string, string>;
       try {
@@ -49,7 +61,7 @@ export function httpToolDefinition(row: ToolRow, env: ToolEnv): ToolDefinition<R
  * (requires_action). Not core: one <capabilities> line, found by tool_search, added by tool_activate.
  */
 export function registeredClientTool(row: ToolRow): ToolDefinition<any> {
-  return clientToolDefinition({ name: row.name, description: row.description, input_schema: JSON.parse(row.inputSchema) as Record<string, unknown> });
+  return clientToolDefinition({ name: row.name, ...modelView(row) });
 }
 
 export async function registeredTools(scope: ToolScope): Promise<ToolDefinition<any>[]> {

@@ -1,17 +1,21 @@
 // What an imported transcript must be, message by message: Anthropic Messages content (a string or
 // text / image / tool_use / tool_result blocks) in this API's stored shape, and every tool_use
 // answered by a tool_result in the next user message of its thread (a sub-agent's segment is its
-// own thread). The first problem is named with the message's index.
+// own thread), and nothing the Messages API would refuse on replay (content-rules.ts). The first
+// problem is named with the message's index.
 import { z } from "zod";
+import { MODEL_IMAGE_TYPES } from "../image-limits";
 import { jsonValueProblem } from "../json-guard";
 import type { ContentBlock, NewMessage, StoredMessage } from "../types";
 import { describeZodError } from "../validation";
+import { checkImportedContent } from "./content-rules";
 
 const text = z.strictObject({ type: z.literal("text"), text: z.string() });
 const image = z.strictObject({
   type: z.literal("image"),
   source: z.union([
-    z.strictObject({ type: z.literal("base64"), media_type: z.string().regex(/^image\/[\w.+-]+$/), data: z.string().regex(/^[A-Za-z0-9+/=]*$/, "must be base64") }),
+    // Sizes, bytes and dimensions are checked by content-rules.ts, naming the block.
+    z.strictObject({ type: z.literal("base64"), media_type: z.enum(MODEL_IMAGE_TYPES), data: z.string().min(1) }),
     z.strictObject({ type: z.literal("url"), url: z.string().url() }),
   ]),
 });
@@ -59,7 +63,9 @@ export function parseImportedMessage(raw: string, where: string): ImportedMessag
   const parsed = importedMessageSchema.safeParse(value);
   if (!parsed.success) throw new TranscriptError(describeZodError(parsed.error, where));
   const m = parsed.data;
-  const content: ContentBlock[] = typeof m.content === "string" ? [{ type: "text", text: m.content }] : (m.content as ContentBlock[]);
+  const checked = checkImportedContent(m.role, typeof m.content === "string" ? [{ type: "text", text: m.content }] : (m.content as ContentBlock[]), where, typeof m.content === "string");
+  if (!checked.ok) throw new TranscriptError(checked.problem);
+  const content = checked.content;
   for (const b of content) {
     if (b.type === "tool_use" && m.role !== "assistant") throw new TranscriptError(`${where}: a tool_use block belongs in an assistant message`);
     if (b.type === "tool_result" && m.role !== "user") throw new TranscriptError(`${where}: a tool_result block belongs in a user message`);

@@ -1,10 +1,10 @@
 // An MCP tool result as the model reads it: text stays text; an image becomes an image block
-// under the same rules as image_view (services/attachments/formats/image/model-image.ts), or a
-// note saying why it is not shown; a resource link or an embedded resource becomes text naming
+// under the Messages API's image limits (core/image-limits.ts, as image_view), checked on the
+// base64 exactly as it will be sent, or a note saying why it is not shown; a resource link or an embedded resource becomes text naming
 // its uri (with the resource's text when it is embedded). Nothing is cut: a large result is kept
 // whole and replayed through stubs and compaction like any other.
 import type { ImageBlock, TextBlock } from "../../core/types";
-import { modelImageProblem } from "../attachments/formats/image/model-image";
+import { checkBase64Image } from "../../core/image-limits";
 
 type McpContent =
   | { type: "text"; text: string }
@@ -20,23 +20,14 @@ export interface McpResultOutput {
   blocks?: Array<TextBlock | ImageBlock>;
 }
 
-const decoded = (b64: string): Uint8Array | null => {
-  try {
-    return Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
-  } catch {
-    return null;
-  }
-};
-
 function toBlock(c: McpContent): TextBlock | ImageBlock {
   switch (c.type) {
     case "text":
       return { type: "text", text: String((c as { text: string }).text) };
     case "image": {
       const { data, mimeType } = c as { data: string; mimeType: string };
-      const bytes = decoded(data);
-      const problem = bytes ? modelImageProblem(mimeType, bytes) : "not valid base64";
-      if (problem) return { type: "text", text: `[image not shown: ${problem}]` };
+      const check = typeof data === "string" ? checkBase64Image(mimeType, data) : { ok: false as const, problem: "no base64 data" };
+      if (!check.ok) return { type: "text", text: `[image not shown: ${check.problem}]` };
       return { type: "image", source: { type: "base64", media_type: mimeType, data } };
     }
     case "resource_link": {

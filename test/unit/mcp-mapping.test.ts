@@ -55,9 +55,9 @@ describe("mcpResultOutput", () => {
   it("refuses images the model may not be shown, saying why", () => {
     const cases: [string, string, RegExp][] = [
       [PIXEL, "image/jpeg", /not a image\/jpeg image/],
-      [PIXEL, "image/tiff", /image\/tiff cannot be viewed/],
+      [PIXEL, "image/tiff", /image\/tiff cannot be sent to the model/],
       ["%%%", "image/png", /not valid base64/],
-      [btoa("x".repeat(6 * 1024 * 1024)), "image/png", /over 5242880 bytes/],
+      [btoa("x".repeat(6 * 1024 * 1024)), "image/png", /an image may be at most 5242880 \(5 MB of base64\)/],
     ];
     for (const [data, mimeType, why] of cases) {
       const out = mcpResultOutput({ content: [{ type: "image", data, mimeType }] });

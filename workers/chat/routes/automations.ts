@@ -2,6 +2,7 @@
 // delete — and each one's recorded runs.
 import { Hono } from "hono";
 import { z } from "zod";
+import { nonBlankText } from "../../../core/blank-text";
 import { cronError } from "../../../core/cron";
 import { isId } from "../../../core/ids";
 import { createAutomation, deleteAutomation, getAutomation, listAutomations, listRuns, updateAutomation, type AutomationRunRow } from "../../../services/automations";
@@ -25,7 +26,8 @@ const schedule = z.string().trim().min(1).max(100).superRefine((v, ctx) => {
 const fields = {
   name: z.string().trim().min(1).max(100),
   schedule,
-  prompt: z.string().trim().min(1).max(20_000),
+  // Each run sends it as a turn's text: blank text the Messages API refuses never gets stored.
+  prompt: nonBlankText(20_000, { trim: true }),
   channel: z.string().regex(CHANNEL_NAME, "letters, digits and . _ - only, at most 64"),
   paused: z.boolean(),
 };

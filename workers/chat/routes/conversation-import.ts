@@ -1,8 +1,10 @@
 // POST /v1/conversations/:id/import: history from another system joins the transcript verbatim
 // (no model call), indexed in the cortex like any turn. Whole exchanges only, so the conversation
-// still alternates user/assistant when the next turn runs.
+// still alternates user/assistant when the next turn runs. Blank text is refused (the Messages API
+// refuses it, and stored it would fail every later turn).
 import { Hono } from "hono";
 import { z } from "zod";
+import { nonBlankText } from "../../../core/blank-text";
 import { isId } from "../../../core/ids";
 import type { ConversationDO } from "../../../durable-objects/conversation/conversation-do";
 import { ApiError, notFound } from "../errors";
@@ -15,7 +17,7 @@ const IMPORT_MAX_CHARS = 100_000;
 
 const importBody = z.strictObject({
   messages: z
-    .array(z.strictObject({ role: z.enum(["user", "assistant"]), text: z.string().min(1, "text: empty").max(IMPORT_MAX_CHARS) }))
+    .array(z.strictObject({ role: z.enum(["user", "assistant"]), text: nonBlankText(IMPORT_MAX_CHARS) }))
     .min(2, "messages: at least one exchange")
     .max(IMPORT_MAX_MESSAGES)
     .refine((ms) => ms.every((m, i) => m.role === (i % 2 === 0 ? "user" : "assistant")) && ms.length % 2 === 0, "messages: whole exchanges, user then assistant"),

@@ -2,6 +2,7 @@
 // episodes that folds record.
 import { Hono } from "hono";
 import { z } from "zod";
+import { nonBlankText } from "../../../core/blank-text";
 import { isId } from "../../../core/ids";
 import { notFound } from "../errors";
 import { createNote, deleteNote, getEpisode, getNote, listEpisodes, listNotes, updateNote } from "../../../services/memory/notes";
@@ -17,9 +18,11 @@ const episode = resource("Episode", "What one fold recorded of a conversation.")
 export const memoryRoutes = new Hono<AppEnv>();
 
 const tags = z.array(z.string().trim().min(1).max(40)).max(20);
-const createBody = z.strictObject({ text: z.string().trim().min(1).max(20_000), title: z.string().trim().min(1).max(200).optional(), tags: tags.optional() });
+// A note's text reaches the model (memory_get, memory_search): never blank, as the API refuses blank text.
+const noteText = nonBlankText(20_000, { trim: true });
+const createBody = z.strictObject({ text: noteText, title: z.string().trim().min(1).max(200).optional(), tags: tags.optional() });
 const patchBody = z
-  .strictObject({ text: z.string().trim().min(1).max(20_000).optional(), title: z.string().trim().min(1).max(200).optional(), tags: tags.optional() })
+  .strictObject({ text: noteText.optional(), title: z.string().trim().min(1).max(200).optional(), tags: tags.optional() })
   .refine((b) => b.text !== undefined || b.title !== undefined || b.tags !== undefined, "give text, title or tags");
 const listQuery = z.strictObject({
   limit: intParam(1, 100).default(20),

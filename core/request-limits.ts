@@ -1,0 +1,137 @@
+// The last pass over a request before it is sent: what the Messages API refuses by count or
+// size, however the history came to hold it, is left out with a placeholder that says how to get
+// it back (core/request-placeholders.ts). The request's other bytes are untouched.
+// - More than 20 images: a side may be at most 2000 px (docs: build-with-claude/vision), so images
+//   larger than that are replaced, oldest first, until 20 remain or none is too large.
+// - More images than the model takes (ModelEntry.maxImages: 100 on 200K-window models, 600
+//   otherwise): the oldest are replaced, in steps of IMAGE_STEP, so the replaced prefix moves
+//   once every IMAGE_STEP new images rather than on every one (the prompt cache holds between).
+// - A body over 32 MB is a 413 (docs: api/errors#request-size-limits): the oldest images are
+//   replaced, then the largest tool results before the last message, then, as a last resort,
+//   the last message's images, until it fits.
+// Pure and deterministic: the same request and limit always give the same bytes.
+import { imageInfo, type ImageInfo } from "./image-size";
+import { MANY_IMAGES, MANY_IMAGES_SIDE } from "./image-limits";
+import { imagePlaceholder, resultStub, utf8Length, type ImageReason, type Locate } from "./request-placeholders";
+import type { ContentBlock, ImageBlock, ModelRequest, TextBlock, ToolResultBlock, ToolUseBlock, WireMessage } from "./types";
+
+/** 32 MB read as 32,000,000 bytes (the smaller reading), less room for what the SDK adds to the body. */
+export const MAX_REQUEST_BYTES = 32_000_000 - 256 * 1024;
+export const IMAGE_STEP = 10;
+
+export interface FitOptions {
+  /** The conversation, named in the conversation_read call of a tool result's stub. */
+  conversationId?: string;
+  /** Where each tool result is stored (toolResultLocator(history)), for the exact conversation_read call. */
+  locate?: Locate;
+  /** The body limit in bytes (tests set a small one). */
+  maxBytes?: number;
+}
+
+export interface FitOutcome {
+  /** The request as it may be sent; the very object given when nothing had to change. */
+  request: ModelRequest;
+  imagesReplaced: number;
+  resultsReplaced: number;
+  /** The serialized body's UTF-8 bytes, after the replacements. */
+  bytes: number;
+  /** False when even every replacement left it over maxBytes (the system prompt and tools alone, or text). */
+  fits: boolean;
+}
+
+interface ImageRef {
+  message: number;
+  block: number;
+  /** The index inside a tool_result's content, when the image is there. */
+  inner?: number;
+  info: ImageInfo | null;
+  call?: ToolUseBlock;
+  replaced: boolean;
+}
+
+const tooLarge = (i: ImageInfo | null) => !!i && (i.width > MANY_IMAGES_SIDE || i.height > MANY_IMAGES_SIDE);
+const bytesOf = (v: unknown) => utf8Length(JSON.stringify(v));
+
+/** Base64 chars of the first 256 KB of an image: enough for every header imageInfo reads. */
+const HEAD_CHARS = Math.ceil((256 * 1024) / 3) * 4;
+
+/** Dimensions from the base64 header (only its first 256 KB are decoded). */
+function headerInfo(b: ImageBlock): ImageInfo | null {
+  if (b.source.type !== "base64") return null;
+  try {
+    const head = atob(b.source.data.slice(0, HEAD_CHARS));
+    return imageInfo(Uint8Array.from(head, (c) => c.charCodeAt(0)));
+  } catch {
+    return null;
+  }
+}
+
+export function fitRequestLimits(request: ModelRequest, maxImages: number, opts: FitOptions = {}): FitOutcome {
+  const maxBytes = opts.maxBytes ?? MAX_REQUEST_BYTES;
+  const messages: WireMessage[] = request.messages.map((m) => ({ ...m, content: typeof m.content === "string" ? m.content : [...m.content] }));
+  const calls = new Map<string, ToolUseBlock>();
+  const images: ImageRef[] = [];
+  messages.forEach((m, message) => {
+    if (typeof m.content === "string") return;
+    m.content.forEach((b, block) => {
+      if (b.type === "tool_use") calls.set(b.id, b);
+      if (b.type === "image") images.push({ message, block, info: headerInfo(b), replaced: false });
+      if (b.type === "tool_result" && Array.isArray(b.content))
+        b.content.forEach((x, inner) => x.type === "image" && images.push({ message, block, inner, info: headerInfo(x), call: calls.get(b.tool_use_id), replaced: false }));
+    });
+  });
+  let bytes = bytesOf(request);
+  let imagesReplaced = 0;
+  let resultsReplaced = 0;
+  const blocks = (i: number) => messages[i].content as ContentBlock[];
+
+  const replaceImage = (ref: ImageRef, reason: ImageReason, limit: number) => {
+    const outer = blocks(ref.message)[ref.block];
+    const current = (ref.inner === undefined ? outer : (outer as ToolResultBlock).content[ref.inner as number]) as ImageBlock;
+    const text: TextBlock = { type: "text", text: imagePlaceholder(current, ref.info, reason, limit, ref.call), ...(current.cache_control ? { cache_control: current.cache_control } : {}) };
+    bytes += bytesOf(text) - bytesOf(current);
+    if (ref.inner === undefined) blocks(ref.message)[ref.block] = text;
+    else {
+      const result = outer as ToolResultBlock;
+      const content = [...(result.content as Array<TextBlock | ImageBlock>)];
+      content[ref.inner] = text;
+      blocks(ref.message)[ref.block] = { ...result, content };
+    }
+    ref.replaced = true;
+    imagesReplaced++;
+  };
+
+  if (images.length > maxImages) {
+    const step = Math.min(images.length, Math.ceil((images.length - maxImages) / IMAGE_STEP) * IMAGE_STEP);
+    for (const ref of images.slice(0, step)) replaceImage(ref, "count", maxImages);
+  }
+  let shown = images.length - imagesReplaced;
+  for (const ref of images) {
+    if (shown <= MANY_IMAGES) break;
+    if (!ref.replaced && tooLarge(ref.info)) (replaceImage(ref, "many-large", MANY_IMAGES), shown--);
+  }
+
+  if (bytes > maxBytes) {
+    const last = messages.length - 1;
+    for (const ref of images) if (bytes > maxBytes && !ref.replaced && ref.message !== last) replaceImage(ref, "size", 0);
+    const results = messages.slice(0, Math.max(0, last)).flatMap((m, message) =>
+      typeof m.content === "string" ? [] : m.content.flatMap((b, block) => (b.type === "tool_result" ? [{ message, block, bytes: bytesOf(b) }] : [])),
+    );
+    // Largest first; equal sizes oldest first, so the choice never depends on sort stability.
+    results.sort((a, b) => b.bytes - a.bytes || a.message - b.message || a.block - b.block);
+    for (const r of results) {
+      if (bytes <= maxBytes) break;
+      const result = blocks(r.message)[r.block] as ToolResultBlock;
+      const chars = typeof result.content === "string" ? result.content.length : result.content.reduce((n, x) => n + (x.type === "text" ? x.text.length : x.source.type === "base64" ? x.source.data.length : 0), 0);
+      const stub: ToolResultBlock = { ...result, content: resultStub(chars, calls.get(result.tool_use_id), opts.locate?.(result.tool_use_id) ?? null, opts.conversationId) };
+      if (bytesOf(stub) >= r.bytes) continue;
+      bytes += bytesOf(stub) - r.bytes;
+      blocks(r.message)[r.block] = stub;
+      resultsReplaced++;
+    }
+    for (const ref of images) if (bytes > maxBytes && !ref.replaced && ref.message === last) replaceImage(ref, "size", 0);
+  }
+
+  const changed = imagesReplaced > 0 || resultsReplaced > 0;
+  return { request: changed ? { ...request, messages } : request, imagesReplaced, resultsReplaced, bytes, fits: bytes <= maxBytes };
+}

@@ -1,0 +1,127 @@
+// A top-level oneOf / anyOf / allOf flattened into one object schema, for tools whose schema is
+// published elsewhere (an MCP server's) and that the Messages API would otherwise refuse on every
+// request. The flat schema keeps every argument the tool takes; the rule it can no longer state
+// (which combinations go together) goes to the description, where the model reads it.
+//
+// - properties: every branch's (and the schema's own). A property in several branches keeps the
+//   one schema when they agree, an enum when each branch pins it to a constant (a discriminator),
+//   and otherwise anyOf (oneOf/anyOf) or allOf (allOf) of the differing schemas: unions are only
+//   refused at the top level.
+// - required: the schema's own, plus what every alternative requires (oneOf/anyOf), or what any
+//   branch requires (allOf, where every branch applies).
+// - a branch that is a local $ref ("#/$defs/X", "#/definitions/X") is read through it.
+import type { JsonSchema, ModelToolSchema } from "./tool-schema";
+
+const UNIONS = ["oneOf", "anyOf", "allOf"] as const;
+type Union = (typeof UNIONS)[number];
+/** How deep nested unions and $refs are followed: a cycle or a pathological schema stops here. */
+const MAX_DEPTH = 4;
+
+const isObj = (v: unknown): v is JsonSchema => !!v && typeof v === "object" && !Array.isArray(v);
+const stable = (v: unknown): string => JSON.stringify(v);
+
+interface Flat {
+  properties: Map<string, JsonSchema[]>;
+  required: Set<string>;
+  notes: string[];
+}
+
+export function flattenUnion(schema: JsonSchema): ModelToolSchema {
+  const defs = { ...(isObj(schema.definitions) ? schema.definitions : {}), ...(isObj(schema.$defs) ? schema.$defs : {}) };
+  const flat = flatten(schema, defs, 0);
+  const properties: JsonSchema = {};
+  for (const [name, variants] of flat.properties) properties[name] = merged(variants, "anyOf");
+  const { oneOf: _o, anyOf: _a, allOf: _l, properties: _p, required: _r, ...rest } = schema;
+  const out: JsonSchema = { ...rest, type: "object", properties };
+  if (flat.required.size) out.required = [...flat.required];
+  return { schema: withoutUnusedDefs(out), note: flat.notes.length ? flat.notes.join("\n") : null };
+}
+
+/** The branches' own definitions are inlined now: a definition nothing refers to any more only costs tokens. */
+function withoutUnusedDefs(s: JsonSchema): JsonSchema {
+  const out = { ...s };
+  for (const key of ["$defs", "definitions"] as const) {
+    const defs = out[key];
+    if (!isObj(defs)) continue;
+    const { $defs: _d, definitions: _n, ...body } = out;
+    const used = new Set<string>();
+    let frontier = [stable(body)];
+    while (frontier.length) {
+      const found = frontier.flatMap((text) => [...text.matchAll(/"#\/(?:\$defs|definitions)\/([^"/]+)"/g)].map((m) => m[1])).filter((n) => !used.has(n) && n in defs);
+      found.forEach((n) => used.add(n));
+      frontier = found.map((n) => stable(defs[n]));
+    }
+    const kept = Object.fromEntries(Object.entries(defs).filter(([n]) => used.has(n)));
+    if (Object.keys(kept).length) out[key] = kept;
+    else delete out[key];
+  }
+  return out;
+}
+
+/** A local $ref read through (bounded), or the schema itself. */
+function resolve(s: unknown, defs: JsonSchema, depth: number): JsonSchema | null {
+  let node = s;
+  for (let i = 0; i <= MAX_DEPTH && isObj(node) && typeof node.$ref === "string"; i++) {
+    const m = /^#\/(?:\$defs|definitions)\/([^/]+)$/.exec(node.$ref);
+    if (!m || !isObj(defs[m[1]])) return null;
+    node = defs[m[1]];
+  }
+  return isObj(node) && depth <= MAX_DEPTH ? node : null;
+}
+
+function flatten(s: JsonSchema, defs: JsonSchema, depth: number): Flat {
+  const flat: Flat = { properties: new Map(), required: new Set(), notes: [] };
+  const own = isObj(s.properties) ? s.properties : {};
+  for (const [name, p] of Object.entries(own)) if (isObj(p)) flat.properties.set(name, [p]);
+  for (const r of Array.isArray(s.required) ? s.required : []) if (typeof r === "string") flat.required.add(r);
+  for (const kind of UNIONS) {
+    if (!Array.isArray(s[kind])) continue;
+    const branches = (s[kind] as unknown[]).map((b) => resolve(b, defs, depth)).filter((b): b is JsonSchema => !!b && (b.type === undefined || b.type === "object"));
+    if (!branches.length) continue;
+    const parts = branches.map((b) => flatten(b, defs, depth + 1));
+    for (const part of parts) {
+      for (const [name, variants] of part.properties) {
+        // The schema's own declaration of a property always applies: it stays as it is.
+        if (own[name] !== undefined) continue;
+        const have = flat.properties.get(name) ?? [];
+        // allOf: every branch's constraint holds, kept as one allOf now (anyOf is the default at the end).
+        flat.properties.set(name, kind === "allOf" ? [merged([...have, ...variants], "allOf")] : [...have, ...variants]);
+      }
+      flat.notes.push(...part.notes);
+    }
+    if (kind === "allOf") for (const part of parts) part.required.forEach((r) => flat.required.add(r));
+    else {
+      for (const r of parts[0].required) if (parts.every((p) => p.required.has(r))) flat.required.add(r);
+      if (parts.length > 1) flat.notes.push(combinationsLine(kind, branches, parts));
+    }
+  }
+  return flat;
+}
+
+/** One schema for the variants of a property: the shared one, an enum of constants, or a union of the differing ones. */
+function merged(variants: JsonSchema[], as: "anyOf" | "allOf"): JsonSchema {
+  const distinct = [...new Map(variants.map((v) => [stable(v), v])).values()];
+  if (distinct.length === 1) return distinct[0];
+  if (as === "anyOf" && distinct.every((v) => "const" in v && Object.keys(v).every((k) => ["const", "type", "title", "description"].includes(k)))) {
+    const types = new Set(distinct.map((v) => stable(v.type)));
+    const description = distinct.find((v) => typeof v.description === "string")?.description;
+    return { ...(types.size === 1 && distinct[0].type !== undefined ? { type: distinct[0].type } : {}), enum: distinct.map((v) => v.const), ...(description !== undefined ? { description } : {}) };
+  }
+  return { [as]: distinct };
+}
+
+/** "Accepts exactly one of these argument combinations: (1) kind="circle", radius; (2) kind="square", side." */
+function combinationsLine(kind: Exclude<Union, "allOf">, branches: JsonSchema[], parts: Flat[]): string {
+  const each = parts.map((part, i) => {
+    const b = branches[i];
+    const names = part.required.size ? [...part.required] : [...part.properties.keys()];
+    const args = names.map((n) => {
+      const only = part.properties.get(n);
+      return only?.length === 1 && "const" in only[0] ? `${n}=${stable(only[0].const)}` : n;
+    });
+    const label = typeof b.title === "string" ? `${b.title}: ` : "";
+    return `(${i + 1}) ${label}${args.length ? args.join(", ") : "no arguments"}`;
+  });
+  const how = kind === "oneOf" ? "exactly one of" : "one or more of";
+  return `Accepts ${how} these argument combinations: ${each.join("; ")}.`;
+}

@@ -6,6 +6,8 @@
 // tool-result stubs plug in here too, by rewriting blocks of the tail; callers do not change.
 import { messageChars } from "./render";
 import { CONTINUE_PROMPT, needsContinuePrompt, replayableHistory } from "./replay-rules";
+import { fitRequestLimits } from "./request-limits";
+import { toolResultLocator } from "./request-placeholders";
 import { applyStubs } from "./stubs";
 import type { ModelEntry } from "./models/catalog";
 import { modelParams, serverToolSpecs } from "./model-params";
@@ -63,7 +65,7 @@ export function buildModelRequest(input: ReplayInput): { request: ModelRequest; 
   const stubs = applyStubs(masterThread(input.history), input.settings, input.conversationId);
   const preamble = input.summary ? summaryPreamble(input.conversationId, input.summary) : [];
   const messages = withCacheBreakpoints([...preamble, ...toWireMessages(stubs.messages)], preamble.length);
-  const request: ModelRequest = {
+  const built: ModelRequest = {
     // The settings' id (or alias); the entry's own id when it stands in for a retired model.
     model: input.model.id === input.settings.model || input.model.aliases.includes(input.settings.model) ? input.settings.model : input.model.id,
     ...modelParams(input.settings, input.model),
@@ -71,6 +73,11 @@ export function buildModelRequest(input: ReplayInput): { request: ModelRequest; 
     tools: [...input.tools, ...serverToolSpecs(input.settings.serverTools, input.model)],
     messages,
   };
+  // Last: what the API refuses by count or size (images past its limits, a body over 32 MB) is left
+  // out with a placeholder naming the call that brings it back (core/request-limits.ts).
+  let located: ReturnType<typeof toolResultLocator> | undefined;
+  const locate: ReturnType<typeof toolResultLocator> = (id) => (located ??= toolResultLocator(input.history))(id);
+  const request = fitRequestLimits(built, input.model.maxImages, { conversationId: input.conversationId, locate }).request;
   const estimate = {
     ...estimateRequest(request, input.settings),
     stubbedResults: stubs.stubbed,

@@ -274,6 +274,11 @@ export interface Routes {
         charsPerToken?: number;
         maxToolIterations?: number;
         clientToolTimeoutSeconds?: number;
+        effort?: "low" | "medium" | "high" | "xhigh" | "max" | null;
+        thinking?: "auto" | "adaptive" | "between_tools" | "disabled";
+        thinkingDisplay?: "summarized" | "omitted";
+        refusalFallbackModel?: string | null;
+        serverTools?: Array<"web_search" | "web_fetch">;
       };
       projectId?: string;
     };
@@ -317,6 +322,11 @@ export interface Routes {
         charsPerToken?: number;
         maxToolIterations?: number;
         clientToolTimeoutSeconds?: number;
+        effort?: "low" | "medium" | "high" | "xhigh" | "max" | null;
+        thinking?: "auto" | "adaptive" | "between_tools" | "disabled";
+        thinkingDisplay?: "summarized" | "omitted";
+        refusalFallbackModel?: string | null;
+        serverTools?: Array<"web_search" | "web_fetch">;
       };
     };
     response: Schemas["Conversation"];
@@ -812,6 +822,26 @@ export interface Routes {
     body: undefined;
     response: Schemas["Episode"];
   };
+  "GET /v1/models": {
+    path: undefined;
+    query: {
+      status?: "active" | "legacy" | "deprecated" | "retired";
+    };
+    body: undefined;
+    response: {
+      models: Array<Schemas["Model"]>;
+      next: string | number | null;
+      [key: string]: unknown;
+    };
+  };
+  "GET /v1/models/{id}": {
+    path: {
+      id: string;
+    };
+    query: undefined;
+    body: undefined;
+    response: Schemas["Model"];
+  };
   "GET /v1/projects": {
     path: undefined;
     query: {
@@ -830,6 +860,27 @@ export interface Routes {
     query: undefined;
     body: {
       name: string;
+      settings?: {
+        foldThresholdChars?: number;
+        tailMessages?: number;
+        summaryMaxChars?: number;
+        stubMinChars?: number;
+        stubAfterExchanges?: number;
+        stubBatchChars?: number;
+        model?: string;
+        contextWindowTokens?: number;
+        outputReserveTokens?: number;
+        compactTriggerRatio?: number;
+        compactTargetRatio?: number;
+        charsPerToken?: number;
+        maxToolIterations?: number;
+        clientToolTimeoutSeconds?: number;
+        effort?: "low" | "medium" | "high" | "xhigh" | "max" | null;
+        thinking?: "auto" | "adaptive" | "between_tools" | "disabled";
+        thinkingDisplay?: "summarized" | "omitted";
+        refusalFallbackModel?: string | null;
+        serverTools?: Array<"web_search" | "web_fetch">;
+      };
     };
     response: Schemas["Project"];
   };
@@ -847,6 +898,37 @@ export interface Routes {
     };
     query: undefined;
     body: undefined;
+    response: Schemas["Project"];
+  };
+  "PATCH /v1/projects/{id}": {
+    path: {
+      id: string;
+    };
+    query: undefined;
+    body: {
+      name?: string;
+      settings?: {
+        foldThresholdChars?: number;
+        tailMessages?: number;
+        summaryMaxChars?: number;
+        stubMinChars?: number;
+        stubAfterExchanges?: number;
+        stubBatchChars?: number;
+        model?: string;
+        contextWindowTokens?: number;
+        outputReserveTokens?: number;
+        compactTriggerRatio?: number;
+        compactTargetRatio?: number;
+        charsPerToken?: number;
+        maxToolIterations?: number;
+        clientToolTimeoutSeconds?: number;
+        effort?: "low" | "medium" | "high" | "xhigh" | "max" | null;
+        thinking?: "auto" | "adaptive" | "between_tools" | "disabled";
+        thinkingDisplay?: "summarized" | "omitted";
+        refusalFallbackModel?: string | null;
+        serverTools?: Array<"web_search" | "web_fetch">;
+      };
+    };
     response: Schemas["Project"];
   };
   "GET /v1/projects/{id}/files": {
@@ -908,6 +990,40 @@ export interface Routes {
       next: string | number | null;
       [key: string]: unknown;
     };
+  };
+  "GET /v1/settings": {
+    path: undefined;
+    query: undefined;
+    body: undefined;
+    response: Schemas["DefaultSettings"];
+  };
+  "PUT /v1/settings": {
+    path: undefined;
+    query: undefined;
+    body: {
+      settings: {
+        foldThresholdChars?: number;
+        tailMessages?: number;
+        summaryMaxChars?: number;
+        stubMinChars?: number;
+        stubAfterExchanges?: number;
+        stubBatchChars?: number;
+        model?: string;
+        contextWindowTokens?: number;
+        outputReserveTokens?: number;
+        compactTriggerRatio?: number;
+        compactTargetRatio?: number;
+        charsPerToken?: number;
+        maxToolIterations?: number;
+        clientToolTimeoutSeconds?: number;
+        effort?: "low" | "medium" | "high" | "xhigh" | "max" | null;
+        thinking?: "auto" | "adaptive" | "between_tools" | "disabled";
+        thinkingDisplay?: "summarized" | "omitted";
+        refusalFallbackModel?: string | null;
+        serverTools?: Array<"web_search" | "web_fetch">;
+      };
+    };
+    response: Schemas["DefaultSettings"];
   };
   "GET /v1/tools": {
     path: undefined;
@@ -982,6 +1098,16 @@ export interface Routes {
     };
     response: Schemas["Tool"];
   };
+  "GET /v1/usage": {
+    path: undefined;
+    query: {
+      from?: string | number;
+      to?: string | number;
+      conversation?: string | number;
+    };
+    body: undefined;
+    response: Schemas["Usage"];
+  };
 }
 
 export interface Schemas {
@@ -1000,6 +1126,16 @@ export interface Schemas {
   };
   Conversation: {
     id: string;
+    [key: string]: unknown;
+  };
+  DefaultSettings: {
+    settings: {
+      [key: string]: unknown;
+    };
+    effective: {
+      model: string;
+      [key: string]: unknown;
+    };
     [key: string]: unknown;
   };
   Episode: {
@@ -1028,6 +1164,17 @@ export interface Schemas {
       type: string;
       [key: string]: unknown;
     }>;
+    [key: string]: unknown;
+  };
+  Model: {
+    id: string;
+    aliases: Array<string>;
+    name: string;
+    status: "active" | "legacy" | "deprecated" | "retired";
+    replacement: string | null;
+    contextWindowTokens: number | null;
+    maxOutputTokens: number | null;
+    sources: Array<string>;
     [key: string]: unknown;
   };
   Note: {
@@ -1130,6 +1277,17 @@ export interface Schemas {
     text: string;
     [key: string]: unknown;
   } | {
+    type: "thinking";
+    agent?: {
+      segment: string;
+      name: string;
+    };
+    turnId: string;
+    block: number;
+    text: string;
+    redacted?: true;
+    [key: string]: unknown;
+  } | {
     type: "tool_use";
     agent?: {
       segment: string;
@@ -1224,6 +1382,46 @@ export interface Schemas {
       type: string;
       message: string;
       status?: number;
+      requestId?: string;
+      [key: string]: unknown;
+    };
+    [key: string]: unknown;
+  } | {
+    type: "refusal";
+    agent?: {
+      segment: string;
+      name: string;
+    };
+    turnId: string;
+    model: string;
+    category: string | null;
+    explanation: string | null;
+    fallbackModel?: string;
+    [key: string]: unknown;
+  } | {
+    type: "model_changed";
+    agent?: {
+      segment: string;
+      name: string;
+    };
+    turnId: string;
+    from: string;
+    to: string;
+    reason: "retired" | "refusal_fallback";
+    retiredOn?: string;
+    [key: string]: unknown;
+  } | {
+    type: "retry";
+    agent?: {
+      segment: string;
+      name: string;
+    };
+    turnId: string;
+    attempt: number;
+    delayMs: number;
+    error: {
+      type: string;
+      message: string;
       [key: string]: unknown;
     };
     [key: string]: unknown;
@@ -1261,6 +1459,39 @@ export interface Schemas {
       }>;
       expiresAt: string;
     };
+    [key: string]: unknown;
+  };
+  Usage: {
+    from: string;
+    to: string;
+    currency: "USD";
+    total: {
+      input_tokens: number;
+      output_tokens: number;
+      cache_creation_input_tokens: number;
+      cache_read_input_tokens: number;
+      thinking_tokens: number;
+      cost_usd: number;
+      [key: string]: unknown;
+    };
+    conversations: Array<{
+      input_tokens: number;
+      output_tokens: number;
+      cache_creation_input_tokens: number;
+      cache_read_input_tokens: number;
+      thinking_tokens: number;
+      cost_usd: number;
+      [key: string]: unknown;
+    }>;
+    models: Array<{
+      input_tokens: number;
+      output_tokens: number;
+      cache_creation_input_tokens: number;
+      cache_read_input_tokens: number;
+      thinking_tokens: number;
+      cost_usd: number;
+      [key: string]: unknown;
+    }>;
     [key: string]: unknown;
   };
 }

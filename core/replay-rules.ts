@@ -31,8 +31,12 @@ const blank = (s: string) => s.trim() === "";
  */
 export function replayableHistory(history: readonly StoredMessage[]): StoredMessage[] {
   const kept = withoutRefusedTurns(history);
-  let lastPrompt = -1;
-  kept.forEach((m, i) => isPrompt(m) && (lastPrompt = i));
+  // A turn that has ended keeps no thinking either: the next request starts a new turn (so /replay
+  // shows what it will carry). One still running ends on a user message or on a reply to continue.
+  const last = kept[kept.length - 1];
+  const ended = last?.role === "assistant" && !CUT_OFF_STOPS.has(last.stopReason ?? "") && last.stopReason !== "pause_turn";
+  let lastPrompt = ended ? kept.length : -1;
+  if (!ended) kept.forEach((m, i) => isPrompt(m) && (lastPrompt = i));
   const out: StoredMessage[] = [];
   kept.forEach((m, i) => {
     const content = cleanContent(m.content, i < lastPrompt);

@@ -3,6 +3,7 @@
 import { and, desc, eq, lt } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
 import { conversations } from "../db/schema";
+import { usageInsert, type UsageEvent } from "./usage";
 
 export type ConversationRow = typeof conversations.$inferSelect;
 
@@ -19,7 +20,17 @@ export async function updateConversationRow(
   id: string,
   fields: Partial<Pick<ConversationRow, "title" | "updatedAt" | "messageCount">>,
 ): Promise<void> {
-  await drizzle(db).update(conversations).set(fields).where(eq(conversations.id, id));
+  await conversationRowUpdate(drizzle(db), id, fields);
+}
+
+function conversationRowUpdate(d: ReturnType<typeof drizzle>, id: string, fields: Partial<Pick<ConversationRow, "title" | "updatedAt" | "messageCount">>) {
+  return d.update(conversations).set(fields).where(eq(conversations.id, id));
+}
+
+/** After a turn: the listing row and the turn's usage rows, in one D1 round trip. */
+export async function refreshConversationRow(db: D1Database, id: string, fields: Partial<Pick<ConversationRow, "title" | "updatedAt" | "messageCount">>, usage: readonly UsageEvent[]): Promise<void> {
+  const d = drizzle(db);
+  await d.batch([conversationRowUpdate(d, id, fields), ...usage.map((u) => usageInsert(d, u))]);
 }
 
 /** Newest first (ids sort by creation time); `before` is the last id of the previous page. */

@@ -20,8 +20,13 @@ export interface UsageEvent {
 }
 
 export async function recordUsage(db: D1Database, e: UsageEvent): Promise<void> {
+  await usageInsert(drizzle(db), e);
+}
+
+/** The row's insert, for a caller that batches it with other writes (one D1 round trip). */
+export function usageInsert(d: ReturnType<typeof drizzle>, e: UsageEvent) {
   const u = e.usage;
-  await drizzle(db)
+  return d
     .insert(usageEvents)
     .values({
       tenantId: e.tenantId,

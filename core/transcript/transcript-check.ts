@@ -6,11 +6,11 @@
 import { z } from "zod";
 import { MODEL_IMAGE_TYPES } from "../image-limits";
 import { jsonValueProblem } from "../json-guard";
-import type { ContentBlock, NewMessage, StoredMessage } from "../types";
+import { isServerToolResult, isThinkingBlock, SERVER_TOOL_RESULT_TYPES, type ContentBlock, type NewMessage, type StoredMessage } from "../types";
 import { describeZodError } from "../validation";
 import { checkImportedContent } from "./content-rules";
 
-const text = z.strictObject({ type: z.literal("text"), text: z.string() });
+const text = z.strictObject({ type: z.literal("text"), text: z.string(), citations: z.array(z.record(z.string(), z.unknown())).max(1_000).nullable().optional() });
 const image = z.strictObject({
   type: z.literal("image"),
   source: z.union([
@@ -26,8 +26,24 @@ const toolResult = z.strictObject({
   content: z.union([z.string(), z.array(z.discriminatedUnion("type", [text, image]))]),
   is_error: z.boolean().optional(),
 });
-const block = z.discriminatedUnion("type", [text, image, toolUse, toolResult]);
-const usage = z.strictObject({ input_tokens: z.number().int().min(0), output_tokens: z.number().int().min(0), cache_creation_input_tokens: z.number().int().min(0), cache_read_input_tokens: z.number().int().min(0) });
+// What a model's reply carries besides text and tool calls, kept as the API sent it (types.ts):
+// thinking is never replayed outside the turn that produced it; server tool blocks replay verbatim.
+const thinking = z.strictObject({ type: z.literal("thinking"), thinking: z.string(), signature: z.string().min(1) });
+const redactedThinking = z.strictObject({ type: z.literal("redacted_thinking"), data: z.string().min(1) });
+const serverToolUse = z.strictObject({ type: z.literal("server_tool_use"), id: z.string().min(1).max(200), name: z.string().min(1).max(200), input: z.record(z.string(), z.unknown()), caller: z.unknown().optional() });
+const serverResult = (type: (typeof SERVER_TOOL_RESULT_TYPES)[number]) => z.strictObject({ type: z.literal(type), tool_use_id: z.string().min(1).max(200), content: z.unknown(), caller: z.unknown().optional() });
+const block = z.discriminatedUnion("type", [text, image, toolUse, toolResult, thinking, redactedThinking, serverToolUse, ...SERVER_TOOL_RESULT_TYPES.map(serverResult)]);
+const count = z.number().int().min(0);
+const usage = z.strictObject({
+  input_tokens: count,
+  output_tokens: count,
+  cache_creation_input_tokens: count,
+  cache_read_input_tokens: count,
+  thinking_tokens: count.optional(),
+  web_search_requests: count.optional(),
+  web_fetch_requests: count.optional(),
+  cost_usd: z.number().min(0).optional(),
+});
 
 /** A message as Anthropic's API takes it, or as this API exports it (its id and seq are reassigned). */
 export const importedMessageSchema = z.strictObject({
@@ -69,6 +85,7 @@ export function parseImportedMessage(raw: string, where: string): ImportedMessag
   for (const b of content) {
     if (b.type === "tool_use" && m.role !== "assistant") throw new TranscriptError(`${where}: a tool_use block belongs in an assistant message`);
     if (b.type === "tool_result" && m.role !== "user") throw new TranscriptError(`${where}: a tool_result block belongs in a user message`);
+    if (m.role !== "assistant" && (isThinkingBlock(b) || b.type === "server_tool_use" || isServerToolResult(b))) throw new TranscriptError(`${where}: a ${b.type} block belongs in an assistant message`);
   }
   const out: ImportedMessage = { role: m.role, content };
   if (m.createdAt) out.createdAt = m.createdAt;

@@ -3,9 +3,9 @@
 // a durable alarm retries whatever a failure or an eviction left undone.
 import { messageDoc } from "../../services/cortex";
 import { cortexFor } from "../../services/cortex/routing";
-import { updateConversationRow } from "../../services/conversation-list";
+import { refreshConversationRow } from "../../services/conversation-list";
 import { recordEpisode } from "../../services/memory/notes";
-import { recordUsage, type UsageEvent } from "../../services/usage";
+import type { UsageEvent } from "../../services/usage";
 import type { ConversationHead } from "../../services/record/conversation-head";
 import { ConversationGone } from "./conversation-delete";
 import type { ObjectScope } from "./object-scope";
@@ -53,15 +53,19 @@ export class IndexOutbox {
           store.setIndexedThrough(batch[batch.length - 1].seq);
         }
       } while (this.indexAgain);
+      const usage: { key: string; event: UsageEvent }[] = [];
       for (const item of store.outbox()) {
-        if (item.key.startsWith("episode:")) await deletion.guard(() => recordEpisode(this.scope.env, item.payload as Parameters<typeof recordEpisode>[1]));
         if (item.key.startsWith("usage:")) {
-          const u = item.payload as Omit<UsageEvent, "tenantId" | "id" | "kind">;
-          await recordUsage(this.scope.env.DB, { ...u, tenantId: head.tenantId, id: item.key.slice("usage:".length), kind: "turn" });
+          usage.push({ key: item.key, event: { ...(item.payload as Omit<UsageEvent, "tenantId" | "id" | "kind">), tenantId: head.tenantId, id: item.key.slice("usage:".length), kind: "turn" } });
+          continue;
         }
+        if (item.key.startsWith("episode:")) await deletion.guard(() => recordEpisode(this.scope.env, item.payload as Parameters<typeof recordEpisode>[1]));
         store.deleteOutbox(item.key);
       }
-      await deletion.guard(() => updateConversationRow(this.scope.env.DB, head.id, { messageCount: store.lastSeq(), updatedAt: new Date().toISOString(), title: head.title }));
+      // The listing row and the turns' usage rows in one D1 round trip (a usage row is written once by its id).
+      const row = { messageCount: store.lastSeq(), updatedAt: new Date().toISOString(), title: head.title };
+      await deletion.guard(() => refreshConversationRow(this.scope.env.DB, head.id, row, usage.map((u) => u.event)));
+      for (const u of usage) store.deleteOutbox(u.key);
       // Caught up: the reminder append set is not needed (a later append sets it again).
       if (store.indexedThrough() >= store.lastSeq() && !store.outbox().length && !this.indexAgain) {
         const needed = await this.alarmNeeded();

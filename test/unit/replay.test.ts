@@ -108,6 +108,8 @@ describe("the API's replay rules", () => {
     const w = toWireMessages(h);
     expect(w[1].content).toEqual([text("one")]);
     expect(w[3].content).toEqual([thinking("now"), call("t1")]);
+    // Once the turn has ended, the next request is a new turn: no thinking at all.
+    expect(JSON.stringify(toWireMessages([...h, asst("end_turn", thinking("last"), text("done"))]))).not.toContain('"thinking"');
     // A turn whose only content was thinking leaves no empty message behind.
     const cut = toWireMessages([msg("user", text("a")), asst("max_tokens", thinking("x")), msg("user", text("b"))]);
     expect(cut).toEqual([{ role: "user", content: [text("a"), text("b")] }]);

@@ -2,7 +2,7 @@
 import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { api, createConversation, eventually, newTenant, send, textOf, transcript } from "./helpers";
+import { api, createConversation, eventually, newTenant, send, replyText, textOf, transcript } from "./helpers";
 import { shardCount } from "./cortex-rows";
 import { cortexFor } from "../../services/cortex/routing";
 
@@ -39,7 +39,7 @@ describe("conversations", () => {
     const got = await api("GET", `/v1/conversations/${b}`);
     expect(got.status).toBe(200);
     expect(got.json).toMatchObject({ id: b, messageCount: 0, summary: null, summarizedThroughMessage: null, summarizedThroughMessageId: null });
-    expect(got.json.settings).toMatchObject({ foldThresholdChars: 5000, tailMessages: 8, summaryMaxChars: 6000, stubMinChars: 2000, compactTriggerRatio: 0.75, charsPerToken: 1.5 });
+    expect(got.json.settings).toMatchObject({ foldThresholdChars: 5000, tailMessages: 8, summaryMaxChars: 6000, stubMinChars: 2000, compactTriggerRatio: 0.75, charsPerToken: 1.15, contextWindowTokens: 1_000_000, model: "claude-sonnet-5-5" });
     const list = await eventually(async () => {
       const r = await api("GET", "/v1/conversations?limit=100");
       return r.json.conversations.some((c: any) => c.id === a) ? r : null;
@@ -77,7 +77,7 @@ describe("conversations", () => {
     const cross = await api("PATCH", `/v1/conversations/${id}`, { settings: { contextWindowTokens: 4000, outputReserveTokens: 8000 } });
     expect(cross.status).toBe(400);
     expect(cross.json.error.message).toMatch(/outputReserveTokens/);
-    expect((await api("GET", `/v1/conversations/${id}`)).json.settings.contextWindowTokens).toBe(200000);
+    expect((await api("GET", `/v1/conversations/${id}`)).json.settings.contextWindowTokens).toBe(1_000_000);
   });
 
   it("answers malformed JSON, wrong content types and unknown routes with JSON errors", async () => {
@@ -123,8 +123,11 @@ describe("turns", () => {
     const id = await createConversation();
     const r = await send(id, "@reply-chars 6000");
     const assistant = r.json.messages.find((m: any) => m.role === "assistant");
-    expect(assistant.content).toHaveLength(1);
-    expect(assistant.content[0].text.length).toBeGreaterThan(5500);
+    // One text block beside the thinking the model opened its reply with.
+    const texts = assistant.content.filter((b: any) => b.type === "text");
+    expect(texts).toHaveLength(1);
+    expect(assistant.content.map((b: any) => b.type)).toEqual(["thinking", "text"]);
+    expect(texts[0].text.length).toBeGreaterThan(5500);
   });
 
   it("serializes 20 parallel sends into 20 ordered turns, none lost", async () => {
@@ -157,7 +160,7 @@ describe("turns", () => {
     const result = r.json.messages[2].content[0];
     expect(result.type).toBe("tool_result");
     const body = result.content.slice(result.content.indexOf("\n") + 1);
-    expect(body).toBe(bigMsg.content[0].text);
+    expect(body).toBe(replyText(bigMsg));
   });
 
   it("pages a message larger than one read and names the next call", async () => {
@@ -171,7 +174,7 @@ describe("turns", () => {
     const second = await send(id, `@tool conversation_read ${next![1]}`);
     const page2 = second.json.messages[2].content[0].content as string;
     const strip = (s: string) => s.slice(s.indexOf("\n") + 1);
-    expect(strip(page1) + strip(page2)).toBe(bigMsg.content[0].text);
+    expect(strip(page1) + strip(page2)).toBe(replyText(bigMsg));
   });
 
   it("reads another conversation of the same tenant, but never another tenant's", async () => {
@@ -247,13 +250,19 @@ describe("replay", () => {
     await send(id, "first question");
     const r = await api("GET", `/v1/conversations/${id}/replay`);
     expect(r.status).toBe(200);
-    expect(r.json.model).toBe("claude-sonnet-4-5");
+    expect(r.json.model).toBe("claude-sonnet-5-5");
+    // Claude Sonnet 5.5 thinks by default: the request asks for its thinking summarized, at the model's default effort.
+    expect(r.json.thinking).toEqual({ type: "adaptive", display: "summarized" });
+    expect(r.json.output_config).toBeUndefined();
+    expect(r.json.max_tokens).toBe(32_000);
     expect(r.json.system[0].text).toMatch(/operating_contract/);
     expect(r.json.tools.map((t: any) => t.name)).toContain("conversation_read");
     expect(r.json.messages.map((m: any) => m.role)).toEqual(["user", "assistant"]);
     expect(r.json.messages[0].content[0].text).toBe("first question");
-    expect(r.json.estimate.tokens).toBe(Math.ceil(r.json.estimate.chars / 1.5));
-    expect(r.json.estimate.budgetTokens).toBe(200000 - 8192);
+    // The turn is over: its thinking is not replayed (only the turn in progress carries its own).
+    expect(JSON.stringify(r.json.messages)).not.toContain('"thinking"');
+    expect(r.json.estimate.tokens).toBe(Math.ceil(r.json.estimate.chars / 1.15));
+    expect(r.json.estimate.budgetTokens).toBe(1_000_000 - 32_000);
   });
 });
 

@@ -186,8 +186,9 @@ describe("fault: the fold call overflows the model's window", () => {
     const ledger = new Ledger(await createConversation({ foldThresholdChars: 30_000 }));
     for (let i = 0; i < 14; i++) await ledger.turn(`long turn ${i}\n@reply-chars 3000`);
     await ledger.check();
-    // The model changes to one with a 3,000-token window while the settings keep claiming 200,000.
-    expect((await api("PATCH", `/v1/conversations/${ledger.id}`, { settings: { model: "offline-3k" } })).status).toBe(200);
+    // The model changes to one with a 3,000-token window while the settings keep claiming 1,000,000
+    // (a model change alone would bring the window setting along with it).
+    expect((await api("PATCH", `/v1/conversations/${ledger.id}`, { settings: { model: "offline-3k", contextWindowTokens: 1_000_000 } })).status).toBe(200);
     const jobId = (await lease(ledger.id))?.jobId;
     expect(jobId).toBeTruthy();
     const rec = scriptedClient([]);
@@ -196,7 +197,7 @@ describe("fault: the fold call overflows the model's window", () => {
     expect(overflows).toBeGreaterThanOrEqual(1);
     expect(rec.calls.at(-1)).toBe(200);
     await ledger.check();
-    await api("PATCH", `/v1/conversations/${ledger.id}`, { settings: { model: "claude-sonnet-4-5" } });
+    expect((await api("PATCH", `/v1/conversations/${ledger.id}`, { settings: { model: "claude-sonnet-5-5" } })).status).toBe(200);
     await ledger.survives();
     reportInjections("overflow 400, fold summarizer call", overflows);
   });

@@ -1,4 +1,6 @@
 // Helpers for workerd integration tests: requests through the chat worker's real fetch handler.
+import { OFFLINE_BASE_URL } from "../../core/model-client";
+import { createOfflineModelFetch } from "../../core/offline-model";
 import { exports } from "cloudflare:workers";
 import { jsonOrUndefined } from "../json-body";
 
@@ -70,7 +72,13 @@ export async function transcript(id: string, key?: string): Promise<any[]> {
 }
 
 export const textOf = (m: any): string =>
-  (m.content as any[]).map((b) => (b.type === "text" ? b.text : b.type === "tool_result" ? (typeof b.content === "string" ? b.content : "") : JSON.stringify(b.input ?? ""))).join("\n");
+  (m.content as any[])
+    .filter((b) => b.type !== "thinking" && b.type !== "redacted_thinking")
+    .map((b) => (b.type === "text" ? b.text : b.type === "tool_result" ? (typeof b.content === "string" ? b.content : "") : JSON.stringify(b.input ?? "")))
+    .join("\n");
+
+/** A reply's text: its text blocks joined (a reply of a thinking model starts with a thinking block). */
+export const replyText = (m: any): string => (m.content as any[]).filter((b) => b.type === "text").map((b) => b.text).join("");
 
 /**
  * Polls until fn returns a truthy value (indexing runs after the response) and returns it; fails
@@ -109,4 +117,17 @@ export async function connectSocket(path: string, headers: Record<string, string
       setTimeout(() => reject(new Error(`timed out; saw ${events.map((e) => e.type).join(",")}`)), timeoutMs);
     });
   return { status: res.status, text: ws ? "" : await res.text(), headers: res.headers, ws, events, next };
+}
+
+/**
+ * What the offline model counts for a request (its count_tokens endpoint), as the model it stands
+ * in for counts it: the replay view of `replay` plus `prompt` as a new user message.
+ */
+export async function modelCount(replay: any, prompt: string): Promise<number> {
+  const { estimate: _e, max_tokens: _m, ...request } = replay;
+  const res = await createOfflineModelFetch()(`${OFFLINE_BASE_URL}/v1/messages/count_tokens`, {
+    method: "POST",
+    body: JSON.stringify({ ...request, messages: [...replay.messages, { role: "user", content: [{ type: "text", text: prompt }] }] }),
+  });
+  return ((await res.json()) as { input_tokens: number }).input_tokens;
 }

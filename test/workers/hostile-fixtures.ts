@@ -26,6 +26,8 @@ export interface Owned {
   channel: string;
   channelConv: string;
   date: string;
+  /** A model of the catalog (the same for every tenant: the catalog is not a tenant's). */
+  model: string;
   /** A finished tenant-wide export. */
   exp: string;
   /** A registered MCP server, and the name the model sees for one of its tools. */
@@ -75,7 +77,7 @@ export async function ownEverything(label: string): Promise<Owned> {
   // So does the export job (a queue consumer writing to R2).
   await eventually(async () => (await api("GET", `/v1/exports/${exp}`, undefined, { key })).json.status === "done", 20_000);
   const mcp = ok(await api("POST", "/v1/mcp-servers", { name: `${label}-tools`, url: `http://127.0.0.1:${inject("mcpFixturePort")}/mcp` }, { key }), "MCP server").json.id;
-  return { key, keyId, tenantId, conv, msg, att, upload, mem, epi, auto, proj, file, channel, channelConv, date, exp, mcp, mcpTool: `mcp__${label}-tools__add`, tool, toolName };
+  return { key, keyId, tenantId, conv, msg, att, upload, mem, epi, auto, proj, file, channel, channelConv, date, model: "claude-sonnet-5-5", exp, mcp, mcpTool: `mcp__${label}-tools__add`, tool, toolName };
 }
 
 // ---- the route table ------------------------------------------------------------------------
@@ -154,6 +156,7 @@ export const ROUTES: RouteSpec[] = [
   { method: "POST", path: "/v1/projects", body: "json", sample: { name: "p" } },
   { method: "GET", path: "/v1/projects", body: "none" },
   { method: "GET", path: "/v1/projects/:id", body: "none" },
+  { method: "PATCH", path: "/v1/projects/:id", body: "json", sample: { name: "p2" } },
   { method: "DELETE", path: "/v1/projects/:id", body: "none" },
   { method: "GET", path: "/v1/projects/:id/files", body: "none" },
   { method: "POST", path: "/v1/projects/:id/files", body: "raw", query: { name: "f.txt" } },
@@ -174,6 +177,11 @@ export const ROUTES: RouteSpec[] = [
   { method: "GET", path: "/v1/tools/:id", body: "none" },
   { method: "PATCH", path: "/v1/tools/:id", body: "json", sample: { description: "d" } },
   { method: "DELETE", path: "/v1/tools/:id", body: "none" },
+  { method: "GET", path: "/v1/models", body: "none", query: { status: "active" } },
+  { method: "GET", path: "/v1/models/:id", body: "none" },
+  { method: "GET", path: "/v1/usage", body: "none", query: { from: "2026-01-01", to: "2026-01-31" } },
+  { method: "GET", path: "/v1/settings", body: "none" },
+  { method: "PUT", path: "/v1/settings", body: "json", sample: { settings: { tailMessages: 8 } } },
 ];
 
 /** Every handler route the app registers (middleware excluded), as "METHOD /path". */
@@ -204,6 +212,7 @@ export function paramKind(path: string, param: string): keyof Owned | "part" | "
   if (path.startsWith("/v1/exports/")) return "exp";
   if (path.startsWith("/v1/mcp-servers/")) return "mcp";
   if (path.startsWith("/v1/tools/")) return "tool";
+  if (path.startsWith("/v1/models/")) return "model";
   throw new Error(`no kind for ${param} in ${path}`);
 }
 

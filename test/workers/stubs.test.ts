@@ -1,8 +1,7 @@
 // Stale tool-result stubs end to end inside workerd: both rebuild paths, determinism, and
 // byte-exact recovery through the call each stub names.
 import { describe, expect, it } from "vitest";
-import { countRequestTokens } from "../../core/tokens";
-import { api, createConversation, send, transcript } from "./helpers";
+import { api, createConversation, modelCount, send, transcript } from "./helpers";
 
 const results = (messages: any[]) => messages.flatMap((m) => (Array.isArray(m.content) ? m.content : [])).filter((b: any) => b.type === "tool_result");
 
@@ -39,7 +38,7 @@ describe("stubs", () => {
     // Path 2: the model's next request counts exactly what the replay shows, plus the new prompt.
     const now = (await api("GET", `/v1/conversations/${id}/replay`)).json;
     const next = "one more question";
-    const expected = countRequestTokens({ ...now, messages: [...now.messages, { role: "user", content: [{ type: "text", text: next }] }] });
+    const expected = await modelCount(now, next);
     const u = (await send(id, next)).json.usage;
     expect(u.input_tokens + u.cache_read_input_tokens + u.cache_creation_input_tokens).toBe(expected);
   });

@@ -23,6 +23,8 @@ export interface FoldDeps {
 
 /** From this delivery on, a fold whose model call fails commits a deterministic summary instead. */
 export const FOLD_FALLBACK_ATTEMPT = 4;
+/** One fold call's limit: within a queue consumer's 15 minutes of wall time. */
+const FOLD_CALL_TIMEOUT_MS = 10 * 60 * 1000;
 /** Overflow 400s answered by shrinking the excerpts, within one delivery. */
 const OVERFLOW_RETRIES = 3;
 
@@ -74,8 +76,9 @@ async function summarize(client: Anthropic, model: ModelEntry, previousSummary: 
   for (let overflows = 0; ; overflows++) {
     const request = buildFoldRequest({ model, previousSummary, folded, maxChars: settings.summaryMaxChars, budgetChars });
     try {
-      // Streamed: a large summary cap with thinking room can pass the SDK's limit for a plain call.
-      const reply = await client.messages.stream(request as unknown as Anthropic.MessageStreamParams).finalMessage();
+      // A timeout of its own: without one the SDK refuses a plain call whose max_tokens (a large
+      // summary cap plus thinking room) could outlast ten minutes; a queue consumer has fifteen.
+      const reply = await client.messages.create(request as unknown as Anthropic.MessageCreateParamsNonStreaming, { timeout: FOLD_CALL_TIMEOUT_MS });
       const text = reply.content.map((b) => (b.type === "text" ? b.text : "")).join("").trim();
       if (!text) throw new Error("the model returned an empty summary");
       return { summary: capSummary(text, settings.summaryMaxChars), usage: priced(pickUsage(reply.usage), model) };

@@ -6,7 +6,8 @@ import { z } from "zod";
 import { DEFAULT_MODEL, MODELS, RETIRED_MODELS, type ModelEntry, type RetiredModel } from "../../../core/models/catalog";
 import { findModel, utcDay } from "../../../core/models/lookup";
 import { resolveSettingsModel } from "../../../services/models/resolve";
-import { badRequest, notFound } from "../errors";
+import { notFound } from "../errors";
+import { query } from "../validate";
 import { listBody } from "../paging";
 import type { AppEnv } from "../types";
 import { doc } from "../openapi/registry";
@@ -54,13 +55,13 @@ const listQuery = z.strictObject({ status: z.enum(["active", "legacy", "deprecat
 modelRoutes.get(
   "/",
   doc({ summary: "The model catalog: every model a conversation may name, and the retired ones with their replacements", responses: { 200: { description: "The catalog, newest first", schema: listOf("models", modelSchema) } } }),
+  query(listQuery),
   async (c) => {
-    const parsed = listQuery.safeParse(c.req.query());
-    if (!parsed.success) throw badRequest("status: one of active, legacy, deprecated, retired");
+    const { status } = c.req.valid("query");
     const day = utcDay();
     const defaultModel = c.env.DEFAULT_MODEL || DEFAULT_MODEL;
     const all = [...MODELS.map((m) => modelView(m, day, defaultModel)), ...RETIRED_MODELS.map(retiredView)];
-    const data = parsed.data.status ? all.filter((m) => m.status === parsed.data.status) : all;
+    const data = status ? all.filter((m) => m.status === status) : all;
     return c.json({ ...listBody("models", { data, next: null }), defaultModel });
   },
 );

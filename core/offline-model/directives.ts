@@ -20,7 +20,7 @@
  *   @tools-per-step N     issue the @tool calls N at a time, one batch per model call, as an
  *                         agent working through a list does (the next batch once the previous
  *                         one's results are in)
- *   @stop refusal [CATEGORY]
+ *   @stop refusal [CATEGORY] [model=ID]
  *                         a little text, then stop_reason "refusal" with stop_details
  *                         {type:"refusal", category, explanation}; CATEGORY one of cyber, bio,
  *                         frontier_llm, reasoning_extraction, general_harms (none: null)
@@ -67,7 +67,8 @@ export interface ModelErrorRule {
   attempts: number | null;
 }
 
-export type StopDirective = { kind: "refusal"; category: RefusalCategory | null } | { kind: "pause_turn" } | { kind: "model_context_window_exceeded" };
+/** `model`: the refusal comes only from that model (a fallback model then answers). */
+export type StopDirective = { kind: "refusal"; category: RefusalCategory | null; model?: string } | { kind: "pause_turn" } | { kind: "model_context_window_exceeded" };
 
 export interface Directives {
   toolCalls: ToolCallDirective[];
@@ -94,7 +95,7 @@ const REPLY_CHARS_LINE = /^@reply-chars\s+(\d+)$/;
 const MODEL_ERROR_LINE = /^@model-error\s+(\d+|overflow)((?:\s+(?:call=\d+|summarize|attempts=\d+))*)$/;
 const MAX_TOKENS_LINE = /^@max-tokens-stop(\s+thinking)?$/;
 const TOOLS_PER_STEP_LINE = /^@tools-per-step\s+(\d+)$/;
-const STOP_LINE = /^@stop\s+(refusal|pause_turn|model_context_window_exceeded)(?:\s+(\S+))?$/;
+const STOP_LINE = /^@stop\s+(refusal|pause_turn|model_context_window_exceeded)(?:\s+(?!model=)(\S+))?(?:\s+model=(\S+))?$/;
 const REDACTED_LINE = /^@redacted-thinking$/;
 const STREAM_ERROR_LINE = /^@stream-error\s+(overloaded_error|api_error)((?:\s+(?:after=\d+|attempts=\d+))*)$/;
 const WEB_SEARCH_LINE = /^@web-search\s+(.+)$/;
@@ -126,7 +127,7 @@ export function parseDirectives(text: string): Directives {
     } else if ((match = line.match(TOOLS_PER_STEP_LINE))) {
       d.toolsPerStep = Math.max(1, Number(match[1]));
     } else if ((match = line.match(STOP_LINE))) {
-      d.stop = stopDirective(match[1], match[2], d.notes);
+      d.stop = stopDirective(match[1], match[2], d.notes, match[3]);
     } else if (REDACTED_LINE.test(line)) {
       d.redactedThinking = true;
     } else if ((match = line.match(STREAM_ERROR_LINE))) {
@@ -142,12 +143,12 @@ export function parseDirectives(text: string): Directives {
   return d;
 }
 
-function stopDirective(kind: string, option: string | undefined, notes: string[]): StopDirective {
+function stopDirective(kind: string, option: string | undefined, notes: string[], model?: string): StopDirective {
   if (kind === "pause_turn" || kind === "model_context_window_exceeded") return { kind };
   if (option !== undefined && !(REFUSAL_CATEGORIES as readonly string[]).includes(option)) {
     notes.push(`@stop refusal ${option}: unknown category, sent null (known: ${REFUSAL_CATEGORIES.join(", ")}).`);
   }
-  return { kind: "refusal", category: (REFUSAL_CATEGORIES as readonly string[]).includes(option ?? "") ? (option as RefusalCategory) : null };
+  return { kind: "refusal", category: (REFUSAL_CATEGORIES as readonly string[]).includes(option ?? "") ? (option as RefusalCategory) : null, ...(model ? { model } : {}) };
 }
 
 function modelErrorRule(status: ModelErrorStatus, options: string): ModelErrorRule {

@@ -204,9 +204,11 @@ function planPrompt(input: GenerateInput, mode: ThinkingMode, userText: string, 
     return plan;
   }
   const forced = d.maxTokensStop || d.maxTokensStopThinking ? "max_tokens" : d.stop?.kind === "model_context_window_exceeded" ? "model_context_window_exceeded" : null;
-  if (forced || d.stop?.kind === "refusal") calls = []; // a cut-off or refused reply never carries finished tool calls
+  // A refusal `model=` names comes from that model only: another (a fallback) answers.
+  const refuses = d.stop?.kind === "refusal" && (!d.stop.model || d.stop.model === input.request.model);
+  if (forced || refuses) calls = []; // a cut-off or refused reply never carries finished tool calls
   const main = d.replyChars !== null ? prose(d.replyChars, userText) : calls.length > 0 || answers.length > 0 ? "" : quoteReply(stripped || userText);
-  if (d.stop?.kind === "refusal") {
+  if (refuses && d.stop?.kind === "refusal") {
     const words = main.split(" ");
     plan.parts.push(...textPart(words.slice(0, Math.max(1, Math.ceil(words.length / 2))).join(" ")));
     plan.forcedStop = "refusal";

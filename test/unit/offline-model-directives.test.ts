@@ -23,6 +23,10 @@ describe("stop directives", () => {
     expect(textOf(reply)).not.toContain("harbors");
     const uncategorized = await client.messages.create(ask("Hello.\n@stop refusal"));
     expect(uncategorized.stop_details).toMatchObject({ category: null });
+    // model=: only that model refuses; another model (a fallback) answers the same request.
+    const prompt = "Hello.\n@stop refusal cyber model=claude-sonnet-5-5";
+    expect((await client.messages.create(ask(prompt, { model: "claude-sonnet-5-5" }))).stop_reason).toBe("refusal");
+    expect((await client.messages.create(ask(prompt, { model: "claude-opus-5-5" }))).stop_reason).toBe("end_turn");
   });
 
   it("@stop model_context_window_exceeded, and a reply that crosses the window stops with it", async () => {

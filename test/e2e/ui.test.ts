@@ -104,12 +104,21 @@ describe("the web UI", () => {
     expect(reply!.length).toBeGreaterThan(800);
     expect(reply).toBe(deltas.map((d) => d.text).join(""));
     expect(await page.locator(".turn.done .msg.user").last().textContent()).toContain("hello from the browser");
+    // The model's thinking streams in as its own events and stays collapsed, apart from the reply.
+    const thought = frames.filter((f) => f.type === "thinking").map((f) => f.text).join("");
+    expect(thought.length).toBeGreaterThan(0);
+    const thinking = page.locator(".turn.done details.thinking").last();
+    expect(await thinking.getAttribute("open")).toBeNull();
+    expect(await thinking.locator(".thinking-text").textContent()).toBe(thought);
+    expect(reply).not.toContain(thought);
     // Tool calls and results are collapsed with their sizes.
     await send('look back\n@tool conversation_read {"from_seq":1,"to_seq":2}');
     const call = page.locator(".turn.done details.tool-use").last();
     await expect.poll(() => call.locator("summary").textContent()).toMatch(/conversation_read\s+\d+ chars/);
     expect(await call.getAttribute("open")).toBeNull();
     expect(await page.locator(".turn.done details.tool-result summary").last().textContent()).toMatch(/result\s+conversation_read\s+[\d.,K]+ chars/);
+    // The note the model wrote before the call (a thinking block on current models) is shown open.
+    expect(await page.locator(".turn.done details.thinking[open] .thinking-text").last().textContent()).toMatch(/Calling 1 tool: conversation_read/);
     await shot("chat");
     // A dropped socket comes back with a fresh single-use ticket, and turns go on.
     const sockets = await page.evaluate(() => (window as any).sockets.length);

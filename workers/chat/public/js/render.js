@@ -117,7 +117,13 @@ export function renderMessage(m, ctx, { live = false } = {}) {
       m.seq ? h("span", { class: "seq" }, `#${m.seq}`) : null,
       m.createdAt ? h("time", null, time(m.createdAt)) : null,
     ),
-    content.map((/** @type {any} */ b) => renderBlock(b, ctx)),
+    content.map((/** @type {any} */ b, /** @type {number} */ i) => {
+      const el = renderBlock(b, ctx);
+      // A note written just before a tool call (a progress update, which current models put in a
+      // thinking block) is what the model says it is doing: shown open, not folded away.
+      if (b.type === "thinking" && b.thinking && content[i + 1]?.type === "tool_use") el.setAttribute("open", "");
+      return el;
+    }),
   );
 }
 

@@ -211,6 +211,8 @@ export async function chatView(root, id) {
           break;
         case "tool_use": {
           t.stream = null;
+          // The thinking right before a call is the model's note of what it is about to do: open it.
+          if (t.thinking?.querySelector(".thinking-text")) t.thinking.setAttribute("open", "");
           t.thinking = null;
           ctx.toolNames.set(e.id, e.name);
           const input = JSON.stringify(e.input ?? {}, null, 2);

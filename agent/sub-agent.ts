@@ -8,6 +8,7 @@
 import type Anthropic from "@anthropic-ai/sdk";
 import type { BlockOrigin } from "../core/compactor";
 import { toWireMessages } from "../core/replay";
+import { knownThinking } from "../core/thinking-guard";
 import { sortableId } from "../core/ids";
 import type { ModelEntry } from "../core/models/catalog";
 import type { AgentTag, ContentBlock, NewMessage, StoredMessage } from "../core/types";
@@ -61,6 +62,7 @@ export async function runSubAgent(deps: SubAgentDeps, task: DelegatedTask, paren
       contextWindowTokens: deps.contextWindowTokens,
       model: deps.model,
       compactor: deps.compactor?.(() => blockOrigins(conversationId, thread)),
+      knownThinking: () => knownThinking(thread),
       buildRequest: () => ({
         model: parent.request.model,
         max_tokens: parent.request.max_tokens,

@@ -16,7 +16,7 @@
 // The last lines of defence live here too: before each call the compactor checks the request
 // against the budget (in memory only); a provider overflow 400 forces one compaction and one
 // retry. Thinking blocks go back exactly as they came, and only while nothing before them moved
-// (./thinking-guard.ts).
+// (core/thinking-guard.ts): each reply is stored with the prefix its thinking followed.
 import type Anthropic from "@anthropic-ai/sdk";
 import { coalesceBlocks } from "../core/coalesce";
 import type { TurnEvent } from "../core/events";
@@ -29,7 +29,7 @@ import type { ToolContext, ToolOutput, ToolRegistry } from "./tools/registry";
 import { describeModelError, isRetryableStreamError, type ModelFailure } from "./model-errors";
 import { retryDelayMs, streamCall } from "./model-call";
 import { partialText, pickUsage, storedBlocks } from "./model-reply";
-import { ThinkingGuard } from "./thinking-guard";
+import { keepValidThinking, thinkingPrefixes } from "../core/thinking-guard";
 import { runToolStep, type PendingCall } from "./tool-step";
 import type { CompactionOutcome, TurnCompactor } from "./turn-compaction";
 
@@ -69,6 +69,8 @@ export interface TurnDeps {
   compactor?: TurnCompactor;
   /** The full request for the next model call, assembled from the freshest stored state. */
   buildRequest(): ModelRequest;
+  /** The thinking blocks of the history the requests are built from, and the prefixes they followed. */
+  knownThinking(): ReadonlyMap<string, string>;
   /** Appends messages to the conversation (R2, then the DO index) and returns them as stored. */
   persist(messages: NewMessage[]): Promise<StoredMessage[]>;
   emit(event: TurnEvent): void;
@@ -99,8 +101,6 @@ export interface LoopState {
   usage: Usage;
   modelMs: number;
   modelCalls: number;
-  /** The thinking blocks the turn produced and the prefixes they followed (./thinking-guard.ts). */
-  thinking?: Record<string, string>;
 }
 
 /** A step whose calls wait on the client: every call's result in call order, null where the client owes it. */
@@ -161,13 +161,14 @@ async function continueTurn(deps: TurnDeps, from: LoopState, earlier: readonly S
   };
   await persist(first);
   let { usage, modelMs, modelCalls } = from;
-  const guard = new ThinkingGuard(from.thinking);
   let overflowRetried = false;
   let streamRetries = 0;
   /** Extra room after replies cut off with nothing but thinking (thinking counts against max_tokens). */
   let outputRoom = 1;
   let compactNext = false;
-  const state = (step: number): LoopState => ({ step, usage, modelMs, modelCalls, thinking: guard.snapshot() });
+  const state = (step: number): LoopState => ({ step, usage, modelMs, modelCalls });
+  /** After a compaction rewrote the turn, thinking whose prefix moved stays out. */
+  const guard = (request: ModelRequest) => keepValidThinking(request, deps.knownThinking());
 
   const compact = async (request: ModelRequest, forced: boolean): Promise<ModelRequest> => {
     emit({ type: "compaction_started", turnId, tokens: compactor!.effective(request), budgetTokens: compactor!.budgetTokens, forced });
@@ -198,7 +199,7 @@ async function continueTurn(deps: TurnDeps, from: LoopState, earlier: readonly S
       if (compactNext || compactor.due(request)) request = await compact(request, compactNext);
       compactNext = false;
     }
-    request = guard.apply(request);
+    request = guard(request);
     if (outputRoom > 1) request = { ...request, max_tokens: Math.min(deps.model.maxOutput, request.max_tokens * outputRoom) };
     return request;
   };
@@ -217,7 +218,7 @@ async function continueTurn(deps: TurnDeps, from: LoopState, earlier: readonly S
       if (failure.type === "context_overflow" && compactor && !overflowRetried) {
         overflowRetried = true;
         if (failure.overflow) compactor.learnFromOverflow(request, failure.overflow.promptTokens, failure.overflow.maxTokens);
-        request = guard.apply(await compact(request, true));
+        request = guard(await compact(request, true));
         continue;
       }
       deps.onRequest?.(request, step, null, compactor?.active ?? false);
@@ -247,15 +248,15 @@ async function continueTurn(deps: TurnDeps, from: LoopState, earlier: readonly S
     deps.onRequest?.(request, step, promptTokens(replyUsage), compactor?.active ?? false);
 
     const produced = coalesceBlocks(storedBlocks(reply.content));
-    // The guard learns the blocks as the API sent them; a withheld secret input changes what is sent back.
-    guard.record(request, produced);
+    // The prefixes are taken from the blocks as the API sent them: a withheld secret input changes what is sent back.
+    const prefixes = thinkingPrefixes(request, produced);
     const stop = reply.stop_reason ?? "end_turn";
     if (produced.length || stop === "refusal") {
       // Secret tool inputs (a PDF password) run below but are never stored: the transcript, the
       // replay, prompt snapshots and the cortex are all built from what is persisted here.
       const stored = produced.map((b) => (b.type === "tool_use" ? { ...b, input: deps.registry.withhold(b.name, b.input) } : b));
       const content = stored.length ? stored : [{ type: "text" as const, text: refusalNote(reply) }];
-      await persist([{ role: "assistant", content, usage: replyUsage, model: reply.model, stopReason: stop }]);
+      await persist([{ role: "assistant", content, usage: replyUsage, model: reply.model, stopReason: stop, ...(prefixes ? { thinkingPrefixes: prefixes } : {}) }]);
     }
 
     if (stop === "refusal") {

@@ -2,19 +2,15 @@
 // before they become a request. Nothing stored changes: each rule picks or reshapes copies.
 //
 // Rules relied on (Anthropic's docs; ARCHITECTURE.md "Rules the requests keep" lists them all):
-// - Thinking of earlier turns may be left out: "You can remove thinking blocks from the start of the
-//   history (oldest first), from the end, or all of them" (build-with-claude/preserved-thinking).
-//   Only the current turn's thinking is replayed, where the tool loop requires it unchanged
-//   (build-with-claude/thinking, "Preserving thinking blocks"). Left in, earlier thinking would be
-//   billed as input on every later request and would bind every later block to a prefix that the
-//   lifecycle (folds, stubs, tool activation, the day's memory map) rewrites.
+// - Thinking goes back only while nothing before it moved: core/thinking-guard.ts, the request's
+//   last pass (core/replay.ts).
 // - A refused turn is left out whole: "you must reset the conversation context before continuing"
 //   (test-and-evaluate/strengthen-guardrails/handle-streaming-refusals); its partial output is
 //   discarded (build-with-claude/refusals-and-fallback). The record keeps it.
 // - Text blocks must contain non-whitespace text (api/errors; a 400 on every later request
 //   otherwise): whitespace-only text stored before this rule existed is dropped at replay.
 import { isToolResultCarrier } from "./render";
-import { isThinkingBlock, type ContentBlock, type StoredMessage, type ToolResultBlock } from "./types";
+import type { ContentBlock, StoredMessage, ToolResultBlock } from "./types";
 
 /** A user message a person (or an automation) wrote: not a carrier of tool results. */
 export const isPrompt = (m: Pick<StoredMessage, "role" | "content">): boolean => m.role === "user" && !isToolResultCarrier(m);
@@ -25,21 +21,14 @@ export const EMPTY_RESULT = "(the tool returned no text)";
 const blank = (s: string) => s.trim() === "";
 
 /**
- * The stored history as a request may carry it: refused turns left out, thinking kept only after
- * the last prompt (the turn in progress), whitespace-only text removed. Messages left with no
- * content are dropped.
+ * The stored history as a request may carry it: refused turns left out, whitespace-only text
+ * removed. Messages left with no content are dropped.
  */
 export function replayableHistory(history: readonly StoredMessage[]): StoredMessage[] {
   const kept = withoutRefusedTurns(history);
-  // A turn that has ended keeps no thinking either: the next request starts a new turn (so /replay
-  // shows what it will carry). One still running ends on a user message or on a reply to continue.
-  const last = kept[kept.length - 1];
-  const ended = last?.role === "assistant" && !CUT_OFF_STOPS.has(last.stopReason ?? "") && last.stopReason !== "pause_turn";
-  let lastPrompt = ended ? kept.length : -1;
-  if (!ended) kept.forEach((m, i) => isPrompt(m) && (lastPrompt = i));
   const out: StoredMessage[] = [];
-  kept.forEach((m, i) => {
-    const content = cleanContent(m.content, i < lastPrompt);
+  kept.forEach((m) => {
+    const content = cleanContent(m.content);
     if (content === m.content) out.push(m);
     else if (content.length) out.push({ ...m, content });
   });
@@ -68,14 +57,10 @@ function withoutRefusedTurns(history: readonly StoredMessage[]): readonly Stored
 }
 
 /** The blocks a request may carry; the same array when nothing changes. */
-function cleanContent(content: readonly ContentBlock[], stripThinking: boolean): ContentBlock[] {
+function cleanContent(content: readonly ContentBlock[]): ContentBlock[] {
   let changed = false;
   const out: ContentBlock[] = [];
   for (const b of content) {
-    if (stripThinking && isThinkingBlock(b)) {
-      changed = true;
-      continue;
-    }
     if (b.type === "text" && blank(b.text)) {
       changed = true;
       continue;

@@ -7,6 +7,7 @@
 import { messageChars } from "./render";
 import { CONTINUE_PROMPT, needsContinuePrompt, replayableHistory } from "./replay-rules";
 import { fitRequestLimits } from "./request-limits";
+import { keepValidThinking, knownThinking } from "./thinking-guard";
 import { toolResultLocator } from "./request-placeholders";
 import { applyStubs } from "./stubs";
 import type { ModelEntry } from "./models/catalog";
@@ -77,7 +78,9 @@ export function buildModelRequest(input: ReplayInput): { request: ModelRequest; 
   // out with a placeholder naming the call that brings it back (core/request-limits.ts).
   let located: ReturnType<typeof toolResultLocator> | undefined;
   const locate: ReturnType<typeof toolResultLocator> = (id) => (located ??= toolResultLocator(input.history))(id);
-  const request = fitRequestLimits(built, input.model.maxImages, { conversationId: input.conversationId, locate }).request;
+  const fitted = fitRequestLimits(built, input.model.maxImages, { conversationId: input.conversationId, locate }).request;
+  // Really last: a thinking block goes back only while everything before it is as it was produced.
+  const request = keepValidThinking(fitted, knownThinking(input.history));
   const estimate = {
     ...estimateRequest(request, input.settings),
     stubbedResults: stubs.stubbed,

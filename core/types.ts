@@ -95,6 +95,12 @@ export interface StoredMessage {
   model?: string;
   stopReason?: string | null;
   /**
+   * Set on an assistant message with thinking: per thinking block (in order), a fingerprint of the
+   * request prefix it was produced after. A block goes back to the model only while its prefix is
+   * unchanged (core/thinking-guard.ts).
+   */
+  thinkingPrefixes?: string[];
+  /**
    * Set on the messages of a delegated sub-agent's run (workflow mode): the sub-agent's own
    * thread, kept in the transcript and the index, never replayed to the master, which sees only
    * the run's result in its tool_result.

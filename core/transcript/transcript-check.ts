@@ -56,6 +56,9 @@ export const importedMessageSchema = z.strictObject({
   usage: usage.optional(),
   model: z.string().max(200).optional(),
   stopReason: z.string().max(100).nullable().optional(),
+  // An export's record of the prefix each thinking block followed: kept, so the block goes back only
+  // while the imported conversation's requests still begin as they did (core/thinking-guard.ts).
+  thinkingPrefixes: z.array(z.string().max(32)).max(1_000).optional(),
   agent: z.strictObject({ segment: z.string().min(1).max(200), name: z.string().max(200), toolUseId: z.string().max(200) }).optional(),
 });
 
@@ -92,6 +95,7 @@ export function parseImportedMessage(raw: string, where: string): ImportedMessag
   if (m.usage) out.usage = m.usage;
   if (m.model) out.model = m.model;
   if (m.stopReason !== undefined) out.stopReason = m.stopReason;
+  if (m.thinkingPrefixes && m.thinkingPrefixes.length === content.filter(isThinkingBlock).length) out.thinkingPrefixes = m.thinkingPrefixes;
   if (m.agent) out.agent = m.agent;
   return out;
 }

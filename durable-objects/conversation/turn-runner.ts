@@ -10,6 +10,7 @@ import { ModelNotConfiguredError } from "../../core/model-provider";
 import { DEFAULT_SETTINGS } from "../../core/settings";
 import { resolveTurnModel } from "../../services/models/resolve";
 import { usageSince, zeroUsage, type ContentBlock, type NewMessage } from "../../core/types";
+import { knownThinking } from "../../core/thinking-guard";
 import { utcDay } from "../../core/models/lookup";
 import type { BlockOrigin } from "../../core/compactor";
 import type { ClientToolSpec } from "../../core/client-tools";
@@ -217,6 +218,7 @@ export class TurnRunner {
           model: model.entry,
           compactor: compactorFor(() => blockOrigins(head.id, cache.replaySource(record.head ?? head))),
           buildRequest: () => cache.buildRequest({ ...(record.head ?? head), settings: requestSettings() }, prompt).request,
+          knownThinking: () => knownThinking(cache.replaySource(record.head ?? head)),
           fallBack,
           onRequest: (request, step, reportedTokens, compacted) => log.snapshotPrompt(head, turnId, step, request, reportedTokens, compacted),
           persist,

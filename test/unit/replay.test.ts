@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { buildModelRequest, estimateRequest, INTERRUPTED_TOOL_RESULT, toWireMessages } from "../../core/replay";
 import { CONTINUE_PROMPT, EMPTY_RESULT } from "../../core/replay-rules";
+import { thinkingPrefixes } from "../../core/thinking-guard";
 import { defaultSettings } from "../../core/settings";
 import type { ContentBlock, StoredMessage } from "../../core/types";
 import { catalogEntry } from "../../core/models/lookup";
@@ -97,22 +98,24 @@ describe("the API's replay rules", () => {
   const thinking = (t: string, sig = `sig_${t}`): ContentBlock => ({ type: "thinking", thinking: t, signature: sig });
   const asst = (stopReason: string, ...content: ContentBlock[]): StoredMessage => ({ ...msg("assistant", ...content), stopReason });
 
-  it("replays thinking only after the last prompt, exactly as stored; earlier turns lose theirs", () => {
-    const h = [
-      msg("user", text("first")),
-      asst("end_turn", thinking("old"), text("one")),
-      msg("user", text("second")),
-      asst("tool_use", thinking("now"), call("t1")),
-      msg("user", result("t1")),
-    ];
-    const w = toWireMessages(h);
-    expect(w[1].content).toEqual([text("one")]);
-    expect(w[3].content).toEqual([thinking("now"), call("t1")]);
-    // Once the turn has ended, the next request is a new turn: no thinking at all.
-    expect(JSON.stringify(toWireMessages([...h, asst("end_turn", thinking("last"), text("done"))]))).not.toContain('"thinking"');
-    // A turn whose only content was thinking leaves no empty message behind.
-    const cut = toWireMessages([msg("user", text("a")), asst("max_tokens", thinking("x")), msg("user", text("b"))]);
-    expect(cut).toEqual([{ role: "user", content: [text("a"), text("b")] }]);
+  it("carries thinking through as stored; the request keeps it only where its recorded prefix still holds", () => {
+    const h = [msg("user", text("first")), asst("end_turn", thinking("old"), text("one")), msg("user", text("second"))];
+    expect(toWireMessages(h)[1].content).toEqual([thinking("old"), text("one")]);
+    const settings = defaultSettings();
+    const build = (history: StoredMessage[]) => buildModelRequest({ model: SONNET, conversationId: "conv_1", settings, system: [], tools: [], history }).request;
+    // Without a recorded prefix (an imported reply) the block never goes back.
+    expect(JSON.stringify(build(h).messages)).not.toContain('"thinking"');
+    // With the prefix of the request it answered (what the turn loop stores), it goes back on later turns.
+    const answered = build([h[0]]);
+    const recorded = { ...h[1], thinkingPrefixes: thinkingPrefixes(answered, h[1].content) };
+    expect(build([h[0], recorded, h[2]]).messages[1].content).toEqual([thinking("old"), text("one")]);
+    // Once something before it moves (here a new system prompt), it is left out.
+    const moved = buildModelRequest({ model: SONNET, conversationId: "conv_1", settings, system: [{ type: "text", text: "a new day" }], tools: [], history: [h[0], recorded, h[2]] }).request;
+    expect(moved.messages[1].content).toEqual([text("one")]);
+    // A reply of nothing but thinking that cannot go back leaves no empty message behind.
+    expect(build([msg("user", text("a")), asst("max_tokens", thinking("x")), msg("user", text("b"))]).messages).toEqual([
+      { role: "user", content: [text("a"), { type: "text", text: "b", cache_control: { type: "ephemeral" } }] },
+    ]);
   });
 
   it("leaves a refused turn out whole, and only the refusal when a fallback answered in the same turn", () => {
@@ -156,8 +159,8 @@ describe("the API's replay rules", () => {
       settings: defaultSettings(),
       system: [],
       tools: [],
-      // A paused reply resent as the last message can end on a thinking block.
-      history: [msg("user", text("go")), asst("pause_turn", text("searching"), thinking("mid"))],
+      // A paused reply resent as the last message can end on a thinking block (one that may go back).
+      history: [msg("user", text("go")), { ...asst("pause_turn", text("searching"), thinking("mid")), thinkingPrefixes: thinkingPrefixes({ model: "m", max_tokens: 1, system: [], tools: [], messages: [{ role: "user", content: [text("go")] }] }, [text("searching"), thinking("mid")]) }],
     });
     const last = request.messages[1].content as ContentBlock[];
     expect(last[1]).toEqual(thinking("mid"));

@@ -1,8 +1,9 @@
-// The thinking guard: a thinking block goes back while nothing before it moved, and from the first
-// block whose prefix moved (or that it never saw produced) on, every thinking block is left out.
+// Which thinking blocks a request carries: each goes back while the prefix it was produced after
+// (stored with its message) is unchanged; from the first block whose prefix moved, every later one is
+// left out; a block with no recorded prefix (never sent) is left out alone.
 import { describe, expect, it } from "vitest";
-import { ThinkingGuard } from "../../agent/thinking-guard";
-import type { ContentBlock, ModelRequest } from "../../core/types";
+import { keepValidThinking, knownThinking, thinkingPrefixes } from "../../core/thinking-guard";
+import type { ContentBlock, ModelRequest, StoredMessage } from "../../core/types";
 
 const text = (t: string): ContentBlock => ({ type: "text", text: t });
 const think = (sig: string): ContentBlock => ({ type: "thinking", thinking: "", signature: sig });
@@ -10,54 +11,59 @@ const use = (id: string): ContentBlock => ({ type: "tool_use", id, name: "read",
 const result = (id: string, body = "ok"): ContentBlock => ({ type: "tool_result", tool_use_id: id, content: body });
 
 const base = (messages: ModelRequest["messages"], system = "sys"): ModelRequest => ({ model: "m", max_tokens: 10, system: [{ type: "text", text: system }], tools: [], messages });
+const stored = (role: "user" | "assistant", content: ContentBlock[], thinkingPrefixes?: string[]): StoredMessage => ({ id: "x", seq: 1, role, content, createdAt: "", ...(thinkingPrefixes ? { thinkingPrefixes } : {}) });
 
-/** A two-step tool loop as the API produced it: the guard saw both replies. */
-function loop() {
-  const guard = new ThinkingGuard();
+/** A two-step tool loop then a second turn, as the API produced it: each reply stored with its prefixes. */
+function conversation() {
   const first = base([{ role: "user", content: [text("go")] }]);
   const reply1 = [think("a"), use("t1")];
-  guard.record(first, reply1);
-  const second = base([{ role: "user", content: [text("go")] }, { role: "assistant", content: reply1 }, { role: "user", content: [result("t1")] }]);
-  const reply2 = [think("b"), use("t2")];
-  guard.record(second, reply2);
-  const third = base([...second.messages, { role: "assistant", content: reply2 }, { role: "user", content: [result("t2")] }]);
-  return { guard, third };
+  const second = base([...first.messages, { role: "assistant", content: reply1 }, { role: "user", content: [result("t1")] }]);
+  const reply2 = [think("b"), text("done")];
+  const third = base([...second.messages, { role: "assistant", content: reply2 }, { role: "user", content: [text("next question")] }]);
+  const history = [stored("user", [text("go")]), stored("assistant", reply1, thinkingPrefixes(first, reply1)), stored("user", [result("t1")]), stored("assistant", reply2, thinkingPrefixes(second, reply2)), stored("user", [text("next question")])];
+  return { third, known: knownThinking(history) };
 }
 
-describe("ThinkingGuard", () => {
-  it("sends every block back unchanged while the prefix is the one it was produced after", () => {
-    const { guard, third } = loop();
-    expect(guard.apply(third)).toBe(third);
+describe("the thinking guard", () => {
+  it("sends every block back, earlier turns' too, while each prefix is the one it was produced after", () => {
+    const { third, known } = conversation();
+    expect(keepValidThinking(third, known)).toBe(third);
     // cache_control and how same-role turns are split do not count as a change.
-    const marked = { ...third, messages: third.messages.map((m, i) => (i === 4 ? { ...m, content: [{ ...result("t2"), cache_control: { type: "ephemeral" as const } }] } : m)) };
-    expect(guard.apply(marked)).toBe(marked);
+    const marked = { ...third, messages: third.messages.map((m, i) => (i === 4 ? { ...m, content: [{ ...text("next question"), cache_control: { type: "ephemeral" as const } }] } : m)) };
+    expect(keepValidThinking(marked, known)).toBe(marked);
   });
 
   it("leaves out every block after a change to the system prompt or the tools", () => {
-    const { guard, third } = loop();
-    const out = guard.apply({ ...third, system: [{ type: "text", text: "sys, a new day's map" }] });
+    const { third, known } = conversation();
+    const out = keepValidThinking({ ...third, system: [{ type: "text", text: "sys, a new day's map" }] }, known);
     expect(JSON.stringify(out.messages)).not.toContain('"thinking"');
     expect(out.messages[1].content).toEqual([use("t1")]);
-    const tools = guard.apply({ ...third, tools: [{ name: "activated", description: "d", input_schema: { type: "object" } }] });
+    const tools = keepValidThinking({ ...third, tools: [{ name: "activated", description: "d", input_schema: { type: "object" } }] }, known);
     expect(JSON.stringify(tools.messages)).not.toContain('"thinking"');
   });
 
   it("keeps the blocks before a change and leaves out those after it (removing from the end)", () => {
-    const { guard, third } = loop();
-    const compacted = { ...third, messages: third.messages.map((m, i) => (i === 2 ? { ...m, content: [result("t1", "[TRUNCATED]")] } : m)) };
-    const out = guard.apply(compacted);
+    const { third, known } = conversation();
+    const stubbed = { ...third, messages: third.messages.map((m, i) => (i === 2 ? { ...m, content: [result("t1", "[a stub]")] } : m)) };
+    const out = keepValidThinking(stubbed, known);
     expect(out.messages[1].content).toEqual([think("a"), use("t1")]);
-    expect(out.messages[3].content).toEqual([use("t2")]);
+    expect(out.messages[3].content).toEqual([text("done")]);
   });
 
-  it("leaves out a block it never saw produced, and drops a message the removal empties", () => {
-    const guard = new ThinkingGuard();
+  it("cuts a block whose earlier thinking changed, as the API binds a block to the blocks before it", () => {
+    const { third, known } = conversation();
+    const withoutFirst = { ...third, messages: third.messages.map((m, i) => (i === 1 ? { ...m, content: [use("t1")] } : m)) };
+    expect(keepValidThinking(withoutFirst, known).messages[3].content).toEqual([text("done")]);
+  });
+
+  it("leaves out a block it has no prefix for, alone, and drops a message the removal empties", () => {
     const request = base([{ role: "user", content: [text("a")] }, { role: "assistant", content: [think("x")] }, { role: "user", content: [text("go on")] }]);
-    expect(guard.apply(request).messages).toEqual([{ role: "user", content: [text("a"), text("go on")] }]);
-  });
-
-  it("restores what an earlier instance of the turn recorded", () => {
-    const { guard, third } = loop();
-    expect(new ThinkingGuard(guard.snapshot()).apply(third)).toBe(third);
+    expect(keepValidThinking(request, new Map()).messages).toEqual([{ role: "user", content: [text("a"), text("go on")] }]);
+    // An unknown block moves no one's prefix: a known block after it still goes back.
+    const { third, known } = conversation();
+    const imported = { ...third, messages: [{ role: "user" as const, content: [text("go")] }, { role: "assistant" as const, content: [think("imported"), ...(third.messages[1].content as ContentBlock[])] }, ...third.messages.slice(2)] };
+    const out = keepValidThinking(imported, known);
+    expect(out.messages[1].content).toEqual([think("a"), use("t1")]);
+    expect(out.messages[3].content).toEqual([think("b"), text("done")]);
   });
 });

@@ -43,6 +43,7 @@ function depsFor(client: Anthropic, saved: StoredMessage[], pauseForClient = tru
     maxIterations: 10,
     contextWindowTokens: 100_000,
     model: SONNET,
+    knownThinking: () => new Map(),
     buildRequest: (): ModelRequest => ({ model: "scripted", max_tokens: 100, system: [], tools: [], messages: [{ role: "user", content: "go" }] }),
     persist: async (messages: NewMessage[]) => {
       const stored = messages.map((m, i) => ({ ...m, id: `m${saved.length + i}`, seq: saved.length + i + 1, createdAt: "" }));

@@ -48,6 +48,7 @@ async function turnWith(replies: Parameters<typeof scriptedClient>[0]) {
       maxIterations: 10,
       contextWindowTokens: WINDOW,
       model: SONNET,
+      knownThinking: () => new Map(),
       buildRequest: (): ModelRequest => ({ model: "scripted", max_tokens: 100, system: [], tools: [], messages: [{ role: "user", content: "go" }] }),
       persist: async (messages: NewMessage[]) => {
         const stored = messages.map((m, i) => ({ ...m, id: `m${saved.length + i}`, seq: saved.length + i + 1, createdAt: "" }));

@@ -10,6 +10,7 @@ import type { TurnEvent } from "../../core/events";
 import { catalogEntry } from "../../core/models/lookup";
 import { toWireMessages } from "../../core/replay";
 import { CONTINUE_PROMPT } from "../../core/replay-rules";
+import { knownThinking } from "../../core/thinking-guard";
 import type { ContentBlock, ModelRequest, NewMessage, StoredMessage } from "../../core/types";
 
 const SONNET = catalogEntry("claude-sonnet-5-5")!;
@@ -55,6 +56,7 @@ async function turn(replies: Scripted[], extra: Partial<TurnDeps> = {}) {
       contextWindowTokens: SONNET.contextWindow,
       model: SONNET,
       buildRequest: (): ModelRequest => ({ model: SONNET.id, max_tokens: 1_000, system: [], tools: [], messages: toWireMessages(saved) }),
+      knownThinking: () => knownThinking(saved),
       persist: async (messages: NewMessage[]) => {
         const stored = messages.map((m, i) => ({ ...m, id: `m${saved.length + i}`, seq: saved.length + i + 1, createdAt: "" }));
         saved.push(...stored);

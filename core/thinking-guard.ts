@@ -1,0 +1,124 @@
+// Which thinking blocks a request may carry. Thinking is bound to what came before it: on current
+// models a block is valid only while the system prompt, the tools and everything before it (the
+// thinking blocks too) are byte-identical to when it was produced ("Thinking blocks are tied to
+// the model and the conversation", models/sonnet-5-5/whats-new; build-with-claude/preserved-thinking).
+// Earlier turns' thinking should go back ("Recommended: across turns", build-with-claude/thinking),
+// but the lifecycle moves prefixes: a fold's preamble, a stub batch, a tool activated, the day's
+// memory map, an in-turn compaction, a secret tool input withheld from the stored call.
+//
+// So each assistant message stores, per thinking block, a fingerprint of the request prefix it was
+// produced after (`thinkingPrefixes`, computed from the request as sent and the reply as the API
+// sent it). Every request is walked before it goes out: a block goes back while its prefix is the
+// one it was produced after; from the first block whose prefix moved, every later block is left
+// out ("You can remove thinking blocks … from the end, or all of them", preserved-thinking). A
+// block with no fingerprint (an imported transcript's) is never sent, so leaving it out moves
+// nobody's prefix. Pure: the stored messages are all it needs, so both rebuild paths agree.
+import { isThinkingBlock, type ContentBlock, type ModelRequest, type StoredMessage, type WireMessage } from "./types";
+
+/** A 53-bit running hash (two 32-bit lanes), fed piece by piece. */
+class RunningHash {
+  private h1 = 0xdeadbeef;
+  private h2 = 0x41c6ce57;
+
+  feed(text: string): void {
+    for (let i = 0; i < text.length; i++) {
+      const ch = text.charCodeAt(i);
+      this.h1 = Math.imul(this.h1 ^ ch, 2654435761);
+      this.h2 = Math.imul(this.h2 ^ ch, 1597334677);
+    }
+    this.h1 = Math.imul(this.h1 ^ 0x1f, 2654435761);
+  }
+
+  value(): string {
+    let h1 = Math.imul(this.h1 ^ (this.h1 >>> 16), 2246822507) ^ Math.imul(this.h2 ^ (this.h2 >>> 13), 3266489909);
+    const h2 = Math.imul(this.h2 ^ (this.h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
+    h1 >>>= 0;
+    return (4294967296 * (2097151 & h2) + h1).toString(36);
+  }
+}
+
+const canonical = (value: unknown) => JSON.stringify(value, (k, v) => (k === "cache_control" ? undefined : v));
+
+/** A thinking block's identity: its signature (or encrypted data), hashed short. */
+export function thinkingKey(block: ContentBlock): string {
+  const h = new RunningHash();
+  h.feed(block.type === "thinking" ? `t${block.signature}` : block.type === "redacted_thinking" ? `r${block.data}` : "");
+  return h.value();
+}
+
+const blocksOf = (m: WireMessage): ContentBlock[] => (typeof m.content === "string" ? [{ type: "text", text: m.content }] : m.content);
+
+/**
+ * Walks a prefix: tools, system, then every block with its role. A thinking block is fed by its key
+ * (which earlier blocks were present is part of a block's prefix), others by their bytes.
+ */
+class PrefixWalk {
+  private readonly h = new RunningHash();
+
+  constructor(request: Pick<ModelRequest, "system" | "tools">) {
+    this.h.feed(canonical(request.tools));
+    this.h.feed(canonical(request.system));
+  }
+
+  feed(role: string, block: ContentBlock): void {
+    this.h.feed(`${role}|${isThinkingBlock(block) ? `~${thinkingKey(block)}` : canonical(block)}`);
+  }
+
+  get fingerprint(): string {
+    return this.h.value();
+  }
+}
+
+/** Each thinking block of a reply (as the API sent it) with the prefix it followed: what its message stores. */
+export function thinkingPrefixes(request: ModelRequest, reply: readonly ContentBlock[]): string[] | undefined {
+  if (!reply.some(isThinkingBlock)) return undefined;
+  const walk = new PrefixWalk(request);
+  for (const m of request.messages) for (const b of blocksOf(m)) walk.feed(m.role, b);
+  const out: string[] = [];
+  for (const b of reply) {
+    if (isThinkingBlock(b)) out.push(walk.fingerprint);
+    walk.feed("assistant", b);
+  }
+  return out;
+}
+
+/** Every stored thinking block's key and the prefix it was produced after. */
+export function knownThinking(history: readonly Pick<StoredMessage, "content" | "thinkingPrefixes">[]): Map<string, string> {
+  const known = new Map<string, string>();
+  for (const m of history) {
+    if (!m.thinkingPrefixes) continue;
+    let i = 0;
+    for (const b of m.content) if (isThinkingBlock(b)) known.set(thinkingKey(b), m.thinkingPrefixes[i++]);
+  }
+  return known;
+}
+
+/** The request with only the thinking blocks that may go back (see the header); the same object when all may. */
+export function keepValidThinking(request: ModelRequest, known: ReadonlyMap<string, string>): ModelRequest {
+  const walk = new PrefixWalk(request);
+  let cut = false;
+  let changed = false;
+  const messages: WireMessage[] = [];
+  for (const m of request.messages) {
+    const content: ContentBlock[] = [];
+    for (const b of blocksOf(m)) {
+      if (isThinkingBlock(b)) {
+        const produced = known.get(thinkingKey(b));
+        if (cut || produced === undefined || produced !== walk.fingerprint) {
+          // A moved prefix cuts every later block; an unknown block (never sent) is only left out.
+          if (produced !== undefined) cut = true;
+          changed = true;
+          continue;
+        }
+      }
+      walk.feed(m.role, b);
+      content.push(b);
+    }
+    if (!content.length) continue;
+    const prev = messages[messages.length - 1];
+    // A message left empty is dropped; the messages around it merge, as the API merges same-role turns.
+    if (prev && prev.role === m.role) messages[messages.length - 1] = { ...prev, content: [...blocksOf(prev), ...content] };
+    else messages.push(content.length === blocksOf(m).length && typeof m.content !== "string" ? m : { ...m, content });
+  }
+  return changed ? { ...request, messages } : request;
+}

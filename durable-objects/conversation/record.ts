@@ -216,6 +216,7 @@ function extras(m: NewMessage): Partial<StoredMessage> {
   if (m.usage) out.usage = m.usage;
   if (m.model) out.model = m.model;
   if (m.stopReason !== undefined) out.stopReason = m.stopReason;
+  if (m.thinkingPrefixes) out.thinkingPrefixes = m.thinkingPrefixes;
   if (m.agent) out.agent = m.agent;
   return out;
 }

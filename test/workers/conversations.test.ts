@@ -259,8 +259,11 @@ describe("replay", () => {
     expect(r.json.tools.map((t: any) => t.name)).toContain("conversation_read");
     expect(r.json.messages.map((m: any) => m.role)).toEqual(["user", "assistant"]);
     expect(r.json.messages[0].content[0].text).toBe("first question");
-    // The turn is over: its thinking is not replayed (only the turn in progress carries its own).
-    expect(JSON.stringify(r.json.messages)).not.toContain('"thinking"');
+    // The reply's thinking goes back exactly as stored, its prefix unchanged since it was produced.
+    const saved = (await api("GET", `/v1/conversations/${id}/messages`)).json.messages[1];
+    expect(r.json.messages[1].content[0]).toEqual(saved.content[0]);
+    expect(saved.content[0]).toMatchObject({ type: "thinking", signature: expect.any(String) });
+    expect(saved.thinkingPrefixes).toHaveLength(1);
     expect(r.json.estimate.tokens).toBe(Math.ceil(r.json.estimate.chars / 1.15));
     expect(r.json.estimate.budgetTokens).toBe(1_000_000 - 32_000);
   });

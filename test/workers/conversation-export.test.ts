@@ -80,6 +80,8 @@ describe("conversation export", () => {
     expect(md.text).toContain("## Compaction cards");
     expect(md.text).toContain(`[rows.txt](http://chat.test/v1/conversations/${id}/attachments/${att}/content)`);
     expect(md.text).toContain("Tool call `file_read`");
+    // Replies of a thinking model: the summarized thinking is shown as such, not mixed into the reply.
+    expect(md.text).toMatch(/Thinking:\n\n```\n\S/);
     expect(md.text).toContain("follow-up 3, with ``` fences ```");
   });
 

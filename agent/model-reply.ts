@@ -2,6 +2,7 @@
 // it came (thinking with its signature, redacted thinking, server tool calls and their results,
 // citations), and the usage fields this platform counts.
 import type Anthropic from "@anthropic-ai/sdk";
+import { isBlankText } from "../core/blank-text";
 import { SERVER_TOOL_RESULT_TYPES, type ContentBlock, type Usage } from "../core/types";
 
 /**
@@ -37,7 +38,7 @@ export function storedBlocks(blocks: readonly Anthropic.ContentBlock[]): Content
 
 /** The text blocks of a reply cut off mid-stream: text is all that can be recovered of a partial reply. */
 export function partialText(blocks: readonly Anthropic.ContentBlock[] | undefined): ContentBlock[] {
-  return (blocks ?? []).filter((b): b is Anthropic.TextBlock => b.type === "text" && b.text.trim() !== "").map((b) => ({ type: "text", text: b.text }));
+  return (blocks ?? []).filter((b): b is Anthropic.TextBlock => b.type === "text" && !isBlankText(b.text)).map((b) => ({ type: "text", text: b.text }));
 }
 
 export function pickUsage(u: Anthropic.Usage): Usage {

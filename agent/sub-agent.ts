@@ -92,6 +92,8 @@ function reportOf(outcome: TurnOutcome, name: string, maxSteps: number, thread: 
     : "nothing of it was saved";
   if (outcome.failure) return { content: `agent ${name} stopped after ${outcome.modelCalls} model calls: ${outcome.failure.message}; ${pointer}`, isError: true };
   if (outcome.stopReason === "max_iterations") return { content: `agent ${name} used its ${maxSteps} model calls without finishing; ${pointer}`, isError: true };
+  // A refused reply is never passed on (nor, through the master's tool result, replayed).
+  if (outcome.stopReason === "refusal") return { content: `agent ${name} stopped: the model declined the task; ${pointer}`, isError: true };
   // The answer is the trailing assistant messages: one reply, or a reply and its continuations.
   const trailing: StoredMessage[] = [];
   for (let i = thread.length - 1; i >= 0 && thread[i].role === "assistant"; i--) trailing.unshift(thread[i]);

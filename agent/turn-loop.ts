@@ -22,7 +22,7 @@ import { coalesceBlocks } from "../core/coalesce";
 import type { TurnEvent } from "../core/events";
 import type { ModelEntry } from "../core/models/catalog";
 import { catalogEntry } from "../core/models/lookup";
-import { priced } from "../core/pricing";
+import { priced, UNBILLED_REFUSALS } from "../core/pricing";
 import type { ContentBlock, ModelRequest, NewMessage, StoredMessage, ToolResultBlock, Usage } from "../core/types";
 import { addUsage, zeroUsage } from "../core/types";
 import type { ToolContext, ToolOutput, ToolRegistry } from "./tools/registry";
@@ -65,6 +65,8 @@ export interface TurnDeps {
   contextWindowTokens: number;
   /** The model the requests go to (its maximum output bounds a continuation's extra room). */
   model: ModelEntry;
+  /** The model answering now, when it can change within the turn (a refusal's fallback); `model` otherwise. */
+  activeModel?(): ModelEntry;
   /** The in-turn safety net; absent, requests go out as built. */
   compactor?: TurnCompactor;
   /** The full request for the next model call, assembled from the freshest stored state. */
@@ -167,6 +169,7 @@ async function continueTurn(deps: TurnDeps, from: LoopState, earlier: readonly S
   let outputRoom = 1;
   let compactNext = false;
   const state = (step: number): LoopState => ({ step, usage, modelMs, modelCalls });
+  const active = () => deps.activeModel?.() ?? deps.model;
   /** After a compaction rewrote the turn, thinking whose prefix moved stays out. */
   const guard = (request: ModelRequest) => keepValidThinking(request, deps.knownThinking());
 
@@ -200,7 +203,7 @@ async function continueTurn(deps: TurnDeps, from: LoopState, earlier: readonly S
       compactNext = false;
     }
     request = guard(request);
-    if (outputRoom > 1) request = { ...request, max_tokens: Math.min(deps.model.maxOutput, request.max_tokens * outputRoom) };
+    if (outputRoom > 1) request = { ...request, max_tokens: Math.min(active().maxOutput, request.max_tokens * outputRoom) };
     return request;
   };
 
@@ -212,7 +215,7 @@ async function continueTurn(deps: TurnDeps, from: LoopState, earlier: readonly S
       modelMs += Date.now() - started;
       if (streamed.ok) return { kind: "reply", reply: streamed.reply, request };
       const failure = describeModelError(streamed.error);
-      if (streamed.partial?.usage) usage = addUsage(usage, priced(pickUsage(streamed.partial.usage), deps.model));
+      if (streamed.partial?.usage) usage = addUsage(usage, priced(pickUsage(streamed.partial.usage), active()));
       // The estimate and the calibration both missed: compact regardless of the threshold and
       // retry, exactly once per turn.
       if (failure.type === "context_overflow" && compactor && !overflowRetried) {
@@ -241,15 +244,20 @@ async function continueTurn(deps: TurnDeps, from: LoopState, earlier: readonly S
     if (outcome.kind === "continue") continue;
     const { reply, request } = outcome;
     modelCalls++;
-    // Priced at the model that answered (a fallback's prices after a refusal).
-    const replyUsage = priced(pickUsage(reply.usage), catalogEntry(reply.model) ?? deps.model);
+    // Priced at the model that answered (a fallback's prices after a refusal); a refusal before any
+    // output is free in the categories the API does not bill.
+    const refusal = (reply as { stop_details?: { category?: string | null } | null }).stop_details;
+    const unbilled = reply.stop_reason === "refusal" && !reply.content.length && UNBILLED_REFUSALS.includes(refusal?.category ?? null);
+    const replyUsage = unbilled ? { ...pickUsage(reply.usage), cost_usd: 0 } : priced(pickUsage(reply.usage), catalogEntry(reply.model) ?? active());
     usage = addUsage(usage, replyUsage);
     compactor?.calibrate(request, promptTokens(replyUsage));
     deps.onRequest?.(request, step, promptTokens(replyUsage), compactor?.active ?? false);
 
-    const produced = coalesceBlocks(storedBlocks(reply.content));
-    // The prefixes are taken from the blocks as the API sent them: a withheld secret input changes what is sent back.
-    const prefixes = thinkingPrefixes(request, produced);
+    const raw = storedBlocks(reply.content);
+    const produced = coalesceBlocks(raw);
+    // The prefixes are taken from the blocks as the API sent them: a dropped blank text or a withheld
+    // secret input changes what is sent back, and the guard then sees the thinking after it moved.
+    const prefixes = thinkingPrefixes(request, raw);
     const stop = reply.stop_reason ?? "end_turn";
     if (produced.length || stop === "refusal") {
       // Secret tool inputs (a PDF password) run below but are never stored: the transcript, the
@@ -271,7 +279,7 @@ async function continueTurn(deps: TurnDeps, from: LoopState, earlier: readonly S
     if (stop === "max_tokens" || stop === "model_context_window_exceeded") {
       // Cut off: continue it, unless the input already fills the window and nothing can make room
       // (a compaction may, once): the loop would only spin.
-      const full = promptTokens(replyUsage) >= Math.min(deps.contextWindowTokens, deps.model.contextWindow) - CONTEXT_FULL_MARGIN_TOKENS;
+      const full = promptTokens(replyUsage) >= Math.min(deps.contextWindowTokens, active().contextWindow) - CONTEXT_FULL_MARGIN_TOKENS;
       const canCompact = !!compactor && !compactor.active;
       if (full && !canCompact) return { stopReason: "context_full", usage, modelMs, modelCalls };
       if ((full || stop === "model_context_window_exceeded") && canCompact) compactNext = true;

@@ -3,10 +3,12 @@
 // will read checks it with isBlankText; a tool's blank output is rewritten instead (the tool, not
 // the caller, produced it).
 import { z } from "zod";
-import { EMPTY_RESULT } from "./replay-rules";
 import type { ImageBlock, TextBlock } from "./types";
 
 export const BLANK_TEXT_MESSAGE = "must contain non-whitespace text";
+
+/** What replaces a tool result whose content is only whitespace. */
+export const EMPTY_RESULT = "(the tool returned no text)";
 
 // The API's notion of whitespace is not documented. This is the union of JavaScript's (trim, \s)
 // and Python's / Rust's (which add the C0 separators U+001C-U+001F and NEL U+0085), so text this

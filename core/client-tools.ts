@@ -53,7 +53,7 @@ export const turnToolsSchema = z
 /** The names among `tools` that are already taken (built-in tools): a turn may not redefine them. */
 export function takenToolNames(tools: readonly ClientToolSpec[] | undefined, taken: readonly string[]): string | null {
   const clash = (tools ?? []).map((t, i) => ({ t, i })).filter(({ t }) => taken.includes(t.name));
-  return clash.length ? clash.map(({ t, i }) => `tools.${i}.name: ${t.name} is a built-in tool's name`).join("; ") : null;
+  return clash.length ? clash.map(({ t, i }) => `tools.${i}.name: ${t.name} is a built-in or server tool's name`).join("; ") : null;
 }
 
 // A result is stored and replayed like a turn's own content: blank text (or no blocks at all) and

@@ -1,5 +1,6 @@
 // A streamed reply arrives as many small deltas; it is saved as one text block per streamed
 // text, never as thousands of fragments (the seed's "streaming deltas are coalesced at save").
+import { isBlankText } from "./blank-text";
 import { isThinkingBlock, type ContentBlock } from "./types";
 
 /**
@@ -15,7 +16,7 @@ export function coalesceBlocks(blocks: readonly ContentBlock[]): ContentBlock[] 
       out.push(block);
       continue;
     }
-    if (block.text.trim() === "") continue;
+    if (isBlankText(block.text)) continue;
     const prev = out[out.length - 1];
     if (!exact && prev?.type === "text" && !prev.citations && !block.citations) {
       out[out.length - 1] = { type: "text", text: prev.text + block.text };

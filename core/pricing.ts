@@ -12,14 +12,22 @@ export const WEB_SEARCH_USD = 10 / 1_000;
 export function costOf(usage: Usage, entry: Pick<ModelEntry, "prices"> | null): number | null {
   const p = entry?.prices;
   if (!p) return null;
+  const prompt = usage.input_tokens + usage.cache_creation_input_tokens + usage.cache_read_input_tokens;
+  const rate = p.longPrompt && prompt > p.longPrompt.overPromptTokens ? p.longPrompt.multiplier : 1;
   const usd =
-    (usage.input_tokens * p.input + usage.output_tokens * p.output + usage.cache_creation_input_tokens * p.cacheWrite5m + usage.cache_read_input_tokens * p.cacheRead) / 1_000_000 +
+    (rate * (usage.input_tokens * p.input + usage.output_tokens * p.output + usage.cache_creation_input_tokens * p.cacheWrite5m + usage.cache_read_input_tokens * p.cacheRead)) / 1_000_000 +
     (usage.web_search_requests ?? 0) * WEB_SEARCH_USD;
   return roundUsd(usd);
 }
 
 /** Micro-dollar precision: sums of many calls stay exact enough and print cleanly. */
 export const roundUsd = (usd: number): number => Math.round(usd * 1_000_000) / 1_000_000;
+
+/**
+ * A refusal before any output is not billed in these categories (models/sonnet-5-5/whats-new,
+ * "Refusals, fallback, and billing"); bio, frontier_llm and reasoning_extraction are.
+ */
+export const UNBILLED_REFUSALS: readonly (string | null)[] = ["cyber", "general_harms", null];
 
 /** Usage with its cost attached (`cost_usd`), when the model is priced. */
 export function priced(usage: Usage, entry: Pick<ModelEntry, "prices"> | null): Usage {

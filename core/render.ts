@@ -90,15 +90,18 @@ export function renderMessageText(message: Pick<StoredMessage, "content">): stri
 
 /** Characters a message contributes to a replay; the unit of the fold threshold and the estimates. */
 /**
- * Thinking weighs nothing here: it replays only within the turn that produced it (core/replay.ts),
- * so it never adds to a conversation's replay. A server tool's result weighs what it replays: it
- * may not be altered, so it rides every request until a fold takes its turn away.
+ * A thinking block weighs its visible text and its signature (or encrypted data): it goes back on
+ * later requests while its prefix holds (core/thinking-guard.ts), where the API counts the full
+ * reasoning as input. The text is empty under display "omitted", so the signature, which grows with
+ * the reasoning it seals, is the stand-in for what cannot be seen. A server tool's result weighs what
+ * it replays: it may not be altered, so it rides every request until a fold takes its turn away.
  */
 export function messageChars(message: Pick<StoredMessage, "content">): number {
   let n = 0;
   for (const b of message.content) {
     if (b.type === "tool_use" || b.type === "server_tool_use") n += b.name.length + JSON.stringify(b.input).length;
-    else if (b.type === "thinking" || b.type === "redacted_thinking") continue;
+    else if (b.type === "thinking") n += b.thinking.length + b.signature.length;
+    else if (b.type === "redacted_thinking") n += b.data.length;
     else if (b.type === "text" || b.type === "tool_result" || b.type === "image") n += blockText(b).length;
     else n += JSON.stringify(b.content).length;
   }

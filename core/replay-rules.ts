@@ -9,16 +9,16 @@
 //   discarded (build-with-claude/refusals-and-fallback). The record keeps it.
 // - Text blocks must contain non-whitespace text (api/errors; a 400 on every later request
 //   otherwise): whitespace-only text stored before this rule existed is dropped at replay.
+import { EMPTY_RESULT, isBlankText } from "./blank-text";
 import { isToolResultCarrier } from "./render";
 import type { ContentBlock, StoredMessage, ToolResultBlock } from "./types";
 
 /** A user message a person (or an automation) wrote: not a carrier of tool results. */
 export const isPrompt = (m: Pick<StoredMessage, "role" | "content">): boolean => m.role === "user" && !isToolResultCarrier(m);
 
-/** What replaces a tool result whose content is only whitespace. */
-export const EMPTY_RESULT = "(the tool returned no text)";
+export { EMPTY_RESULT };
 
-const blank = (s: string) => s.trim() === "";
+const blank = isBlankText;
 
 /**
  * The stored history as a request may carry it: refused turns left out, whitespace-only text

@@ -13,7 +13,7 @@ import { applyStubs } from "./stubs";
 import type { ModelEntry } from "./models/catalog";
 import { modelParams, serverToolSpecs } from "./model-params";
 import type { Settings } from "./settings";
-import { isAgentSegment, type ContentBlock, type ModelRequest, type StoredMessage, type SystemBlock, type ToolSchema, type WireMessage } from "./types";
+import { isAgentSegment, isServerToolResult, type ContentBlock, type ModelRequest, type StoredMessage, type SystemBlock, type ToolSchema, type WireMessage } from "./types";
 
 export interface ReplayInput {
   conversationId: string;
@@ -158,10 +158,10 @@ export function toWireMessages(stored: readonly StoredMessage[]): WireMessage[] 
     push(m.role, m.content);
     if (needsContinuePrompt(m, history[i + 1])) push("user", [{ type: "text", text: CONTINUE_PROMPT }]);
   });
+  withoutUnansweredServerCalls(out);
   for (let i = 0; i < out.length; i++) {
     const msg = out[i];
     if (msg.role !== "assistant") continue;
-    if (i < out.length - 1) msg.content = withoutUnansweredServerCalls(msg.content);
     const calls = msg.content.filter((b) => b.type === "tool_use").map((b) => (b as { id: string }).id);
     if (!calls.length) continue;
     const next = out[i + 1];
@@ -179,11 +179,28 @@ export function toWireMessages(stored: readonly StoredMessage[]): WireMessage[] 
   return out.filter((m) => m.content.length);
 }
 
-/** A server tool call whose result never came (a paused turn that was not resumed) cannot be replayed. */
-function withoutUnansweredServerCalls(content: ContentBlock[]): ContentBlock[] {
-  const answered = new Set(content.filter((b) => "tool_use_id" in b && b.type !== "tool_result").map((b) => (b as { tool_use_id: string }).tool_use_id));
-  const dangling = content.some((b) => b.type === "server_tool_use" && !answered.has(b.id));
-  return dangling ? content.filter((b) => b.type !== "server_tool_use" || answered.has(b.id)) : content;
+/**
+ * A server tool call whose result never came (a paused turn that was not resumed) cannot be
+ * replayed, nor a result whose call is gone. A result may come one reply later: a reply with both
+ * server and client calls gets the server's result at the start of the next response, after the
+ * client's results (handling-stop-reasons), so a call still awaited is kept.
+ */
+function withoutUnansweredServerCalls(out: { role: "user" | "assistant"; content: ContentBlock[] }[]): void {
+  const results = new Set<string>();
+  const calls = new Set<string>();
+  for (const m of out) for (const b of m.content) if (isServerToolResult(b)) results.add(b.tool_use_id);
+  // Still awaited: in the last message (a paused reply resent), or in the reply the client's tool
+  // results that end the request answer.
+  const last = out.length - 1;
+  const awaiting = (i: number) => i === last || (i === last - 1 && out[last].role === "user" && out[last].content.every((b) => b.type === "tool_result"));
+  out.forEach((m, i) => {
+    if (m.role !== "assistant") return;
+    if (!awaiting(i) && m.content.some((b) => b.type === "server_tool_use" && !results.has(b.id))) {
+      m.content = m.content.filter((b) => b.type !== "server_tool_use" || results.has(b.id));
+    }
+    for (const b of m.content) if (b.type === "server_tool_use") calls.add(b.id);
+  });
+  for (const m of out) if (m.content.some((b) => isServerToolResult(b) && !calls.has(b.tool_use_id))) m.content = m.content.filter((b) => !isServerToolResult(b) || calls.has(b.tool_use_id));
 }
 
 export function estimateRequest(request: ModelRequest, settings: Settings): Omit<ReplayEstimate, "stubbedResults" | "stubSavedChars" | "stubPendingChars"> {

@@ -178,8 +178,21 @@ export function settingsAfterModelChange(current: Settings, patch: SettingsPatch
     const wasDefault = current[key] === before?.[key] || current[key] === LEGACY_MODEL_DEFAULTS[key];
     if (patch[key] === undefined && wasDefault) merged[key] = after[key];
   }
-  if (patch.outputReserveTokens === undefined) merged.outputReserveTokens = Math.min(merged.outputReserveTokens, to.maxOutput);
-  if (patch.thinking === undefined && merged.thinking !== "auto" && !to.thinking.accepts.includes(merged.thinking)) merged.thinking = "auto";
-  if (patch.effort === undefined && merged.effort !== null && !to.effort?.levels.includes(merged.effort)) merged.effort = null;
+  return fitToModel(merged, to, patch);
+}
+
+/**
+ * Settings brought within what `entry` takes, except the keys `keep` names (a user's own choice,
+ * left for the checks to refuse): the output reserve cut to its maximum, a thinking type or an
+ * effort level it does not take back to its default.
+ */
+export function fitToModel(s: Settings, entry: ModelEntry, keep: SettingsPatch = {}): Settings {
+  const merged = { ...s };
+  if (keep.outputReserveTokens === undefined) merged.outputReserveTokens = Math.min(merged.outputReserveTokens, entry.maxOutput);
+  if (keep.thinking === undefined && merged.thinking !== "auto" && !entry.thinking.accepts.includes(merged.thinking)) merged.thinking = "auto";
+  if (keep.effort === undefined && merged.effort !== null && !entry.effort?.levels.includes(merged.effort)) merged.effort = null;
+  // Thinking off is taken only up to some effort on some models: past it, the model's default.
+  const effort = effectiveEffort(merged, entry);
+  if (keep.thinking === undefined && (merged.thinking === "disabled" || merged.thinking === "between_tools") && entry.thinking.offUpToEffort && effort && effortRank(effort) > effortRank(entry.thinking.offUpToEffort)) merged.thinking = "auto";
   return merged;
 }

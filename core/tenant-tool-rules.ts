@@ -10,6 +10,11 @@ import { schemaProblem } from "./tool-schema";
  * tools (core/client-tools.ts) keep the same bound.
  */
 export const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+/**
+ * The server tools' names (core/settings.ts SERVER_TOOLS, plus code execution's): a conversation
+ * that opts into one carries it beside its other tools, and the API refuses two tools of one name.
+ */
+export const SERVER_TOOL_NAMES: readonly string[] = ["web_search", "web_fetch", "code_execution"];
 /** MCP servers' tools are named mcp__<server>__<tool>; a registered tool may not look like one. */
 export const MCP_PREFIX = "mcp__";
 export const TOOL_KINDS = ["http", "client"] as const;

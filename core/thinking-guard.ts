@@ -8,9 +8,10 @@
 //
 // So each assistant message stores, per thinking block, a fingerprint of the request prefix it was
 // produced after (`thinkingPrefixes`, computed from the request as sent and the reply as the API
-// sent it). Every request is walked before it goes out: a block goes back while its prefix is the
-// one it was produced after; from the first block whose prefix moved, every later block is left
-// out ("You can remove thinking blocks … from the end, or all of them", preserved-thinking). A
+// sent it). Every request is walked before it goes out: a block goes back only while its prefix —
+// the thinking blocks before it included — is the one it was produced after; a block after one left
+// out was produced with it, so it goes too ("You can remove thinking blocks … from the end, or all
+// of them", preserved-thinking), while blocks produced after the move still match and go back. A
 // block with no fingerprint (an imported transcript's) is never sent, so leaving it out moves
 // nobody's prefix. Pure: the stored messages are all it needs, so both rebuild paths agree.
 import { isThinkingBlock, type ContentBlock, type ModelRequest, type StoredMessage, type WireMessage } from "./types";
@@ -82,31 +83,44 @@ export function thinkingPrefixes(request: ModelRequest, reply: readonly ContentB
   return out;
 }
 
-/** Every stored thinking block's key and the prefix it was produced after. */
+/** Every stored thinking block's key and the prefix it was produced after (a block without a signature has none: it cannot go back). */
 export function knownThinking(history: readonly Pick<StoredMessage, "content" | "thinkingPrefixes">[]): Map<string, string> {
   const known = new Map<string, string>();
   for (const m of history) {
     if (!m.thinkingPrefixes) continue;
     let i = 0;
-    for (const b of m.content) if (isThinkingBlock(b)) known.set(thinkingKey(b), m.thinkingPrefixes[i++]);
+    for (const b of m.content) {
+      if (!isThinkingBlock(b)) continue;
+      const prefix = m.thinkingPrefixes[i++];
+      if (signed(b) && prefix) known.set(thinkingKey(b), prefix);
+    }
   }
   return known;
 }
 
-/** The request with only the thinking blocks that may go back (see the header); the same object when all may. */
+/** A block cut off before its signature arrived cannot be sent back (an empty signature is a 400). */
+const signed = (b: ContentBlock) => (b.type === "thinking" ? b.signature !== "" : b.type === "redacted_thinking" ? b.data !== "" : false);
+
+/**
+ * The request with only the thinking blocks that may go back (see the header); the same object when
+ * all may. Each block is judged on its own: its fingerprint holds the keys of the thinking blocks
+ * that were present before it, so a block that followed one now left out (a gap), or that was
+ * produced while an earlier one was out (a re-insertion), no longer matches. In the latest assistant
+ * message, whose thinking may not be partly dropped, one block that cannot go back takes the
+ * message's other thinking with it.
+ */
 export function keepValidThinking(request: ModelRequest, known: ReadonlyMap<string, string>): ModelRequest {
+  const lastAssistant = request.messages.map((m) => m.role).lastIndexOf("assistant");
+  const latestDrops = lastAssistant >= 0 && wouldDrop(request, known, lastAssistant);
   const walk = new PrefixWalk(request);
-  let cut = false;
   let changed = false;
   const messages: WireMessage[] = [];
-  for (const m of request.messages) {
+  request.messages.forEach((m, index) => {
     const content: ContentBlock[] = [];
     for (const b of blocksOf(m)) {
       if (isThinkingBlock(b)) {
         const produced = known.get(thinkingKey(b));
-        if (cut || produced === undefined || produced !== walk.fingerprint) {
-          // A moved prefix cuts every later block; an unknown block (never sent) is only left out.
-          if (produced !== undefined) cut = true;
+        if (produced === undefined || produced !== walk.fingerprint || (index === lastAssistant && latestDrops)) {
           changed = true;
           continue;
         }
@@ -114,11 +128,31 @@ export function keepValidThinking(request: ModelRequest, known: ReadonlyMap<stri
       walk.feed(m.role, b);
       content.push(b);
     }
-    if (!content.length) continue;
+    if (!content.length) return;
     const prev = messages[messages.length - 1];
     // A message left empty is dropped; the messages around it merge, as the API merges same-role turns.
     if (prev && prev.role === m.role) messages[messages.length - 1] = { ...prev, content: [...blocksOf(prev), ...content] };
     else messages.push(content.length === blocksOf(m).length && typeof m.content !== "string" ? m : { ...m, content });
-  }
+  });
   return changed ? { ...request, messages } : request;
+}
+
+/** Whether a known thinking block of message `at` would be left out (unknown ones, never sent, do not count). */
+function wouldDrop(request: ModelRequest, known: ReadonlyMap<string, string>, at: number): boolean {
+  const walk = new PrefixWalk(request);
+  for (const [index, m] of request.messages.entries()) {
+    for (const b of blocksOf(m)) {
+      if (isThinkingBlock(b)) {
+        const produced = known.get(thinkingKey(b));
+        if (produced === undefined) continue;
+        if (produced !== walk.fingerprint) {
+          if (index === at) return true;
+          continue;
+        }
+      }
+      walk.feed(m.role, b);
+    }
+    if (index === at) return false;
+  }
+  return false;
 }

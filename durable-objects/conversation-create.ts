@@ -4,9 +4,8 @@
 // object near whoever created it; it is given here only, as it counts on the first get() of a new
 // id alone (every later get() finds the object where it was made, and a hint there is ignored).
 import { sortableId } from "../core/ids";
-import { defaultSettings, mergeSettings, type SettingsPatch } from "../core/settings";
-import { checkSettings, defaultModelEntry, resolveSettingsModel } from "../services/models/resolve";
-import { inheritedSettings } from "../services/default-settings";
+import type { SettingsPatch } from "../core/settings";
+import { inheritedSettings, settingsForNewConversation } from "../services/default-settings";
 import type { ConversationView } from "../services/record/conversation-head";
 import { deleteConversationRow, insertConversationRow } from "../services/conversation-list";
 import type { StagedImport } from "../services/transfer/import-staging";
@@ -22,16 +21,9 @@ export async function createConversation(
   // The tenant's and the project's settings come first, the request's over them; the model they
   // end on gives the model-dependent defaults (the deployment's default model when none names one).
   const inherited = await inheritedSettings(env.DB, tenantId, init.projectId);
-  const patch: SettingsPatch = { ...inherited.tenant, ...inherited.project, ...init.settings };
-  let base = await defaultModelEntry(env);
-  if (patch.model) {
-    const named = await resolveSettingsModel(env, patch.model);
-    if (!named.ok) return { error: named.message };
-    base = named.entry;
-  }
-  const settings = mergeSettings(defaultSettings(base), patch);
-  const checked = await checkSettings(env, settings);
-  if (!checked.ok) return { error: checked.message };
+  const made = await settingsForNewConversation(env, { ...inherited.tenant, ...inherited.project }, init.settings ?? {});
+  if (!made.ok) return { error: made.message };
+  const settings = made.settings;
   const id = sortableId("conv");
   const now = new Date().toISOString();
   const title = init.title ?? "New conversation";

@@ -5,7 +5,10 @@
 import { and, eq } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
 import { projects, tenants } from "../db/schema";
-import { settingsPatchSchema, type SettingsPatch } from "../core/settings";
+import type { ModelEntry } from "../core/models/catalog";
+import type { ModelEnv } from "../core/model-provider";
+import { defaultSettings, fitToModel, mergeSettings, settingsAfterModelChange, settingsPatchSchema, type Settings, type SettingsPatch } from "../core/settings";
+import { checkSettings, defaultModelEntry, resolveSettingsModel, resolveTurnModel } from "./models/resolve";
 
 /** A stored patch; one that no longer parses (a key since removed) counts as none. */
 function parsed(json: string | null | undefined): SettingsPatch {
@@ -45,3 +48,30 @@ export async function setProjectSettings(db: D1Database, tenantId: string, proje
 }
 
 export { parsed as parseStoredSettings };
+
+/**
+ * A new conversation's settings: the model's defaults, the inherited settings (the tenant's, then
+ * its project's) over them, and the request's over those. What is inherited never refuses a
+ * conversation: a retired inherited model moves to its replacement, and when the request names
+ * another model the inherited model-dependent settings follow it (as a settings change would).
+ * The request's own keys are checked strictly: a retired model it names is a 400.
+ */
+export async function settingsForNewConversation(env: ModelEnv & { DEFAULT_MODEL?: string }, inherited: SettingsPatch, request: SettingsPatch = {}): Promise<{ ok: true; settings: Settings; entry: ModelEntry } | { ok: false; message: string }> {
+  let from = await defaultModelEntry(env);
+  if (inherited.model) {
+    const resolved = await resolveTurnModel(env, inherited.model);
+    if (resolved.ok) from = resolved.entry;
+  }
+  // Inherited keys the model no longer takes (its retirement moved it on) fall back to its defaults.
+  const base = fitToModel(mergeSettings(defaultSettings(from), { ...inherited, model: from.id }), from);
+  let settings = mergeSettings(base, request);
+  let entry = from;
+  if (request.model && request.model !== from.id) {
+    const named = await resolveSettingsModel(env, request.model);
+    if (!named.ok) return named;
+    entry = named.entry;
+    settings = settingsAfterModelChange(base, request, from, entry);
+  }
+  const checked = await checkSettings(env, settings);
+  return checked.ok ? { ok: true, settings, entry: checked.entry } : checked;
+}

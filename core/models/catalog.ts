@@ -21,6 +21,8 @@ export interface ModelPrices {
   cacheWrite5m: number;
   cacheWrite1h: number;
   cacheRead: number;
+  /** A call whose prompt is over `overPromptTokens` costs `multiplier` times these prices. */
+  longPrompt?: { overPromptTokens: number; multiplier: number };
 }
 
 export interface ModelThinking {
@@ -163,8 +165,8 @@ export const MODELS: readonly ModelEntry[] = [
     forcedToolChoice: true,
     tokenizerRatio: 1.3,
     minCacheTokens: 512,
-    // Prompts over 100K tokens cost 5x on Haiku 5.5; the catalog prices the base rate.
-    prices: price(0.1, 0.5, 0.01),
+    // Prompts over 100K tokens cost five times the base rate.
+    prices: { ...price(0.1, 0.5, 0.01), longPrompt: { overPromptTokens: 100_000, multiplier: 5 } },
     serverTools: true,
     sources: [`${DOCS}/models/haiku-5-5/overview`, `${DOCS}/models/haiku-5-5/whats-new-haiku-5-5`, `${DOCS}/models/haiku-5-5/migration-guide`, PRICING],
   }),

@@ -89,6 +89,8 @@ export function parseImportedMessage(raw: string, where: string): ImportedMessag
     if (b.type === "tool_use" && m.role !== "assistant") throw new TranscriptError(`${where}: a tool_use block belongs in an assistant message`);
     if (b.type === "tool_result" && m.role !== "user") throw new TranscriptError(`${where}: a tool_result block belongs in a user message`);
     if (m.role !== "assistant" && (isThinkingBlock(b) || b.type === "server_tool_use" || isServerToolResult(b))) throw new TranscriptError(`${where}: a ${b.type} block belongs in an assistant message`);
+    // The API (version 2026-10-21, which the SDK sends) refuses citations in a user message.
+    if (m.role !== "assistant" && b.type === "text" && b.citations?.length) throw new TranscriptError(`${where}: citations belong in an assistant message's text`);
   }
   const out: ImportedMessage = { role: m.role, content };
   if (m.createdAt) out.createdAt = m.createdAt;

@@ -4,6 +4,7 @@ import { z } from "zod";
 import { idempotencyKeySchema } from "../../core/idempotency-key";
 import { jsonValueProblem } from "../../core/json-guard";
 import { toContentBlocks, turnContentSchema } from "../../core/turn-input";
+import { SERVER_TOOL_NAMES } from "../../core/tenant-tool-rules";
 import { takenToolNames, toolResultsBodySchema, turnToolsSchema, type ClientToolResult, type ClientToolSpec } from "../../core/client-tools";
 import { toolRegistry } from "../../agent/tools";
 import type { ContentBlock } from "../../core/types";
@@ -45,7 +46,7 @@ export function parseClientFrame(data: string | ArrayBuffer): { ok: true; value:
   if (parsed.data.type === "ping") return { ok: true, value: { type: "ping" } };
   if (parsed.data.type === "tool_results") return { ok: true, value: { type: "tool_results", results: parsed.data.results } };
   const { idempotencyKey, tools } = parsed.data;
-  const clash = takenToolNames(tools, toolRegistry.names());
+  const clash = takenToolNames(tools, [...toolRegistry.names(), ...SERVER_TOOL_NAMES]);
   if (clash) return { ok: false, error: clash };
   return { ok: true, value: { type: "send", content: toContentBlocks(parsed.data.content), attachments: parsed.data.attachments ?? [], ...(idempotencyKey !== undefined ? { idempotencyKey } : {}), ...(tools ? { tools } : {}) } };
 }

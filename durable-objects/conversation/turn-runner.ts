@@ -7,7 +7,7 @@ import { INTERRUPTED_TOOL_RESULT } from "../../core/replay";
 import type { TurnEvent } from "../../core/events";
 import { createModelClient } from "../../core/model-client";
 import { ModelNotConfiguredError } from "../../core/model-provider";
-import { DEFAULT_SETTINGS } from "../../core/settings";
+import { DEFAULT_SETTINGS, settingsAfterModelChange } from "../../core/settings";
 import { resolveTurnModel } from "../../services/models/resolve";
 import { usageSince, zeroUsage, type ContentBlock, type NewMessage } from "../../core/types";
 import { knownThinking } from "../../core/thinking-guard";
@@ -151,7 +151,7 @@ export class TurnRunner {
     // The model the turn runs on: a retired one moves the conversation to its replacement (its
     // settings follow, with an event and a line in the lifecycle log), never a failing turn.
     const model = await resolveTurnModel(scope.env, head.settings.model, client);
-    if (!model.ok) return fail({ type: "model_unavailable", message: `settings.model: ${model.message}`, status: 400 });
+    if (!model.ok) return fail({ type: "model_unavailable", message: `settings.model: ${model.message}`, status: model.transient ? 503 : 400 });
     if (model.movedFrom) {
       await record.moveToModel(model.entry);
       emit({ type: "model_changed", turnId, from: model.movedFrom.id, to: model.entry.id, reason: "retired", retiredOn: model.movedFrom.retiredOn });
@@ -201,9 +201,11 @@ export class TurnRunner {
       prompt = { ...prompt, model: resolved.entry };
       return resolved.entry.id;
     };
+    // A fallback model gets the conversation's settings as a model change would leave them: thinking,
+    // effort and the output reserve it would refuse are brought within what it takes.
     const requestSettings = () => {
       const now = (record.head ?? head).settings;
-      return prompt.model.id === now.model ? now : { ...now, model: prompt.model.id };
+      return prompt.model.id === now.model ? now : settingsAfterModelChange(now, { model: prompt.model.id }, model.entry, prompt.model);
     };
     let outcome: TurnOutcome;
     try {
@@ -216,6 +218,7 @@ export class TurnRunner {
           maxIterations: settings.maxToolIterations,
           contextWindowTokens: settings.contextWindowTokens,
           model: model.entry,
+          activeModel: () => prompt.model,
           compactor: compactorFor(() => blockOrigins(head.id, cache.replaySource(record.head ?? head))),
           buildRequest: () => cache.buildRequest({ ...(record.head ?? head), settings: requestSettings() }, prompt).request,
           knownThinking: () => knownThinking(cache.replaySource(record.head ?? head)),

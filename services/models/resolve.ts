@@ -10,12 +10,25 @@ import { crossCheckSettings, type Settings, type SettingsPatch } from "../../cor
 
 export type SettingsModel = { ok: true; entry: ModelEntry } | { ok: false; message: string };
 
-/** A model a turn runs on: `movedFrom` when the conversation's model retired and its replacement answers instead. */
-export type TurnModel = { ok: true; entry: ModelEntry; movedFrom?: { id: string; retiredOn: string } } | { ok: false; message: string };
+/**
+ * A model a turn runs on: `movedFrom` when the conversation's model retired and its replacement
+ * answers instead; `transient` when the Models API could not be asked (worth a retry).
+ */
+export type TurnModel = { ok: true; entry: ModelEntry; movedFrom?: { id: string; retiredOn: string } } | { ok: false; message: string; transient?: boolean };
 
 const HIT_TTL_MS = 60 * 60 * 1000;
 const MISS_TTL_MS = 5 * 60 * 1000;
+/** The cache holds this many answers, the oldest going first: any key can ask, so it is bounded. */
+const LOOKUPS_KEPT = 256;
+/** Only ids shaped like a model's are asked about (a Claude model, or the offline model's test models). */
+const ASKABLE = /^(claude|offline)-[a-z0-9][a-z0-9.-]{0,78}$/;
 const lookups = new Map<string, { info: ModelInfoLike | null; until: number }>();
+
+function remember(id: string, info: ModelInfoLike | null, ttl: number): void {
+  lookups.delete(id);
+  lookups.set(id, { info, until: Date.now() + ttl });
+  while (lookups.size > LOOKUPS_KEPT) lookups.delete(lookups.keys().next().value!);
+}
 
 /** Forgets the Models API answers this isolate cached (tests). */
 export function forgetModelLookups(): void {
@@ -27,6 +40,7 @@ export function forgetModelLookups(): void {
  * message when it could not be asked (no model configured, the API unreachable).
  */
 async function askModelsApi(env: ModelEnv, id: string, client?: Anthropic): Promise<ModelInfoLike | null | { error: string }> {
+  if (!ASKABLE.test(id)) return null;
   const cached = lookups.get(id);
   if (cached && cached.until > Date.now()) return cached.info;
   let api: Anthropic;
@@ -37,12 +51,12 @@ async function askModelsApi(env: ModelEnv, id: string, client?: Anthropic): Prom
   }
   try {
     const info = (await api.models.retrieve(id)) as unknown as ModelInfoLike;
-    lookups.set(id, { info, until: Date.now() + HIT_TTL_MS });
+    remember(id, info, HIT_TTL_MS);
     return info;
   } catch (err) {
     const status = (err as { status?: number }).status;
     if (status === 404) {
-      lookups.set(id, { info: null, until: Date.now() + MISS_TTL_MS });
+      remember(id, null, MISS_TTL_MS);
       return null;
     }
     return { error: `Anthropic's Models API could not be asked (${err instanceof Error ? err.message : String(err)})` };
@@ -75,7 +89,7 @@ export async function resolveTurnModel(env: ModelEnv, id: string, client?: Anthr
   if (found.kind === "current") return { ok: true, entry: found.entry };
   if (found.kind === "retired") return { ok: true, entry: found.replacement, movedFrom: { id, retiredOn: found.retiredOn } };
   const info = await askModelsApi(env, id, client);
-  if (info && "error" in info) return { ok: false, message: `the model ${id} is not in the catalog and could not be checked: ${info.error}` };
+  if (info && "error" in info) return { ok: false, message: `the model ${id} is not in the catalog and could not be checked: ${info.error}`, transient: true };
   if (!info) return { ok: false, message: `the model ${id} is unknown to the catalog and to Anthropic's Models API; choose one from GET /v1/models` };
   if (info.lifecycle === "retired") return { ok: true, entry: catalogEntry(DEFAULT_MODEL)!, movedFrom: { id, retiredOn: (info.retires_at ?? utcDay()).slice(0, 10) } };
   return { ok: true, entry: entryFromModelInfo(info, utcDay()) };

@@ -152,6 +152,16 @@ describe("the API's replay rules", () => {
     expect(paused.at(-1)).toEqual({ role: "assistant", content: [use] });
     const stale = toWireMessages([msg("user", text("search")), asst("pause_turn", use, text("looking")), msg("user", text("next"))]);
     expect(stale[1].content).toEqual([text("looking")]);
+    // A reply with a server call and a client call: the server's result opens the next response,
+    // after the client's results. Until then the call is kept; after, it pairs with that result.
+    const both = [msg("user", text("search and ask")), asst("tool_use", use, call("c1")), msg("user", result("c1"))];
+    expect(toWireMessages(both)[1].content).toEqual([use, call("c1")]);
+    const found: ContentBlock = { type: "web_search_tool_result", tool_use_id: "srvtoolu_1", content: [] };
+    const answered = toWireMessages([...both, asst("end_turn", found, text("done")), msg("user", text("thanks"))]);
+    expect(answered[1].content).toEqual([use, call("c1")]);
+    expect(answered[3].content).toEqual([found, text("done")]);
+    // A result whose call is gone is left out with it.
+    expect(toWireMessages([msg("user", text("q")), asst("end_turn", found, text("ok")), msg("user", text("next"))])[1].content).toEqual([text("ok")]);
   });
 
   it("never puts a cache breakpoint on a thinking block", () => {

@@ -8,6 +8,7 @@ import type { ContentBlock, ModelRequest, StoredMessage } from "../../core/types
 const text = (t: string): ContentBlock => ({ type: "text", text: t });
 const think = (sig: string): ContentBlock => ({ type: "thinking", thinking: "", signature: sig });
 const use = (id: string): ContentBlock => ({ type: "tool_use", id, name: "read", input: { id } });
+const secret = (password: string): ContentBlock => ({ type: "tool_use", id: "t1", name: "read", input: { password } });
 const result = (id: string, body = "ok"): ContentBlock => ({ type: "tool_result", tool_use_id: id, content: body });
 
 const base = (messages: ModelRequest["messages"], system = "sys"): ModelRequest => ({ model: "m", max_tokens: 10, system: [{ type: "text", text: system }], tools: [], messages });
@@ -65,5 +66,35 @@ describe("the thinking guard", () => {
     const out = keepValidThinking(imported, known);
     expect(out.messages[1].content).toEqual([think("a"), use("t1")]);
     expect(out.messages[3].content).toEqual([think("b"), text("done")]);
+  });
+
+  it("sends back thinking produced after an earlier block stopped going back (a new day's prompt), turn after turn", () => {
+    // Day 1: T1. Day 2 (a new system prompt): T1 no longer goes back; T2 is produced without it.
+    const day1 = base([{ role: "user", content: [text("one")] }], "day 1");
+    const t1 = [think("t1"), text("a")];
+    const day2 = base([{ role: "user", content: [text("one")] }, { role: "assistant", content: [text("a")] }, { role: "user", content: [text("two")] }], "day 2");
+    const t2 = [think("t2"), use("x")];
+    const history = [stored("user", [text("one")]), stored("assistant", t1, thinkingPrefixes(day1, t1)), stored("user", [text("two")]), stored("assistant", t2, thinkingPrefixes(day2, t2))];
+    const next = base([{ role: "user", content: [text("one")] }, { role: "assistant", content: t1 }, { role: "user", content: [text("two")] }, { role: "assistant", content: t2 }, { role: "user", content: [result("x")] }], "day 2");
+    const out = keepValidThinking(next, knownThinking(history));
+    expect(out.messages[1].content).toEqual([text("a")]);
+    expect(out.messages[3].content).toEqual(t2);
+  });
+
+  it("never drops part of the latest assistant message's thinking: one block that cannot go back takes the others", () => {
+    const first = base([{ role: "user", content: [text("go")] }]);
+    // A reply with a note between two calls; the stored first call has its secret input withheld.
+    const reply = [think("a"), secret("hunter2"), think("b"), use("t2")];
+    const history = [stored("user", [text("go")]), stored("assistant", reply, thinkingPrefixes(first, reply))];
+    const sent = base([{ role: "user", content: [text("go")] }, { role: "assistant", content: [think("a"), secret("[withheld]"), think("b"), use("t2")] }, { role: "user", content: [result("t1"), result("t2")] }]);
+    expect(keepValidThinking(sent, knownThinking(history)).messages[1].content).toEqual([secret("[withheld]"), use("t2")]);
+  });
+
+  it("never sends a block that lost its signature (a reply cut before it arrived)", () => {
+    const first = base([{ role: "user", content: [text("go")] }]);
+    const cut = [think("")];
+    const history = [stored("user", [text("go")]), stored("assistant", cut, thinkingPrefixes(first, cut))];
+    const next = base([{ role: "user", content: [text("go")] }, { role: "assistant", content: cut }, { role: "user", content: [text("continue")] }]);
+    expect(JSON.stringify(keepValidThinking(next, knownThinking(history)).messages)).not.toContain('"thinking"');
   });
 });

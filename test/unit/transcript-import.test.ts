@@ -78,6 +78,13 @@ describe("transcript checks", () => {
     expect(parseImportedMessage(JSON.stringify(messages[0]), "m")!.content).toEqual([{ type: "text", text: messages[0].content }]);
   });
 
+  it("takes a thinking model's reply as exported, and refuses what the API refuses on replay", () => {
+    const reply = { role: "assistant", content: [{ type: "thinking", thinking: "", signature: "sig" }, { type: "text", text: "hi", citations: [{ type: "web_search_result_location", url: "https://example.com" }] }], thinkingPrefixes: ["abc"], usage: { input_tokens: 1, output_tokens: 2, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, thinking_tokens: 1, cost_usd: 0.00002 } };
+    expect(parseImportedMessage(JSON.stringify(reply), "m")).toMatchObject({ thinkingPrefixes: ["abc"], usage: { thinking_tokens: 1 } });
+    expect(() => parseImportedMessage(JSON.stringify({ role: "user", content: [{ type: "thinking", thinking: "", signature: "s" }] }), "m")).toThrow(/a thinking block belongs in an assistant message/);
+    expect(() => parseImportedMessage(JSON.stringify({ role: "user", content: [{ type: "text", text: "q", citations: [{ type: "x" }] }] }), "m")).toThrow(/citations belong in an assistant message/);
+  });
+
   it("skips an export's metadata lines", () => {
     expect(parseImportedMessage('{"type":"card","card":{}}', "line 2")).toBeNull();
   });

@@ -95,6 +95,8 @@ describe("stop reasons", () => {
     );
     expect(r.outcome.stopReason).toBe("end_turn");
     expect(r.saved[1].content[0]).toMatchObject({ type: "text", text: expect.stringMatching(/^\[refused: /) });
+    // A refusal before any output, of no billed category, costs nothing.
+    expect(r.saved[1].usage?.cost_usd).toBe(0);
     expect(r.events.find((e) => e.type === "refusal")).toMatchObject({ fallbackModel: "claude-opus-5-5" });
     // The fallback is asked the prompt itself, without the refused reply.
     expect(r.requests[1].messages).toEqual([{ role: "user", content: [text("the prompt")] }]);

@@ -156,7 +156,11 @@ describe("client tools", () => {
     const id = await createConversation();
     const sock = await connectSocket(`/v1/conversations/${id}/ws`, { authorization: `Bearer ${DEV_KEY}` });
     sock.ws!.send(JSON.stringify({ type: "send", content: "x", tools: [{ ...weather, name: "memory_get" }] }));
-    expect((await sock.next((e) => e.type === "error")).error.message).toContain("memory_get is a built-in tool's name");
+    expect((await sock.next((e) => e.type === "error")).error.message).toContain("memory_get is a built-in or server tool's name");
+    // A server tool's name too: a conversation with web search carries the API's own web_search.
+    const http = await api("POST", `/v1/conversations/${id}/messages`, { content: "x", tools: [{ ...weather, name: "web_search" }] });
+    expect(http.status).toBe(400);
+    expect(http.json.error.message).toContain("tools.0.name: web_search is a built-in or server tool's name");
     sock.ws!.send(JSON.stringify({ type: "send", content: `@tool get_weather {"city":"Kyiv"}`, tools: [weather] }));
     const action = await sock.next((e) => e.type === "requires_action");
     expect(action.calls[0]).toMatchObject({ name: "get_weather", input: { city: "Kyiv" } });

@@ -72,6 +72,8 @@ describe("/v1/tools", () => {
       [httpTool("has space"), /^name: /],
       [httpTool("x".repeat(65)), /^name: /],
       [httpTool("memory_search"), /name: is a built-in tool's name/],
+      // A conversation with web search carries the API's own web_search beside its other tools.
+      [httpTool("web_search"), /name: is a server tool's name/],
       [httpTool("mcp__srv__tool"), /name: may not start with mcp__/],
       [httpTool("t", { inputSchema: { type: "string" } }), /inputSchema: must have "type": "object"/],
       [httpTool("t", { inputSchema: { type: "object", properties: { a: { description: "x".repeat(17_000) } } } }), /inputSchema: larger than 16384 bytes/],

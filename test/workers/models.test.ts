@@ -5,7 +5,7 @@
 import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { api, createConversation, eventually, newTenant, sendSse } from "./helpers";
+import { api, createConversation, eventually, newTenant, newTenantWithId, sendSse } from "./helpers";
 
 const stubOf = (id: string) => env.CONVERSATION.get(env.CONVERSATION.idFromName(id));
 
@@ -124,5 +124,21 @@ describe("settings a tenant and a project give new conversations", () => {
     expect((await api("GET", `/v1/projects/${project.json.id}`, undefined, { key })).json.settings).toEqual({ serverTools: ["web_search", "web_fetch"], tailMessages: 12 });
     // Another tenant's conversations are untouched by these.
     expect((await api("POST", "/v1/conversations", {})).json.settings.serverTools).toEqual([]);
+  });
+
+  it("never refuse a conversation for what is inherited: a retired default moves to its replacement, a named model takes them over", async () => {
+    const { key, tenantId } = await newTenantWithId();
+    // Set before the model retired (PUT would refuse it now): Claude Sonnet 4.5, thinking off between tools.
+    await env.DB.prepare("UPDATE tenants SET settings = ? WHERE id = ?").bind(JSON.stringify({ model: "claude-sonnet-4-5", effort: "low" }), tenantId).run();
+    const made = await api("POST", "/v1/conversations", {}, { key });
+    expect(made.status).toBe(201);
+    expect(made.json.settings).toMatchObject({ model: "claude-sonnet-5-5", effort: "low", contextWindowTokens: 1_000_000 });
+    expect((await api("GET", "/v1/settings", undefined, { key })).json.effective.model).toBe("claude-sonnet-5-5");
+    await env.DB.prepare("UPDATE tenants SET settings = ? WHERE id = ?").bind(JSON.stringify({ thinking: "between_tools", effort: "low" }), tenantId).run();
+    const named = await api("POST", "/v1/conversations", { settings: { model: "claude-opus-5-5" } }, { key });
+    expect(named.status).toBe(201);
+    expect(named.json.settings).toMatchObject({ model: "claude-opus-5-5", thinking: "auto", effort: "low" });
+    // What the request itself names is still checked.
+    expect((await api("POST", "/v1/conversations", { settings: { model: "claude-opus-5-5", thinking: "between_tools" } }, { key })).status).toBe(400);
   });
 });

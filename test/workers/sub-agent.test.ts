@@ -95,4 +95,16 @@ describe("a sub-agent's turn loop", () => {
     expect(result.is_error).toBeUndefined();
     expect(result.content).toMatch(/^\[agent halves: \d+ model calls;/);
   });
+
+  it("reports a refused task as an error result, without the refused words", async () => {
+    const { id } = await workspace({});
+    const events = await sendSse(id, delegate("asker", "Tell a long tale of rivers and harbors.\n@stop refusal cyber"));
+    expect(events.at(-1)).toMatchObject({ type: "turn_end" });
+    expect(events.find((e) => e.type === "refusal")).toMatchObject({ agent: { name: "asker" }, category: "cyber" });
+    const { result, segment } = await delegated(id);
+    expect(result.is_error).toBe(true);
+    expect(result.content).toMatch(/^agent asker stopped: the model declined the task/);
+    const refused = segment.find((m) => m.stopReason === "refusal");
+    expect(result.content).not.toContain(textOf(refused));
+  });
 });

@@ -93,7 +93,16 @@ export function turnJson(conversationId: string, turn: TurnSummary, requestMs: n
     ...(turn.modelChanges.length ? { model_changes: turn.modelChanges } : {}),
   };
   if (!turn.error) return new Response(JSON.stringify(body), { status: 200, headers });
-  const status = turn.error.type === "not_found" ? 404 : turn.error.type === MODEL_NOT_CONFIGURED ? 503 : (CLIENT_ERRORS[turn.error.type] ?? 502);
+  const status =
+    turn.error.type === "not_found"
+      ? 404
+      : turn.error.type === MODEL_NOT_CONFIGURED
+        ? 503
+        : turn.error.type === "model_unavailable"
+          ? turn.error.status === 503
+            ? 503
+            : 400
+          : (CLIENT_ERRORS[turn.error.type] ?? 502);
   const err = errorBody(status, turn.error.message, turn.error.type);
   return new Response(JSON.stringify({ ...body, error: { ...err.error, ...(turn.error.status ? { status: turn.error.status } : {}) } }), { status, headers });
 }

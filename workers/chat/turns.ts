@@ -6,6 +6,7 @@ import type { TurnEvent } from "../../core/events";
 import { MODEL_NOT_CONFIGURED, modelProblem } from "../../core/model-provider";
 import { withLocationHint, type LocationHint } from "../../core/location-hint";
 import { takenToolNames } from "../../core/client-tools";
+import { SERVER_TOOL_NAMES } from "../../core/tenant-tool-rules";
 import { toContentBlocks, type turnBodySchema } from "../../core/turn-input";
 import { toolRegistry } from "../../agent/tools";
 import { channelObjectName } from "../../durable-objects/channel-do";
@@ -28,7 +29,7 @@ export const requireModel: MiddlewareHandler<AppEnv> = async (c, next) => {
 
 /** The turn a body asks for; an attachment id that is not the tenant's is a 400 before anything runs. */
 export async function turnInput(env: Env, tenantId: string, body: z.infer<typeof turnBodySchema>): Promise<TurnInput> {
-  const clash = takenToolNames(body.tools, toolRegistry.names());
+  const clash = takenToolNames(body.tools, [...toolRegistry.names(), ...SERVER_TOOL_NAMES]);
   if (clash) throw badRequest(clash);
   const turn = await withAttachments(env.DB, tenantId, body.attachments, toContentBlocks(body.content));
   if ("unknown" in turn) throw badRequest(unknownAttachmentMessage(turn.unknown));

@@ -3,9 +3,9 @@
 // settings change would, and shown with the conservative limits it would run with.
 import { Hono } from "hono";
 import { z } from "zod";
-import { DEFAULT_MODEL, MODELS, RETIRED_MODELS, type ModelEntry, type RetiredModel } from "../../../core/models/catalog";
+import { MODELS, RETIRED_MODELS, type ModelEntry, type RetiredModel } from "../../../core/models/catalog";
 import { findModel, utcDay } from "../../../core/models/lookup";
-import { resolveSettingsModel } from "../../../services/models/resolve";
+import { defaultModelEntry, resolveSettingsModel } from "../../../services/models/resolve";
 import { notFound } from "../errors";
 import { query } from "../validate";
 import { listBody } from "../paging";
@@ -59,7 +59,7 @@ modelRoutes.get(
   async (c) => {
     const { status } = c.req.valid("query");
     const day = utcDay();
-    const defaultModel = c.env.DEFAULT_MODEL || DEFAULT_MODEL;
+    const defaultModel = (await defaultModelEntry(c.env)).id;
     const all = [...MODELS.map((m) => modelView(m, day, defaultModel)), ...RETIRED_MODELS.map(retiredView)];
     const data = status ? all.filter((m) => m.status === status) : all;
     return c.json({ ...listBody("models", { data, next: null }), defaultModel });
@@ -73,7 +73,7 @@ modelRoutes.get(
     const id = c.req.param("id");
     if (!modelIdSchema.safeParse(id).success) throw notFound("model");
     const day = utcDay();
-    const defaultModel = c.env.DEFAULT_MODEL || DEFAULT_MODEL;
+    const defaultModel = (await defaultModelEntry(c.env)).id;
     const entry = MODELS.find((m) => m.id === id || m.aliases.includes(id));
     if (entry) return c.json(modelView(entry, day, defaultModel));
     const gone = RETIRED_MODELS.find((m) => m.id === id || m.aliases.includes(id));

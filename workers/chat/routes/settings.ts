@@ -3,9 +3,8 @@
 // conversation setting, checked as a conversation's would be.
 import { Hono } from "hono";
 import { z } from "zod";
-import { defaultSettings, mergeSettings, settingsPatchSchema, type Settings, type SettingsPatch } from "../../../core/settings";
-import { inheritedSettings, setTenantSettings } from "../../../services/default-settings";
-import { checkSettings, defaultModelEntry, resolveSettingsModel } from "../../../services/models/resolve";
+import { settingsPatchSchema, type Settings, type SettingsPatch } from "../../../core/settings";
+import { inheritedSettings, setTenantSettings, settingsForNewConversation } from "../../../services/default-settings";
 import { badRequest } from "../errors";
 import type { AppEnv } from "../types";
 import { jsonBody } from "../validate";
@@ -17,24 +16,17 @@ const settingsView = z
   .looseObject({ settings: z.looseObject({}), effective: z.looseObject({ model: z.string() }) })
   .meta({ id: "DefaultSettings", description: "`settings`: what was set; `effective`: every setting a new conversation gets from it (with the model's defaults)." });
 
-/** The settings a patch over `under` gives, checked against their model; a 400 message when they are not valid. */
+/** The settings a patch over `under` (inherited) gives a new conversation; a 400 naming the field when the patch's own keys are not valid. */
 export async function effectiveSettings(env: Env, under: SettingsPatch, patch: SettingsPatch): Promise<Settings> {
-  const merged: SettingsPatch = { ...under, ...patch };
-  let base = await defaultModelEntry(env);
-  if (merged.model) {
-    const named = await resolveSettingsModel(env, merged.model);
-    if (!named.ok) throw badRequest(named.message);
-    base = named.entry;
-  }
-  const settings = mergeSettings(defaultSettings(base), merged);
-  const checked = await checkSettings(env, settings);
-  if (!checked.ok) throw badRequest(checked.message);
-  return settings;
+  const made = await settingsForNewConversation(env, under, patch);
+  if (!made.ok) throw badRequest(made.message);
+  return made.settings;
 }
 
 settingsRoutes.get("/", doc({ summary: "The settings every new conversation of the tenant starts with", responses: { 200: { description: "The tenant's settings", schema: settingsView } } }), async (c) => {
   const { tenant } = await inheritedSettings(c.env.DB, c.get("tenantId"));
-  return c.json({ settings: tenant, effective: await effectiveSettings(c.env, {}, tenant) });
+  // What is stored is inherited: shown as new conversations get it (a retired model moved on), never refused.
+  return c.json({ settings: tenant, effective: await effectiveSettings(c.env, tenant, {}) });
 });
 
 settingsRoutes.put(

@@ -26,6 +26,7 @@ const name = z
   .string()
   .regex(rules.TOOL_NAME, "letters, digits, _ and - only, 1 to 64")
   .refine((n) => !toolRegistry.get(n), "is a built-in tool's name")
+  .refine((n) => !rules.SERVER_TOOL_NAMES.includes(n), "is a server tool's name (web_search, web_fetch, code_execution)")
   .refine((n) => !n.startsWith(rules.MCP_PREFIX), `may not start with ${rules.MCP_PREFIX} (the MCP servers' tools)`);
 const inputSchema = z.record(z.string(), z.unknown()).superRefine((s, ctx) => {
   const problem = rules.inputSchemaProblem(s);

@@ -56,8 +56,12 @@ export function messageChars(m) {
   let n = 0;
   for (const b of m.content) {
     if (b.type === "text") n += b.text.length;
-    else if (b.type === "tool_use") n += b.name.length + JSON.stringify(b.input).length;
+    else if (b.type === "tool_use" || b.type === "server_tool_use") n += b.name.length + JSON.stringify(b.input).length;
     else if (b.type === "tool_result") n += typeof b.content === "string" ? b.content.length : b.content.map((x) => (x.type === "text" ? x.text : "")).join("\n").length;
+    // As core/render.ts weighs them: thinking by its text and its signature, a server result by what it replays.
+    else if (b.type === "thinking") n += b.thinking.length + b.signature.length;
+    else if (b.type === "redacted_thinking") n += b.data.length;
+    else if (b.type.endsWith("_tool_result")) n += JSON.stringify(b.content).length;
   }
   return n;
 }

@@ -45,12 +45,21 @@ const ANSWERED_KEPT = 500;
 
 export class PausedTurns {
   private current: PausedTurn | null | undefined;
+  private loading: Promise<PausedTurn | null> | undefined;
   private answered: string[] | undefined;
+  /** Posts of results, checked and kept one at a time (see `accept`). */
+  private accepting: Promise<unknown> = Promise.resolve();
 
   constructor(private readonly ctx: DurableObjectState) {}
 
   async get(): Promise<PausedTurn | null> {
-    if (this.current === undefined) this.current = await this.read();
+    if (this.current === undefined) {
+      // Callers share a read in flight; a write that landed while it was in flight is newer than
+      // what it found, so the read never replaces it (a stale copy would let answered calls pass).
+      this.loading ??= this.read().finally(() => (this.loading = undefined));
+      const stored = await this.loading;
+      if (this.current === undefined) this.current = stored;
+    }
     return this.current;
   }
 
@@ -94,11 +103,20 @@ export class PausedTurns {
   }
 
   /**
-   * A client's results checked against the paused step (the object's input gate keeps a second
-   * post from interleaving between the reads and the write): accepted (and kept) only when they answer every pending call
-   * exactly once. A partial post is refused naming the missing ids; nothing is held.
+   * A client's results checked against the paused step: accepted (and kept) only when they answer
+   * every pending call exactly once. A partial post is refused naming the missing ids; nothing is held.
+   * Posts are taken one at a time, each checked only after the one before it was kept or refused:
+   * the reads and the write await storage, and the input gate does not hold across every await (a
+   * cold object's first reads, the caller's own awaits), so two posts for the same calls would
+   * otherwise both pass the checks and the later write would replace the earlier one's answers.
    */
-  async accept(results: readonly ClientToolResult[], toBlock: (r: ClientToolResult) => ToolResultBlock): Promise<{ turn: PausedTurn } | { refused: ResultsRefusal }> {
+  accept(results: readonly ClientToolResult[], toBlock: (r: ClientToolResult) => ToolResultBlock): Promise<{ turn: PausedTurn } | { refused: ResultsRefusal }> {
+    const taken = this.accepting.then(() => this.acceptNow(results, toBlock));
+    this.accepting = taken.catch(() => {});
+    return taken;
+  }
+
+  private async acceptNow(results: readonly ClientToolResult[], toBlock: (r: ClientToolResult) => ToolResultBlock): Promise<{ turn: PausedTurn } | { refused: ResultsRefusal }> {
     const answered = new Set(await this.answeredIds());
     const turn = await this.get();
     const ids = results.map((r) => r.tool_use_id);
@@ -162,7 +180,11 @@ export class PausedTurns {
   }
 
   private async answeredIds(): Promise<string[]> {
-    this.answered ??= (await this.ctx.storage.get<string[]>(ANSWERED_KEY)) ?? [];
+    if (this.answered === undefined) {
+      const stored = (await this.ctx.storage.get<string[]>(ANSWERED_KEY)) ?? [];
+      // `resumed` may have added ids while the read was in flight: its list is the newer one.
+      this.answered ??= stored;
+    }
     return this.answered;
   }
 }

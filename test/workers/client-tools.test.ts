@@ -73,6 +73,31 @@ describe("client tools", () => {
     expect((await api("POST", `/v1/conversations/${id}/messages`, { content: "next" })).status).toBe(200);
   });
 
+  it("accept one of two concurrent posts for the same calls on a cold object: the other is a 409 and the saved results are the winner's", async () => {
+    const id = await createConversation();
+    for (let round = 0; round < 5; round++) {
+      const paused = await turn(id, `@tool get_weather {"city":"Turin ${round}"}`);
+      expect(paused.json.stop_reason).toBe("requires_action");
+      const [call] = paused.json.requires_action.calls;
+      const before = (await transcript(id)).length;
+      await evictDurableObject(stubOf(id));
+      const answers = ["from A", "from B"].map((content) => post(id, [{ tool_use_id: call.id, content }]));
+      const [a, b] = await Promise.all(answers);
+      const statuses = [a.status, b.status].sort();
+      expect(statuses, `round ${round}: ${a.text} | ${b.text}`).toEqual([200, 409]);
+      const [winner, loser] = a.status === 200 ? [a, b] : [b, a];
+      expect(loser.json.error).toMatchObject({ type: "tool_results_conflict" });
+      expect(loser.json.error.message).toContain(call.id);
+      expect(winner.json.turnId).toBe(paused.json.turnId);
+      const content = winner === a ? "from A" : "from B";
+      expect(winner.json.messages[0].content).toEqual([{ type: "tool_result", tool_use_id: call.id, content }]);
+      const all = await transcript(id);
+      const saved = all.filter((m) => m.content.some((x: any) => x.type === "tool_result" && x.tool_use_id === call.id));
+      expect(saved.map((m) => m.content)).toEqual([[{ type: "tool_result", tool_use_id: call.id, content }]]);
+      expect(all).toHaveLength(before + 2);
+    }
+  });
+
   it("run the step's server calls at once and save every result of the step in call order, once all are in", async () => {
     const id = await createConversation();
     const paused = await turn(id, `@tool read_clock {}\n@tool memory_search {"query":"anything"}\n@tool get_weather {"city":"Oslo"}`, [weather, clock]);

@@ -175,13 +175,18 @@ export class ConversationDO extends DurableObject<Env> {
    * Queues a turn and returns its events as NDJSON. The turn runs to the end even if the caller
    * leaves. With an idempotency key already used, no turn runs: the first outcome or a refusal.
    * While a turn waits on client tools, a new one is refused (409 naming the pending calls).
+   * The key is looked up first: a retry of the turn that paused gets that turn's outcome again.
    */
   async send(ref: ConversationRef, input: TurnInput): Promise<ReadableStream<Uint8Array> | KeyedAnswer | { refused: { status: 409; type: typeof TURN_PAUSED; message: string } } | null> {
     if (!(await this.record.load(ref))) return null;
+    const keyed = await this.intake.claimKey(input);
+    if (keyed) return keyed;
     const waiting = await this.paused.get();
-    if (waiting) return { refused: { status: 409, type: TURN_PAUSED, message: pausedMessage(waiting) } };
-    const refused = await this.intake.claimKey(input);
-    if (refused) return refused;
+    if (waiting) {
+      // Refused before anything ran: the key is free again, as for any refused request.
+      this.intake.releaseKey(input.idempotencyKey);
+      return { refused: { status: 409, type: TURN_PAUSED, message: pausedMessage(waiting) } };
+    }
     return this.intake.stream(ref, input);
   }
 

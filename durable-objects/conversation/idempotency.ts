@@ -11,6 +11,7 @@ import { zeroUsage, type StoredMessage } from "../../core/types";
 
 type TurnEnd = Extract<TurnEvent, { type: "turn_end" }>;
 type TurnError = Extract<TurnEvent, { type: "error" }>["error"];
+type RequiresAction = Extract<TurnEvent, { type: "requires_action" }>;
 
 /** What a key's first turn did: enough to answer a retry with the same status and body. */
 export interface KeyedOutcome {
@@ -18,6 +19,8 @@ export interface KeyedOutcome {
   seqs: number[];
   error: TurnError | null;
   end: Omit<TurnEnd, "type" | "turnId"> | null;
+  /** The client calls a turn that paused waited on (absent from rows written before it was kept). */
+  requiresAction?: Omit<RequiresAction, "type" | "turnId"> | null;
 }
 
 /** Why a keyed request runs nothing: 409 while the first turn runs, 422 for another body. */
@@ -87,12 +90,13 @@ export class IdempotencyLedger {
 
   /** Notes a turn event against the key's row (called for every event of the keyed turn). */
   record(key: string, event: TurnEvent): void {
-    if (event.type !== "turn_start" && event.type !== "message" && event.type !== "error" && event.type !== "turn_end") return;
+    if (event.type !== "turn_start" && event.type !== "message" && event.type !== "error" && event.type !== "requires_action" && event.type !== "turn_end") return;
     const outcome = this.outcome(key);
     if (!outcome) return;
     if (event.type === "turn_start") outcome.turnId = event.turnId;
     else if (event.type === "message") outcome.seqs.push(event.message.seq);
     else if (event.type === "error") outcome.error = event.error;
+    else if (event.type === "requires_action") outcome.requiresAction = { calls: event.calls, expiresAt: event.expiresAt };
     else {
       const { type: _t, turnId: _id, ...end } = event;
       outcome.end = end;
@@ -125,8 +129,8 @@ export class IdempotencyLedger {
 
 /**
  * The first outcome as the events a turn sends: `turn_start` (marked `replayed`), each saved
- * message as stored now, the error if there was one, and `turn_end` as first sent. No deltas or
- * tool events: the messages hold what those carried.
+ * message as stored now, the error if there was one, `requires_action` if the turn paused, and
+ * `turn_end` as first sent. No deltas or tool events: the messages hold what those carried.
  */
 export function replayEvents(outcome: KeyedOutcome, range: (fromSeq: number, toSeq: number) => StoredMessage[]): TurnEvent[] {
   const turnId = outcome.turnId ?? "replay";
@@ -136,6 +140,7 @@ export function replayEvents(outcome: KeyedOutcome, range: (fromSeq: number, toS
   const saved = outcome.seqs.length ? range(Math.min(...outcome.seqs), Math.max(...outcome.seqs)).filter((m) => seqs.has(m.seq)) : [];
   for (const message of saved) events.push({ type: "message", turnId, message });
   if (outcome.error) events.push({ type: "error", turnId, error: outcome.error });
+  if (outcome.requiresAction) events.push({ type: "requires_action", turnId, ...outcome.requiresAction });
   events.push({ type: "turn_end", turnId, ...(outcome.end ?? { stop_reason: "error", usage: zeroUsage(), timing: { serverMs: 0, modelMs: 0, queuedMs: 0 } }) });
   return events;
 }

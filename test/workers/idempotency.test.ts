@@ -79,6 +79,38 @@ describe("Idempotency-Key on POST /messages", () => {
     expect(after.json).toEqual(ran[0].json);
   });
 
+  it("answers a retry of a turn that paused on client tools with its first outcome, requires_action included, not turn_paused", async () => {
+    const id = await createConversation();
+    const key = newKey();
+    const content = `@tool get_weather {"city":"Bergen"}`;
+    const tools = [{ name: "get_weather", input_schema: { type: "object", properties: { city: { type: "string" } } } }];
+    const paused = (k: string, headers: Record<string, string> = {}) => api("POST", `/v1/conversations/${id}/messages`, { content, tools }, { headers: { "idempotency-key": k, ...headers } });
+    const first = await paused(key);
+    expect(first.status).toBe(200);
+    expect(first.json.stop_reason).toBe("requires_action");
+    const retry = await paused(key);
+    expect(retry.status).toBe(200);
+    expect(retry.headers.get("idempotent-replayed")).toBe("true");
+    expect(retry.json).toEqual(first.json);
+    const sse = await paused(key, { accept: "text/event-stream" });
+    const events = [...sse.text.matchAll(/^data: (.*)$/gm)].map((m) => JSON.parse(m[1]));
+    expect(events.map((e) => e.type)).toEqual(["turn_start", "message", "message", "requires_action", "turn_end"]);
+    expect(events[3]).toEqual({ type: "requires_action", ...first.json.requires_action });
+    // A new request while the turn waits is still refused, and its key is not kept.
+    const other = newKey();
+    const busy = await paused(other);
+    expect(busy.status).toBe(409);
+    expect(busy.json.error.type).toBe("turn_paused");
+    expect(await transcript(id)).toHaveLength(2);
+    const [call] = first.json.requires_action.calls;
+    expect((await api("POST", `/v1/conversations/${id}/tool-results`, { results: [{ tool_use_id: call.id, content: "rain" }] })).status).toBe(200);
+    // Once the turn went on, the retry still answers what the first request got.
+    expect((await paused(key)).json).toEqual(first.json);
+    const ran = await paused(other);
+    expect(ran.headers.get("idempotent-replayed")).toBeNull();
+    expect(ran.json.stop_reason).toBe("requires_action");
+  });
+
   it("refuses the key with a different body: 422 idempotency_key_reused, nothing written", async () => {
     const id = await createConversation();
     const key = newKey();

@@ -80,6 +80,7 @@ export class ConversationDO extends DurableObject<Env> {
       fold: this.fold,
       paused: this.paused,
       broadcast: (event) => this.sockets.broadcast(event),
+      closeRevokedSockets: () => this.sockets.closeRevoked(),
       readOwn: (ref, query) => this.readMessages(ref, query),
     });
     this.intake = new TurnIntake(this.store, idempotency, this.order, runner);
@@ -215,6 +216,7 @@ export class ConversationDO extends DurableObject<Env> {
       // Between a paused step's tool_use and its results nothing may be saved: the note follows them.
       if (await this.paused.deferNote(note)) return (await this.record.activateTools(tools), { deferred: true as const });
       const [message] = await this.record.append([{ role: "user", content: [{ type: "text", text: note }] }]);
+      await this.sockets.closeRevoked();
       this.sockets.broadcast({ type: "message", turnId: "attachment", message });
       await this.record.activateTools(tools);
       this.ctx.waitUntil(this.outbox.pending());

@@ -1,5 +1,6 @@
-// The conversation's websockets: the upgrade, a reconnecting client's catch-up, admitting `send`
-// frames as turns (auth, model, rate limit, idempotency), and broadcasting every turn event.
+// The conversation's websockets: the upgrade, a reconnecting client's catch-up, admitting frames
+// (every one checked against the key that opened the socket and its rate limit; `send` frames as
+// turns: model, idempotency), and broadcasting every turn event to the sockets whose key still works.
 import type { TurnEvent } from "../../core/events";
 import { sortableId } from "../../core/ids";
 import { modelProblem, MODEL_NOT_CONFIGURED } from "../../core/model-provider";
@@ -16,11 +17,14 @@ import type { TurnOrder } from "./turn-order";
 
 /** A resuming socket gets at most this many messages; the rest is paged with GET /messages?after=. */
 const RESUME_MAX_MESSAGES = 500;
+/** During a turn, how often each socket key is looked up again (through the auth cache) as events go out. */
+const KEY_RECHECK_MS = 5_000;
+const KEY_GONE = { type: "authentication_error", message: "the API key that opened this socket is revoked or expired" };
 
 interface SocketAttachment {
   tenantId: string;
   conversationId: string;
-  /** The hashed API key that opened the socket: its turns count against that key's limits. */
+  /** The hashed API key that opened the socket: its frames count against that key's limits, and the socket lives only as long as the key. */
   rateKey?: string;
 }
 
@@ -31,9 +35,25 @@ export interface SocketParts {
   order: TurnOrder;
 }
 
+type Refuse = (error: { type: string; message: string; retryAfterSeconds?: number; status?: number }) => void;
+
+/**
+ * A socket is worth no more than the key that opened it. Each socket's attachment keeps that key's
+ * digest, and the object looks the key up (through the auth cache, services/keys/auth.ts) on every
+ * frame, before each turn's first event and, while a turn runs, every KEY_RECHECK_MS: a socket
+ * whose key is revoked or expired gets an `authentication_error` frame and is closed with 1008
+ * before a later event reaches it. Revoking needs no list of the objects a key has sockets on (a
+ * fan-out to every conversation of the tenant would wake them all); the bound is the auth cache's,
+ * the same as for the key's HTTP requests, and an idle socket hears nothing to begin with.
+ */
 export class ConversationSockets {
   /** Per socket, the last seq its resume catch-up sent: live `message` frames never repeat one. */
   private readonly caughtUp = new WeakMap<WebSocket, number>();
+  private readonly attachments = new WeakMap<WebSocket, SocketAttachment>();
+  /** Key digests found inactive (a revoked or expired key never comes back). */
+  private readonly deadKeys = new Set<string>();
+  /** Per key digest, when it was last looked up: broadcasts look again once this is KEY_RECHECK_MS old. */
+  private readonly keyLookedUp = new Map<string, number>();
 
   constructor(
     private readonly scope: ObjectScope,
@@ -74,14 +94,14 @@ export class ConversationSockets {
   }
 
   async message(ws: WebSocket, data: string | ArrayBuffer): Promise<void> {
-    const ref = ws.deserializeAttachment() as SocketAttachment;
+    const ref = this.attachmentOf(ws);
     const frame = parseClientFrame(data);
-    if (!frame.ok) {
-      ws.send(JSON.stringify({ type: "error", turnId: null, error: { type: "invalid_request", message: frame.error } }));
-      return;
-    }
-    if (frame.value.type === "ping") {
-      ws.send(JSON.stringify({ type: "pong" }));
+    if (!frame.ok || frame.value.type === "ping") {
+      // Frames that start nothing still come from the key: checked and counted like any request.
+      const refuse: Refuse = (error) => ws.send(JSON.stringify({ type: "error", turnId: null, error }));
+      if (!(await this.admitFrame(ws, ref, false, refuse))) return;
+      if (!frame.ok) refuse({ type: "invalid_request", message: frame.error });
+      else ws.send(JSON.stringify({ type: "pong" }));
       return;
     }
     if (frame.value.type === "tool_results") return this.toolResults(ws, ref, frame.value.results);
@@ -89,24 +109,14 @@ export class ConversationSockets {
     const { record, intake, order } = this.parts;
     // A send frame is a turn from here on: a refusal names the turnId it would have had.
     const turnId = sortableId("turn");
-    const refuse = (error: { type: string; message: string; retryAfterSeconds?: number; status?: number }, extra: Record<string, unknown> = {}) => ws.send(JSON.stringify({ type: "error", turnId, ...extra, error }));
+    const refuse = (error: Parameters<Refuse>[0], extra: Record<string, unknown> = {}) => ws.send(JSON.stringify({ type: "error", turnId, ...extra, error }));
     await order.admit(async () => {
       if (!(await record.load(ref))) return refuse({ type: "not_found", message: "conversation not found" });
       // Like the HTTP turn routes: no model, no turn (and no turn token spent on it).
       const problem = modelProblem(this.scope.env);
       if (problem) return refuse({ type: MODEL_NOT_CONFIGURED, message: problem, status: 503 });
-      if (ref.rateKey) {
-        // A socket is worth no more than the key that opened it: once that key is revoked (seen
-        // here within the auth cache's bound), frames are refused and the socket is closed.
-        if ((await keyForHash(this.scope.env, ref.rateKey))?.tenantId !== ref.tenantId) {
-          refuse({ type: "authentication_error", message: "the API key that opened this socket is revoked or expired" });
-          ws.close(1008, "key revoked");
-          return;
-        }
-        // A `send` frame is a turn: it counts like a POST of messages.
-        const decision = await takeRateLimit(this.scope.env, ref.rateKey, true);
-        if (!decision.ok) return refuse({ type: "rate_limited", message: rateLimitMessage(decision), retryAfterSeconds: decision.retryAfterSeconds });
-      }
+      // A `send` frame is a turn: it counts like a POST of messages.
+      if (!(await this.admitFrame(ws, ref, true, refuse))) return;
       const turn = await withAttachments(this.scope.env.DB, ref.tenantId, attachments, content);
       if ("unknown" in turn) return refuse({ type: "invalid_request", message: unknownAttachmentMessage(turn.unknown) });
       const input: TurnInput = { ...turn, ...(idempotencyKey !== undefined ? { idempotencyKey } : {}), ...(tools ? { tools } : {}) };
@@ -125,13 +135,79 @@ export class ConversationSockets {
   /** Results for the paused turn's client calls, checked like POST /tool-results; the turn's events reach every socket. */
   private async toolResults(ws: WebSocket, ref: SocketAttachment, results: ClientToolResult[]): Promise<void> {
     const { record, paused, intake, order } = this.parts;
-    const refuse = (error: { type: string; message: string }) => ws.send(JSON.stringify({ type: "error", turnId: null, error }));
+    const refuse: Refuse = (error) => ws.send(JSON.stringify({ type: "error", turnId: null, error }));
     await order.admit(async () => {
       if (!(await record.load(ref))) return refuse({ type: "not_found", message: "conversation not found" });
+      // Like POST /tool-results: a request of the key (the turn it resumes was counted when sent).
+      if (!(await this.admitFrame(ws, ref, false, refuse))) return;
       const accepted = await paused.accept(results, toToolResultBlock);
       if ("refused" in accepted) return refuse({ type: accepted.refused.type, message: accepted.refused.message });
       void intake.enqueueResume(ref, null);
     });
+  }
+
+  /**
+   * The checks every frame passes before it does anything: the key that opened the socket is still
+   * active (else the frame is refused and the key's sockets are closed), and it has a token left
+   * (a request's; a turn's too for `send`). A socket opened with no key digest is not checked.
+   */
+  private async admitFrame(ws: WebSocket, ref: SocketAttachment, turn: boolean, refuse: Refuse): Promise<boolean> {
+    if (!ref.rateKey) return true;
+    if (!(await this.keyActive(ref.rateKey, ref.tenantId))) {
+      refuse(KEY_GONE);
+      this.closeSocketsOf(ref.rateKey, ws);
+      return false;
+    }
+    const decision = await takeRateLimit(this.scope.env, ref.rateKey, turn);
+    if (decision.ok) return true;
+    refuse({ type: "rate_limited", message: rateLimitMessage(decision), retryAfterSeconds: decision.retryAfterSeconds });
+    return false;
+  }
+
+  /** Whether the key with this digest is still the tenant's active key (seen within the auth cache's bound). */
+  private async keyActive(keyHash: string, tenantId: string): Promise<boolean> {
+    if (this.deadKeys.has(keyHash)) return false;
+    this.keyLookedUp.set(keyHash, Date.now());
+    const active = (await keyForHash(this.scope.env, keyHash))?.tenantId === tenantId;
+    if (!active) this.deadKeys.add(keyHash);
+    return active;
+  }
+
+  /**
+   * Looks up the key of every open socket and closes those whose key is gone: awaited before a
+   * turn's first event (and an attachment note's), so nothing of it reaches them. A lookup that
+   * fails leaves its sockets open (the next one decides); it never holds the turn up.
+   */
+  async closeRevoked(): Promise<void> {
+    const keys = new Map<string, string>();
+    for (const ws of this.scope.ctx.getWebSockets()) {
+      const { rateKey, tenantId } = this.attachmentOf(ws);
+      if (rateKey) keys.set(rateKey, tenantId);
+    }
+    await Promise.all(
+      [...keys].map(async ([keyHash, tenantId]) => {
+        if (!(await this.keyActive(keyHash, tenantId).catch(() => true))) this.closeSocketsOf(keyHash);
+      }),
+    );
+  }
+
+  /** Every socket of the key: an `authentication_error` frame (unless it was refused one already), then code 1008. */
+  private closeSocketsOf(keyHash: string, refused?: WebSocket): void {
+    for (const ws of this.scope.ctx.getWebSockets()) {
+      if (this.attachmentOf(ws).rateKey !== keyHash) continue;
+      try {
+        if (ws !== refused) ws.send(JSON.stringify({ type: "error", turnId: null, error: KEY_GONE }));
+        ws.close(1008, "key revoked");
+      } catch {
+        // already closed
+      }
+    }
+  }
+
+  private attachmentOf(ws: WebSocket): SocketAttachment {
+    let attachment = this.attachments.get(ws);
+    if (!attachment) this.attachments.set(ws, (attachment = ws.deserializeAttachment() as SocketAttachment));
+    return attachment;
   }
 
   close(ws: WebSocket, code: number): void {
@@ -146,7 +222,18 @@ export class ConversationSockets {
     const sockets = this.scope.ctx.getWebSockets();
     if (!sockets.length) return;
     const frame = JSON.stringify(event);
+    const now = Date.now();
     for (const ws of sockets) {
+      const { rateKey, tenantId } = this.attachmentOf(ws);
+      if (rateKey && this.deadKeys.has(rateKey)) {
+        this.closeSocketsOf(rateKey);
+        continue;
+      }
+      // A key revoked while a turn runs: looked up again in the background, its sockets closed when it is gone.
+      if (rateKey && now - (this.keyLookedUp.get(rateKey) ?? 0) >= KEY_RECHECK_MS) {
+        const check = this.keyActive(rateKey, tenantId).then((active) => active || this.closeSocketsOf(rateKey));
+        this.scope.ctx.waitUntil(check.catch(() => {}));
+      }
       if (event.type === "message" && (this.caughtUp.get(ws) ?? 0) >= event.message.seq) continue;
       try {
         ws.send(frame);

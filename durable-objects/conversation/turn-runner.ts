@@ -40,6 +40,8 @@ export interface TurnRunnerParts {
   paused: PausedTurns;
   /** Every event of the turn to every socket of the conversation. */
   broadcast(event: TurnEvent): void;
+  /** Closes the sockets whose key is revoked or expired: awaited before a turn's first event. */
+  closeRevokedSockets(): Promise<void>;
   readOwn: ReadOwn;
 }
 
@@ -54,6 +56,7 @@ export class TurnRunner {
 
   /** Runs inside the turn chain (see TurnOrder): the only place a turn's messages are appended. */
   async run(ref: ConversationRef, input: TurnInput, sink: TurnSink | null, queuedAt: number, turnId: string): Promise<void> {
+    await this.parts.closeRevokedSockets();
     const waiting = await this.parts.paused.get();
     if (waiting) {
       // Queued before the previous turn paused: refused like a request that arrives while it waits.
@@ -73,6 +76,7 @@ export class TurnRunner {
     const { paused, record } = this.parts;
     const turn = await paused.get();
     if (!turn) return;
+    await this.parts.closeRevokedSockets();
     if (this.stepAlreadySaved(turn)) {
       // A crash came between saving the step's results (R2 first, then the index) and clearing the
       // pause: they are in the transcript, so they are never saved twice. The pause is cleared and

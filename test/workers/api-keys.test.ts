@@ -221,6 +221,48 @@ describe("a revoked key's tickets and sockets", () => {
     const saved = (await api("GET", `/v1/conversations/${conv}/messages`, undefined, { key: t.key })).json.messages;
     expect(saved.filter((m: any) => m.role === "user").map((m: any) => m.content[0].text)).toEqual(["before"]);
   });
+
+  it("a socket the key opened is refused a tool_results frame and closed: nothing written, the turn still waits", async () => {
+    const t = await tenant();
+    const other = await createKey(t.key);
+    const conv = await createConversation(undefined, t.key);
+    const sock = await connectSocket(`/v1/conversations/${conv}/ws`, { authorization: `Bearer ${other.apiKey}` });
+    expect(sock.status).toBe(101);
+    const closed = new Promise<number>((resolve) => sock.ws!.addEventListener("close", (e) => resolve(e.code)));
+    const tools = [{ name: "get_weather", input_schema: { type: "object" } }];
+    const paused = await api("POST", `/v1/conversations/${conv}/messages`, { content: `@tool get_weather {"city":"Oslo"}`, tools }, { key: t.key });
+    expect(paused.json.stop_reason).toBe("requires_action");
+    const [call] = paused.json.requires_action.calls;
+    expect((await api("DELETE", `/v1/keys/${other.key.id}`, undefined, { key: t.key })).status).toBe(200);
+    sock.ws!.send(JSON.stringify({ type: "tool_results", results: [{ tool_use_id: call.id, content: "from a revoked key" }] }));
+    const error = await sock.next((e) => e.type === "error");
+    expect(error.error.type).toBe("authentication_error");
+    expect(await closed).toBe(1008);
+    expect((await api("GET", `/v1/conversations/${conv}/messages`, undefined, { key: t.key })).json.messages).toHaveLength(2);
+    expect((await api("GET", `/v1/conversations/${conv}`, undefined, { key: t.key })).json.requiresAction).toEqual(paused.json.requires_action);
+    const answered = await api("POST", `/v1/conversations/${conv}/tool-results`, { results: [{ tool_use_id: call.id, content: "sunny" }] }, { key: t.key });
+    expect(answered.status).toBe(200);
+    expect(answered.json.messages[0].content).toEqual([{ type: "tool_result", tool_use_id: call.id, content: "sunny" }]);
+  });
+
+  it("a socket the key opened hears nothing of another client's turn once the key is revoked: it is closed first", async () => {
+    const t = await tenant();
+    const other = await createKey(t.key);
+    const conv = await createConversation(undefined, t.key);
+    const sock = await connectSocket(`/v1/conversations/${conv}/ws`, { authorization: `Bearer ${other.apiKey}` });
+    expect(sock.status).toBe(101);
+    const closed = new Promise<number>((resolve) => sock.ws!.addEventListener("close", (e) => resolve(e.code)));
+    // Heard while the key is active.
+    const before = await api("POST", `/v1/conversations/${conv}/messages`, { content: "before" }, { key: t.key });
+    await sock.next((e) => e.type === "turn_end" && e.turnId === before.json.turnId);
+    expect((await api("DELETE", `/v1/keys/${other.key.id}`, undefined, { key: t.key })).status).toBe(200);
+    const after = await api("POST", `/v1/conversations/${conv}/messages`, { content: "after" }, { key: t.key });
+    expect(after.status).toBe(200);
+    // Whichever comes first: the close, or a frame of the turn that ran after the revocation.
+    const first = await Promise.race([closed.then((code) => ({ code })), sock.next((e) => e.turnId === after.json.turnId).then((frame) => ({ frame }))]);
+    expect(first).toEqual({ code: 1008 });
+    expect(sock.events.filter((e) => e.turnId === after.json.turnId)).toEqual([]);
+  });
 });
 
 describe("operator keys (admin token)", () => {

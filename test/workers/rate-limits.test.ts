@@ -138,4 +138,36 @@ describe("websocket frames with limits on", () => {
     expect(saved.filter((m: any) => m.role === "user").map((m: any) => m.content[0].text)).toEqual(sent);
     expect(calls).toBe(sent.length);
   });
+
+  it("take a request token for every other frame: a tool_results frame over the limit is refused, nothing written", async () => {
+    const workerEnv = env as any;
+    const inObject = runInDurableObject as unknown as (stub: unknown, fn: (instance: any) => unknown) => Promise<any>;
+    const key = await newTenant();
+    const id = await createConversation(undefined, key);
+    const tools = [{ name: "get_weather", input_schema: { type: "object" } }];
+    const paused = (await call({}, "POST", `/v1/conversations/${id}/messages`, key, { content: `@tool get_weather {"city":"Riga"}`, tools })).json;
+    expect(paused.stop_reason).toBe("requires_action");
+    // A limiter that has no tokens left, and notes which buckets each frame asked for.
+    const asked: string[][] = [];
+    const empty = {
+      idFromName: (name: string) => name,
+      get: () => ({ take: async (rules: { bucket: string }[]) => (asked.push(rules.map((r) => r.bucket)), { ok: false, bucket: "requests", perMinute: 5, retryAfterSeconds: 12 }) }),
+    };
+    await inObject(workerEnv.CONVERSATION.get(workerEnv.CONVERSATION.idFromName(id)), async (instance) => {
+      instance.env = { ...instance.env, RATE_LIMIT_PER_MINUTE: "5", RATE_LIMITER: empty };
+    });
+    const s = await connectSocket(`/v1/conversations/${id}/ws`, { authorization: `Bearer ${key}` });
+    s.ws!.send(JSON.stringify({ type: "tool_results", results: [{ tool_use_id: paused.requires_action.calls[0].id, content: "sleet" }] }));
+    const refused = await s.next((e) => e.type === "error");
+    expect(refused.error).toMatchObject({ type: "rate_limited", retryAfterSeconds: 12 });
+    expect(refused.error.message).toContain("5 requests per minute");
+    expect(asked).toEqual([["requests"]]);
+    const saved = (await call({}, "GET", `/v1/conversations/${id}/messages`, key)).json.messages;
+    expect(saved).toHaveLength(2);
+    // The socket stays open; a ping is a request like any other frame, refused the same way.
+    s.ws!.send(JSON.stringify({ type: "ping" }));
+    expect((await s.next((e) => e.type === "error" && e !== refused)).error.type).toBe("rate_limited");
+    expect(asked).toEqual([["requests"], ["requests"]]);
+    s.ws!.close();
+  });
 });

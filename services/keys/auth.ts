@@ -10,9 +10,9 @@ import { apiKeys, tenants } from "../../db/schema";
 import { sha256Hex, sortableId } from "../../core/ids";
 import { keyRow, newSecret } from "./api-keys";
 import { deleteEdgeKey, readEdgeKey, writeEdgeKey, type CachedKey } from "./edge-key-cache";
+import { IsolateKeyCache } from "./isolate-key-cache";
 
 export const AUTH_CACHE_MS = 60_000;
-const CACHE_MAX_ENTRIES = 10_000;
 
 /** The tenant and key id an active key belongs to. */
 export interface ActiveKey {
@@ -20,7 +20,7 @@ export interface ActiveKey {
   keyId: string;
 }
 
-const cache = new Map<string, CachedKey>();
+const cache = new IsolateKeyCache();
 
 export const DEV_TENANT_ID = "dev";
 const DEV_DEFAULT_KEY = "dev-local-key";
@@ -35,8 +35,8 @@ export function adminToken(env: Env): string | null {
 /** The active (not revoked, not expired) key with this digest, or null. `now` drives the caches' clock. */
 export async function keyForHash(env: Env, keyHash: string, now = Date.now()): Promise<ActiveKey | null> {
   await ensureDevTenant(env);
-  const hit = cache.get(keyHash);
-  if (hit && hit.until > now) return hit.key;
+  const hit = cache.get(keyHash, now);
+  if (hit) return hit.key;
   // The colo's entry keeps the `until` of the D1 read behind it, so copying it here never extends the bound.
   const edge = await readEdgeKey(keyHash, now).catch(() => null);
   if (edge) return remember(keyHash, edge);
@@ -53,7 +53,6 @@ export async function keyForHash(env: Env, keyHash: string, now = Date.now()): P
 }
 
 function remember(keyHash: string, entry: CachedKey): ActiveKey | null {
-  if (cache.size >= CACHE_MAX_ENTRIES) cache.clear();
   cache.set(keyHash, entry);
   return entry.key;
 }

@@ -6,6 +6,7 @@ import { describe, expect, it } from "vitest";
 import { sha256Hex } from "../../core/ids";
 import { MAX_ACTIVE_KEYS } from "../../services/keys/api-keys";
 import { AUTH_CACHE_MS, forgetIsolateKeys, keyForHash } from "../../services/keys/auth";
+import { writeEdgeKey } from "../../services/keys/edge-key-cache";
 import { spyD1 } from "./d1-spy";
 import { ADMIN, api, connectSocket, createConversation } from "./helpers";
 
@@ -188,6 +189,76 @@ describe("expiry and the auth cache's bound", () => {
     expect(await keyForHash(env as Env, hash, t0)).not.toBeNull();
     expect(await keyForHash(env as Env, hash, expiresAt.getTime() - 1)).not.toBeNull();
     expect(await keyForHash(env as Env, hash, expiresAt.getTime())).toBeNull();
+  });
+});
+
+/**
+ * A D1 binding whose first read of api_keys runs at once but hands its answer back only when
+ * `release` is called: `answered` resolves once D1 has been read, so a test can act in between.
+ */
+function holdKeyRead(real: D1Database) {
+  let release!: () => void;
+  let answered!: () => void;
+  const released = new Promise<void>((r) => (release = r));
+  const read = new Promise<void>((r) => (answered = r));
+  let held = false;
+  const hold = (statement: D1PreparedStatement): D1PreparedStatement =>
+    new Proxy(statement, {
+      get(target, prop) {
+        const value = Reflect.get(target, prop);
+        if (prop === "bind") return (...args: unknown[]) => hold(target.bind(...args));
+        if (typeof prop === "string" && ["all", "first", "raw", "run"].includes(prop) && !held) {
+          held = true;
+          return async (...args: unknown[]) => {
+            const result = await (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
+            answered();
+            await released;
+            return result;
+          };
+        }
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+  const db = new Proxy(real, {
+    get(target, prop) {
+      if (prop === "prepare") return (q: string) => (/^select\b.*\bapi_keys\b/is.test(q) ? hold(target.prepare(q)) : target.prepare(q));
+      const value = Reflect.get(target, prop);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+  return { db, read, release };
+}
+
+describe("a lookup that read D1 before a revocation and ends after it", () => {
+  it("is refused, and caches the key neither in the revoking isolate nor in its data center", async () => {
+    const t = await tenant();
+    const victim = await createKey(t.key);
+    const hash = await sha256Hex(victim.apiKey);
+    // Never looked up, so the lookup below goes to D1 and sees the key still active.
+    const held = holdKeyRead(env.DB);
+    const lookup = keyForHash({ ...env, DB: held.db } as Env, hash);
+    await held.read;
+    expect((await api("DELETE", `/v1/keys/${victim.key.id}`, undefined, { key: t.key })).status).toBe(200);
+    held.release();
+    expect(await lookup).toBeNull();
+    // Nothing it could have written holds: not this isolate's entry, nor the data center's.
+    expect(await works(victim.apiKey)).toBe(false);
+    forgetIsolateKeys();
+    const spy = spyD1(env.DB);
+    expect(await keyForHash({ ...env, DB: spy.db } as Env, hash)).toBeNull();
+  });
+
+  it("cannot bring the key back in the data center by a late write from another isolate", async () => {
+    const t = await tenant();
+    const victim = await createKey(t.key);
+    const hash = await sha256Hex(victim.apiKey);
+    // Another isolate of this colo read D1 just before the revocation, and writes the colo's entry just after it.
+    const readAt = Date.now();
+    expect((await api("DELETE", `/v1/keys/${victim.key.id}`, undefined, { key: t.key })).status).toBe(200);
+    await writeEdgeKey(hash, { key: { tenantId: t.id, keyId: victim.key.id }, until: readAt + AUTH_CACHE_MS }, readAt);
+    forgetIsolateKeys();
+    expect(await keyForHash(env as Env, hash)).toBeNull();
+    expect(await works(victim.apiKey)).toBe(false);
   });
 });
 

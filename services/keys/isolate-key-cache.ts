@@ -1,25 +1,46 @@
 // The isolate's layer of the key cache (auth.ts): lookups this isolate made, each trusted until the
 // `until` of the D1 read behind it. Module state in auth.ts, so it lives as long as the isolate;
 // plain code with its clock passed in, so it is tested directly.
+//
+// Active keys and digests with no active key are held apart, each within its own bound, and a full
+// map makes room by dropping its least recently used entry: anyone can send unknown keys, so they
+// must never push out the keys in use (a full cache used to be emptied whole).
 import type { ActiveKey } from "./auth";
 import type { CachedKey } from "./edge-key-cache";
 
+/** Keys in use by one isolate: far more than a busy isolate serves in a minute. */
+export const MAX_ACTIVE_ENTRIES = 10_000;
+/** Digests D1 had no active key for (typos, revoked and expired keys, guesses). */
+export const MAX_INACTIVE_ENTRIES = 1_000;
+
 export class IsolateKeyCache {
-  private readonly entries = new Map<string, CachedKey>();
+  // Maps keep insertion order: an entry is moved to the end when used, so the first is the least recently used.
+  private readonly active = new Map<string, CachedKey>();
+  private readonly inactive = new Map<string, CachedKey>();
   /**
    * Digests this isolate revoked, each until the last moment an entry from a lookup begun before
    * the revocation could run to. Only revocations of the last AUTH_CACHE_MS are held.
    */
   private readonly revoked = new Map<string, number>();
 
-  constructor(private readonly maxEntries = 10_000) {}
+  constructor(
+    private readonly maxActive = MAX_ACTIVE_ENTRIES,
+    private readonly maxInactive = MAX_INACTIVE_ENTRIES,
+  ) {}
 
   /** The entry for this digest while it may still be trusted at `now`, or undefined. */
   get(keyHash: string, now: number): CachedKey | undefined {
     const revokedUntil = this.revokedUntil(keyHash, now);
     if (revokedUntil) return { key: null, until: revokedUntil };
-    const hit = this.entries.get(keyHash);
-    return hit && hit.until > now ? hit : undefined;
+    for (const map of [this.active, this.inactive]) {
+      const hit = map.get(keyHash);
+      if (!hit) continue;
+      map.delete(keyHash);
+      if (hit.until <= now) return undefined;
+      map.set(keyHash, hit);
+      return hit;
+    }
+    return undefined;
   }
 
   /**
@@ -29,8 +50,11 @@ export class IsolateKeyCache {
    */
   remember(keyHash: string, entry: CachedKey, now: number): ActiveKey | null {
     if (this.revokedSince(keyHash, now)) return null;
-    if (this.entries.size >= this.maxEntries) this.entries.clear();
-    this.entries.set(keyHash, entry);
+    this.active.delete(keyHash);
+    this.inactive.delete(keyHash);
+    const [map, max] = entry.key ? [this.active, this.maxActive] : [this.inactive, this.maxInactive];
+    if (map.size >= max) map.delete(map.keys().next().value as string);
+    map.set(keyHash, entry);
     return entry.key;
   }
 
@@ -42,12 +66,14 @@ export class IsolateKeyCache {
   /** Drops the digest's entry and refuses it until `until`, whatever a lookup still in flight stores. */
   revoke(keyHash: string, until: number, now: number): void {
     for (const [hash, end] of this.revoked) if (end <= now) this.revoked.delete(hash);
-    this.entries.delete(keyHash);
+    this.active.delete(keyHash);
+    this.inactive.delete(keyHash);
     this.revoked.set(keyHash, Math.max(until, this.revoked.get(keyHash) ?? 0));
   }
 
   clear(): void {
-    this.entries.clear();
+    this.active.clear();
+    this.inactive.clear();
     this.revoked.clear();
   }
 

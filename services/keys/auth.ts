@@ -37,11 +37,8 @@ export function adminToken(env: Env): string | null {
 /** The active (not revoked, not expired) key with this digest, or null. `now` drives the caches' clock. */
 export async function keyForHash(env: Env, keyHash: string, now = Date.now()): Promise<ActiveKey | null> {
   await ensureDevTenant(env);
-  const hit = cache.get(keyHash, now);
-  if (hit) return hit.key;
-  // The colo's entry keeps the `until` of the D1 read behind it, so copying it here never extends the bound.
-  const edge = await readEdgeKey(keyHash, now).catch(() => null);
-  if (edge) return cache.remember(keyHash, edge, now);
+  const cached = await cachedKeyForHash(keyHash, now);
+  if (cached !== undefined) return cached;
   const row = await drizzle(env.DB)
     .select({ tenantId: apiKeys.tenantId, keyId: apiKeys.id, expiresAt: apiKeys.expiresAt })
     .from(apiKeys)
@@ -54,6 +51,15 @@ export async function keyForHash(env: Env, keyHash: string, now = Date.now()): P
   // A cache that fails costs a D1 read next time, never a refused request.
   await writeEdgeKey(keyHash, entry, now).catch(() => {});
   return cache.remember(keyHash, entry, now);
+}
+
+/** What this colo's caches say of the digest, without asking D1: its key, null (no active key), or undefined (not cached). */
+export async function cachedKeyForHash(keyHash: string, now = Date.now()): Promise<ActiveKey | null | undefined> {
+  const hit = cache.get(keyHash, now);
+  if (hit) return hit.key;
+  // The colo's entry keeps the `until` of the D1 read behind it, so copying it here never extends the bound.
+  const edge = await readEdgeKey(keyHash, now).catch(() => null);
+  return edge ? cache.remember(keyHash, edge, now) : undefined;
 }
 
 /** Tenant id for a presented API key, or null. */

@@ -126,6 +126,32 @@ describe("self-service keys", () => {
     expect(await count()).toBe(before);
   });
 
+  it("never let a key make one that outlives it: an expiring key makes only keys that expire by then", async () => {
+    const t = await tenant();
+    const ends = new Date(Date.now() + 60_000);
+    const short = await createKey(t.key, { name: "short", expiresAt: ends.toISOString() });
+    const count = async () => (await env.DB.prepare(`SELECT COUNT(*) AS n FROM api_keys WHERE tenant_id = ?`).bind(t.id).first<{ n: number }>())!.n;
+    const before = await count();
+    const later = (ms: number) => new Date(ends.getTime() + ms).toISOString();
+    for (const body of [{}, { name: "forever" }, { expiresAt: later(1) }, { expiresAt: later(365 * 86_400_000) }]) {
+      const r = await api("POST", "/v1/keys", body, { key: short.apiKey });
+      expect(r.status, JSON.stringify(body)).toBe(400);
+      expect(r.json.error.type).toBe("invalid_request");
+      expect(r.json.error.message).toMatch(/^expiresAt: /);
+      expect(r.json.error.message).toContain(ends.toISOString());
+    }
+    expect(await count()).toBe(before);
+    // Up to its own expiry is fine, the same instant written with another offset too.
+    const same = await createKey(short.apiKey, { expiresAt: ends.toISOString().replace("Z", "+00:00") });
+    expect(same.key.expiresAt).toBe(ends.toISOString());
+    expect((await createKey(short.apiKey, { expiresAt: later(-30_000) })).key.expiresAt).toBe(later(-30_000));
+    // A key that never expires, and the operator, may make keys that never expire.
+    expect((await createKey(t.key)).key.expiresAt).toBeNull();
+    const ops = await api("POST", `/v1/admin/tenants/${t.id}/keys`, {}, { key: ADMIN });
+    expect(ops.status).toBe(201);
+    expect(ops.json.key.expiresAt).toBeNull();
+  });
+
   it(`cap a tenant at ${MAX_ACTIVE_KEYS} active keys with a 409, counting revoked ones out`, async () => {
     const t = await tenant();
     const ids: string[] = [];

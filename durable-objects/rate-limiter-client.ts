@@ -1,11 +1,14 @@
 // Asking a key's RateLimiterDO for tokens: the rules the variables set, one RPC per ask, and the
 // words of a refusal. Used by the chat worker's middleware and by the conversation object for
-// websocket `send` frames, so both count against the same buckets.
+// websocket `send` frames, so both count against the same buckets. Failed authentications are
+// counted the same way, in one RateLimiterDO per client address.
+import { sha256Hex } from "../core/ids";
 import type { RateDecision, RateRule } from "./rate-limiter-do";
 
 /** Defaults when the variables are unset; "0" turns a limit off (benchmarks, local load tests). */
 export const DEFAULT_REQUESTS_PER_MINUTE = 600;
 export const DEFAULT_TURNS_PER_MINUTE = 60;
+export const DEFAULT_AUTH_FAILURES_PER_MINUTE = 60;
 
 function perMinute(value: string | undefined, fallback: number): number {
   if (value === undefined || value.trim() === "") return fallback;
@@ -34,4 +37,20 @@ export async function takeRateLimit(env: Env, keyHash: string, turn: boolean): P
 export function rateLimitMessage(decision: Extract<RateDecision, { ok: false }>): string {
   const what = decision.bucket === "turns" ? "turns" : "requests";
   return `this API key is over its limit of ${decision.perMinute} ${what} per minute; retry in ${decision.retryAfterSeconds} s`;
+}
+
+/** The failed-authentication rule of a client address, or null when the limit is off. */
+export function authFailureRule(env: Env): RateRule | null {
+  const failures = perMinute(env.AUTH_FAILURES_PER_MINUTE, DEFAULT_AUTH_FAILURES_PER_MINUTE);
+  return failures > 0 ? { bucket: "auth_failures", perMinute: failures } : null;
+}
+
+/**
+ * Takes one failed authentication from the address's bucket. The object is named by a digest of
+ * the address (prefixed, so it never shares a name with a key digest's object).
+ */
+export async function takeAuthFailure(env: Env, address: string): Promise<RateDecision> {
+  const rule = authFailureRule(env);
+  if (!rule) return { ok: true };
+  return env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(await sha256Hex(`address:${address}`))).take([rule]);
 }

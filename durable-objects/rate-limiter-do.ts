@@ -1,4 +1,5 @@
-// RateLimiterDO: one per API key (named by the key's SHA-256, never the key), holding token
+// RateLimiterDO: one per API key (named by the key's SHA-256, never the key), and one per client
+// address for its failed authentications (named by a digest of the address), holding token
 // buckets in memory. A bucket of N per minute holds at most N tokens and refills N/60 a second,
 // so a key may burst a minute's worth and then runs at the steady rate; a refusal says exactly
 // when the next token lands. State is deliberately memory-only: losing it on eviction only

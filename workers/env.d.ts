@@ -24,6 +24,8 @@ interface __BaseEnv_Env {
   RATE_LIMIT_PER_MINUTE?: string;
   /** Turns per minute per API key (default 60); "0" turns the limit off. */
   TURN_RATE_LIMIT_PER_MINUTE?: string;
+  /** Failed authentications (unknown, revoked or expired keys, bad tickets) per minute per client address (default 60); "0" turns the limit off. */
+  AUTH_FAILURES_PER_MINUTE?: string;
   /** Seconds before a failed automation attempt is retried (default 30), doubled per attempt. */
   AUTOMATION_RETRY_DELAY_SECONDS?: string;
   /** "true" lets tenant tools (MCP servers) reach loopback addresses: local dev and the tests only. */

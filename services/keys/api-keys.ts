@@ -43,6 +43,18 @@ export async function tenantExists(db: D1Database, tenantId: string): Promise<bo
   return !!(await drizzle(db).select({ id: tenants.id }).from(tenants).where(eq(tenants.id, tenantId)).get());
 }
 
+/**
+ * Why a key expiring at `creatorExpiresAt` may not make one expiring at `expiresAt` (null: never),
+ * or null when it may: a key never makes one that outlives it, or a short-lived key could mint a
+ * permanent one. The operator's admin token is no key and is not bound by this.
+ */
+export function outlivesCreator(creatorExpiresAt: string | null, expiresAt: string | null): string | null {
+  if (creatorExpiresAt === null) return null;
+  const why = `the key making this one expires at ${creatorExpiresAt}, and a key cannot make one that outlives it`;
+  if (expiresAt === null) return `expiresAt: required, at or before ${creatorExpiresAt}: ${why}`;
+  return Date.parse(expiresAt) > Date.parse(creatorExpiresAt) ? `expiresAt: must be at or before ${creatorExpiresAt}: ${why}` : null;
+}
+
 /** A new key for the tenant, or "limit" when it already has MAX_ACTIVE_KEYS active keys. */
 export async function createKey(db: D1Database, tenantId: string, opts: { name: string | null; expiresAt: string | null }, now = new Date()): Promise<{ key: KeyRecord; apiKey: string } | "limit"> {
   const apiKey = newSecret();

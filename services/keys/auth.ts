@@ -1,18 +1,20 @@
 // API-key authentication. Keys are stored as SHA-256 digests; a lookup result is cached in two
-// layers — the isolate, then the data center's Cache API (edge-key-cache.ts) — both until the same
-// `until`, at most AUTH_CACHE_MS after the D1 read, so a busy key costs one D1 read per colo a
-// minute, not one per request. That TTL is also the bound on revocation: the revoking isolate drops
-// both entries of its colo at once; every other isolate and colo stops accepting the key within
-// AUTH_CACHE_MS of the read that cached it (sooner if the key expires).
+// layers — the isolate (isolate-key-cache.ts), then the data center's Cache API (edge-key-cache.ts)
+// — both until the same `until`, at most AUTH_CACHE_MS after the D1 read, so a busy key costs one D1
+// read per colo a minute, not one per request. That TTL is also the bound on revocation: the
+// revoking isolate refuses the key at once and leaves a tombstone in both layers of its colo, which
+// outlasts any entry a lookup begun before the revocation could still write there; the colo's other
+// isolates re-read its layer every ISOLATE_RECHECK_MS, so they stop within that; every other colo
+// stops accepting the key within AUTH_CACHE_MS of the read that cached it (sooner if it expires).
 import { and, eq, isNull } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
 import { apiKeys, tenants } from "../../db/schema";
 import { sha256Hex, sortableId } from "../../core/ids";
 import { keyRow, newSecret } from "./api-keys";
-import { deleteEdgeKey, readEdgeKey, writeEdgeKey, type CachedKey } from "./edge-key-cache";
+import { readEdgeKey, revokeEdgeKey, writeEdgeKey } from "./edge-key-cache";
+import { IsolateKeyCache } from "./isolate-key-cache";
 
 export const AUTH_CACHE_MS = 60_000;
-const CACHE_MAX_ENTRIES = 10_000;
 
 /** The tenant and key id an active key belongs to. */
 export interface ActiveKey {
@@ -20,7 +22,7 @@ export interface ActiveKey {
   keyId: string;
 }
 
-const cache = new Map<string, CachedKey>();
+const cache = new IsolateKeyCache();
 
 export const DEV_TENANT_ID = "dev";
 const DEV_DEFAULT_KEY = "dev-local-key";
@@ -35,11 +37,8 @@ export function adminToken(env: Env): string | null {
 /** The active (not revoked, not expired) key with this digest, or null. `now` drives the caches' clock. */
 export async function keyForHash(env: Env, keyHash: string, now = Date.now()): Promise<ActiveKey | null> {
   await ensureDevTenant(env);
-  const hit = cache.get(keyHash);
-  if (hit && hit.until > now) return hit.key;
-  // The colo's entry keeps the `until` of the D1 read behind it, so copying it here never extends the bound.
-  const edge = await readEdgeKey(keyHash, now).catch(() => null);
-  if (edge) return remember(keyHash, edge);
+  const cached = await cachedKeyForHash(keyHash, now);
+  if (cached !== undefined) return cached;
   const row = await drizzle(env.DB)
     .select({ tenantId: apiKeys.tenantId, keyId: apiKeys.id, expiresAt: apiKeys.expiresAt })
     .from(apiKeys)
@@ -47,15 +46,20 @@ export async function keyForHash(env: Env, keyHash: string, now = Date.now()): P
     .get();
   const expires = row?.expiresAt ? Date.parse(row.expiresAt) : Infinity;
   const entry = { key: row && expires > now ? { tenantId: row.tenantId, keyId: row.keyId } : null, until: Math.min(now + AUTH_CACHE_MS, expires) };
+  // Revoked here while D1 answered: the answer is stale, and the colo's tombstone must stay alone.
+  if (cache.revokedSince(keyHash, now)) return null;
   // A cache that fails costs a D1 read next time, never a refused request.
   await writeEdgeKey(keyHash, entry, now).catch(() => {});
-  return remember(keyHash, entry);
+  return cache.remember(keyHash, entry, now);
 }
 
-function remember(keyHash: string, entry: CachedKey): ActiveKey | null {
-  if (cache.size >= CACHE_MAX_ENTRIES) cache.clear();
-  cache.set(keyHash, entry);
-  return entry.key;
+/** What this colo's caches say of the digest, without asking D1: its key, null (no active key), or undefined (not cached). */
+export async function cachedKeyForHash(keyHash: string, now = Date.now()): Promise<ActiveKey | null | undefined> {
+  const hit = cache.get(keyHash, now);
+  if (hit) return hit.key;
+  // The colo's entry keeps the `until` of the D1 read behind it, so copying it here never extends the bound.
+  const edge = await readEdgeKey(keyHash, now).catch(() => null);
+  return edge ? cache.remember(keyHash, edge, now) : undefined;
 }
 
 /** Tenant id for a presented API key, or null. */
@@ -64,13 +68,17 @@ export async function tenantForKey(env: Env, key: string): Promise<string | null
   return (await keyForHash(env, await sha256Hex(key)))?.tenantId ?? null;
 }
 
-/** Called by the isolate that revokes a key, so the key stops working in its colo with no delay at all. */
-export async function forgetKey(keyHash: string): Promise<void> {
-  cache.delete(keyHash);
-  await deleteEdgeKey(keyHash);
+/**
+ * Called by the isolate that revokes a key, after D1 has it revoked, so the key stops working in its
+ * colo with no delay at all. A lookup begun before now stores entries that end by now +
+ * AUTH_CACHE_MS at the latest; the tombstones last that long, so no such entry is ever trusted.
+ */
+export async function forgetKey(keyHash: string, now = Date.now()): Promise<void> {
+  cache.revoke(keyHash, now + AUTH_CACHE_MS, now);
+  await revokeEdgeKey(keyHash, now + AUTH_CACHE_MS, now);
 }
 
-/** Empties this isolate's layer only, as a fresh isolate of the same colo starts (tests). */
+/** Empties this isolate's layer only (entries and tombstones), as a fresh isolate of the same colo starts (tests). */
 export function forgetIsolateKeys(): void {
   cache.clear();
 }

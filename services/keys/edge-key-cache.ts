@@ -1,13 +1,18 @@
 // The colo-wide layer of the key cache: one Cache API entry per key digest, shared by every isolate
 // of the data center, so a busy key costs one D1 read per colo per AUTH_CACHE_MS instead of one per
 // isolate. The Cache API never replicates between data centers (and is a no-op on *.workers.dev),
-// so revocation deletes the entry in the revoking colo only; every other colo's entry lapses at the
-// `until` stored in it, which is the same bound the isolate layer keeps.
+// so revocation reaches the revoking colo only; every other colo's entry lapses at the `until`
+// stored in it, which is the same bound the isolate layer keeps.
+//
+// Revocation writes a tombstone under its own URL besides deleting the entry. A lookup that read D1
+// before the revocation (in any isolate of the colo) may still put its entry after the delete; it
+// can never overwrite the tombstone, and a read trusts no entry while a tombstone stands.
 import type { ActiveKey } from "./auth";
 
 const CACHE_NAME = "context-chat:keys";
 // Any URL works as a Cache API key; this host is never fetched.
 const keyUrl = (keyHash: string) => `https://keys.context-chat.invalid/${keyHash}`;
+const revokedUrl = (keyHash: string) => `https://keys.context-chat.invalid/revoked/${keyHash}`;
 
 export interface CachedKey {
   key: ActiveKey | null;
@@ -18,7 +23,10 @@ export interface CachedKey {
 const open = () => caches.open(CACHE_NAME);
 
 export async function readEdgeKey(keyHash: string, now: number): Promise<CachedKey | null> {
-  const hit = await (await open()).match(keyUrl(keyHash));
+  const cache = await open();
+  const [hit, tombstone] = await Promise.all([cache.match(keyUrl(keyHash)), cache.match(revokedUrl(keyHash))]);
+  const revoked = tombstone ? ((await tombstone.json()) as { until: number }) : null;
+  if (revoked && revoked.until > now) return { key: null, until: revoked.until };
   if (!hit) return null;
   const entry = (await hit.json()) as CachedKey;
   return entry.until > now ? entry : null;
@@ -30,6 +38,10 @@ export async function writeEdgeKey(keyHash: string, entry: CachedKey, now: numbe
   await (await open()).put(keyUrl(keyHash), Response.json(entry, { headers: { "cache-control": `max-age=${seconds}` } }));
 }
 
-export async function deleteEdgeKey(keyHash: string): Promise<void> {
-  await (await open()).delete(keyUrl(keyHash));
+/** Refuses the key in this colo until `until` (when every entry a lookup begun before now could write has lapsed). */
+export async function revokeEdgeKey(keyHash: string, until: number, now: number): Promise<void> {
+  const cache = await open();
+  const seconds = Math.ceil((until - now) / 1000);
+  await cache.put(revokedUrl(keyHash), Response.json({ until }, { headers: { "cache-control": `max-age=${seconds}` } }));
+  await cache.delete(keyUrl(keyHash));
 }

@@ -6,6 +6,8 @@ import { describe, expect, it } from "vitest";
 import { sha256Hex } from "../../core/ids";
 import { MAX_ACTIVE_KEYS } from "../../services/keys/api-keys";
 import { AUTH_CACHE_MS, forgetIsolateKeys, keyForHash } from "../../services/keys/auth";
+import { revokeEdgeKey, writeEdgeKey } from "../../services/keys/edge-key-cache";
+import { ISOLATE_RECHECK_MS } from "../../services/keys/isolate-key-cache";
 import { spyD1 } from "./d1-spy";
 import { ADMIN, api, connectSocket, createConversation } from "./helpers";
 
@@ -125,6 +127,32 @@ describe("self-service keys", () => {
     expect(await count()).toBe(before);
   });
 
+  it("never let a key make one that outlives it: an expiring key makes only keys that expire by then", async () => {
+    const t = await tenant();
+    const ends = new Date(Date.now() + 60_000);
+    const short = await createKey(t.key, { name: "short", expiresAt: ends.toISOString() });
+    const count = async () => (await env.DB.prepare(`SELECT COUNT(*) AS n FROM api_keys WHERE tenant_id = ?`).bind(t.id).first<{ n: number }>())!.n;
+    const before = await count();
+    const later = (ms: number) => new Date(ends.getTime() + ms).toISOString();
+    for (const body of [{}, { name: "forever" }, { expiresAt: later(1) }, { expiresAt: later(365 * 86_400_000) }]) {
+      const r = await api("POST", "/v1/keys", body, { key: short.apiKey });
+      expect(r.status, JSON.stringify(body)).toBe(400);
+      expect(r.json.error.type).toBe("invalid_request");
+      expect(r.json.error.message).toMatch(/^expiresAt: /);
+      expect(r.json.error.message).toContain(ends.toISOString());
+    }
+    expect(await count()).toBe(before);
+    // Up to its own expiry is fine, the same instant written with another offset too.
+    const same = await createKey(short.apiKey, { expiresAt: ends.toISOString().replace("Z", "+00:00") });
+    expect(same.key.expiresAt).toBe(ends.toISOString());
+    expect((await createKey(short.apiKey, { expiresAt: later(-30_000) })).key.expiresAt).toBe(later(-30_000));
+    // A key that never expires, and the operator, may make keys that never expire.
+    expect((await createKey(t.key)).key.expiresAt).toBeNull();
+    const ops = await api("POST", `/v1/admin/tenants/${t.id}/keys`, {}, { key: ADMIN });
+    expect(ops.status).toBe(201);
+    expect(ops.json.key.expiresAt).toBeNull();
+  });
+
   it(`cap a tenant at ${MAX_ACTIVE_KEYS} active keys with a 409, counting revoked ones out`, async () => {
     const t = await tenant();
     const ids: string[] = [];
@@ -178,6 +206,20 @@ describe("expiry and the auth cache's bound", () => {
     expect(await keyForHash(env as Env, await sha256Hex(other.apiKey))).toBeNull();
   });
 
+  it("refuse a key revoked in this colo within ISOLATE_RECHECK_MS in another isolate that holds it in memory", async () => {
+    const t = await tenant();
+    const made = await createKey(t.key);
+    const hash = await sha256Hex(made.apiKey);
+    const t0 = Date.now();
+    // This isolate looked the key up and holds it.
+    expect(await keyForHash(env as Env, hash, t0)).toEqual({ tenantId: t.id, keyId: made.key.id });
+    // Another isolate of the same colo revokes it: D1, and the colo's layer (its entry deleted, a tombstone left).
+    await env.DB.prepare(`UPDATE api_keys SET revoked_at = ? WHERE id = ?`).bind(new Date(t0).toISOString(), made.key.id).run();
+    await revokeEdgeKey(hash, t0 + AUTH_CACHE_MS, t0);
+    expect(await keyForHash(env as Env, hash, t0 + ISOLATE_RECHECK_MS - 1)).not.toBeNull();
+    expect(await keyForHash(env as Env, hash, t0 + ISOLATE_RECHECK_MS)).toBeNull();
+  });
+
   it("end a key at its expiresAt, even while it is cached", async () => {
     const t = await tenant();
     const expiresAt = new Date(Date.now() + 10_000);
@@ -188,6 +230,76 @@ describe("expiry and the auth cache's bound", () => {
     expect(await keyForHash(env as Env, hash, t0)).not.toBeNull();
     expect(await keyForHash(env as Env, hash, expiresAt.getTime() - 1)).not.toBeNull();
     expect(await keyForHash(env as Env, hash, expiresAt.getTime())).toBeNull();
+  });
+});
+
+/**
+ * A D1 binding whose first read of api_keys runs at once but hands its answer back only when
+ * `release` is called: `answered` resolves once D1 has been read, so a test can act in between.
+ */
+function holdKeyRead(real: D1Database) {
+  let release!: () => void;
+  let answered!: () => void;
+  const released = new Promise<void>((r) => (release = r));
+  const read = new Promise<void>((r) => (answered = r));
+  let held = false;
+  const hold = (statement: D1PreparedStatement): D1PreparedStatement =>
+    new Proxy(statement, {
+      get(target, prop) {
+        const value = Reflect.get(target, prop);
+        if (prop === "bind") return (...args: unknown[]) => hold(target.bind(...args));
+        if (typeof prop === "string" && ["all", "first", "raw", "run"].includes(prop) && !held) {
+          held = true;
+          return async (...args: unknown[]) => {
+            const result = await (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
+            answered();
+            await released;
+            return result;
+          };
+        }
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+  const db = new Proxy(real, {
+    get(target, prop) {
+      if (prop === "prepare") return (q: string) => (/^select\b.*\bapi_keys\b/is.test(q) ? hold(target.prepare(q)) : target.prepare(q));
+      const value = Reflect.get(target, prop);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+  return { db, read, release };
+}
+
+describe("a lookup that read D1 before a revocation and ends after it", () => {
+  it("is refused, and caches the key neither in the revoking isolate nor in its data center", async () => {
+    const t = await tenant();
+    const victim = await createKey(t.key);
+    const hash = await sha256Hex(victim.apiKey);
+    // Never looked up, so the lookup below goes to D1 and sees the key still active.
+    const held = holdKeyRead(env.DB);
+    const lookup = keyForHash({ ...env, DB: held.db } as Env, hash);
+    await held.read;
+    expect((await api("DELETE", `/v1/keys/${victim.key.id}`, undefined, { key: t.key })).status).toBe(200);
+    held.release();
+    expect(await lookup).toBeNull();
+    // Nothing it could have written holds: not this isolate's entry, nor the data center's.
+    expect(await works(victim.apiKey)).toBe(false);
+    forgetIsolateKeys();
+    const spy = spyD1(env.DB);
+    expect(await keyForHash({ ...env, DB: spy.db } as Env, hash)).toBeNull();
+  });
+
+  it("cannot bring the key back in the data center by a late write from another isolate", async () => {
+    const t = await tenant();
+    const victim = await createKey(t.key);
+    const hash = await sha256Hex(victim.apiKey);
+    // Another isolate of this colo read D1 just before the revocation, and writes the colo's entry just after it.
+    const readAt = Date.now();
+    expect((await api("DELETE", `/v1/keys/${victim.key.id}`, undefined, { key: t.key })).status).toBe(200);
+    await writeEdgeKey(hash, { key: { tenantId: t.id, keyId: victim.key.id }, until: readAt + AUTH_CACHE_MS }, readAt);
+    forgetIsolateKeys();
+    expect(await keyForHash(env as Env, hash)).toBeNull();
+    expect(await works(victim.apiKey)).toBe(false);
   });
 });
 

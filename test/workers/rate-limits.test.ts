@@ -1,11 +1,13 @@
 // Per-key rate limits: 429 rate_limited with an exact Retry-After, a separate bucket for turns,
-// keys counted apart, limits from the environment ("0" is off).
+// keys counted apart, limits from the environment ("0" is off); failed authentications limited per
+// client address.
 import { createExecutionContext, runInDurableObject, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { sha256Hex } from "../../core/ids";
 import type { RateLimiterDO } from "../../durable-objects/rate-limiter-do";
 import { app } from "../../workers/chat/app";
+import { spyD1 } from "./d1-spy";
 import { connectSocket, createConversation, newTenant } from "./helpers";
 
 /** The app with its real bindings but these limits. */
@@ -33,7 +35,7 @@ describe("rate limits", () => {
     expect(Number.isInteger(retry)).toBe(true);
     expect(retry).toBeGreaterThanOrEqual(19);
     expect(retry).toBeLessThanOrEqual(20);
-    // Another key is untouched; a bad key is a 401, never counted against anyone.
+    // Another key is untouched; a bad key is a 401, never counted against a key.
     expect((await call(limits, "GET", "/v1/conversations", other)).status).toBe(200);
     expect((await call(limits, "GET", "/v1/conversations", "ck_nonsense")).status).toBe(401);
     expect((await call(limits, "GET", "/health", "")).status).toBe(200);
@@ -76,6 +78,58 @@ describe("rate limits", () => {
       for (let i = 0; i < 6; i++) expect(limiter.take(rules, t0 + 600_000).ok).toBe(true);
       expect(limiter.take(rules, t0 + 600_000).ok).toBe(false);
     });
+  });
+});
+
+/** The app with its real bindings but these limits, called from this client address. */
+async function callFrom(address: string, limits: Record<string, string>, path: string, key: string, db: D1Database = env.DB) {
+  const ctx = createExecutionContext();
+  const headers: Record<string, string> = { "cf-connecting-ip": address, ...(key ? { authorization: `Bearer ${key}` } : {}) };
+  const res = await app.fetch(new Request(`http://chat.test${path}`, { headers }), { ...env, ...limits, DB: db } as Env, ctx);
+  await waitOnExecutionContext(ctx);
+  return { status: res.status, headers: res.headers, json: (await res.json().catch(() => null)) as any };
+}
+
+const someAddress = () => `2001:db8::${crypto.randomUUID().slice(0, 4)}:${crypto.randomUUID().slice(0, 4)}`;
+const unknownKey = () => `ck_${crypto.randomUUID().replace(/-/g, "")}${"x".repeat(11)}`;
+
+describe("failed authentications per client address", () => {
+  it("answer 429 rate_limited with Retry-After once an address passes its limit, while valid keys from elsewhere work", async () => {
+    const limits = { AUTH_FAILURES_PER_MINUTE: "3" };
+    const [a, b] = [someAddress(), someAddress()];
+    const [valid, usedFromA] = [await newTenant(), await newTenant()];
+    expect((await callFrom(a, limits, "/v1/conversations", usedFromA)).status).toBe(200);
+    for (let i = 0; i < 3; i++) expect((await callFrom(a, limits, "/v1/conversations", unknownKey())).status).toBe(401);
+    const over = await callFrom(a, limits, "/v1/conversations", unknownKey());
+    expect(over.status).toBe(429);
+    expect(over.json.error).toEqual({ type: "rate_limited", message: expect.stringMatching(/failed authentications from this address.*3 per minute/) });
+    // 3 a minute refills one every 20 s.
+    const retry = Number(over.headers.get("retry-after"));
+    expect(retry).toBeGreaterThanOrEqual(19);
+    expect(retry).toBeLessThanOrEqual(20);
+    // Another address is counted apart: its valid key works, its first failure is a 401.
+    expect((await callFrom(b, limits, "/v1/conversations", valid)).status).toBe(200);
+    expect((await callFrom(b, limits, "/v1/conversations", unknownKey())).status).toBe(401);
+    // Meanwhile the blocked address costs no D1 read at all: another unknown key and a ticket are
+    // refused at once, while the key it used a moment ago (in the caches) still works.
+    const spy = spyD1(env.DB);
+    expect((await callFrom(a, limits, "/v1/conversations", unknownKey(), spy.db)).status).toBe(429);
+    expect((await callFrom(a, limits, `/v1/conversations/conv_${"0".repeat(26)}/ws?ticket=wst_${"n".repeat(32)}`, "", spy.db)).status).toBe(429);
+    expect(spy.roundTrips).toEqual([]);
+    expect((await callFrom(a, limits, "/v1/conversations", usedFromA)).status).toBe(200);
+    // "0" turns the limit off.
+    expect((await callFrom(a, { AUTH_FAILURES_PER_MINUTE: "0" }, "/v1/conversations", unknownKey())).status).toBe(401);
+  });
+
+  it("count bad websocket tickets as failures too", async () => {
+    const limits = { AUTH_FAILURES_PER_MINUTE: "2" };
+    const address = someAddress();
+    const badTicket = () => `/v1/conversations/conv_${"0".repeat(26)}/ws?ticket=wst_${crypto.randomUUID().replace(/-/g, "")}`;
+    expect((await callFrom(address, limits, badTicket(), "")).status).toBe(401);
+    expect((await callFrom(address, limits, "/v1/conversations", unknownKey())).status).toBe(401);
+    const over = await callFrom(address, limits, badTicket(), "");
+    expect(over.status).toBe(429);
+    expect(over.json.error.type).toBe("rate_limited");
   });
 });
 

@@ -4,7 +4,7 @@ import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
-import { bearer, keyForHash } from "../../services/keys/auth";
+import { bearer, cachedKeyForHash, keyForHash } from "../../services/keys/auth";
 import { ApiError, errorBody, unauthorized } from "./errors";
 import { adminRoutes } from "./routes/admin";
 import { automationRoutes } from "./routes/automations";
@@ -24,6 +24,7 @@ import { toolRoutes } from "./routes/tools";
 import type { AppEnv } from "./types";
 import { consumeTicket } from "./ws-tickets";
 import { enforceRateLimit } from "./rate-limit";
+import { clientAddress, countAuthFailure, isBlocked, refuseBlocked } from "./auth-failures";
 import { d1Session } from "./d1-session";
 import { sha256Hex } from "../../core/ids";
 import { openApiDocument } from "./openapi/document";
@@ -74,11 +75,16 @@ app.use("/v1/*", async (c, next) => {
 
 app.use("/v1/*", async (c, next) => {
   if (c.req.path.startsWith("/v1/admin/")) return next();
+  const address = clientAddress(c.req.header("cf-connecting-ip"));
   const key = bearer(c.req.header("authorization"));
   if (key) {
     const keyHash = await sha256Hex(key);
-    const active = await keyForHash(c.env, keyHash);
-    if (!active) throw unauthorized();
+    // An address over its limit of failures gets no D1 read: only keys the caches know still pass.
+    const active = isBlocked(c.env, address) ? await cachedKeyForHash(keyHash) : await keyForHash(c.env, keyHash);
+    if (!active) {
+      await countAuthFailure(c.env, address);
+      throw unauthorized();
+    }
     c.set("tenantId", active.tenantId);
     c.set("keyId", active.keyId);
     c.set("keyHash", keyHash);
@@ -88,10 +94,15 @@ app.use("/v1/*", async (c, next) => {
   // Browsers cannot set headers on a websocket: a single-use ticket stands in for the key there.
   const ticket = c.req.query("ticket");
   if (ticket && WS_PATH.test(c.req.path)) {
+    // Checking a ticket spends it in D1, which an address over its limit of failures is not given.
+    refuseBlocked(c.env, address);
     const owner = await consumeTicket(c.env.DB, ticket);
     // A ticket is worth no more than the key that asked for it: once that key is revoked, so is the ticket.
     const issuer = owner?.keyHash ? await keyForHash(c.env, owner.keyHash) : null;
-    if (!owner || (owner.keyHash && issuer?.tenantId !== owner.tenantId)) throw unauthorized("invalid, expired or used websocket ticket");
+    if (!owner || (owner.keyHash && issuer?.tenantId !== owner.tenantId)) {
+      await countAuthFailure(c.env, address);
+      throw unauthorized("invalid, expired or used websocket ticket");
+    }
     c.set("tenantId", owner.tenantId);
     c.set("ticketConversation", owner.conversationId);
     if (owner.keyHash) c.set("keyHash", owner.keyHash);

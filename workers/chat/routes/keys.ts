@@ -1,12 +1,12 @@
 // API key management, one set of routes mounted twice: /v1/keys for a tenant's own keys
 // (authenticated by one of them) and /v1/admin/tenants/:tenant/keys for the operator. The secret
 // is in the create response only; listings carry ids, names, last4 and dates, never secrets or
-// digests. Rotation is create + revoke.
+// digests. Rotation is create + revoke. A key never makes one that outlives it (outlivesCreator).
 import { Hono, type Context } from "hono";
 import { z } from "zod";
-import { createKey, isKeyId, listKeys, MAX_ACTIVE_KEYS, revokeKey } from "../../../services/keys/api-keys";
+import { createKey, getKey, isKeyId, listKeys, MAX_ACTIVE_KEYS, outlivesCreator, revokeKey } from "../../../services/keys/api-keys";
 import { forgetKey } from "../../../services/keys/auth";
-import { ApiError, notFound } from "../errors";
+import { ApiError, badRequest, notFound } from "../errors";
 import type { AppEnv } from "../types";
 import { intParam, jsonBody, query } from "../validate";
 import { doc } from "../openapi/registry";
@@ -36,9 +36,15 @@ const listQuery = z.strictObject({
 export function keyRoutes(scope: KeyScope): Hono<AppEnv> {
   const routes = new Hono<AppEnv>();
 
-  routes.post("/", doc({ summary: "Create an API key", responses: { 201: { description: "The key; `apiKey` is shown this once", schema: z.looseObject({ id: z.string(), apiKey: z.string() }) } } }), ...jsonBody(createBody), async (c) => {
+  routes.post("/", doc({ summary: "Create an API key", description: "A key never makes one that outlives it: called with a key that expires, `expiresAt` is required and at most that key's expiry (a 400 naming `expiresAt` otherwise). The operator's admin token is not bound by this.", responses: { 201: { description: "The key; `apiKey` is shown this once", schema: z.looseObject({ id: z.string(), apiKey: z.string() }) } } }), ...jsonBody(createBody), async (c) => {
     const tenantId = await scope.tenantOf(c);
     const { name, expiresAt } = c.req.valid("json");
+    // Self-service only: the operator's requests carry no key.
+    const creator = c.get("keyId");
+    if (creator) {
+      const outlives = outlivesCreator((await getKey(c.env.DB, tenantId, creator))?.expiresAt ?? null, expiresAt ?? null);
+      if (outlives) throw badRequest(outlives);
+    }
     const created = await createKey(c.env.DB, tenantId, { name: name ?? null, expiresAt: expiresAt ?? null });
     if (created === "limit") throw new ApiError(409, "conflict", `this tenant has ${MAX_ACTIVE_KEYS} active keys, the most it may have; revoke one first`);
     return c.json(created, 201);

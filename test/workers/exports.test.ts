@@ -39,6 +39,41 @@ describe("tenant-wide export", () => {
     }
   }, 60_000);
 
+  it("writes an export of several equal multipart parts (over 10 MiB) that downloads byte for byte", async () => {
+    const key = await newTenant();
+    // Lines of uneven sizes, so the JSONL pieces never line up with the part size.
+    const sizes = [700_001, 333_333, 1_234_567, 99_999];
+    const messages = Array.from({ length: 16 }, (_, i) => ({ role: i % 2 ? "assistant" : "user", content: `part ${i} ${String.fromCharCode(97 + (i % 26)).repeat(sizes[i % sizes.length])}` }));
+    const ids: string[] = [];
+    for (let n = 0; n < 2; n++) {
+      const r = await api("POST", `/v1/conversations/import?title=big-${n}`, JSON.stringify({ messages }), { key, raw: true, headers: { "content-type": "application/json" } });
+      expect(r.status, r.text.slice(0, 200)).toBe(201);
+      ids.push(r.json.id);
+    }
+    const started = await api("POST", "/v1/exports", undefined, { key });
+    const done = await eventually(async () => {
+      const r = await api("GET", `/v1/exports/${started.json.id}`, undefined, { key });
+      return r.json.status === "done" || r.json.status === "failed" ? r.json : null;
+    }, 50_000);
+    expect(done).toMatchObject({ status: "done", conversations: 2 });
+    expect(done.bytes).toBeGreaterThan(10 * 1024 * 1024);
+    const file = await api("GET", done.download, undefined, { key });
+    expect(file.status).toBe(200);
+    expect(Number(file.headers.get("content-length"))).toBe(done.bytes);
+    // The object is each conversation's own JSONL export, one after the other, with nothing lost or moved.
+    const order = file.text
+      .split("\n")
+      .filter((l) => l.startsWith('{"type":"conversation"'))
+      .map((l) => JSON.parse(l).id);
+    expect([...order].sort()).toEqual([...ids].sort());
+    let expected = "";
+    for (const id of order) expected += (await api("GET", `/v1/conversations/${id}/export?format=jsonl`, undefined, { key })).text;
+    // Only the moment of export differs.
+    const stamp = /"exportedAt":"[^"]+"/g;
+    expect(file.text.length).toBe(expected.length);
+    expect(file.text.replace(stamp, "") === expected.replace(stamp, "")).toBe(true);
+  }, 120_000);
+
   it("marks a job the queue gave up on as failed", async () => {
     const key = await newTenant();
     // A job that had not finished when the queue dead-lettered it: put one back in the running state, then deliver it to the DLQ consumer.

@@ -620,6 +620,14 @@ export interface Routes {
     body: undefined;
     response: Schemas["Export"];
   };
+  "DELETE /v1/exports/{id}": {
+    path: {
+      id: string;
+    };
+    query: undefined;
+    body: undefined;
+    response: null;
+  };
   "GET /v1/exports/{id}": {
     path: {
       id: string;

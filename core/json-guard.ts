@@ -5,6 +5,9 @@
 
 export const MAX_JSON_DEPTH = 64;
 
+/** The refusal for a value nested past MAX_JSON_DEPTH, the same wherever the rule is applied. */
+export const nestedTooDeep = (rootName: string): string => `${rootName}: nested deeper than ${MAX_JSON_DEPTH} levels`;
+
 /** null when the value is acceptable, else a message naming where it is not. */
 export function jsonValueProblem(root: unknown, rootName = "body"): string | null {
   const stack: { value: unknown; depth: number; path: string }[] = [{ value: root, depth: 0, path: rootName }];
@@ -15,7 +18,7 @@ export function jsonValueProblem(root: unknown, rootName = "body"): string | nul
       continue;
     }
     if (value === null || typeof value !== "object") continue;
-    if (depth >= MAX_JSON_DEPTH) return `${rootName}: nested deeper than ${MAX_JSON_DEPTH} levels`;
+    if (depth >= MAX_JSON_DEPTH) return nestedTooDeep(rootName);
     if (Array.isArray(value)) value.forEach((v, i) => stack.push({ value: v, depth: depth + 1, path: `${path}[${i}]` }));
     else
       for (const [k, v] of Object.entries(value)) {
@@ -24,4 +27,25 @@ export function jsonValueProblem(root: unknown, rootName = "body"): string | nul
       }
   }
   return null;
+}
+
+/**
+ * Whether JSON text nests arrays and objects deeper than MAX_JSON_DEPTH (the rule jsonValueProblem
+ * applies to the parsed value), read without parsing it: parsing deep nesting is what costs, so text
+ * of untrusted depth is measured first. Brackets inside strings do not count.
+ */
+export function jsonTextTooDeep(text: string): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++;
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x5b || c === 0x7b) {
+      if (++depth > MAX_JSON_DEPTH) return true;
+    } else if (c === 0x5d || c === 0x7d) depth--;
+  }
+  return false;
 }

@@ -1,5 +1,6 @@
 // drizzle-orm table definitions for the D1 tables whose rows the app maps to objects (tenants, keys,
-// conversations, memory, automations, attachments, projects, tenant tools, MCP servers). Tables only ever touched by raw SQL
+// conversations, memory, automations, attachments, projects, tenant tools, MCP servers, export
+// jobs). Tables only ever touched by raw SQL
 // are not declared here (ws_tickets, channels, memory_maps, corpus_days, the cortex and its FTS5
 // index): a declaration nothing uses can only drift. test/workers/db-schema.test.ts checks every
 // table declared here against the database all migrations build.
@@ -184,3 +185,20 @@ export const usageEvents = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.tenantId, t.id] })],
 );
+
+/** Tenant-wide export jobs; the export is one R2 object beside them (r2-layout exportDataKey). */
+export const exportJobs = sqliteTable("export_jobs", {
+  id: text("id").primaryKey(),
+  tenantId: text("tenant_id").notNull(),
+  /** queued | running | done | failed, or deleting while its object is removed (seen by nobody). */
+  status: text("status").notNull(),
+  format: text("format").notNull(),
+  createdAt: text("created_at").notNull(),
+  startedAt: text("started_at"),
+  finishedAt: text("finished_at"),
+  /** When the cron removes the job and its object. */
+  expiresAt: text("expires_at").notNull(),
+  conversations: integer("conversations").notNull().default(0),
+  bytes: integer("bytes").notNull().default(0),
+  error: text("error"),
+});

@@ -61,7 +61,6 @@ export const promptSnapshotKey = (tenantId: string, conversationId: string, snap
 export const importStagingPrefix = (tenantId: string, importId: string): string => `${tenantPrefix(tenantId)}imports/${importId}/`;
 export const importStagingKey = (tenantId: string, importId: string, chunk: number): string => `${importStagingPrefix(tenantId, importId)}${padSeq(chunk)}.json`;
 
-/** A tenant-wide export job: its status, and the one object holding every conversation. */
+/** A tenant-wide export job's objects (its record is the D1 row export_jobs): the one object holding every conversation. */
 export const exportJobPrefix = (tenantId: string, exportId: string): string => `${tenantPrefix(tenantId)}exports/${exportId}/`;
-export const exportStatusKey = (tenantId: string, exportId: string): string => `${exportJobPrefix(tenantId, exportId)}job.json`;
 export const exportDataKey = (tenantId: string, exportId: string): string => `${exportJobPrefix(tenantId, exportId)}export.jsonl`;

@@ -34,4 +34,6 @@ interface __BaseEnv_Env {
   TOOL_SECRETS_KEY?: string;
   /** Due automations one cron invocation claims (default 100); more are claimed by continuations on the automation queue. */
   AUTOMATION_CLAIM_PAGE?: string;
+  /** Days a tenant-wide export and its file are kept after it finished (default 7; fractions allowed), then the cron removes them. */
+  EXPORT_RETENTION_DAYS?: string;
 }

@@ -1,7 +1,11 @@
 // Finds the messages of a transcript in a body read chunk by chunk, never holding more than one
 // message: the elements of a top-level `messages` array (an Anthropic Messages request or this
 // API's JSON export; a bare top-level array too), or the lines of JSONL. Everything else in a JSON
-// body is checked for well-formed structure and skipped. Pure: the caller feeds decoded text.
+// body is checked for well-formed structure and skipped. Nesting follows the rule of every JSON body
+// (core/json-guard.ts): the document around the messages, and each message, no deeper than
+// MAX_JSON_DEPTH, refused as soon as the bracket past it arrives, so what the scanner holds stays
+// bounded whatever the body. Pure: the caller feeds decoded text.
+import { MAX_JSON_DEPTH, nestedTooDeep } from "../json-guard";
 
 /** Raw JSON text of one element, and where it was (1-based line for JSONL). */
 export interface RawMessage {
@@ -91,6 +95,7 @@ export class JsonMessageScanner {
             this.messagesDepth = 1;
           }
           this.pendingKey = null;
+          this.checkDepth();
           this.stack.push(ch);
           if (ch === "{" && this.stack.length === 1) this.expectKey = true;
           break;
@@ -129,6 +134,13 @@ export class JsonMessageScanner {
 
   /** Set by the caller so a size error can name the message. */
   countHint = 0;
+
+  /** Before a bracket opens: a message is measured from its own brace, anything else from the document's first bracket. */
+  private checkDepth(): void {
+    if (this.element) {
+      if (this.stack.length - (this.messagesDepth + 1) >= MAX_JSON_DEPTH) throw new ScanError(nestedTooDeep(`messages[${this.countHint}]`));
+    } else if (this.stack.length >= MAX_JSON_DEPTH) throw new ScanError(nestedTooDeep("body"));
+  }
 
   private endBareword(): void {
     if (!this.bareword) return;

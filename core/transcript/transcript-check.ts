@@ -5,7 +5,7 @@
 // problem is named with the message's index.
 import { z } from "zod";
 import { MODEL_IMAGE_TYPES } from "../image-limits";
-import { jsonValueProblem } from "../json-guard";
+import { jsonTextTooDeep, jsonValueProblem, nestedTooDeep } from "../json-guard";
 import { isServerToolResult, isThinkingBlock, SERVER_TOOL_RESULT_TYPES, type ContentBlock, type NewMessage, type StoredMessage } from "../types";
 import { describeZodError } from "../validation";
 import { checkImportedContent } from "./content-rules";
@@ -69,6 +69,8 @@ export class TranscriptError extends Error {}
 
 /** Parses and checks one message's JSON text; `where` names it ("messages[3]" or "line 4"). */
 export function parseImportedMessage(raw: string, where: string): ImportedMessage | null {
+  // Measured before parsing: a line of nothing but brackets would cost hundreds of MB to parse.
+  if (jsonTextTooDeep(raw)) throw new TranscriptError(nestedTooDeep(where));
   let value: unknown;
   try {
     value = JSON.parse(raw);

@@ -14,6 +14,11 @@ export const IMPORT_CHUNK_MESSAGES = 500;
 const IMPORT_CHUNK_CHARS = 4_000_000;
 /** The largest single message: a turn's body limit. */
 export const MAX_IMPORT_MESSAGE_CHARS = 12 * 1024 * 1024;
+/**
+ * The largest transcript body, in bytes: a bound on the work and staging one request may cause,
+ * and under every Workers plan's own request limit, so an import over it is always this API's 413.
+ */
+export const IMPORT_BODY_LIMIT = 64 * 1024 * 1024;
 
 export type ImportFormat = "json" | "jsonl";
 
@@ -25,6 +30,9 @@ export interface StagedImport {
 
 /** Bad input, named: the first bad message (its index, or its line for JSONL) and why. */
 export class ImportRefused extends Error {}
+
+/** The body went past IMPORT_BODY_LIMIT; nothing of it is kept. */
+export class ImportTooLarge extends Error {}
 
 export async function stageTranscript(bucket: R2Bucket, tenantId: string, body: ReadableStream<Uint8Array>, format: ImportFormat): Promise<StagedImport> {
   const importId = sortableId("imp");
@@ -65,9 +73,13 @@ export async function stageTranscript(bucket: R2Bucket, tenantId: string, body: 
   };
 
   const reader = body.getReader();
+  let bytes = 0;
   try {
     for (;;) {
       const { done, value } = await reader.read();
+      // Counted as it arrives: a body without a declared length (chunked) is bounded only here.
+      bytes += value?.length ?? 0;
+      if (bytes > IMPORT_BODY_LIMIT) throw new ImportTooLarge(`request body larger than ${IMPORT_BODY_LIMIT} bytes`);
       const text = decode(done ? undefined : value);
       const raws = json ? json.push(text) : jsonl!.push(text);
       for (const raw of raws) await take(raw);

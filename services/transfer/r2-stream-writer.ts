@@ -1,8 +1,12 @@
 // Writes one R2 object of unknown length without holding it: text goes out in multipart parts of
-// 5 MiB (R2's minimum for every part but the last); an object smaller than one part is one put.
+// exactly PART_BYTES; an object smaller than one part is one put. R2 refuses to complete an upload
+// whose parts differ in size (every part but the last the same size, the last no larger), so a
+// part is cut at PART_BYTES whatever the pieces written, and what is left waits for the next one.
+// At most one part and one piece are held.
 import { withRetry } from "../record/retry";
 
-const PART_BYTES = 5 * 1024 * 1024;
+/** R2's minimum for every part but the last. */
+export const PART_BYTES = 5 * 1024 * 1024;
 
 export class R2StreamWriter {
   private readonly encoder = new TextEncoder();
@@ -23,33 +27,40 @@ export class R2StreamWriter {
     this.pending.push(chunk);
     this.pendingBytes += chunk.length;
     this.bytes += chunk.length;
-    if (this.pendingBytes >= PART_BYTES) await this.flushPart();
+    while (this.pendingBytes >= PART_BYTES) await this.flushPart(this.take(PART_BYTES));
   }
 
-  private take(): Uint8Array {
-    const out = new Uint8Array(this.pendingBytes);
+  /** The first `n` pending bytes (n <= pendingBytes) as one array; the rest stays pending. */
+  private take(n: number): Uint8Array {
+    const out = new Uint8Array(n);
     let at = 0;
-    for (const c of this.pending) (out.set(c, at), (at += c.length));
-    this.pending = [];
-    this.pendingBytes = 0;
+    while (at < n) {
+      const c = this.pending[0];
+      const used = Math.min(c.length, n - at);
+      out.set(used === c.length ? c : c.subarray(0, used), at);
+      at += used;
+      if (used === c.length) this.pending.shift();
+      else this.pending[0] = c.subarray(used);
+    }
+    this.pendingBytes -= n;
     return out;
   }
 
-  private async flushPart(): Promise<void> {
+  private async flushPart(body: Uint8Array): Promise<void> {
     this.upload ??= await this.bucket.createMultipartUpload(this.key, { httpMetadata: { contentType: this.contentType } });
-    const body = this.take();
     const upload = this.upload;
     const n = this.parts.length + 1;
     this.parts.push(await withRetry("export part upload", () => upload.uploadPart(n, body)));
   }
 
   async close(): Promise<void> {
+    const rest = this.take(this.pendingBytes);
     if (!this.upload) {
-      const body = this.take();
-      await withRetry("export write", () => this.bucket.put(this.key, body, { httpMetadata: { contentType: this.contentType } }));
+      await withRetry("export write", () => this.bucket.put(this.key, rest, { httpMetadata: { contentType: this.contentType } }));
       return;
     }
-    if (this.pendingBytes) await this.flushPart();
+    // Shorter than a full part, as the last part may be.
+    if (rest.length) await this.flushPart(rest);
     await this.upload.complete(this.parts);
   }
 

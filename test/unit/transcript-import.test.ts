@@ -43,6 +43,27 @@ describe("JSON message scanner", () => {
     expect(() => scanAll(text, 3)).toThrow(reason);
   });
 
+  it("applies the JSON body nesting rule outside the messages, refusing at the bracket past it", () => {
+    const nest = (n: number) => `${"[".repeat(n)}${"]".repeat(n)}`;
+    // The document's first bracket is level 1: 64 levels in all are accepted, as on every JSON body.
+    expect(scanAll(`{"x": ${nest(63)}, "messages": ${JSON.stringify(messages)}}`, 5)).toEqual(messages);
+    expect(() => scanAll(`{"x": ${nest(64)}, "messages": []}`, 5)).toThrow("body: nested deeper than 64 levels");
+    expect(() => scanAll(`{"messages": [], "x": ${'{"a":'.repeat(64)}1${"}".repeat(64)}}`, 5)).toThrow("body: nested deeper than 64 levels");
+    // A body that never closes its brackets is refused at the 65th, not read to its end.
+    const s = new JsonMessageScanner(1_000_000);
+    s.push('{"x": ');
+    expect(() => s.push("[".repeat(1_000_000))).toThrow("body: nested deeper than 64 levels");
+  });
+
+  it("measures each message's nesting from its own brace, as the per-message check does", () => {
+    const deep = (n: number) => ({ role: "assistant", content: [{ type: "tool_use", id: "d", name: "n", input: { v: JSON.parse(`${"[".repeat(n)}${"]".repeat(n)}`) } }] });
+    // The message object, its content array, the block and its input are 4 levels.
+    expect(scanAll(JSON.stringify({ messages: [messages[0], deep(60)] }), 7)[1]).toEqual(deep(60));
+    expect(() => parseImportedMessage(JSON.stringify(deep(60)), "m")).not.toThrow();
+    expect(() => scanAll(JSON.stringify({ messages: [deep(61), messages[0]] }), 7)).toThrow("messages[0]: nested deeper than 64 levels");
+    expect(() => parseImportedMessage(JSON.stringify(deep(61)), "m")).toThrow("m: nested deeper than 64 levels");
+  });
+
   it("refuses a message larger than the cap without holding more of it", () => {
     const s = new JsonMessageScanner(100);
     s.push('{"messages": [{"role": "user", "content": "');
@@ -83,6 +104,12 @@ describe("transcript checks", () => {
     expect(parseImportedMessage(JSON.stringify(reply), "m")).toMatchObject({ thinkingPrefixes: ["abc"], usage: { thinking_tokens: 1 } });
     expect(() => parseImportedMessage(JSON.stringify({ role: "user", content: [{ type: "thinking", thinking: "", signature: "s" }] }), "m")).toThrow(/a thinking block belongs in an assistant message/);
     expect(() => parseImportedMessage(JSON.stringify({ role: "user", content: [{ type: "text", text: "q", citations: [{ type: "x" }] }] }), "m")).toThrow(/citations belong in an assistant message/);
+  });
+
+  it("refuses a line nested past the limit for its depth, before parsing it", () => {
+    // Unclosed, so only a parse would call it malformed: the depth is measured first.
+    expect(() => parseImportedMessage("[".repeat(1_000_000), "messages[0] (line 1)")).toThrow("messages[0] (line 1): nested deeper than 64 levels");
+    expect(() => parseImportedMessage(`{"role":"user","content":"${"[".repeat(100)}"}`, "m")).not.toThrow();
   });
 
   it("skips an export's metadata lines", () => {

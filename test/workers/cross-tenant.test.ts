@@ -32,7 +32,7 @@ const fakeId = (prefix: string, salt = 0) => `${prefix}_${Array.from({ length: 2
 
 /** What the owner sees of everything it has, to prove the attacker changed nothing. */
 async function ownerView(o: Owned) {
-  const paths = [`/v1/conversations/${o.conv}`, `/v1/conversations/${o.conv}/messages`, `/v1/conversations/${o.conv}/attachments`, `/v1/memory/${o.mem}`, `/v1/memory/episodes/${o.epi}`, `/v1/automations/${o.auto}`, `/v1/projects/${o.proj}`, `/v1/channels/${o.channel}`, `/v1/conversations/${o.channelConv}/messages`, "/v1/keys", `/v1/mcp-servers/${o.mcp}`];
+  const paths = [`/v1/conversations/${o.conv}`, `/v1/conversations/${o.conv}/messages`, `/v1/conversations/${o.conv}/attachments`, `/v1/memory/${o.mem}`, `/v1/memory/episodes/${o.epi}`, `/v1/automations/${o.auto}`, `/v1/projects/${o.proj}`, `/v1/channels/${o.channel}`, `/v1/conversations/${o.channelConv}/messages`, "/v1/keys", `/v1/mcp-servers/${o.mcp}`, `/v1/exports/${o.exp}`, `/v1/exports/${o.exp}/download`];
   return Promise.all(paths.map(async (p) => (await api("GET", p, undefined, { key: o.key })).text));
 }
 
@@ -236,6 +236,22 @@ describe("client tools across tenants", () => {
     const resumed = await api("POST", `/v1/conversations/${theirs.conv}/tool-results`, results(theirs.call), { key: a.key });
     expect(resumed.status).toBe(200);
   }, 60_000);
+});
+
+describe("tenant-wide exports", () => {
+  it("answer another tenant's DELETE exactly like an unknown export's, and keep the job and its file", async () => {
+    const file = `tenants/${a.tenantId}/exports/${a.exp}/export.jsonl`;
+    const theirs = await api("DELETE", `/v1/exports/${a.exp}`, undefined, { key: b.key });
+    const nobodys = await api("DELETE", `/v1/exports/${ghost.exp}`, undefined, { key: b.key });
+    expect(theirs.status).toBe(404);
+    expect(theirs.text.split(a.exp).join("<exp>")).toBe(nobodys.text.split(ghost.exp).join("<exp>"));
+    expect((await api("GET", `/v1/exports/${a.exp}`, undefined, { key: a.key })).json.status).toBe("done");
+    expect(await env.BUCKET.head(file)).not.toBeNull();
+    // The attacker's own export is untouched by the attempt, and its owner may delete it.
+    expect((await api("DELETE", `/v1/exports/${b.exp}`, undefined, { key: b.key })).status).toBe(204);
+    expect(await env.BUCKET.head(`tenants/${b.tenantId}/exports/${b.exp}/export.jsonl`)).toBeNull();
+    expect(await env.BUCKET.head(file)).not.toBeNull();
+  });
 });
 
 describe("operator key routes", () => {

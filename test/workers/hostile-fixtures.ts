@@ -164,6 +164,7 @@ export const ROUTES: RouteSpec[] = [
   { method: "GET", path: "/v1/corpus/:date", body: "none" },
   { method: "POST", path: "/v1/exports", body: "none" },
   { method: "GET", path: "/v1/exports/:id", body: "none" },
+  { method: "DELETE", path: "/v1/exports/:id", body: "none" },
   { method: "GET", path: "/v1/exports/:id/download", body: "none" },
   // An unreachable loopback port: registering answers 201 with the listing's error, calling nothing.
   { method: "POST", path: "/v1/mcp-servers", body: "json", sample: { name: "fuzz", url: "http://127.0.0.1:9/mcp", auth: { name: "x-api-key", value: "k" }, timeoutMs: 1000 } },

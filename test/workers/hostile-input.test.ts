@@ -254,6 +254,57 @@ describe("hostile input", () => {
     expect(await Promise.all([owner.conv, owner.channelConv].map((id) => conversationState(owner, id)))).toEqual(states);
   }, 240_000);
 
+  it("refuses a transcript import nested past the JSON limit anywhere, or over its body limit, naming the limit, and writes nothing", async () => {
+    const before = await storeSnapshot();
+    const exchanges = Array.from({ length: 300 }, (_, i) => [
+      { role: "user", content: `q${i}` },
+      { role: "assistant", content: `a${i}` },
+    ]).flat();
+    const nest = (n: number) => `${"[".repeat(n)}${"]".repeat(n)}`;
+    const valid = JSON.stringify({ messages: exchanges });
+    const post = (body: BodyInit, type = "application/json", headers: Record<string, string> = {}) =>
+      api("POST", "/v1/conversations/import", body, { key: owner.key, raw: true, headers: { "content-type": type, ...headers } });
+    const refusals: [string, BodyInit, string, number, string?][] = [
+      // Outside the messages: a junk field before them, and one after 600 messages (a chunk already staged).
+      ["junk before", `{"junk": ${nest(1_000_000)}, "messages": ${JSON.stringify(exchanges)}}`, "body: nested deeper than 64 levels", 400],
+      ["junk after", `${valid.slice(0, -1)}, "junk": {"a": ${nest(100)}}}`, "body: nested deeper than 64 levels", 400],
+      ["never closed", `{"junk": ${"[".repeat(1_000_000)}`, "body: nested deeper than 64 levels", 400],
+      // Inside a message, JSON or a JSONL line: measured from the message.
+      ["in a message", JSON.stringify({ messages: [{ role: "user", content: "x", junk: JSON.parse(nest(64)) }] }), "messages[0]: nested deeper than 64 levels", 400],
+      ["JSONL line", `${JSON.stringify(exchanges[0])}\n${"[".repeat(1_000_000)}\n`, "messages[1] (line 2): nested deeper than 64 levels", 400, "application/x-ndjson"],
+    ];
+    for (const [label, body, message, status, type] of refusals) {
+      const r = await post(body, type);
+      expect(r.status, `${label}: ${r.text.slice(0, 200)}`).toBe(status);
+      expect(r.json.error).toEqual({ type: "invalid_request", message });
+    }
+    // A body past 64 MiB: a valid transcript behind an ignored field that makes it too long, sent
+    // without a length (counted as it arrives) and with one (refused before it is read).
+    const LIMIT = 64 * 1024 * 1024;
+    const chunk = new TextEncoder().encode("p".repeat(1024 * 1024));
+    const oversized = () => {
+      let sent = 0;
+      return new ReadableStream<Uint8Array>({
+        pull(c) {
+          if (sent === 0) c.enqueue(new TextEncoder().encode('{"pad": "'));
+          if (sent <= LIMIT) (c.enqueue(chunk), (sent += chunk.length));
+          else (c.enqueue(new TextEncoder().encode(`", "messages": ${JSON.stringify(exchanges)}}`)), c.close());
+        },
+      });
+    };
+    const streamed = await post(oversized());
+    expect(streamed.status, streamed.text.slice(0, 200)).toBe(413);
+    expect(streamed.json.error).toEqual({ type: "payload_too_large", message: `request body larger than ${LIMIT} bytes` });
+    const declared = new FixedLengthStream(LIMIT + 1);
+    const declaredAnswer = await post(declared.readable);
+    expect(declaredAnswer.status, declaredAnswer.text.slice(0, 200)).toBe(413);
+    expect(declaredAnswer.json.error).toEqual({ type: "payload_too_large", message: `request body larger than ${LIMIT} bytes` });
+    // Staging removed with each refusal (the delete is awaited before the answer).
+    expect(await storeSnapshot()).toEqual(before);
+    // The same transcript without the junk imports.
+    expect((await post(valid)).status).toBe(201);
+  }, 120_000);
+
   it("answers every bad websocket frame with an error frame, keeps the socket, and writes nothing", async () => {
     const c = await connectSocket(`/v1/conversations/${owner.conv}/ws`, { authorization: `Bearer ${owner.key}` });
     expect(c.status).toBe(101);

@@ -62,7 +62,9 @@ app.get(
 const UPLOAD_PATH = /^\/v1\/(conversations\/[^/]+\/attachments(\/uploads\/[^/]+\/parts\/[^/]+)?|projects\/[^/]+\/files|conversations\/import)$/;
 
 app.use("/v1/*", async (c, next) => {
-  // Upload bodies stream into R2 and are bounded by R2 and the platform, not buffered here.
+  // Upload bodies stream into R2 and are bounded by R2 and the platform, not buffered here (bodyLimit
+  // holds a body without Content-Length whole while it counts); a transcript import counts its bytes
+  // as it reads them (IMPORT_BODY_LIMIT, routes/transcript-import.ts).
   if ((c.req.method === "POST" || c.req.method === "PUT") && UPLOAD_PATH.test(c.req.path)) return next();
   const limit = c.req.method === "POST" && (c.req.path.endsWith("/messages") || c.req.path.endsWith("/tool-results")) ? TURN_BODY_LIMIT : BODY_LIMIT;
   return bodyLimit({

@@ -1,10 +1,11 @@
 // The export queue's consumer: one job writes every conversation of its tenant, as JSONL (each
 // conversation's export lines, its `conversation` line first), into one R2 object. A failed
 // attempt is retried by the queue from the start (the object is rewritten whole); the dead-letter
-// queue's consumer marks a job the queue gave up on as failed.
+// queue's consumer marks a job the queue gave up on as failed. The job's row is in D1
+// (services/transfer/export-job.ts).
 import { exportDataKey } from "../../r2-layout";
 import { listConversationRows } from "../../services/conversation-list";
-import { exportJobMessageSchema, readExportJob, writeExportJob, type ExportJobMessage } from "../../services/transfer/export-job";
+import { exportJobMessageSchema, exportRetentionMs, failExportJob, finishExportJob, startExportJob, type ExportJobMessage } from "../../services/transfer/export-job";
 import { EXPORT_MEDIA_TYPES, exportText } from "../../services/transfer/export-format";
 import { R2StreamWriter } from "../../services/transfer/r2-stream-writer";
 import { exportSourceFor } from "./export-source";
@@ -38,17 +39,16 @@ export async function runExportBatch(batch: MessageBatch<unknown>, env: Env): Pr
 export async function recordDeadExports(batch: MessageBatch<unknown>, env: Env): Promise<void> {
   for (const message of batch.messages) {
     const job = jobOf(message);
-    const current = job ? await readExportJob(env.BUCKET, job.tenantId, job.exportId) : null;
-    if (job && current && current.status !== "done") await writeExportJob(env.BUCKET, job.tenantId, { ...current, status: "failed", finishedAt: new Date().toISOString(), error: "the export failed after retries; start a new one" });
+    if (job) await failExportJob(env.DB, job.tenantId, job.exportId, "the export failed after retries; start a new one");
     message.ack();
   }
 }
 
 export async function runExportJob(env: Env, { tenantId, exportId }: ExportJobMessage): Promise<void> {
-  const job = await readExportJob(env.BUCKET, tenantId, exportId);
-  if (!job || job.status === "done") return;
-  await writeExportJob(env.BUCKET, tenantId, { ...job, status: "running", startedAt: new Date().toISOString() });
-  const writer = new R2StreamWriter(env.BUCKET, exportDataKey(tenantId, exportId), EXPORT_MEDIA_TYPES.jsonl);
+  // Finished, failed or removed since it was queued: nothing to run.
+  if (!(await startExportJob(env.DB, tenantId, exportId))) return;
+  const key = exportDataKey(tenantId, exportId);
+  const writer = new R2StreamWriter(env.BUCKET, key, EXPORT_MEDIA_TYPES.jsonl);
   let conversations = 0;
   try {
     for (let before: string | undefined; ; ) {
@@ -68,5 +68,7 @@ export async function runExportJob(env: Env, { tenantId, exportId }: ExportJobMe
     await writer.abort();
     throw err;
   }
-  await writeExportJob(env.BUCKET, tenantId, { ...job, status: "done", startedAt: job.startedAt ?? null, finishedAt: new Date().toISOString(), conversations, bytes: writer.bytes });
+  const recorded = await finishExportJob(env.DB, tenantId, exportId, { conversations, bytes: writer.bytes }, exportRetentionMs(env));
+  // Deleted (or expired) while it ran: the object just written belongs to nobody.
+  if (!recorded) await env.BUCKET.delete(key);
 }

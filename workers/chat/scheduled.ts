@@ -1,26 +1,28 @@
 // The cron trigger: every tick closes abandoned automation runs and claims a page of due
 // automation slots (fanned out through the automation queue, which also carries the claim of any
-// further pages), sweeps expired websocket tickets and abandoned uploads, and rolls closed
-// days of the corpus log into their single log objects.
+// further pages), sweeps expired websocket tickets, abandoned uploads and tenant-wide exports past
+// their retention, and rolls closed days of the corpus log into their single log objects.
 import { attachmentPrefix } from "../../r2-layout";
 import { deleteOpenUpload, staleUploads } from "../../services/attachments/store";
 import { claimDueRuns, closeAbandonedRuns } from "../../services/automations";
 import { rollUpCorpusDays } from "../../services/corpus";
+import { sweepExpiredExports } from "../../services/transfer/export-job";
 import { sweepExpiredTickets } from "./ws-tickets";
 
 export async function runScheduled(
   controller: ScheduledController,
   env: Env,
-): Promise<{ ticketsSwept: number; claimed: number; continued: boolean; closed: number; uploadsSwept: number; corpusDaysRolled: number }> {
+): Promise<{ ticketsSwept: number; claimed: number; continued: boolean; closed: number; uploadsSwept: number; exportsSwept: number; corpusDaysRolled: number }> {
   const now = controller.scheduledTime;
-  const [ticketsSwept, closed, runs, uploadsSwept, corpusDaysRolled] = await Promise.all([
+  const [ticketsSwept, closed, runs, uploadsSwept, exportsSwept, corpusDaysRolled] = await Promise.all([
     sweepExpiredTickets(env.DB, now),
     closeAbandonedRuns(env.DB, now),
     claimDueRuns(env, now),
     sweepAbandonedUploads(env, now),
+    sweepExpiredExports(env.DB, env.BUCKET, now),
     rollUpCorpusDays(env, now),
   ]);
-  return { ticketsSwept, closed, ...runs, uploadsSwept, corpusDaysRolled };
+  return { ticketsSwept, closed, ...runs, uploadsSwept, exportsSwept, corpusDaysRolled };
 }
 
 const SINGLE_UPLOAD_MS = 60 * 60_000;

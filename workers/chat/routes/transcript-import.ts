@@ -1,13 +1,13 @@
 // POST /v1/conversations/import: a new conversation from a transcript (Anthropic Messages JSON,
-// this API's JSON export, or JSONL of messages), of any size. The body is streamed: checked
-// message by message and staged in R2 (services/transfer/import-staging.ts), and only a complete,
-// valid transcript becomes a conversation. No model call; the cortex indexes it and folds run
-// in the background.
+// this API's JSON export, or JSONL of messages), up to IMPORT_BODY_LIMIT. The body is streamed:
+// checked message by message and staged in R2 (services/transfer/import-staging.ts), and only a
+// complete, valid transcript becomes a conversation. No model call; the cortex indexes it and
+// folds run in the background.
 import { Hono } from "hono";
 import { z } from "zod";
 import { requestLocationHint } from "../location-hint";
 import { createConversation } from "../../../durable-objects/conversation-create";
-import { discardStaged, ImportRefused, stageTranscript, type ImportFormat } from "../../../services/transfer/import-staging";
+import { discardStaged, IMPORT_BODY_LIMIT, ImportRefused, ImportTooLarge, stageTranscript, type ImportFormat } from "../../../services/transfer/import-staging";
 import { ApiError, badRequest } from "../errors";
 import { doc } from "../openapi/registry";
 import { conversationSchema } from "../openapi/schemas";
@@ -35,7 +35,7 @@ transcriptImportRoutes.post(
   doc({
     summary: "Create a conversation from a transcript (no model call), streamed",
     description:
-      "The body is `{\"messages\": [...]}` in Anthropic Messages format (other top-level fields, such as `model` or an export's metadata, are ignored), or JSONL with one message per line (`Content-Type: application/x-ndjson`; lines whose `type` is not `message` are skipped). Any size: the body is checked message by message, never held whole. Every tool_use must be answered by a tool_result in the next user message. A bad transcript is a 400 naming the first bad message (`messages[i]`, and its line for JSONL), and nothing is stored.",
+      "The body is `{\"messages\": [...]}` in Anthropic Messages format (other top-level fields, such as `model` or an export's metadata, are ignored), or JSONL with one message per line (`Content-Type: application/x-ndjson`; lines whose `type` is not `message` are skipped). Up to 64 MiB (67,108,864 bytes; a larger body is a 413 naming the limit), checked message by message and never held whole; nesting deeper than 64 levels (the document around the messages, or one message) is a 400. Every tool_use must be answered by a tool_result in the next user message. A bad transcript is a 400 naming the first bad message (`messages[i]`, and its line for JSONL), and nothing is stored.",
     rawBody: { description: "The transcript: JSON with a messages array, or JSONL" },
     responses: { 201: { description: "The new conversation", schema: conversationSchema } },
   }),
@@ -43,6 +43,8 @@ transcriptImportRoutes.post(
   async (c) => {
     const { title, format } = c.req.valid("query");
     const chosen = formatOf(c.req.header("content-type"), format);
+    const tooLarge = () => new ApiError(413, "payload_too_large", `request body larger than ${IMPORT_BODY_LIMIT} bytes`);
+    if (Number(c.req.header("content-length")) > IMPORT_BODY_LIMIT) throw tooLarge();
     const body = c.req.raw.body;
     if (!body) throw badRequest("body: empty; send a transcript");
     const tenantId = c.get("tenantId");
@@ -51,6 +53,7 @@ transcriptImportRoutes.post(
       staged = await stageTranscript(c.env.BUCKET, tenantId, body, chosen);
     } catch (err) {
       if (err instanceof ImportRefused) throw badRequest(err.message);
+      if (err instanceof ImportTooLarge) throw tooLarge();
       throw err;
     }
     try {

@@ -36,6 +36,21 @@ describe("conversation import", () => {
     expect(await transcript(id, key)).toEqual([]);
   });
 
+  it("takes exchanges of the longest texts the rules allow, and names the body limit past it", async () => {
+    const key = await newTenant();
+    const id = await createConversation(undefined, key);
+    // 20 messages of 100,000 characters: about 2 MB, far past the 256 KiB of other JSON bodies.
+    const long = (n: number) => `${n} `.padEnd(100_000, "x");
+    const messages = Array.from({ length: 10 }, (_, i) => exchange(long(2 * i), long(2 * i + 1))).flat();
+    const r = await api("POST", `/v1/conversations/${id}/import`, { messages }, { key });
+    expect(r.status).toBe(201);
+    expect(r.json.messages).toHaveLength(20);
+    const over = await api("POST", `/v1/conversations/${id}/import`, { messages: exchange("a".repeat(13 * 1024 * 1024), "b") }, { key });
+    expect(over.status).toBe(413);
+    expect(over.json.error).toEqual({ type: "payload_too_large", message: `request body larger than ${12 * 1024 * 1024} bytes` });
+    expect((await transcript(id, key)).length).toBe(20);
+  });
+
   it("answers another tenant's conversation exactly like one that does not exist", async () => {
     const owner = await newTenant();
     const other = await newTenant();

@@ -66,7 +66,9 @@ app.use("/v1/*", async (c, next) => {
   // holds a body without Content-Length whole while it counts); a transcript import counts its bytes
   // as it reads them (IMPORT_BODY_LIMIT, routes/transcript-import.ts).
   if ((c.req.method === "POST" || c.req.method === "PUT") && UPLOAD_PATH.test(c.req.path)) return next();
-  const limit = c.req.method === "POST" && (c.req.path.endsWith("/messages") || c.req.path.endsWith("/tool-results")) ? TURN_BODY_LIMIT : BODY_LIMIT;
+  // Bodies that carry conversation text (a turn, tool results, history imported into a conversation) get the larger limit.
+  const carriesText = c.req.path.endsWith("/messages") || c.req.path.endsWith("/tool-results") || c.req.path.endsWith("/import");
+  const limit = c.req.method === "POST" && carriesText ? TURN_BODY_LIMIT : BODY_LIMIT;
   return bodyLimit({
     maxSize: limit,
     onError: () => {

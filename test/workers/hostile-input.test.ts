@@ -1,10 +1,12 @@
 // Hostile input: a deterministic fuzz run over every route the app registers and every websocket
 // frame type. Malformed JSON, wrong types, huge and deeply nested bodies, invalid UTF-8, path
 // tricks in ids and names, junk queries, bad auth and oversized headers: every answer is a 4xx
-// with the JSON error shape, and nothing is written anywhere (D1, R2, the conversations).
-import { beforeAll, describe, expect, it } from "vitest";
+// with the JSON error shape, and nothing is written anywhere (D1, R2, the conversations). Input at
+// the very edge of what a schema accepts is taken, never a 500.
+import { beforeAll, describe, expect, inject, it } from "vitest";
+import { HEADER_VALUE_MAX_CHARS, MAX_HEADERS } from "../../core/tenant-tool-rules";
 import { CHANNEL_NAME } from "../../workers/chat/routes/channels";
-import { ADMIN, api, connectSocket } from "./helpers";
+import { ADMIN, api, connectSocket, createConversation, newTenant, send } from "./helpers";
 import { conversationState, fillPath, INPUTLESS, ownEverything, paramKind, paramsOf, registeredRoutes, ROUTES, storeSnapshot, type Owned, type RouteSpec } from "./hostile-fixtures";
 
 /** mulberry32: the same seed gives the same cases on every run. */
@@ -294,4 +296,29 @@ describe("hostile input", () => {
     expect(await storeSnapshot()).toEqual(before);
     expect(await conversationState(owner, owner.conv)).toEqual(state);
   }, 60_000);
+});
+
+describe("tool secrets at the edges of what the schema accepts", () => {
+  const toolServer = inject("httpToolServer");
+  const seen = async (tag: string): Promise<any[]> => (await (await fetch(`${toolServer}/_seen?key=${tag}`)).json()) as any[];
+  const resultsOf = (r: any) => r.json.messages.flatMap((m: any) => m.content).filter((b: any) => b.type === "tool_result");
+
+  it("stores and sends the largest headers a tool may have (20 values of 4,096 non-ASCII characters)", async () => {
+    const key = await newTenant();
+    // Latin-1 letters: two bytes each in the sealed JSON, and still a value fetch can send.
+    const headers = (fill: string) => Object.fromEntries(Array.from({ length: MAX_HEADERS }, (_, i) => [`x-big-${String(i).padStart(2, "0")}`, fill.repeat(HEADER_VALUE_MAX_CHARS)]));
+    const created = await api("POST", "/v1/tools", { kind: "http", name: "big_headers", description: "Echoes its request.", inputSchema: { type: "object" }, endpoint: `${toolServer}/echo?key=big-headers`, headers: headers("é") }, { key });
+    expect(created.status, created.text).toBe(201);
+    expect(created.json.headers).toEqual(Object.keys(headers("é")));
+    const patched = await api("PATCH", `/v1/tools/${created.json.id}`, { headers: headers("ü") }, { key });
+    expect(patched.status, patched.text).toBe(200);
+
+    const id = await createConversation(undefined, key);
+    const turn = await send(id, `@tool tool_activate {"name":"big_headers"}\n@tool big_headers {}`, key);
+    expect(resultsOf(turn)[1].is_error).toBeUndefined();
+    // The values leave as UTF-8; Node reads header bytes as Latin-1.
+    const received = (await seen("big-headers")).at(-1).headers as Record<string, string>;
+    const utf8 = (latin1: string | undefined) => new TextDecoder().decode(Uint8Array.from(latin1 ?? "", (c) => c.charCodeAt(0)));
+    for (const [name, value] of Object.entries(headers("ü"))) expect(utf8(received[name]) === value, name).toBe(true);
+  });
 });

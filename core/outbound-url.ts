@@ -1,6 +1,7 @@
 // Where the platform may send a request on a tenant's behalf (HTTP tools, MCP servers): https
 // only, and never to an address inside a network — private, loopback, link-local, shared (CGNAT),
-// unspecified, multicast — written as an IP literal or as a name that only exists locally. Local
+// unspecified, multicast — written as an IP literal or as a name that only exists locally. An IPv6
+// literal is judged from its 128 bits, and an IPv4 address it carries by the IPv4 rules. Local
 // dev and the test suite may allow loopback (http or https) through ALLOW_LOOPBACK_TOOLS, which is
 // off unless set. A name is not resolved here (a Worker cannot); deployed, a Worker's fetch leaves
 // from Cloudflare's network, which does not route to private ranges, and every redirect hop is
@@ -20,24 +21,27 @@ export function checkOutboundUrl(raw: string, opts: { allowLoopback?: boolean } 
   if (url.username || url.password) return { ok: false, reason: "credentials in the URL are not allowed; use the auth header setting" };
   // A trailing dot names the same host ("localhost." is localhost).
   const host = url.hostname.replace(/^\[|\]$/g, "").toLowerCase().replace(/\.$/, "");
-  const loopback = isLoopback(host);
+  const v6 = host.includes(":") ? parseIPv6(host) : null;
+  if (host.includes(":") && !v6) return { ok: false, reason: "not a valid IPv6 address" };
+  const loopback = isLoopback(host, v6);
   if (loopback && opts.allowLoopback) {
     if (url.protocol === "https:" || url.protocol === "http:") return { ok: true, url };
     return { ok: false, reason: "only http(s) URLs are allowed" };
   }
   if (url.protocol !== "https:") return { ok: false, reason: "only https URLs are allowed" };
   if (loopback) return { ok: false, reason: "loopback addresses are not allowed" };
-  if (LOCAL_NAMES.test(host) || !host.includes(".") && !host.includes(":")) return { ok: false, reason: `"${host}" is not a public host name` };
+  if (v6) return isPrivateV6(v6) ? { ok: false, reason: "private, link-local and reserved IPv6 addresses (and IPv6 addresses carrying such an IPv4 address) are not allowed" } : { ok: true, url };
+  if (LOCAL_NAMES.test(host) || !host.includes(".")) return { ok: false, reason: `"${host}" is not a public host name` };
   const v4 = parseIPv4(host);
   if (v4 && isPrivateV4(v4)) return { ok: false, reason: "private, link-local and reserved IPv4 addresses are not allowed" };
-  if (host.includes(":") && isPrivateV6(host)) return { ok: false, reason: "private, link-local and reserved IPv6 addresses are not allowed" };
   return { ok: true, url };
 }
 
-function isLoopback(host: string): boolean {
-  if (host === "localhost" || host.endsWith(".localhost") || host === "::1") return true;
-  const v4 = parseIPv4(host) ?? mappedV4(host);
-  return !!v4 && v4[0] === 127;
+/** This machine: localhost names, 127.0.0.0/8, ::1, and 127.0.0.0/8 written IPv4-mapped (::ffff:127.0.0.1). */
+function isLoopback(host: string, v6: number[] | null): boolean {
+  if (host === "localhost" || host.endsWith(".localhost")) return true;
+  if (v6) return v6.slice(0, 7).every((g) => g === 0) ? v6[7] === 1 : isMapped(v6) && v6[6] >> 8 === 127;
+  return parseIPv4(host)?.[0] === 127;
 }
 
 /** Dotted-quad only; URL already normalises decimal, octal and hex forms ("2130706433") to it. */
@@ -64,30 +68,66 @@ function isPrivateV4([a, b]: number[]): boolean {
 }
 
 /**
- * An IPv4 address embedded in IPv6: mapped (::ffff:a.b.c.d), compatible (::a.b.c.d), each also in
- * the hex form URL normalisation gives (::ffff:7f00:1, ::7f00:1), or 6to4 (2002:aabb:ccdd::).
+ * The eight 16-bit groups of an IPv6 address: `::` stands for one or more zero groups, the last
+ * 32 bits may be written as a dotted IPv4 address. A zone id ("fe80::1%eth0") names an interface
+ * of the sending machine, so an address with one is no address here (null), like any other text
+ * that is not an IPv6 address.
  */
-function mappedV4(host: string): number[] | null {
-  const dotted = host.match(/^::(?:ffff:)?(\d+\.\d+\.\d+\.\d+)$/);
-  if (dotted) return parseIPv4(dotted[1]);
-  const hex = host.match(/^::(?:ffff:)?([0-9a-f]{1,4}):([0-9a-f]{1,4})$/) ?? host.match(/^2002:([0-9a-f]{1,4}):([0-9a-f]{1,4})(?::|$)/);
-  if (!hex) return null;
-  const hi = parseInt(hex[1], 16);
-  const lo = parseInt(hex[2], 16);
-  return [hi >> 8, hi & 255, lo >> 8, lo & 255];
+export function parseIPv6(text: string): number[] | null {
+  const halves = text.split("::");
+  if (halves.length > 2) return null;
+  const groups = (part: string, last: boolean): number[] | null => {
+    if (part === "") return [];
+    const out: number[] = [];
+    const pieces = part.split(":");
+    for (const [i, piece] of pieces.entries()) {
+      if (/^[0-9a-f]{1,4}$/i.test(piece)) out.push(parseInt(piece, 16));
+      else if (last && i === pieces.length - 1 && parseIPv4(piece)) {
+        const [a, b, c, d] = parseIPv4(piece)!;
+        out.push((a << 8) | b, (c << 8) | d);
+      } else return null;
+    }
+    return out;
+  };
+  const head = groups(halves[0], halves.length === 1);
+  if (halves.length === 1) return head?.length === 8 ? head : null;
+  const tail = groups(halves[1], true);
+  if (!head || !tail || head.length + tail.length > 7) return null;
+  return [...head, ...new Array<number>(8 - head.length - tail.length).fill(0), ...tail];
 }
 
-function isPrivateV6(host: string): boolean {
-  if (host === "::" || host === "::1") return true;
-  const v4 = mappedV4(host);
-  if (v4) return isPrivateV4(v4);
-  const first = parseInt(host.split(":")[0] || "0", 16);
+const v4Of = (hi: number, lo: number) => [hi >> 8, hi & 255, lo >> 8, lo & 255];
+const zeros = (g: number[], from: number, to: number) => g.slice(from, to).every((x) => x === 0);
+/** ::ffff:0:0/96: how a dual-stack socket writes an IPv4 peer. */
+const isMapped = (g: number[]) => zeros(g, 0, 5) && g[5] === 0xffff;
+
+/**
+ * The IPv4 addresses an IPv6 address stands for, read from its bits (not its spelling): mapped
+ * ::ffff:a.b.c.d, compatible ::a.b.c.d, SIIT ::ffff:0:a.b.c.d, 6to4 2002:AABB:CCDD::/16, NAT64
+ * 64:ff9b::/96, and Teredo 2001:0::/32 (its server in bits 32-63, its client in the last 32 bits
+ * inverted). Each is judged by the IPv4 rules.
+ */
+function embeddedV4(g: number[]): number[][] {
+  const last = v4Of(g[6], g[7]);
+  if (isMapped(g) || zeros(g, 0, 6)) return [last];
+  if (zeros(g, 0, 4) && g[4] === 0xffff && g[5] === 0) return [last];
+  if (g[0] === 0x2002) return [v4Of(g[1], g[2])];
+  if (g[0] === 0x64 && g[1] === 0xff9b && zeros(g, 2, 6)) return [last];
+  if (g[0] === 0x2001 && g[1] === 0) return [v4Of(g[2], g[3]), v4Of(g[6] ^ 0xffff, g[7] ^ 0xffff)];
+  return [];
+}
+
+function isPrivateV6(g: number[]): boolean {
+  if (embeddedV4(g).some(isPrivateV4)) return true;
+  const [a, b] = g;
   return (
-    (first & 0xfe00) === 0xfc00 || // unique local fc00::/7
-    (first & 0xffc0) === 0xfe80 || // link-local fe80::/10
-    (first & 0xff00) === 0xff00 || // multicast
-    host.startsWith("64:ff9b:") || // NAT64 (embeds IPv4)
-    host.startsWith("2001:db8:") // documentation
+    (a & 0xfe00) === 0xfc00 || // unique local fc00::/7
+    (a & 0xffc0) === 0xfe80 || // link-local fe80::/10
+    (a & 0xffc0) === 0xfec0 || // site-local fec0::/10 (deprecated, still routed inside some networks)
+    (a & 0xff00) === 0xff00 || // multicast
+    (a === 0x64 && b === 0xff9b && !zeros(g, 2, 6)) || // NAT64 beyond the well-known /96: local-use 64:ff9b:1::/48, whose IPv4 sits where its local prefix puts it
+    (a === 0x100 && zeros(g, 1, 4)) || // discard-only 100::/64
+    (a === 0x2001 && b === 0xdb8) // documentation
   );
 }
 

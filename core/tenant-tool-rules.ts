@@ -29,6 +29,14 @@ export const MAX_TIMEOUT_MS = 60_000;
 export const MIN_TIMEOUT_MS = 100;
 export const DEFAULT_MAX_RESPONSE_BYTES = 1024 * 1024;
 export const MAX_RESPONSE_BYTES = 1024 * 1024;
+/**
+ * One message from an MCP server (a JSON body, or one event of an event stream) is read up to this
+ * many bytes and no further: room for an image at the Messages API's limit (5 MB of base64) and
+ * the result's text, and a bound on what one answer can make the conversation object hold.
+ */
+export const MCP_MAX_MESSAGE_BYTES = 6 * 1024 * 1024;
+/** The text of one MCP tool result (UTF-8), kept to an HTTP tool's cap. */
+export const MCP_MAX_RESULT_TEXT_BYTES = MAX_RESPONSE_BYTES;
 export const MAX_RETRIES = 3;
 export const MAX_HEADERS = 20;
 export const HEADER_VALUE_MAX_CHARS = 4_096;

@@ -1,6 +1,9 @@
 // One call of a tenant's MCP tool: connect (the URL checked again), callTool through the SDK
 // under the server's timeout, map the result. Every failure is an is_error result the model can
-// read. A tools/list_changed heard during the call refreshes the cached list at once.
+// read: an answer past the message cap (connect.ts) or a result whose text passes an HTTP tool's
+// cap is one too, never kept in part. A tools/list_changed heard during the call refreshes the
+// cached list at once.
+import { MCP_MAX_RESULT_TEXT_BYTES } from "../../core/tenant-tool-rules";
 import { message, connectMcp, McpTimeout, OutboundRefused } from "./connect";
 import { endpointOf, listWith } from "./listing";
 import { mcpResultOutput, type McpResultOutput } from "./results";
@@ -17,12 +20,15 @@ export async function callMcpTool(env: Env, tenantId: string, serverId: string, 
     return { content: `could not reach MCP server "${row.name}": ${message(err)}`, isError: true };
   }
   try {
-    const result = await conn.client.callTool({ name: mcpName, arguments: args }, undefined, { timeout: row.timeoutMs });
+    const result = await conn.guard(conn.client.callTool({ name: mcpName, arguments: args }, undefined, { timeout: row.timeoutMs }));
     if (listChanged) {
-      const { tools, truncated } = await listWith(conn.client, row.name, row.timeoutMs);
+      const { tools, truncated } = await listWith(conn, row.name, row.timeoutMs);
       await saveMcpListing(env.DB, tenantId, row.id, { transport: conn.transport, tools, listedAt: new Date().toISOString(), error: truncated ? "tool list truncated" : null });
     }
-    return { ...mcpResultOutput(result), ...(listChanged ? { listChanged } : {}) };
+    const output = mcpResultOutput(result);
+    const textBytes = new TextEncoder().encode(output.content).byteLength;
+    if (textBytes > MCP_MAX_RESULT_TEXT_BYTES) return { content: `MCP tool ${mcpName} on "${row.name}" returned ${textBytes} bytes of text, more than the ${MCP_MAX_RESULT_TEXT_BYTES} one MCP tool result may hold; none of it is kept`, isError: true, ...(listChanged ? { listChanged } : {}) };
+    return { ...output, ...(listChanged ? { listChanged } : {}) };
   } catch (err) {
     const why = err instanceof McpTimeout || /timed? ?out/i.test(message(err)) ? `no answer within ${row.timeoutMs} ms` : err instanceof OutboundRefused ? message(err) : message(err);
     return { content: `MCP tool ${mcpName} on "${row.name}" failed: ${why}`, isError: true };

@@ -2,7 +2,9 @@
 // Streamable HTTP first, then the older HTTP+SSE transport at the same URL when the server
 // refuses the first (the SDK's documented backwards-compatibility pattern). Every request — each
 // redirect hop included — goes through checkedFetch, so a server cannot send the platform to a
-// private address, and the auth header only ever travels in request headers.
+// private address, and the auth header only ever travels in request headers. Every answer is
+// counted as it arrives (message-cap.ts), and whatever a connection waits for ends as soon as one
+// message passes the cap.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -10,6 +12,8 @@ import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/typ
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JsonSchemaValidator, jsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/types.js";
 import { checkOutboundUrl, loopbackAllowed } from "../../core/outbound-url";
+import { MCP_MAX_MESSAGE_BYTES } from "../../core/tenant-tool-rules";
+import { capMessages, McpMessageTooLarge } from "./message-cap";
 
 export type McpTransportKind = "streamable-http" | "sse";
 
@@ -21,13 +25,17 @@ export interface McpEndpoint {
 
 export class OutboundRefused extends Error {}
 
-/** Every outbound request of an MCP connection: the URL checked, redirects never followed by fetch itself. */
-export function checkedFetch(env: { ALLOW_LOOPBACK_TOOLS?: string }): typeof fetch {
+/**
+ * Every outbound request of an MCP connection: the URL checked, redirects never followed by fetch
+ * itself, and, given a cap, each answer's messages counted as they are read (message-cap.ts).
+ */
+export function checkedFetch(env: { ALLOW_LOOPBACK_TOOLS?: string }, cap?: { limit: number; onOver: (err: McpMessageTooLarge) => void }): typeof fetch {
   return (async (input: RequestInfo | URL, init?: RequestInit) => {
     const url = typeof input === "string" ? input : input instanceof URL ? input.href : input.url;
     const check = checkOutboundUrl(url, { allowLoopback: loopbackAllowed(env) });
     if (!check.ok) throw new OutboundRefused(`refused ${new URL(url).origin}: ${check.reason}`);
-    return fetch(input, { ...init, redirect: "manual" });
+    const res = await fetch(input, { ...init, redirect: "manual" });
+    return cap ? capMessages(res, cap.limit, cap.onOver) : res;
   }) as typeof fetch;
 }
 
@@ -41,6 +49,11 @@ const acceptStructuredOutput: jsonSchemaValidator = { getValidator: <T>(): JsonS
 export interface McpConnection {
   client: Client;
   transport: McpTransportKind;
+  /**
+   * `work` (a request of this connection), ended at once by a message past the cap: the SDK only
+   * sees a broken stream, and would wait for its answer until the timeout.
+   */
+  guard<T>(work: Promise<T>): Promise<T>;
   close(): Promise<void>;
 }
 
@@ -48,25 +61,41 @@ export async function connectMcp(env: { ALLOW_LOOPBACK_TOOLS?: string }, endpoin
   const check = checkOutboundUrl(endpoint.url, { allowLoopback: loopbackAllowed(env) });
   if (!check.ok) throw new OutboundRefused(`url: ${check.reason}`);
   const init: RequestInit = endpoint.auth ? { headers: { [endpoint.auth.name]: endpoint.auth.value } } : {};
-  const transportOpts = { fetch: checkedFetch(env), requestInit: init };
+  let over: McpMessageTooLarge | undefined;
+  let overflowed!: (err: McpMessageTooLarge) => void;
+  const tooLarge = new Promise<never>((_, reject) => (overflowed = reject));
+  tooLarge.catch(() => undefined);
+  const onOver = (err: McpMessageTooLarge) => {
+    over ??= err;
+    overflowed(over);
+  };
+  const guard = async <T>(work: Promise<T>): Promise<T> => {
+    try {
+      return await Promise.race([work, tooLarge]);
+    } catch (err) {
+      // The stream's error may reach the SDK in another shape (a failed json(), a parse error).
+      throw over ?? err;
+    }
+  };
+  const transportOpts = { fetch: checkedFetch(env, { limit: MCP_MAX_MESSAGE_BYTES, onOver }), requestInit: init };
   const attempt = async (kind: McpTransportKind): Promise<McpConnection> => {
     const client = new Client({ name: "context-chat", version: "1.0.0" }, { jsonSchemaValidator: acceptStructuredOutput });
     if (opts.onToolsChanged) client.setNotificationHandler(ToolListChangedNotificationSchema, async () => opts.onToolsChanged!());
     const transport: Transport = kind === "streamable-http" ? new StreamableHTTPClientTransport(check.url, transportOpts) : new SSEClientTransport(check.url, { ...transportOpts, eventSourceInit: { fetch: transportOpts.fetch } });
     try {
-      await withTimeout(client.connect(transport, { timeout: opts.timeoutMs }), opts.timeoutMs, "connecting");
+      await withTimeout(guard(client.connect(transport, { timeout: opts.timeoutMs })), opts.timeoutMs, "connecting");
     } catch (err) {
       // A failed attempt must not leave its stream behind (an EventSource would keep reconnecting).
       await transport.close().catch(() => undefined);
       throw err;
     }
-    return { client, transport: kind, close: () => client.close().catch(() => undefined) };
+    return { client, transport: kind, guard, close: () => client.close().catch(() => undefined) };
   };
   try {
     return await attempt("streamable-http");
   } catch (err) {
-    // A refused URL or a timeout is no reason to try the other transport.
-    if (err instanceof OutboundRefused || err instanceof McpTimeout) throw err;
+    // A refused URL, a timeout or a message past the cap is no reason to try the other transport.
+    if (err instanceof OutboundRefused || err instanceof McpTimeout || err instanceof McpMessageTooLarge) throw err;
     try {
       return await attempt("sse");
     } catch (sseErr) {

@@ -1,10 +1,9 @@
 // Listing a server's tools through the SDK and caching the list in D1 (registration, refresh, and
 // a tools/list_changed heard during a call). Names are mapped once here (core/mcp-names.ts) and
 // the mapping is stored with each tool, so a call always reaches the tool it was listed as.
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { mcpToolName } from "../../core/mcp-names";
 import { open } from "../tools/secret-box";
-import { connectMcp, message, withTimeout, type McpEndpoint } from "./connect";
+import { connectMcp, message, withTimeout, type McpConnection, type McpEndpoint } from "./connect";
 import { saveMcpListing, type McpListing, type McpServerRow, type McpToolEntry } from "./servers";
 
 /** A server may offer many tools; past this the rest are left out (and the error says so). */
@@ -17,12 +16,12 @@ export async function endpointOf(env: Env, row: McpServerRow): Promise<McpEndpoi
   return { url: row.url, auth: row.authSealed ? (JSON.parse(await open(env, authOwner(row), row.authSealed)) as { name: string; value: string }) : null };
 }
 
-export async function listWith(client: Client, server: string, timeoutMs: number): Promise<{ tools: McpToolEntry[]; truncated: boolean }> {
+export async function listWith(conn: McpConnection, server: string, timeoutMs: number): Promise<{ tools: McpToolEntry[]; truncated: boolean }> {
   const tools: McpToolEntry[] = [];
   const seen = new Set<string>();
   let cursor: string | undefined;
   do {
-    const page = await withTimeout(client.listTools(cursor ? { cursor } : {}, { timeout: timeoutMs }), timeoutMs, "listing tools");
+    const page = await withTimeout(conn.guard(conn.client.listTools(cursor ? { cursor } : {}, { timeout: timeoutMs })), timeoutMs, "listing tools");
     for (const t of page.tools) {
       const name = await mcpToolName(server, t.name);
       if (seen.has(name)) continue;
@@ -42,7 +41,7 @@ export async function refreshListing(env: Env, row: McpServerRow): Promise<McpSe
   try {
     const conn = await connectMcp(env, await endpointOf(env, row), { timeoutMs: row.timeoutMs });
     try {
-      const { tools, truncated } = await listWith(conn.client, row.name, row.timeoutMs);
+      const { tools, truncated } = await listWith(conn, row.name, row.timeoutMs);
       listing = { transport: conn.transport, tools, listedAt, error: truncated ? `only the first ${MAX_TOOLS_PER_SERVER} tools are listed` : null };
     } finally {
       await conn.close();

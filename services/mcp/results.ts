@@ -1,8 +1,9 @@
 // An MCP tool result as the model reads it: text stays text; an image becomes an image block
 // under the Messages API's image limits (core/image-limits.ts, as image_view), checked on the
 // base64 exactly as it will be sent, or a note saying why it is not shown; a resource link or an embedded resource becomes text naming
-// its uri (with the resource's text when it is embedded). Nothing is cut: a large result is kept
-// whole and replayed through stubs and compaction like any other.
+// its uri (with the resource's text when it is embedded). Nothing is cut: a result within the caps
+// (one message, message-cap.ts; its text, call.ts) is kept whole and replayed through stubs and
+// compaction like any other, and one past them is an error result, never a part of it.
 import type { ImageBlock, TextBlock } from "../../core/types";
 import { checkBase64Image } from "../../core/image-limits";
 

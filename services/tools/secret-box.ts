@@ -27,7 +27,13 @@ function keyFor(env: { TOOL_SECRETS_KEY?: string }): Promise<CryptoKey> {
   return key;
 }
 
-const b64 = (bytes: Uint8Array) => btoa(String.fromCharCode(...bytes));
+/** Bytes per String.fromCharCode call: spreading a whole sealed value (up to some 250 KB of headers) overflows the stack. */
+const CHUNK = 0x2000;
+function b64(bytes: Uint8Array): string {
+  let bin = "";
+  for (let i = 0; i < bytes.length; i += CHUNK) bin += String.fromCharCode(...bytes.subarray(i, i + CHUNK));
+  return btoa(bin);
+}
 const unb64 = (text: string) => Uint8Array.from(atob(text), (c) => c.charCodeAt(0));
 
 /** Seals `plain` for `owner` (e.g. "tenant:tool_id:headers"): "v1.<iv>.<ciphertext>". */

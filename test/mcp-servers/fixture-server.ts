@@ -36,6 +36,9 @@ function fixtureServer(): McpServer {
   server.registerTool("big", { description: "Returns a large text of n kilobytes", inputSchema: { kb: z.number().int().min(1).max(2048) } }, async ({ kb }) => ({
     content: [{ type: "text", text: `BIG-START ${"x".repeat(kb * 1024)} BIG-END` }],
   }));
+  server.registerTool("oversized", { description: "Returns a text of mb mebibytes, past what one MCP message may carry", inputSchema: { mb: z.number().int().min(1).max(16) } }, async ({ mb }) => ({
+    content: [{ type: "text", text: `OVERSIZED ${"y".repeat(mb * 1024 * 1024)}` }],
+  }));
   server.registerTool("fail", { description: "Always reports a tool error" }, async () => ({ content: [{ type: "text", text: "the fixture failed on purpose" }], isError: true }));
   server.registerTool("slow", { description: "Answers after ms milliseconds", inputSchema: { ms: z.number().int() } }, async ({ ms }) => {
     await new Promise((r) => setTimeout(r, ms));
@@ -58,16 +61,48 @@ async function readBody(req: IncomingMessage): Promise<unknown> {
   return text ? JSON.parse(text) : undefined;
 }
 
-async function streamable(req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function streamable(req: IncomingMessage, res: ServerResponse, opts: { json?: boolean; body?: unknown } = {}): Promise<void> {
   if (req.method !== "POST") {
     res.writeHead(405, { allow: "POST" }).end();
     return;
   }
   const server = fixtureServer();
-  const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+  const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: opts.json ?? false });
   res.on("close", () => void server.close());
   await server.connect(transport);
-  await transport.handleRequest(req, res, await readBody(req));
+  await transport.handleRequest(req, res, "body" in opts ? opts.body : await readBody(req));
+}
+
+/** The most a flood answer writes, and what the last one wrote before its reader went away (GET /flood/written). */
+const FLOOD_BYTES = 32 * 1024 * 1024;
+let floodWritten = 0;
+
+/**
+ * Streamable HTTP whose every answer to one method (?on=, tools/call unless told) is one event
+ * that never ends: FLOOD_BYTES of a result's first characters, written as fast as the reader takes
+ * them, then the connection closes. A client that buffers the whole event before looking at it
+ * reads all of it; one that counts as it reads stops early, and the server sees it hang up.
+ */
+async function flood(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const body = req.method === "POST" ? await readBody(req) : undefined;
+  const call = body as { method?: string; id?: number } | undefined;
+  const on = new URL(req.url ?? "/", "http://x").searchParams.get("on") ?? "tools/call";
+  if (call?.method !== on) return streamable(req, res, { body });
+  res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+  res.write(`event: message\ndata: {"jsonrpc":"2.0","id":${call.id},"result":{"content":[{"type":"text","text":"`);
+  floodWritten = 0;
+  const chunk = Buffer.alloc(64 * 1024, "z");
+  let closed = false;
+  res.on("close", () => (closed = true));
+  while (!closed && floodWritten < FLOOD_BYTES) {
+    floodWritten += chunk.length;
+    if (!res.write(chunk))
+      await new Promise<void>((resolve) => {
+        const go = () => (res.off("drain", go), res.off("close", go), resolve());
+        res.on("drain", go).on("close", go);
+      });
+  }
+  res.end();
 }
 
 /** HTTP+SSE (protocol 2024-11-05): GET opens the event stream, POST /messages?sessionId= carries requests. */
@@ -94,14 +129,19 @@ async function sseOnly(req: IncomingMessage, res: ServerResponse, path: string):
 }
 
 /**
- * One HTTP server: /mcp (Streamable HTTP), /private/mcp (the same, behind an auth header), /sse
- * and /messages (SSE only), /redirect (a 307 to a private address, which the client must not follow).
+ * One HTTP server: /mcp (Streamable HTTP), /json/mcp (the same, answering plain JSON rather than
+ * an event stream), /private/mcp (behind an auth header), /flood/mcp (a tools/call answer, or
+ * ?on= another method's, far past any cap; /flood/written says how much of it went out), /sse and
+ * /messages (SSE only), /redirect (a 307 to a private address, which the client must not follow).
  */
 export async function startFixtureServer(): Promise<{ port: number; server: Server }> {
   const server = createServer((req, res) => {
     const path = new URL(req.url ?? "/", "http://x").pathname;
     const handle = async () => {
       if (path === "/mcp") return streamable(req, res);
+      if (path === "/json/mcp") return streamable(req, res, { json: true });
+      if (path === "/flood/mcp") return flood(req, res);
+      if (path === "/flood/written") return void res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ written: floodWritten, total: FLOOD_BYTES }));
       if (path === "/private/mcp") {
         if (req.headers.authorization !== FIXTURE_TOKEN) return void res.writeHead(401, { "content-type": "application/json" }).end('{"error":"unauthorized"}');
         return streamable(req, res);

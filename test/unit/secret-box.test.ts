@@ -14,6 +14,15 @@ describe("secret box", () => {
     expect(await open(env, "t1:tool_a:headers", sealed)).toBe('{"Authorization":"Bearer sk-live-123"}');
   });
 
+  it("round-trips a value of several hundred kilobytes (the largest headers a tool may have, and more)", async () => {
+    // 20 headers of 4,096 characters, each up to 3 bytes in UTF-8, seal to about 250 KB: far past
+    // the arguments one call may take, so the encoding must not spread the bytes into one call.
+    const headers = Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`x-h${i}`, "€".repeat(4_096)]));
+    const big = JSON.stringify({ ...headers, tail: "z".repeat(600_000) });
+    const sealed = await seal(env, "t1:tool_a:headers", big);
+    expect(await open(env, "t1:tool_a:headers", sealed)).toBe(big);
+  });
+
   it("two seals of one value differ (a fresh IV each time)", async () => {
     expect(await seal(env, "o", "x")).not.toBe(await seal(env, "o", "x"));
   });

@@ -1,10 +1,12 @@
 // Hostile input: a deterministic fuzz run over every route the app registers and every websocket
 // frame type. Malformed JSON, wrong types, huge and deeply nested bodies, invalid UTF-8, path
 // tricks in ids and names, junk queries, bad auth and oversized headers: every answer is a 4xx
-// with the JSON error shape, and nothing is written anywhere (D1, R2, the conversations).
-import { beforeAll, describe, expect, it } from "vitest";
+// with the JSON error shape, and nothing is written anywhere (D1, R2, the conversations). Input at
+// the very edge of what a schema accepts is taken, never a 500.
+import { beforeAll, describe, expect, inject, it } from "vitest";
+import { HEADER_VALUE_MAX_CHARS, MAX_HEADERS } from "../../core/tenant-tool-rules";
 import { CHANNEL_NAME } from "../../workers/chat/routes/channels";
-import { ADMIN, api, connectSocket } from "./helpers";
+import { ADMIN, api, connectSocket, createConversation, newTenant, send } from "./helpers";
 import { conversationState, fillPath, INPUTLESS, ownEverything, paramKind, paramsOf, registeredRoutes, ROUTES, storeSnapshot, type Owned, type RouteSpec } from "./hostile-fixtures";
 
 /** mulberry32: the same seed gives the same cases on every run. */
@@ -345,4 +347,97 @@ describe("hostile input", () => {
     expect(await storeSnapshot()).toEqual(before);
     expect(await conversationState(owner, owner.conv)).toEqual(state);
   }, 60_000);
+});
+
+describe("tool secrets at the edges of what the schema accepts", () => {
+  const toolServer = inject("httpToolServer");
+  const seen = async (tag: string): Promise<any[]> => (await (await fetch(`${toolServer}/_seen?key=${tag}`)).json()) as any[];
+  const resultsOf = (r: any) => r.json.messages.flatMap((m: any) => m.content).filter((b: any) => b.type === "tool_result");
+
+  it("stores and sends the largest headers a tool may have (20 values of 4,096 non-ASCII characters)", async () => {
+    const key = await newTenant();
+    // Latin-1 letters: two bytes each in the sealed JSON, and still a value fetch can send.
+    const headers = (fill: string) => Object.fromEntries(Array.from({ length: MAX_HEADERS }, (_, i) => [`x-big-${String(i).padStart(2, "0")}`, fill.repeat(HEADER_VALUE_MAX_CHARS)]));
+    const created = await api("POST", "/v1/tools", { kind: "http", name: "big_headers", description: "Echoes its request.", inputSchema: { type: "object" }, endpoint: `${toolServer}/echo?key=big-headers`, headers: headers("é") }, { key });
+    expect(created.status, created.text).toBe(201);
+    expect(created.json.headers).toEqual(Object.keys(headers("é")));
+    const patched = await api("PATCH", `/v1/tools/${created.json.id}`, { headers: headers("ü") }, { key });
+    expect(patched.status, patched.text).toBe(200);
+
+    const id = await createConversation(undefined, key);
+    const turn = await send(id, `@tool tool_activate {"name":"big_headers"}\n@tool big_headers {}`, key);
+    expect(resultsOf(turn)[1].is_error).toBeUndefined();
+    // The values leave as UTF-8; Node reads header bytes as Latin-1.
+    const received = (await seen("big-headers")).at(-1).headers as Record<string, string>;
+    const utf8 = (latin1: string | undefined) => new TextDecoder().decode(Uint8Array.from(latin1 ?? "", (c) => c.charCodeAt(0)));
+    for (const [name, value] of Object.entries(headers("ü"))) expect(utf8(received[name]) === value, name).toBe(true);
+  });
+});
+
+describe("a key that moves a tool's destination does not take its sealed secrets along", () => {
+  const toolServer = inject("httpToolServer");
+  const mcpFixture = (path: string) => `http://127.0.0.1:${inject("mcpFixturePort")}${path}`;
+  const seen = async (tag: string): Promise<any[]> => (await (await fetch(`${toolServer}/_seen?key=${tag}`)).json()) as any[];
+  const resultsOf = (r: any) => r.json.messages.flatMap((m: any) => m.content).filter((b: any) => b.type === "tool_result");
+  const SECRET = "Bearer sk-original-secret-0123456789";
+  const API_KEY = "original-api-key-9876543210";
+
+  it("an HTTP tool: a new endpoint drops the headers unless the same PATCH sets them again", async () => {
+    const key = await newTenant();
+    const created = await api("POST", "/v1/tools", { kind: "http", name: "moving", description: "Echoes its request.", inputSchema: { type: "object" }, endpoint: `${toolServer}/echo?key=move-a`, headers: { Authorization: SECRET, "X-Api-Key": API_KEY } }, { key });
+    expect(created.status, created.text).toBe(201);
+    // A fresh conversation each time: one that already runs re-reads the tool list within 30 s.
+    const call = async () => resultsOf(await send(await createConversation(undefined, key), `@tool tool_activate {"name":"moving"}\n@tool moving {}`, key))[1];
+    await call();
+    expect((await seen("move-a")).at(-1).headers).toMatchObject({ authorization: SECRET, "x-api-key": API_KEY });
+
+    // Unchanged destination (another field, or the same endpoint again): the headers stay.
+    expect((await api("PATCH", `/v1/tools/${created.json.id}`, { description: "Echoes what it gets." }, { key })).json.headers).toEqual(["Authorization", "X-Api-Key"]);
+    expect((await api("PATCH", `/v1/tools/${created.json.id}`, { endpoint: `${toolServer}/echo?key=move-a` }, { key })).json.headers).toEqual(["Authorization", "X-Api-Key"]);
+
+    // Another endpoint (here only its query differs) without headers: none of the old ones go there.
+    const moved = await api("PATCH", `/v1/tools/${created.json.id}`, { endpoint: `${toolServer}/echo?key=move-b` }, { key });
+    expect(moved.status, moved.text).toBe(200);
+    expect(moved.json.headers).toEqual([]);
+    expect((await api("GET", `/v1/tools/${created.json.id}`, undefined, { key })).json.headers).toEqual([]);
+    const result = await call();
+    expect(result.is_error).toBeUndefined();
+    const arrived = (await seen("move-b")).at(-1).headers;
+    expect(arrived.authorization).toBeUndefined();
+    expect(arrived["x-api-key"]).toBeUndefined();
+    expect(JSON.stringify(arrived)).not.toMatch(/sk-original-secret|original-api-key/);
+
+    // Another endpoint with headers in the same PATCH: the new headers go there.
+    const reset = await api("PATCH", `/v1/tools/${created.json.id}`, { endpoint: `${toolServer}/echo?key=move-c`, headers: { Authorization: "Bearer sk-new-secret-000111222" } }, { key });
+    expect(reset.json.headers).toEqual(["Authorization"]);
+    await call();
+    expect((await seen("move-c")).at(-1).headers.authorization).toBe("Bearer sk-new-secret-000111222");
+  });
+
+  it("an MCP server: a new url drops the auth header unless the same PATCH sets it again", async () => {
+    const key = await newTenant();
+    const created = await api("POST", "/v1/mcp-servers", { name: "moving", url: mcpFixture("/private/mcp"), auth: { value: "Bearer fixture-secret-token" } }, { key });
+    expect(created.status, created.text).toBe(201);
+    expect(created.json).toMatchObject({ hasAuth: true, toolsError: null });
+    expect((await api("PATCH", `/v1/mcp-servers/${created.json.id}`, { timeoutMs: 20_000 }, { key })).json.hasAuth).toBe(true);
+    expect((await api("PATCH", `/v1/mcp-servers/${created.json.id}`, { url: mcpFixture("/private/mcp") }, { key })).json).toMatchObject({ hasAuth: true, toolsError: null });
+
+    // Pointed at a server that records what reaches it: the listing there carries no auth header.
+    const moved = await api("PATCH", `/v1/mcp-servers/${created.json.id}`, { url: `${toolServer}/echo?key=mcp-move-a` }, { key });
+    expect(moved.status, moved.text).toBe(200);
+    expect(moved.json.hasAuth).toBe(false);
+    expect((await api("GET", `/v1/mcp-servers/${created.json.id}`, undefined, { key })).json.hasAuth).toBe(false);
+    await api("POST", `/v1/mcp-servers/${created.json.id}/refresh`, undefined, { key });
+    const requests = await seen("mcp-move-a");
+    expect(requests.length).toBeGreaterThan(0);
+    for (const r of requests) expect(JSON.stringify(r.headers)).not.toContain("fixture-secret-token");
+
+    // A new url and a new auth header in one PATCH: the new header goes there.
+    const reset = await api("PATCH", `/v1/mcp-servers/${created.json.id}`, { url: `${toolServer}/echo?key=mcp-move-b`, auth: { name: "x-api-key", value: "new-mcp-key-000111" } }, { key });
+    expect(reset.json.hasAuth).toBe(true);
+    expect((await seen("mcp-move-b"))[0].headers["x-api-key"]).toBe("new-mcp-key-000111");
+    const back = await api("PATCH", `/v1/mcp-servers/${created.json.id}`, { url: mcpFixture("/private/mcp"), auth: { value: "Bearer fixture-secret-token" } }, { key });
+    expect(back.json).toMatchObject({ hasAuth: true, toolsError: null });
+    expect(back.json.tools.length).toBeGreaterThan(0);
+  });
 });

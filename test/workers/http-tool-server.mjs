@@ -46,7 +46,8 @@ function handle(req, res, body) {
 }
 
 export default async function setup({ provide }) {
-  const server = createServer((req, res) => {
+  // Node's 16 KB header limit is less than a tool may send (20 values of 4,096 characters).
+  const server = createServer({ maxHeaderSize: 512 * 1024 }, (req, res) => {
     const chunks = [];
     req.on("data", (c) => chunks.push(c));
     req.on("end", () => handle(req, res, Buffer.concat(chunks).toString("utf8")));

@@ -5,8 +5,9 @@
 // is_error results, and a tool list that changes without moving today's prompt prefix.
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, inject, it } from "vitest";
+import { MCP_MAX_MESSAGE_BYTES } from "../../core/tenant-tool-rules";
 import { app } from "../../workers/chat/app";
-import { api, createConversation, newTenant, send } from "./helpers";
+import { api, createConversation, newTenant, send, transcript } from "./helpers";
 
 const fixture = (path = "/mcp") => `http://127.0.0.1:${inject("mcpFixturePort")}${path}`;
 const TOKEN = "Bearer fixture-secret-token";
@@ -130,7 +131,7 @@ describe("MCP tools in a turn", () => {
     const id = await createConversation(undefined, k);
     const before = await replay(id, k);
     const system = before.system[0].text as string;
-    expect(system).toContain("- mcp__fx__* (MCP server): 8 tools (add, big, fail, fake, grow, …); tool_search finds them\n");
+    expect(system).toContain("- mcp__fx__* (MCP server): 9 tools (add, big, fail, fake, grow, …); tool_search finds them\n");
     expect(system).not.toContain("mcp__fx__add:");
     expect(before.tools.map((t: any) => t.name)).not.toContain("mcp__fx__add");
 
@@ -201,6 +202,64 @@ describe("MCP tools in a turn", () => {
     expect((await api("DELETE", `/v1/projects/${proj}`, undefined, { key: k })).status).toBe(204);
     expect(await serverOf()).toBeUndefined();
   });
+});
+
+describe("MCP results past the caps", () => {
+  let k: string;
+  beforeAll(async () => {
+    k = await newTenant();
+  });
+  const register = async (name: string, path: string) => {
+    const r = await api("POST", "/v1/mcp-servers", { name, url: fixture(path), timeoutMs: 20_000 }, { key: k });
+    expect(r.status, r.text).toBe(201);
+    expect(r.json.toolsError).toBeNull();
+  };
+  const call = async (id: string, tool: string, input: unknown) => results(await send(id, `@tool tool_activate {"name":"${tool}"}\n@tool ${tool} ${JSON.stringify(input)}`, k))[1];
+  const capMessage = (server: string, tool: string) => new RegExp(`^MCP tool ${tool} on "${server}" failed: a message from the server passed ${MCP_MAX_MESSAGE_BYTES} bytes`);
+
+  it("answers a result past one message's cap with an is_error naming the limit, on every transport, and the conversation goes on", async () => {
+    await register("cap", "/mcp");
+    await register("capjson", "/json/mcp");
+    await register("capsse", "/sse");
+    const id = await createConversation(undefined, k);
+    for (const server of ["cap", "capjson", "capsse"]) {
+      const r = await call(id, `mcp__${server}__oversized`, { mb: 7 });
+      expect(r.is_error, server).toBe(true);
+      expect(text(r), server).toMatch(capMessage(server, "oversized"));
+    }
+    const next = await send(id, `@tool tool_activate {"name":"mcp__cap__add"}\n@tool mcp__cap__add {"a":2,"b":3}`, k);
+    expect(next.status).toBe(200);
+    expect(text(results(next)[1])).toBe("sum=5");
+    expect(JSON.stringify(await transcript(id, k))).not.toContain("OVERSIZED");
+  });
+
+  it("stops reading an answer that never ends at the cap: the server sees its reader go away", async () => {
+    await register("flood", "/flood/mcp");
+    const id = await createConversation(undefined, k);
+    const r = await call(id, "mcp__flood__add", { a: 1, b: 2 });
+    expect(r.is_error).toBe(true);
+    expect(text(r)).toMatch(capMessage("flood", "add"));
+    const { written, total } = (await (await fetch(fixture("/flood/written"))).json()) as { written: number; total: number };
+    expect(written).toBeGreaterThan(MCP_MAX_MESSAGE_BYTES);
+    expect(written).toBeLessThan(total);
+
+    // A tool list past the cap fails the listing the same way.
+    const listed = await api("POST", "/v1/mcp-servers", { name: "floodlist", url: fixture("/flood/mcp?on=tools/list"), timeoutMs: 20_000 }, { key: k });
+    expect(listed.status).toBe(201);
+    expect(listed.json.tools).toEqual([]);
+    expect(listed.json.toolsError).toMatch(new RegExp(`^a message from the server passed ${MCP_MAX_MESSAGE_BYTES} bytes`));
+  });
+
+  it("keeps a result's text to 1 MiB, as for an HTTP tool's answer", async () => {
+    await register("captext", "/mcp");
+    const id = await createConversation(undefined, k);
+    const over = await call(id, "mcp__captext__big", { kb: 1100 });
+    expect(over.is_error).toBe(true);
+    expect(text(over)).toMatch(/^MCP tool big on "captext" returned 1126418 bytes of text, more than the 1048576 one MCP tool result may hold/);
+    const under = await call(id, "mcp__captext__big", { kb: 1000 });
+    expect(under.is_error).toBeUndefined();
+    expect(text(under).length).toBe(1000 * 1024 + "BIG-START  BIG-END".length);
+  }, 60_000);
 });
 
 describe("checkedFetch", () => {

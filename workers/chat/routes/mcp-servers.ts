@@ -99,19 +99,24 @@ mcpServerRoutes.get("/:id", doc({ summary: "Get an MCP server", responses: { 200
   return c.json(publicServer(row));
 });
 
-mcpServerRoutes.patch("/:id", doc({ summary: "Change an MCP server (a new name, url or auth lists its tools again)", responses: { 200: { description: "The server", schema: server } } }), ...jsonBody(patchBody), async (c) => {
+mcpServerRoutes.patch("/:id", doc({ summary: "Change an MCP server (a new name, url or auth lists its tools again)", description: "A new url (any other URL) removes the auth header unless the same request sets auth.", responses: { 200: { description: "The server", schema: server } } }), ...jsonBody(patchBody), async (c) => {
   const tenantId = c.get("tenantId");
   const id = serverId(c.req.param("id"));
   const body = c.req.valid("json");
-  if (!(await getMcpServer(c.env.DB, tenantId, id))) throw notFound("MCP server");
+  const existing = await getMcpServer(c.env.DB, tenantId, id);
+  if (!existing) throw notFound("MCP server");
   const url = body.url === undefined ? undefined : checkedUrl(c.env, body.url);
   await checkProject(c.env, tenantId, body.projectId);
+  // The auth header was given for one URL: another one (host, path or query) does not inherit it,
+  // or any key of the tenant could point the server at its own and read it. Only the same request
+  // may set one for the new URL.
+  const moved = url !== undefined && url !== existing.url;
   const change = {
     ...(body.name !== undefined ? { name: body.name } : {}),
     ...(url !== undefined ? { url } : {}),
     ...(body.projectId !== undefined ? { projectId: body.projectId } : {}),
     ...(body.timeoutMs !== undefined ? { timeoutMs: body.timeoutMs } : {}),
-    ...(body.auth !== undefined ? { authSealed: await sealAuth(c.env, { tenantId, id }, body.auth) } : {}),
+    ...(body.auth !== undefined ? { authSealed: await sealAuth(c.env, { tenantId, id }, body.auth) } : moved ? { authSealed: null } : {}),
   };
   let row: McpServerRow | null;
   try {

@@ -79,10 +79,12 @@ const toolId = (id: string) => {
   return id;
 };
 
-function checkEndpoint(env: Env, endpoint: string | undefined) {
-  if (endpoint === undefined) return;
+/** The endpoint as URL normalises it, or a 400 naming why the platform may not call it. */
+function checkEndpoint(env: Env, endpoint: string | undefined): string | undefined {
+  if (endpoint === undefined) return undefined;
   const check = checkOutboundUrl(endpoint, { allowLoopback: loopbackAllowed(env as { ALLOW_LOOPBACK_TOOLS?: string }) });
   if (!check.ok) throw badRequest(`endpoint: ${check.reason}`);
+  return check.url.href;
 }
 
 async function storing<T>(write: () => Promise<T>): Promise<T> {
@@ -118,17 +120,21 @@ const found = async (c: { env: Env; get(k: "tenantId"): string }, id: string): P
 
 toolRoutes.get("/:id", doc({ summary: "Get a tool", responses: { 200: { description: "The tool", schema: tool } } }), async (c) => c.json(publicTool(await found(c, c.req.param("id")))));
 
-toolRoutes.patch("/:id", doc({ summary: "Change a tool", responses: { 200: { description: "The tool", schema: tool } } }), ...jsonBody(patchBody), async (c) => {
+toolRoutes.patch("/:id", doc({ summary: "Change a tool", description: "A new endpoint (any other URL) removes the tool's headers unless the same request sets headers.", responses: { 200: { description: "The tool", schema: tool } } }), ...jsonBody(patchBody), async (c) => {
   const existing = await found(c, c.req.param("id"));
   const change = c.req.valid("json");
   if (existing.kind !== "http") {
     const extra = Object.keys(change).filter((k) => HTTP_ONLY.includes(k));
     if (extra.length) throw badRequest(`${extra[0]}: only for an http tool`);
   }
-  checkEndpoint(c.env, change.endpoint);
+  const endpoint = checkEndpoint(c.env, change.endpoint);
   const idempotent = change.idempotent ?? existing.idempotent;
   if ((change.retries ?? existing.retries) > 0 && !idempotent) throw badRequest(`retries: ${RETRIES_NEED_IDEMPOTENT}`);
-  const row = await storing(() => updateTool(c.env, c.get("tenantId"), existing.id, change));
+  // The headers were given for one destination: any other URL (another host, path or query) does
+  // not inherit them, or any key of the tenant could point the tool at its own server and read
+  // them. Only the same request may set headers for the new one.
+  const moved = endpoint !== undefined && existing.endpoint !== null && endpoint !== new URL(existing.endpoint).href;
+  const row = await storing(() => updateTool(c.env, c.get("tenantId"), existing.id, moved && change.headers === undefined ? { ...change, headers: null } : change));
   if (!row) throw notFound("tool");
   return c.json(publicTool(row));
 });

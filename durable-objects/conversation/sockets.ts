@@ -85,6 +85,7 @@ export class ConversationSockets {
       return;
     }
     if (frame.value.type === "tool_results") return this.toolResults(ws, ref, frame.value.results);
+    if (frame.value.type === "stop") return this.stop(ws, ref, frame.value.turnId);
     const { content, attachments, idempotencyKey, tools } = frame.value;
     const { record, intake, order } = this.parts;
     // A send frame is a turn from here on: a refusal names the turnId it would have had.
@@ -131,6 +132,31 @@ export class ConversationSockets {
       const accepted = await paused.accept(results, toToolResultBlock);
       if ("refused" in accepted) return refuse({ type: accepted.refused.type, message: accepted.refused.message });
       void intake.enqueueResume(ref, null);
+    });
+  }
+
+  /**
+   * A `stop` frame: admitted after the frames before it (a stop right after a send finds its turn),
+   * answered to this socket with `stopped`; every socket sees the turn end as "interrupted".
+   */
+  private async stop(ws: WebSocket, ref: SocketAttachment, turnId?: string): Promise<void> {
+    const { record, intake, order } = this.parts;
+    await order.admit(async () => {
+      const refuse = (error: { type: string; message: string }) => ws.send(JSON.stringify({ type: "error", turnId: turnId ?? null, error }));
+      if (!(await record.load(ref))) return refuse({ type: "not_found", message: "conversation not found" });
+      if (ref.rateKey && (await keyForHash(this.scope.env, ref.rateKey))?.tenantId !== ref.tenantId) {
+        refuse({ type: "authentication_error", message: "the API key that opened this socket is revoked or expired" });
+        ws.close(1008, "key revoked");
+        return;
+      }
+      // Not awaited inside the admission: later frames are not held up while the turn settles.
+      void intake.stops.stop(turnId).then((answer) => {
+        try {
+          ws.send(JSON.stringify({ type: "stopped", ...answer }));
+        } catch {
+          // the socket went away while the turn settled
+        }
+      });
     });
   }
 

@@ -114,7 +114,7 @@ describe("the web UI", () => {
     expect((await call.locator(".step-result pre").textContent())!.length).toBeGreaterThan(100);
     // One assistant block for the whole turn: the call, its result and the answer.
     expect(await page.locator(".turn.done").last().locator(".msg.assistant").count()).toBe(1);
-    expect(await page.locator(".turn.done details.thinking .thinking-text").last().textContent()).toMatch(/Calling 1 tool: conversation_read/);
+    expect(await page.locator(".turn.done").last().locator("details.thinking .thinking-text", { hasText: "Calling 1 tool: conversation_read" }).count()).toBe(1);
     await shot("chat");
     // A dropped socket comes back with a fresh single-use ticket, and turns go on.
     const sockets = await page.evaluate(() => (window as any).sockets.length);
@@ -171,8 +171,8 @@ describe("the web UI", () => {
     // A one-line notice that opens to the card, kept where the pass ran once the turn is saved.
     const notice = page.locator(".turn.done details.compaction-notice").last();
     await notice.waitFor();
-    expect(await notice.locator("summary").textContent()).toMatch(/^Older context was compacted to make room \([\d,]+ tokens saved\)$/);
-    await notice.locator("summary").click();
+    expect(await notice.locator("> summary").textContent()).toMatch(/^Older context was compacted to make room \([\d,]+ tokens saved\)$/);
+    await notice.locator("> summary").click();
     const card = notice.locator(".card.compaction.done");
     const saved = Number((await card.locator(".saved").textContent())!.replace(/,/g, ""));
     expect(saved).toBeGreaterThan(0);
@@ -220,7 +220,8 @@ describe("the web UI", () => {
     await page.waitForSelector("#history article.msg");
     await expect
       .poll(async () => {
-        if (await page.locator("#history-more").isVisible()) await page.evaluate(() => window.scrollTo(0, document.body.scrollHeight));
+        // The view scrolls inside <main>, below the fixed header.
+        if (await page.locator("#history-more").isVisible()) await page.evaluate(() => document.getElementById("view")!.scrollTo(0, 1e9));
         return page.locator("#history .end").count();
       })
       .toBe(1);
@@ -326,7 +327,7 @@ describe("the web UI", () => {
     const saved = await transcript(id);
     expect(saved[2].content).toEqual([{ type: "tool_result", tool_use_id: callId, content: "teal, typed by hand" }]);
     expect(saved.at(-1).role).toBe("assistant");
-    await page.locator(`.turn.done [data-tool-result="${callId}"]`).first().waitFor();
+    await page.locator(`.turn.done [data-tool-result="${callId}"]`).first().waitFor({ state: "attached" });
   });
 
   it("the API reference page renders every operation of /openapi.json under the page's CSP", async () => {

@@ -75,6 +75,8 @@ export async function chatView(root, id, opts = {}) {
   /** The turn this page started and is running: Stop ends it. */
   let running = /** @type {string | null} */ (null);
   let stopRequested = false;
+  /** The paused turn whose client tool calls the pending-calls form answers. */
+  let pendingFor = /** @type {string | null} */ (null);
 
   const atBottom = () => log.scrollHeight - log.scrollTop - log.clientHeight < 80;
   /** @param {() => void} fn */
@@ -464,8 +466,6 @@ export async function chatView(root, id, opts = {}) {
 
   // ---- client tool calls a paused turn waits on ----------------------------------------------
 
-  /** The paused turn whose client tool calls the pending-calls form answers. */
-  let pendingFor = /** @type {string | null} */ (null);
   /** @param {any} action */
   function showPending(action) {
     hidePending();

@@ -8,8 +8,9 @@ export type StreamedCall = { ok: true; reply: Anthropic.Message } | { ok: false;
 
 type Emit = (event: TurnEvent) => void;
 
-export async function streamCall(client: Anthropic, request: ModelRequest, turnId: string, emit: Emit): Promise<StreamedCall> {
-  const stream = client.messages.stream(request as unknown as Anthropic.MessageStreamParams);
+/** `signal` cancels the call (a stopped turn): it then fails with whatever it had produced. */
+export async function streamCall(client: Anthropic, request: ModelRequest, turnId: string, emit: Emit, signal?: AbortSignal): Promise<StreamedCall> {
+  const stream = client.messages.stream(request as unknown as Anthropic.MessageStreamParams, signal ? { signal } : undefined);
   stream.on("text", (text) => emit({ type: "delta", turnId, text }));
   stream.on("streamEvent", (event) => {
     if (event.type === "content_block_start" && (event.content_block.type === "thinking" || event.content_block.type === "redacted_thinking")) {

@@ -55,6 +55,7 @@ export async function runSubAgent(deps: SubAgentDeps, task: DelegatedTask, paren
   const outcome = await runAgentTurn(
     {
       turnId: parent.turnId,
+      signal: parent.signal,
       client: deps.client,
       registry: deps.registry,
       toolContext: { ...deps.toolContext, delegate: undefined },

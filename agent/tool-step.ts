@@ -41,7 +41,7 @@ export async function runToolStep(
     // and counts towards this turn's usage and model time.
     const delegate = deps.delegate
       ? async (task: string, name: string) => {
-          const run = await deps.delegate!({ name, task, toolUseId: call.id }, { turnId, request, emit });
+          const run = await deps.delegate!({ name, task, toolUseId: call.id }, { turnId, request, emit, signal: deps.signal });
           onDelegated(run);
           return run.output;
         }

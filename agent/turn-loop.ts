@@ -13,6 +13,10 @@
 // the settings name one. An error event inside a stream (overloaded, internal) is retried with the
 // SDK's backoff, keeping the text already streamed as the partial reply it is.
 //
+// A stopped turn (`signal`) ends at the next safe point: the model call under way is cancelled and
+// the text it streamed saved as the reply, with stopReason "interrupted"; a reply's tool calls
+// that have not run yet are answered as interrupted rather than run; no further step starts.
+//
 // The last lines of defence live here too: before each call the compactor checks the request
 // against the budget (in memory only); a provider overflow 400 forces one compaction and one
 // retry. Thinking blocks go back exactly as they came, and only while nothing before them moved
@@ -25,6 +29,7 @@ import { catalogEntry } from "../core/models/lookup";
 import { priced, UNBILLED_REFUSALS } from "../core/pricing";
 import type { ContentBlock, ModelRequest, NewMessage, StoredMessage, ToolResultBlock, Usage } from "../core/types";
 import { addUsage, zeroUsage } from "../core/types";
+import { INTERRUPTED_TOOL_RESULT } from "../core/replay";
 import type { ToolContext, ToolOutput, ToolRegistry } from "./tools/registry";
 import { describeModelError, isRetryableStreamError, type ModelFailure } from "./model-errors";
 import { retryDelayMs, streamCall } from "./model-call";
@@ -54,6 +59,8 @@ export interface DelegationParent {
   turnId: string;
   request: ModelRequest;
   emit(event: TurnEvent): void;
+  /** The delegating turn's stop: a sub-agent stops with it. */
+  signal?: AbortSignal;
 }
 
 export interface TurnDeps {
@@ -94,6 +101,8 @@ export interface TurnDeps {
   fallBack?(): Promise<string | null>;
   /** The wait before a stream that failed mid-way is asked again (the SDK's backoff by default). */
   retryDelayMs?(attempt: number): number;
+  /** Aborted when someone stops the turn: it ends as "interrupted" (see the head of this file). */
+  signal?: AbortSignal;
 }
 
 /** Where a loop stands: enough to continue it later, in another request or another object instance. */
@@ -150,8 +159,11 @@ export function completeStep(paused: PausedStep, clientResults: readonly ToolRes
   return paused.results.map((r) => r ?? byId.get(paused.pending[next++].id)!);
 }
 
-/** One model call's outcome: its reply; a cut-off partial saved, to be continued; or a failure that ends the turn. */
-type CallOutcome = { kind: "reply"; reply: Anthropic.Message; request: ModelRequest } | { kind: "continue" } | { kind: "failed"; failure: ModelFailure };
+/** The stop reason of a turn someone stopped. */
+export const INTERRUPTED = "interrupted";
+
+/** One model call's outcome: its reply; a cut-off partial saved, to be continued; a stop; or a failure that ends the turn. */
+type CallOutcome = { kind: "reply"; reply: Anthropic.Message; request: ModelRequest } | { kind: "continue" } | { kind: "stopped" } | { kind: "failed"; failure: ModelFailure };
 
 async function continueTurn(deps: TurnDeps, from: LoopState, earlier: readonly StoredMessage[], first: NewMessage[]): Promise<TurnOutcome> {
   const { turnId, emit, compactor } = deps;
@@ -211,11 +223,18 @@ async function continueTurn(deps: TurnDeps, from: LoopState, earlier: readonly S
   const call = async (request: ModelRequest, step: number): Promise<CallOutcome> => {
     for (;;) {
       const started = Date.now();
-      const streamed = await streamCall(deps.client, request, turnId, emit);
+      const streamed = await streamCall(deps.client, request, turnId, emit, deps.signal);
       modelMs += Date.now() - started;
       if (streamed.ok) return { kind: "reply", reply: streamed.reply, request };
-      const failure = describeModelError(streamed.error);
       if (streamed.partial?.usage) usage = addUsage(usage, priced(pickUsage(streamed.partial.usage), active()));
+      if (deps.signal?.aborted) {
+        // Stopped: what was streamed is the reply, kept as it stands (never continued).
+        deps.onRequest?.(request, step, null, compactor?.active ?? false);
+        const partial = partialText(streamed.partial?.content);
+        if (partial.length) await persist([{ role: "assistant", content: partial, model: request.model, stopReason: INTERRUPTED }]);
+        return { kind: "stopped" };
+      }
+      const failure = describeModelError(streamed.error);
       // The estimate and the calibration both missed: compact regardless of the threshold and
       // retry, exactly once per turn.
       if (failure.type === "context_overflow" && compactor && !overflowRetried) {
@@ -238,8 +257,11 @@ async function continueTurn(deps: TurnDeps, from: LoopState, earlier: readonly S
     }
   };
 
+  const stopped = (): TurnOutcome => ({ stopReason: INTERRUPTED, usage, modelMs, modelCalls });
   for (let step = from.step; step < deps.maxIterations; step++) {
+    if (deps.signal?.aborted) return stopped();
     const outcome = await call(await nextRequest(), step);
+    if (outcome.kind === "stopped") return stopped();
     if (outcome.kind === "failed") return { stopReason: "error", usage, modelMs, modelCalls, failure: outcome.failure };
     if (outcome.kind === "continue") continue;
     const { reply, request } = outcome;
@@ -290,6 +312,11 @@ async function continueTurn(deps: TurnDeps, from: LoopState, earlier: readonly S
       return { stopReason: stop, usage, modelMs, modelCalls };
     }
     if (stop !== "tool_use") return { stopReason: stop, usage, modelMs, modelCalls };
+    if (deps.signal?.aborted) {
+      // Stopped before the calls ran: each is answered as interrupted, so none is left unanswered.
+      await persist([{ role: "user", content: produced.filter((b) => b.type === "tool_use").map((b) => ({ type: "tool_result" as const, tool_use_id: b.id, content: INTERRUPTED_TOOL_RESULT, is_error: true as const })) }]);
+      return stopped();
+    }
     const step_ = await runToolStep(deps, produced, request, (run) => {
       usage = addUsage(usage, run.usage);
       modelMs += run.modelMs;

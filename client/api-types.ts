@@ -550,6 +550,14 @@ export interface Routes {
       [key: string]: unknown;
     };
   };
+  "POST /v1/conversations/{id}/stop": {
+    path: {
+      id: string;
+    };
+    query: undefined;
+    body: Schemas["StopTurnBody"];
+    response: Schemas["StopTurnAnswer"];
+  };
   "GET /v1/conversations/{id}/timeline": {
     path: {
       id: string;
@@ -1218,6 +1226,9 @@ export interface Schemas {
   } | {
     type: "ping";
   } | {
+    type: "stop";
+    turnId?: string;
+  } | {
     results: Array<{
       tool_use_id: string;
       content: string | Array<{
@@ -1244,6 +1255,18 @@ export interface Schemas {
     turnsInFlight: number;
   } | {
     type: "pong";
+  } | {
+    type: "stopped";
+    turnId: string | null;
+    stopped: boolean;
+  };
+  StopTurnAnswer: {
+    turnId: string | null;
+    stopped: boolean;
+    [key: string]: unknown;
+  };
+  StopTurnBody: {
+    turnId?: string;
   };
   Tool: {
     id: string;

@@ -35,6 +35,11 @@
  *                         about N characters of text (default 200), then an `error` event; a
  *                         non-streamed one gets the HTTP error (529 or 500). `attempts=K`: only the
  *                         first K requests with the same prompt fail, so a client's retry succeeds
+ *   @hold-stream [after=N]
+ *                         a streamed reply sends about N characters of text (default 0), then
+ *                         holds the stream open, sending nothing more until the reader cancels it
+ *                         (a stopped turn); after 5 minutes it goes on. A non-streamed reply is
+ *                         not held
  *   @web-search QUERY     with a web_search tool in the request: search (server_tool_use, its
  *                         web_search_tool_result) and answer with cited text
  *   @web-fetch URL        with a web_fetch tool in the request: fetch (server_tool_use, its
@@ -84,6 +89,8 @@ export interface Directives {
   stop: StopDirective | null;
   redactedThinking: boolean;
   streamError: { type: StreamErrorType; after: number; attempts: number | null } | null;
+  /** `@hold-stream`: characters of text sent before the stream holds; null: never held. */
+  holdAfter: number | null;
   webSearches: string[];
   webFetches: string[];
   /** Human-readable problems (bad JSON, unsupported status) surfaced in the reply text. */
@@ -98,14 +105,15 @@ const TOOLS_PER_STEP_LINE = /^@tools-per-step\s+(\d+)$/;
 const STOP_LINE = /^@stop\s+(refusal|pause_turn|model_context_window_exceeded)(?:\s+(?!model=)(\S+))?(?:\s+model=(\S+))?$/;
 const REDACTED_LINE = /^@redacted-thinking$/;
 const STREAM_ERROR_LINE = /^@stream-error\s+(overloaded_error|api_error)((?:\s+(?:after=\d+|attempts=\d+))*)$/;
+const HOLD_LINE = /^@hold-stream(?:\s+after=(\d+))?$/;
 const WEB_SEARCH_LINE = /^@web-search\s+(.+)$/;
 const WEB_FETCH_LINE = /^@web-fetch\s+(\S+)$/;
-const ANY_DIRECTIVE_LINE = /^@(tool|reply-chars|model-error|max-tokens-stop|tools-per-step|stop|redacted-thinking|stream-error|web-search|web-fetch)\b/;
+const ANY_DIRECTIVE_LINE = /^@(tool|reply-chars|model-error|max-tokens-stop|tools-per-step|stop|redacted-thinking|stream-error|hold-stream|web-search|web-fetch)\b/;
 
 export function parseDirectives(text: string): Directives {
   const d: Directives = {
     toolCalls: [], replyChars: null, modelError: null, modelErrors: [], maxTokensStop: false, maxTokensStopThinking: false,
-    toolsPerStep: null, stop: null, redactedThinking: false, streamError: null, webSearches: [], webFetches: [], notes: [],
+    toolsPerStep: null, stop: null, redactedThinking: false, streamError: null, holdAfter: null, webSearches: [], webFetches: [], notes: [],
   };
   for (const rawLine of text.split(/\r?\n/)) {
     const line = rawLine.trim();
@@ -134,6 +142,8 @@ export function parseDirectives(text: string): Directives {
       const after = /after=(\d+)/.exec(match[2] ?? "")?.[1];
       const attempts = /attempts=(\d+)/.exec(match[2] ?? "")?.[1];
       d.streamError = { type: match[1] as StreamErrorType, after: after === undefined ? 200 : Number(after), attempts: attempts === undefined ? null : Number(attempts) };
+    } else if ((match = line.match(HOLD_LINE))) {
+      d.holdAfter = Number(match[1] ?? 0);
     } else if ((match = line.match(WEB_SEARCH_LINE))) {
       d.webSearches.push(match[1].trim());
     } else if ((match = line.match(WEB_FETCH_LINE))) {

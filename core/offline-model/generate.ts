@@ -50,6 +50,7 @@ export type Generation =
       thinkingTokens: number;
       serverToolUse: { web_search_requests: number; web_fetch_requests: number } | null;
       streamError: { type: StreamErrorType; after: number; attempts: number | null } | null;
+      holdAfter: number | null;
     };
 
 const REFUSAL_EXPLANATION = "The offline model was asked to refuse this request (@stop refusal).";
@@ -87,6 +88,7 @@ export function generate(input: GenerateInput): Generation {
     thinkingTokens: layout.thinkingTokens,
     serverToolUse: defines ? counts : null,
     streamError: plan.directives?.streamError ?? null,
+    holdAfter: plan.directives?.holdAfter ?? null,
   };
 }
 

@@ -51,7 +51,38 @@ export function resetOfflineCache(): void {
 }
 
 export function createOfflineModelFetch(options: OfflineModelOptions = {}): typeof fetch {
-  return (async (input: RequestInfo | URL, init?: RequestInit) => handleMessagesRequest(new Request(input, init), options)) as typeof fetch;
+  return (async (input: RequestInfo | URL, init?: RequestInit) => abortable(await handleMessagesRequest(new Request(input, init), options), init?.signal)) as typeof fetch;
+}
+
+/**
+ * The body as a real fetch gives it: aborting the request's signal (the SDK's cancel, a stopped
+ * turn) errors the body with an AbortError and cancels what produces it.
+ */
+function abortable(res: Response, signal: AbortSignal | null | undefined): Response {
+  if (!signal || !res.body) return res;
+  const reader = res.body.getReader();
+  let aborted = false;
+  const body = new ReadableStream<Uint8Array>({
+    start(controller) {
+      const abort = () => {
+        aborted = true;
+        controller.error(new DOMException("The operation was aborted.", "AbortError"));
+        reader.cancel().catch(() => {});
+      };
+      if (signal.aborted) abort();
+      else signal.addEventListener("abort", abort, { once: true });
+    },
+    async pull(controller) {
+      const { done, value } = await reader.read();
+      if (aborted) return;
+      if (done) controller.close();
+      else controller.enqueue(value);
+    },
+    cancel(reason) {
+      return reader.cancel(reason);
+    },
+  });
+  return new Response(body, { status: res.status, statusText: res.statusText, headers: res.headers });
 }
 
 const DIRECTIVE_ERRORS: Record<Exclude<ModelErrorStatus, "overflow">, { type: ErrorType; message: string }> = {
@@ -169,7 +200,7 @@ async function answer(raw: string, endpoint: Endpoint, http: Request, options: O
   };
   const headers = { "request-id": `req_${idFrom(`ok:${raw}`)}` };
   if (req.stream === true) {
-    return new Response(sseStream(messageEvents(message, hashSeed(messageId), failure)), {
+    return new Response(sseStream(messageEvents(message, hashSeed(messageId), failure, generation.holdAfter)), {
       headers: { ...headers, "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache" },
     });
   }

@@ -12,6 +12,8 @@
  *
  * A stream error (`@stream-error`) cuts the stream after about N characters of text with an
  * `error` event (https://platform.claude.com/docs/en/api/errors: errors after a 200 arrive as SSE).
+ * A hold (`@hold-stream`) stops sending after about N characters of text until the reader cancels
+ * the body, as a client stopping a turn does, or until HOLD_MS pass.
  */
 import type { CacheUsage } from "./cache";
 import type { StopDetails, StopReason } from "./generate";
@@ -86,8 +88,16 @@ export interface StreamFailure {
   after: number;
 }
 
-/** The exact event sequence of a streamed Messages response (cut by an error event when `failure` is given). */
-export function messageEvents(message: MessageJson, seed: number, failure: StreamFailure | null = null): SseEvent[] {
+/** Not an event on the wire: where the stream holds (sseStream waits there). */
+export const HOLD_EVENT = "hold";
+/** How long a held stream waits for its reader to cancel before it goes on. */
+export const HOLD_MS = 5 * 60_000;
+
+/**
+ * The exact event sequence of a streamed Messages response (cut by an error event when `failure`
+ * is given; with a hold marker after about `holdAfter` characters of text).
+ */
+export function messageEvents(message: MessageJson, seed: number, failure: StreamFailure | null = null, holdAfter: number | null = null): SseEvent[] {
   const { content, usage } = message;
   const events: SseEvent[] = [
     {
@@ -107,6 +117,7 @@ export function messageEvents(message: MessageJson, seed: number, failure: Strea
     { event: "ping", data: { type: "ping" } },
   ];
   let sent = 0;
+  let held = holdAfter === null;
   const error = (f: StreamFailure): SseEvent => ({ event: "error", data: { type: "error", error: { type: f.type, message: f.message } } });
   for (const [index, block] of content.entries()) {
     const { start, deltas } = blockEvents(block, index, seed + index);
@@ -115,6 +126,10 @@ export function messageEvents(message: MessageJson, seed: number, failure: Strea
       const d = (delta.data as { delta: { type: string; text?: string } }).delta;
       if (d.type === "text_delta") {
         if (failure && sent >= failure.after) return [...events, error(failure)];
+        if (!held && sent >= holdAfter!) {
+          held = true;
+          events.push({ event: HOLD_EVENT, data: null });
+        }
         sent += d.text!.length;
       }
       events.push(delta);
@@ -122,6 +137,7 @@ export function messageEvents(message: MessageJson, seed: number, failure: Strea
     events.push({ event: "content_block_stop", data: { type: "content_block_stop", index } });
   }
   if (failure) return [...events, error(failure)];
+  if (!held) events.push({ event: HOLD_EVENT, data: null });
   events.push(
     {
       event: "message_delta",
@@ -147,14 +163,27 @@ export function messageEvents(message: MessageJson, seed: number, failure: Strea
 export function sseStream(events: readonly SseEvent[]): ReadableStream<Uint8Array> {
   const encoder = new TextEncoder();
   let next = 0;
+  let release: (() => void) | null = null;
   return new ReadableStream<Uint8Array>({
-    pull(controller) {
+    async pull(controller) {
+      if (next < events.length && events[next].event === HOLD_EVENT) {
+        next++;
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, HOLD_MS);
+          release = () => (clearTimeout(timer), resolve());
+        });
+        release = null;
+      }
       if (next >= events.length) {
         controller.close();
         return;
       }
       const { event, data } = events[next++];
       controller.enqueue(encoder.encode(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`));
+    },
+    cancel() {
+      next = events.length;
+      (release as (() => void) | null)?.();
     },
   });
 }

@@ -22,6 +22,7 @@ import { commitImport } from "./transcript-import";
 import type { StagedImport } from "../../services/transfer/import-staging";
 import { TurnIntake, type TurnInput } from "./turn-intake";
 import { TurnOrder } from "./turn-order";
+import type { StopAnswer } from "./turn-stops";
 import { pendingView, PausedTurns, type ResultsRefusal } from "./paused-turn";
 import { pausedMessage, TurnRunner, TURN_PAUSED } from "./turn-runner";
 
@@ -204,6 +205,12 @@ export class ConversationDO extends DurableObject<Env> {
     if (!("refused" in accepted)) return this.intake.streamResume(ref, idempotencyKey);
     this.intake.releaseKey(idempotencyKey);
     return accepted;
+  }
+
+  /** Stops the running turn, or `turnId` when it is the one running (turn-stops.ts). */
+  async stopTurn(ref: ConversationRef, turnId?: string): Promise<StopAnswer | null> {
+    if (!(await this.record.load(ref))) return null;
+    return this.intake.stops.stop(turnId);
   }
 
   /**

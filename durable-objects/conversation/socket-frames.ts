@@ -1,4 +1,4 @@
-// Client -> server websocket frames (`send`, `ping`), parsed and validated before anything runs.
+// Client -> server websocket frames (`send`, `ping`, `stop`, `tool_results`), parsed and validated before anything runs.
 // A bad frame gets an error frame naming the problem; the socket stays open.
 import { z } from "zod";
 import { idempotencyKeySchema } from "../../core/idempotency-key";
@@ -9,6 +9,7 @@ import { takenToolNames, toolResultsBodySchema, turnToolsSchema, type ClientTool
 import { toolRegistry } from "../../agent/tools";
 import type { ContentBlock } from "../../core/types";
 import { describeZodError } from "../../core/validation";
+import { turnIdSchema } from "../../core/turn-stop";
 
 export const MAX_FRAME_BYTES = 4 * 1024 * 1024;
 
@@ -21,6 +22,8 @@ export const clientFrameSchema = z.discriminatedUnion("type", [
     tools: turnToolsSchema.optional(),
   }),
   z.strictObject({ type: z.literal("ping") }),
+  // Stops the running turn (or the named one, when it is running), as POST /stop does.
+  z.strictObject({ type: z.literal("stop"), turnId: turnIdSchema.optional() }),
   // The results of the paused turn's client tool calls, as POST /tool-results takes them.
   toolResultsBodySchema.extend({ type: z.literal("tool_results") }),
 ]).meta({ id: "SocketClientFrame", description: "A frame a client sends on /v1/conversations/{id}/ws (JSON text)." });
@@ -28,6 +31,7 @@ export const clientFrameSchema = z.discriminatedUnion("type", [
 export type ClientFrame =
   | { type: "send"; content: ContentBlock[]; attachments: string[]; idempotencyKey?: string; tools?: ClientToolSpec[] }
   | { type: "ping" }
+  | { type: "stop"; turnId?: string }
   | { type: "tool_results"; results: ClientToolResult[] };
 
 export function parseClientFrame(data: string | ArrayBuffer): { ok: true; value: ClientFrame } | { ok: false; error: string } {
@@ -44,6 +48,7 @@ export function parseClientFrame(data: string | ArrayBuffer): { ok: true; value:
   const parsed = clientFrameSchema.safeParse(json);
   if (!parsed.success) return { ok: false, error: describeZodError(parsed.error) };
   if (parsed.data.type === "ping") return { ok: true, value: { type: "ping" } };
+  if (parsed.data.type === "stop") return { ok: true, value: { type: "stop", ...(parsed.data.turnId ? { turnId: parsed.data.turnId } : {}) } };
   if (parsed.data.type === "tool_results") return { ok: true, value: { type: "tool_results", results: parsed.data.results } };
   const { idempotencyKey, tools } = parsed.data;
   const clash = takenToolNames(tools, [...toolRegistry.names(), ...SERVER_TOOL_NAMES]);

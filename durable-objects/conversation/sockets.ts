@@ -105,6 +105,7 @@ export class ConversationSockets {
       return;
     }
     if (frame.value.type === "tool_results") return this.toolResults(ws, ref, frame.value.results);
+    if (frame.value.type === "stop") return this.stop(ws, ref, frame.value.turnId);
     const { content, attachments, idempotencyKey, tools } = frame.value;
     const { record, intake, order } = this.parts;
     // A send frame is a turn from here on: a refusal names the turnId it would have had.
@@ -208,6 +209,28 @@ export class ConversationSockets {
     let attachment = this.attachments.get(ws);
     if (!attachment) this.attachments.set(ws, (attachment = ws.deserializeAttachment() as SocketAttachment));
     return attachment;
+  }
+
+  /**
+   * A `stop` frame: admitted after the frames before it (a stop right after a send finds its turn),
+   * answered to this socket with `stopped`; every socket sees the turn end as "interrupted".
+   */
+  private async stop(ws: WebSocket, ref: SocketAttachment, turnId?: string): Promise<void> {
+    const { record, intake, order } = this.parts;
+    await order.admit(async () => {
+      const refuse = (error: { type: string; message: string }) => ws.send(JSON.stringify({ type: "error", turnId: turnId ?? null, error }));
+      if (!(await record.load(ref))) return refuse({ type: "not_found", message: "conversation not found" });
+      // Like POST /stop: a request of the key, checked and counted like any other frame.
+      if (!(await this.admitFrame(ws, ref, false, refuse))) return;
+      // Not awaited inside the admission: later frames are not held up while the turn settles.
+      void intake.stops.stop(turnId).then((answer) => {
+        try {
+          ws.send(JSON.stringify({ type: "stopped", ...answer }));
+        } catch {
+          // the socket went away while the turn settled
+        }
+      });
+    });
   }
 
   close(ws: WebSocket, code: number): void {

@@ -10,6 +10,7 @@ import type { ConversationStore } from "./conversation-store";
 import { keyedAnswer, type IdempotencyLedger, type KeyedAnswer } from "./idempotency";
 import type { TurnOrder } from "./turn-order";
 import type { TurnRunner } from "./turn-runner";
+import { TurnStops } from "./turn-stops";
 
 export interface TurnInput {
   content: ContentBlock[];
@@ -19,6 +20,8 @@ export interface TurnInput {
   idempotencyKey?: string;
   /** Client tools defined for this turn only (core/client-tools.ts). */
   tools?: ClientToolSpec[];
+  /** Set by the intake: aborted when the turn is stopped (turn-stops.ts). */
+  signal?: AbortSignal;
 }
 
 export type TurnSink = (event: TurnEvent) => void;
@@ -26,6 +29,9 @@ export type TurnSink = (event: TurnEvent) => void;
 const encoder = new TextEncoder();
 
 export class TurnIntake {
+  /** The running turn's stop (POST /stop, the `stop` frame). */
+  readonly stops = new TurnStops();
+
   constructor(
     private readonly store: ConversationStore,
     private readonly idempotency: IdempotencyLedger,
@@ -74,7 +80,7 @@ export class TurnIntake {
     // A keyed turn's row follows its events, so a retry (or a restarted object) knows what it did.
     const events = key === undefined ? sink : (e: TurnEvent) => (this.idempotency.record(key, e), sink?.(e));
     return this.order.turn(
-      () => this.runner.run(ref, input, events, queuedAt, turnId),
+      () => this.stops.run(turnId, (signal) => this.runner.run(ref, { ...input, signal }, events, queuedAt, turnId)),
       () => {
         if (key !== undefined) this.idempotency.settle(key);
       },

@@ -64,7 +64,7 @@ export class TurnRunner {
       return;
     }
     const turnTools = input.tools ?? [];
-    await this.execute(ref, sink, queuedAt, turnId, turnTools, input.activate, async (deps) => runAgentTurn(deps, input.content));
+    await this.execute(ref, sink, queuedAt, turnId, turnTools, input.activate, async (deps) => runAgentTurn({ ...deps, signal: input.signal }, input.content));
   }
 
   /**

@@ -18,6 +18,8 @@ beforeAll(async () => {
   await page.goto(`${base()}/`);
   await page.fill("#api-key", KEY);
   await page.click("#signin-form button[type=submit]");
+  await page.waitForSelector("#new-chat-form");
+  await page.goto(`${base()}/#/manage`);
   await page.waitForSelector("#import-form");
 });
 
@@ -51,7 +53,7 @@ describe("import and export in the web UI", () => {
     expect(md.text).toMatch(/^# marmalade/);
     expect(md.text).toContain("The marmalade code is MRM-2231.");
 
-    await page.goto(`${base()}/#/`);
+    await page.goto(`${base()}/#/manage`);
     await page.waitForSelector("#export-all");
     const all = await downloaded(() => page.click("#export-all"));
     expect(all.name).toMatch(/^exp_.*\.jsonl$/);

@@ -28,21 +28,14 @@ async function signIn(p: Page) {
   await p.goto(`${base()}/`);
   await p.fill("#api-key", KEY);
   await p.click("#signin-form button[type=submit]");
-  await p.waitForSelector("#new-conversation");
+  await p.waitForSelector("#new-chat-form");
 }
 
 async function startConversation(title: string, settings?: Record<string, unknown>): Promise<string> {
-  await page.goto(`${base()}/#/`);
-  await page.waitForSelector("#new-conversation");
-  await page.fill("#new-title", title);
-  if (settings) {
-    await page.click("#new-conversation details summary");
-    await page.fill("#new-settings", JSON.stringify(settings));
-  }
-  await page.click("#new-conversation button[type=submit]");
-  await page.waitForURL(/#\/c\/conv_/);
-  await page.waitForSelector("#socket-status.live");
-  return /#\/c\/(conv_[^/?]+)/.exec(page.url())![1];
+  const id = (await api("POST", "/v1/conversations", { title, ...(settings ? { settings } : {}) })).json.id;
+  await page.goto(`${base()}/#/c/${id}`);
+  await page.waitForSelector("#socket-status.live", { state: "attached" });
+  return id;
 }
 
 async function send(text: string) {
@@ -100,9 +93,10 @@ describe("the web UI", () => {
     await send("hello from the browser\n@reply-chars 1200");
     const deltas = frames.filter((f) => f.type === "delta");
     expect(deltas.length).toBeGreaterThan(1);
-    const reply = await page.locator(".turn.done .msg.assistant .text").last().textContent();
-    expect(reply!.length).toBeGreaterThan(800);
-    expect(reply).toBe(deltas.map((d) => d.text).join(""));
+    const reply = (await page.locator(".turn.done .msg.assistant .md").last().textContent())!;
+    expect(reply.length).toBeGreaterThan(800);
+    // Rendered as markdown: paragraphs are blocks, so only the whitespace between them differs.
+    expect(reply.replace(/\s+/g, "")).toBe(deltas.map((d) => d.text).join("").replace(/\s+/g, ""));
     expect(await page.locator(".turn.done .msg.user").last().textContent()).toContain("hello from the browser");
     // The model's thinking streams in as its own events and stays collapsed, apart from the reply.
     const thought = frames.filter((f) => f.type === "thinking").map((f) => f.text).join("");
@@ -111,14 +105,16 @@ describe("the web UI", () => {
     expect(await thinking.getAttribute("open")).toBeNull();
     expect(await thinking.locator(".thinking-text").textContent()).toBe(thought);
     expect(reply).not.toContain(thought);
-    // Tool calls and results are collapsed with their sizes.
+    // A tool call and its result are one collapsed step ("Used conversation_read"), with the
+    // result's size in the developer view.
     await send('look back\n@tool conversation_read {"from_seq":1,"to_seq":2}');
-    const call = page.locator(".turn.done details.tool-use").last();
-    await expect.poll(() => call.locator("summary").textContent()).toMatch(/conversation_read\s+\d+ chars/);
+    const call = page.locator(".turn.done details.tool-step").last();
+    await expect.poll(() => call.locator("summary").textContent()).toMatch(/^Used conversation_read\s+[\d.,K]+ chars$/);
     expect(await call.getAttribute("open")).toBeNull();
-    expect(await page.locator(".turn.done details.tool-result summary").last().textContent()).toMatch(/result\s+conversation_read\s+[\d.,K]+ chars/);
-    // The note the model wrote before the call (a thinking block on current models) is shown open.
-    expect(await page.locator(".turn.done details.thinking[open] .thinking-text").last().textContent()).toMatch(/Calling 1 tool: conversation_read/);
+    expect((await call.locator(".step-result pre").textContent())!.length).toBeGreaterThan(100);
+    // One assistant block for the whole turn: the call, its result and the answer.
+    expect(await page.locator(".turn.done").last().locator(".msg.assistant").count()).toBe(1);
+    expect(await page.locator(".turn.done").last().locator("details.thinking .thinking-text", { hasText: "Calling 1 tool: conversation_read" }).count()).toBe(1);
     await shot("chat");
     // A dropped socket comes back with a fresh single-use ticket, and turns go on.
     const sockets = await page.evaluate(() => (window as any).sockets.length);
@@ -126,7 +122,7 @@ describe("the web UI", () => {
     await page.waitForFunction((n) => (window as any).sockets.length > n && document.querySelector("#socket-status.live"), sockets);
     await send("after a reconnect\n@reply-chars 300");
     expect(await page.locator(".turn.done .msg.user").last().textContent()).toContain("after a reconnect");
-    expect((await page.locator(".turn.done .msg.assistant .text").last().textContent())!.length).toBeGreaterThan(150);
+    expect((await page.locator(".turn.done .msg.assistant .md").last().textContent())!.length).toBeGreaterThan(150);
     expect(await page.locator(".turn.interrupted").count()).toBe(0);
   });
 
@@ -142,20 +138,21 @@ describe("the web UI", () => {
       chat.dispatchEvent(new DragEvent("drop", { dataTransfer: dt, bubbles: true, cancelable: true }));
     });
     await page.waitForSelector(".upload progress");
-    // The finished row stays 8 s: its bar was sized by the XHR's progress events (it starts at
-    // max 1) and ends full, and it names the stored attachment.
+    // The staged chip stays until the next message is sent: its bar was sized by the XHR's
+    // progress events (it starts at max 1) and ends full.
     const upload = page.locator(".upload.done");
     await upload.waitFor({ timeout: 30_000 });
     const bar = await upload.locator("progress").evaluate((p: HTMLProgressElement) => ({ value: p.value, max: p.max }));
     expect(bar.max).toBeGreaterThan(300_000);
     expect(bar.value).toBe(bar.max);
-    const uploaded = await upload.locator("code").textContent();
+    // The note is a file chip (name, type, lines); what the model reads is in the developer view.
     const note = page.locator('.msg.attachment .note:has-text("rows.txt")');
     await note.waitFor({ timeout: 30_000 });
     const attachment = await note.getAttribute("data-attachment");
     expect(attachment).toMatch(/^att_/);
-    expect(await note.textContent()).toMatch(/5,000 lines[\s\S]*file_read/);
-    expect(uploaded).toBe(attachment);
+    expect(await note.textContent()).toMatch(/rows\.txt.*text\/plain.*5,000 lines/);
+    expect(await note.textContent()).not.toContain(attachment);
+    expect(await page.locator('.msg.attachment:has-text("rows.txt") .note-raw pre').textContent()).toMatch(/file_read/);
     await shot("upload");
 
     // The pulsing card is replaced by the finished one.
@@ -163,22 +160,25 @@ describe("the web UI", () => {
       const w = window as any;
       w.sawRunningCard = false;
       new MutationObserver(() => {
-        if (document.querySelector(".card.compaction.running")) w.sawRunningCard = true;
+        if (document.querySelector(".compaction-notice.running")) w.sawRunningCard = true;
       }).observe(document.body, { childList: true, subtree: true });
     });
     const calls = Array.from({ length: 10 }, (_, i) => `@tool file_read {"attachment_id":"${attachment}","lines":"${i * 500 + 1}-${i * 500 + 500}"}`).join("\n");
     await send(`read all ten slices\n${calls}`);
     expect(frames.some((f) => f.type === "compaction_started")).toBe(true);
     expect(await page.evaluate(() => (window as any).sawRunningCard)).toBe(true);
-    expect(await page.locator(".card.compaction.running").count()).toBe(0);
-    const card = page.locator(".turn.done .card.compaction.done").last();
+    expect(await page.locator(".compaction-notice.running").count()).toBe(0);
+    // A one-line notice that opens to the card, kept where the pass ran once the turn is saved.
+    const notice = page.locator(".turn.done details.compaction-notice").last();
+    await notice.waitFor();
+    expect(await notice.locator("> summary").textContent()).toMatch(/^Older context was compacted to make room \([\d,]+ tokens saved\)$/);
+    await notice.locator("> summary").click();
+    const card = notice.locator(".card.compaction.done");
     const saved = Number((await card.locator(".saved").textContent())!.replace(/,/g, ""));
     expect(saved).toBeGreaterThan(0);
     expect(saved).toBe(frames.find((f) => f.type === "compaction").tokensSaved);
     expect(Number(await card.locator(".targets").textContent())).toBeGreaterThan(0);
-    expect(await page.locator(".turn.done details.tool-result").count()).toBeGreaterThanOrEqual(10);
-    // The card sits where the pass ran: after the tool results it compacted, before the answer.
-    expect(await card.evaluate((el) => el.previousElementSibling?.classList.contains("results") && el.nextElementSibling?.classList.contains("assistant"))).toBe(true);
+    expect(await page.locator(".turn.done .step-result").count()).toBeGreaterThanOrEqual(10);
     await card.scrollIntoViewIfNeeded();
     await shot("compaction");
   });
@@ -188,7 +188,7 @@ describe("the web UI", () => {
     const font = await doc.embedFont(StandardFonts.Helvetica);
     for (let i = 1; i <= 60; i++) doc.addPage([300, 200]).drawText(`page ${i} medlar${i}`, { x: 20, y: 100, font, size: 12 });
     await page.goto(`${base()}/#/c/${chatId}`);
-    await page.waitForSelector("#socket-status.live");
+    await page.waitForSelector("#socket-status.live", { state: "attached" });
     await page.setInputFiles("#file-input", { name: "medlar.pdf", mimeType: "application/pdf", buffer: Buffer.from(await doc.save()) });
     const note = page.locator('.msg.attachment .note:has-text("medlar.pdf")');
     await note.waitFor();
@@ -220,7 +220,8 @@ describe("the web UI", () => {
     await page.waitForSelector("#history article.msg");
     await expect
       .poll(async () => {
-        if (await page.locator("#history-more").isVisible()) await page.evaluate(() => window.scrollTo(0, document.body.scrollHeight));
+        // The view scrolls inside <main>, below the fixed header.
+        if (await page.locator("#history-more").isVisible()) await page.evaluate(() => document.getElementById("view")!.scrollTo(0, 1e9));
         return page.locator("#history .end").count();
       })
       .toBe(1);
@@ -326,7 +327,7 @@ describe("the web UI", () => {
     const saved = await transcript(id);
     expect(saved[2].content).toEqual([{ type: "tool_result", tool_use_id: callId, content: "teal, typed by hand" }]);
     expect(saved.at(-1).role).toBe("assistant");
-    await page.locator(`.turn.done [data-tool-result="${callId}"]`).first().waitFor();
+    await page.locator(`.turn.done [data-tool-result="${callId}"]`).first().waitFor({ state: "attached" });
   });
 
   it("the API reference page renders every operation of /openapi.json under the page's CSP", async () => {
@@ -334,8 +335,7 @@ describe("the web UI", () => {
     const problems: string[] = [];
     reference.on("pageerror", (err) => problems.push(String(err)));
     reference.on("console", (m) => m.type() === "error" && problems.push(m.text()));
-    await reference.goto(`${base()}/`);
-    await reference.click("a.api-link");
+    await reference.goto(`${base()}/api.html`);
     await reference.waitForSelector(".operation");
     const doc = await (await fetch(`${base()}/openapi.json`)).json();
     const operations = Object.values(doc.paths as Record<string, object>).reduce((n, ops) => n + Object.keys(ops).length, 0);

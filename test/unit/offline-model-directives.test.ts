@@ -1,10 +1,11 @@
 // Directives for the new stop reasons, continuations without prefill, server tools and stream
 // errors, driven through the real SDK client.
 import Anthropic from "@anthropic-ai/sdk";
-import { beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it, vi } from "vitest";
 import { createOfflineModelFetch, parseDirectives, resetOfflineCache } from "../../core/offline-model";
 import { asksToContinue } from "../../core/offline-model/continuation";
-import { ask, makeClient, rejection, textOf, TOOLS, toolUses } from "./offline-model-client";
+import { HOLD_MS } from "../../core/offline-model/sse";
+import { ask, makeClient, rawPost, rejection, textOf, TOOLS, toolUses } from "./offline-model-client";
 
 beforeEach(() => resetOfflineCache());
 
@@ -179,5 +180,58 @@ describe("@stream-error", () => {
     const error = await rejection(client.messages.create(params));
     expect(error.status).toBe(500);
     expect(error).toBeInstanceOf(Anthropic.InternalServerError);
+  });
+});
+
+describe("@hold-stream", () => {
+  /** Reads a streamed reply's text deltas as they come; `done` once the body ends. */
+  function reading(res: Response) {
+    const reader = res.body!.getReader();
+    const decoder = new TextDecoder();
+    const state = { text: "", done: false, reader };
+    const pump = (async () => {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) return void (state.done = true);
+        for (const m of decoder.decode(value).matchAll(/"type":"text_delta","text":("(?:[^"\\]|\\.)*")/g)) state.text += JSON.parse(m[1]);
+      }
+    })();
+    return { state, pump };
+  }
+  const settle = async () => {
+    for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
+  };
+
+  it("parses its option", () => {
+    expect(parseDirectives("@hold-stream after=120").holdAfter).toBe(120);
+    expect(parseDirectives("@hold-stream").holdAfter).toBe(0);
+    expect(parseDirectives("hello").holdAfter).toBeNull();
+  });
+
+  it("holds the stream after about N characters until the reader cancels it, or until the hold runs out", async () => {
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
+    try {
+      const body = { ...ask("@reply-chars 1500\nTell me about rivers.\n@hold-stream after=200"), stream: true };
+      const cancelled = reading(await rawPost(body));
+      await settle();
+      expect(cancelled.state.done).toBe(false);
+      expect(cancelled.state.text.length).toBeGreaterThanOrEqual(200);
+      expect(cancelled.state.text.length).toBeLessThan(260);
+      await cancelled.state.reader.cancel();
+      await cancelled.pump;
+      expect(cancelled.state.done).toBe(true);
+
+      resetOfflineCache();
+      const waited = reading(await rawPost(body));
+      await settle();
+      await vi.advanceTimersByTimeAsync(HOLD_MS - 1);
+      await settle();
+      expect(waited.state.done).toBe(false);
+      await vi.advanceTimersByTimeAsync(1);
+      await waited.pump;
+      expect(waited.state.text.length).toBeGreaterThan(1000);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

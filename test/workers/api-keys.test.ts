@@ -357,6 +357,24 @@ describe("a revoked key's tickets and sockets", () => {
     expect(answered.json.messages[0].content).toEqual([{ type: "tool_result", tool_use_id: call.id, content: "sunny" }]);
   });
 
+  it("a socket the key opened is refused a stop frame and closed: the turn runs on until a live key stops it", async () => {
+    const t = await tenant();
+    const other = await createKey(t.key);
+    const conv = await createConversation(undefined, t.key);
+    const sock = await connectSocket(`/v1/conversations/${conv}/ws`, { authorization: `Bearer ${other.apiKey}` });
+    const closed = new Promise<number>((resolve) => sock.ws!.addEventListener("close", (e) => resolve(e.code)));
+    const turn = api("POST", `/v1/conversations/${conv}/messages`, { content: "Tell me about rivers.\n@reply-chars 1500\n@hold-stream after=200" }, { key: t.key });
+    const start = await sock.next((e) => e.type === "turn_start");
+    await sock.next((e) => e.type === "delta" && e.turnId === start.turnId);
+    expect((await api("DELETE", `/v1/keys/${other.key.id}`, undefined, { key: t.key })).status).toBe(200);
+    sock.ws!.send(JSON.stringify({ type: "stop", turnId: start.turnId }));
+    expect(await closed).toBe(1008);
+    expect(sock.events.some((e) => e.type === "stopped")).toBe(false);
+    // The held reply is still running: only the live key's stop ends it.
+    expect((await api("POST", `/v1/conversations/${conv}/stop`, { turnId: start.turnId }, { key: t.key })).json).toEqual({ turnId: start.turnId, stopped: true });
+    expect((await turn).json.stop_reason).toBe("interrupted");
+  });
+
   it("a socket the key opened hears nothing of another client's turn once the key is revoked: it is closed first", async () => {
     const t = await tenant();
     const other = await createKey(t.key);

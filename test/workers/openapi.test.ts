@@ -54,7 +54,10 @@ describe("the OpenAPI document", () => {
     expect(events).toEqual(expect.arrayContaining(["turn_start", "delta", "message", "turn_end", "error"]));
     const ws = json.paths["/v1/conversations/{id}/ws"].get["x-websocket"];
     expect(ws).toMatchObject({ clientFrames: { $ref: "#/components/schemas/SocketClientFrame" }, serverFrames: { $ref: "#/components/schemas/SocketServerFrame" } });
-    expect(json.components.schemas.SocketClientFrame.oneOf.map((f: any) => f.properties.type.const)).toEqual(["send", "ping", "tool_results"]);
+    expect(json.components.schemas.SocketClientFrame.oneOf.map((f: any) => f.properties.type.const)).toEqual(["send", "ping", "stop", "tool_results"]);
+    // Stopping a turn: a route of its own, and the socket's `stopped` answer.
+    expect(json.paths["/v1/conversations/{id}/stop"].post.requestBody.content["application/json"].schema).toEqual({ $ref: "#/components/schemas/StopTurnBody" });
+    expect(JSON.stringify(json.components.schemas.SocketServerFrame)).toContain('"stopped"');
   });
 
   it("is the copy committed in client/openapi.json (npm run openapi regenerates it and the client's types)", async () => {

@@ -50,6 +50,8 @@ export const socketServerFrameSchema = z
     turnEventSchema,
     z.strictObject({ type: z.literal("resumed"), after: z.number(), through: z.number(), lastSeq: z.number(), more: z.boolean(), turnsInFlight: z.number() }),
     z.strictObject({ type: z.literal("pong") }),
+    // The answer to a `stop` frame, to the socket that sent it (as POST /stop answers).
+    z.strictObject({ type: z.literal("stopped"), turnId: z.string().nullable(), stopped: z.boolean() }),
   ])
   .meta({ id: "SocketServerFrame", description: "A frame the server sends on /v1/conversations/{id}/ws (JSON text)." });
 

@@ -1,19 +1,22 @@
 // The only place that talks to the API. The key lives in sessionStorage (this tab only, gone when
-// it closes) and travels in the Authorization header; websockets use single-use tickets instead,
-// so the key never appears in a URL.
+// it closes), or in localStorage when the person chose "stay signed in", and travels in the
+// Authorization header; websockets use single-use tickets instead, so the key never appears in a URL.
 
 const KEY_SLOT = "context-chat.apiKey";
 
 export const session = {
   get key() {
-    return sessionStorage.getItem(KEY_SLOT);
+    return sessionStorage.getItem(KEY_SLOT) ?? localStorage.getItem(KEY_SLOT);
   },
-  /** @param {string} key */
-  signIn(key) {
+  /** @param {string} key @param {boolean} [remember] keep it across tabs and restarts */
+  signIn(key, remember = false) {
     sessionStorage.setItem(KEY_SLOT, key);
+    if (remember) localStorage.setItem(KEY_SLOT, key);
+    else localStorage.removeItem(KEY_SLOT);
   },
   signOut() {
     sessionStorage.removeItem(KEY_SLOT);
+    localStorage.removeItem(KEY_SLOT);
   },
 };
 
@@ -52,7 +55,12 @@ export async function api(method, path, body, key = session.key ?? "") {
   /** @type {Record<string, string>} */
   const headers = { authorization: `Bearer ${key}`, accept: "application/json" };
   if (body !== undefined) headers["content-type"] = "application/json";
-  const res = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), cache: "no-store" });
+  let res;
+  try {
+    res = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), cache: "no-store" });
+  } catch {
+    throw new ApiError(0, "network_error", "Can't reach the server. Check your connection and try again.");
+  }
   const text = await res.text();
   if (!res.ok) throw failure(res, text, key === session.key);
   return text ? JSON.parse(text) : null;
@@ -86,7 +94,7 @@ export function uploadAttachment(conversationId, file, onProgress) {
     xhr.setRequestHeader("content-type", file.type || "application/octet-stream");
     xhr.upload.addEventListener("progress", (e) => onProgress(e.loaded, e.lengthComputable ? e.total : file.size));
     xhr.addEventListener("load", () => (xhr.status === 201 ? resolve(JSON.parse(xhr.responseText)) : reject(failure(xhr, xhr.responseText))));
-    xhr.addEventListener("error", () => reject(new ApiError(0, "network_error", "the upload failed (network)")));
+    xhr.addEventListener("error", () => reject(new ApiError(0, "network_error", "The upload failed: can't reach the server.")));
     xhr.addEventListener("abort", () => reject(new ApiError(0, "aborted", "upload cancelled")));
     xhr.send(file);
   });
@@ -116,6 +124,34 @@ export async function openSocket(conversationId, onEvent, onClose) {
   ws.addEventListener("close", onClose);
   return new Promise((resolve, reject) => {
     ws.addEventListener("open", () => resolve(ws), { once: true });
-    ws.addEventListener("error", () => reject(new ApiError(0, "socket_error", "the websocket could not connect")), { once: true });
+    ws.addEventListener("error", () => reject(new ApiError(0, "socket_error", "Can't connect to the server.")), { once: true });
   });
+}
+
+/**
+ * What went wrong, in plain words, and whether trying again may help.
+ * @param {any} err an ApiError, an Error, or a turn's `error` event payload
+ * @returns {{ text: string, retry: boolean }}
+ */
+export function plainError(err) {
+  const type = err?.type ?? "";
+  const status = err?.status ?? 0;
+  const message = String(err?.message ?? err ?? "");
+  if (type === "network_error" || type === "socket_error") return { text: message || "Can't reach the server.", retry: true };
+  if (type === "rate_limited") return { text: `You're sending faster than this key allows.${err.retryAfterSeconds ? ` Try again in ${err.retryAfterSeconds} s.` : " Try again in a moment."}`, retry: true };
+  if (type === "model_not_configured") return { text: "No model is configured on this server, so it can't answer yet.", retry: false };
+  if (type === "storage_error") return { text: "The server couldn't save this turn. Try again.", retry: true };
+  if (type === "turn_paused") return { text: "The assistant is waiting for tool results; answer them first.", retry: false };
+  if (type === "context_overflow") return { text: "This conversation is too long for the model's context. Start a new chat, or let it compact and try again.", retry: true };
+  if (type === "model_error" || type === "model_unavailable") {
+    const provider = err.providerType ?? "";
+    if (provider === "overloaded_error" || status === 529) return { text: "The model is overloaded right now. Try again in a moment.", retry: true };
+    if (provider === "rate_limit_error" || status === 429) return { text: "The model's rate limit was reached. Try again in a moment.", retry: true };
+    if (status >= 500 || provider === "api_error") return { text: "The model had an internal error. Try again.", retry: true };
+    return { text: `The model refused the request: ${message.split("; request id")[0]}`, retry: false };
+  }
+  if (type === "not_found") return { text: "This conversation no longer exists.", retry: false };
+  if (type === "authentication_error" || status === 401) return { text: "Your API key is no longer valid. Sign in again.", retry: false };
+  if (status >= 500) return { text: "The server had a problem. Try again.", retry: true };
+  return { text: message || "Something went wrong.", retry: false };
 }

@@ -1,49 +1,96 @@
 // The router: hash routes, so every view is the same cached index.html and no server fallback is
-// needed. #/ conversations · #/c/<id> chat · #/c/<id>/history?at=<msg> · #/c/<id>/replay · #/search?q=
+// needed. #/ new chat · #/c/<id> chat · #/c/<id>/settings · #/c/<id>/history?at=<msg> ·
+// #/c/<id>/replay · #/search?q= · #/manage (all chats, import, export)
 import { session } from "./api.js";
 import { replace } from "./dom.js";
+import { applyPrefs, currentTheme, devView, setDevView, toggleTheme } from "./prefs.js";
 import { errorLine } from "./render.js";
 import { chatView } from "./views/chat.js";
 import { historyView } from "./views/history.js";
-import { homeView } from "./views/home.js";
+import { manageView, newChatView } from "./views/home.js";
 import { replayView } from "./views/replay.js";
 import { searchView } from "./views/search.js";
+import { settingsView } from "./views/settings.js";
+import { mountSidebar } from "./views/sidebar.js";
 import { signInView } from "./views/signin.js";
 
 const root = /** @type {HTMLElement} */ (document.getElementById("view"));
-const nav = /** @type {HTMLElement} */ (document.getElementById("nav"));
+const sidebarEl = /** @type {HTMLElement} */ (document.getElementById("sidebar-main"));
+const menuButton = /** @type {HTMLButtonElement} */ (document.getElementById("sidebar-toggle"));
+const themeButton = /** @type {HTMLButtonElement} */ (document.getElementById("theme-toggle"));
+const devToggle = /** @type {HTMLInputElement} */ (document.getElementById("dev-toggle"));
+const sidebar = mountSidebar(sidebarEl);
 /** @type {(() => void) | void} */
 let cleanup;
 let generation = 0;
+/** Set when a key was refused mid-session: the sign-in form says why. */
+let signedOutBecause = "";
+/** A new chat's first message, handed to the chat view it opens. */
+let firstMessage = "";
 
 async function route() {
   const gen = ++generation;
   cleanup?.();
   cleanup = undefined;
+  closeSidebar();
   if (!session.key) {
-    nav.hidden = true;
-    signInView(root, route);
+    document.body.dataset.signedIn = "false";
+    document.body.dataset.view = "signin";
+    signInView(root, () => ((signedOutBecause = ""), route()), signedOutBecause);
     return;
   }
-  nav.hidden = false;
+  if (document.body.dataset.signedIn !== "true") sidebar.load();
+  document.body.dataset.signedIn = "true";
   const hash = location.hash.replace(/^#/, "") || "/";
   const [path, query = ""] = hash.split("?");
   const params = new URLSearchParams(query);
-  const m = /^\/c\/(conv_[A-Za-z0-9_-]+)(?:\/(history|replay))?$/.exec(path);
-  document.body.dataset.view = m ? m[2] ?? "chat" : path === "/search" ? "search" : "home";
+  const m = /^\/c\/(conv_[A-Za-z0-9_-]+)(?:\/(history|replay|settings))?$/.exec(path);
+  document.body.dataset.view = m ? m[2] ?? "chat" : path === "/search" ? "search" : path === "/manage" ? "manage" : "home";
   try {
     if (m && m[2] === "history") await historyView(root, m[1], params);
     else if (m && m[2] === "replay") await replayView(root, m[1]);
+    else if (m && m[2] === "settings") await settingsView(root, m[1]);
     else if (m) {
-      const stop = await chatView(root, m[1]);
+      const first = firstMessage;
+      firstMessage = "";
+      const stop = await chatView(root, m[1], { firstMessage: first });
       if (gen === generation) cleanup = stop;
       else stop();
     } else if (path === "/search") await searchView(root, params);
-    else await homeView(root);
+    else if (path === "/manage") await manageView(root);
+    else
+      await newChatView(root, (id, first) => {
+        firstMessage = first;
+        location.hash = `#/c/${id}`;
+      });
   } catch (err) {
-    replace(root, errorLine(err));
+    if (gen === generation && session.key) replace(root, errorLine(err));
   }
 }
+
+function closeSidebar() {
+  document.body.classList.remove("sidebar-open");
+  menuButton.setAttribute("aria-expanded", "false");
+}
+menuButton.addEventListener("click", () => {
+  const open = !document.body.classList.contains("sidebar-open");
+  document.body.classList.toggle("sidebar-open", open);
+  menuButton.setAttribute("aria-expanded", String(open));
+  if (open) document.getElementById("new-chat")?.focus();
+});
+document.addEventListener("keydown", (e) => {
+  if (e.key === "Escape" && document.body.classList.contains("sidebar-open")) closeSidebar();
+});
+
+const labelTheme = () => {
+  const next = currentTheme() === "dark" ? "light" : "dark";
+  themeButton.setAttribute("aria-label", `Switch to ${next} theme`);
+  themeButton.title = `Switch to ${next} theme`;
+  themeButton.textContent = next === "dark" ? "☾" : "☀";
+};
+themeButton.addEventListener("click", () => (toggleTheme(), labelTheme()));
+devToggle.checked = devView();
+devToggle.addEventListener("change", () => setDevView(devToggle.checked));
 
 document.getElementById("search-form")?.addEventListener("submit", (e) => {
   e.preventDefault();
@@ -55,9 +102,14 @@ document.getElementById("sign-out")?.addEventListener("click", () => {
   location.hash = "#/";
   route();
 });
+// Any 401 (a revoked or expired key): the sign-in form, saying why.
 window.addEventListener("unauthorized", () => {
+  if (!session.key) return;
   session.signOut();
+  signedOutBecause = "Your API key was refused (revoked or expired). Sign in again to continue.";
   route();
 });
 window.addEventListener("hashchange", route);
+applyPrefs();
+labelTheme();
 route();

@@ -77,7 +77,7 @@ export function renderBlock(b, ctx) {
  * @param {string | null} text @param {(Node | string)[]} [extra]
  */
 export function thinkingBlock(text, extra = []) {
-  const label = text === null ? "thinking (encrypted)" : text ? "thinking" : "thinking (not shown by the model)";
+  const label = text === null ? "Thought (encrypted)" : text ? "Thought" : "Thought (not shown)";
   return h("details", { class: "thinking" }, h("summary", null, h("span", { class: "tag" }, label), extra), text ? h("div", { class: "thinking-text" }, text) : null);
 }
 

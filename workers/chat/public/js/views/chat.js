@@ -1,35 +1,59 @@
-// The chat: the recent transcript, then turns streamed over the conversation's websocket (deltas,
-// tool calls and results, narration, compaction cards), and attachments dropped onto the page.
-import { api, openSocket, uploadAttachment } from "../api.js";
-import { bytes, chars, h, num, replace } from "../dom.js";
-import { compactionCard, errorLine, modelChangedLine, newContext, refusalLine, renderMessage, runningCompactionCard, thinkingBlock, timelineCard } from "../render.js";
+// The chat: the recent transcript as turns (turns.js), then turns streamed over the conversation's
+// websocket. While a turn runs, Send becomes Stop (the `stop` frame ends it as interrupted) and a
+// waiting line shows until the first token; replies render as markdown as they stream. Messages
+// carry Copy, Edit (resend), Regenerate (the last reply) and Retry (a failed turn).
+import { api, openSocket, plainError, session, uploadAttachment } from "../api.js";
+import { bytes, h, replace } from "../dom.js";
+import { copyText, renderMarkdown } from "../markdown.js";
+import { announce, conversationsChanged } from "../prefs.js";
+import { errorLine, modelChangedLine, refusalLine, thinkingBlock, timelineCard } from "../render.js";
+import { assistantBlock, compactionNotice, fillStep, groupTurns, noteChip, promptText, replyText, toolStep, userMessage } from "../turns.js";
 import { pendingCallsPanel } from "./pending-calls.js";
 
 const RECENT = 60;
+/** Files the server can read (others are refused before upload). */
+const READABLE = /\.(pdf|txt|md|markdown|csv|tsv|json|jsonl|ndjson|log|xml|html?|ya?ml|toml|ini|js|mjs|ts|tsx|jsx|py|rb|go|rs|java|kt|c|h|cpp|hpp|cs|php|sh|sql|css|xlsx|docx|png|jpe?g|gif|webp)$/i;
+const MAX_UPLOAD = 1024 * 1024 * 1024;
 
-/** @param {HTMLElement} root @param {string} id @returns {Promise<() => void>} */
-export async function chatView(root, id) {
-  const ctx = newContext();
-  const rendered = new Set();
-  const log = h("div", { class: "log", id: "log" });
-  const status = h("span", { class: "socket-status", id: "socket-status" }, "connecting…");
-  const text = /** @type {HTMLTextAreaElement} */ (h("textarea", { id: "composer", rows: "3", placeholder: "Message (Enter sends, Shift+Enter for a new line)", "aria-label": "Message" }));
+/**
+ * @param {HTMLElement} root @param {string} id
+ * @param {{ firstMessage?: string }} [opts] a new chat's first message, sent once the socket is up
+ * @returns {Promise<() => void>}
+ */
+export async function chatView(root, id, opts = {}) {
+  /** Every message shown, in seq order (the settled part of the log is rendered from it). */
+  /** @type {any[]} */
+  const messages = [];
+  /** @type {Map<number, any[]>} timeline cards by the seq they follow */
+  const cards = new Map();
+  /** Failed turns: the prompt's message id → the error. @type {Map<string, any>} */
+  const errors = new Map();
+  /** Progress notes of this session's turns, by the prompt's message id. @type {Map<string, string[]>} */
+  const narration = new Map();
+  const settled = h("div", { class: "settled" });
+  const log = h("div", { class: "log", id: "log", role: "log", "aria-live": "off", "aria-label": "Conversation", tabindex: "0" }, settled);
+  const text = /** @type {HTMLTextAreaElement} */ (h("textarea", { id: "composer", rows: "1", placeholder: "Message", "aria-label": "Message", enterkeyhint: "send" }));
   const fileInput = /** @type {HTMLInputElement} */ (h("input", { type: "file", id: "file-input", multiple: true, hidden: true }));
-  const uploads = h("ul", { class: "uploads", id: "uploads" });
-  const title = h("h1", null, id);
-  const drop = h("div", { class: "drop-hint", hidden: true }, "Drop files to attach them");
+  const uploads = h("ul", { class: "uploads", id: "uploads", "aria-label": "Attached files" });
+  const title = h("h1", { id: "chat-title" }, "…");
+  const banner = h("div", { class: "banner", id: "conn-banner", hidden: true, role: "status" });
+  const status = h("span", { class: "socket-status dev-only", id: "socket-status" }, "connecting");
+  const sendButton = h("button", { type: "submit", id: "send", class: "primary" }, "Send");
+  const stopButton = /** @type {HTMLButtonElement} */ (h("button", { type: "button", id: "stop", class: "danger", hidden: true }, "Stop"));
   const form = h(
     "form",
     { class: "composer", id: "composer-form" },
-    text,
-    h("div", { class: "composer-actions" }, h("button", { type: "button", class: "secondary", onclick: () => fileInput.click() }, "Attach…"), fileInput, h("button", { type: "submit", id: "send" }, "Send")),
+    uploads,
+    h("div", { class: "composer-row" }, h("button", { type: "button", class: "ghost attach", "aria-label": "Attach files", title: "Attach files", onclick: () => fileInput.click() }, "+"), fileInput, text, sendButton, stopButton),
+    h("p", { class: "hint" }, "Enter sends · Shift+Enter adds a line"),
   );
+  const drop = h("div", { class: "drop-hint", hidden: true }, "Drop files to attach them");
   const view = h(
     "div",
     { class: "chat", id: "chat" },
-    h("div", { class: "chat-head" }, title, h("nav", null, h("a", { href: `#/c/${id}/history` }, "History"), h("a", { href: `#/c/${id}/replay` }, "Replay"), status)),
+    h("div", { class: "chat-head" }, title, h("nav", { "aria-label": "This conversation" }, h("a", { href: `#/c/${id}/history` }, "History"), h("a", { class: "dev-only", href: `#/c/${id}/replay` }, "Replay"), h("a", { href: `#/c/${id}/settings` }, "Settings"), status)),
+    banner,
     log,
-    uploads,
     form,
     drop,
   );
@@ -38,13 +62,19 @@ export async function chatView(root, id) {
   let closed = false;
   /** @type {WebSocket | null} */
   let ws = null;
-  let connecting = /** @type {Promise<WebSocket> | null} */ (null);
+  /** @type {Promise<WebSocket> | null} */
+  let connecting = null;
   let retry = 0;
-  /** Containers created on send, adopted by the next turn_start in order. */
-  const pending = /** @type {HTMLElement[]} */ ([]);
-  /** @type {Map<string, {el: HTMLElement, stream: HTMLElement | null, thinking: HTMLElement | null, thinkingKey: string, tools: Map<string, HTMLElement>, results: number, saved: any[], cards: {el: HTMLElement, afterResults: number}[], running: HTMLElement | null}>} */
+  /** @type {any} */
+  let meta = null;
+  /** Live turns by turnId; `pending` holds sections made on send, adopted by the next turn_start. */
+  /** @type {HTMLElement[]} */
+  const pending = [];
+  /** @type {Map<string, {el: HTMLElement, body: HTMLElement, waiting: HTMLElement | null, piece: {el: HTMLElement, text: string, agent: string} | null, thinking: HTMLElement | null, thinkingKey: string, steps: Map<string, HTMLElement>, saved: any[], error: any, prompt: string}>} */
   const turns = new Map();
-  let lastTurn = /** @type {string | null} */ (null);
+  /** The turn this page started and is running: Stop ends it. */
+  let running = /** @type {string | null} */ (null);
+  let stopRequested = false;
   /** The paused turn whose client tool calls the pending-calls form answers. */
   let pendingFor = /** @type {string | null} */ (null);
 
@@ -56,50 +86,121 @@ export async function chatView(root, id) {
     if (was) log.scrollTop = log.scrollHeight;
   };
 
-  /** @param {any} m */
-  function addMessage(m) {
-    if (rendered.has(m.id)) return;
-    rendered.add(m.id);
-    stick(() => {
-      const el = renderMessage(m, ctx);
-      // Notes and other turns' messages go before any turn still streaming.
-      const live = log.querySelector(".turn.live");
-      live ? log.insertBefore(el, live) : log.append(el);
-    });
+  // ---- the settled transcript -------------------------------------------------------------
+
+  function renderSettled() {
+    const items = groupTurns(messages);
+    /** @type {Node[]} */
+    const out = [];
+    const lastTurn = [...items].reverse().find((i) => i.kind === "turn" && i.replies.length);
+    for (const item of items) {
+      if (item.kind === "note") {
+        out.push(noteChip(item.message));
+        out.push(...(cards.get(item.message.seq) ?? []).map(cardView));
+        continue;
+      }
+      const section = h("section", { class: "turn done" });
+      if (item.user) section.append(withUserActions(userMessage(item.user), item.user));
+      if (item.earlier.length)
+        section.append(h("details", { class: "earlier-replies" }, h("summary", null, `${item.earlier.length} earlier ${item.earlier.length === 1 ? "reply" : "replies"}`), item.earlier.map((r) => assistantBlock(r))));
+      if (item.replies.length) section.append(withReplyActions(assistantBlock(item.replies), item, item === lastTurn));
+      const notes = item.user && narration.get(item.user.id);
+      if (notes?.length) section.append(h("details", { class: "narration" }, h("summary", null, `${notes.length} progress note${notes.length === 1 ? "" : "s"}`), notes.map((/** @type {string} */ n) => h("div", { class: "progress" }, n))));
+      const failed = item.user && errors.get(item.user.id);
+      if (failed) section.append(turnError(failed, promptText(item.user)));
+      for (const m of [item.user, ...item.replies]) if (m) section.append(...(cards.get(m.seq) ?? []).map(cardView));
+      out.push(section);
+    }
+    if (!items.length) out.push(h("p", { class: "empty" }, "Ask anything, or attach a file."));
+    stick(() => replace(settled, out));
   }
 
+  /** @param {any} c a timeline card */
+  const cardView = (c) => (c.type === "compaction" ? compactionNotice(c.card, c.at) : timelineCard(c));
+
+  /** @param {HTMLElement} el @param {any} m */
+  function withUserActions(el, m) {
+    const actions = /** @type {HTMLElement} */ (el.querySelector(".actions"));
+    const copy = h("button", { type: "button", class: "ghost copy", "aria-label": "Copy message" }, "Copy");
+    copy.addEventListener("click", () => copyText(promptText(m), copy));
+    const edit = h("button", { type: "button", class: "ghost edit", "aria-label": "Edit and resend" }, "Edit");
+    edit.addEventListener("click", () => editPrompt(el, promptText(m)));
+    actions.append(copy, edit);
+    return el;
+  }
+
+  /** @param {HTMLElement} el @param {any} item @param {boolean} last */
+  function withReplyActions(el, item, last) {
+    const actions = /** @type {HTMLElement} */ (el.querySelector(".actions"));
+    const copy = h("button", { type: "button", class: "ghost copy", "aria-label": "Copy reply" }, "Copy");
+    copy.addEventListener("click", () => copyText(replyText(item.replies), copy));
+    actions.append(copy);
+    if (last && item.user) {
+      const again = h("button", { type: "button", class: "ghost regenerate", id: "regenerate", "aria-label": "Regenerate reply" }, "Regenerate");
+      again.addEventListener("click", () => sendTurn(promptText(item.user)));
+      actions.append(again);
+    }
+    return el;
+  }
+
+  /** Edit-and-resend: the prompt becomes an editor; sending it starts a new turn. @param {HTMLElement} el @param {string} original */
+  function editPrompt(el, original) {
+    const box = /** @type {HTMLTextAreaElement} */ (h("textarea", { class: "edit-box", "aria-label": "Edit message", rows: "3" }));
+    box.value = original;
+    const bubble = /** @type {HTMLElement} */ (el.querySelector(".bubble"));
+    const editor = h(
+      "div",
+      { class: "editor" },
+      box,
+      h("div", { class: "editor-actions" }, h("button", { type: "button", class: "ghost", onclick: () => editor.replaceWith(bubble) }, "Cancel"), h("button", { type: "button", class: "primary resend", onclick: () => box.value.trim() && (editor.replaceWith(bubble), sendTurn(box.value)) }, "Send")),
+    );
+    bubble.replaceWith(editor);
+    box.focus();
+  }
+
+  /** A failed turn's error in plain words, with Retry when trying again may help. @param {any} error @param {string} prompt */
+  function turnError(error, prompt) {
+    const plain = plainError(error);
+    const details = error.message && plain.text !== error.message ? h("details", { class: "dev-only" }, h("summary", null, "Details"), h("pre", null, `${error.type}: ${error.message}`)) : null;
+    const retryButton = plain.retry && prompt ? h("button", { type: "button", class: "retry", onclick: () => sendTurn(prompt) }, "Retry") : null;
+    return h("div", { class: "turn-error", role: "alert" }, h("span", null, plain.text), retryButton, details);
+  }
+
+  // ---- loading ------------------------------------------------------------------------------
+
   try {
-    const meta = await api("GET", `/v1/conversations/${id}`);
-    replace(title, meta.title || id);
+    meta = await api("GET", `/v1/conversations/${id}`);
+    replace(title, meta.title || "New chat");
+    document.title = `${meta.title || "New chat"} · context-chat`;
     const after = Math.max(0, (meta.lastSeq ?? meta.messageCount ?? 0) - RECENT);
     const [page, timeline] = await Promise.all([api("GET", `/v1/conversations/${id}/messages?after=${after}&limit=${RECENT + 20}`), api("GET", `/v1/conversations/${id}/timeline?limit=500`)]);
-    if (after > 0) log.append(h("p", { class: "muted" }, `Earlier messages are in `, h("a", { href: `#/c/${id}/history` }, "History"), "."));
-    const cards = new Map();
     for (const c of timeline.cards) cards.set(c.afterSeq, [...(cards.get(c.afterSeq) ?? []), c]);
-    for (const m of page.messages) {
-      addMessage(m);
-      for (const c of cards.get(m.seq) ?? []) log.append(timelineCard(c));
-    }
-    if (!page.messages.length) log.append(h("p", { class: "muted empty" }, "No messages yet. Say something, or drop a file here."));
+    messages.push(...page.messages);
+    if (after > 0) log.prepend(h("p", { class: "muted" }, "Earlier messages are in ", h("a", { href: `#/c/${id}/history` }, "History"), "."));
+    renderSettled();
     if (meta.requiresAction) showPending(meta.requiresAction);
     log.scrollTop = log.scrollHeight;
   } catch (err) {
-    replace(root, errorLine(err), h("p", null, h("a", { href: "#/" }, "Back to conversations")));
+    // A refused key has already brought the sign-in form up: leave it there.
+    if (!session.key) return () => {};
+    replace(root, errorLine(plainError(err).text), h("p", null, h("a", { href: "#/" }, "Start a new chat")));
     return () => {};
   }
 
   // ---- the socket ---------------------------------------------------------------------------
 
+  let everConnected = false;
   function connect() {
     if (ws && ws.readyState === WebSocket.OPEN) return Promise.resolve(ws);
     if (connecting) return connecting;
-    replace(status, "connecting…");
     connecting = openSocket(id, onEvent, onClose)
       .then((s) => {
         ws = s;
         retry = 0;
-        replace(status, "live");
-        status.className = "socket-status live";
+        banner.hidden = true;
+        view.classList.remove("offline");
+        replace(status, "connected");
+        status.classList.add("live");
         if (everConnected) recover();
         everConnected = true;
         return s;
@@ -108,195 +209,259 @@ export async function chatView(root, id) {
     return connecting;
   }
 
-  let everConnected = false;
-  /** A turn that was streaming when the socket dropped ends without its events: show what was saved. */
+  /** After a reconnect: turns that were streaming show what was saved. */
   function recover() {
     pending.length = 0;
-    for (const [turnId, t] of turns) {
-      if (!t.el.classList.contains("live")) continue;
-      t.el.classList.replace("live", "interrupted");
-      t.el.append(h("div", { class: "muted" }, "The connection dropped during this turn; its saved messages follow."));
-      turns.delete(turnId);
-    }
-    for (const el of log.querySelectorAll(".turn.live")) el.classList.replace("live", "interrupted");
+    for (const [, t] of turns) t.el.remove();
+    turns.clear();
+    setRunning(null);
     catchUp().catch(() => {});
   }
 
   /** @type {ReturnType<typeof setTimeout> | null} */
   let reconnect = null;
-  /** A failed connect can report twice (the ticket call or the socket's error, and its close): one retry at a time. */
+  /** @type {ReturnType<typeof setInterval> | null} */
+  let countdown = null;
   function onClose() {
     ws = null;
-    status.className = "socket-status";
     replace(status, "disconnected");
+    status.classList.remove("live");
+    for (const el of log.querySelectorAll(".streaming")) el.classList.remove("streaming");
     if (closed || reconnect) return;
-    // Reconnect with a fresh ticket; tickets are single-use.
-    const wait = Math.min(10_000, 500 * 2 ** retry++);
-    reconnect = setTimeout(() => {
+    view.classList.add("offline");
+    const wait = Math.min(10_000, 1000 * 2 ** retry++);
+    let left = Math.ceil(wait / 1000);
+    const now = h("button", { type: "button", class: "link", id: "reconnect-now", onclick: () => fire() }, "Reconnect now");
+    const line = h("span", null);
+    const tick = () => replace(line, `Connection lost. Reconnecting in ${left} s… `);
+    tick();
+    replace(banner, line, now);
+    banner.hidden = false;
+    countdown = setInterval(() => (left = Math.max(0, left - 1), tick()), 1000);
+    const fire = () => {
+      if (reconnect) clearTimeout(reconnect);
+      if (countdown) clearInterval(countdown);
       reconnect = null;
+      replace(banner, "Reconnecting…");
       if (!closed) connect().catch(() => onClose());
-    }, wait);
+    };
+    reconnect = setTimeout(fire, wait);
+  }
+
+  /** @param {string | null} turnId */
+  function setRunning(turnId) {
+    running = turnId;
+    const busy = turnId !== null;
+    sendButton.hidden = busy;
+    stopButton.hidden = !busy;
+    stopButton.disabled = false;
+    stopButton.textContent = "Stop";
+    if (!busy) stopRequested = false;
   }
 
   /** @param {string} turnId */
   function turnFor(turnId) {
     let t = turns.get(turnId);
     if (!t) {
-      const el = pending.shift() ?? h("section", { class: "turn live" });
+      const el = pending.shift() ?? h("section", { class: "turn live" }, h("article", { class: "msg assistant live" }, h("div", { class: "reply-body" })));
       el.dataset.turn = turnId;
       if (!el.isConnected) stick(() => log.append(el));
-      t = { el, stream: null, thinking: null, thinkingKey: "", tools: new Map(), results: 0, saved: [], cards: [], running: null };
+      const body = /** @type {HTMLElement} */ (el.querySelector(".msg.assistant .reply-body"));
+      t = { el, body, waiting: el.querySelector(".waiting"), piece: null, thinking: null, thinkingKey: "", steps: new Map(), saved: [], error: null, prompt: el.dataset.prompt ?? "" };
       turns.set(turnId, t);
     }
-    lastTurn = turnId;
     return t;
   }
+
+  /** @param {any} t */
+  const stopWaiting = (t) => {
+    t.waiting?.remove();
+    t.waiting = null;
+  };
+
+  /** Streamed text renders as markdown once per frame. @type {Set<any>} */
+  const dirty = new Set();
+  let frame = 0;
+  const flush = () => {
+    frame = 0;
+    stick(() => {
+      for (const p of dirty) renderMarkdown(p.el, p.text);
+    });
+    dirty.clear();
+  };
 
   /** @param {any} e */
   function onEvent(e) {
     if (e.type === "pong") return;
-    if (e.type === "message" && e.turnId === "attachment") return addMessage(e.message);
-    if (e.type === "progress" && !e.turnId) {
-      // Narration from tools outside a turn's own stream (e.g. indexing): show it in the newest turn.
-      const t = lastTurn ? turns.get(lastTurn) : null;
-      return stick(() => (t ?? { el: log }).el.append(h("div", { class: "progress" }, e.message)));
+    if (e.type === "stopped") return;
+    if (e.type === "message" && (e.turnId === "attachment" || e.turnId === "resume")) return addSettled([e.message]);
+    if (e.type === "error" && e.error?.type === "authentication_error") {
+      window.dispatchEvent(new CustomEvent("unauthorized"));
+      return;
     }
-    if (e.type === "error" && !e.turnId) return stick(() => log.append(errorLine(`${e.error?.type}: ${e.error?.message}`)));
+    if (e.type === "progress" && !e.turnId) return;
+    if (e.type === "error" && !e.turnId) return stick(() => log.append(turnError(e.error, "")));
     if (!e.turnId) return;
     const t = turnFor(e.turnId);
+    if (e.type === "turn_start" && t.el.dataset.mine) setRunning(e.turnId);
+    if (e.type === "turn_start" && stopRequested && running === e.turnId) stop();
     stick(() => {
       switch (e.type) {
-        case "turn_start":
-          break;
         case "delta": {
+          stopWaiting(t);
           t.thinking = null;
-          // A sub-agent's deltas (tagged with `agent`) stream into a bubble of their own.
-          const speaker = e.agent ? `agent ${e.agent.name}` : "assistant";
-          if (t.stream?.dataset.speaker !== speaker) t.stream = null;
-          if (!t.stream) t.el.append((t.stream = h("div", { class: "msg assistant live", "data-speaker": speaker }, h("header", null, h("span", { class: "role" }, speaker)), h("div", { class: "text streaming" }))));
-          /** @type {HTMLElement} */ (t.stream.lastElementChild).append(e.text);
+          const agent = e.agent?.name ?? "";
+          if (!t.piece || t.piece.agent !== agent) {
+            const el = h("div", { class: "md streaming" });
+            t.piece = { el, text: "", agent };
+            if (agent) t.body.append(h("div", { class: "agent-live muted" }, `Sub-agent ${agent}:`));
+            t.body.append(el);
+          }
+          t.piece.text += e.text;
+          dirty.add(t.piece);
+          frame ||= requestAnimationFrame(flush);
           break;
         }
         case "thinking": {
-          // One collapsed block per thinking block of the reply; its summary text streams in when shown.
+          stopWaiting(t);
           const key = `${e.agent?.segment ?? ""}:${e.block}`;
           if (t.thinkingKey !== key || !t.thinking) {
-            t.stream = null;
+            endPiece(t);
             t.thinkingKey = key;
             t.thinking = thinkingBlock(e.redacted ? null : "");
             t.thinking.classList.add("live");
-            t.el.append(t.thinking);
+            t.body.append(t.thinking);
           }
           if (e.text) {
             let body = t.thinking.querySelector(".thinking-text");
             if (!body) {
               const tag = t.thinking.querySelector(".tag");
-              if (tag) tag.textContent = "thinking";
+              if (tag) tag.textContent = "Thinking";
               t.thinking.append((body = h("div", { class: "thinking-text" })));
             }
             body.append(e.text);
           }
           break;
         }
-        case "refusal":
-          t.stream = null;
-          t.el.append(refusalLine(e));
-          break;
-        case "model_changed":
-          t.el.append(modelChangedLine(e));
-          break;
-        case "retry":
-          t.stream = null;
-          t.el.append(h("div", { class: "progress" }, `The model's reply broke off (${e.error?.type}); asking again in ${Math.round(e.delayMs / 100) / 10} s. What it had written is kept.`));
-          break;
         case "tool_use": {
-          t.stream = null;
-          // The thinking right before a call is the model's note of what it is about to do: open it.
-          if (t.thinking?.querySelector(".thinking-text")) t.thinking.setAttribute("open", "");
+          stopWaiting(t);
+          endPiece(t);
           t.thinking = null;
-          ctx.toolNames.set(e.id, e.name);
-          const input = JSON.stringify(e.input ?? {}, null, 2);
-          const el = h("details", { class: "tool-use running", "data-tool-use": e.id }, h("summary", null, h("span", { class: "tag" }, "tool call"), " ", h("strong", null, e.name), " ", h("span", { class: "size" }, chars(input.length)), h("span", { class: "muted" }, " running…")), h("pre", null, input));
-          t.tools.set(e.id, el);
-          t.el.append(el);
+          const step = toolStep(e);
+          step.classList.add("running");
+          /** @type {HTMLElement} */ (step.querySelector(".step-label")).replaceChildren("Using ", h("strong", null, e.name), "…");
+          t.steps.set(e.id, step);
+          t.body.append(step);
           break;
         }
         case "tool_result": {
-          const call = t.tools.get(e.tool_use_id);
-          call?.classList.remove("running");
-          call?.querySelector("summary .muted")?.remove();
-          const el = h(
-            "details",
-            { class: `tool-result${e.is_error ? " error" : ""}`, "data-tool-result": e.tool_use_id },
-            h("summary", null, h("span", { class: "tag" }, e.is_error ? "error result" : "result"), " ", h("strong", null, e.name), " ", h("span", { class: "size" }, chars(e.chars))),
-            h("pre", null, e.preview, e.chars > e.preview.length ? h("span", { class: "muted" }, `\n… ${chars(e.chars - e.preview.length)} more (in the saved message)`) : null),
-          );
-          call ? call.after(el) : t.el.append(el);
-          t.results++;
-          t.stream = null;
+          const step = t.steps.get(e.tool_use_id);
+          if (step) fillStep(step, { is_error: e.is_error, text: e.preview + (e.chars > e.preview.length ? "\n…" : ""), chars: e.chars });
           break;
         }
-        case "progress":
-          t.el.append(h("div", { class: "progress" }, e.message));
+        case "progress": {
+          const running = [...t.steps.values()].reverse().find((s) => s.classList.contains("running"));
+          (running?.querySelector(".step-body") ?? t.body).append(h("div", { class: "progress" }, e.message));
+          break;
+        }
+        case "refusal":
+          endPiece(t);
+          t.body.append(refusalLine(e));
+          break;
+        case "model_changed":
+          t.body.append(modelChangedLine(e));
+          break;
+        case "retry":
+          endPiece(t);
+          t.body.append(h("div", { class: "progress" }, "The model's reply broke off; asking again…"));
           break;
         case "compaction_started":
-          t.stream = null;
-          t.running = runningCompactionCard(e);
-          t.el.append(t.running);
+          endPiece(t);
+          t.body.append(h("div", { class: "compaction-notice running", role: "status" }, "Compacting older context…"));
           break;
-        case "compaction": {
-          const card = compactionCard(e);
-          if (t.running) t.running.replaceWith(card);
-          else t.el.append(card);
-          t.running = null;
-          t.cards.push({ el: card, afterResults: t.results });
-          t.stream = null;
+        case "compaction":
+          t.body.querySelector(".compaction-notice.running")?.replaceWith(compactionNotice(e));
+          endPiece(t);
           break;
-        }
         case "message":
           t.saved.push(e.message);
           break;
         case "error":
-          t.el.append(errorLine(`${e.error?.type}: ${e.error?.message}`));
+          t.error = e.error;
           break;
         case "requires_action":
           showPending(e);
           break;
         case "turn_end":
-          finish(t, e);
-          // A paused turn goes on under the same id: its second half gets a section of its own.
-          if (e.stop_reason === "requires_action") turns.delete(e.turnId);
-          else if (e.turnId === pendingFor) hidePending();
+          finish(e.turnId, t, e);
+          if (e.turnId === pendingFor && e.stop_reason !== "requires_action") hidePending();
           break;
       }
     });
   }
 
-  /**
-   * The streamed view gives way to the messages as saved. A compaction card stays where its pass
-   * ran: after the message holding the tool results seen before it (after the prompt if none).
-   */
-  function finish(/** @type {any} */ t, /** @type {any} */ e) {
-    const kept = [...t.el.querySelectorAll(".error-line")];
-    const narration = [...t.el.querySelectorAll(".progress")];
-    const out = [];
-    let results = 0;
-    const cards = [...t.cards];
-    t.saved.forEach((/** @type {any} */ m) => {
-      // Already shown when a dropped connection was caught up from the transcript.
-      if (!rendered.has(m.id)) out.push(renderMessage(m, ctx));
-      rendered.add(m.id);
-      results += (Array.isArray(m.content) ? m.content : []).filter((/** @type {any} */ b) => b.type === "tool_result").length;
-      while (cards.length && cards[0].afterResults <= results) out.push(/** @type {any} */ (cards.shift()).el);
-    });
-    out.push(...cards.map((c) => c.el));
-    if (!t.saved.length) out.push(...t.el.children);
-    const u = e.usage ?? {};
-    if (narration.length && t.saved.length) out.push(h("details", { class: "narration" }, h("summary", { class: "muted" }, `${narration.length} progress note${narration.length === 1 ? "" : "s"}`), narration));
-    out.push(...kept, h("div", { class: "turn-end muted" }, `${e.stop_reason} · input ${num((u.input_tokens ?? 0) + (u.cache_read_input_tokens ?? 0) + (u.cache_creation_input_tokens ?? 0))} tokens (${num(u.cache_read_input_tokens)} cached) · output ${num(u.output_tokens)}`, e.timing ? ` · ${num(e.timing.serverMs)} ms` : ""));
-    replace(t.el, out);
-    t.el.classList.remove("live");
-    t.el.classList.add("done");
+  /** @param {any} t */
+  function endPiece(t) {
+    if (!t.piece) return;
+    renderMarkdown(t.piece.el, t.piece.text);
+    dirty.delete(t.piece);
+    t.piece.el.classList.remove("streaming");
+    t.piece = null;
+  }
+
+  /** The streamed view gives way to the messages as saved. @param {string} turnId @param {any} t @param {any} e */
+  function finish(turnId, t, e) {
+    endPiece(t);
+    turns.delete(turnId);
+    if (running === turnId) setRunning(null);
+    const prompt = t.saved.find((/** @type {any} */ m) => m.role === "user" && promptText(m));
+    if (t.error && prompt) errors.set(prompt.id, t.error);
+    const notes = [...t.body.querySelectorAll(".progress")].map((n) => n.textContent ?? "").filter((n) => n && !n.startsWith("The model's reply broke off"));
+    if (notes.length && prompt) narration.set(prompt.id, notes);
+    t.el.remove();
+    addSettled(t.saved);
+    // A compaction during the turn is a timeline card now: placed where it ran, as on reload.
+    if (t.body.querySelector(".compaction-notice")) refreshCards().catch(() => {});
+    if (t.error && !prompt) stick(() => log.append(turnError(t.error, t.prompt)));
+    if (!t.error && e.stop_reason !== "requires_action") announce(e.stop_reason === "interrupted" ? "Stopped." : "Reply finished.");
+    if (t.error) announce(plainError(t.error).text);
+    autoTitle();
+  }
+
+  async function refreshCards() {
+    const timeline = await api("GET", `/v1/conversations/${id}/timeline?limit=500`);
+    cards.clear();
+    for (const c of timeline.cards) cards.set(c.afterSeq, [...(cards.get(c.afterSeq) ?? []), c]);
+    renderSettled();
+  }
+
+  /** @param {any[]} saved */
+  function addSettled(saved) {
+    const known = new Set(messages.map((m) => m.id));
+    const fresh = saved.filter((m) => !known.has(m.id));
+    if (!fresh.length) return;
+    messages.push(...fresh);
+    messages.sort((a, b) => a.seq - b.seq);
+    renderSettled();
+  }
+
+  /** The first exchange names an untitled conversation. */
+  async function autoTitle() {
+    if (meta.title && meta.title !== "New conversation") return;
+    const first = messages.find((m) => m.role === "user" && promptText(m));
+    if (!first) return;
+    const words = promptText(first).replace(/\s+/g, " ").trim();
+    const name = words.length > 60 ? `${words.slice(0, 60).replace(/\s+\S*$/, "")}…` : words;
+    if (!name) return;
+    meta.title = name;
+    try {
+      await api("PATCH", `/v1/conversations/${id}`, { title: name });
+      replace(title, name);
+      document.title = `${name} · context-chat`;
+      conversationsChanged({ id, title: name });
+    } catch {
+      meta.title = "";
+    }
   }
 
   // ---- client tool calls a paused turn waits on ----------------------------------------------
@@ -310,7 +475,7 @@ export async function chatView(root, id) {
         try {
           (await connect()).send(JSON.stringify({ type: "tool_results", results }));
         } catch (err) {
-          stick(() => log.append(errorLine(err)));
+          stick(() => log.append(turnError(err, "")));
         }
       }),
     );
@@ -320,23 +485,57 @@ export async function chatView(root, id) {
     pendingFor = null;
   }
 
-  // ---- sending ------------------------------------------------------------------------------
+  // ---- sending and stopping -----------------------------------------------------------------
 
-  async function send() {
-    const content = text.value;
-    if (!content.trim()) return;
+  /** @type {{ file: File, row: HTMLElement, done: Promise<any> | null, abort: () => void }[]} */
+  const staged = [];
+
+  /** @param {string} content */
+  async function sendTurn(content) {
+    if (!content.trim() || running) return false;
     log.querySelector(".empty")?.remove();
-    const el = h("section", { class: "turn live" }, renderMessage({ role: "user", content: [{ type: "text", text: content }] }, ctx, { live: true }));
+    const user = h("article", { class: "msg user" }, h("div", { class: "bubble" }, h("div", { class: "text" }, content)));
+    const waiting = h("div", { class: "waiting" }, h("span", { class: "dots", "aria-hidden": "true" }, h("i"), h("i"), h("i")), " Thinking…");
+    const el = h("section", { class: "turn live", "data-mine": "1", "data-prompt": content }, user, h("article", { class: "msg assistant live" }, h("div", { class: "reply-body" }, waiting)));
+    setRunning("pending");
+    announce("Sent. Waiting for the reply.");
     try {
+      // Files staged with this message finish uploading first; their notes precede the prompt.
+      for (const s of staged.splice(0)) {
+        await s.done;
+        s.row.remove();
+      }
       const s = await connect();
       pending.push(el);
       stick(() => log.append(el));
       s.send(JSON.stringify({ type: "send", content }));
-      text.value = "";
+      return true;
     } catch (err) {
-      stick(() => log.append(errorLine(err)));
+      el.remove();
+      setRunning(null);
+      stick(() => log.append(turnError(err, content)));
+      return false;
     }
   }
+
+  async function send() {
+    const content = text.value;
+    if (!content.trim()) return;
+    if (await sendTurn(content)) {
+      text.value = "";
+      grow();
+    }
+  }
+
+  /** Stop: the running turn ends as interrupted (what streamed is kept). Before turn_start, once it starts. */
+  function stop() {
+    stopRequested = true;
+    stopButton.disabled = true;
+    stopButton.textContent = "Stopping…";
+    if (!running || running === "pending" || !ws) return;
+    ws.send(JSON.stringify({ type: "stop", turnId: running }));
+  }
+  stopButton.addEventListener("click", stop);
   form.addEventListener("submit", (e) => {
     e.preventDefault();
     send();
@@ -344,49 +543,69 @@ export async function chatView(root, id) {
   text.addEventListener("keydown", (e) => {
     if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
       e.preventDefault();
-      send();
+      if (!running) send();
     }
+    if (e.key === "Escape" && running) stop();
   });
+  const grow = () => {
+    text.style.height = "auto";
+    text.style.height = `${Math.min(text.scrollHeight, 240)}px`;
+  };
+  text.addEventListener("input", grow);
 
   // ---- attachments --------------------------------------------------------------------------
 
-  /** @param {File} file */
-  async function upload(file) {
-    const bar = /** @type {HTMLProgressElement} */ (h("progress", { max: "1", value: "0" }));
+  /** A picked file is staged as a chip and uploaded in the background; its note joins before the next message. @param {File} file */
+  function stage(file) {
+    if (!READABLE.test(file.name) && !/^(text\/|image\/(png|jpeg|gif|webp)$|application\/(pdf|json))/.test(file.type)) {
+      uploads.append(h("li", { class: "upload failed", role: "alert" }, h("strong", null, file.name), ` can't be read here: use PDF, text, code, CSV, XLSX, DOCX or an image.`, removeButton(() => /** @type {HTMLElement} */ (uploads.lastElementChild)?.remove())));
+      return;
+    }
+    if (file.size > MAX_UPLOAD) {
+      uploads.append(h("li", { class: "upload failed", role: "alert" }, h("strong", null, file.name), ` is too large (${bytes(file.size)}).`));
+      return;
+    }
+    log.querySelector(".empty")?.remove();
+    const bar = /** @type {HTMLProgressElement} */ (h("progress", { max: "1", value: "0", "aria-label": `Uploading ${file.name}` }));
     const label = h("span", { class: "muted" }, bytes(file.size));
-    const row = h("li", { class: "upload" }, h("strong", null, file.name), " ", bar, " ", label);
-    uploads.append(row);
-    const { done } = uploadAttachment(id, file, (sent, total) => {
+    const row = h("li", { class: "upload file-chip" }, h("span", { class: "file-name" }, file.name), bar, label);
+    const { done, abort } = uploadAttachment(id, file, (sent, total) => {
       bar.max = total || 1;
       bar.value = sent;
-      replace(label, `${bytes(sent)} of ${bytes(total)}`);
     });
-    try {
-      const att = await done;
-      bar.value = bar.max;
-      row.classList.add("done");
-      replace(label, `${bytes(att.size ?? file.size)} · uploaded · `, h("code", null, att.id));
-      // The note reaches the log over the socket; fetch it if the socket missed it.
-      setTimeout(() => catchUp().catch(() => {}), 1500);
-      setTimeout(() => row.remove(), 8000);
-    } catch (err) {
-      row.classList.add("failed");
-      replace(label, errorLine(err));
-    }
+    /** @type {{ file: File, row: HTMLElement, done: Promise<any> | null, abort: () => void }} */
+    const entry = { file, row, done: null, abort };
+    row.append(removeButton(() => (abort(), row.remove(), staged.splice(staged.indexOf(entry), 1))));
+    entry.done = done.then(
+      (att) => {
+        bar.value = bar.max;
+        row.classList.add("done");
+        replace(label, `${bytes(att.size ?? file.size)} · ready`);
+        return att;
+      },
+      (err) => {
+        row.classList.add("failed");
+        replace(label, plainError(err).text);
+        staged.splice(staged.indexOf(entry), 1);
+      },
+    );
+    staged.push(entry);
+    uploads.append(row);
   }
 
+  /** @param {() => void} onRemove */
+  const removeButton = (onRemove) => h("button", { type: "button", class: "ghost remove", "aria-label": "Remove file", onclick: onRemove }, "✕");
+
   async function catchUp() {
-    if (log.querySelector(".turn.live")) return;
-    const seqs = [...log.querySelectorAll("[data-seq]")].map((el) => Number(/** @type {HTMLElement} */ (el).dataset.seq));
-    const after = seqs.length ? Math.max(...seqs) : 0;
+    const after = messages.length ? messages[messages.length - 1].seq : 0;
     const page = await api("GET", `/v1/conversations/${id}/messages?after=${after}&limit=100`);
-    for (const m of page.messages) addMessage(m);
+    addSettled(page.messages);
   }
 
   /** @param {FileList | File[] | null | undefined} files */
-  const uploadAll = (files) => [...(files ?? [])].forEach((f) => upload(f));
+  const stageAll = (files) => [...(files ?? [])].forEach((f) => stage(f));
   fileInput.addEventListener("change", () => {
-    uploadAll(fileInput.files);
+    stageAll(fileInput.files);
     fileInput.value = "";
   });
   let depth = 0;
@@ -404,14 +623,17 @@ export async function chatView(root, id) {
     e.preventDefault();
     depth = 0;
     drop.hidden = true;
-    uploadAll(e.dataTransfer?.files);
+    stageAll(e.dataTransfer?.files);
   });
 
-  connect().catch(() => onClose());
+  const ready = connect().catch(() => onClose());
+  if (opts.firstMessage) ready.then(() => sendTurn(/** @type {string} */ (opts.firstMessage)));
   text.focus();
   return () => {
     closed = true;
     if (reconnect) clearTimeout(reconnect);
+    if (countdown) clearInterval(countdown);
+    if (frame) cancelAnimationFrame(frame);
     ws?.close();
   };
 }

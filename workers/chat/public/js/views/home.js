@@ -1,71 +1,66 @@
-// The tenant's conversations (newest first, paged) and a form to start one.
-import { api } from "../api.js";
+// A new chat: the composer straight away (with the model to use), the conversation created on the
+// first message. #/manage keeps the full list with import and export.
+import { api, plainError } from "../api.js";
 import { h, num, replace, time } from "../dom.js";
+import { conversationsChanged } from "../prefs.js";
 import { errorLine } from "../render.js";
+import { modelSelect } from "./settings.js";
 import { exportAllButton, importPanel } from "./transfer.js";
 
-/** @param {HTMLElement} root */
-export async function homeView(root) {
+/** @param {HTMLElement} root @param {(id: string, first: string) => void} open */
+export async function newChatView(root, open) {
+  const text = /** @type {HTMLTextAreaElement} */ (h("textarea", { id: "composer", rows: "1", placeholder: "Message", "aria-label": "Message", enterkeyhint: "send" }));
+  const status = h("div", { role: "status" });
+  const models = h("span", { class: "model-pick" });
+  const form = h("form", { class: "composer new", id: "new-chat-form" }, h("div", { class: "composer-row" }, text, h("button", { type: "submit", id: "send", class: "primary" }, "Send")), h("div", { class: "composer-tools" }, models), status);
+  replace(root, h("div", { class: "chat new-chat-view" }, h("div", { class: "hero" }, h("h1", null, "What can I help with?")), form));
+  document.title = "New chat · context-chat";
+  const select = await modelSelect(null).catch(() => null);
+  if (select) replace(models, h("label", { for: "new-model" }, "Model "), select);
+
+  let busy = false;
+  async function start() {
+    const content = text.value;
+    if (!content.trim() || busy) return;
+    busy = true;
+    try {
+      const model = /** @type {HTMLSelectElement | null} */ (select)?.value;
+      const conv = await api("POST", "/v1/conversations", model ? { settings: { model } } : {});
+      conversationsChanged();
+      open(conv.id, content);
+    } catch (err) {
+      replace(status, errorLine(plainError(err).text));
+      busy = false;
+    }
+  }
+  form.addEventListener("submit", (e) => (e.preventDefault(), start()));
+  text.addEventListener("keydown", (e) => {
+    if (e.key === "Enter" && !e.shiftKey && !e.isComposing) (e.preventDefault(), start());
+  });
+  text.addEventListener("input", () => {
+    text.style.height = "auto";
+    text.style.height = `${Math.min(text.scrollHeight, 240)}px`;
+  });
+  text.focus();
+}
+
+/** Every conversation (newest first, paged), import and export. @param {HTMLElement} root */
+export async function manageView(root) {
   const list = h("ul", { class: "conversations", id: "conversations" });
   const more = h("button", { type: "button", class: "secondary", hidden: true }, "Load more");
-  const title = h("input", { id: "new-title", name: "title", placeholder: "Title (optional)", maxlength: "200", autocomplete: "off" });
-  const settings = h("textarea", { id: "new-settings", name: "settings", rows: "3", placeholder: '{"contextWindowTokens": 24000, "outputReserveTokens": 2000}', spellcheck: "false" });
-  const formStatus = h("div");
-  const form = h(
-    "form",
-    { class: "panel new-conversation", id: "new-conversation" },
-    h("h2", null, "New conversation"),
-    title,
-    h("details", null, h("summary", null, "Settings (JSON, optional)"), settings),
-    h("button", { type: "submit" }, "Start"),
-    formStatus,
-  );
-  form.addEventListener("submit", async (e) => {
-    e.preventDefault();
-    replace(formStatus);
-    /** @type {Record<string, unknown>} */
-    const body = {};
-    const t = /** @type {HTMLInputElement} */ (title).value.trim();
-    if (t) body.title = t;
-    const s = /** @type {HTMLTextAreaElement} */ (settings).value.trim();
-    try {
-      if (s) body.settings = JSON.parse(s);
-    } catch {
-      replace(formStatus, errorLine("settings: not valid JSON"));
-      return;
-    }
-    try {
-      const conv = await api("POST", "/v1/conversations", body);
-      location.hash = `#/c/${conv.id}`;
-    } catch (err) {
-      replace(formStatus, errorLine(err));
-    }
-  });
-
-  replace(root, h("div", { class: "home" }, form, importPanel(), h("section", { class: "panel" }, h("h2", null, "Conversations"), exportAllButton(), list, more)));
-
+  replace(root, h("div", { class: "home" }, h("h1", null, "All chats"), importPanel(), h("section", { class: "panel" }, h("h2", null, "Conversations"), exportAllButton(), list, more)));
+  document.title = "All chats · context-chat";
   /** @param {string | undefined} cursor */
   async function load(cursor) {
     try {
       const page = await api("GET", `/v1/conversations?limit=30${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`);
       if (!cursor && !page.conversations.length) list.append(h("li", { class: "muted" }, "No conversations yet."));
-      for (const c of page.conversations) {
-        list.append(
-          h(
-            "li",
-            null,
-            h("a", { href: `#/c/${c.id}` }, c.title || c.id),
-            " ",
-            h("span", { class: "muted" }, [c.messageCount !== undefined ? `${num(c.messageCount)} messages · ` : "", time(c.updatedAt ?? c.createdAt)]),
-            " ",
-            h("a", { class: "muted", href: `#/c/${c.id}/history` }, "history"),
-          ),
-        );
-      }
+      for (const c of page.conversations)
+        list.append(h("li", null, h("a", { href: `#/c/${c.id}` }, c.title || "New chat"), " ", h("span", { class: "muted" }, [c.messageCount !== undefined ? `${num(c.messageCount)} messages · ` : "", time(c.updatedAt ?? c.createdAt)]), " ", h("a", { class: "muted", href: `#/c/${c.id}/history` }, "history")));
       more.hidden = !page.next;
       more.onclick = () => load(page.next);
     } catch (err) {
-      list.append(errorLine(err));
+      list.append(errorLine(plainError(err).text));
     }
   }
   await load(undefined);

@@ -1,5 +1,6 @@
-// Search across the tenant's conversations; each message hit opens History at that message.
-import { api } from "../api.js";
+// Search across the tenant's conversations: each hit names its conversation and who said it, and
+// opens History at that message.
+import { api, plainError } from "../api.js";
 import { h, replace, time } from "../dom.js";
 import { errorLine } from "../render.js";
 
@@ -16,30 +17,51 @@ function snippet(s) {
   return out;
 }
 
+/** Who a hit's words are from. @param {any} r */
+function speaker(r) {
+  if (r.kind === "memory") return "Saved note";
+  if (r.kind === "episode") return "Summary";
+  if (r.kind === "page") return `PDF page ${r.seq ?? ""}`.trim();
+  if (r.role === "assistant") return "Assistant";
+  if (/^\[?tool|tool_result/.test(r.snippet ?? "") || r.role === "tool") return "Tool result";
+  return r.role === "user" ? "You" : "Message";
+}
+
 /** @param {HTMLElement} root @param {URLSearchParams} params */
 export async function searchView(root, params) {
   const q = (params.get("q") ?? "").trim();
   const input = /** @type {HTMLInputElement} */ (document.getElementById("search-q"));
   if (input) input.value = q;
   const results = h("ol", { class: "results", id: "search-results" });
-  replace(root, h("section", { class: "panel" }, h("h1", null, q ? `Search: ${q}` : "Search"), results));
-  if (!q) return results.append(h("li", { class: "muted" }, "Type words in the search box above."));
+  const status = h("p", { class: "muted", id: "search-status", role: "status" });
+  replace(root, h("section", { class: "panel" }, h("h1", null, q ? `Search: ${q}` : "Search"), status, results));
+  document.title = `Search · context-chat`;
+  if (!q) return replace(status, "Type words in the search box above.");
   try {
     const res = await api("GET", `/v1/search?q=${encodeURIComponent(q)}&limit=50`);
-    if (!res.results.length) results.append(h("li", { class: "muted" }, "No matches."));
-    for (const r of res.results) {
-      const href = r.conversationId ? (r.messageId ? `#/c/${r.conversationId}/history?at=${encodeURIComponent(r.messageId)}` : `#/c/${r.conversationId}/history`) : null;
-      const label = r.kind === "message" ? `${r.role ?? "message"} #${r.seq ?? "?"}` : r.kind;
-      results.append(
-        h(
+    if (!res.results.length) return replace(status, "No matches.");
+    replace(status, `${res.results.length} match${res.results.length === 1 ? "" : "es"}`);
+    /** @type {Map<string, Promise<string>>} */
+    const titles = new Map();
+    /** @param {string} id */
+    const titleOf = (id) => {
+      if (!titles.has(id)) titles.set(id, api("GET", `/v1/conversations/${id}`).then((c) => c.title || "New chat", () => "A deleted chat"));
+      return /** @type {Promise<string>} */ (titles.get(id));
+    };
+    const rows = await Promise.all(
+      res.results.map(async (/** @type {any} */ r) => {
+        const href = r.conversationId ? (r.messageId ? `#/c/${r.conversationId}/history?at=${encodeURIComponent(r.messageId)}` : `#/c/${r.conversationId}/history`) : null;
+        const where = r.conversationId ? await titleOf(r.conversationId) : r.kind === "memory" ? "Memory" : "Project file";
+        return h(
           "li",
           { class: "hit" },
-          h("div", null, href ? h("a", { href, class: "hit-link" }, label) : h("strong", null, label), " ", h("span", { class: "muted" }, [r.conversationId ?? "", " · ", time(r.createdAt)])),
+          h("div", { class: "hit-head" }, href ? h("a", { href, class: "hit-link" }, where) : h("strong", null, where), " ", h("span", { class: "muted" }, `${speaker(r)} · ${time(r.createdAt)}`)),
           h("div", { class: "snippet" }, snippet(r.snippet ?? "")),
-        ),
-      );
-    }
+        );
+      }),
+    );
+    replace(results, rows);
   } catch (err) {
-    results.append(errorLine(err));
+    replace(status, errorLine(plainError(err).text));
   }
 }

@@ -27,7 +27,7 @@ function save(blob, name) {
 
 /** The Import panel of the home view. */
 export function importPanel() {
-  const file = /** @type {HTMLInputElement} */ (h("input", { type: "file", id: "import-file", accept: ".json,.jsonl,.ndjson,application/json" }));
+  const file = /** @type {HTMLInputElement} */ (h("input", { type: "file", id: "import-file", "aria-label": "Transcript file to import", accept: ".json,.jsonl,.ndjson,application/json" }));
   const status = h("div", { id: "import-status" });
   const form = h("form", { class: "panel", id: "import-form" }, h("h2", null, "Import"), h("p", { class: "muted" }, "A transcript: Anthropic Messages JSON, or JSONL with one message per line."), file, h("button", { type: "submit", id: "import-button" }, "Import"), status);
   form.addEventListener("submit", async (e) => {

@@ -1,0 +1,374 @@
+// The chat as a person uses it, in a real browser against the running stack: replies rendered as
+// markdown (built as DOM nodes), Stop on a streaming turn (saved as interrupted) with the waiting
+// state before the first token, Regenerate, edit-and-resend, Copy, Retry on a failed turn, the
+// sidebar (new chat straight into the composer, automatic titles, rename, delete), the settings
+// form, the connection banner, sign-in on a revoked key, "stay signed in", the theme toggle, and
+// axe-core on every page at desktop and phone width in both themes (screenshots of each kept in
+// test-artifacts/ui-chat/).
+import { mkdirSync, readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { chooseChromium } from "./browser";
+import { api, base, KEY, transcript } from "./client";
+
+const SHOTS = new URL("../../test-artifacts/ui-chat/", import.meta.url).pathname;
+const AXE = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
+const DESKTOP = { width: 1280, height: 800 };
+const PHONE = { width: 390, height: 844 };
+
+let browser: Browser;
+let context: BrowserContext;
+let page: Page;
+
+async function signIn(p: Page, key = KEY, remember = false) {
+  await p.goto(`${base()}/`);
+  await p.fill("#api-key", key);
+  if (remember) await p.check("#remember");
+  await p.click("#signin-form button[type=submit]");
+  await p.waitForSelector("#new-chat-form");
+}
+
+/** A new chat from the home composer: the conversation is created on the first message. */
+async function newChat(first: string): Promise<string> {
+  await page.goto(`${base()}/#/`);
+  await page.waitForSelector("#new-chat-form");
+  await page.fill("#composer", first);
+  await page.press("#composer", "Enter");
+  await page.waitForURL(/#\/c\/conv_/);
+  return /#\/c\/(conv_[^/?]+)/.exec(page.url())![1];
+}
+
+/** Waits until no turn is streaming and at least `n` finished turns are on the page. */
+async function settled(n: number) {
+  await page.waitForFunction((n) => !document.querySelector(".turn.live") && document.querySelectorAll(".turn.done").length >= n && !!document.querySelector("#send:not([hidden])"), n, { timeout: 60_000 });
+}
+
+async function send(text: string) {
+  const before = await page.locator(".turn.done").count();
+  await page.fill("#composer", text);
+  await page.press("#composer", "Enter");
+  await page.waitForFunction((n) => document.querySelectorAll(".turn.done").length > n && !document.querySelector(".turn.live"), before, { timeout: 60_000 });
+}
+
+/** axe-core in the page: the serious and critical violations, by rule. */
+async function axe(p: Page): Promise<string[]> {
+  // Evaluated through the debugging protocol, which the page's CSP does not govern (an injected
+  // <script> would be refused, as it should be).
+  if (!(await p.evaluate(() => "axe" in window))) await p.evaluate(AXE);
+  const result = await p.evaluate(async () => (window as any).axe.run(document, { resultTypes: ["violations"] }));
+  return (result.violations as any[]).filter((v) => v.impact === "serious" || v.impact === "critical").map((v) => `${v.id}: ${v.nodes.map((n: any) => n.target.join(" ")).slice(0, 3).join(", ")}`);
+}
+
+beforeAll(async () => {
+  mkdirSync(SHOTS, { recursive: true });
+  const { executablePath, args } = await chooseChromium();
+  browser = await chromium.launch({ executablePath, args });
+  context = await browser.newContext({ viewport: DESKTOP });
+  await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: base() });
+  page = await context.newPage();
+  page.setDefaultTimeout(20_000);
+  page.on("pageerror", (err) => console.error("page error:", err));
+  await page.addInitScript(() => {
+    const Native = window.WebSocket;
+    const sockets: WebSocket[] = ((window as any).sockets = []);
+    window.WebSocket = class extends Native {
+      constructor(url: string | URL, protocols?: string | string[]) {
+        super(url, protocols);
+        sockets.push(this);
+      }
+    };
+  });
+  await signIn(page);
+});
+
+afterAll(async () => {
+  await browser?.close();
+});
+
+const REPLY = [
+  "## Plan",
+  "",
+  "Use **bold** words, *emphasis*, ~~old~~ and `inline()` code.",
+  "",
+  "1. first step",
+  "2. second step",
+  "   - a nested point",
+  "",
+  "```js",
+  "const answer = 6 * 7;",
+  "console.log(answer);",
+  "```",
+  "",
+  "| tool | calls |",
+  "|:-----|------:|",
+  "| memory_search | 3 |",
+  "",
+  "> quoted line",
+  "",
+  "See [the docs](https://example.com/docs) or [this](javascript:alert(1)).",
+  "<script>window.hacked = true</script><img src=x onerror=\"window.hacked = true\">",
+].join("\n");
+
+describe("the chat", () => {
+  let markdownId: string;
+
+  it("renders replies as markdown built from DOM nodes: headings, lists, code with its language and Copy, tables, safe links", async () => {
+    const imported = await api("POST", "/v1/conversations/import?title=Markdown%20check", { messages: [{ role: "user", content: "Show me the plan." }, { role: "assistant", content: REPLY }] });
+    expect(imported.status).toBe(201);
+    markdownId = imported.json.id;
+    await page.goto(`${base()}/#/c/${markdownId}`);
+    const reply = page.locator(".turn.done .msg.assistant .md").first();
+    await reply.waitFor();
+    expect(await reply.locator("h3").textContent()).toBe("Plan");
+    expect(await reply.locator("strong").first().textContent()).toBe("bold");
+    expect(await reply.locator("em").first().textContent()).toBe("emphasis");
+    expect(await reply.locator("del").textContent()).toBe("old");
+    expect(await reply.locator("p code").first().textContent()).toBe("inline()");
+    expect(await reply.locator("ol > li").count()).toBe(2);
+    expect(await reply.locator("ol > li ul > li").textContent()).toBe("a nested point");
+    const code = reply.locator(".code-block");
+    expect(await code.locator(".code-lang").textContent()).toBe("js");
+    expect(await code.locator("pre code").textContent()).toBe("const answer = 6 * 7;\nconsole.log(answer);");
+    expect(await code.locator("pre").evaluate((el) => getComputedStyle(el).fontFamily)).toMatch(/mono/i);
+    expect(await reply.locator("table th").allTextContents()).toEqual(["tool", "calls"]);
+    expect(await reply.locator("table td.al-right").textContent()).toBe("3");
+    expect(await reply.locator("blockquote").textContent()).toContain("quoted line");
+    const link = reply.locator('a[href="https://example.com/docs"]');
+    expect(await link.getAttribute("rel")).toContain("noopener");
+    expect(await link.getAttribute("target")).toBe("_blank");
+    // A javascript: link stays text; markup in the reply stays text.
+    expect(await reply.locator('a[href^="javascript"]').count()).toBe(0);
+    expect(await reply.textContent()).toContain("<script>window.hacked = true</script>");
+    expect(await page.evaluate(() => ({ scripts: document.querySelectorAll(".md script, .md img").length, hacked: (window as any).hacked ?? false }))).toEqual({ scripts: 0, hacked: false });
+    // Copy puts the code on the clipboard.
+    await code.locator("button.copy-code").click();
+    await expect.poll(() => code.locator("button.copy-code").textContent()).toBe("Copied");
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe("const answer = 6 * 7;\nconsole.log(answer);");
+    await page.screenshot({ path: `${SHOTS}markdown.png` });
+  });
+
+  it("renders a streaming reply incrementally: earlier blocks keep their nodes while the last one grows", async () => {
+    // A string, so the test runner does not rewrite the page's own dynamic import.
+    const nodes = await page.evaluate(`(async () => {
+      const { renderMarkdown } = await import("/js/markdown.js");
+      const el = document.createElement("div");
+      renderMarkdown(el, "# Title\\n\\nFirst paragraph.\\n\\nSecond");
+      const [h, p] = [el.children[0], el.children[1]];
+      renderMarkdown(el, "# Title\\n\\nFirst paragraph.\\n\\nSecond paragraph grows\\n\\n\`\`\`py\\nprint(1)");
+      return { sameHeading: el.children[0] === h, sameParagraph: el.children[1] === p, blocks: el.children.length, openFence: el.querySelector(".code-lang")?.textContent };
+    })()`);
+    expect(nodes).toEqual({ sameHeading: true, sameParagraph: true, blocks: 4, openFence: "py" });
+  });
+
+  it("Stop ends a streaming turn through the API, saved as interrupted; a waiting line shows between send and the first token", async () => {
+    const id = await newChat("How do rivers carve canyons?\n@reply-chars 400");
+    await settled(1);
+    // The conversation got its title from the first exchange, in the heading and the sidebar.
+    await expect.poll(() => page.locator("#chat-title").textContent()).toBe("How do rivers carve canyons? @reply-chars 400");
+    await expect.poll(() => page.locator(`#conversation-list li[data-id="${id}"] .conv-link`).textContent()).toBe("How do rivers carve canyons? @reply-chars 400");
+    expect((await api("GET", `/v1/conversations/${id}`)).json.title).toBe("How do rivers carve canyons? @reply-chars 400");
+
+    await page.evaluate(() => {
+      const w = window as any;
+      w.sawWaiting = false;
+      new MutationObserver(() => {
+        if (document.querySelector(".turn.live .waiting") && !document.querySelector(".turn.live .md")) w.sawWaiting = true;
+      }).observe(document.body, { childList: true, subtree: true });
+    });
+    await page.fill("#composer", "Tell me much more.\n@reply-chars 3000\n@hold-stream after=300");
+    await page.press("#composer", "Enter");
+    // Send becomes Stop while the turn runs; the composer is cleared, Enter sends nothing more.
+    await page.waitForSelector("#stop:not([hidden])");
+    expect(await page.locator("#send").isHidden()).toBe(true);
+    await page.locator(".turn.live .md").waitFor();
+    await page.waitForFunction(() => (document.querySelector(".turn.live .md")?.textContent?.length ?? 0) > 250);
+    expect(await page.evaluate(() => (window as any).sawWaiting)).toBe(true);
+    await page.screenshot({ path: `${SHOTS}streaming.png` });
+    await page.click("#stop");
+    await settled(2);
+    const saved = await transcript(id);
+    expect(saved.at(-1)).toMatchObject({ role: "assistant", stopReason: "interrupted" });
+    const text = saved.at(-1).content.filter((b: any) => b.type === "text").map((b: any) => b.text).join("");
+    expect(text.length).toBeGreaterThan(250);
+    expect(text.length).toBeLessThan(2000);
+    const last = page.locator(".turn.done").last();
+    expect(await last.locator(".stopped-note").textContent()).toBe("Stopped");
+    expect((await last.locator(".msg.assistant .md").textContent())!.replace(/\s+/g, " ").trim()).toBe(text.replace(/\s+/g, " ").trim());
+    expect(await page.locator("#send").isVisible()).toBe(true);
+    await page.screenshot({ path: `${SHOTS}stopped.png` });
+  });
+
+  it("Regenerate replaces the last reply (the earlier one folds away), and edit-and-resend and Copy work on messages", async () => {
+    await newChat("Name a river.\n@reply-chars 200");
+    await settled(1);
+    const first = await page.locator(".turn.done .msg.assistant").last().getAttribute("data-ids");
+    await page.click("#regenerate");
+    await page.waitForFunction((ids) => document.querySelector(".settled > .turn.done:last-child > .msg.assistant")?.getAttribute("data-ids") !== ids && !document.querySelector(".turn.live"), first, { timeout: 60_000 });
+    await settled(1);
+    expect(await page.locator(".turn.done").count()).toBe(1);
+    const turn = page.locator(".turn.done").last();
+    expect(await turn.locator("details.earlier-replies > summary").textContent()).toBe("1 earlier reply");
+    expect(await turn.locator("> .msg.assistant").getAttribute("data-ids")).not.toBe(first);
+    expect(await turn.locator("details.earlier-replies > .msg.assistant").getAttribute("data-ids")).toBe(first);
+    // Copy the person's message, then edit it and send it again as a new turn.
+    await turn.locator(".msg.user button.copy").click();
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe("Name a river.\n@reply-chars 200");
+    await turn.locator(".msg.user button.edit").click();
+    await page.fill(".edit-box", "Name a mountain.\n@reply-chars 200");
+    await page.click(".editor .resend");
+    await settled(2);
+    expect(await page.locator(".turn.done .msg.user .text").last().textContent()).toBe("Name a mountain.\n@reply-chars 200");
+  });
+
+  it("a failed turn says what happened in plain words and offers Retry, which sends it again", async () => {
+    const id = await newChat("Is it busy?\n@model-error 529");
+    await page.waitForSelector(".turn-error");
+    const error = page.locator(".turn-error").last();
+    expect(await error.textContent()).toContain("The model is overloaded right now");
+    expect(await error.textContent()).not.toContain("{");
+    await page.screenshot({ path: `${SHOTS}error.png` });
+    const before = (await transcript(id)).filter((m) => m.role === "user").length;
+    await error.locator("button.retry").click();
+    await expect.poll(async () => (await transcript(id)).filter((m) => m.role === "user").length, { timeout: 60_000 }).toBe(before + 1);
+  });
+
+  it("the sidebar lists chats by last activity, and renames and deletes them", async () => {
+    const older = (await api("POST", "/v1/conversations", { title: "Older chat" })).json.id;
+    const newer = (await api("POST", "/v1/conversations", { title: "Newer chat" })).json.id;
+    // Activity on the older chat moves it above the newer one.
+    await api("POST", `/v1/conversations/${older}/messages`, { content: "wake up" });
+    await page.goto(`${base()}/#/`);
+    await page.reload();
+    await page.waitForSelector(`#conversation-list li[data-id="${newer}"]`);
+    const order = await page.locator("#conversation-list li").evaluateAll((els) => els.map((e) => (e as HTMLElement).dataset.id));
+    expect(order.indexOf(older)).toBeLessThan(order.indexOf(newer));
+
+    const item = page.locator(`#conversation-list li[data-id="${newer}"]`);
+    await item.hover();
+    await item.locator("button.rename").click();
+    await item.locator("input.rename-input").fill("Renamed in the sidebar");
+    await item.locator("input.rename-input").press("Enter");
+    await expect.poll(() => page.locator(`#conversation-list li[data-id="${newer}"] .conv-link`).textContent()).toBe("Renamed in the sidebar");
+    expect((await api("GET", `/v1/conversations/${newer}`)).json.title).toBe("Renamed in the sidebar");
+
+    await page.locator(`#conversation-list li[data-id="${newer}"]`).hover();
+    await page.locator(`#conversation-list li[data-id="${newer}"] button.delete`).click();
+    await page.screenshot({ path: `${SHOTS}sidebar-delete.png` });
+    await page.locator(`#conversation-list li[data-id="${newer}"] button.confirm-delete`).click();
+    await page.waitForSelector(`#conversation-list li[data-id="${newer}"]`, { state: "detached" });
+    expect((await api("GET", `/v1/conversations/${newer}`)).status).toBe(404);
+  });
+
+  it("settings are a form: the model list comes from the API, and a change is saved", async () => {
+    const models = (await api("GET", "/v1/models")).json.data.filter((m: any) => m.status !== "retired");
+    await page.goto(`${base()}/#/c/${markdownId}/settings`);
+    await page.waitForSelector("#settings-form");
+    expect(await page.locator("#set-model option").count()).toBe(models.length);
+    await page.selectOption("#set-display", "omitted");
+    await page.click("#settings-form button[type=submit]");
+    await expect.poll(() => page.locator("#settings-status").textContent()).toBe("Saved.");
+    expect((await api("GET", `/v1/conversations/${markdownId}`)).json.settings.thinkingDisplay).toBe("omitted");
+  });
+
+  it("a dropped connection shows a banner with a countdown, and the chat reconnects", async () => {
+    await page.goto(`${base()}/#/c/${markdownId}`);
+    await page.waitForSelector("#socket-status.live", { state: "attached" });
+    const sockets = await page.evaluate(() => (window as any).sockets.length);
+    await page.evaluate(() => (window as any).sockets.at(-1).close());
+    await page.waitForSelector("#conn-banner:not([hidden])");
+    expect(await page.locator("#conn-banner").textContent()).toMatch(/Connection lost\. Reconnecting in \d+ s/);
+    await page.screenshot({ path: `${SHOTS}offline.png` });
+    await page.click("#reconnect-now");
+    await page.waitForFunction((n) => (window as any).sockets.length > n && document.querySelector("#socket-status.live"), sockets);
+    expect(await page.locator("#conn-banner").isHidden()).toBe(true);
+  });
+
+  it("a key revoked mid-session brings the sign-in form up, saying why; 'stay signed in' keeps the key across tabs", async () => {
+    const created = await api("POST", "/v1/keys", { name: "ui revoke test" });
+    expect(created.status).toBe(201);
+    const other = await browser.newContext({ viewport: DESKTOP });
+    const p = await other.newPage();
+    await signIn(p, created.json.apiKey, true);
+    expect(await p.evaluate(() => localStorage.getItem("context-chat.apiKey"))).toBe(created.json.apiKey);
+    // A second tab of the same browser is signed in already.
+    const tab = await other.newPage();
+    await tab.goto(`${base()}/#/manage`);
+    await tab.waitForSelector("#conversations");
+    await tab.close();
+    expect((await api("DELETE", `/v1/keys/${created.json.key.id}`)).status).toBe(200);
+    await p.goto(`${base()}/#/manage`);
+    await p.waitForSelector("#signin-form");
+    expect(await p.locator("#signin-form .notice").textContent()).toContain("revoked or expired");
+    expect(await p.locator("#view").textContent()).not.toContain("missing or invalid API key");
+    expect(await p.evaluate(() => [sessionStorage.getItem("context-chat.apiKey"), localStorage.getItem("context-chat.apiKey")])).toEqual([null, null]);
+    await p.screenshot({ path: `${SHOTS}signed-out.png` });
+    await other.close();
+  });
+
+  it("the theme toggle switches and remembers the theme", async () => {
+    await page.goto(`${base()}/#/`);
+    const before = await page.evaluate(() => document.documentElement.dataset.theme);
+    await page.click("#theme-toggle");
+    const after = await page.evaluate(() => document.documentElement.dataset.theme);
+    expect(after).not.toBe(before);
+    await page.reload();
+    expect(await page.evaluate(() => document.documentElement.dataset.theme)).toBe(after);
+    await page.click("#theme-toggle");
+    expect(await page.evaluate(() => document.documentElement.dataset.theme)).toBe(before);
+  });
+
+  it("every page passes axe (no serious or critical violations) at desktop and phone width, light and dark; screenshots kept", async () => {
+    const chatId = markdownId;
+    const pages: [string, string][] = [
+      ["home", "#/"],
+      ["chat", `#/c/${chatId}`],
+      ["settings", `#/c/${chatId}/settings`],
+      ["history", `#/c/${chatId}/history`],
+      ["replay", `#/c/${chatId}/replay`],
+      ["search", "#/search?q=plan"],
+      ["manage", "#/manage"],
+    ];
+    const problems: string[] = [];
+    for (const theme of ["light", "dark"]) {
+      for (const [size, viewport] of Object.entries({ desktop: DESKTOP, phone: PHONE })) {
+        const ctx = await browser.newContext({ viewport, colorScheme: theme as "light" | "dark" });
+        const p = await ctx.newPage();
+        await p.goto(`${base()}/`);
+        await p.waitForSelector("#signin-form");
+        problems.push(...(await axe(p)).map((v) => `signin ${size} ${theme}: ${v}`));
+        await p.screenshot({ path: `${SHOTS}signin-${size}-${theme}.png` });
+        await signIn(p);
+        for (const [name, hash] of pages) {
+          await p.goto(`${base()}/${hash}`);
+          await p.waitForLoadState("networkidle");
+          await p.waitForTimeout(300);
+          problems.push(...(await axe(p)).map((v) => `${name} ${size} ${theme}: ${v}`));
+          // Nothing runs off a phone's screen sideways.
+          if (size === "phone") expect(await p.evaluate(() => document.documentElement.scrollWidth <= innerWidth + 1), `${name} fits the phone's width`).toBe(true);
+          await p.screenshot({ path: `${SHOTS}${name}-${size}-${theme}.png` });
+        }
+        if (size === "phone") {
+          // The header keeps the search box usable; the sidebar opens from the menu button.
+          expect(await p.locator("#search-q").evaluate((el) => el.getBoundingClientRect().width)).toBeGreaterThan(100);
+          expect(await p.locator(".top").evaluate((el) => el.getBoundingClientRect().height)).toBeLessThan(60);
+          await p.click("#sidebar-toggle");
+          await p.waitForSelector("#new-chat", { state: "visible" });
+          problems.push(...(await axe(p)).map((v) => `sidebar ${size} ${theme}: ${v}`));
+          await p.screenshot({ path: `${SHOTS}sidebar-${size}-${theme}.png` });
+        }
+        await ctx.close();
+      }
+    }
+    expect(problems).toEqual([]);
+  });
+
+  it("the transcript is a log that is not read out token by token; only a small status region is live", async () => {
+    await page.goto(`${base()}/#/c/${markdownId}`);
+    await page.waitForSelector("#log");
+    expect(await page.locator("#log").getAttribute("role")).toBe("log");
+    expect(await page.locator("#log").getAttribute("aria-live")).toBe("off");
+    expect(await page.locator("main").getAttribute("aria-live")).toBeNull();
+    expect(await page.locator("[aria-live=polite]").evaluateAll((els) => els.map((e) => e.id))).toEqual(["announcer"]);
+  });
+});

@@ -1,0 +1,220 @@
+// Markdown into DOM nodes, never through innerHTML: every piece of model text ends up in a text
+// node, and links are made only to http(s) and mailto addresses. Covers what chat replies use:
+// headings, paragraphs, fenced code (language label, monospace, Copy), lists (nested, ordered,
+// tasks), block quotes, tables, rules; inline code, bold, italic, strike-through, links.
+// `renderMarkdown` re-renders into the same element block by block: a block whose source did not
+// change keeps its nodes, so a streaming reply only rebuilds its last block (no flicker).
+import { h } from "./dom.js";
+
+/** @typedef {{ src: string, build: () => Node }} Block */
+
+/** The source each rendered block came from (reused while it does not change). */
+const sources = new WeakMap();
+
+/** @param {HTMLElement} el @param {string} text */
+export function renderMarkdown(el, text) {
+  const blocks = parseBlocks(text.replace(/\r\n?/g, "\n"));
+  const kids = el.children;
+  blocks.forEach((b, i) => {
+    const old = kids[i];
+    if (old && sources.get(old) === b.src) return;
+    const node = /** @type {HTMLElement} */ (b.build());
+    sources.set(node, b.src);
+    old ? old.replaceWith(node) : el.append(node);
+  });
+  while (kids.length > blocks.length) /** @type {Element} */ (el.lastElementChild).remove();
+  return el;
+}
+
+const FENCE = /^ {0,3}(`{3,}|~{3,})\s*([\w+#.-]*)[^\n]*$/;
+const HEADING = /^ {0,3}(#{1,6})\s+(.*?)\s*#*\s*$/;
+const RULE = /^ {0,3}([-*_])(\s*\1){2,}\s*$/;
+const QUOTE = /^ {0,3}> ?/;
+const ITEM = /^( *)([-*+]|\d{1,9}[.)])\s+(.*)$/;
+const TABLE_SEP = /^\s*\|?\s*:?-{1,}:?\s*(\|\s*:?-{1,}:?\s*)*\|?\s*$/;
+
+/** @param {string} text @returns {Block[]} */
+function parseBlocks(text) {
+  const lines = text.split("\n");
+  /** @type {Block[]} */
+  const out = [];
+  let i = 0;
+  while (i < lines.length) {
+    const line = lines[i];
+    if (!line.trim()) {
+      i++;
+      continue;
+    }
+    const start = i;
+    let m;
+    if ((m = FENCE.exec(line))) {
+      const fence = m[1];
+      const lang = m[2];
+      const body = [];
+      i++;
+      while (i < lines.length && !new RegExp(`^ {0,3}${fence[0]}{${fence.length},}\\s*$`).test(lines[i])) body.push(lines[i++]);
+      const closed = i < lines.length;
+      if (closed) i++;
+      const code = body.join("\n");
+      out.push({ src: lines.slice(start, i).join("\n") + (closed ? "" : "\u0000"), build: () => codeBlock(code, lang) });
+      continue;
+    }
+    if ((m = HEADING.exec(line))) {
+      const level = m[1].length;
+      const content = m[2];
+      i++;
+      out.push({ src: line, build: () => h(`h${Math.min(6, level + 1)}`, { class: "md-h" }, inline(content)) });
+      continue;
+    }
+    if (RULE.test(line)) {
+      i++;
+      out.push({ src: line, build: () => h("hr") });
+      continue;
+    }
+    if (QUOTE.test(line)) {
+      while (i < lines.length && lines[i].trim() && QUOTE.test(lines[i])) i++;
+      const inner = lines.slice(start, i).map((l) => l.replace(QUOTE, "")).join("\n");
+      out.push({ src: lines.slice(start, i).join("\n"), build: () => h("blockquote", null, parseBlocks(inner).map((b) => b.build())) });
+      continue;
+    }
+    if (line.includes("|") && i + 1 < lines.length && TABLE_SEP.test(lines[i + 1]) && lines[i + 1].includes("-")) {
+      i += 2;
+      while (i < lines.length && lines[i].trim() && lines[i].includes("|")) i++;
+      const rows = lines.slice(start, i);
+      out.push({ src: rows.join("\n"), build: () => table(rows) });
+      continue;
+    }
+    if (ITEM.test(line)) {
+      const indent = /** @type {RegExpExecArray} */ (ITEM.exec(line))[1].length;
+      i++;
+      // Items, their continuation lines and nested lists, up to a line back at or before the list's indent that is no item.
+      while (i < lines.length) {
+        const l = lines[i];
+        if (!l.trim()) {
+          const next = lines[i + 1];
+          if (next !== undefined && next.trim() && (indentOf(next) > indent || (ITEM.test(next) && indentOf(next) >= indent))) {
+            i++;
+            continue;
+          }
+          break;
+        }
+        if (indentOf(l) <= indent && !ITEM.test(l) && startsBlock(l)) break;
+        i++;
+      }
+      const itemLines = lines.slice(start, i);
+      out.push({ src: itemLines.join("\n"), build: () => list(itemLines, indent) });
+      continue;
+    }
+    i++;
+    while (i < lines.length && lines[i].trim() && !startsBlock(lines[i])) i++;
+    const para = lines.slice(start, i).join("\n");
+    out.push({ src: para, build: () => h("p", null, inline(para.trim())) });
+  }
+  return out;
+}
+
+/** @param {string} l */
+const indentOf = (l) => /** @type {RegExpExecArray} */ (/^ */.exec(l.replace(/\t/g, "    ")))[0].length;
+
+/** @param {string} l */
+function startsBlock(l) {
+  return FENCE.test(l) || HEADING.test(l) || QUOTE.test(l) || ITEM.test(l) || RULE.test(l);
+}
+
+/** @param {string[]} lines @param {number} indent */
+function list(lines, indent) {
+  const first = /** @type {RegExpExecArray} */ (ITEM.exec(lines[0]));
+  const ordered = /\d/.test(first[2]);
+  /** @type {string[][]} */
+  const items = [];
+  for (const l of lines) {
+    const m = ITEM.exec(l);
+    if (m && m[1].length <= indent + 1) items.push([m[3]]);
+    else items[items.length - 1]?.push(l.slice(Math.min(indentOf(l), indent + first[2].length + 1)));
+  }
+  const attrs = ordered && Number.parseInt(first[2], 10) !== 1 ? { start: String(Number.parseInt(first[2], 10)) } : null;
+  return h(
+    ordered ? "ol" : "ul",
+    attrs,
+    items.map((item) => {
+      const task = /^\[([ xX])\]\s+/.exec(item[0]);
+      if (task) item[0] = item[0].slice(task[0].length);
+      const body = item.join("\n");
+      // A tight item is its inline text; one with nested blocks renders them.
+      const nested = item.length > 1 ? parseBlocks(body).map((b) => b.build()) : [inline(body)];
+      const unwrapped = nested.length && nested[0] instanceof HTMLParagraphElement && item.length > 1 ? [...nested[0].childNodes, ...nested.slice(1)] : nested;
+      return h("li", task ? { class: "task" } : null, task ? h("input", { type: "checkbox", disabled: true, checked: task[1] !== " ", "aria-label": task[1] !== " " ? "done" : "not done" }) : null, unwrapped);
+    }),
+  );
+}
+
+/** @param {string} row */
+const cells = (row) => row.trim().replace(/^\|/, "").replace(/\|$/, "").split(/(?<!\\)\|/).map((c) => c.trim().replace(/\\\|/g, "|"));
+
+/** @param {string[]} rows */
+function table(rows) {
+  const align = cells(rows[1]).map((c) => (/^:-+:$/.test(c) ? "center" : /-:$/.test(c) ? "right" : ""));
+  /** @param {string} tag @param {string} row */
+  const tr = (tag, row) => h("tr", null, cells(row).map((c, i) => h(tag, align[i] ? { class: `al-${align[i]}` } : null, inline(c))));
+  return h("div", { class: "table-wrap", tabindex: "0", role: "region", "aria-label": "table" }, h("table", null, h("thead", null, tr("th", rows[0])), h("tbody", null, rows.slice(2).map((r) => tr("td", r)))));
+}
+
+/** A code block: its language, monospace text and a Copy button. @param {string} code @param {string} lang */
+export function codeBlock(code, lang) {
+  const copy = h("button", { type: "button", class: "copy-code ghost", "aria-label": `Copy ${lang || "code"}` }, "Copy");
+  copy.addEventListener("click", () => copyText(code, copy));
+  return h("div", { class: "code-block" }, h("div", { class: "code-head" }, h("span", { class: "code-lang" }, lang || "text"), copy), h("pre", { tabindex: "0" }, h("code", lang ? { "data-lang": lang } : null, code)));
+}
+
+/** Copies to the clipboard and says so on the button for a moment. @param {string} text @param {HTMLElement} button */
+export async function copyText(text, button) {
+  const label = button.textContent;
+  try {
+    await navigator.clipboard.writeText(text);
+    button.textContent = "Copied";
+  } catch {
+    button.textContent = "Copy failed";
+  }
+  setTimeout(() => (button.textContent = label), 1500);
+}
+
+const INLINE = /(`+)([^`]|[^`][\s\S]*?[^`])\1(?!`)|\*\*(?=\S)([\s\S]*?\S)\*\*|__(?=\S)([\s\S]*?\S)__(?!\w)|~~(?=\S)([\s\S]*?\S)~~|\*(?=[^\s*])([\s\S]*?[^\s*])\*|(?<![\w_])_(?=[^\s_])([\s\S]*?[^\s_])_(?![\w_])|\[([^\]\n]+)\]\(\s*<?([^\s)>]+)>?(?:\s+"[^"\n]*")?\s*\)|<((?:https?:\/\/|mailto:)[^>\s]+)>|(https?:\/\/[^\s<]*[^\s<.,;:!?)\]'"*_~])|\\([\\`*_{}[\]()#+\-.!|~>])|( {2,}|\\)\n|\n/g;
+
+/** Inline markdown as nodes. @param {string} text @returns {(Node | string)[]} */
+export function inline(text) {
+  /** @type {(Node | string)[]} */
+  const out = [];
+  let last = 0;
+  INLINE.lastIndex = 0;
+  for (let m; (m = INLINE.exec(text)); ) {
+    if (m.index > last) out.push(text.slice(last, m.index));
+    last = m.index + m[0].length;
+    const at = INLINE.lastIndex;
+    if (m[1]) out.push(h("code", null, m[2].replace(/^ (.*) $/, "$1")));
+    else if (m[3] !== undefined) out.push(h("strong", null, inline(m[3])));
+    else if (m[4] !== undefined) out.push(h("strong", null, inline(m[4])));
+    else if (m[5] !== undefined) out.push(h("del", null, inline(m[5])));
+    else if (m[6] !== undefined) out.push(h("em", null, inline(m[6])));
+    else if (m[7] !== undefined) out.push(h("em", null, inline(m[7])));
+    else if (m[8] !== undefined) out.push(safeLink(m[9], inline(m[8])));
+    else if (m[10] !== undefined) out.push(safeLink(m[10], [m[10].replace(/^mailto:/, "")]));
+    else if (m[11] !== undefined) out.push(safeLink(m[11], [m[11]]));
+    else if (m[12] !== undefined) out.push(m[12]);
+    else out.push(h("br"));
+    INLINE.lastIndex = at;
+  }
+  if (last < text.length) out.push(text.slice(last));
+  return out;
+}
+
+/** A link only to http(s) and mailto addresses, opened apart from the app; anything else stays text. @param {string} url @param {(Node | string)[]} label */
+export function safeLink(url, label) {
+  let parsed;
+  try {
+    parsed = new URL(url);
+  } catch {
+    parsed = null;
+  }
+  if (!parsed || !["http:", "https:", "mailto:"].includes(parsed.protocol)) return h("span", null, label);
+  return h("a", { href: parsed.href, target: "_blank", rel: "noopener noreferrer nofollow" }, label);
+}

@@ -1,0 +1,101 @@
+// A conversation's settings as a form instead of JSON: the model (from GET /v1/models), thinking,
+// its display and effort as the chosen model allows them, and the context-management numbers
+// under "Advanced". Only what changed is sent (PATCH), and a refusal names the field.
+import { api, plainError } from "../api.js";
+import { h, replace } from "../dom.js";
+import { conversationsChanged } from "../prefs.js";
+import { errorLine } from "../render.js";
+
+/** @type {Promise<any[]> | null} */
+let catalog = null;
+/** The models a conversation may use now (not retired), cached for the page's life. */
+const models = () => (catalog ??= api("GET", "/v1/models").then((r) => (r.data ?? r.models).filter((/** @type {any} */ m) => m.status !== "retired")));
+
+/** @param {string | null} current @param {string} [id] */
+export async function modelSelect(current, id = "new-model") {
+  const all = await models();
+  const chosen = current ?? all.find((/** @type {any} */ m) => m.default)?.id ?? all[0]?.id;
+  return h("select", { id, name: "model" }, all.map((/** @type {any} */ m) => h("option", { value: m.id, selected: m.id === chosen }, `${m.name ?? m.id}${m.status === "active" ? "" : ` (${m.status})`}`)));
+}
+
+const ADVANCED = [
+  ["contextWindowTokens", "Context window (tokens)"],
+  ["outputReserveTokens", "Output reserve (tokens)"],
+  ["foldThresholdChars", "Summarize after (characters)"],
+  ["tailMessages", "Messages kept verbatim"],
+  ["compactTriggerRatio", "Compact at (share of window)"],
+  ["maxToolIterations", "Model calls per turn"],
+];
+
+/** @param {HTMLElement} root @param {string} id */
+export async function settingsView(root, id) {
+  replace(root, h("p", { class: "muted" }, "Loading…"));
+  /** @type {any} */ let meta;
+  /** @type {any[]} */ let all;
+  try {
+    [meta, all] = await Promise.all([api("GET", `/v1/conversations/${id}`), models()]);
+  } catch (err) {
+    replace(root, errorLine(plainError(err).text));
+    return;
+  }
+  const s = meta.settings ?? {};
+  const model = /** @type {HTMLSelectElement} */ (await modelSelect(s.model, "set-model"));
+  const thinking = /** @type {HTMLSelectElement} */ (h("select", { id: "set-thinking", name: "thinking" }));
+  const display = /** @type {HTMLSelectElement} */ (h("select", { id: "set-display", name: "thinkingDisplay" }, h("option", { value: "summarized" }, "Show a summary"), h("option", { value: "omitted" }, "Hide it")));
+  const effort = /** @type {HTMLSelectElement} */ (h("select", { id: "set-effort", name: "effort" }));
+  const title = /** @type {HTMLInputElement} */ (h("input", { id: "set-title", value: meta.title ?? "", maxlength: "200" }));
+  display.value = s.thinkingDisplay ?? "summarized";
+  const fill = () => {
+    const m = all.find((x) => x.id === model.value);
+    const modes = m?.thinking?.modes ?? ["auto"];
+    replace(thinking, ["auto", ...modes.filter((/** @type {string} */ x) => x !== "auto")].map((x) => h("option", { value: x, selected: x === (s.thinking ?? "auto") }, x === "auto" ? "Model default" : x.replace("_", " "))));
+    const levels = m?.effort?.levels ?? [];
+    replace(effort, h("option", { value: "" }, "Model default"), levels.map((/** @type {string} */ x) => h("option", { value: x, selected: x === s.effort }, x)));
+    effort.disabled = !levels.length;
+  };
+  fill();
+  model.addEventListener("change", fill);
+  const numbers = ADVANCED.map(([key, label]) => {
+    const input = /** @type {HTMLInputElement} */ (h("input", { id: `set-${key}`, name: key, type: "number", step: "any", value: s[key] ?? "" }));
+    return { key, input, row: h("label", { class: "field" }, h("span", null, label), input) };
+  });
+  const status = h("div", { role: "status", id: "settings-status" });
+  const field = (/** @type {string} */ label, /** @type {HTMLElement} */ input) => h("label", { class: "field" }, h("span", null, label), input);
+  const form = h(
+    "form",
+    { class: "panel settings-form", id: "settings-form" },
+    h("h1", null, "Chat settings"),
+    field("Name", title),
+    field("Model", model),
+    field("Thinking", thinking),
+    field("Thinking shown", display),
+    field("Effort", effort),
+    h("details", { class: "advanced" }, h("summary", null, "Advanced: context management"), numbers.map((n) => n.row)),
+    h("div", { class: "form-actions" }, h("a", { href: `#/c/${id}` }, "Back to the chat"), h("button", { type: "submit", class: "primary" }, "Save")),
+    status,
+  );
+  form.addEventListener("submit", async (e) => {
+    e.preventDefault();
+    /** @type {Record<string, unknown>} */
+    const patch = {};
+    if (model.value !== s.model) patch.model = model.value;
+    if (thinking.value !== (s.thinking ?? "auto")) patch.thinking = thinking.value;
+    if (display.value !== (s.thinkingDisplay ?? "summarized")) patch.thinkingDisplay = display.value;
+    if ((effort.value || null) !== (s.effort ?? null)) patch.effort = effort.value || null;
+    for (const n of numbers) if (n.input.value !== "" && Number(n.input.value) !== s[n.key]) patch[n.key] = Number(n.input.value);
+    /** @type {Record<string, unknown>} */
+    const body = {};
+    if (Object.keys(patch).length) body.settings = patch;
+    if (title.value.trim() && title.value.trim() !== meta.title) body.title = title.value.trim();
+    if (!Object.keys(body).length) return replace(status, "Nothing changed.");
+    try {
+      meta = await api("PATCH", `/v1/conversations/${id}`, body);
+      Object.assign(s, meta.settings);
+      replace(status, "Saved.");
+      conversationsChanged();
+    } catch (err) {
+      replace(status, errorLine(plainError(err).text));
+    }
+  });
+  replace(root, form);
+}

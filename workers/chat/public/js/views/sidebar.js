@@ -1,0 +1,99 @@
+// The sidebar: "New chat" and the tenant's conversations by last activity, each renamed or deleted
+// in place. Reloaded whenever a conversation changes (prefs.js conversationsChanged).
+import { api, plainError } from "../api.js";
+import { h, replace } from "../dom.js";
+import { conversationsChanged } from "../prefs.js";
+
+/** The newest conversations the sidebar lists (the API pages by creation; these are sorted by activity). */
+const LISTED = 100;
+
+/** @param {HTMLElement} nav */
+export function mountSidebar(nav) {
+  const list = h("ul", { class: "conversation-list", id: "conversation-list" });
+  const status = h("p", { class: "muted sidebar-status" });
+  replace(
+    nav,
+    h("a", { class: "button primary new-chat", id: "new-chat", href: "#/" }, "+ New chat"),
+    h("h2", { class: "sidebar-title" }, "Chats"),
+    list,
+    status,
+    h("a", { class: "sidebar-link", href: "#/manage" }, "Import, export and all chats"),
+  );
+
+  /** Titles set here since the list was read: the listing may lag a rename by a moment. @type {Map<string, string>} */
+  const titled = new Map();
+
+  async function load() {
+    try {
+      const page = await api("GET", `/v1/conversations?limit=${LISTED}`);
+      /** @type {any[]} */
+      const rows = [...page.conversations].map((c) => (titled.has(c.id) ? { ...c, title: titled.get(c.id) } : c)).sort((a, b) => String(b.updatedAt ?? b.createdAt).localeCompare(String(a.updatedAt ?? a.createdAt)));
+      replace(list, rows.map(item));
+      replace(status, rows.length ? "" : "No chats yet.");
+      markCurrent();
+    } catch (err) {
+      replace(status, plainError(err).text);
+    }
+  }
+
+  /** @param {any} c */
+  function item(c) {
+    const link = h("a", { class: "conv-link", href: `#/c/${c.id}` }, c.title || "New chat");
+    const rename = h("button", { type: "button", class: "ghost small rename", "aria-label": `Rename ${c.title || "chat"}` }, "Rename");
+    const del = h("button", { type: "button", class: "ghost small delete", "aria-label": `Delete ${c.title || "chat"}` }, "Delete");
+    const actions = h("div", { class: "conv-actions" }, rename, del);
+    const li = h("li", { class: "conv", "data-id": c.id }, link, actions);
+    rename.addEventListener("click", () => {
+      const input = /** @type {HTMLInputElement} */ (h("input", { class: "rename-input", value: c.title || "", maxlength: "200", "aria-label": "New name" }));
+      const form = h("form", { class: "rename-form" }, input, h("button", { type: "submit", class: "small primary" }, "Save"), h("button", { type: "button", class: "small ghost", onclick: () => form.replaceWith(link, actions) }, "Cancel"));
+      form.addEventListener("submit", async (e) => {
+        e.preventDefault();
+        const title = input.value.trim();
+        if (!title) return;
+        try {
+          await api("PATCH", `/v1/conversations/${c.id}`, { title });
+          conversationsChanged({ id: c.id, title });
+          const heading = document.getElementById("chat-title");
+          if (heading && location.hash.startsWith(`#/c/${c.id}`)) heading.textContent = title;
+        } catch (err) {
+          replace(status, plainError(err).text);
+        }
+      });
+      link.replaceWith(form);
+      actions.remove();
+      input.focus();
+      input.select();
+    });
+    del.addEventListener("click", () => {
+      const confirm = h("div", { class: "confirm", role: "group", "aria-label": "Confirm delete" }, "Delete this chat for good? ", h("button", { type: "button", class: "small danger confirm-delete" }, "Delete"), h("button", { type: "button", class: "small ghost", onclick: () => confirm.replaceWith(actions) }, "Keep"));
+      /** @type {HTMLElement} */ (confirm.querySelector(".confirm-delete")).addEventListener("click", async () => {
+        try {
+          await api("DELETE", `/v1/conversations/${c.id}`);
+          if (location.hash.startsWith(`#/c/${c.id}`)) location.hash = "#/";
+          conversationsChanged();
+        } catch (err) {
+          replace(status, plainError(err).text);
+        }
+      });
+      actions.replaceWith(confirm);
+    });
+    return li;
+  }
+
+  function markCurrent() {
+    const current = /^#\/c\/(conv_[A-Za-z0-9_-]+)/.exec(location.hash)?.[1];
+    for (const li of list.children) {
+      const on = /** @type {HTMLElement} */ (li).dataset.id === current;
+      li.classList.toggle("current", on);
+      li.querySelector(".conv-link")?.toggleAttribute("aria-current", on);
+    }
+  }
+
+  window.addEventListener("conversations-changed", (e) => {
+    const t = /** @type {CustomEvent} */ (e).detail;
+    if (t) titled.set(t.id, t.title);
+    load();
+  });
+  window.addEventListener("hashchange", markCurrent);
+  return { load };
+}

@@ -1,0 +1,30 @@
+// POST /v1/conversations/:id/stop: ends the running turn as "interrupted", keeping what it streamed.
+// Answers once the turn has settled, so the saved reply is in the transcript by then.
+import { Hono } from "hono";
+import { isId } from "../../../core/ids";
+import { stopAnswerSchema, stopBodySchema } from "../../../core/turn-stop";
+import { notFound } from "../errors";
+import { doc } from "../openapi/registry";
+import type { AppEnv } from "../types";
+import { jsonBody } from "../validate";
+
+export const turnStopRoutes = new Hono<AppEnv>();
+
+turnStopRoutes.post(
+  "/",
+  doc({
+    summary: "Stop the running turn (saved as interrupted)",
+    description:
+      "Cancels the model call under way and ends the turn with `stop_reason: \"interrupted\"`; the text streamed so far is saved as the reply (`stopReason: \"interrupted\"`), tool calls not yet run are answered as interrupted, and no further step starts. A tool already running finishes first. Idempotent: stopping a stopped turn answers `stopped: true` again; a turn that is not running (finished, queued, or waiting on client tools) is left alone and answers `stopped: false`.",
+    responses: { 200: { description: "Whether the turn was stopped", schema: stopAnswerSchema } },
+  }),
+  ...jsonBody(stopBodySchema),
+  async (c) => {
+    const conversationId = c.req.param("id") ?? "";
+    if (!isId("conv", conversationId)) throw notFound("conversation");
+    const stub = c.env.CONVERSATION.get(c.env.CONVERSATION.idFromName(conversationId));
+    const answer = await stub.stopTurn({ tenantId: c.get("tenantId"), conversationId }, c.req.valid("json").turnId);
+    if (!answer) throw notFound("conversation");
+    return c.json(answer);
+  },
+);

@@ -160,15 +160,18 @@ async function interpret(
     tm[4] += d * (vertical ? tm[2] : tm[0]);
     tm[5] += d * (vertical ? tm[3] : tm[1]);
   };
-  // The current path's bounding box in device space, and whether `W`/`W*` made it the next clip.
-  let path: [number, number, number, number] | null = null;
+  // The current path's bounding box in device space (empty while x0 > x1), and whether `W`/`W*`
+  // made it the next clip.
+  let [pathX0, pathY0, pathX1, pathY1] = [Infinity, Infinity, -Infinity, -Infinity];
   let clipPending = false;
   const pathPoint = (x: number, y: number) => {
     const m = gs.ctm;
     const px = m[0] * x + m[2] * y + m[4];
     const py = m[1] * x + m[3] * y + m[5];
-    if (!path) path = [px, py, px, py];
-    else path = [Math.min(path[0], px), Math.min(path[1], py), Math.max(path[2], px), Math.max(path[3], py)];
+    pathX0 = Math.min(pathX0, px);
+    pathY0 = Math.min(pathY0, py);
+    pathX1 = Math.max(pathX1, px);
+    pathY1 = Math.max(pathY1, py);
   };
   // Whether the word the current text operator is showing was kept (by its first glyph); null
   // between words.
@@ -380,8 +383,8 @@ async function interpret(
       default:
         if (PAINT_PATH.has(o.word)) {
           // A clipping path takes effect once the path is painted (or ended by `n`); its bounding box stands for it.
-          if (clipPending && path) gs.clip = intersect(gs.clip, path);
-          path = null;
+          if (clipPending && pathX0 <= pathX1) gs.clip = intersect(gs.clip, [pathX0, pathY0, pathX1, pathY1]);
+          [pathX0, pathY0, pathX1, pathY1] = [Infinity, Infinity, -Infinity, -Infinity];
           clipPending = false;
         }
     }

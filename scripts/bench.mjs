@@ -14,7 +14,7 @@
 //   tools     3 MCP servers with 200 tools: first-request tokens, tool_search hit@3, a 50-step turn of 40 KB results
 //   scale     1,000 tenants, 100,000 messages: cortex rows and bytes per message, search p50/p99 by
 //             shard size, D1 writes per turn (BENCH_SCALE_TENANTS / BENCH_SCALE_MESSAGES for less)
-//   pdf-corpus  the PDF reader against pdf.js over the real-world PDFs in PDF_CORPUS_DIR (no stack)
+//   pdf-corpus  the PDF reader against pdf.js and poppler over the real-world PDFs in PDF_CORPUS_DIR (no stack)
 //   scale     per-invocation work as tenants grow: the cron tick's automation claims at 100 and 1,000 tenants
 import { benchAttachments } from "./bench/attachments.mjs";
 import { benchCompact } from "./bench/compact.mjs";

@@ -3,20 +3,27 @@
  * bfrange) when it has one; otherwise, for simple fonts, the /Encoding (WinAnsi, MacRoman,
  * Standard, plus /Differences glyph names); for Type0 fonts, UCS-2/UTF-16 predefined CMaps.
  * Code lengths of Type0 fonts come from the codespace ranges (Identity-H/V: two bytes).
+ *
+ * Each glyph comes with its advance, which layout places it by: /Widths for simple fonts (Type 3
+ * in glyph space through /FontMatrix, with an em estimated from them); /W for Type0 fonts, or /W2
+ * in vertical writing, by CID: the code itself under Identity-H/V, an embedded encoding CMap's
+ * cidchar/cidrange, else (a predefined CMap) the default width.
  */
 import type { PdfDocument } from "./document";
 import { glyphText, namedEncoding, STANDARD, standardWidths, type Encoding } from "./encodings";
 import { Lexer, type Token } from "./lexer";
 import { isInt, PdfDict, PdfError, PdfName, type PdfObj, PdfStream } from "./objects";
 
-/** A shown string, decoded: its text and what it advances (for spotting word and line gaps). */
-export interface ShownString {
-  text: string;
-  /** Sum of glyph widths in text space units per unit of font size (1/1000 em units / 1000). */
-  width: number;
+/**
+ * Receives a shown string's glyphs in order: the text of one glyph ("" when the font gives none),
+ * its width in text space units per unit of font size (1/1000 em units / 1000), and whether word
+ * spacing (Tw) applies to it (a single-byte code 32).
+ */
+export type GlyphSink = (text: string, width: number, wordSpace: boolean) => void;
+
+/** What decoding a shown string found, beyond its glyphs. */
+export interface DecodeCounts {
   glyphs: number;
-  /** Single-byte code 32s, which word spacing (Tw) applies to. */
-  spaces: number;
   /** Glyphs the font gives no text for (no /ToUnicode entry, no usable encoding or glyph name). */
   unmapped: number;
   /**
@@ -27,7 +34,17 @@ export interface ShownString {
 }
 
 export interface FontDecoder {
-  decode(bytes: Uint8Array): ShownString;
+  /**
+   * Decodes `bytes` glyph by glyph into `glyph`, so layout can place each one. In vertical
+   * writing the width passed is the vertical displacement (w1y, negative: glyphs go down).
+   */
+  decode(bytes: Uint8Array, glyph: GlyphSink): DecodeCounts;
+  /** Writing mode 1 (§9.7.4.3): a `-V` CMap or /WMode 1. */
+  vertical?: boolean;
+  /** Height of the font's em in text space units per unit of font size: 1 except for Type 3 fonts. */
+  em?: number;
+  /** Widths are a guess (the codes' CIDs are unknown): positions inside a string are approximate. */
+  approximate?: boolean;
 }
 
 interface Codespace {
@@ -40,6 +57,10 @@ export interface ToUnicodeMap {
   chars: Map<number, string>;
   /** Sorted by `lo`; `dst` is either a base string incremented per code or one string per code. */
   ranges: { lo: number; hi: number; dst: string | string[] }[];
+  /** An encoding CMap's code-to-CID mappings (cidchar, cidrange), sorted by `lo`. */
+  cids: { lo: number; hi: number; cid: number }[];
+  /** /WMode 1: vertical writing. */
+  vertical: boolean;
 }
 
 const MAX_CMAP_ENTRIES = 200_000;
@@ -61,7 +82,7 @@ function codeOf(bytes: Uint8Array): number {
 /** Parses the parts of a CMap that text extraction needs. */
 export function parseCMap(data: Uint8Array): ToUnicodeMap {
   const lx = new Lexer(data, 0, true);
-  const map: ToUnicodeMap = { codespace: [], chars: new Map(), ranges: [] };
+  const map: ToUnicodeMap = { codespace: [], chars: new Map(), ranges: [], cids: [], vertical: false };
   let entries = 0;
   const count = () => {
     if (++entries > MAX_CMAP_ENTRIES) throw new PdfError("a CMap is too large");
@@ -70,8 +91,25 @@ export function parseCMap(data: Uint8Array): ToUnicodeMap {
   for (;;) {
     const tok = lx.next();
     if (tok.t === "eof") break;
+    if (tok.t === "name" && tok.v === "WMode") {
+      const v = lx.next();
+      map.vertical = v.t === "num" && v.v === 1;
+      continue;
+    }
     if (tok.t !== "kw") continue;
-    if (tok.v === "begincodespacerange") {
+    if (tok.v === "begincidchar" || tok.v === "begincidrange") {
+      const range = tok.v === "begincidrange";
+      for (;;) {
+        const a = lx.next();
+        if (a.t !== "str") break;
+        const b = range ? lx.next() : a;
+        if (b.t !== "str") break;
+        const cid = lx.next();
+        if (cid.t !== "num") break;
+        count();
+        map.cids.push({ lo: codeOf(a.v), hi: codeOf(b.v), cid: cid.v });
+      }
+    } else if (tok.v === "begincodespacerange") {
       for (;;) {
         const a = lx.next();
         if (a.t !== "str") break;
@@ -115,6 +153,7 @@ export function parseCMap(data: Uint8Array): ToUnicodeMap {
     }
   }
   map.ranges.sort((x, y) => x.lo - y.lo);
+  map.cids.sort((x, y) => x.lo - y.lo);
   return map;
 }
 
@@ -204,6 +243,30 @@ async function num(doc: PdfDocument, o: PdfObj | undefined): Promise<number | nu
   return typeof v === "number" && Number.isFinite(v) ? v : null;
 }
 
+/**
+ * A Type 3 font's em in text space per unit of font size. Its glyph space is its own, so the em
+ * is estimated from its /Widths, taking a lower-case letter to be half an em wide on average
+ * (any glyph when it has no letters); 1 when it gives no widths.
+ */
+function type3Em(widths: Float64Array, given: Uint8Array, enc: Encoding, scale: number): number {
+  let letters = 0;
+  let letterSum = 0;
+  let any = 0;
+  let anySum = 0;
+  for (let c = 0; c < 256; c++) {
+    const w = widths[c] * scale;
+    if (!given[c] || !(w > 0)) continue;
+    any++;
+    anySum += w;
+    if (/^[a-z]$/.test(enc[c] ?? "")) {
+      letters++;
+      letterSum += w;
+    }
+  }
+  const em = letters ? letterSum / letters / 0.5 : any ? anySum / any / 0.5 : 1;
+  return Math.min(Math.max(em, 1e-3), 1e3);
+}
+
 async function simpleDecoder(doc: PdfDocument, font: PdfDict, toUnicode: ToUnicodeMap | null, type3: boolean): Promise<FontDecoder> {
   const enc = await doc.resolve(font.get("Encoding"));
   let table: string[] = [...STANDARD];
@@ -230,6 +293,7 @@ async function simpleDecoder(doc: PdfDocument, font: PdfDict, toUnicode: ToUnico
   const guess = !toUnicode && (await encodingIsGuess(doc, font, enc, baseFont instanceof PdfName ? baseFont.name : "", type3));
   const fallback = standardWidths(baseFont instanceof PdfName ? baseFont.name : "");
   const widths = new Float64Array(256);
+  const given = new Uint8Array(256);
   for (let c = 0; c < 256; c++) widths[c] = fallback(c, enc8[c]);
   const w = await doc.resolve(font.get("Widths"));
   if (Array.isArray(w)) {
@@ -239,38 +303,42 @@ async function simpleDecoder(doc: PdfDocument, font: PdfDict, toUnicode: ToUnico
     if (missing !== null) widths.fill(missing);
     for (let i = 0; i < w.length && first + i < 256; i++) {
       const v = await num(doc, w[i]);
-      if (v !== null && first + i >= 0) widths[first + i] = v;
+      if (v !== null && first + i >= 0) {
+        widths[first + i] = v;
+        given[first + i] = 1;
+      }
     }
   }
   // Type 3 widths are in glyph space, mapped by /FontMatrix; other fonts use 1/1000 em.
   let scale = 0.001;
+  let em = 1;
   if (type3) {
     const m = await doc.resolve(font.get("FontMatrix"));
     if (Array.isArray(m) && typeof m[0] === "number" && m[0] !== 0) scale = Math.abs(m[0]);
+    const yScale = Array.isArray(m) && typeof m[3] === "number" && m[3] !== 0 ? Math.abs(m[3]) / scale : 1;
+    em = type3Em(widths, given, enc8, scale) * yScale;
   }
   return {
-    decode(bytes) {
-      let text = "";
-      let width = 0;
-      let spaces = 0;
+    em,
+    decode(bytes, glyph) {
       let unmapped = 0;
       for (const b of bytes) {
         const t = (toUnicode && lookupToUnicode(toUnicode, b)) || enc8[b];
-        if (t) text += t;
-        else unmapped++;
-        width += widths[b] * scale;
-        if (b === 32) spaces++;
+        if (!t) unmapped++;
+        glyph(t ?? "", widths[b] * scale, b === 32);
       }
-      return { text, width, glyphs: bytes.length, spaces, unmapped, guessed: guess ? bytes.length - unmapped : 0 };
+      return { glyphs: bytes.length, unmapped, guessed: guess ? bytes.length - unmapped : 0 };
     },
   };
 }
 
-/** CID widths from a descendant font's /W array (`c [w1 w2 ...]` and `c1 c2 w` forms) and /DW. */
-async function cidWidths(doc: PdfDocument, cidFont: PdfDict | null): Promise<(cid: number) => number> {
-  const dw = (await num(doc, cidFont?.get("DW"))) ?? 1000;
-  const w = await doc.resolve(cidFont?.get("W"));
-  if (!Array.isArray(w)) return () => dw;
+/**
+ * Per-CID metrics from a descendant font's /W (one width per CID) or /W2 (three numbers per CID,
+ * the vertical displacement w1y first): `c [m1 m2 ...]` and `c1 c2 m` forms; `dflt` for the rest.
+ */
+async function cidMetrics(doc: PdfDocument, arr: PdfObj | undefined, stride: number, dflt: number): Promise<(cid: number) => number> {
+  const w = await doc.resolve(arr);
+  if (!Array.isArray(w)) return () => dflt;
   const single = new Map<number, number>();
   const ranges: [number, number, number][] = [];
   for (let i = 0; i < w.length && single.size < MAX_CMAP_ENTRIES; ) {
@@ -278,8 +346,8 @@ async function cidWidths(doc: PdfDocument, cidFont: PdfDict | null): Promise<(ci
     const next = await doc.resolve(w[i + 1]);
     if (c === null) break;
     if (Array.isArray(next)) {
-      for (let k = 0; k < next.length && single.size < MAX_CMAP_ENTRIES; k++) {
-        const v = await num(doc, next[k]);
+      for (let k = 0; k * stride < next.length && single.size < MAX_CMAP_ENTRIES; k++) {
+        const v = await num(doc, next[k * stride]);
         if (v !== null) single.set(c + k, v);
       }
       i += 2;
@@ -288,36 +356,62 @@ async function cidWidths(doc: PdfDocument, cidFont: PdfDict | null): Promise<(ci
       const v = await num(doc, w[i + 2]);
       if (c2 === null || v === null) break;
       ranges.push([c, c2, v]);
-      i += 3;
+      i += 2 + stride;
     }
   }
   return (cid) => {
     const v = single.get(cid);
     if (v !== undefined) return v;
-    for (const [lo, hi, width] of ranges) if (cid >= lo && cid <= hi) return width;
-    return dw;
+    for (const [lo, hi, m] of ranges) if (cid >= lo && cid <= hi) return m;
+    return dflt;
   };
+}
+
+/** The CID an encoding CMap gives a code (cidchar/cidrange), or null when it gives none. */
+function cidOf(cids: ToUnicodeMap["cids"], code: number): number | null {
+  let lo = 0;
+  let hi = cids.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    const r = cids[mid];
+    if (code < r.lo) hi = mid - 1;
+    else if (code > r.hi) lo = mid + 1;
+    else return r.cid + (code - r.lo);
+  }
+  return null;
 }
 
 async function type0Decoder(doc: PdfDocument, font: PdfDict, toUnicode: ToUnicodeMap | null): Promise<FontDecoder> {
   const enc = await doc.resolve(font.get("Encoding"));
   let codespace: Codespace[] = [];
   let unicodeCodes = false;
+  let cmap: ToUnicodeMap | null = null;
   if (enc instanceof PdfName) {
     if (/UCS2|UTF16/.test(enc.name)) unicodeCodes = true;
   } else if (enc instanceof PdfStream) {
-    codespace = (await loadCMapStream(doc, enc))?.codespace ?? [];
+    cmap = await loadCMapStream(doc, enc);
+    codespace = cmap?.codespace ?? [];
   }
-  if (codespace.length === 0 && !(enc instanceof PdfName && /^Identity-[HV]$/.test(enc.name))) codespace = toUnicode?.codespace ?? [];
+  const identity = enc instanceof PdfName && /^Identity-[HV]$/.test(enc.name);
+  if (codespace.length === 0 && !identity) codespace = toUnicode?.codespace ?? [];
   if (codespace.length === 0) codespace = [{ lo: [0, 0], hi: [255, 255] }];
+  const vertical = enc instanceof PdfName ? /-V$/.test(enc.name) : !!cmap?.vertical;
   const descendants = await doc.resolve(font.get("DescendantFonts"));
-  const widthOf = await cidWidths(doc, Array.isArray(descendants) ? await doc.resolveDict(descendants[0]) : null);
+  const cidFont = Array.isArray(descendants) ? await doc.resolveDict(descendants[0]) : null;
+  const dw = (await num(doc, cidFont?.get("DW"))) ?? 1000;
+  const dw2 = await doc.resolve(cidFont?.get("DW2"));
+  const dw1y = Array.isArray(dw2) ? ((await num(doc, dw2[1])) ?? -1000) : -1000;
+  const metricOf = vertical ? await cidMetrics(doc, cidFont?.get("W2"), 3, dw1y) : await cidMetrics(doc, cidFont?.get("W"), 1, dw);
+  // Codes are CIDs under Identity-H/V; an embedded CMap maps them; a predefined one (UniGB-UCS2-H,
+  // 90ms-RKSJ-H, ...) needs tables the own reader lacks, so its widths are the default.
+  const cids = cmap?.cids ?? [];
+  const approximate = !identity && cids.length === 0;
+  const fallback = vertical ? dw1y : dw;
   return {
-    decode(bytes) {
-      let text = "";
-      let width = 0;
+    vertical,
+    approximate,
+    decode(bytes, glyph) {
       let glyphs = 0;
-      let spaces = 0;
       let unmapped = 0;
       for (let i = 0; i < bytes.length; ) {
         let n = matchCodespace(codespace, bytes, i);
@@ -325,15 +419,13 @@ async function type0Decoder(doc: PdfDocument, font: PdfDict, toUnicode: ToUnicod
         const code = codeOf(bytes.subarray(i, i + n));
         i += n;
         glyphs++;
-        // The CID is taken to be the code (exact for Identity-H/V, the common case).
-        width += widthOf(code) * 0.001;
-        if (n === 1 && code === 32) spaces++;
-        const t = toUnicode ? lookupToUnicode(toUnicode, code) : undefined;
-        if (t) text += t;
-        else if (unicodeCodes) text += String.fromCharCode(code);
-        else unmapped++;
+        let t = toUnicode ? lookupToUnicode(toUnicode, code) : undefined;
+        if (!t && unicodeCodes) t = String.fromCharCode(code);
+        if (!t) unmapped++;
+        const cid = identity ? code : cidOf(cids, code);
+        glyph(t ?? "", (cid === null ? fallback : metricOf(cid)) * 0.001, n === 1 && code === 32);
       }
-      return { text, width, glyphs, spaces, unmapped, guessed: 0 };
+      return { glyphs, unmapped, guessed: 0 };
     },
   };
 }

@@ -1,7 +1,9 @@
 // The page tree (ISO 32000-1 §7.7.3): the catalog, the root /Pages node with its /Count, and the
-// leaf of one page found by descending through /Count values, with inherited /Resources.
+// leaf of one page found by descending through /Count values, with inherited /Resources and page
+// boxes.
 import type { PdfDocument } from "./document";
-import { isInt, isName, PdfDict, PdfError } from "./objects";
+import { type Box, intersect, readBox } from "./geometry";
+import { isInt, isName, PdfDict, PdfError, type PdfObj } from "./objects";
 
 const MAX_TREE_DEPTH = 64;
 const MAX_PAGES = 10_000_000;
@@ -10,6 +12,32 @@ export interface PageLeaf {
   dict: PdfDict;
   /** The page's /Resources, or the nearest ancestor's (inheritance, §7.7.3.4). */
   resources: PdfDict | null;
+  /**
+   * The visible region in default user space, [x0 y0 x1 y1]: the /CropBox within the /MediaBox
+   * (both inheritable); null when the page has no usable box.
+   */
+  box: Box | null;
+}
+
+/** What a page inherits from its ancestors (§7.7.3.4), unresolved until the leaf is reached. */
+interface Inherited {
+  resources: PdfDict | null;
+  mediaBox: PdfObj | undefined;
+  cropBox: PdfObj | undefined;
+}
+
+function inherit(node: PdfDict, from: Inherited, resources: PdfDict | null): Inherited {
+  return { resources: resources ?? from.resources, mediaBox: node.get("MediaBox") ?? from.mediaBox, cropBox: node.get("CropBox") ?? from.cropBox };
+}
+
+async function leafOf(doc: PdfDocument, kid: PdfDict, from: Inherited): Promise<PageLeaf> {
+  const own = inherit(kid, from, await doc.resolveDict(kid.get("Resources")));
+  const usable = (b: Box | null) => (b && b[2] > b[0] && b[3] > b[1] ? b : null);
+  const media = usable(await readBox(doc, own.mediaBox));
+  const crop = usable(await readBox(doc, own.cropBox));
+  // A crop box outside the media box is an error viewers overlook by showing the media box.
+  const box = usable(intersect(media, crop)) ?? media;
+  return { dict: kid, resources: own.resources, box };
 }
 
 export async function catalog(doc: PdfDocument): Promise<PdfDict> {
@@ -35,7 +63,7 @@ export async function pagesRoot(doc: PdfDocument): Promise<{ node: PdfDict; coun
 export async function findPage(doc: PdfDocument, index: number, root: PdfDict): Promise<PageLeaf> {
   const batch = doc.prefetchMax;
   let node = root;
-  let resources = await doc.resolveDict(root.get("Resources"));
+  let inherited = inherit(root, { resources: null, mediaBox: undefined, cropBox: undefined }, await doc.resolveDict(root.get("Resources")));
   let target = index;
   const path = new Set<PdfDict>([root]);
   for (let depth = 0; ; depth++) {
@@ -45,7 +73,7 @@ export async function findPage(doc: PdfDocument, index: number, root: PdfDict): 
     const count = await doc.resolve(node.get("Count"));
     if (count === kids.length && target < kids.length) {
       const kid = await doc.resolveDict(kids[target]);
-      if (kid && isLeaf(kid)) return { dict: kid, resources: (await doc.resolveDict(kid.get("Resources"))) ?? resources };
+      if (kid && isLeaf(kid)) return leafOf(doc, kid, inherited);
     }
     let next: PdfDict | null = null;
     for (let i = 0; i < kids.length; i++) {
@@ -53,7 +81,7 @@ export async function findPage(doc: PdfDocument, index: number, root: PdfDict): 
       const kid = await doc.resolveDict(kids[i]);
       if (!kid) continue;
       if (isLeaf(kid)) {
-        if (target === 0) return { dict: kid, resources: (await doc.resolveDict(kid.get("Resources"))) ?? resources };
+        if (target === 0) return leafOf(doc, kid, inherited);
         target--;
         continue;
       }
@@ -69,7 +97,7 @@ export async function findPage(doc: PdfDocument, index: number, root: PdfDict): 
     if (path.has(next)) throw new PdfError("broken page tree: it contains a cycle");
     path.add(next);
     node = next;
-    resources = (await doc.resolveDict(node.get("Resources"))) ?? resources;
+    inherited = inherit(node, inherited, await doc.resolveDict(node.get("Resources")));
   }
 }
 

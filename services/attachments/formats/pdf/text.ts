@@ -2,17 +2,18 @@
  * Text of one page from its content stream(s) (ISO 32000-1 §9.4): strings shown by `Tj`, `TJ`,
  * `'` and `"`, decoded through the current font (`Tf`).
  *
- * Layout comes from the text matrices: `Td`/`TD`/`Tm`/`T*` and glyph advances (font widths, `Tc`,
- * `Tw`, `Tz`, `TJ` adjustments) are tracked, so a string that starts on a new baseline (more than
- * half an em up or down, e.g. after `T*`, a `Td` with a y move, or in the next `BT`...`ET` block)
- * begins a new line, and one that starts a gap to the right of the previous string's end gets a
- * space. `T*`, `'` and `"` always break the line. Form XObjects (`Do`) are followed (bounded);
- * images and inline image data are skipped unread.
+ * Every glyph is placed in device space through the full text rendering matrix (§9.4.4): the CTM
+ * (`cm`, saved and restored by `q`/`Q`, forms' /Matrix), the text matrices (`Tm`, `Td`, `TD`,
+ * `T*`), font size, `Tz` and `Ts`, and advanced by its width plus `Tc`, `Tw` and `TJ` adjustments.
+ * Glyphs outside the clip are dropped: the page's crop box, form /BBox, and clipping paths (`W`,
+ * `W*`) taken as their bounding boxes. layout.ts turns the placed glyphs into words and lines.
+ * Form XObjects (`Do`) are followed (bounded); images and inline image data are skipped unread.
  */
-import { visualToLogical } from "./bidi";
 import type { PdfDocument } from "./document";
 import { WIN_ANSI } from "./encodings";
 import { loadFont, type FontDecoder } from "./fonts";
+import { type Box, IDENTITY, intersect, type Matrix, multiply, readBox, readMatrix, transformBox } from "./geometry";
+import { GlyphLayout, TextSink, WORD_GAP_EM } from "./layout";
 import { isWhite, Lexer } from "./lexer";
 import { isName, PdfDict, PdfError, PdfKeyword, PdfName, type PdfObj, PdfStream, PdfString } from "./objects";
 import type { PageLeaf } from "./page-tree";
@@ -27,10 +28,9 @@ const MAX_PAGE_CONTENT_BYTES = 48 * 1024 * 1024;
 
 /** For strings shown with no usable font selected (broken files): read the bytes as WinAnsi. */
 const FALLBACK_FONT: FontDecoder = {
-  decode(bytes) {
-    let text = "";
-    for (const b of bytes) text += WIN_ANSI[b];
-    return { text, width: bytes.length * 0.5, glyphs: bytes.length, spaces: 0, unmapped: 0, guessed: 0 };
+  decode(bytes, glyph) {
+    for (const b of bytes) glyph(WIN_ANSI[b], 0.5, b === 32);
+    return { glyphs: bytes.length, unmapped: 0, guessed: 0 };
   },
 };
 
@@ -39,74 +39,8 @@ export interface TextContext {
   fonts: Map<PdfDict, FontDecoder>;
 }
 
-class TextSink {
-  private parts: string[] = [];
-  private lastChar = "";
-  length = 0;
-  /** Glyphs shown, and those the fonts gave no text for: the caller's cue to try another reader. */
-  glyphs = 0;
-  unmapped = 0;
-  guessed = 0;
-  truncated = false;
-  constructor(private readonly maxChars: number) {}
-
-  get full(): boolean {
-    return this.length >= this.maxChars;
-  }
-
-  private push(s: string): void {
-    if (this.full) {
-      if (s) this.truncated = true;
-      return;
-    }
-    if (this.length + s.length > this.maxChars) {
-      s = s.slice(0, this.maxChars - this.length);
-      this.truncated = true;
-    }
-    if (!s) return;
-    this.parts.push(s);
-    this.length += s.length;
-    this.lastChar = s[s.length - 1];
-  }
-
-  text(s: string): void {
-    // eslint-disable-next-line no-control-regex
-    // Soft hyphens, zero-width spaces and BOMs are invisible on the page and would split words.
-    this.push(s.replace(/\t/g, " ").replace(/[\u0000-\u0008\u000b-\u001f\u007f\u00ad\u200b\ufeff]/g, ""));
-  }
-
-  space(): void {
-    if (this.length > 0 && !/\s/.test(this.lastChar)) this.push(" ");
-  }
-
-  lineBreak(): void {
-    if (this.length > 0 && this.lastChar !== "\n") this.push("\n");
-  }
-
-  result(): string {
-    return this.parts
-      .join("")
-      .split("\n")
-      .map((l) => visualToLogical(l.replace(/\s+$/, "")))
-      .join("\n")
-      .replace(/\n{3,}/g, "\n\n")
-      .trim();
-  }
-}
-
-/**
- * Where the last shown string ended, in the (unscaled by CTM) space of the text matrices, and
- * whether the next string must start a new line regardless of position.
- */
-interface Layout {
-  last: { x: number; y: number; size: number } | null;
-  forceBreak: boolean;
-}
-
-/** Vertical move (in ems of the current font) that makes a new line; a smaller one is a sub/superscript. */
-const NEW_LINE_EM = 0.5;
-/** Horizontal gap (in ems) between two strings on a line that reads as a word space. */
-const SPACE_EM = 0.2;
+/** Nested `q` beyond this many saved states are not restored (a damaged stream's runaway). */
+const MAX_SAVED_STATES = 256;
 
 function num(o: PdfObj | undefined): number {
   return typeof o === "number" && Number.isFinite(o) ? o : 0;
@@ -134,14 +68,15 @@ export async function extractPageText(
   const newline = Uint8Array.of(10);
   for (const s of streams) parts.push(await decode(doc, s, state), newline);
   const sink = new TextSink(maxChars);
+  const layout = new GlyphLayout(sink);
   try {
-    const layout: Layout = { last: null, forceBreak: false };
-    const initial: TextState = { font: null, size: 0, charSpacing: 0, wordSpacing: 0, hScale: 1, leading: 0 };
-    await interpret(doc, concatBytes(parts), leaf.resources, ctx, sink, state, layout, 0, initial);
+    const text: TextState = { font: null, size: 0, charSpacing: 0, wordSpacing: 0, hScale: 1, leading: 0, rise: 0 };
+    await interpret(doc, concatBytes(parts), leaf.resources, ctx, layout, state, 0, { ctm: IDENTITY, clip: leaf.box, text });
   } catch (err) {
     // Damaged content: keep the text read so far; structural errors still surface.
     if (!(err instanceof PdfError) || err.message === "the PDF is encrypted" || err.message.startsWith("unsupported")) throw err;
   }
+  layout.finish();
   return { text: sink.result(), truncated: sink.truncated, glyphs: sink.glyphs, unmapped: sink.unmapped, guessed: sink.guessed };
 }
 
@@ -184,76 +119,137 @@ interface TextState {
   wordSpacing: number;
   hScale: number;
   leading: number;
+  rise: number;
 }
+
+/** The parts of the graphics state (§8.4) that decide where text lands and whether it shows. */
+interface GraphicsState {
+  ctm: Matrix;
+  /** Device-space bound of the clipping region; null when nothing clips. */
+  clip: Box | null;
+  text: TextState;
+}
+
+const PAINT_PATH = new Set(["n", "f", "F", "f*", "S", "s", "B", "B*", "b", "b*"]);
 
 async function interpret(
   doc: PdfDocument,
   content: Uint8Array,
   resources: PdfDict | null,
   ctx: TextContext,
-  sink: TextSink,
+  layout: GlyphLayout,
   state: { forms: number; budget: number },
-  layout: Layout,
   depth: number,
-  inherited: TextState,
+  inherited: GraphicsState,
 ): Promise<void> {
+  const sink = layout.sink;
   const lx = new Lexer(content, 0, true);
   const operands: PdfObj[] = [];
-  let ts: TextState = { ...inherited };
-  const saved: TextState[] = [];
+  let gs: GraphicsState = { ...inherited, text: { ...inherited.text } };
+  const saved: GraphicsState[] = [];
+  let unsaved = 0;
   // Text matrix [a b c d e f] and text line matrix (§9.4.2).
-  let tm = [1, 0, 0, 1, 0, 0];
-  let tlm = [1, 0, 0, 1, 0, 0];
+  let tm: [number, number, number, number, number, number] = [1, 0, 0, 1, 0, 0];
+  let tlm: Matrix = IDENTITY;
   const moveLine = (tx: number, ty: number) => {
     tlm = [tlm[0], tlm[1], tlm[2], tlm[3], tx * tlm[0] + ty * tlm[2] + tlm[4], tx * tlm[1] + ty * tlm[3] + tlm[5]];
     tm = [...tlm];
   };
-  const advance = (tx: number) => {
-    tm[4] += tx * tm[0];
-    tm[5] += tx * tm[1];
+  /** Moves the text matrix along the line: text space x, or y in vertical writing. */
+  const advance = (d: number, vertical: boolean) => {
+    tm[4] += d * (vertical ? tm[2] : tm[0]);
+    tm[5] += d * (vertical ? tm[3] : tm[1]);
   };
+  // The current path's bounding box in device space (empty while x0 > x1), and whether `W`/`W*`
+  // made it the next clip.
+  let [pathX0, pathY0, pathX1, pathY1] = [Infinity, Infinity, -Infinity, -Infinity];
+  let clipPending = false;
+  const pathPoint = (x: number, y: number) => {
+    const m = gs.ctm;
+    const px = m[0] * x + m[2] * y + m[4];
+    const py = m[1] * x + m[3] * y + m[5];
+    pathX0 = Math.min(pathX0, px);
+    pathY0 = Math.min(pathY0, py);
+    pathX1 = Math.max(pathX1, px);
+    pathY1 = Math.max(pathY1, py);
+  };
+  // Whether the word the current text operator is showing was kept (by its first glyph); null
+  // between words.
+  let word: boolean | null = null;
   const show = (s: PdfObj | undefined) => {
     if (!(s instanceof PdfString)) return;
-    const shown = (ts.font ?? FALLBACK_FONT).decode(s.bytes);
-    sink.glyphs += shown.glyphs;
-    sink.unmapped += shown.unmapped;
-    sink.guessed += shown.guessed;
-    const size = Math.max(1e-6, Math.abs(ts.size) * Math.hypot(tm[2], tm[3]));
-    const x = tm[4];
-    const y = tm[5];
-    if (shown.text) {
-      const last = layout.last;
-      if (layout.forceBreak) sink.lineBreak();
-      else if (last) {
-        const em = Math.max(size, last.size);
-        if (Math.abs(y - last.y) > NEW_LINE_EM * em) sink.lineBreak();
-        else {
-          const gap = x - last.x;
-          if (gap > SPACE_EM * em || gap < -2 * em) sink.space();
+    const t = gs.text;
+    const font = t.font ?? FALLBACK_FONT;
+    const clip = gs.clip;
+    const vertical = !!font.vertical;
+    // Text space to device space before this string's advance (§9.4.4); each glyph's own scaling
+    // by size and Tz is in its advance below.
+    const m = multiply(tm, gs.ctm);
+    const ox = m[4] + t.rise * m[2];
+    const oy = m[5] + t.rise * m[3];
+    // The pen moves along text space x, or y in vertical writing; `em` is the font's size across it.
+    const ax = vertical ? m[2] : m[0];
+    const ay = vertical ? m[3] : m[1];
+    const length = Math.hypot(ax, ay) || 1;
+    const fontSize = t.size * (font.em ?? 1);
+    const em = Math.abs(fontSize) * Math.hypot(vertical ? m[0] : m[2], vertical ? m[1] : m[3]);
+    const scale = vertical ? 1 : t.hScale;
+    // Horizontal glyphs are tested for clipping a third of an em above the middle of their
+    // advance; vertical ones are centred on the pen already.
+    const upX = vertical ? 0 : 0.3 * fontSize * m[2];
+    const upY = vertical ? 0 : 0.3 * fontSize * m[3];
+    // Widths that are a guess would spread a string wrongly: its first glyph decides for all.
+    let shown: boolean | null = null;
+    // A word gap made by character spacing alone.
+    const spacedOut = Math.abs(t.charSpacing * scale) * length > WORD_GAP_EM * em;
+    let pen = 0;
+    const counts = font.decode(s.bytes, (text, width, wordSpace) => {
+      const w = width * t.size * scale;
+      const step = w + (t.charSpacing + (wordSpace ? t.wordSpacing : 0)) * scale;
+      // Which way the pen goes: down in vertical writing, back for a negative size or Tz.
+      const sign = (w || (vertical ? -t.size : t.size * t.hScale)) < 0 ? -1 : 1;
+      if (!text.trim()) {
+        if (text) layout.space(sign * step * length, em);
+        word = null;
+      } else {
+        const x = ox + pen * ax;
+        const y = oy + pen * ay;
+        const ex = x + w * ax;
+        const ey = y + w * ay;
+        if (shown === null || !font.approximate) {
+          const cx = (x + ex) / 2 + upX;
+          const cy = (y + ey) / 2 + upY;
+          // A word cut by the clip's edge goes whole with its first glyph: never half read.
+          shown = word ?? (!clip || (cx >= clip[0] && cx <= clip[2] && cy >= clip[1] && cy <= clip[3]));
         }
+        if (shown) layout.glyph(text, x, y, ex, ey, (sign * ax) / length, (sign * ay) / length, em);
+        word = spacedOut ? null : shown;
       }
-      layout.forceBreak = false;
-      sink.text(shown.text);
-    }
-    advance((shown.width * ts.size + shown.glyphs * ts.charSpacing + shown.spaces * ts.wordSpacing) * ts.hScale);
-    if (shown.text) layout.last = { x: tm[4], y: tm[5], size };
+      pen += step;
+    });
+    sink.glyphs += counts.glyphs;
+    sink.unmapped += counts.unmapped;
+    sink.guessed += counts.guessed;
+    advance(pen, vertical);
   };
   const nextLine = () => {
-    moveLine(0, -ts.leading);
-    layout.forceBreak = true;
+    moveLine(0, -gs.text.leading);
+    layout.lineMove();
   };
   while (!sink.full && !lx.atEnd()) {
     const o = parseObject(lx);
+    word = null;
     if (!(o instanceof PdfKeyword)) {
       if (operands.length >= MAX_OPERANDS) operands.shift();
       operands.push(o);
       continue;
     }
     const op = (i: number) => operands[operands.length - i];
+    const ts = gs.text;
     switch (o.word) {
       case "BT":
         tm = [1, 0, 0, 1, 0, 0];
-        tlm = [1, 0, 0, 1, 0, 0];
+        tlm = IDENTITY;
         break;
       case "Tf": {
         const n = op(2);
@@ -272,6 +268,9 @@ async function interpret(
         break;
       case "TL":
         ts.leading = num(op(1));
+        break;
+      case "Ts":
+        ts.rise = num(op(1));
         break;
       case "Td":
         moveLine(num(op(2)), num(op(1)));
@@ -307,16 +306,52 @@ async function interpret(
         if (Array.isArray(arr)) {
           for (const e of arr) {
             if (e instanceof PdfString) show(e);
-            else if (typeof e === "number") advance((-e / 1000) * ts.size * ts.hScale);
+            else if (typeof e === "number") {
+              const vertical = !!ts.font?.vertical;
+              const d = (-e / 1000) * ts.size * (vertical ? 1 : ts.hScale);
+              if (Math.abs(d) > WORD_GAP_EM * Math.abs(ts.size * (ts.font?.em ?? 1))) word = null;
+              advance(d, vertical);
+            }
           }
         }
         break;
       }
       case "q":
-        if (saved.length < 64) saved.push({ ...ts });
+        if (saved.length < MAX_SAVED_STATES) saved.push({ ...gs, text: { ...ts } });
+        else unsaved++;
         break;
       case "Q":
-        if (saved.length) ts = saved.pop()!;
+        if (unsaved > 0) unsaved--;
+        else if (saved.length) gs = saved.pop()!;
+        break;
+      case "cm":
+        if (operands.length >= 6) gs.ctm = multiply([num(op(6)), num(op(5)), num(op(4)), num(op(3)), num(op(2)), num(op(1))], gs.ctm);
+        break;
+      case "m":
+      case "l":
+        pathPoint(num(op(2)), num(op(1)));
+        break;
+      case "c":
+        pathPoint(num(op(6)), num(op(5)));
+        pathPoint(num(op(4)), num(op(3)));
+        pathPoint(num(op(2)), num(op(1)));
+        break;
+      case "v":
+      case "y":
+        pathPoint(num(op(4)), num(op(3)));
+        pathPoint(num(op(2)), num(op(1)));
+        break;
+      case "re": {
+        const [x, y, w, h] = [num(op(4)), num(op(3)), num(op(2)), num(op(1))];
+        pathPoint(x, y);
+        pathPoint(x + w, y);
+        pathPoint(x, y + h);
+        pathPoint(x + w, y + h);
+        break;
+      }
+      case "W":
+      case "W*":
+        clipPending = true;
         break;
       case "BI": {
         // Inline image: dictionary entries up to ID, then binary data up to EI.
@@ -336,12 +371,22 @@ async function interpret(
         if (!(x instanceof PdfStream) || !isName(x.dict.get("Subtype"), "Form")) break;
         state.forms++;
         const formRes = (await doc.resolveDict(x.dict.get("Resources"))) ?? resources;
-        // A form has its own coordinates: its text starts a line, and so does what follows it.
-        layout.forceBreak = true;
-        await interpret(doc, await decode(doc, x, state), formRes, ctx, sink, state, layout, depth + 1, ts);
-        layout.forceBreak = true;
+        // A form draws in its own space (/Matrix) within its /BBox, on a copy of the state (§8.10).
+        const ctm = multiply((await readMatrix(doc, x.dict.get("Matrix"))) ?? IDENTITY, gs.ctm);
+        const bbox = await readBox(doc, x.dict.get("BBox"));
+        const clip = bbox ? intersect(gs.clip, transformBox(bbox, ctm)) : gs.clip;
+        layout.lineMove();
+        await interpret(doc, await decode(doc, x, state), formRes, ctx, layout, state, depth + 1, { ctm, clip, text: ts });
+        layout.lineMove();
         break;
       }
+      default:
+        if (PAINT_PATH.has(o.word)) {
+          // A clipping path takes effect once the path is painted (or ended by `n`); its bounding box stands for it.
+          if (clipPending && pathX0 <= pathX1) gs.clip = intersect(gs.clip, [pathX0, pathY0, pathX1, pathY1]);
+          [pathX0, pathY0, pathX1, pathY1] = [Infinity, Infinity, -Infinity, -Infinity];
+          clipPending = false;
+        }
     }
     operands.length = 0;
   }

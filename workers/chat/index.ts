@@ -7,7 +7,7 @@ import { AUTOMATION_DLQ, recordDeadAutomations, runAutomationBatch } from "./aut
 import { EXPORT_DLQ, EXPORT_QUEUE, recordDeadExports, runExportBatch } from "./export-runner";
 import { runScheduled } from "./scheduled";
 import { usePdfjsCMaps } from "../../services/attachments/formats/pdf/read";
-import { BundledCMaps } from "../../services/attachments/formats/pdf/cmaps";
+import { BundledCMaps } from "../../services/attachments/formats/pdf/cmaps.gen";
 
 // CJK fonts without /ToUnicode read through pdf.js need its predefined CMaps; only a Worker bundles them.
 usePdfjsCMaps(BundledCMaps);

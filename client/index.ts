@@ -1,8 +1,8 @@
 // The typed client of the context-chat API. Its types are generated from the OpenAPI document
-// (client/api-types.ts, `npm run openapi`), so a route, parameter or body the server does not
+// (client/api-types.gen.ts, `npm run openapi`), so a route, parameter or body the server does not
 // have is a compile error. Streams: a turn's SSE events and the websocket's frames are async
 // iterators; messages() pages the transcript by the seq cursor, and the socket resumes from it.
-import type { Routes, Schemas } from "./api-types";
+import type { Routes, Schemas } from "./api-types.gen";
 import { ConversationSocket } from "./socket";
 import { sseData } from "./sse";
 

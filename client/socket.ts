@@ -1,7 +1,7 @@
 // A conversation's websocket as an async iterator of frames that keeps the resume cursor: the
 // highest message seq it has seen. resume() reconnects with ?after=<that seq>, so the server
 // sends what was saved meanwhile (then a `resumed` frame) and nothing twice.
-import type { Schemas } from "./api-types";
+import type { Schemas } from "./api-types.gen";
 
 export type ServerFrame = Schemas["SocketServerFrame"];
 export type ClientFrame = Schemas["SocketClientFrame"];

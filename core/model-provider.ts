@@ -1,6 +1,8 @@
 // Which model answers, decided in one place for both workers. The embedded offline model is a
 // stand-in for local dev and tests: a deployed worker that lost its key must say so, never answer
 // with made-up replies or commit made-up summaries.
+import { envConfig } from "./env-config";
+
 export type ModelProvider = "anthropic" | "offline";
 
 /** The variables the choice reads (a worker's Env satisfies this). */
@@ -27,20 +29,17 @@ export const OFFLINE_MODEL_IN_BUILD = typeof OFFLINE_MODEL_BUNDLED === "undefine
 const NOT_IN_BUILD =
   "the model is not configured: the offline model was asked for (MODEL_PROVIDER=offline or local dev) but this deployment was built without it (OFFLINE_MODEL_BUNDLED=false); set the ANTHROPIC_API_KEY secret, or deploy without that define";
 
+/**
+ * A MODEL_PROVIDER other than "anthropic" or "offline", or an ANTHROPIC_BASE_URL that is not an
+ * http(s) URL (which would send the key somewhere unintended), is refused by name by envConfig.
+ */
 export function chooseModel(env: ModelEnv, offlineInBuild = OFFLINE_MODEL_IN_BUILD): ModelChoice {
-  const provider = env.MODEL_PROVIDER?.trim() || undefined;
-  const apiKey = env.ANTHROPIC_API_KEY?.trim() || undefined;
-  if (provider !== undefined && provider !== "anthropic" && provider !== "offline")
-    return { ok: false, message: `the model is not configured: MODEL_PROVIDER must be "anthropic" or "offline"` };
+  const config = envConfig(env);
+  const provider = config.MODEL_PROVIDER;
+  const apiKey = config.ANTHROPIC_API_KEY;
   if (provider === "offline") return offlineInBuild ? { ok: true, provider: "offline" } : { ok: false, message: NOT_IN_BUILD };
-  if (apiKey) {
-    const baseURL = env.ANTHROPIC_BASE_URL?.trim() || undefined;
-    // A typo here would send the key somewhere unintended or fail every turn obscurely: refuse it by name.
-    if (baseURL !== undefined && !isHttpUrl(baseURL))
-      return { ok: false, message: "the model is not configured: ANTHROPIC_BASE_URL must be an http(s) URL, such as https://gateway.ai.cloudflare.com/v1/<account>/<gateway>/anthropic" };
-    return { ok: true, provider: "anthropic", apiKey, baseURL };
-  }
-  if (provider === undefined && env.DEV_BOOTSTRAP === "true") return offlineInBuild ? { ok: true, provider: "offline" } : { ok: false, message: NOT_IN_BUILD };
+  if (apiKey) return { ok: true, provider: "anthropic", apiKey, baseURL: config.ANTHROPIC_BASE_URL };
+  if (provider === undefined && config.DEV_BOOTSTRAP) return offlineInBuild ? { ok: true, provider: "offline" } : { ok: false, message: NOT_IN_BUILD };
   return {
     ok: false,
     message:
@@ -48,14 +47,6 @@ export function chooseModel(env: ModelEnv, offlineInBuild = OFFLINE_MODEL_IN_BUI
         ? "the model is not configured: MODEL_PROVIDER is anthropic but the ANTHROPIC_API_KEY secret is not set"
         : "the model is not configured: set the ANTHROPIC_API_KEY secret (or MODEL_PROVIDER=offline for the embedded offline model)",
   };
-}
-
-function isHttpUrl(value: string): boolean {
-  try {
-    return /^https?:$/.test(new URL(value).protocol);
-  } catch {
-    return false;
-  }
 }
 
 /** Thrown where a model call would need a model that is not configured. */

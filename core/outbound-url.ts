@@ -6,6 +6,7 @@
 // off unless set. A name is not resolved here (a Worker cannot); deployed, a Worker's fetch leaves
 // from Cloudflare's network, which does not route to private ranges, and every redirect hop is
 // checked again by the caller.
+import { envConfig } from "./env-config";
 
 export type OutboundCheck = { ok: true; url: URL } | { ok: false; reason: string };
 
@@ -131,5 +132,5 @@ function isPrivateV6(g: number[]): boolean {
   );
 }
 
-/** The environment's loopback setting: "true" only, so an unset or mistyped value stays off. */
-export const loopbackAllowed = (env: { ALLOW_LOOPBACK_TOOLS?: string }): boolean => env.ALLOW_LOOPBACK_TOOLS === "true";
+/** The environment's loopback setting: off unless ALLOW_LOOPBACK_TOOLS is "true" (a mistyped value is a config error). */
+export const loopbackAllowed = (env: { ALLOW_LOOPBACK_TOOLS?: string }): boolean => envConfig(env).ALLOW_LOOPBACK_TOOLS;

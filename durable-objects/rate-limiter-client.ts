@@ -2,26 +2,17 @@
 // words of a refusal. Used by the chat worker's middleware and by the conversation object for
 // websocket `send` frames, so both count against the same buckets. Failed authentications are
 // counted the same way, in one RateLimiterDO per client address.
+import { envConfig } from "../core/env-config";
 import { sha256Hex } from "../core/ids";
 import type { RateDecision, RateRule } from "./rate-limiter-do";
 
-/** Defaults when the variables are unset; "0" turns a limit off (benchmarks, local load tests). */
-export const DEFAULT_REQUESTS_PER_MINUTE = 600;
-export const DEFAULT_TURNS_PER_MINUTE = 60;
-export const DEFAULT_AUTH_FAILURES_PER_MINUTE = 60;
-
-function perMinute(value: string | undefined, fallback: number): number {
-  if (value === undefined || value.trim() === "") return fallback;
-  const n = Number(value);
-  return Number.isFinite(n) && n >= 0 ? Math.floor(n) : fallback;
-}
 
 export function rateRules(env: Env, turn: boolean): RateRule[] {
   const rules: RateRule[] = [];
-  const requests = perMinute(env.RATE_LIMIT_PER_MINUTE, DEFAULT_REQUESTS_PER_MINUTE);
+  const requests = envConfig(env).RATE_LIMIT_PER_MINUTE;
   if (requests > 0) rules.push({ bucket: "requests", perMinute: requests });
   if (turn) {
-    const turns = perMinute(env.TURN_RATE_LIMIT_PER_MINUTE, DEFAULT_TURNS_PER_MINUTE);
+    const turns = envConfig(env).TURN_RATE_LIMIT_PER_MINUTE;
     if (turns > 0) rules.push({ bucket: "turns", perMinute: turns });
   }
   return rules;
@@ -41,7 +32,7 @@ export function rateLimitMessage(decision: Extract<RateDecision, { ok: false }>)
 
 /** The failed-authentication rule of a client address, or null when the limit is off. */
 export function authFailureRule(env: Env): RateRule | null {
-  const failures = perMinute(env.AUTH_FAILURES_PER_MINUTE, DEFAULT_AUTH_FAILURES_PER_MINUTE);
+  const failures = envConfig(env).AUTH_FAILURES_PER_MINUTE;
   return failures > 0 ? { bucket: "auth_failures", perMinute: failures } : null;
 }
 

@@ -6,6 +6,7 @@ import { and, desc, eq, inArray, lt, lte, sql } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
 import { automationRuns, automations } from "../db/schema";
 import { dueSlot, nextSlot, parseCron } from "../core/cron";
+import { envConfig, ENV_VARS } from "../core/env-config";
 import { sortableId } from "../core/ids";
 import type { Usage } from "../core/types";
 
@@ -20,7 +21,7 @@ export const SLOT_LOOKBACK_MINUTES = 60;
  */
 export const RUN_TIMEOUT_MS = 30 * 60_000;
 /** Due automations one invocation claims: each costs two statements (the claim, the next slot). */
-export const CLAIM_PAGE = 100;
+export const CLAIM_PAGE = ENV_VARS.AUTOMATION_CLAIM_PAGE.default;
 /** next_run_at of a row that will never be due (a schedule with no next slot, or one that no longer parses). */
 const NEVER = "9999-12-31T23:59:59.999Z";
 /** A run in one of these states may still be taken by a delivery, or closed as failed. */
@@ -146,10 +147,9 @@ export async function claimDuePage(db: D1Database, now: number, limit = CLAIM_PA
   return { claimed: won.length, more: page.length === limit, rowsRead: page.length, statements: 1 + claims.length + moves.length, jobs };
 }
 
-/** The claim page size: AUTOMATION_CLAIM_PAGE when set to a positive integer, else CLAIM_PAGE. */
+/** The claim page size: AUTOMATION_CLAIM_PAGE (default CLAIM_PAGE). */
 export function claimPageSize(env: Pick<Env, "AUTOMATION_CLAIM_PAGE">): number {
-  const n = Number(env.AUTOMATION_CLAIM_PAGE);
-  return Number.isInteger(n) && n > 0 ? n : CLAIM_PAGE;
+  return envConfig(env).AUTOMATION_CLAIM_PAGE;
 }
 
 /**

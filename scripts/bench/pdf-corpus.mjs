@@ -22,7 +22,7 @@ const TIMEOUT_MS = 20_000;
 
 async function loadCore(dir) {
   const entry = join(dir, "entry.ts");
-  writeFileSync(entry, `export * from "${ROOT}services/attachments/formats/pdf/read.ts";\nexport { memoryRangeReader } from "${ROOT}services/attachments/formats/shared/range-reader.ts";\nexport { BundledCMaps } from "${ROOT}services/attachments/formats/pdf/cmaps/index.ts";\n`);
+  writeFileSync(entry, `export * from "${ROOT}services/attachments/formats/pdf/read.ts";\nexport { memoryRangeReader } from "${ROOT}services/attachments/formats/shared/range-reader.ts";\nexport { BundledCMaps } from "${ROOT}services/attachments/formats/pdf/cmaps.gen.ts";\n`);
   const outfile = join(dir, "core.mjs");
   await build({ entryPoints: [entry], bundle: true, format: "esm", platform: "node", target: "node22", outfile, logLevel: "silent", loader: { ".bcmap": "binary" } });
   return import(pathToFileURL(outfile).href);

@@ -5,7 +5,7 @@
 // tenant's history alone: a word the person uses all the time (their dog's name, their job) weighs
 // little in their own searches, however telling it is. Counting it over one shared index instead
 // let every tenant's words move every other tenant's rankings. The cortex does neither: a word's
-// count is the shard's plus a fixed background's (background-terms.ts, chat turns from a public
+// count is the shard's plus a fixed background's (background-terms.ts over data/cortex, chat turns from a public
 // corpus), as if those turns were indexed beside the tenant's but never returned. The idf is
 // Lucene's form of BM25's, log(1 + (N - n + 0.5) / (n + 0.5)), positive for every word.
 //
@@ -14,7 +14,7 @@
 // its bm25 by blended idf / FTS5 idf (phraseWeights). With every weight 1 that sum is FTS5's own
 // score for the OR query, exactly.
 import { ftsTerms } from "../../core/fts-terms";
-import { BACKGROUND_DOCUMENTS, BACKGROUND_TERMS } from "./background-terms";
+import { BACKGROUND_DOCUMENTS, BACKGROUND_TERMS, parseBackgroundCounts } from "./background-terms";
 
 /** A background: how many documents it has, and how many hold a query word. */
 export interface TermBackground {
@@ -41,12 +41,7 @@ let shipped: TermBackground | undefined;
 /** The background the cortex ranks with (background-terms.ts), parsed on first use. */
 export function shippedBackground(): TermBackground {
   if (shipped) return shipped;
-  const counts = new Map<string, number>();
-  for (const line of BACKGROUND_TERMS.split("\n")) {
-    const space = line.indexOf(" ");
-    if (space > 0) counts.set(line.slice(0, space), Number(line.slice(space + 1)));
-  }
-  shipped = termBackground(BACKGROUND_DOCUMENTS, counts);
+  shipped = termBackground(BACKGROUND_DOCUMENTS, parseBackgroundCounts(BACKGROUND_TERMS));
   return shipped;
 }
 

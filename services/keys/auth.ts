@@ -9,6 +9,7 @@
 import { and, eq, isNull } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
 import { apiKeys, tenants } from "../../db/schema";
+import { envConfig } from "../../core/env-config";
 import { sha256Hex, sortableId } from "../../core/ids";
 import { keyRow, newSecret } from "./api-keys";
 import { readEdgeKey, revokeEdgeKey, writeEdgeKey } from "./edge-key-cache";
@@ -25,13 +26,12 @@ export interface ActiveKey {
 const cache = new IsolateKeyCache();
 
 export const DEV_TENANT_ID = "dev";
-const DEV_DEFAULT_KEY = "dev-local-key";
 const DEV_DEFAULT_ADMIN = "dev-admin-token";
 
-export const isLocalDev = (env: Env): boolean => env.DEV_BOOTSTRAP === "true";
+export const isLocalDev = (env: Env): boolean => envConfig(env).DEV_BOOTSTRAP;
 
 export function adminToken(env: Env): string | null {
-  return env.ADMIN_TOKEN || (isLocalDev(env) ? DEV_DEFAULT_ADMIN : null);
+  return envConfig(env).ADMIN_TOKEN ?? (isLocalDev(env) ? DEV_DEFAULT_ADMIN : null);
 }
 
 /** The active (not revoked, not expired) key with this digest, or null. `now` drives the caches' clock. */
@@ -103,7 +103,7 @@ export function ensureDevTenant(env: Env): Promise<void> {
     const db = drizzle(env.DB);
     const now = new Date().toISOString();
     await db.insert(tenants).values({ id: DEV_TENANT_ID, name: "dev", createdAt: now }).onConflictDoNothing();
-    const row = { ...(await keyRow(DEV_TENANT_ID, env.DEV_API_KEY || DEV_DEFAULT_KEY, "dev", null, now)), id: "key_dev" };
+    const row = { ...(await keyRow(DEV_TENANT_ID, envConfig(env).DEV_API_KEY, "dev", null, now)), id: "key_dev" };
     await db.insert(apiKeys).values(row).onConflictDoUpdate({ target: apiKeys.id, set: { keyHash: row.keyHash, last4: row.last4 } });
   })().catch((err) => {
     devBootstrap = null;

@@ -2,6 +2,7 @@
 // it does not list is asked of Anthropic's Models API (through the SDK, cached per isolate), so a
 // model released after this build works at once, with conservative limits until the catalog has it.
 import type Anthropic from "@anthropic-ai/sdk";
+import { envConfig } from "../../core/env-config";
 import { DEFAULT_MODEL, type ModelEntry } from "../../core/models/catalog";
 import { catalogEntry, entryFromModelInfo, findModel, utcDay, type ModelInfoLike } from "../../core/models/lookup";
 import { createModelClient } from "../../core/model-client";
@@ -97,7 +98,7 @@ export async function resolveTurnModel(env: ModelEnv, id: string, client?: Anthr
 
 /** The model new conversations get: DEFAULT_MODEL (the variable) when it resolves, its replacement when it retired, else the catalog's default. */
 export async function defaultModelEntry(env: ModelEnv & { DEFAULT_MODEL?: string }, client?: Anthropic): Promise<ModelEntry> {
-  const configured = env.DEFAULT_MODEL?.trim() || DEFAULT_MODEL;
+  const configured = envConfig(env).DEFAULT_MODEL;
   const resolved = await resolveTurnModel(env, configured, client);
   if (resolved.ok) return resolved.entry;
   console.error(`DEFAULT_MODEL ${configured}: ${resolved.message}; new conversations use ${DEFAULT_MODEL}`);

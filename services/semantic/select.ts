@@ -2,6 +2,7 @@
 //   AI + VECTORIZE bound (the production environment): Workers AI into Vectorize, unless "off";
 //   SEMANTIC_SEARCH=local: the hashed embedding into SQLite (measured, not on by default);
 //   otherwise none: the cortex is lexical only.
+import { envConfig } from "../../core/env-config";
 import type { CortexFusion } from "../cortex";
 import { semanticFusion } from "./fusion";
 import { hashedEmbedder } from "./hashed-embedder";
@@ -17,8 +18,9 @@ export interface SemanticEnv {
 
 /** `db`: the cortex shard's own SQLite (D1-shaped), where the local path keeps its vectors. */
 export function semanticPathFor(env: SemanticEnv, db: D1Database): SemanticPath | null {
-  if (env.SEMANTIC_SEARCH === "off") return null;
-  if (env.SEMANTIC_SEARCH === "local") return { mode: "local", embedder: hashedEmbedder, index: sqliteVectorIndex(db) };
+  const mode = envConfig(env).SEMANTIC_SEARCH;
+  if (mode === "off") return null;
+  if (mode === "local") return { mode: "local", embedder: hashedEmbedder, index: sqliteVectorIndex(db) };
   if (env.AI && env.VECTORIZE) return { mode: "deployed", embedder: workersAiEmbedder(env.AI), index: vectorizeIndex(env.VECTORIZE) };
   return null;
 }

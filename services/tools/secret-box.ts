@@ -2,6 +2,7 @@
 // sealed: AES-256-GCM under TOOL_SECRETS_KEY, a Worker secret (32 bytes, base64). Each sealed value
 // is bound to its owner and field (additional data), so a sealed value copied into another row or
 // tenant does not open. The API never returns a secret and nothing logs one.
+import { envConfig } from "../../core/env-config";
 
 export class ToolSecretsNotConfigured extends Error {
   readonly type = "tool_secrets_not_configured";
@@ -15,7 +16,7 @@ const VERSION = "v1";
 const keys = new Map<string, Promise<CryptoKey>>();
 
 function keyFor(env: { TOOL_SECRETS_KEY?: string }): Promise<CryptoKey> {
-  const raw = env.TOOL_SECRETS_KEY?.trim();
+  const raw = envConfig(env).TOOL_SECRETS_KEY;
   if (!raw) throw new ToolSecretsNotConfigured();
   let key = keys.get(raw);
   if (!key) {

@@ -10,6 +10,7 @@
 import { and, asc, count, eq, gt, inArray, lte, sql } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
 import { z } from "zod";
+import { envConfig, ENV_VARS } from "../../core/env-config";
 import { exportJobs, tenants } from "../../db/schema";
 import { exportJobPrefix } from "../../r2-layout";
 import { deleteR2Prefix } from "../purge";
@@ -19,7 +20,7 @@ export type ExportJobMessage = z.infer<typeof exportJobMessageSchema>;
 
 /** One export of everything at a time is all a tenant needs; more would only export the same data twice. */
 export const MAX_ACTIVE_EXPORTS = 1;
-export const DEFAULT_EXPORT_RETENTION_DAYS = 7;
+export const DEFAULT_EXPORT_RETENTION_DAYS = ENV_VARS.EXPORT_RETENTION_DAYS.default;
 const DAY_MS = 24 * 60 * 60_000;
 
 export type ExportStatus = "queued" | "running" | "done" | "failed";
@@ -40,10 +41,9 @@ export interface ExportJob {
   error: string | null;
 }
 
-/** EXPORT_RETENTION_DAYS when set to a positive number (fractions allowed), else the default. */
+/** EXPORT_RETENTION_DAYS (default DEFAULT_EXPORT_RETENTION_DAYS; fractions allowed) in milliseconds. */
 export function exportRetentionMs(env: Pick<Env, "EXPORT_RETENTION_DAYS">): number {
-  const days = Number(env.EXPORT_RETENTION_DAYS);
-  return (Number.isFinite(days) && days > 0 ? days : DEFAULT_EXPORT_RETENTION_DAYS) * DAY_MS;
+  return envConfig(env).EXPORT_RETENTION_DAYS * DAY_MS;
 }
 
 const view = (row: typeof exportJobs.$inferSelect): ExportJob => ({

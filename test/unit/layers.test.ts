@@ -8,9 +8,9 @@ import { describe, expect, it } from "vitest";
 
 const ROOT = normalize(join(dirname(new URL(import.meta.url).pathname), "../.."));
 
-/** Lowest first. Folders on one line share a layer. */
+/** Lowest first. Folders on one line share a layer. data/ holds files code imports (Text and Data modules), never code. */
 export const LAYERS: readonly (readonly string[])[] = [
-  ["core", "r2-layout", "db"],
+  ["core", "r2-layout", "db", "data"],
   ["services"],
   ["agent"],
   ["durable-objects"],
@@ -63,6 +63,10 @@ describe("layers", () => {
       .filter((e) => sources(e.name).length > 0)
       .map((e) => e.name);
     expect(unplaced).toEqual([]);
+  });
+
+  it("data/ holds no code", () => {
+    expect(sources("data")).toEqual([]);
   });
 
   it("every import points at its own layer or a lower one", () => {

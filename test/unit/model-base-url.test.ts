@@ -29,6 +29,6 @@ describe("ANTHROPIC_BASE_URL", () => {
 
   it("refuses a base URL that is not an http(s) URL, by name", () => {
     for (const bad of ["gateway.ai.cloudflare.com/v1/a/b/anthropic", "ftp://example.com", "not a url"])
-      expect(modelProblem({ ANTHROPIC_API_KEY: "sk-ant-x", ANTHROPIC_BASE_URL: bad })).toMatch(/ANTHROPIC_BASE_URL must be an http\(s\) URL/);
+      expect(() => modelProblem({ ANTHROPIC_API_KEY: "sk-ant-x", ANTHROPIC_BASE_URL: bad })).toThrow(/ANTHROPIC_BASE_URL must be an http\(s\) URL/);
   });
 });

@@ -1,6 +1,7 @@
 // Which model answers: Anthropic with a key, the offline model only under local dev or when
 // MODEL_PROVIDER=offline says so, and otherwise a clear "not configured" naming the secret.
 import { describe, expect, it } from "vitest";
+import { EnvConfigError } from "../../core/env-config";
 import { createModelClient, OFFLINE_BASE_URL } from "../../core/model-client";
 import { chooseModel, ModelNotConfiguredError, modelProblem, type ModelEnv } from "../../core/model-provider";
 
@@ -11,7 +12,7 @@ const provider = (env: ModelEnv) => {
 
 describe("the model provider choice", () => {
   it("refuses a deployed worker with no key, naming the missing secret", () => {
-    for (const env of [{}, { DEV_BOOTSTRAP: "false" }, { DEV_BOOTSTRAP: "1" }, { ANTHROPIC_API_KEY: "" }, { ANTHROPIC_API_KEY: "   " }]) {
+    for (const env of [{}, { DEV_BOOTSTRAP: "false" }, { ANTHROPIC_API_KEY: "" }, { ANTHROPIC_API_KEY: "   " }]) {
       expect(provider(env)).toBe("refused");
       expect(modelProblem(env)).toMatch(/ANTHROPIC_API_KEY/);
     }
@@ -32,8 +33,12 @@ describe("the model provider choice", () => {
   it("MODEL_PROVIDER=anthropic needs the key even under local dev; an unknown provider is refused by name", () => {
     expect(provider({ MODEL_PROVIDER: "anthropic", DEV_BOOTSTRAP: "true" })).toBe("refused");
     expect(modelProblem({ MODEL_PROVIDER: "anthropic", DEV_BOOTSTRAP: "true" })).toMatch(/ANTHROPIC_API_KEY/);
-    expect(provider({ MODEL_PROVIDER: "openai", ANTHROPIC_API_KEY: "sk-ant-x" })).toBe("refused");
-    expect(modelProblem({ MODEL_PROVIDER: "openai" })).toMatch(/MODEL_PROVIDER must be "anthropic" or "offline"/);
+    expect(() => chooseModel({ MODEL_PROVIDER: "openai", ANTHROPIC_API_KEY: "sk-ant-x" })).toThrow(EnvConfigError);
+    expect(() => modelProblem({ MODEL_PROVIDER: "openai" })).toThrow(/MODEL_PROVIDER must be "anthropic" or "offline", got "openai"/);
+  });
+
+  it("a DEV_BOOTSTRAP other than true or false is refused by name, never read as off", () => {
+    expect(() => chooseModel({ DEV_BOOTSTRAP: "1" })).toThrow(/DEV_BOOTSTRAP must be "true" or "false", got "1"/);
   });
 
   it("a production build without the offline model refuses MODEL_PROVIDER=offline and local dev's fallback, by name", () => {

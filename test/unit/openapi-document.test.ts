@@ -7,9 +7,9 @@ import { describe, expect, it } from "vitest";
 import { typesFromDocument } from "../../scripts/openapi-types.mjs";
 
 const read = (path: string) => readFileSync(new URL(`../../${path}`, import.meta.url), "utf8");
-const document = JSON.parse(read("client/openapi.json"));
+const document = JSON.parse(read("client/openapi.gen.json"));
 
-describe("client/openapi.json", () => {
+describe("client/openapi.gen.json", () => {
   it("validates as OpenAPI 3.1 and every $ref resolves", async () => {
     const validator = new Validator();
     const result = await validator.validate(structuredClone(document));
@@ -38,7 +38,7 @@ describe("client/openapi.json", () => {
     for (const { op } of ops.filter((o) => !o.path.startsWith("/v1/"))) expect(JSON.stringify(op)).not.toContain("D1Bookmark");
   });
 
-  it("client/api-types.ts is generated from it (npm run openapi)", () => {
-    expect(read("client/api-types.ts")).toBe(typesFromDocument(document));
+  it("client/api-types.gen.ts is generated from it (npm run openapi)", () => {
+    expect(read("client/api-types.gen.ts")).toBe(typesFromDocument(document));
   });
 });

@@ -133,9 +133,10 @@ describe("checkOutboundUrl", () => {
     expect(ok("https://[64:ff9b::7f00:1]/", true)).toBe(false);
   });
 
-  it("the setting is on only for the exact value true", () => {
+  it("the setting is on only for true; unset or false is off, anything else refused by name", () => {
     expect(loopbackAllowed({})).toBe(false);
-    expect(loopbackAllowed({ ALLOW_LOOPBACK_TOOLS: "1" })).toBe(false);
+    expect(loopbackAllowed({ ALLOW_LOOPBACK_TOOLS: "false" })).toBe(false);
+    expect(() => loopbackAllowed({ ALLOW_LOOPBACK_TOOLS: "1" })).toThrow(/ALLOW_LOOPBACK_TOOLS must be "true" or "false", got "1"/);
     expect(loopbackAllowed({ ALLOW_LOOPBACK_TOOLS: "true" })).toBe(true);
   });
 });

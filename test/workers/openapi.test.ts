@@ -2,7 +2,7 @@
 // that validate it (the validity against the OpenAPI 3.1 schema is checked in Node:
 // test/unit/openapi-document.test.ts, on the committed copy this test keeps in step).
 import { describe, expect, it } from "vitest";
-import committed from "../../client/openapi.json";
+import committed from "../../client/openapi.gen.json";
 import { api } from "./helpers";
 import { registeredRoutes, ROUTES } from "./hostile-fixtures";
 
@@ -60,7 +60,7 @@ describe("the OpenAPI document", () => {
     expect(JSON.stringify(json.components.schemas.SocketServerFrame)).toContain('"stopped"');
   });
 
-  it("is the copy committed in client/openapi.json (npm run openapi regenerates it and the client's types)", async () => {
+  it("is the copy committed in client/openapi.gen.json (npm run openapi regenerates it and the client's types)", async () => {
     const { json } = await api("GET", "/openapi.json", undefined, { key: "" });
     expect(json).toEqual(committed);
   });

@@ -1,5 +1,5 @@
 // CJK text in a PDF whose font has a predefined CMap (90ms-RKSJ-H) and no /ToUnicode: only pdf.js
-// with the CMaps the worker bundles (services/attachments/formats/pdf/cmaps) can read it.
+// with the CMaps the worker bundles (data/pdf-cmaps, services/attachments/formats/pdf/cmaps.gen.ts) can read it.
 import sjisPdf from "../fixtures/pdf/pdfjs--90ms_rksj_h_sample.pdf?inline";
 import { describe, expect, it } from "vitest";
 import { api, createConversation, send } from "./helpers";

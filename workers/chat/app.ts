@@ -26,6 +26,7 @@ import { consumeTicket } from "./ws-tickets";
 import { enforceRateLimit } from "./rate-limit";
 import { clientAddress, countAuthFailure, isBlocked, refuseBlocked } from "./auth-failures";
 import { d1Session } from "./d1-session";
+import { EnvConfigError, envConfig } from "../../core/env-config";
 import { sha256Hex } from "../../core/ids";
 import { openApiDocument } from "./openapi/document";
 import { doc } from "./openapi/registry";
@@ -43,6 +44,8 @@ export const MAX_HEADER_BYTES = 32 * 1024;
 
 app.use("*", async (c, next) => {
   c.set("requestStart", Date.now());
+  // A bad variable fails every request with its name (core/env-config.ts), /health included.
+  envConfig(c.env);
   let size = 0;
   for (const [name, value] of c.req.raw.headers) size += name.length + value.length + 4;
   if (size > MAX_HEADER_BYTES) throw new ApiError(431, "request_header_fields_too_large", `request headers larger than ${MAX_HEADER_BYTES} bytes`);
@@ -143,6 +146,7 @@ app.onError((err, c) => {
     for (const [k, v] of Object.entries(err.headers)) c.header(k, v);
     return c.json(errorBody(err.status, err.message, err.type), err.status);
   }
+  if (err instanceof EnvConfigError) return c.json(errorBody(500, err.message, err.type), 500);
   if (err instanceof HTTPException) return c.json(errorBody(err.status, err.message), err.status as ContentfulStatusCode);
   console.error("unhandled error", c.req.method, c.req.path, err);
   return c.json(errorBody(500, "internal error"), 500);

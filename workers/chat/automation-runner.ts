@@ -3,6 +3,7 @@
 // run and hands the message back to the queue, which retries it with backoff (max_retries in
 // wrangler.toml) and then moves it to the dead-letter queue, whose consumer (below) records the
 // run as failed. Failures are isolated per message.
+import { envConfig } from "../../core/env-config";
 import type { TurnEvent } from "../../core/events";
 import { asLocationHint, withLocationHint } from "../../core/location-hint";
 import { channelObjectName } from "../../durable-objects/channel-do";
@@ -14,8 +15,7 @@ export const AUTOMATION_DLQ = "context-chat-automations-dlq";
 
 /** Backoff between attempts: the base (default 30 s) doubled per earlier attempt, at most 10 minutes. */
 export function automationRetryDelay(env: Env, attempts: number): number {
-  const base = Number(env.AUTOMATION_RETRY_DELAY_SECONDS ?? "30");
-  return Math.min(600, (Number.isFinite(base) && base >= 0 ? base : 30) * 2 ** Math.max(0, attempts - 1));
+  return Math.min(600, envConfig(env).AUTOMATION_RETRY_DELAY_SECONDS * 2 ** Math.max(0, attempts - 1));
 }
 
 const runIdOf = (message: Message<unknown>): string | null => {

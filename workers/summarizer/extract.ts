@@ -3,7 +3,7 @@
 // rewrites the same rows; when the last page lands the attachment is marked indexed. A chunk of a
 // deleted attachment writes nothing that stays (see attachments/delete.ts).
 import { readPdfPages, usePdfjsCMaps } from "../../services/attachments/formats/pdf/read";
-import { BundledCMaps } from "../../services/attachments/formats/pdf/cmaps";
+import { BundledCMaps } from "../../services/attachments/formats/pdf/cmaps.gen";
 import type { ExtractJob } from "../../core/jobs";
 import { indexPdfPages } from "../../services/attachments/page-index";
 import { r2RangeReader } from "../../services/attachments/r2-range-reader";

@@ -2,6 +2,7 @@
 // indexing. Each job is validated, run, and acked; a failed
 // run is retried with backoff and, after max_retries (wrangler.toml), lands in the dead-letter
 // queue. A malformed job is acked and logged: retrying garbage cannot make it valid.
+import { envConfig } from "../../core/env-config";
 import { queueJobSchema, retryDelaySeconds, type QueueJob } from "../../core/jobs";
 import { runExtractJob } from "./extract";
 import { runFoldJob } from "./fold";
@@ -39,6 +40,8 @@ export async function consumeBatch(batch: MessageBatch<unknown>, run: (job: Queu
 
 export default {
   async queue(batch, env) {
+    // A bad variable (core/env-config.ts) fails the whole batch with its name, not job by job.
+    envConfig(env);
     await consumeBatch(batch, (job, attempts) => handleJob(job, env, attempts));
   },
 } satisfies ExportedHandler<Env, unknown>;

@@ -62,5 +62,5 @@ describe("persistence", () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
-  });
+  }, 300_000); // three starts of the whole stack: room for a loaded machine
 });

@@ -151,6 +151,7 @@ describe("API rules (fixtures of the documented refusals, test/fixtures/api-rule
         if (step.expect.stop_reason) expect(json.stop_reason, where).toBe(step.expect.stop_reason);
         if (step.expect.content_types) expect((json.content as { type: string }[]).map((b) => b.type), where).toEqual(step.expect.content_types);
       }
-    });
+      // Some fixtures build bodies of tens of megabytes (the 32 MB request limit): room for a loaded machine.
+    }, 60_000);
   }
 });

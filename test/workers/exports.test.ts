@@ -122,6 +122,31 @@ describe("tenant-wide export", () => {
     expect(await rowOf(job.id)).toBeNull();
   }, 60_000);
 
+  it("keeps the file when the queue delivers a job twice and both deliveries run: the second finds it done", async () => {
+    const { key, tenantId } = await newTenantWithId();
+    await api("POST", "/v1/conversations", { title: "to export" }, { key });
+    const job = (await call({ EXPORT_QUEUE: idleQueue }, "POST", "/v1/exports", key)).json;
+    // Both deliveries start while the job is running; the first records it done before the second finishes.
+    let release!: () => void;
+    const firstDone = new Promise<void>((resolve) => (release = resolve));
+    const late = new Proxy(env.BUCKET, {
+      get: (bucket, prop) =>
+        prop === "put" || prop === "createMultipartUpload"
+          ? async (...args: unknown[]) => {
+              await firstDone;
+              return (Reflect.get(bucket, prop) as (...a: unknown[]) => unknown).apply(bucket, args);
+            }
+          : Reflect.get(bucket, prop).bind?.(bucket) ?? Reflect.get(bucket, prop),
+    });
+    const second = runExportJob({ ...env, BUCKET: late } as Env, { kind: "export", tenantId, exportId: job.id });
+    await runExportJob(env as Env, { kind: "export", tenantId, exportId: job.id });
+    release();
+    await second;
+    expect(await objectsOf(tenantId, job.id)).toEqual([`tenants/${tenantId}/exports/${job.id}/export.jsonl`]);
+    const download = await api("GET", `/v1/exports/${job.id}/download`, undefined, { key });
+    expect(download.status).toBe(200);
+  }, 60_000);
+
   it("keeps a job and its file for the retention after it finished, then the cron removes both", async () => {
     const { key, tenantId } = await newTenantWithId();
     await api("POST", "/v1/conversations", { title: "to export" }, { key });

@@ -5,7 +5,7 @@
 // (services/transfer/export-job.ts).
 import { exportDataKey } from "../../r2-layout";
 import { listConversationRows } from "../../services/conversation-list";
-import { exportJobMessageSchema, exportRetentionMs, failExportJob, finishExportJob, startExportJob, type ExportJobMessage } from "../../services/transfer/export-job";
+import { exportJobMessageSchema, exportRetentionMs, failExportJob, finishExportJob, getExportJob, startExportJob, type ExportJobMessage } from "../../services/transfer/export-job";
 import { EXPORT_MEDIA_TYPES, exportText } from "../../services/transfer/export-format";
 import { R2StreamWriter } from "../../services/transfer/r2-stream-writer";
 import { exportSourceFor } from "./export-source";
@@ -69,6 +69,7 @@ export async function runExportJob(env: Env, { tenantId, exportId }: ExportJobMe
     throw err;
   }
   const recorded = await finishExportJob(env.DB, tenantId, exportId, { conversations, bytes: writer.bytes }, exportRetentionMs(env));
-  // Deleted (or expired) while it ran: the object just written belongs to nobody.
-  if (!recorded) await env.BUCKET.delete(key);
+  // Deleted (or expired) while it ran: the object just written belongs to nobody. A job another
+  // delivery of the same message finished meanwhile (queues deliver at least once) keeps its file.
+  if (!recorded && !(await getExportJob(env.DB, tenantId, exportId))) await env.BUCKET.delete(key);
 }

@@ -112,6 +112,11 @@ export class ConversationSockets {
     const turnId = sortableId("turn");
     const refuse = (error: Parameters<Refuse>[0], extra: Record<string, unknown> = {}) => ws.send(JSON.stringify({ type: "error", turnId, ...extra, error }));
     await order.admit(async () => {
+      // A revoked key's socket is closed whatever else the frame would be told.
+      if (ref.rateKey && !(await this.keyActive(ref.rateKey, ref.tenantId))) {
+        refuse(KEY_GONE);
+        return this.closeSocketsOf(ref.rateKey, ws);
+      }
       if (!(await record.load(ref))) return refuse({ type: "not_found", message: "conversation not found" });
       // Like the HTTP turn routes: no model, no turn (and no turn token spent on it).
       const problem = modelProblem(this.scope.env);

@@ -103,6 +103,20 @@ describe("no model configured outside local dev", () => {
     c.ws!.close();
   });
 
+  it("a revoked key's socket is closed on a send frame even when no model is configured", async () => {
+    const key = await newTenant();
+    const other = (await api("POST", "/v1/keys", { name: "other" }, { key })).json;
+    const id = await createConversation(undefined, key);
+    const c = await connectSocket(`/v1/conversations/${id}/ws`, { authorization: `Bearer ${other.apiKey}` });
+    const closed = new Promise<number>((resolve) => c.ws!.addEventListener("close", (e) => resolve(e.code)));
+    expect((await api("DELETE", `/v1/keys/${other.key.id}`, undefined, { key })).status).toBe(200);
+    await withUnconfiguredObject(id, async () => {
+      c.ws!.send(JSON.stringify({ type: "send", content: "from a revoked key" }));
+      expect((await c.next((x) => x.type === "error")).error.type).toBe("authentication_error");
+      expect(await closed).toBe(1008);
+    });
+  });
+
   it("a turn reaching the object by RPC (automations) ends with the error before its prompt is saved", async () => {
     const id = await createConversation();
     const events = await withUnconfiguredObject(id, async () => {

@@ -121,6 +121,15 @@ describe("failed authentications per client address", () => {
     expect((await callFrom(a, { AUTH_FAILURES_PER_MINUTE: "0" }, "/v1/conversations", unknownKey())).status).toBe(401);
   });
 
+  it("count wrong admin tokens as failures too", async () => {
+    const limits = { AUTH_FAILURES_PER_MINUTE: "2" };
+    const address = someAddress();
+    for (let i = 0; i < 2; i++) expect((await callFrom(address, limits, "/v1/admin/tenants/ten_x/keys", "not-the-admin-token")).status).toBe(401);
+    const over = await callFrom(address, limits, "/v1/admin/tenants/ten_x/keys", "not-the-admin-token");
+    expect(over.status).toBe(429);
+    expect(over.json.error.type).toBe("rate_limited");
+  });
+
   it("count bad websocket tickets as failures too", async () => {
     const limits = { AUTH_FAILURES_PER_MINUTE: "2" };
     const address = someAddress();

@@ -5,6 +5,7 @@ import { z } from "zod";
 import { migrateLegacyCortex } from "../../../services/cortex/migrate-legacy";
 import { tenantExists } from "../../../services/keys/api-keys";
 import { adminToken, bearer, createTenant, safeEqual } from "../../../services/keys/auth";
+import { clientAddress, countAuthFailure } from "../auth-failures";
 import { ApiError, notFound, unauthorized } from "../errors";
 import type { AppEnv } from "../types";
 import { jsonBody } from "../validate";
@@ -16,7 +17,11 @@ export const adminRoutes = new Hono<AppEnv>();
 adminRoutes.use("*", async (c, next) => {
   const expected = adminToken(c.env);
   const given = bearer(c.req.header("authorization"));
-  if (!expected || !given || !safeEqual(given, expected)) throw unauthorized("missing or invalid admin token");
+  if (!expected || !given || !safeEqual(given, expected)) {
+    // A wrong token counts against its address like a wrong key, so the token cannot be guessed at speed.
+    if (given) await countAuthFailure(c.env, clientAddress(c.req.header("cf-connecting-ip")));
+    throw unauthorized("missing or invalid admin token");
+  }
   await next();
 });
 

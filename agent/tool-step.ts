@@ -3,6 +3,7 @@
 // the API runs them inside the model call.
 import { readableToolContent } from "../core/blank-text";
 import { toolResultText } from "../core/render";
+import { INTERRUPTED_TOOL_RESULT } from "../core/replay";
 import type { ContentBlock, ModelRequest, ToolResultBlock } from "../core/types";
 import { runsOnClient } from "./tools/client-tool";
 import type { DelegatedRun, TurnDeps } from "./turn-loop";
@@ -29,6 +30,11 @@ export async function runToolStep(
   const pending: PendingCall[] = [];
   const progress = (message: string) => emit({ type: "progress", turnId, message });
   for (const call of calls) {
+    if (deps.signal?.aborted) {
+      // Stopped: no further call runs (nor waits for the client); each is answered as interrupted.
+      results.push({ type: "tool_result", tool_use_id: call.id, content: INTERRUPTED_TOOL_RESULT, is_error: true });
+      continue;
+    }
     emit({ type: "tool_use", turnId, id: call.id, name: call.name, input: deps.registry.withhold(call.name, call.input) });
     const tool = deps.registry.get(call.name);
     if (runsOnClient(tool) && deps.pauseForClient && !deps.registry.refusal(call.name, deps.toolContext.activeTools)) {
@@ -53,6 +59,11 @@ export async function runToolStep(
     const text = toolResultText(block);
     emit({ type: "tool_result", turnId, tool_use_id: call.id, name: call.name, is_error: !!out.isError, chars: text.length, preview: text.slice(0, PREVIEW_CHARS) });
     results.push(block);
+  }
+  if (deps.signal?.aborted) {
+    // A stop during the step leaves nothing waiting for the client: its calls are interrupted too.
+    const interrupted = (id: string): ToolResultBlock => ({ type: "tool_result", tool_use_id: id, content: INTERRUPTED_TOOL_RESULT, is_error: true });
+    return { results: results.map((r, i) => r ?? interrupted(calls[i].id)), pending: [] };
   }
   return { results, pending };
 }

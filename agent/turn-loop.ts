@@ -324,6 +324,8 @@ async function continueTurn(deps: TurnDeps, from: LoopState, earlier: readonly S
     if (step_.pending.length) return { stopReason: "requires_action", usage, modelMs, modelCalls, paused: { state: state(step + 1), results: step_.results, pending: step_.pending } };
     if (!step_.results.length) return { stopReason: stop, usage, modelMs, modelCalls };
     await persist([{ role: "user", content: step_.results as ToolResultBlock[] }]);
+    // Stopped while the tools ran: what they returned is saved, and no further model call is made.
+    if (deps.signal?.aborted) return stopped();
   }
   return { stopReason: "max_iterations", usage, modelMs, modelCalls };
 }

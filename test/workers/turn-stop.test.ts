@@ -2,7 +2,7 @@
 // what it streamed saved; a stop is idempotent, tenant-isolated, and bad input is a 400. The
 // offline model's `@hold-stream` keeps the reply open until it is stopped, so without a working
 // stop these turns would never end.
-import { describe, expect, it } from "vitest";
+import { describe, expect, inject, it } from "vitest";
 import { api, connectSocket, createConversation, newTenant, send, transcript } from "./helpers";
 
 const HELD = "Tell me about rivers.\n@reply-chars 1500\n@hold-stream after=200";
@@ -95,6 +95,28 @@ describe("stopping a turn", () => {
     expect(watch.events.some((e) => e.type === "turn_end")).toBe(false);
     expect((await api("POST", `/v1/conversations/${id}/stop`, { turnId })).json).toEqual({ turnId, stopped: true });
     expect((await turn).json.stop_reason).toBe("interrupted");
+    watch.ws!.close();
+  });
+  it("a stop while a tool runs ends the step: later calls (a client's too) are answered as interrupted, the turn is not left paused", async () => {
+    const key = await newTenant();
+    const tool = await api("POST", "/v1/tools", { kind: "http", name: "slow_lookup", description: "A lookup that takes a while.", inputSchema: { type: "object" }, endpoint: `${inject("httpToolServer")}/slow?ms=1500`, timeoutMs: 10_000 }, { key });
+    expect(tool.status).toBe(201);
+    const id = await createConversation(undefined, key);
+    await send(id, `@tool tool_activate {"name":"slow_lookup"}`, key);
+    const watch = await socketOf(id, key);
+    const tools = [{ name: "get_weather", input_schema: { type: "object" } }];
+    const turn = api("POST", `/v1/conversations/${id}/messages`, { content: `@tool slow_lookup {}\n@tool get_weather {"city":"Oslo"}`, tools }, { key });
+    const call = await watch.next((e) => e.type === "tool_use" && e.name === "slow_lookup");
+    expect((await api("POST", `/v1/conversations/${id}/stop`, {}, { key })).json).toEqual({ turnId: call.turnId, stopped: true });
+    const answer = await turn;
+    expect(answer.json.stop_reason).toBe("interrupted");
+    expect(answer.json.requires_action).toBeUndefined();
+    expect((await api("GET", `/v1/conversations/${id}`, undefined, { key })).json.requiresAction ?? null).toBeNull();
+    const saved = await transcript(id, key);
+    const results = saved[saved.length - 1].content.filter((b: any) => b.type === "tool_result");
+    expect(results.map((b: any) => [b.content, b.is_error ?? false])).toEqual([["late", false], [expect.stringContaining("no result"), true]]);
+    // Nothing waits for the client: the next turn is taken.
+    expect((await send(id, "go on", key)).status).toBe(200);
     watch.ws!.close();
   });
 });

@@ -116,6 +116,7 @@ export const ROUTES: RouteSpec[] = [
   { method: "GET", path: "/v1/conversations/:id/messages", body: "none", query: { after: "0", limit: "5" } },
   { method: "POST", path: "/v1/conversations/:id/messages", body: "json", sample: turn },
   { method: "POST", path: "/v1/conversations/:id/tool-results", body: "json", sample: { results: [{ tool_use_id: "toolu_fuzz", content: "r" }] } },
+  { method: "POST", path: "/v1/conversations/:id/stop", body: "json", sample: {} },
   { method: "POST", path: "/v1/conversations/:id/import", body: "json", sample: { messages: [{ role: "user", text: "hi" }, { role: "assistant", text: "hello" }] } },
   { method: "GET", path: "/v1/conversations/:id/export", body: "none", query: { format: "jsonl" } },
   { method: "GET", path: "/v1/conversations/:id/replay", body: "none" },

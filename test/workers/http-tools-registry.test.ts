@@ -122,10 +122,16 @@ describe("/v1/tools", () => {
     const post = (body: unknown, vars: Record<string, string | undefined>) =>
       app.request("/v1/tools", { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify(body) }, { ...env, ...vars });
     const before = await rowCount();
-    for (const value of [undefined, "false", "1", "TRUE"]) {
+    for (const value of [undefined, "false"]) {
       const r = await post(httpTool("local"), { ALLOW_LOOPBACK_TOOLS: value });
       expect(r.status, String(value)).toBe(400);
       expect(((await r.json()) as any).error.message).toMatch(/^endpoint: only https URLs are allowed/);
+    }
+    // Anything but "true" or "false" is a misconfiguration, named, never read as either.
+    for (const value of ["1", "TRUE"]) {
+      const r = await post(httpTool("local"), { ALLOW_LOOPBACK_TOOLS: value });
+      expect(r.status, value).toBe(500);
+      expect(((await r.json()) as any).error).toMatchObject({ type: "config_invalid", message: expect.stringContaining("ALLOW_LOOPBACK_TOOLS") });
     }
     const noKey = await post(httpTool("sealed", { headers: { Authorization: "Bearer x-secret-value" } }), { TOOL_SECRETS_KEY: undefined });
     expect(noKey.status).toBe(503);

@@ -82,11 +82,15 @@ describe("MCP server registration", () => {
   it("refuses loopback unless ALLOW_LOOPBACK_TOOLS is \"true\"", async () => {
     const post = (vars: Record<string, unknown>) =>
       app.request("/v1/mcp-servers", { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify({ name: "loop", url: fixture() }) }, { ...env, ...vars });
-    for (const off of [{ ALLOW_LOOPBACK_TOOLS: undefined }, { ALLOW_LOOPBACK_TOOLS: "1" }]) {
+    for (const off of [{ ALLOW_LOOPBACK_TOOLS: undefined }, { ALLOW_LOOPBACK_TOOLS: "false" }]) {
       const r = await post(off);
       expect(r.status).toBe(400);
       expect(await r.text()).toMatch(/url: only https|loopback/);
     }
+    // Anything but "true" or "false" is a misconfiguration, named, never read as either.
+    const odd = await post({ ALLOW_LOOPBACK_TOOLS: "1" });
+    expect(odd.status).toBe(500);
+    expect(((await odd.json()) as any).error).toMatchObject({ type: "config_invalid", message: expect.stringContaining("ALLOW_LOOPBACK_TOOLS") });
     const on = await post({});
     expect(on.status).toBe(201);
     await api("DELETE", `/v1/mcp-servers/${((await on.json()) as any).id}`, undefined, { key });

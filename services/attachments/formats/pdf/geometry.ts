@@ -24,26 +24,29 @@ export function multiply(m: Matrix, n: Matrix): Matrix {
   ];
 }
 
+/** Bounds being gathered point by point: [x0 y0 x1 y1], empty (x0 > x1) until a point is added. */
+export type Bounds = [number, number, number, number];
+
+export const emptyBounds = (): Bounds => [Infinity, Infinity, -Infinity, -Infinity];
+
+/** Widens `bounds` in place to hold the point (x, y) mapped by `m`. */
+export function growBounds(bounds: Bounds, m: Matrix, x: number, y: number): void {
+  const tx = m[0] * x + m[2] * y + m[4];
+  const ty = m[1] * x + m[3] * y + m[5];
+  bounds[0] = Math.min(bounds[0], tx);
+  bounds[1] = Math.min(bounds[1], ty);
+  bounds[2] = Math.max(bounds[2], tx);
+  bounds[3] = Math.max(bounds[3], ty);
+}
+
 /** The bounding box of `b`'s corners mapped by `m`. */
 export function transformBox(b: Box, m: Matrix): Box {
-  let x0 = Infinity;
-  let y0 = Infinity;
-  let x1 = -Infinity;
-  let y1 = -Infinity;
-  for (const [x, y] of [
-    [b[0], b[1]],
-    [b[2], b[1]],
-    [b[0], b[3]],
-    [b[2], b[3]],
-  ]) {
-    const tx = m[0] * x + m[2] * y + m[4];
-    const ty = m[1] * x + m[3] * y + m[5];
-    x0 = Math.min(x0, tx);
-    y0 = Math.min(y0, ty);
-    x1 = Math.max(x1, tx);
-    y1 = Math.max(y1, ty);
-  }
-  return [x0, y0, x1, y1];
+  const bounds = emptyBounds();
+  growBounds(bounds, m, b[0], b[1]);
+  growBounds(bounds, m, b[2], b[1]);
+  growBounds(bounds, m, b[0], b[3]);
+  growBounds(bounds, m, b[2], b[3]);
+  return bounds;
 }
 
 /** `a` within `b`; null stands for no bound at all. */

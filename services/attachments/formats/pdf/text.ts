@@ -12,7 +12,7 @@
 import type { PdfDocument } from "./document";
 import { WIN_ANSI } from "./encodings";
 import { loadFont, type FontDecoder } from "./fonts";
-import { type Box, IDENTITY, intersect, type Matrix, multiply, readBox, readMatrix, transformBox } from "./geometry";
+import { type Box, emptyBounds, growBounds, IDENTITY, intersect, type Matrix, multiply, readBox, readMatrix, transformBox } from "./geometry";
 import { GlyphLayout, TextSink, WORD_GAP_EM } from "./layout";
 import { isWhite, Lexer } from "./lexer";
 import { isName, PdfDict, PdfError, PdfKeyword, PdfName, type PdfObj, PdfStream, PdfString } from "./objects";
@@ -162,17 +162,9 @@ async function interpret(
   };
   // The current path's bounding box in device space (empty while x0 > x1), and whether `W`/`W*`
   // made it the next clip.
-  let [pathX0, pathY0, pathX1, pathY1] = [Infinity, Infinity, -Infinity, -Infinity];
+  let path = emptyBounds();
   let clipPending = false;
-  const pathPoint = (x: number, y: number) => {
-    const m = gs.ctm;
-    const px = m[0] * x + m[2] * y + m[4];
-    const py = m[1] * x + m[3] * y + m[5];
-    pathX0 = Math.min(pathX0, px);
-    pathY0 = Math.min(pathY0, py);
-    pathX1 = Math.max(pathX1, px);
-    pathY1 = Math.max(pathY1, py);
-  };
+  const pathPoint = (x: number, y: number) => growBounds(path, gs.ctm, x, y);
   // Whether the word the current text operator is showing was kept (by its first glyph); null
   // between words.
   let word: boolean | null = null;
@@ -383,8 +375,8 @@ async function interpret(
       default:
         if (PAINT_PATH.has(o.word)) {
           // A clipping path takes effect once the path is painted (or ended by `n`); its bounding box stands for it.
-          if (clipPending && pathX0 <= pathX1) gs.clip = intersect(gs.clip, [pathX0, pathY0, pathX1, pathY1]);
-          [pathX0, pathY0, pathX1, pathY1] = [Infinity, Infinity, -Infinity, -Infinity];
+          if (clipPending && path[0] <= path[2]) gs.clip = intersect(gs.clip, path);
+          path = emptyBounds();
           clipPending = false;
         }
     }

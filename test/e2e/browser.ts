@@ -2,6 +2,7 @@
 // /usr/bin/chromium, else the binary that ships inside the `@sparticuz/chromium` devDependency
 // (unpacked to /tmp on first use), so `npm install && npm test` needs nothing from apt.
 import { existsSync } from "node:fs";
+import type { Page } from "playwright-core";
 
 export interface BrowserChoice {
   executablePath: string;
@@ -23,4 +24,18 @@ export async function chooseChromium(env: Record<string, string | undefined> = p
   // The package's own flags (headless shell, swiftshader GL) plus the quiet ones it lacks.
   const args = [...packaged.args, ...QUIET.filter((flag) => !packaged.args.includes(flag))];
   return { executablePath, args, source: "@sparticuz/chromium" };
+}
+
+/** Keeps the page's websockets reachable as `window.sockets`, so a test can drop one as a network would. */
+export async function keepSockets(page: Page): Promise<void> {
+  await page.addInitScript(() => {
+    const Native = window.WebSocket;
+    const sockets: WebSocket[] = ((window as any).sockets = []);
+    window.WebSocket = class extends Native {
+      constructor(url: string | URL, protocols?: string | string[]) {
+        super(url, protocols);
+        sockets.push(this);
+      }
+    };
+  });
 }

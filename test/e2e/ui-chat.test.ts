@@ -9,7 +9,7 @@ import { mkdirSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { chooseChromium } from "./browser";
+import { chooseChromium, keepSockets } from "./browser";
 import { api, base, KEY, transcript } from "./client";
 
 const SHOTS = new URL("../../test-artifacts/ui-chat/", import.meta.url).pathname;
@@ -69,16 +69,7 @@ beforeAll(async () => {
   page = await context.newPage();
   page.setDefaultTimeout(20_000);
   page.on("pageerror", (err) => console.error("page error:", err));
-  await page.addInitScript(() => {
-    const Native = window.WebSocket;
-    const sockets: WebSocket[] = ((window as any).sockets = []);
-    window.WebSocket = class extends Native {
-      constructor(url: string | URL, protocols?: string | string[]) {
-        super(url, protocols);
-        sockets.push(this);
-      }
-    };
-  });
+  await keepSockets(page);
   await signIn(page);
 });
 

@@ -7,7 +7,7 @@ import { mkdirSync } from "node:fs";
 import { PDFDocument, StandardFonts } from "pdf-lib";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { chooseChromium } from "./browser";
+import { chooseChromium, keepSockets } from "./browser";
 import { api, base, KEY, newConversation, transcript } from "./client";
 
 const SHOTS = new URL("../../test-artifacts/ui/", import.meta.url).pathname;
@@ -52,16 +52,7 @@ beforeAll(async () => {
   page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
   page.setDefaultTimeout(20_000);
   // Keep the page's sockets reachable, so a test can drop one as a network would.
-  await page.addInitScript(() => {
-    const Native = window.WebSocket;
-    const sockets: WebSocket[] = ((window as any).sockets = []);
-    window.WebSocket = class extends Native {
-      constructor(url: string | URL, protocols?: string | string[]) {
-        super(url, protocols);
-        sockets.push(this);
-      }
-    };
-  });
+  await keepSockets(page);
   page.on("websocket", (ws) => ws.on("framereceived", (f) => frames.push(JSON.parse(String(f.payload)))));
   page.on("pageerror", (err) => console.error("page error:", err));
 });

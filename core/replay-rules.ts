@@ -1,7 +1,7 @@
 // The Messages API's rules for what a replayed history may carry, applied to the stored messages
 // before they become a request. Nothing stored changes: each rule picks or reshapes copies.
 //
-// Rules relied on (Anthropic's docs; ARCHITECTURE.md "Rules the requests keep" lists them all):
+// Rules relied on (Anthropic's docs; docs/model.md "Rules the requests keep" lists them all):
 // - Thinking goes back only while nothing before it moved: core/thinking-guard.ts, the request's
 //   last pass (core/replay.ts).
 // - A refused turn is left out whole: "you must reset the conversation context before continuing"

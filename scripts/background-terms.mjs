@@ -2,7 +2,7 @@
 // reads): how many chat turns hold each FTS5 term (a
 // `porter unicode61` stem) in a public corpus, the tenant-neutral half of the cortex's term
 // statistics (services/cortex/term-stats.ts). Rebuild it only to change the corpus or the cut-off;
-// a rebuild moves every ranking a little, so the figures in ARCHITECTURE.md are re-measured with it.
+// a rebuild moves every ranking a little, so the recall figures in docs/measurements.md are re-measured with it.
 //   RECALL_DATA_DIR  LongMemEval (Wu et al., ICLR 2025, MIT): the release JSON or one file per question
 //   --hold-out N     leave out every session of the first N questions bench:recall-public asks
 //                    (default 100, its default), so that bench never ranks with its own turns' counts

@@ -1,7 +1,7 @@
 // Which shard (CortexDO) holds a tenant's cortex. By default every tenant is its own shard, named
 // after it, so the index grows with tenants and no object holds two tenants' rows. The routing
 // table (D1 cortex_shards) overrides that per tenant: the lever for moving a tenant, and the
-// place a tenant split across several objects would be recorded (see ARCHITECTURE.md, "Scale").
+// place a tenant split across several objects would be recorded (see docs/scale.md).
 import { eq } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
 import { cortexShards } from "../../db/schema";

@@ -29,9 +29,12 @@ export async function chooseChromium(env: Record<string, string | undefined> = p
 /** Keeps the page's websockets reachable as `window.sockets`, so a test can drop one as a network would. */
 export async function keepSockets(page: Page): Promise<void> {
   await page.addInitScript(() => {
-    const Native = window.WebSocket;
-    const sockets: WebSocket[] = ((window as any).sockets = []);
-    window.WebSocket = class extends Native {
+    // Runs in the page. Typed through globalThis: this file is also compiled without the DOM's types
+    // (test/unit imports it), where `window` does not exist and WebSocket is workerd's.
+    const win = globalThis as any;
+    const Native: new (url: string | URL, protocols?: string | string[]) => object = win.WebSocket;
+    const sockets: object[] = (win.sockets = []);
+    win.WebSocket = class extends Native {
       constructor(url: string | URL, protocols?: string | string[]) {
         super(url, protocols);
         sockets.push(this);

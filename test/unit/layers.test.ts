@@ -5,17 +5,10 @@
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, normalize } from "node:path";
 import { describe, expect, it } from "vitest";
+import { LAYERS } from "./layer-map";
 
 const ROOT = normalize(join(dirname(new URL(import.meta.url).pathname), "../.."));
 
-/** Lowest first. Folders on one line share a layer. data/ holds files code imports (Text and Data modules), never code. */
-export const LAYERS: readonly (readonly string[])[] = [
-  ["core", "r2-layout", "db", "data"],
-  ["services"],
-  ["agent"],
-  ["durable-objects"],
-  ["workers"],
-];
 /** Top-level folders outside the layers: they may import any layer, and no layer imports them. */
 const OUTSIDE = ["test", "scripts", "client", "docs", "node_modules", "dist", "test-artifacts", "bench-results"];
 const SOURCE = /\.(ts|mts|js|mjs)$/;

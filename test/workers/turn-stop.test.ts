@@ -221,6 +221,25 @@ describe("stopping a turn", () => {
     expect((await api("POST", `/v1/conversations/${id}/stop`, { turnId: call.turnId }, { key })).json).toEqual({ turnId: call.turnId, stopped: true });
     watch.ws!.close();
   });
+
+  it("a sub-agent stopped with its turn is reported to the master as interrupted, not as an error", async () => {
+    const id = await createConversation();
+    await send(id, `@tool tool_activate {"name":"agent_delegate"}`);
+    const watch = await socketOf(id);
+    const task = "Tell me about rivers.\n@reply-chars 1500\n@hold-stream after=200";
+    const turn = send(id, `@tool agent_delegate ${JSON.stringify({ name: "writer", task })}`);
+    const delta = await watch.next((e) => e.type === "delta" && e.agent?.name === "writer");
+    expect((await api("POST", `/v1/conversations/${id}/stop`, {})).json).toEqual({ turnId: delta.turnId, stopped: true });
+    expect((await turn).json.stop_reason).toBe("interrupted");
+    const saved = await transcript(id);
+    const partial = saved.find((m) => m.agent && m.role === "assistant");
+    expect(partial.stopReason).toBe("interrupted");
+    const result = saved.flatMap((m) => (m.agent ? [] : m.content)).findLast((b: any) => b.type === "tool_result");
+    expect(result.is_error ?? false).toBe(false);
+    expect(result.content).toMatch(/^\[agent writer: 0 model calls; .*\]\n\[interrupted: the turn was stopped before the agent finished; its answer is partial\]/);
+    expect(result.content).toContain(partial.content.filter((b: any) => b.type === "text").map((b: any) => b.text).join(""));
+    watch.ws!.close();
+  });
 });
 
 /** A tenant's conversation with an HTTP tool `slow_lookup` (answers "late" after `ms`) active. */

@@ -98,6 +98,7 @@ export class TurnIntake {
     const ran = this.order.turn(
       () => this.stoppable(slot, events, (signal, observed) => this.runner.run(ref, { ...input, signal }, observed, queuedAt, turnId)),
       () => {
+        // A turn cancelled while queued released its key then (a retry may have claimed it since).
         if (!slot.controller.signal.aborted || slot.running) this.releaseKey(key);
       },
     );

@@ -14,7 +14,7 @@ import type { ModelEntry } from "../core/models/catalog";
 import type { AgentTag, ContentBlock, NewMessage, StoredMessage } from "../core/types";
 import type { ToolContext, ToolOutput, ToolRegistry } from "./tools/registry";
 import { blockOrigins, type TurnCompactor } from "./turn-compaction";
-import { runAgentTurn, type DelegatedRun, type DelegatedTask, type DelegationParent, type TurnOutcome } from "./turn-loop";
+import { INTERRUPTED, runAgentTurn, type DelegatedRun, type DelegatedTask, type DelegationParent, type TurnOutcome } from "./turn-loop";
 
 export const DELEGATE_TOOL = "agent_delegate";
 /** A sub-agent's model calls are bounded independently of the master's iterations. */
@@ -100,6 +100,8 @@ function reportOf(outcome: TurnOutcome, name: string, maxSteps: number, thread: 
   for (let i = thread.length - 1; i >= 0 && thread[i].role === "assistant"; i--) trailing.unshift(thread[i]);
   const answer = trailing.map((m) => m.content.flatMap((b) => (b.type === "text" ? [b.text] : [])).join("\n")).join("");
   const header = `[agent ${name}: ${outcome.modelCalls} model calls; ${pointer}]`;
+  // The turn was stopped: not the agent's failure, and what it had written so far is passed on as such.
+  if (outcome.stopReason === INTERRUPTED) return { content: `${header}\n[interrupted: the turn was stopped before the agent finished${answer ? "; its answer is partial" : ""}]${answer ? `\n\n${answer}` : ""}` };
   if (outcome.stopReason === "context_full") return { content: `${header}\n[its context filled up before it finished: the answer is partial]\n\n${answer}`, isError: true };
   return { content: `${header}\n\n${answer}` };
 }

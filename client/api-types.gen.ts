@@ -1299,6 +1299,15 @@ export interface Schemas {
     replayed?: true;
     [key: string]: unknown;
   } | {
+    type: "turn_queued";
+    agent?: {
+      segment: string;
+      name: string;
+    };
+    turnId: string;
+    ahead: number;
+    [key: string]: unknown;
+  } | {
     type: "delta";
     agent?: {
       segment: string;

@@ -11,6 +11,8 @@ export interface EventAgent {
 export type TurnEvent = (
   /** `replayed`: the first outcome of an Idempotency-Key answered again; no turn ran. */
   | { type: "turn_start"; turnId: string; replayed?: true }
+  /** The turn waits behind `ahead` turns queued or running: until it starts, a stop naming `turnId` cancels it. */
+  | { type: "turn_queued"; turnId: string; ahead: number }
   | { type: "delta"; turnId: string; text: string }
   /**
    * The model's thinking, streamed as it comes: `block` groups the deltas of one thinking block (its

@@ -202,12 +202,12 @@ export class ConversationDO extends DurableObject<Env> {
     const keyed = await this.intake.claimKey({ content: results.map(toToolResultBlock), ...(idempotencyKey !== undefined ? { idempotencyKey } : {}) });
     if (keyed) return keyed;
     const accepted = await this.paused.accept(results, toToolResultBlock);
-    if (!("refused" in accepted)) return this.intake.streamResume(ref, idempotencyKey);
+    if (!("refused" in accepted)) return this.intake.streamResume(ref, accepted.turn.turnId, idempotencyKey);
     this.intake.releaseKey(idempotencyKey);
     return accepted;
   }
 
-  /** Stops the running turn, or `turnId` when it is the one running (turn-stops.ts). */
+  /** Stops the running turn, or the turn `turnId`, running or queued (turn-stops.ts). */
   async stopTurn(ref: ConversationRef, turnId?: string): Promise<StopAnswer | null> {
     if (!(await this.record.load(ref))) return null;
     return this.intake.stops.stop(turnId);
@@ -271,7 +271,7 @@ export class ConversationDO extends DurableObject<Env> {
     // alarm retries would otherwise leave the turn waiting for ever.
     try {
       const due = await this.paused.due();
-      if (due && (await this.record.load(due))) await this.intake.enqueueResume(due, null);
+      if (due && (await this.record.load(due.ref))) await this.intake.enqueueResume(due.ref, due.turnId, null);
     } finally {
       await this.paused.armAlarm();
     }

@@ -140,9 +140,9 @@ export class PausedTurns {
   }
 
   /** Whose paused turn the alarm should continue: one whose answers are in (a restart cut it short), or an expired one. */
-  async due(now = Date.now()): Promise<ConversationRef | null> {
+  async due(now = Date.now()): Promise<{ ref: ConversationRef; turnId: string } | null> {
     const turn = await this.get();
-    return turn && (turn.answers || turn.expiresAt <= now) ? turn.ref : null;
+    return turn && (turn.answers || turn.expiresAt <= now) ? { ref: turn.ref, turnId: turn.turnId } : null;
   }
 
   /**

@@ -148,7 +148,7 @@ export class ConversationSockets {
       if (!(await this.admitFrame(ws, ref, false, refuse))) return;
       const accepted = await paused.accept(results, toToolResultBlock);
       if ("refused" in accepted) return refuse({ type: accepted.refused.type, message: accepted.refused.message });
-      void intake.enqueueResume(ref, null);
+      void intake.enqueueResume(ref, accepted.turn.turnId, null);
     });
   }
 

@@ -10,7 +10,7 @@ import type { ConversationStore } from "./conversation-store";
 import { keyedAnswer, type IdempotencyLedger, type KeyedAnswer } from "./idempotency";
 import type { TurnOrder } from "./turn-order";
 import type { TurnRunner } from "./turn-runner";
-import { TurnStops } from "./turn-stops";
+import { TurnStops, type TurnSlot } from "./turn-stops";
 
 export interface TurnInput {
   content: ContentBlock[];
@@ -59,32 +59,67 @@ export class TurnIntake {
   }
 
   /** Queues the paused turn's continuation (its results are accepted); its events as NDJSON. */
-  streamResume(ref: ConversationRef, idempotencyKey?: string): ReadableStream<Uint8Array> {
-    return ndjson((sink) => this.enqueueResume(ref, sink, idempotencyKey));
+  streamResume(ref: ConversationRef, turnId: string, idempotencyKey?: string): ReadableStream<Uint8Array> {
+    return ndjson((sink) => this.enqueueResume(ref, turnId, sink, idempotencyKey));
   }
 
-  /** The paused turn goes on in the turn chain, in order with every other turn; a keyed post's row follows its events. */
-  enqueueResume(ref: ConversationRef, sink: TurnSink | null, key?: string): Promise<void> {
+  /**
+   * The paused turn `turnId` goes on in the turn chain, in order with every other turn; a keyed
+   * post's row follows its events. It can be stopped like a fresh turn, queued or running.
+   */
+  enqueueResume(ref: ConversationRef, turnId: string, sink: TurnSink | null, key?: string): Promise<void> {
     const queuedAt = Date.now();
-    const events = key === undefined ? sink : (e: TurnEvent) => (this.idempotency.record(key, e), sink?.(e));
+    const events = this.keyed(key, sink);
+    const slot = this.stops.enter(turnId);
     return this.order.turn(
-      () => this.runner.resume(ref, events, queuedAt),
+      () => this.stoppable(slot, events, (signal, observed) => this.runner.resume(ref, observed, queuedAt, signal)),
       () => this.releaseKey(key),
     );
   }
 
-  /** Turns run one at a time in arrival order: each waits for the previous one to settle. */
+  /**
+   * Turns run one at a time in arrival order: each waits for the previous one to settle. A turn
+   * stopped while it waits ends at once (see turn-stops.ts): its caller hears `turn_end
+   * {stop_reason: "interrupted"}` and it never runs.
+   */
   enqueue(ref: ConversationRef, input: TurnInput, sink: TurnSink | null, turnId = sortableId("turn")): Promise<void> {
     const queuedAt = Date.now();
     const key = input.idempotencyKey;
     // A keyed turn's row follows its events, so a retry (or a restarted object) knows what it did.
-    const events = key === undefined ? sink : (e: TurnEvent) => (this.idempotency.record(key, e), sink?.(e));
-    return this.order.turn(
-      () => this.stops.run(turnId, (signal) => this.runner.run(ref, { ...input, signal }, events, queuedAt, turnId)),
+    const events = this.keyed(key, sink);
+    let cancelled!: () => void;
+    const ended = new Promise<void>((resolve) => (cancelled = resolve));
+    const ahead = this.order.turnsInFlight;
+    const slot = this.stops.enter(turnId, () => {
+      this.runner.cancelled(ref, events, queuedAt, turnId);
+      this.releaseKey(key);
+      cancelled();
+    });
+    const ran = this.order.turn(
+      () => this.stoppable(slot, events, (signal, observed) => this.runner.run(ref, { ...input, signal }, observed, queuedAt, turnId)),
       () => {
-        if (key !== undefined) this.idempotency.settle(key);
+        // A turn cancelled while queued released its key then (a retry may have claimed it since).
+        if (!slot.controller.signal.aborted || slot.running) this.releaseKey(key);
       },
     );
+    if (ahead > 0) this.runner.queued(events, turnId, ahead);
+    return Promise.race([ran, ended]);
+  }
+
+  private keyed(key: string | undefined, sink: TurnSink | null): TurnSink | null {
+    return key === undefined ? sink : (e: TurnEvent) => (this.idempotency.record(key, e), sink?.(e));
+  }
+
+  /** Runs a turn under its slot's stop, telling the slot how the turn ended. */
+  private stoppable(slot: TurnSlot, sink: TurnSink | null, turn: (signal: AbortSignal, sink: TurnSink) => Promise<void>): Promise<void> {
+    return this.stops.run(slot, async (signal) => {
+      let ending: string | undefined;
+      await turn(signal, (e) => {
+        if (e.type === "turn_end" && e.turnId === slot.turnId) ending = e.stop_reason;
+        sink?.(e);
+      });
+      return ending;
+    });
   }
 }
 

@@ -17,7 +17,7 @@ import type { ClientToolSpec } from "../../core/client-tools";
 import { runSubAgent } from "../../agent/sub-agent";
 import { clientToolDefinition } from "../../agent/tools/client-tool";
 import { blockOrigins, TurnCompactor } from "../../agent/turn-compaction";
-import { completeStep, resumeAgentTurn, runAgentTurn, type TurnDeps, type TurnOutcome } from "../../agent/turn-loop";
+import { completeStep, INTERRUPTED, resumeAgentTurn, runAgentTurn, type TurnDeps, type TurnOutcome } from "../../agent/turn-loop";
 import type { ConversationHead, ConversationRef } from "../../services/record/conversation-head";
 import { ConversationGone } from "./conversation-delete";
 import type { FoldCoordinator } from "./fold-coordinator";
@@ -72,7 +72,7 @@ export class TurnRunner {
    * are all in, or, when its wait ran out, by closing the pending calls as interrupted (a tool_use
    * is never left unanswered) and ending the turn without another model call.
    */
-  async resume(ref: ConversationRef, sink: TurnSink | null, queuedAt: number): Promise<void> {
+  async resume(ref: ConversationRef, sink: TurnSink | null, queuedAt: number, signal?: AbortSignal): Promise<void> {
     const { paused, record } = this.parts;
     const turn = await paused.get();
     if (!turn) return;
@@ -106,7 +106,22 @@ export class TurnRunner {
       return;
     }
     const earlier = this.parts.scope.store.range(turn.firstSeq, this.parts.scope.store.lastSeq());
-    await this.execute(ref, sink, queuedAt, turn.turnId, turn.turnTools, undefined, (deps) => resumeAgentTurn(deps, turn.step, turn.answers!, earlier), turn);
+    await this.execute(ref, sink, queuedAt, turn.turnId, turn.turnTools, undefined, (deps) => resumeAgentTurn({ ...deps, signal }, turn.step, turn.answers!, earlier), turn);
+  }
+
+  /** A turn that must wait behind others: its id reaches the caller and the sockets now, so a stop can name it. */
+  queued(sink: TurnSink | null, turnId: string, ahead: number): void {
+    const event: TurnEvent = { type: "turn_queued", turnId, ahead };
+    sink?.(event);
+    this.parts.broadcast(event);
+  }
+
+  /**
+   * A turn stopped while still queued: it ends "interrupted" without running. Nothing of it is
+   * saved (its user message never joined the conversation) and no model is called.
+   */
+  cancelled(ref: ConversationRef, sink: TurnSink | null, queuedAt: number, turnId: string): void {
+    this.begin(ref, sink, queuedAt, turnId).end(INTERRUPTED, zeroUsage(), 0);
   }
 
   /** Whether the last saved message already answers the paused step (its first pending call). */

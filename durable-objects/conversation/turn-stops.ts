@@ -1,52 +1,102 @@
-// Stopping a running turn (POST /stop, the websocket's `stop` frame): the turn running now holds an
-// AbortController here; a stop aborts it and waits for the turn to settle, so what it streamed is
-// saved (as "interrupted") before the caller hears back. Stops are idempotent: a turn stopped once
-// answers `stopped: true` again, and a turn that is not running is left alone.
+// Stopping a turn (POST /stop, the websocket's `stop` frame). Every turn, fresh or a paused turn's
+// continuation, enters here when it is queued and holds an AbortController until it settles:
+// - a stop of the running turn aborts it and waits for it to settle, so what it streamed is saved
+//   (as "interrupted") before the caller hears back;
+// - a stop of a fresh turn still queued behind another cancels it at once: it ends "interrupted"
+//   without running (no model call, nothing saved) and is skipped when its place comes;
+// - a stop of a queued continuation aborts it too: when its place comes it saves the client's
+//   results (a tool call is never left unanswered) and ends "interrupted" with no model call.
+// `stopped: true` means the turn really ended "interrupted" because of a stop: a turn that ended
+// otherwise (it had finished its last step, it failed) or has not settled within STOP_WAIT_MS
+// answers false. Stops are idempotent: a stopped turn answers `stopped: true` again.
 
 /** How many stopped turn ids are remembered, so a repeated stop answers as the first did. */
 const REMEMBERED = 64;
 /** A stop waits at most this long for the turn to settle (a tool already running finishes first). */
 export const STOP_WAIT_MS = 15_000;
+/** The stop reason a stopped turn ends with. */
+const INTERRUPTED = "interrupted";
 
 export interface StopAnswer {
   /** The turn the stop applies to; null when none was named and none is running. */
   turnId: string | null;
-  /** True when the turn was stopped (now or by an earlier stop). */
+  /** True when the turn ended "interrupted" because of a stop (this one or an earlier one). */
   stopped: boolean;
 }
 
+/** A turn from the moment it is queued until it settles. */
+export interface TurnSlot {
+  readonly turnId: string;
+  readonly controller: AbortController;
+  readonly settled: Promise<void>;
+  settle(): void;
+  running: boolean;
+  /** A fresh turn's ending while it is still queued (it then never runs); absent for a continuation. */
+  cancel?: () => void;
+}
+
 export class TurnStops {
-  private running: { turnId: string; controller: AbortController; settled: Promise<void> } | null = null;
+  /** Turns queued or running, by id. */
+  private readonly slots = new Map<string, TurnSlot>();
+  /** The turn running now (turns run one at a time, TurnOrder). */
+  private current: string | null = null;
   private readonly stopped: string[] = [];
 
-  /** Runs one turn with a signal a stop aborts. Turns run one at a time (TurnOrder), so one slot is enough. */
-  async run(turnId: string, turn: (signal: AbortSignal) => Promise<void>): Promise<void> {
-    const controller = new AbortController();
+  /** A turn is queued: from now on a stop can name it. `cancel` ends it at once if it is stopped before it runs. */
+  enter(turnId: string, cancel?: () => void): TurnSlot {
     let settle!: () => void;
     const settled = new Promise<void>((resolve) => (settle = resolve));
-    this.running = { turnId, controller, settled };
+    const slot: TurnSlot = { turnId, controller: new AbortController(), settled, settle, running: false, ...(cancel ? { cancel } : {}) };
+    this.slots.set(turnId, slot);
+    return slot;
+  }
+
+  /**
+   * Runs the turn when its place comes, with the signal a stop aborts; `turn` resolves to the stop
+   * reason it ended with. A fresh turn cancelled while queued does not run at all.
+   */
+  async run(slot: TurnSlot, turn: (signal: AbortSignal) => Promise<string | undefined>): Promise<void> {
+    if (slot.cancel && slot.controller.signal.aborted) return;
+    slot.running = true;
+    this.current = slot.turnId;
     try {
-      await turn(controller.signal);
+      const ending = await turn(slot.controller.signal);
+      if (slot.controller.signal.aborted && ending === INTERRUPTED) this.remember(slot.turnId);
     } finally {
-      if (this.running?.turnId === turnId) this.running = null;
-      settle();
+      this.leave(slot);
     }
   }
 
-  /** Stops `turnId` (or the running turn when none is named) and waits for it to settle. */
+  /** Stops `turnId` (or the running turn when none is named: never a queued one) and waits for it to settle. */
   async stop(turnId?: string): Promise<StopAnswer> {
-    const running = this.running;
-    const target = turnId ?? running?.turnId ?? null;
+    const target = turnId ?? this.current;
     if (target === null) return { turnId: null, stopped: false };
-    if (running?.turnId !== target) return { turnId: target, stopped: this.stopped.includes(target) };
-    if (!running.controller.signal.aborted) {
-      this.stopped.push(target);
-      if (this.stopped.length > REMEMBERED) this.stopped.shift();
-      running.controller.abort();
+    const slot = this.slots.get(target);
+    if (!slot) return { turnId: target, stopped: this.stopped.includes(target) };
+    if (!slot.running && slot.cancel) {
+      // Queued behind another turn: it ends now, without running.
+      slot.controller.abort();
+      this.remember(target);
+      this.leave(slot);
+      slot.cancel();
+      return { turnId: target, stopped: true };
     }
+    slot.controller.abort();
     let timer: ReturnType<typeof setTimeout> | undefined;
-    await Promise.race([running.settled, new Promise<void>((resolve) => (timer = setTimeout(resolve, STOP_WAIT_MS)))]);
+    await Promise.race([slot.settled, new Promise<void>((resolve) => (timer = setTimeout(resolve, STOP_WAIT_MS)))]);
     clearTimeout(timer);
-    return { turnId: target, stopped: true };
+    return { turnId: target, stopped: this.stopped.includes(target) };
+  }
+
+  private leave(slot: TurnSlot): void {
+    if (this.slots.get(slot.turnId) === slot) this.slots.delete(slot.turnId);
+    if (this.current === slot.turnId) this.current = null;
+    slot.settle();
+  }
+
+  private remember(turnId: string): void {
+    if (this.stopped.includes(turnId)) return;
+    this.stopped.push(turnId);
+    if (this.stopped.length > REMEMBERED) this.stopped.shift();
   }
 }

@@ -3,6 +3,7 @@
 // offline model's `@hold-stream` keeps the reply open until it is stopped, so without a working
 // stop these turns would never end.
 import { describe, expect, inject, it } from "vitest";
+import { STOP_WAIT_MS } from "../../durable-objects/conversation/turn-stops";
 import { api, connectSocket, createConversation, newTenant, send, transcript } from "./helpers";
 
 const HELD = "Tell me about rivers.\n@reply-chars 1500\n@hold-stream after=200";
@@ -119,4 +120,133 @@ describe("stopping a turn", () => {
     expect((await send(id, "go on", key)).status).toBe(200);
     watch.ws!.close();
   });
+
+  it("a turn resumed with client tool results is stopped like a fresh one: ended as interrupted, its stop remembered", async () => {
+    const key = await newTenant();
+    const id = await slowToolConversation(key, 1500);
+    const watch = await socketOf(id, key);
+    const tools = [{ name: "get_weather", input_schema: { type: "object" } }];
+    const paused = await api("POST", `/v1/conversations/${id}/messages`, { content: `@tools-per-step 1\n@tool get_weather {"city":"Oslo"}\n@tool slow_lookup {}`, tools }, { key });
+    expect(paused.json.stop_reason).toBe("requires_action");
+    const turnId = paused.json.turnId;
+    const [call] = paused.json.requires_action.calls;
+    const resumed = api("POST", `/v1/conversations/${id}/tool-results`, { results: [{ tool_use_id: call.id, content: "sunny" }] }, { key });
+    // The continuation's next step runs a slow tool: the stop reaches the turn while it runs.
+    await watch.next((e) => e.type === "tool_use" && e.name === "slow_lookup" && e.turnId === turnId);
+    expect((await api("POST", `/v1/conversations/${id}/stop`, {}, { key })).json).toEqual({ turnId, stopped: true });
+    const answer = await resumed;
+    expect(answer.status).toBe(200);
+    expect(answer.json.stop_reason).toBe("interrupted");
+    // The running tool's result is kept and no further model call is made: the turn ends on it.
+    const saved = await transcript(id, key);
+    const last = saved[saved.length - 1];
+    expect(last.role).toBe("user");
+    expect(last.content.map((b: any) => [b.type, b.content])).toEqual([["tool_result", "late"]]);
+    expect((await api("POST", `/v1/conversations/${id}/stop`, { turnId }, { key })).json).toEqual({ turnId, stopped: true });
+    expect((await send(id, "go on", key)).json.stop_reason).toBe("end_turn");
+    watch.ws!.close();
+  });
+
+  it("a continuation resumed by a `tool_results` frame is stopped by a `stop` frame", async () => {
+    const key = await newTenant();
+    const id = await slowToolConversation(key, 1500);
+    const c = await socketOf(id, key);
+    const tools = [{ name: "get_weather", input_schema: { type: "object" } }];
+    c.ws!.send(JSON.stringify({ type: "send", content: `@tools-per-step 1\n@tool get_weather {"city":"Oslo"}\n@tool slow_lookup {}`, tools }));
+    const action = await c.next((e) => e.type === "requires_action");
+    c.ws!.send(JSON.stringify({ type: "tool_results", results: [{ tool_use_id: action.calls[0].id, content: "sunny" }] }));
+    await c.next((e) => e.type === "tool_use" && e.name === "slow_lookup");
+    c.ws!.send(JSON.stringify({ type: "stop", turnId: action.turnId }));
+    expect(await c.next((e) => e.type === "stopped")).toEqual({ type: "stopped", turnId: action.turnId, stopped: true });
+    const ends = c.events.filter((e) => e.type === "turn_end" && e.turnId === action.turnId).map((e) => e.stop_reason);
+    expect(ends).toEqual(["requires_action", "interrupted"]);
+    c.ws!.close();
+  });
+
+  it("a stop naming a queued turn cancels it before it runs; a stop without a turnId stops only the running turn", async () => {
+    const id = await createConversation();
+    const watch = await socketOf(id);
+    const first = send(id, HELD);
+    const running = await streaming(watch);
+    const second = send(id, "A second question.");
+    // A turn that must wait is announced with its id, so it can be named.
+    const queued = await watch.next((e) => e.type === "turn_queued");
+    expect(queued.ahead).toBe(1);
+    expect(queued.turnId).not.toBe(running);
+    expect((await api("POST", `/v1/conversations/${id}/stop`, { turnId: queued.turnId })).json).toEqual({ turnId: queued.turnId, stopped: true });
+    // Its caller is answered at once, while the first turn still streams: it never ran.
+    const cancelled = await second;
+    expect(cancelled.status).toBe(200);
+    expect(cancelled.json).toMatchObject({ turnId: queued.turnId, stop_reason: "interrupted", messages: [] });
+    expect(cancelled.json.usage.output_tokens).toBe(0);
+    expect(watch.events.some((e) => e.type === "turn_end" && e.turnId === running)).toBe(false);
+    // No turnId: the running turn, never the queued ones.
+    expect((await api("POST", `/v1/conversations/${id}/stop`, {})).json).toEqual({ turnId: running, stopped: true });
+    expect((await first).json.stop_reason).toBe("interrupted");
+    // Once its place has passed, it still has not run: nothing of it is saved, no model call made.
+    expect((await send(id, "A third question.")).json.stop_reason).toBe("end_turn");
+    const saved = await transcript(id);
+    expect(saved.map((m) => [m.role, m.stopReason ?? null])).toEqual([["user", null], ["assistant", "interrupted"], ["user", null], ["assistant", "end_turn"]]);
+    expect(saved.some((m) => JSON.stringify(m.content).includes("A second question"))).toBe(false);
+    expect(watch.events.filter((e) => e.turnId === queued.turnId).map((e) => e.type)).toEqual(["turn_queued", "turn_start", "turn_end"]);
+    expect((await api("POST", `/v1/conversations/${id}/stop`, { turnId: queued.turnId })).json).toEqual({ turnId: queued.turnId, stopped: true });
+    watch.ws!.close();
+  });
+
+  it("a queued `send` frame's turn is cancelled by a `stop` frame naming it", async () => {
+    const id = await createConversation();
+    const c = await socketOf(id);
+    c.ws!.send(JSON.stringify({ type: "send", content: HELD }));
+    const running = await streaming(c);
+    c.ws!.send(JSON.stringify({ type: "send", content: "A second question." }));
+    const queued = await c.next((e) => e.type === "turn_queued");
+    c.ws!.send(JSON.stringify({ type: "stop", turnId: queued.turnId }));
+    expect(await c.next((e) => e.type === "stopped")).toEqual({ type: "stopped", turnId: queued.turnId, stopped: true });
+    expect((await c.next((e) => e.type === "turn_end" && e.turnId === queued.turnId)).stop_reason).toBe("interrupted");
+    c.ws!.send(JSON.stringify({ type: "stop" }));
+    expect(await c.next((e) => e.type === "stopped" && e.turnId === running)).toEqual({ type: "stopped", turnId: running, stopped: true });
+    expect((await transcript(id)).map((m) => m.role)).toEqual(["user", "assistant"]);
+    c.ws!.close();
+  });
+
+  it("answers stopped: false when the turn has not ended as interrupted by the time the wait runs out, true once it has", { timeout: 60_000 }, async () => {
+    const key = await newTenant();
+    const id = await slowToolConversation(key, STOP_WAIT_MS + 3_000);
+    const watch = await socketOf(id, key);
+    const turn = send(id, "@tool slow_lookup {}", key);
+    const call = await watch.next((e) => e.type === "tool_use" && e.name === "slow_lookup");
+    // The tool outlasts the stop's wait: the turn has not ended, so it is not (yet) stopped.
+    expect((await api("POST", `/v1/conversations/${id}/stop`, {}, { key })).json).toEqual({ turnId: call.turnId, stopped: false });
+    expect((await turn).json.stop_reason).toBe("interrupted");
+    expect((await api("POST", `/v1/conversations/${id}/stop`, { turnId: call.turnId }, { key })).json).toEqual({ turnId: call.turnId, stopped: true });
+    watch.ws!.close();
+  });
+
+  it("a sub-agent stopped with its turn is reported to the master as interrupted, not as an error", async () => {
+    const id = await createConversation();
+    await send(id, `@tool tool_activate {"name":"agent_delegate"}`);
+    const watch = await socketOf(id);
+    const task = "Tell me about rivers.\n@reply-chars 1500\n@hold-stream after=200";
+    const turn = send(id, `@tool agent_delegate ${JSON.stringify({ name: "writer", task })}`);
+    const delta = await watch.next((e) => e.type === "delta" && e.agent?.name === "writer");
+    expect((await api("POST", `/v1/conversations/${id}/stop`, {})).json).toEqual({ turnId: delta.turnId, stopped: true });
+    expect((await turn).json.stop_reason).toBe("interrupted");
+    const saved = await transcript(id);
+    const partial = saved.find((m) => m.agent && m.role === "assistant");
+    expect(partial.stopReason).toBe("interrupted");
+    const result = saved.flatMap((m) => (m.agent ? [] : m.content)).findLast((b: any) => b.type === "tool_result");
+    expect(result.is_error ?? false).toBe(false);
+    expect(result.content).toMatch(/^\[agent writer: 0 model calls; .*\]\n\[interrupted: the turn was stopped before the agent finished; its answer is partial\]/);
+    expect(result.content).toContain(partial.content.filter((b: any) => b.type === "text").map((b: any) => b.text).join(""));
+    watch.ws!.close();
+  });
 });
+
+/** A tenant's conversation with an HTTP tool `slow_lookup` (answers "late" after `ms`) active. */
+async function slowToolConversation(key: string, ms: number): Promise<string> {
+  const tool = await api("POST", "/v1/tools", { kind: "http", name: "slow_lookup", description: "A lookup that takes a while.", inputSchema: { type: "object" }, endpoint: `${inject("httpToolServer")}/slow?ms=${ms}`, timeoutMs: 30_000 }, { key });
+  expect(tool.status).toBe(201);
+  const id = await createConversation(undefined, key);
+  await send(id, `@tool tool_activate {"name":"slow_lookup"}`, key);
+  return id;
+}

@@ -27,6 +27,7 @@ const pendingCall = z.strictObject({ id: z.string(), name: z.string(), input: z.
 export const turnEventSchema = z
   .discriminatedUnion("type", [
     event("turn_start", { turnId: z.string(), replayed: z.literal(true).optional() }),
+    event("turn_queued", { turnId: z.string(), ahead: z.number().int() }),
     event("delta", { turnId: z.string(), text: z.string() }),
     event("thinking", { turnId: z.string(), block: z.number().int(), text: z.string(), redacted: z.literal(true).optional() }),
     event("tool_use", { turnId: z.string(), id: z.string(), name: z.string(), input: z.unknown() }),

@@ -6,7 +6,7 @@ import { toolResultText } from "../core/render";
 import { INTERRUPTED_TOOL_RESULT } from "../core/replay";
 import type { ContentBlock, ModelRequest, ToolResultBlock } from "../core/types";
 import { runsOnClient } from "./tools/client-tool";
-import type { DelegatedRun, TurnDeps } from "./turn-loop";
+import type { DelegatedRun, TurnDeps } from "./turn-deps";
 
 /** A client tool call the turn waits on. */
 export interface PendingCall {

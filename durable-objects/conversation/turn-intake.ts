@@ -3,28 +3,15 @@
 import type { TurnEvent } from "../../core/events";
 import { sortableId } from "../../core/ids";
 import { requestFingerprint } from "../../core/idempotency-key";
-import type { ClientToolSpec } from "../../core/client-tools";
-import type { ContentBlock } from "../../core/types";
 import type { ConversationRef } from "../../services/record/conversation-head";
 import type { ConversationStore } from "./conversation-store";
 import { keyedAnswer, type IdempotencyLedger, type KeyedAnswer } from "./idempotency";
 import type { TurnOrder } from "./turn-order";
 import type { TurnRunner } from "./turn-runner";
 import { TurnStops } from "./turn-stops";
+import type { TurnInput, TurnSink } from "./turn-input";
 
-export interface TurnInput {
-  content: ContentBlock[];
-  /** Tools the turn's attached files need (their notes are already in `content`). */
-  activate?: readonly string[];
-  /** A retry with the same key gets the first turn's outcome instead of a second turn. */
-  idempotencyKey?: string;
-  /** Client tools defined for this turn only (core/client-tools.ts). */
-  tools?: ClientToolSpec[];
-  /** Set by the intake: aborted when the turn is stopped (turn-stops.ts). */
-  signal?: AbortSignal;
-}
-
-export type TurnSink = (event: TurnEvent) => void;
+export type { TurnInput, TurnSink } from "./turn-input";
 
 const encoder = new TextEncoder();
 

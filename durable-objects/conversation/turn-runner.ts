@@ -28,7 +28,7 @@ import { pendingView, type PausedTurn, type PausedTurns } from "./paused-turn";
 import type { ConversationRecord } from "./record";
 import type { PromptContext, ReplayCache } from "./replay-cache";
 import { toolContextFor, type ReadOwn } from "./tool-context";
-import type { TurnInput, TurnSink } from "./turn-intake";
+import type { TurnInput, TurnSink } from "./turn-input";
 
 export interface TurnRunnerParts {
   scope: ObjectScope;

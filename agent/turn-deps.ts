@@ -54,7 +54,7 @@ export interface TurnDeps {
   /** Told of every compaction pass. */
   onCompaction?(outcome: CompactionOutcome, forced: boolean): void;
   /** Told of every model request as sent, with the tokens the provider counted (null on failure). */
-  onRequest?(request: ModelRequest, step: number, reportedTokens: number | null, compacted: boolean): void;
+  onRequest?(sent: { request: ModelRequest; step: number; reportedTokens: number | null; compacted: boolean }): void;
   /** Workflow mode: runs a delegated task (as a loop of its own); absent, this loop cannot delegate. */
   delegate?(task: DelegatedTask, parent: DelegationParent): Promise<DelegatedRun>;
   /**

@@ -166,7 +166,7 @@ async function continueTurn(deps: TurnDeps, from: LoopState, earlier: readonly S
       if (streamed.partial?.usage) usage = addUsage(usage, priced(pickUsage(streamed.partial.usage), active()));
       if (deps.signal?.aborted) {
         // Stopped: what was streamed is the reply, kept as it stands (never continued).
-        deps.onRequest?.(request, step, null, compactor?.active ?? false);
+        deps.onRequest?.({ request, step, reportedTokens: null, compacted: compactor?.active ?? false });
         const partial = partialText(streamed.partial?.content);
         if (partial.length) await persist([{ role: "assistant", content: partial, model: request.model, stopReason: INTERRUPTED }]);
         return { kind: "stopped" };
@@ -180,7 +180,7 @@ async function continueTurn(deps: TurnDeps, from: LoopState, earlier: readonly S
         request = guard(await compact(request, true));
         continue;
       }
-      deps.onRequest?.(request, step, null, compactor?.active ?? false);
+      deps.onRequest?.({ request, step, reportedTokens: null, compacted: compactor?.active ?? false });
       // Text already streamed is never lost: it is saved as the partial reply it is.
       const partial = partialText(streamed.partial?.content);
       if (partial.length) await persist([{ role: "assistant", content: partial, model: request.model, stopReason: "error" }]);
@@ -210,7 +210,7 @@ async function continueTurn(deps: TurnDeps, from: LoopState, earlier: readonly S
     const replyUsage = unbilled ? { ...pickUsage(reply.usage), cost_usd: 0 } : priced(pickUsage(reply.usage), catalogEntry(reply.model) ?? active());
     usage = addUsage(usage, replyUsage);
     compactor?.calibrate(request, promptTokens(replyUsage));
-    deps.onRequest?.(request, step, promptTokens(replyUsage), compactor?.active ?? false);
+    deps.onRequest?.({ request, step, reportedTokens: promptTokens(replyUsage), compacted: compactor?.active ?? false });
 
     const raw = storedBlocks(reply.content);
     const produced = coalesceBlocks(raw);

@@ -35,7 +35,8 @@ export class LifecycleLog {
   }
 
   /** Each request's size against the budget (the newest 50, rotating); the body goes to R2. */
-  snapshotPrompt(head: ConversationHead, turnId: string, step: number, request: ModelRequest, reportedTokens: number | null, compacted: boolean): void {
+  snapshotPrompt(snapshot: { head: ConversationHead; turnId: string; step: number; request: ModelRequest; reportedTokens: number | null; compacted: boolean }): void {
+    const { head, turnId, step, request, reportedTokens, compacted } = snapshot;
     const estimate = estimateRequest(request, head.settings);
     const { id, dropped } = this.scope.store.addSnapshot({
       at: new Date().toISOString(),

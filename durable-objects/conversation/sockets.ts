@@ -123,18 +123,18 @@ export class ConversationSockets {
       if (problem) return refuse({ type: MODEL_NOT_CONFIGURED, message: problem, status: 503 });
       // A `send` frame is a turn: it counts like a POST of messages.
       if (!(await this.admitFrame(ws, ref, true, refuse))) return;
-      const turn = await withAttachments(this.scope.env.DB, ref.tenantId, attachments, content);
-      if ("unknown" in turn) return refuse({ type: "invalid_request", message: unknownAttachmentMessage(turn.unknown) });
-      const input: TurnInput = { ...turn, ...(idempotencyKey !== undefined ? { idempotencyKey } : {}), ...(tools ? { tools } : {}) };
+      const turn = await withAttachments({ db: this.scope.env.DB, tenantId: ref.tenantId, ids: attachments, content });
+      if (turn.kind === "unknown") return refuse({ type: "invalid_request", message: unknownAttachmentMessage(turn.id) });
+      const input: TurnInput = { content: turn.content, activate: turn.activate, ...(idempotencyKey !== undefined ? { idempotencyKey } : {}), ...(tools ? { tools } : {}) };
       const keyed = await intake.claimKey(input);
       if (keyed) {
         // Only the asking socket hears about a repeated key; the others saw the turn itself.
-        if ("refused" in keyed) return refuse({ type: keyed.refused.type, message: keyed.refused.message }, { idempotencyKey });
-        for (const event of keyed.replay) ws.send(JSON.stringify(event));
+        if (keyed.kind === "refused") return refuse({ type: keyed.refusal.type, message: keyed.refusal.message }, { idempotencyKey });
+        for (const event of keyed.events) ws.send(JSON.stringify(event));
         return;
       }
       // Events reach this socket (and every other one of the conversation) through broadcast.
-      void intake.enqueue(ref, input, null, turnId);
+      void intake.enqueue({ ref, input, sink: null, turnId });
     });
   }
 
@@ -147,7 +147,7 @@ export class ConversationSockets {
       // Like POST /tool-results: a request of the key (the turn it resumes was counted when sent).
       if (!(await this.admitFrame(ws, ref, false, refuse))) return;
       const accepted = await paused.accept(results, toToolResultBlock);
-      if ("refused" in accepted) return refuse({ type: accepted.refused.type, message: accepted.refused.message });
+      if (accepted.kind === "refused") return refuse({ type: accepted.refusal.type, message: accepted.refusal.message });
       void intake.enqueueResume(ref, null);
     });
   }

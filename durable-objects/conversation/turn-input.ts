@@ -17,3 +17,21 @@ export interface TurnInput {
 }
 
 export type TurnSink = (event: TurnEvent) => void;
+
+/** Why a turn request runs nothing, answered with this status (a used key, a paused turn, results that do not fit). */
+export interface TurnRefusal {
+  status: 400 | 409 | 422;
+  type: string;
+  message: string;
+}
+
+/**
+ * What a turn request (`send`, `postToolResults`) gets from the conversation: the running turn's
+ * events as NDJSON (`stream`), a used key's first outcome (`replay`: no turn ran), a refusal before
+ * anything ran, or `missing` when the conversation is not the tenant's.
+ */
+export type TurnAnswer =
+  | { kind: "stream"; ndjson: ReadableStream<Uint8Array> }
+  | { kind: "replay"; events: TurnEvent[] }
+  | { kind: "refused"; refusal: TurnRefusal }
+  | { kind: "missing" };

@@ -1,6 +1,6 @@
 // Taking turns in: the idempotency claim, the ledger row that follows a keyed turn's events, the
 // queueing in arrival order, and the NDJSON stream an HTTP caller reads.
-import type { TurnEvent } from "../../core/events";
+import { encodeEvent, type TurnEvent } from "../../core/events";
 import { sortableId } from "../../core/ids";
 import { requestFingerprint } from "../../core/idempotency-key";
 import type { ConversationRef } from "../../services/record/conversation-head";
@@ -37,7 +37,7 @@ export class TurnIntake {
 
   /** Queues a claimed turn; its events as NDJSON. The turn runs to the end even if the reader leaves. */
   stream(ref: ConversationRef, input: TurnInput): ReadableStream<Uint8Array> {
-    return ndjson((sink) => this.enqueue(ref, input, sink));
+    return ndjson((sink) => this.enqueue({ ref, input, sink }));
   }
 
   /** Frees a key claimed for a request that was then refused before running anything. */
@@ -61,13 +61,14 @@ export class TurnIntake {
   }
 
   /** Turns run one at a time in arrival order: each waits for the previous one to settle. */
-  enqueue(ref: ConversationRef, input: TurnInput, sink: TurnSink | null, turnId = sortableId("turn")): Promise<void> {
+  enqueue(turn: { ref: ConversationRef; input: TurnInput; sink: TurnSink | null; turnId?: string }): Promise<void> {
+    const { ref, input, sink, turnId = sortableId("turn") } = turn;
     const queuedAt = Date.now();
     const key = input.idempotencyKey;
     // A keyed turn's row follows its events, so a retry (or a restarted object) knows what it did.
     const events = key === undefined ? sink : (e: TurnEvent) => (this.idempotency.record(key, e), sink?.(e));
     return this.order.turn(
-      () => this.stops.run(turnId, (signal) => this.runner.run(ref, { ...input, signal }, events, queuedAt, turnId)),
+      () => this.stops.run(turnId, (signal) => this.runner.run({ ref, input: { ...input, signal }, sink: events, queuedAt, turnId })),
       () => {
         if (key !== undefined) this.idempotency.settle(key);
       },
@@ -80,7 +81,7 @@ function ndjson(start: (sink: TurnSink) => Promise<void>): ReadableStream<Uint8A
   const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
   const writer = writable.getWriter();
   const sink = (event: TurnEvent) => {
-    writer.write(encoder.encode(JSON.stringify(event) + "\n")).catch(() => {});
+    writer.write(encoder.encode(encodeEvent(event))).catch(() => {});
   };
   start(sink).finally(() => writer.close().catch(() => {}));
   return readable;

@@ -81,7 +81,7 @@ describe("Durable Object location hints", () => {
       const real = instance.env;
       instance.env = { ...real, CONVERSATION: conversations.ns };
       try {
-        await instance.resolve(tenantId, "rotating", Date.now(), null, "oc");
+        await instance.resolve({ tenantId, name: "rotating", now: Date.now(), locationHint: "oc" });
       } finally {
         instance.env = real;
       }

@@ -63,7 +63,7 @@ export async function finish(env: Env, row: AttachmentRow, stub: DurableObjectSt
   const attachment = toAttachment(ready);
   const note = attachmentNote(attachment);
   // A conversation deleted during the upload takes no note; the caller discards the file.
-  if (stub && !(await stub.addAttachmentNote({ tenantId: row.tenantId, conversationId: row.conversationId }, note, TOOLS_FOR[(facts as AttachmentFacts).kind]))) throw notFound("conversation");
+  if (stub && (await stub.addAttachmentNote({ tenantId: row.tenantId, conversationId: row.conversationId }, note, TOOLS_FOR[(facts as AttachmentFacts).kind])).kind === "missing") throw notFound("conversation");
   return { ...attachment, note };
 }
 

@@ -59,7 +59,7 @@ channelRoutes.post("/:name/messages", turnDoc("Send a turn to the channel's curr
   if (!CHANNEL_NAME.test(name)) throw notFound("channel");
   // Resolved first: a refused body neither starts nor rotates the channel's conversation.
   const input = await turnInput(c.env, tenantId, c.req.valid("json"));
-  const { conversationId, events } = await startChannelTurn(c.env, tenantId, name, input, requestLocationHint(c.req.raw));
-  if (!events) throw notFound("conversation");
-  return respondTurn(c, conversationId, events);
+  const { conversationId, started } = await startChannelTurn(c.env, { tenantId, name, input, locationHint: requestLocationHint(c.req.raw) });
+  if (started.kind === "missing") throw notFound("conversation");
+  return respondTurn(c, { conversationId, events: started.events });
 });

@@ -190,7 +190,7 @@ export class ConversationDO extends DurableObject<Env> {
   async send(ref: ConversationRef, input: TurnInput): Promise<TurnAnswer> {
     if (!(await this.record.load(ref))) return { kind: "missing" };
     const keyed = await this.intake.claimKey(input);
-    if (keyed) return keyed;
+    if (keyed.kind !== "new") return keyed;
     const waiting = await this.paused.get();
     if (waiting) {
       // Refused before anything ran: the key is free again, as for any refused request.
@@ -208,7 +208,7 @@ export class ConversationDO extends DurableObject<Env> {
     if (!(await this.record.load(ref))) return { kind: "missing" };
     // A keyed retry of a post that went through gets its outcome again, not a 409.
     const keyed = await this.intake.claimKey({ content: results.map(toToolResultBlock), ...(idempotencyKey !== undefined ? { idempotencyKey } : {}) });
-    if (keyed) return keyed;
+    if (keyed.kind !== "new") return keyed;
     const accepted = await this.paused.accept(results, toToolResultBlock);
     if (accepted.kind === "accepted") return { kind: "stream", ndjson: this.intake.streamResume(ref, idempotencyKey) };
     this.intake.releaseKey(idempotencyKey);

@@ -127,7 +127,7 @@ export class ConversationSockets {
       if (turn.kind === "unknown") return refuse({ type: "invalid_request", message: unknownAttachmentMessage(turn.id) });
       const input: TurnInput = { content: turn.content, activate: turn.activate, ...(idempotencyKey !== undefined ? { idempotencyKey } : {}), ...(tools ? { tools } : {}) };
       const keyed = await intake.claimKey(input);
-      if (keyed) {
+      if (keyed.kind !== "new") {
         // Only the asking socket hears about a repeated key; the others saw the turn itself.
         if (keyed.kind === "refused") return refuse({ type: keyed.refusal.type, message: keyed.refusal.message }, { idempotencyKey });
         for (const event of keyed.events) ws.send(JSON.stringify(event));

@@ -26,13 +26,13 @@ export class TurnIntake {
     private readonly runner: TurnRunner,
   ) {}
 
-  /** Null when the turn may run (no key, or a new one, now taken); else what to answer instead. */
-  async claimKey(input: TurnInput): Promise<KeyedAnswer | null> {
+  /** `new` when the turn may run (no key, or a new one, now taken); else what to answer instead. */
+  async claimKey(input: TurnInput): Promise<{ kind: "new" } | KeyedAnswer> {
     const key = input.idempotencyKey;
-    if (key === undefined) return null;
+    if (key === undefined) return { kind: "new" };
     // The content alone: attached files are already notes in it (`activate` follows from them).
     const claim = this.idempotency.claim(key, await requestFingerprint({ content: input.content }));
-    return claim.kind === "new" ? null : keyedAnswer(claim, (from, to) => this.store.range(from, to));
+    return claim.kind === "new" ? claim : keyedAnswer(claim, (from, to) => this.store.range(from, to));
   }
 
   /** Queues a claimed turn; its events as NDJSON. The turn runs to the end even if the reader leaves. */

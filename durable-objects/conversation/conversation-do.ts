@@ -104,7 +104,7 @@ export class ConversationDO extends DurableObject<Env> {
 
   /** A new conversation holding a staged, validated transcript (transcript-import.ts). */
   importTranscript(ref: ConversationRef, init: { title: string; settings: ConversationHead["settings"] }, staged: StagedImport): Promise<ConversationView> {
-    return commitImport({ scope: this.scope, record: this.record, outbox: this.outbox, fold: this.fold }, ref, init, staged);
+    return commitImport({ scope: this.scope, record: this.record, outbox: this.outbox, fold: this.fold }, { ref, init, staged });
   }
 
   /** With `requiresAction` while a turn waits on client tools: a client that lost the turn's answer finds the calls here. */

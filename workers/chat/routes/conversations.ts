@@ -157,7 +157,7 @@ conversationRoutes.get("/:id/prompts/:snapshot", doc({ summary: "One prompt snap
 conversationRoutes.post("/:id/ws-ticket", doc({ summary: "A single-use websocket ticket (for browsers)", responses: { 201: { description: "The ticket", schema: z.looseObject({ ticket: z.string() }) } } }), async (c) => {
   const { stub, ref } = stubFor(c.env, c.get("tenantId"), c.req.param("id"));
   if (!(await stub.getMeta(ref))) throw notFound("conversation");
-  return c.json(await issueTicket(c.env.DB, ref.tenantId, ref.conversationId, Date.now(), c.get("keyHash") ?? null), 201);
+  return c.json(await issueTicket(c.env.DB, { tenantId: ref.tenantId, conversationId: ref.conversationId, now: Date.now(), keyHash: c.get("keyHash") ?? null }), 201);
 });
 
 conversationRoutes.get(

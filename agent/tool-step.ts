@@ -20,10 +20,9 @@ const PREVIEW_CHARS = 200;
 /** Every result of the step in call order, null where a client owes it, and the calls it owes. */
 export async function runToolStep(
   deps: TurnDeps,
-  content: readonly ContentBlock[],
-  request: ModelRequest,
-  onDelegated: (run: DelegatedRun) => void,
+  step: { content: readonly ContentBlock[]; request: ModelRequest; onDelegated: (run: DelegatedRun) => void },
 ): Promise<{ results: Array<ToolResultBlock | null>; pending: PendingCall[] }> {
+  const { content, request, onDelegated } = step;
   const { turnId, emit } = deps;
   const calls = content.filter((b): b is Extract<ContentBlock, { type: "tool_use" }> => b.type === "tool_use");
   const results: Array<ToolResultBlock | null> = [];

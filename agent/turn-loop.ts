@@ -78,15 +78,16 @@ const promptTokens = (u: Partial<Usage>) => (u.input_tokens ?? 0) + (u.cache_rea
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export async function runAgentTurn(deps: TurnDeps, userContent: ContentBlock[]): Promise<TurnOutcome> {
-  return continueTurn(deps, { step: 0, usage: zeroUsage(), modelMs: 0, modelCalls: 0 }, [], [{ role: "user", content: userContent }]);
+  return continueTurn(deps, { from: { step: 0, usage: zeroUsage(), modelMs: 0, modelCalls: 0 }, earlier: [], first: [{ role: "user", content: userContent }] });
 }
 
 /**
  * A paused turn's second half: the step's results, the server's and the client's in call order,
  * are saved as one message (a tool_use is never left without its answer), and the loop goes on.
  */
-export async function resumeAgentTurn(deps: TurnDeps, paused: PausedStep, clientResults: readonly ToolResultBlock[], turnMessages: readonly StoredMessage[]): Promise<TurnOutcome> {
-  return continueTurn(deps, paused.state, turnMessages, [{ role: "user", content: completeStep(paused, clientResults) }]);
+export async function resumeAgentTurn(deps: TurnDeps, resume: { paused: PausedStep; clientResults: readonly ToolResultBlock[]; turnMessages: readonly StoredMessage[] }): Promise<TurnOutcome> {
+  const { paused, clientResults, turnMessages } = resume;
+  return continueTurn(deps, { from: paused.state, earlier: turnMessages, first: [{ role: "user", content: completeStep(paused, clientResults) }] });
 }
 
 /** The step's results in call order, each pending slot filled from the client's results by id. */
@@ -102,7 +103,8 @@ export const INTERRUPTED = "interrupted";
 /** One model call's outcome: its reply; a cut-off partial saved, to be continued; a stop; or a failure that ends the turn. */
 type CallOutcome = { kind: "reply"; reply: Anthropic.Message; request: ModelRequest } | { kind: "continue" } | { kind: "stopped" } | { kind: "failed"; failure: ModelFailure };
 
-async function continueTurn(deps: TurnDeps, from: LoopState, earlier: readonly StoredMessage[], first: NewMessage[]): Promise<TurnOutcome> {
+async function continueTurn(deps: TurnDeps, at: { from: LoopState; earlier: readonly StoredMessage[]; first: NewMessage[] }): Promise<TurnOutcome> {
+  const { from, earlier, first } = at;
   const { turnId, emit, compactor } = deps;
   const turnMessages: StoredMessage[] = [...earlier];
   const persist = async (messages: NewMessage[]) => {
@@ -160,7 +162,7 @@ async function continueTurn(deps: TurnDeps, from: LoopState, earlier: readonly S
   const call = async (request: ModelRequest, step: number): Promise<CallOutcome> => {
     for (;;) {
       const started = Date.now();
-      const streamed = await streamCall(deps.client, request, turnId, emit, deps.signal);
+      const streamed = await streamCall({ client: deps.client, request, turnId, emit, signal: deps.signal });
       modelMs += Date.now() - started;
       if (streamed.ok) return { kind: "reply", reply: streamed.reply, request };
       if (streamed.partial?.usage) usage = addUsage(usage, priced(pickUsage(streamed.partial.usage), active()));
@@ -254,9 +256,13 @@ async function continueTurn(deps: TurnDeps, from: LoopState, earlier: readonly S
       await persist([{ role: "user", content: produced.filter((b) => b.type === "tool_use").map((b) => ({ type: "tool_result" as const, tool_use_id: b.id, content: INTERRUPTED_TOOL_RESULT, is_error: true as const })) }]);
       return stopped();
     }
-    const step_ = await runToolStep(deps, produced, request, (run) => {
-      usage = addUsage(usage, run.usage);
-      modelMs += run.modelMs;
+    const step_ = await runToolStep(deps, {
+      content: produced,
+      request,
+      onDelegated: (run) => {
+        usage = addUsage(usage, run.usage);
+        modelMs += run.modelMs;
+      },
     });
     if (step_.pending.length) return { stopReason: "requires_action", usage, modelMs, modelCalls, paused: { state: state(step + 1), results: step_.results, pending: step_.pending } };
     if (!step_.results.length) return { stopReason: stop, usage, modelMs, modelCalls };

@@ -107,7 +107,7 @@ export class TurnRunner {
       return;
     }
     const earlier = this.parts.scope.store.range(turn.firstSeq, this.parts.scope.store.lastSeq());
-    await this.execute({ ref, sink, queuedAt, turnId: turn.turnId, turnTools: turn.turnTools, loop: (deps) => resumeAgentTurn(deps, turn.step, turn.answers!, earlier), resuming: turn });
+    await this.execute({ ref, sink, queuedAt, turnId: turn.turnId, turnTools: turn.turnTools, loop: (deps) => resumeAgentTurn(deps, { paused: turn.step, clientResults: turn.answers!, turnMessages: earlier }), resuming: turn });
   }
 
   /** Whether the last saved message already answers the paused step (its first pending call). */

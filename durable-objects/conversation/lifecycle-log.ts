@@ -30,7 +30,7 @@ export class LifecycleLog {
   private async logCompaction(ref: ConversationRef, event: CompactionEvent): Promise<void> {
     const { type, turnId, ...fields } = event;
     const name = type === "compaction" ? "compaction.applied" : "compaction.started";
-    const details = "details" in fields ? { ...fields, details: `${fields.details.length} targets` } : fields;
+    const details = event.type === "compaction" ? { ...fields, details: `${event.details.length} targets` } : fields;
     await logCorpusEvent(this.scope.env, ref.tenantId, name, { conversation: ref.conversationId, turn: turnId, ...details }).catch((err) => console.error("corpus log failed", err));
   }
 

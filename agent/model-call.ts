@@ -9,7 +9,8 @@ export type StreamedCall = { ok: true; reply: Anthropic.Message } | { ok: false;
 type Emit = (event: TurnEvent) => void;
 
 /** `signal` cancels the call (a stopped turn): it then fails with whatever it had produced. */
-export async function streamCall(client: Anthropic, request: ModelRequest, turnId: string, emit: Emit, signal?: AbortSignal): Promise<StreamedCall> {
+export async function streamCall(call: { client: Anthropic; request: ModelRequest; turnId: string; emit: Emit; signal?: AbortSignal }): Promise<StreamedCall> {
+  const { client, request, turnId, emit, signal } = call;
   const stream = client.messages.stream(request as unknown as Anthropic.MessageStreamParams, signal ? { signal } : undefined);
   stream.on("text", (text) => emit({ type: "delta", turnId, text }));
   stream.on("streamEvent", (event) => {

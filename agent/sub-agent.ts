@@ -82,11 +82,12 @@ export async function runSubAgent(deps: SubAgentDeps, task: DelegatedTask, paren
     },
     [{ type: "text", text: task.task }],
   );
-  return { output: reportOf(outcome, task.name, maxSteps, thread, conversationId), usage: outcome.usage, modelMs: outcome.modelMs, segment };
+  return { output: reportOf(outcome, { name: task.name, maxSteps, thread, conversationId }), usage: outcome.usage, modelMs: outcome.modelMs, segment };
 }
 
 /** The master's tool result: the final answer, or why there is none, with the call that shows the thread. */
-function reportOf(outcome: TurnOutcome, name: string, maxSteps: number, thread: readonly StoredMessage[], conversationId: string): ToolOutput {
+function reportOf(outcome: TurnOutcome, run: { name: string; maxSteps: number; thread: readonly StoredMessage[]; conversationId: string }): ToolOutput {
+  const { name, maxSteps, thread, conversationId } = run;
   const seqs = thread.map((m) => m.seq);
   const pointer = seqs.length
     ? `its thread is saved as messages ${seqs[0]}-${seqs[seqs.length - 1]} (conversation_read ${JSON.stringify({ conversation_id: conversationId, from_seq: seqs[0], to_seq: seqs[seqs.length - 1] })})`

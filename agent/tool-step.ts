@@ -6,7 +6,7 @@ import { toolResultText } from "../core/render";
 import { INTERRUPTED_TOOL_RESULT } from "../core/replay";
 import type { ContentBlock, ModelRequest, ToolResultBlock } from "../core/types";
 import { runsOnClient } from "./tools/client-tool";
-import type { DelegatedRun, TurnDeps } from "./turn-loop";
+import type { DelegatedRun, TurnDeps } from "./turn-deps";
 
 /** A client tool call the turn waits on. */
 export interface PendingCall {
@@ -20,10 +20,9 @@ const PREVIEW_CHARS = 200;
 /** Every result of the step in call order, null where a client owes it, and the calls it owes. */
 export async function runToolStep(
   deps: TurnDeps,
-  content: readonly ContentBlock[],
-  request: ModelRequest,
-  onDelegated: (run: DelegatedRun) => void,
+  step: { content: readonly ContentBlock[]; request: ModelRequest; onDelegated: (run: DelegatedRun) => void },
 ): Promise<{ results: Array<ToolResultBlock | null>; pending: PendingCall[] }> {
+  const { content, request, onDelegated } = step;
   const { turnId, emit } = deps;
   const calls = content.filter((b): b is Extract<ContentBlock, { type: "tool_use" }> => b.type === "tool_use");
   const results: Array<ToolResultBlock | null> = [];

@@ -39,71 +39,8 @@ import { runToolStep, type PendingCall } from "./tool-step";
 import type { CompactionOutcome, TurnCompactor } from "./turn-compaction";
 
 export type { PendingCall } from "./tool-step";
-
-/** A task the model handed to agent_delegate. */
-export interface DelegatedTask {
-  name: string;
-  task: string;
-  toolUseId: string;
-}
-
-/** What a delegated run gives back to the loop that delegated it. */
-export interface DelegatedRun {
-  output: ToolOutput;
-  usage: Usage;
-  modelMs: number;
-}
-
-/** The delegating loop as the sub-agent sees it: its current request and its event stream. */
-export interface DelegationParent {
-  turnId: string;
-  request: ModelRequest;
-  emit(event: TurnEvent): void;
-  /** The delegating turn's stop: a sub-agent stops with it. */
-  signal?: AbortSignal;
-}
-
-export interface TurnDeps {
-  turnId: string;
-  client: Anthropic;
-  registry: ToolRegistry;
-  toolContext: ToolContext;
-  maxIterations: number;
-  contextWindowTokens: number;
-  /** The model the requests go to (its maximum output bounds a continuation's extra room). */
-  model: ModelEntry;
-  /** The model answering now, when it can change within the turn (a refusal's fallback); `model` otherwise. */
-  activeModel?(): ModelEntry;
-  /** The in-turn safety net; absent, requests go out as built. */
-  compactor?: TurnCompactor;
-  /** The full request for the next model call, assembled from the freshest stored state. */
-  buildRequest(): ModelRequest;
-  /** The thinking blocks of the history the requests are built from, and the prefixes they followed. */
-  knownThinking(): ReadonlyMap<string, string>;
-  /** Appends messages to the conversation (R2, then the DO index) and returns them as stored. */
-  persist(messages: NewMessage[]): Promise<StoredMessage[]>;
-  emit(event: TurnEvent): void;
-  /** Told of every compaction pass. */
-  onCompaction?(outcome: CompactionOutcome, forced: boolean): void;
-  /** Told of every model request as sent, with the tokens the provider counted (null on failure). */
-  onRequest?(request: ModelRequest, step: number, reportedTokens: number | null, compacted: boolean): void;
-  /** Workflow mode: runs a delegated task (as a loop of its own); absent, this loop cannot delegate. */
-  delegate?(task: DelegatedTask, parent: DelegationParent): Promise<DelegatedRun>;
-  /**
-   * The master's loop may pause for client tools; absent (a sub-agent), a client tool's call runs
-   * its definition's `run`, an error result: a sub-agent's thread has no client to wait for.
-   */
-  pauseForClient?: boolean;
-  /**
-   * After a refusal: the model to ask instead (the settings' fallback), for the rest of the turn.
-   * Returns its id, or null when there is none (or it was already asked).
-   */
-  fallBack?(): Promise<string | null>;
-  /** The wait before a stream that failed mid-way is asked again (the SDK's backoff by default). */
-  retryDelayMs?(attempt: number): number;
-  /** Aborted when someone stops the turn: it ends as "interrupted" (see the head of this file). */
-  signal?: AbortSignal;
-}
+export type { DelegatedRun, DelegatedTask, DelegationParent, TurnDeps } from "./turn-deps";
+import type { TurnDeps } from "./turn-deps";
 
 /** Where a loop stands: enough to continue it later, in another request or another object instance. */
 export interface LoopState {
@@ -141,15 +78,16 @@ const promptTokens = (u: Partial<Usage>) => (u.input_tokens ?? 0) + (u.cache_rea
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export async function runAgentTurn(deps: TurnDeps, userContent: ContentBlock[]): Promise<TurnOutcome> {
-  return continueTurn(deps, { step: 0, usage: zeroUsage(), modelMs: 0, modelCalls: 0 }, [], [{ role: "user", content: userContent }]);
+  return continueTurn(deps, { from: { step: 0, usage: zeroUsage(), modelMs: 0, modelCalls: 0 }, earlier: [], first: [{ role: "user", content: userContent }] });
 }
 
 /**
  * A paused turn's second half: the step's results, the server's and the client's in call order,
  * are saved as one message (a tool_use is never left without its answer), and the loop goes on.
  */
-export async function resumeAgentTurn(deps: TurnDeps, paused: PausedStep, clientResults: readonly ToolResultBlock[], turnMessages: readonly StoredMessage[]): Promise<TurnOutcome> {
-  return continueTurn(deps, paused.state, turnMessages, [{ role: "user", content: completeStep(paused, clientResults) }]);
+export async function resumeAgentTurn(deps: TurnDeps, resume: { paused: PausedStep; clientResults: readonly ToolResultBlock[]; turnMessages: readonly StoredMessage[] }): Promise<TurnOutcome> {
+  const { paused, clientResults, turnMessages } = resume;
+  return continueTurn(deps, { from: paused.state, earlier: turnMessages, first: [{ role: "user", content: completeStep(paused, clientResults) }] });
 }
 
 /** The step's results in call order, each pending slot filled from the client's results by id. */
@@ -165,7 +103,8 @@ export const INTERRUPTED = "interrupted";
 /** One model call's outcome: its reply; a cut-off partial saved, to be continued; a stop; or a failure that ends the turn. */
 type CallOutcome = { kind: "reply"; reply: Anthropic.Message; request: ModelRequest } | { kind: "continue" } | { kind: "stopped" } | { kind: "failed"; failure: ModelFailure };
 
-async function continueTurn(deps: TurnDeps, from: LoopState, earlier: readonly StoredMessage[], first: NewMessage[]): Promise<TurnOutcome> {
+async function continueTurn(deps: TurnDeps, at: { from: LoopState; earlier: readonly StoredMessage[]; first: NewMessage[] }): Promise<TurnOutcome> {
+  const { from, earlier, first } = at;
   const { turnId, emit, compactor } = deps;
   const turnMessages: StoredMessage[] = [...earlier];
   const persist = async (messages: NewMessage[]) => {
@@ -223,13 +162,13 @@ async function continueTurn(deps: TurnDeps, from: LoopState, earlier: readonly S
   const call = async (request: ModelRequest, step: number): Promise<CallOutcome> => {
     for (;;) {
       const started = Date.now();
-      const streamed = await streamCall(deps.client, request, turnId, emit, deps.signal);
+      const streamed = await streamCall({ client: deps.client, request, turnId, emit, signal: deps.signal });
       modelMs += Date.now() - started;
       if (streamed.ok) return { kind: "reply", reply: streamed.reply, request };
       if (streamed.partial?.usage) usage = addUsage(usage, priced(pickUsage(streamed.partial.usage), active()));
       if (deps.signal?.aborted) {
         // Stopped: what was streamed is the reply, kept as it stands (never continued).
-        deps.onRequest?.(request, step, null, compactor?.active ?? false);
+        deps.onRequest?.({ request, step, reportedTokens: null, compacted: compactor?.active ?? false });
         const partial = partialText(streamed.partial?.content);
         if (partial.length) await persist([{ role: "assistant", content: partial, model: request.model, stopReason: INTERRUPTED }]);
         return { kind: "stopped" };
@@ -243,7 +182,7 @@ async function continueTurn(deps: TurnDeps, from: LoopState, earlier: readonly S
         request = guard(await compact(request, true));
         continue;
       }
-      deps.onRequest?.(request, step, null, compactor?.active ?? false);
+      deps.onRequest?.({ request, step, reportedTokens: null, compacted: compactor?.active ?? false });
       // Text already streamed is never lost: it is saved as the partial reply it is.
       const partial = partialText(streamed.partial?.content);
       if (partial.length) await persist([{ role: "assistant", content: partial, model: request.model, stopReason: "error" }]);
@@ -273,7 +212,7 @@ async function continueTurn(deps: TurnDeps, from: LoopState, earlier: readonly S
     const replyUsage = unbilled ? { ...pickUsage(reply.usage), cost_usd: 0 } : priced(pickUsage(reply.usage), catalogEntry(reply.model) ?? active());
     usage = addUsage(usage, replyUsage);
     compactor?.calibrate(request, promptTokens(replyUsage));
-    deps.onRequest?.(request, step, promptTokens(replyUsage), compactor?.active ?? false);
+    deps.onRequest?.({ request, step, reportedTokens: promptTokens(replyUsage), compacted: compactor?.active ?? false });
 
     const raw = storedBlocks(reply.content);
     const produced = coalesceBlocks(raw);
@@ -317,9 +256,13 @@ async function continueTurn(deps: TurnDeps, from: LoopState, earlier: readonly S
       await persist([{ role: "user", content: produced.filter((b) => b.type === "tool_use").map((b) => ({ type: "tool_result" as const, tool_use_id: b.id, content: INTERRUPTED_TOOL_RESULT, is_error: true as const })) }]);
       return stopped();
     }
-    const step_ = await runToolStep(deps, produced, request, (run) => {
-      usage = addUsage(usage, run.usage);
-      modelMs += run.modelMs;
+    const step_ = await runToolStep(deps, {
+      content: produced,
+      request,
+      onDelegated: (run) => {
+        usage = addUsage(usage, run.usage);
+        modelMs += run.modelMs;
+      },
     });
     if (step_.pending.length) return { stopReason: "requires_action", usage, modelMs, modelCalls, paused: { state: state(step + 1), results: step_.results, pending: step_.pending } };
     if (!step_.results.length) return { stopReason: stop, usage, modelMs, modelCalls };

@@ -1393,6 +1393,18 @@ export interface Schemas {
     tokensSaved: number;
     [key: string]: unknown;
   } | {
+    type: "compaction_finished";
+    agent?: {
+      segment: string;
+      name: string;
+    };
+    turnId: string;
+    forced: boolean;
+    tokensBefore: number;
+    tokensAfter: number;
+    tokensSaved: number;
+    [key: string]: unknown;
+  } | {
     type: "turn_end";
     agent?: {
       segment: string;

@@ -1,4 +1,7 @@
-// The streaming vocabulary shared by websocket frames and SSE event names (see API.md).
+// A turn's events, the one place they are defined and encoded: the conversation object writes them
+// as NDJSON (encodeEvent), the chat worker reads them back (decodeEvents) and answers them as SSE
+// (toSse) or websocket frames (JSON). Every event with its payload is in TurnEvent; the naming
+// rule and the aliases kept for clients are in docs/api-notes.md ("Event names").
 import type { StoredMessage, Usage } from "./types";
 
 /** Which sub-agent of the turn an event comes from (workflow mode); absent: the master agent. */
@@ -25,18 +28,9 @@ export type TurnEvent = (
   | { type: "progress"; turnId: string; message: string }
   | { type: "message"; turnId: string; message: StoredMessage }
   | { type: "compaction_started"; turnId: string; tokens: number; budgetTokens: number; forced: boolean }
-  | {
-      type: "compaction";
-      turnId: string;
-      forced: boolean;
-      targets: number;
-      tokensBefore: number;
-      tokensAfter: number;
-      tokensSaved: number;
-      durationMs: number;
-      summarized: "model" | "fallback";
-      details: { index: number; block: number; kind: string; before: number; after: number }[];
-    }
+  /** The compaction card; sent under its contract name `compaction`, then again as `compaction_finished` (EVENT_ALIASES). */
+  | ({ type: "compaction" } & CompactionCard)
+  | ({ type: "compaction_finished" } & CompactionCard)
   | {
       type: "turn_end";
       turnId: string;
@@ -55,6 +49,86 @@ export type TurnEvent = (
   | { type: "requires_action"; turnId: string; calls: { id: string; name: string; input: unknown }[]; expiresAt: string }
 ) & { agent?: EventAgent };
 
+/** What a finished compaction pass did (the `compaction` / `compaction_finished` card). */
+export interface CompactionCard {
+  turnId: string;
+  forced: boolean;
+  targets: number;
+  tokensBefore: number;
+  tokensAfter: number;
+  tokensSaved: number;
+  durationMs: number;
+  summarized: "model" | "fallback";
+  details: { index: number; block: number; kind: string; before: number; after: number }[];
+}
+
+export type TurnEventType = TurnEvent["type"];
+
+/** Every event name; the record makes the compiler refuse a TurnEvent left out. */
+const EVENT_TYPE_SET: Record<TurnEventType, true> = {
+  turn_start: true,
+  delta: true,
+  thinking: true,
+  tool_use: true,
+  tool_result: true,
+  progress: true,
+  message: true,
+  compaction_started: true,
+  compaction: true,
+  compaction_finished: true,
+  turn_end: true,
+  error: true,
+  refusal: true,
+  model_changed: true,
+  retry: true,
+  requires_action: true,
+};
+export const EVENT_TYPES = Object.keys(EVENT_TYPE_SET) as TurnEventType[];
+
+/**
+ * Contract names that break the naming rule, each sent as it always was and followed at once by the
+ * same event under the rule's name (docs/api-notes.md, "Event names"). Old name -> rule's name.
+ */
+export const EVENT_ALIASES = { compaction: "compaction_finished" } as const satisfies Partial<Record<TurnEventType, TurnEventType>>;
+
+/** An event as clients receive it: itself, then its rule-named twin when its own name is a kept alias. */
+export function withAliases(event: TurnEvent): TurnEvent[] {
+  return event.type === "compaction" ? [event, { ...event, type: EVENT_ALIASES.compaction }] : [event];
+}
+
+/** One event as an NDJSON line (the conversation object's answer to the worker). */
+export function encodeEvent(event: TurnEvent): string {
+  return JSON.stringify(event) + "\n";
+}
+
+/** One NDJSON line back into its event; a line that is not one of the events throws, naming it. */
+export function decodeEvent(line: string): TurnEvent {
+  const event = JSON.parse(line) as { type?: unknown };
+  if (typeof event !== "object" || event === null || !(EVENT_TYPES as unknown[]).includes(event.type)) throw new Error(`not a turn event: ${line.slice(0, 200)}`);
+  return event as TurnEvent;
+}
+
+/** NDJSON bytes (encodeEvent's lines) into events. */
+export function decodeEvents(): TransformStream<Uint8Array, TurnEvent> {
+  const decoder = new TextDecoder();
+  let buffer = "";
+  return new TransformStream({
+    transform(chunk, controller) {
+      buffer += decoder.decode(chunk, { stream: true });
+      let nl: number;
+      while ((nl = buffer.indexOf("\n")) >= 0) {
+        const line = buffer.slice(0, nl);
+        buffer = buffer.slice(nl + 1);
+        if (line.trim()) controller.enqueue(decodeEvent(line));
+      }
+    },
+    flush(controller) {
+      if (buffer.trim()) controller.enqueue(decodeEvent(buffer));
+    },
+  });
+}
+
+/** One event as an SSE message: the event name is its type. */
 export function toSse(event: TurnEvent): string {
   return `event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`;
 }

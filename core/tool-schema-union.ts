@@ -10,7 +10,7 @@
 // - required: the schema's own, plus what every alternative requires (oneOf/anyOf), or what any
 //   branch requires (allOf, where every branch applies).
 // - a branch that is a local $ref ("#/$defs/X", "#/definitions/X") is read through it.
-import type { JsonSchema, ModelToolSchema } from "./tool-schema";
+import type { JsonSchema, ModelToolSchema } from "./json-schema";
 
 const UNIONS = ["oneOf", "anyOf", "allOf"] as const;
 type Union = (typeof UNIONS)[number];

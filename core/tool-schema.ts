@@ -4,9 +4,11 @@
 // tool; research: request-rules.md §4.3). A schema a tenant writes is refused with that reason
 // (schemaProblem); one a remote MCP server publishes, which nobody can fix by hand, is rewritten
 // into a flat object schema the model can still follow (modelToolSchema, tool-schema-union.ts).
+import type { JsonSchema, ModelToolSchema } from "./json-schema";
 import { flattenUnion } from "./tool-schema-union";
 
-export type JsonSchema = Record<string, unknown>;
+export type { JsonSchema, ModelToolSchema } from "./json-schema";
+
 export const COMBINATORS = ["anyOf", "oneOf", "allOf"] as const;
 
 export const isSchemaObject = (v: unknown): v is JsonSchema => !!v && typeof v === "object" && !Array.isArray(v);
@@ -23,11 +25,6 @@ export function schemaProblem(schema: unknown): string | null {
   return null;
 }
 
-export interface ModelToolSchema {
-  schema: JsonSchema;
-  /** A line for the tool's description when the rewrite lost a rule the model should still know; null otherwise. */
-  note: string | null;
-}
 
 const EMPTY: JsonSchema = { type: "object", properties: {} };
 

@@ -69,15 +69,16 @@ export class ChannelDO extends DurableObject<Env> {
    * current one has been idle for longer than the rotation time, or is `gone` (the caller found it
    * deleted). Marks the channel active.
    */
-  resolve(tenantId: string, name: string, now = Date.now(), gone: string | null = null, locationHint: LocationHint | null = null): Promise<{ conversationId: string; rotatedFrom: string | null }> {
+  resolve(at: { tenantId: string; name: string; now?: number; gone?: string | null; locationHint?: LocationHint | null }): Promise<{ conversationId: string; rotatedFrom: string | null }> {
+    const { tenantId, name, now = Date.now(), gone = null, locationHint = null } = at;
     return this.serialized(async () => {
       const state = this.read(tenantId, name) ?? this.fresh(tenantId, name);
       let rotatedFrom: string | null = null;
       const idle = state.lastActivityAt === null ? Infinity : now - state.lastActivityAt;
       if (!state.conversationId || state.conversationId === gone || idle > state.rotationSeconds * 1000) {
         // Placed near whoever's message (or automation) made it: see core/location-hint.ts.
-        const created = await createConversation(this.env, tenantId, { title: `#${name}` }, undefined, locationHint);
-        if ("error" in created) throw new Error(created.error);
+        const created = await createConversation(this.env, { tenantId, init: { title: `#${name}` }, locationHint });
+        if (created.kind === "invalid") throw new Error(created.message);
         if (state.conversationId) {
           rotatedFrom = state.conversationId;
           state.rotations++;

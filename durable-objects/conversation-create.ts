@@ -11,18 +11,25 @@ import { deleteConversationRow, insertConversationRow } from "../services/conver
 import type { StagedImport } from "../services/transfer/import-staging";
 import { withLocationHint, type LocationHint } from "../core/location-hint";
 
+/** A new conversation, or the settings problem that refused it before anything was written. */
+export type CreatedConversation = { kind: "created"; view: ConversationView } | { kind: "invalid"; message: string };
+
 export async function createConversation(
   env: Env,
-  tenantId: string,
-  init: { title?: string; settings?: SettingsPatch; projectId?: string },
-  staged?: StagedImport,
-  locationHint?: LocationHint | null,
-): Promise<{ view: ConversationView } | { error: string }> {
+  request: {
+    tenantId: string;
+    init: { title?: string; settings?: SettingsPatch; projectId?: string };
+    /** An import's transcript, written before the head. */
+    staged?: StagedImport;
+    locationHint?: LocationHint | null;
+  },
+): Promise<CreatedConversation> {
+  const { tenantId, init, staged, locationHint } = request;
   // The tenant's and the project's settings come first, the request's over them; the model they
   // end on gives the model-dependent defaults (the deployment's default model when none names one).
   const inherited = await inheritedSettings(env.DB, tenantId, init.projectId);
   const made = await settingsForNewConversation(env, { ...inherited.tenant, ...inherited.project }, init.settings ?? {});
-  if (!made.ok) return { error: made.message };
+  if (!made.ok) return { kind: "invalid", message: made.message };
   const settings = made.settings;
   const id = sortableId("conv");
   const now = new Date().toISOString();
@@ -32,8 +39,8 @@ export async function createConversation(
     const stub = env.CONVERSATION.get(env.CONVERSATION.idFromName(id), withLocationHint(locationHint));
     const ref = { tenantId, conversationId: id };
     // An import brings its transcript: the object writes it before its head (see transcript-import.ts).
-    if (staged) return { view: await stub.importTranscript(ref, { title, settings }, staged) };
-    return { view: await stub.create(ref, { title, settings, projectId: init.projectId ?? null }) };
+    if (staged) return { kind: "created", view: await stub.importTranscript(ref, { title, settings }, staged) };
+    return { kind: "created", view: await stub.create(ref, { title, settings, projectId: init.projectId ?? null }) };
   } catch (err) {
     await deleteConversationRow(env.DB, id);
     throw err;

@@ -11,7 +11,7 @@ import type { ConversationHead, ConversationRef, ConversationView } from "../../
 import { ConversationDeletion } from "./conversation-delete";
 import { ConversationStore, type PromptSnapshot, type TimelineCard } from "./conversation-store";
 import { FoldCoordinator, type FoldCommit, type FoldOutcome, type FoldSource } from "./fold-coordinator";
-import { IdempotencyLedger, type KeyedAnswer } from "./idempotency";
+import { IdempotencyLedger } from "./idempotency";
 import { IndexOutbox } from "./index-outbox";
 import { LifecycleLog } from "./lifecycle-log";
 import type { ObjectScope } from "./object-scope";
@@ -20,15 +20,23 @@ import { ReplayCache, type ReplayView } from "./replay-cache";
 import { ConversationSockets } from "./sockets";
 import { commitImport } from "./transcript-import";
 import type { StagedImport } from "../../services/transfer/import-staging";
-import { TurnIntake, type TurnInput } from "./turn-intake";
+import { TurnIntake } from "./turn-intake";
+import type { TurnAnswer, TurnInput } from "./turn-input";
 import { TurnOrder } from "./turn-order";
 import type { StopAnswer } from "./turn-stops";
-import { pendingView, PausedTurns, type ResultsRefusal } from "./paused-turn";
+import { pendingView, PausedTurns } from "./paused-turn";
 import { pausedMessage, TurnRunner, TURN_PAUSED } from "./turn-runner";
 
 export { FOLD_LEASE_MS, type FoldCommit, type FoldOutcome, type FoldSource } from "./fold-coordinator";
 export type { ReplayView } from "./replay-cache";
-export type { TurnInput } from "./turn-intake";
+export type { TurnAnswer, TurnInput, TurnRefusal } from "./turn-input";
+
+/** A rename or settings change: the updated view, the settings problem that refused it, or no such conversation. */
+export type PatchAnswer = { kind: "updated"; view: ConversationView } | { kind: "invalid"; message: string } | { kind: "missing" };
+/** An attachment's note: saved as a message, held until a paused step's results are saved, or no such conversation. */
+export type NoteAnswer = { kind: "saved"; message: StoredMessage } | { kind: "deferred" } | { kind: "missing" };
+/** History imported: the stored messages, refused while a turn waits on client tools (naming its calls), or no such conversation. */
+export type ImportAnswer = { kind: "imported"; messages: StoredMessage[] } | { kind: "refused"; message: string } | { kind: "missing" };
 
 export class ConversationDO extends DurableObject<Env> {
   /** The object's SQLite (tests reach it as `instance.store`). */
@@ -96,7 +104,7 @@ export class ConversationDO extends DurableObject<Env> {
 
   /** A new conversation holding a staged, validated transcript (transcript-import.ts). */
   importTranscript(ref: ConversationRef, init: { title: string; settings: ConversationHead["settings"] }, staged: StagedImport): Promise<ConversationView> {
-    return commitImport({ scope: this.scope, record: this.record, outbox: this.outbox, fold: this.fold }, ref, init, staged);
+    return commitImport({ scope: this.scope, record: this.record, outbox: this.outbox, fold: this.fold }, { ref, init, staged });
   }
 
   /** With `requiresAction` while a turn waits on client tools: a client that lost the turn's answer finds the calls here. */
@@ -107,17 +115,17 @@ export class ConversationDO extends DurableObject<Env> {
     return { ...this.record.view(head), ...(waiting && !waiting.answers ? { requiresAction: pendingView(waiting) } : {}) };
   }
 
-  async patch(ref: ConversationRef, change: { title?: string; settings?: SettingsPatch }): Promise<{ view: ConversationView } | { error: string } | null> {
+  async patch(ref: ConversationRef, change: { title?: string; settings?: SettingsPatch }): Promise<PatchAnswer> {
     const loaded = await this.record.load(ref);
-    if (!loaded) return null;
+    if (!loaded) return { kind: "missing" };
     const planned = await planSettingsPatch(this.scope.env, loaded.settings, change.settings ?? {});
-    if (!planned.ok) return { error: planned.message };
-    return this.record.updateHead<{ view: ConversationView } | { error: string }>((head) => {
+    if (!planned.ok) return { kind: "invalid", message: planned.message };
+    return this.record.updateHead<PatchAnswer>((head) => {
       const settings = change.settings ? settingsAfterModelChange(head.settings, planned.patch, planned.from, planned.to) : head.settings;
       const problem = crossCheckSettings(settings, planned.to);
-      if (problem) return { next: null, result: { error: problem } };
+      if (problem) return { next: null, result: { kind: "invalid", message: problem } };
       const next: ConversationHead = { ...head, title: change.title ?? head.title, settings, updatedAt: new Date().toISOString() };
-      return { next, result: { view: this.record.view(next) } };
+      return { next, result: { kind: "updated", view: this.record.view(next) } };
     });
   }
 
@@ -179,30 +187,30 @@ export class ConversationDO extends DurableObject<Env> {
    * While a turn waits on client tools, a new one is refused (409 naming the pending calls).
    * The key is looked up first: a retry of the turn that paused gets that turn's outcome again.
    */
-  async send(ref: ConversationRef, input: TurnInput): Promise<ReadableStream<Uint8Array> | KeyedAnswer | { refused: { status: 409; type: typeof TURN_PAUSED; message: string } } | null> {
-    if (!(await this.record.load(ref))) return null;
+  async send(ref: ConversationRef, input: TurnInput): Promise<TurnAnswer> {
+    if (!(await this.record.load(ref))) return { kind: "missing" };
     const keyed = await this.intake.claimKey(input);
-    if (keyed) return keyed;
+    if (keyed.kind !== "new") return keyed;
     const waiting = await this.paused.get();
     if (waiting) {
       // Refused before anything ran: the key is free again, as for any refused request.
       this.intake.releaseKey(input.idempotencyKey);
-      return { refused: { status: 409, type: TURN_PAUSED, message: pausedMessage(waiting) } };
+      return { kind: "refused", refusal: { status: 409, type: TURN_PAUSED, message: pausedMessage(waiting) } };
     }
-    return this.intake.stream(ref, input);
+    return { kind: "stream", ndjson: this.intake.stream(ref, input) };
   }
 
   /**
    * The results of the client tool calls the paused turn waits on: checked (all pending ids, each
    * once, nothing else) before anything is written, then the same turn goes on; its events as NDJSON.
    */
-  async postToolResults(ref: ConversationRef, results: ClientToolResult[], idempotencyKey?: string): Promise<ReadableStream<Uint8Array> | KeyedAnswer | { refused: ResultsRefusal } | null> {
-    if (!(await this.record.load(ref))) return null;
+  async postToolResults(ref: ConversationRef, results: ClientToolResult[], idempotencyKey?: string): Promise<TurnAnswer> {
+    if (!(await this.record.load(ref))) return { kind: "missing" };
     // A keyed retry of a post that went through gets its outcome again, not a 409.
     const keyed = await this.intake.claimKey({ content: results.map(toToolResultBlock), ...(idempotencyKey !== undefined ? { idempotencyKey } : {}) });
-    if (keyed) return keyed;
+    if (keyed.kind !== "new") return keyed;
     const accepted = await this.paused.accept(results, toToolResultBlock);
-    if (!("refused" in accepted)) return this.intake.streamResume(ref, accepted.turn.turnId, idempotencyKey);
+    if (accepted.kind === "accepted") return { kind: "stream", ndjson: this.intake.streamResume(ref, accepted.turn.turnId, idempotencyKey) };
     this.intake.releaseKey(idempotencyKey);
     return accepted;
   }
@@ -217,17 +225,17 @@ export class ConversationDO extends DurableObject<Env> {
    * An attachment's reference note joins the conversation as a user message, in order with the
    * turns, and the tools that read its kind are activated (a lifecycle event, not a keyword).
    */
-  async addAttachmentNote(ref: ConversationRef, note: string, tools: readonly string[]): Promise<StoredMessage | { deferred: true } | null> {
-    if (!(await this.record.load(ref))) return null;
-    return this.order.inOrder(async () => {
+  async addAttachmentNote(ref: ConversationRef, note: string, tools: readonly string[]): Promise<NoteAnswer> {
+    if (!(await this.record.load(ref))) return { kind: "missing" };
+    return this.order.inOrder(async (): Promise<NoteAnswer> => {
       // Between a paused step's tool_use and its results nothing may be saved: the note follows them.
-      if (await this.paused.deferNote(note)) return (await this.record.activateTools(tools), { deferred: true as const });
+      if (await this.paused.deferNote(note)) return (await this.record.activateTools(tools), { kind: "deferred" });
       const [message] = await this.record.append([{ role: "user", content: [{ type: "text", text: note }] }]);
       await this.sockets.closeRevoked();
       this.sockets.broadcast({ type: "message", turnId: "attachment", message });
       await this.record.activateTools(tools);
       this.ctx.waitUntil(this.outbox.pending());
-      return message;
+      return { kind: "saved", message };
     });
   }
 
@@ -235,15 +243,15 @@ export class ConversationDO extends DurableObject<Env> {
    * History brought from elsewhere joins the transcript verbatim, in order with the turns, without
    * a model call: whole exchanges only (the route checks), so the next turn still alternates.
    */
-  async importMessages(ref: ConversationRef, messages: readonly { role: "user" | "assistant"; text: string }[]): Promise<StoredMessage[] | { refused: string } | null> {
-    if (!(await this.record.load(ref))) return null;
-    return this.order.inOrder(async () => {
+  async importMessages(ref: ConversationRef, messages: readonly { role: "user" | "assistant"; text: string }[]): Promise<ImportAnswer> {
+    if (!(await this.record.load(ref))) return { kind: "missing" };
+    return this.order.inOrder(async (): Promise<ImportAnswer> => {
       const waiting = await this.paused.get();
-      if (waiting) return { refused: pausedMessage(waiting) };
+      if (waiting) return { kind: "refused", message: pausedMessage(waiting) };
       const stored = await this.record.append(messages.map((m) => ({ role: m.role, content: [{ type: "text" as const, text: m.text }] })));
       this.ctx.waitUntil(this.outbox.pending());
       this.ctx.waitUntil(this.fold.maybeDispatch());
-      return stored;
+      return { kind: "imported", messages: stored };
     });
   }
 
@@ -271,7 +279,7 @@ export class ConversationDO extends DurableObject<Env> {
     // alarm retries would otherwise leave the turn waiting for ever.
     try {
       const due = await this.paused.due();
-      if (due && (await this.record.load(due.ref))) await this.intake.enqueueResume(due.ref, due.turnId, null);
+      if (due && (await this.record.load(due.ref))) await this.intake.enqueueResume({ ref: due.ref, turnId: due.turnId, sink: null });
     } finally {
       await this.paused.armAlarm();
     }

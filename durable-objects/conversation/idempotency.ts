@@ -31,7 +31,7 @@ export interface IdempotencyRefusal {
 }
 
 /** What `ConversationDO.send` answers instead of a stream when a key's turn is not run. */
-export type KeyedAnswer = { replay: TurnEvent[] } | { refused: IdempotencyRefusal };
+export type KeyedAnswer = { kind: "replay"; events: TurnEvent[] } | { kind: "refused"; refusal: IdempotencyRefusal };
 
 export type Claim = { kind: "new" } | { kind: "refused"; refusal: IdempotencyRefusal } | { kind: "done"; outcome: KeyedOutcome };
 
@@ -147,5 +147,5 @@ export function replayEvents(outcome: KeyedOutcome, range: (fromSeq: number, toS
 
 /** A claim that runs no turn, as the answer the caller gets. */
 export function keyedAnswer(claim: Exclude<Claim, { kind: "new" }>, range: (fromSeq: number, toSeq: number) => StoredMessage[]): KeyedAnswer {
-  return claim.kind === "refused" ? { refused: claim.refusal } : { replay: replayEvents(claim.outcome, range) };
+  return claim.kind === "refused" ? { kind: "refused", refusal: claim.refusal } : { kind: "replay", events: replayEvents(claim.outcome, range) };
 }

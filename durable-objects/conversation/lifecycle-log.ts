@@ -30,12 +30,13 @@ export class LifecycleLog {
   private async logCompaction(ref: ConversationRef, event: CompactionEvent): Promise<void> {
     const { type, turnId, ...fields } = event;
     const name = type === "compaction" ? "compaction.applied" : "compaction.started";
-    const details = "details" in fields ? { ...fields, details: `${fields.details.length} targets` } : fields;
+    const details = event.type === "compaction" ? { ...fields, details: `${event.details.length} targets` } : fields;
     await logCorpusEvent(this.scope.env, ref.tenantId, name, { conversation: ref.conversationId, turn: turnId, ...details }).catch((err) => console.error("corpus log failed", err));
   }
 
   /** Each request's size against the budget (the newest 50, rotating); the body goes to R2. */
-  snapshotPrompt(head: ConversationHead, turnId: string, step: number, request: ModelRequest, reportedTokens: number | null, compacted: boolean): void {
+  snapshotPrompt(snapshot: { head: ConversationHead; turnId: string; step: number; request: ModelRequest; reportedTokens: number | null; compacted: boolean }): void {
+    const { head, turnId, step, request, reportedTokens, compacted } = snapshot;
     const estimate = estimateRequest(request, head.settings);
     const { id, dropped } = this.scope.store.addSnapshot({
       at: new Date().toISOString(),

@@ -28,6 +28,9 @@ export interface ResultsRefusal {
   message: string;
 }
 
+/** A post of results: accepted (the turn with its answers kept), or refused with nothing held. */
+export type ResultsAcceptance = { kind: "accepted"; turn: PausedTurn } | { kind: "refused"; refusal: ResultsRefusal };
+
 const PAUSED_KEY = "paused-turn";
 /**
  * A paused turn can hold a step's large server results and a client's large answers (a post may be
@@ -110,13 +113,13 @@ export class PausedTurns {
    * cold object's first reads, the caller's own awaits), so two posts for the same calls would
    * otherwise both pass the checks and the later write would replace the earlier one's answers.
    */
-  accept(results: readonly ClientToolResult[], toBlock: (r: ClientToolResult) => ToolResultBlock): Promise<{ turn: PausedTurn } | { refused: ResultsRefusal }> {
+  accept(results: readonly ClientToolResult[], toBlock: (r: ClientToolResult) => ToolResultBlock): Promise<ResultsAcceptance> {
     const taken = this.accepting.then(() => this.acceptNow(results, toBlock));
     this.accepting = taken.catch(() => {});
     return taken;
   }
 
-  private async acceptNow(results: readonly ClientToolResult[], toBlock: (r: ClientToolResult) => ToolResultBlock): Promise<{ turn: PausedTurn } | { refused: ResultsRefusal }> {
+  private async acceptNow(results: readonly ClientToolResult[], toBlock: (r: ClientToolResult) => ToolResultBlock): Promise<ResultsAcceptance> {
     const answered = new Set(await this.answeredIds());
     const turn = await this.get();
     const ids = results.map((r) => r.tool_use_id);
@@ -136,7 +139,7 @@ export class PausedTurns {
     await this.write(accepted);
     this.current = accepted;
     await this.armAlarm();
-    return { turn: accepted };
+    return { kind: "accepted", turn: accepted };
   }
 
   /** Whose paused turn the alarm should continue: one whose answers are in (a restart cut it short), or an expired one. */
@@ -189,8 +192,8 @@ export class PausedTurns {
   }
 }
 
-function refuse(status: ResultsRefusal["status"], type: ResultsRefusal["type"], message: string): { refused: ResultsRefusal } {
-  return { refused: { status, type, message } };
+function refuse(status: ResultsRefusal["status"], type: ResultsRefusal["type"], message: string): ResultsAcceptance {
+  return { kind: "refused", refusal: { status, type, message } };
 }
 
 /** A paused turn as clients see it (the `requires_action` event's fields). */

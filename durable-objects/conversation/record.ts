@@ -184,7 +184,7 @@ export class ConversationRecord {
     const head = this.current!;
     const first = store.lastSeq() + 1;
     const createdAt = new Date().toISOString();
-    const stored: StoredMessage[] = messages.map((m, i) => storedMessage(m, sortableId("msg"), first + i, createdAt));
+    const stored: StoredMessage[] = messages.map((m, i) => storedMessage(m, { id: sortableId("msg"), seq: first + i, createdAt }));
     const key = await deletion.guard(() => writeBatch(this.scope.env.BUCKET, head, stored));
     try {
       ctx.storage.transactionSync(() => store.insertMessages(stored, key, replayChars));
@@ -207,7 +207,8 @@ export async function writeImportedBatch(scope: ObjectScope, head: ConversationH
 }
 
 /** A stored message's fields in the one order every writer uses, so records compare byte for byte. */
-export function storedMessage(m: NewMessage, id: string, seq: number, createdAt: string): StoredMessage {
+export function storedMessage(m: NewMessage, at: { id: string; seq: number; createdAt: string }): StoredMessage {
+  const { id, seq, createdAt } = at;
   return { id, seq, role: m.role, content: m.content, createdAt, ...extras(m) };
 }
 

@@ -99,7 +99,7 @@ export class ConversationSockets {
     if (!frame.ok || frame.value.type === "ping") {
       // Frames that start nothing still come from the key: checked and counted like any request.
       const refuse: Refuse = (error) => ws.send(JSON.stringify({ type: "error", turnId: null, error }));
-      if (!(await this.admitFrame(ws, ref, false, refuse))) return;
+      if (!(await this.admitFrame(ws, { ref, turn: false, refuse }))) return;
       if (!frame.ok) refuse({ type: "invalid_request", message: frame.error });
       else ws.send(JSON.stringify({ type: "pong" }));
       return;
@@ -122,19 +122,19 @@ export class ConversationSockets {
       const problem = modelProblem(this.scope.env);
       if (problem) return refuse({ type: MODEL_NOT_CONFIGURED, message: problem, status: 503 });
       // A `send` frame is a turn: it counts like a POST of messages.
-      if (!(await this.admitFrame(ws, ref, true, refuse))) return;
-      const turn = await withAttachments(this.scope.env.DB, ref.tenantId, attachments, content);
-      if ("unknown" in turn) return refuse({ type: "invalid_request", message: unknownAttachmentMessage(turn.unknown) });
-      const input: TurnInput = { ...turn, ...(idempotencyKey !== undefined ? { idempotencyKey } : {}), ...(tools ? { tools } : {}) };
+      if (!(await this.admitFrame(ws, { ref, turn: true, refuse }))) return;
+      const turn = await withAttachments({ db: this.scope.env.DB, tenantId: ref.tenantId, ids: attachments, content });
+      if (turn.kind === "unknown") return refuse({ type: "invalid_request", message: unknownAttachmentMessage(turn.id) });
+      const input: TurnInput = { content: turn.content, activate: turn.activate, ...(idempotencyKey !== undefined ? { idempotencyKey } : {}), ...(tools ? { tools } : {}) };
       const keyed = await intake.claimKey(input);
-      if (keyed) {
+      if (keyed.kind !== "new") {
         // Only the asking socket hears about a repeated key; the others saw the turn itself.
-        if ("refused" in keyed) return refuse({ type: keyed.refused.type, message: keyed.refused.message }, { idempotencyKey });
-        for (const event of keyed.replay) ws.send(JSON.stringify(event));
+        if (keyed.kind === "refused") return refuse({ type: keyed.refusal.type, message: keyed.refusal.message }, { idempotencyKey });
+        for (const event of keyed.events) ws.send(JSON.stringify(event));
         return;
       }
       // Events reach this socket (and every other one of the conversation) through broadcast.
-      void intake.enqueue(ref, input, null, turnId);
+      void intake.enqueue({ ref, input, sink: null, turnId });
     });
   }
 
@@ -145,10 +145,10 @@ export class ConversationSockets {
     await order.admit(async () => {
       if (!(await record.load(ref))) return refuse({ type: "not_found", message: "conversation not found" });
       // Like POST /tool-results: a request of the key (the turn it resumes was counted when sent).
-      if (!(await this.admitFrame(ws, ref, false, refuse))) return;
+      if (!(await this.admitFrame(ws, { ref, turn: false, refuse }))) return;
       const accepted = await paused.accept(results, toToolResultBlock);
-      if ("refused" in accepted) return refuse({ type: accepted.refused.type, message: accepted.refused.message });
-      void intake.enqueueResume(ref, accepted.turn.turnId, null);
+      if (accepted.kind === "refused") return refuse({ type: accepted.refusal.type, message: accepted.refusal.message });
+      void intake.enqueueResume({ ref, turnId: accepted.turn.turnId, sink: null });
     });
   }
 
@@ -157,7 +157,8 @@ export class ConversationSockets {
    * active (else the frame is refused and the key's sockets are closed), and it has a token left
    * (a request's; a turn's too for `send`). A socket opened with no key digest is not checked.
    */
-  private async admitFrame(ws: WebSocket, ref: SocketAttachment, turn: boolean, refuse: Refuse): Promise<boolean> {
+  private async admitFrame(ws: WebSocket, frame: { ref: SocketAttachment; turn: boolean; refuse: Refuse }): Promise<boolean> {
+    const { ref, turn, refuse } = frame;
     if (!ref.rateKey) return true;
     if (!(await this.keyActive(ref.rateKey, ref.tenantId))) {
       refuse(KEY_GONE);
@@ -226,7 +227,7 @@ export class ConversationSockets {
       const refuse = (error: { type: string; message: string }) => ws.send(JSON.stringify({ type: "error", turnId: turnId ?? null, error }));
       if (!(await record.load(ref))) return refuse({ type: "not_found", message: "conversation not found" });
       // Like POST /stop: a request of the key, checked and counted like any other frame.
-      if (!(await this.admitFrame(ws, ref, false, refuse))) return;
+      if (!(await this.admitFrame(ws, { ref, turn: false, refuse }))) return;
       // Not awaited inside the admission: later frames are not held up while the turn settles.
       void intake.stops.stop(turnId).then((answer) => {
         try {

@@ -15,10 +15,9 @@ import { storedMessage, writeImportedBatch, type ConversationRecord, type HeadIn
 
 export async function commitImport(
   parts: { scope: ObjectScope; record: ConversationRecord; outbox: IndexOutbox; fold: FoldCoordinator },
-  ref: ConversationRef,
-  init: HeadInit,
-  staged: StagedImport,
+  request: { ref: ConversationRef; init: HeadInit; staged: StagedImport },
 ): Promise<ConversationView> {
+  const { ref, init, staged } = request;
   const { scope, record, outbox, fold } = parts;
   const importedAt = new Date().toISOString();
   const view = await record.create(ref, init, async (head) => {
@@ -26,7 +25,7 @@ export async function commitImport(
     try {
       for (let n = 0; n < staged.chunks; n++) {
         const messages = await readStagedChunk(scope.env.BUCKET, ref.tenantId, staged.importId, n);
-        const stored = messages.map((m, i) => storedMessage(m, sortableId("msg"), seq + i, m.createdAt ?? importedAt));
+        const stored = messages.map((m, i) => storedMessage(m, { id: sortableId("msg"), seq: seq + i, createdAt: m.createdAt ?? importedAt }));
         await writeImportedBatch(scope, head, stored);
         seq += stored.length;
       }

@@ -1,30 +1,17 @@
 // Taking turns in: the idempotency claim, the ledger row that follows a keyed turn's events, the
 // queueing in arrival order, and the NDJSON stream an HTTP caller reads.
-import type { TurnEvent } from "../../core/events";
+import { encodeEvent, type TurnEvent } from "../../core/events";
 import { sortableId } from "../../core/ids";
 import { requestFingerprint } from "../../core/idempotency-key";
-import type { ClientToolSpec } from "../../core/client-tools";
-import type { ContentBlock } from "../../core/types";
 import type { ConversationRef } from "../../services/record/conversation-head";
 import type { ConversationStore } from "./conversation-store";
 import { keyedAnswer, type IdempotencyLedger, type KeyedAnswer } from "./idempotency";
 import type { TurnOrder } from "./turn-order";
 import type { TurnRunner } from "./turn-runner";
+import type { TurnInput, TurnSink } from "./turn-input";
 import { TurnStops, type TurnSlot } from "./turn-stops";
 
-export interface TurnInput {
-  content: ContentBlock[];
-  /** Tools the turn's attached files need (their notes are already in `content`). */
-  activate?: readonly string[];
-  /** A retry with the same key gets the first turn's outcome instead of a second turn. */
-  idempotencyKey?: string;
-  /** Client tools defined for this turn only (core/client-tools.ts). */
-  tools?: ClientToolSpec[];
-  /** Set by the intake: aborted when the turn is stopped (turn-stops.ts). */
-  signal?: AbortSignal;
-}
-
-export type TurnSink = (event: TurnEvent) => void;
+export type { TurnInput, TurnSink } from "./turn-input";
 
 const encoder = new TextEncoder();
 
@@ -39,18 +26,18 @@ export class TurnIntake {
     private readonly runner: TurnRunner,
   ) {}
 
-  /** Null when the turn may run (no key, or a new one, now taken); else what to answer instead. */
-  async claimKey(input: TurnInput): Promise<KeyedAnswer | null> {
+  /** `new` when the turn may run (no key, or a new one, now taken); else what to answer instead. */
+  async claimKey(input: TurnInput): Promise<{ kind: "new" } | KeyedAnswer> {
     const key = input.idempotencyKey;
-    if (key === undefined) return null;
+    if (key === undefined) return { kind: "new" };
     // The content alone: attached files are already notes in it (`activate` follows from them).
     const claim = this.idempotency.claim(key, await requestFingerprint({ content: input.content }));
-    return claim.kind === "new" ? null : keyedAnswer(claim, (from, to) => this.store.range(from, to));
+    return claim.kind === "new" ? claim : keyedAnswer(claim, (from, to) => this.store.range(from, to));
   }
 
   /** Queues a claimed turn; its events as NDJSON. The turn runs to the end even if the reader leaves. */
   stream(ref: ConversationRef, input: TurnInput): ReadableStream<Uint8Array> {
-    return ndjson((sink) => this.enqueue(ref, input, sink));
+    return ndjson((sink) => this.enqueue({ ref, input, sink }));
   }
 
   /** Frees a key claimed for a request that was then refused before running anything. */
@@ -60,19 +47,20 @@ export class TurnIntake {
 
   /** Queues the paused turn's continuation (its results are accepted); its events as NDJSON. */
   streamResume(ref: ConversationRef, turnId: string, idempotencyKey?: string): ReadableStream<Uint8Array> {
-    return ndjson((sink) => this.enqueueResume(ref, turnId, sink, idempotencyKey));
+    return ndjson((sink) => this.enqueueResume({ ref, turnId, sink, key: idempotencyKey }));
   }
 
   /**
    * The paused turn `turnId` goes on in the turn chain, in order with every other turn; a keyed
    * post's row follows its events. It can be stopped like a fresh turn, queued or running.
    */
-  enqueueResume(ref: ConversationRef, turnId: string, sink: TurnSink | null, key?: string): Promise<void> {
+  enqueueResume(turn: { ref: ConversationRef; turnId: string; sink: TurnSink | null; key?: string | undefined }): Promise<void> {
+    const { ref, turnId, sink, key } = turn;
     const queuedAt = Date.now();
     const events = this.keyed(key, sink);
     const slot = this.stops.enter(turnId);
     return this.order.turn(
-      () => this.stoppable(slot, events, (signal, observed) => this.runner.resume(ref, observed, queuedAt, signal)),
+      () => this.stoppable(slot, events, (signal, observed) => this.runner.resume({ ref, sink: observed, queuedAt, signal })),
       () => this.releaseKey(key),
     );
   }
@@ -82,7 +70,8 @@ export class TurnIntake {
    * stopped while it waits ends at once (see turn-stops.ts): its caller hears `turn_end
    * {stop_reason: "interrupted"}` and it never runs.
    */
-  enqueue(ref: ConversationRef, input: TurnInput, sink: TurnSink | null, turnId = sortableId("turn")): Promise<void> {
+  enqueue(turn: { ref: ConversationRef; input: TurnInput; sink: TurnSink | null; turnId?: string }): Promise<void> {
+    const { ref, input, sink, turnId = sortableId("turn") } = turn;
     const queuedAt = Date.now();
     const key = input.idempotencyKey;
     // A keyed turn's row follows its events, so a retry (or a restarted object) knows what it did.
@@ -91,12 +80,12 @@ export class TurnIntake {
     const ended = new Promise<void>((resolve) => (cancelled = resolve));
     const ahead = this.order.turnsInFlight;
     const slot = this.stops.enter(turnId, () => {
-      this.runner.cancelled(ref, events, queuedAt, turnId);
+      this.runner.cancelled({ ref, sink: events, queuedAt, turnId });
       this.releaseKey(key);
       cancelled();
     });
     const ran = this.order.turn(
-      () => this.stoppable(slot, events, (signal, observed) => this.runner.run(ref, { ...input, signal }, observed, queuedAt, turnId)),
+      () => this.stoppable(slot, events, (signal, observed) => this.runner.run({ ref, input: { ...input, signal }, sink: observed, queuedAt, turnId })),
       () => {
         // A turn cancelled while queued released its key then (a retry may have claimed it since).
         if (!slot.controller.signal.aborted || slot.running) this.releaseKey(key);
@@ -128,7 +117,7 @@ function ndjson(start: (sink: TurnSink) => Promise<void>): ReadableStream<Uint8A
   const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
   const writer = writable.getWriter();
   const sink = (event: TurnEvent) => {
-    writer.write(encoder.encode(JSON.stringify(event) + "\n")).catch(() => {});
+    writer.write(encoder.encode(encodeEvent(event))).catch(() => {});
   };
   start(sink).finally(() => writer.close().catch(() => {}));
   return readable;

@@ -4,7 +4,7 @@
 // turnId, when the client's results come in or its wait runs out.
 import type Anthropic from "@anthropic-ai/sdk";
 import { INTERRUPTED_TOOL_RESULT } from "../../core/replay";
-import type { TurnEvent } from "../../core/events";
+import { withAliases, type TurnEvent } from "../../core/events";
 import { createModelClient } from "../../core/model-client";
 import { ModelNotConfiguredError } from "../../core/model-provider";
 import { DEFAULT_SETTINGS, settingsAfterModelChange } from "../../core/settings";
@@ -28,7 +28,7 @@ import { pendingView, type PausedTurn, type PausedTurns } from "./paused-turn";
 import type { ConversationRecord } from "./record";
 import type { PromptContext, ReplayCache } from "./replay-cache";
 import { toolContextFor, type ReadOwn } from "./tool-context";
-import type { TurnInput, TurnSink } from "./turn-intake";
+import type { TurnInput, TurnSink } from "./turn-input";
 
 export interface TurnRunnerParts {
   scope: ObjectScope;
@@ -55,16 +55,17 @@ export class TurnRunner {
   constructor(private readonly parts: TurnRunnerParts) {}
 
   /** Runs inside the turn chain (see TurnOrder): the only place a turn's messages are appended. */
-  async run(ref: ConversationRef, input: TurnInput, sink: TurnSink | null, queuedAt: number, turnId: string): Promise<void> {
+  async run(turn: { ref: ConversationRef; input: TurnInput; sink: TurnSink | null; queuedAt: number; turnId: string }): Promise<void> {
+    const { ref, input, sink, queuedAt, turnId } = turn;
     await this.parts.closeRevokedSockets();
     const waiting = await this.parts.paused.get();
     if (waiting) {
       // Queued before the previous turn paused: refused like a request that arrives while it waits.
-      this.begin(ref, sink, queuedAt, turnId).fail({ type: TURN_PAUSED, message: pausedMessage(waiting) });
+      this.begin({ ref, sink, queuedAt, turnId }).fail({ type: TURN_PAUSED, message: pausedMessage(waiting) });
       return;
     }
     const turnTools = input.tools ?? [];
-    await this.execute(ref, sink, queuedAt, turnId, turnTools, input.activate, async (deps) => runAgentTurn({ ...deps, signal: input.signal }, input.content));
+    await this.execute({ ref, sink, queuedAt, turnId, turnTools, activate: input.activate, loop: async (deps) => runAgentTurn({ ...deps, signal: input.signal }, input.content) });
   }
 
   /**
@@ -72,7 +73,8 @@ export class TurnRunner {
    * are all in, or, when its wait ran out, by closing the pending calls as interrupted (a tool_use
    * is never left unanswered) and ending the turn without another model call.
    */
-  async resume(ref: ConversationRef, sink: TurnSink | null, queuedAt: number, signal?: AbortSignal): Promise<void> {
+  async resume(turn: { ref: ConversationRef; sink: TurnSink | null; queuedAt: number; signal?: AbortSignal }): Promise<void> {
+    const { ref, sink, queuedAt, signal } = turn;
     const { paused, record } = this.parts;
     const turn = await paused.get();
     if (!turn) return;
@@ -81,7 +83,7 @@ export class TurnRunner {
       // A crash came between saving the step's results (R2 first, then the index) and clearing the
       // pause: they are in the transcript, so they are never saved twice. The pause is cleared and
       // the turn ends here; the next turn goes on from the saved results.
-      const { emit, end } = this.begin(ref, sink, queuedAt, turn.turnId);
+      const { emit, end } = this.begin({ ref, sink, queuedAt, turnId: turn.turnId });
       await paused.resumed(turn);
       await this.savedDeferredNotes(emit, turn.turnId);
       end("interrupted", turn.step.state.usage, 0);
@@ -89,7 +91,7 @@ export class TurnRunner {
     }
     if (!turn.answers) {
       if (turn.expiresAt > Date.now()) return;
-      const { emit, end } = this.begin(ref, sink, queuedAt, turn.turnId);
+      const { emit, end } = this.begin({ ref, sink, queuedAt, turnId: turn.turnId });
       const interrupted = turn.step.pending.map((c) => ({ type: "tool_result" as const, tool_use_id: c.id, content: INTERRUPTED_TOOL_RESULT, is_error: true as const }));
       try {
         for (const m of await record.append([{ role: "user", content: completeStep(turn.step, interrupted) }])) emit({ type: "message", turnId: turn.turnId, message: m });
@@ -106,7 +108,7 @@ export class TurnRunner {
       return;
     }
     const earlier = this.parts.scope.store.range(turn.firstSeq, this.parts.scope.store.lastSeq());
-    await this.execute(ref, sink, queuedAt, turn.turnId, turn.turnTools, undefined, (deps) => resumeAgentTurn({ ...deps, signal }, turn.step, turn.answers!, earlier), turn);
+    await this.execute({ ref, sink, queuedAt, turnId: turn.turnId, turnTools: turn.turnTools, loop: (deps) => resumeAgentTurn({ ...deps, signal }, { paused: turn.step, clientResults: turn.answers!, turnMessages: earlier }), resuming: turn });
   }
 
   /** A turn that must wait behind others: its id reaches the caller and the sockets now, so a stop can name it. */
@@ -120,8 +122,8 @@ export class TurnRunner {
    * A turn stopped while still queued: it ends "interrupted" without running. Nothing of it is
    * saved (its user message never joined the conversation) and no model is called.
    */
-  cancelled(ref: ConversationRef, sink: TurnSink | null, queuedAt: number, turnId: string): void {
-    this.begin(ref, sink, queuedAt, turnId).end(INTERRUPTED, zeroUsage(), 0);
+  cancelled(turn: { ref: ConversationRef; sink: TurnSink | null; queuedAt: number; turnId: string }): void {
+    this.begin(turn).end(INTERRUPTED, zeroUsage(), 0);
   }
 
   /** Whether the last saved message already answers the paused step (its first pending call). */
@@ -132,13 +134,19 @@ export class TurnRunner {
     return !!id && last?.role === "user" && Array.isArray(last.content) && last.content.some((b) => b.type === "tool_result" && b.tool_use_id === id);
   }
 
-  /** The turn's event plumbing: to the caller, the sockets and the log; `fail` ends a turn the model never answered. */
-  private begin(ref: ConversationRef, sink: TurnSink | null, queuedAt: number, turnId: string) {
+  /**
+   * The turn's event plumbing: to the caller, the sockets and the log; `fail` ends a turn the model
+   * never answered. Callers and sockets get each event with its rule-named twin (core/events.ts).
+   */
+  private begin(turn: { ref: ConversationRef; sink: TurnSink | null; queuedAt: number; turnId: string }) {
+    const { ref, sink, queuedAt, turnId } = turn;
     const { log, broadcast } = this.parts;
     const started = Date.now();
     const emit = (event: TurnEvent) => {
-      sink?.(event);
-      broadcast(event);
+      for (const sent of withAliases(event)) {
+        sink?.(sent);
+        broadcast(sent);
+      }
       log.observe(ref, event);
     };
     emit({ type: "turn_start", turnId });
@@ -151,9 +159,21 @@ export class TurnRunner {
     return { emit, end, fail };
   }
 
-  private async execute(ref: ConversationRef, sink: TurnSink | null, queuedAt: number, turnId: string, turnTools: readonly ClientToolSpec[], activate: readonly string[] | undefined, loop: Loop, resuming?: PausedTurn): Promise<void> {
+  private async execute(turn: {
+    ref: ConversationRef;
+    sink: TurnSink | null;
+    queuedAt: number;
+    turnId: string;
+    turnTools: readonly ClientToolSpec[];
+    /** Tools the turn's attached files need. */
+    activate?: readonly string[];
+    loop: Loop;
+    /** The paused turn this run continues. */
+    resuming?: PausedTurn;
+  }): Promise<void> {
+    const { ref, sink, queuedAt, turnId, turnTools, activate, loop, resuming } = turn;
     const { scope, record, cache, log, broadcast, paused } = this.parts;
-    const { emit, end, fail } = this.begin(ref, sink, queuedAt, turnId);
+    const { emit, end, fail } = this.begin({ ref, sink, queuedAt, turnId });
     const head = await record.load(ref);
     if (!head) {
       emit({ type: "error", turnId, error: { type: "not_found", message: "conversation not found" } });
@@ -242,7 +262,7 @@ export class TurnRunner {
           buildRequest: () => cache.buildRequest({ ...(record.head ?? head), settings: requestSettings() }, prompt).request,
           knownThinking: () => knownThinking(cache.replaySource(record.head ?? head)),
           fallBack,
-          onRequest: (request, step, reportedTokens, compacted) => log.snapshotPrompt(head, turnId, step, request, reportedTokens, compacted),
+          onRequest: (sent) => log.snapshotPrompt({ head, turnId, ...sent }),
           persist,
           emit,
           pauseForClient: true,

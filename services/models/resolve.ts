@@ -40,27 +40,31 @@ export function forgetModelLookups(): void {
  * What the Models API says of `id`: its info, null when it does not know the model, or an error
  * message when it could not be asked (no model configured, the API unreachable).
  */
-async function askModelsApi(env: ModelEnv, id: string, client?: Anthropic): Promise<ModelInfoLike | null | { error: string }> {
-  if (!ASKABLE.test(id)) return null;
+type ModelsApiAnswer = { kind: "known"; info: ModelInfoLike } | { kind: "unknown" } | { kind: "unreachable"; error: string };
+
+const known = (info: ModelInfoLike | null): ModelsApiAnswer => (info ? { kind: "known", info } : { kind: "unknown" });
+
+async function askModelsApi(env: ModelEnv, id: string, client?: Anthropic): Promise<ModelsApiAnswer> {
+  if (!ASKABLE.test(id)) return { kind: "unknown" };
   const cached = lookups.get(id);
-  if (cached && cached.until > Date.now()) return cached.info;
+  if (cached && cached.until > Date.now()) return known(cached.info);
   let api: Anthropic;
   try {
     api = client ?? createModelClient(env, { maxRetries: 1 });
   } catch (err) {
-    return { error: err instanceof Error ? err.message : String(err) };
+    return { kind: "unreachable", error: err instanceof Error ? err.message : String(err) };
   }
   try {
     const info = (await api.models.retrieve(id)) as unknown as ModelInfoLike;
     remember(id, info, HIT_TTL_MS);
-    return info;
+    return known(info);
   } catch (err) {
     const status = (err as { status?: number }).status;
     if (status === 404) {
       remember(id, null, MISS_TTL_MS);
-      return null;
+      return { kind: "unknown" };
     }
-    return { error: `Anthropic's Models API could not be asked (${err instanceof Error ? err.message : String(err)})` };
+    return { kind: "unreachable", error: `Anthropic's Models API could not be asked (${err instanceof Error ? err.message : String(err)})` };
   }
 }
 
@@ -73,9 +77,10 @@ export async function resolveSettingsModel(env: ModelEnv, id: string, field = "s
   const found = findModel(id);
   if (found.kind === "current") return { ok: true, entry: found.entry };
   if (found.kind === "retired") return { ok: false, message: `${field}: ${id} retired on ${found.retiredOn}; use ${found.replacement.id} (${found.replacement.name}), its replacement` };
-  const info = await askModelsApi(env, id, client);
-  if (info && "error" in info) return { ok: false, message: `${field}: ${id} is not in the model catalog (GET /v1/models) and could not be checked: ${info.error}` };
-  if (!info) return { ok: false, message: `${field}: unknown model ${id}: not in the model catalog (GET /v1/models), and Anthropic's Models API does not know it` };
+  const asked = await askModelsApi(env, id, client);
+  if (asked.kind === "unreachable") return { ok: false, message: `${field}: ${id} is not in the model catalog (GET /v1/models) and could not be checked: ${asked.error}` };
+  if (asked.kind === "unknown") return { ok: false, message: `${field}: unknown model ${id}: not in the model catalog (GET /v1/models), and Anthropic's Models API does not know it` };
+  const { info } = asked;
   if (info.lifecycle === "retired") return { ok: false, message: `${field}: ${id} has retired (Anthropic's Models API says so); pick a current model from GET /v1/models` };
   return { ok: true, entry: entryFromModelInfo(info, utcDay()) };
 }
@@ -89,9 +94,10 @@ export async function resolveTurnModel(env: ModelEnv, id: string, client?: Anthr
   const found = findModel(id);
   if (found.kind === "current") return { ok: true, entry: found.entry };
   if (found.kind === "retired") return { ok: true, entry: found.replacement, movedFrom: { id, retiredOn: found.retiredOn } };
-  const info = await askModelsApi(env, id, client);
-  if (info && "error" in info) return { ok: false, message: `the model ${id} is not in the catalog and could not be checked: ${info.error}`, transient: true };
-  if (!info) return { ok: false, message: `the model ${id} is unknown to the catalog and to Anthropic's Models API; choose one from GET /v1/models` };
+  const asked = await askModelsApi(env, id, client);
+  if (asked.kind === "unreachable") return { ok: false, message: `the model ${id} is not in the catalog and could not be checked: ${asked.error}`, transient: true };
+  if (asked.kind === "unknown") return { ok: false, message: `the model ${id} is unknown to the catalog and to Anthropic's Models API; choose one from GET /v1/models` };
+  const { info } = asked;
   if (info.lifecycle === "retired") return { ok: true, entry: catalogEntry(DEFAULT_MODEL)!, movedFrom: { id, retiredOn: (info.retires_at ?? utcDay()).slice(0, 10) } };
   return { ok: true, entry: entryFromModelInfo(info, utcDay()) };
 }

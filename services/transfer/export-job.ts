@@ -61,8 +61,9 @@ const view = (row: typeof exportJobs.$inferSelect): ExportJob => ({
 
 const mine = (tenantId: string, id: string) => and(eq(exportJobs.tenantId, tenantId), eq(exportJobs.id, id));
 
-/** A new queued job, or the id of the active job that stands in its way. */
-export async function createExportJob(db: D1Database, tenantId: string, id: string, retentionMs: number, now = new Date()): Promise<ExportJob | { active: string | null }> {
+/** A new queued job, or the id of the active job that stands in its way (null when it ended meanwhile). */
+export async function createExportJob(db: D1Database, request: { tenantId: string; id: string; retentionMs: number; now?: Date }): Promise<{ kind: "created"; job: ExportJob } | { kind: "blocked"; active: string | null }> {
+  const { tenantId, id, retentionMs, now = new Date() } = request;
   const nowIso = now.toISOString();
   const job: ExportJob = { id, status: "queued", format: "jsonl", createdAt: nowIso, startedAt: null, finishedAt: null, expiresAt: new Date(now.getTime() + retentionMs).toISOString(), conversations: 0, bytes: 0, error: null };
   const d = drizzle(db);
@@ -89,14 +90,14 @@ export async function createExportJob(db: D1Database, tenantId: string, id: stri
       .from(tenants)
       .where(and(eq(tenants.id, tenantId), sql`(${active}) < ${MAX_ACTIVE_EXPORTS}`)),
   );
-  if (inserted.meta.changes) return job;
+  if (inserted.meta.changes) return { kind: "created", job };
   const blocking = await d
     .select({ id: exportJobs.id })
     .from(exportJobs)
     .where(and(eq(exportJobs.tenantId, tenantId), inArray(exportJobs.status, ACTIVE), gt(exportJobs.expiresAt, nowIso)))
     .orderBy(asc(exportJobs.id))
     .get();
-  return { active: blocking?.id ?? null };
+  return { kind: "blocked", active: blocking?.id ?? null };
 }
 
 /** The tenant's job, unless it is being removed or its time is up. */

@@ -85,7 +85,7 @@ describe("a tool's blank output", () => {
     const registry = new ToolRegistry().register({ name: "quiet", description: "says nothing", capability: "quiet", core: true, input: z.object({}), run: async () => ({ content: "  \n" }) });
     const deps = { turnId: "turn_1", emit: () => undefined, registry, toolContext: { activeTools: [] } as unknown as ToolContext } as unknown as TurnDeps;
     const call: ContentBlock = { type: "tool_use", id: "toolu_1", name: "quiet", input: {} };
-    const { results } = await runToolStep(deps, [call], {} as ModelRequest, () => undefined);
+    const { results } = await runToolStep(deps, { content: [call], request: {} as ModelRequest, onDelegated: () => undefined });
     expect(results).toEqual([{ type: "tool_result", tool_use_id: "toolu_1", content: EMPTY_RESULT }]);
   });
 });

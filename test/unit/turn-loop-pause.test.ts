@@ -70,10 +70,14 @@ describe("the loop's pause on client tools", () => {
     expect(saved.map((m) => m.role)).toEqual(["user", "assistant"]);
 
     const earlier = [...saved];
-    const done = await resumeAgentTurn(deps, paused.paused!, [
-      { type: "tool_result", tool_use_id: "t3", content: "b" },
-      { type: "tool_result", tool_use_id: "t1", content: "a", is_error: true },
-    ], earlier);
+    const done = await resumeAgentTurn(deps, {
+      paused: paused.paused!,
+      clientResults: [
+        { type: "tool_result", tool_use_id: "t3", content: "b" },
+        { type: "tool_result", tool_use_id: "t1", content: "a", is_error: true },
+      ],
+      turnMessages: earlier,
+    });
     expect(done.stopReason).toBe("end_turn");
     expect(done.modelCalls).toBe(2);
     expect(done.usage.input_tokens).toBe(20);

@@ -124,10 +124,10 @@ describe("channels", () => {
     const tenantId = (await env.DB.prepare(`SELECT tenant_id AS t FROM channels WHERE name = 'inbox' AND conversation_id = ?`).bind(a.json.conversationId).first<{ t: string }>())!.t;
     const stub = env.CHANNEL.get(env.CHANNEL.idFromName(channelObjectName(tenantId, "inbox")));
     const t0 = Date.now() + 1000;
-    const first = await stub.resolve(tenantId, "inbox", t0);
+    const first = await stub.resolve({ tenantId, name: "inbox", now: t0 });
     expect(first.conversationId).toBe(a.json.conversationId);
-    expect((await stub.resolve(tenantId, "inbox", t0 + 60_000)).rotatedFrom).toBeNull();
-    const rotated = await stub.resolve(tenantId, "inbox", t0 + 120_001);
+    expect((await stub.resolve({ tenantId, name: "inbox", now: t0 + 60_000 })).rotatedFrom).toBeNull();
+    const rotated = await stub.resolve({ tenantId, name: "inbox", now: t0 + 120_001 });
     expect(rotated.rotatedFrom).toBe(a.json.conversationId);
     expect(rotated.conversationId).not.toBe(a.json.conversationId);
 

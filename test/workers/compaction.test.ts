@@ -25,6 +25,11 @@ describe("the in-turn compactor", () => {
     expect(card.tokensAfter).toBeLessThan(card.tokensBefore);
     expect(card.details[0]).toMatchObject({ kind: expect.any(String), before: expect.any(Number), after: expect.any(Number) });
     expect(types.indexOf("compaction_started")).toBeLessThan(types.indexOf("compaction"));
+    // The rule-named twin follows each card at once (docs/api-notes.md, "Event names"), same payload.
+    const at = types.indexOf("compaction");
+    expect(types[at + 1]).toBe("compaction_finished");
+    expect(events[at + 1].data).toEqual({ ...card, type: "compaction_finished" });
+    expect(types.filter((t) => t === "compaction_finished").length).toBe(types.filter((t) => t === "compaction").length);
     expect(types.at(-1)).toBe("turn_end");
     expect(events.at(-1)!.data.stop_reason).toBe("end_turn");
     const stored = (await transcript(id)).flatMap((m) => m.content).filter((b: any) => b.type === "tool_result");

@@ -72,7 +72,7 @@ describe("Durable Object location hints", () => {
     const sent = await call({ CHANNEL: ns }, "POST", "/v1/channels/tokyo-desk/messages", key, { continent: "AS", country: "JP" }, JSON.stringify({ content: "hello" }));
     expect(sent.status).toBe(200);
     expect(gets).toEqual([{ locationHint: "apac" }]);
-    expect(resolves[0][4]).toBe("apac");
+    expect((resolves[0][0] as { locationHint?: string }).locationHint).toBe("apac");
     // The channel's object hands the hint on to the conversation it creates.
     const conversations = recordingNamespace(env.CONVERSATION);
     const { tenantId } = await newTenantWithId();
@@ -81,7 +81,7 @@ describe("Durable Object location hints", () => {
       const real = instance.env;
       instance.env = { ...real, CONVERSATION: conversations.ns };
       try {
-        await instance.resolve(tenantId, "rotating", Date.now(), null, "oc");
+        await instance.resolve({ tenantId, name: "rotating", now: Date.now(), locationHint: "oc" });
       } finally {
         instance.env = real;
       }
@@ -103,6 +103,6 @@ describe("Durable Object location hints", () => {
     const { ns, gets, resolves } = recordingNamespace(env.CHANNEL);
     expect(await runAutomation({ ...env, CHANNEL: ns } as Env, runId, 1)).toBeNull();
     expect(gets).toEqual([{ locationHint: "sam" }]);
-    expect(resolves[0][4]).toBe("sam");
+    expect((resolves[0][0] as { locationHint?: string }).locationHint).toBe("sam");
   });
 });

@@ -120,8 +120,9 @@ describe("no model configured outside local dev", () => {
   it("a turn reaching the object by RPC (automations) ends with the error before its prompt is saved", async () => {
     const id = await createConversation();
     const events = await withUnconfiguredObject(id, async () => {
-      const stream = await stubOf(id).send({ tenantId: "dev", conversationId: id }, { content: [{ type: "text", text: "scheduled digest" }] });
-      return (await new Response(stream as ReadableStream).text()).trim().split("\n").map((l) => JSON.parse(l));
+      const answer = await stubOf(id).send({ tenantId: "dev", conversationId: id }, { content: [{ type: "text", text: "scheduled digest" }] });
+      if (answer.kind !== "stream") throw new Error(`expected a stream, got ${answer.kind}`);
+      return (await new Response(answer.ndjson).text()).trim().split("\n").map((l) => JSON.parse(l));
     });
     expect(events.map((e) => e.type)).toEqual(["turn_start", "error", "turn_end"]);
     expectNotConfigured(events[1].error);

@@ -38,7 +38,7 @@ describe("websocket", () => {
     expect((await connect(other, { ticket: t2.json.ticket })).status).toBe(404);
     const { issueTicket, consumeTicket } = await import("../../workers/chat/ws-tickets");
     const { env } = await import("cloudflare:workers");
-    const old = await issueTicket(env.DB, "dev", id, Date.now() - 120_000);
+    const old = await issueTicket(env.DB, { tenantId: "dev", conversationId: id, now: Date.now() - 120_000 });
     expect(await consumeTicket(env.DB, old.ticket)).toBeNull();
     expect((await connect(id, {})).status).toBe(401);
   });

@@ -95,7 +95,7 @@ app.use("/v1/*", async (c, next) => {
     c.set("tenantId", active.tenantId);
     c.set("keyId", active.keyId);
     c.set("keyHash", keyHash);
-    await enforceRateLimit(c.env, keyHash, c.req.method, c.req.path);
+    await enforceRateLimit(c.env, { keyHash, method: c.req.method, path: c.req.path });
     return next();
   }
   // Browsers cannot set headers on a websocket: a single-use ticket stands in for the key there.

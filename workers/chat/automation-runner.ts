@@ -9,7 +9,7 @@ import { asLocationHint, withLocationHint } from "../../core/location-hint";
 import { channelObjectName } from "../../durable-objects/channel-do";
 import { finishRun, recordDeadRun, recordFailedAttempt, startRun, type AutomationJob } from "../../services/automations";
 import { collectTurn } from "./turn-response";
-import { startTurn } from "./turns";
+import { startTurn, type StartedTurn } from "./turns";
 
 export const AUTOMATION_DLQ = "context-chat-automations-dlq";
 
@@ -74,25 +74,25 @@ export async function runAutomation(env: Env, runId: string, attempt: number): P
   // A run has no caller: objects it creates go near whoever created the automation.
   const hint = asLocationHint(automation.locationHint);
   const channel = env.CHANNEL.get(env.CHANNEL.idFromName(channelObjectName(automation.tenantId, automation.channel)), withLocationHint(hint));
-  let { conversationId } = await channel.resolve(automation.tenantId, automation.channel, Date.now(), null, hint);
+  let { conversationId } = await channel.resolve({ tenantId: automation.tenantId, name: automation.channel, now: Date.now(), locationHint: hint });
   const failed = async (error: string) => {
     await recordFailedAttempt(env.DB, runId, attempt, error, conversationId);
     return error;
   };
-  let events: ReadableStream<TurnEvent> | null;
+  let turnStart: StartedTurn;
   try {
     const prompt = { content: [{ type: "text" as const, text: automation.prompt }] };
-    events = await startTurn(env, { tenantId: automation.tenantId, conversationId }, prompt);
-    if (!events) {
+    turnStart = await startTurn(env, { tenantId: automation.tenantId, conversationId }, prompt);
+    if (turnStart.kind === "missing") {
       // The channel's conversation was deleted: the channel rotates and the run goes on there.
-      ({ conversationId } = await channel.resolve(automation.tenantId, automation.channel, Date.now(), conversationId, hint));
-      events = await startTurn(env, { tenantId: automation.tenantId, conversationId }, prompt);
+      ({ conversationId } = await channel.resolve({ tenantId: automation.tenantId, name: automation.channel, now: Date.now(), gone: conversationId, locationHint: hint }));
+      turnStart = await startTurn(env, { tenantId: automation.tenantId, conversationId }, prompt);
     }
   } catch (err) {
     return failed(err instanceof Error ? err.message : String(err));
   }
-  if (!events) return failed("the channel's conversation is gone");
-  const turn = await collectTurn(events);
+  if (turnStart.kind === "missing") return failed("the channel's conversation is gone");
+  const turn = await collectTurn(turnStart.events);
   if (turn.error) return failed(`${turn.error.type}: ${turn.error.message}`);
   // An automation has no client to answer a client tool: the turn waits until its timeout.
   if (turn.requiresAction) return failed(`the turn waits on client tool calls (${turn.requiresAction.calls.map((c) => c.name).join(", ")}) that no client of an automation answers`);

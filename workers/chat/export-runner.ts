@@ -54,7 +54,7 @@ export async function runExportJob(env: Env, { tenantId, exportId }: ExportJobMe
     for (let before: string | undefined; ; ) {
       const rows = await listConversationRows(env.DB, tenantId, 100, before);
       for (const row of rows) {
-        const source = await exportSourceFor(env, tenantId, row.id);
+        const source = await exportSourceFor(env, { tenantId, conversationId: row.id });
         // Deleted since it was listed: nothing to write.
         if (!source) continue;
         for await (const piece of exportText(source, "jsonl")) await writer.write(piece);

@@ -12,7 +12,8 @@ import type { ExportAttachment, ExportEpisode, ExportSource } from "../../servic
 const PAGE = 500;
 
 /** Null when the conversation is not the tenant's (or does not exist). `base` prefixes download URLs. */
-export async function exportSourceFor(env: Env, tenantId: string, conversationId: string, base = ""): Promise<ExportSource | null> {
+export async function exportSourceFor(env: Env, of: { tenantId: string; conversationId: string; base?: string }): Promise<ExportSource | null> {
+  const { tenantId, conversationId, base = "" } = of;
   const ref = { tenantId, conversationId };
   const stub = env.CONVERSATION.get(env.CONVERSATION.idFromName(conversationId));
   const view = await stub.getMeta(ref);
@@ -29,7 +30,7 @@ export async function exportSourceFor(env: Env, tenantId: string, conversationId
     conversation: view as unknown as ExportSource["conversation"],
     episodes,
     cards: cardsOf(stub, ref),
-    attachments: attachmentsOf(env, tenantId, conversationId, base),
+    attachments: attachmentsOf(env, { tenantId, conversationId, base }),
     messages: messagesOf(env, tenantId, conversationId),
   };
 }
@@ -44,7 +45,8 @@ async function* cardsOf(stub: DurableObjectStub<ConversationDO>, ref: { tenantId
   }
 }
 
-async function* attachmentsOf(env: Env, tenantId: string, conversationId: string, base: string): AsyncGenerator<ExportAttachment> {
+async function* attachmentsOf(env: Env, of: { tenantId: string; conversationId: string; base: string }): AsyncGenerator<ExportAttachment> {
+  const { tenantId, conversationId, base } = of;
   for (let after: string | undefined; ; ) {
     const rows = await listAttachmentRows(env.DB, tenantId, conversationId, PAGE, after);
     for (const r of rows) yield { id: r.id, name: r.name, type: r.type, size: r.size, createdAt: r.createdAt, url: `${base}/v1/conversations/${conversationId}/attachments/${r.id}/content` };

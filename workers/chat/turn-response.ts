@@ -1,29 +1,8 @@
-// A turn's NDJSON event stream from the Durable Object, answered as SSE or as one JSON body.
+// A turn's events from the Durable Object (decoded by core/events.ts), answered as SSE or as one JSON body.
 import type { TurnEvent } from "../../core/events";
 import { toSse } from "../../core/events";
-import { MODEL_NOT_CONFIGURED } from "../../core/model-provider";
 import type { StoredMessage, Usage } from "../../core/types";
-import { errorBody } from "./errors";
-
-/** Splits NDJSON bytes into events. */
-export function ndjsonEvents(): TransformStream<Uint8Array, TurnEvent> {
-  const decoder = new TextDecoder();
-  let buffer = "";
-  return new TransformStream({
-    transform(chunk, controller) {
-      buffer += decoder.decode(chunk, { stream: true });
-      let nl: number;
-      while ((nl = buffer.indexOf("\n")) >= 0) {
-        const line = buffer.slice(0, nl);
-        buffer = buffer.slice(nl + 1);
-        if (line.trim()) controller.enqueue(JSON.parse(line) as TurnEvent);
-      }
-    },
-    flush(controller) {
-      if (buffer.trim()) controller.enqueue(JSON.parse(buffer) as TurnEvent);
-    },
-  });
-}
+import { errorBody, turnErrorStatus } from "./errors";
 
 export function sseResponse(events: ReadableStream<TurnEvent>): Response {
   const encoder = new TextEncoder();
@@ -72,9 +51,6 @@ export async function collectTurn(events: ReadableStream<TurnEvent>): Promise<Tu
   return out;
 }
 
-/** Turn errors that are the caller's, not the model's: a paused turn's calls unanswered, a tool name already taken. */
-const CLIENT_ERRORS: Record<string, 400 | 409> = { turn_paused: 409, invalid_request: 400 };
-
 /** 200 with the turn, or 502 naming the model failure (what was saved is still returned); 503 when no model is configured. */
 export function turnJson(conversationId: string, turn: TurnSummary, requestMs: number): Response {
   const headers: Record<string, string> = { "content-type": "application/json", "x-conversation-id": conversationId };
@@ -93,16 +69,7 @@ export function turnJson(conversationId: string, turn: TurnSummary, requestMs: n
     ...(turn.modelChanges.length ? { model_changes: turn.modelChanges } : {}),
   };
   if (!turn.error) return new Response(JSON.stringify(body), { status: 200, headers });
-  const status =
-    turn.error.type === "not_found"
-      ? 404
-      : turn.error.type === MODEL_NOT_CONFIGURED
-        ? 503
-        : turn.error.type === "model_unavailable"
-          ? turn.error.status === 503
-            ? 503
-            : 400
-          : (CLIENT_ERRORS[turn.error.type] ?? 502);
+  const status = turnErrorStatus(turn.error);
   const err = errorBody(status, turn.error.message, turn.error.type);
   return new Response(JSON.stringify({ ...body, error: { ...err.error, ...(turn.error.status ? { status: turn.error.status } : {}) } }), { status, headers });
 }

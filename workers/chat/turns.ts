@@ -2,7 +2,7 @@
 // Shared by the conversation, channel and automation paths so all three behave the same.
 import type { Context, MiddlewareHandler } from "hono";
 import type { z } from "zod";
-import type { TurnEvent } from "../../core/events";
+import { decodeEvents, type TurnEvent } from "../../core/events";
 import { MODEL_NOT_CONFIGURED, modelProblem } from "../../core/model-provider";
 import { withLocationHint, type LocationHint } from "../../core/location-hint";
 import { takenToolNames } from "../../core/client-tools";
@@ -10,11 +10,11 @@ import { SERVER_TOOL_NAMES } from "../../core/tenant-tool-rules";
 import { toContentBlocks, type turnBodySchema } from "../../core/turn-input";
 import { toolRegistry } from "../../agent/tools";
 import { channelObjectName } from "../../durable-objects/channel-do";
-import type { TurnInput } from "../../durable-objects/conversation/conversation-do";
+import type { TurnAnswer, TurnInput } from "../../durable-objects/conversation/conversation-do";
 import type { ConversationRef } from "../../services/record/conversation-head";
 import { unknownAttachmentMessage, withAttachments } from "../../services/attachments/turn-notes";
 import { ApiError, badRequest } from "./errors";
-import { collectTurn, ndjsonEvents, sseResponse, turnJson } from "./turn-response";
+import { collectTurn, sseResponse, turnJson } from "./turn-response";
 import type { AppEnv } from "./types";
 
 /**
@@ -31,36 +31,43 @@ export const requireModel: MiddlewareHandler<AppEnv> = async (c, next) => {
 export async function turnInput(env: Env, tenantId: string, body: z.infer<typeof turnBodySchema>): Promise<TurnInput> {
   const clash = takenToolNames(body.tools, [...toolRegistry.names(), ...SERVER_TOOL_NAMES]);
   if (clash) throw badRequest(clash);
-  const turn = await withAttachments(env.DB, tenantId, body.attachments, toContentBlocks(body.content));
-  if ("unknown" in turn) throw badRequest(unknownAttachmentMessage(turn.unknown));
-  return { ...turn, ...(body.tools ? { tools: body.tools } : {}) };
+  const turn = await withAttachments({ db: env.DB, tenantId, ids: body.attachments, content: toContentBlocks(body.content) });
+  if (turn.kind === "unknown") throw badRequest(unknownAttachmentMessage(turn.id));
+  return { content: turn.content, activate: turn.activate, ...(body.tools ? { tools: body.tools } : {}) };
 }
 
-export interface StartedTurn {
-  events: ReadableStream<TurnEvent>;
-  /** The first outcome of an idempotency key answered again: no turn ran. */
-  replayed: boolean;
-}
+/**
+ * A turn request's answer: its events (`replayed`: the first outcome of an idempotency key answered
+ * again, no turn ran), or `missing` when the conversation is not there.
+ */
+export type StartedTurn = { kind: "started"; events: ReadableStream<TurnEvent>; replayed: boolean } | { kind: "missing" };
 
-export async function startTurn(env: Env, ref: ConversationRef, input: TurnInput): Promise<ReadableStream<TurnEvent> | null> {
-  return (await startKeyedTurn(env, ref, input))?.events ?? null;
+/**
+ * The conversation object's answer to a turn request as events: a refusal is thrown as its API
+ * error (409/422/400), and the one place the object's NDJSON is decoded for a route.
+ */
+export function turnEvents(answer: TurnAnswer): StartedTurn {
+  switch (answer.kind) {
+    case "missing":
+      return answer;
+    case "refused": {
+      const { status, type, message } = answer.refusal;
+      // Only a key still in flight clears within a second; a paused turn waits for its client.
+      throw new ApiError(status, type, message, type === "idempotency_in_progress" ? { "retry-after": "1" } : {});
+    }
+    case "replay": {
+      const { events } = answer;
+      return { kind: "started", events: new ReadableStream<TurnEvent>({ start: (c) => (events.forEach((e) => c.enqueue(e)), c.close()) }), replayed: true };
+    }
+    case "stream":
+      return { kind: "started", events: answer.ndjson.pipeThrough(decodeEvents()), replayed: false };
+  }
 }
 
 /** A turn that may carry an idempotency key: a used key answers 409/422 or replays, never runs twice. */
-export async function startKeyedTurn(env: Env, ref: ConversationRef, input: TurnInput): Promise<StartedTurn | null> {
+export async function startTurn(env: Env, ref: ConversationRef, input: TurnInput): Promise<StartedTurn> {
   const stub = env.CONVERSATION.get(env.CONVERSATION.idFromName(ref.conversationId));
-  const answer = await stub.send(ref, input);
-  if (!answer) return null;
-  if ("refused" in answer) {
-    const { status, type, message } = answer.refused;
-    // Only a key still in flight clears within a second; a paused turn waits for its client.
-    throw new ApiError(status, type, message, type === "idempotency_in_progress" ? { "retry-after": "1" } : {});
-  }
-  if ("replay" in answer) {
-    const replay = answer.replay as TurnEvent[];
-    return { events: new ReadableStream<TurnEvent>({ start: (c) => (replay.forEach((e) => c.enqueue(e)), c.close()) }), replayed: true };
-  }
-  return { events: (answer as ReadableStream<Uint8Array>).pipeThrough(ndjsonEvents()), replayed: false };
+  return turnEvents(await stub.send(ref, input));
 }
 
 /**
@@ -69,23 +76,23 @@ export async function startKeyedTurn(env: Env, ref: ConversationRef, input: Turn
  */
 export async function startChannelTurn(
   env: Env,
-  tenantId: string,
-  name: string,
-  input: TurnInput,
-  locationHint: LocationHint | null = null,
-): Promise<{ conversationId: string; events: ReadableStream<TurnEvent> | null }> {
+  turn: { tenantId: string; name: string; input: TurnInput; locationHint?: LocationHint | null },
+): Promise<{ conversationId: string; started: StartedTurn }> {
+  const { tenantId, name, input, locationHint = null } = turn;
   // The hint places the channel's object (on its first get only) and a conversation it rotates to.
   const channel = env.CHANNEL.get(env.CHANNEL.idFromName(channelObjectName(tenantId, name)), withLocationHint(locationHint));
-  let { conversationId } = await channel.resolve(tenantId, name, Date.now(), null, locationHint);
-  let events = await startTurn(env, { tenantId, conversationId }, input);
-  if (!events) {
-    ({ conversationId } = await channel.resolve(tenantId, name, Date.now(), conversationId, locationHint));
-    events = await startTurn(env, { tenantId, conversationId }, input);
+  let { conversationId } = await channel.resolve({ tenantId, name, now: Date.now(), locationHint });
+  let started = await startTurn(env, { tenantId, conversationId }, input);
+  if (started.kind === "missing") {
+    ({ conversationId } = await channel.resolve({ tenantId, name, now: Date.now(), gone: conversationId, locationHint }));
+    started = await startTurn(env, { tenantId, conversationId }, input);
   }
-  return { conversationId, events };
+  return { conversationId, started };
 }
 
-export async function respondTurn(c: Context<AppEnv>, conversationId: string, events: ReadableStream<TurnEvent>, replayed = false): Promise<Response> {
+/** A started turn's events answered as SSE (on request) or as one JSON body. */
+export async function respondTurn(c: Context<AppEnv>, turn: { conversationId: string; events: ReadableStream<TurnEvent>; replayed?: boolean }): Promise<Response> {
+  const { conversationId, events, replayed = false } = turn;
   let res: Response;
   if ((c.req.header("accept") ?? "").includes("text/event-stream")) {
     res = sseResponse(events);

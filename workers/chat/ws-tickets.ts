@@ -4,7 +4,8 @@ import { randomToken, sha256Hex } from "../../core/ids";
 
 export const TICKET_TTL_MS = 60_000;
 
-export async function issueTicket(db: D1Database, tenantId: string, conversationId: string, now = Date.now(), keyHash: string | null = null): Promise<{ ticket: string; expiresAt: string }> {
+export async function issueTicket(db: D1Database, request: { tenantId: string; conversationId: string; now?: number; keyHash?: string | null }): Promise<{ ticket: string; expiresAt: string }> {
+  const { tenantId, conversationId, now = Date.now(), keyHash = null } = request;
   const ticket = `wst_${randomToken(24)}`;
   const expiresAt = now + TICKET_TTL_MS;
   await db

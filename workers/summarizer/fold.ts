@@ -51,7 +51,7 @@ export async function runFoldJob(job: FoldJob, env: Env, deps: FoldDeps = {}): P
   let summary: string;
   let usage = zeroUsage();
   try {
-    ({ summary, usage } = await summarize(client, model.entry, source.summary, folded, settings));
+    ({ summary, usage } = await summarize(client, { model: model.entry, previousSummary: source.summary, folded, settings }));
   } catch (err) {
     // A region the model keeps failing on must not stop folding forever: after a few deliveries
     // (with the queue's backoff between them) the fold commits a deterministic summary instead.
@@ -70,7 +70,8 @@ export async function runFoldJob(job: FoldJob, env: Env, deps: FoldDeps = {}): P
  * The one summarization call, held to the cap. The excerpts fit the model's window as the settings
  * state it; a provider overflow 400 (the window is smaller than stated) shrinks them and asks again.
  */
-async function summarize(client: Anthropic, model: ModelEntry, previousSummary: string | null, folded: FoldSource["region"], settings: FoldSource["settings"]): Promise<{ summary: string; usage: Usage }> {
+async function summarize(client: Anthropic, fold: { model: ModelEntry; previousSummary: string | null; folded: FoldSource["region"]; settings: FoldSource["settings"] }): Promise<{ summary: string; usage: Usage }> {
+  const { model, previousSummary, folded, settings } = fold;
   const windowChars = Math.floor((settings.contextWindowTokens - Math.max(256, Math.ceil(settings.summaryMaxChars / 2))) * settings.charsPerToken * 0.8);
   let budgetChars = Math.max(2_000, Math.min(FOLD_PROMPT_BUDGET_CHARS, windowChars));
   for (let overflows = 0; ; overflows++) {

@@ -49,7 +49,8 @@ function security(path: string, method: string): Json[] | undefined {
   return [{ apiKey: [] }];
 }
 
-function operation(method: string, path: string, d: RouteDoc | undefined, input: InputDoc, components: Json): Json {
+function operation(route: { method: string; path: string; d: RouteDoc | undefined; input: InputDoc; components: Json }): Json {
+  const { method, path, d, input, components } = route;
   const params: Json[] = [...path.matchAll(/\{(\w+)\}/g)].map((m) => ({ name: m[1], in: "path", required: true, schema: { type: "string" } }));
   const querySchema = input.query ?? d?.query;
   if (querySchema) {
@@ -101,7 +102,7 @@ export function openApiDocument(routes: RouterRoute[]): Json {
   }
   const paths: Record<string, Json> = {};
   for (const { method, path, doc, input } of [...grouped.values()].sort((a, b) => a.path.localeCompare(b.path) || a.method.localeCompare(b.method))) {
-    (paths[path] ??= {})[method] = operation(method, path, doc, input, components);
+    (paths[path] ??= {})[method] = operation({ method, path, d: doc, input, components });
   }
   // Streams are not operations: their messages are named here and pointed at from the routes.
   for (const s of [errorSchema, turnEventSchema, socketServerFrameSchema, clientFrameSchema]) jsonSchema(s, "output", components);

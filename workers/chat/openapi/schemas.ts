@@ -36,6 +36,7 @@ export const turnEventSchema = z
     event("message", { turnId: z.string(), message: storedMessageSchema }),
     event("compaction_started", { turnId: z.string(), tokens: z.number(), budgetTokens: z.number(), forced: z.boolean() }),
     event("compaction", { turnId: z.string(), forced: z.boolean(), tokensBefore: z.number(), tokensAfter: z.number(), tokensSaved: z.number() }),
+    event("compaction_finished", { turnId: z.string(), forced: z.boolean(), tokensBefore: z.number(), tokensAfter: z.number(), tokensSaved: z.number() }),
     event("turn_end", { turnId: z.string(), stop_reason: z.string(), usage, timing }),
     event("error", { turnId: z.string().optional(), error: z.looseObject({ type: z.string(), message: z.string(), status: z.number().optional(), requestId: z.string().optional() }) }),
     event("refusal", { turnId: z.string(), model: z.string(), category: z.string().nullable(), explanation: z.string().nullable(), fallbackModel: z.string().optional() }),

@@ -63,11 +63,12 @@ export async function finish(env: Env, row: AttachmentRow, stub: DurableObjectSt
   const attachment = toAttachment(ready);
   const note = attachmentNote(attachment);
   // A conversation deleted during the upload takes no note; the caller discards the file.
-  if (stub && !(await stub.addAttachmentNote({ tenantId: row.tenantId, conversationId: row.conversationId }, note, TOOLS_FOR[(facts as AttachmentFacts).kind]))) throw notFound("conversation");
+  if (stub && (await stub.addAttachmentNote({ tenantId: row.tenantId, conversationId: row.conversationId }, note, TOOLS_FOR[(facts as AttachmentFacts).kind])).kind === "missing") throw notFound("conversation");
   return { ...attachment, note };
 }
 
-export function newRow(tenantId: string, conversationId: string, name: string, type: string | null, status: string, projectId: string | null = null): AttachmentRow {
+export function newRow(of: { tenantId: string; conversationId: string; name: string; type: string | null; status: string; projectId?: string | null }): AttachmentRow {
+  const { tenantId, conversationId, name, type, status, projectId = null } = of;
   const id = sortableId("att");
   const now = new Date().toISOString();
   return { id, tenantId, conversationId, name, type: type || "application/octet-stream", size: 0, status, r2Key: attachmentBlobKey(tenantId, id), uploadId: null, facts: "{}", createdAt: now, updatedAt: now, indexStatus: "none", indexStartedAt: null, projectId };
@@ -77,7 +78,8 @@ export function newRow(tenantId: string, conversationId: string, name: string, t
  * A single-request upload: the body streams straight into R2 (the Worker never holds it whole),
  * then the bytes are inspected and recorded. Any failure removes every trace of it.
  */
-export async function storeUpload(env: Env, req: Request, row: AttachmentRow, stub: Parameters<typeof finish>[2]) {
+export async function storeUpload(env: Env, upload: { req: Request; row: AttachmentRow; stub: Parameters<typeof finish>[2] }) {
+  const { req, row, stub } = upload;
   const length = contentLength(req.headers.get("content-length") ?? undefined);
   await insertAttachment(env.DB, row);
   try {
@@ -95,8 +97,8 @@ export const declaredType = (header: string | undefined) => (header ?? "").split
 
 attachmentRoutes.post("/", doc({ summary: "Upload a file (the body is its bytes)", rawBody: { description: "The file's bytes; Content-Length required" }, responses: { 201: { description: "The attachment and its note", schema: attachment } } }), query(uploadQuery), async (c) => {
   const { tenantId, conversationId, stub } = await conversationFor(c);
-  const row = newRow(tenantId, conversationId, c.req.valid("query").name, declaredType(c.req.header("content-type")), "uploading");
-  return c.json(await storeUpload(c.env, c.req.raw, row, stub), 201);
+  const row = newRow({ tenantId, conversationId, name: c.req.valid("query").name, type: declaredType(c.req.header("content-type")), status: "uploading" });
+  return c.json(await storeUpload(c.env, { req: c.req.raw, row, stub }), 201);
 });
 
 attachmentRoutes.get("/", doc({ summary: "List the conversation's attachments", responses: { 200: { description: "A page", schema: listOf("attachments", attachment) } } }), query(listQuery), async (c) => {
@@ -151,7 +153,7 @@ attachmentRoutes.delete("/:attachmentId", doc({ summary: "Delete an attachment (
 attachmentRoutes.post("/uploads", doc({ summary: "Start a multipart upload", responses: { 201: { description: "The upload", schema: z.looseObject({ attachmentId: z.string(), uploadId: z.string(), minPartBytes: z.number() }) } } }), ...jsonBody(createUpload), async (c) => {
   const { tenantId, conversationId } = await conversationFor(c);
   const body = c.req.valid("json");
-  const row = newRow(tenantId, conversationId, body.name, body.type ?? null, "uploading");
+  const row = newRow({ tenantId, conversationId, name: body.name, type: body.type ?? null, status: "uploading" });
   const upload = await c.env.BUCKET.createMultipartUpload(row.r2Key, { httpMetadata: { contentType: row.type } });
   await insertAttachment(c.env.DB, { ...row, uploadId: upload.uploadId });
   return c.json({ attachmentId: row.id, uploadId: upload.uploadId, minPartBytes: 5 * 1024 * 1024 }, 201);

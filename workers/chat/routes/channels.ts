@@ -24,7 +24,8 @@ const patchBody = z.strictObject({ rotationSeconds: z.number().int().min(1).max(
 const listQuery = z.strictObject({ limit: intParam(1, 500).default(100), cursor: z.string().regex(CHANNEL_NAME, "not a channel name").optional() });
 
 /** The channel's object; `req` (the route's request) places it near its caller if this get() creates it. */
-function channelStub(env: Env, tenantId: string, name: string, req?: Request) {
+function channelStub(env: Env, of: { tenantId: string; name: string; req?: Request }) {
+  const { tenantId, name, req } = of;
   if (!CHANNEL_NAME.test(name)) throw notFound("channel");
   return env.CHANNEL.get(env.CHANNEL.idFromName(channelObjectName(tenantId, name)), withLocationHint(req ? requestLocationHint(req) : null));
 }
@@ -40,14 +41,14 @@ channelRoutes.get("/", doc({ summary: "List channels", responses: { 200: { descr
 });
 
 channelRoutes.get("/:name", doc({ summary: "Get a channel", responses: { 200: { description: "The channel", schema: channel } } }), async (c) => {
-  const view = await channelStub(c.env, c.get("tenantId"), c.req.param("name")).get(c.get("tenantId"), c.req.param("name"));
+  const view = await channelStub(c.env, { tenantId: c.get("tenantId"), name: c.req.param("name") }).get(c.get("tenantId"), c.req.param("name"));
   if (!view) throw notFound("channel");
   return c.json(view);
 });
 
 channelRoutes.patch("/:name", doc({ summary: "Configure a channel (creating it)", responses: { 200: { description: "The channel", schema: channel } } }), ...jsonBody(patchBody), async (c) => {
   const name = c.req.param("name");
-  return c.json(await channelStub(c.env, c.get("tenantId"), name, c.req.raw).configure(c.get("tenantId"), name, c.req.valid("json")));
+  return c.json(await channelStub(c.env, { tenantId: c.get("tenantId"), name, req: c.req.raw }).configure(c.get("tenantId"), name, c.req.valid("json")));
 });
 
 channelRoutes.post("/:name/messages", turnDoc("Send a turn to the channel's current conversation", { idempotent: false }), ...jsonBody(turnBodySchema), requireModel, async (c) => {
@@ -59,7 +60,7 @@ channelRoutes.post("/:name/messages", turnDoc("Send a turn to the channel's curr
   if (!CHANNEL_NAME.test(name)) throw notFound("channel");
   // Resolved first: a refused body neither starts nor rotates the channel's conversation.
   const input = await turnInput(c.env, tenantId, c.req.valid("json"));
-  const { conversationId, events } = await startChannelTurn(c.env, tenantId, name, input, requestLocationHint(c.req.raw));
-  if (!events) throw notFound("conversation");
-  return respondTurn(c, conversationId, events);
+  const { conversationId, started } = await startChannelTurn(c.env, { tenantId, name, input, locationHint: requestLocationHint(c.req.raw) });
+  if (started.kind === "missing") throw notFound("conversation");
+  return respondTurn(c, { conversationId, events: started.events });
 });

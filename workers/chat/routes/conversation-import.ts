@@ -6,7 +6,7 @@ import { Hono } from "hono";
 import { z } from "zod";
 import { nonBlankText } from "../../../core/blank-text";
 import { isId } from "../../../core/ids";
-import type { ConversationDO } from "../../../durable-objects/conversation/conversation-do";
+import type { ImportAnswer } from "../../../durable-objects/conversation/conversation-do";
 import { ApiError, notFound } from "../errors";
 import type { AppEnv } from "../types";
 import { doc } from "../openapi/registry";
@@ -31,8 +31,9 @@ importRoutes.post("/", doc({ summary: "Append history from elsewhere, verbatim, 
   const id = c.req.param("id") ?? "";
   if (!isId("conv", id)) throw notFound("conversation");
   const stub = c.env.CONVERSATION.get(c.env.CONVERSATION.idFromName(id));
-  const stored = (await stub.importMessages({ tenantId: c.get("tenantId"), conversationId: id }, c.req.valid("json").messages)) as Awaited<ReturnType<ConversationDO["importMessages"]>>;
-  if (!stored) throw notFound("conversation");
-  if ("refused" in stored) throw new ApiError(409, "turn_paused", stored.refused);
-  return c.json({ messages: stored.map(({ id, seq, role }) => ({ id, seq, role })) }, 201);
+  // The RPC stub's type loses StoredMessage (its `unknown` tool inputs are not provably serializable): named again here.
+  const stored = (await stub.importMessages({ tenantId: c.get("tenantId"), conversationId: id }, c.req.valid("json").messages)) as ImportAnswer;
+  if (stored.kind === "missing") throw notFound("conversation");
+  if (stored.kind === "refused") throw new ApiError(409, "turn_paused", stored.message);
+  return c.json({ messages: stored.messages.map(({ id, seq, role }) => ({ id, seq, role })) }, 201);
 });

@@ -19,7 +19,7 @@ import { conversationExportRoutes } from "./conversation-export";
 import { listConversationRows } from "../../../services/conversation-list";
 import { ApiError, badRequest, notFound } from "../errors";
 import { idempotencyKeyHeader } from "../idempotency-header";
-import { requireModel, respondTurn, startKeyedTurn, turnInput } from "../turns";
+import { requireModel, respondTurn, startTurn, turnInput } from "../turns";
 import type { AppEnv } from "../types";
 import { listBody, pageOf } from "../paging";
 import { intParam, jsonBody, query } from "../validate";
@@ -70,8 +70,8 @@ function stubFor(env: Env, tenantId: string, id: string): { stub: DurableObjectS
 conversationRoutes.post("/", doc({ summary: "Create a conversation", responses: { 201: { description: "Created", schema: conversation } } }), ...jsonBody(createBody), async (c) => {
   const body = c.req.valid("json");
   if (body.projectId && !(await getProject(c.env.DB, c.get("tenantId"), body.projectId))) throw badRequest("projectId: no such project");
-  const created = await createConversation(c.env, c.get("tenantId"), body, undefined, requestLocationHint(c.req.raw));
-  if ("error" in created) throw badRequest(created.error);
+  const created = await createConversation(c.env, { tenantId: c.get("tenantId"), init: body, locationHint: requestLocationHint(c.req.raw) });
+  if (created.kind === "invalid") throw badRequest(created.message);
   return c.json(created.view, 201);
 });
 
@@ -91,8 +91,8 @@ conversationRoutes.get("/:id", doc({ summary: "Get a conversation", responses: {
 conversationRoutes.patch("/:id", doc({ summary: "Rename or change settings", responses: { 200: { description: "The conversation", schema: conversation } } }), ...jsonBody(patchBody), async (c) => {
   const { stub, ref } = stubFor(c.env, c.get("tenantId"), c.req.param("id"));
   const result = await stub.patch(ref, c.req.valid("json"));
-  if (!result) throw notFound("conversation");
-  if ("error" in result) throw badRequest(result.error);
+  if (result.kind === "missing") throw notFound("conversation");
+  if (result.kind === "invalid") throw badRequest(result.message);
   return c.json(result.view);
 });
 
@@ -116,9 +116,9 @@ conversationRoutes.post("/:id/messages", turnDoc("Send a turn", { idempotent: tr
   const { ref } = stubFor(c.env, c.get("tenantId"), c.req.param("id"));
   const idempotencyKey = idempotencyKeyHeader(c);
   const input = await turnInput(c.env, ref.tenantId, c.req.valid("json"));
-  const started = await startKeyedTurn(c.env, ref, { ...input, ...(idempotencyKey !== undefined ? { idempotencyKey } : {}) });
-  if (!started) throw notFound("conversation");
-  return respondTurn(c, ref.conversationId, started.events, started.replayed);
+  const started = await startTurn(c.env, ref, { ...input, ...(idempotencyKey !== undefined ? { idempotencyKey } : {}) });
+  if (started.kind === "missing") throw notFound("conversation");
+  return respondTurn(c, { conversationId: ref.conversationId, events: started.events, replayed: started.replayed });
 });
 
 conversationRoutes.get("/:id/replay", doc({ summary: "What the model sees next: summary, stubs and tail", responses: { 200: { description: "The replay", schema: z.looseObject({}) } } }), async (c) => {
@@ -157,7 +157,7 @@ conversationRoutes.get("/:id/prompts/:snapshot", doc({ summary: "One prompt snap
 conversationRoutes.post("/:id/ws-ticket", doc({ summary: "A single-use websocket ticket (for browsers)", responses: { 201: { description: "The ticket", schema: z.looseObject({ ticket: z.string() }) } } }), async (c) => {
   const { stub, ref } = stubFor(c.env, c.get("tenantId"), c.req.param("id"));
   if (!(await stub.getMeta(ref))) throw notFound("conversation");
-  return c.json(await issueTicket(c.env.DB, ref.tenantId, ref.conversationId, Date.now(), c.get("keyHash") ?? null), 201);
+  return c.json(await issueTicket(c.env.DB, { tenantId: ref.tenantId, conversationId: ref.conversationId, now: Date.now(), keyHash: c.get("keyHash") ?? null }), 201);
 });
 
 conversationRoutes.get(

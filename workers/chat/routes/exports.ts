@@ -33,19 +33,19 @@ exportRoutes.post(
   }),
   async (c) => {
     const tenantId = c.get("tenantId");
-    const created = await createExportJob(c.env.DB, tenantId, sortableId("exp"), exportRetentionMs(c.env));
-    if ("active" in created) {
+    const created = await createExportJob(c.env.DB, { tenantId, id: sortableId("exp"), retentionMs: exportRetentionMs(c.env) });
+    if (created.kind === "blocked") {
       const which = created.active ? ` (${created.active})` : "";
       throw new ApiError(409, "conflict", `this tenant already has ${MAX_ACTIVE_EXPORTS} export queued or running${which}, the most it may have; wait for it to finish or delete it first`);
     }
     try {
-      await c.env.EXPORT_QUEUE.send({ kind: "export", tenantId, exportId: created.id });
+      await c.env.EXPORT_QUEUE.send({ kind: "export", tenantId, exportId: created.job.id });
     } catch (err) {
       // A job nothing will run would hold the tenant's slot until it expired.
-      await removeExportJob(c.env.DB, c.env.BUCKET, tenantId, created.id);
+      await removeExportJob(c.env.DB, c.env.BUCKET, tenantId, created.job.id);
       throw err;
     }
-    return c.json(view(created), 202);
+    return c.json(view(created.job), 202);
   },
 );
 

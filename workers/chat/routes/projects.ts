@@ -95,8 +95,8 @@ projectRoutes.post("/:id/files", doc({ summary: "Upload a project file (the body
   const tenantId = c.get("tenantId");
   const project = await getProject(c.env.DB, tenantId, projectId(c.req.param("id")));
   if (!project) throw notFound("project");
-  const row = newRow(tenantId, "", c.req.valid("query").name, declaredType(c.req.header("content-type")), "uploading", project.id);
-  const file = await storeUpload(c.env, c.req.raw, row, null);
+  const row = newRow({ tenantId, conversationId: "", name: c.req.valid("query").name, type: declaredType(c.req.header("content-type")), status: "uploading", projectId: project.id });
+  const file = await storeUpload(c.env, { req: c.req.raw, row, stub: null });
   if (!(await touchProject(c.env.DB, tenantId, project.id))) {
     // The project was deleted while the file streamed in: the file goes with it.
     await purgeAttachment(c.env, row);

@@ -3,11 +3,9 @@
 import { Hono } from "hono";
 import { isId } from "../../../core/ids";
 import { toolResultsBodySchema } from "../../../core/client-tools";
-import type { TurnEvent } from "../../../core/events";
-import { ApiError, notFound } from "../errors";
+import { notFound } from "../errors";
 import { idempotencyKeyHeader } from "../idempotency-header";
-import { requireModel, respondTurn } from "../turns";
-import { ndjsonEvents } from "../turn-response";
+import { requireModel, respondTurn, turnEvents } from "../turns";
 import type { AppEnv } from "../types";
 import { jsonBody } from "../validate";
 import { turnDoc } from "../openapi/turn-doc";
@@ -29,12 +27,8 @@ toolResultRoutes.post(
     const ref = { tenantId: c.get("tenantId"), conversationId };
     const stub = c.env.CONVERSATION.get(c.env.CONVERSATION.idFromName(conversationId));
     const answer = await stub.postToolResults(ref, c.req.valid("json").results, idempotencyKeyHeader(c));
-    if (!answer) throw notFound("conversation");
-    if ("refused" in answer) throw new ApiError(answer.refused.status, answer.refused.type, answer.refused.message, answer.refused.type === "idempotency_in_progress" ? { "retry-after": "1" } : {});
-    if ("replay" in answer) {
-      const replay = answer.replay as TurnEvent[];
-      return respondTurn(c, conversationId, new ReadableStream<TurnEvent>({ start: (s) => (replay.forEach((e) => s.enqueue(e)), s.close()) }), true);
-    }
-    return respondTurn(c, conversationId, (answer as ReadableStream<Uint8Array>).pipeThrough(ndjsonEvents()));
+    const started = turnEvents(answer);
+    if (started.kind === "missing") throw notFound("conversation");
+    return respondTurn(c, { conversationId, events: started.events, replayed: started.replayed });
   },
 );

@@ -57,8 +57,8 @@ transcriptImportRoutes.post(
       throw err;
     }
     try {
-      const created = await createConversation(c.env, tenantId, { title: title ?? "Imported conversation" }, staged, requestLocationHint(c.req.raw));
-      if ("error" in created) throw badRequest(created.error);
+      const created = await createConversation(c.env, { tenantId, init: { title: title ?? "Imported conversation" }, staged, locationHint: requestLocationHint(c.req.raw) });
+      if (created.kind === "invalid") throw badRequest(created.message);
       return c.json(created.view, 201);
     } finally {
       // Committed or not, the staging copy has served its purpose.

@@ -67,6 +67,7 @@ export type TurnEventType = TurnEvent["type"];
 /** Every event name; the record makes the compiler refuse a TurnEvent left out. */
 const EVENT_TYPE_SET: Record<TurnEventType, true> = {
   turn_start: true,
+  turn_queued: true,
   delta: true,
   thinking: true,
   tool_use: true,

@@ -73,8 +73,8 @@ export class TurnRunner {
    * are all in, or, when its wait ran out, by closing the pending calls as interrupted (a tool_use
    * is never left unanswered) and ending the turn without another model call.
    */
-  async resume(turn: { ref: ConversationRef; sink: TurnSink | null; queuedAt: number; signal?: AbortSignal }): Promise<void> {
-    const { ref, sink, queuedAt, signal } = turn;
+  async resume(call: { ref: ConversationRef; sink: TurnSink | null; queuedAt: number; signal?: AbortSignal | undefined }): Promise<void> {
+    const { ref, sink, queuedAt, signal } = call;
     const { paused, record } = this.parts;
     const turn = await paused.get();
     if (!turn) return;

@@ -7,7 +7,7 @@ import { modelToolSchema, withSchemaNote } from "../../core/tool-schema";
 import { callHttpTool } from "../../services/tools/http-call";
 import { openHeaders, toolsInScope, type ToolRow } from "../../services/tools/tool-store";
 import { clientToolDefinition } from "./client-tool";
-import { addToolSource, type ToolScope } from "./external";
+import type { ToolScope, ToolSource } from "./external";
 import type { ToolDefinition } from "./registry";
 
 type ToolEnv = Env & { TOOL_SECRETS_KEY?: string; ALLOW_LOOPBACK_TOOLS?: string };
@@ -76,4 +76,5 @@ export async function registeredTools(scope: ToolScope): Promise<ToolDefinition<
   return out;
 }
 
-addToolSource({ kind: "registered", load: registeredTools });
+/** The `registered` kind of tenant tool (listed in agent/tools/index.ts). */
+export const registeredToolSource: ToolSource = { kind: "registered", load: registeredTools };

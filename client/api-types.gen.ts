@@ -101,6 +101,7 @@ export interface Routes {
     };
     body: undefined;
     response: {
+      data: Array<Schemas["Automation"]>;
       automations: Array<Schemas["Automation"]>;
       next: string | number | null;
       [key: string]: unknown;
@@ -190,6 +191,7 @@ export interface Routes {
     };
     body: undefined;
     response: {
+      data: Array<Schemas["Channel"]>;
       channels: Array<Schemas["Channel"]>;
       next: string | number | null;
       [key: string]: unknown;
@@ -249,6 +251,7 @@ export interface Routes {
     };
     body: undefined;
     response: {
+      data: Array<Schemas["Conversation"]>;
       conversations: Array<Schemas["Conversation"]>;
       next: string | number | null;
       [key: string]: unknown;
@@ -341,6 +344,7 @@ export interface Routes {
     };
     body: undefined;
     response: {
+      data: Array<Schemas["Attachment"]>;
       attachments: Array<Schemas["Attachment"]>;
       next: string | number | null;
       [key: string]: unknown;
@@ -478,6 +482,7 @@ export interface Routes {
     };
     body: undefined;
     response: {
+      data: Array<Schemas["Message"]>;
       messages: Array<Schemas["Message"]>;
       next: string | number | null;
       [key: string]: unknown;
@@ -569,6 +574,9 @@ export interface Routes {
     };
     body: undefined;
     response: {
+      data: Array<{
+        [key: string]: unknown;
+      }>;
       cards: Array<{
         [key: string]: unknown;
       }>;
@@ -773,6 +781,7 @@ export interface Routes {
     };
     body: undefined;
     response: {
+      data: Array<Schemas["Note"]>;
       notes: Array<Schemas["Note"]>;
       next: string | number | null;
       [key: string]: unknown;
@@ -825,6 +834,7 @@ export interface Routes {
     };
     body: undefined;
     response: {
+      data: Array<Schemas["Episode"]>;
       episodes: Array<Schemas["Episode"]>;
       next: string | number | null;
       [key: string]: unknown;
@@ -845,6 +855,7 @@ export interface Routes {
     };
     body: undefined;
     response: {
+      data: Array<Schemas["Model"]>;
       models: Array<Schemas["Model"]>;
       next: string | number | null;
       [key: string]: unknown;
@@ -866,6 +877,7 @@ export interface Routes {
     };
     body: undefined;
     response: {
+      data: Array<Schemas["Project"]>;
       projects: Array<Schemas["Project"]>;
       next: string | number | null;
       [key: string]: unknown;
@@ -957,6 +969,10 @@ export interface Routes {
     };
     body: undefined;
     response: {
+      data: Array<{
+        id: string;
+        [key: string]: unknown;
+      }>;
       files: Array<{
         id: string;
         [key: string]: unknown;
@@ -999,6 +1015,10 @@ export interface Routes {
     };
     body: undefined;
     response: {
+      data: Array<{
+        kind: string;
+        [key: string]: unknown;
+      }>;
       results: Array<{
         kind: string;
         [key: string]: unknown;
@@ -1049,6 +1069,7 @@ export interface Routes {
     };
     body: undefined;
     response: {
+      data: Array<Schemas["Tool"]>;
       tools: Array<Schemas["Tool"]>;
       next: string | number | null;
       [key: string]: unknown;

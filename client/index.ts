@@ -127,7 +127,7 @@ export class Client {
     while (cursor !== null) {
       const r: ApiResponse<Routes["GET /v1/conversations/{id}/messages"]["response"]> = await this.request("GET /v1/conversations/{id}/messages", { path: { id: conversationId }, query: { cursor, limit: opts.pageSize ?? 200 } });
       if (!r.ok) throw new ApiError(r.status, r.data);
-      yield* r.data.messages;
+      yield* r.data.data;
       cursor = r.data.next;
     }
   }

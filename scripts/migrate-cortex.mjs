@@ -2,6 +2,9 @@
 // Moves the D1 cortex (cortex_docs) into the tenants' cortex shards by walking
 // POST /v1/admin/cortex/migrate until it answers `next: null`. Safe to stop and run again: each
 // call is bounded, rows keep their doc ids, and `--cursor` resumes where a run stopped.
+// Run it until it reports "done". The route and this script go away in version 0.2.0 (with the D1
+// tables they read), so every deployment finishes the move on a 0.1.x release first
+// (docs/api-notes.md, "Moving the cortex into its shards").
 //
 //   CHAT_URL=https://<worker> ADMIN_TOKEN=... node scripts/migrate-cortex.mjs [--limit 200] [--cursor N]
 //   (defaults: http://127.0.0.1:8787 and the local dev admin token)
@@ -33,3 +36,4 @@ do {
   cursor = body.next;
   console.log(`scanned ${scanned}, moved ${moved}${cursor ? `, next cursor ${cursor}` : ", done"}`);
 } while (cursor);
+console.log("done: every row of the D1 cortex is in its shard; the deployment may upgrade to 0.2.0, which removes this move");

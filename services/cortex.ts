@@ -130,9 +130,8 @@ export interface CortexFusion {
   ): Promise<{ hits: SearchHit[]; next: SearchCursor | null }>;
 }
 
-/** Where a later page of a search starts: the query mode the first page settled on, and how many hits came before. */
+/** Where a later page of a search starts: how many hits came before. */
 export interface SearchCursor {
-  mode: "and" | "or";
   offset: number;
 }
 
@@ -149,8 +148,7 @@ export async function searchCortex(db: D1Database, tenantId: string, q: string, 
  * depend on other tenants (unless the routing table puts them in the same shard). An assistant
  * message's score is discounted (core/speaker-weight) so a reply restating a person's words does
  * not push other evidence out.
- * The whole ranking is one SQL order, so a paged walk is the one-page ranking. A cursor's mode
- * (`and`/`or`, from the first version) no longer matters.
+ * The whole ranking is one SQL order, so a paged walk is the one-page ranking.
  */
 export async function searchCortexPage(db: D1Database, tenantId: string, q: string, opts: SearchOptions & { cursor?: SearchCursor }): Promise<{ hits: SearchHit[]; next: SearchCursor | null }> {
   const words = queryWords(q);
@@ -161,7 +159,7 @@ export async function searchCortexPage(db: D1Database, tenantId: string, q: stri
   if (opts.fusion) return opts.fusion.page(db, tenantId, q, opts, offset, (count) => runSearch(db, tenantId, words, assistantWeight(q, opts.said), opts, 0, count));
   const ranked = await runSearch(db, tenantId, words, assistantWeight(q, opts.said), opts, offset, opts.limit + 1);
   const hits = ranked.slice(0, opts.limit);
-  return { hits, next: ranked.length > opts.limit ? { mode: "or", offset: offset + opts.limit } : null };
+  return { hits, next: ranked.length > opts.limit ? { offset: offset + opts.limit } : null };
 }
 
 /**

@@ -1,9 +1,9 @@
 // agent_delegate (workflow mode): hands a self-contained task to a sub-agent. The turn loop
 // supplies `ctx.delegate`; the run itself lives in ../agent/sub-agent.ts.
 import { z } from "zod";
-import type { ToolDefinition } from "./registry";
+import type { DelegateAccess, ToolDefinition } from "./registry";
 
-export const agentDelegate: ToolDefinition<{ task: string; name: string }> = {
+export const agentDelegate: ToolDefinition<{ task: string; name: string }, DelegateAccess> = {
   name: "agent_delegate",
   core: false,
   capability: "agent_delegate: hand a self-contained task to a sub-agent and get back only its result",

@@ -9,7 +9,7 @@ import { probePdf } from "../../services/attachments/formats/pdf/read";
 import { delimitedFormat, delimiterOf, xlsxFormat } from "../../services/attachments/formats/spreadsheet";
 import { textFormat } from "../../services/attachments/formats/text";
 import { isId } from "../../core/ids";
-import type { ToolContext, ToolDefinition, ToolOutput } from "./registry";
+import type { AttachmentAccess, ToolDefinition, ToolOutput } from "./registry";
 
 const attachmentId = z.string().refine((v) => isId("att", v), "not an attachment id (att_…)");
 const MAX_PDF_PAGES = 20;
@@ -28,7 +28,7 @@ export function parseRange(spec: string, what: string, max: number): [number, nu
   return [from, to];
 }
 
-async function open(ctx: ToolContext, id: string, kinds: string[]) {
+async function open(ctx: AttachmentAccess, id: string, kinds: string[]) {
   const found = await ctx.openAttachment(id);
   if (!found) return { error: { content: `no attachment ${id}`, isError: true } as ToolOutput };
   if (!kinds.includes(found.attachment.facts.kind)) return { error: { content: `${found.attachment.name} is ${found.attachment.type}; this tool reads ${kinds.join(" or ")} files`, isError: true } as ToolOutput };
@@ -37,7 +37,7 @@ async function open(ctx: ToolContext, id: string, kinds: string[]) {
 
 const fail = (err: unknown): ToolOutput => ({ content: err instanceof Error ? err.message : String(err), isError: true });
 
-export const fileRead: ToolDefinition<{ attachment_id: string; lines: string }> = {
+export const fileRead: ToolDefinition<{ attachment_id: string; lines: string }, AttachmentAccess> = {
   name: "file_read",
   core: false,
   capability: "file_read: line ranges of text attachments, any size",
@@ -63,7 +63,7 @@ export const fileRead: ToolDefinition<{ attachment_id: string; lines: string }> 
 /** A PDF's user password, passed per call and never stored or echoed back (`secretInputs`). */
 export const pdfPassword = z.string().max(256).describe("the PDF's user password, when the note says it needs one").optional();
 
-export const pdfInfo: ToolDefinition<{ attachment_id: string; password?: string }> = {
+export const pdfInfo: ToolDefinition<{ attachment_id: string; password?: string }, AttachmentAccess> = {
   name: "pdf_info",
   core: false,
   capability: "pdf_info: facts of a PDF attachment (pages, title), from its cross-reference data",
@@ -90,7 +90,7 @@ export const pdfInfo: ToolDefinition<{ attachment_id: string; password?: string 
   },
 };
 
-export const pdfRead: ToolDefinition<{ attachment_id: string; pages: string; password?: string }> = {
+export const pdfRead: ToolDefinition<{ attachment_id: string; pages: string; password?: string }, AttachmentAccess> = {
   name: "pdf_read",
   core: false,
   capability: "pdf_read: the text of a page range of a PDF attachment",
@@ -111,7 +111,7 @@ export const pdfRead: ToolDefinition<{ attachment_id: string; pages: string; pas
   },
 };
 
-export const imageView: ToolDefinition<{ attachment_id: string }> = {
+export const imageView: ToolDefinition<{ attachment_id: string }, AttachmentAccess> = {
   name: "image_view",
   core: false,
   capability: "image_view: look at an image attachment",
@@ -137,7 +137,7 @@ export const imageView: ToolDefinition<{ attachment_id: string }> = {
   },
 };
 
-export const spreadsheetRead: ToolDefinition<{ attachment_id: string; rows: string; sheet?: string }> = {
+export const spreadsheetRead: ToolDefinition<{ attachment_id: string; rows: string; sheet?: string }, AttachmentAccess> = {
   name: "spreadsheet_read",
   core: false,
   capability: "spreadsheet_read: rows of CSV, TSV and XLSX attachments",
@@ -163,7 +163,7 @@ export const spreadsheetRead: ToolDefinition<{ attachment_id: string; rows: stri
   },
 };
 
-export const documentRead: ToolDefinition<{ attachment_id: string; offset?: number }> = {
+export const documentRead: ToolDefinition<{ attachment_id: string; offset?: number }, AttachmentAccess> = {
   name: "document_read",
   core: false,
   capability: "document_read: the text of DOCX attachments",

@@ -1,14 +1,14 @@
 // conversation_list (not core): the tenant's conversations, newest first, to find one to read.
 import { z } from "zod";
 import { isId } from "../../core/ids";
-import type { ToolDefinition } from "./registry";
+import type { CallScope, ToolDefinition, TranscriptAccess } from "./registry";
 
 const input = z.strictObject({
   limit: z.number().int().min(1).max(50).optional(),
   before: z.string().refine((v) => isId("conv", v), "not a conversation id").optional(),
 });
 
-export const conversationList: ToolDefinition<z.infer<typeof input>> = {
+export const conversationList: ToolDefinition<z.infer<typeof input>, CallScope & TranscriptAccess> = {
   name: "conversation_list",
   core: false,
   capability: "conversation_list: list your conversations (titles, dates, sizes)",

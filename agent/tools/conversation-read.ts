@@ -5,7 +5,7 @@ import { z } from "zod";
 import { isId } from "../../core/ids";
 import { blockText, renderMessageText } from "../../core/render";
 import type { StoredMessage } from "../../core/types";
-import type { ToolDefinition } from "./registry";
+import type { CallScope, ToolDefinition, TranscriptAccess } from "./registry";
 
 export const READ_PAGE_CHARS = 40_000;
 const MAX_RANGE_MESSAGES = 50;
@@ -20,7 +20,7 @@ const input = z.strictObject({
 });
 type Input = z.infer<typeof input>;
 
-export const conversationRead: ToolDefinition<Input> = {
+export const conversationRead: ToolDefinition<Input, CallScope & TranscriptAccess> = {
   name: "conversation_read",
   core: true,
   capability: "conversation_read: any stored message of your conversations, byte for byte, paged",

@@ -17,15 +17,11 @@ export interface ToolSource {
   load(scope: ToolScope): Promise<ToolDefinition<any>[]>;
 }
 
-const sources: ToolSource[] = [];
-
-/** Adds a kind of tenant tool; each kind's module calls this once. */
-export function addToolSource(source: ToolSource): void {
-  if (!sources.some((s) => s.kind === source.kind)) sources.push(source);
-}
-
-/** Every tenant tool the turn may use, in a stable order (kind, then name). */
-export async function tenantTools(scope: ToolScope): Promise<ToolDefinition<any>[]> {
+/**
+ * Every tenant tool the turn may use from `sources` (the list is agent/tools/index.ts's
+ * tenantToolSources), in a stable order (source, then name).
+ */
+export async function tenantTools(scope: ToolScope, sources: readonly ToolSource[]): Promise<ToolDefinition<any>[]> {
   const loaded = await Promise.all(
     sources.map(async (s) => {
       try {

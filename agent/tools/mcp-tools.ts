@@ -7,7 +7,7 @@ import { mcpPrefix } from "../../core/mcp-names";
 import { modelToolSchema, withSchemaNote } from "../../core/tool-schema";
 import { callMcpTool } from "../../services/mcp/call";
 import { cachedTools, mcpServersInScope, type McpServerRow, type McpToolEntry } from "../../services/mcp/servers";
-import { addToolSource, type ToolScope } from "./external";
+import type { ToolScope, ToolSource } from "./external";
 import type { ToolDefinition } from "./registry";
 
 const oneLine = (text: string, max: number) => {
@@ -34,10 +34,11 @@ export function mcpToolDefinition(scope: Pick<ToolScope, "env" | "tenantId">, se
   };
 }
 
-addToolSource({
+/** The `mcp` kind of tenant tool (listed in agent/tools/index.ts). */
+export const mcpToolSource: ToolSource = {
   kind: "mcp",
   async load(scope) {
     const servers = await mcpServersInScope(scope.env.DB, scope.tenantId, scope.projectId);
     return servers.flatMap((s) => cachedTools(s).map((t) => mcpToolDefinition(scope, s, t)));
   },
-});
+};

@@ -1,7 +1,7 @@
 // memory_update and memory_forget (not core): edit or delete a saved note.
 import { z } from "zod";
 import { isId } from "../../core/ids";
-import type { ToolDefinition } from "./registry";
+import type { MemoryAccess, ToolDefinition } from "./registry";
 
 const noteId = z.string().refine((v) => isId("mem", v), "not a note id (mem_…)");
 
@@ -12,7 +12,7 @@ const updateInput = z.strictObject({
   tags: z.array(z.string().trim().min(1).max(40)).max(20).optional(),
 });
 
-export const memoryUpdate: ToolDefinition<z.infer<typeof updateInput>> = {
+export const memoryUpdate: ToolDefinition<z.infer<typeof updateInput>, MemoryAccess> = {
   name: "memory_update",
   core: false,
   capability: "memory_update: correct a saved note",
@@ -24,7 +24,7 @@ export const memoryUpdate: ToolDefinition<z.infer<typeof updateInput>> = {
   },
 };
 
-export const memoryForget: ToolDefinition<{ id: string }> = {
+export const memoryForget: ToolDefinition<{ id: string }, MemoryAccess> = {
   name: "memory_forget",
   core: false,
   capability: "memory_forget: delete a saved note",

@@ -3,7 +3,7 @@ import { z } from "zod";
 import { isId } from "../../core/ids";
 import { renderMessageText } from "../../core/render";
 import { page } from "./conversation-read";
-import type { ToolDefinition } from "./registry";
+import type { MemoryAccess, ToolDefinition, TranscriptAccess } from "./registry";
 
 const input = z.strictObject({
   id: z.string().refine((v) => isId("mem", v) || isId("epi", v) || isId("msg", v), "not a note (mem_), episode (epi_) or message (msg_) id"),
@@ -11,7 +11,7 @@ const input = z.strictObject({
 });
 type Input = z.infer<typeof input>;
 
-export const memoryGet: ToolDefinition<Input> = {
+export const memoryGet: ToolDefinition<Input, MemoryAccess & TranscriptAccess> = {
   name: "memory_get",
   core: true,
   capability: "memory_get: read one note, episode or message in full",

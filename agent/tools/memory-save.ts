@@ -1,6 +1,6 @@
 // memory_save: the model keeps a durable note for the tenant (found later with memory_search).
 import { z } from "zod";
-import type { ToolDefinition } from "./registry";
+import type { MemoryAccess, ToolDefinition } from "./registry";
 
 const input = z.strictObject({
   text: z.string().trim().min(1).max(20_000),
@@ -9,7 +9,7 @@ const input = z.strictObject({
 });
 type Input = z.infer<typeof input>;
 
-export const memorySave: ToolDefinition<Input> = {
+export const memorySave: ToolDefinition<Input, MemoryAccess> = {
   name: "memory_save",
   core: true,
   capability: "memory_save: keep a durable note across conversations",

@@ -2,7 +2,7 @@
 // memory notes, the fold episodes and indexed PDF pages) as a tool. Each hit names the call that returns it whole.
 import { z } from "zod";
 import type { SearchHit } from "../../services/cortex";
-import type { ToolDefinition } from "./registry";
+import type { CallScope, CortexAccess, ToolAccess, ToolDefinition } from "./registry";
 
 const input = z.strictObject({
   query: z.string().trim().min(1).max(500).describe("words or exact identifiers to find"),
@@ -11,7 +11,7 @@ const input = z.strictObject({
 });
 type Input = z.infer<typeof input>;
 
-export const memorySearch: ToolDefinition<Input> = {
+export const memorySearch: ToolDefinition<Input, CallScope & CortexAccess & ToolAccess> = {
   name: "memory_search",
   core: true,
   capability: "memory_search: find stored messages, notes, episodes and indexed PDF pages by words or exact identifiers",

@@ -7,7 +7,7 @@ import { z } from "zod";
 import { isId } from "../../core/ids";
 import { probePdf, readPdfPages } from "../../services/attachments/formats/pdf/read";
 import { pdfPassword } from "./attachment-tools";
-import type { ToolContext, ToolDefinition, ToolOutput } from "./registry";
+import type { AttachmentAccess, CallScope, CortexAccess, ToolDefinition, ToolOutput } from "./registry";
 
 const WAIT_MS = 25_000;
 const POLL_MS = 1_000;
@@ -20,10 +20,12 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const n = (x: number) => x.toLocaleString("en-US");
 const fail = (err: unknown): ToolOutput => ({ content: err instanceof Error ? err.message : String(err), isError: true });
 
-type Found = NonNullable<Awaited<ReturnType<ToolContext["openAttachment"]>>>;
+/** What pdf_search uses: the file and its page index, the cortex to search them, progress while indexing. */
+type PdfSearchAccess = CallScope & AttachmentAccess & CortexAccess;
+type Found = NonNullable<Awaited<ReturnType<AttachmentAccess["openAttachment"]>>>;
 
 /** Queues the indexing on first search and waits a while for it; the pages indexed so far. */
-async function indexThroughQueue({ attachment }: Found, total: number, ctx: ToolContext): Promise<number> {
+async function indexThroughQueue({ attachment }: Found, total: number, ctx: PdfSearchAccess): Promise<number> {
   let state = await ctx.pageIndex.status(attachment.id);
   const stalled = state.status === "indexing" && state.startedAt !== null && Date.now() - Date.parse(state.startedAt) > STALL_MS && state.indexed < total;
   if (state.status === "none" || stalled) {
@@ -43,7 +45,7 @@ async function indexThroughQueue({ attachment }: Found, total: number, ctx: Tool
 }
 
 /** Reads and indexes the pages not yet indexed, in order, until done or out of time. */
-async function indexHere({ attachment, reader }: Found, total: number, password: string, ctx: ToolContext): Promise<number | null> {
+async function indexHere({ attachment, reader }: Found, total: number, password: string, ctx: PdfSearchAccess): Promise<number | null> {
   let indexed = (await ctx.pageIndex.status(attachment.id)).indexed;
   const deadline = Date.now() + WAIT_MS;
   if (indexed < total) ctx.progress(`First search of ${attachment.name} (${n(total)} pages): reading its pages with the password given.`);
@@ -57,7 +59,7 @@ async function indexHere({ attachment, reader }: Found, total: number, password:
   return indexed;
 }
 
-export const pdfSearch: ToolDefinition<{ attachment_id: string; query: string; password?: string }> = {
+export const pdfSearch: ToolDefinition<{ attachment_id: string; query: string; password?: string }, PdfSearchAccess> = {
   name: "pdf_search",
   core: false,
   capability: "pdf_search: find pages of a PDF attachment by words or identifiers",

@@ -7,8 +7,8 @@ import { modelToolSchema, withSchemaNote } from "../../core/tool-schema";
 import { callHttpTool } from "../../services/tools/http-call";
 import { openHeaders, toolsInScope, type ToolRow } from "../../services/tools/tool-store";
 import { clientToolDefinition } from "./client-tool";
-import { addToolSource, type ToolScope } from "./external";
-import type { ToolDefinition } from "./registry";
+import type { ToolScope, ToolSource } from "./external";
+import type { CallScope, ToolDefinition } from "./registry";
 
 type ToolEnv = Env & { TOOL_SECRETS_KEY?: string; ALLOW_LOOPBACK_TOOLS?: string };
 
@@ -28,7 +28,7 @@ function modelView(row: ToolRow): { description: string; input_schema: Record<st
   return { description: withSchemaNote(row.description, note), input_schema: schema };
 }
 
-export function httpToolDefinition(row: ToolRow, env: ToolEnv): ToolDefinition<Record<string, unknown>> {
+export function httpToolDefinition(row: ToolRow, env: ToolEnv): ToolDefinition<Record<string, unknown>, CallScope> {
   const view = modelView(row);
   return {
     name: row.name,
@@ -76,4 +76,5 @@ export async function registeredTools(scope: ToolScope): Promise<ToolDefinition<
   return out;
 }
 
-addToolSource({ kind: "registered", load: registeredTools });
+/** The `registered` kind of tenant tool (listed in agent/tools/index.ts). */
+export const registeredToolSource: ToolSource = { kind: "registered", load: registeredTools };

@@ -18,41 +18,49 @@ export interface ReadQuery {
   limit: number;
 }
 
-/** What a running tool may touch: only the caller's tenant, through these functions. */
-export interface ToolContext {
+// What a running tool may touch: only the caller's tenant, through these functions. The context
+// comes in slices, one per kind of access; each tool's definition names the slices it uses
+// (ToolDefinition's second parameter), and the conversation's Durable Object builds one
+// ToolContext holding them all (durable-objects/conversation/tool-context.ts).
+
+/** Who is calling, from where: every tool may read it. */
+export interface CallScope {
   tenantId: string;
   conversationId: string;
   /** The running turn and the tool_use id of this call (an HTTP tool sends them to its endpoint). */
   turnId?: string;
   callId?: string;
-  /** Messages of any conversation of this tenant; null when it does not exist for this tenant. */
-  readConversation(conversationId: string, query: ReadQuery): Promise<{ messages: StoredMessage[]; messageCount: number } | null>;
-  /** Non-core tools this conversation has activated (their schemas ride its requests). */
-  activeTools: readonly string[];
-  /** Adds a tool to the conversation for this and later turns. */
-  activateTool(name: string): Promise<void>;
-  listConversations(limit: number, before?: string): Promise<{ id: string; title: string; createdAt: string; updatedAt: string; messageCount: number }[]>;
-  /** The cortex, scoped to this tenant. */
-  search(query: string, limit: number, opts?: { kinds?: DocKind[]; refPrefix?: string; said?: "user" | "assistant" }): Promise<SearchHit[]>;
   /** Narration of long work, shown to the user while the tool runs. */
   progress(message: string): void;
-  /** Workflow mode: runs a sub-agent on a task; set only in the master's turn (a sub-agent cannot delegate). */
-  delegate?(task: string, name: string): Promise<ToolOutput>;
-  /** A PDF's page index in the cortex: how far it is, and starting it (chunks through the job queue). */
+}
+
+/** This tenant's conversations: their messages and the list of them. */
+export interface TranscriptAccess {
+  /** Messages of any conversation of this tenant; null when it does not exist for this tenant. */
+  readConversation(conversationId: string, query: ReadQuery): Promise<{ messages: StoredMessage[]; messageCount: number } | null>;
+  listConversations(limit: number, before?: string): Promise<{ id: string; title: string; createdAt: string; updatedAt: string; messageCount: number }[]>;
+}
+
+/** The cortex, scoped to this tenant. */
+export interface CortexAccess {
+  search(query: string, limit: number, opts?: { kinds?: DocKind[]; refPrefix?: string; said?: "user" | "assistant" }): Promise<SearchHit[]>;
+}
+
+/** This tenant's attachments, and a PDF's page index in the cortex. */
+export interface AttachmentAccess {
+  /** One of this tenant's attachments with a ranged reader over its bytes; null when unknown. */
+  openAttachment(id: string): Promise<{ attachment: Attachment; reader: RangeReader; lineIndex(): Promise<LineIndex> } | null>;
+  /** How far a PDF's page index is, and starting it (chunks through the job queue). */
   pageIndex: {
     status(attachmentId: string): Promise<{ status: string; indexed: number; startedAt: string | null }>;
     start(attachmentId: string, pageCount: number): Promise<void>;
     /** Indexes pages read here (a password-protected PDF); how many of its pages are indexed, null when it is gone. */
     put(attachmentId: string, pages: readonly { page: number; text: string }[]): Promise<number | null>;
   };
-  /** One of this tenant's attachments with a ranged reader over its bytes; null when unknown. */
-  openAttachment(id: string): Promise<{ attachment: Attachment; reader: RangeReader; lineIndex(): Promise<LineIndex> } | null>;
-  /**
-   * The registry running this call: the built-in tools plus this turn's tenant tools, so
-   * tool_search and tool_activate see exactly what the turn can run. Set by `ToolRegistry.run`.
-   */
-  tools?: ToolRegistry;
-  /** The tenant's memory; every lookup is scoped to this tenant. */
+}
+
+/** The tenant's memory; every lookup is scoped to this tenant. */
+export interface MemoryAccess {
   memory: {
     getNote(id: string): Promise<Note | null>;
     getEpisode(id: string): Promise<EpisodeRow | null>;
@@ -63,6 +71,28 @@ export interface ToolContext {
   };
 }
 
+/** The conversation's tools: which non-core ones are on, turning one on, and the registry of the call. */
+export interface ToolAccess {
+  /** Non-core tools this conversation has activated (their schemas ride its requests). */
+  activeTools: readonly string[];
+  /** Adds a tool to the conversation for this and later turns. */
+  activateTool(name: string): Promise<void>;
+  /**
+   * The registry running this call: the built-in tools plus this turn's tenant tools, so
+   * tool_search and tool_activate see exactly what the turn can run. Set by `ToolRegistry.run`.
+   */
+  tools?: ToolRegistry;
+}
+
+/** Workflow mode's sub-agents. */
+export interface DelegateAccess {
+  /** Runs a sub-agent on a task; set only in the master's turn (a sub-agent cannot delegate). */
+  delegate?(task: string, name: string): Promise<ToolOutput>;
+}
+
+/** Every slice: what the registry hands each call (a tool sees the slices it names). */
+export interface ToolContext extends CallScope, TranscriptAccess, CortexAccess, AttachmentAccess, MemoryAccess, ToolAccess, DelegateAccess {}
+
 export interface ToolOutput {
   content: string;
   isError?: boolean;
@@ -70,7 +100,11 @@ export interface ToolOutput {
   blocks?: Array<TextBlock | ImageBlock>;
 }
 
-export interface ToolDefinition<I = unknown> {
+/**
+ * A tool: `I` is its validated input, `C` the slices of ToolContext its `run` uses (the registry
+ * hands it the whole context; naming the slices keeps each tool to what it needs).
+ */
+export interface ToolDefinition<I = unknown, C = ToolContext> {
   name: string;
   description: string;
   /** One line for the system prompt's <capabilities> index. */
@@ -101,7 +135,7 @@ export interface ToolDefinition<I = unknown> {
    * `run`; it pauses the turn and waits for the client's result.
    */
   runsOn?: "client";
-  run(input: I, ctx: ToolContext): Promise<ToolOutput>;
+  run(input: I, ctx: C): Promise<ToolOutput>;
 }
 
 /** A tool's line in the <capabilities> index. */

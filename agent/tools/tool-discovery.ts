@@ -2,7 +2,7 @@
 // others by searching the registry and adds one to the conversation (remembered across turns).
 // Nothing is activated because a keyword appeared in the conversation.
 import { z } from "zod";
-import type { ToolDefinition, ToolRegistry } from "./registry";
+import type { ToolAccess, ToolDefinition, ToolRegistry } from "./registry";
 
 // One stem per word family: "quote", "quotes", "quoted" and "quoting" all become "quot".
 const words = (text: string) => new Set((text.toLowerCase().match(/[a-z0-9]+/g) ?? []).map((w) => w.replace(/(?<=...)(?:ing|ed|es|e|s)$/, "")));
@@ -28,7 +28,7 @@ for (const family of VERB_FAMILIES) {
 /** The query's words, each with its verb family's other members. */
 const queryWords = (query: string) => new Set([...words(query)].flatMap((w) => [w, ...(synonyms.get(w) ?? [])]));
 
-export function toolSearch(registry: ToolRegistry): ToolDefinition<{ query: string }> {
+export function toolSearch(registry: ToolRegistry): ToolDefinition<{ query: string }, ToolAccess> {
   return {
     name: "tool_search",
     core: true,
@@ -63,7 +63,7 @@ export function toolSearch(registry: ToolRegistry): ToolDefinition<{ query: stri
   };
 }
 
-export function toolActivate(registry: ToolRegistry): ToolDefinition<{ name: string }> {
+export function toolActivate(registry: ToolRegistry): ToolDefinition<{ name: string }, ToolAccess> {
   return {
     name: "tool_activate",
     core: true,

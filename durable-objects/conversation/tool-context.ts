@@ -1,8 +1,9 @@
 // The tools' view of the conversation during one turn: every call closes over the caller's
-// tenant (so no tool reaches another tenant's data) and reads the object's bindings at use.
+// tenant (so no tool reaches another tenant's data) and reads the object's bindings at use. Built
+// slice by slice (transcript, cortex, attachments, memory, tools), the slices tools name.
 import { EXTRACT_CHUNK_PAGES, type ExtractJob } from "../../core/jobs";
 import type { StoredMessage } from "../../core/types";
-import type { ReadQuery, ToolContext } from "../../agent/tools/registry";
+import type { AttachmentAccess, CortexAccess, MemoryAccess, ReadQuery, ToolContext, TranscriptAccess } from "../../agent/tools/registry";
 import { lineIndexFor } from "../../services/attachments/inspect";
 import { indexPdfPages } from "../../services/attachments/page-index";
 import { r2RangeReader } from "../../services/attachments/r2-range-reader";
@@ -27,52 +28,77 @@ export interface ToolContextParts {
   progress(message: string): void;
 }
 
+/**
+ * The one object satisfying every slice of ToolContext (agent/tools/registry.ts) for this turn.
+ * `activeTools` stays a getter on the returned object: a later call in the same turn sees a tool
+ * activated by an earlier one.
+ */
 export function toolContextFor({ scope, record, ref, projectTools, readOwn, progress }: ToolContextParts): ToolContext {
+  // `scope.env` is read at each use (a binding swapped on the live object is seen at once).
+  const { tenantId, conversationId } = ref;
+  const cortex = () => cortexFor(scope.env, tenantId);
+
+  const transcript: TranscriptAccess = {
+    listConversations: async (limit, before) => (await listConversationRows(scope.env.DB, tenantId, limit, before)).map(({ tenantId: _t, ...row }) => row),
+    readConversation: (id, query) =>
+      id === conversationId ? readOwn(ref, query) : scope.env.CONVERSATION.get(scope.env.CONVERSATION.idFromName(id)).readMessages({ tenantId, conversationId: id }, query),
+  };
+
+  const search: CortexAccess = {
+    search: async (query, limit, opts) => (await (await cortex()).search(tenantId, query, { limit, ...opts })).hits,
+  };
+
+  const attachments: AttachmentAccess = {
+    pageIndex: {
+      status: async (attachmentId) => {
+        const row = await getAttachmentRow(scope.env.DB, tenantId, attachmentId);
+        return { status: row?.indexStatus ?? "none", startedAt: row?.indexStartedAt ?? null, indexed: await (await cortex()).countIndexedPages(tenantId, attachmentId) };
+      },
+      start: async (attachmentId, pageCount) => {
+        await markIndexing(scope.env.DB, tenantId, attachmentId);
+        const jobs: { body: ExtractJob }[] = [];
+        for (let from = 1; from <= pageCount; from += EXTRACT_CHUNK_PAGES)
+          jobs.push({ body: { kind: "extract", tenantId, attachmentId, fromPage: from, toPage: Math.min(pageCount, from + EXTRACT_CHUNK_PAGES - 1) } });
+        for (let i = 0; i < jobs.length; i += 100) await scope.env.FOLD_QUEUE.sendBatch(jobs.slice(i, i + 100));
+      },
+      put: async (attachmentId, pages) => {
+        const row = await getAttachmentRow(scope.env.DB, tenantId, attachmentId);
+        return row ? indexPdfPages(scope.env, row, pages) : null;
+      },
+    },
+    openAttachment: async (id) => {
+      const row = await getAttachmentRow(scope.env.DB, tenantId, id);
+      const reader = row?.status === "ready" ? await r2RangeReader(scope.env.BUCKET, row.r2Key) : null;
+      if (!row || !reader) return null;
+      return { attachment: toAttachment(row), reader, lineIndex: () => lineIndexFor(scope.env.BUCKET, row.tenantId, row.id, row.r2Key) };
+    },
+  };
+
+  const memory: MemoryAccess = {
+    memory: {
+      getNote: (id) => getNote(scope.env.DB, tenantId, id),
+      getEpisode: (id) => getEpisode(scope.env.DB, tenantId, id),
+      conversationOfMessage: async (id) => (await cortex()).conversationOfMessage(tenantId, id),
+      saveNote: (input) => createNote(scope.env, tenantId, { ...input, sourceConversationId: conversationId }),
+      updateNote: (id, change) => updateNote(scope.env, tenantId, id, change),
+      deleteNote: (id) => deleteNote(scope.env, tenantId, id),
+    },
+  };
+
   return {
-    tenantId: ref.tenantId,
-    conversationId: ref.conversationId,
+    // CallScope
+    tenantId,
+    conversationId,
+    progress,
+    ...transcript,
+    ...search,
+    ...attachments,
+    ...memory,
+    // ToolAccess, kept here for the getter (spreading would freeze the list at this point).
     get activeTools() {
       return [...(record.head?.activeTools ?? []), ...projectTools];
     },
     activateTool: (name) =>
       record.updateHead((h) => ({ next: h.activeTools.includes(name) ? null : { ...h, activeTools: [...h.activeTools, name].sort(), updatedAt: new Date().toISOString() }, result: undefined })),
-    listConversations: async (limit, before) => (await listConversationRows(scope.env.DB, ref.tenantId, limit, before)).map(({ tenantId: _t, ...row }) => row),
-    readConversation: (conversationId, query) =>
-      conversationId === ref.conversationId
-        ? readOwn(ref, query)
-        : scope.env.CONVERSATION.get(scope.env.CONVERSATION.idFromName(conversationId)).readMessages({ tenantId: ref.tenantId, conversationId }, query),
-    search: async (query, limit, opts) => (await (await cortexFor(scope.env, ref.tenantId)).search(ref.tenantId, query, { limit, ...opts })).hits,
-    progress,
-    pageIndex: {
-      status: async (attachmentId) => {
-        const row = await getAttachmentRow(scope.env.DB, ref.tenantId, attachmentId);
-        return { status: row?.indexStatus ?? "none", startedAt: row?.indexStartedAt ?? null, indexed: await (await cortexFor(scope.env, ref.tenantId)).countIndexedPages(ref.tenantId, attachmentId) };
-      },
-      start: async (attachmentId, pageCount) => {
-        await markIndexing(scope.env.DB, ref.tenantId, attachmentId);
-        const jobs: { body: ExtractJob }[] = [];
-        for (let from = 1; from <= pageCount; from += EXTRACT_CHUNK_PAGES)
-          jobs.push({ body: { kind: "extract", tenantId: ref.tenantId, attachmentId, fromPage: from, toPage: Math.min(pageCount, from + EXTRACT_CHUNK_PAGES - 1) } });
-        for (let i = 0; i < jobs.length; i += 100) await scope.env.FOLD_QUEUE.sendBatch(jobs.slice(i, i + 100));
-      },
-      put: async (attachmentId, pages) => {
-        const row = await getAttachmentRow(scope.env.DB, ref.tenantId, attachmentId);
-        return row ? indexPdfPages(scope.env, row, pages) : null;
-      },
-    },
-    openAttachment: async (id) => {
-      const row = await getAttachmentRow(scope.env.DB, ref.tenantId, id);
-      const reader = row?.status === "ready" ? await r2RangeReader(scope.env.BUCKET, row.r2Key) : null;
-      if (!row || !reader) return null;
-      return { attachment: toAttachment(row), reader, lineIndex: () => lineIndexFor(scope.env.BUCKET, row.tenantId, row.id, row.r2Key) };
-    },
-    memory: {
-      getNote: (id) => getNote(scope.env.DB, ref.tenantId, id),
-      getEpisode: (id) => getEpisode(scope.env.DB, ref.tenantId, id),
-      conversationOfMessage: async (id) => (await cortexFor(scope.env, ref.tenantId)).conversationOfMessage(ref.tenantId, id),
-      saveNote: (input) => createNote(scope.env, ref.tenantId, { ...input, sourceConversationId: ref.conversationId }),
-      updateNote: (id, change) => updateNote(scope.env, ref.tenantId, id, change),
-      deleteNote: (id) => deleteNote(scope.env, ref.tenantId, id),
-    },
   };
 }

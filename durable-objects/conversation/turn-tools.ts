@@ -4,7 +4,7 @@
 // are taken once per UTC day and kept in the object's storage, so registering a tool never
 // changes today's prompt prefix (not even after an eviction): it is in the index from the next
 // day on, and tool_search finds it, and tool_activate adds it, at once.
-import { toolRegistry } from "../../agent/tools";
+import { tenantToolSources, toolRegistry } from "../../agent/tools";
 import { tenantTools } from "../../agent/tools/external";
 import { indexLines } from "../../agent/tools/capability-index";
 import type { ToolDefinition, ToolRegistry } from "../../agent/tools/registry";
@@ -28,7 +28,7 @@ export class TurnTools {
   /** The registry of this turn: the built-in tools and the tenant's tools as they are now. */
   async registry(head: ConversationHead): Promise<ToolRegistry> {
     if (!this.live || Date.now() - this.live.at >= TENANT_TOOLS_TTL_MS) {
-      const tools = await tenantTools({ env: this.scope.env, tenantId: head.tenantId, projectId: head.projectId, conversationId: head.id });
+      const tools = await tenantTools({ env: this.scope.env, tenantId: head.tenantId, projectId: head.projectId, conversationId: head.id }, tenantToolSources);
       this.live = { at: Date.now(), tools };
     }
     return toolRegistry.extend(this.live.tools);

@@ -1,6 +1,7 @@
 // One bounded step of moving the D1 cortex into the shards: a page of rows in rowid order, each
 // tenant's part sent to its shard. The cursor is the last rowid moved, so the walk resumes where
 // any earlier call (or a crashed one) stopped; rows are upserted by doc id, so repeats are harmless.
+// Removed in version 0.2.0 with legacy-rows.ts and the D1 tables (docs/api-notes.md, "Its end").
 import { cortexFor } from "./routing";
 import { readLegacyRows } from "./legacy-rows";
 

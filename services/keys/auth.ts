@@ -12,16 +12,13 @@ import { apiKeys, tenants } from "../../db/schema";
 import { envConfig } from "../../core/env-config";
 import { sha256Hex, sortableId } from "../../core/ids";
 import { keyRow, newSecret } from "./api-keys";
-import { readEdgeKey, revokeEdgeKey, writeEdgeKey } from "./edge-key-cache";
+import { type ActiveKey, readEdgeKey, revokeEdgeKey, writeEdgeKey } from "./edge-key-cache";
 import { IsolateKeyCache } from "./isolate-key-cache";
 
 export const AUTH_CACHE_MS = 60_000;
 
-/** The tenant and key id an active key belongs to. */
-export interface ActiveKey {
-  tenantId: string;
-  keyId: string;
-}
+// Defined beside the cache entries that hold it, so neither cache layer imports this file.
+export type { ActiveKey } from "./edge-key-cache";
 
 const cache = new IsolateKeyCache();
 

@@ -7,12 +7,17 @@
 // Revocation writes a tombstone under its own URL besides deleting the entry. A lookup that read D1
 // before the revocation (in any isolate of the colo) may still put its entry after the delete; it
 // can never overwrite the tombstone, and a read trusts no entry while a tombstone stands.
-import type { ActiveKey } from "./auth";
 
 const CACHE_NAME = "context-chat:keys";
 // Any URL works as a Cache API key; this host is never fetched.
 const keyUrl = (keyHash: string) => `https://keys.context-chat.invalid/${keyHash}`;
 const revokedUrl = (keyHash: string) => `https://keys.context-chat.invalid/revoked/${keyHash}`;
+
+/** The tenant and key id an active key belongs to (auth.ts re-exports it). */
+export interface ActiveKey {
+  tenantId: string;
+  keyId: string;
+}
 
 export interface CachedKey {
   key: ActiveKey | null;

@@ -9,8 +9,7 @@
 // The isolate trusts an entry for at most ISOLATE_RECHECK_MS before asking the data center's layer
 // again, which holds the tombstone a revocation leaves: so a key revoked by any isolate of the data
 // center stops working in every other isolate there within that time, not the whole AUTH_CACHE_MS.
-import type { ActiveKey } from "./auth";
-import type { CachedKey } from "./edge-key-cache";
+import type { ActiveKey, CachedKey } from "./edge-key-cache";
 
 /** Keys in use by one isolate: far more than a busy isolate serves in a minute. */
 export const MAX_ACTIVE_ENTRIES = 10_000;

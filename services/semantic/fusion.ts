@@ -25,7 +25,7 @@ export function semanticFusion(path: SemanticPath): CortexFusion {
       // Lower is better, as with BM25 scores elsewhere in the cortex.
       const ranked = fused.map((f) => ({ ...byKey.get(f.id)!, score: -f.score }));
       const hits = ranked.slice(offset, offset + opts.limit);
-      return { hits, next: ranked.length > offset + opts.limit ? { mode: "or", offset: offset + opts.limit } : null };
+      return { hits, next: ranked.length > offset + opts.limit ? { offset: offset + opts.limit } : null };
     },
   };
 }

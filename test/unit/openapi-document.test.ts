@@ -38,6 +38,20 @@ describe("client/openapi.gen.json", () => {
     for (const { op } of ops.filter((o) => !o.path.startsWith("/v1/"))) expect(JSON.stringify(op)).not.toContain("D1Bookmark");
   });
 
+  it("declares every paged list's items under data; a route's older field name, where kept, is marked deprecated", () => {
+    const lists = Object.entries(document.paths).flatMap(([path, methods]: [string, any]) => {
+      const schema = methods.get?.responses?.["200"]?.content?.["application/json"]?.schema;
+      // The key lists answer {keys, next}: they never had another shape.
+      return schema?.properties?.next && path !== "/v1/keys" && path !== "/v1/admin/tenants/{tenant}/keys" ? [{ path, schema }] : [];
+    });
+    expect(lists.length).toBeGreaterThan(12);
+    for (const { path, schema } of lists) {
+      expect(schema.properties.data?.type, path).toBe("array");
+      for (const [name, p] of Object.entries(schema.properties as Record<string, any>))
+        if (name !== "data" && p.type === "array") expect(p.deprecated, `${path} ${name}`).toBe(true);
+    }
+  });
+
   it("client/api-types.gen.ts is generated from it (npm run openapi)", () => {
     expect(read("client/api-types.gen.ts")).toBe(typesFromDocument(document));
   });

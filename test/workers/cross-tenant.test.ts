@@ -2,11 +2,10 @@
 // tenant's data) and every socket path: nothing leaks, not even existence — another tenant's
 // resource answers exactly like one that does not exist.
 import { env } from "cloudflare:workers";
-import { beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { sha256Hex } from "../../core/ids";
-import { toolRegistry } from "../../agent/tools";
+import { tenantToolSources, toolRegistry } from "../../agent/tools";
 import { clientToolDefinition } from "../../agent/tools/client-tool";
-import { addToolSource } from "../../agent/tools/external";
 import { ADMIN, api, connectSocket } from "./helpers";
 import { fillPath, ownEverything, paramsOf, ROUTES, type Owned } from "./hostile-fixtures";
 
@@ -194,7 +193,9 @@ describe("client tools across tenants", () => {
   it("keep a paused turn's calls to its tenant: another tenant's posts answer like unknown ones and write nothing", async () => {
     const weather = { name: "get_weather", description: "weather", input_schema: { type: "object", properties: {} } };
     // A tenant's registered client tool, seen by its own turns only.
-    addToolSource({ kind: "test-client-tools", load: async (scope) => (scope.tenantId === a.tenantId ? [clientToolDefinition({ name: "a_private_tool", description: "a private tool", input_schema: { type: "object" } })] : []) });
+    const source = { kind: "test-client-tools", load: async (scope: { tenantId: string }) => (scope.tenantId === a.tenantId ? [clientToolDefinition({ name: "a_private_tool", description: "a private tool", input_schema: { type: "object" } })] : []) };
+    tenantToolSources.push(source);
+    onTestFinished(() => void tenantToolSources.splice(tenantToolSources.indexOf(source), 1));
     const pausedIn = async (owner: Owned) => {
       const conv = (await api("POST", "/v1/conversations", { title: "c" }, { key: owner.key })).json.id;
       const r = await api("POST", `/v1/conversations/${conv}/messages`, { content: `@tool get_weather {}`, tools: [weather] }, { key: owner.key });

@@ -27,8 +27,20 @@ describe("search ranking", () => {
       const page: any = await search(key, "Which road bike was it?", `&limit=2${cursor ? `&cursor=${cursor}` : ""}`);
       walked.push(...page.results.map((h: any) => h.id));
       cursor = page.next;
+      // The cursor is the hits before the next page, nothing else (no ranking mode).
+      if (cursor !== null) expect(cursor).toBe(String(walked.length));
     } while (cursor);
     expect(walked).toEqual(ids);
+    // A cursor of the earlier `and:N` / `or:N` form pages on from N: the mode is read and ignored.
+    const fromTwo = (await search(key, "Which road bike was it?", "&limit=2&cursor=2")).results.map((h: any) => h.id);
+    expect(fromTwo).toEqual(ids.slice(2, 4));
+    for (const old of ["and:2", "or:2"]) expect((await search(key, "Which road bike was it?", `&limit=2&cursor=${old}`)).results.map((h: any) => h.id)).toEqual(fromTwo);
+    // Anything else is a 400 naming the cursor.
+    for (const bad of ["xor:2", "and:", "-1", "2:and"]) {
+      const r = await api("GET", `/v1/search?q=bike&cursor=${encodeURIComponent(bad)}`, undefined, { key });
+      expect(r.status, bad).toBe(400);
+      expect(r.json.error.message, bad).toMatch(/cursor.*not a search cursor/);
+    }
   });
 
   it("ranks the person's words above the assistant's restatement, unless the assistant's words are asked for", async () => {

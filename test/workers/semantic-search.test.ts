@@ -84,7 +84,7 @@ describe("semantic path (local)", () => {
       await upsertDocs(db, Array.from({ length: 7 }, (_, i) => note(t, `n${i}`, `Garden note ${i}: tomatoes and gardening tools.`)));
       const all = await ids(db, t, "gardening", true, 20);
       const walked: string[] = [];
-      let cursor: { mode: "and" | "or"; offset: number } | undefined;
+      let cursor: { offset: number } | undefined;
       do {
         const page = await searchCortexPage(db, t, "gardening", { limit: 3, fusion: cortexFusionFor(local, db), cursor });
         walked.push(...page.hits.map((h) => h.id));

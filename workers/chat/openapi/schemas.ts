@@ -74,9 +74,16 @@ export const turnResultSchema = z
 /** A resource: its id and the rest of its fields. */
 export const resource = (id: string, description: string) => z.looseObject({ id: z.string() }).meta({ id, description });
 
-/** A page of a list: the items under `key` and `next`, the cursor of the following page (null at the end). */
+/**
+ * A page of a list: the items under `data` and `next`, the cursor of the following page (null at
+ * the end). `key`, when not "data", is the route's older field holding the same array (deprecated).
+ */
 export const listOf = (key: string, item: z.ZodType) =>
-  z.looseObject({ [key]: z.array(item), next: z.union([z.string(), z.number(), z.null()]) });
+  z.looseObject({
+    data: z.array(item),
+    ...(key === "data" ? {} : { [key]: z.array(item).meta({ deprecated: true, description: "The same array as `data`, under the route's older name; read `data`." }) }),
+    next: z.union([z.string(), z.number(), z.null()]),
+  });
 
 /** A conversation as the API answers it (GET /v1/conversations/:id). */
 export const conversationSchema = resource("Conversation", "A conversation: title, settings, counts and dates.");

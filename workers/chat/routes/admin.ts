@@ -55,6 +55,7 @@ const migrateBody = z.strictObject({
 
 // Moves the D1 cortex's rows into the tenants' shards, one bounded page per call; resumable by
 // cursor and idempotent (rows keep their doc ids). scripts/migrate-cortex.mjs walks it to the end.
+// Gone from version 0.2.0 with the D1 tables it reads (docs/api-notes.md, "Its end").
 adminRoutes.post(
   "/cortex/migrate",
   doc({ summary: "Move a page of the D1 cortex into the tenants' shards", responses: { 200: { description: "What this step moved; `next` is null once done", schema: z.looseObject({ scanned: z.number(), moved: z.number(), tenants: z.number(), next: z.string().nullable() }) } } }),

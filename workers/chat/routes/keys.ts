@@ -10,7 +10,6 @@ import { ApiError, badRequest, notFound } from "../errors";
 import type { AppEnv } from "../types";
 import { intParam, jsonBody, query } from "../validate";
 import { doc } from "../openapi/registry";
-import { listOf } from "../openapi/schemas";
 
 export interface KeyScope {
   /** The tenant whose keys the request manages (throws the 404 when there is none). */
@@ -50,7 +49,7 @@ export function keyRoutes(scope: KeyScope): Hono<AppEnv> {
     return c.json(created, 201);
   });
 
-  routes.get("/", doc({ summary: "List API keys (never secrets)", responses: { 200: { description: "A page", schema: listOf("keys", z.looseObject({ id: z.string(), last4: z.string() })) } } }), query(listQuery), async (c) => {
+  routes.get("/", doc({ summary: "List API keys (never secrets)", responses: { 200: { description: "A page", schema: z.looseObject({ keys: z.array(z.looseObject({ id: z.string(), last4: z.string() })), next: z.union([z.string(), z.number(), z.null()]) }) } } }), query(listQuery), async (c) => {
     const tenantId = await scope.tenantOf(c);
     const { limit, cursor } = c.req.valid("query");
     const rows = await listKeys(c.env.DB, tenantId, limit + 1, cursor);

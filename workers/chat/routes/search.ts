@@ -18,11 +18,12 @@ const searchQuery = z.strictObject({
   // Whose words are sought; unset, the person's unless the query asks for the assistant's.
   said: z.enum(["user", "assistant"]).optional(),
   limit: intParam(1, 100).default(20),
-  // `and:40`: the mode the first page settled on (all terms, or any term when none matched all) and the hits before.
+  // `40`: the hits before this page. A cursor of the earlier form `and:40` / `or:40` still pages on:
+  // its mode names a ranking that is now the only one, so only the offset is read.
   cursor: z
     .string()
-    .regex(/^(and|or):(0|[1-9]\d{0,6})$/, "not a search cursor (pass `next` back as it is)")
-    .transform((v) => ({ mode: v.slice(0, v.indexOf(":")) as "and" | "or", offset: Number(v.slice(v.indexOf(":") + 1)) }))
+    .regex(/^(?:(?:and|or):)?(0|[1-9]\d{0,6})$/, "not a search cursor (pass `next` back as it is)")
+    .transform((v) => ({ offset: Number(v.slice(v.indexOf(":") + 1)) }))
     .optional(),
 });
 
@@ -30,5 +31,5 @@ searchRoutes.get("/", doc({ summary: "Search messages, notes, episodes and pages
   const { q, conversation, kind, said, limit, cursor } = c.req.valid("query");
   const tenantId = c.get("tenantId");
   const { hits, next } = await (await cortexFor(c.env, tenantId)).search(tenantId, q, { conversationId: conversation, kinds: kind ? [kind] : undefined, said, limit, cursor });
-  return c.json({ query: q, ...listBody("results", { data: hits, next: next && `${next.mode}:${next.offset}` }) });
+  return c.json({ query: q, ...listBody("results", { data: hits, next: next && String(next.offset) }) });
 });

@@ -9,7 +9,7 @@ import { indexOf, latin1 } from "./bytes";
 import { decodeStream, MAX_DECODED_BYTES } from "./filters";
 import { ObjectReader } from "./object-reader";
 import { ObjectStreams } from "./object-streams";
-import { PdfDict, PdfError, type PdfObj, PdfRef, PdfStream, PdfString } from "./objects";
+import { PdfDict, PdfError, type PdfObj, type PdfObjectFetcher, PdfRef, type PdfResolver, PdfStream, PdfString } from "./objects";
 import { catalog, findPage, type PageLeaf, pagesRoot } from "./page-tree";
 import { XrefChain } from "./xref-chain";
 import type { RangeReader } from "../shared/range-reader";
@@ -22,7 +22,7 @@ const OBJECT_CACHE_BYTES = 24 * 1024 * 1024;
 const MAX_LOADS = 200_000;
 const PREFETCH_MAX = 16;
 
-export class PdfDocument {
+export class PdfDocument implements PdfResolver, PdfObjectFetcher {
   version: string | null = null;
   /** Most objects one prefetch reads ahead; the page tree walks its kids in batches of this. */
   readonly prefetchMax = PREFETCH_MAX;

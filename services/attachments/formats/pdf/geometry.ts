@@ -2,8 +2,7 @@
  * Affine matrices and axis-aligned boxes for placing glyphs in device space (ISO 32000-1 §8.3.4):
  * a matrix [a b c d e f] maps a row vector (x y 1) to (ax + cy + e, bx + dy + f).
  */
-import type { PdfDocument } from "./document";
-import type { PdfObj } from "./objects";
+import type { PdfObj, PdfResolver } from "./objects";
 
 export type Matrix = readonly [number, number, number, number, number, number];
 
@@ -56,7 +55,7 @@ export function intersect(a: Box | null, b: Box | null): Box | null {
   return [Math.max(a[0], b[0]), Math.max(a[1], b[1]), Math.min(a[2], b[2]), Math.min(a[3], b[3])];
 }
 
-async function numbers(doc: PdfDocument, o: PdfObj | undefined, length: number): Promise<number[] | null> {
+async function numbers(doc: PdfResolver, o: PdfObj | undefined, length: number): Promise<number[] | null> {
   const a = await doc.resolve(o);
   if (!Array.isArray(a) || a.length !== length) return null;
   const out: number[] = [];
@@ -69,12 +68,12 @@ async function numbers(doc: PdfDocument, o: PdfObj | undefined, length: number):
 }
 
 /** A rectangle (§7.9.5: any two opposite corners) as a box, or null when it is not one. */
-export async function readBox(doc: PdfDocument, o: PdfObj | undefined): Promise<Box | null> {
+export async function readBox(doc: PdfResolver, o: PdfObj | undefined): Promise<Box | null> {
   const n = await numbers(doc, o, 4);
   return n && [Math.min(n[0], n[2]), Math.min(n[1], n[3]), Math.max(n[0], n[2]), Math.max(n[1], n[3])];
 }
 
-export async function readMatrix(doc: PdfDocument, o: PdfObj | undefined): Promise<Matrix | null> {
+export async function readMatrix(doc: PdfResolver, o: PdfObj | undefined): Promise<Matrix | null> {
   const n = await numbers(doc, o, 6);
   return n && [n[0], n[1], n[2], n[3], n[4], n[5]];
 }

@@ -1,9 +1,8 @@
 // Objects stored inside compressed object streams (ISO 32000-1 §7.5.7): each stream is decoded
 // once and its offset table kept, a few streams at a time within a byte budget.
-import type { PdfDocument } from "./document";
 import { decodeStream } from "./filters";
 import { Lexer } from "./lexer";
-import { isInt, PdfError, type PdfObj, PdfRef, PdfStream } from "./objects";
+import { isInt, PdfError, type PdfObj, type PdfObjectFetcher, PdfRef, PdfStream } from "./objects";
 import { parseValue } from "./parser";
 import type { XrefChain } from "./xref-chain";
 
@@ -21,7 +20,7 @@ export class ObjectStreams {
   private decoded = new Map<number, DecodedObjStm>();
 
   constructor(
-    private readonly doc: PdfDocument,
+    private readonly doc: PdfObjectFetcher,
     private readonly xref: XrefChain,
   ) {}
 

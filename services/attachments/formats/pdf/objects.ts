@@ -55,6 +55,26 @@ export class PdfKeyword {
 
 export type PdfObj = null | boolean | number | PdfName | PdfString | PdfRef | PdfDict | PdfStream | PdfObj[];
 
+/**
+ * What the page tree and geometry ask of an open document: references resolved, the trailer, read-ahead.
+ * PdfDocument (document.ts) implements it; naming it here keeps those files from importing the document.
+ */
+export interface PdfResolver {
+  readonly trailer: PdfDict;
+  /** Most objects one prefetch reads ahead. */
+  readonly prefetchMax: number;
+  resolve(o: PdfObj | undefined): Promise<PdfObj>;
+  resolveDict(o: PdfObj | undefined): Promise<PdfDict | null>;
+  prefetch(refs: PdfObj[]): Promise<void>;
+}
+
+/** What object streams ask of an open document: objects by reference and a stream's encoded bytes. */
+export interface PdfObjectFetcher {
+  readonly encrypted: boolean;
+  fetch(ref: PdfRef): Promise<PdfObj>;
+  rawBytes(s: PdfStream): Promise<Uint8Array>;
+}
+
 export function isName(o: PdfObj | undefined, name?: string): o is PdfName {
   return o instanceof PdfName && (name === undefined || o.name === name);
 }

@@ -1,9 +1,8 @@
 // The page tree (ISO 32000-1 §7.7.3): the catalog, the root /Pages node with its /Count, and the
 // leaf of one page found by descending through /Count values, with inherited /Resources and page
 // boxes.
-import type { PdfDocument } from "./document";
 import { type Box, intersect, readBox } from "./geometry";
-import { isInt, isName, PdfDict, PdfError, type PdfObj } from "./objects";
+import { isInt, isName, PdfDict, PdfError, type PdfObj, type PdfResolver } from "./objects";
 
 const MAX_TREE_DEPTH = 64;
 const MAX_PAGES = 10_000_000;
@@ -30,7 +29,7 @@ function inherit(node: PdfDict, from: Inherited, resources: PdfDict | null): Inh
   return { resources: resources ?? from.resources, mediaBox: node.get("MediaBox") ?? from.mediaBox, cropBox: node.get("CropBox") ?? from.cropBox };
 }
 
-async function leafOf(doc: PdfDocument, kid: PdfDict, from: Inherited): Promise<PageLeaf> {
+async function leafOf(doc: PdfResolver, kid: PdfDict, from: Inherited): Promise<PageLeaf> {
   const own = inherit(kid, from, await doc.resolveDict(kid.get("Resources")));
   const usable = (b: Box | null) => (b && b[2] > b[0] && b[3] > b[1] ? b : null);
   const media = usable(await readBox(doc, own.mediaBox));
@@ -40,13 +39,13 @@ async function leafOf(doc: PdfDocument, kid: PdfDict, from: Inherited): Promise<
   return { dict: kid, resources: own.resources, box };
 }
 
-export async function catalog(doc: PdfDocument): Promise<PdfDict> {
+export async function catalog(doc: PdfResolver): Promise<PdfDict> {
   const root = await doc.resolveDict(doc.trailer.get("Root"));
   if (!root) throw new PdfError("broken PDF: the document catalog (/Root) is missing");
   return root;
 }
 
-export async function pagesRoot(doc: PdfDocument): Promise<{ node: PdfDict; count: number }> {
+export async function pagesRoot(doc: PdfResolver): Promise<{ node: PdfDict; count: number }> {
   const cat = await catalog(doc);
   const node = await doc.resolveDict(cat.get("Pages"));
   if (!node) throw new PdfError("broken page tree: the catalog has no /Pages");
@@ -60,7 +59,7 @@ export async function pagesRoot(doc: PdfDocument): Promise<{ node: PdfDict; coun
  * /Count. When a node's /Count equals its number of kids (every kid a leaf, as in the flat trees
  * many writers produce) the kid is picked directly instead of fetching its siblings.
  */
-export async function findPage(doc: PdfDocument, index: number, root: PdfDict): Promise<PageLeaf> {
+export async function findPage(doc: PdfResolver, index: number, root: PdfDict): Promise<PageLeaf> {
   const batch = doc.prefetchMax;
   let node = root;
   let inherited = inherit(root, { resources: null, mediaBox: undefined, cropBox: undefined }, await doc.resolveDict(root.get("Resources")));

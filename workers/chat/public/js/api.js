@@ -66,13 +66,13 @@ export async function api(method, path, body, key = session.key ?? "") {
   return text ? JSON.parse(text) : null;
 }
 
-/** Every page of a `{messages|cards, next}` listing. @param {string} path @param {string} field */
-export async function allPages(path, field, limit = 500) {
+/** Every page of a `{data, next}` listing paged by `after`. @param {string} path */
+export async function allPages(path, limit = 500) {
   const out = [];
   let after = 0;
   for (;;) {
     const page = await api("GET", `${path}?after=${after}&limit=${limit}`);
-    out.push(...page[field]);
+    out.push(...page.data);
     if (!page.next) return out;
     after = page.next;
   }

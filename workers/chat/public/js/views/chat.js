@@ -174,8 +174,8 @@ export async function chatView(root, id, opts = {}) {
     document.title = `${meta.title || "New chat"} · context-chat`;
     const after = Math.max(0, (meta.lastSeq ?? meta.messageCount ?? 0) - RECENT);
     const [page, timeline] = await Promise.all([api("GET", `/v1/conversations/${id}/messages?after=${after}&limit=${RECENT + 20}`), api("GET", `/v1/conversations/${id}/timeline?limit=500`)]);
-    for (const c of timeline.cards) cards.set(c.afterSeq, [...(cards.get(c.afterSeq) ?? []), c]);
-    messages.push(...page.messages);
+    for (const c of timeline.data) cards.set(c.afterSeq, [...(cards.get(c.afterSeq) ?? []), c]);
+    messages.push(...page.data);
     if (after > 0) log.prepend(h("p", { class: "muted" }, "Earlier messages are in ", h("a", { href: `#/c/${id}/history` }, "History"), "."));
     renderSettled();
     if (meta.requiresAction) showPending(meta.requiresAction);
@@ -431,7 +431,7 @@ export async function chatView(root, id, opts = {}) {
   async function refreshCards() {
     const timeline = await api("GET", `/v1/conversations/${id}/timeline?limit=500`);
     cards.clear();
-    for (const c of timeline.cards) cards.set(c.afterSeq, [...(cards.get(c.afterSeq) ?? []), c]);
+    for (const c of timeline.data) cards.set(c.afterSeq, [...(cards.get(c.afterSeq) ?? []), c]);
     renderSettled();
   }
 
@@ -599,7 +599,7 @@ export async function chatView(root, id, opts = {}) {
   async function catchUp() {
     const after = messages.length ? messages[messages.length - 1].seq : 0;
     const page = await api("GET", `/v1/conversations/${id}/messages?after=${after}&limit=100`);
-    addSettled(page.messages);
+    addSettled(page.data);
   }
 
   /** @param {FileList | File[] | null | undefined} files */

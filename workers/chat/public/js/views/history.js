@@ -24,7 +24,7 @@ export async function historyView(root, id, params) {
   /** @type {any[]} */ let cards;
   /** @type {any} */ let replay;
   try {
-    [meta, cards, replay] = await Promise.all([api("GET", `/v1/conversations/${id}`), allPages(`/v1/conversations/${id}/timeline`, "cards"), api("GET", `/v1/conversations/${id}/replay`).catch(() => null)]);
+    [meta, cards, replay] = await Promise.all([api("GET", `/v1/conversations/${id}`), allPages(`/v1/conversations/${id}/timeline`), api("GET", `/v1/conversations/${id}/replay`).catch(() => null)]);
   } catch (err) {
     replace(root, errorLine(err));
     return;
@@ -72,7 +72,7 @@ export async function historyView(root, id, params) {
     more.disabled = true;
     try {
       const page = await api("GET", `/v1/conversations/${id}/messages?after=${after}&limit=${pageSize}`);
-      for (const m of page.messages) {
+      for (const m of page.data) {
         const el = renderMessage(m, ctx);
         shown++;
         if (folded && m.seq <= folded) el.classList.add("folded");

@@ -54,8 +54,8 @@ export async function manageView(root) {
   async function load(cursor) {
     try {
       const page = await api("GET", `/v1/conversations?limit=30${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`);
-      if (!cursor && !page.conversations.length) list.append(h("li", { class: "muted" }, "No conversations yet."));
-      for (const c of page.conversations)
+      if (!cursor && !page.data.length) list.append(h("li", { class: "muted" }, "No conversations yet."));
+      for (const c of page.data)
         list.append(h("li", null, h("a", { href: `#/c/${c.id}` }, c.title || "New chat"), " ", h("span", { class: "muted" }, [c.messageCount !== undefined ? `${num(c.messageCount)} messages · ` : "", time(c.updatedAt ?? c.createdAt)]), " ", h("a", { class: "muted", href: `#/c/${c.id}/history` }, "history")));
       more.hidden = !page.next;
       more.onclick = () => load(page.next);

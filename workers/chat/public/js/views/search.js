@@ -39,8 +39,8 @@ export async function searchView(root, params) {
   if (!q) return replace(status, "Type words in the search box above.");
   try {
     const res = await api("GET", `/v1/search?q=${encodeURIComponent(q)}&limit=50`);
-    if (!res.results.length) return replace(status, "No matches.");
-    replace(status, `${res.results.length} match${res.results.length === 1 ? "" : "es"}`);
+    if (!res.data.length) return replace(status, "No matches.");
+    replace(status, `${res.data.length} match${res.data.length === 1 ? "" : "es"}`);
     /** @type {Map<string, Promise<string>>} */
     const titles = new Map();
     /** @param {string} id */
@@ -49,7 +49,7 @@ export async function searchView(root, params) {
       return /** @type {Promise<string>} */ (titles.get(id));
     };
     const rows = await Promise.all(
-      res.results.map(async (/** @type {any} */ r) => {
+      res.data.map(async (/** @type {any} */ r) => {
         const href = r.conversationId ? (r.messageId ? `#/c/${r.conversationId}/history?at=${encodeURIComponent(r.messageId)}` : `#/c/${r.conversationId}/history`) : null;
         const where = r.conversationId ? await titleOf(r.conversationId) : r.kind === "memory" ? "Memory" : "Project file";
         return h(

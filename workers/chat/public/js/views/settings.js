@@ -9,7 +9,7 @@ import { errorLine } from "../render.js";
 /** @type {Promise<any[]> | null} */
 let catalog = null;
 /** The models a conversation may use now (not retired), cached for the page's life. */
-const models = () => (catalog ??= api("GET", "/v1/models").then((r) => (r.data ?? r.models).filter((/** @type {any} */ m) => m.status !== "retired")));
+const models = () => (catalog ??= api("GET", "/v1/models").then((r) => r.data.filter((/** @type {any} */ m) => m.status !== "retired")));
 
 /** @param {string | null} current @param {string} [id] */
 export async function modelSelect(current, id = "new-model") {

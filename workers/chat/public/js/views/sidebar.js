@@ -27,7 +27,7 @@ export function mountSidebar(nav) {
     try {
       const page = await api("GET", `/v1/conversations?limit=${LISTED}`);
       /** @type {any[]} */
-      const rows = [...page.conversations].map((c) => (titled.has(c.id) ? { ...c, title: titled.get(c.id) } : c)).sort((a, b) => String(b.updatedAt ?? b.createdAt).localeCompare(String(a.updatedAt ?? a.createdAt)));
+      const rows = [...page.data].map((c) => (titled.has(c.id) ? { ...c, title: titled.get(c.id) } : c)).sort((a, b) => String(b.updatedAt ?? b.createdAt).localeCompare(String(a.updatedAt ?? a.createdAt)));
       replace(list, rows.map(item));
       replace(status, rows.length ? "" : "No chats yet.");
       markCurrent();

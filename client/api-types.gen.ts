@@ -245,6 +245,7 @@ export interface Routes {
     path: undefined;
     query: {
       limit?: string | number;
+      order?: "created" | "activity";
       cursor?: string | number;
     };
     body: undefined;

@@ -29,10 +29,12 @@ async function untitled(key: string): Promise<string> {
 
 const titleOf = async (id: string, key: string) => (await api("GET", `/v1/conversations/${id}`, undefined, { key })).json.title as string;
 const listedTitle = async (id: string, key: string) => ((await api("GET", "/v1/conversations?limit=100", undefined, { key })).json.data as any[]).find((c) => c.id === id)?.title as string;
-const stubOf = (id: string) => env.CONVERSATION.get(env.CONVERSATION.idFromName(id));
+// Typed loosely: the object's RPC types are too deep for runInDurableObject's inference.
+const stubOf = (id: string): DurableObjectStub => env.CONVERSATION.get(env.CONVERSATION.idFromName(id)) as unknown as DurableObjectStub;
 
 /** Waits until the object has tried its automatic title (or the user's title made it moot). */
-const titleTried = (id: string) => eventually(() => runInDurableObject(stubOf(id), async (instance: any) => instance.store.titleSource() as string | null), (s) => s !== null);
+const titleSource = (id: string): Promise<string | null> => (runInDurableObject as any)(stubOf(id), async (instance: any) => instance.store.titleSource());
+const titleTried = (id: string) => eventually(() => titleSource(id), (s) => s !== null);
 
 describe("automatic titles", () => {
   it("the model titles an untitled conversation after its first exchange, in the conversation and the listing", async () => {
@@ -78,7 +80,7 @@ describe("automatic titles", () => {
     expect((await api("POST", `/v1/conversations/${id}/import`, { messages: [{ role: "user", text: "Compare tide tables" }, { role: "assistant", text: "Sure." }] }, { key })).status).toBe(201);
     await api("GET", `/v1/conversations/${id}`, undefined, { key });
     const model = catalogEntry("claude-sonnet-5-5")!;
-    const result = await runInDurableObject(stubOf(id), async (instance: any) => {
+    const result = await (runInDurableObject as any)(stubOf(id), async (instance: any) => {
       const titler = new AutoTitler(instance.scope, instance.record, instance.outbox);
       const failing = { messages: { create: async () => Promise.reject(new Error("provider down")) } } as any;
       const afterFailure = await titler.afterTurn(failing, model);

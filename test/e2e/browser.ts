@@ -28,10 +28,12 @@ export async function chooseChromium(env: Record<string, string | undefined> = p
 
 /** Keeps the page's websockets reachable as `window.sockets`, so a test can drop one as a network would. */
 export async function keepSockets(page: Page): Promise<void> {
+  // Runs in the page; typed through globalThis, as this file is also checked without the DOM library.
   await page.addInitScript(() => {
-    const Native = window.WebSocket;
-    const sockets: WebSocket[] = ((window as any).sockets = []);
-    window.WebSocket = class extends Native {
+    const page = globalThis as any;
+    const Native = page.WebSocket;
+    const sockets: unknown[] = (page.sockets = []);
+    page.WebSocket = class extends Native {
       constructor(url: string | URL, protocols?: string | string[]) {
         super(url, protocols);
         sockets.push(this);

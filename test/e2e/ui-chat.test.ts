@@ -245,6 +245,9 @@ describe("the chat", () => {
     // Sending in the chat below moves it to the top of the sidebar, without a reload.
     await page.goto(`${base()}/#/c/${newer}`);
     await expect.poll(() => page.locator("#chat-title").textContent()).toBe("Newer chat");
+    // The view has loaded (its empty-chat hint) and its socket is open before the composer is used.
+    await page.getByText("Ask anything, or attach a file.").waitFor();
+    await page.waitForFunction(() => ((window as any).sockets as WebSocket[]).some((s) => s.readyState === 1 && s.url.includes("/ws")));
     await send("Back to this one.\n@reply-chars 80");
     await expect.poll(async () => (await ids())[0], { timeout: 15_000 }).toBe(newer);
     expect((await ids()).indexOf(older)).toBeGreaterThan(0);

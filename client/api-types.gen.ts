@@ -247,6 +247,7 @@ export interface Routes {
     path: undefined;
     query: {
       limit?: string | number;
+      order?: "created" | "activity";
       cursor?: string | number;
     };
     body: undefined;

@@ -1,6 +1,6 @@
 // The D1 listing of a tenant's conversations (drizzle). The Durable Object is the source of truth;
 // these rows are kept current after each turn so listing never has to wake every conversation.
-import { and, desc, eq, lt } from "drizzle-orm";
+import { and, desc, eq, lt, sql } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
 import { conversations } from "../db/schema";
 import { usageInsert, type UsageEvent } from "./usage";
@@ -37,4 +37,35 @@ export async function refreshConversationRow(db: D1Database, id: string, fields:
 export async function listConversationRows(db: D1Database, tenantId: string, limit: number, before?: string): Promise<ConversationRow[]> {
   const where = before ? and(eq(conversations.tenantId, tenantId), lt(conversations.id, before)) : eq(conversations.tenantId, tenantId);
   return drizzle(db).select().from(conversations).where(where).orderBy(desc(conversations.id)).limit(limit);
+}
+
+/** Where an `?order=activity` page ended: the last row's `updatedAt` and `id` (ties broken by id). */
+export interface ActivityCursor {
+  updatedAt: string;
+  id: string;
+}
+
+const ACTIVITY_CURSOR = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?Z)~(conv_[A-Za-z0-9_-]{1,100})$/;
+
+/** `<updatedAt>~<id>`, what `next` holds in `?order=activity`. */
+export const activityCursor = (row: Pick<ConversationRow, "updatedAt" | "id">) => `${row.updatedAt}~${row.id}`;
+
+export function parseActivityCursor(raw: string): ActivityCursor | null {
+  const m = ACTIVITY_CURSOR.exec(raw);
+  return m ? { updatedAt: m[1], id: m[2] } : null;
+}
+
+/**
+ * Most recent activity first (`updated_at`, then id, both descending: the index
+ * conversations_tenant_activity, so no scan and no sort); `after` is where the previous page ended.
+ */
+export async function listConversationRowsByActivity(db: D1Database, tenantId: string, limit: number, after?: ActivityCursor): Promise<ConversationRow[]> {
+  return activityPageQuery(db, tenantId, limit, after);
+}
+
+/** The query itself (tests read its plan). */
+export function activityPageQuery(db: D1Database, tenantId: string, limit: number, after?: ActivityCursor) {
+  const tenant = eq(conversations.tenantId, tenantId);
+  const where = after ? and(tenant, sql`(${conversations.updatedAt}, ${conversations.id}) < (${after.updatedAt}, ${after.id})`) : tenant;
+  return drizzle(db).select().from(conversations).where(where).orderBy(desc(conversations.updatedAt), desc(conversations.id)).limit(limit);
 }

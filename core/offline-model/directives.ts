@@ -10,7 +10,8 @@
  *                         answering the prompt fails; `call=N` fails the Nth model call of the turn
  *                         instead (2 = the call after the first tool result or continuation);
  *                         `summarize` fails summarization requests whose input carries the line
- *                         (the in-turn compaction's state call, a fold); `attempts=K` fails only
+ *                         (the in-turn compaction's state call, a fold) and title requests (the
+ *                         automatic title after the first exchange); `attempts=K` fails only
  *                         the first K attempts of that call (the SDK's retry counter), so a retry
  *                         then succeeds, as with a transient provider error
  *   @max-tokens-stop      end the reply with stop_reason "max_tokens"

@@ -17,6 +17,7 @@ import type { ModelProfile } from "./model";
 import { prose, quoteReply, toolResultsReply } from "./reply";
 import { citedAnswer, hitsOf, overLimit, serverTool, serverToolCounts, webFetch, webSearch, withinMaxUses } from "./server-tools";
 import { summarize, summarizeOptions } from "./summarize";
+import { asksForTitle, offlineTitle } from "./title";
 import { type Chain, reasoningTokens, sealReply, thinkingMode, type ThinkingMode } from "./thinking";
 import { textTokens } from "./counting";
 import { classifyTurn, modelErrorFor } from "./turn";
@@ -65,10 +66,12 @@ interface Plan {
 export function generate(input: GenerateInput): Generation {
   const { request, body, model, messageId } = input;
   const summary = summarizeOptions(request);
-  const failure = modelErrorFor(request.messages, summary !== null, input.retryCount);
+  const title = summary === null && asksForTitle(request);
+  // A title request is a side call like a summary: only `summarize` error lines fail it.
+  const failure = modelErrorFor(request.messages, summary !== null || title, input.retryCount);
   if (failure !== null) return { kind: "error", status: failure };
   const mode = thinkingMode(body, model);
-  const plan = planReply(input, mode, summary !== null ? summarize(request, summary) : null);
+  const plan = title ? titlePlan(offlineTitle(request), mode, model.tokenizerRatio) : planReply(input, mode, summary !== null ? summarize(request, summary) : null);
   const windowLeft = Math.max(0, model.contextWindow - input.inputTokens);
   const budget = Math.min(request.max_tokens, windowLeft);
   const layout = layOut(plan.parts, budget, model.tokenizerRatio);
@@ -115,6 +118,10 @@ function toolUses(calls: readonly ToolCallDirective[], messageId: string): Part[
 
 const lead = (calls: readonly ToolCallDirective[]) => `Calling ${calls.length} ${calls.length === 1 ? "tool" : "tools"}: ${calls.map((t) => t.name).join(", ")}.`;
 const quote = (text: string) => text.replace(/\s+/g, " ").trim().slice(0, 100);
+
+function titlePlan(title: string, mode: ThinkingMode, ratio: number): Plan {
+  return { parts: [...thinkingPart(mode, title, "Naming the conversation from its first exchange.", ratio), ...textPart(title)], forcedStop: null, stopDetails: null, directives: null };
+}
 
 function planReply(input: GenerateInput, mode: ThinkingMode, summaryText: string | null): Plan {
   const { request, model, messageId } = input;

@@ -8,6 +8,7 @@ import type { StoredMessage } from "../../core/types";
 import { toToolResultBlock, type ClientToolResult } from "../../core/client-tools";
 import type { ReadQuery } from "../../agent/tools/registry";
 import type { ConversationHead, ConversationRef, ConversationView } from "../../services/record/conversation-head";
+import { AutoTitler } from "./auto-title";
 import { ConversationDeletion } from "./conversation-delete";
 import { ConversationStore, type PromptSnapshot, type TimelineCard } from "./conversation-store";
 import { FoldCoordinator, type FoldCommit, type FoldOutcome, type FoldSource } from "./fold-coordinator";
@@ -88,6 +89,7 @@ export class ConversationDO extends DurableObject<Env> {
       outbox: this.outbox,
       fold: this.fold,
       paused: this.paused,
+      titler: new AutoTitler(scope, this.record, this.outbox),
       broadcast: (event) => this.sockets.broadcast(event),
       closeRevokedSockets: () => this.sockets.closeRevoked(),
       readOwn: (ref, query) => this.readMessages(ref, query),
@@ -120,13 +122,23 @@ export class ConversationDO extends DurableObject<Env> {
     if (!loaded) return { kind: "missing" };
     const planned = await planSettingsPatch(this.scope.env, loaded.settings, change.settings ?? {});
     if (!planned.ok) return { kind: "invalid", message: planned.message };
-    return this.record.updateHead<PatchAnswer>((head) => {
+    const result = await this.record.updateHead<PatchAnswer>((head) => {
       const settings = change.settings ? settingsAfterModelChange(head.settings, planned.patch, planned.from, planned.to) : head.settings;
       const problem = crossCheckSettings(settings, planned.to);
       if (problem) return { next: null, result: { kind: "invalid", message: problem } };
-      const next: ConversationHead = { ...head, title: change.title ?? head.title, settings, updatedAt: new Date().toISOString() };
+      const now = new Date().toISOString();
+      const next: ConversationHead = { ...head, title: change.title ?? head.title, settings, updatedAt: now };
+      if (change.title !== undefined) {
+        // A title the user set is never replaced by the automatic one (auto-title.ts checks this
+        // in the same serialized head writes), and a rename counts as activity for the listing.
+        this.store.setTitleSource("user");
+        this.store.touchActivity(now);
+      }
       return { next, result: { kind: "updated", view: this.record.view(next) } };
     });
+    // The listing row follows the head (title, activity) after the answer.
+    if (result.kind === "updated") this.ctx.waitUntil(this.outbox.pending());
+    return result;
   }
 
   /**

@@ -135,6 +135,28 @@ export class ConversationStore {
     this.sql.exec(`DELETE FROM kv WHERE key = 'fold_lease'`);
   }
 
+  /**
+   * The conversation's last activity, what the listing's `updatedAt` shows and `?order=activity`
+   * sorts by: when messages were last added (a turn, an import, an attachment note) or the user
+   * last renamed it. Null on objects that predate it (the listing then falls back to the last message).
+   */
+  activityAt(): string | null {
+    return this.getKv("activity_at");
+  }
+
+  touchActivity(at: string): void {
+    this.setKv("activity_at", at);
+  }
+
+  /** Who the title is from: "user" once a PATCH set it, "auto" once the automatic title was tried (auto-title.ts); null before either. */
+  titleSource(): "user" | "auto" | null {
+    return this.getKv("title_source") as "user" | "auto" | null;
+  }
+
+  setTitleSource(source: "user" | "auto"): void {
+    this.setKv("title_source", source);
+  }
+
   /** Work for D1 that must survive a failed attempt (e.g. fold episodes), drained by the indexer. */
   putOutbox(key: string, payload: unknown): void {
     this.sql.exec(`INSERT OR REPLACE INTO outbox (key, payload) VALUES (?, ?)`, key, JSON.stringify(payload));

@@ -16,6 +16,7 @@ const INDEX_RETRY_MS = 30_000;
 export class IndexOutbox {
   private indexing: Promise<void> | null = null;
   private indexAgain = false;
+  private rowAgain = false;
 
   constructor(
     private readonly scope: ObjectScope,
@@ -37,9 +38,12 @@ export class IndexOutbox {
   pending(): Promise<void> {
     if (this.indexing) {
       this.indexAgain = true;
-      return this.indexing;
+      // A head change (a rename, the automatic title) asked for after the row was built gets a run of its own.
+      this.rowAgain = true;
+      return this.indexing.then(() => (this.rowAgain ? this.pending() : undefined));
     }
     const { ctx, store, deletion } = this.scope;
+    this.rowAgain = false;
     this.indexing = (async () => {
       if (deletion.deleted) return;
       const head = this.loadedHead() ?? store.getHead();
@@ -63,7 +67,12 @@ export class IndexOutbox {
         store.deleteOutbox(item.key);
       }
       // The listing row and the turns' usage rows in one D1 round trip (a usage row is written once by its id).
-      const row = { messageCount: store.lastSeq(), updatedAt: new Date().toISOString(), title: head.title };
+      // `updatedAt` is the last activity (conversation-store.ts activityAt): a fold or a settings
+      // change refreshes the row without moving the conversation in `?order=activity`.
+      const last = store.lastSeq();
+      const activity = store.activityAt() ?? (last ? store.range(last, last)[0]?.createdAt : undefined) ?? head.createdAt;
+      const row = { messageCount: last, updatedAt: activity, title: (this.loadedHead() ?? store.getHead() ?? head).title };
+      this.rowAgain = false;
       await deletion.guard(() => refreshConversationRow(this.scope.env.DB, head.id, row, usage.map((u) => u.event)));
       for (const u of usage) store.deleteOutbox(u.key);
       // Caught up: the reminder append set is not needed (a later append sets it again).

@@ -194,6 +194,7 @@ export class ConversationRecord {
       ctx.abort("index write failed after the R2 write");
       throw err;
     }
+    store.touchActivity(createdAt);
     this.cache.appended(stored);
     this.outbox.remind();
     return stored;

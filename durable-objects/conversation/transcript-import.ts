@@ -36,6 +36,7 @@ export async function commitImport(
       throw err;
     }
   });
+  scope.store.touchActivity(importedAt);
   outbox.remind();
   scope.ctx.waitUntil(outbox.pending());
   scope.ctx.waitUntil(fold.maybeDispatch());

@@ -20,6 +20,7 @@ import { blockOrigins, TurnCompactor } from "../../agent/turn-compaction";
 import { completeStep, INTERRUPTED, resumeAgentTurn, runAgentTurn, type TurnDeps, type TurnOutcome } from "../../agent/turn-loop";
 import type { ConversationHead, ConversationRef } from "../../services/record/conversation-head";
 import { ConversationGone } from "./conversation-delete";
+import type { AutoTitler } from "./auto-title";
 import type { FoldCoordinator } from "./fold-coordinator";
 import type { IndexOutbox } from "./index-outbox";
 import type { LifecycleLog } from "./lifecycle-log";
@@ -38,6 +39,8 @@ export interface TurnRunnerParts {
   outbox: IndexOutbox;
   fold: FoldCoordinator;
   paused: PausedTurns;
+  /** The automatic title after the first exchange (auto-title.ts). */
+  titler: AutoTitler;
   /** Every event of the turn to every socket of the conversation. */
   broadcast(event: TurnEvent): void;
   /** Closes the sockets whose key is revoked or expired: awaited before a turn's first event. */
@@ -289,6 +292,7 @@ export class TurnRunner {
     // Housekeeping after the response: never on the turn's critical path.
     scope.ctx.waitUntil(this.parts.outbox.pending());
     scope.ctx.waitUntil(this.parts.fold.maybeDispatch());
+    if (!outcome.paused) scope.ctx.waitUntil(this.parts.titler.afterTurn(client, prompt.model));
   }
 
   /** Attachment notes that arrived during the pause join now, after the step's results. */

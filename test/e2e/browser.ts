@@ -28,6 +28,7 @@ export async function chooseChromium(env: Record<string, string | undefined> = p
 
 /** Keeps the page's websockets reachable as `window.sockets`, so a test can drop one as a network would. */
 export async function keepSockets(page: Page): Promise<void> {
+  // Runs in the page; typed through globalThis, as this file is also checked without the DOM library.
   await page.addInitScript(() => {
     // Runs in the page. Typed through globalThis: this file is also compiled without the DOM's types
     // (test/unit imports it), where `window` does not exist and WebSocket is workerd's.

@@ -1,7 +1,8 @@
 // The chat as a person uses it, in a real browser against the running stack: replies rendered as
 // markdown (built as DOM nodes), Stop on a streaming turn (saved as interrupted) with the waiting
 // state before the first token, Regenerate, edit-and-resend, Copy, Retry on a failed turn, the
-// sidebar (new chat straight into the composer, automatic titles, rename, delete), the settings
+// sidebar (new chat straight into the composer, titles the server's model writes, the order by
+// last activity the server gives, rename, delete), the settings
 // form, the connection banner, sign-in on a revoked key, "stay signed in", the theme toggle, and
 // axe-core on every page at desktop and phone width in both themes (screenshots of each kept in
 // test-artifacts/ui-chat/).
@@ -155,10 +156,11 @@ describe("the chat", () => {
   it("Stop ends a streaming turn through the API, saved as interrupted; a waiting line shows between send and the first token", async () => {
     const id = await newChat("How do rivers carve canyons?\n@reply-chars 400");
     await settled(1);
-    // The conversation got its title from the first exchange, in the heading and the sidebar.
-    await expect.poll(() => page.locator("#chat-title").textContent()).toBe("How do rivers carve canyons? @reply-chars 400");
-    await expect.poll(() => page.locator(`#conversation-list li[data-id="${id}"] .conv-link`).textContent()).toBe("How do rivers carve canyons? @reply-chars 400");
-    expect((await api("GET", `/v1/conversations/${id}`)).json.title).toBe("How do rivers carve canyons? @reply-chars 400");
+    // The server's model titled the conversation after the first exchange (the offline model: the
+    // first prompt's first words, its directive line left out), shown in the heading and the sidebar.
+    await expect.poll(() => page.locator("#chat-title").textContent(), { timeout: 15_000 }).toBe("How do rivers carve canyons");
+    await expect.poll(() => page.locator(`#conversation-list li[data-id="${id}"] .conv-link`).textContent(), { timeout: 15_000 }).toBe("How do rivers carve canyons");
+    expect((await api("GET", `/v1/conversations/${id}`)).json.title).toBe("How do rivers carve canyons");
 
     await page.evaluate(() => {
       const w = window as any;
@@ -224,7 +226,12 @@ describe("the chat", () => {
     await expect.poll(async () => (await transcript(id)).filter((m) => m.role === "user").length, { timeout: 60_000 }).toBe(before + 1);
   });
 
-  it("the sidebar lists chats by last activity, and renames and deletes them", async () => {
+  it("the sidebar lists chats by last activity, as the server orders them, and renames and deletes them", async () => {
+    const listed: string[] = [];
+    const onRequest = (r: { url(): string }) => {
+      if (new URL(r.url()).pathname === "/v1/conversations" && r.url().includes("?")) listed.push(new URL(r.url()).search);
+    };
+    page.on("request", onRequest);
     const older = (await api("POST", "/v1/conversations", { title: "Older chat" })).json.id;
     const newer = (await api("POST", "/v1/conversations", { title: "Newer chat" })).json.id;
     // Activity on the older chat moves it above the newer one.
@@ -232,8 +239,22 @@ describe("the chat", () => {
     await page.goto(`${base()}/#/`);
     await page.reload();
     await page.waitForSelector(`#conversation-list li[data-id="${newer}"]`);
-    const order = await page.locator("#conversation-list li").evaluateAll((els) => els.map((e) => (e as HTMLElement).dataset.id));
+    const ids = () => page.locator("#conversation-list li").evaluateAll((els) => els.map((e) => (e as HTMLElement).dataset.id));
+    const order = await ids();
     expect(order.indexOf(older)).toBeLessThan(order.indexOf(newer));
+    // Sending in the chat below moves it to the top of the sidebar, without a reload.
+    await page.goto(`${base()}/#/c/${newer}`);
+    await expect.poll(() => page.locator("#chat-title").textContent()).toBe("Newer chat");
+    // The view has loaded (its empty-chat hint) and its socket is open before the composer is used.
+    await page.getByText("Ask anything, or attach a file.").waitFor();
+    await page.waitForFunction(() => ((window as any).sockets as WebSocket[]).some((s) => s.readyState === 1 && s.url.includes("/ws")));
+    await send("Back to this one.\n@reply-chars 80");
+    await expect.poll(async () => (await ids())[0], { timeout: 15_000 }).toBe(newer);
+    expect((await ids()).indexOf(older)).toBeGreaterThan(0);
+    // The sidebar asked the server for that order: it sorts nothing itself.
+    page.off("request", onRequest);
+    expect(listed.length).toBeGreaterThan(0);
+    expect(listed.filter((q) => /[?&]limit=100\b/.test(q)).every((q) => new URLSearchParams(q).get("order") === "activity")).toBe(true);
 
     const item = page.locator(`#conversation-list li[data-id="${newer}"]`);
     await item.hover();

@@ -16,7 +16,7 @@ import { toolResultRoutes } from "./tool-results";
 import { turnStopRoutes } from "./turn-stop";
 import { transcriptImportRoutes } from "./transcript-import";
 import { conversationExportRoutes } from "./conversation-export";
-import { listConversationRows } from "../../../services/conversation-list";
+import { activityCursor, listConversationRows, listConversationRowsByActivity, parseActivityCursor } from "../../../services/conversation-list";
 import { ApiError, badRequest, notFound } from "../errors";
 import { idempotencyKeyHeader } from "../idempotency-header";
 import { requireModel, respondTurn, startTurn, turnInput } from "../turns";
@@ -41,10 +41,20 @@ const createBody = z.strictObject({
 const patchBody = z
   .strictObject({ title: title.optional(), settings: settingsPatchSchema.optional() })
   .refine((b) => b.title !== undefined || b.settings !== undefined, "give title or settings");
-const listQuery = z.strictObject({
-  limit: intParam(1, 100).default(20),
-  cursor: z.string().refine((v) => isId("conv", v), "not a conversation id").optional(),
-});
+// `order=created` (the default): newest created first, the cursor a conversation id.
+// `order=activity`: most recent activity first, the cursor `<updatedAt>~<id>` (services/conversation-list.ts).
+const listQuery = z
+  .strictObject({
+    limit: intParam(1, 100).default(20),
+    order: z.enum(["created", "activity"]).default("created"),
+    cursor: z.string().max(200).optional(),
+  })
+  .superRefine((q, ctx) => {
+    if (q.cursor === undefined) return;
+    const ok = q.order === "activity" ? parseActivityCursor(q.cursor) !== null : isId("conv", q.cursor);
+    if (!ok)
+      ctx.addIssue({ code: "custom", path: ["cursor"], message: q.order === "activity" ? "not an order=activity cursor (pass back the `next` of the previous page)" : "not a conversation id" });
+  });
 // `after` (a seq) is the cursor these routes always took; `cursor` is its name on every other list.
 const seqPageQuery = z
   .strictObject({
@@ -75,11 +85,26 @@ conversationRoutes.post("/", doc({ summary: "Create a conversation", responses: 
   return c.json(created.view, 201);
 });
 
-conversationRoutes.get("/", doc({ summary: "List conversations", responses: { 200: { description: "A page, newest first", schema: listOf("conversations", conversation) } } }), query(listQuery), async (c) => {
-  const { limit, cursor } = c.req.valid("query");
-  const rows = (await listConversationRows(c.env.DB, c.get("tenantId"), limit + 1, cursor)).map(({ tenantId: _t, ...row }) => row);
-  return c.json(listBody("conversations", pageOf(rows, limit, (r) => r.id)));
-});
+conversationRoutes.get(
+  "/",
+  doc({
+    summary: "List conversations",
+    description:
+      "Newest created first; `?order=activity`: most recent activity first (`updatedAt`: the last turn, import, attachment note or rename), ties by id. Pass `next` back as `cursor` with the same `order`.",
+    responses: { 200: { description: "A page, newest first (or by activity)", schema: listOf("conversations", conversation) } },
+  }),
+  query(listQuery),
+  async (c) => {
+    const { limit, cursor, order } = c.req.valid("query");
+    const tenantId = c.get("tenantId");
+    if (order === "activity") {
+      const rows = (await listConversationRowsByActivity(c.env.DB, tenantId, limit + 1, cursor === undefined ? undefined : parseActivityCursor(cursor)!)).map(({ tenantId: _t, ...row }) => row);
+      return c.json(listBody("conversations", pageOf(rows, limit, activityCursor)));
+    }
+    const rows = (await listConversationRows(c.env.DB, tenantId, limit + 1, cursor)).map(({ tenantId: _t, ...row }) => row);
+    return c.json(listBody("conversations", pageOf(rows, limit, (r) => r.id)));
+  },
+);
 
 conversationRoutes.get("/:id", doc({ summary: "Get a conversation", responses: { 200: { description: "The conversation", schema: conversation } } }), async (c) => {
   const { stub, ref } = stubFor(c.env, c.get("tenantId"), c.req.param("id"));

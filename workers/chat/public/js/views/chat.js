@@ -11,6 +11,8 @@ import { assistantBlock, compactionNotice, fillStep, groupTurns, noteChip, promp
 import { pendingCallsPanel } from "./pending-calls.js";
 
 const RECENT = 60;
+/** How long to wait before each look for the server's automatic title after the first exchange. */
+const TITLE_CHECKS_MS = [300, 700, 1_500, 3_000, 5_000];
 /** Files the server can read (others are refused before upload). */
 const READABLE = /\.(pdf|txt|md|markdown|csv|tsv|json|jsonl|ndjson|log|xml|html?|ya?ml|toml|ini|js|mjs|ts|tsx|jsx|py|rb|go|rs|java|kt|c|h|cpp|hpp|cs|php|sh|sql|css|xlsx|docx|png|jpe?g|gif|webp)$/i;
 const MAX_UPLOAD = 1024 * 1024 * 1024;
@@ -425,7 +427,7 @@ export async function chatView(root, id, opts = {}) {
     if (t.error && !prompt) stick(() => log.append(turnError(t.error, t.prompt)));
     if (!t.error && e.stop_reason !== "requires_action") announce(e.stop_reason === "interrupted" ? "Stopped." : "Reply finished.");
     if (t.error) announce(plainError(t.error).text);
-    autoTitle();
+    afterTurn();
   }
 
   async function refreshCards() {
@@ -445,22 +447,30 @@ export async function chatView(root, id, opts = {}) {
     renderSettled();
   }
 
-  /** The first exchange names an untitled conversation. */
-  async function autoTitle() {
-    if (meta.title && meta.title !== "New conversation") return;
-    const first = messages.find((m) => m.role === "user" && promptText(m));
-    if (!first) return;
-    const words = promptText(first).replace(/\s+/g, " ").trim();
-    const name = words.length > 60 ? `${words.slice(0, 60).replace(/\s+\S*$/, "")}…` : words;
-    if (!name) return;
-    meta.title = name;
-    try {
-      await api("PATCH", `/v1/conversations/${id}`, { title: name });
-      replace(title, name);
-      document.title = `${name} · context-chat`;
-      conversationsChanged({ id, title: name });
-    } catch {
-      meta.title = "";
+  /**
+   * After a turn: the sidebar reorders (the conversation is the most recent activity now), and an
+   * untitled conversation's heading picks up the title the server writes after the first exchange
+   * (a moment after the turn ends, so it is asked for again a few times).
+   */
+  async function afterTurn() {
+    // The listing row is refreshed just after the turn ends: read it now and once more a moment later.
+    conversationsChanged();
+    setTimeout(() => conversationsChanged(), 1_500);
+    for (const wait of TITLE_CHECKS_MS) {
+      if (meta.title && meta.title !== "New conversation") return;
+      if (!messages.some((m) => m.role === "assistant")) return;
+      await new Promise((resolve) => setTimeout(resolve, wait));
+      try {
+        const now = await api("GET", `/v1/conversations/${id}`);
+        if (!now.title || now.title === "New conversation") continue;
+        meta.title = now.title;
+        replace(title, now.title);
+        document.title = `${now.title} · context-chat`;
+        conversationsChanged({ id, title: now.title });
+        return;
+      } catch {
+        return;
+      }
     }
   }
 

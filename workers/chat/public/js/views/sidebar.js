@@ -4,7 +4,7 @@ import { api, plainError } from "../api.js";
 import { h, replace } from "../dom.js";
 import { conversationsChanged } from "../prefs.js";
 
-/** The newest conversations the sidebar lists (the API pages by creation; these are sorted by activity). */
+/** The most recently active conversations the sidebar lists (the server orders them: `?order=activity`). */
 const LISTED = 100;
 
 /** @param {HTMLElement} nav */
@@ -23,11 +23,24 @@ export function mountSidebar(nav) {
   /** Titles set here since the list was read: the listing may lag a rename by a moment. @type {Map<string, string>} */
   const titled = new Map();
 
+  /** Loads may overlap (a turn's end reloads twice): only the latest one renders. */
+  let loads = 0;
+  /** A reload while a rename or a delete confirm is open waits until it closes (it would wipe it). */
+  let deferred = false;
+  const busy = () => !!list.querySelector(".rename-form, .confirm");
+  const loadIfDeferred = () => {
+    if (deferred) load();
+  };
   async function load() {
+    if (busy()) return void (deferred = true);
+    deferred = false;
+    const mine = ++loads;
     try {
-      const page = await api("GET", `/v1/conversations?limit=${LISTED}`);
+      const page = await api("GET", `/v1/conversations?order=activity&limit=${LISTED}`);
+      if (mine !== loads) return;
+      if (busy()) return void (deferred = true);
       /** @type {any[]} */
-      const rows = [...page.data].map((c) => (titled.has(c.id) ? { ...c, title: titled.get(c.id) } : c)).sort((a, b) => String(b.updatedAt ?? b.createdAt).localeCompare(String(a.updatedAt ?? a.createdAt)));
+      const rows = page.data.map((/** @type {any} */ c) => (titled.has(c.id) ? { ...c, title: titled.get(c.id) } : c));
       replace(list, rows.map(item));
       replace(status, rows.length ? "" : "No chats yet.");
       markCurrent();
@@ -45,13 +58,15 @@ export function mountSidebar(nav) {
     const li = h("li", { class: "conv", "data-id": c.id }, link, actions);
     rename.addEventListener("click", () => {
       const input = /** @type {HTMLInputElement} */ (h("input", { class: "rename-input", value: c.title || "", maxlength: "200", "aria-label": "New name" }));
-      const form = h("form", { class: "rename-form" }, input, h("button", { type: "submit", class: "small primary" }, "Save"), h("button", { type: "button", class: "small ghost", onclick: () => form.replaceWith(link, actions) }, "Cancel"));
+      const form = h("form", { class: "rename-form" }, input, h("button", { type: "submit", class: "small primary" }, "Save"), h("button", { type: "button", class: "small ghost", onclick: () => (form.replaceWith(link, actions), loadIfDeferred()) }, "Cancel"));
       form.addEventListener("submit", async (e) => {
         e.preventDefault();
         const title = input.value.trim();
         if (!title) return;
         try {
           await api("PATCH", `/v1/conversations/${c.id}`, { title });
+          link.textContent = title;
+          form.replaceWith(link, actions);
           conversationsChanged({ id: c.id, title });
           const heading = document.getElementById("chat-title");
           if (heading && location.hash.startsWith(`#/c/${c.id}`)) heading.textContent = title;
@@ -65,10 +80,11 @@ export function mountSidebar(nav) {
       input.select();
     });
     del.addEventListener("click", () => {
-      const confirm = h("div", { class: "confirm", role: "group", "aria-label": "Confirm delete" }, "Delete this chat for good? ", h("button", { type: "button", class: "small danger confirm-delete" }, "Delete"), h("button", { type: "button", class: "small ghost", onclick: () => confirm.replaceWith(actions) }, "Keep"));
+      const confirm = h("div", { class: "confirm", role: "group", "aria-label": "Confirm delete" }, "Delete this chat for good? ", h("button", { type: "button", class: "small danger confirm-delete" }, "Delete"), h("button", { type: "button", class: "small ghost", onclick: () => (confirm.replaceWith(actions), loadIfDeferred()) }, "Keep"));
       /** @type {HTMLElement} */ (confirm.querySelector(".confirm-delete")).addEventListener("click", async () => {
         try {
           await api("DELETE", `/v1/conversations/${c.id}`);
+          li.remove();
           if (location.hash.startsWith(`#/c/${c.id}`)) location.hash = "#/";
           conversationsChanged();
         } catch (err) {

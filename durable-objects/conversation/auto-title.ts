@@ -1,0 +1,49 @@
+// The automatic title: after a turn that completes the conversation's first exchange, if the
+// conversation still has no title (or the default "New conversation"), one small call to the
+// conversation's model (through the turn's own client, so Anthropic or the offline model as the
+// turn) writes it. It runs after the turn ended (ctx.waitUntil), so it never delays or fails a
+// turn; a failed or empty answer leaves the title unset, and it is tried once per conversation.
+// A title the user set (POST with a title, or PATCH) is never replaced.
+import type Anthropic from "@anthropic-ai/sdk";
+import type { ModelEntry } from "../../core/models/catalog";
+import { buildTitleRequest, cleanTitle, firstExchange, untitled } from "../../core/title";
+import { ConversationGone } from "./conversation-delete";
+import type { IndexOutbox } from "./index-outbox";
+import type { ObjectScope } from "./object-scope";
+import type { ConversationRecord } from "./record";
+
+/** The title call's bound: it is a few tokens, and nothing waits on it. */
+export const TITLE_CALL_TIMEOUT_MS = 30_000;
+/** The first exchange is looked for among the first messages only. */
+const FIRST_MESSAGES = 40;
+
+export class AutoTitler {
+  constructor(
+    private readonly scope: ObjectScope,
+    private readonly record: ConversationRecord,
+    private readonly outbox: IndexOutbox,
+  ) {}
+
+  /** Titles the conversation if it is due; resolves to the title written, or null. Never throws. */
+  async afterTurn(client: Anthropic, model: ModelEntry): Promise<string | null> {
+    const { store, deletion } = this.scope;
+    try {
+      const head = this.record.head;
+      if (!head || deletion.deleted || !untitled(head.title) || store.titleSource() !== null) return null;
+      const exchange = firstExchange(store.range(1, Math.min(store.lastSeq(), FIRST_MESSAGES)));
+      if (!exchange) return null;
+      store.setTitleSource("auto");
+      const reply = await client.messages.create(buildTitleRequest(model, exchange) as unknown as Anthropic.MessageCreateParamsNonStreaming, { timeout: TITLE_CALL_TIMEOUT_MS, maxRetries: 1 });
+      const title = cleanTitle(reply.content.map((b) => (b.type === "text" ? b.text : "")).join(""));
+      if (!title) return null;
+      // Checked again in the serialized head writes: a rename that landed during the call wins.
+      const applied = await this.record.updateHead((h) => (untitled(h.title) && store.titleSource() !== "user" ? { next: { ...h, title }, result: true } : { next: null, result: false }));
+      if (!applied) return null;
+      await this.outbox.pending();
+      return title;
+    } catch (err) {
+      if (!(err instanceof ConversationGone)) console.warn("automatic title failed; the title stays unset", err);
+      return null;
+    }
+  }
+}

@@ -1,0 +1,105 @@
+// Automatic titles: after the first exchange of an untitled conversation the server asks the
+// conversation's model for a title (the offline model answers deterministically: the first six
+// words of the first prompt), off the turn's path; a title the user set is never replaced, and a
+// failed title call leaves the title unset and the turn untouched.
+import { runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { catalogEntry } from "../../core/models/lookup";
+import { createModelClient } from "../../core/model-client";
+import { DEFAULT_TITLE } from "../../core/title";
+import { AutoTitler } from "../../durable-objects/conversation/auto-title";
+import { api, newTenant, send } from "./helpers";
+
+const eventually = async <T>(f: () => Promise<T>, ok: (v: T) => boolean, ms = 10_000): Promise<T> => {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await f();
+    if (ok(v) || Date.now() > end) return v;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+};
+
+async function untitled(key: string): Promise<string> {
+  const r = await api("POST", "/v1/conversations", {}, { key });
+  expect(r.status).toBe(201);
+  expect(r.json.title).toBe(DEFAULT_TITLE);
+  return r.json.id;
+}
+
+const titleOf = async (id: string, key: string) => (await api("GET", `/v1/conversations/${id}`, undefined, { key })).json.title as string;
+const listedTitle = async (id: string, key: string) => ((await api("GET", "/v1/conversations?limit=100", undefined, { key })).json.data as any[]).find((c) => c.id === id)?.title as string;
+// Typed loosely: the object's RPC types are too deep for runInDurableObject's inference.
+const stubOf = (id: string): DurableObjectStub => env.CONVERSATION.get(env.CONVERSATION.idFromName(id)) as unknown as DurableObjectStub;
+
+/** Waits until the object has tried its automatic title (or the user's title made it moot). */
+const titleSource = (id: string): Promise<string | null> => (runInDurableObject as any)(stubOf(id), async (instance: any) => instance.store.titleSource());
+const titleTried = (id: string) => eventually(() => titleSource(id), (s) => s !== null);
+
+describe("automatic titles", () => {
+  it("the model titles an untitled conversation after its first exchange, in the conversation and the listing", async () => {
+    const key = await newTenant();
+    const id = await untitled(key);
+    const r = await send(id, "How do rivers carve canyons?\n@reply-chars 200", key);
+    expect(r.status).toBe(200);
+    expect(await eventually(() => titleOf(id, key), (t) => t !== DEFAULT_TITLE)).toBe("How do rivers carve canyons");
+    expect(await eventually(() => listedTitle(id, key), (t) => t !== DEFAULT_TITLE)).toBe("How do rivers carve canyons");
+    // Once: a later turn does not title it again.
+    await send(id, "And glaciers?", key);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(await titleOf(id, key)).toBe("How do rivers carve canyons");
+  });
+
+  it("never replaces a title the user set, by POST or by PATCH (even to the default's words)", async () => {
+    const key = await newTenant();
+    const named = (await api("POST", "/v1/conversations", { title: "Mine" }, { key })).json.id;
+    const patched = await untitled(key);
+    expect((await api("PATCH", `/v1/conversations/${patched}`, { title: DEFAULT_TITLE }, { key })).status).toBe(200);
+    for (const id of [named, patched]) expect((await send(id, "Plan a trip to Lisbon", key)).status).toBe(200);
+    await titleTried(patched);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(await titleOf(named, key)).toBe("Mine");
+    expect(await titleOf(patched, key)).toBe(DEFAULT_TITLE);
+  });
+
+  it("a failed title call leaves the title unset and the turn as it was", async () => {
+    const key = await newTenant();
+    const id = await untitled(key);
+    // The line fails side calls only (summaries, titles); the turn itself is answered.
+    const r = await send(id, "Hello there\n@model-error 500 summarize", key);
+    expect(r.status).toBe(200);
+    expect(r.text).toContain('"stop_reason":"end_turn"');
+    expect(await titleTried(id)).toBe("auto");
+    await new Promise((r) => setTimeout(r, 1_500));
+    expect(await titleOf(id, key)).toBe(DEFAULT_TITLE);
+  });
+
+  it("a rename that lands while the title call runs wins; a thrown call is swallowed", async () => {
+    const key = await newTenant();
+    const id = await untitled(key);
+    expect((await api("POST", `/v1/conversations/${id}/import`, { messages: [{ role: "user", text: "Compare tide tables" }, { role: "assistant", text: "Sure." }] }, { key })).status).toBe(201);
+    await api("GET", `/v1/conversations/${id}`, undefined, { key });
+    const model = catalogEntry("claude-sonnet-5-5")!;
+    const result = await (runInDurableObject as any)(stubOf(id), async (instance: any) => {
+      const titler = new AutoTitler(instance.scope, instance.record, instance.outbox);
+      const failing = { messages: { create: async () => Promise.reject(new Error("provider down")) } } as any;
+      const afterFailure = await titler.afterTurn(failing, model);
+      const titleAfterFailure = instance.record.head.title;
+      // Tried once: a second call does nothing until the flag is cleared (as on a fresh object here).
+      instance.store.sql.exec(`DELETE FROM kv WHERE key = 'title_source'`);
+      const real = createModelClient(env);
+      const racing = {
+        messages: {
+          create: async (...args: any[]) => {
+            const reply = await (real.messages.create as any)(...args);
+            await instance.patch({ tenantId: instance.record.head.tenantId, conversationId: id }, { title: "Renamed meanwhile" });
+            return reply;
+          },
+        },
+      } as any;
+      const afterRace = await titler.afterTurn(racing, model);
+      return { afterFailure, titleAfterFailure, afterRace, final: instance.record.head.title };
+    });
+    expect(result).toEqual({ afterFailure: null, titleAfterFailure: DEFAULT_TITLE, afterRace: null, final: "Renamed meanwhile" });
+  });
+});

@@ -25,6 +25,7 @@ import { TurnOrder } from "./turn-order";
 import type { StopAnswer } from "./turn-stops";
 import { pendingView, PausedTurns, type ResultsRefusal } from "./paused-turn";
 import { pausedMessage, TurnRunner, TURN_PAUSED } from "./turn-runner";
+import { supersededBy, type RegenerateRefusal } from "./regenerate";
 
 export { FOLD_LEASE_MS, type FoldCommit, type FoldOutcome, type FoldSource } from "./fold-coordinator";
 export type { ReplayView } from "./replay-cache";
@@ -84,7 +85,7 @@ export class ConversationDO extends DurableObject<Env> {
       closeRevokedSockets: () => this.sockets.closeRevoked(),
       readOwn: (ref, query) => this.readMessages(ref, query),
     });
-    this.intake = new TurnIntake(this.store, idempotency, this.order, runner);
+    this.intake = new TurnIntake(this.store, idempotency, this.order, runner, { cache: this.cache, head: () => this.record.head });
     this.sockets = new ConversationSockets(scope, { record: this.record, paused: this.paused, intake: this.intake, order: this.order });
   }
 
@@ -135,12 +136,18 @@ export class ConversationDO extends DurableObject<Env> {
 
   // ---- RPC: reading -----------------------------------------------------------------------
 
-  async listMessages(ref: ConversationRef, after: number, limit: number): Promise<{ messages: StoredMessage[]; next: number | null } | null> {
-    if (!(await this.record.load(ref))) return null;
+  /** The complete transcript; a message a regenerate replaced carries `superseded: true` and `supersededBy`. */
+  async listMessages(ref: ConversationRef, after: number, limit: number): Promise<{ messages: (StoredMessage & { superseded?: true; supersededBy?: string })[]; next: number | null } | null> {
+    const head = await this.record.load(ref);
+    if (!head) return null;
     const messages = this.store.listAfter(after, limit + 1);
     const more = messages.length > limit;
     const page = more ? messages.slice(0, limit) : messages;
-    return { messages: page, next: more ? page[page.length - 1].seq : null };
+    const marked = page.map((m) => {
+      const by = supersededBy(head, m.seq);
+      return by ? { ...m, superseded: true as const, supersededBy: by } : m;
+    });
+    return { messages: marked, next: more ? page[page.length - 1].seq : null };
   }
 
   async readMessages(ref: ConversationRef, query: ReadQuery): Promise<{ messages: StoredMessage[]; messageCount: number } | null> {
@@ -179,7 +186,7 @@ export class ConversationDO extends DurableObject<Env> {
    * While a turn waits on client tools, a new one is refused (409 naming the pending calls).
    * The key is looked up first: a retry of the turn that paused gets that turn's outcome again.
    */
-  async send(ref: ConversationRef, input: TurnInput): Promise<ReadableStream<Uint8Array> | KeyedAnswer | { refused: { status: 409; type: typeof TURN_PAUSED; message: string } } | null> {
+  async send(ref: ConversationRef, input: TurnInput): Promise<ReadableStream<Uint8Array> | KeyedAnswer | { refused: { status: 409; type: typeof TURN_PAUSED; message: string } | RegenerateRefusal } | null> {
     if (!(await this.record.load(ref))) return null;
     const keyed = await this.intake.claimKey(input);
     if (keyed) return keyed;
@@ -188,6 +195,12 @@ export class ConversationDO extends DurableObject<Env> {
       // Refused before anything ran: the key is free again, as for any refused request.
       this.intake.releaseKey(input.idempotencyKey);
       return { refused: { status: 409, type: TURN_PAUSED, message: pausedMessage(waiting) } };
+    }
+    // No await between this check and the queueing: a second regenerate sees the first in flight.
+    const refused = this.intake.regenerateRefusal(input);
+    if (refused) {
+      this.intake.releaseKey(input.idempotencyKey);
+      return { refused };
     }
     return this.intake.stream(ref, input);
   }

@@ -106,7 +106,7 @@ export class ConversationSockets {
     }
     if (frame.value.type === "tool_results") return this.toolResults(ws, ref, frame.value.results);
     if (frame.value.type === "stop") return this.stop(ws, ref, frame.value.turnId);
-    const { content, attachments, idempotencyKey, tools } = frame.value;
+    const { content, attachments, idempotencyKey, tools, regenerate } = frame.value;
     const { record, intake, order } = this.parts;
     // A send frame is a turn from here on: a refusal names the turnId it would have had.
     const turnId = sortableId("turn");
@@ -125,13 +125,19 @@ export class ConversationSockets {
       if (!(await this.admitFrame(ws, ref, true, refuse))) return;
       const turn = await withAttachments(this.scope.env.DB, ref.tenantId, attachments, content);
       if ("unknown" in turn) return refuse({ type: "invalid_request", message: unknownAttachmentMessage(turn.unknown) });
-      const input: TurnInput = { ...turn, ...(idempotencyKey !== undefined ? { idempotencyKey } : {}), ...(tools ? { tools } : {}) };
+      const input: TurnInput = { ...turn, ...(idempotencyKey !== undefined ? { idempotencyKey } : {}), ...(tools ? { tools } : {}), ...(regenerate ? { regenerate } : {}) };
       const keyed = await intake.claimKey(input);
       if (keyed) {
         // Only the asking socket hears about a repeated key; the others saw the turn itself.
         if ("refused" in keyed) return refuse({ type: keyed.refused.type, message: keyed.refused.message }, { idempotencyKey });
         for (const event of keyed.replay) ws.send(JSON.stringify(event));
         return;
+      }
+      // A regenerate that cannot be taken now is refused before it queues (the key is free again).
+      const refused = intake.regenerateRefusal(input);
+      if (refused) {
+        intake.releaseKey(idempotencyKey);
+        return refuse({ type: refused.type, message: refused.message, status: refused.status });
       }
       // Events reach this socket (and every other one of the conversation) through broadcast.
       void intake.enqueue(ref, input, null, turnId);

@@ -11,6 +11,9 @@ import { keyedAnswer, type IdempotencyLedger, type KeyedAnswer } from "./idempot
 import type { TurnOrder } from "./turn-order";
 import type { TurnRunner } from "./turn-runner";
 import { TurnStops } from "./turn-stops";
+import { regenerateTarget, type RegenerateRefusal } from "./regenerate";
+import type { ReplayCache } from "./replay-cache";
+import type { ConversationHead } from "../../services/record/conversation-head";
 
 export interface TurnInput {
   content: ContentBlock[];
@@ -20,6 +23,11 @@ export interface TurnInput {
   idempotencyKey?: string;
   /** Client tools defined for this turn only (core/client-tools.ts). */
   tools?: ClientToolSpec[];
+  /**
+   * Runs the last prompt again and supersedes the exchange it replaces (regenerate.ts); `content`
+   * is then empty: the prompt's own content is saved again when the turn runs.
+   */
+  regenerate?: true;
   /** Set by the intake: aborted when the turn is stopped (turn-stops.ts). */
   signal?: AbortSignal;
 }
@@ -37,14 +45,28 @@ export class TurnIntake {
     private readonly idempotency: IdempotencyLedger,
     private readonly order: TurnOrder,
     private readonly runner: TurnRunner,
+    private readonly replay: { cache: ReplayCache; head: () => ConversationHead | undefined },
   ) {}
+
+  /**
+   * Why a regenerate cannot be taken now (a turn in flight, no reply to replace, the exchange
+   * folded or being folded); null for any other turn, or when it may run. Synchronous, so the
+   * caller can queue the turn before anything else comes in; the runner checks again.
+   */
+  regenerateRefusal(input: TurnInput): RegenerateRefusal | null {
+    const head = this.replay.head();
+    if (!input.regenerate || !head) return null;
+    const lease = this.store.getLease();
+    const target = regenerateTarget(head, this.replay.cache.replaySource(head), this.store.lastSeq(), { turnsInFlight: this.order.turnsInFlight, foldInFlight: !!lease && lease.expiresAt > Date.now() });
+    return "refused" in target ? target.refused : null;
+  }
 
   /** Null when the turn may run (no key, or a new one, now taken); else what to answer instead. */
   async claimKey(input: TurnInput): Promise<KeyedAnswer | null> {
     const key = input.idempotencyKey;
     if (key === undefined) return null;
     // The content alone: attached files are already notes in it (`activate` follows from them).
-    const claim = this.idempotency.claim(key, await requestFingerprint({ content: input.content }));
+    const claim = this.idempotency.claim(key, await requestFingerprint({ content: input.content, ...(input.regenerate ? { regenerate: true } : {}) }));
     return claim.kind === "new" ? null : keyedAnswer(claim, (from, to) => this.store.range(from, to));
   }
 

@@ -352,6 +352,7 @@ export interface Routes {
     };
     query: {
       name: string | number;
+      attach?: "true" | "false";
     };
     body: BodyInit;
     response: Schemas["Attachment"];
@@ -489,7 +490,7 @@ export interface Routes {
     };
     query: undefined;
     body: {
-      content: string | Array<{
+      content?: string | Array<{
         type: "text";
         text: string;
       } | {
@@ -508,6 +509,7 @@ export interface Routes {
           [key: string]: unknown;
         };
       }>;
+      regenerate?: true;
     };
     response: Schemas["TurnResult"];
   };
@@ -1180,6 +1182,8 @@ export interface Schemas {
       type: string;
       [key: string]: unknown;
     }>;
+    superseded?: true;
+    supersededBy?: string;
     [key: string]: unknown;
   };
   Model: {
@@ -1203,7 +1207,7 @@ export interface Schemas {
   };
   SocketClientFrame: {
     type: "send";
-    content: string | Array<{
+    content?: string | Array<{
       type: "text";
       text: string;
     } | {
@@ -1223,6 +1227,7 @@ export interface Schemas {
         [key: string]: unknown;
       };
     }>;
+    regenerate?: true;
   } | {
     type: "ping";
   } | {
@@ -1470,6 +1475,18 @@ export interface Schemas {
     }>;
     expiresAt: string;
     [key: string]: unknown;
+  } | {
+    type: "superseded";
+    agent?: {
+      segment: string;
+      name: string;
+    };
+    turnId: string;
+    fromSeq: number;
+    toSeq: number;
+    messageIds: Array<string>;
+    supersededBy: string;
+    [key: string]: unknown;
   };
   TurnResult: {
     conversationId: string;
@@ -1489,6 +1506,12 @@ export interface Schemas {
         input: unknown;
       }>;
       expiresAt: string;
+    };
+    superseded?: {
+      fromSeq: number;
+      toSeq: number;
+      messageIds: Array<string>;
+      supersededBy: string;
     };
     [key: string]: unknown;
   };

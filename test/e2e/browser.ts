@@ -29,9 +29,11 @@ export async function chooseChromium(env: Record<string, string | undefined> = p
 /** Keeps the page's websockets reachable as `window.sockets`, so a test can drop one as a network would. */
 export async function keepSockets(page: Page): Promise<void> {
   await page.addInitScript(() => {
-    const Native = window.WebSocket;
-    const sockets: WebSocket[] = ((window as any).sockets = []);
-    window.WebSocket = class extends Native {
+    // Typed loosely: this file is also checked with the Workers types, which have no DOM window.
+    const page = globalThis as any;
+    const Native = page.WebSocket;
+    const sockets: unknown[] = (page.sockets = []);
+    page.WebSocket = class extends Native {
       constructor(url: string | URL, protocols?: string | string[]) {
         super(url, protocols);
         sockets.push(this);

@@ -357,6 +357,7 @@ export interface Routes {
     };
     query: {
       name: string | number;
+      attach?: "true" | "false";
     };
     body: BodyInit;
     response: Schemas["Attachment"];
@@ -495,7 +496,7 @@ export interface Routes {
     };
     query: undefined;
     body: {
-      content: string | Array<{
+      content?: string | Array<{
         type: "text";
         text: string;
       } | {
@@ -514,6 +515,7 @@ export interface Routes {
           [key: string]: unknown;
         };
       }>;
+      regenerate?: true;
     };
     response: Schemas["TurnResult"];
   };
@@ -1202,6 +1204,8 @@ export interface Schemas {
       type: string;
       [key: string]: unknown;
     }>;
+    superseded?: true;
+    supersededBy?: string;
     [key: string]: unknown;
   };
   Model: {
@@ -1225,7 +1229,7 @@ export interface Schemas {
   };
   SocketClientFrame: {
     type: "send";
-    content: string | Array<{
+    content?: string | Array<{
       type: "text";
       text: string;
     } | {
@@ -1245,6 +1249,7 @@ export interface Schemas {
         [key: string]: unknown;
       };
     }>;
+    regenerate?: true;
   } | {
     type: "ping";
   } | {
@@ -1513,6 +1518,18 @@ export interface Schemas {
     }>;
     expiresAt: string;
     [key: string]: unknown;
+  } | {
+    type: "exchange_superseded";
+    agent?: {
+      segment: string;
+      name: string;
+    };
+    turnId: string;
+    fromSeq: number;
+    toSeq: number;
+    messageIds: Array<string>;
+    supersededBy: string;
+    [key: string]: unknown;
   };
   TurnResult: {
     conversationId: string;
@@ -1532,6 +1549,12 @@ export interface Schemas {
         input: unknown;
       }>;
       expiresAt: string;
+    };
+    superseded?: {
+      fromSeq: number;
+      toSeq: number;
+      messageIds: Array<string>;
+      supersededBy: string;
     };
     [key: string]: unknown;
   };

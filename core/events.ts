@@ -45,6 +45,11 @@ export type TurnEvent = (
   | { type: "model_changed"; turnId: string; from: string; to: string; reason: "retired" | "refusal_fallback"; retiredOn?: string }
   /** A streamed reply failed mid-way (overloaded, internal error) and is asked again after `delayMs`; text already streamed is kept. */
   | { type: "retry"; turnId: string; attempt: number; delayMs: number; error: { type: string; message: string } }
+  /**
+   * A regenerate replaced the last exchange: the messages `fromSeq`..`toSeq` are superseded by the
+   * exchange whose user message is `supersededBy` (kept in the transcript, never replayed again).
+   */
+  | { type: "exchange_superseded"; turnId: string; fromSeq: number; toSeq: number; messageIds: string[]; supersededBy: string }
   /** The turn paused on client tools: post their results to /tool-results before `expiresAt`. */
   | { type: "requires_action"; turnId: string; calls: { id: string; name: string; input: unknown }[]; expiresAt: string }
 ) & { agent?: EventAgent };
@@ -68,6 +73,7 @@ export type TurnEventType = TurnEvent["type"];
 const EVENT_TYPE_SET: Record<TurnEventType, true> = {
   turn_start: true,
   turn_queued: true,
+  exchange_superseded: true,
   delta: true,
   thinking: true,
   tool_use: true,

@@ -27,6 +27,7 @@ import { TurnOrder } from "./turn-order";
 import type { StopAnswer } from "./turn-stops";
 import { pendingView, PausedTurns } from "./paused-turn";
 import { pausedMessage, TurnRunner, TURN_PAUSED } from "./turn-runner";
+import { supersededBy, type RegenerateRefusal } from "./regenerate";
 
 export { FOLD_LEASE_MS, type FoldCommit, type FoldOutcome, type FoldSource } from "./fold-coordinator";
 export type { ReplayView } from "./replay-cache";
@@ -94,7 +95,7 @@ export class ConversationDO extends DurableObject<Env> {
       closeRevokedSockets: () => this.sockets.closeRevoked(),
       readOwn: (ref, query) => this.readMessages(ref, query),
     });
-    this.intake = new TurnIntake(this.store, idempotency, this.order, runner);
+    this.intake = new TurnIntake(this.store, idempotency, this.order, runner, { cache: this.cache, head: () => this.record.head });
     this.sockets = new ConversationSockets(scope, { record: this.record, paused: this.paused, intake: this.intake, order: this.order });
   }
 
@@ -155,12 +156,18 @@ export class ConversationDO extends DurableObject<Env> {
 
   // ---- RPC: reading -----------------------------------------------------------------------
 
-  async listMessages(ref: ConversationRef, after: number, limit: number): Promise<{ messages: StoredMessage[]; next: number | null } | null> {
-    if (!(await this.record.load(ref))) return null;
+  /** The complete transcript; a message a regenerate replaced carries `superseded: true` and `supersededBy`. */
+  async listMessages(ref: ConversationRef, after: number, limit: number): Promise<{ messages: (StoredMessage & { superseded?: true; supersededBy?: string })[]; next: number | null } | null> {
+    const head = await this.record.load(ref);
+    if (!head) return null;
     const messages = this.store.listAfter(after, limit + 1);
     const more = messages.length > limit;
     const page = more ? messages.slice(0, limit) : messages;
-    return { messages: page, next: more ? page[page.length - 1].seq : null };
+    const marked = page.map((m) => {
+      const by = supersededBy(head, m.seq);
+      return by ? { ...m, superseded: true as const, supersededBy: by } : m;
+    });
+    return { messages: marked, next: more ? page[page.length - 1].seq : null };
   }
 
   async readMessages(ref: ConversationRef, query: ReadQuery): Promise<{ messages: StoredMessage[]; messageCount: number } | null> {
@@ -208,6 +215,12 @@ export class ConversationDO extends DurableObject<Env> {
       // Refused before anything ran: the key is free again, as for any refused request.
       this.intake.releaseKey(input.idempotencyKey);
       return { kind: "refused", refusal: { status: 409, type: TURN_PAUSED, message: pausedMessage(waiting) } };
+    }
+    // No await between this check and the queueing: a second regenerate sees the first in flight.
+    const refusal = this.intake.regenerateRefusal(input);
+    if (refusal) {
+      this.intake.releaseKey(input.idempotencyKey);
+      return { kind: "refused", refusal };
     }
     return { kind: "stream", ndjson: this.intake.stream(ref, input) };
   }

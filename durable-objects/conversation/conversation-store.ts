@@ -215,6 +215,11 @@ export class ConversationStore {
       }));
   }
 
+  /** Superseded messages are never replayed: they weigh nothing towards the fold threshold. */
+  zeroChars(fromSeq: number, toSeq: number): void {
+    this.sql.exec(`UPDATE messages SET chars = 0 WHERE seq BETWEEN ? AND ?`, fromSeq, toSeq);
+  }
+
   /** Replay chars of every message after `seq`: the unsummarized region when `seq` is the fold boundary. */
   charsAfter(seq: number): number {
     return this.sql.exec<{ c: number }>(`SELECT COALESCE(SUM(chars), 0) AS c FROM messages WHERE seq > ?`, seq).one().c;

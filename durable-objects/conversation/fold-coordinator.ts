@@ -10,6 +10,7 @@ import type { IndexOutbox } from "./index-outbox";
 import type { ObjectScope } from "./object-scope";
 import type { ConversationRecord } from "./record";
 import type { ReplayCache } from "./replay-cache";
+import { supersededBy } from "./regenerate";
 
 /** How long a dispatched fold may run (queue retries included) before a later turn may dispatch again. */
 export const FOLD_LEASE_MS = 10 * 60_000;
@@ -66,13 +67,13 @@ export class FoldCoordinator {
 
   /**
    * The region a fold job works on (of the loaded `head`); null when the job is not the fold in
-   * flight (stale or redelivered). A sub-agent's segment never enters a fold.
+   * flight (stale or redelivered). A sub-agent's segment never enters a fold, nor a superseded exchange.
    */
   source(head: ConversationHead, jobId: string): FoldSource | null {
     const { store } = this.scope;
     if (store.getLease()?.jobId !== jobId) return null;
     const through = head.summarizedThroughMessage ?? 0;
-    const region = store.listAfter(through, Number.MAX_SAFE_INTEGER).filter((m) => !isAgentSegment(m));
+    const region = store.listAfter(through, Number.MAX_SAFE_INTEGER).filter((m) => !isAgentSegment(m) && !supersededBy(head, m.seq));
     // One threshold of growth per fold, however the region arrived (an import brings it all at once).
     const length = turnByTurnFoldLength(region, head.settings.tailMessages, head.settings.foldThresholdChars);
     return { summary: head.summary, summarizedThroughMessage: through, settings: head.settings, region: region.slice(0, length) };

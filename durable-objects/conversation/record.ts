@@ -6,7 +6,8 @@ import { settingsAfterModelChange, withMissingSettings } from "../../core/settin
 import type { NewMessage, StoredMessage } from "../../core/types";
 import { toolRegistry } from "../../agent/tools";
 import type { ToolRegistry } from "../../agent/tools/registry";
-import type { ConversationHead, ConversationRef, ConversationView } from "../../services/record/conversation-head";
+import type { ConversationHead, ConversationRef, ConversationView, SupersededRange } from "../../services/record/conversation-head";
+import { withSuperseded } from "./regenerate";
 import { readBatchesAfter, readHead, writeBatch, writeHead } from "../../services/record/conversation-record";
 import { ConversationGone } from "./conversation-delete";
 import type { IndexOutbox } from "./index-outbox";
@@ -63,13 +64,30 @@ export class ConversationRecord {
     if (local) {
       // Keys come from the stored head, so this is safe whoever the caller is.
       await this.adoptBatchesFromR2(local);
+      this.zeroSuperseded(local);
       return local;
     }
     const head = normalizeHead(await readHead(this.scope.env.BUCKET, ref.tenantId, ref.conversationId));
     if (!head) return null;
     await this.adoptBatchesFromR2(head);
+    this.zeroSuperseded(head);
     store.putHead(head);
     return head;
+  }
+
+  /** An index rebuilt from R2 weighs superseded messages as any other: they weigh nothing. */
+  private zeroSuperseded(head: ConversationHead): void {
+    for (const r of head.superseded ?? []) this.scope.store.zeroChars(r.fromSeq, r.toSeq);
+  }
+
+  /**
+   * Marks an exchange superseded (a regenerate replaced it): the head first (R2, then SQLite), then
+   * its messages weigh nothing and the replay cache is read again without them. Nothing is removed.
+   */
+  async supersede(range: SupersededRange): Promise<void> {
+    await this.updateHead((h) => ({ next: withSuperseded(h, range), result: undefined }));
+    this.scope.store.zeroChars(range.fromSeq, range.toSeq);
+    this.cache.forget();
   }
 
   /**

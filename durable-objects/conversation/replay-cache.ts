@@ -12,6 +12,7 @@ import { memoryMapFor, utcDay } from "../../services/memory/memory-map";
 import { projectFilesBlock, projectWithFiles, PROMPT_PROJECT_FILES, projectTools as projectToolsFor } from "../../services/projects";
 import type { ConversationHead } from "../../services/record/conversation-head";
 import type { ObjectScope } from "./object-scope";
+import { supersededBy } from "./regenerate";
 import { TurnTools } from "./turn-tools";
 
 export interface ReplayView {
@@ -80,9 +81,9 @@ export class ReplayCache {
     this.unsummarized = null;
   }
 
-  /** The verbatim tail: every message after the fold boundary, cached across turns. */
+  /** The verbatim tail: every message after the fold boundary (none superseded), cached across turns. */
   replaySource(head: ConversationHead): StoredMessage[] {
-    this.history ??= this.scope.store.listAfter(head.summarizedThroughMessage ?? 0, Number.MAX_SAFE_INTEGER).filter((m) => !isAgentSegment(m));
+    this.history ??= this.scope.store.listAfter(head.summarizedThroughMessage ?? 0, Number.MAX_SAFE_INTEGER).filter((m) => !isAgentSegment(m) && !supersededBy(head, m.seq));
     return this.history;
   }
 

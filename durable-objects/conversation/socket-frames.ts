@@ -3,7 +3,7 @@
 import { z } from "zod";
 import { idempotencyKeySchema } from "../../core/idempotency-key";
 import { jsonValueProblem } from "../../core/json-guard";
-import { toContentBlocks, turnContentSchema } from "../../core/turn-input";
+import { regenerateField, regenerateProblems, toContentBlocks, turnContentSchema } from "../../core/turn-input";
 import { SERVER_TOOL_NAMES } from "../../core/tenant-tool-rules";
 import { takenToolNames, toolResultsBodySchema, turnToolsSchema, type ClientToolResult, type ClientToolSpec } from "../../core/client-tools";
 import { toolRegistry } from "../../agent/tools";
@@ -16,11 +16,12 @@ export const MAX_FRAME_BYTES = 4 * 1024 * 1024;
 export const clientFrameSchema = z.discriminatedUnion("type", [
   z.strictObject({
     type: z.literal("send"),
-    content: turnContentSchema,
+    content: turnContentSchema.optional(),
     attachments: z.array(z.string().max(64)).max(20).optional(),
     idempotencyKey: idempotencyKeySchema.optional(),
     tools: turnToolsSchema.optional(),
-  }),
+    regenerate: regenerateField,
+  }).superRefine(regenerateProblems),
   z.strictObject({ type: z.literal("ping") }),
   // Stops the running turn (or the named one, when it is running), as POST /stop does.
   z.strictObject({ type: z.literal("stop"), turnId: turnIdSchema.optional() }),
@@ -29,7 +30,7 @@ export const clientFrameSchema = z.discriminatedUnion("type", [
 ]).meta({ id: "SocketClientFrame", description: "A frame a client sends on /v1/conversations/{id}/ws (JSON text)." });
 
 export type ClientFrame =
-  | { type: "send"; content: ContentBlock[]; attachments: string[]; idempotencyKey?: string; tools?: ClientToolSpec[] }
+  | { type: "send"; content: ContentBlock[]; attachments: string[]; idempotencyKey?: string; tools?: ClientToolSpec[]; regenerate?: true }
   | { type: "ping" }
   | { type: "stop"; turnId?: string }
   | { type: "tool_results"; results: ClientToolResult[] };
@@ -50,8 +51,8 @@ export function parseClientFrame(data: string | ArrayBuffer): { ok: true; value:
   if (parsed.data.type === "ping") return { ok: true, value: { type: "ping" } };
   if (parsed.data.type === "stop") return { ok: true, value: { type: "stop", ...(parsed.data.turnId ? { turnId: parsed.data.turnId } : {}) } };
   if (parsed.data.type === "tool_results") return { ok: true, value: { type: "tool_results", results: parsed.data.results } };
-  const { idempotencyKey, tools } = parsed.data;
+  const { idempotencyKey, tools, regenerate } = parsed.data;
   const clash = takenToolNames(tools, [...toolRegistry.names(), ...SERVER_TOOL_NAMES]);
   if (clash) return { ok: false, error: clash };
-  return { ok: true, value: { type: "send", content: toContentBlocks(parsed.data.content), attachments: parsed.data.attachments ?? [], ...(idempotencyKey !== undefined ? { idempotencyKey } : {}), ...(tools ? { tools } : {}) } };
+  return { ok: true, value: { type: "send", content: parsed.data.content === undefined ? [] : toContentBlocks(parsed.data.content), attachments: parsed.data.attachments ?? [], ...(idempotencyKey !== undefined ? { idempotencyKey } : {}), ...(tools ? { tools } : {}), ...(regenerate ? { regenerate } : {}) } };
 }

@@ -106,7 +106,7 @@ export class ConversationSockets {
     }
     if (frame.value.type === "tool_results") return this.toolResults(ws, ref, frame.value.results);
     if (frame.value.type === "stop") return this.stop(ws, ref, frame.value.turnId);
-    const { content, attachments, idempotencyKey, tools } = frame.value;
+    const { content, attachments, idempotencyKey, tools, regenerate } = frame.value;
     const { record, intake, order } = this.parts;
     // A send frame is a turn from here on: a refusal names the turnId it would have had.
     const turnId = sortableId("turn");
@@ -125,13 +125,19 @@ export class ConversationSockets {
       if (!(await this.admitFrame(ws, { ref, turn: true, refuse }))) return;
       const turn = await withAttachments({ db: this.scope.env.DB, tenantId: ref.tenantId, ids: attachments, content });
       if (turn.kind === "unknown") return refuse({ type: "invalid_request", message: unknownAttachmentMessage(turn.id) });
-      const input: TurnInput = { content: turn.content, activate: turn.activate, ...(idempotencyKey !== undefined ? { idempotencyKey } : {}), ...(tools ? { tools } : {}) };
+      const input: TurnInput = { content: turn.content, activate: turn.activate, ...(idempotencyKey !== undefined ? { idempotencyKey } : {}), ...(tools ? { tools } : {}), ...(regenerate ? { regenerate } : {}) };
       const keyed = await intake.claimKey(input);
       if (keyed.kind !== "new") {
         // Only the asking socket hears about a repeated key; the others saw the turn itself.
         if (keyed.kind === "refused") return refuse({ type: keyed.refusal.type, message: keyed.refusal.message }, { idempotencyKey });
         for (const event of keyed.events) ws.send(JSON.stringify(event));
         return;
+      }
+      // A regenerate that cannot be taken now is refused before it queues (the key is free again).
+      const refused = intake.regenerateRefusal(input);
+      if (refused) {
+        intake.releaseKey(idempotencyKey);
+        return refuse({ type: refused.type, message: refused.message, status: refused.status });
       }
       // Events reach this socket (and every other one of the conversation) through broadcast.
       void intake.enqueue({ ref, input, sink: null, turnId });

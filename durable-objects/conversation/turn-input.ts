@@ -12,6 +12,11 @@ export interface TurnInput {
   idempotencyKey?: string;
   /** Client tools defined for this turn only (core/client-tools.ts). */
   tools?: ClientToolSpec[];
+  /**
+   * Runs the last prompt again and supersedes the exchange it replaces (regenerate.ts); `content`
+   * is then empty: the prompt's own content is saved again when the turn runs.
+   */
+  regenerate?: true;
   /** Set by the intake: aborted when the turn is stopped (turn-stops.ts). */
   signal?: AbortSignal;
 }

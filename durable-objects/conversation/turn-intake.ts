@@ -10,6 +10,9 @@ import type { TurnOrder } from "./turn-order";
 import type { TurnRunner } from "./turn-runner";
 import type { TurnInput, TurnSink } from "./turn-input";
 import { TurnStops, type TurnSlot } from "./turn-stops";
+import { regenerateTarget, type RegenerateRefusal } from "./regenerate";
+import type { ReplayCache } from "./replay-cache";
+import type { ConversationHead } from "../../services/record/conversation-head";
 
 export type { TurnInput, TurnSink } from "./turn-input";
 
@@ -24,14 +27,28 @@ export class TurnIntake {
     private readonly idempotency: IdempotencyLedger,
     private readonly order: TurnOrder,
     private readonly runner: TurnRunner,
+    private readonly replay: { cache: ReplayCache; head: () => ConversationHead | undefined },
   ) {}
+
+  /**
+   * Why a regenerate cannot be taken now (a turn in flight, no reply to replace, the exchange
+   * folded or being folded); null for any other turn, or when it may run. Synchronous, so the
+   * caller can queue the turn before anything else comes in; the runner checks again.
+   */
+  regenerateRefusal(input: TurnInput): RegenerateRefusal | null {
+    const head = this.replay.head();
+    if (!input.regenerate || !head) return null;
+    const lease = this.store.getLease();
+    const target = regenerateTarget(head, this.replay.cache.replaySource(head), this.store.lastSeq(), { turnsInFlight: this.order.turnsInFlight, foldInFlight: !!lease && lease.expiresAt > Date.now() });
+    return target.kind === "refused" ? target.refusal : null;
+  }
 
   /** `new` when the turn may run (no key, or a new one, now taken); else what to answer instead. */
   async claimKey(input: TurnInput): Promise<{ kind: "new" } | KeyedAnswer> {
     const key = input.idempotencyKey;
     if (key === undefined) return { kind: "new" };
     // The content alone: attached files are already notes in it (`activate` follows from them).
-    const claim = this.idempotency.claim(key, await requestFingerprint({ content: input.content }));
+    const claim = this.idempotency.claim(key, await requestFingerprint({ content: input.content, ...(input.regenerate ? { regenerate: true } : {}) }));
     return claim.kind === "new" ? claim : keyedAnswer(claim, (from, to) => this.store.range(from, to));
   }
 

@@ -28,6 +28,7 @@ import type { ObjectScope } from "./object-scope";
 import { pendingView, type PausedTurn, type PausedTurns } from "./paused-turn";
 import type { ConversationRecord } from "./record";
 import type { PromptContext, ReplayCache } from "./replay-cache";
+import { regenerateTarget } from "./regenerate";
 import { toolContextFor, type ReadOwn } from "./tool-context";
 import type { TurnInput, TurnSink } from "./turn-input";
 
@@ -68,7 +69,40 @@ export class TurnRunner {
       return;
     }
     const turnTools = input.tools ?? [];
+    if (input.regenerate) return this.regenerate({ ref, input, sink, queuedAt, turnId });
     await this.execute({ ref, sink, queuedAt, turnId, turnTools, activate: input.activate, loop: async (deps) => runAgentTurn({ ...deps, signal: input.signal }, input.content) });
+  }
+
+  /**
+   * The last prompt runs again as this turn; once its copy is saved, the exchange it replaces is
+   * marked superseded, before the first model request is built. Checked again here, in the turn
+   * chain: the state the caller was admitted on may have moved.
+   */
+  private async regenerate(turn: { ref: ConversationRef; input: TurnInput; sink: TurnSink | null; queuedAt: number; turnId: string }): Promise<void> {
+    const { ref, input, sink, queuedAt, turnId } = turn;
+    const { scope, record, cache, broadcast } = this.parts;
+    const head = await record.load(ref);
+    if (!head) return this.begin({ ref, sink, queuedAt, turnId }).fail({ type: "not_found", message: "conversation not found" });
+    const lease = scope.store.getLease();
+    const target = regenerateTarget(head, cache.replaySource(head), scope.store.lastSeq(), { turnsInFlight: 0, foldInFlight: !!lease && lease.expiresAt > Date.now() });
+    if (target.kind === "refused") return this.begin({ ref, sink, queuedAt, turnId }).fail(target.refusal);
+    const { prompt, fromSeq, toSeq } = target;
+    await this.execute({ ref, sink, queuedAt, turnId, turnTools: input.tools ?? [], loop: async (deps) => {
+      let marked = false;
+      const persist = async (messages: NewMessage[]) => {
+        const stored = await deps.persist(messages);
+        if (!marked && stored[0]) {
+          marked = true;
+          await record.supersede({ fromSeq, toSeq, by: stored[0].id });
+          const ids = scope.store.range(fromSeq, toSeq).map((m) => m.id);
+          const event: TurnEvent = { type: "exchange_superseded", turnId, fromSeq, toSeq, messageIds: ids, supersededBy: stored[0].id };
+          sink?.(event);
+          broadcast(event);
+        }
+        return stored;
+      };
+      return runAgentTurn({ ...deps, persist, signal: input.signal }, prompt.content);
+    } });
   }
 
   /**

@@ -22,6 +22,20 @@ export interface ConversationHead {
   activeTools: string[];
   /** The project whose files this conversation sees (by name and facts), if any. */
   projectId: string | null;
+  /**
+   * Exchanges a regenerate replaced (durable-objects/conversation/regenerate.ts): their messages
+   * stay in the transcript, R2 and the index, and are never replayed or folded. Absent until the
+   * first regenerate.
+   */
+  superseded?: SupersededRange[];
+}
+
+/** The messages `fromSeq`..`toSeq` were replaced by the exchange whose user message is `by`. */
+export interface SupersededRange {
+  fromSeq: number;
+  toSeq: number;
+  /** The id of the user message that replaced them (the prompt, saved again). */
+  by: string;
 }
 
 /** What GET /v1/conversations/:id returns. */

@@ -192,8 +192,8 @@ describe("the chat", () => {
     await page.screenshot({ path: `${SHOTS}stopped.png` });
   });
 
-  it("Regenerate replaces the last reply (the earlier one folds away), and edit-and-resend and Copy work on messages", async () => {
-    await newChat("Name a river.\n@reply-chars 200");
+  it("Regenerate replaces the last reply: one visible reply, the new one; the old one is superseded, kept, and not replayed; edit-and-resend and Copy work on messages", async () => {
+    const id = await newChat("Name a river.\n@reply-chars 200");
     await settled(1);
     const first = await page.locator(".turn.done .msg.assistant").last().getAttribute("data-ids");
     await page.click("#regenerate");
@@ -201,9 +201,24 @@ describe("the chat", () => {
     await settled(1);
     expect(await page.locator(".turn.done").count()).toBe(1);
     const turn = page.locator(".turn.done").last();
-    expect(await turn.locator("details.earlier-replies > summary").textContent()).toBe("1 earlier reply");
+    // One visible reply, the new one; the replaced one is closed away under "1 earlier reply".
+    expect(await turn.locator(".msg.assistant:visible").count()).toBe(1);
     expect(await turn.locator("> .msg.assistant").getAttribute("data-ids")).not.toBe(first);
+    expect(await turn.locator("details.earlier-replies > summary").textContent()).toBe("1 earlier reply");
+    expect(await turn.locator("details.earlier-replies").evaluate((d: HTMLDetailsElement) => d.open)).toBe(false);
     expect(await turn.locator("details.earlier-replies > .msg.assistant").getAttribute("data-ids")).toBe(first);
+    // The API: the first exchange is kept and marked, and the model's next request has the prompt once.
+    const saved = await transcript(id);
+    expect(saved.map((m) => !!m.superseded)).toEqual([true, true, false, false]);
+    expect(saved[0].supersededBy).toBe(saved[2].id);
+    const replay = (await api("GET", `/v1/conversations/${id}/replay`)).json;
+    expect(replay.messages.map((m: any) => m.role)).toEqual(["user", "assistant"]);
+    // The same after a reload (rendered from the transcript's markers, not from the live events).
+    await page.reload();
+    await settled(1);
+    expect(await page.locator(".turn.done").count()).toBe(1);
+    expect(await page.locator(".turn.done .msg.assistant:visible").count()).toBe(1);
+    expect(await page.locator(".turn.done > .msg.assistant").getAttribute("data-ids")).not.toBe(first);
     // Copy the person's message, then edit it and send it again as a new turn.
     await turn.locator(".msg.user button.copy").click();
     expect(await page.evaluate(() => navigator.clipboard.readText())).toBe("Name a river.\n@reply-chars 200");
@@ -212,6 +227,68 @@ describe("the chat", () => {
     await page.click(".editor .resend");
     await settled(2);
     expect(await page.locator(".turn.done .msg.user .text").last().textContent()).toBe("Name a mountain.\n@reply-chars 200");
+  });
+
+  it("a picked file is staged as a chip (name, type, size) that can be removed; the empty-chat text gives way to it", async () => {
+    const id = (await api("POST", "/v1/conversations", { title: "staging" })).json.id;
+    await page.goto(`${base()}/#/c/${id}`);
+    await page.waitForSelector("#socket-status.live", { state: "attached" });
+    expect(await page.locator(".log .empty").count()).toBe(1);
+    await page.setInputFiles("#file-input", { name: "notes.txt", mimeType: "text/plain", buffer: Buffer.from("alpha\nbeta\n") });
+    const chip = page.locator('.upload.staged:has-text("notes.txt")');
+    await chip.waitFor();
+    expect(await chip.locator(".file-type").textContent()).toBe("text/plain");
+    expect(await chip.locator(".file-size").textContent()).toMatch(/^11\s*B$/);
+    expect(await page.locator(".log .empty").count()).toBe(0);
+    expect(await axe(page)).toEqual([]);
+    // Nothing is uploaded before Send: the conversation has no attachment and no note.
+    expect((await api("GET", `/v1/conversations/${id}/attachments`)).json.attachments).toEqual([]);
+    await chip.locator("button.remove").click();
+    expect(await page.locator(".upload").count()).toBe(0);
+    expect(await page.locator(".log .empty").count()).toBe(1);
+    expect((await transcript(id)).length).toBe(0);
+  });
+
+  it("a file of a type the server cannot read is refused with a plain message, before any upload", async () => {
+    const id = (await api("POST", "/v1/conversations", { title: "refused file" })).json.id;
+    await page.goto(`${base()}/#/c/${id}`);
+    await page.waitForSelector("#socket-status.live", { state: "attached" });
+    let uploads = 0;
+    page.on("request", (r) => r.url().includes("/attachments") && r.method() === "POST" && uploads++);
+    await page.setInputFiles("#file-input", { name: "tool.exe", mimeType: "application/x-msdownload", buffer: Buffer.from("MZ\x90\x00binary") });
+    const refused = page.locator(".upload.refused");
+    await refused.waitFor();
+    expect(await refused.locator("[role=alert]").textContent()).toContain("tool.exe can't be read here: use PDF, text, code, CSV, XLSX, DOCX or an image.");
+    expect(await page.locator(".upload.staged").count()).toBe(0);
+    expect(await axe(page)).toEqual([]);
+    await refused.locator("button.remove").click();
+    expect(await page.locator(".upload").count()).toBe(0);
+    expect(uploads).toBe(0);
+    expect((await api("GET", `/v1/conversations/${id}/attachments`)).json.attachments).toEqual([]);
+  });
+
+  it("Send uploads the staged file and sends the turn with it: the message shows the file, the transcript has its note, the model reads it", async () => {
+    const id = (await api("POST", "/v1/conversations", { title: "send with file" })).json.id;
+    await page.goto(`${base()}/#/c/${id}`);
+    await page.waitForSelector("#socket-status.live", { state: "attached" });
+    const rows = Array.from({ length: 40 }, (_, i) => `line ${i + 1} pomelo${i + 1}`).join("\n");
+    await page.setInputFiles("#file-input", { name: "pomelo.txt", mimeType: "text/plain", buffer: Buffer.from(rows) });
+    await page.waitForSelector('.upload.staged:has-text("pomelo.txt")');
+    await send("What does line 7 say?");
+    expect(await page.locator(".upload").count()).toBe(0);
+    const saved = await transcript(id);
+    // One user message: the file's note first, then the text (no separate note message).
+    expect(saved.filter((m) => m.role === "user")).toHaveLength(1);
+    const note = saved[0].content[0].text as string;
+    const attachment = /^<attachment id="(att_[^"]+)" name="pomelo.txt">/.exec(note)?.[1];
+    expect(attachment).toBeTruthy();
+    expect(saved[0].content[1].text).toBe("What does line 7 say?");
+    const chip = page.locator(".turn.done .msg.user .note.file-chip").last();
+    expect(await chip.getAttribute("data-attachment")).toBe(attachment);
+    expect(await chip.textContent()).toContain("pomelo.txt");
+    // The file's tools came with it: the model reads the file in the next turn.
+    await send(`@tool file_read {"attachment_id":"${attachment}","lines":"7-7"}`);
+    expect(JSON.stringify(await transcript(id))).toContain("line 7 pomelo7");
   });
 
   it("a failed turn says what happened in plain words and offers Retry, which sends it again", async () => {

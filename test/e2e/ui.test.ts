@@ -117,7 +117,7 @@ describe("the web UI", () => {
     expect(await page.locator(".turn.interrupted").count()).toBe(0);
   });
 
-  it("uploads a dropped file with progress, shows its note, and shows a compaction card on a small window", async () => {
+  it("stages a dropped file, uploads it with progress on Send, shows its note in the message, and shows a compaction card on a small window", async () => {
     smallId = await startConversation("ui compaction", { contextWindowTokens: 24_000, outputReserveTokens: 2_000 });
     // A real drop event carrying a file, as the browser makes for a drag from the desktop.
     await page.evaluate(() => {
@@ -128,22 +128,31 @@ describe("the web UI", () => {
       chat.dispatchEvent(new DragEvent("dragenter", { dataTransfer: dt, bubbles: true, cancelable: true }));
       chat.dispatchEvent(new DragEvent("drop", { dataTransfer: dt, bubbles: true, cancelable: true }));
     });
-    await page.waitForSelector(".upload progress");
-    // The staged chip stays until the next message is sent: its bar was sized by the XHR's
-    // progress events (it starts at max 1) and ends full.
-    const upload = page.locator(".upload.done");
-    await upload.waitFor({ timeout: 30_000 });
-    const bar = await upload.locator("progress").evaluate((p: HTMLProgressElement) => ({ value: p.value, max: p.max }));
-    expect(bar.max).toBeGreaterThan(300_000);
-    expect(bar.value).toBe(bar.max);
-    // The note is a file chip (name, type, lines); what the model reads is in the developer view.
-    const note = page.locator('.msg.attachment .note:has-text("rows.txt")');
+    // Staged, not uploaded: a chip until the message is sent.
+    await page.waitForSelector('.upload.staged:has-text("rows.txt")');
+    expect(await page.locator(".upload progress").count()).toBe(0);
+    // On Send the chip's bar is sized by the XHR's progress events (it starts at max 1) and ends full.
+    await page.evaluate(() => {
+      const w = window as any;
+      w.bars = [];
+      new MutationObserver(() => {
+        for (const p of document.querySelectorAll<HTMLProgressElement>(".upload progress")) w.bars.push({ value: p.value, max: p.max });
+      }).observe(document.getElementById("uploads")!, { subtree: true, childList: true, attributes: true });
+    });
+    await send("here is the log");
+    const bars = await page.evaluate(() => (window as any).bars as { value: number; max: number }[]);
+    const last = bars[bars.length - 1];
+    expect(last.max).toBeGreaterThan(300_000);
+    expect(last.value).toBe(last.max);
+    expect(await page.locator(".upload").count()).toBe(0);
+    // The note is a file chip in the message (name, type, lines); what the model reads is in the developer view.
+    const note = page.locator('.msg.user .note:has-text("rows.txt")');
     await note.waitFor({ timeout: 30_000 });
     const attachment = await note.getAttribute("data-attachment");
     expect(attachment).toMatch(/^att_/);
     expect(await note.textContent()).toMatch(/rows\.txt.*text\/plain.*5,000 lines/);
     expect(await note.textContent()).not.toContain(attachment);
-    expect(await page.locator('.msg.attachment:has-text("rows.txt") .note-raw pre').textContent()).toMatch(/file_read/);
+    expect(await page.locator('.msg.user:has-text("rows.txt") .note-raw pre').textContent()).toMatch(/file_read/);
     await shot("upload");
 
     // The pulsing card is replaced by the finished one.
@@ -181,7 +190,8 @@ describe("the web UI", () => {
     await page.goto(`${base()}/#/c/${chatId}`);
     await page.waitForSelector("#socket-status.live", { state: "attached" });
     await page.setInputFiles("#file-input", { name: "medlar.pdf", mimeType: "application/pdf", buffer: Buffer.from(await doc.save()) });
-    const note = page.locator('.msg.attachment .note:has-text("medlar.pdf")');
+    await send("Here is a PDF.");
+    const note = page.locator('.msg.user .note:has-text("medlar.pdf")');
     await note.waitFor();
     expect(await note.textContent()).toContain("60 pages");
     await send(`@tool pdf_search {"attachment_id":"${await note.getAttribute("data-attachment")}","query":"medlar42"}`);

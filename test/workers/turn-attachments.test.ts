@@ -31,6 +31,25 @@ describe("turn attachments", () => {
     expect((await transcript(id, key))[0].content[0].text).toBe(up.json.note);
   });
 
+  it("a staged upload (attach=false) adds no note and activates nothing until a turn names it; attach takes only true or false", async () => {
+    const key = await newTenant();
+    const id = await createConversation(undefined, key);
+    const staged = await api("POST", `/v1/conversations/${id}/attachments?name=log.txt&attach=false`, LOG, { key, raw: true, headers: { "content-type": "text/plain" } });
+    expect(staged.status).toBe(201);
+    expect(staged.json.note).toMatch(/^<attachment id="att_/);
+    expect(await transcript(id, key)).toEqual([]);
+    expect(await activeTools(id, key)).not.toContain("file_read");
+    const r = await turn(id, { content: "what is in it?", attachments: [staged.json.id] }, key);
+    expect(r.status).toBe(200);
+    const saved = await transcript(id, key);
+    expect(saved[0].content.map((b: any) => b.text)).toEqual([staged.json.note, "what is in it?"]);
+    expect(saved.filter((m) => m.role === "user")).toHaveLength(1);
+    expect(await activeTools(id, key)).toContain("file_read");
+    const bad = await api("POST", `/v1/conversations/${id}/attachments?name=x.txt&attach=no`, "x", { key, raw: true, headers: { "content-type": "text/plain" } });
+    expect(bad.status).toBe(400);
+    expect(bad.json.error.message).toMatch(/attach/);
+  });
+
   it("with an Idempotency-Key: the same files and text replay the first turn; other files are another request (422)", async () => {
     const key = await newTenant();
     const id = await createConversation(undefined, key);

@@ -32,6 +32,10 @@ export const ERROR_TYPES = {
   conflict: { status: 409, default: true },
   /** A new turn while an earlier one waits on client tools. */
   turn_paused: { status: 409, turn: true },
+  /** Regenerate refusals (durable-objects/conversation/regenerate.ts): the conversation's state, not the request. */
+  turn_in_progress: { status: 409, turn: true },
+  nothing_to_regenerate: { status: 409, turn: true },
+  regenerate_folded: { status: 409, turn: true },
   payload_too_large: { status: 413, default: true },
   unsupported_media_type: { status: 415, default: true },
   upgrade_required: { status: 426, default: true },

@@ -31,10 +31,12 @@ export interface TurnSummary {
   refusal: Omit<Extract<TurnEvent, { type: "refusal" }>, "type" | "turnId"> | null;
   /** The turn ran on another model than the settings named (a retired model's replacement, a refusal's fallback). */
   modelChanges: Omit<Extract<TurnEvent, { type: "model_changed" }>, "type" | "turnId">[];
+  /** A regenerate: the messages of the exchange it replaced (still in the transcript, marked). */
+  superseded: Omit<Extract<TurnEvent, { type: "exchange_superseded" }>, "type" | "turnId" | "agent"> | null;
 }
 
 export async function collectTurn(events: ReadableStream<TurnEvent>): Promise<TurnSummary> {
-  const out: TurnSummary = { messages: [], stop_reason: "error", usage: null, turnId: null, error: null, timing: null, requiresAction: null, refusal: null, modelChanges: [] };
+  const out: TurnSummary = { messages: [], stop_reason: "error", usage: null, turnId: null, error: null, timing: null, requiresAction: null, refusal: null, modelChanges: [], superseded: null };
   for await (const event of events) {
     if (event.type === "turn_start") out.turnId = event.turnId;
     else if (event.type === "message") out.messages.push(event.message);
@@ -42,6 +44,7 @@ export async function collectTurn(events: ReadableStream<TurnEvent>): Promise<Tu
     else if (event.type === "requires_action") out.requiresAction = { turnId: event.turnId, calls: event.calls, expiresAt: event.expiresAt };
     else if (event.type === "refusal" && !event.agent) out.refusal = { model: event.model, category: event.category, explanation: event.explanation, ...(event.fallbackModel ? { fallbackModel: event.fallbackModel } : {}) };
     else if (event.type === "model_changed" && !event.agent) out.modelChanges.push({ from: event.from, to: event.to, reason: event.reason, ...(event.retiredOn ? { retiredOn: event.retiredOn } : {}) });
+    else if (event.type === "exchange_superseded") out.superseded = { fromSeq: event.fromSeq, toSeq: event.toSeq, messageIds: event.messageIds, supersededBy: event.supersededBy };
     else if (event.type === "turn_end") {
       out.stop_reason = event.stop_reason;
       out.usage = event.usage;
@@ -67,6 +70,7 @@ export function turnJson(conversationId: string, turn: TurnSummary, requestMs: n
     ...(turn.requiresAction ? { requires_action: turn.requiresAction } : {}),
     ...(turn.refusal ? { refusal: turn.refusal } : {}),
     ...(turn.modelChanges.length ? { model_changes: turn.modelChanges } : {}),
+    ...(turn.superseded ? { superseded: turn.superseded } : {}),
   };
   if (!turn.error) return new Response(JSON.stringify(body), { status: 200, headers });
   const status = turnErrorStatus(turn.error);

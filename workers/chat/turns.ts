@@ -36,6 +36,13 @@ export async function turnInput(env: Env, tenantId: string, body: z.infer<typeof
   return { content: turn.content, activate: turn.activate, ...(body.tools ? { tools: body.tools } : {}) };
 }
 
+/** A regenerate's turn: no content (the runner saves the last prompt's again); its client tools checked as any turn's. */
+export async function regenerateInput(tools: z.infer<typeof turnBodySchema>["tools"]): Promise<TurnInput> {
+  const clash = takenToolNames(tools, [...toolRegistry.names(), ...SERVER_TOOL_NAMES]);
+  if (clash) throw badRequest(clash);
+  return { content: [], regenerate: true, ...(tools ? { tools } : {}) };
+}
+
 /**
  * A turn request's answer: its events (`replayed`: the first outcome of an idempotency key answered
  * again, no turn ran), or `missing` when the conversation is not there.

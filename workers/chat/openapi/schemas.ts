@@ -14,7 +14,13 @@ export const errorSchema = z
 
 const usage = z.looseObject({ input_tokens: z.number(), output_tokens: z.number() });
 export const storedMessageSchema = z
-  .looseObject({ seq: z.number().int(), role: z.enum(["user", "assistant"]), content: z.array(z.looseObject({ type: z.string() })) })
+  .looseObject({
+    seq: z.number().int(),
+    role: z.enum(["user", "assistant"]),
+    content: z.array(z.looseObject({ type: z.string() })),
+    superseded: z.literal(true).optional().meta({ description: "In the transcript: a regenerate replaced this message's exchange; it is kept but never replayed." }),
+    supersededBy: z.string().optional().meta({ description: "The id of the user message of the exchange that replaced it." }),
+  })
   .meta({ id: "Message", description: "A saved message; `seq` is the resume cursor." });
 
 const agent = z.strictObject({ segment: z.string(), name: z.string() }).optional();
@@ -43,6 +49,7 @@ export const turnEventSchema = z
     event("model_changed", { turnId: z.string(), from: z.string(), to: z.string(), reason: z.enum(["retired", "refusal_fallback"]), retiredOn: z.string().optional() }),
     event("retry", { turnId: z.string(), attempt: z.number().int(), delayMs: z.number(), error: z.looseObject({ type: z.string(), message: z.string() }) }),
     event("requires_action", { turnId: z.string(), calls: z.array(pendingCall), expiresAt: z.string() }),
+    event("exchange_superseded", { turnId: z.string(), fromSeq: z.number().int(), toSeq: z.number().int(), messageIds: z.array(z.string()), supersededBy: z.string() }),
   ])
   .meta({ id: "TurnEvent", description: "One event of a turn. Over SSE: `event: <type>` then `data: <this JSON>`; over the websocket: one frame." });
 
@@ -68,6 +75,10 @@ export const turnResultSchema = z
       .strictObject({ turnId: z.string(), calls: z.array(pendingCall), expiresAt: z.string() })
       .optional()
       .meta({ description: 'With stop_reason "requires_action": the client tool calls the turn waits on; post their results to /tool-results.' }),
+    superseded: z
+      .strictObject({ fromSeq: z.number().int(), toSeq: z.number().int(), messageIds: z.array(z.string()), supersededBy: z.string() })
+      .optional()
+      .meta({ description: "A regenerate: the exchange it replaced (kept in the transcript, marked superseded, never replayed)." }),
   })
   .meta({ id: "TurnResult", description: "A finished or paused turn (the JSON answer, without Accept: text/event-stream)." });
 

@@ -23,7 +23,14 @@ const attachment = resource("Attachment", "An uploaded file: name, type, size, f
 export const attachmentRoutes = new Hono<AppEnv>();
 
 export const NAME = z.string().trim().min(1).max(200).refine((v) => !/[\u0000-\u001f/\\]/.test(v), "no slashes or control characters");
-const uploadQuery = z.strictObject({ name: NAME });
+/**
+ * `attach=false` stages the file: stored and inspected, but its note does not join the
+ * conversation until a turn names it in `attachments` (the web UI's composer sends it that way).
+ */
+const uploadQuery = z.strictObject({
+  name: NAME,
+  attach: z.enum(["true", "false"], { message: 'must be "true" or "false"' }).optional(),
+});
 const listQuery = z.strictObject({ limit: intParam(1, 500).default(100), cursor: idCursor("att", "an attachment id") });
 const createUpload = z.strictObject({ name: NAME, type: z.string().max(200).optional() });
 const completeUpload = z.strictObject({
@@ -97,8 +104,10 @@ export const declaredType = (header: string | undefined) => (header ?? "").split
 
 attachmentRoutes.post("/", doc({ summary: "Upload a file (the body is its bytes)", rawBody: { description: "The file's bytes; Content-Length required" }, responses: { 201: { description: "The attachment and its note", schema: attachment } } }), query(uploadQuery), async (c) => {
   const { tenantId, conversationId, stub } = await conversationFor(c);
-  const row = newRow({ tenantId, conversationId, name: c.req.valid("query").name, type: declaredType(c.req.header("content-type")), status: "uploading" });
-  return c.json(await storeUpload(c.env, { req: c.req.raw, row, stub }), 201);
+  const { name, attach } = c.req.valid("query");
+  const row = newRow({ tenantId, conversationId, name, type: declaredType(c.req.header("content-type")), status: "uploading" });
+  // A staged file (attach=false) gets no note now: the turn that names it brings the note.
+  return c.json(await storeUpload(c.env, { req: c.req.raw, row, stub: attach === "false" ? null : stub }), 201);
 });
 
 attachmentRoutes.get("/", doc({ summary: "List the conversation's attachments", responses: { 200: { description: "A page", schema: listOf("attachments", attachment) } } }), query(listQuery), async (c) => {

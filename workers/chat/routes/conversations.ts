@@ -4,7 +4,7 @@ import { z } from "zod";
 import { isId } from "../../../core/ids";
 import { requestLocationHint } from "../location-hint";
 import { settingsPatchSchema } from "../../../core/settings";
-import { turnBodySchema } from "../../../core/turn-input";
+import { conversationTurnBodySchema } from "../../../core/turn-input";
 import type { ConversationDO } from "../../../durable-objects/conversation/conversation-do";
 import type { ConversationRef } from "../../../services/record/conversation-head";
 import { createConversation } from "../../../durable-objects/conversation-create";
@@ -19,7 +19,7 @@ import { conversationExportRoutes } from "./conversation-export";
 import { activityCursor, listConversationRows, listConversationRowsByActivity, parseActivityCursor } from "../../../services/conversation-list";
 import { ApiError, badRequest, notFound } from "../errors";
 import { idempotencyKeyHeader } from "../idempotency-header";
-import { requireModel, respondTurn, startTurn, turnInput } from "../turns";
+import { regenerateInput, requireModel, respondTurn, startTurn, turnInput } from "../turns";
 import type { AppEnv } from "../types";
 import { listBody, pageOf } from "../paging";
 import { intParam, jsonBody, query } from "../validate";
@@ -137,10 +137,12 @@ conversationRoutes.get("/:id/messages", doc({ summary: "The transcript, by seq (
   return c.json(listBody("messages", { data: page.messages, next: page.next }));
 });
 
-conversationRoutes.post("/:id/messages", turnDoc("Send a turn", { idempotent: true }), ...jsonBody(turnBodySchema), requireModel, async (c) => {
+conversationRoutes.post("/:id/messages", turnDoc("Send a turn", { idempotent: true }), ...jsonBody(conversationTurnBodySchema), requireModel, async (c) => {
   const { ref } = stubFor(c.env, c.get("tenantId"), c.req.param("id"));
   const idempotencyKey = idempotencyKeyHeader(c);
-  const input = await turnInput(c.env, ref.tenantId, c.req.valid("json"));
+  const body = c.req.valid("json");
+  // A regenerate carries no content: the runner saves the last prompt's again.
+  const input = body.regenerate ? await regenerateInput(body.tools) : await turnInput(c.env, ref.tenantId, { ...body, content: body.content! });
   const started = await startTurn(c.env, ref, { ...input, ...(idempotencyKey !== undefined ? { idempotencyKey } : {}) });
   if (started.kind === "missing") throw notFound("conversation");
   return respondTurn(c, { conversationId: ref.conversationId, events: started.events, replayed: started.replayed });

@@ -84,12 +84,13 @@ export async function allPages(path, limit = 500) {
  * @param {string} conversationId
  * @param {File} file
  * @param {(sent: number, total: number) => void} onProgress
+ * @param {{ attach?: boolean }} [opts] `attach: false` stores the file without adding its note: a turn's `attachments` brings it
  * @returns {{ done: Promise<{id: string, note: string, size: number}>, abort: () => void }}
  */
-export function uploadAttachment(conversationId, file, onProgress) {
+export function uploadAttachment(conversationId, file, onProgress, opts = {}) {
   const xhr = new XMLHttpRequest();
   const done = new Promise((resolve, reject) => {
-    xhr.open("POST", `/v1/conversations/${encodeURIComponent(conversationId)}/attachments?name=${encodeURIComponent(file.name)}`);
+    xhr.open("POST", `/v1/conversations/${encodeURIComponent(conversationId)}/attachments?name=${encodeURIComponent(file.name)}${opts.attach === false ? "&attach=false" : ""}`);
     xhr.setRequestHeader("authorization", `Bearer ${session.key ?? ""}`);
     xhr.setRequestHeader("content-type", file.type || "application/octet-stream");
     xhr.upload.addEventListener("progress", (e) => onProgress(e.loaded, e.lengthComputable ? e.total : file.size));

@@ -72,29 +72,37 @@ function noteFacts(body) {
 /** An attachment note as a file chip; the note the model reads is in the developer view. @param {any} m */
 export function noteChip(m) {
   const note = /** @type {RegExpExecArray} */ (NOTE.exec(blocksOf(m)[0].text));
-  const f = noteFacts(note[3]);
   return h(
     "article",
     { class: "msg attachment", "data-id": m.id, "data-seq": m.seq },
-    h(
-      "div",
-      { class: "note file-chip", "data-attachment": note[1] },
-      h("span", { class: "file-icon", "aria-hidden": "true" }, "📄"),
-      h("span", { class: "file-name" }, note[2]),
-      h("span", { class: "file-facts" }, [f.type, f.size, ...f.counts].filter(Boolean).join(" · ")),
-      f.unreadable ? h("span", { class: "warn" }, ` could not be read: ${f.unreadable}`) : null,
-    ),
+    fileChip(note),
     h("details", { class: "dev-only note-raw" }, h("summary", null, "What the model reads"), h("pre", null, note[3])),
+  );
+}
+
+/** A note's file as a chip: name, type, size and counts. @param {RegExpExecArray} note */
+function fileChip(note) {
+  const f = noteFacts(note[3]);
+  return h(
+    "div",
+    { class: "note file-chip", "data-attachment": note[1] },
+    h("span", { class: "file-icon", "aria-hidden": "true" }, "📄"),
+    h("span", { class: "file-name" }, note[2]),
+    h("span", { class: "file-facts" }, [f.type, f.size, ...f.counts].filter(Boolean).join(" · ")),
+    f.unreadable ? h("span", { class: "warn" }, ` could not be read: ${f.unreadable}`) : null,
   );
 }
 
 /** @param {any} m the person's message */
 export function userMessage(m) {
   const images = blocksOf(m).filter((/** @type {any} */ b) => b.type === "image");
+  // Files sent with the message (a turn's `attachments`) are notes inside it: shown as chips.
+  const notes = blocksOf(m).flatMap((/** @type {any} */ b) => (b.type === "text" && NOTE.test(b.text) ? [/** @type {RegExpExecArray} */ (NOTE.exec(b.text))] : []));
   return h(
     "article",
     { class: "msg user", "data-id": m.id, "data-seq": m.seq, "aria-label": "You said" },
-    h("div", { class: "bubble" }, h("div", { class: "text" }, promptText(m)), images.map((/** @type {any} */ b) => renderBlock(b, { toolNames: new Map() }))),
+    h("div", { class: "bubble" }, notes.length ? h("div", { class: "attached" }, notes.map(fileChip)) : null, h("div", { class: "text" }, promptText(m)), images.map((/** @type {any} */ b) => renderBlock(b, { toolNames: new Map() }))),
+    notes.map((/** @type {RegExpExecArray} */ n) => h("details", { class: "dev-only note-raw" }, h("summary", null, `What the model reads of ${n[2]}`), h("pre", null, n[3]))),
     h("div", { class: "msg-meta dev-only" }, m.seq ? `#${m.seq}` : "", m.createdAt ? ` · ${time(m.createdAt)}` : ""),
     h("div", { class: "actions" }),
   );

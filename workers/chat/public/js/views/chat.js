@@ -1,7 +1,9 @@
 // The chat: the recent transcript as turns (turns.js), then turns streamed over the conversation's
 // websocket. While a turn runs, Send becomes Stop (the `stop` frame ends it as interrupted) and a
 // waiting line shows until the first token; replies render as markdown as they stream. Messages
-// carry Copy, Edit (resend), Regenerate (the last reply) and Retry (a failed turn).
+// carry Copy, Edit (resend), Regenerate (replaces the last reply: the API supersedes the earlier
+// one, which stays under "earlier replies") and Retry (a failed turn). Picked files are staged as
+// chips and uploaded on Send, then sent with the message as its `attachments`.
 import { api, openSocket, plainError, session, uploadAttachment } from "../api.js";
 import { bytes, h, replace } from "../dom.js";
 import { copyText, renderMarkdown } from "../markdown.js";
@@ -30,6 +32,8 @@ export async function chatView(root, id, opts = {}) {
   const cards = new Map();
   /** Failed turns: the prompt's message id → the error. @type {Map<string, any>} */
   const errors = new Map();
+  /** Files staged for the next message: uploaded when it is sent. @type {{ file: File, row: HTMLElement }[]} */
+  const staged = [];
   /** Progress notes of this session's turns, by the prompt's message id. @type {Map<string, string[]>} */
   const narration = new Map();
   const settled = h("div", { class: "settled" });
@@ -72,7 +76,7 @@ export async function chatView(root, id, opts = {}) {
   /** Live turns by turnId; `pending` holds sections made on send, adopted by the next turn_start. */
   /** @type {HTMLElement[]} */
   const pending = [];
-  /** @type {Map<string, {el: HTMLElement, body: HTMLElement, waiting: HTMLElement | null, piece: {el: HTMLElement, text: string, agent: string} | null, thinking: HTMLElement | null, thinkingKey: string, steps: Map<string, HTMLElement>, saved: any[], error: any, prompt: string}>} */
+  /** @type {Map<string, {el: HTMLElement, body: HTMLElement, waiting: HTMLElement | null, piece: {el: HTMLElement, text: string, agent: string} | null, thinking: HTMLElement | null, thinkingKey: string, steps: Map<string, HTMLElement>, saved: any[], error: any, prompt: string, started: boolean}>} */
   const turns = new Map();
   /** The turn this page started and is running: Stop ends it. */
   let running = /** @type {string | null} */ (null);
@@ -91,7 +95,20 @@ export async function chatView(root, id, opts = {}) {
   // ---- the settled transcript -------------------------------------------------------------
 
   function renderSettled() {
-    const items = groupTurns(messages);
+    // Superseded messages (a regenerate replaced their exchange) are not shown as turns: the
+    // replies they held are the earlier versions of the exchange that replaced them.
+    /** @type {Map<string, any[]>} the superseded messages by the user message that replaced them */
+    const replaced = new Map();
+    for (const m of messages) if (m.superseded && m.supersededBy) replaced.set(m.supersededBy, [...(replaced.get(m.supersededBy) ?? []), m]);
+    /** The replies an exchange replaced, oldest first, following earlier regenerates too. @param {string} id @returns {any[][]} */
+    const versionsBefore = (id) => {
+      const group = replaced.get(id) ?? [];
+      const prompt = group.find((m) => m.role === "user" && promptText(m));
+      const replies = group.filter((m) => m !== prompt && m.role === "assistant");
+      return [...(prompt ? versionsBefore(prompt.id) : []), ...(replies.length ? [replies] : [])];
+    };
+    const items = groupTurns(messages.filter((m) => !m.superseded));
+    for (const item of items) if (item.kind === "turn" && item.user) item.earlier.unshift(...versionsBefore(item.user.id));
     /** @type {Node[]} */
     const out = [];
     const lastTurn = [...items].reverse().find((i) => i.kind === "turn" && i.replies.length);
@@ -113,7 +130,7 @@ export async function chatView(root, id, opts = {}) {
       for (const m of [item.user, ...item.replies]) if (m) section.append(...(cards.get(m.seq) ?? []).map(cardView));
       out.push(section);
     }
-    if (!items.length) out.push(h("p", { class: "empty" }, "Ask anything, or attach a file."));
+    if (!items.length && !staged.length) out.push(h("p", { class: "empty" }, "Ask anything, or attach a file."));
     stick(() => replace(settled, out));
   }
 
@@ -139,7 +156,7 @@ export async function chatView(root, id, opts = {}) {
     actions.append(copy);
     if (last && item.user) {
       const again = h("button", { type: "button", class: "ghost regenerate", id: "regenerate", "aria-label": "Regenerate reply" }, "Regenerate");
-      again.addEventListener("click", () => sendTurn(promptText(item.user)));
+      again.addEventListener("click", () => sendTurn(promptText(item.user), { regenerate: true }));
       actions.append(again);
     }
     return el;
@@ -269,7 +286,7 @@ export async function chatView(root, id, opts = {}) {
       el.dataset.turn = turnId;
       if (!el.isConnected) stick(() => log.append(el));
       const body = /** @type {HTMLElement} */ (el.querySelector(".msg.assistant .reply-body"));
-      t = { el, body, waiting: el.querySelector(".waiting"), piece: null, thinking: null, thinkingKey: "", steps: new Map(), saved: [], error: null, prompt: el.dataset.prompt ?? "" };
+      t = { el, body, waiting: el.querySelector(".waiting"), piece: null, thinking: null, thinkingKey: "", steps: new Map(), saved: [], error: null, prompt: el.dataset.prompt ?? "", started: false };
       turns.set(turnId, t);
     }
     return t;
@@ -296,6 +313,7 @@ export async function chatView(root, id, opts = {}) {
   function onEvent(e) {
     if (e.type === "pong") return;
     if (e.type === "stopped") return;
+    if (e.type === "exchange_superseded") return supersede(e);
     if (e.type === "message" && (e.turnId === "attachment" || e.turnId === "resume")) return addSettled([e.message]);
     if (e.type === "error" && e.error?.type === "authentication_error") {
       window.dispatchEvent(new CustomEvent("unauthorized"));
@@ -305,6 +323,7 @@ export async function chatView(root, id, opts = {}) {
     if (e.type === "error" && !e.turnId) return stick(() => log.append(turnError(e.error, "")));
     if (!e.turnId) return;
     const t = turnFor(e.turnId);
+    if (e.type === "turn_start") t.started = true;
     if (e.type === "turn_start" && t.el.dataset.mine) setRunning(e.turnId);
     if (e.type === "turn_start" && stopRequested && running === e.turnId) stop();
     stick(() => {
@@ -390,6 +409,8 @@ export async function chatView(root, id, opts = {}) {
           break;
         case "error":
           t.error = e.error;
+          // Refused before it started (e.g. a regenerate while another turn runs): no turn_end follows.
+          if (!t.started) finish(e.turnId, t, { stop_reason: "error" });
           break;
         case "requires_action":
           showPending(e);
@@ -434,6 +455,13 @@ export async function chatView(root, id, opts = {}) {
     const timeline = await api("GET", `/v1/conversations/${id}/timeline?limit=500`);
     cards.clear();
     for (const c of timeline.data) cards.set(c.afterSeq, [...(cards.get(c.afterSeq) ?? []), c]);
+    renderSettled();
+  }
+
+  /** A regenerate replaced an exchange: its messages stay, marked, and leave the visible turns. @param {any} e */
+  function supersede(e) {
+    const ids = new Set(e.messageIds);
+    for (const m of messages) if (ids.has(m.id)) Object.assign(m, { superseded: true, supersededBy: e.supersededBy });
     renderSettled();
   }
 
@@ -497,28 +525,36 @@ export async function chatView(root, id, opts = {}) {
 
   // ---- sending and stopping -----------------------------------------------------------------
 
-  /** @type {{ file: File, row: HTMLElement, done: Promise<any> | null, abort: () => void }[]} */
-  const staged = [];
 
-  /** @param {string} content */
-  async function sendTurn(content) {
+  /**
+   * Sends a turn: the staged files are uploaded first (each chip shows its progress) and go with it
+   * as `attachments`. A regenerate sends no content: the server runs the last prompt again.
+   * @param {string} content @param {{ regenerate?: boolean }} [opts]
+   */
+  async function sendTurn(content, opts = {}) {
     if (!content.trim() || running) return false;
+    const regenerate = !!opts.regenerate;
     log.querySelector(".empty")?.remove();
     const user = h("article", { class: "msg user" }, h("div", { class: "bubble" }, h("div", { class: "text" }, content)));
     const waiting = h("div", { class: "waiting" }, h("span", { class: "dots", "aria-hidden": "true" }, h("i"), h("i"), h("i")), " Thinking…");
     const el = h("section", { class: "turn live", "data-mine": "1", "data-prompt": content }, user, h("article", { class: "msg assistant live" }, h("div", { class: "reply-body" }, waiting)));
     setRunning("pending");
     announce("Sent. Waiting for the reply.");
+    /** @type {string[]} */
+    let attachments = [];
     try {
-      // Files staged with this message finish uploading first; their notes precede the prompt.
-      for (const s of staged.splice(0)) {
-        await s.done;
-        s.row.remove();
-      }
+      if (!regenerate && staged.length) attachments = await uploadStaged();
+    } catch (err) {
+      // A file that could not be uploaded keeps its chip, with the reason; nothing is sent.
+      setRunning(null);
+      announce(plainError(err).text);
+      return false;
+    }
+    try {
       const s = await connect();
       pending.push(el);
       stick(() => log.append(el));
-      s.send(JSON.stringify({ type: "send", content }));
+      s.send(JSON.stringify(regenerate ? { type: "send", regenerate: true } : { type: "send", content, ...(attachments.length ? { attachments } : {}) }));
       return true;
     } catch (err) {
       el.remove();
@@ -528,9 +564,40 @@ export async function chatView(root, id, opts = {}) {
     }
   }
 
+  /** Uploads the staged files (stored without a note: the message brings it); their ids. */
+  async function uploadStaged() {
+    /** @type {string[]} */
+    const ids = [];
+    for (const s of [...staged]) {
+      const bar = /** @type {HTMLProgressElement} */ (h("progress", { max: "1", value: "0", "aria-label": `Uploading ${s.file.name}` }));
+      s.row.querySelector("progress")?.remove();
+      s.row.querySelector(".remove")?.before(bar);
+      s.row.classList.remove("failed");
+      s.row.querySelector(".upload-error")?.remove();
+      const { done } = uploadAttachment(id, s.file, (sent, total) => ((bar.max = total || 1), (bar.value = sent)), { attach: false });
+      try {
+        ids.push((await done).id);
+      } catch (err) {
+        s.row.classList.add("failed");
+        bar.remove();
+        s.row.append(h("span", { class: "upload-error", role: "alert" }, plainError(err).text));
+        throw err;
+      }
+    }
+    // Sent: the chips go (the message shows its files).
+    for (const s of staged.splice(0)) s.row.remove();
+    return ids;
+  }
+
   async function send() {
     const content = text.value;
-    if (!content.trim()) return;
+    if (!content.trim()) {
+      if (staged.length) {
+        text.focus();
+        announce("Add a message to send with the files.");
+      }
+      return;
+    }
     if (await sendTurn(content)) {
       text.value = "";
       grow();
@@ -565,46 +632,42 @@ export async function chatView(root, id, opts = {}) {
 
   // ---- attachments --------------------------------------------------------------------------
 
-  /** A picked file is staged as a chip and uploaded in the background; its note joins before the next message. @param {File} file */
+  /**
+   * A picked file is staged as a chip (name, type, size, remove) and uploaded when the message is
+   * sent. A type the server cannot read is refused here, before any upload.
+   * @param {File} file
+   */
   function stage(file) {
     if (!READABLE.test(file.name) && !/^(text\/|image\/(png|jpeg|gif|webp)$|application\/(pdf|json))/.test(file.type)) {
-      uploads.append(h("li", { class: "upload failed", role: "alert" }, h("strong", null, file.name), ` can't be read here: use PDF, text, code, CSV, XLSX, DOCX or an image.`, removeButton(() => /** @type {HTMLElement} */ (uploads.lastElementChild)?.remove())));
+      // The alert is inside the item: a list holds only list items.
+      const row = h("li", { class: "upload failed refused" }, h("span", { role: "alert" }, h("strong", null, file.name), ` can't be read here: use PDF, text, code, CSV, XLSX, DOCX or an image.`));
+      row.append(removeButton(() => row.remove(), file.name));
+      uploads.append(row);
       return;
     }
     if (file.size > MAX_UPLOAD) {
-      uploads.append(h("li", { class: "upload failed", role: "alert" }, h("strong", null, file.name), ` is too large (${bytes(file.size)}).`));
+      const row = h("li", { class: "upload failed refused" }, h("span", { role: "alert" }, h("strong", null, file.name), ` is too large (${bytes(file.size)}).`));
+      row.append(removeButton(() => row.remove(), file.name));
+      uploads.append(row);
       return;
     }
     log.querySelector(".empty")?.remove();
-    const bar = /** @type {HTMLProgressElement} */ (h("progress", { max: "1", value: "0", "aria-label": `Uploading ${file.name}` }));
-    const label = h("span", { class: "muted" }, bytes(file.size));
-    const row = h("li", { class: "upload file-chip" }, h("span", { class: "file-name" }, file.name), bar, label);
-    const { done, abort } = uploadAttachment(id, file, (sent, total) => {
-      bar.max = total || 1;
-      bar.value = sent;
-    });
-    /** @type {{ file: File, row: HTMLElement, done: Promise<any> | null, abort: () => void }} */
-    const entry = { file, row, done: null, abort };
-    row.append(removeButton(() => (abort(), row.remove(), staged.splice(staged.indexOf(entry), 1))));
-    entry.done = done.then(
-      (att) => {
-        bar.value = bar.max;
-        row.classList.add("done");
-        replace(label, `${bytes(att.size ?? file.size)} · ready`);
-        return att;
-      },
-      (err) => {
-        row.classList.add("failed");
-        replace(label, plainError(err).text);
-        staged.splice(staged.indexOf(entry), 1);
-      },
+    const row = h("li", { class: "upload file-chip staged" }, h("span", { class: "file-name" }, file.name), h("span", { class: "file-type muted" }, file.type || "file"), h("span", { class: "file-size muted" }, bytes(file.size)));
+    const entry = { file, row };
+    row.append(
+      removeButton(() => {
+        row.remove();
+        const at = staged.indexOf(entry);
+        if (at >= 0) staged.splice(at, 1);
+        if (!staged.length && !messages.length) renderSettled();
+      }, file.name),
     );
     staged.push(entry);
     uploads.append(row);
   }
 
-  /** @param {() => void} onRemove */
-  const removeButton = (onRemove) => h("button", { type: "button", class: "ghost remove", "aria-label": "Remove file", onclick: onRemove }, "✕");
+  /** @param {() => void} onRemove @param {string} name */
+  const removeButton = (onRemove, name) => h("button", { type: "button", class: "ghost remove", "aria-label": `Remove ${name}`, onclick: onRemove }, "✕");
 
   async function catchUp() {
     const after = messages.length ? messages[messages.length - 1].seq : 0;

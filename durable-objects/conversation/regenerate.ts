@@ -1,0 +1,61 @@
+// Regenerate: the last exchange (the last prompt and every message after it) is run again. The
+// prompt is saved again as the new turn's user message and the earlier exchange is marked
+// superseded in the head: its messages keep their bytes (R2, the index, search) and stay in the
+// transcript with a marker, but no later model request, /replay or fold sees them.
+import type { StoredMessage } from "../../core/types";
+import type { ConversationHead, SupersededRange } from "../../services/record/conversation-head";
+
+/** The refusals a regenerate can get (all 409: the conversation's state, not the request, is wrong). */
+export const REGENERATE_BUSY = "turn_in_progress";
+export const NOTHING_TO_REGENERATE = "nothing_to_regenerate";
+export const REGENERATE_FOLDED = "regenerate_folded";
+
+export interface RegenerateRefusal {
+  status: 409;
+  type: string;
+  message: string;
+}
+
+export interface RegenerateTarget {
+  kind: "target";
+  /** The prompt run again: its content becomes the new turn's user message. */
+  prompt: StoredMessage;
+  /** The exchange that gets superseded: the prompt through the last message. */
+  fromSeq: number;
+  toSeq: number;
+}
+
+/** Whether a message is covered by one of the head's superseded ranges. */
+export function supersededBy(head: Pick<ConversationHead, "superseded">, seq: number): string | null {
+  for (const r of head.superseded ?? []) if (seq >= r.fromSeq && seq <= r.toSeq) return r.by;
+  return null;
+}
+
+/** A message a person wrote: text or images, no tool results. */
+const isPrompt = (m: StoredMessage) => m.role === "user" && !m.agent && m.content.some((b) => b.type === "text" || b.type === "image") && !m.content.some((b) => b.type === "tool_result");
+
+/**
+ * The exchange a regenerate replaces, looked for in what the model sees (`replayed`: the verbatim
+ * tail after the fold boundary, without superseded or sub-agent messages); a refusal otherwise.
+ */
+export function regenerateTarget(head: ConversationHead, replayed: readonly StoredMessage[], lastSeq: number, state: { turnsInFlight: number; foldInFlight: boolean }): RegenerateTarget | { kind: "refused"; refusal: RegenerateRefusal } {
+  const refuse = (type: string, message: string) => ({ kind: "refused" as const, refusal: { status: 409 as const, type, message } });
+  if (state.turnsInFlight > 0) return refuse(REGENERATE_BUSY, "regenerate: a turn is running; wait for it to end (or stop it) and regenerate then");
+  let i = replayed.length - 1;
+  while (i >= 0 && !isPrompt(replayed[i])) i--;
+  const folded = (head.summarizedThroughMessage ?? 0) > 0;
+  if (i < 0) {
+    return folded
+      ? refuse(REGENERATE_FOLDED, "regenerate: the last exchange is already folded into the summary; send the prompt again instead")
+      : refuse(NOTHING_TO_REGENERATE, "regenerate: there is no reply to replace yet");
+  }
+  if (!replayed.slice(i + 1).some((m) => m.role === "assistant")) return refuse(NOTHING_TO_REGENERATE, "regenerate: the last prompt has no reply to replace; send it again instead");
+  // A fold in flight may already be summarizing the exchange: what it wrote could not be taken back.
+  if (state.foldInFlight) return refuse(REGENERATE_FOLDED, "regenerate: the conversation is being folded into its summary; try again in a moment");
+  return { kind: "target", prompt: replayed[i], fromSeq: replayed[i].seq, toSeq: lastSeq };
+}
+
+/** The head with one more superseded range. */
+export function withSuperseded(head: ConversationHead, range: SupersededRange): ConversationHead {
+  return { ...head, superseded: [...(head.superseded ?? []), range], updatedAt: new Date().toISOString() };
+}

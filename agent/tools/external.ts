@@ -14,7 +14,7 @@ export interface ToolScope {
 export interface ToolSource {
   /** Names the kind in logs. */
   kind: string;
-  load(scope: ToolScope): Promise<ToolDefinition<any>[]>;
+  load(scope: ToolScope): Promise<ToolDefinition<unknown>[]>;
 }
 
 const sources: ToolSource[] = [];
@@ -25,7 +25,7 @@ export function addToolSource(source: ToolSource): void {
 }
 
 /** Every tenant tool the turn may use, in a stable order (kind, then name). */
-export async function tenantTools(scope: ToolScope): Promise<ToolDefinition<any>[]> {
+export async function tenantTools(scope: ToolScope): Promise<ToolDefinition<unknown>[]> {
   const loaded = await Promise.all(
     sources.map(async (s) => {
       try {

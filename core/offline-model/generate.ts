@@ -63,7 +63,7 @@ interface Plan {
 }
 
 export function generate(input: GenerateInput): Generation {
-  const { request, body, model, messageId } = input;
+  const { request, body, model } = input;
   const summary = summarizeOptions(request);
   const failure = modelErrorFor(request.messages, summary !== null, input.retryCount);
   if (failure !== null) return { kind: "error", status: failure };

@@ -93,7 +93,7 @@ function ndjson(start: (sink: TurnSink) => Promise<void>): ReadableStream<Uint8A
   const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
   const writer = writable.getWriter();
   const sink = (event: TurnEvent) => {
-    writer.write(encoder.encode(JSON.stringify(event) + "\n")).catch(() => {});
+    writer.write(encoder.encode(`${JSON.stringify(event)}\n`)).catch(() => {});
   };
   start(sink).finally(() => writer.close().catch(() => {}));
   return readable;

@@ -44,13 +44,6 @@ async function settled(n: number) {
   await page.waitForFunction((n) => !document.querySelector(".turn.live") && document.querySelectorAll(".turn.done").length >= n && !!document.querySelector("#send:not([hidden])"), n, { timeout: 60_000 });
 }
 
-async function send(text: string) {
-  const before = await page.locator(".turn.done").count();
-  await page.fill("#composer", text);
-  await page.press("#composer", "Enter");
-  await page.waitForFunction((n) => document.querySelectorAll(".turn.done").length > n && !document.querySelector(".turn.live"), before, { timeout: 60_000 });
-}
-
 /** axe-core in the page: the serious and critical violations, by rule. */
 async function axe(p: Page): Promise<string[]> {
   // Evaluated through the debugging protocol, which the page's CSP does not govern (an injected

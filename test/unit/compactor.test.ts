@@ -5,7 +5,7 @@ import type { ContentBlock, WireMessage } from "../../core/types";
 const budget = { contextWindowTokens: 24_000, outputReserveTokens: 2_000, compactTriggerRatio: 0.75, compactTargetRatio: 0.5, charsPerToken: 1.5 };
 const text = (t: string): ContentBlock => ({ type: "text", text: t });
 const call = (id: string): ContentBlock => ({ type: "tool_use", id, name: "file_read", input: { lines: id } });
-const result = (id: string, size: number, extra: Partial<ContentBlock> = {}): ContentBlock => ({ type: "tool_result", tool_use_id: id, content: `${id}:` + "r".repeat(size), ...extra }) as ContentBlock;
+const result = (id: string, size: number, extra: Partial<ContentBlock> = {}): ContentBlock => ({ type: "tool_result", tool_use_id: id, content: `${id}:${"r".repeat(size)}`, ...extra }) as ContentBlock;
 
 /** A monster turn: the task, then `n` tool rounds with big results, then more small steps. */
 function monster(n: number, size: number): WireMessage[] {

@@ -9,7 +9,7 @@ import { describe, expect, it } from "vitest";
 const ROOT = normalize(join(dirname(new URL(import.meta.url).pathname), "../.."));
 
 /** Lowest first. Folders on one line share a layer. data/ holds files code imports (Text and Data modules), never code. */
-export const LAYERS: readonly (readonly string[])[] = [
+const LAYERS: readonly (readonly string[])[] = [
   ["core", "r2-layout", "db", "data"],
   ["services"],
   ["agent"],
@@ -34,7 +34,7 @@ function sources(dir: string): string[] {
   });
 }
 
-export function violations(files: { path: string; text: string }[]): string[] {
+function violations(files: { path: string; text: string }[]): string[] {
   const found: string[] = [];
   for (const { path, text } of files) {
     const from = layerOf(path);

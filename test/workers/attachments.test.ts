@@ -116,7 +116,7 @@ describe("attachments", () => {
     const id = await createConversation();
     const start = await api("POST", `/v1/conversations/${id}/attachments/uploads`, { name: "big.log", type: "text/plain" });
     expect(start.status).toBe(201);
-    const part1 = "a".repeat(5 * 1024 * 1024 - 1) + "\n";
+    const part1 = `${"a".repeat(5 * 1024 * 1024 - 1)}\n`;
     const part2 = "tail line one\ntail line two\n";
     const base = `/v1/conversations/${id}/attachments/uploads/${start.json.attachmentId}`;
     const p1 = await api("PUT", `${base}/parts/1`, part1, { raw: true, headers: { "content-type": "application/octet-stream" } });

@@ -30,7 +30,7 @@ describe("automations API", () => {
     const key = await newTenant();
     const bad = await api("POST", "/v1/automations", { name: "x", schedule: "every hour", prompt: "p", channel: "c" }, { key });
     expect(bad.status).toBe(400);
-    expect(bad.json.error.message).toMatch(/schedule: not a cron expression/);
+    expect(bad.json.error?.message).toMatch(/schedule: not a cron expression/);
     expect((await api("POST", "/v1/automations", { name: "x", schedule: "0 * * * *", prompt: "p", channel: "../etc" }, { key })).status).toBe(400);
     const id = await createAutomation(key, {});
     expect((await api("GET", "/v1/automations", undefined, { key })).json.automations.map((a: any) => a.id)).toEqual([id]);

@@ -36,7 +36,7 @@ describe("client tools", () => {
     expect(busy.json.error).toMatchObject({ type: "turn_paused" });
     // Not a second's wait: the turn waits for its client, so no Retry-After invites polling.
     expect(busy.headers.get("retry-after")).toBeNull();
-    expect(busy.json.error.message).toContain(call.id);
+    expect(busy.json.error?.message).toContain(call.id);
 
     await evictDurableObject(stubOf(id));
     // A client that lost the answer finds the pending calls on the conversation.
@@ -44,7 +44,7 @@ describe("client tools", () => {
 
     const unknown = await post(id, [{ tool_use_id: "toolu_nope", content: "x" }]);
     expect(unknown.status).toBe(400);
-    expect(unknown.json.error.message).toContain("toolu_nope");
+    expect(unknown.json.error?.message).toContain("toolu_nope");
     expect(await transcript(id)).toHaveLength(2);
 
     const resumed = await post(id, [{ tool_use_id: call.id, content: "sunny, 24 C" }]);
@@ -67,7 +67,7 @@ describe("client tools", () => {
     const again = await post(id, [{ tool_use_id: call.id, content: "again" }]);
     expect(again.status).toBe(409);
     expect(again.json.error).toMatchObject({ type: "tool_results_conflict" });
-    expect(again.json.error.message).toContain(call.id);
+    expect(again.json.error?.message).toContain(call.id);
     expect(await transcript(id)).toHaveLength(4);
     expect((await api("GET", `/v1/conversations/${id}`)).json.requiresAction).toBeUndefined();
     expect((await api("POST", `/v1/conversations/${id}/messages`, { content: "next" })).status).toBe(200);
@@ -87,7 +87,7 @@ describe("client tools", () => {
       expect(statuses, `round ${round}: ${a.text} | ${b.text}`).toEqual([200, 409]);
       const [winner, loser] = a.status === 200 ? [a, b] : [b, a];
       expect(loser.json.error).toMatchObject({ type: "tool_results_conflict" });
-      expect(loser.json.error.message).toContain(call.id);
+      expect(loser.json.error?.message).toContain(call.id);
       expect(winner.json.turnId).toBe(paused.json.turnId);
       const content = winner === a ? "from A" : "from B";
       expect(winner.json.messages[0].content).toEqual([{ type: "tool_result", tool_use_id: call.id, content }]);
@@ -107,7 +107,7 @@ describe("client tools", () => {
 
     const partial = await post(id, [{ tool_use_id: calls[0].id, content: "12:00" }]);
     expect(partial.status).toBe(400);
-    expect(partial.json.error.message).toContain(calls[1].id);
+    expect(partial.json.error?.message).toContain(calls[1].id);
     expect(await transcript(id)).toHaveLength(2);
 
     const twice = await post(id, [{ tool_use_id: calls[0].id, content: "a" }, { tool_use_id: calls[0].id, content: "b" }]);
@@ -168,7 +168,7 @@ describe("client tools", () => {
     for (const [tools, named] of bad) {
       const r = await api("POST", `/v1/conversations/${id}/messages`, { content: "x", tools });
       expect(r.status, JSON.stringify(tools).slice(0, 80)).toBe(400);
-      expect(r.json.error.message).toContain(named);
+      expect(r.json.error?.message).toContain(named);
     }
     for (const body of [{}, { results: [] }, { results: [{ tool_use_id: "a" }] }, { results: [{ tool_use_id: "a", content: 5 }] }]) {
       const r = await api("POST", `/v1/conversations/${id}/tool-results`, body);
@@ -185,7 +185,7 @@ describe("client tools", () => {
     // A server tool's name too: a conversation with web search carries the API's own web_search.
     const http = await api("POST", `/v1/conversations/${id}/messages`, { content: "x", tools: [{ ...weather, name: "web_search" }] });
     expect(http.status).toBe(400);
-    expect(http.json.error.message).toContain("tools.0.name: web_search is a built-in or server tool's name");
+    expect(http.json.error?.message).toContain("tools.0.name: web_search is a built-in or server tool's name");
     sock.ws!.send(JSON.stringify({ type: "send", content: `@tool get_weather {"city":"Kyiv"}`, tools: [weather] }));
     const action = await sock.next((e) => e.type === "requires_action");
     expect(action.calls[0]).toMatchObject({ name: "get_weather", input: { city: "Kyiv" } });
@@ -246,7 +246,7 @@ describe("client tools", () => {
     expect(up.status).toBe(201);
     const imported = await api("POST", `/v1/conversations/${id}/import`, { messages: [{ role: "user", text: "hi" }, { role: "assistant", text: "hello" }] });
     expect(imported.status).toBe(409);
-    expect(imported.json.error.message).toContain(call.id);
+    expect(imported.json.error?.message).toContain(call.id);
     expect(await transcript(id)).toHaveLength(2);
     expect((await post(id, [{ tool_use_id: call.id, content: "ice" }])).status).toBe(200);
     const all = await transcript(id);

@@ -94,6 +94,6 @@ describe("conversation export", () => {
     expect((await api("GET", `/v1/conversations/${id}/attachments/${att}/content`, undefined, { key: other })).status).toBe(404);
     const bad = await exportOf(id, "pdf", key);
     expect(bad.status).toBe(400);
-    expect(bad.json.error.message).toMatch(/format/);
+    expect(bad.json.error?.message).toMatch(/format/);
   });
 });

@@ -31,7 +31,7 @@ describe("conversation import", () => {
     for (const messages of [[{ role: "user", text: "alone" }], [...exchange("a", "b"), { role: "user", text: "c" }], [{ role: "assistant", text: "x" }, { role: "user", text: "y" }], exchange("", "b"), [{ role: "system", text: "x" }, { role: "assistant", text: "y" }]]) {
       const r = await api("POST", `/v1/conversations/${id}/import`, { messages }, { key });
       expect(r.status, JSON.stringify(messages)).toBe(400);
-      expect(r.json.error.message).toMatch(/messages|text|role/);
+      expect(r.json.error?.message).toMatch(/messages|text|role/);
     }
     expect(await transcript(id, key)).toEqual([]);
   });

@@ -11,7 +11,7 @@ describe("auth", () => {
     expect((await api("GET", "/health", undefined, { key: "" })).json).toEqual({ ok: true });
     const r = await api("GET", "/v1/conversations", undefined, { key: "" });
     expect(r.status).toBe(401);
-    expect(r.json.error.type).toBe("authentication_error");
+    expect(r.json.error?.type).toBe("authentication_error");
     expect((await api("GET", "/v1/conversations", undefined, { key: "wrong" })).status).toBe(401);
   });
 
@@ -67,16 +67,16 @@ describe("conversations", () => {
     const id = await createConversation();
     const unknown = await api("PATCH", `/v1/conversations/${id}`, { settings: { foldThreshold: 1 } });
     expect(unknown.status).toBe(400);
-    expect(unknown.json.error.message).toMatch(/foldThreshold/);
+    expect(unknown.json.error?.message).toMatch(/foldThreshold/);
     const range = await api("PATCH", `/v1/conversations/${id}`, { settings: { tailMessages: 0 } });
     expect(range.status).toBe(400);
-    expect(range.json.error.message).toMatch(/tailMessages/);
+    expect(range.json.error?.message).toMatch(/tailMessages/);
     const type = await api("POST", "/v1/conversations", { settings: { charsPerToken: "fast" } });
     expect(type.status).toBe(400);
-    expect(type.json.error.message).toMatch(/charsPerToken/);
+    expect(type.json.error?.message).toMatch(/charsPerToken/);
     const cross = await api("PATCH", `/v1/conversations/${id}`, { settings: { contextWindowTokens: 4000, outputReserveTokens: 8000 } });
     expect(cross.status).toBe(400);
-    expect(cross.json.error.message).toMatch(/outputReserveTokens/);
+    expect(cross.json.error?.message).toMatch(/outputReserveTokens/);
     expect((await api("GET", `/v1/conversations/${id}`)).json.settings.contextWindowTokens).toBe(1_000_000);
   });
 
@@ -84,20 +84,20 @@ describe("conversations", () => {
     const id = await createConversation();
     const bad = await api("POST", `/v1/conversations/${id}/messages`, "{not json", { headers: { "content-type": "application/json" } });
     expect(bad.status).toBe(400);
-    expect(bad.json.error.message).toMatch(/JSON/);
+    expect(bad.json.error?.message).toMatch(/JSON/);
     const missing = await api("POST", `/v1/conversations/${id}/messages`, {});
     expect(missing.status).toBe(400);
-    expect(missing.json.error.message).toMatch(/content/);
+    expect(missing.json.error?.message).toMatch(/content/);
     const wrongType = await api("POST", `/v1/conversations/${id}/messages`, "hello", { headers: { "content-type": "text/plain" } });
     expect(wrongType.status).toBe(415);
-    expect((await api("GET", "/v1/nothing-here")).json.error.type).toBe("not_found");
+    expect((await api("GET", "/v1/nothing-here")).json.error?.type).toBe("not_found");
     expect((await transcript(id)).length).toBe(0);
   });
 
   it("refuses bodies over the limit with a 413", async () => {
     const r = await api("POST", "/v1/conversations", { title: "x".repeat(300 * 1024) });
     expect(r.status).toBe(413);
-    expect(r.json.error.type).toBe("payload_too_large");
+    expect(r.json.error?.type).toBe("payload_too_large");
   });
 });
 
@@ -238,8 +238,8 @@ describe("turns", () => {
     const id = await createConversation({ model: "offline-4k", contextWindowTokens: 200000 });
     const r = await send(id, "lorem ipsum dolor sit amet ".repeat(2000));
     expect(r.status).toBe(502);
-    expect(r.json.error.type).toBe("context_overflow");
-    expect(r.json.error.message).toMatch(/prompt is too long: \d+ tokens > 4000 maximum/);
+    expect(r.json.error?.type).toBe("context_overflow");
+    expect(r.json.error?.message).toMatch(/prompt is too long: \d+ tokens > 4000 maximum/);
     expect(await transcript(id)).toHaveLength(1);
   });
 });
@@ -309,12 +309,12 @@ describe("search", () => {
     const marker = `flightplan-${crypto.randomUUID().slice(0, 8)}`;
     await send(id, `the flight plan is in ${marker}.txt`);
     const found = await eventually(async () => {
-      const r = await api("GET", `/v1/search?q=${encodeURIComponent(marker + ".txt")}`);
+      const r = await api("GET", `/v1/search?q=${encodeURIComponent(`${marker}.txt`)}`);
       return r.json.results.length ? r : null;
     });
     expect(found!.json.results[0]).toMatchObject({ conversationId: id, role: "user", seq: 1 });
     expect(found!.json.results[0].snippet).toContain("[");
-    const stemmed = await api("GET", `/v1/search?q=${encodeURIComponent("plans " + marker)}&conversation=${id}`);
+    const stemmed = await api("GET", `/v1/search?q=${encodeURIComponent(`plans ${marker}`)}&conversation=${id}`);
     expect(stemmed.json.results.length).toBeGreaterThan(0);
     const keyB = await newTenant();
     const other = await api("GET", `/v1/search?q=${encodeURIComponent(marker)}`, undefined, { key: keyB });
@@ -362,10 +362,10 @@ describe("tenant isolation", () => {
   });
 
   it("treats malformed and path-trick ids as unknown", async () => {
-    for (const bad of ["..%2F..%2Fhead.json", "conv_x", "conv_" + "Z".repeat(40), "%00"]) {
+    for (const bad of ["..%2F..%2Fhead.json", "conv_x", `conv_${"Z".repeat(40)}`, "%00"]) {
       const r = await api("GET", `/v1/conversations/${bad}`);
       expect(r.status).toBe(404);
-      expect(r.json.error.type).toBe("not_found");
+      expect(r.json.error?.type).toBe("not_found");
     }
   });
 });

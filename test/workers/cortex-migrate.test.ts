@@ -57,7 +57,7 @@ describe("cortex migration", () => {
   it("refuses a bad cursor or limit with a 400 naming it, and callers without the admin token", async () => {
     const bad = await migrate({ cursor: "and:4" });
     expect(bad.status).toBe(400);
-    expect(bad.json.error.message).toContain("cursor");
+    expect(bad.json.error?.message).toContain("cursor");
     expect((await migrate({ limit: 501 })).status).toBe(400);
     expect((await api("POST", "/v1/admin/cortex/migrate", {})).status).toBe(401);
   });

@@ -173,7 +173,7 @@ describe("deleting a conversation", () => {
     expect((await deleting).status).toBe(204);
     const t = await turn;
     expect(t.status).toBe(404);
-    expect(t.json.error.type).toBe("not_found");
+    expect(t.json.error?.type).toBe("not_found");
     expect(await r2Keys(conversationPrefix("dev", id))).toEqual([]);
     expect(await r2Keys(promptSnapshotPrefix("dev", id))).toEqual([]);
     expect(await d1RowsOf(id)).toEqual({ conversations: 0, cortex: 0, attachments: 0, episodes: 0, tickets: 0 });

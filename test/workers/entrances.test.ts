@@ -12,8 +12,8 @@ const UNION = { type: "object", oneOf: [{ properties: { a: { type: "string" } },
 
 const expect400 = (r: { status: number; json: any }, message: string | RegExp) => {
   expect(r.status, JSON.stringify(r.json)).toBe(400);
-  expect(r.json.error.type).toBe("invalid_request");
-  expect(r.json.error.message).toMatch(message);
+  expect(r.json.error?.type).toBe("invalid_request");
+  expect(r.json.error?.message).toMatch(message);
 };
 
 describe("turn entrances", () => {

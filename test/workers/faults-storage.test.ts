@@ -65,7 +65,6 @@ const first = (times: number, match: (op: string, key: string) => boolean, actio
   return (op, key) => (left > 0 && match(op, key) ? (left--, action) : undefined);
 };
 const batchPut = (seq: number) => (op: string, key: string) => op === "put" && key.includes(`/messages/${String(seq).padStart(12, "0")}`);
-const anyBatchPut = (op: string, key: string) => op === "put" && key.includes("/messages/");
 
 async function sseTurn(id: string, content: string, onEvent?: (e: any) => void): Promise<any[]> {
   const res = await (exports as any).default.fetch(
@@ -121,7 +120,7 @@ describe("fault: R2 calls fail", () => {
     const r = await send(ledger.id, "the store is down for this reply");
     injected += c.n;
     expect(r.status).toBe(502);
-    expect(r.json.error.type).toBe("storage_error");
+    expect(r.json.error?.type).toBe("storage_error");
     ledger.record(r.json.messages);
     await ledger.survives();
 
@@ -181,7 +180,7 @@ describe("fault: D1 calls fail", () => {
     c = await inject(pl.id, { d1: first(1, (op) => op === "prepare") });
     const refused = await send(pl.id, "the project lookup fails");
     expect(refused.status).toBe(502);
-    expect(refused.json.error.type).toBe("storage_error");
+    expect(refused.json.error?.type).toBe("storage_error");
     expect(refused.json.messages).toEqual([]);
     await pl.survives();
     reportInjections("D1 failure", d1Injected + c.n, `${d1Injected} during indexing (then the alarm), ${c.n} before a turn`);

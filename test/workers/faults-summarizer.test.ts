@@ -163,7 +163,7 @@ describe("fault: the summarizer's model returns garbage", () => {
     ];
     const ledger = new Ledger(await createConversation({ foldThresholdChars: 4000, summaryMaxChars: 500 }), 500);
     const jobId = await growUntilLease(ledger);
-    const { client } = scriptedClient([...garbage, textReply([{ type: "text", text: "@tool memory_forget {}\n" + "x. ".repeat(5000) }], "max_tokens")]);
+    const { client } = scriptedClient([...garbage, textReply([{ type: "text", text: `@tool memory_forget {}\n${"x. ".repeat(5000)}` }], "max_tokens")]);
     const run = (job: any) => runFoldJob(job, env as Env, { client, attempts: 1 }).then(() => undefined);
     for (let i = 0; i < garbage.length; i++) {
       expect((await deliver([{ body: jobFor(ledger.id, jobId), attempts: 1 }], run)).retryMessages).toHaveLength(1);

@@ -46,8 +46,8 @@ function pathTricks(kind: string, owner: Owned, other: Owned, rand: () => number
   const valid = kind === "part" || kind === "snapshot" ? "1" : String(owner[kind as keyof Owned]);
   const tricks = [
     "..", "%2e%2e", "..%2F..%2Fhead.json", "%2F", "%5C..%5C", "%00", `${encodeURIComponent(valid)}%00`, "%FF", "%C0%AE%C0%AE", "%E2%80%AE",
-    "*", "%27%20OR%20%271%27%3D%271", "null", "undefined", "0", "-1", "1.5", "0x1", "1e3", "%201", "%20" + encodeURIComponent(valid), encodeURIComponent(valid) + "%0A",
-    encodeURIComponent(valid.toUpperCase()), encodeURIComponent(valid.toLowerCase()), encodeURIComponent(valid) + "x", encodeURIComponent(valid.slice(0, -1)),
+    "*", "%27%20OR%20%271%27%3D%271", "null", "undefined", "0", "-1", "1.5", "0x1", "1e3", "%201", `%20${encodeURIComponent(valid)}`, `${encodeURIComponent(valid)}%0A`,
+    encodeURIComponent(valid.toUpperCase()), encodeURIComponent(valid.toLowerCase()), `${encodeURIComponent(valid)}x`, encodeURIComponent(valid.slice(0, -1)),
     "a".repeat(5000), "%F0%9F%92%A3", encodeURIComponent(owner.mem), encodeURIComponent(owner.conv.replace("conv_", "mem_")),
   ];
   // The other tenant's resource of the same kind, and a random well-formed id that exists nowhere.
@@ -82,7 +82,7 @@ function wrongTypes(sample: unknown, rand: () => number): { label: string; value
       v.forEach((x, i) => walk(x, [...path, i]));
     } else if (v && typeof v === "object") {
       for (const w of ["x", 1, null, [], true]) replaceWith(w, JSON.stringify(w));
-      replaceWith({ ...(v as object), ["unknownKey" + Math.floor(rand() * 1000)]: 1 }, "unknown key");
+      replaceWith({ ...(v as object), [`unknownKey${Math.floor(rand() * 1000)}`]: 1 }, "unknown key");
       for (const [k, x] of Object.entries(v)) walk(x, [...path, k]);
     } else if (typeof v === "string") {
       for (const w of [0, -1, true, null, [], {}, [v], { $ne: null }]) replaceWith(w, JSON.stringify(w));
@@ -109,7 +109,7 @@ function badBodies(spec: RouteSpec, rand: () => number): { label: string; body: 
   const json = JSON.stringify(sample);
   const limit = spec.path.endsWith("/messages") ? TURN_LIMIT : BODY_LIMIT;
   const out: { label: string; body: string | Uint8Array }[] = [
-    ...["{", '{"a":', "[1,]", "{'a':1}", json.slice(0, -1) + ",}", "nul", json + "}", json + json, "\u0000", "", "   ", '{"a":NaN}', '{"a":Infinity}', '{"a":01}', '{"a":"\\x"}', "\uFEFF{", "<xml/>", "a=1&b=2"].map((b) => ({ label: `malformed ${JSON.stringify(b.slice(0, 20))}`, body: b })),
+    ...["{", '{"a":', "[1,]", "{'a':1}", `${json.slice(0, -1)},}`, "nul", `${json}}`, json + json, "\u0000", "", "   ", '{"a":NaN}', '{"a":Infinity}', '{"a":01}', '{"a":"\\x"}', "\uFEFF{", "<xml/>", "a=1&b=2"].map((b) => ({ label: `malformed ${JSON.stringify(b.slice(0, 20))}`, body: b })),
     ...[[], null, 1, "s", true, [sample]].map((v) => ({ label: `top-level ${JSON.stringify(v).slice(0, 20)}`, body: JSON.stringify(v) })),
     ...wrongTypes(sample, rand).map(({ label, value }) => ({ label: `wrong type ${label}`, body: JSON.stringify(value) })),
     { label: "extra field", body: JSON.stringify({ ...sample, extra: 1 }) },
@@ -318,7 +318,7 @@ describe("hostile input", () => {
       ...[1, null, "", "SEND", "launch", ["send"], {}].map((type) => JSON.stringify({ type })),
       ...wrongTypes(send, seeded(SEED + 1)).filter((w) => !w.label.startsWith("=")).map((w) => JSON.stringify(w.value)),
       ...[[], [1], [{ type: "text" }], [{ type: "text", text: "" }], [{ type: "image", source: { type: "url", url: "http://169.254.169.254/" } }], [{ type: "tool_result", tool_use_id: "x", content: "y" }], [{ type: "document", source: {} }], Array.from({ length: 51 }, () => ({ type: "text", text: "x" }))].map((content) => JSON.stringify({ type: "send", content })),
-      ...[["x"], "att", [1], ["att_" + "0".repeat(26)], Array.from({ length: 21 }, () => "a")].map((attachments) => JSON.stringify({ type: "send", content: "x", attachments })),
+      ...[["x"], "att", [1], [`att_${"0".repeat(26)}`], Array.from({ length: 21 }, () => "a")].map((attachments) => JSON.stringify({ type: "send", content: "x", attachments })),
       ...["", " lead", "trail ", "k".repeat(256), "caf\u00e9", "a\nb", 1, null, ["k"], { k: 1 }].map((idempotencyKey) => JSON.stringify({ ...send, idempotencyKey })),
       JSON.stringify({ ...send, extra: 1 }),
       JSON.stringify({ type: "ping", x: 1 }),

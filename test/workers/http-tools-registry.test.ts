@@ -97,8 +97,8 @@ describe("/v1/tools", () => {
     for (const [body, message] of cases) {
       const r = await api("POST", "/v1/tools", body, { key });
       expect(r.status, JSON.stringify(body).slice(0, 120)).toBe(400);
-      expect(r.json.error.type).toBe("invalid_request");
-      expect(r.json.error.message).toMatch(message);
+      expect(r.json.error?.type).toBe("invalid_request");
+      expect(r.json.error?.message).toMatch(message);
     }
     const id = (await api("POST", "/v1/tools", httpTool("ok"), { key })).json.id;
     const client = (await api("POST", "/v1/tools", { kind: "client", name: "c", description: "d", inputSchema: { type: "object" } }, { key })).json.id;
@@ -111,7 +111,7 @@ describe("/v1/tools", () => {
     ] as const) {
       const r = await api("PATCH", path, body, { key });
       expect(r.status, JSON.stringify(body)).toBe(400);
-      expect(r.json.error.message).toMatch(message);
+      expect(r.json.error?.message).toMatch(message);
     }
     expect(await rowCount()).toBe(before + 2);
     expect((await api("GET", `/v1/tools/${id}`, undefined, { key })).json.endpoint).toBe(`${server}/echo`);

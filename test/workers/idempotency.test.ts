@@ -69,7 +69,7 @@ describe("Idempotency-Key on POST /messages", () => {
     for (const a of answers.filter((a) => a !== ran[0])) {
       // A request that arrived after the turn ended is a replay of it; none runs its own.
       if (a.status === 409) {
-        expect(a.json.error.type).toBe("idempotency_in_progress");
+        expect(a.json.error?.type).toBe("idempotency_in_progress");
         expect(a.headers.get("retry-after")).toBe("1");
       } else expect(a.json).toEqual(ran[0].json);
     }
@@ -100,7 +100,7 @@ describe("Idempotency-Key on POST /messages", () => {
     const other = newKey();
     const busy = await paused(other);
     expect(busy.status).toBe(409);
-    expect(busy.json.error.type).toBe("turn_paused");
+    expect(busy.json.error?.type).toBe("turn_paused");
     expect(await transcript(id)).toHaveLength(2);
     const [call] = first.json.requires_action.calls;
     expect((await api("POST", `/v1/conversations/${id}/tool-results`, { results: [{ tool_use_id: call.id, content: "rain" }] })).status).toBe(200);
@@ -118,8 +118,8 @@ describe("Idempotency-Key on POST /messages", () => {
     const before = await transcript(id);
     const reused = await keyed(id, "a different request", key);
     expect(reused.status).toBe(422);
-    expect(reused.json.error.type).toBe("idempotency_key_reused");
-    expect(reused.json.error.message).toMatch(/Idempotency-Key/);
+    expect(reused.json.error?.type).toBe("idempotency_key_reused");
+    expect(reused.json.error?.message).toMatch(/Idempotency-Key/);
     expect(await transcript(id)).toEqual(before);
   });
 
@@ -141,7 +141,7 @@ describe("Idempotency-Key on POST /messages", () => {
     const keyB = await newTenant();
     const asB = (conv: string) => api("POST", `/v1/conversations/${conv}/messages`, { content: "private words" }, { key: keyB, headers: { "idempotency-key": key } });
     const foreign = await asB(id);
-    const missing = await asB("conv_" + "0".repeat(26));
+    const missing = await asB(`conv_${"0".repeat(26)}`);
     expect(foreign.status).toBe(404);
     expect(foreign.json).toEqual(missing.json);
     expect(await transcript(id)).toHaveLength(2);
@@ -152,8 +152,8 @@ describe("Idempotency-Key on POST /messages", () => {
     for (const bad of ["", "k".repeat(256), "tab\there", "caf\u00e9"]) {
       const r = await keyed(id, "never saved", bad);
       expect(r.status, JSON.stringify(bad)).toBe(400);
-      expect(r.json.error.type).toBe("invalid_request");
-      expect(r.json.error.message).toMatch(/^Idempotency-Key: /);
+      expect(r.json.error?.type).toBe("invalid_request");
+      expect(r.json.error?.message).toMatch(/^Idempotency-Key: /);
     }
     expect((await keyed(id, "saved once", "k".repeat(255))).status).toBe(200);
     expect(await transcript(id)).toHaveLength(2);
@@ -187,7 +187,7 @@ describe("Idempotency-Key on POST /messages", () => {
     await dying.catch(() => {});
     const retry = await keyed(id, "crash while I wait\n@model-error 500", key);
     expect(retry.status).toBe(502);
-    expect(retry.json.error.type).toBe("turn_interrupted");
+    expect(retry.json.error?.type).toBe("turn_interrupted");
     expect(retry.json.messages.map((m: any) => m.seq)).toEqual([1]);
     expect(retry.headers.get("idempotent-replayed")).toBe("true");
     expect(await transcript(id)).toHaveLength(1);
@@ -253,7 +253,7 @@ describe("Idempotency-Key on POST /messages", () => {
   it("refuses the header on channel turns rather than ignoring it", async () => {
     const r = await api("POST", `/v1/channels/idem-${crypto.randomUUID().slice(0, 8)}/messages`, { content: "hi" }, { headers: { "idempotency-key": newKey() } });
     expect(r.status).toBe(400);
-    expect(r.json.error.message).toMatch(/^Idempotency-Key: /);
+    expect(r.json.error?.message).toMatch(/^Idempotency-Key: /);
   });
 });
 

@@ -66,7 +66,7 @@ describe("MCP server registration", () => {
     for (const [body, status, message] of cases) {
       const r = await api("POST", "/v1/mcp-servers", body, { key });
       expect(r.status, JSON.stringify(body)).toBe(status);
-      expect(r.json.error.message, JSON.stringify(body)).toMatch(message);
+      expect(r.json.error?.message, JSON.stringify(body)).toMatch(message);
     }
     const after = await env.DB.prepare("SELECT COUNT(*) AS n FROM mcp_servers").first<{ n: number }>();
     expect(after!.n).toBe(before!.n);

@@ -25,7 +25,7 @@ describe("memory notes API", () => {
     expect((await api("POST", "/v1/memory", { text: "" }, { key })).status).toBe(400);
     const badTags = await api("POST", "/v1/memory", { text: "x", tags: "travel" }, { key });
     expect(badTags.status).toBe(400);
-    expect(badTags.json.error.message).toMatch(/tags/);
+    expect(badTags.json.error?.message).toMatch(/tags/);
     expect((await api("PATCH", `/v1/memory/${id}`, {}, { key })).status).toBe(400);
     expect((await api("DELETE", `/v1/memory/${id}`, undefined, { key })).status).toBe(204);
     expect((await api("GET", `/v1/memory/${id}`, undefined, { key })).status).toBe(404);

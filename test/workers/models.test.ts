@@ -40,15 +40,15 @@ describe("settings against their model", () => {
     const id = await createConversation();
     const retired = await api("PATCH", `/v1/conversations/${id}`, { settings: { model: "claude-sonnet-4-5" } });
     expect(retired.status).toBe(400);
-    expect(retired.json.error.message).toBe("settings.model: claude-sonnet-4-5 retired on 2026-11-30; use claude-sonnet-5-5 (Claude Sonnet 5.5), its replacement");
+    expect(retired.json.error?.message).toBe("settings.model: claude-sonnet-4-5 retired on 2026-11-30; use claude-sonnet-5-5 (Claude Sonnet 5.5), its replacement");
     const unknown = await api("POST", "/v1/conversations", { settings: { model: "claude-nonexistent-9" } });
     expect(unknown.status).toBe(400);
-    expect(unknown.json.error.message).toMatch(/^settings\.model: unknown model claude-nonexistent-9: not in the model catalog \(GET \/v1\/models\), and Anthropic's Models API does not know it/);
+    expect(unknown.json.error?.message).toMatch(/^settings\.model: unknown model claude-nonexistent-9: not in the model catalog \(GET \/v1\/models\), and Anthropic's Models API does not know it/);
   });
 
   it("checks effort, thinking and the output reserve against what the model takes", async () => {
     const id = await createConversation();
-    const bad = async (settings: object) => (await api("PATCH", `/v1/conversations/${id}`, { settings })).json.error.message;
+    const bad = async (settings: object) => (await api("PATCH", `/v1/conversations/${id}`, { settings })).json.error?.message;
     expect(await bad({ thinking: "disabled" })).toMatch(/^settings\.thinking: claude-sonnet-5-5 does not take "disabled"/);
     expect(await bad({ thinking: "between_tools", effort: "max" })).toMatch(/needs settings.effort at high or below/);
     expect(await bad({ outputReserveTokens: 200_000 })).toMatch(/^settings\.outputReserveTokens: at most 128000/);
@@ -120,7 +120,7 @@ describe("settings a tenant and a project give new conversations", () => {
     // Checked like a conversation's settings; nothing is written when refused.
     const refused = await api("PATCH", `/v1/projects/${project.json.id}`, { settings: { model: "claude-sonnet-4-5" } }, { key });
     expect(refused.status).toBe(400);
-    expect(refused.json.error.message).toMatch(/^settings\.model: claude-sonnet-4-5 retired/);
+    expect(refused.json.error?.message).toMatch(/^settings\.model: claude-sonnet-4-5 retired/);
     expect((await api("GET", `/v1/projects/${project.json.id}`, undefined, { key })).json.settings).toEqual({ serverTools: ["web_search", "web_fetch"], tailMessages: 12 });
     // Another tenant's conversations are untouched by these.
     expect((await api("POST", "/v1/conversations", {})).json.settings.serverTools).toEqual([]);

@@ -70,7 +70,7 @@ describe("PDF passwords", () => {
     expect(text).toMatch(/pages of locked\.pdf match "Potato"/);
     expect(text).toMatch(/- page \d+: /);
     expect(text).toContain('"password":"..."');
-    expect(text).not.toContain(PASSWORD + '"');
+    expect(text).not.toContain(`${PASSWORD}"`);
     // All 30 pages read here and indexed, with nothing queued that would carry the password.
     expect(await shardCount(`SELECT COUNT(DISTINCT ref_id) AS n FROM cortex_docs WHERE kind = 'page' AND ref_id LIKE ?`, [`${att}:p%`])).toBe(30);
     for (const c of toolUses(await transcript(id))) expect(c.input.password ?? WITHHELD).toBe(WITHHELD);

@@ -34,6 +34,6 @@ describe("projects", () => {
     expect((await api("POST", `/v1/projects/${p.id}/files?name=x.txt`, "x", { key: keyB, raw: true, headers: { "content-type": "text/plain" } })).status).toBe(404);
     const c = await api("POST", "/v1/conversations", { projectId: p.id }, { key: keyB });
     expect(c.status).toBe(400);
-    expect(c.json.error.message).toMatch(/projectId/);
+    expect(c.json.error?.message).toMatch(/projectId/);
   });
 });

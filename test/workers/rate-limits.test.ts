@@ -28,8 +28,8 @@ describe("rate limits", () => {
     for (let i = 0; i < 3; i++) expect((await call(limits, "GET", "/v1/conversations", key)).status).toBe(200);
     const over = await call(limits, "GET", "/v1/conversations", key);
     expect(over.status).toBe(429);
-    expect(over.json.error.type).toBe("rate_limited");
-    expect(over.json.error.message).toMatch(/3 requests per minute/);
+    expect(over.json.error?.type).toBe("rate_limited");
+    expect(over.json.error?.message).toMatch(/3 requests per minute/);
     // 3 a minute refills one token every 20 s.
     const retry = Number(over.headers.get("retry-after"));
     expect(Number.isInteger(retry)).toBe(true);
@@ -51,7 +51,7 @@ describe("rate limits", () => {
     expect((await call(limits, "POST", `/v1/channels/inbox/messages`, key, { content: "two" })).status).toBe(200);
     const over = await call(limits, "POST", `/v1/conversations/${id}/messages`, key, { content: "three" });
     expect(over.status).toBe(429);
-    expect(over.json.error.message).toMatch(/2 turns per minute/);
+    expect(over.json.error?.message).toMatch(/2 turns per minute/);
     // One token refills every 30 s and the two turns before took some of that: at most 30 s to
     // wait, at least 1 (the exact arithmetic on a fixed clock is the next test).
     const retryAfter = Number(over.headers.get("retry-after"));
@@ -127,7 +127,7 @@ describe("failed authentications per client address", () => {
     for (let i = 0; i < 2; i++) expect((await callFrom(address, limits, "/v1/admin/tenants/ten_x/keys", "not-the-admin-token")).status).toBe(401);
     const over = await callFrom(address, limits, "/v1/admin/tenants/ten_x/keys", "not-the-admin-token");
     expect(over.status).toBe(429);
-    expect(over.json.error.type).toBe("rate_limited");
+    expect(over.json.error?.type).toBe("rate_limited");
   });
 
   it("count bad websocket tickets as failures too", async () => {
@@ -138,7 +138,7 @@ describe("failed authentications per client address", () => {
     expect((await callFrom(address, limits, "/v1/conversations", unknownKey())).status).toBe(401);
     const over = await callFrom(address, limits, badTicket(), "");
     expect(over.status).toBe(429);
-    expect(over.json.error.type).toBe("rate_limited");
+    expect(over.json.error?.type).toBe("rate_limited");
   });
 });
 

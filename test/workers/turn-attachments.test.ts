@@ -44,7 +44,7 @@ describe("turn attachments", () => {
     expect(again.json).toEqual(first.json);
     const other = await keyed([b]);
     expect(other.status).toBe(422);
-    expect(other.json.error.type).toBe("idempotency_key_reused");
+    expect(other.json.error?.type).toBe("idempotency_key_reused");
     // Two upload notes, then one turn: no second turn for the repeat, nothing for the refusal.
     expect((await transcript(id, key)).filter((m: any) => m.role === "user")).toHaveLength(3);
   });
@@ -72,7 +72,7 @@ describe("turn attachments", () => {
       expect(r.json.error).toEqual({ type: "invalid_request", message: `attachments: unknown attachment ${JSON.stringify(bad)}` });
       const ch = await api("POST", "/v1/channels/inbox/messages", { content: "hello", attachments: [bad] }, { key });
       expect(ch.status, bad).toBe(400);
-      expect(ch.json.error.message).toContain(JSON.stringify(bad));
+      expect(ch.json.error?.message).toContain(JSON.stringify(bad));
     }
     expect(await transcript(id, key)).toEqual([]);
     expect(await activeTools(id, key)).not.toContain("file_read");

@@ -81,14 +81,14 @@ describe("stopping a turn", () => {
     const stranger = await newTenant();
     const refused = await api("POST", `/v1/conversations/${id}/stop`, { turnId }, { key: stranger });
     expect(refused.status).toBe(404);
-    expect(refused.json.error.type).toBe("not_found");
+    expect(refused.json.error?.type).toBe("not_found");
     expect((await api("POST", `/v1/conversations/${id}/stop`, {}, { key: "" })).status).toBe(401);
     const bad = await api("POST", `/v1/conversations/${id}/stop`, { turnId: "turn_nope" });
     expect(bad.status).toBe(400);
-    expect(bad.json.error.message).toMatch(/turnId/);
+    expect(bad.json.error?.message).toMatch(/turnId/);
     const extra = await api("POST", `/v1/conversations/${id}/stop`, { turnId, now: true });
     expect(extra.status).toBe(400);
-    expect(extra.json.error.message).toMatch(/now/);
+    expect(extra.json.error?.message).toMatch(/now/);
     watch.ws!.send(JSON.stringify({ type: "stop", turnId: 7 }));
     expect((await watch.next((e) => e.type === "error")).error.message).toMatch(/turnId/);
     // None of that stopped it: it is still streaming, and its own tenant stops it.

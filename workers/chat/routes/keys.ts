@@ -20,6 +20,7 @@ export interface KeyScope {
 }
 
 const createBody = z.strictObject({
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what a key name is refused for
   name: z.string().trim().min(1).max(100).refine((v) => !/[\u0000-\u001f\u007f]/.test(v), "no control characters").optional(),
   expiresAt: z.iso
     .datetime({ offset: true })

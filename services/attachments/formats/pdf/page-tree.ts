@@ -3,7 +3,7 @@
 // boxes.
 import type { PdfDocument } from "./document";
 import { type Box, intersect, readBox } from "./geometry";
-import { isInt, isName, PdfDict, PdfError, type PdfObj } from "./objects";
+import { isInt, isName, type PdfDict, PdfError, type PdfObj } from "./objects";
 
 const MAX_TREE_DEPTH = 64;
 const MAX_PAGES = 10_000_000;

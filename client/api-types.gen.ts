@@ -39,7 +39,12 @@ export interface Routes {
       name: string;
     };
     response: {
-      tenantId: string;
+      tenant: {
+        id: string;
+        name: string;
+        createdAt: string;
+        [key: string]: unknown;
+      };
       apiKey: string;
       [key: string]: unknown;
     };
@@ -73,7 +78,15 @@ export interface Routes {
       expiresAt?: string;
     };
     response: {
-      id: string;
+      key: {
+        id: string;
+        name: string | null;
+        last4: string | null;
+        createdAt: string;
+        expiresAt: string | null;
+        revokedAt: string | null;
+        [key: string]: unknown;
+      };
       apiKey: string;
       [key: string]: unknown;
     };
@@ -249,7 +262,7 @@ export interface Routes {
     };
     body: undefined;
     response: {
-      conversations: Array<Schemas["Conversation"]>;
+      conversations: Array<Schemas["ConversationListItem"]>;
       next: string | number | null;
       [key: string]: unknown;
     };
@@ -546,9 +559,7 @@ export interface Routes {
     };
     query: undefined;
     body: undefined;
-    response: {
-      [key: string]: unknown;
-    };
+    response: Schemas["Replay"];
   };
   "POST /v1/conversations/{id}/stop": {
     path: {
@@ -677,7 +688,15 @@ export interface Routes {
       expiresAt?: string;
     };
     response: {
-      id: string;
+      key: {
+        id: string;
+        name: string | null;
+        last4: string | null;
+        createdAt: string;
+        expiresAt: string | null;
+        revokedAt: string | null;
+        [key: string]: unknown;
+      };
       apiKey: string;
       [key: string]: unknown;
     };
@@ -1142,6 +1161,28 @@ export interface Schemas {
   };
   Conversation: {
     id: string;
+    title: string;
+    settings: {
+      [key: string]: unknown;
+    };
+    createdAt: string;
+    updatedAt: string;
+    summary: string | null;
+    summarizedThroughMessage: number | null;
+    summarizedThroughMessageId: string | null;
+    foldCount: number;
+    lastFoldAt: string | null;
+    activeTools: Array<string>;
+    projectId: string | null;
+    messageCount: number;
+    lastSeq: number;
+    unsummarizedChars: number;
+    foldableChars: number;
+    foldInFlight: boolean;
+    [key: string]: unknown;
+  };
+  ConversationListItem: {
+    id: string;
     [key: string]: unknown;
   };
   DefaultSettings: {
@@ -1199,6 +1240,41 @@ export interface Schemas {
   };
   Project: {
     id: string;
+    [key: string]: unknown;
+  };
+  Replay: {
+    model: string;
+    max_tokens: number;
+    system: Array<{
+      type: "text";
+      text: string;
+      [key: string]: unknown;
+    }>;
+    tools: Array<{
+      name: string;
+      [key: string]: unknown;
+    }>;
+    messages: Array<{
+      role: "user" | "assistant";
+      content: string | Array<{
+        type: string;
+        [key: string]: unknown;
+      }>;
+      [key: string]: unknown;
+    }>;
+    estimate: {
+      chars: number;
+      prefixChars: number;
+      messageChars: number;
+      tokens: number;
+      budgetTokens: number;
+      charsPerToken: number;
+      messages: number;
+      stubbedResults: number;
+      stubSavedChars: number;
+      stubPendingChars: number;
+      [key: string]: unknown;
+    };
     [key: string]: unknown;
   };
   SocketClientFrame: {

@@ -29,13 +29,27 @@ export async function chooseChromium(env: Record<string, string | undefined> = p
 /** Keeps the page's websockets reachable as `window.sockets`, so a test can drop one as a network would. */
 export async function keepSockets(page: Page): Promise<void> {
   await page.addInitScript(() => {
-    const Native = window.WebSocket;
-    const sockets: WebSocket[] = ((window as any).sockets = []);
-    window.WebSocket = class extends Native {
+    // The page's window (this file is also compiled without the DOM library).
+    const w = globalThis as unknown as { WebSocket: new (url: string | URL, protocols?: string | string[]) => object; sockets: object[] };
+    const Native = w.WebSocket;
+    const sockets: object[] = [];
+    w.sockets = sockets;
+    w.WebSocket = class extends Native {
       constructor(url: string | URL, protocols?: string | string[]) {
         super(url, protocols);
         sockets.push(this);
       }
     };
   });
+}
+
+declare global {
+  /** What the UI tests' init scripts keep on the page's window. */
+  interface Window {
+    sockets: WebSocket[];
+    sawWaiting?: boolean;
+    sawRunningCard?: boolean;
+    hacked?: boolean;
+    axe: { run(context: unknown, options: unknown): Promise<{ violations: { id: string; impact: string | null; nodes: { target: string[] }[] }[] }> };
+  }
 }

@@ -76,8 +76,54 @@ export const resource = (id: string, description: string) => z.looseObject({ id:
 export const listOf = (key: string, item: z.ZodType) =>
   z.looseObject({ [key]: z.array(item), next: z.union([z.string(), z.number(), z.null()]) });
 
+/** GET /v1/conversations/:id/replay: the model request the next turn starts from, and what it weighs. */
+export const replaySchema = z
+  .looseObject({
+    model: z.string(),
+    max_tokens: z.number().int(),
+    system: z.array(z.looseObject({ type: z.literal("text"), text: z.string() })),
+    tools: z.array(z.looseObject({ name: z.string() })),
+    messages: z.array(z.looseObject({ role: z.enum(["user", "assistant"]), content: z.union([z.string(), z.array(z.looseObject({ type: z.string() }))]) })),
+    estimate: z.looseObject({
+      chars: z.number(),
+      prefixChars: z.number(),
+      messageChars: z.number(),
+      tokens: z.number(),
+      budgetTokens: z.number(),
+      charsPerToken: z.number(),
+      messages: z.number(),
+      stubbedResults: z.number(),
+      stubSavedChars: z.number(),
+      stubPendingChars: z.number(),
+    }),
+  })
+  .meta({ id: "Replay", description: "What the model sees next: the system prompt, the tool schemas and the messages (summary preamble, stubs, verbatim tail), with the size estimate." });
+
 /** A conversation as the API answers it (GET /v1/conversations/:id). */
-export const conversationSchema = resource("Conversation", "A conversation: title, settings, counts and dates.");
+export const conversationSchema = z
+  .looseObject({
+    id: z.string(),
+    title: z.string(),
+    settings: z.looseObject({}),
+    createdAt: z.string(),
+    updatedAt: z.string(),
+    summary: z.string().nullable().meta({ description: "The rolling summary of everything before summarizedThroughMessageId (null until a fold)" }),
+    summarizedThroughMessage: z.number().int().nullable(),
+    summarizedThroughMessageId: z.string().nullable(),
+    foldCount: z.number().int(),
+    lastFoldAt: z.string().nullable(),
+    activeTools: z.array(z.string()),
+    projectId: z.string().nullable(),
+    messageCount: z.number().int(),
+    lastSeq: z.number().int(),
+    unsummarizedChars: z.number(),
+    foldableChars: z.number(),
+    foldInFlight: z.boolean(),
+  })
+  .meta({ id: "Conversation", description: "A conversation: title, settings, the rolling summary's fields, counts and dates." });
+
+/** A conversation as a list names it (GET /v1/conversations). */
+export const conversationListItemSchema = resource("ConversationListItem", "A conversation of a list: its id, title and dates.");
 
 /** A model of the catalog (GET /v1/models). */
 export const modelSchema = z

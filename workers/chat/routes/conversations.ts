@@ -25,7 +25,7 @@ import { listBody, pageOf } from "../paging";
 import { intParam, jsonBody, query } from "../validate";
 import { issueTicket } from "../ws-tickets";
 import { doc } from "../openapi/registry";
-import { conversationSchema, listOf, storedMessageSchema } from "../openapi/schemas";
+import { conversationListItemSchema, conversationSchema, listOf, replaySchema, storedMessageSchema } from "../openapi/schemas";
 import { turnDoc } from "../openapi/turn-doc";
 
 export const conversationRoutes = new Hono<AppEnv>();
@@ -75,7 +75,7 @@ conversationRoutes.post("/", doc({ summary: "Create a conversation", responses: 
   return c.json(created.view, 201);
 });
 
-conversationRoutes.get("/", doc({ summary: "List conversations", responses: { 200: { description: "A page, newest first", schema: listOf("conversations", conversation) } } }), query(listQuery), async (c) => {
+conversationRoutes.get("/", doc({ summary: "List conversations", responses: { 200: { description: "A page, newest first", schema: listOf("conversations", conversationListItemSchema) } } }), query(listQuery), async (c) => {
   const { limit, cursor } = c.req.valid("query");
   const rows = (await listConversationRows(c.env.DB, c.get("tenantId"), limit + 1, cursor)).map(({ tenantId: _t, ...row }) => row);
   return c.json(listBody("conversations", pageOf(rows, limit, (r) => r.id)));
@@ -121,7 +121,7 @@ conversationRoutes.post("/:id/messages", turnDoc("Send a turn", { idempotent: tr
   return respondTurn(c, ref.conversationId, started.events, started.replayed);
 });
 
-conversationRoutes.get("/:id/replay", doc({ summary: "What the model sees next: summary, stubs and tail", responses: { 200: { description: "The replay", schema: z.looseObject({}) } } }), async (c) => {
+conversationRoutes.get("/:id/replay", doc({ summary: "What the model sees next: summary, stubs and tail", responses: { 200: { description: "The replay", schema: replaySchema } } }), async (c) => {
   const { stub, ref } = stubFor(c.env, c.get("tenantId"), c.req.param("id"));
   const replay = await stub.replay(ref);
   if (!replay) throw notFound("conversation");

@@ -37,7 +37,7 @@ const listQuery = z.strictObject({
 export function keyRoutes(scope: KeyScope): Hono<AppEnv> {
   const routes = new Hono<AppEnv>();
 
-  routes.post("/", doc({ summary: "Create an API key", description: "A key never makes one that outlives it: called with a key that expires, `expiresAt` is required and at most that key's expiry (a 400 naming `expiresAt` otherwise). The operator's admin token is not bound by this.", responses: { 201: { description: "The key; `apiKey` is shown this once", schema: z.looseObject({ id: z.string(), apiKey: z.string() }) } } }), ...jsonBody(createBody), async (c) => {
+  routes.post("/", doc({ summary: "Create an API key", description: "A key never makes one that outlives it: called with a key that expires, `expiresAt` is required and at most that key's expiry (a 400 naming `expiresAt` otherwise). The operator's admin token is not bound by this.", responses: { 201: { description: "The key; `apiKey` is shown this once", schema: z.looseObject({ key: z.looseObject({ id: z.string(), name: z.string().nullable(), last4: z.string().nullable(), createdAt: z.string(), expiresAt: z.string().nullable(), revokedAt: z.string().nullable() }), apiKey: z.string() }) } } }), ...jsonBody(createBody), async (c) => {
     const tenantId = await scope.tenantOf(c);
     const { name, expiresAt } = c.req.valid("json");
     // Self-service only: the operator's requests carry no key.

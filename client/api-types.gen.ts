@@ -114,6 +114,7 @@ export interface Routes {
     };
     body: undefined;
     response: {
+      data: Array<Schemas["Automation"]>;
       automations: Array<Schemas["Automation"]>;
       next: string | number | null;
       [key: string]: unknown;
@@ -203,6 +204,7 @@ export interface Routes {
     };
     body: undefined;
     response: {
+      data: Array<Schemas["Channel"]>;
       channels: Array<Schemas["Channel"]>;
       next: string | number | null;
       [key: string]: unknown;
@@ -262,6 +264,7 @@ export interface Routes {
     };
     body: undefined;
     response: {
+      data: Array<Schemas["ConversationListItem"]>;
       conversations: Array<Schemas["ConversationListItem"]>;
       next: string | number | null;
       [key: string]: unknown;
@@ -354,6 +357,7 @@ export interface Routes {
     };
     body: undefined;
     response: {
+      data: Array<Schemas["Attachment"]>;
       attachments: Array<Schemas["Attachment"]>;
       next: string | number | null;
       [key: string]: unknown;
@@ -491,6 +495,7 @@ export interface Routes {
     };
     body: undefined;
     response: {
+      data: Array<Schemas["Message"]>;
       messages: Array<Schemas["Message"]>;
       next: string | number | null;
       [key: string]: unknown;
@@ -580,6 +585,9 @@ export interface Routes {
     };
     body: undefined;
     response: {
+      data: Array<{
+        [key: string]: unknown;
+      }>;
       cards: Array<{
         [key: string]: unknown;
       }>;
@@ -792,6 +800,7 @@ export interface Routes {
     };
     body: undefined;
     response: {
+      data: Array<Schemas["Note"]>;
       notes: Array<Schemas["Note"]>;
       next: string | number | null;
       [key: string]: unknown;
@@ -844,6 +853,7 @@ export interface Routes {
     };
     body: undefined;
     response: {
+      data: Array<Schemas["Episode"]>;
       episodes: Array<Schemas["Episode"]>;
       next: string | number | null;
       [key: string]: unknown;
@@ -864,6 +874,7 @@ export interface Routes {
     };
     body: undefined;
     response: {
+      data: Array<Schemas["Model"]>;
       models: Array<Schemas["Model"]>;
       next: string | number | null;
       [key: string]: unknown;
@@ -885,6 +896,7 @@ export interface Routes {
     };
     body: undefined;
     response: {
+      data: Array<Schemas["Project"]>;
       projects: Array<Schemas["Project"]>;
       next: string | number | null;
       [key: string]: unknown;
@@ -933,7 +945,7 @@ export interface Routes {
     };
     query: undefined;
     body: undefined;
-    response: Schemas["Project"];
+    response: Schemas["ProjectWithFiles"];
   };
   "PATCH /v1/projects/{id}": {
     path: {
@@ -976,6 +988,10 @@ export interface Routes {
     };
     body: undefined;
     response: {
+      data: Array<{
+        id: string;
+        [key: string]: unknown;
+      }>;
       files: Array<{
         id: string;
         [key: string]: unknown;
@@ -1018,6 +1034,10 @@ export interface Routes {
     };
     body: undefined;
     response: {
+      data: Array<{
+        kind: string;
+        [key: string]: unknown;
+      }>;
       results: Array<{
         kind: string;
         [key: string]: unknown;
@@ -1068,6 +1088,7 @@ export interface Routes {
     };
     body: undefined;
     response: {
+      data: Array<Schemas["Tool"]>;
       tools: Array<Schemas["Tool"]>;
       next: string | number | null;
       [key: string]: unknown;
@@ -1208,19 +1229,49 @@ export interface Schemas {
   };
   Export: {
     id: string;
+    status: "queued" | "running" | "done" | "failed";
+    createdAt: string;
+    startedAt: string | null;
+    finishedAt: string | null;
+    expiresAt: string;
+    conversations: number;
+    bytes: number;
+    error: string | null;
+    download: string | null;
     [key: string]: unknown;
   };
   McpServer: {
     id: string;
+    tools: Array<{
+      name: string;
+      mcpName: string;
+      description: string;
+      [key: string]: unknown;
+    }>;
     [key: string]: unknown;
   };
   Message: {
+    id: string;
     seq: number;
     role: "user" | "assistant";
     content: Array<{
       type: string;
       [key: string]: unknown;
     }>;
+    createdAt: string;
+    usage?: {
+      input_tokens: number;
+      output_tokens: number;
+      cache_creation_input_tokens: number;
+      cache_read_input_tokens: number;
+      thinking_tokens?: number;
+      web_search_requests?: number;
+      web_fetch_requests?: number;
+      cost_usd?: number;
+      [key: string]: unknown;
+    };
+    model?: string;
+    stopReason?: string | null;
     [key: string]: unknown;
   };
   Model: {
@@ -1240,6 +1291,16 @@ export interface Schemas {
   };
   Project: {
     id: string;
+    [key: string]: unknown;
+  };
+  ProjectWithFiles: {
+    id: string;
+    files: Array<{
+      id: string;
+      name: string;
+      [key: string]: unknown;
+    }>;
+    filesNext: string | number | null;
     [key: string]: unknown;
   };
   Replay: {
@@ -1470,6 +1531,12 @@ export interface Schemas {
     usage: {
       input_tokens: number;
       output_tokens: number;
+      cache_creation_input_tokens: number;
+      cache_read_input_tokens: number;
+      thinking_tokens?: number;
+      web_search_requests?: number;
+      web_fetch_requests?: number;
+      cost_usd?: number;
       [key: string]: unknown;
     };
     timing: {
@@ -1555,6 +1622,12 @@ export interface Schemas {
     usage: {
       input_tokens: number;
       output_tokens: number;
+      cache_creation_input_tokens: number;
+      cache_read_input_tokens: number;
+      thinking_tokens?: number;
+      web_search_requests?: number;
+      web_fetch_requests?: number;
+      cost_usd?: number;
       [key: string]: unknown;
     } | null;
     requires_action?: {

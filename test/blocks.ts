@@ -27,3 +27,17 @@ export function blockAs<T extends ContentBlock["type"]>(b: ContentBlock | undefi
 
 /** A block's cache breakpoint, if it has one. */
 export const cacheControlOf = (b: ContentBlock | undefined) => (b && "cache_control" in b ? b.cache_control : undefined);
+
+/** `v` (a block, an event, a frame: any union tagged by `type`) narrowed to `type`; throws (failing the test) when it is another. */
+export function ofType<U extends { type: string }, T extends U["type"]>(v: U | undefined, type: T): Extract<U, { type: T }> {
+  if (v?.type !== type) throw new Error(`expected ${type}, got ${JSON.stringify(v)?.slice(0, 200)}`);
+  return v as Extract<U, { type: T }>;
+}
+
+/** The text of a message's first block (or its string content), as the document's loosely described messages carry it. */
+export const firstText = (content: string | readonly { type: string; [key: string]: unknown }[]): string => {
+  if (typeof content === "string") return content;
+  const text = content[0]?.text;
+  if (typeof text !== "string") throw new Error(`expected a text block first, got ${JSON.stringify(content[0])?.slice(0, 200)}`);
+  return text;
+};

@@ -27,9 +27,20 @@ type WithoutQuery<P extends string> = P extends `${infer B}?${string}` ? B : P;
  * The operations of the OpenAPI document (client/api-types.gen.ts) that a request fits, e.g.
  * RouteOf<"GET", `/v1/conversations/${string}/messages?after=0`> is "GET /v1/conversations/{id}/messages".
  */
-export type RouteOf<M extends Method, P extends string> = {
+export type RouteOf<M extends Method, P extends string> = MostSpecific<Fitting<M, P>>;
+
+type Fitting<M extends Method, P extends string> = {
   [K in keyof Routes]: K extends `${M} ${infer T}` ? (SegmentsFit<Segments<T>, Segments<WithoutQuery<P>>> extends true ? K : never) : never;
 }[keyof Routes];
+type TemplateOf<K> = K extends `${string} ${infer T}` ? T : never;
+/** K2 is more specific than K: a literal segment where K has a parameter ("/v1/memory/episodes" over "/v1/memory/{id}"). */
+type MoreSpecific<K2, K> = SegmentsFit<Segments<TemplateOf<K>>, Segments<TemplateOf<K2>>> extends true
+  ? SegmentsFit<Segments<TemplateOf<K2>>, Segments<TemplateOf<K>>> extends true
+    ? false
+    : true
+  : false;
+/** Of the fitting operations, those no other fitting one is more specific than (the router's literal-first match). */
+type MostSpecific<All extends string, Each extends string = All> = Each extends unknown ? ({ [K2 in All]: MoreSpecific<K2, Each> extends true ? K2 : never }[All] extends never ? Each : never) : never;
 
 /** The error body of every non-2xx answer. */
 export type ApiError = Schemas["Error"]["error"];

@@ -12,9 +12,28 @@ export const errorSchema = z
   })
   .meta({ id: "Error", description: "The one error shape of every 4xx and 5xx answer." });
 
-const usage = z.looseObject({ input_tokens: z.number(), output_tokens: z.number() });
+/** core/types.ts Usage: tokens, server tool calls and, when the model is priced, the cost. */
+const usage = z.looseObject({
+  input_tokens: z.number(),
+  output_tokens: z.number(),
+  cache_creation_input_tokens: z.number(),
+  cache_read_input_tokens: z.number(),
+  thinking_tokens: z.number().optional(),
+  web_search_requests: z.number().optional(),
+  web_fetch_requests: z.number().optional(),
+  cost_usd: z.number().optional().meta({ description: "USD at the catalog's prices; absent when the model is not priced" }),
+});
 export const storedMessageSchema = z
-  .looseObject({ seq: z.number().int(), role: z.enum(["user", "assistant"]), content: z.array(z.looseObject({ type: z.string() })) })
+  .looseObject({
+    id: z.string(),
+    seq: z.number().int(),
+    role: z.enum(["user", "assistant"]),
+    content: z.array(z.looseObject({ type: z.string() })),
+    createdAt: z.string(),
+    usage: usage.optional(),
+    model: z.string().optional(),
+    stopReason: z.string().nullable().optional(),
+  })
   .meta({ id: "Message", description: "A saved message; `seq` is the resume cursor." });
 
 const agent = z.strictObject({ segment: z.string(), name: z.string() }).optional();
@@ -72,9 +91,13 @@ export const turnResultSchema = z
 /** A resource: its id and the rest of its fields. */
 export const resource = (id: string, description: string) => z.looseObject({ id: z.string() }).meta({ id, description });
 
-/** A page of a list: the items under `key` and `next`, the cursor of the following page (null at the end). */
-export const listOf = (key: string, item: z.ZodType) =>
-  z.looseObject({ [key]: z.array(item), next: z.union([z.string(), z.number(), z.null()]) });
+/**
+ * A page of a list: the items under `key` and `next`, the cursor of the following page (null at
+ * the end). Lists answered with listBody (workers/chat/paging.ts) carry the items under `data` too;
+ * `data: false` for one that does not.
+ */
+export const listOf = (key: string, item: z.ZodType, opts: { data?: boolean } = {}) =>
+  z.looseObject({ ...(opts.data === false ? {} : { data: z.array(item) }), [key]: z.array(item), next: z.union([z.string(), z.number(), z.null()]) });
 
 /** GET /v1/conversations/:id/replay: the model request the next turn starts from, and what it weighs. */
 export const replaySchema = z

@@ -51,7 +51,7 @@ export function keyRoutes(scope: KeyScope): Hono<AppEnv> {
     return c.json(created, 201);
   });
 
-  routes.get("/", doc({ summary: "List API keys (never secrets)", responses: { 200: { description: "A page", schema: listOf("keys", z.looseObject({ id: z.string(), last4: z.string() })) } } }), query(listQuery), async (c) => {
+  routes.get("/", doc({ summary: "List API keys (never secrets)", responses: { 200: { description: "A page", schema: listOf("keys", z.looseObject({ id: z.string(), last4: z.string() }), { data: false }) } } }), query(listQuery), async (c) => {
     const tenantId = await scope.tenantOf(c);
     const { limit, cursor } = c.req.valid("query");
     const rows = await listKeys(c.env.DB, tenantId, limit + 1, cursor);

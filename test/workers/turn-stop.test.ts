@@ -4,6 +4,7 @@
 // stop these turns would never end.
 import { describe, expect, inject, it } from "vitest";
 import { api, connectSocket, createConversation, newTenant, send, transcript } from "./helpers";
+import { ofType } from "../blocks";
 
 const HELD = "Tell me about rivers.\n@reply-chars 1500\n@hold-stream after=200";
 
@@ -16,7 +17,7 @@ async function streaming(c: Awaited<ReturnType<typeof socketOf>>) {
   return start.turnId as string;
 }
 const streamed = (c: Awaited<ReturnType<typeof socketOf>>, turnId: string) =>
-  c.events.filter((e) => e.type === "delta" && e.turnId === turnId).map((e) => e.text).join("");
+  c.events.filter((e) => e.type === "delta" && e.turnId === turnId).map((e) => ofType(e, "delta").text).join("");
 
 describe("stopping a turn", () => {
   it("POST /stop ends an HTTP turn as interrupted, saving what was streamed, and answers the same when repeated", async () => {
@@ -30,16 +31,16 @@ describe("stopping a turn", () => {
     const answer = await turn;
     expect(answer.status).toBe(200);
     expect(answer.json.stop_reason).toBe("interrupted");
-    const end = await watch.next((e) => e.type === "turn_end" && e.turnId === turnId);
+    const end = ofType(await watch.next((e) => e.type === "turn_end" && e.turnId === turnId), "turn_end");
     expect(end.stop_reason).toBe("interrupted");
     // The stop answered after the turn settled: the partial reply is already in the transcript.
     const saved = await transcript(id);
     expect(saved.map((m) => [m.role, m.stopReason ?? null])).toEqual([["user", null], ["assistant", "interrupted"]]);
-    const text = saved[1].content.filter((b: any) => b.type === "text").map((b: any) => b.text).join("");
+    const text = saved[1].content.filter((b) => b.type === "text").map((b) => b.text).join("");
     expect(text).toBe(streamed(watch, turnId));
     expect(text.length).toBeGreaterThanOrEqual(200);
     expect(text.length).toBeLessThan(1000);
-    expect(answer.json.messages.map((m: any) => m.id)).toEqual(saved.map((m) => m.id));
+    expect(answer.json.messages.map((m) => m.id)).toEqual(saved.map((m) => m.id));
     // Idempotent: the same stop again changes nothing and answers the same; nothing runs now.
     expect((await api("POST", `/v1/conversations/${id}/stop`, { turnId })).json).toEqual({ turnId, stopped: true });
     expect((await api("POST", `/v1/conversations/${id}/stop`, {})).json).toEqual({ turnId: null, stopped: false });
@@ -65,7 +66,7 @@ describe("stopping a turn", () => {
     expect(saved[1]).toMatchObject({ role: "assistant", stopReason: "interrupted" });
     // A finished turn is not stopped: the answer says so.
     c.ws!.send(JSON.stringify({ type: "send", content: "short one" }));
-    const done = await c.next((e) => e.type === "turn_end" && e.turnId !== turnId);
+    const done = ofType(await c.next((e) => e.type === "turn_end" && e.turnId !== turnId), "turn_end");
     expect(done.stop_reason).toBe("end_turn");
     c.ws!.send(JSON.stringify({ type: "stop", turnId: done.turnId }));
     expect(await c.next((e) => e.type === "stopped" && e.turnId === done.turnId)).toEqual({ type: "stopped", turnId: done.turnId, stopped: false });
@@ -106,15 +107,15 @@ describe("stopping a turn", () => {
     const watch = await socketOf(id, key);
     const tools = [{ name: "get_weather", input_schema: { type: "object" } }];
     const turn = api("POST", `/v1/conversations/${id}/messages`, { content: `@tool slow_lookup {}\n@tool get_weather {"city":"Oslo"}`, tools }, { key });
-    const call = await watch.next((e) => e.type === "tool_use" && e.name === "slow_lookup");
+    const call = ofType(await watch.next((e) => e.type === "tool_use" && e.name === "slow_lookup"), "tool_use");
     expect((await api("POST", `/v1/conversations/${id}/stop`, {}, { key })).json).toEqual({ turnId: call.turnId, stopped: true });
     const answer = await turn;
     expect(answer.json.stop_reason).toBe("interrupted");
     expect(answer.json.requires_action).toBeUndefined();
     expect((await api("GET", `/v1/conversations/${id}`, undefined, { key })).json.requiresAction ?? null).toBeNull();
     const saved = await transcript(id, key);
-    const results = saved[saved.length - 1].content.filter((b: any) => b.type === "tool_result");
-    expect(results.map((b: any) => [b.content, b.is_error ?? false])).toEqual([["late", false], [expect.stringContaining("no result"), true]]);
+    const results = saved[saved.length - 1].content.filter((b) => b.type === "tool_result");
+    expect(results.map((b) => [b.content, b.is_error ?? false])).toEqual([["late", false], [expect.stringContaining("no result"), true]]);
     // Nothing waits for the client: the next turn is taken.
     expect((await send(id, "go on", key)).status).toBe(200);
     watch.ws!.close();

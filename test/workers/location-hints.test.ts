@@ -27,7 +27,7 @@ function recordingNamespace<N extends DurableObjectNamespace>(real: N) {
           const stub = target.get(id, options);
           return new Proxy(stub, {
             get(s, p) {
-              if (p === "resolve") return (...args: unknown[]) => (resolves.push(args), (Reflect.get(s, p) as (...a: unknown[]) => unknown).apply(s, args));
+              if (p === "resolve") return (...args: unknown[]) => (resolves.push(args), (s as unknown as { resolve(...a: unknown[]): unknown }).resolve(...args));
               return Reflect.get(s, p);
             },
           });

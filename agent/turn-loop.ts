@@ -23,20 +23,16 @@
 // (core/thinking-guard.ts): each reply is stored with the prefix its thinking followed.
 import type Anthropic from "@anthropic-ai/sdk";
 import { coalesceBlocks } from "../core/coalesce";
-import type { TurnEvent } from "../core/events";
-import type { ModelEntry } from "../core/models/catalog";
 import { catalogEntry } from "../core/models/lookup";
 import { priced, UNBILLED_REFUSALS } from "../core/pricing";
 import type { ContentBlock, ModelRequest, NewMessage, StoredMessage, ToolResultBlock, Usage } from "../core/types";
 import { addUsage, zeroUsage } from "../core/types";
 import { INTERRUPTED_TOOL_RESULT } from "../core/replay";
-import type { ToolContext, ToolOutput, ToolRegistry } from "./tools/registry";
 import { describeModelError, isRetryableStreamError, type ModelFailure } from "./model-errors";
 import { retryDelayMs, streamCall } from "./model-call";
 import { partialText, pickUsage, storedBlocks } from "./model-reply";
 import { keepValidThinking, thinkingPrefixes } from "../core/thinking-guard";
 import { runToolStep, type PendingCall } from "./tool-step";
-import type { CompactionOutcome, TurnCompactor } from "./turn-compaction";
 
 export type { PendingCall } from "./tool-step";
 export type { DelegatedRun, DelegatedTask, DelegationParent, TurnDeps } from "./turn-deps";

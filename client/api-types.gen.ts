@@ -39,7 +39,12 @@ export interface Routes {
       name: string;
     };
     response: {
-      tenantId: string;
+      tenant: {
+        id: string;
+        name: string;
+        createdAt: string;
+        [key: string]: unknown;
+      };
       apiKey: string;
       [key: string]: unknown;
     };
@@ -73,7 +78,15 @@ export interface Routes {
       expiresAt?: string;
     };
     response: {
-      id: string;
+      key: {
+        id: string;
+        name: string | null;
+        last4: string | null;
+        createdAt: string;
+        expiresAt: string | null;
+        revokedAt: string | null;
+        [key: string]: unknown;
+      };
       apiKey: string;
       [key: string]: unknown;
     };
@@ -252,8 +265,8 @@ export interface Routes {
     };
     body: undefined;
     response: {
-      data: Array<Schemas["Conversation"]>;
-      conversations: Array<Schemas["Conversation"]>;
+      data: Array<Schemas["ConversationListItem"]>;
+      conversations: Array<Schemas["ConversationListItem"]>;
       next: string | number | null;
       [key: string]: unknown;
     };
@@ -554,9 +567,7 @@ export interface Routes {
     };
     query: undefined;
     body: undefined;
-    response: {
-      [key: string]: unknown;
-    };
+    response: Schemas["Replay"];
   };
   "POST /v1/conversations/{id}/stop": {
     path: {
@@ -688,7 +699,15 @@ export interface Routes {
       expiresAt?: string;
     };
     response: {
-      id: string;
+      key: {
+        id: string;
+        name: string | null;
+        last4: string | null;
+        createdAt: string;
+        expiresAt: string | null;
+        revokedAt: string | null;
+        [key: string]: unknown;
+      };
       apiKey: string;
       [key: string]: unknown;
     };
@@ -929,7 +948,7 @@ export interface Routes {
     };
     query: undefined;
     body: undefined;
-    response: Schemas["Project"];
+    response: Schemas["ProjectWithFiles"];
   };
   "PATCH /v1/projects/{id}": {
     path: {
@@ -1166,6 +1185,28 @@ export interface Schemas {
   };
   Conversation: {
     id: string;
+    title: string;
+    settings: {
+      [key: string]: unknown;
+    };
+    createdAt: string;
+    updatedAt: string;
+    summary: string | null;
+    summarizedThroughMessage: number | null;
+    summarizedThroughMessageId: string | null;
+    foldCount: number;
+    lastFoldAt: string | null;
+    activeTools: Array<string>;
+    projectId: string | null;
+    messageCount: number;
+    lastSeq: number;
+    unsummarizedChars: number;
+    foldableChars: number;
+    foldInFlight: boolean;
+    [key: string]: unknown;
+  };
+  ConversationListItem: {
+    id: string;
     [key: string]: unknown;
   };
   DefaultSettings: {
@@ -1191,19 +1232,49 @@ export interface Schemas {
   };
   Export: {
     id: string;
+    status: "queued" | "running" | "done" | "failed";
+    createdAt: string;
+    startedAt: string | null;
+    finishedAt: string | null;
+    expiresAt: string;
+    conversations: number;
+    bytes: number;
+    error: string | null;
+    download: string | null;
     [key: string]: unknown;
   };
   McpServer: {
     id: string;
+    tools: Array<{
+      name: string;
+      mcpName: string;
+      description: string;
+      [key: string]: unknown;
+    }>;
     [key: string]: unknown;
   };
   Message: {
+    id: string;
     seq: number;
     role: "user" | "assistant";
     content: Array<{
       type: string;
       [key: string]: unknown;
     }>;
+    createdAt: string;
+    usage?: {
+      input_tokens: number;
+      output_tokens: number;
+      cache_creation_input_tokens: number;
+      cache_read_input_tokens: number;
+      thinking_tokens?: number;
+      web_search_requests?: number;
+      web_fetch_requests?: number;
+      cost_usd?: number;
+      [key: string]: unknown;
+    };
+    model?: string;
+    stopReason?: string | null;
     superseded?: true;
     supersededBy?: string;
     [key: string]: unknown;
@@ -1225,6 +1296,51 @@ export interface Schemas {
   };
   Project: {
     id: string;
+    [key: string]: unknown;
+  };
+  ProjectWithFiles: {
+    id: string;
+    files: Array<{
+      id: string;
+      name: string;
+      [key: string]: unknown;
+    }>;
+    filesNext: string | number | null;
+    [key: string]: unknown;
+  };
+  Replay: {
+    model: string;
+    max_tokens: number;
+    system: Array<{
+      type: "text";
+      text: string;
+      [key: string]: unknown;
+    }>;
+    tools: Array<{
+      name: string;
+      [key: string]: unknown;
+    }>;
+    messages: Array<{
+      role: "user" | "assistant";
+      content: string | Array<{
+        type: string;
+        [key: string]: unknown;
+      }>;
+      [key: string]: unknown;
+    }>;
+    estimate: {
+      chars: number;
+      prefixChars: number;
+      messageChars: number;
+      tokens: number;
+      budgetTokens: number;
+      charsPerToken: number;
+      messages: number;
+      stubbedResults: number;
+      stubSavedChars: number;
+      stubPendingChars: number;
+      [key: string]: unknown;
+    };
     [key: string]: unknown;
   };
   SocketClientFrame: {
@@ -1442,6 +1558,12 @@ export interface Schemas {
     usage: {
       input_tokens: number;
       output_tokens: number;
+      cache_creation_input_tokens: number;
+      cache_read_input_tokens: number;
+      thinking_tokens?: number;
+      web_search_requests?: number;
+      web_fetch_requests?: number;
+      cost_usd?: number;
       [key: string]: unknown;
     };
     timing: {
@@ -1539,6 +1661,12 @@ export interface Schemas {
     usage: {
       input_tokens: number;
       output_tokens: number;
+      cache_creation_input_tokens: number;
+      cache_read_input_tokens: number;
+      thinking_tokens?: number;
+      web_search_requests?: number;
+      web_fetch_requests?: number;
+      cost_usd?: number;
       [key: string]: unknown;
     } | null;
     requires_action?: {

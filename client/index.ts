@@ -18,7 +18,7 @@ export type RequestOptions<R extends Route> = (Routes[R]["path"] extends undefin
   (Routes[R]["body"] extends undefined ? { body?: undefined } : { body: Routes[R]["body"] }) &
   (Routes[R]["query"] extends undefined ? { query?: undefined } : { query?: Routes[R]["query"] }) & { headers?: Record<string, string> };
 // The options may be left out when nothing in them is required.
-type Args<R extends Route> = {} extends RequestOptions<R> ? [RequestOptions<R>?] : [RequestOptions<R>];
+type Args<R extends Route> = Partial<RequestOptions<R>> extends RequestOptions<R> ? [RequestOptions<R>?] : [RequestOptions<R>];
 
 export interface ApiResponse<T> {
   status: number;
@@ -48,13 +48,20 @@ export class ApiError extends Error {
   }
 }
 
-const parse = (text: string): any => {
+const parse = (text: string): unknown => {
   try {
     return text ? JSON.parse(text) : undefined;
   } catch {
     return undefined;
   }
 };
+
+/** The `error` of an error body, or null when the body is not one. */
+function errorOf(data: unknown): ErrorBody["error"] | null {
+  if (typeof data !== "object" || data === null || !("error" in data)) return null;
+  const error = data.error;
+  return typeof error === "object" && error !== null && "type" in error && "message" in error ? (error as ErrorBody["error"]) : null;
+}
 
 export class Client {
   constructor(readonly options: ClientOptions) {}
@@ -85,7 +92,7 @@ export class Client {
   }
 
   /** Any request, typed loosely: for bodies and paths the document does not allow (tests of refusals). */
-  async send<T = any>(method: string, url: string, init: { body?: BodyInit; headers?: Record<string, string> } = {}): Promise<ApiResponse<T>> {
+  async send<T = unknown>(method: string, url: string, init: { body?: BodyInit; headers?: Record<string, string> } = {}): Promise<ApiResponse<T>> {
     const res = await (this.options.fetch ?? fetch)(url.startsWith("http") ? url : this.url(url), {
       method,
       headers: { ...this.authHeaders(), ...init.headers },
@@ -94,7 +101,8 @@ export class Client {
     } as RequestInit);
     const text = await res.text();
     const data = parse(text);
-    return { status: res.status, ok: res.ok, data, error: res.ok ? null : (data?.error ?? null), headers: res.headers, text };
+    // The body as the caller expects it: the route's answer when ok (the document's shape), an ErrorBody otherwise.
+    return { status: res.status, ok: res.ok, data: data as T, error: res.ok ? null : errorOf(data), headers: res.headers, text };
   }
 
   /**

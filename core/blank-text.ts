@@ -13,6 +13,7 @@ export const EMPTY_RESULT = "(the tool returned no text)";
 // The API's notion of whitespace is not documented. This is the union of JavaScript's (trim, \s)
 // and Python's / Rust's (which add the C0 separators U+001C-U+001F and NEL U+0085), so text this
 // accepts is non-blank whichever one the API uses.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the information separators U+001C-001F are what this test of blankness must match
 const BLANK = /^[\s\x1c-\x1f\x85]*$/u;
 
 /** True for "" and for text made only of whitespace. */

@@ -105,7 +105,7 @@ export function withAliases(event: TurnEvent): TurnEvent[] {
 
 /** One event as an NDJSON line (the conversation object's answer to the worker). */
 export function encodeEvent(event: TurnEvent): string {
-  return JSON.stringify(event) + "\n";
+  return `${JSON.stringify(event)}\n`;
 }
 
 /** One NDJSON line back into its event; a line that is not one of the events throws, naming it. */

@@ -28,7 +28,7 @@ export function tsType(s, indent = "") {
     case "array":
       return s.prefixItems ? `[${s.prefixItems.map((x) => tsType(x, indent)).join(", ")}]` : `Array<${tsType(s.items, indent)}>`;
     case "object": {
-      const inner = indent + "  ";
+      const inner = `${indent}  `;
       const required = new Set(s.required ?? []);
       const lines = Object.entries(s.properties ?? {}).map(([k, v]) => `${inner}${key(k)}${required.has(k) ? "" : "?"}: ${tsType(v, inner)};`);
       if (s.additionalProperties !== false) lines.push(`${inner}[key: string]: unknown;`);
@@ -48,16 +48,16 @@ function operationType(op, indent) {
   const params = op.parameters ?? [];
   const path = params.filter((p) => p.in === "path").map((p) => ({ name: p.name, required: true, type: "string" }));
   // Query values travel as text; a number is written in decimal.
-  const query = params.filter((p) => p.in === "query").map((p) => ({ name: p.name, required: p.required, type: p.schema?.type === "string" && !p.schema.enum ? "string | number" : tsType(p.schema, indent + "  ") }));
+  const query = params.filter((p) => p.in === "query").map((p) => ({ name: p.name, required: p.required, type: p.schema?.type === "string" && !p.schema.enum ? "string | number" : tsType(p.schema, `${indent}  `) }));
   const json = op.requestBody?.content?.["application/json"]?.schema;
   const raw = op.requestBody?.content?.["application/octet-stream"];
   const ok = Object.entries(op.responses ?? {}).find(([status]) => /^2\d\d$/.test(status));
   const answer = ok?.[1].content?.["application/json"]?.schema;
   const lines = [
-    `path: ${objectOf(path, indent + "  ")};`,
-    `query: ${objectOf(query, indent + "  ")};`,
-    `body: ${json ? tsType(json, indent + "  ") : raw ? "BodyInit" : "undefined"};`,
-    `response: ${answer ? tsType(answer, indent + "  ") : ok?.[1].content ? "unknown" : "null"};`,
+    `path: ${objectOf(path, `${indent}  `)};`,
+    `query: ${objectOf(query, `${indent}  `)};`,
+    `body: ${json ? tsType(json, `${indent}  `) : raw ? "BodyInit" : "undefined"};`,
+    `response: ${answer ? tsType(answer, `${indent}  `) : ok?.[1].content ? "unknown" : "null"};`,
   ];
   return `{\n${lines.map((l) => `${indent}  ${l}`).join("\n")}\n${indent}}`;
 }

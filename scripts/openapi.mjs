@@ -13,7 +13,7 @@ try {
   const res = await fetch(`${stack.baseUrl}/openapi.json`);
   if (!res.ok) throw new Error(`GET /openapi.json: ${res.status}`);
   const doc = await res.json();
-  writeFileSync(join(ROOT, "client/openapi.gen.json"), JSON.stringify(doc, null, 2) + "\n");
+  writeFileSync(join(ROOT, "client/openapi.gen.json"), `${JSON.stringify(doc, null, 2)}\n`);
   writeFileSync(join(ROOT, "client/api-types.gen.ts"), typesFromDocument(doc));
   console.log(`client/openapi.gen.json and client/api-types.gen.ts: ${Object.keys(doc.paths).length} paths`);
 } finally {

@@ -17,7 +17,7 @@ rmSync(dir, { recursive: true, force: true });
 mkdirSync(dir, { recursive: true });
 const names = readdirSync(from).filter((f) => f.endsWith(".bcmap")).sort();
 for (const f of [...names, "LICENSE"]) copyFileSync(join(from, f), join(dir, f));
-const id = (f) => "m_" + f.replace(/\.bcmap$/, "").replace(/[^A-Za-z0-9]/g, "_");
+const id = (f) => `m_${f.replace(/\.bcmap$/, "").replace(/[^A-Za-z0-9]/g, "_")}`;
 writeFileSync(
   module,
   [
@@ -33,6 +33,7 @@ writeFileSync(
     "export class BundledCMaps {",
     "  async fetch({ filename }: { kind: string; filename: string }): Promise<Uint8Array> {",
     "    const data = Object.hasOwn(FILES, filename) ? FILES[filename] : undefined;",
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: a line of generated source, whose template literal is meant literally
     "    if (!data) throw new Error(`no bundled CMap ${filename}`);",
     "    return new Uint8Array(data);",
     "  }",

@@ -59,7 +59,7 @@ export async function upsertDocs(db: D1Database, docs: readonly CortexDoc[]): Pr
     }
     // Notes can shrink: drop chunks beyond the new last one. (Messages are immutable.)
     if (d.kind !== "message")
-      statements.push(trim.bind(d.tenantId, d.kind, d.refId, docPrefix(d.kind, d.refId) + chunkKey(chunks), docPrefix(d.kind, d.refId) + "~"));
+      statements.push(trim.bind(d.tenantId, d.kind, d.refId, docPrefix(d.kind, d.refId) + chunkKey(chunks), `${docPrefix(d.kind, d.refId)}~`));
   }
   for (let i = 0; i < statements.length; i += MAX_STATEMENTS_PER_BATCH) await db.batch(statements.slice(i, i + MAX_STATEMENTS_PER_BATCH));
 }
@@ -94,7 +94,7 @@ export async function conversationOfMessage(db: D1Database, tenantId: string, me
  */
 export function toFtsQuery(q: string, mode: "and" | "or" = "and"): string | null {
   const words = queryWords(q);
-  return words && words.map(ftsPhrase).join(mode === "and" ? " " : " OR ");
+  return words ? words.map(ftsPhrase).join(mode === "and" ? " " : " OR ") : null;
 }
 
 /** The words of `q` a search looks for (each one FTS5 phrase), function words left out; null if none. */

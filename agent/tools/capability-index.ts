@@ -8,14 +8,14 @@ import { capabilityLine, type ToolDefinition } from "./registry";
 const NAMED = 5;
 
 /** The first word of each tool's name ("get" of get_forecast): what the server's tools do, in a few words. */
-function verbs(members: readonly ToolDefinition<any>[]): string {
+function verbs(members: readonly ToolDefinition<unknown>[]): string {
   const words = [...new Set(members.map((t) => (t.shortName ?? t.name).split(/[_\-.\s/]+/)[0]).filter(Boolean))];
   return `${words.slice(0, NAMED).join(", ")}${words.length > NAMED ? ", …" : ""}`;
 }
 
-export function indexLines(tools: readonly ToolDefinition<any>[]): string[] {
+export function indexLines(tools: readonly ToolDefinition<unknown>[]): string[] {
   const lines: string[] = [];
-  const groups = new Map<string, ToolDefinition<any>[]>();
+  const groups = new Map<string, ToolDefinition<unknown>[]>();
   for (const t of tools) {
     if (!t.indexGroup) lines.push(capabilityLine(t));
     else groups.set(t.indexGroup, [...(groups.get(t.indexGroup) ?? []), t]);

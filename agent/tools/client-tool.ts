@@ -8,7 +8,7 @@ import type { ClientToolSpec } from "../../core/client-tools";
 import type { ToolDefinition } from "./registry";
 
 /** A tool the platform only relays: calling it pauses the turn for the client's result. */
-export const runsOnClient = (tool: ToolDefinition<any> | undefined): boolean => tool?.runsOn === "client";
+export const runsOnClient = (tool: ToolDefinition<unknown> | undefined): boolean => tool?.runsOn === "client";
 
 /**
  * A client tool as the registry holds it. `core` is true for a turn's own tools (they ride that

@@ -14,14 +14,14 @@ export interface ToolScope {
 export interface ToolSource {
   /** Names the kind in logs. */
   kind: string;
-  load(scope: ToolScope): Promise<ToolDefinition<any>[]>;
+  load(scope: ToolScope): Promise<ToolDefinition<unknown>[]>;
 }
 
 /**
  * Every tenant tool the turn may use from `sources` (the list is agent/tools/index.ts's
  * tenantToolSources), in a stable order (source, then name).
  */
-export async function tenantTools(scope: ToolScope, sources: readonly ToolSource[]): Promise<ToolDefinition<any>[]> {
+export async function tenantTools(scope: ToolScope, sources: readonly ToolSource[]): Promise<ToolDefinition<unknown>[]> {
   const loaded = await Promise.all(
     sources.map(async (s) => {
       try {

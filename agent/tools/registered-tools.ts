@@ -60,15 +60,15 @@ export function httpToolDefinition(row: ToolRow, env: ToolEnv): ToolDefinition<R
  * A registered client tool: the caller's application runs it while the turn waits
  * (requires_action). Not core: one <capabilities> line, found by tool_search, added by tool_activate.
  */
-export function registeredClientTool(row: ToolRow): ToolDefinition<any> {
+export function registeredClientTool(row: ToolRow): ToolDefinition<unknown> {
   return clientToolDefinition({ name: row.name, ...modelView(row) });
 }
 
-export async function registeredTools(scope: ToolScope): Promise<ToolDefinition<any>[]> {
+export async function registeredTools(scope: ToolScope): Promise<ToolDefinition<unknown>[]> {
   const rows = await toolsInScope(scope.env.DB, scope.tenantId, scope.projectId);
   const byName = new Map<string, ToolRow>();
   for (const row of rows) if (!byName.has(row.name) || row.projectId) byName.set(row.name, row);
-  const out: ToolDefinition<any>[] = [];
+  const out: ToolDefinition<unknown>[] = [];
   for (const row of byName.values()) {
     const tool = row.kind === "http" ? httpToolDefinition(row, scope.env as ToolEnv) : registeredClientTool(row);
     if (tool) out.push(tool);

@@ -1,7 +1,7 @@
 // The tool registry: every tool the model can call, its schema, whether it rides every request
 // (core) and how it runs. Tools validate their own input and answer errors as tool results, so a
 // bad call from the model never breaks a turn.
-import { z } from "zod";
+import type { z } from "zod";
 import { describeZodError } from "../../core/validation";
 import type { LineIndex } from "../../services/attachments/formats/text/line-index";
 import type { RangeReader } from "../../services/attachments/formats/shared/range-reader";
@@ -139,13 +139,13 @@ export interface ToolDefinition<I = unknown, C = ToolContext> {
 }
 
 /** A tool's line in the <capabilities> index. */
-export const capabilityLine = (t: ToolDefinition<any>): string => (t.core ? t.capability : `${t.capability} (tool_activate first)`);
+export const capabilityLine = (t: ToolDefinition<unknown>): string => (t.core ? t.capability : `${t.capability} (tool_activate first)`);
 
 /** What a withheld secret input reads as in the transcript. */
 export const withheldText = (field: string) => `[${field} withheld]`;
 
 export class ToolRegistry {
-  private readonly tools = new Map<string, ToolDefinition<any>>();
+  private readonly tools = new Map<string, ToolDefinition<unknown>>();
   private readonly schemas = new Map<string, Record<string, unknown>>();
 
   register<I>(tool: ToolDefinition<I>): this {
@@ -162,7 +162,7 @@ export class ToolRegistry {
    * tool can never stand in for a built-in one, and two tenant tools that collide (a remote MCP
    * server can publish any name) never fail the turn.
    */
-  extend(extra: readonly ToolDefinition<any>[]): ToolRegistry {
+  extend(extra: readonly ToolDefinition<unknown>[]): ToolRegistry {
     if (!extra.length) return this;
     const out = this.without([]);
     for (const tool of extra) {
@@ -187,11 +187,11 @@ export class ToolRegistry {
     return [...this.tools.keys()];
   }
 
-  get(name: string): ToolDefinition<any> | undefined {
+  get(name: string): ToolDefinition<unknown> | undefined {
     return this.tools.get(name);
   }
 
-  all(): ToolDefinition<any>[] {
+  all(): ToolDefinition<unknown>[] {
     return [...this.tools.values()].sort((a, b) => (a.core === b.core ? a.name.localeCompare(b.name) : a.core ? -1 : 1));
   }
 

@@ -32,7 +32,7 @@ const blocks = (message: WireMessage): WireBlock[] => (typeof message.content ==
 /** Whether messages[index] is a continuation request (see the header). */
 export function isContinuationRequest(messages: readonly WireMessage[], index: number): boolean {
   const message = messages[index];
-  if (!message || message.role !== "user" || index === 0 || messages[index - 1].role !== "assistant") return false;
+  if (message?.role !== "user" || index === 0 || messages[index - 1].role !== "assistant") return false;
   const content = blocks(message);
   if (content.length === 0 || !content.every((block) => block.type === "text")) return false;
   return asksToContinue(content.map((block) => String(block.text ?? "")).join("\n"));

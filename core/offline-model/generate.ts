@@ -64,7 +64,7 @@ interface Plan {
 }
 
 export function generate(input: GenerateInput): Generation {
-  const { request, body, model, messageId } = input;
+  const { request, body, model } = input;
   const summary = summarizeOptions(request);
   const title = summary === null && asksForTitle(request);
   // A title request is a side call like a summary: only `summarize` error lines fail it.

@@ -145,7 +145,7 @@ export function listModels(query: URLSearchParams, day: string = utcDay()) {
   let hasMore: boolean;
   if (before !== null) {
     const end = models.findIndex((m) => m.id === before);
-    const start = Math.max(0, (end < 0 ? 0 : end) - limit);
+    const start = Math.max(0, Math.max(end, 0) - limit);
     page = end < 0 ? [] : models.slice(start, end);
     hasMore = start > 0;
   } else {

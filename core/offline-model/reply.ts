@@ -48,7 +48,7 @@ export function prose(chars: number, seedText: string): string {
       const wordCount = 6 + Math.floor(random() * 11);
       const words = Array.from({ length: wordCount }, pick);
       words[0] = words[0][0].toUpperCase() + words[0].slice(1);
-      const sentence = (s === 0 ? "" : " ") + words.join(" ") + ".";
+      const sentence = `${(s === 0 ? "" : " ") + words.join(" ")}.`;
       parts.push(sentence);
       length += sentence.length;
     }
@@ -60,9 +60,9 @@ export function prose(chars: number, seedText: string): string {
   let text = parts.join("").slice(0, target);
   // Prefer ending on a whole word when that stays inside the 1% tolerance.
   const lastSpace = text.search(/\s\S*$/);
-  if (lastSpace > 0 && target - lastSpace <= Math.floor(target * 0.01)) text = text.slice(0, lastSpace) + ".";
+  if (lastSpace > 0 && target - lastSpace <= Math.floor(target * 0.01)) text = `${text.slice(0, lastSpace)}.`;
   // End on punctuation rather than a dangling space or paragraph break.
-  if (/\s$/.test(text)) text = text.slice(0, -1) + ".";
+  if (/\s$/.test(text)) text = `${text.slice(0, -1)}.`;
   return text;
 }
 

@@ -168,7 +168,7 @@ function sentences(text: string): string[] {
 
 function firstSentence(text: string): string {
   const first = sentences(text)[0] ?? "";
-  return first.length > FIRST_SENTENCE_MAX ? first.slice(0, FIRST_SENTENCE_MAX - 1) + "…" : first;
+  return first.length > FIRST_SENTENCE_MAX ? `${first.slice(0, FIRST_SENTENCE_MAX - 1)}…` : first;
 }
 
 const TOKEN = /[A-Za-z0-9](?:[A-Za-z0-9_\-./]|,(?=\d{3}))*[A-Za-z0-9]/g;

@@ -27,7 +27,7 @@ import { TurnOrder } from "./turn-order";
 import type { StopAnswer } from "./turn-stops";
 import { pendingView, PausedTurns } from "./paused-turn";
 import { pausedMessage, TurnRunner, TURN_PAUSED } from "./turn-runner";
-import { supersededBy, type RegenerateRefusal } from "./regenerate";
+import { supersededBy, } from "./regenerate";
 
 export { FOLD_LEASE_MS, type FoldCommit, type FoldOutcome, type FoldSource } from "./fold-coordinator";
 export type { ReplayView } from "./replay-cache";

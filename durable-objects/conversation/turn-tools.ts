@@ -20,7 +20,7 @@ interface DayIndex {
 }
 
 export class TurnTools {
-  private live: { at: number; tools: ToolDefinition<any>[] } | null = null;
+  private live: { at: number; tools: ToolDefinition<unknown>[] } | null = null;
   private index: DayIndex | null = null;
 
   constructor(private readonly scope: ObjectScope) {}

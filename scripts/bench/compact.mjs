@@ -18,7 +18,7 @@ export async function benchCompact() {
     const messages = [{ role: "user", content: [{ type: "text", text: "read the 40 reports and total the amounts" }] }];
     for (let i = 0; i < 40; i++) {
       messages.push({ role: "assistant", content: [{ type: "text", text: `reading report ${i}` }, { type: "tool_use", id: `t${i}`, name: "file_read", input: { attachment_id: "att_X", lines: `${i * 500 + 1}-${i * 500 + 500}` } }] });
-      const content = i === 7 ? [{ type: "text", text: "screenshot" }, { type: "image", source: { type: "base64", media_type: "image/png", data: "A".repeat(200_000) } }] : `report ${i}\n` + `amount ${i * 17}.00 EUR; `.repeat(1_300);
+      const content = i === 7 ? [{ type: "text", text: "screenshot" }, { type: "image", source: { type: "base64", media_type: "image/png", data: "A".repeat(200_000) } }] : `report ${i}\n${`amount ${i * 17}.00 EUR; `.repeat(1_300)}`;
       messages.push({ role: "user", content: [{ type: "tool_result", tool_use_id: `t${i}`, content }] });
     }
     const budget = { contextWindowTokens: 200_000, outputReserveTokens: 8_192, compactTriggerRatio: 0.75, compactTargetRatio: 0.5, charsPerToken: 1.5 };

@@ -71,7 +71,7 @@ const STUBBED = [
   { text: "My daughter's piano recital is on Saturday at the Grieghallen, row F seat 14.", queries: ["the piano recital seats", "Grieghallen"] },
   { text: "The staging cluster's kubeconfig is stage-eu-west-2.yaml and the on-call rota starts with Priya.", queries: ["that kubeconfig for staging", "who starts the on-call rota"] },
 ];
-const PADDING = " Background notes follow for context." + " The team discussed schedules, budgets and logistics at length without deciding anything new.".repeat(30);
+const PADDING = ` Background notes follow for context.${" The team discussed schedules, budgets and logistics at length without deciding anything new.".repeat(30)}`;
 
 /** Plants each fact as a long message read back by a tool; returns the ids holding it. */
 async function plant(base, id, facts) {

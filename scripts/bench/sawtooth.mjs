@@ -61,7 +61,7 @@ export async function benchSawtooth() {
     const largestPreamble = Math.max(0, ...rows.map((r) => r.preamble));
     const bound = threshold + largestPreamble + largestAfterFold;
     const foldBound = Math.ceil(last.naive / threshold) + 1;
-    writeFileSync(join(out, "sawtooth.csv"), ["turn,messages,replay_chars,naive_chars,folds,stubbed_results,stub_saved_chars", ...rows.map((r) => `${r.turn},${r.messages},${r.replay},${r.naive},${r.folds},${r.stubs},${r.stubSaved}`)].join("\n") + "\n");
+    writeFileSync(join(out, "sawtooth.csv"), `${["turn,messages,replay_chars,naive_chars,folds,stubbed_results,stub_saved_chars", ...rows.map((r) => `${r.turn},${r.messages},${r.replay},${r.naive},${r.folds},${r.stubs},${r.stubSaved}`)].join("\n")}\n`);
     writeFileSync(join(out, "sawtooth.svg"), sawtoothSvg(rows, threshold));
     console.log(`\n${turns} turns in ${elapsed.toFixed(0)} s (the scripted user waited ${(waitedMs / 1000).toFixed(1)} s in all for folds in flight)`);
     console.log(`prefix (system + tools): ${first.estimate.prefixChars} chars, the same on every request`);

@@ -30,6 +30,7 @@ export function summarizeShards(shards) {
   const messages = sum(indexed, (s) => s.messages);
   const bytes = sum(indexed, (s) => s.bytes);
   const diskBytes = sum(indexed, (s) => s.diskBytes);
+  // biome-ignore lint/suspicious/noFocusedTests: `fit` is this bench's least-squares fit, not a focused test
   const { slope, intercept } = fit(indexed.map((s) => ({ x: s.messages, y: s.bytes })));
   const tables = {};
   for (const s of indexed) for (const [t, b] of Object.entries(s.byTable)) tables[t] = (tables[t] ?? 0) + b;

@@ -22,7 +22,7 @@ async function resolveTurnAttachments(db: D1Database, tenantId: string, ids: rea
   for (const id of new Set(ids ?? [])) {
     // Another tenant's id, a malformed one and an unfinished upload all read the same.
     const row = isId("att", id) ? await getAttachmentRow(db, tenantId, id) : null;
-    if (!row || row.status !== "ready") return { kind: "unknown", id };
+    if (row?.status !== "ready") return { kind: "unknown", id };
     const attachment = toAttachment(row);
     notes.push({ type: "text", text: attachmentNote(attachment) });
     for (const t of TOOLS_FOR[attachment.facts.kind] ?? []) tools.add(t);

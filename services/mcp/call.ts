@@ -13,7 +13,7 @@ export async function callMcpTool(env: Env, tenantId: string, serverId: string, 
   const row = await getMcpServer(env.DB, tenantId, serverId);
   if (!row) return { content: "this MCP server is no longer registered", isError: true };
   let listChanged = false;
-  let conn;
+  let conn: Awaited<ReturnType<typeof connectMcp>>;
   try {
     conn = await connectMcp(env, await endpointOf(env, row), { timeoutMs: row.timeoutMs, onToolsChanged: () => (listChanged = true) });
   } catch (err) {

@@ -3,6 +3,7 @@
 import { PDFDocument, StandardFonts } from "pdf-lib";
 import { describe, expect, it } from "vitest";
 import { api, base, newConversation } from "./client";
+import type { Schemas } from "../../client";
 
 describe("attachments on the running stack", () => {
   it("index a PDF on its first search, with progress events, and find the page", async () => {
@@ -15,8 +16,8 @@ describe("attachments on the running stack", () => {
       headers: { authorization: "Bearer dev-local-key", "content-type": "application/pdf" },
       body: (await doc.save()) as unknown as BodyInit,
     });
-    const att: any = await up.json();
-    expect(att.facts.pageCount).toBe(400);
+    const att = (await up.json()) as Schemas["Attachment"];
+    expect(att.facts).toMatchObject({ pageCount: 400 });
     const res = await fetch(`${base()}/v1/conversations/${id}/messages`, {
       method: "POST",
       headers: { authorization: "Bearer dev-local-key", "content-type": "application/json", accept: "text/event-stream" },

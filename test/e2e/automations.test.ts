@@ -2,6 +2,7 @@
 // automation queue, the channel's conversation, and the recorded run.
 import { describe, expect, it } from "vitest";
 import { api, base, transcript } from "./client";
+import type { Routes } from "../../client";
 
 describe("automations on the running stack", () => {
   it("run when the scheduled trigger fires, once per slot", async () => {
@@ -11,7 +12,7 @@ describe("automations on the running stack", () => {
     const fire = () => fetch(`${base()}/cdn-cgi/handler/scheduled?cron=${encodeURIComponent("*/5 * * * *")}`);
     expect((await fire()).status).toBe(200);
     expect((await fire()).status).toBe(200);
-    let runs: any[] = [];
+    let runs: Routes["GET /v1/automations/{id}/runs"]["response"]["data"] = [];
     for (let i = 0; i < 60 && !(runs.length && runs.every((r) => r.status === "succeeded")); i++) {
       await new Promise((r) => setTimeout(r, 500));
       runs = (await api("GET", `/v1/automations/${a.json.id}/runs`)).json.data;
@@ -20,7 +21,7 @@ describe("automations on the running stack", () => {
     expect(runs[0].status).toBe("succeeded");
     const ch = (await api("GET", `/v1/channels/${channel}`)).json;
     expect(ch.conversationId).toBe(runs[0].conversationId);
-    const t = await transcript(runs[0].conversationId);
+    const t = await transcript(String(runs[0].conversationId));
     expect(t.map((m) => m.role)).toEqual(["user", "assistant"]);
   });
 });

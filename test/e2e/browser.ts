@@ -30,16 +30,27 @@ export async function chooseChromium(env: Record<string, string | undefined> = p
 export async function keepSockets(page: Page): Promise<void> {
   // Runs in the page; typed through globalThis, as this file is also checked without the DOM library.
   await page.addInitScript(() => {
-    // Runs in the page. Typed through globalThis: this file is also compiled without the DOM's types
-    // (test/unit imports it), where `window` does not exist and WebSocket is workerd's.
-    const win = globalThis as any;
-    const Native: new (url: string | URL, protocols?: string | string[]) => object = win.WebSocket;
-    const sockets: object[] = (win.sockets = []);
-    win.WebSocket = class extends Native {
+    // The page's window (this file is also compiled without the DOM library).
+    const w = globalThis as unknown as { WebSocket: new (url: string | URL, protocols?: string | string[]) => object; sockets: object[] };
+    const Native = w.WebSocket;
+    const sockets: object[] = [];
+    w.sockets = sockets;
+    w.WebSocket = class extends Native {
       constructor(url: string | URL, protocols?: string | string[]) {
         super(url, protocols);
         sockets.push(this);
       }
     };
   });
+}
+
+declare global {
+  /** What the UI tests' init scripts keep on the page's window. */
+  interface Window {
+    sockets: WebSocket[];
+    sawWaiting?: boolean;
+    sawRunningCard?: boolean;
+    hacked?: boolean;
+    axe: { run(context: unknown, options: unknown): Promise<{ violations: { id: string; impact: string | null; nodes: { target: string[] }[] }[] }> };
+  }
 }

@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { startStack } from "../../scripts/stack.mjs";
+import type { Routes } from "../../client";
 
 const auth = { authorization: "Bearer dev-local-key", "content-type": "application/json" };
 const SECRET = "e2e-tool-secret-value-42";
@@ -31,11 +32,11 @@ describe("HTTP tools on the running stack", () => {
       const post = (path: string, body: unknown) => fetch(`${stack.baseUrl}${path}`, { method: "POST", headers: auth, body: JSON.stringify(body) });
       const tool = await post("/v1/tools", { kind: "http", name: "forecast", description: "Weather forecast for a city.", inputSchema: { type: "object", properties: { city: { type: "string" } } }, endpoint, headers: { "X-Api-Key": SECRET } });
       expect(tool.status).toBe(201);
-      const conv: any = await (await post("/v1/conversations", { title: "tools" })).json();
+      const conv = (await (await post("/v1/conversations", { title: "tools" })).json()) as Routes["POST /v1/conversations"]["response"];
       await post(`/v1/conversations/${conv.id}/messages`, { content: `@tool tool_activate {"name":"forecast"}` });
       const call = async (city: string) => {
-        const turn: any = await (await post(`/v1/conversations/${conv.id}/messages`, { content: `@tool forecast {"city":"${city}"}` })).json();
-        return turn.messages.flatMap((m: any) => m.content).find((b: any) => b.type === "tool_result");
+        const turn = (await (await post(`/v1/conversations/${conv.id}/messages`, { content: `@tool forecast {"city":"${city}"}` })).json()) as Routes["POST /v1/conversations/{id}/messages"]["response"];
+        return turn.messages.flatMap((m) => m.content).find((b) => b.type === "tool_result");
       };
       expect(await call("Paris")).toMatchObject({ content: "forecast for Paris: sunny" });
       expect(received.at(-1)!.headers["x-api-key"]).toBe(SECRET);

@@ -2,9 +2,9 @@
 // offline model) driven from Node over HTTP and WebSocket.
 import { describe, expect, it } from "vitest";
 import type { ServerFrame, TurnEvent } from "../../client";
-import { ADMIN, base, client, newConversation, openSocket, transcript } from "./client";
+import { ADMIN, base, client, newConversation, openSocket, textBlocks, transcript } from "./client";
 
-const textOf = (m: any) => m.content.map((b: any) => (b.type === "text" ? b.text : "")).join("");
+const textOf = (m: { content: readonly { type: string; [key: string]: unknown }[] }) => textBlocks(m.content).join("");
 
 describe("the local stack", () => {
   it("serves health, the dev tenant and the admin API", async () => {
@@ -39,7 +39,7 @@ describe("the local stack", () => {
     }
     const deltas = events.flatMap((e) => (e.type === "delta" ? [e.text] : [])).join("");
     const saved = events.flatMap((e) => (e.type === "message" && e.message.role === "assistant" ? [e.message] : []))[0];
-    expect(deltas).toBe(saved.content.filter((b: any) => b.type === "text").map((b: any) => b.text).join(""));
+    expect(deltas).toBe(textBlocks(saved.content).join(""));
     // Yielded as they arrived, not after the whole body.
     expect(firstDeltaAt).toBeGreaterThan(0);
     expect(firstDeltaAt).toBeLessThan(endedAt);

@@ -7,28 +7,31 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startStack } from "../../scripts/stack.mjs";
 import { jsonOrUndefined } from "../json-body";
+import type { Method, ResponseOf } from "../route-types";
+import type { ServerFrame } from "../../client";
 
 const ADMIN_TOKEN = `adm_${crypto.randomUUID().replace(/-/g, "")}`;
 const DEV_KEY = `devkey_${crypto.randomUUID().replace(/-/g, "")}`;
 let stack: Awaited<ReturnType<typeof startStack>>;
 let dir: string;
 
-async function call(method: string, path: string, key: string | null, body?: unknown, headers: Record<string, string> = {}) {
+async function call<M extends Method, P extends string>(method: M, path: P, key: string | null, body?: unknown, headers: Record<string, string> = {}) {
   const res = await fetch(stack.baseUrl + path, {
     method,
     headers: { ...(key ? { authorization: `Bearer ${key}` } : {}), ...(body !== undefined ? { "content-type": "application/json" } : {}), ...headers },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await res.text();
-  const json = jsonOrUndefined(text);
+  const json = jsonOrUndefined(text) as ResponseOf<M, P>;
   return { status: res.status, headers: res.headers, json, text };
 }
 
-function socket(url: string, headers?: Record<string, string>): Promise<{ ws: WebSocket | null; events: any[] }> {
+function socket(url: string, headers?: Record<string, string>): Promise<{ ws: WebSocket | null; events: ServerFrame[] }> {
   return new Promise((resolve) => {
-    const ws = new WebSocket(url, headers ? ({ headers } as any) : undefined);
-    const events: any[] = [];
-    ws.addEventListener("message", (m) => events.push(JSON.parse(String(m.data))));
+    // Node's WebSocket (undici) takes an init object with headers where a browser's takes protocols.
+    const ws = new (WebSocket as unknown as new (url: string, init?: { headers: Record<string, string> }) => WebSocket)(url, headers ? { headers } : undefined);
+    const events: ServerFrame[] = [];
+    ws.addEventListener("message", (m) => events.push(JSON.parse(String(m.data)) as ServerFrame));
     ws.addEventListener("open", () => resolve({ ws, events }));
     ws.addEventListener("error", () => resolve({ ws: null, events }));
   });
@@ -82,14 +85,14 @@ describe("security on the running stack", () => {
     const turns = [];
     for (let i = 0; i < 4; i++) turns.push(await call("POST", `/v1/conversations/${conv}/messages`, key, { content: `turn ${i}` }));
     expect(turns.map((t) => t.status)).toEqual([200, 200, 200, 429]);
-    expect(turns[3].json.error.type).toBe("rate_limited");
+    expect(turns[3].json.error?.type).toBe("rate_limited");
     expect(Number(turns[3].headers.get("retry-after"))).toBeGreaterThanOrEqual(19);
     const statuses: number[] = [];
     for (let i = 0; i < 40; i++) statuses.push((await call("GET", `/v1/conversations/${conv}`, key)).status);
     expect(statuses.filter((s) => s === 429).length).toBeGreaterThan(0);
     const over = await call("GET", `/v1/conversations/${conv}`, key);
     expect(over.status).toBe(429);
-    expect(over.json.error.message).toMatch(/40 requests per minute/);
+    expect(over.json.error?.message).toMatch(/40 requests per minute/);
     expect(Number(over.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
   });
 
@@ -98,7 +101,7 @@ describe("security on the running stack", () => {
     // 40 KiB gets through the platform, so the app's own 32 KiB cap must answer, in its error shape.
     const app = await call("GET", "/v1/conversations", null, undefined, junk(40));
     expect(app.status).toBe(431);
-    expect(app.json.error.type).toBe("request_header_fields_too_large");
+    expect(app.json.error?.type).toBe("request_header_fields_too_large");
     // Past what wrangler dev parses, the platform refuses before the app: either its own 431, or it
     // closes the connection. Anything else (a 2xx, a 5xx, a hang, another error) fails.
     const observed: Record<string, string> = {};

@@ -11,7 +11,7 @@ import { createRequire } from "node:module";
 import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { chooseChromium, keepSockets } from "./browser";
-import { api, base, KEY, transcript } from "./client";
+import { api, base, KEY, textBlocks, transcript } from "./client";
 
 const SHOTS = new URL("../../test-artifacts/ui-chat/", import.meta.url).pathname;
 const AXE = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
@@ -57,8 +57,8 @@ async function axe(p: Page): Promise<string[]> {
   // Evaluated through the debugging protocol, which the page's CSP does not govern (an injected
   // <script> would be refused, as it should be).
   if (!(await p.evaluate(() => "axe" in window))) await p.evaluate(AXE);
-  const result = await p.evaluate(async () => (window as any).axe.run(document, { resultTypes: ["violations"] }));
-  return (result.violations as any[]).filter((v) => v.impact === "serious" || v.impact === "critical").map((v) => `${v.id}: ${v.nodes.map((n: any) => n.target.join(" ")).slice(0, 3).join(", ")}`);
+  const result = await p.evaluate(async () => window.axe.run(document, { resultTypes: ["violations"] }));
+  return result.violations.filter((v) => v.impact === "serious" || v.impact === "critical").map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(" ")).slice(0, 3).join(", ")}`);
 }
 
 beforeAll(async () => {
@@ -132,7 +132,7 @@ describe("the chat", () => {
     // A javascript: link stays text; markup in the reply stays text.
     expect(await reply.locator('a[href^="javascript"]').count()).toBe(0);
     expect(await reply.textContent()).toContain("<script>window.hacked = true</script>");
-    expect(await page.evaluate(() => ({ scripts: document.querySelectorAll(".md script, .md img").length, hacked: (window as any).hacked ?? false }))).toEqual({ scripts: 0, hacked: false });
+    expect(await page.evaluate(() => ({ scripts: document.querySelectorAll(".md script, .md img").length, hacked: window.hacked ?? false }))).toEqual({ scripts: 0, hacked: false });
     // Copy puts the code on the clipboard.
     await code.locator("button.copy-code").click();
     await expect.poll(() => code.locator("button.copy-code").textContent()).toBe("Copied");
@@ -163,7 +163,7 @@ describe("the chat", () => {
     expect((await api("GET", `/v1/conversations/${id}`)).json.title).toBe("How do rivers carve canyons");
 
     await page.evaluate(() => {
-      const w = window as any;
+      const w = window;
       w.sawWaiting = false;
       new MutationObserver(() => {
         if (document.querySelector(".turn.live .waiting") && !document.querySelector(".turn.live .md")) w.sawWaiting = true;
@@ -176,13 +176,13 @@ describe("the chat", () => {
     expect(await page.locator("#send").isHidden()).toBe(true);
     await page.locator(".turn.live .md").waitFor();
     await page.waitForFunction(() => (document.querySelector(".turn.live .md")?.textContent?.length ?? 0) > 250);
-    expect(await page.evaluate(() => (window as any).sawWaiting)).toBe(true);
+    expect(await page.evaluate(() => window.sawWaiting)).toBe(true);
     await page.screenshot({ path: `${SHOTS}streaming.png` });
     await page.click("#stop");
     await settled(2);
     const saved = await transcript(id);
     expect(saved.at(-1)).toMatchObject({ role: "assistant", stopReason: "interrupted" });
-    const text = saved.at(-1).content.filter((b: any) => b.type === "text").map((b: any) => b.text).join("");
+    const text = textBlocks(saved.at(-1)!.content).join("");
     expect(text.length).toBeGreaterThan(250);
     expect(text.length).toBeLessThan(2000);
     const last = page.locator(".turn.done").last();
@@ -350,7 +350,7 @@ describe("the chat", () => {
   });
 
   it("settings are a form: the model list comes from the API, and a change is saved", async () => {
-    const models = (await api("GET", "/v1/models")).json.data.filter((m: any) => m.status !== "retired");
+    const models = (await api("GET", "/v1/models")).json.models.filter((m) => m.status !== "retired");
     await page.goto(`${base()}/#/c/${markdownId}/settings`);
     await page.waitForSelector("#settings-form");
     expect(await page.locator("#set-model option").count()).toBe(models.length);
@@ -363,13 +363,13 @@ describe("the chat", () => {
   it("a dropped connection shows a banner with a countdown, and the chat reconnects", async () => {
     await page.goto(`${base()}/#/c/${markdownId}`);
     await page.waitForSelector("#socket-status.live", { state: "attached" });
-    const sockets = await page.evaluate(() => (window as any).sockets.length);
-    await page.evaluate(() => (window as any).sockets.at(-1).close());
+    const sockets = await page.evaluate(() => window.sockets.length);
+    await page.evaluate(() => window.sockets.at(-1)?.close());
     await page.waitForSelector("#conn-banner:not([hidden])");
     expect(await page.locator("#conn-banner").textContent()).toMatch(/Connection lost\. Reconnecting in \d+ s/);
     await page.screenshot({ path: `${SHOTS}offline.png` });
     await page.click("#reconnect-now");
-    await page.waitForFunction((n) => (window as any).sockets.length > n && document.querySelector("#socket-status.live"), sockets);
+    await page.waitForFunction((n) => window.sockets.length > n && document.querySelector("#socket-status.live"), sockets);
     expect(await page.locator("#conn-banner").isHidden()).toBe(true);
   });
 

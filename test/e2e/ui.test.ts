@@ -8,7 +8,8 @@ import { PDFDocument, StandardFonts } from "pdf-lib";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { chooseChromium, keepSockets } from "./browser";
-import { api, base, KEY, newConversation, transcript } from "./client";
+import type { Routes, Schemas, ServerFrame } from "../../client";
+import { api, base, KEY, newConversation, textBlocks, transcript } from "./client";
 
 const SHOTS = new URL("../../test-artifacts/ui/", import.meta.url).pathname;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -16,7 +17,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 let browser: Browser;
 let page: Page;
 /** Every websocket frame the page received, parsed. */
-const frames: any[] = [];
+const frames: ServerFrame[] = [];
 
 async function shot(name: string) {
   // From the top, so the sticky header is not painted over the middle of a full-page capture.
@@ -108,9 +109,9 @@ describe("the web UI", () => {
     expect(await page.locator(".turn.done").last().locator("details.thinking .thinking-text", { hasText: "Calling 1 tool: conversation_read" }).count()).toBe(1);
     await shot("chat");
     // A dropped socket comes back with a fresh single-use ticket, and turns go on.
-    const sockets = await page.evaluate(() => (window as any).sockets.length);
-    await page.evaluate(() => (window as any).sockets.at(-1).close());
-    await page.waitForFunction((n) => (window as any).sockets.length > n && document.querySelector("#socket-status.live"), sockets);
+    const sockets = await page.evaluate(() => window.sockets.length);
+    await page.evaluate(() => window.sockets.at(-1)?.close());
+    await page.waitForFunction((n) => window.sockets.length > n && document.querySelector("#socket-status.live"), sockets);
     await send("after a reconnect\n@reply-chars 300");
     expect(await page.locator(".turn.done .msg.user").last().textContent()).toContain("after a reconnect");
     expect((await page.locator(".turn.done .msg.assistant .md").last().textContent())!.length).toBeGreaterThan(150);
@@ -157,7 +158,7 @@ describe("the web UI", () => {
 
     // The pulsing card is replaced by the finished one.
     await page.evaluate(() => {
-      const w = window as any;
+      const w = window;
       w.sawRunningCard = false;
       new MutationObserver(() => {
         if (document.querySelector(".compaction-notice.running")) w.sawRunningCard = true;
@@ -166,7 +167,7 @@ describe("the web UI", () => {
     const calls = Array.from({ length: 10 }, (_, i) => `@tool file_read {"attachment_id":"${attachment}","lines":"${i * 500 + 1}-${i * 500 + 500}"}`).join("\n");
     await send(`read all ten slices\n${calls}`);
     expect(frames.some((f) => f.type === "compaction_started")).toBe(true);
-    expect(await page.evaluate(() => (window as any).sawRunningCard)).toBe(true);
+    expect(await page.evaluate(() => window.sawRunningCard)).toBe(true);
     expect(await page.locator(".compaction-notice.running").count()).toBe(0);
     // A one-line notice that opens to the card, kept where the pass ran once the turn is saved.
     const notice = page.locator(".turn.done details.compaction-notice").last();
@@ -176,7 +177,7 @@ describe("the web UI", () => {
     const card = notice.locator(".card.compaction.done");
     const saved = Number((await card.locator(".saved").textContent())!.replace(/,/g, ""));
     expect(saved).toBeGreaterThan(0);
-    expect(saved).toBe(frames.find((f) => f.type === "compaction").tokensSaved);
+    expect(saved).toBe(frames.find((f) => f.type === "compaction")?.tokensSaved);
     expect(Number(await card.locator(".targets").textContent())).toBeGreaterThan(0);
     expect(await page.locator(".turn.done .step-result").count()).toBeGreaterThanOrEqual(10);
     await card.scrollIntoViewIfNeeded();
@@ -244,7 +245,7 @@ describe("the web UI", () => {
 
   it("History marks the fold boundary and shows the current summary", async () => {
     const id = await newConversation({ foldThresholdChars: 2000, tailMessages: 2, summaryMaxChars: 1500 });
-    let meta: any = {};
+    let meta: Partial<Schemas["Conversation"]> = {};
     for (let turn = 0; turn < 12 && !meta.foldCount; turn++) {
       await api("POST", `/v1/conversations/${id}/messages`, { content: `turn ${turn}: ledger entry LEDGER-${turn}\n@reply-chars 900` });
       for (let i = 0; i < 40; i++) {
@@ -269,7 +270,7 @@ describe("the web UI", () => {
     // Stub every stale result at once, so the earlier conversation_read result is a stub in replay.
     expect((await api("PATCH", `/v1/conversations/${chatId}`, { settings: { stubMinChars: 100, stubAfterExchanges: 1, stubBatchChars: 0 } })).status).toBe(200);
     await api("POST", `/v1/conversations/${chatId}/messages`, { content: `a note about the ${word} colony` });
-    let hit: any;
+    let hit: Routes["GET /v1/search"]["response"]["results"][number] | undefined;
     for (let i = 0; i < 40 && !hit; i++) {
       hit = (await api("GET", `/v1/search?q=${word}&kind=message`)).json.results[0];
       if (!hit) await sleep(250);
@@ -285,16 +286,17 @@ describe("the web UI", () => {
     await link.click();
     const target = page.locator("#history article.msg.hit");
     await target.waitFor();
-    expect(await target.getAttribute("data-id")).toBe(hit.messageId);
-    expect(page.url()).toContain(`#/c/${chatId}/history?at=${hit.messageId}`);
+    expect(await target.getAttribute("data-id")).toBe(hit?.messageId);
+    expect(page.url()).toContain(`#/c/${chatId}/history?at=${hit?.messageId}`);
     await expect.poll(() => target.evaluate((el) => { const r = el.getBoundingClientRect(); return r.top >= 0 && r.bottom <= innerHeight; })).toBe(true);
     await shot("search-hit");
     // History shows the stubbed result in full: the transcript holds the original.
     expect((await api("GET", `/v1/conversations/${chatId}/replay`)).json.estimate.stubbedResults).toBeGreaterThanOrEqual(1);
     const stubbed = page.locator("#history details.tool-result:has(.badge.stub)").first();
     const id = await stubbed.getAttribute("data-tool-result");
-    const original = (await transcript(chatId)).flatMap((m) => m.content).find((b: any) => b.type === "tool_result" && b.tool_use_id === id);
-    const text = typeof original.content === "string" ? original.content : original.content.map((b: any) => b.text ?? "").join("\n");
+    const original = (await transcript(chatId)).flatMap((m) => m.content).find((b) => b.type === "tool_result" && b.tool_use_id === id);
+    const content = original?.content;
+    const text = typeof content === "string" ? content : textBlocks(Array.isArray(content) ? content : []).join("\n");
     expect(text.length).toBeGreaterThan(100);
     expect(await stubbed.locator("pre").textContent()).toBe(text);
   });
@@ -316,7 +318,7 @@ describe("the web UI", () => {
     const tools = [{ name: "ask_person", description: "Ask the person at the keyboard", input_schema: { type: "object", properties: { question: { type: "string" } } } }];
     const paused = (await api("POST", `/v1/conversations/${id}/messages`, { content: `@tool ask_person {"question":"favourite colour?"}`, tools })).json;
     expect(paused.stop_reason).toBe("requires_action");
-    const callId = paused.requires_action.calls[0].id;
+    const callId = paused.requires_action!.calls[0].id;
     await page.goto(`${base()}/#/c/${id}`);
     const panel = page.locator(`#pending-calls [data-pending-call="${callId}"]`);
     await panel.waitFor();
@@ -327,7 +329,7 @@ describe("the web UI", () => {
     await page.waitForSelector("#pending-calls", { state: "detached", timeout: 30_000 });
     const saved = await transcript(id);
     expect(saved[2].content).toEqual([{ type: "tool_result", tool_use_id: callId, content: "teal, typed by hand" }]);
-    expect(saved.at(-1).role).toBe("assistant");
+    expect(saved.at(-1)?.role).toBe("assistant");
     await page.locator(`.turn.done [data-tool-result="${callId}"]`).first().waitFor({ state: "attached" });
   });
 

@@ -8,7 +8,7 @@ function rawRequest(lines: string[], body: string, closeEarly: boolean): Promise
   const url = new URL(base());
   return new Promise((resolve) => {
     const socket = connect(Number(url.port), url.hostname, () => {
-      socket.write(lines.join("\r\n") + "\r\n\r\n" + body);
+      socket.write(`${lines.join("\r\n")}\r\n\r\n${body}`);
       if (closeEarly) setTimeout(() => socket.destroy(), 300);
     });
     let out = "";

@@ -1,7 +1,7 @@
 // The docs say only what the tree holds. Every repo path ARCHITECTURE.md, README.md and docs/*.md
 // name exists, none points outside the repository, and every figure ARCHITECTURE.md states about
 // the code sits in a table marked `<!-- checked: NAME -->` that this test recomputes from the tree.
-import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, normalize, relative, sep } from "node:path";
 import { describe, expect, it } from "vitest";
 import { toolRegistry } from "../../agent/tools";
@@ -73,7 +73,7 @@ export function pathProblems(docPath: string, text: string, tree: Tree, strict: 
     return resolved === ROOT || resolved.startsWith(ROOT + sep) ? relative(ROOT, resolved).split(sep).join("/") : null;
   };
   // Anything climbing out of the repository, fenced code included; a climb that stays inside names a file.
-  for (const m of text.matchAll(/(?:^|[\s(`'"=\[])((?:\.\.\/)+[\w.@/-]*)/gm)) {
+  for (const m of text.matchAll(/(?:^|[\s(`'"=[])((?:\.\.\/)+[\w.@/-]*)/gm)) {
     const path = inside(m[1]);
     if (path === null) problems.push(`${docPath}: ${m[1]} is outside the repository`);
     else if (path !== "" && !tree.has(path)) problems.push(`${docPath}: ${m[1]} names no file`);

@@ -16,7 +16,7 @@ function indexOf(bytes: Uint8Array, every = 1000, chunk = 65536): LineIndex {
 describe("line index", () => {
   const N = 200_000;
   const textLines = Array.from({ length: N }, (_, i) => `line ${i + 1} marmot${i + 1}`);
-  const big = strToU8(textLines.join("\n") + "\n");
+  const big = strToU8(`${textLines.join("\n")}\n`);
 
   it("indexes 200,000 lines with a checkpoint every 1,000", () => {
     const index = indexOf(big);
@@ -107,7 +107,7 @@ describe("line index", () => {
     const rand = lcg(11);
     expect(isProbablyText(Uint8Array.from({ length: 4096 }, () => 1 + Math.floor(rand() * 255)))).toBe(false);
     // A multi-byte character cut by the end of the sample is not an error.
-    const cut = strToU8("a".repeat(8190) + "日");
+    const cut = strToU8(`${"a".repeat(8190)}日`);
     expect(isProbablyText(cut.subarray(0, 8192))).toBe(true);
     // NUL after the first 8 KB is not looked at.
     expect(isProbablyText(u8("b".repeat(8192), [0]))).toBe(true);
@@ -124,7 +124,7 @@ describe("delimited", () => {
     expect(parseDelimitedLine("", ",")).toEqual([""]);
   });
 
-  const csv = ['name,quote,amount', 'Ann,"Hello, world",1.5', 'Bob,"She said ""no""",2', 'Cy,plain,3', '"Dee, Jr.",,4', ""].join("\r\n") + "\r\n";
+  const csv = `${['name,quote,amount', 'Ann,"Hello, world",1.5', 'Bob,"She said ""no""",2', 'Cy,plain,3', '"Dee, Jr.",,4', ""].join("\r\n")}\r\n`;
 
   it("gives columns and rows, ignoring a trailing empty line", async () => {
     const bytes = strToU8(csv);

@@ -1,11 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { budgetTokens, compactMessages, continuationNudge, effectiveTokens, fallbackTurnState, shouldCompact, untouchedIds, withRemainingIds } from "../../core/compactor";
 import type { ContentBlock, WireMessage } from "../../core/types";
+import { blockAs, blocksIn, blocksOf, toolResults } from "../blocks";
 
 const budget = { contextWindowTokens: 24_000, outputReserveTokens: 2_000, compactTriggerRatio: 0.75, compactTargetRatio: 0.5, charsPerToken: 1.5 };
 const text = (t: string): ContentBlock => ({ type: "text", text: t });
 const call = (id: string): ContentBlock => ({ type: "tool_use", id, name: "file_read", input: { lines: id } });
-const result = (id: string, size: number, extra: Partial<ContentBlock> = {}): ContentBlock => ({ type: "tool_result", tool_use_id: id, content: `${id}:` + "r".repeat(size), ...extra }) as ContentBlock;
+const result = (id: string, size: number, extra: Partial<ContentBlock> = {}): ContentBlock => ({ type: "tool_result", tool_use_id: id, content: `${id}:${"r".repeat(size)}`, ...extra }) as ContentBlock;
 
 /** A monster turn: the task, then `n` tool rounds with big results, then more small steps. */
 function monster(n: number, size: number): WireMessage[] {
@@ -45,7 +46,7 @@ describe("a compaction pass", () => {
     expect(report.charsBefore).toBeGreaterThan(targetChars);
     expect(report.charsAfter).toBeLessThanOrEqual(targetChars);
     expect(report.tokensSaved).toBeGreaterThan(0);
-    const cut = messages.flatMap((m) => m.content as any[]).filter((b) => b.type === "tool_result" && /TRUNCATED/.test(b.content));
+    const cut = toolResults(messages).filter((b) => typeof b.content === "string" && /TRUNCATED/.test(b.content));
     expect(cut.length).toBeGreaterThan(0);
     expect(cut[0].content).toMatch(/\[TRUNCATED — [\d,]+ of [\d,]+ chars cut to save context; conversation_read \{"conversation_id":"conv_X","message_id":"msg_\d+","block":0\} returns the original\]/);
     expect(report.targets.every((t) => t.kind === "tool_result")).toBe(true);
@@ -65,16 +66,16 @@ describe("a compaction pass", () => {
   it("protects messages[0], the last 3 of each role and error results, and keeps every tool pair", () => {
     const ms = monster(10, 8_000);
     ms[0] = { role: "user", content: [text("TASK ".repeat(3_000))] };
-    (ms[5].content as any[])[0] = result("t2", 9_000, { is_error: true });
+    blocksIn(ms[5])[0] = result("t2", 9_000, { is_error: true });
     const { messages } = compactMessages(ms, 0, budget, origins(ms));
     expect(messages[0]).toEqual(ms[0]);
     expect(messages[5]).toEqual(ms[5]);
     for (const i of [ms.length - 1, ms.length - 3, ms.length - 5, ms.length - 2, ms.length - 4, ms.length - 6]) expect(messages[i]).toEqual(ms[i]);
     // Blocks are never removed: each tool_use still has its tool_result in the next message.
     messages.forEach((m, i) => {
-      for (const b of m.content as any[]) if (b.type === "tool_use") expect((messages[i + 1].content as any[]).some((r) => r.tool_use_id === b.id)).toBe(true);
+      for (const b of blocksOf(m.content, "tool_use")) expect(blocksOf(messages[i + 1].content, "tool_result").some((r) => r.tool_use_id === b.id)).toBe(true);
     });
-    expect(messages.map((m) => (m.content as any[]).length)).toEqual(ms.map((m) => (m.content as any[]).length));
+    expect(messages.map((m) => blocksIn(m).length)).toEqual(ms.map((m) => blocksIn(m).length));
   });
 
   it("draws the protection line exactly: the 4th-last result and the one just after messages[0] are cut", () => {
@@ -87,7 +88,7 @@ describe("a compaction pass", () => {
     expect(report.targets.map((t) => t.index).sort((a, b) => a - b)).toEqual([2, 4, 6, 8, 10, 12, 14]);
     // An error result at the edge stays whole, and the next older result is cut instead.
     const withError = monster(10, 8_000);
-    (withError[14].content as any[])[0] = result("t6", 8_000, { is_error: true });
+    blocksIn(withError[14])[0] = result("t6", 8_000, { is_error: true });
     const e = compactMessages(withError, 0, budget, origins(withError));
     expect(e.messages[14]).toEqual(withError[14]);
     expect(e.report.targets.map((t) => t.index)).not.toContain(14);
@@ -99,10 +100,11 @@ describe("a compaction pass", () => {
     ms.push({ role: "assistant", content: [text("fetch the log"), call("big")] }, { role: "user", content: [result("big", 1_000_000)] });
     const { messages, report } = compactMessages(ms, 0, budget, origins(ms));
     const cap = Math.floor((22_000 * 0.5 * 1.5) / 2);
-    const big = (messages.at(-1)!.content as any[])[0];
-    expect(big.content.length).toBeLessThanOrEqual(cap);
-    expect(big.content.startsWith("big:rrr")).toBe(true);
-    expect(big.content).toContain(`conversation_read {"conversation_id":"conv_X","message_id":"msg_${ms.length - 1}","block":0} returns the original`);
+    const big = blockAs(blocksIn(messages.at(-1)!)[0], "tool_result").content;
+    if (typeof big !== "string") throw new Error("the cut result is text");
+    expect(big.length).toBeLessThanOrEqual(cap);
+    expect(big.startsWith("big:rrr")).toBe(true);
+    expect(big).toContain(`conversation_read {"conversation_id":"conv_X","message_id":"msg_${ms.length - 1}","block":0} returns the original`);
     expect(report.charsAfter).toBeLessThan(22_000 * 0.5 * 1.5);
     // Protected results that fit are still left whole.
     expect(messages[2]).toEqual(ms[2]);
@@ -117,7 +119,7 @@ describe("a compaction pass", () => {
     const { messages, report } = compactMessages(ms, 0, { ...budget, contextWindowTokens: 12_000 }, origins(ms));
     expect(JSON.stringify(messages)).not.toContain('"type":"image"');
     expect(report.targets.map((t) => t.kind)).toEqual(["image", "assistant"]);
-    expect((messages[1].content as any[])[0].text).toMatch(/TRUNCATED/);
+    expect(blockAs(blocksIn(messages[1])[0], "text").text).toMatch(/TRUNCATED/);
   });
 
   it("treats parallel results in one carrier as separate tool messages: the last 3 are kept", () => {
@@ -126,7 +128,7 @@ describe("a compaction pass", () => {
     ms.push({ role: "user", content: Array.from({ length: 10 }, (_, i) => result(`p${i}`, 5_000)) });
     const { messages, report } = compactMessages(ms, 0, budget, origins(ms));
     expect(report.targets.map((t) => t.block)).toEqual([0, 1, 2, 3, 4, 5, 6]);
-    expect((messages[2].content as any[]).slice(7)).toEqual((ms[2].content as any[]).slice(7));
+    expect(blocksIn(messages[2]).slice(7)).toEqual(blocksIn(ms[2]).slice(7));
   });
 
   it("never mutates the messages it is given", () => {

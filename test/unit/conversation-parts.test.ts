@@ -15,7 +15,7 @@ const parts = readdirSync(DIR)
   .map((name) => ({ name, lines: readFileSync(join(DIR, name), "utf8").split("\n") }));
 
 /** Files over their limit, and files whose first two lines are not a comment. */
-export function partProblems(files: { name: string; lines: string[] }[]): string[] {
+function partProblems(files: { name: string; lines: string[] }[]): string[] {
   const problems: string[] = [];
   for (const { name, lines } of files) {
     const limit = name === "conversation-do.ts" ? MAX_OBJECT_LINES : MAX_PART_LINES;

@@ -41,7 +41,7 @@ describe("ids", () => {
   it("reject anything that is not exactly a prefixed id", () => {
     expect(isId("conv", "conv_../../x")).toBe(false);
     expect(isId("conv", sortableId("msg"))).toBe(false);
-    expect(isId("conv", sortableId("conv") + "x")).toBe(false);
+    expect(isId("conv", `${sortableId("conv")}x`)).toBe(false);
   });
 });
 

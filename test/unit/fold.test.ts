@@ -3,6 +3,7 @@ import { buildFoldRequest, capSummary, chooseFoldMark, excerpt, fallbackFoldSumm
 import { buildModelRequest, summaryPreamble } from "../../core/replay";
 import { defaultSettings } from "../../core/settings";
 import type { ContentBlock, StoredMessage } from "../../core/types";
+import { blocksIn, cacheControlOf } from "../blocks";
 import { catalogEntry } from "../../core/models/lookup";
 
 const SONNET = catalogEntry("claude-sonnet-5-5")!;
@@ -131,9 +132,9 @@ describe("replay with a summary", () => {
     expect(ack.role).toBe("assistant");
     expect(first).toEqual({ role: "user", content: tail[0].content });
     // Cache breakpoints: after the acknowledgement and on the last message, never on stored blocks.
-    expect((ack.content as any[]).at(-1).cache_control).toEqual({ type: "ephemeral" });
-    expect((request.messages.at(-1)!.content as any[]).at(-1).cache_control).toEqual({ type: "ephemeral" });
-    expect((tail.at(-1)!.content as any[]).at(-1).cache_control).toBeUndefined();
+    expect(cacheControlOf(blocksIn(ack).at(-1))).toEqual({ type: "ephemeral" });
+    expect(cacheControlOf(blocksIn(request.messages.at(-1)!).at(-1))).toEqual({ type: "ephemeral" });
+    expect(cacheControlOf(tail.at(-1)!.content.at(-1))).toBeUndefined();
     expect(request.messages).toHaveLength(2 + tail.length);
   });
 

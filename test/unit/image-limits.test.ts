@@ -14,7 +14,7 @@ import { memoryRangeReader } from "../../services/attachments/formats/shared/ran
 import { mcpResultOutput } from "../../services/mcp/results";
 import { b64, imageBlock, jpegHead, pngHead } from "./image-bytes";
 
-const refusal = (r: { success: boolean; error?: any }) => (r.success ? "accepted" : describeZodError(r.error));
+const refusal = (r: { success: true } | { success: false; error: Parameters<typeof describeZodError>[0] }) => (r.success ? "accepted" : describeZodError(r.error));
 /** A PNG whose base64 is exactly `chars` long (a multiple of 4). */
 const pngOfBase64 = (chars: number, w = 100, h = 100) => b64(pngHead(w, h, (chars / 4) * 3 - pngHead(w, h).length));
 

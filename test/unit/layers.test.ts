@@ -27,7 +27,7 @@ function sources(dir: string): string[] {
   });
 }
 
-export function violations(files: { path: string; text: string }[]): string[] {
+function violations(files: { path: string; text: string }[]): string[] {
   const found: string[] = [];
   for (const { path, text } of files) {
     const from = layerOf(path);

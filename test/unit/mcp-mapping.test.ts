@@ -31,7 +31,7 @@ describe("mcpToolName", () => {
 });
 
 describe("indexLines", () => {
-  const tool = (name: string, group?: string): ToolDefinition<any> => ({ name, shortName: name.split("__").pop(), description: name, capability: `${name}: does ${name}`, core: false, input: z.object({}), ...(group ? { indexGroup: group } : {}), run: async () => ({ content: "" }) });
+  const tool = (name: string, group?: string): ToolDefinition<unknown> => ({ name, shortName: name.split("__").pop(), description: name, capability: `${name}: does ${name}`, core: false, input: z.object({}), ...(group ? { indexGroup: group } : {}), run: async () => ({ content: "" }) });
 
   it("gives each group one line naming its count and its tools' verbs, and ungrouped tools a line each", () => {
     const verbs = ["get", "list", "create", "update", "delete", "search", "export"];

@@ -10,7 +10,7 @@ describe("splitParts (large messages in the object's SQLite)", () => {
   });
 
   it("never cuts between the halves of a surrogate pair (SQLite would store a lone half as U+FFFD)", () => {
-    const text = "a".repeat(PART_CHARS - 1) + "😀" + "b".repeat(10);
+    const text = `${"a".repeat(PART_CHARS - 1)}😀${"b".repeat(10)}`;
     const parts = splitParts(text);
     expect(parts[0].length).toBe(PART_CHARS - 1);
     expect(parts[1].startsWith("😀")).toBe(true);

@@ -5,7 +5,7 @@ import { beforeEach, describe, expect, it, vi } from "vitest";
 import { createOfflineModelFetch, parseDirectives, resetOfflineCache } from "../../core/offline-model";
 import { asksToContinue } from "../../core/offline-model/continuation";
 import { HOLD_MS } from "../../core/offline-model/sse";
-import { ask, makeClient, rawPost, rejection, textOf, TOOLS, toolUses } from "./offline-model-client";
+import { ask, makeClient, rawPost, rejection, textOf, toolUses } from "./offline-model-client";
 
 beforeEach(() => resetOfflineCache());
 

@@ -1,6 +1,6 @@
 // Offline model replies through the SDK: plain and streamed text, @tool directives and
 // @tools-per-step batches, and max_tokens truncation.
-import Anthropic from "@anthropic-ai/sdk";
+import type Anthropic from "@anthropic-ai/sdk";
 import { beforeEach, describe, expect, it } from "vitest";
 import { resetOfflineCache } from "../../core/offline-model";
 import { countRequestTokens } from "../../core/tokens";

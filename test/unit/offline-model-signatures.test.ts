@@ -2,7 +2,7 @@
 // the latest assistant turn's thinking cannot be changed, blocks of a model the requested one cannot
 // read are dropped silently, and on prefix-bound models (Claude Sonnet 5.5 and the test models) a
 // block is valid only while everything before it is as it was when it was produced.
-import Anthropic from "@anthropic-ai/sdk";
+import type Anthropic from "@anthropic-ai/sdk";
 import { beforeEach, describe, expect, it } from "vitest";
 import { resetOfflineCache } from "../../core/offline-model";
 import { makeClient, rejection, TOOLS } from "./offline-model-client";

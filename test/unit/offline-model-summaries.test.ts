@@ -1,6 +1,6 @@
 // Offline model summarization: fold prompts read as the conversation they quote, extractive
 // summaries with every heading, within the cap.
-import Anthropic from "@anthropic-ai/sdk";
+import type Anthropic from "@anthropic-ai/sdk";
 import { beforeEach, describe, expect, it } from "vitest";
 import { resetOfflineCache } from "../../core/offline-model";
 import { turnStateSystemPrompt } from "../../core/compactor";

@@ -1,7 +1,7 @@
 // Thinking like the real models: on by default where the model's default is adaptive, shown as a
 // summary or omitted, billed at its full length, scaled by effort, cut by max_tokens, progress
 // updates before tool calls, and streamed as thinking_delta + signature_delta.
-import Anthropic from "@anthropic-ai/sdk";
+import type Anthropic from "@anthropic-ai/sdk";
 import { beforeEach, describe, expect, it } from "vitest";
 import { resetOfflineCache } from "../../core/offline-model";
 import { ask, makeClient, rawPost, textOf, TOOLS, toolUses } from "./offline-model-client";

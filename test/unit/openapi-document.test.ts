@@ -27,12 +27,13 @@ describe("client/openapi.gen.json", () => {
 
   it("declares the x-d1-bookmark header on every /v1 operation, asked and answered", () => {
     expect(document.components.parameters.D1Bookmark).toMatchObject({ name: "x-d1-bookmark", in: "header", required: false });
-    const ops = Object.entries(document.paths).flatMap(([path, methods]: [string, any]) => Object.entries(methods).map(([method, op]: [string, any]) => ({ path, method, op })));
+    type Operation = { parameters?: unknown[]; responses: Record<string, { headers?: Record<string, unknown> }> };
+    const ops = Object.entries(document.paths as Record<string, Record<string, Operation>>).flatMap(([path, methods]) => Object.entries(methods).map(([method, op]) => ({ path, method, op })));
     const v1 = ops.filter((o) => o.path.startsWith("/v1/"));
     expect(v1.length).toBeGreaterThan(40);
     for (const { path, method, op } of v1) {
       expect(op.parameters, `${method} ${path}`).toContainEqual({ $ref: "#/components/parameters/D1Bookmark" });
-      for (const [status, r] of Object.entries(op.responses as Record<string, any>))
+      for (const [status, r] of Object.entries(op.responses))
         if (status !== "default" && status !== "101") expect(r.headers?.["x-d1-bookmark"], `${method} ${path} ${status}`).toEqual({ $ref: "#/components/headers/D1Bookmark" });
     }
     for (const { op } of ops.filter((o) => !o.path.startsWith("/v1/"))) expect(JSON.stringify(op)).not.toContain("D1Bookmark");

@@ -170,7 +170,7 @@ describe("hand-built structures", () => {
   });
 
   it("ASCIIHex and ASCII85 content filters decode (chained with Flate)", async () => {
-    const hex = Buffer.from(deflateSync(latin1("BT /F1 12 Tf (hex and flate) Tj ET"))).toString("hex") + ">";
+    const hex = `${Buffer.from(deflateSync(latin1("BT /F1 12 Tf (hex and flate) Tj ET"))).toString("hex")}>`;
     const objects = pageObjects(stream("", hex, "[/ASCIIHexDecode /FlateDecode]"));
     objects[6] = stream("", "<~6<#'\\7PQ#?1*BP.+=LZ>@qfX:2'@*]Ebf_F+B3(u78s~>", "/ASCII85Decode");
     objects[3] = "<< /Type /Page /Parent 2 0 R /Contents [4 0 R 6 0 R] /Resources << /Font << /F1 5 0 R >> >> >>";

@@ -4,8 +4,9 @@
 import { describe, expect, it } from "vitest";
 import { fitRequestLimits, IMAGE_STEP, MAX_REQUEST_BYTES } from "../../core/request-limits";
 import { toolResultLocator } from "../../core/request-placeholders";
-import type { ContentBlock, ModelRequest, StoredMessage, WireMessage } from "../../core/types";
+import type { ContentBlock, ImageBlock, ModelRequest, StoredMessage, WireMessage } from "../../core/types";
 import { b64, imageBlock, pngHead } from "./image-bytes";
+import { blockAs, blocksIn } from "../blocks";
 
 const SMALL = b64(pngHead(800, 600));
 const LARGE = b64(pngHead(2400, 1800));
@@ -63,12 +64,12 @@ describe("fitRequestLimits", () => {
     const messages: WireMessage[] = [
       user({ type: "text", text: "look at my chart" }),
       { role: "assistant", content: [call] },
-      user({ type: "tool_result", tool_use_id: "toolu_v", content: [{ type: "text", text: "chart.png (2400x1800)" }, { ...imageBlock(LARGE), cache_control: { type: "ephemeral" } } as any] }),
+      user({ type: "tool_result", tool_use_id: "toolu_v", content: [{ type: "text", text: "chart.png (2400x1800)" }, { ...(imageBlock(LARGE) as ImageBlock), cache_control: { type: "ephemeral" } }] }),
       ...exchanges(Array(20).fill(SMALL)),
     ];
     const out = fitRequestLimits(request(messages), 600);
     expect(out.imagesReplaced).toBe(1);
-    expect((out.request.messages[2].content as any)[0].content[1]).toEqual({
+    expect((blockAs(blocksIn(out.request.messages[2])[0], "tool_result").content as ContentBlock[])[1]).toEqual({
       type: "text",
       text: '[image left out of this request: 2400x1800 image/png returned by image_view {"attachment_id":"att_1"}, because a request with more than 20 images may not carry a side over 2000 px; calling image_view {"attachment_id":"att_1"} again shows it.]',
       cache_control: { type: "ephemeral" },
@@ -90,12 +91,12 @@ describe("fitRequestLimits", () => {
     expect(out.bytes).toBe(JSON.stringify(out.request).length);
     expect(images(out.request.messages[0])).toBe(0);
     expect(images(out.request.messages[6])).toBe(1); // the last message keeps its image
-    expect((out.request.messages[4].content as any)[0]).toEqual({
+    expect(blocksIn(out.request.messages[4])[0]).toEqual({
       type: "tool_result",
       tool_use_id: "t1",
       content: '[tool result left out of this request to fit the Messages API\'s 32 MB limit: file_read {"attachment_id":"att_2","lines":"1-2000"} returned 60,000 chars. It is stored unchanged; conversation_read {"conversation_id":"conv_1","message_id":"msg_c","block":0} returns it byte for byte.]',
     });
-    expect((out.request.messages[4].content as any)[1].content).toBe("y".repeat(5_000));
+    expect(blockAs(blocksIn(out.request.messages[4])[1], "tool_result").content).toBe("y".repeat(5_000));
   });
 
   it("says when nothing it may replace makes the request fit", () => {

@@ -40,7 +40,7 @@ function literals(path: string, text: string): { line: number; text: string }[] 
   return found;
 }
 
-export function rawSqlOnDeclaredTables(files: { path: string; text: string }[], tables: string[]): string[] {
+function rawSqlOnDeclaredTables(files: { path: string; text: string }[], tables: string[]): string[] {
   const names = tables.join("|");
   const statement = new RegExp(`\\b(from|into|update|join|table)\\s+["\`]?(${names})\\b`, "i");
   const chunkedDelete = new RegExp(`deleteRowsInChunks\\([^,]+,\\s*["'\`](${names})["'\`]`);
@@ -69,6 +69,7 @@ describe("SQL on the tables db/schema.ts declares", () => {
   it("catches raw statements, sql`` fragments and chunked deletes on a declared table, and nothing else", () => {
     const text = [
       "db.prepare(`UPDATE projects SET updated_at = ? WHERE id = ?`);",
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: a fixture line of TypeScript source, its template literal meant literally
       "db.run(sql`DELETE FROM memory_episodes WHERE tenant_id = ${t}`);",
       "db.prepare('select id from conversations where tenant_id = ?');",
       'await deleteRowsInChunks(env.DB, "attachments", "tenant_id = ?", [t]);',

@@ -2,8 +2,9 @@ import { describe, expect, it } from "vitest";
 import { buildModelRequest } from "../../core/replay";
 import { defaultSettings } from "../../core/settings";
 import { applyStubs, stubWatermark } from "../../core/stubs";
-import type { ContentBlock, StoredMessage } from "../../core/types";
+import type { ContentBlock, StoredMessage, WireMessage } from "../../core/types";
 import { catalogEntry } from "../../core/models/lookup";
+import { blockAs, blocksIn, toolResults } from "../blocks";
 
 const SONNET = catalogEntry("claude-sonnet-5-5")!;
 
@@ -24,7 +25,7 @@ function script(turns: (number | null)[]): StoredMessage[] {
 }
 
 const settings = (over: Partial<{ stubMinChars: number; stubAfterExchanges: number; stubBatchChars: number }> = {}) => ({ stubMinChars: 2000, stubAfterExchanges: 2, stubBatchChars: 0, ...over });
-const results = (ms: StoredMessage[]) => ms.flatMap((m) => m.content).filter((b) => b.type === "tool_result") as any[];
+const results = (ms: StoredMessage[]) => toolResults(ms);
 
 describe("stale tool-result stubs", () => {
   it("stubs a result of exactly 2,000 chars but not one of 1,999", () => {
@@ -77,7 +78,7 @@ describe("stale tool-result stubs", () => {
 
   it("leaves error results alone", () => {
     const ms = script([5000, null, null]);
-    (ms[2].content[0] as any).is_error = true;
+    blockAs(ms[2].content[0], "tool_result").is_error = true;
     expect(applyStubs(ms, settings(), "c").stubbed).toBe(0);
   });
 });
@@ -99,9 +100,9 @@ describe("batched stub transitions", () => {
 
   it("keeps the replayed prefix byte-identical between jumps, and changes it only at a jump", () => {
     const s = { ...defaultSettings(), stubBatchChars: 30_000 };
-    const strip = (ms: any[]) => JSON.stringify(ms.map((m) => ({ role: m.role, content: m.content.map(({ cache_control: _c, ...b }: any) => b) })));
+    const strip = (ms: WireMessage[]) => JSON.stringify(ms.map((m) => ({ role: m.role, content: blocksIn(m).map((b) => ({ ...b, cache_control: undefined })) })));
     const turns: (number | null)[] = [];
-    let prev: { messages: any[]; mark: number } | null = null;
+    let prev: { messages: WireMessage[]; mark: number } | null = null;
     let jumps = 0;
     let stable = 0;
     for (let t = 0; t < 40; t++) {

@@ -5,13 +5,13 @@ import { describe, expect, expectTypeOf, it } from "vitest";
 import { agentDelegate } from "../../agent/tools/agent-delegate";
 import { documentRead, fileRead, imageView, pdfInfo, pdfRead, spreadsheetRead } from "../../agent/tools/attachment-tools";
 import { conversationList } from "../../agent/tools/conversation-list";
-import { conversationRead } from "../../agent/tools/conversation-read";
-import { memoryForget, memoryUpdate } from "../../agent/tools/memory-edit";
-import { memoryGet } from "../../agent/tools/memory-get";
+import type { conversationRead } from "../../agent/tools/conversation-read";
+import { memoryForget, type memoryUpdate } from "../../agent/tools/memory-edit";
+import type { memoryGet } from "../../agent/tools/memory-get";
 import { memorySave } from "../../agent/tools/memory-save";
-import { memorySearch } from "../../agent/tools/memory-search";
-import { pdfSearch } from "../../agent/tools/pdf-search";
-import { httpToolDefinition } from "../../agent/tools/registered-tools";
+import type { memorySearch } from "../../agent/tools/memory-search";
+import type { pdfSearch } from "../../agent/tools/pdf-search";
+import type { httpToolDefinition } from "../../agent/tools/registered-tools";
 import type {
   AttachmentAccess,
   CallScope,
@@ -23,7 +23,7 @@ import type {
   ToolDefinition,
   TranscriptAccess,
 } from "../../agent/tools/registry";
-import { toolActivate, toolSearch } from "../../agent/tools/tool-discovery";
+import type { toolActivate, toolSearch } from "../../agent/tools/tool-discovery";
 
 type SliceOf<T> = T extends ToolDefinition<any, infer C> ? C : never;
 

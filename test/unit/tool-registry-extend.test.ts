@@ -4,7 +4,7 @@
 import { z } from "zod";
 import { describe, expect, it } from "vitest";
 import { toolRegistry } from "../../agent/tools";
-import { ToolRegistry, type ToolContext, type ToolDefinition } from "../../agent/tools/registry";
+import type { ToolContext, ToolDefinition } from "../../agent/tools/registry";
 
 const schema = { type: "object", properties: { city: { type: "string", description: "a city name" } }, required: ["city"] };
 const weather: ToolDefinition<Record<string, unknown>> = {

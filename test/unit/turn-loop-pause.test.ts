@@ -9,6 +9,7 @@ import { ToolRegistry, type ToolContext } from "../../agent/tools/registry";
 import { resumeAgentTurn, runAgentTurn, type TurnDeps } from "../../agent/turn-loop";
 import type { ContentBlock, ModelRequest, NewMessage, StoredMessage } from "../../core/types";
 import { catalogEntry } from "../../core/models/lookup";
+import { blockAs } from "../blocks";
 
 const SONNET = catalogEntry("claude-sonnet-5-5")!;
 
@@ -94,7 +95,7 @@ describe("the loop's pause on client tools", () => {
     const saved: StoredMessage[] = [];
     const outcome = await runAgentTurn(depsFor(client, saved, false), [{ type: "text", text: "go" }]);
     expect(outcome.stopReason).toBe("end_turn");
-    const results = saved[2].content as any[];
+    const results = saved[2].content.map((b) => blockAs(b, "tool_result"));
     expect(results.map((r) => !!r.is_error)).toEqual([true, false, true]);
   });
 });

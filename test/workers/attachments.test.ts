@@ -6,7 +6,9 @@ import aesPdf from "../fixtures/pdf/qpdf-V4-aes.pdf?inline";
 import badXref from "../fixtures/pdf/qpdf-bad-xref.pdf?inline";
 import lockedPdf from "../fixtures/pdf/qpdf-enc-R3-V2-user-view.pdf?inline";
 import { describe, expect, it } from "vitest";
-import { api, createConversation, newTenant, send, transcript } from "./helpers";
+import { api, createConversation, newTenant, send, transcript, turnMessages } from "./helpers";
+import { blocksOf, ofType } from "../blocks";
+import type { ContentBlock } from "../../core/types";
 
 async function upload(id: string, name: string, body: BodyInit, type: string, key?: string) {
   return api("POST", `/v1/conversations/${id}/attachments?name=${encodeURIComponent(name)}`, body, { key, raw: true, headers: { "content-type": type } });
@@ -20,9 +22,9 @@ async function makePdf(pages: number): Promise<Uint8Array> {
   return doc.save();
 }
 
-const toolText = (r: any, i = 0) => {
-  const c = r.json.messages[2].content[i].content;
-  return typeof c === "string" ? c : c.map((b: any) => b.text ?? `[${b.type}]`).join("\n");
+const toolText = (r: { text: string }, i = 0) => {
+  const c = ofType(turnMessages(r)[2].content[i], "tool_result").content;
+  return typeof c === "string" ? c : c.map((b) => (b.type === "text" ? b.text : `[${b.type}]`)).join("\n");
 };
 
 describe("attachments", () => {
@@ -37,10 +39,10 @@ describe("attachments", () => {
     expect(up.json.note).not.toContain("marmot");
     // The note is in the conversation; the content is not.
     const t = await transcript(id);
-    expect(t.at(-1).content[0].text).toBe(up.json.note);
+    expect(ofType(t.at(-1)!.content[0], "text").text).toBe(up.json.note);
     const replay = await api("GET", `/v1/conversations/${id}/replay`);
     expect(replay.text).not.toContain("marmot19999");
-    expect(replay.json.tools.map((x: any) => x.name)).toContain("file_read");
+    expect(replay.json.tools.map((x) => x.name)).toContain("file_read");
     const r = await send(id, `@tool file_read {"attachment_id":"${up.json.id}","lines":"19990-19992"}`);
     const out = toolText(r);
     expect(out).toContain("marmot19990\nline 19991 marmot19991\nline 19992 marmot19992");
@@ -104,8 +106,8 @@ describe("attachments", () => {
     const img = await upload(id, "dot.png", png, "image/png");
     expect(img.json.facts).toMatchObject({ kind: "image", width: 3, height: 2, format: "png" });
     const seen = await send(id, `@tool image_view {"attachment_id":"${img.json.id}"}`);
-    const block = seen.json.messages[2].content[0];
-    expect(block.content.find((b: any) => b.type === "image").source.media_type).toBe("image/png");
+    const block = ofType(turnMessages(seen)[2].content[0], "tool_result");
+    expect(blocksOf(block.content as ContentBlock[], "image")[0].source).toMatchObject({ media_type: "image/png" });
     const csv = await upload(id, "people.csv", 'name,city\n"Smith, Jo",Oslo\nAli,Bergen\n', "text/csv");
     expect(csv.json.facts).toMatchObject({ kind: "spreadsheet", columns: ["name", "city"], rows: 2 });
     const rows = await send(id, `@tool spreadsheet_read {"attachment_id":"${csv.json.id}","rows":"1-2"}`);
@@ -116,9 +118,9 @@ describe("attachments", () => {
     const id = await createConversation();
     const start = await api("POST", `/v1/conversations/${id}/attachments/uploads`, { name: "big.log", type: "text/plain" });
     expect(start.status).toBe(201);
-    const part1 = "a".repeat(5 * 1024 * 1024 - 1) + "\n";
+    const part1 = `${"a".repeat(5 * 1024 * 1024 - 1)}\n`;
     const part2 = "tail line one\ntail line two\n";
-    const base = `/v1/conversations/${id}/attachments/uploads/${start.json.attachmentId}`;
+    const base = `/v1/conversations/${id}/attachments/uploads/${start.json.attachmentId}` as const;
     const p1 = await api("PUT", `${base}/parts/1`, part1, { raw: true, headers: { "content-type": "application/octet-stream" } });
     const p2 = await api("PUT", `${base}/parts/2`, part2, { raw: true, headers: { "content-type": "application/octet-stream" } });
     expect(p1.status).toBe(200);
@@ -152,7 +154,7 @@ describe("attachments", () => {
     expect(r.json.messages[2].content[0]).toMatchObject({ is_error: true });
     expect(JSON.stringify(r.json)).not.toContain("launch code");
     const list = await api("GET", `/v1/conversations/${id}/attachments`);
-    expect(list.json.attachments.map((a: any) => a.name)).toEqual(["secret.txt"]);
+    expect(list.json.attachments.map((a) => a.name)).toEqual(["secret.txt"]);
   });
 });
 

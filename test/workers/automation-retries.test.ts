@@ -9,6 +9,7 @@ import { describe, expect, it } from "vitest";
 import chat from "../../workers/chat/index";
 import { AUTOMATION_DLQ } from "../../workers/chat/automation-runner";
 import { api, newTenant, transcript } from "./helpers";
+import type { Usage } from "../../core/types";
 
 let runCount = 0;
 
@@ -23,7 +24,7 @@ async function claimedRun(prompt: string, status = "queued", attempts = 0) {
   await env.DB.prepare(`INSERT INTO automation_runs (id, automation_id, tenant_id, slot, status, queued_at, attempts) VALUES (?, ?, ?, ?, ?, ?, ?)`)
     .bind(runId, a.json.id, tenantId, slot, status, new Date().toISOString(), attempts)
     .run();
-  const run = async () => ((await api("GET", `/v1/automations/${a.json.id}/runs`, undefined, { key })).json.data as any[]).find((r) => r.id === runId);
+  const run = async () => ((await api("GET", `/v1/automations/${a.json.id}/runs`, undefined, { key })).json.data).find((r) => r.id === runId);
   return { key, automationId: a.json.id as string, runId, run };
 }
 
@@ -44,27 +45,27 @@ describe("automation attempts", () => {
     expect(await deliver(runId, 1)).toEqual({ acked: false, retried: true });
     const failed = await run();
     expect(failed).toMatchObject({ status: "retrying", attempts: 1, finishedAt: null });
-    expect(failed.error).toMatch(/model_error.*529/);
+    expect(failed!.error).toMatch(/model_error.*529/);
 
     // The provider recovers (here: the prompt no longer asks the offline model to fail).
     await api("PATCH", `/v1/automations/${automationId}`, { prompt: "status check" }, { key });
     expect(await deliver(runId, 2)).toEqual({ acked: true, retried: false });
     const done = await run();
     expect(done).toMatchObject({ status: "succeeded", attempts: 2, error: null });
-    expect(done.usage.output_tokens).toBeGreaterThan(0);
-    expect(done.finishedAt).not.toBeNull();
+    expect((done!.usage as Usage).output_tokens).toBeGreaterThan(0);
+    expect(done!.finishedAt).not.toBeNull();
   });
 
   it("never runs a completed run again, however often its message is delivered", async () => {
     const { key, runId, run } = await claimedRun("once only");
     expect(await deliver(runId, 1)).toEqual({ acked: true, retried: false });
     const done = await run();
-    expect(done.status).toBe("succeeded");
-    const length = await conversationLength(done.conversationId, key);
+    expect(done!.status).toBe("succeeded");
+    const length = await conversationLength(String(done!.conversationId), key);
     expect(length).toBe(2);
     for (const attempts of [1, 2, 3]) expect(await deliver(runId, attempts)).toEqual({ acked: true, retried: false });
     expect(await run()).toEqual(done);
-    expect(await conversationLength(done.conversationId, key)).toBe(length);
+    expect(await conversationLength(String(done!.conversationId), key)).toBe(length);
   });
 
   it("runs again on the redelivery after an attempt that crashed mid-work, not on a duplicate of it", async () => {
@@ -75,19 +76,19 @@ describe("automation attempts", () => {
     expect(await deliver(runId, 2)).toEqual({ acked: true, retried: false });
     const done = await run();
     expect(done).toMatchObject({ status: "succeeded", attempts: 2 });
-    const t = await transcript(done.conversationId, key);
+    const t = await transcript(String(done!.conversationId), key);
     expect(t.map((m) => m.role)).toEqual(["user", "assistant"]);
   });
 
   it("records a run that fails on every attempt as failed, with its error, from the dead-letter queue", async () => {
     const { runId, run } = await claimedRun("never works\n@model-error 529");
     for (const attempts of [1, 2, 3]) expect(await deliver(runId, attempts)).toEqual({ acked: false, retried: true });
-    expect((await run()).status).toBe("retrying");
+    expect((await run())!.status).toBe("retrying");
     expect(await deliver(runId, 1, AUTOMATION_DLQ)).toEqual({ acked: true, retried: false });
     const dead = await run();
     expect(dead).toMatchObject({ status: "failed", attempts: 3 });
-    expect(dead.error).toMatch(/model_error.*529/);
-    expect(dead.finishedAt).not.toBeNull();
+    expect(dead!.error).toMatch(/model_error.*529/);
+    expect(dead!.finishedAt).not.toBeNull();
   });
 
   it("records a run whose last attempt died silently as failed, saying it never finished", async () => {

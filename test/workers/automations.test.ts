@@ -6,6 +6,7 @@ import { describe, expect, it } from "vitest";
 import chat from "../../workers/chat/index";
 import { channelObjectName } from "../../durable-objects/channel-do";
 import { api, eventually, newTenant, transcript } from "./helpers";
+import type { Usage } from "../../core/types";
 
 async function tick(at: number) {
   const ctx = createExecutionContext();
@@ -13,8 +14,8 @@ async function tick(at: number) {
   await waitOnExecutionContext(ctx);
 }
 
-const runsOf = async (id: string, key: string) => (await api("GET", `/v1/automations/${id}/runs`, undefined, { key })).json.data as any[];
-const settled = (runs: any[]) => runs.length > 0 && runs.every((r) => !["queued", "running", "retrying"].includes(r.status));
+const runsOf = async (id: string, key: string) => (await api("GET", `/v1/automations/${id}/runs`, undefined, { key })).json.data;
+const settled = (runs: Record<string, unknown>[]) => runs.length > 0 && runs.every((r) => !["queued", "running", "retrying"].includes(String(r.status)));
 
 async function createAutomation(key: string, body: Record<string, unknown>) {
   const r = await api("POST", "/v1/automations", { name: "a", channel: "auto", prompt: "hourly check-in", schedule: "0 * * * *", ...body }, { key });
@@ -30,10 +31,10 @@ describe("automations API", () => {
     const key = await newTenant();
     const bad = await api("POST", "/v1/automations", { name: "x", schedule: "every hour", prompt: "p", channel: "c" }, { key });
     expect(bad.status).toBe(400);
-    expect(bad.json.error.message).toMatch(/schedule: not a cron expression/);
+    expect(bad.json.error?.message).toMatch(/schedule: not a cron expression/);
     expect((await api("POST", "/v1/automations", { name: "x", schedule: "0 * * * *", prompt: "p", channel: "../etc" }, { key })).status).toBe(400);
     const id = await createAutomation(key, {});
-    expect((await api("GET", "/v1/automations", undefined, { key })).json.automations.map((a: any) => a.id)).toEqual([id]);
+    expect((await api("GET", "/v1/automations", undefined, { key })).json.automations.map((a) => a.id)).toEqual([id]);
     expect((await api("PATCH", `/v1/automations/${id}`, { prompt: "new prompt" }, { key })).json.prompt).toBe("new prompt");
     expect((await api("POST", `/v1/automations/${id}/pause`, undefined, { key })).json.paused).toBe(true);
     expect((await api("POST", `/v1/automations/${id}/resume`, undefined, { key })).json.paused).toBe(false);
@@ -60,9 +61,9 @@ describe("the cron trigger", () => {
     }, 20_000))!;
     expect(runs).toHaveLength(1);
     expect(runs[0]).toMatchObject({ status: "succeeded", slot: new Date(HOUR).toISOString() });
-    expect(runs[0].usage.output_tokens).toBeGreaterThan(0);
-    const t = await transcript(runs[0].conversationId, key);
-    expect(t[0].content[0].text).toBe("hourly check-in");
+    expect((runs[0].usage as Usage).output_tokens).toBeGreaterThan(0);
+    const t = await transcript(String(runs[0].conversationId), key);
+    expect(t[0].content[0]).toMatchObject({ type: "text", text: "hourly check-in" });
     expect(await runsOf(notDue, key)).toEqual([]);
   });
 
@@ -133,7 +134,7 @@ describe("channels", () => {
 
     // The old conversation stays readable and searchable.
     expect((await transcript(a.json.conversationId, key)).length).toBe(4);
-    await eventually(async () => (await api("GET", "/v1/search?q=first%20words%20on%20the%20channel", undefined, { key })).json.results.some((h: any) => h.conversationId === a.json.conversationId));
+    await eventually(async () => (await api("GET", "/v1/search?q=first%20words%20on%20the%20channel", undefined, { key })).json.results.some((h) => h.conversationId === a.json.conversationId));
     const view = (await api("GET", "/v1/channels/inbox", undefined, { key })).json;
     expect(view).toMatchObject({ conversationId: rotated.conversationId, rotations: 1, rotationSeconds: 60 });
   });
@@ -145,7 +146,7 @@ describe("channels", () => {
     const other = await newTenant();
     const theirs = await api("POST", "/v1/channels/burst/messages", { content: "theirs" }, { key: other });
     expect(theirs.json.conversationId).not.toBe(rs[0].json.conversationId);
-    expect((await api("GET", "/v1/channels", undefined, { key: other })).json.channels.map((c: any) => c.name)).toEqual(["burst"]);
+    expect((await api("GET", "/v1/channels", undefined, { key: other })).json.channels.map((c) => c.name)).toEqual(["burst"]);
     expect((await api("GET", "/v1/channels/nope", undefined, { key: other })).status).toBe(404);
   });
 });

@@ -1,13 +1,16 @@
 // Client tools: a call pauses the turn (requires_action), the client posts the results, the same
 // turn goes on. The paused turn lives in the object's storage, so it survives an eviction.
 import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
-import { env, exports } from "cloudflare:workers";
+import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { toToolResultBlock } from "../../core/client-tools";
 import { INTERRUPTED_TOOL_RESULT } from "../../core/replay";
 import { Client } from "../../client";
 import { PausedTurns } from "../../durable-objects/conversation/paused-turn";
-import { api, connectSocket, createConversation, DEV_KEY, eventually, transcript } from "./helpers";
+import { api, connectSocket, type ConversationInternals, createConversation, DEV_KEY, eventually, inConversation, transcript, worker } from "./helpers";
+import { ofType, resultText } from "../blocks";
+import type { ContentBlock, ModelRequest, StoredMessage } from "../../core/types";
+import type { TurnEvent } from "../../client";
 
 const weather = { name: "get_weather", description: "The weather in a city", input_schema: { type: "object", properties: { city: { type: "string" } }, required: ["city"] } };
 const clock = { name: "read_clock", description: "The client's clock", input_schema: { type: "object", properties: {} } };
@@ -22,13 +25,13 @@ describe("client tools", () => {
     const paused = await turn(id, `@tool get_weather {"city":"Paris"}`);
     expect(paused.status).toBe(200);
     expect(paused.json.stop_reason).toBe("requires_action");
-    const [call] = paused.json.requires_action.calls;
+    const [call] = paused.json.requires_action!.calls;
     expect(call).toMatchObject({ name: "get_weather", input: { city: "Paris" } });
-    expect(paused.json.requires_action.turnId).toBe(paused.json.turnId);
+    expect(paused.json.requires_action!.turnId).toBe(paused.json.turnId);
     // The tool_use is saved; its answer is not, until the client's result is in.
     const saved = await transcript(id);
     expect(saved.map((m) => m.role)).toEqual(["user", "assistant"]);
-    expect(saved[1].content.filter((b: any) => b.type === "tool_use").map((b: any) => b.id)).toEqual([call.id]);
+    expect(saved[1].content.filter((b) => b.type === "tool_use").map((b) => b.id)).toEqual([call.id]);
 
     // A new turn while it waits is refused, naming the pending call.
     const busy = await api("POST", `/v1/conversations/${id}/messages`, { content: "hello?" });
@@ -36,7 +39,7 @@ describe("client tools", () => {
     expect(busy.json.error).toMatchObject({ type: "turn_paused" });
     // Not a second's wait: the turn waits for its client, so no Retry-After invites polling.
     expect(busy.headers.get("retry-after")).toBeNull();
-    expect(busy.json.error.message).toContain(call.id);
+    expect(busy.json.error?.message).toContain(call.id);
 
     await evictDurableObject(stubOf(id));
     // A client that lost the answer finds the pending calls on the conversation.
@@ -44,7 +47,7 @@ describe("client tools", () => {
 
     const unknown = await post(id, [{ tool_use_id: "toolu_nope", content: "x" }]);
     expect(unknown.status).toBe(400);
-    expect(unknown.json.error.message).toContain("toolu_nope");
+    expect(unknown.json.error?.message).toContain("toolu_nope");
     expect(await transcript(id)).toHaveLength(2);
 
     const resumed = await post(id, [{ tool_use_id: call.id, content: "sunny, 24 C" }]);
@@ -57,17 +60,18 @@ describe("client tools", () => {
 
     // The resumed request still carried the turn's own tool; the system prompt never names it.
     const snaps = (await api("GET", `/v1/conversations/${id}/prompts`)).json.data;
-    const last = (await api("GET", `/v1/conversations/${id}/prompts/${snaps[0].id}`)).json;
-    expect(last.tools.map((t: any) => t.name)).toContain("get_weather");
-    expect(last.tools.find((t: any) => t.name === "get_weather").input_schema).toEqual(weather.input_schema);
+    // The snapshot is the request as sent: a Messages API request.
+    const last = (await api("GET", `/v1/conversations/${id}/prompts/${snaps[0].id}`)).json as unknown as ModelRequest;
+    expect(last.tools.map((t) => t.name)).toContain("get_weather");
+    expect(last.tools.find((t) => t.name === "get_weather")!.input_schema).toEqual(weather.input_schema);
     expect(JSON.stringify(last.system)).not.toContain("get_weather");
     // A later turn does not carry it.
-    expect((await api("GET", `/v1/conversations/${id}/replay`)).json.tools.map((t: any) => t.name)).not.toContain("get_weather");
+    expect((await api("GET", `/v1/conversations/${id}/replay`)).json.tools.map((t) => t.name)).not.toContain("get_weather");
 
     const again = await post(id, [{ tool_use_id: call.id, content: "again" }]);
     expect(again.status).toBe(409);
     expect(again.json.error).toMatchObject({ type: "tool_results_conflict" });
-    expect(again.json.error.message).toContain(call.id);
+    expect(again.json.error?.message).toContain(call.id);
     expect(await transcript(id)).toHaveLength(4);
     expect((await api("GET", `/v1/conversations/${id}`)).json.requiresAction).toBeUndefined();
     expect((await api("POST", `/v1/conversations/${id}/messages`, { content: "next" })).status).toBe(200);
@@ -78,7 +82,7 @@ describe("client tools", () => {
     for (let round = 0; round < 5; round++) {
       const paused = await turn(id, `@tool get_weather {"city":"Turin ${round}"}`);
       expect(paused.json.stop_reason).toBe("requires_action");
-      const [call] = paused.json.requires_action.calls;
+      const [call] = paused.json.requires_action!.calls;
       const before = (await transcript(id)).length;
       await evictDurableObject(stubOf(id));
       const answers = ["from A", "from B"].map((content) => post(id, [{ tool_use_id: call.id, content }]));
@@ -87,12 +91,12 @@ describe("client tools", () => {
       expect(statuses, `round ${round}: ${a.text} | ${b.text}`).toEqual([200, 409]);
       const [winner, loser] = a.status === 200 ? [a, b] : [b, a];
       expect(loser.json.error).toMatchObject({ type: "tool_results_conflict" });
-      expect(loser.json.error.message).toContain(call.id);
+      expect(loser.json.error?.message).toContain(call.id);
       expect(winner.json.turnId).toBe(paused.json.turnId);
       const content = winner === a ? "from A" : "from B";
       expect(winner.json.messages[0].content).toEqual([{ type: "tool_result", tool_use_id: call.id, content }]);
       const all = await transcript(id);
-      const saved = all.filter((m) => m.content.some((x: any) => x.type === "tool_result" && x.tool_use_id === call.id));
+      const saved = all.filter((m) => m.content.some((x) => x.type === "tool_result" && x.tool_use_id === call.id));
       expect(saved.map((m) => m.content)).toEqual([[{ type: "tool_result", tool_use_id: call.id, content }]]);
       expect(all).toHaveLength(before + 2);
     }
@@ -102,12 +106,12 @@ describe("client tools", () => {
     const id = await createConversation();
     const paused = await turn(id, `@tool read_clock {}\n@tool memory_search {"query":"anything"}\n@tool get_weather {"city":"Oslo"}`, [weather, clock]);
     expect(paused.json.stop_reason).toBe("requires_action");
-    const calls = paused.json.requires_action.calls;
-    expect(calls.map((c: any) => c.name)).toEqual(["read_clock", "get_weather"]);
+    const calls = paused.json.requires_action!.calls;
+    expect(calls.map((c) => c.name)).toEqual(["read_clock", "get_weather"]);
 
     const partial = await post(id, [{ tool_use_id: calls[0].id, content: "12:00" }]);
     expect(partial.status).toBe(400);
-    expect(partial.json.error.message).toContain(calls[1].id);
+    expect(partial.json.error?.message).toContain(calls[1].id);
     expect(await transcript(id)).toHaveLength(2);
 
     const twice = await post(id, [{ tool_use_id: calls[0].id, content: "a" }, { tool_use_id: calls[0].id, content: "b" }]);
@@ -119,7 +123,7 @@ describe("client tools", () => {
     ]);
     expect(done.status).toBe(200);
     const results = done.json.messages[0].content;
-    expect(results.map((r: any) => r.tool_use_id)).toEqual([calls[0].id, expect.stringMatching(/.+/), calls[1].id]);
+    expect(results.map((r) => r.tool_use_id)).toEqual([calls[0].id, expect.stringMatching(/.+/), calls[1].id]);
     expect(results[0]).toMatchObject({ content: "clock broken", is_error: true });
     expect(results[1].is_error).toBeUndefined();
     expect(results[2]).toMatchObject({ content: [{ type: "text", text: "rain" }] });
@@ -128,8 +132,8 @@ describe("client tools", () => {
   it("end a turn whose results never come with interrupted-call results when its wait runs out", async () => {
     const id = await createConversation({ clientToolTimeoutSeconds: 1 });
     const paused = await turn(id, `@tool get_weather {"city":"Rome"}`);
-    const [call] = paused.json.requires_action.calls;
-    expect(Date.parse(paused.json.requires_action.expiresAt)).toBeGreaterThan(Date.now());
+    const [call] = paused.json.requires_action!.calls;
+    expect(Date.parse(paused.json.requires_action!.expiresAt)).toBeGreaterThan(Date.now());
     await evictDurableObject(stubOf(id));
     await new Promise((r) => setTimeout(r, 1_100));
     // The alarm may already have fired on its own; if not, it runs now. Without one, nothing ends the wait.
@@ -168,7 +172,7 @@ describe("client tools", () => {
     for (const [tools, named] of bad) {
       const r = await api("POST", `/v1/conversations/${id}/messages`, { content: "x", tools });
       expect(r.status, JSON.stringify(tools).slice(0, 80)).toBe(400);
-      expect(r.json.error.message).toContain(named);
+      expect(r.json.error?.message).toContain(named);
     }
     for (const body of [{}, { results: [] }, { results: [{ tool_use_id: "a" }] }, { results: [{ tool_use_id: "a", content: 5 }] }]) {
       const r = await api("POST", `/v1/conversations/${id}/tool-results`, body);
@@ -185,16 +189,16 @@ describe("client tools", () => {
     // A server tool's name too: a conversation with web search carries the API's own web_search.
     const http = await api("POST", `/v1/conversations/${id}/messages`, { content: "x", tools: [{ ...weather, name: "web_search" }] });
     expect(http.status).toBe(400);
-    expect(http.json.error.message).toContain("tools.0.name: web_search is a built-in or server tool's name");
+    expect(http.json.error?.message).toContain("tools.0.name: web_search is a built-in or server tool's name");
     sock.ws!.send(JSON.stringify({ type: "send", content: `@tool get_weather {"city":"Kyiv"}`, tools: [weather] }));
     const action = await sock.next((e) => e.type === "requires_action");
     expect(action.calls[0]).toMatchObject({ name: "get_weather", input: { city: "Kyiv" } });
     const r = { json: { turnId: action.turnId } };
     sock.ws!.send(JSON.stringify({ type: "send", content: "meanwhile" }));
-    expect((await sock.next((e) => e.type === "error" && e.error.type === "turn_paused")).error.message).toContain(action.calls[0].id);
+    expect(ofType(await sock.next((e) => e.type === "error" && e.error.type === "turn_paused"), "error").error.message).toContain(action.calls[0].id);
     sock.ws!.send(JSON.stringify({ type: "tool_results", results: [{ tool_use_id: action.calls[0].id, content: "snow" }] }));
-    const end = await sock.next((e) => e.type === "turn_end" && e.turnId === action.turnId && e.stop_reason === "end_turn");
-    expect(end.turnId).toBe(r.json.turnId);
+    const end = ofType(await sock.next((e) => e.type === "turn_end" && e.turnId === action.turnId && e.stop_reason === "end_turn"), "turn_end");
+    expect(ofType(end, "turn_end").turnId).toBe(r.json.turnId);
     sock.ws!.close();
     const all = await transcript(id);
     expect(all[2].content).toEqual([{ type: "tool_result", tool_use_id: action.calls[0].id, content: "snow" }]);
@@ -207,25 +211,25 @@ describe("client tools", () => {
     const r = await turn(id, `@tool agent_delegate ${JSON.stringify({ name: "w", task: "@tool get_weather {}" })}`);
     expect(r.json.stop_reason).not.toBe("requires_action");
     const all = await transcript(id);
-    const sub = all.flatMap((m) => m.content).find((b: any) => b.type === "tool_result" && String(b.content).includes("get_weather runs on the client; only the main agent"));
+    const sub = all.flatMap((m) => m.content).find((b) => b.type === "tool_result" && String(b.content).includes("get_weather runs on the client; only the main agent"));
     expect(sub).toMatchObject({ is_error: true });
   });
 
   it("through the typed client: turn() ends on requires_action, toolResults() streams the resumed turn", async () => {
-    const client = new Client({ baseUrl: "http://chat.test", key: DEV_KEY, fetch: (input, init) => (exports as any).default.fetch(new Request(input as string, init)) });
+    const client = new Client({ baseUrl: "http://chat.test", key: DEV_KEY, fetch: (input, init) => worker().fetch(new Request(input as string, init)) });
     const id = await createConversation();
-    const events = [];
+    const events: TurnEvent[] = [];
     for await (const e of client.turn(id, { content: `@tool get_weather {"city":"Quito"}`, tools: [weather] })) events.push(e);
-    const action = events.find((e) => e.type === "requires_action") as any;
+    const action = ofType(events.find((e) => e.type === "requires_action"), "requires_action");
     expect(action.calls[0].name).toBe("get_weather");
-    const resumed = [];
+    const resumed: TurnEvent[] = [];
     for await (const e of client.toolResults(id, [{ tool_use_id: action.calls[0].id, content: "warm" }])) resumed.push(e);
     expect(resumed.at(-1)).toMatchObject({ type: "turn_end", turnId: action.turnId, stop_reason: "end_turn" });
   });
 
   it("take an Idempotency-Key: a refused post frees it, a retry of one that went through gets its outcome again", async () => {
     const id = await createConversation();
-    const [call] = (await turn(id, `@tool get_weather {"city":"Baku"}`)).json.requires_action.calls;
+    const [call] = (await turn(id, `@tool get_weather {"city":"Baku"}`)).json.requires_action!.calls;
     const key = { "idempotency-key": "results-1" };
     expect((await post(id, [{ tool_use_id: "toolu_wrong", content: "x" }], key)).status).toBe(400);
     const first = await post(id, [{ tool_use_id: call.id, content: "windy" }], key);
@@ -234,37 +238,37 @@ describe("client tools", () => {
     expect(retry.status).toBe(200);
     expect(retry.headers.get("idempotent-replayed")).toBe("true");
     expect(retry.json.turnId).toBe(first.json.turnId);
-    expect(retry.json.messages.map((m: any) => m.id)).toEqual(first.json.messages.map((m: any) => m.id));
+    expect(retry.json.messages.map((m) => m.id)).toEqual(first.json.messages.map((m) => m.id));
     expect(await transcript(id)).toHaveLength(4);
     expect((await post(id, [{ tool_use_id: call.id, content: "calm" }], key)).status).toBe(422);
   });
 
   it("keep the step's results right after its tool_use: a note uploaded during the pause follows them, an import waits", async () => {
     const id = await createConversation();
-    const [call] = (await turn(id, `@tool get_weather {"city":"Nuuk"}`)).json.requires_action.calls;
+    const [call] = (await turn(id, `@tool get_weather {"city":"Nuuk"}`)).json.requires_action!.calls;
     const up = await api("POST", `/v1/conversations/${id}/attachments?name=notes.txt`, "line one\nline two", { headers: { "content-type": "text/plain" } });
     expect(up.status).toBe(201);
     const imported = await api("POST", `/v1/conversations/${id}/import`, { messages: [{ role: "user", text: "hi" }, { role: "assistant", text: "hello" }] });
     expect(imported.status).toBe(409);
-    expect(imported.json.error.message).toContain(call.id);
+    expect(imported.json.error?.message).toContain(call.id);
     expect(await transcript(id)).toHaveLength(2);
     expect((await post(id, [{ tool_use_id: call.id, content: "ice" }])).status).toBe(200);
     const all = await transcript(id);
     expect(all[2].content[0]).toMatchObject({ type: "tool_result", tool_use_id: call.id });
-    expect(all[3].content[0].text).toContain("notes.txt");
-    expect(all.at(-1).role).toBe("assistant");
+    expect(ofType(all[3].content[0], "text").text).toContain("notes.txt");
+    expect(all.at(-1)!.role).toBe("assistant");
   });
 
   it("have their results stubbed like any other once stale, the stub naming the call that returns the bytes", async () => {
     const id = await createConversation({ stubBatchChars: 0 });
-    const [call] = (await turn(id, `@tool get_weather {"city":"Lagos"}`)).json.requires_action.calls;
+    const [call] = (await turn(id, `@tool get_weather {"city":"Lagos"}`)).json.requires_action!.calls;
     // Larger than an ordinary body may be: results are allowed a turn's size.
     const report = "hot and humid. ".repeat(40_000);
     expect((await post(id, [{ tool_use_id: call.id, content: report }])).status).toBe(200);
     for (const text of ["small talk one", "small talk two", "small talk three"]) expect((await api("POST", `/v1/conversations/${id}/messages`, { content: text })).status).toBe(200);
     const replay = (await api("GET", `/v1/conversations/${id}/replay`)).json;
-    const stub = replay.messages.flatMap((m: any) => (Array.isArray(m.content) ? m.content : [])).find((b: any) => b.type === "tool_result" && b.tool_use_id === call.id);
-    const stubText = typeof stub.content === "string" ? stub.content : stub.content[0].text;
+    const stub = replay.messages.flatMap((m) => (Array.isArray(m.content) ? m.content : [])).find((b) => b.type === "tool_result" && b.tool_use_id === call.id);
+    const stubText = resultText(ofType(stub as ContentBlock | undefined, "tool_result"));
     expect(stubText.length).toBeLessThan(2_000);
     expect(stubText).toMatch(/conversation_read \{/);
     expect(replay.estimate.stubbedResults).toBe(1);
@@ -272,11 +276,11 @@ describe("client tools", () => {
 
   it("resume by alarm when results were accepted but a restart came before they were saved", async () => {
     const id = await createConversation();
-    const [call] = (await turn(id, `@tool get_weather {"city":"Hanoi"}`)).json.requires_action.calls;
+    const [call] = (await turn(id, `@tool get_weather {"city":"Hanoi"}`)).json.requires_action!.calls;
     // Accepted and stored, as POST /tool-results does, but the object dies before the resume runs.
     const stub = stubOf(id) as unknown as DurableObjectStub;
-    const acceptOnly = async (instance: any) => void (await instance.paused.accept([{ tool_use_id: call.id, content: "monsoon" }], toToolResultBlock));
-    await (runInDurableObject as any)(stub, acceptOnly);
+    const acceptOnly = async (instance: ConversationInternals) => void (await instance.paused.accept([{ tool_use_id: call.id, content: "monsoon" }], toToolResultBlock));
+    await inConversation(stub, acceptOnly);
     await evictDurableObject(stubOf(id));
     expect(await transcript(id)).toHaveLength(2);
     expect(await runDurableObjectAlarm(stubOf(id))).toBe(true);
@@ -288,20 +292,20 @@ describe("client tools", () => {
 
   it("never save a step's results twice when a restart came after they were saved but before the pause was cleared", async () => {
     const id = await createConversation();
-    const [call] = (await turn(id, `@tool get_weather {"city":"Lima"}`)).json.requires_action.calls;
+    const [call] = (await turn(id, `@tool get_weather {"city":"Lima"}`)).json.requires_action!.calls;
     const stub = stubOf(id) as unknown as DurableObjectStub;
     // Accepted, and the step's results saved, as a resume does; the object dies before clearing the pause.
-    const savedNotCleared = async (instance: any) => {
+    const savedNotCleared = async (instance: ConversationInternals) => {
       await instance.paused.accept([{ tool_use_id: call.id, content: "fog" }], toToolResultBlock);
       await instance.record.append([{ role: "user", content: [{ type: "tool_result", tool_use_id: call.id, content: "fog" }] }]);
     };
-    await (runInDurableObject as any)(stub, savedNotCleared);
+    await inConversation(stub, savedNotCleared);
     await evictDurableObject(stubOf(id));
     expect(await transcript(id)).toHaveLength(3);
     expect(await runDurableObjectAlarm(stubOf(id))).toBe(true);
     await eventually(async () => (await api("GET", `/v1/conversations/${id}`)).json.requiresAction === undefined);
     const all = await transcript(id);
-    expect(all.filter((m) => m.content.some((b: any) => b.type === "tool_result" && b.tool_use_id === call.id))).toHaveLength(1);
+    expect(all.filter((m) => m.content.some((b) => b.type === "tool_result" && b.tool_use_id === call.id))).toHaveLength(1);
     // The conversation goes on from the saved results.
     const next = await api("POST", `/v1/conversations/${id}/messages`, { content: "and tomorrow?" });
     expect(next.status).toBe(200);
@@ -312,8 +316,8 @@ describe("client tools", () => {
     const paused = await turn(id, `@tool get_weather {"city":"zanzibar-alarm-check"}`);
     await eventually(async () => (await api("GET", `/v1/search?q=zanzibar&conversation=${id}`)).json.results.length > 0);
     await new Promise((r) => setTimeout(r, 200));
-    const alarmAt = await (runInDurableObject as any)(stubOf(id), async (_i: unknown, state: DurableObjectState) => state.storage.getAlarm());
-    expect(alarmAt).toBe(Date.parse(paused.json.requires_action.expiresAt));
+    const alarmAt = await inConversation(id, (_i, state) => state.storage.getAlarm());
+    expect(alarmAt).toBe(Date.parse(paused.json.requires_action!.expiresAt));
   });
 
   it("keep a large paused turn in chunks under the storage value limit, whole across a reload", async () => {
@@ -349,7 +353,7 @@ describe("client tools", () => {
     try {
       // A fresh object reads the tenant's tools anew, so the new name is seen at the resume.
       await evictDurableObject(stubOf(id));
-      const resumed = await post(id, [{ tool_use_id: paused.json.requires_action.calls[0].id, content: "warm, 28 C" }]);
+      const resumed = await post(id, [{ tool_use_id: paused.json.requires_action!.calls[0].id, content: "warm, 28 C" }]);
       expect(resumed.status).toBe(200);
       expect(resumed.json.stop_reason).toBe("end_turn");
       expect(resumed.json.turnId).toBe(paused.json.turnId);
@@ -368,8 +372,8 @@ describe("client tools", () => {
       const paused = await api("POST", `/v1/conversations/${id}/messages`, { content: `@tool tool_activate {"name":"${name}"}\n@tool ${name} {"palette":"warm"}` });
       expect(paused.status).toBe(200);
       expect(paused.json.stop_reason).toBe("requires_action");
-      expect(paused.json.requires_action.calls).toEqual([expect.objectContaining({ name, input: { palette: "warm" } })]);
-      const resumed = await post(id, [{ tool_use_id: paused.json.requires_action.calls[0].id, content: "amber" }]);
+      expect(paused.json.requires_action!.calls).toEqual([expect.objectContaining({ name, input: { palette: "warm" } })]);
+      const resumed = await post(id, [{ tool_use_id: paused.json.requires_action!.calls[0].id, content: "amber" }]);
       expect(resumed.status).toBe(200);
       expect(resumed.json.turnId).toBe(paused.json.turnId);
     } finally {
@@ -378,4 +382,4 @@ describe("client tools", () => {
   });
 });
 
-const textOfUser = (m: any) => (m.role === "user" ? m.content.map((b: any) => b.text ?? "").join("") : "");
+const textOfUser = (m: StoredMessage) => (m.role === "user" ? m.content.map((b) => (b.type === "text" ? b.text : "")).join("") : "");

@@ -3,6 +3,7 @@
 // context-full guard ends a max_tokens loop that has no room left.
 import { describe, expect, it } from "vitest";
 import { api, createConversation, send, transcript, sendSseEvents } from "./helpers";
+import { ofType, resultText } from "../blocks";
 
 
 async function rowsFile(id: string) {
@@ -31,10 +32,10 @@ describe("the in-turn compactor", () => {
     expect(events[at + 1].data).toEqual({ ...card, type: "compaction_finished" });
     expect(types.filter((t) => t === "compaction_finished").length).toBe(types.filter((t) => t === "compaction").length);
     expect(types.at(-1)).toBe("turn_end");
-    expect(events.at(-1)!.data.stop_reason).toBe("end_turn");
-    const stored = (await transcript(id)).flatMap((m) => m.content).filter((b: any) => b.type === "tool_result");
+    expect(ofType(events.at(-1)!.data, "turn_end").stop_reason).toBe("end_turn");
+    const stored = (await transcript(id)).flatMap((m) => m.content).filter((b) => b.type === "tool_result");
     expect(stored).toHaveLength(10);
-    expect(stored.every((b: any) => !/TRUNCATED/.test(b.content) && b.content.length > 20_000)).toBe(true);
+    expect(stored.every((b) => !/TRUNCATED/.test(resultText(b)) && resultText(b).length > 20_000)).toBe(true);
 
     // Observed: the corpus log of the day and the prompt snapshots.
     const today = new Date().toISOString().slice(0, 10);
@@ -45,7 +46,7 @@ describe("the in-turn compactor", () => {
     const snaps = (await api("GET", `/v1/conversations/${id}/prompts`)).json.data;
     expect(snaps.length).toBeGreaterThanOrEqual(2);
     expect(snaps[0]).toMatchObject({ budgetTokens: 22_000, compacted: true });
-    expect(snaps.at(-1).compacted).toBe(false);
+    expect(snaps.at(-1)!.compacted).toBe(false);
     // The finished card stays in the timeline for History, never in what is replayed.
     const timeline = (await api("GET", `/v1/conversations/${id}/timeline`)).json.cards;
     expect(timeline).toHaveLength(1);
@@ -53,7 +54,7 @@ describe("the in-turn compactor", () => {
     expect(timeline[0].afterSeq).toBeGreaterThanOrEqual(1);
     expect(JSON.stringify((await api("GET", `/v1/conversations/${id}/replay`)).json.messages)).not.toContain("tokensSaved");
     const body = await api("GET", `/v1/conversations/${id}/prompts/${snaps[0].id}`);
-    expect(body.json.messages.length).toBe(snaps[0].messages);
+    expect(body.json.messages).toHaveLength(Number(snaps[0].messages));
     expect(JSON.stringify(body.json)).toContain("TRUNCATED");
   });
 
@@ -69,10 +70,10 @@ describe("the in-turn compactor", () => {
     const events = await sendSseEvents(id, `Tally every batch: ${batches.join(", ")}.\n@tools-per-step 4\n${calls}`);
     const end = events.at(-1)!;
     expect(end.type).toBe("turn_end");
-    expect(end.data.stop_reason).toBe("end_turn");
+    expect(ofType(end.data, "turn_end").stop_reason).toBe("end_turn");
 
     // Every batch was read exactly once: nothing redone after a compaction, nothing dropped.
-    const reads = events.filter((e) => e.type === "tool_use").map((e) => e.data.input.attachment_id);
+    const reads = events.filter((e) => e.type === "tool_use").map((e) => (e.data.input as { attachment_id: string }).attachment_id);
     expect(reads).toEqual(batches);
     const results = events.filter((e) => e.type === "tool_result");
     expect(results.every((e) => e.data.chars >= 40_000 && !e.data.is_error)).toBe(true);
@@ -84,7 +85,7 @@ describe("the in-turn compactor", () => {
     const readBefore = events.slice(0, firstCompaction).filter((e) => e.type === "tool_use").length;
     expect(readBefore).toBeGreaterThan(0);
     expect(readBefore).toBeLessThan(40);
-    const snaps = (await api("GET", `/v1/conversations/${id}/prompts`)).json.data.filter((p: any) => p.compacted).reverse();
+    const snaps = (await api("GET", `/v1/conversations/${id}/prompts`)).json.data.filter((p) => p.compacted).reverse();
     const request = (await api("GET", `/v1/conversations/${id}/prompts/${snaps[0].id}`)).json;
     const state = JSON.stringify(request.messages).match(/<turn_state>(.*?)<\/turn_state>/)![1].replace(/\\n/g, "\n");
     const remaining = state.slice(state.indexOf("REMAINING:"), state.indexOf("DATA:"));
@@ -93,9 +94,9 @@ describe("the in-turn compactor", () => {
     expect(remaining).toContain(`(${40 - readBefore} ids the task names)`);
 
     // The record is whole: all 40 results stored untruncated.
-    const stored = (await transcript(id)).flatMap((m) => m.content).filter((b: any) => b.type === "tool_result");
+    const stored = (await transcript(id)).flatMap((m) => m.content).filter((b) => b.type === "tool_result");
     expect(stored).toHaveLength(40);
-    expect(stored.every((b: any) => b.content.length >= 40_000 && !/TRUNCATED/.test(b.content))).toBe(true);
+    expect(stored.every((b) => resultText(b).length >= 40_000 && !/TRUNCATED/.test(resultText(b)))).toBe(true);
   });
 
   it("keeps the newest 50 prompt snapshots, and the corpus route validates its date", async () => {
@@ -120,16 +121,16 @@ describe("the in-turn compactor", () => {
     const started = events.filter((e) => e.type === "compaction_started");
     expect(started).toHaveLength(1);
     expect(started[0].data.forced).toBe(true);
-    expect(events.at(-1)!.data.stop_reason).toBe("end_turn");
-    const stored = (await transcript(id)).flatMap((m) => m.content).filter((b: any) => b.type === "tool_result");
-    expect(stored.every((b: any) => !/TRUNCATED/.test(b.content))).toBe(true);
+    expect(ofType(events.at(-1)!.data, "turn_end").stop_reason).toBe("end_turn");
+    const stored = (await transcript(id)).flatMap((m) => m.content).filter((b) => b.type === "tool_result");
+    expect(stored.every((b) => !/TRUNCATED/.test(resultText(b)))).toBe(true);
     // A prompt that alone passes the true window cannot be cut (the newest prompts are protected):
     // one forced compaction, one retry that still overflows, and a clean context_overflow instead of a loop.
     const huge = await sendSseEvents(id, `${"lorem ipsum dolor sit amet ".repeat(2_000)}\nand now this`);
     expect(huge.filter((e) => e.type === "compaction_started")).toHaveLength(1);
     const end = huge.at(-1)!;
     expect(end.type).toBe("turn_end");
-    expect(end.data.stop_reason).toBe("error");
+    expect(ofType(end.data, "turn_end").stop_reason).toBe("error");
     expect(huge.find((e) => e.type === "error")!.data.error.type).toBe("context_overflow");
   });
 
@@ -146,18 +147,18 @@ describe("the in-turn compactor", () => {
     expect(forced[0].data.forced).toBe(true);
     expect(forced[0].data.budgetTokens).toBeLessThan(16_000);
     expect(events.find((e) => e.type === "error")).toBeUndefined();
-    expect(events.at(-1)!.data.stop_reason).toBe("end_turn");
+    expect(ofType(events.at(-1)!.data, "turn_end").stop_reason).toBe("end_turn");
   });
 
   it("continues a max_tokens stop, but ends the turn when the input fills the window", async () => {
     const roomy = await createConversation();
     const r = await send(roomy, "write on\n@max-tokens-stop");
     expect(r.json.stop_reason).toBe("end_turn");
-    expect(r.json.messages.filter((m: any) => m.role === "assistant")).toHaveLength(2);
+    expect(r.json.messages.filter((m) => m.role === "assistant")).toHaveLength(2);
     // 4 chars per token keeps the compactor out of it: only the guard is under test here.
     const full = await createConversation({ contextWindowTokens: 1_500, outputReserveTokens: 64, compactTriggerRatio: 1, compactTargetRatio: 0.9, charsPerToken: 4 });
     const f = await send(full, "write on\n@max-tokens-stop");
     expect(f.json.stop_reason).toBe("context_full");
-    expect(f.json.messages.filter((m: any) => m.role === "assistant")).toHaveLength(1);
+    expect(f.json.messages.filter((m) => m.role === "assistant")).toHaveLength(1);
   });
 });

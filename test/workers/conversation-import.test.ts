@@ -14,7 +14,7 @@ describe("conversation import", () => {
     const id = await createConversation(undefined, key);
     const r = await api("POST", `/v1/conversations/${id}/import`, { messages: [...exchange("Invoice INV-4471 is 318.40 EUR.", "Noted the invoice."), ...exchange("second", "reply two")] }, { key });
     expect(r.status).toBe(201);
-    expect(r.json.messages.map((m: any) => [m.seq, m.role])).toEqual([[1, "user"], [2, "assistant"], [3, "user"], [4, "assistant"]]);
+    expect(r.json.messages.map((m) => [m.seq, m.role])).toEqual([[1, "user"], [2, "assistant"], [3, "user"], [4, "assistant"]]);
     const msgs = await transcript(id, key);
     expect(msgs.map(textOf)).toEqual(["Invoice INV-4471 is 318.40 EUR.", "Noted the invoice.", "second", "reply two"]);
     const hit = await eventually(async () => (await api("GET", "/v1/search?q=INV-4471", undefined, { key })).json.results[0]);
@@ -31,7 +31,7 @@ describe("conversation import", () => {
     for (const messages of [[{ role: "user", text: "alone" }], [...exchange("a", "b"), { role: "user", text: "c" }], [{ role: "assistant", text: "x" }, { role: "user", text: "y" }], exchange("", "b"), [{ role: "system", text: "x" }, { role: "assistant", text: "y" }]]) {
       const r = await api("POST", `/v1/conversations/${id}/import`, { messages }, { key });
       expect(r.status, JSON.stringify(messages)).toBe(400);
-      expect(r.json.error.message).toMatch(/messages|text|role/);
+      expect(r.json.error?.message).toMatch(/messages|text|role/);
     }
     expect(await transcript(id, key)).toEqual([]);
   });

@@ -104,16 +104,16 @@ describe("conversations by activity", () => {
     expect(await ids(key, "order=activity")).toEqual([mine]);
     const badOrder = await api("GET", "/v1/conversations?order=updated", undefined, { key });
     expect(badOrder.status).toBe(400);
-    expect(badOrder.json.error.message).toMatch(/order/);
+    expect(badOrder.json.error?.message).toMatch(/order/);
     for (const cursor of [mine, "yesterday~conv_x", `2030-01-01T00:00:00.000Z~${mine}'--`]) {
       const r = await api("GET", `/v1/conversations?order=activity&cursor=${encodeURIComponent(cursor)}`, undefined, { key });
       expect(r.status, cursor).toBe(400);
-      expect(r.json.error.message).toMatch(/cursor/);
+      expect(r.json.error?.message).toMatch(/cursor/);
     }
     // A created-order cursor is still a conversation id, not an activity cursor.
     const r = await api("GET", `/v1/conversations?cursor=${encodeURIComponent(`2030-01-01T00:00:00.000Z~${mine}`)}`, undefined, { key });
     expect(r.status).toBe(400);
-    expect(r.json.error.message).toMatch(/cursor/);
+    expect(r.json.error?.message).toMatch(/cursor/);
     expect((await api("GET", "/v1/conversations?order=activity", undefined, { key: "" })).status).toBe(401);
   });
 

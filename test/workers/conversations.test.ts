@@ -2,7 +2,8 @@
 import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { api, createConversation, eventually, newTenant, send, replyText, textOf, transcript } from "./helpers";
+import { api, createConversation, eventually, type Method, newTenant, send, replyText, textOf, transcript, turnMessages } from "./helpers";
+import { ofType, resultText } from "../blocks";
 import { shardCount } from "./cortex-rows";
 import { cortexFor } from "../../services/cortex/routing";
 
@@ -11,7 +12,7 @@ describe("auth", () => {
     expect((await api("GET", "/health", undefined, { key: "" })).json).toEqual({ ok: true });
     const r = await api("GET", "/v1/conversations", undefined, { key: "" });
     expect(r.status).toBe(401);
-    expect(r.json.error.type).toBe("authentication_error");
+    expect(r.json.error?.type).toBe("authentication_error");
     expect((await api("GET", "/v1/conversations", undefined, { key: "wrong" })).status).toBe(401);
   });
 
@@ -42,9 +43,9 @@ describe("conversations", () => {
     expect(got.json.settings).toMatchObject({ foldThresholdChars: 5000, tailMessages: 8, summaryMaxChars: 6000, stubMinChars: 2000, compactTriggerRatio: 0.75, charsPerToken: 1.15, contextWindowTokens: 1_000_000, model: "claude-sonnet-5-5" });
     const list = await eventually(async () => {
       const r = await api("GET", "/v1/conversations?limit=100");
-      return r.json.conversations.some((c: any) => c.id === a) ? r : null;
+      return r.json.conversations.some((c) => c.id === a) ? r : null;
     });
-    const ids = list!.json.conversations.map((c: any) => c.id);
+    const ids = list!.json.conversations.map((c) => c.id);
     expect(ids.indexOf(b)).toBeLessThan(ids.indexOf(a));
     const p = await api("PATCH", `/v1/conversations/${a}`, { title: "renamed", settings: { tailMessages: 12 } });
     expect(p.status).toBe(200);
@@ -58,25 +59,25 @@ describe("conversations", () => {
     const made = [];
     for (let i = 0; i < 5; i++) made.push(await createConversation(undefined, key));
     const first = await api("GET", "/v1/conversations?limit=2", undefined, { key });
-    expect(first.json.conversations.map((c: any) => c.id)).toEqual([made[4], made[3]]);
+    expect(first.json.conversations.map((c) => c.id)).toEqual([made[4], made[3]]);
     const second = await api("GET", `/v1/conversations?limit=2&cursor=${first.json.next}`, undefined, { key });
-    expect(second.json.conversations.map((c: any) => c.id)).toEqual([made[2], made[1]]);
+    expect(second.json.conversations.map((c) => c.id)).toEqual([made[2], made[1]]);
   });
 
   it("rejects bad settings with a 400 that names the field, and changes nothing", async () => {
     const id = await createConversation();
     const unknown = await api("PATCH", `/v1/conversations/${id}`, { settings: { foldThreshold: 1 } });
     expect(unknown.status).toBe(400);
-    expect(unknown.json.error.message).toMatch(/foldThreshold/);
+    expect(unknown.json.error?.message).toMatch(/foldThreshold/);
     const range = await api("PATCH", `/v1/conversations/${id}`, { settings: { tailMessages: 0 } });
     expect(range.status).toBe(400);
-    expect(range.json.error.message).toMatch(/tailMessages/);
+    expect(range.json.error?.message).toMatch(/tailMessages/);
     const type = await api("POST", "/v1/conversations", { settings: { charsPerToken: "fast" } });
     expect(type.status).toBe(400);
-    expect(type.json.error.message).toMatch(/charsPerToken/);
+    expect(type.json.error?.message).toMatch(/charsPerToken/);
     const cross = await api("PATCH", `/v1/conversations/${id}`, { settings: { contextWindowTokens: 4000, outputReserveTokens: 8000 } });
     expect(cross.status).toBe(400);
-    expect(cross.json.error.message).toMatch(/outputReserveTokens/);
+    expect(cross.json.error?.message).toMatch(/outputReserveTokens/);
     expect((await api("GET", `/v1/conversations/${id}`)).json.settings.contextWindowTokens).toBe(1_000_000);
   });
 
@@ -84,20 +85,20 @@ describe("conversations", () => {
     const id = await createConversation();
     const bad = await api("POST", `/v1/conversations/${id}/messages`, "{not json", { headers: { "content-type": "application/json" } });
     expect(bad.status).toBe(400);
-    expect(bad.json.error.message).toMatch(/JSON/);
+    expect(bad.json.error?.message).toMatch(/JSON/);
     const missing = await api("POST", `/v1/conversations/${id}/messages`, {});
     expect(missing.status).toBe(400);
-    expect(missing.json.error.message).toMatch(/content/);
+    expect(missing.json.error?.message).toMatch(/content/);
     const wrongType = await api("POST", `/v1/conversations/${id}/messages`, "hello", { headers: { "content-type": "text/plain" } });
     expect(wrongType.status).toBe(415);
-    expect((await api("GET", "/v1/nothing-here")).json.error.type).toBe("not_found");
+    expect((await api("GET", "/v1/nothing-here")).json.error?.type).toBe("not_found");
     expect((await transcript(id)).length).toBe(0);
   });
 
   it("refuses bodies over the limit with a 413", async () => {
     const r = await api("POST", "/v1/conversations", { title: "x".repeat(300 * 1024) });
     expect(r.status).toBe(413);
-    expect(r.json.error.type).toBe("payload_too_large");
+    expect(r.json.error?.type).toBe("payload_too_large");
   });
 });
 
@@ -107,13 +108,13 @@ describe("turns", () => {
     const r = await send(id, "hello there, marker-alpha");
     expect(r.status).toBe(200);
     expect(r.json.stop_reason).toBe("end_turn");
-    const [user, assistant] = r.json.messages;
+    const [user, assistant] = turnMessages(r);
     expect(user).toMatchObject({ role: "user", seq: 1, content: [{ type: "text", text: "hello there, marker-alpha" }] });
     expect(assistant.role).toBe("assistant");
-    const u = assistant.usage;
+    const u = assistant.usage!;
     expect(u.input_tokens + u.cache_read_input_tokens + u.cache_creation_input_tokens).toBeGreaterThan(1000);
-    expect(assistant.usage.output_tokens).toBeGreaterThan(0);
-    expect(r.json.usage.output_tokens).toBe(assistant.usage.output_tokens);
+    expect(u.output_tokens).toBeGreaterThan(0);
+    expect(r.json.usage!.output_tokens).toBe(u.output_tokens);
     expect(r.headers.get("server-timing")).toMatch(/app;dur=\d+.*model;dur=\d+/);
     const t = await transcript(id);
     expect(t.map((m) => m.id)).toEqual([user.id, assistant.id]);
@@ -122,11 +123,11 @@ describe("turns", () => {
   it("saves a long streamed reply as one coalesced text block", async () => {
     const id = await createConversation();
     const r = await send(id, "@reply-chars 6000");
-    const assistant = r.json.messages.find((m: any) => m.role === "assistant");
+    const assistant = turnMessages(r).find((m) => m.role === "assistant");
     // One text block beside the thinking the model opened its reply with.
-    const texts = assistant.content.filter((b: any) => b.type === "text");
+    const texts = assistant!.content.filter((b) => b.type === "text");
     expect(texts).toHaveLength(1);
-    expect(assistant.content.map((b: any) => b.type)).toEqual(["thinking", "text"]);
+    expect(assistant!.content.map((b) => b.type)).toEqual(["thinking", "text"]);
     expect(texts[0].text.length).toBeGreaterThan(5500);
   });
 
@@ -143,7 +144,7 @@ describe("turns", () => {
     for (const m of markers) expect(users.filter((u) => u === m)).toHaveLength(1);
     // Each response carries its own turn: its user message and the reply right after it.
     for (const [i, r] of results.entries()) {
-      const [user, reply] = r.json.messages;
+      const [user, reply] = turnMessages(r);
       expect(textOf(user)).toBe(markers[i]);
       expect(reply.seq).toBe(user.seq + 1);
     }
@@ -152,27 +153,26 @@ describe("turns", () => {
   it("runs tool calls in a loop and reads any message byte for byte with conversation_read", async () => {
     const id = await createConversation();
     const big = await send(id, "@reply-chars 25000");
-    const bigMsg = big.json.messages.find((m: any) => m.role === "assistant");
-    const r = await send(id, `read it\n@tool conversation_read {"message_id":"${bigMsg.id}"}`);
+    const bigMsg = turnMessages(big).find((m) => m.role === "assistant")!;
+    const r = await send(id, `read it\n@tool conversation_read {"message_id":"${bigMsg!.id}"}`);
     expect(r.status).toBe(200);
-    const roles = r.json.messages.map((m: any) => m.role);
+    const roles = r.json.messages.map((m) => m.role);
     expect(roles).toEqual(["user", "assistant", "user", "assistant"]);
-    const result = r.json.messages[2].content[0];
-    expect(result.type).toBe("tool_result");
-    const body = result.content.slice(result.content.indexOf("\n") + 1);
+    const result = ofType(turnMessages(r)[2].content[0], "tool_result");
+    const body = resultText(result).slice(resultText(result).indexOf("\n") + 1);
     expect(body).toBe(replyText(bigMsg));
   });
 
   it("pages a message larger than one read and names the next call", async () => {
     const id = await createConversation();
     const big = await send(id, "@reply-chars 60000");
-    const bigMsg = big.json.messages.find((m: any) => m.role === "assistant");
-    const first = await send(id, `@tool conversation_read {"message_id":"${bigMsg.id}"}`);
-    const page1 = first.json.messages[2].content[0].content as string;
+    const bigMsg = turnMessages(big).find((m) => m.role === "assistant")!;
+    const first = await send(id, `@tool conversation_read {"message_id":"${bigMsg!.id}"}`);
+    const page1 = resultText(ofType(turnMessages(first)[2].content[0], "tool_result"));
     const next = /next page: conversation_read (\{.*\})\]/.exec(page1);
     expect(next).not.toBeNull();
     const second = await send(id, `@tool conversation_read ${next![1]}`);
-    const page2 = second.json.messages[2].content[0].content as string;
+    const page2 = resultText(ofType(turnMessages(second)[2].content[0], "tool_result"));
     const strip = (s: string) => s.slice(s.indexOf("\n") + 1);
     expect(strip(page1) + strip(page2)).toBe(replyText(bigMsg));
   });
@@ -197,7 +197,7 @@ describe("turns", () => {
     expect(r.status).toBe(200);
     const results = r.json.messages[2].content;
     expect(results).toHaveLength(2);
-    expect(results.every((b: any) => b.is_error)).toBe(true);
+    expect(results.every((b) => b.is_error)).toBe(true);
     expect(results[1].content).toMatch(/from_seq/);
     expect(r.json.messages[3].role).toBe("assistant");
   });
@@ -238,8 +238,8 @@ describe("turns", () => {
     const id = await createConversation({ model: "offline-4k", contextWindowTokens: 200000 });
     const r = await send(id, "lorem ipsum dolor sit amet ".repeat(2000));
     expect(r.status).toBe(502);
-    expect(r.json.error.type).toBe("context_overflow");
-    expect(r.json.error.message).toMatch(/prompt is too long: \d+ tokens > 4000 maximum/);
+    expect(r.json.error?.type).toBe("context_overflow");
+    expect(r.json.error?.message).toMatch(/prompt is too long: \d+ tokens > 4000 maximum/);
     expect(await transcript(id)).toHaveLength(1);
   });
 });
@@ -256,9 +256,9 @@ describe("replay", () => {
     expect(r.json.output_config).toBeUndefined();
     expect(r.json.max_tokens).toBe(32_000);
     expect(r.json.system[0].text).toMatch(/operating_contract/);
-    expect(r.json.tools.map((t: any) => t.name)).toContain("conversation_read");
-    expect(r.json.messages.map((m: any) => m.role)).toEqual(["user", "assistant"]);
-    expect(r.json.messages[0].content[0].text).toBe("first question");
+    expect(r.json.tools.map((t) => t.name)).toContain("conversation_read");
+    expect(r.json.messages.map((m) => m.role)).toEqual(["user", "assistant"]);
+    expect(r.json.messages[0].content[0]).toMatchObject({ type: "text", text: "first question" });
     // The reply's thinking goes back exactly as stored, its prefix unchanged since it was produced.
     const saved = (await api("GET", `/v1/conversations/${id}/messages`)).json.messages[1];
     expect(r.json.messages[1].content[0]).toEqual(saved.content[0]);
@@ -309,12 +309,12 @@ describe("search", () => {
     const marker = `flightplan-${crypto.randomUUID().slice(0, 8)}`;
     await send(id, `the flight plan is in ${marker}.txt`);
     const found = await eventually(async () => {
-      const r = await api("GET", `/v1/search?q=${encodeURIComponent(marker + ".txt")}`);
+      const r = await api("GET", `/v1/search?q=${encodeURIComponent(`${marker}.txt`)}`);
       return r.json.results.length ? r : null;
     });
     expect(found!.json.results[0]).toMatchObject({ conversationId: id, role: "user", seq: 1 });
     expect(found!.json.results[0].snippet).toContain("[");
-    const stemmed = await api("GET", `/v1/search?q=${encodeURIComponent("plans " + marker)}&conversation=${id}`);
+    const stemmed = await api("GET", `/v1/search?q=${encodeURIComponent(`plans ${marker}`)}&conversation=${id}`);
     expect(stemmed.json.results.length).toBeGreaterThan(0);
     const keyB = await newTenant();
     const other = await api("GET", `/v1/search?q=${encodeURIComponent(marker)}`, undefined, { key: keyB });
@@ -341,7 +341,7 @@ describe("tenant isolation", () => {
     const id = await createConversation();
     await send(id, "private words");
     const keyB = await newTenant();
-    const routes: [string, string, unknown?][] = [
+    const routes: [Method, string, unknown?][] = [
       ["GET", `/v1/conversations/${id}`],
       ["PATCH", `/v1/conversations/${id}`, { title: "mine now" }],
       ["GET", `/v1/conversations/${id}/messages`],
@@ -356,16 +356,16 @@ describe("tenant isolation", () => {
       expect(r.text).not.toContain("private words");
     }
     const list = await api("GET", "/v1/conversations", undefined, { key: keyB });
-    expect(list.json.conversations.map((c: any) => c.id)).not.toContain(id);
+    expect(list.json.conversations.map((c) => c.id)).not.toContain(id);
     expect((await transcript(id)).length).toBe(2);
     expect((await api("GET", `/v1/conversations/${id}`)).json.title).toBe("test");
   });
 
   it("treats malformed and path-trick ids as unknown", async () => {
-    for (const bad of ["..%2F..%2Fhead.json", "conv_x", "conv_" + "Z".repeat(40), "%00"]) {
+    for (const bad of ["..%2F..%2Fhead.json", "conv_x", `conv_${"Z".repeat(40)}`, "%00"]) {
       const r = await api("GET", `/v1/conversations/${bad}`);
       expect(r.status).toBe(404);
-      expect(r.json.error.type).toBe("not_found");
+      expect(r.json.error?.type).toBe("not_found");
     }
   });
 });

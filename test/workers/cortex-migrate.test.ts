@@ -27,7 +27,7 @@ async function walk(limit: number): Promise<number> {
   return steps;
 }
 
-const search = async (key: string, q: string) => (await api("GET", `/v1/search?q=${encodeURIComponent(q)}&kind=memory`, undefined, { key })).json.results as any[];
+const search = async (key: string, q: string) => (await api("GET", `/v1/search?q=${encodeURIComponent(q)}&kind=memory`, undefined, { key })).json.results;
 
 describe("cortex migration", () => {
   it("moves each tenant's old D1 rows into its shard, a bounded page per call, resumably and idempotently", async () => {
@@ -57,7 +57,7 @@ describe("cortex migration", () => {
   it("refuses a bad cursor or limit with a 400 naming it, and callers without the admin token", async () => {
     const bad = await migrate({ cursor: "and:4" });
     expect(bad.status).toBe(400);
-    expect(bad.json.error.message).toContain("cursor");
+    expect(bad.json.error?.message).toContain("cursor");
     expect((await migrate({ limit: 501 })).status).toBe(400);
     expect((await api("POST", "/v1/admin/cortex/migrate", {})).status).toBe(401);
   });

@@ -24,7 +24,7 @@ describe("cortex term statistics", () => {
     const friends = await note(key, "Spent the time with friends at the market.");
     const ranked = await eventually(async () => {
       const r = (await api("GET", `/v1/search?q=${encodeURIComponent("ukulele time market")}&kind=memory&limit=20`, undefined, { key })).json;
-      return r.results.length >= 10 ? (r.results as any[]).map((h) => h.id) : null;
+      return r.results.length >= 10 ? r.results.map((h) => h.id) : null;
     });
     // Both hold "market"; the strap note's other word is the rare one in chat at large.
     expect(ranked[0]).toBe(strap);
@@ -69,13 +69,13 @@ describe("cortex term statistics", () => {
     // A page of 100 (more hits than a statement may bind parameters), then the rest by cursor.
     const page = async (cursor?: string) => (await api("GET", `/v1/search?q=${encodeURIComponent(asked.join(" "))}&kind=memory&limit=100${cursor ? `&cursor=${cursor}` : ""}`, undefined, { key })).json;
     const first = await page();
-    const rest = await page(first.next);
-    const got = [...first.results, ...rest.results] as any[];
+    const rest = await page(String(first.next));
+    const got = [...first.results, ...rest.results];
     expect(first.results).toHaveLength(100);
     expect(got.map((h) => h.id)).toEqual(expected.map(([ref]) => ref));
     got.forEach((h, i) => expect(h.score).toBeCloseTo(expected[i][1], 9));
-    expect(got.every((h) => /\[(kettle|harbour|meadow)\]/.test(h.snippet))).toBe(true);
+    expect(got.every((h) => /\[(kettle|harbour|meadow)\]/.test(String(h.snippet)))).toBe(true);
     expect(new Set(got.map((h) => h.id)).size).toBe(got.length);
-    expect(got.every((h) => ids.includes(h.id))).toBe(true);
+    expect(got.every((h) => ids.includes(String(h.id)))).toBe(true);
   });
 });

@@ -77,8 +77,9 @@ describe("cross-tenant", () => {
       attempts++;
       expect(r.status, path).toBeLessThan(500);
       // Search echoes the query; its results must be empty.
-      noSecrets(path.startsWith("/v1/search") ? JSON.stringify(r.json.results) : r.text, path);
-      if (path.startsWith("/v1/search")) expect(r.json.results, path).toEqual([]);
+      const results = (r.json as { results?: unknown[] }).results;
+      noSecrets(path.startsWith("/v1/search") ? JSON.stringify(results) : r.text, path);
+      if (path.startsWith("/v1/search")) expect(results, path).toEqual([]);
       for (const id of [a.keyId, a.conv, a.mem, a.epi, a.auto, a.proj, a.att, a.channelConv, a.mcp, "a-tools", a.tool]) expect(r.text, path).not.toContain(id);
     }
     console.log(`cross-tenant route attempts: ${attempts}`);
@@ -126,10 +127,10 @@ describe("cross-tenant", () => {
       expect(r.status).toBe(200);
       const saved = r.json.messages;
       // The sub-agent's own reads must have come back empty too: checked with the rest below.
-      for (const m of saved.filter((m: any) => m.agent)) noSecrets(JSON.stringify(m.content), "agent_delegate's sub-agent");
-      const results = saved.filter((m: any) => !m.agent).flatMap((m: any) => m.content.filter((c: any) => c.type === "tool_result"));
+      for (const m of saved.filter((m) => m.agent)) noSecrets(JSON.stringify(m.content), "agent_delegate's sub-agent");
+      const results = saved.filter((m) => !m.agent).flatMap((m) => m.content.filter((c) => c.type === "tool_result"));
       expect(results).toHaveLength(lines.length);
-      return results.map((c: any) => (typeof c.content === "string" ? c.content : JSON.stringify(c.content)));
+      return results.map((c) => (typeof c.content === "string" ? c.content : JSON.stringify(c.content)));
     };
     const theirs = await run(a, "quasar-a");
     const nobodys = await run(ghost, "quasar-zz");
@@ -200,7 +201,7 @@ describe("client tools across tenants", () => {
       const conv = (await api("POST", "/v1/conversations", { title: "c" }, { key: owner.key })).json.id;
       const r = await api("POST", `/v1/conversations/${conv}/messages`, { content: `@tool get_weather {}`, tools: [weather] }, { key: owner.key });
       expect(r.json.stop_reason).toBe("requires_action");
-      return { conv, call: r.json.requires_action.calls[0].id as string };
+      return { conv, call: r.json.requires_action!.calls[0].id as string };
     };
     const theirs = await pausedIn(a);
     const mine = await pausedIn(b);
@@ -227,11 +228,11 @@ describe("client tools across tenants", () => {
     const probe = (await api("POST", "/v1/conversations", { title: "p" }, { key: b.key })).json.id;
     const injected = await api("POST", `/v1/conversations/${probe}/messages`, { content: `@tool tool_activate {"name":"a_private_tool"}\n@tool a_private_tool {}` }, { key: b.key });
     expect(injected.json.stop_reason).not.toBe("requires_action");
-    expect(injected.json.messages[2].content.every((r: any) => r.is_error)).toBe(true);
+    expect(injected.json.messages[2].content.every((r) => r.is_error)).toBe(true);
     // ... while its own tenant's turn finds, activates and pauses on it.
     const own = (await api("POST", "/v1/conversations", { title: "o" }, { key: a.key })).json.id;
     const ownCall = await api("POST", `/v1/conversations/${own}/messages`, { content: `@tool tool_activate {"name":"a_private_tool"}\n@tool a_private_tool {}` }, { key: a.key });
-    expect(ownCall.json.requires_action.calls.map((c: any) => c.name)).toEqual(["a_private_tool"]);
+    expect(ownCall.json.requires_action!.calls.map((c) => c.name)).toEqual(["a_private_tool"]);
 
     expect(await count(a, theirs.conv)).toBe(before);
     const resumed = await api("POST", `/v1/conversations/${theirs.conv}/tool-results`, results(theirs.call), { key: a.key });
@@ -264,7 +265,7 @@ describe("operator key routes", () => {
     const listed = await api("GET", `/v1/admin/tenants/${b.tenantId}/keys`, undefined, { key: ADMIN });
     expect(listed.text).not.toContain(a.keyId);
     const mine = await api("GET", `/v1/admin/tenants/${a.tenantId}/keys`, undefined, { key: ADMIN });
-    expect(mine.json.keys.find((k: any) => k.id === a.keyId).revokedAt).toBeNull();
+    expect(mine.json.keys.find((k) => k.id === a.keyId)!.revokedAt).toBeNull();
   });
 });
 
@@ -278,7 +279,7 @@ describe("websocket tickets", () => {
   it("are single-use, stored hashed, and a used ticket answers like one that never existed", async () => {
     const t = await api("POST", `/v1/conversations/${a.conv}/ws-ticket`, undefined, { key: a.key });
     expect(t.status).toBe(201);
-    const ttl = Date.parse(t.json.expiresAt) - Date.now();
+    const ttl = Date.parse(String(t.json.expiresAt)) - Date.now();
     expect(ttl).toBeGreaterThan(55_000);
     expect(ttl).toBeLessThanOrEqual(60_000);
     const row = await env.DB.prepare(`SELECT * FROM ws_tickets WHERE ticket_hash = ?`).bind(await sha256Hex(t.json.ticket)).first();

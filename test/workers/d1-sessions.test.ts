@@ -8,15 +8,16 @@ import { forgetIsolateKeys } from "../../services/keys/auth";
 import { app } from "../../workers/chat/app";
 import { spyD1 } from "./d1-spy";
 import { api, newTenant } from "./helpers";
+import type { Method, ResponseOf } from "../route-types";
 
-async function call(db: D1Database, method: string, path: string, key: string, opts: { body?: unknown; bookmark?: string } = {}) {
+async function call<M extends Method, P extends string>(db: D1Database, method: M, path: P, key: string, opts: { body?: unknown; bookmark?: string } = {}) {
   const ctx = createExecutionContext();
   const headers: Record<string, string> = { authorization: `Bearer ${key}` };
   if (opts.body !== undefined) headers["content-type"] = "application/json";
   if (opts.bookmark !== undefined) headers["x-d1-bookmark"] = opts.bookmark;
   const res = await app.fetch(new Request(`http://chat.test${path}`, { method, headers, body: opts.body === undefined ? undefined : JSON.stringify(opts.body) }), { ...env, DB: db } as Env, ctx);
   await waitOnExecutionContext(ctx);
-  return { status: res.status, bookmark: res.headers.get("x-d1-bookmark"), json: (await res.json().catch(() => null)) as any };
+  return { status: res.status, bookmark: res.headers.get("x-d1-bookmark"), json: (await res.json().catch(() => null)) as ResponseOf<M, P> };
 }
 
 const BOOKMARK = /^[0-9a-f]+(-[0-9a-f]+)+$/;

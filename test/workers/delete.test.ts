@@ -9,17 +9,20 @@ import { describe, expect, it } from "vitest";
 import { attachmentPrefix, conversationPrefix, promptSnapshotPrefix } from "../../r2-layout";
 import { runExtractJob } from "../../workers/summarizer/extract";
 import { runFoldJob } from "../../workers/summarizer/fold";
-import { api, connectSocket, createConversation, eventually, newTenant, send } from "./helpers";
+import { api, connectSocket, createConversation, eventually, inConversation, newTenant, send, turnMessages } from "./helpers";
+import { resultText, toolResults } from "../blocks";
 import { shardCount } from "./cortex-rows";
 
 const stubOf = (id: string) => env.CONVERSATION.get(env.CONVERSATION.idFromName(id));
 /** Runs `fn` on the live object (loosely typed: the helper cannot instantiate the DO class's full type). */
-const onInstance = (id: string, fn: (instance: any) => void) => (runInDurableObject as unknown as (stub: unknown, fn: (instance: unknown) => void) => Promise<void>)(stubOf(id), fn);
 /** Swaps one of the live object's bindings. */
-const swapBinding = (id: string, name: "BUCKET" | "DB", wrap: (binding: any) => unknown) =>
-  onInstance(id, (instance) => {
-    Object.defineProperty(instance, "env", { value: Object.create(instance.env, { [name]: { value: wrap(instance.env[name]) } }), configurable: true, writable: true });
+function swapBinding(id: string, name: "BUCKET", wrap: (binding: R2Bucket) => unknown): Promise<void>;
+function swapBinding(id: string, name: "DB", wrap: (binding: D1Database) => unknown): Promise<void>;
+function swapBinding(id: string, name: "BUCKET" | "DB", wrap: (binding: never) => unknown): Promise<void> {
+  return inConversation(id, (instance) => {
+    Object.defineProperty(instance, "env", { value: Object.create(instance.env, { [name]: { value: wrap(instance.env[name] as never) } }), configurable: true, writable: true });
   });
+}
 const jobFor = (id: string, jobId: string) => ({ kind: "fold" as const, jobId, tenantId: "dev", conversationId: id, requestedAt: new Date().toISOString() });
 const extractJob = (attachmentId: string, fromPage: number, toPage: number) => ({ kind: "extract" as const, tenantId: "dev", attachmentId, fromPage, toPage });
 
@@ -83,9 +86,9 @@ async function makePdf(pages: number, word: string): Promise<Uint8Array> {
   return doc.save();
 }
 
-const upload = (path: string, name: string, body: BodyInit, type: string, key?: string) => api("POST", `${path}?name=${encodeURIComponent(name)}`, body, { key, raw: true, headers: { "content-type": type } });
+const upload = <P extends string>(path: P, name: string, body: BodyInit, type: string, key?: string) => api("POST", `${path}?name=${encodeURIComponent(name)}`, body, { key, raw: true, headers: { "content-type": type } });
 
-const search = async (q: string, key?: string) => (await api("GET", `/v1/search?q=${encodeURIComponent(q)}`, undefined, { key })).json.results as any[];
+const search = async (q: string, key?: string) => (await api("GET", `/v1/search?q=${encodeURIComponent(q)}`, undefined, { key })).json.results;
 
 describe("deleting a conversation", () => {
   it("removes its R2 objects, D1 rows and object storage; reads, sockets and redelivered jobs then find nothing", async () => {
@@ -129,7 +132,7 @@ describe("deleting a conversation", () => {
       expect(r.text.split(id).join("<id>"), `${method} ${path}`).toBe(g.text.split(ghost).join("<id>"));
     }
     expect((await connectSocket(`/v1/conversations/${id}/ws`, { authorization: "Bearer dev-local-key" })).status).toBe(404);
-    expect((await api("GET", "/v1/conversations?limit=100")).json.conversations.map((c: any) => c.id)).not.toContain(id);
+    expect((await api("GET", "/v1/conversations?limit=100")).json.conversations.map((c) => c.id)).not.toContain(id);
 
     // Jobs queued before the delete and delivered after it are no-ops that recreate nothing.
     expect(await runFoldJob(jobFor(id, lateFold), env as Env)).toMatchObject({ applied: false });
@@ -159,7 +162,7 @@ describe("deleting a conversation", () => {
               reached();
               await gate;
             }
-            return (target.put as any)(key, ...rest);
+            return (target.put as (...args: unknown[]) => Promise<R2Object | null>)(key, ...rest);
           };
         },
       });
@@ -173,7 +176,7 @@ describe("deleting a conversation", () => {
     expect((await deleting).status).toBe(204);
     const t = await turn;
     expect(t.status).toBe(404);
-    expect(t.json.error.type).toBe("not_found");
+    expect(t.json.error?.type).toBe("not_found");
     expect(await r2Keys(conversationPrefix("dev", id))).toEqual([]);
     expect(await r2Keys(promptSnapshotPrefix("dev", id))).toEqual([]);
     expect(await d1RowsOf(id)).toEqual({ conversations: 0, cortex: 0, attachments: 0, episodes: 0, tickets: 0 });
@@ -266,7 +269,7 @@ describe("deleting an attachment", () => {
     expect(await search("cobaltpage3")).toEqual([]);
     expect((await api("GET", `/v1/conversations/${id}/attachments/${pdf.json.id}`)).status).toBe(404);
     expect((await api("DELETE", `/v1/conversations/${id}/attachments/${pdf.json.id}`)).status).toBe(404);
-    expect((await api("GET", `/v1/conversations/${id}/attachments`)).json.attachments.map((a: any) => a.id)).toEqual([txt.json.id]);
+    expect((await api("GET", `/v1/conversations/${id}/attachments`)).json.attachments.map((a) => a.id)).toEqual([txt.json.id]);
     // A late extraction chunk writes nothing back.
     expect(await runExtractJob(extractJob(pdf.json.id, 1, 4), env as Env)).toEqual({ pages: 0, indexed: 0 });
     expect(await shardCount(`SELECT COUNT(*) AS n FROM cortex_docs WHERE ref_id LIKE ?`, [`${pdf.json.id}:%`])).toBe(0);
@@ -274,7 +277,7 @@ describe("deleting an attachment", () => {
     const tools = ["pdf_info", "pdf_read", "pdf_search"].map((t) => `@tool ${t} ${JSON.stringify({ attachment_id: pdf.json.id, ...(t === "pdf_read" ? { pages: "1" } : t === "pdf_search" ? { query: "cobaltpage" } : {}) })}`);
     const r = await send(id, tools.join("\n"));
     const g = await send(id, tools.map((l) => l.replace(pdf.json.id, ghost)).join("\n"));
-    const results = (x: any) => x.json.messages.flatMap((m: any) => m.content.filter((b: any) => b.type === "tool_result"));
+    const results = (x: { text: string }) => toolResults(turnMessages(x)).map((b) => ({ ...b, content: resultText(b) }));
     expect(results(r)).toHaveLength(3);
     for (const [i, res] of results(r).entries()) {
       expect(res.is_error).toBe(true);
@@ -325,7 +328,7 @@ describe("deleting a project", () => {
 
     expect((await api("DELETE", `/v1/projects/${proj}/files/${drop.json.id}`)).status).toBe(204);
     expect(await r2Keys(attachmentPrefix("dev", drop.json.id))).toEqual([]);
-    expect((await api("GET", `/v1/projects/${proj}`)).json.files.map((f: any) => f.id)).toEqual([keep.json.id]);
+    expect((await api("GET", `/v1/projects/${proj}`)).json.files.map((f) => f.id)).toEqual([keep.json.id]);
     expect((await api("GET", `/v1/conversations/${conv}/replay`)).text).not.toContain("old.txt");
 
     expect((await api("DELETE", `/v1/projects/${proj}`)).status).toBe(204);

@@ -4,16 +4,18 @@
 // call, and nothing is written.
 import { describe, expect, it } from "vitest";
 import { api, connectSocket, createConversation, newTenant, transcript } from "./helpers";
+import { ofType } from "../blocks";
+import type { ApiError } from "../route-types";
 
 // A PNG header claiming 9000 x 10 px: over the API's 8000 px side.
 const WIDE_PNG = "iVBORw0KGgoAAAANSUhEUgAAIygAAAAKCAYAAAAAAAAA";
 const BLANK = " \n\t ";
 const UNION = { type: "object", oneOf: [{ properties: { a: { type: "string" } }, required: ["a"] }, { properties: { b: { type: "string" } }, required: ["b"] }] };
 
-const expect400 = (r: { status: number; json: any }, message: string | RegExp) => {
+const expect400 = (r: { status: number; json: { error?: ApiError } }, message: string | RegExp) => {
   expect(r.status, JSON.stringify(r.json)).toBe(400);
-  expect(r.json.error.type).toBe("invalid_request");
-  expect(r.json.error.message).toMatch(message);
+  expect(r.json.error?.type).toBe("invalid_request");
+  expect(r.json.error?.message).toMatch(message);
 };
 
 describe("turn entrances", () => {
@@ -39,7 +41,7 @@ describe("turn entrances", () => {
     ws.ws!.send(JSON.stringify({ type: "send", content: BLANK }));
     expect((await ws.next((e) => e.type === "error")).error.message).toBe("content: must contain non-whitespace text");
     ws.ws!.send(JSON.stringify({ type: "tool_results", results: [{ tool_use_id: "toolu_1", content: [{ type: "text", text: " " }] }] }));
-    expect((await ws.next((e) => e.type === "error" && /results/.test(e.error.message))).error.message).toBe("results.0.content.0.text: must contain non-whitespace text");
+    expect(ofType(await ws.next((e) => e.type === "error" && /results/.test(e.error.message)), "error").error.message).toBe("results.0.content.0.text: must contain non-whitespace text");
     ws.ws!.close();
     expect(await transcript(id, key)).toEqual([]);
   });

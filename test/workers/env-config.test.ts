@@ -6,12 +6,13 @@ import { describe, expect, it, vi } from "vitest";
 import worker from "../../workers/chat/index";
 import summarizer from "../../workers/summarizer/index";
 import { DEV_KEY } from "./helpers";
+import type { ResponseOf } from "../route-types";
 
-async function call(vars: Record<string, string>, path: string) {
+async function call<P extends string>(vars: Record<string, string>, path: P) {
   const ctx = createExecutionContext();
   const res = await worker.fetch(new Request(`http://chat.test${path}`, { headers: { authorization: `Bearer ${DEV_KEY}` } }), { ...env, ...vars } as Env, ctx);
   await waitOnExecutionContext(ctx);
-  return { status: res.status, json: (await res.json()) as any };
+  return { status: res.status, json: (await res.json()) as ResponseOf<"GET", P> };
 }
 
 describe("a bad variable", () => {

@@ -26,7 +26,7 @@ describe("tenant-wide export", () => {
       return r.json.status === "done" ? r.json : null;
     }, 20_000);
     expect(done).toMatchObject({ conversations: 3, download: `/v1/exports/${started.json.id}/download` });
-    const file = await api("GET", done.download, undefined, { key });
+    const file = await api("GET", done.download!, undefined, { key });
     expect(file.status).toBe(200);
     expect(Number(file.headers.get("content-length"))).toBe(done.bytes);
     const lines = file.text.trimEnd().split("\n").map((l) => JSON.parse(l));
@@ -35,7 +35,7 @@ describe("tenant-wide export", () => {
     // Another tenant: the job and its file answer like ones that never existed.
     const other = await newTenant();
     const ghost = "exp_00000000000000000000000000";
-    for (const path of [`/v1/exports/${started.json.id}`, done.download]) {
+    for (const path of [`/v1/exports/${started.json.id}`, done.download!]) {
       const theirs = await api("GET", path, undefined, { key: other });
       expect(theirs.status).toBe(404);
       expect(theirs.text).toBe((await api("GET", path.replace(started.json.id, ghost), undefined, { key: other })).text);
@@ -60,7 +60,7 @@ describe("tenant-wide export", () => {
     }, 50_000);
     expect(done).toMatchObject({ status: "done", conversations: 2 });
     expect(done.bytes).toBeGreaterThan(10 * 1024 * 1024);
-    const file = await api("GET", done.download, undefined, { key });
+    const file = await api("GET", done.download!, undefined, { key });
     expect(file.status).toBe(200);
     expect(Number(file.headers.get("content-length"))).toBe(done.bytes);
     // The object is each conversation's own JSONL export, one after the other, with nothing lost or moved.
@@ -157,7 +157,7 @@ describe("tenant-wide export", () => {
       const r = (await api("GET", `/v1/exports/${started.id}`, undefined, { key })).json;
       return r.status === "done" ? r : null;
     }, 20_000);
-    expect(Date.parse(done.expiresAt) - Date.parse(done.finishedAt)).toBe(7 * DAY);
+    expect(Date.parse(done.expiresAt) - Date.parse(done.finishedAt!)).toBe(7 * DAY);
     const tick = async (at: number) => {
       const ctx = createExecutionContext();
       await worker.scheduled!(createScheduledController({ scheduledTime: at, cron: "*/5 * * * *" }), env, ctx);

@@ -2,11 +2,12 @@
 // clients were told was saved (sent and answered), the summary invariants hold (the boundary only
 // moves forward, the summary fits its cap, messages never change), and the next turn is taken.
 import { expect } from "vitest";
-import { api, send, transcript } from "./helpers";
+import { api, send, transcript, turnMessages } from "./helpers";
+import type { StoredMessage } from "../../core/types";
 
 export class Ledger {
   /** Every message a client was told was saved, in order. */
-  readonly told: any[] = [];
+  readonly told: StoredMessage[] = [];
   private through = 0;
   private summary: string | null = null;
 
@@ -15,8 +16,9 @@ export class Ledger {
     private readonly summaryMaxChars = 6000,
   ) {}
 
-  record(messages: readonly any[]): void {
-    this.told.push(...messages);
+  /** Messages as an answer carried them: the stored messages (the document describes them loosely). */
+  record(messages: readonly unknown[]): void {
+    this.told.push(...(messages as StoredMessage[]));
   }
 
   async check(): Promise<void> {
@@ -27,16 +29,16 @@ export class Ledger {
     const through = m.summarizedThroughMessage ?? 0;
     expect(through).toBeGreaterThanOrEqual(this.through);
     if (through === this.through) expect(m.summary).toBe(this.summary);
-    if (m.summary !== null) expect(m.summary.length).toBeLessThanOrEqual(this.summaryMaxChars);
+    if (m.summary !== null) expect(m.summary!.length).toBeLessThanOrEqual(this.summaryMaxChars);
     this.through = through;
     this.summary = m.summary;
   }
 
   /** A turn that must succeed, recorded. */
-  async turn(content: string): Promise<any> {
+  async turn(content: string) {
     const r = await send(this.id, content);
     expect(r.status, r.text.slice(0, 300)).toBe(200);
-    this.record(r.json.messages);
+    this.record(turnMessages(r));
     return r;
   }
 

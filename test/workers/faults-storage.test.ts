@@ -5,11 +5,14 @@
 // wrap the real bindings and fail on cue. After each: the transcript is exactly what was sent and
 // answered, the summary invariants hold, the index catches up, and the next turn is taken.
 import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
-import { env, exports } from "cloudflare:workers";
+import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { runFoldJob } from "../../workers/summarizer/fold";
 import { Ledger, reportInjections } from "./fault-ledger";
-import { api, createConversation, send, transcript } from "./helpers";
+import { api, createConversation, send, transcript, worker, inConversation } from "./helpers";
+import type { TurnEvent } from "../../core/events";
+import type { ConversationHead } from "../../services/record/conversation-head";
+import { ofType } from "../blocks";
 
 type Action = "throw" | "lost-answer" | "hang" | "hang-after" | undefined;
 type Hook = (op: string, key: string) => Action;
@@ -21,9 +24,9 @@ const never = () => new Promise<never>(() => {});
 function faulty<T extends object>(real: T, hook: Hook, counter: { n: number }): T {
   return new Proxy(real, {
     get(target, prop) {
-      const value = (target as any)[prop];
+      const value: unknown = Reflect.get(target, prop);
       if (typeof value !== "function") return value;
-      return (...args: any[]) => {
+      return (...args: unknown[]) => {
         const key = typeof args[0] === "string" ? args[0] : "";
         const action = hook(String(prop), key);
         if (action === "throw") {
@@ -49,13 +52,9 @@ async function inject(id: string, faults: { r2?: Hook; d1?: Hook }): Promise<{ n
   const bindings: Record<string, PropertyDescriptor> = {};
   if (faults.r2) bindings.BUCKET = { value: faulty(env.BUCKET, faults.r2, counter) };
   if (faults.d1) bindings.DB = { value: faulty(env.DB, faults.d1, counter) };
-  const swap = (instance: any) => {
+  await inConversation(id, (instance) => {
     Object.defineProperty(instance, "env", { value: Object.create(env, bindings), configurable: true, writable: true });
-  };
-  // Loosely typed on purpose: the generic helper cannot instantiate the DO class's full type.
-  const run = runInDurableObject as unknown as (stub: unknown, fn: (instance: unknown) => void) => Promise<void>;
-  const ns = env.CONVERSATION as unknown as { get(id: unknown): unknown; idFromName(name: string): unknown };
-  await run(ns.get(ns.idFromName(id)), swap);
+  });
   return counter;
 }
 
@@ -65,10 +64,9 @@ const first = (times: number, match: (op: string, key: string) => boolean, actio
   return (op, key) => (left > 0 && match(op, key) ? (left--, action) : undefined);
 };
 const batchPut = (seq: number) => (op: string, key: string) => op === "put" && key.includes(`/messages/${String(seq).padStart(12, "0")}`);
-const anyBatchPut = (op: string, key: string) => op === "put" && key.includes("/messages/");
 
-async function sseTurn(id: string, content: string, onEvent?: (e: any) => void): Promise<any[]> {
-  const res = await (exports as any).default.fetch(
+async function sseTurn(id: string, content: string, onEvent?: (e: TurnEvent) => void): Promise<TurnEvent[]> {
+  const res = await worker().fetch(
     new Request(`http://chat.test/v1/conversations/${id}/messages`, {
       method: "POST",
       headers: { authorization: "Bearer dev-local-key", "content-type": "application/json", accept: "text/event-stream" },
@@ -77,7 +75,7 @@ async function sseTurn(id: string, content: string, onEvent?: (e: any) => void):
   );
   const reader = res.body!.getReader();
   const decoder = new TextDecoder();
-  const events: any[] = [];
+  const events: TurnEvent[] = [];
   let buffer = "";
   try {
     for (;;) {
@@ -89,7 +87,7 @@ async function sseTurn(id: string, content: string, onEvent?: (e: any) => void):
         const data = /^data: (.*)$/m.exec(buffer.slice(0, at))?.[1];
         buffer = buffer.slice(at + 2);
         if (!data) continue;
-        const e = JSON.parse(data);
+        const e = JSON.parse(data) as TurnEvent;
         events.push(e);
         onEvent?.(e);
       }
@@ -121,7 +119,7 @@ describe("fault: R2 calls fail", () => {
     const r = await send(ledger.id, "the store is down for this reply");
     injected += c.n;
     expect(r.status).toBe(502);
-    expect(r.json.error.type).toBe("storage_error");
+    expect(r.json.error?.type).toBe("storage_error");
     ledger.record(r.json.messages);
     await ledger.survives();
 
@@ -134,7 +132,7 @@ describe("fault: R2 calls fail", () => {
     c = await inject(ledger.id, { r2: first(1, (op, key) => op === "put" && key.endsWith("head.json")) });
     expect((await runFoldJob({ kind: "fold", jobId: jobId!, tenantId: "dev", conversationId: ledger.id, requestedAt: new Date().toISOString() }, env as Env)).applied).toBe(true);
     injected += c.n;
-    const head: any = await (await env.BUCKET.get(`tenants/dev/conversations/${ledger.id}/head.json`))!.json();
+    const head = await (await env.BUCKET.get(`tenants/dev/conversations/${ledger.id}/head.json`))!.json<ConversationHead>();
     expect(head.summarizedThroughMessage).toBe((await api("GET", `/v1/conversations/${ledger.id}`)).json.summarizedThroughMessage);
     await ledger.survives();
     expect(injected).toBe(8);
@@ -162,7 +160,7 @@ describe("fault: D1 calls fail", () => {
     let c = await inject(ledger.id, { d1: first(3, (op) => op === "prepare" || op === "batch") });
     await ledger.turn(`indexing of ${marker} fails at first`);
     await new Promise((r) => setTimeout(r, 200));
-    const found = async () => (await api("GET", `/v1/search?q=${marker}&conversation=${ledger.id}&kind=message`)).json.results.filter((h: any) => h.role === "user").length;
+    const found = async () => (await api("GET", `/v1/search?q=${marker}&conversation=${ledger.id}&kind=message`)).json.results.filter((h) => h.role === "user").length;
     // The indexer failed and left an alarm: it fires (30 s in real time; here on demand), failing
     // again while D1 is still down and setting the next alarm, until it catches up.
     let alarms = 0;
@@ -181,7 +179,7 @@ describe("fault: D1 calls fail", () => {
     c = await inject(pl.id, { d1: first(1, (op) => op === "prepare") });
     const refused = await send(pl.id, "the project lookup fails");
     expect(refused.status).toBe(502);
-    expect(refused.json.error.type).toBe("storage_error");
+    expect(refused.json.error?.type).toBe("storage_error");
     expect(refused.json.messages).toEqual([]);
     await pl.survives();
     reportInjections("D1 failure", d1Injected + c.n, `${d1Injected} during indexing (then the alarm), ${c.n} before a turn`);
@@ -215,16 +213,16 @@ describe("fault: the Durable Object is aborted mid-turn", () => {
         // The reply reached R2 before the crash: the restarted object adopts it; it is the streamed text.
         const extra = t.slice(ledger.told.length);
         expect(extra).toHaveLength(1);
-        expect(extra[0].content.find((b: any) => b.type === "text").text).toBe(deltas);
+        expect(extra[0].content.find((b) => b.type === "text")!.text).toBe(deltas);
         ledger.record(extra);
       }
       await ledger.check();
       // Indexing what was saved was the crashed turn's job: the alarm its append left does it.
       await runDurableObjectAlarm(stubOf(ledger.id));
       for (const m of ledger.told.filter((m) => m.role === "user" && m.content[0]?.type === "text")) {
-        const words = m.content[0].text.split("\n")[0];
+        const words = ofType(m.content[0], "text").text.split("\n")[0];
         const hits = (await api("GET", `/v1/search?q=${encodeURIComponent(words)}&conversation=${ledger.id}&kind=message`)).json.results;
-        expect(hits.some((h: any) => h.id === m.id), words).toBe(true);
+        expect(hits.some((h) => h.id === m.id), words).toBe(true);
       }
       await ledger.survives();
     }

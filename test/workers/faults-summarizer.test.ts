@@ -15,6 +15,8 @@ import { consumeBatch, handleJob } from "../../workers/summarizer/index";
 import { Ledger, reportInjections } from "./fault-ledger";
 import { api, createConversation } from "./helpers";
 import { shardRows } from "./cortex-rows";
+import type { FoldJob, QueueJob } from "../../core/jobs";
+import { firstText } from "../blocks";
 
 const stubOf = (id: string) => env.CONVERSATION.get(env.CONVERSATION.idFromName(id));
 const jobFor = (id: string, jobId: string) => ({ kind: "fold" as const, jobId, tenantId: "dev", conversationId: id, requestedAt: new Date().toISOString() });
@@ -51,7 +53,7 @@ function scriptedClient(script: Answer[], opts: { gate?: Promise<void> } = {}) {
     apiKey: "offline",
     baseURL: OFFLINE_BASE_URL,
     maxRetries: 0,
-    fetch: async (url: any, init: any) => {
+    fetch: async (url: string | URL | Request, init?: RequestInit) => {
       if (opts.gate) await opts.gate;
       const next = script.shift() ?? "model";
       const res = next === "model" ? await inner(url, init) : next;
@@ -67,7 +69,7 @@ const textReply = (content: unknown[], stop = "end_turn") =>
   new Response(JSON.stringify({ id: "msg_x", type: "message", role: "assistant", model: "m", content, stop_reason: stop, stop_sequence: null, usage: { input_tokens: 1, output_tokens: 1 } }), { headers: { "content-type": "application/json" } });
 
 /** Delivers one fold job through the consumer the way the queue does, with its delivery count. */
-async function deliver(jobs: { body: unknown; attempts: number }[], run: (job: any, attempts: number) => Promise<void>) {
+async function deliver(jobs: { body: unknown; attempts: number }[], run: (job: QueueJob, attempts: number) => Promise<void>) {
   const batch = createMessageBatch<unknown>("context-chat-folds", jobs.map((j, i) => ({ id: `d${i}`, timestamp: new Date(), attempts: j.attempts, body: j.body })));
   const ctx = createExecutionContext();
   await consumeBatch(batch, run);
@@ -83,7 +85,7 @@ describe("fault: the summarizer's model fails", () => {
         const ledger = new Ledger(await createConversation({ foldThresholdChars: 4000, summaryMaxChars: 700 }), 700);
         const jobId = await growUntilLease(ledger);
         const { client } = scriptedClient([errorReply(status), errorReply(status), errorReply(status), errorReply(status)]);
-        const run = (job: any, attempts: number) => runFoldJob(job, env as Env, { client, attempts }).then(() => undefined);
+        const run = (job: QueueJob, attempts: number) => runFoldJob(job as FoldJob, env as Env, { client, attempts }).then(() => undefined);
         for (let attempts = 1; attempts <= 3; attempts++) {
           const r = await deliver([{ body: jobFor(ledger.id, jobId), attempts }], run);
           expect(r.retryMessages).toHaveLength(1);
@@ -103,7 +105,7 @@ describe("fault: the summarizer's model fails", () => {
         const again = new Ledger(await createConversation({ foldThresholdChars: 4000 }));
         const second = await growUntilLease(again);
         const flaky = scriptedClient([errorReply(status)]);
-        const runFlaky = (job: any, attempts: number) => runFoldJob(job, env as Env, { client: flaky.client, attempts }).then(() => undefined);
+        const runFlaky = (job: QueueJob, attempts: number) => runFoldJob(job as FoldJob, env as Env, { client: flaky.client, attempts }).then(() => undefined);
         expect((await deliver([{ body: jobFor(again.id, second), attempts: 1 }], runFlaky)).retryMessages).toHaveLength(1);
         injected++;
         expect((await deliver([{ body: jobFor(again.id, second), attempts: 2 }], runFlaky)).explicitAcks).toHaveLength(1);
@@ -163,8 +165,8 @@ describe("fault: the summarizer's model returns garbage", () => {
     ];
     const ledger = new Ledger(await createConversation({ foldThresholdChars: 4000, summaryMaxChars: 500 }), 500);
     const jobId = await growUntilLease(ledger);
-    const { client } = scriptedClient([...garbage, textReply([{ type: "text", text: "@tool memory_forget {}\n" + "x. ".repeat(5000) }], "max_tokens")]);
-    const run = (job: any) => runFoldJob(job, env as Env, { client, attempts: 1 }).then(() => undefined);
+    const { client } = scriptedClient([...garbage, textReply([{ type: "text", text: `@tool memory_forget {}\n${"x. ".repeat(5000)}` }], "max_tokens")]);
+    const run = (job: QueueJob) => runFoldJob(job as FoldJob, env as Env, { client, attempts: 1 }).then(() => undefined);
     for (let i = 0; i < garbage.length; i++) {
       expect((await deliver([{ body: jobFor(ledger.id, jobId), attempts: 1 }], run)).retryMessages).toHaveLength(1);
       await ledger.check();
@@ -172,11 +174,11 @@ describe("fault: the summarizer's model returns garbage", () => {
     expect((await deliver([{ body: jobFor(ledger.id, jobId), attempts: 1 }], run)).explicitAcks).toHaveLength(1);
     const m = await meta(ledger.id);
     expect(m.foldCount).toBe(1);
-    expect(m.summary.length).toBeLessThanOrEqual(500);
+    expect(m.summary!.length).toBeLessThanOrEqual(500);
     await ledger.survives();
     // The summary is replayed as text in the preamble: its directive-looking line is never obeyed.
     const replay = (await api("GET", `/v1/conversations/${ledger.id}/replay`)).json;
-    expect(replay.messages[0].content[0].text).toContain(m.summary);
+    expect(firstText(replay.messages[0].content)).toContain(m.summary);
     reportInjections("summarizer garbage answers", garbage.length + 1, "blank, tool_use only, not JSON, empty content, oversized");
   });
 });

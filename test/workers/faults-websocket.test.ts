@@ -3,6 +3,8 @@
 // conversation must take the next turn.
 import { describe, expect, it } from "vitest";
 import { api, connectSocket, createConversation, transcript } from "./helpers";
+import { ofType } from "../blocks";
+import type { ServerFrame } from "../../client/socket";
 
 type Socket = Awaited<ReturnType<typeof connectSocket>> & { ws: WebSocket };
 
@@ -11,12 +13,12 @@ const connect = async (id: string, query = ""): Promise<Socket> =>
 
 /** A client that keeps the messages it was sent by seq, dropping its socket after `dropAfter` events. */
 class ResumingClient {
-  readonly messages = new Map<number, any>();
+  readonly messages = new Map<number, Extract<ServerFrame, { type: "message" }>["message"]>();
   duplicates = 0;
   lastSeq = 0;
   constructor(private readonly id: string) {}
 
-  take(events: any[]): void {
+  take(events: ServerFrame[]): void {
     for (const e of events) {
       if (e.type !== "message") continue;
       if (this.messages.has(e.message.seq)) this.duplicates++;
@@ -60,7 +62,7 @@ describe("fault: a websocket drops mid-stream and the client resumes", () => {
     expect(client.duplicates).toBe(0);
     expect([...client.messages.keys()].sort((a, b) => a - b)).toEqual(t.map((m) => m.seq));
     for (const m of t) expect(JSON.stringify(client.messages.get(m.seq))).toBe(JSON.stringify(m));
-    const users = t.filter((m) => m.role === "user" && m.content[0].type === "text").map((m) => m.content[0].text);
+    const users = t.filter((m) => m.role === "user" && m.content[0].type === "text").map((m) => ofType(m.content[0], "text").text);
     expect(users).toEqual(prompts);
     const next = await api("POST", `/v1/conversations/${id}/messages`, { content: "still taking turns" });
     expect(next.status).toBe(200);

@@ -9,7 +9,11 @@ import { OFFLINE_BASE_URL } from "../../core/model-client";
 import { createOfflineModelFetch } from "../../core/offline-model";
 import { consumeBatch } from "../../workers/summarizer/index";
 import { runFoldJob } from "../../workers/summarizer/fold";
-import { api, createConversation, modelCount, send, textOf, transcript } from "./helpers";
+import { api, createConversation, modelCount, send, textOf, transcript, turnMessages } from "./helpers";
+import { blocksIn, firstText } from "../blocks";
+import type { ContentBlock, WireMessage } from "../../core/types";
+import type { ConversationHead } from "../../services/record/conversation-head";
+import type { FoldJob } from "../../core/jobs";
 
 const stubOf = (id: string) => env.CONVERSATION.get(env.CONVERSATION.idFromName(id));
 const meta = async (id: string) => (await api("GET", `/v1/conversations/${id}`)).json;
@@ -31,14 +35,14 @@ const jobFor = (id: string, jobId: string) => ({ kind: "fold" as const, jobId, t
 
 /** An SDK client on the offline model that records fold requests, and can hold or fail them. */
 function recordingClient(opts: { gate?: Promise<void>; failWith?: number } = {}) {
-  const requests: any[] = [];
+  const requests: { messages: unknown[]; [key: string]: unknown }[] = [];
   const inner = createOfflineModelFetch();
   const client = new Anthropic({
     apiKey: "offline",
     baseURL: OFFLINE_BASE_URL,
     maxRetries: 0,
-    fetch: async (url: any, init: any) => {
-      requests.push(JSON.parse(init.body));
+    fetch: async (url: string | URL | Request, init?: RequestInit) => {
+      requests.push(JSON.parse(String(init?.body)));
       if (opts.gate) await opts.gate;
       if (opts.failWith) return new Response(JSON.stringify({ type: "error", error: { type: "overloaded_error", message: "Overloaded" } }), { status: opts.failWith, headers: { "content-type": "application/json" } });
       return inner(url, init);
@@ -107,8 +111,8 @@ describe("a fold", () => {
     const outcome = await runFoldJob(jobFor(id, jobId), env as Env);
     expect(outcome).toEqual({ applied: true, reason: "folded" });
     const m = await meta(id);
-    expect(m.summary.length).toBeGreaterThan(0);
-    expect(m.summary.length).toBeLessThanOrEqual(800);
+    expect(m.summary!.length).toBeGreaterThan(0);
+    expect(m.summary!.length).toBeLessThanOrEqual(800);
     expect(m.foldCount).toBe(1);
     expect(m.foldInFlight).toBe(false);
     const after = await transcript(id);
@@ -119,14 +123,14 @@ describe("a fold", () => {
     expect(after.length - b).toBeGreaterThanOrEqual(8);
     expect(m.summarizedThroughMessage).toBe(after[b].seq - 1);
     // The head in R2 carries the same fields.
-    const head: any = await (await env.BUCKET.get(`tenants/dev/conversations/${id}/head.json`))!.json();
+    const head = await (await env.BUCKET.get(`tenants/dev/conversations/${id}/head.json`))!.json<ConversationHead>();
     expect(head).toMatchObject({ summary: m.summary, summarizedThroughMessage: m.summarizedThroughMessage, summarizedThroughMessageId: m.summarizedThroughMessageId });
 
     const replay = (await api("GET", `/v1/conversations/${id}/replay`)).json;
     expect(replay.messages[0].role).toBe("user");
-    expect(replay.messages[0].content[0].text).toContain(m.summary);
-    expect(replay.messages[0].content[0].text).toContain(`"conversation_id":"${id}"`);
-    expect(replay.messages[0].content[0].text).toMatch(/memory_search/);
+    expect(firstText(replay.messages[0].content)).toContain(m.summary);
+    expect(firstText(replay.messages[0].content)).toContain(`"conversation_id":"${id}"`);
+    expect(firstText(replay.messages[0].content)).toMatch(/memory_search/);
     expect(replay.messages[1].role).toBe("assistant");
     expect(replay.messages[2]).toEqual({ role: "user", content: after[b].content });
     expect(replay.messages.length).toBe(2 + (after.length - b));
@@ -150,10 +154,10 @@ describe("a fold", () => {
       if (n === 0) expect(prompt).toContain("first fold");
       else expect(prompt).toContain(JSON.stringify(summaries[n - 1]).slice(1, -1));
       const m = await meta(id);
-      summaries.push(m.summary);
+      summaries.push(m.summary!);
       expect(m.foldCount).toBe(n + 1);
       expect(typeof m.summary).toBe("string");
-      expect(m.summary.length).toBeLessThanOrEqual(1000);
+      expect(m.summary!.length).toBeLessThanOrEqual(1000);
     }
     const heads = await meta(id);
     expect(heads.summarizedThroughMessage).toBeGreaterThan(0);
@@ -177,7 +181,7 @@ describe("a fold", () => {
     const replay = (await api("GET", `/v1/conversations/${id}/replay`)).json;
     const last = replay.messages[replay.messages.length - 1];
     // The reply as saved, less its thinking: the turn is over, so the next request carries none.
-    expect(last.content.map(({ cache_control: _c, ...b }: any) => b)).toEqual(during2.json.messages[1].content.filter((b: any) => b.type !== "thinking"));
+    expect(blocksIn(last as WireMessage).map(({ cache_control: _c, ...b }: ContentBlock & { cache_control?: unknown }) => b)).toEqual(turnMessages(during2)[1].content.filter((b) => b.type !== "thinking"));
   });
 
   it("applies a job delivered three times exactly once", async () => {
@@ -213,7 +217,7 @@ describe("a fold", () => {
     const rec = recordingClient({ failWith: 529 });
     const batch = createMessageBatch<unknown>("context-chat-folds", [{ id: "f1", timestamp: new Date(), attempts: 2, body: jobFor(id, jobId) }]);
     const ctx = createExecutionContext();
-    await consumeBatch(batch, (job) => runFoldJob(job as any, env as Env, { client: rec.client }).then(() => undefined));
+    await consumeBatch(batch, (job) => runFoldJob(job as FoldJob, env as Env, { client: rec.client }).then(() => undefined));
     const result = await getQueueResult(batch, ctx);
     expect(result.retryMessages.map((m) => m.msgId)).toEqual(["f1"]);
     expect(result.explicitAcks).toEqual([]);
@@ -248,7 +252,7 @@ describe("a fold", () => {
 describe("nothing is lost", () => {
   it("every original message hashes the same after many folds, and the rebuild paths agree", async () => {
     const id = await createConversation({ foldThresholdChars: 3000, summaryMaxChars: 600 });
-    const digest = async (messages: any[]) => {
+    const digest = async (messages: unknown[]) => {
       const bytes = new TextEncoder().encode(JSON.stringify(messages));
       return [...new Uint8Array(await crypto.subtle.digest("SHA-256", bytes))].map((b) => b.toString(16).padStart(2, "0")).join("");
     };
@@ -272,7 +276,7 @@ describe("nothing is lost", () => {
     const expected = await modelCount(replay, next);
     const turn = await send(id, next);
     const u = turn.json.usage;
-    expect(u.input_tokens + u.cache_read_input_tokens + u.cache_creation_input_tokens).toBe(expected);
+    expect(u!.input_tokens + u!.cache_read_input_tokens + u!.cache_creation_input_tokens).toBe(expected);
   });
 
   it("rebuilds a folded conversation from R2 with the same replay", async () => {

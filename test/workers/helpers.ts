@@ -1,20 +1,35 @@
 // Helpers for workerd integration tests: requests through the chat worker's real fetch handler.
 import { OFFLINE_BASE_URL } from "../../core/model-client";
 import { createOfflineModelFetch } from "../../core/offline-model";
-import { exports } from "cloudflare:workers";
+import { env, exports } from "cloudflare:workers";
+import { runInDurableObject } from "cloudflare:test";
+import type { ConversationDO } from "../../durable-objects/conversation/conversation-do";
+import type { ConversationRecord } from "../../durable-objects/conversation/record";
+import type { ConversationStore } from "../../durable-objects/conversation/conversation-store";
+import type { FoldCoordinator } from "../../durable-objects/conversation/fold-coordinator";
+import type { PausedTurns } from "../../durable-objects/conversation/paused-turn";
 import { jsonOrUndefined } from "../json-body";
+import type { Body, Method, ResponseOf } from "../route-types";
+
+export type { Method };
+import type { TurnEvent } from "../../core/events";
+import type { ContentBlock, StoredMessage } from "../../core/types";
+import type { ServerFrame } from "../../client/socket";
 
 export const DEV_KEY = "dev-local-key";
 export const ADMIN = "dev-admin-token";
 
-export interface ApiResult<T = any> {
+export interface ApiResult<T = Body<unknown>> {
   status: number;
   json: T;
   text: string;
   headers: Headers;
 }
 
-export async function api<T = any>(method: string, path: string, body?: unknown, opts: { key?: string; headers?: Record<string, string>; raw?: boolean } = {}): Promise<ApiResult<T>> {
+/** The chat worker's fetch handler (the default export of the worker under test). */
+export const worker = () => (exports as unknown as { default: { fetch(req: Request): Promise<Response> } }).default;
+
+export async function api<M extends Method, P extends string>(method: M, path: P, body?: unknown, opts: { key?: string; headers?: Record<string, string>; raw?: boolean } = {}): Promise<ApiResult<ResponseOf<M, P>>> {
   const headers: Record<string, string> = { ...(opts.key === "" ? {} : { authorization: `Bearer ${opts.key ?? DEV_KEY}` }), ...opts.headers };
   let payload: BodyInit | undefined;
   if (body !== undefined) {
@@ -24,9 +39,10 @@ export async function api<T = any>(method: string, path: string, body?: unknown,
       payload = JSON.stringify(body);
     }
   }
-  const res = await (exports as any).default.fetch(new Request(`http://chat.test${path}`, { method, headers, body: payload }));
+  const res = await worker().fetch(new Request(`http://chat.test${path}`, { method, headers, body: payload }));
   const text = await res.text();
-  const json = jsonOrUndefined(text);
+  // The answer as the OpenAPI document describes it (test/workers/openapi.test.ts checks answers against it).
+  const json = jsonOrUndefined(text) as ResponseOf<M, P>;
   return { status: res.status, json, text, headers: res.headers };
 }
 
@@ -49,36 +65,49 @@ export async function newTenant(): Promise<string> {
 
 export const send = (id: string, content: unknown, key?: string) => api("POST", `/v1/conversations/${id}/messages`, { content }, { key });
 
+/** An SSE event of a turn: its event name and its JSON, the one tagging the other. */
+export type SseEvent = { [K in TurnEvent["type"]]: { type: K; data: Extract<TurnEvent, { type: K }> } }[TurnEvent["type"]];
+
 /** One turn asked for as SSE: its events in order, each with its SSE event name and its JSON. */
-export async function sendSseEvents(id: string, content: unknown, key?: string): Promise<{ type: string; data: any }[]> {
+export async function sendSseEvents(id: string, content: unknown, key?: string): Promise<SseEvent[]> {
   const r = await api("POST", `/v1/conversations/${id}/messages`, { content }, { key, headers: { accept: "text/event-stream" } });
-  return [...r.text.matchAll(/^event: (\w+)\ndata: (.*)$/gm)].map((m) => ({ type: m[1], data: JSON.parse(m[2]) }));
+  return [...r.text.matchAll(/^event: (\w+)\ndata: (.*)$/gm)].map((m) => ({ type: m[1], data: JSON.parse(m[2]) }) as SseEvent);
 }
 
 /** One turn asked for as SSE: its events in order, each event's JSON. */
-export async function sendSse(id: string, content: unknown, key?: string): Promise<any[]> {
+export async function sendSse(id: string, content: unknown, key?: string): Promise<TurnEvent[]> {
   return (await sendSseEvents(id, content, key)).map((e) => e.data);
 }
 
-export async function transcript(id: string, key?: string): Promise<any[]> {
-  const all: any[] = [];
+/** A transcript message: as stored, plus the markers the transcript adds (a regenerate's `superseded`). */
+export type TranscriptMessage = StoredMessage & { superseded?: true; supersededBy?: string };
+
+export async function transcript(id: string, key?: string): Promise<TranscriptMessage[]> {
+  const all: TranscriptMessage[] = [];
   let after = 0;
   for (;;) {
     const r = await api("GET", `/v1/conversations/${id}/messages?after=${after}&limit=100`, undefined, { key });
-    all.push(...r.json.messages);
-    if (!r.json.next) return all;
-    after = r.json.next;
+    if (r.status !== 200) throw new Error(`transcript: ${r.status} ${r.text}`);
+    // The document describes a message loosely (any block type); the server sends stored messages.
+    const page = jsonOrUndefined(r.text) as { messages: TranscriptMessage[]; next: number | null };
+    all.push(...page.messages);
+    if (!page.next) return all;
+    after = page.next;
   }
 }
 
-export const textOf = (m: any): string =>
-  (m.content as any[])
+export const textOf = (m: { content: ContentBlock[] }): string =>
+  m.content
     .filter((b) => b.type !== "thinking" && b.type !== "redacted_thinking")
-    .map((b) => (b.type === "text" ? b.text : b.type === "tool_result" ? (typeof b.content === "string" ? b.content : "") : JSON.stringify(b.input ?? "")))
+    .map((b) => (b.type === "text" ? b.text : b.type === "tool_result" ? (typeof b.content === "string" ? b.content : "") : JSON.stringify(("input" in b ? b.input : undefined) ?? "")))
     .join("\n");
 
 /** A reply's text: its text blocks joined (a reply of a thinking model starts with a thinking block). */
-export const replyText = (m: any): string => (m.content as any[]).filter((b) => b.type === "text").map((b) => b.text).join("");
+export const replyText = (m: { content: ContentBlock[] }): string =>
+  m.content
+    .filter((b) => b.type === "text")
+    .map((b) => b.text)
+    .join("");
 
 /**
  * Polls until fn returns a truthy value (indexing runs after the response) and returns it; fails
@@ -97,25 +126,33 @@ export async function eventually<T>(fn: () => Promise<T>, timeoutMs = 10_000): P
 
 /** A websocket to the chat worker: every frame it receives in `events`, and `next` to await one. */
 export async function connectSocket(path: string, headers: Record<string, string> = {}) {
-  const res: Response = await (exports as any).default.fetch(new Request(`http://chat.test${path}`, { headers: { upgrade: "websocket", ...headers } }));
-  const ws: WebSocket | null = (res as any).webSocket ?? null;
-  const events: any[] = [];
-  const waiters: { pred: (e: any) => boolean; resolve: (e: any) => void }[] = [];
+  const res = await worker().fetch(new Request(`http://chat.test${path}`, { headers: { upgrade: "websocket", ...headers } }));
+  const ws: WebSocket | null = res.webSocket ?? null;
+  const events: ServerFrame[] = [];
+  const waiters: { pred: (e: ServerFrame) => boolean; resolve: (e: ServerFrame) => void }[] = [];
   if (ws) {
     ws.accept();
     ws.addEventListener("message", (m) => {
-      const e = JSON.parse(m.data as string);
+      const e = JSON.parse(m.data as string) as ServerFrame;
       events.push(e);
-      for (const w of [...waiters]) if (w.pred(e)) (waiters.splice(waiters.indexOf(w), 1), w.resolve(e));
+      for (const w of [...waiters])
+        if (w.pred(e)) {
+          waiters.splice(waiters.indexOf(w), 1);
+          w.resolve(e);
+        }
     });
   }
-  const next = (pred: (e: any) => boolean, timeoutMs = 15_000) =>
-    new Promise<any>((resolve, reject) => {
+  /** The first frame (already received or still to come) that `pred` accepts; narrowed when `pred` is a type guard. */
+  function next<F extends ServerFrame>(pred: (e: ServerFrame) => e is F, timeoutMs?: number): Promise<F>;
+  function next(pred: (e: ServerFrame) => boolean, timeoutMs?: number): Promise<ServerFrame>;
+  function next(pred: (e: ServerFrame) => boolean, timeoutMs = 15_000) {
+    return new Promise<ServerFrame>((resolve, reject) => {
       const hit = events.find(pred);
       if (hit) return resolve(hit);
       waiters.push({ pred, resolve });
       setTimeout(() => reject(new Error(`timed out; saw ${events.map((e) => e.type).join(",")}`)), timeoutMs);
     });
+  }
   return { status: res.status, text: ws ? "" : await res.text(), headers: res.headers, ws, events, next };
 }
 
@@ -123,11 +160,39 @@ export async function connectSocket(path: string, headers: Record<string, string
  * What the offline model counts for a request (its count_tokens endpoint), as the model it stands
  * in for counts it: the replay view of `replay` plus `prompt` as a new user message.
  */
-export async function modelCount(replay: any, prompt: string): Promise<number> {
+export async function modelCount(replay: { messages: unknown[]; [key: string]: unknown }, prompt: string): Promise<number> {
   const { estimate: _e, max_tokens: _m, ...request } = replay;
   const res = await createOfflineModelFetch()(`${OFFLINE_BASE_URL}/v1/messages/count_tokens`, {
     method: "POST",
     body: JSON.stringify({ ...request, messages: [...replay.messages, { role: "user", content: [{ type: "text", text: prompt }] }] }),
   });
   return ((await res.json()) as { input_tokens: number }).input_tokens;
+}
+
+/** A conversation's Durable Object stub, by conversation id. */
+export const conversationStub = (id: string) => env.CONVERSATION.get(env.CONVERSATION.idFromName(id));
+
+/** The parts of a live ConversationDO that tests reach into, its private members included. */
+export interface ConversationInternals {
+  env: Env;
+  store: ConversationStore;
+  record: ConversationRecord;
+  fold: FoldCoordinator;
+  paused: PausedTurns;
+  importTranscript: ConversationDO["importTranscript"];
+}
+
+/** Runs `fn` inside the conversation's live object (by conversation id or stub), with its internals and state. */
+export function inConversation<R>(target: string | DurableObjectStub, fn: (instance: ConversationInternals, state: DurableObjectState) => R | Promise<R>): Promise<R> {
+  const stub = typeof target === "string" ? conversationStub(target) : target;
+  // The instance is the ConversationDO; tests read members that are private to it, hence the view.
+  const run = runInDurableObject as unknown as (stub: DurableObjectStub, fn: (instance: ConversationInternals, state: DurableObjectState) => R | Promise<R>) => Promise<R>;
+  return run(stub, fn);
+}
+
+/** The saved messages of a turn's JSON answer (or any answer with `messages`), as the stored messages they are (the document describes them loosely). */
+export function turnMessages(r: { text: string }): StoredMessage[] {
+  const body = jsonOrUndefined(r.text) as { messages?: StoredMessage[] } | undefined;
+  if (!body?.messages) throw new Error(`no messages in ${r.text.slice(0, 200)}`);
+  return body.messages;
 }

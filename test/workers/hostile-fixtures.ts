@@ -7,6 +7,7 @@ import { sha256Hex } from "../../core/ids";
 import { app } from "../../workers/chat/app";
 import { api, eventually, newTenant } from "./helpers";
 import { shardRows } from "./cortex-rows";
+import type { Method } from "../route-types";
 
 export interface Owned {
   key: string;
@@ -84,7 +85,7 @@ export async function ownEverything(label: string): Promise<Owned> {
 
 export type BodyKind = "none" | "json" | "raw";
 export interface RouteSpec {
-  method: string;
+  method: Method;
   path: string;
   body: BodyKind;
   /** A valid body (json routes); fuzzing mutates it. */

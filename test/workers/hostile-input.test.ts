@@ -6,8 +6,12 @@
 import { beforeAll, describe, expect, inject, it } from "vitest";
 import { HEADER_VALUE_MAX_CHARS, MAX_HEADERS } from "../../core/tenant-tool-rules";
 import { CHANNEL_NAME } from "../../workers/chat/routes/channels";
-import { ADMIN, api, connectSocket, createConversation, newTenant, send } from "./helpers";
+import { ADMIN, api, connectSocket, createConversation, newTenant, send, turnMessages, type Method } from "./helpers";
 import { conversationState, fillPath, INPUTLESS, ownEverything, paramKind, paramsOf, registeredRoutes, ROUTES, storeSnapshot, type Owned, type RouteSpec } from "./hostile-fixtures";
+import { toolResults } from "../blocks";
+
+/** What the tool server saw of each request (test/workers/http-tool-server.mjs). */
+type Seen = { method: string; path: string; headers: Record<string, string | undefined>; body: string };
 
 /** mulberry32: the same seed gives the same cases on every run. */
 function seeded(seed: number) {
@@ -46,8 +50,8 @@ function pathTricks(kind: string, owner: Owned, other: Owned, rand: () => number
   const valid = kind === "part" || kind === "snapshot" ? "1" : String(owner[kind as keyof Owned]);
   const tricks = [
     "..", "%2e%2e", "..%2F..%2Fhead.json", "%2F", "%5C..%5C", "%00", `${encodeURIComponent(valid)}%00`, "%FF", "%C0%AE%C0%AE", "%E2%80%AE",
-    "*", "%27%20OR%20%271%27%3D%271", "null", "undefined", "0", "-1", "1.5", "0x1", "1e3", "%201", "%20" + encodeURIComponent(valid), encodeURIComponent(valid) + "%0A",
-    encodeURIComponent(valid.toUpperCase()), encodeURIComponent(valid.toLowerCase()), encodeURIComponent(valid) + "x", encodeURIComponent(valid.slice(0, -1)),
+    "*", "%27%20OR%20%271%27%3D%271", "null", "undefined", "0", "-1", "1.5", "0x1", "1e3", "%201", `%20${encodeURIComponent(valid)}`, `${encodeURIComponent(valid)}%0A`,
+    encodeURIComponent(valid.toUpperCase()), encodeURIComponent(valid.toLowerCase()), `${encodeURIComponent(valid)}x`, encodeURIComponent(valid.slice(0, -1)),
     "a".repeat(5000), "%F0%9F%92%A3", encodeURIComponent(owner.mem), encodeURIComponent(owner.conv.replace("conv_", "mem_")),
   ];
   // The other tenant's resource of the same kind, and a random well-formed id that exists nowhere.
@@ -82,7 +86,7 @@ function wrongTypes(sample: unknown, rand: () => number): { label: string; value
       v.forEach((x, i) => walk(x, [...path, i]));
     } else if (v && typeof v === "object") {
       for (const w of ["x", 1, null, [], true]) replaceWith(w, JSON.stringify(w));
-      replaceWith({ ...(v as object), ["unknownKey" + Math.floor(rand() * 1000)]: 1 }, "unknown key");
+      replaceWith({ ...(v as object), [`unknownKey${Math.floor(rand() * 1000)}`]: 1 }, "unknown key");
       for (const [k, x] of Object.entries(v)) walk(x, [...path, k]);
     } else if (typeof v === "string") {
       for (const w of [0, -1, true, null, [], {}, [v], { $ne: null }]) replaceWith(w, JSON.stringify(w));
@@ -98,7 +102,8 @@ function wrongTypes(sample: unknown, rand: () => number): { label: string; value
 
 function setAt(root: unknown, path: (string | number)[], value: unknown): unknown {
   if (!path.length) return value;
-  const copy: any = Array.isArray(root) ? [...root] : { ...(root as object) };
+  // An array stays an array; either is indexed by the path's key.
+  const copy = (Array.isArray(root) ? [...root] : { ...(root as object) }) as Record<string | number, unknown>;
   copy[path[0]] = setAt(copy[path[0]], path.slice(1), value);
   return copy;
 }
@@ -109,7 +114,7 @@ function badBodies(spec: RouteSpec, rand: () => number): { label: string; body: 
   const json = JSON.stringify(sample);
   const limit = spec.path.endsWith("/messages") ? TURN_LIMIT : BODY_LIMIT;
   const out: { label: string; body: string | Uint8Array }[] = [
-    ...["{", '{"a":', "[1,]", "{'a':1}", json.slice(0, -1) + ",}", "nul", json + "}", json + json, "\u0000", "", "   ", '{"a":NaN}', '{"a":Infinity}', '{"a":01}', '{"a":"\\x"}', "\uFEFF{", "<xml/>", "a=1&b=2"].map((b) => ({ label: `malformed ${JSON.stringify(b.slice(0, 20))}`, body: b })),
+    ...["{", '{"a":', "[1,]", "{'a':1}", `${json.slice(0, -1)},}`, "nul", `${json}}`, json + json, "\u0000", "", "   ", '{"a":NaN}', '{"a":Infinity}', '{"a":01}', '{"a":"\\x"}', "\uFEFF{", "<xml/>", "a=1&b=2"].map((b) => ({ label: `malformed ${JSON.stringify(b.slice(0, 20))}`, body: b })),
     ...[[], null, 1, "s", true, [sample]].map((v) => ({ label: `top-level ${JSON.stringify(v).slice(0, 20)}`, body: JSON.stringify(v) })),
     ...wrongTypes(sample, rand).map(({ label, value }) => ({ label: `wrong type ${label}`, body: JSON.stringify(value) })),
     { label: "extra field", body: JSON.stringify({ ...sample, extra: 1 }) },
@@ -242,7 +247,7 @@ describe("hostile input", () => {
     const failures: string[] = [];
     for (const c of cases) {
       counts[c.type] = (counts[c.type] ?? 0) + 1;
-      const r = await api(c.method, c.path, c.body, { key: "", headers: c.headers, raw: true });
+      const r = await api(c.method as Method, c.path, c.body, { key: "", headers: c.headers, raw: true });
       statuses[r.status] = (statuses[r.status] ?? 0) + 1;
       const shapeOk = typeof r.json?.error?.type === "string" && typeof r.json?.error?.message === "string" && /json/.test(r.headers.get("content-type") ?? "");
       if (r.status < 400 || r.status >= 500 || !shapeOk) failures.push(`${c.type} ${c.label}: ${c.method} ${c.path.slice(0, 140)} -> ${r.status} ${r.text.slice(0, 160)}`);
@@ -318,7 +323,7 @@ describe("hostile input", () => {
       ...[1, null, "", "SEND", "launch", ["send"], {}].map((type) => JSON.stringify({ type })),
       ...wrongTypes(send, seeded(SEED + 1)).filter((w) => !w.label.startsWith("=")).map((w) => JSON.stringify(w.value)),
       ...[[], [1], [{ type: "text" }], [{ type: "text", text: "" }], [{ type: "image", source: { type: "url", url: "http://169.254.169.254/" } }], [{ type: "tool_result", tool_use_id: "x", content: "y" }], [{ type: "document", source: {} }], Array.from({ length: 51 }, () => ({ type: "text", text: "x" }))].map((content) => JSON.stringify({ type: "send", content })),
-      ...[["x"], "att", [1], ["att_" + "0".repeat(26)], Array.from({ length: 21 }, () => "a")].map((attachments) => JSON.stringify({ type: "send", content: "x", attachments })),
+      ...[["x"], "att", [1], [`att_${"0".repeat(26)}`], Array.from({ length: 21 }, () => "a")].map((attachments) => JSON.stringify({ type: "send", content: "x", attachments })),
       ...["", " lead", "trail ", "k".repeat(256), "caf\u00e9", "a\nb", 1, null, ["k"], { k: 1 }].map((idempotencyKey) => JSON.stringify({ ...send, idempotencyKey })),
       JSON.stringify({ ...send, extra: 1 }),
       JSON.stringify({ type: "ping", x: 1 }),
@@ -340,7 +345,7 @@ describe("hostile input", () => {
     // Every error frame names its turn: the refused turn's id, or null for a frame that was no turn.
     for (const e of errors) {
       expect(e).toMatchObject({ error: { type: "invalid_request", message: expect.any(String) } });
-      expect(e.turnId === null || /^turn_/.test(e.turnId), JSON.stringify(e)).toBe(true);
+      expect(e.turnId === null || /^turn_/.test(String(e.turnId)), JSON.stringify(e)).toBe(true);
     }
     expect(errors.some((e) => e.turnId === null)).toBe(true);
     c.ws!.close();
@@ -351,8 +356,8 @@ describe("hostile input", () => {
 
 describe("tool secrets at the edges of what the schema accepts", () => {
   const toolServer = inject("httpToolServer");
-  const seen = async (tag: string): Promise<any[]> => (await (await fetch(`${toolServer}/_seen?key=${tag}`)).json()) as any[];
-  const resultsOf = (r: any) => r.json.messages.flatMap((m: any) => m.content).filter((b: any) => b.type === "tool_result");
+  const seen = async (tag: string): Promise<Seen[]> => (await (await fetch(`${toolServer}/_seen?key=${tag}`)).json()) as Seen[];
+  const resultsOf = (r: { text: string }) => toolResults(turnMessages(r));
 
   it("stores and sends the largest headers a tool may have (20 values of 4,096 non-ASCII characters)", async () => {
     const key = await newTenant();
@@ -368,7 +373,7 @@ describe("tool secrets at the edges of what the schema accepts", () => {
     const turn = await send(id, `@tool tool_activate {"name":"big_headers"}\n@tool big_headers {}`, key);
     expect(resultsOf(turn)[1].is_error).toBeUndefined();
     // The values leave as UTF-8; Node reads header bytes as Latin-1.
-    const received = (await seen("big-headers")).at(-1).headers as Record<string, string>;
+    const received = (await seen("big-headers")).at(-1)!.headers as Record<string, string>;
     const utf8 = (latin1: string | undefined) => new TextDecoder().decode(Uint8Array.from(latin1 ?? "", (c) => c.charCodeAt(0)));
     for (const [name, value] of Object.entries(headers("ü"))) expect(utf8(received[name]) === value, name).toBe(true);
   });
@@ -377,8 +382,8 @@ describe("tool secrets at the edges of what the schema accepts", () => {
 describe("a key that moves a tool's destination does not take its sealed secrets along", () => {
   const toolServer = inject("httpToolServer");
   const mcpFixture = (path: string) => `http://127.0.0.1:${inject("mcpFixturePort")}${path}`;
-  const seen = async (tag: string): Promise<any[]> => (await (await fetch(`${toolServer}/_seen?key=${tag}`)).json()) as any[];
-  const resultsOf = (r: any) => r.json.messages.flatMap((m: any) => m.content).filter((b: any) => b.type === "tool_result");
+  const seen = async (tag: string): Promise<Seen[]> => (await (await fetch(`${toolServer}/_seen?key=${tag}`)).json()) as Seen[];
+  const resultsOf = (r: { text: string }) => toolResults(turnMessages(r));
   const SECRET = "Bearer sk-original-secret-0123456789";
   const API_KEY = "original-api-key-9876543210";
 
@@ -389,7 +394,7 @@ describe("a key that moves a tool's destination does not take its sealed secrets
     // A fresh conversation each time: one that already runs re-reads the tool list within 30 s.
     const call = async () => resultsOf(await send(await createConversation(undefined, key), `@tool tool_activate {"name":"moving"}\n@tool moving {}`, key))[1];
     await call();
-    expect((await seen("move-a")).at(-1).headers).toMatchObject({ authorization: SECRET, "x-api-key": API_KEY });
+    expect((await seen("move-a")).at(-1)!.headers).toMatchObject({ authorization: SECRET, "x-api-key": API_KEY });
 
     // Unchanged destination (another field, or the same endpoint again): the headers stay.
     expect((await api("PATCH", `/v1/tools/${created.json.id}`, { description: "Echoes what it gets." }, { key })).json.headers).toEqual(["Authorization", "X-Api-Key"]);
@@ -402,7 +407,7 @@ describe("a key that moves a tool's destination does not take its sealed secrets
     expect((await api("GET", `/v1/tools/${created.json.id}`, undefined, { key })).json.headers).toEqual([]);
     const result = await call();
     expect(result.is_error).toBeUndefined();
-    const arrived = (await seen("move-b")).at(-1).headers;
+    const arrived = (await seen("move-b")).at(-1)!.headers;
     expect(arrived.authorization).toBeUndefined();
     expect(arrived["x-api-key"]).toBeUndefined();
     expect(JSON.stringify(arrived)).not.toMatch(/sk-original-secret|original-api-key/);
@@ -411,7 +416,7 @@ describe("a key that moves a tool's destination does not take its sealed secrets
     const reset = await api("PATCH", `/v1/tools/${created.json.id}`, { endpoint: `${toolServer}/echo?key=move-c`, headers: { Authorization: "Bearer sk-new-secret-000111222" } }, { key });
     expect(reset.json.headers).toEqual(["Authorization"]);
     await call();
-    expect((await seen("move-c")).at(-1).headers.authorization).toBe("Bearer sk-new-secret-000111222");
+    expect((await seen("move-c")).at(-1)!.headers.authorization).toBe("Bearer sk-new-secret-000111222");
   });
 
   it("an MCP server: a new url drops the auth header unless the same PATCH sets it again", async () => {

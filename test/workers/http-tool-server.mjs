@@ -25,7 +25,7 @@ function handle(req, res, body) {
     case "/big": {
       const bytes = Number(url.searchParams.get("bytes"));
       const line = "lorem ipsum dolor sit amet payload line of the big http tool answer\n";
-      const text = line.repeat(Math.ceil(bytes / line.length)).slice(0, bytes - 12) + "END-OF-BODY\n";
+      const text = `${line.repeat(Math.ceil(bytes / line.length)).slice(0, bytes - 12)}END-OF-BODY\n`;
       return send(200, text);
     }
     case "/status":

@@ -4,7 +4,9 @@
 import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { afterEach, beforeEach, describe, expect, inject, it, vi } from "vitest";
-import { api, createConversation, newTenant, send, transcript } from "./helpers";
+import { api, createConversation, newTenant, send, transcript, turnMessages } from "./helpers";
+import type { StoredMessage, ToolResultBlock } from "../../core/types";
+import { toolResults } from "../blocks";
 
 const server = inject("httpToolServer");
 const schema = { type: "object", properties: { city: { type: "string" } } };
@@ -15,9 +17,11 @@ async function register(key: string, name: string, path: string, extra: Record<s
   if (r.status !== 201) throw new Error(`register ${name}: ${r.status} ${r.text}`);
   return r.json;
 }
-const seen = async (tag: string): Promise<any[]> => (await (await fetch(`${server}/_seen?key=${tag}`)).json()) as any[];
-const resultsOf = (messages: any[]) => messages.flatMap((m: any) => m.content).filter((b: any) => b.type === "tool_result");
-const textOf = (b: any) => (typeof b.content === "string" ? b.content : b.content.map((c: any) => c.text ?? "").join(""));
+/** What the tool server saw of each request (test/workers/http-tool-server.mjs). */
+type Seen = { method: string; path: string; headers: Record<string, string | undefined>; body: string };
+const seen = async (tag: string): Promise<Seen[]> => (await (await fetch(`${server}/_seen?key=${tag}`)).json()) as Seen[];
+const resultsOf = (messages: StoredMessage[]) => toolResults(messages);
+const textOf = (b: ToolResultBlock) => (typeof b.content === "string" ? b.content : b.content.map((c) => (c.type === "text" ? c.text : "")).join(""));
 
 /** One turn that activates the tools and calls each with `input`; the results in call order. */
 async function callTools(key: string, names: string[], input: unknown = { city: "Paris" }) {
@@ -25,7 +29,7 @@ async function callTools(key: string, names: string[], input: unknown = { city: 
   await send(id, names.map((n) => `@tool tool_activate {"name":"${n}"}`).join("\n"), key);
   const r = await send(id, names.map((n) => `@tool ${n} ${JSON.stringify(input)}`).join("\n"), key);
   expect(r.status).toBe(200);
-  return { id, results: resultsOf(r.json.messages), messages: r.json.messages };
+  return { id, results: resultsOf(turnMessages(r)), messages: r.json.messages };
 }
 
 let logged: string[];
@@ -47,25 +51,26 @@ describe("HTTP tools in a turn", () => {
     const tool = await register(key, "weather_now", "/echo?key=echo1", { description: "Current weather for a city.", headers: { Authorization: `Bearer ${SECRET}` } });
     const id = await createConversation(undefined, key);
     const found = await send(id, `@tool tool_search {"query":"current weather of a city"}`, key);
-    expect(resultsOf(found.json.messages)[0].content).toContain('weather_now (inactive: tool_activate {"name":"weather_now"})');
+    expect(resultsOf(turnMessages(found))[0].content).toContain('weather_now (inactive: tool_activate {"name":"weather_now"})');
     const early = await send(id, `@tool weather_now {"city":"Paris"}`, key);
-    expect(resultsOf(early.json.messages)[0]).toMatchObject({ is_error: true, content: expect.stringContaining("tool_activate") });
+    expect(resultsOf(turnMessages(early))[0]).toMatchObject({ is_error: true, content: expect.stringContaining("tool_activate") });
     await send(id, `@tool tool_activate {"name":"weather_now"}`, key);
     const replay = (await api("GET", `/v1/conversations/${id}/replay`, undefined, { key })).json;
-    expect(replay.tools.find((t: any) => t.name === "weather_now")).toEqual({ name: "weather_now", description: "Current weather for a city.", input_schema: schema });
+    expect(replay.tools.find((t) => t.name === "weather_now")).toEqual({ name: "weather_now", description: "Current weather for a city.", input_schema: schema });
 
     const r = await send(id, `@tool weather_now {"city":"Paris"}`, key);
-    const call = r.json.messages[1].content.find((b: any) => b.type === "tool_use");
-    const [result] = resultsOf(r.json.messages);
+    const call = r.json.messages[1].content.find((b) => b.type === "tool_use");
+    const [result] = resultsOf(turnMessages(r));
     expect(result.is_error).toBeUndefined();
-    const body = JSON.parse(result.content);
+    // What the echo endpoint answered (test/workers/http-tool-server.mjs).
+    const body = JSON.parse(textOf(result)) as { received: unknown; headers: Record<string, string>; token: string };
     expect(body.received).toEqual({ city: "Paris" });
-    expect(body.headers).toMatchObject({ "content-type": "application/json", "x-tool-name": "weather_now", "x-conversation-id": id, "idempotency-key": call.id, "x-tool-call-id": call.id, "x-turn-id": expect.any(String) });
+    expect(body.headers).toMatchObject({ "content-type": "application/json", "x-tool-name": "weather_now", "x-conversation-id": id, "idempotency-key": call!.id, "x-tool-call-id": call!.id, "x-turn-id": expect.any(String) });
     // The endpoint echoed the secret back: the stored result has it withheld.
     expect(body.headers.authorization).toBe("[Authorization withheld]");
     expect(body.token).toBe("[Authorization withheld]");
     // The server did receive it.
-    expect((await seen("echo1")).at(-1).headers.authorization).toBe(`Bearer ${SECRET}`);
+    expect((await seen("echo1")).at(-1)!.headers.authorization).toBe(`Bearer ${SECRET}`);
 
     const everywhere = [
       (await api("GET", `/v1/tools/${tool.id}`, undefined, { key })).text,
@@ -105,7 +110,7 @@ describe("HTTP tools in a turn", () => {
     expect(by.tstale).toMatchObject({ is_error: true, content: expect.stringMatching(/^tstale: endpoint refused: private/) });
     // A checked redirect is followed (307 keeps the POST and its body), same origin: headers kept.
     expect(by.tredir_ok.is_error).toBeUndefined();
-    expect(JSON.parse(by.tredir_ok.content).received).toEqual({ city: "Paris" });
+    expect(JSON.parse(textOf(by.tredir_ok)).received).toEqual({ city: "Paris" });
     expect((await seen("fredir2")).map((s) => s.path)).toEqual(["/redirect", "/echo"]);
     // A 404 is not retried even for an idempotent tool; nothing reached the refused hosts.
     expect(await seen("f404")).toHaveLength(1);
@@ -150,7 +155,7 @@ describe("HTTP tools in a turn", () => {
     // The object's live list is re-read within TENANT_TOOLS_TTL_MS; an eviction makes it now.
     await evictDurableObject(stub);
     const found = await send(id, `@tool tool_search {"query":"coordinates of a place"}`, key);
-    expect(resultsOf(found.json.messages)[0].content).toContain("geo_lookup (inactive");
+    expect(resultsOf(turnMessages(found))[0].content).toContain("geo_lookup (inactive");
     const today = (await api("GET", `/v1/conversations/${id}/replay`, undefined, { key })).json;
     expect(JSON.stringify(today.system)).toBe(JSON.stringify(before.system));
     expect(JSON.stringify(today.system)).not.toContain("geo_lookup");
@@ -174,7 +179,7 @@ describe("HTTP tools in a turn", () => {
     const inProject = (await api("POST", "/v1/conversations", { title: "in", projectId: proj }, { key })).json.id;
     await send(inProject, `@tool tool_activate {"name":"shared"}\n@tool tool_activate {"name":"proj_only"}`, key);
     const r = await send(inProject, `@tool shared {}\n@tool proj_only {}`, key);
-    expect(resultsOf(r.json.messages).map((b: any) => b.is_error)).toEqual([undefined, undefined]);
+    expect(resultsOf(turnMessages(r)).map((b) => b.is_error)).toEqual([undefined, undefined]);
     expect(await seen("scope-proj")).toHaveLength(1);
     expect(await seen("scope-wide")).toHaveLength(0);
     const { results } = await callTools(key, ["shared", "proj_only"], {});

@@ -5,13 +5,15 @@
 import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, inject, it } from "vitest";
-import { api, createConversation, send, transcript, sendSseEvents } from "./helpers";
+import { api, createConversation, send, transcript, sendSseEvents, turnMessages } from "./helpers";
+import { ofType, toolResults } from "../blocks";
+import type { ModelRequest, ToolResultBlock, WireMessage } from "../../core/types";
 
 const server = inject("httpToolServer");
 const MB = 1024 * 1024;
 
-const results = (messages: any[]) => messages.flatMap((m: any) => (Array.isArray(m.content) ? m.content : [])).filter((b: any) => b.type === "tool_result");
-const text = (b: any) => (typeof b.content === "string" ? b.content : b.content.map((c: any) => c.text ?? "").join(""));
+const results = (messages: WireMessage[]) => toolResults(messages);
+const text = (b: ToolResultBlock) => (typeof b.content === "string" ? b.content : b.content.map((c) => (c.type === "text" ? c.text : "")).join(""));
 
 describe("a 1 MB HTTP tool answer", () => {
   it("is stored whole, compacted in the turn that fetched it, and stubbed in the next while the compactor handles that turn's own", async () => {
@@ -22,8 +24,8 @@ describe("a 1 MB HTTP tool answer", () => {
 
     const first = await sendSseEvents(id, `@tool dump_logs {}`);
     expect(first.map((e) => e.type)).toContain("compaction");
-    expect(first.at(-1)!.data.stop_reason).toBe("end_turn");
-    const stored = results(await transcript(id)).filter((b: any) => !/tool_activate|active/.test(text(b)));
+    expect(ofType(first.at(-1)!.data, "turn_end").stop_reason).toBe("end_turn");
+    const stored = results(await transcript(id)).filter((b) => !/tool_activate|active/.test(text(b)));
     expect(stored).toHaveLength(1);
     expect(text(stored[0])).toHaveLength(MB);
     expect(text(stored[0]).endsWith("END-OF-BODY\n")).toBe(true);
@@ -31,16 +33,17 @@ describe("a 1 MB HTTP tool answer", () => {
     const second = await sendSseEvents(id, `@tool dump_logs {}`);
     const types = second.map((e) => e.type);
     expect(types).toContain("compaction");
-    expect(second.at(-1)!.data.stop_reason).toBe("end_turn");
+    expect(ofType(second.at(-1)!.data, "turn_end").stop_reason).toBe("end_turn");
     // The turn's last request: the first answer as a stub, the second compacted, none of it cut in the record.
     const snaps = (await api("GET", `/v1/conversations/${id}/prompts`)).json.data;
-    const last = (await api("GET", `/v1/conversations/${id}/prompts/${snaps[0].id}`)).json;
-    const sent = results(last.request?.messages ?? last.messages);
+    // The snapshot is the request as sent (or carries it under `request`).
+    const last = (await api("GET", `/v1/conversations/${id}/prompts/${snaps[0].id}`)).json as { request?: ModelRequest; messages?: WireMessage[] };
+    const sent = results(last.request?.messages ?? last.messages ?? []);
     const sentTexts = sent.map(text);
     const stub = sentTexts.find((t: string) => /conversation_read/.test(t) && t.length < 2_000);
     expect(stub, "the first 1 MB answer rides the later turn as a stub").toBeDefined();
     expect(sentTexts.every((t: string) => t.length < MB)).toBe(true);
-    const all = results(await transcript(id)).filter((b: any) => text(b).length === MB);
+    const all = results(await transcript(id)).filter((b) => text(b).length === MB);
     expect(all).toHaveLength(2);
 
     // The call the stub names brings back the original bytes.
@@ -59,8 +62,8 @@ describe("a 1 MB HTTP tool answer", () => {
     await send(id, `@tool tool_activate {"name":"dump_twice"}`);
     const r = await send(id, `@tool dump_twice {}\n@tool dump_twice {}\n@tool dump_twice {}`);
     expect(r.status).toBe(200);
-    const carrier = r.json.messages.find((m: any) => m.content.some((b: any) => b.type === "tool_result"));
-    expect(carrier.content.map((b: any) => text(b).length)).toEqual([MB, MB, MB]);
+    const carrier = turnMessages(r).find((m) => m.content.some((b) => b.type === "tool_result"));
+    expect(carrier!.content.map((b) => text(ofType(b, "tool_result")).length)).toEqual([MB, MB, MB]);
     const stub = env.CONVERSATION.get(env.CONVERSATION.idFromName(id));
     const largest = await runInDurableObject(stub, async (_i, state) => {
       const sql = state.storage.sql;
@@ -71,7 +74,7 @@ describe("a 1 MB HTTP tool answer", () => {
     expect(largest).toBeLessThan(1.6 * MB);
     // Read back from SQLite (not the in-memory cache): the same bytes.
     await evictDurableObject(stub);
-    const again = (await transcript(id)).find((m: any) => m.id === carrier.id);
-    expect(JSON.stringify(again.content)).toBe(JSON.stringify(carrier.content));
+    const again = (await transcript(id)).find((m) => m.id === carrier!.id);
+    expect(JSON.stringify(again!.content)).toBe(JSON.stringify(carrier!.content));
   }, 120_000);
 });

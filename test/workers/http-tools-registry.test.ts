@@ -4,6 +4,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, inject, it } from "vitest";
 import { app } from "../../workers/chat/app";
 import { api, newTenant } from "./helpers";
+import type { ApiError } from "../route-types";
 
 const server = inject("httpToolServer");
 const schema = { type: "object", properties: { city: { type: "string" } }, required: ["city"] };
@@ -26,9 +27,9 @@ describe("/v1/tools", () => {
     expect(client.json).not.toHaveProperty("endpoint");
 
     const page1 = await api("GET", "/v1/tools?limit=1", undefined, { key });
-    expect(page1.json.data.map((t: any) => t.name)).toEqual(["pick_file"]);
+    expect(page1.json.data.map((t) => t.name)).toEqual(["pick_file"]);
     const page2 = await api("GET", `/v1/tools?limit=1&cursor=${page1.json.next}`, undefined, { key });
-    expect(page2.json.data.map((t: any) => t.name)).toEqual(["weather"]);
+    expect(page2.json.data.map((t) => t.name)).toEqual(["weather"]);
     expect(page2.json.next).toBeNull();
     expect(page1.text + page2.text).not.toContain("sk-weather-secret-1");
 
@@ -97,8 +98,8 @@ describe("/v1/tools", () => {
     for (const [body, message] of cases) {
       const r = await api("POST", "/v1/tools", body, { key });
       expect(r.status, JSON.stringify(body).slice(0, 120)).toBe(400);
-      expect(r.json.error.type).toBe("invalid_request");
-      expect(r.json.error.message).toMatch(message);
+      expect(r.json.error?.type).toBe("invalid_request");
+      expect(r.json.error?.message).toMatch(message);
     }
     const id = (await api("POST", "/v1/tools", httpTool("ok"), { key })).json.id;
     const client = (await api("POST", "/v1/tools", { kind: "client", name: "c", description: "d", inputSchema: { type: "object" } }, { key })).json.id;
@@ -111,7 +112,7 @@ describe("/v1/tools", () => {
     ] as const) {
       const r = await api("PATCH", path, body, { key });
       expect(r.status, JSON.stringify(body)).toBe(400);
-      expect(r.json.error.message).toMatch(message);
+      expect(r.json.error?.message).toMatch(message);
     }
     expect(await rowCount()).toBe(before + 2);
     expect((await api("GET", `/v1/tools/${id}`, undefined, { key })).json.endpoint).toBe(`${server}/echo`);
@@ -125,17 +126,17 @@ describe("/v1/tools", () => {
     for (const value of [undefined, "false"]) {
       const r = await post(httpTool("local"), { ALLOW_LOOPBACK_TOOLS: value });
       expect(r.status, String(value)).toBe(400);
-      expect(((await r.json()) as any).error.message).toMatch(/^endpoint: only https URLs are allowed/);
+      expect(((await r.json()) as { error: ApiError }).error.message).toMatch(/^endpoint: only https URLs are allowed/);
     }
     // Anything but "true" or "false" is a misconfiguration, named, never read as either.
     for (const value of ["1", "TRUE"]) {
       const r = await post(httpTool("local"), { ALLOW_LOOPBACK_TOOLS: value });
       expect(r.status, value).toBe(500);
-      expect(((await r.json()) as any).error).toMatchObject({ type: "config_invalid", message: expect.stringContaining("ALLOW_LOOPBACK_TOOLS") });
+      expect(((await r.json()) as { error: ApiError }).error).toMatchObject({ type: "config_invalid", message: expect.stringContaining("ALLOW_LOOPBACK_TOOLS") });
     }
     const noKey = await post(httpTool("sealed", { headers: { Authorization: "Bearer x-secret-value" } }), { TOOL_SECRETS_KEY: undefined });
     expect(noKey.status).toBe(503);
-    expect(((await noKey.json()) as any).error).toMatchObject({ type: "tool_secrets_not_configured", message: expect.stringContaining("wrangler secret put TOOL_SECRETS_KEY") });
+    expect(((await noKey.json()) as { error: ApiError }).error).toMatchObject({ type: "tool_secrets_not_configured", message: expect.stringContaining("wrangler secret put TOOL_SECRETS_KEY") });
     expect(await rowCount()).toBe(before);
     // Without headers there is nothing to seal.
     expect((await post(httpTool("unsealed"), { TOOL_SECRETS_KEY: undefined })).status).toBe(201);

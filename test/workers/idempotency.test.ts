@@ -2,17 +2,19 @@
 // second turn — after a failure, after success, concurrently, over the websocket, and across an
 // eviction or a crash of the conversation's object.
 import { evictDurableObject, runInDurableObject } from "cloudflare:test";
-import { env, exports } from "cloudflare:workers";
+import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { api, connectSocket, createConversation, eventually, newTenant, transcript } from "./helpers";
+import { api, connectSocket, createConversation, eventually, newTenant, transcript, worker, inConversation } from "./helpers";
+import { ofType } from "../blocks";
+import type { TurnEvent } from "../../core/events";
 
 const stubOf = (id: string) => env.CONVERSATION.get(env.CONVERSATION.idFromName(id));
 const keyed = (id: string, content: unknown, key: string, headers: Record<string, string> = {}) =>
   api("POST", `/v1/conversations/${id}/messages`, { content }, { headers: { "idempotency-key": key, ...headers } });
 const newKey = () => `turn-${crypto.randomUUID()}`;
 
-async function sseEvents(id: string, content: string, key: string): Promise<{ status: number; replayed: string | null; events: any[] }> {
-  const res: Response = await (exports as any).default.fetch(
+async function sseEvents(id: string, content: string, key: string): Promise<{ status: number; replayed: string | null; events: TurnEvent[] }> {
+  const res: Response = await worker().fetch(
     new Request(`http://chat.test/v1/conversations/${id}/messages`, {
       method: "POST",
       headers: { authorization: "Bearer dev-local-key", "content-type": "application/json", accept: "text/event-stream", "idempotency-key": key },
@@ -20,7 +22,7 @@ async function sseEvents(id: string, content: string, key: string): Promise<{ st
     }),
   );
   const text = await res.text();
-  const events = [...text.matchAll(/^data: (.*)$/gm)].map((m) => JSON.parse(m[1]));
+  const events = [...text.matchAll(/^data: (.*)$/gm)].map((m) => JSON.parse(m[1]) as TurnEvent);
   return { status: res.status, replayed: res.headers.get("idempotent-replayed"), events };
 }
 
@@ -47,7 +49,7 @@ describe("Idempotency-Key on POST /messages", () => {
     const key = newKey();
     const first = await keyed(id, "@reply-chars 300", key);
     expect(first.status).toBe(200);
-    expect(first.json.messages.map((m: any) => m.role)).toEqual(["user", "assistant"]);
+    expect(first.json.messages.map((m) => m.role)).toEqual(["user", "assistant"]);
     // The same request spelled differently (blocks instead of a string) is the same request.
     const retry = await keyed(id, [{ text: "@reply-chars 300", type: "text" }], key);
     expect(retry.status).toBe(200);
@@ -69,7 +71,7 @@ describe("Idempotency-Key on POST /messages", () => {
     for (const a of answers.filter((a) => a !== ran[0])) {
       // A request that arrived after the turn ended is a replay of it; none runs its own.
       if (a.status === 409) {
-        expect(a.json.error.type).toBe("idempotency_in_progress");
+        expect(a.json.error?.type).toBe("idempotency_in_progress");
         expect(a.headers.get("retry-after")).toBe("1");
       } else expect(a.json).toEqual(ran[0].json);
     }
@@ -93,16 +95,16 @@ describe("Idempotency-Key on POST /messages", () => {
     expect(retry.headers.get("idempotent-replayed")).toBe("true");
     expect(retry.json).toEqual(first.json);
     const sse = await paused(key, { accept: "text/event-stream" });
-    const events = [...sse.text.matchAll(/^data: (.*)$/gm)].map((m) => JSON.parse(m[1]));
+    const events = [...sse.text.matchAll(/^data: (.*)$/gm)].map((m) => JSON.parse(m[1]) as TurnEvent);
     expect(events.map((e) => e.type)).toEqual(["turn_start", "message", "message", "requires_action", "turn_end"]);
     expect(events[3]).toEqual({ type: "requires_action", ...first.json.requires_action });
     // A new request while the turn waits is still refused, and its key is not kept.
     const other = newKey();
     const busy = await paused(other);
     expect(busy.status).toBe(409);
-    expect(busy.json.error.type).toBe("turn_paused");
+    expect(busy.json.error?.type).toBe("turn_paused");
     expect(await transcript(id)).toHaveLength(2);
-    const [call] = first.json.requires_action.calls;
+    const [call] = first.json.requires_action!.calls;
     expect((await api("POST", `/v1/conversations/${id}/tool-results`, { results: [{ tool_use_id: call.id, content: "rain" }] })).status).toBe(200);
     // Once the turn went on, the retry still answers what the first request got.
     expect((await paused(key)).json).toEqual(first.json);
@@ -118,8 +120,8 @@ describe("Idempotency-Key on POST /messages", () => {
     const before = await transcript(id);
     const reused = await keyed(id, "a different request", key);
     expect(reused.status).toBe(422);
-    expect(reused.json.error.type).toBe("idempotency_key_reused");
-    expect(reused.json.error.message).toMatch(/Idempotency-Key/);
+    expect(reused.json.error?.type).toBe("idempotency_key_reused");
+    expect(reused.json.error?.message).toMatch(/Idempotency-Key/);
     expect(await transcript(id)).toEqual(before);
   });
 
@@ -141,7 +143,7 @@ describe("Idempotency-Key on POST /messages", () => {
     const keyB = await newTenant();
     const asB = (conv: string) => api("POST", `/v1/conversations/${conv}/messages`, { content: "private words" }, { key: keyB, headers: { "idempotency-key": key } });
     const foreign = await asB(id);
-    const missing = await asB("conv_" + "0".repeat(26));
+    const missing = await asB(`conv_${"0".repeat(26)}`);
     expect(foreign.status).toBe(404);
     expect(foreign.json).toEqual(missing.json);
     expect(await transcript(id)).toHaveLength(2);
@@ -152,8 +154,8 @@ describe("Idempotency-Key on POST /messages", () => {
     for (const bad of ["", "k".repeat(256), "tab\there", "caf\u00e9"]) {
       const r = await keyed(id, "never saved", bad);
       expect(r.status, JSON.stringify(bad)).toBe(400);
-      expect(r.json.error.type).toBe("invalid_request");
-      expect(r.json.error.message).toMatch(/^Idempotency-Key: /);
+      expect(r.json.error?.type).toBe("invalid_request");
+      expect(r.json.error?.message).toMatch(/^Idempotency-Key: /);
     }
     expect((await keyed(id, "saved once", "k".repeat(255))).status).toBe(200);
     expect(await transcript(id)).toHaveLength(2);
@@ -172,7 +174,7 @@ describe("Idempotency-Key on POST /messages", () => {
     expect(retry.events.map((e) => e.type)).toEqual(["turn_start", "message", "message", "message", "message", "turn_end"]);
     expect(retry.events[0]).toMatchObject({ turnId: first.events[0].turnId, replayed: true });
     expect(retry.events.filter((e) => e.type === "message").map((e) => e.message)).toEqual(saved);
-    const end = (events: any[]) => events.find((e) => e.type === "turn_end");
+    const end = (events: TurnEvent[]) => events.find((e) => e.type === "turn_end");
     expect(end(retry.events)).toEqual(end(first.events));
     expect(await transcript(id)).toEqual(saved);
   });
@@ -187,8 +189,8 @@ describe("Idempotency-Key on POST /messages", () => {
     await dying.catch(() => {});
     const retry = await keyed(id, "crash while I wait\n@model-error 500", key);
     expect(retry.status).toBe(502);
-    expect(retry.json.error.type).toBe("turn_interrupted");
-    expect(retry.json.messages.map((m: any) => m.seq)).toEqual([1]);
+    expect(retry.json.error?.type).toBe("turn_interrupted");
+    expect(retry.json.messages.map((m) => m.seq)).toEqual([1]);
     expect(retry.headers.get("idempotent-replayed")).toBe("true");
     expect(await transcript(id)).toHaveLength(1);
   });
@@ -204,10 +206,9 @@ describe("Idempotency-Key on POST /messages", () => {
           ? () => {
               throw new Error("injected D1 failure");
             }
-          : (target as any)[prop].bind(target),
+          : (Reflect.get(target, prop) as (...args: unknown[]) => unknown).bind(target),
     });
-    const run = runInDurableObject as unknown as (stub: unknown, fn: (instance: any) => void) => Promise<void>;
-    await run(stubOf(id), (instance) => Object.defineProperty(instance, "env", { value: Object.create(env, { DB: { value: db } }), configurable: true, writable: true }));
+    await inConversation(stubOf(id), (instance) => Object.defineProperty(instance, "env", { value: Object.create(env, { DB: { value: db } }), configurable: true, writable: true }));
     const key = newKey();
     const refused = await keyed(id, "hello", key);
     expect(refused.status).toBe(502);
@@ -253,7 +254,7 @@ describe("Idempotency-Key on POST /messages", () => {
   it("refuses the header on channel turns rather than ignoring it", async () => {
     const r = await api("POST", `/v1/channels/idem-${crypto.randomUUID().slice(0, 8)}/messages`, { content: "hi" }, { headers: { "idempotency-key": newKey() } });
     expect(r.status).toBe(400);
-    expect(r.json.error.message).toMatch(/^Idempotency-Key: /);
+    expect(r.json.error?.message).toMatch(/^Idempotency-Key: /);
   });
 });
 
@@ -269,7 +270,7 @@ describe("idempotencyKey on websocket send frames", () => {
     expect(busy).toMatchObject({ idempotencyKey: key, error: { type: "idempotency_in_progress" } });
     const end = await c.next((e) => e.type === "turn_end");
     c.ws!.send(frame);
-    const replayStart = await c.next((e) => e.type === "turn_start" && e.replayed === true);
+    const replayStart = ofType(await c.next((e) => e.type === "turn_start" && e.replayed === true), "turn_start");
     expect(replayStart.turnId).toBe(end.turnId);
     await c.next((e) => e.type === "turn_end" && c.events.indexOf(e) > c.events.indexOf(replayStart));
     expect(c.events.filter((e) => e.type === "turn_start" && !e.replayed)).toHaveLength(1);

@@ -1,36 +1,40 @@
 // Every list route answers one shape, {data, next} (plus its original field name holding the same
 // array), paged by ?limit=&cursor=: paging with a small limit returns every item exactly once.
-import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { sortableId } from "../../core/ids";
 import { recordEpisode } from "../../services/memory/notes";
 import { PROMPT_PROJECT_FILES } from "../../services/projects";
-import { api, createConversation, newTenant, send } from "./helpers";
+import { api, createConversation, newTenant, send, inConversation } from "./helpers";
 
 const N = 5;
 
 /** Follows `next` from the first page to the last, checking the shape of each page. */
-async function pageAll(path: string, key: string, legacy: string | null, limit = 2): Promise<any[]> {
-  const all: any[] = [];
+/** A page of a list as listBody (workers/chat/paging.ts) writes it: `data`, the same items under the legacy name, and `next`. */
+type ListPage = { data: Item[]; next: string | number | null; [legacy: string]: unknown };
+type Item = { id?: unknown; [key: string]: unknown };
+
+async function pageAll(path: string, key: string, legacy: string | null, limit = 2): Promise<Item[]> {
+  const all: Item[] = [];
   let cursor: string | number | null = null;
   for (let pages = 0; pages < 50; pages++) {
     const sep = path.includes("?") ? "&" : "?";
-    const r: { status: number; json: any; text: string } = await api("GET", `${path}${sep}limit=${limit}${cursor === null ? "" : `&cursor=${encodeURIComponent(String(cursor))}`}`, undefined, { key });
+    const r: { status: number; json: unknown; text: string } = await api("GET", `${path}${sep}limit=${limit}${cursor === null ? "" : `&cursor=${encodeURIComponent(String(cursor))}`}`, undefined, { key });
     expect(r.status, `${path}: ${r.text}`).toBe(200);
-    expect(Array.isArray(r.json.data)).toBe(true);
-    expect(r.json.data.length).toBeLessThanOrEqual(limit);
-    if (legacy) expect(r.json[legacy]).toEqual(r.json.data);
-    all.push(...r.json.data);
-    if (r.json.next === null) return all;
-    expect(r.json.data.length).toBe(limit);
-    cursor = r.json.next;
+    const page = r.json as ListPage;
+    expect(Array.isArray(page.data)).toBe(true);
+    expect(page.data.length).toBeLessThanOrEqual(limit);
+    if (legacy) expect(page[legacy]).toEqual(page.data);
+    all.push(...page.data);
+    if (page.next === null) return all;
+    expect(page.data.length).toBe(limit);
+    cursor = page.next;
   }
   throw new Error(`${path}: never reached the last page`);
 }
 
 /** Exactly `expected`, each once (order as the route gives it). */
-function expectEach(items: any[], expected: readonly (string | number)[], keyOf: (x: any) => string | number = (x) => x.id) {
+function expectEach(items: Item[], expected: readonly (string | number)[], keyOf: (x: Item) => unknown = (x) => x.id) {
   const keys = items.map(keyOf);
   expect(new Set(keys).size, "no item twice").toBe(keys.length);
   expect([...keys].sort()).toEqual([...expected].sort());
@@ -52,19 +56,19 @@ describe("list paging", () => {
     // `after` still pages as before, and `next` still works as `after`.
     const first = await api("GET", `/v1/conversations/${id}/messages?limit=4`, undefined, { key });
     const rest = await api("GET", `/v1/conversations/${id}/messages?after=${first.json.next}&limit=4`, undefined, { key });
-    expect([...first.json.messages, ...rest.json.messages].map((m: any) => m.seq)).toEqual([1, 2, 3, 4, 5, 6]);
+    expect([...first.json.messages, ...rest.json.messages].map((m) => m.seq)).toEqual([1, 2, 3, 4, 5, 6]);
     expect((await api("GET", `/v1/conversations/${id}/messages?after=1&cursor=2`, undefined, { key })).status).toBe(400);
 
-    await runInDurableObject(env.CONVERSATION.get(env.CONVERSATION.idFromName(id)), async (instance) => {
-      for (let i = 0; i < N; i++) (instance as any).store.addCard("compaction", { n: i });
+    await inConversation(id, async (instance) => {
+      for (let i = 0; i < N; i++) instance.store.addCard("compaction", { n: i });
     });
-    expectEach(await pageAll(`/v1/conversations/${id}/timeline`, key, "cards"), [0, 1, 2, 3, 4], (c) => c.card.n);
+    expectEach(await pageAll(`/v1/conversations/${id}/timeline`, key, "cards"), [0, 1, 2, 3, 4], (c) => (c.card as { n: number }).n);
 
     const snapshots = await pageAll(`/v1/conversations/${id}/prompts`, key, null);
     expect(snapshots.length).toBeGreaterThanOrEqual(3);
     const all = (await api("GET", `/v1/conversations/${id}/prompts`, undefined, { key })).json;
     expect(all.next).toBeNull();
-    expectEach(snapshots, all.data.map((s: any) => s.id));
+    expectEach(snapshots, all.data.map((s) => s.id));
   });
 
   it("attachments, notes, episodes, projects and channels", async () => {
@@ -140,7 +144,7 @@ describe("list paging", () => {
     expectEach(hits, notes);
     // The paged ranking is the one-page ranking.
     const one = (await api("GET", `/v1/search?q=pangolin&kind=memory&limit=10`, undefined, { key })).json.results;
-    expect(hits.map((h) => h.id)).toEqual(one.map((h: any) => h.id));
+    expect(hits.map((h) => h.id)).toEqual(one.map((h) => h.id));
     // "any term" mode (no note has both words) carries through the cursor.
     const anyTerm = await pageAll(`/v1/search?q=${encodeURIComponent("pangolin zebrafish")}&kind=memory`, key, "results");
     expectEach(anyTerm, notes);

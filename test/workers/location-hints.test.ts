@@ -10,22 +10,24 @@ import { app } from "../../workers/chat/app";
 import { runAutomation } from "../../workers/chat/automation-runner";
 import { channelObjectName } from "../../durable-objects/channel-do";
 import { newTenant, newTenantWithId } from "./helpers";
+import type { ChannelDO } from "../../durable-objects/channel-do";
+import type { Method, ResponseOf } from "../route-types";
 
 type Options = DurableObjectNamespaceGetDurableObjectOptions | undefined;
 
 /** The real namespace, recording the options of every get() and the arguments of every `resolve` RPC on its stubs. */
-function recordingNamespace(real: any) {
+function recordingNamespace<N extends DurableObjectNamespace>(real: N) {
   const gets: Options[] = [];
   const resolves: unknown[][] = [];
   const ns = new Proxy(real, {
-    get(target: any, prop) {
+    get(target, prop) {
       if (prop === "get")
         return (id: DurableObjectId, options?: Options) => {
           gets.push(options);
           const stub = target.get(id, options);
           return new Proxy(stub, {
-            get(s: any, p) {
-              if (p === "resolve") return (...args: unknown[]) => (resolves.push(args), (s as any).resolve(...args));
+            get(s, p) {
+              if (p === "resolve") return (...args: unknown[]) => (resolves.push(args), (s as unknown as { resolve(...a: unknown[]): unknown }).resolve(...args));
               return Reflect.get(s, p);
             },
           });
@@ -37,12 +39,12 @@ function recordingNamespace(real: any) {
   return { ns, gets, resolves };
 }
 
-async function call(bindings: Partial<Env>, method: string, path: string, key: string, cf: Record<string, string> | undefined, body?: string, type = "application/json") {
+async function call<M extends Method, P extends string>(bindings: Partial<Env>, method: M, path: P, key: string, cf: Record<string, string> | undefined, body?: string, type = "application/json") {
   const ctx = createExecutionContext();
   const req = new Request(`http://chat.test${path}`, { method, headers: { authorization: `Bearer ${key}`, ...(body ? { "content-type": type } : {}) }, body, cf } as RequestInit);
   const res = await app.fetch(req, { ...env, ...bindings } as Env, ctx);
   await waitOnExecutionContext(ctx);
-  return { status: res.status, json: (await res.json()) as any };
+  return { status: res.status, json: (await res.json()) as ResponseOf<M, P> };
 }
 
 describe("Durable Object location hints", () => {
@@ -77,9 +79,11 @@ describe("Durable Object location hints", () => {
     const conversations = recordingNamespace(env.CONVERSATION);
     const { tenantId } = await newTenantWithId();
     const stub = env.CHANNEL.get(env.CHANNEL.idFromName(channelObjectName(tenantId, "rotating")));
-    await (runInDurableObject as any)(stub, async (instance: any) => {
+    // The channel's object, with its (protected) env reachable.
+    await runInDurableObject(stub, async (object: ChannelDO) => {
+      const instance = object as unknown as { env: Env; resolve: ChannelDO["resolve"] };
       const real = instance.env;
-      instance.env = { ...real, CONVERSATION: conversations.ns };
+      instance.env = { ...real, CONVERSATION: conversations.ns as Env["CONVERSATION"] };
       try {
         await instance.resolve({ tenantId, name: "rotating", now: Date.now(), locationHint: "oc" });
       } finally {

@@ -4,10 +4,12 @@
 // listed, called (text, image, resource links, an embedded resource) and their results replayed
 // and stubbed like any other tool's.
 import { beforeAll, describe, expect, inject, it } from "vitest";
-import { api, createConversation, newTenant, send, transcript } from "./helpers";
+import { api, createConversation, newTenant, send, transcript, turnMessages } from "./helpers";
+import { blocksOf, toolResults, ofType } from "../blocks";
+import type { ContentBlock, ToolResultBlock } from "../../core/types";
 
-const results = (turn: any) => turn.json.messages.flatMap((m: any) => m.content.filter((b: any) => b.type === "tool_result"));
-const textOf = (r: any) => (typeof r.content === "string" ? r.content : r.content.map((b: any) => b.text ?? `<${b.type}>`).join("\n"));
+const results = (turn: { text: string }) => toolResults(turnMessages(turn));
+const textOf = (r: ToolResultBlock) => (typeof r.content === "string" ? r.content : r.content.map((b) => (b.type === "text" ? b.text : `<${b.type}>`)).join("\n"));
 
 let key: string;
 beforeAll(async () => {
@@ -19,7 +21,7 @@ describe("the reference 'everything' MCP server", () => {
     const reg = await api("POST", "/v1/mcp-servers", { name: "everything", url: `http://127.0.0.1:${inject("mcpEverythingPort")}/mcp` }, { key });
     expect(reg.status).toBe(201);
     expect(reg.json.transport).toBe("streamable-http");
-    const names = reg.json.tools.map((t: any) => t.name);
+    const names = reg.json.tools.map((t) => t.name);
     expect(names).toEqual(expect.arrayContaining(["mcp__everything__echo", "mcp__everything__get-tiny-image", "mcp__everything__get-resource-links", "mcp__everything__get-resource-reference", "mcp__everything__get-sum"]));
 
     const id = await createConversation({ stubBatchChars: 0 }, key);
@@ -41,8 +43,8 @@ describe("the reference 'everything' MCP server", () => {
     );
     const [echo, image, links, reference, sum] = results(turn);
     expect(echo.content).toBe(`Echo: ${long}`);
-    expect(image.content.map((b: any) => b.type)).toContain("image");
-    expect(image.content.find((b: any) => b.type === "image").source.media_type).toBe("image/png");
+    expect((image.content as ContentBlock[]).map((b) => b.type)).toContain("image");
+    expect(blocksOf(image.content as ContentBlock[], "image")[0].source).toMatchObject({ media_type: "image/png" });
     expect(textOf(links)).toMatch(/\[resource link: Text Resource 2 <demo:\/\/resource\/dynamic\/text\/2> text\/plain/);
     expect(textOf(reference)).toMatch(/\[resource <demo:\/\/resource\/[^>]+2[^>]*> text\/plain\]\n./);
     expect(textOf(sum)).toContain("5");
@@ -55,11 +57,11 @@ describe("the reference 'everything' MCP server", () => {
     await send(id, "small talk two", key);
     const stale = (await api("GET", `/v1/conversations/${id}/replay`, undefined, { key })).json;
     expect(stale.estimate.stubbedResults).toBeGreaterThanOrEqual(1);
-    const stub = stale.messages.flatMap((m: any) => (Array.isArray(m.content) ? m.content : [])).find((b: any) => b.type === "tool_result" && b.tool_use_id === echo.tool_use_id);
-    expect(textOf(stub)).not.toContain(long.trim());
-    expect(textOf(stub)).toMatch(/conversation_read/);
+    const stub = stale.messages.flatMap((m) => (Array.isArray(m.content) ? m.content : [])).find((b) => b.type === "tool_result" && b.tool_use_id === echo.tool_use_id);
+    expect(textOf(ofType(stub as ContentBlock | undefined, "tool_result"))).not.toContain(long.trim());
+    expect(textOf(ofType(stub as ContentBlock | undefined, "tool_result"))).toMatch(/conversation_read/);
     // The transcript keeps it byte for byte.
-    const stored = (await transcript(id, key)).flatMap((m: any) => m.content).find((b: any) => b.type === "tool_result" && b.content === `Echo: ${long}`);
+    const stored = (await transcript(id, key)).flatMap((m) => m.content).find((b) => b.type === "tool_result" && b.content === `Echo: ${long}`);
     expect(stored).toBeDefined();
   });
 });

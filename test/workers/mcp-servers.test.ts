@@ -7,13 +7,16 @@ import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, inject, it } from "vitest";
 import { MCP_MAX_MESSAGE_BYTES } from "../../core/tenant-tool-rules";
 import { app } from "../../workers/chat/app";
-import { api, createConversation, newTenant, send, transcript } from "./helpers";
+import { api, createConversation, newTenant, send, transcript, turnMessages } from "./helpers";
+import { toolResults, ofType } from "../blocks";
+import type { ContentBlock, ToolResultBlock } from "../../core/types";
+import type { ApiError } from "../route-types";
 
 const fixture = (path = "/mcp") => `http://127.0.0.1:${inject("mcpFixturePort")}${path}`;
 const TOKEN = "Bearer fixture-secret-token";
 const replay = async (id: string, key: string) => (await api("GET", `/v1/conversations/${id}/replay`, undefined, { key })).json;
-const results = (turn: any) => turn.json.messages.flatMap((m: any) => m.content.filter((b: any) => b.type === "tool_result"));
-const text = (r: any) => (typeof r.content === "string" ? r.content : r.content.map((b: any) => b.text ?? `<${b.type}>`).join("\n"));
+const results = (turn: { text: string }) => toolResults(turnMessages(turn));
+const text = (r: ToolResultBlock) => (typeof r.content === "string" ? r.content : r.content.map((b) => (b.type === "text" ? b.text : `<${b.type}>`)).join("\n"));
 
 let key: string;
 beforeAll(async () => {
@@ -25,8 +28,8 @@ describe("MCP server registration", () => {
     const r = await api("POST", "/v1/mcp-servers", { name: "fix", url: fixture() }, { key });
     expect(r.status).toBe(201);
     expect(r.json).toMatchObject({ name: "fix", transport: "streamable-http", toolsError: null, hasAuth: false, projectId: null, timeoutMs: 30000 });
-    expect(r.json.tools.map((t: any) => t.name)).toEqual(expect.arrayContaining(["mcp__fix__add", "mcp__fix__pixel", "mcp__fix__links", "mcp__fix__grow"]));
-    expect(r.json.tools.find((t: any) => t.name === "mcp__fix__add")).toEqual({ name: "mcp__fix__add", mcpName: "add", description: "Adds two numbers" });
+    expect(r.json.tools.map((t) => t.name)).toEqual(expect.arrayContaining(["mcp__fix__add", "mcp__fix__pixel", "mcp__fix__links", "mcp__fix__grow"]));
+    expect(r.json.tools.find((t) => t.name === "mcp__fix__add")).toEqual({ name: "mcp__fix__add", mcpName: "add", description: "Adds two numbers" });
     expect((await api("GET", `/v1/mcp-servers/${r.json.id}`, undefined, { key })).json.tools).toEqual(r.json.tools);
 
     await api("POST", "/v1/mcp-servers", { name: "fix2", url: fixture() }, { key });
@@ -42,7 +45,7 @@ describe("MCP server registration", () => {
     const r = await api("POST", "/v1/mcp-servers", { name: "legacy", url: fixture("/sse") }, { key });
     expect(r.status).toBe(201);
     expect(r.json.transport).toBe("sse");
-    expect(r.json.tools.map((t: any) => t.name)).toContain("mcp__legacy__add");
+    expect(r.json.tools.map((t) => t.name)).toContain("mcp__legacy__add");
     const id = await createConversation(undefined, key);
     const turn = await send(id, `@tool tool_activate {"name":"mcp__legacy__add"}\n@tool mcp__legacy__add {"a":40,"b":2}`, key);
     expect(text(results(turn)[1])).toBe("sum=42");
@@ -66,7 +69,7 @@ describe("MCP server registration", () => {
     for (const [body, status, message] of cases) {
       const r = await api("POST", "/v1/mcp-servers", body, { key });
       expect(r.status, JSON.stringify(body)).toBe(status);
-      expect(r.json.error.message, JSON.stringify(body)).toMatch(message);
+      expect(r.json.error?.message, JSON.stringify(body)).toMatch(message);
     }
     const after = await env.DB.prepare("SELECT COUNT(*) AS n FROM mcp_servers").first<{ n: number }>();
     expect(after!.n).toBe(before!.n);
@@ -90,10 +93,10 @@ describe("MCP server registration", () => {
     // Anything but "true" or "false" is a misconfiguration, named, never read as either.
     const odd = await post({ ALLOW_LOOPBACK_TOOLS: "1" });
     expect(odd.status).toBe(500);
-    expect(((await odd.json()) as any).error).toMatchObject({ type: "config_invalid", message: expect.stringContaining("ALLOW_LOOPBACK_TOOLS") });
+    expect(((await odd.json()) as { error: ApiError }).error).toMatchObject({ type: "config_invalid", message: expect.stringContaining("ALLOW_LOOPBACK_TOOLS") });
     const on = await post({});
     expect(on.status).toBe(201);
-    await api("DELETE", `/v1/mcp-servers/${((await on.json()) as any).id}`, undefined, { key });
+    await api("DELETE", `/v1/mcp-servers/${((await on.json()) as { id: string }).id}`, undefined, { key });
   });
 
   it("does not follow a redirect to a private address", async () => {
@@ -117,7 +120,7 @@ describe("MCP server registration", () => {
     for (const v of [...views, JSON.stringify(row)]) expect(v).not.toContain("fixture-secret-token");
     // The sealed value is bound to its row: copied into another server it does not open.
     const twin = await api("POST", "/v1/mcp-servers", { name: "twin", url: fixture("/private/mcp") }, { key });
-    await env.DB.prepare("UPDATE mcp_servers SET auth_sealed = ? WHERE id = ?").bind((row as any).auth_sealed, twin.json.id).run();
+    await env.DB.prepare("UPDATE mcp_servers SET auth_sealed = ? WHERE id = ?").bind((row as { auth_sealed: unknown }).auth_sealed, twin.json.id).run();
     expect((await api("POST", `/v1/mcp-servers/${twin.json.id}/refresh`, undefined, { key })).json.toolsError).toMatch(/decrypt|operation|OperationError/i);
     for (const id of [without.json.id, twin.json.id]) await api("DELETE", `/v1/mcp-servers/${id}`, undefined, { key });
   });
@@ -137,7 +140,7 @@ describe("MCP tools in a turn", () => {
     const system = before.system[0].text as string;
     expect(system).toContain("- mcp__fx__* (MCP server): 9 tools (add, big, fail, fake, grow, …); tool_search finds them\n");
     expect(system).not.toContain("mcp__fx__add:");
-    expect(before.tools.map((t: any) => t.name)).not.toContain("mcp__fx__add");
+    expect(before.tools.map((t) => t.name)).not.toContain("mcp__fx__add");
 
     const early = await send(id, `@tool mcp__fx__add {"a":1,"b":2}`, k);
     expect(results(early)[0]).toMatchObject({ is_error: true });
@@ -145,8 +148,8 @@ describe("MCP tools in a turn", () => {
     expect(text(results(found)[0]).split("\n")[0]).toMatch(/^- mcp__fx__add \(inactive/);
     const turn = await send(id, `@tool tool_activate {"name":"mcp__fx__add"}\n@tool mcp__fx__add {"a":1,"b":2}`, k);
     expect(text(results(turn)[1])).toBe("sum=3");
-    const schema = (await replay(id, k)).tools.find((t: any) => t.name === "mcp__fx__add");
-    expect(schema.input_schema).toMatchObject({ type: "object", properties: { a: { type: "number" }, b: { type: "number" } } });
+    const schema = (await replay(id, k)).tools.find((t) => t.name === "mcp__fx__add");
+    expect(schema!.input_schema).toMatchObject({ type: "object", properties: { a: { type: "number" }, b: { type: "number" } } });
   });
 
   it("maps images, resource links and embedded resources, and reports failures and timeouts as is_error results", async () => {
@@ -154,8 +157,8 @@ describe("MCP tools in a turn", () => {
     const names = ["pixel", "fake_image", "links", "fail"];
     await send(id, names.map((n) => `@tool tool_activate {"name":"mcp__fx__${n}"}`).join("\n"), k);
     const r = results(await send(id, names.map((n) => `@tool mcp__fx__${n} {}`).join("\n"), k));
-    expect(r[0].content.map((b: any) => b.type)).toEqual(["text", "image"]);
-    expect(r[0].content[1].source).toMatchObject({ type: "base64", media_type: "image/png" });
+    expect((r[0].content as ContentBlock[]).map((b) => b.type)).toEqual(["text", "image"]);
+    expect(ofType((r[0].content as ContentBlock[])[1], "image").source).toMatchObject({ type: "base64", media_type: "image/png" });
     expect(text(r[1])).toMatch(/\[image not shown: the bytes are not a image\/png image\]/);
     expect(typeof r[1].content).toBe("string");
     expect(text(r[2])).toContain("[resource link: guide.md <file:///docs/guide.md> text/markdown]");
@@ -177,7 +180,7 @@ describe("MCP tools in a turn", () => {
     const grown = results(await send(id, `@tool mcp__fx__grow {"name":"sprout"}`, k))[0];
     expect(text(grown)).toBe("grew sprout");
     const listed = (await api("GET", `/v1/mcp-servers/${serverId}`, undefined, { key: k })).json;
-    expect(listed.tools.map((t: any) => t.name)).toContain("mcp__fx__sprout");
+    expect(listed.tools.map((t) => t.name)).toContain("mcp__fx__sprout");
     // The prefix (system prompt and schemas) is the day's: the new tool is not in it.
     const after = await replay(id, k);
     expect(after.system).toEqual(before.system);
@@ -185,7 +188,7 @@ describe("MCP tools in a turn", () => {
 
     // A refresh with nothing new keeps the list; a new conversation sees the new tool at once.
     const refreshed = await api("POST", `/v1/mcp-servers/${serverId}/refresh`, undefined, { key: k });
-    expect(refreshed.json.tools.map((t: any) => t.name)).toContain("mcp__fx__sprout");
+    expect(refreshed.json.tools.map((t) => t.name)).toContain("mcp__fx__sprout");
     const fresh = await createConversation(undefined, k);
     const run = results(await send(fresh, `@tool tool_activate {"name":"mcp__fx__sprout"}\n@tool mcp__fx__sprout {}`, k));
     expect(text(run[1])).toBe("sprout ran");
@@ -201,7 +204,7 @@ describe("MCP tools in a turn", () => {
     const r = results(await send(outside, `@tool tool_activate {"name":"mcp__projonly__add"}`, k))[0];
     expect(r).toMatchObject({ is_error: true });
     // Deleting the project deletes its servers.
-    const serverOf = async () => (await api("GET", "/v1/mcp-servers", undefined, { key: k })).json.data.find((s: any) => s.name === "projonly");
+    const serverOf = async () => (await api("GET", "/v1/mcp-servers", undefined, { key: k })).json.data.find((s) => s.name === "projonly");
     expect(await serverOf()).toBeDefined();
     expect((await api("DELETE", `/v1/projects/${proj}`, undefined, { key: k })).status).toBe(204);
     expect(await serverOf()).toBeUndefined();

@@ -5,9 +5,11 @@ import { PDFDocument, StandardFonts } from "pdf-lib";
 import { describe, expect, it } from "vitest";
 import { recordEpisode } from "../../services/memory/notes";
 import { runExtractJob } from "../../workers/summarizer/extract";
-import { api, createConversation, newTenant, send } from "./helpers";
+import { api, createConversation, newTenant, send, turnMessages } from "./helpers";
+import { ofType, resultText } from "../blocks";
+import type { ToolResultBlock } from "../../core/types";
 
-const toolResult = (r: any) => r.json.messages[2].content[0];
+const toolResult = (r: { text: string }) => ofType(turnMessages(r)[2].content[0], "tool_result");
 
 async function pdf(): Promise<Uint8Array> {
   const doc = await PDFDocument.create();
@@ -20,12 +22,12 @@ async function pdf(): Promise<Uint8Array> {
 async function follow(id: string, line: string, key: string) {
   const steps = [...line.matchAll(/(\w+) (\{[^}]*\})/g)];
   expect(steps.length).toBeGreaterThan(0);
-  let last: any;
+  let last: ToolResultBlock | undefined;
   for (const [, name, args] of steps) {
     last = toolResult(await send(id, `@tool ${name} ${args}`, key));
     expect(last.is_error, `${name} ${args}: ${last.content}`).toBeFalsy();
   }
-  return typeof last.content === "string" ? last.content : last.content.map((b: any) => b.text ?? "").join("\n");
+  return resultText(last!);
 }
 
 describe("memory_search hits", () => {
@@ -67,7 +69,7 @@ describe("memory_search hits", () => {
     // The position of each imported message in the answer: the hit that names it first ranks first.
     const order = async (args: string) => {
       const text = String(toolResult(await send(reader, `@tool memory_search ${args}`, key)).content);
-      return messages.map((m: any) => text.indexOf(m.id));
+      return messages.map((m) => text.indexOf(m.id));
     };
     const [user, assistant] = await order('{"query":"quokka budget"}');
     expect(user).toBeGreaterThan(-1);

@@ -5,9 +5,10 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { memoryMapFor, utcDay } from "../../services/memory/memory-map";
 import { runFoldJob } from "../../workers/summarizer/fold";
-import { api, createConversation, eventually, newTenant, send } from "./helpers";
+import { api, createConversation, eventually, newTenant, send, turnMessages } from "./helpers";
+import { ofType } from "../blocks";
 
-const toolResult = (r: any, i = 0) => r.json.messages[2].content[i];
+const toolResult = (r: { text: string }, i = 0) => ofType(turnMessages(r)[2].content[i], "tool_result");
 
 describe("memory notes API", () => {
   it("creates, lists, gets, patches and deletes notes, with validation", async () => {
@@ -21,11 +22,11 @@ describe("memory notes API", () => {
     expect(patched.json.text).toBe("Prefers aisle seats now.");
     expect(patched.json.title).toBe("Prefers window seats on flights.");
     const list = await api("GET", "/v1/memory", undefined, { key });
-    expect(list.json.notes.map((n: any) => n.id)).toEqual([id]);
+    expect(list.json.notes.map((n) => n.id)).toEqual([id]);
     expect((await api("POST", "/v1/memory", { text: "" }, { key })).status).toBe(400);
     const badTags = await api("POST", "/v1/memory", { text: "x", tags: "travel" }, { key });
     expect(badTags.status).toBe(400);
-    expect(badTags.json.error.message).toMatch(/tags/);
+    expect(badTags.json.error?.message).toMatch(/tags/);
     expect((await api("PATCH", `/v1/memory/${id}`, {}, { key })).status).toBe(400);
     expect((await api("DELETE", `/v1/memory/${id}`, undefined, { key })).status).toBe(204);
     expect((await api("GET", `/v1/memory/${id}`, undefined, { key })).status).toBe(404);
@@ -87,7 +88,7 @@ describe("recall tools", () => {
     const results = attack.json.messages[2].content;
     expect(results).toHaveLength(4);
     expect(JSON.stringify(results)).not.toMatch(/KSFO|secret note/);
-    expect(results.slice(0, 3).every((b: any) => b.is_error)).toBe(true);
+    expect(results.slice(0, 3).every((b) => b.is_error)).toBe(true);
     expect(results[3].content).toMatch(/^no memory matches/);
     // Editing tools, once activated, cannot touch the other tenant's note either.
     const edit = await send(other, `@tool tool_activate {"name":"memory_update"}\n@tool tool_activate {"name":"memory_forget"}\n@tool memory_update {"id":"${note.id}","text":"owned"}\n@tool memory_forget {"id":"${note.id}"}`, keyB);
@@ -101,7 +102,7 @@ describe("recall tools", () => {
     const key = await newTenant();
     const id = await createConversation({ foldThresholdChars: 3000 }, key);
     await send(id, "The invoice file is ledger-2026-q3.csv and the total is 48,213.57 dollars.", key);
-    let lease: any = null;
+    let lease: { jobId: string } | null = null;
     for (let i = 0; i < 30 && !lease; i++) {
       await send(id, `filler turn ${i}\n@reply-chars 800`, key);
       lease = await runInDurableObject(env.CONVERSATION.get(env.CONVERSATION.idFromName(id)), async (_i, state) => {
@@ -110,7 +111,7 @@ describe("recall tools", () => {
       });
     }
     expect(lease).not.toBeNull();
-    expect((await runFoldJob({ kind: "fold", jobId: lease.jobId, tenantId: (await tenantOf(key))!, conversationId: id, requestedAt: new Date().toISOString() }, env as Env)).applied).toBe(true);
+    expect((await runFoldJob({ kind: "fold", jobId: lease!.jobId, tenantId: (await tenantOf(key))!, conversationId: id, requestedAt: new Date().toISOString() }, env as Env)).applied).toBe(true);
     const meta = (await api("GET", `/v1/conversations/${id}`, undefined, { key })).json;
     expect(meta.summarizedThroughMessage).toBeGreaterThan(2);
     const episodes = await eventually(async () => {

@@ -9,16 +9,17 @@ import { runFoldJob, FOLD_FALLBACK_ATTEMPT } from "../../workers/summarizer/fold
 import { consumeBatch, handleJob } from "../../workers/summarizer/index";
 import { jsonOrUndefined } from "../json-body";
 import { api, connectSocket, createConversation, newTenant, send, transcript } from "./helpers";
+import type { Method, ResponseOf } from "../route-types";
 
 /** The chat worker's bindings as a deployment without the key would have them. */
 const unconfigured = { ...(env as Env), DEV_BOOTSTRAP: undefined, MODEL_PROVIDER: undefined, ANTHROPIC_API_KEY: undefined } as Env;
 
 /** A request through the chat worker's real handler, under the unconfigured env. */
-async function unconfiguredApi(method: string, path: string, key: string, body?: unknown, headers: Record<string, string> = {}) {
+async function unconfiguredApi<M extends Method, P extends string>(method: M, path: P, key: string, body?: unknown, headers: Record<string, string> = {}) {
   const req = new Request(`http://chat.test${path}`, { method, headers: { authorization: `Bearer ${key}`, "content-type": "application/json", ...headers }, body: body === undefined ? undefined : JSON.stringify(body) });
   const res = await worker.fetch(req as never, unconfigured, createExecutionContext());
   const text = await res.text();
-  return { status: res.status, json: jsonOrUndefined(text) as any, headers: res.headers };
+  return { status: res.status, json: jsonOrUndefined(text) as ResponseOf<M, P>, headers: res.headers };
 }
 
 const stubOf = (id: string) => env.CONVERSATION.get(env.CONVERSATION.idFromName(id));
@@ -41,9 +42,9 @@ async function withUnconfiguredObject<T>(id: string, fn: () => Promise<T>): Prom
   }
 }
 
-const expectNotConfigured = (error: any) => {
-  expect(error.type).toBe("model_not_configured");
-  expect(error.message).toMatch(/ANTHROPIC_API_KEY/);
+const expectNotConfigured = (error: { type: string; message: string } | undefined) => {
+  expect(error?.type).toBe("model_not_configured");
+  expect(error?.message).toMatch(/ANTHROPIC_API_KEY/);
 };
 
 describe("no model configured outside local dev", () => {

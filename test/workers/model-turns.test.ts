@@ -4,9 +4,11 @@
 // turn, a stream that breaks mid-way, and the usage ledger with its cost.
 import { describe, expect, it } from "vitest";
 import { CONTINUE_PROMPT } from "../../core/replay-rules";
-import { api, createConversation, eventually, newTenant, send, sendSse, transcript } from "./helpers";
+import { api, createConversation, eventually, newTenant, send, sendSse, transcript, turnMessages } from "./helpers";
+import { ofType } from "../blocks";
+import type { ContentBlock, WireMessage } from "../../core/types";
 
-const types = (m: any) => m.content.map((b: any) => b.type);
+const types = (m: { content: readonly { type: string }[] }) => m.content.map((b) => b.type);
 
 describe("thinking", () => {
   it("streams as its own event, is stored with its signature, and goes back unchanged through a tool loop", async () => {
@@ -20,7 +22,7 @@ describe("thinking", () => {
     const replies = (await transcript(id)).filter((m) => m.role === "assistant");
     expect(replies).toHaveLength(2);
     expect(types(replies[0])).toEqual(["thinking", "thinking", "tool_use"]);
-    expect(replies[0].content[0].signature).toMatch(/\S{40,}/);
+    expect(ofType(replies[0].content[0], "thinking").signature).toMatch(/\S{40,}/);
     // The second call carried the first reply's thinking back exactly (the offline model checks
     // each signature against what it produced), and the turn went on.
     expect(types(replies[1])[0]).toBe("thinking");
@@ -33,10 +35,10 @@ describe("thinking", () => {
     const r = await send(id, '@tools-per-step 1\n@tool tool_activate {"name":"conversation_list"}\n@tool conversation_list {}');
     expect(r.status).toBe(200);
     expect(r.json.stop_reason).toBe("end_turn");
-    const calls = r.json.messages.flatMap((m: any) => m.content).filter((b: any) => b.type === "tool_use").map((b: any) => b.name);
+    const calls = r.json.messages.flatMap((m) => m.content).filter((b) => b.type === "tool_use").map((b) => b.name);
     expect(calls).toEqual(["tool_activate", "conversation_list"]);
-    const results = r.json.messages.flatMap((m: any) => m.content).filter((b: any) => b.type === "tool_result");
-    expect(results.every((b: any) => !b.is_error)).toBe(true);
+    const results = r.json.messages.flatMap((m) => m.content).filter((b) => b.type === "tool_result");
+    expect(results.every((b) => !b.is_error)).toBe(true);
   });
 
   it("shows nothing of it under display omitted, and a redacted block is stored and sent back as it came", async () => {
@@ -46,8 +48,8 @@ describe("thinking", () => {
     expect(events.filter((e) => e.type === "thinking").every((e) => e.text === "")).toBe(true);
     expect(events.some((e) => e.type === "thinking" && e.redacted)).toBe(true);
     const first = (await transcript(id)).find((m) => m.role === "assistant");
-    expect(first.content.find((b: any) => b.type === "thinking").thinking).toBe("");
-    expect(first.content.find((b: any) => b.type === "redacted_thinking").data).toMatch(/\S/);
+    expect(first!.content.find((b) => b.type === "thinking")!.thinking).toBe("");
+    expect(first!.content.find((b) => b.type === "redacted_thinking")!.data).toMatch(/\S/);
   });
 });
 
@@ -57,7 +59,7 @@ describe("a reply cut off", () => {
     const r = await send(id, "write at length\n@max-tokens-stop");
     expect(r.status).toBe(200);
     expect(r.json.stop_reason).toBe("end_turn");
-    const stops = r.json.messages.filter((m: any) => m.role === "assistant").map((m: any) => m.stopReason);
+    const stops = r.json.messages.filter((m) => m.role === "assistant").map((m) => m.stopReason);
     expect(stops).toEqual(["max_tokens", "end_turn"]);
     // The continuation's request, as sent (its prompt snapshot), ends on the continuation prompt.
     const newest = (await api("GET", `/v1/conversations/${id}/prompts`)).json.data[0];
@@ -65,8 +67,10 @@ describe("a reply cut off", () => {
       const r = await api("GET", `/v1/conversations/${id}/prompts/${newest.id}`);
       return r.status === 200 ? r.json : null;
     });
-    expect(sent.messages.at(-1)).toMatchObject({ role: "user", content: [{ type: "text", text: CONTINUE_PROMPT }] });
-    expect(sent.messages.at(-2).role).toBe("assistant");
+    // The snapshot is the request as sent: a Messages API request.
+    const sentMessages = sent.messages as WireMessage[];
+    expect(sentMessages.at(-1)).toMatchObject({ role: "user", content: [{ type: "text", text: CONTINUE_PROMPT }] });
+    expect(sentMessages.at(-2)!.role).toBe("assistant");
   });
 
   it("while still thinking continues with more room, and the turn does not end empty", async () => {
@@ -74,9 +78,9 @@ describe("a reply cut off", () => {
     const r = await send(id, "think hard\n@max-tokens-stop thinking");
     expect(r.status).toBe(200);
     expect(r.json.stop_reason).toBe("end_turn");
-    const replies = r.json.messages.filter((m: any) => m.role === "assistant");
+    const replies = turnMessages(r).filter((m) => m.role === "assistant");
     expect(types(replies[0])).toEqual(["thinking"]);
-    expect(replies.at(-1).content.some((b: any) => b.type === "text" && b.text.trim())).toBe(true);
+    expect(replies.at(-1)!.content.some((b) => b.type === "text" && b.text.trim())).toBe(true);
   });
 
   it("by an error inside the stream keeps the streamed text and is asked again", async () => {
@@ -90,7 +94,7 @@ describe("a reply cut off", () => {
     expect(replies[0].stopReason).toBe("error");
     expect(replies[0].content).toEqual([{ type: "text", text: before }]);
     expect(before.length).toBeGreaterThan(0);
-    expect(replies.at(-1).stopReason).toBe("end_turn");
+    expect(replies.at(-1)!.stopReason).toBe("end_turn");
     const replay = (await api("GET", `/v1/conversations/${id}/replay`)).json;
     expect(JSON.stringify(replay.messages)).toContain(CONTINUE_PROMPT);
   });
@@ -99,8 +103,8 @@ describe("a reply cut off", () => {
     const id = await createConversation();
     const r = await send(id, "@stream-error api_error after=0 attempts=5");
     expect(r.status).toBe(502);
-    expect(r.json.error.message).toMatch(/^the model API had an internal error; try again \(api_error\): .*; request id req_\w+$/);
-    expect(r.json.error.message).not.toContain("{");
+    expect(r.json.error?.message).toMatch(/^the model API had an internal error; try again \(api_error\): .*; request id req_\w+$/);
+    expect(r.json.error?.message).not.toContain("{");
   });
 });
 
@@ -125,7 +129,7 @@ describe("a refusal", () => {
     expect(r.json.stop_reason).toBe("end_turn");
     expect(r.json.refusal).toMatchObject({ category: "frontier_llm", fallbackModel: "claude-opus-5-5" });
     expect(r.json.model_changes).toEqual([{ from: "claude-sonnet-5-5", to: "claude-opus-5-5", reason: "refusal_fallback" }]);
-    expect(r.json.messages.at(-1).model).toBe("claude-opus-5-5");
+    expect(r.json.messages.at(-1)!.model).toBe("claude-opus-5-5");
     expect((await api("GET", `/v1/conversations/${id}`)).json.settings.model).toBe("claude-sonnet-5-5");
   });
 });
@@ -136,20 +140,20 @@ describe("server tools", () => {
     const r = await send(id, "find the tide tables\n@web-search tide tables\n@stop pause_turn");
     expect(r.status).toBe(200);
     expect(r.json.stop_reason).toBe("end_turn");
-    const replies = r.json.messages.filter((m: any) => m.role === "assistant");
+    const replies = turnMessages(r).filter((m) => m.role === "assistant");
     expect(replies[0].stopReason).toBe("pause_turn");
-    const blocks = replies.flatMap((m: any) => m.content);
-    expect(blocks.some((b: any) => b.type === "server_tool_use" && b.name === "web_search")).toBe(true);
-    const result = blocks.find((b: any) => b.type === "web_search_tool_result");
-    expect(result.content[0].encrypted_content).toMatch(/\S/);
-    expect(r.json.usage.web_search_requests).toBe(1);
+    const blocks = replies.flatMap((m) => m.content);
+    expect(blocks.some((b) => b.type === "server_tool_use" && b.name === "web_search")).toBe(true);
+    const result = blocks.find((b) => b.type === "web_search_tool_result") as (ContentBlock & { content: { encrypted_content: string }[] }) | undefined;
+    expect(result!.content[0].encrypted_content).toMatch(/\S/);
+    expect(r.json.usage!.web_search_requests).toBe(1);
     // A later turn sends the encrypted results back unchanged: the offline model verifies them.
     const next = await send(id, "thanks; and tomorrow?");
     expect(next.status).toBe(200);
     expect(next.json.stop_reason).toBe("end_turn");
     // Never stubbed or truncated: the replay carries the result as stored.
     const replay = (await api("GET", `/v1/conversations/${id}/replay`)).json;
-    expect(JSON.stringify(replay.messages)).toContain(result.content[0].encrypted_content);
+    expect(JSON.stringify(replay.messages)).toContain(result!.content[0].encrypted_content);
   });
 });
 
@@ -161,26 +165,26 @@ describe("usage and cost", () => {
     const turns = [await send(a, "one", key), await send(a, "two", key), await send(b, "three", key)];
     for (const t of turns) {
       const u = t.json.usage;
-      const expected = (u.input_tokens * 2 + u.output_tokens * 10 + u.cache_creation_input_tokens * 2.5 + u.cache_read_input_tokens * 0.1) / 1_000_000;
+      const expected = (u!.input_tokens * 2 + u!.output_tokens * 10 + u!.cache_creation_input_tokens * 2.5 + u!.cache_read_input_tokens * 0.1) / 1_000_000;
       // Priced to the micro-dollar.
-      expect(Math.abs(u.cost_usd - expected)).toBeLessThan(0.000001);
-      expect(u.thinking_tokens).toBeGreaterThan(0);
-      expect(u.output_tokens).toBeGreaterThanOrEqual(u.thinking_tokens);
+      expect(Math.abs(u!.cost_usd! - expected)).toBeLessThan(0.000001);
+      expect(u!.thinking_tokens).toBeGreaterThan(0);
+      expect(u!.output_tokens).toBeGreaterThanOrEqual(u!.thinking_tokens!);
     }
     const report = await eventually(async () => {
       const r = await api("GET", "/v1/usage", undefined, { key });
       return r.json.total?.turns === 3 ? r.json : null;
     });
-    const sum = turns.reduce((n, t) => n + t.json.usage.cost_usd, 0);
+    const sum = turns.reduce((n, t) => n + t.json.usage!.cost_usd!, 0);
     expect(Math.abs(report.total.cost_usd - sum)).toBeLessThan(0.000001);
-    expect(report.total.output_tokens).toBe(turns.reduce((n, t) => n + t.json.usage.output_tokens, 0));
-    expect(report.conversations.map((c: any) => c.conversationId).sort()).toEqual([a, b].sort());
+    expect(report.total.output_tokens).toBe(turns.reduce((n, t) => n + t.json.usage!.output_tokens, 0));
+    expect(report.conversations.map((c) => c.conversationId).sort()).toEqual([a, b].sort());
     expect(report.models).toEqual([expect.objectContaining({ model: "claude-sonnet-5-5", turns: 3 })]);
     const one = (await api("GET", `/v1/usage?conversation=${b}`, undefined, { key })).json;
     expect(one.total.turns).toBe(1);
     // Another tenant sees none of it.
     expect((await api("GET", `/v1/usage?conversation=${b}`)).json.total.turns).toBe(0);
-    expect((await api("GET", "/v1/usage?from=2026-02-01&to=2026-01-01", undefined, { key })).json.error.message).toBe("from: must not be after to");
+    expect((await api("GET", "/v1/usage?from=2026-02-01&to=2026-01-01", undefined, { key })).json.error?.message).toBe("from: must not be after to");
     expect((await api("GET", "/v1/usage?from=2026-02-30", undefined, { key })).status).toBe(400);
   });
 });

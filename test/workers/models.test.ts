@@ -14,13 +14,13 @@ describe("GET /v1/models", () => {
     const r = await api("GET", "/v1/models");
     expect(r.status).toBe(200);
     expect(r.json.defaultModel).toBe("claude-sonnet-5-5");
-    const sonnet = r.json.data.find((m: any) => m.id === "claude-sonnet-5-5");
+    const sonnet = r.json.data.find((m) => m.id === "claude-sonnet-5-5");
     expect(sonnet).toMatchObject({ default: true, status: "active", contextWindowTokens: 1_000_000, maxOutputTokens: 128_000, prefill: false, forcedToolChoice: false, tokenizerRatio: 1.3 });
-    expect(sonnet.thinking).toMatchObject({ modes: ["adaptive", "between_tools"], default: "adaptive", display: "omitted" });
-    expect(sonnet.prices).toMatchObject({ currency: "USD", input: 2, output: 10, cacheRead: 0.1 });
-    expect(r.json.data.every((m: any) => m.sources.length > 0)).toBe(true);
+    expect(sonnet!.thinking).toMatchObject({ modes: ["adaptive", "between_tools"], default: "adaptive", display: "omitted" });
+    expect(sonnet!.prices).toMatchObject({ currency: "USD", input: 2, output: 10, cacheRead: 0.1 });
+    expect(r.json.data.every((m) => m.sources.length > 0)).toBe(true);
     const retired = (await api("GET", "/v1/models?status=retired")).json.data;
-    expect(retired.find((m: any) => m.id === "claude-sonnet-4-5")).toMatchObject({ status: "retired", retiredOn: "2026-11-30", replacement: "claude-sonnet-5-5" });
+    expect(retired.find((m) => m.id === "claude-sonnet-4-5")).toMatchObject({ status: "retired", retiredOn: "2026-11-30", replacement: "claude-sonnet-5-5" });
     expect((await api("GET", "/v1/models?status=nope")).status).toBe(400);
   });
 
@@ -40,15 +40,15 @@ describe("settings against their model", () => {
     const id = await createConversation();
     const retired = await api("PATCH", `/v1/conversations/${id}`, { settings: { model: "claude-sonnet-4-5" } });
     expect(retired.status).toBe(400);
-    expect(retired.json.error.message).toBe("settings.model: claude-sonnet-4-5 retired on 2026-11-30; use claude-sonnet-5-5 (Claude Sonnet 5.5), its replacement");
+    expect(retired.json.error?.message).toBe("settings.model: claude-sonnet-4-5 retired on 2026-11-30; use claude-sonnet-5-5 (Claude Sonnet 5.5), its replacement");
     const unknown = await api("POST", "/v1/conversations", { settings: { model: "claude-nonexistent-9" } });
     expect(unknown.status).toBe(400);
-    expect(unknown.json.error.message).toMatch(/^settings\.model: unknown model claude-nonexistent-9: not in the model catalog \(GET \/v1\/models\), and Anthropic's Models API does not know it/);
+    expect(unknown.json.error?.message).toMatch(/^settings\.model: unknown model claude-nonexistent-9: not in the model catalog \(GET \/v1\/models\), and Anthropic's Models API does not know it/);
   });
 
   it("checks effort, thinking and the output reserve against what the model takes", async () => {
     const id = await createConversation();
-    const bad = async (settings: object) => (await api("PATCH", `/v1/conversations/${id}`, { settings })).json.error.message;
+    const bad = async (settings: object) => (await api("PATCH", `/v1/conversations/${id}`, { settings })).json.error?.message;
     expect(await bad({ thinking: "disabled" })).toMatch(/^settings\.thinking: claude-sonnet-5-5 does not take "disabled"/);
     expect(await bad({ thinking: "between_tools", effort: "max" })).toMatch(/needs settings.effort at high or below/);
     expect(await bad({ outputReserveTokens: 200_000 })).toMatch(/^settings\.outputReserveTokens: at most 128000/);
@@ -88,7 +88,7 @@ describe("a conversation whose model retired", () => {
     const meta = (await api("GET", `/v1/conversations/${id}`)).json;
     expect(meta.settings).toMatchObject({ model: "claude-sonnet-5-5", contextWindowTokens: 1_000_000, outputReserveTokens: 32_000, charsPerToken: 1.15, thinking: "auto" });
     const cards = (await api("GET", `/v1/conversations/${id}/timeline`)).json.cards;
-    expect(cards.some((c: any) => c.type === "model_changed" && c.card.to === "claude-sonnet-5-5")).toBe(true);
+    expect(cards).toContainEqual(expect.objectContaining({ type: "model_changed", card: expect.objectContaining({ to: "claude-sonnet-5-5" }) }));
     const day = new Date().toISOString().slice(0, 10);
     const log = await eventually(async () => {
       const r = await api("GET", `/v1/corpus/${day}`);
@@ -113,14 +113,14 @@ describe("settings a tenant and a project give new conversations", () => {
     expect(inProject.json.settings).toMatchObject({ serverTools: ["web_search", "web_fetch"], effort: "low", tailMessages: 14 });
     // The request's tools carry the server tools the conversation opted into.
     const tools = (await api("GET", `/v1/conversations/${inProject.json.id}/replay`, undefined, { key })).json.tools;
-    expect(tools.filter((t: any) => t.type)).toEqual([
+    expect(tools.filter((t) => t.type)).toEqual([
       { type: "web_search_20250305", name: "web_search", max_uses: 5 },
       { type: "web_fetch_20250910", name: "web_fetch", max_uses: 5, max_content_tokens: 20_000 },
     ]);
     // Checked like a conversation's settings; nothing is written when refused.
     const refused = await api("PATCH", `/v1/projects/${project.json.id}`, { settings: { model: "claude-sonnet-4-5" } }, { key });
     expect(refused.status).toBe(400);
-    expect(refused.json.error.message).toMatch(/^settings\.model: claude-sonnet-4-5 retired/);
+    expect(refused.json.error?.message).toMatch(/^settings\.model: claude-sonnet-4-5 retired/);
     expect((await api("GET", `/v1/projects/${project.json.id}`, undefined, { key })).json.settings).toEqual({ serverTools: ["web_search", "web_fetch"], tailMessages: 12 });
     // Another tenant's conversations are untouched by these.
     expect((await api("POST", "/v1/conversations", {})).json.settings.serverTools).toEqual([]);

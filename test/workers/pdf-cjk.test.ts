@@ -2,7 +2,8 @@
 // with the CMaps the worker bundles (data/pdf-cmaps, services/attachments/formats/pdf/cmaps.gen.ts) can read it.
 import sjisPdf from "../fixtures/pdf/pdfjs--90ms_rksj_h_sample.pdf?inline";
 import { describe, expect, it } from "vitest";
-import { api, createConversation, send } from "./helpers";
+import { api, createConversation, send, turnMessages } from "./helpers";
+import { ofType, resultText } from "../blocks";
 
 const bytes = (dataUrl: string) => Uint8Array.from(atob(dataUrl.split(",")[1]), (c) => c.charCodeAt(0));
 
@@ -13,8 +14,7 @@ describe("PDF text through predefined CMaps", () => {
     expect(up.status).toBe(201);
     expect(up.json.facts).toMatchObject({ kind: "pdf", pageCount: 1 });
     const r = await send(id, `@tool pdf_read {"attachment_id":"${up.json.id}","pages":"1"}`);
-    const block = r.json.messages[2].content[0];
-    const text = typeof block.content === "string" ? block.content : block.content.map((b: any) => b.text ?? "").join("\n");
+    const text = resultText(ofType(turnMessages(r)[2].content[0], "tool_result"));
     expect(text).toContain("Hello ASCII");
     expect(text).toContain("日本語テスト");
   });

@@ -5,8 +5,10 @@ import { env } from "cloudflare:workers";
 import lockedPdf from "../fixtures/pdf/qpdf-enc-R3-V2-user-view.pdf?inline";
 import { describe, expect, it } from "vitest";
 import { promptSnapshotPrefix } from "../../r2-layout";
-import { api, createConversation, send, sendSse, transcript } from "./helpers";
+import { api, createConversation, send, sendSse, transcript, turnMessages } from "./helpers";
 import { shardCount, shardRows } from "./cortex-rows";
+import { blocksOf } from "../blocks";
+import type { WireMessage } from "../../core/types";
 
 const PASSWORD = "view"; // the fixture's user password (SOURCES.md)
 const WITHHELD = "[password withheld]";
@@ -19,8 +21,8 @@ async function lockedUpload(id: string): Promise<string> {
   return r.json.id;
 }
 
-const toolUses = (messages: any[]) => messages.filter((m) => m.role === "assistant").flatMap((m) => m.content.filter((b: any) => b.type === "tool_use"));
-const results = (r: any) => r.json.messages[2].content.map((b: any) => (typeof b.content === "string" ? b.content : JSON.stringify(b.content)));
+const toolUses = (messages: WireMessage[]) => messages.filter((m) => m.role === "assistant").flatMap((m) => blocksOf(m.content, "tool_use"));
+const results = (r: { text: string }) => turnMessages(r)[2].content.map((b) => (b.type === "tool_result" && typeof b.content === "string" ? b.content : JSON.stringify("content" in b ? b.content : b)));
 
 describe("PDF passwords", () => {
   it("pdf_read runs with the password, but the stored call, the events, the snapshots and the cortex withhold it", async () => {
@@ -70,7 +72,7 @@ describe("PDF passwords", () => {
     expect(text).toMatch(/pages of locked\.pdf match "Potato"/);
     expect(text).toMatch(/- page \d+: /);
     expect(text).toContain('"password":"..."');
-    expect(text).not.toContain(PASSWORD + '"');
+    expect(text).not.toContain(`${PASSWORD}"`);
     // All 30 pages read here and indexed, with nothing queued that would carry the password.
     expect(await shardCount(`SELECT COUNT(DISTINCT ref_id) AS n FROM cortex_docs WHERE kind = 'page' AND ref_id LIKE ?`, [`${att}:p%`])).toBe(30);
     for (const c of toolUses(await transcript(id))) expect(c.input.password ?? WITHHELD).toBe(WITHHELD);

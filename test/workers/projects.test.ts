@@ -17,14 +17,14 @@ describe("projects", () => {
       expect(replay.system[0].text).toContain(`name="spec.txt"`);
       expect(replay.system[0].text).toContain("50 lines");
       expect(replay.system[0].text).not.toContain("hatch opens outward");
-      expect(replay.tools.map((t: any) => t.name)).toContain("file_read");
+      expect(replay.tools.map((t) => t.name)).toContain("file_read");
     }
     const r = await send(b, `@tool file_read {"attachment_id":"${file.json.id}","lines":"1-1"}`);
     expect(r.json.messages[2].content[0].content).toContain("requirement R-17: the hatch opens outward");
     // A conversation outside the project carries none of it.
     const plain = await createConversation();
     expect((await api("GET", `/v1/conversations/${plain}/replay`)).json.system[0].text).not.toContain("<project");
-    expect((await api("GET", `/v1/projects/${p.json.id}`)).json.files.map((f: any) => f.name)).toEqual(["spec.txt"]);
+    expect((await api("GET", `/v1/projects/${p.json.id}`)).json.files.map((f) => f.name)).toEqual(["spec.txt"]);
   });
 
   it("stay tenant-scoped", async () => {
@@ -34,6 +34,6 @@ describe("projects", () => {
     expect((await api("POST", `/v1/projects/${p.id}/files?name=x.txt`, "x", { key: keyB, raw: true, headers: { "content-type": "text/plain" } })).status).toBe(404);
     const c = await api("POST", "/v1/conversations", { projectId: p.id }, { key: keyB });
     expect(c.status).toBe(400);
-    expect(c.json.error.message).toMatch(/projectId/);
+    expect(c.json.error?.message).toMatch(/projectId/);
   });
 });

@@ -8,16 +8,18 @@ import { sha256Hex } from "../../core/ids";
 import type { RateLimiterDO } from "../../durable-objects/rate-limiter-do";
 import { app } from "../../workers/chat/app";
 import { spyD1 } from "./d1-spy";
-import { connectSocket, createConversation, newTenant } from "./helpers";
+import { connectSocket, createConversation, inConversation, type Method, newTenant } from "./helpers";
+import type { ResponseOf } from "../route-types";
+import { ofType } from "../blocks";
 
 /** The app with its real bindings but these limits. */
-async function call(limits: Record<string, string>, method: string, path: string, key: string, body?: unknown) {
+async function call<M extends Method, P extends string>(limits: Record<string, string>, method: M, path: P, key: string, body?: unknown) {
   const ctx = createExecutionContext();
   const headers: Record<string, string> = key ? { authorization: `Bearer ${key}` } : {};
   if (body !== undefined) headers["content-type"] = "application/json";
   const res = await app.fetch(new Request(`http://chat.test${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) }), { ...env, ...limits } as Env, ctx);
   await waitOnExecutionContext(ctx);
-  return { status: res.status, headers: res.headers, json: (await res.json().catch(() => null)) as any };
+  return { status: res.status, headers: res.headers, json: (await res.json().catch(() => null)) as ResponseOf<M, P> };
 }
 
 describe("rate limits", () => {
@@ -28,8 +30,8 @@ describe("rate limits", () => {
     for (let i = 0; i < 3; i++) expect((await call(limits, "GET", "/v1/conversations", key)).status).toBe(200);
     const over = await call(limits, "GET", "/v1/conversations", key);
     expect(over.status).toBe(429);
-    expect(over.json.error.type).toBe("rate_limited");
-    expect(over.json.error.message).toMatch(/3 requests per minute/);
+    expect(over.json.error?.type).toBe("rate_limited");
+    expect(over.json.error?.message).toMatch(/3 requests per minute/);
     // 3 a minute refills one token every 20 s.
     const retry = Number(over.headers.get("retry-after"));
     expect(Number.isInteger(retry)).toBe(true);
@@ -51,7 +53,7 @@ describe("rate limits", () => {
     expect((await call(limits, "POST", `/v1/channels/inbox/messages`, key, { content: "two" })).status).toBe(200);
     const over = await call(limits, "POST", `/v1/conversations/${id}/messages`, key, { content: "three" });
     expect(over.status).toBe(429);
-    expect(over.json.error.message).toMatch(/2 turns per minute/);
+    expect(over.json.error?.message).toMatch(/2 turns per minute/);
     // One token refills every 30 s and the two turns before took some of that: at most 30 s to
     // wait, at least 1 (the exact arithmetic on a fixed clock is the next test).
     const retryAfter = Number(over.headers.get("retry-after"));
@@ -82,12 +84,12 @@ describe("rate limits", () => {
 });
 
 /** The app with its real bindings but these limits, called from this client address. */
-async function callFrom(address: string, limits: Record<string, string>, path: string, key: string, db: D1Database = env.DB) {
+async function callFrom<P extends string>(address: string, limits: Record<string, string>, path: P, key: string, db: D1Database = env.DB) {
   const ctx = createExecutionContext();
   const headers: Record<string, string> = { "cf-connecting-ip": address, ...(key ? { authorization: `Bearer ${key}` } : {}) };
   const res = await app.fetch(new Request(`http://chat.test${path}`, { headers }), { ...env, ...limits, DB: db } as Env, ctx);
   await waitOnExecutionContext(ctx);
-  return { status: res.status, headers: res.headers, json: (await res.json().catch(() => null)) as any };
+  return { status: res.status, headers: res.headers, json: (await res.json().catch(() => null)) as ResponseOf<"GET", P> };
 }
 
 const someAddress = () => `2001:db8::${crypto.randomUUID().slice(0, 4)}:${crypto.randomUUID().slice(0, 4)}`;
@@ -102,7 +104,7 @@ describe("failed authentications per client address", () => {
     for (let i = 0; i < 3; i++) expect((await callFrom(a, limits, "/v1/conversations", unknownKey())).status).toBe(401);
     const over = await callFrom(a, limits, "/v1/conversations", unknownKey());
     expect(over.status).toBe(429);
-    expect(over.json.error).toEqual({ type: "rate_limited", message: expect.stringMatching(/failed authentications from this address.*3 per minute/) });
+    expect(over.json!.error).toEqual({ type: "rate_limited", message: expect.stringMatching(/failed authentications from this address.*3 per minute/) });
     // 3 a minute refills one every 20 s.
     const retry = Number(over.headers.get("retry-after"));
     expect(retry).toBeGreaterThanOrEqual(19);
@@ -127,7 +129,7 @@ describe("failed authentications per client address", () => {
     for (let i = 0; i < 2; i++) expect((await callFrom(address, limits, "/v1/admin/tenants/ten_x/keys", "not-the-admin-token")).status).toBe(401);
     const over = await callFrom(address, limits, "/v1/admin/tenants/ten_x/keys", "not-the-admin-token");
     expect(over.status).toBe(429);
-    expect(over.json.error.type).toBe("rate_limited");
+    expect(over.json!.error?.type).toBe("rate_limited");
   });
 
   it("count bad websocket tickets as failures too", async () => {
@@ -138,19 +140,16 @@ describe("failed authentications per client address", () => {
     expect((await callFrom(address, limits, "/v1/conversations", unknownKey())).status).toBe(401);
     const over = await callFrom(address, limits, badTicket(), "");
     expect(over.status).toBe(429);
-    expect(over.json.error.type).toBe("rate_limited");
+    expect(over.json!.error?.type).toBe("rate_limited");
   });
 });
 
 describe("rate limits over a websocket", () => {
   it("count each send frame as a turn of the key that opened the socket (by header or by ticket)", async () => {
-    const workerEnv = env as any;
-    const inObject = runInDurableObject as unknown as (stub: unknown, fn: (instance: any) => unknown) => Promise<any>;
     const key = await newTenant();
     const id = await createConversation(undefined, key);
-    const stub = workerEnv.CONVERSATION.get(workerEnv.CONVERSATION.idFromName(id));
     // This conversation's object runs with a turn limit of 2 a minute (the suite's default is off).
-    await inObject(stub, async (instance) => {
+    await inConversation(id, async (instance) => {
       instance.env = { ...instance.env, TURN_RATE_LIMIT_PER_MINUTE: "2" };
     });
     const ticket = (await call({}, "POST", `/v1/conversations/${id}/ws-ticket`, key)).json.ticket;
@@ -162,26 +161,24 @@ describe("rate limits over a websocket", () => {
     viaHeader.ws!.send(JSON.stringify({ type: "send", content: "two" }));
     await viaHeader.next((e) => e.type === "turn_end" && viaHeader.events.filter((x) => x.type === "turn_end").length === 2);
     viaTicket.ws!.send(JSON.stringify({ type: "send", content: "three" }));
-    const refused = await viaTicket.next((e) => e.type === "error");
+    const refused = ofType(await viaTicket.next((e) => e.type === "error"), "error");
     expect(refused.error.type).toBe("rate_limited");
     expect(refused.error.retryAfterSeconds).toBeGreaterThanOrEqual(1);
     // The refusal names the turn it refused, unlike any turn that ran.
     expect(refused.turnId).toMatch(/^turn_/);
-    expect(viaTicket.events.filter((e) => e.type === "turn_start").map((e) => e.turnId)).not.toContain(refused.turnId);
+    expect(viaTicket.events.flatMap((e) => (e.type === "turn_start" ? [e.turnId] : []))).not.toContain(refused.turnId);
     // Nothing of the refused turn was saved; the key's bucket is shared with HTTP turns.
     const saved = (await call({}, "GET", `/v1/conversations/${id}/messages`, key)).json.messages;
-    expect(saved.filter((m: any) => m.role === "user").map((m: any) => m.content[0].text)).toEqual(["one", "two"]);
+    expect(saved.filter((m) => m.role === "user").map((m) => m.content[0].text)).toEqual(["one", "two"]);
     const keyHash = await sha256Hex(key);
-    const limiter = workerEnv.RATE_LIMITER.get(workerEnv.RATE_LIMITER.idFromName(keyHash));
-    const left = await inObject(limiter, async (instance) => (instance as RateLimiterDO).take([{ bucket: "turns", perMinute: 2 }]));
+    const limiter = env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(keyHash));
+    const left = await runInDurableObject(limiter, async (instance: RateLimiterDO) => instance.take([{ bucket: "turns", perMinute: 2 }]));
     expect(left.ok).toBe(false);
   });
 });
 
 describe("websocket frames with limits on", () => {
   it("become turns in the order they arrived, however long each waits on the limiter", async () => {
-    const workerEnv = env as any;
-    const inObject = runInDurableObject as unknown as (stub: unknown, fn: (instance: any) => unknown) => Promise<any>;
     const key = await newTenant();
     const id = await createConversation(undefined, key);
     // A limiter that answers earlier frames more slowly than later ones (as a remote object may).
@@ -190,21 +187,19 @@ describe("websocket frames with limits on", () => {
       idFromName: (name: string) => name,
       get: () => ({ take: async () => (await new Promise((r) => setTimeout(r, Math.max(0, 160 - 20 * calls++))), { ok: true }) }),
     };
-    await inObject(workerEnv.CONVERSATION.get(workerEnv.CONVERSATION.idFromName(id)), async (instance) => {
-      instance.env = { ...instance.env, TURN_RATE_LIMIT_PER_MINUTE: "100", RATE_LIMITER: slowFirst };
+    await inConversation(id, async (instance) => {
+      instance.env = { ...instance.env, TURN_RATE_LIMIT_PER_MINUTE: "100", RATE_LIMITER: slowFirst as unknown as Env["RATE_LIMITER"] };
     });
     const s = await connectSocket(`/v1/conversations/${id}/ws`, { authorization: `Bearer ${key}` });
     const sent = Array.from({ length: 8 }, (_, i) => `frame ${i}`);
     for (const content of sent) s.ws!.send(JSON.stringify({ type: "send", content }));
     await s.next(() => s.events.filter((e) => e.type === "turn_end").length === sent.length);
     const saved = (await call({}, "GET", `/v1/conversations/${id}/messages`, key)).json.messages;
-    expect(saved.filter((m: any) => m.role === "user").map((m: any) => m.content[0].text)).toEqual(sent);
+    expect(saved.filter((m) => m.role === "user").map((m) => m.content[0].text)).toEqual(sent);
     expect(calls).toBe(sent.length);
   });
 
   it("take a request token for every other frame: a tool_results frame over the limit is refused, nothing written", async () => {
-    const workerEnv = env as any;
-    const inObject = runInDurableObject as unknown as (stub: unknown, fn: (instance: any) => unknown) => Promise<any>;
     const key = await newTenant();
     const id = await createConversation(undefined, key);
     const tools = [{ name: "get_weather", input_schema: { type: "object" } }];
@@ -216,12 +211,12 @@ describe("websocket frames with limits on", () => {
       idFromName: (name: string) => name,
       get: () => ({ take: async (rules: { bucket: string }[]) => (asked.push(rules.map((r) => r.bucket)), { ok: false, bucket: "requests", perMinute: 5, retryAfterSeconds: 12 }) }),
     };
-    await inObject(workerEnv.CONVERSATION.get(workerEnv.CONVERSATION.idFromName(id)), async (instance) => {
-      instance.env = { ...instance.env, RATE_LIMIT_PER_MINUTE: "5", RATE_LIMITER: empty };
+    await inConversation(id, async (instance) => {
+      instance.env = { ...instance.env, RATE_LIMIT_PER_MINUTE: "5", RATE_LIMITER: empty as unknown as Env["RATE_LIMITER"] };
     });
     const s = await connectSocket(`/v1/conversations/${id}/ws`, { authorization: `Bearer ${key}` });
-    s.ws!.send(JSON.stringify({ type: "tool_results", results: [{ tool_use_id: paused.requires_action.calls[0].id, content: "sleet" }] }));
-    const refused = await s.next((e) => e.type === "error");
+    s.ws!.send(JSON.stringify({ type: "tool_results", results: [{ tool_use_id: paused.requires_action!.calls[0].id, content: "sleet" }] }));
+    const refused = ofType(await s.next((e) => e.type === "error"), "error");
     expect(refused.error).toMatchObject({ type: "rate_limited", retryAfterSeconds: 12 });
     expect(refused.error.message).toContain("5 requests per minute");
     expect(asked).toEqual([["requests"]]);
@@ -229,7 +224,7 @@ describe("websocket frames with limits on", () => {
     expect(saved).toHaveLength(2);
     // The socket stays open; a ping is a request like any other frame, refused the same way.
     s.ws!.send(JSON.stringify({ type: "ping" }));
-    expect((await s.next((e) => e.type === "error" && e !== refused)).error.type).toBe("rate_limited");
+    expect(ofType(await s.next((e) => e.type === "error" && e !== refused), "error").error.type).toBe("rate_limited");
     expect(asked).toEqual([["requests"], ["requests"]]);
     s.ws!.close();
   });

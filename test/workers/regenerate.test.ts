@@ -6,6 +6,7 @@ import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { api, connectSocket, createConversation, eventually, newTenant, send, transcript } from "./helpers";
+import { ofType } from "../blocks";
 
 const regenerate = (id: string, key?: string, body: Record<string, unknown> = { regenerate: true }) => api("POST", `/v1/conversations/${id}/messages`, body, { key });
 const stubOf = (id: string) => env.CONVERSATION.get(env.CONVERSATION.idFromName(id));
@@ -64,7 +65,7 @@ describe("regenerate", () => {
     // Again: the chain goes on, the model still sees one exchange; a next turn follows the newest.
     const third = await regenerate(id);
     expect(third.status).toBe(200);
-    expect(third.json.superseded.messageIds).toEqual([copy.id, fresh.id]);
+    expect(third.json.superseded?.messageIds).toEqual([copy.id, fresh.id]);
     await send(id, "And a lake?");
     const last = await replayOf(id);
     expect(last.messages.map((m: any) => m.role)).toEqual(["user", "assistant", "user", "assistant", "user", "assistant"]);
@@ -108,13 +109,13 @@ describe("regenerate", () => {
     const id = await createConversation();
     const none = await regenerate(id);
     expect(none.status).toBe(409);
-    expect(none.json.error.type).toBe("nothing_to_regenerate");
-    expect(none.json.error.message).toMatch(/^regenerate: /);
+    expect(none.json.error?.type).toBe("nothing_to_regenerate");
+    expect(none.json.error?.message).toMatch(/^regenerate: /);
     const failed = await send(id, "Is it busy?\n@model-error 529");
     expect(failed.status).toBe(502);
     const after = await regenerate(id);
     expect(after.status).toBe(409);
-    expect(after.json.error.type).toBe("nothing_to_regenerate");
+    expect(after.json.error?.type).toBe("nothing_to_regenerate");
     expect((await transcript(id)).length).toBe(1);
   });
 
@@ -127,9 +128,9 @@ describe("regenerate", () => {
     await watch.next((e) => e.type === "delta" && e.turnId === start.turnId);
     const busy = await regenerate(id);
     expect(busy.status).toBe(409);
-    expect(busy.json.error.type).toBe("turn_in_progress");
+    expect(busy.json.error?.type).toBe("turn_in_progress");
     watch.ws!.send(JSON.stringify({ type: "send", regenerate: true }));
-    const refused = await watch.next((e) => e.type === "error" && e.error?.type === "turn_in_progress");
+    const refused = ofType(await watch.next((e) => e.type === "error" && e.error?.type === "turn_in_progress"), "error");
     expect(refused.error.status).toBe(409);
     expect((await api("POST", `/v1/conversations/${id}/stop`, {})).status).toBe(200);
     await turn;
@@ -157,7 +158,7 @@ describe("regenerate", () => {
     });
     const inFlight = await regenerate(id);
     expect(inFlight.status).toBe(409);
-    expect(inFlight.json.error.type).toBe("regenerate_folded");
+    expect(inFlight.json.error?.type).toBe("regenerate_folded");
     await inObject(stubOf(id), async (instance: any) => {
       instance.store.clearLease();
       await instance.record.updateHead((h: any) => ({ next: { ...h, summary: "they said one", summarizedThroughMessage: 2, summarizedThroughMessageId: null }, result: undefined }));
@@ -165,8 +166,8 @@ describe("regenerate", () => {
     });
     const folded = await regenerate(id);
     expect(folded.status).toBe(409);
-    expect(folded.json.error.type).toBe("regenerate_folded");
-    expect(folded.json.error.message).toMatch(/folded into the summary/);
+    expect(folded.json.error?.type).toBe("regenerate_folded");
+    expect(folded.json.error?.message).toMatch(/folded into the summary/);
     expect((await transcript(id)).length).toBe(2);
   });
 
@@ -175,14 +176,14 @@ describe("regenerate", () => {
     await send(id, "hi\n@reply-chars 50");
     const withContent = await regenerate(id, undefined, { regenerate: true, content: "again" });
     expect(withContent.status).toBe(400);
-    expect(withContent.json.error.message).toMatch(/content: not allowed with regenerate/);
+    expect(withContent.json.error?.message).toMatch(/content: not allowed with regenerate/);
     const withFiles = await regenerate(id, undefined, { regenerate: true, attachments: ["att_x"] });
     expect(withFiles.status).toBe(400);
-    expect(withFiles.json.error.message).toMatch(/attachments: not allowed with regenerate/);
+    expect(withFiles.json.error?.message).toMatch(/attachments: not allowed with regenerate/);
     expect((await regenerate(id, undefined, { regenerate: false })).status).toBe(400);
     const empty = await regenerate(id, undefined, {});
     expect(empty.status).toBe(400);
-    expect(empty.json.error.message).toMatch(/content/);
+    expect(empty.json.error?.message).toMatch(/content/);
     const other = await newTenant();
     const foreign = await regenerate(id, other);
     expect(foreign.status).toBe(404);

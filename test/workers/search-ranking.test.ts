@@ -15,7 +15,7 @@ describe("search ranking", () => {
     const roadOnly = (await api("POST", "/v1/memory", { text: "The road to the cabin was closed." }, { key })).json.id;
     await api("POST", "/v1/memory", { text: "Unrelated: the invoice INV-20931 totals 318.40 EUR." }, { key });
     const r = await eventually(async () => ((await search(key, "Which road bike was it?")).results.length >= 6 ? await search(key, "Which road bike was it?") : null));
-    const ids = r.results.map((h: any) => h.id);
+    const ids = r.results.map((h) => h.id);
     for (const b of bikeOnly) expect(ids.indexOf(both)).toBeLessThan(ids.indexOf(b));
     expect(new Set(ids)).toEqual(new Set([both, ...bikeOnly, roadOnly]));
     // Identifiers stay exact among words.
@@ -24,9 +24,9 @@ describe("search ranking", () => {
     const walked: string[] = [];
     let cursor: string | null = null;
     do {
-      const page: any = await search(key, "Which road bike was it?", `&limit=2${cursor ? `&cursor=${cursor}` : ""}`);
-      walked.push(...page.results.map((h: any) => h.id));
-      cursor = page.next;
+      const page = await search(key, "Which road bike was it?", `&limit=2${cursor ? `&cursor=${cursor}` : ""}`);
+      walked.push(...page.results.map((h) => String(h.id)));
+      cursor = page.next === null ? null : String(page.next);
       // The cursor is the hits before the next page, nothing else (no ranking mode).
       if (cursor !== null) expect(cursor).toBe(String(walked.length));
     } while (cursor);
@@ -39,7 +39,7 @@ describe("search ranking", () => {
     for (const bad of ["xor:2", "and:", "-1", "2:and"]) {
       const r = await api("GET", `/v1/search?q=bike&cursor=${encodeURIComponent(bad)}`, undefined, { key });
       expect(r.status, bad).toBe(400);
-      expect(r.json.error.message, bad).toMatch(/cursor.*not a search cursor/);
+      expect(r.json.error?.message, bad).toMatch(/cursor.*not a search cursor/);
     }
   });
 
@@ -48,13 +48,13 @@ describe("search ranking", () => {
     const exchange = async (user: string, assistant: string) => {
       const conv = (await api("POST", "/v1/conversations", {}, { key })).json.id;
       const { messages } = (await api("POST", `/v1/conversations/${conv}/import`, { messages: [{ role: "user", text: user }, { role: "assistant", text: assistant }] }, { key })).json;
-      return messages.map((m: any) => m.id);
+      return messages.map((m) => m.id);
     };
     const [said] = await exchange("My commute to work takes 45 minutes by train.", "A 45 minute train commute to work is long: commute time on the train to work is good for reading, and a commute to work by train beats driving to work.");
     const [changed] = await exchange("Update: I now cycle on my commute to work.", "Nice, cycling is healthy.");
     const q = (text: string, extra = "") => eventually(async () => {
       const r = (await api("GET", `/v1/search?q=${encodeURIComponent(text)}&kind=message${extra}`, undefined, { key })).json;
-      return r.results.length >= 3 ? r.results.map((h: any) => h.messageId) : null;
+      return r.results.length >= 3 ? r.results.map((h) => h.messageId) : null;
     });
     const mine = await q("How long is my commute to work?");
     expect(mine.slice(0, 2).sort()).toEqual([said, changed].sort());

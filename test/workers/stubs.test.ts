@@ -2,8 +2,10 @@
 // byte-exact recovery through the call each stub names.
 import { describe, expect, it } from "vitest";
 import { api, createConversation, modelCount, send, transcript } from "./helpers";
+import { toolResults, resultText } from "../blocks";
+import type { WireMessage } from "../../core/types";
 
-const results = (messages: any[]) => messages.flatMap((m) => (Array.isArray(m.content) ? m.content : [])).filter((b: any) => b.type === "tool_result");
+const results = (messages: WireMessage[]) => toolResults(messages);
 
 describe("stubs", () => {
   it("replace stale results deterministically in both paths, and the named call returns the bytes", async () => {
@@ -17,8 +19,8 @@ describe("stubs", () => {
     const replay = (await api("GET", `/v1/conversations/${id}/replay`)).json;
     const again = (await api("GET", `/v1/conversations/${id}/replay`)).json;
     expect(JSON.stringify(again)).toBe(JSON.stringify(replay));
-    const [stub] = results(replay.messages);
-    const stubText = typeof stub.content === "string" ? stub.content : stub.content[0].text;
+    const [stub] = results(replay.messages as WireMessage[]);
+    const stubText = resultText(stub);
     expect(stubText.length).toBeLessThan(2000);
     expect(replay.estimate.stubbedResults).toBe(1);
     expect(replay.estimate.stubSavedChars).toBeGreaterThan(20000);
@@ -40,7 +42,7 @@ describe("stubs", () => {
     const next = "one more question";
     const expected = await modelCount(now, next);
     const u = (await send(id, next)).json.usage;
-    expect(u.input_tokens + u.cache_read_input_tokens + u.cache_creation_input_tokens).toBe(expected);
+    expect(u!.input_tokens + u!.cache_read_input_tokens + u!.cache_creation_input_tokens).toBe(expected);
   });
 
   it("hold small stale results back until their batch fills", async () => {

@@ -4,6 +4,7 @@
 // (What the segment is and how replay leaves it out: workflow.test.ts.)
 import { describe, expect, it } from "vitest";
 import { api, connectSocket, createConversation, send, sendSse, textOf, transcript } from "./helpers";
+import { ofType, resultText } from "../blocks";
 
 const delegate = (name: string, task: string) => `@tool agent_delegate ${JSON.stringify({ name, task })}`;
 
@@ -23,7 +24,7 @@ const slices = (file: string, from: number, count: number, lines: number) =>
 /** The master's agent_delegate result and the sub-agent's saved thread. */
 async function delegated(id: string) {
   const all = await transcript(id);
-  const result = all.flatMap((m) => (m.agent ? [] : m.content)).findLast((b: any) => b.type === "tool_result");
+  const result = all.flatMap((m) => (m.agent ? [] : m.content)).findLast((b) => b.type === "tool_result");
   return { result, segment: all.filter((m) => m.agent) };
 }
 
@@ -48,14 +49,14 @@ describe("a sub-agent's turn loop", () => {
     expect(events.find((e) => e.type === "error")).toBeUndefined();
     expect(events.at(-1)).toMatchObject({ type: "turn_end", stop_reason: "end_turn" });
     const { result, segment } = await delegated(id);
-    expect(result.is_error).toBeUndefined();
-    expect(result.content).toMatch(/^\[agent reader: \d+ model calls;/);
+    expect(result!.is_error).toBeUndefined();
+    expect(result!.content).toMatch(/^\[agent reader: \d+ model calls;/);
     // Every slice was read once and saved whole: the compaction worked on copies.
-    const reads = segment.flatMap((m) => m.content).filter((b: any) => b.type === "tool_result");
+    const reads = segment.flatMap((m) => m.content).filter((b) => b.type === "tool_result");
     expect(reads).toHaveLength(16);
-    const readIds = segment.flatMap((m) => m.content).filter((b: any) => b.type === "tool_use").map((b: any) => b.input.attachment_id);
+    const readIds = segment.flatMap((m) => m.content).filter((b) => b.type === "tool_use").map((b) => b.input.attachment_id);
     expect(readIds).toEqual(parts);
-    expect(reads.every((b: any) => !b.is_error && !/TRUNCATED/.test(b.content) && b.content.length > 6_000), JSON.stringify(reads.map((b: any) => [b.is_error, b.content.length]))).toBe(true);
+    expect(reads.every((b) => !b.is_error && !/TRUNCATED/.test(resultText(b)) && resultText(b).length > 6_000), JSON.stringify(reads.map((b) => [b.is_error, resultText(b).length]))).toBe(true);
   });
 
   it("continues a max_tokens stop, streaming its deltas to the caller and the sockets tagged with the sub-agent", async () => {
@@ -66,17 +67,17 @@ describe("a sub-agent's turn loop", () => {
     const { result, segment } = await delegated(id);
     const replies = segment.filter((m) => m.role === "assistant");
     expect(replies.map((m) => m.stopReason)).toEqual(["max_tokens", "end_turn"]);
-    expect(result.is_error).toBeUndefined();
-    expect(result.content).toContain(replies.map(textOf).join(""));
+    expect(result!.is_error).toBeUndefined();
+    expect(result!.content).toContain(replies.map(textOf).join(""));
     const deltas = events.filter((e) => e.type === "delta" && e.agent);
     expect(deltas.length).toBeGreaterThan(0);
-    expect(deltas.every((e) => e.agent.name === "writer" && e.agent.segment === segment[0].agent.segment)).toBe(true);
-    expect(deltas.map((e) => e.text).join("")).toBe(replies.map(textOf).join(""));
+    expect(deltas.every((e) => e.agent!.name === "writer" && e.agent!.segment === segment[0].agent!.segment)).toBe(true);
+    expect(deltas.map((e) => ofType(e, "delta").text).join("")).toBe(replies.map(textOf).join(""));
     // The master's own deltas stay untagged.
     expect(events.some((e) => e.type === "delta" && !e.agent)).toBe(true);
     // A socket on the conversation sees the same tagged stream.
     await socket.next((e) => e.type === "turn_end");
-    expect(socket.events.filter((e) => e.type === "delta" && e.agent).map((e) => e.text)).toEqual(deltas.map((e) => e.text));
+    expect(socket.events.filter((e) => e.type === "delta" && e.agent).map((e) => ofType(e, "delta").text)).toEqual(deltas.map((e) => ofType(e, "delta").text));
     socket.ws!.close();
   });
 
@@ -92,8 +93,8 @@ describe("a sub-agent's turn loop", () => {
     expect(started[0].budgetTokens).toBeLessThan(16_000);
     expect(events.find((e) => e.type === "error")).toBeUndefined();
     const { result } = await delegated(id);
-    expect(result.is_error).toBeUndefined();
-    expect(result.content).toMatch(/^\[agent halves: \d+ model calls;/);
+    expect(result!.is_error).toBeUndefined();
+    expect(result!.content).toMatch(/^\[agent halves: \d+ model calls;/);
   });
 
   it("reports a refused task as an error result, without the refused words", async () => {
@@ -102,9 +103,9 @@ describe("a sub-agent's turn loop", () => {
     expect(events.at(-1)).toMatchObject({ type: "turn_end" });
     expect(events.find((e) => e.type === "refusal")).toMatchObject({ agent: { name: "asker" }, category: "cyber" });
     const { result, segment } = await delegated(id);
-    expect(result.is_error).toBe(true);
-    expect(result.content).toMatch(/^agent asker stopped: the model declined the task/);
+    expect(result!.is_error).toBe(true);
+    expect(result!.content).toMatch(/^agent asker stopped: the model declined the task/);
     const refused = segment.find((m) => m.stopReason === "refusal");
-    expect(result.content).not.toContain(textOf(refused));
+    expect(result!.content).not.toContain(textOf(refused!));
   });
 });

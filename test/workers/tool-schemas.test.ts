@@ -5,7 +5,8 @@ import { describe, expect, it } from "vitest";
 import { toolRegistry } from "../../agent/tools";
 import { api, createConversation } from "./helpers";
 
-type Schema = { type?: string; properties?: Record<string, any>; required?: string[]; [k: string]: unknown };
+/** The JSON Schema subset the tools' input schemas use. */
+type Schema = { type?: string; properties?: Record<string, Schema>; required?: string[]; additionalProperties?: unknown; maxLength?: number; maximum?: number; minimum?: number; maxItems?: number; [k: string]: unknown };
 
 /** A value for each required property that the validator accepts (the ids are well formed). */
 function minimalCall(schema: Schema): Record<string, unknown> {
@@ -25,7 +26,7 @@ describe("tool schemas", () => {
   it("carry the validators' limits in the request the model gets", async () => {
     const id = await createConversation();
     const tools = (await api("GET", `/v1/conversations/${id}/replay`)).json.tools;
-    const search = tools.find((t: any) => t.name === "memory_search").input_schema;
+    const search = tools.find((t) => t.name === "memory_search")!.input_schema;
     expect(search).toEqual({
       type: "object",
       properties: {

@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { api, createConversation, send } from "./helpers";
 
 const replay = async (id: string) => (await api("GET", `/v1/conversations/${id}/replay`)).json;
-const names = (r: any) => r.tools.map((t: any) => t.name);
+const names = (r: { tools: { name: string }[] }) => r.tools.map((t) => t.name);
 
 describe("tool discovery", () => {
   it("carries core tools only, lists the rest in the capabilities index, and activates on request", async () => {

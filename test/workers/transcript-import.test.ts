@@ -1,11 +1,11 @@
 // POST /v1/conversations/import inside workerd: a conversation from a transcript, streamed and
 // staged in R2, checked before anything is visible, indexed, and folded one threshold at a time.
 import { env } from "cloudflare:workers";
-import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { runFoldJob } from "../../workers/summarizer/fold";
 import { stageTranscript } from "../../services/transfer/import-staging";
-import { api, eventually, newTenant, send, transcript } from "./helpers";
+import { api, eventually, newTenant, send, transcript, inConversation } from "./helpers";
+import type { Settings } from "../../core/settings";
 
 const exchange = (i: number, chars = 40) => [
   { role: "user", content: `question ${i} about topic-${i} ${"q".repeat(chars)}` },
@@ -15,7 +15,7 @@ const exchange = (i: number, chars = 40) => [
 ];
 const transcriptOf = (exchanges: number, chars?: number) => Array.from({ length: exchanges }, (_, i) => exchange(i, chars)).flat();
 
-const importJson = (body: unknown, key?: string, qs = "") => api("POST", `/v1/conversations/import${qs}`, typeof body === "string" ? body : JSON.stringify(body), { key, raw: true, headers: { "content-type": "application/json" } });
+const importJson = <Q extends string = "">(body: unknown, key?: string, qs: Q = "" as Q) => api("POST", `/v1/conversations/import${qs}`, typeof body === "string" ? body : JSON.stringify(body), { key, raw: true, headers: { "content-type": "application/json" } });
 
 async function tenantObjects(tenantId: string): Promise<string[]> {
   const keys: string[] = [];
@@ -40,9 +40,9 @@ describe("transcript import", () => {
     const stored = await transcript(r.json.id, key);
     expect(stored.map((m) => ({ role: m.role, content: m.content }))).toEqual(messages.map((m) => ({ role: m.role, content: typeof m.content === "string" ? [{ type: "text", text: m.content }] : m.content })));
     expect(stored.map((m) => m.seq)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
-    const hit = await eventually(async () => (await api("GET", "/v1/search?q=topic-1", undefined, { key })).json.results.find((h: any) => h.conversationId === r.json.id));
+    const hit = await eventually(async () => (await api("GET", "/v1/search?q=topic-1", undefined, { key })).json.results.find((h) => h.conversationId === r.json.id));
     expect(hit).toBeTruthy();
-    const listed = await eventually(async () => (await api("GET", "/v1/conversations", undefined, { key })).json.conversations.find((c: any) => c.id === r.json.id && c.messageCount === 8));
+    const listed = await eventually(async () => (await api("GET", "/v1/conversations", undefined, { key })).json.conversations.find((c) => c.id === r.json.id && c.messageCount === 8));
     expect(listed.title).toBe("From elsewhere");
     const turn = await send(r.json.id, "and now live", key);
     expect(turn.status).toBe(200);
@@ -77,12 +77,12 @@ describe("transcript import", () => {
     for (const [body, type, reason, status] of cases) {
       const r = await api("POST", "/v1/conversations/import", body, { key, raw: true, headers: { "content-type": type } });
       expect(r.status, r.text).toBe(status ?? 400);
-      expect(r.json.error.message).toMatch(reason);
+      expect(r.json.error?.message).toMatch(reason);
     }
     const bad = new Uint8Array([...new TextEncoder().encode('{"messages": [{"role": "user", "content": "'), 0xff, ...new TextEncoder().encode('"}]}')]);
     const r = await api("POST", "/v1/conversations/import", bad, { key, raw: true, headers: { "content-type": "application/json" } });
     expect(r.status).toBe(400);
-    expect(r.json.error.message).toMatch(/UTF-8/);
+    expect(r.json.error?.message).toMatch(/UTF-8/);
     // Staged chunks are removed with the refusal (the last delete may still be in flight).
     await eventually(async () => (await tenantObjects(tenantId)).length === 0);
     expect((await api("GET", "/v1/conversations", undefined, { key })).json.conversations).toEqual([]);
@@ -96,14 +96,13 @@ describe("transcript import", () => {
     const id = "conv_01J00000000000000000000000";
     const stub = env.CONVERSATION.get(env.CONVERSATION.idFromName(id));
     const ref = { tenantId: "t-commit-fails", conversationId: id };
-    const settings = (await api("GET", `/v1/conversations/${(await importJson({ messages: transcriptOf(1) })).json.id}`)).json.settings;
+    const settings = (await api("GET", `/v1/conversations/${(await importJson({ messages: transcriptOf(1) })).json.id}`)).json.settings as Partial<Settings> as Settings;
     // Called inside the object, so the refusal is caught there rather than reported as an RPC failure.
-    const inObject = runInDurableObject as unknown as <T>(s: unknown, fn: (i: any, st: DurableObjectState) => Promise<T>) => Promise<T>;
-    const outcome = await inObject(stub, async (instance) => instance.importTranscript(ref, { title: "x", settings }, staged).then(() => "committed", (e: Error) => e.message));
+    const outcome = await inConversation(stub, async (instance) => instance.importTranscript(ref, { title: "x", settings }, staged).then(() => "committed", (e: Error) => e.message));
     expect(outcome).toMatch(/staged chunk 2 is missing/);
     expect(await stub.getMeta(ref)).toBeNull();
     expect((await env.BUCKET.list({ prefix: `tenants/t-commit-fails/conversations/` })).objects).toEqual([]);
-    const rows = await inObject(stub, async (_i, st) => st.storage.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM messages").one().n);
+    const rows = await inConversation(stub, async (_i, st) => st.storage.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM messages").one().n);
     expect(rows).toBe(0);
   });
 
@@ -121,7 +120,7 @@ describe("transcript import", () => {
     const batches = (await tenantObjects(tenantId)).filter((k) => k.includes("/messages/"));
     expect(batches.length).toBe(10);
     const page = await api("GET", `/v1/conversations/${r.json.id}/messages?after=4990&limit=20`, undefined, { key });
-    expect(page.json.messages.map((m: any) => m.seq)).toEqual([4991, 4992, 4993, 4994, 4995, 4996, 4997, 4998, 4999, 5000]);
+    expect(page.json.messages.map((m) => m.seq)).toEqual([4991, 4992, 4993, 4994, 4995, 4996, 4997, 4998, 4999, 5000]);
   }, 60_000);
 
   it("folds an imported conversation one threshold at a time, until under the threshold", async () => {
@@ -132,24 +131,23 @@ describe("transcript import", () => {
     const id = imported.json.id;
     expect((await api("PATCH", `/v1/conversations/${id}`, { settings })).status).toBe(200);
     // The patch does not dispatch; a fold job is dispatched the way a turn would, then folds run on.
-    const inObject = runInDurableObject as unknown as <T>(stub: unknown, fn: (instance: any, state: DurableObjectState) => Promise<T>) => Promise<T>;
     const stub = env.CONVERSATION.get(env.CONVERSATION.idFromName(id));
-    await inObject(stub, async (instance) => instance.fold.maybeDispatch());
-    const leaseOf = () => inObject(stub, async (_i, state) => state.storage.sql.exec<{ value: string }>("SELECT value FROM kv WHERE key = 'fold_lease'").toArray()[0]?.value ?? null);
+    await inConversation(stub, async (instance) => instance.fold.maybeDispatch());
+    const leaseOf = () => inConversation(stub, async (_i, state) => state.storage.sql.exec<{ value: string }>("SELECT value FROM kv WHERE key = 'fold_lease'").toArray()[0]?.value ?? null);
     const boundaries: number[] = [];
     for (let folds = 0; folds < 20; folds++) {
       const lease = await leaseOf();
       if (!lease) break;
       const outcome = await runFoldJob({ kind: "fold", jobId: JSON.parse(lease).jobId, tenantId: "dev", conversationId: id, requestedAt: new Date().toISOString() }, env);
       expect(outcome.applied, outcome.reason).toBe(true);
-      boundaries.push((await api("GET", `/v1/conversations/${id}`)).json.summarizedThroughMessage);
+      boundaries.push((await api("GET", `/v1/conversations/${id}`)).json.summarizedThroughMessage!);
       // The next fold is dispatched in the background after the commit, if still over the threshold.
       await new Promise((r) => setTimeout(r, 50));
     }
     const meta = (await api("GET", `/v1/conversations/${id}`)).json;
     expect(meta.foldCount).toBeGreaterThan(3);
     expect(meta.foldableChars).toBeLessThanOrEqual(settings.foldThresholdChars);
-    expect(meta.summary.length).toBeLessThanOrEqual(settings.summaryMaxChars);
+    expect(meta.summary!.length).toBeLessThanOrEqual(settings.summaryMaxChars);
     // Each fold took about one threshold (about 7 exchanges of ~280 chars), never the whole region at once.
     for (let i = 1; i < boundaries.length; i++) expect(boundaries[i] - boundaries[i - 1]).toBeLessThanOrEqual(40);
     expect(boundaries[0]).toBeLessThanOrEqual(40);

@@ -3,6 +3,7 @@
 // attachment of the tenant refuses the turn (HTTP, channels and websocket frames) with nothing saved.
 import { describe, expect, it } from "vitest";
 import { api, connectSocket, createConversation, newTenant, transcript } from "./helpers";
+import { ofType } from "../blocks";
 
 const upload = (id: string, name: string, body: string, key?: string) =>
   api("POST", `/v1/conversations/${id}/attachments?name=${name}`, body, { key, raw: true, headers: { "content-type": "text/plain" } });
@@ -22,13 +23,13 @@ describe("turn attachments", () => {
     expect(r.status).toBe(200);
     const user = r.json.messages[0];
     expect(user.role).toBe("user");
-    expect(user.content.map((b: any) => b.text)).toEqual([up.json.note, `look at line 250\n@tool file_read {"attachment_id":"${up.json.id}","lines":"250-250"}`]);
+    expect(user.content.map((b) => b.text)).toEqual([up.json.note, `look at line 250\n@tool file_read {"attachment_id":"${up.json.id}","lines":"250-250"}`]);
     // The tool ran (it was activated by the attachment, not refused as inactive) and read the bytes.
     const result = r.json.messages[2].content[0];
     expect(result.is_error).toBeFalsy();
     expect(result.content).toContain("entry 250 wombat250");
     expect(await activeTools(id, key)).toContain("file_read");
-    expect((await transcript(id, key))[0].content[0].text).toBe(up.json.note);
+    expect(ofType((await transcript(id, key))[0].content[0], "text").text).toBe(up.json.note);
   });
 
   it("a staged upload (attach=false) adds no note and activates nothing until a turn names it; attach takes only true or false", async () => {
@@ -47,7 +48,7 @@ describe("turn attachments", () => {
     expect(await activeTools(id, key)).toContain("file_read");
     const bad = await api("POST", `/v1/conversations/${id}/attachments?name=x.txt&attach=no`, "x", { key, raw: true, headers: { "content-type": "text/plain" } });
     expect(bad.status).toBe(400);
-    expect(bad.json.error.message).toMatch(/attach/);
+    expect(bad.json.error?.message).toMatch(/attach/);
   });
 
   it("with an Idempotency-Key: the same files and text replay the first turn; other files are another request (422)", async () => {
@@ -63,9 +64,9 @@ describe("turn attachments", () => {
     expect(again.json).toEqual(first.json);
     const other = await keyed([b]);
     expect(other.status).toBe(422);
-    expect(other.json.error.type).toBe("idempotency_key_reused");
+    expect(other.json.error?.type).toBe("idempotency_key_reused");
     // Two upload notes, then one turn: no second turn for the repeat, nothing for the refusal.
-    expect((await transcript(id, key)).filter((m: any) => m.role === "user")).toHaveLength(3);
+    expect((await transcript(id, key)).filter((m) => m.role === "user")).toHaveLength(3);
   });
 
   it("attach a project's file by id", async () => {
@@ -91,7 +92,7 @@ describe("turn attachments", () => {
       expect(r.json.error).toEqual({ type: "invalid_request", message: `attachments: unknown attachment ${JSON.stringify(bad)}` });
       const ch = await api("POST", "/v1/channels/inbox/messages", { content: "hello", attachments: [bad] }, { key });
       expect(ch.status, bad).toBe(400);
-      expect(ch.json.error.message).toContain(JSON.stringify(bad));
+      expect(ch.json.error?.message).toContain(JSON.stringify(bad));
     }
     expect(await transcript(id, key)).toEqual([]);
     expect(await activeTools(id, key)).not.toContain("file_read");
@@ -112,7 +113,7 @@ describe("turn attachments", () => {
     expect(start.turnId).not.toBe(refused.turnId);
     await c.next((e) => e.type === "turn_end");
     const saved = await transcript(id, key);
-    expect(saved[0].content.map((b: any) => b.text)).toEqual([up.json.note, "now with the file"]);
+    expect(saved[0].content.map((b) => ofType(b, "text").text)).toEqual([up.json.note, "now with the file"]);
     expect(saved.map((m) => m.role)).toEqual(["user", "assistant"]);
     c.ws!.close();
   });

@@ -5,6 +5,7 @@
 import { describe, expect, inject, it } from "vitest";
 import { STOP_WAIT_MS } from "../../durable-objects/conversation/turn-stops";
 import { api, connectSocket, createConversation, newTenant, send, transcript } from "./helpers";
+import { blockAs, blocksOf, ofType } from "../blocks";
 
 const HELD = "Tell me about rivers.\n@reply-chars 1500\n@hold-stream after=200";
 
@@ -17,7 +18,7 @@ async function streaming(c: Awaited<ReturnType<typeof socketOf>>) {
   return start.turnId as string;
 }
 const streamed = (c: Awaited<ReturnType<typeof socketOf>>, turnId: string) =>
-  c.events.filter((e) => e.type === "delta" && e.turnId === turnId).map((e) => e.text).join("");
+  c.events.filter((e) => e.type === "delta" && e.turnId === turnId).map((e) => ofType(e, "delta").text).join("");
 
 describe("stopping a turn", () => {
   it("POST /stop ends an HTTP turn as interrupted, saving what was streamed, and answers the same when repeated", async () => {
@@ -31,16 +32,16 @@ describe("stopping a turn", () => {
     const answer = await turn;
     expect(answer.status).toBe(200);
     expect(answer.json.stop_reason).toBe("interrupted");
-    const end = await watch.next((e) => e.type === "turn_end" && e.turnId === turnId);
+    const end = ofType(await watch.next((e) => e.type === "turn_end" && e.turnId === turnId), "turn_end");
     expect(end.stop_reason).toBe("interrupted");
     // The stop answered after the turn settled: the partial reply is already in the transcript.
     const saved = await transcript(id);
     expect(saved.map((m) => [m.role, m.stopReason ?? null])).toEqual([["user", null], ["assistant", "interrupted"]]);
-    const text = saved[1].content.filter((b: any) => b.type === "text").map((b: any) => b.text).join("");
+    const text = saved[1].content.filter((b) => b.type === "text").map((b) => b.text).join("");
     expect(text).toBe(streamed(watch, turnId));
     expect(text.length).toBeGreaterThanOrEqual(200);
     expect(text.length).toBeLessThan(1000);
-    expect(answer.json.messages.map((m: any) => m.id)).toEqual(saved.map((m) => m.id));
+    expect(answer.json.messages.map((m) => m.id)).toEqual(saved.map((m) => m.id));
     // Idempotent: the same stop again changes nothing and answers the same; nothing runs now.
     expect((await api("POST", `/v1/conversations/${id}/stop`, { turnId })).json).toEqual({ turnId, stopped: true });
     expect((await api("POST", `/v1/conversations/${id}/stop`, {})).json).toEqual({ turnId: null, stopped: false });
@@ -66,7 +67,7 @@ describe("stopping a turn", () => {
     expect(saved[1]).toMatchObject({ role: "assistant", stopReason: "interrupted" });
     // A finished turn is not stopped: the answer says so.
     c.ws!.send(JSON.stringify({ type: "send", content: "short one" }));
-    const done = await c.next((e) => e.type === "turn_end" && e.turnId !== turnId);
+    const done = ofType(await c.next((e) => e.type === "turn_end" && e.turnId !== turnId), "turn_end");
     expect(done.stop_reason).toBe("end_turn");
     c.ws!.send(JSON.stringify({ type: "stop", turnId: done.turnId }));
     expect(await c.next((e) => e.type === "stopped" && e.turnId === done.turnId)).toEqual({ type: "stopped", turnId: done.turnId, stopped: false });
@@ -82,14 +83,14 @@ describe("stopping a turn", () => {
     const stranger = await newTenant();
     const refused = await api("POST", `/v1/conversations/${id}/stop`, { turnId }, { key: stranger });
     expect(refused.status).toBe(404);
-    expect(refused.json.error.type).toBe("not_found");
+    expect(refused.json.error?.type).toBe("not_found");
     expect((await api("POST", `/v1/conversations/${id}/stop`, {}, { key: "" })).status).toBe(401);
     const bad = await api("POST", `/v1/conversations/${id}/stop`, { turnId: "turn_nope" });
     expect(bad.status).toBe(400);
-    expect(bad.json.error.message).toMatch(/turnId/);
+    expect(bad.json.error?.message).toMatch(/turnId/);
     const extra = await api("POST", `/v1/conversations/${id}/stop`, { turnId, now: true });
     expect(extra.status).toBe(400);
-    expect(extra.json.error.message).toMatch(/now/);
+    expect(extra.json.error?.message).toMatch(/now/);
     watch.ws!.send(JSON.stringify({ type: "stop", turnId: 7 }));
     expect((await watch.next((e) => e.type === "error")).error.message).toMatch(/turnId/);
     // None of that stopped it: it is still streaming, and its own tenant stops it.
@@ -107,15 +108,15 @@ describe("stopping a turn", () => {
     const watch = await socketOf(id, key);
     const tools = [{ name: "get_weather", input_schema: { type: "object" } }];
     const turn = api("POST", `/v1/conversations/${id}/messages`, { content: `@tool slow_lookup {}\n@tool get_weather {"city":"Oslo"}`, tools }, { key });
-    const call = await watch.next((e) => e.type === "tool_use" && e.name === "slow_lookup");
+    const call = ofType(await watch.next((e) => e.type === "tool_use" && e.name === "slow_lookup"), "tool_use");
     expect((await api("POST", `/v1/conversations/${id}/stop`, {}, { key })).json).toEqual({ turnId: call.turnId, stopped: true });
     const answer = await turn;
     expect(answer.json.stop_reason).toBe("interrupted");
     expect(answer.json.requires_action).toBeUndefined();
     expect((await api("GET", `/v1/conversations/${id}`, undefined, { key })).json.requiresAction ?? null).toBeNull();
     const saved = await transcript(id, key);
-    const results = saved[saved.length - 1].content.filter((b: any) => b.type === "tool_result");
-    expect(results.map((b: any) => [b.content, b.is_error ?? false])).toEqual([["late", false], [expect.stringContaining("no result"), true]]);
+    const results = saved[saved.length - 1].content.filter((b) => b.type === "tool_result");
+    expect(results.map((b) => [b.content, b.is_error ?? false])).toEqual([["late", false], [expect.stringContaining("no result"), true]]);
     // Nothing waits for the client: the next turn is taken.
     expect((await send(id, "go on", key)).status).toBe(200);
     watch.ws!.close();
@@ -129,7 +130,7 @@ describe("stopping a turn", () => {
     const paused = await api("POST", `/v1/conversations/${id}/messages`, { content: `@tools-per-step 1\n@tool get_weather {"city":"Oslo"}\n@tool slow_lookup {}`, tools }, { key });
     expect(paused.json.stop_reason).toBe("requires_action");
     const turnId = paused.json.turnId;
-    const [call] = paused.json.requires_action.calls;
+    const [call] = paused.json.requires_action?.calls ?? [];
     const resumed = api("POST", `/v1/conversations/${id}/tool-results`, { results: [{ tool_use_id: call.id, content: "sunny" }] }, { key });
     // The continuation's next step runs a slow tool: the stop reaches the turn while it runs.
     await watch.next((e) => e.type === "tool_use" && e.name === "slow_lookup" && e.turnId === turnId);
@@ -158,7 +159,7 @@ describe("stopping a turn", () => {
     await c.next((e) => e.type === "tool_use" && e.name === "slow_lookup");
     c.ws!.send(JSON.stringify({ type: "stop", turnId: action.turnId }));
     expect(await c.next((e) => e.type === "stopped")).toEqual({ type: "stopped", turnId: action.turnId, stopped: true });
-    const ends = c.events.filter((e) => e.type === "turn_end" && e.turnId === action.turnId).map((e) => e.stop_reason);
+    const ends = c.events.flatMap((e) => (e.type === "turn_end" && e.turnId === action.turnId ? [e.stop_reason] : []));
     expect(ends).toEqual(["requires_action", "interrupted"]);
     c.ws!.close();
   });
@@ -178,7 +179,7 @@ describe("stopping a turn", () => {
     const cancelled = await second;
     expect(cancelled.status).toBe(200);
     expect(cancelled.json).toMatchObject({ turnId: queued.turnId, stop_reason: "interrupted", messages: [] });
-    expect(cancelled.json.usage.output_tokens).toBe(0);
+    expect(cancelled.json.usage?.output_tokens).toBe(0);
     expect(watch.events.some((e) => e.type === "turn_end" && e.turnId === running)).toBe(false);
     // No turnId: the running turn, never the queued ones.
     expect((await api("POST", `/v1/conversations/${id}/stop`, {})).json).toEqual({ turnId: running, stopped: true });
@@ -188,7 +189,7 @@ describe("stopping a turn", () => {
     const saved = await transcript(id);
     expect(saved.map((m) => [m.role, m.stopReason ?? null])).toEqual([["user", null], ["assistant", "interrupted"], ["user", null], ["assistant", "end_turn"]]);
     expect(saved.some((m) => JSON.stringify(m.content).includes("A second question"))).toBe(false);
-    expect(watch.events.filter((e) => e.turnId === queued.turnId).map((e) => e.type)).toEqual(["turn_queued", "turn_start", "turn_end"]);
+    expect(watch.events.filter((e) => "turnId" in e && e.turnId === queued.turnId).map((e) => e.type)).toEqual(["turn_queued", "turn_start", "turn_end"]);
     expect((await api("POST", `/v1/conversations/${id}/stop`, { turnId: queued.turnId })).json).toEqual({ turnId: queued.turnId, stopped: true });
     watch.ws!.close();
   });
@@ -202,7 +203,7 @@ describe("stopping a turn", () => {
     const queued = await c.next((e) => e.type === "turn_queued");
     c.ws!.send(JSON.stringify({ type: "stop", turnId: queued.turnId }));
     expect(await c.next((e) => e.type === "stopped")).toEqual({ type: "stopped", turnId: queued.turnId, stopped: true });
-    expect((await c.next((e) => e.type === "turn_end" && e.turnId === queued.turnId)).stop_reason).toBe("interrupted");
+    expect(ofType(await c.next((e) => e.type === "turn_end" && e.turnId === queued.turnId), "turn_end").stop_reason).toBe("interrupted");
     c.ws!.send(JSON.stringify({ type: "stop" }));
     expect(await c.next((e) => e.type === "stopped" && e.turnId === running)).toEqual({ type: "stopped", turnId: running, stopped: true });
     expect((await transcript(id)).map((m) => m.role)).toEqual(["user", "assistant"]);
@@ -214,7 +215,7 @@ describe("stopping a turn", () => {
     const id = await slowToolConversation(key, STOP_WAIT_MS + 3_000);
     const watch = await socketOf(id, key);
     const turn = send(id, "@tool slow_lookup {}", key);
-    const call = await watch.next((e) => e.type === "tool_use" && e.name === "slow_lookup");
+    const call = ofType(await watch.next((e) => e.type === "tool_use" && e.name === "slow_lookup"), "tool_use");
     // The tool outlasts the stop's wait: the turn has not ended, so it is not (yet) stopped.
     expect((await api("POST", `/v1/conversations/${id}/stop`, {}, { key })).json).toEqual({ turnId: call.turnId, stopped: false });
     expect((await turn).json.stop_reason).toBe("interrupted");
@@ -228,16 +229,17 @@ describe("stopping a turn", () => {
     const watch = await socketOf(id);
     const task = "Tell me about rivers.\n@reply-chars 1500\n@hold-stream after=200";
     const turn = send(id, `@tool agent_delegate ${JSON.stringify({ name: "writer", task })}`);
-    const delta = await watch.next((e) => e.type === "delta" && e.agent?.name === "writer");
+    const delta = ofType(await watch.next((e) => e.type === "delta" && e.agent?.name === "writer"), "delta");
     expect((await api("POST", `/v1/conversations/${id}/stop`, {})).json).toEqual({ turnId: delta.turnId, stopped: true });
     expect((await turn).json.stop_reason).toBe("interrupted");
     const saved = await transcript(id);
     const partial = saved.find((m) => m.agent && m.role === "assistant");
+    if (!partial) throw new Error("no partial answer saved");
     expect(partial.stopReason).toBe("interrupted");
-    const result = saved.flatMap((m) => (m.agent ? [] : m.content)).findLast((b: any) => b.type === "tool_result");
+    const result = blockAs(saved.flatMap((m) => (m.agent ? [] : m.content)).findLast((b) => b.type === "tool_result"), "tool_result");
     expect(result.is_error ?? false).toBe(false);
     expect(result.content).toMatch(/^\[agent writer: 0 model calls; .*\]\n\[interrupted: the turn was stopped before the agent finished; its answer is partial\]/);
-    expect(result.content).toContain(partial.content.filter((b: any) => b.type === "text").map((b: any) => b.text).join(""));
+    expect(result.content).toContain(blocksOf(partial.content, "text").map((b) => b.text).join(""));
     watch.ws!.close();
   });
 });

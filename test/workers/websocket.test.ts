@@ -1,6 +1,7 @@
 // The conversation's websocket: both auth paths, the event vocabulary, and bad frames.
 import { describe, expect, it } from "vitest";
 import { api, connectSocket, createConversation, newTenant, transcript } from "./helpers";
+import { ofType } from "../blocks";
 
 /** The conversation's socket, authenticated by key (header) or by ticket. */
 const connect = (id: string, auth: { key?: string; ticket?: string }) =>
@@ -72,8 +73,8 @@ describe("websocket", () => {
     const c = await connect(id, { key: "dev-local-key" });
     const r = await api("POST", `/v1/conversations/${id}/messages`, { content: "from http" });
     expect(r.status).toBe(200);
-    const msg = await c.next((e) => e.type === "message" && e.message.role === "user");
-    expect(msg.message.content[0].text).toBe("from http");
+    const msg = ofType(await c.next((e) => e.type === "message" && e.message.role === "user"), "message");
+    expect(msg.message.content[0]).toMatchObject({ type: "text", text: "from http" });
     c.ws!.close();
   });
 });

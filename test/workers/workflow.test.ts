@@ -2,6 +2,7 @@
 // and never replays into the master's requests; the master sees the run once, as its result.
 import { describe, expect, it } from "vitest";
 import { api, createConversation, eventually, send, textOf, transcript } from "./helpers";
+import { ofType, resultText } from "../blocks";
 
 const replay = async (id: string) => (await api("GET", `/v1/conversations/${id}/replay`)).json;
 const count = (haystack: string, needle: string) => haystack.split(needle).length - 1;
@@ -24,16 +25,16 @@ describe("workflow mode", () => {
     const segment = all.filter((m) => m.agent);
     // user task, assistant tool call, tool results, final answer: all saved, all tagged alike.
     expect(segment.map((m) => m.role)).toEqual(["user", "assistant", "user", "assistant"]);
-    const delegateCall = all.find((m) => !m.agent && m.content.some((b: any) => b.type === "tool_use" && b.name === "agent_delegate"));
-    const callId = delegateCall.content.find((b: any) => b.type === "tool_use").id;
-    expect(new Set(segment.map((m) => JSON.stringify(m.agent)))).toEqual(new Set([JSON.stringify({ segment: segment[0].agent.segment, name: "reader", toolUseId: callId })]));
+    const delegateCall = all.find((m) => !m.agent && m.content.some((b) => b.type === "tool_use" && b.name === "agent_delegate"));
+    const callId = delegateCall!.content.find((b) => b.type === "tool_use")!.id;
+    expect(new Set(segment.map((m) => JSON.stringify(m.agent)))).toEqual(new Set([JSON.stringify({ segment: segment[0].agent!.segment, name: "reader", toolUseId: callId })]));
     expect(textOf(segment[0])).toBe(task);
     expect(textOf(segment[2])).toContain(marker);
     // The segment sits between the master's call and its result, and the result carries the answer.
-    const resultMessage = all.find((m) => !m.agent && m.content.some((b: any) => b.type === "tool_result" && b.tool_use_id === callId));
-    expect(resultMessage.seq).toBe(segment[3].seq + 1);
+    const resultMessage = all.find((m) => !m.agent && m.content.some((b) => b.type === "tool_result" && b.tool_use_id === callId));
+    expect(resultMessage!.seq).toBe(segment[3].seq + 1);
     const answer = textOf(segment[3]);
-    const result = resultMessage.content[0].content as string;
+    const result = resultText(ofType(resultMessage!.content[0], "tool_result"));
     expect(result).toContain(answer);
     expect(result).toContain(`conversation_read {"conversation_id":"${id}","from_seq":${segment[0].seq},"to_seq":${segment[3].seq}}`);
 
@@ -43,9 +44,9 @@ describe("workflow mode", () => {
     const next = (await replay(id)).messages;
     const nextJson = JSON.stringify(next);
     expect(count(nextJson, marker)).toBe(1);
-    const innerCallId = segment[1].content.find((b: any) => b.type === "tool_use").id;
+    const innerCallId = segment[1].content.find((b) => b.type === "tool_use")!.id;
     expect(nextJson).not.toContain(innerCallId);
-    expect(next.some((m: any) => m.content.some((b: any) => b.type === "text" && b.text === task))).toBe(false);
+    expect(next.some((m) => typeof m.content !== "string" && m.content.some((b) => b.type === "text" && b.text === task))).toBe(false);
     // ...and the model calls of that turn (prompt snapshots) never carried it either.
     const snapshots = (await api("GET", `/v1/conversations/${id}/prompts`)).json.data;
     expect(snapshots.length).toBeGreaterThan(0);
@@ -58,7 +59,7 @@ describe("workflow mode", () => {
     // Nothing lost: the segment is in the index.
     const found = await eventually(async () => {
       const r = await api("GET", `/v1/search?q=${encodeURIComponent("budget line report")}&conversation=${id}`);
-      return r.json.results.some((h: any) => h.messageId === segment[0].id);
+      return r.json.results.some((h) => h.messageId === segment[0].id);
     });
     expect(found).toBe(true);
   });
@@ -69,7 +70,7 @@ describe("workflow mode", () => {
     const before = (await api("GET", `/v1/conversations/${id}`)).json.unsummarizedChars;
     await send(id, delegateTurn("writer", "Draft the report.\n@reply-chars 20000"));
     const all = await transcript(id);
-    const answer = textOf(all.filter((m) => m.agent).at(-1));
+    const answer = textOf(all.filter((m) => m.agent).at(-1)!);
     expect(answer.length).toBeGreaterThan(15_000);
     const grown = (await api("GET", `/v1/conversations/${id}`)).json.unsummarizedChars - before;
     // The answer counts once (in the master's tool_result), not once more for the segment.
@@ -86,9 +87,9 @@ describe("workflow mode", () => {
     await send(id, `@tool tool_activate {"name":"agent_delegate"}`);
     await send(id, delegateTurn("outer", delegateTurn("inner", "deeper")));
     const segment = (await transcript(id)).filter((m) => m.agent);
-    expect(segment.every((m) => m.agent.name === "outer")).toBe(true);
+    expect(segment.every((m) => m.agent!.name === "outer")).toBe(true);
     const nested = segment.find((m) => m.role === "user" && m.content[0].type === "tool_result");
-    expect(nested.content[0]).toMatchObject({ is_error: true });
-    expect(nested.content[0].content).toMatch(/unknown tool|cannot delegate/);
+    expect(nested!.content[0]).toMatchObject({ is_error: true });
+    expect(resultText(ofType(nested!.content[0], "tool_result"))).toMatch(/unknown tool|cannot delegate/);
   });
 });

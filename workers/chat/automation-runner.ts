@@ -4,7 +4,6 @@
 // wrangler.toml) and then moves it to the dead-letter queue, whose consumer (below) records the
 // run as failed. Failures are isolated per message.
 import { envConfig } from "../../core/env-config";
-import type { TurnEvent } from "../../core/events";
 import { asLocationHint, withLocationHint } from "../../core/location-hint";
 import { channelObjectName } from "../../durable-objects/channel-do";
 import { finishRun, recordDeadRun, recordFailedAttempt, startRun, type AutomationJob } from "../../services/automations";

@@ -2,7 +2,7 @@
 // rather than by the framework so that hostile bytes get a precise 400: invalid UTF-8 is refused
 // (never silently replaced), as are lone surrogates and absurd nesting.
 import { zValidator } from "@hono/zod-validator";
-import type { MiddlewareHandler } from "hono";
+import type { Env as HonoEnv, MiddlewareHandler } from "hono";
 import { z } from "zod";
 import { jsonValueProblem } from "../../core/json-guard";
 import { describeZodError } from "../../core/validation";
@@ -38,7 +38,7 @@ export function parseJsonBytes(bytes: ArrayBuffer | Uint8Array): unknown {
   return value;
 }
 
-type JsonValidator<T extends z.ZodType> = MiddlewareHandler<any, string, { in: { json: z.input<T> }; out: { json: z.output<T> } }>;
+type JsonValidator<T extends z.ZodType> = MiddlewareHandler<HonoEnv, string, { in: { json: z.input<T> }; out: { json: z.output<T> } }>;
 
 export const jsonBody = <T extends z.ZodType>(schema: T) => {
   const validate: JsonValidator<T> = async (c, next) => {

@@ -103,7 +103,7 @@ export const noDocumentInAssistant: Rule = ({ request }) => {
 function finalAssistant(request: Parameters<Rule>[0]["request"]) {
   const turns = mergedTurns(request);
   const last = turns[turns.length - 1];
-  if (!last || last.role !== "assistant") return null;
+  if (last?.role !== "assistant") return null;
   return { turn: last, resumesPause: last.blocks.some((at) => at.block.type === "server_tool_use") };
 }
 
@@ -127,7 +127,7 @@ export const prefill: Rule = ({ request, model, endpoint }) => {
 export const prefillTrailingWhitespace: Rule = ({ request, model, endpoint }) => {
   if (endpoint !== "messages" || !model.prefill) return;
   const last = request.messages[request.messages.length - 1];
-  if (!last || last.role !== "assistant") return;
+  if (last?.role !== "assistant") return;
   const blocks = blocksOf(last);
   const tail = blocks[blocks.length - 1];
   if (tail?.type === "text" && /\s$/.test(textOfBlock(tail))) throw invalid("messages: final assistant content cannot end with trailing whitespace");
@@ -145,7 +145,7 @@ export const manualThinkingFirst: Rule = ({ body, request }) => {
   const turns = mergedTurns(request);
   const last = turns[turns.length - 1];
   const previous = turns[turns.length - 2];
-  if (!last || last.role !== "user" || !previous || previous.role !== "assistant") return;
+  if (last?.role !== "user" || !previous || previous.role !== "assistant") return;
   if (!last.blocks.some((at) => at.block.type === "tool_result")) return;
   const first = previous.blocks[0];
   if (first && first.block.type !== "thinking" && first.block.type !== "redacted_thinking") {

@@ -82,6 +82,6 @@ export function sniffType(head: Uint8Array, name: string, declared: string | nul
     return "application/zip";
   }
   if (TEXT_TYPES[ext]) return TEXT_TYPES[ext];
-  if (decl && decl.includes("/") && !MAGIC_CHECKED.has(decl)) return decl;
+  if (decl?.includes("/") && !MAGIC_CHECKED.has(decl)) return decl;
   return "application/octet-stream";
 }

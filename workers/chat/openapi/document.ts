@@ -117,7 +117,7 @@ export function openApiDocument(routes: RouterRoute[]): Json {
     paths,
     components: {
       schemas: Object.fromEntries(Object.entries(components).sort(([a], [b]) => a.localeCompare(b))),
-      responses: { Error: { description: "An error (4xx or 5xx)", content: { "application/json": { schema: { $ref: COMPONENT_REF + "Error" } } } } },
+      responses: { Error: { description: "An error (4xx or 5xx)", content: { "application/json": { schema: { $ref: `${COMPONENT_REF}Error` } } } } },
       parameters: {
         D1Bookmark: {
           name: BOOKMARK_HEADER,

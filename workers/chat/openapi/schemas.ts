@@ -12,12 +12,27 @@ export const errorSchema = z
   })
   .meta({ id: "Error", description: "The one error shape of every 4xx and 5xx answer." });
 
-const usage = z.looseObject({ input_tokens: z.number(), output_tokens: z.number() });
+/** core/types.ts Usage: tokens, server tool calls and, when the model is priced, the cost. */
+const usage = z.looseObject({
+  input_tokens: z.number(),
+  output_tokens: z.number(),
+  cache_creation_input_tokens: z.number(),
+  cache_read_input_tokens: z.number(),
+  thinking_tokens: z.number().optional(),
+  web_search_requests: z.number().optional(),
+  web_fetch_requests: z.number().optional(),
+  cost_usd: z.number().optional().meta({ description: "USD at the catalog's prices; absent when the model is not priced" }),
+});
 export const storedMessageSchema = z
   .looseObject({
+    id: z.string(),
     seq: z.number().int(),
     role: z.enum(["user", "assistant"]),
     content: z.array(z.looseObject({ type: z.string() })),
+    createdAt: z.string(),
+    usage: usage.optional(),
+    model: z.string().optional(),
+    stopReason: z.string().nullable().optional(),
     superseded: z.literal(true).optional().meta({ description: "In the transcript: a regenerate replaced this message's exchange; it is kept but never replayed." }),
     supersededBy: z.string().optional().meta({ description: "The id of the user message of the exchange that replaced it." }),
   })
@@ -87,17 +102,68 @@ export const resource = (id: string, description: string) => z.looseObject({ id:
 
 /**
  * A page of a list: the items under `data` and `next`, the cursor of the following page (null at
- * the end). `key`, when not "data", is the route's older field holding the same array (deprecated).
+ * the end). `key`, when not "data", is the route's older field holding the same array (deprecated);
+ * `data: false` for a list that has only `key` (the keys list).
  */
-export const listOf = (key: string, item: z.ZodType) =>
+export const listOf = (key: string, item: z.ZodType, opts: { data?: boolean } = {}) =>
   z.looseObject({
-    data: z.array(item),
-    ...(key === "data" ? {} : { [key]: z.array(item).meta({ deprecated: true, description: "The same array as `data`, under the route's older name; read `data`." }) }),
+    ...(opts.data === false
+      ? { [key]: z.array(item) }
+      : {
+          data: z.array(item),
+          ...(key === "data" ? {} : { [key]: z.array(item).meta({ deprecated: true, description: "The same array as `data`, under the route's older name; read `data`." }) }),
+        }),
     next: z.union([z.string(), z.number(), z.null()]),
   });
 
+/** GET /v1/conversations/:id/replay: the model request the next turn starts from, and what it weighs. */
+export const replaySchema = z
+  .looseObject({
+    model: z.string(),
+    max_tokens: z.number().int(),
+    system: z.array(z.looseObject({ type: z.literal("text"), text: z.string() })),
+    tools: z.array(z.looseObject({ name: z.string() })),
+    messages: z.array(z.looseObject({ role: z.enum(["user", "assistant"]), content: z.union([z.string(), z.array(z.looseObject({ type: z.string() }))]) })),
+    estimate: z.looseObject({
+      chars: z.number(),
+      prefixChars: z.number(),
+      messageChars: z.number(),
+      tokens: z.number(),
+      budgetTokens: z.number(),
+      charsPerToken: z.number(),
+      messages: z.number(),
+      stubbedResults: z.number(),
+      stubSavedChars: z.number(),
+      stubPendingChars: z.number(),
+    }),
+  })
+  .meta({ id: "Replay", description: "What the model sees next: the system prompt, the tool schemas and the messages (summary preamble, stubs, verbatim tail), with the size estimate." });
+
 /** A conversation as the API answers it (GET /v1/conversations/:id). */
-export const conversationSchema = resource("Conversation", "A conversation: title, settings, counts and dates.");
+export const conversationSchema = z
+  .looseObject({
+    id: z.string(),
+    title: z.string(),
+    settings: z.looseObject({}),
+    createdAt: z.string(),
+    updatedAt: z.string(),
+    summary: z.string().nullable().meta({ description: "The rolling summary of everything before summarizedThroughMessageId (null until a fold)" }),
+    summarizedThroughMessage: z.number().int().nullable(),
+    summarizedThroughMessageId: z.string().nullable(),
+    foldCount: z.number().int(),
+    lastFoldAt: z.string().nullable(),
+    activeTools: z.array(z.string()),
+    projectId: z.string().nullable(),
+    messageCount: z.number().int(),
+    lastSeq: z.number().int(),
+    unsummarizedChars: z.number(),
+    foldableChars: z.number(),
+    foldInFlight: z.boolean(),
+  })
+  .meta({ id: "Conversation", description: "A conversation: title, settings, the rolling summary's fields, counts and dates." });
+
+/** A conversation as a list names it (GET /v1/conversations). */
+export const conversationListItemSchema = resource("ConversationListItem", "A conversation of a list: its id, title and dates.");
 
 /** A model of the catalog (GET /v1/models). */
 export const modelSchema = z

@@ -29,7 +29,7 @@ const tenantBody = z.strictObject({
   name: z.string().min(1).max(100).regex(/^[A-Za-z0-9][A-Za-z0-9 _.-]*$/, "letters, digits, space and _ . - only"),
 });
 
-adminRoutes.post("/tenants", doc({ summary: "Create a tenant and its first API key", responses: { 201: { description: "The tenant; `apiKey` is shown this once", schema: z.looseObject({ tenantId: z.string(), apiKey: z.string() }) } } }), ...jsonBody(tenantBody), async (c) => {
+adminRoutes.post("/tenants", doc({ summary: "Create a tenant and its first API key", responses: { 201: { description: "The tenant; `apiKey` is shown this once", schema: z.looseObject({ tenant: z.looseObject({ id: z.string(), name: z.string(), createdAt: z.string() }), apiKey: z.string() }) } } }), ...jsonBody(tenantBody), async (c) => {
   const created = await createTenant(c.env, c.req.valid("json").name);
   if (!created) throw new ApiError(409, "conflict", "a tenant with that name exists");
   return c.json(created, 201);

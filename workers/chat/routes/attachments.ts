@@ -22,6 +22,7 @@ const attachment = resource("Attachment", "An uploaded file: name, type, size, f
 
 export const attachmentRoutes = new Hono<AppEnv>();
 
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what a file name is refused for
 export const NAME = z.string().trim().min(1).max(200).refine((v) => !/[\u0000-\u001f/\\]/.test(v), "no slashes or control characters");
 /**
  * `attach=false` stages the file: stored and inspected, but its note does not join the

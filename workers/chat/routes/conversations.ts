@@ -25,7 +25,7 @@ import { listBody, pageOf } from "../paging";
 import { intParam, jsonBody, query } from "../validate";
 import { issueTicket } from "../ws-tickets";
 import { doc } from "../openapi/registry";
-import { conversationSchema, listOf, storedMessageSchema } from "../openapi/schemas";
+import { conversationListItemSchema, conversationSchema, listOf, replaySchema, storedMessageSchema } from "../openapi/schemas";
 import { turnDoc } from "../openapi/turn-doc";
 
 export const conversationRoutes = new Hono<AppEnv>();
@@ -91,7 +91,7 @@ conversationRoutes.get(
     summary: "List conversations",
     description:
       "Newest created first; `?order=activity`: most recent activity first (`updatedAt`: the last turn, import, attachment note or rename), ties by id. Pass `next` back as `cursor` with the same `order`.",
-    responses: { 200: { description: "A page, newest first (or by activity)", schema: listOf("conversations", conversation) } },
+    responses: { 200: { description: "A page, newest first (or by activity)", schema: listOf("conversations", conversationListItemSchema) } },
   }),
   query(listQuery),
   async (c) => {
@@ -148,7 +148,7 @@ conversationRoutes.post("/:id/messages", turnDoc("Send a turn", { idempotent: tr
   return respondTurn(c, { conversationId: ref.conversationId, events: started.events, replayed: started.replayed });
 });
 
-conversationRoutes.get("/:id/replay", doc({ summary: "What the model sees next: summary, stubs and tail", responses: { 200: { description: "The replay", schema: z.looseObject({}) } } }), async (c) => {
+conversationRoutes.get("/:id/replay", doc({ summary: "What the model sees next: summary, stubs and tail", responses: { 200: { description: "The replay", schema: replaySchema } } }), async (c) => {
   const { stub, ref } = stubFor(c.env, c.get("tenantId"), c.req.param("id"));
   const replay = await stub.replay(ref);
   if (!replay) throw notFound("conversation");

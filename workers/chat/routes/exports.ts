@@ -8,10 +8,23 @@ import { createExportJob, exportRetentionMs, getExportJob, MAX_ACTIVE_EXPORTS, r
 import { EXPORT_MEDIA_TYPES } from "../../../services/transfer/export-format";
 import { ApiError, notFound } from "../errors";
 import { doc } from "../openapi/registry";
-import { resource } from "../openapi/schemas";
+import { z } from "zod";
 import type { AppEnv } from "../types";
 
-const exportSchema = resource("Export", "A tenant-wide export job: status, counts, when it expires, and its download link once done.");
+const exportSchema = z
+  .looseObject({
+    id: z.string(),
+    status: z.enum(["queued", "running", "done", "failed"]),
+    createdAt: z.string(),
+    startedAt: z.string().nullable(),
+    finishedAt: z.string().nullable(),
+    expiresAt: z.string(),
+    conversations: z.number().int(),
+    bytes: z.number().int(),
+    error: z.string().nullable(),
+    download: z.string().nullable(),
+  })
+  .meta({ id: "Export", description: "A tenant-wide export job: status, counts, when it expires, and its download link once done." });
 
 export const exportRoutes = new Hono<AppEnv>();
 

@@ -9,6 +9,7 @@ import { forgetKey } from "../../../services/keys/auth";
 import { ApiError, badRequest, notFound } from "../errors";
 import type { AppEnv } from "../types";
 import { intParam, jsonBody, query } from "../validate";
+import { listOf } from "../openapi/schemas";
 import { doc } from "../openapi/registry";
 
 export interface KeyScope {
@@ -19,6 +20,7 @@ export interface KeyScope {
 }
 
 const createBody = z.strictObject({
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what a key name is refused for
   name: z.string().trim().min(1).max(100).refine((v) => !/[\u0000-\u001f\u007f]/.test(v), "no control characters").optional(),
   expiresAt: z.iso
     .datetime({ offset: true })
@@ -35,7 +37,7 @@ const listQuery = z.strictObject({
 export function keyRoutes(scope: KeyScope): Hono<AppEnv> {
   const routes = new Hono<AppEnv>();
 
-  routes.post("/", doc({ summary: "Create an API key", description: "A key never makes one that outlives it: called with a key that expires, `expiresAt` is required and at most that key's expiry (a 400 naming `expiresAt` otherwise). The operator's admin token is not bound by this.", responses: { 201: { description: "The key; `apiKey` is shown this once", schema: z.looseObject({ id: z.string(), apiKey: z.string() }) } } }), ...jsonBody(createBody), async (c) => {
+  routes.post("/", doc({ summary: "Create an API key", description: "A key never makes one that outlives it: called with a key that expires, `expiresAt` is required and at most that key's expiry (a 400 naming `expiresAt` otherwise). The operator's admin token is not bound by this.", responses: { 201: { description: "The key; `apiKey` is shown this once", schema: z.looseObject({ key: z.looseObject({ id: z.string(), name: z.string().nullable(), last4: z.string().nullable(), createdAt: z.string(), expiresAt: z.string().nullable(), revokedAt: z.string().nullable() }), apiKey: z.string() }) } } }), ...jsonBody(createBody), async (c) => {
     const tenantId = await scope.tenantOf(c);
     const { name, expiresAt } = c.req.valid("json");
     // Self-service only: the operator's requests carry no key.
@@ -49,7 +51,7 @@ export function keyRoutes(scope: KeyScope): Hono<AppEnv> {
     return c.json(created, 201);
   });
 
-  routes.get("/", doc({ summary: "List API keys (never secrets)", responses: { 200: { description: "A page", schema: z.looseObject({ keys: z.array(z.looseObject({ id: z.string(), last4: z.string() })), next: z.union([z.string(), z.number(), z.null()]) }) } } }), query(listQuery), async (c) => {
+  routes.get("/", doc({ summary: "List API keys (never secrets)", responses: { 200: { description: "A page", schema: listOf("keys", z.looseObject({ id: z.string(), last4: z.string() }), { data: false }) } } }), query(listQuery), async (c) => {
     const tenantId = await scope.tenantOf(c);
     const { limit, cursor } = c.req.valid("query");
     const rows = await listKeys(c.env.DB, tenantId, limit + 1, cursor);

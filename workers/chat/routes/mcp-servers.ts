@@ -12,12 +12,14 @@ import { getProject } from "../../../services/projects";
 import { seal, ToolSecretsNotConfigured } from "../../../services/tools/secret-box";
 import { ApiError, badRequest, notFound } from "../errors";
 import { doc } from "../openapi/registry";
-import { listOf, resource } from "../openapi/schemas";
+import { listOf } from "../openapi/schemas";
 import { idCursor, pageOf } from "../paging";
 import type { AppEnv } from "../types";
 import { intParam, jsonBody, query } from "../validate";
 
-const server = resource("McpServer", "A remote MCP server and its cached tool list (the auth header is never returned).");
+const server = z
+  .looseObject({ id: z.string(), tools: z.array(z.looseObject({ name: z.string(), mcpName: z.string(), description: z.string() })) })
+  .meta({ id: "McpServer", description: "A remote MCP server and its cached tool list (the auth header is never returned)." });
 export const mcpServerRoutes = new Hono<AppEnv>();
 
 const HEADER_NAME = /^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,64}$/;

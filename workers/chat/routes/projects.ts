@@ -18,6 +18,9 @@ import { doc } from "../openapi/registry";
 import { listOf, resource } from "../openapi/schemas";
 
 const project = resource("Project", "A project: name and the files its conversations share.");
+const projectWithFiles = z
+  .looseObject({ id: z.string(), files: z.array(z.looseObject({ id: z.string(), name: z.string() })), filesNext: z.union([z.string(), z.number(), z.null()]) })
+  .meta({ id: "ProjectWithFiles", description: "A project and the first page of its files (`filesNext`: the cursor of the next page)." });
 
 export const projectRoutes = new Hono<AppEnv>();
 
@@ -76,7 +79,7 @@ projectRoutes.get("/", doc({ summary: "List projects", responses: { 200: { descr
 const filesQuery = z.strictObject({ limit: intParam(1, PROMPT_PROJECT_FILES).default(100), cursor: idCursor("att", "a file id") });
 
 /** The project and the first page of its files (`filesNext`: the cursor for GET /:id/files). */
-projectRoutes.get("/:id", doc({ summary: "Get a project and the first page of its files", responses: { 200: { description: "The project", schema: project } } }), async (c) => {
+projectRoutes.get("/:id", doc({ summary: "Get a project and the first page of its files", responses: { 200: { description: "The project", schema: projectWithFiles } } }), async (c) => {
   const project = await getProject(c.env.DB, c.get("tenantId"), projectId(c.req.param("id")));
   if (!project) throw notFound("project");
   const page = pageOf(await projectFiles(c.env.DB, c.get("tenantId"), project.id, PROMPT_PROJECT_FILES + 1), PROMPT_PROJECT_FILES, (f) => f.id);

@@ -12,6 +12,7 @@ import { listOf } from "../openapi/schemas";
 export const searchRoutes = new Hono<AppEnv>();
 
 const searchQuery = z.strictObject({
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what a query is refused for
   q: z.string().trim().min(1, "q: required").max(500).refine((v) => !/[\u0000-\u001f\u007f]/.test(v), "no control characters"),
   conversation: z.string().refine((v) => isId("conv", v), "not a conversation id").optional(),
   kind: z.enum(["message", "memory", "episode", "page"]).optional(),

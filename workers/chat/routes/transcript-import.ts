@@ -48,7 +48,7 @@ transcriptImportRoutes.post(
     const body = c.req.raw.body;
     if (!body) throw badRequest("body: empty; send a transcript");
     const tenantId = c.get("tenantId");
-    let staged;
+    let staged: Awaited<ReturnType<typeof stageTranscript>>;
     try {
       staged = await stageTranscript(c.env.BUCKET, tenantId, body, chosen);
     } catch (err) {

@@ -32,6 +32,7 @@ export const MAC_ROMAN: Encoding = (() => {
   return t;
 })();
 
+// biome-ignore-start lint/complexity/useSimpleNumberKeys: byte codes are written in hex, as in the PDF reference's encoding tables
 const STANDARD_HIGH: Record<number, string> = {
   0xa1: "¡", 0xa2: "¢", 0xa3: "£", 0xa4: "⁄", 0xa5: "¥", 0xa6: "ƒ", 0xa7: "§", 0xa8: "¤", 0xa9: "'", 0xaa: "“",
   0xab: "«", 0xac: "‹", 0xad: "›", 0xae: "ﬁ", 0xaf: "ﬂ", 0xb1: "–", 0xb2: "†", 0xb3: "‡", 0xb4: "·", 0xb6: "¶",
@@ -40,6 +41,7 @@ const STANDARD_HIGH: Record<number, string> = {
   0xcf: "ˇ", 0xd0: "—", 0xe1: "Æ", 0xe3: "ª", 0xe8: "Ł", 0xe9: "Ø", 0xea: "Œ", 0xeb: "º", 0xf1: "æ", 0xf5: "ı",
   0xf8: "ł", 0xf9: "ø", 0xfa: "œ", 0xfb: "ß",
 };
+// biome-ignore-end lint/complexity/useSimpleNumberKeys: byte codes are written in hex
 
 export const STANDARD: Encoding = (() => {
   const t = ascii();

@@ -46,8 +46,10 @@ const GAP_JUMP_BACK = 2;
 
 // Soft hyphens, zero-width spaces and BOMs are invisible on the page and would split words.
 // eslint-disable-next-line no-control-regex
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what this cleaner strips from extracted text
 const INVISIBLE = /[\u0000-\u0008\u000b-\u001f\u007f\u00ad\u200b\ufeff]/g;
 // eslint-disable-next-line no-control-regex
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what this check looks for
 const NEEDS_CLEANING = /[\t\u0000-\u0008\u000b-\u001f\u007f\u00ad\u200b\ufeff]/;
 
 export class TextSink {

@@ -2,7 +2,7 @@
 // only while the object is larger, and stream data is read when first needed.
 import { indexOf, latin1 } from "./bytes";
 import { Lexer } from "./lexer";
-import { isInt, NeedMoreData, PdfDict, PdfError, type PdfObj, PdfRef, PdfStream } from "./objects";
+import { isInt, NeedMoreData, type PdfDict, PdfError, type PdfObj, PdfRef, PdfStream } from "./objects";
 import { parseIndirectHeader } from "./parser";
 import { concatBytes } from "../shared/bytes";
 import type { RangeReader } from "../shared/range-reader";

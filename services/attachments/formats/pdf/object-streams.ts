@@ -37,7 +37,7 @@ export class ObjectStreams {
   private async decode(stmNum: number): Promise<DecodedObjStm> {
     if (this.doc.encrypted) throw new PdfError("the PDF is encrypted");
     const entry = await this.xref.lookup(stmNum);
-    if (!entry || entry.type !== 1) throw new PdfError(`broken cross-reference data: object stream ${stmNum} is missing`);
+    if (entry?.type !== 1) throw new PdfError(`broken cross-reference data: object stream ${stmNum} is missing`);
     const s = await this.doc.fetch(new PdfRef(stmNum, 0));
     if (!(s instanceof PdfStream)) throw new PdfError(`broken cross-reference data: object ${stmNum} is not an object stream`);
     const n = s.dict.get("N");

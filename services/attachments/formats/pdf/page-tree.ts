@@ -2,7 +2,7 @@
 // leaf of one page found by descending through /Count values, with inherited /Resources and page
 // boxes.
 import { type Box, intersect, readBox } from "./geometry";
-import { isInt, isName, PdfDict, PdfError, type PdfObj, type PdfResolver } from "./objects";
+import { isInt, isName, type PdfDict, PdfError, type PdfObj, type PdfResolver } from "./objects";
 
 const MAX_TREE_DEPTH = 64;
 const MAX_PAGES = 10_000_000;

@@ -1,6 +1,6 @@
 // Parses PDF objects (ISO 32000-1 §7.3) from a Lexer: values, and the `N G obj` header of an
 // indirect object with the start of its stream data. Nesting depth is bounded.
-import { EOF, Lexer } from "./lexer";
+import { EOF, type Lexer } from "./lexer";
 import { NeedMoreData, PdfDict, PdfError, PdfKeyword, PdfName, type PdfObj, PdfRef, PdfString } from "./objects";
 
 const MAX_DEPTH = 64;

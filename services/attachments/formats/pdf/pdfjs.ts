@@ -74,7 +74,7 @@ export async function openWithPdfjs(reader: RangeReader, opts: { password?: stri
     verbosity: 0,
     ...(cmapSource ? { BinaryDataFactory: cmapSource } : {}),
   });
-  let doc;
+  let doc: Awaited<typeof task.promise>;
   try {
     doc = await task.promise;
   } catch (err) {

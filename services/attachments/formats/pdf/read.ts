@@ -150,6 +150,7 @@ async function probeOwn(reader: RangeReader): Promise<OwnInfo> {
       const text = async (key: string) => {
         const v = await doc.resolve(info?.get(key));
         if (!(v instanceof PdfString)) return null;
+        // biome-ignore lint/suspicious/noControlCharactersInRegex: PDF text strings may carry NULs, which are removed
         const s = decodeTextString(v.bytes).replace(/\u0000/g, "").trim();
         return s || null;
       };

@@ -15,7 +15,7 @@ import { loadFont, type FontDecoder } from "./fonts";
 import { type Box, emptyBounds, growBounds, IDENTITY, intersect, type Matrix, multiply, readBox, readMatrix, transformBox } from "./geometry";
 import { GlyphLayout, TextSink, WORD_GAP_EM } from "./layout";
 import { isWhite, Lexer } from "./lexer";
-import { isName, PdfDict, PdfError, PdfKeyword, PdfName, type PdfObj, PdfStream, PdfString } from "./objects";
+import { isName, type PdfDict, PdfError, PdfKeyword, PdfName, type PdfObj, PdfStream, PdfString } from "./objects";
 import type { PageLeaf } from "./page-tree";
 import { parseObject } from "./parser";
 import { concatBytes } from "../shared/bytes";

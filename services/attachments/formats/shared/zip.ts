@@ -172,7 +172,7 @@ export interface StreamZipOptions {
 export async function streamZipEntry(
   reader: RangeReader,
   entry: ZipEntry,
-  onChunk: (chunk: Uint8Array) => boolean | void,
+  onChunk: (chunk: Uint8Array) => boolean | undefined,
   opts: StreamZipOptions = {},
 ): Promise<{ bytes: number; complete: boolean }> {
   const maxBytes = opts.maxBytes ?? 256 * 1024 * 1024;

@@ -125,7 +125,7 @@ async function streamElements(
   reader: RangeReader,
   entry: ZipEntry,
   tag: string,
-  onElement: (xml: string) => boolean | void,
+  onElement: (xml: string) => boolean | undefined,
   limitBytes = Infinity,
 ): Promise<{ complete: boolean }> {
   const decoder = new TextDecoder("utf-8");

@@ -92,7 +92,7 @@ function parseBlocks(text) {
         const l = lines[i];
         if (!l.trim()) {
           const next = lines[i + 1];
-          if (next !== undefined && next.trim() && (indentOf(next) > indent || (ITEM.test(next) && indentOf(next) >= indent))) {
+          if (next?.trim() && (indentOf(next) > indent || (ITEM.test(next) && indentOf(next) >= indent))) {
             i++;
             continue;
           }

@@ -20,7 +20,7 @@ import { toolActivate, toolSearch } from "./tool-discovery";
  * The built-in tools in registration order. `registry` is the one they join: tool_search and
  * tool_activate fall back to it when a call carries no turn registry.
  */
-export function builtInTools(registry: ToolRegistry): ToolDefinition<any>[] {
+export function builtInTools(registry: ToolRegistry): ToolDefinition<unknown>[] {
   return [
     conversationRead,
     memorySearch,

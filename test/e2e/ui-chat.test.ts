@@ -212,7 +212,7 @@ describe("the chat", () => {
     expect(saved.map((m) => !!m.superseded)).toEqual([true, true, false, false]);
     expect(saved[0].supersededBy).toBe(saved[2].id);
     const replay = (await api("GET", `/v1/conversations/${id}/replay`)).json;
-    expect(replay.messages.map((m: any) => m.role)).toEqual(["user", "assistant"]);
+    expect(replay.messages.map((m) => m.role)).toEqual(["user", "assistant"]);
     // The same after a reload (rendered from the transcript's markers, not from the live events).
     await page.reload();
     await settled(1);
@@ -324,7 +324,7 @@ describe("the chat", () => {
     await expect.poll(() => page.locator("#chat-title").textContent()).toBe("Newer chat");
     // The view has loaded (its empty-chat hint) and its socket is open before the composer is used.
     await page.getByText("Ask anything, or attach a file.").waitFor();
-    await page.waitForFunction(() => ((window as any).sockets as WebSocket[]).some((s) => s.readyState === 1 && s.url.includes("/ws")));
+    await page.waitForFunction(() => ((window as unknown as { sockets: WebSocket[] }).sockets).some((s) => s.readyState === 1 && s.url.includes("/ws")));
     await send("Back to this one.\n@reply-chars 80");
     await expect.poll(async () => (await ids())[0], { timeout: 15_000 }).toBe(newer);
     expect((await ids()).indexOf(older)).toBeGreaterThan(0);

@@ -134,14 +134,14 @@ describe("the web UI", () => {
     expect(await page.locator(".upload progress").count()).toBe(0);
     // On Send the chip's bar is sized by the XHR's progress events (it starts at max 1) and ends full.
     await page.evaluate(() => {
-      const w = window as any;
+      const w = window as unknown as { bars: { value: number; max: number }[] };
       w.bars = [];
       new MutationObserver(() => {
         for (const p of document.querySelectorAll<HTMLProgressElement>(".upload progress")) w.bars.push({ value: p.value, max: p.max });
       }).observe(document.getElementById("uploads")!, { subtree: true, childList: true, attributes: true });
     });
     await send("here is the log");
-    const bars = await page.evaluate(() => (window as any).bars as { value: number; max: number }[]);
+    const bars = await page.evaluate(() => (window as unknown as { bars: { value: number; max: number }[] }).bars);
     const last = bars[bars.length - 1];
     expect(last.max).toBeGreaterThan(300_000);
     expect(last.value).toBe(last.max);

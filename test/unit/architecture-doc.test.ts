@@ -33,11 +33,11 @@ function walk(dir = ""): string[] {
   });
 }
 
-export type Tree = { has(path: string): boolean; module(path: string): boolean; matches(glob: string): boolean; endsWith(tail: string): number; basenames: Set<string> };
+type Tree = { has(path: string): boolean; module(path: string): boolean; matches(glob: string): boolean; endsWith(tail: string): number; basenames: Set<string> };
 
 const SOURCE_EXTS = [".ts", ".mjs", ".js"];
 
-export function treeOf(paths: string[]): Tree {
+function treeOf(paths: string[]): Tree {
   const all = new Set(paths.map((p) => p.replace(/\/$/, "")));
   const basenames = new Set([...all].map((p) => p.split("/").pop()!));
   const has = (path: string) => all.has(path.replace(/\/$/, ""));
@@ -65,7 +65,7 @@ function prose(text: string): string {
  * is written from the repo's root; otherwise a path may also be the unique tail of one (as a
  * folder's README names its own files).
  */
-export function pathProblems(docPath: string, text: string, tree: Tree, strict: boolean): string[] {
+function pathProblems(docPath: string, text: string, tree: Tree, strict: boolean): string[] {
   const problems: string[] = [];
   const docDir = dirname(docPath) === "." ? "" : dirname(docPath);
   const inside = (target: string) => {
@@ -114,7 +114,7 @@ export function pathProblems(docPath: string, text: string, tree: Tree, strict: 
 }
 
 /** The rows of the table right after `<!-- checked: name -->`: each row's cells, header and rule left out. */
-export function checkedTable(text: string, name: string): string[][] | undefined {
+function checkedTable(text: string, name: string): string[][] | undefined {
   const at = text.indexOf(`<!-- checked: ${name} -->`);
   if (at < 0) return undefined;
   const lines = text.slice(at).split("\n").slice(1);
@@ -138,7 +138,7 @@ function tomlValues(path: string, key: string): string[] {
 const queueNames = () => [...new Set(["wrangler.toml", "workers/summarizer/wrangler.toml"].flatMap((path) => [...tomlValues(path, "queue"), ...tomlValues(path, "dead_letter_queue")]))];
 
 /** Tables a migration leaves: created, less those dropped, renames followed. */
-export function d1Tables(sql: string[]): string[] {
+function d1Tables(sql: string[]): string[] {
   const tables = new Set<string>();
   for (const text of sql) {
     for (const m of text.matchAll(/\b(create (?:virtual )?table(?: if not exists)?|drop table(?: if exists)?|alter table)\s+(\w+)(?:\s+rename to\s+(\w+))?/gi)) {
@@ -187,7 +187,7 @@ const LISTS: Record<string, () => string[]> = {
   "core-tools": () => toolRegistry.all().filter((t) => t.core).map((t) => t.name),
 };
 
-export function figureProblems(rows: string[][], compute: typeof FIGURES): string[] {
+function figureProblems(rows: string[][], compute: typeof FIGURES): string[] {
   const problems: string[] = [];
   for (const [name, stated] of rows) {
     const figure = compute[name];

@@ -53,7 +53,7 @@ function violations(files: { path: string; text: string }[]): string[] {
  * Import cycles among the production tree's relative imports (static, dynamic and type-only), one
  * per strongly connected group of files, named by its files: `a.ts <-> b.ts <-> c.ts`.
  */
-export function importCycles(files: { path: string; text: string }[]): string[] {
+function importCycles(files: { path: string; text: string }[]): string[] {
   const known = new Set(files.map((f) => f.path));
   const resolve = (from: string, spec: string): string | null => {
     const base = normalize(join(dirname(from), spec)).replace(/\.js$/, "");

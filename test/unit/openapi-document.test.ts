@@ -40,7 +40,9 @@ describe("client/openapi.gen.json", () => {
   });
 
   it("declares every paged list's items under data; a route's older field name, where kept, is marked deprecated", () => {
-    const lists = Object.entries(document.paths).flatMap(([path, methods]: [string, any]) => {
+    type ListSchema = { properties: Record<string, { type?: string; deprecated?: boolean }> };
+    type Methods = { get?: { responses?: Record<string, { content?: Record<string, { schema?: ListSchema }> }> } };
+    const lists = Object.entries(document.paths as Record<string, Methods>).flatMap(([path, methods]) => {
       const schema = methods.get?.responses?.["200"]?.content?.["application/json"]?.schema;
       // The key lists answer {keys, next}: they never had another shape.
       return schema?.properties?.next && path !== "/v1/keys" && path !== "/v1/admin/tenants/{tenant}/keys" ? [{ path, schema }] : [];
@@ -48,7 +50,7 @@ describe("client/openapi.gen.json", () => {
     expect(lists.length).toBeGreaterThan(12);
     for (const { path, schema } of lists) {
       expect(schema.properties.data?.type, path).toBe("array");
-      for (const [name, p] of Object.entries(schema.properties as Record<string, any>))
+      for (const [name, p] of Object.entries(schema.properties))
         if (name !== "data" && p.type === "array") expect(p.deprecated, `${path} ${name}`).toBe(true);
     }
   });

@@ -19,7 +19,7 @@ function sources(dir: string): string[] {
 }
 
 /** `file:line name (n)` for every function, method or arrow of `text` with more than three parameters. */
-export function longParameterLists(path: string, text: string): string[] {
+function longParameterLists(path: string, text: string): string[] {
   const file = ts.createSourceFile(path, text, ts.ScriptTarget.Latest, true);
   const found: string[] = [];
   const visit = (node: ts.Node) => {

@@ -25,7 +25,7 @@ import type {
 } from "../../agent/tools/registry";
 import type { toolActivate, toolSearch } from "../../agent/tools/tool-discovery";
 
-type SliceOf<T> = T extends ToolDefinition<any, infer C> ? C : never;
+type SliceOf<T> = T extends ToolDefinition<infer _I, infer C> ? C : never;
 
 describe("tool context slices", () => {
   it("every built-in tool declares only the slices it uses", () => {

@@ -9,7 +9,7 @@ import { registeredToolSource } from "../../agent/tools/registered-tools";
 import { ToolRegistry, type ToolDefinition } from "../../agent/tools/registry";
 
 const scope = { tenantId: "t", projectId: null, conversationId: "c" } as unknown as ToolScope;
-const tool = (name: string) => ({ name, description: name, capability: name, core: false }) as unknown as ToolDefinition<any>;
+const tool = (name: string) => ({ name, description: name, capability: name, core: false }) as unknown as ToolDefinition<unknown>;
 
 describe("tool sources", () => {
   it("the registry holds exactly the listed built-in tools, in the listed order", () => {

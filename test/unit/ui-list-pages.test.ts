@@ -42,12 +42,17 @@ describe("web UI list pages", () => {
 
   it("catches a page read through an older field", () => {
     expect(legacyReads('const page = await api("GET", `/v1/conversations?limit=3`);\nfor (const c of page.conversations) x(c);')).toEqual(["page.conversations (GET /v1/conversations)"]);
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: the input is page source that holds template literals
     expect(legacyReads('const [page, timeline] = await Promise.all([api("GET", `/v1/conversations/${id}/messages?after=0`), api("GET", `/v1/conversations/${id}/timeline?limit=5`)]);\nuse(page.messages, timeline.cards);')).toEqual([
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: the input is page source that holds template literals
       "page.messages (GET /v1/conversations/${id}/messages)",
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: the input is page source that holds template literals
       "timeline.cards (GET /v1/conversations/${id}/timeline)",
     ]);
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: the input is page source that holds template literals
     expect(legacyReads('const all = await allPages(`/v1/conversations/${id}/timeline`, "cards");')).toEqual(['allPages(..., "cards")']);
     // The replay is not a list: its `messages` are its own.
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: the input is page source that holds template literals
     expect(legacyReads('const replay = await api("GET", `/v1/conversations/${id}/replay`);\nuse(replay.messages);')).toEqual([]);
   });
 });

@@ -9,7 +9,23 @@ import { catalogEntry } from "../../core/models/lookup";
 import { createModelClient } from "../../core/model-client";
 import { DEFAULT_TITLE } from "../../core/title";
 import { AutoTitler } from "../../durable-objects/conversation/auto-title";
-import { api, newTenant, send } from "./helpers";
+import type { ConversationDO } from "../../durable-objects/conversation/conversation-do";
+import type { ConversationStore } from "../../durable-objects/conversation/conversation-store";
+import type { IndexOutbox } from "../../durable-objects/conversation/index-outbox";
+import type { ObjectScope } from "../../durable-objects/conversation/object-scope";
+import type { ConversationRecord } from "../../durable-objects/conversation/record";
+import { api, inConversation, newTenant, send } from "./helpers";
+
+/** The object's private parts this test drives (reached as the tests of fold.test.ts do). */
+interface TitleInternals {
+  scope: ObjectScope;
+  record: ConversationRecord;
+  outbox: IndexOutbox;
+  store: ConversationStore;
+  patch: ConversationDO["patch"];
+}
+type TitleClient = Parameters<AutoTitler["afterTurn"]>[0];
+const inObject = runInDurableObject as unknown as <R>(stub: DurableObjectStub, fn: (instance: TitleInternals) => Promise<R>) => Promise<R>;
 
 const eventually = async <T>(f: () => Promise<T>, ok: (v: T) => boolean, ms = 10_000): Promise<T> => {
   const end = Date.now() + ms;
@@ -28,12 +44,12 @@ async function untitled(key: string): Promise<string> {
 }
 
 const titleOf = async (id: string, key: string) => (await api("GET", `/v1/conversations/${id}`, undefined, { key })).json.title as string;
-const listedTitle = async (id: string, key: string) => ((await api("GET", "/v1/conversations?limit=100", undefined, { key })).json.data as any[]).find((c) => c.id === id)?.title as string;
+const listedTitle = async (id: string, key: string) => ((await api("GET", "/v1/conversations?limit=100", undefined, { key })).json.data).find((c) => c.id === id)?.title as string;
 // Typed loosely: the object's RPC types are too deep for runInDurableObject's inference.
 const stubOf = (id: string): DurableObjectStub => env.CONVERSATION.get(env.CONVERSATION.idFromName(id)) as unknown as DurableObjectStub;
 
 /** Waits until the object has tried its automatic title (or the user's title made it moot). */
-const titleSource = (id: string): Promise<string | null> => (runInDurableObject as any)(stubOf(id), async (instance: any) => instance.store.titleSource());
+const titleSource = (id: string): Promise<string | null> => inConversation(id, async (instance) => instance.store.titleSource());
 const titleTried = (id: string) => eventually(() => titleSource(id), (s) => s !== null);
 
 describe("automatic titles", () => {
@@ -80,25 +96,25 @@ describe("automatic titles", () => {
     expect((await api("POST", `/v1/conversations/${id}/import`, { messages: [{ role: "user", text: "Compare tide tables" }, { role: "assistant", text: "Sure." }] }, { key })).status).toBe(201);
     await api("GET", `/v1/conversations/${id}`, undefined, { key });
     const model = catalogEntry("claude-sonnet-5-5")!;
-    const result = await (runInDurableObject as any)(stubOf(id), async (instance: any) => {
+    const result = await inObject(stubOf(id), async (instance) => {
       const titler = new AutoTitler(instance.scope, instance.record, instance.outbox);
-      const failing = { messages: { create: async () => Promise.reject(new Error("provider down")) } } as any;
+      const failing = { messages: { create: async () => Promise.reject(new Error("provider down")) } } as unknown as TitleClient;
       const afterFailure = await titler.afterTurn(failing, model);
-      const titleAfterFailure = instance.record.head.title;
+      const titleAfterFailure = instance.record.head!.title;
       // Tried once: a second call does nothing until the flag is cleared (as on a fresh object here).
-      instance.store.sql.exec(`DELETE FROM kv WHERE key = 'title_source'`);
+      instance.scope.ctx.storage.sql.exec(`DELETE FROM kv WHERE key = 'title_source'`);
       const real = createModelClient(env);
       const racing = {
         messages: {
-          create: async (...args: any[]) => {
-            const reply = await (real.messages.create as any)(...args);
-            await instance.patch({ tenantId: instance.record.head.tenantId, conversationId: id }, { title: "Renamed meanwhile" });
+          create: async (...args: unknown[]) => {
+            const reply = await (real.messages.create as (...a: unknown[]) => Promise<unknown>)(...args);
+            await instance.patch({ tenantId: instance.record.head!.tenantId, conversationId: id }, { title: "Renamed meanwhile" });
             return reply;
           },
         },
-      } as any;
+      } as unknown as TitleClient;
       const afterRace = await titler.afterTurn(racing, model);
-      return { afterFailure, titleAfterFailure, afterRace, final: instance.record.head.title };
+      return { afterFailure, titleAfterFailure, afterRace, final: instance.record.head!.title };
     });
     expect(result).toEqual({ afterFailure: null, titleAfterFailure: DEFAULT_TITLE, afterRace: null, final: "Renamed meanwhile" });
   });

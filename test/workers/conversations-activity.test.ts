@@ -21,19 +21,20 @@ async function create(key: string, title: string): Promise<string> {
   return r.json.id;
 }
 
-const ids = async (key: string, query: string) => ((await api("GET", `/v1/conversations?${query}`, undefined, { key })).json.data as any[]).map((c) => c.id);
+const ids = async (key: string, query: string) => ((await api("GET", `/v1/conversations?${query}`, undefined, { key })).json.data).map((c) => c.id);
 
 /** Every page of `?order=activity` from the first, with `limit`; `between` runs after each page but the last. */
 async function pageAll(key: string, limit: number, between?: (page: number) => Promise<void>): Promise<string[]> {
   const all: string[] = [];
   let cursor: string | null = null;
   for (let page = 0; page < 20; page++) {
-    const r: any = await api("GET", `/v1/conversations?order=activity&limit=${limit}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`, undefined, { key });
+    const query: string = cursor ? `&cursor=${encodeURIComponent(cursor)}` : "";
+    const r = await api("GET", `/v1/conversations?order=activity&limit=${limit}${query}`, undefined, { key });
     expect(r.status, r.text).toBe(200);
     expect(r.json.conversations).toEqual(r.json.data);
-    all.push(...r.json.data.map((c: any) => c.id));
+    all.push(...r.json.data.map((c) => c.id));
     if (r.json.next === null) return all;
-    cursor = r.json.next;
+    cursor = String(r.json.next);
     await between?.(page);
   }
   throw new Error("never reached the last page");
@@ -59,7 +60,7 @@ describe("conversations by activity", () => {
 
     expect((await api("PATCH", `/v1/conversations/${c}`, { title: "renamed" }, { key })).status).toBe(200);
     const moved = await eventually(() => api("GET", "/v1/conversations?order=activity", undefined, { key }), (r) => r.json.data[0]?.id === c);
-    expect(moved.json.data.map((x: any) => x.id)).toEqual([c, b, a]);
+    expect(moved.json.data.map((x) => x.id)).toEqual([c, b, a]);
     // The listing row carries the new title too, without waiting for a turn.
     expect(moved.json.data[0].title).toBe("renamed");
 

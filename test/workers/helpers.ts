@@ -7,6 +7,7 @@ import type { ConversationDO } from "../../durable-objects/conversation/conversa
 import type { ConversationRecord } from "../../durable-objects/conversation/record";
 import type { ConversationStore } from "../../durable-objects/conversation/conversation-store";
 import type { FoldCoordinator } from "../../durable-objects/conversation/fold-coordinator";
+import type { ReplayCache } from "../../durable-objects/conversation/replay-cache";
 import type { PausedTurns } from "../../durable-objects/conversation/paused-turn";
 import { jsonOrUndefined } from "../json-body";
 import type { Body, Method, ResponseOf } from "../route-types";
@@ -179,7 +180,9 @@ export interface ConversationInternals {
   record: ConversationRecord;
   fold: FoldCoordinator;
   paused: PausedTurns;
+  cache: ReplayCache;
   importTranscript: ConversationDO["importTranscript"];
+  foldSource: ConversationDO["foldSource"];
 }
 
 /** Runs `fn` inside the conversation's live object (by conversation id or stub), with its internals and state. */

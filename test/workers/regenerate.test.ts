@@ -3,19 +3,15 @@
 // see the superseded messages again; the transcript keeps them, byte for byte, marked. Refused
 // with a 409 while a turn runs, with no reply to replace, and once the exchange is (being) folded.
 import { env } from "cloudflare:workers";
-import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { api, connectSocket, createConversation, eventually, newTenant, send, transcript } from "./helpers";
+import { api, connectSocket, createConversation, eventually, inConversation, newTenant, send, type TranscriptMessage, transcript } from "./helpers";
 import { ofType } from "../blocks";
 
 const regenerate = (id: string, key?: string, body: Record<string, unknown> = { regenerate: true }) => api("POST", `/v1/conversations/${id}/messages`, body, { key });
-const stubOf = (id: string) => env.CONVERSATION.get(env.CONVERSATION.idFromName(id));
-/** Inside the conversation's object (its parts are private: reached as the tests of fold.test.ts do). */
-const inObject = runInDurableObject as unknown as <T>(stub: unknown, fn: (instance: any) => Promise<T>) => Promise<T>;
 const replayOf = async (id: string) => (await api("GET", `/v1/conversations/${id}/replay`)).json;
 /** How many of the replay's user messages say `word` (the offline model's thinking echoes prompts). */
-const promptsSaying = (replay: any, word: string) => replay.messages.filter((m: any) => m.role === "user" && JSON.stringify(m.content).includes(word)).length;
-const unmarked = (m: any) => {
+const promptsSaying = (replay: { messages: { role: string; content: unknown }[] }, word: string) => replay.messages.filter((m) => m.role === "user" && JSON.stringify(m.content).includes(word)).length;
+const unmarked = (m: TranscriptMessage) => {
   const { superseded: _s, supersededBy: _b, ...rest } = m;
   return rest;
 };
@@ -43,7 +39,7 @@ describe("regenerate", () => {
     // The model's next request (the replay): one copy of the prompt and one reply (the offline
     // model answers the same prompt alike, so the count is what tells the old reply is gone).
     const replay = await replayOf(id);
-    expect(replay.messages.map((m: any) => m.role)).toEqual(["user", "assistant", "user", "assistant"]);
+    expect(replay.messages.map((m) => m.role)).toEqual(["user", "assistant", "user", "assistant"]);
     expect(promptsSaying(replay, "quokkavale")).toBe(1);
     // The regenerated turn's own model request had the same history: the earlier exchange, then the copy.
     const snaps = (await api("GET", `/v1/conversations/${id}/prompts`)).json.data;
@@ -68,7 +64,7 @@ describe("regenerate", () => {
     expect(third.json.superseded?.messageIds).toEqual([copy.id, fresh.id]);
     await send(id, "And a lake?");
     const last = await replayOf(id);
-    expect(last.messages.map((m: any) => m.role)).toEqual(["user", "assistant", "user", "assistant", "user", "assistant"]);
+    expect(last.messages.map((m) => m.role)).toEqual(["user", "assistant", "user", "assistant", "user", "assistant"]);
     expect(promptsSaying(last, "quokkavale")).toBe(1);
     const marked = (await transcript(id)).filter((m) => m.superseded);
     expect(marked.map((m) => [m.id, m.supersededBy])).toEqual([
@@ -88,20 +84,20 @@ describe("regenerate", () => {
     expect(again.status).toBe(200);
     const meta = (await api("GET", `/v1/conversations/${id}`)).json;
     // The old 3000-char reply no longer counts; the new exchange does (about the same size).
-    const fresh = again.json.messages.reduce((n: number, m: any) => n + JSON.stringify(m.content).length, 0);
+    const fresh = again.json.messages.reduce((n: number, m) => n + JSON.stringify(m.content).length, 0);
     expect(meta.unsummarizedChars).toBeLessThan(weight + fresh / 2);
     expect(meta.superseded).toEqual([{ fromSeq: big.json.messages[0].seq, toSeq: big.json.messages[1].seq, by: again.json.messages[0].id }]);
-    const region = await inObject(stubOf(id), async (instance: any) => {
+    const region = await inConversation(id, async (instance) => {
       instance.store.putLease({ jobId: "fold_test", dispatchedAt: Date.now(), expiresAt: Date.now() + 60_000 });
       const source = await instance.foldSource({ tenantId: "dev", conversationId: id }, "fold_test");
       instance.store.clearLease();
-      return source.region.map((m: any) => m.id);
+      return source?.region.map((m) => m.id) ?? [];
     });
     expect(region).not.toContain(big.json.messages[0].id);
     expect(region).not.toContain(big.json.messages[1].id);
     expect(region).toContain(again.json.messages[1].id);
     // The head in R2 (the record a rebuild starts from) carries the ranges too.
-    const head: any = await (await env.BUCKET.get(`tenants/dev/conversations/${id}/head.json`))!.json();
+    const head = await (await env.BUCKET.get(`tenants/dev/conversations/${id}/head.json`))!.json<{ superseded?: unknown }>();
     expect(head.superseded).toEqual(meta.superseded);
   });
 
@@ -153,15 +149,15 @@ describe("regenerate", () => {
   it("is a 409 once the last exchange is folded into the summary, or while a fold is in flight", async () => {
     const id = await createConversation();
     await send(id, "one\n@reply-chars 100");
-    await inObject(stubOf(id), async (instance: any) => {
+    await inConversation(id, async (instance) => {
       instance.store.putLease({ jobId: "fold_x", dispatchedAt: Date.now(), expiresAt: Date.now() + 60_000 });
     });
     const inFlight = await regenerate(id);
     expect(inFlight.status).toBe(409);
     expect(inFlight.json.error?.type).toBe("regenerate_folded");
-    await inObject(stubOf(id), async (instance: any) => {
+    await inConversation(id, async (instance) => {
       instance.store.clearLease();
-      await instance.record.updateHead((h: any) => ({ next: { ...h, summary: "they said one", summarizedThroughMessage: 2, summarizedThroughMessageId: null }, result: undefined }));
+      await instance.record.updateHead((h) => ({ next: { ...h, summary: "they said one", summarizedThroughMessage: 2, summarizedThroughMessageId: null }, result: undefined }));
       instance.cache.forget();
     });
     const folded = await regenerate(id);

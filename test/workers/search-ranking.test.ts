@@ -32,9 +32,9 @@ describe("search ranking", () => {
     } while (cursor);
     expect(walked).toEqual(ids);
     // A cursor of the earlier `and:N` / `or:N` form pages on from N: the mode is read and ignored.
-    const fromTwo = (await search(key, "Which road bike was it?", "&limit=2&cursor=2")).results.map((h: any) => h.id);
+    const fromTwo = (await search(key, "Which road bike was it?", "&limit=2&cursor=2")).results.map((h) => String(h.id));
     expect(fromTwo).toEqual(ids.slice(2, 4));
-    for (const old of ["and:2", "or:2"]) expect((await search(key, "Which road bike was it?", `&limit=2&cursor=${old}`)).results.map((h: any) => h.id)).toEqual(fromTwo);
+    for (const old of ["and:2", "or:2"]) expect((await search(key, "Which road bike was it?", `&limit=2&cursor=${old}`)).results.map((h) => String(h.id))).toEqual(fromTwo);
     // Anything else is a 400 naming the cursor.
     for (const bad of ["xor:2", "and:", "-1", "2:and"]) {
       const r = await api("GET", `/v1/search?q=bike&cursor=${encodeURIComponent(bad)}`, undefined, { key });

@@ -43,7 +43,7 @@ describe("turn attachments", () => {
     const r = await turn(id, { content: "what is in it?", attachments: [staged.json.id] }, key);
     expect(r.status).toBe(200);
     const saved = await transcript(id, key);
-    expect(saved[0].content.map((b: any) => b.text)).toEqual([staged.json.note, "what is in it?"]);
+    expect(saved[0].content.map((b) => ("text" in b ? b.text : b.type))).toEqual([staged.json.note, "what is in it?"]);
     expect(saved.filter((m) => m.role === "user")).toHaveLength(1);
     expect(await activeTools(id, key)).toContain("file_read");
     const bad = await api("POST", `/v1/conversations/${id}/attachments?name=x.txt&attach=no`, "x", { key, raw: true, headers: { "content-type": "text/plain" } });

@@ -1,9 +1,8 @@
 // ConversationDO: one per conversation, its single writer. A coordinator: it wires the parts in
 // this folder and answers each RPC and hook by delegating to them, after the tenant check (`load`).
 import { DurableObject } from "cloudflare:workers";
-import { crossCheckSettings, settingsAfterModelChange, type SettingsPatch } from "../../core/settings";
 import { entryFromModelInfo } from "../../core/models/lookup";
-import { planSettingsPatch, resolveTurnModel } from "../../services/models/resolve";
+import { resolveTurnModel } from "../../services/models/resolve";
 import type { StoredMessage } from "../../core/types";
 import { toToolResultBlock, type ClientToolResult } from "../../core/client-tools";
 import type { ReadQuery } from "../../agent/tools/registry";
@@ -27,14 +26,14 @@ import { TurnOrder } from "./turn-order";
 import type { StopAnswer } from "./turn-stops";
 import { pendingView, PausedTurns } from "./paused-turn";
 import { pausedMessage, TurnRunner, TURN_PAUSED } from "./turn-runner";
-import { supersededBy, } from "./regenerate";
+import { transcriptPage, type TranscriptPage } from "./regenerate";
+import { patchConversation, type ConversationChange, type PatchAnswer } from "./conversation-patch";
 
 export { FOLD_LEASE_MS, type FoldCommit, type FoldOutcome, type FoldSource } from "./fold-coordinator";
 export type { ReplayView } from "./replay-cache";
 export type { TurnAnswer, TurnInput, TurnRefusal } from "./turn-input";
+export type { PatchAnswer } from "./conversation-patch";
 
-/** A rename or settings change: the updated view, the settings problem that refused it, or no such conversation. */
-export type PatchAnswer = { kind: "updated"; view: ConversationView } | { kind: "invalid"; message: string } | { kind: "missing" };
 /** An attachment's note: saved as a message, held until a paused step's results are saved, or no such conversation. */
 export type NoteAnswer = { kind: "saved"; message: StoredMessage } | { kind: "deferred" } | { kind: "missing" };
 /** History imported: the stored messages, refused while a turn waits on client tools (naming its calls), or no such conversation. */
@@ -118,25 +117,10 @@ export class ConversationDO extends DurableObject<Env> {
     return { ...this.record.view(head), ...(waiting && !waiting.answers ? { requiresAction: pendingView(waiting) } : {}) };
   }
 
-  async patch(ref: ConversationRef, change: { title?: string; settings?: SettingsPatch }): Promise<PatchAnswer> {
+  async patch(ref: ConversationRef, change: ConversationChange): Promise<PatchAnswer> {
     const loaded = await this.record.load(ref);
     if (!loaded) return { kind: "missing" };
-    const planned = await planSettingsPatch(this.scope.env, loaded.settings, change.settings ?? {});
-    if (!planned.ok) return { kind: "invalid", message: planned.message };
-    const result = await this.record.updateHead<PatchAnswer>((head) => {
-      const settings = change.settings ? settingsAfterModelChange(head.settings, planned.patch, planned.from, planned.to) : head.settings;
-      const problem = crossCheckSettings(settings, planned.to);
-      if (problem) return { next: null, result: { kind: "invalid", message: problem } };
-      const now = new Date().toISOString();
-      const next: ConversationHead = { ...head, title: change.title ?? head.title, settings, updatedAt: now };
-      if (change.title !== undefined) {
-        // A title the user set is never replaced by the automatic one (auto-title.ts checks this
-        // in the same serialized head writes), and a rename counts as activity for the listing.
-        this.store.setTitleSource("user");
-        this.store.touchActivity(now);
-      }
-      return { next, result: { kind: "updated", view: this.record.view(next) } };
-    });
+    const result = await patchConversation({ env: this.scope.env, store: this.store, record: this.record }, loaded, change);
     // The listing row follows the head (title, activity) after the answer.
     if (result.kind === "updated") this.ctx.waitUntil(this.outbox.pending());
     return result;
@@ -149,25 +133,16 @@ export class ConversationDO extends DurableObject<Env> {
   async delete(ref: ConversationRef): Promise<boolean> {
     const tomb = this.deletion.tombstone();
     const mine = tomb ? tomb.tenantId === ref.tenantId && tomb.conversationId === ref.conversationId : !!(await this.record.load(ref));
-    if (!mine) return false;
-    await this.deletion.delete(ref);
-    return true;
+    if (mine) await this.deletion.delete(ref);
+    return mine;
   }
 
   // ---- RPC: reading -----------------------------------------------------------------------
 
   /** The complete transcript; a message a regenerate replaced carries `superseded: true` and `supersededBy`. */
-  async listMessages(ref: ConversationRef, after: number, limit: number): Promise<{ messages: (StoredMessage & { superseded?: true; supersededBy?: string })[]; next: number | null } | null> {
+  async listMessages(ref: ConversationRef, after: number, limit: number): Promise<TranscriptPage | null> {
     const head = await this.record.load(ref);
-    if (!head) return null;
-    const messages = this.store.listAfter(after, limit + 1);
-    const more = messages.length > limit;
-    const page = more ? messages.slice(0, limit) : messages;
-    const marked = page.map((m) => {
-      const by = supersededBy(head, m.seq);
-      return by ? { ...m, superseded: true as const, supersededBy: by } : m;
-    });
-    return { messages: marked, next: more ? page[page.length - 1].seq : null };
+    return head ? transcriptPage(head, this.store.listAfter(after, limit + 1), limit) : null;
   }
 
   async readMessages(ref: ConversationRef, query: ReadQuery): Promise<{ messages: StoredMessage[]; messageCount: number } | null> {

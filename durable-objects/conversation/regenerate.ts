@@ -38,7 +38,7 @@ const isPrompt = (m: StoredMessage) => m.role === "user" && !m.agent && m.conten
  * The exchange a regenerate replaces, looked for in what the model sees (`replayed`: the verbatim
  * tail after the fold boundary, without superseded or sub-agent messages); a refusal otherwise.
  */
-export function regenerateTarget(head: ConversationHead, replayed: readonly StoredMessage[], lastSeq: number, state: { turnsInFlight: number; foldInFlight: boolean }): RegenerateTarget | { kind: "refused"; refusal: RegenerateRefusal } {
+export function regenerateTarget(head: ConversationHead, replayed: readonly StoredMessage[], state: { lastSeq: number; turnsInFlight: number; foldInFlight: boolean }): RegenerateTarget | { kind: "refused"; refusal: RegenerateRefusal } {
   const refuse = (type: string, message: string) => ({ kind: "refused" as const, refusal: { status: 409 as const, type, message } });
   if (state.turnsInFlight > 0) return refuse(REGENERATE_BUSY, "regenerate: a turn is running; wait for it to end (or stop it) and regenerate then");
   let i = replayed.length - 1;
@@ -52,10 +52,28 @@ export function regenerateTarget(head: ConversationHead, replayed: readonly Stor
   if (!replayed.slice(i + 1).some((m) => m.role === "assistant")) return refuse(NOTHING_TO_REGENERATE, "regenerate: the last prompt has no reply to replace; send it again instead");
   // A fold in flight may already be summarizing the exchange: what it wrote could not be taken back.
   if (state.foldInFlight) return refuse(REGENERATE_FOLDED, "regenerate: the conversation is being folded into its summary; try again in a moment");
-  return { kind: "target", prompt: replayed[i], fromSeq: replayed[i].seq, toSeq: lastSeq };
+  return { kind: "target", prompt: replayed[i], fromSeq: replayed[i].seq, toSeq: state.lastSeq };
 }
 
 /** The head with one more superseded range. */
 export function withSuperseded(head: ConversationHead, range: SupersededRange): ConversationHead {
   return { ...head, superseded: [...(head.superseded ?? []), range], updatedAt: new Date().toISOString() };
+}
+
+/** A transcript message: as stored, marked when a regenerate replaced its exchange. */
+export type TranscriptMessage = StoredMessage & { superseded?: true; supersededBy?: string };
+export interface TranscriptPage {
+  messages: TranscriptMessage[];
+  next: number | null;
+}
+
+/** A page of the transcript (`read`: up to limit + 1 messages, the extra one telling there is more), marked. */
+export function transcriptPage(head: Pick<ConversationHead, "superseded">, read: readonly StoredMessage[], limit: number): TranscriptPage {
+  const more = read.length > limit;
+  const page = more ? read.slice(0, limit) : read;
+  const messages = page.map((m) => {
+    const by = supersededBy(head, m.seq);
+    return by ? { ...m, superseded: true as const, supersededBy: by } : m;
+  });
+  return { messages, next: more ? page[page.length - 1].seq : null };
 }

@@ -39,7 +39,7 @@ export class TurnIntake {
     const head = this.replay.head();
     if (!input.regenerate || !head) return null;
     const lease = this.store.getLease();
-    const target = regenerateTarget(head, this.replay.cache.replaySource(head), this.store.lastSeq(), { turnsInFlight: this.order.turnsInFlight, foldInFlight: !!lease && lease.expiresAt > Date.now() });
+    const target = regenerateTarget(head, this.replay.cache.replaySource(head), { lastSeq: this.store.lastSeq(), turnsInFlight: this.order.turnsInFlight, foldInFlight: !!lease && lease.expiresAt > Date.now() });
     return target.kind === "refused" ? target.refusal : null;
   }
 

@@ -84,7 +84,7 @@ export class TurnRunner {
     const head = await record.load(ref);
     if (!head) return this.begin({ ref, sink, queuedAt, turnId }).fail({ type: "not_found", message: "conversation not found" });
     const lease = scope.store.getLease();
-    const target = regenerateTarget(head, cache.replaySource(head), scope.store.lastSeq(), { turnsInFlight: 0, foldInFlight: !!lease && lease.expiresAt > Date.now() });
+    const target = regenerateTarget(head, cache.replaySource(head), { lastSeq: scope.store.lastSeq(), turnsInFlight: 0, foldInFlight: !!lease && lease.expiresAt > Date.now() });
     if (target.kind === "refused") return this.begin({ ref, sink, queuedAt, turnId }).fail(target.refusal);
     const { prompt, fromSeq, toSeq } = target;
     await this.execute({ ref, sink, queuedAt, turnId, turnTools: input.tools ?? [], loop: async (deps) => {

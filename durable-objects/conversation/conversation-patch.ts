@@ -1,0 +1,36 @@
+// PATCH of a conversation: the settings planned against the model (a model change moves the
+// model-bound settings with it), then title and settings written in one serialized head write. A
+// title the user sets marks the conversation as titled by its user and counts as activity.
+import { crossCheckSettings, settingsAfterModelChange, type SettingsPatch } from "../../core/settings";
+import { planSettingsPatch } from "../../services/models/resolve";
+import type { ConversationHead, ConversationView } from "../../services/record/conversation-head";
+import type { ConversationStore } from "./conversation-store";
+import type { ConversationRecord } from "./record";
+
+export interface ConversationChange {
+  title?: string;
+  settings?: SettingsPatch;
+}
+
+/** A rename or settings change: the updated view, the settings problem that refused it, or no such conversation. */
+export type PatchAnswer = { kind: "updated"; view: ConversationView } | { kind: "invalid"; message: string } | { kind: "missing" };
+
+export async function patchConversation(parts: { env: Env; store: ConversationStore; record: ConversationRecord }, loaded: ConversationHead, change: ConversationChange): Promise<PatchAnswer> {
+  const { env, store, record } = parts;
+  const planned = await planSettingsPatch(env, loaded.settings, change.settings ?? {});
+  if (!planned.ok) return { kind: "invalid", message: planned.message };
+  return record.updateHead<PatchAnswer>((head) => {
+    const settings = change.settings ? settingsAfterModelChange(head.settings, planned.patch, planned.from, planned.to) : head.settings;
+    const problem = crossCheckSettings(settings, planned.to);
+    if (problem) return { next: null, result: { kind: "invalid", message: problem } };
+    const now = new Date().toISOString();
+    const next: ConversationHead = { ...head, title: change.title ?? head.title, settings, updatedAt: now };
+    if (change.title !== undefined) {
+      // A title the user set is never replaced by the automatic one (auto-title.ts checks this
+      // in the same serialized head writes), and a rename counts as activity for the listing.
+      store.setTitleSource("user");
+      store.touchActivity(now);
+    }
+    return { next, result: { kind: "updated", view: record.view(next) } };
+  });
+}

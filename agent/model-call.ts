@@ -4,19 +4,39 @@ import type Anthropic from "@anthropic-ai/sdk";
 import type { TurnEvent } from "../core/events";
 import type { ModelRequest } from "../core/types";
 
-export type StreamedCall = { ok: true; reply: Anthropic.Message } | { ok: false; error: unknown; partial: Anthropic.Message | undefined };
+export type StreamedCall =
+  | { ok: true; reply: Anthropic.Message }
+  | { ok: false; error: unknown; partial: Anthropic.Message | undefined };
 
 type Emit = (event: TurnEvent) => void;
 
 /** `signal` cancels the call (a stopped turn): it then fails with whatever it had produced. */
-export async function streamCall(call: { client: Anthropic; request: ModelRequest; turnId: string; emit: Emit; signal?: AbortSignal }): Promise<StreamedCall> {
+export async function streamCall(call: {
+  client: Anthropic;
+  request: ModelRequest;
+  turnId: string;
+  emit: Emit;
+  signal?: AbortSignal;
+}): Promise<StreamedCall> {
   const { client, request, turnId, emit, signal } = call;
-  const stream = client.messages.stream(request as unknown as Anthropic.MessageStreamParams, signal ? { signal } : undefined);
+  const stream = client.messages.stream(
+    request as unknown as Anthropic.MessageStreamParams,
+    signal ? { signal } : undefined,
+  );
   stream.on("text", (text) => emit({ type: "delta", turnId, text }));
   stream.on("streamEvent", (event) => {
-    if (event.type === "content_block_start" && (event.content_block.type === "thinking" || event.content_block.type === "redacted_thinking")) {
+    if (
+      event.type === "content_block_start" &&
+      (event.content_block.type === "thinking" || event.content_block.type === "redacted_thinking")
+    ) {
       // An empty delta opens the block: under display "omitted" it is all a client sees of it.
-      emit({ type: "thinking", turnId, block: event.index, text: "", ...(event.content_block.type === "redacted_thinking" ? { redacted: true as const } : {}) });
+      emit({
+        type: "thinking",
+        turnId,
+        block: event.index,
+        text: "",
+        ...(event.content_block.type === "redacted_thinking" ? { redacted: true as const } : {}),
+      });
     } else if (event.type === "content_block_delta" && event.delta.type === "thinking_delta" && event.delta.thinking) {
       emit({ type: "thinking", turnId, block: event.index, text: event.delta.thinking });
     }

@@ -43,7 +43,9 @@ export function describeModelError(err: unknown): ModelFailure {
     const overflow = status === 400 && /prompt is too long/i.test(detail ?? err.message);
     const figures = overflow ? /(\d+)\s*tokens\s*>\s*(\d+)\s*maximum/i.exec(detail ?? err.message) : null;
     const requestId = err.requestID ?? undefined;
-    const meaning = (providerType && MEANING[providerType]) ?? (status ? `the model API answered ${status}` : "the model call failed");
+    const meaning =
+      (providerType && MEANING[providerType]) ??
+      (status ? `the model API answered ${status}` : "the model call failed");
     const what = [status, providerType].filter(Boolean).join(" ");
     const message =
       err instanceof Anthropic.APIConnectionError
@@ -66,5 +68,10 @@ export function describeModelError(err: unknown): ModelFailure {
  * its retries cover HTTP statuses only. Overloaded and internal errors are worth another try.
  */
 export function isRetryableStreamError(err: unknown): boolean {
-  return err instanceof Anthropic.APIError && !(err instanceof Anthropic.APIConnectionError) && err.status === undefined && (err.type === "overloaded_error" || err.type === "api_error");
+  return (
+    err instanceof Anthropic.APIError &&
+    !(err instanceof Anthropic.APIConnectionError) &&
+    err.status === undefined &&
+    (err.type === "overloaded_error" || err.type === "api_error")
+  );
 }

@@ -15,7 +15,11 @@ export function storedBlocks(blocks: readonly Anthropic.ContentBlock[]): Content
   for (const b of blocks) {
     switch (b.type) {
       case "text":
-        out.push({ type: "text", text: b.text, ...(b.citations?.length ? { citations: b.citations as unknown as Record<string, unknown>[] } : {}) });
+        out.push({
+          type: "text",
+          text: b.text,
+          ...(b.citations?.length ? { citations: b.citations as unknown as Record<string, unknown>[] } : {}),
+        });
         break;
       case "tool_use":
         out.push({ type: "tool_use", id: b.id, name: b.name, input: (b.input ?? {}) as Record<string, unknown> });
@@ -30,7 +34,10 @@ export function storedBlocks(blocks: readonly Anthropic.ContentBlock[]): Content
         out.push({ ...(b as unknown as Extract<ContentBlock, { type: "server_tool_use" }>) });
         break;
       default:
-        if ((SERVER_TOOL_RESULT_TYPES as readonly string[]).includes(b.type)) out.push({ ...(b as unknown as Extract<ContentBlock, { tool_use_id: string; content: unknown }>) } as ContentBlock);
+        if ((SERVER_TOOL_RESULT_TYPES as readonly string[]).includes(b.type))
+          out.push({
+            ...(b as unknown as Extract<ContentBlock, { tool_use_id: string; content: unknown }>),
+          } as ContentBlock);
     }
   }
   return out;
@@ -38,7 +45,9 @@ export function storedBlocks(blocks: readonly Anthropic.ContentBlock[]): Content
 
 /** The text blocks of a reply cut off mid-stream: text is all that can be recovered of a partial reply. */
 export function partialText(blocks: readonly Anthropic.ContentBlock[] | undefined): ContentBlock[] {
-  return (blocks ?? []).filter((b): b is Anthropic.TextBlock => b.type === "text" && !isBlankText(b.text)).map((b) => ({ type: "text", text: b.text }));
+  return (blocks ?? [])
+    .filter((b): b is Anthropic.TextBlock => b.type === "text" && !isBlankText(b.text))
+    .map((b) => ({ type: "text", text: b.text }));
 }
 
 export function pickUsage(u: Anthropic.Usage): Usage {

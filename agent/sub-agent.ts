@@ -14,7 +14,14 @@ import type { ModelEntry } from "../core/models/catalog";
 import type { AgentTag, ContentBlock, NewMessage, StoredMessage } from "../core/types";
 import type { ToolContext, ToolOutput, ToolRegistry } from "./tools/registry";
 import { blockOrigins, type TurnCompactor } from "./turn-compaction";
-import { INTERRUPTED, runAgentTurn, type DelegatedRun, type DelegatedTask, type DelegationParent, type TurnOutcome } from "./turn-loop";
+import {
+  INTERRUPTED,
+  runAgentTurn,
+  type DelegatedRun,
+  type DelegatedTask,
+  type DelegationParent,
+  type TurnOutcome,
+} from "./turn-loop";
 
 export const DELEGATE_TOOL = "agent_delegate";
 /** A sub-agent's model calls are bounded independently of the master's iterations. */
@@ -44,7 +51,11 @@ export interface SubAgentRun extends DelegatedRun {
   segment: AgentTag;
 }
 
-export async function runSubAgent(deps: SubAgentDeps, task: DelegatedTask, parent: DelegationParent): Promise<SubAgentRun> {
+export async function runSubAgent(
+  deps: SubAgentDeps,
+  task: DelegatedTask,
+  parent: DelegationParent,
+): Promise<SubAgentRun> {
   const segment: AgentTag = { segment: sortableId("agt"), name: task.name, toolUseId: task.toolUseId };
   const conversationId = deps.toolContext.conversationId;
   const thread: StoredMessage[] = [];
@@ -82,27 +93,48 @@ export async function runSubAgent(deps: SubAgentDeps, task: DelegatedTask, paren
     },
     [{ type: "text", text: task.task }],
   );
-  return { output: reportOf(outcome, { name: task.name, maxSteps, thread, conversationId }), usage: outcome.usage, modelMs: outcome.modelMs, segment };
+  return {
+    output: reportOf(outcome, { name: task.name, maxSteps, thread, conversationId }),
+    usage: outcome.usage,
+    modelMs: outcome.modelMs,
+    segment,
+  };
 }
 
 /** The master's tool result: the final answer, or why there is none, with the call that shows the thread. */
-function reportOf(outcome: TurnOutcome, run: { name: string; maxSteps: number; thread: readonly StoredMessage[]; conversationId: string }): ToolOutput {
+function reportOf(
+  outcome: TurnOutcome,
+  run: { name: string; maxSteps: number; thread: readonly StoredMessage[]; conversationId: string },
+): ToolOutput {
   const { name, maxSteps, thread, conversationId } = run;
   const seqs = thread.map((m) => m.seq);
   const pointer = seqs.length
     ? `its thread is saved as messages ${seqs[0]}-${seqs[seqs.length - 1]} (conversation_read ${JSON.stringify({ conversation_id: conversationId, from_seq: seqs[0], to_seq: seqs[seqs.length - 1] })})`
     : "nothing of it was saved";
-  if (outcome.failure) return { content: `agent ${name} stopped after ${outcome.modelCalls} model calls: ${outcome.failure.message}; ${pointer}`, isError: true };
-  if (outcome.stopReason === "max_iterations") return { content: `agent ${name} used its ${maxSteps} model calls without finishing; ${pointer}`, isError: true };
+  if (outcome.failure)
+    return {
+      content: `agent ${name} stopped after ${outcome.modelCalls} model calls: ${outcome.failure.message}; ${pointer}`,
+      isError: true,
+    };
+  if (outcome.stopReason === "max_iterations")
+    return { content: `agent ${name} used its ${maxSteps} model calls without finishing; ${pointer}`, isError: true };
   // A refused reply is never passed on (nor, through the master's tool result, replayed).
-  if (outcome.stopReason === "refusal") return { content: `agent ${name} stopped: the model declined the task; ${pointer}`, isError: true };
+  if (outcome.stopReason === "refusal")
+    return { content: `agent ${name} stopped: the model declined the task; ${pointer}`, isError: true };
   // The answer is the trailing assistant messages: one reply, or a reply and its continuations.
   const trailing: StoredMessage[] = [];
   for (let i = thread.length - 1; i >= 0 && thread[i].role === "assistant"; i--) trailing.unshift(thread[i]);
   const answer = trailing.map((m) => m.content.flatMap((b) => (b.type === "text" ? [b.text] : [])).join("\n")).join("");
   const header = `[agent ${name}: ${outcome.modelCalls} model calls; ${pointer}]`;
   // The turn was stopped: not the agent's failure, and what it had written so far is passed on as such.
-  if (outcome.stopReason === INTERRUPTED) return { content: `${header}\n[interrupted: the turn was stopped before the agent finished${answer ? "; its answer is partial" : ""}]${answer ? `\n\n${answer}` : ""}` };
-  if (outcome.stopReason === "context_full") return { content: `${header}\n[its context filled up before it finished: the answer is partial]\n\n${answer}`, isError: true };
+  if (outcome.stopReason === INTERRUPTED)
+    return {
+      content: `${header}\n[interrupted: the turn was stopped before the agent finished${answer ? "; its answer is partial" : ""}]${answer ? `\n\n${answer}` : ""}`,
+    };
+  if (outcome.stopReason === "context_full")
+    return {
+      content: `${header}\n[its context filled up before it finished: the answer is partial]\n\n${answer}`,
+      isError: true,
+    };
   return { content: `${header}\n\n${answer}` };
 }

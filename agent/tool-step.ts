@@ -34,7 +34,13 @@ export async function runToolStep(
       results.push({ type: "tool_result", tool_use_id: call.id, content: INTERRUPTED_TOOL_RESULT, is_error: true });
       continue;
     }
-    emit({ type: "tool_use", turnId, id: call.id, name: call.name, input: deps.registry.withhold(call.name, call.input) });
+    emit({
+      type: "tool_use",
+      turnId,
+      id: call.id,
+      name: call.name,
+      input: deps.registry.withhold(call.name, call.input),
+    });
     const tool = deps.registry.get(call.name);
     if (runsOnClient(tool) && deps.pauseForClient && !deps.registry.refusal(call.name, deps.toolContext.activeTools)) {
       // The client runs it; the server calls of the same step still run now.
@@ -46,22 +52,49 @@ export async function runToolStep(
     // and counts towards this turn's usage and model time.
     const delegate = deps.delegate
       ? async (task: string, name: string) => {
-          const run = await deps.delegate!({ name, task, toolUseId: call.id }, { turnId, request, emit, signal: deps.signal });
+          const run = await deps.delegate!(
+            { name, task, toolUseId: call.id },
+            { turnId, request, emit, signal: deps.signal },
+          );
           onDelegated(run);
           return run.output;
         }
       : undefined;
-    const out = await deps.registry.run(call.name, call.input, { ...deps.toolContext, progress, delegate, turnId, callId: call.id });
+    const out = await deps.registry.run(call.name, call.input, {
+      ...deps.toolContext,
+      progress,
+      delegate,
+      turnId,
+      callId: call.id,
+    });
     // Blank output (an HTTP tool's empty body, an MCP tool's empty text) is stored as words the
     // model can read: the Messages API refuses blank text, and the result replays on every request.
-    const block: ToolResultBlock = { type: "tool_result", tool_use_id: call.id, content: readableToolContent(out.blocks ?? out.content), ...(out.isError ? { is_error: true } : {}) };
+    const block: ToolResultBlock = {
+      type: "tool_result",
+      tool_use_id: call.id,
+      content: readableToolContent(out.blocks ?? out.content),
+      ...(out.isError ? { is_error: true } : {}),
+    };
     const text = toolResultText(block);
-    emit({ type: "tool_result", turnId, tool_use_id: call.id, name: call.name, is_error: !!out.isError, chars: text.length, preview: text.slice(0, PREVIEW_CHARS) });
+    emit({
+      type: "tool_result",
+      turnId,
+      tool_use_id: call.id,
+      name: call.name,
+      is_error: !!out.isError,
+      chars: text.length,
+      preview: text.slice(0, PREVIEW_CHARS),
+    });
     results.push(block);
   }
   if (deps.signal?.aborted) {
     // A stop during the step leaves nothing waiting for the client: its calls are interrupted too.
-    const interrupted = (id: string): ToolResultBlock => ({ type: "tool_result", tool_use_id: id, content: INTERRUPTED_TOOL_RESULT, is_error: true });
+    const interrupted = (id: string): ToolResultBlock => ({
+      type: "tool_result",
+      tool_use_id: id,
+      content: INTERRUPTED_TOOL_RESULT,
+      is_error: true,
+    });
     return { results: results.map((r, i) => r ?? interrupted(calls[i].id)), pending: [] };
   }
   return { results, pending };

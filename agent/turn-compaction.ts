@@ -23,20 +23,32 @@ import { renderMessageText } from "../core/render";
 import type { ModelEntry } from "../core/models/catalog";
 import { summarizationParams } from "../core/model-params";
 import { priced } from "../core/pricing";
-import { addUsage, zeroUsage, type ContentBlock, type ModelRequest, type StoredMessage, type Usage, type WireMessage } from "../core/types";
+import {
+  addUsage,
+  zeroUsage,
+  type ContentBlock,
+  type ModelRequest,
+  type StoredMessage,
+  type Usage,
+  type WireMessage,
+} from "../core/types";
 import { pickUsage } from "./model-reply";
 
 const SUMMARY_INPUT_CHARS = 60_000;
 const SUMMARY_MAX_CHARS = 3_000;
 /** Room for the state's text: SUMMARY_MAX_CHARS at a conservative 2 chars per token. */
 const SUMMARY_MAX_TOKENS = 1_536;
-const withoutCache = (ms: readonly WireMessage[]) => JSON.stringify(ms, (k, v) => (k === "cache_control" ? undefined : v));
+const withoutCache = (ms: readonly WireMessage[]) =>
+  JSON.stringify(ms, (k, v) => (k === "cache_control" ? undefined : v));
 
 /**
  * Where each block of `messages` is stored, by identity: replayed requests carry the stored block
  * objects, so a truncation label can name the conversation_read call that restores the block.
  */
-export function blockOrigins(conversationId: string, messages: readonly StoredMessage[]): (block: ContentBlock) => BlockOrigin | undefined {
+export function blockOrigins(
+  conversationId: string,
+  messages: readonly StoredMessage[],
+): (block: ContentBlock) => BlockOrigin | undefined {
   const refs = new WeakMap<ContentBlock, BlockOrigin>();
   for (const m of messages) m.content.forEach((b, block) => refs.set(b, { conversationId, messageId: m.id, block }));
   return (b) => refs.get(b);
@@ -70,7 +82,9 @@ export class TurnCompactor {
   /** The request with earlier compactions still standing in for what they replaced. */
   /** After an overflow taught the real window, replies are bounded by its reserve too. */
   private bounded(request: ModelRequest): ModelRequest {
-    return request.max_tokens > this.budget.outputReserveTokens ? { ...request, max_tokens: this.budget.outputReserveTokens } : request;
+    return request.max_tokens > this.budget.outputReserveTokens
+      ? { ...request, max_tokens: this.budget.outputReserveTokens }
+      : request;
   }
 
   apply(built: ModelRequest): ModelRequest {
@@ -111,7 +125,12 @@ export class TurnCompactor {
     const window = Math.min(this.budget.contextWindowTokens, maxTokens);
     const reserve = Math.min(this.budget.outputReserveTokens, Math.floor(window / 4));
     const observed = requestChars(request) / Math.max(1, promptTokens);
-    this.budget = { ...this.budget, contextWindowTokens: window, outputReserveTokens: reserve, charsPerToken: Math.min(this.budget.charsPerToken, observed) };
+    this.budget = {
+      ...this.budget,
+      contextWindowTokens: window,
+      outputReserveTokens: reserve,
+      charsPerToken: Math.min(this.budget.charsPerToken, observed),
+    };
     this.calibration = null;
   }
 
@@ -137,13 +156,23 @@ export class TurnCompactor {
     this.override = { prefix: withoutCache(request.messages), count: request.messages.length, messages };
     // The next calibration comes from the next call; the old one described the uncompacted request.
     this.calibration = null;
-    return { request: this.bounded({ ...request, messages }), report, summarized, durationMs: Date.now() - started, usage };
+    return {
+      request: this.bounded({ ...request, messages }),
+      report,
+      summarized,
+      durationMs: Date.now() - started,
+      usage,
+    };
   }
 
   /** One model call over the turn's saved originals, its input capped so it cannot overflow itself. */
-  private async turnState(turn: readonly StoredMessage[]): Promise<{ state: string; summarized: "model" | "fallback"; usage: Usage }> {
+  private async turnState(
+    turn: readonly StoredMessage[],
+  ): Promise<{ state: string; summarized: "model" | "fallback"; usage: Usage }> {
     const task = turn[0] ? renderMessageText(turn[0]) : "";
-    const calls = turn.flatMap((m) => m.content.filter((b): b is Extract<ContentBlock, { type: "tool_use" }> => b.type === "tool_use"));
+    const calls = turn.flatMap((m) =>
+      m.content.filter((b): b is Extract<ContentBlock, { type: "tool_use" }> => b.type === "tool_use"),
+    );
     const pending = untouchedIds(task, calls);
     const per = Math.max(300, Math.floor(SUMMARY_INPUT_CHARS / Math.max(1, turn.length)));
     let body = pending.length ? `[ids the task names that no call has touched yet: ${pending.join(", ")}]\n\n` : "";
@@ -162,11 +191,22 @@ export class TurnCompactor {
         messages: [{ role: "user", content: body || task }],
       } as Anthropic.MessageCreateParamsNonStreaming);
       usage = addUsage(usage, priced(pickUsage(reply.usage), this.model));
-      const state = reply.content.map((b) => (b.type === "text" ? b.text : "")).join("").trim().slice(0, SUMMARY_MAX_CHARS);
+      const state = reply.content
+        .map((b) => (b.type === "text" ? b.text : ""))
+        .join("")
+        .trim()
+        .slice(0, SUMMARY_MAX_CHARS);
       if (state) return { state: withRemainingIds(state, pending), summarized: "model", usage };
     } catch {
       // fall through to the deterministic state
     }
-    return { state: fallbackTurnState(task, calls.map((c) => ({ name: c.name, input: c.input }))), summarized: "fallback", usage };
+    return {
+      state: fallbackTurnState(
+        task,
+        calls.map((c) => ({ name: c.name, input: c.input })),
+      ),
+      summarized: "fallback",
+      usage,
+    };
   }
 }

@@ -70,20 +70,32 @@ export const CONTEXT_FULL_MARGIN_TOKENS = 512;
 /** Streams that fail mid-way are asked again at most this often per turn (the SDK retries HTTP errors twice). */
 export const STREAM_RETRIES = 2;
 
-const promptTokens = (u: Partial<Usage>) => (u.input_tokens ?? 0) + (u.cache_read_input_tokens ?? 0) + (u.cache_creation_input_tokens ?? 0);
+const promptTokens = (u: Partial<Usage>) =>
+  (u.input_tokens ?? 0) + (u.cache_read_input_tokens ?? 0) + (u.cache_creation_input_tokens ?? 0);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export async function runAgentTurn(deps: TurnDeps, userContent: ContentBlock[]): Promise<TurnOutcome> {
-  return continueTurn(deps, { from: { step: 0, usage: zeroUsage(), modelMs: 0, modelCalls: 0 }, earlier: [], first: [{ role: "user", content: userContent }] });
+  return continueTurn(deps, {
+    from: { step: 0, usage: zeroUsage(), modelMs: 0, modelCalls: 0 },
+    earlier: [],
+    first: [{ role: "user", content: userContent }],
+  });
 }
 
 /**
  * A paused turn's second half: the step's results, the server's and the client's in call order,
  * are saved as one message (a tool_use is never left without its answer), and the loop goes on.
  */
-export async function resumeAgentTurn(deps: TurnDeps, resume: { paused: PausedStep; clientResults: readonly ToolResultBlock[]; turnMessages: readonly StoredMessage[] }): Promise<TurnOutcome> {
+export async function resumeAgentTurn(
+  deps: TurnDeps,
+  resume: { paused: PausedStep; clientResults: readonly ToolResultBlock[]; turnMessages: readonly StoredMessage[] },
+): Promise<TurnOutcome> {
   const { paused, clientResults, turnMessages } = resume;
-  return continueTurn(deps, { from: paused.state, earlier: turnMessages, first: [{ role: "user", content: completeStep(paused, clientResults) }] });
+  return continueTurn(deps, {
+    from: paused.state,
+    earlier: turnMessages,
+    first: [{ role: "user", content: completeStep(paused, clientResults) }],
+  });
 }
 
 /** The step's results in call order, each pending slot filled from the client's results by id. */
@@ -97,9 +109,16 @@ export function completeStep(paused: PausedStep, clientResults: readonly ToolRes
 export const INTERRUPTED = "interrupted";
 
 /** One model call's outcome: its reply; a cut-off partial saved, to be continued; a stop; or a failure that ends the turn. */
-type CallOutcome = { kind: "reply"; reply: Anthropic.Message; request: ModelRequest } | { kind: "continue" } | { kind: "stopped" } | { kind: "failed"; failure: ModelFailure };
+type CallOutcome =
+  | { kind: "reply"; reply: Anthropic.Message; request: ModelRequest }
+  | { kind: "continue" }
+  | { kind: "stopped" }
+  | { kind: "failed"; failure: ModelFailure };
 
-async function continueTurn(deps: TurnDeps, at: { from: LoopState; earlier: readonly StoredMessage[]; first: NewMessage[] }): Promise<TurnOutcome> {
+async function continueTurn(
+  deps: TurnDeps,
+  at: { from: LoopState; earlier: readonly StoredMessage[]; first: NewMessage[] },
+): Promise<TurnOutcome> {
   const { from, earlier, first } = at;
   const { turnId, emit, compactor } = deps;
   const turnMessages: StoredMessage[] = [...earlier];
@@ -121,7 +140,13 @@ async function continueTurn(deps: TurnDeps, at: { from: LoopState; earlier: read
   const guard = (request: ModelRequest) => keepValidThinking(request, deps.knownThinking());
 
   const compact = async (request: ModelRequest, forced: boolean): Promise<ModelRequest> => {
-    emit({ type: "compaction_started", turnId, tokens: compactor!.effective(request), budgetTokens: compactor!.budgetTokens, forced });
+    emit({
+      type: "compaction_started",
+      turnId,
+      tokens: compactor!.effective(request),
+      budgetTokens: compactor!.budgetTokens,
+      forced,
+    });
     const outcome = await compactor!.compact(request, turnMessages);
     const r = outcome.report;
     emit({
@@ -150,7 +175,8 @@ async function continueTurn(deps: TurnDeps, at: { from: LoopState; earlier: read
       compactNext = false;
     }
     request = guard(request);
-    if (outputRoom > 1) request = { ...request, max_tokens: Math.min(active().maxOutput, request.max_tokens * outputRoom) };
+    if (outputRoom > 1)
+      request = { ...request, max_tokens: Math.min(active().maxOutput, request.max_tokens * outputRoom) };
     return request;
   };
 
@@ -166,7 +192,8 @@ async function continueTurn(deps: TurnDeps, at: { from: LoopState; earlier: read
         // Stopped: what was streamed is the reply, kept as it stands (never continued).
         deps.onRequest?.({ request, step, reportedTokens: null, compacted: compactor?.active ?? false });
         const partial = partialText(streamed.partial?.content);
-        if (partial.length) await persist([{ role: "assistant", content: partial, model: request.model, stopReason: INTERRUPTED }]);
+        if (partial.length)
+          await persist([{ role: "assistant", content: partial, model: request.model, stopReason: INTERRUPTED }]);
         return { kind: "stopped" };
       }
       const failure = describeModelError(streamed.error);
@@ -174,18 +201,27 @@ async function continueTurn(deps: TurnDeps, at: { from: LoopState; earlier: read
       // retry, exactly once per turn.
       if (failure.type === "context_overflow" && compactor && !overflowRetried) {
         overflowRetried = true;
-        if (failure.overflow) compactor.learnFromOverflow(request, failure.overflow.promptTokens, failure.overflow.maxTokens);
+        if (failure.overflow)
+          compactor.learnFromOverflow(request, failure.overflow.promptTokens, failure.overflow.maxTokens);
         request = guard(await compact(request, true));
         continue;
       }
       deps.onRequest?.({ request, step, reportedTokens: null, compacted: compactor?.active ?? false });
       // Text already streamed is never lost: it is saved as the partial reply it is.
       const partial = partialText(streamed.partial?.content);
-      if (partial.length) await persist([{ role: "assistant", content: partial, model: request.model, stopReason: "error" }]);
-      if (!isRetryableStreamError(streamed.error) || streamRetries >= STREAM_RETRIES) return { kind: "failed", failure };
+      if (partial.length)
+        await persist([{ role: "assistant", content: partial, model: request.model, stopReason: "error" }]);
+      if (!isRetryableStreamError(streamed.error) || streamRetries >= STREAM_RETRIES)
+        return { kind: "failed", failure };
       const delayMs = (deps.retryDelayMs ?? retryDelayMs)(streamRetries);
       streamRetries++;
-      emit({ type: "retry", turnId, attempt: streamRetries, delayMs, error: { type: failure.providerType ?? "api_error", message: failure.message } });
+      emit({
+        type: "retry",
+        turnId,
+        attempt: streamRetries,
+        delayMs,
+        error: { type: failure.providerType ?? "api_error", message: failure.message },
+      });
       await sleep(delayMs);
       // After a saved partial the next request continues it (core/replay-rules.ts); else the same request again.
       if (partial.length) return { kind: "continue" };
@@ -204,11 +240,19 @@ async function continueTurn(deps: TurnDeps, at: { from: LoopState; earlier: read
     // Priced at the model that answered (a fallback's prices after a refusal); a refusal before any
     // output is free in the categories the API does not bill.
     const refusal = (reply as { stop_details?: { category?: string | null } | null }).stop_details;
-    const unbilled = reply.stop_reason === "refusal" && !reply.content.length && UNBILLED_REFUSALS.includes(refusal?.category ?? null);
-    const replyUsage = unbilled ? { ...pickUsage(reply.usage), cost_usd: 0 } : priced(pickUsage(reply.usage), catalogEntry(reply.model) ?? active());
+    const unbilled =
+      reply.stop_reason === "refusal" && !reply.content.length && UNBILLED_REFUSALS.includes(refusal?.category ?? null);
+    const replyUsage = unbilled
+      ? { ...pickUsage(reply.usage), cost_usd: 0 }
+      : priced(pickUsage(reply.usage), catalogEntry(reply.model) ?? active());
     usage = addUsage(usage, replyUsage);
     compactor?.calibrate(request, promptTokens(replyUsage));
-    deps.onRequest?.({ request, step, reportedTokens: promptTokens(replyUsage), compacted: compactor?.active ?? false });
+    deps.onRequest?.({
+      request,
+      step,
+      reportedTokens: promptTokens(replyUsage),
+      compacted: compactor?.active ?? false,
+    });
 
     const raw = storedBlocks(reply.content);
     const produced = coalesceBlocks(raw);
@@ -219,15 +263,34 @@ async function continueTurn(deps: TurnDeps, at: { from: LoopState; earlier: read
     if (produced.length || stop === "refusal") {
       // Secret tool inputs (a PDF password) run below but are never stored: the transcript, the
       // replay, prompt snapshots and the cortex are all built from what is persisted here.
-      const stored = produced.map((b) => (b.type === "tool_use" ? { ...b, input: deps.registry.withhold(b.name, b.input) } : b));
+      const stored = produced.map((b) =>
+        b.type === "tool_use" ? { ...b, input: deps.registry.withhold(b.name, b.input) } : b,
+      );
       const content = stored.length ? stored : [{ type: "text" as const, text: refusalNote(reply) }];
-      await persist([{ role: "assistant", content, usage: replyUsage, model: reply.model, stopReason: stop, ...(prefixes ? { thinkingPrefixes: prefixes } : {}) }]);
+      await persist([
+        {
+          role: "assistant",
+          content,
+          usage: replyUsage,
+          model: reply.model,
+          stopReason: stop,
+          ...(prefixes ? { thinkingPrefixes: prefixes } : {}),
+        },
+      ]);
     }
 
     if (stop === "refusal") {
-      const details = (reply as { stop_details?: { category?: string | null; explanation?: string | null } | null }).stop_details;
+      const details = (reply as { stop_details?: { category?: string | null; explanation?: string | null } | null })
+        .stop_details;
       const fallbackModel = (await deps.fallBack?.()) ?? null;
-      emit({ type: "refusal", turnId, model: reply.model, category: details?.category ?? null, explanation: details?.explanation ?? null, ...(fallbackModel ? { fallbackModel } : {}) });
+      emit({
+        type: "refusal",
+        turnId,
+        model: reply.model,
+        category: details?.category ?? null,
+        explanation: details?.explanation ?? null,
+        ...(fallbackModel ? { fallbackModel } : {}),
+      });
       if (fallbackModel) continue;
       return { stopReason: "refusal", usage, modelMs, modelCalls };
     }
@@ -236,7 +299,9 @@ async function continueTurn(deps: TurnDeps, at: { from: LoopState; earlier: read
     if (stop === "max_tokens" || stop === "model_context_window_exceeded") {
       // Cut off: continue it, unless the input already fills the window and nothing can make room
       // (a compaction may, once): the loop would only spin.
-      const full = promptTokens(replyUsage) >= Math.min(deps.contextWindowTokens, active().contextWindow) - CONTEXT_FULL_MARGIN_TOKENS;
+      const full =
+        promptTokens(replyUsage) >=
+        Math.min(deps.contextWindowTokens, active().contextWindow) - CONTEXT_FULL_MARGIN_TOKENS;
       const canCompact = !!compactor && !compactor.active;
       if (full && !canCompact) return { stopReason: "context_full", usage, modelMs, modelCalls };
       if ((full || stop === "model_context_window_exceeded") && canCompact) compactNext = true;
@@ -249,7 +314,19 @@ async function continueTurn(deps: TurnDeps, at: { from: LoopState; earlier: read
     if (stop !== "tool_use") return { stopReason: stop, usage, modelMs, modelCalls };
     if (deps.signal?.aborted) {
       // Stopped before the calls ran: each is answered as interrupted, so none is left unanswered.
-      await persist([{ role: "user", content: produced.filter((b) => b.type === "tool_use").map((b) => ({ type: "tool_result" as const, tool_use_id: b.id, content: INTERRUPTED_TOOL_RESULT, is_error: true as const })) }]);
+      await persist([
+        {
+          role: "user",
+          content: produced
+            .filter((b) => b.type === "tool_use")
+            .map((b) => ({
+              type: "tool_result" as const,
+              tool_use_id: b.id,
+              content: INTERRUPTED_TOOL_RESULT,
+              is_error: true as const,
+            })),
+        },
+      ]);
       return stopped();
     }
     const step_ = await runToolStep(deps, {
@@ -260,7 +337,14 @@ async function continueTurn(deps: TurnDeps, at: { from: LoopState; earlier: read
         modelMs += run.modelMs;
       },
     });
-    if (step_.pending.length) return { stopReason: "requires_action", usage, modelMs, modelCalls, paused: { state: state(step + 1), results: step_.results, pending: step_.pending } };
+    if (step_.pending.length)
+      return {
+        stopReason: "requires_action",
+        usage,
+        modelMs,
+        modelCalls,
+        paused: { state: state(step + 1), results: step_.results, pending: step_.pending },
+      };
     if (!step_.results.length) return { stopReason: stop, usage, modelMs, modelCalls };
     await persist([{ role: "user", content: step_.results as ToolResultBlock[] }]);
     // Stopped while the tools ran: what they returned is saved, and no further model call is made.

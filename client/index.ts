@@ -14,11 +14,16 @@ export type TurnEvent = Schemas["TurnEvent"];
 export type Message = Schemas["Message"];
 export type ErrorBody = Schemas["Error"];
 
-export type RequestOptions<R extends Route> = (Routes[R]["path"] extends undefined ? { path?: undefined } : { path: Routes[R]["path"] }) &
+export type RequestOptions<R extends Route> = (Routes[R]["path"] extends undefined
+  ? { path?: undefined }
+  : { path: Routes[R]["path"] }) &
   (Routes[R]["body"] extends undefined ? { body?: undefined } : { body: Routes[R]["body"] }) &
-  (Routes[R]["query"] extends undefined ? { query?: undefined } : { query?: Routes[R]["query"] }) & { headers?: Record<string, string> };
+  (Routes[R]["query"] extends undefined ? { query?: undefined } : { query?: Routes[R]["query"] }) & {
+    headers?: Record<string, string>;
+  };
 // The options may be left out when nothing in them is required.
-type Args<R extends Route> = Partial<RequestOptions<R>> extends RequestOptions<R> ? [RequestOptions<R>?] : [RequestOptions<R>];
+type Args<R extends Route> =
+  Partial<RequestOptions<R>> extends RequestOptions<R> ? [RequestOptions<R>?] : [RequestOptions<R>];
 
 export interface ApiResponse<T> {
   status: number;
@@ -60,7 +65,9 @@ const parse = (text: string): unknown => {
 function errorOf(data: unknown): ErrorBody["error"] | null {
   if (typeof data !== "object" || data === null || !("error" in data)) return null;
   const error = data.error;
-  return typeof error === "object" && error !== null && "type" in error && "message" in error ? (error as ErrorBody["error"]) : null;
+  return typeof error === "object" && error !== null && "type" in error && "message" in error
+    ? (error as ErrorBody["error"])
+    : null;
 }
 
 export class Client {
@@ -83,16 +90,34 @@ export class Client {
 
   /** One operation, named as in the document: `client.request("POST /v1/conversations", { body })`. */
   async request<R extends Route>(route: R, ...[opts]: Args<R>): Promise<ApiResponse<Routes[R]["response"]>> {
-    const o = (opts ?? {}) as { path?: Record<string, string>; query?: Record<string, unknown>; body?: unknown; headers?: Record<string, string> };
+    const o = (opts ?? {}) as {
+      path?: Record<string, string>;
+      query?: Record<string, unknown>;
+      body?: unknown;
+      headers?: Record<string, string>;
+    };
     const [method, template] = route.split(" ") as [string, string];
     const path = template.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(o.path?.[name] ?? ""));
-    const raw = o.body === undefined || typeof o.body === "string" || o.body instanceof Uint8Array || o.body instanceof ArrayBuffer || o.body instanceof Blob || o.body instanceof ReadableStream;
+    const raw =
+      o.body === undefined ||
+      typeof o.body === "string" ||
+      o.body instanceof Uint8Array ||
+      o.body instanceof ArrayBuffer ||
+      o.body instanceof Blob ||
+      o.body instanceof ReadableStream;
     const headers = { ...(raw ? {} : { "content-type": "application/json" }), ...o.headers };
-    return this.send(method, this.url(path, o.query), { body: raw ? (o.body as BodyInit | undefined) : JSON.stringify(o.body), headers });
+    return this.send(method, this.url(path, o.query), {
+      body: raw ? (o.body as BodyInit | undefined) : JSON.stringify(o.body),
+      headers,
+    });
   }
 
   /** Any request, typed loosely: for bodies and paths the document does not allow (tests of refusals). */
-  async send<T = unknown>(method: string, url: string, init: { body?: BodyInit; headers?: Record<string, string> } = {}): Promise<ApiResponse<T>> {
+  async send<T = unknown>(
+    method: string,
+    url: string,
+    init: { body?: BodyInit; headers?: Record<string, string> } = {},
+  ): Promise<ApiResponse<T>> {
     const res = await (this.options.fetch ?? fetch)(url.startsWith("http") ? url : this.url(url), {
       method,
       headers: { ...this.authHeaders(), ...init.headers },
@@ -102,7 +127,14 @@ export class Client {
     const text = await res.text();
     const data = parse(text);
     // The body as the caller expects it: the route's answer when ok (the document's shape), an ErrorBody otherwise.
-    return { status: res.status, ok: res.ok, data: data as T, error: res.ok ? null : errorOf(data), headers: res.headers, text };
+    return {
+      status: res.status,
+      ok: res.ok,
+      data: data as T,
+      error: res.ok ? null : errorOf(data),
+      headers: res.headers,
+      text,
+    };
   }
 
   /**
@@ -110,22 +142,38 @@ export class Client {
    * that calls a client tool ends with a `requires_action` event (and stop_reason
    * "requires_action"): answer it with toolResults().
    */
-  turn(conversationId: string, body: Routes["POST /v1/conversations/{id}/messages"]["body"], opts: { idempotencyKey?: string } = {}): AsyncGenerator<TurnEvent> {
-    return this.streamed(`/v1/conversations/${encodeURIComponent(conversationId)}/messages`, body, opts.idempotencyKey ? { "idempotency-key": opts.idempotencyKey } : {});
+  turn(
+    conversationId: string,
+    body: Routes["POST /v1/conversations/{id}/messages"]["body"],
+    opts: { idempotencyKey?: string } = {},
+  ): AsyncGenerator<TurnEvent> {
+    return this.streamed(
+      `/v1/conversations/${encodeURIComponent(conversationId)}/messages`,
+      body,
+      opts.idempotencyKey ? { "idempotency-key": opts.idempotencyKey } : {},
+    );
   }
 
   /** Posts the results of a paused turn's client tool calls (every pending id at once) and yields the resumed turn's events. */
-  toolResults(conversationId: string, results: Routes["POST /v1/conversations/{id}/tool-results"]["body"]["results"]): AsyncGenerator<TurnEvent> {
+  toolResults(
+    conversationId: string,
+    results: Routes["POST /v1/conversations/{id}/tool-results"]["body"]["results"],
+  ): AsyncGenerator<TurnEvent> {
     return this.streamed(`/v1/conversations/${encodeURIComponent(conversationId)}/tool-results`, { results });
   }
 
-  private async *streamed(path: string, body: unknown, headers: Record<string, string> = {}): AsyncGenerator<TurnEvent> {
+  private async *streamed(
+    path: string,
+    body: unknown,
+    headers: Record<string, string> = {},
+  ): AsyncGenerator<TurnEvent> {
     const res = await (this.options.fetch ?? fetch)(this.url(path), {
       method: "POST",
       headers: { ...this.authHeaders(), "content-type": "application/json", accept: "text/event-stream", ...headers },
       body: JSON.stringify(body),
     });
-    if (!res.ok || !res.body || !(res.headers.get("content-type") ?? "").startsWith("text/event-stream")) throw new ApiError(res.status, parse(await res.text()));
+    if (!res.ok || !res.body || !(res.headers.get("content-type") ?? "").startsWith("text/event-stream"))
+      throw new ApiError(res.status, parse(await res.text()));
     for await (const event of sseData(res.body)) yield event as TurnEvent;
   }
 
@@ -133,7 +181,10 @@ export class Client {
   async *messages(conversationId: string, opts: { after?: number; pageSize?: number } = {}): AsyncGenerator<Message> {
     let cursor: number | string | null = opts.after ?? 0;
     while (cursor !== null) {
-      const r: ApiResponse<Routes["GET /v1/conversations/{id}/messages"]["response"]> = await this.request("GET /v1/conversations/{id}/messages", { path: { id: conversationId }, query: { cursor, limit: opts.pageSize ?? 200 } });
+      const r: ApiResponse<Routes["GET /v1/conversations/{id}/messages"]["response"]> = await this.request(
+        "GET /v1/conversations/{id}/messages",
+        { path: { id: conversationId }, query: { cursor, limit: opts.pageSize ?? 200 } },
+      );
       if (!r.ok) throw new ApiError(r.status, r.data);
       yield* r.data.data;
       cursor = r.data.next;

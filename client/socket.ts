@@ -42,7 +42,8 @@ export class ConversationSocket implements AsyncIterable<ServerFrame> {
     const ws = new WebSocket(url.toString(), this.target.init as string[] | undefined);
     ws.addEventListener("message", (m) => {
       const frame = JSON.parse(String(m.data)) as ServerFrame;
-      if (frame.type === "message" && typeof frame.message.seq === "number") this.lastSeq = Math.max(this.lastSeq, frame.message.seq);
+      if (frame.type === "message" && typeof frame.message.seq === "number")
+        this.lastSeq = Math.max(this.lastSeq, frame.message.seq);
       this.frames.push(frame);
       this.notify();
     });
@@ -71,7 +72,10 @@ export class ConversationSocket implements AsyncIterable<ServerFrame> {
   /** The first frame, received or still to come, that `pred` accepts. */
   next<T extends ServerFrame = ServerFrame>(pred: (f: ServerFrame) => boolean, timeoutMs = 20_000): Promise<T> {
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`timed out; saw ${this.frames.map((f) => f.type).join(",")}`)), timeoutMs);
+      const timer = setTimeout(
+        () => reject(new Error(`timed out; saw ${this.frames.map((f) => f.type).join(",")}`)),
+        timeoutMs,
+      );
       const check = () => {
         const hit = this.frames.find(pred);
         if (hit) {

@@ -23,7 +23,8 @@ export const isBlankText = (text: string): boolean => BLANK.test(text);
  * A string of at most `max` chars that is not blank: the entrances' text field. `trim` stores it
  * trimmed (notes, prompts); a turn's text is stored exactly as sent.
  */
-export const nonBlankText = (max: number, opts: { trim?: boolean } = {}) => (opts.trim ? z.string().trim() : z.string()).max(max).refine((s) => !isBlankText(s), BLANK_TEXT_MESSAGE);
+export const nonBlankText = (max: number, opts: { trim?: boolean } = {}) =>
+  (opts.trim ? z.string().trim() : z.string()).max(max).refine((s) => !isBlankText(s), BLANK_TEXT_MESSAGE);
 
 type ToolContent = string | Array<TextBlock | ImageBlock>;
 

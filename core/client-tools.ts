@@ -29,7 +29,10 @@ const objectSchema = z
     const problem = schemaProblem(s);
     if (problem) ctx.addIssue({ code: "custom", message: problem });
   })
-  .refine((s) => JSON.stringify(s).length <= MAX_CLIENT_TOOL_SCHEMA_BYTES, `must be at most ${MAX_CLIENT_TOOL_SCHEMA_BYTES} bytes as JSON`);
+  .refine(
+    (s) => JSON.stringify(s).length <= MAX_CLIENT_TOOL_SCHEMA_BYTES,
+    `must be at most ${MAX_CLIENT_TOOL_SCHEMA_BYTES} bytes as JSON`,
+  );
 
 export const clientToolSpecSchema = z.strictObject({
   name: z.string().regex(CLIENT_TOOL_NAME, "letters, digits, _ and - only, 1-64 characters"),
@@ -53,7 +56,9 @@ export const turnToolsSchema = z
 /** The names among `tools` that are already taken (built-in tools): a turn may not redefine them. */
 export function takenToolNames(tools: readonly ClientToolSpec[] | undefined, taken: readonly string[]): string | null {
   const clash = (tools ?? []).map((t, i) => ({ t, i })).filter(({ t }) => taken.includes(t.name));
-  return clash.length ? clash.map(({ t, i }) => `tools.${i}.name: ${t.name} is a built-in or server tool's name`).join("; ") : null;
+  return clash.length
+    ? clash.map(({ t, i }) => `tools.${i}.name: ${t.name} is a built-in or server tool's name`).join("; ")
+    : null;
 }
 
 // A result is stored and replayed like a turn's own content: blank text (or no blocks at all) and
@@ -63,7 +68,13 @@ const resultImage = z.strictObject({ type: z.literal("image"), source: imageSour
 
 export const clientToolResultSchema = z.strictObject({
   tool_use_id: z.string().min(1).max(128),
-  content: z.union([nonBlankText(MAX_RESULT_TEXT_CHARS), z.array(z.discriminatedUnion("type", [resultText, resultImage])).min(1, "must hold at least one block").max(50)]),
+  content: z.union([
+    nonBlankText(MAX_RESULT_TEXT_CHARS),
+    z
+      .array(z.discriminatedUnion("type", [resultText, resultImage]))
+      .min(1, "must hold at least one block")
+      .max(50),
+  ]),
   is_error: z.boolean().optional(),
 });
 
@@ -75,7 +86,9 @@ export const toolResultsBodySchema = z
       .max(MAX_RESULTS_PER_POST)
       .superRefine((results, ctx) => {
         // The images of one post join the same request: the count rule (over 20) spans them all.
-        const images = results.flatMap((r, i) => (typeof r.content === "string" ? [] : imagesOf(r.content, [i, "content"])));
+        const images = results.flatMap((r, i) =>
+          typeof r.content === "string" ? [] : imagesOf(r.content, [i, "content"]),
+        );
         for (const { path, problem } of imageProblems(images)) ctx.addIssue({ code: "custom", path, message: problem });
       }),
   })
@@ -84,5 +97,10 @@ export const toolResultsBodySchema = z
 export type ClientToolResult = z.infer<typeof clientToolResultSchema>;
 
 export function toToolResultBlock(r: ClientToolResult): ToolResultBlock {
-  return { type: "tool_result", tool_use_id: r.tool_use_id, content: r.content as ToolResultBlock["content"], ...(r.is_error ? { is_error: true } : {}) };
+  return {
+    type: "tool_result",
+    tool_use_id: r.tool_use_id,
+    content: r.content as ToolResultBlock["content"],
+    ...(r.is_error ? { is_error: true } : {}),
+  };
 }

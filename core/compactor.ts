@@ -48,7 +48,8 @@ export const budgetTokens = (b: CompactionBudget) => b.contextWindowTokens - b.o
 export function requestChars(req: Pick<ModelRequest, "system" | "tools" | "messages">): number {
   let n = JSON.stringify(req.tools).length;
   for (const s of req.system) n += s.text.length;
-  for (const m of req.messages) n += typeof m.content === "string" ? m.content.length : messageChars({ content: m.content });
+  for (const m of req.messages)
+    n += typeof m.content === "string" ? m.content.length : messageChars({ content: m.content });
   return n;
 }
 
@@ -56,9 +57,15 @@ export function requestChars(req: Pick<ModelRequest, "system" | "tools" | "messa
  * The effective size of the next call: the conservative chars estimate, or the provider's own
  * count for the previous call plus the estimate of what was added since, whichever is higher.
  */
-export function effectiveTokens(estimateTokens: number, calibration: { reportedTokens: number; estimateAtReport: number } | null): number {
+export function effectiveTokens(
+  estimateTokens: number,
+  calibration: { reportedTokens: number; estimateAtReport: number } | null,
+): number {
   if (!calibration) return estimateTokens;
-  return Math.max(estimateTokens, calibration.reportedTokens + Math.max(0, estimateTokens - calibration.estimateAtReport));
+  return Math.max(
+    estimateTokens,
+    calibration.reportedTokens + Math.max(0, estimateTokens - calibration.estimateAtReport),
+  );
 }
 
 export function shouldCompact(tokens: number, b: CompactionBudget): boolean {
@@ -69,7 +76,10 @@ const MIN_KEEP = 600;
 
 function blockChars(b: ContentBlock): number {
   if (b.type === "text") return b.text.length;
-  if (b.type === "tool_result") return typeof b.content === "string" ? b.content.length : b.content.reduce((n, x) => n + (x.type === "text" ? x.text.length : 0), 0);
+  if (b.type === "tool_result")
+    return typeof b.content === "string"
+      ? b.content.length
+      : b.content.reduce((n, x) => n + (x.type === "text" ? x.text.length : 0), 0);
   return 0;
 }
 
@@ -82,7 +92,9 @@ function truncateText(text: string, keep: number, label: string): string {
 }
 
 const readCall = (o: BlockOrigin | undefined) =>
-  o ? `conversation_read ${JSON.stringify({ conversation_id: o.conversationId, message_id: o.messageId, block: o.block })}` : "the stored conversation";
+  o
+    ? `conversation_read ${JSON.stringify({ conversation_id: o.conversationId, message_id: o.messageId, block: o.block })}`
+    : "the stored conversation";
 
 /**
  * One compaction pass over a copy of `messages`, down to the target (in chars, at the budget's
@@ -94,8 +106,15 @@ export function compactMessages(
   b: CompactionBudget,
   originOf: (block: ContentBlock) => BlockOrigin | undefined,
 ): { messages: WireMessage[]; report: CompactionReport } {
-  const ref = (i: number, j: number) => (typeof messages[i].content === "string" ? undefined : originOf((messages[i].content as ContentBlock[])[j]));
-  const out: WireMessage[] = messages.map((m) => ({ role: m.role, content: typeof m.content === "string" ? [{ type: "text", text: m.content }] : m.content.map((x) => ({ ...x }) as ContentBlock) }));
+  const ref = (i: number, j: number) =>
+    typeof messages[i].content === "string" ? undefined : originOf((messages[i].content as ContentBlock[])[j]);
+  const out: WireMessage[] = messages.map((m) => ({
+    role: m.role,
+    content:
+      typeof m.content === "string"
+        ? [{ type: "text", text: m.content }]
+        : m.content.map((x) => ({ ...x }) as ContentBlock),
+  }));
   const targets: CompactionTarget[] = [];
   const total = () => fixedChars + out.reduce((n, m) => n + messageChars({ content: m.content as ContentBlock[] }), 0);
   const charsBefore = total();
@@ -106,7 +125,13 @@ export function compactMessages(
       if (blk.type !== "tool_result" || typeof blk.content === "string") return;
       if (!blk.content.some((x) => x.type === "image")) return;
       const images = blk.content.filter((x) => x.type === "image").length;
-      blk.content = [...blk.content.filter((x) => x.type === "text"), { type: "text", text: `[${images} image(s) removed from this tool result to save context; ${readCall(ref(i, j))} or image_view brings it back]` }];
+      blk.content = [
+        ...blk.content.filter((x) => x.type === "text"),
+        {
+          type: "text",
+          text: `[${images} image(s) removed from this tool result to save context; ${readCall(ref(i, j))} or image_view brings it back]`,
+        },
+      ];
       targets.push({ index: i, block: j, kind: "image", before: images, after: 0 });
     }),
   );
@@ -122,11 +147,12 @@ export function compactMessages(
   let results = 0;
   for (let i = out.length - 1; i >= 0; i--) {
     const m = out[i];
-    if (m.role === "assistant" && assistants < 3) (protectedMsg.add(i), assistants++);
-    else if (m.role === "user" && !isCarrier(m) && prompts < 3) (protectedMsg.add(i), prompts++);
+    if (m.role === "assistant" && assistants < 3) protectedMsg.add(i), assistants++;
+    else if (m.role === "user" && !isCarrier(m) && prompts < 3) protectedMsg.add(i), prompts++;
     if (m.role === "user" && isCarrier(m))
       for (let j = (m.content as ContentBlock[]).length - 1; j >= 0; j--)
-        if ((m.content as ContentBlock[])[j].type === "tool_result" && results < 3) (protectedResult.add(`${i}:${j}`), results++);
+        if ((m.content as ContentBlock[])[j].type === "tool_result" && results < 3)
+          protectedResult.add(`${i}:${j}`), results++;
   }
   type Candidate = { index: number; block: number; size: number; tier: number; kind: CompactionTarget["kind"] };
   const candidates: Candidate[] = [];
@@ -136,8 +162,16 @@ export function compactMessages(
       const size = blockChars(blk);
       if (size <= MIN_KEEP) return;
       if (blk.type === "tool_result") {
-        if (!blk.is_error && !protectedResult.has(`${i}:${j}`)) candidates.push({ index: i, block: j, size, tier: 0, kind: "tool_result" });
-      } else if (blk.type === "text") candidates.push({ index: i, block: j, size, tier: m.role === "assistant" ? 1 : 2, kind: m.role === "assistant" ? "assistant" : "user" });
+        if (!blk.is_error && !protectedResult.has(`${i}:${j}`))
+          candidates.push({ index: i, block: j, size, tier: 0, kind: "tool_result" });
+      } else if (blk.type === "text")
+        candidates.push({
+          index: i,
+          block: j,
+          size,
+          tier: m.role === "assistant" ? 1 : 2,
+          kind: m.role === "assistant" ? "assistant" : "user",
+        });
     });
   });
 
@@ -147,7 +181,14 @@ export function compactMessages(
     const blk = (out[c.index].content as ContentBlock[])[c.block];
     const label = `[TRUNCATED — ${(c.size - keep).toLocaleString("en-US")} of ${c.size.toLocaleString("en-US")} chars cut to save context; ${readCall(ref(c.index, c.block))} returns the original]`;
     if (blk.type === "text") blk.text = truncateText(blk.text, keep, label);
-    else if (blk.type === "tool_result") blk.content = truncateText(typeof blk.content === "string" ? blk.content : blk.content.map((x) => (x.type === "text" ? x.text : "")).join("\n"), keep, label);
+    else if (blk.type === "tool_result")
+      blk.content = truncateText(
+        typeof blk.content === "string"
+          ? blk.content
+          : blk.content.map((x) => (x.type === "text" ? x.text : "")).join("\n"),
+        keep,
+        label,
+      );
     const after = blockChars(blk);
     targets.push({ index: c.index, block: c.block, kind: c.kind, before: c.size, after });
     return c.size - after;
@@ -175,11 +216,22 @@ export function compactMessages(
       const [index, block] = key.split(":").map(Number);
       const blk = (out[index].content as ContentBlock[])[block];
       const size = blockChars(blk);
-      if (blk.type === "tool_result" && !blk.is_error && size > targetChars) shrink({ index, block, size, tier: 3, kind: "tool_result" }, Math.floor(targetChars / 2));
+      if (blk.type === "tool_result" && !blk.is_error && size > targetChars)
+        shrink({ index, block, size, tier: 3, kind: "tool_result" }, Math.floor(targetChars / 2));
     }
   const charsAfter = total();
   const tok = (c: number) => Math.ceil(c / b.charsPerToken);
-  return { messages: out, report: { targets, charsBefore, charsAfter, tokensBefore: tok(charsBefore), tokensAfter: tok(charsAfter), tokensSaved: tok(charsBefore) - tok(charsAfter) } };
+  return {
+    messages: out,
+    report: {
+      targets,
+      charsBefore,
+      charsAfter,
+      tokensBefore: tok(charsBefore),
+      tokensAfter: tok(charsAfter),
+      tokensSaved: tok(charsBefore) - tok(charsAfter),
+    },
+  };
 }
 
 export const COMPACTION_SECTIONS = ["TASK", "PROGRESS", "REMAINING", "DATA", "DECISIONS"] as const;
@@ -220,7 +272,8 @@ export function continuationNudge(summary: string): string {
 /** Ids in text: tokens of letters and digits (and _ - .), at least 3 long, with both a letter and a digit. */
 export function idTokens(text: string): string[] {
   const out = new Set<string>();
-  for (const [t] of text.matchAll(/[A-Za-z0-9][A-Za-z0-9_.-]*[A-Za-z0-9]/g)) if (t.length >= 3 && /[A-Za-z]/.test(t) && /\d/.test(t)) out.add(t);
+  for (const [t] of text.matchAll(/[A-Za-z0-9][A-Za-z0-9_.-]*[A-Za-z0-9]/g))
+    if (t.length >= 3 && /[A-Za-z]/.test(t) && /\d/.test(t)) out.add(t);
   return [...out];
 }
 

@@ -82,7 +82,12 @@ export function cronError(expression: string): string | null {
 }
 
 export function matches(s: CronSchedule, at: Date): boolean {
-  return s.minute.has(at.getUTCMinutes()) && s.hour.has(at.getUTCHours()) && s.month.has(at.getUTCMonth() + 1) && dayMatches(s, at);
+  return (
+    s.minute.has(at.getUTCMinutes()) &&
+    s.hour.has(at.getUTCHours()) &&
+    s.month.has(at.getUTCMonth() + 1) &&
+    dayMatches(s, at)
+  );
 }
 
 function dayMatches(s: CronSchedule, at: Date): boolean {

@@ -28,8 +28,13 @@ interface EnvVar<T> {
 
 const variable = <T, D extends T | undefined>(spec: EnvVar<T> & { default: D }) => spec;
 
-const wholeNumber = (min: number) => z.string().regex(/^\d+$/).transform(Number).pipe(z.number().int().min(min).max(Number.MAX_SAFE_INTEGER));
-const decimal = z.string().regex(/^(\d+(\.\d*)?|\.\d+)$/).transform(Number).pipe(z.number().finite());
+const wholeNumber = (min: number) =>
+  z.string().regex(/^\d+$/).transform(Number).pipe(z.number().int().min(min).max(Number.MAX_SAFE_INTEGER));
+const decimal = z
+  .string()
+  .regex(/^(\d+(\.\d*)?|\.\d+)$/)
+  .transform(Number)
+  .pipe(z.number().finite());
 const flag = z.enum(["true", "false"]).transform((v) => v === "true");
 const text = z.string();
 const httpUrl = z.string().refine((v) => {
@@ -52,7 +57,8 @@ export const ENV_VARS = {
     type: z.enum(["anthropic", "offline"]),
     must: `"anthropic" or "offline"`,
     default: undefined,
-    meaning: "Which model answers: `anthropic` (needs ANTHROPIC_API_KEY) or `offline` (the embedded offline model); unset: Anthropic with a key, else offline under local dev and a 503 `model_not_configured` on every turn anywhere else.",
+    meaning:
+      "Which model answers: `anthropic` (needs ANTHROPIC_API_KEY) or `offline` (the embedded offline model); unset: Anthropic with a key, else offline under local dev and a 503 `model_not_configured` on every turn anywhere else.",
   }),
   ANTHROPIC_API_KEY: variable({
     type: text,
@@ -71,20 +77,23 @@ export const ENV_VARS = {
     type: text.pipe(modelIdSchema),
     must: "a model id (letters, digits and . _ : @ - only)",
     default: DEFAULT_MODEL,
-    meaning: "The model new conversations and folds get unless a conversation's settings say otherwise (a retired one moves to its replacement).",
+    meaning:
+      "The model new conversations and folds get unless a conversation's settings say otherwise (a retired one moves to its replacement).",
   }),
   ADMIN_TOKEN: variable({
     type: text,
     must: "a token",
     default: undefined,
-    meaning: "Bearer token for the /v1/admin routes (a secret); required outside local dev, where it is `dev-admin-token`.",
+    meaning:
+      "Bearer token for the /v1/admin routes (a secret); required outside local dev, where it is `dev-admin-token`.",
     secret: true,
   }),
   DEV_BOOTSTRAP: variable({
     type: flag,
     must: `"true" or "false"`,
     default: false,
-    meaning: "`true` only under `npm start`, the tests and the benchmarks: creates the dev tenant and turns on the local-dev defaults.",
+    meaning:
+      "`true` only under `npm start`, the tests and the benchmarks: creates the dev tenant and turns on the local-dev defaults.",
   }),
   DEV_API_KEY: variable({
     type: text,
@@ -109,7 +118,8 @@ export const ENV_VARS = {
     type: wholeNumber(0),
     must: "a whole number >= 0",
     default: 60,
-    meaning: "Failed authentications (unknown, revoked or expired keys, bad tickets) per minute per client address; 0 turns the limit off.",
+    meaning:
+      "Failed authentications (unknown, revoked or expired keys, bad tickets) per minute per client address; 0 turns the limit off.",
   }),
   AUTOMATION_CLAIM_PAGE: variable({
     type: wholeNumber(1),
@@ -133,7 +143,8 @@ export const ENV_VARS = {
     type: flag,
     must: `"true" or "false"`,
     default: false,
-    meaning: "`true` lets tenant tools (HTTP tools, MCP servers) reach loopback addresses: local dev and the tests only.",
+    meaning:
+      "`true` lets tenant tools (HTTP tools, MCP servers) reach loopback addresses: local dev and the tests only.",
   }),
   TOOL_SECRETS_KEY: variable({
     type: base64Key32,
@@ -146,13 +157,18 @@ export const ENV_VARS = {
     type: z.enum(["local", "off"]),
     must: `"local" or "off"`,
     default: undefined,
-    meaning: "`local`: the hashed embedding into SQLite; `off`: lexical only even where AI and VECTORIZE are bound; unset: semantic where they are bound.",
+    meaning:
+      "`local`: the hashed embedding into SQLite; `off`: lexical only even where AI and VECTORIZE are bound; unset: semantic where they are bound.",
   }),
 } as const;
 
 export type EnvVarName = keyof typeof ENV_VARS;
 
-type Parsed<V> = V extends { type: z.ZodType<infer T>; default: infer D } ? (undefined extends D ? T | undefined : T) : never;
+type Parsed<V> = V extends { type: z.ZodType<infer T>; default: infer D }
+  ? undefined extends D
+    ? T | undefined
+    : T
+  : never;
 
 /** The parsed variables: numbers as numbers, flags as booleans, an unset optional one undefined. */
 export type EnvConfig = { readonly [K in EnvVarName]: Parsed<(typeof ENV_VARS)[K]> };

@@ -11,48 +11,83 @@ export interface EventAgent {
 }
 
 /** A sub-agent's loop emits the same events as the master's, each tagged with `agent`. */
-export type TurnEvent = (
+export type TurnEvent =
   /** `replayed`: the first outcome of an Idempotency-Key answered again; no turn ran. */
-  | { type: "turn_start"; turnId: string; replayed?: true }
-  /** The turn waits behind `ahead` turns queued or running: until it starts, a stop naming `turnId` cancels it. */
-  | { type: "turn_queued"; turnId: string; ahead: number }
-  | { type: "delta"; turnId: string; text: string }
-  /**
-   * The model's thinking, streamed as it comes: `block` groups the deltas of one thinking block (its
-   * index in the reply); an empty `text` opens a block (all a client sees under display "omitted");
-   * `redacted` marks reasoning the API returned encrypted.
-   */
-  | { type: "thinking"; turnId: string; block: number; text: string; redacted?: true }
-  | { type: "tool_use"; turnId: string; id: string; name: string; input: unknown }
-  | { type: "tool_result"; turnId: string; tool_use_id: string; name: string; is_error: boolean; chars: number; preview: string }
-  | { type: "progress"; turnId: string; message: string }
-  | { type: "message"; turnId: string; message: StoredMessage }
-  | { type: "compaction_started"; turnId: string; tokens: number; budgetTokens: number; forced: boolean }
-  /** The compaction card; sent under its contract name `compaction`, then again as `compaction_finished` (EVENT_ALIASES). */
-  | ({ type: "compaction" } & CompactionCard)
-  | ({ type: "compaction_finished" } & CompactionCard)
-  | {
-      type: "turn_end";
-      turnId: string;
-      stop_reason: string;
-      usage: Usage;
-      timing: { serverMs: number; modelMs: number; queuedMs: number };
-    }
-  | { type: "error"; turnId?: string; error: { type: string; message: string; status?: number; requestId?: string } }
-  /** The model declined to answer: nothing of the refused turn is replayed to it again; `fallbackModel` answers instead when the settings name one. */
-  | { type: "refusal"; turnId: string; model: string; category: string | null; explanation: string | null; fallbackModel?: string }
-  /** The turn runs on another model than the settings named: `retired` (the settings move with it) or `refusal_fallback` (this turn only). */
-  | { type: "model_changed"; turnId: string; from: string; to: string; reason: "retired" | "refusal_fallback"; retiredOn?: string }
-  /** A streamed reply failed mid-way (overloaded, internal error) and is asked again after `delayMs`; text already streamed is kept. */
-  | { type: "retry"; turnId: string; attempt: number; delayMs: number; error: { type: string; message: string } }
-  /**
-   * A regenerate replaced the last exchange: the messages `fromSeq`..`toSeq` are superseded by the
-   * exchange whose user message is `supersededBy` (kept in the transcript, never replayed again).
-   */
-  | { type: "exchange_superseded"; turnId: string; fromSeq: number; toSeq: number; messageIds: string[]; supersededBy: string }
-  /** The turn paused on client tools: post their results to /tool-results before `expiresAt`. */
-  | { type: "requires_action"; turnId: string; calls: { id: string; name: string; input: unknown }[]; expiresAt: string }
-) & { agent?: EventAgent };
+  (
+    | { type: "turn_start"; turnId: string; replayed?: true }
+    /** The turn waits behind `ahead` turns queued or running: until it starts, a stop naming `turnId` cancels it. */
+    | { type: "turn_queued"; turnId: string; ahead: number }
+    | { type: "delta"; turnId: string; text: string }
+    /**
+     * The model's thinking, streamed as it comes: `block` groups the deltas of one thinking block (its
+     * index in the reply); an empty `text` opens a block (all a client sees under display "omitted");
+     * `redacted` marks reasoning the API returned encrypted.
+     */
+    | { type: "thinking"; turnId: string; block: number; text: string; redacted?: true }
+    | { type: "tool_use"; turnId: string; id: string; name: string; input: unknown }
+    | {
+        type: "tool_result";
+        turnId: string;
+        tool_use_id: string;
+        name: string;
+        is_error: boolean;
+        chars: number;
+        preview: string;
+      }
+    | { type: "progress"; turnId: string; message: string }
+    | { type: "message"; turnId: string; message: StoredMessage }
+    | { type: "compaction_started"; turnId: string; tokens: number; budgetTokens: number; forced: boolean }
+    /** The compaction card; sent under its contract name `compaction`, then again as `compaction_finished` (EVENT_ALIASES). */
+    | ({ type: "compaction" } & CompactionCard)
+    | ({ type: "compaction_finished" } & CompactionCard)
+    | {
+        type: "turn_end";
+        turnId: string;
+        stop_reason: string;
+        usage: Usage;
+        timing: { serverMs: number; modelMs: number; queuedMs: number };
+      }
+    | { type: "error"; turnId?: string; error: { type: string; message: string; status?: number; requestId?: string } }
+    /** The model declined to answer: nothing of the refused turn is replayed to it again; `fallbackModel` answers instead when the settings name one. */
+    | {
+        type: "refusal";
+        turnId: string;
+        model: string;
+        category: string | null;
+        explanation: string | null;
+        fallbackModel?: string;
+      }
+    /** The turn runs on another model than the settings named: `retired` (the settings move with it) or `refusal_fallback` (this turn only). */
+    | {
+        type: "model_changed";
+        turnId: string;
+        from: string;
+        to: string;
+        reason: "retired" | "refusal_fallback";
+        retiredOn?: string;
+      }
+    /** A streamed reply failed mid-way (overloaded, internal error) and is asked again after `delayMs`; text already streamed is kept. */
+    | { type: "retry"; turnId: string; attempt: number; delayMs: number; error: { type: string; message: string } }
+    /**
+     * A regenerate replaced the last exchange: the messages `fromSeq`..`toSeq` are superseded by the
+     * exchange whose user message is `supersededBy` (kept in the transcript, never replayed again).
+     */
+    | {
+        type: "exchange_superseded";
+        turnId: string;
+        fromSeq: number;
+        toSeq: number;
+        messageIds: string[];
+        supersededBy: string;
+      }
+    /** The turn paused on client tools: post their results to /tool-results before `expiresAt`. */
+    | {
+        type: "requires_action";
+        turnId: string;
+        calls: { id: string; name: string; input: unknown }[];
+        expiresAt: string;
+      }
+  ) & { agent?: EventAgent };
 
 /** What a finished compaction pass did (the `compaction` / `compaction_finished` card). */
 export interface CompactionCard {
@@ -96,7 +131,9 @@ export const EVENT_TYPES = Object.keys(EVENT_TYPE_SET) as TurnEventType[];
  * Contract names that break the naming rule, each sent as it always was and followed at once by the
  * same event under the rule's name (docs/api-notes.md, "Event names"). Old name -> rule's name.
  */
-export const EVENT_ALIASES = { compaction: "compaction_finished" } as const satisfies Partial<Record<TurnEventType, TurnEventType>>;
+export const EVENT_ALIASES = { compaction: "compaction_finished" } as const satisfies Partial<
+  Record<TurnEventType, TurnEventType>
+>;
 
 /** An event as clients receive it: itself, then its rule-named twin when its own name is a kept alias. */
 export function withAliases(event: TurnEvent): TurnEvent[] {
@@ -111,7 +148,8 @@ export function encodeEvent(event: TurnEvent): string {
 /** One NDJSON line back into its event; a line that is not one of the events throws, naming it. */
 export function decodeEvent(line: string): TurnEvent {
   const event = JSON.parse(line) as { type?: unknown };
-  if (typeof event !== "object" || event === null || !(EVENT_TYPES as unknown[]).includes(event.type)) throw new Error(`not a turn event: ${line.slice(0, 200)}`);
+  if (typeof event !== "object" || event === null || !(EVENT_TYPES as unknown[]).includes(event.type))
+    throw new Error(`not a turn event: ${line.slice(0, 200)}`);
   return event as TurnEvent;
 }
 

@@ -35,7 +35,11 @@ export function chooseFoldMark(region: readonly StoredMessage[], tailMessages: n
  * shortest prefix ending where a turn ends (before a real user message, or at the region's end)
  * whose foldable chars exceed the threshold; the whole region when none does.
  */
-export function turnByTurnFoldLength(region: readonly StoredMessage[], tailMessages: number, thresholdChars: number): number {
+export function turnByTurnFoldLength(
+  region: readonly StoredMessage[],
+  tailMessages: number,
+  thresholdChars: number,
+): number {
   const before: number[] = [0];
   for (const m of region) before.push(before[before.length - 1] + messageChars(m));
   for (let end = 1; end < region.length; end++) {
@@ -92,7 +96,9 @@ export function buildFoldRequest(opts: {
     lines.push(entry);
     used += entry.length;
   }
-  const previous = opts.previousSummary ? `<previous_summary>\n${opts.previousSummary}\n</previous_summary>` : "<previous_summary>(none: this is the first fold)</previous_summary>";
+  const previous = opts.previousSummary
+    ? `<previous_summary>\n${opts.previousSummary}\n</previous_summary>`
+    : "<previous_summary>(none: this is the first fold)</previous_summary>";
   return {
     model: opts.model.id,
     // Room for the cap at a conservative 2 chars per token (never below 256), plus the thinking the
@@ -105,7 +111,10 @@ export function buildFoldRequest(opts: {
         role: "user",
         content: [
           { type: "text", text: previous },
-          { type: "text", text: `<new_messages>\n${lines.join("\n\n")}\n</new_messages>\n\nWrite the new summary now.` },
+          {
+            type: "text",
+            text: `<new_messages>\n${lines.join("\n\n")}\n</new_messages>\n\nWrite the new summary now.`,
+          },
         ],
       },
     ],
@@ -138,12 +147,23 @@ export const FOLD_MIN_BUDGET_CHARS = 2_000;
  * previous summary, then the folded range with each user prompt's first line. Deterministic and
  * within the cap, so folding moves on; every original stays readable through conversation_read.
  */
-export function fallbackFoldSummary(previousSummary: string | null, folded: readonly StoredMessage[], maxChars: number): string {
+export function fallbackFoldSummary(
+  previousSummary: string | null,
+  folded: readonly StoredMessage[],
+  maxChars: number,
+): string {
   const from = folded[0]?.seq ?? 0;
   const to = folded[folded.length - 1]?.seq ?? 0;
-  const prompts = folded
-    .filter(isRealUserMessage)
-    .map((m) => `- seq ${m.seq}: ${renderMessageText(m).split("\n").find((l) => l.trim())?.trim().slice(0, 160) ?? "(no text)"}`);
+  const prompts = folded.filter(isRealUserMessage).map(
+    (m) =>
+      `- seq ${m.seq}: ${
+        renderMessageText(m)
+          .split("\n")
+          .find((l) => l.trim())
+          ?.trim()
+          .slice(0, 160) ?? "(no text)"
+      }`,
+  );
   const head = `[Written without the summarizer model, which failed repeatedly. Messages ${from}-${to} are intact: read them with conversation_read.]`;
   const previous = previousSummary ? capSummary(previousSummary, Math.floor(maxChars / 2)) : "";
   const body = [head, previous, `User prompts of messages ${from}-${to}:`, ...prompts].filter(Boolean).join("\n");

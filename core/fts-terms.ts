@@ -27,7 +27,19 @@ interface Word {
   length: number;
 }
 
-const A = 97, E = 101, I = 105, N = 110, O = 111, U = 117, Y = 121, L = 108, S = 115, Z = 122, W = 119, X = 120, T = 116;
+const A = 97,
+  E = 101,
+  I = 105,
+  N = 110,
+  O = 111,
+  U = 117,
+  Y = 121,
+  L = 108,
+  S = 115,
+  Z = 122,
+  W = 119,
+  X = 120,
+  T = 116;
 
 function isVowel(c: number, yIsVowel: boolean): boolean {
   return c === A || c === E || c === I || c === O || c === U || (yIsVowel && c === Y);
@@ -82,7 +94,8 @@ const mAbove1AndSOrT = (w: Word, n: number) => (w.bytes[n - 1] === S || w.bytes[
 
 function endsWith(w: Word, suffix: string): boolean {
   if (w.length <= suffix.length) return false;
-  for (let i = 0; i < suffix.length; i++) if (w.bytes[w.length - suffix.length + i] !== suffix.charCodeAt(i)) return false;
+  for (let i = 0; i < suffix.length; i++)
+    if (w.bytes[w.length - suffix.length + i] !== suffix.charCodeAt(i)) return false;
   return true;
 }
 
@@ -117,24 +130,63 @@ function step(w: Word, rules: ReadonlyMap<number, readonly Rule[]>): boolean {
 }
 
 const STEP2 = byKey([
-  ["ational", "ate", mAbove0], ["tional", "tion", mAbove0], ["enci", "ence", mAbove0], ["anci", "ance", mAbove0],
-  ["izer", "ize", mAbove0], ["logi", "log", mAbove0], ["bli", "ble", mAbove0], ["alli", "al", mAbove0],
-  ["entli", "ent", mAbove0], ["eli", "e", mAbove0], ["ousli", "ous", mAbove0], ["ization", "ize", mAbove0],
-  ["ation", "ate", mAbove0], ["ator", "ate", mAbove0], ["alism", "al", mAbove0], ["iveness", "ive", mAbove0],
-  ["fulness", "ful", mAbove0], ["ousness", "ous", mAbove0], ["aliti", "al", mAbove0], ["iviti", "ive", mAbove0],
+  ["ational", "ate", mAbove0],
+  ["tional", "tion", mAbove0],
+  ["enci", "ence", mAbove0],
+  ["anci", "ance", mAbove0],
+  ["izer", "ize", mAbove0],
+  ["logi", "log", mAbove0],
+  ["bli", "ble", mAbove0],
+  ["alli", "al", mAbove0],
+  ["entli", "ent", mAbove0],
+  ["eli", "e", mAbove0],
+  ["ousli", "ous", mAbove0],
+  ["ization", "ize", mAbove0],
+  ["ation", "ate", mAbove0],
+  ["ator", "ate", mAbove0],
+  ["alism", "al", mAbove0],
+  ["iveness", "ive", mAbove0],
+  ["fulness", "ful", mAbove0],
+  ["ousness", "ous", mAbove0],
+  ["aliti", "al", mAbove0],
+  ["iviti", "ive", mAbove0],
   ["biliti", "ble", mAbove0],
 ]);
 const STEP3 = byKey([
-  ["ical", "ic", mAbove0], ["ness", "", mAbove0], ["icate", "ic", mAbove0], ["iciti", "ic", mAbove0],
-  ["ful", "", mAbove0], ["ative", "", mAbove0], ["alize", "al", mAbove0],
+  ["ical", "ic", mAbove0],
+  ["ness", "", mAbove0],
+  ["icate", "ic", mAbove0],
+  ["iciti", "ic", mAbove0],
+  ["ful", "", mAbove0],
+  ["ative", "", mAbove0],
+  ["alize", "al", mAbove0],
 ]);
 const STEP4 = byKey([
-  ["al", "", mAbove1], ["ance", "", mAbove1], ["ence", "", mAbove1], ["er", "", mAbove1], ["ic", "", mAbove1],
-  ["able", "", mAbove1], ["ible", "", mAbove1], ["ant", "", mAbove1], ["ement", "", mAbove1], ["ment", "", mAbove1],
-  ["ent", "", mAbove1], ["ion", "", mAbove1AndSOrT], ["ou", "", mAbove1], ["ism", "", mAbove1], ["ate", "", mAbove1],
-  ["iti", "", mAbove1], ["ous", "", mAbove1], ["ive", "", mAbove1], ["ize", "", mAbove1],
+  ["al", "", mAbove1],
+  ["ance", "", mAbove1],
+  ["ence", "", mAbove1],
+  ["er", "", mAbove1],
+  ["ic", "", mAbove1],
+  ["able", "", mAbove1],
+  ["ible", "", mAbove1],
+  ["ant", "", mAbove1],
+  ["ement", "", mAbove1],
+  ["ment", "", mAbove1],
+  ["ent", "", mAbove1],
+  ["ion", "", mAbove1AndSOrT],
+  ["ou", "", mAbove1],
+  ["ism", "", mAbove1],
+  ["ate", "", mAbove1],
+  ["iti", "", mAbove1],
+  ["ous", "", mAbove1],
+  ["ive", "", mAbove1],
+  ["ize", "", mAbove1],
 ]);
-const STEP1B_TIDY = byKey([["at", "ate", () => true], ["bl", "ble", () => true], ["iz", "ize", () => true]]);
+const STEP1B_TIDY = byKey([
+  ["at", "ate", () => true],
+  ["bl", "ble", () => true],
+  ["iz", "ize", () => true],
+]);
 
 /** One token (already lower-cased and folded) as SQLite's porter tokenizer writes it. */
 export function porterStem(token: string): string {
@@ -181,7 +233,8 @@ export function porterStem(token: string): string {
   step(w, STEP4);
 
   // Step 5a: a final e.
-  if (b[w.length - 1] === E && (mAbove1(w, w.length - 1) || (mIs1(w, w.length - 1) && !endsCvc(w, w.length - 1)))) w.length -= 1;
+  if (b[w.length - 1] === E && (mAbove1(w, w.length - 1) || (mIs1(w, w.length - 1) && !endsCvc(w, w.length - 1))))
+    w.length -= 1;
   // Step 5b: -ll.
   if (w.length > 1 && b[w.length - 1] === L && b[w.length - 2] === L && mAbove1(w, w.length - 1)) w.length -= 1;
 
@@ -193,7 +246,20 @@ const SEPARATORS = /[^\p{L}\p{N}]+/u;
 
 // Characters whose case folding differs from their lower case (Unicode CaseFolding.txt), as
 // unicode61 folds them; and Cherokee, whose lower-case letters SQLite's tables predate.
-const FOLDS: Readonly<Record<string, string>> = { "ſ": "s", "µ": "μ", "ς": "σ", "ϐ": "β", "ϑ": "θ", "ϕ": "φ", "ϖ": "π", "ϰ": "κ", "ϱ": "ρ", "ϵ": "ε", "ẛ": "ṡ", "ι": "ι" };
+const FOLDS: Readonly<Record<string, string>> = {
+  ſ: "s",
+  µ: "μ",
+  ς: "σ",
+  ϐ: "β",
+  ϑ: "θ",
+  ϕ: "φ",
+  ϖ: "π",
+  ϰ: "κ",
+  ϱ: "ρ",
+  ϵ: "ε",
+  ẛ: "ṡ",
+  ι: "ι",
+};
 const CHEROKEE = /[\u13a0-\u13ff\uab70-\uabbf]/u;
 
 /**
@@ -205,7 +271,9 @@ function fold(token: string): string {
   for (const ch of token) lower += FOLDS[ch] ?? (CHEROKEE.test(ch) ? ch : ch.toLowerCase());
   return lower
     .normalize("NFD")
-    .replace(/(\p{Script=Latin})(\p{Mn}+)/gu, (all, letter: string, marks: string) => (marks.length === 1 ? letter : all))
+    .replace(/(\p{Script=Latin})(\p{Mn}+)/gu, (all, letter: string, marks: string) =>
+      marks.length === 1 ? letter : all,
+    )
     .normalize("NFC");
 }
 

@@ -12,7 +12,10 @@ export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60_000;
 const KEY_PATTERN = /^[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?$/;
 const KEY_RULE = `1 to ${IDEMPOTENCY_KEY_MAX} printable ASCII characters, not starting or ending with a space`;
 
-export const idempotencyKeySchema = z.string().max(IDEMPOTENCY_KEY_MAX, `at most ${IDEMPOTENCY_KEY_MAX} characters`).regex(KEY_PATTERN, KEY_RULE);
+export const idempotencyKeySchema = z
+  .string()
+  .max(IDEMPOTENCY_KEY_MAX, `at most ${IDEMPOTENCY_KEY_MAX} characters`)
+  .regex(KEY_PATTERN, KEY_RULE);
 
 /** Null when the key is well-formed, else what is wrong with it. */
 export function idempotencyKeyProblem(key: string): string | null {

@@ -53,15 +53,22 @@ function base64ImageInfo(data: string): ImageInfo | null {
 
 /** Whether a picture of these dimensions and this declared type may be shown; the size is checked by the caller. */
 function infoCheck(mediaType: string, info: ImageInfo | null): ImageCheck {
-  if (!(MODEL_IMAGE_TYPES as readonly string[]).includes(mediaType)) return { ok: false, problem: `${mediaType} cannot be sent to the model; png, jpeg, gif and webp can` };
-  if (!info || `image/${info.format}` !== mediaType) return { ok: false, problem: `the bytes are not a ${mediaType} image${info ? ` (they are ${info.format})` : ""}` };
-  if (info.width > MAX_IMAGE_SIDE || info.height > MAX_IMAGE_SIDE) return { ok: false, problem: `${info.width}x${info.height} px; a side may be at most ${MAX_IMAGE_SIDE} px` };
+  if (!(MODEL_IMAGE_TYPES as readonly string[]).includes(mediaType))
+    return { ok: false, problem: `${mediaType} cannot be sent to the model; png, jpeg, gif and webp can` };
+  if (!info || `image/${info.format}` !== mediaType)
+    return { ok: false, problem: `the bytes are not a ${mediaType} image${info ? ` (they are ${info.format})` : ""}` };
+  if (info.width > MAX_IMAGE_SIDE || info.height > MAX_IMAGE_SIDE)
+    return { ok: false, problem: `${info.width}x${info.height} px; a side may be at most ${MAX_IMAGE_SIDE} px` };
   return { ok: true, info };
 }
 
 /** A base64 image as a request would carry it: size as the API counts it, type, bytes, dimensions. */
 export function checkBase64Image(mediaType: string, data: string): ImageCheck {
-  if (data.length > MAX_IMAGE_BASE64_CHARS) return { ok: false, problem: `${data.length} base64 characters; an image may be at most ${MAX_IMAGE_BASE64_CHARS} (5 MB of base64)` };
+  if (data.length > MAX_IMAGE_BASE64_CHARS)
+    return {
+      ok: false,
+      problem: `${data.length} base64 characters; an image may be at most ${MAX_IMAGE_BASE64_CHARS} (5 MB of base64)`,
+    };
   const malformed = base64Problem(data);
   if (malformed) return { ok: false, problem: malformed };
   return infoCheck(mediaType, base64ImageInfo(data));
@@ -69,7 +76,11 @@ export function checkBase64Image(mediaType: string, data: string): ImageCheck {
 
 /** Raw bytes about to become a base64 image (a tool's result). */
 export function checkImageBytes(mediaType: string, bytes: Uint8Array): ImageCheck {
-  if (bytes.length > MAX_IMAGE_BYTES) return { ok: false, problem: `${bytes.length} bytes; an image may be at most ${MAX_IMAGE_BYTES} bytes (5 MB once base64-encoded)` };
+  if (bytes.length > MAX_IMAGE_BYTES)
+    return {
+      ok: false,
+      problem: `${bytes.length} bytes; an image may be at most ${MAX_IMAGE_BYTES} bytes (5 MB once base64-encoded)`,
+    };
   let info = imageInfo(bytes.subarray(0, HEAD_BYTES));
   if (!info && isJpeg(bytes)) {
     const whole = jpegInfo(bytes);

@@ -19,7 +19,8 @@ export function jsonValueProblem(root: unknown, rootName = "body"): string | nul
     }
     if (value === null || typeof value !== "object") continue;
     if (depth >= MAX_JSON_DEPTH) return nestedTooDeep(rootName);
-    if (Array.isArray(value)) value.forEach((v, i) => stack.push({ value: v, depth: depth + 1, path: `${path}[${i}]` }));
+    if (Array.isArray(value))
+      value.forEach((v, i) => stack.push({ value: v, depth: depth + 1, path: `${path}[${i}]` }));
     else
       for (const [k, v] of Object.entries(value)) {
         if (!k.isWellFormed()) return `${path}: a key is not well-formed Unicode (a lone surrogate)`;

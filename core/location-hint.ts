@@ -14,13 +14,49 @@ export interface RequestOrigin {
 }
 
 // Countries of Europe served from eastern European locations rather than western ones.
-const EASTERN_EUROPE = new Set(["BG", "BY", "CZ", "EE", "FI", "GR", "HU", "LT", "LV", "MD", "PL", "RO", "RS", "RU", "SK", "UA", "TR", "CY", "AL", "BA", "ME", "MK", "XK", "HR", "SI"]);
+const EASTERN_EUROPE = new Set([
+  "BG",
+  "BY",
+  "CZ",
+  "EE",
+  "FI",
+  "GR",
+  "HU",
+  "LT",
+  "LV",
+  "MD",
+  "PL",
+  "RO",
+  "RS",
+  "RU",
+  "SK",
+  "UA",
+  "TR",
+  "CY",
+  "AL",
+  "BA",
+  "ME",
+  "MK",
+  "XK",
+  "HR",
+  "SI",
+]);
 // Countries Cloudflare counts as Asia that its "me" region serves.
 const MIDDLE_EAST = new Set(["AE", "BH", "IL", "IQ", "IR", "JO", "KW", "LB", "OM", "PS", "QA", "SA", "SY", "YE"]);
 // West of this longitude North America is nearer the western region's locations.
 const WEST_OF = -100;
 
-const HINTS: ReadonlySet<string> = new Set<LocationHint>(["wnam", "enam", "sam", "weur", "eeur", "apac", "oc", "afr", "me"]);
+const HINTS: ReadonlySet<string> = new Set<LocationHint>([
+  "wnam",
+  "enam",
+  "sam",
+  "weur",
+  "eeur",
+  "apac",
+  "oc",
+  "afr",
+  "me",
+]);
 
 /** A hint read back from storage, or null when it is none of the known ones. */
 export function asLocationHint(value: unknown): LocationHint | null {
@@ -28,7 +64,8 @@ export function asLocationHint(value: unknown): LocationHint | null {
 }
 
 /** A namespace `get()`'s options carrying a hint, or none. */
-export const withLocationHint = (hint: LocationHint | null | undefined): { locationHint: LocationHint } | undefined => (hint ? { locationHint: hint } : undefined);
+export const withLocationHint = (hint: LocationHint | null | undefined): { locationHint: LocationHint } | undefined =>
+  hint ? { locationHint: hint } : undefined;
 
 /** The location hint for an object created by a request from `origin`, or null (no hint: Cloudflare picks). */
 export function locationHintFor(origin: RequestOrigin | undefined): LocationHint | null {

@@ -20,7 +20,8 @@ export const OFFLINE_BASE_URL = "https://offline-model.invalid";
 // the bundler folds a define only where it appears, so only this copy lets it drop the import
 // (test/unit/lazy-offline-model.test.ts fails with the imported constant).
 declare const OFFLINE_MODEL_BUNDLED: boolean | undefined;
-const loadOfflineModel = typeof OFFLINE_MODEL_BUNDLED === "undefined" || OFFLINE_MODEL_BUNDLED ? () => import("./offline-model") : null;
+const loadOfflineModel =
+  typeof OFFLINE_MODEL_BUNDLED === "undefined" || OFFLINE_MODEL_BUNDLED ? () => import("./offline-model") : null;
 let offlineFetch: Promise<typeof fetch> | undefined;
 const lazyOfflineFetch = (async (input: RequestInfo | URL, init?: RequestInit) => {
   offlineFetch ??= loadOfflineModel!().then((m) => m.createOfflineModelFetch());
@@ -32,6 +33,7 @@ export function createModelClient(env: ModelEnv, options: ModelClientOptions = {
   const maxRetries = options.maxRetries ?? 2;
   const choice = chooseModel(env);
   if (!choice.ok) throw new ModelNotConfiguredError(choice.message);
-  if (choice.provider === "anthropic") return new Anthropic({ apiKey: choice.apiKey, baseURL: choice.baseURL, maxRetries });
+  if (choice.provider === "anthropic")
+    return new Anthropic({ apiKey: choice.apiKey, baseURL: choice.baseURL, maxRetries });
   return new Anthropic({ apiKey: "offline", baseURL: OFFLINE_BASE_URL, fetch: lazyOfflineFetch, maxRetries });
 }

@@ -6,7 +6,10 @@ import type { ServerToolName, Settings } from "./settings";
 import type { ModelRequest, ServerToolSpec, ThinkingConfig } from "./types";
 
 /** The `thinking` a request carries; undefined leaves the model's default (off on older models). */
-export function thinkingConfig(s: Pick<Settings, "thinking" | "thinkingDisplay">, entry: ModelEntry): ThinkingConfig | undefined {
+export function thinkingConfig(
+  s: Pick<Settings, "thinking" | "thinkingDisplay">,
+  entry: ModelEntry,
+): ThinkingConfig | undefined {
   switch (s.thinking) {
     case "auto":
       // The model's own default, with the display the conversation asks for when it thinks.
@@ -22,7 +25,10 @@ export function thinkingConfig(s: Pick<Settings, "thinking" | "thinkingDisplay">
 }
 
 /** max_tokens, thinking and effort for a request on `entry`'s model. */
-export function modelParams(s: Settings, entry: ModelEntry): Pick<ModelRequest, "max_tokens" | "thinking" | "output_config"> {
+export function modelParams(
+  s: Settings,
+  entry: ModelEntry,
+): Pick<ModelRequest, "max_tokens" | "thinking" | "output_config"> {
   const thinking = thinkingConfig(s, entry);
   return {
     // The API refuses a max_tokens above the model's maximum output.
@@ -46,7 +52,10 @@ export function serverToolSpecs(names: readonly ServerToolName[], entry: ModelEn
  * A summarization call's parameters (a fold, the compaction's state): text within `textTokens`, with
  * the least thinking the model allows, and room for that thinking (it counts against max_tokens).
  */
-export function summarizationParams(entry: ModelEntry, textTokens: number): Pick<ModelRequest, "max_tokens" | "thinking" | "output_config"> {
+export function summarizationParams(
+  entry: ModelEntry,
+  textTokens: number,
+): Pick<ModelRequest, "max_tokens" | "thinking" | "output_config"> {
   const low = entry.effort?.levels.includes("low") ? { output_config: { effort: "low" } } : {};
   const accepts = entry.thinking.accepts;
   let thinking: ThinkingConfig | undefined;

@@ -37,9 +37,11 @@ export function chooseModel(env: ModelEnv, offlineInBuild = OFFLINE_MODEL_IN_BUI
   const config = envConfig(env);
   const provider = config.MODEL_PROVIDER;
   const apiKey = config.ANTHROPIC_API_KEY;
-  if (provider === "offline") return offlineInBuild ? { ok: true, provider: "offline" } : { ok: false, message: NOT_IN_BUILD };
+  if (provider === "offline")
+    return offlineInBuild ? { ok: true, provider: "offline" } : { ok: false, message: NOT_IN_BUILD };
   if (apiKey) return { ok: true, provider: "anthropic", apiKey, baseURL: config.ANTHROPIC_BASE_URL };
-  if (provider === undefined && config.DEV_BOOTSTRAP) return offlineInBuild ? { ok: true, provider: "offline" } : { ok: false, message: NOT_IN_BUILD };
+  if (provider === undefined && config.DEV_BOOTSTRAP)
+    return offlineInBuild ? { ok: true, provider: "offline" } : { ok: false, message: NOT_IN_BUILD };
   return {
     ok: false,
     message:

@@ -19,9 +19,13 @@ export function checkOutboundUrl(raw: string, opts: { allowLoopback?: boolean } 
   } catch {
     return { ok: false, reason: "not a valid URL" };
   }
-  if (url.username || url.password) return { ok: false, reason: "credentials in the URL are not allowed; use the auth header setting" };
+  if (url.username || url.password)
+    return { ok: false, reason: "credentials in the URL are not allowed; use the auth header setting" };
   // A trailing dot names the same host ("localhost." is localhost).
-  const host = url.hostname.replace(/^\[|\]$/g, "").toLowerCase().replace(/\.$/, "");
+  const host = url.hostname
+    .replace(/^\[|\]$/g, "")
+    .toLowerCase()
+    .replace(/\.$/, "");
   const v6 = host.includes(":") ? parseIPv6(host) : null;
   if (host.includes(":") && !v6) return { ok: false, reason: "not a valid IPv6 address" };
   const loopback = isLoopback(host, v6);
@@ -31,10 +35,19 @@ export function checkOutboundUrl(raw: string, opts: { allowLoopback?: boolean } 
   }
   if (url.protocol !== "https:") return { ok: false, reason: "only https URLs are allowed" };
   if (loopback) return { ok: false, reason: "loopback addresses are not allowed" };
-  if (v6) return isPrivateV6(v6) ? { ok: false, reason: "private, link-local and reserved IPv6 addresses (and IPv6 addresses carrying such an IPv4 address) are not allowed" } : { ok: true, url };
-  if (LOCAL_NAMES.test(host) || !host.includes(".")) return { ok: false, reason: `"${host}" is not a public host name` };
+  if (v6)
+    return isPrivateV6(v6)
+      ? {
+          ok: false,
+          reason:
+            "private, link-local and reserved IPv6 addresses (and IPv6 addresses carrying such an IPv4 address) are not allowed",
+        }
+      : { ok: true, url };
+  if (LOCAL_NAMES.test(host) || !host.includes("."))
+    return { ok: false, reason: `"${host}" is not a public host name` };
   const v4 = parseIPv4(host);
-  if (v4 && isPrivateV4(v4)) return { ok: false, reason: "private, link-local and reserved IPv4 addresses are not allowed" };
+  if (v4 && isPrivateV4(v4))
+    return { ok: false, reason: "private, link-local and reserved IPv4 addresses are not allowed" };
   return { ok: true, url };
 }
 

@@ -15,7 +15,12 @@ export function costOf(usage: Usage, entry: Pick<ModelEntry, "prices"> | null): 
   const prompt = usage.input_tokens + usage.cache_creation_input_tokens + usage.cache_read_input_tokens;
   const rate = p.longPrompt && prompt > p.longPrompt.overPromptTokens ? p.longPrompt.multiplier : 1;
   const usd =
-    (rate * (usage.input_tokens * p.input + usage.output_tokens * p.output + usage.cache_creation_input_tokens * p.cacheWrite5m + usage.cache_read_input_tokens * p.cacheRead)) / 1_000_000 +
+    (rate *
+      (usage.input_tokens * p.input +
+        usage.output_tokens * p.output +
+        usage.cache_creation_input_tokens * p.cacheWrite5m +
+        usage.cache_read_input_tokens * p.cacheRead)) /
+      1_000_000 +
     (usage.web_search_requests ?? 0) * WEB_SEARCH_USD;
   return roundUsd(usd);
 }

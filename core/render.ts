@@ -9,7 +9,9 @@ export function toolResultText(block: ToolResultBlock): string {
 
 function imageLabel(block: ContentBlock): string {
   if (block.type !== "image") return "";
-  return block.source.type === "base64" ? `${block.source.media_type}, ${block.source.data.length} base64 chars` : block.source.url;
+  return block.source.type === "base64"
+    ? `${block.source.media_type}, ${block.source.data.length} base64 chars`
+    : block.source.url;
 }
 
 /** The raw text of one block: the text itself, a tool result's content, a tool call's JSON input. */
@@ -42,17 +44,24 @@ export function serverResultText(block: ServerToolResultBlock): string {
   const content = block.content as Record<string, unknown> | Record<string, unknown>[] | null;
   if (Array.isArray(content)) {
     return content
-      .map((r) => (r && typeof r === "object" && typeof r.url === "string" ? `${typeof r.title === "string" ? r.title : r.url} — ${r.url}` : ""))
+      .map((r) =>
+        r && typeof r === "object" && typeof r.url === "string"
+          ? `${typeof r.title === "string" ? r.title : r.url} — ${r.url}`
+          : "",
+      )
       .filter(Boolean)
       .join("\n");
   }
   if (content && typeof content === "object") {
     if (typeof content.error_code === "string") return `[error: ${content.error_code}]`;
-    const doc = content.content as { source?: { type?: string; data?: unknown } ; title?: unknown } | undefined;
+    const doc = content.content as { source?: { type?: string; data?: unknown }; title?: unknown } | undefined;
     const url = typeof content.url === "string" ? content.url : "";
-    if (doc?.source?.type === "text" && typeof doc.source.data === "string") return [url, doc.source.data].filter(Boolean).join("\n");
+    if (doc?.source?.type === "text" && typeof doc.source.data === "string")
+      return [url, doc.source.data].filter(Boolean).join("\n");
     if (url) return url;
-    const out = ["stdout", "stderr"].map((k) => content[k]).filter((v): v is string => typeof v === "string" && v !== "");
+    const out = ["stdout", "stderr"]
+      .map((k) => content[k])
+      .filter((v): v is string => typeof v === "string" && v !== "");
     if (out.length) return out.join("\n");
   }
   return "";
@@ -84,7 +93,8 @@ export function renderMessageText(message: Pick<StoredMessage, "content">): stri
   // Thinking is kept in the record (History, exports, conversation_read of one block) but is the
   // model's working, not the conversation: the index, excerpts and full-message reads leave it out.
   const blocks = message.content.filter((b) => b.type !== "thinking" && b.type !== "redacted_thinking");
-  if (blocks.length === 1 && (blocks[0].type === "text" || blocks[0].type === "tool_result")) return blockText(blocks[0]);
+  if (blocks.length === 1 && (blocks[0].type === "text" || blocks[0].type === "tool_result"))
+    return blockText(blocks[0]);
   return blocks.map((b) => blockHeader(b) + blockText(b)).join("\n");
 }
 
@@ -110,5 +120,7 @@ export function messageChars(message: Pick<StoredMessage, "content">): number {
 
 /** True for a user message made only of tool results: a carrier, not a real user prompt. */
 export function isToolResultCarrier(message: Pick<StoredMessage, "role" | "content">): boolean {
-  return message.role === "user" && message.content.length > 0 && message.content.every((b) => b.type === "tool_result");
+  return (
+    message.role === "user" && message.content.length > 0 && message.content.every((b) => b.type === "tool_result")
+  );
 }

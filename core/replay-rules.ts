@@ -14,7 +14,8 @@ import { isToolResultCarrier } from "./render";
 import type { ContentBlock, StoredMessage, ToolResultBlock } from "./types";
 
 /** A user message a person (or an automation) wrote: not a carrier of tool results. */
-export const isPrompt = (m: Pick<StoredMessage, "role" | "content">): boolean => m.role === "user" && !isToolResultCarrier(m);
+export const isPrompt = (m: Pick<StoredMessage, "role" | "content">): boolean =>
+  m.role === "user" && !isToolResultCarrier(m);
 
 export { EMPTY_RESULT };
 
@@ -91,7 +92,8 @@ export const CUT_OFF_STOPS: ReadonlySet<string> = new Set(["max_tokens", "model_
  * (prefill): "move [continuations] to the user message" (models/sonnet-5-5/migration-guide). Fixed
  * text, so a replay that carries it stays byte-stable.
  */
-export const CONTINUE_PROMPT = "Your previous reply was cut off before it finished. Please continue from where you left off, without repeating what you already wrote.";
+export const CONTINUE_PROMPT =
+  "Your previous reply was cut off before it finished. Please continue from where you left off, without repeating what you already wrote.";
 
 /**
  * Where a continuation prompt goes: after each cut-off assistant message that a further assistant

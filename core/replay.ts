@@ -13,7 +13,16 @@ import { applyStubs } from "./stubs";
 import type { ModelEntry } from "./models/catalog";
 import { modelParams, serverToolSpecs } from "./model-params";
 import type { Settings } from "./settings";
-import { isAgentSegment, isServerToolResult, type ContentBlock, type ModelRequest, type StoredMessage, type SystemBlock, type ToolSchema, type WireMessage } from "./types";
+import {
+  isAgentSegment,
+  isServerToolResult,
+  type ContentBlock,
+  type ModelRequest,
+  type StoredMessage,
+  type SystemBlock,
+  type ToolSchema,
+  type WireMessage,
+} from "./types";
 
 export interface ReplayInput {
   conversationId: string;
@@ -68,7 +77,10 @@ export function buildModelRequest(input: ReplayInput): { request: ModelRequest; 
   const messages = withCacheBreakpoints([...preamble, ...toWireMessages(stubs.messages)], preamble.length);
   const built: ModelRequest = {
     // The settings' id (or alias); the entry's own id when it stands in for a retired model.
-    model: input.model.id === input.settings.model || input.model.aliases.includes(input.settings.model) ? input.settings.model : input.model.id,
+    model:
+      input.model.id === input.settings.model || input.model.aliases.includes(input.settings.model)
+        ? input.settings.model
+        : input.model.id,
     ...modelParams(input.settings, input.model),
     system: input.system,
     tools: [...input.tools, ...serverToolSpecs(input.settings.serverTools, input.model)],
@@ -78,7 +90,10 @@ export function buildModelRequest(input: ReplayInput): { request: ModelRequest; 
   // out with a placeholder naming the call that brings it back (core/request-limits.ts).
   let located: ReturnType<typeof toolResultLocator> | undefined;
   const locate: ReturnType<typeof toolResultLocator> = (id) => (located ??= toolResultLocator(input.history))(id);
-  const fitted = fitRequestLimits(built, input.model.maxImages, { conversationId: input.conversationId, locate }).request;
+  const fitted = fitRequestLimits(built, input.model.maxImages, {
+    conversationId: input.conversationId,
+    locate,
+  }).request;
   // Really last: a thinking block goes back only while everything before it is as it was produced.
   const request = keepValidThinking(fitted, knownThinking(input.history));
   const estimate = {
@@ -110,7 +125,8 @@ function withCacheBreakpoints(messages: WireMessage[], preambleLength: number): 
   });
 }
 
-const cacheable = (b: ContentBlock) => b.type !== "thinking" && b.type !== "redacted_thinking" && !(b.type === "text" && b.text === "");
+const cacheable = (b: ContentBlock) =>
+  b.type !== "thinking" && b.type !== "redacted_thinking" && !(b.type === "text" && b.text === "");
 
 /**
  * The summary as replay's first exchange: a user-role preamble holding the summary and a standing
@@ -166,11 +182,18 @@ export function toWireMessages(stored: readonly StoredMessage[]): WireMessage[] 
     if (!calls.length) continue;
     const next = out[i + 1];
     const answered = new Set(
-      next?.role === "user" ? next.content.filter((b) => b.type === "tool_result").map((b) => (b as { tool_use_id: string }).tool_use_id) : [],
+      next?.role === "user"
+        ? next.content.filter((b) => b.type === "tool_result").map((b) => (b as { tool_use_id: string }).tool_use_id)
+        : [],
     );
     const missing = calls.filter((id) => !answered.has(id));
     if (!missing.length) continue;
-    const patches: ContentBlock[] = missing.map((id) => ({ type: "tool_result", tool_use_id: id, content: INTERRUPTED_TOOL_RESULT, is_error: true }));
+    const patches: ContentBlock[] = missing.map((id) => ({
+      type: "tool_result",
+      tool_use_id: id,
+      content: INTERRUPTED_TOOL_RESULT,
+      is_error: true,
+    }));
     if (next?.role === "user") next.content = [...patches, ...next.content];
     else out.splice(i + 1, 0, { role: "user", content: patches });
   }
@@ -192,7 +215,9 @@ function withoutUnansweredServerCalls(out: { role: "user" | "assistant"; content
   // Still awaited: in the last message (a paused reply resent), or in the reply the client's tool
   // results that end the request answer.
   const last = out.length - 1;
-  const awaiting = (i: number) => i === last || (i === last - 1 && out[last].role === "user" && out[last].content.every((b) => b.type === "tool_result"));
+  const awaiting = (i: number) =>
+    i === last ||
+    (i === last - 1 && out[last].role === "user" && out[last].content.every((b) => b.type === "tool_result"));
   out.forEach((m, i) => {
     if (m.role !== "assistant") return;
     if (!awaiting(i) && m.content.some((b) => b.type === "server_tool_use" && !results.has(b.id))) {
@@ -200,14 +225,20 @@ function withoutUnansweredServerCalls(out: { role: "user" | "assistant"; content
     }
     for (const b of m.content) if (b.type === "server_tool_use") calls.add(b.id);
   });
-  for (const m of out) if (m.content.some((b) => isServerToolResult(b) && !calls.has(b.tool_use_id))) m.content = m.content.filter((b) => !isServerToolResult(b) || calls.has(b.tool_use_id));
+  for (const m of out)
+    if (m.content.some((b) => isServerToolResult(b) && !calls.has(b.tool_use_id)))
+      m.content = m.content.filter((b) => !isServerToolResult(b) || calls.has(b.tool_use_id));
 }
 
-export function estimateRequest(request: ModelRequest, settings: Settings): Omit<ReplayEstimate, "stubbedResults" | "stubSavedChars" | "stubPendingChars"> {
+export function estimateRequest(
+  request: ModelRequest,
+  settings: Settings,
+): Omit<ReplayEstimate, "stubbedResults" | "stubSavedChars" | "stubPendingChars"> {
   let prefixChars = JSON.stringify(request.tools).length;
   for (const s of request.system) prefixChars += s.text.length;
   let messagesChars = 0;
-  for (const m of request.messages) messagesChars += typeof m.content === "string" ? m.content.length : messageChars({ content: m.content });
+  for (const m of request.messages)
+    messagesChars += typeof m.content === "string" ? m.content.length : messageChars({ content: m.content });
   const chars = prefixChars + messagesChars;
   return {
     chars,

@@ -13,7 +13,15 @@
 import { imageInfo, type ImageInfo } from "./image-size";
 import { MANY_IMAGES, MANY_IMAGES_SIDE } from "./image-limits";
 import { imagePlaceholder, resultStub, utf8Length, type ImageReason, type Locate } from "./request-placeholders";
-import type { ContentBlock, ImageBlock, ModelRequest, TextBlock, ToolResultBlock, ToolUseBlock, WireMessage } from "./types";
+import type {
+  ContentBlock,
+  ImageBlock,
+  ModelRequest,
+  TextBlock,
+  ToolResultBlock,
+  ToolUseBlock,
+  WireMessage,
+} from "./types";
 
 /** 32 MB read as 32,000,000 bytes (the smaller reading), less room for what the SDK adds to the body. */
 export const MAX_REQUEST_BYTES = 32_000_000 - 256 * 1024;
@@ -68,7 +76,10 @@ function headerInfo(b: ImageBlock): ImageInfo | null {
 
 export function fitRequestLimits(request: ModelRequest, maxImages: number, opts: FitOptions = {}): FitOutcome {
   const maxBytes = opts.maxBytes ?? MAX_REQUEST_BYTES;
-  const messages: WireMessage[] = request.messages.map((m) => ({ ...m, content: typeof m.content === "string" ? m.content : [...m.content] }));
+  const messages: WireMessage[] = request.messages.map((m) => ({
+    ...m,
+    content: typeof m.content === "string" ? m.content : [...m.content],
+  }));
   const calls = new Map<string, ToolUseBlock>();
   const images: ImageRef[] = [];
   messages.forEach((m, message) => {
@@ -77,7 +88,18 @@ export function fitRequestLimits(request: ModelRequest, maxImages: number, opts:
       if (b.type === "tool_use") calls.set(b.id, b);
       if (b.type === "image") images.push({ message, block, info: headerInfo(b), replaced: false });
       if (b.type === "tool_result" && Array.isArray(b.content))
-        b.content.forEach((x, inner) => x.type === "image" && images.push({ message, block, inner, info: headerInfo(x), call: calls.get(b.tool_use_id), replaced: false }));
+        b.content.forEach(
+          (x, inner) =>
+            x.type === "image" &&
+            images.push({
+              message,
+              block,
+              inner,
+              info: headerInfo(x),
+              call: calls.get(b.tool_use_id),
+              replaced: false,
+            }),
+        );
     });
   });
   let bytes = bytesOf(request);
@@ -87,8 +109,14 @@ export function fitRequestLimits(request: ModelRequest, maxImages: number, opts:
 
   const replaceImage = (ref: ImageRef, reason: ImageReason, limit: number) => {
     const outer = blocks(ref.message)[ref.block];
-    const current = (ref.inner === undefined ? outer : (outer as ToolResultBlock).content[ref.inner as number]) as ImageBlock;
-    const text: TextBlock = { type: "text", text: imagePlaceholder(current, ref.info, reason, limit, ref.call), ...(current.cache_control ? { cache_control: current.cache_control } : {}) };
+    const current = (
+      ref.inner === undefined ? outer : (outer as ToolResultBlock).content[ref.inner as number]
+    ) as ImageBlock;
+    const text: TextBlock = {
+      type: "text",
+      text: imagePlaceholder(current, ref.info, reason, limit, ref.call),
+      ...(current.cache_control ? { cache_control: current.cache_control } : {}),
+    };
     bytes += bytesOf(text) - bytesOf(current);
     if (ref.inner === undefined) blocks(ref.message)[ref.block] = text;
     else {
@@ -108,30 +136,56 @@ export function fitRequestLimits(request: ModelRequest, maxImages: number, opts:
   let shown = images.length - imagesReplaced;
   for (const ref of images) {
     if (shown <= MANY_IMAGES) break;
-    if (!ref.replaced && tooLarge(ref.info)) (replaceImage(ref, "many-large", MANY_IMAGES), shown--);
+    if (!ref.replaced && tooLarge(ref.info)) replaceImage(ref, "many-large", MANY_IMAGES), shown--;
   }
 
   if (bytes > maxBytes) {
     const last = messages.length - 1;
-    for (const ref of images) if (bytes > maxBytes && !ref.replaced && ref.message !== last) replaceImage(ref, "size", 0);
-    const results = messages.slice(0, Math.max(0, last)).flatMap((m, message) =>
-      typeof m.content === "string" ? [] : m.content.flatMap((b, block) => (b.type === "tool_result" ? [{ message, block, bytes: bytesOf(b) }] : [])),
-    );
+    for (const ref of images)
+      if (bytes > maxBytes && !ref.replaced && ref.message !== last) replaceImage(ref, "size", 0);
+    const results = messages
+      .slice(0, Math.max(0, last))
+      .flatMap((m, message) =>
+        typeof m.content === "string"
+          ? []
+          : m.content.flatMap((b, block) => (b.type === "tool_result" ? [{ message, block, bytes: bytesOf(b) }] : [])),
+      );
     // Largest first; equal sizes oldest first, so the choice never depends on sort stability.
     results.sort((a, b) => b.bytes - a.bytes || a.message - b.message || a.block - b.block);
     for (const r of results) {
       if (bytes <= maxBytes) break;
       const result = blocks(r.message)[r.block] as ToolResultBlock;
-      const chars = typeof result.content === "string" ? result.content.length : result.content.reduce((n, x) => n + (x.type === "text" ? x.text.length : x.source.type === "base64" ? x.source.data.length : 0), 0);
-      const stub: ToolResultBlock = { ...result, content: resultStub(chars, calls.get(result.tool_use_id), opts.locate?.(result.tool_use_id) ?? null, opts.conversationId) };
+      const chars =
+        typeof result.content === "string"
+          ? result.content.length
+          : result.content.reduce(
+              (n, x) => n + (x.type === "text" ? x.text.length : x.source.type === "base64" ? x.source.data.length : 0),
+              0,
+            );
+      const stub: ToolResultBlock = {
+        ...result,
+        content: resultStub(
+          chars,
+          calls.get(result.tool_use_id),
+          opts.locate?.(result.tool_use_id) ?? null,
+          opts.conversationId,
+        ),
+      };
       if (bytesOf(stub) >= r.bytes) continue;
       bytes += bytesOf(stub) - r.bytes;
       blocks(r.message)[r.block] = stub;
       resultsReplaced++;
     }
-    for (const ref of images) if (bytes > maxBytes && !ref.replaced && ref.message === last) replaceImage(ref, "size", 0);
+    for (const ref of images)
+      if (bytes > maxBytes && !ref.replaced && ref.message === last) replaceImage(ref, "size", 0);
   }
 
   const changed = imagesReplaced > 0 || resultsReplaced > 0;
-  return { request: changed ? { ...request, messages } : request, imagesReplaced, resultsReplaced, bytes, fits: bytes <= maxBytes };
+  return {
+    request: changed ? { ...request, messages } : request,
+    imagesReplaced,
+    resultsReplaced,
+    bytes,
+    fits: bytes <= maxBytes,
+  };
 }

@@ -25,7 +25,8 @@ export type Locate = (toolUseId: string) => ResultLocation | null;
 /** A locate function over the stored history a request was built from (its tool_result blocks by tool_use_id). */
 export function toolResultLocator(history: readonly StoredMessage[]): Locate {
   const at = new Map<string, ResultLocation>();
-  for (const m of history) m.content.forEach((b, block) => b.type === "tool_result" && at.set(b.tool_use_id, { messageId: m.id, block }));
+  for (const m of history)
+    m.content.forEach((b, block) => b.type === "tool_result" && at.set(b.tool_use_id, { messageId: m.id, block }));
   return (id) => at.get(id) ?? null;
 }
 
@@ -35,18 +36,33 @@ const brief = (call: ToolUseBlock) => {
 };
 
 /** "[image left out of this request: 2400x1800 image/png from image_view {...}, because …; image_view {...} shows it again.]" */
-export function imagePlaceholder(image: ImageBlock, info: ImageInfo | null, reason: ImageReason, limit: number, call: ToolUseBlock | undefined): string {
+export function imagePlaceholder(
+  image: ImageBlock,
+  info: ImageInfo | null,
+  reason: ImageReason,
+  limit: number,
+  call: ToolUseBlock | undefined,
+): string {
   const size = info ? `${info.width}x${info.height} ` : "";
   const type = image.source.type === "base64" ? image.source.media_type : image.source.url;
   const from = call ? ` returned by ${brief(call)}` : " sent in the conversation";
-  const again = call ? `calling ${brief(call)} again shows it` : "it cannot be shown again here; ask for it to be sent again if it is needed";
+  const again = call
+    ? `calling ${brief(call)} again shows it`
+    : "it cannot be shown again here; ask for it to be sent again if it is needed";
   return `[image left out of this request: ${size}${type}${from}, because ${REASONS[reason](limit)}; ${again}.]`;
 }
 
 /** The stub of a tool result left out for the request's size, with the call that returns it byte for byte. */
-export function resultStub(chars: number, call: ToolUseBlock | undefined, where: ResultLocation | null, conversationId: string | undefined): string {
+export function resultStub(
+  chars: number,
+  call: ToolUseBlock | undefined,
+  where: ResultLocation | null,
+  conversationId: string | undefined,
+): string {
   const what = call ? brief(call) : "a tool call";
-  const read = where ? `conversation_read ${JSON.stringify({ ...(conversationId ? { conversation_id: conversationId } : {}), message_id: where.messageId, block: where.block })} returns it byte for byte` : "conversation_read finds it among this conversation's stored messages";
+  const read = where
+    ? `conversation_read ${JSON.stringify({ ...(conversationId ? { conversation_id: conversationId } : {}), message_id: where.messageId, block: where.block })} returns it byte for byte`
+    : "conversation_read finds it among this conversation's stored messages";
   return `[tool result left out of this request to fit the Messages API's 32 MB limit: ${what} returned ${chars.toLocaleString("en-US")} chars. It is stored unchanged; ${read}.]`;
 }
 

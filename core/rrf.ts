@@ -6,7 +6,10 @@
 export const RRF_K = 60;
 
 /** Fused order of `lists` with each item's summed score (best first); ties keep the order in which items were first met. */
-export function reciprocalRankFusion(lists: readonly (readonly string[])[], opts: { k?: number; weights?: readonly number[] } = {}): { id: string; score: number }[] {
+export function reciprocalRankFusion(
+  lists: readonly (readonly string[])[],
+  opts: { k?: number; weights?: readonly number[] } = {},
+): { id: string; score: number }[] {
   const k = opts.k ?? RRF_K;
   const score = new Map<string, number>();
   lists.forEach((list, j) => {

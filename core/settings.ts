@@ -69,7 +69,9 @@ const SEED = {
 const OUTPUT_RESERVE = 32_000;
 
 /** The settings that follow the model: its window, a reserve within its max output, its tokenizer. */
-export function modelDefaults(entry: ModelEntry): Pick<Settings, "model" | "contextWindowTokens" | "outputReserveTokens" | "charsPerToken"> {
+export function modelDefaults(
+  entry: ModelEntry,
+): Pick<Settings, "model" | "contextWindowTokens" | "outputReserveTokens" | "charsPerToken"> {
   return {
     model: entry.id,
     contextWindowTokens: entry.contextWindow,
@@ -82,7 +84,11 @@ export function modelDefaults(entry: ModelEntry): Pick<Settings, "model" | "cont
  * What every conversation got before the catalog set these per model: a conversation still on them
  * moves to its new model's figures when its model changes.
  */
-export const LEGACY_MODEL_DEFAULTS = { contextWindowTokens: 200_000, outputReserveTokens: 8_192, charsPerToken: 1.5 } as const;
+export const LEGACY_MODEL_DEFAULTS = {
+  contextWindowTokens: 200_000,
+  outputReserveTokens: 8_192,
+  charsPerToken: 1.5,
+} as const;
 
 /** Every setting for a new conversation on `entry`'s model. */
 export function defaultSettings(entry: ModelEntry = catalogEntry(DEFAULT_MODEL)!): Settings {
@@ -98,7 +104,11 @@ export function withMissingSettings(stored: Partial<Settings> & Pick<Settings, "
 }
 
 const int = (min: number, max: number) => z.number().int().min(min).max(max);
-export const modelIdSchema = z.string().min(1).max(100).regex(/^[A-Za-z0-9._:@-]+$/, "letters, digits and . _ : @ - only");
+export const modelIdSchema = z
+  .string()
+  .min(1)
+  .max(100)
+  .regex(/^[A-Za-z0-9._:@-]+$/, "letters, digits and . _ : @ - only");
 
 /** Every key optional: used for create (merged over defaults) and for patch (merged over current). */
 export const settingsPatchSchema = z
@@ -121,7 +131,10 @@ export const settingsPatchSchema = z
     thinking: z.enum(THINKING_SETTINGS),
     thinkingDisplay: z.enum(["summarized", "omitted"]),
     refusalFallbackModel: modelIdSchema.nullable(),
-    serverTools: z.array(z.enum(SERVER_TOOLS)).max(SERVER_TOOLS.length).refine((a) => new Set(a).size === a.length, "each tool at most once"),
+    serverTools: z
+      .array(z.enum(SERVER_TOOLS))
+      .max(SERVER_TOOLS.length)
+      .refine((a) => new Set(a).size === a.length, "each tool at most once"),
   })
   .partial();
 
@@ -150,10 +163,16 @@ export function crossCheckSettings(s: Settings, entry: ModelEntry): string | nul
   if (s.thinking !== "auto" && !entry.thinking.accepts.includes(s.thinking))
     return `settings.thinking: ${entry.id} does not take "${s.thinking}"; it takes ${["auto", ...entry.thinking.accepts].map((t) => `"${t}"`).join(", ")}`;
   const effort = effectiveEffort(s, entry);
-  if ((s.thinking === "disabled" || s.thinking === "between_tools") && entry.thinking.offUpToEffort && effort && effortRank(effort) > effortRank(entry.thinking.offUpToEffort))
+  if (
+    (s.thinking === "disabled" || s.thinking === "between_tools") &&
+    entry.thinking.offUpToEffort &&
+    effort &&
+    effortRank(effort) > effortRank(entry.thinking.offUpToEffort)
+  )
     return `settings.thinking: "${s.thinking}" on ${entry.id} needs settings.effort at ${entry.thinking.offUpToEffort} or below (it is ${effort})`;
   if (s.serverTools.length && !entry.serverTools) return `settings.serverTools: ${entry.id} has no server tools`;
-  if (s.refusalFallbackModel === s.model) return "settings.refusalFallbackModel: must be another model than settings.model";
+  if (s.refusalFallbackModel === s.model)
+    return "settings.refusalFallbackModel: must be another model than settings.model";
   return null;
 }
 
@@ -169,7 +188,12 @@ export function mergeSettings(base: Settings, patch: SettingsPatch | undefined):
  * output reserve cut to the new model's maximum), and the thinking setting returns to "auto" when
  * the new model does not take it.
  */
-export function settingsAfterModelChange(current: Settings, patch: SettingsPatch, from: ModelEntry | null, to: ModelEntry): Settings {
+export function settingsAfterModelChange(
+  current: Settings,
+  patch: SettingsPatch,
+  from: ModelEntry | null,
+  to: ModelEntry,
+): Settings {
   const merged = mergeSettings(current, patch);
   if (current.model === to.id) return merged;
   const before = from ? modelDefaults(from) : null;
@@ -188,11 +212,21 @@ export function settingsAfterModelChange(current: Settings, patch: SettingsPatch
  */
 export function fitToModel(s: Settings, entry: ModelEntry, keep: SettingsPatch = {}): Settings {
   const merged = { ...s };
-  if (keep.outputReserveTokens === undefined) merged.outputReserveTokens = Math.min(merged.outputReserveTokens, entry.maxOutput);
-  if (keep.thinking === undefined && merged.thinking !== "auto" && !entry.thinking.accepts.includes(merged.thinking)) merged.thinking = "auto";
-  if (keep.effort === undefined && merged.effort !== null && !entry.effort?.levels.includes(merged.effort)) merged.effort = null;
+  if (keep.outputReserveTokens === undefined)
+    merged.outputReserveTokens = Math.min(merged.outputReserveTokens, entry.maxOutput);
+  if (keep.thinking === undefined && merged.thinking !== "auto" && !entry.thinking.accepts.includes(merged.thinking))
+    merged.thinking = "auto";
+  if (keep.effort === undefined && merged.effort !== null && !entry.effort?.levels.includes(merged.effort))
+    merged.effort = null;
   // Thinking off is taken only up to some effort on some models: past it, the model's default.
   const effort = effectiveEffort(merged, entry);
-  if (keep.thinking === undefined && (merged.thinking === "disabled" || merged.thinking === "between_tools") && entry.thinking.offUpToEffort && effort && effortRank(effort) > effortRank(entry.thinking.offUpToEffort)) merged.thinking = "auto";
+  if (
+    keep.thinking === undefined &&
+    (merged.thinking === "disabled" || merged.thinking === "between_tools") &&
+    entry.thinking.offUpToEffort &&
+    effort &&
+    effortRank(effort) > effortRank(entry.thinking.offUpToEffort)
+  )
+    merged.thinking = "auto";
   return merged;
 }

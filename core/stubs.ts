@@ -82,7 +82,13 @@ export function applyStubs(messages: readonly StoredMessage[], s: StubSettings, 
     const content = m.content.map((b, blockIndex): ContentBlock => {
       if (b.type !== "tool_result" || b.is_error || !eligible(b, s.stubMinChars)) return b;
       const original = toolResultText(b);
-      const stub = stubText({ conversationId, message: m, blockIndex, chars: original.length, call: calls.get(b.tool_use_id) });
+      const stub = stubText({
+        conversationId,
+        message: m,
+        blockIndex,
+        chars: original.length,
+        call: calls.get(b.tool_use_id),
+      });
       changed = true;
       stubbed++;
       savedChars += original.length - stub.length;
@@ -104,7 +110,13 @@ function staleCutoff(messages: readonly StoredMessage[], s: StubSettings): numbe
 }
 
 /** The stub: what ran, how big its answer was, where it lives, and the call that returns it. */
-export function stubText(opts: { conversationId: string; message: StoredMessage; blockIndex: number; chars: number; call?: ToolUseBlock }): string {
+export function stubText(opts: {
+  conversationId: string;
+  message: StoredMessage;
+  blockIndex: number;
+  chars: number;
+  call?: ToolUseBlock;
+}): string {
   const { conversationId, message, blockIndex, chars, call } = opts;
   const input = call ? JSON.stringify(call.input) : "";
   const brief = input.length > INPUT_BRIEF_CHARS ? `${input.slice(0, INPUT_BRIEF_CHARS)}…` : input;

@@ -14,8 +14,14 @@ const OPERATING_CONTRACT = `You are the assistant of a hosted chat platform. Con
 </operating_contract>`;
 
 /** The system prompt: the contract, the day's memory map, the project's files, and one line per capability. */
-export function buildSystemPrompt(capabilities: readonly string[], memoryMap?: string | null, project?: string | null): SystemBlock[] {
+export function buildSystemPrompt(
+  capabilities: readonly string[],
+  memoryMap?: string | null,
+  project?: string | null,
+): SystemBlock[] {
   const map = (memoryMap ? `\n\n${memoryMap}` : "") + (project ? `\n\n${project}` : "");
-  const index = capabilities.length ? `\n\n<capabilities>\n${capabilities.map((c) => `- ${c}`).join("\n")}\n</capabilities>` : "";
+  const index = capabilities.length
+    ? `\n\n<capabilities>\n${capabilities.map((c) => `- ${c}`).join("\n")}\n</capabilities>`
+    : "";
   return [{ type: "text", text: OPERATING_CONTRACT + map + index, cache_control: { type: "ephemeral" } }];
 }

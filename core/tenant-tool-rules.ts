@@ -41,10 +41,45 @@ export const MAX_RETRIES = 3;
 export const MAX_HEADERS = 20;
 export const HEADER_VALUE_MAX_CHARS = 4_096;
 /** Headers the platform sets itself on every call; a tool may not override them. */
-export const RESERVED_HEADERS = ["content-type", "content-length", "host", "x-tool-name", "x-conversation-id", "x-turn-id", "x-tool-call-id", "idempotency-key"];
+export const RESERVED_HEADERS = [
+  "content-type",
+  "content-length",
+  "host",
+  "x-tool-name",
+  "x-conversation-id",
+  "x-turn-id",
+  "x-tool-call-id",
+  "idempotency-key",
+];
 
 /** The keywords a tool's top-level input schema may use (a typo is refused, not silently ignored). */
-const SCHEMA_KEYWORDS = new Set(["$schema", "$id", "$defs", "definitions", "title", "description", "type", "properties", "required", "additionalProperties", "patternProperties", "propertyNames", "minProperties", "maxProperties", "dependentRequired", "dependentSchemas", "allOf", "anyOf", "oneOf", "not", "if", "then", "else", "examples", "default"]);
+const SCHEMA_KEYWORDS = new Set([
+  "$schema",
+  "$id",
+  "$defs",
+  "definitions",
+  "title",
+  "description",
+  "type",
+  "properties",
+  "required",
+  "additionalProperties",
+  "patternProperties",
+  "propertyNames",
+  "minProperties",
+  "maxProperties",
+  "dependentRequired",
+  "dependentSchemas",
+  "allOf",
+  "anyOf",
+  "oneOf",
+  "not",
+  "if",
+  "then",
+  "else",
+  "examples",
+  "default",
+]);
 
 /** Why `schema` cannot be a tool's input schema, or null when it can (what the Messages API refuses: core/tool-schema.ts). */
 export function inputSchemaProblem(schema: unknown): string | null {

@@ -43,11 +43,14 @@ const canonical = (value: unknown) => JSON.stringify(value, (k, v) => (k === "ca
 /** A thinking block's identity: its signature (or encrypted data), hashed short. */
 export function thinkingKey(block: ContentBlock): string {
   const h = new RunningHash();
-  h.feed(block.type === "thinking" ? `t${block.signature}` : block.type === "redacted_thinking" ? `r${block.data}` : "");
+  h.feed(
+    block.type === "thinking" ? `t${block.signature}` : block.type === "redacted_thinking" ? `r${block.data}` : "",
+  );
   return h.value();
 }
 
-const blocksOf = (m: WireMessage): ContentBlock[] => (typeof m.content === "string" ? [{ type: "text", text: m.content }] : m.content);
+const blocksOf = (m: WireMessage): ContentBlock[] =>
+  typeof m.content === "string" ? [{ type: "text", text: m.content }] : m.content;
 
 /**
  * Walks a prefix: tools, system, then every block with its role. A thinking block is fed by its key
@@ -84,7 +87,9 @@ export function thinkingPrefixes(request: ModelRequest, reply: readonly ContentB
 }
 
 /** Every stored thinking block's key and the prefix it was produced after (a block without a signature has none: it cannot go back). */
-export function knownThinking(history: readonly Pick<StoredMessage, "content" | "thinkingPrefixes">[]): Map<string, string> {
+export function knownThinking(
+  history: readonly Pick<StoredMessage, "content" | "thinkingPrefixes">[],
+): Map<string, string> {
   const known = new Map<string, string>();
   for (const m of history) {
     if (!m.thinkingPrefixes) continue;
@@ -99,7 +104,8 @@ export function knownThinking(history: readonly Pick<StoredMessage, "content" | 
 }
 
 /** A block cut off before its signature arrived cannot be sent back (an empty signature is a 400). */
-const signed = (b: ContentBlock) => (b.type === "thinking" ? b.signature !== "" : b.type === "redacted_thinking" ? b.data !== "" : false);
+const signed = (b: ContentBlock) =>
+  b.type === "thinking" ? b.signature !== "" : b.type === "redacted_thinking" ? b.data !== "" : false;
 
 /**
  * The request with only the thinking blocks that may go back (see the header); the same object when
@@ -131,7 +137,8 @@ export function keepValidThinking(request: ModelRequest, known: ReadonlyMap<stri
     if (!content.length) return;
     const prev = messages[messages.length - 1];
     // A message left empty is dropped; the messages around it merge, as the API merges same-role turns.
-    if (prev && prev.role === m.role) messages[messages.length - 1] = { ...prev, content: [...blocksOf(prev), ...content] };
+    if (prev && prev.role === m.role)
+      messages[messages.length - 1] = { ...prev, content: [...blocksOf(prev), ...content] };
     else messages.push(content.length === blocksOf(m).length && typeof m.content !== "string" ? m : { ...m, content });
   });
   return changed ? { ...request, messages } : request;

@@ -27,9 +27,14 @@ export const untitled = (title: string) => title.trim() === "" || title === DEFA
 export function firstExchange(messages: readonly StoredMessage[]): { prompt: string; reply: string } | null {
   const at = messages.findIndex((m) => m.role === "user" && renderMessageText(m).trim() !== "");
   if (at < 0) return null;
-  const answer = messages.slice(at + 1).find((m) => m.role === "assistant" && m.content.some((b) => b.type === "text" && b.text.trim() !== ""));
+  const answer = messages
+    .slice(at + 1)
+    .find((m) => m.role === "assistant" && m.content.some((b) => b.type === "text" && b.text.trim() !== ""));
   if (!answer) return null;
-  const replyText = answer.content.map((b) => (b.type === "text" ? b.text : "")).join("").trim();
+  const replyText = answer.content
+    .map((b) => (b.type === "text" ? b.text : ""))
+    .join("")
+    .trim();
   return { prompt: renderMessageText(messages[at]).trim(), reply: replyText };
 }
 
@@ -45,7 +50,12 @@ export function buildTitleRequest(model: ModelEntry, exchange: { prompt: string;
     messages: [
       {
         role: "user",
-        content: [{ type: "text", text: `<first_message>\n${cut(exchange.prompt)}\n</first_message>\n<first_reply>\n${cut(exchange.reply)}\n</first_reply>\n\nWrite the title now.` }],
+        content: [
+          {
+            type: "text",
+            text: `<first_message>\n${cut(exchange.prompt)}\n</first_message>\n<first_reply>\n${cut(exchange.reply)}\n</first_reply>\n\nWrite the title now.`,
+          },
+        ],
       },
     ],
   };
@@ -56,8 +66,15 @@ export function buildTitleRequest(model: ModelEntry, exchange: { prompt: string;
  * label or trailing punctuation, whitespace collapsed, within TITLE_MAX_CHARS; null when nothing is left.
  */
 export function cleanTitle(answer: string): string | null {
-  let line = answer.split(/\r?\n/).map((l) => l.trim()).find((l) => l !== "") ?? "";
-  line = line.replace(/^(?:#+\s*)?(?:title\s*:\s*)/i, "").replace(/\s+/g, " ").trim();
+  let line =
+    answer
+      .split(/\r?\n/)
+      .map((l) => l.trim())
+      .find((l) => l !== "") ?? "";
+  line = line
+    .replace(/^(?:#+\s*)?(?:title\s*:\s*)/i, "")
+    .replace(/\s+/g, " ")
+    .trim();
   line = line.replace(/^["'“”‘’*_`]+|["'“”‘’*_`]+$/g, "").trim();
   line = line.replace(/[.:;,!\s]+$/, "").trim();
   if (line.length > TITLE_MAX_CHARS) line = line.slice(0, TITLE_MAX_CHARS).replace(/\s+\S*$/, "");

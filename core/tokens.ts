@@ -114,7 +114,9 @@ export function truncateToTokens(text: string, maxTokens: number): string {
   if (countTokens(text) <= maxTokens) return text;
   const tokens = encodeSafely(text);
   // Decoding a token prefix can end inside a multi-byte character; drop that fragment.
-  let prefix = getEncoder().decode(tokens.slice(0, maxTokens)).replace(/\uFFFD+$/u, "");
+  let prefix = getEncoder()
+    .decode(tokens.slice(0, maxTokens))
+    .replace(/\uFFFD+$/u, "");
   // Re-tokenizing a prefix can merge differently; shave characters until it really fits.
   while (prefix.length > 0 && countTokens(prefix) > maxTokens) prefix = prefix.slice(0, -1);
   return prefix;
@@ -188,7 +190,9 @@ export function countSystemTokens(system: CountableRequest["system"]): number {
 export function countMessageTokens(message: CountableMessage): number {
   const content = message.content;
   const body =
-    typeof content === "string" ? countTokens(content) : content.reduce((sum, block) => sum + countBlockTokens(block), 0);
+    typeof content === "string"
+      ? countTokens(content)
+      : content.reduce((sum, block) => sum + countBlockTokens(block), 0);
   return MESSAGE_OVERHEAD_TOKENS + body;
 }
 

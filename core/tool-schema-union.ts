@@ -27,7 +27,10 @@ interface Flat {
 }
 
 export function flattenUnion(schema: JsonSchema): ModelToolSchema {
-  const defs = { ...(isObj(schema.definitions) ? schema.definitions : {}), ...(isObj(schema.$defs) ? schema.$defs : {}) };
+  const defs = {
+    ...(isObj(schema.definitions) ? schema.definitions : {}),
+    ...(isObj(schema.$defs) ? schema.$defs : {}),
+  };
   const flat = flatten(schema, defs, 0);
   const properties: JsonSchema = {};
   for (const [name, variants] of flat.properties) properties[name] = merged(variants, "anyOf");
@@ -47,7 +50,9 @@ function withoutUnusedDefs(s: JsonSchema): JsonSchema {
     const used = new Set<string>();
     let frontier = [stable(body)];
     while (frontier.length) {
-      const found = frontier.flatMap((text) => [...text.matchAll(/"#\/(?:\$defs|definitions)\/([^"/]+)"/g)].map((m) => m[1])).filter((n) => !used.has(n) && n in defs);
+      const found = frontier
+        .flatMap((text) => [...text.matchAll(/"#\/(?:\$defs|definitions)\/([^"/]+)"/g)].map((m) => m[1]))
+        .filter((n) => !used.has(n) && n in defs);
       found.forEach((n) => used.add(n));
       frontier = found.map((n) => stable(defs[n]));
     }
@@ -76,7 +81,9 @@ function flatten(s: JsonSchema, defs: JsonSchema, depth: number): Flat {
   for (const r of Array.isArray(s.required) ? s.required : []) if (typeof r === "string") flat.required.add(r);
   for (const kind of UNIONS) {
     if (!Array.isArray(s[kind])) continue;
-    const branches = (s[kind] as unknown[]).map((b) => resolve(b, defs, depth)).filter((b): b is JsonSchema => !!b && (b.type === undefined || b.type === "object"));
+    const branches = (s[kind] as unknown[])
+      .map((b) => resolve(b, defs, depth))
+      .filter((b): b is JsonSchema => !!b && (b.type === undefined || b.type === "object"));
     if (!branches.length) continue;
     const parts = branches.map((b) => flatten(b, defs, depth + 1));
     for (const part of parts) {
@@ -85,7 +92,10 @@ function flatten(s: JsonSchema, defs: JsonSchema, depth: number): Flat {
         if (own[name] !== undefined) continue;
         const have = flat.properties.get(name) ?? [];
         // allOf: every branch's constraint holds, kept as one allOf now (anyOf is the default at the end).
-        flat.properties.set(name, kind === "allOf" ? [merged([...have, ...variants], "allOf")] : [...have, ...variants]);
+        flat.properties.set(
+          name,
+          kind === "allOf" ? [merged([...have, ...variants], "allOf")] : [...have, ...variants],
+        );
       }
       flat.notes.push(...part.notes);
     }
@@ -102,10 +112,19 @@ function flatten(s: JsonSchema, defs: JsonSchema, depth: number): Flat {
 function merged(variants: JsonSchema[], as: "anyOf" | "allOf"): JsonSchema {
   const distinct = [...new Map(variants.map((v) => [stable(v), v])).values()];
   if (distinct.length === 1) return distinct[0];
-  if (as === "anyOf" && distinct.every((v) => "const" in v && Object.keys(v).every((k) => ["const", "type", "title", "description"].includes(k)))) {
+  if (
+    as === "anyOf" &&
+    distinct.every(
+      (v) => "const" in v && Object.keys(v).every((k) => ["const", "type", "title", "description"].includes(k)),
+    )
+  ) {
     const types = new Set(distinct.map((v) => stable(v.type)));
     const description = distinct.find((v) => typeof v.description === "string")?.description;
-    return { ...(types.size === 1 && distinct[0].type !== undefined ? { type: distinct[0].type } : {}), enum: distinct.map((v) => v.const), ...(description !== undefined ? { description } : {}) };
+    return {
+      ...(types.size === 1 && distinct[0].type !== undefined ? { type: distinct[0].type } : {}),
+      enum: distinct.map((v) => v.const),
+      ...(description !== undefined ? { description } : {}),
+    };
   }
   return { [as]: distinct };
 }

@@ -19,12 +19,16 @@ export function schemaProblem(schema: unknown): string | null {
   if (!isSchemaObject(schema)) return "must be a JSON Schema object";
   if (schema.type !== "object") return 'must have "type": "object" (a tool takes named arguments)';
   const union = COMBINATORS.filter((k) => schema[k] !== undefined);
-  if (union.length) return `${union.join(", ")} at the top level: the Messages API does not support oneOf, allOf, or anyOf at the top level of input_schema; declare every argument under "properties" and say in the description which combinations are allowed`;
+  if (union.length)
+    return `${union.join(", ")} at the top level: the Messages API does not support oneOf, allOf, or anyOf at the top level of input_schema; declare every argument under "properties" and say in the description which combinations are allowed`;
   if (schema.properties !== undefined && !isSchemaObject(schema.properties)) return '"properties" must be an object';
-  if (schema.required !== undefined && (!Array.isArray(schema.required) || schema.required.some((r) => typeof r !== "string"))) return '"required" must be an array of property names';
+  if (
+    schema.required !== undefined &&
+    (!Array.isArray(schema.required) || schema.required.some((r) => typeof r !== "string"))
+  )
+    return '"required" must be an array of property names';
   return null;
 }
-
 
 const EMPTY: JsonSchema = { type: "object", properties: {} };
 
@@ -37,14 +41,22 @@ const EMPTY: JsonSchema = { type: "object", properties: {} };
  * schema always gives the same bytes, so the prompt cache holds.
  */
 export function modelToolSchema(declared: unknown): ModelToolSchema {
-  if (!isSchemaObject(declared)) return { schema: EMPTY, note: "Its input schema could not be read, so it is offered without arguments." };
-  const untyped = declared.type === undefined && (isSchemaObject(declared.properties) || hasCombinator(declared) || Object.keys(declared).length === 0);
+  if (!isSchemaObject(declared))
+    return { schema: EMPTY, note: "Its input schema could not be read, so it is offered without arguments." };
+  const untyped =
+    declared.type === undefined &&
+    (isSchemaObject(declared.properties) || hasCombinator(declared) || Object.keys(declared).length === 0);
   const objectTyped = declared.type === "object" || (Array.isArray(declared.type) && declared.type.includes("object"));
-  if (!untyped && !objectTyped) return { schema: EMPTY, note: `Its input schema is ${JSON.stringify(declared.type ?? "untyped")}, not an object of named arguments, so it is offered without arguments.` };
+  if (!untyped && !objectTyped)
+    return {
+      schema: EMPTY,
+      note: `Its input schema is ${JSON.stringify(declared.type ?? "untyped")}, not an object of named arguments, so it is offered without arguments.`,
+    };
   const typed: JsonSchema = { ...declared, type: "object" };
   if (!hasCombinator(typed)) return { schema: typed, note: null };
   return flattenUnion(typed);
 }
 
 /** A description with the rewrite's note on a line of its own. */
-export const withSchemaNote = (description: string, note: string | null): string => (note ? `${description}\n${note}` : description);
+export const withSchemaNote = (description: string, note: string | null): string =>
+  note ? `${description}\n${note}` : description;

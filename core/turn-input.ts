@@ -20,7 +20,8 @@ export const turnContentSchema = z.union([
     .min(1)
     .max(50)
     .superRefine((blocks, ctx) => {
-      for (const { path, problem } of imageProblems(imagesOf(blocks))) ctx.addIssue({ code: "custom", path, message: problem });
+      for (const { path, problem } of imageProblems(imagesOf(blocks)))
+        ctx.addIssue({ code: "custom", path, message: problem });
     }),
 ]);
 
@@ -36,17 +37,36 @@ export const turnBodySchema = z.strictObject({
  * regenerate instead: `{regenerate: true}` runs the last prompt again and supersedes the reply it
  * replaces. It carries no content and no attachments (the prompt's own are used).
  */
-export const regenerateField = z.literal(true).optional().meta({ description: "Run the last prompt again, replacing its reply (which stays in the transcript, marked superseded); no content or attachments with it." });
+export const regenerateField = z.literal(true).optional().meta({
+  description:
+    "Run the last prompt again, replacing its reply (which stays in the transcript, marked superseded); no content or attachments with it.",
+});
 
 /** The rule both entrances share: content, or regenerate without content and attachments. */
-export function regenerateProblems(body: { content?: unknown; attachments?: unknown; regenerate?: true }, ctx: z.RefinementCtx): void {
+export function regenerateProblems(
+  body: { content?: unknown; attachments?: unknown; regenerate?: true },
+  ctx: z.RefinementCtx,
+): void {
   if (body.regenerate) {
-    if (body.content !== undefined) ctx.addIssue({ code: "custom", path: ["content"], message: "not allowed with regenerate (the last prompt is run again)" });
-    if (body.attachments !== undefined) ctx.addIssue({ code: "custom", path: ["attachments"], message: "not allowed with regenerate (the last prompt's are used)" });
-  } else if (body.content === undefined) ctx.addIssue({ code: "custom", path: ["content"], message: "required (or regenerate: true)" });
+    if (body.content !== undefined)
+      ctx.addIssue({
+        code: "custom",
+        path: ["content"],
+        message: "not allowed with regenerate (the last prompt is run again)",
+      });
+    if (body.attachments !== undefined)
+      ctx.addIssue({
+        code: "custom",
+        path: ["attachments"],
+        message: "not allowed with regenerate (the last prompt's are used)",
+      });
+  } else if (body.content === undefined)
+    ctx.addIssue({ code: "custom", path: ["content"], message: "required (or regenerate: true)" });
 }
 
-export const conversationTurnBodySchema = turnBodySchema.extend({ content: turnContentSchema.optional(), regenerate: regenerateField }).superRefine(regenerateProblems);
+export const conversationTurnBodySchema = turnBodySchema
+  .extend({ content: turnContentSchema.optional(), regenerate: regenerateField })
+  .superRefine(regenerateProblems);
 
 export function toContentBlocks(content: z.infer<typeof turnContentSchema>): ContentBlock[] {
   return typeof content === "string" ? [{ type: "text", text: content }] : (content as ContentBlock[]);

@@ -51,7 +51,13 @@ export interface ServerToolUseBlock {
   input: Record<string, unknown>;
   caller?: unknown;
 }
-export const SERVER_TOOL_RESULT_TYPES = ["web_search_tool_result", "web_fetch_tool_result", "code_execution_tool_result", "bash_code_execution_tool_result", "text_editor_code_execution_tool_result"] as const;
+export const SERVER_TOOL_RESULT_TYPES = [
+  "web_search_tool_result",
+  "web_fetch_tool_result",
+  "code_execution_tool_result",
+  "bash_code_execution_tool_result",
+  "text_editor_code_execution_tool_result",
+] as const;
 /**
  * A server tool's result, as the API returned it. Its content (encrypted search results, fetched
  * documents) may not be altered: it is replayed byte for byte or not at all.
@@ -62,10 +68,20 @@ export interface ServerToolResultBlock {
   content: unknown;
   caller?: unknown;
 }
-export type ContentBlock = TextBlock | ImageBlock | ToolUseBlock | ToolResultBlock | ThinkingBlock | RedactedThinkingBlock | ServerToolUseBlock | ServerToolResultBlock;
+export type ContentBlock =
+  | TextBlock
+  | ImageBlock
+  | ToolUseBlock
+  | ToolResultBlock
+  | ThinkingBlock
+  | RedactedThinkingBlock
+  | ServerToolUseBlock
+  | ServerToolResultBlock;
 
-export const isThinkingBlock = (b: ContentBlock): b is ThinkingBlock | RedactedThinkingBlock => b.type === "thinking" || b.type === "redacted_thinking";
-export const isServerToolResult = (b: ContentBlock): b is ServerToolResultBlock => (SERVER_TOOL_RESULT_TYPES as readonly string[]).includes(b.type);
+export const isThinkingBlock = (b: ContentBlock): b is ThinkingBlock | RedactedThinkingBlock =>
+  b.type === "thinking" || b.type === "redacted_thinking";
+export const isServerToolResult = (b: ContentBlock): b is ServerToolResultBlock =>
+  (SERVER_TOOL_RESULT_TYPES as readonly string[]).includes(b.type);
 
 export type Role = "user" | "assistant";
 
@@ -146,7 +162,10 @@ export interface ServerToolSpec {
 }
 
 /** `thinking` as the Messages API takes it; absent, the model's default applies. */
-export type ThinkingConfig = { type: "adaptive"; display?: "summarized" | "omitted" } | { type: "disabled" } | { type: "between_tools" };
+export type ThinkingConfig =
+  | { type: "adaptive"; display?: "summarized" | "omitted" }
+  | { type: "disabled" }
+  | { type: "between_tools" };
 
 /** Exactly what a model call carries (and what the replay endpoint shows). */
 export interface ModelRequest {
@@ -177,7 +196,8 @@ export function addUsage(a: Usage, b: Partial<Usage> | undefined | null): Usage 
   for (const k of ["thinking_tokens", "web_search_requests", "web_fetch_requests"] as const) {
     if (a[k] !== undefined || b?.[k] !== undefined) sum[k] = (a[k] ?? 0) + (b?.[k] ?? 0);
   }
-  if (a.cost_usd !== undefined || b?.cost_usd !== undefined) sum.cost_usd = Math.round(((a.cost_usd ?? 0) + (b?.cost_usd ?? 0)) * 1_000_000) / 1_000_000;
+  if (a.cost_usd !== undefined || b?.cost_usd !== undefined)
+    sum.cost_usd = Math.round(((a.cost_usd ?? 0) + (b?.cost_usd ?? 0)) * 1_000_000) / 1_000_000;
   return sum;
 }
 
@@ -189,7 +209,9 @@ export function usageSince(total: Usage, before: Usage): Usage {
     cache_creation_input_tokens: total.cache_creation_input_tokens - before.cache_creation_input_tokens,
     cache_read_input_tokens: total.cache_read_input_tokens - before.cache_read_input_tokens,
   };
-  for (const k of ["thinking_tokens", "web_search_requests", "web_fetch_requests"] as const) if (total[k] !== undefined) out[k] = total[k]! - (before[k] ?? 0);
-  if (total.cost_usd !== undefined) out.cost_usd = Math.round((total.cost_usd - (before.cost_usd ?? 0)) * 1_000_000) / 1_000_000;
+  for (const k of ["thinking_tokens", "web_search_requests", "web_fetch_requests"] as const)
+    if (total[k] !== undefined) out[k] = total[k]! - (before[k] ?? 0);
+  if (total.cost_usd !== undefined)
+    out.cost_usd = Math.round((total.cost_usd - (before.cost_usd ?? 0)) * 1_000_000) / 1_000_000;
   return out;
 }

@@ -16,7 +16,9 @@ export const tenants = sqliteTable("tenants", {
 
 export const apiKeys = sqliteTable("api_keys", {
   id: text("id").primaryKey(),
-  tenantId: text("tenant_id").notNull().references(() => tenants.id),
+  tenantId: text("tenant_id")
+    .notNull()
+    .references(() => tenants.id),
   keyHash: text("key_hash").notNull().unique(),
   createdAt: text("created_at").notNull(),
   revokedAt: text("revoked_at"),
@@ -27,7 +29,9 @@ export const apiKeys = sqliteTable("api_keys", {
 
 export const conversations = sqliteTable("conversations", {
   id: text("id").primaryKey(),
-  tenantId: text("tenant_id").notNull().references(() => tenants.id),
+  tenantId: text("tenant_id")
+    .notNull()
+    .references(() => tenants.id),
   title: text("title").notNull(),
   createdAt: text("created_at").notNull(),
   updatedAt: text("updated_at").notNull(),
@@ -36,7 +40,9 @@ export const conversations = sqliteTable("conversations", {
 
 export const memoryNotes = sqliteTable("memory_notes", {
   id: text("id").primaryKey(),
-  tenantId: text("tenant_id").notNull().references(() => tenants.id),
+  tenantId: text("tenant_id")
+    .notNull()
+    .references(() => tenants.id),
   title: text("title").notNull(),
   body: text("body").notNull(),
   tags: text("tags").notNull().default("[]"),
@@ -47,7 +53,9 @@ export const memoryNotes = sqliteTable("memory_notes", {
 
 export const memoryEpisodes = sqliteTable("memory_episodes", {
   id: text("id").primaryKey(),
-  tenantId: text("tenant_id").notNull().references(() => tenants.id),
+  tenantId: text("tenant_id")
+    .notNull()
+    .references(() => tenants.id),
   conversationId: text("conversation_id").notNull(),
   foldJobId: text("fold_job_id").notNull().unique(),
   day: text("day").notNull(),

@@ -31,7 +31,9 @@ export class ChannelDO extends DurableObject<Env> {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     ctx.blockConcurrencyWhile(async () => {
-      ctx.storage.sql.exec(`CREATE TABLE IF NOT EXISTS channel (id INTEGER PRIMARY KEY CHECK (id = 1), state TEXT NOT NULL)`);
+      ctx.storage.sql.exec(
+        `CREATE TABLE IF NOT EXISTS channel (id INTEGER PRIMARY KEY CHECK (id = 1), state TEXT NOT NULL)`,
+      );
     });
   }
 
@@ -42,7 +44,10 @@ export class ChannelDO extends DurableObject<Env> {
   }
 
   private async write(state: ChannelState): Promise<void> {
-    this.ctx.storage.sql.exec(`INSERT INTO channel (id, state) VALUES (1, ?) ON CONFLICT(id) DO UPDATE SET state = excluded.state`, JSON.stringify(state));
+    this.ctx.storage.sql.exec(
+      `INSERT INTO channel (id, state) VALUES (1, ?) ON CONFLICT(id) DO UPDATE SET state = excluded.state`,
+      JSON.stringify(state),
+    );
     const now = new Date().toISOString();
     const lastActivity = state.lastActivityAt ? new Date(state.lastActivityAt).toISOString() : null;
     await this.env.DB.prepare(
@@ -61,7 +66,15 @@ export class ChannelDO extends DurableObject<Env> {
   }
 
   private fresh(tenantId: string, name: string): ChannelState {
-    return { tenantId, name, conversationId: null, rotationSeconds: DEFAULT_ROTATION_SECONDS, lastActivityAt: null, createdAt: new Date().toISOString(), rotations: 0 };
+    return {
+      tenantId,
+      name,
+      conversationId: null,
+      rotationSeconds: DEFAULT_ROTATION_SECONDS,
+      lastActivityAt: null,
+      createdAt: new Date().toISOString(),
+      rotations: 0,
+    };
   }
 
   /**
@@ -69,7 +82,13 @@ export class ChannelDO extends DurableObject<Env> {
    * current one has been idle for longer than the rotation time, or is `gone` (the caller found it
    * deleted). Marks the channel active.
    */
-  resolve(at: { tenantId: string; name: string; now?: number; gone?: string | null; locationHint?: LocationHint | null }): Promise<{ conversationId: string; rotatedFrom: string | null }> {
+  resolve(at: {
+    tenantId: string;
+    name: string;
+    now?: number;
+    gone?: string | null;
+    locationHint?: LocationHint | null;
+  }): Promise<{ conversationId: string; rotatedFrom: string | null }> {
     const { tenantId, name, now = Date.now(), gone = null, locationHint = null } = at;
     return this.serialized(async () => {
       const state = this.read(tenantId, name) ?? this.fresh(tenantId, name);

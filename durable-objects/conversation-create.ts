@@ -28,7 +28,11 @@ export async function createConversation(
   // The tenant's and the project's settings come first, the request's over them; the model they
   // end on gives the model-dependent defaults (the deployment's default model when none names one).
   const inherited = await inheritedSettings(env.DB, tenantId, init.projectId);
-  const made = await settingsForNewConversation(env, { ...inherited.tenant, ...inherited.project }, init.settings ?? {});
+  const made = await settingsForNewConversation(
+    env,
+    { ...inherited.tenant, ...inherited.project },
+    init.settings ?? {},
+  );
   if (!made.ok) return { kind: "invalid", message: made.message };
   const settings = made.settings;
   const id = sortableId("conv");

@@ -6,7 +6,6 @@ import { envConfig } from "../core/env-config";
 import { sha256Hex } from "../core/ids";
 import type { RateDecision, RateRule } from "./rate-limiter-do";
 
-
 export function rateRules(env: Env, turn: boolean): RateRule[] {
   const rules: RateRule[] = [];
   const requests = envConfig(env).RATE_LIMIT_PER_MINUTE;

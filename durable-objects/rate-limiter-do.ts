@@ -28,15 +28,25 @@ export class RateLimiterDO extends DurableObject<Env> {
     const current = rules.map((rule) => {
       const b = this.buckets.get(rule.bucket);
       const perMs = rule.perMinute / 60_000;
-      const tokens = !b || b.perMinute !== rule.perMinute ? rule.perMinute : Math.min(rule.perMinute, b.tokens + Math.max(0, now - b.at) * perMs);
+      const tokens =
+        !b || b.perMinute !== rule.perMinute
+          ? rule.perMinute
+          : Math.min(rule.perMinute, b.tokens + Math.max(0, now - b.at) * perMs);
       return { rule, tokens, perMs };
     });
     const empty = current.find((c) => c.tokens < 1);
     if (empty) {
-      for (const c of current) this.buckets.set(c.rule.bucket, { tokens: c.tokens, at: now, perMinute: c.rule.perMinute });
-      return { ok: false, bucket: empty.rule.bucket, perMinute: empty.rule.perMinute, retryAfterSeconds: Math.max(1, Math.ceil((1 - empty.tokens) / empty.perMs / 1000)) };
+      for (const c of current)
+        this.buckets.set(c.rule.bucket, { tokens: c.tokens, at: now, perMinute: c.rule.perMinute });
+      return {
+        ok: false,
+        bucket: empty.rule.bucket,
+        perMinute: empty.rule.perMinute,
+        retryAfterSeconds: Math.max(1, Math.ceil((1 - empty.tokens) / empty.perMs / 1000)),
+      };
     }
-    for (const c of current) this.buckets.set(c.rule.bucket, { tokens: c.tokens - 1, at: now, perMinute: c.rule.perMinute });
+    for (const c of current)
+      this.buckets.set(c.rule.bucket, { tokens: c.tokens - 1, at: now, perMinute: c.rule.perMinute });
     return { ok: true };
   }
 }

@@ -34,13 +34,16 @@ export function parseMessageBatchKey(key: string): { firstSeq: number; lastSeq: 
   return m ? { firstSeq: Number(m[1]), lastSeq: Number(m[2]) } : null;
 }
 
-export const attachmentPrefix = (tenantId: string, attachmentId: string): string => `${tenantPrefix(tenantId)}attachments/${attachmentId}/`;
+export const attachmentPrefix = (tenantId: string, attachmentId: string): string =>
+  `${tenantPrefix(tenantId)}attachments/${attachmentId}/`;
 
 /** The attachment's bytes, exactly as uploaded. */
-export const attachmentBlobKey = (tenantId: string, attachmentId: string): string => `${attachmentPrefix(tenantId, attachmentId)}blob`;
+export const attachmentBlobKey = (tenantId: string, attachmentId: string): string =>
+  `${attachmentPrefix(tenantId, attachmentId)}blob`;
 
 /** A text attachment's line index (checkpoint offsets), so line ranges are ranged reads. */
-export const attachmentLineIndexKey = (tenantId: string, attachmentId: string): string => `${attachmentPrefix(tenantId, attachmentId)}line-index.json`;
+export const attachmentLineIndexKey = (tenantId: string, attachmentId: string): string =>
+  `${attachmentPrefix(tenantId, attachmentId)}line-index.json`;
 
 /** A tenant's "brain": what the lifecycle writes about itself, beside the conversations it observes. */
 export const brainPrefix = (tenantId: string): string => `${tenantPrefix(tenantId)}brain/`;
@@ -50,17 +53,23 @@ export const corpusLogKey = (tenantId: string, day: string): string => `${brainP
 
 /** The open day's events, one immutable object each (no read-modify-write across writers), rolled into the log. */
 export const corpusEventPrefix = (tenantId: string, day: string): string => `${brainPrefix(tenantId)}corpus/${day}/`;
-export const corpusEventKey = (tenantId: string, day: string, eventId: string): string => `${corpusEventPrefix(tenantId, day)}${eventId}.md`;
+export const corpusEventKey = (tenantId: string, day: string, eventId: string): string =>
+  `${corpusEventPrefix(tenantId, day)}${eventId}.md`;
 
 /** A conversation's prompt snapshots: each model request as sent, the newest 50 kept. */
-export const promptSnapshotPrefix = (tenantId: string, conversationId: string): string => `${brainPrefix(tenantId)}prefrontal/.debug/${conversationId}/`;
+export const promptSnapshotPrefix = (tenantId: string, conversationId: string): string =>
+  `${brainPrefix(tenantId)}prefrontal/.debug/${conversationId}/`;
 export const promptSnapshotKey = (tenantId: string, conversationId: string, snapshotId: number): string =>
   `${promptSnapshotPrefix(tenantId, conversationId)}${padSeq(snapshotId)}.json`;
 
 /** An import's validated messages, staged in chunks before the conversation exists; removed once committed or refused. */
-export const importStagingPrefix = (tenantId: string, importId: string): string => `${tenantPrefix(tenantId)}imports/${importId}/`;
-export const importStagingKey = (tenantId: string, importId: string, chunk: number): string => `${importStagingPrefix(tenantId, importId)}${padSeq(chunk)}.json`;
+export const importStagingPrefix = (tenantId: string, importId: string): string =>
+  `${tenantPrefix(tenantId)}imports/${importId}/`;
+export const importStagingKey = (tenantId: string, importId: string, chunk: number): string =>
+  `${importStagingPrefix(tenantId, importId)}${padSeq(chunk)}.json`;
 
 /** A tenant-wide export job's objects (its record is the D1 row export_jobs): the one object holding every conversation. */
-export const exportJobPrefix = (tenantId: string, exportId: string): string => `${tenantPrefix(tenantId)}exports/${exportId}/`;
-export const exportDataKey = (tenantId: string, exportId: string): string => `${exportJobPrefix(tenantId, exportId)}export.jsonl`;
+export const exportJobPrefix = (tenantId: string, exportId: string): string =>
+  `${tenantPrefix(tenantId)}exports/${exportId}/`;
+export const exportDataKey = (tenantId: string, exportId: string): string =>
+  `${exportJobPrefix(tenantId, exportId)}export.jsonl`;

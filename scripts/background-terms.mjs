@@ -47,7 +47,13 @@ if (import.meta.url === pathToFileURL(process.argv[1]).href) {
   const holdOut = arg("--hold-out", 100);
   const minDf = arg("--min-df", 20);
   const questions = loadLongMemEval(dir, Number.MAX_SAFE_INTEGER);
-  const { documents, sessions, heldOutSessions, allTerms, counts } = backgroundCounts(questions, questions.slice(0, holdOut), minDf);
+  const { documents, sessions, heldOutSessions, allTerms, counts } = backgroundCounts(
+    questions,
+    questions.slice(0, holdOut),
+    minDf,
+  );
   writeFileSync(BACKGROUND_TERMS_FILE, backgroundTermsText({ documents, sessions, minDf, holdOut, counts }));
-  console.log(`${BACKGROUND_TERMS_FILE}: ${counts.size} terms (of ${allTerms}) from ${documents} turns in ${sessions} sessions; ${heldOutSessions} sessions held out`);
+  console.log(
+    `${BACKGROUND_TERMS_FILE}: ${counts.size} terms (of ${allTerms}) from ${documents} turns in ${sessions} sessions; ${heldOutSessions} sessions held out`,
+  );
 }

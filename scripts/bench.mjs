@@ -30,7 +30,21 @@ import { benchTokens } from "./bench/tokens.mjs";
 import { benchTools } from "./bench/tools.mjs";
 import { benchTurn } from "./bench/turn.mjs";
 
-const benches = { turn: benchTurn, sawtooth: benchSawtooth, recall: benchRecall, "recall-public": benchRecallPublic, "recall-folds": benchRecallFolds, "ranking-cost": benchRankingCost, tokens: benchTokens, attachments: benchAttachments, compact: benchCompact, load: benchLoad, "pdf-corpus": benchPdfCorpus, tools: benchTools, scale: benchScale };
+const benches = {
+  turn: benchTurn,
+  sawtooth: benchSawtooth,
+  recall: benchRecall,
+  "recall-public": benchRecallPublic,
+  "recall-folds": benchRecallFolds,
+  "ranking-cost": benchRankingCost,
+  tokens: benchTokens,
+  attachments: benchAttachments,
+  compact: benchCompact,
+  load: benchLoad,
+  "pdf-corpus": benchPdfCorpus,
+  tools: benchTools,
+  scale: benchScale,
+};
 const name = process.argv[2];
 if (!benches[name]) {
   console.log(`usage: npm run bench -- <${Object.keys(benches).join("|")}>`);

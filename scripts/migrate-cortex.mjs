@@ -36,4 +36,6 @@ do {
   cursor = body.next;
   console.log(`scanned ${scanned}, moved ${moved}${cursor ? `, next cursor ${cursor}` : ", done"}`);
 } while (cursor);
-console.log("done: every row of the D1 cortex is in its shard; the deployment may upgrade to 0.2.0, which removes this move");
+console.log(
+  "done: every row of the D1 cortex is in its shard; the deployment may upgrade to 0.2.0, which removes this move",
+);

@@ -15,7 +15,9 @@ const dir = join(ROOT, "data/pdf-cmaps");
 const module = join(ROOT, "services/attachments/formats/pdf/cmaps.gen.ts");
 rmSync(dir, { recursive: true, force: true });
 mkdirSync(dir, { recursive: true });
-const names = readdirSync(from).filter((f) => f.endsWith(".bcmap")).sort();
+const names = readdirSync(from)
+  .filter((f) => f.endsWith(".bcmap"))
+  .sort();
 for (const f of [...names, "LICENSE"]) copyFileSync(join(from, f), join(dir, f));
 const id = (f) => `m_${f.replace(/\.bcmap$/, "").replace(/[^A-Za-z0-9]/g, "_")}`;
 writeFileSync(

@@ -55,10 +55,24 @@ export function devToolSecretsKey(stateDir = `${ROOT}.wrangler`) {
  * @param {{ port?: number, persistTo?: string, vars?: Record<string, string> }} [opts]
  */
 export function wranglerDevArgs({ port = 8787, persistTo, vars = {} } = {}) {
-  const args = ["dev", "-c", "wrangler.toml", "-c", "workers/summarizer/wrangler.toml", "--ip", "127.0.0.1", "--port", String(port)];
+  const args = [
+    "dev",
+    "-c",
+    "wrangler.toml",
+    "-c",
+    "workers/summarizer/wrangler.toml",
+    "--ip",
+    "127.0.0.1",
+    "--port",
+    String(port),
+  ];
   if (persistTo) args.push("--persist-to", persistTo);
   const toolKey = devToolSecretsKey(persistTo);
-  const local = { DEV_BOOTSTRAP: "true", ALLOW_LOOPBACK_TOOLS: "true", ...(toolKey ? { TOOL_SECRETS_KEY: toolKey } : {}) };
+  const local = {
+    DEV_BOOTSTRAP: "true",
+    ALLOW_LOOPBACK_TOOLS: "true",
+    ...(toolKey ? { TOOL_SECRETS_KEY: toolKey } : {}),
+  };
   for (const [k, v] of Object.entries({ ...local, ...vars })) args.push("--var", `${k}:${v}`);
   return args;
 }

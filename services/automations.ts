@@ -45,41 +45,90 @@ export async function createAutomation(
   locationHint: string | null = null,
 ): Promise<Automation> {
   const now = new Date().toISOString();
-  const row: Automation = { id: sortableId("auto"), tenantId, name: input.name, schedule: input.schedule, prompt: input.prompt, channel: input.channel, paused: input.paused ?? false, createdAt: now, updatedAt: now, nextRunAt: "", locationHint };
+  const row: Automation = {
+    id: sortableId("auto"),
+    tenantId,
+    name: input.name,
+    schedule: input.schedule,
+    prompt: input.prompt,
+    channel: input.channel,
+    paused: input.paused ?? false,
+    createdAt: now,
+    updatedAt: now,
+    nextRunAt: "",
+    locationHint,
+  };
   await drizzle(db).insert(automations).values(row);
   return row;
 }
 
 export async function getAutomation(db: D1Database, tenantId: string, id: string): Promise<Automation | null> {
-  return (await drizzle(db).select().from(automations).where(and(eq(automations.tenantId, tenantId), eq(automations.id, id))).get()) ?? null;
+  return (
+    (await drizzle(db)
+      .select()
+      .from(automations)
+      .where(and(eq(automations.tenantId, tenantId), eq(automations.id, id)))
+      .get()) ?? null
+  );
 }
 
-export async function listAutomations(db: D1Database, tenantId: string, limit: number, before?: string): Promise<Automation[]> {
-  const where = before ? and(eq(automations.tenantId, tenantId), lt(automations.id, before)) : eq(automations.tenantId, tenantId);
+export async function listAutomations(
+  db: D1Database,
+  tenantId: string,
+  limit: number,
+  before?: string,
+): Promise<Automation[]> {
+  const where = before
+    ? and(eq(automations.tenantId, tenantId), lt(automations.id, before))
+    : eq(automations.tenantId, tenantId);
   return drizzle(db).select().from(automations).where(where).orderBy(desc(automations.id)).limit(limit);
 }
 
-export async function updateAutomation(db: D1Database, tenantId: string, id: string, change: Partial<Pick<Automation, "name" | "schedule" | "prompt" | "channel" | "paused">>): Promise<Automation | null> {
+export async function updateAutomation(
+  db: D1Database,
+  tenantId: string,
+  id: string,
+  change: Partial<Pick<Automation, "name" | "schedule" | "prompt" | "channel" | "paused">>,
+): Promise<Automation | null> {
   const rows = await drizzle(db)
     .update(automations)
     // A new schedule, or a resumed automation, is looked at afresh by the next tick.
-    .set({ ...change, updatedAt: new Date().toISOString(), ...(change.schedule !== undefined || change.paused === false ? { nextRunAt: "" } : {}) })
+    .set({
+      ...change,
+      updatedAt: new Date().toISOString(),
+      ...(change.schedule !== undefined || change.paused === false ? { nextRunAt: "" } : {}),
+    })
     .where(and(eq(automations.tenantId, tenantId), eq(automations.id, id)))
     .returning();
   return rows[0] ?? null;
 }
 
 export async function deleteAutomation(db: D1Database, tenantId: string, id: string): Promise<boolean> {
-  const rows = await drizzle(db).delete(automations).where(and(eq(automations.tenantId, tenantId), eq(automations.id, id))).returning({ id: automations.id });
+  const rows = await drizzle(db)
+    .delete(automations)
+    .where(and(eq(automations.tenantId, tenantId), eq(automations.id, id)))
+    .returning({ id: automations.id });
   return rows.length > 0;
 }
 
 /** Newest first; `before` is the last run id of the previous page. */
-export async function listRuns(db: D1Database, tenantId: string, automationId: string, limit: number, before?: string): Promise<AutomationRunRow[]> {
+export async function listRuns(
+  db: D1Database,
+  tenantId: string,
+  automationId: string,
+  limit: number,
+  before?: string,
+): Promise<AutomationRunRow[]> {
   return drizzle(db)
     .select()
     .from(automationRuns)
-    .where(and(eq(automationRuns.tenantId, tenantId), eq(automationRuns.automationId, automationId), before ? lt(automationRuns.id, before) : undefined))
+    .where(
+      and(
+        eq(automationRuns.tenantId, tenantId),
+        eq(automationRuns.automationId, automationId),
+        before ? lt(automationRuns.id, before) : undefined,
+      ),
+    )
     .orderBy(desc(automationRuns.id))
     .limit(limit);
 }
@@ -88,8 +137,17 @@ export async function listRuns(db: D1Database, tenantId: string, automationId: s
 export async function closeAbandonedRuns(db: D1Database, now: number): Promise<number> {
   const closed = await drizzle(db)
     .update(automationRuns)
-    .set({ status: "failed", error: sql`COALESCE(${automationRuns.error}, 'the run did not finish')`, finishedAt: new Date(now).toISOString() })
-    .where(and(inArray(automationRuns.status, OPEN), lt(automationRuns.queuedAt, new Date(now - RUN_TIMEOUT_MS).toISOString())));
+    .set({
+      status: "failed",
+      error: sql`COALESCE(${automationRuns.error}, 'the run did not finish')`,
+      finishedAt: new Date(now).toISOString(),
+    })
+    .where(
+      and(
+        inArray(automationRuns.status, OPEN),
+        lt(automationRuns.queuedAt, new Date(now - RUN_TIMEOUT_MS).toISOString()),
+      ),
+    );
   return closed.meta.changes ?? 0;
 }
 
@@ -126,7 +184,12 @@ export async function claimDuePage(db: D1Database, now: number, limit = CLAIM_PA
     try {
       const schedule = parseCron(a.schedule);
       const slot = dueSlot(schedule, now, SLOT_LOOKBACK_MINUTES);
-      return { ...a, slot: slot?.toISOString() ?? null, runId: sortableId("run"), next: nextSlot(schedule, now)?.toISOString() ?? NEVER };
+      return {
+        ...a,
+        slot: slot?.toISOString() ?? null,
+        runId: sortableId("run"),
+        next: nextSlot(schedule, now)?.toISOString() ?? NEVER,
+      };
     } catch {
       return { ...a, slot: null, runId: "", next: NEVER }; // validated on write; a bad row must not stop the others
     }
@@ -135,16 +198,34 @@ export async function claimDuePage(db: D1Database, now: number, limit = CLAIM_PA
   const claims = due.map((r) =>
     d
       .insert(automationRuns)
-      .values({ id: r.runId, automationId: r.id, tenantId: r.tenantId, slot: r.slot!, status: "queued", queuedAt: nowIso })
+      .values({
+        id: r.runId,
+        automationId: r.id,
+        tenantId: r.tenantId,
+        slot: r.slot!,
+        status: "queued",
+        queuedAt: nowIso,
+      })
       .onConflictDoNothing({ target: [automationRuns.automationId, automationRuns.slot] }),
   );
   // Only while still due: a row rescheduled meanwhile keeps the '' its update gave it.
-  const moves = planned.map((r) => d.update(automations).set({ nextRunAt: r.next }).where(and(eq(automations.id, r.id), lte(automations.nextRunAt, nowIso))));
+  const moves = planned.map((r) =>
+    d
+      .update(automations)
+      .set({ nextRunAt: r.next })
+      .where(and(eq(automations.id, r.id), lte(automations.nextRunAt, nowIso))),
+  );
   const [first, ...rest] = [...claims, ...moves];
   const outcomes = await d.batch([first, ...rest]);
   const won = due.filter((_, i) => (outcomes[i].meta.changes ?? 0) > 0);
   const jobs = won.map((r) => ({ kind: "automation" as const, runId: r.runId }));
-  return { claimed: won.length, more: page.length === limit, rowsRead: page.length, statements: 1 + claims.length + moves.length, jobs };
+  return {
+    claimed: won.length,
+    more: page.length === limit,
+    rowsRead: page.length,
+    statements: 1 + claims.length + moves.length,
+    jobs,
+  };
 }
 
 /** The claim page size: AUTOMATION_CLAIM_PAGE (default CLAIM_PAGE). */
@@ -164,8 +245,19 @@ export async function claimDueRuns(env: Env, now: number): Promise<{ claimed: nu
   // On its own queue, so the next page is claimed at once rather than behind this page's turns.
   if (work.more) await (env.AUTOMATION_CLAIMS as Queue<ClaimContinuation>).send({ kind: "claim", scheduledTime: now });
   const runs = env.AUTOMATION_QUEUE as Queue<AutomationJob>;
-  for (let i = 0; i < work.jobs.length; i += 100) await runs.sendBatch(work.jobs.slice(i, i + 100).map((body) => ({ body })));
-  console.log(JSON.stringify({ event: "automation_claims", tick: new Date(now).toISOString(), claimed: work.claimed, continued: work.more, rowsRead: work.rowsRead, statements: work.statements, ms: Date.now() - started }));
+  for (let i = 0; i < work.jobs.length; i += 100)
+    await runs.sendBatch(work.jobs.slice(i, i + 100).map((body) => ({ body })));
+  console.log(
+    JSON.stringify({
+      event: "automation_claims",
+      tick: new Date(now).toISOString(),
+      claimed: work.claimed,
+      continued: work.more,
+      rowsRead: work.rowsRead,
+      statements: work.statements,
+      ms: Date.now() - started,
+    }),
+  );
   return { claimed: work.claimed, continued: work.more };
 }
 
@@ -175,23 +267,38 @@ export async function claimDueRuns(env: Env, now: number): Promise<{ claimed: nu
  * failed or its invocation died mid-work, since the queue redelivers only after that — while a
  * duplicate of the same delivery, or any delivery of a finished run, finds nothing to start.
  */
-export async function startRun(db: D1Database, runId: string, attempt: number): Promise<{ run: AutomationRunRow; automation: Automation | null } | null> {
+export async function startRun(
+  db: D1Database,
+  runId: string,
+  attempt: number,
+): Promise<{ run: AutomationRunRow; automation: Automation | null } | null> {
   const [row] = await drizzle(db)
     .update(automationRuns)
     .set({ status: "running", attempts: attempt, startedAt: new Date().toISOString() })
-    .where(and(eq(automationRuns.id, runId), inArray(automationRuns.status, OPEN), lt(automationRuns.attempts, attempt)))
+    .where(
+      and(eq(automationRuns.id, runId), inArray(automationRuns.status, OPEN), lt(automationRuns.attempts, attempt)),
+    )
     .returning();
   if (!row) return null;
-  const automation = (await drizzle(db).select().from(automations).where(eq(automations.id, row.automationId)).get()) ?? null;
+  const automation =
+    (await drizzle(db).select().from(automations).where(eq(automations.id, row.automationId)).get()) ?? null;
   return { run: row, automation };
 }
 
 /** An attempt failed and the queue will deliver the run again: the error stays visible meanwhile. */
-export async function recordFailedAttempt(db: D1Database, runId: string, attempt: number, error: string, conversationId?: string | null): Promise<void> {
+export async function recordFailedAttempt(
+  db: D1Database,
+  runId: string,
+  attempt: number,
+  error: string,
+  conversationId?: string | null,
+): Promise<void> {
   await drizzle(db)
     .update(automationRuns)
     .set({ status: "retrying", error, ...(conversationId != null ? { conversationId } : {}) })
-    .where(and(eq(automationRuns.id, runId), eq(automationRuns.attempts, attempt), eq(automationRuns.status, "running")));
+    .where(
+      and(eq(automationRuns.id, runId), eq(automationRuns.attempts, attempt), eq(automationRuns.status, "running")),
+    );
 }
 
 /**
@@ -215,7 +322,12 @@ export async function finishRun(
   db: D1Database,
   runId: string,
   attempt: number,
-  outcome: { status: "succeeded" | "skipped"; conversationId?: string | null; usage?: Usage | null; error?: string | null },
+  outcome: {
+    status: "succeeded" | "skipped";
+    conversationId?: string | null;
+    usage?: Usage | null;
+    error?: string | null;
+  },
 ): Promise<void> {
   await drizzle(db)
     .update(automationRuns)
@@ -226,5 +338,7 @@ export async function finishRun(
       error: outcome.error ?? null,
       finishedAt: new Date().toISOString(),
     })
-    .where(and(eq(automationRuns.id, runId), eq(automationRuns.attempts, attempt), eq(automationRuns.status, "running")));
+    .where(
+      and(eq(automationRuns.id, runId), eq(automationRuns.attempts, attempt), eq(automationRuns.status, "running")),
+    );
 }

@@ -23,19 +23,35 @@ export async function updateConversationRow(
   await conversationRowUpdate(drizzle(db), id, fields);
 }
 
-function conversationRowUpdate(d: ReturnType<typeof drizzle>, id: string, fields: Partial<Pick<ConversationRow, "title" | "updatedAt" | "messageCount">>) {
+function conversationRowUpdate(
+  d: ReturnType<typeof drizzle>,
+  id: string,
+  fields: Partial<Pick<ConversationRow, "title" | "updatedAt" | "messageCount">>,
+) {
   return d.update(conversations).set(fields).where(eq(conversations.id, id));
 }
 
 /** After a turn: the listing row and the turn's usage rows, in one D1 round trip. */
-export async function refreshConversationRow(db: D1Database, id: string, fields: Partial<Pick<ConversationRow, "title" | "updatedAt" | "messageCount">>, usage: readonly UsageEvent[]): Promise<void> {
+export async function refreshConversationRow(
+  db: D1Database,
+  id: string,
+  fields: Partial<Pick<ConversationRow, "title" | "updatedAt" | "messageCount">>,
+  usage: readonly UsageEvent[],
+): Promise<void> {
   const d = drizzle(db);
   await d.batch([conversationRowUpdate(d, id, fields), ...usage.map((u) => usageInsert(d, u))]);
 }
 
 /** Newest first (ids sort by creation time); `before` is the last id of the previous page. */
-export async function listConversationRows(db: D1Database, tenantId: string, limit: number, before?: string): Promise<ConversationRow[]> {
-  const where = before ? and(eq(conversations.tenantId, tenantId), lt(conversations.id, before)) : eq(conversations.tenantId, tenantId);
+export async function listConversationRows(
+  db: D1Database,
+  tenantId: string,
+  limit: number,
+  before?: string,
+): Promise<ConversationRow[]> {
+  const where = before
+    ? and(eq(conversations.tenantId, tenantId), lt(conversations.id, before))
+    : eq(conversations.tenantId, tenantId);
   return drizzle(db).select().from(conversations).where(where).orderBy(desc(conversations.id)).limit(limit);
 }
 
@@ -59,13 +75,25 @@ export function parseActivityCursor(raw: string): ActivityCursor | null {
  * Most recent activity first (`updated_at`, then id, both descending: the index
  * conversations_tenant_activity, so no scan and no sort); `after` is where the previous page ended.
  */
-export async function listConversationRowsByActivity(db: D1Database, tenantId: string, limit: number, after?: ActivityCursor): Promise<ConversationRow[]> {
+export async function listConversationRowsByActivity(
+  db: D1Database,
+  tenantId: string,
+  limit: number,
+  after?: ActivityCursor,
+): Promise<ConversationRow[]> {
   return activityPageQuery(db, tenantId, limit, after);
 }
 
 /** The query itself (tests read its plan). */
 export function activityPageQuery(db: D1Database, tenantId: string, limit: number, after?: ActivityCursor) {
   const tenant = eq(conversations.tenantId, tenantId);
-  const where = after ? and(tenant, sql`(${conversations.updatedAt}, ${conversations.id}) < (${after.updatedAt}, ${after.id})`) : tenant;
-  return drizzle(db).select().from(conversations).where(where).orderBy(desc(conversations.updatedAt), desc(conversations.id)).limit(limit);
+  const where = after
+    ? and(tenant, sql`(${conversations.updatedAt}, ${conversations.id}) < (${after.updatedAt}, ${after.id})`)
+    : tenant;
+  return drizzle(db)
+    .select()
+    .from(conversations)
+    .where(where)
+    .orderBy(desc(conversations.updatedAt), desc(conversations.id))
+    .limit(limit);
 }

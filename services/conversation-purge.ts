@@ -19,9 +19,17 @@ export async function purgeConversation(env: Env, tenantId: string, conversation
   await deleteRowsInChunks(env.DB, "cortex_docs", "tenant_id = ? AND conversation_id = ?", [tenantId, conversationId]);
   const db = drizzle(env.DB);
   await env.DB.batch([
-    d1Statement(env.DB, db.delete(memoryEpisodes).where(and(eq(memoryEpisodes.tenantId, tenantId), eq(memoryEpisodes.conversationId, conversationId)))),
+    d1Statement(
+      env.DB,
+      db
+        .delete(memoryEpisodes)
+        .where(and(eq(memoryEpisodes.tenantId, tenantId), eq(memoryEpisodes.conversationId, conversationId))),
+    ),
     env.DB.prepare(`DELETE FROM ws_tickets WHERE tenant_id = ? AND conversation_id = ?`).bind(tenantId, conversationId),
-    d1Statement(env.DB, db.delete(conversations).where(and(eq(conversations.tenantId, tenantId), eq(conversations.id, conversationId)))),
+    d1Statement(
+      env.DB,
+      db.delete(conversations).where(and(eq(conversations.tenantId, tenantId), eq(conversations.id, conversationId))),
+    ),
   ]);
   await deleteR2Prefix(env.BUCKET, conversationPrefix(tenantId, conversationId));
 }

@@ -9,17 +9,34 @@ const dayOf = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 /** A day is rolled up only this long after it closed, so no late writer still adds to it. */
 const ROLLUP_GRACE_MS = 10 * 60_000;
 
-export async function logCorpusEvent(env: Pick<Env, "BUCKET" | "DB">, tenantId: string, event: string, fields: Record<string, unknown>, at = new Date()): Promise<void> {
+export async function logCorpusEvent(
+  env: Pick<Env, "BUCKET" | "DB">,
+  tenantId: string,
+  event: string,
+  fields: Record<string, unknown>,
+  at = new Date(),
+): Promise<void> {
   const day = dayOf(at.getTime());
-  const lines = [`## ${at.toISOString()} ${event}`, ...Object.entries(fields).map(([k, v]) => `- ${k}: ${typeof v === "string" ? v : JSON.stringify(v)}`), ""];
-  await env.BUCKET.put(corpusEventKey(tenantId, day, sortableId("evt", at.getTime())), lines.join("\n"), { httpMetadata: { contentType: "text/markdown" } });
+  const lines = [
+    `## ${at.toISOString()} ${event}`,
+    ...Object.entries(fields).map(([k, v]) => `- ${k}: ${typeof v === "string" ? v : JSON.stringify(v)}`),
+    "",
+  ];
+  await env.BUCKET.put(corpusEventKey(tenantId, day, sortableId("evt", at.getTime())), lines.join("\n"), {
+    httpMetadata: { contentType: "text/markdown" },
+  });
   await env.DB.prepare(`INSERT OR IGNORE INTO corpus_days (tenant_id, day) VALUES (?, ?)`).bind(tenantId, day).run();
 }
 
 const header = (day: string) => `# Corpus log ${day}\n\n`;
 
 /** The day's events in key (= time) order, with their keys. */
-async function readEvents(bucket: R2Bucket, tenantId: string, day: string, maxEvents = 5_000): Promise<{ keys: string[]; bodies: string[] }> {
+async function readEvents(
+  bucket: R2Bucket,
+  tenantId: string,
+  day: string,
+  maxEvents = 5_000,
+): Promise<{ keys: string[]; bodies: string[] }> {
   const keys: string[] = [];
   const bodies: string[] = [];
   let cursor: string | undefined;
@@ -45,7 +62,9 @@ export async function readCorpusDay(bucket: R2Bucket, tenantId: string, day: str
  * D1 row. A day whose log already exists (a roll-up interrupted after the write) is only cleaned.
  */
 export async function rollUpCorpusDays(env: Pick<Env, "BUCKET" | "DB">, now: number, limit = 25): Promise<number> {
-  const { results } = await env.DB.prepare(`SELECT tenant_id AS tenantId, day FROM corpus_days WHERE day < ? ORDER BY day LIMIT ?`)
+  const { results } = await env.DB.prepare(
+    `SELECT tenant_id AS tenantId, day FROM corpus_days WHERE day < ? ORDER BY day LIMIT ?`,
+  )
     .bind(dayOf(now - ROLLUP_GRACE_MS), limit)
     .all<{ tenantId: string; day: string }>();
   for (const { tenantId, day } of results) {

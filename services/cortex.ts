@@ -49,39 +49,88 @@ export async function upsertDocs(db: D1Database, docs: readonly CortexDoc[]): Pr
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
      ON CONFLICT(doc_id) DO UPDATE SET body = excluded.body WHERE cortex_docs.body != excluded.body`,
   );
-  const trim = db.prepare(`DELETE FROM cortex_docs WHERE tenant_id = ? AND kind = ? AND ref_id = ? AND doc_id >= ? AND doc_id < ?`);
+  const trim = db.prepare(
+    `DELETE FROM cortex_docs WHERE tenant_id = ? AND kind = ? AND ref_id = ? AND doc_id >= ? AND doc_id < ?`,
+  );
   const statements: D1PreparedStatement[] = [];
   for (const d of docs) {
     const chunks = Math.max(1, Math.ceil(d.body.length / INDEX_CHUNK_CHARS));
     for (let i = 0; i < chunks; i++) {
       const body = d.body.slice(i * INDEX_CHUNK_CHARS, (i + 1) * INDEX_CHUNK_CHARS);
-      statements.push(upsert.bind(docPrefix(d.kind, d.refId) + chunkKey(i), d.tenantId, d.conversationId, d.kind, d.refId, d.seq, d.role, d.createdAt, body));
+      statements.push(
+        upsert.bind(
+          docPrefix(d.kind, d.refId) + chunkKey(i),
+          d.tenantId,
+          d.conversationId,
+          d.kind,
+          d.refId,
+          d.seq,
+          d.role,
+          d.createdAt,
+          body,
+        ),
+      );
     }
     // Notes can shrink: drop chunks beyond the new last one. (Messages are immutable.)
     if (d.kind !== "message")
-      statements.push(trim.bind(d.tenantId, d.kind, d.refId, docPrefix(d.kind, d.refId) + chunkKey(chunks), `${docPrefix(d.kind, d.refId)}~`));
+      statements.push(
+        trim.bind(
+          d.tenantId,
+          d.kind,
+          d.refId,
+          docPrefix(d.kind, d.refId) + chunkKey(chunks),
+          `${docPrefix(d.kind, d.refId)}~`,
+        ),
+      );
   }
-  for (let i = 0; i < statements.length; i += MAX_STATEMENTS_PER_BATCH) await db.batch(statements.slice(i, i + MAX_STATEMENTS_PER_BATCH));
+  for (let i = 0; i < statements.length; i += MAX_STATEMENTS_PER_BATCH)
+    await db.batch(statements.slice(i, i + MAX_STATEMENTS_PER_BATCH));
 }
 
 const chunkKey = (i: number) => String(i).padStart(5, "0");
 
 export async function deleteDocs(db: D1Database, tenantId: string, kind: DocKind, refId: string): Promise<void> {
-  await db.prepare(`DELETE FROM cortex_docs WHERE tenant_id = ? AND kind = ? AND ref_id = ?`).bind(tenantId, kind, refId).run();
+  await db
+    .prepare(`DELETE FROM cortex_docs WHERE tenant_id = ? AND kind = ? AND ref_id = ?`)
+    .bind(tenantId, kind, refId)
+    .run();
 }
 
 export function messageDoc(tenantId: string, conversationId: string, m: StoredMessage): CortexDoc {
-  return { tenantId, kind: "message", refId: m.id, conversationId, seq: m.seq, role: m.role, createdAt: m.createdAt, body: renderMessageText(m) };
+  return {
+    tenantId,
+    kind: "message",
+    refId: m.id,
+    conversationId,
+    seq: m.seq,
+    role: m.role,
+    createdAt: m.createdAt,
+    body: renderMessageText(m),
+  };
 }
 
-export async function indexMessages(db: D1Database, tenantId: string, conversationId: string, messages: readonly StoredMessage[]): Promise<void> {
-  await upsertDocs(db, messages.map((m) => messageDoc(tenantId, conversationId, m)));
+export async function indexMessages(
+  db: D1Database,
+  tenantId: string,
+  conversationId: string,
+  messages: readonly StoredMessage[],
+): Promise<void> {
+  await upsertDocs(
+    db,
+    messages.map((m) => messageDoc(tenantId, conversationId, m)),
+  );
 }
 
 /** The conversation a message belongs to, within one tenant (null if not this tenant's). */
-export async function conversationOfMessage(db: D1Database, tenantId: string, messageId: string): Promise<string | null> {
+export async function conversationOfMessage(
+  db: D1Database,
+  tenantId: string,
+  messageId: string,
+): Promise<string | null> {
   const row = await db
-    .prepare(`SELECT conversation_id AS c FROM cortex_docs WHERE tenant_id = ? AND kind = 'message' AND ref_id = ? LIMIT 1`)
+    .prepare(
+      `SELECT conversation_id AS c FROM cortex_docs WHERE tenant_id = ? AND kind = 'message' AND ref_id = ? LIMIT 1`,
+    )
     .bind(tenantId, messageId)
     .first<{ c: string }>();
   return row?.c ?? null;
@@ -136,7 +185,12 @@ export interface SearchCursor {
 }
 
 /** BM25-ranked hits over the subject terms, the assistant's words discounted; one hit per document. */
-export async function searchCortex(db: D1Database, tenantId: string, q: string, opts: SearchOptions): Promise<SearchHit[]> {
+export async function searchCortex(
+  db: D1Database,
+  tenantId: string,
+  q: string,
+  opts: SearchOptions,
+): Promise<SearchHit[]> {
   return (await searchCortexPage(db, tenantId, q, opts)).hits;
 }
 
@@ -150,13 +204,21 @@ export async function searchCortex(db: D1Database, tenantId: string, q: string, 
  * not push other evidence out.
  * The whole ranking is one SQL order, so a paged walk is the one-page ranking.
  */
-export async function searchCortexPage(db: D1Database, tenantId: string, q: string, opts: SearchOptions & { cursor?: SearchCursor }): Promise<{ hits: SearchHit[]; next: SearchCursor | null }> {
+export async function searchCortexPage(
+  db: D1Database,
+  tenantId: string,
+  q: string,
+  opts: SearchOptions & { cursor?: SearchCursor },
+): Promise<{ hits: SearchHit[]; next: SearchCursor | null }> {
   const words = queryWords(q);
   if (!words) return { hits: [], next: null };
   const offset = opts.cursor?.offset ?? 0;
   // ── Semantic fusion hook: with a semantic path on, the page is the reciprocal-rank fusion of this
   // lexical ranking and the vector ranking (services/semantic/fusion.ts). ──
-  if (opts.fusion) return opts.fusion.page(db, tenantId, q, opts, offset, (count) => runSearch(db, tenantId, words, assistantWeight(q, opts.said), opts, 0, count));
+  if (opts.fusion)
+    return opts.fusion.page(db, tenantId, q, opts, offset, (count) =>
+      runSearch(db, tenantId, words, assistantWeight(q, opts.said), opts, 0, count),
+    );
   const ranked = await runSearch(db, tenantId, words, assistantWeight(q, opts.said), opts, offset, opts.limit + 1);
   const hits = ranked.slice(0, opts.limit);
   return { hits, next: ranked.length > opts.limit ? { offset: offset + opts.limit } : null };
@@ -173,7 +235,9 @@ async function wordWeights(db: D1Database, words: readonly string[]): Promise<nu
   const rows = fts5RowCount(averages);
   if (rows === null) return words.map(() => 1);
   const { results } = await db
-    .prepare(`SELECT w.key AS i, (SELECT count(*) FROM cortex_fts WHERE cortex_fts MATCH w.value) AS n FROM json_each(?) w`)
+    .prepare(
+      `SELECT w.key AS i, (SELECT count(*) FROM cortex_fts WHERE cortex_fts MATCH w.value) AS n FROM json_each(?) w`,
+    )
     .bind(JSON.stringify(words.map(ftsPhrase)))
     .all<{ i: number; n: number }>();
   const hits = words.map((_, i) => results.find((r) => r.i === i)?.n ?? 0);
@@ -181,7 +245,15 @@ async function wordWeights(db: D1Database, words: readonly string[]): Promise<nu
 }
 
 /** Documents ranked `offset` to `offset + count`: chunk rows are fetched until that many distinct documents are seen. */
-async function runSearch(db: D1Database, tenantId: string, words: readonly string[], assistant: number, opts: SearchOptions, offset: number, count: number): Promise<SearchHit[]> {
+async function runSearch(
+  db: D1Database,
+  tenantId: string,
+  words: readonly string[],
+  assistant: number,
+  opts: SearchOptions,
+  offset: number,
+  count: number,
+): Promise<SearchHit[]> {
   const weights = await wordWeights(db, words);
   // Each word's bm25 alone (one FTS5 query per row of w), weighted, summed per row: FTS5's OR-query
   // score with the blended idf. The words are rows of one JSON parameter, not a UNION: SQLite here
@@ -234,7 +306,11 @@ async function runSearch(db: D1Database, tenantId: string, words: readonly strin
 }
 
 /** The hits with their snippets, taken from the chunk that ranked (only for the hits returned). */
-async function withSnippets(db: D1Database, words: readonly string[], ranked: readonly (Omit<SearchHit, "messageId" | "snippet"> & { chunk: number })[]): Promise<SearchHit[]> {
+async function withSnippets(
+  db: D1Database,
+  words: readonly string[],
+  ranked: readonly (Omit<SearchHit, "messageId" | "snippet"> & { chunk: number })[],
+): Promise<SearchHit[]> {
   if (!ranked.length) return [];
   const { results } = await db
     .prepare(
@@ -244,7 +320,11 @@ async function withSnippets(db: D1Database, words: readonly string[], ranked: re
     .bind(JSON.stringify(ranked.map((h) => h.chunk)), words.map(ftsPhrase).join(" OR "))
     .all<{ chunk: number; snippet: string }>();
   const snippets = new Map(results.map((r) => [r.chunk, r.snippet]));
-  return ranked.map(({ chunk, ...h }) => ({ ...h, snippet: snippets.get(chunk) ?? "", messageId: h.kind === "message" ? h.id : null }));
+  return ranked.map(({ chunk, ...h }) => ({
+    ...h,
+    snippet: snippets.get(chunk) ?? "",
+    messageId: h.kind === "message" ? h.id : null,
+  }));
 }
 
 export const pageRef = (attachmentId: string, page: number) => `${attachmentId}:p${String(page).padStart(6, "0")}`;
@@ -255,7 +335,9 @@ export const pageRefPattern = (attachmentId: string) => `${attachmentId}:p%`;
 /** Pages of one attachment already in the cortex (idempotent progress: re-indexing counts once). */
 export async function countIndexedPages(db: D1Database, tenantId: string, attachmentId: string): Promise<number> {
   const row = await db
-    .prepare(`SELECT COUNT(DISTINCT ref_id) AS n FROM cortex_docs WHERE tenant_id = ? AND kind = 'page' AND ref_id LIKE ?`)
+    .prepare(
+      `SELECT COUNT(DISTINCT ref_id) AS n FROM cortex_docs WHERE tenant_id = ? AND kind = 'page' AND ref_id LIKE ?`,
+    )
     .bind(tenantId, `${attachmentId}:p%`)
     .first<{ n: number }>();
   return row?.n ?? 0;

@@ -7,7 +7,15 @@ import { drizzle } from "drizzle-orm/d1";
 import { projects, tenants } from "../db/schema";
 import type { ModelEntry } from "../core/models/catalog";
 import type { ModelEnv } from "../core/model-provider";
-import { defaultSettings, fitToModel, mergeSettings, settingsAfterModelChange, settingsPatchSchema, type Settings, type SettingsPatch } from "../core/settings";
+import {
+  defaultSettings,
+  fitToModel,
+  mergeSettings,
+  settingsAfterModelChange,
+  settingsPatchSchema,
+  type Settings,
+  type SettingsPatch,
+} from "../core/settings";
 import { checkSettings, defaultModelEntry, resolveSettingsModel, resolveTurnModel } from "./models/resolve";
 
 /** A stored patch; one that no longer parses (a key since removed) counts as none. */
@@ -22,23 +30,41 @@ function parsed(json: string | null | undefined): SettingsPatch {
 }
 
 /** The tenant's defaults, and the project's over them: one D1 round trip. */
-export async function inheritedSettings(db: D1Database, tenantId: string, projectId?: string | null): Promise<{ tenant: SettingsPatch; project: SettingsPatch }> {
+export async function inheritedSettings(
+  db: D1Database,
+  tenantId: string,
+  projectId?: string | null,
+): Promise<{ tenant: SettingsPatch; project: SettingsPatch }> {
   const d = drizzle(db);
   const tenantQuery = d.select({ settings: tenants.settings }).from(tenants).where(eq(tenants.id, tenantId));
   if (!projectId) {
     const [row] = await tenantQuery;
     return { tenant: parsed(row?.settings), project: {} };
   }
-  const [tenantRows, projectRows] = await d.batch([tenantQuery, d.select({ settings: projects.settings }).from(projects).where(and(eq(projects.tenantId, tenantId), eq(projects.id, projectId)))]);
+  const [tenantRows, projectRows] = await d.batch([
+    tenantQuery,
+    d
+      .select({ settings: projects.settings })
+      .from(projects)
+      .where(and(eq(projects.tenantId, tenantId), eq(projects.id, projectId))),
+  ]);
   return { tenant: parsed(tenantRows[0]?.settings), project: parsed(projectRows[0]?.settings) };
 }
 
 export async function setTenantSettings(db: D1Database, tenantId: string, patch: SettingsPatch): Promise<void> {
-  await drizzle(db).update(tenants).set({ settings: JSON.stringify(patch) }).where(eq(tenants.id, tenantId));
+  await drizzle(db)
+    .update(tenants)
+    .set({ settings: JSON.stringify(patch) })
+    .where(eq(tenants.id, tenantId));
 }
 
 /** False when the project does not exist for this tenant. */
-export async function setProjectSettings(db: D1Database, tenantId: string, projectId: string, patch: SettingsPatch): Promise<boolean> {
+export async function setProjectSettings(
+  db: D1Database,
+  tenantId: string,
+  projectId: string,
+  patch: SettingsPatch,
+): Promise<boolean> {
   const done = await drizzle(db)
     .update(projects)
     .set({ settings: JSON.stringify(patch), updatedAt: new Date().toISOString() })
@@ -56,7 +82,11 @@ export { parsed as parseStoredSettings };
  * another model the inherited model-dependent settings follow it (as a settings change would).
  * The request's own keys are checked strictly: a retired model it names is a 400.
  */
-export async function settingsForNewConversation(env: ModelEnv & { DEFAULT_MODEL?: string }, inherited: SettingsPatch, request: SettingsPatch = {}): Promise<{ ok: true; settings: Settings; entry: ModelEntry } | { ok: false; message: string }> {
+export async function settingsForNewConversation(
+  env: ModelEnv & { DEFAULT_MODEL?: string },
+  inherited: SettingsPatch,
+  request: SettingsPatch = {},
+): Promise<{ ok: true; settings: Settings; entry: ModelEntry } | { ok: false; message: string }> {
   let from = await defaultModelEntry(env);
   if (inherited.model) {
     const resolved = await resolveTurnModel(env, inherited.model);

@@ -20,21 +20,44 @@ export async function createProject(db: D1Database, tenantId: string, name: stri
 }
 
 export async function getProject(db: D1Database, tenantId: string, id: string): Promise<Project | null> {
-  return (await drizzle(db).select().from(projects).where(and(eq(projects.tenantId, tenantId), eq(projects.id, id))).get()) ?? null;
+  return (
+    (await drizzle(db)
+      .select()
+      .from(projects)
+      .where(and(eq(projects.tenantId, tenantId), eq(projects.id, id)))
+      .get()) ?? null
+  );
 }
 
 /** Newest first; `before` is the last project id of the previous page. */
-export async function listProjects(db: D1Database, tenantId: string, limit: number, before?: string): Promise<Project[]> {
-  return drizzle(db).select().from(projects).where(and(eq(projects.tenantId, tenantId), before ? lt(projects.id, before) : undefined)).orderBy(desc(projects.id)).limit(limit);
+export async function listProjects(
+  db: D1Database,
+  tenantId: string,
+  limit: number,
+  before?: string,
+): Promise<Project[]> {
+  return drizzle(db)
+    .select()
+    .from(projects)
+    .where(and(eq(projects.tenantId, tenantId), before ? lt(projects.id, before) : undefined))
+    .orderBy(desc(projects.id))
+    .limit(limit);
 }
 
 export async function renameProject(db: D1Database, tenantId: string, id: string, name: string): Promise<void> {
-  await drizzle(db).update(projects).set({ name, updatedAt: new Date().toISOString() }).where(and(eq(projects.tenantId, tenantId), eq(projects.id, id)));
+  await drizzle(db)
+    .update(projects)
+    .set({ name, updatedAt: new Date().toISOString() })
+    .where(and(eq(projects.tenantId, tenantId), eq(projects.id, id)));
 }
 
 /** Marks the project changed; false when it no longer exists (deleted meanwhile). */
 export async function touchProject(db: D1Database, tenantId: string, id: string): Promise<boolean> {
-  const touched = await drizzle(db).update(projects).set({ updatedAt: new Date().toISOString() }).where(and(eq(projects.tenantId, tenantId), eq(projects.id, id))).returning({ id: projects.id });
+  const touched = await drizzle(db)
+    .update(projects)
+    .set({ updatedAt: new Date().toISOString() })
+    .where(and(eq(projects.tenantId, tenantId), eq(projects.id, id)))
+    .returning({ id: projects.id });
   return touched.length > 0;
 }
 
@@ -42,7 +65,13 @@ export async function touchProject(db: D1Database, tenantId: string, id: string)
 export const PROMPT_PROJECT_FILES = 200;
 
 /** A project's ready files in upload (id) order, `limit` of them after the id `after`. */
-export async function projectFiles(db: D1Database, tenantId: string, projectId: string, limit = PROMPT_PROJECT_FILES, after?: string): Promise<Attachment[]> {
+export async function projectFiles(
+  db: D1Database,
+  tenantId: string,
+  projectId: string,
+  limit = PROMPT_PROJECT_FILES,
+  after?: string,
+): Promise<Attachment[]> {
   return (await filesQuery(db, tenantId, projectId, limit, after)).map(toAttachment);
 }
 
@@ -50,7 +79,14 @@ const filesQuery = (db: D1Database, tenantId: string, projectId: string, limit: 
   drizzle(db)
     .select()
     .from(attachments)
-    .where(and(eq(attachments.tenantId, tenantId), eq(attachments.projectId, projectId), eq(attachments.status, "ready"), after ? gt(attachments.id, after) : undefined))
+    .where(
+      and(
+        eq(attachments.tenantId, tenantId),
+        eq(attachments.projectId, projectId),
+        eq(attachments.status, "ready"),
+        after ? gt(attachments.id, after) : undefined,
+      ),
+    )
     .orderBy(attachments.id)
     .limit(limit);
 
@@ -58,9 +94,20 @@ const filesQuery = (db: D1Database, tenantId: string, projectId: string, limit: 
  * The project and its first `limit` files in one D1 round trip: a turn of a project's conversation
  * reads both before its first model call, so two sequential reads would be on its critical path.
  */
-export async function projectWithFiles(db: D1Database, tenantId: string, id: string, limit: number): Promise<{ project: Project; files: Attachment[] } | null> {
+export async function projectWithFiles(
+  db: D1Database,
+  tenantId: string,
+  id: string,
+  limit: number,
+): Promise<{ project: Project; files: Attachment[] } | null> {
   const d = drizzle(db);
-  const [found, files] = await d.batch([d.select().from(projects).where(and(eq(projects.tenantId, tenantId), eq(projects.id, id))), filesQuery(db, tenantId, id, limit)]);
+  const [found, files] = await d.batch([
+    d
+      .select()
+      .from(projects)
+      .where(and(eq(projects.tenantId, tenantId), eq(projects.id, id))),
+    filesQuery(db, tenantId, id, limit),
+  ]);
   return found[0] ? { project: found[0], files: files.map(toAttachment) } : null;
 }
 
@@ -70,12 +117,23 @@ export async function projectWithFiles(db: D1Database, tenantId: string, id: str
  */
 export function projectFilesBlock(project: Project, files: Attachment[], more = false): string {
   if (!files.length) return `<project name="${project.name}" id="${project.id}">\nNo files yet.\n</project>`;
-  const tail = more ? [`More files than these ${files.length} belong to the project; their pages are found by memory_search (kind page) once read, and the user can name one by id.`] : [];
-  return [`<project name="${project.name}" id="${project.id}">`, `Files shared by this project's conversations (references only; read them with the tools named):`, ...files.map((f) => attachmentNote(f)), ...tail, "</project>"].join("\n");
+  const tail = more
+    ? [
+        `More files than these ${files.length} belong to the project; their pages are found by memory_search (kind page) once read, and the user can name one by id.`,
+      ]
+    : [];
+  return [
+    `<project name="${project.name}" id="${project.id}">`,
+    `Files shared by this project's conversations (references only; read them with the tools named):`,
+    ...files.map((f) => attachmentNote(f)),
+    ...tail,
+    "</project>",
+  ].join("\n");
 }
 
 /** The tools a project's files need, so its conversations can read them without activating each. */
-export const projectTools = (files: Attachment[]): string[] => [...new Set(files.flatMap((f) => TOOLS_FOR[f.facts.kind]))].sort();
+export const projectTools = (files: Attachment[]): string[] =>
+  [...new Set(files.flatMap((f) => TOOLS_FOR[f.facts.kind]))].sort();
 
 /**
  * Deletes a project: its files (bytes, pages, rows), then the project row, then its files again,
@@ -89,6 +147,8 @@ export async function deleteProject(env: Env, tenantId: string, projectId: strin
   await purgeFiles();
   await deleteProjectMcpServers(env.DB, tenantId, projectId);
   await deleteProjectTools(env.DB, tenantId, projectId);
-  await drizzle(env.DB).delete(projects).where(and(eq(projects.tenantId, tenantId), eq(projects.id, projectId)));
+  await drizzle(env.DB)
+    .delete(projects)
+    .where(and(eq(projects.tenantId, tenantId), eq(projects.id, projectId)));
   await purgeFiles();
 }

@@ -25,10 +25,20 @@ export async function deleteR2Prefix(bucket: R2Bucket, prefix: string): Promise<
  * Deletes the rows of `table` matching `where` a chunk at a time until none is left. `table` and
  * `where` are code constants, never input; values travel as bound parameters.
  */
-export async function deleteRowsInChunks(db: D1Database, table: string, where: string, params: unknown[]): Promise<number> {
+export async function deleteRowsInChunks(
+  db: D1Database,
+  table: string,
+  where: string,
+  params: unknown[],
+): Promise<number> {
   let removed = 0;
   for (;;) {
-    const res = await db.prepare(`DELETE FROM ${table} WHERE rowid IN (SELECT rowid FROM ${table} WHERE ${where} LIMIT ${D1_DELETE_CHUNK})`).bind(...params).run();
+    const res = await db
+      .prepare(
+        `DELETE FROM ${table} WHERE rowid IN (SELECT rowid FROM ${table} WHERE ${where} LIMIT ${D1_DELETE_CHUNK})`,
+      )
+      .bind(...params)
+      .run();
     const changes = res.meta.changes ?? 0;
     removed += changes;
     if (changes === 0) return removed;

@@ -101,13 +101,34 @@ export interface UsageReport {
 }
 
 /** The tenant's usage from `from` to `to` (UTC days, both included), optionally one conversation's only. */
-export async function usageReport(db: D1Database, tenantId: string, from: string, to: string, conversationId?: string): Promise<UsageReport> {
+export async function usageReport(
+  db: D1Database,
+  tenantId: string,
+  from: string,
+  to: string,
+  conversationId?: string,
+): Promise<UsageReport> {
   const d = drizzle(db);
-  const where = and(eq(usageEvents.tenantId, tenantId), gte(usageEvents.day, from), lte(usageEvents.day, to), conversationId ? eq(usageEvents.conversationId, conversationId) : undefined);
+  const where = and(
+    eq(usageEvents.tenantId, tenantId),
+    gte(usageEvents.day, from),
+    lte(usageEvents.day, to),
+    conversationId ? eq(usageEvents.conversationId, conversationId) : undefined,
+  );
   const [total, byConversation, byModel] = await Promise.all([
     d.select(sums).from(usageEvents).where(where),
-    d.select({ conversationId: usageEvents.conversationId, ...sums }).from(usageEvents).where(where).groupBy(usageEvents.conversationId).orderBy(sql`${sums.costMicro} desc`, usageEvents.conversationId),
-    d.select({ model: usageEvents.model, ...sums }).from(usageEvents).where(where).groupBy(usageEvents.model).orderBy(usageEvents.model),
+    d
+      .select({ conversationId: usageEvents.conversationId, ...sums })
+      .from(usageEvents)
+      .where(where)
+      .groupBy(usageEvents.conversationId)
+      .orderBy(sql`${sums.costMicro} desc`, usageEvents.conversationId),
+    d
+      .select({ model: usageEvents.model, ...sums })
+      .from(usageEvents)
+      .where(where)
+      .groupBy(usageEvents.model)
+      .orderBy(usageEvents.model),
   ]);
   return {
     total: totals(total[0]),

@@ -5,8 +5,10 @@ import type { ContentBlock, ToolResultBlock } from "../core/types";
 export type BlockOf<T extends ContentBlock["type"]> = Extract<ContentBlock, { type: T }>;
 
 /** The blocks of `type` in `content` (a string content has none). */
-export const blocksOf = <T extends ContentBlock["type"]>(content: readonly ContentBlock[] | string, type: T): BlockOf<T>[] =>
-  typeof content === "string" ? [] : content.filter((b): b is BlockOf<T> => b.type === type);
+export const blocksOf = <T extends ContentBlock["type"]>(
+  content: readonly ContentBlock[] | string,
+  type: T,
+): BlockOf<T>[] => (typeof content === "string" ? [] : content.filter((b): b is BlockOf<T> => b.type === type));
 
 /** Every tool_result block of the messages, in order. */
 export const toolResults = (messages: readonly { content: readonly ContentBlock[] | string }[]): ToolResultBlock[] =>
@@ -17,7 +19,8 @@ export const resultText = (b: ToolResultBlock): string =>
   typeof b.content === "string" ? b.content : b.content.map((c) => (c.type === "text" ? c.text : "")).join("\n");
 
 /** A message's content as blocks (a string content is none). */
-export const blocksIn = (m: { content: ContentBlock[] | string }): ContentBlock[] => (typeof m.content === "string" ? [] : m.content);
+export const blocksIn = (m: { content: ContentBlock[] | string }): ContentBlock[] =>
+  typeof m.content === "string" ? [] : m.content;
 
 /** `b` narrowed to `type`; throws (failing the test) when it is another block. */
 export function blockAs<T extends ContentBlock["type"]>(b: ContentBlock | undefined, type: T): BlockOf<T> {
@@ -26,10 +29,14 @@ export function blockAs<T extends ContentBlock["type"]>(b: ContentBlock | undefi
 }
 
 /** A block's cache breakpoint, if it has one. */
-export const cacheControlOf = (b: ContentBlock | undefined) => (b && "cache_control" in b ? b.cache_control : undefined);
+export const cacheControlOf = (b: ContentBlock | undefined) =>
+  b && "cache_control" in b ? b.cache_control : undefined;
 
 /** `v` (a block, an event, a frame: any union tagged by `type`) narrowed to `type`; throws (failing the test) when it is another. */
-export function ofType<U extends { type: string }, T extends U["type"]>(v: U | undefined, type: T): Extract<U, { type: T }> {
+export function ofType<U extends { type: string }, T extends U["type"]>(
+  v: U | undefined,
+  type: T,
+): Extract<U, { type: T }> {
   if (v?.type !== type) throw new Error(`expected ${type}, got ${JSON.stringify(v)?.slice(0, 200)}`);
   return v as Extract<U, { type: T }>;
 }
@@ -38,6 +45,7 @@ export function ofType<U extends { type: string }, T extends U["type"]>(v: U | u
 export const firstText = (content: string | readonly { type: string; [key: string]: unknown }[]): string => {
   if (typeof content === "string") return content;
   const text = content[0]?.text;
-  if (typeof text !== "string") throw new Error(`expected a text block first, got ${JSON.stringify(content[0])?.slice(0, 200)}`);
+  if (typeof text !== "string")
+    throw new Error(`expected a text block first, got ${JSON.stringify(content[0])?.slice(0, 200)}`);
   return text;
 };

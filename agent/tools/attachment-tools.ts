@@ -3,7 +3,11 @@
 import { z } from "zod";
 import { docxFormat } from "../../services/attachments/formats/document";
 import { imageFormat } from "../../services/attachments/formats/image";
-import { MAX_MODEL_IMAGE_BYTES, MODEL_IMAGE_TYPES, modelImageProblem } from "../../services/attachments/formats/image/model-image";
+import {
+  MAX_MODEL_IMAGE_BYTES,
+  MODEL_IMAGE_TYPES,
+  modelImageProblem,
+} from "../../services/attachments/formats/image/model-image";
 import { pdfFormat } from "../../services/attachments/formats/pdf";
 import { probePdf } from "../../services/attachments/formats/pdf/read";
 import { delimitedFormat, delimiterOf, xlsxFormat } from "../../services/attachments/formats/spreadsheet";
@@ -31,11 +35,20 @@ export function parseRange(spec: string, what: string, max: number): [number, nu
 async function open(ctx: AttachmentAccess, id: string, kinds: string[]) {
   const found = await ctx.openAttachment(id);
   if (!found) return { error: { content: `no attachment ${id}`, isError: true } as ToolOutput };
-  if (!kinds.includes(found.attachment.facts.kind)) return { error: { content: `${found.attachment.name} is ${found.attachment.type}; this tool reads ${kinds.join(" or ")} files`, isError: true } as ToolOutput };
+  if (!kinds.includes(found.attachment.facts.kind))
+    return {
+      error: {
+        content: `${found.attachment.name} is ${found.attachment.type}; this tool reads ${kinds.join(" or ")} files`,
+        isError: true,
+      } as ToolOutput,
+    };
   return { found };
 }
 
-const fail = (err: unknown): ToolOutput => ({ content: err instanceof Error ? err.message : String(err), isError: true });
+const fail = (err: unknown): ToolOutput => ({
+  content: err instanceof Error ? err.message : String(err),
+  isError: true,
+});
 
 export const fileRead: ToolDefinition<{ attachment_id: string; lines: string }, AttachmentAccess> = {
   name: "file_read",
@@ -50,10 +63,13 @@ export const fileRead: ToolDefinition<{ attachment_id: string; lines: string }, 
     if (error) return error;
     try {
       const index = await found!.lineIndex();
-      if (range[0] > index.lines) return { content: `lines: ${found!.attachment.name} has ${index.lines} lines`, isError: true };
+      if (range[0] > index.lines)
+        return { content: `lines: ${found!.attachment.name} has ${index.lines} lines`, isError: true };
       const out = await textFormat.read(found!.reader, index, range[0], Math.min(range[1], index.lines));
       const more = out.truncated ? " (truncated at the size cap: ask for fewer lines)" : "";
-      return { content: `[file_read: ${found!.attachment.name}, lines ${out.from}-${out.to} of ${index.lines}${more}]\n${out.lines.join("\n")}` };
+      return {
+        content: `[file_read: ${found!.attachment.name}, lines ${out.from}-${out.to} of ${index.lines}${more}]\n${out.lines.join("\n")}`,
+      };
     } catch (err) {
       return fail(err);
     }
@@ -61,13 +77,18 @@ export const fileRead: ToolDefinition<{ attachment_id: string; lines: string }, 
 };
 
 /** A PDF's user password, passed per call and never stored or echoed back (`secretInputs`). */
-export const pdfPassword = z.string().max(256).describe("the PDF's user password, when the note says it needs one").optional();
+export const pdfPassword = z
+  .string()
+  .max(256)
+  .describe("the PDF's user password, when the note says it needs one")
+  .optional();
 
 export const pdfInfo: ToolDefinition<{ attachment_id: string; password?: string }, AttachmentAccess> = {
   name: "pdf_info",
   core: false,
   capability: "pdf_info: facts of a PDF attachment (pages, title), from its cross-reference data",
-  description: "Facts of a PDF attachment: pages, title, author, producer, encryption. Reads only the file's cross-reference data.",
+  description:
+    "Facts of a PDF attachment: pages, title, author, producer, encryption. Reads only the file's cross-reference data.",
   input: z.strictObject({ attachment_id: attachmentId, password: pdfPassword }),
   secretInputs: ["password"],
   async run({ attachment_id, password }, ctx) {
@@ -95,7 +116,11 @@ export const pdfRead: ToolDefinition<{ attachment_id: string; pages: string; pas
   core: false,
   capability: "pdf_read: the text of a page range of a PDF attachment",
   description: `Read the text of a page range of a PDF attachment ("12" or "12-15", at most ${MAX_PDF_PAGES} pages per call). Only the bytes of those pages are fetched.`,
-  input: z.strictObject({ attachment_id: attachmentId, pages: z.string().max(40).describe('"12" or "12-15"'), password: pdfPassword }),
+  input: z.strictObject({
+    attachment_id: attachmentId,
+    pages: z.string().max(40).describe('"12" or "12-15"'),
+    password: pdfPassword,
+  }),
   secretInputs: ["password"],
   async run({ attachment_id, pages, password }, ctx) {
     const range = parseRange(pages, "pages", MAX_PDF_PAGES);
@@ -104,7 +129,9 @@ export const pdfRead: ToolDefinition<{ attachment_id: string; pages: string; pas
     if (error) return error;
     try {
       const out = await pdfFormat.read(found!.reader, range[0], range[1], { maxChars: 60_000, password });
-      return { content: out.pages.map((p) => `--- page ${p.page} of ${found!.attachment.name}\n${p.text}`).join("\n\n") };
+      return {
+        content: out.pages.map((p) => `--- page ${p.page} of ${found!.attachment.name}\n${p.text}`).join("\n\n"),
+      };
     } catch (err) {
       return fail(err);
     }
@@ -125,24 +152,42 @@ export const imageView: ToolDefinition<{ attachment_id: string }, AttachmentAcce
     // a side over 8000 px, bytes not of the declared type) comes back as a note, never as an
     // image that would fail this and every later request. (Over 20 images in a request, sides
     // over 2000 px are replaced at request time: core/request-limits.ts.)
-    if (reader.size > MAX_MODEL_IMAGE_BYTES) return { content: `${attachment.name} is ${reader.size} bytes; images over ${MAX_MODEL_IMAGE_BYTES} bytes (5 MB once base64-encoded) cannot be viewed`, isError: true };
-    if (!(MODEL_IMAGE_TYPES as readonly string[]).includes(attachment.type)) return { content: `${attachment.type} cannot be viewed; png, jpeg, gif and webp can`, isError: true };
+    if (reader.size > MAX_MODEL_IMAGE_BYTES)
+      return {
+        content: `${attachment.name} is ${reader.size} bytes; images over ${MAX_MODEL_IMAGE_BYTES} bytes (5 MB once base64-encoded) cannot be viewed`,
+        isError: true,
+      };
+    if (!(MODEL_IMAGE_TYPES as readonly string[]).includes(attachment.type))
+      return { content: `${attachment.type} cannot be viewed; png, jpeg, gif and webp can`, isError: true };
     const bytes = await imageFormat.read(reader);
     const problem = modelImageProblem(attachment.type, bytes);
     if (problem) return { content: `${attachment.name} cannot be viewed: ${problem}`, isError: true };
     let bin = "";
     for (let i = 0; i < bytes.length; i += 0x8000) bin += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
     const label = `${attachment.name} (${attachment.facts.width}x${attachment.facts.height})`;
-    return { content: label, blocks: [{ type: "text", text: label }, { type: "image", source: { type: "base64", media_type: attachment.type, data: btoa(bin) } }] };
+    return {
+      content: label,
+      blocks: [
+        { type: "text", text: label },
+        { type: "image", source: { type: "base64", media_type: attachment.type, data: btoa(bin) } },
+      ],
+    };
   },
 };
 
-export const spreadsheetRead: ToolDefinition<{ attachment_id: string; rows: string; sheet?: string }, AttachmentAccess> = {
+export const spreadsheetRead: ToolDefinition<
+  { attachment_id: string; rows: string; sheet?: string },
+  AttachmentAccess
+> = {
   name: "spreadsheet_read",
   core: false,
   capability: "spreadsheet_read: rows of CSV, TSV and XLSX attachments",
   description: `Read a row range of a spreadsheet attachment (CSV, TSV or XLSX; "sheet" picks an XLSX sheet by name or number). At most ${MAX_ROWS} rows per call.`,
-  input: z.strictObject({ attachment_id: attachmentId, rows: z.string().max(40).describe('"1-50"'), sheet: z.string().max(100).optional() }),
+  input: z.strictObject({
+    attachment_id: attachmentId,
+    rows: z.string().max(40).describe('"1-50"'),
+    sheet: z.string().max(100).optional(),
+  }),
   async run({ attachment_id, rows, sheet }, ctx) {
     const range = parseRange(rows, "rows", MAX_ROWS);
     if (typeof range === "string") return { content: range, isError: true };
@@ -153,10 +198,20 @@ export const spreadsheetRead: ToolDefinition<{ attachment_id: string; rows: stri
       if (attachment.facts.sheets) {
         const which = sheet === undefined ? 1 : /^\d+$/.test(sheet) ? Number(sheet) : sheet;
         const out = await xlsxFormat.read(reader, which, range[0], range[1]);
-        return { content: `[spreadsheet_read: ${attachment.name}, sheet ${out.sheet}, rows ${range[0]}-${range[0] + out.rows.length - 1}]\n${out.rows.map((r) => r.map((v) => (v === null ? "" : String(v))).join("\t")).join("\n")}` };
+        return {
+          content: `[spreadsheet_read: ${attachment.name}, sheet ${out.sheet}, rows ${range[0]}-${range[0] + out.rows.length - 1}]\n${out.rows.map((r) => r.map((v) => (v === null ? "" : String(v))).join("\t")).join("\n")}`,
+        };
       }
-      const out = await delimitedFormat.read(reader, await found!.lineIndex(), delimiterOf(attachment.type), range[0], range[1]);
-      return { content: `[spreadsheet_read: ${attachment.name}, rows ${range[0]}-${range[0] + out.rows.length - 1}]\n${[out.header, ...out.rows].map((r) => r.join("\t")).join("\n")}` };
+      const out = await delimitedFormat.read(
+        reader,
+        await found!.lineIndex(),
+        delimiterOf(attachment.type),
+        range[0],
+        range[1],
+      );
+      return {
+        content: `[spreadsheet_read: ${attachment.name}, rows ${range[0]}-${range[0] + out.rows.length - 1}]\n${[out.header, ...out.rows].map((r) => r.join("\t")).join("\n")}`,
+      };
     } catch (err) {
       return fail(err);
     }
@@ -176,8 +231,13 @@ export const documentRead: ToolDefinition<{ attachment_id: string; offset?: numb
       const start = offset ?? 0;
       const doc = await docxFormat.read(found!.reader, { maxChars: start + DOC_PAGE_CHARS + 1 });
       const page = doc.text.slice(start, start + DOC_PAGE_CHARS);
-      const more = doc.text.length > start + DOC_PAGE_CHARS ? `; next: document_read {"attachment_id":"${attachment_id}","offset":${start + DOC_PAGE_CHARS}}` : "";
-      return { content: `[document_read: ${found!.attachment.name}, chars ${start}-${start + page.length}${more}]\n${page}` };
+      const more =
+        doc.text.length > start + DOC_PAGE_CHARS
+          ? `; next: document_read {"attachment_id":"${attachment_id}","offset":${start + DOC_PAGE_CHARS}}`
+          : "";
+      return {
+        content: `[document_read: ${found!.attachment.name}, chars ${start}-${start + page.length}${more}]\n${page}`,
+      };
     } catch (err) {
       return fail(err);
     }

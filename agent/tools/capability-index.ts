@@ -20,6 +20,9 @@ export function indexLines(tools: readonly ToolDefinition<unknown>[]): string[] 
     if (!t.indexGroup) lines.push(capabilityLine(t));
     else groups.set(t.indexGroup, [...(groups.get(t.indexGroup) ?? []), t]);
   }
-  for (const [group, members] of groups) lines.push(`${group}: ${members.length} tool${members.length === 1 ? "" : "s"} (${verbs(members)}); tool_search finds them`);
+  for (const [group, members] of groups)
+    lines.push(
+      `${group}: ${members.length} tool${members.length === 1 ? "" : "s"} (${verbs(members)}); tool_search finds them`,
+    );
   return lines;
 }

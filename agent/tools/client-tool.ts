@@ -15,7 +15,10 @@ export const runsOnClient = (tool: ToolDefinition<unknown> | undefined): boolean
  * turn's requests without activation, and never enter <capabilities>, whose lines are the day's)
  * and false for a tenant's registered ones (found with tool_search, added with tool_activate).
  */
-export function clientToolDefinition(spec: ClientToolSpec, opts: { core?: boolean } = {}): ToolDefinition<Record<string, unknown>> {
+export function clientToolDefinition(
+  spec: ClientToolSpec,
+  opts: { core?: boolean } = {},
+): ToolDefinition<Record<string, unknown>> {
   return {
     name: spec.name,
     description: spec.description,

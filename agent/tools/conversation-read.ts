@@ -11,8 +11,15 @@ export const READ_PAGE_CHARS = 40_000;
 const MAX_RANGE_MESSAGES = 50;
 
 const input = z.strictObject({
-  conversation_id: z.string().refine((v) => isId("conv", v), "not a conversation id").optional().describe("defaults to the current conversation"),
-  message_id: z.string().refine((v) => isId("msg", v), "not a message id").optional(),
+  conversation_id: z
+    .string()
+    .refine((v) => isId("conv", v), "not a conversation id")
+    .optional()
+    .describe("defaults to the current conversation"),
+  message_id: z
+    .string()
+    .refine((v) => isId("msg", v), "not a message id")
+    .optional(),
   from_seq: z.number().int().min(1).optional(),
   to_seq: z.number().int().min(1).optional(),
   block: z.number().int().min(0).optional().describe("index of one content block of message_id"),
@@ -34,11 +41,23 @@ export const conversationRead: ToolDefinition<Input, CallScope & TranscriptAcces
     if (args.from_seq !== undefined && args.to_seq !== undefined && args.to_seq < args.from_seq)
       return { content: "to_seq must be >= from_seq", isError: true };
     const fromSeq = args.message_id ? undefined : (args.from_seq ?? 1);
-    const toSeq = args.message_id ? undefined : Math.min(args.to_seq ?? fromSeq! + MAX_RANGE_MESSAGES - 1, fromSeq! + MAX_RANGE_MESSAGES - 1);
-    const found = await ctx.readConversation(conversationId, { messageId: args.message_id, fromSeq, toSeq, limit: MAX_RANGE_MESSAGES });
+    const toSeq = args.message_id
+      ? undefined
+      : Math.min(args.to_seq ?? fromSeq! + MAX_RANGE_MESSAGES - 1, fromSeq! + MAX_RANGE_MESSAGES - 1);
+    const found = await ctx.readConversation(conversationId, {
+      messageId: args.message_id,
+      fromSeq,
+      toSeq,
+      limit: MAX_RANGE_MESSAGES,
+    });
     if (!found) return { content: `no conversation ${conversationId}`, isError: true };
     if (!found.messages.length)
-      return { content: args.message_id ? `no message ${args.message_id} in conversation ${conversationId}` : `no messages in that range (the conversation has ${found.messageCount})`, isError: true };
+      return {
+        content: args.message_id
+          ? `no message ${args.message_id} in conversation ${conversationId}`
+          : `no messages in that range (the conversation has ${found.messageCount})`,
+        isError: true,
+      };
 
     let text: string;
     let what: string;
@@ -58,7 +77,12 @@ export const conversationRead: ToolDefinition<Input, CallScope & TranscriptAcces
       const last = found.messages[found.messages.length - 1];
       what = `messages seq ${found.messages[0].seq}-${last.seq} of ${found.messageCount}`;
     }
-    return { content: page(text, args.offset ?? 0, `conversation ${conversationId}, ${what}`, { ...args, conversation_id: conversationId }) };
+    return {
+      content: page(text, args.offset ?? 0, `conversation ${conversationId}, ${what}`, {
+        ...args,
+        conversation_id: conversationId,
+      }),
+    };
   },
 };
 

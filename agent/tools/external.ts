@@ -21,7 +21,10 @@ export interface ToolSource {
  * Every tenant tool the turn may use from `sources` (the list is agent/tools/index.ts's
  * tenantToolSources), in a stable order (source, then name).
  */
-export async function tenantTools(scope: ToolScope, sources: readonly ToolSource[]): Promise<ToolDefinition<unknown>[]> {
+export async function tenantTools(
+  scope: ToolScope,
+  sources: readonly ToolSource[],
+): Promise<ToolDefinition<unknown>[]> {
   const loaded = await Promise.all(
     sources.map(async (s) => {
       try {

@@ -57,4 +57,3 @@ export function createToolRegistry(): ToolRegistry {
 
 /** The registry every turn uses. Built once per isolate; tools are stateless. */
 export const toolRegistry = createToolRegistry();
-

@@ -15,7 +15,11 @@ const oneLine = (text: string, max: number) => {
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 };
 
-export function mcpToolDefinition(scope: Pick<ToolScope, "env" | "tenantId">, server: McpServerRow, tool: McpToolEntry): ToolDefinition<Record<string, unknown>> {
+export function mcpToolDefinition(
+  scope: Pick<ToolScope, "env" | "tenantId">,
+  server: McpServerRow,
+  tool: McpToolEntry,
+): ToolDefinition<Record<string, unknown>> {
   const summary = oneLine(tool.description, 160);
   // The server's schema as the Messages API takes it: a top-level union (which the API refuses on
   // every request carrying the tool) is flattened, and the combinations it allowed are told in the
@@ -25,7 +29,10 @@ export function mcpToolDefinition(scope: Pick<ToolScope, "env" | "tenantId">, se
     name: tool.name,
     shortName: tool.mcpName,
     indexGroup: `${mcpPrefix(server.name)}* (MCP server)`,
-    description: withSchemaNote(`${oneLine(tool.description, 1000)} (tool "${tool.mcpName}" of MCP server "${server.name}")`, note),
+    description: withSchemaNote(
+      `${oneLine(tool.description, 1000)} (tool "${tool.mcpName}" of MCP server "${server.name}")`,
+      note,
+    ),
     capability: `${tool.name}: ${summary}`,
     core: false,
     input: z.record(z.string(), z.unknown()),

@@ -31,6 +31,8 @@ export const memoryForget: ToolDefinition<{ id: string }, MemoryAccess> = {
   description: "Delete a saved note (by its mem_ id) when the user asks to forget it.",
   input: z.strictObject({ id: noteId }),
   async run({ id }, ctx) {
-    return (await ctx.memory.deleteNote(id)) ? { content: `deleted note ${id}` } : { content: `no note ${id}`, isError: true };
+    return (await ctx.memory.deleteNote(id))
+      ? { content: `deleted note ${id}` }
+      : { content: `no note ${id}`, isError: true };
   },
 };

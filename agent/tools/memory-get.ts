@@ -6,7 +6,12 @@ import { page } from "./conversation-read";
 import type { MemoryAccess, ToolDefinition, TranscriptAccess } from "./registry";
 
 const input = z.strictObject({
-  id: z.string().refine((v) => isId("mem", v) || isId("epi", v) || isId("msg", v), "not a note (mem_), episode (epi_) or message (msg_) id"),
+  id: z
+    .string()
+    .refine(
+      (v) => isId("mem", v) || isId("epi", v) || isId("msg", v),
+      "not a note (mem_), episode (epi_) or message (msg_) id",
+    ),
   offset: z.number().int().min(0).optional().describe("character offset of the page to read"),
 });
 type Input = z.infer<typeof input>;
@@ -15,24 +20,36 @@ export const memoryGet: ToolDefinition<Input, MemoryAccess & TranscriptAccess> =
   name: "memory_get",
   core: true,
   capability: "memory_get: read one note, episode or message in full",
-  description: "Read one memory item in full by the id memory_search gave: a note (mem_…), an episode (epi_…) or a message (msg_…).",
+  description:
+    "Read one memory item in full by the id memory_search gave: a note (mem_…), an episode (epi_…) or a message (msg_…).",
   input,
   async run({ id, offset }, ctx) {
     if (id.startsWith("mem_")) {
       const note = await ctx.memory.getNote(id);
       if (!note) return { content: `no note ${id}`, isError: true };
       const tags = note.tags.length ? `\ntags: ${note.tags.join(", ")}` : "";
-      return { content: `note ${note.id}: ${note.title} (saved ${note.createdAt}, updated ${note.updatedAt})${tags}\n\n${note.text}` };
+      return {
+        content: `note ${note.id}: ${note.title} (saved ${note.createdAt}, updated ${note.updatedAt})${tags}\n\n${note.text}`,
+      };
     }
     if (id.startsWith("epi_")) {
       const e = await ctx.memory.getEpisode(id);
       if (!e) return { content: `no episode ${id}`, isError: true };
-      return { content: `episode ${e.id} of conversation ${e.conversationId}, messages 1-${e.throughSeq}, folded ${e.createdAt}:\n\n${e.body}` };
+      return {
+        content: `episode ${e.id} of conversation ${e.conversationId}, messages 1-${e.throughSeq}, folded ${e.createdAt}:\n\n${e.body}`,
+      };
     }
     const conversationId = await ctx.memory.conversationOfMessage(id);
     const found = conversationId ? await ctx.readConversation(conversationId, { messageId: id, limit: 1 }) : null;
     const m = found?.messages[0];
     if (!m) return { content: `no message ${id}`, isError: true };
-    return { content: page(renderMessageText(m), offset ?? 0, `conversation ${conversationId}, message ${m.id} (seq ${m.seq}, ${m.role})`, { conversation_id: conversationId, message_id: m.id }) };
+    return {
+      content: page(
+        renderMessageText(m),
+        offset ?? 0,
+        `conversation ${conversationId}, message ${m.id} (seq ${m.seq}, ${m.role})`,
+        { conversation_id: conversationId, message_id: m.id },
+      ),
+    };
   },
 };

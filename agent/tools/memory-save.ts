@@ -13,7 +13,8 @@ export const memorySave: ToolDefinition<Input, MemoryAccess> = {
   name: "memory_save",
   core: true,
   capability: "memory_save: keep a durable note across conversations",
-  description: "Save a durable note to memory (a fact, preference or decision worth keeping across conversations). Found later with memory_search.",
+  description:
+    "Save a durable note to memory (a fact, preference or decision worth keeping across conversations). Found later with memory_search.",
   input,
   async run(args, ctx) {
     const note = await ctx.memory.saveNote(args);

@@ -7,24 +7,32 @@ import type { CallScope, CortexAccess, ToolAccess, ToolDefinition } from "./regi
 const input = z.strictObject({
   query: z.string().trim().min(1).max(500).describe("words or exact identifiers to find"),
   limit: z.number().int().min(1).max(20).optional().describe("default 5"),
-  said: z.enum(["user", "assistant"]).optional().describe("whose words to look for: the person's (default) or yours; unset, a query like 'you suggested ...' looks for yours"),
+  said: z
+    .enum(["user", "assistant"])
+    .optional()
+    .describe(
+      "whose words to look for: the person's (default) or yours; unset, a query like 'you suggested ...' looks for yours",
+    ),
 });
 type Input = z.infer<typeof input>;
 
 export const memorySearch: ToolDefinition<Input, CallScope & CortexAccess & ToolAccess> = {
   name: "memory_search",
   core: true,
-  capability: "memory_search: find stored messages, notes, episodes and indexed PDF pages by words or exact identifiers",
+  capability:
+    "memory_search: find stored messages, notes, episodes and indexed PDF pages by words or exact identifiers",
   description:
     "Search your memory: every stored message of your conversations (including turns folded into a summary or stubbed), your saved notes, the episodes (summaries) of folded history, and the pages of PDFs already indexed by pdf_search. " +
     "Matches words (stemmed), names, ids, file names and numbers. Returns ranked snippets; each names the call that returns the full original. " +
-    "How to search well: put the subject words the original would contain, not the question (\"commute minutes work\", not \"how long did I say my commute was\"); add the likely words of the answer and synonyms (\"bike bicycle cycling\"); keep identifiers exact; search again with other words if the first hits miss; " +
-    "the person's own messages rank first — set said:\"assistant\" to find what you yourself said earlier.",
+    'How to search well: put the subject words the original would contain, not the question ("commute minutes work", not "how long did I say my commute was"); add the likely words of the answer and synonyms ("bike bicycle cycling"); keep identifiers exact; search again with other words if the first hits miss; ' +
+    'the person\'s own messages rank first — set said:"assistant" to find what you yourself said earlier.',
   input,
   async run(args, ctx) {
     const hits = await ctx.search(args.query, args.limit ?? 5, args.said ? { said: args.said } : undefined);
     if (!hits.length) return { content: `no memory matches "${args.query}"` };
-    return { content: `${hits.length} matches for "${args.query}":\n${hits.map((h, i) => describeHit(h, i + 1, ctx.conversationId, ctx.activeTools)).join("\n")}` };
+    return {
+      content: `${hits.length} matches for "${args.query}":\n${hits.map((h, i) => describeHit(h, i + 1, ctx.conversationId, ctx.activeTools)).join("\n")}`,
+    };
   },
 };
 
@@ -40,8 +48,10 @@ function describeHit(h: SearchHit, n: number, current: string, activeTools: read
     const call = activeTools.includes("pdf_read") ? read : `tool_activate {"name":"pdf_read"}, then ${read}`;
     return `${n}. page ${h.seq} of PDF ${attachmentId} (${day}): ${h.snippet}\n   full text: ${call}`;
   }
-  if (h.kind === "memory") return `${n}. note ${h.id} (${day}): ${h.snippet}\n   full text: memory_get {"id":"${h.id}"}`;
-  if (h.kind === "episode") return `${n}. episode of conversation ${h.conversationId} through seq ${h.seq} (${day}): ${h.snippet}\n   full text: memory_get {"id":"${h.id}"}`;
+  if (h.kind === "memory")
+    return `${n}. note ${h.id} (${day}): ${h.snippet}\n   full text: memory_get {"id":"${h.id}"}`;
+  if (h.kind === "episode")
+    return `${n}. episode of conversation ${h.conversationId} through seq ${h.seq} (${day}): ${h.snippet}\n   full text: memory_get {"id":"${h.id}"}`;
   const where = h.conversationId === current ? "this conversation" : `conversation ${h.conversationId}`;
   const read = JSON.stringify({ conversation_id: h.conversationId, message_id: h.id });
   return `${n}. ${where}, seq ${h.seq} (${h.role}, ${day}): ${h.snippet}\n   full text: conversation_read ${read}`;

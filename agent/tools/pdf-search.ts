@@ -18,7 +18,10 @@ const LOCKED_CHUNK = 25;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const n = (x: number) => x.toLocaleString("en-US");
-const fail = (err: unknown): ToolOutput => ({ content: err instanceof Error ? err.message : String(err), isError: true });
+const fail = (err: unknown): ToolOutput => ({
+  content: err instanceof Error ? err.message : String(err),
+  isError: true,
+});
 
 /** What pdf_search uses: the file and its page index, the cortex to search them, progress while indexing. */
 type PdfSearchAccess = CallScope & AttachmentAccess & CortexAccess;
@@ -27,10 +30,16 @@ type Found = NonNullable<Awaited<ReturnType<AttachmentAccess["openAttachment"]>>
 /** Queues the indexing on first search and waits a while for it; the pages indexed so far. */
 async function indexThroughQueue({ attachment }: Found, total: number, ctx: PdfSearchAccess): Promise<number> {
   let state = await ctx.pageIndex.status(attachment.id);
-  const stalled = state.status === "indexing" && state.startedAt !== null && Date.now() - Date.parse(state.startedAt) > STALL_MS && state.indexed < total;
+  const stalled =
+    state.status === "indexing" &&
+    state.startedAt !== null &&
+    Date.now() - Date.parse(state.startedAt) > STALL_MS &&
+    state.indexed < total;
   if (state.status === "none" || stalled) {
     await ctx.pageIndex.start(attachment.id, total);
-    ctx.progress(`First search of ${attachment.name} (${n(total)} pages): indexing its pages first, this may take a minute.`);
+    ctx.progress(
+      `First search of ${attachment.name} (${n(total)} pages): indexing its pages first, this may take a minute.`,
+    );
     state = await ctx.pageIndex.status(attachment.id);
   }
   const deadline = Date.now() + WAIT_MS;
@@ -45,10 +54,16 @@ async function indexThroughQueue({ attachment }: Found, total: number, ctx: PdfS
 }
 
 /** Reads and indexes the pages not yet indexed, in order, until done or out of time. */
-async function indexHere({ attachment, reader }: Found, total: number, password: string, ctx: PdfSearchAccess): Promise<number | null> {
+async function indexHere(
+  { attachment, reader }: Found,
+  total: number,
+  password: string,
+  ctx: PdfSearchAccess,
+): Promise<number | null> {
   let indexed = (await ctx.pageIndex.status(attachment.id)).indexed;
   const deadline = Date.now() + WAIT_MS;
-  if (indexed < total) ctx.progress(`First search of ${attachment.name} (${n(total)} pages): reading its pages with the password given.`);
+  if (indexed < total)
+    ctx.progress(`First search of ${attachment.name} (${n(total)} pages): reading its pages with the password given.`);
   while (indexed < total && Date.now() < deadline) {
     const { pages } = await readPdfPages(reader, indexed + 1, Math.min(total, indexed + LOCKED_CHUNK), { password });
     const now = await ctx.pageIndex.put(attachment.id, pages);
@@ -63,8 +78,13 @@ export const pdfSearch: ToolDefinition<{ attachment_id: string; query: string; p
   name: "pdf_search",
   core: false,
   capability: "pdf_search: find pages of a PDF attachment by words or identifiers",
-  description: "Search a PDF attachment's pages by words or exact identifiers; returns page numbers with snippets. The first search of a large PDF indexes it first (may take a minute).",
-  input: z.strictObject({ attachment_id: z.string().refine((v) => isId("att", v), "not an attachment id (att_…)"), query: z.string().trim().min(1).max(300), password: pdfPassword }),
+  description:
+    "Search a PDF attachment's pages by words or exact identifiers; returns page numbers with snippets. The first search of a large PDF indexes it first (may take a minute).",
+  input: z.strictObject({
+    attachment_id: z.string().refine((v) => isId("att", v), "not an attachment id (att_…)"),
+    query: z.string().trim().min(1).max(300),
+    password: pdfPassword,
+  }),
   secretInputs: ["password"],
   async run({ attachment_id, query, password }, ctx) {
     const found = await ctx.openAttachment(attachment_id);
@@ -72,23 +92,35 @@ export const pdfSearch: ToolDefinition<{ attachment_id: string; query: string; p
     const { attachment } = found;
     const locked = attachment.facts.kind === "pdf" && attachment.facts.passwordRequired === true;
     if (locked && password === undefined)
-      return { content: `${attachment.name} is encrypted; ask the user for the password and pass it as "password"`, isError: true };
+      return {
+        content: `${attachment.name} is encrypted; ask the user for the password and pass it as "password"`,
+        isError: true,
+      };
     let total = attachment.facts.pageCount;
     let indexed: number | null;
     try {
       // The stored count of a locked file may be 0 (its catalog is encrypted): the password tells.
       if (locked) total = (await probePdf(found.reader, { password })).pageCount;
-      if (attachment.facts.kind !== "pdf" || !total) return { content: `${attachment.name} is not a readable PDF${attachment.facts.problem ? `: ${attachment.facts.problem}` : ""}`, isError: true };
+      if (attachment.facts.kind !== "pdf" || !total)
+        return {
+          content: `${attachment.name} is not a readable PDF${attachment.facts.problem ? `: ${attachment.facts.problem}` : ""}`,
+          isError: true,
+        };
       indexed = locked ? await indexHere(found, total, password!, ctx) : await indexThroughQueue(found, total, ctx);
     } catch (err) {
       return fail(err);
     }
     if (indexed === null) return { content: `no attachment ${attachment_id}`, isError: true };
     const hits = await ctx.search(query, 10, { kinds: ["page"], refPrefix: `${attachment.id}:p` });
-    const partial = indexed < total ? `Indexing continues (${n(indexed)} of ${n(total)} pages so far): search again${locked ? " with the password" : ""} shortly for complete results.\n` : "";
+    const partial =
+      indexed < total
+        ? `Indexing continues (${n(indexed)} of ${n(total)} pages so far): search again${locked ? " with the password" : ""} shortly for complete results.\n`
+        : "";
     if (!hits.length) return { content: `${partial}No page of ${attachment.name} matches "${query}".` };
     const lines = hits.map((h) => `- page ${h.seq}: ${h.snippet}`);
     const read = `pdf_read {"attachment_id":"${attachment.id}","pages":"N"${locked ? ',"password":"..."' : ""}}`;
-    return { content: `${partial}${hits.length} pages of ${attachment.name} match "${query}" (read one with ${read}):\n${lines.join("\n")}` };
+    return {
+      content: `${partial}${hits.length} pages of ${attachment.name} match "${query}" (read one with ${read}):\n${lines.join("\n")}`,
+    };
   },
 };

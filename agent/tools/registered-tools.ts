@@ -43,10 +43,21 @@ export function httpToolDefinition(row: ToolRow, env: ToolEnv): ToolDefinition<R
         headers = await openHeaders(env, row);
       } catch {
         // The key changed or is missing: say so without a word of the sealed value.
-        return { content: `${row.name}: its stored headers cannot be opened (TOOL_SECRETS_KEY missing or changed); the tool's owner must set them again`, isError: true };
+        return {
+          content: `${row.name}: its stored headers cannot be opened (TOOL_SECRETS_KEY missing or changed); the tool's owner must set them again`,
+          isError: true,
+        };
       }
       const out = await callHttpTool(
-        { name: row.name, endpoint: row.endpoint ?? "", headers, timeoutMs: row.timeoutMs, maxResponseBytes: row.maxResponseBytes, idempotent: row.idempotent, retries: row.retries },
+        {
+          name: row.name,
+          endpoint: row.endpoint ?? "",
+          headers,
+          timeoutMs: row.timeoutMs,
+          maxResponseBytes: row.maxResponseBytes,
+          idempotent: row.idempotent,
+          retries: row.retries,
+        },
         input,
         { conversationId: ctx.conversationId, turnId: ctx.turnId, callId: ctx.callId },
         { allowLoopback: loopbackAllowed(env) },

@@ -37,19 +37,31 @@ export interface CallScope {
 /** This tenant's conversations: their messages and the list of them. */
 export interface TranscriptAccess {
   /** Messages of any conversation of this tenant; null when it does not exist for this tenant. */
-  readConversation(conversationId: string, query: ReadQuery): Promise<{ messages: StoredMessage[]; messageCount: number } | null>;
-  listConversations(limit: number, before?: string): Promise<{ id: string; title: string; createdAt: string; updatedAt: string; messageCount: number }[]>;
+  readConversation(
+    conversationId: string,
+    query: ReadQuery,
+  ): Promise<{ messages: StoredMessage[]; messageCount: number } | null>;
+  listConversations(
+    limit: number,
+    before?: string,
+  ): Promise<{ id: string; title: string; createdAt: string; updatedAt: string; messageCount: number }[]>;
 }
 
 /** The cortex, scoped to this tenant. */
 export interface CortexAccess {
-  search(query: string, limit: number, opts?: { kinds?: DocKind[]; refPrefix?: string; said?: "user" | "assistant" }): Promise<SearchHit[]>;
+  search(
+    query: string,
+    limit: number,
+    opts?: { kinds?: DocKind[]; refPrefix?: string; said?: "user" | "assistant" },
+  ): Promise<SearchHit[]>;
 }
 
 /** This tenant's attachments, and a PDF's page index in the cortex. */
 export interface AttachmentAccess {
   /** One of this tenant's attachments with a ranged reader over its bytes; null when unknown. */
-  openAttachment(id: string): Promise<{ attachment: Attachment; reader: RangeReader; lineIndex(): Promise<LineIndex> } | null>;
+  openAttachment(
+    id: string,
+  ): Promise<{ attachment: Attachment; reader: RangeReader; lineIndex(): Promise<LineIndex> } | null>;
   /** How far a PDF's page index is, and starting it (chunks through the job queue). */
   pageIndex: {
     status(attachmentId: string): Promise<{ status: string; indexed: number; startedAt: string | null }>;
@@ -91,7 +103,14 @@ export interface DelegateAccess {
 }
 
 /** Every slice: what the registry hands each call (a tool sees the slices it names). */
-export interface ToolContext extends CallScope, TranscriptAccess, CortexAccess, AttachmentAccess, MemoryAccess, ToolAccess, DelegateAccess {}
+export interface ToolContext
+  extends CallScope,
+    TranscriptAccess,
+    CortexAccess,
+    AttachmentAccess,
+    MemoryAccess,
+    ToolAccess,
+    DelegateAccess {}
 
 export interface ToolOutput {
   content: string;
@@ -139,7 +158,8 @@ export interface ToolDefinition<I = unknown, C = ToolContext> {
 }
 
 /** A tool's line in the <capabilities> index. */
-export const capabilityLine = (t: ToolDefinition<unknown>): string => (t.core ? t.capability : `${t.capability} (tool_activate first)`);
+export const capabilityLine = (t: ToolDefinition<unknown>): string =>
+  t.core ? t.capability : `${t.capability} (tool_activate first)`;
 
 /** What a withheld secret input reads as in the transcript. */
 export const withheldText = (field: string) => `[${field} withheld]`;
@@ -192,7 +212,9 @@ export class ToolRegistry {
   }
 
   all(): ToolDefinition<unknown>[] {
-    return [...this.tools.values()].sort((a, b) => (a.core === b.core ? a.name.localeCompare(b.name) : a.core ? -1 : 1));
+    return [...this.tools.values()].sort((a, b) =>
+      a.core === b.core ? a.name.localeCompare(b.name) : a.core ? -1 : 1,
+    );
   }
 
   /**
@@ -230,7 +252,10 @@ export class ToolRegistry {
     const tool = this.tools.get(name);
     if (!tool) return { content: `unknown tool "${name}"; tool_search finds the available ones`, isError: true };
     if (!tool.core && !activeTools.includes(name))
-      return { content: `${name} is not active in this conversation; call tool_activate {"name":"${name}"} first`, isError: true };
+      return {
+        content: `${name} is not active in this conversation; call tool_activate {"name":"${name}"} first`,
+        isError: true,
+      };
     return null;
   }
 
@@ -239,7 +264,8 @@ export class ToolRegistry {
     if (refused) return refused;
     const tool = this.tools.get(name)!;
     const parsed = tool.input.safeParse(rawInput ?? {});
-    if (!parsed.success) return { content: `invalid input for ${name}: ${describeZodError(parsed.error)}`, isError: true };
+    if (!parsed.success)
+      return { content: `invalid input for ${name}: ${describeZodError(parsed.error)}`, isError: true };
     try {
       return await tool.run(parsed.data, { ...ctx, tools: this });
     } catch (err) {

@@ -5,7 +5,8 @@ import { z } from "zod";
 import type { ToolAccess, ToolDefinition, ToolRegistry } from "./registry";
 
 // One stem per word family: "quote", "quotes", "quoted" and "quoting" all become "quot".
-const words = (text: string) => new Set((text.toLowerCase().match(/[a-z0-9]+/g) ?? []).map((w) => w.replace(/(?<=...)(?:ing|ed|es|e|s)$/, "")));
+const words = (text: string) =>
+  new Set((text.toLowerCase().match(/[a-z0-9]+/g) ?? []).map((w) => w.replace(/(?<=...)(?:ing|ed|es|e|s)$/, "")));
 
 /**
  * Everyday verbs for the actions tools are named by (create_…, get_…, update_…): a person asks to
@@ -33,7 +34,8 @@ export function toolSearch(registry: ToolRegistry): ToolDefinition<{ query: stri
     name: "tool_search",
     core: true,
     capability: "tool_search: find more tools by what you need to do",
-    description: "Search the tools that are not loaded yet by what you need to do. Returns matching tools with a one-line description; add one with tool_activate.",
+    description:
+      "Search the tools that are not loaded yet by what you need to do. Returns matching tools with a one-line description; add one with tool_activate.",
     input: z.strictObject({ query: z.string().trim().min(1).max(200) }),
     async run({ query }, ctx) {
       const q = queryWords(query);
@@ -54,7 +56,11 @@ export function toolSearch(registry: ToolRegistry): ToolDefinition<{ query: stri
       return {
         content: scored
           .map(({ t }) => {
-            const state = t.core ? "ready" : ctx.activeTools.includes(t.name) ? "active" : `inactive: tool_activate {"name":"${t.name}"}`;
+            const state = t.core
+              ? "ready"
+              : ctx.activeTools.includes(t.name)
+                ? "active"
+                : `inactive: tool_activate {"name":"${t.name}"}`;
             return `- ${t.name} (${state}): ${t.description}`;
           })
           .join("\n"),
@@ -68,7 +74,8 @@ export function toolActivate(registry: ToolRegistry): ToolDefinition<{ name: str
     name: "tool_activate",
     core: true,
     capability: "tool_activate: add a found tool to this conversation",
-    description: "Add a tool found with tool_search to this conversation. Its schema is available from your next step on and stays for later turns.",
+    description:
+      "Add a tool found with tool_search to this conversation. Its schema is available from your next step on and stays for later turns.",
     input: z.strictObject({ name: z.string().trim().min(1).max(64) }),
     async run({ name }, ctx) {
       const tool = (ctx.tools ?? registry).get(name);

@@ -97,9 +97,21 @@ const SDK_MODELS = "@anthropic-ai/sdk 1.16.0: resources/messages/messages.d.ts (
 /** Images per request: 100 for models with a 200K window, 600 for the others (vision page). */
 const imagesFor = (window: number) => (window <= 200_000 ? 100 : 600);
 
-const price = (input: number, output: number, cacheRead: number): ModelPrices => ({ input, output, cacheWrite5m: input * 1.25, cacheWrite1h: input * 2, cacheRead });
+const price = (input: number, output: number, cacheRead: number): ModelPrices => ({
+  input,
+  output,
+  cacheWrite5m: input * 1.25,
+  cacheWrite1h: input * 2,
+  cacheRead,
+});
 
-const ALWAYS_ON: ModelThinking = { accepts: ["adaptive"], whenOmitted: "adaptive", display: "omitted", progressInThinking: true, prefixBound: false };
+const ALWAYS_ON: ModelThinking = {
+  accepts: ["adaptive"],
+  whenOmitted: "adaptive",
+  display: "omitted",
+  progressInThinking: true,
+  prefixBound: false,
+};
 const ALL_EFFORT = { levels: EFFORT_LEVELS, default: "high" } as const;
 
 function entry(e: Omit<ModelEntry, "maxImages"> & { maxImages?: number }): ModelEntry {
@@ -117,7 +129,14 @@ export const MODELS: readonly ModelEntry[] = [
     maxOutput: 128_000,
     // Adaptive thinking on by default; `disabled` and `enabled` are 400s; `between_tools` (no up-front
     // thinking, progress notes still as thinking blocks) only at effort low/medium/high.
-    thinking: { accepts: ["adaptive", "between_tools"], whenOmitted: "adaptive", display: "omitted", offUpToEffort: "high", progressInThinking: true, prefixBound: true },
+    thinking: {
+      accepts: ["adaptive", "between_tools"],
+      whenOmitted: "adaptive",
+      display: "omitted",
+      offUpToEffort: "high",
+      progressInThinking: true,
+      prefixBound: true,
+    },
     effort: ALL_EFFORT,
     prefill: false,
     sampling: false,
@@ -128,7 +147,12 @@ export const MODELS: readonly ModelEntry[] = [
     // overview page said $0.20; the guide and the pricing page's footnote say $0.10).
     prices: price(2, 10, 0.1),
     serverTools: true,
-    sources: [`${DOCS}/models/sonnet-5-5/overview`, `${DOCS}/models/sonnet-5-5/migration-guide`, `${DOCS}/models/sonnet-5-5/whats-new-sonnet-5-5`, PRICING],
+    sources: [
+      `${DOCS}/models/sonnet-5-5/overview`,
+      `${DOCS}/models/sonnet-5-5/migration-guide`,
+      `${DOCS}/models/sonnet-5-5/whats-new-sonnet-5-5`,
+      PRICING,
+    ],
   }),
   entry({
     id: "claude-opus-5-5",
@@ -157,7 +181,14 @@ export const MODELS: readonly ModelEntry[] = [
     status: "active",
     contextWindow: 1_000_000,
     maxOutput: 128_000,
-    thinking: { accepts: ["adaptive", "disabled"], whenOmitted: "adaptive", display: "omitted", offUpToEffort: "high", progressInThinking: false, prefixBound: true },
+    thinking: {
+      accepts: ["adaptive", "disabled"],
+      whenOmitted: "adaptive",
+      display: "omitted",
+      offUpToEffort: "high",
+      progressInThinking: false,
+      prefixBound: true,
+    },
     effort: { levels: EFFORT_LEVELS, default: "medium" },
     prefill: false,
     sampling: false,
@@ -168,7 +199,12 @@ export const MODELS: readonly ModelEntry[] = [
     // Prompts over 100K tokens cost five times the base rate.
     prices: { ...price(0.1, 0.5, 0.01), longPrompt: { overPromptTokens: 100_000, multiplier: 5 } },
     serverTools: true,
-    sources: [`${DOCS}/models/haiku-5-5/overview`, `${DOCS}/models/haiku-5-5/whats-new-haiku-5-5`, `${DOCS}/models/haiku-5-5/migration-guide`, PRICING],
+    sources: [
+      `${DOCS}/models/haiku-5-5/overview`,
+      `${DOCS}/models/haiku-5-5/whats-new-haiku-5-5`,
+      `${DOCS}/models/haiku-5-5/migration-guide`,
+      PRICING,
+    ],
   }),
   entry({
     id: "claude-fable-5-2",
@@ -260,7 +296,13 @@ export const MODELS: readonly ModelEntry[] = [
     replacement: "claude-sonnet-5-5",
     contextWindow: 1_000_000,
     maxOutput: 128_000,
-    thinking: { accepts: ["adaptive", "disabled"], whenOmitted: "adaptive", display: "omitted", progressInThinking: false, prefixBound: false },
+    thinking: {
+      accepts: ["adaptive", "disabled"],
+      whenOmitted: "adaptive",
+      display: "omitted",
+      progressInThinking: false,
+      prefixBound: false,
+    },
     effort: ALL_EFFORT,
     prefill: false,
     sampling: false,
@@ -280,7 +322,14 @@ export const MODELS: readonly ModelEntry[] = [
     replacement: "claude-opus-5-5",
     contextWindow: 1_000_000,
     maxOutput: 128_000,
-    thinking: { accepts: ["adaptive", "disabled"], whenOmitted: "adaptive", display: "omitted", offUpToEffort: "high", progressInThinking: false, prefixBound: false },
+    thinking: {
+      accepts: ["adaptive", "disabled"],
+      whenOmitted: "adaptive",
+      display: "omitted",
+      offUpToEffort: "high",
+      progressInThinking: false,
+      prefixBound: false,
+    },
     effort: ALL_EFFORT,
     prefill: false,
     sampling: false,
@@ -340,7 +389,13 @@ export const MODELS: readonly ModelEntry[] = [
     replacement: "claude-opus-5-5",
     contextWindow: 1_000_000,
     maxOutput: 128_000,
-    thinking: { accepts: ["adaptive", "disabled"], whenOmitted: "off", display: "omitted", progressInThinking: false, prefixBound: false },
+    thinking: {
+      accepts: ["adaptive", "disabled"],
+      whenOmitted: "off",
+      display: "omitted",
+      progressInThinking: false,
+      prefixBound: false,
+    },
     effort: ALL_EFFORT,
     prefill: false,
     sampling: false,
@@ -361,7 +416,13 @@ export const MODELS: readonly ModelEntry[] = [
     contextWindow: 1_000_000,
     maxOutput: 128_000,
     // Anthropic's thinking table accepts `disabled` here (Bedrock's page says otherwise); the catalog follows Anthropic's.
-    thinking: { accepts: ["adaptive", "disabled"], whenOmitted: "off", display: "omitted", progressInThinking: false, prefixBound: false },
+    thinking: {
+      accepts: ["adaptive", "disabled"],
+      whenOmitted: "off",
+      display: "omitted",
+      progressInThinking: false,
+      prefixBound: false,
+    },
     effort: ALL_EFFORT,
     prefill: false,
     sampling: false,
@@ -384,7 +445,13 @@ export const MODELS: readonly ModelEntry[] = [
     replacement: "claude-mythos-5-2",
     contextWindow: 1_000_000,
     maxOutput: 128_000,
-    thinking: { accepts: ["adaptive", "enabled"], whenOmitted: "adaptive", display: "omitted", progressInThinking: false, prefixBound: false },
+    thinking: {
+      accepts: ["adaptive", "enabled"],
+      whenOmitted: "adaptive",
+      display: "omitted",
+      progressInThinking: false,
+      prefixBound: false,
+    },
     effort: { levels: ["low", "medium", "high", "max"], default: "high" },
     prefill: false,
     sampling: false,
@@ -404,7 +471,13 @@ export const MODELS: readonly ModelEntry[] = [
     replacement: "claude-opus-5-5",
     contextWindow: 1_000_000,
     maxOutput: 128_000,
-    thinking: { accepts: ["adaptive", "enabled", "disabled"], whenOmitted: "off", display: "summarized", progressInThinking: false, prefixBound: false },
+    thinking: {
+      accepts: ["adaptive", "enabled", "disabled"],
+      whenOmitted: "off",
+      display: "summarized",
+      progressInThinking: false,
+      prefixBound: false,
+    },
     effort: { levels: ["low", "medium", "high", "max"], default: "high" },
     prefill: false,
     sampling: true,
@@ -424,7 +497,13 @@ export const MODELS: readonly ModelEntry[] = [
     replacement: "claude-sonnet-5-5",
     contextWindow: 1_000_000,
     maxOutput: 128_000,
-    thinking: { accepts: ["adaptive", "enabled", "disabled"], whenOmitted: "off", display: "summarized", progressInThinking: false, prefixBound: false },
+    thinking: {
+      accepts: ["adaptive", "enabled", "disabled"],
+      whenOmitted: "off",
+      display: "summarized",
+      progressInThinking: false,
+      prefixBound: false,
+    },
     effort: { levels: ["low", "medium", "high", "max"], default: "high" },
     prefill: false,
     sampling: true,
@@ -444,7 +523,13 @@ export const MODELS: readonly ModelEntry[] = [
     replacement: "claude-haiku-5-5",
     contextWindow: 200_000,
     maxOutput: 64_000,
-    thinking: { accepts: ["enabled", "disabled"], whenOmitted: "off", display: "summarized", progressInThinking: false, prefixBound: false },
+    thinking: {
+      accepts: ["enabled", "disabled"],
+      whenOmitted: "off",
+      display: "summarized",
+      progressInThinking: false,
+      prefixBound: false,
+    },
     effort: null,
     prefill: true,
     sampling: true,
@@ -466,7 +551,13 @@ export const MODELS: readonly ModelEntry[] = [
     replacement: "claude-opus-5-5",
     contextWindow: 200_000,
     maxOutput: 64_000,
-    thinking: { accepts: ["enabled", "disabled"], whenOmitted: "off", display: "summarized", progressInThinking: false, prefixBound: false },
+    thinking: {
+      accepts: ["enabled", "disabled"],
+      whenOmitted: "off",
+      display: "summarized",
+      progressInThinking: false,
+      prefixBound: false,
+    },
     effort: { levels: ["low", "medium", "high"], default: "high" },
     prefill: true,
     sampling: true,
@@ -475,7 +566,12 @@ export const MODELS: readonly ModelEntry[] = [
     minCacheTokens: 4_096,
     prices: price(5, 25, 0.5),
     serverTools: true,
-    sources: [DEPRECATIONS, "@anthropic-ai/sdk 1.16.0: internal/data/deprecated-models.ts (end of life January 22nd, 2027)", THINKING_TABLE, PRICING],
+    sources: [
+      DEPRECATIONS,
+      "@anthropic-ai/sdk 1.16.0: internal/data/deprecated-models.ts (end of life January 22nd, 2027)",
+      THINKING_TABLE,
+      PRICING,
+    ],
   }),
 ];
 
@@ -486,21 +582,63 @@ export const RETIRED_MODELS: readonly RetiredModel[] = [
     DEPRECATIONS,
     "@anthropic-ai/sdk CHANGELOG 1.15.0: remove retired Claude Sonnet 4.5 models",
   ]),
-  retired("claude-opus-4-1", ["claude-opus-4-1-20250805"], "Claude Opus 4.1", "2026-08-05", "claude-opus-5-5", [DEPRECATIONS]),
-  retired("claude-opus-4-0", ["claude-opus-4-20250514"], "Claude Opus 4", "2026-06-15", "claude-opus-5-5", [DEPRECATIONS]),
-  retired("claude-sonnet-4-0", ["claude-sonnet-4-20250514"], "Claude Sonnet 4", "2026-06-15", "claude-sonnet-5-5", [DEPRECATIONS, `${DOCS}/models/sonnet-5-5/migration-guide`]),
-  retired("claude-3-7-sonnet-20250219", ["claude-3-7-sonnet-latest"], "Claude Sonnet 3.7", "2026-02-19", "claude-sonnet-5-5", [DEPRECATIONS, `${DOCS}/models/sonnet-5-5/migration-guide`]),
-  retired("claude-3-5-haiku-20241022", ["claude-3-5-haiku-latest"], "Claude Haiku 3.5", "2026-02-19", "claude-haiku-5-5", [DEPRECATIONS, `${DOCS}/models/haiku-5-5/migration-guide`]),
-  retired("claude-3-haiku-20240307", [], "Claude Haiku 3", "2026-04-19", "claude-haiku-5-5", [DEPRECATIONS, `${DOCS}/models/haiku-5-5/migration-guide`]),
-  retired("claude-3-opus-20240229", ["claude-3-opus-latest"], "Claude Opus 3", "2026-01-05", "claude-opus-5-5", [DEPRECATIONS]),
-  retired("claude-3-5-sonnet-20241022", ["claude-3-5-sonnet-latest"], "Claude Sonnet 3.5", "2025-10-28", "claude-sonnet-5-5", [DEPRECATIONS]),
-  retired("claude-3-5-sonnet-20240620", [], "Claude Sonnet 3.5 (June 2024)", "2025-10-28", "claude-sonnet-5-5", [DEPRECATIONS]),
+  retired("claude-opus-4-1", ["claude-opus-4-1-20250805"], "Claude Opus 4.1", "2026-08-05", "claude-opus-5-5", [
+    DEPRECATIONS,
+  ]),
+  retired("claude-opus-4-0", ["claude-opus-4-20250514"], "Claude Opus 4", "2026-06-15", "claude-opus-5-5", [
+    DEPRECATIONS,
+  ]),
+  retired("claude-sonnet-4-0", ["claude-sonnet-4-20250514"], "Claude Sonnet 4", "2026-06-15", "claude-sonnet-5-5", [
+    DEPRECATIONS,
+    `${DOCS}/models/sonnet-5-5/migration-guide`,
+  ]),
+  retired(
+    "claude-3-7-sonnet-20250219",
+    ["claude-3-7-sonnet-latest"],
+    "Claude Sonnet 3.7",
+    "2026-02-19",
+    "claude-sonnet-5-5",
+    [DEPRECATIONS, `${DOCS}/models/sonnet-5-5/migration-guide`],
+  ),
+  retired(
+    "claude-3-5-haiku-20241022",
+    ["claude-3-5-haiku-latest"],
+    "Claude Haiku 3.5",
+    "2026-02-19",
+    "claude-haiku-5-5",
+    [DEPRECATIONS, `${DOCS}/models/haiku-5-5/migration-guide`],
+  ),
+  retired("claude-3-haiku-20240307", [], "Claude Haiku 3", "2026-04-19", "claude-haiku-5-5", [
+    DEPRECATIONS,
+    `${DOCS}/models/haiku-5-5/migration-guide`,
+  ]),
+  retired("claude-3-opus-20240229", ["claude-3-opus-latest"], "Claude Opus 3", "2026-01-05", "claude-opus-5-5", [
+    DEPRECATIONS,
+  ]),
+  retired(
+    "claude-3-5-sonnet-20241022",
+    ["claude-3-5-sonnet-latest"],
+    "Claude Sonnet 3.5",
+    "2025-10-28",
+    "claude-sonnet-5-5",
+    [DEPRECATIONS],
+  ),
+  retired("claude-3-5-sonnet-20240620", [], "Claude Sonnet 3.5 (June 2024)", "2025-10-28", "claude-sonnet-5-5", [
+    DEPRECATIONS,
+  ]),
   retired("claude-3-sonnet-20240229", [], "Claude Sonnet 3", "2025-07-21", "claude-sonnet-5-5", [DEPRECATIONS]),
   retired("claude-2.1", [], "Claude 2.1", "2025-07-21", "claude-sonnet-5-5", [DEPRECATIONS]),
   retired("claude-2.0", [], "Claude 2.0", "2025-07-21", "claude-sonnet-5-5", [DEPRECATIONS]),
 ];
 
-function retired(id: string, aliases: string[], name: string, retiredOn: string, replacement: string, sources: string[]): RetiredModel {
+function retired(
+  id: string,
+  aliases: string[],
+  name: string,
+  retiredOn: string,
+  replacement: string,
+  sources: string[],
+): RetiredModel {
   return { id, aliases, name, status: "retired", retiredOn, replacement, sources };
 }
 

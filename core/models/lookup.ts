@@ -1,7 +1,16 @@
 // Finding a model by id or alias, its lifecycle on a given day, the model that replaces a retired
 // one, and a conservative entry for a model only Anthropic's Models API knows (released after this
 // catalog), so a new model works without a release of the platform.
-import { EFFORT_LEVELS, MODELS, RETIRED_MODELS, type Effort, type Lifecycle, type ModelEntry, type RetiredModel, type ThinkingType } from "./catalog";
+import {
+  EFFORT_LEVELS,
+  MODELS,
+  RETIRED_MODELS,
+  type Effort,
+  type Lifecycle,
+  type ModelEntry,
+  type RetiredModel,
+  type ThinkingType,
+} from "./catalog";
 
 export type ModelFinding =
   | { kind: "current"; entry: ModelEntry; status: Exclude<Lifecycle, "retired"> }
@@ -22,11 +31,25 @@ export const utcDay = (at: number = Date.now()): string => new Date(at).toISOStr
 export function findModel(id: string, day: string = utcDay()): ModelFinding {
   const entry = byId.get(id);
   if (entry) {
-    if (entry.retiresOn && entry.retiresOn <= day) return { kind: "retired", id: entry.id, name: entry.name, retiredOn: entry.retiresOn, replacement: replacementOf(entry.replacement, day) };
+    if (entry.retiresOn && entry.retiresOn <= day)
+      return {
+        kind: "retired",
+        id: entry.id,
+        name: entry.name,
+        retiredOn: entry.retiresOn,
+        replacement: replacementOf(entry.replacement, day),
+      };
     return { kind: "current", entry, status: entry.status };
   }
   const gone = retiredById.get(id);
-  if (gone) return { kind: "retired", id: gone.id, name: gone.name, retiredOn: gone.retiredOn, replacement: replacementOf(gone.replacement, day) };
+  if (gone)
+    return {
+      kind: "retired",
+      id: gone.id,
+      name: gone.name,
+      retiredOn: gone.retiredOn,
+      replacement: replacementOf(gone.replacement, day),
+    };
   return { kind: "unknown" };
 }
 

@@ -20,7 +20,9 @@ function canonical(value: unknown, keepOrder = false): string {
   if (Array.isArray(value)) return `[${value.map((v) => canonical(v, keepOrder)).join(",")}]`;
   if (value === null || typeof value !== "object") return JSON.stringify(value) ?? "null";
   // Null fields of a block are absent fields; inside a tool input a null is a value.
-  const entries = Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== undefined && (keepOrder || v !== null));
+  const entries = Object.entries(value as Record<string, unknown>).filter(
+    ([, v]) => v !== undefined && (keepOrder || v !== null),
+  );
   if (!keepOrder) entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v, keepOrder || k === "input")}`).join(",")}}`;
 }
@@ -41,14 +43,20 @@ const contentOf = (content: WireRequest["messages"][number]["content"]): WireBlo
 /** The running prefix hash: system and tools first. */
 export function startPrefix(request: Pick<WireRequest, "system" | "tools">): Hash64 {
   let state = hashString("prefix/v1");
-  const system = typeof request.system === "string" ? (request.system === "" ? [] : [{ type: "text", text: request.system }]) : (request.system ?? []);
+  const system =
+    typeof request.system === "string"
+      ? request.system === ""
+        ? []
+        : [{ type: "text", text: request.system }]
+      : (request.system ?? []);
   state = hashUpdate(state, `system:${canonical(system.map((block) => JSON.parse(canonicalBlock(block))))}`);
   const tools = (request.tools ?? []).map((tool) => JSON.parse(canonicalBlock(tool as unknown as WireBlock)));
   return hashUpdate(state, `tools:${canonical(tools)}`);
 }
 
 /** Folds one non-thinking block into the prefix. */
-export const extendPrefix = (state: Hash64, role: string, block: WireBlock): Hash64 => hashUpdate(state, `${role}:${canonicalBlock(block)}`);
+export const extendPrefix = (state: Hash64, role: string, block: WireBlock): Hash64 =>
+  hashUpdate(state, `${role}:${canonicalBlock(block)}`);
 
 export const prefixHex = (state: Hash64): string => hashHex(state);
 

@@ -102,13 +102,28 @@ export function counterFor(model: string): Counter {
 function segmentsOf(request: WireRequest, counter: Counter): Segment[] {
   const segments: Segment[] = [];
   for (const [n, tool] of (request.tools ?? []).entries()) {
-    segments.push({ path: `tools.${n}`, json: asSent({ tool: withoutMarker(tool) }), tokens: toolTokens(tool, counter), breakpoint: marker(tool.cache_control) });
+    segments.push({
+      path: `tools.${n}`,
+      json: asSent({ tool: withoutMarker(tool) }),
+      tokens: toolTokens(tool, counter),
+      breakpoint: marker(tool.cache_control),
+    });
   }
   if (typeof request.system === "string") {
-    segments.push({ path: "system", json: asSent({ system: request.system }), tokens: textTokens(request.system, counter.ratio), breakpoint: null });
+    segments.push({
+      path: "system",
+      json: asSent({ system: request.system }),
+      tokens: textTokens(request.system, counter.ratio),
+      breakpoint: null,
+    });
   } else {
     for (const [n, block] of (request.system ?? []).entries()) {
-      segments.push({ path: `system.${n}`, json: asSent({ system: withoutMarker(block) }), tokens: blockTokens(block, counter), breakpoint: marker(block.cache_control) });
+      segments.push({
+        path: `system.${n}`,
+        json: asSent({ system: withoutMarker(block) }),
+        tokens: blockTokens(block, counter),
+        breakpoint: marker(block.cache_control),
+      });
     }
   }
   // tool_choice keys the messages tier only (Anthropic's invalidation table).
@@ -117,7 +132,12 @@ function segmentsOf(request: WireRequest, counter: Counter): Segment[] {
   for (const [m, message] of request.messages.entries()) {
     const blocks = blocksOf(message.content);
     if (blocks.length === 0) {
-      segments.push({ path: `messages.${m}`, json: asSent({ role: message.role, empty: true, ...(firstMessageBlock ? { toolChoice } : {}) }), tokens: overheadTokens(counter), breakpoint: null });
+      segments.push({
+        path: `messages.${m}`,
+        json: asSent({ role: message.role, empty: true, ...(firstMessageBlock ? { toolChoice } : {}) }),
+        tokens: overheadTokens(counter),
+        breakpoint: null,
+      });
       firstMessageBlock = false;
     }
     blocks.forEach((block, i) => {
@@ -136,7 +156,9 @@ function segmentsOf(request: WireRequest, counter: Counter): Segment[] {
   const last = segments[segments.length - 1];
   if (automatic && last && !last.breakpoint) last.breakpoint = automatic;
   else if (automatic && last?.breakpoint && ttlOf(last.breakpoint) !== ttlOf(automatic)) {
-    throw invalid("cache_control.ttl: The request-level cache_control ttl must match the cache_control ttl of the last block.");
+    throw invalid(
+      "cache_control.ttl: The request-level cache_control ttl must match the cache_control ttl of the last block.",
+    );
   }
   return segments;
 }
@@ -165,7 +187,9 @@ export function checkBreakpoints(request: WireRequest, counter: Counter = counte
   for (const segment of marked) {
     const ttl = ttlOf(segment.breakpoint!);
     if (ttl === "1h" && seenShort) {
-      throw invalid(`${segment.path}.cache_control.ttl: a ttl='1h' cache_control block must not come after a ttl='5m' cache_control block. Note that blocks are processed in the following order: \`tools\`, \`system\`, \`messages\`.`);
+      throw invalid(
+        `${segment.path}.cache_control.ttl: a ttl='1h' cache_control block must not come after a ttl='5m' cache_control block. Note that blocks are processed in the following order: \`tools\`, \`system\`, \`messages\`.`,
+      );
     }
     if (ttl === "5m") seenShort = true;
   }
@@ -191,7 +215,12 @@ function store(key: string, ttlMs: number, now: number): void {
  * Account one request against the cache (mutating it: hits refresh, misses write) and return the
  * usage split. Throws ApiError on > 4 breakpoints or a misordered ttl (checkBreakpoints).
  */
-export function accountPromptCache(request: WireRequest, now: number, counter: Counter = counterFor(request.model), minimum = minimumCacheableTokens(request.model)): { total: number; usage: CacheUsage } {
+export function accountPromptCache(
+  request: WireRequest,
+  now: number,
+  counter: Counter = counterFor(request.model),
+  minimum = minimumCacheableTokens(request.model),
+): { total: number; usage: CacheUsage } {
   const segments = checkBreakpoints(request, counter);
   const breakpoints = segments.flatMap((segment, i) => (segment.breakpoint ? [i] : []));
 
@@ -227,7 +256,8 @@ export function accountPromptCache(request: WireRequest, now: number, counter: C
     const ttl = ttlOf(segments[breakpoint].breakpoint!);
     store(keys[breakpoint], TTL_MS[ttl], now);
     // Tokens between the previous boundary and this breakpoint are billed at this breakpoint's TTL.
-    creation[ttl === "1h" ? "ephemeral_1h_input_tokens" : "ephemeral_5m_input_tokens"] += prefixTokens[breakpoint] - writtenUpTo;
+    creation[ttl === "1h" ? "ephemeral_1h_input_tokens" : "ephemeral_5m_input_tokens"] +=
+      prefixTokens[breakpoint] - writtenUpTo;
     writtenUpTo = prefixTokens[breakpoint];
   }
   const created = writtenUpTo - read;

@@ -27,7 +27,8 @@ export function asksToContinue(text: string): boolean {
   return CONTINUE.test(text) && STOPPED.some((pattern) => pattern.test(text));
 }
 
-const blocks = (message: WireMessage): WireBlock[] => (typeof message.content === "string" ? [{ type: "text", text: message.content }] : message.content);
+const blocks = (message: WireMessage): WireBlock[] =>
+  typeof message.content === "string" ? [{ type: "text", text: message.content }] : message.content;
 
 /** Whether messages[index] is a continuation request (see the header). */
 export function isContinuationRequest(messages: readonly WireMessage[], index: number): boolean {

@@ -74,7 +74,10 @@ export interface ModelErrorRule {
 }
 
 /** `model`: the refusal comes only from that model (a fallback model then answers). */
-export type StopDirective = { kind: "refusal"; category: RefusalCategory | null; model?: string } | { kind: "pause_turn" } | { kind: "model_context_window_exceeded" };
+export type StopDirective =
+  | { kind: "refusal"; category: RefusalCategory | null; model?: string }
+  | { kind: "pause_turn" }
+  | { kind: "model_context_window_exceeded" };
 
 export interface Directives {
   toolCalls: ToolCallDirective[];
@@ -103,18 +106,32 @@ const REPLY_CHARS_LINE = /^@reply-chars\s+(\d+)$/;
 const MODEL_ERROR_LINE = /^@model-error\s+(\d+|overflow)((?:\s+(?:call=\d+|summarize|attempts=\d+))*)$/;
 const MAX_TOKENS_LINE = /^@max-tokens-stop(\s+thinking)?$/;
 const TOOLS_PER_STEP_LINE = /^@tools-per-step\s+(\d+)$/;
-const STOP_LINE = /^@stop\s+(refusal|pause_turn|model_context_window_exceeded)(?:\s+(?!model=)(\S+))?(?:\s+model=(\S+))?$/;
+const STOP_LINE =
+  /^@stop\s+(refusal|pause_turn|model_context_window_exceeded)(?:\s+(?!model=)(\S+))?(?:\s+model=(\S+))?$/;
 const REDACTED_LINE = /^@redacted-thinking$/;
 const STREAM_ERROR_LINE = /^@stream-error\s+(overloaded_error|api_error)((?:\s+(?:after=\d+|attempts=\d+))*)$/;
 const HOLD_LINE = /^@hold-stream(?:\s+after=(\d+))?$/;
 const WEB_SEARCH_LINE = /^@web-search\s+(.+)$/;
 const WEB_FETCH_LINE = /^@web-fetch\s+(\S+)$/;
-const ANY_DIRECTIVE_LINE = /^@(tool|reply-chars|model-error|max-tokens-stop|tools-per-step|stop|redacted-thinking|stream-error|hold-stream|web-search|web-fetch)\b/;
+const ANY_DIRECTIVE_LINE =
+  /^@(tool|reply-chars|model-error|max-tokens-stop|tools-per-step|stop|redacted-thinking|stream-error|hold-stream|web-search|web-fetch)\b/;
 
 export function parseDirectives(text: string): Directives {
   const d: Directives = {
-    toolCalls: [], replyChars: null, modelError: null, modelErrors: [], maxTokensStop: false, maxTokensStopThinking: false,
-    toolsPerStep: null, stop: null, redactedThinking: false, streamError: null, holdAfter: null, webSearches: [], webFetches: [], notes: [],
+    toolCalls: [],
+    replyChars: null,
+    modelError: null,
+    modelErrors: [],
+    maxTokensStop: false,
+    maxTokensStopThinking: false,
+    toolsPerStep: null,
+    stop: null,
+    redactedThinking: false,
+    streamError: null,
+    holdAfter: null,
+    webSearches: [],
+    webFetches: [],
+    notes: [],
   };
   for (const rawLine of text.split(/\r?\n/)) {
     const line = rawLine.trim();
@@ -142,7 +159,11 @@ export function parseDirectives(text: string): Directives {
     } else if ((match = line.match(STREAM_ERROR_LINE))) {
       const after = /after=(\d+)/.exec(match[2] ?? "")?.[1];
       const attempts = /attempts=(\d+)/.exec(match[2] ?? "")?.[1];
-      d.streamError = { type: match[1] as StreamErrorType, after: after === undefined ? 200 : Number(after), attempts: attempts === undefined ? null : Number(attempts) };
+      d.streamError = {
+        type: match[1] as StreamErrorType,
+        after: after === undefined ? 200 : Number(after),
+        attempts: attempts === undefined ? null : Number(attempts),
+      };
     } else if ((match = line.match(HOLD_LINE))) {
       d.holdAfter = Number(match[1] ?? 0);
     } else if ((match = line.match(WEB_SEARCH_LINE))) {
@@ -159,14 +180,23 @@ function stopDirective(kind: string, option: string | undefined, notes: string[]
   if (option !== undefined && !(REFUSAL_CATEGORIES as readonly string[]).includes(option)) {
     notes.push(`@stop refusal ${option}: unknown category, sent null (known: ${REFUSAL_CATEGORIES.join(", ")}).`);
   }
-  return { kind: "refusal", category: (REFUSAL_CATEGORIES as readonly string[]).includes(option ?? "") ? (option as RefusalCategory) : null, ...(model ? { model } : {}) };
+  return {
+    kind: "refusal",
+    category: (REFUSAL_CATEGORIES as readonly string[]).includes(option ?? "") ? (option as RefusalCategory) : null,
+    ...(model ? { model } : {}),
+  };
 }
 
 function modelErrorRule(status: ModelErrorStatus, options: string): ModelErrorRule {
   const summarize = /\bsummarize\b/.test(options);
   const call = Number(/call=(\d+)/.exec(options)?.[1] ?? 1);
   const attempts = /attempts=(\d+)/.exec(options)?.[1];
-  return { status, call: summarize ? null : Math.max(1, call), summarize, attempts: attempts === undefined ? null : Number(attempts) };
+  return {
+    status,
+    call: summarize ? null : Math.max(1, call),
+    summarize,
+    attempts: attempts === undefined ? null : Number(attempts),
+  };
 }
 
 function parseToolCall(name: string, json: string | undefined, notes: string[]): ToolCallDirective {

@@ -31,11 +31,23 @@ export const invalid = (message: string) => new ApiError(400, "invalid_request_e
 
 export function errorResponse(error: ApiError, seed: string): Response {
   const requestId = `req_${idFrom(`${error.status}:${seed}`)}`;
-  const retry = error.status >= 400 && error.status < 500 && error.status !== 408 && error.status !== 409 && error.status !== 429;
-  const headers: Record<string, string> = { "content-type": "application/json", ...(retry ? { "x-should-retry": "false" } : {}), ...error.headers };
-  if (error.status === 413) return new Response(JSON.stringify({ error: { type: error.type, message: error.message } }), { status: 413, headers });
-  return new Response(JSON.stringify({ type: "error", error: { type: error.type, message: error.message }, request_id: requestId }), {
-    status: error.status,
-    headers: { ...headers, "request-id": requestId },
-  });
+  const retry =
+    error.status >= 400 && error.status < 500 && error.status !== 408 && error.status !== 409 && error.status !== 429;
+  const headers: Record<string, string> = {
+    "content-type": "application/json",
+    ...(retry ? { "x-should-retry": "false" } : {}),
+    ...error.headers,
+  };
+  if (error.status === 413)
+    return new Response(JSON.stringify({ error: { type: error.type, message: error.message } }), {
+      status: 413,
+      headers,
+    });
+  return new Response(
+    JSON.stringify({ type: "error", error: { type: error.type, message: error.message }, request_id: requestId }),
+    {
+      status: error.status,
+      headers: { ...headers, "request-id": requestId },
+    },
+  );
 }

@@ -24,7 +24,11 @@ export function recordFault(status: ModelErrorStatus, attempt: number, messages:
   const text = index >= 0 ? textOf(messages[index]) : "";
   const at = text.lastIndexOf("@model-error");
   const end = text.indexOf("\n", at);
-  log.push({ status, attempt, prompt: at < 0 ? "" : text.slice(Math.max(0, at - PROMPT_CHARS), end < 0 ? text.length : end) });
+  log.push({
+    status,
+    attempt,
+    prompt: at < 0 ? "" : text.slice(Math.max(0, at - PROMPT_CHARS), end < 0 ? text.length : end),
+  });
   if (log.length > MAX_FAULTS) log.shift();
 }
 

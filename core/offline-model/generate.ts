@@ -15,7 +15,16 @@ import { idFrom } from "./hash";
 import { layOut, type Part } from "./layout";
 import type { ModelProfile } from "./model";
 import { prose, quoteReply, toolResultsReply } from "./reply";
-import { citedAnswer, hitsOf, overLimit, serverTool, serverToolCounts, webFetch, webSearch, withinMaxUses } from "./server-tools";
+import {
+  citedAnswer,
+  hitsOf,
+  overLimit,
+  serverTool,
+  serverToolCounts,
+  webFetch,
+  webSearch,
+  withinMaxUses,
+} from "./server-tools";
 import { summarize, summarizeOptions } from "./summarize";
 import { asksForTitle, offlineTitle } from "./title";
 import { type Chain, reasoningTokens, sealReply, thinkingMode, type ThinkingMode } from "./thinking";
@@ -23,7 +32,13 @@ import { textTokens } from "./counting";
 import { classifyTurn, modelErrorFor } from "./turn";
 import type { WireBlock, WireRequest } from "./wire";
 
-export type StopReason = "end_turn" | "tool_use" | "max_tokens" | "pause_turn" | "refusal" | "model_context_window_exceeded";
+export type StopReason =
+  | "end_turn"
+  | "tool_use"
+  | "max_tokens"
+  | "pause_turn"
+  | "refusal"
+  | "model_context_window_exceeded";
 export interface StopDetails {
   type: "refusal";
   category: RefusalCategory | null;
@@ -71,13 +86,17 @@ export function generate(input: GenerateInput): Generation {
   const failure = modelErrorFor(request.messages, summary !== null || title, input.retryCount);
   if (failure !== null) return { kind: "error", status: failure };
   const mode = thinkingMode(body, model);
-  const plan = title ? titlePlan(offlineTitle(request), mode, model.tokenizerRatio) : planReply(input, mode, summary !== null ? summarize(request, summary) : null);
+  const plan = title
+    ? titlePlan(offlineTitle(request), mode, model.tokenizerRatio)
+    : planReply(input, mode, summary !== null ? summarize(request, summary) : null);
   const windowLeft = Math.max(0, model.contextWindow - input.inputTokens);
   const budget = Math.min(request.max_tokens, windowLeft);
   const layout = layOut(plan.parts, budget, model.tokenizerRatio);
   const hasTool = layout.content.some((block) => block.type === "tool_use");
   const stopReason: StopReason = layout.cut
-    ? request.max_tokens <= windowLeft ? "max_tokens" : "model_context_window_exceeded"
+    ? request.max_tokens <= windowLeft
+      ? "max_tokens"
+      : "model_context_window_exceeded"
     : (plan.forcedStop ?? (hasTool ? "tool_use" : "end_turn"));
   const content = sealReply(layout.content, input.chain, model);
   const counts = serverToolCounts(content);
@@ -99,28 +118,59 @@ const textPart = (text: string): Part[] => (text === "" ? [] : [{ kind: "text", 
 
 function thinkingPart(mode: ThinkingMode, seed: string, summary: string, ratio: number): Part[] {
   if (!mode.on) return [];
-  return [{ kind: "thinking", draft: { type: "thinking", summary, tokens: reasoningTokens(seed, mode, textTokens(summary, ratio)), visible: mode.display === "summarized" } }];
+  return [
+    {
+      kind: "thinking",
+      draft: {
+        type: "thinking",
+        summary,
+        tokens: reasoningTokens(seed, mode, textTokens(summary, ratio)),
+        visible: mode.display === "summarized",
+      },
+    },
+  ];
 }
 
 /** The note written before tool calls: a progress-update thinking block, or plain text. */
 function notePart(note: string, mode: ThinkingMode, ratio: number): Part[] {
   if (note === "") return [];
   if (!mode.progressBlocks) return textPart(note);
-  return [{ kind: "thinking", progress: true, draft: { type: "thinking", summary: note, tokens: textTokens(note, ratio), visible: mode.progressText } }];
+  return [
+    {
+      kind: "thinking",
+      progress: true,
+      draft: { type: "thinking", summary: note, tokens: textTokens(note, ratio), visible: mode.progressText },
+    },
+  ];
 }
 
 function toolUses(calls: readonly ToolCallDirective[], messageId: string): Part[] {
   return calls.map((call, i) => ({
     kind: "tool",
-    block: { type: "tool_use", id: `toolu_${idFrom(`${messageId}:${i}`)}`, name: call.name, input: call.input, caller: { type: "direct" } },
+    block: {
+      type: "tool_use",
+      id: `toolu_${idFrom(`${messageId}:${i}`)}`,
+      name: call.name,
+      input: call.input,
+      caller: { type: "direct" },
+    },
   }));
 }
 
-const lead = (calls: readonly ToolCallDirective[]) => `Calling ${calls.length} ${calls.length === 1 ? "tool" : "tools"}: ${calls.map((t) => t.name).join(", ")}.`;
+const lead = (calls: readonly ToolCallDirective[]) =>
+  `Calling ${calls.length} ${calls.length === 1 ? "tool" : "tools"}: ${calls.map((t) => t.name).join(", ")}.`;
 const quote = (text: string) => text.replace(/\s+/g, " ").trim().slice(0, 100);
 
 function titlePlan(title: string, mode: ThinkingMode, ratio: number): Plan {
-  return { parts: [...thinkingPart(mode, title, "Naming the conversation from its first exchange.", ratio), ...textPart(title)], forcedStop: null, stopDetails: null, directives: null };
+  return {
+    parts: [
+      ...thinkingPart(mode, title, "Naming the conversation from its first exchange.", ratio),
+      ...textPart(title),
+    ],
+    forcedStop: null,
+    stopDetails: null,
+    directives: null,
+  };
 }
 
 function planReply(input: GenerateInput, mode: ThinkingMode, summaryText: string | null): Plan {
@@ -128,7 +178,10 @@ function planReply(input: GenerateInput, mode: ThinkingMode, summaryText: string
   const ratio = model.tokenizerRatio;
   const plan: Plan = { parts: [], forcedStop: null, stopDetails: null, directives: null };
   if (summaryText !== null) {
-    plan.parts = [...thinkingPart(mode, summaryText, "Summarizing the conversation under the requested headings.", ratio), ...textPart(summaryText)];
+    plan.parts = [
+      ...thinkingPart(mode, summaryText, "Summarizing the conversation under the requested headings.", ratio),
+      ...textPart(summaryText),
+    ];
     return plan;
   }
   const turn = classifyTurn(request.messages);
@@ -139,20 +192,37 @@ function planReply(input: GenerateInput, mode: ThinkingMode, summaryText: string
     const thought = `Reading ${turn.results.length} tool ${turn.results.length === 1 ? "result" : "results"} before replying.`;
     plan.parts = [...thinkingPart(mode, `${report}:${turn.userText}`, thought, ratio)];
     if (calls.length === 0) plan.parts.push(...textPart(report));
-    else plan.parts.push(...notePart(`${report}\n\nNext: ${calls.length} more ${calls.length === 1 ? "call" : "calls"}.`, mode, ratio), ...toolUses(calls, messageId));
+    else
+      plan.parts.push(
+        ...notePart(`${report}\n\nNext: ${calls.length} more ${calls.length === 1 ? "call" : "calls"}.`, mode, ratio),
+        ...toolUses(calls, messageId),
+      );
     return plan;
   }
   if (turn.kind === "resume") {
     const hits = hitsOf(turn.paused);
     const call = turn.paused.findLast((block) => block.type === "server_tool_use");
-    const query = String((call?.input as { query?: unknown; url?: unknown } | undefined)?.query ?? (call?.input as { url?: unknown } | undefined)?.url ?? "");
-    plan.parts = [...thinkingPart(mode, `resume:${turn.userText}`, "Finishing the answer from the results so far.", ratio)];
-    plan.parts.push(...(hits.length > 0 ? citedAnswer(query, hits).map((block) => ({ kind: "text", block }) as Part) : textPart(`Done with ${query || "the lookup"}.`)));
+    const query = String(
+      (call?.input as { query?: unknown; url?: unknown } | undefined)?.query ??
+        (call?.input as { url?: unknown } | undefined)?.url ??
+        "",
+    );
+    plan.parts = [
+      ...thinkingPart(mode, `resume:${turn.userText}`, "Finishing the answer from the results so far.", ratio),
+    ];
+    plan.parts.push(
+      ...(hits.length > 0
+        ? citedAnswer(query, hits).map((block) => ({ kind: "text", block }) as Part)
+        : textPart(`Done with ${query || "the lookup"}.`)),
+    );
     return plan;
   }
   if (turn.kind === "continuation") {
     const text = quoteReply(stripDirectives(turn.userText));
-    plan.parts = [...thinkingPart(mode, `continue:${turn.userText}`, "Continuing the interrupted reply.", ratio), ...textPart(text)];
+    plan.parts = [
+      ...thinkingPart(mode, `continue:${turn.userText}`, "Continuing the interrupted reply.", ratio),
+      ...textPart(text),
+    ];
     return plan;
   }
   return planPrompt(input, mode, turn.text, turn.directives, plan);
@@ -163,7 +233,9 @@ function planPrompt(input: GenerateInput, mode: ThinkingMode, userText: string, 
   const ratio = model.tokenizerRatio;
   plan.directives = d;
   const choice = request.tool_choice as { type?: string; name?: string } | undefined;
-  const firstTool = (request.tools ?? []).find((tool) => tool.type === undefined || tool.type === null || tool.type === "custom");
+  const firstTool = (request.tools ?? []).find(
+    (tool) => tool.type === undefined || tool.type === null || tool.type === "custom",
+  );
   let calls = d.toolsPerStep === null ? d.toolCalls : d.toolCalls.slice(0, d.toolsPerStep);
   if (choice?.type === "none") calls = [];
   else if ((choice?.type === "any" || choice?.type === "tool") && calls.length === 0) {
@@ -176,15 +248,19 @@ function planPrompt(input: GenerateInput, mode: ThinkingMode, userText: string, 
   const search = serverTool(request.tools, "web_search");
   const fetcher = serverTool(request.tools, "web_fetch");
   d.webSearches.forEach((query, n) => {
-    if (!search) return void notes.push(`@web-search ${query}: no web_search tool in the request, so no search was made.`);
-    if (!withinMaxUses(search, n)) return void server.push({ kind: "server", blocks: overLimit("web_search", { query }, messageId, n) });
+    if (!search)
+      return void notes.push(`@web-search ${query}: no web_search tool in the request, so no search was made.`);
+    if (!withinMaxUses(search, n))
+      return void server.push({ kind: "server", blocks: overLimit("web_search", { query }, messageId, n) });
     const found = webSearch(query, search, messageId, n);
     server.push({ kind: "server", blocks: found.blocks });
     answers.push(...citedAnswer(query, found.hits).map((block) => ({ kind: "text", block }) as Part));
   });
   d.webFetches.forEach((url, n) => {
-    if (!fetcher) return void notes.push(`@web-fetch ${url}: no web_fetch tool in the request, so nothing was fetched.`);
-    if (!withinMaxUses(fetcher, n)) return void server.push({ kind: "server", blocks: overLimit("web_fetch", { url }, messageId, n) });
+    if (!fetcher)
+      return void notes.push(`@web-fetch ${url}: no web_fetch tool in the request, so nothing was fetched.`);
+    if (!withinMaxUses(fetcher, n))
+      return void server.push({ kind: "server", blocks: overLimit("web_fetch", { url }, messageId, n) });
     const fetched = webFetch(url, fetcher, messageId, n);
     server.push({ kind: "server", blocks: fetched.blocks });
     answers.push(...textPart(`Fetched ${url}: "${quote(fetched.text)}…"`));
@@ -193,13 +269,19 @@ function planPrompt(input: GenerateInput, mode: ThinkingMode, userText: string, 
   const pausing = d.stop?.kind === "pause_turn";
   if (pausing && !search && !fetcher) notes.push("@stop pause_turn ignored: no server tool in the request.");
   else if (pausing && server.length === 0) {
-    const found = search ? webSearch(quote(stripDirectives(userText)) || "query", search, messageId, 0) : webFetch("https://example.com/", fetcher!, messageId, 0);
+    const found = search
+      ? webSearch(quote(stripDirectives(userText)) || "query", search, messageId, 0)
+      : webFetch("https://example.com/", fetcher!, messageId, 0);
     server.push({ kind: "server", blocks: found.blocks });
   }
   const stripped = stripDirectives(userText).trim();
   const thought = `Considering the request: "${quote(stripped || userText)}". ${calls.length ? `Plan: call ${calls.map((c) => c.name).join(", ")}.` : "Plan: reply directly."}`;
   plan.parts.push(...thinkingPart(mode, userText, thought, ratio));
-  if (mode.on && d.redactedThinking) plan.parts.push({ kind: "thinking", draft: { type: "redacted_thinking", summary: "", tokens: 48, visible: false } });
+  if (mode.on && d.redactedThinking)
+    plan.parts.push({
+      kind: "thinking",
+      draft: { type: "redacted_thinking", summary: "", tokens: 48, visible: false },
+    });
 
   if (pausing && server.length > 0) {
     plan.parts.push(...server);
@@ -212,11 +294,21 @@ function planPrompt(input: GenerateInput, mode: ThinkingMode, userText: string, 
     plan.forcedStop = "max_tokens";
     return plan;
   }
-  const forced = d.maxTokensStop || d.maxTokensStopThinking ? "max_tokens" : d.stop?.kind === "model_context_window_exceeded" ? "model_context_window_exceeded" : null;
+  const forced =
+    d.maxTokensStop || d.maxTokensStopThinking
+      ? "max_tokens"
+      : d.stop?.kind === "model_context_window_exceeded"
+        ? "model_context_window_exceeded"
+        : null;
   // A refusal `model=` names comes from that model only: another (a fallback) answers.
   const refuses = d.stop?.kind === "refusal" && (!d.stop.model || d.stop.model === input.request.model);
   if (forced || refuses) calls = []; // a cut-off or refused reply never carries finished tool calls
-  const main = d.replyChars !== null ? prose(d.replyChars, userText) : calls.length > 0 || answers.length > 0 ? "" : quoteReply(stripped || userText);
+  const main =
+    d.replyChars !== null
+      ? prose(d.replyChars, userText)
+      : calls.length > 0 || answers.length > 0
+        ? ""
+        : quoteReply(stripped || userText);
   if (refuses && d.stop?.kind === "refusal") {
     const words = main.split(" ");
     plan.parts.push(...textPart(words.slice(0, Math.max(1, Math.ceil(words.length / 2))).join(" ")));

@@ -82,16 +82,86 @@ export function imageHeader(format: ImageFormat, width: number, height: number):
   const text = (s: string) => [...s].map((c) => c.charCodeAt(0));
   switch (format) {
     case "image/png":
-      return bytes([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, ...text("IHDR"), ...be32(width), ...be32(height), 8, 6, 0, 0, 0, 0, 0, 0, 0]);
+      return bytes([
+        0x89,
+        0x50,
+        0x4e,
+        0x47,
+        0x0d,
+        0x0a,
+        0x1a,
+        0x0a,
+        0,
+        0,
+        0,
+        13,
+        ...text("IHDR"),
+        ...be32(width),
+        ...be32(height),
+        8,
+        6,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+      ]);
     case "image/gif":
       return bytes([...text("GIF89a"), width & 255, width >> 8, height & 255, height >> 8, 0, 0, 0]);
     case "image/webp": {
       const w = width - 1;
       const h = height - 1;
-      return bytes([...text("RIFF"), 22, 0, 0, 0, ...text("WEBPVP8X"), 10, 0, 0, 0, 0, 0, 0, 0, w & 255, (w >> 8) & 255, w >> 16, h & 255, (h >> 8) & 255, h >> 16]);
+      return bytes([
+        ...text("RIFF"),
+        22,
+        0,
+        0,
+        0,
+        ...text("WEBPVP8X"),
+        10,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+        w & 255,
+        (w >> 8) & 255,
+        w >> 16,
+        h & 255,
+        (h >> 8) & 255,
+        h >> 16,
+      ]);
     }
     case "image/jpeg":
-      return bytes([0xff, 0xd8, 0xff, 0xe0, 0, 4, 0, 0, 0xff, 0xc0, 0, 11, 8, height >> 8, height & 255, width >> 8, width & 255, 1, 0, 0, 0, 0xff, 0xd9]);
+      return bytes([
+        0xff,
+        0xd8,
+        0xff,
+        0xe0,
+        0,
+        4,
+        0,
+        0,
+        0xff,
+        0xc0,
+        0,
+        11,
+        8,
+        height >> 8,
+        height & 255,
+        width >> 8,
+        width & 255,
+        1,
+        0,
+        0,
+        0,
+        0xff,
+        0xd9,
+      ]);
   }
 }
 

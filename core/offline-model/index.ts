@@ -51,7 +51,8 @@ export function resetOfflineCache(): void {
 }
 
 export function createOfflineModelFetch(options: OfflineModelOptions = {}): typeof fetch {
-  return (async (input: RequestInfo | URL, init?: RequestInit) => abortable(await handleMessagesRequest(new Request(input, init), options), init?.signal)) as typeof fetch;
+  return (async (input: RequestInfo | URL, init?: RequestInit) =>
+    abortable(await handleMessagesRequest(new Request(input, init), options), init?.signal)) as typeof fetch;
 }
 
 /**
@@ -91,7 +92,10 @@ const DIRECTIVE_ERRORS: Record<Exclude<ModelErrorStatus, "overflow">, { type: Er
   500: { type: "api_error", message: "Internal server error (offline model: @model-error 500)." },
   529: { type: "overloaded_error", message: "Overloaded (offline model: @model-error 529)." },
 };
-const STREAM_ERRORS = { overloaded_error: { status: 529, message: "Overloaded" }, api_error: { status: 500, message: "Internal server error" } } as const;
+const STREAM_ERRORS = {
+  overloaded_error: { status: 529, message: "Overloaded" },
+  api_error: { status: 500, message: "Internal server error" },
+} as const;
 
 function json(value: unknown, headers: Record<string, string> = {}): Response {
   return new Response(JSON.stringify(value), { headers: { "content-type": "application/json", ...headers } });
@@ -105,7 +109,9 @@ function byteLength(text: string): number {
 function withoutDropped(request: WireRequest, dropped: Set<string>): WireRequest {
   if (dropped.size === 0) return request;
   const messages = request.messages.map((message, i) =>
-    Array.isArray(message.content) ? { ...message, content: message.content.filter((_, j) => !dropped.has(`${i}.${j}`)) } : message,
+    Array.isArray(message.content)
+      ? { ...message, content: message.content.filter((_, j) => !dropped.has(`${i}.${j}`)) }
+      : message,
   );
   return { ...request, messages };
 }
@@ -119,10 +125,18 @@ export async function handleMessagesRequest(request: Request, options: OfflineMo
     const modelPath = /\/v1\/models(?:\/([^/]+))?\/?$/.exec(pathname);
     if (request.method === "GET" && modelPath) {
       const requestId = { "request-id": `req_${idFrom(`models:${pathname}${url.search}`)}` };
-      return json(modelPath[1] ? retrieveModel(decodeURIComponent(modelPath[1]), day) : listModels(url.searchParams, day), requestId);
+      return json(
+        modelPath[1] ? retrieveModel(decodeURIComponent(modelPath[1]), day) : listModels(url.searchParams, day),
+        requestId,
+      );
     }
-    const endpoint: Endpoint | null = pathname.endsWith("/v1/messages/count_tokens") ? "count_tokens" : pathname.endsWith("/v1/messages") ? "messages" : null;
-    if (request.method !== "POST" || endpoint === null) throw new ApiError(404, "not_found_error", `Not found: ${request.method} ${pathname}`);
+    const endpoint: Endpoint | null = pathname.endsWith("/v1/messages/count_tokens")
+      ? "count_tokens"
+      : pathname.endsWith("/v1/messages")
+        ? "messages"
+        : null;
+    if (request.method !== "POST" || endpoint === null)
+      throw new ApiError(404, "not_found_error", `Not found: ${request.method} ${pathname}`);
     const raw = await request.text();
     try {
       return await answer(raw, endpoint, request, options, now, day);
@@ -136,8 +150,16 @@ export async function handleMessagesRequest(request: Request, options: OfflineMo
   }
 }
 
-async function answer(raw: string, endpoint: Endpoint, http: Request, options: OfflineModelOptions, now: number, day: string): Promise<Response> {
-  if (byteLength(raw) > MAX_REQUEST_BYTES) throw new ApiError(413, "request_too_large", "Request exceeds the maximum size");
+async function answer(
+  raw: string,
+  endpoint: Endpoint,
+  http: Request,
+  options: OfflineModelOptions,
+  now: number,
+  day: string,
+): Promise<Response> {
+  if (byteLength(raw) > MAX_REQUEST_BYTES)
+    throw new ApiError(413, "request_too_large", "Request exceeds the maximum size");
   let body: unknown;
   try {
     body = JSON.parse(raw);
@@ -155,7 +177,8 @@ async function answer(raw: string, endpoint: Endpoint, http: Request, options: O
   const counter: Counter = { ratio: model.tokenizerRatio, thinking: (block) => thinking.tokens.get(block) };
   const total = blockPrefixTokens(req, counter).at(-1) ?? 0;
   if (endpoint === "count_tokens") return json({ input_tokens: total });
-  if (total > model.contextWindow) throw invalid(`prompt is too long: ${total} tokens > ${model.contextWindow} maximum`);
+  if (total > model.contextWindow)
+    throw invalid(`prompt is too long: ${total} tokens > ${model.contextWindow} maximum`);
 
   const messageId = `msg_${idFrom(raw)}`;
   // The SDK numbers its attempts at one call: `@model-error … attempts=K` fails only the first K.
@@ -164,7 +187,8 @@ async function answer(raw: string, endpoint: Endpoint, http: Request, options: O
   const generation = generate({ request: req, body, model, messageId, retryCount, inputTokens: total, chain });
   if (generation.kind === "error") {
     recordFault(generation.status, retryCount, req.messages);
-    if (generation.status === "overflow") throw invalid(`prompt is too long: ${total} tokens > ${Math.max(1, total - 1)} maximum`);
+    if (generation.status === "overflow")
+      throw invalid(`prompt is too long: ${total} tokens > ${Math.max(1, total - 1)} maximum`);
     const { type, message } = DIRECTIVE_ERRORS[generation.status];
     // Real 429s tell the client when to come back; the SDK honours retry-after.
     throw new ApiError(generation.status, type, message, generation.status === 429 ? { "retry-after": "1" } : {});

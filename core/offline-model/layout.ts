@@ -23,7 +23,8 @@ export interface Layout {
   thinkingTokens: number;
 }
 
-const callTokens = (block: WireBlock, ratio: number) => scale(countTokens(String(block.name ?? "")) + countTokens(JSON.stringify(block.input ?? {})), ratio);
+const callTokens = (block: WireBlock, ratio: number) =>
+  scale(countTokens(String(block.name ?? "")) + countTokens(JSON.stringify(block.input ?? {})), ratio);
 
 export function partTokens(part: Part, ratio: number): number {
   switch (part.kind) {
@@ -53,7 +54,9 @@ export function layOut(parts: readonly Part[], budget: number, ratio: number): L
     }
     cut = true;
     if (remaining > 0 && part.kind === "thinking") {
-      const draft = part.progress ? { ...part.draft, summary: INTERRUPTED, tokens: Math.max(part.draft.tokens, textTokens(INTERRUPTED, ratio)) } : part.draft;
+      const draft = part.progress
+        ? { ...part.draft, summary: INTERRUPTED, tokens: Math.max(part.draft.tokens, textTokens(INTERRUPTED, ratio)) }
+        : part.draft;
       content.push(cutDraft(draft, remaining, ratio));
       thinking += remaining;
       remaining = 0;

@@ -50,7 +50,11 @@ export function testModelEntry(id: string): ModelEntry | null {
 }
 
 /** The model a request names on `day`, or null when it is retired or unknown. */
-export function resolveModel(id: string, day: string = utcDay(), windows?: Record<string, number>): ModelProfile | null {
+export function resolveModel(
+  id: string,
+  day: string = utcDay(),
+  windows?: Record<string, number>,
+): ModelProfile | null {
   const test = testModelEntry(id);
   let entry: ModelEntry | null = test;
   if (!entry) {

@@ -30,14 +30,23 @@ function capabilities(entry: ModelEntry) {
     batch: support(true),
     citations: support(true),
     code_execution: support(false),
-    context_management: { supported: false, clear_thinking_20251015: null, clear_tool_uses_20250919: null, compact_20260112: null },
+    context_management: {
+      supported: false,
+      clear_thinking_20251015: null,
+      clear_tool_uses_20250919: null,
+      compact_20260112: null,
+    },
     effort: {
       supported: entry.effort !== null,
       ...Object.fromEntries(EFFORT_LEVELS.map((level) => [level, support(levels.includes(level))])),
     },
     image_input: support(true),
     pdf_input: support(true),
-    server_tools: { supported: entry.serverTools, web_search: support(entry.serverTools), code_execution: support(false) },
+    server_tools: {
+      supported: entry.serverTools,
+      web_search: support(entry.serverTools),
+      code_execution: support(false),
+    },
     structured_outputs: support(true),
     thinking: {
       supported: thinks,
@@ -82,7 +91,13 @@ function info(entry: ModelEntry, lifecycle: Lifecycle): ModelInfo {
   };
 }
 
-function retiredInfo(id: string, name: string, retiredOn: string, deprecatedOn: string | undefined, line: ModelInfo["line"]): ModelInfo {
+function retiredInfo(
+  id: string,
+  name: string,
+  retiredOn: string,
+  deprecatedOn: string | undefined,
+  line: ModelInfo["line"],
+): ModelInfo {
   return {
     type: "model",
     id,
@@ -103,7 +118,8 @@ function catalog(day: string): ModelInfo[] {
   const all: ModelInfo[] = [];
   for (const entry of MODELS) {
     const found = findModel(entry.id, day);
-    if (found.kind === "retired") all.push(retiredInfo(entry.id, entry.name, found.retiredOn, entry.deprecatedOn, entry.line));
+    if (found.kind === "retired")
+      all.push(retiredInfo(entry.id, entry.name, found.retiredOn, entry.deprecatedOn, entry.line));
     else all.push(info(entry, entry.status === "deprecated" ? "deprecated" : "active"));
   }
   for (const gone of RETIRED_MODELS) {
@@ -111,7 +127,9 @@ function catalog(day: string): ModelInfo[] {
     all.push(retiredInfo(gone.id, gone.name, gone.retiredOn, RETIRED_DEPRECATED_ON[gone.id], line));
   }
   for (const id of LISTED_TEST_MODELS) all.push(info(testModelEntry(id)!, "active"));
-  return all.sort((a, b) => (a.created_at < b.created_at ? 1 : a.created_at > b.created_at ? -1 : a.id < b.id ? -1 : 1));
+  return all.sort((a, b) =>
+    a.created_at < b.created_at ? 1 : a.created_at > b.created_at ? -1 : a.id < b.id ? -1 : 1,
+  );
 }
 
 /** GET /v1/models/{id} (an alias answers its model). */
@@ -130,7 +148,8 @@ export function retrieveModel(id: string, day: string = utcDay()): ModelInfo {
 export function listModels(query: URLSearchParams, day: string = utcDay()) {
   const asked = [...query.getAll("lifecycle[]"), ...query.getAll("lifecycle")].flatMap((v) => v.split(","));
   for (const [n, value] of asked.entries()) {
-    if (!["active", "deprecated", "retired"].includes(value)) throw invalid(`lifecycle.${n}: Input should be 'active', 'deprecated' or 'retired'`);
+    if (!["active", "deprecated", "retired"].includes(value))
+      throw invalid(`lifecycle.${n}: Input should be 'active', 'deprecated' or 'retired'`);
   }
   const lifecycles = asked.length > 0 ? asked : ["active", "deprecated"];
   const limitText = query.get("limit");

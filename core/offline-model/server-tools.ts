@@ -19,11 +19,21 @@ const DOMAINS = ["docs.example.com", "news.example.org", "wiki.example.net", "bl
 export const RETRIEVED_AT = "2026-12-01T00:00:00Z";
 
 export function serverTool(tools: readonly WireTool[] | undefined, name: "web_search" | "web_fetch"): WireTool | null {
-  return (tools ?? []).find((tool) => typeof tool.type === "string" && tool.type.startsWith(`${name}_`) && tool.name === name) ?? null;
+  return (
+    (tools ?? []).find(
+      (tool) => typeof tool.type === "string" && tool.type.startsWith(`${name}_`) && tool.name === name,
+    ) ?? null
+  );
 }
 
-const slug = (text: string) => text.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-|-$/g, "").slice(0, 48) || "page";
-const title = (query: string, k: number) => `${query.replace(/\s+/g, " ").trim().slice(0, 60)} (${["overview", "guide", "notes", "reference", "digest"][k % 5]})`;
+const slug = (text: string) =>
+  text
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, "-")
+    .replace(/^-|-$/g, "")
+    .slice(0, 48) || "page";
+const title = (query: string, k: number) =>
+  `${query.replace(/\s+/g, " ").trim().slice(0, 60)} (${["overview", "guide", "notes", "reference", "digest"][k % 5]})`;
 
 function domainsFor(tool: WireTool, query: string): string[] {
   const allowed = Array.isArray(tool.allowed_domains) ? (tool.allowed_domains as string[]) : [];
@@ -48,27 +58,48 @@ export const pageText = (url: string, pageTitle: string): string => `${pageTitle
  * attempts more searches than allowed, the web_search_tool_result is an error with the
  * max_uses_exceeded error code"; the same for web fetch), and it is not billed.
  */
-export function overLimit(name: "web_search" | "web_fetch", input: Record<string, unknown>, replyId: string, n: number): Block[] {
+export function overLimit(
+  name: "web_search" | "web_fetch",
+  input: Record<string, unknown>,
+  replyId: string,
+  n: number,
+): Block[] {
   const id = `srvtoolu_${idFrom(`${replyId}:${name}:${n}`)}`;
   return [
     { type: "server_tool_use", id, name, input, caller: DIRECT },
-    { type: `${name}_tool_result`, tool_use_id: id, content: { type: `${name}_tool_result_error`, error_code: "max_uses_exceeded" }, caller: DIRECT },
+    {
+      type: `${name}_tool_result`,
+      tool_use_id: id,
+      content: { type: `${name}_tool_result_error`, error_code: "max_uses_exceeded" },
+      caller: DIRECT,
+    },
   ];
 }
 
 /** Whether a tool allows another call after `made` of them. */
-export const withinMaxUses = (tool: WireTool, made: number): boolean => typeof tool.max_uses !== "number" || made < tool.max_uses;
+export const withinMaxUses = (tool: WireTool, made: number): boolean =>
+  typeof tool.max_uses !== "number" || made < tool.max_uses;
 
 /** Successful calls in a reply, for usage.server_tool_use. */
-export function serverToolCounts(content: readonly Block[]): { web_search_requests: number; web_fetch_requests: number } {
+export function serverToolCounts(content: readonly Block[]): {
+  web_search_requests: number;
+  web_fetch_requests: number;
+} {
   return {
     web_search_requests: content.filter((b) => b.type === "web_search_tool_result" && Array.isArray(b.content)).length,
-    web_fetch_requests: content.filter((b) => b.type === "web_fetch_tool_result" && (b.content as { type?: string })?.type === "web_fetch_result").length,
+    web_fetch_requests: content.filter(
+      (b) => b.type === "web_fetch_tool_result" && (b.content as { type?: string })?.type === "web_fetch_result",
+    ).length,
   };
 }
 
 /** server_tool_use + web_search_tool_result for `query`, and the hits for citing. */
-export function webSearch(query: string, tool: WireTool, replyId: string, n: number): { blocks: Block[]; hits: SearchHit[] } {
+export function webSearch(
+  query: string,
+  tool: WireTool,
+  replyId: string,
+  n: number,
+): { blocks: Block[]; hits: SearchHit[] } {
   const id = `srvtoolu_${idFrom(`${replyId}:search:${n}`)}`;
   const domains = domainsFor(tool, query);
   const hits: SearchHit[] = [0, 1, 2].map((k) => {
@@ -94,13 +125,23 @@ export function webSearch(query: string, tool: WireTool, replyId: string, n: num
 
 /** Text blocks answering from search hits, each cited sentence carrying a web_search_result_location citation. */
 export function citedAnswer(query: string, hits: readonly SearchHit[]): Block[] {
-  const blocks: Block[] = [{ type: "text", text: `Here is what I found about "${query.replace(/\s+/g, " ").trim().slice(0, 80)}".` }];
+  const blocks: Block[] = [
+    { type: "text", text: `Here is what I found about "${query.replace(/\s+/g, " ").trim().slice(0, 80)}".` },
+  ];
   hits.slice(0, 2).forEach((hit, k) => {
     const cited = hit.text.slice(0, 150);
     blocks.push({
       type: "text",
       text: `${k === 0 ? "According to" : "Also,"} ${hit.title}: ${cited}`,
-      citations: [{ type: "web_search_result_location", url: hit.url, title: hit.title, encrypted_index: seal(INDEX, { u: hit.url, x: k }), cited_text: cited }],
+      citations: [
+        {
+          type: "web_search_result_location",
+          url: hit.url,
+          title: hit.title,
+          encrypted_index: seal(INDEX, { u: hit.url, x: k }),
+          cited_text: cited,
+        },
+      ],
     });
   });
   return blocks;
@@ -112,11 +153,21 @@ export function webFetch(url: string, tool: WireTool, replyId: string, n: number
   const heading = `Page at ${url}`;
   const text = pageText(url, heading);
   const citations = (tool.citations as { enabled?: boolean } | null | undefined)?.enabled ? { enabled: true } : null;
-  const document = { type: "document", source: { type: "text", media_type: "text/plain", data: text }, title: heading, citations };
+  const document = {
+    type: "document",
+    source: { type: "text", media_type: "text/plain", data: text },
+    title: heading,
+    citations,
+  };
   return {
     blocks: [
       { type: "server_tool_use", id, name: "web_fetch", input: { url }, caller: DIRECT },
-      { type: "web_fetch_tool_result", tool_use_id: id, content: { type: "web_fetch_result", url, retrieved_at: RETRIEVED_AT, content: document }, caller: DIRECT },
+      {
+        type: "web_fetch_tool_result",
+        tool_use_id: id,
+        content: { type: "web_fetch_result", url, retrieved_at: RETRIEVED_AT, content: document },
+        caller: DIRECT,
+      },
     ],
     text,
   };
@@ -128,11 +179,18 @@ export function hitsOf(blocks: readonly WireBlock[]): SearchHit[] {
   for (const block of blocks) {
     if (block.type !== "web_search_tool_result" || !Array.isArray(block.content)) continue;
     for (const item of block.content as WireBlock[]) {
-      if (item.type === "web_search_result" && typeof item.url === "string") hits.push({ url: item.url, title: String(item.title ?? ""), text: pageText(item.url, String(item.title ?? "")) });
+      if (item.type === "web_search_result" && typeof item.url === "string")
+        hits.push({
+          url: item.url,
+          title: String(item.title ?? ""),
+          text: pageText(item.url, String(item.title ?? "")),
+        });
     }
   }
   return hits;
 }
 
-export const searchResultValid = (item: WireBlock): boolean => open<{ u: string; t: string }>(SEARCH, item.encrypted_content)?.u === item.url;
-export const citationValid = (citation: Record<string, unknown>): boolean => open<{ u: string }>(INDEX, citation.encrypted_index)?.u === citation.url;
+export const searchResultValid = (item: WireBlock): boolean =>
+  open<{ u: string; t: string }>(SEARCH, item.encrypted_content)?.u === item.url;
+export const citationValid = (citation: Record<string, unknown>): boolean =>
+  open<{ u: string }>(INDEX, citation.encrypted_index)?.u === citation.url;

@@ -62,20 +62,44 @@ export function chunkText(text: string, seed: number): string[] {
 }
 
 function blockEvents(block: WireBlock, index: number, seed: number): { start: SseEvent; deltas: SseEvent[] } {
-  const start = (content_block: unknown): SseEvent => ({ event: "content_block_start", data: { type: "content_block_start", index, content_block } });
-  const delta = (d: unknown): SseEvent => ({ event: "content_block_delta", data: { type: "content_block_delta", index, delta: d } });
+  const start = (content_block: unknown): SseEvent => ({
+    event: "content_block_start",
+    data: { type: "content_block_start", index, content_block },
+  });
+  const delta = (d: unknown): SseEvent => ({
+    event: "content_block_delta",
+    data: { type: "content_block_delta", index, delta: d },
+  });
   switch (block.type) {
     case "text": {
-      const citations = Array.isArray(block.citations) ? (block.citations as unknown[]).map((citation) => delta({ type: "citations_delta", citation })) : [];
-      return { start: start({ type: "text", text: "" }), deltas: [...citations, ...chunkText(String(block.text), seed).map((text) => delta({ type: "text_delta", text }))] };
+      const citations = Array.isArray(block.citations)
+        ? (block.citations as unknown[]).map((citation) => delta({ type: "citations_delta", citation }))
+        : [];
+      return {
+        start: start({ type: "text", text: "" }),
+        deltas: [
+          ...citations,
+          ...chunkText(String(block.text), seed).map((text) => delta({ type: "text_delta", text })),
+        ],
+      };
     }
     case "thinking": {
-      const pieces = chunkText(String(block.thinking), seed).map((thinking) => delta({ type: "thinking_delta", thinking }));
-      return { start: start({ type: "thinking", thinking: "", signature: "" }), deltas: [...pieces, delta({ type: "signature_delta", signature: block.signature })] };
+      const pieces = chunkText(String(block.thinking), seed).map((thinking) =>
+        delta({ type: "thinking_delta", thinking }),
+      );
+      return {
+        start: start({ type: "thinking", thinking: "", signature: "" }),
+        deltas: [...pieces, delta({ type: "signature_delta", signature: block.signature })],
+      };
     }
     case "tool_use":
     case "server_tool_use":
-      return { start: start({ ...block, input: {} }), deltas: chunkText(JSON.stringify(block.input), seed).map((partial_json) => delta({ type: "input_json_delta", partial_json })) };
+      return {
+        start: start({ ...block, input: {} }),
+        deltas: chunkText(JSON.stringify(block.input), seed).map((partial_json) =>
+          delta({ type: "input_json_delta", partial_json }),
+        ),
+      };
     default:
       return { start: start(block), deltas: [] };
   }
@@ -97,7 +121,12 @@ export const HOLD_MS = 5 * 60_000;
  * The exact event sequence of a streamed Messages response (cut by an error event when `failure`
  * is given; with a hold marker after about `holdAfter` characters of text).
  */
-export function messageEvents(message: MessageJson, seed: number, failure: StreamFailure | null = null, holdAfter: number | null = null): SseEvent[] {
+export function messageEvents(
+  message: MessageJson,
+  seed: number,
+  failure: StreamFailure | null = null,
+  holdAfter: number | null = null,
+): SseEvent[] {
   const { content, usage } = message;
   const events: SseEvent[] = [
     {
@@ -110,7 +139,12 @@ export function messageEvents(message: MessageJson, seed: number, failure: Strea
           content: [],
           stop_reason: null,
           stop_details: null,
-          usage: { ...usage, output_tokens: 1, output_tokens_details: null, ...(usage.server_tool_use ? { server_tool_use: { web_search_requests: 0, web_fetch_requests: 0 } } : {}) },
+          usage: {
+            ...usage,
+            output_tokens: 1,
+            output_tokens_details: null,
+            ...(usage.server_tool_use ? { server_tool_use: { web_search_requests: 0, web_fetch_requests: 0 } } : {}),
+          },
         },
       },
     },
@@ -118,7 +152,10 @@ export function messageEvents(message: MessageJson, seed: number, failure: Strea
   ];
   let sent = 0;
   let held = holdAfter === null;
-  const error = (f: StreamFailure): SseEvent => ({ event: "error", data: { type: "error", error: { type: f.type, message: f.message } } });
+  const error = (f: StreamFailure): SseEvent => ({
+    event: "error",
+    data: { type: "error", error: { type: f.type, message: f.message } },
+  });
   for (const [index, block] of content.entries()) {
     const { start, deltas } = blockEvents(block, index, seed + index);
     events.push(start);

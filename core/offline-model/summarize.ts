@@ -80,11 +80,20 @@ const SEQ_HEADER = /^\[seq (\d+) (user|assistant|tool results)\]$/;
  * conversation it quotes: one message per header, the previous summary's items and identifiers
  * carried forward, and the wrapper tags and the closing instruction left out.
  */
-function unpackTranscript(messages: readonly WireMessage[]): { messages: WireMessage[]; previous: { items: string[]; identifiers: string[] } } {
+function unpackTranscript(messages: readonly WireMessage[]): {
+  messages: WireMessage[];
+  previous: { items: string[]; identifiers: string[] };
+} {
   const previous = { items: [] as string[], identifiers: [] as string[] };
-  const text = messages.length === 1 && messages[0].role === "user" ? blocksOf(messages[0].content).map((b) => (b.type === "text" ? String(b.text ?? "") : "")).join("\n") : "";
+  const text =
+    messages.length === 1 && messages[0].role === "user"
+      ? blocksOf(messages[0].content)
+          .map((b) => (b.type === "text" ? String(b.text ?? "") : ""))
+          .join("\n")
+      : "";
   const quoted = /<new_messages>/.test(text);
-  if (!quoted && !/^\[seq \d+ (user|assistant|tool results)\]$/m.test(text)) return { messages: [...messages], previous };
+  if (!quoted && !/^\[seq \d+ (user|assistant|tool results)\]$/m.test(text))
+    return { messages: [...messages], previous };
   const prior = /<previous_summary>([\s\S]*?)<\/previous_summary>/.exec(text)?.[1] ?? "";
   for (const line of prior.split("\n")) {
     const item = /^\s*-\s+(.+)$/.exec(line)?.[1]?.trim();
@@ -92,7 +101,10 @@ function unpackTranscript(messages: readonly WireMessage[]): { messages: WireMes
   }
   const ids = /Identifiers:\s*\n\s*-\s*(.+)/i.exec(prior)?.[1];
   if (ids) {
-    previous.identifiers = ids.split(",").map((x) => x.trim()).filter(Boolean);
+    previous.identifiers = ids
+      .split(",")
+      .map((x) => x.trim())
+      .filter(Boolean);
     previous.items = previous.items.filter((item) => item !== ids.trim());
   }
   const body = quoted ? (/<new_messages>([\s\S]*?)(?:<\/new_messages>|$)/.exec(text)?.[1] ?? "") : text;
@@ -101,7 +113,12 @@ function unpackTranscript(messages: readonly WireMessage[]): { messages: WireMes
   const out: { role: "user" | "assistant"; kind: "text" | "tool_result"; text: string }[] = [];
   for (const line of body.split("\n")) {
     const header = SEQ_HEADER.exec(line.trim());
-    if (header) out.push({ role: header[2] === "assistant" ? "assistant" : "user", kind: header[2] === "tool results" ? "tool_result" : "text", text: "" });
+    if (header)
+      out.push({
+        role: header[2] === "assistant" ? "assistant" : "user",
+        kind: header[2] === "tool results" ? "tool_result" : "text",
+        text: "",
+      });
     else if (out.length && !/^\[… \d+ later messages omitted/.test(line.trim())) {
       const last = out[out.length - 1];
       last.text = last.text ? `${last.text}\n${line}` : line;
@@ -109,7 +126,11 @@ function unpackTranscript(messages: readonly WireMessage[]): { messages: WireMes
   }
   const quotedMessages: WireMessage[] = out.map((m, i) => ({
     role: m.role,
-    content: [m.kind === "text" ? { type: "text", text: m.text } : { type: "tool_result", tool_use_id: `quoted_${i}`, content: m.text }],
+    content: [
+      m.kind === "text"
+        ? { type: "text", text: m.text }
+        : { type: "tool_result", tool_use_id: `quoted_${i}`, content: m.text },
+    ],
   })) as WireMessage[];
   return { messages: quotedMessages, previous };
 }
@@ -122,10 +143,13 @@ function extractFrom(messages: readonly WireMessage[]): Extract {
   for (const message of messages) {
     for (const block of blocksOf(message.content)) {
       const text =
-        block.type === "text" ? stripDirectives(String(block.text ?? ""))
-        : block.type === "tool_result" ? toolResultText(block)
-        : block.type === "tool_use" ? `${String(block.name ?? "")} ${JSON.stringify(block.input ?? {})}`
-        : "";
+        block.type === "text"
+          ? stripDirectives(String(block.text ?? ""))
+          : block.type === "tool_result"
+            ? toolResultText(block)
+            : block.type === "tool_use"
+              ? `${String(block.name ?? "")} ${JSON.stringify(block.input ?? {})}`
+              : "";
       if (text.trim() === "") continue;
       for (const id of findIdentifiers(text)) identifiers.add(id);
       if (block.type !== "text") continue;

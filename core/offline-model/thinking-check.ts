@@ -42,7 +42,12 @@ export function checkThinking(request: WireRequest, model: ModelProfile, betas: 
   for (const at of eachBlock(request)) {
     if (at.block.type !== "thinking" && at.block.type !== "redacted_thinking") continue;
     const seal = openThinking(at.block);
-    if (!seal) throw invalid(at.block.type === "thinking" ? `${at.path}: Invalid \`signature\` in \`thinking\` block` : `${at.path}: Invalid \`data\` in \`redacted_thinking\` block`);
+    if (!seal)
+      throw invalid(
+        at.block.type === "thinking"
+          ? `${at.path}: Invalid \`signature\` in \`thinking\` block`
+          : `${at.path}: Invalid \`data\` in \`redacted_thinking\` block`,
+      );
     const key = `${at.i}.${at.j}`;
     if (!canRead(model, seal.m)) dropped.add(key);
     else kept.push({ key, i: at.i, j: at.j, block: at.block, seal, id: thinkingId(at.block) });
@@ -52,11 +57,15 @@ export function checkThinking(request: WireRequest, model: ModelProfile, betas: 
 
   if (model.thinking.prefixBound) {
     const walk = walkPrefix(request, (i, j) => dropped.has(`${i}.${j}`));
-    const beta = betas.includes(BETA_HEADER) ? "" : ` That setting requires the \`${BETA_HEADER}\` value in the \`anthropic-beta\` header.`;
+    const beta = betas.includes(BETA_HEADER)
+      ? ""
+      : ` That setting requires the \`${BETA_HEADER}\` value in the \`anthropic-beta\` header.`;
     for (const [n, entry] of kept.entries()) {
       if (entry.seal.b !== 1) continue;
       if (walk.before.get(entry.key) !== entry.seal.p || !chainHolds(kept.slice(0, n), entry.seal)) {
-        throw invalid(`messages.${entry.i}.content.${entry.j}: Invalid \`signature\` in \`thinking\` block. The block is bound to a different conversation. Remove the block, or set \`thinking.block_binding.prefix_mismatch_behavior\` to "drop_block".${beta}`);
+        throw invalid(
+          `messages.${entry.i}.content.${entry.j}: Invalid \`signature\` in \`thinking\` block. The block is bound to a different conversation. Remove the block, or set \`thinking.block_binding.prefix_mismatch_behavior\` to "drop_block".${beta}`,
+        );
       }
     }
   }
@@ -79,14 +88,19 @@ function chainHolds(before: { id: string; seal: ThinkingSeal }[], seal: Thinking
 }
 
 /** Thinking in the latest assistant turn stays exactly as produced: same text, same order, none of a reply's blocks missing. */
-function checkLatestTurn(request: WireRequest, kept: { i: number; j: number; block: WireBlock; seal: ThinkingSeal }[]): void {
+function checkLatestTurn(
+  request: WireRequest,
+  kept: { i: number; j: number; block: WireBlock; seal: ThinkingSeal }[],
+): void {
   const turns = mergedTurns(request);
   const latest = [...turns].reverse().find((turn) => turn.role === "assistant");
   if (!latest) return;
   const inLatest = new Set(latest.blocks.map((at) => `${at.i}.${at.j}`));
   const entries = kept.filter((entry) => inLatest.has(`${entry.i}.${entry.j}`));
   const modified = (entry: (typeof entries)[number]) =>
-    invalid(`messages.${entry.i}.content.${entry.j}: \`thinking\` or \`redacted_thinking\` blocks in the latest assistant message cannot be modified. These blocks must remain as they were in the original response.`);
+    invalid(
+      `messages.${entry.i}.content.${entry.j}: \`thinking\` or \`redacted_thinking\` blocks in the latest assistant message cannot be modified. These blocks must remain as they were in the original response.`,
+    );
   for (const entry of entries) {
     const text = entry.block.type === "thinking" ? String(entry.block.thinking ?? "") : "";
     if (text !== "" && textHash(text) !== entry.seal.h) throw modified(entry);

@@ -47,7 +47,8 @@ export function openThinking(block: WireBlock): ThinkingSeal | null {
 }
 
 /** A block's id in the chain: the MAC of its signature or data. */
-export const thinkingId = (block: WireBlock): string => sealId(String(block.type === "thinking" ? block.signature : block.data));
+export const thinkingId = (block: WireBlock): string =>
+  sealId(String(block.type === "thinking" ? block.signature : block.data));
 export const thinkingIdOf = (value: string): string => sealId(value);
 
 export const textHash = (text: string): string => hashHex(hashString(`thinking-text:${text}`));
@@ -57,7 +58,15 @@ export const textHash = (text: string): string => hashHex(hashString(`thinking-t
  * no Opus 5 / Opus 5.5 / Fable / Mythos block (https://platform.claude.com/docs/en/models/sonnet-5-5/whats-new-sonnet-5-5).
  * The stand-in keeps the rest simple: every other model reads only its own blocks.
  */
-const SONNET_55_READS = new Set(["claude-sonnet-5", "claude-opus-4-8", "claude-opus-4-7", "claude-opus-4-6", "claude-sonnet-4-6", "claude-haiku-4-5", "claude-opus-4-5"]);
+const SONNET_55_READS = new Set([
+  "claude-sonnet-5",
+  "claude-opus-4-8",
+  "claude-opus-4-7",
+  "claude-opus-4-6",
+  "claude-sonnet-4-6",
+  "claude-haiku-4-5",
+  "claude-opus-4-5",
+]);
 
 /** Whether `reader` reads a block `producer` made; an unreadable block is dropped silently. */
 export function canRead(reader: ModelProfile, producer: string): boolean {

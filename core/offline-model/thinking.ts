@@ -34,11 +34,13 @@ export interface ThinkingMode {
   progressText: boolean;
 }
 
-const isObject = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === "object" && !Array.isArray(value);
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  value !== null && typeof value === "object" && !Array.isArray(value);
 
 export function thinkingMode(body: Record<string, unknown>, model: ModelProfile): ThinkingMode {
   const config = isObject(body.thinking) ? body.thinking : null;
-  const type = (config?.type as ThinkingType | undefined) ?? (model.thinking.whenOmitted === "adaptive" ? "adaptive" : "disabled");
+  const type =
+    (config?.type as ThinkingType | undefined) ?? (model.thinking.whenOmitted === "adaptive" ? "adaptive" : "disabled");
   const choice = isObject(body.tool_choice) ? body.tool_choice.type : undefined;
   const forced = choice === "any" || choice === "tool";
   const on = (type === "adaptive" || type === "enabled") && !forced;
@@ -123,7 +125,9 @@ export function sealReply(content: (WireBlock | ThinkingDraft)[], chain: Chain, 
     const id = thinkingIdOf(value);
     previous = id;
     if (root === "") root = id;
-    return part.type === "thinking" ? { type: "thinking", thinking: part.visible ? part.summary : "", signature: value } : { type: "redacted_thinking", data: value };
+    return part.type === "thinking"
+      ? { type: "thinking", thinking: part.visible ? part.summary : "", signature: value }
+      : { type: "redacted_thinking", data: value };
   });
 }
 

@@ -24,9 +24,20 @@ export function asksForTitle(request: Pick<WireRequest, "system">): boolean {
 
 /** The deterministic title of a title request ("Untitled" when the quoted message has no words). */
 export function offlineTitle(request: Pick<WireRequest, "messages">): string {
-  const user = request.messages.filter((m) => m.role === "user").map(textOf).join("\n");
+  const user = request.messages
+    .filter((m) => m.role === "user")
+    .map(textOf)
+    .join("\n");
   const quoted = QUOTED_FIRST.exec(user)?.[1] ?? user;
-  const words = stripDirectives(quoted).replace(/\s+/g, " ").trim().split(" ").filter(Boolean).slice(0, OFFLINE_TITLE_WORDS);
-  const title = words.join(" ").replace(/[\s.,;:!?"'`*_#-]+$/, "").replace(/^[\s"'`*_#-]+/, "");
+  const words = stripDirectives(quoted)
+    .replace(/\s+/g, " ")
+    .trim()
+    .split(" ")
+    .filter(Boolean)
+    .slice(0, OFFLINE_TITLE_WORDS);
+  const title = words
+    .join(" ")
+    .replace(/[\s.,;:!?"'`*_#-]+$/, "")
+    .replace(/^[\s"'`*_#-]+/, "");
   return title === "" ? "Untitled" : title[0].toUpperCase() + title.slice(1);
 }

@@ -10,10 +10,20 @@
  */
 import { idTokens } from "../compactor";
 import { isContinuationRequest } from "./continuation";
-import { type Directives, type ModelErrorRule, type ModelErrorStatus, parseDirectives, type ToolCallDirective } from "./directives";
+import {
+  type Directives,
+  type ModelErrorRule,
+  type ModelErrorStatus,
+  parseDirectives,
+  type ToolCallDirective,
+} from "./directives";
 import { blocksOf, textOf, type WireBlock, type WireMessage } from "./wire";
 
-const isTurnState = (block: WireBlock) => block.type === "text" && String(block.text ?? "").trimStart().startsWith("<turn_state>");
+const isTurnState = (block: WireBlock) =>
+  block.type === "text" &&
+  String(block.text ?? "")
+    .trimStart()
+    .startsWith("<turn_state>");
 
 /** Whether a user message carries text the user wrote (a compaction nudge is not that). */
 function hasUserText(message: WireMessage): boolean {
@@ -53,7 +63,8 @@ export function classifyTurn(messages: readonly WireMessage[]): Turn {
   if (last.role === "user") {
     const blocks = blocksOf(last.content);
     const results = blocks.filter((block) => block.type === "tool_result");
-    if (results.length > 0 && !hasUserText(last)) return { kind: "tool-results", results, userText, nextCalls: nextBatch(messages, realIndex) };
+    if (results.length > 0 && !hasUserText(last))
+      return { kind: "tool-results", results, userText, nextCalls: nextBatch(messages, realIndex) };
     if (realIndex === messages.length - 1) {
       // Only the newest text block: when a failed turn left a lone user message, the replay merges
       // it with the next prompt, and the old prompt's directives must not fire a second time.
@@ -73,14 +84,19 @@ export function classifyTurn(messages: readonly WireMessage[]): Turn {
  * this call (0 on the first try). Turn calls read the rules from the latest prompt and count the
  * call as 1 + the assistant messages after it; summarization requests read every text line.
  */
-export function modelErrorFor(messages: readonly WireMessage[], summarizing: boolean, retryCount: number): ModelErrorStatus | null {
+export function modelErrorFor(
+  messages: readonly WireMessage[],
+  summarizing: boolean,
+  retryCount: number,
+): ModelErrorStatus | null {
   let rules: ModelErrorRule[];
   let call = 0;
   if (summarizing) {
     rules = [];
     for (const m of messages)
       for (const b of blocksOf(m.content))
-        if (b.type === "text") rules.push(...parseDirectives(String(b.text ?? "")).modelErrors.filter((r) => r.summarize));
+        if (b.type === "text")
+          rules.push(...parseDirectives(String(b.text ?? "")).modelErrors.filter((r) => r.summarize));
   } else {
     const real = latestRealUserIndex(messages);
     if (real < 0) return null;
@@ -93,7 +109,8 @@ export function modelErrorFor(messages: readonly WireMessage[], summarizing: boo
 
 const toolUses = (messages: readonly WireMessage[]) =>
   messages.flatMap((m) => (m.role === "assistant" ? blocksOf(m.content).filter((b) => b.type === "tool_use") : []));
-const sameCall = (call: ToolCallDirective, block: WireBlock) => block.name === call.name && JSON.stringify(block.input) === JSON.stringify(call.input);
+const sameCall = (call: ToolCallDirective, block: WireBlock) =>
+  block.name === call.name && JSON.stringify(block.input) === JSON.stringify(call.input);
 
 /** The REMAINING section of the newest turn state after `from`, with the index of its message; null when there is none. */
 function latestRemaining(messages: readonly WireMessage[], from: number): { at: number; remaining: string } | null {
@@ -127,7 +144,8 @@ function nextBatch(messages: readonly WireMessage[], realIndex: number): ToolCal
   const named = new Set(idTokens(state.remaining));
   const since = toolUses(messages.slice(state.at + 1));
   const pending = directives.toolCalls.filter(
-    (call) => idTokens(JSON.stringify(call.input)).some((id) => named.has(id)) && !since.some((block) => sameCall(call, block)),
+    (call) =>
+      idTokens(JSON.stringify(call.input)).some((id) => named.has(id)) && !since.some((block) => sameCall(call, block)),
   );
   return pending.slice(0, directives.toolsPerStep);
 }

@@ -21,14 +21,24 @@ function resultProblem(content: string | Array<TextBlock | ImageBlock>, at: stri
   if (typeof content === "string") return isBlankText(content) ? `${at}: ${BLANK_TEXT_MESSAGE}` : null;
   if (!content.length) return `${at}: must hold at least one block`;
   for (const [k, inner] of content.entries()) {
-    const problem = inner.type === "text" ? (isBlankText(inner.text) ? `${at}.${k}.text: ${BLANK_TEXT_MESSAGE}` : null) : imageProblem(inner, `${at}.${k}`);
+    const problem =
+      inner.type === "text"
+        ? isBlankText(inner.text)
+          ? `${at}.${k}.text: ${BLANK_TEXT_MESSAGE}`
+          : null
+        : imageProblem(inner, `${at}.${k}`);
     if (problem) return problem;
   }
   return null;
 }
 
 /** The content to store, or the first problem, named from `where` ("messages[3]", "line 4"). */
-export function checkImportedContent(role: Role, content: readonly ContentBlock[], where: string, fromString: boolean): ContentCheck {
+export function checkImportedContent(
+  role: Role,
+  content: readonly ContentBlock[],
+  where: string,
+  fromString: boolean,
+): ContentCheck {
   const kept: ContentBlock[] = [];
   for (const [j, b] of content.entries()) {
     const at = fromString ? `${where}.content` : `${where}.content.${j}`;

@@ -104,7 +104,8 @@ export class JsonMessageScanner {
           const open = this.stack.pop();
           if (open !== (ch === "}" ? "{" : "[")) throw new ScanError("body: malformed JSON (unbalanced brackets)");
           if (this.element && this.stack.length === this.messagesDepth + 1) {
-            if (this.elementChars + (i + 1 - from) > this.maxMessageChars) throw new ScanError(`messages[${this.countHint}]: larger than ${this.maxMessageChars} characters`);
+            if (this.elementChars + (i + 1 - from) > this.maxMessageChars)
+              throw new ScanError(`messages[${this.countHint}]: larger than ${this.maxMessageChars} characters`);
             this.element.push(chunk.slice(from, i + 1));
             out.push({ text: this.element.join("") });
             this.element = null;
@@ -126,7 +127,8 @@ export class JsonMessageScanner {
     if (this.element && from >= 0) {
       const rest = chunk.slice(from);
       this.elementChars += rest.length;
-      if (this.elementChars > this.maxMessageChars) throw new ScanError(`messages[${this.countHint}]: larger than ${this.maxMessageChars} characters`);
+      if (this.elementChars > this.maxMessageChars)
+        throw new ScanError(`messages[${this.countHint}]: larger than ${this.maxMessageChars} characters`);
       this.element.push(rest);
     }
     return out;
@@ -138,13 +140,15 @@ export class JsonMessageScanner {
   /** Before a bracket opens: a message is measured from its own brace, anything else from the document's first bracket. */
   private checkDepth(): void {
     if (this.element) {
-      if (this.stack.length - (this.messagesDepth + 1) >= MAX_JSON_DEPTH) throw new ScanError(nestedTooDeep(`messages[${this.countHint}]`));
+      if (this.stack.length - (this.messagesDepth + 1) >= MAX_JSON_DEPTH)
+        throw new ScanError(nestedTooDeep(`messages[${this.countHint}]`));
     } else if (this.stack.length >= MAX_JSON_DEPTH) throw new ScanError(nestedTooDeep("body"));
   }
 
   private endBareword(): void {
     if (!this.bareword) return;
-    if (!BAREWORD.test(this.bareword)) throw new ScanError(`body: malformed JSON ("${this.bareword.slice(0, 20)}" is not a JSON value)`);
+    if (!BAREWORD.test(this.bareword))
+      throw new ScanError(`body: malformed JSON ("${this.bareword.slice(0, 20)}" is not a JSON value)`);
     this.bareword = "";
   }
 
@@ -153,7 +157,7 @@ export class JsonMessageScanner {
     this.endBareword();
     if (this.inString || this.stack.length) throw new ScanError("body: malformed JSON (the document ends early)");
     if (!this.started) throw new ScanError("body: empty; send a transcript");
-    if (!this.messagesSeen) throw new ScanError("messages: missing (send {\"messages\": [...]})");
+    if (!this.messagesSeen) throw new ScanError('messages: missing (send {"messages": [...]})');
   }
 }
 
@@ -175,7 +179,8 @@ export class JsonlMessageScanner {
     }
     const rest = chunk.slice(start);
     this.partialChars += rest.length;
-    if (this.partialChars > this.maxMessageChars) throw new ScanError(`line ${this.line + 1}: larger than ${this.maxMessageChars} characters`);
+    if (this.partialChars > this.maxMessageChars)
+      throw new ScanError(`line ${this.line + 1}: larger than ${this.maxMessageChars} characters`);
     if (rest) this.partial.push(rest);
     return out;
   }
@@ -185,7 +190,8 @@ export class JsonlMessageScanner {
     const text = this.partial.join("").replace(/\r$/, "");
     this.partial = [];
     this.partialChars = 0;
-    if (text.length > this.maxMessageChars) throw new ScanError(`line ${this.line}: larger than ${this.maxMessageChars} characters`);
+    if (text.length > this.maxMessageChars)
+      throw new ScanError(`line ${this.line}: larger than ${this.maxMessageChars} characters`);
     if (text.trim()) out.push({ text, line: this.line });
   }
 

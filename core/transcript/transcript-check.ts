@@ -6,11 +6,22 @@
 import { z } from "zod";
 import { MODEL_IMAGE_TYPES } from "../image-limits";
 import { jsonTextTooDeep, jsonValueProblem, nestedTooDeep } from "../json-guard";
-import { isServerToolResult, isThinkingBlock, SERVER_TOOL_RESULT_TYPES, type ContentBlock, type NewMessage, type StoredMessage } from "../types";
+import {
+  isServerToolResult,
+  isThinkingBlock,
+  SERVER_TOOL_RESULT_TYPES,
+  type ContentBlock,
+  type NewMessage,
+  type StoredMessage,
+} from "../types";
 import { describeZodError } from "../validation";
 import { checkImportedContent } from "./content-rules";
 
-const text = z.strictObject({ type: z.literal("text"), text: z.string(), citations: z.array(z.record(z.string(), z.unknown())).max(1_000).nullable().optional() });
+const text = z.strictObject({
+  type: z.literal("text"),
+  text: z.string(),
+  citations: z.array(z.record(z.string(), z.unknown())).max(1_000).nullable().optional(),
+});
 const image = z.strictObject({
   type: z.literal("image"),
   source: z.union([
@@ -19,7 +30,12 @@ const image = z.strictObject({
     z.strictObject({ type: z.literal("url"), url: z.string().url() }),
   ]),
 });
-const toolUse = z.strictObject({ type: z.literal("tool_use"), id: z.string().min(1).max(200), name: z.string().min(1).max(200), input: z.record(z.string(), z.unknown()) });
+const toolUse = z.strictObject({
+  type: z.literal("tool_use"),
+  id: z.string().min(1).max(200),
+  name: z.string().min(1).max(200),
+  input: z.record(z.string(), z.unknown()),
+});
 const toolResult = z.strictObject({
   type: z.literal("tool_result"),
   tool_use_id: z.string().min(1).max(200),
@@ -30,9 +46,30 @@ const toolResult = z.strictObject({
 // thinking is never replayed outside the turn that produced it; server tool blocks replay verbatim.
 const thinking = z.strictObject({ type: z.literal("thinking"), thinking: z.string(), signature: z.string().min(1) });
 const redactedThinking = z.strictObject({ type: z.literal("redacted_thinking"), data: z.string().min(1) });
-const serverToolUse = z.strictObject({ type: z.literal("server_tool_use"), id: z.string().min(1).max(200), name: z.string().min(1).max(200), input: z.record(z.string(), z.unknown()), caller: z.unknown().optional() });
-const serverResult = (type: (typeof SERVER_TOOL_RESULT_TYPES)[number]) => z.strictObject({ type: z.literal(type), tool_use_id: z.string().min(1).max(200), content: z.unknown(), caller: z.unknown().optional() });
-const block = z.discriminatedUnion("type", [text, image, toolUse, toolResult, thinking, redactedThinking, serverToolUse, ...SERVER_TOOL_RESULT_TYPES.map(serverResult)]);
+const serverToolUse = z.strictObject({
+  type: z.literal("server_tool_use"),
+  id: z.string().min(1).max(200),
+  name: z.string().min(1).max(200),
+  input: z.record(z.string(), z.unknown()),
+  caller: z.unknown().optional(),
+});
+const serverResult = (type: (typeof SERVER_TOOL_RESULT_TYPES)[number]) =>
+  z.strictObject({
+    type: z.literal(type),
+    tool_use_id: z.string().min(1).max(200),
+    content: z.unknown(),
+    caller: z.unknown().optional(),
+  });
+const block = z.discriminatedUnion("type", [
+  text,
+  image,
+  toolUse,
+  toolResult,
+  thinking,
+  redactedThinking,
+  serverToolUse,
+  ...SERVER_TOOL_RESULT_TYPES.map(serverResult),
+]);
 const count = z.number().int().min(0);
 const usage = z.strictObject({
   input_tokens: count,
@@ -59,7 +96,9 @@ export const importedMessageSchema = z.strictObject({
   // An export's record of the prefix each thinking block followed: kept, so the block goes back only
   // while the imported conversation's requests still begin as they did (core/thinking-guard.ts).
   thinkingPrefixes: z.array(z.string().max(32)).max(1_000).optional(),
-  agent: z.strictObject({ segment: z.string().min(1).max(200), name: z.string().max(200), toolUseId: z.string().max(200) }).optional(),
+  agent: z
+    .strictObject({ segment: z.string().min(1).max(200), name: z.string().max(200), toolUseId: z.string().max(200) })
+    .optional(),
 });
 
 /** A validated message ready to store: everything but the id and seq the conversation assigns. */
@@ -75,31 +114,50 @@ export function parseImportedMessage(raw: string, where: string): ImportedMessag
   try {
     value = JSON.parse(raw);
   } catch (err) {
-    throw new TranscriptError(`${where}: malformed JSON (${err instanceof Error ? err.message.slice(0, 100) : "parse error"})`);
+    throw new TranscriptError(
+      `${where}: malformed JSON (${err instanceof Error ? err.message.slice(0, 100) : "parse error"})`,
+    );
   }
   const problem = jsonValueProblem(value, where);
   if (problem) throw new TranscriptError(problem);
   // JSONL exports carry the conversation's metadata on lines of their own type; they are not messages.
-  if (value && typeof value === "object" && !Array.isArray(value) && "type" in value && (value as { type: unknown }).type !== "message") return null;
+  if (
+    value &&
+    typeof value === "object" &&
+    !Array.isArray(value) &&
+    "type" in value &&
+    (value as { type: unknown }).type !== "message"
+  )
+    return null;
   const parsed = importedMessageSchema.safeParse(value);
   if (!parsed.success) throw new TranscriptError(describeZodError(parsed.error, where));
   const m = parsed.data;
-  const checked = checkImportedContent(m.role, typeof m.content === "string" ? [{ type: "text", text: m.content }] : (m.content as ContentBlock[]), where, typeof m.content === "string");
+  const checked = checkImportedContent(
+    m.role,
+    typeof m.content === "string" ? [{ type: "text", text: m.content }] : (m.content as ContentBlock[]),
+    where,
+    typeof m.content === "string",
+  );
   if (!checked.ok) throw new TranscriptError(checked.problem);
   const content = checked.content;
   for (const b of content) {
-    if (b.type === "tool_use" && m.role !== "assistant") throw new TranscriptError(`${where}: a tool_use block belongs in an assistant message`);
-    if (b.type === "tool_result" && m.role !== "user") throw new TranscriptError(`${where}: a tool_result block belongs in a user message`);
-    if (m.role !== "assistant" && (isThinkingBlock(b) || b.type === "server_tool_use" || isServerToolResult(b))) throw new TranscriptError(`${where}: a ${b.type} block belongs in an assistant message`);
+    if (b.type === "tool_use" && m.role !== "assistant")
+      throw new TranscriptError(`${where}: a tool_use block belongs in an assistant message`);
+    if (b.type === "tool_result" && m.role !== "user")
+      throw new TranscriptError(`${where}: a tool_result block belongs in a user message`);
+    if (m.role !== "assistant" && (isThinkingBlock(b) || b.type === "server_tool_use" || isServerToolResult(b)))
+      throw new TranscriptError(`${where}: a ${b.type} block belongs in an assistant message`);
     // The API (version 2026-10-21, which the SDK sends) refuses citations in a user message.
-    if (m.role !== "assistant" && b.type === "text" && b.citations?.length) throw new TranscriptError(`${where}: citations belong in an assistant message's text`);
+    if (m.role !== "assistant" && b.type === "text" && b.citations?.length)
+      throw new TranscriptError(`${where}: citations belong in an assistant message's text`);
   }
   const out: ImportedMessage = { role: m.role, content };
   if (m.createdAt) out.createdAt = m.createdAt;
   if (m.usage) out.usage = m.usage;
   if (m.model) out.model = m.model;
   if (m.stopReason !== undefined) out.stopReason = m.stopReason;
-  if (m.thinkingPrefixes && m.thinkingPrefixes.length === content.filter(isThinkingBlock).length) out.thinkingPrefixes = m.thinkingPrefixes;
+  if (m.thinkingPrefixes && m.thinkingPrefixes.length === content.filter(isThinkingBlock).length)
+    out.thinkingPrefixes = m.thinkingPrefixes;
   if (m.agent) out.agent = m.agent;
   return out;
 }
@@ -119,10 +177,16 @@ export class PairingCheck {
     const answered = new Set(m.content.flatMap((b) => (b.type === "tool_result" ? [b.tool_use_id] : [])));
     if (pending) {
       const missing = [...pending.ids].find((id) => !answered.has(id));
-      if (m.role !== "user" || missing) throw new TranscriptError(`${pending.where}: tool_use ${missing ?? [...pending.ids][0]} is not answered by a tool_result in the next user message (${where})`);
+      if (m.role !== "user" || missing)
+        throw new TranscriptError(
+          `${pending.where}: tool_use ${missing ?? [...pending.ids][0]} is not answered by a tool_result in the next user message (${where})`,
+        );
     }
-    for (const id of answered) if (!pending?.ids.has(id)) throw new TranscriptError(`${where}: tool_result for ${id}, which the previous assistant message did not call`);
-    if (answered.size !== m.content.filter((b) => b.type === "tool_result").length) throw new TranscriptError(`${where}: two tool_results for one tool_use`);
+    for (const id of answered)
+      if (!pending?.ids.has(id))
+        throw new TranscriptError(`${where}: tool_result for ${id}, which the previous assistant message did not call`);
+    if (answered.size !== m.content.filter((b) => b.type === "tool_result").length)
+      throw new TranscriptError(`${where}: two tool_results for one tool_use`);
     this.open.delete(thread);
     const calls = m.content.flatMap((b) => (b.type === "tool_use" ? [b.id] : []));
     if (calls.length) {
@@ -135,6 +199,7 @@ export class PairingCheck {
   /** The transcript ended: nothing may be left unanswered, and it must not be empty. */
   end(): void {
     if (!this.count) throw new TranscriptError("messages: none; a transcript needs at least one message");
-    for (const { ids, where } of this.open.values()) throw new TranscriptError(`${where}: tool_use ${[...ids][0]} is never answered by a tool_result`);
+    for (const { ids, where } of this.open.values())
+      throw new TranscriptError(`${where}: tool_use ${[...ids][0]} is never answered by a tool_result`);
   }
 }

@@ -33,11 +33,18 @@ export class AutoTitler {
       const exchange = firstExchange(store.range(1, Math.min(store.lastSeq(), FIRST_MESSAGES)));
       if (!exchange) return null;
       store.setTitleSource("auto");
-      const reply = await client.messages.create(buildTitleRequest(model, exchange) as unknown as Anthropic.MessageCreateParamsNonStreaming, { timeout: TITLE_CALL_TIMEOUT_MS, maxRetries: 1 });
+      const reply = await client.messages.create(
+        buildTitleRequest(model, exchange) as unknown as Anthropic.MessageCreateParamsNonStreaming,
+        { timeout: TITLE_CALL_TIMEOUT_MS, maxRetries: 1 },
+      );
       const title = cleanTitle(reply.content.map((b) => (b.type === "text" ? b.text : "")).join(""));
       if (!title) return null;
       // Checked again in the serialized head writes: a rename that landed during the call wins.
-      const applied = await this.record.updateHead((h) => (untitled(h.title) && store.titleSource() !== "user" ? { next: { ...h, title }, result: true } : { next: null, result: false }));
+      const applied = await this.record.updateHead((h) =>
+        untitled(h.title) && store.titleSource() !== "user"
+          ? { next: { ...h, title }, result: true }
+          : { next: null, result: false },
+      );
       if (!applied) return null;
       await this.outbox.pending();
       return title;

@@ -56,7 +56,9 @@ export class ConversationDeletion {
   tombstone(): Tombstone | null {
     // Once gone, storage is not read: deleteAll may be dropping its tables right now.
     if (this.gone) return this.current;
-    const row = this.ctx.storage.sql.exec<{ value: string }>(`SELECT value FROM kv WHERE key = 'tombstone'`).toArray()[0];
+    const row = this.ctx.storage.sql
+      .exec<{ value: string }>(`SELECT value FROM kv WHERE key = 'tombstone'`)
+      .toArray()[0];
     return row ? (JSON.parse(row.value) as Tombstone) : null;
   }
 
@@ -84,8 +86,15 @@ export class ConversationDeletion {
   /** Starts the delete (or joins or resumes one) and resolves once everything is gone. */
   delete(ref: ConversationRef): Promise<void> {
     if (!this.purging) {
-      this.current = this.tombstone() ?? { tenantId: ref.tenantId, conversationId: ref.conversationId, at: new Date().toISOString() };
-      this.ctx.storage.sql.exec(`INSERT OR REPLACE INTO kv (key, value) VALUES ('tombstone', ?)`, JSON.stringify(this.current));
+      this.current = this.tombstone() ?? {
+        tenantId: ref.tenantId,
+        conversationId: ref.conversationId,
+        at: new Date().toISOString(),
+      };
+      this.ctx.storage.sql.exec(
+        `INSERT OR REPLACE INTO kv (key, value) VALUES ('tombstone', ?)`,
+        JSON.stringify(this.current),
+      );
     }
     this.gone = true;
     this.hooks.forget();

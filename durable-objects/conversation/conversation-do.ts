@@ -37,7 +37,10 @@ export type { PatchAnswer } from "./conversation-patch";
 /** An attachment's note: saved as a message, held until a paused step's results are saved, or no such conversation. */
 export type NoteAnswer = { kind: "saved"; message: StoredMessage } | { kind: "deferred" } | { kind: "missing" };
 /** History imported: the stored messages, refused while a turn waits on client tools (naming its calls), or no such conversation. */
-export type ImportAnswer = { kind: "imported"; messages: StoredMessage[] } | { kind: "refused"; message: string } | { kind: "missing" };
+export type ImportAnswer =
+  | { kind: "imported"; messages: StoredMessage[] }
+  | { kind: "refused"; message: string }
+  | { kind: "missing" };
 
 export class ConversationDO extends DurableObject<Env> {
   /** The object's SQLite (tests reach it as `instance.store`). */
@@ -63,7 +66,11 @@ export class ConversationDO extends DurableObject<Env> {
       idempotency.ensureSchema();
     };
     ctx.blockConcurrencyWhile(async () => ensureSchema());
-    this.deletion = new ConversationDeletion(ctx, { env: () => this.env, forget: () => this.record.forget(), ensureSchema });
+    this.deletion = new ConversationDeletion(ctx, {
+      env: () => this.env,
+      forget: () => this.record.forget(),
+      ensureSchema,
+    });
     // Bindings are read through the object at each use: tests swap `env` on the live object.
     const self = this;
     const scope: ObjectScope = (this.scope = {
@@ -76,7 +83,11 @@ export class ConversationDO extends DurableObject<Env> {
     });
     this.cache = new ReplayCache(scope);
     this.paused = new PausedTurns(ctx);
-    this.outbox = new IndexOutbox(scope, () => this.record.head, () => this.paused.alarmAt());
+    this.outbox = new IndexOutbox(
+      scope,
+      () => this.record.head,
+      () => this.paused.alarmAt(),
+    );
     this.record = new ConversationRecord(scope, this.cache, this.outbox);
     this.order = new TurnOrder(ctx);
     this.fold = new FoldCoordinator(scope, this.record, this.cache, this.outbox);
@@ -94,19 +105,37 @@ export class ConversationDO extends DurableObject<Env> {
       closeRevokedSockets: () => this.sockets.closeRevoked(),
       readOwn: (ref, query) => this.readMessages(ref, query),
     });
-    this.intake = new TurnIntake(this.store, idempotency, this.order, runner, { cache: this.cache, head: () => this.record.head });
-    this.sockets = new ConversationSockets(scope, { record: this.record, paused: this.paused, intake: this.intake, order: this.order });
+    this.intake = new TurnIntake(this.store, idempotency, this.order, runner, {
+      cache: this.cache,
+      head: () => this.record.head,
+    });
+    this.sockets = new ConversationSockets(scope, {
+      record: this.record,
+      paused: this.paused,
+      intake: this.intake,
+      order: this.order,
+    });
   }
 
   // ---- RPC: metadata ----------------------------------------------------------------------
 
-  create(ref: ConversationRef, init: { title: string; settings: ConversationHead["settings"]; projectId?: string | null }): Promise<ConversationView> {
+  create(
+    ref: ConversationRef,
+    init: { title: string; settings: ConversationHead["settings"]; projectId?: string | null },
+  ): Promise<ConversationView> {
     return this.record.create(ref, init);
   }
 
   /** A new conversation holding a staged, validated transcript (transcript-import.ts). */
-  importTranscript(ref: ConversationRef, init: { title: string; settings: ConversationHead["settings"] }, staged: StagedImport): Promise<ConversationView> {
-    return commitImport({ scope: this.scope, record: this.record, outbox: this.outbox, fold: this.fold }, { ref, init, staged });
+  importTranscript(
+    ref: ConversationRef,
+    init: { title: string; settings: ConversationHead["settings"] },
+    staged: StagedImport,
+  ): Promise<ConversationView> {
+    return commitImport(
+      { scope: this.scope, record: this.record, outbox: this.outbox, fold: this.fold },
+      { ref, init, staged },
+    );
   }
 
   /** With `requiresAction` while a turn waits on client tools: a client that lost the turn's answer finds the calls here. */
@@ -114,13 +143,20 @@ export class ConversationDO extends DurableObject<Env> {
     const head = await this.record.load(ref);
     if (!head) return null;
     const waiting = await this.paused.get();
-    return { ...this.record.view(head), ...(waiting && !waiting.answers ? { requiresAction: pendingView(waiting) } : {}) };
+    return {
+      ...this.record.view(head),
+      ...(waiting && !waiting.answers ? { requiresAction: pendingView(waiting) } : {}),
+    };
   }
 
   async patch(ref: ConversationRef, change: ConversationChange): Promise<PatchAnswer> {
     const loaded = await this.record.load(ref);
     if (!loaded) return { kind: "missing" };
-    const result = await patchConversation({ env: this.scope.env, store: this.store, record: this.record }, loaded, change);
+    const result = await patchConversation(
+      { env: this.scope.env, store: this.store, record: this.record },
+      loaded,
+      change,
+    );
     // The listing row follows the head (title, activity) after the answer.
     if (result.kind === "updated") this.ctx.waitUntil(this.outbox.pending());
     return result;
@@ -132,7 +168,9 @@ export class ConversationDO extends DurableObject<Env> {
    */
   async delete(ref: ConversationRef): Promise<boolean> {
     const tomb = this.deletion.tombstone();
-    const mine = tomb ? tomb.tenantId === ref.tenantId && tomb.conversationId === ref.conversationId : !!(await this.record.load(ref));
+    const mine = tomb
+      ? tomb.tenantId === ref.tenantId && tomb.conversationId === ref.conversationId
+      : !!(await this.record.load(ref));
     if (mine) await this.deletion.delete(ref);
     return mine;
   }
@@ -145,11 +183,16 @@ export class ConversationDO extends DurableObject<Env> {
     return head ? transcriptPage(head, this.store.listAfter(after, limit + 1), limit) : null;
   }
 
-  async readMessages(ref: ConversationRef, query: ReadQuery): Promise<{ messages: StoredMessage[]; messageCount: number } | null> {
+  async readMessages(
+    ref: ConversationRef,
+    query: ReadQuery,
+  ): Promise<{ messages: StoredMessage[]; messageCount: number } | null> {
     if (!(await this.record.load(ref))) return null;
     const messages = query.messageId
       ? [this.store.byId(query.messageId)].filter((m): m is StoredMessage => !!m)
-      : this.store.range(query.fromSeq ?? 1, query.toSeq ?? (query.fromSeq ?? 1) + query.limit - 1).slice(0, query.limit);
+      : this.store
+          .range(query.fromSeq ?? 1, query.toSeq ?? (query.fromSeq ?? 1) + query.limit - 1)
+          .slice(0, query.limit);
     return { messages, messageCount: this.store.lastSeq() };
   }
 
@@ -164,7 +207,11 @@ export class ConversationDO extends DurableObject<Env> {
     return { ...request, estimate };
   }
 
-  async timeline(ref: ConversationRef, after: number, limit: number): Promise<{ cards: TimelineCard[]; next: number | null } | null> {
+  async timeline(
+    ref: ConversationRef,
+    after: number,
+    limit: number,
+  ): Promise<{ cards: TimelineCard[]; next: number | null } | null> {
     return (await this.record.load(ref)) ? this.log.timeline(after, limit) : null;
   }
 
@@ -204,13 +251,21 @@ export class ConversationDO extends DurableObject<Env> {
    * The results of the client tool calls the paused turn waits on: checked (all pending ids, each
    * once, nothing else) before anything is written, then the same turn goes on; its events as NDJSON.
    */
-  async postToolResults(ref: ConversationRef, results: ClientToolResult[], idempotencyKey?: string): Promise<TurnAnswer> {
+  async postToolResults(
+    ref: ConversationRef,
+    results: ClientToolResult[],
+    idempotencyKey?: string,
+  ): Promise<TurnAnswer> {
     if (!(await this.record.load(ref))) return { kind: "missing" };
     // A keyed retry of a post that went through gets its outcome again, not a 409.
-    const keyed = await this.intake.claimKey({ content: results.map(toToolResultBlock), ...(idempotencyKey !== undefined ? { idempotencyKey } : {}) });
+    const keyed = await this.intake.claimKey({
+      content: results.map(toToolResultBlock),
+      ...(idempotencyKey !== undefined ? { idempotencyKey } : {}),
+    });
     if (keyed.kind !== "new") return keyed;
     const accepted = await this.paused.accept(results, toToolResultBlock);
-    if (accepted.kind === "accepted") return { kind: "stream", ndjson: this.intake.streamResume(ref, accepted.turn.turnId, idempotencyKey) };
+    if (accepted.kind === "accepted")
+      return { kind: "stream", ndjson: this.intake.streamResume(ref, accepted.turn.turnId, idempotencyKey) };
     this.intake.releaseKey(idempotencyKey);
     return accepted;
   }
@@ -243,12 +298,17 @@ export class ConversationDO extends DurableObject<Env> {
    * History brought from elsewhere joins the transcript verbatim, in order with the turns, without
    * a model call: whole exchanges only (the route checks), so the next turn still alternates.
    */
-  async importMessages(ref: ConversationRef, messages: readonly { role: "user" | "assistant"; text: string }[]): Promise<ImportAnswer> {
+  async importMessages(
+    ref: ConversationRef,
+    messages: readonly { role: "user" | "assistant"; text: string }[],
+  ): Promise<ImportAnswer> {
     if (!(await this.record.load(ref))) return { kind: "missing" };
     return this.order.inOrder(async (): Promise<ImportAnswer> => {
       const waiting = await this.paused.get();
       if (waiting) return { kind: "refused", message: pausedMessage(waiting) };
-      const stored = await this.record.append(messages.map((m) => ({ role: m.role, content: [{ type: "text" as const, text: m.text }] })));
+      const stored = await this.record.append(
+        messages.map((m) => ({ role: m.role, content: [{ type: "text" as const, text: m.text }] })),
+      );
       this.ctx.waitUntil(this.outbox.pending());
       this.ctx.waitUntil(this.fold.maybeDispatch());
       return { kind: "imported", messages: stored };
@@ -279,7 +339,8 @@ export class ConversationDO extends DurableObject<Env> {
     // alarm retries would otherwise leave the turn waiting for ever.
     try {
       const due = await this.paused.due();
-      if (due && (await this.record.load(due.ref))) await this.intake.enqueueResume({ ref: due.ref, turnId: due.turnId, sink: null });
+      if (due && (await this.record.load(due.ref)))
+        await this.intake.enqueueResume({ ref: due.ref, turnId: due.turnId, sink: null });
     } finally {
       await this.paused.armAlarm();
     }

@@ -13,14 +13,23 @@ export interface ConversationChange {
 }
 
 /** A rename or settings change: the updated view, the settings problem that refused it, or no such conversation. */
-export type PatchAnswer = { kind: "updated"; view: ConversationView } | { kind: "invalid"; message: string } | { kind: "missing" };
+export type PatchAnswer =
+  | { kind: "updated"; view: ConversationView }
+  | { kind: "invalid"; message: string }
+  | { kind: "missing" };
 
-export async function patchConversation(parts: { env: Env; store: ConversationStore; record: ConversationRecord }, loaded: ConversationHead, change: ConversationChange): Promise<PatchAnswer> {
+export async function patchConversation(
+  parts: { env: Env; store: ConversationStore; record: ConversationRecord },
+  loaded: ConversationHead,
+  change: ConversationChange,
+): Promise<PatchAnswer> {
   const { env, store, record } = parts;
   const planned = await planSettingsPatch(env, loaded.settings, change.settings ?? {});
   if (!planned.ok) return { kind: "invalid", message: planned.message };
   return record.updateHead<PatchAnswer>((head) => {
-    const settings = change.settings ? settingsAfterModelChange(head.settings, planned.patch, planned.from, planned.to) : head.settings;
+    const settings = change.settings
+      ? settingsAfterModelChange(head.settings, planned.patch, planned.from, planned.to)
+      : head.settings;
     const problem = crossCheckSettings(settings, planned.to);
     if (problem) return { next: null, result: { kind: "invalid", message: problem } };
     const now = new Date().toISOString();

@@ -32,10 +32,14 @@ const SCHEMA_STEPS: string[][] = [
       compacted INTEGER NOT NULL
     )`,
   ],
-  [`CREATE TABLE IF NOT EXISTS timeline (id INTEGER PRIMARY KEY AUTOINCREMENT, at TEXT NOT NULL, after_seq INTEGER NOT NULL, type TEXT NOT NULL, payload TEXT NOT NULL)`],
+  [
+    `CREATE TABLE IF NOT EXISTS timeline (id INTEGER PRIMARY KEY AUTOINCREMENT, at TEXT NOT NULL, after_seq INTEGER NOT NULL, type TEXT NOT NULL, payload TEXT NOT NULL)`,
+  ],
   // A message whose content passes PART_CHARS (a tool's 1 MB answer, several in one step) is kept
   // in parts: a Durable Object's SQLite refuses any value or row over 2 MB.
-  [`CREATE TABLE IF NOT EXISTS message_parts (seq INTEGER NOT NULL, part INTEGER NOT NULL, body TEXT NOT NULL, PRIMARY KEY (seq, part))`],
+  [
+    `CREATE TABLE IF NOT EXISTS message_parts (seq INTEGER NOT NULL, part INTEGER NOT NULL, body TEXT NOT NULL, PRIMARY KEY (seq, part))`,
+  ],
 ];
 
 /** UTF-16 units per stored part: at most 3 UTF-8 bytes each, so a part stays under 1.5 MB. */
@@ -102,7 +106,11 @@ export class ConversationStore {
   }
 
   private setKv(key: string, value: string): void {
-    this.sql.exec(`INSERT INTO kv (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`, key, value);
+    this.sql.exec(
+      `INSERT INTO kv (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`,
+      key,
+      value,
+    );
   }
 
   getHead(): ConversationHead | null {
@@ -163,7 +171,10 @@ export class ConversationStore {
   }
 
   outbox(): { key: string; payload: unknown }[] {
-    return this.sql.exec<{ key: string; payload: string }>(`SELECT key, payload FROM outbox ORDER BY key`).toArray().map((r) => ({ key: r.key, payload: JSON.parse(r.payload) }));
+    return this.sql
+      .exec<{ key: string; payload: string }>(`SELECT key, payload FROM outbox ORDER BY key`)
+      .toArray()
+      .map((r) => ({ key: r.key, payload: JSON.parse(r.payload) }));
   }
 
   deleteOutbox(key: string): void {
@@ -171,12 +182,22 @@ export class ConversationStore {
   }
 
   addCard(type: string, card: unknown): void {
-    this.sql.exec(`INSERT INTO timeline (at, after_seq, type, payload) VALUES (?, ?, ?, ?)`, new Date().toISOString(), this.lastSeq(), type, JSON.stringify(card));
+    this.sql.exec(
+      `INSERT INTO timeline (at, after_seq, type, payload) VALUES (?, ?, ?, ?)`,
+      new Date().toISOString(),
+      this.lastSeq(),
+      type,
+      JSON.stringify(card),
+    );
   }
 
   cards(after: number, limit: number): TimelineCard[] {
     return this.sql
-      .exec<{ id: number; at: string; after_seq: number; type: string; payload: string }>(`SELECT * FROM timeline WHERE id > ? ORDER BY id LIMIT ?`, after, limit)
+      .exec<{ id: number; at: string; after_seq: number; type: string; payload: string }>(
+        `SELECT * FROM timeline WHERE id > ? ORDER BY id LIMIT ?`,
+        after,
+        limit,
+      )
       .toArray()
       .map((r) => ({ id: r.id, at: r.at, afterSeq: r.after_seq, type: r.type, card: JSON.parse(r.payload) }));
   }
@@ -186,7 +207,15 @@ export class ConversationStore {
     const id = this.sql
       .exec<{ id: number }>(
         `INSERT INTO prompt_snapshots (at, turn_id, step, messages, chars, estimate_tokens, reported_tokens, budget_tokens, compacted) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
-        s.at, s.turnId, s.step, s.messages, s.chars, s.estimateTokens, s.reportedTokens, s.budgetTokens, s.compacted ? 1 : 0,
+        s.at,
+        s.turnId,
+        s.step,
+        s.messages,
+        s.chars,
+        s.estimateTokens,
+        s.reportedTokens,
+        s.budgetTokens,
+        s.compacted ? 1 : 0,
       )
       .one().id;
     const dropped = this.sql
@@ -199,7 +228,11 @@ export class ConversationStore {
   /** Newest first, those older than `before` when given. */
   snapshots(limit: number, before = Number.MAX_SAFE_INTEGER): PromptSnapshot[] {
     return this.sql
-      .exec<Record<string, SqlStorageValue>>(`SELECT * FROM prompt_snapshots WHERE id < ? ORDER BY id DESC LIMIT ?`, before, limit)
+      .exec<Record<string, SqlStorageValue>>(
+        `SELECT * FROM prompt_snapshots WHERE id < ? ORDER BY id DESC LIMIT ?`,
+        before,
+        limit,
+      )
       .toArray()
       .map((r) => ({
         id: r.id as number,
@@ -234,7 +267,9 @@ export class ConversationStore {
       const { id, seq, role, content, createdAt, ...extra } = m;
       const json = JSON.stringify(content);
       const parts = json.length > PART_CHARS ? splitParts(json) : null;
-      parts?.forEach((body, part) => this.sql.exec(`INSERT INTO message_parts (seq, part, body) VALUES (?, ?, ?)`, seq, part, body));
+      parts?.forEach((body, part) =>
+        this.sql.exec(`INSERT INTO message_parts (seq, part, body) VALUES (?, ?, ?)`, seq, part, body),
+      );
       this.sql.exec(
         `INSERT INTO messages (seq, id, role, content, created_at, chars, extra, batch_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
         seq,
@@ -258,25 +293,42 @@ export class ConversationStore {
   /** Messages with seq > after, oldest first. */
   listAfter(after: number, limit: number): StoredMessage[] {
     return this.sql
-      .exec<MessageRow>(`SELECT seq, id, role, content, created_at, extra FROM messages WHERE seq > ? ORDER BY seq LIMIT ?`, after, limit)
+      .exec<MessageRow>(
+        `SELECT seq, id, role, content, created_at, extra FROM messages WHERE seq > ? ORDER BY seq LIMIT ?`,
+        after,
+        limit,
+      )
       .toArray()
       .map((row) => this.toMessage(row));
   }
 
   range(fromSeq: number, toSeq: number): StoredMessage[] {
     return this.sql
-      .exec<MessageRow>(`SELECT seq, id, role, content, created_at, extra FROM messages WHERE seq BETWEEN ? AND ? ORDER BY seq`, fromSeq, toSeq)
+      .exec<MessageRow>(
+        `SELECT seq, id, role, content, created_at, extra FROM messages WHERE seq BETWEEN ? AND ? ORDER BY seq`,
+        fromSeq,
+        toSeq,
+      )
       .toArray()
       .map((row) => this.toMessage(row));
   }
 
   byId(id: string): StoredMessage | null {
-    const row = this.sql.exec<MessageRow>(`SELECT seq, id, role, content, created_at, extra FROM messages WHERE id = ?`, id).toArray()[0];
+    const row = this.sql
+      .exec<MessageRow>(`SELECT seq, id, role, content, created_at, extra FROM messages WHERE id = ?`, id)
+      .toArray()[0];
     return row ? this.toMessage(row) : null;
   }
 
   private toMessage(row: MessageRow): StoredMessage {
-    const json = row.content === IN_PARTS ? this.sql.exec<{ body: string }>(`SELECT body FROM message_parts WHERE seq = ? ORDER BY part`, row.seq).toArray().map((p) => p.body).join("") : row.content;
+    const json =
+      row.content === IN_PARTS
+        ? this.sql
+            .exec<{ body: string }>(`SELECT body FROM message_parts WHERE seq = ? ORDER BY part`, row.seq)
+            .toArray()
+            .map((p) => p.body)
+            .join("")
+        : row.content;
     return {
       id: row.id,
       seq: row.seq,

@@ -54,7 +54,13 @@ export class FoldCoordinator {
     const now = Date.now();
     const lease = store.getLease();
     if (lease && lease.expiresAt > now) return;
-    const job: FoldJob = { kind: "fold", jobId: sortableId("fold"), tenantId: head.tenantId, conversationId: head.id, requestedAt: new Date(now).toISOString() };
+    const job: FoldJob = {
+      kind: "fold",
+      jobId: sortableId("fold"),
+      tenantId: head.tenantId,
+      conversationId: head.id,
+      requestedAt: new Date(now).toISOString(),
+    };
     store.putLease({ jobId: job.jobId, dispatchedAt: now, expiresAt: now + FOLD_LEASE_MS });
     try {
       await this.scope.env.FOLD_QUEUE.send(job);
@@ -73,10 +79,17 @@ export class FoldCoordinator {
     const { store } = this.scope;
     if (store.getLease()?.jobId !== jobId) return null;
     const through = head.summarizedThroughMessage ?? 0;
-    const region = store.listAfter(through, Number.MAX_SAFE_INTEGER).filter((m) => !isAgentSegment(m) && !supersededBy(head, m.seq));
+    const region = store
+      .listAfter(through, Number.MAX_SAFE_INTEGER)
+      .filter((m) => !isAgentSegment(m) && !supersededBy(head, m.seq));
     // One threshold of growth per fold, however the region arrived (an import brings it all at once).
     const length = turnByTurnFoldLength(region, head.settings.tailMessages, head.settings.foldThresholdChars);
-    return { summary: head.summary, summarizedThroughMessage: through, settings: head.settings, region: region.slice(0, length) };
+    return {
+      summary: head.summary,
+      summarizedThroughMessage: through,
+      settings: head.settings,
+      region: region.slice(0, length),
+    };
   }
 
   /**
@@ -93,11 +106,13 @@ export class FoldCoordinator {
         if (store.getLease()?.jobId === commit.jobId) store.clearLease();
         return { next: null, result: { applied: false, reason } };
       };
-      if (store.getLease()?.jobId !== commit.jobId) return { next: null, result: { applied: false, reason: "stale job: not the fold in flight" } };
+      if (store.getLease()?.jobId !== commit.jobId)
+        return { next: null, result: { applied: false, reason: "stale job: not the fold in flight" } };
       if (commit.kind === "nothing-to-fold") return reject("nothing to fold");
       const boundary = store.byId(commit.boundaryMessageId);
       if (!boundary || boundary.seq !== commit.boundarySeq) return reject("boundary message not found");
-      if (commit.boundarySeq - 1 <= (head.summarizedThroughMessage ?? 0)) return reject("boundary would not move forward");
+      if (commit.boundarySeq - 1 <= (head.summarizedThroughMessage ?? 0))
+        return reject("boundary would not move forward");
       if (commit.summary.length > head.settings.summaryMaxChars) return reject("summary over the size cap");
       const now = new Date().toISOString();
       const next: ConversationHead = {
@@ -115,10 +130,23 @@ export class FoldCoordinator {
       if (store.getLease()?.jobId === commit.jobId) store.clearLease();
       const head = this.record.head!;
       // The fold's summary becomes a dated episode of this conversation, written to D1 by the indexer.
-      store.putOutbox(`episode:${commit.jobId}`, { tenantId: head.tenantId, conversationId: head.id, foldJobId: commit.jobId, throughSeq: head.summarizedThroughMessage, summary: head.summary, at: head.lastFoldAt });
+      store.putOutbox(`episode:${commit.jobId}`, {
+        tenantId: head.tenantId,
+        conversationId: head.id,
+        foldJobId: commit.jobId,
+        throughSeq: head.summarizedThroughMessage,
+        summary: head.summary,
+        at: head.lastFoldAt,
+      });
       ctx.waitUntil(this.outbox.pending());
       ctx.waitUntil(
-        logCorpusEvent(this.scope.env, head.tenantId, "fold.applied", { conversation: head.id, job: commit.jobId, through_seq: head.summarizedThroughMessage, summary_chars: head.summary?.length ?? 0, folds: head.foldCount }).catch(() => {}),
+        logCorpusEvent(this.scope.env, head.tenantId, "fold.applied", {
+          conversation: head.id,
+          job: commit.jobId,
+          through_seq: head.summarizedThroughMessage,
+          summary_chars: head.summary?.length ?? 0,
+          folds: head.foldCount,
+        }).catch(() => {}),
       );
       this.cache.folded((commit as { boundarySeq: number }).boundarySeq);
       // A region that grew past several thresholds (an import, turns queued behind this fold) folds

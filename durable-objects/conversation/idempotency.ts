@@ -33,7 +33,10 @@ export interface IdempotencyRefusal {
 /** What `ConversationDO.send` answers instead of a stream when a key's turn is not run. */
 export type KeyedAnswer = { kind: "replay"; events: TurnEvent[] } | { kind: "refused"; refusal: IdempotencyRefusal };
 
-export type Claim = { kind: "new" } | { kind: "refused"; refusal: IdempotencyRefusal } | { kind: "done"; outcome: KeyedOutcome };
+export type Claim =
+  | { kind: "new" }
+  | { kind: "refused"; refusal: IdempotencyRefusal }
+  | { kind: "done"; outcome: KeyedOutcome };
 
 interface Row extends Record<string, SqlStorageValue> {
   fingerprint: string;
@@ -42,7 +45,10 @@ interface Row extends Record<string, SqlStorageValue> {
   outcome: string;
 }
 
-const INTERRUPTED: TurnError = { type: "turn_interrupted", message: "the turn was interrupted before it finished (the conversation restarted); what it saved is in messages" };
+const INTERRUPTED: TurnError = {
+  type: "turn_interrupted",
+  message: "the turn was interrupted before it finished (the conversation restarted); what it saved is in messages",
+};
 
 export class IdempotencyLedger {
   /** Rows marked running by another incarnation of the object belong to a turn that died with it. */
@@ -69,16 +75,41 @@ export class IdempotencyLedger {
   claim(key: string, fingerprint: string, now = Date.now()): Claim {
     // Expiry by index range: each keyed request pays only for what has just expired.
     this.sql.exec(`DELETE FROM idempotency_keys WHERE created_at <= ?`, now - IDEMPOTENCY_TTL_MS);
-    const row = this.sql.exec<Row>(`SELECT fingerprint, status, incarnation, outcome FROM idempotency_keys WHERE key = ?`, key).toArray()[0];
+    const row = this.sql
+      .exec<Row>(`SELECT fingerprint, status, incarnation, outcome FROM idempotency_keys WHERE key = ?`, key)
+      .toArray()[0];
     if (!row) {
       const empty: KeyedOutcome = { turnId: null, seqs: [], error: null, end: null };
-      this.sql.exec(`INSERT INTO idempotency_keys (key, fingerprint, status, incarnation, outcome, created_at) VALUES (?, ?, 'running', ?, ?, ?)`, key, fingerprint, this.incarnation, JSON.stringify(empty), now);
+      this.sql.exec(
+        `INSERT INTO idempotency_keys (key, fingerprint, status, incarnation, outcome, created_at) VALUES (?, ?, 'running', ?, ?, ?)`,
+        key,
+        fingerprint,
+        this.incarnation,
+        JSON.stringify(empty),
+        now,
+      );
       return { kind: "new" };
     }
     if (row.fingerprint !== fingerprint)
-      return { kind: "refused", refusal: { status: 422, type: "idempotency_key_reused", message: "Idempotency-Key: this key was already used for a different turn request on this conversation; send a new key for a new request" } };
+      return {
+        kind: "refused",
+        refusal: {
+          status: 422,
+          type: "idempotency_key_reused",
+          message:
+            "Idempotency-Key: this key was already used for a different turn request on this conversation; send a new key for a new request",
+        },
+      };
     if (row.status === "running" && row.incarnation === this.incarnation)
-      return { kind: "refused", refusal: { status: 409, type: "idempotency_in_progress", message: "Idempotency-Key: the turn started with this key is still running; retry after it ends to get its outcome" } };
+      return {
+        kind: "refused",
+        refusal: {
+          status: 409,
+          type: "idempotency_in_progress",
+          message:
+            "Idempotency-Key: the turn started with this key is still running; retry after it ends to get its outcome",
+        },
+      };
     if (row.status === "running") {
       this.settle(key);
       // A dead turn that saved nothing left no row: the key is free again.
@@ -90,19 +121,32 @@ export class IdempotencyLedger {
 
   /** Notes a turn event against the key's row (called for every event of the keyed turn). */
   record(key: string, event: TurnEvent): void {
-    if (event.type !== "turn_start" && event.type !== "message" && event.type !== "error" && event.type !== "requires_action" && event.type !== "turn_end") return;
+    if (
+      event.type !== "turn_start" &&
+      event.type !== "message" &&
+      event.type !== "error" &&
+      event.type !== "requires_action" &&
+      event.type !== "turn_end"
+    )
+      return;
     const outcome = this.outcome(key);
     if (!outcome) return;
     if (event.type === "turn_start") outcome.turnId = event.turnId;
     else if (event.type === "message") outcome.seqs.push(event.message.seq);
     else if (event.type === "error") outcome.error = event.error;
-    else if (event.type === "requires_action") outcome.requiresAction = { calls: event.calls, expiresAt: event.expiresAt };
+    else if (event.type === "requires_action")
+      outcome.requiresAction = { calls: event.calls, expiresAt: event.expiresAt };
     else {
       const { type: _t, turnId: _id, ...end } = event;
       outcome.end = end;
     }
     const done = event.type === "turn_end";
-    this.sql.exec(`UPDATE idempotency_keys SET outcome = ?, status = ? WHERE key = ?`, JSON.stringify(outcome), done ? "done" : "running", key);
+    this.sql.exec(
+      `UPDATE idempotency_keys SET outcome = ?, status = ? WHERE key = ?`,
+      JSON.stringify(outcome),
+      done ? "done" : "running",
+      key,
+    );
   }
 
   /**
@@ -118,11 +162,17 @@ export class IdempotencyLedger {
       return;
     }
     if (!outcome.end) outcome.error ??= INTERRUPTED;
-    this.sql.exec(`UPDATE idempotency_keys SET outcome = ?, status = 'done' WHERE key = ?`, JSON.stringify(outcome), key);
+    this.sql.exec(
+      `UPDATE idempotency_keys SET outcome = ?, status = 'done' WHERE key = ?`,
+      JSON.stringify(outcome),
+      key,
+    );
   }
 
   private outcome(key: string): KeyedOutcome | null {
-    const row = this.sql.exec<{ outcome: string }>(`SELECT outcome FROM idempotency_keys WHERE key = ?`, key).toArray()[0];
+    const row = this.sql
+      .exec<{ outcome: string }>(`SELECT outcome FROM idempotency_keys WHERE key = ?`, key)
+      .toArray()[0];
     return row ? (JSON.parse(row.outcome) as KeyedOutcome) : null;
   }
 }
@@ -132,20 +182,34 @@ export class IdempotencyLedger {
  * message as stored now, the error if there was one, `requires_action` if the turn paused, and
  * `turn_end` as first sent. No deltas or tool events: the messages hold what those carried.
  */
-export function replayEvents(outcome: KeyedOutcome, range: (fromSeq: number, toSeq: number) => StoredMessage[]): TurnEvent[] {
+export function replayEvents(
+  outcome: KeyedOutcome,
+  range: (fromSeq: number, toSeq: number) => StoredMessage[],
+): TurnEvent[] {
   const turnId = outcome.turnId ?? "replay";
   const events: TurnEvent[] = [{ type: "turn_start", turnId, replayed: true }];
   // A turn's seqs are contiguous (turns run one at a time); the filter keeps this true to the row anyway.
   const seqs = new Set(outcome.seqs);
-  const saved = outcome.seqs.length ? range(Math.min(...outcome.seqs), Math.max(...outcome.seqs)).filter((m) => seqs.has(m.seq)) : [];
+  const saved = outcome.seqs.length
+    ? range(Math.min(...outcome.seqs), Math.max(...outcome.seqs)).filter((m) => seqs.has(m.seq))
+    : [];
   for (const message of saved) events.push({ type: "message", turnId, message });
   if (outcome.error) events.push({ type: "error", turnId, error: outcome.error });
   if (outcome.requiresAction) events.push({ type: "requires_action", turnId, ...outcome.requiresAction });
-  events.push({ type: "turn_end", turnId, ...(outcome.end ?? { stop_reason: "error", usage: zeroUsage(), timing: { serverMs: 0, modelMs: 0, queuedMs: 0 } }) });
+  events.push({
+    type: "turn_end",
+    turnId,
+    ...(outcome.end ?? { stop_reason: "error", usage: zeroUsage(), timing: { serverMs: 0, modelMs: 0, queuedMs: 0 } }),
+  });
   return events;
 }
 
 /** A claim that runs no turn, as the answer the caller gets. */
-export function keyedAnswer(claim: Exclude<Claim, { kind: "new" }>, range: (fromSeq: number, toSeq: number) => StoredMessage[]): KeyedAnswer {
-  return claim.kind === "refused" ? { kind: "refused", refusal: claim.refusal } : { kind: "replay", events: replayEvents(claim.outcome, range) };
+export function keyedAnswer(
+  claim: Exclude<Claim, { kind: "new" }>,
+  range: (fromSeq: number, toSeq: number) => StoredMessage[],
+): KeyedAnswer {
+  return claim.kind === "refused"
+    ? { kind: "refused", refusal: claim.refusal }
+    : { kind: "replay", events: replayEvents(claim.outcome, range) };
 }

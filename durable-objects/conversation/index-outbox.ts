@@ -53,27 +53,55 @@ export class IndexOutbox {
         for (;;) {
           const batch = store.listAfter(store.indexedThrough(), INDEX_BATCH);
           if (!batch.length) break;
-          await deletion.guard(async () => (await cortexFor(this.scope.env, head.tenantId)).index(head.tenantId, batch.map((m) => messageDoc(head.tenantId, head.id, m))));
+          await deletion.guard(async () =>
+            (await cortexFor(this.scope.env, head.tenantId)).index(
+              head.tenantId,
+              batch.map((m) => messageDoc(head.tenantId, head.id, m)),
+            ),
+          );
           store.setIndexedThrough(batch[batch.length - 1].seq);
         }
       } while (this.indexAgain);
       const usage: { key: string; event: UsageEvent }[] = [];
       for (const item of store.outbox()) {
         if (item.key.startsWith("usage:")) {
-          usage.push({ key: item.key, event: { ...(item.payload as Omit<UsageEvent, "tenantId" | "id" | "kind">), tenantId: head.tenantId, id: item.key.slice("usage:".length), kind: "turn" } });
+          usage.push({
+            key: item.key,
+            event: {
+              ...(item.payload as Omit<UsageEvent, "tenantId" | "id" | "kind">),
+              tenantId: head.tenantId,
+              id: item.key.slice("usage:".length),
+              kind: "turn",
+            },
+          });
           continue;
         }
-        if (item.key.startsWith("episode:")) await deletion.guard(() => recordEpisode(this.scope.env, item.payload as Parameters<typeof recordEpisode>[1]));
+        if (item.key.startsWith("episode:"))
+          await deletion.guard(() =>
+            recordEpisode(this.scope.env, item.payload as Parameters<typeof recordEpisode>[1]),
+          );
         store.deleteOutbox(item.key);
       }
       // The listing row and the turns' usage rows in one D1 round trip (a usage row is written once by its id).
       // `updatedAt` is the last activity (conversation-store.ts activityAt): a fold or a settings
       // change refreshes the row without moving the conversation in `?order=activity`.
       const last = store.lastSeq();
-      const activity = store.activityAt() ?? (last ? store.range(last, last)[0]?.createdAt : undefined) ?? head.createdAt;
-      const row = { messageCount: last, updatedAt: activity, title: (this.loadedHead() ?? store.getHead() ?? head).title };
+      const activity =
+        store.activityAt() ?? (last ? store.range(last, last)[0]?.createdAt : undefined) ?? head.createdAt;
+      const row = {
+        messageCount: last,
+        updatedAt: activity,
+        title: (this.loadedHead() ?? store.getHead() ?? head).title,
+      };
       this.rowAgain = false;
-      await deletion.guard(() => refreshConversationRow(this.scope.env.DB, head.id, row, usage.map((u) => u.event)));
+      await deletion.guard(() =>
+        refreshConversationRow(
+          this.scope.env.DB,
+          head.id,
+          row,
+          usage.map((u) => u.event),
+        ),
+      );
       for (const u of usage) store.deleteOutbox(u.key);
       // Caught up: the reminder append set is not needed (a later append sets it again).
       if (store.indexedThrough() >= store.lastSeq() && !store.outbox().length && !this.indexAgain) {

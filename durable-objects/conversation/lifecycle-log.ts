@@ -16,13 +16,20 @@ export class LifecycleLog {
 
   /** Sees every turn event; compactions, model changes and refusals are kept. */
   observe(ref: ConversationRef, event: TurnEvent): void {
-    if (event.type === "compaction_started" || event.type === "compaction") this.scope.ctx.waitUntil(this.logCompaction(ref, event));
+    if (event.type === "compaction_started" || event.type === "compaction")
+      this.scope.ctx.waitUntil(this.logCompaction(ref, event));
     // The finished card stays in the conversation's timeline for History; it is never replayed.
     if (event.type === "compaction") this.scope.store.addCard("compaction", event);
     if (event.type === "model_changed" || event.type === "refusal") {
       const { type, turnId, agent: _agent, ...fields } = event;
       const name = type === "model_changed" ? "model.changed" : "model.refused";
-      this.scope.ctx.waitUntil(logCorpusEvent(this.scope.env, ref.tenantId, name, { conversation: ref.conversationId, turn: turnId, ...fields }).catch((err) => console.error("corpus log failed", err)));
+      this.scope.ctx.waitUntil(
+        logCorpusEvent(this.scope.env, ref.tenantId, name, {
+          conversation: ref.conversationId,
+          turn: turnId,
+          ...fields,
+        }).catch((err) => console.error("corpus log failed", err)),
+      );
       if (type === "model_changed") this.scope.store.addCard("model_changed", event);
     }
   }
@@ -31,11 +38,22 @@ export class LifecycleLog {
     const { type, turnId, ...fields } = event;
     const name = type === "compaction" ? "compaction.applied" : "compaction.started";
     const details = event.type === "compaction" ? { ...fields, details: `${event.details.length} targets` } : fields;
-    await logCorpusEvent(this.scope.env, ref.tenantId, name, { conversation: ref.conversationId, turn: turnId, ...details }).catch((err) => console.error("corpus log failed", err));
+    await logCorpusEvent(this.scope.env, ref.tenantId, name, {
+      conversation: ref.conversationId,
+      turn: turnId,
+      ...details,
+    }).catch((err) => console.error("corpus log failed", err));
   }
 
   /** Each request's size against the budget (the newest 50, rotating); the body goes to R2. */
-  snapshotPrompt(snapshot: { head: ConversationHead; turnId: string; step: number; request: ModelRequest; reportedTokens: number | null; compacted: boolean }): void {
+  snapshotPrompt(snapshot: {
+    head: ConversationHead;
+    turnId: string;
+    step: number;
+    request: ModelRequest;
+    reportedTokens: number | null;
+    compacted: boolean;
+  }): void {
     const { head, turnId, step, request, reportedTokens, compacted } = snapshot;
     const estimate = estimateRequest(request, head.settings);
     const { id, dropped } = this.scope.store.addSnapshot({
@@ -53,7 +71,9 @@ export class LifecycleLog {
       this.scope.deletion
         .guard(async () => {
           const bucket = this.scope.env.BUCKET;
-          await bucket.put(promptSnapshotKey(head.tenantId, head.id, id), JSON.stringify(request), { httpMetadata: { contentType: "application/json" } });
+          await bucket.put(promptSnapshotKey(head.tenantId, head.id, id), JSON.stringify(request), {
+            httpMetadata: { contentType: "application/json" },
+          });
           if (dropped.length) await bucket.delete(dropped.map((d) => promptSnapshotKey(head.tenantId, head.id, d)));
         })
         .catch((err) => console.error("prompt snapshot write failed", err)),

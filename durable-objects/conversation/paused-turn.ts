@@ -89,7 +89,8 @@ export class PausedTurns {
     const entries: Record<string, unknown> = { [PAUSED_KEY]: { chunks } };
     for (let i = 0; i < chunks; i++) entries[chunkKey(i)] = json.slice(i * CHUNK_CHARS, (i + 1) * CHUNK_CHARS);
     await this.ctx.storage.put(entries);
-    if (before > chunks) await this.ctx.storage.delete(Array.from({ length: before - chunks }, (_, i) => chunkKey(chunks + i)));
+    if (before > chunks)
+      await this.ctx.storage.delete(Array.from({ length: before - chunks }, (_, i) => chunkKey(chunks + i)));
   }
 
   private async remove(): Promise<void> {
@@ -113,28 +114,50 @@ export class PausedTurns {
    * cold object's first reads, the caller's own awaits), so two posts for the same calls would
    * otherwise both pass the checks and the later write would replace the earlier one's answers.
    */
-  accept(results: readonly ClientToolResult[], toBlock: (r: ClientToolResult) => ToolResultBlock): Promise<ResultsAcceptance> {
+  accept(
+    results: readonly ClientToolResult[],
+    toBlock: (r: ClientToolResult) => ToolResultBlock,
+  ): Promise<ResultsAcceptance> {
     const taken = this.accepting.then(() => this.acceptNow(results, toBlock));
     this.accepting = taken.catch(() => {});
     return taken;
   }
 
-  private async acceptNow(results: readonly ClientToolResult[], toBlock: (r: ClientToolResult) => ToolResultBlock): Promise<ResultsAcceptance> {
+  private async acceptNow(
+    results: readonly ClientToolResult[],
+    toBlock: (r: ClientToolResult) => ToolResultBlock,
+  ): Promise<ResultsAcceptance> {
     const answered = new Set(await this.answeredIds());
     const turn = await this.get();
     const ids = results.map((r) => r.tool_use_id);
     const dup = ids.filter((id, i) => ids.indexOf(id) !== i);
-    if (dup.length) return refuse(400, "invalid_request", `results: tool_use_id given twice: ${[...new Set(dup)].join(", ")}`);
+    if (dup.length)
+      return refuse(400, "invalid_request", `results: tool_use_id given twice: ${[...new Set(dup)].join(", ")}`);
     const taken = turn?.answers ? new Set(turn.step.pending.map((c) => c.id)) : new Set<string>();
     const again = ids.filter((id) => answered.has(id) || taken.has(id));
     if (again.length) return refuse(409, "tool_results_conflict", `results already posted for: ${again.join(", ")}`);
-    if (turn && !turn.answers && turn.expiresAt <= Date.now() && ids.some((id) => turn.step.pending.some((c) => c.id === id)))
-      return refuse(409, "tool_results_conflict", `the turn stopped waiting at ${new Date(turn.expiresAt).toISOString()}; its calls are closed as interrupted`);
+    if (
+      turn &&
+      !turn.answers &&
+      turn.expiresAt <= Date.now() &&
+      ids.some((id) => turn.step.pending.some((c) => c.id === id))
+    )
+      return refuse(
+        409,
+        "tool_results_conflict",
+        `the turn stopped waiting at ${new Date(turn.expiresAt).toISOString()}; its calls are closed as interrupted`,
+      );
     const pending = new Set(turn && !turn.answers ? turn.step.pending.map((c) => c.id) : []);
     const unknown = ids.filter((id) => !pending.has(id));
-    if (unknown.length) return refuse(400, "invalid_request", `results: no paused call waits on tool_use_id ${unknown.join(", ")}`);
+    if (unknown.length)
+      return refuse(400, "invalid_request", `results: no paused call waits on tool_use_id ${unknown.join(", ")}`);
     const missing = [...pending].filter((id) => !ids.includes(id));
-    if (missing.length) return refuse(400, "invalid_request", `results: every pending call must be answered in one post; missing ${missing.join(", ")}`);
+    if (missing.length)
+      return refuse(
+        400,
+        "invalid_request",
+        `results: every pending call must be answered in one post; missing ${missing.join(", ")}`,
+      );
     const accepted: PausedTurn = { ...turn!, answers: results.map(toBlock) };
     await this.write(accepted);
     this.current = accepted;

@@ -6,7 +6,12 @@ import { settingsAfterModelChange, withMissingSettings } from "../../core/settin
 import type { NewMessage, StoredMessage } from "../../core/types";
 import { toolRegistry } from "../../agent/tools";
 import type { ToolRegistry } from "../../agent/tools/registry";
-import type { ConversationHead, ConversationRef, ConversationView, SupersededRange } from "../../services/record/conversation-head";
+import type {
+  ConversationHead,
+  ConversationRef,
+  ConversationView,
+  SupersededRange,
+} from "../../services/record/conversation-head";
 import { withSuperseded } from "./regenerate";
 import { readBatchesAfter, readHead, writeBatch, writeHead } from "../../services/record/conversation-record";
 import { ConversationGone } from "./conversation-delete";
@@ -109,7 +114,11 @@ export class ConversationRecord {
    * Creates the head. `fill` (an import) writes the conversation's messages first: until the head
    * is written, nothing of it is visible to any RPC, so a refused or failed fill leaves nothing.
    */
-  async create(ref: ConversationRef, init: HeadInit, fill?: (head: ConversationHead) => Promise<void>): Promise<ConversationView> {
+  async create(
+    ref: ConversationRef,
+    init: HeadInit,
+    fill?: (head: ConversationHead) => Promise<void>,
+  ): Promise<ConversationView> {
     const { store } = this.scope;
     if (store.getHead() || (await readHead(this.scope.env.BUCKET, ref.tenantId, ref.conversationId)))
       throw new Error(`conversation ${ref.conversationId} already exists`);
@@ -180,7 +189,15 @@ export class ConversationRecord {
    */
   async activateTools(tools: readonly string[], known: Pick<ToolRegistry, "get"> = toolRegistry): Promise<void> {
     const missing = tools.filter((t) => known.get(t) && !this.current!.activeTools.includes(t));
-    if (missing.length) await this.updateHead((h) => ({ next: { ...h, activeTools: [...new Set([...h.activeTools, ...missing])].sort(), updatedAt: new Date().toISOString() }, result: undefined }));
+    if (missing.length)
+      await this.updateHead((h) => ({
+        next: {
+          ...h,
+          activeTools: [...new Set([...h.activeTools, ...missing])].sort(),
+          updatedAt: new Date().toISOString(),
+        },
+        result: undefined,
+      }));
   }
 
   /**
@@ -188,7 +205,14 @@ export class ConversationRecord {
    * model's defaults follow the new one's (core/settings.ts settingsAfterModelChange).
    */
   async moveToModel(entry: ModelEntry): Promise<void> {
-    await this.updateHead((h) => ({ next: { ...h, settings: settingsAfterModelChange(h.settings, { model: entry.id }, null, entry), updatedAt: new Date().toISOString() }, result: undefined }));
+    await this.updateHead((h) => ({
+      next: {
+        ...h,
+        settings: settingsAfterModelChange(h.settings, { model: entry.id }, null, entry),
+        updatedAt: new Date().toISOString(),
+      },
+      result: undefined,
+    }));
   }
 
   /**
@@ -202,7 +226,9 @@ export class ConversationRecord {
     const head = this.current!;
     const first = store.lastSeq() + 1;
     const createdAt = new Date().toISOString();
-    const stored: StoredMessage[] = messages.map((m, i) => storedMessage(m, { id: sortableId("msg"), seq: first + i, createdAt }));
+    const stored: StoredMessage[] = messages.map((m, i) =>
+      storedMessage(m, { id: sortableId("msg"), seq: first + i, createdAt }),
+    );
     const key = await deletion.guard(() => writeBatch(this.scope.env.BUCKET, head, stored));
     try {
       ctx.storage.transactionSync(() => store.insertMessages(stored, key, replayChars));
@@ -220,7 +246,11 @@ export class ConversationRecord {
 }
 
 /** One batch of an import, already numbered: R2 first, then the index (the head comes after all of them). */
-export async function writeImportedBatch(scope: ObjectScope, head: ConversationHead, stored: readonly StoredMessage[]): Promise<void> {
+export async function writeImportedBatch(
+  scope: ObjectScope,
+  head: ConversationHead,
+  stored: readonly StoredMessage[],
+): Promise<void> {
   const key = await scope.deletion.guard(() => writeBatch(scope.env.BUCKET, head, stored));
   scope.ctx.storage.transactionSync(() => scope.store.insertMessages(stored, key, replayChars));
 }
@@ -244,6 +274,13 @@ function extras(m: NewMessage): Partial<StoredMessage> {
 /** Heads written before a field existed get its default, so every head has one shape. */
 function normalizeHead(head: ConversationHead | null): ConversationHead | null {
   return head
-    ? { ...head, settings: withMissingSettings(head.settings), foldCount: head.foldCount ?? 0, lastFoldAt: head.lastFoldAt ?? null, activeTools: head.activeTools ?? [], projectId: head.projectId ?? null }
+    ? {
+        ...head,
+        settings: withMissingSettings(head.settings),
+        foldCount: head.foldCount ?? 0,
+        lastFoldAt: head.lastFoldAt ?? null,
+        activeTools: head.activeTools ?? [],
+        projectId: head.projectId ?? null,
+      }
     : null;
 }

@@ -32,26 +32,49 @@ export function supersededBy(head: Pick<ConversationHead, "superseded">, seq: nu
 }
 
 /** A message a person wrote: text or images, no tool results. */
-const isPrompt = (m: StoredMessage) => m.role === "user" && !m.agent && m.content.some((b) => b.type === "text" || b.type === "image") && !m.content.some((b) => b.type === "tool_result");
+const isPrompt = (m: StoredMessage) =>
+  m.role === "user" &&
+  !m.agent &&
+  m.content.some((b) => b.type === "text" || b.type === "image") &&
+  !m.content.some((b) => b.type === "tool_result");
 
 /**
  * The exchange a regenerate replaces, looked for in what the model sees (`replayed`: the verbatim
  * tail after the fold boundary, without superseded or sub-agent messages); a refusal otherwise.
  */
-export function regenerateTarget(head: ConversationHead, replayed: readonly StoredMessage[], state: { lastSeq: number; turnsInFlight: number; foldInFlight: boolean }): RegenerateTarget | { kind: "refused"; refusal: RegenerateRefusal } {
-  const refuse = (type: string, message: string) => ({ kind: "refused" as const, refusal: { status: 409 as const, type, message } });
-  if (state.turnsInFlight > 0) return refuse(REGENERATE_BUSY, "regenerate: a turn is running; wait for it to end (or stop it) and regenerate then");
+export function regenerateTarget(
+  head: ConversationHead,
+  replayed: readonly StoredMessage[],
+  state: { lastSeq: number; turnsInFlight: number; foldInFlight: boolean },
+): RegenerateTarget | { kind: "refused"; refusal: RegenerateRefusal } {
+  const refuse = (type: string, message: string) => ({
+    kind: "refused" as const,
+    refusal: { status: 409 as const, type, message },
+  });
+  if (state.turnsInFlight > 0)
+    return refuse(
+      REGENERATE_BUSY,
+      "regenerate: a turn is running; wait for it to end (or stop it) and regenerate then",
+    );
   let i = replayed.length - 1;
   while (i >= 0 && !isPrompt(replayed[i])) i--;
   const folded = (head.summarizedThroughMessage ?? 0) > 0;
   if (i < 0) {
     return folded
-      ? refuse(REGENERATE_FOLDED, "regenerate: the last exchange is already folded into the summary; send the prompt again instead")
+      ? refuse(
+          REGENERATE_FOLDED,
+          "regenerate: the last exchange is already folded into the summary; send the prompt again instead",
+        )
       : refuse(NOTHING_TO_REGENERATE, "regenerate: there is no reply to replace yet");
   }
-  if (!replayed.slice(i + 1).some((m) => m.role === "assistant")) return refuse(NOTHING_TO_REGENERATE, "regenerate: the last prompt has no reply to replace; send it again instead");
+  if (!replayed.slice(i + 1).some((m) => m.role === "assistant"))
+    return refuse(NOTHING_TO_REGENERATE, "regenerate: the last prompt has no reply to replace; send it again instead");
   // A fold in flight may already be summarizing the exchange: what it wrote could not be taken back.
-  if (state.foldInFlight) return refuse(REGENERATE_FOLDED, "regenerate: the conversation is being folded into its summary; try again in a moment");
+  if (state.foldInFlight)
+    return refuse(
+      REGENERATE_FOLDED,
+      "regenerate: the conversation is being folded into its summary; try again in a moment",
+    );
   return { kind: "target", prompt: replayed[i], fromSeq: replayed[i].seq, toSeq: state.lastSeq };
 }
 
@@ -68,7 +91,11 @@ export interface TranscriptPage {
 }
 
 /** A page of the transcript (`read`: up to limit + 1 messages, the extra one telling there is more), marked. */
-export function transcriptPage(head: Pick<ConversationHead, "superseded">, read: readonly StoredMessage[], limit: number): TranscriptPage {
+export function transcriptPage(
+  head: Pick<ConversationHead, "superseded">,
+  read: readonly StoredMessage[],
+  limit: number,
+): TranscriptPage {
   const more = read.length > limit;
   const page = more ? read.slice(0, limit) : read;
   const messages = page.map((m) => {

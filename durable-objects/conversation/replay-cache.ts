@@ -9,7 +9,12 @@ import { isAgentSegment, type ModelRequest, type StoredMessage, type SystemBlock
 import { toolRegistry } from "../../agent/tools";
 import type { ToolRegistry } from "../../agent/tools/registry";
 import { memoryMapFor, utcDay } from "../../services/memory/memory-map";
-import { projectFilesBlock, projectWithFiles, PROMPT_PROJECT_FILES, projectTools as projectToolsFor } from "../../services/projects";
+import {
+  projectFilesBlock,
+  projectWithFiles,
+  PROMPT_PROJECT_FILES,
+  projectTools as projectToolsFor,
+} from "../../services/projects";
 import type { ConversationHead } from "../../services/record/conversation-head";
 import type { ObjectScope } from "./object-scope";
 import { supersededBy } from "./regenerate";
@@ -83,7 +88,9 @@ export class ReplayCache {
 
   /** The verbatim tail: every message after the fold boundary (none superseded), cached across turns. */
   replaySource(head: ConversationHead): StoredMessage[] {
-    this.history ??= this.scope.store.listAfter(head.summarizedThroughMessage ?? 0, Number.MAX_SAFE_INTEGER).filter((m) => !isAgentSegment(m) && !supersededBy(head, m.seq));
+    this.history ??= this.scope.store
+      .listAfter(head.summarizedThroughMessage ?? 0, Number.MAX_SAFE_INTEGER)
+      .filter((m) => !isAgentSegment(m) && !supersededBy(head, m.seq));
     return this.history;
   }
 
@@ -125,7 +132,11 @@ export class ReplayCache {
     return { model, system: await this.systemPrompt(head, project, tools), projectTools, tools };
   }
 
-  private async systemPrompt(head: ConversationHead, project: string | null, tools: ToolRegistry): Promise<SystemBlock[]> {
+  private async systemPrompt(
+    head: ConversationHead,
+    project: string | null,
+    tools: ToolRegistry,
+  ): Promise<SystemBlock[]> {
     const day = utcDay();
     if (this.memoryMap?.day !== day) {
       try {

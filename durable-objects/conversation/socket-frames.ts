@@ -5,7 +5,13 @@ import { idempotencyKeySchema } from "../../core/idempotency-key";
 import { jsonValueProblem } from "../../core/json-guard";
 import { regenerateField, regenerateProblems, toContentBlocks, turnContentSchema } from "../../core/turn-input";
 import { SERVER_TOOL_NAMES } from "../../core/tenant-tool-rules";
-import { takenToolNames, toolResultsBodySchema, turnToolsSchema, type ClientToolResult, type ClientToolSpec } from "../../core/client-tools";
+import {
+  takenToolNames,
+  toolResultsBodySchema,
+  turnToolsSchema,
+  type ClientToolResult,
+  type ClientToolSpec,
+} from "../../core/client-tools";
 import { toolRegistry } from "../../agent/tools";
 import type { ContentBlock } from "../../core/types";
 import { describeZodError } from "../../core/validation";
@@ -13,29 +19,42 @@ import { turnIdSchema } from "../../core/turn-stop";
 
 export const MAX_FRAME_BYTES = 4 * 1024 * 1024;
 
-export const clientFrameSchema = z.discriminatedUnion("type", [
-  z.strictObject({
-    type: z.literal("send"),
-    content: turnContentSchema.optional(),
-    attachments: z.array(z.string().max(64)).max(20).optional(),
-    idempotencyKey: idempotencyKeySchema.optional(),
-    tools: turnToolsSchema.optional(),
-    regenerate: regenerateField,
-  }).superRefine(regenerateProblems),
-  z.strictObject({ type: z.literal("ping") }),
-  // Stops the running turn (or the named one, when it is running), as POST /stop does.
-  z.strictObject({ type: z.literal("stop"), turnId: turnIdSchema.optional() }),
-  // The results of the paused turn's client tool calls, as POST /tool-results takes them.
-  toolResultsBodySchema.extend({ type: z.literal("tool_results") }),
-]).meta({ id: "SocketClientFrame", description: "A frame a client sends on /v1/conversations/{id}/ws (JSON text)." });
+export const clientFrameSchema = z
+  .discriminatedUnion("type", [
+    z
+      .strictObject({
+        type: z.literal("send"),
+        content: turnContentSchema.optional(),
+        attachments: z.array(z.string().max(64)).max(20).optional(),
+        idempotencyKey: idempotencyKeySchema.optional(),
+        tools: turnToolsSchema.optional(),
+        regenerate: regenerateField,
+      })
+      .superRefine(regenerateProblems),
+    z.strictObject({ type: z.literal("ping") }),
+    // Stops the running turn (or the named one, when it is running), as POST /stop does.
+    z.strictObject({ type: z.literal("stop"), turnId: turnIdSchema.optional() }),
+    // The results of the paused turn's client tool calls, as POST /tool-results takes them.
+    toolResultsBodySchema.extend({ type: z.literal("tool_results") }),
+  ])
+  .meta({ id: "SocketClientFrame", description: "A frame a client sends on /v1/conversations/{id}/ws (JSON text)." });
 
 export type ClientFrame =
-  | { type: "send"; content: ContentBlock[]; attachments: string[]; idempotencyKey?: string; tools?: ClientToolSpec[]; regenerate?: true }
+  | {
+      type: "send";
+      content: ContentBlock[];
+      attachments: string[];
+      idempotencyKey?: string;
+      tools?: ClientToolSpec[];
+      regenerate?: true;
+    }
   | { type: "ping" }
   | { type: "stop"; turnId?: string }
   | { type: "tool_results"; results: ClientToolResult[] };
 
-export function parseClientFrame(data: string | ArrayBuffer): { ok: true; value: ClientFrame } | { ok: false; error: string } {
+export function parseClientFrame(
+  data: string | ArrayBuffer,
+): { ok: true; value: ClientFrame } | { ok: false; error: string } {
   if (typeof data !== "string") return { ok: false, error: "frames must be JSON text" };
   if (data.length > MAX_FRAME_BYTES) return { ok: false, error: `frame larger than ${MAX_FRAME_BYTES} bytes` };
   let json: unknown;
@@ -49,10 +68,22 @@ export function parseClientFrame(data: string | ArrayBuffer): { ok: true; value:
   const parsed = clientFrameSchema.safeParse(json);
   if (!parsed.success) return { ok: false, error: describeZodError(parsed.error) };
   if (parsed.data.type === "ping") return { ok: true, value: { type: "ping" } };
-  if (parsed.data.type === "stop") return { ok: true, value: { type: "stop", ...(parsed.data.turnId ? { turnId: parsed.data.turnId } : {}) } };
-  if (parsed.data.type === "tool_results") return { ok: true, value: { type: "tool_results", results: parsed.data.results } };
+  if (parsed.data.type === "stop")
+    return { ok: true, value: { type: "stop", ...(parsed.data.turnId ? { turnId: parsed.data.turnId } : {}) } };
+  if (parsed.data.type === "tool_results")
+    return { ok: true, value: { type: "tool_results", results: parsed.data.results } };
   const { idempotencyKey, tools, regenerate } = parsed.data;
   const clash = takenToolNames(tools, [...toolRegistry.names(), ...SERVER_TOOL_NAMES]);
   if (clash) return { ok: false, error: clash };
-  return { ok: true, value: { type: "send", content: parsed.data.content === undefined ? [] : toContentBlocks(parsed.data.content), attachments: parsed.data.attachments ?? [], ...(idempotencyKey !== undefined ? { idempotencyKey } : {}), ...(tools ? { tools } : {}), ...(regenerate ? { regenerate } : {}) } };
+  return {
+    ok: true,
+    value: {
+      type: "send",
+      content: parsed.data.content === undefined ? [] : toContentBlocks(parsed.data.content),
+      attachments: parsed.data.attachments ?? [],
+      ...(idempotencyKey !== undefined ? { idempotencyKey } : {}),
+      ...(tools ? { tools } : {}),
+      ...(regenerate ? { regenerate } : {}),
+    },
+  };
 }

@@ -64,13 +64,19 @@ export class ConversationSockets {
   async upgrade(request: Request): Promise<Response> {
     const tenantId = request.headers.get("x-tenant-id") ?? "";
     const conversationId = request.headers.get("x-conversation-id") ?? "";
-    if (request.headers.get("upgrade")?.toLowerCase() !== "websocket") return new Response("expected a websocket upgrade", { status: 426 });
-    if (!(await this.parts.record.load({ tenantId, conversationId }))) return new Response("not found", { status: 404 });
+    if (request.headers.get("upgrade")?.toLowerCase() !== "websocket")
+      return new Response("expected a websocket upgrade", { status: 426 });
+    if (!(await this.parts.record.load({ tenantId, conversationId })))
+      return new Response("not found", { status: 404 });
     const pair = new WebSocketPair();
     const server = pair[1];
     this.scope.ctx.acceptWebSocket(server);
     const rateKey = request.headers.get("x-rate-key") ?? undefined;
-    server.serializeAttachment({ tenantId, conversationId, ...(rateKey ? { rateKey } : {}) } satisfies SocketAttachment);
+    server.serializeAttachment({
+      tenantId,
+      conversationId,
+      ...(rateKey ? { rateKey } : {}),
+    } satisfies SocketAttachment);
     const after = new URL(request.url).searchParams.get("after");
     if (after !== null && /^\d{1,15}$/.test(after)) this.resume(server, Number(after));
     return new Response(null, { status: 101, webSocket: pair[0] });
@@ -87,10 +93,20 @@ export class ConversationSockets {
     const messages = store.listAfter(after, RESUME_MAX_MESSAGES + 1);
     const more = messages.length > RESUME_MAX_MESSAGES;
     const page = more ? messages.slice(0, RESUME_MAX_MESSAGES) : messages;
-    for (const message of page) ws.send(JSON.stringify({ type: "message", turnId: "resume", message } satisfies TurnEvent));
+    for (const message of page)
+      ws.send(JSON.stringify({ type: "message", turnId: "resume", message } satisfies TurnEvent));
     const through = page.length ? page[page.length - 1].seq : after;
     this.caughtUp.set(ws, through);
-    ws.send(JSON.stringify({ type: "resumed", after, through, lastSeq: store.lastSeq(), more, turnsInFlight: this.parts.order.turnsInFlight }));
+    ws.send(
+      JSON.stringify({
+        type: "resumed",
+        after,
+        through,
+        lastSeq: store.lastSeq(),
+        more,
+        turnsInFlight: this.parts.order.turnsInFlight,
+      }),
+    );
   }
 
   async message(ws: WebSocket, data: string | ArrayBuffer): Promise<void> {
@@ -110,7 +126,8 @@ export class ConversationSockets {
     const { record, intake, order } = this.parts;
     // A send frame is a turn from here on: a refusal names the turnId it would have had.
     const turnId = sortableId("turn");
-    const refuse = (error: Parameters<Refuse>[0], extra: Record<string, unknown> = {}) => ws.send(JSON.stringify({ type: "error", turnId, ...extra, error }));
+    const refuse = (error: Parameters<Refuse>[0], extra: Record<string, unknown> = {}) =>
+      ws.send(JSON.stringify({ type: "error", turnId, ...extra, error }));
     await order.admit(async () => {
       // A revoked key's socket is closed whatever else the frame would be told.
       if (ref.rateKey && !(await this.keyActive(ref.rateKey, ref.tenantId))) {
@@ -124,12 +141,20 @@ export class ConversationSockets {
       // A `send` frame is a turn: it counts like a POST of messages.
       if (!(await this.admitFrame(ws, { ref, turn: true, refuse }))) return;
       const turn = await withAttachments({ db: this.scope.env.DB, tenantId: ref.tenantId, ids: attachments, content });
-      if (turn.kind === "unknown") return refuse({ type: "invalid_request", message: unknownAttachmentMessage(turn.id) });
-      const input: TurnInput = { content: turn.content, activate: turn.activate, ...(idempotencyKey !== undefined ? { idempotencyKey } : {}), ...(tools ? { tools } : {}), ...(regenerate ? { regenerate } : {}) };
+      if (turn.kind === "unknown")
+        return refuse({ type: "invalid_request", message: unknownAttachmentMessage(turn.id) });
+      const input: TurnInput = {
+        content: turn.content,
+        activate: turn.activate,
+        ...(idempotencyKey !== undefined ? { idempotencyKey } : {}),
+        ...(tools ? { tools } : {}),
+        ...(regenerate ? { regenerate } : {}),
+      };
       const keyed = await intake.claimKey(input);
       if (keyed.kind !== "new") {
         // Only the asking socket hears about a repeated key; the others saw the turn itself.
-        if (keyed.kind === "refused") return refuse({ type: keyed.refusal.type, message: keyed.refusal.message }, { idempotencyKey });
+        if (keyed.kind === "refused")
+          return refuse({ type: keyed.refusal.type, message: keyed.refusal.message }, { idempotencyKey });
         for (const event of keyed.events) ws.send(JSON.stringify(event));
         return;
       }
@@ -153,7 +178,8 @@ export class ConversationSockets {
       // Like POST /tool-results: a request of the key (the turn it resumes was counted when sent).
       if (!(await this.admitFrame(ws, { ref, turn: false, refuse }))) return;
       const accepted = await paused.accept(results, toToolResultBlock);
-      if (accepted.kind === "refused") return refuse({ type: accepted.refusal.type, message: accepted.refusal.message });
+      if (accepted.kind === "refused")
+        return refuse({ type: accepted.refusal.type, message: accepted.refusal.message });
       void intake.enqueueResume({ ref, turnId: accepted.turn.turnId, sink: null });
     });
   }
@@ -163,7 +189,10 @@ export class ConversationSockets {
    * active (else the frame is refused and the key's sockets are closed), and it has a token left
    * (a request's; a turn's too for `send`). A socket opened with no key digest is not checked.
    */
-  private async admitFrame(ws: WebSocket, frame: { ref: SocketAttachment; turn: boolean; refuse: Refuse }): Promise<boolean> {
+  private async admitFrame(
+    ws: WebSocket,
+    frame: { ref: SocketAttachment; turn: boolean; refuse: Refuse },
+  ): Promise<boolean> {
     const { ref, turn, refuse } = frame;
     if (!ref.rateKey) return true;
     if (!(await this.keyActive(ref.rateKey, ref.tenantId))) {
@@ -173,7 +202,11 @@ export class ConversationSockets {
     }
     const decision = await takeRateLimit(this.scope.env, ref.rateKey, turn);
     if (decision.ok) return true;
-    refuse({ type: "rate_limited", message: rateLimitMessage(decision), retryAfterSeconds: decision.retryAfterSeconds });
+    refuse({
+      type: "rate_limited",
+      message: rateLimitMessage(decision),
+      retryAfterSeconds: decision.retryAfterSeconds,
+    });
     return false;
   }
 
@@ -230,7 +263,8 @@ export class ConversationSockets {
   private async stop(ws: WebSocket, ref: SocketAttachment, turnId?: string): Promise<void> {
     const { record, intake, order } = this.parts;
     await order.admit(async () => {
-      const refuse = (error: { type: string; message: string }) => ws.send(JSON.stringify({ type: "error", turnId: turnId ?? null, error }));
+      const refuse = (error: { type: string; message: string }) =>
+        ws.send(JSON.stringify({ type: "error", turnId: turnId ?? null, error }));
       if (!(await record.load(ref))) return refuse({ type: "not_found", message: "conversation not found" });
       // Like POST /stop: a request of the key, checked and counted like any other frame.
       if (!(await this.admitFrame(ws, { ref, turn: false, refuse }))) return;

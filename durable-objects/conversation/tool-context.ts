@@ -3,7 +3,14 @@
 // slice by slice (transcript, cortex, attachments, memory, tools), the slices tools name.
 import { EXTRACT_CHUNK_PAGES, type ExtractJob } from "../../core/jobs";
 import type { StoredMessage } from "../../core/types";
-import type { AttachmentAccess, CortexAccess, MemoryAccess, ReadQuery, ToolContext, TranscriptAccess } from "../../agent/tools/registry";
+import type {
+  AttachmentAccess,
+  CortexAccess,
+  MemoryAccess,
+  ReadQuery,
+  ToolContext,
+  TranscriptAccess,
+} from "../../agent/tools/registry";
 import { lineIndexFor } from "../../services/attachments/inspect";
 import { indexPdfPages } from "../../services/attachments/page-index";
 import { r2RangeReader } from "../../services/attachments/r2-range-reader";
@@ -15,7 +22,10 @@ import type { ConversationRef } from "../../services/record/conversation-head";
 import type { ObjectScope } from "./object-scope";
 import type { ConversationRecord } from "./record";
 
-export type ReadOwn = (ref: ConversationRef, query: ReadQuery) => Promise<{ messages: StoredMessage[]; messageCount: number } | null>;
+export type ReadOwn = (
+  ref: ConversationRef,
+  query: ReadQuery,
+) => Promise<{ messages: StoredMessage[]; messageCount: number } | null>;
 
 export interface ToolContextParts {
   scope: ObjectScope;
@@ -39,9 +49,15 @@ export function toolContextFor({ scope, record, ref, projectTools, readOwn, prog
   const cortex = () => cortexFor(scope.env, tenantId);
 
   const transcript: TranscriptAccess = {
-    listConversations: async (limit, before) => (await listConversationRows(scope.env.DB, tenantId, limit, before)).map(({ tenantId: _t, ...row }) => row),
+    listConversations: async (limit, before) =>
+      (await listConversationRows(scope.env.DB, tenantId, limit, before)).map(({ tenantId: _t, ...row }) => row),
     readConversation: (id, query) =>
-      id === conversationId ? readOwn(ref, query) : scope.env.CONVERSATION.get(scope.env.CONVERSATION.idFromName(id)).readMessages({ tenantId, conversationId: id }, query),
+      id === conversationId
+        ? readOwn(ref, query)
+        : scope.env.CONVERSATION.get(scope.env.CONVERSATION.idFromName(id)).readMessages(
+            { tenantId, conversationId: id },
+            query,
+          ),
   };
 
   const search: CortexAccess = {
@@ -52,13 +68,25 @@ export function toolContextFor({ scope, record, ref, projectTools, readOwn, prog
     pageIndex: {
       status: async (attachmentId) => {
         const row = await getAttachmentRow(scope.env.DB, tenantId, attachmentId);
-        return { status: row?.indexStatus ?? "none", startedAt: row?.indexStartedAt ?? null, indexed: await (await cortex()).countIndexedPages(tenantId, attachmentId) };
+        return {
+          status: row?.indexStatus ?? "none",
+          startedAt: row?.indexStartedAt ?? null,
+          indexed: await (await cortex()).countIndexedPages(tenantId, attachmentId),
+        };
       },
       start: async (attachmentId, pageCount) => {
         await markIndexing(scope.env.DB, tenantId, attachmentId);
         const jobs: { body: ExtractJob }[] = [];
         for (let from = 1; from <= pageCount; from += EXTRACT_CHUNK_PAGES)
-          jobs.push({ body: { kind: "extract", tenantId, attachmentId, fromPage: from, toPage: Math.min(pageCount, from + EXTRACT_CHUNK_PAGES - 1) } });
+          jobs.push({
+            body: {
+              kind: "extract",
+              tenantId,
+              attachmentId,
+              fromPage: from,
+              toPage: Math.min(pageCount, from + EXTRACT_CHUNK_PAGES - 1),
+            },
+          });
         for (let i = 0; i < jobs.length; i += 100) await scope.env.FOLD_QUEUE.sendBatch(jobs.slice(i, i + 100));
       },
       put: async (attachmentId, pages) => {
@@ -70,7 +98,11 @@ export function toolContextFor({ scope, record, ref, projectTools, readOwn, prog
       const row = await getAttachmentRow(scope.env.DB, tenantId, id);
       const reader = row?.status === "ready" ? await r2RangeReader(scope.env.BUCKET, row.r2Key) : null;
       if (!row || !reader) return null;
-      return { attachment: toAttachment(row), reader, lineIndex: () => lineIndexFor(scope.env.BUCKET, row.tenantId, row.id, row.r2Key) };
+      return {
+        attachment: toAttachment(row),
+        reader,
+        lineIndex: () => lineIndexFor(scope.env.BUCKET, row.tenantId, row.id, row.r2Key),
+      };
     },
   };
 
@@ -99,6 +131,11 @@ export function toolContextFor({ scope, record, ref, projectTools, readOwn, prog
       return [...(record.head?.activeTools ?? []), ...projectTools];
     },
     activateTool: (name) =>
-      record.updateHead((h) => ({ next: h.activeTools.includes(name) ? null : { ...h, activeTools: [...h.activeTools, name].sort(), updatedAt: new Date().toISOString() }, result: undefined })),
+      record.updateHead((h) => ({
+        next: h.activeTools.includes(name)
+          ? null
+          : { ...h, activeTools: [...h.activeTools, name].sort(), updatedAt: new Date().toISOString() },
+        result: undefined,
+      })),
   };
 }

@@ -25,7 +25,9 @@ export async function commitImport(
     try {
       for (let n = 0; n < staged.chunks; n++) {
         const messages = await readStagedChunk(scope.env.BUCKET, ref.tenantId, staged.importId, n);
-        const stored = messages.map((m, i) => storedMessage(m, { id: sortableId("msg"), seq: seq + i, createdAt: m.createdAt ?? importedAt }));
+        const stored = messages.map((m, i) =>
+          storedMessage(m, { id: sortableId("msg"), seq: seq + i, createdAt: m.createdAt ?? importedAt }),
+        );
         await writeImportedBatch(scope, head, stored);
         seq += stored.length;
       }

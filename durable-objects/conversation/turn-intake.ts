@@ -39,7 +39,11 @@ export class TurnIntake {
     const head = this.replay.head();
     if (!input.regenerate || !head) return null;
     const lease = this.store.getLease();
-    const target = regenerateTarget(head, this.replay.cache.replaySource(head), { lastSeq: this.store.lastSeq(), turnsInFlight: this.order.turnsInFlight, foldInFlight: !!lease && lease.expiresAt > Date.now() });
+    const target = regenerateTarget(head, this.replay.cache.replaySource(head), {
+      lastSeq: this.store.lastSeq(),
+      turnsInFlight: this.order.turnsInFlight,
+      foldInFlight: !!lease && lease.expiresAt > Date.now(),
+    });
     return target.kind === "refused" ? target.refusal : null;
   }
 
@@ -48,7 +52,10 @@ export class TurnIntake {
     const key = input.idempotencyKey;
     if (key === undefined) return { kind: "new" };
     // The content alone: attached files are already notes in it (`activate` follows from them).
-    const claim = this.idempotency.claim(key, await requestFingerprint({ content: input.content, ...(input.regenerate ? { regenerate: true } : {}) }));
+    const claim = this.idempotency.claim(
+      key,
+      await requestFingerprint({ content: input.content, ...(input.regenerate ? { regenerate: true } : {}) }),
+    );
     return claim.kind === "new" ? claim : keyedAnswer(claim, (from, to) => this.store.range(from, to));
   }
 
@@ -71,13 +78,21 @@ export class TurnIntake {
    * The paused turn `turnId` goes on in the turn chain, in order with every other turn; a keyed
    * post's row follows its events. It can be stopped like a fresh turn, queued or running.
    */
-  enqueueResume(turn: { ref: ConversationRef; turnId: string; sink: TurnSink | null; key?: string | undefined }): Promise<void> {
+  enqueueResume(turn: {
+    ref: ConversationRef;
+    turnId: string;
+    sink: TurnSink | null;
+    key?: string | undefined;
+  }): Promise<void> {
     const { ref, turnId, sink, key } = turn;
     const queuedAt = Date.now();
     const events = this.keyed(key, sink);
     const slot = this.stops.enter(turnId);
     return this.order.turn(
-      () => this.stoppable(slot, events, (signal, observed) => this.runner.resume({ ref, sink: observed, queuedAt, signal })),
+      () =>
+        this.stoppable(slot, events, (signal, observed) =>
+          this.runner.resume({ ref, sink: observed, queuedAt, signal }),
+        ),
       () => this.releaseKey(key),
     );
   }
@@ -102,7 +117,10 @@ export class TurnIntake {
       cancelled();
     });
     const ran = this.order.turn(
-      () => this.stoppable(slot, events, (signal, observed) => this.runner.run({ ref, input: { ...input, signal }, sink: observed, queuedAt, turnId })),
+      () =>
+        this.stoppable(slot, events, (signal, observed) =>
+          this.runner.run({ ref, input: { ...input, signal }, sink: observed, queuedAt, turnId }),
+        ),
       () => {
         // A turn cancelled while queued released its key then (a retry may have claimed it since).
         if (!slot.controller.signal.aborted || slot.running) this.releaseKey(key);
@@ -117,7 +135,11 @@ export class TurnIntake {
   }
 
   /** Runs a turn under its slot's stop, telling the slot how the turn ended. */
-  private stoppable(slot: TurnSlot, sink: TurnSink | null, turn: (signal: AbortSignal, sink: TurnSink) => Promise<void>): Promise<void> {
+  private stoppable(
+    slot: TurnSlot,
+    sink: TurnSink | null,
+    turn: (signal: AbortSignal, sink: TurnSink) => Promise<void>,
+  ): Promise<void> {
     return this.stops.run(slot, async (signal) => {
       let ending: string | undefined;
       await turn(signal, (e) => {

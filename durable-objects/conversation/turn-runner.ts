@@ -17,7 +17,14 @@ import type { ClientToolSpec } from "../../core/client-tools";
 import { runSubAgent } from "../../agent/sub-agent";
 import { clientToolDefinition } from "../../agent/tools/client-tool";
 import { blockOrigins, TurnCompactor } from "../../agent/turn-compaction";
-import { completeStep, INTERRUPTED, resumeAgentTurn, runAgentTurn, type TurnDeps, type TurnOutcome } from "../../agent/turn-loop";
+import {
+  completeStep,
+  INTERRUPTED,
+  resumeAgentTurn,
+  runAgentTurn,
+  type TurnDeps,
+  type TurnOutcome,
+} from "../../agent/turn-loop";
 import type { ConversationHead, ConversationRef } from "../../services/record/conversation-head";
 import { ConversationGone } from "./conversation-delete";
 import type { AutoTitler } from "./auto-title";
@@ -59,7 +66,13 @@ export class TurnRunner {
   constructor(private readonly parts: TurnRunnerParts) {}
 
   /** Runs inside the turn chain (see TurnOrder): the only place a turn's messages are appended. */
-  async run(turn: { ref: ConversationRef; input: TurnInput; sink: TurnSink | null; queuedAt: number; turnId: string }): Promise<void> {
+  async run(turn: {
+    ref: ConversationRef;
+    input: TurnInput;
+    sink: TurnSink | null;
+    queuedAt: number;
+    turnId: string;
+  }): Promise<void> {
     const { ref, input, sink, queuedAt, turnId } = turn;
     await this.parts.closeRevokedSockets();
     const waiting = await this.parts.paused.get();
@@ -70,7 +83,15 @@ export class TurnRunner {
     }
     const turnTools = input.tools ?? [];
     if (input.regenerate) return this.regenerate({ ref, input, sink, queuedAt, turnId });
-    await this.execute({ ref, sink, queuedAt, turnId, turnTools, activate: input.activate, loop: async (deps) => runAgentTurn({ ...deps, signal: input.signal }, input.content) });
+    await this.execute({
+      ref,
+      sink,
+      queuedAt,
+      turnId,
+      turnTools,
+      activate: input.activate,
+      loop: async (deps) => runAgentTurn({ ...deps, signal: input.signal }, input.content),
+    });
   }
 
   /**
@@ -78,31 +99,56 @@ export class TurnRunner {
    * marked superseded, before the first model request is built. Checked again here, in the turn
    * chain: the state the caller was admitted on may have moved.
    */
-  private async regenerate(turn: { ref: ConversationRef; input: TurnInput; sink: TurnSink | null; queuedAt: number; turnId: string }): Promise<void> {
+  private async regenerate(turn: {
+    ref: ConversationRef;
+    input: TurnInput;
+    sink: TurnSink | null;
+    queuedAt: number;
+    turnId: string;
+  }): Promise<void> {
     const { ref, input, sink, queuedAt, turnId } = turn;
     const { scope, record, cache, broadcast } = this.parts;
     const head = await record.load(ref);
-    if (!head) return this.begin({ ref, sink, queuedAt, turnId }).fail({ type: "not_found", message: "conversation not found" });
+    if (!head)
+      return this.begin({ ref, sink, queuedAt, turnId }).fail({ type: "not_found", message: "conversation not found" });
     const lease = scope.store.getLease();
-    const target = regenerateTarget(head, cache.replaySource(head), { lastSeq: scope.store.lastSeq(), turnsInFlight: 0, foldInFlight: !!lease && lease.expiresAt > Date.now() });
+    const target = regenerateTarget(head, cache.replaySource(head), {
+      lastSeq: scope.store.lastSeq(),
+      turnsInFlight: 0,
+      foldInFlight: !!lease && lease.expiresAt > Date.now(),
+    });
     if (target.kind === "refused") return this.begin({ ref, sink, queuedAt, turnId }).fail(target.refusal);
     const { prompt, fromSeq, toSeq } = target;
-    await this.execute({ ref, sink, queuedAt, turnId, turnTools: input.tools ?? [], loop: async (deps) => {
-      let marked = false;
-      const persist = async (messages: NewMessage[]) => {
-        const stored = await deps.persist(messages);
-        if (!marked && stored[0]) {
-          marked = true;
-          await record.supersede({ fromSeq, toSeq, by: stored[0].id });
-          const ids = scope.store.range(fromSeq, toSeq).map((m) => m.id);
-          const event: TurnEvent = { type: "exchange_superseded", turnId, fromSeq, toSeq, messageIds: ids, supersededBy: stored[0].id };
-          sink?.(event);
-          broadcast(event);
-        }
-        return stored;
-      };
-      return runAgentTurn({ ...deps, persist, signal: input.signal }, prompt.content);
-    } });
+    await this.execute({
+      ref,
+      sink,
+      queuedAt,
+      turnId,
+      turnTools: input.tools ?? [],
+      loop: async (deps) => {
+        let marked = false;
+        const persist = async (messages: NewMessage[]) => {
+          const stored = await deps.persist(messages);
+          if (!marked && stored[0]) {
+            marked = true;
+            await record.supersede({ fromSeq, toSeq, by: stored[0].id });
+            const ids = scope.store.range(fromSeq, toSeq).map((m) => m.id);
+            const event: TurnEvent = {
+              type: "exchange_superseded",
+              turnId,
+              fromSeq,
+              toSeq,
+              messageIds: ids,
+              supersededBy: stored[0].id,
+            };
+            sink?.(event);
+            broadcast(event);
+          }
+          return stored;
+        };
+        return runAgentTurn({ ...deps, persist, signal: input.signal }, prompt.content);
+      },
+    });
   }
 
   /**
@@ -110,7 +156,12 @@ export class TurnRunner {
    * are all in, or, when its wait ran out, by closing the pending calls as interrupted (a tool_use
    * is never left unanswered) and ending the turn without another model call.
    */
-  async resume(call: { ref: ConversationRef; sink: TurnSink | null; queuedAt: number; signal?: AbortSignal | undefined }): Promise<void> {
+  async resume(call: {
+    ref: ConversationRef;
+    sink: TurnSink | null;
+    queuedAt: number;
+    signal?: AbortSignal | undefined;
+  }): Promise<void> {
     const { ref, sink, queuedAt, signal } = call;
     const { paused, record } = this.parts;
     const turn = await paused.get();
@@ -129,9 +180,15 @@ export class TurnRunner {
     if (!turn.answers) {
       if (turn.expiresAt > Date.now()) return;
       const { emit, end } = this.begin({ ref, sink, queuedAt, turnId: turn.turnId });
-      const interrupted = turn.step.pending.map((c) => ({ type: "tool_result" as const, tool_use_id: c.id, content: INTERRUPTED_TOOL_RESULT, is_error: true as const }));
+      const interrupted = turn.step.pending.map((c) => ({
+        type: "tool_result" as const,
+        tool_use_id: c.id,
+        content: INTERRUPTED_TOOL_RESULT,
+        is_error: true as const,
+      }));
       try {
-        for (const m of await record.append([{ role: "user", content: completeStep(turn.step, interrupted) }])) emit({ type: "message", turnId: turn.turnId, message: m });
+        for (const m of await record.append([{ role: "user", content: completeStep(turn.step, interrupted) }]))
+          emit({ type: "message", turnId: turn.turnId, message: m });
       } catch (err) {
         // A deleted conversation takes nothing more. Any other failure leaves the wait in storage,
         // and the alarm (retried when it throws) tries again.
@@ -145,7 +202,19 @@ export class TurnRunner {
       return;
     }
     const earlier = this.parts.scope.store.range(turn.firstSeq, this.parts.scope.store.lastSeq());
-    await this.execute({ ref, sink, queuedAt, turnId: turn.turnId, turnTools: turn.turnTools, loop: (deps) => resumeAgentTurn({ ...deps, signal }, { paused: turn.step, clientResults: turn.answers!, turnMessages: earlier }), resuming: turn });
+    await this.execute({
+      ref,
+      sink,
+      queuedAt,
+      turnId: turn.turnId,
+      turnTools: turn.turnTools,
+      loop: (deps) =>
+        resumeAgentTurn(
+          { ...deps, signal },
+          { paused: turn.step, clientResults: turn.answers!, turnMessages: earlier },
+        ),
+      resuming: turn,
+    });
   }
 
   /** A turn that must wait behind others: its id reaches the caller and the sockets now, so a stop can name it. */
@@ -168,7 +237,12 @@ export class TurnRunner {
     const { store } = this.parts.scope;
     const id = turn.step.pending[0]?.id;
     const last = store.lastSeq() > 0 ? store.range(store.lastSeq(), store.lastSeq())[0] : undefined;
-    return !!id && last?.role === "user" && Array.isArray(last.content) && last.content.some((b) => b.type === "tool_result" && b.tool_use_id === id);
+    return (
+      !!id &&
+      last?.role === "user" &&
+      Array.isArray(last.content) &&
+      last.content.some((b) => b.type === "tool_result" && b.tool_use_id === id)
+    );
   }
 
   /**
@@ -188,7 +262,13 @@ export class TurnRunner {
     };
     emit({ type: "turn_start", turnId });
     const end = (stopReason: string, usage: TurnOutcome["usage"], modelMs: number) =>
-      emit({ type: "turn_end", turnId, stop_reason: stopReason, usage, timing: { serverMs: Date.now() - started - modelMs, modelMs, queuedMs: started - queuedAt } });
+      emit({
+        type: "turn_end",
+        turnId,
+        stop_reason: stopReason,
+        usage,
+        timing: { serverMs: Date.now() - started - modelMs, modelMs, queuedMs: started - queuedAt },
+      });
     const fail = (error: Error_) => {
       emit({ type: "error", turnId, error });
       end("error", zeroUsage(), 0);
@@ -227,10 +307,22 @@ export class TurnRunner {
     // The model the turn runs on: a retired one moves the conversation to its replacement (its
     // settings follow, with an event and a line in the lifecycle log), never a failing turn.
     const model = await resolveTurnModel(scope.env, head.settings.model, client);
-    if (!model.ok) return fail({ type: "model_unavailable", message: `settings.model: ${model.message}`, status: model.transient ? 503 : 400 });
+    if (!model.ok)
+      return fail({
+        type: "model_unavailable",
+        message: `settings.model: ${model.message}`,
+        status: model.transient ? 503 : 400,
+      });
     if (model.movedFrom) {
       await record.moveToModel(model.entry);
-      emit({ type: "model_changed", turnId, from: model.movedFrom.id, to: model.entry.id, reason: "retired", retiredOn: model.movedFrom.retiredOn });
+      emit({
+        type: "model_changed",
+        turnId,
+        from: model.movedFrom.id,
+        to: model.entry.id,
+        reason: "retired",
+        retiredOn: model.movedFrom.retiredOn,
+      });
     }
     let prompt: PromptContext;
     try {
@@ -243,13 +335,26 @@ export class TurnRunner {
     const clash = turnTools.filter((t) => prompt.tools.get(t.name)).map((t) => t.name);
     // A new turn is refused whole; a paused one goes on with its own tools, which win over tenant
     // tools of the same name registered while it waited (refusing it would leave it waiting).
-    if (clash.length && !resuming) return fail({ type: "invalid_request", message: `tools: ${clash.join(", ")} already registered for this tenant`, status: 400 });
+    if (clash.length && !resuming)
+      return fail({
+        type: "invalid_request",
+        message: `tools: ${clash.join(", ")} already registered for this tenant`,
+        status: 400,
+      });
     if (clash.length) prompt = { ...prompt, tools: prompt.tools.without(clash) };
     // The turn's own client tools ride its requests as core tools; the <capabilities> index was
     // taken from the registry before them, so they never move the prompt's prefix.
-    if (turnTools.length) prompt = { ...prompt, tools: prompt.tools.extend(turnTools.map((t) => clientToolDefinition(t, { core: true }))) };
+    if (turnTools.length)
+      prompt = { ...prompt, tools: prompt.tools.extend(turnTools.map((t) => clientToolDefinition(t, { core: true }))) };
     if (activate?.length) await record.activateTools(activate, prompt.tools);
-    const toolContext = toolContextFor({ scope, record, ref, projectTools: prompt.projectTools, readOwn: this.parts.readOwn, progress: (message) => broadcast({ type: "progress", turnId, message }) });
+    const toolContext = toolContextFor({
+      scope,
+      record,
+      ref,
+      projectTools: prompt.projectTools,
+      readOwn: this.parts.readOwn,
+      progress: (message) => broadcast({ type: "progress", turnId, message }),
+    });
     let firstSeq = resuming?.firstSeq ?? 0;
     let open = resuming;
     const persist = async (messages: NewMessage[]) => {
@@ -265,7 +370,8 @@ export class TurnRunner {
       return stored;
     };
     const settings = (record.head ?? head).settings;
-    const compactorFor = (originOf: () => (block: ContentBlock) => BlockOrigin | undefined) => new TurnCompactor(settings, client, model.entry, originOf);
+    const compactorFor = (originOf: () => (block: ContentBlock) => BlockOrigin | undefined) =>
+      new TurnCompactor(settings, client, model.entry, originOf);
     // After a refusal the settings' fallback model answers the rest of the turn, once.
     let fallback = settings.refusalFallbackModel;
     const fallBack = async (): Promise<string | null> => {
@@ -281,7 +387,9 @@ export class TurnRunner {
     // effort and the output reserve it would refuse are brought within what it takes.
     const requestSettings = () => {
       const now = (record.head ?? head).settings;
-      return prompt.model.id === now.model ? now : settingsAfterModelChange(now, { model: prompt.model.id }, model.entry, prompt.model);
+      return prompt.model.id === now.model
+        ? now
+        : settingsAfterModelChange(now, { model: prompt.model.id }, model.entry, prompt.model);
     };
     let outcome: TurnOutcome;
     try {
@@ -296,7 +404,8 @@ export class TurnRunner {
           model: model.entry,
           activeModel: () => prompt.model,
           compactor: compactorFor(() => blockOrigins(head.id, cache.replaySource(record.head ?? head))),
-          buildRequest: () => cache.buildRequest({ ...(record.head ?? head), settings: requestSettings() }, prompt).request,
+          buildRequest: () =>
+            cache.buildRequest({ ...(record.head ?? head), settings: requestSettings() }, prompt).request,
           knownThinking: () => knownThinking(cache.replaySource(record.head ?? head)),
           fallBack,
           onRequest: (sent) => log.snapshotPrompt({ head, turnId, ...sent }),
@@ -305,7 +414,19 @@ export class TurnRunner {
           pauseForClient: true,
           // Workflow mode: the sub-agent runs this same loop with its own safety net.
           delegate: (task, parent) =>
-            runSubAgent({ client, model: prompt.model, registry: prompt.tools, toolContext, contextWindowTokens: settings.contextWindowTokens, persist, compactor: compactorFor }, task, parent),
+            runSubAgent(
+              {
+                client,
+                model: prompt.model,
+                registry: prompt.tools,
+                toolContext,
+                contextWindowTokens: settings.contextWindowTokens,
+                persist,
+                compactor: compactorFor,
+              },
+              task,
+              parent,
+            ),
         },
         head,
       );
@@ -313,16 +434,33 @@ export class TurnRunner {
       // Storage failed: whatever was appended before stays; the caller is told. Or the
       // conversation was deleted under the turn: nothing more of it is written.
       if (!(err instanceof ConversationGone)) console.error("turn failed", err);
-      return fail(err instanceof ConversationGone ? { type: "not_found", message: "conversation not found" } : { type: "storage_error", message: "the turn could not be saved; retry" });
+      return fail(
+        err instanceof ConversationGone
+          ? { type: "not_found", message: "conversation not found" }
+          : { type: "storage_error", message: "the turn could not be saved; retry" },
+      );
     }
-    if (outcome.paused) await this.pause(emit, head, { ref, turnId, step: outcome.paused, turnTools: [...turnTools], firstSeq, expiresAt: 0 });
+    if (outcome.paused)
+      await this.pause(emit, head, {
+        ref,
+        turnId,
+        step: outcome.paused,
+        turnTools: [...turnTools],
+        firstSeq,
+        expiresAt: 0,
+      });
     if (outcome.failure) emit({ type: "error", turnId, error: outcome.failure });
     end(outcome.stopReason, outcome.usage, outcome.modelMs);
     // The ledger (D1, GET /v1/usage) gets the turn's usage through the outbox: written once, after the answer.
     const before = resuming?.step.state.usage ?? zeroUsage();
     const part = usageSince(outcome.usage, before);
     if (part.input_tokens || part.output_tokens || part.cache_read_input_tokens || part.cache_creation_input_tokens)
-      scope.store.putOutbox(`usage:${turnId}${resuming ? `:${resuming.step.state.step}` : ""}`, { conversationId: head.id, model: prompt.model.id, usage: part, day: utcDay() });
+      scope.store.putOutbox(`usage:${turnId}${resuming ? `:${resuming.step.state.step}` : ""}`, {
+        conversationId: head.id,
+        model: prompt.model.id,
+        usage: part,
+        day: utcDay(),
+      });
     // Housekeeping after the response: never on the turn's critical path.
     scope.ctx.waitUntil(this.parts.outbox.pending());
     scope.ctx.waitUntil(this.parts.fold.maybeDispatch());
@@ -333,7 +471,10 @@ export class TurnRunner {
   private async savedDeferredNotes(emit: (e: TurnEvent) => void, turnId: string): Promise<void> {
     const notes = await this.parts.paused.takeNotes();
     if (!notes.length) return;
-    for (const message of await this.parts.record.append(notes.map((text) => ({ role: "user" as const, content: [{ type: "text" as const, text }] })))) emit({ type: "message", turnId, message });
+    for (const message of await this.parts.record.append(
+      notes.map((text) => ({ role: "user" as const, content: [{ type: "text" as const, text }] })),
+    ))
+      emit({ type: "message", turnId, message });
   }
 
   private async pause(emit: (e: TurnEvent) => void, head: ConversationHead, turn: PausedTurn): Promise<void> {

@@ -46,7 +46,14 @@ export class TurnStops {
   enter(turnId: string, cancel?: () => void): TurnSlot {
     let settle!: () => void;
     const settled = new Promise<void>((resolve) => (settle = resolve));
-    const slot: TurnSlot = { turnId, controller: new AbortController(), settled, settle, running: false, ...(cancel ? { cancel } : {}) };
+    const slot: TurnSlot = {
+      turnId,
+      controller: new AbortController(),
+      settled,
+      settle,
+      running: false,
+      ...(cancel ? { cancel } : {}),
+    };
     this.slots.set(turnId, slot);
     return slot;
   }

@@ -28,7 +28,10 @@ export class TurnTools {
   /** The registry of this turn: the built-in tools and the tenant's tools as they are now. */
   async registry(head: ConversationHead): Promise<ToolRegistry> {
     if (!this.live || Date.now() - this.live.at >= TENANT_TOOLS_TTL_MS) {
-      const tools = await tenantTools({ env: this.scope.env, tenantId: head.tenantId, projectId: head.projectId, conversationId: head.id }, tenantToolSources);
+      const tools = await tenantTools(
+        { env: this.scope.env, tenantId: head.tenantId, projectId: head.projectId, conversationId: head.id },
+        tenantToolSources,
+      );
       this.live = { at: Date.now(), tools };
     }
     return toolRegistry.extend(this.live.tools);

@@ -34,10 +34,17 @@ export class CortexDO extends DurableObject<Env> {
   }
 
   async index(tenantId: string, docs: CortexDoc[]): Promise<void> {
-    await upsertDocs(this.db, docs.filter((d) => d.tenantId === tenantId));
+    await upsertDocs(
+      this.db,
+      docs.filter((d) => d.tenantId === tenantId),
+    );
   }
 
-  async search(tenantId: string, q: string, opts: SearchOptions & { cursor?: SearchCursor }): Promise<{ hits: SearchHit[]; next: SearchCursor | null }> {
+  async search(
+    tenantId: string,
+    q: string,
+    opts: SearchOptions & { cursor?: SearchCursor },
+  ): Promise<{ hits: SearchHit[]; next: SearchCursor | null }> {
     // The semantic path, when this deployment has one (services/semantic/select.ts), fuses in here.
     return searchCortexPage(this.db, tenantId, q, { ...opts, fusion: cortexFusionFor(this.env, this.db) });
   }
@@ -56,12 +63,18 @@ export class CortexDO extends DurableObject<Env> {
 
   /** An attachment's extracted pages; returns how many rows went. */
   async purgeAttachment(tenantId: string, attachmentId: string): Promise<number> {
-    return deleteRowsInChunks(this.db, "cortex_docs", "tenant_id = ? AND kind = 'page' AND ref_id LIKE ?", [tenantId, pageRefPattern(attachmentId)]);
+    return deleteRowsInChunks(this.db, "cortex_docs", "tenant_id = ? AND kind = 'page' AND ref_id LIKE ?", [
+      tenantId,
+      pageRefPattern(attachmentId),
+    ]);
   }
 
   /** Every row of a conversation: its messages, episodes and its attachments' pages. */
   async purgeConversation(tenantId: string, conversationId: string): Promise<number> {
-    return deleteRowsInChunks(this.db, "cortex_docs", "tenant_id = ? AND conversation_id = ?", [tenantId, conversationId]);
+    return deleteRowsInChunks(this.db, "cortex_docs", "tenant_id = ? AND conversation_id = ?", [
+      tenantId,
+      conversationId,
+    ]);
   }
 
   /** Rows moved from the D1 cortex, their doc ids kept, so a repeated move changes nothing. */
@@ -71,6 +84,11 @@ export class CortexDO extends DurableObject<Env> {
 
   /** How many rows (chunks) of the tenant this shard holds: the migration's and the tests' check. */
   async countDocs(tenantId: string): Promise<number> {
-    return (await this.db.prepare(`SELECT COUNT(*) AS n FROM cortex_docs WHERE tenant_id = ?`).bind(tenantId).first<number>("n")) ?? 0;
+    return (
+      (await this.db
+        .prepare(`SELECT COUNT(*) AS n FROM cortex_docs WHERE tenant_id = ?`)
+        .bind(tenantId)
+        .first<number>("n")) ?? 0
+    );
   }
 }

@@ -6,7 +6,16 @@
 //  - a text file of BENCH_TEXT_MB (default 1,024 MB) built on the fly: the line index built in one
 //    streamed pass, then time and bytes read of a line range near its end.
 import { build } from "esbuild";
-import { closeSync, createWriteStream, mkdtempSync, openSync, readSync, rmSync, statSync, writeFileSync } from "node:fs";
+import {
+  closeSync,
+  createWriteStream,
+  mkdtempSync,
+  openSync,
+  readSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -21,7 +30,10 @@ const gc = runInNewContext("gc");
 
 async function loadCore(dir) {
   const entry = join(dir, "entry.ts");
-  writeFileSync(entry, `export * from "${ROOT}services/attachments/formats/pdf/read.ts";\nexport * from "${ROOT}services/attachments/formats/text/line-index.ts";\n`);
+  writeFileSync(
+    entry,
+    `export * from "${ROOT}services/attachments/formats/pdf/read.ts";\nexport * from "${ROOT}services/attachments/formats/text/line-index.ts";\n`,
+  );
   const outfile = join(dir, "core.mjs");
   await build({ entryPoints: [entry], bundle: true, format: "esm", platform: "node", outfile, logLevel: "silent" });
   return import(pathToFileURL(outfile).href);
@@ -67,7 +79,8 @@ export async function benchAttachments() {
     const core = await loadCore(dir);
     const doc = await PDFDocument.create();
     const font = await doc.embedFont(StandardFonts.Helvetica);
-    for (let i = 1; i <= 3000; i++) doc.addPage([300, 200]).drawText(`page ${i} kumquat${i}`, { x: 20, y: 100, font, size: 12 });
+    for (let i = 1; i <= 3000; i++)
+      doc.addPage([300, 200]).drawText(`page ${i} kumquat${i}`, { x: 20, y: 100, font, size: 12 });
     const pdfBytes = await doc.save();
     const pdfPath = join(dir, "book.pdf");
     writeFileSync(pdfPath, pdfBytes);
@@ -75,33 +88,47 @@ export async function benchAttachments() {
     console.log(`3,000-page PDF: ${mb(pdfBytes.length)} (pdf-lib, object streams)`);
     let r = fileReader(pdfPath);
     const probe = await peakHeapDuring(() => core.probePdf(r));
-    console.log(`  page count: ${probe.result.pageCount} in ${probe.ms.toFixed(1)} ms, ${kb(r.bytesRead)} read (${((100 * r.bytesRead) / r.size).toFixed(2)}% of the file)`);
+    console.log(
+      `  page count: ${probe.result.pageCount} in ${probe.ms.toFixed(1)} ms, ${kb(r.bytesRead)} read (${((100 * r.bytesRead) / r.size).toFixed(2)}% of the file)`,
+    );
     r.close();
     r = fileReader(pdfPath);
     const read = await peakHeapDuring(() => core.readPdfPages(r, 1500, 1504));
-    console.log(`  pdf_read of pages 1500-1504: ${read.ms.toFixed(1)} ms, ${kb(r.bytesRead)} read, peak heap growth ${mb(read.peakBytes)} (Node, the same reader code)`);
+    console.log(
+      `  pdf_read of pages 1500-1504: ${read.ms.toFixed(1)} ms, ${kb(r.bytesRead)} read, peak heap growth ${mb(read.peakBytes)} (Node, the same reader code)`,
+    );
     r.close();
 
     await withStack(async (base) => {
       const conv = (await post(base, "/v1/conversations", { title: "bench" })).json.id;
-      const up = await (await apiClient(base)).request("POST /v1/conversations/{id}/attachments", { path: { id: conv }, query: { name: "book.pdf" }, body: pdfBytes, headers: { "content-type": "application/pdf" } });
+      const up = await (await apiClient(base)).request("POST /v1/conversations/{id}/attachments", {
+        path: { id: conv },
+        query: { name: "book.pdf" },
+        body: pdfBytes,
+        headers: { "content-type": "application/pdf" },
+      });
       if (up.status !== 201) throw new Error(`upload: ${up.status} ${up.text.slice(0, 200)}`);
       const att = up.data;
       const t0 = Date.now();
       // The first search starts the indexing; it waits up to ~25 s and returns what is indexed.
-      await post(base, `/v1/conversations/${conv}/messages`, { content: `@tool pdf_search {"attachment_id":"${att.id}","query":"kumquat2750"}` });
+      await post(base, `/v1/conversations/${conv}/messages`, {
+        content: `@tool pdf_search {"attachment_id":"${att.id}","query":"kumquat2750"}`,
+      });
       let pages = 0;
       for (let i = 0; i < 600 && pages < 3000; i++) {
         pages = (await get(base, `/v1/conversations/${conv}/attachments/${att.id}`)).pagesIndexed ?? 0;
         if (pages < 3000) await new Promise((res) => setTimeout(res, 500));
       }
       const s = (Date.now() - t0) / 1000;
-      console.log(`  first pdf_search indexing through the job queue (local stack): ${pages} pages in ${s.toFixed(1)} s = ${(pages / s).toFixed(0)} pages/s`);
+      console.log(
+        `  first pdf_search indexing through the job queue (local stack): ${pages} pages in ${s.toFixed(1)} s = ${(pages / s).toFixed(0)} pages/s`,
+      );
     });
 
     const targetMb = Number(process.env.BENCH_TEXT_MB ?? 1024);
     const textPath = join(dir, "big.log");
-    const line = (n) => `${new Date(1_700_000_000_000 + n * 1000).toISOString()} worker-${n % 97} request ${n} served in ${(n * 7) % 1000} ms\n`;
+    const line = (n) =>
+      `${new Date(1_700_000_000_000 + n * 1000).toISOString()} worker-${n % 97} request ${n} served in ${(n * 7) % 1000} ms\n`;
     const out = createWriteStream(textPath);
     let bytes = 0;
     let lines = 0;
@@ -118,11 +145,15 @@ export async function benchAttachments() {
     const stream = (await import("node:fs")).createReadStream(textPath, { highWaterMark: 1024 * 1024 });
     for await (const chunk of stream) indexer.push(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.length));
     const index = indexer.finish();
-    console.log(`  line index: one streamed pass in ${((performance.now() - t0) / 1000).toFixed(1)} s, ${index.offsets.length.toLocaleString("en-US")} checkpoints (${kb(JSON.stringify(index).length)} stored)`);
+    console.log(
+      `  line index: one streamed pass in ${((performance.now() - t0) / 1000).toFixed(1)} s, ${index.offsets.length.toLocaleString("en-US")} checkpoints (${kb(JSON.stringify(index).length)} stored)`,
+    );
     r = fileReader(textPath);
     const from = index.lines - 1000;
     const tail = await peakHeapDuring(() => core.readLines(r, index, from, from + 2));
-    console.log(`  file_read of lines ${from.toLocaleString("en-US")}-${(from + 2).toLocaleString("en-US")}: ${tail.ms.toFixed(1)} ms, ${kb(r.bytesRead)} read, peak heap growth ${mb(tail.peakBytes)}`);
+    console.log(
+      `  file_read of lines ${from.toLocaleString("en-US")}-${(from + 2).toLocaleString("en-US")}: ${tail.ms.toFixed(1)} ms, ${kb(r.bytesRead)} read, peak heap growth ${mb(tail.peakBytes)}`,
+    );
     console.log(`  ${tail.result.lines[0].slice(0, 80)}`);
     r.close();
   } finally {

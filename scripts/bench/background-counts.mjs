@@ -10,7 +10,11 @@ export function backgroundCounts(questions, heldOutQuestions, minDf) {
   const sessions = new Map();
   for (const q of questions)
     q.sessionIds.forEach((id, s) => {
-      if (!heldOut.has(id) && !sessions.has(id)) sessions.set(id, q.turns.filter((t) => t.session === s && t.text.trim()));
+      if (!heldOut.has(id) && !sessions.has(id))
+        sessions.set(
+          id,
+          q.turns.filter((t) => t.session === s && t.text.trim()),
+        );
     });
   const db = new DatabaseSync(":memory:");
   db.exec(`CREATE VIRTUAL TABLE turns USING fts5(body, tokenize = 'porter unicode61');
@@ -26,8 +30,17 @@ export function backgroundCounts(questions, heldOutQuestions, minDf) {
   db.exec("COMMIT");
   // A query's terms are letters and digits only (services/cortex.ts queryWords), so a term holding
   // anything else (SQLite's tokenizer keeps some symbols inside words) can never be looked up.
-  const rows = db.prepare("SELECT term, doc FROM terms WHERE doc >= ? ORDER BY term").all(minDf).filter((r) => /^[\p{L}\p{N}]+$/u.test(r.term));
+  const rows = db
+    .prepare("SELECT term, doc FROM terms WHERE doc >= ? ORDER BY term")
+    .all(minDf)
+    .filter((r) => /^[\p{L}\p{N}]+$/u.test(r.term));
   const all = db.prepare("SELECT count(*) AS n FROM terms").get().n;
   db.close();
-  return { documents, sessions: sessions.size, heldOutSessions: heldOut.size, allTerms: all, counts: new Map(rows.map((r) => [r.term, r.doc])) };
+  return {
+    documents,
+    sessions: sessions.size,
+    heldOutSessions: heldOut.size,
+    allTerms: all,
+    counts: new Map(rows.map((r) => [r.term, r.doc])),
+  };
 }

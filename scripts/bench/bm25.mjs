@@ -25,6 +25,10 @@ export function bm25Index(docs) {
       }
       return [i, s];
     });
-    return scored.filter(([, s]) => s > 0).sort((a, b) => b[1] - a[1] || a[0] - b[0]).slice(0, k).map(([i]) => i);
+    return scored
+      .filter(([, s]) => s > 0)
+      .sort((a, b) => b[1] - a[1] || a[0] - b[0])
+      .slice(0, k)
+      .map(([i]) => i);
   };
 }

@@ -20,7 +20,14 @@ async function loadClient() {
 export async function importTypeScript(path) {
   const dir = mkdtempSync(join(tmpdir(), "context-chat-ts-"));
   const outfile = join(dir, "module.mjs");
-  await build({ entryPoints: [join(ROOT, path)], bundle: true, format: "esm", platform: "node", outfile, logLevel: "silent" });
+  await build({
+    entryPoints: [join(ROOT, path)],
+    bundle: true,
+    format: "esm",
+    platform: "node",
+    outfile,
+    logLevel: "silent",
+  });
   try {
     return await import(pathToFileURL(outfile).href);
   } finally {
@@ -40,7 +47,10 @@ export async function get(base, path) {
 }
 
 export async function post(base, path, body) {
-  const r = await (await apiClient(base)).send("POST", path, { body: JSON.stringify(body), headers: { "content-type": "application/json" } });
+  const r = await (await apiClient(base)).send("POST", path, {
+    body: JSON.stringify(body),
+    headers: { "content-type": "application/json" },
+  });
   if (!r.ok) throw new Error(`${path}: ${r.status} ${r.text.slice(0, 200)}`);
   return { json: r.data, timing: r.headers.get("server-timing") ?? "" };
 }
@@ -57,7 +67,11 @@ export function messageChars(m) {
   for (const b of m.content) {
     if (b.type === "text") n += b.text.length;
     else if (b.type === "tool_use" || b.type === "server_tool_use") n += b.name.length + JSON.stringify(b.input).length;
-    else if (b.type === "tool_result") n += typeof b.content === "string" ? b.content.length : b.content.map((x) => (x.type === "text" ? x.text : "")).join("\n").length;
+    else if (b.type === "tool_result")
+      n +=
+        typeof b.content === "string"
+          ? b.content.length
+          : b.content.map((x) => (x.type === "text" ? x.text : "")).join("\n").length;
     // As core/render.ts weighs them: thinking by its text and its signature, a server result by what it replays.
     else if (b.type === "thinking") n += b.thinking.length + b.signature.length;
     else if (b.type === "redacted_thinking") n += b.data.length;
@@ -66,7 +80,6 @@ export function messageChars(m) {
   return n;
 }
 
-
 /**
  * Runs `fn(baseUrl, persistDir)` against a throwaway stack on a free loopback port, then stops it
  * (`persistDir` holds the stack's local state: D1, R2 and the Durable Objects' SQLite files).
@@ -74,7 +87,10 @@ export function messageChars(m) {
 export async function withStack(fn, vars = {}) {
   const dir = mkdtempSync(join(tmpdir(), "context-chat-bench-"));
   // Benchmarks fire far more than a client would: per-key rate limits off.
-  const stack = await startStack({ persistTo: dir, vars: { RATE_LIMIT_PER_MINUTE: "0", TURN_RATE_LIMIT_PER_MINUTE: "0", ...vars } });
+  const stack = await startStack({
+    persistTo: dir,
+    vars: { RATE_LIMIT_PER_MINUTE: "0", TURN_RATE_LIMIT_PER_MINUTE: "0", ...vars },
+  });
   try {
     return await fn(stack.baseUrl, dir);
   } finally {

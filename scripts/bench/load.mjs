@@ -10,10 +10,24 @@ import { apiClient, quantile, withStack } from "./common.mjs";
 const TRANSPORTS = ["json", "sse", "ws"];
 
 function flags(argv) {
-  const out = { conversations: 24, senders: 3, turns: 5, pdfs: 2, "pdf-pages": 150, deadline: 150, "reply-chars": 400, "fold-threshold": 3000 };
+  const out = {
+    conversations: 24,
+    senders: 3,
+    turns: 5,
+    pdfs: 2,
+    "pdf-pages": 150,
+    deadline: 150,
+    "reply-chars": 400,
+    "fold-threshold": 3000,
+  };
   for (let i = 0; i < argv.length; i++) {
     const m = /^--([a-z-]+)(?:=(.*))?$/.exec(argv[i]);
-    if (!m || !(m[1] in out)) throw new Error(`unknown flag ${argv[i]}; flags: ${Object.keys(out).map((k) => `--${k}`).join(" ")}`);
+    if (!m || !(m[1] in out))
+      throw new Error(
+        `unknown flag ${argv[i]}; flags: ${Object.keys(out)
+          .map((k) => `--${k}`)
+          .join(" ")}`,
+      );
     out[m[1]] = Number(m[2] ?? argv[++i]);
     if (!Number.isFinite(out[m[1]]) || out[m[1]] < 0) throw new Error(`--${m[1]} needs a number`);
   }
@@ -38,7 +52,11 @@ async function patientFetch(url, init, tries = 20) {
 let client;
 
 async function json(method, path, body) {
-  const r = await client.send(method, path, body ? { body: JSON.stringify(body), headers: { "content-type": "application/json" } } : {});
+  const r = await client.send(
+    method,
+    path,
+    body ? { body: JSON.stringify(body), headers: { "content-type": "application/json" } } : {},
+  );
   if (!r.ok) throw new Error(`${method} ${path}: ${r.status} ${r.text.slice(0, 300)}`);
   return r.data;
 }
@@ -49,7 +67,14 @@ async function turnJson(id, content) {
   const r = await client.request("POST /v1/conversations/{id}/messages", { path: { id }, body: { content } });
   const timing = r.headers.get("server-timing") ?? "";
   const app = Number(/app;dur=(\d+(?:\.\d+)?)/.exec(timing)?.[1] ?? NaN);
-  return { ok: r.status === 200, status: r.status, error: r.data?.error, messages: r.data?.messages ?? [], serverMs: app, wallMs: performance.now() - t0 };
+  return {
+    ok: r.status === 200,
+    status: r.status,
+    error: r.data?.error,
+    messages: r.data?.messages ?? [],
+    serverMs: app,
+    wallMs: performance.now() - t0,
+  };
 }
 
 /** One turn over SSE (the client's event iterator): saved messages from `message` events, server time from `turn_end`. */
@@ -59,11 +84,25 @@ async function turnSse(id, content) {
   try {
     for await (const e of client.turn(id, { content })) events.push(e);
   } catch (err) {
-    return { ok: false, status: err.status ?? 0, error: err.body?.error ?? String(err), messages: [], serverMs: NaN, wallMs: performance.now() - t0 };
+    return {
+      ok: false,
+      status: err.status ?? 0,
+      error: err.body?.error ?? String(err),
+      messages: [],
+      serverMs: NaN,
+      wallMs: performance.now() - t0,
+    };
   }
   const end = events.find((e) => e.type === "turn_end");
   const error = events.find((e) => e.type === "error");
-  return { ok: !!end && end.stop_reason !== "error" && !error, status: 200, error: error?.error, messages: events.filter((e) => e.type === "message").map((e) => e.message), serverMs: end?.timing.serverMs ?? NaN, wallMs: performance.now() - t0 };
+  return {
+    ok: !!end && end.stop_reason !== "error" && !error,
+    status: 200,
+    error: error?.error,
+    messages: events.filter((e) => e.type === "message").map((e) => e.message),
+    serverMs: end?.timing.serverMs ?? NaN,
+    wallMs: performance.now() - t0,
+  };
 }
 
 /** A websocket sender: its own socket (the client's); its turn is the one whose user message carries its marker. */
@@ -80,12 +119,22 @@ class SocketSender {
     const t0 = performance.now();
     const from = this.socket.frames.length;
     this.socket.send({ type: "send", content });
-    const mine = await this.socket.next((e) => e.type === "message" && e.message.role === "user" && e.message.content[0]?.text?.includes(marker), 60_000);
+    const mine = await this.socket.next(
+      (e) => e.type === "message" && e.message.role === "user" && e.message.content[0]?.text?.includes(marker),
+      60_000,
+    );
     const end = await this.socket.next((e) => e.type === "turn_end" && e.turnId === mine.turnId, 60_000);
     const frames = this.socket.frames.slice(from).filter((e) => e.turnId === mine.turnId);
     const error = frames.find((e) => e.type === "error");
     const messages = frames.filter((e) => e.type === "message").map((e) => e.message);
-    return { ok: end.stop_reason !== "error" && !error, status: 200, error: error?.error, messages, serverMs: end.timing.serverMs, wallMs: performance.now() - t0 };
+    return {
+      ok: end.stop_reason !== "error" && !error,
+      status: 200,
+      error: error?.error,
+      messages,
+      serverMs: end.timing.serverMs,
+      wallMs: performance.now() - t0,
+    };
   }
 
   close() {
@@ -96,12 +145,18 @@ class SocketSender {
 async function pdfBytes(pages) {
   const doc = await PDFDocument.create();
   const font = await doc.embedFont(StandardFonts.Helvetica);
-  for (let i = 1; i <= pages; i++) doc.addPage([300, 200]).drawText(`page ${i} loadpage${i}`, { x: 20, y: 100, font, size: 12 });
+  for (let i = 1; i <= pages; i++)
+    doc.addPage([300, 200]).drawText(`page ${i} loadpage${i}`, { x: 20, y: 100, font, size: 12 });
   return doc.save();
 }
 
 async function upload(id, name, type, body) {
-  const r = await client.request("POST /v1/conversations/{id}/attachments", { path: { id }, query: { name }, body, headers: { "content-type": type } });
+  const r = await client.request("POST /v1/conversations/{id}/attachments", {
+    path: { id },
+    query: { name },
+    body,
+    headers: { "content-type": type },
+  });
   if (r.status !== 201) throw new Error(`upload ${name}: ${r.status} ${r.text.slice(0, 200)}`);
   return r.data;
 }
@@ -113,7 +168,8 @@ async function transcript(id) {
   return all;
 }
 
-const textOfWire = (m) => (typeof m.content === "string" ? m.content : m.content.map((b) => (b.type === "text" ? b.text : "")).join("\n"));
+const textOfWire = (m) =>
+  typeof m.content === "string" ? m.content : m.content.map((b) => (b.type === "text" ? b.text : "")).join("\n");
 
 export async function benchLoad(argv = []) {
   const f = flags(argv);
@@ -122,7 +178,8 @@ export async function benchLoad(argv = []) {
   await withStack(async (base) => {
     client = await apiClient(base, { fetch: patientFetch });
     const convs = [];
-    for (let c = 0; c < f.conversations; c++) convs.push((await json("POST", "/v1/conversations", { title: `load ${c}`, settings })).id);
+    for (let c = 0; c < f.conversations; c++)
+      convs.push((await json("POST", "/v1/conversations", { title: `load ${c}`, settings })).id);
     const pdf = f.pdfs ? await pdfBytes(f["pdf-pages"]) : null;
     const deadline = Date.now() + f.deadline * 1000;
     const turns = [];
@@ -133,7 +190,10 @@ export async function benchLoad(argv = []) {
       const id = (await json("POST", "/v1/conversations", { title: `pdf ${i}` })).id;
       const att = await upload(id, `load-${i}.pdf`, "application/pdf", pdf);
       const t0 = performance.now();
-      const r = await turnJson(id, `@tool pdf_search {"attachment_id":"${att.id}","query":"loadpage${f["pdf-pages"]}"}`);
+      const r = await turnJson(
+        id,
+        `@tool pdf_search {"attachment_id":"${att.id}","query":"loadpage${f["pdf-pages"]}"}`,
+      );
       let pages = 0;
       for (let k = 0; k < 120 && pages < f["pdf-pages"] && Date.now() < deadline; k++) {
         pages = (await json("GET", `/v1/conversations/${id}/attachments/${att.id}`)).pagesIndexed;
@@ -155,10 +215,20 @@ export async function benchLoad(argv = []) {
               const marker = `lm${run}c${c}s${s}t${t}`;
               const content = `load turn ${marker} from sender ${s}\n@reply-chars ${f["reply-chars"]}`;
               const sent = performance.now() - t0;
-              const r = transport === "json" ? await turnJson(id, content) : transport === "sse" ? await turnSse(id, content) : await socket.turn(content, marker);
+              const r =
+                transport === "json"
+                  ? await turnJson(id, content)
+                  : transport === "sse"
+                    ? await turnSse(id, content)
+                    : await socket.turn(content, marker);
               turns.push({ id, c, s, t, transport, marker, sent, ...r });
               // Midway, the first sender also attaches a small file: its note joins the turn order.
-              if (s === 0 && t === 1) notes.get(id).push((await upload(id, `notes-${c}.txt`, "text/plain", `attachment for ${marker}\n`.repeat(200))).note);
+              if (s === 0 && t === 1)
+                notes
+                  .get(id)
+                  .push(
+                    (await upload(id, `notes-${c}.txt`, "text/plain", `attachment for ${marker}\n`.repeat(200))).note,
+                  );
             }
             socket?.close();
           })(),
@@ -194,10 +264,13 @@ export async function benchLoad(argv = []) {
       const accounted = new Set();
       for (const turn of mine)
         for (const m of turn.messages) {
-          if (JSON.stringify(bySeq.get(m.seq)) !== JSON.stringify(m)) problems.push(`${id}: seq ${m.seq} differs from what the client was told`);
+          if (JSON.stringify(bySeq.get(m.seq)) !== JSON.stringify(m))
+            problems.push(`${id}: seq ${m.seq} differs from what the client was told`);
           accounted.add(m.seq);
         }
-      for (const m of t) if (!accounted.has(m.seq) && !notes.get(id).includes(textOfWire(m))) problems.push(`${id}: seq ${m.seq} was never reported to a client`);
+      for (const m of t)
+        if (!accounted.has(m.seq) && !notes.get(id).includes(textOfWire(m)))
+          problems.push(`${id}: seq ${m.seq} was never reported to a client`);
       // Every sent message exactly once, each sender's in its send order.
       const seqOf = new Map();
       for (const turn of mine) {
@@ -211,19 +284,28 @@ export async function benchLoad(argv = []) {
         }
       }
       for (let s = 0; s < f.senders; s++) {
-        const seqs = mine.filter((x) => x.s === s).sort((a, b) => a.t - b.t).map((x) => seqOf.get(x.marker)?.seq ?? 0);
-        if (seqs.some((q, i) => i > 0 && q <= seqs[i - 1])) problems.push(`${id} sender ${s}: out of order ${seqs.join(",")}`);
+        const seqs = mine
+          .filter((x) => x.s === s)
+          .sort((a, b) => a.t - b.t)
+          .map((x) => seqOf.get(x.marker)?.seq ?? 0);
+        if (seqs.some((q, i) => i > 0 && q <= seqs[i - 1]))
+          problems.push(`${id} sender ${s}: out of order ${seqs.join(",")}`);
       }
       // The replay source: the summary covers seq <= summarizedThroughMessage; the rest is the verbatim tail, once each, in order.
       const through = meta.summarizedThroughMessage ?? 0;
       if (meta.summary && meta.summary.length > settings.summaryMaxChars) problems.push(`${id}: summary over its cap`);
       const replay = await json("GET", `/v1/conversations/${id}/replay`);
-      const tail = replay.messages.slice(meta.summary ? 2 : 0).map(textOfWire).join("\n");
+      const tail = replay.messages
+        .slice(meta.summary ? 2 : 0)
+        .map(textOfWire)
+        .join("\n");
       // A folded message is covered when the replay tells the model how to get it back: the
       // preamble's conversation_read pointer names this conversation and a seq range holding it
       // (its bytes are then what that call returns, checked above against what the client was told).
       // The summary's prose is lossy by design; it is not what "covered" can mean.
-      const pointer = meta.summary ? /conversation_read (\{[^\n]*?\}) reads/.exec(textOfWire(replay.messages[0])) : null;
+      const pointer = meta.summary
+        ? /conversation_read (\{[^\n]*?\}) reads/.exec(textOfWire(replay.messages[0]))
+        : null;
       const range = pointer ? JSON.parse(pointer[1]) : null;
       let cursor = -1;
       for (const turn of [...mine].sort((a, b) => (seqOf.get(a.marker)?.seq ?? 0) - (seqOf.get(b.marker)?.seq ?? 0))) {
@@ -236,7 +318,8 @@ export async function benchLoad(argv = []) {
         }
         const at = tail.indexOf(turn.marker);
         // The reply quotes no marker (it is prose of its own), so the user's text is its only carrier.
-        if (at < 0 || tail.indexOf(turn.marker, at + 1) >= 0 || at < cursor) problems.push(`${turn.marker}: not once and in order in the replay tail`);
+        if (at < 0 || tail.indexOf(turn.marker, at + 1) >= 0 || at < cursor)
+          problems.push(`${turn.marker}: not once and in order in the replay tail`);
         else audit.replayTail++;
         cursor = at;
       }
@@ -246,7 +329,10 @@ export async function benchLoad(argv = []) {
     const indexDeadline = Date.now() + 60_000;
     const checkIndex = async (turn) => {
       for (;;) {
-        const r = await json("GET", `/v1/search?q=${encodeURIComponent(turn.marker)}&conversation=${turn.id}&kind=message&limit=10`);
+        const r = await json(
+          "GET",
+          `/v1/search?q=${encodeURIComponent(turn.marker)}&conversation=${turn.id}&kind=message&limit=10`,
+        );
         const users = r.results.filter((h) => h.role === "user");
         if (users.length === 1 && users[0].messageId === turn.messages[0]?.id) return true;
         if (users.length > 1 || Date.now() > indexDeadline) return false;
@@ -255,7 +341,9 @@ export async function benchLoad(argv = []) {
     };
     for (let i = 0; i < pending.length; i += 16) {
       const ok = await Promise.all(pending.slice(i, i + 16).map(checkIndex));
-      ok.forEach((good, k) => (good ? audit.index++ : problems.push(`${pending[i + k].marker}: not exactly once in the index`)));
+      ok.forEach((good, k) =>
+        good ? audit.index++ : problems.push(`${pending[i + k].marker}: not exactly once in the index`),
+      );
     }
 
     // ---- figures ----------------------------------------------------------------------------
@@ -284,7 +372,12 @@ bench:load — ${f.conversations} conversations × ${f.senders} senders × ${f.t
                     index: ${audit.index}/${ok.length} found exactly once by GET /v1/search?q=<marker>&conversation=
   data lost         ${lost} messages; ${problems.length} audit problems`);
     if (problems.length) {
-      console.log(problems.slice(0, 20).map((p) => `  ! ${p}`).join("\n"));
+      console.log(
+        problems
+          .slice(0, 20)
+          .map((p) => `  ! ${p}`)
+          .join("\n"),
+      );
       process.exitCode = 1;
     }
   });

@@ -10,7 +10,9 @@ const MIN_SESSIONS = 10;
 export function recallDataDir(script) {
   const dir = process.env.RECALL_DATA_DIR;
   if (dir && existsSync(dir)) return dir;
-  console.log(`${script} needs RECALL_DATA_DIR: a folder with LongMemEval's JSON (longmemeval_s*.json or one file per question)`);
+  console.log(
+    `${script} needs RECALL_DATA_DIR: a folder with LongMemEval's JSON (longmemeval_s*.json or one file per question)`,
+  );
   process.exit(2);
 }
 
@@ -34,11 +36,22 @@ export function loadLongMemEval(dir, limit, type) {
       continue;
     }
     for (const q of Array.isArray(data) ? data : [data]) {
-      if (!q?.haystack_sessions || q.haystack_sessions.length < MIN_SESSIONS || String(q.question_id).endsWith("_abs")) continue;
+      if (!q?.haystack_sessions || q.haystack_sessions.length < MIN_SESSIONS || String(q.question_id).endsWith("_abs"))
+        continue;
       if (type && q.question_type !== type) continue;
-      const turns = q.haystack_sessions.flatMap((s, session) => s.map((t, turn) => ({ session, turn, role: t.role, text: String(t.content ?? ""), evidence: !!t.has_answer })));
+      const turns = q.haystack_sessions.flatMap((s, session) =>
+        s.map((t, turn) => ({ session, turn, role: t.role, text: String(t.content ?? ""), evidence: !!t.has_answer })),
+      );
       if (!turns.some((t) => t.evidence)) continue;
-      byId.set(q.question_id, { id: q.question_id, type: q.question_type, question: q.question, dates: q.haystack_dates, sessionIds: q.haystack_session_ids, answerSessions: new Set(q.answer_session_ids), turns });
+      byId.set(q.question_id, {
+        id: q.question_id,
+        type: q.question_type,
+        question: q.question,
+        dates: q.haystack_dates,
+        sessionIds: q.haystack_session_ids,
+        answerSessions: new Set(q.answer_session_ids),
+        turns,
+      });
     }
   }
   return [...byId.values()].sort((a, b) => (a.id < b.id ? -1 : 1)).slice(0, limit);

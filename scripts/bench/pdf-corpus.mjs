@@ -22,15 +22,30 @@ const TIMEOUT_MS = 20_000;
 
 async function loadCore(dir) {
   const entry = join(dir, "entry.ts");
-  writeFileSync(entry, `export * from "${ROOT}services/attachments/formats/pdf/read.ts";\nexport { memoryRangeReader } from "${ROOT}services/attachments/formats/shared/range-reader.ts";\nexport { BundledCMaps } from "${ROOT}services/attachments/formats/pdf/cmaps.gen.ts";\n`);
+  writeFileSync(
+    entry,
+    `export * from "${ROOT}services/attachments/formats/pdf/read.ts";\nexport { memoryRangeReader } from "${ROOT}services/attachments/formats/shared/range-reader.ts";\nexport { BundledCMaps } from "${ROOT}services/attachments/formats/pdf/cmaps.gen.ts";\n`,
+  );
   const outfile = join(dir, "core.mjs");
-  await build({ entryPoints: [entry], bundle: true, format: "esm", platform: "node", target: "node22", outfile, logLevel: "silent", loader: { ".bcmap": "binary" } });
+  await build({
+    entryPoints: [entry],
+    bundle: true,
+    format: "esm",
+    platform: "node",
+    target: "node22",
+    outfile,
+    logLevel: "silent",
+    loader: { ".bcmap": "binary" },
+  });
   return import(pathToFileURL(outfile).href);
 }
 
 /** Words for F1: NFKC (ligatures), lower case, runs of letters and digits; CJK ideographs and kana one by one. */
 export function words(text) {
-  const spaced = text.normalize("NFKC").toLowerCase().replace(/[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]/gu, " $& ");
+  const spaced = text
+    .normalize("NFKC")
+    .toLowerCase()
+    .replace(/[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]/gu, " $& ");
   return spaced.match(/[\p{L}\p{N}]+/gu) ?? [];
 }
 
@@ -53,12 +68,25 @@ export function wordF1(ours, ref) {
 }
 
 const withTimeout = (promise, what) =>
-  Promise.race([promise, new Promise((_, reject) => setTimeout(() => reject(new Error(`${what}: timed out after ${TIMEOUT_MS} ms`)), TIMEOUT_MS).unref())]);
+  Promise.race([
+    promise,
+    new Promise((_, reject) =>
+      setTimeout(() => reject(new Error(`${what}: timed out after ${TIMEOUT_MS} ms`)), TIMEOUT_MS).unref(),
+    ),
+  ]);
 
 const reason = (err) => (err instanceof Error ? err.message : String(err)).replace(/\d+/g, "N").slice(0, 90);
 
 async function pdfjsReference(pdfjs, bytes, cmaps) {
-  const task = pdfjs.getDocument({ data: bytes.slice(), useWasm: false, isEvalSupported: false, useSystemFonts: false, disableFontFace: true, verbosity: 0, BinaryDataFactory: cmaps });
+  const task = pdfjs.getDocument({
+    data: bytes.slice(),
+    useWasm: false,
+    isEvalSupported: false,
+    useSystemFonts: false,
+    disableFontFace: true,
+    verbosity: 0,
+    BinaryDataFactory: cmaps,
+  });
   try {
     const doc = await task.promise;
     const pages = [];
@@ -84,7 +112,11 @@ function popplerAvailable() {
 
 /** Poppler's text of the first PAGES pages in its default reading-order mode (not -layout). */
 function popplerReference(path) {
-  const run = spawnSync("pdftotext", ["-q", "-enc", "UTF-8", "-f", "1", "-l", String(PAGES), path, "-"], { encoding: "utf8", timeout: TIMEOUT_MS, maxBuffer: 256 * 1024 * 1024 });
+  const run = spawnSync("pdftotext", ["-q", "-enc", "UTF-8", "-f", "1", "-l", String(PAGES), path, "-"], {
+    encoding: "utf8",
+    timeout: TIMEOUT_MS,
+    maxBuffer: 256 * 1024 * 1024,
+  });
   if (run.error) return { error: reason(run.error) };
   if (run.status !== 0) return { error: `pdftotext exit ${run.status}` };
   return { text: run.stdout };
@@ -101,9 +133,14 @@ const quantile = (xs, q) => {
 function compareRuns(before, after) {
   const moved = (key, sign) =>
     Object.keys(after)
-      .filter((n) => before[n]?.[key] != null && after[n][key] != null && sign * (after[n][key] - before[n][key]) > 0.01)
+      .filter(
+        (n) => before[n]?.[key] != null && after[n][key] != null && sign * (after[n][key] - before[n][key]) > 0.01,
+      )
       .map((n) => `${n} ${before[n][key].toFixed(2)} -> ${after[n][key].toFixed(2)}`);
-  for (const [key, label] of [["f1", "pdf.js"], ["f1Poppler", "poppler"]]) {
+  for (const [key, label] of [
+    ["f1", "pdf.js"],
+    ["f1Poppler", "poppler"],
+  ]) {
     const worse = moved(key, -1);
     const better = moved(key, 1);
     console.log(`  since the saved run, F1 against ${label}: ${better.length} files better, ${worse.length} worse`);
@@ -121,13 +158,16 @@ export async function benchPdfCorpus(args = []) {
   const flag = (name) => args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
   const savePath = flag("save");
   const againstPath = flag("against");
-  const files = readdirSync(dirName).filter((f) => /\.pdf$/i.test(f)).sort();
+  const files = readdirSync(dirName)
+    .filter((f) => /\.pdf$/i.test(f))
+    .sort();
   const tmp = mkdtempSync(join(tmpdir(), "context-chat-pdf-corpus-"));
   const cachePath = join(dirName, `.pdfjs-reference-p${PAGES}.json`);
   const cache = existsSync(cachePath) ? JSON.parse(readFileSync(cachePath, "utf8")) : {};
   const poppler = popplerAvailable();
   const popplerCachePath = join(dirName, `.poppler-reference-p${PAGES}.json`);
-  const popplerCache = poppler && existsSync(popplerCachePath) ? JSON.parse(readFileSync(popplerCachePath, "utf8")) : {};
+  const popplerCache =
+    poppler && existsSync(popplerCachePath) ? JSON.parse(readFileSync(popplerCachePath, "utf8")) : {};
   try {
     const core = await loadCore(tmp);
     const pdfjs = await import("unpdf/pdfjs");
@@ -164,7 +204,19 @@ export async function benchPdfCorpus(args = []) {
       }
       const refWords = ref.text !== undefined ? words(ref.text) : [];
       const popWords = pop?.text !== undefined ? words(pop.text) : [];
-      const row = { name, ref, opened: false, pages: null, source: null, bytesRead: 0, ms: 0, f1: null, f1Poppler: null, refsAgree: null, error: null };
+      const row = {
+        name,
+        ref,
+        opened: false,
+        pages: null,
+        source: null,
+        bytesRead: 0,
+        ms: 0,
+        f1: null,
+        f1Poppler: null,
+        refsAgree: null,
+        error: null,
+      };
       if (refWords.length && popWords.length) row.refsAgree = wordF1(refWords, popWords) >= 0.9;
       const t0 = performance.now();
       try {
@@ -177,7 +229,10 @@ export async function benchPdfCorpus(args = []) {
         if (refWords.length || popWords.length) {
           let text = "";
           try {
-            const out = await withTimeout(core.readPdfPages(core.memoryRangeReader(bytes), 1, Math.max(1, Math.min(info.pageCount, PAGES))), "text");
+            const out = await withTimeout(
+              core.readPdfPages(core.memoryRangeReader(bytes), 1, Math.max(1, Math.min(info.pageCount, PAGES))),
+              "text",
+            );
             text = out.pages.map((p) => p.text).join("\n");
           } catch (err) {
             row.textError = reason(err);
@@ -193,7 +248,10 @@ export async function benchPdfCorpus(args = []) {
       }
       row.ms = performance.now() - t0;
       rows.push(row);
-      if (verbose) console.log(`${name}: ours ${row.opened ? `${row.pages} (${row.source})` : `fails: ${row.error}`}; pdf.js ${ref.error ? `fails: ${ref.error}` : ref.pages}${row.f1 !== null ? `; F1 ${row.f1.toFixed(2)}` : ""}${row.f1Poppler !== null ? `; F1 poppler ${row.f1Poppler.toFixed(2)}` : ""}${row.textError ? ` text: ${row.textError}` : ""}`);
+      if (verbose)
+        console.log(
+          `${name}: ours ${row.opened ? `${row.pages} (${row.source})` : `fails: ${row.error}`}; pdf.js ${ref.error ? `fails: ${ref.error}` : ref.pages}${row.f1 !== null ? `; F1 ${row.f1.toFixed(2)}` : ""}${row.f1Poppler !== null ? `; F1 poppler ${row.f1Poppler.toFixed(2)}` : ""}${row.textError ? ` text: ${row.textError}` : ""}`,
+        );
     }
     writeFileSync(cachePath, JSON.stringify(cache));
     if (poppler) writeFileSync(popplerCachePath, JSON.stringify(popplerCache));
@@ -206,21 +264,58 @@ export async function benchPdfCorpus(args = []) {
     const opened = rows.filter((r) => r.opened);
     const xrefCounts = opened.filter((r) => r.source === "xref");
     console.log(`PDF corpus: ${rows.length} files from ${dirName} (text compared over the first ${PAGES} pages)`);
-    console.log(`  open: ours ${opened.length}, pdf.js ${refOpen.length}; of the files pdf.js opens, ours opens ${bothOpen.length} (${pct(bothOpen.length, refOpen.length)})`);
-    console.log(`  page count agrees with pdf.js: ${agree.length} of ${refOpen.length} files pdf.js opens (${pct(agree.length, refOpen.length)}); ours opens but differs: ${bothOpen.length - agree.length}`);
-    console.log(`  count found by: ${["xref", "pdfjs"].map((s) => `${s} ${opened.filter((r) => r.source === s).length}`).join(", ")}`);
-    console.log(`  word F1 >= 0.9 on ${good.length} of ${withText.length} files where pdf.js finds text (${pct(good.length, withText.length)}); median F1 ${quantile(withText.map((r) => r.f1), 0.5).toFixed(3)}`);
+    console.log(
+      `  open: ours ${opened.length}, pdf.js ${refOpen.length}; of the files pdf.js opens, ours opens ${bothOpen.length} (${pct(bothOpen.length, refOpen.length)})`,
+    );
+    console.log(
+      `  page count agrees with pdf.js: ${agree.length} of ${refOpen.length} files pdf.js opens (${pct(agree.length, refOpen.length)}); ours opens but differs: ${bothOpen.length - agree.length}`,
+    );
+    console.log(
+      `  count found by: ${["xref", "pdfjs"].map((s) => `${s} ${opened.filter((r) => r.source === s).length}`).join(", ")}`,
+    );
+    console.log(
+      `  word F1 >= 0.9 on ${good.length} of ${withText.length} files where pdf.js finds text (${pct(good.length, withText.length)}); median F1 ${quantile(
+        withText.map((r) => r.f1),
+        0.5,
+      ).toFixed(3)}`,
+    );
     const kbOf = (xs, q) => `${(quantile(xs, q) / 1024).toFixed(1)} KB`;
     const withPoppler = rows.filter((r) => r.f1Poppler !== null);
     const agreeing = rows.filter((r) => r.refsAgree && r.f1 !== null && r.f1Poppler !== null);
     const eitherGood = agreeing.filter((r) => Math.max(r.f1, r.f1Poppler) >= 0.9);
     const bothGood = agreeing.filter((r) => Math.min(r.f1, r.f1Poppler) >= 0.9);
     if (poppler) {
-      console.log(`  word F1 >= 0.9 against poppler on ${withPoppler.filter((r) => r.f1Poppler >= 0.9).length} of ${withPoppler.length} files where pdftotext finds text (${pct(withPoppler.filter((r) => r.f1Poppler >= 0.9).length, withPoppler.length)}); median F1 ${quantile(withPoppler.map((r) => r.f1Poppler), 0.5).toFixed(3)}`);
-      console.log(`  where pdf.js and poppler agree (F1 >= 0.9 between them, ${agreeing.length} files): F1 >= 0.9 against either ${eitherGood.length} (${pct(eitherGood.length, agreeing.length)}), against both ${bothGood.length} (${pct(bothGood.length, agreeing.length)}); disagrees with both: ${agreeing.length - eitherGood.length}`);
+      console.log(
+        `  word F1 >= 0.9 against poppler on ${withPoppler.filter((r) => r.f1Poppler >= 0.9).length} of ${withPoppler.length} files where pdftotext finds text (${pct(withPoppler.filter((r) => r.f1Poppler >= 0.9).length, withPoppler.length)}); median F1 ${quantile(
+          withPoppler.map((r) => r.f1Poppler),
+          0.5,
+        ).toFixed(3)}`,
+      );
+      console.log(
+        `  where pdf.js and poppler agree (F1 >= 0.9 between them, ${agreeing.length} files): F1 >= 0.9 against either ${eitherGood.length} (${pct(eitherGood.length, agreeing.length)}), against both ${bothGood.length} (${pct(bothGood.length, agreeing.length)}); disagrees with both: ${agreeing.length - eitherGood.length}`,
+      );
     } else console.log("  poppler column skipped: pdftotext is not installed (Debian: apt-get install poppler-utils)");
-    console.log(`  bytes read for the count: median ${kbOf(opened.map((r) => r.bytesRead), 0.5)}, p90 ${kbOf(opened.map((r) => r.bytesRead), 0.9)} (counts from xref only: median ${kbOf(xrefCounts.map((r) => r.bytesRead), 0.5)})`);
-    console.log(`  time per file (count + text): median ${quantile(rows.map((r) => r.ms), 0.5).toFixed(1)} ms, p90 ${quantile(rows.map((r) => r.ms), 0.9).toFixed(1)} ms, max ${Math.max(...rows.map((r) => r.ms)).toFixed(0)} ms`);
+    console.log(
+      `  bytes read for the count: median ${kbOf(
+        opened.map((r) => r.bytesRead),
+        0.5,
+      )}, p90 ${kbOf(
+        opened.map((r) => r.bytesRead),
+        0.9,
+      )} (counts from xref only: median ${kbOf(
+        xrefCounts.map((r) => r.bytesRead),
+        0.5,
+      )})`,
+    );
+    console.log(
+      `  time per file (count + text): median ${quantile(
+        rows.map((r) => r.ms),
+        0.5,
+      ).toFixed(1)} ms, p90 ${quantile(
+        rows.map((r) => r.ms),
+        0.9,
+      ).toFixed(1)} ms, max ${Math.max(...rows.map((r) => r.ms)).toFixed(0)} ms`,
+    );
     const tally = (list, f) => {
       const m = new Map();
       for (const r of list) m.set(f(r), [...(m.get(f(r)) ?? []), r.name]);
@@ -229,15 +324,38 @@ export async function benchPdfCorpus(args = []) {
     const show = (title, list, f) => {
       if (!list.length) return;
       console.log(`  ${title}: ${list.length}`);
-      for (const [why, names] of tally(list, f)) console.log(`    ${names.length} x ${why}  (${names.slice(0, 3).join(", ")}${names.length > 3 ? ", ..." : ""})`);
+      for (const [why, names] of tally(list, f))
+        console.log(
+          `    ${names.length} x ${why}  (${names.slice(0, 3).join(", ")}${names.length > 3 ? ", ..." : ""})`,
+        );
     };
-    show("pdf.js opens, ours fails", refOpen.filter((r) => !r.opened), (r) => r.error);
-    show("page count differs", bothOpen.filter((r) => r.pages !== r.ref.pages), (r) => `ours ${r.source}`);
-    show("word F1 < 0.9", withText.filter((r) => r.f1 < 0.9), (r) => (r.error ? `does not open: ${r.error}` : r.textError ? `text fails: ${r.textError}` : r.f1 === 0 ? "no common words" : "partial text"));
+    show(
+      "pdf.js opens, ours fails",
+      refOpen.filter((r) => !r.opened),
+      (r) => r.error,
+    );
+    show(
+      "page count differs",
+      bothOpen.filter((r) => r.pages !== r.ref.pages),
+      (r) => `ours ${r.source}`,
+    );
+    show(
+      "word F1 < 0.9",
+      withText.filter((r) => r.f1 < 0.9),
+      (r) =>
+        r.error
+          ? `does not open: ${r.error}`
+          : r.textError
+            ? `text fails: ${r.textError}`
+            : r.f1 === 0
+              ? "no common words"
+              : "partial text",
+    );
     if (verbose) for (const r of withText.filter((r) => r.f1 < 0.9)) console.log(`    F1 ${r.f1.toFixed(2)} ${r.name}`);
     if (poppler && agreeing.length > eitherGood.length) {
       console.log(`  disagrees with both references where they agree: ${agreeing.length - eitherGood.length}`);
-      for (const r of agreeing.filter((r) => Math.max(r.f1, r.f1Poppler) < 0.9)) console.log(`    F1 ${r.f1.toFixed(2)} / poppler ${r.f1Poppler.toFixed(2)} ${r.name}`);
+      for (const r of agreeing.filter((r) => Math.max(r.f1, r.f1Poppler) < 0.9))
+        console.log(`    F1 ${r.f1.toFixed(2)} / poppler ${r.f1Poppler.toFixed(2)} ${r.name}`);
     }
     const scores = Object.fromEntries(rows.map((r) => [r.name, { f1: r.f1, f1Poppler: r.f1Poppler }]));
     if (savePath) writeFileSync(savePath, JSON.stringify(scores));

@@ -8,9 +8,11 @@
 //   3. read the top 5 of the two rankings fused by reciprocal rank (k = 60).
 // What it cannot stand in for: "add the likely words of the answer and synonyms" needs a model.
 const FRAME = new Set(
-  ("how many much long often old when where which what who whom whose why did does do was were is are have has had " +
+  (
+    "how many much long often old when where which what who whom whose why did does do was were is are have has had " +
     "ago days day weeks week months month years year times time first last ever currently total number recently " +
-    "since before after previous earlier mentioned told tell remind remember said say talked discussed conversation chat i me my").split(" "),
+    "since before after previous earlier mentioned told tell remind remember said say talked discussed conversation chat i me my"
+  ).split(" "),
 );
 
 /** The key-words search of step 2, or null when it would be the question again or empty. */

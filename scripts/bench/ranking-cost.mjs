@@ -38,7 +38,9 @@ export async function benchRankingCost() {
   const db = new DatabaseSync(":memory:");
   for (const step of CORTEX_SCHEMA) db.exec(step);
   const questions = loadLongMemEval(dir, Math.max(40, loaded));
-  const insert = db.prepare(`INSERT INTO cortex_docs (doc_id, tenant_id, conversation_id, kind, ref_id, seq, role, created_at, body) VALUES (?, 't', 'c', 'message', ?, ?, ?, '2026-01-01', ?)`);
+  const insert = db.prepare(
+    `INSERT INTO cortex_docs (doc_id, tenant_id, conversation_id, kind, ref_id, seq, role, created_at, body) VALUES (?, 't', 'c', 'message', ?, ?, ?, '2026-01-01', ?)`,
+  );
   let n = 0;
   db.exec("BEGIN");
   for (const q of questions.slice(0, loaded))
@@ -49,14 +51,17 @@ export async function benchRankingCost() {
       }
   db.exec("COMMIT");
   const asked = questions.slice(0, 40).map((q) => q.question);
-  console.log(`one shard of ${n.toLocaleString("en-US")} messages (LongMemEval, ${loaded} haystacks); ${asked.length} questions, 2 rounds each, limit 10`);
+  console.log(
+    `one shard of ${n.toLocaleString("en-US")} messages (LongMemEval, ${loaded} haystacks); ${asked.length} questions, 2 rounds each, limit 10`,
+  );
   const d1 = d1Over(db);
   const runs = {
     "before: one FTS5 query, bm25 of the OR query, snippets in it": (q) => {
       const match = cortex.toFtsQuery(q, "or");
       if (match) db.prepare(BEFORE).all(assistantWeight(q), match, "t", 33);
     },
-    "shipped: searchCortexPage (per-word, weighted; snippets of the page)": (q) => cortex.searchCortexPage(d1, "t", q, { limit: 10 }),
+    "shipped: searchCortexPage (per-word, weighted; snippets of the page)": (q) =>
+      cortex.searchCortexPage(d1, "t", q, { limit: 10 }),
   };
   const times = Object.fromEntries(Object.keys(runs).map((k) => [k, []]));
   for (let round = 0; round < 2; round++)
@@ -66,7 +71,8 @@ export async function benchRankingCost() {
         await run(q);
         times[name].push(performance.now() - started);
       }
-  for (const [name, ts] of Object.entries(times)) console.log(`  ${name.padEnd(70)} p50 ${quantile(ts, 0.5).toFixed(1)} ms, p99 ${quantile(ts, 0.99).toFixed(1)} ms`);
+  for (const [name, ts] of Object.entries(times))
+    console.log(`  ${name.padEnd(70)} p50 ${quantile(ts, 0.5).toFixed(1)} ms, p99 ${quantile(ts, 0.99).toFixed(1)} ms`);
   const [b, s] = Object.values(times).map((ts) => quantile(ts, 0.5));
   console.log(`  p50 ratio, before / shipped: ${(b / s).toFixed(1)}`);
 }

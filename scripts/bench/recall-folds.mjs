@@ -28,8 +28,11 @@ export async function benchRecallFolds() {
   const core = await loadLeverCore();
   const { BACKGROUND_MIN_DOCUMENT_FREQUENCY: minDf } = await importTypeScript("services/cortex/background-terms.ts");
   const questions = loadLongMemEval(dir, Number.MAX_SAFE_INTEGER);
-  for (const q of questions) q.kept = q.sessionIds.flatMap((_, s) => exchanges(q.turns.filter((t) => t.session === s)).kept);
-  console.log(`LongMemEval: ${questions.length} questions from ${dir}, folds of ${size}; background cut-off ${minDf} turns`);
+  for (const q of questions)
+    q.kept = q.sessionIds.flatMap((_, s) => exchanges(q.turns.filter((t) => t.session === s)).kept);
+  console.log(
+    `LongMemEval: ${questions.length} questions from ${dir}, folds of ${size}; background cut-off ${minDf} turns`,
+  );
   const names = ["shard counts only", "one shared index (before the shards)", "shard + held-out background (shipped)"];
   const totals = names.map(() => []);
   for (let from = 0; from < questions.length; from += size) {
@@ -44,7 +47,9 @@ export async function benchRecallFolds() {
     }
     scores.forEach((s, j) => totals[j].push(...s));
     const mean = (xs) => (xs.reduce((a, b) => a + b, 0) / xs.length).toFixed(3);
-    console.log(`fold ${from + 1}-${from + fold.length} (background: ${bg.documents} turns, ${bg.counts.size} terms): ${names.map((n, j) => `${n} ${mean(scores[j])}`).join(" | ")}`);
+    console.log(
+      `fold ${from + 1}-${from + fold.length} (background: ${bg.documents} turns, ${bg.counts.size} terms): ${names.map((n, j) => `${n} ${mean(scores[j])}`).join(" | ")}`,
+    );
   }
   const mean = (xs) => (xs.reduce((a, b) => a + b, 0) / xs.length).toFixed(3);
   console.log(`\nall ${questions.length} questions, recall@5:`);

@@ -29,7 +29,10 @@ const rrf = (lists, weights = lists.map(() => 1)) => {
 };
 
 /** Rows {i, s} re-sorted with each assistant turn's score multiplied by `weight` (the cortex's speaker weight; ties by turn). */
-const bySpeaker = (turns, rows, weight) => rows.map((r) => ({ i: r.i, s: turns[r.i].role === "assistant" ? r.s * weight : r.s })).sort((a, b) => a.s - b.s || a.i - b.i);
+const bySpeaker = (turns, rows, weight) =>
+  rows
+    .map((r) => ({ i: r.i, s: turns[r.i].role === "assistant" ? r.s * weight : r.s }))
+    .sort((a, b) => a.s - b.s || a.i - b.i);
 
 /**
  * Rows {i, s} of `table` by the cortex's score: each word's bm25 alone, weighted by term-stats'
@@ -37,8 +40,17 @@ const bySpeaker = (turns, rows, weight) => rows.map((r) => ({ i: r.i, s: turns[r
  */
 function wordByWord(db, table, qWords, background) {
   const rows = db.prepare(`SELECT count(*) AS n FROM ${table}`).get().n;
-  const each = qWords.map((w) => db.prepare(`SELECT rowid - 1 AS i, bm25(${table}) AS s FROM ${table} WHERE ${table} MATCH ?`).all(phrase(w)));
-  const weights = background ? core.phraseWeights(rows, qWords, each.map((r) => r.length), background) : qWords.map(() => 1);
+  const each = qWords.map((w) =>
+    db.prepare(`SELECT rowid - 1 AS i, bm25(${table}) AS s FROM ${table} WHERE ${table} MATCH ?`).all(phrase(w)),
+  );
+  const weights = background
+    ? core.phraseWeights(
+        rows,
+        qWords,
+        each.map((r) => r.length),
+        background,
+      )
+    : qWords.map(() => 1);
   const sum = new Map();
   each.forEach((hits, j) => hits.forEach((h) => sum.set(h.i, (sum.get(h.i) ?? 0) + weights[j] * h.s)));
   return [...sum].map(([i, s]) => ({ i, s })).sort((a, b) => a.s - b.s || a.i - b.i);
@@ -65,8 +77,17 @@ export function sharedIndexRankings(questions) {
     const match = core.toFtsQuery(q.question, "or");
     const from = first.get(q);
     const weight = core.assistantWeight(q.question);
-    const rows = match ? db.prepare(`SELECT rowid - 1 - ? AS i, bm25(shared) AS s FROM shared WHERE shared MATCH ? AND rowid > ? AND rowid <= ? ORDER BY s LIMIT 300`).all(from, match, from, from + q.kept.length) : [];
-    out.set(q, bySpeaker(q.kept, rows, weight).map((r) => r.i));
+    const rows = match
+      ? db
+          .prepare(
+            `SELECT rowid - 1 - ? AS i, bm25(shared) AS s FROM shared WHERE shared MATCH ? AND rowid > ? AND rowid <= ? ORDER BY s LIMIT 300`,
+          )
+          .all(from, match, from, from + q.kept.length)
+      : [];
+    out.set(
+      q,
+      bySpeaker(q.kept, rows, weight).map((r) => r.i),
+    );
   }
   db.close();
   return out;
@@ -83,7 +104,10 @@ export function shardRankings(turns, question, background) {
   const qWords = core.queryWords(question) ?? [];
   const weight = core.assistantWeight(question);
   const speaker = (rows) => bySpeaker(turns, rows, weight).map((r) => r.i);
-  const out = { shardOnly: speaker(wordByWord(db, "turn", qWords, null)), blended: speaker(wordByWord(db, "turn", qWords, background)) };
+  const out = {
+    shardOnly: speaker(wordByWord(db, "turn", qWords, null)),
+    blended: speaker(wordByWord(db, "turn", qWords, background)),
+  };
   db.close();
   return out;
 }
@@ -97,14 +121,30 @@ export function leverRankings(turns, question, dates) {
            CREATE VIRTUAL TABLE by_role USING fts5(user, assistant, tokenize='porter unicode61');
            CREATE VIRTUAL TABLE dated USING fts5(body, tokenize='porter unicode61');
            CREATE VIRTUAL TABLE dated_words USING fts5(body, tokenize='porter unicode61');`);
-  const ins = (t, cols) => db.prepare(`INSERT INTO ${t} (rowid, ${cols}) VALUES (?, ${cols.split(",").map(() => "?").join(", ")})`);
-  const [it, iu, ie, ir, id, iw] = [ins("turn", "body"), ins("user_only", "body"), ins("exchange", "body"), ins("by_role", "user, assistant"), ins("dated", "body"), ins("dated_words", "body")];
+  const ins = (t, cols) =>
+    db.prepare(
+      `INSERT INTO ${t} (rowid, ${cols}) VALUES (?, ${cols
+        .split(",")
+        .map(() => "?")
+        .join(", ")})`,
+    );
+  const [it, iu, ie, ir, id, iw] = [
+    ins("turn", "body"),
+    ins("user_only", "body"),
+    ins("exchange", "body"),
+    ins("by_role", "user, assistant"),
+    ins("dated", "body"),
+    ins("dated_words", "body"),
+  ];
   db.exec("BEGIN");
   turns.forEach((t, i) => {
     it.run(i + 1, t.text);
     if (t.role === "user") iu.run(i + 1, t.text);
     // An exchange window: a user turn and its answer indexed together, under each of the two.
-    ie.run(i + 1, t.role === "user" ? `${t.text}\n${turns[i + 1]?.text ?? ""}` : `${turns[i - 1]?.text ?? ""}\n${t.text}`);
+    ie.run(
+      i + 1,
+      t.role === "user" ? `${t.text}\n${turns[i + 1]?.text ?? ""}` : `${turns[i - 1]?.text ?? ""}\n${t.text}`,
+    );
     ir.run(i + 1, t.role === "user" ? t.text : "", t.role === "assistant" ? t.text : "");
     id.run(i + 1, `${dates?.[t.session] ?? ""} ${t.text}`);
     iw.run(i + 1, `${dateInWords(dates?.[t.session])} ${t.text}`);
@@ -113,7 +153,13 @@ export function leverRankings(turns, question, dates) {
   const qWords = core.queryWords(question) ?? [];
   const match = qWords.map(phrase).join(" OR ");
   const rank = (table, score = `bm25(${table})`) =>
-    match ? db.prepare(`SELECT rowid - 1 AS i, ${score} AS s FROM ${table} WHERE ${table} MATCH ? ORDER BY s, rowid LIMIT 300`).all(match) : [];
+    match
+      ? db
+          .prepare(
+            `SELECT rowid - 1 AS i, ${score} AS s FROM ${table} WHERE ${table} MATCH ? ORDER BY s, rowid LIMIT 300`,
+          )
+          .all(match)
+      : [];
   const ids = (rows) => rows.map((r) => r.i);
   const plain = rank("turn");
   const discounted = (factor, rows = plain) => bySpeaker(turns, rows, 1 / factor);
@@ -153,15 +199,24 @@ function dateInWords(date) {
   const m = /^(\d{4})\/(\d{2})\/(\d{2})/.exec(date ?? "");
   if (!m) return "";
   const d = new Date(Date.UTC(+m[1], +m[2] - 1, +m[3]));
-  return d.toLocaleDateString("en-US", { weekday: "long", month: "long", day: "numeric", year: "numeric", timeZone: "UTC" }).replace(/,/g, "");
+  return d
+    .toLocaleDateString("en-US", { weekday: "long", month: "long", day: "numeric", year: "numeric", timeZone: "UTC" })
+    .replace(/,/g, "");
 }
 
 /** Round one's re-rank: a turn gains a share of its adjacent turns' scores (top 50). */
 function neighbour(turns, rows, share) {
   const pool = rows.slice(0, 50);
   const rel = new Map(pool.map((r) => [r.i, -r.s]));
-  const near = (i) => [i - 1, i + 1].reduce((n, j) => n + (turns[j]?.session === turns[i].session ? (rel.get(j) ?? 0) : 0), 0);
-  return [...pool.map((r, p) => ({ i: r.i, p, s: -r.s + share * near(r.i) })).sort((a, b) => b.s - a.s || a.p - b.p).map((x) => x.i), ...rows.slice(50).map((r) => r.i)];
+  const near = (i) =>
+    [i - 1, i + 1].reduce((n, j) => n + (turns[j]?.session === turns[i].session ? (rel.get(j) ?? 0) : 0), 0);
+  return [
+    ...pool
+      .map((r, p) => ({ i: r.i, p, s: -r.s + share * near(r.i) }))
+      .sort((a, b) => b.s - a.s || a.p - b.p)
+      .map((x) => x.i),
+    ...rows.slice(50).map((r) => r.i),
+  ];
 }
 
 /** Drops a hit whose adjacent turn already ranks above it and shares most of its subject words. */

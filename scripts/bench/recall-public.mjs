@@ -26,7 +26,11 @@ import { loadSemanticCore, semanticLevers } from "./recall-semantic.mjs";
 const K = 5;
 
 async function call(base, key, method, path, body) {
-  const res = await fetch(base + path, { method, headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: body && JSON.stringify(body) });
+  const res = await fetch(base + path, {
+    method,
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+    body: body && JSON.stringify(body),
+  });
   const json = await res.json();
   if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json).slice(0, 200)}`);
   return json;
@@ -43,11 +47,16 @@ async function load(base, q) {
     const session = exchanges(q.turns.filter((t) => t.session === s));
     dropped += session.dropped.filter((t) => t.evidence).length;
     if (!session.kept.length) continue;
-    const conv = await call(base, apiKey, "POST", "/v1/conversations", { title: `${q.sessionIds[s]} ${q.dates?.[s] ?? ""}`.trim(), settings: { foldThresholdChars: 50_000_000 } });
+    const conv = await call(base, apiKey, "POST", "/v1/conversations", {
+      title: `${q.sessionIds[s]} ${q.dates?.[s] ?? ""}`.trim(),
+      settings: { foldThresholdChars: 50_000_000 },
+    });
     convs.push({ id: conv.id, count: session.kept.length });
     for (let i = 0; i < session.kept.length; i += 200) {
       const part = session.kept.slice(i, i + 200);
-      const { messages } = await call(base, apiKey, "POST", `/v1/conversations/${conv.id}/import`, { messages: part.map((t) => ({ role: t.role, text: t.text })) });
+      const { messages } = await call(base, apiKey, "POST", `/v1/conversations/${conv.id}/import`, {
+        messages: part.map((t) => ({ role: t.role, text: t.text })),
+      });
       messages.forEach((m, j) => byMessage.set(m.id, part[j]));
     }
     kept.push(...session.kept);
@@ -71,7 +80,9 @@ function score(topTurns, q) {
   return {
     recall: evidence.length ? found / evidence.length : 0,
     hit: found > 0 ? 1 : 0,
-    sessionRecall: answerSessions.length ? answerSessions.filter((s) => sessions.has(s)).length / answerSessions.length : 0,
+    sessionRecall: answerSessions.length
+      ? answerSessions.filter((s) => sessions.has(s)).length / answerSessions.length
+      : 0,
   };
 }
 
@@ -92,7 +103,12 @@ async function withLoadSamples(fn) {
 
 /** GET /v1/search's hits for `q`, as turns of the question's haystack. */
 async function searchTurns(base, q, text, limit) {
-  const res = await call(base, q.apiKey, "GET", `/v1/search?${new URLSearchParams({ q: text, kind: "message", limit: String(limit) })}`);
+  const res = await call(
+    base,
+    q.apiKey,
+    "GET",
+    `/v1/search?${new URLSearchParams({ q: text, kind: "message", limit: String(limit) })}`,
+  );
   return res.results.map((h) => q.byMessage.get(h.messageId)).filter(Boolean);
 }
 
@@ -100,7 +116,8 @@ export async function benchRecallPublic() {
   const dir = recallDataDir("bench:recall-public");
   const flag = process.argv.indexOf("--limit");
   const limit = Number(flag >= 0 ? process.argv[flag + 1] : (process.env.RECALL_QUESTIONS ?? 100));
-  if (!Number.isInteger(limit) || limit < 1) throw new Error("--limit / RECALL_QUESTIONS: a positive whole number of questions");
+  if (!Number.isInteger(limit) || limit < 1)
+    throw new Error("--limit / RECALL_QUESTIONS: a positive whole number of questions");
   // --semantic: the stack runs the local semantic path (SEMANTIC_SEARCH=local), so the cortex row is the fused ranking.
   const semanticOn = process.argv.includes("--semantic");
   // --type T: only questions of that type (e.g. temporal-reasoning, for the session-date lever).
@@ -108,58 +125,110 @@ export async function benchRecallPublic() {
   const questions = loadLongMemEval(dir, limit, typeFlag >= 0 ? process.argv[typeFlag + 1] : undefined);
   const core = await loadSemanticCore();
   await loadLeverCore();
-  console.log(`LongMemEval: ${questions.length} questions from ${dir}; semantic path through the API: ${semanticOn ? "on (local)" : "off (lexical only, the default)"}`);
+  console.log(
+    `LongMemEval: ${questions.length} questions from ${dir}; semantic path through the API: ${semanticOn ? "on (local)" : "off (lexical only, the default)"}`,
+  );
   const { BACKGROUND_HELD_OUT_QUESTIONS: heldOut } = await importTypeScript("services/cortex/background-terms.ts");
   if (typeFlag >= 0 || questions.length > heldOut)
-    console.log(`note: the background term counts leave out only the first ${heldOut} questions' sessions; ${typeFlag >= 0 ? "a --type selection" : "questions past those"} may have sessions counted in them`);
-  const { samples } = await withLoadSamples(() => withStack(async (base) => {
-    const t0 = Date.now();
-    for (const q of questions) Object.assign(q, await load(base, q));
-    const messages = questions.reduce((n, q) => n + q.kept.length, 0);
-    console.log(`loaded ${messages} messages through the import route in ${((Date.now() - t0) / 1000).toFixed(0)} s; evidence turns left out (broken alternation): ${questions.reduce((n, q) => n + q.droppedEvidence, 0)}`);
-    const latencies = [];
-    // Lever name -> one {type, score} per question, the API's rows first.
-    const results = new Map();
-    // The cortex before its shards (one FTS5 index over every tenant's turns), in-process, for the side-by-side row.
-    const shared = sharedIndexRankings(questions);
-    const add = (name, q, top) => results.set(name, [...(results.get(name) ?? []), { type: q.type, ...score(top.slice(0, K), q) }]);
-    const cortexName = `cortex (GET /v1/search${semanticOn ? ", semantic fused" : ""})`;
-    for (const q of questions) {
-      let hits = [];
-      for (let rep = 0; rep < 5; rep++) {
-        const started = performance.now();
-        hits = await searchTurns(base, q, q.question, K);
-        latencies.push(performance.now() - started);
-      }
-      add(cortexName, q, hits);
-      const bm25 = bm25Index(q.kept.map((t) => t.text));
-      add("plain BM25 (this script)", q, bm25(q.question, K).map((i) => q.kept[i]));
-      // The doctrine's rewrite (query-rewrite.mjs), through the same route memory_search calls.
-      const words = keyWords(q.question);
-      const asked = await searchTurns(base, q, q.question, 50);
-      const rewritten = words ? await searchTurns(base, q, words, 50) : asked;
-      add("rewrite: key words only (API)", q, rewritten);
-      const index = new Map(q.kept.map((t, i) => [t, String(i)]));
-      const fused = core.reciprocalRankFusion([asked.map((t) => index.get(t)), rewritten.map((t) => index.get(t))]);
-      add("rewrite: question + key words, RRF (API)", q, fused.map((f) => q.kept[Number(f.id)]));
-      const levers = { "one shared index over every tenant (the cortex before its shards)": shared.get(q), ...leverRankings(q.kept, q.question, q.dates) };
-      Object.assign(levers, semanticLevers(core, q.kept, q.question, levers["discount 3 unless asked, shard + background counts (shipped)"]));
-      for (const [name, ranked] of Object.entries(levers)) add(`in-process: ${name}`, q, ranked.map((i) => q.kept[i]));
-    }
-    console.log(`\nlever table (${questions.length} questions; recall@5 = share of evidence turns in the top 5, hit@5 = at least one):`);
-    for (const [name, rs] of results) console.log(row(name, rs));
-    const types = [...new Set(questions.map((q) => q.type))].sort();
-    console.log(`\nby question type, recall@5 (cortex | plain BM25 | shipped + session date in words):`);
-    for (const type of types) {
-      const of = (name) => mean((results.get(name) ?? []).filter((r) => r.type === type).map((r) => r.recall)).toFixed(2);
-      const n = questions.filter((q) => q.type === type).length;
-      console.log(`  ${type.padEnd(26)} n=${String(n).padStart(3)}  ${of(cortexName)} | ${of("plain BM25 (this script)")} | ${of("in-process: shipped + session date in words")}`);
-    }
-    const temporal = (name) => (results.get(name) ?? []).filter((r) => r.type === "temporal-reasoning");
-    if (temporal(cortexName).length) console.log(`\nsession dates on "when" questions (temporal-reasoning, n=${temporal(cortexName).length}):`);
-    if (temporal(cortexName).length)
-      for (const name of [cortexName, "in-process: discount 3 unless asked, shard + background counts (shipped)", "in-process: + session date in the text", "in-process: shipped + session date in words"]) console.log(row(`  ${name}`, temporal(name)));
-    console.log(`\nsearch latency over ${latencies.length} calls at ${messages} indexed messages: p50 ${quantile(latencies, 0.5).toFixed(1)} ms, p99 ${quantile(latencies, 0.99).toFixed(1)} ms`);
-  }, semanticOn ? { SEMANTIC_SEARCH: "local" } : {}));
-  console.log(`load average (1 min) during the run, ${cpus().length} cores: min ${Math.min(...samples).toFixed(1)}, mean ${mean(samples).toFixed(1)}, max ${Math.max(...samples).toFixed(1)}`);
+    console.log(
+      `note: the background term counts leave out only the first ${heldOut} questions' sessions; ${typeFlag >= 0 ? "a --type selection" : "questions past those"} may have sessions counted in them`,
+    );
+  const { samples } = await withLoadSamples(() =>
+    withStack(
+      async (base) => {
+        const t0 = Date.now();
+        for (const q of questions) Object.assign(q, await load(base, q));
+        const messages = questions.reduce((n, q) => n + q.kept.length, 0);
+        console.log(
+          `loaded ${messages} messages through the import route in ${((Date.now() - t0) / 1000).toFixed(0)} s; evidence turns left out (broken alternation): ${questions.reduce((n, q) => n + q.droppedEvidence, 0)}`,
+        );
+        const latencies = [];
+        // Lever name -> one {type, score} per question, the API's rows first.
+        const results = new Map();
+        // The cortex before its shards (one FTS5 index over every tenant's turns), in-process, for the side-by-side row.
+        const shared = sharedIndexRankings(questions);
+        const add = (name, q, top) =>
+          results.set(name, [...(results.get(name) ?? []), { type: q.type, ...score(top.slice(0, K), q) }]);
+        const cortexName = `cortex (GET /v1/search${semanticOn ? ", semantic fused" : ""})`;
+        for (const q of questions) {
+          let hits = [];
+          for (let rep = 0; rep < 5; rep++) {
+            const started = performance.now();
+            hits = await searchTurns(base, q, q.question, K);
+            latencies.push(performance.now() - started);
+          }
+          add(cortexName, q, hits);
+          const bm25 = bm25Index(q.kept.map((t) => t.text));
+          add(
+            "plain BM25 (this script)",
+            q,
+            bm25(q.question, K).map((i) => q.kept[i]),
+          );
+          // The doctrine's rewrite (query-rewrite.mjs), through the same route memory_search calls.
+          const words = keyWords(q.question);
+          const asked = await searchTurns(base, q, q.question, 50);
+          const rewritten = words ? await searchTurns(base, q, words, 50) : asked;
+          add("rewrite: key words only (API)", q, rewritten);
+          const index = new Map(q.kept.map((t, i) => [t, String(i)]));
+          const fused = core.reciprocalRankFusion([asked.map((t) => index.get(t)), rewritten.map((t) => index.get(t))]);
+          add(
+            "rewrite: question + key words, RRF (API)",
+            q,
+            fused.map((f) => q.kept[Number(f.id)]),
+          );
+          const levers = {
+            "one shared index over every tenant (the cortex before its shards)": shared.get(q),
+            ...leverRankings(q.kept, q.question, q.dates),
+          };
+          Object.assign(
+            levers,
+            semanticLevers(
+              core,
+              q.kept,
+              q.question,
+              levers["discount 3 unless asked, shard + background counts (shipped)"],
+            ),
+          );
+          for (const [name, ranked] of Object.entries(levers))
+            add(
+              `in-process: ${name}`,
+              q,
+              ranked.map((i) => q.kept[i]),
+            );
+        }
+        console.log(
+          `\nlever table (${questions.length} questions; recall@5 = share of evidence turns in the top 5, hit@5 = at least one):`,
+        );
+        for (const [name, rs] of results) console.log(row(name, rs));
+        const types = [...new Set(questions.map((q) => q.type))].sort();
+        console.log(`\nby question type, recall@5 (cortex | plain BM25 | shipped + session date in words):`);
+        for (const type of types) {
+          const of = (name) =>
+            mean((results.get(name) ?? []).filter((r) => r.type === type).map((r) => r.recall)).toFixed(2);
+          const n = questions.filter((q) => q.type === type).length;
+          console.log(
+            `  ${type.padEnd(26)} n=${String(n).padStart(3)}  ${of(cortexName)} | ${of("plain BM25 (this script)")} | ${of("in-process: shipped + session date in words")}`,
+          );
+        }
+        const temporal = (name) => (results.get(name) ?? []).filter((r) => r.type === "temporal-reasoning");
+        if (temporal(cortexName).length)
+          console.log(`\nsession dates on "when" questions (temporal-reasoning, n=${temporal(cortexName).length}):`);
+        if (temporal(cortexName).length)
+          for (const name of [
+            cortexName,
+            "in-process: discount 3 unless asked, shard + background counts (shipped)",
+            "in-process: + session date in the text",
+            "in-process: shipped + session date in words",
+          ])
+            console.log(row(`  ${name}`, temporal(name)));
+        console.log(
+          `\nsearch latency over ${latencies.length} calls at ${messages} indexed messages: p50 ${quantile(latencies, 0.5).toFixed(1)} ms, p99 ${quantile(latencies, 0.99).toFixed(1)} ms`,
+        );
+      },
+      semanticOn ? { SEMANTIC_SEARCH: "local" } : {},
+    ),
+  );
+  console.log(
+    `load average (1 min) during the run, ${cpus().length} cores: min ${Math.min(...samples).toFixed(1)}, mean ${mean(samples).toFixed(1)}, max ${Math.max(...samples).toFixed(1)}`,
+  );
 }

@@ -22,10 +22,16 @@ export function semanticLevers(c, turns, question, shipped) {
   const q = c.hashedEmbedding(question);
   const weight = c.assistantWeight(question);
   const semantic = turns
-    .map((t, i) => ({ i, s: c.dot(q, c.hashedEmbedding(t.text.slice(0, EMBED_CHARS))) * (t.role === "assistant" ? weight : 1) }))
+    .map((t, i) => ({
+      i,
+      s: c.dot(q, c.hashedEmbedding(t.text.slice(0, EMBED_CHARS))) * (t.role === "assistant" ? weight : 1),
+    }))
     .sort((a, b) => b.s - a.s || a.i - b.i)
     .map((x) => x.i);
-  const fuse = (weights) => c.reciprocalRankFusion([shipped.slice(0, DEPTH).map(String), semantic.slice(0, DEPTH).map(String)], { weights }).map((f) => Number(f.id));
+  const fuse = (weights) =>
+    c
+      .reciprocalRankFusion([shipped.slice(0, DEPTH).map(String), semantic.slice(0, DEPTH).map(String)], { weights })
+      .map((f) => Number(f.id));
   return {
     "semantic alone (hashed words + trigrams)": semantic,
     "shipped + semantic, RRF 1:1 (SEMANTIC_SEARCH=local)": fuse([1, 1]),

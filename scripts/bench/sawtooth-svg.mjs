@@ -1,7 +1,12 @@
 // Draws the replay size per turn (the sawtooth) as a standalone SVG, with the fold threshold and,
 // on a second axis, the naive full replay for comparison.
 export function sawtoothSvg(rows, threshold) {
-  const W = 1000, H = 420, L = 70, R = 70, T = 40, B = 50;
+  const W = 1000,
+    H = 420,
+    L = 70,
+    R = 70,
+    T = 40,
+    B = 50;
   const maxTurn = rows.length;
   const maxReplay = Math.max(threshold * 1.25, ...rows.map((r) => r.replay));
   const maxNaive = Math.max(...rows.map((r) => r.naive));
@@ -15,8 +20,13 @@ export function sawtoothSvg(rows, threshold) {
     const v = Math.round(maxReplay * f);
     return `<line x1="${L}" x2="${W - R}" y1="${y(v)}" y2="${y(v)}" stroke="#eee"/><text x="${L - 6}" y="${y(v) + 4}" text-anchor="end">${(v / 1000).toFixed(0)}K</text>`;
   });
-  const nticks = [0, 0.5, 1].map((f) => `<text x="${W - R + 6}" y="${yn(maxNaive * f) + 4}" fill="#999">${(maxNaive * f / 1e6).toFixed(1)}M</text>`);
-  const xticks = [0, 0.25, 0.5, 0.75, 1].map((f) => `<text x="${x(maxTurn * f)}" y="${H - B + 18}" text-anchor="middle">${Math.round(maxTurn * f)}</text>`);
+  const nticks = [0, 0.5, 1].map(
+    (f) =>
+      `<text x="${W - R + 6}" y="${yn(maxNaive * f) + 4}" fill="#999">${((maxNaive * f) / 1e6).toFixed(1)}M</text>`,
+  );
+  const xticks = [0, 0.25, 0.5, 0.75, 1].map(
+    (f) => `<text x="${x(maxTurn * f)}" y="${H - B + 18}" text-anchor="middle">${Math.round(maxTurn * f)}</text>`,
+  );
   return `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" font-family="sans-serif" font-size="12">
 <rect width="100%" height="100%" fill="white"/>
 <text x="${L}" y="22" font-size="15" font-weight="bold">Replay size per turn (chars): the sawtooth</text>

@@ -9,8 +9,11 @@ import { get, messageChars, post, withStack } from "./common.mjs";
 /** The scripted user of the sawtooth: turn sizes vary, every 5th turn reads back, every 7th searches. */
 function scriptedTurn(i, lastSeq) {
   const reply = 500 + ((i * 373) % 1500);
-  const lines = [`Turn ${i}: review record R-${i} for project ${["apollo", "borealis", "cygnus", "draco"][i % 4]} and note what changed since turn ${Math.max(0, i - 3)}.`];
-  if (i % 5 === 4 && lastSeq > 20) lines.push(`@tool conversation_read {"from_seq":${lastSeq - 19},"to_seq":${lastSeq - 14}}`);
+  const lines = [
+    `Turn ${i}: review record R-${i} for project ${["apollo", "borealis", "cygnus", "draco"][i % 4]} and note what changed since turn ${Math.max(0, i - 3)}.`,
+  ];
+  if (i % 5 === 4 && lastSeq > 20)
+    lines.push(`@tool conversation_read {"from_seq":${lastSeq - 19},"to_seq":${lastSeq - 14}}`);
   else if (i % 7 === 6) lines.push(`@tool memory_search {"query":"record R-${Math.max(0, i - 50)}"}`);
   lines.push(`@reply-chars ${reply}`);
   return lines.join("\n");
@@ -46,9 +49,23 @@ export async function benchSawtooth() {
       waitedMs += Date.now() - w0;
       const replay = await get(base, `/v1/conversations/${id}/replay`);
       // Once folded, the replay opens with the summary preamble and its acknowledgement.
-      const preamble = meta.summarizedThroughMessage ? messageChars(replay.messages[0]) + messageChars(replay.messages[1]) : 0;
-      rows.push({ turn: i + 1, messages: meta.messageCount, replay: replay.estimate.messageChars, preamble, naive: naiveMessages, folds: meta.foldCount, stubSaved: replay.estimate.stubSavedChars, stubs: replay.estimate.stubbedResults });
-      if ((i + 1) % 250 === 0) console.log(`turn ${i + 1}: replay ${replay.estimate.messageChars} chars, naive ${naiveMessages}, folds ${meta.foldCount}`);
+      const preamble = meta.summarizedThroughMessage
+        ? messageChars(replay.messages[0]) + messageChars(replay.messages[1])
+        : 0;
+      rows.push({
+        turn: i + 1,
+        messages: meta.messageCount,
+        replay: replay.estimate.messageChars,
+        preamble,
+        naive: naiveMessages,
+        folds: meta.foldCount,
+        stubSaved: replay.estimate.stubSavedChars,
+        stubs: replay.estimate.stubbedResults,
+      });
+      if ((i + 1) % 250 === 0)
+        console.log(
+          `turn ${i + 1}: replay ${replay.estimate.messageChars} chars, naive ${naiveMessages}, folds ${meta.foldCount}`,
+        );
     }
     const elapsed = (Date.now() - t0) / 1000;
     const last = rows[rows.length - 1];
@@ -61,17 +78,29 @@ export async function benchSawtooth() {
     const largestPreamble = Math.max(0, ...rows.map((r) => r.preamble));
     const bound = threshold + largestPreamble + largestAfterFold;
     const foldBound = Math.ceil(last.naive / threshold) + 1;
-    writeFileSync(join(out, "sawtooth.csv"), `${["turn,messages,replay_chars,naive_chars,folds,stubbed_results,stub_saved_chars", ...rows.map((r) => `${r.turn},${r.messages},${r.replay},${r.naive},${r.folds},${r.stubs},${r.stubSaved}`)].join("\n")}\n`);
+    writeFileSync(
+      join(out, "sawtooth.csv"),
+      `${["turn,messages,replay_chars,naive_chars,folds,stubbed_results,stub_saved_chars", ...rows.map((r) => `${r.turn},${r.messages},${r.replay},${r.naive},${r.folds},${r.stubs},${r.stubSaved}`)].join("\n")}\n`,
+    );
     writeFileSync(join(out, "sawtooth.svg"), sawtoothSvg(rows, threshold));
-    console.log(`\n${turns} turns in ${elapsed.toFixed(0)} s (the scripted user waited ${(waitedMs / 1000).toFixed(1)} s in all for folds in flight)`);
+    console.log(
+      `\n${turns} turns in ${elapsed.toFixed(0)} s (the scripted user waited ${(waitedMs / 1000).toFixed(1)} s in all for folds in flight)`,
+    );
     console.log(`prefix (system + tools): ${first.estimate.prefixChars} chars, the same on every request`);
-    console.log(`fold calls: ${last.folds} (target <= ceil(${last.naive} / ${threshold}) + 1 = ${foldBound}) ${last.folds <= foldBound ? "MET" : "MISSED"}`);
-    console.log(`largest replay: ${largest.replay} chars at turn ${largest.turn} (target <= threshold ${threshold} + largest summary preamble ${largestPreamble} (summary cap ${summaryMax} + framing) + largest kept tail ${largestAfterFold} = ${bound}) ${largest.replay <= bound ? "MET" : "MISSED"}`);
-    console.log(`replay at turn ${last.turn}: ${last.replay} chars vs naive ${last.naive} = ${((100 * last.replay) / last.naive).toFixed(2)}% (target <= 5%) ${last.replay <= last.naive * 0.05 ? "MET" : "MISSED"}`);
+    console.log(
+      `fold calls: ${last.folds} (target <= ceil(${last.naive} / ${threshold}) + 1 = ${foldBound}) ${last.folds <= foldBound ? "MET" : "MISSED"}`,
+    );
+    console.log(
+      `largest replay: ${largest.replay} chars at turn ${largest.turn} (target <= threshold ${threshold} + largest summary preamble ${largestPreamble} (summary cap ${summaryMax} + framing) + largest kept tail ${largestAfterFold} = ${bound}) ${largest.replay <= bound ? "MET" : "MISSED"}`,
+    );
+    console.log(
+      `replay at turn ${last.turn}: ${last.replay} chars vs naive ${last.naive} = ${((100 * last.replay) / last.naive).toFixed(2)}% (target <= 5%) ${last.replay <= last.naive * 0.05 ? "MET" : "MISSED"}`,
+    );
     const meanSaved = rows.reduce((a, r) => a + r.stubSaved, 0) / rows.length;
     const meanReplay = rows.reduce((a, r) => a + r.replay, 0) / rows.length;
-    console.log(`stubs: on average ${meanSaved.toFixed(0)} chars per request replaced by stubs (the replay would be ${((100 * meanSaved) / meanReplay).toFixed(1)}% larger without them); ${last.stubs} results stubbed at turn ${last.turn}`);
+    console.log(
+      `stubs: on average ${meanSaved.toFixed(0)} chars per request replaced by stubs (the replay would be ${((100 * meanSaved) / meanReplay).toFixed(1)}% larger without them); ${last.stubs} results stubbed at turn ${last.turn}`,
+    );
     console.log(`wrote ${join(out, "sawtooth.csv")} and ${join(out, "sawtooth.svg")}`);
   });
 }
-

@@ -19,7 +19,8 @@ function setting(name, fallback) {
   return n;
 }
 
-const fmt = (n, digits = 0) => n.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits });
+const fmt = (n, digits = 0) =>
+  n.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits });
 const secs = (ms) => `${(ms / 1000).toFixed(1)} s`;
 
 /** `perBucket` searches in each size bucket, spread over its tenants, each with the tenant's own key. */
@@ -39,7 +40,14 @@ async function timeSearches(base, tenants, perBucket) {
       ms.push(performance.now() - started);
       hits += res.data.length;
     }
-    rows.push({ bucket: b.name, tenants: own.length, queries: ms.length, p50: quantile(ms, 0.5), p99: quantile(ms, 0.99), hits: hits / ms.length });
+    rows.push({
+      bucket: b.name,
+      tenants: own.length,
+      queries: ms.length,
+      p50: quantile(ms, 0.5),
+      p99: quantile(ms, 0.99),
+      hits: hits / ms.length,
+    });
   }
   return rows;
 }
@@ -50,19 +58,48 @@ const turnTenants = (tenants) => BUCKETS.map((b) => tenants.find((t) => bucketOf
 function report({ tenants, load, shards, searches, writes }) {
   const s = summarizeShards(shards);
   console.log(`\n== bench:scale, cortex ==`);
-  console.log(`tenants ${fmt(tenants.length)}, messages ${fmt(load.messages)} in ${fmt(load.conversations)} conversations; shard sizes ${fmt(s.smallest)} to ${fmt(s.largest)} messages`);
-  console.log(`load: imports answered in ${secs(load.importMs)}, all indexed after ${secs(load.indexedMs)}: ${fmt(load.messages / (load.indexedMs / 1000))} messages/s (tenant creation ${secs(load.tenantsMs)} more)`);
-  console.log(`shards on disk: ${fmt(s.shards)} CortexDO SQLite files (${s.sharedShards} holding more than one tenant), ${fmt(s.messages)} messages indexed, ${fmt(s.bytes / 1e6, 1)} MB checkpointed (${fmt(s.diskBytes / 1e6, 1)} MB as found, WAL included)`);
-  console.log(`index rows per message: ${s.docsPerMessage.toFixed(3)} cortex_docs rows (one per chunk), ${s.ftsRowsPerMessage.toFixed(3)} FTS5 shadow rows`);
-  console.log(`bytes per message: ${fmt(s.bytesPerMessage)} overall; ${fmt(s.marginalBytesPerMessage)} per added message (least squares over the shards), a shard's floor ${fmt(s.shardFloorBytes / 1024, 1)} KiB`);
-  for (const b of s.buckets) if (b.shards) console.log(`  shards ${b.name.padEnd(7)} ${String(b.shards).padStart(4)} shards, ${fmt(b.messages).padStart(7)} messages, ${fmt(b.bytesPerMessage)} bytes/message`);
-  console.log(`  by table (bytes/message): ${Object.entries(s.tableBytesPerMessage).slice(0, 6).map(([t, b]) => `${t} ${fmt(b)}`).join(", ")}`);
-  console.log(`projected messages per shard at the ${SHARD_CAP_BYTES / 1e9} GB per-object cap: ${fmt(s.messagesAtCap)} (at ${fmt(s.marginalBytesPerMessage)} bytes/message)`);
+  console.log(
+    `tenants ${fmt(tenants.length)}, messages ${fmt(load.messages)} in ${fmt(load.conversations)} conversations; shard sizes ${fmt(s.smallest)} to ${fmt(s.largest)} messages`,
+  );
+  console.log(
+    `load: imports answered in ${secs(load.importMs)}, all indexed after ${secs(load.indexedMs)}: ${fmt(load.messages / (load.indexedMs / 1000))} messages/s (tenant creation ${secs(load.tenantsMs)} more)`,
+  );
+  console.log(
+    `shards on disk: ${fmt(s.shards)} CortexDO SQLite files (${s.sharedShards} holding more than one tenant), ${fmt(s.messages)} messages indexed, ${fmt(s.bytes / 1e6, 1)} MB checkpointed (${fmt(s.diskBytes / 1e6, 1)} MB as found, WAL included)`,
+  );
+  console.log(
+    `index rows per message: ${s.docsPerMessage.toFixed(3)} cortex_docs rows (one per chunk), ${s.ftsRowsPerMessage.toFixed(3)} FTS5 shadow rows`,
+  );
+  console.log(
+    `bytes per message: ${fmt(s.bytesPerMessage)} overall; ${fmt(s.marginalBytesPerMessage)} per added message (least squares over the shards), a shard's floor ${fmt(s.shardFloorBytes / 1024, 1)} KiB`,
+  );
+  for (const b of s.buckets)
+    if (b.shards)
+      console.log(
+        `  shards ${b.name.padEnd(7)} ${String(b.shards).padStart(4)} shards, ${fmt(b.messages).padStart(7)} messages, ${fmt(b.bytesPerMessage)} bytes/message`,
+      );
+  console.log(
+    `  by table (bytes/message): ${Object.entries(s.tableBytesPerMessage)
+      .slice(0, 6)
+      .map(([t, b]) => `${t} ${fmt(b)}`)
+      .join(", ")}`,
+  );
+  console.log(
+    `projected messages per shard at the ${SHARD_CAP_BYTES / 1e9} GB per-object cap: ${fmt(s.messagesAtCap)} (at ${fmt(s.marginalBytesPerMessage)} bytes/message)`,
+  );
   console.log(`search (GET /v1/search, each tenant's own key, limit 10), by shard size:`);
-  for (const r of searches) console.log(`  ${r.bucket.padEnd(7)} ${String(r.tenants).padStart(4)} tenants, ${r.queries} queries: p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms, ${r.hits.toFixed(1)} hits/query`);
+  for (const r of searches)
+    console.log(
+      `  ${r.bucket.padEnd(7)} ${String(r.tenants).padStart(4)} tenants, ${r.queries} queries: p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms, ${r.hits.toFixed(1)} hits/query`,
+    );
   const w = summarizeTurnWrites(writes);
-  console.log(`per-turn D1 writes over ${w.turns} real turns (rows inserted/updated/deleted, diffed from the D1 file before and after each turn): mean ${w.mean.toFixed(2)}, max ${w.max}; per turn ${w.perTurn.join(" ")}`);
-  for (const [table, c] of Object.entries(w.byTable)) console.log(`  ${table}: ${(c.inserted / w.turns).toFixed(2)} inserted, ${(c.updated / w.turns).toFixed(2)} updated, ${(c.deleted / w.turns).toFixed(2)} deleted per turn`);
+  console.log(
+    `per-turn D1 writes over ${w.turns} real turns (rows inserted/updated/deleted, diffed from the D1 file before and after each turn): mean ${w.mean.toFixed(2)}, max ${w.max}; per turn ${w.perTurn.join(" ")}`,
+  );
+  for (const [table, c] of Object.entries(w.byTable))
+    console.log(
+      `  ${table}: ${(c.inserted / w.turns).toFixed(2)} inserted, ${(c.updated / w.turns).toFixed(2)} updated, ${(c.deleted / w.turns).toFixed(2)} deleted per turn`,
+    );
 }
 
 export async function benchScaleCortex() {
@@ -71,7 +108,9 @@ export async function benchScaleCortex() {
   const perBucket = setting("BENCH_SCALE_QUERIES", 300);
   const turns = setting("BENCH_SCALE_TURNS", 20);
   const sizes = tenantSizes(tenantCount, messageCount);
-  console.log(`bench:scale (cortex): ${fmt(tenantCount)} tenants, ${fmt(messageCount)} messages, largest tenant ${fmt(sizes[0])}, smallest ${fmt(sizes.at(-1))}`);
+  console.log(
+    `bench:scale (cortex): ${fmt(tenantCount)} tenants, ${fmt(messageCount)} messages, largest tenant ${fmt(sizes[0])}, smallest ${fmt(sizes.at(-1))}`,
+  );
   await withStack(async (base, persistDir) => {
     let t0 = Date.now();
     const tenants = await createTenants(base, sizes);

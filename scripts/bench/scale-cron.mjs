@@ -34,20 +34,34 @@ function seedSql(prefix, n, schedule, next) {
 function seed(persistTo, sql) {
   const file = join(persistTo, "seed.sql");
   writeFileSync(file, sql);
-  const res = spawnSync(WRANGLER, ["d1", "execute", DATABASE, "--local", "--persist-to", persistTo, "--file", file], { cwd: ROOT, env: { ...process.env, CI: "true" }, encoding: "utf8" });
+  const res = spawnSync(WRANGLER, ["d1", "execute", DATABASE, "--local", "--persist-to", persistTo, "--file", file], {
+    cwd: ROOT,
+    env: { ...process.env, CI: "true" },
+    encoding: "utf8",
+  });
   if (res.status !== 0) throw new Error(`seeding failed: ${res.stderr || res.stdout}`);
 }
 
 /** Fires the cron at `at` and collects the claim reports of that tick (the first invocation and its continuations). */
 async function tick(stack, at, expectClaims) {
   const seen = stack.output().length;
-  const res = await fetch(`${stack.baseUrl}/cdn-cgi/handler/scheduled?cron=${encodeURIComponent("*/5 * * * *")}&time=${at}`);
+  const res = await fetch(
+    `${stack.baseUrl}/cdn-cgi/handler/scheduled?cron=${encodeURIComponent("*/5 * * * *")}&time=${at}`,
+  );
   await res.text();
   const deadline = Date.now() + 600_000;
   for (;;) {
-    const reports = [...stack.output().slice(seen).matchAll(/\{"event":"automation_claims".*?\}/g)].map((m) => JSON.parse(m[0])).filter((r) => r.tick === iso(at));
+    const reports = [
+      ...stack
+        .output()
+        .slice(seen)
+        .matchAll(/\{"event":"automation_claims".*?\}/g),
+    ]
+      .map((m) => JSON.parse(m[0]))
+      .filter((r) => r.tick === iso(at));
     const claimed = reports.reduce((n, r) => n + r.claimed, 0);
-    if ((reports.length && !reports[reports.length - 1].continued && claimed >= expectClaims) || Date.now() > deadline) return reports;
+    if ((reports.length && !reports[reports.length - 1].continued && claimed >= expectClaims) || Date.now() > deadline)
+      return reports;
     await new Promise((r) => setTimeout(r, 250));
   }
 }
@@ -66,7 +80,15 @@ async function withSeededStack(sql, fn) {
     applyMigrations({ persistTo: dir });
     seed(dir, sql);
     // Turns of claimed runs answer at once (no model configured) and retry only after the bench.
-    const stack = await startStack({ persistTo: dir, vars: { RATE_LIMIT_PER_MINUTE: "0", TURN_RATE_LIMIT_PER_MINUTE: "0", MODEL_PROVIDER: "anthropic", AUTOMATION_RETRY_DELAY_SECONDS: "3600" } });
+    const stack = await startStack({
+      persistTo: dir,
+      vars: {
+        RATE_LIMIT_PER_MINUTE: "0",
+        TURN_RATE_LIMIT_PER_MINUTE: "0",
+        MODEL_PROVIDER: "anthropic",
+        AUTOMATION_RETRY_DELAY_SECONDS: "3600",
+      },
+    });
     try {
       return await fn(stack);
     } finally {
@@ -78,21 +100,43 @@ async function withSeededStack(sql, fn) {
 }
 
 export async function benchScaleCron() {
-  console.log("cron tick work per invocation (page: 100 due automations; figures from each invocation's automation_claims report)");
-  console.log("before paging, a tick read every automation of every tenant: N rows in ceil(N/200) queries, all in one invocation\n");
+  console.log(
+    "cron tick work per invocation (page: 100 due automations; figures from each invocation's automation_claims report)",
+  );
+  console.log(
+    "before paging, a tick read every automation of every tenant: N rows in ceil(N/200) queries, all in one invocation\n",
+  );
   for (const n of TENANT_COUNTS) {
     // Staggered: tenant i runs at minute i % 60; every row's next slot is in the measured hour.
     const minute = (i) => i % 60;
-    await withSeededStack(seedSql("s", n, (i) => `${minute(i)} * * * *`, (i) => iso(HOUR + minute(i) * 60_000)), async (stack) => {
-      const due = Array.from({ length: n }, (_, i) => minute(i)).filter((m) => m <= 5).length;
-      console.log(line("staggered", n, await tick(stack, HOUR + 5 * 60_000 + 1000, due)));
-      console.log(line("idle", n, await tick(stack, HOUR + 5 * 60_000 + 30_000, 0)));
-    });
+    await withSeededStack(
+      seedSql(
+        "s",
+        n,
+        (i) => `${minute(i)} * * * *`,
+        (i) => iso(HOUR + minute(i) * 60_000),
+      ),
+      async (stack) => {
+        const due = Array.from({ length: n }, (_, i) => minute(i)).filter((m) => m <= 5).length;
+        console.log(line("staggered", n, await tick(stack, HOUR + 5 * 60_000 + 1000, due)));
+        console.log(line("idle", n, await tick(stack, HOUR + 5 * 60_000 + 30_000, 0)));
+      },
+    );
     // Burst: every tenant's automation due in the same minute.
-    await withSeededStack(seedSql("b", n, () => "0 * * * *", () => iso(HOUR)), async (stack) => {
-      const t0 = Date.now();
-      const reports = await tick(stack, HOUR + 60_000, n);
-      console.log(`${line("burst", n, reports)}; all claimed ${((Date.now() - t0) / 1000).toFixed(1)} s after the tick`);
-    });
+    await withSeededStack(
+      seedSql(
+        "b",
+        n,
+        () => "0 * * * *",
+        () => iso(HOUR),
+      ),
+      async (stack) => {
+        const t0 = Date.now();
+        const reports = await tick(stack, HOUR + 60_000, n);
+        console.log(
+          `${line("burst", n, reports)}; all claimed ${((Date.now() - t0) / 1000).toFixed(1)} s after the tick`,
+        );
+      },
+    );
   }
 }

@@ -33,7 +33,9 @@ export async function measureTurnWrites(base, persistDir, tenants, turns) {
   for (let i = 0; i < turns; i++) {
     const t = tenants[i % tenants.length];
     const conversationId = t.conversations[0].id;
-    const turn = await api(base, t.key, "POST", `/v1/conversations/${conversationId}/messages`, { content: `${t.text.message()} (turn ${i})` });
+    const turn = await api(base, t.key, "POST", `/v1/conversations/${conversationId}/messages`, {
+      content: `${t.text.message()} (turn ${i})`,
+    });
     await listed(base, t.key, conversationId, Math.max(...turn.messages.map((m) => m.seq)));
     // The listing reads above write nothing; a beat lets any other waitUntil work land.
     await new Promise((r) => setTimeout(r, 250));
@@ -56,5 +58,11 @@ export function summarizeTurnWrites(diffs) {
       sum.deleted += c.deleted;
     }
   }
-  return { turns: diffs.length, perTurn, mean: perTurn.reduce((a, b) => a + b, 0) / Math.max(1, perTurn.length), max: Math.max(0, ...perTurn), byTable };
+  return {
+    turns: diffs.length,
+    perTurn,
+    mean: perTurn.reduce((a, b) => a + b, 0) / Math.max(1, perTurn.length),
+    max: Math.max(0, ...perTurn),
+    byTable,
+  };
 }

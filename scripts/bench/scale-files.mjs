@@ -14,7 +14,11 @@ export function sqliteFiles(persistDir, kind, match) {
   if (!existsSync(root)) return [];
   return readdirSync(root)
     .filter((d) => d.includes(match))
-    .flatMap((d) => readdirSync(join(root, d)).filter((f) => f.endsWith(".sqlite") && f !== "metadata.sqlite").map((f) => join(root, d, f)));
+    .flatMap((d) =>
+      readdirSync(join(root, d))
+        .filter((f) => f.endsWith(".sqlite") && f !== "metadata.sqlite")
+        .map((f) => join(root, d, f)),
+    );
 }
 
 /** Runs `fn(db, bytes)` on a private, checkpointed copy of `file`; `bytes` is the copy's size. */
@@ -45,20 +49,33 @@ const one = (db, sql, ...params) => Object.values(db.prepare(sql).get(...params)
  */
 export function measureShard(file) {
   return withCopy(file, (db, bytes) => {
-    const tables = new Set(db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all().map((r) => r.name));
+    const tables = new Set(
+      db
+        .prepare("SELECT name FROM sqlite_master WHERE type = 'table'")
+        .all()
+        .map((r) => r.name),
+    );
     // As found: the main file and the WAL the object had not checkpointed yet.
     const diskBytes = statSync(file).size + (existsSync(`${file}-wal`) ? statSync(`${file}-wal`).size : 0);
-    if (!tables.has("cortex_docs")) return { file, bytes, diskBytes, tenants: [], docs: 0, messages: 0, ftsRows: 0, byTable: {} };
+    if (!tables.has("cortex_docs"))
+      return { file, bytes, diskBytes, tenants: [], docs: 0, messages: 0, ftsRows: 0, byTable: {} };
     const byTable = {};
-    for (const r of db.prepare("SELECT name, SUM(pgsize) AS bytes FROM dbstat GROUP BY name").all()) byTable[r.name] = r.bytes;
+    for (const r of db.prepare("SELECT name, SUM(pgsize) AS bytes FROM dbstat GROUP BY name").all())
+      byTable[r.name] = r.bytes;
     return {
       file,
       bytes,
       diskBytes,
-      tenants: db.prepare("SELECT DISTINCT tenant_id AS t FROM cortex_docs").all().map((r) => r.t),
+      tenants: db
+        .prepare("SELECT DISTINCT tenant_id AS t FROM cortex_docs")
+        .all()
+        .map((r) => r.t),
       docs: one(db, "SELECT COUNT(*) FROM cortex_docs"),
       messages: one(db, "SELECT COUNT(DISTINCT ref_id) FROM cortex_docs WHERE kind = 'message'"),
-      ftsRows: ["cortex_fts_data", "cortex_fts_idx", "cortex_fts_docsize"].reduce((n, t) => n + (tables.has(t) ? one(db, `SELECT COUNT(*) FROM ${t}`) : 0), 0),
+      ftsRows: ["cortex_fts_data", "cortex_fts_idx", "cortex_fts_docsize"].reduce(
+        (n, t) => n + (tables.has(t) ? one(db, `SELECT COUNT(*) FROM ${t}`) : 0),
+        0,
+      ),
       byTable,
     };
   });
@@ -71,15 +88,26 @@ export function measureShard(file) {
 export function snapshotTables(file) {
   return withCopy(file, (db) => {
     const snap = new Map();
-    const names = db.prepare("SELECT name, sql FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '_cf_%' AND name != 'd1_migrations'").all();
+    const names = db
+      .prepare(
+        "SELECT name, sql FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '_cf_%' AND name != 'd1_migrations'",
+      )
+      .all();
     for (const { name, sql } of names) {
       if (/CREATE VIRTUAL TABLE/i.test(sql ?? "")) continue; // an FTS table's rows are its shadow tables'
-      const pk = db.prepare(`PRAGMA table_info("${name}")`).all().filter((c) => c.pk > 0).sort((a, b) => a.pk - b.pk).map((c) => c.name);
+      const pk = db
+        .prepare(`PRAGMA table_info("${name}")`)
+        .all()
+        .filter((c) => c.pk > 0)
+        .sort((a, b) => a.pk - b.pk)
+        .map((c) => c.name);
       const rows = new Map();
       const all = db.prepare(pk.length ? `SELECT * FROM "${name}"` : `SELECT rowid AS __rowid, * FROM "${name}"`).all();
       for (const r of all) {
         const { __rowid, ...rest } = r;
-        const body = JSON.stringify(rest, (_, v) => (typeof v === "bigint" ? String(v) : v instanceof Uint8Array ? Buffer.from(v).toString("base64") : v));
+        const body = JSON.stringify(rest, (_, v) =>
+          typeof v === "bigint" ? String(v) : v instanceof Uint8Array ? Buffer.from(v).toString("base64") : v,
+        );
         rows.set(pk.length ? JSON.stringify(pk.map((c) => rest[c])) : String(__rowid), body);
       }
       snap.set(name, rows);

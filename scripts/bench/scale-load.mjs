@@ -9,7 +9,11 @@ export const ADMIN = "dev-admin-token";
 const CONVERSATION_MAX = 300;
 
 export async function api(base, key, method, path, body, contentType = "application/json") {
-  const res = await fetch(base + path, { method, headers: { authorization: `Bearer ${key}`, "content-type": contentType }, body: body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body) });
+  const res = await fetch(base + path, {
+    method,
+    headers: { authorization: `Bearer ${key}`, "content-type": contentType },
+    body: body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body),
+  });
   const text = await res.text();
   if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${text.slice(0, 200)}`);
   return text ? JSON.parse(text) : null;
@@ -18,9 +22,11 @@ export async function api(base, key, method, path, body, contentType = "applicat
 /** Runs `job(item)` over `items`, `width` at a time. */
 export async function pool(items, width, job) {
   let next = 0;
-  await Promise.all(Array.from({ length: Math.min(width, items.length) }, async () => {
-    while (next < items.length) await job(items[next++]);
-  }));
+  await Promise.all(
+    Array.from({ length: Math.min(width, items.length) }, async () => {
+      while (next < items.length) await job(items[next++]);
+    }),
+  );
 }
 
 const every = (ms, fn) => {
@@ -44,7 +50,10 @@ function importJobs(t) {
   const jobs = [];
   for (let start = 0; start < t.size; start += CONVERSATION_MAX) {
     const n = Math.min(CONVERSATION_MAX, t.size - start);
-    const messages = Array.from({ length: n }, (_, i) => ({ role: i % 2 ? "assistant" : "user", content: text.message() }));
+    const messages = Array.from({ length: n }, (_, i) => ({
+      role: i % 2 ? "assistant" : "user",
+      content: text.message(),
+    }));
     jobs.push({ t, messages, title: `history ${start / CONVERSATION_MAX + 1}` });
   }
   t.text = text;
@@ -58,10 +67,16 @@ export async function importHistories(base, tenants, width = 4) {
   const total = jobs.reduce((n, j) => n + j.messages.length, 0);
   let done = 0;
   const started = Date.now();
-  const stop = every(10_000, () => console.log(`  imported ${done.toLocaleString("en-US")} / ${total.toLocaleString("en-US")} messages (${Math.round(done / ((Date.now() - started) / 1000))}/s)`));
+  const stop = every(10_000, () =>
+    console.log(
+      `  imported ${done.toLocaleString("en-US")} / ${total.toLocaleString("en-US")} messages (${Math.round(done / ((Date.now() - started) / 1000))}/s)`,
+    ),
+  );
   try {
     await pool(jobs, width, async (j) => {
-      const conv = await api(base, j.t.key, "POST", `/v1/conversations/import?title=${encodeURIComponent(j.title)}`, { messages: j.messages });
+      const conv = await api(base, j.t.key, "POST", `/v1/conversations/import?title=${encodeURIComponent(j.title)}`, {
+        messages: j.messages,
+      });
       j.t.conversations.push({ id: conv.id, count: j.messages.length });
       done += j.messages.length;
     });

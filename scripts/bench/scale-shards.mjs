@@ -51,7 +51,11 @@ export function summarizeShards(shards) {
     marginalBytesPerMessage: slope,
     shardFloorBytes: intercept,
     messagesAtCap: Math.floor((SHARD_CAP_BYTES - Math.max(0, intercept)) / slope),
-    tableBytesPerMessage: Object.fromEntries(Object.entries(tables).sort((a, b) => b[1] - a[1]).map(([t, b]) => [t, b / Math.max(1, messages)])),
+    tableBytesPerMessage: Object.fromEntries(
+      Object.entries(tables)
+        .sort((a, b) => b[1] - a[1])
+        .map(([t, b]) => [t, b / Math.max(1, messages)]),
+    ),
     buckets,
     largest: Math.max(0, ...indexed.map((s) => s.messages)),
     smallest: Math.min(...indexed.map((s) => s.messages)),

@@ -14,7 +14,8 @@ export { prng };
  */
 export function tenantSizes(tenants, total, min = 10) {
   if (!Number.isInteger(tenants) || tenants < 1) throw new Error("tenants: a positive whole number");
-  if (!Number.isInteger(total) || total < tenants * min) throw new Error(`messages: at least ${tenants * min} for ${tenants} tenants`);
+  if (!Number.isInteger(total) || total < tenants * min)
+    throw new Error(`messages: at least ${tenants * min} for ${tenants} tenants`);
   const weights = Array.from({ length: tenants }, (_, i) => 1 / (i + 1));
   const spare = total - tenants * min;
   const sum = weights.reduce((a, b) => a + b, 0);
@@ -25,7 +26,32 @@ export function tenantSizes(tenants, total, min = 10) {
   return sizes;
 }
 
-const SYLLABLES = ["ka", "to", "ri", "men", "sa", "lo", "ve", "dun", "pi", "tar", "no", "bel", "qui", "ras", "mo", "th", "ex", "ul", "gra", "fen", "io", "pra", "zu", "cor"];
+const SYLLABLES = [
+  "ka",
+  "to",
+  "ri",
+  "men",
+  "sa",
+  "lo",
+  "ve",
+  "dun",
+  "pi",
+  "tar",
+  "no",
+  "bel",
+  "qui",
+  "ras",
+  "mo",
+  "th",
+  "ex",
+  "ul",
+  "gra",
+  "fen",
+  "io",
+  "pra",
+  "zu",
+  "cor",
+];
 
 /** A vocabulary of `size` pseudo-words, the same for every seed; rank 0 is the most frequent. */
 export function vocabulary(size = 6_000) {
@@ -75,7 +101,8 @@ export function tenantText(seed) {
     if (ids.length < 200) ids.push(id);
     return id;
   };
-  const amount = () => `$${Math.floor(random() * 5_000).toLocaleString("en-US")}.${String(Math.floor(random() * 100)).padStart(2, "0")}`;
+  const amount = () =>
+    `$${Math.floor(random() * 5_000).toLocaleString("en-US")}.${String(Math.floor(random() * 100)).padStart(2, "0")}`;
   return {
     message() {
       const n = 5 + Math.floor(random() * 56);

@@ -23,8 +23,16 @@ const FOLDING_SETTINGS = { foldThresholdChars: 6_000, tailMessages: 4 };
 async function loadTokenizer() {
   const dir = mkdtempSync(join(tmpdir(), "context-chat-tokens-"));
   const outfile = join(dir, "tokens.mjs");
-  const contents = 'export * from "./core/tokens.ts"; export { blockPrefixTokens } from "./core/offline-model/cache.ts";';
-  await build({ stdin: { contents, resolveDir: ROOT, loader: "ts" }, bundle: true, format: "esm", platform: "node", outfile, logLevel: "silent" });
+  const contents =
+    'export * from "./core/tokens.ts"; export { blockPrefixTokens } from "./core/offline-model/cache.ts";';
+  await build({
+    stdin: { contents, resolveDir: ROOT, loader: "ts" },
+    bundle: true,
+    format: "esm",
+    platform: "node",
+    outfile,
+    logLevel: "silent",
+  });
   const mod = await import(pathToFileURL(outfile).href);
   rmSync(dir, { recursive: true, force: true });
   return mod;
@@ -39,8 +47,11 @@ const total = (u) => u.input_tokens + u.cache_read_input_tokens + u.cache_creati
  */
 function fixedBreakpoints(tok, replay) {
   const prefixes = tok.blockPrefixTokens(replay);
-  const marked = [...replay.tools, ...replay.system, ...replay.messages.flatMap((m) => (typeof m.content === "string" ? [{}] : m.content))]
-    .flatMap((block, i) => (block.cache_control ? [prefixes[i]] : []));
+  const marked = [
+    ...replay.tools,
+    ...replay.system,
+    ...replay.messages.flatMap((m) => (typeof m.content === "string" ? [{}] : m.content)),
+  ].flatMap((block, i) => (block.cache_control ? [prefixes[i]] : []));
   // The last mark sits on the last replayed message: in the real request that block is no longer last.
   const fixed = replay.messages.length ? marked.slice(0, -1) : marked;
   // The summary's text identifies the acknowledgement entry: a new fold means a new entry to write.
@@ -57,7 +68,9 @@ async function converse(base, tok, n) {
   let lastSummary = null;
   for (let t = 0; t < TURNS; t++) {
     const content =
-      t % 3 === 2 ? `turn ${t}: look that up\n@tool memory_search {"query":"turn ${t - 1} conversation ${n}"}\n@reply-chars 300` : `turn ${t} of conversation ${n}: a question about item ${t}\n@reply-chars ${200 + ((t * 97) % 600)}`;
+      t % 3 === 2
+        ? `turn ${t}: look that up\n@tool memory_search {"query":"turn ${t - 1} conversation ${n}"}\n@reply-chars 300`
+        : `turn ${t} of conversation ${n}: a question about item ${t}\n@reply-chars ${200 + ((t * 97) % 600)}`;
     const breakpoints = fixedBreakpoints(tok, await get(base, `/v1/conversations/${id}/replay`));
     const { json } = await post(base, `/v1/conversations/${id}/messages`, { content });
     let step = 0;
@@ -102,15 +115,23 @@ export async function benchTokens() {
     const toolTokens = replay.tools.reduce((n, t) => n + tok.countToolTokens(t), 0);
     const first = await post(base, `/v1/conversations/${fresh}/messages`, { content: "hello" });
     const firstTokens = total(first.json.messages[1].usage);
-    console.log("tokenizer: cl100k_base BPE (js-tiktoken), a stated stand-in for Claude's tokenizer; counts are approximate in that sense");
-    console.log(`system prompt: ${systemTokens} tokens, ${systemText.length} chars (target <= 4,000) ${systemTokens <= 4000 ? "MET" : "MISSED"}`);
+    console.log(
+      "tokenizer: cl100k_base BPE (js-tiktoken), a stated stand-in for Claude's tokenizer; counts are approximate in that sense",
+    );
+    console.log(
+      `system prompt: ${systemTokens} tokens, ${systemText.length} chars (target <= 4,000) ${systemTokens <= 4000 ? "MET" : "MISSED"}`,
+    );
     console.log(`core tool schemas: ${replay.tools.length} tools, ${toolTokens} tokens`);
-    console.log(`fresh conversation's whole first request ("hello"): ${firstTokens} tokens as the model counted it (target <= 6,000) ${firstTokens <= 6000 ? "MET" : "MISSED"}`);
+    console.log(
+      `fresh conversation's whole first request ("hello"): ${firstTokens} tokens as the model counted it (target <= 6,000) ${firstTokens <= 6000 ? "MET" : "MISSED"}`,
+    );
 
     const requests = [];
     const t0 = Date.now();
     for (let i = 0; i < CONVERSATIONS; i += PARALLEL) {
-      const batch = await Promise.all(Array.from({ length: Math.min(PARALLEL, CONVERSATIONS - i) }, (_, k) => converse(base, tok, i + k)));
+      const batch = await Promise.all(
+        Array.from({ length: Math.min(PARALLEL, CONVERSATIONS - i) }, (_, k) => converse(base, tok, i + k)),
+      );
       for (const r of batch) requests.push(...r);
     }
     const all = requests.map((r) => r.usage);
@@ -120,23 +141,48 @@ export async function benchTokens() {
     const hits = breakpointHits(requests);
     const share = (rs) => {
       const r = rs.reduce((n, x) => n + x.usage.cache_read_input_tokens, 0);
-      return `${((100 * r) / Math.max(1, rs.reduce((n, x) => n + total(x.usage), 0))).toFixed(2)}%`;
+      return `${(
+        (100 * r) /
+          Math.max(
+            1,
+            rs.reduce((n, x) => n + total(x.usage), 0),
+          )
+      ).toFixed(2)}%`;
     };
-    console.log(`\ncache over ${CONVERSATIONS} conversations x ${TURNS} turns with tool use (every ${FOLDING_EVERY}th folding every few turns): ${all.length} model requests in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
-    console.log(`hits per breakpoint: system prompt ${hits.system}; summary acknowledgement ${hits.ack} of requests after a fold's first; previous request's last message ${hits.last} of requests after a conversation's first`);
-    console.log(`token-weighted hit rate: ${((100 * read) / prompt).toFixed(2)}% (${read} of ${prompt} prompt tokens read from the cache; ${write} written; target >= 90%) ${read / prompt >= 0.9 ? "MET" : "MISSED"}`);
-    console.log(`  by kind: default settings ${share(requests.filter((r) => !r.folding))}, folding conversations ${share(requests.filter((r) => r.folding))}`);
+    console.log(
+      `\ncache over ${CONVERSATIONS} conversations x ${TURNS} turns with tool use (every ${FOLDING_EVERY}th folding every few turns): ${all.length} model requests in ${((Date.now() - t0) / 1000).toFixed(0)} s`,
+    );
+    console.log(
+      `hits per breakpoint: system prompt ${hits.system}; summary acknowledgement ${hits.ack} of requests after a fold's first; previous request's last message ${hits.last} of requests after a conversation's first`,
+    );
+    console.log(
+      `token-weighted hit rate: ${((100 * read) / prompt).toFixed(2)}% (${read} of ${prompt} prompt tokens read from the cache; ${write} written; target >= 90%) ${read / prompt >= 0.9 ? "MET" : "MISSED"}`,
+    );
+    console.log(
+      `  by kind: default settings ${share(requests.filter((r) => !r.folding))}, folding conversations ${share(requests.filter((r) => r.folding))}`,
+    );
 
     // An hourly automation's run on a fresh channel conversation, through the real trigger path.
     const channel = `bench-hourly-${Date.now()}`;
-    const automation = (await post(base, "/v1/automations", { name: "hourly digest", schedule: "0 * * * *", prompt: "Hourly check-in: summarize anything new since the last run and list open items.", channel })).json;
+    const automation = (
+      await post(base, "/v1/automations", {
+        name: "hourly digest",
+        schedule: "0 * * * *",
+        prompt: "Hourly check-in: summarize anything new since the last run and list open items.",
+        channel,
+      })
+    ).json;
     await fetch(`${base}/cdn-cgi/handler/scheduled?cron=${encodeURIComponent("*/5 * * * *")}`);
     let run;
     for (let i = 0; i < 100 && !run; i++) {
       await new Promise((r) => setTimeout(r, 200));
-      run = (await get(base, `/v1/automations/${automation.id}/runs`)).data.find((r) => r.status === "succeeded" || r.status === "failed");
+      run = (await get(base, `/v1/automations/${automation.id}/runs`)).data.find(
+        (r) => r.status === "succeeded" || r.status === "failed",
+      );
     }
     const runTokens = run?.usage ? total(run.usage) : NaN;
-    console.log(`\nhourly automation run on a fresh channel conversation: ${runTokens} prompt tokens (status ${run?.status}; target <= 5,000) ${runTokens <= 5000 ? "MET" : "MISSED"}`);
+    console.log(
+      `\nhourly automation run on a fresh channel conversation: ${runTokens} prompt tokens (status ${run?.status}; target <= 5,000) ${runTokens <= 5000 ? "MET" : "MISSED"}`,
+    );
   });
 }

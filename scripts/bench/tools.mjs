@@ -11,9 +11,21 @@ import { get, post, withStack } from "./common.mjs";
 
 const VERBS = ["create", "get", "list", "update", "delete", "search", "archive", "export"];
 const SERVERS = {
-  crm: { domain: "customer relationship records", nouns: ["contact", "company", "deal", "invoice", "lead", "ticket", "meeting", "quote", "campaign"], count: 70 },
-  files: { domain: "shared drive", nouns: ["file", "folder", "permission", "share_link", "revision", "comment", "label", "upload", "shortcut"], count: 70 },
-  weather: { domain: "weather service", nouns: ["forecast", "alert", "station", "radar_image", "observation", "pollen_report", "tide_table", "storm_track"], count: 60 },
+  crm: {
+    domain: "customer relationship records",
+    nouns: ["contact", "company", "deal", "invoice", "lead", "ticket", "meeting", "quote", "campaign"],
+    count: 70,
+  },
+  files: {
+    domain: "shared drive",
+    nouns: ["file", "folder", "permission", "share_link", "revision", "comment", "label", "upload", "shortcut"],
+    count: 70,
+  },
+  weather: {
+    domain: "weather service",
+    nouns: ["forecast", "alert", "station", "radar_image", "observation", "pollen_report", "tide_table", "storm_track"],
+    count: 60,
+  },
 };
 const RESULT_KB = 40;
 const STEPS = 50;
@@ -26,9 +38,16 @@ function mcpServerFor(name) {
   const server = new McpServer({ name: `bench-${name}`, version: "1.0.0" });
   for (const [verb, noun] of toolsOf(spec)) {
     const what = noun.replace(/_/g, " ");
-    server.registerTool(`${verb}_${noun}`, { description: `${verb[0].toUpperCase()}${verb.slice(1)} a ${what} in the ${spec.domain}`, inputSchema: { id: z.string().optional(), query: z.string().optional() } }, async () => ({
-      content: [{ type: "text", text: `${verb} ${what}: ${"r".repeat(RESULT_KB * 1024)}` }],
-    }));
+    server.registerTool(
+      `${verb}_${noun}`,
+      {
+        description: `${verb[0].toUpperCase()}${verb.slice(1)} a ${what} in the ${spec.domain}`,
+        inputSchema: { id: z.string().optional(), query: z.string().optional() },
+      },
+      async () => ({
+        content: [{ type: "text", text: `${verb} ${what}: ${"r".repeat(RESULT_KB * 1024)}` }],
+      }),
+    );
   }
   return server;
 }
@@ -93,12 +112,16 @@ export async function benchTools() {
       const after = await firstRequestTokens(base, "three servers");
       const growth = (after - before) / before;
       console.log(`MCP servers: ${Object.keys(SERVERS).length}, tools listed: ${listed}`);
-      console.log(`first request tokens, none active: ${before} without servers -> ${after} with (${(growth * 100).toFixed(1)}%, target within 10%: ${Math.abs(growth) <= 0.1 ? "met" : "missed"})`);
+      console.log(
+        `first request tokens, none active: ${before} without servers -> ${after} with (${(growth * 100).toFixed(1)}%, target within 10%: ${Math.abs(growth) <= 0.1 ? "met" : "missed"})`,
+      );
 
       const conv = (await post(base, "/v1/conversations", { title: "search" })).json.id;
       let hits = 0;
       for (const [query, want] of QUERIES) {
-        const { json } = await post(base, `/v1/conversations/${conv}/messages`, { content: `@tool tool_search ${JSON.stringify({ query })}` });
+        const { json } = await post(base, `/v1/conversations/${conv}/messages`, {
+          content: `@tool tool_search ${JSON.stringify({ query })}`,
+        });
         const result = json.messages.flatMap((m) => m.content).find((b) => b.type === "tool_result");
         const top = [...String(result.content).matchAll(/^- (\S+) \(/gm)].slice(0, 3).map((m) => m[1]);
         const hit = top.includes(want);
@@ -107,17 +130,29 @@ export async function benchTools() {
       }
       console.log(`tool_search hit@3: ${hits}/${QUERIES.length} (${((hits / QUERIES.length) * 100).toFixed(0)}%)`);
 
-      const long = (await post(base, "/v1/conversations", { title: "50 steps", settings: { maxToolIterations: STEPS + 5 } })).json.id;
+      const long = (
+        await post(base, "/v1/conversations", { title: "50 steps", settings: { maxToolIterations: STEPS + 5 } })
+      ).json.id;
       const tool = "mcp__files__get_file";
       await post(base, `/v1/conversations/${long}/messages`, { content: `@tool tool_activate {"name":"${tool}"}` });
       // The task names its items, as a user's list would: the in-turn compactor carries the ones not done yet.
       const ids = Array.from({ length: STEPS }, (_, i) => `file-${String(i + 1).padStart(3, "0")}`);
       const calls = ids.map((id) => `@tool ${tool} {"id":"${id}"}`);
       const started = Date.now();
-      const { json } = await post(base, `/v1/conversations/${long}/messages`, { content: `Read every file: ${ids.join(", ")}.\n@tools-per-step 1\n${calls.join("\n")}` });
-      const done = new Set(json.messages.flatMap((m) => m.content).filter((b) => b.type === "tool_use" && b.name === tool).map((b) => b.input.id));
+      const { json } = await post(base, `/v1/conversations/${long}/messages`, {
+        content: `Read every file: ${ids.join(", ")}.\n@tools-per-step 1\n${calls.join("\n")}`,
+      });
+      const done = new Set(
+        json.messages
+          .flatMap((m) => m.content)
+          .filter((b) => b.type === "tool_use" && b.name === tool)
+          .map((b) => b.input.id),
+      );
       const steps = json.messages.filter((m) => m.role === "assistant" && m.usage);
-      const inputs = steps.map((m) => m.usage.input_tokens + (m.usage.cache_read_input_tokens ?? 0) + (m.usage.cache_creation_input_tokens ?? 0));
+      const inputs = steps.map(
+        (m) =>
+          m.usage.input_tokens + (m.usage.cache_read_input_tokens ?? 0) + (m.usage.cache_creation_input_tokens ?? 0),
+      );
       const results = json.messages.flatMap((m) => m.content).filter((b) => b.type === "tool_result");
       const window = (await get(base, `/v1/conversations/${long}`)).settings.contextWindowTokens;
       console.log(

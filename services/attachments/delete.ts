@@ -13,27 +13,50 @@ import { cortexFor } from "../cortex/routing";
 import { deleteR2Prefix, deleteRowsInChunks } from "../purge";
 import type { AttachmentRow } from "./store";
 
-export async function purgeAttachment(env: Env, row: Pick<AttachmentRow, "id" | "tenantId" | "r2Key" | "uploadId" | "status">): Promise<void> {
-  if (row.status === "uploading" && row.uploadId) await env.BUCKET.resumeMultipartUpload(row.r2Key, row.uploadId).abort().catch(() => {});
+export async function purgeAttachment(
+  env: Env,
+  row: Pick<AttachmentRow, "id" | "tenantId" | "r2Key" | "uploadId" | "status">,
+): Promise<void> {
+  if (row.status === "uploading" && row.uploadId)
+    await env.BUCKET.resumeMultipartUpload(row.r2Key, row.uploadId)
+      .abort()
+      .catch(() => {});
   await deleteR2Prefix(env.BUCKET, attachmentPrefix(row.tenantId, row.id));
   const cortex = await cortexFor(env, row.tenantId);
   await cortex.purgeAttachment(row.tenantId, row.id);
   // Pages the D1 cortex still holds from before the shards go with the row, so a later move cannot bring them back.
-  await deleteRowsInChunks(env.DB, "cortex_docs", "tenant_id = ? AND kind = 'page' AND ref_id LIKE ?", [row.tenantId, pageRefPattern(row.id)]);
-  await drizzle(env.DB).delete(attachments).where(and(eq(attachments.tenantId, row.tenantId), eq(attachments.id, row.id)));
+  await deleteRowsInChunks(env.DB, "cortex_docs", "tenant_id = ? AND kind = 'page' AND ref_id LIKE ?", [
+    row.tenantId,
+    pageRefPattern(row.id),
+  ]);
+  await drizzle(env.DB)
+    .delete(attachments)
+    .where(and(eq(attachments.tenantId, row.tenantId), eq(attachments.id, row.id)));
   await cortex.purgeAttachment(row.tenantId, row.id);
 }
 
 /** Every attachment of the tenant's conversation or project, purged a page at a time. */
-export async function purgeAttachmentsOf(env: Env, tenantId: string, owner: { conversationId: string } | { projectId: string }): Promise<number> {
+export async function purgeAttachmentsOf(
+  env: Env,
+  tenantId: string,
+  owner: { conversationId: string } | { projectId: string },
+): Promise<number> {
   const where = and(
     eq(attachments.tenantId, tenantId),
-    "conversationId" in owner ? eq(attachments.conversationId, owner.conversationId) : eq(attachments.projectId, owner.projectId),
+    "conversationId" in owner
+      ? eq(attachments.conversationId, owner.conversationId)
+      : eq(attachments.projectId, owner.projectId),
   );
   let removed = 0;
   for (;;) {
     const results = await drizzle(env.DB)
-      .select({ id: attachments.id, tenantId: attachments.tenantId, r2Key: attachments.r2Key, uploadId: attachments.uploadId, status: attachments.status })
+      .select({
+        id: attachments.id,
+        tenantId: attachments.tenantId,
+        r2Key: attachments.r2Key,
+        uploadId: attachments.uploadId,
+        status: attachments.status,
+      })
       .from(attachments)
       .where(where)
       .orderBy(attachments.id)

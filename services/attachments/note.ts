@@ -21,13 +21,22 @@ export function humanBytes(n: number): string {
   return `${v.toFixed(v >= 100 ? 0 : 1)} ${units[u]}`;
 }
 
-export function attachmentNote(a: { id: string; name: string; type: string; size: number; facts: AttachmentFacts }): string {
+export function attachmentNote(a: {
+  id: string;
+  name: string;
+  type: string;
+  size: number;
+  facts: AttachmentFacts;
+}): string {
   const f = a.facts;
   const tier = a.size > LARGE ? "large" : a.size > SMALL ? "medium" : "small";
   const format = formatOfKind(f.kind);
-  const { facts, how } = format ? format.note(f, { arg: `"attachment_id":"${a.id}"`, size: a.size, tier }) : { facts: [], how: "No tool reads this type; its bytes are stored." };
+  const { facts, how } = format
+    ? format.note(f, { arg: `"attachment_id":"${a.id}"`, size: a.size, tier })
+    : { facts: [], how: "No tool reads this type; its bytes are stored." };
   if (f.problem) facts.push(`could not be inspected: ${f.problem}`);
-  const tierText = tier === "large" ? "large file: never read it whole" : tier === "medium" ? "medium file" : "small file";
+  const tierText =
+    tier === "large" ? "large file: never read it whole" : tier === "medium" ? "medium file" : "small file";
   return [
     `<attachment id="${a.id}" name="${a.name}">`,
     `${a.type}, ${humanBytes(a.size)} (${tierText})${facts.length ? `; ${facts.join("; ")}` : ""}.`,

@@ -10,7 +10,11 @@ import { getAttachmentRow, markIndexed, toAttachment, type AttachmentRow } from 
  * many of its pages are indexed, or null when the attachment was deleted meanwhile (its pages are
  * then removed here, since the delete may have swept before they landed).
  */
-export async function indexPdfPages(env: Pick<Env, "DB" | "CORTEX">, row: AttachmentRow, pages: readonly { page: number; text: string }[]): Promise<number | null> {
+export async function indexPdfPages(
+  env: Pick<Env, "DB" | "CORTEX">,
+  row: AttachmentRow,
+  pages: readonly { page: number; text: string }[],
+): Promise<number | null> {
   const db = env.DB;
   const cortex = await cortexFor(env, row.tenantId);
   await cortex.index(
@@ -33,7 +37,6 @@ export async function indexPdfPages(env: Pick<Env, "DB" | "CORTEX">, row: Attach
   }
   const indexed = await cortex.countIndexedPages(row.tenantId, row.id);
   const total = toAttachment(row).facts.pageCount ?? 0;
-  if (total && indexed >= total)
-    await markIndexed(db, row.tenantId, row.id);
+  if (total && indexed >= total) await markIndexed(db, row.tenantId, row.id);
   return indexed;
 }

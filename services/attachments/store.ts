@@ -32,7 +32,12 @@ export async function insertAttachment(db: D1Database, row: AttachmentRow): Prom
   await drizzle(db).insert(attachments).values(row);
 }
 
-export async function updateAttachment(db: D1Database, tenantId: string, id: string, change: Partial<Pick<AttachmentRow, "status" | "size" | "type" | "facts" | "uploadId">>): Promise<void> {
+export async function updateAttachment(
+  db: D1Database,
+  tenantId: string,
+  id: string,
+  change: Partial<Pick<AttachmentRow, "status" | "size" | "type" | "facts" | "uploadId">>,
+): Promise<void> {
   await drizzle(db)
     .update(attachments)
     .set({ ...change, updatedAt: new Date().toISOString() })
@@ -41,12 +46,29 @@ export async function updateAttachment(db: D1Database, tenantId: string, id: str
 
 /** Tenant-scoped: another tenant's id is simply not found. */
 export async function getAttachmentRow(db: D1Database, tenantId: string, id: string): Promise<AttachmentRow | null> {
-  return (await drizzle(db).select().from(attachments).where(and(eq(attachments.tenantId, tenantId), eq(attachments.id, id))).get()) ?? null;
+  return (
+    (await drizzle(db)
+      .select()
+      .from(attachments)
+      .where(and(eq(attachments.tenantId, tenantId), eq(attachments.id, id)))
+      .get()) ?? null
+  );
 }
 
 /** The conversation's finished uploads, oldest first, after the id `after` when given. */
-export async function listAttachmentRows(db: D1Database, tenantId: string, conversationId: string, limit: number, after?: string): Promise<AttachmentRow[]> {
-  const where = and(eq(attachments.tenantId, tenantId), eq(attachments.conversationId, conversationId), eq(attachments.status, "ready"), after ? gt(attachments.id, after) : undefined);
+export async function listAttachmentRows(
+  db: D1Database,
+  tenantId: string,
+  conversationId: string,
+  limit: number,
+  after?: string,
+): Promise<AttachmentRow[]> {
+  const where = and(
+    eq(attachments.tenantId, tenantId),
+    eq(attachments.conversationId, conversationId),
+    eq(attachments.status, "ready"),
+    after ? gt(attachments.id, after) : undefined,
+  );
   return drizzle(db).select().from(attachments).where(where).orderBy(attachments.id).limit(limit);
 }
 
@@ -71,15 +93,35 @@ export type UploadRef = Pick<AttachmentRow, "id" | "tenantId" | "r2Key" | "uploa
  * Uploads still open (of every tenant, for the cron sweep): single-request ones last touched
  * before `singleBefore`, multipart ones before `multipartBefore`.
  */
-export async function staleUploads(db: D1Database, singleBefore: string, multipartBefore: string, limit: number): Promise<UploadRef[]> {
+export async function staleUploads(
+  db: D1Database,
+  singleBefore: string,
+  multipartBefore: string,
+  limit: number,
+): Promise<UploadRef[]> {
   return drizzle(db)
-    .select({ id: attachments.id, tenantId: attachments.tenantId, r2Key: attachments.r2Key, uploadId: attachments.uploadId })
+    .select({
+      id: attachments.id,
+      tenantId: attachments.tenantId,
+      r2Key: attachments.r2Key,
+      uploadId: attachments.uploadId,
+    })
     .from(attachments)
-    .where(and(eq(attachments.status, "uploading"), or(and(isNull(attachments.uploadId), lt(attachments.updatedAt, singleBefore)), lt(attachments.updatedAt, multipartBefore))))
+    .where(
+      and(
+        eq(attachments.status, "uploading"),
+        or(
+          and(isNull(attachments.uploadId), lt(attachments.updatedAt, singleBefore)),
+          lt(attachments.updatedAt, multipartBefore),
+        ),
+      ),
+    )
     .limit(limit);
 }
 
 /** Removes the row only while its upload is still open: one that completed meanwhile stays. */
 export async function deleteOpenUpload(db: D1Database, id: string): Promise<void> {
-  await drizzle(db).delete(attachments).where(and(eq(attachments.id, id), eq(attachments.status, "uploading")));
+  await drizzle(db)
+    .delete(attachments)
+    .where(and(eq(attachments.id, id), eq(attachments.status, "uploading")));
 }

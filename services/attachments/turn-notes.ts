@@ -8,7 +8,9 @@ import type { ContentBlock } from "../../core/types";
 import { getAttachmentRow, toAttachment } from "./store";
 
 /** A turn's content with its files joined, or the first id that is not a ready attachment of the tenant. */
-export type AttachedTurn = { kind: "attached"; content: ContentBlock[]; activate: string[] } | { kind: "unknown"; id: string };
+export type AttachedTurn =
+  | { kind: "attached"; content: ContentBlock[]; activate: string[] }
+  | { kind: "unknown"; id: string };
 
 interface TurnAttachments {
   notes: ContentBlock[];
@@ -16,7 +18,11 @@ interface TurnAttachments {
 }
 
 /** The notes and tools for `ids`, or the first id that is not a ready attachment of this tenant. */
-async function resolveTurnAttachments(db: D1Database, tenantId: string, ids: readonly string[] | undefined): Promise<({ kind: "resolved" } & TurnAttachments) | { kind: "unknown"; id: string }> {
+async function resolveTurnAttachments(
+  db: D1Database,
+  tenantId: string,
+  ids: readonly string[] | undefined,
+): Promise<({ kind: "resolved" } & TurnAttachments) | { kind: "unknown"; id: string }> {
   const notes: ContentBlock[] = [];
   const tools = new Set<string>();
   for (const id of new Set(ids ?? [])) {
@@ -34,10 +40,17 @@ async function resolveTurnAttachments(db: D1Database, tenantId: string, ids: rea
  * A turn's content with its attached files joined: their notes ahead of the text, and the tools
  * they need to activate. The one place both turn paths (HTTP and websocket frames) build it.
  */
-export async function withAttachments(options: { db: D1Database; tenantId: string; ids: readonly string[] | undefined; content: ContentBlock[] }): Promise<AttachedTurn> {
+export async function withAttachments(options: {
+  db: D1Database;
+  tenantId: string;
+  ids: readonly string[] | undefined;
+  content: ContentBlock[];
+}): Promise<AttachedTurn> {
   const { db, tenantId, ids, content } = options;
   const attached = await resolveTurnAttachments(db, tenantId, ids);
-  return attached.kind === "unknown" ? attached : { kind: "attached", content: [...attached.notes, ...content], activate: attached.tools };
+  return attached.kind === "unknown"
+    ? attached
+    : { kind: "attached", content: [...attached.notes, ...content], activate: attached.tools };
 }
 
 export const unknownAttachmentMessage = (id: string) => `attachments: unknown attachment ${JSON.stringify(id)}`;

@@ -17,20 +17,31 @@ export interface LegacyCortexRow {
 /** Rows after `afterRowid` in rowid order: a page of the move, whichever tenants it holds. */
 export async function readLegacyRows(db: D1Database, afterRowid: number, limit: number): Promise<LegacyCortexRow[]> {
   const { results } = await db
-    .prepare(`SELECT rowid, doc_id, tenant_id, conversation_id, kind, ref_id, seq, role, created_at, body FROM cortex_docs WHERE rowid > ? ORDER BY rowid LIMIT ?`)
+    .prepare(
+      `SELECT rowid, doc_id, tenant_id, conversation_id, kind, ref_id, seq, role, created_at, body FROM cortex_docs WHERE rowid > ? ORDER BY rowid LIMIT ?`,
+    )
     .bind(afterRowid, limit)
     .all<LegacyCortexRow>();
   return results;
 }
 
 /** Writes one tenant's moved rows into its shard (`db` is the shard's); rows of another tenant are refused. */
-export async function importLegacyRows(db: D1Database, tenantId: string, rows: readonly LegacyCortexRow[]): Promise<number> {
+export async function importLegacyRows(
+  db: D1Database,
+  tenantId: string,
+  rows: readonly LegacyCortexRow[],
+): Promise<number> {
   const upsert = db.prepare(
     `INSERT INTO cortex_docs (doc_id, tenant_id, conversation_id, kind, ref_id, seq, role, created_at, body)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
      ON CONFLICT(doc_id) DO NOTHING`,
   );
   const own = rows.filter((r) => r.tenant_id === tenantId);
-  if (own.length) await db.batch(own.map((r) => upsert.bind(r.doc_id, r.tenant_id, r.conversation_id, r.kind, r.ref_id, r.seq, r.role, r.created_at, r.body)));
+  if (own.length)
+    await db.batch(
+      own.map((r) =>
+        upsert.bind(r.doc_id, r.tenant_id, r.conversation_id, r.kind, r.ref_id, r.seq, r.role, r.created_at, r.body),
+      ),
+    );
   return own.length;
 }

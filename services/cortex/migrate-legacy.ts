@@ -20,5 +20,10 @@ export async function migrateLegacyCortex(env: Env, cursor: number, limit: numbe
   let moved = 0;
   for (const [tenantId, own] of byTenant) moved += await (await cortexFor(env, tenantId)).importLegacy(tenantId, own);
   const last = rows[rows.length - 1];
-  return { scanned: rows.length, moved, tenants: byTenant.size, next: rows.length === limit ? String(last.rowid) : null };
+  return {
+    scanned: rows.length,
+    moved,
+    tenants: byTenant.size,
+    next: rows.length === limit ? String(last.rowid) : null,
+  };
 }

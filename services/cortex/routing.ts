@@ -21,7 +21,11 @@ const routes = new Map<string, { shard: string; at: number }>();
 export async function shardNameOf(db: D1Database, tenantId: string, now = Date.now()): Promise<string> {
   const cached = routes.get(tenantId);
   if (cached && now - cached.at < ROUTE_TTL_MS) return cached.shard;
-  const row = await drizzle(db).select({ shard: cortexShards.shard }).from(cortexShards).where(eq(cortexShards.tenantId, tenantId)).get();
+  const row = await drizzle(db)
+    .select({ shard: cortexShards.shard })
+    .from(cortexShards)
+    .where(eq(cortexShards.tenantId, tenantId))
+    .get();
   const shard = shardFor(tenantId, row?.shard);
   routes.set(tenantId, { shard, at: now });
   return shard;
@@ -30,7 +34,10 @@ export async function shardNameOf(db: D1Database, tenantId: string, now = Date.n
 /** Records (or changes) a tenant's shard. Callers moving a tenant copy its rows first. */
 export async function assignShard(db: D1Database, tenantId: string, shard: string): Promise<void> {
   const at = new Date().toISOString();
-  await drizzle(db).insert(cortexShards).values({ tenantId, shard, assignedAt: at }).onConflictDoUpdate({ target: cortexShards.tenantId, set: { shard, assignedAt: at } });
+  await drizzle(db)
+    .insert(cortexShards)
+    .values({ tenantId, shard, assignedAt: at })
+    .onConflictDoUpdate({ target: cortexShards.tenantId, set: { shard, assignedAt: at } });
   routes.delete(tenantId);
 }
 

@@ -13,7 +13,11 @@ class SqlStatement {
 
   bind(...params: unknown[]): SqlStatement {
     // D1 binds undefined as NULL; SqlStorage refuses it.
-    return new SqlStatement(this.storage, this.query, params.map((p) => (p === undefined ? null : (p as Value))));
+    return new SqlStatement(
+      this.storage,
+      this.query,
+      params.map((p) => (p === undefined ? null : (p as Value))),
+    );
   }
 
   runSync(): { results: Record<string, SqlStorageValue>[]; changes: number } {
@@ -43,10 +47,12 @@ export function d1OverDurableSql(storage: DurableObjectStorage): D1Database {
   const db = {
     prepare: (query: string) => new SqlStatement(storage, query),
     batch: async (statements: SqlStatement[]) =>
-      storage.transactionSync(() => statements.map((s) => {
-        const { results, changes } = s.runSync();
-        return { results, success: true, meta: { changes } };
-      })),
+      storage.transactionSync(() =>
+        statements.map((s) => {
+          const { results, changes } = s.runSync();
+          return { results, success: true, meta: { changes } };
+        }),
+      ),
   };
   return db as unknown as D1Database;
 }

@@ -52,7 +52,12 @@ export function fts5Idf(rows: number, hits: number): number {
 }
 
 /** The ranking's idf: the shard's counts plus the background's, in Lucene's form. */
-export function blendedIdf(rows: number, hits: number, backgroundHits: number, backgroundDocuments: number = BACKGROUND_DOCUMENTS): number {
+export function blendedIdf(
+  rows: number,
+  hits: number,
+  backgroundHits: number,
+  backgroundDocuments: number = BACKGROUND_DOCUMENTS,
+): number {
   const n = rows + backgroundDocuments;
   const h = hits + backgroundHits;
   return Math.log(1 + (n - h + 0.5) / (h + 0.5));
@@ -62,8 +67,15 @@ export function blendedIdf(rows: number, hits: number, backgroundHits: number, b
  * Each query word's factor on FTS5's bm25 for that word alone, which swaps FTS5's idf for the
  * blended one. `rows` is FTS5's own row count (the shard's), `hits` how many rows each word matches.
  */
-export function phraseWeights(rows: number, words: readonly string[], hits: readonly number[], background: TermBackground = shippedBackground()): number[] {
-  return words.map((word, i) => blendedIdf(rows, hits[i], background.hits(word), background.documents) / fts5Idf(rows, hits[i]));
+export function phraseWeights(
+  rows: number,
+  words: readonly string[],
+  hits: readonly number[],
+  background: TermBackground = shippedBackground(),
+): number[] {
+  return words.map(
+    (word, i) => blendedIdf(rows, hits[i], background.hits(word), background.documents) / fts5Idf(rows, hits[i]),
+  );
 }
 
 /**
@@ -73,7 +85,13 @@ export function phraseWeights(rows: number, words: readonly string[], hits: read
  */
 export function fts5RowCount(averages: unknown): number | null {
   const bytes =
-    averages instanceof Uint8Array ? averages : averages instanceof ArrayBuffer ? new Uint8Array(averages) : Array.isArray(averages) ? Uint8Array.from(averages as number[]) : null;
+    averages instanceof Uint8Array
+      ? averages
+      : averages instanceof ArrayBuffer
+        ? new Uint8Array(averages)
+        : Array.isArray(averages)
+          ? Uint8Array.from(averages as number[])
+          : null;
   if (!bytes?.length) return null;
   let value = 0;
   for (let i = 0; i < bytes.length && i < 9; i++) {

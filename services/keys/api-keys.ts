@@ -25,18 +25,46 @@ export const newSecret = (): string => `ck_${randomToken(32)}`;
 export const isKeyId = (v: string): boolean => isId("key", v) || v === "key_dev";
 export const isTenantId = (v: string): boolean => isId("ten", v) || v === "dev";
 
-export async function keyRow(tenantId: string, secret: string, name: string | null, expiresAt: string | null, createdAt: string) {
-  return { id: sortableId("key"), tenantId, keyHash: await sha256Hex(secret), last4: secret.slice(-4), name, expiresAt, createdAt };
+export async function keyRow(
+  tenantId: string,
+  secret: string,
+  name: string | null,
+  expiresAt: string | null,
+  createdAt: string,
+) {
+  return {
+    id: sortableId("key"),
+    tenantId,
+    keyHash: await sha256Hex(secret),
+    last4: secret.slice(-4),
+    name,
+    expiresAt,
+    createdAt,
+  };
 }
 
-const record = { id: apiKeys.id, name: apiKeys.name, last4: apiKeys.last4, createdAt: apiKeys.createdAt, expiresAt: apiKeys.expiresAt, revokedAt: apiKeys.revokedAt };
+const record = {
+  id: apiKeys.id,
+  name: apiKeys.name,
+  last4: apiKeys.last4,
+  createdAt: apiKeys.createdAt,
+  expiresAt: apiKeys.expiresAt,
+  revokedAt: apiKeys.revokedAt,
+};
 
 /** Active: not revoked and not expired at `nowIso` (ISO strings of one format compare as times). */
 const activeKeysOf = (db: D1Database, tenantId: string, nowIso: string, exceptId = "") =>
   drizzle(db)
     .select({ n: count() })
     .from(apiKeys)
-    .where(and(eq(apiKeys.tenantId, tenantId), ne(apiKeys.id, exceptId), isNull(apiKeys.revokedAt), or(isNull(apiKeys.expiresAt), gt(apiKeys.expiresAt, nowIso))));
+    .where(
+      and(
+        eq(apiKeys.tenantId, tenantId),
+        ne(apiKeys.id, exceptId),
+        isNull(apiKeys.revokedAt),
+        or(isNull(apiKeys.expiresAt), gt(apiKeys.expiresAt, nowIso)),
+      ),
+    );
 
 export async function tenantExists(db: D1Database, tenantId: string): Promise<boolean> {
   if (!isTenantId(tenantId)) return false;
@@ -52,11 +80,18 @@ export function outlivesCreator(creatorExpiresAt: string | null, expiresAt: stri
   if (creatorExpiresAt === null) return null;
   const why = `the key making this one expires at ${creatorExpiresAt}, and a key cannot make one that outlives it`;
   if (expiresAt === null) return `expiresAt: required, at or before ${creatorExpiresAt}: ${why}`;
-  return Date.parse(expiresAt) > Date.parse(creatorExpiresAt) ? `expiresAt: must be at or before ${creatorExpiresAt}: ${why}` : null;
+  return Date.parse(expiresAt) > Date.parse(creatorExpiresAt)
+    ? `expiresAt: must be at or before ${creatorExpiresAt}: ${why}`
+    : null;
 }
 
 /** A new key for the tenant, or "limit" when it already has MAX_ACTIVE_KEYS active keys. */
-export async function createKey(db: D1Database, tenantId: string, opts: { name: string | null; expiresAt: string | null }, now = new Date()): Promise<{ key: KeyRecord; apiKey: string } | "limit"> {
+export async function createKey(
+  db: D1Database,
+  tenantId: string,
+  opts: { name: string | null; expiresAt: string | null },
+  now = new Date(),
+): Promise<{ key: KeyRecord; apiKey: string } | "limit"> {
   const apiKey = newSecret();
   const row = await keyRow(tenantId, apiKey, opts.name, opts.expiresAt, now.toISOString());
   // INSERT ... SELECT from the tenant's own row, so the cap is checked in the inserting statement.
@@ -78,7 +113,17 @@ export async function createKey(db: D1Database, tenantId: string, opts: { name: 
         .where(and(eq(tenants.id, tenantId), lt(activeKeysOf(db, tenantId, row.createdAt), MAX_ACTIVE_KEYS))),
     );
   if (!inserted.meta.changes) return "limit";
-  return { key: { id: row.id, name: row.name, last4: row.last4, createdAt: row.createdAt, expiresAt: row.expiresAt, revokedAt: null }, apiKey };
+  return {
+    key: {
+      id: row.id,
+      name: row.name,
+      last4: row.last4,
+      createdAt: row.createdAt,
+      expiresAt: row.expiresAt,
+      revokedAt: null,
+    },
+    apiKey,
+  };
 }
 
 /** The tenant's keys, newest first, revoked ones included (they stay listed with revokedAt). */
@@ -94,7 +139,13 @@ export async function listKeys(db: D1Database, tenantId: string, limit: number, 
 
 export async function getKey(db: D1Database, tenantId: string, keyId: string): Promise<KeyRecord | null> {
   if (!isKeyId(keyId)) return null;
-  return (await drizzle(db).select(record).from(apiKeys).where(and(eq(apiKeys.tenantId, tenantId), eq(apiKeys.id, keyId))).get()) ?? null;
+  return (
+    (await drizzle(db)
+      .select(record)
+      .from(apiKeys)
+      .where(and(eq(apiKeys.tenantId, tenantId), eq(apiKeys.id, keyId)))
+      .get()) ?? null
+  );
 }
 
 export type RevokeOutcome = { key: KeyRecord; revokedHash: string | null } | "not_found" | "last_key";
@@ -103,7 +154,13 @@ export type RevokeOutcome = { key: KeyRecord; revokedHash: string | null } | "no
  * Revokes the tenant's key. Revoking a revoked key changes nothing and answers it as it is.
  * Unless `allowLast`, the tenant's last active key stays: "last_key".
  */
-export async function revokeKey(db: D1Database, tenantId: string, keyId: string, allowLast: boolean, now = new Date()): Promise<RevokeOutcome> {
+export async function revokeKey(
+  db: D1Database,
+  tenantId: string,
+  keyId: string,
+  allowLast: boolean,
+  now = new Date(),
+): Promise<RevokeOutcome> {
   if (!isKeyId(keyId)) return "not_found";
   const nowIso = now.toISOString();
   const keepsOne = allowLast ? undefined : gt(activeKeysOf(db, tenantId, nowIso, keyId), 0);

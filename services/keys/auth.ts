@@ -42,7 +42,10 @@ export async function keyForHash(env: Env, keyHash: string, now = Date.now()): P
     .where(and(eq(apiKeys.keyHash, keyHash), isNull(apiKeys.revokedAt)))
     .get();
   const expires = row?.expiresAt ? Date.parse(row.expiresAt) : Infinity;
-  const entry = { key: row && expires > now ? { tenantId: row.tenantId, keyId: row.keyId } : null, until: Math.min(now + AUTH_CACHE_MS, expires) };
+  const entry = {
+    key: row && expires > now ? { tenantId: row.tenantId, keyId: row.keyId } : null,
+    until: Math.min(now + AUTH_CACHE_MS, expires),
+  };
   // Revoked here while D1 answered: the answer is stale, and the colo's tombstone must stay alone.
   if (cache.revokedSince(keyHash, now)) return null;
   // A cache that fails costs a D1 read next time, never a refused request.
@@ -81,13 +84,19 @@ export function forgetIsolateKeys(): void {
 }
 
 /** Creates a tenant and its first key; the plaintext key is returned once and never stored. */
-export async function createTenant(env: Env, name: string): Promise<{ tenant: { id: string; name: string; createdAt: string }; apiKey: string } | null> {
+export async function createTenant(
+  env: Env,
+  name: string,
+): Promise<{ tenant: { id: string; name: string; createdAt: string }; apiKey: string } | null> {
   const db = drizzle(env.DB);
   const existing = await db.select({ id: tenants.id }).from(tenants).where(eq(tenants.name, name)).get();
   if (existing) return null;
   const tenant = { id: sortableId("ten"), name, createdAt: new Date().toISOString() };
   const apiKey = newSecret();
-  await db.batch([db.insert(tenants).values(tenant), db.insert(apiKeys).values(await keyRow(tenant.id, apiKey, "default", null, tenant.createdAt))]);
+  await db.batch([
+    db.insert(tenants).values(tenant),
+    db.insert(apiKeys).values(await keyRow(tenant.id, apiKey, "default", null, tenant.createdAt)),
+  ]);
   return { tenant, apiKey };
 }
 
@@ -101,7 +110,10 @@ export function ensureDevTenant(env: Env): Promise<void> {
     const now = new Date().toISOString();
     await db.insert(tenants).values({ id: DEV_TENANT_ID, name: "dev", createdAt: now }).onConflictDoNothing();
     const row = { ...(await keyRow(DEV_TENANT_ID, envConfig(env).DEV_API_KEY, "dev", null, now)), id: "key_dev" };
-    await db.insert(apiKeys).values(row).onConflictDoUpdate({ target: apiKeys.id, set: { keyHash: row.keyHash, last4: row.last4 } });
+    await db
+      .insert(apiKeys)
+      .values(row)
+      .onConflictDoUpdate({ target: apiKeys.id, set: { keyHash: row.keyHash, last4: row.last4 } });
   })().catch((err) => {
     devBootstrap = null;
     throw err;

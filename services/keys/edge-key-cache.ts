@@ -40,13 +40,19 @@ export async function readEdgeKey(keyHash: string, now: number): Promise<CachedK
 export async function writeEdgeKey(keyHash: string, entry: CachedKey, now: number): Promise<void> {
   const seconds = Math.ceil((entry.until - now) / 1000);
   if (seconds <= 0) return;
-  await (await open()).put(keyUrl(keyHash), Response.json(entry, { headers: { "cache-control": `max-age=${seconds}` } }));
+  await (await open()).put(
+    keyUrl(keyHash),
+    Response.json(entry, { headers: { "cache-control": `max-age=${seconds}` } }),
+  );
 }
 
 /** Refuses the key in this colo until `until` (when every entry a lookup begun before now could write has lapsed). */
 export async function revokeEdgeKey(keyHash: string, until: number, now: number): Promise<void> {
   const cache = await open();
   const seconds = Math.ceil((until - now) / 1000);
-  await cache.put(revokedUrl(keyHash), Response.json({ until }, { headers: { "cache-control": `max-age=${seconds}` } }));
+  await cache.put(
+    revokedUrl(keyHash),
+    Response.json({ until }, { headers: { "cache-control": `max-age=${seconds}` } }),
+  );
   await cache.delete(keyUrl(keyHash));
 }

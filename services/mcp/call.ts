@@ -9,28 +9,54 @@ import { endpointOf, listWith } from "./listing";
 import { mcpResultOutput, type McpResultOutput } from "./results";
 import { getMcpServer, saveMcpListing } from "./servers";
 
-export async function callMcpTool(env: Env, tenantId: string, serverId: string, mcpName: string, args: Record<string, unknown>): Promise<McpResultOutput & { listChanged?: boolean }> {
+export async function callMcpTool(
+  env: Env,
+  tenantId: string,
+  serverId: string,
+  mcpName: string,
+  args: Record<string, unknown>,
+): Promise<McpResultOutput & { listChanged?: boolean }> {
   const row = await getMcpServer(env.DB, tenantId, serverId);
   if (!row) return { content: "this MCP server is no longer registered", isError: true };
   let listChanged = false;
   let conn: Awaited<ReturnType<typeof connectMcp>>;
   try {
-    conn = await connectMcp(env, await endpointOf(env, row), { timeoutMs: row.timeoutMs, onToolsChanged: () => (listChanged = true) });
+    conn = await connectMcp(env, await endpointOf(env, row), {
+      timeoutMs: row.timeoutMs,
+      onToolsChanged: () => (listChanged = true),
+    });
   } catch (err) {
     return { content: `could not reach MCP server "${row.name}": ${message(err)}`, isError: true };
   }
   try {
-    const result = await conn.guard(conn.client.callTool({ name: mcpName, arguments: args }, undefined, { timeout: row.timeoutMs }));
+    const result = await conn.guard(
+      conn.client.callTool({ name: mcpName, arguments: args }, undefined, { timeout: row.timeoutMs }),
+    );
     if (listChanged) {
       const { tools, truncated } = await listWith(conn, row.name, row.timeoutMs);
-      await saveMcpListing(env.DB, tenantId, row.id, { transport: conn.transport, tools, listedAt: new Date().toISOString(), error: truncated ? "tool list truncated" : null });
+      await saveMcpListing(env.DB, tenantId, row.id, {
+        transport: conn.transport,
+        tools,
+        listedAt: new Date().toISOString(),
+        error: truncated ? "tool list truncated" : null,
+      });
     }
     const output = mcpResultOutput(result);
     const textBytes = new TextEncoder().encode(output.content).byteLength;
-    if (textBytes > MCP_MAX_RESULT_TEXT_BYTES) return { content: `MCP tool ${mcpName} on "${row.name}" returned ${textBytes} bytes of text, more than the ${MCP_MAX_RESULT_TEXT_BYTES} one MCP tool result may hold; none of it is kept`, isError: true, ...(listChanged ? { listChanged } : {}) };
+    if (textBytes > MCP_MAX_RESULT_TEXT_BYTES)
+      return {
+        content: `MCP tool ${mcpName} on "${row.name}" returned ${textBytes} bytes of text, more than the ${MCP_MAX_RESULT_TEXT_BYTES} one MCP tool result may hold; none of it is kept`,
+        isError: true,
+        ...(listChanged ? { listChanged } : {}),
+      };
     return { ...output, ...(listChanged ? { listChanged } : {}) };
   } catch (err) {
-    const why = err instanceof McpTimeout || /timed? ?out/i.test(message(err)) ? `no answer within ${row.timeoutMs} ms` : err instanceof OutboundRefused ? message(err) : message(err);
+    const why =
+      err instanceof McpTimeout || /timed? ?out/i.test(message(err))
+        ? `no answer within ${row.timeoutMs} ms`
+        : err instanceof OutboundRefused
+          ? message(err)
+          : message(err);
     return { content: `MCP tool ${mcpName} on "${row.name}" failed: ${why}`, isError: true };
   } finally {
     await conn.close();

@@ -29,7 +29,10 @@ export class OutboundRefused extends Error {}
  * Every outbound request of an MCP connection: the URL checked, redirects never followed by fetch
  * itself, and, given a cap, each answer's messages counted as they are read (message-cap.ts).
  */
-export function checkedFetch(env: { ALLOW_LOOPBACK_TOOLS?: string }, cap?: { limit: number; onOver: (err: McpMessageTooLarge) => void }): typeof fetch {
+export function checkedFetch(
+  env: { ALLOW_LOOPBACK_TOOLS?: string },
+  cap?: { limit: number; onOver: (err: McpMessageTooLarge) => void },
+): typeof fetch {
   return (async (input: RequestInfo | URL, init?: RequestInit) => {
     const url = typeof input === "string" ? input : input instanceof URL ? input.href : input.url;
     const check = checkOutboundUrl(url, { allowLoopback: loopbackAllowed(env) });
@@ -44,7 +47,11 @@ export function checkedFetch(env: { ALLOW_LOOPBACK_TOOLS?: string }, cap?: { lim
  * schemas with `new Function` — refused by deployed Workers. The platform hands the model the
  * result's content blocks, never structuredContent, so it takes structured output as it comes.
  */
-const acceptStructuredOutput: jsonSchemaValidator = { getValidator: <T>(): JsonSchemaValidator<T> => (input: unknown) => ({ valid: true, data: input as T, errorMessage: undefined }) };
+const acceptStructuredOutput: jsonSchemaValidator = {
+  getValidator:
+    <T>(): JsonSchemaValidator<T> =>
+    (input: unknown) => ({ valid: true, data: input as T, errorMessage: undefined }),
+};
 
 export interface McpConnection {
   client: Client;
@@ -57,7 +64,11 @@ export interface McpConnection {
   close(): Promise<void>;
 }
 
-export async function connectMcp(env: { ALLOW_LOOPBACK_TOOLS?: string }, endpoint: McpEndpoint, opts: { timeoutMs: number; onToolsChanged?: () => void }): Promise<McpConnection> {
+export async function connectMcp(
+  env: { ALLOW_LOOPBACK_TOOLS?: string },
+  endpoint: McpEndpoint,
+  opts: { timeoutMs: number; onToolsChanged?: () => void },
+): Promise<McpConnection> {
   const check = checkOutboundUrl(endpoint.url, { allowLoopback: loopbackAllowed(env) });
   if (!check.ok) throw new OutboundRefused(`url: ${check.reason}`);
   const init: RequestInit = endpoint.auth ? { headers: { [endpoint.auth.name]: endpoint.auth.value } } : {};
@@ -79,9 +90,16 @@ export async function connectMcp(env: { ALLOW_LOOPBACK_TOOLS?: string }, endpoin
   };
   const transportOpts = { fetch: checkedFetch(env, { limit: MCP_MAX_MESSAGE_BYTES, onOver }), requestInit: init };
   const attempt = async (kind: McpTransportKind): Promise<McpConnection> => {
-    const client = new Client({ name: "context-chat", version: "1.0.0" }, { jsonSchemaValidator: acceptStructuredOutput });
-    if (opts.onToolsChanged) client.setNotificationHandler(ToolListChangedNotificationSchema, async () => opts.onToolsChanged!());
-    const transport: Transport = kind === "streamable-http" ? new StreamableHTTPClientTransport(check.url, transportOpts) : new SSEClientTransport(check.url, { ...transportOpts, eventSourceInit: { fetch: transportOpts.fetch } });
+    const client = new Client(
+      { name: "context-chat", version: "1.0.0" },
+      { jsonSchemaValidator: acceptStructuredOutput },
+    );
+    if (opts.onToolsChanged)
+      client.setNotificationHandler(ToolListChangedNotificationSchema, async () => opts.onToolsChanged!());
+    const transport: Transport =
+      kind === "streamable-http"
+        ? new StreamableHTTPClientTransport(check.url, transportOpts)
+        : new SSEClientTransport(check.url, { ...transportOpts, eventSourceInit: { fetch: transportOpts.fetch } });
     try {
       await withTimeout(guard(client.connect(transport, { timeout: opts.timeoutMs })), opts.timeoutMs, "connecting");
     } catch (err) {

@@ -13,20 +13,38 @@ const MAX_DESCRIPTION = 1_000;
 export const authOwner = (row: Pick<McpServerRow, "tenantId" | "id">) => `${row.tenantId}:${row.id}:mcp-auth`;
 
 export async function endpointOf(env: Env, row: McpServerRow): Promise<McpEndpoint> {
-  return { url: row.url, auth: row.authSealed ? (JSON.parse(await open(env, authOwner(row), row.authSealed)) as { name: string; value: string }) : null };
+  return {
+    url: row.url,
+    auth: row.authSealed
+      ? (JSON.parse(await open(env, authOwner(row), row.authSealed)) as { name: string; value: string })
+      : null,
+  };
 }
 
-export async function listWith(conn: McpConnection, server: string, timeoutMs: number): Promise<{ tools: McpToolEntry[]; truncated: boolean }> {
+export async function listWith(
+  conn: McpConnection,
+  server: string,
+  timeoutMs: number,
+): Promise<{ tools: McpToolEntry[]; truncated: boolean }> {
   const tools: McpToolEntry[] = [];
   const seen = new Set<string>();
   let cursor: string | undefined;
   do {
-    const page = await withTimeout(conn.guard(conn.client.listTools(cursor ? { cursor } : {}, { timeout: timeoutMs })), timeoutMs, "listing tools");
+    const page = await withTimeout(
+      conn.guard(conn.client.listTools(cursor ? { cursor } : {}, { timeout: timeoutMs })),
+      timeoutMs,
+      "listing tools",
+    );
     for (const t of page.tools) {
       const name = await mcpToolName(server, t.name);
       if (seen.has(name)) continue;
       seen.add(name);
-      tools.push({ name, mcpName: t.name, description: (t.description ?? t.title ?? t.name).slice(0, MAX_DESCRIPTION), inputSchema: t.inputSchema as Record<string, unknown> });
+      tools.push({
+        name,
+        mcpName: t.name,
+        description: (t.description ?? t.title ?? t.name).slice(0, MAX_DESCRIPTION),
+        inputSchema: t.inputSchema as Record<string, unknown>,
+      });
       if (tools.length >= MAX_TOOLS_PER_SERVER) return { tools, truncated: true };
     }
     cursor = page.nextCursor;
@@ -42,7 +60,12 @@ export async function refreshListing(env: Env, row: McpServerRow): Promise<McpSe
     const conn = await connectMcp(env, await endpointOf(env, row), { timeoutMs: row.timeoutMs });
     try {
       const { tools, truncated } = await listWith(conn, row.name, row.timeoutMs);
-      listing = { transport: conn.transport, tools, listedAt, error: truncated ? `only the first ${MAX_TOOLS_PER_SERVER} tools are listed` : null };
+      listing = {
+        transport: conn.transport,
+        tools,
+        listedAt,
+        error: truncated ? `only the first ${MAX_TOOLS_PER_SERVER} tools are listed` : null,
+      };
     } finally {
       await conn.close();
     }

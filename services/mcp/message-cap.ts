@@ -5,7 +5,9 @@
 
 export class McpMessageTooLarge extends Error {
   constructor(readonly limit: number) {
-    super(`a message from the server passed ${limit} bytes (the most one MCP message may carry); nothing past that was read`);
+    super(
+      `a message from the server passed ${limit} bytes (the most one MCP message may carry); nothing past that was read`,
+    );
   }
 }
 

@@ -27,13 +27,17 @@ function toBlock(c: McpContent): TextBlock | ImageBlock {
       return { type: "text", text: String((c as { text: string }).text) };
     case "image": {
       const { data, mimeType } = c as { data: string; mimeType: string };
-      const check = typeof data === "string" ? checkBase64Image(mimeType, data) : { ok: false as const, problem: "no base64 data" };
+      const check =
+        typeof data === "string" ? checkBase64Image(mimeType, data) : { ok: false as const, problem: "no base64 data" };
       if (!check.ok) return { type: "text", text: `[image not shown: ${check.problem}]` };
       return { type: "image", source: { type: "base64", media_type: mimeType, data } };
     }
     case "resource_link": {
       const l = c as { uri: string; name?: string; mimeType?: string; description?: string };
-      return { type: "text", text: `[resource link: ${l.name ?? l.uri} <${l.uri}>${l.mimeType ? ` ${l.mimeType}` : ""}${l.description ? ` — ${l.description}` : ""}]` };
+      return {
+        type: "text",
+        text: `[resource link: ${l.name ?? l.uri} <${l.uri}>${l.mimeType ? ` ${l.mimeType}` : ""}${l.description ? ` — ${l.description}` : ""}]`,
+      };
     }
     case "resource": {
       const r = (c as { resource: { uri: string; mimeType?: string; text?: string; blob?: string } }).resource;
@@ -48,12 +52,25 @@ function toBlock(c: McpContent): TextBlock | ImageBlock {
   }
 }
 
-export function mcpResultOutput(result: { content?: unknown; isError?: unknown; structuredContent?: unknown; toolResult?: unknown }): McpResultOutput {
+export function mcpResultOutput(result: {
+  content?: unknown;
+  isError?: unknown;
+  structuredContent?: unknown;
+  toolResult?: unknown;
+}): McpResultOutput {
   const items = Array.isArray(result.content) ? (result.content as McpContent[]) : [];
   const blocks = items.map(toBlock);
   // structuredContent without content, or the 2024-10-07 protocol's toolResult: JSON text.
   const structured = result.structuredContent ?? result.toolResult;
   if (!blocks.length && structured !== undefined) blocks.push({ type: "text", text: JSON.stringify(structured) });
-  const content = blocks.filter((b): b is TextBlock => b.type === "text").map((b) => b.text).join("\n") || (blocks.length ? "(image)" : "(no content)");
-  return { content, ...(result.isError ? { isError: true } : {}), ...(blocks.some((b) => b.type === "image") ? { blocks } : {}) };
+  const content =
+    blocks
+      .filter((b): b is TextBlock => b.type === "text")
+      .map((b) => b.text)
+      .join("\n") || (blocks.length ? "(image)" : "(no content)");
+  return {
+    content,
+    ...(result.isError ? { isError: true } : {}),
+    ...(blocks.some((b) => b.type === "image") ? { blocks } : {}),
+  };
 }

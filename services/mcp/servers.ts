@@ -25,11 +25,25 @@ export interface McpListing {
 
 export class McpNameTaken extends Error {}
 
-const isUniqueViolation = (err: unknown) => /UNIQUE constraint failed/i.test(String((err as Error)?.message ?? err) + String((err as { cause?: Error })?.cause?.message ?? ""));
+const isUniqueViolation = (err: unknown) =>
+  /UNIQUE constraint failed/i.test(
+    String((err as Error)?.message ?? err) + String((err as { cause?: Error })?.cause?.message ?? ""),
+  );
 
-export async function createMcpServer(db: D1Database, row: Omit<McpServerRow, "createdAt" | "updatedAt" | "tools" | "toolsListedAt" | "toolsError" | "transport">): Promise<McpServerRow> {
+export async function createMcpServer(
+  db: D1Database,
+  row: Omit<McpServerRow, "createdAt" | "updatedAt" | "tools" | "toolsListedAt" | "toolsError" | "transport">,
+): Promise<McpServerRow> {
   const now = new Date().toISOString();
-  const full: McpServerRow = { ...row, transport: null, tools: "[]", toolsListedAt: null, toolsError: null, createdAt: now, updatedAt: now };
+  const full: McpServerRow = {
+    ...row,
+    transport: null,
+    tools: "[]",
+    toolsListedAt: null,
+    toolsError: null,
+    createdAt: now,
+    updatedAt: now,
+  };
   try {
     await drizzle(db).insert(mcpServers).values(full);
   } catch (err) {
@@ -42,10 +56,21 @@ export async function createMcpServer(db: D1Database, row: Omit<McpServerRow, "c
 export const newMcpServerId = () => sortableId("mcp");
 
 export async function getMcpServer(db: D1Database, tenantId: string, id: string): Promise<McpServerRow | null> {
-  return (await drizzle(db).select().from(mcpServers).where(and(eq(mcpServers.tenantId, tenantId), eq(mcpServers.id, id))).get()) ?? null;
+  return (
+    (await drizzle(db)
+      .select()
+      .from(mcpServers)
+      .where(and(eq(mcpServers.tenantId, tenantId), eq(mcpServers.id, id)))
+      .get()) ?? null
+  );
 }
 
-export async function listMcpServers(db: D1Database, tenantId: string, limit: number, before?: string): Promise<McpServerRow[]> {
+export async function listMcpServers(
+  db: D1Database,
+  tenantId: string,
+  limit: number,
+  before?: string,
+): Promise<McpServerRow[]> {
   return drizzle(db)
     .select()
     .from(mcpServers)
@@ -55,12 +80,27 @@ export async function listMcpServers(db: D1Database, tenantId: string, limit: nu
 }
 
 /** The servers a conversation sees: the tenant-wide ones and its project's. */
-export async function mcpServersInScope(db: D1Database, tenantId: string, projectId: string | null): Promise<McpServerRow[]> {
-  const scope = projectId ? or(isNull(mcpServers.projectId), eq(mcpServers.projectId, projectId)) : isNull(mcpServers.projectId);
-  return drizzle(db).select().from(mcpServers).where(and(eq(mcpServers.tenantId, tenantId), scope)).orderBy(mcpServers.name);
+export async function mcpServersInScope(
+  db: D1Database,
+  tenantId: string,
+  projectId: string | null,
+): Promise<McpServerRow[]> {
+  const scope = projectId
+    ? or(isNull(mcpServers.projectId), eq(mcpServers.projectId, projectId))
+    : isNull(mcpServers.projectId);
+  return drizzle(db)
+    .select()
+    .from(mcpServers)
+    .where(and(eq(mcpServers.tenantId, tenantId), scope))
+    .orderBy(mcpServers.name);
 }
 
-export async function updateMcpServer(db: D1Database, tenantId: string, id: string, change: Partial<Pick<McpServerRow, "name" | "url" | "authSealed" | "projectId" | "timeoutMs">>): Promise<McpServerRow | null> {
+export async function updateMcpServer(
+  db: D1Database,
+  tenantId: string,
+  id: string,
+  change: Partial<Pick<McpServerRow, "name" | "url" | "authSealed" | "projectId" | "timeoutMs">>,
+): Promise<McpServerRow | null> {
   try {
     const rows = await drizzle(db)
       .update(mcpServers)
@@ -74,25 +114,44 @@ export async function updateMcpServer(db: D1Database, tenantId: string, id: stri
   }
 }
 
-export async function saveMcpListing(db: D1Database, tenantId: string, id: string, listing: McpListing): Promise<McpServerRow | null> {
+export async function saveMcpListing(
+  db: D1Database,
+  tenantId: string,
+  id: string,
+  listing: McpListing,
+): Promise<McpServerRow | null> {
   // A failed listing keeps the last good tool list: a server that is down for a moment does not
   // take its tools away; the error says why the list may be stale.
   const failed = listing.error !== null && listing.transport === null;
   const set = failed
     ? { toolsListedAt: listing.listedAt, toolsError: listing.error }
-    : { transport: listing.transport, tools: JSON.stringify(listing.tools), toolsListedAt: listing.listedAt, toolsError: listing.error };
-  const rows = await drizzle(db).update(mcpServers).set(set).where(and(eq(mcpServers.tenantId, tenantId), eq(mcpServers.id, id))).returning();
+    : {
+        transport: listing.transport,
+        tools: JSON.stringify(listing.tools),
+        toolsListedAt: listing.listedAt,
+        toolsError: listing.error,
+      };
+  const rows = await drizzle(db)
+    .update(mcpServers)
+    .set(set)
+    .where(and(eq(mcpServers.tenantId, tenantId), eq(mcpServers.id, id)))
+    .returning();
   return rows[0] ?? null;
 }
 
 export async function deleteMcpServer(db: D1Database, tenantId: string, id: string): Promise<boolean> {
-  const rows = await drizzle(db).delete(mcpServers).where(and(eq(mcpServers.tenantId, tenantId), eq(mcpServers.id, id))).returning({ id: mcpServers.id });
+  const rows = await drizzle(db)
+    .delete(mcpServers)
+    .where(and(eq(mcpServers.tenantId, tenantId), eq(mcpServers.id, id)))
+    .returning({ id: mcpServers.id });
   return rows.length > 0;
 }
 
 /** A deleted project takes its MCP servers with it (their sealed headers included). */
 export async function deleteProjectMcpServers(db: D1Database, tenantId: string, projectId: string): Promise<void> {
-  await drizzle(db).delete(mcpServers).where(and(eq(mcpServers.tenantId, tenantId), eq(mcpServers.projectId, projectId)));
+  await drizzle(db)
+    .delete(mcpServers)
+    .where(and(eq(mcpServers.tenantId, tenantId), eq(mcpServers.projectId, projectId)));
 }
 
 export const cachedTools = (row: McpServerRow): McpToolEntry[] => JSON.parse(row.tools) as McpToolEntry[];

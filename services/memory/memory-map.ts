@@ -6,21 +6,33 @@ import { count, desc, eq, max, min } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
 import { conversations, memoryEpisodes, memoryNotes } from "../../db/schema";
 
-const STOPWORDS = new Set("about after again also among been before being between both could does doing down during each from further have having here into itself just more most once only other over same should some such than that their them then there these they this those through under until very were what when where which while whom will with would your yours conversation".split(" "));
+const STOPWORDS = new Set(
+  "about after again also among been before being between both could does doing down during each from further have having here into itself just more most once only other over same should some such than that their them then there these they this those through under until very were what when where which while whom will with would your yours conversation".split(
+    " ",
+  ),
+);
 const TOPICS = 10;
 
 export const utcDay = (now = Date.now()): string => new Date(now).toISOString().slice(0, 10);
 
 export async function memoryMapFor(db: D1Database, tenantId: string, day: string): Promise<string> {
-  const stored = await db.prepare(`SELECT body FROM memory_maps WHERE tenant_id = ? AND day = ?`).bind(tenantId, day).first<{ body: string }>();
+  const stored = await db
+    .prepare(`SELECT body FROM memory_maps WHERE tenant_id = ? AND day = ?`)
+    .bind(tenantId, day)
+    .first<{ body: string }>();
   if (stored) return stored.body;
   const body = await computeMemoryMap(db, tenantId, day);
   await db
-    .prepare(`INSERT INTO memory_maps (tenant_id, day, body, created_at) VALUES (?, ?, ?, ?) ON CONFLICT(tenant_id, day) DO NOTHING`)
+    .prepare(
+      `INSERT INTO memory_maps (tenant_id, day, body, created_at) VALUES (?, ?, ?, ?) ON CONFLICT(tenant_id, day) DO NOTHING`,
+    )
     .bind(tenantId, day, body, new Date().toISOString())
     .run();
   // Read back: if another conversation computed it first, use its bytes.
-  const winner = await db.prepare(`SELECT body FROM memory_maps WHERE tenant_id = ? AND day = ?`).bind(tenantId, day).first<{ body: string }>();
+  const winner = await db
+    .prepare(`SELECT body FROM memory_maps WHERE tenant_id = ? AND day = ?`)
+    .bind(tenantId, day)
+    .first<{ body: string }>();
   return winner?.body ?? body;
 }
 
@@ -33,11 +45,30 @@ interface Span {
 export async function computeMemoryMap(db: D1Database, tenantId: string, day: string): Promise<string> {
   const d = drizzle(db);
   const [[notes], [episodes], [convs], noteWords, convWords] = await d.batch([
-    d.select({ n: count(), first: min(memoryNotes.createdAt), last: max(memoryNotes.updatedAt) }).from(memoryNotes).where(eq(memoryNotes.tenantId, tenantId)),
-    d.select({ n: count(), first: min(memoryEpisodes.day), last: max(memoryEpisodes.day) }).from(memoryEpisodes).where(eq(memoryEpisodes.tenantId, tenantId)),
-    d.select({ n: count(), first: min(conversations.createdAt), last: max(conversations.updatedAt) }).from(conversations).where(eq(conversations.tenantId, tenantId)),
-    d.select({ title: memoryNotes.title, tags: memoryNotes.tags }).from(memoryNotes).where(eq(memoryNotes.tenantId, tenantId)).orderBy(desc(memoryNotes.updatedAt)).limit(200),
-    d.select({ title: conversations.title }).from(conversations).where(eq(conversations.tenantId, tenantId)).orderBy(desc(conversations.updatedAt)).limit(200),
+    d
+      .select({ n: count(), first: min(memoryNotes.createdAt), last: max(memoryNotes.updatedAt) })
+      .from(memoryNotes)
+      .where(eq(memoryNotes.tenantId, tenantId)),
+    d
+      .select({ n: count(), first: min(memoryEpisodes.day), last: max(memoryEpisodes.day) })
+      .from(memoryEpisodes)
+      .where(eq(memoryEpisodes.tenantId, tenantId)),
+    d
+      .select({ n: count(), first: min(conversations.createdAt), last: max(conversations.updatedAt) })
+      .from(conversations)
+      .where(eq(conversations.tenantId, tenantId)),
+    d
+      .select({ title: memoryNotes.title, tags: memoryNotes.tags })
+      .from(memoryNotes)
+      .where(eq(memoryNotes.tenantId, tenantId))
+      .orderBy(desc(memoryNotes.updatedAt))
+      .limit(200),
+    d
+      .select({ title: conversations.title })
+      .from(conversations)
+      .where(eq(conversations.tenantId, tenantId))
+      .orderBy(desc(conversations.updatedAt))
+      .limit(200),
   ]);
   const topics = topicsOf(
     noteWords.flatMap((r) => [...(JSON.parse(r.tags) as string[]), r.title]),
@@ -46,7 +77,10 @@ export async function computeMemoryMap(db: D1Database, tenantId: string, day: st
   return renderMemoryMap(day, { notes, episodes, conversations: convs, topics });
 }
 
-export function renderMemoryMap(day: string, m: { notes: Span; episodes: Span; conversations: Span; topics: string[] }): string {
+export function renderMemoryMap(
+  day: string,
+  m: { notes: Span; episodes: Span; conversations: Span; topics: string[] },
+): string {
   const range = (s: Span) => (s.n ? `${s.n}, ${s.first!.slice(0, 10)} to ${s.last!.slice(0, 10)}` : "none");
   return [
     `<memory_map day="${day}">`,

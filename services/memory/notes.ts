@@ -45,7 +45,11 @@ const noteDoc = (tenantId: string, n: Note): CortexDoc => ({
   body: [n.title, n.text, n.tags.length ? `tags: ${n.tags.join(", ")}` : ""].filter(Boolean).join("\n"),
 });
 
-export async function createNote(env: MemoryEnv, tenantId: string, input: { title?: string; text: string; tags?: string[]; sourceConversationId?: string | null }): Promise<Note> {
+export async function createNote(
+  env: MemoryEnv,
+  tenantId: string,
+  input: { title?: string; text: string; tags?: string[]; sourceConversationId?: string | null },
+): Promise<Note> {
   const now = new Date().toISOString();
   const note: Note = {
     id: sortableId("mem"),
@@ -56,23 +60,45 @@ export async function createNote(env: MemoryEnv, tenantId: string, input: { titl
     createdAt: now,
     updatedAt: now,
   };
-  await drizzle(env.DB).insert(memoryNotes).values({ id: note.id, tenantId, title: note.title, body: note.text, tags: JSON.stringify(note.tags), sourceConversationId: note.sourceConversationId, createdAt: now, updatedAt: now });
+  await drizzle(env.DB)
+    .insert(memoryNotes)
+    .values({
+      id: note.id,
+      tenantId,
+      title: note.title,
+      body: note.text,
+      tags: JSON.stringify(note.tags),
+      sourceConversationId: note.sourceConversationId,
+      createdAt: now,
+      updatedAt: now,
+    });
   await (await cortexFor(env, tenantId)).index(tenantId, [noteDoc(tenantId, note)]);
   return note;
 }
 
 export async function getNote(db: D1Database, tenantId: string, id: string): Promise<Note | null> {
-  const row = await drizzle(db).select().from(memoryNotes).where(and(eq(memoryNotes.tenantId, tenantId), eq(memoryNotes.id, id))).get();
+  const row = await drizzle(db)
+    .select()
+    .from(memoryNotes)
+    .where(and(eq(memoryNotes.tenantId, tenantId), eq(memoryNotes.id, id)))
+    .get();
   return row ? toNote(row) : null;
 }
 
 export async function listNotes(db: D1Database, tenantId: string, limit: number, before?: string): Promise<Note[]> {
-  const where = before ? and(eq(memoryNotes.tenantId, tenantId), lt(memoryNotes.id, before)) : eq(memoryNotes.tenantId, tenantId);
+  const where = before
+    ? and(eq(memoryNotes.tenantId, tenantId), lt(memoryNotes.id, before))
+    : eq(memoryNotes.tenantId, tenantId);
   const rows = await drizzle(db).select().from(memoryNotes).where(where).orderBy(desc(memoryNotes.id)).limit(limit);
   return rows.map(toNote);
 }
 
-export async function updateNote(env: MemoryEnv, tenantId: string, id: string, change: { title?: string; text?: string; tags?: string[] }): Promise<Note | null> {
+export async function updateNote(
+  env: MemoryEnv,
+  tenantId: string,
+  id: string,
+  change: { title?: string; text?: string; tags?: string[] },
+): Promise<Note | null> {
   const db = env.DB;
   const current = await getNote(db, tenantId, id);
   if (!current) return null;
@@ -86,37 +112,85 @@ export async function updateNote(env: MemoryEnv, tenantId: string, id: string, c
 }
 
 export async function deleteNote(env: MemoryEnv, tenantId: string, id: string): Promise<boolean> {
-  const res = await drizzle(env.DB).delete(memoryNotes).where(and(eq(memoryNotes.tenantId, tenantId), eq(memoryNotes.id, id))).returning({ id: memoryNotes.id });
+  const res = await drizzle(env.DB)
+    .delete(memoryNotes)
+    .where(and(eq(memoryNotes.tenantId, tenantId), eq(memoryNotes.id, id)))
+    .returning({ id: memoryNotes.id });
   if (!res.length) return false;
   await (await cortexFor(env, tenantId)).deleteDoc(tenantId, "memory", id);
   // A note from before the shards: its D1 row goes too, so a later move cannot bring it back.
-  await env.DB.prepare(`DELETE FROM cortex_docs WHERE tenant_id = ? AND kind = 'memory' AND ref_id = ?`).bind(tenantId, id).run();
+  await env.DB.prepare(`DELETE FROM cortex_docs WHERE tenant_id = ? AND kind = 'memory' AND ref_id = ?`)
+    .bind(tenantId, id)
+    .run();
   return true;
 }
 
 /** Records a fold's summary as a dated episode of its conversation. Idempotent per fold job. */
-export async function recordEpisode(env: MemoryEnv, e: { tenantId: string; conversationId: string; foldJobId: string; throughSeq: number; summary: string; at: string }): Promise<void> {
+export async function recordEpisode(
+  env: MemoryEnv,
+  e: { tenantId: string; conversationId: string; foldJobId: string; throughSeq: number; summary: string; at: string },
+): Promise<void> {
   const db = env.DB;
-  const existing = await drizzle(db).select({ id: memoryEpisodes.id }).from(memoryEpisodes).where(eq(memoryEpisodes.foldJobId, e.foldJobId)).get();
+  const existing = await drizzle(db)
+    .select({ id: memoryEpisodes.id })
+    .from(memoryEpisodes)
+    .where(eq(memoryEpisodes.foldJobId, e.foldJobId))
+    .get();
   const id = existing?.id ?? sortableId("epi");
   if (!existing) {
     await drizzle(db)
       .insert(memoryEpisodes)
-      .values({ id, tenantId: e.tenantId, conversationId: e.conversationId, foldJobId: e.foldJobId, day: e.at.slice(0, 10), throughSeq: e.throughSeq, body: e.summary, createdAt: e.at })
+      .values({
+        id,
+        tenantId: e.tenantId,
+        conversationId: e.conversationId,
+        foldJobId: e.foldJobId,
+        day: e.at.slice(0, 10),
+        throughSeq: e.throughSeq,
+        body: e.summary,
+        createdAt: e.at,
+      })
       .onConflictDoNothing();
   }
   const row = await drizzle(db).select().from(memoryEpisodes).where(eq(memoryEpisodes.foldJobId, e.foldJobId)).get();
   if (!row) return;
-  await (await cortexFor(env, e.tenantId)).index(e.tenantId, [{ tenantId: e.tenantId, kind: "episode", refId: row.id, conversationId: e.conversationId, seq: e.throughSeq, role: null, createdAt: row.createdAt, body: row.body }]);
+  await (await cortexFor(env, e.tenantId)).index(e.tenantId, [
+    {
+      tenantId: e.tenantId,
+      kind: "episode",
+      refId: row.id,
+      conversationId: e.conversationId,
+      seq: e.throughSeq,
+      role: null,
+      createdAt: row.createdAt,
+      body: row.body,
+    },
+  ]);
 }
 
 export async function getEpisode(db: D1Database, tenantId: string, id: string): Promise<EpisodeRow | null> {
-  return (await drizzle(db).select().from(memoryEpisodes).where(and(eq(memoryEpisodes.tenantId, tenantId), eq(memoryEpisodes.id, id))).get()) ?? null;
+  return (
+    (await drizzle(db)
+      .select()
+      .from(memoryEpisodes)
+      .where(and(eq(memoryEpisodes.tenantId, tenantId), eq(memoryEpisodes.id, id)))
+      .get()) ?? null
+  );
 }
 
 /** Newest first; `before` is the last episode id of the previous page. */
-export async function listEpisodes(db: D1Database, tenantId: string, limit: number, conversationId?: string, before?: string): Promise<EpisodeRow[]> {
-  const where = and(eq(memoryEpisodes.tenantId, tenantId), conversationId ? eq(memoryEpisodes.conversationId, conversationId) : undefined, before ? lt(memoryEpisodes.id, before) : undefined);
+export async function listEpisodes(
+  db: D1Database,
+  tenantId: string,
+  limit: number,
+  conversationId?: string,
+  before?: string,
+): Promise<EpisodeRow[]> {
+  const where = and(
+    eq(memoryEpisodes.tenantId, tenantId),
+    conversationId ? eq(memoryEpisodes.conversationId, conversationId) : undefined,
+    before ? lt(memoryEpisodes.id, before) : undefined,
+  );
   return drizzle(db).select().from(memoryEpisodes).where(where).orderBy(desc(memoryEpisodes.id)).limit(limit);
 }
 

@@ -15,7 +15,9 @@ export type SettingsModel = { ok: true; entry: ModelEntry } | { ok: false; messa
  * A model a turn runs on: `movedFrom` when the conversation's model retired and its replacement
  * answers instead; `transient` when the Models API could not be asked (worth a retry).
  */
-export type TurnModel = { ok: true; entry: ModelEntry; movedFrom?: { id: string; retiredOn: string } } | { ok: false; message: string; transient?: boolean };
+export type TurnModel =
+  | { ok: true; entry: ModelEntry; movedFrom?: { id: string; retiredOn: string } }
+  | { ok: false; message: string; transient?: boolean };
 
 const HIT_TTL_MS = 60 * 60 * 1000;
 const MISS_TTL_MS = 5 * 60 * 1000;
@@ -40,7 +42,10 @@ export function forgetModelLookups(): void {
  * What the Models API says of `id`: its info, null when it does not know the model, or an error
  * message when it could not be asked (no model configured, the API unreachable).
  */
-type ModelsApiAnswer = { kind: "known"; info: ModelInfoLike } | { kind: "unknown" } | { kind: "unreachable"; error: string };
+type ModelsApiAnswer =
+  | { kind: "known"; info: ModelInfoLike }
+  | { kind: "unknown" }
+  | { kind: "unreachable"; error: string };
 
 const known = (info: ModelInfoLike | null): ModelsApiAnswer => (info ? { kind: "known", info } : { kind: "unknown" });
 
@@ -64,7 +69,10 @@ async function askModelsApi(env: ModelEnv, id: string, client?: Anthropic): Prom
       remember(id, null, MISS_TTL_MS);
       return { kind: "unknown" };
     }
-    return { kind: "unreachable", error: `Anthropic's Models API could not be asked (${err instanceof Error ? err.message : String(err)})` };
+    return {
+      kind: "unreachable",
+      error: `Anthropic's Models API could not be asked (${err instanceof Error ? err.message : String(err)})`,
+    };
   }
 }
 
@@ -73,15 +81,36 @@ async function askModelsApi(env: ModelEnv, id: string, client?: Anthropic): Prom
  * model; a retired one is refused naming its replacement; an unknown one is accepted when the
  * Models API knows it and it has not retired.
  */
-export async function resolveSettingsModel(env: ModelEnv, id: string, field = "settings.model", client?: Anthropic): Promise<SettingsModel> {
+export async function resolveSettingsModel(
+  env: ModelEnv,
+  id: string,
+  field = "settings.model",
+  client?: Anthropic,
+): Promise<SettingsModel> {
   const found = findModel(id);
   if (found.kind === "current") return { ok: true, entry: found.entry };
-  if (found.kind === "retired") return { ok: false, message: `${field}: ${id} retired on ${found.retiredOn}; use ${found.replacement.id} (${found.replacement.name}), its replacement` };
+  if (found.kind === "retired")
+    return {
+      ok: false,
+      message: `${field}: ${id} retired on ${found.retiredOn}; use ${found.replacement.id} (${found.replacement.name}), its replacement`,
+    };
   const asked = await askModelsApi(env, id, client);
-  if (asked.kind === "unreachable") return { ok: false, message: `${field}: ${id} is not in the model catalog (GET /v1/models) and could not be checked: ${asked.error}` };
-  if (asked.kind === "unknown") return { ok: false, message: `${field}: unknown model ${id}: not in the model catalog (GET /v1/models), and Anthropic's Models API does not know it` };
+  if (asked.kind === "unreachable")
+    return {
+      ok: false,
+      message: `${field}: ${id} is not in the model catalog (GET /v1/models) and could not be checked: ${asked.error}`,
+    };
+  if (asked.kind === "unknown")
+    return {
+      ok: false,
+      message: `${field}: unknown model ${id}: not in the model catalog (GET /v1/models), and Anthropic's Models API does not know it`,
+    };
   const { info } = asked;
-  if (info.lifecycle === "retired") return { ok: false, message: `${field}: ${id} has retired (Anthropic's Models API says so); pick a current model from GET /v1/models` };
+  if (info.lifecycle === "retired")
+    return {
+      ok: false,
+      message: `${field}: ${id} has retired (Anthropic's Models API says so); pick a current model from GET /v1/models`,
+    };
   return { ok: true, entry: entryFromModelInfo(info, utcDay()) };
 }
 
@@ -93,17 +122,35 @@ export async function resolveSettingsModel(env: ModelEnv, id: string, field = "s
 export async function resolveTurnModel(env: ModelEnv, id: string, client?: Anthropic): Promise<TurnModel> {
   const found = findModel(id);
   if (found.kind === "current") return { ok: true, entry: found.entry };
-  if (found.kind === "retired") return { ok: true, entry: found.replacement, movedFrom: { id, retiredOn: found.retiredOn } };
+  if (found.kind === "retired")
+    return { ok: true, entry: found.replacement, movedFrom: { id, retiredOn: found.retiredOn } };
   const asked = await askModelsApi(env, id, client);
-  if (asked.kind === "unreachable") return { ok: false, message: `the model ${id} is not in the catalog and could not be checked: ${asked.error}`, transient: true };
-  if (asked.kind === "unknown") return { ok: false, message: `the model ${id} is unknown to the catalog and to Anthropic's Models API; choose one from GET /v1/models` };
+  if (asked.kind === "unreachable")
+    return {
+      ok: false,
+      message: `the model ${id} is not in the catalog and could not be checked: ${asked.error}`,
+      transient: true,
+    };
+  if (asked.kind === "unknown")
+    return {
+      ok: false,
+      message: `the model ${id} is unknown to the catalog and to Anthropic's Models API; choose one from GET /v1/models`,
+    };
   const { info } = asked;
-  if (info.lifecycle === "retired") return { ok: true, entry: catalogEntry(DEFAULT_MODEL)!, movedFrom: { id, retiredOn: (info.retires_at ?? utcDay()).slice(0, 10) } };
+  if (info.lifecycle === "retired")
+    return {
+      ok: true,
+      entry: catalogEntry(DEFAULT_MODEL)!,
+      movedFrom: { id, retiredOn: (info.retires_at ?? utcDay()).slice(0, 10) },
+    };
   return { ok: true, entry: entryFromModelInfo(info, utcDay()) };
 }
 
 /** The model new conversations get: DEFAULT_MODEL (the variable) when it resolves, its replacement when it retired, else the catalog's default. */
-export async function defaultModelEntry(env: ModelEnv & { DEFAULT_MODEL?: string }, client?: Anthropic): Promise<ModelEntry> {
+export async function defaultModelEntry(
+  env: ModelEnv & { DEFAULT_MODEL?: string },
+  client?: Anthropic,
+): Promise<ModelEntry> {
   const configured = envConfig(env).DEFAULT_MODEL;
   const resolved = await resolveTurnModel(env, configured, client);
   if (resolved.ok) return resolved.entry;
@@ -120,21 +167,33 @@ export async function checkSettings(env: ModelEnv, settings: Settings, client?: 
   const model = await resolveSettingsModel(env, settings.model, "settings.model", client);
   if (!model.ok) return model;
   if (settings.refusalFallbackModel !== null) {
-    const fallback = await resolveSettingsModel(env, settings.refusalFallbackModel, "settings.refusalFallbackModel", client);
+    const fallback = await resolveSettingsModel(
+      env,
+      settings.refusalFallbackModel,
+      "settings.refusalFallbackModel",
+      client,
+    );
     if (!fallback.ok) return fallback;
   }
   const problem = crossCheckSettings(settings, model.entry);
   return problem ? { ok: false, message: problem } : model;
 }
 
-export type PlannedPatch = { ok: true; patch: SettingsPatch; from: ModelEntry | null; to: ModelEntry } | { ok: false; message: string };
+export type PlannedPatch =
+  | { ok: true; patch: SettingsPatch; from: ModelEntry | null; to: ModelEntry }
+  | { ok: false; message: string };
 
 /**
  * A settings patch with the models it involves resolved: the conversation's current model (`from`;
  * null when it retired or is unknown), the model the patch leaves it on (`to`). A conversation whose
  * model retired moves to the replacement with any patch that does not name a model itself.
  */
-export async function planSettingsPatch(env: ModelEnv, current: Settings, patch: SettingsPatch, client?: Anthropic): Promise<PlannedPatch> {
+export async function planSettingsPatch(
+  env: ModelEnv,
+  current: Settings,
+  patch: SettingsPatch,
+  client?: Anthropic,
+): Promise<PlannedPatch> {
   const now = await resolveTurnModel(env, current.model, client);
   const from = now.ok && !now.movedFrom ? now.entry : null;
   const wanted = { ...patch };
@@ -145,9 +204,18 @@ export async function planSettingsPatch(env: ModelEnv, current: Settings, patch:
     if (!named.ok) return named;
     to = named.entry;
   } else if (from) to = from;
-  else return { ok: false, message: now.ok ? `settings.model: ${current.model} cannot be used` : `settings.model: ${now.message}` };
+  else
+    return {
+      ok: false,
+      message: now.ok ? `settings.model: ${current.model} cannot be used` : `settings.model: ${now.message}`,
+    };
   if (wanted.refusalFallbackModel) {
-    const fallback = await resolveSettingsModel(env, wanted.refusalFallbackModel, "settings.refusalFallbackModel", client);
+    const fallback = await resolveSettingsModel(
+      env,
+      wanted.refusalFallbackModel,
+      "settings.refusalFallbackModel",
+      client,
+    );
     if (!fallback.ok) return fallback;
   }
   return { ok: true, patch: wanted, from, to };

@@ -1,12 +1,7 @@
 // The R2 side of a conversation: the head object and the immutable message batches. R2 is the
 // record; the DO's SQLite is rebuilt from what is written here.
 import type { StoredMessage } from "../../core/types";
-import {
-  conversationHeadKey,
-  messageBatchKey,
-  messageBatchPrefix,
-  messageBatchStartAfter,
-} from "../../r2-layout";
+import { conversationHeadKey, messageBatchKey, messageBatchPrefix, messageBatchStartAfter } from "../../r2-layout";
 import type { ConversationHead } from "./conversation-head";
 import { PermanentError, withRetry } from "./retry";
 
@@ -14,10 +9,16 @@ const JSON_META = { httpMetadata: { contentType: "application/json" } };
 
 export async function writeHead(bucket: R2Bucket, head: ConversationHead): Promise<void> {
   // A whole-object overwrite: repeating it is harmless.
-  await withRetry("head write", () => bucket.put(conversationHeadKey(head.tenantId, head.id), JSON.stringify(head), JSON_META));
+  await withRetry("head write", () =>
+    bucket.put(conversationHeadKey(head.tenantId, head.id), JSON.stringify(head), JSON_META),
+  );
 }
 
-export async function readHead(bucket: R2Bucket, tenantId: string, conversationId: string): Promise<ConversationHead | null> {
+export async function readHead(
+  bucket: R2Bucket,
+  tenantId: string,
+  conversationId: string,
+): Promise<ConversationHead | null> {
   const head = await withRetry("head read", async () => {
     const obj = await bucket.get(conversationHeadKey(tenantId, conversationId));
     return obj ? ((await obj.json()) as ConversationHead) : null;
@@ -33,7 +34,11 @@ export async function readHead(bucket: R2Bucket, tenantId: string, conversationI
  * may have landed before its answer was lost, so the batch counts as written only if the stored
  * bytes are exactly these.
  */
-export async function writeBatch(bucket: R2Bucket, head: ConversationHead, messages: readonly StoredMessage[]): Promise<string> {
+export async function writeBatch(
+  bucket: R2Bucket,
+  head: ConversationHead,
+  messages: readonly StoredMessage[],
+): Promise<string> {
   const key = messageBatchKey(head.tenantId, head.id, messages[0].seq, messages[messages.length - 1].seq);
   const body = JSON.stringify({ conversationId: head.id, messages });
   await withRetry("message batch write", async (attempt) => {
@@ -57,7 +62,9 @@ export async function* readBatchesAfter(
   let cursor: string | undefined;
   const startAfter = afterSeq > 0 ? messageBatchStartAfter(tenantId, conversationId, afterSeq) : undefined;
   do {
-    const page = await withRetry("batch listing", () => bucket.list({ prefix, cursor, startAfter: cursor ? undefined : startAfter, limit: 1000 }));
+    const page = await withRetry("batch listing", () =>
+      bucket.list({ prefix, cursor, startAfter: cursor ? undefined : startAfter, limit: 1000 }),
+    );
     for (const obj of page.objects) {
       const parsed = await withRetry("batch read", async () => {
         const body = await bucket.get(obj.key);

@@ -6,7 +6,11 @@ const DELAYS_MS = [25, 100, 400];
 /** An error that retrying cannot fix (e.g. a conflict): thrown at once. */
 export class PermanentError extends Error {}
 
-export async function withRetry<T>(what: string, op: (attempt: number) => Promise<T>, delays: readonly number[] = DELAYS_MS): Promise<T> {
+export async function withRetry<T>(
+  what: string,
+  op: (attempt: number) => Promise<T>,
+  delays: readonly number[] = DELAYS_MS,
+): Promise<T> {
   for (let attempt = 0; ; attempt++) {
     try {
       return await op(attempt);

@@ -12,11 +12,20 @@ const EMBED_BATCH = 100;
 const EMBED_CHARS = 4000;
 
 /** The vector's id: a digest of tenant and document, within Vectorize's 64-byte id limit. */
-export const vectorId = async (tenantId: string, docId: string) => (await sha256Hex(`${tenantId}\n${docId}`)).slice(0, 40);
+export const vectorId = async (tenantId: string, docId: string) =>
+  (await sha256Hex(`${tenantId}\n${docId}`)).slice(0, 40);
 
 /** Brings the tenant's vectors up to date with its cortex documents; returns how many were embedded. */
-export async function catchUp(db: D1Database, path: SemanticPath, tenantId: string, maxDocs = CATCH_UP_MAX_DOCS): Promise<number> {
-  const gone = await db.prepare(`SELECT vec_id AS id FROM cortex_vectors_gone WHERE tenant_id = ? LIMIT 1000`).bind(tenantId).all<{ id: string }>();
+export async function catchUp(
+  db: D1Database,
+  path: SemanticPath,
+  tenantId: string,
+  maxDocs = CATCH_UP_MAX_DOCS,
+): Promise<number> {
+  const gone = await db
+    .prepare(`SELECT vec_id AS id FROM cortex_vectors_gone WHERE tenant_id = ? LIMIT 1000`)
+    .bind(tenantId)
+    .all<{ id: string }>();
   if (gone.results.length) {
     const ids = gone.results.map((r) => r.id);
     await path.index.delete(tenantId, ids);
@@ -34,7 +43,10 @@ export async function catchUp(db: D1Database, path: SemanticPath, tenantId: stri
     const batch = results.slice(i, i + EMBED_BATCH);
     const vectors = await path.embedder.embed(batch.map((r) => r.body.slice(0, EMBED_CHARS)));
     const ids = await Promise.all(batch.map((r) => vectorId(tenantId, r.docId)));
-    await path.index.upsert(tenantId, batch.map((_, j) => ({ id: ids[j], vector: vectors[j] })));
+    await path.index.upsert(
+      tenantId,
+      batch.map((_, j) => ({ id: ids[j], vector: vectors[j] })),
+    );
     const mark = db.prepare(`INSERT OR REPLACE INTO cortex_embedded (doc_id, tenant_id, vec_id) VALUES (?, ?, ?)`);
     await db.batch(batch.map((r, j) => mark.bind(r.docId, tenantId, ids[j])));
   }

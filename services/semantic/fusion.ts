@@ -33,7 +33,14 @@ export function semanticFusion(path: SemanticPath): CortexFusion {
 type Filters = Parameters<CortexFusion["page"]>[3];
 
 /** The tenant's documents nearest the query, best first, one hit per document, filters applied. */
-async function semanticHits(db: D1Database, path: SemanticPath, tenantId: string, q: string, opts: Filters, count: number): Promise<SearchHit[]> {
+async function semanticHits(
+  db: D1Database,
+  path: SemanticPath,
+  tenantId: string,
+  q: string,
+  opts: Filters,
+  count: number,
+): Promise<SearchHit[]> {
   const [vector] = await path.embedder.embed([q]);
   // Over-fetch: chunks of one document and filtered-out documents take places.
   const matches = await path.index.query(tenantId, vector, count * 3);
@@ -41,9 +48,10 @@ async function semanticHits(db: D1Database, path: SemanticPath, tenantId: string
   const scoreOf = new Map(matches.map((m) => [m.id, m.score]));
   const filters: string[] = [];
   const params: unknown[] = [];
-  if (opts.conversationId) (filters.push("AND d.conversation_id = ?"), params.push(opts.conversationId));
-  if (opts.refPrefix) (filters.push("AND d.ref_id LIKE ?"), params.push(`${opts.refPrefix}%`));
-  if (opts.kinds?.length) (filters.push(`AND d.kind IN (${opts.kinds.map(() => "?").join(", ")})`), params.push(...opts.kinds));
+  if (opts.conversationId) filters.push("AND d.conversation_id = ?"), params.push(opts.conversationId);
+  if (opts.refPrefix) filters.push("AND d.ref_id LIKE ?"), params.push(`${opts.refPrefix}%`);
+  if (opts.kinds?.length)
+    filters.push(`AND d.kind IN (${opts.kinds.map(() => "?").join(", ")})`), params.push(...opts.kinds);
   const best = new Map<string, SearchHit>();
   for (let i = 0; i < matches.length; i += IDS_PER_LOOKUP) {
     const ids = matches.slice(i, i + IDS_PER_LOOKUP).map((m) => m.id);
@@ -59,7 +67,8 @@ async function semanticHits(db: D1Database, path: SemanticPath, tenantId: string
     for (const { vecId, ...r } of results) {
       const score = (scoreOf.get(vecId) ?? 0) * (r.kind === "message" && r.role === "assistant" ? weight : 1);
       const key = `${r.kind}:${r.id}`;
-      if ((best.get(key)?.score ?? -Infinity) < score) best.set(key, { ...r, messageId: r.kind === "message" ? r.id : null, score });
+      if ((best.get(key)?.score ?? -Infinity) < score)
+        best.set(key, { ...r, messageId: r.kind === "message" ? r.id : null, score });
     }
   }
   return [...best.values()].sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : 1)).slice(0, count);

@@ -21,7 +21,8 @@ export function semanticPathFor(env: SemanticEnv, db: D1Database): SemanticPath 
   const mode = envConfig(env).SEMANTIC_SEARCH;
   if (mode === "off") return null;
   if (mode === "local") return { mode: "local", embedder: hashedEmbedder, index: sqliteVectorIndex(db) };
-  if (env.AI && env.VECTORIZE) return { mode: "deployed", embedder: workersAiEmbedder(env.AI), index: vectorizeIndex(env.VECTORIZE) };
+  if (env.AI && env.VECTORIZE)
+    return { mode: "deployed", embedder: workersAiEmbedder(env.AI), index: vectorizeIndex(env.VECTORIZE) };
   return null;
 }
 

@@ -15,19 +15,32 @@ function toVector(blob: ArrayBuffer | number[]): Float32Array {
 export function sqliteVectorIndex(db: D1Database): VectorIndex {
   return {
     async upsert(tenantId, items) {
-      const put = db.prepare(`INSERT INTO local_vectors (tenant_id, vec_id, vector) VALUES (?, ?, ?) ON CONFLICT(tenant_id, vec_id) DO UPDATE SET vector = excluded.vector`);
-      const statements = items.map((it) => put.bind(tenantId, it.id, new Uint8Array(it.vector.buffer, it.vector.byteOffset, it.vector.byteLength).slice().buffer));
-      for (let i = 0; i < statements.length; i += ROWS_PER_BATCH) await db.batch(statements.slice(i, i + ROWS_PER_BATCH));
+      const put = db.prepare(
+        `INSERT INTO local_vectors (tenant_id, vec_id, vector) VALUES (?, ?, ?) ON CONFLICT(tenant_id, vec_id) DO UPDATE SET vector = excluded.vector`,
+      );
+      const statements = items.map((it) =>
+        put.bind(
+          tenantId,
+          it.id,
+          new Uint8Array(it.vector.buffer, it.vector.byteOffset, it.vector.byteLength).slice().buffer,
+        ),
+      );
+      for (let i = 0; i < statements.length; i += ROWS_PER_BATCH)
+        await db.batch(statements.slice(i, i + ROWS_PER_BATCH));
     },
     async query(tenantId, vector, topK) {
-      const { results } = await db.prepare(`SELECT vec_id AS id, vector FROM local_vectors WHERE tenant_id = ?`).bind(tenantId).all<{ id: string; vector: ArrayBuffer | number[] }>();
+      const { results } = await db
+        .prepare(`SELECT vec_id AS id, vector FROM local_vectors WHERE tenant_id = ?`)
+        .bind(tenantId)
+        .all<{ id: string; vector: ArrayBuffer | number[] }>();
       const scored: VectorMatch[] = results.map((r) => ({ id: r.id, score: dot(vector, toVector(r.vector)) }));
       return scored.sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : 1)).slice(0, topK);
     },
     async delete(tenantId, ids) {
       const del = db.prepare(`DELETE FROM local_vectors WHERE tenant_id = ? AND vec_id = ?`);
       const statements = ids.map((id) => del.bind(tenantId, id));
-      for (let i = 0; i < statements.length; i += ROWS_PER_BATCH) await db.batch(statements.slice(i, i + ROWS_PER_BATCH));
+      for (let i = 0; i < statements.length; i += ROWS_PER_BATCH)
+        await db.batch(statements.slice(i, i + ROWS_PER_BATCH));
     },
   };
 }

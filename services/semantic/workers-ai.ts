@@ -20,7 +20,9 @@ export function workersAiEmbedder(ai: Ai): Embedder {
     async embed(texts) {
       const out: Float32Array[] = [];
       for (let i = 0; i < texts.length; i += TEXTS_PER_CALL) {
-        const res = (await ai.run(WORKERS_AI_MODEL, { text: texts.slice(i, i + TEXTS_PER_CALL).map((t) => t.slice(0, MAX_CHARS)) })) as { data: number[][] };
+        const res = (await ai.run(WORKERS_AI_MODEL, {
+          text: texts.slice(i, i + TEXTS_PER_CALL).map((t) => t.slice(0, MAX_CHARS)),
+        })) as { data: number[][] };
         out.push(...res.data.map((v) => normalize(Float32Array.from(v))));
       }
       return out;
@@ -31,7 +33,8 @@ export function workersAiEmbedder(ai: Ai): Embedder {
 export function vectorizeIndex(index: VectorizeIndex): VectorIndex {
   return {
     async upsert(tenantId, items) {
-      if (items.length) await index.upsert(items.map((it) => ({ id: it.id, values: Array.from(it.vector), namespace: tenantId })));
+      if (items.length)
+        await index.upsert(items.map((it) => ({ id: it.id, values: Array.from(it.vector), namespace: tenantId })));
     },
     async query(tenantId, vector, topK) {
       // Vectorize answers at most 100 matches when values and metadata are left out.

@@ -35,23 +35,50 @@ const ERROR_BODY_CHARS = 500;
 const BACKOFF_BASE_MS = 250;
 const BACKOFF_MAX_MS = 5_000;
 
-type Attempt = { ok: true; status: number; text: string } | { ok: false; message: string; retryable: boolean; retryAfterMs?: number };
+type Attempt =
+  | { ok: true; status: number; text: string }
+  | { ok: false; message: string; retryable: boolean; retryAfterMs?: number };
 
-export async function callHttpTool(spec: HttpToolSpec, input: unknown, ids: CallIds, opts: { allowLoopback: boolean }): Promise<HttpToolResult> {
+export async function callHttpTool(
+  spec: HttpToolSpec,
+  input: unknown,
+  ids: CallIds,
+  opts: { allowLoopback: boolean },
+): Promise<HttpToolResult> {
   const body = JSON.stringify(input ?? {});
   const maxAttempts = 1 + (spec.idempotent ? spec.retries : 0);
   let last: Attempt | null = null;
   for (let attempt = 1; attempt <= maxAttempts; attempt++) {
-    if (attempt > 1) await sleep(Math.min(BACKOFF_MAX_MS, last && !last.ok && last.retryAfterMs !== undefined ? last.retryAfterMs : BACKOFF_BASE_MS * 2 ** (attempt - 2)));
+    if (attempt > 1)
+      await sleep(
+        Math.min(
+          BACKOFF_MAX_MS,
+          last && !last.ok && last.retryAfterMs !== undefined
+            ? last.retryAfterMs
+            : BACKOFF_BASE_MS * 2 ** (attempt - 2),
+        ),
+      );
     last = await attemptOnce(spec, body, ids, opts);
     if (last.ok) return { content: scrub(last.text, spec.headers), isError: false, attempts: attempt };
     if (!last.retryable) return { content: scrub(last.message, spec.headers), isError: true, attempts: attempt };
   }
   const failed = last as Extract<Attempt, { ok: false }>;
-  return { content: scrub(maxAttempts > 1 ? `${failed.message} (after ${maxAttempts} attempts)` : failed.message, spec.headers), isError: true, attempts: maxAttempts };
+  return {
+    content: scrub(
+      maxAttempts > 1 ? `${failed.message} (after ${maxAttempts} attempts)` : failed.message,
+      spec.headers,
+    ),
+    isError: true,
+    attempts: maxAttempts,
+  };
 }
 
-async function attemptOnce(spec: HttpToolSpec, body: string, ids: CallIds, opts: { allowLoopback: boolean }): Promise<Attempt> {
+async function attemptOnce(
+  spec: HttpToolSpec,
+  body: string,
+  ids: CallIds,
+  opts: { allowLoopback: boolean },
+): Promise<Attempt> {
   const signal = AbortSignal.timeout(spec.timeoutMs);
   const first = checkOutboundUrl(spec.endpoint, opts);
   if (!first.ok) return { ok: false, message: `${spec.name}: endpoint refused: ${first.reason}`, retryable: false };
@@ -73,9 +100,11 @@ async function attemptOnce(spec: HttpToolSpec, body: string, ids: CallIds, opts:
       const res = await fetch(url, { method, headers, body: sendBody, redirect: "manual", signal });
       if (res.status >= 300 && res.status < 400 && res.headers.has("location")) {
         await res.body?.cancel();
-        if (hop >= MAX_REDIRECTS) return { ok: false, message: `${spec.name}: more than ${MAX_REDIRECTS} redirects`, retryable: false };
+        if (hop >= MAX_REDIRECTS)
+          return { ok: false, message: `${spec.name}: more than ${MAX_REDIRECTS} redirects`, retryable: false };
         const next = checkOutboundUrl(new URL(res.headers.get("location")!, url).toString(), opts);
-        if (!next.ok) return { ok: false, message: `${spec.name}: redirect to a refused URL: ${next.reason}`, retryable: false };
+        if (!next.ok)
+          return { ok: false, message: `${spec.name}: redirect to a refused URL: ${next.reason}`, retryable: false };
         // The tool's headers (its credentials) go to its own origin only, as browsers do with Authorization.
         if (next.url.origin !== url.origin) ownHeaders = false;
         if (res.status === 303 || ((res.status === 301 || res.status === 302) && method === "POST")) {
@@ -86,17 +115,36 @@ async function attemptOnce(spec: HttpToolSpec, body: string, ids: CallIds, opts:
         continue;
       }
       const read = await readCapped(res, spec.maxResponseBytes);
-      if (!read.ok) return { ok: false, message: `${spec.name}: response larger than ${spec.maxResponseBytes} bytes (the tool's maxResponseBytes)`, retryable: false };
+      if (!read.ok)
+        return {
+          ok: false,
+          message: `${spec.name}: response larger than ${spec.maxResponseBytes} bytes (the tool's maxResponseBytes)`,
+          retryable: false,
+        };
       if (res.status < 200 || res.status >= 300) {
         const retryable = res.status === 429 || res.status >= 500;
         const retryAfter = Number(res.headers.get("retry-after"));
-        return { ok: false, message: `${spec.name}: HTTP ${res.status}${read.text ? `: ${read.text.slice(0, ERROR_BODY_CHARS)}` : ""}`, retryable, ...(Number.isFinite(retryAfter) && retryAfter > 0 ? { retryAfterMs: retryAfter * 1000 } : {}) };
+        return {
+          ok: false,
+          message: `${spec.name}: HTTP ${res.status}${read.text ? `: ${read.text.slice(0, ERROR_BODY_CHARS)}` : ""}`,
+          retryable,
+          ...(Number.isFinite(retryAfter) && retryAfter > 0 ? { retryAfterMs: retryAfter * 1000 } : {}),
+        };
       }
       return { ok: true, status: res.status, text: read.text || `(empty response, HTTP ${res.status})` };
     }
   } catch (err) {
-    if (signal.aborted) return { ok: false, message: `${spec.name}: no complete answer within ${spec.timeoutMs} ms (the tool's timeoutMs)`, retryable: false };
-    return { ok: false, message: `${spec.name}: network error: ${err instanceof Error ? err.message : String(err)}`, retryable: true };
+    if (signal.aborted)
+      return {
+        ok: false,
+        message: `${spec.name}: no complete answer within ${spec.timeoutMs} ms (the tool's timeoutMs)`,
+        retryable: false,
+      };
+    return {
+      ok: false,
+      message: `${spec.name}: network error: ${err instanceof Error ? err.message : String(err)}`,
+      retryable: true,
+    };
   }
 }
 
@@ -123,7 +171,7 @@ async function readCapped(res: Response, cap: number): Promise<{ ok: true; text:
   }
   const all = new Uint8Array(size);
   let at = 0;
-  for (const c of chunks) (all.set(c, at), (at += c.byteLength));
+  for (const c of chunks) all.set(c, at), (at += c.byteLength);
   return { ok: true, text: new TextDecoder().decode(all) };
 }
 
@@ -134,7 +182,9 @@ async function readCapped(res: Response, cap: number): Promise<{ ok: true; text:
 function scrub(text: string, headers: Record<string, string>): string {
   // The whole value first, then its words ("Bearer <token>": the token alone), longest first.
   const secrets = Object.entries(headers)
-    .flatMap(([name, value]) => [value, ...value.split(/\s+/)].filter((v) => v.length >= 8).map((v) => [v, `[${name} withheld]`] as const))
+    .flatMap(([name, value]) =>
+      [value, ...value.split(/\s+/)].filter((v) => v.length >= 8).map((v) => [v, `[${name} withheld]`] as const),
+    )
     .sort((a, b) => b[0].length - a[0].length);
   return secrets.reduce((out, [value, label]) => out.split(value).join(label), text);
 }

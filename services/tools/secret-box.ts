@@ -8,7 +8,9 @@ export class ToolSecretsNotConfigured extends Error {
   readonly type = "tool_secrets_not_configured";
   readonly status = 503;
   constructor() {
-    super("storing a tool secret needs the Worker secret TOOL_SECRETS_KEY (32 random bytes, base64): wrangler secret put TOOL_SECRETS_KEY");
+    super(
+      "storing a tool secret needs the Worker secret TOOL_SECRETS_KEY (32 random bytes, base64): wrangler secret put TOOL_SECRETS_KEY",
+    );
   }
 }
 
@@ -40,7 +42,11 @@ const unb64 = (text: string) => Uint8Array.from(atob(text), (c) => c.charCodeAt(
 /** Seals `plain` for `owner` (e.g. "tenant:tool_id:headers"): "v1.<iv>.<ciphertext>". */
 export async function seal(env: { TOOL_SECRETS_KEY?: string }, owner: string, plain: string): Promise<string> {
   const iv = crypto.getRandomValues(new Uint8Array(12));
-  const data = await crypto.subtle.encrypt({ name: "AES-GCM", iv, additionalData: new TextEncoder().encode(owner) }, await keyFor(env), new TextEncoder().encode(plain));
+  const data = await crypto.subtle.encrypt(
+    { name: "AES-GCM", iv, additionalData: new TextEncoder().encode(owner) },
+    await keyFor(env),
+    new TextEncoder().encode(plain),
+  );
   return `${VERSION}.${b64(iv)}.${b64(new Uint8Array(data))}`;
 }
 
@@ -48,6 +54,10 @@ export async function seal(env: { TOOL_SECRETS_KEY?: string }, owner: string, pl
 export async function open(env: { TOOL_SECRETS_KEY?: string }, owner: string, sealed: string): Promise<string> {
   const [version, iv, data] = sealed.split(".");
   if (version !== VERSION || !iv || !data) throw new Error("not a sealed tool secret");
-  const plain = await crypto.subtle.decrypt({ name: "AES-GCM", iv: unb64(iv), additionalData: new TextEncoder().encode(owner) }, await keyFor(env), unb64(data));
+  const plain = await crypto.subtle.decrypt(
+    { name: "AES-GCM", iv: unb64(iv), additionalData: new TextEncoder().encode(owner) },
+    await keyFor(env),
+    unb64(data),
+  );
   return new TextDecoder().decode(plain);
 }

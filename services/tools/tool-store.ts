@@ -34,9 +34,17 @@ export class ToolNameTaken extends Error {
 
 const headerOwner = (tenantId: string, toolId: string) => `${tenantId}:${toolId}:headers`;
 
-async function sealHeaders(env: SecretEnv, tenantId: string, toolId: string, headers: Record<string, string> | null | undefined) {
+async function sealHeaders(
+  env: SecretEnv,
+  tenantId: string,
+  toolId: string,
+  headers: Record<string, string> | null | undefined,
+) {
   if (!headers || !Object.keys(headers).length) return { headerNames: "[]", sealedHeaders: null };
-  return { headerNames: JSON.stringify(Object.keys(headers).sort()), sealedHeaders: await seal(env, headerOwner(tenantId, toolId), JSON.stringify(headers)) };
+  return {
+    headerNames: JSON.stringify(Object.keys(headers).sort()),
+    sealedHeaders: await seal(env, headerOwner(tenantId, toolId), JSON.stringify(headers)),
+  };
 }
 
 /** The tool's headers in the clear, for the outbound call only. */
@@ -47,15 +55,33 @@ export async function openHeaders(env: SecretEnv, row: ToolRow): Promise<Record<
 
 /** D1's error arrives wrapped (drizzle's query error, its cause, the driver's cause). */
 const uniqueViolation = (err: unknown): boolean => {
-  for (let e: unknown = err; e; e = e instanceof Error ? e.cause : undefined) if (/UNIQUE constraint failed/i.test(e instanceof Error ? e.message : String(e))) return true;
+  for (let e: unknown = err; e; e = e instanceof Error ? e.cause : undefined)
+    if (/UNIQUE constraint failed/i.test(e instanceof Error ? e.message : String(e))) return true;
   return false;
 };
 
-export async function createTool(env: SecretEnv, tenantId: string, kind: TenantToolKind, projectId: string | null, fields: ToolFields): Promise<ToolRow> {
+export async function createTool(
+  env: SecretEnv,
+  tenantId: string,
+  kind: TenantToolKind,
+  projectId: string | null,
+  fields: ToolFields,
+): Promise<ToolRow> {
   const now = new Date().toISOString();
   const id = sortableId("tool");
   const { headers, inputSchema, endpoint, ...rest } = fields;
-  const row: ToolRow = { id, tenantId, projectId, kind, ...rest, inputSchema: JSON.stringify(inputSchema), endpoint: endpoint ?? null, ...(await sealHeaders(env, tenantId, id, headers)), createdAt: now, updatedAt: now };
+  const row: ToolRow = {
+    id,
+    tenantId,
+    projectId,
+    kind,
+    ...rest,
+    inputSchema: JSON.stringify(inputSchema),
+    endpoint: endpoint ?? null,
+    ...(await sealHeaders(env, tenantId, id, headers)),
+    createdAt: now,
+    updatedAt: now,
+  };
   try {
     await drizzle(env.DB).insert(tools).values(row);
   } catch (err) {
@@ -66,28 +92,52 @@ export async function createTool(env: SecretEnv, tenantId: string, kind: TenantT
 }
 
 export async function getTool(db: D1Database, tenantId: string, id: string): Promise<ToolRow | null> {
-  return (await drizzle(db).select().from(tools).where(and(eq(tools.tenantId, tenantId), eq(tools.id, id))).get()) ?? null;
+  return (
+    (await drizzle(db)
+      .select()
+      .from(tools)
+      .where(and(eq(tools.tenantId, tenantId), eq(tools.id, id)))
+      .get()) ?? null
+  );
 }
 
 /** Newest first; `before` is the last id of the previous page. */
 export async function listTools(db: D1Database, tenantId: string, limit: number, before?: string): Promise<ToolRow[]> {
-  return drizzle(db).select().from(tools).where(and(eq(tools.tenantId, tenantId), before ? lt(tools.id, before) : undefined)).orderBy(desc(tools.id)).limit(limit);
+  return drizzle(db)
+    .select()
+    .from(tools)
+    .where(and(eq(tools.tenantId, tenantId), before ? lt(tools.id, before) : undefined))
+    .orderBy(desc(tools.id))
+    .limit(limit);
 }
 
 /** The tools a conversation may use: the tenant's tenant-wide tools and its project's. */
 export async function toolsInScope(db: D1Database, tenantId: string, projectId: string | null): Promise<ToolRow[]> {
   const scope = projectId ? or(isNull(tools.projectId), eq(tools.projectId, projectId)) : isNull(tools.projectId);
-  return drizzle(db).select().from(tools).where(and(eq(tools.tenantId, tenantId), scope)).orderBy(tools.name);
+  return drizzle(db)
+    .select()
+    .from(tools)
+    .where(and(eq(tools.tenantId, tenantId), scope))
+    .orderBy(tools.name);
 }
 
 /** The changed row; null when the tool does not exist for this tenant. `headers: null` removes them. */
-export async function updateTool(env: SecretEnv, tenantId: string, id: string, change: ToolChange): Promise<ToolRow | null> {
+export async function updateTool(
+  env: SecretEnv,
+  tenantId: string,
+  id: string,
+  change: ToolChange,
+): Promise<ToolRow | null> {
   const { headers, inputSchema, ...rest } = change;
   const set: Partial<ToolRow> = { ...rest, updatedAt: new Date().toISOString() };
   if (inputSchema !== undefined) set.inputSchema = JSON.stringify(inputSchema);
   if (headers !== undefined) Object.assign(set, await sealHeaders(env, tenantId, id, headers));
   try {
-    const [row] = await drizzle(env.DB).update(tools).set(set).where(and(eq(tools.tenantId, tenantId), eq(tools.id, id))).returning();
+    const [row] = await drizzle(env.DB)
+      .update(tools)
+      .set(set)
+      .where(and(eq(tools.tenantId, tenantId), eq(tools.id, id)))
+      .returning();
     return row ?? null;
   } catch (err) {
     if (uniqueViolation(err)) throw new ToolNameTaken(change.name ?? "");
@@ -96,18 +146,40 @@ export async function updateTool(env: SecretEnv, tenantId: string, id: string, c
 }
 
 export async function deleteTool(db: D1Database, tenantId: string, id: string): Promise<boolean> {
-  const gone = await drizzle(db).delete(tools).where(and(eq(tools.tenantId, tenantId), eq(tools.id, id))).returning({ id: tools.id });
+  const gone = await drizzle(db)
+    .delete(tools)
+    .where(and(eq(tools.tenantId, tenantId), eq(tools.id, id)))
+    .returning({ id: tools.id });
   return gone.length > 0;
 }
 
 /** A project's tools go with it (its conversations stay, and must not keep seeing them). */
 export async function deleteProjectTools(db: D1Database, tenantId: string, projectId: string): Promise<void> {
-  await drizzle(db).delete(tools).where(and(eq(tools.tenantId, tenantId), eq(tools.projectId, projectId)));
+  await drizzle(db)
+    .delete(tools)
+    .where(and(eq(tools.tenantId, tenantId), eq(tools.projectId, projectId)));
 }
 
 /** What the API shows of a tool: never a header value, never the sealed text. */
 export function publicTool(row: ToolRow) {
-  const base = { id: row.id, kind: row.kind, name: row.name, description: row.description, inputSchema: JSON.parse(row.inputSchema) as Record<string, unknown>, projectId: row.projectId, createdAt: row.createdAt, updatedAt: row.updatedAt };
+  const base = {
+    id: row.id,
+    kind: row.kind,
+    name: row.name,
+    description: row.description,
+    inputSchema: JSON.parse(row.inputSchema) as Record<string, unknown>,
+    projectId: row.projectId,
+    createdAt: row.createdAt,
+    updatedAt: row.updatedAt,
+  };
   if (row.kind !== "http") return base;
-  return { ...base, endpoint: row.endpoint, headers: JSON.parse(row.headerNames) as string[], timeoutMs: row.timeoutMs, maxResponseBytes: row.maxResponseBytes, idempotent: row.idempotent, retries: row.retries };
+  return {
+    ...base,
+    endpoint: row.endpoint,
+    headers: JSON.parse(row.headerNames) as string[],
+    timeoutMs: row.timeoutMs,
+    maxResponseBytes: row.maxResponseBytes,
+    idempotent: row.idempotent,
+    retries: row.retries,
+  };
 }

@@ -41,7 +41,11 @@ export const EXPORT_MEDIA_TYPES: Record<ExportFormat, string> = {
   markdown: "text/markdown; charset=utf-8",
 };
 
-export async function* exportText(source: ExportSource, format: ExportFormat, exportedAt = new Date().toISOString()): AsyncGenerator<string> {
+export async function* exportText(
+  source: ExportSource,
+  format: ExportFormat,
+  exportedAt = new Date().toISOString(),
+): AsyncGenerator<string> {
   if (format === "json") yield* asJson(source, exportedAt);
   else if (format === "jsonl") yield* asJsonl(source, exportedAt);
   else yield* asMarkdown(source, exportedAt);
@@ -109,12 +113,16 @@ async function* asMarkdown(s: ExportSource, exportedAt: string): AsyncGenerator<
     yield `### ${m.seq} · ${who} · ${m.createdAt}\n\n`;
     for (const b of m.content) {
       if (b.type === "text") yield `${b.text}\n\n`;
-      else if (b.type === "tool_use") yield `Tool call \`${b.name}\` (\`${b.id}\`):\n\n${fenced(JSON.stringify(b.input, null, 2), "json")}\n\n`;
-      else if (b.type === "tool_result") yield `Tool result for \`${b.tool_use_id}\`${b.is_error ? " (error)" : ""}:\n\n${fenced(blockText(b))}\n\n`;
+      else if (b.type === "tool_use")
+        yield `Tool call \`${b.name}\` (\`${b.id}\`):\n\n${fenced(JSON.stringify(b.input, null, 2), "json")}\n\n`;
+      else if (b.type === "tool_result")
+        yield `Tool result for \`${b.tool_use_id}\`${b.is_error ? " (error)" : ""}:\n\n${fenced(blockText(b))}\n\n`;
       else if (b.type === "thinking") yield b.thinking ? `Thinking:\n\n${fenced(b.thinking)}\n\n` : "";
       else if (b.type === "redacted_thinking") yield "Thinking (encrypted).\n\n";
-      else if (b.type === "server_tool_use") yield `Server tool call \`${b.name}\` (\`${b.id}\`):\n\n${fenced(JSON.stringify(b.input, null, 2), "json")}\n\n`;
-      else if (b.type !== "image") yield `Server tool result for \`${b.tool_use_id}\` (${b.type}):\n\n${fenced(blockText(b))}\n\n`;
+      else if (b.type === "server_tool_use")
+        yield `Server tool call \`${b.name}\` (\`${b.id}\`):\n\n${fenced(JSON.stringify(b.input, null, 2), "json")}\n\n`;
+      else if (b.type !== "image")
+        yield `Server tool result for \`${b.tool_use_id}\` (${b.type}):\n\n${fenced(blockText(b))}\n\n`;
       else yield `${blockText(b)}\n\n`;
     }
   }

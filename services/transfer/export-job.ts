@@ -15,7 +15,11 @@ import { exportJobs, tenants } from "../../db/schema";
 import { exportJobPrefix } from "../../r2-layout";
 import { deleteR2Prefix } from "../purge";
 
-export const exportJobMessageSchema = z.strictObject({ kind: z.literal("export"), tenantId: z.string().min(1).max(64), exportId: z.string().min(1).max(64) });
+export const exportJobMessageSchema = z.strictObject({
+  kind: z.literal("export"),
+  tenantId: z.string().min(1).max(64),
+  exportId: z.string().min(1).max(64),
+});
 export type ExportJobMessage = z.infer<typeof exportJobMessageSchema>;
 
 /** One export of everything at a time is all a tenant needs; more would only export the same data twice. */
@@ -62,15 +66,31 @@ const view = (row: typeof exportJobs.$inferSelect): ExportJob => ({
 const mine = (tenantId: string, id: string) => and(eq(exportJobs.tenantId, tenantId), eq(exportJobs.id, id));
 
 /** A new queued job, or the id of the active job that stands in its way (null when it ended meanwhile). */
-export async function createExportJob(db: D1Database, request: { tenantId: string; id: string; retentionMs: number; now?: Date }): Promise<{ kind: "created"; job: ExportJob } | { kind: "blocked"; active: string | null }> {
+export async function createExportJob(
+  db: D1Database,
+  request: { tenantId: string; id: string; retentionMs: number; now?: Date },
+): Promise<{ kind: "created"; job: ExportJob } | { kind: "blocked"; active: string | null }> {
   const { tenantId, id, retentionMs, now = new Date() } = request;
   const nowIso = now.toISOString();
-  const job: ExportJob = { id, status: "queued", format: "jsonl", createdAt: nowIso, startedAt: null, finishedAt: null, expiresAt: new Date(now.getTime() + retentionMs).toISOString(), conversations: 0, bytes: 0, error: null };
+  const job: ExportJob = {
+    id,
+    status: "queued",
+    format: "jsonl",
+    createdAt: nowIso,
+    startedAt: null,
+    finishedAt: null,
+    expiresAt: new Date(now.getTime() + retentionMs).toISOString(),
+    conversations: 0,
+    bytes: 0,
+    error: null,
+  };
   const d = drizzle(db);
   const active = d
     .select({ n: count() })
     .from(exportJobs)
-    .where(and(eq(exportJobs.tenantId, tenantId), inArray(exportJobs.status, ACTIVE), gt(exportJobs.expiresAt, nowIso)));
+    .where(
+      and(eq(exportJobs.tenantId, tenantId), inArray(exportJobs.status, ACTIVE), gt(exportJobs.expiresAt, nowIso)),
+    );
   // INSERT ... SELECT from the tenant's own row, so the cap is checked in the inserting statement.
   const inserted = await d.insert(exportJobs).select((qb) =>
     qb
@@ -101,7 +121,12 @@ export async function createExportJob(db: D1Database, request: { tenantId: strin
 }
 
 /** The tenant's job, unless it is being removed or its time is up. */
-export async function getExportJob(db: D1Database, tenantId: string, id: string, now = new Date()): Promise<ExportJob | null> {
+export async function getExportJob(
+  db: D1Database,
+  tenantId: string,
+  id: string,
+  now = new Date(),
+): Promise<ExportJob | null> {
   const row = await drizzle(db)
     .select()
     .from(exportJobs)
@@ -111,7 +136,12 @@ export async function getExportJob(db: D1Database, tenantId: string, id: string,
 }
 
 /** Marks a queued (or retried) job running; null when there is nothing to run (finished, removed). */
-export async function startExportJob(db: D1Database, tenantId: string, id: string, now = new Date()): Promise<ExportJob | null> {
+export async function startExportJob(
+  db: D1Database,
+  tenantId: string,
+  id: string,
+  now = new Date(),
+): Promise<ExportJob | null> {
   const rows = await drizzle(db)
     .update(exportJobs)
     .set({ status: "running", startedAt: now.toISOString() })
@@ -121,17 +151,35 @@ export async function startExportJob(db: D1Database, tenantId: string, id: strin
 }
 
 /** Records a finished export, kept for the retention from now; false when the job was removed meanwhile. */
-export async function finishExportJob(db: D1Database, tenantId: string, id: string, result: { conversations: number; bytes: number }, retentionMs: number, now = new Date()): Promise<boolean> {
+export async function finishExportJob(
+  db: D1Database,
+  tenantId: string,
+  id: string,
+  result: { conversations: number; bytes: number },
+  retentionMs: number,
+  now = new Date(),
+): Promise<boolean> {
   const rows = await drizzle(db)
     .update(exportJobs)
-    .set({ status: "done", finishedAt: now.toISOString(), expiresAt: new Date(now.getTime() + retentionMs).toISOString(), ...result })
+    .set({
+      status: "done",
+      finishedAt: now.toISOString(),
+      expiresAt: new Date(now.getTime() + retentionMs).toISOString(),
+      ...result,
+    })
     .where(and(mine(tenantId, id), eq(exportJobs.status, "running")))
     .returning({ id: exportJobs.id });
   return rows.length > 0;
 }
 
 /** Marks a job the queue gave up on as failed (a finished or removed one stays as it is). */
-export async function failExportJob(db: D1Database, tenantId: string, id: string, error: string, now = new Date()): Promise<void> {
+export async function failExportJob(
+  db: D1Database,
+  tenantId: string,
+  id: string,
+  error: string,
+  now = new Date(),
+): Promise<void> {
   await drizzle(db)
     .update(exportJobs)
     .set({ status: "failed", finishedAt: now.toISOString(), error })
@@ -139,7 +187,13 @@ export async function failExportJob(db: D1Database, tenantId: string, id: string
 }
 
 /** Hides the job, removes its object, then its row; false when the tenant has no such job. */
-export async function removeExportJob(db: D1Database, bucket: R2Bucket, tenantId: string, id: string, now = new Date()): Promise<boolean> {
+export async function removeExportJob(
+  db: D1Database,
+  bucket: R2Bucket,
+  tenantId: string,
+  id: string,
+  now = new Date(),
+): Promise<boolean> {
   // Due at once: should this request end before the row is gone, the next sweep finishes it.
   const marked = await drizzle(db)
     .update(exportJobs)
@@ -159,7 +213,12 @@ async function purgeExport(db: D1Database, bucket: R2Bucket, tenantId: string, i
 /** The cron's sweep: up to `limit` jobs whose time is up (a cut-short removal among them), with their objects. */
 export async function sweepExpiredExports(db: D1Database, bucket: R2Bucket, now: number, limit = 100): Promise<number> {
   const d = drizzle(db);
-  const due = await d.select({ id: exportJobs.id, tenantId: exportJobs.tenantId }).from(exportJobs).where(lte(exportJobs.expiresAt, new Date(now).toISOString())).orderBy(asc(exportJobs.expiresAt)).limit(limit);
+  const due = await d
+    .select({ id: exportJobs.id, tenantId: exportJobs.tenantId })
+    .from(exportJobs)
+    .where(lte(exportJobs.expiresAt, new Date(now).toISOString()))
+    .orderBy(asc(exportJobs.expiresAt))
+    .limit(limit);
   for (const j of due) {
     await d.update(exportJobs).set({ status: "deleting" }).where(mine(j.tenantId, j.id));
     await purgeExport(db, bucket, j.tenantId, j.id);

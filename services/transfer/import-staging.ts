@@ -4,8 +4,18 @@
 // refused import leaves nothing behind; the conversation itself is only created from a complete,
 // valid staging (durable-objects/conversation/transcript-import.ts).
 import { sortableId } from "../../core/ids";
-import { JsonlMessageScanner, JsonMessageScanner, ScanError, type RawMessage } from "../../core/transcript/message-scanner";
-import { PairingCheck, parseImportedMessage, TranscriptError, type ImportedMessage } from "../../core/transcript/transcript-check";
+import {
+  JsonlMessageScanner,
+  JsonMessageScanner,
+  ScanError,
+  type RawMessage,
+} from "../../core/transcript/message-scanner";
+import {
+  PairingCheck,
+  parseImportedMessage,
+  TranscriptError,
+  type ImportedMessage,
+} from "../../core/transcript/transcript-check";
 import { importStagingKey } from "../../r2-layout";
 import { withRetry } from "../record/retry";
 
@@ -34,7 +44,12 @@ export class ImportRefused extends Error {}
 /** The body went past IMPORT_BODY_LIMIT; nothing of it is kept. */
 export class ImportTooLarge extends Error {}
 
-export async function stageTranscript(bucket: R2Bucket, tenantId: string, body: ReadableStream<Uint8Array>, format: ImportFormat): Promise<StagedImport> {
+export async function stageTranscript(
+  bucket: R2Bucket,
+  tenantId: string,
+  body: ReadableStream<Uint8Array>,
+  format: ImportFormat,
+): Promise<StagedImport> {
   const importId = sortableId("imp");
   const json = format === "json" ? new JsonMessageScanner(MAX_IMPORT_MESSAGE_CHARS) : null;
   const jsonl = format === "jsonl" ? new JsonlMessageScanner(MAX_IMPORT_MESSAGE_CHARS) : null;
@@ -98,7 +113,12 @@ export async function stageTranscript(bucket: R2Bucket, tenantId: string, body: 
   }
 }
 
-export async function readStagedChunk(bucket: R2Bucket, tenantId: string, importId: string, chunk: number): Promise<ImportedMessage[]> {
+export async function readStagedChunk(
+  bucket: R2Bucket,
+  tenantId: string,
+  importId: string,
+  chunk: number,
+): Promise<ImportedMessage[]> {
   return withRetry("import staging read", async () => {
     const obj = await bucket.get(importStagingKey(tenantId, importId, chunk));
     if (!obj) throw new Error(`import ${importId}: staged chunk ${chunk} is missing`);
@@ -106,7 +126,12 @@ export async function readStagedChunk(bucket: R2Bucket, tenantId: string, import
   });
 }
 
-export async function discardStaged(bucket: R2Bucket, tenantId: string, staged: Pick<StagedImport, "importId" | "chunks">): Promise<void> {
+export async function discardStaged(
+  bucket: R2Bucket,
+  tenantId: string,
+  staged: Pick<StagedImport, "importId" | "chunks">,
+): Promise<void> {
   const keys = Array.from({ length: staged.chunks }, (_, n) => importStagingKey(tenantId, staged.importId, n));
-  for (let i = 0; i < keys.length; i += 1000) await withRetry("import staging delete", () => bucket.delete(keys.slice(i, i + 1000)));
+  for (let i = 0; i < keys.length; i += 1000)
+    await withRetry("import staging delete", () => bucket.delete(keys.slice(i, i + 1000)));
 }

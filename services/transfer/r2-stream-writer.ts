@@ -47,7 +47,9 @@ export class R2StreamWriter {
   }
 
   private async flushPart(body: Uint8Array): Promise<void> {
-    this.upload ??= await this.bucket.createMultipartUpload(this.key, { httpMetadata: { contentType: this.contentType } });
+    this.upload ??= await this.bucket.createMultipartUpload(this.key, {
+      httpMetadata: { contentType: this.contentType },
+    });
     const upload = this.upload;
     const n = this.parts.length + 1;
     this.parts.push(await withRetry("export part upload", () => upload.uploadPart(n, body)));
@@ -56,7 +58,9 @@ export class R2StreamWriter {
   async close(): Promise<void> {
     const rest = this.take(this.pendingBytes);
     if (!this.upload) {
-      await withRetry("export write", () => this.bucket.put(this.key, rest, { httpMetadata: { contentType: this.contentType } }));
+      await withRetry("export write", () =>
+        this.bucket.put(this.key, rest, { httpMetadata: { contentType: this.contentType } }),
+      );
       return;
     }
     // Shorter than a full part, as the last part may be.

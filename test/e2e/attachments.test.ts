@@ -9,7 +9,8 @@ describe("attachments on the running stack", () => {
   it("index a PDF on its first search, with progress events, and find the page", async () => {
     const doc = await PDFDocument.create();
     const font = await doc.embedFont(StandardFonts.Helvetica);
-    for (let i = 1; i <= 400; i++) doc.addPage([300, 200]).drawText(`page ${i} quince${i}`, { x: 20, y: 100, font, size: 12 });
+    for (let i = 1; i <= 400; i++)
+      doc.addPage([300, 200]).drawText(`page ${i} quince${i}`, { x: 20, y: 100, font, size: 12 });
     const id = await newConversation();
     const up = await fetch(`${base()}/v1/conversations/${id}/attachments?name=quince.pdf`, {
       method: "POST",
@@ -20,13 +21,19 @@ describe("attachments on the running stack", () => {
     expect(att.facts).toMatchObject({ pageCount: 400 });
     const res = await fetch(`${base()}/v1/conversations/${id}/messages`, {
       method: "POST",
-      headers: { authorization: "Bearer dev-local-key", "content-type": "application/json", accept: "text/event-stream" },
+      headers: {
+        authorization: "Bearer dev-local-key",
+        "content-type": "application/json",
+        accept: "text/event-stream",
+      },
       body: JSON.stringify({ content: `@tool pdf_search {"attachment_id":"${att.id}","query":"quince377"}` }),
     });
     const text = await res.text();
     expect(text).toMatch(/event: progress\ndata: .*First search of quince\.pdf \(400 pages\)/);
     expect(text).toMatch(/page 377/);
-    const again = await api("POST", `/v1/conversations/${id}/messages`, { content: `@tool pdf_search {"attachment_id":"${att.id}","query":"quince12"}` });
+    const again = await api("POST", `/v1/conversations/${id}/messages`, {
+      content: `@tool pdf_search {"attachment_id":"${att.id}","query":"quince12"}`,
+    });
     const result = again.json.messages[2].content[0].content as string;
     expect(result).not.toMatch(/Indexing continues/);
     expect(result).toMatch(/- page 12:/);

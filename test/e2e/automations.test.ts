@@ -7,7 +7,12 @@ import type { Routes } from "../../client";
 describe("automations on the running stack", () => {
   it("run when the scheduled trigger fires, once per slot", async () => {
     const channel = `e2e-auto-${Date.now()}`;
-    const a = await api("POST", "/v1/automations", { name: "hourly", schedule: "0 * * * *", prompt: "hourly status check", channel });
+    const a = await api("POST", "/v1/automations", {
+      name: "hourly",
+      schedule: "0 * * * *",
+      prompt: "hourly status check",
+      channel,
+    });
     expect(a.status).toBe(201);
     const fire = () => fetch(`${base()}/cdn-cgi/handler/scheduled?cron=${encodeURIComponent("*/5 * * * *")}`);
     expect((await fire()).status).toBe(200);

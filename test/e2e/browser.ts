@@ -11,9 +11,19 @@ export interface BrowserChoice {
 }
 
 /** Flags that keep Chromium off the network this machine does not have, and out of the sandbox root refuses. */
-const QUIET = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
+const QUIET = [
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-dev-shm-usage",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
 
-export async function chooseChromium(env: Record<string, string | undefined> = process.env as Record<string, string | undefined>): Promise<BrowserChoice> {
+export async function chooseChromium(
+  env: Record<string, string | undefined> = process.env as Record<string, string | undefined>,
+): Promise<BrowserChoice> {
   if (env.CHROMIUM_PATH) {
     if (!existsSync(env.CHROMIUM_PATH)) throw new Error(`CHROMIUM_PATH=${env.CHROMIUM_PATH} does not exist`);
     return { executablePath: env.CHROMIUM_PATH, args: QUIET, source: "CHROMIUM_PATH" };
@@ -31,7 +41,10 @@ export async function keepSockets(page: Page): Promise<void> {
   // Runs in the page; typed through globalThis, as this file is also checked without the DOM library.
   await page.addInitScript(() => {
     // The page's window (this file is also compiled without the DOM library).
-    const w = globalThis as unknown as { WebSocket: new (url: string | URL, protocols?: string | string[]) => object; sockets: object[] };
+    const w = globalThis as unknown as {
+      WebSocket: new (url: string | URL, protocols?: string | string[]) => object;
+      sockets: object[];
+    };
     const Native = w.WebSocket;
     const sockets: object[] = [];
     w.sockets = sockets;
@@ -51,6 +64,11 @@ declare global {
     sawWaiting?: boolean;
     sawRunningCard?: boolean;
     hacked?: boolean;
-    axe: { run(context: unknown, options: unknown): Promise<{ violations: { id: string; impact: string | null; nodes: { target: string[] }[] }[] }> };
+    axe: {
+      run(
+        context: unknown,
+        options: unknown,
+      ): Promise<{ violations: { id: string; impact: string | null; nodes: { target: string[] }[] }[] }>;
+    };
   }
 }

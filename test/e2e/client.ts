@@ -11,15 +11,25 @@ export const base = () => inject("baseUrl");
 export const client = (key = KEY): Client => createClient({ baseUrl: base(), key });
 
 /** A request outside the document's types (refusals, raw bodies), still through the client. */
-export async function api<M extends Method, P extends string>(method: M, path: P, body?: unknown, opts: { key?: string; headers?: Record<string, string> } = {}) {
+export async function api<M extends Method, P extends string>(
+  method: M,
+  path: P,
+  body?: unknown,
+  opts: { key?: string; headers?: Record<string, string> } = {},
+) {
   const raw = body === undefined || typeof body === "string";
   const headers = { ...(raw ? {} : { "content-type": "application/json" }), ...opts.headers };
-  const r = await client(opts.key).send<ResponseOf<M, P>>(method, path, { body: raw ? (body as string | undefined) : JSON.stringify(body), headers });
+  const r = await client(opts.key).send<ResponseOf<M, P>>(method, path, {
+    body: raw ? (body as string | undefined) : JSON.stringify(body),
+    headers,
+  });
   return { status: r.status, json: r.data, text: r.text, headers: r.headers };
 }
 
 export async function newConversation(settings?: Record<string, unknown>, key?: string): Promise<string> {
-  const r = await client(key).request("POST /v1/conversations", { body: { title: "e2e", ...(settings ? { settings } : {}) } });
+  const r = await client(key).request("POST /v1/conversations", {
+    body: { title: "e2e", ...(settings ? { settings } : {}) },
+  });
   if (r.status !== 201) throw new Error(`create ${r.status} ${r.text}`);
   return r.data.id;
 }

@@ -10,7 +10,9 @@ describe("the rolling summary on the running stack", () => {
     const id = await newConversation({ foldThresholdChars: 6000, summaryMaxChars: 1500 });
     let folds = 0;
     for (let turn = 0; turn < 30 && folds < 2; turn++) {
-      const r = await api("POST", `/v1/conversations/${id}/messages`, { content: `turn ${turn}: notes on invoice INV-${1000 + turn}.\n@reply-chars 1200` });
+      const r = await api("POST", `/v1/conversations/${id}/messages`, {
+        content: `turn ${turn}: notes on invoice INV-${1000 + turn}.\n@reply-chars 1200`,
+      });
       expect(r.status).toBe(200);
       for (let i = 0; i < 20; i++) {
         const m = (await api("GET", `/v1/conversations/${id}`)).json;

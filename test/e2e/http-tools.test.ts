@@ -29,13 +29,25 @@ describe("HTTP tools on the running stack", () => {
     const dir = mkdtempSync(join(tmpdir(), "context-chat-tools-"));
     let stack = await startStack({ persistTo: dir });
     try {
-      const post = (path: string, body: unknown) => fetch(`${stack.baseUrl}${path}`, { method: "POST", headers: auth, body: JSON.stringify(body) });
-      const tool = await post("/v1/tools", { kind: "http", name: "forecast", description: "Weather forecast for a city.", inputSchema: { type: "object", properties: { city: { type: "string" } } }, endpoint, headers: { "X-Api-Key": SECRET } });
+      const post = (path: string, body: unknown) =>
+        fetch(`${stack.baseUrl}${path}`, { method: "POST", headers: auth, body: JSON.stringify(body) });
+      const tool = await post("/v1/tools", {
+        kind: "http",
+        name: "forecast",
+        description: "Weather forecast for a city.",
+        inputSchema: { type: "object", properties: { city: { type: "string" } } },
+        endpoint,
+        headers: { "X-Api-Key": SECRET },
+      });
       expect(tool.status).toBe(201);
-      const conv = (await (await post("/v1/conversations", { title: "tools" })).json()) as Routes["POST /v1/conversations"]["response"];
+      const conv = (await (
+        await post("/v1/conversations", { title: "tools" })
+      ).json()) as Routes["POST /v1/conversations"]["response"];
       await post(`/v1/conversations/${conv.id}/messages`, { content: `@tool tool_activate {"name":"forecast"}` });
       const call = async (city: string) => {
-        const turn = (await (await post(`/v1/conversations/${conv.id}/messages`, { content: `@tool forecast {"city":"${city}"}` })).json()) as Routes["POST /v1/conversations/{id}/messages"]["response"];
+        const turn = (await (
+          await post(`/v1/conversations/${conv.id}/messages`, { content: `@tool forecast {"city":"${city}"}` })
+        ).json()) as Routes["POST /v1/conversations/{id}/messages"]["response"];
         return turn.messages.flatMap((m) => m.content).find((b) => b.type === "tool_result");
       };
       expect(await call("Paris")).toMatchObject({ content: "forecast for Paris: sunny" });

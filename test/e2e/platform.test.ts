@@ -18,7 +18,11 @@ describe("the local stack", () => {
   it("runs turns as JSON and keeps the transcript in order under 20 parallel sends", async () => {
     const id = await newConversation();
     const markers = Array.from({ length: 20 }, (_, i) => `e2e-parallel-${i}-${Date.now()}`);
-    const rs = await Promise.all(markers.map((m) => client().request("POST /v1/conversations/{id}/messages", { path: { id }, body: { content: m } })));
+    const rs = await Promise.all(
+      markers.map((m) =>
+        client().request("POST /v1/conversations/{id}/messages", { path: { id }, body: { content: m } }),
+      ),
+    );
     expect(rs.every((r) => r.status === 200)).toBe(true);
     const t = await transcript(id);
     expect(t).toHaveLength(40);
@@ -56,14 +60,19 @@ describe("the local stack", () => {
     expect(end.usage.output_tokens).toBeGreaterThan(0);
     expect(s.frames.some((e) => e.type === "delta")).toBe(true);
     s.socket.send("not json");
-    expect((await s.next<Extract<TurnEvent, { type: "error" }>>((e) => e.type === "error")).error.type).toBe("invalid_request");
+    expect((await s.next<Extract<TurnEvent, { type: "error" }>>((e) => e.type === "error")).error.type).toBe(
+      "invalid_request",
+    );
     s.close();
     await expect(openSocket(id, { ticket })).rejects.toThrow();
     const h = await openSocket(id, { key: "dev-local-key" });
     h.send({ type: "send", content: "hello header" });
     await h.next((e) => e.type === "turn_end");
     h.close();
-    expect((await transcript(id)).map(textOf).filter((x) => x.startsWith("hello"))).toEqual(["hello socket", "hello header"]);
+    expect((await transcript(id)).map(textOf).filter((x) => x.startsWith("hello"))).toEqual([
+      "hello socket",
+      "hello header",
+    ]);
   });
 
   it("iterates the socket's frames and resumes from the last seq it saw, repeating nothing", async () => {
@@ -81,7 +90,10 @@ describe("the local stack", () => {
     const dropped = new Promise((r) => s.socket.addEventListener("close", r));
     s.socket.close();
     await dropped;
-    await client().request("POST /v1/conversations/{id}/messages", { path: { id }, body: { content: "sent while away" } });
+    await client().request("POST /v1/conversations/{id}/messages", {
+      path: { id },
+      body: { content: "sent while away" },
+    });
     const before = s.frames.length;
     await s.resume();
     const resumed = await s.next<Extract<ServerFrame, { type: "resumed" }>>((f) => f.type === "resumed");
@@ -94,7 +106,10 @@ describe("the local stack", () => {
 
   it("keeps tenants apart on the running stack", async () => {
     const id = await newConversation();
-    await client().request("POST /v1/conversations/{id}/messages", { path: { id }, body: { content: "tenant-a-private-e2e" } });
+    await client().request("POST /v1/conversations/{id}/messages", {
+      path: { id },
+      body: { content: "tenant-a-private-e2e" },
+    });
     const t = await client(ADMIN).request("POST /v1/admin/tenants", { body: { name: `e2e-b-${Date.now()}` } });
     const b = client(t.data.apiKey);
     expect((await b.request("GET /v1/conversations/{id}/messages", { path: { id } })).status).toBe(404);

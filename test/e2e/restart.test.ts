@@ -9,7 +9,8 @@ import { startStack } from "../../scripts/stack.mjs";
 import type { Routes, Schemas } from "../../client";
 
 /** A response's JSON as the document describes the operation `R`'s answer. */
-const answer = async <R extends keyof Routes>(res: Response, _route: R): Promise<Routes[R]["response"]> => (await res.json()) as Routes[R]["response"];
+const answer = async <R extends keyof Routes>(res: Response, _route: R): Promise<Routes[R]["response"]> =>
+  (await res.json()) as Routes[R]["response"];
 
 const auth = { authorization: "Bearer dev-local-key", "content-type": "application/json" };
 
@@ -18,20 +19,37 @@ describe("persistence", () => {
     const dir = mkdtempSync(join(tmpdir(), "context-chat-restart-"));
     try {
       let stack = await startStack({ persistTo: dir });
-      const created = await answer(await fetch(`${stack.baseUrl}/v1/conversations`, { method: "POST", headers: auth, body: "{}" }), "POST /v1/conversations");
+      const created = await answer(
+        await fetch(`${stack.baseUrl}/v1/conversations`, { method: "POST", headers: auth, body: "{}" }),
+        "POST /v1/conversations",
+      );
       const url = `${stack.baseUrl}/v1/conversations/${created.id}`;
-      await fetch(`${url}/messages`, { method: "POST", headers: auth, body: JSON.stringify({ content: "survive-restart-marker" }) });
+      await fetch(`${url}/messages`, {
+        method: "POST",
+        headers: auth,
+        body: JSON.stringify({ content: "survive-restart-marker" }),
+      });
       await new Promise((r) => setTimeout(r, 500));
       await stack.stop();
       stack = await startStack({ persistTo: dir });
       const base = `${stack.baseUrl}/v1/conversations/${created.id}`;
-      const page = await answer(await fetch(`${base}/messages`, { headers: auth }), "GET /v1/conversations/{id}/messages");
+      const page = await answer(
+        await fetch(`${base}/messages`, { headers: auth }),
+        "GET /v1/conversations/{id}/messages",
+      );
       expect(page.messages.map((m) => m.role)).toEqual(["user", "assistant"]);
-      const search = await answer(await fetch(`${stack.baseUrl}/v1/search?q=survive-restart-marker`, { headers: auth }), "GET /v1/search");
+      const search = await answer(
+        await fetch(`${stack.baseUrl}/v1/search?q=survive-restart-marker`, { headers: auth }),
+        "GET /v1/search",
+      );
       expect(search.results[0].conversationId).toBe(created.id);
 
       // The crash: SIGKILL the whole stack as soon as the reply starts streaming.
-      const res = await fetch(`${base}/messages`, { method: "POST", headers: { ...auth, accept: "text/event-stream" }, body: JSON.stringify({ content: "crash-marker mid-turn\n@reply-chars 60000" }) });
+      const res = await fetch(`${base}/messages`, {
+        method: "POST",
+        headers: { ...auth, accept: "text/event-stream" },
+        body: JSON.stringify({ content: "crash-marker mid-turn\n@reply-chars 60000" }),
+      });
       const reader = res.body!.getReader();
       const decoder = new TextDecoder();
       let text = "";
@@ -42,26 +60,44 @@ describe("persistence", () => {
       }
       await stack.kill();
       await reader.read().catch(() => {});
-      const told = [...text.matchAll(/^event: message\ndata: (.*)$/gm)].map((m) => (JSON.parse(m[1]) as { message: Schemas["Message"] & { id: string } }).message);
+      const told = [...text.matchAll(/^event: message\ndata: (.*)$/gm)].map(
+        (m) => (JSON.parse(m[1]) as { message: Schemas["Message"] & { id: string } }).message,
+      );
       expect(told.map((m) => m.seq)).toEqual([3]);
 
       stack = await startStack({ persistTo: dir });
       const again = `${stack.baseUrl}/v1/conversations/${created.id}`;
       // The client resumes after the last seq it saw; whatever the turn saved before the crash is there once.
-      const before = await answer(await fetch(`${again}/messages?after=0`, { headers: auth }), "GET /v1/conversations/{id}/messages");
+      const before = await answer(
+        await fetch(`${again}/messages?after=0`, { headers: auth }),
+        "GET /v1/conversations/{id}/messages",
+      );
       expect(before.messages.map((m) => m.seq)).toEqual(before.messages.map((_, i) => i + 1));
       expect(JSON.stringify(before.messages[2])).toBe(JSON.stringify(told[0]));
-      const next = await fetch(`${again}/messages`, { method: "POST", headers: auth, body: JSON.stringify({ content: "after-the-crash" }) });
+      const next = await fetch(`${again}/messages`, {
+        method: "POST",
+        headers: auth,
+        body: JSON.stringify({ content: "after-the-crash" }),
+      });
       expect(next.status).toBe(200);
       const body = await answer(next, "POST /v1/conversations/{id}/messages");
       expect(body.messages[0].seq).toBe(before.messages.length + 1);
       let found: Routes["GET /v1/search"]["response"]["results"] = [];
       for (let i = 0; i < 40 && found.length === 0; i++) {
         await new Promise((r) => setTimeout(r, 250));
-        found = (await answer(await fetch(`${stack.baseUrl}/v1/search?q=crash-marker&conversation=${created.id}&kind=message`, { headers: auth }), "GET /v1/search")).results;
+        found = (
+          await answer(
+            await fetch(`${stack.baseUrl}/v1/search?q=crash-marker&conversation=${created.id}&kind=message`, {
+              headers: auth,
+            }),
+            "GET /v1/search",
+          )
+        ).results;
       }
       expect(found.find((h) => h.role === "user")?.id).toBe(told[0].id);
-      console.log(`[faults] whole stack killed mid-turn: 1 injected; ${before.messages.length - 2} messages of the crashed turn kept; survived`);
+      console.log(
+        `[faults] whole stack killed mid-turn: 1 injected; ${before.messages.length - 2} messages of the crashed turn kept; survived`,
+      );
       await stack.stop();
     } finally {
       rmSync(dir, { recursive: true, force: true });

@@ -15,10 +15,20 @@ const DEV_KEY = `devkey_${crypto.randomUUID().replace(/-/g, "")}`;
 let stack: Awaited<ReturnType<typeof startStack>>;
 let dir: string;
 
-async function call<M extends Method, P extends string>(method: M, path: P, key: string | null, body?: unknown, headers: Record<string, string> = {}) {
+async function call<M extends Method, P extends string>(
+  method: M,
+  path: P,
+  key: string | null,
+  body?: unknown,
+  headers: Record<string, string> = {},
+) {
   const res = await fetch(stack.baseUrl + path, {
     method,
-    headers: { ...(key ? { authorization: `Bearer ${key}` } : {}), ...(body !== undefined ? { "content-type": "application/json" } : {}), ...headers },
+    headers: {
+      ...(key ? { authorization: `Bearer ${key}` } : {}),
+      ...(body !== undefined ? { "content-type": "application/json" } : {}),
+      ...headers,
+    },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await res.text();
@@ -26,10 +36,16 @@ async function call<M extends Method, P extends string>(method: M, path: P, key:
   return { status: res.status, headers: res.headers, json, text };
 }
 
-function socket(url: string, headers?: Record<string, string>): Promise<{ ws: WebSocket | null; events: ServerFrame[] }> {
+function socket(
+  url: string,
+  headers?: Record<string, string>,
+): Promise<{ ws: WebSocket | null; events: ServerFrame[] }> {
   return new Promise((resolve) => {
     // Node's WebSocket (undici) takes an init object with headers where a browser's takes protocols.
-    const ws = new (WebSocket as unknown as new (url: string, init?: { headers: Record<string, string> }) => WebSocket)(url, headers ? { headers } : undefined);
+    const ws = new (WebSocket as unknown as new (url: string, init?: { headers: Record<string, string> }) => WebSocket)(
+      url,
+      headers ? { headers } : undefined,
+    );
     const events: ServerFrame[] = [];
     ws.addEventListener("message", (m) => events.push(JSON.parse(String(m.data)) as ServerFrame));
     ws.addEventListener("open", () => resolve({ ws, events }));
@@ -39,7 +55,10 @@ function socket(url: string, headers?: Record<string, string>): Promise<{ ws: We
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "context-chat-security-"));
-  stack = await startStack({ persistTo: dir, vars: { ADMIN_TOKEN, DEV_API_KEY: DEV_KEY, RATE_LIMIT_PER_MINUTE: "40", TURN_RATE_LIMIT_PER_MINUTE: "3" } });
+  stack = await startStack({
+    persistTo: dir,
+    vars: { ADMIN_TOKEN, DEV_API_KEY: DEV_KEY, RATE_LIMIT_PER_MINUTE: "40", TURN_RATE_LIMIT_PER_MINUTE: "3" },
+  });
 });
 
 afterAll(async () => {
@@ -60,7 +79,9 @@ describe("security on the running stack", () => {
     expect((await call("POST", "/v1/admin/tenants", wrongKey, { name: "x" })).status).toBe(401);
     // A malformed body that reaches deep into validation, and a model error that goes through the error paths.
     expect((await call("POST", `/v1/conversations/${conv}/messages`, key, { content: 5 })).status).toBe(400);
-    expect((await call("POST", `/v1/conversations/${conv}/messages`, key, { content: "@model-error 500" })).status).toBe(502);
+    expect(
+      (await call("POST", `/v1/conversations/${conv}/messages`, key, { content: "@model-error 500" })).status,
+    ).toBe(502);
     // Both websocket auth paths.
     const ticket: string = (await call("POST", `/v1/conversations/${conv}/ws-ticket`, key)).json.ticket;
     const wsBase = stack.baseUrl.replace(/^http/, "ws");
@@ -76,14 +97,16 @@ describe("security on the running stack", () => {
     expect(output.length).toBeGreaterThan(0);
     for (const secret of [key, wrongKey, DEV_KEY, ADMIN_TOKEN, unused]) expect(output).not.toContain(secret);
     // wrangler dev's access log prints request URLs, so a ticket used in one may appear: by then it is spent.
-    if (output.includes(ticket)) expect((await socket(`${wsBase}/v1/conversations/${conv}/ws?ticket=${ticket}`)).ws).toBeNull();
+    if (output.includes(ticket))
+      expect((await socket(`${wsBase}/v1/conversations/${conv}/ws?ticket=${ticket}`)).ws).toBeNull();
   });
 
   it("answers 429 rate_limited with Retry-After past a key's turns and requests per minute", async () => {
     const key = (await call("POST", "/v1/admin/tenants", ADMIN_TOKEN, { name: "limits" })).json.apiKey;
     const conv = (await call("POST", "/v1/conversations", key, {})).json.id;
     const turns = [];
-    for (let i = 0; i < 4; i++) turns.push(await call("POST", `/v1/conversations/${conv}/messages`, key, { content: `turn ${i}` }));
+    for (let i = 0; i < 4; i++)
+      turns.push(await call("POST", `/v1/conversations/${conv}/messages`, key, { content: `turn ${i}` }));
     expect(turns.map((t) => t.status)).toEqual([200, 200, 200, 429]);
     expect(turns[3].json.error?.type).toBe("rate_limited");
     expect(Number(turns[3].headers.get("retry-after"))).toBeGreaterThanOrEqual(19);
@@ -108,10 +131,13 @@ describe("security on the running stack", () => {
     for (const kib of [100, 1024]) {
       const outcome = await call("GET", "/v1/conversations", null, undefined, junk(kib)).then(
         (r) => `status ${r.status}`,
-        (err: Error & { cause?: { code?: string; message?: string } }) => `refused ${err.cause?.code ?? ""} ${err.cause?.message ?? err.message}`,
+        (err: Error & { cause?: { code?: string; message?: string } }) =>
+          `refused ${err.cause?.code ?? ""} ${err.cause?.message ?? err.message}`,
       );
       observed[`${kib} KiB`] = outcome;
-      expect(outcome, `${kib} KiB`).toMatch(/^status 431$|^refused (UND_ERR_SOCKET|ECONNRESET|UND_ERR_HEADERS_OVERFLOW)\b/);
+      expect(outcome, `${kib} KiB`).toMatch(
+        /^status 431$|^refused (UND_ERR_SOCKET|ECONNRESET|UND_ERR_HEADERS_OVERFLOW)\b/,
+      );
     }
     console.log(`oversized headers on wrangler dev: ${JSON.stringify(observed)}`);
     // Refusing them cost nothing: the stack still answers an ordinary request.

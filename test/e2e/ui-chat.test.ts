@@ -42,14 +42,25 @@ async function newChat(first: string): Promise<string> {
 
 /** Waits until no turn is streaming and at least `n` finished turns are on the page. */
 async function settled(n: number) {
-  await page.waitForFunction((n) => !document.querySelector(".turn.live") && document.querySelectorAll(".turn.done").length >= n && !!document.querySelector("#send:not([hidden])"), n, { timeout: 60_000 });
+  await page.waitForFunction(
+    (n) =>
+      !document.querySelector(".turn.live") &&
+      document.querySelectorAll(".turn.done").length >= n &&
+      !!document.querySelector("#send:not([hidden])"),
+    n,
+    { timeout: 60_000 },
+  );
 }
 
 async function send(text: string) {
   const before = await page.locator(".turn.done").count();
   await page.fill("#composer", text);
   await page.press("#composer", "Enter");
-  await page.waitForFunction((n) => document.querySelectorAll(".turn.done").length > n && !document.querySelector(".turn.live"), before, { timeout: 60_000 });
+  await page.waitForFunction(
+    (n) => document.querySelectorAll(".turn.done").length > n && !document.querySelector(".turn.live"),
+    before,
+    { timeout: 60_000 },
+  );
 }
 
 /** axe-core in the page: the serious and critical violations, by rule. */
@@ -58,7 +69,15 @@ async function axe(p: Page): Promise<string[]> {
   // <script> would be refused, as it should be).
   if (!(await p.evaluate(() => "axe" in window))) await p.evaluate(AXE);
   const result = await p.evaluate(async () => window.axe.run(document, { resultTypes: ["violations"] }));
-  return result.violations.filter((v) => v.impact === "serious" || v.impact === "critical").map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(" ")).slice(0, 3).join(", ")}`);
+  return result.violations
+    .filter((v) => v.impact === "serious" || v.impact === "critical")
+    .map(
+      (v) =>
+        `${v.id}: ${v.nodes
+          .map((n) => n.target.join(" "))
+          .slice(0, 3)
+          .join(", ")}`,
+    );
 }
 
 beforeAll(async () => {
@@ -99,14 +118,19 @@ const REPLY = [
   "> quoted line",
   "",
   "See [the docs](https://example.com/docs) or [this](javascript:alert(1)).",
-  "<script>window.hacked = true</script><img src=x onerror=\"window.hacked = true\">",
+  '<script>window.hacked = true</script><img src=x onerror="window.hacked = true">',
 ].join("\n");
 
 describe("the chat", () => {
   let markdownId: string;
 
   it("renders replies as markdown built from DOM nodes: headings, lists, code with its language and Copy, tables, safe links", async () => {
-    const imported = await api("POST", "/v1/conversations/import?title=Markdown%20check", { messages: [{ role: "user", content: "Show me the plan." }, { role: "assistant", content: REPLY }] });
+    const imported = await api("POST", "/v1/conversations/import?title=Markdown%20check", {
+      messages: [
+        { role: "user", content: "Show me the plan." },
+        { role: "assistant", content: REPLY },
+      ],
+    });
     expect(imported.status).toBe(201);
     markdownId = imported.json.id;
     await page.goto(`${base()}/#/c/${markdownId}`);
@@ -132,11 +156,18 @@ describe("the chat", () => {
     // A javascript: link stays text; markup in the reply stays text.
     expect(await reply.locator('a[href^="javascript"]').count()).toBe(0);
     expect(await reply.textContent()).toContain("<script>window.hacked = true</script>");
-    expect(await page.evaluate(() => ({ scripts: document.querySelectorAll(".md script, .md img").length, hacked: window.hacked ?? false }))).toEqual({ scripts: 0, hacked: false });
+    expect(
+      await page.evaluate(() => ({
+        scripts: document.querySelectorAll(".md script, .md img").length,
+        hacked: window.hacked ?? false,
+      })),
+    ).toEqual({ scripts: 0, hacked: false });
     // Copy puts the code on the clipboard.
     await code.locator("button.copy-code").click();
     await expect.poll(() => code.locator("button.copy-code").textContent()).toBe("Copied");
-    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe("const answer = 6 * 7;\nconsole.log(answer);");
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(
+      "const answer = 6 * 7;\nconsole.log(answer);",
+    );
     await page.screenshot({ path: `${SHOTS}markdown.png` });
   });
 
@@ -158,15 +189,20 @@ describe("the chat", () => {
     await settled(1);
     // The server's model titled the conversation after the first exchange (the offline model: the
     // first prompt's first words, its directive line left out), shown in the heading and the sidebar.
-    await expect.poll(() => page.locator("#chat-title").textContent(), { timeout: 15_000 }).toBe("How do rivers carve canyons");
-    await expect.poll(() => page.locator(`#conversation-list li[data-id="${id}"] .conv-link`).textContent(), { timeout: 15_000 }).toBe("How do rivers carve canyons");
+    await expect
+      .poll(() => page.locator("#chat-title").textContent(), { timeout: 15_000 })
+      .toBe("How do rivers carve canyons");
+    await expect
+      .poll(() => page.locator(`#conversation-list li[data-id="${id}"] .conv-link`).textContent(), { timeout: 15_000 })
+      .toBe("How do rivers carve canyons");
     expect((await api("GET", `/v1/conversations/${id}`)).json.title).toBe("How do rivers carve canyons");
 
     await page.evaluate(() => {
       const w = window;
       w.sawWaiting = false;
       new MutationObserver(() => {
-        if (document.querySelector(".turn.live .waiting") && !document.querySelector(".turn.live .md")) w.sawWaiting = true;
+        if (document.querySelector(".turn.live .waiting") && !document.querySelector(".turn.live .md"))
+          w.sawWaiting = true;
       }).observe(document.body, { childList: true, subtree: true });
     });
     await page.fill("#composer", "Tell me much more.\n@reply-chars 3000\n@hold-stream after=300");
@@ -187,7 +223,9 @@ describe("the chat", () => {
     expect(text.length).toBeLessThan(2000);
     const last = page.locator(".turn.done").last();
     expect(await last.locator(".stopped-note").textContent()).toBe("Stopped");
-    expect((await last.locator(".msg.assistant .md").textContent())!.replace(/\s+/g, " ").trim()).toBe(text.replace(/\s+/g, " ").trim());
+    expect((await last.locator(".msg.assistant .md").textContent())!.replace(/\s+/g, " ").trim()).toBe(
+      text.replace(/\s+/g, " ").trim(),
+    );
     expect(await page.locator("#send").isVisible()).toBe(true);
     await page.screenshot({ path: `${SHOTS}stopped.png` });
   });
@@ -197,7 +235,13 @@ describe("the chat", () => {
     await settled(1);
     const first = await page.locator(".turn.done .msg.assistant").last().getAttribute("data-ids");
     await page.click("#regenerate");
-    await page.waitForFunction((ids) => document.querySelector(".settled > .turn.done:last-child > .msg.assistant")?.getAttribute("data-ids") !== ids && !document.querySelector(".turn.live"), first, { timeout: 60_000 });
+    await page.waitForFunction(
+      (ids) =>
+        document.querySelector(".settled > .turn.done:last-child > .msg.assistant")?.getAttribute("data-ids") !== ids &&
+        !document.querySelector(".turn.live"),
+      first,
+      { timeout: 60_000 },
+    );
     await settled(1);
     expect(await page.locator(".turn.done").count()).toBe(1);
     const turn = page.locator(".turn.done").last();
@@ -226,7 +270,9 @@ describe("the chat", () => {
     await page.fill(".edit-box", "Name a mountain.\n@reply-chars 200");
     await page.click(".editor .resend");
     await settled(2);
-    expect(await page.locator(".turn.done .msg.user .text").last().textContent()).toBe("Name a mountain.\n@reply-chars 200");
+    expect(await page.locator(".turn.done .msg.user .text").last().textContent()).toBe(
+      "Name a mountain.\n@reply-chars 200",
+    );
   });
 
   it("a picked file is staged as a chip (name, type, size) that can be removed; the empty-chat text gives way to it", async () => {
@@ -234,7 +280,11 @@ describe("the chat", () => {
     await page.goto(`${base()}/#/c/${id}`);
     await page.waitForSelector("#socket-status.live", { state: "attached" });
     expect(await page.locator(".log .empty").count()).toBe(1);
-    await page.setInputFiles("#file-input", { name: "notes.txt", mimeType: "text/plain", buffer: Buffer.from("alpha\nbeta\n") });
+    await page.setInputFiles("#file-input", {
+      name: "notes.txt",
+      mimeType: "text/plain",
+      buffer: Buffer.from("alpha\nbeta\n"),
+    });
     const chip = page.locator('.upload.staged:has-text("notes.txt")');
     await chip.waitFor();
     expect(await chip.locator(".file-type").textContent()).toBe("text/plain");
@@ -255,10 +305,16 @@ describe("the chat", () => {
     await page.waitForSelector("#socket-status.live", { state: "attached" });
     let uploads = 0;
     page.on("request", (r) => r.url().includes("/attachments") && r.method() === "POST" && uploads++);
-    await page.setInputFiles("#file-input", { name: "tool.exe", mimeType: "application/x-msdownload", buffer: Buffer.from("MZ\x90\x00binary") });
+    await page.setInputFiles("#file-input", {
+      name: "tool.exe",
+      mimeType: "application/x-msdownload",
+      buffer: Buffer.from("MZ\x90\x00binary"),
+    });
     const refused = page.locator(".upload.refused");
     await refused.waitFor();
-    expect(await refused.locator("[role=alert]").textContent()).toContain("tool.exe can't be read here: use PDF, text, code, CSV, XLSX, DOCX or an image.");
+    expect(await refused.locator("[role=alert]").textContent()).toContain(
+      "tool.exe can't be read here: use PDF, text, code, CSV, XLSX, DOCX or an image.",
+    );
     expect(await page.locator(".upload.staged").count()).toBe(0);
     expect(await axe(page)).toEqual([]);
     await refused.locator("button.remove").click();
@@ -300,13 +356,16 @@ describe("the chat", () => {
     await page.screenshot({ path: `${SHOTS}error.png` });
     const before = (await transcript(id)).filter((m) => m.role === "user").length;
     await error.locator("button.retry").click();
-    await expect.poll(async () => (await transcript(id)).filter((m) => m.role === "user").length, { timeout: 60_000 }).toBe(before + 1);
+    await expect
+      .poll(async () => (await transcript(id)).filter((m) => m.role === "user").length, { timeout: 60_000 })
+      .toBe(before + 1);
   });
 
   it("the sidebar lists chats by last activity, as the server orders them, and renames and deletes them", async () => {
     const listed: string[] = [];
     const onRequest = (r: { url(): string }) => {
-      if (new URL(r.url()).pathname === "/v1/conversations" && r.url().includes("?")) listed.push(new URL(r.url()).search);
+      if (new URL(r.url()).pathname === "/v1/conversations" && r.url().includes("?"))
+        listed.push(new URL(r.url()).search);
     };
     page.on("request", onRequest);
     const older = (await api("POST", "/v1/conversations", { title: "Older chat" })).json.id;
@@ -316,7 +375,8 @@ describe("the chat", () => {
     await page.goto(`${base()}/#/`);
     await page.reload();
     await page.waitForSelector(`#conversation-list li[data-id="${newer}"]`);
-    const ids = () => page.locator("#conversation-list li").evaluateAll((els) => els.map((e) => (e as HTMLElement).dataset.id));
+    const ids = () =>
+      page.locator("#conversation-list li").evaluateAll((els) => els.map((e) => (e as HTMLElement).dataset.id));
     const order = await ids();
     expect(order.indexOf(older)).toBeLessThan(order.indexOf(newer));
     // Sending in the chat below moves it to the top of the sidebar, without a reload.
@@ -324,21 +384,27 @@ describe("the chat", () => {
     await expect.poll(() => page.locator("#chat-title").textContent()).toBe("Newer chat");
     // The view has loaded (its empty-chat hint) and its socket is open before the composer is used.
     await page.getByText("Ask anything, or attach a file.").waitFor();
-    await page.waitForFunction(() => ((window as unknown as { sockets: WebSocket[] }).sockets).some((s) => s.readyState === 1 && s.url.includes("/ws")));
+    await page.waitForFunction(() =>
+      (window as unknown as { sockets: WebSocket[] }).sockets.some((s) => s.readyState === 1 && s.url.includes("/ws")),
+    );
     await send("Back to this one.\n@reply-chars 80");
     await expect.poll(async () => (await ids())[0], { timeout: 15_000 }).toBe(newer);
     expect((await ids()).indexOf(older)).toBeGreaterThan(0);
     // The sidebar asked the server for that order: it sorts nothing itself.
     page.off("request", onRequest);
     expect(listed.length).toBeGreaterThan(0);
-    expect(listed.filter((q) => /[?&]limit=100\b/.test(q)).every((q) => new URLSearchParams(q).get("order") === "activity")).toBe(true);
+    expect(
+      listed.filter((q) => /[?&]limit=100\b/.test(q)).every((q) => new URLSearchParams(q).get("order") === "activity"),
+    ).toBe(true);
 
     const item = page.locator(`#conversation-list li[data-id="${newer}"]`);
     await item.hover();
     await item.locator("button.rename").click();
     await item.locator("input.rename-input").fill("Renamed in the sidebar");
     await item.locator("input.rename-input").press("Enter");
-    await expect.poll(() => page.locator(`#conversation-list li[data-id="${newer}"] .conv-link`).textContent()).toBe("Renamed in the sidebar");
+    await expect
+      .poll(() => page.locator(`#conversation-list li[data-id="${newer}"] .conv-link`).textContent())
+      .toBe("Renamed in the sidebar");
     expect((await api("GET", `/v1/conversations/${newer}`)).json.title).toBe("Renamed in the sidebar");
 
     await page.locator(`#conversation-list li[data-id="${newer}"]`).hover();
@@ -369,7 +435,10 @@ describe("the chat", () => {
     expect(await page.locator("#conn-banner").textContent()).toMatch(/Connection lost\. Reconnecting in \d+ s/);
     await page.screenshot({ path: `${SHOTS}offline.png` });
     await page.click("#reconnect-now");
-    await page.waitForFunction((n) => window.sockets.length > n && document.querySelector("#socket-status.live"), sockets);
+    await page.waitForFunction(
+      (n) => window.sockets.length > n && document.querySelector("#socket-status.live"),
+      sockets,
+    );
     expect(await page.locator("#conn-banner").isHidden()).toBe(true);
   });
 
@@ -390,7 +459,12 @@ describe("the chat", () => {
     await p.waitForSelector("#signin-form");
     expect(await p.locator("#signin-form .notice").textContent()).toContain("revoked or expired");
     expect(await p.locator("#view").textContent()).not.toContain("missing or invalid API key");
-    expect(await p.evaluate(() => [sessionStorage.getItem("context-chat.apiKey"), localStorage.getItem("context-chat.apiKey")])).toEqual([null, null]);
+    expect(
+      await p.evaluate(() => [
+        sessionStorage.getItem("context-chat.apiKey"),
+        localStorage.getItem("context-chat.apiKey"),
+      ]),
+    ).toEqual([null, null]);
     await p.screenshot({ path: `${SHOTS}signed-out.png` });
     await other.close();
   });
@@ -434,7 +508,11 @@ describe("the chat", () => {
           await p.waitForTimeout(300);
           problems.push(...(await axe(p)).map((v) => `${name} ${size} ${theme}: ${v}`));
           // Nothing runs off a phone's screen sideways.
-          if (size === "phone") expect(await p.evaluate(() => document.documentElement.scrollWidth <= innerWidth + 1), `${name} fits the phone's width`).toBe(true);
+          if (size === "phone")
+            expect(
+              await p.evaluate(() => document.documentElement.scrollWidth <= innerWidth + 1),
+              `${name} fits the phone's width`,
+            ).toBe(true);
           await p.screenshot({ path: `${SHOTS}${name}-${size}-${theme}.png` });
         }
         if (size === "phone") {

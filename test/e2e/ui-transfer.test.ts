@@ -36,15 +36,24 @@ describe("import and export in the web UI", () => {
   it("imports a transcript file, exports it as Markdown, and exports everything", async () => {
     const lines = [
       { role: "user", content: "What is the marmalade code?" },
-      { role: "assistant", content: [{ type: "tool_use", id: "c1", name: "memory_search", input: { query: "marmalade" } }] },
+      {
+        role: "assistant",
+        content: [{ type: "tool_use", id: "c1", name: "memory_search", input: { query: "marmalade" } }],
+      },
       { role: "user", content: [{ type: "tool_result", tool_use_id: "c1", content: "code MRM-2231" }] },
       { role: "assistant", content: "The marmalade code is MRM-2231." },
     ];
-    await page.setInputFiles("#import-file", { name: "marmalade.jsonl", mimeType: "application/x-ndjson", buffer: Buffer.from(lines.map((l) => JSON.stringify(l)).join("\n")) });
+    await page.setInputFiles("#import-file", {
+      name: "marmalade.jsonl",
+      mimeType: "application/x-ndjson",
+      buffer: Buffer.from(lines.map((l) => JSON.stringify(l)).join("\n")),
+    });
     await page.click("#import-button");
     await page.waitForURL(/#\/c\/conv_[^/]+\/history/);
     const id = /#\/c\/(conv_[^/?]+)/.exec(page.url())![1];
-    await page.waitForFunction(() => document.querySelector("#history")?.textContent?.includes("The marmalade code is MRM-2231."));
+    await page.waitForFunction(() =>
+      document.querySelector("#history")?.textContent?.includes("The marmalade code is MRM-2231."),
+    );
     expect((await transcript(id)).map((m) => m.role)).toEqual(["user", "assistant", "user", "assistant"]);
 
     await page.selectOption("#export-format", "markdown");
@@ -57,11 +66,23 @@ describe("import and export in the web UI", () => {
     await page.waitForSelector("#export-all");
     const all = await downloaded(() => page.click("#export-all"));
     expect(all.name).toMatch(/^exp_.*\.jsonl$/);
-    expect(all.text.split("\n").filter(Boolean).map((l) => JSON.parse(l)).some((l) => l.type === "conversation" && l.id === id)).toBe(true);
+    expect(
+      all.text
+        .split("\n")
+        .filter(Boolean)
+        .map((l) => JSON.parse(l))
+        .some((l) => l.type === "conversation" && l.id === id),
+    ).toBe(true);
 
     // A bad file is refused with the reason on the page, and nothing is created.
-    await page.setInputFiles("#import-file", { name: "broken.json", mimeType: "application/json", buffer: Buffer.from(JSON.stringify({ messages: [lines[0], lines[1]] })) });
+    await page.setInputFiles("#import-file", {
+      name: "broken.json",
+      mimeType: "application/json",
+      buffer: Buffer.from(JSON.stringify({ messages: [lines[0], lines[1]] })),
+    });
     await page.click("#import-button");
-    await page.waitForFunction(() => /messages\[1\]: tool_use c1 is never answered/.test(document.querySelector("#import-status")?.textContent ?? ""));
+    await page.waitForFunction(() =>
+      /messages\[1\]: tool_use c1 is never answered/.test(document.querySelector("#import-status")?.textContent ?? ""),
+    );
   });
 });

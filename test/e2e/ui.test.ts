@@ -75,7 +75,11 @@ describe("the web UI", () => {
     await page.waitForSelector("#signin-form .error-line");
     await shot("signin");
     await signIn(page);
-    const stored = await page.evaluate(() => ({ session: sessionStorage.getItem("context-chat.apiKey"), local: localStorage.length, cookie: document.cookie }));
+    const stored = await page.evaluate(() => ({
+      session: sessionStorage.getItem("context-chat.apiKey"),
+      local: localStorage.length,
+      cookie: document.cookie,
+    }));
     expect(stored).toEqual({ session: KEY, local: 0, cookie: "" });
     expect(page.url()).not.toContain(KEY);
   });
@@ -88,10 +92,18 @@ describe("the web UI", () => {
     const reply = (await page.locator(".turn.done .msg.assistant .md").last().textContent())!;
     expect(reply.length).toBeGreaterThan(800);
     // Rendered as markdown: paragraphs are blocks, so only the whitespace between them differs.
-    expect(reply.replace(/\s+/g, "")).toBe(deltas.map((d) => d.text).join("").replace(/\s+/g, ""));
+    expect(reply.replace(/\s+/g, "")).toBe(
+      deltas
+        .map((d) => d.text)
+        .join("")
+        .replace(/\s+/g, ""),
+    );
     expect(await page.locator(".turn.done .msg.user").last().textContent()).toContain("hello from the browser");
     // The model's thinking streams in as its own events and stays collapsed, apart from the reply.
-    const thought = frames.filter((f) => f.type === "thinking").map((f) => f.text).join("");
+    const thought = frames
+      .filter((f) => f.type === "thinking")
+      .map((f) => f.text)
+      .join("");
     expect(thought.length).toBeGreaterThan(0);
     const thinking = page.locator(".turn.done details.thinking").last();
     expect(await thinking.getAttribute("open")).toBeNull();
@@ -106,12 +118,21 @@ describe("the web UI", () => {
     expect((await call.locator(".step-result pre").textContent())!.length).toBeGreaterThan(100);
     // One assistant block for the whole turn: the call, its result and the answer.
     expect(await page.locator(".turn.done").last().locator(".msg.assistant").count()).toBe(1);
-    expect(await page.locator(".turn.done").last().locator("details.thinking .thinking-text", { hasText: "Calling 1 tool: conversation_read" }).count()).toBe(1);
+    expect(
+      await page
+        .locator(".turn.done")
+        .last()
+        .locator("details.thinking .thinking-text", { hasText: "Calling 1 tool: conversation_read" })
+        .count(),
+    ).toBe(1);
     await shot("chat");
     // A dropped socket comes back with a fresh single-use ticket, and turns go on.
     const sockets = await page.evaluate(() => window.sockets.length);
     await page.evaluate(() => window.sockets.at(-1)?.close());
-    await page.waitForFunction((n) => window.sockets.length > n && document.querySelector("#socket-status.live"), sockets);
+    await page.waitForFunction(
+      (n) => window.sockets.length > n && document.querySelector("#socket-status.live"),
+      sockets,
+    );
     await send("after a reconnect\n@reply-chars 300");
     expect(await page.locator(".turn.done .msg.user").last().textContent()).toContain("after a reconnect");
     expect((await page.locator(".turn.done .msg.assistant .md").last().textContent())!.length).toBeGreaterThan(150);
@@ -137,7 +158,8 @@ describe("the web UI", () => {
       const w = window as unknown as { bars: { value: number; max: number }[] };
       w.bars = [];
       new MutationObserver(() => {
-        for (const p of document.querySelectorAll<HTMLProgressElement>(".upload progress")) w.bars.push({ value: p.value, max: p.max });
+        for (const p of document.querySelectorAll<HTMLProgressElement>(".upload progress"))
+          w.bars.push({ value: p.value, max: p.max });
       }).observe(document.getElementById("uploads")!, { subtree: true, childList: true, attributes: true });
     });
     await send("here is the log");
@@ -164,7 +186,10 @@ describe("the web UI", () => {
         if (document.querySelector(".compaction-notice.running")) w.sawRunningCard = true;
       }).observe(document.body, { childList: true, subtree: true });
     });
-    const calls = Array.from({ length: 10 }, (_, i) => `@tool file_read {"attachment_id":"${attachment}","lines":"${i * 500 + 1}-${i * 500 + 500}"}`).join("\n");
+    const calls = Array.from(
+      { length: 10 },
+      (_, i) => `@tool file_read {"attachment_id":"${attachment}","lines":"${i * 500 + 1}-${i * 500 + 500}"}`,
+    ).join("\n");
     await send(`read all ten slices\n${calls}`);
     expect(frames.some((f) => f.type === "compaction_started")).toBe(true);
     expect(await page.evaluate(() => window.sawRunningCard)).toBe(true);
@@ -172,7 +197,9 @@ describe("the web UI", () => {
     // A one-line notice that opens to the card, kept where the pass ran once the turn is saved.
     const notice = page.locator(".turn.done details.compaction-notice").last();
     await notice.waitFor();
-    expect(await notice.locator("> summary").textContent()).toMatch(/^Older context was compacted to make room \([\d,]+ tokens saved\)$/);
+    expect(await notice.locator("> summary").textContent()).toMatch(
+      /^Older context was compacted to make room \([\d,]+ tokens saved\)$/,
+    );
     await notice.locator("> summary").click();
     const card = notice.locator(".card.compaction.done");
     const saved = Number((await card.locator(".saved").textContent())!.replace(/,/g, ""));
@@ -187,10 +214,15 @@ describe("the web UI", () => {
   it("narrates a long read: a picked PDF's first search reports its indexing progress", async () => {
     const doc = await PDFDocument.create();
     const font = await doc.embedFont(StandardFonts.Helvetica);
-    for (let i = 1; i <= 60; i++) doc.addPage([300, 200]).drawText(`page ${i} medlar${i}`, { x: 20, y: 100, font, size: 12 });
+    for (let i = 1; i <= 60; i++)
+      doc.addPage([300, 200]).drawText(`page ${i} medlar${i}`, { x: 20, y: 100, font, size: 12 });
     await page.goto(`${base()}/#/c/${chatId}`);
     await page.waitForSelector("#socket-status.live", { state: "attached" });
-    await page.setInputFiles("#file-input", { name: "medlar.pdf", mimeType: "application/pdf", buffer: Buffer.from(await doc.save()) });
+    await page.setInputFiles("#file-input", {
+      name: "medlar.pdf",
+      mimeType: "application/pdf",
+      buffer: Buffer.from(await doc.save()),
+    });
     await send("Here is a PDF.");
     const note = page.locator('.msg.user .note:has-text("medlar.pdf")');
     await note.waitFor();
@@ -198,7 +230,9 @@ describe("the web UI", () => {
     await send(`@tool pdf_search {"attachment_id":"${await note.getAttribute("data-attachment")}","query":"medlar42"}`);
     const narration = page.locator(".turn.done details.narration").last();
     expect(await narration.locator("summary").textContent()).toMatch(/\d+ progress notes?/);
-    expect(await narration.locator(".progress").first().textContent()).toContain("First search of medlar.pdf (60 pages)");
+    expect(await narration.locator(".progress").first().textContent()).toContain(
+      "First search of medlar.pdf (60 pages)",
+    );
     await narration.locator("summary").click();
     await narration.scrollIntoViewIfNeeded();
     await shot("narration");
@@ -210,10 +244,14 @@ describe("the web UI", () => {
     await page.waitForSelector("#history .end");
     expect(page.url()).toContain(`#/c/${smallId}/history`);
     const all = await transcript(smallId);
-    const ids = await page.locator("#history article.msg").evaluateAll((els) => els.map((e) => (e as HTMLElement).dataset.id));
+    const ids = await page
+      .locator("#history article.msg")
+      .evaluateAll((els) => els.map((e) => (e as HTMLElement).dataset.id));
     expect(ids).toEqual(all.map((m) => m.id));
     // Results are the stored originals, in full.
-    const longest = await page.locator("#history details.tool-result pre").evaluateAll((els) => Math.max(...els.map((e) => e.textContent!.length)));
+    const longest = await page
+      .locator("#history details.tool-result pre")
+      .evaluateAll((els) => Math.max(...els.map((e) => e.textContent!.length)));
     expect(longest).toBeGreaterThan(20_000);
     expect(await page.locator("#history .card.compaction.done").count()).toBe(1);
     await shot("history");
@@ -223,22 +261,31 @@ describe("the web UI", () => {
     await expect
       .poll(async () => {
         // The view scrolls inside <main>, below the fixed header.
-        if (await page.locator("#history-more").isVisible()) await page.evaluate(() => document.getElementById("view")!.scrollTo(0, 1e9));
+        if (await page.locator("#history-more").isVisible())
+          await page.evaluate(() => document.getElementById("view")!.scrollTo(0, 1e9));
         return page.locator("#history .end").count();
       })
       .toBe(1);
-    expect(await page.locator("#history article.msg").evaluateAll((els) => els.map((e) => (e as HTMLElement).dataset.id))).toEqual(all.map((m) => m.id));
+    expect(
+      await page.locator("#history article.msg").evaluateAll((els) => els.map((e) => (e as HTMLElement).dataset.id)),
+    ).toEqual(all.map((m) => m.id));
   });
 
   it("History tags a sub-agent's steps (workflow mode)", async () => {
     const id = await newConversation();
     await api("POST", `/v1/conversations/${id}/messages`, { content: `@tool tool_activate {"name":"agent_delegate"}` });
-    await api("POST", `/v1/conversations/${id}/messages`, { content: `@tool agent_delegate ${JSON.stringify({ name: "reader", task: "Look it up.\n@reply-chars 300" })}` });
+    await api("POST", `/v1/conversations/${id}/messages`, {
+      content: `@tool agent_delegate ${JSON.stringify({ name: "reader", task: "Look it up.\n@reply-chars 300" })}`,
+    });
     const agentIds = (await transcript(id)).filter((m) => m.agent).map((m) => m.id);
     expect(agentIds.length).toBe(2);
     await page.goto(`${base()}/#/c/${id}/history`);
     await page.waitForSelector("#history .end");
-    expect(await page.locator("#history article.msg.agent").evaluateAll((els) => els.map((e) => (e as HTMLElement).dataset.id))).toEqual(agentIds);
+    expect(
+      await page
+        .locator("#history article.msg.agent")
+        .evaluateAll((els) => els.map((e) => (e as HTMLElement).dataset.id)),
+    ).toEqual(agentIds);
     expect(await page.locator("#history article.msg.agent .agent-tag").first().textContent()).toBe("sub-agent reader");
     await shot("history-agent");
   });
@@ -247,7 +294,9 @@ describe("the web UI", () => {
     const id = await newConversation({ foldThresholdChars: 2000, tailMessages: 2, summaryMaxChars: 1500 });
     let meta: Partial<Schemas["Conversation"]> = {};
     for (let turn = 0; turn < 12 && !meta.foldCount; turn++) {
-      await api("POST", `/v1/conversations/${id}/messages`, { content: `turn ${turn}: ledger entry LEDGER-${turn}\n@reply-chars 900` });
+      await api("POST", `/v1/conversations/${id}/messages`, {
+        content: `turn ${turn}: ledger entry LEDGER-${turn}\n@reply-chars 900`,
+      });
       for (let i = 0; i < 40; i++) {
         meta = (await api("GET", `/v1/conversations/${id}`)).json;
         if (!meta.foldInFlight) break;
@@ -261,14 +310,22 @@ describe("the web UI", () => {
     const boundary = page.locator("#fold-boundary");
     expect(await boundary.locator(".fold-line").textContent()).toContain(meta.summarizedThroughMessageId);
     expect(await boundary.locator(".summary .text").textContent()).toBe(meta.summary);
-    expect(await boundary.evaluate((el) => (el.previousElementSibling as HTMLElement).dataset.seq)).toBe(String(meta.summarizedThroughMessage));
+    expect(await boundary.evaluate((el) => (el.previousElementSibling as HTMLElement).dataset.seq)).toBe(
+      String(meta.summarizedThroughMessage),
+    );
     await shot("history-fold");
   });
 
   it("search finds a message across conversations and opens History at it", async () => {
     const word = `quokka${Date.now().toString(36)}`;
     // Stub every stale result at once, so the earlier conversation_read result is a stub in replay.
-    expect((await api("PATCH", `/v1/conversations/${chatId}`, { settings: { stubMinChars: 100, stubAfterExchanges: 1, stubBatchChars: 0 } })).status).toBe(200);
+    expect(
+      (
+        await api("PATCH", `/v1/conversations/${chatId}`, {
+          settings: { stubMinChars: 100, stubAfterExchanges: 1, stubBatchChars: 0 },
+        })
+      ).status,
+    ).toBe(200);
     await api("POST", `/v1/conversations/${chatId}/messages`, { content: `a note about the ${word} colony` });
     let hit: Routes["GET /v1/search"]["response"]["results"][number] | undefined;
     for (let i = 0; i < 40 && !hit; i++) {
@@ -288,13 +345,24 @@ describe("the web UI", () => {
     await target.waitFor();
     expect(await target.getAttribute("data-id")).toBe(hit?.messageId);
     expect(page.url()).toContain(`#/c/${chatId}/history?at=${hit?.messageId}`);
-    await expect.poll(() => target.evaluate((el) => { const r = el.getBoundingClientRect(); return r.top >= 0 && r.bottom <= innerHeight; })).toBe(true);
+    await expect
+      .poll(() =>
+        target.evaluate((el) => {
+          const r = el.getBoundingClientRect();
+          return r.top >= 0 && r.bottom <= innerHeight;
+        }),
+      )
+      .toBe(true);
     await shot("search-hit");
     // History shows the stubbed result in full: the transcript holds the original.
-    expect((await api("GET", `/v1/conversations/${chatId}/replay`)).json.estimate.stubbedResults).toBeGreaterThanOrEqual(1);
+    expect(
+      (await api("GET", `/v1/conversations/${chatId}/replay`)).json.estimate.stubbedResults,
+    ).toBeGreaterThanOrEqual(1);
     const stubbed = page.locator("#history details.tool-result:has(.badge.stub)").first();
     const id = await stubbed.getAttribute("data-tool-result");
-    const original = (await transcript(chatId)).flatMap((m) => m.content).find((b) => b.type === "tool_result" && b.tool_use_id === id);
+    const original = (await transcript(chatId))
+      .flatMap((m) => m.content)
+      .find((b) => b.type === "tool_result" && b.tool_use_id === id);
     const content = original?.content;
     const text = typeof content === "string" ? content : textBlocks(Array.isArray(content) ? content : []).join("\n");
     expect(text.length).toBeGreaterThan(100);
@@ -315,8 +383,19 @@ describe("the web UI", () => {
 
   it("shows the client tool calls a paused turn waits on, and a person answers them by hand", async () => {
     const id = await newConversation();
-    const tools = [{ name: "ask_person", description: "Ask the person at the keyboard", input_schema: { type: "object", properties: { question: { type: "string" } } } }];
-    const paused = (await api("POST", `/v1/conversations/${id}/messages`, { content: `@tool ask_person {"question":"favourite colour?"}`, tools })).json;
+    const tools = [
+      {
+        name: "ask_person",
+        description: "Ask the person at the keyboard",
+        input_schema: { type: "object", properties: { question: { type: "string" } } },
+      },
+    ];
+    const paused = (
+      await api("POST", `/v1/conversations/${id}/messages`, {
+        content: `@tool ask_person {"question":"favourite colour?"}`,
+        tools,
+      })
+    ).json;
     expect(paused.stop_reason).toBe("requires_action");
     const callId = paused.requires_action!.calls[0].id;
     await page.goto(`${base()}/#/c/${id}`);
@@ -341,7 +420,10 @@ describe("the web UI", () => {
     await reference.goto(`${base()}/api.html`);
     await reference.waitForSelector(".operation");
     const doc = await (await fetch(`${base()}/openapi.json`)).json();
-    const operations = Object.values(doc.paths as Record<string, object>).reduce((n, ops) => n + Object.keys(ops).length, 0);
+    const operations = Object.values(doc.paths as Record<string, object>).reduce(
+      (n, ops) => n + Object.keys(ops).length,
+      0,
+    );
     expect(await reference.locator(".operation").count()).toBe(operations);
     expect(await reference.locator("#schema-TurnEvent pre").textContent()).toContain('"turn_start"');
     expect(await reference.locator('[id="get /v1/conversations/{id}/ws"]').textContent()).toContain("x-websocket");

@@ -23,9 +23,26 @@ describe("uploads", () => {
   it("leave nothing when the body stops short, and refuse a body without a length", async () => {
     const id = await newConversation();
     const path = `/v1/conversations/${id}/attachments?name=cut.txt`;
-    await rawRequest([`POST ${path} HTTP/1.1`, "Host: 127.0.0.1", "Authorization: Bearer dev-local-key", "Content-Type: text/plain", "Content-Length: 100000"], "only a little", true);
+    await rawRequest(
+      [
+        `POST ${path} HTTP/1.1`,
+        "Host: 127.0.0.1",
+        "Authorization: Bearer dev-local-key",
+        "Content-Type: text/plain",
+        "Content-Length: 100000",
+      ],
+      "only a little",
+      true,
+    );
     const chunked = await rawRequest(
-      [`POST /v1/conversations/${id}/attachments?name=chunked.txt HTTP/1.1`, "Host: 127.0.0.1", "Authorization: Bearer dev-local-key", "Content-Type: text/plain", "Transfer-Encoding: chunked", "Connection: close"],
+      [
+        `POST /v1/conversations/${id}/attachments?name=chunked.txt HTTP/1.1`,
+        "Host: 127.0.0.1",
+        "Authorization: Bearer dev-local-key",
+        "Content-Type: text/plain",
+        "Transfer-Encoding: chunked",
+        "Connection: close",
+      ],
       "5\r\nhello\r\n0\r\n\r\n",
       false,
     );

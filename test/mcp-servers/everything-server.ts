@@ -18,7 +18,10 @@ async function freePort(): Promise<number> {
 export async function startEverythingServer(): Promise<{ port: number; child: ChildProcess }> {
   const pkg = createRequire(import.meta.url).resolve("@modelcontextprotocol/server-everything/package.json");
   const port = await freePort();
-  const child = spawn(process.execPath, [join(dirname(pkg), "dist/index.js"), "streamableHttp"], { env: { ...process.env, PORT: String(port) }, stdio: ["ignore", "ignore", "pipe"] });
+  const child = spawn(process.execPath, [join(dirname(pkg), "dist/index.js"), "streamableHttp"], {
+    env: { ...process.env, PORT: String(port) },
+    stdio: ["ignore", "ignore", "pipe"],
+  });
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error("everything server did not start in 20 s")), 20_000);
     let log = "";

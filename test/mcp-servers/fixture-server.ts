@@ -10,7 +10,8 @@ import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/
 import { z } from "zod";
 
 /** A 1x1 PNG: small enough for the image rules, real enough for a media-type sniff. */
-export const PIXEL_PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==";
+export const PIXEL_PNG =
+  "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==";
 export const FIXTURE_TOKEN = "Bearer fixture-secret-token";
 
 /** Tools added by the "grow" tool while the server runs (what tools/list_changed announces). */
@@ -18,11 +19,18 @@ const grown: string[] = [];
 
 function fixtureServer(): McpServer {
   const server = new McpServer({ name: "context-chat-fixture", version: "1.0.0" });
-  server.registerTool("add", { description: "Adds two numbers", inputSchema: { a: z.number(), b: z.number() } }, async ({ a, b }) => ({
-    content: [{ type: "text", text: `sum=${a + b}` }],
-  }));
+  server.registerTool(
+    "add",
+    { description: "Adds two numbers", inputSchema: { a: z.number(), b: z.number() } },
+    async ({ a, b }) => ({
+      content: [{ type: "text", text: `sum=${a + b}` }],
+    }),
+  );
   server.registerTool("pixel", { description: "Returns a one-pixel PNG image" }, async () => ({
-    content: [{ type: "text", text: "a pixel:" }, { type: "image", data: PIXEL_PNG, mimeType: "image/png" }],
+    content: [
+      { type: "text", text: "a pixel:" },
+      { type: "image", data: PIXEL_PNG, mimeType: "image/png" },
+    ],
   }));
   server.registerTool("fake_image", { description: "Returns bytes that claim to be a PNG but are not" }, async () => ({
     content: [{ type: "image", data: Buffer.from("not an image at all").toString("base64"), mimeType: "image/png" }],
@@ -30,27 +38,55 @@ function fixtureServer(): McpServer {
   server.registerTool("links", { description: "Returns a resource link and an embedded text resource" }, async () => ({
     content: [
       { type: "resource_link", uri: "file:///docs/guide.md", name: "guide.md", mimeType: "text/markdown" },
-      { type: "resource", resource: { uri: "file:///docs/notes.txt", mimeType: "text/plain", text: "embedded notes body" } },
+      {
+        type: "resource",
+        resource: { uri: "file:///docs/notes.txt", mimeType: "text/plain", text: "embedded notes body" },
+      },
     ],
   }));
-  server.registerTool("big", { description: "Returns a large text of n kilobytes", inputSchema: { kb: z.number().int().min(1).max(2048) } }, async ({ kb }) => ({
-    content: [{ type: "text", text: `BIG-START ${"x".repeat(kb * 1024)} BIG-END` }],
+  server.registerTool(
+    "big",
+    { description: "Returns a large text of n kilobytes", inputSchema: { kb: z.number().int().min(1).max(2048) } },
+    async ({ kb }) => ({
+      content: [{ type: "text", text: `BIG-START ${"x".repeat(kb * 1024)} BIG-END` }],
+    }),
+  );
+  server.registerTool(
+    "oversized",
+    {
+      description: "Returns a text of mb mebibytes, past what one MCP message may carry",
+      inputSchema: { mb: z.number().int().min(1).max(16) },
+    },
+    async ({ mb }) => ({
+      content: [{ type: "text", text: `OVERSIZED ${"y".repeat(mb * 1024 * 1024)}` }],
+    }),
+  );
+  server.registerTool("fail", { description: "Always reports a tool error" }, async () => ({
+    content: [{ type: "text", text: "the fixture failed on purpose" }],
+    isError: true,
   }));
-  server.registerTool("oversized", { description: "Returns a text of mb mebibytes, past what one MCP message may carry", inputSchema: { mb: z.number().int().min(1).max(16) } }, async ({ mb }) => ({
-    content: [{ type: "text", text: `OVERSIZED ${"y".repeat(mb * 1024 * 1024)}` }],
-  }));
-  server.registerTool("fail", { description: "Always reports a tool error" }, async () => ({ content: [{ type: "text", text: "the fixture failed on purpose" }], isError: true }));
-  server.registerTool("slow", { description: "Answers after ms milliseconds", inputSchema: { ms: z.number().int() } }, async ({ ms }) => {
-    await new Promise((r) => setTimeout(r, ms));
-    return { content: [{ type: "text", text: "finally" }] };
-  });
-  server.registerTool("grow", { description: "Adds a tool named by the caller and announces the new list", inputSchema: { name: z.string() } }, async ({ name }, extra) => {
-    if (!grown.includes(name)) grown.push(name);
-    // Sent on this request's stream, so a client that connects per call still hears it.
-    await extra.sendNotification({ method: "notifications/tools/list_changed" });
-    return { content: [{ type: "text", text: `grew ${name}` }] };
-  });
-  for (const name of grown) server.registerTool(name, { description: `A tool grown at run time: ${name}` }, async () => ({ content: [{ type: "text", text: `${name} ran` }] }));
+  server.registerTool(
+    "slow",
+    { description: "Answers after ms milliseconds", inputSchema: { ms: z.number().int() } },
+    async ({ ms }) => {
+      await new Promise((r) => setTimeout(r, ms));
+      return { content: [{ type: "text", text: "finally" }] };
+    },
+  );
+  server.registerTool(
+    "grow",
+    { description: "Adds a tool named by the caller and announces the new list", inputSchema: { name: z.string() } },
+    async ({ name }, extra) => {
+      if (!grown.includes(name)) grown.push(name);
+      // Sent on this request's stream, so a client that connects per call still hears it.
+      await extra.sendNotification({ method: "notifications/tools/list_changed" });
+      return { content: [{ type: "text", text: `grew ${name}` }] };
+    },
+  );
+  for (const name of grown)
+    server.registerTool(name, { description: `A tool grown at run time: ${name}` }, async () => ({
+      content: [{ type: "text", text: `${name} ran` }],
+    }));
   return server;
 }
 
@@ -61,13 +97,20 @@ async function readBody(req: IncomingMessage): Promise<unknown> {
   return text ? JSON.parse(text) : undefined;
 }
 
-async function streamable(req: IncomingMessage, res: ServerResponse, opts: { json?: boolean; body?: unknown } = {}): Promise<void> {
+async function streamable(
+  req: IncomingMessage,
+  res: ServerResponse,
+  opts: { json?: boolean; body?: unknown } = {},
+): Promise<void> {
   if (req.method !== "POST") {
     res.writeHead(405, { allow: "POST" }).end();
     return;
   }
   const server = fixtureServer();
-  const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: opts.json ?? false });
+  const transport = new StreamableHTTPServerTransport({
+    sessionIdGenerator: undefined,
+    enableJsonResponse: opts.json ?? false,
+  });
   res.on("close", () => void server.close());
   await server.connect(transport);
   await transport.handleRequest(req, res, "body" in opts ? opts.body : await readBody(req));
@@ -141,9 +184,13 @@ export async function startFixtureServer(): Promise<{ port: number; server: Serv
       if (path === "/mcp") return streamable(req, res);
       if (path === "/json/mcp") return streamable(req, res, { json: true });
       if (path === "/flood/mcp") return flood(req, res);
-      if (path === "/flood/written") return void res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ written: floodWritten, total: FLOOD_BYTES }));
+      if (path === "/flood/written")
+        return void res
+          .writeHead(200, { "content-type": "application/json" })
+          .end(JSON.stringify({ written: floodWritten, total: FLOOD_BYTES }));
       if (path === "/private/mcp") {
-        if (req.headers.authorization !== FIXTURE_TOKEN) return void res.writeHead(401, { "content-type": "application/json" }).end('{"error":"unauthorized"}');
+        if (req.headers.authorization !== FIXTURE_TOKEN)
+          return void res.writeHead(401, { "content-type": "application/json" }).end('{"error":"unauthorized"}');
         return streamable(req, res);
       }
       if (path === "/redirect") return void res.writeHead(307, { location: "http://10.0.0.1/mcp" }).end();

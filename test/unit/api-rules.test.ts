@@ -42,7 +42,10 @@ const NOW = Date.UTC(2026, 11, 3, 12);
 const clone = <T>(value: T): T => JSON.parse(JSON.stringify(value)) as T;
 
 function at(root: unknown, path: string): unknown {
-  return path.split(".").filter(Boolean).reduce<unknown>((value, key) => (value as Record<string, unknown>)?.[key], root);
+  return path
+    .split(".")
+    .filter(Boolean)
+    .reduce<unknown>((value, key) => (value as Record<string, unknown>)?.[key], root);
 }
 
 /** Applies one edit to a value taken from an earlier response. */
@@ -62,7 +65,9 @@ function edit(value: unknown, op: Record<string, unknown>): unknown {
     case "tamper": {
       const text = String(target[last as never]);
       const middle = Math.floor(text.length / 2);
-      target[last as never] = (text.slice(0, middle) + (text[middle] === "A" ? "B" : "A") + text.slice(middle + 1)) as never;
+      target[last as never] = (text.slice(0, middle) +
+        (text[middle] === "A" ? "B" : "A") +
+        text.slice(middle + 1)) as never;
       return value;
     }
     case "truncate":
@@ -107,13 +112,24 @@ function expand(value: unknown, responses: unknown[]): unknown {
   return value;
 }
 
-async function run(fixture: Fixture, step: Step, responses: unknown[]): Promise<{ response: Response; json: Record<string, unknown> }> {
+async function run(
+  fixture: Fixture,
+  step: Step,
+  responses: unknown[],
+): Promise<{ response: Response; json: Record<string, unknown> }> {
   const endpoint = step.endpoint ?? "POST /v1/messages";
   const [method, path] = endpoint.split(" ");
-  const base: Record<string, unknown> = { model: fixture.model, max_tokens: 1024, messages: [{ role: "user", content: "Hello." }] };
+  const base: Record<string, unknown> = {
+    model: fixture.model,
+    max_tokens: 1024,
+    messages: [{ role: "user", content: "Hello." }],
+  };
   for (const key of step.omit ?? []) delete base[key];
-  const body = method === "GET" ? undefined : JSON.stringify({ ...base, ...(expand(step.request ?? {}, responses) as object) });
-  const response = await handleMessagesRequest(new Request(`https://offline-model.invalid${path}`, { method, body }), { now: () => NOW });
+  const body =
+    method === "GET" ? undefined : JSON.stringify({ ...base, ...(expand(step.request ?? {}, responses) as object) });
+  const response = await handleMessagesRequest(new Request(`https://offline-model.invalid${path}`, { method, body }), {
+    now: () => NOW,
+  });
   return { response, json: (await response.json()) as Record<string, unknown> };
 }
 
@@ -133,7 +149,9 @@ describe("API rules (fixtures of the documented refusals, test/fixtures/api-rule
   for (const [name, fixture] of enforced) {
     it(`${name}: ${fixture.rule}`, async () => {
       resetOfflineCache();
-      const steps = fixture.steps ?? [{ request: fixture.request, omit: fixture.omit, endpoint: fixture.endpoint, expect: fixture.expect! }];
+      const steps = fixture.steps ?? [
+        { request: fixture.request, omit: fixture.omit, endpoint: fixture.endpoint, expect: fixture.expect! },
+      ];
       const responses: unknown[] = [];
       for (const [i, step] of steps.entries()) {
         const { response, json } = await run(fixture, step, responses);
@@ -143,13 +161,18 @@ describe("API rules (fixtures of the documented refusals, test/fixtures/api-rule
         expect(response.status, where).toBe(step.expect.status);
         if (step.expect.type) expect(error?.type, where).toBe(step.expect.type);
         if (step.expect.message) expect(error?.message, where).toContain(step.expect.message);
-        if (step.expect.status >= 400 && step.expect.status < 500) expect(response.headers.get("x-should-retry"), where).toBe("false");
+        if (step.expect.status >= 400 && step.expect.status < 500)
+          expect(response.headers.get("x-should-retry"), where).toBe("false");
         if (step.expect.status >= 400 && step.expect.status !== 413) {
           expect(json.type, where).toBe("error");
           expect(json.request_id, where).toBe(response.headers.get("request-id"));
         }
         if (step.expect.stop_reason) expect(json.stop_reason, where).toBe(step.expect.stop_reason);
-        if (step.expect.content_types) expect((json.content as { type: string }[]).map((b) => b.type), where).toEqual(step.expect.content_types);
+        if (step.expect.content_types)
+          expect(
+            (json.content as { type: string }[]).map((b) => b.type),
+            where,
+          ).toEqual(step.expect.content_types);
       }
       // Some fixtures build bodies of tens of megabytes (the 32 MB request limit): room for a loaded machine.
     }, 60_000);

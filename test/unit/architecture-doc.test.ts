@@ -17,9 +17,24 @@ const SKIP_DIRS = new Set([".git", "node_modules", "dist", ".wrangler", "test-ar
  * the benchmarks and browser tests write, local state and build output, files a person creates.
  */
 const NOT_REPO_FILES = [
-  /^tenants\//, /^conversations\//, /^brain\//, /^attachments\//, /^imports\//, /^exports\//, /^messages\//, /^prefrontal\//,
-  /^(head|line-index|job|export)\.json$/, /^export\.jsonl$/, /^blob$/, /^\{/,
-  /^bench-results\//, /^test-artifacts\//, /^\.wrangler\//, /^dist\//, /^node_modules\//, /^\.dev\.vars$/,
+  /^tenants\//,
+  /^conversations\//,
+  /^brain\//,
+  /^attachments\//,
+  /^imports\//,
+  /^exports\//,
+  /^messages\//,
+  /^prefrontal\//,
+  /^(head|line-index|job|export)\.json$/,
+  /^export\.jsonl$/,
+  /^blob$/,
+  /^\{/,
+  /^bench-results\//,
+  /^test-artifacts\//,
+  /^\.wrangler\//,
+  /^dist\//,
+  /^node_modules\//,
+  /^\.dev\.vars$/,
 ];
 /** A code span is taken for a path when it is one: no spaces, no call syntax, a folder or a file extension. */
 const PATH_LIKE = /^\.{0,2}\/?[\w@.*{}-]+(?:\/[\w@.*{}:-]+)*\/?$/;
@@ -33,7 +48,13 @@ function walk(dir = ""): string[] {
   });
 }
 
-type Tree = { has(path: string): boolean; module(path: string): boolean; matches(glob: string): boolean; endsWith(tail: string): number; basenames: Set<string> };
+type Tree = {
+  has(path: string): boolean;
+  module(path: string): boolean;
+  matches(glob: string): boolean;
+  endsWith(tail: string): number;
+  basenames: Set<string>;
+};
 
 const SOURCE_EXTS = [".ts", ".mjs", ".js"];
 
@@ -46,7 +67,12 @@ function treeOf(paths: string[]): Tree {
     has,
     module: (path) => isModule(path) || (/\.\w+$/.test(path) && isModule(path.replace(/\.\w+$/, ""))),
     matches: (glob) => {
-      const re = new RegExp(`^${glob.replace(/\/$/, "").replace(/[.+?^${}()|[\]\\]/g, "\\$&").replace(/\*/g, "[^/]*")}$`);
+      const re = new RegExp(
+        `^${glob
+          .replace(/\/$/, "")
+          .replace(/[.+?^${}()|[\]\\]/g, "\\$&")
+          .replace(/\*/g, "[^/]*")}$`,
+      );
       // A pattern with no folder, `*.gen.ts`, is a file name anywhere.
       return [...all].some((p) => re.test(glob.includes("/") ? p : p.split("/").pop()!));
     },
@@ -89,7 +115,7 @@ function pathProblems(docPath: string, text: string, tree: Tree, strict: boolean
   // Code spans that are paths.
   for (const m of body.matchAll(/`([^`\n]+)`/g)) {
     const token = m[1].trim();
-    if (!PATH_LIKE.test(token) || /^[/@.]/.test(token) && !token.startsWith("./")) continue;
+    if (!PATH_LIKE.test(token) || (/^[/@.]/.test(token) && !token.startsWith("./"))) continue;
     const path = token.replace(/^\.\//, "").replace(/\/\*$/, "/");
     const isFile = FILE_EXT.test(path);
     // Not a path: a word, a MIME type or an address range (no extension, and no top-level folder of the repo first).
@@ -106,10 +132,13 @@ function pathProblems(docPath: string, text: string, tree: Tree, strict: boolean
       continue;
     }
     if (!strict && tree.endsWith(path) === 1) continue;
-    problems.push(`${docPath}: \`${token}\` does not exist${strict ? " (paths are written from the repository's root)" : ""}`);
+    problems.push(
+      `${docPath}: \`${token}\` does not exist${strict ? " (paths are written from the repository's root)" : ""}`,
+    );
   }
   // A file outside the repository named without a path (the contract lives outside it).
-  for (const m of body.matchAll(/(?<![\w/.-])API\.md\b/g)) problems.push(`${docPath}: ${m[0]} is outside the repository`);
+  for (const m of body.matchAll(/(?<![\w/.-])API\.md\b/g))
+    problems.push(`${docPath}: ${m[0]} is outside the repository`);
   return problems;
 }
 
@@ -122,7 +151,12 @@ function checkedTable(text: string, name: string): string[][] | undefined {
   const rows: string[][] = [];
   for (const line of lines.slice(start)) {
     if (!line.startsWith("|")) break;
-    rows.push(line.slice(1, -1).split("|").map((c) => c.trim()));
+    rows.push(
+      line
+        .slice(1, -1)
+        .split("|")
+        .map((c) => c.trim()),
+    );
   }
   return rows.slice(2);
 }
@@ -135,28 +169,40 @@ function tomlValues(path: string, key: string): string[] {
 }
 
 /** Every queue either worker produces to, consumes or names as a dead-letter queue. */
-const queueNames = () => [...new Set(["wrangler.toml", "workers/summarizer/wrangler.toml"].flatMap((path) => [...tomlValues(path, "queue"), ...tomlValues(path, "dead_letter_queue")]))];
+const queueNames = () => [
+  ...new Set(
+    ["wrangler.toml", "workers/summarizer/wrangler.toml"].flatMap((path) => [
+      ...tomlValues(path, "queue"),
+      ...tomlValues(path, "dead_letter_queue"),
+    ]),
+  ),
+];
 
 /** Tables a migration leaves: created, less those dropped, renames followed. */
 function d1Tables(sql: string[]): string[] {
   const tables = new Set<string>();
   for (const text of sql) {
-    for (const m of text.matchAll(/\b(create (?:virtual )?table(?: if not exists)?|drop table(?: if exists)?|alter table)\s+(\w+)(?:\s+rename to\s+(\w+))?/gi)) {
+    for (const m of text.matchAll(
+      /\b(create (?:virtual )?table(?: if not exists)?|drop table(?: if exists)?|alter table)\s+(\w+)(?:\s+rename to\s+(\w+))?/gi,
+    )) {
       const verb = m[1].toLowerCase();
       if (verb.startsWith("create")) tables.add(m[2]);
       else if (verb.startsWith("drop")) tables.delete(m[2]);
-      else if (m[3]) (tables.delete(m[2]), tables.add(m[3]));
+      else if (m[3]) tables.delete(m[2]), tables.add(m[3]);
     }
   }
   return sorted(tables);
 }
 
 const migrations = () => readdirSync(join(ROOT, "d1-migrations")).filter((n) => n.endsWith(".sql"));
-const conversationParts = () => readdirSync(join(ROOT, "durable-objects/conversation")).filter((n) => n.endsWith(".ts"));
+const conversationParts = () =>
+  readdirSync(join(ROOT, "durable-objects/conversation")).filter((n) => n.endsWith(".ts"));
 const lineCount = (path: string) => read(path).split("\n").length;
 const openapiOperations = () => {
   const doc = JSON.parse(read("client/openapi.gen.json")) as { paths: Record<string, Record<string, unknown>> };
-  return Object.values(doc.paths).flatMap((ops) => Object.keys(ops).filter((m) => ["get", "post", "put", "patch", "delete"].includes(m)));
+  return Object.values(doc.paths).flatMap((ops) =>
+    Object.keys(ops).filter((m) => ["get", "post", "put", "patch", "delete"].includes(m)),
+  );
 };
 
 /** Each figure ARCHITECTURE.md may state, recomputed. "at most" figures are limits the tree must keep. */
@@ -170,9 +216,17 @@ const FIGURES: Record<string, { value: () => number; atMost?: boolean }> = {
   "built-in tools": { value: () => toolRegistry.names().length },
   "core tools (schemas on every request)": { value: () => toolRegistry.all().filter((t) => t.core).length },
   "files in durable-objects/conversation/": { value: () => conversationParts().length },
-  "lines of durable-objects/conversation/conversation-do.ts, at most": { value: () => lineCount("durable-objects/conversation/conversation-do.ts"), atMost: true },
+  "lines of durable-objects/conversation/conversation-do.ts, at most": {
+    value: () => lineCount("durable-objects/conversation/conversation-do.ts"),
+    atMost: true,
+  },
   "lines of any other file in durable-objects/conversation/, at most": {
-    value: () => Math.max(...conversationParts().filter((n) => n !== "conversation-do.ts").map((n) => lineCount(`durable-objects/conversation/${n}`))),
+    value: () =>
+      Math.max(
+        ...conversationParts()
+          .filter((n) => n !== "conversation-do.ts")
+          .map((n) => lineCount(`durable-objects/conversation/${n}`)),
+      ),
     atMost: true,
   },
 };
@@ -184,7 +238,11 @@ const LISTS: Record<string, () => string[]> = {
   "d1-tables": () => d1Tables(migrations().map((n) => read(`d1-migrations/${n}`))),
   "durable-objects": () => [...new Set(tomlValues("wrangler.toml", "class_name"))],
   queues: () => queueNames(),
-  "core-tools": () => toolRegistry.all().filter((t) => t.core).map((t) => t.name),
+  "core-tools": () =>
+    toolRegistry
+      .all()
+      .filter((t) => t.core)
+      .map((t) => t.name),
 };
 
 function figureProblems(rows: string[][], compute: typeof FIGURES): string[] {
@@ -198,12 +256,21 @@ function figureProblems(rows: string[][], compute: typeof FIGURES): string[] {
     const claimed = Number(stated.replace(/,/g, ""));
     const actual = figure.value();
     if (!Number.isFinite(claimed)) problems.push(`figure "${name}": "${stated}" is not a number`);
-    else if (figure.atMost ? actual > claimed : actual !== claimed) problems.push(`figure "${name}": the doc says ${figure.atMost ? "at most " : ""}${claimed}, the tree has ${actual}`);
+    else if (figure.atMost ? actual > claimed : actual !== claimed)
+      problems.push(
+        `figure "${name}": the doc says ${figure.atMost ? "at most " : ""}${claimed}, the tree has ${actual}`,
+      );
   }
   return problems;
 }
 
-const docs = ["ARCHITECTURE.md", "README.md", ...readdirSync(join(ROOT, "docs")).filter((n) => n.endsWith(".md")).map((n) => `docs/${n}`)];
+const docs = [
+  "ARCHITECTURE.md",
+  "README.md",
+  ...readdirSync(join(ROOT, "docs"))
+    .filter((n) => n.endsWith(".md"))
+    .map((n) => `docs/${n}`),
+];
 const tree = treeOf(walk());
 const architecture = read("ARCHITECTURE.md");
 
@@ -228,12 +295,22 @@ describe("ARCHITECTURE.md, README.md and docs/ stay true", () => {
   it("docs/measurements.md gives every figure its command and when it was measured", () => {
     const sections = read("docs/measurements.md").split(/^## /m).slice(1);
     expect(sections.length).toBeGreaterThan(5);
-    const bare = sections.filter((s) => !/^- \*\*Command\*\*: .*`[^`]+`/m.test(s) || !/^- \*\*Measured\*\*: .*\d{4}-\d{2}-\d{2}/m.test(s));
+    const bare = sections.filter(
+      (s) => !/^- \*\*Command\*\*: .*`[^`]+`/m.test(s) || !/^- \*\*Measured\*\*: .*\d{4}-\d{2}-\d{2}/m.test(s),
+    );
     expect(bare.map((s) => s.split("\n")[0])).toEqual([]);
   });
 
   it("catches a missing path, a path outside the repository, a wrong figure and an unknown one", () => {
-    const small = treeOf(["core/", "core/replay.ts", "durable-objects/", "durable-objects/conversation/", "durable-objects/conversation/record.ts", "docs/", "docs/api-notes.md"]);
+    const small = treeOf([
+      "core/",
+      "core/replay.ts",
+      "durable-objects/",
+      "durable-objects/conversation/",
+      "durable-objects/conversation/record.ts",
+      "docs/",
+      "docs/api-notes.md",
+    ]);
     const text = [
       "See `core/replay.ts`, `core/nothing.ts`, `conversation/record.ts`, `tenants/{id}/head.json` and [notes](docs/api-notes.md).",
       "The contract is API.md; see [the contract](../shared/API.md) and [gone](docs/gone.md).",
@@ -248,12 +325,20 @@ describe("ARCHITECTURE.md, README.md and docs/ stay true", () => {
       "ARCHITECTURE.md: API.md is outside the repository",
     ]);
     expect(pathProblems("README.md", "`conversation/record.ts`", small, false)).toEqual([]);
-    const rows = checkedTable("<!-- checked: figures -->\n| figure | value |\n|---|---|\n| layers | 9 |\n| rooms | 3 |\n| limit | 10 |\n", "figures")!;
+    const rows = checkedTable(
+      "<!-- checked: figures -->\n| figure | value |\n|---|---|\n| layers | 9 |\n| rooms | 3 |\n| limit | 10 |\n",
+      "figures",
+    )!;
     expect(figureProblems(rows, { layers: { value: () => 5 }, limit: { value: () => 11, atMost: true } })).toEqual([
       'figure "layers": the doc says 9, the tree has 5',
       'figure "rooms" is not one the test can check',
       'figure "limit": the doc says at most 10, the tree has 11',
     ]);
-    expect(d1Tables(["CREATE TABLE a (x);\nCREATE VIRTUAL TABLE f USING fts5(x);", "ALTER TABLE a RENAME TO b;\nDROP TABLE IF EXISTS f;"])).toEqual(["b"]);
+    expect(
+      d1Tables([
+        "CREATE TABLE a (x);\nCREATE VIRTUAL TABLE f USING fts5(x);",
+        "ALTER TABLE a RENAME TO b;\nDROP TABLE IF EXISTS f;",
+      ]),
+    ).toEqual(["b"]);
   });
 });

@@ -27,26 +27,103 @@ async function pdf(): Promise<Uint8Array> {
 
 const xlsx = () =>
   zipSync({
-    "xl/workbook.xml": xml(`<workbook ${NS}><sheets><sheet name="Budget" sheetId="1" r:id="rId1"/></sheets></workbook>`),
-    "xl/_rels/workbook.xml.rels": xml(`<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="${REL}/worksheet" Target="worksheets/sheet1.xml"/></Relationships>`),
-    "xl/worksheets/sheet1.xml": xml(`<worksheet ${NS}><dimension ref="A1:B1"/><sheetData><row r="1"><c r="A1"><v>1</v></c><c r="B1"><v>2</v></c></row></sheetData></worksheet>`),
+    "xl/workbook.xml": xml(
+      `<workbook ${NS}><sheets><sheet name="Budget" sheetId="1" r:id="rId1"/></sheets></workbook>`,
+    ),
+    "xl/_rels/workbook.xml.rels": xml(
+      `<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="${REL}/worksheet" Target="worksheets/sheet1.xml"/></Relationships>`,
+    ),
+    "xl/worksheets/sheet1.xml": xml(
+      `<worksheet ${NS}><dimension ref="A1:B1"/><sheetData><row r="1"><c r="A1"><v>1</v></c><c r="B1"><v>2</v></c></row></sheetData></worksheet>`,
+    ),
   });
 
 const docx = () =>
-  zipSync({ "word/document.xml": xml(`<w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body><w:p><w:r><w:t>Brief</w:t></w:r></w:p></w:body></w:document>`) });
+  zipSync({
+    "word/document.xml": xml(
+      `<w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body><w:p><w:r><w:t>Brief</w:t></w:r></w:p></w:body></w:document>`,
+    ),
+  });
 
 // 1x1 PNG header: signature, IHDR length/type, width, height; enough for the type and dimensions.
-const png = () => Uint8Array.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52, 0, 0, 0, 1, 0, 0, 0, 1, 8, 6, 0, 0, 0]);
+const png = () =>
+  Uint8Array.from([
+    0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52, 0, 0, 0, 1, 0, 0, 0, 1, 8, 6,
+    0, 0, 0,
+  ]);
 
 /** One sample upload per format: name, declared type, bytes, and the format and kind it must get. */
-const SAMPLES: { name: string; declared: string | null; bytes: () => Uint8Array | Promise<Uint8Array>; format: (typeof FORMATS)[number]; kind: string; says: string }[] = [
-  { name: "report.pdf", declared: "application/pdf", bytes: pdf, format: FORMATS.find((f) => f.kind === "pdf")!, kind: "pdf", says: "2 pages" },
-  { name: "budget.xlsx", declared: "application/octet-stream", bytes: xlsx, format: FORMATS.find((f) => f.detect({ head: new Uint8Array(), name: "", declaredType: null, type: "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet" }))!, kind: "spreadsheet", says: "sheets: Budget (1 rows x 2 columns)" },
-  { name: "brief.docx", declared: null, bytes: docx, format: FORMATS.find((f) => f.kind === "document")!, kind: "document", says: "1 paragraphs" },
-  { name: "data.csv", declared: "application/vnd.ms-excel", bytes: () => strToU8("a,b\n1,2\n3,4\n"), format: FORMATS.find((f) => f.detect({ head: new Uint8Array(), name: "", declaredType: null, type: "text/csv" }))!, kind: "spreadsheet", says: "2 rows; columns: a, b" },
-  { name: "photo.jpg", declared: "image/jpeg", bytes: png, format: FORMATS.find((f) => f.kind === "image")!, kind: "image", says: "1x1 png" },
-  { name: "server.log", declared: null, bytes: () => strToU8("one\ntwo\nthree\n"), format: FORMATS.find((f) => f.kind === "text")!, kind: "text", says: "3 lines" },
-  { name: "README", declared: null, bytes: () => strToU8("plain words with no telling name\n"), format: FORMATS.find((f) => f.kind === "text")!, kind: "text", says: "1 lines" },
+const SAMPLES: {
+  name: string;
+  declared: string | null;
+  bytes: () => Uint8Array | Promise<Uint8Array>;
+  format: (typeof FORMATS)[number];
+  kind: string;
+  says: string;
+}[] = [
+  {
+    name: "report.pdf",
+    declared: "application/pdf",
+    bytes: pdf,
+    format: FORMATS.find((f) => f.kind === "pdf")!,
+    kind: "pdf",
+    says: "2 pages",
+  },
+  {
+    name: "budget.xlsx",
+    declared: "application/octet-stream",
+    bytes: xlsx,
+    format: FORMATS.find((f) =>
+      f.detect({
+        head: new Uint8Array(),
+        name: "",
+        declaredType: null,
+        type: "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+      }),
+    )!,
+    kind: "spreadsheet",
+    says: "sheets: Budget (1 rows x 2 columns)",
+  },
+  {
+    name: "brief.docx",
+    declared: null,
+    bytes: docx,
+    format: FORMATS.find((f) => f.kind === "document")!,
+    kind: "document",
+    says: "1 paragraphs",
+  },
+  {
+    name: "data.csv",
+    declared: "application/vnd.ms-excel",
+    bytes: () => strToU8("a,b\n1,2\n3,4\n"),
+    format: FORMATS.find((f) => f.detect({ head: new Uint8Array(), name: "", declaredType: null, type: "text/csv" }))!,
+    kind: "spreadsheet",
+    says: "2 rows; columns: a, b",
+  },
+  {
+    name: "photo.jpg",
+    declared: "image/jpeg",
+    bytes: png,
+    format: FORMATS.find((f) => f.kind === "image")!,
+    kind: "image",
+    says: "1x1 png",
+  },
+  {
+    name: "server.log",
+    declared: null,
+    bytes: () => strToU8("one\ntwo\nthree\n"),
+    format: FORMATS.find((f) => f.kind === "text")!,
+    kind: "text",
+    says: "3 lines",
+  },
+  {
+    name: "README",
+    declared: null,
+    bytes: () => strToU8("plain words with no telling name\n"),
+    format: FORMATS.find((f) => f.kind === "text")!,
+    kind: "text",
+    says: "1 lines",
+  },
 ];
 
 async function inspect(name: string, declared: string | null, bytes: Uint8Array) {
@@ -62,7 +139,8 @@ describe("attachment format registry", () => {
     for (const f of FORMATS) {
       expect(f.kind, "kind").toMatch(/^[a-z]+$/);
       expect(f.kind).not.toBe("binary");
-      for (const fn of ["detect", "probe", "note", "read"] as const) expect(typeof f[fn], `${f.kind}.${fn}`).toBe("function");
+      for (const fn of ["detect", "probe", "note", "read"] as const)
+        expect(typeof f[fn], `${f.kind}.${fn}`).toBe("function");
       expect(typeof f.keepsKindWhenUnreadable, `${f.kind}.keepsKindWhenUnreadable`).toBe("boolean");
       expect(f.tools.length, `${f.kind} names the tools that read it`).toBeGreaterThan(0);
       // Formats of one kind are one kind to the note and the tools.
@@ -80,7 +158,9 @@ describe("attachment format registry", () => {
       expect(detectFormat({ head, name: s.name, declaredType: s.declared, type }), s.name).toBe(s.format);
     }
     const noise = Uint8Array.from({ length: 64 }, (_, i) => (i * 37) % 7);
-    expect(detectFormat({ head: noise, name: "blob.bin", declaredType: null, type: sniffType(noise, "blob.bin", null) })).toBeNull();
+    expect(
+      detectFormat({ head: noise, name: "blob.bin", declaredType: null, type: sniffType(noise, "blob.bin", null) }),
+    ).toBeNull();
   });
 
   it("an upload's kind, activated tools and note come from its format", async () => {
@@ -91,20 +171,29 @@ describe("attachment format registry", () => {
       expect(facts.problem, s.name).toBeUndefined();
       expect(TOOLS_FOR[facts.kind], s.name).toEqual([...s.format.tools]);
       const note = attachmentNote({ id: "att_x", name: s.name, type, size: bytes.length, facts });
-      expect(s.format.tools.some((t) => note.includes(t)), `${s.name} note names a ${s.kind} tool`).toBe(true);
+      expect(
+        s.format.tools.some((t) => note.includes(t)),
+        `${s.name} note names a ${s.kind} tool`,
+      ).toBe(true);
       expect(note, `${s.name} note states its facts`).toContain(`; ${s.says}`);
-      expect(note).toContain(s.format.note(facts, { arg: '"attachment_id":"att_x"', size: bytes.length, tier: "small" }).how);
+      expect(note).toContain(
+        s.format.note(facts, { arg: '"attachment_id":"att_x"', size: bytes.length, tier: "small" }).how,
+      );
     }
     const binary = await inspect("blob.bin", null, Uint8Array.from([0, 1, 2, 0, 255, 0]));
     expect(binary.facts).toEqual({ kind: "binary" });
     expect(TOOLS_FOR.binary).toEqual([]);
-    expect(attachmentNote({ id: "att_x", name: "blob.bin", type: binary.type, size: 6, facts: binary.facts })).toContain("No tool reads this type");
+    expect(
+      attachmentNote({ id: "att_x", name: "blob.bin", type: binary.type, size: 6, facts: binary.facts }),
+    ).toContain("No tool reads this type");
   });
 
   it("every tool a format names is registered, and every attachment tool is named by a format", () => {
     const named = new Set(FORMATS.flatMap((f) => f.tools));
     for (const t of named) expect(toolRegistry.get(t), t).toBeDefined();
-    const attachmentTools = toolRegistry.all().filter((t) => !t.core && /^(file|pdf|image|spreadsheet|document)_/.test(t.name));
+    const attachmentTools = toolRegistry
+      .all()
+      .filter((t) => !t.core && /^(file|pdf|image|spreadsheet|document)_/.test(t.name));
     expect(attachmentTools.length).toBeGreaterThan(0);
     for (const t of attachmentTools) expect(named.has(t.name), t.name).toBe(true);
   });
@@ -113,7 +202,11 @@ describe("attachment format registry", () => {
     const brokenPdf = strToU8("%PDF-1.7\nnot really a pdf at all");
     expect((await inspect("x.pdf", null, brokenPdf)).facts).toMatchObject({ kind: "pdf", problem: expect.any(String) });
     const csv = strToU8("a,b\n1,2\n");
-    const failing = await inspectAttachment(memoryRangeReader(csv), { name: "data.csv", declaredType: null, lineIndex: () => Promise.reject(new Error("the attachment's bytes are gone")) });
+    const failing = await inspectAttachment(memoryRangeReader(csv), {
+      name: "data.csv",
+      declaredType: null,
+      lineIndex: () => Promise.reject(new Error("the attachment's bytes are gone")),
+    });
     expect(failing.facts).toEqual({ kind: "binary", problem: "the attachment's bytes are gone" });
   });
 });
@@ -128,10 +221,15 @@ describe("format folders", () => {
     spec.startsWith("../../../../core/") ||
     // Data the format reads (the CMaps), bundled as data modules: data/ holds no code (layers.test.ts).
     spec.startsWith("../../../../data/") ||
-    (folder !== "shared" && (spec.startsWith("../shared/") || spec === "../format" || (folder === "spreadsheet" && spec === "../text/line-index")));
+    (folder !== "shared" &&
+      (spec.startsWith("../shared/") ||
+        spec === "../format" ||
+        (folder === "spreadsheet" && spec === "../text/line-index")));
 
   it("a format folder imports only itself, shared/, format.ts and core/; shared/ only itself and core/", () => {
-    const folders = readdirSync(DIR, { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name);
+    const folders = readdirSync(DIR, { withFileTypes: true })
+      .filter((d) => d.isDirectory())
+      .map((d) => d.name);
     expect(folders).toEqual(expect.arrayContaining(["pdf", "spreadsheet", "document", "image", "text", "shared"]));
     const bad: string[] = [];
     for (const folder of folders) {

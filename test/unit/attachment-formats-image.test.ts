@@ -18,7 +18,8 @@ const jpegSegment = (marker: number, payload: Uint8Array) => u8([0xff, marker], 
 /** A JPEG header: APP0, `appBytes` of APP1 metadata (in 60 KB segments), DQT, then the frame header. */
 function jpeg(width: number, height: number, appBytes: number, sofMarker = 0xc0): Uint8Array {
   const apps: Uint8Array[] = [];
-  for (let left = appBytes; left > 0; left -= 60_000) apps.push(jpegSegment(0xe1, new Uint8Array(Math.min(60_000, left)).fill(0x45)));
+  for (let left = appBytes; left > 0; left -= 60_000)
+    apps.push(jpegSegment(0xe1, new Uint8Array(Math.min(60_000, left)).fill(0x45)));
   return u8(
     [0xff, 0xd8],
     jpegSegment(0xe0, u8("JFIF\0", [1, 1, 0, 0, 1, 0, 1, 0, 0])),
@@ -41,17 +42,40 @@ describe("imageInfo", () => {
   });
 
   it("reads GIF, WebP (VP8, VP8L, VP8X) and BMP headers", () => {
-    expect(imageInfo(u8("GIF89a", le16(320), le16(200), [0xf7, 0, 0]))).toEqual({ format: "gif", width: 320, height: 200 });
+    expect(imageInfo(u8("GIF89a", le16(320), le16(200), [0xf7, 0, 0]))).toEqual({
+      format: "gif",
+      width: 320,
+      height: 200,
+    });
     expect(imageInfo(u8("GIF87a", le16(1), le16(65535)))).toEqual({ format: "gif", width: 1, height: 65535 });
 
-    const vp8 = u8("RIFF", le32(100), "WEBP", "VP8 ", le32(80), [0x10, 0x02, 0x00], [0x9d, 0x01, 0x2a], le16(640), le16(480));
+    const vp8 = u8(
+      "RIFF",
+      le32(100),
+      "WEBP",
+      "VP8 ",
+      le32(80),
+      [0x10, 0x02, 0x00],
+      [0x9d, 0x01, 0x2a],
+      le16(640),
+      le16(480),
+    );
     expect(imageInfo(vp8)).toEqual({ format: "webp", width: 640, height: 480 });
     const w = 1000 - 1;
     const h = 750 - 1;
     const bits = (w | (h << 14)) >>> 0;
     const vp8l = u8("RIFF", le32(100), "WEBP", "VP8L", le32(80), [0x2f], le32(bits));
     expect(imageInfo(vp8l)).toEqual({ format: "webp", width: 1000, height: 750 });
-    const vp8x = u8("RIFF", le32(100), "WEBP", "VP8X", le32(10), [0x10, 0, 0, 0], [(4000 - 1) & 255, ((4000 - 1) >> 8) & 255, 0], [(3000 - 1) & 255, ((3000 - 1) >> 8) & 255, 0]);
+    const vp8x = u8(
+      "RIFF",
+      le32(100),
+      "WEBP",
+      "VP8X",
+      le32(10),
+      [0x10, 0, 0, 0],
+      [(4000 - 1) & 255, ((4000 - 1) >> 8) & 255, 0],
+      [(3000 - 1) & 255, ((3000 - 1) >> 8) & 255, 0],
+    );
     expect(imageInfo(vp8x)).toEqual({ format: "webp", width: 4000, height: 3000 });
 
     const bmp = u8("BM", le32(1000), le32(0), le32(54), le32(40), le32(123), le32(-45 >>> 0), le16(1), le16(24));
@@ -62,7 +86,11 @@ describe("imageInfo", () => {
     expect(imageInfo(jpeg(640, 480, 0))).toEqual({ format: "jpeg", width: 640, height: 480 });
     expect(imageInfo(jpeg(800, 600, 1000, 0xc2))).toEqual({ format: "jpeg", width: 800, height: 600 });
     // DHT (0xC4) is in the SOF range but is not a frame header.
-    const withDht = u8([0xff, 0xd8], jpegSegment(0xc4, new Uint8Array(20).fill(0x33)), jpegSegment(0xc0, u8([8], be16(7), be16(9), [1, 1, 0x11, 0])));
+    const withDht = u8(
+      [0xff, 0xd8],
+      jpegSegment(0xc4, new Uint8Array(20).fill(0x33)),
+      jpegSegment(0xc0, u8([8], be16(7), be16(9), [1, 1, 0x11, 0])),
+    );
     expect(imageInfo(withDht)).toEqual({ format: "jpeg", width: 9, height: 7 });
   });
 

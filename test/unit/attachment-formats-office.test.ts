@@ -20,20 +20,24 @@ async function expectFormatError(p: Promise<unknown>, code: string): Promise<Att
 }
 
 const xml = (s: string) => strToU8(`<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n${s}`);
-const NS = 'xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships"';
+const NS =
+  'xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships"';
 const REL = "http://schemas.openxmlformats.org/officeDocument/2006/relationships";
 
 function bigSheetRows(n: number): string {
   const rand = lcg(42);
   let out = "";
-  for (let r = 1; r <= n; r++) out += `<row r="${r}"><c r="A${r}"><v>${r}</v></c><c r="B${r}"><v>${Math.floor(rand() * 1e9)}</v></c></row>`;
+  for (let r = 1; r <= n; r++)
+    out += `<row r="${r}"><c r="A${r}"><v>${r}</v></c><c r="B${r}"><v>${Math.floor(rand() * 1e9)}</v></c></row>`;
   return out;
 }
 
 function workbook(level: 0 | 6 = 6): Uint8Array {
   const files: Zippable = {
     "[Content_Types].xml": xml(`<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"/>`),
-    "_rels/.rels": xml(`<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="${REL}/officeDocument" Target="xl/workbook.xml"/></Relationships>`),
+    "_rels/.rels": xml(
+      `<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="${REL}/officeDocument" Target="xl/workbook.xml"/></Relationships>`,
+    ),
     "xl/workbook.xml": xml(
       `<workbook ${NS}><sheets><sheet name="Data" sheetId="1" r:id="rId1"/><sheet name="Notes &amp; More" sheetId="2" r:id="rId2"/><sheet name="Big" sheetId="3" r:id="rId4"/></sheets></workbook>`,
     ),
@@ -64,13 +68,18 @@ function workbook(level: 0 | 6 = 6): Uint8Array {
         `</sheetData></worksheet>`,
     ),
     // No <dimension>: the count comes from scanning; cells without r follow on.
-    "xl/worksheets/sheet2.xml": xml(`<worksheet ${NS}><sheetData><row><c><v>1</v></c><c><v>2</v></c></row><row><c><v>3</v></c></row><row r="7"><c r="E7"><v>-4e3</v></c></row></sheetData></worksheet>`),
-    "xl/worksheets/sheet3.xml": xml(`<worksheet ${NS}><dimension ref="A1:B60000"/><sheetData>${bigSheetRows(60_000)}</sheetData></worksheet>`),
+    "xl/worksheets/sheet2.xml": xml(
+      `<worksheet ${NS}><sheetData><row><c><v>1</v></c><c><v>2</v></c></row><row><c><v>3</v></c></row><row r="7"><c r="E7"><v>-4e3</v></c></row></sheetData></worksheet>`,
+    ),
+    "xl/worksheets/sheet3.xml": xml(
+      `<worksheet ${NS}><dimension ref="A1:B60000"/><sheetData>${bigSheetRows(60_000)}</sheetData></worksheet>`,
+    ),
   };
   return zipSync(files, { level });
 }
 
-const W = 'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main" xmlns:mc="http://schemas.openxmlformats.org/markup-compatibility/2006"';
+const W =
+  'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main" xmlns:mc="http://schemas.openxmlformats.org/markup-compatibility/2006"';
 
 function docx(body: string): Uint8Array {
   return zipSync({
@@ -82,7 +91,10 @@ function docx(body: string): Uint8Array {
 describe("zip", () => {
   it("lists entries and reads STORED and DEFLATE entries", async () => {
     for (const level of [0, 6] as const) {
-      const bytes = zipSync({ "a.txt": strToU8("alpha ".repeat(1000)), "dir/b.bin": new Uint8Array([1, 2, 3]) }, { level });
+      const bytes = zipSync(
+        { "a.txt": strToU8("alpha ".repeat(1000)), "dir/b.bin": new Uint8Array([1, 2, 3]) },
+        { level },
+      );
       const r = memoryRangeReader(bytes);
       const entries = await listZip(r);
       expect(entries.map((e) => e.name)).toEqual(["a.txt", "dir/b.bin"]);
@@ -116,7 +128,10 @@ describe("zip", () => {
 
     const flipped = bytes.slice();
     for (let i = 40; i < 60; i++) flipped[i] ^= 0x5a;
-    await expectFormatError(readZipEntry(memoryRangeReader(flipped), (await listZip(memoryRangeReader(flipped)))[0]), "corrupt_zip");
+    await expectFormatError(
+      readZipEntry(memoryRangeReader(flipped), (await listZip(memoryRangeReader(flipped)))[0]),
+      "corrupt_zip",
+    );
   });
 
   it("does not hang or crash on garbage with a fake end record", async () => {
@@ -165,8 +180,18 @@ describe("xlsx", () => {
   it("selects sheets by 1-based number or case-insensitive name", async () => {
     const second = await readXlsxRows(memoryRangeReader(book), 2, 1, 7);
     expect(second.sheet).toBe("Notes & More");
-    expect(second.rows).toEqual([[1, 2, null, null, null], [3, null, null, null, null], [], [], [], [], [null, null, null, null, -4000]]);
-    expect((await readXlsxRows(memoryRangeReader(book), "notes & more", 7, 7)).rows).toEqual([[null, null, null, null, -4000]]);
+    expect(second.rows).toEqual([
+      [1, 2, null, null, null],
+      [3, null, null, null, null],
+      [],
+      [],
+      [],
+      [],
+      [null, null, null, null, -4000],
+    ]);
+    expect((await readXlsxRows(memoryRangeReader(book), "notes & more", 7, 7)).rows).toEqual([
+      [null, null, null, null, -4000],
+    ]);
   });
 
   it("stops inflating a large sheet after the last row asked for", async () => {
@@ -198,11 +223,16 @@ describe("xlsx", () => {
     const err = await expectFormatError(readXlsxRows(memoryRangeReader(book), "Missing", 1, 2), "sheet_not_found");
     expect(err.message).toContain('"Notes & More"');
     await expectFormatError(readXlsxRows(memoryRangeReader(book), 4, 1, 2), "sheet_not_found");
-    await expectFormatError(xlsxInfo(memoryRangeReader(zipSync({ "word/document.xml": strToU8("<w:document/>") }))), "missing_entry");
+    await expectFormatError(
+      xlsxInfo(memoryRangeReader(zipSync({ "word/document.xml": strToU8("<w:document/>") }))),
+      "missing_entry",
+    );
     await expectFormatError(xlsxInfo(memoryRangeReader(new Uint8Array(10))), "not_zip");
     // A DOCX whose package relationships point at its document: that is not a workbook.
     const doc = zipSync({
-      "_rels/.rels": xml(`<Relationships><Relationship Id="rId1" Type="${REL}/officeDocument" Target="word/document.xml"/></Relationships>`),
+      "_rels/.rels": xml(
+        `<Relationships><Relationship Id="rId1" Type="${REL}/officeDocument" Target="word/document.xml"/></Relationships>`,
+      ),
       "word/document.xml": xml("<w:document/>"),
     });
     await expectFormatError(xlsxInfo(memoryRangeReader(doc)), "missing_entry");
@@ -221,7 +251,9 @@ describe("docx", () => {
 
   it("turns paragraphs into lines with tabs, breaks and decoded entities", async () => {
     const out = await docxText(memoryRangeReader(docx(body)));
-    expect(out.text).toBe(["Title", "Name:\tAnn & Bob <ok> ☺ é", "", "first\nsecond!", "cell 1", "cell 2", "box", "end"].join("\n"));
+    expect(out.text).toBe(
+      ["Title", "Name:\tAnn & Bob <ok> ☺ é", "", "first\nsecond!", "cell 1", "cell 2", "box", "end"].join("\n"),
+    );
     expect(out.paragraphs).toBe(8);
     expect(out.truncated).toBe(false);
   });

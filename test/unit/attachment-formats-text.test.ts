@@ -3,7 +3,12 @@
 import { strToU8 } from "fflate";
 import { describe, expect, it } from "vitest";
 import { delimitedInfo, parseDelimitedLine, readRows } from "../../services/attachments/formats/spreadsheet/delimited";
-import { isProbablyText, LineIndexer, readLines, type LineIndex } from "../../services/attachments/formats/text/line-index";
+import {
+  isProbablyText,
+  LineIndexer,
+  readLines,
+  type LineIndex,
+} from "../../services/attachments/formats/text/line-index";
 import { memoryRangeReader } from "../../services/attachments/formats/shared/range-reader";
 import { lcg, tinyPng, u8 } from "./format-bytes";
 
@@ -124,15 +129,21 @@ describe("delimited", () => {
     expect(parseDelimitedLine("", ",")).toEqual([""]);
   });
 
-  const csv = `${['name,quote,amount', 'Ann,"Hello, world",1.5', 'Bob,"She said ""no""",2', 'Cy,plain,3', '"Dee, Jr.",,4', ""].join("\r\n")}\r\n`;
+  const csv = `${["name,quote,amount", 'Ann,"Hello, world",1.5', 'Bob,"She said ""no""",2', "Cy,plain,3", '"Dee, Jr.",,4', ""].join("\r\n")}\r\n`;
 
   it("gives columns and rows, ignoring a trailing empty line", async () => {
     const bytes = strToU8(csv);
     const index = indexOf(bytes, 2);
     expect(index.lines).toBe(6); // five lines and the trailing empty one
-    expect(await delimitedInfo(memoryRangeReader(bytes), index, ",")).toEqual({ columns: ["name", "quote", "amount"], rows: 4 });
+    expect(await delimitedInfo(memoryRangeReader(bytes), index, ",")).toEqual({
+      columns: ["name", "quote", "amount"],
+      rows: 4,
+    });
     const noTrail = strToU8("h1,h2\n1,2\n3,4");
-    expect(await delimitedInfo(memoryRangeReader(noTrail), indexOf(noTrail), ",")).toEqual({ columns: ["h1", "h2"], rows: 2 });
+    expect(await delimitedInfo(memoryRangeReader(noTrail), indexOf(noTrail), ",")).toEqual({
+      columns: ["h1", "h2"],
+      rows: 2,
+    });
   });
 
   it("reads data rows by number with the header", async () => {
@@ -145,7 +156,7 @@ describe("delimited", () => {
       ["Dee, Jr.", "", "4"],
     ]);
     expect(out).toMatchObject({ from: 2, to: 4, totalRows: 4, truncated: false });
-    const tsv = strToU8("a\tb\n1\t\"x\ty\"\n");
+    const tsv = strToU8('a\tb\n1\t"x\ty"\n');
     expect((await readRows(memoryRangeReader(tsv), indexOf(tsv), "\t", 1, 1)).rows).toEqual([["1", "x\ty"]]);
   });
 });

@@ -51,7 +51,9 @@ describe("synthetic tenants", () => {
 
   it("writes Zipf-skewed words with identifiers and amounts among them", () => {
     const text = tenantText(5);
-    const words = Array.from({ length: 2_000 }, () => text.message()).join(" ").split(" ");
+    const words = Array.from({ length: 2_000 }, () => text.message())
+      .join(" ")
+      .split(" ");
     const counts = new Map<string, number>();
     for (const w of words) counts.set(w, (counts.get(w) ?? 0) + 1);
     const ranked = [...counts.values()].sort((x, y) => y - x);
@@ -66,15 +68,23 @@ describe("synthetic tenants", () => {
  * A shard file as wrangler dev lays it out, holding `messages` messages (one long one in two
  * chunks), left open with every write still in its WAL, as a running object leaves it.
  */
-function fakeShard(persist: string, name: string, tenantId: string, messages: number): { file: string; db: DatabaseSync } {
+function fakeShard(
+  persist: string,
+  name: string,
+  tenantId: string,
+  messages: number,
+): { file: string; db: DatabaseSync } {
   const folder = join(persist, "v3", "do", "context-chat-CortexDO");
   mkdirSync(folder, { recursive: true });
   const file = join(folder, `${name}.sqlite`);
   const db = new DatabaseSync(file);
   db.exec("PRAGMA journal_mode = WAL; PRAGMA wal_autocheckpoint = 0");
   db.exec(CORTEX_SCHEMA[0]);
-  const insert = db.prepare("INSERT INTO cortex_docs (doc_id, tenant_id, conversation_id, kind, ref_id, seq, role, created_at, body) VALUES (?, ?, 'conv_1', 'message', ?, ?, 'user', '2026-01-01', ?)");
-  for (let i = 0; i < messages; i++) insert.run(`m:msg_${i}:00000`, tenantId, `msg_${i}`, i + 1, `word${i % 7} ledger entry ${i} with amount ${i * 3}`);
+  const insert = db.prepare(
+    "INSERT INTO cortex_docs (doc_id, tenant_id, conversation_id, kind, ref_id, seq, role, created_at, body) VALUES (?, ?, 'conv_1', 'message', ?, ?, 'user', '2026-01-01', ?)",
+  );
+  for (let i = 0; i < messages; i++)
+    insert.run(`m:msg_${i}:00000`, tenantId, `msg_${i}`, i + 1, `word${i % 7} ledger entry ${i} with amount ${i * 3}`);
   insert.run(`m:msg_0:00001`, tenantId, "msg_0", 1, "the second chunk of the first message");
   opened.push(db);
   return { file, db };
@@ -110,22 +120,43 @@ describe("shard files", () => {
     mkdirSync(folder, { recursive: true });
     const file = join(folder, "db.sqlite");
     const db = new DatabaseSync(file);
-    db.exec("PRAGMA journal_mode = WAL; CREATE TABLE conversations (id TEXT PRIMARY KEY, message_count INTEGER); CREATE TABLE keys (k TEXT PRIMARY KEY, v TEXT) WITHOUT ROWID;");
+    db.exec(
+      "PRAGMA journal_mode = WAL; CREATE TABLE conversations (id TEXT PRIMARY KEY, message_count INTEGER); CREATE TABLE keys (k TEXT PRIMARY KEY, v TEXT) WITHOUT ROWID;",
+    );
     db.exec("INSERT INTO conversations VALUES ('a', 1), ('b', 2); INSERT INTO keys VALUES ('x', '1')");
     const before = snapshotTables(file);
-    db.exec("UPDATE conversations SET message_count = 3 WHERE id = 'a'; UPDATE conversations SET message_count = 4 WHERE id = 'a'; DELETE FROM conversations WHERE id = 'b'; INSERT INTO conversations VALUES ('c', 0); INSERT INTO keys VALUES ('y', '2')");
+    db.exec(
+      "UPDATE conversations SET message_count = 3 WHERE id = 'a'; UPDATE conversations SET message_count = 4 WHERE id = 'a'; DELETE FROM conversations WHERE id = 'b'; INSERT INTO conversations VALUES ('c', 0); INSERT INTO keys VALUES ('y', '2')",
+    );
     const after = snapshotTables(file);
     db.close();
-    expect(diffSnapshots(before, after)).toEqual({ conversations: { inserted: 1, updated: 1, deleted: 1 }, keys: { inserted: 1, updated: 0, deleted: 0 } });
+    expect(diffSnapshots(before, after)).toEqual({
+      conversations: { inserted: 1, updated: 1, deleted: 1 },
+      keys: { inserted: 1, updated: 0, deleted: 0 },
+    });
     expect(diffSnapshots(after, after)).toEqual({});
   });
 });
 
 describe("shard figures", () => {
   it("takes bytes per added message from the slope and projects the cap from it", () => {
-    const shard = (messages: number, bytes: number) => ({ file: "", bytes, diskBytes: bytes, tenants: ["t"], docs: messages, messages, ftsRows: messages, byTable: { cortex_docs: bytes / 2 } });
+    const shard = (messages: number, bytes: number) => ({
+      file: "",
+      bytes,
+      diskBytes: bytes,
+      tenants: ["t"],
+      docs: messages,
+      messages,
+      ftsRows: messages,
+      byTable: { cortex_docs: bytes / 2 },
+    });
     // 50 KB floor + 1,000 bytes a message.
-    const s = summarizeShards([shard(10, 60_000), shard(100, 150_000), shard(10_000, 10_050_000), { ...shard(0, 8_192), messages: 0 }]);
+    const s = summarizeShards([
+      shard(10, 60_000),
+      shard(100, 150_000),
+      shard(10_000, 10_050_000),
+      { ...shard(0, 8_192), messages: 0 },
+    ]);
     expect(s.shards).toBe(3);
     expect(s.marginalBytesPerMessage).toBeCloseTo(1_000, 6);
     expect(s.shardFloorBytes).toBeCloseTo(50_000, 3);

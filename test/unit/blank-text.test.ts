@@ -33,14 +33,27 @@ describe("a turn's content", () => {
   it("refuses blank text as a string or a text block, naming the field", () => {
     for (const s of BLANKS) {
       expect(refusal(turnBodySchema, { content: s })).toBe("content: must contain non-whitespace text");
-      expect(refusal(turnBodySchema, { content: [{ type: "text", text: "ok" }, { type: "text", text: s }] })).toBe("content.1.text: must contain non-whitespace text");
+      expect(
+        refusal(turnBodySchema, {
+          content: [
+            { type: "text", text: "ok" },
+            { type: "text", text: s },
+          ],
+        }),
+      ).toBe("content.1.text: must contain non-whitespace text");
     }
     expect(refusal(turnBodySchema, { content: "  hello  " })).toBe("accepted");
   });
 });
 
 describe("client tool results", () => {
-  const post = (content: unknown) => refusal(toolResultsBodySchema, { results: [{ tool_use_id: "toolu_1", content: "fine" }, { tool_use_id: "toolu_2", content }] });
+  const post = (content: unknown) =>
+    refusal(toolResultsBodySchema, {
+      results: [
+        { tool_use_id: "toolu_1", content: "fine" },
+        { tool_use_id: "toolu_2", content },
+      ],
+    });
 
   it("refuses a blank result, a blank text block and an empty array, naming the result", () => {
     expect(post("   ")).toBe("results.1.content: must contain non-whitespace text");
@@ -56,22 +69,53 @@ describe("imported transcripts", () => {
 
   it("refuses blank user text and blank tool results, naming the message and the block", () => {
     expect(parse({ role: "user", content: " \n" })).toThrow("messages[2].content: must contain non-whitespace text");
-    expect(parse({ role: "user", content: [{ type: "text", text: "hi" }, { type: "text", text: "  " }] })).toThrow("messages[2].content.1.text: must contain non-whitespace text");
-    expect(parse({ role: "user", content: [{ type: "tool_result", tool_use_id: "t", content: "\t" }] })).toThrow("messages[2].content.0.content: must contain non-whitespace text");
-    expect(parse({ role: "user", content: [{ type: "tool_result", tool_use_id: "t", content: [{ type: "text", text: " " }] }] })).toThrow("messages[2].content.0.content.0.text: must contain non-whitespace text");
-    expect(parse({ role: "user", content: [{ type: "tool_result", tool_use_id: "t", content: [] }] })).toThrow("messages[2].content.0.content: must hold at least one block");
+    expect(
+      parse({
+        role: "user",
+        content: [
+          { type: "text", text: "hi" },
+          { type: "text", text: "  " },
+        ],
+      }),
+    ).toThrow("messages[2].content.1.text: must contain non-whitespace text");
+    expect(parse({ role: "user", content: [{ type: "tool_result", tool_use_id: "t", content: "\t" }] })).toThrow(
+      "messages[2].content.0.content: must contain non-whitespace text",
+    );
+    expect(
+      parse({
+        role: "user",
+        content: [{ type: "tool_result", tool_use_id: "t", content: [{ type: "text", text: " " }] }],
+      }),
+    ).toThrow("messages[2].content.0.content.0.text: must contain non-whitespace text");
+    expect(parse({ role: "user", content: [{ type: "tool_result", tool_use_id: "t", content: [] }] })).toThrow(
+      "messages[2].content.0.content: must hold at least one block",
+    );
   });
 
   it("leaves out an assistant's blank text blocks (as a saved reply does), refusing a message left empty", () => {
-    const m = parseImportedMessage(JSON.stringify({ role: "assistant", content: [{ type: "text", text: "" }, { type: "tool_use", id: "t", name: "x", input: {} }] }), "messages[1]");
+    const m = parseImportedMessage(
+      JSON.stringify({
+        role: "assistant",
+        content: [
+          { type: "text", text: "" },
+          { type: "tool_use", id: "t", name: "x", input: {} },
+        ],
+      }),
+      "messages[1]",
+    );
     expect(m!.content).toEqual([{ type: "tool_use", id: "t", name: "x", input: {} }]);
-    expect(parse({ role: "assistant", content: [{ type: "text", text: "  " }] })).toThrow("messages[2].content: must contain non-whitespace text");
+    expect(parse({ role: "assistant", content: [{ type: "text", text: "  " }] })).toThrow(
+      "messages[2].content: must contain non-whitespace text",
+    );
   });
 });
 
 describe("a tool's blank output", () => {
   it("becomes readable words, keeping what else the result holds", () => {
-    const image = { type: "image" as const, source: { type: "base64" as const, media_type: "image/png", data: "AAAA" } };
+    const image = {
+      type: "image" as const,
+      source: { type: "base64" as const, media_type: "image/png", data: "AAAA" },
+    };
     expect(readableToolContent("")).toBe(EMPTY_RESULT);
     expect(readableToolContent(" \n")).toBe(EMPTY_RESULT);
     expect(readableToolContent([{ type: "text", text: " " }])).toBe(EMPTY_RESULT);
@@ -82,10 +126,26 @@ describe("a tool's blank output", () => {
   });
 
   it("is stored as readable words by the turn's tool step", async () => {
-    const registry = new ToolRegistry().register({ name: "quiet", description: "says nothing", capability: "quiet", core: true, input: z.object({}), run: async () => ({ content: "  \n" }) });
-    const deps = { turnId: "turn_1", emit: () => undefined, registry, toolContext: { activeTools: [] } as unknown as ToolContext } as unknown as TurnDeps;
+    const registry = new ToolRegistry().register({
+      name: "quiet",
+      description: "says nothing",
+      capability: "quiet",
+      core: true,
+      input: z.object({}),
+      run: async () => ({ content: "  \n" }),
+    });
+    const deps = {
+      turnId: "turn_1",
+      emit: () => undefined,
+      registry,
+      toolContext: { activeTools: [] } as unknown as ToolContext,
+    } as unknown as TurnDeps;
     const call: ContentBlock = { type: "tool_use", id: "toolu_1", name: "quiet", input: {} };
-    const { results } = await runToolStep(deps, { content: [call], request: {} as ModelRequest, onDelegated: () => undefined });
+    const { results } = await runToolStep(deps, {
+      content: [call],
+      request: {} as ModelRequest,
+      onDelegated: () => undefined,
+    });
     expect(results).toEqual([{ type: "tool_result", tool_use_id: "toolu_1", content: EMPTY_RESULT }]);
   });
 });

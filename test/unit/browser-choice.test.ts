@@ -7,7 +7,10 @@ import { chooseChromium } from "../e2e/browser";
 describe("chooseChromium", () => {
   it("takes CHROMIUM_PATH first and refuses one that does not exist", async () => {
     const self = process.execPath;
-    await expect(chooseChromium({ CHROMIUM_PATH: self })).resolves.toMatchObject({ executablePath: self, source: "CHROMIUM_PATH" });
+    await expect(chooseChromium({ CHROMIUM_PATH: self })).resolves.toMatchObject({
+      executablePath: self,
+      source: "CHROMIUM_PATH",
+    });
     await expect(chooseChromium({ CHROMIUM_PATH: "/nonexistent/chromium" })).rejects.toThrow(/does not exist/);
   });
 

@@ -1,12 +1,28 @@
 import { describe, expect, it } from "vitest";
-import { budgetTokens, compactMessages, continuationNudge, effectiveTokens, fallbackTurnState, shouldCompact, untouchedIds, withRemainingIds } from "../../core/compactor";
+import {
+  budgetTokens,
+  compactMessages,
+  continuationNudge,
+  effectiveTokens,
+  fallbackTurnState,
+  shouldCompact,
+  untouchedIds,
+  withRemainingIds,
+} from "../../core/compactor";
 import type { ContentBlock, WireMessage } from "../../core/types";
 import { blockAs, blocksIn, blocksOf, toolResults } from "../blocks";
 
-const budget = { contextWindowTokens: 24_000, outputReserveTokens: 2_000, compactTriggerRatio: 0.75, compactTargetRatio: 0.5, charsPerToken: 1.5 };
+const budget = {
+  contextWindowTokens: 24_000,
+  outputReserveTokens: 2_000,
+  compactTriggerRatio: 0.75,
+  compactTargetRatio: 0.5,
+  charsPerToken: 1.5,
+};
 const text = (t: string): ContentBlock => ({ type: "text", text: t });
 const call = (id: string): ContentBlock => ({ type: "tool_use", id, name: "file_read", input: { lines: id } });
-const result = (id: string, size: number, extra: Partial<ContentBlock> = {}): ContentBlock => ({ type: "tool_result", tool_use_id: id, content: `${id}:${"r".repeat(size)}`, ...extra }) as ContentBlock;
+const result = (id: string, size: number, extra: Partial<ContentBlock> = {}): ContentBlock =>
+  ({ type: "tool_result", tool_use_id: id, content: `${id}:${"r".repeat(size)}`, ...extra }) as ContentBlock;
 
 /** A monster turn: the task, then `n` tool rounds with big results, then more small steps. */
 function monster(n: number, size: number): WireMessage[] {
@@ -21,7 +37,11 @@ const size = (ms: WireMessage[]) => JSON.stringify(ms).length;
 /** Where each block is stored, by identity, as the DO's replay cache knows it. */
 function origins(ms: WireMessage[]) {
   const refs = new Map<ContentBlock, { conversationId: string; messageId: string; block: number }>();
-  ms.forEach((m, i) => (m.content as ContentBlock[]).forEach((b, j) => refs.set(b, { conversationId: "conv_X", messageId: `msg_${i}`, block: j })));
+  ms.forEach((m, i) =>
+    (m.content as ContentBlock[]).forEach((b, j) =>
+      refs.set(b, { conversationId: "conv_X", messageId: `msg_${i}`, block: j }),
+    ),
+  );
   return (b: ContentBlock) => refs.get(b);
 }
 
@@ -48,7 +68,9 @@ describe("a compaction pass", () => {
     expect(report.tokensSaved).toBeGreaterThan(0);
     const cut = toolResults(messages).filter((b) => typeof b.content === "string" && /TRUNCATED/.test(b.content));
     expect(cut.length).toBeGreaterThan(0);
-    expect(cut[0].content).toMatch(/\[TRUNCATED — [\d,]+ of [\d,]+ chars cut to save context; conversation_read \{"conversation_id":"conv_X","message_id":"msg_\d+","block":0\} returns the original\]/);
+    expect(cut[0].content).toMatch(
+      /\[TRUNCATED — [\d,]+ of [\d,]+ chars cut to save context; conversation_read \{"conversation_id":"conv_X","message_id":"msg_\d+","block":0\} returns the original\]/,
+    );
     expect(report.targets.every((t) => t.kind === "tool_result")).toBe(true);
     // Largest first: cuts are proportional, so equal results lose equal shares.
     const cuts = report.targets.map((t) => t.before - t.after);
@@ -70,10 +92,12 @@ describe("a compaction pass", () => {
     const { messages } = compactMessages(ms, 0, budget, origins(ms));
     expect(messages[0]).toEqual(ms[0]);
     expect(messages[5]).toEqual(ms[5]);
-    for (const i of [ms.length - 1, ms.length - 3, ms.length - 5, ms.length - 2, ms.length - 4, ms.length - 6]) expect(messages[i]).toEqual(ms[i]);
+    for (const i of [ms.length - 1, ms.length - 3, ms.length - 5, ms.length - 2, ms.length - 4, ms.length - 6])
+      expect(messages[i]).toEqual(ms[i]);
     // Blocks are never removed: each tool_use still has its tool_result in the next message.
     messages.forEach((m, i) => {
-      for (const b of blocksOf(m.content, "tool_use")) expect(blocksOf(messages[i + 1].content, "tool_result").some((r) => r.tool_use_id === b.id)).toBe(true);
+      for (const b of blocksOf(m.content, "tool_use"))
+        expect(blocksOf(messages[i + 1].content, "tool_result").some((r) => r.tool_use_id === b.id)).toBe(true);
     });
     expect(messages.map((m) => blocksIn(m).length)).toEqual(ms.map((m) => blocksIn(m).length));
   });
@@ -97,14 +121,19 @@ describe("a compaction pass", () => {
   it("cuts a protected result larger than the whole target to half of it, keeping its head, tail and restoring call", () => {
     // One step fetched a 1 MB answer: it is the newest result (protected), and nothing else can give enough.
     const ms = monster(2, 1_000);
-    ms.push({ role: "assistant", content: [text("fetch the log"), call("big")] }, { role: "user", content: [result("big", 1_000_000)] });
+    ms.push(
+      { role: "assistant", content: [text("fetch the log"), call("big")] },
+      { role: "user", content: [result("big", 1_000_000)] },
+    );
     const { messages, report } = compactMessages(ms, 0, budget, origins(ms));
     const cap = Math.floor((22_000 * 0.5 * 1.5) / 2);
     const big = blockAs(blocksIn(messages.at(-1)!)[0], "tool_result").content;
     if (typeof big !== "string") throw new Error("the cut result is text");
     expect(big.length).toBeLessThanOrEqual(cap);
     expect(big.startsWith("big:rrr")).toBe(true);
-    expect(big).toContain(`conversation_read {"conversation_id":"conv_X","message_id":"msg_${ms.length - 1}","block":0} returns the original`);
+    expect(big).toContain(
+      `conversation_read {"conversation_id":"conv_X","message_id":"msg_${ms.length - 1}","block":0} returns the original`,
+    );
     expect(report.charsAfter).toBeLessThan(22_000 * 0.5 * 1.5);
     // Protected results that fit are still left whole.
     expect(messages[2]).toEqual(ms[2]);
@@ -114,8 +143,21 @@ describe("a compaction pass", () => {
   it("strips images from tool results and goes on to assistant text only when results are not enough", () => {
     const ms: WireMessage[] = [{ role: "user", content: [text("look")] }];
     ms.push({ role: "assistant", content: [text("a".repeat(20_000)), call("img")] });
-    ms.push({ role: "user", content: [{ type: "tool_result", tool_use_id: "img", content: [{ type: "text", text: "shot" }, { type: "image", source: { type: "base64", media_type: "image/png", data: "x".repeat(50_000) } }] }] });
-    for (let i = 0; i < 3; i++) ms.push({ role: "assistant", content: [text("short")] }, { role: "user", content: [text("ok")] });
+    ms.push({
+      role: "user",
+      content: [
+        {
+          type: "tool_result",
+          tool_use_id: "img",
+          content: [
+            { type: "text", text: "shot" },
+            { type: "image", source: { type: "base64", media_type: "image/png", data: "x".repeat(50_000) } },
+          ],
+        },
+      ],
+    });
+    for (let i = 0; i < 3; i++)
+      ms.push({ role: "assistant", content: [text("short")] }, { role: "user", content: [text("ok")] });
     const { messages, report } = compactMessages(ms, 0, { ...budget, contextWindowTokens: 12_000 }, origins(ms));
     expect(JSON.stringify(messages)).not.toContain('"type":"image"');
     expect(report.targets.map((t) => t.kind)).toEqual(["image", "assistant"]);
@@ -151,7 +193,10 @@ describe("the turn state", () => {
 
 describe("batch ids in REMAINING", () => {
   const task = "Tally batches b-01, b-02, b-03 and b-04 (report to ops-7).";
-  const calls = [{ name: "file_read", input: { attachment_id: "b-01" } }, { name: "file_read", input: { attachment_id: "b-02" } }];
+  const calls = [
+    { name: "file_read", input: { attachment_id: "b-01" } },
+    { name: "file_read", input: { attachment_id: "b-02" } },
+  ];
 
   it("are the ids the task names that no call has touched, in the task's order", () => {
     expect(untouchedIds(task, calls)).toEqual(["b-03", "b-04", "ops-7"]);
@@ -164,13 +209,17 @@ describe("batch ids in REMAINING", () => {
     const remaining = out.slice(out.indexOf("REMAINING:"), out.indexOf("DATA:"));
     expect(remaining).toContain("(2 ids the task names): b-03, b-04");
     expect(remaining).toContain("- finish");
-    expect(withRemainingIds("TASK:\n- x", ["b-03"])).toMatch(/\n\nREMAINING:\n- not yet touched by any call \(1 ids the task names\): b-03$/);
+    expect(withRemainingIds("TASK:\n- x", ["b-03"])).toMatch(
+      /\n\nREMAINING:\n- not yet touched by any call \(1 ids the task names\): b-03$/,
+    );
     // Already there: the model's own words stand.
     const complete = "REMAINING:\n- b-03 then b-04\n\nDATA:\n- none";
     expect(withRemainingIds(complete, ["b-03", "b-04"])).toBe(complete);
   });
 
   it("are listed by the deterministic fallback", () => {
-    expect(fallbackTurnState(task, calls)).toMatch(/REMAINING:\n- not yet touched by any call \(3 ids the task names\): b-03, b-04, ops-7/);
+    expect(fallbackTurnState(task, calls)).toMatch(
+      /REMAINING:\n- not yet touched by any call \(3 ids the task names\): b-03, b-04, ops-7/,
+    );
   });
 });

@@ -79,14 +79,26 @@ describe("envConfig", () => {
       [{ TURN_RATE_LIMIT_PER_MINUTE: "1.5" }, `TURN_RATE_LIMIT_PER_MINUTE must be a whole number >= 0, got "1.5"`],
       [{ AUTH_FAILURES_PER_MINUTE: "-1" }, `AUTH_FAILURES_PER_MINUTE must be a whole number >= 0, got "-1"`],
       [{ AUTOMATION_CLAIM_PAGE: "0" }, `AUTOMATION_CLAIM_PAGE must be a whole number >= 1, got "0"`],
-      [{ AUTOMATION_RETRY_DELAY_SECONDS: "soon" }, `AUTOMATION_RETRY_DELAY_SECONDS must be a number of seconds >= 0, got "soon"`],
-      [{ EXPORT_RETENTION_DAYS: "0" }, `EXPORT_RETENTION_DAYS must be a number of days > 0 (fractions allowed), got "0"`],
+      [
+        { AUTOMATION_RETRY_DELAY_SECONDS: "soon" },
+        `AUTOMATION_RETRY_DELAY_SECONDS must be a number of seconds >= 0, got "soon"`,
+      ],
+      [
+        { EXPORT_RETENTION_DAYS: "0" },
+        `EXPORT_RETENTION_DAYS must be a number of days > 0 (fractions allowed), got "0"`,
+      ],
       [{ DEV_BOOTSTRAP: "1" }, `DEV_BOOTSTRAP must be "true" or "false", got "1"`],
       [{ ALLOW_LOOPBACK_TOOLS: "yes" }, `ALLOW_LOOPBACK_TOOLS must be "true" or "false", got "yes"`],
       [{ MODEL_PROVIDER: "openai" }, `MODEL_PROVIDER must be "anthropic" or "offline", got "openai"`],
       [{ SEMANTIC_SEARCH: "on" }, `SEMANTIC_SEARCH must be "local" or "off", got "on"`],
-      [{ ANTHROPIC_BASE_URL: "gateway.example" }, `ANTHROPIC_BASE_URL must be an http(s) URL, such as https://gateway.ai.cloudflare.com/v1/<account>/<gateway>/anthropic, got "gateway.example"`],
-      [{ DEFAULT_MODEL: "claude sonnet" }, `DEFAULT_MODEL must be a model id (letters, digits and . _ : @ - only), got "claude sonnet"`],
+      [
+        { ANTHROPIC_BASE_URL: "gateway.example" },
+        `ANTHROPIC_BASE_URL must be an http(s) URL, such as https://gateway.ai.cloudflare.com/v1/<account>/<gateway>/anthropic, got "gateway.example"`,
+      ],
+      [
+        { DEFAULT_MODEL: "claude sonnet" },
+        `DEFAULT_MODEL must be a model id (letters, digits and . _ : @ - only), got "claude sonnet"`,
+      ],
       [{ RATE_LIMIT_PER_MINUTE: { n: 1 } }, "RATE_LIMIT_PER_MINUTE must be a whole number >= 0, got a object"],
     ];
     for (const [env, problem] of cases) expect(problemsOf(env)).toEqual([problem]);
@@ -94,7 +106,9 @@ describe("envConfig", () => {
 
   it("never echoes a secret's value", () => {
     const [problem] = problemsOf({ TOOL_SECRETS_KEY: btoa("short-key") });
-    expect(problem).toBe("TOOL_SECRETS_KEY must be 32 bytes, base64-encoded (e.g. `openssl rand -base64 32`), got a value of 12 characters");
+    expect(problem).toBe(
+      "TOOL_SECRETS_KEY must be 32 bytes, base64-encoded (e.g. `openssl rand -base64 32`), got a value of 12 characters",
+    );
     expect(problem).not.toContain(btoa("short-key"));
   });
 
@@ -120,14 +134,28 @@ describe("envConfig", () => {
   });
 
   it("knows every variable the workers declare or the test pool sets, and nothing else", () => {
-    const declared = (path: string) => [...readFileSync(`${root}${path}`, "utf8").matchAll(/^\s+([A-Z][A-Z0-9_]+)\?: string;/gm)].map((m) => m[1]);
+    const declared = (path: string) =>
+      [...readFileSync(`${root}${path}`, "utf8").matchAll(/^\s+([A-Z][A-Z0-9_]+)\?: string;/gm)].map((m) => m[1]);
     const vars = (path: string) => {
       const toml = readFileSync(`${root}${path}`, "utf8");
-      return [...toml.matchAll(/^\[(?:env\.\w+\.)?vars\]\n((?:[A-Z_]+ = .*\n)+)/gm)].flatMap((m) => m[1].split("\n").filter(Boolean).map((l) => l.split(" ")[0]));
+      return [...toml.matchAll(/^\[(?:env\.\w+\.)?vars\]\n((?:[A-Z_]+ = .*\n)+)/gm)].flatMap((m) =>
+        m[1]
+          .split("\n")
+          .filter(Boolean)
+          .map((l) => l.split(" ")[0]),
+      );
     };
-    const pool = [...readFileSync(`${root}test/workers/vitest.config.ts`, "utf8").matchAll(/^\s+([A-Z][A-Z0-9_]+):/gm)].map((m) => m[1]).filter((n) => n !== "TEST_MIGRATIONS");
+    const pool = [...readFileSync(`${root}test/workers/vitest.config.ts`, "utf8").matchAll(/^\s+([A-Z][A-Z0-9_]+):/gm)]
+      .map((m) => m[1])
+      .filter((n) => n !== "TEST_MIGRATIONS");
     const known = new Set(Object.keys(ENV_VARS));
-    const read = new Set([...declared("workers/env.d.ts"), ...declared("services/semantic/env.d.ts"), ...vars("wrangler.toml"), ...vars("workers/summarizer/wrangler.toml"), ...pool]);
+    const read = new Set([
+      ...declared("workers/env.d.ts"),
+      ...declared("services/semantic/env.d.ts"),
+      ...vars("wrangler.toml"),
+      ...vars("workers/summarizer/wrangler.toml"),
+      ...pool,
+    ]);
     expect([...read].filter((n) => !known.has(n))).toEqual([]);
     expect([...known].filter((n) => !read.has(n))).toEqual([]);
     expect(vars("wrangler.toml")).toContain("DEFAULT_MODEL");

@@ -10,7 +10,9 @@ const root = new URL("../..", import.meta.url).pathname;
 describe("README's table of environment variables", () => {
   it("is what `npm run env-table` writes", () => {
     const readme = readFileSync(`${root}README.md`, "utf8");
-    expect(readme, "README.md's variable table is stale: run npm run env-table").toBe(withEnvTable(readme, envTable(ENV_VARS)));
+    expect(readme, "README.md's variable table is stale: run npm run env-table").toBe(
+      withEnvTable(readme, envTable(ENV_VARS)),
+    );
   });
 
   it("has a row per variable with its default", () => {

@@ -1,5 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { buildFoldRequest, capSummary, chooseFoldMark, excerpt, fallbackFoldSummary, FOLD_PROMPT_BUDGET_CHARS } from "../../core/fold";
+import {
+  buildFoldRequest,
+  capSummary,
+  chooseFoldMark,
+  excerpt,
+  fallbackFoldSummary,
+  FOLD_PROMPT_BUDGET_CHARS,
+} from "../../core/fold";
 import { buildModelRequest, summaryPreamble } from "../../core/replay";
 import { defaultSettings } from "../../core/settings";
 import type { ContentBlock, StoredMessage } from "../../core/types";
@@ -13,11 +20,20 @@ function conversation(spec: string): StoredMessage[] {
   return spec.split("").map((k, i) => {
     const seq = i + 1;
     const content: ContentBlock[] =
-      k === "u" ? [{ type: "text", text: `question ${seq}` }]
-      : k === "a" ? [{ type: "text", text: `answer ${seq}` }]
-      : k === "t" ? [{ type: "tool_use", id: `tu${seq}`, name: "conversation_read", input: {} }]
-      : [{ type: "tool_result", tool_use_id: `tu${seq - 1}`, content: `result ${seq}` }];
-    return { id: `msg_${seq}`, seq, role: k === "u" || k === "r" ? "user" : "assistant", content, createdAt: "2026-01-01T00:00:00Z" };
+      k === "u"
+        ? [{ type: "text", text: `question ${seq}` }]
+        : k === "a"
+          ? [{ type: "text", text: `answer ${seq}` }]
+          : k === "t"
+            ? [{ type: "tool_use", id: `tu${seq}`, name: "conversation_read", input: {} }]
+            : [{ type: "tool_result", tool_use_id: `tu${seq - 1}`, content: `result ${seq}` }];
+    return {
+      id: `msg_${seq}`,
+      seq,
+      role: k === "u" || k === "r" ? "user" : "assistant",
+      content,
+      createdAt: "2026-01-01T00:00:00Z",
+    };
   });
 }
 
@@ -71,7 +87,10 @@ describe("the fold request", () => {
 
   it("bounds the prompt however large the region is", () => {
     const huge: StoredMessage[] = Array.from({ length: 3000 }, (_, i) => ({
-      id: `msg_${i}`, seq: i + 1, role: i % 2 ? "assistant" : "user", createdAt: "x",
+      id: `msg_${i}`,
+      seq: i + 1,
+      role: i % 2 ? "assistant" : "user",
+      createdAt: "x",
       content: [{ type: "text", text: "word ".repeat(4000) }],
     }));
     const req = buildFoldRequest({ model: SONNET, previousSummary: null, folded: huge, maxChars: 6000 });
@@ -116,7 +135,9 @@ describe("capSummary", () => {
 describe("replay with a summary", () => {
   it("is preamble (summary + recovery pointer), acknowledgement, then the tail from a user message", () => {
     const tail = conversation("uauaua").map((m) => ({ ...m, seq: m.seq + 40 }));
-    const { request } = buildModelRequest({ model: SONNET, conversationId: "conv_X",
+    const { request } = buildModelRequest({
+      model: SONNET,
+      conversationId: "conv_X",
       settings: defaultSettings(),
       system: [],
       tools: [],

@@ -3,7 +3,9 @@
 import { strToU8, zlibSync } from "fflate";
 
 export const u8 = (...parts: (number[] | Uint8Array | string)[]): Uint8Array => {
-  const arrays = parts.map((p) => (typeof p === "string" ? strToU8(p) : p instanceof Uint8Array ? p : Uint8Array.from(p)));
+  const arrays = parts.map((p) =>
+    typeof p === "string" ? strToU8(p) : p instanceof Uint8Array ? p : Uint8Array.from(p),
+  );
   const out = new Uint8Array(arrays.reduce((n, a) => n + a.length, 0));
   let at = 0;
   for (const a of arrays) {
@@ -33,7 +35,12 @@ function pngChunk(type: string, data: Uint8Array): Uint8Array {
 export function tinyPng(width: number, height: number): Uint8Array {
   const raw = new Uint8Array(height * (1 + width * 4)).fill(0x7f);
   for (let y = 0; y < height; y++) raw[y * (1 + width * 4)] = 0;
-  return u8([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a], pngChunk("IHDR", u8(be32(width), be32(height), [8, 6, 0, 0, 0])), pngChunk("IDAT", zlibSync(raw)), pngChunk("IEND", new Uint8Array(0)));
+  return u8(
+    [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a],
+    pngChunk("IHDR", u8(be32(width), be32(height), [8, 6, 0, 0, 0])),
+    pngChunk("IDAT", zlibSync(raw)),
+    pngChunk("IEND", new Uint8Array(0)),
+  );
 }
 
 export function lcg(seed: number) {

@@ -4,8 +4,16 @@ import { idempotencyKeyProblem, requestFingerprint } from "../../core/idempotenc
 
 describe("idempotency keys", () => {
   it("accepts 1 to 255 printable ASCII characters with no space at either end", () => {
-    for (const good of ["a", "k".repeat(255), "8e2f0c3a-5b1d-4f7e-9a6b-1c2d3e4f5a6b", "with inner space", "~!@#$%^&*()_+{}|:\"<>?"]) expect(idempotencyKeyProblem(good), good).toBeNull();
-    for (const bad of ["", "k".repeat(256), " lead", "trail ", "tab\there", "new\nline", "caf\u00e9", "\u0000"]) expect(idempotencyKeyProblem(bad), JSON.stringify(bad)).toMatch(/printable ASCII|at most 255/);
+    for (const good of [
+      "a",
+      "k".repeat(255),
+      "8e2f0c3a-5b1d-4f7e-9a6b-1c2d3e4f5a6b",
+      "with inner space",
+      '~!@#$%^&*()_+{}|:"<>?',
+    ])
+      expect(idempotencyKeyProblem(good), good).toBeNull();
+    for (const bad of ["", "k".repeat(256), " lead", "trail ", "tab\there", "new\nline", "caf\u00e9", "\u0000"])
+      expect(idempotencyKeyProblem(bad), JSON.stringify(bad)).toMatch(/printable ASCII|at most 255/);
   });
 
   it("fingerprints what a request asks for, not how its JSON was spelled", async () => {

@@ -40,7 +40,10 @@ function violations(files: { path: string; text: string }[]): string[] {
       if (spec.startsWith(".")) {
         const target = normalize(join(dirname(path), spec));
         const to = layerOf(target);
-        if (to < 0 || to > from) found.push(`${path} imports ${target} (${to < 0 ? "outside every layer" : LAYERS[to][0]}), above ${LAYERS[from][0]}`);
+        if (to < 0 || to > from)
+          found.push(
+            `${path} imports ${target} (${to < 0 ? "outside every layer" : LAYERS[to][0]}), above ${LAYERS[from][0]}`,
+          );
       } else if (from === 0 && spec.startsWith("cloudflare:")) {
         found.push(`${path} imports ${spec}: core is pure code with no platform modules`);
       }
@@ -61,7 +64,10 @@ function importCycles(files: { path: string; text: string }[]): string[] {
   };
   const edges = new Map<string, string[]>();
   for (const { path, text } of files) {
-    const targets = [...text.matchAll(IMPORT)].map((m) => m[2]).filter((s) => s.startsWith(".")).map((s) => resolve(path, s));
+    const targets = [...text.matchAll(IMPORT)]
+      .map((m) => m[2])
+      .filter((s) => s.startsWith("."))
+      .map((s) => resolve(path, s));
     edges.set(path, [...new Set(targets.filter((t): t is string => t !== null))].sort());
   }
   // Tarjan's strongly connected components; a group of two or more files is a cycle.
@@ -115,13 +121,18 @@ describe("layers", () => {
   });
 
   it("every import points at its own layer or a lower one", () => {
-    const files = LAYERS.flat().flatMap((top) => sources(top)).map((path) => ({ path, text: readFileSync(join(ROOT, path), "utf8") }));
+    const files = LAYERS.flat()
+      .flatMap((top) => sources(top))
+      .map((path) => ({ path, text: readFileSync(join(ROOT, path), "utf8") }));
     expect(files.length).toBeGreaterThan(100);
     expect(violations(files)).toEqual([]);
   });
 
   it("no import cycle among the production tree's files", () => {
-    const files = LAYERS.flat().flatMap((top) => sources(top)).filter((p) => p.endsWith(".ts")).map((path) => ({ path, text: readFileSync(join(ROOT, path), "utf8") }));
+    const files = LAYERS.flat()
+      .flatMap((top) => sources(top))
+      .filter((p) => p.endsWith(".ts"))
+      .map((path) => ({ path, text: readFileSync(join(ROOT, path), "utf8") }));
     expect(files.length).toBeGreaterThan(100);
     expect(KNOWN_CYCLES.every((c) => c.split(" <-> ").every((p) => existsSync(join(ROOT, p))))).toBe(true);
     expect(importCycles(files)).toEqual(KNOWN_CYCLES);
@@ -131,7 +142,10 @@ describe("layers", () => {
     expect(
       importCycles([
         { path: "durable-objects/x/intake.ts", text: `import type { Runner } from "./runner";` },
-        { path: "durable-objects/x/runner.ts", text: `import type { Input } from "./intake";\nimport { y } from "../../core/y";` },
+        {
+          path: "durable-objects/x/runner.ts",
+          text: `import type { Input } from "./intake";\nimport { y } from "../../core/y";`,
+        },
         { path: "core/y/index.ts", text: `export const y = 1;` },
         { path: "core/a.ts", text: `import { b } from "./b";` },
         { path: "core/b.ts", text: `const c = await import("./c");` },
@@ -139,17 +153,28 @@ describe("layers", () => {
         { path: "core/d.ts", text: `import { a } from "./a";` },
       ]),
     ).toEqual(["core/a.ts <-> core/b.ts <-> core/c.ts", "durable-objects/x/intake.ts <-> durable-objects/x/runner.ts"]);
-    expect(importCycles([{ path: "core/a.ts", text: `import { b } from "./b";` }, { path: "core/b.ts", text: `` }])).toEqual([]);
+    expect(
+      importCycles([
+        { path: "core/a.ts", text: `import { b } from "./b";` },
+        { path: "core/b.ts", text: `` },
+      ]),
+    ).toEqual([]);
   });
 
   it("catches an upward import, a platform module in core and a file outside every layer", () => {
     expect(
       violations([
         { path: "services/cortex.ts", text: `import { runAgentTurn } from "../agent/turn-loop";` },
-        { path: "core/replay.ts", text: `import type { X } from "../durable-objects/conversation/conversation-do";\nimport { DurableObject } from "cloudflare:workers";` },
+        {
+          path: "core/replay.ts",
+          text: `import type { X } from "../durable-objects/conversation/conversation-do";\nimport { DurableObject } from "cloudflare:workers";`,
+        },
         { path: "agent/tools/x.ts", text: `const m = await import("../../workers/chat/auth");` },
         { path: "misc/thing.ts", text: `` },
-        { path: "workers/chat/app.ts", text: `import { x } from "../../core/ids";\nimport { y } from "../../durable-objects/conversation/conversation-do";` },
+        {
+          path: "workers/chat/app.ts",
+          text: `import { x } from "../../core/ids";\nimport { y } from "../../durable-objects/conversation/conversation-do";`,
+        },
       ]),
     ).toEqual([
       "services/cortex.ts imports agent/turn-loop (agent), above services",

@@ -21,7 +21,12 @@ describe("mcpToolName", () => {
     const server = "a".repeat(24);
     const long1 = `read_${"x".repeat(80)}_one`;
     const long2 = `read_${"x".repeat(80)}_two`;
-    const names = await Promise.all([mcpToolName(server, long1), mcpToolName(server, long2), mcpToolName("fx", "files/read"), mcpToolName("fx", "files.read")]);
+    const names = await Promise.all([
+      mcpToolName(server, long1),
+      mcpToolName(server, long2),
+      mcpToolName("fx", "files/read"),
+      mcpToolName("fx", "files.read"),
+    ]);
     for (const n of names) expect(n).toMatch(ANTHROPIC_NAME);
     expect(new Set(names).size).toBe(4);
     expect(names[0]).toMatch(new RegExp(`^mcp__${server}__read_x+_[0-9a-f]{8}$`));
@@ -31,11 +36,22 @@ describe("mcpToolName", () => {
 });
 
 describe("indexLines", () => {
-  const tool = (name: string, group?: string): ToolDefinition<unknown> => ({ name, shortName: name.split("__").pop(), description: name, capability: `${name}: does ${name}`, core: false, input: z.object({}), ...(group ? { indexGroup: group } : {}), run: async () => ({ content: "" }) });
+  const tool = (name: string, group?: string): ToolDefinition<unknown> => ({
+    name,
+    shortName: name.split("__").pop(),
+    description: name,
+    capability: `${name}: does ${name}`,
+    core: false,
+    input: z.object({}),
+    ...(group ? { indexGroup: group } : {}),
+    run: async () => ({ content: "" }),
+  });
 
   it("gives each group one line naming its count and its tools' verbs, and ungrouped tools a line each", () => {
     const verbs = ["get", "list", "create", "update", "delete", "search", "export"];
-    const many = Array.from({ length: 80 }, (_, i) => tool(`mcp__big__${verbs[i % verbs.length]}_thing${i}`, "mcp__big__* (MCP server)"));
+    const many = Array.from({ length: 80 }, (_, i) =>
+      tool(`mcp__big__${verbs[i % verbs.length]}_thing${i}`, "mcp__big__* (MCP server)"),
+    );
     const lines = indexLines([tool("http_weather"), ...many, tool("mcp__small__only", "mcp__small__* (MCP server)")]);
     expect(lines).toEqual([
       "http_weather: does http_weather (tool_activate first)",
@@ -48,8 +64,16 @@ describe("indexLines", () => {
 describe("mcpResultOutput", () => {
   it("keeps text as text and shows a real image as an image block", () => {
     expect(mcpResultOutput({ content: [{ type: "text", text: "hi" }] })).toEqual({ content: "hi" });
-    const out = mcpResultOutput({ content: [{ type: "text", text: "look" }, { type: "image", data: PIXEL, mimeType: "image/png" }] });
-    expect(out.blocks).toEqual([{ type: "text", text: "look" }, { type: "image", source: { type: "base64", media_type: "image/png", data: PIXEL } }]);
+    const out = mcpResultOutput({
+      content: [
+        { type: "text", text: "look" },
+        { type: "image", data: PIXEL, mimeType: "image/png" },
+      ],
+    });
+    expect(out.blocks).toEqual([
+      { type: "text", text: "look" },
+      { type: "image", source: { type: "base64", media_type: "image/png", data: PIXEL } },
+    ]);
   });
 
   it("refuses images the model may not be shown, saying why", () => {
@@ -76,7 +100,11 @@ describe("mcpResultOutput", () => {
       ],
       isError: true,
     });
-    expect(out).toEqual({ content: "[resource link: a <https://x.test/a>]\n[resource <file:///b.txt> text/plain]\nbody b\n[resource <file:///c.bin>] binary, 4 bytes, not shown\n[audio content not shown]", isError: true });
+    expect(out).toEqual({
+      content:
+        "[resource link: a <https://x.test/a>]\n[resource <file:///b.txt> text/plain]\nbody b\n[resource <file:///c.bin>] binary, 4 bytes, not shown\n[audio content not shown]",
+      isError: true,
+    });
   });
 
   it("falls back to structured content when there are no blocks", () => {

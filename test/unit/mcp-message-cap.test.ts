@@ -63,10 +63,16 @@ describe("capMessages", () => {
   });
 
   it("errors an event that passes the cap, however its lines are split", async () => {
-    for (const chunks of [["data: ", "b".repeat(30), "\n\n"], ["data: bbbbbbbb\n", "data: bbbbbbbb\n", "data: bbbbbbbb\n\n"], ["data: b\r\n\r\ndata: ", "c".repeat(25)]]) {
+    for (const chunks of [
+      ["data: ", "b".repeat(30), "\n\n"],
+      ["data: bbbbbbbb\n", "data: bbbbbbbb\n", "data: bbbbbbbb\n\n"],
+      ["data: b\r\n\r\ndata: ", "c".repeat(25)],
+    ]) {
       const seen: unknown[] = [];
       const { res } = answer(chunks, SSE);
-      await expect(capMessages(res, 20, (e) => seen.push(e)).text(), JSON.stringify(chunks)).rejects.toBeInstanceOf(McpMessageTooLarge);
+      await expect(capMessages(res, 20, (e) => seen.push(e)).text(), JSON.stringify(chunks)).rejects.toBeInstanceOf(
+        McpMessageTooLarge,
+      );
       expect(seen).toHaveLength(1);
     }
   });

@@ -27,7 +27,11 @@ describe("the model catalog", () => {
     expect(new Set(ids).size).toBe(ids.length);
     for (const m of [...MODELS, ...RETIRED_MODELS]) {
       expect(m.sources.length, m.id).toBeGreaterThan(0);
-      if (m.replacement) expect(MODELS.some((e) => e.id === m.replacement), `${m.id} -> ${m.replacement}`).toBe(true);
+      if (m.replacement)
+        expect(
+          MODELS.some((e) => e.id === m.replacement),
+          `${m.id} -> ${m.replacement}`,
+        ).toBe(true);
     }
     for (const m of MODELS) {
       expect(m.maxOutput).toBeLessThanOrEqual(m.contextWindow);
@@ -40,7 +44,13 @@ describe("the model catalog", () => {
     const found = findModel(DEFAULT_MODEL, "2026-12-03");
     expect(found.kind).toBe("current");
     if (found.kind !== "current") return;
-    expect(found.entry).toMatchObject({ id: "claude-sonnet-5-5", contextWindow: 1_000_000, maxOutput: 128_000, prefill: false, forcedToolChoice: false });
+    expect(found.entry).toMatchObject({
+      id: "claude-sonnet-5-5",
+      contextWindow: 1_000_000,
+      maxOutput: 128_000,
+      prefill: false,
+      forcedToolChoice: false,
+    });
     expect(found.entry.thinking.accepts).toEqual(["adaptive", "between_tools"]);
     expect(charsPerTokenFor(found.entry)).toBe(1.15);
   });
@@ -64,9 +74,20 @@ describe("the model catalog", () => {
       line: "sonnet",
       max_input_tokens: 2_000_000,
       max_tokens: null,
-      capabilities: { thinking: { supported: true, types: { adaptive: { supported: true }, disabled: { supported: false } } }, effort: { supported: true, low: { supported: true }, high: { supported: true } } },
+      capabilities: {
+        thinking: { supported: true, types: { adaptive: { supported: true }, disabled: { supported: false } } },
+        effort: { supported: true, low: { supported: true }, high: { supported: true } },
+      },
     });
-    expect(entry).toMatchObject({ contextWindow: 2_000_000, maxOutput: 8_192, prefill: false, sampling: false, forcedToolChoice: false, prices: null, line: "sonnet" });
+    expect(entry).toMatchObject({
+      contextWindow: 2_000_000,
+      maxOutput: 8_192,
+      prefill: false,
+      sampling: false,
+      forcedToolChoice: false,
+      prices: null,
+      line: "sonnet",
+    });
     expect(entry.thinking.accepts).toEqual(["adaptive"]);
     expect(entry.effort).toEqual({ levels: ["low", "high"], default: "high" });
   });

@@ -25,7 +25,12 @@ describe("the model provider choice", () => {
   });
 
   it("uses Anthropic whenever a key is set (local dev included) and passes the key and base URL", () => {
-    expect(chooseModel({ ANTHROPIC_API_KEY: "sk-ant-x", ANTHROPIC_BASE_URL: "https://proxy.example" })).toEqual({ ok: true, provider: "anthropic", apiKey: "sk-ant-x", baseURL: "https://proxy.example" });
+    expect(chooseModel({ ANTHROPIC_API_KEY: "sk-ant-x", ANTHROPIC_BASE_URL: "https://proxy.example" })).toEqual({
+      ok: true,
+      provider: "anthropic",
+      apiKey: "sk-ant-x",
+      baseURL: "https://proxy.example",
+    });
     expect(provider({ ANTHROPIC_API_KEY: "sk-ant-x", DEV_BOOTSTRAP: "true" })).toBe("anthropic");
     expect(provider({ ANTHROPIC_API_KEY: "sk-ant-x", MODEL_PROVIDER: "anthropic" })).toBe("anthropic");
   });
@@ -34,7 +39,9 @@ describe("the model provider choice", () => {
     expect(provider({ MODEL_PROVIDER: "anthropic", DEV_BOOTSTRAP: "true" })).toBe("refused");
     expect(modelProblem({ MODEL_PROVIDER: "anthropic", DEV_BOOTSTRAP: "true" })).toMatch(/ANTHROPIC_API_KEY/);
     expect(() => chooseModel({ MODEL_PROVIDER: "openai", ANTHROPIC_API_KEY: "sk-ant-x" })).toThrow(EnvConfigError);
-    expect(() => modelProblem({ MODEL_PROVIDER: "openai" })).toThrow(/MODEL_PROVIDER must be "anthropic" or "offline", got "openai"/);
+    expect(() => modelProblem({ MODEL_PROVIDER: "openai" })).toThrow(
+      /MODEL_PROVIDER must be "anthropic" or "offline", got "openai"/,
+    );
   });
 
   it("a DEV_BOOTSTRAP other than true or false is refused by name, never read as off", () => {
@@ -48,7 +55,10 @@ describe("the model provider choice", () => {
       if (!choice.ok) expect(choice.message).toMatch(/OFFLINE_MODEL_BUNDLED=false/);
       expect(chooseModel(env, true)).toEqual({ ok: true, provider: "offline" });
     }
-    expect(chooseModel({ ANTHROPIC_API_KEY: "sk-x", DEV_BOOTSTRAP: "true" }, false)).toMatchObject({ ok: true, provider: "anthropic" });
+    expect(chooseModel({ ANTHROPIC_API_KEY: "sk-x", DEV_BOOTSTRAP: "true" }, false)).toMatchObject({
+      ok: true,
+      provider: "anthropic",
+    });
   });
 
   it("createModelClient throws a 503 model_not_configured error instead of building a stand-in", () => {
@@ -59,8 +69,14 @@ describe("the model provider choice", () => {
       thrown = err;
     }
     expect(thrown).toBeInstanceOf(ModelNotConfiguredError);
-    expect(thrown).toMatchObject({ type: "model_not_configured", status: 503, message: expect.stringMatching(/ANTHROPIC_API_KEY/) });
+    expect(thrown).toMatchObject({
+      type: "model_not_configured",
+      status: 503,
+      message: expect.stringMatching(/ANTHROPIC_API_KEY/),
+    });
     expect(createModelClient({ DEV_BOOTSTRAP: "true" }).baseURL).toBe(OFFLINE_BASE_URL);
-    expect(createModelClient({ ANTHROPIC_API_KEY: "sk-ant-x", DEV_BOOTSTRAP: "true" }).baseURL).not.toBe(OFFLINE_BASE_URL);
+    expect(createModelClient({ ANTHROPIC_API_KEY: "sk-ant-x", DEV_BOOTSTRAP: "true" }).baseURL).not.toBe(
+      OFFLINE_BASE_URL,
+    );
   });
 });

@@ -12,7 +12,9 @@ beforeEach(() => resetOfflineCache());
 describe("prompt caching", () => {
   const policy = Array.from({ length: 150 }, (_, i) => `Policy ${i}: keep summaries short and cite ids.`).join("\n");
   const cachedTools: Anthropic.Tool[] = [{ ...TOOLS[0], cache_control: { type: "ephemeral" } }];
-  const cachedSystem: Anthropic.TextBlockParam[] = [{ type: "text", text: policy, cache_control: { type: "ephemeral" } }];
+  const cachedSystem: Anthropic.TextBlockParam[] = [
+    { type: "text", text: policy, cache_control: { type: "ephemeral" } },
+  ];
   const withCache = (question: string): Params => ask(question, { tools: cachedTools, system: cachedSystem });
 
   function clock(start = 1_700_000_000_000) {
@@ -32,9 +34,7 @@ describe("prompt caching", () => {
     const read = second.usage.cache_read_input_tokens ?? -1;
     expect(read).toBe(created);
     expect(second.usage.cache_creation_input_tokens).toBe(0);
-    expect(second.usage.input_tokens + read).toBe(
-      countRequestTokens(withCache("A different second question?")),
-    );
+    expect(second.usage.input_tokens + read).toBe(countRequestTokens(withCache("A different second question?")));
   });
 
   it("reports cache usage in streamed messages too", async () => {
@@ -75,7 +75,9 @@ describe("prompt caching", () => {
       model: "offline-200k",
       max_tokens: 1_000,
       system: policy,
-      messages: [{ role: "user", content: [{ type: "text", text: "Question one.", cache_control: { type: "ephemeral" } }] }],
+      messages: [
+        { role: "user", content: [{ type: "text", text: "Question one.", cache_control: { type: "ephemeral" } }] },
+      ],
     };
     const first = await client.messages.create(turn1);
     const turn2: Params = {
@@ -96,8 +98,14 @@ describe("prompt caching", () => {
   });
 
   it("rejects more than 4 breakpoints like the real API", async () => {
-    const marked = (text: string): Anthropic.TextBlockParam => ({ type: "text", text, cache_control: { type: "ephemeral" } });
-    const error = await rejection(makeClient().messages.create(ask("hi", { system: ["a", "b", "c", "d", "e"].map(marked) })));
+    const marked = (text: string): Anthropic.TextBlockParam => ({
+      type: "text",
+      text,
+      cache_control: { type: "ephemeral" },
+    });
+    const error = await rejection(
+      makeClient().messages.create(ask("hi", { system: ["a", "b", "c", "d", "e"].map(marked) })),
+    );
     expect(error).toBeInstanceOf(Anthropic.BadRequestError);
     expect(error.message).toContain("A maximum of 4 blocks with cache_control may be provided. Found 5.");
   });

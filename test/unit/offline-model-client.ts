@@ -8,7 +8,12 @@ export type Params = Anthropic.MessageCreateParamsNonStreaming;
 const BASE_URL = "https://offline-model.invalid";
 
 export function makeClient(options: OfflineModelOptions = {}): Anthropic {
-  return new Anthropic({ apiKey: "offline", baseURL: BASE_URL, fetch: createOfflineModelFetch(options), maxRetries: 0 });
+  return new Anthropic({
+    apiKey: "offline",
+    baseURL: BASE_URL,
+    fetch: createOfflineModelFetch(options),
+    maxRetries: 0,
+  });
 }
 
 export function ask(text: string, extra: Partial<Params> = {}): Params {
@@ -39,5 +44,9 @@ export async function rawPost(body: unknown, path = "/v1/messages"): Promise<Res
 }
 
 export const TOOLS: Anthropic.Tool[] = [
-  { name: "read_file", description: "Read a file", input_schema: { type: "object", properties: { path: { type: "string" } } } },
+  {
+    name: "read_file",
+    description: "Read a file",
+    input_schema: { type: "object", properties: { path: { type: "string" } } },
+  },
 ];

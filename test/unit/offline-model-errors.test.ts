@@ -27,7 +27,10 @@ describe("errors", () => {
     expect(error.status).toBe(400);
     expect(error.error).toMatchObject({
       type: "error",
-      error: { type: "invalid_request_error", message: `prompt is too long: ${countRequestTokens(params)} tokens > 1000 maximum` },
+      error: {
+        type: "invalid_request_error",
+        message: `prompt is too long: ${countRequestTokens(params)} tokens > 1000 maximum`,
+      },
     });
   });
 
@@ -36,7 +39,9 @@ describe("errors", () => {
     await expect(makeClient().messages.create(params)).resolves.toMatchObject({ type: "message" });
     const error = await rejection(makeClient({ windows: { "claude-sonnet-5-5": 500 } }).messages.create(params));
     // Claude Sonnet 5.5 counts about 30% more tokens than the cl100k stand-in (its tokenizerRatio).
-    expect((error.error as { error: { message: string } }).error.message).toMatch(/^prompt is too long: \d+ tokens > 500 maximum$/);
+    expect((error.error as { error: { message: string } }).error.message).toMatch(
+      /^prompt is too long: \d+ tokens > 500 maximum$/,
+    );
   });
 
   it.each([
@@ -56,7 +61,10 @@ describe("errors", () => {
   it("names the missing field, and answers 404 off the messages route", async () => {
     const missing = await rawPost({ model: "offline-200k", messages: [{ role: "user", content: "hi" }] });
     expect(missing.status).toBe(400);
-    expect(await errorBody(missing)).toMatchObject({ type: "error", error: { type: "invalid_request_error", message: expect.stringMatching(/^max_tokens/) } });
+    expect(await errorBody(missing)).toMatchObject({
+      type: "error",
+      error: { type: "invalid_request_error", message: expect.stringMatching(/^max_tokens/) },
+    });
     const empty = await rawPost({ model: "offline-200k", max_tokens: 5, messages: [] });
     expect((await errorBody(empty)).error.message).toMatch(/^messages/);
     const notFound = await rawPost(ask("hi"), "/v1/complete");

@@ -6,7 +6,13 @@ import { createOfflineModelFetch, parseDirectives } from "../../core/offline-mod
 import { modelErrorFor } from "../../core/offline-model/turn";
 import { foldSystemPrompt } from "../../core/fold";
 
-const client = (maxRetries = 0) => new Anthropic({ apiKey: "offline", baseURL: "https://offline-model.invalid", fetch: createOfflineModelFetch(), maxRetries });
+const client = (maxRetries = 0) =>
+  new Anthropic({
+    apiKey: "offline",
+    baseURL: "https://offline-model.invalid",
+    fetch: createOfflineModelFetch(),
+    maxRetries,
+  });
 const user = (text: string) => ({ role: "user" as const, content: [{ type: "text" as const, text }] });
 const toolTurn = (prompt: string) => [
   user(prompt),
@@ -38,13 +44,29 @@ describe("@model-error phases", () => {
   });
 
   it("a transient error (attempts=1) is absorbed by one SDK retry", async () => {
-    const reply = await client(1).messages.create({ model: "offline-200k", max_tokens: 200, messages: [user("hello\n@model-error 500 attempts=1")] });
+    const reply = await client(1).messages.create({
+      model: "offline-200k",
+      max_tokens: 200,
+      messages: [user("hello\n@model-error 500 attempts=1")],
+    });
     expect(reply.stop_reason).toBe("end_turn");
-    await expect(client(0).messages.create({ model: "offline-200k", max_tokens: 200, messages: [user("hello\n@model-error 500 attempts=1")] })).rejects.toMatchObject({ status: 500 });
+    await expect(
+      client(0).messages.create({
+        model: "offline-200k",
+        max_tokens: 200,
+        messages: [user("hello\n@model-error 500 attempts=1")],
+      }),
+    ).rejects.toMatchObject({ status: 500 });
   });
 
   it("fails a summarization request that carries the line", async () => {
-    const ask = (text: string) => client().messages.create({ model: "offline-200k", max_tokens: 200, system: foldSystemPrompt(2_000), messages: [user(text)] });
+    const ask = (text: string) =>
+      client().messages.create({
+        model: "offline-200k",
+        max_tokens: 200,
+        system: foldSystemPrompt(2_000),
+        messages: [user(text)],
+      });
     await expect(ask("[seq 3 user]\nnotes\n@model-error 529 summarize")).rejects.toMatchObject({ status: 529 });
     expect((await ask("[seq 3 user]\nnotes\n@model-error 529")).content.at(-1)).toMatchObject({ type: "text" });
   });

@@ -46,7 +46,11 @@ describe("plain replies", () => {
 
   it("serves count_tokens with the same count the model bills", async () => {
     const params = ask("How many tokens is this?", { system: "Be brief." });
-    const counted = await makeClient().messages.countTokens({ model: params.model, system: params.system, messages: params.messages });
+    const counted = await makeClient().messages.countTokens({
+      model: params.model,
+      system: params.system,
+      messages: params.messages,
+    });
     expect(counted.input_tokens).toBe(countRequestTokens(params));
   });
 });
@@ -87,7 +91,11 @@ describe("streaming", () => {
 
   it("streams tool_use input as JSON deltas that the SDK reassembles", async () => {
     const final = await makeClient()
-      .messages.stream(ask('@tool read_file {"path":"src/a-very-long-directory-name/and/a/long/file-name.ts","lines":[1,200]}', { tools: TOOLS }))
+      .messages.stream(
+        ask('@tool read_file {"path":"src/a-very-long-directory-name/and/a/long/file-name.ts","lines":[1,200]}', {
+          tools: TOOLS,
+        }),
+      )
       .finalMessage();
     expect(final.stop_reason).toBe("tool_use");
     expect(toolUses(final).map((t) => t.input)).toEqual([
@@ -114,7 +122,9 @@ describe("tool directives", () => {
   });
 
   it("sends {} with a note for bad JSON, and still calls tools missing from `tools`", async () => {
-    const message = await makeClient().messages.create(ask("@tool read_file {path: oops}\n@tool not_registered", { tools: TOOLS }));
+    const message = await makeClient().messages.create(
+      ask("@tool read_file {path: oops}\n@tool not_registered", { tools: TOOLS }),
+    );
     expect(toolUses(message).map((c) => [c.name, c.input])).toEqual([
       ["read_file", {}],
       ["not_registered", {}],
@@ -133,7 +143,11 @@ describe("tool directives", () => {
     }));
     const followUp = await client.messages.create({
       ...first,
-      messages: [...first.messages, { role: "assistant", content: calling.content }, { role: "user", content: results }],
+      messages: [
+        ...first.messages,
+        { role: "assistant", content: calling.content },
+        { role: "user", content: results },
+      ],
     });
     expect(toolUses(followUp)).toEqual([]);
     expect(followUp.stop_reason).toBe("end_turn");
@@ -145,7 +159,10 @@ describe("@tools-per-step", () => {
   /** Runs a @tools-per-step turn whose first results carry a turn state with `remaining`; returns the calls issued. */
   async function batchTurn(remaining: string): Promise<unknown[]> {
     const client = makeClient();
-    const first: Params = ask('Read all.\n@tools-per-step 2\n@tool read_file {"path":"file-a1"}\n@tool read_file {"path":"file-b2"}\n@tool read_file {"path":"file-c3"}', { tools: TOOLS });
+    const first: Params = ask(
+      'Read all.\n@tools-per-step 2\n@tool read_file {"path":"file-a1"}\n@tool read_file {"path":"file-b2"}\n@tool read_file {"path":"file-c3"}',
+      { tools: TOOLS },
+    );
     const messages: Anthropic.MessageParam[] = [...first.messages];
     const issued: unknown[] = [];
     for (let step = 0; step < 4; step++) {
@@ -157,9 +174,17 @@ describe("@tools-per-step", () => {
         expect(reply.stop_reason).toBe("end_turn");
         break;
       }
-      const results: Anthropic.ContentBlockParam[] = calls.map((c) => ({ type: "tool_result", tool_use_id: c.id, content: "ok" }));
+      const results: Anthropic.ContentBlockParam[] = calls.map((c) => ({
+        type: "tool_result",
+        tool_use_id: c.id,
+        content: "ok",
+      }));
       // The second carrier also holds a compaction's continuation nudge: not user text.
-      if (step === 0) results.push({ type: "text", text: `<turn_state>\nTASK:\n- read all\nREMAINING:\n${remaining}\nDATA:\n- file-a1 and file-b2 read\n</turn_state>` });
+      if (step === 0)
+        results.push({
+          type: "text",
+          text: `<turn_state>\nTASK:\n- read all\nREMAINING:\n${remaining}\nDATA:\n- file-a1 and file-b2 read\n</turn_state>`,
+        });
       messages.push({ role: "user", content: results });
     }
     return issued;
@@ -170,7 +195,12 @@ describe("@tools-per-step", () => {
   });
 
   it("resumes only from what the turn state says: a wrong REMAINING redoes or skips work", async () => {
-    expect(await batchTurn("- file-a1, file-c3")).toEqual([{ path: "file-a1" }, { path: "file-b2" }, { path: "file-a1" }, { path: "file-c3" }]);
+    expect(await batchTurn("- file-a1, file-c3")).toEqual([
+      { path: "file-a1" },
+      { path: "file-b2" },
+      { path: "file-a1" },
+      { path: "file-c3" },
+    ]);
     expect(await batchTurn("- nothing left")).toEqual([{ path: "file-a1" }, { path: "file-b2" }]);
   });
 });
@@ -190,7 +220,9 @@ describe("max_tokens", () => {
   });
 
   it("@max-tokens-stop forces max_tokens and carries no tool calls", async () => {
-    const message = await makeClient().messages.create(ask('@max-tokens-stop\n@tool read_file {"path":"a.ts"}', { tools: TOOLS }));
+    const message = await makeClient().messages.create(
+      ask('@max-tokens-stop\n@tool read_file {"path":"a.ts"}', { tools: TOOLS }),
+    );
     expect(message.stop_reason).toBe("max_tokens");
     expect(toolUses(message)).toEqual([]);
   });

@@ -20,15 +20,27 @@ describe("summarization requests", () => {
     { role: "assistant", content: "Read 2 tool results (25,012 and 25,012 chars)." },
     { role: "user", content: "We decided to use the March total of 18,250 dollars. Keep going." },
     { role: "assistant", content: "Noted the decision." },
-    { role: "user", content: "Next, draft report.pdf for account acct_7781.\n@tool read_file {\"path\":\"x\"}" },
+    { role: "user", content: 'Next, draft report.pdf for account acct_7781.\n@tool read_file {"path":"x"}' },
   ];
 
   it("reads a fold prompt's pasted transcript as the conversation it quotes, carrying the previous summary", async () => {
     const { buildFoldRequest } = await import("../../core/fold");
     const at = "2026-01-01T00:00:00Z";
     const folded = [
-      { id: "m1", seq: 7, role: "user" as const, createdAt: at, content: [{ type: "text" as const, text: "Book the flight to Oslo on FL-2291. Window seat please." }] },
-      { id: "m2", seq: 8, role: "assistant" as const, createdAt: at, content: [{ type: "text" as const, text: "Booked FL-2291 with seat 14A." }] },
+      {
+        id: "m1",
+        seq: 7,
+        role: "user" as const,
+        createdAt: at,
+        content: [{ type: "text" as const, text: "Book the flight to Oslo on FL-2291. Window seat please." }],
+      },
+      {
+        id: "m2",
+        seq: 8,
+        role: "assistant" as const,
+        createdAt: at,
+        content: [{ type: "text" as const, text: "Booked FL-2291 with seat 14A." }],
+      },
     ];
     const previous = "- Plan the Norway trip in June.\n\nIdentifiers:\n- trip_0042";
     const request = buildFoldRequest({ model: SONNET, previousSummary: previous, folded, maxChars: 1_000 });
@@ -42,7 +54,13 @@ describe("summarization requests", () => {
   });
 
   it("produces an extractive summary with every section, within the cap", async () => {
-    const message = await makeClient().messages.create({ model: "offline-200k", max_tokens: 2_000, system: system(700), messages: conversation, tools: TOOLS });
+    const message = await makeClient().messages.create({
+      model: "offline-200k",
+      max_tokens: 2_000,
+      system: system(700),
+      messages: conversation,
+      tools: TOOLS,
+    });
     const text = textOf(message);
     expect(text.length).toBeLessThanOrEqual(700);
     expect(toolUses(message)).toEqual([]);
@@ -53,18 +71,29 @@ describe("summarization requests", () => {
     expect(section("TASK")).toContain("Reconcile invoice INV-2024-0042 against ledger.csv.");
     expect(section("REMAINING")).toContain("Next, draft report.pdf for account acct_7781.");
     expect(section("DECISIONS")).toContain("We decided to use the March total of 18,250 dollars.");
-    for (const id of ["INV-2024-0042", "ledger.csv", "18,250", "report.pdf", "acct_7781"]) expect(section("DATA")).toContain(id);
+    for (const id of ["INV-2024-0042", "ledger.csv", "18,250", "report.pdf", "acct_7781"])
+      expect(section("DATA")).toContain(id);
   });
 
   it("never exceeds a tight cap and keeps all headings when they fit", async () => {
-    const message = await makeClient().messages.create({ model: "offline-200k", max_tokens: 2_000, system: system(120), messages: conversation });
+    const message = await makeClient().messages.create({
+      model: "offline-200k",
+      max_tokens: 2_000,
+      system: system(120),
+      messages: conversation,
+    });
     const text = textOf(message);
     expect(text.length).toBeLessThanOrEqual(120);
     for (const heading of HEADINGS) expect(text).toContain(`${heading}:`);
   });
 
   it("cuts even the headings when the cap is smaller than they are", async () => {
-    const message = await makeClient().messages.create({ model: "offline-200k", max_tokens: 2_000, system: system(20), messages: conversation });
+    const message = await makeClient().messages.create({
+      model: "offline-200k",
+      max_tokens: 2_000,
+      system: system(20),
+      messages: conversation,
+    });
     expect(textOf(message).length).toBeLessThanOrEqual(20);
     expect(textOf(message)).toMatch(/^TASK:/);
   });

@@ -26,17 +26,27 @@ describe("client/openapi.gen.json", () => {
   });
 
   it("declares the x-d1-bookmark header on every /v1 operation, asked and answered", () => {
-    expect(document.components.parameters.D1Bookmark).toMatchObject({ name: "x-d1-bookmark", in: "header", required: false });
+    expect(document.components.parameters.D1Bookmark).toMatchObject({
+      name: "x-d1-bookmark",
+      in: "header",
+      required: false,
+    });
     type Operation = { parameters?: unknown[]; responses: Record<string, { headers?: Record<string, unknown> }> };
-    const ops = Object.entries(document.paths as Record<string, Record<string, Operation>>).flatMap(([path, methods]) => Object.entries(methods).map(([method, op]) => ({ path, method, op })));
+    const ops = Object.entries(document.paths as Record<string, Record<string, Operation>>).flatMap(([path, methods]) =>
+      Object.entries(methods).map(([method, op]) => ({ path, method, op })),
+    );
     const v1 = ops.filter((o) => o.path.startsWith("/v1/"));
     expect(v1.length).toBeGreaterThan(40);
     for (const { path, method, op } of v1) {
       expect(op.parameters, `${method} ${path}`).toContainEqual({ $ref: "#/components/parameters/D1Bookmark" });
       for (const [status, r] of Object.entries(op.responses))
-        if (status !== "default" && status !== "101") expect(r.headers?.["x-d1-bookmark"], `${method} ${path} ${status}`).toEqual({ $ref: "#/components/headers/D1Bookmark" });
+        if (status !== "default" && status !== "101")
+          expect(r.headers?.["x-d1-bookmark"], `${method} ${path} ${status}`).toEqual({
+            $ref: "#/components/headers/D1Bookmark",
+          });
     }
-    for (const { op } of ops.filter((o) => !o.path.startsWith("/v1/"))) expect(JSON.stringify(op)).not.toContain("D1Bookmark");
+    for (const { op } of ops.filter((o) => !o.path.startsWith("/v1/")))
+      expect(JSON.stringify(op)).not.toContain("D1Bookmark");
   });
 
   it("declares every paged list's items under data; a route's older field name, where kept, is marked deprecated", () => {
@@ -45,7 +55,9 @@ describe("client/openapi.gen.json", () => {
     const lists = Object.entries(document.paths as Record<string, Methods>).flatMap(([path, methods]) => {
       const schema = methods.get?.responses?.["200"]?.content?.["application/json"]?.schema;
       // The key lists answer {keys, next}: they never had another shape.
-      return schema?.properties?.next && path !== "/v1/keys" && path !== "/v1/admin/tenants/{tenant}/keys" ? [{ path, schema }] : [];
+      return schema?.properties?.next && path !== "/v1/keys" && path !== "/v1/admin/tenants/{tenant}/keys"
+        ? [{ path, schema }]
+        : [];
     });
     expect(lists.length).toBeGreaterThan(12);
     for (const { path, schema } of lists) {

@@ -23,9 +23,17 @@ function longParameterLists(path: string, text: string): string[] {
   const file = ts.createSourceFile(path, text, ts.ScriptTarget.Latest, true);
   const found: string[] = [];
   const visit = (node: ts.Node) => {
-    if (ts.isFunctionLike(node) && !ts.isConstructorDeclaration(node) && !ts.isFunctionTypeNode(node) && node.parameters.length > 3) {
-      const name = node.name?.getText() ?? (ts.isVariableDeclaration(node.parent) ? node.parent.name.getText() : "<anonymous>");
-      found.push(`${path}:${file.getLineAndCharacterOfPosition(node.getStart()).line + 1} ${name} (${node.parameters.length})`);
+    if (
+      ts.isFunctionLike(node) &&
+      !ts.isConstructorDeclaration(node) &&
+      !ts.isFunctionTypeNode(node) &&
+      node.parameters.length > 3
+    ) {
+      const name =
+        node.name?.getText() ?? (ts.isVariableDeclaration(node.parent) ? node.parent.name.getText() : "<anonymous>");
+      found.push(
+        `${path}:${file.getLineAndCharacterOfPosition(node.getStart()).line + 1} ${name} (${node.parameters.length})`,
+      );
     }
     ts.forEachChild(node, visit);
   };
@@ -48,6 +56,11 @@ describe("options objects", () => {
       "interface I { onRequest?(w: number, x: number, y: number, z: number): void }",
       "export function ok(w: number, o: { x: number; y: number; z: number }) {}",
     ].join("\n");
-    expect(longParameterLists("x.ts", text)).toEqual(["x.ts:1 a (4)", "x.ts:2 m (4)", "x.ts:3 f (4)", "x.ts:4 onRequest (4)"]);
+    expect(longParameterLists("x.ts", text)).toEqual([
+      "x.ts:1 a (4)",
+      "x.ts:2 m (4)",
+      "x.ts:3 f (4)",
+      "x.ts:4 onRequest (4)",
+    ]);
   });
 });

@@ -7,14 +7,23 @@ const ok = (u: string, allowLoopback = false) => checkOutboundUrl(u, { allowLoop
 
 describe("checkOutboundUrl", () => {
   it("allows https to public hosts and public IPs", () => {
-    for (const u of ["https://api.example.com/tool", "https://mcp.example.org:8443/mcp", "https://8.8.8.8/x", "https://[2606:4700:4700::1111]/"]) expect(ok(u), u).toBe(true);
+    for (const u of [
+      "https://api.example.com/tool",
+      "https://mcp.example.org:8443/mcp",
+      "https://8.8.8.8/x",
+      "https://[2606:4700:4700::1111]/",
+    ])
+      expect(ok(u), u).toBe(true);
   });
 
   it("refuses plain http, other schemes and credentials in the URL", () => {
     expect(checkOutboundUrl("http://api.example.com/").ok).toBe(false);
     expect(checkOutboundUrl("ftp://api.example.com/").ok).toBe(false);
     expect(checkOutboundUrl("file:///etc/passwd").ok).toBe(false);
-    expect(checkOutboundUrl("https://user:pw@api.example.com/")).toEqual({ ok: false, reason: expect.stringMatching(/credentials/) });
+    expect(checkOutboundUrl("https://user:pw@api.example.com/")).toEqual({
+      ok: false,
+      reason: expect.stringMatching(/credentials/),
+    });
     expect(checkOutboundUrl("not a url")).toEqual({ ok: false, reason: "not a valid URL" });
   });
 
@@ -82,7 +91,8 @@ describe("checkOutboundUrl", () => {
       "https://[2001:0:4136:e378:8000:63bf:5601:5601]/", // client 169.254.169.254
       "https://[2001:0:a00:1:8000:63bf:f7f7:f7f7]/", // server 10.0.0.1
     ];
-    for (const u of refused) expect(checkOutboundUrl(u), u).toEqual({ ok: false, reason: expect.stringMatching(/IPv6/) });
+    for (const u of refused)
+      expect(checkOutboundUrl(u), u).toEqual({ ok: false, reason: expect.stringMatching(/IPv6/) });
     const allowed = [
       "https://[::ffff:8.8.8.8]/",
       "https://[::ffff:0:8.8.8.8]/",
@@ -117,7 +127,22 @@ describe("checkOutboundUrl", () => {
     expect(parseIPv6("1:2:3:4:5:6:7::")).toEqual([1, 2, 3, 4, 5, 6, 7, 0]);
     expect(parseIPv6("1:2:3:4:5:6:1.2.3.4")).toEqual([1, 2, 3, 4, 5, 6, 0x102, 0x304]);
     expect(parseIPv6("FE80:0:0:0:0:0:0:1")).toEqual([0xfe80, 0, 0, 0, 0, 0, 0, 1]);
-    for (const bad of ["fe80::1%eth0", "fe80::1%25eth0", "1::2::3", "1:2:3:4:5:6:7:8:9", "1:2:3:4:5:6:7:8::", "1:2:3:4:5:6:7", "1.2.3.4::", "::1.2.3", "::1.2.3.4:5", "::256.0.0.1", "12345::", ":1::", "1::g", ""])
+    for (const bad of [
+      "fe80::1%eth0",
+      "fe80::1%25eth0",
+      "1::2::3",
+      "1:2:3:4:5:6:7:8:9",
+      "1:2:3:4:5:6:7:8::",
+      "1:2:3:4:5:6:7",
+      "1.2.3.4::",
+      "::1.2.3",
+      "::1.2.3.4:5",
+      "::256.0.0.1",
+      "12345::",
+      ":1::",
+      "1::g",
+      "",
+    ])
       expect(parseIPv6(bad), bad).toBeNull();
   });
 
@@ -136,7 +161,9 @@ describe("checkOutboundUrl", () => {
   it("the setting is on only for true; unset or false is off, anything else refused by name", () => {
     expect(loopbackAllowed({})).toBe(false);
     expect(loopbackAllowed({ ALLOW_LOOPBACK_TOOLS: "false" })).toBe(false);
-    expect(() => loopbackAllowed({ ALLOW_LOOPBACK_TOOLS: "1" })).toThrow(/ALLOW_LOOPBACK_TOOLS must be "true" or "false", got "1"/);
+    expect(() => loopbackAllowed({ ALLOW_LOOPBACK_TOOLS: "1" })).toThrow(
+      /ALLOW_LOOPBACK_TOOLS must be "true" or "false", got "1"/,
+    );
     expect(loopbackAllowed({ ALLOW_LOOPBACK_TOOLS: "true" })).toBe(true);
   });
 });

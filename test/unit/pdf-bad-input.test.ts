@@ -30,7 +30,10 @@ describe("bad input is a PdfError, quickly and with bounded reads", () => {
 
   it("random bytes: not a PDF", async () => {
     const rand = prng(7);
-    const r = await quick(new Uint8Array(1 << 20).map(() => Math.floor(rand() * 256)), /^not a PDF/);
+    const r = await quick(
+      new Uint8Array(1 << 20).map(() => Math.floor(rand() * 256)),
+      /^not a PDF/,
+    );
     // The first 1 KB and at most 16 KB of tail: like pdf.js, no header alone does not refuse a
     // file, no "startxref" at its end does.
     expect(r.bytesRead).toBeLessThanOrEqual(1024 + 16 * 1024);
@@ -49,7 +52,10 @@ describe("bad input is a PdfError, quickly and with bounded reads", () => {
   });
 
   it("a classic table that ends before its trailer, and a bad entry", async () => {
-    const good = buildPdf({ 1: "<< /Type /Catalog /Pages 2 0 R >>", 2: "<< /Type /Pages /Kids [] /Count 0 >>" }, { root: 1 });
+    const good = buildPdf(
+      { 1: "<< /Type /Catalog /Pages 2 0 R >>", 2: "<< /Type /Pages /Kids [] /Count 0 >>" },
+      { root: 1 },
+    );
     // The own reader refuses both; pdf.js rebuilds the xref of the second by scanning and says so,
     // while the first has no trailer and so no /Root for anyone: the own reader's error stands.
     const noTrailer = latin1(text(good).replace(/trailer[\s\S]*startxref/, "startxref"));
@@ -59,10 +65,17 @@ describe("bad input is a PdfError, quickly and with bounded reads", () => {
   });
 
   it("deeply nested objects and a page tree cycle", async () => {
-    const deep = buildPdf({ 1: `<< /Type /Catalog /Pages 2 0 R /X ${"[".repeat(5000)} >>`, 2: "<< /Type /Pages /Kids [] /Count 0 >>" }, { root: 1 });
+    const deep = buildPdf(
+      { 1: `<< /Type /Catalog /Pages 2 0 R /X ${"[".repeat(5000)} >>`, 2: "<< /Type /Pages /Kids [] /Count 0 >>" },
+      { root: 1 },
+    );
     await quick(deep, /too deep/);
     const cycle = buildPdf(
-      { 1: "<< /Type /Catalog /Pages 2 0 R >>", 2: "<< /Type /Pages /Kids [3 0 R] /Count 5 >>", 3: "<< /Type /Pages /Kids [2 0 R] /Count 5 >>" },
+      {
+        1: "<< /Type /Catalog /Pages 2 0 R >>",
+        2: "<< /Type /Pages /Kids [3 0 R] /Count 5 >>",
+        3: "<< /Type /Pages /Kids [2 0 R] /Count 5 >>",
+      },
       { root: 1 },
     );
     expect((await pdfError(readPdfPages(memoryRangeReader(cycle), 1, 1))).message).toMatch(/page tree|Pages tree/);
@@ -72,7 +85,11 @@ describe("bad input is a PdfError, quickly and with bounded reads", () => {
     const pdf = await kumquatPdf(1, true);
     const good = memoryRangeReader(pdf);
     let calls = 0;
-    const flaky = { size: pdf.length, read: async (o: number, l: number) => (++calls > 3 ? Promise.reject(new TypeError("R2 is down")) : good.read(o, l)) };
+    const flaky = {
+      size: pdf.length,
+      read: async (o: number, l: number) =>
+        ++calls > 3 ? Promise.reject(new TypeError("R2 is down")) : good.read(o, l),
+    };
     const err = await probePdf(flaky).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(TypeError);
     expect(err).not.toBeInstanceOf(PdfError);
@@ -83,7 +100,9 @@ describe("bad input is a PdfError, quickly and with bounded reads", () => {
     const pdf = await kumquatPdf(2, true);
     expect((await pdfError(readPdfPages(memoryRangeReader(pdf), 0, 1))).message).toMatch(/invalid page range/);
     expect((await pdfError(readPdfPages(memoryRangeReader(pdf), 2, 1))).message).toMatch(/invalid page range/);
-    expect((await pdfError(readPdfPages(memoryRangeReader(pdf), 3, 3))).message).toBe("page 3 is past the end: the document has 2 pages");
+    expect((await pdfError(readPdfPages(memoryRangeReader(pdf), 3, 3))).message).toBe(
+      "page 3 is past the end: the document has 2 pages",
+    );
   });
 
   it("fuzzed files (flipped bytes, cut tails, spliced middles) succeed or fail with a PdfError", async () => {
@@ -100,7 +119,8 @@ describe("bad input is a PdfError, quickly and with bounded reads", () => {
       let bytes: Uint8Array = src.slice();
       const mode = iter % 4;
       if (mode <= 1) {
-        for (let k = 0; k < 1 + Math.floor(rand() * 8); k++) bytes[Math.floor(rand() * bytes.length)] = Math.floor(rand() * 256);
+        for (let k = 0; k < 1 + Math.floor(rand() * 8); k++)
+          bytes[Math.floor(rand() * bytes.length)] = Math.floor(rand() * 256);
       } else if (mode === 2) {
         bytes = bytes.slice(0, Math.floor(rand() * bytes.length));
       } else {
@@ -108,7 +128,10 @@ describe("bad input is a PdfError, quickly and with bounded reads", () => {
         const b = a + Math.floor(rand() * 400);
         bytes = concat([bytes.subarray(0, a), bytes.subarray(Math.min(b, bytes.length))]);
       }
-      for (const run of [() => probePdf(memoryRangeReader(bytes)), () => readPdfPages(memoryRangeReader(bytes), 1, 12)]) {
+      for (const run of [
+        () => probePdf(memoryRangeReader(bytes)),
+        () => readPdfPages(memoryRangeReader(bytes), 1, 12),
+      ]) {
         try {
           await run();
         } catch (err) {

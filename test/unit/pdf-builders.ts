@@ -40,9 +40,15 @@ function objBytes(o: PDFObject): Uint8Array {
  * that differ afterwards are appended with a classic xref section whose trailer has /Prev.
  */
 
-export async function incrementalUpdate(base: Uint8Array, edit: (doc: PDFDocument) => Promise<void>, trailerExtra = ""): Promise<Uint8Array> {
+export async function incrementalUpdate(
+  base: Uint8Array,
+  edit: (doc: PDFDocument) => Promise<void>,
+  trailerExtra = "",
+): Promise<Uint8Array> {
   const before = await PDFDocument.load(base, { updateMetadata: false });
-  const old = new Map(before.context.enumerateIndirectObjects().map(([ref, o]) => [ref.objectNumber, text(objBytes(o))]));
+  const old = new Map(
+    before.context.enumerateIndirectObjects().map(([ref, o]) => [ref.objectNumber, text(objBytes(o))]),
+  );
   const doc = await PDFDocument.load(base, { updateMetadata: false });
   await edit(doc);
   doc.setModificationDate(new Date(Date.UTC(2025, 0, 1)));
@@ -74,7 +80,11 @@ export type Body = string | Uint8Array;
 export function stream(dict: string, data: Body, filter: string | null = "/FlateDecode"): Uint8Array {
   const raw = typeof data === "string" ? latin1(data) : data;
   const body = filter === "/FlateDecode" ? new Uint8Array(deflateSync(raw)) : raw;
-  return concat([latin1(`<< ${dict} ${filter ? `/Filter ${filter}` : ""} /Length ${body.length} >>\nstream\n`), body, latin1("\nendstream")]);
+  return concat([
+    latin1(`<< ${dict} ${filter ? `/Filter ${filter}` : ""} /Length ${body.length} >>\nstream\n`),
+    body,
+    latin1("\nendstream"),
+  ]);
 }
 
 /** PNG-predicts rows (filter types cycling 0-4) as /Predictor 12+ writers do. */
@@ -90,7 +100,12 @@ function pngPredict(data: Uint8Array, columns: number): Uint8Array {
       const b = r > 0 ? data[(r - 1) * columns + i] : 0;
       const c = r > 0 && i > 0 ? data[(r - 1) * columns + i - 1] : 0;
       const p = a + b - c;
-      const paeth = Math.abs(p - a) <= Math.abs(p - b) && Math.abs(p - a) <= Math.abs(p - c) ? a : Math.abs(p - b) <= Math.abs(p - c) ? b : c;
+      const paeth =
+        Math.abs(p - a) <= Math.abs(p - b) && Math.abs(p - a) <= Math.abs(p - c)
+          ? a
+          : Math.abs(p - b) <= Math.abs(p - c)
+            ? b
+            : c;
       const pred = [0, a, b, (a + b) >> 1, paeth][type];
       out.push((x - pred) & 0xff);
     }
@@ -105,16 +120,29 @@ function pngPredict(data: Uint8Array, columns: number): Uint8Array {
 
 export function buildPdf(
   objects: Record<number, Body>,
-  opts: { root: number; info?: number; xref?: "table" | "stream"; predictor?: boolean; objStm?: number[]; trailerExtra?: string },
+  opts: {
+    root: number;
+    info?: number;
+    xref?: "table" | "stream";
+    predictor?: boolean;
+    objStm?: number[];
+    trailerExtra?: string;
+  },
 ): Uint8Array {
   const parts: Uint8Array[] = [latin1("%PDF-1.7\n%\xe2\xe3\xcf\xd3\n")];
   let offset = parts[0].length;
   const entries = new Map<number, [1, number] | [2, number, number]>();
-  const nums = Object.keys(objects).map(Number).sort((a, b) => a - b);
+  const nums = Object.keys(objects)
+    .map(Number)
+    .sort((a, b) => a - b);
   let next = Math.max(...nums) + 1;
   const write = (num: number, body: Body) => {
     entries.set(num, [1, offset]);
-    const chunk = concat([latin1(`${num} 0 obj\n`), typeof body === "string" ? latin1(body) : body, latin1("\nendobj\n")]);
+    const chunk = concat([
+      latin1(`${num} 0 obj\n`),
+      typeof body === "string" ? latin1(body) : body,
+      latin1("\nendobj\n"),
+    ]);
     parts.push(chunk);
     offset += chunk.length;
   };
@@ -162,7 +190,11 @@ export function buildPdf(
       let j = i;
       while (j + 1 < sorted.length && sorted[j + 1] === sorted[j] + 1) j++;
       xref += `${sorted[i]} ${j - i + 1}\n`;
-      for (let k = i; k <= j; k++) xref += sorted[k] === 0 ? "0000000000 65535 f \n" : `${String(entries.get(sorted[k])![1]).padStart(10, "0")} 00000 n \n`;
+      for (let k = i; k <= j; k++)
+        xref +=
+          sorted[k] === 0
+            ? "0000000000 65535 f \n"
+            : `${String(entries.get(sorted[k])![1]).padStart(10, "0")} 00000 n \n`;
       i = j + 1;
     }
     parts.push(latin1(`${xref}trailer\n<< /Size ${next} ${trailerCommon} >>\n`));

@@ -31,7 +31,10 @@ describe("PDFs the own reader cannot open alone", () => {
     expect(info).toMatchObject({ encrypted: true, passwordRequired: true });
     await expect(readPdfPages(memoryRangeReader(bytes), 1, 1)).rejects.toThrow(NEEDS_PASSWORD);
     await expect(readPdfPages(memoryRangeReader(bytes), 1, 1, { password: "nope" })).rejects.toThrow(WRONG_PASSWORD);
-    expect(await probePdf(memoryRangeReader(bytes), { password: "view" })).toMatchObject({ pageCount: 30, passwordRequired: false });
+    expect(await probePdf(memoryRangeReader(bytes), { password: "view" })).toMatchObject({
+      pageCount: 30,
+      passwordRequired: false,
+    });
     expect((await readPdfPages(memoryRangeReader(bytes), 2, 2, { password: "view" })).pages[0].text).toBe("Potato 1");
   });
 

@@ -4,7 +4,18 @@ import { StandardFonts } from "pdf-lib";
 import { describe, expect, it } from "vitest";
 import { probePdf, readPdfPages } from "../../services/attachments/formats/pdf/read";
 import { memoryRangeReader } from "../../services/attachments/formats/shared/range-reader";
-import { type Body, buildPdf, concat, helvetica, incrementalUpdate, kumquatPdf, latin1, startxrefOf, stream, text } from "./pdf-builders";
+import {
+  type Body,
+  buildPdf,
+  concat,
+  helvetica,
+  incrementalUpdate,
+  kumquatPdf,
+  latin1,
+  startxrefOf,
+  stream,
+  text,
+} from "./pdf-builders";
 
 /** Appends an update section (new or replaced objects, classic xref) with a /Prev trailer. */
 function appendUpdate(base: Uint8Array, objects: Record<number, Body>, trailer: string): Uint8Array {
@@ -12,7 +23,11 @@ function appendUpdate(base: Uint8Array, objects: Record<number, Body>, trailer: 
   let offset = base.length;
   let xref = "xref\n";
   for (const [num, body] of Object.entries(objects)) {
-    const chunk = concat([latin1(`${num} 0 obj\n`), typeof body === "string" ? latin1(body) : body, latin1("\nendobj\n")]);
+    const chunk = concat([
+      latin1(`${num} 0 obj\n`),
+      typeof body === "string" ? latin1(body) : body,
+      latin1("\nendobj\n"),
+    ]);
     xref += `${num} 1\n${String(offset).padStart(10, "0")} 00000 n \n`;
     parts.push(chunk);
     offset += chunk.length;
@@ -79,9 +94,20 @@ describe("incremental updates", () => {
         },
         "/Size 25 /Root 20 0 R /Info 24 0 R",
       );
-      expect(await probePdf(memoryRangeReader(base))).toMatchObject({ pageCount: 1, title: "Old title", author: "Kept author" });
-      expect(await probePdf(memoryRangeReader(updated))).toMatchObject({ pageCount: 2, title: "New title", author: null });
-      expect((await readPdfPages(memoryRangeReader(updated), 1, 2)).pages.map((p) => p.text)).toEqual(["original page", "added page"]);
+      expect(await probePdf(memoryRangeReader(base))).toMatchObject({
+        pageCount: 1,
+        title: "Old title",
+        author: "Kept author",
+      });
+      expect(await probePdf(memoryRangeReader(updated))).toMatchObject({
+        pageCount: 2,
+        title: "New title",
+        author: null,
+      });
+      expect((await readPdfPages(memoryRangeReader(updated), 1, 2)).pages.map((p) => p.text)).toEqual([
+        "original page",
+        "added page",
+      ]);
     }
   });
 

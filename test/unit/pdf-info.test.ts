@@ -15,7 +15,13 @@ describe("document information", () => {
     doc.setProducer("context-chat tests");
     for (const useObjectStreams of [true, false]) {
       const info = await probePdf(memoryRangeReader(await doc.save({ useObjectStreams })));
-      expect(info).toMatchObject({ pageCount: 1, title: "Quarterly Kumquats — Ünïcode ✓", author: "Ada Lovelace", producer: "context-chat tests", encrypted: false });
+      expect(info).toMatchObject({
+        pageCount: 1,
+        title: "Quarterly Kumquats — Ünïcode ✓",
+        author: "Ada Lovelace",
+        producer: "context-chat tests",
+        encrypted: false,
+      });
     }
   });
 
@@ -38,6 +44,12 @@ describe("document information", () => {
       { root: 1, info: 3 },
     );
     const info = await probePdf(memoryRangeReader(pdf));
-    expect(info).toMatchObject({ pageCount: 0, version: "2.0", title: "Café (draft)", author: "Lineone", producer: "Hi" });
+    expect(info).toMatchObject({
+      pageCount: 0,
+      version: "2.0",
+      title: "Café (draft)",
+      author: "Lineone",
+      producer: "Hi",
+    });
   });
 });

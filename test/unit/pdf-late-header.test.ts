@@ -17,7 +17,10 @@ async function inspect(name: string, declared: string | null, bytes: Uint8Array)
     indexer.push(bytes);
     return indexer.finish();
   };
-  return { ...(await inspectAttachment(reader, { name, declaredType: declared, lineIndex })), bytesRead: reader.bytesRead };
+  return {
+    ...(await inspectAttachment(reader, { name, declaredType: declared, lineIndex })),
+    bytesRead: reader.bytesRead,
+  };
 }
 
 async function twoPages(): Promise<Uint8Array> {
@@ -32,7 +35,10 @@ const concat = (a: Uint8Array, b: Uint8Array) => Uint8Array.from([...a, ...b]);
 describe("PDF headers where pdf.js finds them", () => {
   it("a file with no %PDF- header is a PDF when its name or declared type says so and it opens", async () => {
     const bytes = fixture("pdfjs--bug1606566.pdf");
-    for (const [name, declared] of [["bug.pdf", null], ["upload", "application/pdf"]] as const) {
+    for (const [name, declared] of [
+      ["bug.pdf", null],
+      ["upload", "application/pdf"],
+    ] as const) {
       const out = await inspect(name, declared, bytes);
       expect(out.type, name).toBe("application/pdf");
       expect(out.facts, name).toMatchObject({ kind: "pdf", pageCount: 1 });
@@ -41,7 +47,10 @@ describe("PDF headers where pdf.js finds them", () => {
   });
 
   it("a %PDF- header after junk in the first 1024 bytes makes it a PDF whatever its name", async () => {
-    const bytes = concat(new TextEncoder().encode("Some junk a mail gateway put before the header\n\n"), await twoPages());
+    const bytes = concat(
+      new TextEncoder().encode("Some junk a mail gateway put before the header\n\n"),
+      await twoPages(),
+    );
     const out = await inspect("scan.bin", null, bytes);
     expect(out.type).toBe("application/pdf");
     expect(out.facts).toMatchObject({ kind: "pdf", pageCount: 2 });

@@ -50,8 +50,13 @@ describe("a 3,000-page PDF read through ranged reads", () => {
       });
 
       it("reads the first and the last page", async () => {
-        expect((await readPdfPages(memoryRangeReader(bytes()), 1, 1)).pages).toEqual([{ page: 1, text: "page 1 kumquat1" }]);
-        expect((await readPdfPages(memoryRangeReader(bytes()), 2999, 3000)).pages.map((p) => p.text)).toEqual(["page 2999 kumquat2999", "page 3000 kumquat3000"]);
+        expect((await readPdfPages(memoryRangeReader(bytes()), 1, 1)).pages).toEqual([
+          { page: 1, text: "page 1 kumquat1" },
+        ]);
+        expect((await readPdfPages(memoryRangeReader(bytes()), 2999, 3000)).pages.map((p) => p.text)).toEqual([
+          "page 2999 kumquat2999",
+          "page 3000 kumquat3000",
+        ]);
       });
 
       it("a page past the end is a PdfError naming the page and the count", async () => {

@@ -4,7 +4,19 @@ import { deflateSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
 import { NEEDS_PASSWORD, probePdf, readPdfPages } from "../../services/attachments/formats/pdf/read";
 import { memoryRangeReader } from "../../services/attachments/formats/shared/range-reader";
-import { type Body, buildPdf, concat, helvetica, incrementalUpdate, kumquatPdf, latin1, pdfError, startxrefOf, stream, text } from "./pdf-builders";
+import {
+  type Body,
+  buildPdf,
+  concat,
+  helvetica,
+  incrementalUpdate,
+  kumquatPdf,
+  latin1,
+  pdfError,
+  startxrefOf,
+  stream,
+  text,
+} from "./pdf-builders";
 
 describe("hand-built structures", () => {
   const pageObjects = (content: Body, resources = `<< /Font << /F1 5 0 R >> >>`): Record<number, Body> => ({
@@ -78,8 +90,10 @@ describe("hand-built structures", () => {
       "endcmap CMapName currentdict /CMap defineresource pop end end",
     ].join("\n");
     const objects = pageObjects("BT /F1 12 Tf <0001000200100019> Tj [<0020> -500 <00210022>] TJ ET");
-    objects[5] = "<< /Type /Font /Subtype /Type0 /BaseFont /Test /Encoding /Identity-H /DescendantFonts [6 0 R] /ToUnicode 7 0 R >>";
-    objects[6] = "<< /Type /Font /Subtype /CIDFontType2 /BaseFont /Test /CIDSystemInfo << /Registry (Adobe) /Ordering (Identity) /Supplement 0 >> >>";
+    objects[5] =
+      "<< /Type /Font /Subtype /Type0 /BaseFont /Test /Encoding /Identity-H /DescendantFonts [6 0 R] /ToUnicode 7 0 R >>";
+    objects[6] =
+      "<< /Type /Font /Subtype /CIDFontType2 /BaseFont /Test /CIDSystemInfo << /Registry (Adobe) /Ordering (Identity) /Supplement 0 >> >>";
     objects[7] = stream("", cmap);
     const out = await readPdfPages(memoryRangeReader(buildPdf(objects, { root: 1 })), 1, 1);
     expect(out.pages[0].text).toBe("Hi!09中 文😀");
@@ -87,7 +101,8 @@ describe("hand-built structures", () => {
 
   it("simple fonts: /Differences glyph names over a base encoding, and ToUnicode overriding it", async () => {
     const objects = pageObjects("BT /F1 12 Tf (ABC) Tj /F2 12 Tf (ABC) Tj ET", "<< /Font << /F1 5 0 R /F2 6 0 R >> >>");
-    objects[5] = "<< /Type /Font /Subtype /Type1 /BaseFont /X /Encoding << /BaseEncoding /WinAnsiEncoding /Differences [65 /Euro /uni263A] >> >>";
+    objects[5] =
+      "<< /Type /Font /Subtype /Type1 /BaseFont /X /Encoding << /BaseEncoding /WinAnsiEncoding /Differences [65 /Euro /uni263A] >> >>";
     objects[6] = "<< /Type /Font /Subtype /TrueType /BaseFont /Y /ToUnicode 7 0 R >>";
     objects[7] = stream("", "1 begincodespacerange <00> <FF> endcodespacerange 1 beginbfchar <42> <0078> endbfchar");
     const out = await readPdfPages(memoryRangeReader(buildPdf(objects, { root: 1 })), 1, 1);
@@ -97,11 +112,22 @@ describe("hand-built structures", () => {
   it("multiple content streams, form XObjects followed, image data never read", async () => {
     const image = new Uint8Array(400_000).map((_, i) => (i * 7919) & 255);
     const objects = pageObjects("", "<< /Font << /F1 5 0 R >> /XObject << /Fm 8 0 R /Im 9 0 R >> >>");
-    objects[3] = "<< /Type /Page /Parent 2 0 R /Contents [4 0 R 6 0 R] /Resources << /Font << /F1 5 0 R >> /XObject << /Fm 8 0 R /Im 9 0 R >> >> >>";
+    objects[3] =
+      "<< /Type /Page /Parent 2 0 R /Contents [4 0 R 6 0 R] /Resources << /Font << /F1 5 0 R >> /XObject << /Fm 8 0 R /Im 9 0 R >> >> >>";
     objects[4] = stream("", "BT /F1 12 Tf (first stream) Tj ET /Im Do");
-    objects[6] = stream("", "/Fm Do BI /W 4 /H 4 /BPC 8 /CS /G ID \x00\xffEI\x01 (noise) Tj\x02 EI BT /F1 12 Tf (after the inline image) Tj ET");
-    objects[8] = stream("/Type /XObject /Subtype /Form /BBox [0 0 100 100] /Resources << /Font << /F7 5 0 R >> >>", "BT /F7 12 Tf (inside a form) Tj ET");
-    objects[9] = stream("/Type /XObject /Subtype /Image /Width 400 /Height 1000 /ColorSpace /DeviceGray /BitsPerComponent 8", image, "/DCTDecode");
+    objects[6] = stream(
+      "",
+      "/Fm Do BI /W 4 /H 4 /BPC 8 /CS /G ID \x00\xffEI\x01 (noise) Tj\x02 EI BT /F1 12 Tf (after the inline image) Tj ET",
+    );
+    objects[8] = stream(
+      "/Type /XObject /Subtype /Form /BBox [0 0 100 100] /Resources << /Font << /F7 5 0 R >> >>",
+      "BT /F7 12 Tf (inside a form) Tj ET",
+    );
+    objects[9] = stream(
+      "/Type /XObject /Subtype /Image /Width 400 /Height 1000 /ColorSpace /DeviceGray /BitsPerComponent 8",
+      image,
+      "/DCTDecode",
+    );
     const pdf = buildPdf(objects, { root: 1 });
     const r = memoryRangeReader(pdf);
     const out = await readPdfPages(r, 1, 1);
@@ -128,7 +154,8 @@ describe("hand-built structures", () => {
         kids.push(kid);
         count += c;
       }
-      objects[num] = `<< /Type /Pages /Parent ${parent} 0 R /Kids [${kids.map((k) => `${k} 0 R`).join(" ")}] /Count ${count} >>`;
+      objects[num] =
+        `<< /Type /Pages /Parent ${parent} 0 R /Kids [${kids.map((k) => `${k} 0 R`).join(" ")}] /Count ${count} >>`;
       return [num, count];
     };
     const [top, total] = build(2, 1, 1);
@@ -145,7 +172,11 @@ describe("hand-built structures", () => {
 
   it("an /Encrypt entry: probePdf says encrypted (count still read), readPdfPages refuses", async () => {
     const base = await kumquatPdf(2, false);
-    const encrypted = await incrementalUpdate(base, async () => {}, "/Encrypt << /Filter /Standard /V 2 /R 3 /O <00> /U <00> /P -4 >>");
+    const encrypted = await incrementalUpdate(
+      base,
+      async () => {},
+      "/Encrypt << /Filter /Standard /V 2 /R 3 /O <00> /U <00> /P -4 >>",
+    );
     const info = await probePdf(memoryRangeReader(encrypted));
     expect(info).toMatchObject({ encrypted: true, pageCount: 2, title: null });
     // Its /O and /U hold no real password check: pdf.js finds the empty password wrong.

@@ -7,7 +7,10 @@ import { memoryRangeReader } from "../../services/attachments/formats/shared/ran
 import { type Body, buildPdf, helvetica, stream } from "./pdf-builders";
 
 /** One page of Helvetica text (F1), with optional extra objects and page entries. */
-function onePage(content: string, opts: { page?: string; resources?: string; objects?: Record<number, Body> } = {}): Uint8Array {
+function onePage(
+  content: string,
+  opts: { page?: string; resources?: string; objects?: Record<number, Body> } = {},
+): Uint8Array {
   return buildPdf(
     {
       1: "<< /Type /Catalog /Pages 2 0 R >>",
@@ -21,13 +24,20 @@ function onePage(content: string, opts: { page?: string; resources?: string; obj
   );
 }
 
-const pageTexts = async (pdf: Uint8Array, pages = 1) => (await readPdfPages(memoryRangeReader(pdf), 1, pages)).pages.map((p) => p.text);
+const pageTexts = async (pdf: Uint8Array, pages = 1) =>
+  (await readPdfPages(memoryRangeReader(pdf), 1, pages)).pages.map((p) => p.text);
 
 describe("text layout from glyph positions", () => {
   it("places strings by the CTM: tick labels set by `cm` and `0 0 Td` are separate words and lines", async () => {
     // As plotting libraries write axis labels: each in its own q/cm/BT block at text origin 0 0.
     const label = (x: number, y: number, s: string) => `q 1 0 0 1 ${x} ${y} cm BT /F1 10 Tf 0 0 Td (${s}) Tj ET Q`;
-    const content = [label(60, 40, "0.0"), label(120, 40, "0.5"), label(180, 40, "1.0"), label(30, 80, "10"), label(30, 120, "20")].join("\n");
+    const content = [
+      label(60, 40, "0.0"),
+      label(120, 40, "0.5"),
+      label(180, 40, "1.0"),
+      label(30, 80, "10"),
+      label(30, 120, "20"),
+    ].join("\n");
     const [text] = await pageTexts(onePage(content, { page: "/MediaBox [0 0 300 200]" }));
     expect(text).toBe("0.0 0.5 1.0\n10\n20");
   });
@@ -36,7 +46,8 @@ describe("text layout from glyph positions", () => {
     // The spread (600 wide) is one form; page 1 shows its left half through a form whose /BBox
     // clips it, page 2 its right half through an `re W n` clip. A word across the fold ("gutter")
     // goes with the page it starts on.
-    const spread = "BT /F1 12 Tf 40 100 Td (left kumquat) Tj 250 0 Td (gutter) Tj ET BT /F1 12 Tf 340 100 Td (right persimmon) Tj ET";
+    const spread =
+      "BT /F1 12 Tf 40 100 Td (left kumquat) Tj 250 0 Td (gutter) Tj ET BT /F1 12 Tf 340 100 Td (right persimmon) Tj ET";
     const pdf = buildPdf(
       {
         1: "<< /Type /Catalog /Pages 2 0 R >>",
@@ -47,7 +58,10 @@ describe("text layout from glyph positions", () => {
         6: "<< /Type /Page /Parent 2 0 R /Contents 7 0 R /Resources << /XObject << /Spread 8 0 R >> >> >>",
         7: stream("", "q 0 0 300 200 re W n 1 0 0 1 -300 0 cm /Spread Do Q"),
         8: stream("/Type /XObject /Subtype /Form /BBox [0 0 600 200] /Resources << /Font << /F1 5 0 R >> >>", spread),
-        9: stream("/Type /XObject /Subtype /Form /BBox [0 0 300 200] /Resources << /XObject << /Spread 8 0 R >> >>", "/Spread Do"),
+        9: stream(
+          "/Type /XObject /Subtype /Form /BBox [0 0 300 200] /Resources << /XObject << /Spread 8 0 R >> >>",
+          "/Spread Do",
+        ),
       },
       { root: 1 },
     );
@@ -97,8 +111,13 @@ describe("text layout from glyph positions", () => {
       ["l", 84.23],
       ["d", 86.45],
     ];
-    const perGlyph = glyphs.map(([g, x]) => `1 0 0 1 ${x} 700 Tm (${g}) ' 1 0 0 1 ${x + 0.3} 700 Tm (${g}) '`).join(" ");
-    const content = [`BT /F1 10 Tf 12 TL ${perGlyph} ET`, "BT /F1 10 Tf 72 680 Td (Heavy) Tj 0.4 0 Td (Heavy) Tj ( words) Tj ET"].join("\n");
+    const perGlyph = glyphs
+      .map(([g, x]) => `1 0 0 1 ${x} 700 Tm (${g}) ' 1 0 0 1 ${x + 0.3} 700 Tm (${g}) '`)
+      .join(" ");
+    const content = [
+      `BT /F1 10 Tf 12 TL ${perGlyph} ET`,
+      "BT /F1 10 Tf 72 680 Td (Heavy) Tj 0.4 0 Td (Heavy) Tj ( words) Tj ET",
+    ].join("\n");
     const [text] = await pageTexts(onePage(content));
     expect(text).toBe("Bold\nHeavy words");
   });
@@ -134,14 +153,18 @@ describe("glyph widths and sizes that layout depends on", () => {
     // Codes 0x41.. are CIDs 1..; /W gives those CIDs half an em, while /DW (what the codes would
     // get read as CIDs) is a whole one. "DEF" starts 0.3 em after "ABC" ends.
     const content = "BT /F1 20 Tf 100 100 Td (ABC) Tj 36 0 Td (DEF) Tj ET";
-    const cmap = "/CIDInit /ProcSet findresource begin 12 dict begin begincmap /CMapName /Test-H def /WMode 0 def 1 begincodespacerange <00> <FF> endcodespacerange 1 begincidrange <41> <46> 1 endcidrange endcmap end end";
+    const cmap =
+      "/CIDInit /ProcSet findresource begin 12 dict begin begincmap /CMapName /Test-H def /WMode 0 def 1 begincodespacerange <00> <FF> endcodespacerange 1 begincidrange <41> <46> 1 endcidrange endcmap end end";
     const pdf = onePage(content, {
       page: "/MediaBox [0 0 200 200]",
       objects: {
         5: "<< /Type /Font /Subtype /Type0 /BaseFont /Test /Encoding 8 0 R /DescendantFonts [6 0 R] /ToUnicode 7 0 R >>",
         6: "<< /Type /Font /Subtype /CIDFontType2 /BaseFont /Test /CIDSystemInfo << /Registry (Adobe) /Ordering (Identity) /Supplement 0 >> /DW 1000 /W [1 6 500] >>",
         7: stream("", "1 begincodespacerange <00> <FF> endcodespacerange 1 beginbfrange <41> <46> <0041> endbfrange"),
-        8: stream("/Type /CMap /CMapName /Test-H /CIDSystemInfo << /Registry (Adobe) /Ordering (Test) /Supplement 0 >>", cmap),
+        8: stream(
+          "/Type /CMap /CMapName /Test-H /CIDSystemInfo << /Registry (Adobe) /Ordering (Test) /Supplement 0 >>",
+          cmap,
+        ),
       },
     });
     expect((await pageTexts(pdf))[0]).toBe("ABC DEF");
@@ -166,12 +189,21 @@ describe("glyph widths and sizes that layout depends on", () => {
     // Times-Roman without /Widths is measured with Helvetica's wider widths, so the next word,
     // placed with Times' own, seems to start before the space ends.
     const content = "BT /F2 10 Tf 72 700 Td (mmmmmmmmmm ) Tj 80.3 0 Td (next) Tj ET";
-    const pdf = onePage(content, { resources: "", objects: { 3: "<< /Type /Page /Parent 2 0 R /Contents 4 0 R /Resources << /Font << /F2 5 0 R >> >> >>", 5: "<< /Type /Font /Subtype /Type1 /BaseFont /Times-Roman >>" } });
+    const pdf = onePage(content, {
+      resources: "",
+      objects: {
+        3: "<< /Type /Page /Parent 2 0 R /Contents 4 0 R /Resources << /Font << /F2 5 0 R >> >> >>",
+        5: "<< /Type /Font /Subtype /Type1 /BaseFont /Times-Roman >>",
+      },
+    });
     expect((await pageTexts(pdf))[0]).toBe("mmmmmmmmmm next");
   });
 
   it("reads letter-spaced (tracked) text as words: only gaps wider than the tracking are spaces", async () => {
-    const content = ["BT /F1 12 Tf 72 700 Td 2 Tc (SUMMARY) Tj ET", "BT /F1 12 Tf 72 680 Td 2 Tc (double quoted) Tj ET"].join("\n");
+    const content = [
+      "BT /F1 12 Tf 72 700 Td 2 Tc (SUMMARY) Tj ET",
+      "BT /F1 12 Tf 72 680 Td 2 Tc (double quoted) Tj ET",
+    ].join("\n");
     expect((await pageTexts(onePage(content)))[0]).toBe("SUMMARY\ndouble quoted");
   });
 });

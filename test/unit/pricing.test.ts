@@ -4,7 +4,13 @@ import { catalogEntry, entryFromModelInfo } from "../../core/models/lookup";
 import { costOf } from "../../core/pricing";
 import type { Usage } from "../../core/types";
 
-const usage = (u: Partial<Usage>): Usage => ({ input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, ...u });
+const usage = (u: Partial<Usage>): Usage => ({
+  input_tokens: 0,
+  output_tokens: 0,
+  cache_creation_input_tokens: 0,
+  cache_read_input_tokens: 0,
+  ...u,
+});
 
 describe("costOf", () => {
   it("prices input, output (thinking included), cache writes and reads, and web searches", () => {
@@ -12,7 +18,9 @@ describe("costOf", () => {
     // $2 in, $10 out, $2.50 cache write, $0.10 cache read per million; $10 per 1,000 searches.
     expect(costOf(usage({ input_tokens: 1_000_000 }), sonnet)).toBe(2);
     expect(costOf(usage({ output_tokens: 100_000, thinking_tokens: 80_000 }), sonnet)).toBe(1);
-    expect(costOf(usage({ cache_creation_input_tokens: 1_000_000, cache_read_input_tokens: 1_000_000 }), sonnet)).toBe(2.6);
+    expect(costOf(usage({ cache_creation_input_tokens: 1_000_000, cache_read_input_tokens: 1_000_000 }), sonnet)).toBe(
+      2.6,
+    );
     expect(costOf(usage({ web_search_requests: 3 }), sonnet)).toBe(0.03);
   });
 

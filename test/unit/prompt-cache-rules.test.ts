@@ -38,7 +38,8 @@ function expand(value: unknown, texts: Fixture["texts"]): unknown {
     return Array.from({ length: lines }, (_, i) => line.replace("{i}", String(i))).join("\n");
   }
   if (Array.isArray(value)) return value.map((v) => expand(v, texts));
-  if (value && typeof value === "object") return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, expand(v, texts)]));
+  if (value && typeof value === "object")
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, expand(v, texts)]));
   return value;
 }
 
@@ -55,7 +56,8 @@ function figure(expr: Figure, prefixes: number[]): number {
 describe("prompt-cache rules (fixtures derived from Anthropic's prompt-caching docs)", () => {
   it("has a fixture per rule, each naming its source", () => {
     expect(fixtures.length).toBeGreaterThanOrEqual(12);
-    for (const [, fixture] of fixtures) expect(fixture.source).toMatch(/^https:\/\/(docs\.anthropic\.com|platform\.claude\.com)\//);
+    for (const [, fixture] of fixtures)
+      expect(fixture.source).toMatch(/^https:\/\/(docs\.anthropic\.com|platform\.claude\.com)\//);
   });
 
   for (const [name, fixture] of fixtures) {
@@ -64,10 +66,17 @@ describe("prompt-cache rules (fixtures derived from Anthropic's prompt-caching d
       let now = 1_800_000_000_000;
       for (const [i, step] of fixture.steps.entries()) {
         now += step.advance_ms ?? 1_000;
-        const request = { model: fixture.model, max_tokens: 64, ...(expand(step.request, fixture.texts) as object) } as WireRequest;
+        const request = {
+          model: fixture.model,
+          max_tokens: 64,
+          ...(expand(step.request, fixture.texts) as object),
+        } as WireRequest;
         // The body goes out exactly as the fixture orders its keys: that order is part of what is tested.
         const body = JSON.stringify(request);
-        const response = await handleMessagesRequest(new Request("https://offline-model.invalid/v1/messages", { method: "POST", body }), { now: () => now });
+        const response = await handleMessagesRequest(
+          new Request("https://offline-model.invalid/v1/messages", { method: "POST", body }),
+          { now: () => now },
+        );
         const json = (await response.json()) as { usage?: Record<string, number>; error?: { message: string } };
         if (step.error) {
           expect(response.status, `step ${i}`).toBe(400);
@@ -79,7 +88,11 @@ describe("prompt-cache rules (fixtures derived from Anthropic's prompt-caching d
         const total = prefixes[prefixes.length - 1];
         const read = figure(step.usage!.cache_read_input_tokens, prefixes);
         const created = figure(step.usage!.cache_creation_input_tokens, prefixes);
-        expect({ step: i, read: json.usage!.cache_read_input_tokens, created: json.usage!.cache_creation_input_tokens }).toEqual({ step: i, read, created });
+        expect({
+          step: i,
+          read: json.usage!.cache_read_input_tokens,
+          created: json.usage!.cache_creation_input_tokens,
+        }).toEqual({ step: i, read, created });
         expect(json.usage!.input_tokens, `step ${i}`).toBe(total - read - created);
       }
     });

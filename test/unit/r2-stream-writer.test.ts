@@ -6,7 +6,12 @@ import { R2StreamWriter } from "../../services/transfer/r2-stream-writer";
 
 /** A bucket that keeps what the writer sends: single puts and the parts of one multipart upload. */
 function recordingBucket() {
-  const seen = { puts: [] as Uint8Array[], parts: [] as { n: number; body: Uint8Array }[], completed: null as number[] | null, aborted: false };
+  const seen = {
+    puts: [] as Uint8Array[],
+    parts: [] as { n: number; body: Uint8Array }[],
+    completed: null as number[] | null,
+    aborted: false,
+  };
   const bucket = {
     async put(_key: string, body: Uint8Array) {
       seen.puts.push(body);
@@ -38,7 +43,9 @@ describe("R2StreamWriter", () => {
     const { bucket, seen } = recordingBucket();
     const writer = new R2StreamWriter(bucket, "k", "application/x-ndjson");
     // Pieces that straddle every part boundary, one of them longer than a whole part.
-    const pieces = [3_000_001, 3_000_001, 7 * 1024 * 1024 + 17, 1, 999_999, 2_500_000].map((n, i) => String.fromCharCode(97 + i).repeat(n));
+    const pieces = [3_000_001, 3_000_001, 7 * 1024 * 1024 + 17, 1, 999_999, 2_500_000].map((n, i) =>
+      String.fromCharCode(97 + i).repeat(n),
+    );
     for (const p of pieces) await writer.write(p);
     await writer.close();
     const total = pieces.reduce((n, p) => n + p.length, 0);

@@ -25,7 +25,13 @@ function expectNoOfflineHooks(request: unknown): void {
 }
 
 const at = "2026-01-01T00:00:00Z";
-const message = (seq: number, role: "user" | "assistant", text: string): StoredMessage => ({ id: `msg_${seq}`, seq, role, createdAt: at, content: [{ type: "text", text }] });
+const message = (seq: number, role: "user" | "assistant", text: string): StoredMessage => ({
+  id: `msg_${seq}`,
+  seq,
+  role,
+  createdAt: at,
+  content: [{ type: "text", text }],
+});
 
 /** What the compactor's state call sends, caught by a client that records it. */
 async function stateCallRequest(): Promise<Anthropic.MessageCreateParamsNonStreaming> {
@@ -38,9 +44,21 @@ async function stateCallRequest(): Promise<Anthropic.MessageCreateParamsNonStrea
       },
     },
   } as unknown as Anthropic;
-  const budget: CompactionBudget = { contextWindowTokens: 10_000, outputReserveTokens: 1_000, compactTriggerRatio: 0.8, compactTargetRatio: 0.5, charsPerToken: 4 };
+  const budget: CompactionBudget = {
+    contextWindowTokens: 10_000,
+    outputReserveTokens: 1_000,
+    compactTriggerRatio: 0.8,
+    compactTargetRatio: 0.5,
+    charsPerToken: 4,
+  };
   const compactor = new TurnCompactor(budget, client, SONNET, () => () => undefined);
-  const request: ModelRequest = { model: "claude-test", max_tokens: 500, system: [{ type: "text", text: "sys" }], tools: [], messages: [{ role: "user", content: [{ type: "text", text: "Reconcile acct_1 and acct_2" }] }] };
+  const request: ModelRequest = {
+    model: "claude-test",
+    max_tokens: 500,
+    system: [{ type: "text", text: "sys" }],
+    tools: [],
+    messages: [{ role: "user", content: [{ type: "text", text: "Reconcile acct_1 and acct_2" }] }],
+  };
   await compactor.compact(request, [message(1, "user", "Reconcile acct_1 and acct_2")]);
   expect(sent).toHaveLength(1);
   return sent[0];
@@ -48,7 +66,12 @@ async function stateCallRequest(): Promise<Anthropic.MessageCreateParamsNonStrea
 
 describe("prompts sent to the real model", () => {
   it("the fold request carries no offline-model hooks, and the offline model still reads it as a summary with its cap", () => {
-    const request = buildFoldRequest({ model: SONNET, previousSummary: "- earlier", folded: [message(3, "user", "Book FL-2291"), message(4, "assistant", "Booked.")], maxChars: 6_000 });
+    const request = buildFoldRequest({
+      model: SONNET,
+      previousSummary: "- earlier",
+      folded: [message(3, "user", "Book FL-2291"), message(4, "assistant", "Booked.")],
+      maxChars: 6_000,
+    });
     expectNoOfflineHooks(request);
     expect(summarizeOptions(request)).toEqual({ maxChars: 6_000, sections: [] });
   });
@@ -57,7 +80,10 @@ describe("prompts sent to the real model", () => {
     const sent = await stateCallRequest();
     expectNoOfflineHooks(sent);
     expect(summarizeOptions(sent as never)).toEqual({ maxChars: 3_000, sections: [...COMPACTION_SECTIONS] });
-    expect(summarizeOptions({ system: turnStateSystemPrompt(750) })).toEqual({ maxChars: 750, sections: [...COMPACTION_SECTIONS] });
+    expect(summarizeOptions({ system: turnStateSystemPrompt(750) })).toEqual({
+      maxChars: 750,
+      sections: [...COMPACTION_SECTIONS],
+    });
   });
 
   it("chat and sub-agent prompts are not taken for summarization requests, though they mention summaries", () => {

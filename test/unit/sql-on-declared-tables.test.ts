@@ -32,7 +32,8 @@ function literals(path: string, text: string): { line: number; text: string }[] 
   const visit = (node: ts.Node): void => {
     let value: string | null = null;
     if (ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node)) value = node.text;
-    else if (ts.isTemplateExpression(node)) value = [node.head.text, ...node.templateSpans.map((s) => s.literal.text)].join(" ? ");
+    else if (ts.isTemplateExpression(node))
+      value = [node.head.text, ...node.templateSpans.map((s) => s.literal.text)].join(" ? ");
     if (value !== null) found.push({ line: file.getLineAndCharacterOfPosition(node.getStart()).line + 1, text: value });
     ts.forEachChild(node, visit);
   };
@@ -57,11 +58,16 @@ function rawSqlOnDeclaredTables(files: { path: string; text: string }[], tables:
 
 describe("SQL on the tables db/schema.ts declares", () => {
   it("reads the declared tables from db/schema.ts", () => {
-    expect(declaredTables).toEqual(expect.arrayContaining(["tenants", "api_keys", "conversations", "attachments", "projects"]));
+    expect(declaredTables).toEqual(
+      expect.arrayContaining(["tenants", "api_keys", "conversations", "attachments", "projects"]),
+    );
   });
 
   it("is written with drizzle everywhere; raw SQL names only undeclared tables", () => {
-    const files = SCANNED.flatMap((dir) => sources(dir)).map((path) => ({ path, text: readFileSync(join(ROOT, path), "utf8") }));
+    const files = SCANNED.flatMap((dir) => sources(dir)).map((path) => ({
+      path,
+      text: readFileSync(join(ROOT, path), "utf8"),
+    }));
     expect(files.length).toBeGreaterThan(50);
     expect(rawSqlOnDeclaredTables(files, declaredTables)).toEqual([]);
   });

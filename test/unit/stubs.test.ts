@@ -16,7 +16,9 @@ function script(turns: (number | null)[]): StoredMessage[] {
   turns.forEach((size, t) => {
     push("user", [{ type: "text", text: `prompt ${t}` }]);
     if (size !== null) {
-      push("assistant", [{ type: "tool_use", id: `tu_${t}`, name: "file_read", input: { attachment_id: `att_${t}`, lines: "1-400" } }]);
+      push("assistant", [
+        { type: "tool_use", id: `tu_${t}`, name: "file_read", input: { attachment_id: `att_${t}`, lines: "1-400" } },
+      ]);
       push("user", [{ type: "tool_result", tool_use_id: `tu_${t}`, content: "x".repeat(size) }]);
     }
     push("assistant", [{ type: "text", text: `answer ${t}` }]);
@@ -24,7 +26,9 @@ function script(turns: (number | null)[]): StoredMessage[] {
   return out;
 }
 
-const settings = (over: Partial<{ stubMinChars: number; stubAfterExchanges: number; stubBatchChars: number }> = {}) => ({ stubMinChars: 2000, stubAfterExchanges: 2, stubBatchChars: 0, ...over });
+const settings = (
+  over: Partial<{ stubMinChars: number; stubAfterExchanges: number; stubBatchChars: number }> = {},
+) => ({ stubMinChars: 2000, stubAfterExchanges: 2, stubBatchChars: 0, ...over });
 const results = (ms: StoredMessage[]) => toolResults(ms);
 
 describe("stale tool-result stubs", () => {
@@ -51,8 +55,20 @@ describe("stale tool-result stubs", () => {
     const ms = script([5000, null]);
     const extra: StoredMessage[] = [];
     for (let r = 0; r < 3; r++) {
-      extra.push({ id: `x${r}a`, seq: 100 + 2 * r, role: "assistant", content: [{ type: "tool_use", id: `tx${r}`, name: "n", input: {} }], createdAt: "t" });
-      extra.push({ id: `x${r}b`, seq: 101 + 2 * r, role: "user", content: [{ type: "tool_result", tool_use_id: `tx${r}`, content: "small" }], createdAt: "t" });
+      extra.push({
+        id: `x${r}a`,
+        seq: 100 + 2 * r,
+        role: "assistant",
+        content: [{ type: "tool_use", id: `tx${r}`, name: "n", input: {} }],
+        createdAt: "t",
+      });
+      extra.push({
+        id: `x${r}b`,
+        seq: 101 + 2 * r,
+        role: "user",
+        content: [{ type: "tool_result", tool_use_id: `tx${r}`, content: "small" }],
+        createdAt: "t",
+      });
     }
     expect(applyStubs([...ms, ...extra], settings(), "c").stubbed).toBe(0);
   });
@@ -100,7 +116,10 @@ describe("batched stub transitions", () => {
 
   it("keeps the replayed prefix byte-identical between jumps, and changes it only at a jump", () => {
     const s = { ...defaultSettings(), stubBatchChars: 30_000 };
-    const strip = (ms: WireMessage[]) => JSON.stringify(ms.map((m) => ({ role: m.role, content: blocksIn(m).map((b) => ({ ...b, cache_control: undefined })) })));
+    const strip = (ms: WireMessage[]) =>
+      JSON.stringify(
+        ms.map((m) => ({ role: m.role, content: blocksIn(m).map((b) => ({ ...b, cache_control: undefined })) })),
+      );
     const turns: (number | null)[] = [];
     let prev: { messages: WireMessage[]; mark: number } | null = null;
     let jumps = 0;
@@ -108,7 +127,14 @@ describe("batched stub transitions", () => {
     for (let t = 0; t < 40; t++) {
       turns.push(t % 3 === 0 ? 6000 : null);
       const history = script(turns);
-      const messages = buildModelRequest({ model: SONNET, conversationId: "c", settings: s, system: [], tools: [], history }).request.messages;
+      const messages = buildModelRequest({
+        model: SONNET,
+        conversationId: "c",
+        settings: s,
+        system: [],
+        tools: [],
+        history,
+      }).request.messages;
       const mark = stubWatermark(history, s);
       if (prev) {
         const samePrefix = strip(messages.slice(0, prev.messages.length)) === strip(prev.messages);

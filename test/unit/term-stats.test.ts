@@ -1,8 +1,19 @@
 // The background half of the cortex's term statistics: lookups by a query word, the idf blend, the
 // per-word factor on FTS5's bm25, and the row count read from FTS5's averages record.
 import { describe, expect, it } from "vitest";
-import { BACKGROUND_DOCUMENTS, BACKGROUND_MIN_DOCUMENT_FREQUENCY, BACKGROUND_TERMS } from "../../services/cortex/background-terms";
-import { blendedIdf, fts5Idf, fts5RowCount, phraseWeights, shippedBackground, termBackground } from "../../services/cortex/term-stats";
+import {
+  BACKGROUND_DOCUMENTS,
+  BACKGROUND_MIN_DOCUMENT_FREQUENCY,
+  BACKGROUND_TERMS,
+} from "../../services/cortex/background-terms";
+import {
+  blendedIdf,
+  fts5Idf,
+  fts5RowCount,
+  phraseWeights,
+  shippedBackground,
+  termBackground,
+} from "../../services/cortex/term-stats";
 
 const backgroundHits = (word: string) => shippedBackground().hits(word);
 

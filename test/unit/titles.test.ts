@@ -9,14 +9,27 @@ import { makeClient, type Params, rejection, textOf } from "./offline-model-clie
 
 const SONNET = catalogEntry("claude-sonnet-5-5")!;
 const at = "2026-01-01T00:00:00Z";
-const msg = (seq: number, role: "user" | "assistant", text: string): StoredMessage => ({ id: `m${seq}`, seq, role, createdAt: at, content: [{ type: "text", text }] });
+const msg = (seq: number, role: "user" | "assistant", text: string): StoredMessage => ({
+  id: `m${seq}`,
+  seq,
+  role,
+  createdAt: at,
+  content: [{ type: "text", text }],
+});
 
 beforeEach(() => resetOfflineCache());
 
 describe("automatic titles", () => {
   it("the first exchange is the first prompt with text and the first reply with text after it", () => {
     expect(firstExchange([msg(1, "user", "hi")])).toBeNull();
-    expect(firstExchange([msg(1, "user", "  "), msg(2, "assistant", "?"), msg(3, "user", "Plan a trip"), msg(4, "assistant", "Sure.")])).toEqual({ prompt: "Plan a trip", reply: "Sure." });
+    expect(
+      firstExchange([
+        msg(1, "user", "  "),
+        msg(2, "assistant", "?"),
+        msg(3, "user", "Plan a trip"),
+        msg(4, "assistant", "Sure."),
+      ]),
+    ).toEqual({ prompt: "Plan a trip", reply: "Sure." });
   });
 
   it("asks for a title in a small call: no tools, a short max_tokens, the least thinking the model allows", () => {
@@ -37,11 +50,16 @@ describe("automatic titles", () => {
   });
 
   it("the offline model answers a title request with the first prompt's first six words, directives left out", async () => {
-    const request = buildTitleRequest(SONNET, { prompt: "how do rivers carve canyons over millions of years?\n@reply-chars 400", reply: "Event garden narrow quick." });
+    const request = buildTitleRequest(SONNET, {
+      prompt: "how do rivers carve canyons over millions of years?\n@reply-chars 400",
+      reply: "Event garden narrow quick.",
+    });
     const reply = await makeClient().messages.create(request as unknown as Params);
     expect(textOf(reply)).toBe("How do rivers carve canyons over");
     expect(cleanTitle(textOf(reply))).toBe("How do rivers carve canyons over");
-    const short = await makeClient().messages.create(buildTitleRequest(SONNET, { prompt: "Hello there!", reply: "Hi." }) as unknown as Params);
+    const short = await makeClient().messages.create(
+      buildTitleRequest(SONNET, { prompt: "Hello there!", reply: "Hi." }) as unknown as Params,
+    );
     expect(textOf(short)).toBe("Hello there");
     // The first call loads the offline model's tokenizer table.
   }, 30_000);

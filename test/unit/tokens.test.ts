@@ -33,7 +33,8 @@ describe("countTokens (cl100k_base stand-in)", () => {
 
   it("counts a 40 KB run without whitespace quickly (quadratic BPE is bounded)", () => {
     let run = "";
-    for (let i = 0; run.length < 40_000; i++) run += "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"[(i * 7919) % 52];
+    for (let i = 0; run.length < 40_000; i++)
+      run += "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"[(i * 7919) % 52];
     const started = performance.now();
     const count = countTokens(run);
     expect(performance.now() - started).toBeLessThan(5_000);
@@ -87,14 +88,20 @@ describe("countRequestTokens", () => {
   });
 
   it("ignores cache_control markers and accepts system text blocks", () => {
-    const plain = { system: [{ type: "text", text: "Rules." }], tools: [{ name: "t", input_schema: {} }], messages: [{ role: "user", content: "hi" }] };
+    const plain = {
+      system: [{ type: "text", text: "Rules." }],
+      tools: [{ name: "t", input_schema: {} }],
+      messages: [{ role: "user", content: "hi" }],
+    };
     const marked = {
       system: [{ type: "text", text: "Rules.", cache_control: { type: "ephemeral" } }],
       tools: [{ name: "t", input_schema: {}, cache_control: { type: "ephemeral" } }],
       messages: [{ role: "user", content: "hi" }],
     };
     expect(countRequestTokens(marked)).toBe(countRequestTokens(plain));
-    expect(countRequestTokens(plain)).toBe(countTokens('{"name":"t","input_schema":{}}') + countTokens("Rules.") + MESSAGE_OVERHEAD_TOKENS + 1);
+    expect(countRequestTokens(plain)).toBe(
+      countTokens('{"name":"t","input_schema":{}}') + countTokens("Rules.") + MESSAGE_OVERHEAD_TOKENS + 1,
+    );
   });
 
   it("accepts the SDK's own request params type", () => {

@@ -6,7 +6,11 @@ import { describe, expect, it } from "vitest";
 import { toolRegistry } from "../../agent/tools";
 import type { ToolContext, ToolDefinition } from "../../agent/tools/registry";
 
-const schema = { type: "object", properties: { city: { type: "string", description: "a city name" } }, required: ["city"] };
+const schema = {
+  type: "object",
+  properties: { city: { type: "string", description: "a city name" } },
+  required: ["city"],
+};
 const weather: ToolDefinition<Record<string, unknown>> = {
   name: "weather_lookup",
   core: false,
@@ -52,7 +56,10 @@ describe("ToolRegistry.extend", () => {
     const found = await turn.run("tool_search", { query: "weather for a city" }, ctx());
     expect(found.content).toContain('weather_lookup (inactive: tool_activate {"name":"weather_lookup"})');
     const activated: string[] = [];
-    const activate = await turn.run("tool_activate", { name: "weather_lookup" }, { ...ctx(), activateTool: async (n: string) => void activated.push(n) } as unknown as ToolContext);
+    const activate = await turn.run("tool_activate", { name: "weather_lookup" }, {
+      ...ctx(),
+      activateTool: async (n: string) => void activated.push(n),
+    } as unknown as ToolContext);
     expect(activate.isError).toBeUndefined();
     expect(activated).toEqual(["weather_lookup"]);
     // The built-in registry alone does not know it.
@@ -61,15 +68,34 @@ describe("ToolRegistry.extend", () => {
   });
 
   it("tool_search matches word families: 'quotes' finds a tool that creates a quote, 'updated' one that updates", async () => {
-    const quote = { ...weather, name: "create_quote", capability: "create_quote: create a quote", description: "Create a quote for a deal." };
-    const update = { ...weather, name: "update_contact", capability: "update_contact: update a contact", description: "Update a contact." };
+    const quote = {
+      ...weather,
+      name: "create_quote",
+      capability: "create_quote: create a quote",
+      description: "Create a quote for a deal.",
+    };
+    const update = {
+      ...weather,
+      name: "update_contact",
+      capability: "update_contact: update a contact",
+      description: "Update a contact.",
+    };
     const turn = toolRegistry.extend([quote, update]);
-    expect((await turn.run("tool_search", { query: "send the customer quotes" }, ctx())).content.split("\n")[0]).toMatch(/^- create_quote /);
-    expect((await turn.run("tool_search", { query: "contact details updated" }, ctx())).content.split("\n")[0]).toMatch(/^- update_contact /);
+    expect(
+      (await turn.run("tool_search", { query: "send the customer quotes" }, ctx())).content.split("\n")[0],
+    ).toMatch(/^- create_quote /);
+    expect((await turn.run("tool_search", { query: "contact details updated" }, ctx())).content.split("\n")[0]).toMatch(
+      /^- update_contact /,
+    );
   });
 
   it("tool_search matches everyday verbs to the action a tool is named by: find → search, show → get, change → update", async () => {
-    const tool = (name: string, description: string) => ({ ...weather, name, capability: `${name}: ${description}`, description });
+    const tool = (name: string, description: string) => ({
+      ...weather,
+      name,
+      capability: `${name}: ${description}`,
+      description,
+    });
     const turn = toolRegistry.extend([
       tool("search_deal", "Search a deal in the CRM."),
       tool("archive_deal", "Archive a deal in the CRM."),

@@ -14,8 +14,20 @@ import { describeZodError } from "../../core/validation";
 const PYDANTIC_UNION = {
   type: "object",
   $defs: {
-    Circle: { type: "object", title: "Circle", properties: { kind: { const: "circle", type: "string" }, radius: { type: "number", description: "in cm" } }, required: ["kind", "radius"], additionalProperties: false },
-    Square: { type: "object", title: "Square", properties: { kind: { const: "square", type: "string" }, side: { type: "number" } }, required: ["kind", "side"], additionalProperties: false },
+    Circle: {
+      type: "object",
+      title: "Circle",
+      properties: { kind: { const: "circle", type: "string" }, radius: { type: "number", description: "in cm" } },
+      required: ["kind", "radius"],
+      additionalProperties: false,
+    },
+    Square: {
+      type: "object",
+      title: "Square",
+      properties: { kind: { const: "square", type: "string" }, side: { type: "number" } },
+      required: ["kind", "side"],
+      additionalProperties: false,
+    },
   },
   oneOf: [{ $ref: "#/$defs/Circle" }, { $ref: "#/$defs/Square" }],
 };
@@ -43,11 +55,15 @@ const MIXINS = {
 
 describe("schemaProblem (what the API refuses)", () => {
   it("refuses a top-level union, a non-object schema and malformed properties", () => {
-    expect(schemaProblem(PYDANTIC_UNION)).toMatch(/^oneOf at the top level: the Messages API does not support oneOf, allOf, or anyOf at the top level/);
+    expect(schemaProblem(PYDANTIC_UNION)).toMatch(
+      /^oneOf at the top level: the Messages API does not support oneOf, allOf, or anyOf at the top level/,
+    );
     expect(schemaProblem({ type: "object", anyOf: [], allOf: [] })).toMatch(/^anyOf, allOf at the top level/);
     expect(schemaProblem({ type: "string" })).toMatch(/"type": "object"/);
     expect(schemaProblem({ type: "object", properties: [] })).toMatch(/"properties" must be an object/);
-    expect(schemaProblem({ type: "object", properties: { a: { anyOf: [{ type: "string" }, { type: "null" }] } } })).toBeNull();
+    expect(
+      schemaProblem({ type: "object", properties: { a: { anyOf: [{ type: "string" }, { type: "null" }] } } }),
+    ).toBeNull();
   });
 
   it("is the rule of registered tools and of a turn's client tools, naming the field", () => {
@@ -70,51 +86,112 @@ describe("modelToolSchema (an MCP server's schema rewritten)", () => {
     // The branches are inlined, so their definitions are left out.
     expect(schema).toEqual({
       type: "object",
-      properties: { kind: { type: "string", enum: ["circle", "square"] }, radius: { type: "number", description: "in cm" }, side: { type: "number" } },
+      properties: {
+        kind: { type: "string", enum: ["circle", "square"] },
+        radius: { type: "number", description: "in cm" },
+        side: { type: "number" },
+      },
       required: ["kind"],
     });
-    expect(note).toBe('Accepts exactly one of these argument combinations: (1) Circle: kind="circle", radius; (2) Square: kind="square", side.');
+    expect(note).toBe(
+      'Accepts exactly one of these argument combinations: (1) Circle: kind="circle", radius; (2) Square: kind="square", side.',
+    );
   });
 
   it("keeps the schema's own properties and required, adding the alternatives", () => {
     const { schema, note } = modelToolSchema(EITHER_OR);
     expect(schemaProblem(schema)).toBeNull();
-    expect(schema).toEqual({ type: "object", properties: { encoding: EITHER_OR.properties.encoding, path: { type: "string" }, url: { type: "string", format: "uri" } }, required: ["encoding"] });
+    expect(schema).toEqual({
+      type: "object",
+      properties: {
+        encoding: EITHER_OR.properties.encoding,
+        path: { type: "string" },
+        url: { type: "string", format: "uri" },
+      },
+      required: ["encoding"],
+    });
     expect(note).toBe("Accepts one or more of these argument combinations: (1) path; (2) url.");
   });
 
   it("keeps the definitions the flat schema still refers to", () => {
-    const nested = { type: "object", $defs: { Point: { type: "object", properties: { x: { type: "number" } } }, Unused: { type: "string" } }, anyOf: [{ properties: { at: { $ref: "#/$defs/Point" } }, required: ["at"] }, { properties: { id: { type: "string" } }, required: ["id"] }] };
-    expect(modelToolSchema(nested).schema).toEqual({ type: "object", $defs: { Point: nested.$defs.Point }, properties: { at: { $ref: "#/$defs/Point" }, id: { type: "string" } } });
+    const nested = {
+      type: "object",
+      $defs: { Point: { type: "object", properties: { x: { type: "number" } } }, Unused: { type: "string" } },
+      anyOf: [
+        { properties: { at: { $ref: "#/$defs/Point" } }, required: ["at"] },
+        { properties: { id: { type: "string" } }, required: ["id"] },
+      ],
+    };
+    expect(modelToolSchema(nested).schema).toEqual({
+      type: "object",
+      $defs: { Point: nested.$defs.Point },
+      properties: { at: { $ref: "#/$defs/Point" }, id: { type: "string" } },
+    });
   });
 
   it("merges allOf exactly: every branch's required, differing constraints as an allOf", () => {
     const { schema, note } = modelToolSchema(MIXINS);
-    expect(schema).toEqual({ type: "object", properties: { query: { type: "string" }, limit: { allOf: [{ type: "integer", minimum: 1 }, { type: "integer", maximum: 100 }] } }, required: ["query", "limit"] });
+    expect(schema).toEqual({
+      type: "object",
+      properties: {
+        query: { type: "string" },
+        limit: {
+          allOf: [
+            { type: "integer", minimum: 1 },
+            { type: "integer", maximum: 100 },
+          ],
+        },
+      },
+      required: ["query", "limit"],
+    });
     expect(note).toBeNull();
   });
 
   it("types an untyped object schema, and offers a non-object one without arguments, saying so", () => {
-    expect(modelToolSchema({ properties: { a: { type: "string" } } })).toEqual({ schema: { type: "object", properties: { a: { type: "string" } } }, note: null });
-    expect(modelToolSchema({ type: "string" })).toEqual({ schema: { type: "object", properties: {} }, note: 'Its input schema is "string", not an object of named arguments, so it is offered without arguments.' });
+    expect(modelToolSchema({ properties: { a: { type: "string" } } })).toEqual({
+      schema: { type: "object", properties: { a: { type: "string" } } },
+      note: null,
+    });
+    expect(modelToolSchema({ type: "string" })).toEqual({
+      schema: { type: "object", properties: {} },
+      note: 'Its input schema is "string", not an object of named arguments, so it is offered without arguments.',
+    });
   });
 
   it("is deterministic: the same schema gives the same bytes", () => {
-    expect(JSON.stringify(modelToolSchema(structuredClone(PYDANTIC_UNION)))).toBe(JSON.stringify(modelToolSchema(PYDANTIC_UNION)));
+    expect(JSON.stringify(modelToolSchema(structuredClone(PYDANTIC_UNION)))).toBe(
+      JSON.stringify(modelToolSchema(PYDANTIC_UNION)),
+    );
   });
 
   it("is what an MCP tool's definition hands the model", () => {
     const server = { id: "mcp_1", name: "shapes" } as Parameters<typeof mcpToolDefinition>[1];
-    const def = mcpToolDefinition({ env: {} as Env, tenantId: "t" }, server, { name: "mcp__shapes__draw", mcpName: "draw", description: "Draw a shape.", inputSchema: PYDANTIC_UNION });
+    const def = mcpToolDefinition({ env: {} as Env, tenantId: "t" }, server, {
+      name: "mcp__shapes__draw",
+      mcpName: "draw",
+      description: "Draw a shape.",
+      inputSchema: PYDANTIC_UNION,
+    });
     expect(schemaProblem(def.jsonSchema)).toBeNull();
-    expect(def.description).toBe('Draw a shape. (tool "draw" of MCP server "shapes")\nAccepts exactly one of these argument combinations: (1) Circle: kind="circle", radius; (2) Square: kind="square", side.');
+    expect(def.description).toBe(
+      'Draw a shape. (tool "draw" of MCP server "shapes")\nAccepts exactly one of these argument combinations: (1) Circle: kind="circle", radius; (2) Square: kind="square", side.',
+    );
   });
 
   it("serves a tenant tool stored before the rule flattened, rather than failing every request", () => {
-    const row = { id: "tool_1", name: "fetch_doc", description: "Fetches a document.", inputSchema: JSON.stringify(EITHER_OR), kind: "http", endpoint: "https://tools.example/doc" } as ToolRow;
+    const row = {
+      id: "tool_1",
+      name: "fetch_doc",
+      description: "Fetches a document.",
+      inputSchema: JSON.stringify(EITHER_OR),
+      kind: "http",
+      endpoint: "https://tools.example/doc",
+    } as ToolRow;
     for (const def of [httpToolDefinition(row, {} as Env), registeredClientTool(row)]) {
       expect(schemaProblem(def.jsonSchema)).toBeNull();
-      expect(def.description).toBe("Fetches a document.\nAccepts one or more of these argument combinations: (1) path; (2) url.");
+      expect(def.description).toBe(
+        "Fetches a document.\nAccepts one or more of these argument combinations: (1) path; (2) url.",
+      );
     }
   });
 });

@@ -23,9 +23,15 @@ describe("secret tool inputs", () => {
   const ctx = { activeTools: [] } as unknown as ToolContext;
 
   it("the stored input has the secret replaced; other fields and other tools are untouched", () => {
-    expect(registry.withhold("locked_read", { file: "a.pdf", password: "s3cret" })).toEqual({ file: "a.pdf", password: "[password withheld]" });
+    expect(registry.withhold("locked_read", { file: "a.pdf", password: "s3cret" })).toEqual({
+      file: "a.pdf",
+      password: "[password withheld]",
+    });
     expect(registry.withhold("locked_read", { file: "a.pdf" })).toEqual({ file: "a.pdf" });
-    expect(registry.withhold("plain_read", { file: "a.pdf", password: "s3cret" })).toEqual({ file: "a.pdf", password: "s3cret" });
+    expect(registry.withhold("plain_read", { file: "a.pdf", password: "s3cret" })).toEqual({
+      file: "a.pdf",
+      password: "s3cret",
+    });
   });
 
   it("the call runs with the secret, and its error does not repeat it", async () => {

@@ -9,7 +9,8 @@ import { registeredToolSource } from "../../agent/tools/registered-tools";
 import { ToolRegistry, type ToolDefinition } from "../../agent/tools/registry";
 
 const scope = { tenantId: "t", projectId: null, conversationId: "c" } as unknown as ToolScope;
-const tool = (name: string) => ({ name, description: name, capability: name, core: false }) as unknown as ToolDefinition<unknown>;
+const tool = (name: string) =>
+  ({ name, description: name, capability: name, core: false }) as unknown as ToolDefinition<unknown>;
 
 describe("tool sources", () => {
   it("the registry holds exactly the listed built-in tools, in the listed order", () => {
@@ -21,7 +22,9 @@ describe("tool sources", () => {
   it("a registry built again from the list is the same, schemas and index lines byte for byte", () => {
     const again = createToolRegistry();
     expect(again).not.toBe(toolRegistry);
-    expect(JSON.stringify(again.schemasFor(again.names()))).toBe(JSON.stringify(toolRegistry.schemasFor(toolRegistry.names())));
+    expect(JSON.stringify(again.schemasFor(again.names()))).toBe(
+      JSON.stringify(toolRegistry.schemasFor(toolRegistry.names())),
+    );
     expect(JSON.stringify(again.schemasFor())).toBe(JSON.stringify(toolRegistry.schemasFor()));
     expect(again.capabilities()).toEqual(toolRegistry.capabilities());
   });

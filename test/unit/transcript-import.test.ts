@@ -7,8 +7,13 @@ import { PairingCheck, parseImportedMessage } from "../../core/transcript/transc
 import type { StoredMessage } from "../../core/types";
 
 const messages = [
-  { role: "user", content: "hello \"there\" [not a bracket] {nor this}" },
-  { role: "assistant", content: [{ type: "tool_use", id: "t1", name: "memory_search", input: { query: "x\\y", nested: [1, { a: null }] } }] },
+  { role: "user", content: 'hello "there" [not a bracket] {nor this}' },
+  {
+    role: "assistant",
+    content: [
+      { type: "tool_use", id: "t1", name: "memory_search", input: { query: "x\\y", nested: [1, { a: null }] } },
+    ],
+  },
   { role: "user", content: [{ type: "tool_result", tool_use_id: "t1", content: "found ✓ 😀" }] },
   { role: "assistant", content: [{ type: "text", text: "done" }] },
 ];
@@ -22,7 +27,11 @@ function scanAll(text: string, size: number) {
 }
 
 describe("JSON message scanner", () => {
-  const doc = JSON.stringify({ model: "m", system: "be {brief}", max_tokens: 5, messages, metadata: { messages: ["not these"] } }, null, 1);
+  const doc = JSON.stringify(
+    { model: "m", system: "be {brief}", max_tokens: 5, messages, metadata: { messages: ["not these"] } },
+    null,
+    1,
+  );
   it.each([1, 2, 7, 64, doc.length])("finds the same messages in chunks of %i characters", (size) => {
     expect(scanAll(doc, size)).toEqual(messages);
   });
@@ -48,7 +57,9 @@ describe("JSON message scanner", () => {
     // The document's first bracket is level 1: 64 levels in all are accepted, as on every JSON body.
     expect(scanAll(`{"x": ${nest(63)}, "messages": ${JSON.stringify(messages)}}`, 5)).toEqual(messages);
     expect(() => scanAll(`{"x": ${nest(64)}, "messages": []}`, 5)).toThrow("body: nested deeper than 64 levels");
-    expect(() => scanAll(`{"messages": [], "x": ${'{"a":'.repeat(64)}1${"}".repeat(64)}}`, 5)).toThrow("body: nested deeper than 64 levels");
+    expect(() => scanAll(`{"messages": [], "x": ${'{"a":'.repeat(64)}1${"}".repeat(64)}}`, 5)).toThrow(
+      "body: nested deeper than 64 levels",
+    );
     // A body that never closes its brackets is refused at the 65th, not read to its end.
     const s = new JsonMessageScanner(1_000_000);
     s.push('{"x": ');
@@ -56,11 +67,16 @@ describe("JSON message scanner", () => {
   });
 
   it("measures each message's nesting from its own brace, as the per-message check does", () => {
-    const deep = (n: number) => ({ role: "assistant", content: [{ type: "tool_use", id: "d", name: "n", input: { v: JSON.parse(`${"[".repeat(n)}${"]".repeat(n)}`) } }] });
+    const deep = (n: number) => ({
+      role: "assistant",
+      content: [{ type: "tool_use", id: "d", name: "n", input: { v: JSON.parse(`${"[".repeat(n)}${"]".repeat(n)}`) } }],
+    });
     // The message object, its content array, the block and its input are 4 levels.
     expect(scanAll(JSON.stringify({ messages: [messages[0], deep(60)] }), 7)[1]).toEqual(deep(60));
     expect(() => parseImportedMessage(JSON.stringify(deep(60)), "m")).not.toThrow();
-    expect(() => scanAll(JSON.stringify({ messages: [deep(61), messages[0]] }), 7)).toThrow("messages[0]: nested deeper than 64 levels");
+    expect(() => scanAll(JSON.stringify({ messages: [deep(61), messages[0]] }), 7)).toThrow(
+      "messages[0]: nested deeper than 64 levels",
+    );
     expect(() => parseImportedMessage(JSON.stringify(deep(61)), "m")).toThrow("m: nested deeper than 64 levels");
   });
 
@@ -79,7 +95,10 @@ describe("JSONL message scanner", () => {
       const out = [];
       for (let i = 0; i < text.length; i += size) out.push(...s.push(text.slice(i, i + size)));
       out.push(...s.end());
-      expect(out.map((r) => [r.line, JSON.parse(r.text)])).toEqual([[1, messages[0]], [3, messages[3]]]);
+      expect(out.map((r) => [r.line, JSON.parse(r.text)])).toEqual([
+        [1, messages[0]],
+        [3, messages[3]],
+      ]);
     }
   });
 });
@@ -96,19 +115,51 @@ describe("transcript checks", () => {
 
   it("accepts a paired transcript and string content as a text block", () => {
     expect(() => check(messages)).not.toThrow();
-    expect(parseImportedMessage(JSON.stringify(messages[0]), "m")!.content).toEqual([{ type: "text", text: messages[0].content }]);
+    expect(parseImportedMessage(JSON.stringify(messages[0]), "m")!.content).toEqual([
+      { type: "text", text: messages[0].content },
+    ]);
   });
 
   it("takes a thinking model's reply as exported, and refuses what the API refuses on replay", () => {
-    const reply = { role: "assistant", content: [{ type: "thinking", thinking: "", signature: "sig" }, { type: "text", text: "hi", citations: [{ type: "web_search_result_location", url: "https://example.com" }] }], thinkingPrefixes: ["abc"], usage: { input_tokens: 1, output_tokens: 2, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, thinking_tokens: 1, cost_usd: 0.00002 } };
-    expect(parseImportedMessage(JSON.stringify(reply), "m")).toMatchObject({ thinkingPrefixes: ["abc"], usage: { thinking_tokens: 1 } });
-    expect(() => parseImportedMessage(JSON.stringify({ role: "user", content: [{ type: "thinking", thinking: "", signature: "s" }] }), "m")).toThrow(/a thinking block belongs in an assistant message/);
-    expect(() => parseImportedMessage(JSON.stringify({ role: "user", content: [{ type: "text", text: "q", citations: [{ type: "x" }] }] }), "m")).toThrow(/citations belong in an assistant message/);
+    const reply = {
+      role: "assistant",
+      content: [
+        { type: "thinking", thinking: "", signature: "sig" },
+        { type: "text", text: "hi", citations: [{ type: "web_search_result_location", url: "https://example.com" }] },
+      ],
+      thinkingPrefixes: ["abc"],
+      usage: {
+        input_tokens: 1,
+        output_tokens: 2,
+        cache_creation_input_tokens: 0,
+        cache_read_input_tokens: 0,
+        thinking_tokens: 1,
+        cost_usd: 0.00002,
+      },
+    };
+    expect(parseImportedMessage(JSON.stringify(reply), "m")).toMatchObject({
+      thinkingPrefixes: ["abc"],
+      usage: { thinking_tokens: 1 },
+    });
+    expect(() =>
+      parseImportedMessage(
+        JSON.stringify({ role: "user", content: [{ type: "thinking", thinking: "", signature: "s" }] }),
+        "m",
+      ),
+    ).toThrow(/a thinking block belongs in an assistant message/);
+    expect(() =>
+      parseImportedMessage(
+        JSON.stringify({ role: "user", content: [{ type: "text", text: "q", citations: [{ type: "x" }] }] }),
+        "m",
+      ),
+    ).toThrow(/citations belong in an assistant message/);
   });
 
   it("refuses a line nested past the limit for its depth, before parsing it", () => {
     // Unclosed, so only a parse would call it malformed: the depth is measured first.
-    expect(() => parseImportedMessage("[".repeat(1_000_000), "messages[0] (line 1)")).toThrow("messages[0] (line 1): nested deeper than 64 levels");
+    expect(() => parseImportedMessage("[".repeat(1_000_000), "messages[0] (line 1)")).toThrow(
+      "messages[0] (line 1): nested deeper than 64 levels",
+    );
     expect(() => parseImportedMessage(`{"role":"user","content":"${"[".repeat(100)}"}`, "m")).not.toThrow();
   });
 
@@ -119,10 +170,16 @@ describe("transcript checks", () => {
   it.each([
     [[messages[0], messages[1], messages[3]], /messages\[1\]: tool_use t1 is not answered/],
     [[messages[0], messages[1]], /messages\[1\]: tool_use t1 is never answered/],
-    [[messages[0], messages[2]], /messages\[1\]: tool_result for t1, which the previous assistant message did not call/],
+    [
+      [messages[0], messages[2]],
+      /messages\[1\]: tool_result for t1, which the previous assistant message did not call/,
+    ],
     [[{ role: "system", content: "x" }], /messages\[0\]\.role/],
     [[{ role: "user", content: "" }], /messages\[0\]\.content/],
-    [[{ role: "user", content: [{ type: "tool_use", id: "a", name: "b", input: {} }] }], /messages\[0\]: a tool_use block belongs in an assistant message/],
+    [
+      [{ role: "user", content: [{ type: "tool_use", id: "a", name: "b", input: {} }] }],
+      /messages\[0\]: a tool_use block belongs in an assistant message/,
+    ],
     [[{ role: "user", content: "x", extra: 1 }], /unknown field messages\[0\]\.extra/],
     [[], /none/],
   ])("names the first bad message (%#)", (ms, reason) => {
@@ -146,7 +203,13 @@ describe("transcript checks", () => {
 });
 
 describe("turn-by-turn fold length", () => {
-  const msg = (seq: number, role: "user" | "assistant", chars: number): StoredMessage => ({ id: `m${seq}`, seq, role, content: [{ type: "text", text: "x".repeat(chars) }], createdAt: "" });
+  const msg = (seq: number, role: "user" | "assistant", chars: number): StoredMessage => ({
+    id: `m${seq}`,
+    seq,
+    role,
+    content: [{ type: "text", text: "x".repeat(chars) }],
+    createdAt: "",
+  });
   const region = Array.from({ length: 40 }, (_, i) => msg(i + 1, i % 2 ? "assistant" : "user", 100));
 
   it("cuts at the first turn end whose foldable part passes the threshold", () => {

@@ -2,17 +2,42 @@
 // the chunking, a line that is no event is refused, a kept contract name is followed by its
 // rule-named twin, and every error type maps to one status (and each status to one default type).
 import { describe, expect, it } from "vitest";
-import { decodeEvent, decodeEvents, encodeEvent, EVENT_ALIASES, EVENT_TYPES, toSse, withAliases, type TurnEvent } from "../../core/events";
+import {
+  decodeEvent,
+  decodeEvents,
+  encodeEvent,
+  EVENT_ALIASES,
+  EVENT_TYPES,
+  toSse,
+  withAliases,
+  type TurnEvent,
+} from "../../core/events";
 import { MODEL_NOT_CONFIGURED } from "../../core/model-provider";
 import { ERROR_TYPES, errorBody, turnErrorStatus, typeForStatus } from "../../workers/chat/errors";
 
-const card = { turnId: "turn_1", forced: false, targets: 2, tokensBefore: 900, tokensAfter: 300, tokensSaved: 600, durationMs: 12, summarized: "model" as const, details: [] };
+const card = {
+  turnId: "turn_1",
+  forced: false,
+  targets: 2,
+  tokensBefore: 900,
+  tokensAfter: 300,
+  tokensSaved: 600,
+  durationMs: 12,
+  summarized: "model" as const,
+  details: [],
+};
 const events: TurnEvent[] = [
   { type: "turn_start", turnId: "turn_1" },
   { type: "delta", turnId: "turn_1", text: "héllo — ☃ 🙂\nnext line" },
   { type: "compaction", ...card },
   { type: "error", turnId: "turn_1", error: { type: "overloaded_error", message: "busy", status: 529 } },
-  { type: "turn_end", turnId: "turn_1", stop_reason: "end_turn", usage: { input_tokens: 1, output_tokens: 2, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 }, timing: { serverMs: 1, modelMs: 2, queuedMs: 3 } },
+  {
+    type: "turn_end",
+    turnId: "turn_1",
+    stop_reason: "end_turn",
+    usage: { input_tokens: 1, output_tokens: 2, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 },
+    timing: { serverMs: 1, modelMs: 2, queuedMs: 3 },
+  },
 ];
 
 async function roundTrip(chunkSize: number): Promise<TurnEvent[]> {
@@ -20,7 +45,9 @@ async function roundTrip(chunkSize: number): Promise<TurnEvent[]> {
   const chunks: Uint8Array[] = [];
   for (let i = 0; i < bytes.length; i += chunkSize) chunks.push(bytes.slice(i, i + chunkSize));
   const out: TurnEvent[] = [];
-  const stream = new ReadableStream<Uint8Array>({ start: (c) => (chunks.forEach((b) => c.enqueue(b)), c.close()) }).pipeThrough(decodeEvents());
+  const stream = new ReadableStream<Uint8Array>({
+    start: (c) => (chunks.forEach((b) => c.enqueue(b)), c.close()),
+  }).pipeThrough(decodeEvents());
   for await (const e of stream) out.push(e);
   return out;
 }
@@ -39,13 +66,27 @@ describe("turn events", () => {
   });
 
   it("every name of the contract is an event, and a kept name is followed by its rule-named twin", () => {
-    for (const name of ["delta", "tool_use", "tool_result", "progress", "compaction_started", "compaction", "message", "turn_end", "error"]) expect(EVENT_TYPES).toContain(name);
+    for (const name of [
+      "delta",
+      "tool_use",
+      "tool_result",
+      "progress",
+      "compaction_started",
+      "compaction",
+      "message",
+      "turn_end",
+      "error",
+    ])
+      expect(EVENT_TYPES).toContain(name);
     for (const [kept, ruled] of Object.entries(EVENT_ALIASES)) {
       expect(EVENT_TYPES).toContain(kept);
       expect(EVENT_TYPES).toContain(ruled);
       expect(ruled).toMatch(/^[a-z]+_(started|finished|changed)$/);
     }
-    expect(withAliases({ type: "compaction", ...card }).map((e) => e.type)).toEqual(["compaction", "compaction_finished"]);
+    expect(withAliases({ type: "compaction", ...card }).map((e) => e.type)).toEqual([
+      "compaction",
+      "compaction_finished",
+    ]);
     expect(withAliases({ type: "compaction", ...card })[1]).toEqual({ type: "compaction_finished", ...card });
     for (const e of events.filter((e) => e.type !== "compaction")) expect(withAliases(e)).toEqual([e]);
     expect(toSse(events[0])).toBe(`event: turn_start\ndata: ${JSON.stringify(events[0])}\n\n`);

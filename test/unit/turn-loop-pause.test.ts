@@ -20,7 +20,16 @@ function scripted(replies: { content: ContentBlock[]; stop: "tool_use" | "end_tu
       stream() {
         const r = replies[calls++];
         if (!r) throw new Error("more model calls than scripted");
-        const message = { id: `msg_${calls}`, type: "message", role: "assistant", model: "scripted", content: r.content, stop_reason: r.stop, stop_sequence: null, usage: { input_tokens: 10, output_tokens: 5, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 } };
+        const message = {
+          id: `msg_${calls}`,
+          type: "message",
+          role: "assistant",
+          model: "scripted",
+          content: r.content,
+          stop_reason: r.stop,
+          stop_sequence: null,
+          usage: { input_tokens: 10, output_tokens: 5, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
+        };
         return { on: () => undefined, finalMessage: async () => message };
       },
     },
@@ -33,7 +42,14 @@ const use = (id: string, name: string): ContentBlock => ({ type: "tool_use", id,
 
 function depsFor(client: Anthropic, saved: StoredMessage[], pauseForClient = true): TurnDeps {
   const registry = new ToolRegistry()
-    .register({ name: "echo", description: "echo", capability: "echo", core: true, input: z.object({ q: z.string() }), run: async ({ q }) => ({ content: `echo ${q}` }) })
+    .register({
+      name: "echo",
+      description: "echo",
+      capability: "echo",
+      core: true,
+      input: z.object({ q: z.string() }),
+      run: async ({ q }) => ({ content: `echo ${q}` }),
+    })
     .register(clientToolDefinition(spec("pick_a"), { core: true }))
     .register(clientToolDefinition(spec("pick_b"), { core: true }));
   return {
@@ -45,9 +61,20 @@ function depsFor(client: Anthropic, saved: StoredMessage[], pauseForClient = tru
     contextWindowTokens: 100_000,
     model: SONNET,
     knownThinking: () => new Map(),
-    buildRequest: (): ModelRequest => ({ model: "scripted", max_tokens: 100, system: [], tools: [], messages: [{ role: "user", content: "go" }] }),
+    buildRequest: (): ModelRequest => ({
+      model: "scripted",
+      max_tokens: 100,
+      system: [],
+      tools: [],
+      messages: [{ role: "user", content: "go" }],
+    }),
     persist: async (messages: NewMessage[]) => {
-      const stored = messages.map((m, i) => ({ ...m, id: `m${saved.length + i}`, seq: saved.length + i + 1, createdAt: "" }));
+      const stored = messages.map((m, i) => ({
+        ...m,
+        id: `m${saved.length + i}`,
+        seq: saved.length + i + 1,
+        createdAt: "",
+      }));
       saved.push(...stored);
       return stored;
     },
@@ -60,7 +87,10 @@ const step = [use("t1", "pick_a"), use("t2", "echo"), use("t3", "pick_b")];
 
 describe("the loop's pause on client tools", () => {
   it("runs the server calls, leaves the client's pending, and resumes with every result in call order", async () => {
-    const { client, calls } = scripted([{ content: step, stop: "tool_use" }, { content: [{ type: "text", text: "done" }], stop: "end_turn" }]);
+    const { client, calls } = scripted([
+      { content: step, stop: "tool_use" },
+      { content: [{ type: "text", text: "done" }], stop: "end_turn" },
+    ]);
     const saved: StoredMessage[] = [];
     const deps = depsFor(client, saved);
     const paused = await runAgentTurn(deps, [{ type: "text", text: "go" }]);
@@ -91,7 +121,10 @@ describe("the loop's pause on client tools", () => {
   });
 
   it("never pauses a loop that cannot wait (a sub-agent): the client tools answer an error", async () => {
-    const { client } = scripted([{ content: step, stop: "tool_use" }, { content: [{ type: "text", text: "done" }], stop: "end_turn" }]);
+    const { client } = scripted([
+      { content: step, stop: "tool_use" },
+      { content: [{ type: "text", text: "done" }], stop: "end_turn" },
+    ]);
     const saved: StoredMessage[] = [];
     const outcome = await runAgentTurn(depsFor(client, saved, false), [{ type: "text", text: "go" }]);
     expect(outcome.stopReason).toBe("end_turn");

@@ -27,7 +27,12 @@ function scriptedClient(replies: { stop: "max_tokens" | "end_turn"; inputTokens:
           content: [{ type: "text", text: `part ${calls}` }],
           stop_reason: r.stop,
           stop_sequence: null,
-          usage: { input_tokens: r.inputTokens, output_tokens: 5, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
+          usage: {
+            input_tokens: r.inputTokens,
+            output_tokens: 5,
+            cache_creation_input_tokens: 0,
+            cache_read_input_tokens: 0,
+          },
         };
         return { on: () => undefined, finalMessage: async () => message };
       },
@@ -49,9 +54,20 @@ async function turnWith(replies: Parameters<typeof scriptedClient>[0]) {
       contextWindowTokens: WINDOW,
       model: SONNET,
       knownThinking: () => new Map(),
-      buildRequest: (): ModelRequest => ({ model: "scripted", max_tokens: 100, system: [], tools: [], messages: [{ role: "user", content: "go" }] }),
+      buildRequest: (): ModelRequest => ({
+        model: "scripted",
+        max_tokens: 100,
+        system: [],
+        tools: [],
+        messages: [{ role: "user", content: "go" }],
+      }),
       persist: async (messages: NewMessage[]) => {
-        const stored = messages.map((m, i) => ({ ...m, id: `m${saved.length + i}`, seq: saved.length + i + 1, createdAt: "" }));
+        const stored = messages.map((m, i) => ({
+          ...m,
+          id: `m${saved.length + i}`,
+          seq: saved.length + i + 1,
+          createdAt: "",
+        }));
         saved.push(...stored);
         return stored;
       },

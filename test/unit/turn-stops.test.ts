@@ -19,7 +19,12 @@ type Scripted =
   | { content: ContentBlock[]; stop: string; stopDetails?: Record<string, unknown>; outputTokens?: number }
   | { streamError: "overloaded_error" | "api_error" | "invalid_request_error"; partial?: ContentBlock[] };
 
-const usage = (output = 5) => ({ input_tokens: 100, output_tokens: output, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 });
+const usage = (output = 5) => ({
+  input_tokens: 100,
+  output_tokens: output,
+  cache_creation_input_tokens: 0,
+  cache_read_input_tokens: 0,
+});
 
 function scripted(replies: Scripted[]) {
   const requests: ModelRequest[] = [];
@@ -30,11 +35,34 @@ function scripted(replies: Scripted[]) {
         const r = replies[requests.length - 1];
         if (!r) throw new Error("more model calls than scripted");
         if ("streamError" in r) {
-          const body = { type: "error", error: { type: r.streamError, message: r.streamError === "overloaded_error" ? "Overloaded" : "Internal" } };
-          const error = new Anthropic.APIError(undefined, body, JSON.stringify(body), new Headers({ "request-id": "req_mid_stream" }), r.streamError);
-          return { on: () => undefined, finalMessage: async () => Promise.reject(error), currentMessage: r.partial ? { content: r.partial, usage: usage(3) } : undefined };
+          const body = {
+            type: "error",
+            error: { type: r.streamError, message: r.streamError === "overloaded_error" ? "Overloaded" : "Internal" },
+          };
+          const error = new Anthropic.APIError(
+            undefined,
+            body,
+            JSON.stringify(body),
+            new Headers({ "request-id": "req_mid_stream" }),
+            r.streamError,
+          );
+          return {
+            on: () => undefined,
+            finalMessage: async () => Promise.reject(error),
+            currentMessage: r.partial ? { content: r.partial, usage: usage(3) } : undefined,
+          };
         }
-        const message = { id: `msg_${requests.length}`, type: "message", role: "assistant", model: params.model, content: r.content, stop_reason: r.stop, stop_details: r.stopDetails ?? null, stop_sequence: null, usage: usage(r.outputTokens) };
+        const message = {
+          id: `msg_${requests.length}`,
+          type: "message",
+          role: "assistant",
+          model: params.model,
+          content: r.content,
+          stop_reason: r.stop,
+          stop_details: r.stopDetails ?? null,
+          stop_sequence: null,
+          usage: usage(r.outputTokens),
+        };
         return { on: () => undefined, finalMessage: async () => message, currentMessage: message };
       },
     },
@@ -55,10 +83,21 @@ async function turn(replies: Scripted[], extra: Partial<TurnDeps> = {}) {
       maxIterations: 10,
       contextWindowTokens: SONNET.contextWindow,
       model: SONNET,
-      buildRequest: (): ModelRequest => ({ model: SONNET.id, max_tokens: 1_000, system: [], tools: [], messages: toWireMessages(saved) }),
+      buildRequest: (): ModelRequest => ({
+        model: SONNET.id,
+        max_tokens: 1_000,
+        system: [],
+        tools: [],
+        messages: toWireMessages(saved),
+      }),
       knownThinking: () => knownThinking(saved),
       persist: async (messages: NewMessage[]) => {
-        const stored = messages.map((m, i) => ({ ...m, id: `m${saved.length + i}`, seq: saved.length + i + 1, createdAt: "" }));
+        const stored = messages.map((m, i) => ({
+          ...m,
+          id: `m${saved.length + i}`,
+          seq: saved.length + i + 1,
+          createdAt: "",
+        }));
         saved.push(...stored);
         return stored;
       },
@@ -76,12 +115,21 @@ const lastMessage = (r: ModelRequest) => r.messages[r.messages.length - 1];
 
 describe("stop reasons", () => {
   it("refusal: the refused reply is saved and never replayed; the turn ends refused, with its category", async () => {
-    const r = await turn([{ content: [text("I started to")], stop: "refusal", stopDetails: { type: "refusal", category: "cyber", explanation: "not this" } }]);
+    const r = await turn([
+      {
+        content: [text("I started to")],
+        stop: "refusal",
+        stopDetails: { type: "refusal", category: "cyber", explanation: "not this" },
+      },
+    ]);
     expect(r.outcome.stopReason).toBe("refusal");
     expect(r.saved[1]).toMatchObject({ role: "assistant", stopReason: "refusal", content: [text("I started to")] });
     expect(r.events.find((e) => e.type === "refusal")).toMatchObject({ category: "cyber", explanation: "not this" });
     // The next turn's request leaves the refused turn out, prompt and all.
-    const next = toWireMessages([...r.saved, { id: "x", seq: 9, role: "user", content: [text("something else")], createdAt: "" }]);
+    const next = toWireMessages([
+      ...r.saved,
+      { id: "x", seq: 9, role: "user", content: [text("something else")], createdAt: "" },
+    ]);
     expect(next).toEqual([{ role: "user", content: [text("something else")] }]);
   });
 
@@ -106,7 +154,10 @@ describe("stop reasons", () => {
     const use: ContentBlock = { type: "server_tool_use", id: "srvtoolu_1", name: "web_search", input: { query: "q" } };
     const r = await turn([
       { content: [text("Searching."), use], stop: "pause_turn" },
-      { content: [{ type: "web_search_tool_result", tool_use_id: "srvtoolu_1", content: [] }, text("Found it.")], stop: "end_turn" },
+      {
+        content: [{ type: "web_search_tool_result", tool_use_id: "srvtoolu_1", content: [] }, text("Found it.")],
+        stop: "end_turn",
+      },
     ]);
     expect(r.outcome.stopReason).toBe("end_turn");
     expect(lastMessage(r.requests[1])).toEqual({ role: "assistant", content: [text("Searching."), use] });
@@ -121,7 +172,10 @@ describe("stop reasons", () => {
     expect(r.requests[1].max_tokens).toBe(2_000);
     expect(lastMessage(r.requests[1])).toEqual({ role: "user", content: [text(CONTINUE_PROMPT)] });
     // Within the turn the thinking goes back exactly as it came.
-    expect(r.requests[1].messages[1]).toEqual({ role: "assistant", content: [{ type: "thinking", thinking: "", signature: "sig_1" }] });
+    expect(r.requests[1].messages[1]).toEqual({
+      role: "assistant",
+      content: [{ type: "thinking", thinking: "", signature: "sig_1" }],
+    });
   });
 
   it("model_context_window_exceeded is a cut-off reply: it is continued", async () => {
@@ -137,7 +191,10 @@ describe("stop reasons", () => {
 
 describe("an error inside a stream", () => {
   it("keeps the streamed text as a partial reply and continues it after a backoff", async () => {
-    const r = await turn([{ streamError: "overloaded_error", partial: [text("Half an ans")] }, { content: [text("wer.")], stop: "end_turn" }]);
+    const r = await turn([
+      { streamError: "overloaded_error", partial: [text("Half an ans")] },
+      { content: [text("wer.")], stop: "end_turn" },
+    ]);
     expect(r.outcome.stopReason).toBe("end_turn");
     expect(r.saved[1]).toMatchObject({ role: "assistant", stopReason: "error", content: [text("Half an ans")] });
     expect(r.events.find((e) => e.type === "retry")).toMatchObject({ attempt: 1, error: { type: "overloaded_error" } });
@@ -149,7 +206,9 @@ describe("an error inside a stream", () => {
     expect(r.requests).toHaveLength(3);
     expect(r.requests[2]).toEqual(r.requests[0]);
     expect(r.outcome.stopReason).toBe("error");
-    expect(r.outcome.failure?.message).toBe("the model API had an internal error; try again (api_error): Internal; request id req_mid_stream");
+    expect(r.outcome.failure?.message).toBe(
+      "the model API had an internal error; try again (api_error): Internal; request id req_mid_stream",
+    );
     expect(r.outcome.failure?.requestId).toBe("req_mid_stream");
   });
 
@@ -166,7 +225,9 @@ describe("model errors as people read them", () => {
     const err = Anthropic.APIError.generate(529, body, undefined, new Headers({ "request-id": "req_011" }));
     const failure = describeModelError(err);
     expect(failure).toMatchObject({ status: 529, providerType: "overloaded_error", requestId: "req_011" });
-    expect(failure.message).toBe("the model API is overloaded; try again shortly (529 overloaded_error): Overloaded; request id req_011");
+    expect(failure.message).toBe(
+      "the model API is overloaded; try again shortly (529 overloaded_error): Overloaded; request id req_011",
+    );
     expect(failure.message).not.toContain("{");
   });
 });

@@ -13,5 +13,10 @@ export default defineProject({
       },
     },
   ],
-  test: { name: "unit", include: ["test/unit/**/*.test.ts"], environment: "node", root: new URL("../..", import.meta.url).pathname },
+  test: {
+    name: "unit",
+    include: ["test/unit/**/*.test.ts"],
+    environment: "node",
+    root: new URL("../..", import.meta.url).pathname,
+  },
 });

@@ -20,7 +20,17 @@ async function tenant(): Promise<{ id: string; key: string }> {
 const createKey = async (key: string, body: unknown = {}) => {
   const r = await api("POST", "/v1/keys", body, { key });
   expect(r.status, r.text).toBe(201);
-  return r.json as { key: { id: string; name: string | null; last4: string; createdAt: string; expiresAt: string | null; revokedAt: string | null }; apiKey: string };
+  return r.json as {
+    key: {
+      id: string;
+      name: string | null;
+      last4: string;
+      createdAt: string;
+      expiresAt: string | null;
+      revokedAt: string | null;
+    };
+    apiKey: string;
+  };
 };
 const unknownKeyAnswer = async () => api("GET", "/v1/conversations", undefined, { key: `ck_${"u".repeat(43)}` });
 const works = async (key: string) => (await api("GET", "/v1/conversations", undefined, { key })).status === 200;
@@ -31,7 +41,14 @@ describe("self-service keys", () => {
     const conv = await createConversation(undefined, t.key);
     const made = await createKey(t.key, { name: "ci deploy" });
     expect(made.apiKey).toMatch(/^ck_[A-Za-z0-9_-]{43}$/);
-    expect(made.key).toEqual({ id: expect.stringMatching(/^key_[0-9A-Z]{26}$/), name: "ci deploy", last4: made.apiKey.slice(-4), createdAt: expect.any(String), expiresAt: null, revokedAt: null });
+    expect(made.key).toEqual({
+      id: expect.stringMatching(/^key_[0-9A-Z]{26}$/),
+      name: "ci deploy",
+      last4: made.apiKey.slice(-4),
+      createdAt: expect.any(String),
+      expiresAt: null,
+      revokedAt: null,
+    });
     // The new key sees the tenant's conversations.
     const seen = await api("GET", "/v1/conversations", undefined, { key: made.apiKey });
     expect(seen.json.conversations.map((c) => c.id)).toContain(conv);
@@ -42,10 +59,21 @@ describe("self-service keys", () => {
       ["default", false],
     ]);
     expect(list.json.next).toBeNull();
-    for (const secret of [made.apiKey, t.key, await sha256Hex(made.apiKey), await sha256Hex(t.key)]) expect(list.text).not.toContain(secret);
-    expect(Object.keys(list.json.keys[0]).sort()).toEqual(["createdAt", "current", "expiresAt", "id", "last4", "name", "revokedAt"]);
+    for (const secret of [made.apiKey, t.key, await sha256Hex(made.apiKey), await sha256Hex(t.key)])
+      expect(list.text).not.toContain(secret);
+    expect(Object.keys(list.json.keys[0]).sort()).toEqual([
+      "createdAt",
+      "current",
+      "expiresAt",
+      "id",
+      "last4",
+      "name",
+      "revokedAt",
+    ]);
     // The digest is what D1 holds; the secret is nowhere.
-    const rows = JSON.stringify((await env.DB.prepare(`SELECT * FROM api_keys WHERE tenant_id = ?`).bind(t.id).all()).results);
+    const rows = JSON.stringify(
+      (await env.DB.prepare(`SELECT * FROM api_keys WHERE tenant_id = ?`).bind(t.id).all()).results,
+    );
     expect(rows).toContain(await sha256Hex(made.apiKey));
     expect(rows).not.toContain(made.apiKey);
   });
@@ -83,7 +111,9 @@ describe("self-service keys", () => {
     // Revoking again changes nothing; the key stays listed as revoked.
     const again = await api("DELETE", `/v1/keys/${victim.key.id}`, undefined, { key: t.key });
     expect(again.json.key.revokedAt).toBe(revoked.json.key.revokedAt);
-    const listed = (await api("GET", "/v1/keys", undefined, { key: t.key })).json.keys.find((k) => k.id === victim.key.id);
+    const listed = (await api("GET", "/v1/keys", undefined, { key: t.key })).json.keys.find(
+      (k) => k.id === victim.key.id,
+    );
     expect(listed!.revokedAt).toBe(revoked.json.key.revokedAt);
     expect(await works(t.key)).toBe(true);
   });
@@ -102,13 +132,18 @@ describe("self-service keys", () => {
     expect(await works(next.apiKey)).toBe(true);
     // An expired key does not count as the one that keeps the tenant in.
     const soon = await createKey(next.apiKey, { expiresAt: new Date(Date.now() + 60_000).toISOString() });
-    await env.DB.prepare(`UPDATE api_keys SET expires_at = ? WHERE id = ?`).bind(new Date(Date.now() - 1000).toISOString(), soon.key.id).run();
+    await env.DB.prepare(`UPDATE api_keys SET expires_at = ? WHERE id = ?`)
+      .bind(new Date(Date.now() - 1000).toISOString(), soon.key.id)
+      .run();
     expect((await api("DELETE", `/v1/keys/${next.key.id}`, undefined, { key: next.apiKey })).status).toBe(409);
   });
 
   it("refuse bad input with a 400 naming the field, and writes nothing", async () => {
     const t = await tenant();
-    const count = async () => (await env.DB.prepare(`SELECT COUNT(*) AS n FROM api_keys WHERE tenant_id = ?`).bind(t.id).first<{ n: number }>())!.n;
+    const count = async () =>
+      (await env.DB.prepare(`SELECT COUNT(*) AS n FROM api_keys WHERE tenant_id = ?`)
+        .bind(t.id)
+        .first<{ n: number }>())!.n;
     const before = await count();
     for (const [body, field] of [
       [{ name: "" }, "name"],
@@ -131,7 +166,10 @@ describe("self-service keys", () => {
     const t = await tenant();
     const ends = new Date(Date.now() + 60_000);
     const short = await createKey(t.key, { name: "short", expiresAt: ends.toISOString() });
-    const count = async () => (await env.DB.prepare(`SELECT COUNT(*) AS n FROM api_keys WHERE tenant_id = ?`).bind(t.id).first<{ n: number }>())!.n;
+    const count = async () =>
+      (await env.DB.prepare(`SELECT COUNT(*) AS n FROM api_keys WHERE tenant_id = ?`)
+        .bind(t.id)
+        .first<{ n: number }>())!.n;
     const before = await count();
     const later = (ms: number) => new Date(ends.getTime() + ms).toISOString();
     for (const body of [{}, { name: "forever" }, { expiresAt: later(1) }, { expiresAt: later(365 * 86_400_000) }]) {
@@ -174,7 +212,9 @@ describe("expiry and the auth cache's bound", () => {
     const t0 = Date.now();
     expect(await keyForHash(env as Env, hash, t0)).toEqual({ tenantId: t.id, keyId: made.key.id });
     // Revoked by another isolate: this one's entry is not dropped, so it holds until its time runs out.
-    await env.DB.prepare(`UPDATE api_keys SET revoked_at = ? WHERE id = ?`).bind(new Date(t0).toISOString(), made.key.id).run();
+    await env.DB.prepare(`UPDATE api_keys SET revoked_at = ? WHERE id = ?`)
+      .bind(new Date(t0).toISOString(), made.key.id)
+      .run();
     expect(await keyForHash(env as Env, hash, t0 + AUTH_CACHE_MS - 1)).not.toBeNull();
     expect(await keyForHash(env as Env, hash, t0 + AUTH_CACHE_MS)).toBeNull();
   });
@@ -186,10 +226,15 @@ describe("expiry and the auth cache's bound", () => {
     const t0 = Date.now();
     expect(await keyForHash(env as Env, hash, t0)).toEqual({ tenantId: t.id, keyId: made.key.id });
     // Revoked in another colo: D1 says so, this colo's Cache API entry does not know.
-    await env.DB.prepare(`UPDATE api_keys SET revoked_at = ? WHERE id = ?`).bind(new Date(t0).toISOString(), made.key.id).run();
+    await env.DB.prepare(`UPDATE api_keys SET revoked_at = ? WHERE id = ?`)
+      .bind(new Date(t0).toISOString(), made.key.id)
+      .run();
     forgetIsolateKeys();
     const spy = spyD1(env.DB);
-    expect(await keyForHash({ ...env, DB: spy.db } as Env, hash, t0 + AUTH_CACHE_MS - 1)).toEqual({ tenantId: t.id, keyId: made.key.id });
+    expect(await keyForHash({ ...env, DB: spy.db } as Env, hash, t0 + AUTH_CACHE_MS - 1)).toEqual({
+      tenantId: t.id,
+      keyId: made.key.id,
+    });
     expect(spy.direct).toEqual([]);
     // Copied into the fresh isolate with the colo entry's own deadline, never a new minute.
     expect(await keyForHash({ ...env, DB: spy.db } as Env, hash, t0 + AUTH_CACHE_MS)).toBeNull();
@@ -214,7 +259,9 @@ describe("expiry and the auth cache's bound", () => {
     // This isolate looked the key up and holds it.
     expect(await keyForHash(env as Env, hash, t0)).toEqual({ tenantId: t.id, keyId: made.key.id });
     // Another isolate of the same colo revokes it: D1, and the colo's layer (its entry deleted, a tombstone left).
-    await env.DB.prepare(`UPDATE api_keys SET revoked_at = ? WHERE id = ?`).bind(new Date(t0).toISOString(), made.key.id).run();
+    await env.DB.prepare(`UPDATE api_keys SET revoked_at = ? WHERE id = ?`)
+      .bind(new Date(t0).toISOString(), made.key.id)
+      .run();
     await revokeEdgeKey(hash, t0 + AUTH_CACHE_MS, t0);
     expect(await keyForHash(env as Env, hash, t0 + ISOLATE_RECHECK_MS - 1)).not.toBeNull();
     expect(await keyForHash(env as Env, hash, t0 + ISOLATE_RECHECK_MS)).toBeNull();
@@ -262,7 +309,8 @@ function holdKeyRead(real: D1Database) {
     });
   const db = new Proxy(real, {
     get(target, prop) {
-      if (prop === "prepare") return (q: string) => (/^select\b.*\bapi_keys\b/is.test(q) ? hold(target.prepare(q)) : target.prepare(q));
+      if (prop === "prepare")
+        return (q: string) => (/^select\b.*\bapi_keys\b/is.test(q) ? hold(target.prepare(q)) : target.prepare(q));
       const value = Reflect.get(target, prop);
       return typeof value === "function" ? value.bind(target) : value;
     },
@@ -308,7 +356,8 @@ describe("a revoked key's tickets and sockets", () => {
     const t = await tenant();
     const other = await createKey(t.key);
     const conv = await createConversation(undefined, other.apiKey);
-    const ticket = (await api("POST", `/v1/conversations/${conv}/ws-ticket`, undefined, { key: other.apiKey })).json.ticket;
+    const ticket = (await api("POST", `/v1/conversations/${conv}/ws-ticket`, undefined, { key: other.apiKey })).json
+      .ticket;
     expect((await api("DELETE", `/v1/keys/${other.key.id}`, undefined, { key: t.key })).status).toBe(200);
     const refused = await connectSocket(`/v1/conversations/${conv}/ws?ticket=${ticket}`);
     const never = await connectSocket(`/v1/conversations/${conv}/ws?ticket=wst_${"n".repeat(32)}`);
@@ -342,19 +391,37 @@ describe("a revoked key's tickets and sockets", () => {
     expect(sock.status).toBe(101);
     const closed = new Promise<number>((resolve) => sock.ws!.addEventListener("close", (e) => resolve(e.code)));
     const tools = [{ name: "get_weather", input_schema: { type: "object" } }];
-    const paused = await api("POST", `/v1/conversations/${conv}/messages`, { content: `@tool get_weather {"city":"Oslo"}`, tools }, { key: t.key });
+    const paused = await api(
+      "POST",
+      `/v1/conversations/${conv}/messages`,
+      { content: `@tool get_weather {"city":"Oslo"}`, tools },
+      { key: t.key },
+    );
     expect(paused.json.stop_reason).toBe("requires_action");
     const [call] = paused.json.requires_action!.calls;
     expect((await api("DELETE", `/v1/keys/${other.key.id}`, undefined, { key: t.key })).status).toBe(200);
-    sock.ws!.send(JSON.stringify({ type: "tool_results", results: [{ tool_use_id: call.id, content: "from a revoked key" }] }));
+    sock.ws!.send(
+      JSON.stringify({ type: "tool_results", results: [{ tool_use_id: call.id, content: "from a revoked key" }] }),
+    );
     const error = await sock.next((e) => e.type === "error");
     expect(error.error.type).toBe("authentication_error");
     expect(await closed).toBe(1008);
-    expect((await api("GET", `/v1/conversations/${conv}/messages`, undefined, { key: t.key })).json.messages).toHaveLength(2);
-    expect((await api("GET", `/v1/conversations/${conv}`, undefined, { key: t.key })).json.requiresAction).toEqual(paused.json.requires_action);
-    const answered = await api("POST", `/v1/conversations/${conv}/tool-results`, { results: [{ tool_use_id: call.id, content: "sunny" }] }, { key: t.key });
+    expect(
+      (await api("GET", `/v1/conversations/${conv}/messages`, undefined, { key: t.key })).json.messages,
+    ).toHaveLength(2);
+    expect((await api("GET", `/v1/conversations/${conv}`, undefined, { key: t.key })).json.requiresAction).toEqual(
+      paused.json.requires_action,
+    );
+    const answered = await api(
+      "POST",
+      `/v1/conversations/${conv}/tool-results`,
+      { results: [{ tool_use_id: call.id, content: "sunny" }] },
+      { key: t.key },
+    );
     expect(answered.status).toBe(200);
-    expect(answered.json.messages[0].content).toEqual([{ type: "tool_result", tool_use_id: call.id, content: "sunny" }]);
+    expect(answered.json.messages[0].content).toEqual([
+      { type: "tool_result", tool_use_id: call.id, content: "sunny" },
+    ]);
   });
 
   it("a socket the key opened is refused a stop frame and closed: the turn runs on until a live key stops it", async () => {
@@ -363,7 +430,12 @@ describe("a revoked key's tickets and sockets", () => {
     const conv = await createConversation(undefined, t.key);
     const sock = await connectSocket(`/v1/conversations/${conv}/ws`, { authorization: `Bearer ${other.apiKey}` });
     const closed = new Promise<number>((resolve) => sock.ws!.addEventListener("close", (e) => resolve(e.code)));
-    const turn = api("POST", `/v1/conversations/${conv}/messages`, { content: "Tell me about rivers.\n@reply-chars 1500\n@hold-stream after=200" }, { key: t.key });
+    const turn = api(
+      "POST",
+      `/v1/conversations/${conv}/messages`,
+      { content: "Tell me about rivers.\n@reply-chars 1500\n@hold-stream after=200" },
+      { key: t.key },
+    );
     const start = await sock.next((e) => e.type === "turn_start");
     await sock.next((e) => e.type === "delta" && e.turnId === start.turnId);
     expect((await api("DELETE", `/v1/keys/${other.key.id}`, undefined, { key: t.key })).status).toBe(200);
@@ -371,7 +443,9 @@ describe("a revoked key's tickets and sockets", () => {
     expect(await closed).toBe(1008);
     expect(sock.events.some((e) => e.type === "stopped")).toBe(false);
     // The held reply is still running: only the live key's stop ends it.
-    expect((await api("POST", `/v1/conversations/${conv}/stop`, { turnId: start.turnId }, { key: t.key })).json).toEqual({ turnId: start.turnId, stopped: true });
+    expect(
+      (await api("POST", `/v1/conversations/${conv}/stop`, { turnId: start.turnId }, { key: t.key })).json,
+    ).toEqual({ turnId: start.turnId, stopped: true });
     expect((await turn).json.stop_reason).toBe("interrupted");
   });
 
@@ -389,7 +463,10 @@ describe("a revoked key's tickets and sockets", () => {
     const after = await api("POST", `/v1/conversations/${conv}/messages`, { content: "after" }, { key: t.key });
     expect(after.status).toBe(200);
     // Whichever comes first: the close, or a frame of the turn that ran after the revocation.
-    const first = await Promise.race([closed.then((code) => ({ code })), sock.next((e) => "turnId" in e && e.turnId === after.json.turnId).then((frame) => ({ frame }))]);
+    const first = await Promise.race([
+      closed.then((code) => ({ code })),
+      sock.next((e) => "turnId" in e && e.turnId === after.json.turnId).then((frame) => ({ frame })),
+    ]);
     expect(first).toEqual({ code: 1008 });
     expect(sock.events.filter((e) => "turnId" in e && e.turnId === after.json.turnId)).toEqual([]);
   });
@@ -406,7 +483,8 @@ describe("operator keys (admin token)", () => {
     expect(list.json.keys.map((k) => k.name)).toEqual(["ops", "default"]);
     expect(list.json.keys[0]).not.toHaveProperty("current");
     expect(list.text).not.toContain(made.json.apiKey);
-    for (const k of list.json.keys) expect((await api("DELETE", `${base}/${k.id}`, undefined, { key: ADMIN })).status).toBe(200);
+    for (const k of list.json.keys)
+      expect((await api("DELETE", `${base}/${k.id}`, undefined, { key: ADMIN })).status).toBe(200);
     expect(await works(t.key)).toBe(false);
     expect(await works(made.json.apiKey)).toBe(false);
   });
@@ -419,7 +497,9 @@ describe("operator keys (admin token)", () => {
     expect(missing.status).toBe(404);
     expect(missing.json.error?.message).toBe("tenant not found");
     const crossed = await api("DELETE", `/v1/admin/tenants/${t.id}/keys/${uKey}`, undefined, { key: ADMIN });
-    const ghost = await api("DELETE", `/v1/admin/tenants/${t.id}/keys/key_${"0".repeat(26)}`, undefined, { key: ADMIN });
+    const ghost = await api("DELETE", `/v1/admin/tenants/${t.id}/keys/key_${"0".repeat(26)}`, undefined, {
+      key: ADMIN,
+    });
     expect(crossed.status).toBe(404);
     expect(crossed.text).toBe(ghost.text);
     expect(await works(u.key)).toBe(true);

@@ -11,13 +11,18 @@ import { blocksOf, ofType } from "../blocks";
 import type { ContentBlock } from "../../core/types";
 
 async function upload(id: string, name: string, body: BodyInit, type: string, key?: string) {
-  return api("POST", `/v1/conversations/${id}/attachments?name=${encodeURIComponent(name)}`, body, { key, raw: true, headers: { "content-type": type } });
+  return api("POST", `/v1/conversations/${id}/attachments?name=${encodeURIComponent(name)}`, body, {
+    key,
+    raw: true,
+    headers: { "content-type": type },
+  });
 }
 
 async function makePdf(pages: number): Promise<Uint8Array> {
   const doc = await PDFDocument.create();
   const font = await doc.embedFont(StandardFonts.Helvetica);
-  for (let i = 1; i <= pages; i++) doc.addPage([300, 200]).drawText(`page ${i} kumquat${i}`, { x: 20, y: 100, font, size: 12 });
+  for (let i = 1; i <= pages; i++)
+    doc.addPage([300, 200]).drawText(`page ${i} kumquat${i}`, { x: 20, y: 100, font, size: 12 });
   doc.setTitle("The Kumquat Book");
   return doc.save();
 }
@@ -33,7 +38,12 @@ describe("attachments", () => {
     const text = Array.from({ length: 20000 }, (_, i) => `line ${i + 1} marmot${i + 1}`).join("\n");
     const up = await upload(id, "log.txt", text, "text/plain");
     expect(up.status).toBe(201);
-    expect(up.json).toMatchObject({ name: "log.txt", type: "text/plain", size: text.length, facts: { kind: "text", lines: 20000 } });
+    expect(up.json).toMatchObject({
+      name: "log.txt",
+      type: "text/plain",
+      size: text.length,
+      facts: { kind: "text", lines: 20000 },
+    });
     expect(up.json.note).toContain("20,000 lines");
     expect(up.json.note).toContain(`file_read {"attachment_id":"${up.json.id}"`);
     expect(up.json.note).not.toContain("marmot");
@@ -75,17 +85,23 @@ describe("attachments", () => {
     const bad = await upload(id, "bad-xref.pdf", fixture(badXref), "application/pdf");
     expect(bad.json.facts).toMatchObject({ kind: "pdf", pageCount: 1, pageCountSource: "pdfjs" });
     expect(bad.json.note).toContain("recovered by pdf.js");
-    expect(toolText(await send(id, `@tool pdf_read {"attachment_id":"${bad.json.id}","pages":"1"}`))).toContain("Potato");
+    expect(toolText(await send(id, `@tool pdf_read {"attachment_id":"${bad.json.id}","pages":"1"}`))).toContain(
+      "Potato",
+    );
     const aes = await upload(id, "aes.pdf", fixture(aesPdf), "application/pdf");
     expect(aes.json.facts).toMatchObject({ pageCount: 30, encrypted: true });
-    expect(toolText(await send(id, `@tool pdf_read {"attachment_id":"${aes.json.id}","pages":"30"}`))).toContain("Potato 29");
+    expect(toolText(await send(id, `@tool pdf_read {"attachment_id":"${aes.json.id}","pages":"30"}`))).toContain(
+      "Potato 29",
+    );
     const locked = await upload(id, "locked.pdf", fixture(lockedPdf), "application/pdf");
     expect(locked.json.facts).toMatchObject({ encrypted: true, passwordRequired: true });
     expect(locked.json.note).toContain("ask the user for the password");
     const refused = await send(id, `@tool pdf_read {"attachment_id":"${locked.json.id}","pages":"2"}`);
     expect(refused.json.messages[2].content[0].is_error).toBe(true);
     expect(toolText(refused)).toContain("ask the user for the password");
-    expect(toolText(await send(id, `@tool pdf_read {"attachment_id":"${locked.json.id}","pages":"2","password":"view"}`))).toContain("Potato 1");
+    expect(
+      toolText(await send(id, `@tool pdf_read {"attachment_id":"${locked.json.id}","pages":"2","password":"view"}`)),
+    ).toContain("Potato 1");
   });
 
   it("give a corrupt PDF a note that says so, and a clear tool error; the conversation goes on", async () => {
@@ -102,7 +118,10 @@ describe("attachments", () => {
   it("read images only on request, and spreadsheets by rows", async () => {
     const id = await createConversation();
     // A 3x2 PNG (IHDR only matters for the facts; image_view returns the bytes as they are).
-    const png = Uint8Array.from(atob("iVBORw0KGgoAAAANSUhEUgAAAAMAAAACCAYAAACddGYaAAAAEklEQVR42mP8z8BQz0AEYBxVSF8AAD0yBgHqf1HnAAAAAElFTkSuQmCC"), (c) => c.charCodeAt(0));
+    const png = Uint8Array.from(
+      atob("iVBORw0KGgoAAAANSUhEUgAAAAMAAAACCAYAAACddGYaAAAAEklEQVR42mP8z8BQz0AEYBxVSF8AAD0yBgHqf1HnAAAAAElFTkSuQmCC"),
+      (c) => c.charCodeAt(0),
+    );
     const img = await upload(id, "dot.png", png, "image/png");
     expect(img.json.facts).toMatchObject({ kind: "image", width: 3, height: 2, format: "png" });
     const seen = await send(id, `@tool image_view {"attachment_id":"${img.json.id}"}`);
@@ -116,13 +135,22 @@ describe("attachments", () => {
 
   it("upload through R2 multipart: create, parts, complete; abort leaves nothing", async () => {
     const id = await createConversation();
-    const start = await api("POST", `/v1/conversations/${id}/attachments/uploads`, { name: "big.log", type: "text/plain" });
+    const start = await api("POST", `/v1/conversations/${id}/attachments/uploads`, {
+      name: "big.log",
+      type: "text/plain",
+    });
     expect(start.status).toBe(201);
     const part1 = `${"a".repeat(5 * 1024 * 1024 - 1)}\n`;
     const part2 = "tail line one\ntail line two\n";
     const base = `/v1/conversations/${id}/attachments/uploads/${start.json.attachmentId}` as const;
-    const p1 = await api("PUT", `${base}/parts/1`, part1, { raw: true, headers: { "content-type": "application/octet-stream" } });
-    const p2 = await api("PUT", `${base}/parts/2`, part2, { raw: true, headers: { "content-type": "application/octet-stream" } });
+    const p1 = await api("PUT", `${base}/parts/1`, part1, {
+      raw: true,
+      headers: { "content-type": "application/octet-stream" },
+    });
+    const p2 = await api("PUT", `${base}/parts/2`, part2, {
+      raw: true,
+      headers: { "content-type": "application/octet-stream" },
+    });
     expect(p1.status).toBe(200);
     const done = await api("POST", `${base}/complete`, { parts: [p1.json, p2.json] });
     expect(done.status).toBe(201);
@@ -135,7 +163,13 @@ describe("attachments", () => {
     expect(abort.status).toBe(204);
     const listed = await env.BUCKET.list({ prefix: `tenants/dev/attachments/${other.json.attachmentId}/` });
     expect(listed.objects).toHaveLength(0);
-    expect((await api("POST", `/v1/conversations/${id}/attachments/uploads/${other.json.attachmentId}/complete`, { parts: [{ partNumber: 1, etag: "x" }] })).status).toBe(404);
+    expect(
+      (
+        await api("POST", `/v1/conversations/${id}/attachments/uploads/${other.json.attachmentId}/complete`, {
+          parts: [{ partNumber: 1, etag: "x" }],
+        })
+      ).status,
+    ).toBe(404);
   });
 
   it("refuse bad uploads cleanly and keep attachments tenant-scoped", async () => {
@@ -147,7 +181,9 @@ describe("attachments", () => {
     const keyB = await newTenant();
     const theirs = await createConversation(undefined, keyB);
     expect((await upload(id, "x.txt", "x", "text/plain", keyB)).status).toBe(404);
-    expect((await api("GET", `/v1/conversations/${id}/attachments/${up.json.id}`, undefined, { key: keyB })).status).toBe(404);
+    expect(
+      (await api("GET", `/v1/conversations/${id}/attachments/${up.json.id}`, undefined, { key: keyB })).status,
+    ).toBe(404);
     // A prompt-injected read of another tenant's attachment gets nothing.
     await send(theirs, `@tool tool_activate {"name":"file_read"}`, keyB);
     const r = await send(theirs, `@tool file_read {"attachment_id":"${up.json.id}","lines":"1"}`, keyB);
@@ -163,12 +199,19 @@ describe("pdf page indexing", () => {
     const { runExtractJob } = await import("../../workers/summarizer/extract");
     const id = await createConversation();
     const up = await upload(id, "short.pdf", await makePdf(120), "application/pdf");
-    const job = (fromPage: number, toPage: number) => ({ kind: "extract" as const, tenantId: "dev", attachmentId: up.json.id, fromPage, toPage });
+    const job = (fromPage: number, toPage: number) => ({
+      kind: "extract" as const,
+      tenantId: "dev",
+      attachmentId: up.json.id,
+      fromPage,
+      toPage,
+    });
     expect(await runExtractJob(job(1, 50), env as Env)).toEqual({ pages: 50, indexed: 50 });
     expect(await runExtractJob(job(1, 50), env as Env)).toEqual({ pages: 50, indexed: 50 });
     const hits = await api("GET", `/v1/search?q=kumquat42&kind=page`);
     expect(hits.json.results[0]).toMatchObject({ kind: "page", seq: 42, conversationId: id });
-    const status = () => env.DB.prepare(`SELECT index_status AS s FROM attachments WHERE id = ?`).bind(up.json.id).first<{ s: string }>();
+    const status = () =>
+      env.DB.prepare(`SELECT index_status AS s FROM attachments WHERE id = ?`).bind(up.json.id).first<{ s: string }>();
     expect((await status())!.s).toBe("none");
     await runExtractJob(job(51, 100), env as Env);
     await runExtractJob(job(101, 120), env as Env);
@@ -184,20 +227,33 @@ describe("office attachments", () => {
   it("read XLSX sheets by rows and DOCX text through the tools the upload activates", async () => {
     const { zipSync } = await import("fflate");
     const xlsx = zipSync({
-      "xl/workbook.xml": xml(`<workbook ${NS}><sheets><sheet name="Budget" sheetId="1" r:id="rId1"/></sheets></workbook>`),
-      "xl/_rels/workbook.xml.rels": xml(`<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="${REL}/worksheet" Target="worksheets/sheet1.xml"/><Relationship Id="rId2" Type="${REL}/sharedStrings" Target="sharedStrings.xml"/></Relationships>`),
-      "xl/sharedStrings.xml": xml(`<sst ${NS}><si><t>Item</t></si><si><t>Cost</t></si><si><t>Rocket fuel</t></si></sst>`),
-      "xl/worksheets/sheet1.xml": xml(`<worksheet ${NS}><dimension ref="A1:B2"/><sheetData><row r="1"><c r="A1" t="s"><v>0</v></c><c r="B1" t="s"><v>1</v></c></row><row r="2"><c r="A2" t="s"><v>2</v></c><c r="B2"><v>4200.5</v></c></row></sheetData></worksheet>`),
+      "xl/workbook.xml": xml(
+        `<workbook ${NS}><sheets><sheet name="Budget" sheetId="1" r:id="rId1"/></sheets></workbook>`,
+      ),
+      "xl/_rels/workbook.xml.rels": xml(
+        `<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="${REL}/worksheet" Target="worksheets/sheet1.xml"/><Relationship Id="rId2" Type="${REL}/sharedStrings" Target="sharedStrings.xml"/></Relationships>`,
+      ),
+      "xl/sharedStrings.xml": xml(
+        `<sst ${NS}><si><t>Item</t></si><si><t>Cost</t></si><si><t>Rocket fuel</t></si></sst>`,
+      ),
+      "xl/worksheets/sheet1.xml": xml(
+        `<worksheet ${NS}><dimension ref="A1:B2"/><sheetData><row r="1"><c r="A1" t="s"><v>0</v></c><c r="B1" t="s"><v>1</v></c></row><row r="2"><c r="A2" t="s"><v>2</v></c><c r="B2"><v>4200.5</v></c></row></sheetData></worksheet>`,
+      ),
     });
     const docx = zipSync({
-      "word/document.xml": xml(`<w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body><w:p><w:r><w:t>Mission brief</w:t></w:r></w:p><w:p><w:r><w:t>Launch at dawn &amp; return by dusk.</w:t></w:r></w:p></w:body></w:document>`),
+      "word/document.xml": xml(
+        `<w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body><w:p><w:r><w:t>Mission brief</w:t></w:r></w:p><w:p><w:r><w:t>Launch at dawn &amp; return by dusk.</w:t></w:r></w:p></w:body></w:document>`,
+      ),
     });
     const id = await createConversation();
     const sheet = await upload(id, "budget.xlsx", xlsx, "application/octet-stream");
     expect(sheet.json.facts).toMatchObject({ kind: "spreadsheet", sheets: [{ name: "Budget", rows: 2, columns: 2 }] });
     const doc = await upload(id, "brief.docx", docx, "application/octet-stream");
     expect(doc.json.facts).toMatchObject({ kind: "document", paragraphs: 2 });
-    const rows = await send(id, `@tool spreadsheet_read {"attachment_id":"${sheet.json.id}","rows":"1-2","sheet":"Budget"}`);
+    const rows = await send(
+      id,
+      `@tool spreadsheet_read {"attachment_id":"${sheet.json.id}","rows":"1-2","sheet":"Budget"}`,
+    );
     expect(toolText(rows)).toContain("Rocket fuel\t4200.5");
     const text = await send(id, `@tool document_read {"attachment_id":"${doc.json.id}"}`);
     expect(toolText(text)).toContain("Mission brief\nLaunch at dawn & return by dusk.");

@@ -25,7 +25,10 @@ interface TitleInternals {
   patch: ConversationDO["patch"];
 }
 type TitleClient = Parameters<AutoTitler["afterTurn"]>[0];
-const inObject = runInDurableObject as unknown as <R>(stub: DurableObjectStub, fn: (instance: TitleInternals) => Promise<R>) => Promise<R>;
+const inObject = runInDurableObject as unknown as <R>(
+  stub: DurableObjectStub,
+  fn: (instance: TitleInternals) => Promise<R>,
+) => Promise<R>;
 
 const eventually = async <T>(f: () => Promise<T>, ok: (v: T) => boolean, ms = 10_000): Promise<T> => {
   const end = Date.now() + ms;
@@ -43,14 +46,23 @@ async function untitled(key: string): Promise<string> {
   return r.json.id;
 }
 
-const titleOf = async (id: string, key: string) => (await api("GET", `/v1/conversations/${id}`, undefined, { key })).json.title as string;
-const listedTitle = async (id: string, key: string) => ((await api("GET", "/v1/conversations?limit=100", undefined, { key })).json.data).find((c) => c.id === id)?.title as string;
+const titleOf = async (id: string, key: string) =>
+  (await api("GET", `/v1/conversations/${id}`, undefined, { key })).json.title as string;
+const listedTitle = async (id: string, key: string) =>
+  (await api("GET", "/v1/conversations?limit=100", undefined, { key })).json.data.find((c) => c.id === id)
+    ?.title as string;
 // Typed loosely: the object's RPC types are too deep for runInDurableObject's inference.
-const stubOf = (id: string): DurableObjectStub => env.CONVERSATION.get(env.CONVERSATION.idFromName(id)) as unknown as DurableObjectStub;
+const stubOf = (id: string): DurableObjectStub =>
+  env.CONVERSATION.get(env.CONVERSATION.idFromName(id)) as unknown as DurableObjectStub;
 
 /** Waits until the object has tried its automatic title (or the user's title made it moot). */
-const titleSource = (id: string): Promise<string | null> => inConversation(id, async (instance) => instance.store.titleSource());
-const titleTried = (id: string) => eventually(() => titleSource(id), (s) => s !== null);
+const titleSource = (id: string): Promise<string | null> =>
+  inConversation(id, async (instance) => instance.store.titleSource());
+const titleTried = (id: string) =>
+  eventually(
+    () => titleSource(id),
+    (s) => s !== null,
+  );
 
 describe("automatic titles", () => {
   it("the model titles an untitled conversation after its first exchange, in the conversation and the listing", async () => {
@@ -58,8 +70,18 @@ describe("automatic titles", () => {
     const id = await untitled(key);
     const r = await send(id, "How do rivers carve canyons?\n@reply-chars 200", key);
     expect(r.status).toBe(200);
-    expect(await eventually(() => titleOf(id, key), (t) => t !== DEFAULT_TITLE)).toBe("How do rivers carve canyons");
-    expect(await eventually(() => listedTitle(id, key), (t) => t !== DEFAULT_TITLE)).toBe("How do rivers carve canyons");
+    expect(
+      await eventually(
+        () => titleOf(id, key),
+        (t) => t !== DEFAULT_TITLE,
+      ),
+    ).toBe("How do rivers carve canyons");
+    expect(
+      await eventually(
+        () => listedTitle(id, key),
+        (t) => t !== DEFAULT_TITLE,
+      ),
+    ).toBe("How do rivers carve canyons");
     // Once: a later turn does not title it again.
     await send(id, "And glaciers?", key);
     await new Promise((r) => setTimeout(r, 300));
@@ -93,12 +115,28 @@ describe("automatic titles", () => {
   it("a rename that lands while the title call runs wins; a thrown call is swallowed", async () => {
     const key = await newTenant();
     const id = await untitled(key);
-    expect((await api("POST", `/v1/conversations/${id}/import`, { messages: [{ role: "user", text: "Compare tide tables" }, { role: "assistant", text: "Sure." }] }, { key })).status).toBe(201);
+    expect(
+      (
+        await api(
+          "POST",
+          `/v1/conversations/${id}/import`,
+          {
+            messages: [
+              { role: "user", text: "Compare tide tables" },
+              { role: "assistant", text: "Sure." },
+            ],
+          },
+          { key },
+        )
+      ).status,
+    ).toBe(201);
     await api("GET", `/v1/conversations/${id}`, undefined, { key });
     const model = catalogEntry("claude-sonnet-5-5")!;
     const result = await inObject(stubOf(id), async (instance) => {
       const titler = new AutoTitler(instance.scope, instance.record, instance.outbox);
-      const failing = { messages: { create: async () => Promise.reject(new Error("provider down")) } } as unknown as TitleClient;
+      const failing = {
+        messages: { create: async () => Promise.reject(new Error("provider down")) },
+      } as unknown as TitleClient;
       const afterFailure = await titler.afterTurn(failing, model);
       const titleAfterFailure = instance.record.head!.title;
       // Tried once: a second call does nothing until the flag is cleared (as on a fresh object here).
@@ -108,7 +146,10 @@ describe("automatic titles", () => {
         messages: {
           create: async (...args: unknown[]) => {
             const reply = await (real.messages.create as (...a: unknown[]) => Promise<unknown>)(...args);
-            await instance.patch({ tenantId: instance.record.head!.tenantId, conversationId: id }, { title: "Renamed meanwhile" });
+            await instance.patch(
+              { tenantId: instance.record.head!.tenantId, conversationId: id },
+              { title: "Renamed meanwhile" },
+            );
             return reply;
           },
         },
@@ -116,6 +157,11 @@ describe("automatic titles", () => {
       const afterRace = await titler.afterTurn(racing, model);
       return { afterFailure, titleAfterFailure, afterRace, final: instance.record.head!.title };
     });
-    expect(result).toEqual({ afterFailure: null, titleAfterFailure: DEFAULT_TITLE, afterRace: null, final: "Renamed meanwhile" });
+    expect(result).toEqual({
+      afterFailure: null,
+      titleAfterFailure: DEFAULT_TITLE,
+      afterRace: null,
+      final: "Renamed meanwhile",
+    });
   });
 });

@@ -17,7 +17,12 @@ const HOUR = Date.parse("2033-03-03T03:00:00Z");
 async function automations(key: string, n: number): Promise<string[]> {
   const ids = [];
   for (let i = 0; i < n; i++) {
-    const r = await api("POST", "/v1/automations", { name: `p${i}`, channel: "paging", prompt: "paged check-in", schedule: "0 * * * *" }, { key });
+    const r = await api(
+      "POST",
+      "/v1/automations",
+      { name: `p${i}`, channel: "paging", prompt: "paged check-in", schedule: "0 * * * *" },
+      { key },
+    );
     expect(r.status).toBe(201);
     ids.push(r.json.id);
   }
@@ -27,17 +32,32 @@ async function automations(key: string, n: number): Promise<string[]> {
 /** One tick, its D1 statements on the automations tables counted. */
 async function tick(at: number) {
   const spy = spyD1(env.DB);
-  const result = await runScheduled(createScheduledController({ scheduledTime: at, cron: "*/5 * * * *" }), { ...env, DB: spy.db } as Env);
+  const result = await runScheduled(createScheduledController({ scheduledTime: at, cron: "*/5 * * * *" }), {
+    ...env,
+    DB: spy.db,
+  } as Env);
   return { result, automationStatements: spy.direct.filter((q) => /\bautomation/.test(q)).length };
 }
 
 const runsFor = async (ids: string[], slot: number) =>
-  (await env.DB.prepare(`SELECT automation_id AS a, COUNT(*) AS n FROM automation_runs WHERE slot = ? AND automation_id IN (${ids.map(() => "?").join(",")}) GROUP BY automation_id`).bind(new Date(slot).toISOString(), ...ids).all<{ a: string; n: number }>()).results;
+  (
+    await env.DB.prepare(
+      `SELECT automation_id AS a, COUNT(*) AS n FROM automation_runs WHERE slot = ? AND automation_id IN (${ids.map(() => "?").join(",")}) GROUP BY automation_id`,
+    )
+      .bind(new Date(slot).toISOString(), ...ids)
+      .all<{ a: string; n: number }>()
+  ).results;
 
 describe("the cron tick's paging", () => {
   it("finds due automations through the automations_due index, not a scan", async () => {
-    const plan = await env.DB.prepare(`EXPLAIN QUERY PLAN SELECT id, tenant_id, schedule FROM automations WHERE paused = 0 AND next_run_at <= ? ORDER BY next_run_at LIMIT 2`).bind(new Date(HOUR).toISOString()).all<{ detail: string }>();
-    expect(plan.results.map((r) => r.detail).join("\n")).toMatch(/SEARCH automations USING INDEX automations_due \(paused=\? AND next_run_at<\?\)/);
+    const plan = await env.DB.prepare(
+      `EXPLAIN QUERY PLAN SELECT id, tenant_id, schedule FROM automations WHERE paused = 0 AND next_run_at <= ? ORDER BY next_run_at LIMIT 2`,
+    )
+      .bind(new Date(HOUR).toISOString())
+      .all<{ detail: string }>();
+    expect(plan.results.map((r) => r.detail).join("\n")).toMatch(
+      /SEARCH automations USING INDEX automations_due \(paused=\? AND next_run_at<\?\)/,
+    );
   });
 
   it("claims one page per invocation, continues through the queue until every due automation has its run, once", async () => {
@@ -55,7 +75,11 @@ describe("the cron tick's paging", () => {
     // Every row now waits for its next slot: a later tick in the same hour finds nothing due.
     const again = await tick(HOUR + 10 * 60_000);
     expect(again.result).toMatchObject({ claimed: 0, continued: false });
-    const late = await env.DB.prepare(`SELECT DISTINCT next_run_at AS n FROM automations WHERE id IN (${ids.map(() => "?").join(",")})`).bind(...ids).all<{ n: string }>();
+    const late = await env.DB.prepare(
+      `SELECT DISTINCT next_run_at AS n FROM automations WHERE id IN (${ids.map(() => "?").join(",")})`,
+    )
+      .bind(...ids)
+      .all<{ n: string }>();
     expect(late.results).toEqual([{ n: new Date(HOUR + 3600_000).toISOString() }]);
   });
 

@@ -16,21 +16,33 @@ let runCount = 0;
 /** An automation with one claimed run (as the cron trigger leaves it), its slot unique to the test. */
 async function claimedRun(prompt: string, status = "queued", attempts = 0) {
   const key = await newTenant();
-  const a = await api("POST", "/v1/automations", { name: "r", channel: "retries", prompt, schedule: "0 * * * *" }, { key });
+  const a = await api(
+    "POST",
+    "/v1/automations",
+    { name: "r", channel: "retries", prompt, schedule: "0 * * * *" },
+    { key },
+  );
   expect(a.status).toBe(201);
-  const tenantId = (await env.DB.prepare(`SELECT tenant_id AS t FROM automations WHERE id = ?`).bind(a.json.id).first<{ t: string }>())!.t;
+  const tenantId = (await env.DB.prepare(`SELECT tenant_id AS t FROM automations WHERE id = ?`)
+    .bind(a.json.id)
+    .first<{ t: string }>())!.t;
   const runId = `run_${String(++runCount).padStart(26, "0")}`.slice(0, 30);
   const slot = new Date(Date.parse("2032-01-01T00:00:00Z") + runCount * 3600_000).toISOString();
-  await env.DB.prepare(`INSERT INTO automation_runs (id, automation_id, tenant_id, slot, status, queued_at, attempts) VALUES (?, ?, ?, ?, ?, ?, ?)`)
+  await env.DB.prepare(
+    `INSERT INTO automation_runs (id, automation_id, tenant_id, slot, status, queued_at, attempts) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+  )
     .bind(runId, a.json.id, tenantId, slot, status, new Date().toISOString(), attempts)
     .run();
-  const run = async () => ((await api("GET", `/v1/automations/${a.json.id}/runs`, undefined, { key })).json.data).find((r) => r.id === runId);
+  const run = async () =>
+    (await api("GET", `/v1/automations/${a.json.id}/runs`, undefined, { key })).json.data.find((r) => r.id === runId);
   return { key, automationId: a.json.id as string, runId, run };
 }
 
 /** One delivery of the run's message, as the queue makes it; what the consumer told the queue. */
 async function deliver(runId: string, attempts: number, queue = "context-chat-automations") {
-  const batch = createMessageBatch<unknown>(queue, [{ id: `m${attempts}`, timestamp: new Date(), attempts, body: { kind: "automation", runId } }]);
+  const batch = createMessageBatch<unknown>(queue, [
+    { id: `m${attempts}`, timestamp: new Date(), attempts, body: { kind: "automation", runId } },
+  ]);
   const ctx = createExecutionContext();
   await chat.queue!(batch, env as Env);
   const result = await getQueueResult(batch, ctx);

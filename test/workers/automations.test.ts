@@ -14,11 +14,18 @@ async function tick(at: number) {
   await waitOnExecutionContext(ctx);
 }
 
-const runsOf = async (id: string, key: string) => (await api("GET", `/v1/automations/${id}/runs`, undefined, { key })).json.data;
-const settled = (runs: Record<string, unknown>[]) => runs.length > 0 && runs.every((r) => !["queued", "running", "retrying"].includes(String(r.status)));
+const runsOf = async (id: string, key: string) =>
+  (await api("GET", `/v1/automations/${id}/runs`, undefined, { key })).json.data;
+const settled = (runs: Record<string, unknown>[]) =>
+  runs.length > 0 && runs.every((r) => !["queued", "running", "retrying"].includes(String(r.status)));
 
 async function createAutomation(key: string, body: Record<string, unknown>) {
-  const r = await api("POST", "/v1/automations", { name: "a", channel: "auto", prompt: "hourly check-in", schedule: "0 * * * *", ...body }, { key });
+  const r = await api(
+    "POST",
+    "/v1/automations",
+    { name: "a", channel: "auto", prompt: "hourly check-in", schedule: "0 * * * *", ...body },
+    { key },
+  );
   if (r.status !== 201) throw new Error(`${r.status} ${r.text}`);
   return r.json.id as string;
 }
@@ -29,17 +36,39 @@ const HOUR = Date.parse("2031-05-06T14:00:00Z");
 describe("automations API", () => {
   it("creates, lists, patches, pauses, resumes and deletes, validating the schedule", async () => {
     const key = await newTenant();
-    const bad = await api("POST", "/v1/automations", { name: "x", schedule: "every hour", prompt: "p", channel: "c" }, { key });
+    const bad = await api(
+      "POST",
+      "/v1/automations",
+      { name: "x", schedule: "every hour", prompt: "p", channel: "c" },
+      { key },
+    );
     expect(bad.status).toBe(400);
     expect(bad.json.error?.message).toMatch(/schedule: not a cron expression/);
-    expect((await api("POST", "/v1/automations", { name: "x", schedule: "0 * * * *", prompt: "p", channel: "../etc" }, { key })).status).toBe(400);
+    expect(
+      (
+        await api(
+          "POST",
+          "/v1/automations",
+          { name: "x", schedule: "0 * * * *", prompt: "p", channel: "../etc" },
+          { key },
+        )
+      ).status,
+    ).toBe(400);
     const id = await createAutomation(key, {});
     expect((await api("GET", "/v1/automations", undefined, { key })).json.automations.map((a) => a.id)).toEqual([id]);
-    expect((await api("PATCH", `/v1/automations/${id}`, { prompt: "new prompt" }, { key })).json.prompt).toBe("new prompt");
+    expect((await api("PATCH", `/v1/automations/${id}`, { prompt: "new prompt" }, { key })).json.prompt).toBe(
+      "new prompt",
+    );
     expect((await api("POST", `/v1/automations/${id}/pause`, undefined, { key })).json.paused).toBe(true);
     expect((await api("POST", `/v1/automations/${id}/resume`, undefined, { key })).json.paused).toBe(false);
     const other = await newTenant();
-    for (const [m, p, b] of [["GET", ""], ["PATCH", "", { name: "mine" }], ["DELETE", ""], ["GET", "/runs"], ["POST", "/pause"]] as const) {
+    for (const [m, p, b] of [
+      ["GET", ""],
+      ["PATCH", "", { name: "mine" }],
+      ["DELETE", ""],
+      ["GET", "/runs"],
+      ["POST", "/pause"],
+    ] as const) {
       expect((await api(m, `/v1/automations/${id}${p}`, b, { key: other })).status, `${m} ${p}`).toBe(404);
     }
     expect((await api("DELETE", `/v1/automations/${id}`, undefined, { key })).status).toBe(204);
@@ -73,15 +102,21 @@ describe("the cron trigger", () => {
     const healthy = await createAutomation(key, { channel: "steady" });
     const paused = await createAutomation(key, { channel: "quiet", paused: true });
     // A row whose schedule no longer parses must not stop the rest.
-    await env.DB.prepare(`INSERT INTO automations (id, tenant_id, name, schedule, prompt, channel, paused, created_at, updated_at) VALUES ('auto_00000000000000000000000000', (SELECT tenant_id FROM automations WHERE id = ?), 'broken', 'not cron', 'p', 'c', 0, 'x', 'x')`)
+    await env.DB.prepare(
+      `INSERT INTO automations (id, tenant_id, name, schedule, prompt, channel, paused, created_at, updated_at) VALUES ('auto_00000000000000000000000000', (SELECT tenant_id FROM automations WHERE id = ?), 'broken', 'not cron', 'p', 'c', 0, 'x', 'x')`,
+    )
       .bind(healthy)
       .run();
     const slot2 = HOUR + 3 * 3600_000;
     await tick(slot2 + 60_000);
-    const [f, h] = await Promise.all([failing, healthy].map((id) => eventually(async () => {
-      const r = await runsOf(id, key);
-      return settled(r) ? r : null;
-    }, 30_000)));
+    const [f, h] = await Promise.all(
+      [failing, healthy].map((id) =>
+        eventually(async () => {
+          const r = await runsOf(id, key);
+          return settled(r) ? r : null;
+        }, 30_000),
+      ),
+    );
     // Every delivery the queue allows (max_retries 2) was an attempt; its dead-letter queue closed it.
     expect(f![0]).toMatchObject({ status: "failed", attempts: 3 });
     expect(f![0].error).toMatch(/model_error.*529/);
@@ -101,14 +136,21 @@ describe("the cron trigger", () => {
   it("closes runs that never finished instead of leaving them open", async () => {
     const key = await newTenant();
     const id = await createAutomation(key, {});
-    const tenantId = (await env.DB.prepare(`SELECT tenant_id AS t FROM automations WHERE id = ?`).bind(id).first<{ t: string }>())!.t;
+    const tenantId = (await env.DB.prepare(`SELECT tenant_id AS t FROM automations WHERE id = ?`)
+      .bind(id)
+      .first<{ t: string }>())!.t;
     const old = new Date(Date.now() - 3600_000).toISOString();
-    await env.DB.prepare(`INSERT INTO automation_runs (id, automation_id, tenant_id, slot, status, queued_at) VALUES ('run_00000000000000000000000000', ?, ?, ?, 'running', ?)`)
+    await env.DB.prepare(
+      `INSERT INTO automation_runs (id, automation_id, tenant_id, slot, status, queued_at) VALUES ('run_00000000000000000000000000', ?, ?, ?, 'running', ?)`,
+    )
       .bind(id, tenantId, old, old)
       .run();
     await tick(Date.now());
     const runs = await runsOf(id, key);
-    expect(runs.find((r) => r.id === "run_00000000000000000000000000")).toMatchObject({ status: "failed", error: "the run did not finish" });
+    expect(runs.find((r) => r.id === "run_00000000000000000000000000")).toMatchObject({
+      status: "failed",
+      error: "the run did not finish",
+    });
   });
 });
 
@@ -122,7 +164,11 @@ describe("channels", () => {
     expect((await api("PATCH", "/v1/channels/inbox", { rotationSeconds: 60 }, { key })).json.rotationSeconds).toBe(60);
 
     // The edge, with an explicit clock: idle exactly the rotation time keeps it, one ms more rotates.
-    const tenantId = (await env.DB.prepare(`SELECT tenant_id AS t FROM channels WHERE name = 'inbox' AND conversation_id = ?`).bind(a.json.conversationId).first<{ t: string }>())!.t;
+    const tenantId = (await env.DB.prepare(
+      `SELECT tenant_id AS t FROM channels WHERE name = 'inbox' AND conversation_id = ?`,
+    )
+      .bind(a.json.conversationId)
+      .first<{ t: string }>())!.t;
     const stub = env.CHANNEL.get(env.CHANNEL.idFromName(channelObjectName(tenantId, "inbox")));
     const t0 = Date.now() + 1000;
     const first = await stub.resolve({ tenantId, name: "inbox", now: t0 });
@@ -134,19 +180,27 @@ describe("channels", () => {
 
     // The old conversation stays readable and searchable.
     expect((await transcript(a.json.conversationId, key)).length).toBe(4);
-    await eventually(async () => (await api("GET", "/v1/search?q=first%20words%20on%20the%20channel", undefined, { key })).json.results.some((h) => h.conversationId === a.json.conversationId));
+    await eventually(async () =>
+      (await api("GET", "/v1/search?q=first%20words%20on%20the%20channel", undefined, { key })).json.results.some(
+        (h) => h.conversationId === a.json.conversationId,
+      ),
+    );
     const view = (await api("GET", "/v1/channels/inbox", undefined, { key })).json;
     expect(view).toMatchObject({ conversationId: rotated.conversationId, rotations: 1, rotationSeconds: 60 });
   });
 
   it("resolves concurrent first messages to one conversation, and keeps tenants apart", async () => {
     const key = await newTenant();
-    const rs = await Promise.all(Array.from({ length: 5 }, (_, i) => api("POST", "/v1/channels/burst/messages", { content: `m${i}` }, { key })));
+    const rs = await Promise.all(
+      Array.from({ length: 5 }, (_, i) => api("POST", "/v1/channels/burst/messages", { content: `m${i}` }, { key })),
+    );
     expect(new Set(rs.map((r) => r.json.conversationId)).size).toBe(1);
     const other = await newTenant();
     const theirs = await api("POST", "/v1/channels/burst/messages", { content: "theirs" }, { key: other });
     expect(theirs.json.conversationId).not.toBe(rs[0].json.conversationId);
-    expect((await api("GET", "/v1/channels", undefined, { key: other })).json.channels.map((c) => c.name)).toEqual(["burst"]);
+    expect((await api("GET", "/v1/channels", undefined, { key: other })).json.channels.map((c) => c.name)).toEqual([
+      "burst",
+    ]);
     expect((await api("GET", "/v1/channels/nope", undefined, { key: other })).status).toBe(404);
   });
 });

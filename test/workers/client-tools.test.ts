@@ -7,16 +7,36 @@ import { toToolResultBlock } from "../../core/client-tools";
 import { INTERRUPTED_TOOL_RESULT } from "../../core/replay";
 import { Client } from "../../client";
 import { PausedTurns } from "../../durable-objects/conversation/paused-turn";
-import { api, connectSocket, type ConversationInternals, createConversation, DEV_KEY, eventually, inConversation, transcript, worker } from "./helpers";
+import {
+  api,
+  connectSocket,
+  type ConversationInternals,
+  createConversation,
+  DEV_KEY,
+  eventually,
+  inConversation,
+  transcript,
+  worker,
+} from "./helpers";
 import { ofType, resultText } from "../blocks";
 import type { ContentBlock, ModelRequest, StoredMessage } from "../../core/types";
 import type { TurnEvent } from "../../client";
 
-const weather = { name: "get_weather", description: "The weather in a city", input_schema: { type: "object", properties: { city: { type: "string" } }, required: ["city"] } };
-const clock = { name: "read_clock", description: "The client's clock", input_schema: { type: "object", properties: {} } };
+const weather = {
+  name: "get_weather",
+  description: "The weather in a city",
+  input_schema: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
+};
+const clock = {
+  name: "read_clock",
+  description: "The client's clock",
+  input_schema: { type: "object", properties: {} },
+};
 const stubOf = (id: string) => env.CONVERSATION.get(env.CONVERSATION.idFromName(id));
-const turn = (id: string, content: string, tools: unknown[] = [weather], headers: Record<string, string> = {}) => api("POST", `/v1/conversations/${id}/messages`, { content, tools }, { headers });
-const post = (id: string, results: unknown[], headers: Record<string, string> = {}) => api("POST", `/v1/conversations/${id}/tool-results`, { results }, { headers });
+const turn = (id: string, content: string, tools: unknown[] = [weather], headers: Record<string, string> = {}) =>
+  api("POST", `/v1/conversations/${id}/messages`, { content, tools }, { headers });
+const post = (id: string, results: unknown[], headers: Record<string, string> = {}) =>
+  api("POST", `/v1/conversations/${id}/tool-results`, { results }, { headers });
 const sse = (text: string) => [...text.matchAll(/^event: (\w+)\ndata: (.*)$/gm)].map((m) => JSON.parse(m[2]));
 
 describe("client tools", () => {
@@ -54,7 +74,9 @@ describe("client tools", () => {
     expect(resumed.status).toBe(200);
     expect(resumed.json.turnId).toBe(paused.json.turnId);
     expect(resumed.json.stop_reason).toBe("end_turn");
-    expect(resumed.json.messages[0].content).toEqual([{ type: "tool_result", tool_use_id: call.id, content: "sunny, 24 C" }]);
+    expect(resumed.json.messages[0].content).toEqual([
+      { type: "tool_result", tool_use_id: call.id, content: "sunny, 24 C" },
+    ]);
     const all = await transcript(id);
     expect(all.map((m) => m.role)).toEqual(["user", "assistant", "user", "assistant"]);
 
@@ -66,7 +88,9 @@ describe("client tools", () => {
     expect(last.tools.find((t) => t.name === "get_weather")!.input_schema).toEqual(weather.input_schema);
     expect(JSON.stringify(last.system)).not.toContain("get_weather");
     // A later turn does not carry it.
-    expect((await api("GET", `/v1/conversations/${id}/replay`)).json.tools.map((t) => t.name)).not.toContain("get_weather");
+    expect((await api("GET", `/v1/conversations/${id}/replay`)).json.tools.map((t) => t.name)).not.toContain(
+      "get_weather",
+    );
 
     const again = await post(id, [{ tool_use_id: call.id, content: "again" }]);
     expect(again.status).toBe(409);
@@ -104,7 +128,11 @@ describe("client tools", () => {
 
   it("run the step's server calls at once and save every result of the step in call order, once all are in", async () => {
     const id = await createConversation();
-    const paused = await turn(id, `@tool read_clock {}\n@tool memory_search {"query":"anything"}\n@tool get_weather {"city":"Oslo"}`, [weather, clock]);
+    const paused = await turn(
+      id,
+      `@tool read_clock {}\n@tool memory_search {"query":"anything"}\n@tool get_weather {"city":"Oslo"}`,
+      [weather, clock],
+    );
     expect(paused.json.stop_reason).toBe("requires_action");
     const calls = paused.json.requires_action!.calls;
     expect(calls.map((c) => c.name)).toEqual(["read_clock", "get_weather"]);
@@ -114,7 +142,10 @@ describe("client tools", () => {
     expect(partial.json.error?.message).toContain(calls[1].id);
     expect(await transcript(id)).toHaveLength(2);
 
-    const twice = await post(id, [{ tool_use_id: calls[0].id, content: "a" }, { tool_use_id: calls[0].id, content: "b" }]);
+    const twice = await post(id, [
+      { tool_use_id: calls[0].id, content: "a" },
+      { tool_use_id: calls[0].id, content: "b" },
+    ]);
     expect(twice.status).toBe(400);
 
     const done = await post(id, [
@@ -141,7 +172,9 @@ describe("client tools", () => {
     await eventually(async () => (await transcript(id)).length === 3);
     const all = await transcript(id);
     expect(all).toHaveLength(3);
-    expect(all[2].content).toEqual([{ type: "tool_result", tool_use_id: call.id, content: INTERRUPTED_TOOL_RESULT, is_error: true }]);
+    expect(all[2].content).toEqual([
+      { type: "tool_result", tool_use_id: call.id, content: INTERRUPTED_TOOL_RESULT, is_error: true },
+    ]);
     const late = await post(id, [{ tool_use_id: call.id, content: "too late" }]);
     expect(late.status).toBe(409);
     expect(await transcript(id)).toHaveLength(3);
@@ -150,12 +183,16 @@ describe("client tools", () => {
 
   it("answer over SSE: requires_action then turn_end, and the resumed turn streams under the same turnId", async () => {
     const id = await createConversation();
-    const events = sse((await turn(id, `@tool get_weather {"city":"Lima"}`, [weather], { accept: "text/event-stream" })).text);
+    const events = sse(
+      (await turn(id, `@tool get_weather {"city":"Lima"}`, [weather], { accept: "text/event-stream" })).text,
+    );
     const types = events.map((e) => e.type);
     expect(types.slice(-2)).toEqual(["requires_action", "turn_end"]);
     expect(events.at(-1).stop_reason).toBe("requires_action");
     const action = events.at(-2);
-    const resumed = sse((await post(id, [{ tool_use_id: action.calls[0].id, content: "fog" }], { accept: "text/event-stream" })).text);
+    const resumed = sse(
+      (await post(id, [{ tool_use_id: action.calls[0].id, content: "fog" }], { accept: "text/event-stream" })).text,
+    );
     expect(resumed[0]).toEqual({ type: "turn_start", turnId: action.turnId });
     expect(resumed.at(-1)).toMatchObject({ type: "turn_end", turnId: action.turnId, stop_reason: "end_turn" });
   });
@@ -174,7 +211,12 @@ describe("client tools", () => {
       expect(r.status, JSON.stringify(tools).slice(0, 80)).toBe(400);
       expect(r.json.error?.message).toContain(named);
     }
-    for (const body of [{}, { results: [] }, { results: [{ tool_use_id: "a" }] }, { results: [{ tool_use_id: "a", content: 5 }] }]) {
+    for (const body of [
+      {},
+      { results: [] },
+      { results: [{ tool_use_id: "a" }] },
+      { results: [{ tool_use_id: "a", content: 5 }] },
+    ]) {
       const r = await api("POST", `/v1/conversations/${id}/tool-results`, body);
       expect(r.status).toBe(400);
     }
@@ -185,9 +227,14 @@ describe("client tools", () => {
     const id = await createConversation();
     const sock = await connectSocket(`/v1/conversations/${id}/ws`, { authorization: `Bearer ${DEV_KEY}` });
     sock.ws!.send(JSON.stringify({ type: "send", content: "x", tools: [{ ...weather, name: "memory_get" }] }));
-    expect((await sock.next((e) => e.type === "error")).error.message).toContain("memory_get is a built-in or server tool's name");
+    expect((await sock.next((e) => e.type === "error")).error.message).toContain(
+      "memory_get is a built-in or server tool's name",
+    );
     // A server tool's name too: a conversation with web search carries the API's own web_search.
-    const http = await api("POST", `/v1/conversations/${id}/messages`, { content: "x", tools: [{ ...weather, name: "web_search" }] });
+    const http = await api("POST", `/v1/conversations/${id}/messages`, {
+      content: "x",
+      tools: [{ ...weather, name: "web_search" }],
+    });
     expect(http.status).toBe(400);
     expect(http.json.error?.message).toContain("tools.0.name: web_search is a built-in or server tool's name");
     sock.ws!.send(JSON.stringify({ type: "send", content: `@tool get_weather {"city":"Kyiv"}`, tools: [weather] }));
@@ -195,9 +242,16 @@ describe("client tools", () => {
     expect(action.calls[0]).toMatchObject({ name: "get_weather", input: { city: "Kyiv" } });
     const r = { json: { turnId: action.turnId } };
     sock.ws!.send(JSON.stringify({ type: "send", content: "meanwhile" }));
-    expect(ofType(await sock.next((e) => e.type === "error" && e.error.type === "turn_paused"), "error").error.message).toContain(action.calls[0].id);
-    sock.ws!.send(JSON.stringify({ type: "tool_results", results: [{ tool_use_id: action.calls[0].id, content: "snow" }] }));
-    const end = ofType(await sock.next((e) => e.type === "turn_end" && e.turnId === action.turnId && e.stop_reason === "end_turn"), "turn_end");
+    expect(
+      ofType(await sock.next((e) => e.type === "error" && e.error.type === "turn_paused"), "error").error.message,
+    ).toContain(action.calls[0].id);
+    sock.ws!.send(
+      JSON.stringify({ type: "tool_results", results: [{ tool_use_id: action.calls[0].id, content: "snow" }] }),
+    );
+    const end = ofType(
+      await sock.next((e) => e.type === "turn_end" && e.turnId === action.turnId && e.stop_reason === "end_turn"),
+      "turn_end",
+    );
     expect(ofType(end, "turn_end").turnId).toBe(r.json.turnId);
     sock.ws!.close();
     const all = await transcript(id);
@@ -211,19 +265,33 @@ describe("client tools", () => {
     const r = await turn(id, `@tool agent_delegate ${JSON.stringify({ name: "w", task: "@tool get_weather {}" })}`);
     expect(r.json.stop_reason).not.toBe("requires_action");
     const all = await transcript(id);
-    const sub = all.flatMap((m) => m.content).find((b) => b.type === "tool_result" && String(b.content).includes("get_weather runs on the client; only the main agent"));
+    const sub = all
+      .flatMap((m) => m.content)
+      .find(
+        (b) =>
+          b.type === "tool_result" && String(b.content).includes("get_weather runs on the client; only the main agent"),
+      );
     expect(sub).toMatchObject({ is_error: true });
   });
 
   it("through the typed client: turn() ends on requires_action, toolResults() streams the resumed turn", async () => {
-    const client = new Client({ baseUrl: "http://chat.test", key: DEV_KEY, fetch: (input, init) => worker().fetch(new Request(input as string, init)) });
+    const client = new Client({
+      baseUrl: "http://chat.test",
+      key: DEV_KEY,
+      fetch: (input, init) => worker().fetch(new Request(input as string, init)),
+    });
     const id = await createConversation();
     const events: TurnEvent[] = [];
-    for await (const e of client.turn(id, { content: `@tool get_weather {"city":"Quito"}`, tools: [weather] })) events.push(e);
-    const action = ofType(events.find((e) => e.type === "requires_action"), "requires_action");
+    for await (const e of client.turn(id, { content: `@tool get_weather {"city":"Quito"}`, tools: [weather] }))
+      events.push(e);
+    const action = ofType(
+      events.find((e) => e.type === "requires_action"),
+      "requires_action",
+    );
     expect(action.calls[0].name).toBe("get_weather");
     const resumed: TurnEvent[] = [];
-    for await (const e of client.toolResults(id, [{ tool_use_id: action.calls[0].id, content: "warm" }])) resumed.push(e);
+    for await (const e of client.toolResults(id, [{ tool_use_id: action.calls[0].id, content: "warm" }]))
+      resumed.push(e);
     expect(resumed.at(-1)).toMatchObject({ type: "turn_end", turnId: action.turnId, stop_reason: "end_turn" });
   });
 
@@ -246,9 +314,16 @@ describe("client tools", () => {
   it("keep the step's results right after its tool_use: a note uploaded during the pause follows them, an import waits", async () => {
     const id = await createConversation();
     const [call] = (await turn(id, `@tool get_weather {"city":"Nuuk"}`)).json.requires_action!.calls;
-    const up = await api("POST", `/v1/conversations/${id}/attachments?name=notes.txt`, "line one\nline two", { headers: { "content-type": "text/plain" } });
+    const up = await api("POST", `/v1/conversations/${id}/attachments?name=notes.txt`, "line one\nline two", {
+      headers: { "content-type": "text/plain" },
+    });
     expect(up.status).toBe(201);
-    const imported = await api("POST", `/v1/conversations/${id}/import`, { messages: [{ role: "user", text: "hi" }, { role: "assistant", text: "hello" }] });
+    const imported = await api("POST", `/v1/conversations/${id}/import`, {
+      messages: [
+        { role: "user", text: "hi" },
+        { role: "assistant", text: "hello" },
+      ],
+    });
     expect(imported.status).toBe(409);
     expect(imported.json.error?.message).toContain(call.id);
     expect(await transcript(id)).toHaveLength(2);
@@ -265,9 +340,12 @@ describe("client tools", () => {
     // Larger than an ordinary body may be: results are allowed a turn's size.
     const report = "hot and humid. ".repeat(40_000);
     expect((await post(id, [{ tool_use_id: call.id, content: report }])).status).toBe(200);
-    for (const text of ["small talk one", "small talk two", "small talk three"]) expect((await api("POST", `/v1/conversations/${id}/messages`, { content: text })).status).toBe(200);
+    for (const text of ["small talk one", "small talk two", "small talk three"])
+      expect((await api("POST", `/v1/conversations/${id}/messages`, { content: text })).status).toBe(200);
     const replay = (await api("GET", `/v1/conversations/${id}/replay`)).json;
-    const stub = replay.messages.flatMap((m) => (Array.isArray(m.content) ? m.content : [])).find((b) => b.type === "tool_result" && b.tool_use_id === call.id);
+    const stub = replay.messages
+      .flatMap((m) => (Array.isArray(m.content) ? m.content : []))
+      .find((b) => b.type === "tool_result" && b.tool_use_id === call.id);
     const stubText = resultText(ofType(stub as ContentBlock | undefined, "tool_result"));
     expect(stubText.length).toBeLessThan(2_000);
     expect(stubText).toMatch(/conversation_read \{/);
@@ -279,7 +357,8 @@ describe("client tools", () => {
     const [call] = (await turn(id, `@tool get_weather {"city":"Hanoi"}`)).json.requires_action!.calls;
     // Accepted and stored, as POST /tool-results does, but the object dies before the resume runs.
     const stub = stubOf(id) as unknown as DurableObjectStub;
-    const acceptOnly = async (instance: ConversationInternals) => void (await instance.paused.accept([{ tool_use_id: call.id, content: "monsoon" }], toToolResultBlock));
+    const acceptOnly = async (instance: ConversationInternals) =>
+      void (await instance.paused.accept([{ tool_use_id: call.id, content: "monsoon" }], toToolResultBlock));
     await inConversation(stub, acceptOnly);
     await evictDurableObject(stubOf(id));
     expect(await transcript(id)).toHaveLength(2);
@@ -297,7 +376,9 @@ describe("client tools", () => {
     // Accepted, and the step's results saved, as a resume does; the object dies before clearing the pause.
     const savedNotCleared = async (instance: ConversationInternals) => {
       await instance.paused.accept([{ tool_use_id: call.id, content: "fog" }], toToolResultBlock);
-      await instance.record.append([{ role: "user", content: [{ type: "tool_result", tool_use_id: call.id, content: "fog" }] }]);
+      await instance.record.append([
+        { role: "user", content: [{ type: "tool_result", tool_use_id: call.id, content: "fog" }] },
+      ]);
     };
     await inConversation(stub, savedNotCleared);
     await evictDurableObject(stubOf(id));
@@ -305,7 +386,9 @@ describe("client tools", () => {
     expect(await runDurableObjectAlarm(stubOf(id))).toBe(true);
     await eventually(async () => (await api("GET", `/v1/conversations/${id}`)).json.requiresAction === undefined);
     const all = await transcript(id);
-    expect(all.filter((m) => m.content.some((b) => b.type === "tool_result" && b.tool_use_id === call.id))).toHaveLength(1);
+    expect(
+      all.filter((m) => m.content.some((b) => b.type === "tool_result" && b.tool_use_id === call.id)),
+    ).toHaveLength(1);
     // The conversation goes on from the saved results.
     const next = await api("POST", `/v1/conversations/${id}/messages`, { content: "and tomorrow?" });
     expect(next.status).toBe(200);
@@ -314,7 +397,9 @@ describe("client tools", () => {
   it("keep the wait's alarm set once indexing has caught up (the outbox would otherwise clear it)", async () => {
     const id = await createConversation();
     const paused = await turn(id, `@tool get_weather {"city":"zanzibar-alarm-check"}`);
-    await eventually(async () => (await api("GET", `/v1/search?q=zanzibar&conversation=${id}`)).json.results.length > 0);
+    await eventually(
+      async () => (await api("GET", `/v1/search?q=zanzibar&conversation=${id}`)).json.results.length > 0,
+    );
     await new Promise((r) => setTimeout(r, 200));
     const alarmAt = await inConversation(id, (_i, state) => state.storage.getAlarm());
     expect(alarmAt).toBe(Date.parse(paused.json.requires_action!.expiresAt));
@@ -324,18 +409,30 @@ describe("client tools", () => {
     const id = await createConversation();
     const paused = await turn(id, `@tool get_weather {"city":"Oslo"}`);
     expect(paused.json.stop_reason).toBe("requires_action");
-    const inObject = runInDurableObject as unknown as <T>(s: unknown, f: (i: unknown, st: DurableObjectState) => Promise<T>) => Promise<T>;
+    const inObject = runInDurableObject as unknown as <T>(
+      s: unknown,
+      f: (i: unknown, st: DurableObjectState) => Promise<T>,
+    ) => Promise<T>;
     const out = await inObject(stubOf(id), async (_i, state) => {
       const stored = await new PausedTurns(state).get();
       // 3 MB of answers (a post may carry 12 MiB): more than one storage value may hold (2 MB).
-      const big = { ...stored!, answers: [{ type: "tool_result" as const, tool_use_id: stored!.step.pending[0].id, content: "w".repeat(3_000_000) }] };
+      const big = {
+        ...stored!,
+        answers: [
+          { type: "tool_result" as const, tool_use_id: stored!.step.pending[0].id, content: "w".repeat(3_000_000) },
+        ],
+      };
       await new PausedTurns(state).pause(big);
       const chunks = [...(await state.storage.list<string>({ prefix: "paused-turn:" })).values()];
       const reread = await new PausedTurns(state).get();
       // Put the real pause back, so the conversation is left as it was.
       await new PausedTurns(state).pause(stored!);
       const after = [...(await state.storage.list<string>({ prefix: "paused-turn:" })).values()];
-      return { chunks: chunks.map((c) => c.length), answer: (reread!.answers![0].content as string).length, after: after.length };
+      return {
+        chunks: chunks.map((c) => c.length),
+        answer: (reread!.answers![0].content as string).length,
+        after: after.length,
+      };
     });
     expect(out.chunks.length).toBeGreaterThanOrEqual(7);
     expect(Math.max(...out.chunks)).toBeLessThanOrEqual(500_000);
@@ -348,12 +445,19 @@ describe("client tools", () => {
     const id = await createConversation();
     const paused = await turn(id, `@tool get_weather {"city":"Rome"}`);
     expect(paused.json.stop_reason).toBe("requires_action");
-    const reg = await api("POST", "/v1/tools", { kind: "client", name: "get_weather", description: "A tenant tool of the same name.", inputSchema: { type: "object" } });
+    const reg = await api("POST", "/v1/tools", {
+      kind: "client",
+      name: "get_weather",
+      description: "A tenant tool of the same name.",
+      inputSchema: { type: "object" },
+    });
     expect(reg.status).toBe(201);
     try {
       // A fresh object reads the tenant's tools anew, so the new name is seen at the resume.
       await evictDurableObject(stubOf(id));
-      const resumed = await post(id, [{ tool_use_id: paused.json.requires_action!.calls[0].id, content: "warm, 28 C" }]);
+      const resumed = await post(id, [
+        { tool_use_id: paused.json.requires_action!.calls[0].id, content: "warm, 28 C" },
+      ]);
       expect(resumed.status).toBe(200);
       expect(resumed.json.stop_reason).toBe("end_turn");
       expect(resumed.json.turnId).toBe(paused.json.turnId);
@@ -365,14 +469,23 @@ describe("client tools", () => {
 
   it("a client tool registered on the tenant (/v1/tools, kind client) is found, activated and pauses the turn like a turn's own", async () => {
     const name = `pick_color_${Date.now()}`;
-    const reg = await api("POST", "/v1/tools", { kind: "client", name, description: "Asks the person to pick a color.", inputSchema: { type: "object", properties: { palette: { type: "string" } } } });
+    const reg = await api("POST", "/v1/tools", {
+      kind: "client",
+      name,
+      description: "Asks the person to pick a color.",
+      inputSchema: { type: "object", properties: { palette: { type: "string" } } },
+    });
     expect(reg.status).toBe(201);
     try {
       const id = await createConversation();
-      const paused = await api("POST", `/v1/conversations/${id}/messages`, { content: `@tool tool_activate {"name":"${name}"}\n@tool ${name} {"palette":"warm"}` });
+      const paused = await api("POST", `/v1/conversations/${id}/messages`, {
+        content: `@tool tool_activate {"name":"${name}"}\n@tool ${name} {"palette":"warm"}`,
+      });
       expect(paused.status).toBe(200);
       expect(paused.json.stop_reason).toBe("requires_action");
-      expect(paused.json.requires_action!.calls).toEqual([expect.objectContaining({ name, input: { palette: "warm" } })]);
+      expect(paused.json.requires_action!.calls).toEqual([
+        expect.objectContaining({ name, input: { palette: "warm" } }),
+      ]);
       const resumed = await post(id, [{ tool_use_id: paused.json.requires_action!.calls[0].id, content: "amber" }]);
       expect(resumed.status).toBe(200);
       expect(resumed.json.turnId).toBe(paused.json.turnId);
@@ -382,4 +495,5 @@ describe("client tools", () => {
   });
 });
 
-const textOfUser = (m: StoredMessage) => (m.role === "user" ? m.content.map((b) => (b.type === "text" ? b.text : "")).join("") : "");
+const textOfUser = (m: StoredMessage) =>
+  m.role === "user" ? m.content.map((b) => (b.type === "text" ? b.text : "")).join("") : "";

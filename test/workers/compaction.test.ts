@@ -5,10 +5,12 @@ import { describe, expect, it } from "vitest";
 import { api, createConversation, send, transcript, sendSseEvents } from "./helpers";
 import { ofType, resultText } from "../blocks";
 
-
 async function rowsFile(id: string) {
   const lines = Array.from({ length: 5000 }, (_, i) => `row ${i} ${"lorem ipsum dolor ".repeat(3)}`).join("\n");
-  const up = await api("POST", `/v1/conversations/${id}/attachments?name=rows.txt`, lines, { raw: true, headers: { "content-type": "text/plain" } });
+  const up = await api("POST", `/v1/conversations/${id}/attachments?name=rows.txt`, lines, {
+    raw: true,
+    headers: { "content-type": "text/plain" },
+  });
   return up.json.id as string;
 }
 
@@ -16,7 +18,10 @@ describe("the in-turn compactor", () => {
   it("compacts a monster turn in memory, streams the cards, and leaves the stored results whole", async () => {
     const id = await createConversation({ contextWindowTokens: 24_000, outputReserveTokens: 2_000 });
     const att = await rowsFile(id);
-    const calls = Array.from({ length: 10 }, (_, i) => `@tool file_read {"attachment_id":"${att}","lines":"${i * 500 + 1}-${i * 500 + 500}"}`).join("\n");
+    const calls = Array.from(
+      { length: 10 },
+      (_, i) => `@tool file_read {"attachment_id":"${att}","lines":"${i * 500 + 1}-${i * 500 + 500}"}`,
+    ).join("\n");
     const events = await sendSseEvents(id, `read all ten slices\n${calls}`);
     const types = events.map((e) => e.type);
     expect(types).toContain("compaction_started");
@@ -24,13 +29,19 @@ describe("the in-turn compactor", () => {
     expect(card.targets).toBeGreaterThan(0);
     expect(card.tokensSaved).toBeGreaterThan(0);
     expect(card.tokensAfter).toBeLessThan(card.tokensBefore);
-    expect(card.details[0]).toMatchObject({ kind: expect.any(String), before: expect.any(Number), after: expect.any(Number) });
+    expect(card.details[0]).toMatchObject({
+      kind: expect.any(String),
+      before: expect.any(Number),
+      after: expect.any(Number),
+    });
     expect(types.indexOf("compaction_started")).toBeLessThan(types.indexOf("compaction"));
     // The rule-named twin follows each card at once (docs/api-notes.md, "Event names"), same payload.
     const at = types.indexOf("compaction");
     expect(types[at + 1]).toBe("compaction_finished");
     expect(events[at + 1].data).toEqual({ ...card, type: "compaction_finished" });
-    expect(types.filter((t) => t === "compaction_finished").length).toBe(types.filter((t) => t === "compaction").length);
+    expect(types.filter((t) => t === "compaction_finished").length).toBe(
+      types.filter((t) => t === "compaction").length,
+    );
     expect(types.at(-1)).toBe("turn_end");
     expect(ofType(events.at(-1)!.data, "turn_end").stop_reason).toBe("end_turn");
     const stored = (await transcript(id)).flatMap((m) => m.content).filter((b) => b.type === "tool_result");
@@ -50,20 +61,32 @@ describe("the in-turn compactor", () => {
     // The finished card stays in the timeline for History, never in what is replayed.
     const timeline = (await api("GET", `/v1/conversations/${id}/timeline`)).json.cards;
     expect(timeline).toHaveLength(1);
-    expect(timeline[0]).toMatchObject({ type: "compaction", card: { type: "compaction", tokensSaved: card.tokensSaved } });
+    expect(timeline[0]).toMatchObject({
+      type: "compaction",
+      card: { type: "compaction", tokensSaved: card.tokensSaved },
+    });
     expect(timeline[0].afterSeq).toBeGreaterThanOrEqual(1);
-    expect(JSON.stringify((await api("GET", `/v1/conversations/${id}/replay`)).json.messages)).not.toContain("tokensSaved");
+    expect(JSON.stringify((await api("GET", `/v1/conversations/${id}/replay`)).json.messages)).not.toContain(
+      "tokensSaved",
+    );
     const body = await api("GET", `/v1/conversations/${id}/prompts/${snaps[0].id}`);
     expect(body.json.messages).toHaveLength(Number(snaps[0].messages));
     expect(JSON.stringify(body.json)).toContain("TRUNCATED");
   });
 
   it("carries a monster turn's batch ids into REMAINING: 40 results of 40 KB, each batch read exactly once", async () => {
-    const id = await createConversation({ model: "offline-64k", contextWindowTokens: 64_000, outputReserveTokens: 4_000 });
+    const id = await createConversation({
+      model: "offline-64k",
+      contextWindowTokens: 64_000,
+      outputReserveTokens: 4_000,
+    });
     const batches: string[] = [];
     for (let b = 0; b < 40; b++) {
       const body = Array.from({ length: 500 }, (_, i) => `batch ${b} row ${i} ${"measurement ".repeat(6)}`).join("\n");
-      const up = await api("POST", `/v1/conversations/${id}/attachments?name=batch-${b}.txt`, body, { raw: true, headers: { "content-type": "text/plain" } });
+      const up = await api("POST", `/v1/conversations/${id}/attachments?name=batch-${b}.txt`, body, {
+        raw: true,
+        headers: { "content-type": "text/plain" },
+      });
       batches.push(up.json.id);
     }
     const calls = batches.map((att) => `@tool file_read {"attachment_id":"${att}","lines":"1-500"}`).join("\n");
@@ -73,7 +96,9 @@ describe("the in-turn compactor", () => {
     expect(ofType(end.data, "turn_end").stop_reason).toBe("end_turn");
 
     // Every batch was read exactly once: nothing redone after a compaction, nothing dropped.
-    const reads = events.filter((e) => e.type === "tool_use").map((e) => (e.data.input as { attachment_id: string }).attachment_id);
+    const reads = events
+      .filter((e) => e.type === "tool_use")
+      .map((e) => (e.data.input as { attachment_id: string }).attachment_id);
     expect(reads).toEqual(batches);
     const results = events.filter((e) => e.type === "tool_result");
     expect(results.every((e) => e.data.chars >= 40_000 && !e.data.is_error)).toBe(true);
@@ -87,7 +112,9 @@ describe("the in-turn compactor", () => {
     expect(readBefore).toBeLessThan(40);
     const snaps = (await api("GET", `/v1/conversations/${id}/prompts`)).json.data.filter((p) => p.compacted).reverse();
     const request = (await api("GET", `/v1/conversations/${id}/prompts/${snaps[0].id}`)).json;
-    const state = JSON.stringify(request.messages).match(/<turn_state>(.*?)<\/turn_state>/)![1].replace(/\\n/g, "\n");
+    const state = JSON.stringify(request.messages)
+      .match(/<turn_state>(.*?)<\/turn_state>/)![1]
+      .replace(/\\n/g, "\n");
     const remaining = state.slice(state.indexOf("REMAINING:"), state.indexOf("DATA:"));
     for (const att of batches.slice(readBefore)) expect(remaining).toContain(att);
     for (const att of batches.slice(0, readBefore)) expect(remaining).not.toContain(att);
@@ -117,7 +144,10 @@ describe("the in-turn compactor", () => {
     // Two 300-line reads overflow the true window on the call after their results. Each is larger
     // than the learned window's whole target, so even protected they are cut: exactly one forced
     // compaction, and the one retry fits.
-    const events = await sendSseEvents(id, `@tool file_read {"attachment_id":"${att}","lines":"1-300"}\n@tool file_read {"attachment_id":"${att}","lines":"301-600"}`);
+    const events = await sendSseEvents(
+      id,
+      `@tool file_read {"attachment_id":"${att}","lines":"1-300"}\n@tool file_read {"attachment_id":"${att}","lines":"301-600"}`,
+    );
     const started = events.filter((e) => e.type === "compaction_started");
     expect(started).toHaveLength(1);
     expect(started[0].data.forced).toBe(true);
@@ -139,7 +169,11 @@ describe("the in-turn compactor", () => {
     // would cut nothing (the estimate is far below it) and the retry would overflow again.
     const id = await createConversation({ model: "offline-16k", contextWindowTokens: 200_000 });
     const att = await rowsFile(id);
-    const slices = (from: number) => Array.from({ length: 6 }, (_, i) => `@tool file_read {"attachment_id":"${att}","lines":"${from + i * 100}-${from + i * 100 + 99}"}`).join("\n");
+    const slices = (from: number) =>
+      Array.from(
+        { length: 6 },
+        (_, i) => `@tool file_read {"attachment_id":"${att}","lines":"${from + i * 100}-${from + i * 100 + 99}"}`,
+      ).join("\n");
     expect((await send(id, `first half\n${slices(1)}`)).json.stop_reason).toBe("end_turn");
     const events = await sendSseEvents(id, `second half\n${slices(601)}`);
     const forced = events.filter((e) => e.type === "compaction_started");
@@ -156,7 +190,13 @@ describe("the in-turn compactor", () => {
     expect(r.json.stop_reason).toBe("end_turn");
     expect(r.json.messages.filter((m) => m.role === "assistant")).toHaveLength(2);
     // 4 chars per token keeps the compactor out of it: only the guard is under test here.
-    const full = await createConversation({ contextWindowTokens: 1_500, outputReserveTokens: 64, compactTriggerRatio: 1, compactTargetRatio: 0.9, charsPerToken: 4 });
+    const full = await createConversation({
+      contextWindowTokens: 1_500,
+      outputReserveTokens: 64,
+      compactTriggerRatio: 1,
+      compactTargetRatio: 0.9,
+      charsPerToken: 4,
+    });
     const f = await send(full, "write on\n@max-tokens-stop");
     expect(f.json.stop_reason).toBe("context_full");
     expect(f.json.messages.filter((m) => m.role === "assistant")).toHaveLength(1);

@@ -33,20 +33,75 @@ let att: string;
 /** A conversation with an attachment, tool calls, a compaction card and a fold: every part an export carries. */
 beforeAll(async () => {
   key = await newTenant();
-  const tenantId = (await env.DB.prepare(`SELECT tenant_id AS t FROM api_keys WHERE key_hash = ?`).bind([...new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(key)))].map((b) => b.toString(16).padStart(2, "0")).join("")).first<{ t: string }>())!.t;
-  id = (await api("POST", "/v1/conversations", { title: "export me", settings: { contextWindowTokens: 24_000, outputReserveTokens: 2_000 } }, { key })).json.id;
+  const tenantId = (await env.DB.prepare(`SELECT tenant_id AS t FROM api_keys WHERE key_hash = ?`)
+    .bind(
+      [...new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(key)))]
+        .map((b) => b.toString(16).padStart(2, "0"))
+        .join(""),
+    )
+    .first<{ t: string }>())!.t;
+  id = (
+    await api(
+      "POST",
+      "/v1/conversations",
+      { title: "export me", settings: { contextWindowTokens: 24_000, outputReserveTokens: 2_000 } },
+      { key },
+    )
+  ).json.id;
   const lines = Array.from({ length: 5000 }, (_, i) => `row ${i} ${"lorem ipsum dolor ".repeat(3)}`).join("\n");
-  att = (await api("POST", `/v1/conversations/${id}/attachments?name=rows.txt`, lines, { key, raw: true, headers: { "content-type": "text/plain" } })).json.id;
-  const calls = Array.from({ length: 10 }, (_, i) => `@tool file_read {"attachment_id":"${att}","lines":"${i * 500 + 1}-${i * 500 + 500}"}`).join("\n");
-  expect((await api("POST", `/v1/conversations/${id}/messages`, { content: `read all ten slices\n${calls}` }, { key })).status).toBe(200);
-  for (let i = 0; i < 4; i++) await api("POST", `/v1/conversations/${id}/messages`, { content: `follow-up ${i}, with \`\`\` fences \`\`\`` }, { key });
-  expect((await api("PATCH", `/v1/conversations/${id}`, { settings: { foldThresholdChars: 1000, tailMessages: 2 } }, { key })).status).toBe(200);
+  att = (
+    await api("POST", `/v1/conversations/${id}/attachments?name=rows.txt`, lines, {
+      key,
+      raw: true,
+      headers: { "content-type": "text/plain" },
+    })
+  ).json.id;
+  const calls = Array.from(
+    { length: 10 },
+    (_, i) => `@tool file_read {"attachment_id":"${att}","lines":"${i * 500 + 1}-${i * 500 + 500}"}`,
+  ).join("\n");
+  expect(
+    (await api("POST", `/v1/conversations/${id}/messages`, { content: `read all ten slices\n${calls}` }, { key }))
+      .status,
+  ).toBe(200);
+  for (let i = 0; i < 4; i++)
+    await api(
+      "POST",
+      `/v1/conversations/${id}/messages`,
+      { content: `follow-up ${i}, with \`\`\` fences \`\`\`` },
+      { key },
+    );
+  expect(
+    (
+      await api(
+        "PATCH",
+        `/v1/conversations/${id}`,
+        { settings: { foldThresholdChars: 1000, tailMessages: 2 } },
+        { key },
+      )
+    ).status,
+  ).toBe(200);
   const stub = env.CONVERSATION.get(env.CONVERSATION.idFromName(id));
   await inConversation(stub, async (instance) => instance.fold.maybeDispatch());
-  const lease = await inConversation(stub, async (_i, state) => state.storage.sql.exec<{ value: string }>("SELECT value FROM kv WHERE key = 'fold_lease'").one().value);
-  const outcome = await runFoldJob({ kind: "fold", jobId: JSON.parse(lease).jobId, tenantId, conversationId: id, requestedAt: new Date().toISOString() }, env);
+  const lease = await inConversation(
+    stub,
+    async (_i, state) =>
+      state.storage.sql.exec<{ value: string }>("SELECT value FROM kv WHERE key = 'fold_lease'").one().value,
+  );
+  const outcome = await runFoldJob(
+    {
+      kind: "fold",
+      jobId: JSON.parse(lease).jobId,
+      tenantId,
+      conversationId: id,
+      requestedAt: new Date().toISOString(),
+    },
+    env,
+  );
   expect(outcome.applied).toBe(true);
-  await eventually(async () => (await api("GET", "/v1/memory/episodes?limit=5", undefined, { key })).json.episodes.length);
+  await eventually(
+    async () => (await api("GET", "/v1/memory/episodes?limit=5", undefined, { key })).json.episodes.length,
+  );
 }, 60_000);
 
 describe("conversation export", () => {
@@ -59,10 +114,19 @@ describe("conversation export", () => {
     expect(doc.conversation).toMatchObject({ id, title: "export me", foldCount: 1 });
     expect(doc.conversation.summary!.length).toBeGreaterThan(0);
     expect(doc.episodes).toHaveLength(1);
-    expect(doc.episodes[0]).toMatchObject({ throughSeq: doc.conversation.summarizedThroughMessage, summary: doc.conversation.summary });
+    expect(doc.episodes[0]).toMatchObject({
+      throughSeq: doc.conversation.summarizedThroughMessage,
+      summary: doc.conversation.summary,
+    });
     expect(doc.cards.some((c) => c.type === "compaction")).toBe(true);
     expect(JSON.stringify(doc.messages)).toBe(JSON.stringify(await transcript(id, key)));
-    expect(doc.attachments).toEqual([expect.objectContaining({ id: att, name: "rows.txt", url: `http://chat.test/v1/conversations/${id}/attachments/${att}/content` })]);
+    expect(doc.attachments).toEqual([
+      expect.objectContaining({
+        id: att,
+        name: "rows.txt",
+        url: `http://chat.test/v1/conversations/${id}/attachments/${att}/content`,
+      }),
+    ]);
     const bytes = await api("GET", new URL(doc.attachments[0].url).pathname, undefined, { key });
     expect(bytes.status).toBe(200);
     expect(bytes.text.split("\n")[4999]).toMatch(/^row 4999 /);
@@ -70,9 +134,16 @@ describe("conversation export", () => {
   });
 
   it("round-trips: export, import, export again gives the same transcript byte for byte", async () => {
-    for (const [format, type] of [["json", "application/json"], ["jsonl", "application/x-ndjson"]]) {
+    for (const [format, type] of [
+      ["json", "application/json"],
+      ["jsonl", "application/x-ndjson"],
+    ]) {
       const first = await exportOf(id, format, key);
-      const imported = await api("POST", "/v1/conversations/import", first.text, { key, raw: true, headers: { "content-type": type } });
+      const imported = await api("POST", "/v1/conversations/import", first.text, {
+        key,
+        raw: true,
+        headers: { "content-type": type },
+      });
       expect(imported.status, imported.text).toBe(201);
       const again = await exportOf(imported.json.id, "json", key);
       const original = (await exportOf(id, "json", key)).json.messages;
@@ -83,9 +154,14 @@ describe("conversation export", () => {
   }, 30_000);
 
   it("writes JSONL with typed metadata lines and Markdown for reading", async () => {
-    const jsonl = (await exportOf(id, "jsonl", key)).text.trimEnd().split("\n").map((l) => JSON.parse(l));
+    const jsonl = (await exportOf(id, "jsonl", key)).text
+      .trimEnd()
+      .split("\n")
+      .map((l) => JSON.parse(l));
     expect(jsonl[0]).toMatchObject({ type: "conversation", id });
-    expect(jsonl.filter((l) => l.type).map((l) => l.type)).toEqual(expect.arrayContaining(["conversation", "episode", "card", "attachment"]));
+    expect(jsonl.filter((l) => l.type).map((l) => l.type)).toEqual(
+      expect.arrayContaining(["conversation", "episode", "card", "attachment"]),
+    );
     expect(jsonl.filter((l) => !l.type).map((m) => m.seq)).toEqual((await transcript(id, key)).map((m) => m.seq));
     const md = await exportOf(id, "markdown", key);
     expect(md.headers.get("content-type")).toMatch(/text\/markdown/);
@@ -106,7 +182,9 @@ describe("conversation export", () => {
     const theirs = await exportOf(id, "json", other);
     expect(theirs.status).toBe(404);
     expect(theirs.text).toBe((await exportOf(ghost, "json", other)).text);
-    expect((await api("GET", `/v1/conversations/${id}/attachments/${att}/content`, undefined, { key: other })).status).toBe(404);
+    expect(
+      (await api("GET", `/v1/conversations/${id}/attachments/${att}/content`, undefined, { key: other })).status,
+    ).toBe(404);
     const bad = await exportOf(id, "pdf", key);
     expect(bad.status).toBe(400);
     expect(bad.json.error?.message).toMatch(/format/);

@@ -12,12 +12,29 @@ describe("conversation import", () => {
   it("appends the messages verbatim, in order, and the cortex finds them", async () => {
     const key = await newTenant();
     const id = await createConversation(undefined, key);
-    const r = await api("POST", `/v1/conversations/${id}/import`, { messages: [...exchange("Invoice INV-4471 is 318.40 EUR.", "Noted the invoice."), ...exchange("second", "reply two")] }, { key });
+    const r = await api(
+      "POST",
+      `/v1/conversations/${id}/import`,
+      {
+        messages: [
+          ...exchange("Invoice INV-4471 is 318.40 EUR.", "Noted the invoice."),
+          ...exchange("second", "reply two"),
+        ],
+      },
+      { key },
+    );
     expect(r.status).toBe(201);
-    expect(r.json.messages.map((m) => [m.seq, m.role])).toEqual([[1, "user"], [2, "assistant"], [3, "user"], [4, "assistant"]]);
+    expect(r.json.messages.map((m) => [m.seq, m.role])).toEqual([
+      [1, "user"],
+      [2, "assistant"],
+      [3, "user"],
+      [4, "assistant"],
+    ]);
     const msgs = await transcript(id, key);
     expect(msgs.map(textOf)).toEqual(["Invoice INV-4471 is 318.40 EUR.", "Noted the invoice.", "second", "reply two"]);
-    const hit = await eventually(async () => (await api("GET", "/v1/search?q=INV-4471", undefined, { key })).json.results[0]);
+    const hit = await eventually(
+      async () => (await api("GET", "/v1/search?q=INV-4471", undefined, { key })).json.results[0],
+    );
     expect(hit.messageId).toBe(r.json.messages[0].id);
     // A turn after an import continues the numbering and still alternates.
     const turn = await send(id, "and now a live turn", key);
@@ -28,7 +45,19 @@ describe("conversation import", () => {
   it("refuses what is not whole exchanges, naming the problem, and writes nothing", async () => {
     const key = await newTenant();
     const id = await createConversation(undefined, key);
-    for (const messages of [[{ role: "user", text: "alone" }], [...exchange("a", "b"), { role: "user", text: "c" }], [{ role: "assistant", text: "x" }, { role: "user", text: "y" }], exchange("", "b"), [{ role: "system", text: "x" }, { role: "assistant", text: "y" }]]) {
+    for (const messages of [
+      [{ role: "user", text: "alone" }],
+      [...exchange("a", "b"), { role: "user", text: "c" }],
+      [
+        { role: "assistant", text: "x" },
+        { role: "user", text: "y" },
+      ],
+      exchange("", "b"),
+      [
+        { role: "system", text: "x" },
+        { role: "assistant", text: "y" },
+      ],
+    ]) {
       const r = await api("POST", `/v1/conversations/${id}/import`, { messages }, { key });
       expect(r.status, JSON.stringify(messages)).toBe(400);
       expect(r.json.error?.message).toMatch(/messages|text|role/);
@@ -45,9 +74,17 @@ describe("conversation import", () => {
     const r = await api("POST", `/v1/conversations/${id}/import`, { messages }, { key });
     expect(r.status).toBe(201);
     expect(r.json.messages).toHaveLength(20);
-    const over = await api("POST", `/v1/conversations/${id}/import`, { messages: exchange("a".repeat(13 * 1024 * 1024), "b") }, { key });
+    const over = await api(
+      "POST",
+      `/v1/conversations/${id}/import`,
+      { messages: exchange("a".repeat(13 * 1024 * 1024), "b") },
+      { key },
+    );
     expect(over.status).toBe(413);
-    expect(over.json.error).toEqual({ type: "payload_too_large", message: `request body larger than ${12 * 1024 * 1024} bytes` });
+    expect(over.json.error).toEqual({
+      type: "payload_too_large",
+      message: `request body larger than ${12 * 1024 * 1024} bytes`,
+    });
     expect((await transcript(id, key)).length).toBe(20);
   });
 

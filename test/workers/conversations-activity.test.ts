@@ -21,7 +21,8 @@ async function create(key: string, title: string): Promise<string> {
   return r.json.id;
 }
 
-const ids = async (key: string, query: string) => ((await api("GET", `/v1/conversations?${query}`, undefined, { key })).json.data).map((c) => c.id);
+const ids = async (key: string, query: string) =>
+  (await api("GET", `/v1/conversations?${query}`, undefined, { key })).json.data.map((c) => c.id);
 
 /** Every page of `?order=activity` from the first, with `limit`; `between` runs after each page but the last. */
 async function pageAll(key: string, limit: number, between?: (page: number) => Promise<void>): Promise<string[]> {
@@ -51,21 +52,50 @@ describe("conversations by activity", () => {
     expect(await ids(key, "order=activity")).toEqual([c, b, a]);
 
     expect((await send(a, "wake up", key)).status).toBe(200);
-    expect(await eventually(() => ids(key, "order=activity"), (v) => v[0] === a)).toEqual([a, c, b]);
+    expect(
+      await eventually(
+        () => ids(key, "order=activity"),
+        (v) => v[0] === a,
+      ),
+    ).toEqual([a, c, b]);
     // The default order does not move.
     expect(await ids(key, "")).toEqual([c, b, a]);
 
-    expect((await api("POST", `/v1/conversations/${b}/import`, { messages: [{ role: "user", text: "q" }, { role: "assistant", text: "r" }] }, { key })).status).toBe(201);
-    expect(await eventually(() => ids(key, "order=activity"), (v) => v[0] === b)).toEqual([b, a, c]);
+    expect(
+      (
+        await api(
+          "POST",
+          `/v1/conversations/${b}/import`,
+          {
+            messages: [
+              { role: "user", text: "q" },
+              { role: "assistant", text: "r" },
+            ],
+          },
+          { key },
+        )
+      ).status,
+    ).toBe(201);
+    expect(
+      await eventually(
+        () => ids(key, "order=activity"),
+        (v) => v[0] === b,
+      ),
+    ).toEqual([b, a, c]);
 
     expect((await api("PATCH", `/v1/conversations/${c}`, { title: "renamed" }, { key })).status).toBe(200);
-    const moved = await eventually(() => api("GET", "/v1/conversations?order=activity", undefined, { key }), (r) => r.json.data[0]?.id === c);
+    const moved = await eventually(
+      () => api("GET", "/v1/conversations?order=activity", undefined, { key }),
+      (r) => r.json.data[0]?.id === c,
+    );
     expect(moved.json.data.map((x) => x.id)).toEqual([c, b, a]);
     // The listing row carries the new title too, without waiting for a turn.
     expect(moved.json.data[0].title).toBe("renamed");
 
     // A settings change is no activity: the order stays.
-    expect((await api("PATCH", `/v1/conversations/${a}`, { settings: { tailMessages: 12 } }, { key })).status).toBe(200);
+    expect((await api("PATCH", `/v1/conversations/${a}`, { settings: { tailMessages: 12 } }, { key })).status).toBe(
+      200,
+    );
     await new Promise((r) => setTimeout(r, 300));
     expect(await ids(key, "order=activity")).toEqual([c, b, a]);
   });
@@ -75,8 +105,12 @@ describe("conversations by activity", () => {
     const made: string[] = [];
     for (let i = 0; i < 5; i++) made.push(await create(key, `t${i}`));
     // Three share one updatedAt: they page by id, newest id first, across page boundaries.
-    await env.DB.prepare(`UPDATE conversations SET updated_at = '2030-01-01T00:00:00.000Z' WHERE id IN (?, ?, ?)`).bind(made[0], made[2], made[4]).run();
-    await env.DB.prepare(`UPDATE conversations SET updated_at = '2029-01-01T00:00:00.000Z' WHERE id IN (?, ?)`).bind(made[1], made[3]).run();
+    await env.DB.prepare(`UPDATE conversations SET updated_at = '2030-01-01T00:00:00.000Z' WHERE id IN (?, ?, ?)`)
+      .bind(made[0], made[2], made[4])
+      .run();
+    await env.DB.prepare(`UPDATE conversations SET updated_at = '2029-01-01T00:00:00.000Z' WHERE id IN (?, ?)`)
+      .bind(made[1], made[3])
+      .run();
     expect(await pageAll(key, 2)).toEqual([made[4], made[2], made[0], made[3], made[1]]);
     expect(await pageAll(key, 1)).toEqual([made[4], made[2], made[0], made[3], made[1]]);
   });
@@ -89,7 +123,10 @@ describe("conversations by activity", () => {
     const seen = await pageAll(key, 2, async (page) => {
       if (page !== 0) return;
       for (const id of [made[2], made[0]]) expect((await send(id, "moving", key)).status).toBe(200);
-      await eventually(() => ids(key, "order=activity"), (v) => v[0] === made[0] && v[1] === made[2]);
+      await eventually(
+        () => ids(key, "order=activity"),
+        (v) => v[0] === made[0] && v[1] === made[2],
+      );
     });
     expect(new Set(seen).size).toBe(seen.length);
     expect(seen).toEqual([made[3], made[2], made[1]]);
@@ -107,12 +144,19 @@ describe("conversations by activity", () => {
     expect(badOrder.status).toBe(400);
     expect(badOrder.json.error?.message).toMatch(/order/);
     for (const cursor of [mine, "yesterday~conv_x", `2030-01-01T00:00:00.000Z~${mine}'--`]) {
-      const r = await api("GET", `/v1/conversations?order=activity&cursor=${encodeURIComponent(cursor)}`, undefined, { key });
+      const r = await api("GET", `/v1/conversations?order=activity&cursor=${encodeURIComponent(cursor)}`, undefined, {
+        key,
+      });
       expect(r.status, cursor).toBe(400);
       expect(r.json.error?.message).toMatch(/cursor/);
     }
     // A created-order cursor is still a conversation id, not an activity cursor.
-    const r = await api("GET", `/v1/conversations?cursor=${encodeURIComponent(`2030-01-01T00:00:00.000Z~${mine}`)}`, undefined, { key });
+    const r = await api(
+      "GET",
+      `/v1/conversations?cursor=${encodeURIComponent(`2030-01-01T00:00:00.000Z~${mine}`)}`,
+      undefined,
+      { key },
+    );
     expect(r.status).toBe(400);
     expect(r.json.error?.message).toMatch(/cursor/);
     expect((await api("GET", "/v1/conversations?order=activity", undefined, { key: "" })).status).toBe(401);
@@ -121,7 +165,9 @@ describe("conversations by activity", () => {
   it("reads through the conversations_tenant_activity index: no scan, no sort", async () => {
     for (const after of [undefined, { updatedAt: "2030-01-01T00:00:00.000Z", id: "conv_x" }]) {
       const q = activityPageQuery(env.DB, "tnt_x", 21, after).toSQL();
-      const plan = await env.DB.prepare(`EXPLAIN QUERY PLAN ${q.sql}`).bind(...q.params).all<{ detail: string }>();
+      const plan = await env.DB.prepare(`EXPLAIN QUERY PLAN ${q.sql}`)
+        .bind(...q.params)
+        .all<{ detail: string }>();
       const detail = plan.results.map((r) => r.detail).join("\n");
       expect(detail).toMatch(/SEARCH conversations USING INDEX conversations_tenant_activity/);
       expect(detail).not.toMatch(/TEMP B-TREE|SCAN/);

@@ -2,7 +2,18 @@
 import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { api, createConversation, eventually, type Method, newTenant, send, replyText, textOf, transcript, turnMessages } from "./helpers";
+import {
+  api,
+  createConversation,
+  eventually,
+  type Method,
+  newTenant,
+  send,
+  replyText,
+  textOf,
+  transcript,
+  turnMessages,
+} from "./helpers";
 import { ofType, resultText } from "../blocks";
 import { shardCount } from "./cortex-rows";
 import { cortexFor } from "../../services/cortex/routing";
@@ -39,8 +50,23 @@ describe("conversations", () => {
     const b = await createConversation({ foldThresholdChars: 5000 });
     const got = await api("GET", `/v1/conversations/${b}`);
     expect(got.status).toBe(200);
-    expect(got.json).toMatchObject({ id: b, messageCount: 0, summary: null, summarizedThroughMessage: null, summarizedThroughMessageId: null });
-    expect(got.json.settings).toMatchObject({ foldThresholdChars: 5000, tailMessages: 8, summaryMaxChars: 6000, stubMinChars: 2000, compactTriggerRatio: 0.75, charsPerToken: 1.15, contextWindowTokens: 1_000_000, model: "claude-sonnet-5-5" });
+    expect(got.json).toMatchObject({
+      id: b,
+      messageCount: 0,
+      summary: null,
+      summarizedThroughMessage: null,
+      summarizedThroughMessageId: null,
+    });
+    expect(got.json.settings).toMatchObject({
+      foldThresholdChars: 5000,
+      tailMessages: 8,
+      summaryMaxChars: 6000,
+      stubMinChars: 2000,
+      compactTriggerRatio: 0.75,
+      charsPerToken: 1.15,
+      contextWindowTokens: 1_000_000,
+      model: "claude-sonnet-5-5",
+    });
     const list = await eventually(async () => {
       const r = await api("GET", "/v1/conversations?limit=100");
       return r.json.conversations.some((c) => c.id === a) ? r : null;
@@ -75,7 +101,9 @@ describe("conversations", () => {
     const type = await api("POST", "/v1/conversations", { settings: { charsPerToken: "fast" } });
     expect(type.status).toBe(400);
     expect(type.json.error?.message).toMatch(/charsPerToken/);
-    const cross = await api("PATCH", `/v1/conversations/${id}`, { settings: { contextWindowTokens: 4000, outputReserveTokens: 8000 } });
+    const cross = await api("PATCH", `/v1/conversations/${id}`, {
+      settings: { contextWindowTokens: 4000, outputReserveTokens: 8000 },
+    });
     expect(cross.status).toBe(400);
     expect(cross.json.error?.message).toMatch(/outputReserveTokens/);
     expect((await api("GET", `/v1/conversations/${id}`)).json.settings.contextWindowTokens).toBe(1_000_000);
@@ -83,13 +111,17 @@ describe("conversations", () => {
 
   it("answers malformed JSON, wrong content types and unknown routes with JSON errors", async () => {
     const id = await createConversation();
-    const bad = await api("POST", `/v1/conversations/${id}/messages`, "{not json", { headers: { "content-type": "application/json" } });
+    const bad = await api("POST", `/v1/conversations/${id}/messages`, "{not json", {
+      headers: { "content-type": "application/json" },
+    });
     expect(bad.status).toBe(400);
     expect(bad.json.error?.message).toMatch(/JSON/);
     const missing = await api("POST", `/v1/conversations/${id}/messages`, {});
     expect(missing.status).toBe(400);
     expect(missing.json.error?.message).toMatch(/content/);
-    const wrongType = await api("POST", `/v1/conversations/${id}/messages`, "hello", { headers: { "content-type": "text/plain" } });
+    const wrongType = await api("POST", `/v1/conversations/${id}/messages`, "hello", {
+      headers: { "content-type": "text/plain" },
+    });
     expect(wrongType.status).toBe(415);
     expect((await api("GET", "/v1/nothing-here")).json.error?.type).toBe("not_found");
     expect((await transcript(id)).length).toBe(0);
@@ -109,7 +141,11 @@ describe("turns", () => {
     expect(r.status).toBe(200);
     expect(r.json.stop_reason).toBe("end_turn");
     const [user, assistant] = turnMessages(r);
-    expect(user).toMatchObject({ role: "user", seq: 1, content: [{ type: "text", text: "hello there, marker-alpha" }] });
+    expect(user).toMatchObject({
+      role: "user",
+      seq: 1,
+      content: [{ type: "text", text: "hello there, marker-alpha" }],
+    });
     expect(assistant.role).toBe("assistant");
     const u = assistant.usage!;
     expect(u.input_tokens + u.cache_read_input_tokens + u.cache_creation_input_tokens).toBeGreaterThan(1000);
@@ -207,7 +243,11 @@ describe("turns", () => {
     const res = await (await import("cloudflare:workers")).exports.default.fetch(
       new Request(`http://chat.test/v1/conversations/${id}/messages`, {
         method: "POST",
-        headers: { authorization: "Bearer dev-local-key", "content-type": "application/json", accept: "text/event-stream" },
+        headers: {
+          authorization: "Bearer dev-local-key",
+          "content-type": "application/json",
+          accept: "text/event-stream",
+        },
         body: JSON.stringify({ content: "@reply-chars 800" }),
       }),
     );
@@ -331,7 +371,10 @@ describe("search", () => {
     await eventually(async () => (await count()) === 2);
     const { messageDoc } = await import("../../services/cortex");
     const t = await transcript(id);
-    await (await cortexFor(env as Env, "dev")).index("dev", t.map((m) => messageDoc("dev", id, m)));
+    await (await cortexFor(env as Env, "dev")).index(
+      "dev",
+      t.map((m) => messageDoc("dev", id, m)),
+    );
     expect(await count()).toBe(2);
   });
 });
@@ -351,7 +394,10 @@ describe("tenant isolation", () => {
       ["GET", `/v1/conversations/${id}/ws`],
     ];
     for (const [method, path, body] of routes) {
-      const r = await api(method, path, body, { key: keyB, headers: path.endsWith("/ws") ? { upgrade: "websocket" } : {} });
+      const r = await api(method, path, body, {
+        key: keyB,
+        headers: path.endsWith("/ws") ? { upgrade: "websocket" } : {},
+      });
       expect(r.status, `${method} ${path}`).toBe(404);
       expect(r.text).not.toContain("private words");
     }

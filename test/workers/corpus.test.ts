@@ -17,7 +17,11 @@ async function tenant(): Promise<{ id: string; key: string }> {
 
 const listed = async (prefix: string) => (await env.BUCKET.list({ prefix })).objects.map((o) => o.key);
 const pending = async (tenantId: string) =>
-  (await env.DB.prepare(`SELECT day FROM corpus_days WHERE tenant_id = ? ORDER BY day`).bind(tenantId).all<{ day: string }>()).results.map((r) => r.day);
+  (
+    await env.DB.prepare(`SELECT day FROM corpus_days WHERE tenant_id = ? ORDER BY day`)
+      .bind(tenantId)
+      .all<{ day: string }>()
+  ).results.map((r) => r.day);
 
 describe("the corpus log", () => {
   it("rolls a closed day into brain/corpus/YYYY-MM-DD.log.md on the cron tick, and serves the same text", async () => {
@@ -27,13 +31,21 @@ describe("the corpus log", () => {
     const day = past.toISOString().slice(0, 10);
     const today = new Date(now).toISOString().slice(0, 10);
     await logCorpusEvent(env, t.id, "compaction.started", { conversation: "conv_a", tokens: 100 }, past);
-    await logCorpusEvent(env, t.id, "compaction.applied", { conversation: "conv_a", saved: 60 }, new Date(past.getTime() + 1000));
+    await logCorpusEvent(
+      env,
+      t.id,
+      "compaction.applied",
+      { conversation: "conv_a", saved: 60 },
+      new Date(past.getTime() + 1000),
+    );
     await logCorpusEvent(env, t.id, "fold.applied", { conversation: "conv_b" }, new Date(now));
     expect(await pending(t.id)).toEqual([day, today]);
 
     const before = await api("GET", `/v1/corpus/${day}`, undefined, { key: t.key });
     expect(before.status).toBe(200);
-    expect(before.text).toMatch(/^# Corpus log \d{4}-\d{2}-\d{2}\n\n## [^\n]+compaction\.started[\s\S]+compaction\.applied/);
+    expect(before.text).toMatch(
+      /^# Corpus log \d{4}-\d{2}-\d{2}\n\n## [^\n]+compaction\.started[\s\S]+compaction\.applied/,
+    );
 
     const controller = createScheduledController({ scheduledTime: now, cron: "*/5 * * * *" });
     const ctx = createExecutionContext();
@@ -71,8 +83,12 @@ describe("prompt snapshots", () => {
     await send(id, "hello");
     const snaps = (await api("GET", `/v1/conversations/${id}/prompts`)).json.data;
     expect(snaps).toHaveLength(1);
-    const devTenant = (await env.DB.prepare(`SELECT tenant_id AS t FROM conversations WHERE id = ?`).bind(id).first<{ t: string }>())!.t;
+    const devTenant = (await env.DB.prepare(`SELECT tenant_id AS t FROM conversations WHERE id = ?`)
+      .bind(id)
+      .first<{ t: string }>())!.t;
     const keys = await listed(promptSnapshotPrefix(devTenant, id));
-    expect(keys).toEqual([`tenants/${devTenant}/brain/prefrontal/.debug/${id}/${String(snaps[0].id).padStart(12, "0")}.json`]);
+    expect(keys).toEqual([
+      `tenants/${devTenant}/brain/prefrontal/.debug/${id}/${String(snaps[0].id).padStart(12, "0")}.json`,
+    ]);
   });
 });

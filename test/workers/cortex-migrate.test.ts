@@ -8,7 +8,9 @@ import { shardCount } from "./cortex-rows";
 
 /** A row as the D1 cortex held it before the shards. */
 const seed = (tenantId: string, n: number, body: string) =>
-  env.DB.prepare(`INSERT INTO cortex_docs (doc_id, tenant_id, conversation_id, kind, ref_id, seq, role, created_at, body) VALUES (?, ?, NULL, 'memory', ?, NULL, NULL, ?, ?)`)
+  env.DB.prepare(
+    `INSERT INTO cortex_docs (doc_id, tenant_id, conversation_id, kind, ref_id, seq, role, created_at, body) VALUES (?, ?, NULL, 'memory', ?, NULL, NULL, ?, ?)`,
+  )
     .bind(`memory:mem_${tenantId}_${n}:00000`, tenantId, `mem_${tenantId}_${n}`, "2026-01-01T00:00:00.000Z", body)
     .run();
 
@@ -27,7 +29,8 @@ async function walk(limit: number): Promise<number> {
   return steps;
 }
 
-const search = async (key: string, q: string) => (await api("GET", `/v1/search?q=${encodeURIComponent(q)}&kind=memory`, undefined, { key })).json.results;
+const search = async (key: string, q: string) =>
+  (await api("GET", `/v1/search?q=${encodeURIComponent(q)}&kind=memory`, undefined, { key })).json.results;
 
 describe("cortex migration", () => {
   it("moves each tenant's old D1 rows into its shard, a bounded page per call, resumably and idempotently", async () => {
@@ -51,7 +54,11 @@ describe("cortex migration", () => {
     await walk(500);
     expect(await shardCount(`SELECT COUNT(*) AS n FROM cortex_docs`, [], a.tenantId)).toBe(5);
     expect(await search(a.key, "narwhal-archive")).toHaveLength(5);
-    expect(await env.DB.prepare(`SELECT COUNT(*) AS n FROM cortex_docs WHERE tenant_id = ?`).bind(a.tenantId).first<number>("n")).toBe(5);
+    expect(
+      await env.DB.prepare(`SELECT COUNT(*) AS n FROM cortex_docs WHERE tenant_id = ?`)
+        .bind(a.tenantId)
+        .first<number>("n"),
+    ).toBe(5);
   });
 
   it("refuses a bad cursor or limit with a 400 naming it, and callers without the admin token", async () => {

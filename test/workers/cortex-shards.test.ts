@@ -9,7 +9,8 @@ import { assignShard, cortexFor, defaultShard, shardFor, shardNameOf } from "../
 import { api, createConversation, eventually, send, newTenantWithId } from "./helpers";
 import { shardRows } from "./cortex-rows";
 
-const search = async (key: string, q: string) => (await api("GET", `/v1/search?q=${encodeURIComponent(q)}`, undefined, { key })).json.results;
+const search = async (key: string, q: string) =>
+  (await api("GET", `/v1/search?q=${encodeURIComponent(q)}`, undefined, { key })).json.results;
 
 describe("cortex routing", () => {
   it("sends a tenant to its own default shard unless the routing table names another", async () => {
@@ -30,19 +31,28 @@ describe("cortex shards", () => {
     const b = await newTenantWithId();
     await send(await createConversation(undefined, a.key), "the quokka-ledger lives in shard A", a.key);
     await send(await createConversation(undefined, b.key), "the wombat-ledger lives in shard B", b.key);
-    const rowsOf = (t: string) => eventually(async () => {
-      const rows = await shardRows<{ tenant_id: string; body: string }>(`SELECT tenant_id, body FROM cortex_docs`, [], t);
-      return rows.length >= 2 ? rows : null;
-    });
+    const rowsOf = (t: string) =>
+      eventually(async () => {
+        const rows = await shardRows<{ tenant_id: string; body: string }>(
+          `SELECT tenant_id, body FROM cortex_docs`,
+          [],
+          t,
+        );
+        return rows.length >= 2 ? rows : null;
+      });
     const inA = await rowsOf(a.tenantId);
     const inB = await rowsOf(b.tenantId);
     expect(new Set(inA.map((r) => r.tenant_id))).toEqual(new Set([a.tenantId]));
     expect(new Set(inB.map((r) => r.tenant_id))).toEqual(new Set([b.tenantId]));
     expect(inA.some((r) => r.body.includes("quokka-ledger"))).toBe(true);
     expect(inB.some((r) => r.body.includes("quokka-ledger"))).toBe(false);
-    expect((await cortexFor(env as Env, a.tenantId)).id.equals((await cortexFor(env as Env, b.tenantId)).id)).toBe(false);
+    expect((await cortexFor(env as Env, a.tenantId)).id.equals((await cortexFor(env as Env, b.tenantId)).id)).toBe(
+      false,
+    );
     // New writes reach the shards only; the D1 cortex is left to the migration.
-    const legacy = await env.DB.prepare(`SELECT COUNT(*) AS n FROM cortex_docs WHERE tenant_id IN (?, ?)`).bind(a.tenantId, b.tenantId).first<number>("n");
+    const legacy = await env.DB.prepare(`SELECT COUNT(*) AS n FROM cortex_docs WHERE tenant_id IN (?, ?)`)
+      .bind(a.tenantId, b.tenantId)
+      .first<number>("n");
     expect(legacy).toBe(0);
     expect((await search(a.key, "quokka-ledger")).length).toBeGreaterThan(0);
     expect(await search(b.key, "quokka-ledger")).toEqual([]);
@@ -65,13 +75,20 @@ describe("cortex shards", () => {
     const { tenantId } = await newTenantWithId();
     const stub = await cortexFor(env as Env, tenantId);
     await runInDurableObject(stub, (_i, state: DurableObjectState) => {
-      const version = () => state.storage.sql.exec<{ value: string }>(`SELECT value FROM cortex_meta WHERE key = 'schema_version'`).one().value;
+      const version = () =>
+        state.storage.sql.exec<{ value: string }>(`SELECT value FROM cortex_meta WHERE key = 'schema_version'`).one()
+          .value;
       expect(version()).toBe(String(CORTEX_SCHEMA.length));
       expect(ensureCortexSchema(state.storage)).toBe(CORTEX_SCHEMA.length);
       expect(version()).toBe(String(CORTEX_SCHEMA.length));
       // FTS5 with the porter stemmer runs in the object's SQLite: "planning" finds "plans".
-      state.storage.sql.exec(`INSERT INTO cortex_docs (doc_id, tenant_id, kind, ref_id, created_at, body) VALUES ('x', ?, 'memory', 'x', '2026-01-01', 'our plans')`, tenantId);
-      expect(state.storage.sql.exec(`SELECT rowid FROM cortex_fts WHERE cortex_fts MATCH 'planning'`).toArray()).toHaveLength(1);
+      state.storage.sql.exec(
+        `INSERT INTO cortex_docs (doc_id, tenant_id, kind, ref_id, created_at, body) VALUES ('x', ?, 'memory', 'x', '2026-01-01', 'our plans')`,
+        tenantId,
+      );
+      expect(
+        state.storage.sql.exec(`SELECT rowid FROM cortex_fts WHERE cortex_fts MATCH 'planning'`).toArray(),
+      ).toHaveLength(1);
     });
   });
 });

@@ -11,7 +11,8 @@ import { cortexFor } from "../../services/cortex/routing";
 import { fts5RowCount, phraseWeights } from "../../services/cortex/term-stats";
 import { api, eventually, newTenantWithId } from "./helpers";
 
-const note = async (key: string, text: string) => (await api("POST", "/v1/memory", { text }, { key })).json.id as string;
+const note = async (key: string, text: string) =>
+  (await api("POST", "/v1/memory", { text }, { key })).json.id as string;
 
 describe("cortex term statistics", () => {
   it("keeps a subject the tenant talks about all the time weighty: rare in chat at large beats common in chat at large", async () => {
@@ -23,7 +24,11 @@ describe("cortex term statistics", () => {
     const strap = await note(key, "Bought a new ukulele strap in the market.");
     const friends = await note(key, "Spent the time with friends at the market.");
     const ranked = await eventually(async () => {
-      const r = (await api("GET", `/v1/search?q=${encodeURIComponent("ukulele time market")}&kind=memory&limit=20`, undefined, { key })).json;
+      const r = (
+        await api("GET", `/v1/search?q=${encodeURIComponent("ukulele time market")}&kind=memory&limit=20`, undefined, {
+          key,
+        })
+      ).json;
       return r.results.length >= 10 ? r.results.map((h) => h.id) : null;
     });
     // Both hold "market"; the strap note's other word is the rare one in chat at large.
@@ -43,31 +48,69 @@ describe("cortex term statistics", () => {
     // Past 127 rows FTS5's row count is a two-byte varint.
     const words = ["kettle", "harbour", "lantern", "meadow", "orchard"];
     const ids: string[] = [];
-    for (let i = 0; i < 140; i++) ids.push(await note(key, `Note ${i}: ${words.filter((_, j) => (i >> j) & 1).join(" ")} ${"filler ".repeat(i % 7)}`));
+    for (let i = 0; i < 140; i++)
+      ids.push(
+        await note(key, `Note ${i}: ${words.filter((_, j) => (i >> j) & 1).join(" ")} ${"filler ".repeat(i % 7)}`),
+      );
     const stub = await cortexFor(env as Env, tenantId);
-    await eventually(async () => (await runInDurableObject(stub, (_i, state) => state.storage.sql.exec(`SELECT count(*) AS n FROM cortex_docs`).one().n as number)) >= 140 || null);
+    await eventually(
+      async () =>
+        (await runInDurableObject(
+          stub,
+          (_i, state) => state.storage.sql.exec(`SELECT count(*) AS n FROM cortex_docs`).one().n as number,
+        )) >= 140 || null,
+    );
     const asked = ["kettle", "harbour", "meadow"];
     const expected = await runInDurableObject(stub, (_instance, state) => {
       const sql = state.storage.sql;
       const rows = sql.exec<{ n: number }>(`SELECT count(*) AS n FROM cortex_docs`).one().n;
       expect(fts5RowCount(sql.exec(`SELECT block FROM cortex_fts_data WHERE id = 1`).one().block)).toBe(rows);
       const phrases = asked.map((w) => `"${w}"`);
-      const perWord = phrases.map((p) => sql.exec<{ ref: string; s: number }>(`SELECT d.ref_id AS ref, bm25(cortex_fts) AS s FROM cortex_fts JOIN cortex_docs d ON d.rowid = cortex_fts.rowid WHERE cortex_fts MATCH ?`, p).toArray());
+      const perWord = phrases.map((p) =>
+        sql
+          .exec<{ ref: string; s: number }>(
+            `SELECT d.ref_id AS ref, bm25(cortex_fts) AS s FROM cortex_fts JOIN cortex_docs d ON d.rowid = cortex_fts.rowid WHERE cortex_fts MATCH ?`,
+            p,
+          )
+          .toArray(),
+      );
       // FTS5's score for the OR query is the sum of the words' own scores.
-      const whole = new Map(sql.exec<{ ref: string; s: number }>(`SELECT d.ref_id AS ref, bm25(cortex_fts) AS s FROM cortex_fts JOIN cortex_docs d ON d.rowid = cortex_fts.rowid WHERE cortex_fts MATCH ?`, phrases.join(" OR ")).toArray().map((r) => [r.ref, r.s]));
+      const whole = new Map(
+        sql
+          .exec<{ ref: string; s: number }>(
+            `SELECT d.ref_id AS ref, bm25(cortex_fts) AS s FROM cortex_fts JOIN cortex_docs d ON d.rowid = cortex_fts.rowid WHERE cortex_fts MATCH ?`,
+            phrases.join(" OR "),
+          )
+          .toArray()
+          .map((r) => [r.ref, r.s]),
+      );
       const summed = new Map<string, number>();
       for (const hits of perWord) for (const r of hits) summed.set(r.ref, (summed.get(r.ref) ?? 0) + r.s);
       expect([...summed.keys()].sort()).toEqual([...whole.keys()].sort());
       for (const [ref, s] of whole) expect(summed.get(ref)).toBeCloseTo(s, 9);
       // The cortex's score: each word's bm25 times its factor.
-      const weights = phraseWeights(rows, asked, perWord.map((h) => h.length));
+      const weights = phraseWeights(
+        rows,
+        asked,
+        perWord.map((h) => h.length),
+      );
       const blended = new Map<string, number>();
-      perWord.forEach((hits, j) => hits.forEach((r) => blended.set(r.ref, (blended.get(r.ref) ?? 0) + weights[j] * r.s)));
+      perWord.forEach((hits, j) =>
+        hits.forEach((r) => blended.set(r.ref, (blended.get(r.ref) ?? 0) + weights[j] * r.s)),
+      );
       return [...blended].sort((x, y) => x[1] - y[1] || (x[0] < y[0] ? -1 : 1));
     });
     expect(expected.length).toBeGreaterThan(110);
     // A page of 100 (more hits than a statement may bind parameters), then the rest by cursor.
-    const page = async (cursor?: string) => (await api("GET", `/v1/search?q=${encodeURIComponent(asked.join(" "))}&kind=memory&limit=100${cursor ? `&cursor=${cursor}` : ""}`, undefined, { key })).json;
+    const page = async (cursor?: string) =>
+      (
+        await api(
+          "GET",
+          `/v1/search?q=${encodeURIComponent(asked.join(" "))}&kind=memory&limit=100${cursor ? `&cursor=${cursor}` : ""}`,
+          undefined,
+          { key },
+        )
+      ).json;
     const first = await page();
     const rest = await page(String(first.next));
     const got = [...first.results, ...rest.results];

@@ -10,14 +10,32 @@ import { spyD1 } from "./d1-spy";
 import { api, newTenant } from "./helpers";
 import type { Method, ResponseOf } from "../route-types";
 
-async function call<M extends Method, P extends string>(db: D1Database, method: M, path: P, key: string, opts: { body?: unknown; bookmark?: string } = {}) {
+async function call<M extends Method, P extends string>(
+  db: D1Database,
+  method: M,
+  path: P,
+  key: string,
+  opts: { body?: unknown; bookmark?: string } = {},
+) {
   const ctx = createExecutionContext();
   const headers: Record<string, string> = { authorization: `Bearer ${key}` };
   if (opts.body !== undefined) headers["content-type"] = "application/json";
   if (opts.bookmark !== undefined) headers["x-d1-bookmark"] = opts.bookmark;
-  const res = await app.fetch(new Request(`http://chat.test${path}`, { method, headers, body: opts.body === undefined ? undefined : JSON.stringify(opts.body) }), { ...env, DB: db } as Env, ctx);
+  const res = await app.fetch(
+    new Request(`http://chat.test${path}`, {
+      method,
+      headers,
+      body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
+    }),
+    { ...env, DB: db } as Env,
+    ctx,
+  );
   await waitOnExecutionContext(ctx);
-  return { status: res.status, bookmark: res.headers.get("x-d1-bookmark"), json: (await res.json().catch(() => null)) as ResponseOf<M, P> };
+  return {
+    status: res.status,
+    bookmark: res.headers.get("x-d1-bookmark"),
+    json: (await res.json().catch(() => null)) as ResponseOf<M, P>,
+  };
 }
 
 const BOOKMARK = /^[0-9a-f]+(-[0-9a-f]+)+$/;
@@ -40,7 +58,9 @@ describe("D1 sessions and the bookmark header", () => {
     expect(routeOnly(read.direct)).toEqual([]);
 
     const write = spyD1(env.DB);
-    const made = await call(write.db, "POST", "/v1/memory", key, { body: { title: "bookmarked", text: "a note written at the primary" } });
+    const made = await call(write.db, "POST", "/v1/memory", key, {
+      body: { title: "bookmarked", text: "a note written at the primary" },
+    });
     expect(made.status, JSON.stringify(made)).toBe(201);
     expect(write.sessions).toEqual(["first-primary"]);
     expect(routeOnly(write.direct)).toEqual([]);
@@ -58,7 +78,12 @@ describe("D1 sessions and the bookmark header", () => {
     const first = await api("POST", "/v1/memory", { title: "one", text: "first write" }, { key });
     const b1 = first.headers.get("x-d1-bookmark")!;
     expect(b1).toMatch(BOOKMARK);
-    const second = await api("POST", "/v1/memory", { title: "two", text: "second write" }, { key, headers: { "x-d1-bookmark": b1 } });
+    const second = await api(
+      "POST",
+      "/v1/memory",
+      { title: "two", text: "second write" },
+      { key, headers: { "x-d1-bookmark": b1 } },
+    );
     const b2 = second.headers.get("x-d1-bookmark")!;
     // Bookmarks are fixed-width hex, so position order is string order; the session never moves back.
     expect(b2 >= b1, `${b1} ${b2}`).toBe(true);
@@ -71,7 +96,12 @@ describe("D1 sessions and the bookmark header", () => {
     const key = await newTenant();
     const before = await api("GET", "/v1/memory", undefined, { key });
     for (const bad of ["not a bookmark", "0000-zz", "x".repeat(300)]) {
-      const r = await api("POST", "/v1/memory", { title: "never", text: "never written" }, { key, headers: { "x-d1-bookmark": bad } });
+      const r = await api(
+        "POST",
+        "/v1/memory",
+        { title: "never", text: "never written" },
+        { key, headers: { "x-d1-bookmark": bad } },
+      );
       expect(r.status).toBe(400);
       expect(r.json.error).toEqual({ type: "invalid_request", message: expect.stringContaining("x-d1-bookmark") });
     }

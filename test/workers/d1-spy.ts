@@ -16,7 +16,13 @@ export interface D1Spy {
 const RUNS = new Set(["run", "all", "first", "raw"]);
 
 export function spyD1(real: D1Database): D1Spy {
-  const spy: D1Spy = { direct: [], inSession: [], sessions: [], roundTrips: [], db: undefined as unknown as D1Database };
+  const spy: D1Spy = {
+    direct: [],
+    inSession: [],
+    sessions: [],
+    roundTrips: [],
+    db: undefined as unknown as D1Database,
+  };
   const sqlOf = new WeakMap<D1PreparedStatement, string>();
   // Statements keep working as the real ones: only their runs are recorded.
   const counted = (statement: D1PreparedStatement, sql: string): D1PreparedStatement => {
@@ -24,7 +30,10 @@ export function spyD1(real: D1Database): D1Spy {
       get(target, prop) {
         const value = Reflect.get(target, prop);
         if (prop === "bind") return (...args: unknown[]) => counted(target.bind(...args), sql);
-        if (typeof prop === "string" && RUNS.has(prop)) return (...args: unknown[]) => (spy.roundTrips.push(sql), (value as (...a: unknown[]) => unknown).apply(target, args));
+        if (typeof prop === "string" && RUNS.has(prop))
+          return (...args: unknown[]) => (
+            spy.roundTrips.push(sql), (value as (...a: unknown[]) => unknown).apply(target, args)
+          );
         return typeof value === "function" ? value.bind(target) : value;
       },
     });

@@ -14,7 +14,9 @@ interface PragmaColumn {
   pk: number;
 }
 
-const tables: SQLiteTable[] = Object.values(schema as Record<string, unknown>).filter((value): value is SQLiteTable => value instanceof SQLiteTable);
+const tables: SQLiteTable[] = Object.values(schema as Record<string, unknown>).filter(
+  (value): value is SQLiteTable => value instanceof SQLiteTable,
+);
 
 describe("db/schema.ts", () => {
   it("declares tables", () => {
@@ -35,7 +37,12 @@ describe("db/schema.ts", () => {
         })
         .sort((a, b) => a.name.localeCompare(b.name));
       const migrated = results
-        .map((c) => ({ name: c.name, type: c.type.toUpperCase(), notNull: c.pk > 0 ? null : c.notnull === 1, pk: c.pk > 0 }))
+        .map((c) => ({
+          name: c.name,
+          type: c.type.toUpperCase(),
+          notNull: c.pk > 0 ? null : c.notnull === 1,
+          pk: c.pk > 0,
+        }))
         .sort((a, b) => a.name.localeCompare(b.name));
       expect(declared).toEqual(migrated);
     });

@@ -9,7 +9,16 @@ import { describe, expect, it } from "vitest";
 import { attachmentPrefix, conversationPrefix, promptSnapshotPrefix } from "../../r2-layout";
 import { runExtractJob } from "../../workers/summarizer/extract";
 import { runFoldJob } from "../../workers/summarizer/fold";
-import { api, connectSocket, createConversation, eventually, inConversation, newTenant, send, turnMessages } from "./helpers";
+import {
+  api,
+  connectSocket,
+  createConversation,
+  eventually,
+  inConversation,
+  newTenant,
+  send,
+  turnMessages,
+} from "./helpers";
 import { resultText, toolResults } from "../blocks";
 import { shardCount } from "./cortex-rows";
 
@@ -20,11 +29,27 @@ function swapBinding(id: string, name: "BUCKET", wrap: (binding: R2Bucket) => un
 function swapBinding(id: string, name: "DB", wrap: (binding: D1Database) => unknown): Promise<void>;
 function swapBinding(id: string, name: "BUCKET" | "DB", wrap: (binding: never) => unknown): Promise<void> {
   return inConversation(id, (instance) => {
-    Object.defineProperty(instance, "env", { value: Object.create(instance.env, { [name]: { value: wrap(instance.env[name] as never) } }), configurable: true, writable: true });
+    Object.defineProperty(instance, "env", {
+      value: Object.create(instance.env, { [name]: { value: wrap(instance.env[name] as never) } }),
+      configurable: true,
+      writable: true,
+    });
   });
 }
-const jobFor = (id: string, jobId: string) => ({ kind: "fold" as const, jobId, tenantId: "dev", conversationId: id, requestedAt: new Date().toISOString() });
-const extractJob = (attachmentId: string, fromPage: number, toPage: number) => ({ kind: "extract" as const, tenantId: "dev", attachmentId, fromPage, toPage });
+const jobFor = (id: string, jobId: string) => ({
+  kind: "fold" as const,
+  jobId,
+  tenantId: "dev",
+  conversationId: id,
+  requestedAt: new Date().toISOString(),
+});
+const extractJob = (attachmentId: string, fromPage: number, toPage: number) => ({
+  kind: "extract" as const,
+  tenantId: "dev",
+  attachmentId,
+  fromPage,
+  toPage,
+});
 
 async function r2Keys(prefix: string): Promise<string[]> {
   const keys: string[] = [];
@@ -37,7 +62,10 @@ async function r2Keys(prefix: string): Promise<string[]> {
   return keys;
 }
 
-const count = async (sql: string, ...params: unknown[]) => (await env.DB.prepare(sql).bind(...params).first<{ n: number }>())!.n;
+const count = async (sql: string, ...params: unknown[]) =>
+  (await env.DB.prepare(sql)
+    .bind(...params)
+    .first<{ n: number }>())!.n;
 
 /** Every D1 row that names the conversation, by table. */
 async function d1RowsOf(conversationId: string) {
@@ -53,10 +81,18 @@ async function d1RowsOf(conversationId: string) {
 /** What the object keeps in its own storage: tables with rows, and the alarm. */
 async function objectStorage(id: string) {
   return runInDurableObject(stubOf(id), async (_i, state) => {
-    const tables = state.storage.sql.exec<{ name: string }>(`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '_cf_%'`).toArray();
+    const tables = state.storage.sql
+      .exec<{ name: string }>(
+        `SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '_cf_%'`,
+      )
+      .toArray();
     const rows: Record<string, number> = {};
     for (const { name } of tables) {
-      const n = state.storage.sql.exec<{ n: number }>(`SELECT COUNT(*) AS n FROM "${name}"${name === "kv" ? ` WHERE key <> 'schema_version'` : ""}`).one().n;
+      const n = state.storage.sql
+        .exec<{ n: number }>(
+          `SELECT COUNT(*) AS n FROM "${name}"${name === "kv" ? ` WHERE key <> 'schema_version'` : ""}`,
+        )
+        .one().n;
       if (n) rows[name] = n;
     }
     return { rows, alarm: await state.storage.getAlarm() };
@@ -82,13 +118,16 @@ async function growUntilLease(id: string): Promise<string> {
 async function makePdf(pages: number, word: string): Promise<Uint8Array> {
   const doc = await PDFDocument.create();
   const font = await doc.embedFont(StandardFonts.Helvetica);
-  for (let i = 1; i <= pages; i++) doc.addPage([300, 200]).drawText(`page ${i} ${word}${i}`, { x: 20, y: 100, font, size: 12 });
+  for (let i = 1; i <= pages; i++)
+    doc.addPage([300, 200]).drawText(`page ${i} ${word}${i}`, { x: 20, y: 100, font, size: 12 });
   return doc.save();
 }
 
-const upload = <P extends string>(path: P, name: string, body: BodyInit, type: string, key?: string) => api("POST", `${path}?name=${encodeURIComponent(name)}`, body, { key, raw: true, headers: { "content-type": type } });
+const upload = <P extends string>(path: P, name: string, body: BodyInit, type: string, key?: string) =>
+  api("POST", `${path}?name=${encodeURIComponent(name)}`, body, { key, raw: true, headers: { "content-type": type } });
 
-const search = async (q: string, key?: string) => (await api("GET", `/v1/search?q=${encodeURIComponent(q)}`, undefined, { key })).json.results;
+const search = async (q: string, key?: string) =>
+  (await api("GET", `/v1/search?q=${encodeURIComponent(q)}`, undefined, { key })).json.results;
 
 describe("deleting a conversation", () => {
   it("removes its R2 objects, D1 rows and object storage; reads, sockets and redelivered jobs then find nothing", async () => {
@@ -98,13 +137,28 @@ describe("deleting a conversation", () => {
     expect(applied.applied).toBe(true);
     const lateFold = await growUntilLease(id);
     await send(id, "the secret word is obsidian-delete");
-    const text = await upload(`/v1/conversations/${id}/attachments`, "notes.txt", "alpha\nbeta obsidian-note\n", "text/plain");
-    const pdf = await upload(`/v1/conversations/${id}/attachments`, "book.pdf", await makePdf(3, "obsidianpage"), "application/pdf");
+    const text = await upload(
+      `/v1/conversations/${id}/attachments`,
+      "notes.txt",
+      "alpha\nbeta obsidian-note\n",
+      "text/plain",
+    );
+    const pdf = await upload(
+      `/v1/conversations/${id}/attachments`,
+      "book.pdf",
+      await makePdf(3, "obsidianpage"),
+      "application/pdf",
+    );
     expect([text.status, pdf.status]).toEqual([201, 201]);
     expect(await runExtractJob(extractJob(pdf.json.id, 1, 3), env as Env)).toEqual({ pages: 3, indexed: 3 });
     expect((await api("POST", `/v1/conversations/${id}/ws-ticket`)).status).toBe(201);
     await eventually(async () => (await d1RowsOf(id)).episodes > 0 && (await search("obsidian-delete")).length > 0);
-    const prefixes = [conversationPrefix("dev", id), promptSnapshotPrefix("dev", id), attachmentPrefix("dev", text.json.id), attachmentPrefix("dev", pdf.json.id)];
+    const prefixes = [
+      conversationPrefix("dev", id),
+      promptSnapshotPrefix("dev", id),
+      attachmentPrefix("dev", text.json.id),
+      attachmentPrefix("dev", pdf.json.id),
+    ];
     for (const p of prefixes) expect((await r2Keys(p)).length, p).toBeGreaterThan(0);
     const before = await d1RowsOf(id);
     for (const [table, n] of Object.entries(before)) expect(n, table).toBeGreaterThan(0);
@@ -119,19 +173,36 @@ describe("deleting a conversation", () => {
     expect(await d1RowsOf(id)).toEqual({ conversations: 0, cortex: 0, attachments: 0, episodes: 0, tickets: 0 });
     expect(await shardCount(`SELECT COUNT(*) AS n FROM cortex_docs WHERE ref_id LIKE ?`, [`${pdf.json.id}:%`])).toBe(0);
     expect(await objectStorage(id)).toEqual({ rows: {}, alarm: null });
-    for (const q of ["obsidian-delete", "obsidian-note", "obsidianpage2", "zephyr-3"]) expect(await search(q), q).toEqual([]);
+    for (const q of ["obsidian-delete", "obsidian-note", "obsidianpage2", "zephyr-3"])
+      expect(await search(q), q).toEqual([]);
 
     // Every route answers exactly as for a conversation that never existed.
     const ghost = await createConversation();
     expect((await api("DELETE", `/v1/conversations/${ghost}`)).status).toBe(204);
-    for (const [method, path] of [["GET", ""], ["GET", "/messages"], ["POST", "/messages"], ["GET", "/replay"], ["POST", "/ws-ticket"], ["GET", "/attachments"], ["DELETE", ""], ["PATCH", ""]] as const) {
-      const body = method === "POST" && path === "/messages" ? { content: "hello?" } : method === "PATCH" ? { title: "back" } : undefined;
+    for (const [method, path] of [
+      ["GET", ""],
+      ["GET", "/messages"],
+      ["POST", "/messages"],
+      ["GET", "/replay"],
+      ["POST", "/ws-ticket"],
+      ["GET", "/attachments"],
+      ["DELETE", ""],
+      ["PATCH", ""],
+    ] as const) {
+      const body =
+        method === "POST" && path === "/messages"
+          ? { content: "hello?" }
+          : method === "PATCH"
+            ? { title: "back" }
+            : undefined;
       const r = await api(method, `/v1/conversations/${id}${path}`, body);
       const g = await api(method, `/v1/conversations/${ghost}${path}`, body);
       expect(r.status, `${method} ${path}`).toBe(404);
       expect(r.text.split(id).join("<id>"), `${method} ${path}`).toBe(g.text.split(ghost).join("<id>"));
     }
-    expect((await connectSocket(`/v1/conversations/${id}/ws`, { authorization: "Bearer dev-local-key" })).status).toBe(404);
+    expect((await connectSocket(`/v1/conversations/${id}/ws`, { authorization: "Bearer dev-local-key" })).status).toBe(
+      404,
+    );
     expect((await api("GET", "/v1/conversations?limit=100")).json.conversations.map((c) => c.id)).not.toContain(id);
 
     // Jobs queued before the delete and delivered after it are no-ops that recreate nothing.
@@ -167,7 +238,10 @@ describe("deleting a conversation", () => {
         },
       });
     });
-    const turn = send(id, "@tool memory_search {\"query\":\"x\"}\n@tool memory_search {\"query\":\"y\"}\nsecond turn basalt-inflight");
+    const turn = send(
+      id,
+      '@tool memory_search {"query":"x"}\n@tool memory_search {"query":"y"}\nsecond turn basalt-inflight',
+    );
     await atPut;
     const deleting = api("DELETE", `/v1/conversations/${id}`);
     // The delete must be waiting on the write, not racing past it.
@@ -250,14 +324,22 @@ describe("a channel whose conversation was deleted", () => {
 describe("deleting an attachment", () => {
   it("removes its bytes, extracted pages and row; the tools then answer as for an unknown id", async () => {
     const id = await createConversation();
-    const pdf = await upload(`/v1/conversations/${id}/attachments`, "atlas.pdf", await makePdf(4, "cobaltpage"), "application/pdf");
+    const pdf = await upload(
+      `/v1/conversations/${id}/attachments`,
+      "atlas.pdf",
+      await makePdf(4, "cobaltpage"),
+      "application/pdf",
+    );
     const txt = await upload(`/v1/conversations/${id}/attachments`, "keep.txt", "kept line\n", "text/plain");
     await runExtractJob(extractJob(pdf.json.id, 1, 4), env as Env);
     expect(await search("cobaltpage3")).toHaveLength(1);
     const other = await newTenant();
     const theirConv = await createConversation(undefined, other);
     // Another tenant, and another conversation of the same tenant, cannot reach it.
-    expect((await api("DELETE", `/v1/conversations/${theirConv}/attachments/${pdf.json.id}`, undefined, { key: other })).status).toBe(404);
+    expect(
+      (await api("DELETE", `/v1/conversations/${theirConv}/attachments/${pdf.json.id}`, undefined, { key: other }))
+        .status,
+    ).toBe(404);
     const sibling = await createConversation();
     expect((await api("DELETE", `/v1/conversations/${sibling}/attachments/${pdf.json.id}`)).status).toBe(404);
     expect((await r2Keys(attachmentPrefix("dev", pdf.json.id))).length).toBeGreaterThan(0);
@@ -269,15 +351,21 @@ describe("deleting an attachment", () => {
     expect(await search("cobaltpage3")).toEqual([]);
     expect((await api("GET", `/v1/conversations/${id}/attachments/${pdf.json.id}`)).status).toBe(404);
     expect((await api("DELETE", `/v1/conversations/${id}/attachments/${pdf.json.id}`)).status).toBe(404);
-    expect((await api("GET", `/v1/conversations/${id}/attachments`)).json.attachments.map((a) => a.id)).toEqual([txt.json.id]);
+    expect((await api("GET", `/v1/conversations/${id}/attachments`)).json.attachments.map((a) => a.id)).toEqual([
+      txt.json.id,
+    ]);
     // A late extraction chunk writes nothing back.
     expect(await runExtractJob(extractJob(pdf.json.id, 1, 4), env as Env)).toEqual({ pages: 0, indexed: 0 });
     expect(await shardCount(`SELECT COUNT(*) AS n FROM cortex_docs WHERE ref_id LIKE ?`, [`${pdf.json.id}:%`])).toBe(0);
     const ghost = "att_00000000000000000000000000";
-    const tools = ["pdf_info", "pdf_read", "pdf_search"].map((t) => `@tool ${t} ${JSON.stringify({ attachment_id: pdf.json.id, ...(t === "pdf_read" ? { pages: "1" } : t === "pdf_search" ? { query: "cobaltpage" } : {}) })}`);
+    const tools = ["pdf_info", "pdf_read", "pdf_search"].map(
+      (t) =>
+        `@tool ${t} ${JSON.stringify({ attachment_id: pdf.json.id, ...(t === "pdf_read" ? { pages: "1" } : t === "pdf_search" ? { query: "cobaltpage" } : {}) })}`,
+    );
     const r = await send(id, tools.join("\n"));
     const g = await send(id, tools.map((l) => l.replace(pdf.json.id, ghost)).join("\n"));
-    const results = (x: { text: string }) => toolResults(turnMessages(x)).map((b) => ({ ...b, content: resultText(b) }));
+    const results = (x: { text: string }) =>
+      toolResults(turnMessages(x)).map((b) => ({ ...b, content: resultText(b) }));
     expect(results(r)).toHaveLength(3);
     for (const [i, res] of results(r).entries()) {
       expect(res.is_error).toBe(true);
@@ -287,7 +375,12 @@ describe("deleting an attachment", () => {
 
   it("catches a page chunk that lands after the delete swept", async () => {
     const id = await createConversation();
-    const pdf = await upload(`/v1/conversations/${id}/attachments`, "late.pdf", await makePdf(2, "quartzpage"), "application/pdf");
+    const pdf = await upload(
+      `/v1/conversations/${id}/attachments`,
+      "late.pdf",
+      await makePdf(2, "quartzpage"),
+      "application/pdf",
+    );
     // The chunk reads the row and the pages; the delete runs before its upsert lands in the shard.
     const cortex = env.CORTEX;
     let deleted = false;
@@ -308,7 +401,10 @@ describe("deleting an attachment", () => {
         });
       },
     } as unknown as Env["CORTEX"];
-    expect(await runExtractJob(extractJob(pdf.json.id, 1, 2), { ...(env as Env), CORTEX: racing })).toEqual({ pages: 0, indexed: 0 });
+    expect(await runExtractJob(extractJob(pdf.json.id, 1, 2), { ...(env as Env), CORTEX: racing })).toEqual({
+      pages: 0,
+      indexed: 0,
+    });
     expect(deleted).toBe(true);
     expect(await shardCount(`SELECT COUNT(*) AS n FROM cortex_docs WHERE ref_id LIKE ?`, [`${pdf.json.id}:%`])).toBe(0);
   });
@@ -323,7 +419,9 @@ describe("deleting a project", () => {
     expect((await api("GET", `/v1/conversations/${conv}/replay`)).text).toContain("old.txt");
     const other = await newTenant();
     const theirProj = (await api("POST", "/v1/projects", { name: "theirs" }, { key: other })).json.id;
-    expect((await api("DELETE", `/v1/projects/${theirProj}/files/${drop.json.id}`, undefined, { key: other })).status).toBe(404);
+    expect(
+      (await api("DELETE", `/v1/projects/${theirProj}/files/${drop.json.id}`, undefined, { key: other })).status,
+    ).toBe(404);
     expect((await api("DELETE", `/v1/projects/${proj}`, undefined, { key: other })).status).toBe(404);
 
     expect((await api("DELETE", `/v1/projects/${proj}/files/${drop.json.id}`)).status).toBe(204);

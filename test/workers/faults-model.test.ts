@@ -31,14 +31,18 @@ const SDK_ATTEMPTS = 3; // the first attempt and the SDK's 2 retries (core/model
 async function runCase(c: Case): Promise<number> {
   const compacting = c.phase === "compaction summary";
   // A small budget makes every call of the next turn compact: its summary call is the target.
-  const id = await createConversation(compacting ? { contextWindowTokens: 9_000, outputReserveTokens: 1_000 } : undefined);
+  const id = await createConversation(
+    compacting ? { contextWindowTokens: 9_000, outputReserveTokens: 1_000 } : undefined,
+  );
   const ledger = new Ledger(id);
   await ledger.turn(compacting ? "fill the window\n@reply-chars 5000" : "a first, healthy turn");
   const attempts = c.transient ? " attempts=1" : "";
   const line =
-    c.phase === "first call" ? `@model-error ${c.status}${attempts}`
-    : c.phase === "after a tool result" ? `@tool conversation_read {"from_seq":1,"to_seq":1}\n@model-error ${c.status} call=2${attempts}`
-    : `@model-error ${c.status} summarize${attempts}`;
+    c.phase === "first call"
+      ? `@model-error ${c.status}${attempts}`
+      : c.phase === "after a tool result"
+        ? `@tool conversation_read {"from_seq":1,"to_seq":1}\n@model-error ${c.status} call=2${attempts}`
+        : `@model-error ${c.status} summarize${attempts}`;
   const label = `fault ${c.phase} ${c.status} ${c.transient ? "transient" : "persistent"}`;
   const r = await send(id, `${label}\n${line}`);
   ledger.record(r.json.messages);
@@ -47,7 +51,9 @@ async function runCase(c: Case): Promise<number> {
   if (failsTurn) {
     expect(r.json.error).toMatchObject({ type: "model_error", status: c.status });
     // What the turn finished before the failure stays saved: the prompt, and the tool step.
-    expect(r.json.messages.map((m) => m.role)).toEqual(c.phase === "first call" ? ["user"] : ["user", "assistant", "user"]);
+    expect(r.json.messages.map((m) => m.role)).toEqual(
+      c.phase === "first call" ? ["user"] : ["user", "assistant", "user"],
+    );
   }
   if (compacting) {
     const cards = (await api("GET", `/v1/conversations/${id}/timeline`)).json.cards;
@@ -61,7 +67,8 @@ async function runCase(c: Case): Promise<number> {
   expect(served.length, label).toBeGreaterThan(0);
   const failedAttempts = new Set(served.map((f) => f.attempt));
   if (c.transient) expect([...failedAttempts], label).toEqual([0]);
-  else if (c.status !== "overflow") expect([...failedAttempts].sort(), label).toEqual(Array.from({ length: SDK_ATTEMPTS }, (_, i) => i));
+  else if (c.status !== "overflow")
+    expect([...failedAttempts].sort(), label).toEqual(Array.from({ length: SDK_ATTEMPTS }, (_, i) => i));
   return served.length;
 }
 
@@ -72,8 +79,15 @@ describe("fault: model errors in every phase of a turn", () => {
     const served = await Promise.all(cases.map(runCase));
     const count = (pick: (c: Case) => boolean) => cases.reduce((n, c, i) => n + (pick(c) ? served[i] : 0), 0);
     for (const phase of ["first call", "after a tool result", "compaction summary"])
-      reportInjections(`model error, ${phase}`, count((c) => c.phase === phase && c.status !== "overflow"), "errors served for 429, 500, 529; persistent and transient");
-    reportInjections("overflow 400, compaction summary", count((c) => c.status === "overflow"));
+      reportInjections(
+        `model error, ${phase}`,
+        count((c) => c.phase === phase && c.status !== "overflow"),
+        "errors served for 429, 500, 529; persistent and transient",
+      );
+    reportInjections(
+      "overflow 400, compaction summary",
+      count((c) => c.status === "overflow"),
+    );
     expect(Date.now() - started).toBeLessThan(25_000);
   });
 });

@@ -10,23 +10,34 @@ import { Ledger, reportInjections } from "./fault-ledger";
 import { api, createConversation, sendSse } from "./helpers";
 import { ofType } from "../blocks";
 
-
 describe("fault: overflow 400 in every phase of a turn", () => {
   it("forces one compaction and one retry on the first call and after a tool result, never more, and keeps taking turns", async () => {
-    const id = await createConversation({ model: "offline-8k", contextWindowTokens: 10_000, outputReserveTokens: 1_000, charsPerToken: 5 });
+    const id = await createConversation({
+      model: "offline-8k",
+      contextWindowTokens: 10_000,
+      outputReserveTokens: 1_000,
+      charsPerToken: 5,
+    });
     const ledger = new Ledger(id);
     const rows = Array.from({ length: 3000 }, (_, i) => `row ${i} ${"lorem ipsum dolor ".repeat(2)}`).join("\n");
-    const up = await api("POST", `/v1/conversations/${id}/attachments?name=rows.txt`, rows, { raw: true, headers: { "content-type": "text/plain" } });
+    const up = await api("POST", `/v1/conversations/${id}/attachments?name=rows.txt`, rows, {
+      raw: true,
+      headers: { "content-type": "text/plain" },
+    });
     ledger.record((await api("GET", `/v1/conversations/${id}/messages`)).json.messages);
     const seen = { "first call": 0, "after a tool result": 0, retriesFailed: 0, answeredAfter: 0 };
     for (let i = 0; i < 40 && (seen["first call"] === 0 || seen["after a tool result"] === 0); i++) {
-      const content = i % 2 ? `plain turn ${i}\n@reply-chars 3000` : `tool turn ${i}\n@tool file_read {"attachment_id":"${up.json.id}","lines":"${(i * 200) % 2800 + 1}-${(i * 200) % 2800 + 200}"}`;
+      const content =
+        i % 2
+          ? `plain turn ${i}\n@reply-chars 3000`
+          : `tool turn ${i}\n@tool file_read {"attachment_id":"${up.json.id}","lines":"${((i * 200) % 2800) + 1}-${((i * 200) % 2800) + 200}"}`;
       const events = await sendSse(id, content);
       ledger.record(events.filter((e) => e.type === "message").map((e) => e.message));
       const end = events.at(-1);
       expect(end!.type).toBe("turn_end");
       events.forEach((e, k) => {
-        if (e.type === "compaction_started" && e.forced) seen[events.slice(0, k).some((x) => x.type === "tool_result") ? "after a tool result" : "first call"]++;
+        if (e.type === "compaction_started" && e.forced)
+          seen[events.slice(0, k).some((x) => x.type === "tool_result") ? "after a tool result" : "first call"]++;
       });
       // Exactly one forced pass per turn; when its retry still overflows, the turn ends with a clean error.
       expect(events.filter((e) => e.type === "compaction_started" && e.forced).length).toBeLessThanOrEqual(1);
@@ -41,7 +52,10 @@ describe("fault: overflow 400 in every phase of a turn", () => {
     // Back to a model whose window the settings tell truly: the conversation answers again.
     await api("PATCH", `/v1/conversations/${id}`, { settings: { model: "offline-12k" } });
     await ledger.survives();
-    for (const phase of ["first call", "after a tool result"] as const) reportInjections(`overflow 400, ${phase}`, seen[phase]);
-    console.log(`[faults] overflow: ${seen.retriesFailed} forced retries overflowed again (clean context_overflow errors); ${seen.answeredAfter} turns answered after the first of them`);
+    for (const phase of ["first call", "after a tool result"] as const)
+      reportInjections(`overflow 400, ${phase}`, seen[phase]);
+    console.log(
+      `[faults] overflow: ${seen.retriesFailed} forced retries overflowed again (clean context_overflow errors); ${seen.answeredAfter} turns answered after the first of them`,
+    );
   });
 });

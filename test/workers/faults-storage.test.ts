@@ -40,7 +40,11 @@ function faulty<T extends object>(real: T, hook: Hook, counter: { n: number }): 
         const out = value.apply(target, args);
         if (!action) return out;
         counter.n++;
-        return Promise.resolve(out).then(() => (action === "hang-after" ? never() : Promise.reject(new Error(`injected: answer lost: ${String(prop)} ${key}`))));
+        return Promise.resolve(out).then(() =>
+          action === "hang-after"
+            ? never()
+            : Promise.reject(new Error(`injected: answer lost: ${String(prop)} ${key}`)),
+        );
       };
     },
   });
@@ -63,13 +67,18 @@ const first = (times: number, match: (op: string, key: string) => boolean, actio
   let left = times;
   return (op, key) => (left > 0 && match(op, key) ? (left--, action) : undefined);
 };
-const batchPut = (seq: number) => (op: string, key: string) => op === "put" && key.includes(`/messages/${String(seq).padStart(12, "0")}`);
+const batchPut = (seq: number) => (op: string, key: string) =>
+  op === "put" && key.includes(`/messages/${String(seq).padStart(12, "0")}`);
 
 async function sseTurn(id: string, content: string, onEvent?: (e: TurnEvent) => void): Promise<TurnEvent[]> {
   const res = await worker().fetch(
     new Request(`http://chat.test/v1/conversations/${id}/messages`, {
       method: "POST",
-      headers: { authorization: "Bearer dev-local-key", "content-type": "application/json", accept: "text/event-stream" },
+      headers: {
+        authorization: "Bearer dev-local-key",
+        "content-type": "application/json",
+        accept: "text/event-stream",
+      },
       body: JSON.stringify({ content }),
     }),
   );
@@ -127,13 +136,38 @@ describe("fault: R2 calls fail", () => {
     let jobId: string | null = null;
     for (let i = 0; i < 30 && !jobId; i++) {
       await ledger.turn(`grow ${i}\n@reply-chars 900`);
-      jobId = (await api("GET", `/v1/conversations/${ledger.id}`)).json.foldInFlight ? await runInDurableObject(stubOf(ledger.id), (_i, s) => JSON.parse(s.storage.sql.exec<{ value: string }>("SELECT value FROM kv WHERE key = 'fold_lease'").one().value).jobId) : null;
+      jobId = (await api("GET", `/v1/conversations/${ledger.id}`)).json.foldInFlight
+        ? await runInDurableObject(
+            stubOf(ledger.id),
+            (_i, s) =>
+              JSON.parse(
+                s.storage.sql.exec<{ value: string }>("SELECT value FROM kv WHERE key = 'fold_lease'").one().value,
+              ).jobId,
+          )
+        : null;
     }
     c = await inject(ledger.id, { r2: first(1, (op, key) => op === "put" && key.endsWith("head.json")) });
-    expect((await runFoldJob({ kind: "fold", jobId: jobId!, tenantId: "dev", conversationId: ledger.id, requestedAt: new Date().toISOString() }, env as Env)).applied).toBe(true);
+    expect(
+      (
+        await runFoldJob(
+          {
+            kind: "fold",
+            jobId: jobId!,
+            tenantId: "dev",
+            conversationId: ledger.id,
+            requestedAt: new Date().toISOString(),
+          },
+          env as Env,
+        )
+      ).applied,
+    ).toBe(true);
     injected += c.n;
-    const head = await (await env.BUCKET.get(`tenants/dev/conversations/${ledger.id}/head.json`))!.json<ConversationHead>();
-    expect(head.summarizedThroughMessage).toBe((await api("GET", `/v1/conversations/${ledger.id}`)).json.summarizedThroughMessage);
+    const head = await (await env.BUCKET.get(
+      `tenants/dev/conversations/${ledger.id}/head.json`,
+    ))!.json<ConversationHead>();
+    expect(head.summarizedThroughMessage).toBe(
+      (await api("GET", `/v1/conversations/${ledger.id}`)).json.summarizedThroughMessage,
+    );
     await ledger.survives();
     expect(injected).toBe(8);
     reportInjections("R2 failure", injected, "2 failed batch writes, 1 lost answer, 4 during an outage, 1 head write");
@@ -160,7 +194,10 @@ describe("fault: D1 calls fail", () => {
     let c = await inject(ledger.id, { d1: first(3, (op) => op === "prepare" || op === "batch") });
     await ledger.turn(`indexing of ${marker} fails at first`);
     await new Promise((r) => setTimeout(r, 200));
-    const found = async () => (await api("GET", `/v1/search?q=${marker}&conversation=${ledger.id}&kind=message`)).json.results.filter((h) => h.role === "user").length;
+    const found = async () =>
+      (await api("GET", `/v1/search?q=${marker}&conversation=${ledger.id}&kind=message`)).json.results.filter(
+        (h) => h.role === "user",
+      ).length;
     // The indexer failed and left an alarm: it fires (30 s in real time; here on demand), failing
     // again while D1 is still down and setting the next alarm, until it catches up.
     let alarms = 0;
@@ -182,7 +219,11 @@ describe("fault: D1 calls fail", () => {
     expect(refused.json.error?.type).toBe("storage_error");
     expect(refused.json.messages).toEqual([]);
     await pl.survives();
-    reportInjections("D1 failure", d1Injected + c.n, `${d1Injected} during indexing (then the alarm), ${c.n} before a turn`);
+    reportInjections(
+      "D1 failure",
+      d1Injected + c.n,
+      `${d1Injected} during indexing (then the alarm), ${c.n} before a turn`,
+    );
   });
 });
 
@@ -192,9 +233,24 @@ describe("fault: the Durable Object is aborted mid-turn", () => {
     await ledger.turn("before the crashes");
     // Each point hangs one batch write (by its seq) forever, then the object is aborted there.
     const points: { name: string; prompt: string; hang: (n: number) => Hook; adopted: boolean }[] = [
-      { name: "the reply's R2 write in flight", prompt: "crash before my reply is written\n@reply-chars 2000", hang: (n) => first(1, batchPut(n + 2), "hang"), adopted: false },
-      { name: "the reply in R2, not yet in the index", prompt: "crash after my reply is written\n@reply-chars 2000", hang: (n) => first(1, batchPut(n + 2), "hang-after"), adopted: true },
-      { name: "a tool step's results in flight", prompt: 'crash in a tool step\n@tool conversation_read {"from_seq":1,"to_seq":1}', hang: (n) => first(1, batchPut(n + 3), "hang"), adopted: false },
+      {
+        name: "the reply's R2 write in flight",
+        prompt: "crash before my reply is written\n@reply-chars 2000",
+        hang: (n) => first(1, batchPut(n + 2), "hang"),
+        adopted: false,
+      },
+      {
+        name: "the reply in R2, not yet in the index",
+        prompt: "crash after my reply is written\n@reply-chars 2000",
+        hang: (n) => first(1, batchPut(n + 2), "hang-after"),
+        adopted: true,
+      },
+      {
+        name: "a tool step's results in flight",
+        prompt: 'crash in a tool step\n@tool conversation_read {"from_seq":1,"to_seq":1}',
+        hang: (n) => first(1, batchPut(n + 3), "hang"),
+        adopted: false,
+      },
     ];
     for (const point of points) {
       const counter = await inject(ledger.id, { r2: point.hang(ledger.told.length) });
@@ -221,8 +277,13 @@ describe("fault: the Durable Object is aborted mid-turn", () => {
       await runDurableObjectAlarm(stubOf(ledger.id));
       for (const m of ledger.told.filter((m) => m.role === "user" && m.content[0]?.type === "text")) {
         const words = ofType(m.content[0], "text").text.split("\n")[0];
-        const hits = (await api("GET", `/v1/search?q=${encodeURIComponent(words)}&conversation=${ledger.id}&kind=message`)).json.results;
-        expect(hits.some((h) => h.id === m.id), words).toBe(true);
+        const hits = (
+          await api("GET", `/v1/search?q=${encodeURIComponent(words)}&conversation=${ledger.id}&kind=message`)
+        ).json.results;
+        expect(
+          hits.some((h) => h.id === m.id),
+          words,
+        ).toBe(true);
       }
       await ledger.survives();
     }

@@ -19,7 +19,13 @@ import type { FoldJob, QueueJob } from "../../core/jobs";
 import { firstText } from "../blocks";
 
 const stubOf = (id: string) => env.CONVERSATION.get(env.CONVERSATION.idFromName(id));
-const jobFor = (id: string, jobId: string) => ({ kind: "fold" as const, jobId, tenantId: "dev", conversationId: id, requestedAt: new Date().toISOString() });
+const jobFor = (id: string, jobId: string) => ({
+  kind: "fold" as const,
+  jobId,
+  tenantId: "dev",
+  conversationId: id,
+  requestedAt: new Date().toISOString(),
+});
 const meta = async (id: string) => (await api("GET", `/v1/conversations/${id}`)).json;
 
 async function lease(id: string): Promise<{ jobId: string } | null> {
@@ -64,13 +70,41 @@ function scriptedClient(script: Answer[], opts: { gate?: Promise<void> } = {}) {
   return { client, calls };
 }
 
-const errorReply = (status: number) => new Response(JSON.stringify({ type: "error", error: { type: status === 429 ? "rate_limit_error" : status === 529 ? "overloaded_error" : "api_error", message: "injected" } }), { status, headers: { "content-type": "application/json" } });
+const errorReply = (status: number) =>
+  new Response(
+    JSON.stringify({
+      type: "error",
+      error: {
+        type: status === 429 ? "rate_limit_error" : status === 529 ? "overloaded_error" : "api_error",
+        message: "injected",
+      },
+    }),
+    { status, headers: { "content-type": "application/json" } },
+  );
 const textReply = (content: unknown[], stop = "end_turn") =>
-  new Response(JSON.stringify({ id: "msg_x", type: "message", role: "assistant", model: "m", content, stop_reason: stop, stop_sequence: null, usage: { input_tokens: 1, output_tokens: 1 } }), { headers: { "content-type": "application/json" } });
+  new Response(
+    JSON.stringify({
+      id: "msg_x",
+      type: "message",
+      role: "assistant",
+      model: "m",
+      content,
+      stop_reason: stop,
+      stop_sequence: null,
+      usage: { input_tokens: 1, output_tokens: 1 },
+    }),
+    { headers: { "content-type": "application/json" } },
+  );
 
 /** Delivers one fold job through the consumer the way the queue does, with its delivery count. */
-async function deliver(jobs: { body: unknown; attempts: number }[], run: (job: QueueJob, attempts: number) => Promise<void>) {
-  const batch = createMessageBatch<unknown>("context-chat-folds", jobs.map((j, i) => ({ id: `d${i}`, timestamp: new Date(), attempts: j.attempts, body: j.body })));
+async function deliver(
+  jobs: { body: unknown; attempts: number }[],
+  run: (job: QueueJob, attempts: number) => Promise<void>,
+) {
+  const batch = createMessageBatch<unknown>(
+    "context-chat-folds",
+    jobs.map((j, i) => ({ id: `d${i}`, timestamp: new Date(), attempts: j.attempts, body: j.body })),
+  );
   const ctx = createExecutionContext();
   await consumeBatch(batch, run);
   return getQueueResult(batch, ctx);
@@ -84,8 +118,14 @@ describe("fault: the summarizer's model fails", () => {
         // Persistent: three deliveries fail and are retried; the fourth commits the fallback.
         const ledger = new Ledger(await createConversation({ foldThresholdChars: 4000, summaryMaxChars: 700 }), 700);
         const jobId = await growUntilLease(ledger);
-        const { client } = scriptedClient([errorReply(status), errorReply(status), errorReply(status), errorReply(status)]);
-        const run = (job: QueueJob, attempts: number) => runFoldJob(job as FoldJob, env as Env, { client, attempts }).then(() => undefined);
+        const { client } = scriptedClient([
+          errorReply(status),
+          errorReply(status),
+          errorReply(status),
+          errorReply(status),
+        ]);
+        const run = (job: QueueJob, attempts: number) =>
+          runFoldJob(job as FoldJob, env as Env, { client, attempts }).then(() => undefined);
         for (let attempts = 1; attempts <= 3; attempts++) {
           const r = await deliver([{ body: jobFor(ledger.id, jobId), attempts }], run);
           expect(r.retryMessages).toHaveLength(1);
@@ -105,16 +145,25 @@ describe("fault: the summarizer's model fails", () => {
         const again = new Ledger(await createConversation({ foldThresholdChars: 4000 }));
         const second = await growUntilLease(again);
         const flaky = scriptedClient([errorReply(status)]);
-        const runFlaky = (job: QueueJob, attempts: number) => runFoldJob(job as FoldJob, env as Env, { client: flaky.client, attempts }).then(() => undefined);
-        expect((await deliver([{ body: jobFor(again.id, second), attempts: 1 }], runFlaky)).retryMessages).toHaveLength(1);
+        const runFlaky = (job: QueueJob, attempts: number) =>
+          runFoldJob(job as FoldJob, env as Env, { client: flaky.client, attempts }).then(() => undefined);
+        expect((await deliver([{ body: jobFor(again.id, second), attempts: 1 }], runFlaky)).retryMessages).toHaveLength(
+          1,
+        );
         injected++;
-        expect((await deliver([{ body: jobFor(again.id, second), attempts: 2 }], runFlaky)).explicitAcks).toHaveLength(1);
+        expect((await deliver([{ body: jobFor(again.id, second), attempts: 2 }], runFlaky)).explicitAcks).toHaveLength(
+          1,
+        );
         expect((await meta(again.id)).summary).not.toMatch(/Written without/);
         await again.survives();
       }),
     );
     expect(injected).toBe(12);
-    reportInjections("summarizer model error (429/500/529)", injected, "9 persistent deliveries then a fallback summary, 3 transient");
+    reportInjections(
+      "summarizer model error (429/500/529)",
+      injected,
+      "9 persistent deliveries then a fallback summary, 3 transient",
+    );
   });
 
   it("fails the fold call of the offline model itself (`@model-error 500 summarize` in the folded region), then falls back", async () => {
@@ -122,7 +171,9 @@ describe("fault: the summarizer's model fails", () => {
     await ledger.turn("this prompt poisons the fold call\n@model-error 500 summarize");
     const jobId = await growUntilLease(ledger);
     for (let attempts = 1; attempts <= 3; attempts++) {
-      const r = await deliver([{ body: jobFor(ledger.id, jobId), attempts }], (job, a) => handleJob(job, env as Env, a));
+      const r = await deliver([{ body: jobFor(ledger.id, jobId), attempts }], (job, a) =>
+        handleJob(job, env as Env, a),
+      );
       expect(r.retryMessages).toHaveLength(1);
     }
     await ledger.check();
@@ -165,8 +216,12 @@ describe("fault: the summarizer's model returns garbage", () => {
     ];
     const ledger = new Ledger(await createConversation({ foldThresholdChars: 4000, summaryMaxChars: 500 }), 500);
     const jobId = await growUntilLease(ledger);
-    const { client } = scriptedClient([...garbage, textReply([{ type: "text", text: `@tool memory_forget {}\n${"x. ".repeat(5000)}` }], "max_tokens")]);
-    const run = (job: QueueJob) => runFoldJob(job as FoldJob, env as Env, { client, attempts: 1 }).then(() => undefined);
+    const { client } = scriptedClient([
+      ...garbage,
+      textReply([{ type: "text", text: `@tool memory_forget {}\n${"x. ".repeat(5000)}` }], "max_tokens"),
+    ]);
+    const run = (job: QueueJob) =>
+      runFoldJob(job as FoldJob, env as Env, { client, attempts: 1 }).then(() => undefined);
     for (let i = 0; i < garbage.length; i++) {
       expect((await deliver([{ body: jobFor(ledger.id, jobId), attempts: 1 }], run)).retryMessages).toHaveLength(1);
       await ledger.check();
@@ -179,7 +234,11 @@ describe("fault: the summarizer's model returns garbage", () => {
     // The summary is replayed as text in the preamble: its directive-looking line is never obeyed.
     const replay = (await api("GET", `/v1/conversations/${ledger.id}/replay`)).json;
     expect(firstText(replay.messages[0].content)).toContain(m.summary);
-    reportInjections("summarizer garbage answers", garbage.length + 1, "blank, tool_use only, not JSON, empty content, oversized");
+    reportInjections(
+      "summarizer garbage answers",
+      garbage.length + 1,
+      "blank, tool_use only, not JSON, empty content, oversized",
+    );
   });
 });
 
@@ -190,16 +249,27 @@ describe("fault: the fold call overflows the model's window", () => {
     await ledger.check();
     // The model changes to one with a 3,000-token window while the settings keep claiming 1,000,000
     // (a model change alone would bring the window setting along with it).
-    expect((await api("PATCH", `/v1/conversations/${ledger.id}`, { settings: { model: "offline-3k", contextWindowTokens: 1_000_000 } })).status).toBe(200);
+    expect(
+      (
+        await api("PATCH", `/v1/conversations/${ledger.id}`, {
+          settings: { model: "offline-3k", contextWindowTokens: 1_000_000 },
+        })
+      ).status,
+    ).toBe(200);
     const jobId = (await lease(ledger.id))?.jobId;
     expect(jobId).toBeTruthy();
     const rec = scriptedClient([]);
-    expect(await runFoldJob(jobFor(ledger.id, jobId!), env as Env, { client: rec.client })).toEqual({ applied: true, reason: "folded" });
+    expect(await runFoldJob(jobFor(ledger.id, jobId!), env as Env, { client: rec.client })).toEqual({
+      applied: true,
+      reason: "folded",
+    });
     const overflows = rec.calls.filter((s) => s === 400).length;
     expect(overflows).toBeGreaterThanOrEqual(1);
     expect(rec.calls.at(-1)).toBe(200);
     await ledger.check();
-    expect((await api("PATCH", `/v1/conversations/${ledger.id}`, { settings: { model: "claude-sonnet-5-5" } })).status).toBe(200);
+    expect(
+      (await api("PATCH", `/v1/conversations/${ledger.id}`, { settings: { model: "claude-sonnet-5-5" } })).status,
+    ).toBe(200);
     await ledger.survives();
     reportInjections("overflow 400, fold summarizer call", overflows);
   });
@@ -214,21 +284,43 @@ describe("fault: every queue message delivered twice and out of order", () => {
     // PDF page chunks of an attachment in the same batch.
     const doc = await PDFDocument.create();
     const font = await doc.embedFont(StandardFonts.Helvetica);
-    for (let i = 1; i <= 60; i++) doc.addPage([300, 200]).drawText(`page ${i} quokka${i}`, { x: 20, y: 100, font, size: 12 });
-    const pdf = await api("POST", `/v1/conversations/${ledger.id}/attachments?name=q.pdf`, await doc.save(), { raw: true, headers: { "content-type": "application/pdf" } });
-    ledger.record([(await api("GET", `/v1/conversations/${ledger.id}/messages?after=${ledger.told.length}`)).json.messages[0]]);
-    const extract = (fromPage: number, toPage: number) => ({ kind: "extract", tenantId: "dev", attachmentId: pdf.json.id, fromPage, toPage });
+    for (let i = 1; i <= 60; i++)
+      doc.addPage([300, 200]).drawText(`page ${i} quokka${i}`, { x: 20, y: 100, font, size: 12 });
+    const pdf = await api("POST", `/v1/conversations/${ledger.id}/attachments?name=q.pdf`, await doc.save(), {
+      raw: true,
+      headers: { "content-type": "application/pdf" },
+    });
+    ledger.record([
+      (await api("GET", `/v1/conversations/${ledger.id}/messages?after=${ledger.told.length}`)).json.messages[0],
+    ]);
+    const extract = (fromPage: number, toPage: number) => ({
+      kind: "extract",
+      tenantId: "dev",
+      attachmentId: pdf.json.id,
+      fromPage,
+      toPage,
+    });
     const jobs = [jobFor(ledger.id, second), extract(51, 60), jobFor(ledger.id, first), extract(1, 50)];
     // Twice each, newest first, the duplicates interleaved.
-    const deliveries = [jobs[0], jobs[1], jobs[2], jobs[0], jobs[3], jobs[2], jobs[1], jobs[3]].map((body) => ({ body, attempts: 1 }));
+    const deliveries = [jobs[0], jobs[1], jobs[2], jobs[0], jobs[3], jobs[2], jobs[1], jobs[3]].map((body) => ({
+      body,
+      attempts: 1,
+    }));
     const r = await deliver(deliveries, (job, a) => handleJob(job, env as Env, a));
     expect(r.explicitAcks).toHaveLength(8);
     const m = await meta(ledger.id);
     expect(m.foldCount).toBe(1);
     expect(await lease(ledger.id)).toBeNull();
-    const [pages] = await shardRows(`SELECT COUNT(*) AS n, COUNT(DISTINCT ref_id) AS d FROM cortex_docs WHERE kind = 'page' AND ref_id LIKE ?`, [`${pdf.json.id}:p%`]);
+    const [pages] = await shardRows(
+      `SELECT COUNT(*) AS n, COUNT(DISTINCT ref_id) AS d FROM cortex_docs WHERE kind = 'page' AND ref_id LIKE ?`,
+      [`${pdf.json.id}:p%`],
+    );
     expect(pages).toEqual({ n: 60, d: 60 });
     await ledger.survives();
-    reportInjections("queue duplicate + out-of-order deliveries", deliveries.length, "2 fold jobs (one stale) and 2 extract chunks, each twice, reversed");
+    reportInjections(
+      "queue duplicate + out-of-order deliveries",
+      deliveries.length,
+      "2 fold jobs (one stale) and 2 extract chunks, each twice, reversed",
+    );
   });
 });

@@ -56,18 +56,27 @@ describe("fault: a websocket drops mid-stream and the client resumes", () => {
     const client = new ResumingClient(id);
     // Drop after the turn_start, inside the deltas, after the first saved message, deep in a tool turn.
     const drops = [1, 4, 2, 8];
-    const prompts = ["@reply-chars 6000", "drop in the deltas\n@reply-chars 9000", "after the user message\n@reply-chars 3000", 'a tool turn\n@tool conversation_read {"from_seq":1,"to_seq":2}'];
+    const prompts = [
+      "@reply-chars 6000",
+      "drop in the deltas\n@reply-chars 9000",
+      "after the user message\n@reply-chars 3000",
+      'a tool turn\n@tool conversation_read {"from_seq":1,"to_seq":2}',
+    ];
     for (let i = 0; i < drops.length; i++) await client.turn(prompts[i], drops[i]);
     const t = await transcript(id);
     expect(client.duplicates).toBe(0);
     expect([...client.messages.keys()].sort((a, b) => a - b)).toEqual(t.map((m) => m.seq));
     for (const m of t) expect(JSON.stringify(client.messages.get(m.seq))).toBe(JSON.stringify(m));
-    const users = t.filter((m) => m.role === "user" && m.content[0].type === "text").map((m) => ofType(m.content[0], "text").text);
+    const users = t
+      .filter((m) => m.role === "user" && m.content[0].type === "text")
+      .map((m) => ofType(m.content[0], "text").text);
     expect(users).toEqual(prompts);
     const next = await api("POST", `/v1/conversations/${id}/messages`, { content: "still taking turns" });
     expect(next.status).toBe(200);
     expect(next.json.messages[0].seq).toBe(t.length + 1);
-    console.log(`[faults] websocket drops injected: ${drops.length}; messages resumed: ${t.length}; duplicates: ${client.duplicates}`);
+    console.log(
+      `[faults] websocket drops injected: ${drops.length}; messages resumed: ${t.length}; duplicates: ${client.duplicates}`,
+    );
   });
 
   it("catches up a fresh socket from seq 0, leaves a plain socket alone, and refuses a bad cursor", async () => {

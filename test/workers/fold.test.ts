@@ -31,7 +31,13 @@ async function expireLease(id: string): Promise<void> {
   });
 }
 
-const jobFor = (id: string, jobId: string) => ({ kind: "fold" as const, jobId, tenantId: "dev", conversationId: id, requestedAt: new Date().toISOString() });
+const jobFor = (id: string, jobId: string) => ({
+  kind: "fold" as const,
+  jobId,
+  tenantId: "dev",
+  conversationId: id,
+  requestedAt: new Date().toISOString(),
+});
 
 /** An SDK client on the offline model that records fold requests, and can hold or fail them. */
 function recordingClient(opts: { gate?: Promise<void>; failWith?: number } = {}) {
@@ -44,7 +50,11 @@ function recordingClient(opts: { gate?: Promise<void>; failWith?: number } = {})
     fetch: async (url: string | URL | Request, init?: RequestInit) => {
       requests.push(JSON.parse(String(init?.body)));
       if (opts.gate) await opts.gate;
-      if (opts.failWith) return new Response(JSON.stringify({ type: "error", error: { type: "overloaded_error", message: "Overloaded" } }), { status: opts.failWith, headers: { "content-type": "application/json" } });
+      if (opts.failWith)
+        return new Response(
+          JSON.stringify({ type: "error", error: { type: "overloaded_error", message: "Overloaded" } }),
+          { status: opts.failWith, headers: { "content-type": "application/json" } },
+        );
       return inner(url, init);
     },
   });
@@ -124,7 +134,11 @@ describe("a fold", () => {
     expect(m.summarizedThroughMessage).toBe(after[b].seq - 1);
     // The head in R2 carries the same fields.
     const head = await (await env.BUCKET.get(`tenants/dev/conversations/${id}/head.json`))!.json<ConversationHead>();
-    expect(head).toMatchObject({ summary: m.summary, summarizedThroughMessage: m.summarizedThroughMessage, summarizedThroughMessageId: m.summarizedThroughMessageId });
+    expect(head).toMatchObject({
+      summary: m.summary,
+      summarizedThroughMessage: m.summarizedThroughMessage,
+      summarizedThroughMessageId: m.summarizedThroughMessageId,
+    });
 
     const replay = (await api("GET", `/v1/conversations/${id}/replay`)).json;
     expect(replay.messages[0].role).toBe("user");
@@ -181,7 +195,9 @@ describe("a fold", () => {
     const replay = (await api("GET", `/v1/conversations/${id}/replay`)).json;
     const last = replay.messages[replay.messages.length - 1];
     // The reply as saved, less its thinking: the turn is over, so the next request carries none.
-    expect(blocksIn(last as WireMessage).map(({ cache_control: _c, ...b }: ContentBlock & { cache_control?: unknown }) => b)).toEqual(turnMessages(during2)[1].content.filter((b) => b.type !== "thinking"));
+    expect(
+      blocksIn(last as WireMessage).map(({ cache_control: _c, ...b }: ContentBlock & { cache_control?: unknown }) => b),
+    ).toEqual(turnMessages(during2)[1].content.filter((b) => b.type !== "thinking"));
   });
 
   it("applies a job delivered three times exactly once", async () => {
@@ -198,7 +214,13 @@ describe("a fold", () => {
     const { jobId } = await growUntilLease(id);
     const stub = stubOf(id);
     const ref = { tenantId: "dev", conversationId: id };
-    const bad = await stub.commitFold(ref, { jobId, kind: "summary", summary: "x", boundaryMessageId: "msg_01M8VGHFT3DT8AZ8TEFFHNQA7S", boundarySeq: 3 });
+    const bad = await stub.commitFold(ref, {
+      jobId,
+      kind: "summary",
+      summary: "x",
+      boundaryMessageId: "msg_01M8VGHFT3DT8AZ8TEFFHNQA7S",
+      boundarySeq: 3,
+    });
     expect(bad).toEqual({ applied: false, reason: "boundary message not found" });
     const { jobId: second } = await growUntilLease(id);
     expect((await runFoldJob(jobFor(id, second), env as Env)).applied).toBe(true);
@@ -206,7 +228,13 @@ describe("a fold", () => {
     await growUntilLease(id);
     const { jobId: third } = (await lease(id))!;
     const t = await transcript(id);
-    const back = await stub.commitFold(ref, { jobId: third, kind: "summary", summary: "x", boundaryMessageId: t[2].id, boundarySeq: 3 });
+    const back = await stub.commitFold(ref, {
+      jobId: third,
+      kind: "summary",
+      summary: "x",
+      boundaryMessageId: t[2].id,
+      boundarySeq: 3,
+    });
     expect(back).toEqual({ applied: false, reason: "boundary would not move forward" });
     expect((await meta(id)).summarizedThroughMessageId).toBe(m.summarizedThroughMessageId);
   });
@@ -215,9 +243,13 @@ describe("a fold", () => {
     const id = await createConversation({ foldThresholdChars: 4000 });
     const { jobId } = await growUntilLease(id);
     const rec = recordingClient({ failWith: 529 });
-    const batch = createMessageBatch<unknown>("context-chat-folds", [{ id: "f1", timestamp: new Date(), attempts: 2, body: jobFor(id, jobId) }]);
+    const batch = createMessageBatch<unknown>("context-chat-folds", [
+      { id: "f1", timestamp: new Date(), attempts: 2, body: jobFor(id, jobId) },
+    ]);
     const ctx = createExecutionContext();
-    await consumeBatch(batch, (job) => runFoldJob(job as FoldJob, env as Env, { client: rec.client }).then(() => undefined));
+    await consumeBatch(batch, (job) =>
+      runFoldJob(job as FoldJob, env as Env, { client: rec.client }).then(() => undefined),
+    );
     const result = await getQueueResult(batch, ctx);
     expect(result.retryMessages.map((m) => m.msgId)).toEqual(["f1"]);
     expect(result.explicitAcks).toEqual([]);
@@ -230,7 +262,9 @@ describe("a fold", () => {
 
   it("does not dispatch when the region has nowhere to cut, and a job that finds none releases its lease", async () => {
     const id = await createConversation({ foldThresholdChars: 1000 });
-    const calls = Array.from({ length: 5 }, (_, i) => `@tool conversation_read {"from_seq":1,"to_seq":${i + 1}}`).join("\n");
+    const calls = Array.from({ length: 5 }, (_, i) => `@tool conversation_read {"from_seq":1,"to_seq":${i + 1}}`).join(
+      "\n",
+    );
     await send(id, `one long tool turn\n${calls}`);
     const m = await meta(id);
     expect(m.unsummarizedChars).toBeGreaterThan(1000);
@@ -238,7 +272,10 @@ describe("a fold", () => {
     expect(await lease(id)).toBeNull();
     // A job that arrives anyway (say, the region changed under it) folds nothing and frees the lease.
     await runInDurableObject(stubOf(id), async (_i, state) => {
-      state.storage.sql.exec("INSERT INTO kv (key, value) VALUES ('fold_lease', ?)", JSON.stringify({ jobId: "fold_manual", dispatchedAt: Date.now(), expiresAt: Date.now() + 60_000 }));
+      state.storage.sql.exec(
+        "INSERT INTO kv (key, value) VALUES ('fold_lease', ?)",
+        JSON.stringify({ jobId: "fold_manual", dispatchedAt: Date.now(), expiresAt: Date.now() + 60_000 }),
+      );
     });
     const rec = recordingClient();
     const out = await runFoldJob(jobFor(id, "fold_manual"), env as Env, { client: rec.client });
@@ -254,7 +291,9 @@ describe("nothing is lost", () => {
     const id = await createConversation({ foldThresholdChars: 3000, summaryMaxChars: 600 });
     const digest = async (messages: unknown[]) => {
       const bytes = new TextEncoder().encode(JSON.stringify(messages));
-      return [...new Uint8Array(await crypto.subtle.digest("SHA-256", bytes))].map((b) => b.toString(16).padStart(2, "0")).join("");
+      return [...new Uint8Array(await crypto.subtle.digest("SHA-256", bytes))]
+        .map((b) => b.toString(16).padStart(2, "0"))
+        .join("");
     };
     const snapshots: { count: number; hash: string }[] = [];
     for (let n = 0; n < 4; n++) {

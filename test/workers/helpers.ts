@@ -30,8 +30,16 @@ export interface ApiResult<T = Body<unknown>> {
 /** The chat worker's fetch handler (the default export of the worker under test). */
 export const worker = () => (exports as unknown as { default: { fetch(req: Request): Promise<Response> } }).default;
 
-export async function api<M extends Method, P extends string>(method: M, path: P, body?: unknown, opts: { key?: string; headers?: Record<string, string>; raw?: boolean } = {}): Promise<ApiResult<ResponseOf<M, P>>> {
-  const headers: Record<string, string> = { ...(opts.key === "" ? {} : { authorization: `Bearer ${opts.key ?? DEV_KEY}` }), ...opts.headers };
+export async function api<M extends Method, P extends string>(
+  method: M,
+  path: P,
+  body?: unknown,
+  opts: { key?: string; headers?: Record<string, string>; raw?: boolean } = {},
+): Promise<ApiResult<ResponseOf<M, P>>> {
+  const headers: Record<string, string> = {
+    ...(opts.key === "" ? {} : { authorization: `Bearer ${opts.key ?? DEV_KEY}` }),
+    ...opts.headers,
+  };
   let payload: BodyInit | undefined;
   if (body !== undefined) {
     if (opts.raw || typeof body === "string") payload = body as BodyInit;
@@ -64,15 +72,25 @@ export async function newTenant(): Promise<string> {
   return (await newTenantWithId()).key;
 }
 
-export const send = (id: string, content: unknown, key?: string) => api("POST", `/v1/conversations/${id}/messages`, { content }, { key });
+export const send = (id: string, content: unknown, key?: string) =>
+  api("POST", `/v1/conversations/${id}/messages`, { content }, { key });
 
 /** An SSE event of a turn: its event name and its JSON, the one tagging the other. */
-export type SseEvent = { [K in TurnEvent["type"]]: { type: K; data: Extract<TurnEvent, { type: K }> } }[TurnEvent["type"]];
+export type SseEvent = {
+  [K in TurnEvent["type"]]: { type: K; data: Extract<TurnEvent, { type: K }> };
+}[TurnEvent["type"]];
 
 /** One turn asked for as SSE: its events in order, each with its SSE event name and its JSON. */
 export async function sendSseEvents(id: string, content: unknown, key?: string): Promise<SseEvent[]> {
-  const r = await api("POST", `/v1/conversations/${id}/messages`, { content }, { key, headers: { accept: "text/event-stream" } });
-  return [...r.text.matchAll(/^event: (\w+)\ndata: (.*)$/gm)].map((m) => ({ type: m[1], data: JSON.parse(m[2]) }) as SseEvent);
+  const r = await api(
+    "POST",
+    `/v1/conversations/${id}/messages`,
+    { content },
+    { key, headers: { accept: "text/event-stream" } },
+  );
+  return [...r.text.matchAll(/^event: (\w+)\ndata: (.*)$/gm)].map(
+    (m) => ({ type: m[1], data: JSON.parse(m[2]) }) as SseEvent,
+  );
 }
 
 /** One turn asked for as SSE: its events in order, each event's JSON. */
@@ -100,7 +118,15 @@ export async function transcript(id: string, key?: string): Promise<TranscriptMe
 export const textOf = (m: { content: ContentBlock[] }): string =>
   m.content
     .filter((b) => b.type !== "thinking" && b.type !== "redacted_thinking")
-    .map((b) => (b.type === "text" ? b.text : b.type === "tool_result" ? (typeof b.content === "string" ? b.content : "") : JSON.stringify(("input" in b ? b.input : undefined) ?? "")))
+    .map((b) =>
+      b.type === "text"
+        ? b.text
+        : b.type === "tool_result"
+          ? typeof b.content === "string"
+            ? b.content
+            : ""
+          : JSON.stringify(("input" in b ? b.input : undefined) ?? ""),
+    )
     .join("\n");
 
 /** A reply's text: its text blocks joined (a reply of a thinking model starts with a thinking block). */
@@ -127,7 +153,9 @@ export async function eventually<T>(fn: () => Promise<T>, timeoutMs = 10_000): P
 
 /** A websocket to the chat worker: every frame it receives in `events`, and `next` to await one. */
 export async function connectSocket(path: string, headers: Record<string, string> = {}) {
-  const res = await worker().fetch(new Request(`http://chat.test${path}`, { headers: { upgrade: "websocket", ...headers } }));
+  const res = await worker().fetch(
+    new Request(`http://chat.test${path}`, { headers: { upgrade: "websocket", ...headers } }),
+  );
   const ws: WebSocket | null = res.webSocket ?? null;
   const events: ServerFrame[] = [];
   const waiters: { pred: (e: ServerFrame) => boolean; resolve: (e: ServerFrame) => void }[] = [];
@@ -161,11 +189,17 @@ export async function connectSocket(path: string, headers: Record<string, string
  * What the offline model counts for a request (its count_tokens endpoint), as the model it stands
  * in for counts it: the replay view of `replay` plus `prompt` as a new user message.
  */
-export async function modelCount(replay: { messages: unknown[]; [key: string]: unknown }, prompt: string): Promise<number> {
+export async function modelCount(
+  replay: { messages: unknown[]; [key: string]: unknown },
+  prompt: string,
+): Promise<number> {
   const { estimate: _e, max_tokens: _m, ...request } = replay;
   const res = await createOfflineModelFetch()(`${OFFLINE_BASE_URL}/v1/messages/count_tokens`, {
     method: "POST",
-    body: JSON.stringify({ ...request, messages: [...replay.messages, { role: "user", content: [{ type: "text", text: prompt }] }] }),
+    body: JSON.stringify({
+      ...request,
+      messages: [...replay.messages, { role: "user", content: [{ type: "text", text: prompt }] }],
+    }),
   });
   return ((await res.json()) as { input_tokens: number }).input_tokens;
 }
@@ -186,10 +220,16 @@ export interface ConversationInternals {
 }
 
 /** Runs `fn` inside the conversation's live object (by conversation id or stub), with its internals and state. */
-export function inConversation<R>(target: string | DurableObjectStub, fn: (instance: ConversationInternals, state: DurableObjectState) => R | Promise<R>): Promise<R> {
+export function inConversation<R>(
+  target: string | DurableObjectStub,
+  fn: (instance: ConversationInternals, state: DurableObjectState) => R | Promise<R>,
+): Promise<R> {
   const stub = typeof target === "string" ? conversationStub(target) : target;
   // The instance is the ConversationDO; tests read members that are private to it, hence the view.
-  const run = runInDurableObject as unknown as (stub: DurableObjectStub, fn: (instance: ConversationInternals, state: DurableObjectState) => R | Promise<R>) => Promise<R>;
+  const run = runInDurableObject as unknown as (
+    stub: DurableObjectStub,
+    fn: (instance: ConversationInternals, state: DurableObjectState) => R | Promise<R>,
+  ) => Promise<R>;
   return run(stub, fn);
 }
 

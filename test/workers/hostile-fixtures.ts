@@ -47,38 +47,126 @@ const ok = <R extends { status: number; text: string }>(r: R, what: string): R =
 /** A tenant with one of everything: a conversation with a turn, attachments, notes, an episode, an automation, a channel, a project. */
 export async function ownEverything(label: string): Promise<Owned> {
   const key = await newTenant();
-  const { tenantId, keyId } = (await env.DB.prepare(`SELECT tenant_id AS tenantId, id AS keyId FROM api_keys WHERE key_hash = ?`).bind(await sha256Hex(key)).first<{ tenantId: string; keyId: string }>())!;
-  const conv = ok(await api("POST", "/v1/conversations", { title: `${label} secrets` }, { key }), "conversation").json.id;
-  const turn = ok(await api("POST", `/v1/conversations/${conv}/messages`, { content: `${label} private words quasar-${label}` }, { key }), "turn");
+  const { tenantId, keyId } = (await env.DB.prepare(
+    `SELECT tenant_id AS tenantId, id AS keyId FROM api_keys WHERE key_hash = ?`,
+  )
+    .bind(await sha256Hex(key))
+    .first<{ tenantId: string; keyId: string }>())!;
+  const conv = ok(await api("POST", "/v1/conversations", { title: `${label} secrets` }, { key }), "conversation").json
+    .id;
+  const turn = ok(
+    await api(
+      "POST",
+      `/v1/conversations/${conv}/messages`,
+      { content: `${label} private words quasar-${label}` },
+      { key },
+    ),
+    "turn",
+  );
   const msg = turn.json.messages[0].id;
   const att = ok(
-    await api("POST", `/v1/conversations/${conv}/attachments?name=${label}.txt`, `line one ${label}-attachment-secret\nline two\n`, { key, raw: true, headers: { "content-type": "text/plain" } }),
+    await api(
+      "POST",
+      `/v1/conversations/${conv}/attachments?name=${label}.txt`,
+      `line one ${label}-attachment-secret\nline two\n`,
+      { key, raw: true, headers: { "content-type": "text/plain" } },
+    ),
     "attachment",
   ).json.id;
-  const upload = ok(await api("POST", `/v1/conversations/${conv}/attachments/uploads`, { name: `${label}-big.bin` }, { key }), "multipart").json.attachmentId;
+  const upload = ok(
+    await api("POST", `/v1/conversations/${conv}/attachments/uploads`, { name: `${label}-big.bin` }, { key }),
+    "multipart",
+  ).json.attachmentId;
   const mem = ok(await api("POST", "/v1/memory", { text: `${label} note nebula-${label}` }, { key }), "note").json.id;
   const epi = `epi_01J${label === "a" ? "A" : "B"}${"0".repeat(22)}`;
-  await env.DB.prepare(`INSERT INTO memory_episodes (id, tenant_id, conversation_id, fold_job_id, day, through_seq, body, created_at) VALUES (?, ?, ?, ?, '2025-01-01', 2, ?, '2025-01-01T00:00:00Z')`)
+  await env.DB.prepare(
+    `INSERT INTO memory_episodes (id, tenant_id, conversation_id, fold_job_id, day, through_seq, body, created_at) VALUES (?, ?, ?, ?, '2025-01-01', 2, ?, '2025-01-01T00:00:00Z')`,
+  )
     .bind(epi, tenantId, conv, `job-${epi}`, `${label} episode body`)
     .run();
   const channel = `${label}-inbox`;
-  const channelConv = ok(await api("POST", `/v1/channels/${channel}/messages`, { content: `${label} channel words` }, { key }), "channel").json.conversationId;
-  const auto = ok(await api("POST", "/v1/automations", { name: `${label} daily`, schedule: "@daily", prompt: "summarize", channel, paused: true }, { key }), "automation").json.id;
+  const channelConv = ok(
+    await api("POST", `/v1/channels/${channel}/messages`, { content: `${label} channel words` }, { key }),
+    "channel",
+  ).json.conversationId;
+  const auto = ok(
+    await api(
+      "POST",
+      "/v1/automations",
+      { name: `${label} daily`, schedule: "@daily", prompt: "summarize", channel, paused: true },
+      { key },
+    ),
+    "automation",
+  ).json.id;
   const proj = ok(await api("POST", "/v1/projects", { name: `${label} project` }, { key }), "project").json.id;
-  const file = ok(await api("POST", `/v1/projects/${proj}/files?name=${label}-spec.txt`, `${label} project file`, { key, raw: true, headers: { "content-type": "text/plain" } }), "project file").json.id;
+  const file = ok(
+    await api("POST", `/v1/projects/${proj}/files?name=${label}-spec.txt`, `${label} project file`, {
+      key,
+      raw: true,
+      headers: { "content-type": "text/plain" },
+    }),
+    "project file",
+  ).json.id;
   const date = new Date().toISOString().slice(0, 10);
   const exp = ok(await api("POST", "/v1/exports", undefined, { key }), "export").json.id;
   const toolName = `${label}_tool_lookup`;
   const tool = ok(
-    await api("POST", "/v1/tools", { kind: "http", name: toolName, description: `${label} tool finds records.`, inputSchema: { type: "object" }, endpoint: `${inject("httpToolServer")}/echo?key=${label}-tool`, headers: { Authorization: `Bearer ${label}-tool-secret-token` } }, { key }),
+    await api(
+      "POST",
+      "/v1/tools",
+      {
+        kind: "http",
+        name: toolName,
+        description: `${label} tool finds records.`,
+        inputSchema: { type: "object" },
+        endpoint: `${inject("httpToolServer")}/echo?key=${label}-tool`,
+        headers: { Authorization: `Bearer ${label}-tool-secret-token` },
+      },
+      { key },
+    ),
     "tool",
   ).json.id;
   // Background indexing of the turns must be done before anyone snapshots the store.
-  await eventually(async () => (await api("GET", `/v1/search?q=quasar-${label}`, undefined, { key })).json.results.length > 0);
+  await eventually(
+    async () => (await api("GET", `/v1/search?q=quasar-${label}`, undefined, { key })).json.results.length > 0,
+  );
   // So does the export job (a queue consumer writing to R2).
-  await eventually(async () => (await api("GET", `/v1/exports/${exp}`, undefined, { key })).json.status === "done", 20_000);
-  const mcp = ok(await api("POST", "/v1/mcp-servers", { name: `${label}-tools`, url: `http://127.0.0.1:${inject("mcpFixturePort")}/mcp` }, { key }), "MCP server").json.id;
-  return { key, keyId, tenantId, conv, msg, att, upload, mem, epi, auto, proj, file, channel, channelConv, date, model: "claude-sonnet-5-5", exp, mcp, mcpTool: `mcp__${label}-tools__add`, tool, toolName };
+  await eventually(
+    async () => (await api("GET", `/v1/exports/${exp}`, undefined, { key })).json.status === "done",
+    20_000,
+  );
+  const mcp = ok(
+    await api(
+      "POST",
+      "/v1/mcp-servers",
+      { name: `${label}-tools`, url: `http://127.0.0.1:${inject("mcpFixturePort")}/mcp` },
+      { key },
+    ),
+    "MCP server",
+  ).json.id;
+  return {
+    key,
+    keyId,
+    tenantId,
+    conv,
+    msg,
+    att,
+    upload,
+    mem,
+    epi,
+    auto,
+    proj,
+    file,
+    channel,
+    channelConv,
+    date,
+    model: "claude-sonnet-5-5",
+    exp,
+    mcp,
+    mcpTool: `mcp__${label}-tools__add`,
+    tool,
+    toolName,
+  };
 }
 
 // ---- the route table ------------------------------------------------------------------------
@@ -100,7 +188,13 @@ export interface RouteSpec {
 const turn = { content: "hello" };
 export const ROUTES: RouteSpec[] = [
   { method: "POST", path: "/v1/admin/tenants", body: "json", sample: { name: "fuzz" }, admin: true },
-  { method: "POST", path: "/v1/admin/tenants/:tenant/keys", body: "json", sample: { name: "fuzz", expiresAt: "2999-01-01T00:00:00Z" }, admin: true },
+  {
+    method: "POST",
+    path: "/v1/admin/tenants/:tenant/keys",
+    body: "json",
+    sample: { name: "fuzz", expiresAt: "2999-01-01T00:00:00Z" },
+    admin: true,
+  },
   { method: "GET", path: "/v1/admin/tenants/:tenant/keys", body: "none", query: { limit: "5" }, admin: true },
   { method: "DELETE", path: "/v1/admin/tenants/:tenant/keys/:keyId", body: "none", admin: true },
   { method: "POST", path: "/v1/admin/cortex/migrate", body: "json", sample: { limit: 10 }, admin: true },
@@ -112,13 +206,33 @@ export const ROUTES: RouteSpec[] = [
   // A streamed transcript (JSON or JSONL), not a validated JSON body: fuzzed as raw bytes.
   { method: "POST", path: "/v1/conversations/import", body: "raw", query: { title: "t" } },
   { method: "GET", path: "/v1/conversations/:id", body: "none" },
-  { method: "PATCH", path: "/v1/conversations/:id", body: "json", sample: { title: "t", settings: { tailMessages: 8 } } },
+  {
+    method: "PATCH",
+    path: "/v1/conversations/:id",
+    body: "json",
+    sample: { title: "t", settings: { tailMessages: 8 } },
+  },
   { method: "DELETE", path: "/v1/conversations/:id", body: "none" },
   { method: "GET", path: "/v1/conversations/:id/messages", body: "none", query: { after: "0", limit: "5" } },
   { method: "POST", path: "/v1/conversations/:id/messages", body: "json", sample: turn },
-  { method: "POST", path: "/v1/conversations/:id/tool-results", body: "json", sample: { results: [{ tool_use_id: "toolu_fuzz", content: "r" }] } },
+  {
+    method: "POST",
+    path: "/v1/conversations/:id/tool-results",
+    body: "json",
+    sample: { results: [{ tool_use_id: "toolu_fuzz", content: "r" }] },
+  },
   { method: "POST", path: "/v1/conversations/:id/stop", body: "json", sample: {} },
-  { method: "POST", path: "/v1/conversations/:id/import", body: "json", sample: { messages: [{ role: "user", text: "hi" }, { role: "assistant", text: "hello" }] } },
+  {
+    method: "POST",
+    path: "/v1/conversations/:id/import",
+    body: "json",
+    sample: {
+      messages: [
+        { role: "user", text: "hi" },
+        { role: "assistant", text: "hello" },
+      ],
+    },
+  },
   { method: "GET", path: "/v1/conversations/:id/export", body: "none", query: { format: "jsonl" } },
   { method: "GET", path: "/v1/conversations/:id/replay", body: "none" },
   { method: "GET", path: "/v1/conversations/:id/timeline", body: "none", query: { after: "0", limit: "5" } },
@@ -131,9 +245,19 @@ export const ROUTES: RouteSpec[] = [
   { method: "GET", path: "/v1/conversations/:id/attachments/:attachmentId", body: "none" },
   { method: "GET", path: "/v1/conversations/:id/attachments/:attachmentId/content", body: "none" },
   { method: "DELETE", path: "/v1/conversations/:id/attachments/:attachmentId", body: "none" },
-  { method: "POST", path: "/v1/conversations/:id/attachments/uploads", body: "json", sample: { name: "big.bin", type: "application/octet-stream" } },
+  {
+    method: "POST",
+    path: "/v1/conversations/:id/attachments/uploads",
+    body: "json",
+    sample: { name: "big.bin", type: "application/octet-stream" },
+  },
   { method: "PUT", path: "/v1/conversations/:id/attachments/uploads/:attachmentId/parts/:part", body: "raw" },
-  { method: "POST", path: "/v1/conversations/:id/attachments/uploads/:attachmentId/complete", body: "json", sample: { parts: [{ partNumber: 1, etag: "e" }] } },
+  {
+    method: "POST",
+    path: "/v1/conversations/:id/attachments/uploads/:attachmentId/complete",
+    body: "json",
+    sample: { parts: [{ partNumber: 1, etag: "e" }] },
+  },
   { method: "DELETE", path: "/v1/conversations/:id/attachments/uploads/:attachmentId", body: "none" },
   { method: "GET", path: "/v1/search", body: "none", query: { q: "hello", limit: "5" } },
   { method: "POST", path: "/v1/memory", body: "json", sample: { text: "n", title: "t", tags: ["x"] } },
@@ -147,7 +271,12 @@ export const ROUTES: RouteSpec[] = [
   { method: "GET", path: "/v1/channels/:name", body: "none" },
   { method: "PATCH", path: "/v1/channels/:name", body: "json", sample: { rotationSeconds: 60 } },
   { method: "POST", path: "/v1/channels/:name/messages", body: "json", sample: turn },
-  { method: "POST", path: "/v1/automations", body: "json", sample: { name: "n", schedule: "@daily", prompt: "p", channel: "c", paused: true } },
+  {
+    method: "POST",
+    path: "/v1/automations",
+    body: "json",
+    sample: { name: "n", schedule: "@daily", prompt: "p", channel: "c", paused: true },
+  },
   { method: "GET", path: "/v1/automations", body: "none", query: { limit: "5" } },
   { method: "GET", path: "/v1/automations/:id", body: "none" },
   { method: "PATCH", path: "/v1/automations/:id", body: "json", sample: { paused: true } },
@@ -169,13 +298,29 @@ export const ROUTES: RouteSpec[] = [
   { method: "DELETE", path: "/v1/exports/:id", body: "none" },
   { method: "GET", path: "/v1/exports/:id/download", body: "none" },
   // An unreachable loopback port: registering answers 201 with the listing's error, calling nothing.
-  { method: "POST", path: "/v1/mcp-servers", body: "json", sample: { name: "fuzz", url: "http://127.0.0.1:9/mcp", auth: { name: "x-api-key", value: "k" }, timeoutMs: 1000 } },
+  {
+    method: "POST",
+    path: "/v1/mcp-servers",
+    body: "json",
+    sample: { name: "fuzz", url: "http://127.0.0.1:9/mcp", auth: { name: "x-api-key", value: "k" }, timeoutMs: 1000 },
+  },
   { method: "GET", path: "/v1/mcp-servers", body: "none", query: { limit: "5" } },
   { method: "GET", path: "/v1/mcp-servers/:id", body: "none" },
   { method: "PATCH", path: "/v1/mcp-servers/:id", body: "json", sample: { timeoutMs: 5000 } },
   { method: "DELETE", path: "/v1/mcp-servers/:id", body: "none" },
   { method: "POST", path: "/v1/mcp-servers/:id/refresh", body: "none" },
-  { method: "POST", path: "/v1/tools", body: "json", sample: { kind: "http", name: "fuzz_tool", description: "d", inputSchema: { type: "object" }, endpoint: "https://example.com/hook" } },
+  {
+    method: "POST",
+    path: "/v1/tools",
+    body: "json",
+    sample: {
+      kind: "http",
+      name: "fuzz_tool",
+      description: "d",
+      inputSchema: { type: "object" },
+      endpoint: "https://example.com/hook",
+    },
+  },
   { method: "GET", path: "/v1/tools", body: "none", query: { limit: "5" } },
   { method: "GET", path: "/v1/tools/:id", body: "none" },
   { method: "PATCH", path: "/v1/tools/:id", body: "json", sample: { description: "d" } },
@@ -257,13 +402,22 @@ export async function storeSnapshot(): Promise<{ d1: Record<string, string>; r2:
 
 async function digest(s: string): Promise<string> {
   const h = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(s));
-  return [...new Uint8Array(h)].map((b) => b.toString(16).padStart(2, "0")).join("").slice(0, 16);
+  return [...new Uint8Array(h)]
+    .map((b) => b.toString(16).padStart(2, "0"))
+    .join("")
+    .slice(0, 16);
 }
 
 /** What a conversation holds, as its owner sees it. */
 export async function conversationState(owner: Owned, id: string) {
   const meta = (await api("GET", `/v1/conversations/${id}`, undefined, { key: owner.key })).json;
-  return { messageCount: meta.messageCount, lastSeq: meta.lastSeq, title: meta.title, updatedAt: meta.updatedAt, settings: meta.settings };
+  return {
+    messageCount: meta.messageCount,
+    lastSeq: meta.lastSeq,
+    title: meta.title,
+    updatedAt: meta.updatedAt,
+    settings: meta.settings,
+  };
 }
 
 /** A websocket through the worker's fetch handler. */

@@ -14,14 +14,23 @@ function handle(req, res, body) {
     res.writeHead(status, { "content-type": "text/plain; charset=utf-8", ...headers });
     res.end(text);
   };
-  if (url.pathname === "/_seen") return send(200, JSON.stringify(seen.get(key) ?? []), { "content-type": "application/json" });
+  if (url.pathname === "/_seen")
+    return send(200, JSON.stringify(seen.get(key) ?? []), { "content-type": "application/json" });
   const log = seen.get(key) ?? [];
   log.push({ method: req.method, path: url.pathname, headers: req.headers, body });
   seen.set(key, log);
   const n = log.length;
   switch (url.pathname) {
     case "/echo":
-      return send(200, JSON.stringify({ received: JSON.parse(body || "null"), headers: req.headers, token: (req.headers.authorization ?? "").replace(/^Bearer /, "") }), { "content-type": "application/json" });
+      return send(
+        200,
+        JSON.stringify({
+          received: JSON.parse(body || "null"),
+          headers: req.headers,
+          token: (req.headers.authorization ?? "").replace(/^Bearer /, ""),
+        }),
+        { "content-type": "application/json" },
+      );
     case "/big": {
       const bytes = Number(url.searchParams.get("bytes"));
       const line = "lorem ipsum dolor sit amet payload line of the big http tool answer\n";
@@ -29,10 +38,15 @@ function handle(req, res, body) {
       return send(200, text);
     }
     case "/status":
-      return send(Number(url.searchParams.get("code")), `boom ${url.searchParams.get("code")} details from the endpoint`);
+      return send(
+        Number(url.searchParams.get("code")),
+        `boom ${url.searchParams.get("code")} details from the endpoint`,
+      );
     case "/flaky": {
       const fail = Number(url.searchParams.get("fail"));
-      return n <= fail ? send(Number(url.searchParams.get("code") ?? 503), `failing attempt ${n}`) : send(200, `ok on attempt ${n}`);
+      return n <= fail
+        ? send(Number(url.searchParams.get("code") ?? 503), `failing attempt ${n}`)
+        : send(200, `ok on attempt ${n}`);
     }
     case "/drop":
       return req.socket.destroy();

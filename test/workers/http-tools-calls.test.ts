@@ -13,15 +13,29 @@ const schema = { type: "object", properties: { city: { type: "string" } } };
 const SECRET = "sk-live-weather-0123456789";
 
 async function register(key: string, name: string, path: string, extra: Record<string, unknown> = {}) {
-  const r = await api("POST", "/v1/tools", { kind: "http", name, description: `${name} calls the test server.`, inputSchema: schema, endpoint: `${server}${path}`, ...extra }, { key });
+  const r = await api(
+    "POST",
+    "/v1/tools",
+    {
+      kind: "http",
+      name,
+      description: `${name} calls the test server.`,
+      inputSchema: schema,
+      endpoint: `${server}${path}`,
+      ...extra,
+    },
+    { key },
+  );
   if (r.status !== 201) throw new Error(`register ${name}: ${r.status} ${r.text}`);
   return r.json;
 }
 /** What the tool server saw of each request (test/workers/http-tool-server.mjs). */
 type Seen = { method: string; path: string; headers: Record<string, string | undefined>; body: string };
-const seen = async (tag: string): Promise<Seen[]> => (await (await fetch(`${server}/_seen?key=${tag}`)).json()) as Seen[];
+const seen = async (tag: string): Promise<Seen[]> =>
+  (await (await fetch(`${server}/_seen?key=${tag}`)).json()) as Seen[];
 const resultsOf = (messages: StoredMessage[]) => toolResults(messages);
-const textOf = (b: ToolResultBlock) => (typeof b.content === "string" ? b.content : b.content.map((c) => (c.type === "text" ? c.text : "")).join(""));
+const textOf = (b: ToolResultBlock) =>
+  typeof b.content === "string" ? b.content : b.content.map((c) => (c.type === "text" ? c.text : "")).join("");
 
 /** One turn that activates the tools and calls each with `input`; the results in call order. */
 async function callTools(key: string, names: string[], input: unknown = { city: "Paris" }) {
@@ -38,7 +52,11 @@ beforeEach(() => {
   for (const level of ["log", "info", "warn", "error", "debug"] as const) {
     const original = console[level].bind(console);
     vi.spyOn(console, level).mockImplementation((...args: unknown[]) => {
-      logged.push(args.map((a) => (a instanceof Error ? `${a.message} ${a.stack}` : typeof a === "string" ? a : JSON.stringify(a))).join(" "));
+      logged.push(
+        args
+          .map((a) => (a instanceof Error ? `${a.message} ${a.stack}` : typeof a === "string" ? a : JSON.stringify(a)))
+          .join(" "),
+      );
       original(...args);
     });
   }
@@ -48,15 +66,27 @@ afterEach(() => vi.restoreAllMocks());
 describe("HTTP tools in a turn", () => {
   it("is found by tool_search, activated, called with the input and its headers, and never shows the secret", async () => {
     const key = await newTenant();
-    const tool = await register(key, "weather_now", "/echo?key=echo1", { description: "Current weather for a city.", headers: { Authorization: `Bearer ${SECRET}` } });
+    const tool = await register(key, "weather_now", "/echo?key=echo1", {
+      description: "Current weather for a city.",
+      headers: { Authorization: `Bearer ${SECRET}` },
+    });
     const id = await createConversation(undefined, key);
     const found = await send(id, `@tool tool_search {"query":"current weather of a city"}`, key);
-    expect(resultsOf(turnMessages(found))[0].content).toContain('weather_now (inactive: tool_activate {"name":"weather_now"})');
+    expect(resultsOf(turnMessages(found))[0].content).toContain(
+      'weather_now (inactive: tool_activate {"name":"weather_now"})',
+    );
     const early = await send(id, `@tool weather_now {"city":"Paris"}`, key);
-    expect(resultsOf(turnMessages(early))[0]).toMatchObject({ is_error: true, content: expect.stringContaining("tool_activate") });
+    expect(resultsOf(turnMessages(early))[0]).toMatchObject({
+      is_error: true,
+      content: expect.stringContaining("tool_activate"),
+    });
     await send(id, `@tool tool_activate {"name":"weather_now"}`, key);
     const replay = (await api("GET", `/v1/conversations/${id}/replay`, undefined, { key })).json;
-    expect(replay.tools.find((t) => t.name === "weather_now")).toEqual({ name: "weather_now", description: "Current weather for a city.", input_schema: schema });
+    expect(replay.tools.find((t) => t.name === "weather_now")).toEqual({
+      name: "weather_now",
+      description: "Current weather for a city.",
+      input_schema: schema,
+    });
 
     const r = await send(id, `@tool weather_now {"city":"Paris"}`, key);
     const call = r.json.messages[1].content.find((b) => b.type === "tool_use");
@@ -65,7 +95,14 @@ describe("HTTP tools in a turn", () => {
     // What the echo endpoint answered (test/workers/http-tool-server.mjs).
     const body = JSON.parse(textOf(result)) as { received: unknown; headers: Record<string, string>; token: string };
     expect(body.received).toEqual({ city: "Paris" });
-    expect(body.headers).toMatchObject({ "content-type": "application/json", "x-tool-name": "weather_now", "x-conversation-id": id, "idempotency-key": call!.id, "x-tool-call-id": call!.id, "x-turn-id": expect.any(String) });
+    expect(body.headers).toMatchObject({
+      "content-type": "application/json",
+      "x-tool-name": "weather_now",
+      "x-conversation-id": id,
+      "idempotency-key": call!.id,
+      "x-tool-call-id": call!.id,
+      "x-turn-id": expect.any(String),
+    });
     // The endpoint echoed the secret back: the stored result has it withheld.
     expect(body.headers.authorization).toBe("[Authorization withheld]");
     expect(body.token).toBe("[Authorization withheld]");
@@ -91,8 +128,17 @@ describe("HTTP tools in a turn", () => {
     await register(key, "t404", "/status?code=404&key=f404", { idempotent: true, retries: 3 });
     await register(key, "tslow", "/slow?ms=3000&key=fslow", { timeoutMs: 300 });
     await register(key, "tbig", "/big?bytes=5000&key=fbig", { maxResponseBytes: 1000 });
-    await register(key, "tredir_bad", `/redirect?code=307&to=${encodeURIComponent("https://10.1.2.3/steal")}&key=fredir`);
-    await register(key, "tredir_ok", `/redirect?code=307&to=${encodeURIComponent(`${server}/echo?key=fredir2`)}&key=fredir2`, { headers: { "X-Secret": "redirect-secret-value" } });
+    await register(
+      key,
+      "tredir_bad",
+      `/redirect?code=307&to=${encodeURIComponent("https://10.1.2.3/steal")}&key=fredir`,
+    );
+    await register(
+      key,
+      "tredir_ok",
+      `/redirect?code=307&to=${encodeURIComponent(`${server}/echo?key=fredir2`)}&key=fredir2`,
+      { headers: { "X-Secret": "redirect-secret-value" } },
+    );
     await register(key, "tdrop", "/drop?key=fdrop");
     // A row written before the outbound rules refused its endpoint: checked again at call time.
     const bad = await register(key, "tstale", "/echo?key=fstale");
@@ -103,11 +149,23 @@ describe("HTTP tools in a turn", () => {
     const by = Object.fromEntries(names.map((n, i) => [n, results[i]]));
     expect(by.t500).toMatchObject({ is_error: true, content: "t500: HTTP 500: boom 500 details from the endpoint" });
     expect(by.t404).toMatchObject({ is_error: true, content: "t404: HTTP 404: boom 404 details from the endpoint" });
-    expect(by.tslow).toMatchObject({ is_error: true, content: "tslow: no complete answer within 300 ms (the tool's timeoutMs)" });
-    expect(by.tbig).toMatchObject({ is_error: true, content: "tbig: response larger than 1000 bytes (the tool's maxResponseBytes)" });
-    expect(by.tredir_bad).toMatchObject({ is_error: true, content: expect.stringMatching(/^tredir_bad: redirect to a refused URL: private/) });
+    expect(by.tslow).toMatchObject({
+      is_error: true,
+      content: "tslow: no complete answer within 300 ms (the tool's timeoutMs)",
+    });
+    expect(by.tbig).toMatchObject({
+      is_error: true,
+      content: "tbig: response larger than 1000 bytes (the tool's maxResponseBytes)",
+    });
+    expect(by.tredir_bad).toMatchObject({
+      is_error: true,
+      content: expect.stringMatching(/^tredir_bad: redirect to a refused URL: private/),
+    });
     expect(by.tdrop).toMatchObject({ is_error: true, content: expect.stringMatching(/^tdrop: network error/) });
-    expect(by.tstale).toMatchObject({ is_error: true, content: expect.stringMatching(/^tstale: endpoint refused: private/) });
+    expect(by.tstale).toMatchObject({
+      is_error: true,
+      content: expect.stringMatching(/^tstale: endpoint refused: private/),
+    });
     // A checked redirect is followed (307 keeps the POST and its body), same origin: headers kept.
     expect(by.tredir_ok.is_error).toBeUndefined();
     expect(JSON.parse(textOf(by.tredir_ok)).received).toEqual({ city: "Paris" });
@@ -132,8 +190,14 @@ describe("HTTP tools in a turn", () => {
     expect(results[1]).toMatchObject({ is_error: true, content: "not_idem: HTTP 503: failing attempt 1" });
     expect(results[2].is_error).toBeUndefined();
     expect(results[2].content).toBe("ok on attempt 3");
-    expect(results[3]).toMatchObject({ is_error: true, content: "limited: HTTP 429: failing attempt 2 (after 2 attempts)" });
-    expect(results[4]).toMatchObject({ is_error: true, content: expect.stringMatching(/^dropped: network error.*\(after 4 attempts\)$/) });
+    expect(results[3]).toMatchObject({
+      is_error: true,
+      content: "limited: HTTP 429: failing attempt 2 (after 2 attempts)",
+    });
+    expect(results[4]).toMatchObject({
+      is_error: true,
+      content: expect.stringMatching(/^dropped: network error.*\(after 4 attempts\)$/),
+    });
     expect((await seen("r-once")).length).toBe(1);
     expect((await seen("r-notidem")).length).toBe(1);
     expect((await seen("r-recovers")).length).toBe(3);

@@ -13,11 +13,19 @@ const server = inject("httpToolServer");
 const MB = 1024 * 1024;
 
 const results = (messages: WireMessage[]) => toolResults(messages);
-const text = (b: ToolResultBlock) => (typeof b.content === "string" ? b.content : b.content.map((c) => (c.type === "text" ? c.text : "")).join(""));
+const text = (b: ToolResultBlock) =>
+  typeof b.content === "string" ? b.content : b.content.map((c) => (c.type === "text" ? c.text : "")).join("");
 
 describe("a 1 MB HTTP tool answer", () => {
   it("is stored whole, compacted in the turn that fetched it, and stubbed in the next while the compactor handles that turn's own", async () => {
-    const reg = await api("POST", "/v1/tools", { kind: "http", name: "dump_logs", description: "Dumps the full server log.", inputSchema: { type: "object" }, endpoint: `${server}/big?bytes=${MB}&key=large`, maxResponseBytes: MB });
+    const reg = await api("POST", "/v1/tools", {
+      kind: "http",
+      name: "dump_logs",
+      description: "Dumps the full server log.",
+      inputSchema: { type: "object" },
+      endpoint: `${server}/big?bytes=${MB}&key=large`,
+      maxResponseBytes: MB,
+    });
     expect(reg.status).toBe(201);
     const id = await createConversation({ stubAfterExchanges: 1, stubBatchChars: 0 });
     await sendSseEvents(id, `@tool tool_activate {"name":"dump_logs"}`);
@@ -37,7 +45,10 @@ describe("a 1 MB HTTP tool answer", () => {
     // The turn's last request: the first answer as a stub, the second compacted, none of it cut in the record.
     const snaps = (await api("GET", `/v1/conversations/${id}/prompts`)).json.data;
     // The snapshot is the request as sent (or carries it under `request`).
-    const last = (await api("GET", `/v1/conversations/${id}/prompts/${snaps[0].id}`)).json as { request?: ModelRequest; messages?: WireMessage[] };
+    const last = (await api("GET", `/v1/conversations/${id}/prompts/${snaps[0].id}`)).json as {
+      request?: ModelRequest;
+      messages?: WireMessage[];
+    };
     const sent = results(last.request?.messages ?? last.messages ?? []);
     const sentTexts = sent.map(text);
     const stub = sentTexts.find((t: string) => /conversation_read/.test(t) && t.length < 2_000);
@@ -56,7 +67,13 @@ describe("a 1 MB HTTP tool answer", () => {
   }, 180_000);
 
   it("keeps a step of several 1 MB answers whole in the object's SQLite, no value near its 2 MB limit", async () => {
-    const reg = await api("POST", "/v1/tools", { kind: "http", name: "dump_twice", description: "Dumps a log.", inputSchema: { type: "object" }, endpoint: `${server}/big?bytes=${MB}&key=large2` });
+    const reg = await api("POST", "/v1/tools", {
+      kind: "http",
+      name: "dump_twice",
+      description: "Dumps a log.",
+      inputSchema: { type: "object" },
+      endpoint: `${server}/big?bytes=${MB}&key=large2`,
+    });
     expect(reg.status).toBe(201);
     const id = await createConversation();
     await send(id, `@tool tool_activate {"name":"dump_twice"}`);

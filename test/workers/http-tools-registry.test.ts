@@ -8,21 +8,56 @@ import type { ApiError } from "../route-types";
 
 const server = inject("httpToolServer");
 const schema = { type: "object", properties: { city: { type: "string" } }, required: ["city"] };
-const httpTool = (name: string, extra: Record<string, unknown> = {}) => ({ kind: "http", name, description: "Looks up the weather of a city.", inputSchema: schema, endpoint: `${server}/echo`, ...extra });
+const httpTool = (name: string, extra: Record<string, unknown> = {}) => ({
+  kind: "http",
+  name,
+  description: "Looks up the weather of a city.",
+  inputSchema: schema,
+  endpoint: `${server}/echo`,
+  ...extra,
+});
 const rowCount = async () => (await env.DB.prepare(`SELECT COUNT(*) AS n FROM tools`).first<{ n: number }>())!.n;
 
 describe("/v1/tools", () => {
   it("registers, lists, reads, changes and deletes a tool, returning header names only", async () => {
     const key = await newTenant();
-    const created = await api("POST", "/v1/tools", httpTool("weather", { headers: { Authorization: "Bearer sk-weather-secret-1" } }), { key });
+    const created = await api(
+      "POST",
+      "/v1/tools",
+      httpTool("weather", { headers: { Authorization: "Bearer sk-weather-secret-1" } }),
+      { key },
+    );
     expect(created.status).toBe(201);
-    expect(created.json).toMatchObject({ kind: "http", name: "weather", projectId: null, endpoint: `${server}/echo`, headers: ["Authorization"], timeoutMs: 10_000, maxResponseBytes: 1_048_576, idempotent: false, retries: 0, inputSchema: schema });
+    expect(created.json).toMatchObject({
+      kind: "http",
+      name: "weather",
+      projectId: null,
+      endpoint: `${server}/echo`,
+      headers: ["Authorization"],
+      timeoutMs: 10_000,
+      maxResponseBytes: 1_048_576,
+      idempotent: false,
+      retries: 0,
+      inputSchema: schema,
+    });
     expect(created.text).not.toContain("sk-weather-secret-1");
-    const stored = await env.DB.prepare(`SELECT sealed_headers AS s FROM tools WHERE id = ?`).bind(created.json.id).first<{ s: string }>();
+    const stored = await env.DB.prepare(`SELECT sealed_headers AS s FROM tools WHERE id = ?`)
+      .bind(created.json.id)
+      .first<{ s: string }>();
     expect(stored!.s).toMatch(/^v1\./);
     expect(stored!.s).not.toContain("sk-weather-secret-1");
 
-    const client = await api("POST", "/v1/tools", { kind: "client", name: "pick_file", description: "Asks the user to pick a file.", inputSchema: { type: "object" } }, { key });
+    const client = await api(
+      "POST",
+      "/v1/tools",
+      {
+        kind: "client",
+        name: "pick_file",
+        description: "Asks the user to pick a file.",
+        inputSchema: { type: "object" },
+      },
+      { key },
+    );
     expect(client.status).toBe(201);
     expect(client.json).not.toHaveProperty("endpoint");
 
@@ -35,9 +70,19 @@ describe("/v1/tools", () => {
 
     const id = created.json.id;
     expect((await api("GET", `/v1/tools/${id}`, undefined, { key })).json.headers).toEqual(["Authorization"]);
-    const patched = await api("PATCH", `/v1/tools/${id}`, { description: "Weather now.", idempotent: true, retries: 2, headers: { "X-Api-Key": "another-secret-value" } }, { key });
+    const patched = await api(
+      "PATCH",
+      `/v1/tools/${id}`,
+      { description: "Weather now.", idempotent: true, retries: 2, headers: { "X-Api-Key": "another-secret-value" } },
+      { key },
+    );
     expect(patched.status).toBe(200);
-    expect(patched.json).toMatchObject({ description: "Weather now.", idempotent: true, retries: 2, headers: ["X-Api-Key"] });
+    expect(patched.json).toMatchObject({
+      description: "Weather now.",
+      idempotent: true,
+      retries: 2,
+      headers: ["X-Api-Key"],
+    });
     expect(patched.text).not.toContain("another-secret-value");
     expect((await api("PATCH", `/v1/tools/${id}`, { headers: null }, { key })).json.headers).toEqual([]);
 
@@ -77,7 +122,10 @@ describe("/v1/tools", () => {
       [httpTool("web_search"), /name: is a server tool's name/],
       [httpTool("mcp__srv__tool"), /name: may not start with mcp__/],
       [httpTool("t", { inputSchema: { type: "string" } }), /inputSchema: must have "type": "object"/],
-      [httpTool("t", { inputSchema: { type: "object", properties: { a: { description: "x".repeat(17_000) } } } }), /inputSchema: larger than 16384 bytes/],
+      [
+        httpTool("t", { inputSchema: { type: "object", properties: { a: { description: "x".repeat(17_000) } } } }),
+        /inputSchema: larger than 16384 bytes/,
+      ],
       [httpTool("t", { inputSchema: { type: "object", required: "a" } }), /inputSchema: "required" must be an array/],
       [httpTool("t", { endpoint: "http://example.com/hook" }), /endpoint: only https URLs are allowed/],
       [httpTool("t", { endpoint: "https://10.0.0.8/hook" }), /endpoint: private/],
@@ -91,7 +139,10 @@ describe("/v1/tools", () => {
       [httpTool("t", { headers: { "Content-Type": "text/plain" } }), /headers: may not set content-type/],
       [httpTool("t", { headers: { "X-A": "line\r\nbreak" } }), /headers.X-A: no line breaks/],
       [httpTool("t", { kind: "shell" }), /^kind: /],
-      [{ kind: "client", name: "c", description: "d", inputSchema: { type: "object" }, endpoint: `${server}/echo` }, /endpoint: only for an http tool/],
+      [
+        { kind: "client", name: "c", description: "d", inputSchema: { type: "object" }, endpoint: `${server}/echo` },
+        /endpoint: only for an http tool/,
+      ],
       [httpTool("t", { projectId: "proj_01J0000000000000000000000Z" }), /projectId: no such project/],
       [httpTool("t", { surprise: 1 }), /unknown field surprise/],
     ];
@@ -102,7 +153,14 @@ describe("/v1/tools", () => {
       expect(r.json.error?.message).toMatch(message);
     }
     const id = (await api("POST", "/v1/tools", httpTool("ok"), { key })).json.id;
-    const client = (await api("POST", "/v1/tools", { kind: "client", name: "c", description: "d", inputSchema: { type: "object" } }, { key })).json.id;
+    const client = (
+      await api(
+        "POST",
+        "/v1/tools",
+        { kind: "client", name: "c", description: "d", inputSchema: { type: "object" } },
+        { key },
+      )
+    ).json.id;
     for (const [path, body, message] of [
       [`/v1/tools/${id}`, {}, /give at least one field/],
       [`/v1/tools/${id}`, { endpoint: "https://192.168.1.1/" }, /endpoint: private/],
@@ -118,10 +176,18 @@ describe("/v1/tools", () => {
     expect((await api("GET", `/v1/tools/${id}`, undefined, { key })).json.endpoint).toBe(`${server}/echo`);
   });
 
-  it("refuses loopback endpoints unless ALLOW_LOOPBACK_TOOLS is \"true\", and headers without TOOL_SECRETS_KEY (503)", async () => {
+  it('refuses loopback endpoints unless ALLOW_LOOPBACK_TOOLS is "true", and headers without TOOL_SECRETS_KEY (503)', async () => {
     const key = await newTenant();
     const post = (body: unknown, vars: Record<string, string | undefined>) =>
-      app.request("/v1/tools", { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify(body) }, { ...env, ...vars });
+      app.request(
+        "/v1/tools",
+        {
+          method: "POST",
+          headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+          body: JSON.stringify(body),
+        },
+        { ...env, ...vars },
+      );
     const before = await rowCount();
     for (const value of [undefined, "false"]) {
       const r = await post(httpTool("local"), { ALLOW_LOOPBACK_TOOLS: value });
@@ -132,11 +198,19 @@ describe("/v1/tools", () => {
     for (const value of ["1", "TRUE"]) {
       const r = await post(httpTool("local"), { ALLOW_LOOPBACK_TOOLS: value });
       expect(r.status, value).toBe(500);
-      expect(((await r.json()) as { error: ApiError }).error).toMatchObject({ type: "config_invalid", message: expect.stringContaining("ALLOW_LOOPBACK_TOOLS") });
+      expect(((await r.json()) as { error: ApiError }).error).toMatchObject({
+        type: "config_invalid",
+        message: expect.stringContaining("ALLOW_LOOPBACK_TOOLS"),
+      });
     }
-    const noKey = await post(httpTool("sealed", { headers: { Authorization: "Bearer x-secret-value" } }), { TOOL_SECRETS_KEY: undefined });
+    const noKey = await post(httpTool("sealed", { headers: { Authorization: "Bearer x-secret-value" } }), {
+      TOOL_SECRETS_KEY: undefined,
+    });
     expect(noKey.status).toBe(503);
-    expect(((await noKey.json()) as { error: ApiError }).error).toMatchObject({ type: "tool_secrets_not_configured", message: expect.stringContaining("wrangler secret put TOOL_SECRETS_KEY") });
+    expect(((await noKey.json()) as { error: ApiError }).error).toMatchObject({
+      type: "tool_secrets_not_configured",
+      message: expect.stringContaining("wrangler secret put TOOL_SECRETS_KEY"),
+    });
     expect(await rowCount()).toBe(before);
     // Without headers there is nothing to seal.
     expect((await post(httpTool("unsealed"), { TOOL_SECRETS_KEY: undefined })).status).toBe(201);

@@ -4,7 +4,16 @@
 import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { api, connectSocket, createConversation, eventually, newTenant, transcript, worker, inConversation } from "./helpers";
+import {
+  api,
+  connectSocket,
+  createConversation,
+  eventually,
+  newTenant,
+  transcript,
+  worker,
+  inConversation,
+} from "./helpers";
 import { ofType } from "../blocks";
 import type { TurnEvent } from "../../core/events";
 
@@ -13,11 +22,20 @@ const keyed = (id: string, content: unknown, key: string, headers: Record<string
   api("POST", `/v1/conversations/${id}/messages`, { content }, { headers: { "idempotency-key": key, ...headers } });
 const newKey = () => `turn-${crypto.randomUUID()}`;
 
-async function sseEvents(id: string, content: string, key: string): Promise<{ status: number; replayed: string | null; events: TurnEvent[] }> {
+async function sseEvents(
+  id: string,
+  content: string,
+  key: string,
+): Promise<{ status: number; replayed: string | null; events: TurnEvent[] }> {
   const res: Response = await worker().fetch(
     new Request(`http://chat.test/v1/conversations/${id}/messages`, {
       method: "POST",
-      headers: { authorization: "Bearer dev-local-key", "content-type": "application/json", accept: "text/event-stream", "idempotency-key": key },
+      headers: {
+        authorization: "Bearer dev-local-key",
+        "content-type": "application/json",
+        accept: "text/event-stream",
+        "idempotency-key": key,
+      },
       body: JSON.stringify({ content }),
     }),
   );
@@ -86,7 +104,13 @@ describe("Idempotency-Key on POST /messages", () => {
     const key = newKey();
     const content = `@tool get_weather {"city":"Bergen"}`;
     const tools = [{ name: "get_weather", input_schema: { type: "object", properties: { city: { type: "string" } } } }];
-    const paused = (k: string, headers: Record<string, string> = {}) => api("POST", `/v1/conversations/${id}/messages`, { content, tools }, { headers: { "idempotency-key": k, ...headers } });
+    const paused = (k: string, headers: Record<string, string> = {}) =>
+      api(
+        "POST",
+        `/v1/conversations/${id}/messages`,
+        { content, tools },
+        { headers: { "idempotency-key": k, ...headers } },
+      );
     const first = await paused(key);
     expect(first.status).toBe(200);
     expect(first.json.stop_reason).toBe("requires_action");
@@ -105,7 +129,13 @@ describe("Idempotency-Key on POST /messages", () => {
     expect(busy.json.error?.type).toBe("turn_paused");
     expect(await transcript(id)).toHaveLength(2);
     const [call] = first.json.requires_action!.calls;
-    expect((await api("POST", `/v1/conversations/${id}/tool-results`, { results: [{ tool_use_id: call.id, content: "rain" }] })).status).toBe(200);
+    expect(
+      (
+        await api("POST", `/v1/conversations/${id}/tool-results`, {
+          results: [{ tool_use_id: call.id, content: "rain" }],
+        })
+      ).status,
+    ).toBe(200);
     // Once the turn went on, the retry still answers what the first request got.
     expect((await paused(key)).json).toEqual(first.json);
     const ran = await paused(other);
@@ -141,7 +171,13 @@ describe("Idempotency-Key on POST /messages", () => {
     const key = newKey();
     await keyed(id, "private words", key);
     const keyB = await newTenant();
-    const asB = (conv: string) => api("POST", `/v1/conversations/${conv}/messages`, { content: "private words" }, { key: keyB, headers: { "idempotency-key": key } });
+    const asB = (conv: string) =>
+      api(
+        "POST",
+        `/v1/conversations/${conv}/messages`,
+        { content: "private words" },
+        { key: keyB, headers: { "idempotency-key": key } },
+      );
     const foreign = await asB(id);
     const missing = await asB(`conv_${"0".repeat(26)}`);
     expect(foreign.status).toBe(404);
@@ -171,7 +207,14 @@ describe("Idempotency-Key on POST /messages", () => {
     const retry = await sseEvents(id, `@tool conversation_read {"from_seq":1,"to_seq":1}`, key);
     expect(retry.status).toBe(200);
     expect(retry.replayed).toBe("true");
-    expect(retry.events.map((e) => e.type)).toEqual(["turn_start", "message", "message", "message", "message", "turn_end"]);
+    expect(retry.events.map((e) => e.type)).toEqual([
+      "turn_start",
+      "message",
+      "message",
+      "message",
+      "message",
+      "turn_end",
+    ]);
     expect(retry.events[0]).toMatchObject({ turnId: first.events[0].turnId, replayed: true });
     expect(retry.events.filter((e) => e.type === "message").map((e) => e.message)).toEqual(saved);
     const end = (events: TurnEvent[]) => events.find((e) => e.type === "turn_end");
@@ -208,7 +251,13 @@ describe("Idempotency-Key on POST /messages", () => {
             }
           : (Reflect.get(target, prop) as (...args: unknown[]) => unknown).bind(target),
     });
-    await inConversation(stubOf(id), (instance) => Object.defineProperty(instance, "env", { value: Object.create(env, { DB: { value: db } }), configurable: true, writable: true }));
+    await inConversation(stubOf(id), (instance) =>
+      Object.defineProperty(instance, "env", {
+        value: Object.create(env, { DB: { value: db } }),
+        configurable: true,
+        writable: true,
+      }),
+    );
     const key = newKey();
     const refused = await keyed(id, "hello", key);
     expect(refused.status).toBe(502);
@@ -228,7 +277,10 @@ describe("Idempotency-Key on POST /messages", () => {
     await runInDurableObject(stubOf(id), (_i, state) => {
       state.storage.sql.exec(
         `INSERT INTO idempotency_keys (key, fingerprint, status, incarnation, outcome, created_at) VALUES (?, ?, 'running', 'a-dead-object', ?, ?)`,
-        key, fingerprint, JSON.stringify({ turnId: "turn_dead", seqs: [], error: null, end: null }), Date.now(),
+        key,
+        fingerprint,
+        JSON.stringify({ turnId: "turn_dead", seqs: [], error: null, end: null }),
+        Date.now(),
       );
     });
     await evictDurableObject(stubOf(id));
@@ -252,7 +304,12 @@ describe("Idempotency-Key on POST /messages", () => {
   });
 
   it("refuses the header on channel turns rather than ignoring it", async () => {
-    const r = await api("POST", `/v1/channels/idem-${crypto.randomUUID().slice(0, 8)}/messages`, { content: "hi" }, { headers: { "idempotency-key": newKey() } });
+    const r = await api(
+      "POST",
+      `/v1/channels/idem-${crypto.randomUUID().slice(0, 8)}/messages`,
+      { content: "hi" },
+      { headers: { "idempotency-key": newKey() } },
+    );
     expect(r.status).toBe(400);
     expect(r.json.error?.message).toMatch(/^Idempotency-Key: /);
   });

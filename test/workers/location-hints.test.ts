@@ -27,7 +27,10 @@ function recordingNamespace<N extends DurableObjectNamespace>(real: N) {
           const stub = target.get(id, options);
           return new Proxy(stub, {
             get(s, p) {
-              if (p === "resolve") return (...args: unknown[]) => (resolves.push(args), (s as unknown as { resolve(...a: unknown[]): unknown }).resolve(...args));
+              if (p === "resolve")
+                return (...args: unknown[]) => (
+                  resolves.push(args), (s as unknown as { resolve(...a: unknown[]): unknown }).resolve(...args)
+                );
               return Reflect.get(s, p);
             },
           });
@@ -39,9 +42,22 @@ function recordingNamespace<N extends DurableObjectNamespace>(real: N) {
   return { ns, gets, resolves };
 }
 
-async function call<M extends Method, P extends string>(bindings: Partial<Env>, method: M, path: P, key: string, cf: Record<string, string> | undefined, body?: string, type = "application/json") {
+async function call<M extends Method, P extends string>(
+  bindings: Partial<Env>,
+  method: M,
+  path: P,
+  key: string,
+  cf: Record<string, string> | undefined,
+  body?: string,
+  type = "application/json",
+) {
   const ctx = createExecutionContext();
-  const req = new Request(`http://chat.test${path}`, { method, headers: { authorization: `Bearer ${key}`, ...(body ? { "content-type": type } : {}) }, body, cf } as RequestInit);
+  const req = new Request(`http://chat.test${path}`, {
+    method,
+    headers: { authorization: `Bearer ${key}`, ...(body ? { "content-type": type } : {}) },
+    body,
+    cf,
+  } as RequestInit);
   const res = await app.fetch(req, { ...env, ...bindings } as Env, ctx);
   await waitOnExecutionContext(ctx);
   return { status: res.status, json: (await res.json()) as ResponseOf<M, P> };
@@ -51,10 +67,20 @@ describe("Durable Object location hints", () => {
   it("create a conversation with the hint of the request's region, and reach it later without one", async () => {
     const key = await newTenant();
     const { ns, gets } = recordingNamespace(env.CONVERSATION);
-    const made = await call({ CONVERSATION: ns }, "POST", "/v1/conversations", key, { continent: "EU", country: "PL" }, JSON.stringify({ title: "from Warsaw" }));
+    const made = await call(
+      { CONVERSATION: ns },
+      "POST",
+      "/v1/conversations",
+      key,
+      { continent: "EU", country: "PL" },
+      JSON.stringify({ title: "from Warsaw" }),
+    );
     expect(made.status).toBe(201);
     expect(gets).toEqual([{ locationHint: "eeur" }]);
-    const read = await call({ CONVERSATION: ns }, "GET", `/v1/conversations/${made.json.id}`, key, { continent: "OC", country: "AU" });
+    const read = await call({ CONVERSATION: ns }, "GET", `/v1/conversations/${made.json.id}`, key, {
+      continent: "OC",
+      country: "AU",
+    });
     expect(read.status).toBe(200);
     expect(gets).toEqual([{ locationHint: "eeur" }, undefined]);
   });
@@ -62,8 +88,24 @@ describe("Durable Object location hints", () => {
   it("hint an imported conversation too, and give none when the origin is unknown", async () => {
     const key = await newTenant();
     const { ns, gets } = recordingNamespace(env.CONVERSATION);
-    const transcript = JSON.stringify({ messages: [{ role: "user", content: "hello" }, { role: "assistant", content: "hi" }] });
-    expect((await call({ CONVERSATION: ns }, "POST", "/v1/conversations/import", key, { continent: "NA", country: "US", longitude: "-122.42" }, transcript)).status).toBe(201);
+    const transcript = JSON.stringify({
+      messages: [
+        { role: "user", content: "hello" },
+        { role: "assistant", content: "hi" },
+      ],
+    });
+    expect(
+      (
+        await call(
+          { CONVERSATION: ns },
+          "POST",
+          "/v1/conversations/import",
+          key,
+          { continent: "NA", country: "US", longitude: "-122.42" },
+          transcript,
+        )
+      ).status,
+    ).toBe(201);
     expect((await call({ CONVERSATION: ns }, "POST", "/v1/conversations", key, undefined, "{}")).status).toBe(201);
     expect(gets.filter((o) => o !== undefined && "locationHint" in o)).toEqual([{ locationHint: "wnam" }]);
   });
@@ -71,7 +113,14 @@ describe("Durable Object location hints", () => {
   it("place a channel's object and the conversation it starts near the channel route's caller", async () => {
     const key = await newTenant();
     const { ns, gets, resolves } = recordingNamespace(env.CHANNEL);
-    const sent = await call({ CHANNEL: ns }, "POST", "/v1/channels/tokyo-desk/messages", key, { continent: "AS", country: "JP" }, JSON.stringify({ content: "hello" }));
+    const sent = await call(
+      { CHANNEL: ns },
+      "POST",
+      "/v1/channels/tokyo-desk/messages",
+      key,
+      { continent: "AS", country: "JP" },
+      JSON.stringify({ content: "hello" }),
+    );
     expect(sent.status).toBe(200);
     expect(gets).toEqual([{ locationHint: "apac" }]);
     expect((resolves[0][0] as { locationHint?: string }).locationHint).toBe("apac");
@@ -95,13 +144,24 @@ describe("Durable Object location hints", () => {
 
   it("keep an automation's creator's region for the objects its runs create, and do not show it", async () => {
     const key = await newTenant();
-    const made = await call({}, "POST", "/v1/automations", key, { continent: "SA", country: "BR" }, JSON.stringify({ name: "daily", channel: "sao-paulo", prompt: "status", schedule: "0 * * * *" }));
+    const made = await call(
+      {},
+      "POST",
+      "/v1/automations",
+      key,
+      { continent: "SA", country: "BR" },
+      JSON.stringify({ name: "daily", channel: "sao-paulo", prompt: "status", schedule: "0 * * * *" }),
+    );
     expect(made.status).toBe(201);
     expect(made.json).not.toHaveProperty("locationHint");
-    const row = await env.DB.prepare(`SELECT tenant_id AS t, location_hint AS hint FROM automations WHERE id = ?`).bind(made.json.id).first<{ t: string; hint: string }>();
+    const row = await env.DB.prepare(`SELECT tenant_id AS t, location_hint AS hint FROM automations WHERE id = ?`)
+      .bind(made.json.id)
+      .first<{ t: string; hint: string }>();
     expect(row!.hint).toBe("sam");
     const runId = `run_${crypto.randomUUID().replace(/-/g, "").slice(0, 26)}`;
-    await env.DB.prepare(`INSERT INTO automation_runs (id, automation_id, tenant_id, slot, status, queued_at, attempts) VALUES (?, ?, ?, ?, 'queued', ?, 0)`)
+    await env.DB.prepare(
+      `INSERT INTO automation_runs (id, automation_id, tenant_id, slot, status, queued_at, attempts) VALUES (?, ?, ?, ?, 'queued', ?, 0)`,
+    )
       .bind(runId, made.json.id, row!.t, "2033-01-01T00:00:00.000Z", new Date().toISOString())
       .run();
     const { ns, gets, resolves } = recordingNamespace(env.CHANNEL);

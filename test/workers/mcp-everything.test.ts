@@ -9,7 +9,10 @@ import { blocksOf, toolResults, ofType } from "../blocks";
 import type { ContentBlock, ToolResultBlock } from "../../core/types";
 
 const results = (turn: { text: string }) => toolResults(turnMessages(turn));
-const textOf = (r: ToolResultBlock) => (typeof r.content === "string" ? r.content : r.content.map((b) => (b.type === "text" ? b.text : `<${b.type}>`)).join("\n"));
+const textOf = (r: ToolResultBlock) =>
+  typeof r.content === "string"
+    ? r.content
+    : r.content.map((b) => (b.type === "text" ? b.text : `<${b.type}>`)).join("\n");
 
 let key: string;
 beforeAll(async () => {
@@ -18,11 +21,24 @@ beforeAll(async () => {
 
 describe("the reference 'everything' MCP server", () => {
   it("is listed, called and its results replayed, then stubbed once stale", async () => {
-    const reg = await api("POST", "/v1/mcp-servers", { name: "everything", url: `http://127.0.0.1:${inject("mcpEverythingPort")}/mcp` }, { key });
+    const reg = await api(
+      "POST",
+      "/v1/mcp-servers",
+      { name: "everything", url: `http://127.0.0.1:${inject("mcpEverythingPort")}/mcp` },
+      { key },
+    );
     expect(reg.status).toBe(201);
     expect(reg.json.transport).toBe("streamable-http");
     const names = reg.json.tools.map((t) => t.name);
-    expect(names).toEqual(expect.arrayContaining(["mcp__everything__echo", "mcp__everything__get-tiny-image", "mcp__everything__get-resource-links", "mcp__everything__get-resource-reference", "mcp__everything__get-sum"]));
+    expect(names).toEqual(
+      expect.arrayContaining([
+        "mcp__everything__echo",
+        "mcp__everything__get-tiny-image",
+        "mcp__everything__get-resource-links",
+        "mcp__everything__get-resource-reference",
+        "mcp__everything__get-sum",
+      ]),
+    );
 
     const id = await createConversation({ stubBatchChars: 0 }, key);
     const found = results(await send(id, `@tool tool_search {"query":"echo back the input"}`, key))[0];
@@ -57,11 +73,15 @@ describe("the reference 'everything' MCP server", () => {
     await send(id, "small talk two", key);
     const stale = (await api("GET", `/v1/conversations/${id}/replay`, undefined, { key })).json;
     expect(stale.estimate.stubbedResults).toBeGreaterThanOrEqual(1);
-    const stub = stale.messages.flatMap((m) => (Array.isArray(m.content) ? m.content : [])).find((b) => b.type === "tool_result" && b.tool_use_id === echo.tool_use_id);
+    const stub = stale.messages
+      .flatMap((m) => (Array.isArray(m.content) ? m.content : []))
+      .find((b) => b.type === "tool_result" && b.tool_use_id === echo.tool_use_id);
     expect(textOf(ofType(stub as ContentBlock | undefined, "tool_result"))).not.toContain(long.trim());
     expect(textOf(ofType(stub as ContentBlock | undefined, "tool_result"))).toMatch(/conversation_read/);
     // The transcript keeps it byte for byte.
-    const stored = (await transcript(id, key)).flatMap((m) => m.content).find((b) => b.type === "tool_result" && b.content === `Echo: ${long}`);
+    const stored = (await transcript(id, key))
+      .flatMap((m) => m.content)
+      .find((b) => b.type === "tool_result" && b.content === `Echo: ${long}`);
     expect(stored).toBeDefined();
   });
 });

@@ -14,9 +14,13 @@ import type { ApiError } from "../route-types";
 
 const fixture = (path = "/mcp") => `http://127.0.0.1:${inject("mcpFixturePort")}${path}`;
 const TOKEN = "Bearer fixture-secret-token";
-const replay = async (id: string, key: string) => (await api("GET", `/v1/conversations/${id}/replay`, undefined, { key })).json;
+const replay = async (id: string, key: string) =>
+  (await api("GET", `/v1/conversations/${id}/replay`, undefined, { key })).json;
 const results = (turn: { text: string }) => toolResults(turnMessages(turn));
-const text = (r: ToolResultBlock) => (typeof r.content === "string" ? r.content : r.content.map((b) => (b.type === "text" ? b.text : `<${b.type}>`)).join("\n"));
+const text = (r: ToolResultBlock) =>
+  typeof r.content === "string"
+    ? r.content
+    : r.content.map((b) => (b.type === "text" ? b.text : `<${b.type}>`)).join("\n");
 
 let key: string;
 beforeAll(async () => {
@@ -27,9 +31,22 @@ describe("MCP server registration", () => {
   it("lists a Streamable HTTP server's tools, names them mcp__<server>__<tool>, and pages the list", async () => {
     const r = await api("POST", "/v1/mcp-servers", { name: "fix", url: fixture() }, { key });
     expect(r.status).toBe(201);
-    expect(r.json).toMatchObject({ name: "fix", transport: "streamable-http", toolsError: null, hasAuth: false, projectId: null, timeoutMs: 30000 });
-    expect(r.json.tools.map((t) => t.name)).toEqual(expect.arrayContaining(["mcp__fix__add", "mcp__fix__pixel", "mcp__fix__links", "mcp__fix__grow"]));
-    expect(r.json.tools.find((t) => t.name === "mcp__fix__add")).toEqual({ name: "mcp__fix__add", mcpName: "add", description: "Adds two numbers" });
+    expect(r.json).toMatchObject({
+      name: "fix",
+      transport: "streamable-http",
+      toolsError: null,
+      hasAuth: false,
+      projectId: null,
+      timeoutMs: 30000,
+    });
+    expect(r.json.tools.map((t) => t.name)).toEqual(
+      expect.arrayContaining(["mcp__fix__add", "mcp__fix__pixel", "mcp__fix__links", "mcp__fix__grow"]),
+    );
+    expect(r.json.tools.find((t) => t.name === "mcp__fix__add")).toEqual({
+      name: "mcp__fix__add",
+      mcpName: "add",
+      description: "Adds two numbers",
+    });
     expect((await api("GET", `/v1/mcp-servers/${r.json.id}`, undefined, { key })).json.tools).toEqual(r.json.tools);
 
     await api("POST", "/v1/mcp-servers", { name: "fix2", url: fixture() }, { key });
@@ -47,7 +64,11 @@ describe("MCP server registration", () => {
     expect(r.json.transport).toBe("sse");
     expect(r.json.tools.map((t) => t.name)).toContain("mcp__legacy__add");
     const id = await createConversation(undefined, key);
-    const turn = await send(id, `@tool tool_activate {"name":"mcp__legacy__add"}\n@tool mcp__legacy__add {"a":40,"b":2}`, key);
+    const turn = await send(
+      id,
+      `@tool tool_activate {"name":"mcp__legacy__add"}\n@tool mcp__legacy__add {"a":40,"b":2}`,
+      key,
+    );
     expect(text(results(turn)[1])).toBe("sum=42");
     await api("DELETE", `/v1/mcp-servers/${r.json.id}`, undefined, { key });
   });
@@ -82,9 +103,17 @@ describe("MCP server registration", () => {
     for (const id of [first.json.id, other.json.id]) await api("DELETE", `/v1/mcp-servers/${id}`, undefined, { key });
   });
 
-  it("refuses loopback unless ALLOW_LOOPBACK_TOOLS is \"true\"", async () => {
+  it('refuses loopback unless ALLOW_LOOPBACK_TOOLS is "true"', async () => {
     const post = (vars: Record<string, unknown>) =>
-      app.request("/v1/mcp-servers", { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify({ name: "loop", url: fixture() }) }, { ...env, ...vars });
+      app.request(
+        "/v1/mcp-servers",
+        {
+          method: "POST",
+          headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+          body: JSON.stringify({ name: "loop", url: fixture() }),
+        },
+        { ...env, ...vars },
+      );
     for (const off of [{ ALLOW_LOOPBACK_TOOLS: undefined }, { ALLOW_LOOPBACK_TOOLS: "false" }]) {
       const r = await post(off);
       expect(r.status).toBe(400);
@@ -93,7 +122,10 @@ describe("MCP server registration", () => {
     // Anything but "true" or "false" is a misconfiguration, named, never read as either.
     const odd = await post({ ALLOW_LOOPBACK_TOOLS: "1" });
     expect(odd.status).toBe(500);
-    expect(((await odd.json()) as { error: ApiError }).error).toMatchObject({ type: "config_invalid", message: expect.stringContaining("ALLOW_LOOPBACK_TOOLS") });
+    expect(((await odd.json()) as { error: ApiError }).error).toMatchObject({
+      type: "config_invalid",
+      message: expect.stringContaining("ALLOW_LOOPBACK_TOOLS"),
+    });
     const on = await post({});
     expect(on.status).toBe(201);
     await api("DELETE", `/v1/mcp-servers/${((await on.json()) as { id: string }).id}`, undefined, { key });
@@ -115,13 +147,21 @@ describe("MCP server registration", () => {
     expect(patched.status).toBe(200);
     expect(patched.json).toMatchObject({ hasAuth: true, toolsError: null });
     expect(patched.json.tools.length).toBeGreaterThan(0);
-    const views = [patched.text, (await api("GET", `/v1/mcp-servers/${without.json.id}`, undefined, { key })).text, (await api("GET", "/v1/mcp-servers", undefined, { key })).text];
+    const views = [
+      patched.text,
+      (await api("GET", `/v1/mcp-servers/${without.json.id}`, undefined, { key })).text,
+      (await api("GET", "/v1/mcp-servers", undefined, { key })).text,
+    ];
     const row = await env.DB.prepare("SELECT * FROM mcp_servers WHERE id = ?").bind(without.json.id).first();
     for (const v of [...views, JSON.stringify(row)]) expect(v).not.toContain("fixture-secret-token");
     // The sealed value is bound to its row: copied into another server it does not open.
     const twin = await api("POST", "/v1/mcp-servers", { name: "twin", url: fixture("/private/mcp") }, { key });
-    await env.DB.prepare("UPDATE mcp_servers SET auth_sealed = ? WHERE id = ?").bind((row as { auth_sealed: unknown }).auth_sealed, twin.json.id).run();
-    expect((await api("POST", `/v1/mcp-servers/${twin.json.id}/refresh`, undefined, { key })).json.toolsError).toMatch(/decrypt|operation|OperationError/i);
+    await env.DB.prepare("UPDATE mcp_servers SET auth_sealed = ? WHERE id = ?")
+      .bind((row as { auth_sealed: unknown }).auth_sealed, twin.json.id)
+      .run();
+    expect((await api("POST", `/v1/mcp-servers/${twin.json.id}/refresh`, undefined, { key })).json.toolsError).toMatch(
+      /decrypt|operation|OperationError/i,
+    );
     for (const id of [without.json.id, twin.json.id]) await api("DELETE", `/v1/mcp-servers/${id}`, undefined, { key });
   });
 });
@@ -138,7 +178,9 @@ describe("MCP tools in a turn", () => {
     const id = await createConversation(undefined, k);
     const before = await replay(id, k);
     const system = before.system[0].text as string;
-    expect(system).toContain("- mcp__fx__* (MCP server): 9 tools (add, big, fail, fake, grow, …); tool_search finds them\n");
+    expect(system).toContain(
+      "- mcp__fx__* (MCP server): 9 tools (add, big, fail, fake, grow, …); tool_search finds them\n",
+    );
     expect(system).not.toContain("mcp__fx__add:");
     expect(before.tools.map((t) => t.name)).not.toContain("mcp__fx__add");
 
@@ -149,7 +191,10 @@ describe("MCP tools in a turn", () => {
     const turn = await send(id, `@tool tool_activate {"name":"mcp__fx__add"}\n@tool mcp__fx__add {"a":1,"b":2}`, k);
     expect(text(results(turn)[1])).toBe("sum=3");
     const schema = (await replay(id, k)).tools.find((t) => t.name === "mcp__fx__add");
-    expect(schema!.input_schema).toMatchObject({ type: "object", properties: { a: { type: "number" }, b: { type: "number" } } });
+    expect(schema!.input_schema).toMatchObject({
+      type: "object",
+      properties: { a: { type: "number" }, b: { type: "number" } },
+    });
   });
 
   it("maps images, resource links and embedded resources, and reports failures and timeouts as is_error results", async () => {
@@ -158,7 +203,10 @@ describe("MCP tools in a turn", () => {
     await send(id, names.map((n) => `@tool tool_activate {"name":"mcp__fx__${n}"}`).join("\n"), k);
     const r = results(await send(id, names.map((n) => `@tool mcp__fx__${n} {}`).join("\n"), k));
     expect((r[0].content as ContentBlock[]).map((b) => b.type)).toEqual(["text", "image"]);
-    expect(ofType((r[0].content as ContentBlock[])[1], "image").source).toMatchObject({ type: "base64", media_type: "image/png" });
+    expect(ofType((r[0].content as ContentBlock[])[1], "image").source).toMatchObject({
+      type: "base64",
+      media_type: "image/png",
+    });
     expect(text(r[1])).toMatch(/\[image not shown: the bytes are not a image\/png image\]/);
     expect(typeof r[1].content).toBe("string");
     expect(text(r[2])).toContain("[resource link: guide.md <file:///docs/guide.md> text/markdown]");
@@ -190,7 +238,9 @@ describe("MCP tools in a turn", () => {
     const refreshed = await api("POST", `/v1/mcp-servers/${serverId}/refresh`, undefined, { key: k });
     expect(refreshed.json.tools.map((t) => t.name)).toContain("mcp__fx__sprout");
     const fresh = await createConversation(undefined, k);
-    const run = results(await send(fresh, `@tool tool_activate {"name":"mcp__fx__sprout"}\n@tool mcp__fx__sprout {}`, k));
+    const run = results(
+      await send(fresh, `@tool tool_activate {"name":"mcp__fx__sprout"}\n@tool mcp__fx__sprout {}`, k),
+    );
     expect(text(run[1])).toBe("sprout ran");
   });
 
@@ -204,7 +254,8 @@ describe("MCP tools in a turn", () => {
     const r = results(await send(outside, `@tool tool_activate {"name":"mcp__projonly__add"}`, k))[0];
     expect(r).toMatchObject({ is_error: true });
     // Deleting the project deletes its servers.
-    const serverOf = async () => (await api("GET", "/v1/mcp-servers", undefined, { key: k })).json.data.find((s) => s.name === "projonly");
+    const serverOf = async () =>
+      (await api("GET", "/v1/mcp-servers", undefined, { key: k })).json.data.find((s) => s.name === "projonly");
     expect(await serverOf()).toBeDefined();
     expect((await api("DELETE", `/v1/projects/${proj}`, undefined, { key: k })).status).toBe(204);
     expect(await serverOf()).toBeUndefined();
@@ -221,8 +272,12 @@ describe("MCP results past the caps", () => {
     expect(r.status, r.text).toBe(201);
     expect(r.json.toolsError).toBeNull();
   };
-  const call = async (id: string, tool: string, input: unknown) => results(await send(id, `@tool tool_activate {"name":"${tool}"}\n@tool ${tool} ${JSON.stringify(input)}`, k))[1];
-  const capMessage = (server: string, tool: string) => new RegExp(`^MCP tool ${tool} on "${server}" failed: a message from the server passed ${MCP_MAX_MESSAGE_BYTES} bytes`);
+  const call = async (id: string, tool: string, input: unknown) =>
+    results(await send(id, `@tool tool_activate {"name":"${tool}"}\n@tool ${tool} ${JSON.stringify(input)}`, k))[1];
+  const capMessage = (server: string, tool: string) =>
+    new RegExp(
+      `^MCP tool ${tool} on "${server}" failed: a message from the server passed ${MCP_MAX_MESSAGE_BYTES} bytes`,
+    );
 
   it("answers a result past one message's cap with an is_error naming the limit, on every transport, and the conversation goes on", async () => {
     await register("cap", "/mcp");
@@ -246,15 +301,25 @@ describe("MCP results past the caps", () => {
     const r = await call(id, "mcp__flood__add", { a: 1, b: 2 });
     expect(r.is_error).toBe(true);
     expect(text(r)).toMatch(capMessage("flood", "add"));
-    const { written, total } = (await (await fetch(fixture("/flood/written"))).json()) as { written: number; total: number };
+    const { written, total } = (await (await fetch(fixture("/flood/written"))).json()) as {
+      written: number;
+      total: number;
+    };
     expect(written).toBeGreaterThan(MCP_MAX_MESSAGE_BYTES);
     expect(written).toBeLessThan(total);
 
     // A tool list past the cap fails the listing the same way.
-    const listed = await api("POST", "/v1/mcp-servers", { name: "floodlist", url: fixture("/flood/mcp?on=tools/list"), timeoutMs: 20_000 }, { key: k });
+    const listed = await api(
+      "POST",
+      "/v1/mcp-servers",
+      { name: "floodlist", url: fixture("/flood/mcp?on=tools/list"), timeoutMs: 20_000 },
+      { key: k },
+    );
     expect(listed.status).toBe(201);
     expect(listed.json.tools).toEqual([]);
-    expect(listed.json.toolsError).toMatch(new RegExp(`^a message from the server passed ${MCP_MAX_MESSAGE_BYTES} bytes`));
+    expect(listed.json.toolsError).toMatch(
+      new RegExp(`^a message from the server passed ${MCP_MAX_MESSAGE_BYTES} bytes`),
+    );
   });
 
   it("keeps a result's text to 1 MiB, as for an HTTP tool's answer", async () => {
@@ -262,7 +327,9 @@ describe("MCP results past the caps", () => {
     const id = await createConversation(undefined, k);
     const over = await call(id, "mcp__captext__big", { kb: 1100 });
     expect(over.is_error).toBe(true);
-    expect(text(over)).toMatch(/^MCP tool big on "captext" returned 1126418 bytes of text, more than the 1048576 one MCP tool result may hold/);
+    expect(text(over)).toMatch(
+      /^MCP tool big on "captext" returned 1126418 bytes of text, more than the 1048576 one MCP tool result may hold/,
+    );
     const under = await call(id, "mcp__captext__big", { kb: 1000 });
     expect(under.is_error).toBeUndefined();
     expect(text(under).length).toBe(1000 * 1024 + "BIG-START  BIG-END".length);

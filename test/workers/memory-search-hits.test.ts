@@ -14,7 +14,10 @@ const toolResult = (r: { text: string }) => ofType(turnMessages(r)[2].content[0]
 async function pdf(): Promise<Uint8Array> {
   const doc = await PDFDocument.create();
   const font = await doc.embedFont(StandardFonts.Helvetica);
-  for (let i = 1; i <= 3; i++) doc.addPage([300, 200]).drawText(i === 2 ? "the axolotl clause lives here" : `filler page ${i}`, { x: 20, y: 100, font, size: 12 });
+  for (let i = 1; i <= 3; i++)
+    doc
+      .addPage([300, 200])
+      .drawText(i === 2 ? "the axolotl clause lives here" : `filler page ${i}`, { x: 20, y: 100, font, size: 12 });
   return doc.save();
 }
 
@@ -38,14 +41,26 @@ describe("memory_search hits", () => {
     const elsewhere = await createConversation(undefined, key);
     await send(elsewhere, "the axolotl message: budget is 4411 credits", key);
     await api("POST", "/v1/memory", { text: "axolotl note: the vault code is 7719" }, { key });
-    await recordEpisode(env, { tenantId, conversationId: elsewhere, foldJobId: `fold_${crypto.randomUUID()}`, throughSeq: 2, summary: "axolotl episode: the team chose plan B", at: new Date().toISOString() });
-    const up = await api("POST", `/v1/conversations/${elsewhere}/attachments?name=terms.pdf`, await pdf(), { key, raw: true, headers: { "content-type": "application/pdf" } });
+    await recordEpisode(env, {
+      tenantId,
+      conversationId: elsewhere,
+      foldJobId: `fold_${crypto.randomUUID()}`,
+      throughSeq: 2,
+      summary: "axolotl episode: the team chose plan B",
+      at: new Date().toISOString(),
+    });
+    const up = await api("POST", `/v1/conversations/${elsewhere}/attachments?name=terms.pdf`, await pdf(), {
+      key,
+      raw: true,
+      headers: { "content-type": "application/pdf" },
+    });
     expect(up.status).toBe(201);
     await runExtractJob({ kind: "extract", tenantId, attachmentId: up.json.id, fromPage: 1, toPage: 3 }, env as Env);
 
     // A fresh conversation: nothing but the core tools is active in it.
     const id = await createConversation(undefined, key);
-    const found = toolResult(await send(id, `@tool memory_search {"query":"axolotl","limit":10}`, key)).content as string;
+    const found = toolResult(await send(id, `@tool memory_search {"query":"axolotl","limit":10}`, key))
+      .content as string;
     const lines = found.split("\n");
     const callFor = (label: RegExp) => {
       const i = lines.findIndex((l) => label.test(l));
@@ -58,13 +73,26 @@ describe("memory_search hits", () => {
       [/^\d+\. episode /, "the team chose plan B"],
       [/^\d+\. page 2 of PDF /, "the axolotl clause lives here"],
     ];
-    for (const [label, content] of expected) expect(await follow(id, callFor(label), key), String(label)).toContain(content);
+    for (const [label, content] of expected)
+      expect(await follow(id, callFor(label), key), String(label)).toContain(content);
   });
 
   it("said picks whose words rank first", async () => {
     const key = await newTenant();
     const conv = await createConversation(undefined, key);
-    const { messages } = (await api("POST", `/v1/conversations/${conv}/import`, { messages: [{ role: "user", text: "my quokka budget is 90" }, { role: "assistant", text: "A quokka budget of 90 for quokka food, quokka toys and quokka care." }] }, { key })).json;
+    const { messages } = (
+      await api(
+        "POST",
+        `/v1/conversations/${conv}/import`,
+        {
+          messages: [
+            { role: "user", text: "my quokka budget is 90" },
+            { role: "assistant", text: "A quokka budget of 90 for quokka food, quokka toys and quokka care." },
+          ],
+        },
+        { key },
+      )
+    ).json;
     const reader = await createConversation(undefined, key);
     // The position of each imported message in the answer: the hit that names it first ranks first.
     const order = async (args: string) => {
@@ -79,4 +107,3 @@ describe("memory_search hits", () => {
     expect(assistant2).toBeLessThan(user2 === -1 ? Infinity : user2);
   });
 });
-

@@ -13,11 +13,18 @@ const toolResult = (r: { text: string }, i = 0) => ofType(turnMessages(r)[2].con
 describe("memory notes API", () => {
   it("creates, lists, gets, patches and deletes notes, with validation", async () => {
     const key = await newTenant();
-    const created = await api("POST", "/v1/memory", { text: "Prefers window seats on flights.", tags: ["travel"] }, { key });
+    const created = await api(
+      "POST",
+      "/v1/memory",
+      { text: "Prefers window seats on flights.", tags: ["travel"] },
+      { key },
+    );
     expect(created.status).toBe(201);
     expect(created.json).toMatchObject({ title: "Prefers window seats on flights.", tags: ["travel"] });
     const id = created.json.id;
-    expect((await api("GET", `/v1/memory/${id}`, undefined, { key })).json.text).toBe("Prefers window seats on flights.");
+    expect((await api("GET", `/v1/memory/${id}`, undefined, { key })).json.text).toBe(
+      "Prefers window seats on flights.",
+    );
     const patched = await api("PATCH", `/v1/memory/${id}`, { text: "Prefers aisle seats now." }, { key });
     expect(patched.json.text).toBe("Prefers aisle seats now.");
     expect(patched.json.title).toBe("Prefers window seats on flights.");
@@ -54,7 +61,11 @@ describe("recall tools", () => {
   it("memory_save keeps a note the model can find with memory_search and read with memory_get", async () => {
     const key = await newTenant();
     const id = await createConversation(undefined, key);
-    const saved = await send(id, `remember this\n@tool memory_save {"text":"Project Borealis ships on 2027-03-14 from hangar H-42.","tags":["borealis"]}`, key);
+    const saved = await send(
+      id,
+      `remember this\n@tool memory_save {"text":"Project Borealis ships on 2027-03-14 from hangar H-42.","tags":["borealis"]}`,
+      key,
+    );
     expect(toolResult(saved).content).toMatch(/^saved note mem_/);
     const found = await send(id, `@tool memory_search {"query":"when does borealis ship"}`, key);
     const hits = toolResult(found).content as string;
@@ -91,7 +102,11 @@ describe("recall tools", () => {
     expect(results.slice(0, 3).every((b) => b.is_error)).toBe(true);
     expect(results[3].content).toMatch(/^no memory matches/);
     // Editing tools, once activated, cannot touch the other tenant's note either.
-    const edit = await send(other, `@tool tool_activate {"name":"memory_update"}\n@tool tool_activate {"name":"memory_forget"}\n@tool memory_update {"id":"${note.id}","text":"owned"}\n@tool memory_forget {"id":"${note.id}"}`, keyB);
+    const edit = await send(
+      other,
+      `@tool tool_activate {"name":"memory_update"}\n@tool tool_activate {"name":"memory_forget"}\n@tool memory_update {"id":"${note.id}","text":"owned"}\n@tool memory_forget {"id":"${note.id}"}`,
+      keyB,
+    );
     const [, , upd, forget] = edit.json.messages[2].content;
     expect(upd).toMatchObject({ is_error: true, content: `no note ${note.id}` });
     expect(forget).toMatchObject({ is_error: true, content: `no note ${note.id}` });
@@ -106,26 +121,47 @@ describe("recall tools", () => {
     for (let i = 0; i < 30 && !lease; i++) {
       await send(id, `filler turn ${i}\n@reply-chars 800`, key);
       lease = await runInDurableObject(env.CONVERSATION.get(env.CONVERSATION.idFromName(id)), async (_i, state) => {
-        const row = state.storage.sql.exec<{ value: string }>("SELECT value FROM kv WHERE key = 'fold_lease'").toArray()[0];
+        const row = state.storage.sql
+          .exec<{ value: string }>("SELECT value FROM kv WHERE key = 'fold_lease'")
+          .toArray()[0];
         return row ? JSON.parse(row.value) : null;
       });
     }
     expect(lease).not.toBeNull();
-    expect((await runFoldJob({ kind: "fold", jobId: lease!.jobId, tenantId: (await tenantOf(key))!, conversationId: id, requestedAt: new Date().toISOString() }, env as Env)).applied).toBe(true);
+    expect(
+      (
+        await runFoldJob(
+          {
+            kind: "fold",
+            jobId: lease!.jobId,
+            tenantId: (await tenantOf(key))!,
+            conversationId: id,
+            requestedAt: new Date().toISOString(),
+          },
+          env as Env,
+        )
+      ).applied,
+    ).toBe(true);
     const meta = (await api("GET", `/v1/conversations/${id}`, undefined, { key })).json;
     expect(meta.summarizedThroughMessage).toBeGreaterThan(2);
     const episodes = await eventually(async () => {
       const r = (await api("GET", `/v1/memory/episodes?conversation=${id}`, undefined, { key })).json.episodes;
       return r.length ? r : null;
     });
-    expect(episodes![0]).toMatchObject({ conversationId: id, throughSeq: meta.summarizedThroughMessage, body: meta.summary, day: utcDay() });
+    expect(episodes![0]).toMatchObject({
+      conversationId: id,
+      throughSeq: meta.summarizedThroughMessage,
+      body: meta.summary,
+      day: utcDay(),
+    });
     // The folded first message is still found by exact identifiers and by number.
     for (const q of ["ledger-2026-q3.csv", "48,213.57"]) {
-      const s = (await api("GET", `/v1/search?q=${encodeURIComponent(q)}&kind=message`, undefined, { key })).json.results;
+      const s = (await api("GET", `/v1/search?q=${encodeURIComponent(q)}&kind=message`, undefined, { key })).json
+        .results;
       expect(s[0], q).toMatchObject({ conversationId: id, seq: 1 });
     }
     const viaTool = await send(id, `@tool memory_search {"query":"ledger-2026-q3.csv"}`, key);
-    expect(toolResult(viaTool).content).toContain(`"message_id":"${(await firstMessageId(id, key))}"`);
+    expect(toolResult(viaTool).content).toContain(`"message_id":"${await firstMessageId(id, key)}"`);
   });
 });
 
@@ -133,9 +169,15 @@ describe("the memory map", () => {
   it("rides the system prompt as counts, ranges and topics, byte-stable within a day and refreshed the next", async () => {
     const key = await newTenant();
     const tenantId = (await tenantOf(key))!;
-    await api("POST", "/v1/memory", { text: "Flight plan details for the Borealis trip.", title: "Borealis flight plan", tags: ["travel"] }, { key });
+    await api(
+      "POST",
+      "/v1/memory",
+      { text: "Flight plan details for the Borealis trip.", title: "Borealis flight plan", tags: ["travel"] },
+      { key },
+    );
     const id = await createConversation(undefined, key);
-    const first = (await api("GET", `/v1/conversations/${id}/replay`, undefined, { key })).json.system[0].text as string;
+    const first = (await api("GET", `/v1/conversations/${id}/replay`, undefined, { key })).json.system[0]
+      .text as string;
     const today = utcDay();
     expect(first).toContain(`<memory_map day="${today}">`);
     expect(first).toMatch(/- notes: 1, \d{4}-\d\d-\d\d to \d{4}-\d\d-\d\d/);

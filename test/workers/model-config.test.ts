@@ -12,11 +12,26 @@ import { api, connectSocket, createConversation, newTenant, send, transcript } f
 import type { Method, ResponseOf } from "../route-types";
 
 /** The chat worker's bindings as a deployment without the key would have them. */
-const unconfigured = { ...(env as Env), DEV_BOOTSTRAP: undefined, MODEL_PROVIDER: undefined, ANTHROPIC_API_KEY: undefined } as Env;
+const unconfigured = {
+  ...(env as Env),
+  DEV_BOOTSTRAP: undefined,
+  MODEL_PROVIDER: undefined,
+  ANTHROPIC_API_KEY: undefined,
+} as Env;
 
 /** A request through the chat worker's real handler, under the unconfigured env. */
-async function unconfiguredApi<M extends Method, P extends string>(method: M, path: P, key: string, body?: unknown, headers: Record<string, string> = {}) {
-  const req = new Request(`http://chat.test${path}`, { method, headers: { authorization: `Bearer ${key}`, "content-type": "application/json", ...headers }, body: body === undefined ? undefined : JSON.stringify(body) });
+async function unconfiguredApi<M extends Method, P extends string>(
+  method: M,
+  path: P,
+  key: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+) {
+  const req = new Request(`http://chat.test${path}`, {
+    method,
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json", ...headers },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
   const res = await worker.fetch(req as never, unconfigured, createExecutionContext());
   const text = await res.text();
   return { status: res.status, json: jsonOrUndefined(text) as ResponseOf<M, P>, headers: res.headers };
@@ -61,7 +76,13 @@ describe("no model configured outside local dev", () => {
   it("an SSE turn gets the same 503 JSON before any stream starts", async () => {
     const key = await newTenant();
     const id = await createConversation(undefined, key);
-    const r = await unconfiguredApi("POST", `/v1/conversations/${id}/messages`, key, { content: "stream me" }, { accept: "text/event-stream" });
+    const r = await unconfiguredApi(
+      "POST",
+      `/v1/conversations/${id}/messages`,
+      key,
+      { content: "stream me" },
+      { accept: "text/event-stream" },
+    );
     expect(r.status).toBe(503);
     expect(r.headers.get("content-type")).toMatch(/application\/json/);
     expectNotConfigured(r.json.error);
@@ -81,7 +102,9 @@ describe("no model configured outside local dev", () => {
     const key = await newTenant();
     const id = await createConversation(undefined, key);
     expect((await unconfiguredApi("POST", `/v1/conversations/${id}/messages`, key, { nope: 1 })).status).toBe(400);
-    expect((await unconfiguredApi("POST", `/v1/conversations/${id}/messages`, key, { content: "hi" }, {})).status).toBe(503);
+    expect((await unconfiguredApi("POST", `/v1/conversations/${id}/messages`, key, { content: "hi" }, {})).status).toBe(
+      503,
+    );
     expect((await send(id, "now with a model", key)).status).toBe(200);
   });
 
@@ -121,9 +144,15 @@ describe("no model configured outside local dev", () => {
   it("a turn reaching the object by RPC (automations) ends with the error before its prompt is saved", async () => {
     const id = await createConversation();
     const events = await withUnconfiguredObject(id, async () => {
-      const answer = await stubOf(id).send({ tenantId: "dev", conversationId: id }, { content: [{ type: "text", text: "scheduled digest" }] });
+      const answer = await stubOf(id).send(
+        { tenantId: "dev", conversationId: id },
+        { content: [{ type: "text", text: "scheduled digest" }] },
+      );
       if (answer.kind !== "stream") throw new Error(`expected a stream, got ${answer.kind}`);
-      return (await new Response(answer.ndjson).text()).trim().split("\n").map((l) => JSON.parse(l));
+      return (await new Response(answer.ndjson).text())
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l));
     });
     expect(events.map((e) => e.type)).toEqual(["turn_start", "error", "turn_end"]);
     expectNotConfigured(events[1].error);
@@ -133,20 +162,41 @@ describe("no model configured outside local dev", () => {
 });
 
 describe("the summarizer without a model", () => {
-  async function leasedFold(): Promise<{ id: string; job: { kind: "fold"; jobId: string; tenantId: string; conversationId: string; requestedAt: string } }> {
+  async function leasedFold(): Promise<{
+    id: string;
+    job: { kind: "fold"; jobId: string; tenantId: string; conversationId: string; requestedAt: string };
+  }> {
     const id = await createConversation({ foldThresholdChars: 1_000, tailMessages: 2 });
     for (let i = 0; i < 20; i++) {
       await send(id, `turn ${i} about topic-${i}\n@reply-chars 600`);
-      const lease = await runInDurableObject(stubOf(id), async (_i, state) => state.storage.sql.exec<{ value: string }>("SELECT value FROM kv WHERE key = 'fold_lease'").toArray()[0]);
-      if (lease) return { id, job: { kind: "fold", jobId: JSON.parse(lease.value).jobId, tenantId: "dev", conversationId: id, requestedAt: new Date().toISOString() } };
+      const lease = await runInDurableObject(
+        stubOf(id),
+        async (_i, state) =>
+          state.storage.sql.exec<{ value: string }>("SELECT value FROM kv WHERE key = 'fold_lease'").toArray()[0],
+      );
+      if (lease)
+        return {
+          id,
+          job: {
+            kind: "fold",
+            jobId: JSON.parse(lease.value).jobId,
+            tenantId: "dev",
+            conversationId: id,
+            requestedAt: new Date().toISOString(),
+          },
+        };
     }
     throw new Error("no fold dispatched");
   }
 
   it("refuses the fold, even on the delivery that would commit a fallback, and the queue retries it", async () => {
     const { id, job } = await leasedFold();
-    await expect(runFoldJob(job, unconfigured, { attempts: FOLD_FALLBACK_ATTEMPT + 1 })).rejects.toMatchObject({ type: "model_not_configured" });
-    const batch = createMessageBatch<unknown>("context-chat-folds", [{ id: "d0", timestamp: new Date(), attempts: FOLD_FALLBACK_ATTEMPT + 1, body: job }]);
+    await expect(runFoldJob(job, unconfigured, { attempts: FOLD_FALLBACK_ATTEMPT + 1 })).rejects.toMatchObject({
+      type: "model_not_configured",
+    });
+    const batch = createMessageBatch<unknown>("context-chat-folds", [
+      { id: "d0", timestamp: new Date(), attempts: FOLD_FALLBACK_ATTEMPT + 1, body: job },
+    ]);
     const ctx = createExecutionContext();
     await consumeBatch(batch, (j, attempts) => handleJob(j, unconfigured, attempts));
     const result = await getQueueResult(batch, ctx);

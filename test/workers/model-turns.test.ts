@@ -32,10 +32,16 @@ describe("thinking", () => {
     const id = await createConversation();
     // Step 1 activates a tool: the tools the next call carries change, and the thinking of step 1
     // was produced under the old ones. Sent back, it would be a 400 (bound to a different conversation).
-    const r = await send(id, '@tools-per-step 1\n@tool tool_activate {"name":"conversation_list"}\n@tool conversation_list {}');
+    const r = await send(
+      id,
+      '@tools-per-step 1\n@tool tool_activate {"name":"conversation_list"}\n@tool conversation_list {}',
+    );
     expect(r.status).toBe(200);
     expect(r.json.stop_reason).toBe("end_turn");
-    const calls = r.json.messages.flatMap((m) => m.content).filter((b) => b.type === "tool_use").map((b) => b.name);
+    const calls = r.json.messages
+      .flatMap((m) => m.content)
+      .filter((b) => b.type === "tool_use")
+      .map((b) => b.name);
     expect(calls).toEqual(["tool_activate", "conversation_list"]);
     const results = r.json.messages.flatMap((m) => m.content).filter((b) => b.type === "tool_result");
     expect(results.every((b) => !b.is_error)).toBe(true);
@@ -85,12 +91,22 @@ describe("a reply cut off", () => {
 
   it("by an error inside the stream keeps the streamed text and is asked again", async () => {
     const id = await createConversation();
-    const events = await sendSse(id, "answer at length\n@reply-chars 600\n@stream-error overloaded_error after=80 attempts=1");
+    const events = await sendSse(
+      id,
+      "answer at length\n@reply-chars 600\n@stream-error overloaded_error after=80 attempts=1",
+    );
     expect(events.find((e) => e.type === "retry")).toMatchObject({ attempt: 1, error: { type: "overloaded_error" } });
     expect(events.at(-1)).toMatchObject({ type: "turn_end", stop_reason: "end_turn" });
     const replies = (await transcript(id)).filter((m) => m.role === "assistant");
     // What was streamed before the break is saved as the partial reply it is.
-    const before = events.slice(0, events.findIndex((e) => e.type === "retry")).filter((e) => e.type === "delta").map((e) => e.text).join("");
+    const before = events
+      .slice(
+        0,
+        events.findIndex((e) => e.type === "retry"),
+      )
+      .filter((e) => e.type === "delta")
+      .map((e) => e.text)
+      .join("");
     expect(replies[0].stopReason).toBe("error");
     expect(replies[0].content).toEqual([{ type: "text", text: before }]);
     expect(before.length).toBeGreaterThan(0);
@@ -103,7 +119,9 @@ describe("a reply cut off", () => {
     const id = await createConversation();
     const r = await send(id, "@stream-error api_error after=0 attempts=5");
     expect(r.status).toBe(502);
-    expect(r.json.error?.message).toMatch(/^the model API had an internal error; try again \(api_error\): .*; request id req_\w+$/);
+    expect(r.json.error?.message).toMatch(
+      /^the model API had an internal error; try again \(api_error\): .*; request id req_\w+$/,
+    );
     expect(r.json.error?.message).not.toContain("{");
   });
 });
@@ -128,7 +146,9 @@ describe("a refusal", () => {
     const r = await send(id, "ask it\n@stop refusal frontier_llm model=claude-sonnet-5-5");
     expect(r.json.stop_reason).toBe("end_turn");
     expect(r.json.refusal).toMatchObject({ category: "frontier_llm", fallbackModel: "claude-opus-5-5" });
-    expect(r.json.model_changes).toEqual([{ from: "claude-sonnet-5-5", to: "claude-opus-5-5", reason: "refusal_fallback" }]);
+    expect(r.json.model_changes).toEqual([
+      { from: "claude-sonnet-5-5", to: "claude-opus-5-5", reason: "refusal_fallback" },
+    ]);
     expect(r.json.messages.at(-1)!.model).toBe("claude-opus-5-5");
     expect((await api("GET", `/v1/conversations/${id}`)).json.settings.model).toBe("claude-sonnet-5-5");
   });
@@ -144,7 +164,9 @@ describe("server tools", () => {
     expect(replies[0].stopReason).toBe("pause_turn");
     const blocks = replies.flatMap((m) => m.content);
     expect(blocks.some((b) => b.type === "server_tool_use" && b.name === "web_search")).toBe(true);
-    const result = blocks.find((b) => b.type === "web_search_tool_result") as (ContentBlock & { content: { encrypted_content: string }[] }) | undefined;
+    const result = blocks.find((b) => b.type === "web_search_tool_result") as
+      | (ContentBlock & { content: { encrypted_content: string }[] })
+      | undefined;
     expect(result!.content[0].encrypted_content).toMatch(/\S/);
     expect(r.json.usage!.web_search_requests).toBe(1);
     // A later turn sends the encrypted results back unchanged: the offline model verifies them.
@@ -165,7 +187,12 @@ describe("usage and cost", () => {
     const turns = [await send(a, "one", key), await send(a, "two", key), await send(b, "three", key)];
     for (const t of turns) {
       const u = t.json.usage;
-      const expected = (u!.input_tokens * 2 + u!.output_tokens * 10 + u!.cache_creation_input_tokens * 2.5 + u!.cache_read_input_tokens * 0.1) / 1_000_000;
+      const expected =
+        (u!.input_tokens * 2 +
+          u!.output_tokens * 10 +
+          u!.cache_creation_input_tokens * 2.5 +
+          u!.cache_read_input_tokens * 0.1) /
+        1_000_000;
       // Priced to the micro-dollar.
       expect(Math.abs(u!.cost_usd! - expected)).toBeLessThan(0.000001);
       expect(u!.thinking_tokens).toBeGreaterThan(0);
@@ -184,7 +211,9 @@ describe("usage and cost", () => {
     expect(one.total.turns).toBe(1);
     // Another tenant sees none of it.
     expect((await api("GET", `/v1/usage?conversation=${b}`)).json.total.turns).toBe(0);
-    expect((await api("GET", "/v1/usage?from=2026-02-01&to=2026-01-01", undefined, { key })).json.error?.message).toBe("from: must not be after to");
+    expect((await api("GET", "/v1/usage?from=2026-02-01&to=2026-01-01", undefined, { key })).json.error?.message).toBe(
+      "from: must not be after to",
+    );
     expect((await api("GET", "/v1/usage?from=2026-02-30", undefined, { key })).status).toBe(400);
   });
 });

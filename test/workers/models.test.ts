@@ -15,22 +15,51 @@ describe("GET /v1/models", () => {
     expect(r.status).toBe(200);
     expect(r.json.defaultModel).toBe("claude-sonnet-5-5");
     const sonnet = r.json.data.find((m) => m.id === "claude-sonnet-5-5");
-    expect(sonnet).toMatchObject({ default: true, status: "active", contextWindowTokens: 1_000_000, maxOutputTokens: 128_000, prefill: false, forcedToolChoice: false, tokenizerRatio: 1.3 });
-    expect(sonnet!.thinking).toMatchObject({ modes: ["adaptive", "between_tools"], default: "adaptive", display: "omitted" });
+    expect(sonnet).toMatchObject({
+      default: true,
+      status: "active",
+      contextWindowTokens: 1_000_000,
+      maxOutputTokens: 128_000,
+      prefill: false,
+      forcedToolChoice: false,
+      tokenizerRatio: 1.3,
+    });
+    expect(sonnet!.thinking).toMatchObject({
+      modes: ["adaptive", "between_tools"],
+      default: "adaptive",
+      display: "omitted",
+    });
     expect(sonnet!.prices).toMatchObject({ currency: "USD", input: 2, output: 10, cacheRead: 0.1 });
     expect(r.json.data.every((m) => m.sources.length > 0)).toBe(true);
     const retired = (await api("GET", "/v1/models?status=retired")).json.data;
-    expect(retired.find((m) => m.id === "claude-sonnet-4-5")).toMatchObject({ status: "retired", retiredOn: "2026-11-30", replacement: "claude-sonnet-5-5" });
+    expect(retired.find((m) => m.id === "claude-sonnet-4-5")).toMatchObject({
+      status: "retired",
+      retiredOn: "2026-11-30",
+      replacement: "claude-sonnet-5-5",
+    });
     expect((await api("GET", "/v1/models?status=nope")).status).toBe(400);
   });
 
   it("finds one by id or alias, asks the Models API for one the catalog lacks, and 404s an unknown one", async () => {
-    expect((await api("GET", "/v1/models/claude-sonnet-4-5-20250929")).json).toMatchObject({ id: "claude-sonnet-4-5", status: "retired" });
-    expect((await api("GET", "/v1/models/claude-haiku-4-5-20251001")).json).toMatchObject({ id: "claude-haiku-4-5", contextWindowTokens: 200_000 });
+    expect((await api("GET", "/v1/models/claude-sonnet-4-5-20250929")).json).toMatchObject({
+      id: "claude-sonnet-4-5",
+      status: "retired",
+    });
+    expect((await api("GET", "/v1/models/claude-haiku-4-5-20251001")).json).toMatchObject({
+      id: "claude-haiku-4-5",
+      contextWindowTokens: 200_000,
+    });
     // A test model only the (offline) Models API knows: conservative limits, not priced.
     const known = await api("GET", "/v1/models/offline-20k");
     expect(known.status).toBe(200);
-    expect(known.json).toMatchObject({ id: "offline-20k", catalog: false, contextWindowTokens: 20_000, prices: null, prefill: false, tokenizerRatio: 1.35 });
+    expect(known.json).toMatchObject({
+      id: "offline-20k",
+      catalog: false,
+      contextWindowTokens: 20_000,
+      prices: null,
+      prefill: false,
+      tokenizerRatio: 1.35,
+    });
     expect((await api("GET", "/v1/models/claude-nonexistent-9")).status).toBe(404);
   });
 });
@@ -40,20 +69,29 @@ describe("settings against their model", () => {
     const id = await createConversation();
     const retired = await api("PATCH", `/v1/conversations/${id}`, { settings: { model: "claude-sonnet-4-5" } });
     expect(retired.status).toBe(400);
-    expect(retired.json.error?.message).toBe("settings.model: claude-sonnet-4-5 retired on 2026-11-30; use claude-sonnet-5-5 (Claude Sonnet 5.5), its replacement");
+    expect(retired.json.error?.message).toBe(
+      "settings.model: claude-sonnet-4-5 retired on 2026-11-30; use claude-sonnet-5-5 (Claude Sonnet 5.5), its replacement",
+    );
     const unknown = await api("POST", "/v1/conversations", { settings: { model: "claude-nonexistent-9" } });
     expect(unknown.status).toBe(400);
-    expect(unknown.json.error?.message).toMatch(/^settings\.model: unknown model claude-nonexistent-9: not in the model catalog \(GET \/v1\/models\), and Anthropic's Models API does not know it/);
+    expect(unknown.json.error?.message).toMatch(
+      /^settings\.model: unknown model claude-nonexistent-9: not in the model catalog \(GET \/v1\/models\), and Anthropic's Models API does not know it/,
+    );
   });
 
   it("checks effort, thinking and the output reserve against what the model takes", async () => {
     const id = await createConversation();
-    const bad = async (settings: object) => (await api("PATCH", `/v1/conversations/${id}`, { settings })).json.error?.message;
-    expect(await bad({ thinking: "disabled" })).toMatch(/^settings\.thinking: claude-sonnet-5-5 does not take "disabled"/);
+    const bad = async (settings: object) =>
+      (await api("PATCH", `/v1/conversations/${id}`, { settings })).json.error?.message;
+    expect(await bad({ thinking: "disabled" })).toMatch(
+      /^settings\.thinking: claude-sonnet-5-5 does not take "disabled"/,
+    );
     expect(await bad({ thinking: "between_tools", effort: "max" })).toMatch(/needs settings.effort at high or below/);
     expect(await bad({ outputReserveTokens: 200_000 })).toMatch(/^settings\.outputReserveTokens: at most 128000/);
     expect(await bad({ serverTools: ["web_search", "web_search"] })).toMatch(/serverTools/);
-    const ok = await api("PATCH", `/v1/conversations/${id}`, { settings: { thinking: "between_tools", effort: "low", thinkingDisplay: "omitted" } });
+    const ok = await api("PATCH", `/v1/conversations/${id}`, {
+      settings: { thinking: "between_tools", effort: "low", thinkingDisplay: "omitted" },
+    });
     expect(ok.status).toBe(200);
     const replay = (await api("GET", `/v1/conversations/${id}/replay`)).json;
     expect(replay.thinking).toEqual({ type: "between_tools" });
@@ -64,7 +102,12 @@ describe("settings against their model", () => {
     const id = await createConversation();
     const moved = await api("PATCH", `/v1/conversations/${id}`, { settings: { model: "offline-20k" } });
     expect(moved.status).toBe(200);
-    expect(moved.json.settings).toMatchObject({ model: "offline-20k", contextWindowTokens: 20_000, outputReserveTokens: 5_000, charsPerToken: 1.11 });
+    expect(moved.json.settings).toMatchObject({
+      model: "offline-20k",
+      contextWindowTokens: 20_000,
+      outputReserveTokens: 5_000,
+      charsPerToken: 1.11,
+    });
   });
 });
 
@@ -75,7 +118,13 @@ describe("a conversation whose model retired", () => {
     await runInDurableObject(stubOf(id), async (_i, state) => {
       const raw = state.storage.sql.exec<{ value: string }>("SELECT value FROM kv WHERE key = 'head'").one().value;
       const head = JSON.parse(raw);
-      head.settings = { ...head.settings, model: "claude-sonnet-4-5", contextWindowTokens: 200_000, outputReserveTokens: 8_192, charsPerToken: 1.5 };
+      head.settings = {
+        ...head.settings,
+        model: "claude-sonnet-4-5",
+        contextWindowTokens: 200_000,
+        outputReserveTokens: 8_192,
+        charsPerToken: 1.5,
+      };
       delete head.settings.effort;
       delete head.settings.thinking;
       state.storage.sql.exec("UPDATE kv SET value = ? WHERE key = 'head'", JSON.stringify(head));
@@ -83,12 +132,25 @@ describe("a conversation whose model retired", () => {
     await evictDurableObject(stubOf(id));
     expect((await api("GET", `/v1/conversations/${id}`)).json.settings.model).toBe("claude-sonnet-4-5");
     const events = await sendSse(id, "hello after the retirement");
-    expect(events.find((e) => e.type === "model_changed")).toMatchObject({ from: "claude-sonnet-4-5", to: "claude-sonnet-5-5", reason: "retired", retiredOn: "2026-11-30" });
+    expect(events.find((e) => e.type === "model_changed")).toMatchObject({
+      from: "claude-sonnet-4-5",
+      to: "claude-sonnet-5-5",
+      reason: "retired",
+      retiredOn: "2026-11-30",
+    });
     expect(events.at(-1)).toMatchObject({ type: "turn_end", stop_reason: "end_turn" });
     const meta = (await api("GET", `/v1/conversations/${id}`)).json;
-    expect(meta.settings).toMatchObject({ model: "claude-sonnet-5-5", contextWindowTokens: 1_000_000, outputReserveTokens: 32_000, charsPerToken: 1.15, thinking: "auto" });
+    expect(meta.settings).toMatchObject({
+      model: "claude-sonnet-5-5",
+      contextWindowTokens: 1_000_000,
+      outputReserveTokens: 32_000,
+      charsPerToken: 1.15,
+      thinking: "auto",
+    });
     const cards = (await api("GET", `/v1/conversations/${id}/timeline`)).json.cards;
-    expect(cards).toContainEqual(expect.objectContaining({ type: "model_changed", card: expect.objectContaining({ to: "claude-sonnet-5-5" }) }));
+    expect(cards).toContainEqual(
+      expect.objectContaining({ type: "model_changed", card: expect.objectContaining({ to: "claude-sonnet-5-5" }) }),
+    );
     const day = new Date().toISOString().slice(0, 10);
     const log = await eventually(async () => {
       const r = await api("GET", `/v1/corpus/${day}`);
@@ -101,16 +163,44 @@ describe("a conversation whose model retired", () => {
 describe("settings a tenant and a project give new conversations", () => {
   it("start every conversation: the model's defaults, then the tenant's, then the project's, then the request's", async () => {
     const key = await newTenant();
-    const put = await api("PUT", "/v1/settings", { settings: { serverTools: ["web_search"], effort: "low", tailMessages: 10 } }, { key });
+    const put = await api(
+      "PUT",
+      "/v1/settings",
+      { settings: { serverTools: ["web_search"], effort: "low", tailMessages: 10 } },
+      { key },
+    );
     expect(put.status).toBe(200);
-    expect(put.json.effective).toMatchObject({ model: "claude-sonnet-5-5", serverTools: ["web_search"], effort: "low", tailMessages: 10 });
-    expect((await api("GET", "/v1/settings", undefined, { key })).json.settings).toEqual({ serverTools: ["web_search"], effort: "low", tailMessages: 10 });
+    expect(put.json.effective).toMatchObject({
+      model: "claude-sonnet-5-5",
+      serverTools: ["web_search"],
+      effort: "low",
+      tailMessages: 10,
+    });
+    expect((await api("GET", "/v1/settings", undefined, { key })).json.settings).toEqual({
+      serverTools: ["web_search"],
+      effort: "low",
+      tailMessages: 10,
+    });
     const plain = await api("POST", "/v1/conversations", {}, { key });
     expect(plain.json.settings).toMatchObject({ serverTools: ["web_search"], effort: "low", tailMessages: 10 });
-    const project = await api("POST", "/v1/projects", { name: "research", settings: { serverTools: ["web_search", "web_fetch"], tailMessages: 12 } }, { key });
+    const project = await api(
+      "POST",
+      "/v1/projects",
+      { name: "research", settings: { serverTools: ["web_search", "web_fetch"], tailMessages: 12 } },
+      { key },
+    );
     expect(project.status).toBe(201);
-    const inProject = await api("POST", "/v1/conversations", { projectId: project.json.id, settings: { tailMessages: 14 } }, { key });
-    expect(inProject.json.settings).toMatchObject({ serverTools: ["web_search", "web_fetch"], effort: "low", tailMessages: 14 });
+    const inProject = await api(
+      "POST",
+      "/v1/conversations",
+      { projectId: project.json.id, settings: { tailMessages: 14 } },
+      { key },
+    );
+    expect(inProject.json.settings).toMatchObject({
+      serverTools: ["web_search", "web_fetch"],
+      effort: "low",
+      tailMessages: 14,
+    });
     // The request's tools carry the server tools the conversation opted into.
     const tools = (await api("GET", `/v1/conversations/${inProject.json.id}/replay`, undefined, { key })).json.tools;
     expect(tools.filter((t) => t.type)).toEqual([
@@ -118,10 +208,18 @@ describe("settings a tenant and a project give new conversations", () => {
       { type: "web_fetch_20250910", name: "web_fetch", max_uses: 5, max_content_tokens: 20_000 },
     ]);
     // Checked like a conversation's settings; nothing is written when refused.
-    const refused = await api("PATCH", `/v1/projects/${project.json.id}`, { settings: { model: "claude-sonnet-4-5" } }, { key });
+    const refused = await api(
+      "PATCH",
+      `/v1/projects/${project.json.id}`,
+      { settings: { model: "claude-sonnet-4-5" } },
+      { key },
+    );
     expect(refused.status).toBe(400);
     expect(refused.json.error?.message).toMatch(/^settings\.model: claude-sonnet-4-5 retired/);
-    expect((await api("GET", `/v1/projects/${project.json.id}`, undefined, { key })).json.settings).toEqual({ serverTools: ["web_search", "web_fetch"], tailMessages: 12 });
+    expect((await api("GET", `/v1/projects/${project.json.id}`, undefined, { key })).json.settings).toEqual({
+      serverTools: ["web_search", "web_fetch"],
+      tailMessages: 12,
+    });
     // Another tenant's conversations are untouched by these.
     expect((await api("POST", "/v1/conversations", {})).json.settings.serverTools).toEqual([]);
   });
@@ -129,16 +227,33 @@ describe("settings a tenant and a project give new conversations", () => {
   it("never refuse a conversation for what is inherited: a retired default moves to its replacement, a named model takes them over", async () => {
     const { key, tenantId } = await newTenantWithId();
     // Set before the model retired (PUT would refuse it now): Claude Sonnet 4.5, thinking off between tools.
-    await env.DB.prepare("UPDATE tenants SET settings = ? WHERE id = ?").bind(JSON.stringify({ model: "claude-sonnet-4-5", effort: "low" }), tenantId).run();
+    await env.DB.prepare("UPDATE tenants SET settings = ? WHERE id = ?")
+      .bind(JSON.stringify({ model: "claude-sonnet-4-5", effort: "low" }), tenantId)
+      .run();
     const made = await api("POST", "/v1/conversations", {}, { key });
     expect(made.status).toBe(201);
-    expect(made.json.settings).toMatchObject({ model: "claude-sonnet-5-5", effort: "low", contextWindowTokens: 1_000_000 });
+    expect(made.json.settings).toMatchObject({
+      model: "claude-sonnet-5-5",
+      effort: "low",
+      contextWindowTokens: 1_000_000,
+    });
     expect((await api("GET", "/v1/settings", undefined, { key })).json.effective.model).toBe("claude-sonnet-5-5");
-    await env.DB.prepare("UPDATE tenants SET settings = ? WHERE id = ?").bind(JSON.stringify({ thinking: "between_tools", effort: "low" }), tenantId).run();
+    await env.DB.prepare("UPDATE tenants SET settings = ? WHERE id = ?")
+      .bind(JSON.stringify({ thinking: "between_tools", effort: "low" }), tenantId)
+      .run();
     const named = await api("POST", "/v1/conversations", { settings: { model: "claude-opus-5-5" } }, { key });
     expect(named.status).toBe(201);
     expect(named.json.settings).toMatchObject({ model: "claude-opus-5-5", thinking: "auto", effort: "low" });
     // What the request itself names is still checked.
-    expect((await api("POST", "/v1/conversations", { settings: { model: "claude-opus-5-5", thinking: "between_tools" } }, { key })).status).toBe(400);
+    expect(
+      (
+        await api(
+          "POST",
+          "/v1/conversations",
+          { settings: { model: "claude-opus-5-5", thinking: "between_tools" } },
+          { key },
+        )
+      ).status,
+    ).toBe(400);
   });
 });

@@ -32,7 +32,8 @@ interface OpenApiDocument {
   components: { schemas: Record<string, SchemaObject> };
 }
 /** The served document (GET /openapi.json, no key). */
-const served = async () => jsonOrUndefined((await api("GET", "/openapi.json", undefined, { key: "" })).text) as OpenApiDocument;
+const served = async () =>
+  jsonOrUndefined((await api("GET", "/openapi.json", undefined, { key: "" })).text) as OpenApiDocument;
 
 describe("the OpenAPI document", () => {
   it("is served without a key, as JSON", async () => {
@@ -44,8 +45,14 @@ describe("the OpenAPI document", () => {
 
   it("lists exactly the registered routes", async () => {
     const json = await served();
-    const listed = Object.entries(json.paths as Record<string, object>).flatMap(([path, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${path}`));
-    expect(listed.sort()).toEqual(registeredRoutes().map((r) => fromHono(r)).sort());
+    const listed = Object.entries(json.paths as Record<string, object>).flatMap(([path, ops]) =>
+      Object.keys(ops).map((m) => `${m.toUpperCase()} ${path}`),
+    );
+    expect(listed.sort()).toEqual(
+      registeredRoutes()
+        .map((r) => fromHono(r))
+        .sort(),
+    );
   });
 
   it("describes each route's body and query with the schemas that validate them", async () => {
@@ -59,7 +66,8 @@ describe("the OpenAPI document", () => {
         // The validators are strict objects: the document says so, and names every field of the sample.
         const resolved = schema?.$ref ? json.components.schemas[schema.$ref.split("/").pop()!] : schema;
         expect(resolved?.additionalProperties, where).toBe(false);
-        for (const field of Object.keys(r.sample as object)) expect(Object.keys(resolved?.properties ?? {}), where).toContain(field);
+        for (const field of Object.keys(r.sample as object))
+          expect(Object.keys(resolved?.properties ?? {}), where).toContain(field);
       } else if (r.body === "raw") expect(op.requestBody?.content?.["application/octet-stream"], where).toBeDefined();
       else expect(op.requestBody, where).toBeUndefined();
       const queryNames = (op.parameters ?? []).filter((p) => p.in === "query").map((p) => p.name);
@@ -75,14 +83,26 @@ describe("the OpenAPI document", () => {
     const json = await served();
     expect(json.components.schemas.Error.required).toEqual(["error"]);
     const turn = json.paths["/v1/conversations/{id}/messages"].post;
-    expect(turn.responses["200"].content!["text/event-stream"].schema).toEqual({ $ref: "#/components/schemas/TurnEvent" });
+    expect(turn.responses["200"].content!["text/event-stream"].schema).toEqual({
+      $ref: "#/components/schemas/TurnEvent",
+    });
     const events = json.components.schemas.TurnEvent.oneOf!.map((e) => e.properties!.type.const);
     expect(events).toEqual(expect.arrayContaining(["turn_start", "delta", "message", "turn_end", "error"]));
     const ws = json.paths["/v1/conversations/{id}/ws"].get["x-websocket"];
-    expect(ws).toMatchObject({ clientFrames: { $ref: "#/components/schemas/SocketClientFrame" }, serverFrames: { $ref: "#/components/schemas/SocketServerFrame" } });
-    expect(json.components.schemas.SocketClientFrame.oneOf!.map((f) => f.properties!.type.const)).toEqual(["send", "ping", "stop", "tool_results"]);
+    expect(ws).toMatchObject({
+      clientFrames: { $ref: "#/components/schemas/SocketClientFrame" },
+      serverFrames: { $ref: "#/components/schemas/SocketServerFrame" },
+    });
+    expect(json.components.schemas.SocketClientFrame.oneOf!.map((f) => f.properties!.type.const)).toEqual([
+      "send",
+      "ping",
+      "stop",
+      "tool_results",
+    ]);
     // Stopping a turn: a route of its own, and the socket's `stopped` answer.
-    expect(json.paths["/v1/conversations/{id}/stop"].post.requestBody!.content["application/json"].schema).toEqual({ $ref: "#/components/schemas/StopTurnBody" });
+    expect(json.paths["/v1/conversations/{id}/stop"].post.requestBody!.content["application/json"].schema).toEqual({
+      $ref: "#/components/schemas/StopTurnBody",
+    });
     expect(JSON.stringify(json.components.schemas.SocketServerFrame)).toContain('"stopped"');
   });
 

@@ -10,7 +10,10 @@ const bytes = (dataUrl: string) => Uint8Array.from(atob(dataUrl.split(",")[1]), 
 describe("PDF text through predefined CMaps", () => {
   it("pdf_read returns the Japanese text of a Shift-JIS CID font", async () => {
     const id = await createConversation();
-    const up = await api("POST", `/v1/conversations/${id}/attachments?name=sjis.pdf`, bytes(sjisPdf), { raw: true, headers: { "content-type": "application/pdf" } });
+    const up = await api("POST", `/v1/conversations/${id}/attachments?name=sjis.pdf`, bytes(sjisPdf), {
+      raw: true,
+      headers: { "content-type": "application/pdf" },
+    });
     expect(up.status).toBe(201);
     expect(up.json.facts).toMatchObject({ kind: "pdf", pageCount: 1 });
     const r = await send(id, `@tool pdf_read {"attachment_id":"${up.json.id}","pages":"1"}`);

@@ -16,13 +16,22 @@ const bytes = () => Uint8Array.from(atob(lockedPdf.split(",")[1]), (c) => c.char
 const hasPassword = (s: string) => s.includes(`"password":"${PASSWORD}"`);
 
 async function lockedUpload(id: string): Promise<string> {
-  const r = await api("POST", `/v1/conversations/${id}/attachments?name=locked.pdf`, bytes(), { raw: true, headers: { "content-type": "application/pdf" } });
+  const r = await api("POST", `/v1/conversations/${id}/attachments?name=locked.pdf`, bytes(), {
+    raw: true,
+    headers: { "content-type": "application/pdf" },
+  });
   expect(r.json.facts).toMatchObject({ passwordRequired: true });
   return r.json.id;
 }
 
-const toolUses = (messages: WireMessage[]) => messages.filter((m) => m.role === "assistant").flatMap((m) => blocksOf(m.content, "tool_use"));
-const results = (r: { text: string }) => turnMessages(r)[2].content.map((b) => (b.type === "tool_result" && typeof b.content === "string" ? b.content : JSON.stringify("content" in b ? b.content : b)));
+const toolUses = (messages: WireMessage[]) =>
+  messages.filter((m) => m.role === "assistant").flatMap((m) => blocksOf(m.content, "tool_use"));
+const results = (r: { text: string }) =>
+  turnMessages(r)[2].content.map((b) =>
+    b.type === "tool_result" && typeof b.content === "string"
+      ? b.content
+      : JSON.stringify("content" in b ? b.content : b),
+  );
 
 describe("PDF passwords", () => {
   it("pdf_read runs with the password, but the stored call, the events, the snapshots and the cortex withhold it", async () => {
@@ -41,14 +50,19 @@ describe("PDF passwords", () => {
     expect(events.find((e) => e.type === "tool_result")?.preview).toContain("30 pages");
 
     // The second model call of each turn carried the call: its snapshot body must not.
-    const tenant = (await env.DB.prepare(`SELECT tenant_id AS t FROM conversations WHERE id = ?`).bind(id).first<{ t: string }>())!.t;
+    const tenant = (await env.DB.prepare(`SELECT tenant_id AS t FROM conversations WHERE id = ?`)
+      .bind(id)
+      .first<{ t: string }>())!.t;
     const listed = await env.BUCKET.list({ prefix: promptSnapshotPrefix(tenant, id) });
     const bodies = await Promise.all(listed.objects.map(async (o) => (await env.BUCKET.get(o.key))!.text()));
     const snapshotCalls = bodies.flatMap((b) => toolUses(JSON.parse(b).messages));
     expect(snapshotCalls.length).toBeGreaterThanOrEqual(2);
     for (const c of snapshotCalls) expect(c.input.password).toBe(WITHHELD);
 
-    const assistantRows = await shardRows<{ body: string }>(`SELECT body FROM cortex_docs WHERE conversation_id = ? AND role = 'assistant'`, [id]);
+    const assistantRows = await shardRows<{ body: string }>(
+      `SELECT body FROM cortex_docs WHERE conversation_id = ? AND role = 'assistant'`,
+      [id],
+    );
     const indexed = assistantRows.map((row) => row.body).join("\n");
     expect(indexed).toContain(WITHHELD);
     expect(hasPassword(indexed)).toBe(false);
@@ -61,12 +75,18 @@ describe("PDF passwords", () => {
     expect(asked.json.messages[2].content[0].is_error).toBe(true);
     expect(results(asked)[0]).toMatch(/encrypted; ask the user for the password and pass it as "password"/);
 
-    const wrong = await send(id, `@tool pdf_search {"attachment_id":"${att}","query":"Potato","password":"swordfish-7"}`);
+    const wrong = await send(
+      id,
+      `@tool pdf_search {"attachment_id":"${att}","query":"Potato","password":"swordfish-7"}`,
+    );
     expect(wrong.json.messages[2].content[0].is_error).toBe(true);
     expect(results(wrong)[0]).toContain("the password given is wrong");
     expect(results(wrong)[0]).not.toContain("swordfish-7");
 
-    const found = await send(id, `@tool pdf_search {"attachment_id":"${att}","query":"Potato","password":"${PASSWORD}"}`);
+    const found = await send(
+      id,
+      `@tool pdf_search {"attachment_id":"${att}","query":"Potato","password":"${PASSWORD}"}`,
+    );
     const text = results(found)[0];
     expect(found.json.messages[2].content[0].is_error).toBeUndefined();
     expect(text).toMatch(/pages of locked\.pdf match "Potato"/);
@@ -74,7 +94,11 @@ describe("PDF passwords", () => {
     expect(text).toContain('"password":"..."');
     expect(text).not.toContain(`${PASSWORD}"`);
     // All 30 pages read here and indexed, with nothing queued that would carry the password.
-    expect(await shardCount(`SELECT COUNT(DISTINCT ref_id) AS n FROM cortex_docs WHERE kind = 'page' AND ref_id LIKE ?`, [`${att}:p%`])).toBe(30);
+    expect(
+      await shardCount(`SELECT COUNT(DISTINCT ref_id) AS n FROM cortex_docs WHERE kind = 'page' AND ref_id LIKE ?`, [
+        `${att}:p%`,
+      ]),
+    ).toBe(30);
     for (const c of toolUses(await transcript(id))) expect(c.input.password ?? WITHHELD).toBe(WITHHELD);
   });
 });

@@ -6,7 +6,12 @@ describe("projects", () => {
   it("share files across conversations as references, read through the tools", async () => {
     const p = await api("POST", "/v1/projects", { name: "Apollo" });
     expect(p.status).toBe(201);
-    const file = await api("POST", `/v1/projects/${p.json.id}/files?name=spec.txt`, "requirement R-17: the hatch opens outward\n".repeat(50), { raw: true, headers: { "content-type": "text/plain" } });
+    const file = await api(
+      "POST",
+      `/v1/projects/${p.json.id}/files?name=spec.txt`,
+      "requirement R-17: the hatch opens outward\n".repeat(50),
+      { raw: true, headers: { "content-type": "text/plain" } },
+    );
     expect(file.status).toBe(201);
     expect(file.json.facts).toMatchObject({ kind: "text", lines: 50 });
     const a = (await api("POST", "/v1/conversations", { title: "a", projectId: p.json.id })).json.id;
@@ -31,7 +36,15 @@ describe("projects", () => {
     const p = (await api("POST", "/v1/projects", { name: "Private" })).json;
     const keyB = await newTenant();
     expect((await api("GET", `/v1/projects/${p.id}`, undefined, { key: keyB })).status).toBe(404);
-    expect((await api("POST", `/v1/projects/${p.id}/files?name=x.txt`, "x", { key: keyB, raw: true, headers: { "content-type": "text/plain" } })).status).toBe(404);
+    expect(
+      (
+        await api("POST", `/v1/projects/${p.id}/files?name=x.txt`, "x", {
+          key: keyB,
+          raw: true,
+          headers: { "content-type": "text/plain" },
+        })
+      ).status,
+    ).toBe(404);
     const c = await api("POST", "/v1/conversations", { projectId: p.id }, { key: keyB });
     expect(c.status).toBe(400);
     expect(c.json.error?.message).toMatch(/projectId/);

@@ -1,6 +1,12 @@
 // The summarizer's queue consumer and the chat worker's scheduled handler, called the way the
 // runtime calls them.
-import { createExecutionContext, createMessageBatch, createScheduledController, getQueueResult, waitOnExecutionContext } from "cloudflare:test";
+import {
+  createExecutionContext,
+  createMessageBatch,
+  createScheduledController,
+  getQueueResult,
+  waitOnExecutionContext,
+} from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import chat from "../../workers/chat/index";
@@ -10,7 +16,13 @@ import { createConversation } from "./helpers";
 describe("the fold queue consumer", () => {
   it("acks valid jobs, acks and drops malformed ones, and retries failures with backoff", async () => {
     const id = await createConversation();
-    const job = { kind: "fold", jobId: "job-1", tenantId: "dev", conversationId: id, requestedAt: new Date().toISOString() };
+    const job = {
+      kind: "fold",
+      jobId: "job-1",
+      tenantId: "dev",
+      conversationId: id,
+      requestedAt: new Date().toISOString(),
+    };
     const broken = { ...job, jobId: "job-2", conversationId: 42 };
     const batch = createMessageBatch<unknown>("context-chat-folds", [
       { id: "m1", timestamp: new Date(), attempts: 1, body: job },
@@ -23,7 +35,9 @@ describe("the fold queue consumer", () => {
     expect(result.retryMessages).toEqual([]);
 
     // A job whose run fails is retried with backoff, never acked.
-    const failing = createMessageBatch("context-chat-folds", [{ id: "m3", timestamp: new Date(), attempts: 3, body: { ...job, jobId: "job-3" } }]);
+    const failing = createMessageBatch("context-chat-folds", [
+      { id: "m3", timestamp: new Date(), attempts: 3, body: { ...job, jobId: "job-3" } },
+    ]);
     const ctx2 = createExecutionContext();
     await consumeBatch(failing, async () => {
       throw new Error("model down");
@@ -37,14 +51,18 @@ describe("the fold queue consumer", () => {
 describe("the cron trigger", () => {
   it("sweeps expired websocket tickets and keeps live ones", async () => {
     const now = Date.now();
-    await env.DB.prepare("INSERT INTO ws_tickets (ticket_hash, tenant_id, conversation_id, expires_at) VALUES ('old', 'dev', 'c', ?), ('live', 'dev', 'c', ?)")
+    await env.DB.prepare(
+      "INSERT INTO ws_tickets (ticket_hash, tenant_id, conversation_id, expires_at) VALUES ('old', 'dev', 'c', ?), ('live', 'dev', 'c', ?)",
+    )
       .bind(now - 1000, now + 60_000)
       .run();
     const controller = createScheduledController({ scheduledTime: now, cron: "0 * * * *" });
     const ctx = createExecutionContext();
     await chat.scheduled!(controller, env as Env, ctx);
     await waitOnExecutionContext(ctx);
-    const rows = await env.DB.prepare("SELECT ticket_hash FROM ws_tickets WHERE ticket_hash IN ('old','live')").all<{ ticket_hash: string }>();
+    const rows = await env.DB.prepare("SELECT ticket_hash FROM ws_tickets WHERE ticket_hash IN ('old','live')").all<{
+      ticket_hash: string;
+    }>();
     expect(rows.results.map((r) => r.ticket_hash)).toEqual(["live"]);
   });
 });
@@ -64,7 +82,9 @@ describe("abandoned uploads", () => {
     const ctx = createExecutionContext();
     await chat.scheduled!(createScheduledController({ scheduledTime: Date.now() }), env as Env, ctx);
     await waitOnExecutionContext(ctx);
-    const rows = await env.DB.prepare(`SELECT id FROM attachments WHERE id LIKE 'att_0000000000000000000000000%'`).all<{ id: string }>();
+    const rows = await env.DB.prepare(`SELECT id FROM attachments WHERE id LIKE 'att_0000000000000000000000000%'`).all<{
+      id: string;
+    }>();
     expect(rows.results.map((r) => r.id)).toEqual(["att_00000000000000000000000002"]);
     expect(await env.BUCKET.head("tenants/dev/attachments/att_00000000000000000000000001/blob")).toBeNull();
   });

@@ -13,11 +13,25 @@ import type { ResponseOf } from "../route-types";
 import { ofType } from "../blocks";
 
 /** The app with its real bindings but these limits. */
-async function call<M extends Method, P extends string>(limits: Record<string, string>, method: M, path: P, key: string, body?: unknown) {
+async function call<M extends Method, P extends string>(
+  limits: Record<string, string>,
+  method: M,
+  path: P,
+  key: string,
+  body?: unknown,
+) {
   const ctx = createExecutionContext();
   const headers: Record<string, string> = key ? { authorization: `Bearer ${key}` } : {};
   if (body !== undefined) headers["content-type"] = "application/json";
-  const res = await app.fetch(new Request(`http://chat.test${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) }), { ...env, ...limits } as Env, ctx);
+  const res = await app.fetch(
+    new Request(`http://chat.test${path}`, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+    }),
+    { ...env, ...limits } as Env,
+    ctx,
+  );
   await waitOnExecutionContext(ctx);
   return { status: res.status, headers: res.headers, json: (await res.json().catch(() => null)) as ResponseOf<M, P> };
 }
@@ -42,7 +56,10 @@ describe("rate limits", () => {
     expect((await call(limits, "GET", "/v1/conversations", "ck_nonsense")).status).toBe(401);
     expect((await call(limits, "GET", "/health", "")).status).toBe(200);
     // Off when the variable is "0".
-    expect((await call({ RATE_LIMIT_PER_MINUTE: "0", TURN_RATE_LIMIT_PER_MINUTE: "0" }, "GET", "/v1/conversations", key)).status).toBe(200);
+    expect(
+      (await call({ RATE_LIMIT_PER_MINUTE: "0", TURN_RATE_LIMIT_PER_MINUTE: "0" }, "GET", "/v1/conversations", key))
+        .status,
+    ).toBe(200);
   });
 
   it("count turns in their own bucket, conversations and channels alike", async () => {
@@ -84,12 +101,29 @@ describe("rate limits", () => {
 });
 
 /** The app with its real bindings but these limits, called from this client address. */
-async function callFrom<P extends string>(address: string, limits: Record<string, string>, path: P, key: string, db: D1Database = env.DB) {
+async function callFrom<P extends string>(
+  address: string,
+  limits: Record<string, string>,
+  path: P,
+  key: string,
+  db: D1Database = env.DB,
+) {
   const ctx = createExecutionContext();
-  const headers: Record<string, string> = { "cf-connecting-ip": address, ...(key ? { authorization: `Bearer ${key}` } : {}) };
-  const res = await app.fetch(new Request(`http://chat.test${path}`, { headers }), { ...env, ...limits, DB: db } as Env, ctx);
+  const headers: Record<string, string> = {
+    "cf-connecting-ip": address,
+    ...(key ? { authorization: `Bearer ${key}` } : {}),
+  };
+  const res = await app.fetch(
+    new Request(`http://chat.test${path}`, { headers }),
+    { ...env, ...limits, DB: db } as Env,
+    ctx,
+  );
   await waitOnExecutionContext(ctx);
-  return { status: res.status, headers: res.headers, json: (await res.json().catch(() => null)) as ResponseOf<"GET", P> };
+  return {
+    status: res.status,
+    headers: res.headers,
+    json: (await res.json().catch(() => null)) as ResponseOf<"GET", P>,
+  };
 }
 
 const someAddress = () => `2001:db8::${crypto.randomUUID().slice(0, 4)}:${crypto.randomUUID().slice(0, 4)}`;
@@ -104,7 +138,10 @@ describe("failed authentications per client address", () => {
     for (let i = 0; i < 3; i++) expect((await callFrom(a, limits, "/v1/conversations", unknownKey())).status).toBe(401);
     const over = await callFrom(a, limits, "/v1/conversations", unknownKey());
     expect(over.status).toBe(429);
-    expect(over.json!.error).toEqual({ type: "rate_limited", message: expect.stringMatching(/failed authentications from this address.*3 per minute/) });
+    expect(over.json!.error).toEqual({
+      type: "rate_limited",
+      message: expect.stringMatching(/failed authentications from this address.*3 per minute/),
+    });
     // 3 a minute refills one every 20 s.
     const retry = Number(over.headers.get("retry-after"));
     expect(retry).toBeGreaterThanOrEqual(19);
@@ -116,7 +153,17 @@ describe("failed authentications per client address", () => {
     // refused at once, while the key it used a moment ago (in the caches) still works.
     const spy = spyD1(env.DB);
     expect((await callFrom(a, limits, "/v1/conversations", unknownKey(), spy.db)).status).toBe(429);
-    expect((await callFrom(a, limits, `/v1/conversations/conv_${"0".repeat(26)}/ws?ticket=wst_${"n".repeat(32)}`, "", spy.db)).status).toBe(429);
+    expect(
+      (
+        await callFrom(
+          a,
+          limits,
+          `/v1/conversations/conv_${"0".repeat(26)}/ws?ticket=wst_${"n".repeat(32)}`,
+          "",
+          spy.db,
+        )
+      ).status,
+    ).toBe(429);
     expect(spy.roundTrips).toEqual([]);
     expect((await callFrom(a, limits, "/v1/conversations", usedFromA)).status).toBe(200);
     // "0" turns the limit off.
@@ -126,7 +173,8 @@ describe("failed authentications per client address", () => {
   it("count wrong admin tokens as failures too", async () => {
     const limits = { AUTH_FAILURES_PER_MINUTE: "2" };
     const address = someAddress();
-    for (let i = 0; i < 2; i++) expect((await callFrom(address, limits, "/v1/admin/tenants/ten_x/keys", "not-the-admin-token")).status).toBe(401);
+    for (let i = 0; i < 2; i++)
+      expect((await callFrom(address, limits, "/v1/admin/tenants/ten_x/keys", "not-the-admin-token")).status).toBe(401);
     const over = await callFrom(address, limits, "/v1/admin/tenants/ten_x/keys", "not-the-admin-token");
     expect(over.status).toBe(429);
     expect(over.json!.error?.type).toBe("rate_limited");
@@ -135,7 +183,8 @@ describe("failed authentications per client address", () => {
   it("count bad websocket tickets as failures too", async () => {
     const limits = { AUTH_FAILURES_PER_MINUTE: "2" };
     const address = someAddress();
-    const badTicket = () => `/v1/conversations/conv_${"0".repeat(26)}/ws?ticket=wst_${crypto.randomUUID().replace(/-/g, "")}`;
+    const badTicket = () =>
+      `/v1/conversations/conv_${"0".repeat(26)}/ws?ticket=wst_${crypto.randomUUID().replace(/-/g, "")}`;
     expect((await callFrom(address, limits, badTicket(), "")).status).toBe(401);
     expect((await callFrom(address, limits, "/v1/conversations", unknownKey())).status).toBe(401);
     const over = await callFrom(address, limits, badTicket(), "");
@@ -159,7 +208,9 @@ describe("rate limits over a websocket", () => {
     viaTicket.ws!.send(JSON.stringify({ type: "send", content: "one" }));
     await viaTicket.next((e) => e.type === "turn_end");
     viaHeader.ws!.send(JSON.stringify({ type: "send", content: "two" }));
-    await viaHeader.next((e) => e.type === "turn_end" && viaHeader.events.filter((x) => x.type === "turn_end").length === 2);
+    await viaHeader.next(
+      (e) => e.type === "turn_end" && viaHeader.events.filter((x) => x.type === "turn_end").length === 2,
+    );
     viaTicket.ws!.send(JSON.stringify({ type: "send", content: "three" }));
     const refused = ofType(await viaTicket.next((e) => e.type === "error"), "error");
     expect(refused.error.type).toBe("rate_limited");
@@ -172,7 +223,9 @@ describe("rate limits over a websocket", () => {
     expect(saved.filter((m) => m.role === "user").map((m) => m.content[0].text)).toEqual(["one", "two"]);
     const keyHash = await sha256Hex(key);
     const limiter = env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(keyHash));
-    const left = await runInDurableObject(limiter, async (instance: RateLimiterDO) => instance.take([{ bucket: "turns", perMinute: 2 }]));
+    const left = await runInDurableObject(limiter, async (instance: RateLimiterDO) =>
+      instance.take([{ bucket: "turns", perMinute: 2 }]),
+    );
     expect(left.ok).toBe(false);
   });
 });
@@ -185,10 +238,16 @@ describe("websocket frames with limits on", () => {
     let calls = 0;
     const slowFirst = {
       idFromName: (name: string) => name,
-      get: () => ({ take: async () => (await new Promise((r) => setTimeout(r, Math.max(0, 160 - 20 * calls++))), { ok: true }) }),
+      get: () => ({
+        take: async () => (await new Promise((r) => setTimeout(r, Math.max(0, 160 - 20 * calls++))), { ok: true }),
+      }),
     };
     await inConversation(id, async (instance) => {
-      instance.env = { ...instance.env, TURN_RATE_LIMIT_PER_MINUTE: "100", RATE_LIMITER: slowFirst as unknown as Env["RATE_LIMITER"] };
+      instance.env = {
+        ...instance.env,
+        TURN_RATE_LIMIT_PER_MINUTE: "100",
+        RATE_LIMITER: slowFirst as unknown as Env["RATE_LIMITER"],
+      };
     });
     const s = await connectSocket(`/v1/conversations/${id}/ws`, { authorization: `Bearer ${key}` });
     const sent = Array.from({ length: 8 }, (_, i) => `frame ${i}`);
@@ -203,19 +262,37 @@ describe("websocket frames with limits on", () => {
     const key = await newTenant();
     const id = await createConversation(undefined, key);
     const tools = [{ name: "get_weather", input_schema: { type: "object" } }];
-    const paused = (await call({}, "POST", `/v1/conversations/${id}/messages`, key, { content: `@tool get_weather {"city":"Riga"}`, tools })).json;
+    const paused = (
+      await call({}, "POST", `/v1/conversations/${id}/messages`, key, {
+        content: `@tool get_weather {"city":"Riga"}`,
+        tools,
+      })
+    ).json;
     expect(paused.stop_reason).toBe("requires_action");
     // A limiter that has no tokens left, and notes which buckets each frame asked for.
     const asked: string[][] = [];
     const empty = {
       idFromName: (name: string) => name,
-      get: () => ({ take: async (rules: { bucket: string }[]) => (asked.push(rules.map((r) => r.bucket)), { ok: false, bucket: "requests", perMinute: 5, retryAfterSeconds: 12 }) }),
+      get: () => ({
+        take: async (rules: { bucket: string }[]) => (
+          asked.push(rules.map((r) => r.bucket)), { ok: false, bucket: "requests", perMinute: 5, retryAfterSeconds: 12 }
+        ),
+      }),
     };
     await inConversation(id, async (instance) => {
-      instance.env = { ...instance.env, RATE_LIMIT_PER_MINUTE: "5", RATE_LIMITER: empty as unknown as Env["RATE_LIMITER"] };
+      instance.env = {
+        ...instance.env,
+        RATE_LIMIT_PER_MINUTE: "5",
+        RATE_LIMITER: empty as unknown as Env["RATE_LIMITER"],
+      };
     });
     const s = await connectSocket(`/v1/conversations/${id}/ws`, { authorization: `Bearer ${key}` });
-    s.ws!.send(JSON.stringify({ type: "tool_results", results: [{ tool_use_id: paused.requires_action!.calls[0].id, content: "sleet" }] }));
+    s.ws!.send(
+      JSON.stringify({
+        type: "tool_results",
+        results: [{ tool_use_id: paused.requires_action!.calls[0].id, content: "sleet" }],
+      }),
+    );
     const refused = ofType(await s.next((e) => e.type === "error"), "error");
     expect(refused.error).toMatchObject({ type: "rate_limited", retryAfterSeconds: 12 });
     expect(refused.error.message).toContain("5 requests per minute");

@@ -4,13 +4,25 @@
 // with a 409 while a turn runs, with no reply to replace, and once the exchange is (being) folded.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { api, connectSocket, createConversation, eventually, inConversation, newTenant, send, type TranscriptMessage, transcript } from "./helpers";
+import {
+  api,
+  connectSocket,
+  createConversation,
+  eventually,
+  inConversation,
+  newTenant,
+  send,
+  type TranscriptMessage,
+  transcript,
+} from "./helpers";
 import { ofType } from "../blocks";
 
-const regenerate = (id: string, key?: string, body: Record<string, unknown> = { regenerate: true }) => api("POST", `/v1/conversations/${id}/messages`, body, { key });
+const regenerate = (id: string, key?: string, body: Record<string, unknown> = { regenerate: true }) =>
+  api("POST", `/v1/conversations/${id}/messages`, body, { key });
 const replayOf = async (id: string) => (await api("GET", `/v1/conversations/${id}/replay`)).json;
 /** How many of the replay's user messages say `word` (the offline model's thinking echoes prompts). */
-const promptsSaying = (replay: { messages: { role: string; content: unknown }[] }, word: string) => replay.messages.filter((m) => m.role === "user" && JSON.stringify(m.content).includes(word)).length;
+const promptsSaying = (replay: { messages: { role: string; content: unknown }[] }, word: string) =>
+  replay.messages.filter((m) => m.role === "user" && JSON.stringify(m.content).includes(word)).length;
 const unmarked = (m: TranscriptMessage) => {
   const { superseded: _s, supersededBy: _b, ...rest } = m;
   return rest;
@@ -34,7 +46,12 @@ describe("regenerate", () => {
     expect(copy.content).toEqual(prompt.content);
     expect(copy.seq).toBe(reply.seq + 1);
     expect(fresh.role).toBe("assistant");
-    expect(again.json.superseded).toEqual({ fromSeq: prompt.seq, toSeq: reply.seq, messageIds: [prompt.id, reply.id], supersededBy: copy.id });
+    expect(again.json.superseded).toEqual({
+      fromSeq: prompt.seq,
+      toSeq: reply.seq,
+      messageIds: [prompt.id, reply.id],
+      supersededBy: copy.id,
+    });
 
     // The model's next request (the replay): one copy of the prompt and one reply (the offline
     // model answers the same prompt alike, so the count is what tells the old reply is gone).
@@ -86,7 +103,9 @@ describe("regenerate", () => {
     // The old 3000-char reply no longer counts; the new exchange does (about the same size).
     const fresh = again.json.messages.reduce((n: number, m) => n + JSON.stringify(m.content).length, 0);
     expect(meta.unsummarizedChars).toBeLessThan(weight + fresh / 2);
-    expect(meta.superseded).toEqual([{ fromSeq: big.json.messages[0].seq, toSeq: big.json.messages[1].seq, by: again.json.messages[0].id }]);
+    expect(meta.superseded).toEqual([
+      { fromSeq: big.json.messages[0].seq, toSeq: big.json.messages[1].seq, by: again.json.messages[0].id },
+    ]);
     const region = await inConversation(id, async (instance) => {
       instance.store.putLease({ jobId: "fold_test", dispatchedAt: Date.now(), expiresAt: Date.now() + 60_000 });
       const source = await instance.foldSource({ tenantId: "dev", conversationId: id }, "fold_test");
@@ -97,7 +116,9 @@ describe("regenerate", () => {
     expect(region).not.toContain(big.json.messages[1].id);
     expect(region).toContain(again.json.messages[1].id);
     // The head in R2 (the record a rebuild starts from) carries the ranges too.
-    const head = await (await env.BUCKET.get(`tenants/dev/conversations/${id}/head.json`))!.json<{ superseded?: unknown }>();
+    const head = await (await env.BUCKET.get(`tenants/dev/conversations/${id}/head.json`))!.json<{
+      superseded?: unknown;
+    }>();
     expect(head.superseded).toEqual(meta.superseded);
   });
 
@@ -126,7 +147,10 @@ describe("regenerate", () => {
     expect(busy.status).toBe(409);
     expect(busy.json.error?.type).toBe("turn_in_progress");
     watch.ws!.send(JSON.stringify({ type: "send", regenerate: true }));
-    const refused = ofType(await watch.next((e) => e.type === "error" && e.error?.type === "turn_in_progress"), "error");
+    const refused = ofType(
+      await watch.next((e) => e.type === "error" && e.error?.type === "turn_in_progress"),
+      "error",
+    );
     expect(refused.error.status).toBe(409);
     expect((await api("POST", `/v1/conversations/${id}/stop`, {})).status).toBe(200);
     await turn;
@@ -157,7 +181,10 @@ describe("regenerate", () => {
     expect(inFlight.json.error?.type).toBe("regenerate_folded");
     await inConversation(id, async (instance) => {
       instance.store.clearLease();
-      await instance.record.updateHead((h) => ({ next: { ...h, summary: "they said one", summarizedThroughMessage: 2, summarizedThroughMessageId: null }, result: undefined }));
+      await instance.record.updateHead((h) => ({
+        next: { ...h, summary: "they said one", summarizedThroughMessage: 2, summarizedThroughMessageId: null },
+        result: undefined,
+      }));
       instance.cache.forget();
     });
     const folded = await regenerate(id);

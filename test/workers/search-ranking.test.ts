@@ -4,17 +4,28 @@
 import { describe, expect, it } from "vitest";
 import { api, eventually, newTenant } from "./helpers";
 
-const search = async (key: string, q: string, extra = "") => (await api("GET", `/v1/search?q=${encodeURIComponent(q)}&kind=memory${extra}`, undefined, { key })).json;
+const search = async (key: string, q: string, extra = "") =>
+  (await api("GET", `/v1/search?q=${encodeURIComponent(q)}&kind=memory${extra}`, undefined, { key })).json;
 
 describe("search ranking", () => {
   it("fills the page with any-term matches, those holding more subject terms higher", async () => {
     const key = await newTenant();
-    const both = (await api("POST", "/v1/memory", { text: "I finally bought the road bike, a Canyon, in March." }, { key })).json.id;
+    const both = (
+      await api("POST", "/v1/memory", { text: "I finally bought the road bike, a Canyon, in March." }, { key })
+    ).json.id;
     const bikeOnly = [];
-    for (let i = 0; i < 4; i++) bikeOnly.push((await api("POST", "/v1/memory", { text: `Bike maintenance note ${i}: chain oil and tyres.` }, { key })).json.id);
+    for (let i = 0; i < 4; i++)
+      bikeOnly.push(
+        (await api("POST", "/v1/memory", { text: `Bike maintenance note ${i}: chain oil and tyres.` }, { key })).json
+          .id,
+      );
     const roadOnly = (await api("POST", "/v1/memory", { text: "The road to the cabin was closed." }, { key })).json.id;
     await api("POST", "/v1/memory", { text: "Unrelated: the invoice INV-20931 totals 318.40 EUR." }, { key });
-    const r = await eventually(async () => ((await search(key, "Which road bike was it?")).results.length >= 6 ? await search(key, "Which road bike was it?") : null));
+    const r = await eventually(async () =>
+      (await search(key, "Which road bike was it?")).results.length >= 6
+        ? await search(key, "Which road bike was it?")
+        : null,
+    );
     const ids = r.results.map((h) => h.id);
     for (const b of bikeOnly) expect(ids.indexOf(both)).toBeLessThan(ids.indexOf(b));
     expect(new Set(ids)).toEqual(new Set([both, ...bikeOnly, roadOnly]));
@@ -32,9 +43,14 @@ describe("search ranking", () => {
     } while (cursor);
     expect(walked).toEqual(ids);
     // A cursor of the earlier `and:N` / `or:N` form pages on from N: the mode is read and ignored.
-    const fromTwo = (await search(key, "Which road bike was it?", "&limit=2&cursor=2")).results.map((h) => String(h.id));
+    const fromTwo = (await search(key, "Which road bike was it?", "&limit=2&cursor=2")).results.map((h) =>
+      String(h.id),
+    );
     expect(fromTwo).toEqual(ids.slice(2, 4));
-    for (const old of ["and:2", "or:2"]) expect((await search(key, "Which road bike was it?", `&limit=2&cursor=${old}`)).results.map((h) => String(h.id))).toEqual(fromTwo);
+    for (const old of ["and:2", "or:2"])
+      expect(
+        (await search(key, "Which road bike was it?", `&limit=2&cursor=${old}`)).results.map((h) => String(h.id)),
+      ).toEqual(fromTwo);
     // Anything else is a 400 naming the cursor.
     for (const bad of ["xor:2", "and:", "-1", "2:and"]) {
       const r = await api("GET", `/v1/search?q=bike&cursor=${encodeURIComponent(bad)}`, undefined, { key });
@@ -47,15 +63,33 @@ describe("search ranking", () => {
     const key = await newTenant();
     const exchange = async (user: string, assistant: string) => {
       const conv = (await api("POST", "/v1/conversations", {}, { key })).json.id;
-      const { messages } = (await api("POST", `/v1/conversations/${conv}/import`, { messages: [{ role: "user", text: user }, { role: "assistant", text: assistant }] }, { key })).json;
+      const { messages } = (
+        await api(
+          "POST",
+          `/v1/conversations/${conv}/import`,
+          {
+            messages: [
+              { role: "user", text: user },
+              { role: "assistant", text: assistant },
+            ],
+          },
+          { key },
+        )
+      ).json;
       return messages.map((m) => m.id);
     };
-    const [said] = await exchange("My commute to work takes 45 minutes by train.", "A 45 minute train commute to work is long: commute time on the train to work is good for reading, and a commute to work by train beats driving to work.");
+    const [said] = await exchange(
+      "My commute to work takes 45 minutes by train.",
+      "A 45 minute train commute to work is long: commute time on the train to work is good for reading, and a commute to work by train beats driving to work.",
+    );
     const [changed] = await exchange("Update: I now cycle on my commute to work.", "Nice, cycling is healthy.");
-    const q = (text: string, extra = "") => eventually(async () => {
-      const r = (await api("GET", `/v1/search?q=${encodeURIComponent(text)}&kind=message${extra}`, undefined, { key })).json;
-      return r.results.length >= 3 ? r.results.map((h) => h.messageId) : null;
-    });
+    const q = (text: string, extra = "") =>
+      eventually(async () => {
+        const r = (
+          await api("GET", `/v1/search?q=${encodeURIComponent(text)}&kind=message${extra}`, undefined, { key })
+        ).json;
+        return r.results.length >= 3 ? r.results.map((h) => h.messageId) : null;
+      });
     const mine = await q("How long is my commute to work?");
     expect(mine.slice(0, 2).sort()).toEqual([said, changed].sort());
     const reply = mine[2];
@@ -64,4 +98,3 @@ describe("search ranking", () => {
     expect((await api("GET", "/v1/search?q=commute&said=model", undefined, { key })).status).toBe(400);
   });
 });
-

@@ -14,15 +14,34 @@ const local = { SEMANTIC_SEARCH: "local" };
 let n = 0;
 /** Runs `fn` inside a fresh shard with the D1-shaped handle the shard's own code uses. */
 const inShard = <T>(fn: (db: D1Database) => Promise<T>) =>
-  (runInDurableObject as unknown as (stub: unknown, f: (instance: unknown, state: DurableObjectState) => Promise<T>) => Promise<T>)(
-    env.CORTEX.get(env.CORTEX.idFromName(`semantic-test-${Date.now()}-${n++}`)),
-    async (_instance, state) => fn(d1OverDurableSql(state.storage)),
+  (
+    runInDurableObject as unknown as (
+      stub: unknown,
+      f: (instance: unknown, state: DurableObjectState) => Promise<T>,
+    ) => Promise<T>
+  )(env.CORTEX.get(env.CORTEX.idFromName(`semantic-test-${Date.now()}-${n++}`)), async (_instance, state) =>
+    fn(d1OverDurableSql(state.storage)),
   );
 const tenant = () => `ten_semantic${Date.now()}${n++}`;
-const note = (tenantId: string, refId: string, body: string): CortexDoc => ({ tenantId, kind: "memory", refId, conversationId: null, seq: null, role: null, createdAt: "2026-01-01T00:00:00.000Z", body });
+const note = (tenantId: string, refId: string, body: string): CortexDoc => ({
+  tenantId,
+  kind: "memory",
+  refId,
+  conversationId: null,
+  seq: null,
+  role: null,
+  createdAt: "2026-01-01T00:00:00.000Z",
+  body,
+});
 const ids = async (db: D1Database, tenantId: string, q: string, withFusion: boolean, limit = 5) =>
-  (await searchCortexPage(db, tenantId, q, { limit, fusion: withFusion ? cortexFusionFor(local, db) : undefined })).hits.map((h) => h.id);
-const vectorCount = async (db: D1Database, tenantId: string) => (await db.prepare(`SELECT COUNT(*) AS n FROM local_vectors WHERE tenant_id = ?`).bind(tenantId).first<{ n: number }>())!.n;
+  (
+    await searchCortexPage(db, tenantId, q, { limit, fusion: withFusion ? cortexFusionFor(local, db) : undefined })
+  ).hits.map((h) => h.id);
+const vectorCount = async (db: D1Database, tenantId: string) =>
+  (await db
+    .prepare(`SELECT COUNT(*) AS n FROM local_vectors WHERE tenant_id = ?`)
+    .bind(tenantId)
+    .first<{ n: number }>())!.n;
 
 describe("semantic path (local)", () => {
   it("is chosen by SEMANTIC_SEARCH and the bindings; lexical only by default", () => {
@@ -52,7 +71,10 @@ describe("semantic path (local)", () => {
   it("never returns another tenant's documents", async () => {
     await inShard(async (db) => {
       const [a, b] = [tenant(), tenant()];
-      await upsertDocs(db, [note(a, "mine", "Weekend hike up the ridge trail."), note(b, "theirs", "Hiking boots and hikes on ridge trails.")]);
+      await upsertDocs(db, [
+        note(a, "mine", "Weekend hike up the ridge trail."),
+        note(b, "theirs", "Hiking boots and hikes on ridge trails."),
+      ]);
       await catchUp(db, semanticPathFor(local, db)!, b);
       expect(await ids(db, a, "hikes ridge trails", true, 20)).toEqual(["mine"]);
       expect(await ids(db, b, "hikes ridge trails", true, 20)).toEqual(["theirs"]);
@@ -62,13 +84,23 @@ describe("semantic path (local)", () => {
   it("forgets a deleted document's vector and re-embeds a changed one", async () => {
     await inShard(async (db) => {
       const t = tenant();
-      await upsertDocs(db, [note(t, "gone", "Saxophone lessons on Thursdays."), note(t, "kept", "Guitar practice every evening.")]);
+      await upsertDocs(db, [
+        note(t, "gone", "Saxophone lessons on Thursdays."),
+        note(t, "kept", "Guitar practice every evening."),
+      ]);
       expect(await ids(db, t, "saxophonist", true)).toContain("gone");
       await deleteDocs(db, t, "memory", "gone");
       expect(await ids(db, t, "saxophonist", true)).not.toContain("gone");
       expect(await vectorCount(db, t)).toBe(1);
       // The shard hands a BLOB back as an ArrayBuffer: compare its bytes.
-      const vectorBytes = async () => [...new Uint8Array((await db.prepare(`SELECT vector FROM local_vectors WHERE tenant_id = ?`).bind(t).first<{ vector: ArrayBuffer }>())!.vector)];
+      const vectorBytes = async () => [
+        ...new Uint8Array(
+          (await db
+            .prepare(`SELECT vector FROM local_vectors WHERE tenant_id = ?`)
+            .bind(t)
+            .first<{ vector: ArrayBuffer }>())!.vector,
+        ),
+      ];
       const before = await vectorBytes();
       await upsertDocs(db, [note(t, "kept", "Violin practice every evening.")]);
       expect(await ids(db, t, "violinist", true)).toEqual(["kept"]);
@@ -81,12 +113,19 @@ describe("semantic path (local)", () => {
   it("pages the fused ranking without repeats", async () => {
     await inShard(async (db) => {
       const t = tenant();
-      await upsertDocs(db, Array.from({ length: 7 }, (_, i) => note(t, `n${i}`, `Garden note ${i}: tomatoes and gardening tools.`)));
+      await upsertDocs(
+        db,
+        Array.from({ length: 7 }, (_, i) => note(t, `n${i}`, `Garden note ${i}: tomatoes and gardening tools.`)),
+      );
       const all = await ids(db, t, "gardening", true, 20);
       const walked: string[] = [];
       let cursor: { offset: number } | undefined;
       do {
-        const page = await searchCortexPage(db, t, "gardening", { limit: 3, fusion: cortexFusionFor(local, db), cursor });
+        const page = await searchCortexPage(db, t, "gardening", {
+          limit: 3,
+          fusion: cortexFusionFor(local, db),
+          cursor,
+        });
         walked.push(...page.hits.map((h) => h.id));
         cursor = page.next ?? undefined;
       } while (cursor);

@@ -12,14 +12,20 @@ const delegate = (name: string, task: string) => `@tool agent_delegate ${JSON.st
 async function workspace(settings: Record<string, unknown>) {
   const id = await createConversation(settings);
   const rows = Array.from({ length: 5000 }, (_, i) => `row ${i} ${"lorem ipsum dolor ".repeat(3)}`).join("\n");
-  const up = await api("POST", `/v1/conversations/${id}/attachments?name=rows.txt`, rows, { raw: true, headers: { "content-type": "text/plain" } });
+  const up = await api("POST", `/v1/conversations/${id}/attachments?name=rows.txt`, rows, {
+    raw: true,
+    headers: { "content-type": "text/plain" },
+  });
   expect(up.status).toBe(201);
   await send(id, `@tool tool_activate {"name":"agent_delegate"}`);
   return { id, file: up.json.id as string };
 }
 
 const slices = (file: string, from: number, count: number, lines: number) =>
-  Array.from({ length: count }, (_, i) => `@tool file_read {"attachment_id":"${file}","lines":"${from + i * lines}-${from + (i + 1) * lines - 1}"}`).join("\n");
+  Array.from(
+    { length: count },
+    (_, i) => `@tool file_read {"attachment_id":"${file}","lines":"${from + i * lines}-${from + (i + 1) * lines - 1}"}`,
+  ).join("\n");
 
 /** The master's agent_delegate result and the sub-agent's saved thread. */
 async function delegated(id: string) {
@@ -32,20 +38,37 @@ describe("a sub-agent's turn loop", () => {
   it("compacts its own thread when its tool results outgrow the window, and finishes", async () => {
     // The model's real window is 24,000 tokens; the task reads more than that. (A model only the
     // Models API knows gets the most conservative chars-per-token; this one counts like the seed's 1.5.)
-    const { id } = await workspace({ model: "offline-24k", contextWindowTokens: 24_000, outputReserveTokens: 2_000, charsPerToken: 1.5 });
+    const { id } = await workspace({
+      model: "offline-24k",
+      contextWindowTokens: 24_000,
+      outputReserveTokens: 2_000,
+      charsPerToken: 1.5,
+    });
     // Sixteen parts, each its own attachment: the task names their ids, so a compaction's
     // REMAINING can name the parts not read yet (and the model resumes from what it names).
     const parts: string[] = [];
     for (let p = 0; p < 16; p++) {
-      const rows = Array.from({ length: 100 }, (_, i) => `part ${p} row ${i} ${"lorem ipsum dolor ".repeat(3)}`).join("\n");
-      parts.push((await api("POST", `/v1/conversations/${id}/attachments?name=part-${p}.txt`, rows, { raw: true, headers: { "content-type": "text/plain" } })).json.id);
+      const rows = Array.from({ length: 100 }, (_, i) => `part ${p} row ${i} ${"lorem ipsum dolor ".repeat(3)}`).join(
+        "\n",
+      );
+      parts.push(
+        (
+          await api("POST", `/v1/conversations/${id}/attachments?name=part-${p}.txt`, rows, {
+            raw: true,
+            headers: { "content-type": "text/plain" },
+          })
+        ).json.id,
+      );
     }
     const calls = parts.map((att) => `@tool file_read {"attachment_id":"${att}","lines":"1-100"}`).join("\n");
     const task = `Read every part and report: ${parts.join(", ")}.\n@tools-per-step 2\n${calls}`;
     const events = await sendSse(id, delegate("reader", task));
     const compactions = events.filter((e) => e.type === "compaction");
     expect(compactions.length).toBeGreaterThan(0);
-    expect(compactions.every((e) => e.agent?.name === "reader" && e.tokensAfter < e.tokensBefore), JSON.stringify(compactions.map((e) => [e.agent?.name, e.tokensBefore, e.tokensAfter]))).toBe(true);
+    expect(
+      compactions.every((e) => e.agent?.name === "reader" && e.tokensAfter < e.tokensBefore),
+      JSON.stringify(compactions.map((e) => [e.agent?.name, e.tokensBefore, e.tokensAfter])),
+    ).toBe(true);
     expect(events.find((e) => e.type === "error")).toBeUndefined();
     expect(events.at(-1)).toMatchObject({ type: "turn_end", stop_reason: "end_turn" });
     const { result, segment } = await delegated(id);
@@ -54,9 +77,15 @@ describe("a sub-agent's turn loop", () => {
     // Every slice was read once and saved whole: the compaction worked on copies.
     const reads = segment.flatMap((m) => m.content).filter((b) => b.type === "tool_result");
     expect(reads).toHaveLength(16);
-    const readIds = segment.flatMap((m) => m.content).filter((b) => b.type === "tool_use").map((b) => b.input.attachment_id);
+    const readIds = segment
+      .flatMap((m) => m.content)
+      .filter((b) => b.type === "tool_use")
+      .map((b) => b.input.attachment_id);
     expect(readIds).toEqual(parts);
-    expect(reads.every((b) => !b.is_error && !/TRUNCATED/.test(resultText(b)) && resultText(b).length > 6_000), JSON.stringify(reads.map((b) => [b.is_error, resultText(b).length]))).toBe(true);
+    expect(
+      reads.every((b) => !b.is_error && !/TRUNCATED/.test(resultText(b)) && resultText(b).length > 6_000),
+      JSON.stringify(reads.map((b) => [b.is_error, resultText(b).length])),
+    ).toBe(true);
   });
 
   it("continues a max_tokens stop, streaming its deltas to the caller and the sockets tagged with the sub-agent", async () => {
@@ -71,13 +100,17 @@ describe("a sub-agent's turn loop", () => {
     expect(result!.content).toContain(replies.map(textOf).join(""));
     const deltas = events.filter((e) => e.type === "delta" && e.agent);
     expect(deltas.length).toBeGreaterThan(0);
-    expect(deltas.every((e) => e.agent!.name === "writer" && e.agent!.segment === segment[0].agent!.segment)).toBe(true);
+    expect(deltas.every((e) => e.agent!.name === "writer" && e.agent!.segment === segment[0].agent!.segment)).toBe(
+      true,
+    );
     expect(deltas.map((e) => ofType(e, "delta").text).join("")).toBe(replies.map(textOf).join(""));
     // The master's own deltas stay untagged.
     expect(events.some((e) => e.type === "delta" && !e.agent)).toBe(true);
     // A socket on the conversation sees the same tagged stream.
     await socket.next((e) => e.type === "turn_end");
-    expect(socket.events.filter((e) => e.type === "delta" && e.agent).map((e) => ofType(e, "delta").text)).toEqual(deltas.map((e) => ofType(e, "delta").text));
+    expect(socket.events.filter((e) => e.type === "delta" && e.agent).map((e) => ofType(e, "delta").text)).toEqual(
+      deltas.map((e) => ofType(e, "delta").text),
+    );
     socket.ws!.close();
   });
 

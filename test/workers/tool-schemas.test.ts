@@ -6,7 +6,17 @@ import { toolRegistry } from "../../agent/tools";
 import { api, createConversation } from "./helpers";
 
 /** The JSON Schema subset the tools' input schemas use. */
-type Schema = { type?: string; properties?: Record<string, Schema>; required?: string[]; additionalProperties?: unknown; maxLength?: number; maximum?: number; minimum?: number; maxItems?: number; [k: string]: unknown };
+type Schema = {
+  type?: string;
+  properties?: Record<string, Schema>;
+  required?: string[];
+  additionalProperties?: unknown;
+  maxLength?: number;
+  maximum?: number;
+  minimum?: number;
+  maxItems?: number;
+  [k: string]: unknown;
+};
 
 /** A value for each required property that the validator accepts (the ids are well formed). */
 function minimalCall(schema: Schema): Record<string, unknown> {
@@ -32,7 +42,12 @@ describe("tool schemas", () => {
       properties: {
         query: { type: "string", minLength: 1, maxLength: 500, description: "words or exact identifiers to find" },
         limit: { type: "integer", minimum: 1, maximum: 20, description: "default 5" },
-        said: { type: "string", enum: ["user", "assistant"], description: "whose words to look for: the person's (default) or yours; unset, a query like 'you suggested ...' looks for yours" },
+        said: {
+          type: "string",
+          enum: ["user", "assistant"],
+          description:
+            "whose words to look for: the person's (default) or yours; unset, a query like 'you suggested ...' looks for yours",
+        },
       },
       required: ["query"],
       additionalProperties: false,
@@ -50,7 +65,9 @@ describe("tool schemas", () => {
       const schema = input_schema as Schema;
       const base = minimalCall(schema);
       expect(tool.input.safeParse(base).success, `${name} ${JSON.stringify(base)}`).toBe(true);
-      expect(tool.input.safeParse({ ...base, not_a_field: 1 }).success, `${name} extra field`).toBe(schema.additionalProperties !== false);
+      expect(tool.input.safeParse({ ...base, not_a_field: 1 }).success, `${name} extra field`).toBe(
+        schema.additionalProperties !== false,
+      );
       for (const [field, p] of Object.entries(schema.properties ?? {})) {
         const past: unknown[] = [];
         if (p.maxLength !== undefined) past.push("y".repeat(p.maxLength + 1));
@@ -59,7 +76,10 @@ describe("tool schemas", () => {
         if (p.maxItems !== undefined) past.push(Array.from({ length: p.maxItems + 1 }, () => "t"));
         for (const value of past) {
           limits++;
-          expect(tool.input.safeParse({ ...base, [field]: value }).success, `${name}.${field} = ${JSON.stringify(value).slice(0, 40)}`).toBe(false);
+          expect(
+            tool.input.safeParse({ ...base, [field]: value }).success,
+            `${name}.${field} = ${JSON.stringify(value).slice(0, 40)}`,
+          ).toBe(false);
         }
       }
     }

@@ -12,7 +12,14 @@ describe("tool discovery", () => {
   it("carries core tools only, lists the rest in the capabilities index, and activates on request", async () => {
     const id = await createConversation();
     const before = await replay(id);
-    expect(names(before)).toEqual(["conversation_read", "memory_get", "memory_save", "memory_search", "tool_activate", "tool_search"]);
+    expect(names(before)).toEqual([
+      "conversation_read",
+      "memory_get",
+      "memory_save",
+      "memory_search",
+      "tool_activate",
+      "tool_search",
+    ]);
     expect(before.system[0].text).toMatch(/<capabilities>[\s\S]*conversation_list: [^\n]*\(tool_activate first\)/);
 
     const early = await send(id, `@tool conversation_list {}`);

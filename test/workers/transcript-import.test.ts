@@ -9,13 +9,22 @@ import type { Settings } from "../../core/settings";
 
 const exchange = (i: number, chars = 40) => [
   { role: "user", content: `question ${i} about topic-${i} ${"q".repeat(chars)}` },
-  { role: "assistant", content: [{ type: "tool_use", id: `call_${i}`, name: "memory_search", input: { query: `topic-${i}` } }] },
+  {
+    role: "assistant",
+    content: [{ type: "tool_use", id: `call_${i}`, name: "memory_search", input: { query: `topic-${i}` } }],
+  },
   { role: "user", content: [{ type: "tool_result", tool_use_id: `call_${i}`, content: `result ${i}` }] },
   { role: "assistant", content: [{ type: "text", text: `answer ${i} ${"a".repeat(chars)}` }] },
 ];
-const transcriptOf = (exchanges: number, chars?: number) => Array.from({ length: exchanges }, (_, i) => exchange(i, chars)).flat();
+const transcriptOf = (exchanges: number, chars?: number) =>
+  Array.from({ length: exchanges }, (_, i) => exchange(i, chars)).flat();
 
-const importJson = <Q extends string = "">(body: unknown, key?: string, qs: Q = "" as Q) => api("POST", `/v1/conversations/import${qs}`, typeof body === "string" ? body : JSON.stringify(body), { key, raw: true, headers: { "content-type": "application/json" } });
+const importJson = <Q extends string = "">(body: unknown, key?: string, qs: Q = "" as Q) =>
+  api("POST", `/v1/conversations/import${qs}`, typeof body === "string" ? body : JSON.stringify(body), {
+    key,
+    raw: true,
+    headers: { "content-type": "application/json" },
+  });
 
 async function tenantObjects(tenantId: string): Promise<string[]> {
   const keys: string[] = [];
@@ -27,8 +36,14 @@ async function tenantObjects(tenantId: string): Promise<string[]> {
   } while (cursor);
   return keys;
 }
-const tenantOf = async (key: string) => (await env.DB.prepare(`SELECT tenant_id AS t FROM api_keys WHERE key_hash = ?`).bind(await sha(key)).first<{ t: string }>())!.t;
-const sha = async (s: string) => [...new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(s)))].map((b) => b.toString(16).padStart(2, "0")).join("");
+const tenantOf = async (key: string) =>
+  (await env.DB.prepare(`SELECT tenant_id AS t FROM api_keys WHERE key_hash = ?`)
+    .bind(await sha(key))
+    .first<{ t: string }>())!.t;
+const sha = async (s: string) =>
+  [...new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(s)))]
+    .map((b) => b.toString(16).padStart(2, "0"))
+    .join("");
 
 describe("transcript import", () => {
   it("creates a conversation from Anthropic Messages JSON, verbatim, indexed, and a turn continues it", async () => {
@@ -38,24 +53,47 @@ describe("transcript import", () => {
     expect(r.status, r.text).toBe(201);
     expect(r.json).toMatchObject({ title: "From elsewhere", messageCount: 8 });
     const stored = await transcript(r.json.id, key);
-    expect(stored.map((m) => ({ role: m.role, content: m.content }))).toEqual(messages.map((m) => ({ role: m.role, content: typeof m.content === "string" ? [{ type: "text", text: m.content }] : m.content })));
+    expect(stored.map((m) => ({ role: m.role, content: m.content }))).toEqual(
+      messages.map((m) => ({
+        role: m.role,
+        content: typeof m.content === "string" ? [{ type: "text", text: m.content }] : m.content,
+      })),
+    );
     expect(stored.map((m) => m.seq)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
-    const hit = await eventually(async () => (await api("GET", "/v1/search?q=topic-1", undefined, { key })).json.results.find((h) => h.conversationId === r.json.id));
+    const hit = await eventually(async () =>
+      (await api("GET", "/v1/search?q=topic-1", undefined, { key })).json.results.find(
+        (h) => h.conversationId === r.json.id,
+      ),
+    );
     expect(hit).toBeTruthy();
-    const listed = await eventually(async () => (await api("GET", "/v1/conversations", undefined, { key })).json.conversations.find((c) => c.id === r.json.id && c.messageCount === 8));
+    const listed = await eventually(async () =>
+      (await api("GET", "/v1/conversations", undefined, { key })).json.conversations.find(
+        (c) => c.id === r.json.id && c.messageCount === 8,
+      ),
+    );
     expect(listed.title).toBe("From elsewhere");
     const turn = await send(r.json.id, "and now live", key);
     expect(turn.status).toBe(200);
     expect(turn.json.messages[0].seq).toBe(9);
     // Nobody else sees it.
-    expect((await api("GET", `/v1/conversations/${r.json.id}`, undefined, { key: await newTenant() })).status).toBe(404);
+    expect((await api("GET", `/v1/conversations/${r.json.id}`, undefined, { key: await newTenant() })).status).toBe(
+      404,
+    );
   });
 
   it("reads JSONL line by line, skipping blank and metadata lines", async () => {
     const key = await newTenant();
     const messages = transcriptOf(1);
-    const body = [JSON.stringify({ type: "conversation", title: "x" }), ...messages.map((m) => JSON.stringify(m)), ""].join("\n");
-    const r = await api("POST", "/v1/conversations/import", body, { key, raw: true, headers: { "content-type": "application/x-ndjson" } });
+    const body = [
+      JSON.stringify({ type: "conversation", title: "x" }),
+      ...messages.map((m) => JSON.stringify(m)),
+      "",
+    ].join("\n");
+    const r = await api("POST", "/v1/conversations/import", body, {
+      key,
+      raw: true,
+      headers: { "content-type": "application/x-ndjson" },
+    });
     expect(r.status, r.text).toBe(201);
     expect((await transcript(r.json.id, key)).length).toBe(4);
   });
@@ -66,21 +104,54 @@ describe("transcript import", () => {
     const long = transcriptOf(300); // 1,200 messages: two chunks staged before the bad one
     const unanswered = [...long.slice(0, 1102), { role: "user", content: "no result" }, ...long.slice(1103)];
     const cases: [string, string, RegExp, number?][] = [
-      [JSON.stringify({ messages: unanswered }), "application/json", /messages\[1101\]: tool_use call_275 is not answered by a tool_result in the next user message/],
-      [JSON.stringify({ messages: [{ role: "user", content: "hi" }, { role: "robot", content: "x" }] }), "application/json", /messages\[1\]\.role/],
-      ['{"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": [}]}', "application/json", /malformed JSON/],
-      [`${JSON.stringify({ role: "user", content: "hi" })}\n{"role": "assistant"`, "application/x-ndjson", /messages\[1\] \(line 2\): malformed JSON/],
+      [
+        JSON.stringify({ messages: unanswered }),
+        "application/json",
+        /messages\[1101\]: tool_use call_275 is not answered by a tool_result in the next user message/,
+      ],
+      [
+        JSON.stringify({
+          messages: [
+            { role: "user", content: "hi" },
+            { role: "robot", content: "x" },
+          ],
+        }),
+        "application/json",
+        /messages\[1\]\.role/,
+      ],
+      [
+        '{"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": [}]}',
+        "application/json",
+        /malformed JSON/,
+      ],
+      [
+        `${JSON.stringify({ role: "user", content: "hi" })}\n{"role": "assistant"`,
+        "application/x-ndjson",
+        /messages\[1\] \(line 2\): malformed JSON/,
+      ],
       [JSON.stringify({ messages: [] }), "application/json", /messages: none/],
       [JSON.stringify({ prompt: "x" }), "application/json", /messages: missing/],
       ["hello", "text/plain", /Content-Type/, 415],
     ];
     for (const [body, type, reason, status] of cases) {
-      const r = await api("POST", "/v1/conversations/import", body, { key, raw: true, headers: { "content-type": type } });
+      const r = await api("POST", "/v1/conversations/import", body, {
+        key,
+        raw: true,
+        headers: { "content-type": type },
+      });
       expect(r.status, r.text).toBe(status ?? 400);
       expect(r.json.error?.message).toMatch(reason);
     }
-    const bad = new Uint8Array([...new TextEncoder().encode('{"messages": [{"role": "user", "content": "'), 0xff, ...new TextEncoder().encode('"}]}')]);
-    const r = await api("POST", "/v1/conversations/import", bad, { key, raw: true, headers: { "content-type": "application/json" } });
+    const bad = new Uint8Array([
+      ...new TextEncoder().encode('{"messages": [{"role": "user", "content": "'),
+      0xff,
+      ...new TextEncoder().encode('"}]}'),
+    ]);
+    const r = await api("POST", "/v1/conversations/import", bad, {
+      key,
+      raw: true,
+      headers: { "content-type": "application/json" },
+    });
     expect(r.status).toBe(400);
     expect(r.json.error?.message).toMatch(/UTF-8/);
     // Staged chunks are removed with the refusal (the last delete may still be in flight).
@@ -96,13 +167,23 @@ describe("transcript import", () => {
     const id = "conv_01J00000000000000000000000";
     const stub = env.CONVERSATION.get(env.CONVERSATION.idFromName(id));
     const ref = { tenantId: "t-commit-fails", conversationId: id };
-    const settings = (await api("GET", `/v1/conversations/${(await importJson({ messages: transcriptOf(1) })).json.id}`)).json.settings as Partial<Settings> as Settings;
+    const settings = (
+      await api("GET", `/v1/conversations/${(await importJson({ messages: transcriptOf(1) })).json.id}`)
+    ).json.settings as Partial<Settings> as Settings;
     // Called inside the object, so the refusal is caught there rather than reported as an RPC failure.
-    const outcome = await inConversation(stub, async (instance) => instance.importTranscript(ref, { title: "x", settings }, staged).then(() => "committed", (e: Error) => e.message));
+    const outcome = await inConversation(stub, async (instance) =>
+      instance.importTranscript(ref, { title: "x", settings }, staged).then(
+        () => "committed",
+        (e: Error) => e.message,
+      ),
+    );
     expect(outcome).toMatch(/staged chunk 2 is missing/);
     expect(await stub.getMeta(ref)).toBeNull();
     expect((await env.BUCKET.list({ prefix: `tenants/t-commit-fails/conversations/` })).objects).toEqual([]);
-    const rows = await inConversation(stub, async (_i, st) => st.storage.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM messages").one().n);
+    const rows = await inConversation(
+      stub,
+      async (_i, st) => st.storage.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM messages").one().n,
+    );
     expect(rows).toBe(0);
   });
 
@@ -133,12 +214,27 @@ describe("transcript import", () => {
     // The patch does not dispatch; a fold job is dispatched the way a turn would, then folds run on.
     const stub = env.CONVERSATION.get(env.CONVERSATION.idFromName(id));
     await inConversation(stub, async (instance) => instance.fold.maybeDispatch());
-    const leaseOf = () => inConversation(stub, async (_i, state) => state.storage.sql.exec<{ value: string }>("SELECT value FROM kv WHERE key = 'fold_lease'").toArray()[0]?.value ?? null);
+    const leaseOf = () =>
+      inConversation(
+        stub,
+        async (_i, state) =>
+          state.storage.sql.exec<{ value: string }>("SELECT value FROM kv WHERE key = 'fold_lease'").toArray()[0]
+            ?.value ?? null,
+      );
     const boundaries: number[] = [];
     for (let folds = 0; folds < 20; folds++) {
       const lease = await leaseOf();
       if (!lease) break;
-      const outcome = await runFoldJob({ kind: "fold", jobId: JSON.parse(lease).jobId, tenantId: "dev", conversationId: id, requestedAt: new Date().toISOString() }, env);
+      const outcome = await runFoldJob(
+        {
+          kind: "fold",
+          jobId: JSON.parse(lease).jobId,
+          tenantId: "dev",
+          conversationId: id,
+          requestedAt: new Date().toISOString(),
+        },
+        env,
+      );
       expect(outcome.applied, outcome.reason).toBe(true);
       boundaries.push((await api("GET", `/v1/conversations/${id}`)).json.summarizedThroughMessage!);
       // The next fold is dispatched in the background after the commit, if still over the threshold.

@@ -6,9 +6,15 @@ import { api, connectSocket, createConversation, newTenant, transcript } from ".
 import { ofType } from "../blocks";
 
 const upload = (id: string, name: string, body: string, key?: string) =>
-  api("POST", `/v1/conversations/${id}/attachments?name=${name}`, body, { key, raw: true, headers: { "content-type": "text/plain" } });
-const turn = (id: string, body: unknown, key?: string) => api("POST", `/v1/conversations/${id}/messages`, body, { key });
-const activeTools = async (id: string, key?: string): Promise<string[]> => (await api("GET", `/v1/conversations/${id}`, undefined, { key })).json.activeTools;
+  api("POST", `/v1/conversations/${id}/attachments?name=${name}`, body, {
+    key,
+    raw: true,
+    headers: { "content-type": "text/plain" },
+  });
+const turn = (id: string, body: unknown, key?: string) =>
+  api("POST", `/v1/conversations/${id}/messages`, body, { key });
+const activeTools = async (id: string, key?: string): Promise<string[]> =>
+  (await api("GET", `/v1/conversations/${id}`, undefined, { key })).json.activeTools;
 const LOG = Array.from({ length: 300 }, (_, i) => `entry ${i + 1} wombat${i + 1}`).join("\n");
 
 describe("turn attachments", () => {
@@ -19,11 +25,21 @@ describe("turn attachments", () => {
     expect(up.status).toBe(201);
     const id = await createConversation(undefined, key);
     expect(await activeTools(id, key)).not.toContain("file_read");
-    const r = await turn(id, { content: `look at line 250\n@tool file_read {"attachment_id":"${up.json.id}","lines":"250-250"}`, attachments: [up.json.id] }, key);
+    const r = await turn(
+      id,
+      {
+        content: `look at line 250\n@tool file_read {"attachment_id":"${up.json.id}","lines":"250-250"}`,
+        attachments: [up.json.id],
+      },
+      key,
+    );
     expect(r.status).toBe(200);
     const user = r.json.messages[0];
     expect(user.role).toBe("user");
-    expect(user.content.map((b) => b.text)).toEqual([up.json.note, `look at line 250\n@tool file_read {"attachment_id":"${up.json.id}","lines":"250-250"}`]);
+    expect(user.content.map((b) => b.text)).toEqual([
+      up.json.note,
+      `look at line 250\n@tool file_read {"attachment_id":"${up.json.id}","lines":"250-250"}`,
+    ]);
     // The tool ran (it was activated by the attachment, not refused as inactive) and read the bytes.
     const result = r.json.messages[2].content[0];
     expect(result.is_error).toBeFalsy();
@@ -35,7 +51,11 @@ describe("turn attachments", () => {
   it("a staged upload (attach=false) adds no note and activates nothing until a turn names it; attach takes only true or false", async () => {
     const key = await newTenant();
     const id = await createConversation(undefined, key);
-    const staged = await api("POST", `/v1/conversations/${id}/attachments?name=log.txt&attach=false`, LOG, { key, raw: true, headers: { "content-type": "text/plain" } });
+    const staged = await api("POST", `/v1/conversations/${id}/attachments?name=log.txt&attach=false`, LOG, {
+      key,
+      raw: true,
+      headers: { "content-type": "text/plain" },
+    });
     expect(staged.status).toBe(201);
     expect(staged.json.note).toMatch(/^<attachment id="att_/);
     expect(await transcript(id, key)).toEqual([]);
@@ -46,7 +66,11 @@ describe("turn attachments", () => {
     expect(saved[0].content.map((b) => ("text" in b ? b.text : b.type))).toEqual([staged.json.note, "what is in it?"]);
     expect(saved.filter((m) => m.role === "user")).toHaveLength(1);
     expect(await activeTools(id, key)).toContain("file_read");
-    const bad = await api("POST", `/v1/conversations/${id}/attachments?name=x.txt&attach=no`, "x", { key, raw: true, headers: { "content-type": "text/plain" } });
+    const bad = await api("POST", `/v1/conversations/${id}/attachments?name=x.txt&attach=no`, "x", {
+      key,
+      raw: true,
+      headers: { "content-type": "text/plain" },
+    });
     expect(bad.status).toBe(400);
     expect(bad.json.error?.message).toMatch(/attach/);
   });
@@ -56,7 +80,13 @@ describe("turn attachments", () => {
     const id = await createConversation(undefined, key);
     const a = (await upload(id, "a.txt", "alpha\n", key)).json.id;
     const b = (await upload(id, "b.txt", "beta\n", key)).json.id;
-    const keyed = (attachments: string[]) => api("POST", `/v1/conversations/${id}/messages`, { content: "compare", attachments }, { key, headers: { "idempotency-key": "cmp-1" } });
+    const keyed = (attachments: string[]) =>
+      api(
+        "POST",
+        `/v1/conversations/${id}/messages`,
+        { content: "compare", attachments },
+        { key, headers: { "idempotency-key": "cmp-1" } },
+      );
     const first = await keyed([a]);
     expect(first.status).toBe(200);
     const again = await keyed([a]);
@@ -72,7 +102,11 @@ describe("turn attachments", () => {
   it("attach a project's file by id", async () => {
     const key = await newTenant();
     const p = (await api("POST", "/v1/projects", { name: "Docs" }, { key })).json;
-    const file = await api("POST", `/v1/projects/${p.id}/files?name=spec.txt`, "clause 9: keep left\n", { key, raw: true, headers: { "content-type": "text/plain" } });
+    const file = await api("POST", `/v1/projects/${p.id}/files?name=spec.txt`, "clause 9: keep left\n", {
+      key,
+      raw: true,
+      headers: { "content-type": "text/plain" },
+    });
     const id = await createConversation(undefined, key);
     const r = await turn(id, { content: "what does clause 9 say?", attachments: [file.json.id] }, key);
     expect(r.status).toBe(200);
@@ -89,7 +123,10 @@ describe("turn attachments", () => {
     for (const bad of [theirs.json.id, "att_00000000000000000000000000", "../x"]) {
       const r = await turn(id, { content: "hello", attachments: [mine.json.id, bad] }, key);
       expect(r.status, bad).toBe(400);
-      expect(r.json.error).toEqual({ type: "invalid_request", message: `attachments: unknown attachment ${JSON.stringify(bad)}` });
+      expect(r.json.error).toEqual({
+        type: "invalid_request",
+        message: `attachments: unknown attachment ${JSON.stringify(bad)}`,
+      });
       const ch = await api("POST", "/v1/channels/inbox/messages", { content: "hello", attachments: [bad] }, { key });
       expect(ch.status, bad).toBe(400);
       expect(ch.json.error?.message).toContain(JSON.stringify(bad));

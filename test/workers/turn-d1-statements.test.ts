@@ -17,10 +17,20 @@ async function measuredTurn(key: string, id: string): Promise<{ worker: D1Spy; o
   const worker = spyD1(env.DB);
   const object = spyD1(env.DB);
   const stub = env.CONVERSATION.get(env.CONVERSATION.idFromName(id));
-  await runInDurableObject(stub, (instance) => Object.defineProperty(instance, "env", { value: Object.create(env, { DB: { value: object.db } }), configurable: true, writable: true }));
+  await runInDurableObject(stub, (instance) =>
+    Object.defineProperty(instance, "env", {
+      value: Object.create(env, { DB: { value: object.db } }),
+      configurable: true,
+      writable: true,
+    }),
+  );
   const ctx = createExecutionContext();
   const res = await app.fetch(
-    new Request(`http://chat.test/v1/conversations/${id}/messages`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify({ content: "the measured turn" }) }),
+    new Request(`http://chat.test/v1/conversations/${id}/messages`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: JSON.stringify({ content: "the measured turn" }),
+    }),
     { ...env, DB: worker.db } as Env,
     ctx,
   );

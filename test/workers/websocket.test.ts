@@ -5,7 +5,10 @@ import { ofType } from "../blocks";
 
 /** The conversation's socket, authenticated by key (header) or by ticket. */
 const connect = (id: string, auth: { key?: string; ticket?: string }) =>
-  connectSocket(`/v1/conversations/${id}/ws${auth.ticket ? `?ticket=${auth.ticket}` : ""}`, auth.key ? { authorization: `Bearer ${auth.key}` } : {});
+  connectSocket(
+    `/v1/conversations/${id}/ws${auth.ticket ? `?ticket=${auth.ticket}` : ""}`,
+    auth.key ? { authorization: `Bearer ${auth.key}` } : {},
+  );
 
 describe("websocket", () => {
   it("runs a turn over the socket with the header auth path", async () => {

@@ -25,18 +25,26 @@ describe("workflow mode", () => {
     const segment = all.filter((m) => m.agent);
     // user task, assistant tool call, tool results, final answer: all saved, all tagged alike.
     expect(segment.map((m) => m.role)).toEqual(["user", "assistant", "user", "assistant"]);
-    const delegateCall = all.find((m) => !m.agent && m.content.some((b) => b.type === "tool_use" && b.name === "agent_delegate"));
+    const delegateCall = all.find(
+      (m) => !m.agent && m.content.some((b) => b.type === "tool_use" && b.name === "agent_delegate"),
+    );
     const callId = delegateCall!.content.find((b) => b.type === "tool_use")!.id;
-    expect(new Set(segment.map((m) => JSON.stringify(m.agent)))).toEqual(new Set([JSON.stringify({ segment: segment[0].agent!.segment, name: "reader", toolUseId: callId })]));
+    expect(new Set(segment.map((m) => JSON.stringify(m.agent)))).toEqual(
+      new Set([JSON.stringify({ segment: segment[0].agent!.segment, name: "reader", toolUseId: callId })]),
+    );
     expect(textOf(segment[0])).toBe(task);
     expect(textOf(segment[2])).toContain(marker);
     // The segment sits between the master's call and its result, and the result carries the answer.
-    const resultMessage = all.find((m) => !m.agent && m.content.some((b) => b.type === "tool_result" && b.tool_use_id === callId));
+    const resultMessage = all.find(
+      (m) => !m.agent && m.content.some((b) => b.type === "tool_result" && b.tool_use_id === callId),
+    );
     expect(resultMessage!.seq).toBe(segment[3].seq + 1);
     const answer = textOf(segment[3]);
     const result = resultText(ofType(resultMessage!.content[0], "tool_result"));
     expect(result).toContain(answer);
-    expect(result).toContain(`conversation_read {"conversation_id":"${id}","from_seq":${segment[0].seq},"to_seq":${segment[3].seq}}`);
+    expect(result).toContain(
+      `conversation_read {"conversation_id":"${id}","from_seq":${segment[0].seq},"to_seq":${segment[3].seq}}`,
+    );
 
     // Next turn: the segment's messages are not replayed; the marker its tool read appears only
     // where the master itself has it (the first message), never a second time.
@@ -46,7 +54,9 @@ describe("workflow mode", () => {
     expect(count(nextJson, marker)).toBe(1);
     const innerCallId = segment[1].content.find((b) => b.type === "tool_use")!.id;
     expect(nextJson).not.toContain(innerCallId);
-    expect(next.some((m) => typeof m.content !== "string" && m.content.some((b) => b.type === "text" && b.text === task))).toBe(false);
+    expect(
+      next.some((m) => typeof m.content !== "string" && m.content.some((b) => b.type === "text" && b.text === task)),
+    ).toBe(false);
     // ...and the model calls of that turn (prompt snapshots) never carried it either.
     const snapshots = (await api("GET", `/v1/conversations/${id}/prompts`)).json.data;
     expect(snapshots.length).toBeGreaterThan(0);

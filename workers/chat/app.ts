@@ -48,21 +48,35 @@ app.use("*", async (c, next) => {
   envConfig(c.env);
   let size = 0;
   for (const [name, value] of c.req.raw.headers) size += name.length + value.length + 4;
-  if (size > MAX_HEADER_BYTES) throw new ApiError(431, "request_header_fields_too_large", `request headers larger than ${MAX_HEADER_BYTES} bytes`);
+  if (size > MAX_HEADER_BYTES)
+    throw new ApiError(431, "request_header_fields_too_large", `request headers larger than ${MAX_HEADER_BYTES} bytes`);
   await next();
 });
 
-app.get("/health", doc({ summary: "Liveness", responses: { 200: { description: "The worker answers", schema: z.strictObject({ ok: z.literal(true) }) } } }), (c) => c.json({ ok: true }));
+app.get(
+  "/health",
+  doc({
+    summary: "Liveness",
+    responses: { 200: { description: "The worker answers", schema: z.strictObject({ ok: z.literal(true) }) } },
+  }),
+  (c) => c.json({ ok: true }),
+);
 
 // Public metadata, like the web UI's files: it describes the API and holds nothing of a tenant's.
 let documentCache: object | undefined;
 app.get(
   "/openapi.json",
-  doc({ summary: "This API's OpenAPI 3.1 document", responses: { 200: { description: "The document", content: { "application/json": { schema: { type: "object" } } } } } }),
+  doc({
+    summary: "This API's OpenAPI 3.1 document",
+    responses: {
+      200: { description: "The document", content: { "application/json": { schema: { type: "object" } } } },
+    },
+  }),
   (c) => c.json((documentCache ??= openApiDocument(app.routes))),
 );
 
-const UPLOAD_PATH = /^\/v1\/(conversations\/[^/]+\/attachments(\/uploads\/[^/]+\/parts\/[^/]+)?|projects\/[^/]+\/files|conversations\/import)$/;
+const UPLOAD_PATH =
+  /^\/v1\/(conversations\/[^/]+\/attachments(\/uploads\/[^/]+\/parts\/[^/]+)?|projects\/[^/]+\/files|conversations\/import)$/;
 
 app.use("/v1/*", async (c, next) => {
   // Upload bodies stream into R2 and are bounded by R2 and the platform, not buffered here (bodyLimit
@@ -70,7 +84,8 @@ app.use("/v1/*", async (c, next) => {
   // as it reads them (IMPORT_BODY_LIMIT, routes/transcript-import.ts).
   if ((c.req.method === "POST" || c.req.method === "PUT") && UPLOAD_PATH.test(c.req.path)) return next();
   // Bodies that carry conversation text (a turn, tool results, history imported into a conversation) get the larger limit.
-  const carriesText = c.req.path.endsWith("/messages") || c.req.path.endsWith("/tool-results") || c.req.path.endsWith("/import");
+  const carriesText =
+    c.req.path.endsWith("/messages") || c.req.path.endsWith("/tool-results") || c.req.path.endsWith("/import");
   const limit = c.req.method === "POST" && carriesText ? TURN_BODY_LIMIT : BODY_LIMIT;
   return bodyLimit({
     maxSize: limit,
@@ -147,7 +162,8 @@ app.onError((err, c) => {
     return c.json(errorBody(err.status, err.message, err.type), err.status);
   }
   if (err instanceof EnvConfigError) return c.json(errorBody(500, err.message, err.type), 500);
-  if (err instanceof HTTPException) return c.json(errorBody(err.status, err.message), err.status as ContentfulStatusCode);
+  if (err instanceof HTTPException)
+    return c.json(errorBody(err.status, err.message), err.status as ContentfulStatusCode);
   console.error("unhandled error", c.req.method, c.req.path, err);
   return c.json(errorBody(500, "internal error"), 500);
 });

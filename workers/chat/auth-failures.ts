@@ -20,9 +20,14 @@ const blocked = new Map<string, Block>();
 const MAX_BLOCKED = 10_000;
 
 const tooMany = (perMinute: number, retryAfterSeconds: number) =>
-  new ApiError(429, "rate_limited", `too many failed authentications from this address, over its limit of ${perMinute} per minute; retry in ${retryAfterSeconds} s`, {
-    "Retry-After": String(retryAfterSeconds),
-  });
+  new ApiError(
+    429,
+    "rate_limited",
+    `too many failed authentications from this address, over its limit of ${perMinute} per minute; retry in ${retryAfterSeconds} s`,
+    {
+      "Retry-After": String(retryAfterSeconds),
+    },
+  );
 
 /** The client address of a request, or "" when Cloudflare did not give one. */
 export const clientAddress = (header: string | undefined): string => header?.trim() ?? "";

@@ -6,7 +6,13 @@
 import { envConfig } from "../../core/env-config";
 import { asLocationHint, withLocationHint } from "../../core/location-hint";
 import { channelObjectName } from "../../durable-objects/channel-do";
-import { finishRun, recordDeadRun, recordFailedAttempt, startRun, type AutomationJob } from "../../services/automations";
+import {
+  finishRun,
+  recordDeadRun,
+  recordFailedAttempt,
+  startRun,
+  type AutomationJob,
+} from "../../services/automations";
 import { collectTurn } from "./turn-response";
 import { startTurn, type StartedTurn } from "./turns";
 
@@ -72,8 +78,16 @@ export async function runAutomation(env: Env, runId: string, attempt: number): P
   }
   // A run has no caller: objects it creates go near whoever created the automation.
   const hint = asLocationHint(automation.locationHint);
-  const channel = env.CHANNEL.get(env.CHANNEL.idFromName(channelObjectName(automation.tenantId, automation.channel)), withLocationHint(hint));
-  let { conversationId } = await channel.resolve({ tenantId: automation.tenantId, name: automation.channel, now: Date.now(), locationHint: hint });
+  const channel = env.CHANNEL.get(
+    env.CHANNEL.idFromName(channelObjectName(automation.tenantId, automation.channel)),
+    withLocationHint(hint),
+  );
+  let { conversationId } = await channel.resolve({
+    tenantId: automation.tenantId,
+    name: automation.channel,
+    now: Date.now(),
+    locationHint: hint,
+  });
   const failed = async (error: string) => {
     await recordFailedAttempt(env.DB, runId, attempt, error, conversationId);
     return error;
@@ -84,7 +98,13 @@ export async function runAutomation(env: Env, runId: string, attempt: number): P
     turnStart = await startTurn(env, { tenantId: automation.tenantId, conversationId }, prompt);
     if (turnStart.kind === "missing") {
       // The channel's conversation was deleted: the channel rotates and the run goes on there.
-      ({ conversationId } = await channel.resolve({ tenantId: automation.tenantId, name: automation.channel, now: Date.now(), gone: conversationId, locationHint: hint }));
+      ({ conversationId } = await channel.resolve({
+        tenantId: automation.tenantId,
+        name: automation.channel,
+        now: Date.now(),
+        gone: conversationId,
+        locationHint: hint,
+      }));
       turnStart = await startTurn(env, { tenantId: automation.tenantId, conversationId }, prompt);
     }
   } catch (err) {
@@ -94,7 +114,10 @@ export async function runAutomation(env: Env, runId: string, attempt: number): P
   const turn = await collectTurn(turnStart.events);
   if (turn.error) return failed(`${turn.error.type}: ${turn.error.message}`);
   // An automation has no client to answer a client tool: the turn waits until its timeout.
-  if (turn.requiresAction) return failed(`the turn waits on client tool calls (${turn.requiresAction.calls.map((c) => c.name).join(", ")}) that no client of an automation answers`);
+  if (turn.requiresAction)
+    return failed(
+      `the turn waits on client tool calls (${turn.requiresAction.calls.map((c) => c.name).join(", ")}) that no client of an automation answers`,
+    );
   await finishRun(env.DB, runId, attempt, { status: "succeeded", conversationId, usage: turn.usage });
   return null;
 }

@@ -29,7 +29,10 @@ export function sessionDatabase(db: D1Database, session: D1DatabaseSession): D1D
 
 export const d1Session: MiddlewareHandler<AppEnv> = async (c, next) => {
   const sent = c.req.header(BOOKMARK_HEADER);
-  if (sent !== undefined && (sent.length > 256 || !BOOKMARK.test(sent))) throw badRequest(`${BOOKMARK_HEADER}: not a D1 bookmark (send back the value of a previous answer's ${BOOKMARK_HEADER} header)`);
+  if (sent !== undefined && (sent.length > 256 || !BOOKMARK.test(sent)))
+    throw badRequest(
+      `${BOOKMARK_HEADER}: not a D1 bookmark (send back the value of a previous answer's ${BOOKMARK_HEADER} header)`,
+    );
   const session = c.env.DB.withSession(sent || (READS.has(c.req.method) ? "first-unconstrained" : "first-primary"));
   c.env = { ...c.env, DB: sessionDatabase(c.env.DB, session) };
   try {

@@ -16,7 +16,8 @@ export class ApiError extends HTTPException {
 
 export const badRequest = (message: string) => new ApiError(400, "invalid_request", message);
 export const notFound = (what: string) => new ApiError(404, "not_found", `${what} not found`);
-export const unauthorized = (message = "missing or invalid API key") => new ApiError(401, "authentication_error", message);
+export const unauthorized = (message = "missing or invalid API key") =>
+  new ApiError(401, "authentication_error", message);
 
 /**
  * The one table of error types and their HTTP statuses. `default`: the type an error of that status
@@ -51,7 +52,10 @@ const ROWS: [string, ErrorRow][] = Object.entries(ERROR_TYPES);
 
 /** The type an error of `status` gets when it names none. */
 export function typeForStatus(status: number): string {
-  return ROWS.find(([, row]) => row.status === status && row.default)?.[0] ?? (status >= 500 ? "api_error" : "invalid_request");
+  return (
+    ROWS.find(([, row]) => row.status === status && row.default)?.[0] ??
+    (status >= 500 ? "api_error" : "invalid_request")
+  );
 }
 
 /** The status a turn that ended in `error` is answered with: the table's for the caller's errors, else 502. */

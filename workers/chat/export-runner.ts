@@ -5,7 +5,15 @@
 // (services/transfer/export-job.ts).
 import { exportDataKey } from "../../r2-layout";
 import { listConversationRows } from "../../services/conversation-list";
-import { exportJobMessageSchema, exportRetentionMs, failExportJob, finishExportJob, getExportJob, startExportJob, type ExportJobMessage } from "../../services/transfer/export-job";
+import {
+  exportJobMessageSchema,
+  exportRetentionMs,
+  failExportJob,
+  finishExportJob,
+  getExportJob,
+  startExportJob,
+  type ExportJobMessage,
+} from "../../services/transfer/export-job";
 import { EXPORT_MEDIA_TYPES, exportText } from "../../services/transfer/export-format";
 import { R2StreamWriter } from "../../services/transfer/r2-stream-writer";
 import { exportSourceFor } from "./export-source";
@@ -39,7 +47,8 @@ export async function runExportBatch(batch: MessageBatch<unknown>, env: Env): Pr
 export async function recordDeadExports(batch: MessageBatch<unknown>, env: Env): Promise<void> {
   for (const message of batch.messages) {
     const job = jobOf(message);
-    if (job) await failExportJob(env.DB, job.tenantId, job.exportId, "the export failed after retries; start a new one");
+    if (job)
+      await failExportJob(env.DB, job.tenantId, job.exportId, "the export failed after retries; start a new one");
     message.ack();
   }
 }
@@ -68,7 +77,13 @@ export async function runExportJob(env: Env, { tenantId, exportId }: ExportJobMe
     await writer.abort();
     throw err;
   }
-  const recorded = await finishExportJob(env.DB, tenantId, exportId, { conversations, bytes: writer.bytes }, exportRetentionMs(env));
+  const recorded = await finishExportJob(
+    env.DB,
+    tenantId,
+    exportId,
+    { conversations, bytes: writer.bytes },
+    exportRetentionMs(env),
+  );
   // Deleted (or expired) while it ran: the object just written belongs to nobody. A job another
   // delivery of the same message finished meanwhile (queues deliver at least once) keeps its file.
   if (!recorded && !(await getExportJob(env.DB, tenantId, exportId))) await env.BUCKET.delete(key);

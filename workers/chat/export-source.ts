@@ -12,7 +12,10 @@ import type { ExportAttachment, ExportEpisode, ExportSource } from "../../servic
 const PAGE = 500;
 
 /** Null when the conversation is not the tenant's (or does not exist). `base` prefixes download URLs. */
-export async function exportSourceFor(env: Env, of: { tenantId: string; conversationId: string; base?: string }): Promise<ExportSource | null> {
+export async function exportSourceFor(
+  env: Env,
+  of: { tenantId: string; conversationId: string; base?: string },
+): Promise<ExportSource | null> {
   const { tenantId, conversationId, base = "" } = of;
   const ref = { tenantId, conversationId };
   const stub = env.CONVERSATION.get(env.CONVERSATION.idFromName(conversationId));
@@ -21,7 +24,15 @@ export async function exportSourceFor(env: Env, of: { tenantId: string; conversa
   const episodes: ExportEpisode[] = [];
   for (let before: string | undefined; ; ) {
     const rows = await listEpisodes(env.DB, tenantId, PAGE, conversationId, before);
-    episodes.push(...rows.map((r) => ({ id: r.id, foldJobId: r.foldJobId, throughSeq: r.throughSeq, summary: r.body, at: r.createdAt })));
+    episodes.push(
+      ...rows.map((r) => ({
+        id: r.id,
+        foldJobId: r.foldJobId,
+        throughSeq: r.throughSeq,
+        summary: r.body,
+        at: r.createdAt,
+      })),
+    );
     if (rows.length < PAGE) break;
     before = rows[rows.length - 1].id;
   }
@@ -35,7 +46,10 @@ export async function exportSourceFor(env: Env, of: { tenantId: string; conversa
   };
 }
 
-async function* cardsOf(stub: DurableObjectStub<ConversationDO>, ref: { tenantId: string; conversationId: string }): AsyncGenerator<unknown> {
+async function* cardsOf(
+  stub: DurableObjectStub<ConversationDO>,
+  ref: { tenantId: string; conversationId: string },
+): AsyncGenerator<unknown> {
   for (let after = 0; ; ) {
     const page = (await stub.timeline(ref, after, PAGE)) as Awaited<ReturnType<ConversationDO["timeline"]>>;
     if (!page) return;
@@ -45,11 +59,22 @@ async function* cardsOf(stub: DurableObjectStub<ConversationDO>, ref: { tenantId
   }
 }
 
-async function* attachmentsOf(env: Env, of: { tenantId: string; conversationId: string; base: string }): AsyncGenerator<ExportAttachment> {
+async function* attachmentsOf(
+  env: Env,
+  of: { tenantId: string; conversationId: string; base: string },
+): AsyncGenerator<ExportAttachment> {
   const { tenantId, conversationId, base } = of;
   for (let after: string | undefined; ; ) {
     const rows = await listAttachmentRows(env.DB, tenantId, conversationId, PAGE, after);
-    for (const r of rows) yield { id: r.id, name: r.name, type: r.type, size: r.size, createdAt: r.createdAt, url: `${base}/v1/conversations/${conversationId}/attachments/${r.id}/content` };
+    for (const r of rows)
+      yield {
+        id: r.id,
+        name: r.name,
+        type: r.type,
+        size: r.size,
+        createdAt: r.createdAt,
+        url: `${base}/v1/conversations/${conversationId}/attachments/${r.id}/content`,
+      };
     if (rows.length < PAGE) return;
     after = rows[rows.length - 1].id;
   }

@@ -2,4 +2,5 @@
 // outgoing requests, and only an incoming one carries where it came from.
 import { locationHintFor, type LocationHint, type RequestOrigin } from "../../core/location-hint";
 
-export const requestLocationHint = (req: Request): LocationHint | null => locationHintFor(req.cf as RequestOrigin | undefined);
+export const requestLocationHint = (req: Request): LocationHint | null =>
+  locationHintFor(req.cf as RequestOrigin | undefined);

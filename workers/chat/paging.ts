@@ -17,7 +17,15 @@ export function pageOf<T>(rows: readonly T[], limit: number, cursorOf: (last: T)
 }
 
 /** The list body: `data` and `next`, plus the route's original field name for the same array. */
-export const listBody = <T>(legacyField: string, page: Page<T>) => ({ data: page.data, [legacyField]: page.data, next: page.next });
+export const listBody = <T>(legacyField: string, page: Page<T>) => ({
+  data: page.data,
+  [legacyField]: page.data,
+  next: page.next,
+});
 
 /** A cursor that is an id of one kind (the last id of the previous page). */
-export const idCursor = (prefix: string, what: string) => z.string().refine((v) => isId(prefix, v), `not ${what}`).optional();
+export const idCursor = (prefix: string, what: string) =>
+  z
+    .string()
+    .refine((v) => isId(prefix, v), `not ${what}`)
+    .optional();

@@ -11,9 +11,14 @@ const TURN_PATH = /^\/v1\/(conversations|channels)\/[^/]+\/messages$/;
 export const isTurnRequest = (method: string, path: string): boolean => method === "POST" && TURN_PATH.test(path);
 
 /** Throws the 429 when the key is over a limit. */
-export async function enforceRateLimit(env: Env, request: { keyHash: string; method: string; path: string }): Promise<void> {
+export async function enforceRateLimit(
+  env: Env,
+  request: { keyHash: string; method: string; path: string },
+): Promise<void> {
   const { keyHash, method, path } = request;
   const decision = await takeRateLimit(env, keyHash, isTurnRequest(method, path));
   if (decision.ok) return;
-  throw new ApiError(429, "rate_limited", rateLimitMessage(decision), { "Retry-After": String(decision.retryAfterSeconds) });
+  throw new ApiError(429, "rate_limited", rateLimitMessage(decision), {
+    "Retry-After": String(decision.retryAfterSeconds),
+  });
 }

@@ -12,7 +12,15 @@ import { sweepExpiredTickets } from "./ws-tickets";
 export async function runScheduled(
   controller: ScheduledController,
   env: Env,
-): Promise<{ ticketsSwept: number; claimed: number; continued: boolean; closed: number; uploadsSwept: number; exportsSwept: number; corpusDaysRolled: number }> {
+): Promise<{
+  ticketsSwept: number;
+  claimed: number;
+  continued: boolean;
+  closed: number;
+  uploadsSwept: number;
+  exportsSwept: number;
+  corpusDaysRolled: number;
+}> {
   const now = controller.scheduledTime;
   const [ticketsSwept, closed, runs, uploadsSwept, exportsSwept, corpusDaysRolled] = await Promise.all([
     sweepExpiredTickets(env.DB, now),
@@ -33,9 +41,17 @@ const MULTIPART_UPLOAD_MS = 7 * 24 * 60 * 60_000;
  * completed): their rows and any bytes are removed, so nothing stays half-written.
  */
 export async function sweepAbandonedUploads(env: Env, now: number): Promise<number> {
-  const results = await staleUploads(env.DB, new Date(now - SINGLE_UPLOAD_MS).toISOString(), new Date(now - MULTIPART_UPLOAD_MS).toISOString(), 200);
+  const results = await staleUploads(
+    env.DB,
+    new Date(now - SINGLE_UPLOAD_MS).toISOString(),
+    new Date(now - MULTIPART_UPLOAD_MS).toISOString(),
+    200,
+  );
   for (const u of results) {
-    if (u.uploadId) await env.BUCKET.resumeMultipartUpload(u.r2Key, u.uploadId).abort().catch(() => {});
+    if (u.uploadId)
+      await env.BUCKET.resumeMultipartUpload(u.r2Key, u.uploadId)
+        .abort()
+        .catch(() => {});
     const listed = await env.BUCKET.list({ prefix: attachmentPrefix(u.tenantId, u.id) });
     if (listed.objects.length) await env.BUCKET.delete(listed.objects.map((o) => o.key));
     await deleteOpenUpload(env.DB, u.id);

@@ -14,7 +14,11 @@ export function sseResponse(events: ReadableStream<TurnEvent>): Response {
     }),
   );
   return new Response(body, {
-    headers: { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache", "x-accel-buffering": "no" },
+    headers: {
+      "content-type": "text/event-stream; charset=utf-8",
+      "cache-control": "no-cache",
+      "x-accel-buffering": "no",
+    },
   });
 }
 
@@ -36,15 +40,45 @@ export interface TurnSummary {
 }
 
 export async function collectTurn(events: ReadableStream<TurnEvent>): Promise<TurnSummary> {
-  const out: TurnSummary = { messages: [], stop_reason: "error", usage: null, turnId: null, error: null, timing: null, requiresAction: null, refusal: null, modelChanges: [], superseded: null };
+  const out: TurnSummary = {
+    messages: [],
+    stop_reason: "error",
+    usage: null,
+    turnId: null,
+    error: null,
+    timing: null,
+    requiresAction: null,
+    refusal: null,
+    modelChanges: [],
+    superseded: null,
+  };
   for await (const event of events) {
     if (event.type === "turn_start") out.turnId = event.turnId;
     else if (event.type === "message") out.messages.push(event.message);
     else if (event.type === "error") out.error = event.error;
-    else if (event.type === "requires_action") out.requiresAction = { turnId: event.turnId, calls: event.calls, expiresAt: event.expiresAt };
-    else if (event.type === "refusal" && !event.agent) out.refusal = { model: event.model, category: event.category, explanation: event.explanation, ...(event.fallbackModel ? { fallbackModel: event.fallbackModel } : {}) };
-    else if (event.type === "model_changed" && !event.agent) out.modelChanges.push({ from: event.from, to: event.to, reason: event.reason, ...(event.retiredOn ? { retiredOn: event.retiredOn } : {}) });
-    else if (event.type === "exchange_superseded") out.superseded = { fromSeq: event.fromSeq, toSeq: event.toSeq, messageIds: event.messageIds, supersededBy: event.supersededBy };
+    else if (event.type === "requires_action")
+      out.requiresAction = { turnId: event.turnId, calls: event.calls, expiresAt: event.expiresAt };
+    else if (event.type === "refusal" && !event.agent)
+      out.refusal = {
+        model: event.model,
+        category: event.category,
+        explanation: event.explanation,
+        ...(event.fallbackModel ? { fallbackModel: event.fallbackModel } : {}),
+      };
+    else if (event.type === "model_changed" && !event.agent)
+      out.modelChanges.push({
+        from: event.from,
+        to: event.to,
+        reason: event.reason,
+        ...(event.retiredOn ? { retiredOn: event.retiredOn } : {}),
+      });
+    else if (event.type === "exchange_superseded")
+      out.superseded = {
+        fromSeq: event.fromSeq,
+        toSeq: event.toSeq,
+        messageIds: event.messageIds,
+        supersededBy: event.supersededBy,
+      };
     else if (event.type === "turn_end") {
       out.stop_reason = event.stop_reason;
       out.usage = event.usage;
@@ -59,7 +93,8 @@ export function turnJson(conversationId: string, turn: TurnSummary, requestMs: n
   const headers: Record<string, string> = { "content-type": "application/json", "x-conversation-id": conversationId };
   if (turn.timing) {
     const model = turn.timing.modelMs;
-    headers["server-timing"] = `app;dur=${Math.max(0, requestMs - model - turn.timing.queuedMs)}, model;dur=${model}, queue;dur=${turn.timing.queuedMs}`;
+    headers["server-timing"] =
+      `app;dur=${Math.max(0, requestMs - model - turn.timing.queuedMs)}, model;dur=${model}, queue;dur=${turn.timing.queuedMs}`;
   }
   const body = {
     conversationId,
@@ -75,5 +110,8 @@ export function turnJson(conversationId: string, turn: TurnSummary, requestMs: n
   if (!turn.error) return new Response(JSON.stringify(body), { status: 200, headers });
   const status = turnErrorStatus(turn.error);
   const err = errorBody(status, turn.error.message, turn.error.type);
-  return new Response(JSON.stringify({ ...body, error: { ...err.error, ...(turn.error.status ? { status: turn.error.status } : {}) } }), { status, headers });
+  return new Response(
+    JSON.stringify({ ...body, error: { ...err.error, ...(turn.error.status ? { status: turn.error.status } : {}) } }),
+    { status, headers },
+  );
 }

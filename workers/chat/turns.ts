@@ -31,7 +31,12 @@ export const requireModel: MiddlewareHandler<AppEnv> = async (c, next) => {
 export async function turnInput(env: Env, tenantId: string, body: z.infer<typeof turnBodySchema>): Promise<TurnInput> {
   const clash = takenToolNames(body.tools, [...toolRegistry.names(), ...SERVER_TOOL_NAMES]);
   if (clash) throw badRequest(clash);
-  const turn = await withAttachments({ db: env.DB, tenantId, ids: body.attachments, content: toContentBlocks(body.content) });
+  const turn = await withAttachments({
+    db: env.DB,
+    tenantId,
+    ids: body.attachments,
+    content: toContentBlocks(body.content),
+  });
   if (turn.kind === "unknown") throw badRequest(unknownAttachmentMessage(turn.id));
   return { content: turn.content, activate: turn.activate, ...(body.tools ? { tools: body.tools } : {}) };
 }
@@ -47,7 +52,9 @@ export async function regenerateInput(tools: z.infer<typeof turnBodySchema>["too
  * A turn request's answer: its events (`replayed`: the first outcome of an idempotency key answered
  * again, no turn ran), or `missing` when the conversation is not there.
  */
-export type StartedTurn = { kind: "started"; events: ReadableStream<TurnEvent>; replayed: boolean } | { kind: "missing" };
+export type StartedTurn =
+  | { kind: "started"; events: ReadableStream<TurnEvent>; replayed: boolean }
+  | { kind: "missing" };
 
 /**
  * The conversation object's answer to a turn request as events: a refusal is thrown as its API
@@ -64,7 +71,11 @@ export function turnEvents(answer: TurnAnswer): StartedTurn {
     }
     case "replay": {
       const { events } = answer;
-      return { kind: "started", events: new ReadableStream<TurnEvent>({ start: (c) => (events.forEach((e) => c.enqueue(e)), c.close()) }), replayed: true };
+      return {
+        kind: "started",
+        events: new ReadableStream<TurnEvent>({ start: (c) => (events.forEach((e) => c.enqueue(e)), c.close()) }),
+        replayed: true,
+      };
     }
     case "stream":
       return { kind: "started", events: answer.ndjson.pipeThrough(decodeEvents()), replayed: false };
@@ -87,18 +98,30 @@ export async function startChannelTurn(
 ): Promise<{ conversationId: string; started: StartedTurn }> {
   const { tenantId, name, input, locationHint = null } = turn;
   // The hint places the channel's object (on its first get only) and a conversation it rotates to.
-  const channel = env.CHANNEL.get(env.CHANNEL.idFromName(channelObjectName(tenantId, name)), withLocationHint(locationHint));
+  const channel = env.CHANNEL.get(
+    env.CHANNEL.idFromName(channelObjectName(tenantId, name)),
+    withLocationHint(locationHint),
+  );
   let { conversationId } = await channel.resolve({ tenantId, name, now: Date.now(), locationHint });
   let started = await startTurn(env, { tenantId, conversationId }, input);
   if (started.kind === "missing") {
-    ({ conversationId } = await channel.resolve({ tenantId, name, now: Date.now(), gone: conversationId, locationHint }));
+    ({ conversationId } = await channel.resolve({
+      tenantId,
+      name,
+      now: Date.now(),
+      gone: conversationId,
+      locationHint,
+    }));
     started = await startTurn(env, { tenantId, conversationId }, input);
   }
   return { conversationId, started };
 }
 
 /** A started turn's events answered as SSE (on request) or as one JSON body. */
-export async function respondTurn(c: Context<AppEnv>, turn: { conversationId: string; events: ReadableStream<TurnEvent>; replayed?: boolean }): Promise<Response> {
+export async function respondTurn(
+  c: Context<AppEnv>,
+  turn: { conversationId: string; events: ReadableStream<TurnEvent>; replayed?: boolean },
+): Promise<Response> {
   const { conversationId, events, replayed = false } = turn;
   let res: Response;
   if ((c.req.header("accept") ?? "").includes("text/event-stream")) {

@@ -1,4 +1,7 @@
 import type { Hono } from "hono";
 
-export type AppEnv = { Bindings: Env; Variables: { tenantId: string; requestStart: number; ticketConversation?: string; keyHash?: string; keyId?: string } };
+export type AppEnv = {
+  Bindings: Env;
+  Variables: { tenantId: string; requestStart: number; ticketConversation?: string; keyHash?: string; keyId?: string };
+};
 export type App = Hono<AppEnv>;

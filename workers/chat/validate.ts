@@ -38,7 +38,11 @@ export function parseJsonBytes(bytes: ArrayBuffer | Uint8Array): unknown {
   return value;
 }
 
-type JsonValidator<T extends z.ZodType> = MiddlewareHandler<HonoEnv, string, { in: { json: z.input<T> }; out: { json: z.output<T> } }>;
+type JsonValidator<T extends z.ZodType> = MiddlewareHandler<
+  HonoEnv,
+  string,
+  { in: { json: z.input<T> }; out: { json: z.output<T> } }
+>;
 
 export const jsonBody = <T extends z.ZodType>(schema: T) => {
   const validate: JsonValidator<T> = async (c, next) => {

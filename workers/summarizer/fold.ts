@@ -2,7 +2,14 @@
 // summarization call, and commit the result back by RPC. The DO re-validates the commit against
 // its freshest state, so a stale or redelivered job changes nothing.
 import Anthropic from "@anthropic-ai/sdk";
-import { buildFoldRequest, capSummary, chooseFoldMark, fallbackFoldSummary, FOLD_PROMPT_BUDGET_CHARS, shrinkFoldBudget } from "../../core/fold";
+import {
+  buildFoldRequest,
+  capSummary,
+  chooseFoldMark,
+  fallbackFoldSummary,
+  FOLD_PROMPT_BUDGET_CHARS,
+  shrinkFoldBudget,
+} from "../../core/fold";
 import type { FoldJob } from "../../core/jobs";
 import { createModelClient } from "../../core/model-client";
 import type { ModelEntry } from "../../core/models/catalog";
@@ -51,18 +58,40 @@ export async function runFoldJob(job: FoldJob, env: Env, deps: FoldDeps = {}): P
   let summary: string;
   let usage = zeroUsage();
   try {
-    ({ summary, usage } = await summarize(client, { model: model.entry, previousSummary: source.summary, folded, settings }));
+    ({ summary, usage } = await summarize(client, {
+      model: model.entry,
+      previousSummary: source.summary,
+      folded,
+      settings,
+    }));
   } catch (err) {
     // A region the model keeps failing on must not stop folding forever: after a few deliveries
     // (with the queue's backoff between them) the fold commits a deterministic summary instead.
     if ((deps.attempts ?? 1) < FOLD_FALLBACK_ATTEMPT) throw err;
-    console.error(`fold ${job.jobId}: the model failed on delivery ${deps.attempts}; committing a fallback summary`, err);
+    console.error(
+      `fold ${job.jobId}: the model failed on delivery ${deps.attempts}; committing a fallback summary`,
+      err,
+    );
     summary = fallbackFoldSummary(source.summary, folded, settings.summaryMaxChars);
   }
-  const outcome = await stub.commitFold(ref, { jobId: job.jobId, kind: "summary", summary, boundaryMessageId: boundary.id, boundarySeq: boundary.seq });
+  const outcome = await stub.commitFold(ref, {
+    jobId: job.jobId,
+    kind: "summary",
+    summary,
+    boundaryMessageId: boundary.id,
+    boundarySeq: boundary.seq,
+  });
   // The call is paid for whether or not the commit applied: the ledger counts it, once per job.
   if (usage.input_tokens || usage.output_tokens)
-    await recordUsage(env.DB, { tenantId: job.tenantId, id: `fold:${job.jobId}`, conversationId: job.conversationId, kind: "fold", day: utcDay(), model: model.entry.id, usage }).catch((err) => console.error(`fold ${job.jobId}: usage not recorded`, err));
+    await recordUsage(env.DB, {
+      tenantId: job.tenantId,
+      id: `fold:${job.jobId}`,
+      conversationId: job.conversationId,
+      kind: "fold",
+      day: utcDay(),
+      model: model.entry.id,
+      usage,
+    }).catch((err) => console.error(`fold ${job.jobId}: usage not recorded`, err));
   return outcome;
 }
 
@@ -70,21 +99,45 @@ export async function runFoldJob(job: FoldJob, env: Env, deps: FoldDeps = {}): P
  * The one summarization call, held to the cap. The excerpts fit the model's window as the settings
  * state it; a provider overflow 400 (the window is smaller than stated) shrinks them and asks again.
  */
-async function summarize(client: Anthropic, fold: { model: ModelEntry; previousSummary: string | null; folded: FoldSource["region"]; settings: FoldSource["settings"] }): Promise<{ summary: string; usage: Usage }> {
+async function summarize(
+  client: Anthropic,
+  fold: {
+    model: ModelEntry;
+    previousSummary: string | null;
+    folded: FoldSource["region"];
+    settings: FoldSource["settings"];
+  },
+): Promise<{ summary: string; usage: Usage }> {
   const { model, previousSummary, folded, settings } = fold;
-  const windowChars = Math.floor((settings.contextWindowTokens - Math.max(256, Math.ceil(settings.summaryMaxChars / 2))) * settings.charsPerToken * 0.8);
+  const windowChars = Math.floor(
+    (settings.contextWindowTokens - Math.max(256, Math.ceil(settings.summaryMaxChars / 2))) *
+      settings.charsPerToken *
+      0.8,
+  );
   let budgetChars = Math.max(2_000, Math.min(FOLD_PROMPT_BUDGET_CHARS, windowChars));
   for (let overflows = 0; ; overflows++) {
-    const request = buildFoldRequest({ model, previousSummary, folded, maxChars: settings.summaryMaxChars, budgetChars });
+    const request = buildFoldRequest({
+      model,
+      previousSummary,
+      folded,
+      maxChars: settings.summaryMaxChars,
+      budgetChars,
+    });
     try {
       // A timeout of its own: without one the SDK refuses a plain call whose max_tokens (a large
       // summary cap plus thinking room) could outlast ten minutes; a queue consumer has fifteen.
-      const reply = await client.messages.create(request as unknown as Anthropic.MessageCreateParamsNonStreaming, { timeout: FOLD_CALL_TIMEOUT_MS });
-      const text = reply.content.map((b) => (b.type === "text" ? b.text : "")).join("").trim();
+      const reply = await client.messages.create(request as unknown as Anthropic.MessageCreateParamsNonStreaming, {
+        timeout: FOLD_CALL_TIMEOUT_MS,
+      });
+      const text = reply.content
+        .map((b) => (b.type === "text" ? b.text : ""))
+        .join("")
+        .trim();
       if (!text) throw new Error("the model returned an empty summary");
       return { summary: capSummary(text, settings.summaryMaxChars), usage: priced(pickUsage(reply.usage), model) };
     } catch (err) {
-      const overflow = err instanceof Anthropic.APIError && err.status === 400 && /prompt is too long/i.test(err.message);
+      const overflow =
+        err instanceof Anthropic.APIError && err.status === 400 && /prompt is too long/i.test(err.message);
       if (!overflow || overflows >= OVERFLOW_RETRIES) throw err;
       budgetChars = shrinkFoldBudget(budgetChars, err.message);
     }

@@ -20,7 +20,10 @@ export async function handleJob(job: QueueJob, env: Env, attempts = 1): Promise<
   }
 }
 
-export async function consumeBatch(batch: MessageBatch<unknown>, run: (job: QueueJob, attempts: number) => Promise<void>): Promise<void> {
+export async function consumeBatch(
+  batch: MessageBatch<unknown>,
+  run: (job: QueueJob, attempts: number) => Promise<void>,
+): Promise<void> {
   for (const message of batch.messages) {
     const parsed = queueJobSchema.safeParse(message.body);
     if (!parsed.success) {

@@ -19,11 +19,16 @@ export interface RuleContext {
 /** A rule throws ApiError (errors.ts) on the first problem it finds and returns otherwise. */
 export type Rule = (context: RuleContext) => void;
 
-export const isObject = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === "object" && !Array.isArray(value);
+export const isObject = (value: unknown): value is Record<string, unknown> =>
+  value !== null && typeof value === "object" && !Array.isArray(value);
 
 /** A message's content as blocks (a string is one text block). */
 export const blocksOf = (message: WireMessage): WireBlock[] =>
-  typeof message.content === "string" ? [{ type: "text", text: message.content }] : Array.isArray(message.content) ? message.content : [];
+  typeof message.content === "string"
+    ? [{ type: "text", text: message.content }]
+    : Array.isArray(message.content)
+      ? message.content
+      : [];
 
 export interface BlockAt {
   block: WireBlock;
@@ -37,14 +42,16 @@ export interface BlockAt {
 /** Every block of every message, in order, with its path. */
 export function* eachBlock(request: WireRequest): Generator<BlockAt> {
   for (const [i, message] of request.messages.entries()) {
-    for (const [j, block] of blocksOf(message).entries()) yield { block, message, i, j, path: `messages.${i}.content.${j}` };
+    for (const [j, block] of blocksOf(message).entries())
+      yield { block, message, i, j, path: `messages.${i}.content.${j}` };
   }
 }
 
 /** Blocks nested inside a tool_result's content, with their paths. */
 export function* nestedBlocks(at: BlockAt): Generator<{ block: WireBlock; path: string }> {
   if (at.block.type !== "tool_result" || !Array.isArray(at.block.content)) return;
-  for (const [k, block] of (at.block.content as WireBlock[]).entries()) yield { block, path: `${at.path}.tool_result.content.${k}` };
+  for (const [k, block] of (at.block.content as WireBlock[]).entries())
+    yield { block, path: `${at.path}.tool_result.content.${k}` };
 }
 
 /** The system prompt as blocks with their paths (a string is one block at `system`). */

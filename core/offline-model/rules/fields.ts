@@ -49,18 +49,44 @@ const NESTED: Record<string, Schema | null> = {
 };
 
 const BODY = {
-  messages: ["max_tokens", "messages", "model", CC, "container", "diagnostics", "inference_geo", "metadata", "output_config", "service_tier", "speed", "stop_sequences", "stream", "system", "thinking", "tool_choice", "tools"],
+  messages: [
+    "max_tokens",
+    "messages",
+    "model",
+    CC,
+    "container",
+    "diagnostics",
+    "inference_geo",
+    "metadata",
+    "output_config",
+    "service_tier",
+    "speed",
+    "stop_sequences",
+    "stream",
+    "system",
+    "thinking",
+    "tool_choice",
+    "tools",
+  ],
   count_tokens: ["messages", "model", CC, "output_config", "speed", "system", "thinking", "tool_choice", "tools"],
 };
 
 const tagList = (tags: string[]) => tags.map((t) => `'${t}'`).join(", ");
 const tagError = (path: string, tag: unknown, tags: string[]) =>
-  invalid(`${path}: Input tag '${String(tag)}' found using 'type' does not match any of the expected tags: ${tagList(tags)}`);
+  invalid(
+    `${path}: Input tag '${String(tag)}' found using 'type' does not match any of the expected tags: ${tagList(tags)}`,
+  );
 
 /** Extra fields, then missing required ones, of one object against its schema. */
-export function checkFields(value: Record<string, unknown>, fields: Schema, path: string, ignore: readonly string[] = ["type"]): void {
+export function checkFields(
+  value: Record<string, unknown>,
+  fields: Schema,
+  path: string,
+  ignore: readonly string[] = ["type"],
+): void {
   for (const key of Object.keys(value)) {
-    if (!ignore.includes(key) && !fields.required.includes(key) && !fields.optional.includes(key)) throw invalid(`${path}.${key}: Extra inputs are not permitted`);
+    if (!ignore.includes(key) && !fields.required.includes(key) && !fields.optional.includes(key))
+      throw invalid(`${path}.${key}: Extra inputs are not permitted`);
   }
   for (const key of fields.required) if (!(key in value)) throw invalid(`${path}.${key}: Field required`);
 }
@@ -72,7 +98,8 @@ export function checkCacheControl(control: unknown, path: string): void {
   if (!isObject(control)) throw invalid(`${at}: Input should be a valid dictionary or object to extract fields from`);
   if (control.type !== "ephemeral") throw tagError(at, control.type, ["ephemeral"]);
   checkFields(control, schema([], ["ttl"]), `${at}.ephemeral`);
-  if (control.ttl !== undefined && control.ttl !== "5m" && control.ttl !== "1h") throw invalid(`${at}.ephemeral.ttl: Input should be '5m' or '1h'`);
+  if (control.ttl !== undefined && control.ttl !== "5m" && control.ttl !== "1h")
+    throw invalid(`${at}.ephemeral.ttl: Input should be '5m' or '1h'`);
 }
 
 function checkBlock(block: WireBlock, path: string, table: Record<string, Schema | null>): void {
@@ -85,7 +112,8 @@ function checkBlock(block: WireBlock, path: string, table: Record<string, Schema
 
 /** Unknown fields on the body. Source: https://platform.claude.com/docs/en/api/messages */
 export const bodyFields: Rule = ({ body, endpoint }) => {
-  for (const key of Object.keys(body)) if (!BODY[endpoint].includes(key)) throw invalid(`${key}: Extra inputs are not permitted`);
+  for (const key of Object.keys(body))
+    if (!BODY[endpoint].includes(key)) throw invalid(`${key}: Extra inputs are not permitted`);
   checkCacheControl(body.cache_control, "");
 };
 
@@ -95,7 +123,8 @@ export const bodyFields: Rule = ({ body, endpoint }) => {
  */
 export const blockFields: Rule = ({ request }) => {
   for (const [i, message] of request.messages.entries()) {
-    for (const key of Object.keys(message)) if (key !== "role" && key !== "content") throw invalid(`messages.${i}.${key}: Extra inputs are not permitted`);
+    for (const key of Object.keys(message))
+      if (key !== "role" && key !== "content") throw invalid(`messages.${i}.${key}: Extra inputs are not permitted`);
   }
   for (const at of eachBlock(request)) {
     checkBlock(at.block, at.path, BLOCKS);
@@ -136,6 +165,7 @@ export const configFields: Rule = ({ body }) => {
   };
   tagged(body.tool_choice, "tool_choice", TOOL_CHOICES);
   tagged(body.thinking, "thinking", THINKING);
-  if (isObject(body.output_config)) checkFields(body.output_config, schema([], ["effort", "format"]), "output_config", []);
+  if (isObject(body.output_config))
+    checkFields(body.output_config, schema([], ["effort", "format"]), "output_config", []);
   if (isObject(body.metadata)) checkFields(body.metadata, schema([], ["user_id"]), "metadata", []);
 };

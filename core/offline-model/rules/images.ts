@@ -25,7 +25,8 @@ function images(request: RuleContext["request"]): { block: WireBlock; path: stri
 /** More images than the model takes in one request (100 on 200K-window models, 600 on the others). Source: https://platform.claude.com/docs/en/build-with-claude/vision */
 export const imageCount: Rule = ({ request, model }) => {
   const count = images(request).length;
-  if (count > model.maxImages) throw invalid(`messages: A maximum of ${model.maxImages} images may be provided. Found ${count}.`);
+  if (count > model.maxImages)
+    throw invalid(`messages: A maximum of ${model.maxImages} images may be provided. Found ${count}.`);
 };
 
 /**
@@ -39,18 +40,27 @@ export const imageData: Rule = ({ request }) => {
     const source = block.source;
     if (!isObject(source)) throw invalid(`${path}.image.source: Field required`);
     if (source.type !== "base64") {
-      if (source.type !== "url" && source.type !== "file") throw invalid(`${path}.image.source: Input tag '${String(source.type)}' found using 'type' does not match any of the expected tags: 'base64', 'url', 'file'`);
+      if (source.type !== "url" && source.type !== "file")
+        throw invalid(
+          `${path}.image.source: Input tag '${String(source.type)}' found using 'type' does not match any of the expected tags: 'base64', 'url', 'file'`,
+        );
       continue;
     }
     const at = `${path}.image.source.base64`;
-    if (!MEDIA_TYPES.includes(source.media_type as string)) throw invalid(`${at}.media_type: Input should be 'image/jpeg', 'image/png', 'image/gif' or 'image/webp'`);
+    if (!MEDIA_TYPES.includes(source.media_type as string))
+      throw invalid(`${at}.media_type: Input should be 'image/jpeg', 'image/png', 'image/gif' or 'image/webp'`);
     const data = typeof source.data === "string" ? source.data : "";
     if (data === "") throw invalid(`${at}: image cannot be empty`);
-    if (data.length > MAX_IMAGE_BASE64) throw invalid(`${at}: image exceeds 5 MB maximum: ${data.length} bytes > ${MAX_IMAGE_BASE64} bytes`);
+    if (data.length > MAX_IMAGE_BASE64)
+      throw invalid(`${at}: image exceeds 5 MB maximum: ${data.length} bytes > ${MAX_IMAGE_BASE64} bytes`);
     const bytes = decodeBase64(data);
     const info = bytes ? imageInfo(bytes) : null;
     if (!info) throw invalid("Could not process image");
-    if (info.format !== source.media_type) throw invalid(`${at}: The image was specified using the ${String(source.media_type)} media type, but the image appears to be a ${info.format} image`);
-    if (info.width > limit || info.height > limit) throw invalid(`${at}.data: At least one of the image dimensions exceed max allowed size: ${limit} pixels`);
+    if (info.format !== source.media_type)
+      throw invalid(
+        `${at}: The image was specified using the ${String(source.media_type)} media type, but the image appears to be a ${info.format} image`,
+      );
+    if (info.width > limit || info.height > limit)
+      throw invalid(`${at}.data: At least one of the image dimensions exceed max allowed size: ${limit} pixels`);
   }
 };

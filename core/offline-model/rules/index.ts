@@ -34,7 +34,16 @@ import {
   thinkingType,
 } from "./request";
 import { citationsIntact, searchResultsIntact } from "./server-results";
-import { notAllDeferred, serverToolModel, serverToolParameters, strictToolLimit, toolInputSchema, toolNamePattern, toolNamesUnique, toolTypes } from "./tools";
+import {
+  notAllDeferred,
+  serverToolModel,
+  serverToolParameters,
+  strictToolLimit,
+  toolInputSchema,
+  toolNamePattern,
+  toolNamesUnique,
+  toolTypes,
+} from "./tools";
 
 /** Prompt-caching breakpoints (count and ttl order), from cache.ts. Source: https://platform.claude.com/docs/en/build-with-claude/prompt-caching */
 const cacheBreakpoints: Rule = ({ request }) => void checkBreakpoints(request, { ratio: 1 } satisfies Counter);

@@ -13,7 +13,8 @@ export const messagesNotEmpty: Rule = ({ request }) => {
 
 /** Source: https://platform.claude.com/docs/en/api/messages ("a limit of 100,000 messages in a single request"). Wording ours. */
 export const messagesLimit: Rule = ({ request }) => {
-  if (request.messages.length > 100_000) throw invalid(`messages: A maximum of 100000 messages may be provided. Found ${request.messages.length}.`);
+  if (request.messages.length > 100_000)
+    throw invalid(`messages: A maximum of 100000 messages may be provided. Found ${request.messages.length}.`);
 };
 
 /**
@@ -23,8 +24,14 @@ export const messagesLimit: Rule = ({ request }) => {
 export const contentNotEmpty: Rule = ({ request }) => {
   const last = request.messages.length - 1;
   for (const [i, message] of request.messages.entries()) {
-    if (Array.isArray(message.content) && message.content.length === 0 && !(i === last && message.role === "assistant")) {
-      throw invalid(`messages.${i}: all messages must have non-empty content except for the optional final assistant message`);
+    if (
+      Array.isArray(message.content) &&
+      message.content.length === 0 &&
+      !(i === last && message.role === "assistant")
+    ) {
+      throw invalid(
+        `messages.${i}: all messages must have non-empty content except for the optional final assistant message`,
+      );
     }
   }
 };
@@ -44,7 +51,8 @@ const textBlocksWithPaths = function* (request: Parameters<Rule>[0]["request"]) 
  */
 export const cacheControlOnEmptyText: Rule = ({ request }) => {
   for (const { block, path } of textBlocksWithPaths(request)) {
-    if (block.type === "text" && textOfBlock(block) === "" && block.cache_control) throw invalid(`${path}.text: cache_control cannot be set for empty text blocks`);
+    if (block.type === "text" && textOfBlock(block) === "" && block.cache_control)
+      throw invalid(`${path}.text: cache_control cannot be set for empty text blocks`);
   }
 };
 
@@ -57,7 +65,8 @@ export const textNotEmpty: Rule = ({ request }) => {
   for (const at of eachBlock(request)) {
     if (at.block.type !== "text") continue;
     if (textOfBlock(at.block) === "") throw invalid("messages: text content blocks must be non-empty");
-    if (textOfBlock(at.block).trim() === "") throw invalid("messages: text content blocks must contain non-whitespace text");
+    if (textOfBlock(at.block).trim() === "")
+      throw invalid("messages: text content blocks must contain non-whitespace text");
   }
   for (const { block, path } of systemBlocks(request)) {
     const text = textOfBlock(block);
@@ -78,10 +87,12 @@ export const noCitationsInUser: Rule = ({ request }) => {
     if (at.message.role !== "user") continue;
     const inner = [{ block: at.block, path: at.path }, ...nestedBlocks(at)];
     for (const { block, path } of inner) {
-      if (block.type === "text" && hasCitations(block)) throw invalid(`${path}.text.citations: citations are not supported in user messages`);
+      if (block.type === "text" && hasCitations(block))
+        throw invalid(`${path}.text.citations: citations are not supported in user messages`);
       if (block.type === "search_result" && Array.isArray(block.content)) {
         for (const [k, text] of (block.content as WireBlock[]).entries()) {
-          if (hasCitations(text)) throw invalid(`${path}.search_result.content.${k}.citations: citations are not supported in user messages`);
+          if (hasCitations(text))
+            throw invalid(`${path}.search_result.content.${k}.citations: citations are not supported in user messages`);
         }
       }
     }
@@ -95,7 +106,8 @@ export const noCitationsInUser: Rule = ({ request }) => {
  */
 export const noDocumentInAssistant: Rule = ({ request }) => {
   for (const at of eachBlock(request)) {
-    if (at.message.role === "assistant" && at.block.type === "document") throw invalid(`${at.path}: document blocks are not supported in assistant messages`);
+    if (at.message.role === "assistant" && at.block.type === "document")
+      throw invalid(`${at.path}: document blocks are not supported in assistant messages`);
   }
 };
 
@@ -116,7 +128,10 @@ function finalAssistant(request: Parameters<Rule>[0]["request"]) {
 export const prefill: Rule = ({ request, model, endpoint }) => {
   if (endpoint !== "messages" || model.prefill) return;
   const final = finalAssistant(request);
-  if (final && !final.resumesPause) throw invalid("This model does not support assistant message prefill. The conversation must end with a user message.");
+  if (final && !final.resumesPause)
+    throw invalid(
+      "This model does not support assistant message prefill. The conversation must end with a user message.",
+    );
 };
 
 /**
@@ -130,7 +145,8 @@ export const prefillTrailingWhitespace: Rule = ({ request, model, endpoint }) =>
   if (last?.role !== "assistant") return;
   const blocks = blocksOf(last);
   const tail = blocks[blocks.length - 1];
-  if (tail?.type === "text" && /\s$/.test(textOfBlock(tail))) throw invalid("messages: final assistant content cannot end with trailing whitespace");
+  if (tail?.type === "text" && /\s$/.test(textOfBlock(tail)))
+    throw invalid("messages: final assistant content cannot end with trailing whitespace");
 };
 
 /**

@@ -50,7 +50,9 @@ export const toolResultPairing: Rule = ({ request }) => {
       const missing = turn.blocks.filter((at) => at.block.type === "tool_use" && !leading.has(String(at.block.id)));
       if (missing.length > 0) {
         const ids = missing.map((at) => String(at.block.id)).join(", ");
-        throw invalid(`messages.${missing[0].i}: \`tool_use\` ids were found without \`tool_result\` blocks immediately after: ${ids}. Each \`tool_use\` block must have a corresponding \`tool_result\` block in the next message.`);
+        throw invalid(
+          `messages.${missing[0].i}: \`tool_use\` ids were found without \`tool_result\` blocks immediately after: ${ids}. Each \`tool_use\` block must have a corresponding \`tool_result\` block in the next message.`,
+        );
       }
     }
     if (turn.role === "user") {
@@ -58,7 +60,9 @@ export const toolResultPairing: Rule = ({ request }) => {
       const calls = new Set(previous.filter((at) => at.block.type === "tool_use").map((at) => String(at.block.id)));
       for (const at of turn.blocks) {
         if (at.block.type === "tool_result" && !calls.has(String(at.block.tool_use_id))) {
-          throw invalid(`${at.path}: unexpected \`tool_use_id\` found in \`tool_result\` blocks: ${String(at.block.tool_use_id)}. Each \`tool_result\` block must have a corresponding \`tool_use\` block in the previous message.`);
+          throw invalid(
+            `${at.path}: unexpected \`tool_use_id\` found in \`tool_result\` blocks: ${String(at.block.tool_use_id)}. Each \`tool_result\` block must have a corresponding \`tool_use\` block in the previous message.`,
+          );
         }
       }
     }
@@ -86,14 +90,19 @@ const TOOL_PREFIX: Record<string, string> = { web_search: "web_search_", web_fet
 export const serverToolPairing: Rule = ({ request }) => {
   const turns = mergedTurns(request);
   const tools = (request.tools ?? []) as unknown[];
-  const defines = (name: string) => tools.some((tool) => isObject(tool) && (tool.name === name || String(tool.type ?? "").startsWith(TOOL_PREFIX[name] ?? "\u0000")));
+  const defines = (name: string) =>
+    tools.some(
+      (tool) =>
+        isObject(tool) && (tool.name === name || String(tool.type ?? "").startsWith(TOOL_PREFIX[name] ?? "\u0000")),
+    );
   for (const [t, turn] of turns.entries()) {
     if (turn.role !== "assistant") continue;
     for (const [k, at] of turn.blocks.entries()) {
       if (at.block.type !== "server_tool_use") continue;
       const name = String(at.block.name);
       const resultType = RESULT_OF[name] ?? `${name}_tool_result`;
-      const answered = (blocks: { block: WireBlock }[]) => blocks.some(({ block }) => block.type === resultType && block.tool_use_id === at.block.id);
+      const answered = (blocks: { block: WireBlock }[]) =>
+        blocks.some(({ block }) => block.type === resultType && block.tool_use_id === at.block.id);
       if (answered(turn.blocks.slice(k + 1))) continue;
       const unanswered = `messages.${at.i}: \`${name}\` tool use with id \`${String(at.block.id)}\` was found without a corresponding \`${resultType}\` block`;
       if (t === turns.length - 1) {

@@ -14,7 +14,8 @@ import { isObject, type Rule } from "./context";
  * (and /api/migration-2026-10-21). Wording as reported by live tests: `temperature: Extra inputs are not permitted`.
  */
 export const samplingRemoved: Rule = ({ body }) => {
-  for (const key of ["temperature", "top_p", "top_k"]) if (key in body) throw invalid(`${key}: Extra inputs are not permitted`);
+  for (const key of ["temperature", "top_p", "top_k"])
+    if (key in body) throw invalid(`${key}: Extra inputs are not permitted`);
 };
 
 /**
@@ -24,7 +25,10 @@ export const samplingRemoved: Rule = ({ body }) => {
 export const maxTokensCap: Rule = ({ body, model, endpoint }) => {
   if (endpoint !== "messages") return;
   const n = body.max_tokens as number;
-  if (n > model.maxOutput) throw invalid(`max_tokens: ${n} > ${model.maxOutput}, which is the maximum allowed number of output tokens for ${model.id}`);
+  if (n > model.maxOutput)
+    throw invalid(
+      `max_tokens: ${n} > ${model.maxOutput}, which is the maximum allowed number of output tokens for ${model.id}`,
+    );
 };
 
 /**
@@ -36,7 +40,14 @@ export const maxTokensZero: Rule = ({ body, endpoint }) => {
   if (endpoint !== "messages" || body.max_tokens !== 0) return;
   const choice = isObject(body.tool_choice) ? body.tool_choice.type : undefined;
   const thinking = isObject(body.thinking) ? body.thinking.type : undefined;
-  const what = body.stream === true ? "stream: true" : thinking === "enabled" ? 'thinking.type "enabled"' : choice === "any" || choice === "tool" ? `tool_choice.type "${String(choice)}"` : null;
+  const what =
+    body.stream === true
+      ? "stream: true"
+      : thinking === "enabled"
+        ? 'thinking.type "enabled"'
+        : choice === "any" || choice === "tool"
+          ? `tool_choice.type "${String(choice)}"`
+          : null;
   if (what) throw invalid(`max_tokens: a value of 0 cannot be combined with ${what}`);
 };
 
@@ -62,7 +73,9 @@ export const thinkingType: Rule = ({ body, model }) => {
   if (accepts.includes(type)) return;
   if (type === "adaptive") throw invalid("adaptive thinking is not supported on this model");
   if (type === "disabled" && accepts.includes("between_tools")) {
-    throw invalid(`"thinking.type.disabled" is not supported for this model. Use "thinking.type.between_tools" for the lowest thinking setting, or "thinking.type.adaptive" and "output_config.effort" to control thinking behavior.`);
+    throw invalid(
+      `"thinking.type.disabled" is not supported for this model. Use "thinking.type.between_tools" for the lowest thinking setting, or "thinking.type.adaptive" and "output_config.effort" to control thinking behavior.`,
+    );
   }
   throw invalid(`"thinking.type.${type}" is not supported for this model. ${USE_ADAPTIVE}`);
 };
@@ -79,7 +92,9 @@ export const thinkingOffEffort: Rule = ({ body, model }) => {
   if (type !== "disabled" && type !== "between_tools") return;
   const effort = effectiveEffort(body, model.effort?.default);
   if (effort && EFFORT_LEVELS.includes(effort) && effortRank(effort) > effortRank(model.thinking.offUpToEffort)) {
-    throw invalid(`"thinking.type.${type}" is not supported with output_config.effort "${effort}" on this model. Use effort "${model.thinking.offUpToEffort}" or lower.`);
+    throw invalid(
+      `"thinking.type.${type}" is not supported with output_config.effort "${effort}" on this model. Use effort "${model.thinking.offUpToEffort}" or lower.`,
+    );
   }
 };
 
@@ -90,7 +105,8 @@ export const thinkingOffEffort: Rule = ({ body, model }) => {
 export const thinkingDisplay: Rule = ({ body }) => {
   if (!isObject(body.thinking) || !("display" in body.thinking)) return;
   const display = body.thinking.display;
-  if (display !== null && display !== "summarized" && display !== "omitted") throw invalid(`thinking.${String(body.thinking.type)}.display: Input should be 'summarized' or 'omitted'`);
+  if (display !== null && display !== "summarized" && display !== "omitted")
+    throw invalid(`thinking.${String(body.thinking.type)}.display: Input should be 'summarized' or 'omitted'`);
 };
 
 /**
@@ -100,10 +116,13 @@ export const thinkingDisplay: Rule = ({ body }) => {
 export const thinkingBudget: Rule = ({ body, endpoint }) => {
   if (!isObject(body.thinking) || body.thinking.type !== "enabled") return;
   const budget = body.thinking.budget_tokens;
-  if (typeof budget !== "number" || !Number.isInteger(budget)) throw invalid("thinking.enabled.budget_tokens: Input should be a valid integer");
+  if (typeof budget !== "number" || !Number.isInteger(budget))
+    throw invalid("thinking.enabled.budget_tokens: Input should be a valid integer");
   if (budget < 1024) throw invalid("thinking.enabled.budget_tokens: Input should be greater than or equal to 1024");
   if (endpoint === "messages" && budget >= (body.max_tokens as number)) {
-    throw invalid("`max_tokens` must be greater than `thinking.budget_tokens`. Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking#max-tokens-and-context-window-size");
+    throw invalid(
+      "`max_tokens` must be greater than `thinking.budget_tokens`. Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking#max-tokens-and-context-window-size",
+    );
   }
 };
 
@@ -113,12 +132,20 @@ export const thinkingBudget: Rule = ({ body, endpoint }) => {
  * the per-model refusal.
  */
 export const effortLevel: Rule = ({ body, model }) => {
-  if (!isObject(body.output_config) || body.output_config.effort === undefined || body.output_config.effort === null) return;
+  if (!isObject(body.output_config) || body.output_config.effort === undefined || body.output_config.effort === null)
+    return;
   const effort = body.output_config.effort as Effort;
-  if (!EFFORT_LEVELS.includes(effort)) throw invalid(`output_config.effort: Input should be ${EFFORT_LEVELS.slice(0, -1).map((l) => `'${l}'`).join(", ")} or 'max'`);
+  if (!EFFORT_LEVELS.includes(effort))
+    throw invalid(
+      `output_config.effort: Input should be ${EFFORT_LEVELS.slice(0, -1)
+        .map((l) => `'${l}'`)
+        .join(", ")} or 'max'`,
+    );
   if (!model.effort) throw invalid("output_config.effort: this model does not support the effort parameter");
   if (!model.effort.levels.includes(effort)) {
-    throw invalid(`output_config.effort: "${effort}" is not supported for this model. Supported values: ${model.effort.levels.map((l) => `"${l}"`).join(", ")}`);
+    throw invalid(
+      `output_config.effort: "${effort}" is not supported for this model. Supported values: ${model.effort.levels.map((l) => `"${l}"`).join(", ")}`,
+    );
   }
 };
 
@@ -128,7 +155,8 @@ export const effortLevel: Rule = ({ body, model }) => {
  */
 export const forcedToolChoice: Rule = ({ body, model }) => {
   const type = isObject(body.tool_choice) ? body.tool_choice.type : undefined;
-  if ((type === "any" || type === "tool") && !model.forcedToolChoice) throw invalid('tool_choice: type "tool" and "any" are not supported for this model.');
+  if ((type === "any" || type === "tool") && !model.forcedToolChoice)
+    throw invalid('tool_choice: type "tool" and "any" are not supported for this model.');
 };
 
 /**

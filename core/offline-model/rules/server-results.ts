@@ -15,7 +15,8 @@ export const searchResultsIntact: Rule = ({ request }) => {
   for (const at of eachBlock(request)) {
     if (at.block.type !== "web_search_tool_result" || !Array.isArray(at.block.content)) continue;
     for (const item of at.block.content as WireBlock[]) {
-      if (isObject(item) && item.type === "web_search_result" && !searchResultValid(item)) throw invalid(`${at.path}: Invalid encrypted_content in search_result block`);
+      if (isObject(item) && item.type === "web_search_result" && !searchResultValid(item))
+        throw invalid(`${at.path}: Invalid encrypted_content in search_result block`);
     }
   }
 };

@@ -9,7 +9,15 @@ import { isObject, type Rule } from "./context";
 
 const COMMON = ["allowed_callers", "cache_control", "defer_loading", "strict"];
 const SEARCH = [...COMMON, "allowed_domains", "blocked_domains", "max_uses", "user_location"];
-const FETCH = [...COMMON, "allowed_domains", "blocked_domains", "citations", "max_content_tokens", "max_uses", "url_sources"];
+const FETCH = [
+  ...COMMON,
+  "allowed_domains",
+  "blocked_domains",
+  "citations",
+  "max_content_tokens",
+  "max_uses",
+  "url_sources",
+];
 
 /** Server tool versions and their optional fields (SDK WebSearchTool* / WebFetchTool*). */
 export const SERVER_TOOLS: Record<string, { name: "web_search" | "web_fetch"; fields: string[] }> = {
@@ -21,22 +29,47 @@ export const SERVER_TOOLS: Record<string, { name: "web_search" | "web_fetch"; fi
   web_fetch_20260309: { name: "web_fetch", fields: [...FETCH, "use_cache"] },
   web_fetch_20260318: { name: "web_fetch", fields: [...FETCH, "use_cache", "response_inclusion"] },
 };
-const CUSTOM = ["input_schema", "name", "allowed_callers", "cache_control", "defer_loading", "description", "eager_input_streaming", "input_examples", "strict", "type"];
+const CUSTOM = [
+  "input_schema",
+  "name",
+  "allowed_callers",
+  "cache_control",
+  "defer_loading",
+  "description",
+  "eager_input_streaming",
+  "input_examples",
+  "strict",
+  "type",
+];
 /** Tool types of the SDK's ToolUnion that the stand-in takes without checking their fields. */
 const OTHER_TYPES = [
-  "bash_20250124", "code_execution_20250522", "code_execution_20250825", "code_execution_20260120", "code_execution_20260521",
-  "browser_toolset_20260801", "memory_20250818", "computer_toolset_20260801", "text_editor_20250124", "text_editor_20250429",
-  "text_editor_20250728", "tool_search_tool_bm25_20251119", "tool_search_tool_bm25", "tool_search_tool_regex_20251119", "tool_search_tool_regex",
+  "bash_20250124",
+  "code_execution_20250522",
+  "code_execution_20250825",
+  "code_execution_20260120",
+  "code_execution_20260521",
+  "browser_toolset_20260801",
+  "memory_20250818",
+  "computer_toolset_20260801",
+  "text_editor_20250124",
+  "text_editor_20250429",
+  "text_editor_20250728",
+  "tool_search_tool_bm25_20251119",
+  "tool_search_tool_bm25",
+  "tool_search_tool_regex_20251119",
+  "tool_search_tool_regex",
 ];
 
 export const NAME_PATTERN = /^[a-zA-Z0-9_-]{1,128}$/;
-const isCustom = (tool: Record<string, unknown>) => tool.type === undefined || tool.type === null || tool.type === "custom";
+const isCustom = (tool: Record<string, unknown>) =>
+  tool.type === undefined || tool.type === null || tool.type === "custom";
 const toolsOf = (body: Record<string, unknown>) => (Array.isArray(body.tools) ? body.tools : []) as unknown[];
 
 /** Known tool types and their fields. Source: https://platform.claude.com/docs/en/agents-and-tools/tool-use/tool-reference */
 export const toolTypes: Rule = ({ body, model }) => {
   for (const [n, tool] of toolsOf(body).entries()) {
-    if (!isObject(tool)) throw invalid(`tools.${n}: Input should be a valid dictionary or object to extract fields from`);
+    if (!isObject(tool))
+      throw invalid(`tools.${n}: Input should be a valid dictionary or object to extract fields from`);
     if (isCustom(tool)) {
       checkFields(tool, { required: ["input_schema", "name"], optional: CUSTOM }, `tools.${n}.custom`, []);
       checkCacheControl(tool.cache_control, `tools.${n}.custom`);
@@ -50,7 +83,9 @@ export const toolTypes: Rule = ({ body, model }) => {
       throw invalid(`'${model.id}' does not support tool types: ${tool.type}.`);
     } else if (!OTHER_TYPES.includes(String(tool.type))) {
       const tags = ["custom", ...Object.keys(SERVER_TOOLS), ...OTHER_TYPES].map((t) => `'${t}'`).join(", ");
-      throw invalid(`tools.${n}: Input tag '${String(tool.type)}' found using 'type' does not match any of the expected tags: ${tags}`);
+      throw invalid(
+        `tools.${n}: Input tag '${String(tool.type)}' found using 'type' does not match any of the expected tags: ${tags}`,
+      );
     }
   }
 };
@@ -70,7 +105,9 @@ export const toolNamePattern: Rule = ({ body }) => {
 
 /** Tool names are unique across the request. Source: https://platform.claude.com/docs/en/agents-and-tools/tool-use/define-tools */
 export const toolNamesUnique: Rule = ({ body }) => {
-  const names = toolsOf(body).map((tool) => (isObject(tool) ? tool.name : undefined)).filter((name) => typeof name === "string");
+  const names = toolsOf(body)
+    .map((tool) => (isObject(tool) ? tool.name : undefined))
+    .filter((name) => typeof name === "string");
   if (new Set(names).size !== names.length) throw invalid("tools: Tool names must be unique.");
 };
 
@@ -82,10 +119,15 @@ export const toolInputSchema: Rule = ({ body }) => {
   for (const [n, tool] of toolsOf(body).entries()) {
     if (!isObject(tool) || !isCustom(tool)) continue;
     const schema = tool.input_schema;
-    if (!isObject(schema)) throw invalid(`tools.${n}.custom.input_schema: Input should be a valid dictionary or object to extract fields from`);
+    if (!isObject(schema))
+      throw invalid(
+        `tools.${n}.custom.input_schema: Input should be a valid dictionary or object to extract fields from`,
+      );
     if (schema.type !== "object") throw invalid(`tools.${n}.custom.input_schema.type: Input should be 'object'`);
     if ("oneOf" in schema || "allOf" in schema || "anyOf" in schema) {
-      throw invalid(`tools.${n}.custom.input_schema: input_schema does not support oneOf, allOf, or anyOf at the top level`);
+      throw invalid(
+        `tools.${n}.custom.input_schema: input_schema does not support oneOf, allOf, or anyOf at the top level`,
+      );
     }
   }
 };
@@ -96,7 +138,8 @@ export const toolInputSchema: Rule = ({ body }) => {
  */
 export const notAllDeferred: Rule = ({ body }) => {
   const tools = toolsOf(body).filter(isObject);
-  if (tools.length > 0 && tools.every((tool) => tool.defer_loading === true)) throw invalid("All tools have defer_loading set");
+  if (tools.length > 0 && tools.every((tool) => tool.defer_loading === true))
+    throw invalid("All tools have defer_loading set");
 };
 
 /**
@@ -112,8 +155,11 @@ export const strictToolLimit: Rule = ({ body }) => {
  * (the same message for any Anthropic-defined tool type the model does not support).
  */
 export const serverToolModel: Rule = ({ body, model }) => {
-  const types = toolsOf(body).flatMap((tool) => (isObject(tool) && typeof tool.type === "string" && SERVER_TOOLS[tool.type] ? [tool.type] : []));
-  if (types.length > 0 && !model.serverTools) throw invalid(`'${model.id}' does not support tool types: ${types.join(", ")}.`);
+  const types = toolsOf(body).flatMap((tool) =>
+    isObject(tool) && typeof tool.type === "string" && SERVER_TOOLS[tool.type] ? [tool.type] : [],
+  );
+  if (types.length > 0 && !model.serverTools)
+    throw invalid(`'${model.id}' does not support tool types: ${types.join(", ")}.`);
 };
 
 /**
@@ -131,21 +177,34 @@ export const serverToolParameters: Rule = ({ body }) => {
     if (allowed !== undefined && allowed !== null && blocked !== undefined && blocked !== null) {
       throw invalid(`${at}: allowed_domains and blocked_domains cannot be used together; use one or the other`);
     }
-    for (const [field, list] of [["allowed_domains", allowed], ["blocked_domains", blocked]] as const) {
+    for (const [field, list] of [
+      ["allowed_domains", allowed],
+      ["blocked_domains", blocked],
+    ] as const) {
       if (!Array.isArray(list)) continue;
       for (const [k, domain] of list.entries()) {
         if (typeof domain !== "string" || domain === "" || /^[a-z][a-z0-9+.-]*:\/\//i.test(domain)) {
-          throw invalid(`${at}.${field}.${k}: invalid domain ${JSON.stringify(domain)}: give a domain without a scheme, such as "example.com"`);
+          throw invalid(
+            `${at}.${field}.${k}: invalid domain ${JSON.stringify(domain)}: give a domain without a scheme, such as "example.com"`,
+          );
         }
       }
     }
-    if (tool.max_uses !== undefined && tool.max_uses !== null && (!Number.isInteger(tool.max_uses) || (tool.max_uses as number) < 1)) {
+    if (
+      tool.max_uses !== undefined &&
+      tool.max_uses !== null &&
+      (!Number.isInteger(tool.max_uses) || (tool.max_uses as number) < 1)
+    ) {
       throw invalid(`${at}.max_uses: Input should be greater than 0`);
     }
     const location = tool.user_location;
     if (isObject(location)) {
       if (location.type !== "approximate") throw invalid(`${at}.user_location.type: Input should be 'approximate'`);
-      if (!["city", "region", "country", "timezone"].some((key) => typeof location[key] === "string" && location[key] !== "")) {
+      if (
+        !["city", "region", "country", "timezone"].some(
+          (key) => typeof location[key] === "string" && location[key] !== "",
+        )
+      ) {
         throw invalid(`${at}.user_location: provide at least one of city, region, country or timezone`);
       }
     }

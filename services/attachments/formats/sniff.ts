@@ -1,7 +1,18 @@
 // The MIME type of an upload, decided once for every format: magic bytes first, then the file
 // name's extension, then the declared type, so a wrong extension or declared type does not decide
 // which reader a file is handed to. The formats' `detect` then match on this type.
-import { DOCX_TYPE as DOCX, isBmp, isGif, isJpeg, isPdf, isPng, isWebp, isZip, PPTX_TYPE as PPTX, XLSX_TYPE as XLSX } from "./shared/magic";
+import {
+  DOCX_TYPE as DOCX,
+  isBmp,
+  isGif,
+  isJpeg,
+  isPdf,
+  isPng,
+  isWebp,
+  isZip,
+  PPTX_TYPE as PPTX,
+  XLSX_TYPE as XLSX,
+} from "./shared/magic";
 
 const TEXT_TYPES: Record<string, string> = {
   txt: "text/plain",
@@ -55,7 +66,18 @@ const TEXT_TYPES: Record<string, string> = {
 };
 
 // Types whose magic bytes we check: a declared one that the bytes contradict is not believed.
-const MAGIC_CHECKED = new Set(["application/pdf", "image/png", "image/jpeg", "image/gif", "image/webp", "image/bmp", "application/zip", XLSX, DOCX, PPTX]);
+const MAGIC_CHECKED = new Set([
+  "application/pdf",
+  "image/png",
+  "image/jpeg",
+  "image/gif",
+  "image/webp",
+  "image/bmp",
+  "application/zip",
+  XLSX,
+  DOCX,
+  PPTX,
+]);
 
 function extensionOf(name: string): string {
   const base = name.slice(name.lastIndexOf("/") + 1);

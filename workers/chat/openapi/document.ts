@@ -25,7 +25,8 @@ function jsonSchema(schema: z.ZodType, io: "input" | "output", components: Json)
     if (Array.isArray(v)) return v.map(fix);
     if (!v || typeof v !== "object") return v;
     const o: Json = {};
-    for (const [k, x] of Object.entries(v)) o[k] = k === "$ref" && typeof x === "string" ? x.replace("#/$defs/", COMPONENT_REF) : fix(x);
+    for (const [k, x] of Object.entries(v))
+      o[k] = k === "$ref" && typeof x === "string" ? x.replace("#/$defs/", COMPONENT_REF) : fix(x);
     return o;
   };
   for (const [id, def] of Object.entries(defs)) components[id] = fix(def);
@@ -49,15 +50,37 @@ function security(path: string, method: string): Json[] | undefined {
   return [{ apiKey: [] }];
 }
 
-function operation(route: { method: string; path: string; d: RouteDoc | undefined; input: InputDoc; components: Json }): Json {
+function operation(route: {
+  method: string;
+  path: string;
+  d: RouteDoc | undefined;
+  input: InputDoc;
+  components: Json;
+}): Json {
   const { method, path, d, input, components } = route;
-  const params: Json[] = [...path.matchAll(/\{(\w+)\}/g)].map((m) => ({ name: m[1], in: "path", required: true, schema: { type: "string" } }));
+  const params: Json[] = [...path.matchAll(/\{(\w+)\}/g)].map((m) => ({
+    name: m[1],
+    in: "path",
+    required: true,
+    schema: { type: "string" },
+  }));
   const querySchema = input.query ?? d?.query;
   if (querySchema) {
-    const q = jsonSchema(querySchema, "input", components) as { properties?: Record<string, Json>; required?: string[] };
-    for (const [name, schema] of Object.entries(q.properties ?? {})) params.push({ name, in: "query", required: q.required?.includes(name) ?? false, schema });
+    const q = jsonSchema(querySchema, "input", components) as {
+      properties?: Record<string, Json>;
+      required?: string[];
+    };
+    for (const [name, schema] of Object.entries(q.properties ?? {}))
+      params.push({ name, in: "query", required: q.required?.includes(name) ?? false, schema });
   }
-  for (const h of d?.headers ?? []) params.push({ name: h.name, in: "header", required: false, description: h.description, schema: { type: "string" } });
+  for (const h of d?.headers ?? [])
+    params.push({
+      name: h.name,
+      in: "header",
+      required: false,
+      description: h.description,
+      schema: { type: "string" },
+    });
   // Every /v1 request runs in one D1 session (workers/chat/d1-session.ts): it takes a bookmark and answers one.
   const inSession = path.startsWith("/v1/");
   if (inSession) params.push({ $ref: "#/components/parameters/D1Bookmark" });
@@ -66,8 +89,19 @@ function operation(route: { method: string; path: string; d: RouteDoc | undefine
   const tag = path.split("/")[2];
   if (tag) op.tags = [tag];
   if (params.length) op.parameters = params;
-  if (input.json) op.requestBody = { required: true, content: { "application/json": { schema: jsonSchema(input.json, "input", components) } } };
-  else if (d?.rawBody) op.requestBody = { required: true, description: d.rawBody.description, content: { "application/octet-stream": { schema: { type: "string", contentMediaType: "application/octet-stream" } } } };
+  if (input.json)
+    op.requestBody = {
+      required: true,
+      content: { "application/json": { schema: jsonSchema(input.json, "input", components) } },
+    };
+  else if (d?.rawBody)
+    op.requestBody = {
+      required: true,
+      description: d.rawBody.description,
+      content: {
+        "application/octet-stream": { schema: { type: "string", contentMediaType: "application/octet-stream" } },
+      },
+    };
   const responses: Json = {};
   for (const [status, r] of Object.entries(d?.responses ?? { 200: { description: "OK" } })) {
     const content: Json = { ...(r.content ?? {}) };
@@ -75,7 +109,9 @@ function operation(route: { method: string; path: string; d: RouteDoc | undefine
     responses[status] = {
       description: r.description,
       // A websocket upgrade (101) has no headers of ours.
-      ...(inSession && status !== "101" ? { headers: { [BOOKMARK_HEADER]: { $ref: "#/components/headers/D1Bookmark" } } } : {}),
+      ...(inSession && status !== "101"
+        ? { headers: { [BOOKMARK_HEADER]: { $ref: "#/components/headers/D1Bookmark" } } }
+        : {}),
       ...(Object.keys(content).length ? { content } : {}),
     };
   }
@@ -101,11 +137,14 @@ export function openApiDocument(routes: RouterRoute[]): Json {
     grouped.set(key, entry);
   }
   const paths: Record<string, Json> = {};
-  for (const { method, path, doc, input } of [...grouped.values()].sort((a, b) => a.path.localeCompare(b.path) || a.method.localeCompare(b.method))) {
+  for (const { method, path, doc, input } of [...grouped.values()].sort(
+    (a, b) => a.path.localeCompare(b.path) || a.method.localeCompare(b.method),
+  )) {
     (paths[path] ??= {})[method] = operation({ method, path, d: doc, input, components });
   }
   // Streams are not operations: their messages are named here and pointed at from the routes.
-  for (const s of [errorSchema, turnEventSchema, socketServerFrameSchema, clientFrameSchema]) jsonSchema(s, "output", components);
+  for (const s of [errorSchema, turnEventSchema, socketServerFrameSchema, clientFrameSchema])
+    jsonSchema(s, "output", components);
   return {
     openapi: "3.1.0",
     info: {
@@ -117,23 +156,39 @@ export function openApiDocument(routes: RouterRoute[]): Json {
     paths,
     components: {
       schemas: Object.fromEntries(Object.entries(components).sort(([a], [b]) => a.localeCompare(b))),
-      responses: { Error: { description: "An error (4xx or 5xx)", content: { "application/json": { schema: { $ref: `${COMPONENT_REF}Error` } } } } },
+      responses: {
+        Error: {
+          description: "An error (4xx or 5xx)",
+          content: { "application/json": { schema: { $ref: `${COMPONENT_REF}Error` } } },
+        },
+      },
       parameters: {
         D1Bookmark: {
           name: BOOKMARK_HEADER,
           in: "header",
           required: false,
-          description: "The bookmark of an earlier answer: this request's reads see at least what that answer's request had written (D1 read replication). Without it, reads may come from any replica.",
+          description:
+            "The bookmark of an earlier answer: this request's reads see at least what that answer's request had written (D1 read replication). Without it, reads may come from any replica.",
           schema: { type: "string", maxLength: 256 },
         },
       },
       headers: {
-        D1Bookmark: { description: "Where this request's reads and writes reached: send it back as the request header to read your own writes.", schema: { type: "string" } },
+        D1Bookmark: {
+          description:
+            "Where this request's reads and writes reached: send it back as the request header to read your own writes.",
+          schema: { type: "string" },
+        },
       },
       securitySchemes: {
         apiKey: { type: "http", scheme: "bearer", description: "A tenant API key (ck_…)" },
         adminToken: { type: "http", scheme: "bearer", description: "The operator's ADMIN_TOKEN" },
-        wsTicket: { type: "apiKey", in: "query", name: "ticket", description: "A single-use ticket from POST /v1/conversations/{id}/ws-ticket (browsers cannot set headers on a websocket)" },
+        wsTicket: {
+          type: "apiKey",
+          in: "query",
+          name: "ticket",
+          description:
+            "A single-use ticket from POST /v1/conversations/{id}/ws-ticket (browsers cannot set headers on a websocket)",
+        },
       },
     },
   };

@@ -21,7 +21,10 @@ const usage = z.looseObject({
   thinking_tokens: z.number().optional(),
   web_search_requests: z.number().optional(),
   web_fetch_requests: z.number().optional(),
-  cost_usd: z.number().optional().meta({ description: "USD at the catalog's prices; absent when the model is not priced" }),
+  cost_usd: z
+    .number()
+    .optional()
+    .meta({ description: "USD at the catalog's prices; absent when the model is not priced" }),
 });
 export const storedMessageSchema = z
   .looseObject({
@@ -33,13 +36,19 @@ export const storedMessageSchema = z
     usage: usage.optional(),
     model: z.string().optional(),
     stopReason: z.string().nullable().optional(),
-    superseded: z.literal(true).optional().meta({ description: "In the transcript: a regenerate replaced this message's exchange; it is kept but never replayed." }),
-    supersededBy: z.string().optional().meta({ description: "The id of the user message of the exchange that replaced it." }),
+    superseded: z.literal(true).optional().meta({
+      description: "In the transcript: a regenerate replaced this message's exchange; it is kept but never replayed.",
+    }),
+    supersededBy: z
+      .string()
+      .optional()
+      .meta({ description: "The id of the user message of the exchange that replaced it." }),
   })
   .meta({ id: "Message", description: "A saved message; `seq` is the resume cursor." });
 
 const agent = z.strictObject({ segment: z.string(), name: z.string() }).optional();
-const event = <T extends z.ZodRawShape>(type: string, shape: T) => z.looseObject({ type: z.literal(type), agent, ...shape });
+const event = <T extends z.ZodRawShape>(type: string, shape: T) =>
+  z.looseObject({ type: z.literal(type), agent, ...shape });
 const timing = z.strictObject({ serverMs: z.number(), modelMs: z.number(), queuedMs: z.number() });
 
 const pendingCall = z.strictObject({ id: z.string(), name: z.string(), input: z.unknown() });
@@ -50,29 +59,100 @@ export const turnEventSchema = z
     event("turn_start", { turnId: z.string(), replayed: z.literal(true).optional() }),
     event("turn_queued", { turnId: z.string(), ahead: z.number().int() }),
     event("delta", { turnId: z.string(), text: z.string() }),
-    event("thinking", { turnId: z.string(), block: z.number().int(), text: z.string(), redacted: z.literal(true).optional() }),
+    event("thinking", {
+      turnId: z.string(),
+      block: z.number().int(),
+      text: z.string(),
+      redacted: z.literal(true).optional(),
+    }),
     event("tool_use", { turnId: z.string(), id: z.string(), name: z.string(), input: z.unknown() }),
-    event("tool_result", { turnId: z.string(), tool_use_id: z.string(), name: z.string(), is_error: z.boolean(), chars: z.number(), preview: z.string() }),
+    event("tool_result", {
+      turnId: z.string(),
+      tool_use_id: z.string(),
+      name: z.string(),
+      is_error: z.boolean(),
+      chars: z.number(),
+      preview: z.string(),
+    }),
     event("progress", { turnId: z.string(), message: z.string() }),
     event("message", { turnId: z.string(), message: storedMessageSchema }),
-    event("compaction_started", { turnId: z.string(), tokens: z.number(), budgetTokens: z.number(), forced: z.boolean() }),
-    event("compaction", { turnId: z.string(), forced: z.boolean(), tokensBefore: z.number(), tokensAfter: z.number(), tokensSaved: z.number() }),
-    event("compaction_finished", { turnId: z.string(), forced: z.boolean(), tokensBefore: z.number(), tokensAfter: z.number(), tokensSaved: z.number() }),
+    event("compaction_started", {
+      turnId: z.string(),
+      tokens: z.number(),
+      budgetTokens: z.number(),
+      forced: z.boolean(),
+    }),
+    event("compaction", {
+      turnId: z.string(),
+      forced: z.boolean(),
+      tokensBefore: z.number(),
+      tokensAfter: z.number(),
+      tokensSaved: z.number(),
+    }),
+    event("compaction_finished", {
+      turnId: z.string(),
+      forced: z.boolean(),
+      tokensBefore: z.number(),
+      tokensAfter: z.number(),
+      tokensSaved: z.number(),
+    }),
     event("turn_end", { turnId: z.string(), stop_reason: z.string(), usage, timing }),
-    event("error", { turnId: z.string().optional(), error: z.looseObject({ type: z.string(), message: z.string(), status: z.number().optional(), requestId: z.string().optional() }) }),
-    event("refusal", { turnId: z.string(), model: z.string(), category: z.string().nullable(), explanation: z.string().nullable(), fallbackModel: z.string().optional() }),
-    event("model_changed", { turnId: z.string(), from: z.string(), to: z.string(), reason: z.enum(["retired", "refusal_fallback"]), retiredOn: z.string().optional() }),
-    event("retry", { turnId: z.string(), attempt: z.number().int(), delayMs: z.number(), error: z.looseObject({ type: z.string(), message: z.string() }) }),
+    event("error", {
+      turnId: z.string().optional(),
+      error: z.looseObject({
+        type: z.string(),
+        message: z.string(),
+        status: z.number().optional(),
+        requestId: z.string().optional(),
+      }),
+    }),
+    event("refusal", {
+      turnId: z.string(),
+      model: z.string(),
+      category: z.string().nullable(),
+      explanation: z.string().nullable(),
+      fallbackModel: z.string().optional(),
+    }),
+    event("model_changed", {
+      turnId: z.string(),
+      from: z.string(),
+      to: z.string(),
+      reason: z.enum(["retired", "refusal_fallback"]),
+      retiredOn: z.string().optional(),
+    }),
+    event("retry", {
+      turnId: z.string(),
+      attempt: z.number().int(),
+      delayMs: z.number(),
+      error: z.looseObject({ type: z.string(), message: z.string() }),
+    }),
     event("requires_action", { turnId: z.string(), calls: z.array(pendingCall), expiresAt: z.string() }),
-    event("exchange_superseded", { turnId: z.string(), fromSeq: z.number().int(), toSeq: z.number().int(), messageIds: z.array(z.string()), supersededBy: z.string() }),
+    event("exchange_superseded", {
+      turnId: z.string(),
+      fromSeq: z.number().int(),
+      toSeq: z.number().int(),
+      messageIds: z.array(z.string()),
+      supersededBy: z.string(),
+    }),
   ])
-  .meta({ id: "TurnEvent", description: "One event of a turn. Over SSE: `event: <type>` then `data: <this JSON>`; over the websocket: one frame." });
+  .meta({
+    id: "TurnEvent",
+    description:
+      "One event of a turn. Over SSE: `event: <type>` then `data: <this JSON>`; over the websocket: one frame.",
+  });
 
 /** Frames only the websocket sends, besides the turn events. */
 export const socketServerFrameSchema = z
   .union([
     turnEventSchema,
-    z.strictObject({ type: z.literal("resumed"), after: z.number(), through: z.number(), lastSeq: z.number(), more: z.boolean(), turnsInFlight: z.number() }),
+    z.strictObject({
+      type: z.literal("resumed"),
+      after: z.number(),
+      through: z.number(),
+      lastSeq: z.number(),
+      more: z.boolean(),
+      turnsInFlight: z.number(),
+    }),
     z.strictObject({ type: z.literal("pong") }),
     // The answer to a `stop` frame, to the socket that sent it (as POST /stop answers).
     z.strictObject({ type: z.literal("stopped"), turnId: z.string().nullable(), stopped: z.boolean() }),
@@ -89,16 +169,31 @@ export const turnResultSchema = z
     requires_action: z
       .strictObject({ turnId: z.string(), calls: z.array(pendingCall), expiresAt: z.string() })
       .optional()
-      .meta({ description: 'With stop_reason "requires_action": the client tool calls the turn waits on; post their results to /tool-results.' }),
+      .meta({
+        description:
+          'With stop_reason "requires_action": the client tool calls the turn waits on; post their results to /tool-results.',
+      }),
     superseded: z
-      .strictObject({ fromSeq: z.number().int(), toSeq: z.number().int(), messageIds: z.array(z.string()), supersededBy: z.string() })
+      .strictObject({
+        fromSeq: z.number().int(),
+        toSeq: z.number().int(),
+        messageIds: z.array(z.string()),
+        supersededBy: z.string(),
+      })
       .optional()
-      .meta({ description: "A regenerate: the exchange it replaced (kept in the transcript, marked superseded, never replayed)." }),
+      .meta({
+        description:
+          "A regenerate: the exchange it replaced (kept in the transcript, marked superseded, never replayed).",
+      }),
   })
-  .meta({ id: "TurnResult", description: "A finished or paused turn (the JSON answer, without Accept: text/event-stream)." });
+  .meta({
+    id: "TurnResult",
+    description: "A finished or paused turn (the JSON answer, without Accept: text/event-stream).",
+  });
 
 /** A resource: its id and the rest of its fields. */
-export const resource = (id: string, description: string) => z.looseObject({ id: z.string() }).meta({ id, description });
+export const resource = (id: string, description: string) =>
+  z.looseObject({ id: z.string() }).meta({ id, description });
 
 /**
  * A page of a list: the items under `data` and `next`, the cursor of the following page (null at
@@ -111,7 +206,14 @@ export const listOf = (key: string, item: z.ZodType, opts: { data?: boolean } = 
       ? { [key]: z.array(item) }
       : {
           data: z.array(item),
-          ...(key === "data" ? {} : { [key]: z.array(item).meta({ deprecated: true, description: "The same array as `data`, under the route's older name; read `data`." }) }),
+          ...(key === "data"
+            ? {}
+            : {
+                [key]: z.array(item).meta({
+                  deprecated: true,
+                  description: "The same array as `data`, under the route's older name; read `data`.",
+                }),
+              }),
         }),
     next: z.union([z.string(), z.number(), z.null()]),
   });
@@ -123,7 +225,12 @@ export const replaySchema = z
     max_tokens: z.number().int(),
     system: z.array(z.looseObject({ type: z.literal("text"), text: z.string() })),
     tools: z.array(z.looseObject({ name: z.string() })),
-    messages: z.array(z.looseObject({ role: z.enum(["user", "assistant"]), content: z.union([z.string(), z.array(z.looseObject({ type: z.string() }))]) })),
+    messages: z.array(
+      z.looseObject({
+        role: z.enum(["user", "assistant"]),
+        content: z.union([z.string(), z.array(z.looseObject({ type: z.string() }))]),
+      }),
+    ),
     estimate: z.looseObject({
       chars: z.number(),
       prefixChars: z.number(),
@@ -137,7 +244,11 @@ export const replaySchema = z
       stubPendingChars: z.number(),
     }),
   })
-  .meta({ id: "Replay", description: "What the model sees next: the system prompt, the tool schemas and the messages (summary preamble, stubs, verbatim tail), with the size estimate." });
+  .meta({
+    id: "Replay",
+    description:
+      "What the model sees next: the system prompt, the tool schemas and the messages (summary preamble, stubs, verbatim tail), with the size estimate.",
+  });
 
 /** A conversation as the API answers it (GET /v1/conversations/:id). */
 export const conversationSchema = z
@@ -147,7 +258,10 @@ export const conversationSchema = z
     settings: z.looseObject({}),
     createdAt: z.string(),
     updatedAt: z.string(),
-    summary: z.string().nullable().meta({ description: "The rolling summary of everything before summarizedThroughMessageId (null until a fold)" }),
+    summary: z
+      .string()
+      .nullable()
+      .meta({ description: "The rolling summary of everything before summarizedThroughMessageId (null until a fold)" }),
     summarizedThroughMessage: z.number().int().nullable(),
     summarizedThroughMessageId: z.string().nullable(),
     foldCount: z.number().int(),
@@ -160,10 +274,16 @@ export const conversationSchema = z
     foldableChars: z.number(),
     foldInFlight: z.boolean(),
   })
-  .meta({ id: "Conversation", description: "A conversation: title, settings, the rolling summary's fields, counts and dates." });
+  .meta({
+    id: "Conversation",
+    description: "A conversation: title, settings, the rolling summary's fields, counts and dates.",
+  });
 
 /** A conversation as a list names it (GET /v1/conversations). */
-export const conversationListItemSchema = resource("ConversationListItem", "A conversation of a list: its id, title and dates.");
+export const conversationListItemSchema = resource(
+  "ConversationListItem",
+  "A conversation of a list: its id, title and dates.",
+);
 
 /** A model of the catalog (GET /v1/models). */
 export const modelSchema = z
@@ -177,4 +297,8 @@ export const modelSchema = z
     maxOutputTokens: z.number().int().nullable(),
     sources: z.array(z.string()),
   })
-  .meta({ id: "Model", description: "A Claude model as the catalog knows it: lifecycle, limits, thinking, effort, request rules and prices (USD per million tokens), each fact from its sources." });
+  .meta({
+    id: "Model",
+    description:
+      "A Claude model as the catalog knows it: lifecycle, limits, thinking, effort, request rules and prices (USD per million tokens), each fact from its sources.",
+  });

@@ -26,14 +26,34 @@ adminRoutes.use("*", async (c, next) => {
 });
 
 const tenantBody = z.strictObject({
-  name: z.string().min(1).max(100).regex(/^[A-Za-z0-9][A-Za-z0-9 _.-]*$/, "letters, digits, space and _ . - only"),
+  name: z
+    .string()
+    .min(1)
+    .max(100)
+    .regex(/^[A-Za-z0-9][A-Za-z0-9 _.-]*$/, "letters, digits, space and _ . - only"),
 });
 
-adminRoutes.post("/tenants", doc({ summary: "Create a tenant and its first API key", responses: { 201: { description: "The tenant; `apiKey` is shown this once", schema: z.looseObject({ tenant: z.looseObject({ id: z.string(), name: z.string(), createdAt: z.string() }), apiKey: z.string() }) } } }), ...jsonBody(tenantBody), async (c) => {
-  const created = await createTenant(c.env, c.req.valid("json").name);
-  if (!created) throw new ApiError(409, "conflict", "a tenant with that name exists");
-  return c.json(created, 201);
-});
+adminRoutes.post(
+  "/tenants",
+  doc({
+    summary: "Create a tenant and its first API key",
+    responses: {
+      201: {
+        description: "The tenant; `apiKey` is shown this once",
+        schema: z.looseObject({
+          tenant: z.looseObject({ id: z.string(), name: z.string(), createdAt: z.string() }),
+          apiKey: z.string(),
+        }),
+      },
+    },
+  }),
+  ...jsonBody(tenantBody),
+  async (c) => {
+    const created = await createTenant(c.env, c.req.valid("json").name);
+    if (!created) throw new ApiError(409, "conflict", "a tenant with that name exists");
+    return c.json(created, 201);
+  },
+);
 
 adminRoutes.route(
   "/tenants/:tenant/keys",
@@ -49,7 +69,10 @@ adminRoutes.route(
 
 const migrateBody = z.strictObject({
   // The `next` of the previous call: the last D1 cortex rowid moved.
-  cursor: z.string().regex(/^(0|[1-9]\d{0,15})$/, "not a migration cursor (pass `next` back as it is)").optional(),
+  cursor: z
+    .string()
+    .regex(/^(0|[1-9]\d{0,15})$/, "not a migration cursor (pass `next` back as it is)")
+    .optional(),
   limit: z.number().int().min(1).max(500).default(200),
 });
 
@@ -58,7 +81,20 @@ const migrateBody = z.strictObject({
 // Gone from version 0.2.0 with the D1 tables it reads (docs/api-notes.md, "Its end").
 adminRoutes.post(
   "/cortex/migrate",
-  doc({ summary: "Move a page of the D1 cortex into the tenants' shards", responses: { 200: { description: "What this step moved; `next` is null once done", schema: z.looseObject({ scanned: z.number(), moved: z.number(), tenants: z.number(), next: z.string().nullable() }) } } }),
+  doc({
+    summary: "Move a page of the D1 cortex into the tenants' shards",
+    responses: {
+      200: {
+        description: "What this step moved; `next` is null once done",
+        schema: z.looseObject({
+          scanned: z.number(),
+          moved: z.number(),
+          tenants: z.number(),
+          next: z.string().nullable(),
+        }),
+      },
+    },
+  }),
   ...jsonBody(migrateBody),
   async (c) => {
     const { cursor, limit } = c.req.valid("json");

@@ -9,7 +9,14 @@ import { attachmentBlobKey } from "../../../r2-layout";
 import { purgeAttachment } from "../../../services/attachments/delete";
 import { inspectAttachment, lineIndexFor } from "../../../services/attachments/inspect";
 import { r2RangeReader } from "../../../services/attachments/r2-range-reader";
-import { getAttachmentRow, insertAttachment, listAttachmentRows, toAttachment, updateAttachment, type AttachmentRow } from "../../../services/attachments/store";
+import {
+  getAttachmentRow,
+  insertAttachment,
+  listAttachmentRows,
+  toAttachment,
+  updateAttachment,
+  type AttachmentRow,
+} from "../../../services/attachments/store";
 import { cortexFor } from "../../../services/cortex/routing";
 import { ApiError, badRequest, notFound } from "../errors";
 import type { AppEnv } from "../types";
@@ -22,8 +29,13 @@ const attachment = resource("Attachment", "An uploaded file: name, type, size, f
 
 export const attachmentRoutes = new Hono<AppEnv>();
 
-// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what a file name is refused for
-export const NAME = z.string().trim().min(1).max(200).refine((v) => !/[\u0000-\u001f/\\]/.test(v), "no slashes or control characters");
+export const NAME = z
+  .string()
+  .trim()
+  .min(1)
+  .max(200)
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what a file name is refused for
+  .refine((v) => !/[\u0000-\u001f/\\]/.test(v), "no slashes or control characters");
 /**
  * `attach=false` stages the file: stored and inspected, but its note does not join the
  * conversation until a turn names it in `attachments` (the web UI's composer sends it that way).
@@ -35,7 +47,10 @@ const uploadQuery = z.strictObject({
 const listQuery = z.strictObject({ limit: intParam(1, 500).default(100), cursor: idCursor("att", "an attachment id") });
 const createUpload = z.strictObject({ name: NAME, type: z.string().max(200).optional() });
 const completeUpload = z.strictObject({
-  parts: z.array(z.strictObject({ partNumber: z.number().int().min(1).max(10_000), etag: z.string().min(1).max(200) })).min(1).max(10_000),
+  parts: z
+    .array(z.strictObject({ partNumber: z.number().int().min(1).max(10_000), etag: z.string().min(1).max(200) }))
+    .min(1)
+    .max(10_000),
 });
 
 async function conversationFor(c: { env: Env; get(k: "tenantId"): string; req: { param(k: "id"): string } }) {
@@ -49,7 +64,12 @@ async function conversationFor(c: { env: Env; get(k: "tenantId"): string; req: {
 
 export function contentLength(header: string | undefined): number {
   const n = Number(header);
-  if (!header || !Number.isInteger(n) || n < 0) throw new ApiError(411, "length_required", "Content-Length is required; for a body of unknown length use the multipart upload API");
+  if (!header || !Number.isInteger(n) || n < 0)
+    throw new ApiError(
+      411,
+      "length_required",
+      "Content-Length is required; for a body of unknown length use the multipart upload API",
+    );
   if (n === 0) throw badRequest("body: the upload is empty");
   return n;
 }
@@ -58,7 +78,11 @@ export function contentLength(header: string | undefined): number {
  * Inspects the stored bytes, records the facts, and adds the note to the conversation (a project
  * file has no conversation: its project's conversations list it in their prompt instead).
  */
-export async function finish(env: Env, row: AttachmentRow, stub: DurableObjectStub<import("../../../durable-objects/conversation/conversation-do").ConversationDO> | null) {
+export async function finish(
+  env: Env,
+  row: AttachmentRow,
+  stub: DurableObjectStub<import("../../../durable-objects/conversation/conversation-do").ConversationDO> | null,
+) {
   const reader = await r2RangeReader(env.BUCKET, row.r2Key);
   if (!reader) throw new Error("the upload's bytes are missing");
   const { type, facts } = await inspectAttachment(reader, {
@@ -66,27 +90,76 @@ export async function finish(env: Env, row: AttachmentRow, stub: DurableObjectSt
     declaredType: row.type,
     lineIndex: () => lineIndexFor(env.BUCKET, row.tenantId, row.id, row.r2Key),
   });
-  const ready: AttachmentRow = { ...row, type, size: reader.size, status: "ready", facts: JSON.stringify(facts), uploadId: null };
-  await updateAttachment(env.DB, row.tenantId, row.id, { type, size: reader.size, status: "ready", facts: ready.facts, uploadId: null });
+  const ready: AttachmentRow = {
+    ...row,
+    type,
+    size: reader.size,
+    status: "ready",
+    facts: JSON.stringify(facts),
+    uploadId: null,
+  };
+  await updateAttachment(env.DB, row.tenantId, row.id, {
+    type,
+    size: reader.size,
+    status: "ready",
+    facts: ready.facts,
+    uploadId: null,
+  });
   const attachment = toAttachment(ready);
   const note = attachmentNote(attachment);
   // A conversation deleted during the upload takes no note; the caller discards the file.
-  if (stub && (await stub.addAttachmentNote({ tenantId: row.tenantId, conversationId: row.conversationId }, note, TOOLS_FOR[(facts as AttachmentFacts).kind])).kind === "missing") throw notFound("conversation");
+  if (
+    stub &&
+    (
+      await stub.addAttachmentNote(
+        { tenantId: row.tenantId, conversationId: row.conversationId },
+        note,
+        TOOLS_FOR[(facts as AttachmentFacts).kind],
+      )
+    ).kind === "missing"
+  )
+    throw notFound("conversation");
   return { ...attachment, note };
 }
 
-export function newRow(of: { tenantId: string; conversationId: string; name: string; type: string | null; status: string; projectId?: string | null }): AttachmentRow {
+export function newRow(of: {
+  tenantId: string;
+  conversationId: string;
+  name: string;
+  type: string | null;
+  status: string;
+  projectId?: string | null;
+}): AttachmentRow {
   const { tenantId, conversationId, name, type, status, projectId = null } = of;
   const id = sortableId("att");
   const now = new Date().toISOString();
-  return { id, tenantId, conversationId, name, type: type || "application/octet-stream", size: 0, status, r2Key: attachmentBlobKey(tenantId, id), uploadId: null, facts: "{}", createdAt: now, updatedAt: now, indexStatus: "none", indexStartedAt: null, projectId };
+  return {
+    id,
+    tenantId,
+    conversationId,
+    name,
+    type: type || "application/octet-stream",
+    size: 0,
+    status,
+    r2Key: attachmentBlobKey(tenantId, id),
+    uploadId: null,
+    facts: "{}",
+    createdAt: now,
+    updatedAt: now,
+    indexStatus: "none",
+    indexStartedAt: null,
+    projectId,
+  };
 }
 
 /**
  * A single-request upload: the body streams straight into R2 (the Worker never holds it whole),
  * then the bytes are inspected and recorded. Any failure removes every trace of it.
  */
-export async function storeUpload(env: Env, upload: { req: Request; row: AttachmentRow; stub: Parameters<typeof finish>[2] }) {
+export async function storeUpload(
+  env: Env,
+  upload: { req: Request; row: AttachmentRow; stub: Parameters<typeof finish>[2] },
+) {
   const { req, row, stub } = upload;
   const length = contentLength(req.headers.get("content-length") ?? undefined);
   await insertAttachment(env.DB, row);
@@ -103,34 +176,79 @@ export async function storeUpload(env: Env, upload: { req: Request; row: Attachm
 
 export const declaredType = (header: string | undefined) => (header ?? "").split(";")[0].trim() || null;
 
-attachmentRoutes.post("/", doc({ summary: "Upload a file (the body is its bytes)", rawBody: { description: "The file's bytes; Content-Length required" }, responses: { 201: { description: "The attachment and its note", schema: attachment } } }), query(uploadQuery), async (c) => {
-  const { tenantId, conversationId, stub } = await conversationFor(c);
-  const { name, attach } = c.req.valid("query");
-  const row = newRow({ tenantId, conversationId, name, type: declaredType(c.req.header("content-type")), status: "uploading" });
-  // A staged file (attach=false) gets no note now: the turn that names it brings the note.
-  return c.json(await storeUpload(c.env, { req: c.req.raw, row, stub: attach === "false" ? null : stub }), 201);
-});
+attachmentRoutes.post(
+  "/",
+  doc({
+    summary: "Upload a file (the body is its bytes)",
+    rawBody: { description: "The file's bytes; Content-Length required" },
+    responses: { 201: { description: "The attachment and its note", schema: attachment } },
+  }),
+  query(uploadQuery),
+  async (c) => {
+    const { tenantId, conversationId, stub } = await conversationFor(c);
+    const { name, attach } = c.req.valid("query");
+    const row = newRow({
+      tenantId,
+      conversationId,
+      name,
+      type: declaredType(c.req.header("content-type")),
+      status: "uploading",
+    });
+    // A staged file (attach=false) gets no note now: the turn that names it brings the note.
+    return c.json(await storeUpload(c.env, { req: c.req.raw, row, stub: attach === "false" ? null : stub }), 201);
+  },
+);
 
-attachmentRoutes.get("/", doc({ summary: "List the conversation's attachments", responses: { 200: { description: "A page", schema: listOf("attachments", attachment) } } }), query(listQuery), async (c) => {
-  const { tenantId, conversationId } = await conversationFor(c);
-  const { limit, cursor } = c.req.valid("query");
-  const rows = (await listAttachmentRows(c.env.DB, tenantId, conversationId, limit + 1, cursor)).map(toAttachment);
-  return c.json(listBody("attachments", pageOf(rows.map((a) => ({ ...a, note: attachmentNote(a) })), limit, (a) => a.id)));
-});
+attachmentRoutes.get(
+  "/",
+  doc({
+    summary: "List the conversation's attachments",
+    responses: { 200: { description: "A page", schema: listOf("attachments", attachment) } },
+  }),
+  query(listQuery),
+  async (c) => {
+    const { tenantId, conversationId } = await conversationFor(c);
+    const { limit, cursor } = c.req.valid("query");
+    const rows = (await listAttachmentRows(c.env.DB, tenantId, conversationId, limit + 1, cursor)).map(toAttachment);
+    return c.json(
+      listBody(
+        "attachments",
+        pageOf(
+          rows.map((a) => ({ ...a, note: attachmentNote(a) })),
+          limit,
+          (a) => a.id,
+        ),
+      ),
+    );
+  },
+);
 
-attachmentRoutes.get("/:attachmentId", doc({ summary: "Get an attachment", responses: { 200: { description: "The attachment", schema: attachment } } }), async (c) => {
-  const { tenantId, conversationId } = await conversationFor(c);
-  const row = await getAttachmentRow(c.env.DB, tenantId, c.req.param("attachmentId"));
-  if (!row || row.conversationId !== conversationId || row.status !== "ready") throw notFound("attachment");
-  const a = toAttachment(row);
-  const pagesIndexed = a.facts.kind === "pdf" ? await (await cortexFor(c.env, tenantId)).countIndexedPages(tenantId, row.id) : undefined;
-  return c.json({ ...a, note: attachmentNote(a), indexStatus: row.indexStatus, pagesIndexed });
-});
+attachmentRoutes.get(
+  "/:attachmentId",
+  doc({ summary: "Get an attachment", responses: { 200: { description: "The attachment", schema: attachment } } }),
+  async (c) => {
+    const { tenantId, conversationId } = await conversationFor(c);
+    const row = await getAttachmentRow(c.env.DB, tenantId, c.req.param("attachmentId"));
+    if (!row || row.conversationId !== conversationId || row.status !== "ready") throw notFound("attachment");
+    const a = toAttachment(row);
+    const pagesIndexed =
+      a.facts.kind === "pdf" ? await (await cortexFor(c.env, tenantId)).countIndexedPages(tenantId, row.id) : undefined;
+    return c.json({ ...a, note: attachmentNote(a), indexStatus: row.indexStatus, pagesIndexed });
+  },
+);
 
 /** The bytes as uploaded (export files link here), never rendered by the browser as a page of this origin. */
 attachmentRoutes.get(
   "/:attachmentId/content",
-  doc({ summary: "Download an attachment's bytes", responses: { 200: { description: "The file as uploaded", content: { "application/octet-stream": { schema: { type: "string", format: "binary" } } } } } }),
+  doc({
+    summary: "Download an attachment's bytes",
+    responses: {
+      200: {
+        description: "The file as uploaded",
+        content: { "application/octet-stream": { schema: { type: "string", format: "binary" } } },
+      },
+    },
+  }),
   async (c) => {
     const { tenantId, conversationId } = await conversationFor(c);
     const row = await getAttachmentRow(c.env.DB, tenantId, c.req.param("attachmentId"));
@@ -150,59 +268,103 @@ attachmentRoutes.get(
 );
 
 /** Deletes the attachment: bytes, extracted pages, row. Its reference note stays in the transcript. */
-attachmentRoutes.delete("/:attachmentId", doc({ summary: "Delete an attachment (its note stays)", responses: { 204: { description: "Deleted" } } }), async (c) => {
-  const { tenantId, conversationId } = await conversationFor(c);
-  const row = await getAttachmentRow(c.env.DB, tenantId, c.req.param("attachmentId"));
-  if (!row || row.conversationId !== conversationId) throw notFound("attachment");
-  await purgeAttachment(c.env, row);
-  return c.body(null, 204);
-});
+attachmentRoutes.delete(
+  "/:attachmentId",
+  doc({ summary: "Delete an attachment (its note stays)", responses: { 204: { description: "Deleted" } } }),
+  async (c) => {
+    const { tenantId, conversationId } = await conversationFor(c);
+    const row = await getAttachmentRow(c.env.DB, tenantId, c.req.param("attachmentId"));
+    if (!row || row.conversationId !== conversationId) throw notFound("attachment");
+    await purgeAttachment(c.env, row);
+    return c.body(null, 204);
+  },
+);
 
 // ---- multipart: create, parts, complete, abort --------------------------------------------
 
-attachmentRoutes.post("/uploads", doc({ summary: "Start a multipart upload", responses: { 201: { description: "The upload", schema: z.looseObject({ attachmentId: z.string(), uploadId: z.string(), minPartBytes: z.number() }) } } }), ...jsonBody(createUpload), async (c) => {
-  const { tenantId, conversationId } = await conversationFor(c);
-  const body = c.req.valid("json");
-  const row = newRow({ tenantId, conversationId, name: body.name, type: body.type ?? null, status: "uploading" });
-  const upload = await c.env.BUCKET.createMultipartUpload(row.r2Key, { httpMetadata: { contentType: row.type } });
-  await insertAttachment(c.env.DB, { ...row, uploadId: upload.uploadId });
-  return c.json({ attachmentId: row.id, uploadId: upload.uploadId, minPartBytes: 5 * 1024 * 1024 }, 201);
-});
+attachmentRoutes.post(
+  "/uploads",
+  doc({
+    summary: "Start a multipart upload",
+    responses: {
+      201: {
+        description: "The upload",
+        schema: z.looseObject({ attachmentId: z.string(), uploadId: z.string(), minPartBytes: z.number() }),
+      },
+    },
+  }),
+  ...jsonBody(createUpload),
+  async (c) => {
+    const { tenantId, conversationId } = await conversationFor(c);
+    const body = c.req.valid("json");
+    const row = newRow({ tenantId, conversationId, name: body.name, type: body.type ?? null, status: "uploading" });
+    const upload = await c.env.BUCKET.createMultipartUpload(row.r2Key, { httpMetadata: { contentType: row.type } });
+    await insertAttachment(c.env.DB, { ...row, uploadId: upload.uploadId });
+    return c.json({ attachmentId: row.id, uploadId: upload.uploadId, minPartBytes: 5 * 1024 * 1024 }, 201);
+  },
+);
 
-async function openUpload(c: Parameters<typeof conversationFor>[0] & { req: { param(k: "id" | "attachmentId"): string } }) {
+async function openUpload(
+  c: Parameters<typeof conversationFor>[0] & { req: { param(k: "id" | "attachmentId"): string } },
+) {
   const { tenantId, conversationId, stub } = await conversationFor(c);
   const row = await getAttachmentRow(c.env.DB, tenantId, c.req.param("attachmentId"));
-  if (!row || row.conversationId !== conversationId || row.status !== "uploading" || !row.uploadId) throw notFound("upload");
+  if (!row || row.conversationId !== conversationId || row.status !== "uploading" || !row.uploadId)
+    throw notFound("upload");
   return { row, stub, upload: c.env.BUCKET.resumeMultipartUpload(row.r2Key, row.uploadId) };
 }
 
-attachmentRoutes.put("/uploads/:attachmentId/parts/:part", doc({ summary: "Upload one part", rawBody: { description: "The part's bytes; Content-Length required" }, responses: { 200: { description: "The part", schema: z.looseObject({ partNumber: z.number(), etag: z.string() }) } } }), async (c) => {
-  const { upload } = await openUpload(c);
-  const raw = c.req.param("part");
-  const part = /^[1-9]\d{0,4}$/.test(raw) ? Number(raw) : 0;
-  if (part < 1 || part > 10_000) throw badRequest("part: a number from 1 to 10000");
-  contentLength(c.req.header("content-length"));
-  const uploaded = await upload.uploadPart(part, c.req.raw.body!);
-  return c.json({ partNumber: uploaded.partNumber, etag: uploaded.etag });
-});
+attachmentRoutes.put(
+  "/uploads/:attachmentId/parts/:part",
+  doc({
+    summary: "Upload one part",
+    rawBody: { description: "The part's bytes; Content-Length required" },
+    responses: {
+      200: { description: "The part", schema: z.looseObject({ partNumber: z.number(), etag: z.string() }) },
+    },
+  }),
+  async (c) => {
+    const { upload } = await openUpload(c);
+    const raw = c.req.param("part");
+    const part = /^[1-9]\d{0,4}$/.test(raw) ? Number(raw) : 0;
+    if (part < 1 || part > 10_000) throw badRequest("part: a number from 1 to 10000");
+    contentLength(c.req.header("content-length"));
+    const uploaded = await upload.uploadPart(part, c.req.raw.body!);
+    return c.json({ partNumber: uploaded.partNumber, etag: uploaded.etag });
+  },
+);
 
-attachmentRoutes.post("/uploads/:attachmentId/complete", doc({ summary: "Complete a multipart upload", responses: { 201: { description: "The attachment and its note", schema: attachment } } }), ...jsonBody(completeUpload), async (c) => {
-  const { row, stub, upload } = await openUpload(c);
-  try {
-    await upload.complete(c.req.valid("json").parts);
-  } catch (err) {
-    throw badRequest(`parts: the upload could not be completed (${err instanceof Error ? err.message : String(err)})`);
-  }
-  try {
-    return c.json(await finish(c.env, row, stub), 201);
-  } catch (err) {
+attachmentRoutes.post(
+  "/uploads/:attachmentId/complete",
+  doc({
+    summary: "Complete a multipart upload",
+    responses: { 201: { description: "The attachment and its note", schema: attachment } },
+  }),
+  ...jsonBody(completeUpload),
+  async (c) => {
+    const { row, stub, upload } = await openUpload(c);
+    try {
+      await upload.complete(c.req.valid("json").parts);
+    } catch (err) {
+      throw badRequest(
+        `parts: the upload could not be completed (${err instanceof Error ? err.message : String(err)})`,
+      );
+    }
+    try {
+      return c.json(await finish(c.env, row, stub), 201);
+    } catch (err) {
+      await purgeAttachment(c.env, row);
+      throw err;
+    }
+  },
+);
+
+attachmentRoutes.delete(
+  "/uploads/:attachmentId",
+  doc({ summary: "Abort a multipart upload", responses: { 204: { description: "Aborted" } } }),
+  async (c) => {
+    const { row } = await openUpload(c);
     await purgeAttachment(c.env, row);
-    throw err;
-  }
-});
-
-attachmentRoutes.delete("/uploads/:attachmentId", doc({ summary: "Abort a multipart upload", responses: { 204: { description: "Aborted" } } }), async (c) => {
-  const { row } = await openUpload(c);
-  await purgeAttachment(c.env, row);
-  return c.body(null, 204);
-});
+    return c.body(null, 204);
+  },
+);

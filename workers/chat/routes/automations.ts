@@ -5,7 +5,15 @@ import { z } from "zod";
 import { nonBlankText } from "../../../core/blank-text";
 import { cronError } from "../../../core/cron";
 import { isId } from "../../../core/ids";
-import { createAutomation, deleteAutomation, getAutomation, listAutomations, listRuns, updateAutomation, type AutomationRunRow } from "../../../services/automations";
+import {
+  createAutomation,
+  deleteAutomation,
+  getAutomation,
+  listAutomations,
+  listRuns,
+  updateAutomation,
+  type AutomationRunRow,
+} from "../../../services/automations";
 import { notFound } from "../errors";
 import { requestLocationHint } from "../location-hint";
 import type { AppEnv } from "../types";
@@ -19,10 +27,15 @@ const automation = resource("Automation", "A scheduled prompt on a channel.");
 
 export const automationRoutes = new Hono<AppEnv>();
 
-const schedule = z.string().trim().min(1).max(100).superRefine((v, ctx) => {
-  const problem = cronError(v);
-  if (problem) ctx.addIssue({ code: "custom", message: `not a cron expression: ${problem}` });
-});
+const schedule = z
+  .string()
+  .trim()
+  .min(1)
+  .max(100)
+  .superRefine((v, ctx) => {
+    const problem = cronError(v);
+    if (problem) ctx.addIssue({ code: "custom", message: `not a cron expression: ${problem}` });
+  });
 const fields = {
   name: z.string().trim().min(1).max(100),
   schedule,
@@ -32,10 +45,16 @@ const fields = {
   paused: z.boolean(),
 };
 const createBody = z.strictObject({ ...fields, paused: fields.paused.optional() });
-const patchBody = z.strictObject(fields).partial().refine((b) => Object.keys(b).length > 0, "give at least one field");
+const patchBody = z
+  .strictObject(fields)
+  .partial()
+  .refine((b) => Object.keys(b).length > 0, "give at least one field");
 const listQuery = z.strictObject({
   limit: intParam(1, 100).default(20),
-  cursor: z.string().refine((v) => isId("auto", v), "not an automation id").optional(),
+  cursor: z
+    .string()
+    .refine((v) => isId("auto", v), "not an automation id")
+    .optional(),
 });
 const runsQuery = z.strictObject({ limit: intParam(1, 200).default(50), cursor: idCursor("run", "a run id") });
 
@@ -44,49 +63,111 @@ const automationId = (id: string) => {
   return id;
 };
 // next_run_at is the cron tick's bookkeeping, not part of the resource.
-const publicAutomation = <T extends { tenantId: string; nextRunAt: string; locationHint: string | null }>({ tenantId: _t, nextRunAt: _n, locationHint: _l, ...a }: T) => a;
-const publicRun = ({ tenantId: _t, usage, ...r }: AutomationRunRow) => ({ ...r, usage: usage ? JSON.parse(usage) : null });
+const publicAutomation = <T extends { tenantId: string; nextRunAt: string; locationHint: string | null }>({
+  tenantId: _t,
+  nextRunAt: _n,
+  locationHint: _l,
+  ...a
+}: T) => a;
+const publicRun = ({ tenantId: _t, usage, ...r }: AutomationRunRow) => ({
+  ...r,
+  usage: usage ? JSON.parse(usage) : null,
+});
 
-automationRoutes.post("/", doc({ summary: "Create an automation", responses: { 201: { description: "Created", schema: automation } } }), ...jsonBody(createBody), async (c) =>
-  // The creator's region places the channel objects a run may have to create (it has no caller of its own).
-  c.json(publicAutomation(await createAutomation(c.env.DB, c.get("tenantId"), c.req.valid("json"), requestLocationHint(c.req.raw))), 201),
+automationRoutes.post(
+  "/",
+  doc({ summary: "Create an automation", responses: { 201: { description: "Created", schema: automation } } }),
+  ...jsonBody(createBody),
+  async (c) =>
+    // The creator's region places the channel objects a run may have to create (it has no caller of its own).
+    c.json(
+      publicAutomation(
+        await createAutomation(c.env.DB, c.get("tenantId"), c.req.valid("json"), requestLocationHint(c.req.raw)),
+      ),
+      201,
+    ),
 );
 
-automationRoutes.get("/", doc({ summary: "List automations", responses: { 200: { description: "A page", schema: listOf("automations", automation) } } }), query(listQuery), async (c) => {
-  const { limit, cursor } = c.req.valid("query");
-  const rows = await listAutomations(c.env.DB, c.get("tenantId"), limit + 1, cursor);
-  return c.json(listBody("automations", pageOf(rows.map(publicAutomation), limit, (a) => a.id)));
-});
+automationRoutes.get(
+  "/",
+  doc({
+    summary: "List automations",
+    responses: { 200: { description: "A page", schema: listOf("automations", automation) } },
+  }),
+  query(listQuery),
+  async (c) => {
+    const { limit, cursor } = c.req.valid("query");
+    const rows = await listAutomations(c.env.DB, c.get("tenantId"), limit + 1, cursor);
+    return c.json(
+      listBody(
+        "automations",
+        pageOf(rows.map(publicAutomation), limit, (a) => a.id),
+      ),
+    );
+  },
+);
 
-automationRoutes.get("/:id", doc({ summary: "Get an automation", responses: { 200: { description: "The automation", schema: automation } } }), async (c) => {
-  const a = await getAutomation(c.env.DB, c.get("tenantId"), automationId(c.req.param("id")));
-  if (!a) throw notFound("automation");
-  return c.json(publicAutomation(a));
-});
-
-automationRoutes.patch("/:id", doc({ summary: "Change an automation", responses: { 200: { description: "The automation", schema: automation } } }), ...jsonBody(patchBody), async (c) => {
-  const a = await updateAutomation(c.env.DB, c.get("tenantId"), automationId(c.req.param("id")), c.req.valid("json"));
-  if (!a) throw notFound("automation");
-  return c.json(publicAutomation(a));
-});
-
-for (const [verb, paused] of [["pause", true], ["resume", false]] as const) {
-  automationRoutes.post(`/:id/${verb}`, doc({ summary: `${verb[0].toUpperCase()}${verb.slice(1)} an automation`, responses: { 200: { description: "The automation", schema: automation } } }), async (c) => {
-    const a = await updateAutomation(c.env.DB, c.get("tenantId"), automationId(c.req.param("id")), { paused });
+automationRoutes.get(
+  "/:id",
+  doc({ summary: "Get an automation", responses: { 200: { description: "The automation", schema: automation } } }),
+  async (c) => {
+    const a = await getAutomation(c.env.DB, c.get("tenantId"), automationId(c.req.param("id")));
     if (!a) throw notFound("automation");
     return c.json(publicAutomation(a));
-  });
+  },
+);
+
+automationRoutes.patch(
+  "/:id",
+  doc({ summary: "Change an automation", responses: { 200: { description: "The automation", schema: automation } } }),
+  ...jsonBody(patchBody),
+  async (c) => {
+    const a = await updateAutomation(c.env.DB, c.get("tenantId"), automationId(c.req.param("id")), c.req.valid("json"));
+    if (!a) throw notFound("automation");
+    return c.json(publicAutomation(a));
+  },
+);
+
+for (const [verb, paused] of [
+  ["pause", true],
+  ["resume", false],
+] as const) {
+  automationRoutes.post(
+    `/:id/${verb}`,
+    doc({
+      summary: `${verb[0].toUpperCase()}${verb.slice(1)} an automation`,
+      responses: { 200: { description: "The automation", schema: automation } },
+    }),
+    async (c) => {
+      const a = await updateAutomation(c.env.DB, c.get("tenantId"), automationId(c.req.param("id")), { paused });
+      if (!a) throw notFound("automation");
+      return c.json(publicAutomation(a));
+    },
+  );
 }
 
-automationRoutes.delete("/:id", doc({ summary: "Delete an automation", responses: { 204: { description: "Deleted" } } }), async (c) => {
-  if (!(await deleteAutomation(c.env.DB, c.get("tenantId"), automationId(c.req.param("id"))))) throw notFound("automation");
-  return c.body(null, 204);
-});
+automationRoutes.delete(
+  "/:id",
+  doc({ summary: "Delete an automation", responses: { 204: { description: "Deleted" } } }),
+  async (c) => {
+    if (!(await deleteAutomation(c.env.DB, c.get("tenantId"), automationId(c.req.param("id")))))
+      throw notFound("automation");
+    return c.body(null, 204);
+  },
+);
 
-automationRoutes.get("/:id/runs", doc({ summary: "An automation's recorded runs", responses: { 200: { description: "A page", schema: listOf("data", z.looseObject({ id: z.string() })) } } }), query(runsQuery), async (c) => {
-  const id = automationId(c.req.param("id"));
-  if (!(await getAutomation(c.env.DB, c.get("tenantId"), id))) throw notFound("automation");
-  const { limit, cursor } = c.req.valid("query");
-  const runs = await listRuns(c.env.DB, c.get("tenantId"), id, limit + 1, cursor);
-  return c.json(pageOf(runs.map(publicRun), limit, (r) => r.id));
-});
+automationRoutes.get(
+  "/:id/runs",
+  doc({
+    summary: "An automation's recorded runs",
+    responses: { 200: { description: "A page", schema: listOf("data", z.looseObject({ id: z.string() })) } },
+  }),
+  query(runsQuery),
+  async (c) => {
+    const id = automationId(c.req.param("id"));
+    if (!(await getAutomation(c.env.DB, c.get("tenantId"), id))) throw notFound("automation");
+    const { limit, cursor } = c.req.valid("query");
+    const runs = await listRuns(c.env.DB, c.get("tenantId"), id, limit + 1, cursor);
+    return c.json(pageOf(runs.map(publicRun), limit, (r) => r.id));
+  },
+);

@@ -15,52 +15,111 @@ import { turnDoc } from "../openapi/turn-doc";
 import { withLocationHint } from "../../../core/location-hint";
 import { requestLocationHint } from "../location-hint";
 
-const channel = z.looseObject({ name: z.string(), conversationId: z.string().nullable() }).meta({ id: "Channel", description: "A named long-lived thread and its current conversation." });
+const channel = z
+  .looseObject({ name: z.string(), conversationId: z.string().nullable() })
+  .meta({ id: "Channel", description: "A named long-lived thread and its current conversation." });
 
 export const channelRoutes = new Hono<AppEnv>();
 
 export const CHANNEL_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
-const patchBody = z.strictObject({ rotationSeconds: z.number().int().min(1).max(30 * 24 * 3600) });
-const listQuery = z.strictObject({ limit: intParam(1, 500).default(100), cursor: z.string().regex(CHANNEL_NAME, "not a channel name").optional() });
+const patchBody = z.strictObject({
+  rotationSeconds: z
+    .number()
+    .int()
+    .min(1)
+    .max(30 * 24 * 3600),
+});
+const listQuery = z.strictObject({
+  limit: intParam(1, 500).default(100),
+  cursor: z.string().regex(CHANNEL_NAME, "not a channel name").optional(),
+});
 
 /** The channel's object; `req` (the route's request) places it near its caller if this get() creates it. */
 function channelStub(env: Env, of: { tenantId: string; name: string; req?: Request }) {
   const { tenantId, name, req } = of;
   if (!CHANNEL_NAME.test(name)) throw notFound("channel");
-  return env.CHANNEL.get(env.CHANNEL.idFromName(channelObjectName(tenantId, name)), withLocationHint(req ? requestLocationHint(req) : null));
+  return env.CHANNEL.get(
+    env.CHANNEL.idFromName(channelObjectName(tenantId, name)),
+    withLocationHint(req ? requestLocationHint(req) : null),
+  );
 }
 
-channelRoutes.get("/", doc({ summary: "List channels", responses: { 200: { description: "A page", schema: listOf("channels", channel) } } }), query(listQuery), async (c) => {
-  const { limit, cursor } = c.req.valid("query");
-  const { results } = await c.env.DB.prepare(
-    `SELECT name, conversation_id AS conversationId, rotation_seconds AS rotationSeconds, last_activity_at AS lastActivityAt, created_at AS createdAt FROM channels WHERE tenant_id = ? AND name > ? ORDER BY name LIMIT ?`,
-  )
-    .bind(c.get("tenantId"), cursor ?? "", limit + 1)
-    .all<{ name: string }>();
-  return c.json(listBody("channels", pageOf(results, limit, (ch) => ch.name)));
-});
+channelRoutes.get(
+  "/",
+  doc({ summary: "List channels", responses: { 200: { description: "A page", schema: listOf("channels", channel) } } }),
+  query(listQuery),
+  async (c) => {
+    const { limit, cursor } = c.req.valid("query");
+    const { results } = await c.env.DB.prepare(
+      `SELECT name, conversation_id AS conversationId, rotation_seconds AS rotationSeconds, last_activity_at AS lastActivityAt, created_at AS createdAt FROM channels WHERE tenant_id = ? AND name > ? ORDER BY name LIMIT ?`,
+    )
+      .bind(c.get("tenantId"), cursor ?? "", limit + 1)
+      .all<{ name: string }>();
+    return c.json(
+      listBody(
+        "channels",
+        pageOf(results, limit, (ch) => ch.name),
+      ),
+    );
+  },
+);
 
-channelRoutes.get("/:name", doc({ summary: "Get a channel", responses: { 200: { description: "The channel", schema: channel } } }), async (c) => {
-  const view = await channelStub(c.env, { tenantId: c.get("tenantId"), name: c.req.param("name") }).get(c.get("tenantId"), c.req.param("name"));
-  if (!view) throw notFound("channel");
-  return c.json(view);
-});
+channelRoutes.get(
+  "/:name",
+  doc({ summary: "Get a channel", responses: { 200: { description: "The channel", schema: channel } } }),
+  async (c) => {
+    const view = await channelStub(c.env, { tenantId: c.get("tenantId"), name: c.req.param("name") }).get(
+      c.get("tenantId"),
+      c.req.param("name"),
+    );
+    if (!view) throw notFound("channel");
+    return c.json(view);
+  },
+);
 
-channelRoutes.patch("/:name", doc({ summary: "Configure a channel (creating it)", responses: { 200: { description: "The channel", schema: channel } } }), ...jsonBody(patchBody), async (c) => {
-  const name = c.req.param("name");
-  return c.json(await channelStub(c.env, { tenantId: c.get("tenantId"), name, req: c.req.raw }).configure(c.get("tenantId"), name, c.req.valid("json")));
-});
+channelRoutes.patch(
+  "/:name",
+  doc({
+    summary: "Configure a channel (creating it)",
+    responses: { 200: { description: "The channel", schema: channel } },
+  }),
+  ...jsonBody(patchBody),
+  async (c) => {
+    const name = c.req.param("name");
+    return c.json(
+      await channelStub(c.env, { tenantId: c.get("tenantId"), name, req: c.req.raw }).configure(
+        c.get("tenantId"),
+        name,
+        c.req.valid("json"),
+      ),
+    );
+  },
+);
 
-channelRoutes.post("/:name/messages", turnDoc("Send a turn to the channel's current conversation", { idempotent: false }), ...jsonBody(turnBodySchema), requireModel, async (c) => {
-  const tenantId = c.get("tenantId");
-  const name = c.req.param("name");
-  // A retry may land after the channel rotated to a new conversation, where the key means nothing:
-  // refused rather than silently ignored.
-  if (c.req.header("idempotency-key") !== undefined) throw badRequest("Idempotency-Key: not accepted on channel turns (a channel can move to a new conversation between attempts); send the turn to POST /v1/conversations/:id/messages");
-  if (!CHANNEL_NAME.test(name)) throw notFound("channel");
-  // Resolved first: a refused body neither starts nor rotates the channel's conversation.
-  const input = await turnInput(c.env, tenantId, c.req.valid("json"));
-  const { conversationId, started } = await startChannelTurn(c.env, { tenantId, name, input, locationHint: requestLocationHint(c.req.raw) });
-  if (started.kind === "missing") throw notFound("conversation");
-  return respondTurn(c, { conversationId, events: started.events });
-});
+channelRoutes.post(
+  "/:name/messages",
+  turnDoc("Send a turn to the channel's current conversation", { idempotent: false }),
+  ...jsonBody(turnBodySchema),
+  requireModel,
+  async (c) => {
+    const tenantId = c.get("tenantId");
+    const name = c.req.param("name");
+    // A retry may land after the channel rotated to a new conversation, where the key means nothing:
+    // refused rather than silently ignored.
+    if (c.req.header("idempotency-key") !== undefined)
+      throw badRequest(
+        "Idempotency-Key: not accepted on channel turns (a channel can move to a new conversation between attempts); send the turn to POST /v1/conversations/:id/messages",
+      );
+    if (!CHANNEL_NAME.test(name)) throw notFound("channel");
+    // Resolved first: a refused body neither starts nor rotates the channel's conversation.
+    const input = await turnInput(c.env, tenantId, c.req.valid("json"));
+    const { conversationId, started } = await startChannelTurn(c.env, {
+      tenantId,
+      name,
+      input,
+      locationHint: requestLocationHint(c.req.raw),
+    });
+    if (started.kind === "missing") throw notFound("conversation");
+    return respondTurn(c, { conversationId, events: started.events });
+  },
+);

@@ -24,7 +24,11 @@ conversationExportRoutes.get(
     responses: {
       200: {
         description: "The export",
-        content: { "application/json": { schema: { type: "object" } }, "application/x-ndjson": { schema: { type: "string" } }, "text/markdown": { schema: { type: "string" } } },
+        content: {
+          "application/json": { schema: { type: "object" } },
+          "application/x-ndjson": { schema: { type: "string" } },
+          "text/markdown": { schema: { type: "string" } },
+        },
       },
     },
   }),
@@ -33,10 +37,17 @@ conversationExportRoutes.get(
     const id = c.req.param("id") ?? "";
     if (!isId("conv", id)) throw notFound("conversation");
     const { format } = c.req.valid("query");
-    const source = await exportSourceFor(c.env, { tenantId: c.get("tenantId"), conversationId: id, base: new URL(c.req.url).origin });
+    const source = await exportSourceFor(c.env, {
+      tenantId: c.get("tenantId"),
+      conversationId: id,
+      base: new URL(c.req.url).origin,
+    });
     if (!source) throw notFound("conversation");
     return new Response(textStream(exportText(source, format)), {
-      headers: { "content-type": EXPORT_MEDIA_TYPES[format], "content-disposition": `attachment; filename="${id}.${EXTENSIONS[format]}"` },
+      headers: {
+        "content-type": EXPORT_MEDIA_TYPES[format],
+        "content-disposition": `attachment; filename="${id}.${EXTENSIONS[format]}"`,
+      },
     });
   },
 );

@@ -20,20 +20,36 @@ const importBody = z.strictObject({
     .array(z.strictObject({ role: z.enum(["user", "assistant"]), text: nonBlankText(IMPORT_MAX_CHARS) }))
     .min(2, "messages: at least one exchange")
     .max(IMPORT_MAX_MESSAGES)
-    .refine((ms) => ms.every((m, i) => m.role === (i % 2 === 0 ? "user" : "assistant")) && ms.length % 2 === 0, "messages: whole exchanges, user then assistant"),
+    .refine(
+      (ms) => ms.every((m, i) => m.role === (i % 2 === 0 ? "user" : "assistant")) && ms.length % 2 === 0,
+      "messages: whole exchanges, user then assistant",
+    ),
 });
 
 export const importRoutes = new Hono<AppEnv>();
 
-const imported = z.object({ messages: z.array(z.object({ id: z.string(), seq: z.number().int(), role: z.enum(["user", "assistant"]) })) });
-
-importRoutes.post("/", doc({ summary: "Append history from elsewhere, verbatim, without a model call (whole exchanges)", responses: { 201: { description: "The stored messages' ids and seqs", schema: imported } } }), ...jsonBody(importBody), async (c) => {
-  const id = c.req.param("id") ?? "";
-  if (!isId("conv", id)) throw notFound("conversation");
-  const stub = c.env.CONVERSATION.get(c.env.CONVERSATION.idFromName(id));
-  // The RPC stub's type loses StoredMessage (its `unknown` tool inputs are not provably serializable): named again here.
-  const stored = (await stub.importMessages({ tenantId: c.get("tenantId"), conversationId: id }, c.req.valid("json").messages)) as ImportAnswer;
-  if (stored.kind === "missing") throw notFound("conversation");
-  if (stored.kind === "refused") throw new ApiError(409, "turn_paused", stored.message);
-  return c.json({ messages: stored.messages.map(({ id, seq, role }) => ({ id, seq, role })) }, 201);
+const imported = z.object({
+  messages: z.array(z.object({ id: z.string(), seq: z.number().int(), role: z.enum(["user", "assistant"]) })),
 });
+
+importRoutes.post(
+  "/",
+  doc({
+    summary: "Append history from elsewhere, verbatim, without a model call (whole exchanges)",
+    responses: { 201: { description: "The stored messages' ids and seqs", schema: imported } },
+  }),
+  ...jsonBody(importBody),
+  async (c) => {
+    const id = c.req.param("id") ?? "";
+    if (!isId("conv", id)) throw notFound("conversation");
+    const stub = c.env.CONVERSATION.get(c.env.CONVERSATION.idFromName(id));
+    // The RPC stub's type loses StoredMessage (its `unknown` tool inputs are not provably serializable): named again here.
+    const stored = (await stub.importMessages(
+      { tenantId: c.get("tenantId"), conversationId: id },
+      c.req.valid("json").messages,
+    )) as ImportAnswer;
+    if (stored.kind === "missing") throw notFound("conversation");
+    if (stored.kind === "refused") throw new ApiError(409, "turn_paused", stored.message);
+    return c.json({ messages: stored.messages.map(({ id, seq, role }) => ({ id, seq, role })) }, 201);
+  },
+);

@@ -16,7 +16,12 @@ import { toolResultRoutes } from "./tool-results";
 import { turnStopRoutes } from "./turn-stop";
 import { transcriptImportRoutes } from "./transcript-import";
 import { conversationExportRoutes } from "./conversation-export";
-import { activityCursor, listConversationRows, listConversationRowsByActivity, parseActivityCursor } from "../../../services/conversation-list";
+import {
+  activityCursor,
+  listConversationRows,
+  listConversationRowsByActivity,
+  parseActivityCursor,
+} from "../../../services/conversation-list";
 import { ApiError, badRequest, notFound } from "../errors";
 import { idempotencyKeyHeader } from "../idempotency-header";
 import { regenerateInput, requireModel, respondTurn, startTurn, turnInput } from "../turns";
@@ -25,7 +30,13 @@ import { listBody, pageOf } from "../paging";
 import { intParam, jsonBody, query } from "../validate";
 import { issueTicket } from "../ws-tickets";
 import { doc } from "../openapi/registry";
-import { conversationListItemSchema, conversationSchema, listOf, replaySchema, storedMessageSchema } from "../openapi/schemas";
+import {
+  conversationListItemSchema,
+  conversationSchema,
+  listOf,
+  replaySchema,
+  storedMessageSchema,
+} from "../openapi/schemas";
 import { turnDoc } from "../openapi/turn-doc";
 
 export const conversationRoutes = new Hono<AppEnv>();
@@ -36,7 +47,10 @@ const title = z.string().trim().min(1).max(200);
 const createBody = z.strictObject({
   title: title.optional(),
   settings: settingsPatchSchema.optional(),
-  projectId: z.string().refine((v) => isId("proj", v), "not a project id").optional(),
+  projectId: z
+    .string()
+    .refine((v) => isId("proj", v), "not a project id")
+    .optional(),
 });
 const patchBody = z
   .strictObject({ title: title.optional(), settings: settingsPatchSchema.optional() })
@@ -53,7 +67,14 @@ const listQuery = z
     if (q.cursor === undefined) return;
     const ok = q.order === "activity" ? parseActivityCursor(q.cursor) !== null : isId("conv", q.cursor);
     if (!ok)
-      ctx.addIssue({ code: "custom", path: ["cursor"], message: q.order === "activity" ? "not an order=activity cursor (pass back the `next` of the previous page)" : "not a conversation id" });
+      ctx.addIssue({
+        code: "custom",
+        path: ["cursor"],
+        message:
+          q.order === "activity"
+            ? "not an order=activity cursor (pass back the `next` of the previous page)"
+            : "not a conversation id",
+      });
   });
 // `after` (a seq) is the cursor these routes always took; `cursor` is its name on every other list.
 const seqPageQuery = z
@@ -67,23 +88,43 @@ const seqPageQuery = z
 // The socket route checks `after` itself (a ticket may share its query string): the same schema documents it.
 const wsAfter = z.string().regex(/^\d{1,15}$/, "a message seq (an integer >= 0)");
 const wsQuery = z.object({ after: wsAfter.optional() });
-const promptsQuery = z.strictObject({ limit: intParam(1, 50).default(50), cursor: intParam(1, Number.MAX_SAFE_INTEGER).optional() });
+const promptsQuery = z.strictObject({
+  limit: intParam(1, 50).default(50),
+  cursor: intParam(1, Number.MAX_SAFE_INTEGER).optional(),
+});
 
 const conversation = conversationSchema;
 
-function stubFor(env: Env, tenantId: string, id: string): { stub: DurableObjectStub<import("../../../durable-objects/conversation/conversation-do").ConversationDO>; ref: ConversationRef } {
+function stubFor(
+  env: Env,
+  tenantId: string,
+  id: string,
+): {
+  stub: DurableObjectStub<import("../../../durable-objects/conversation/conversation-do").ConversationDO>;
+  ref: ConversationRef;
+} {
   // A malformed id is indistinguishable from an unknown one: 404, and no object is woken.
   if (!isId("conv", id)) throw notFound("conversation");
   return { stub: env.CONVERSATION.get(env.CONVERSATION.idFromName(id)), ref: { tenantId, conversationId: id } };
 }
 
-conversationRoutes.post("/", doc({ summary: "Create a conversation", responses: { 201: { description: "Created", schema: conversation } } }), ...jsonBody(createBody), async (c) => {
-  const body = c.req.valid("json");
-  if (body.projectId && !(await getProject(c.env.DB, c.get("tenantId"), body.projectId))) throw badRequest("projectId: no such project");
-  const created = await createConversation(c.env, { tenantId: c.get("tenantId"), init: body, locationHint: requestLocationHint(c.req.raw) });
-  if (created.kind === "invalid") throw badRequest(created.message);
-  return c.json(created.view, 201);
-});
+conversationRoutes.post(
+  "/",
+  doc({ summary: "Create a conversation", responses: { 201: { description: "Created", schema: conversation } } }),
+  ...jsonBody(createBody),
+  async (c) => {
+    const body = c.req.valid("json");
+    if (body.projectId && !(await getProject(c.env.DB, c.get("tenantId"), body.projectId)))
+      throw badRequest("projectId: no such project");
+    const created = await createConversation(c.env, {
+      tenantId: c.get("tenantId"),
+      init: body,
+      locationHint: requestLocationHint(c.req.raw),
+    });
+    if (created.kind === "invalid") throw badRequest(created.message);
+    return c.json(created.view, 201);
+  },
+);
 
 conversationRoutes.get(
   "/",
@@ -91,101 +132,202 @@ conversationRoutes.get(
     summary: "List conversations",
     description:
       "Newest created first; `?order=activity`: most recent activity first (`updatedAt`: the last turn, import, attachment note or rename), ties by id. Pass `next` back as `cursor` with the same `order`.",
-    responses: { 200: { description: "A page, newest first (or by activity)", schema: listOf("conversations", conversationListItemSchema) } },
+    responses: {
+      200: {
+        description: "A page, newest first (or by activity)",
+        schema: listOf("conversations", conversationListItemSchema),
+      },
+    },
   }),
   query(listQuery),
   async (c) => {
     const { limit, cursor, order } = c.req.valid("query");
     const tenantId = c.get("tenantId");
     if (order === "activity") {
-      const rows = (await listConversationRowsByActivity(c.env.DB, tenantId, limit + 1, cursor === undefined ? undefined : parseActivityCursor(cursor)!)).map(({ tenantId: _t, ...row }) => row);
+      const rows = (
+        await listConversationRowsByActivity(
+          c.env.DB,
+          tenantId,
+          limit + 1,
+          cursor === undefined ? undefined : parseActivityCursor(cursor)!,
+        )
+      ).map(({ tenantId: _t, ...row }) => row);
       return c.json(listBody("conversations", pageOf(rows, limit, activityCursor)));
     }
-    const rows = (await listConversationRows(c.env.DB, tenantId, limit + 1, cursor)).map(({ tenantId: _t, ...row }) => row);
-    return c.json(listBody("conversations", pageOf(rows, limit, (r) => r.id)));
+    const rows = (await listConversationRows(c.env.DB, tenantId, limit + 1, cursor)).map(
+      ({ tenantId: _t, ...row }) => row,
+    );
+    return c.json(
+      listBody(
+        "conversations",
+        pageOf(rows, limit, (r) => r.id),
+      ),
+    );
   },
 );
 
-conversationRoutes.get("/:id", doc({ summary: "Get a conversation", responses: { 200: { description: "The conversation", schema: conversation } } }), async (c) => {
-  const { stub, ref } = stubFor(c.env, c.get("tenantId"), c.req.param("id"));
-  const view = await stub.getMeta(ref);
-  if (!view) throw notFound("conversation");
-  return c.json(view);
-});
+conversationRoutes.get(
+  "/:id",
+  doc({ summary: "Get a conversation", responses: { 200: { description: "The conversation", schema: conversation } } }),
+  async (c) => {
+    const { stub, ref } = stubFor(c.env, c.get("tenantId"), c.req.param("id"));
+    const view = await stub.getMeta(ref);
+    if (!view) throw notFound("conversation");
+    return c.json(view);
+  },
+);
 
-conversationRoutes.patch("/:id", doc({ summary: "Rename or change settings", responses: { 200: { description: "The conversation", schema: conversation } } }), ...jsonBody(patchBody), async (c) => {
-  const { stub, ref } = stubFor(c.env, c.get("tenantId"), c.req.param("id"));
-  const result = await stub.patch(ref, c.req.valid("json"));
-  if (result.kind === "missing") throw notFound("conversation");
-  if (result.kind === "invalid") throw badRequest(result.message);
-  return c.json(result.view);
-});
+conversationRoutes.patch(
+  "/:id",
+  doc({
+    summary: "Rename or change settings",
+    responses: { 200: { description: "The conversation", schema: conversation } },
+  }),
+  ...jsonBody(patchBody),
+  async (c) => {
+    const { stub, ref } = stubFor(c.env, c.get("tenantId"), c.req.param("id"));
+    const result = await stub.patch(ref, c.req.valid("json"));
+    if (result.kind === "missing") throw notFound("conversation");
+    if (result.kind === "invalid") throw badRequest(result.message);
+    return c.json(result.view);
+  },
+);
 
 /** Deletes the conversation and everything it owns, irreversibly (durable-objects/conversation/conversation-delete.ts). */
-conversationRoutes.delete("/:id", doc({ summary: "Delete a conversation and everything it owns", responses: { 204: { description: "Deleted" } } }), async (c) => {
-  const { stub, ref } = stubFor(c.env, c.get("tenantId"), c.req.param("id"));
-  if (!(await stub.delete(ref))) throw notFound("conversation");
-  return c.body(null, 204);
-});
+conversationRoutes.delete(
+  "/:id",
+  doc({ summary: "Delete a conversation and everything it owns", responses: { 204: { description: "Deleted" } } }),
+  async (c) => {
+    const { stub, ref } = stubFor(c.env, c.get("tenantId"), c.req.param("id"));
+    if (!(await stub.delete(ref))) throw notFound("conversation");
+    return c.body(null, 204);
+  },
+);
 
-conversationRoutes.get("/:id/messages", doc({ summary: "The transcript, by seq (the resume cursor: pass `next` as `cursor`)", responses: { 200: { description: "A page of messages", schema: listOf("messages", storedMessageSchema) } } }), query(seqPageQuery), async (c) => {
-  const { stub, ref } = stubFor(c.env, c.get("tenantId"), c.req.param("id"));
-  const { after, limit } = c.req.valid("query");
-  // The RPC stub types a message's content blocks as unserializable (never): read the DO's own type.
-  const page = (await stub.listMessages(ref, after, limit)) as Awaited<ReturnType<ConversationDO["listMessages"]>>;
-  if (!page) throw notFound("conversation");
-  return c.json(listBody("messages", { data: page.messages, next: page.next }));
-});
+conversationRoutes.get(
+  "/:id/messages",
+  doc({
+    summary: "The transcript, by seq (the resume cursor: pass `next` as `cursor`)",
+    responses: { 200: { description: "A page of messages", schema: listOf("messages", storedMessageSchema) } },
+  }),
+  query(seqPageQuery),
+  async (c) => {
+    const { stub, ref } = stubFor(c.env, c.get("tenantId"), c.req.param("id"));
+    const { after, limit } = c.req.valid("query");
+    // The RPC stub types a message's content blocks as unserializable (never): read the DO's own type.
+    const page = (await stub.listMessages(ref, after, limit)) as Awaited<ReturnType<ConversationDO["listMessages"]>>;
+    if (!page) throw notFound("conversation");
+    return c.json(listBody("messages", { data: page.messages, next: page.next }));
+  },
+);
 
-conversationRoutes.post("/:id/messages", turnDoc("Send a turn", { idempotent: true }), ...jsonBody(conversationTurnBodySchema), requireModel, async (c) => {
-  const { ref } = stubFor(c.env, c.get("tenantId"), c.req.param("id"));
-  const idempotencyKey = idempotencyKeyHeader(c);
-  const body = c.req.valid("json");
-  // A regenerate carries no content: the runner saves the last prompt's again.
-  const input = body.regenerate ? await regenerateInput(body.tools) : await turnInput(c.env, ref.tenantId, { ...body, content: body.content! });
-  const started = await startTurn(c.env, ref, { ...input, ...(idempotencyKey !== undefined ? { idempotencyKey } : {}) });
-  if (started.kind === "missing") throw notFound("conversation");
-  return respondTurn(c, { conversationId: ref.conversationId, events: started.events, replayed: started.replayed });
-});
+conversationRoutes.post(
+  "/:id/messages",
+  turnDoc("Send a turn", { idempotent: true }),
+  ...jsonBody(conversationTurnBodySchema),
+  requireModel,
+  async (c) => {
+    const { ref } = stubFor(c.env, c.get("tenantId"), c.req.param("id"));
+    const idempotencyKey = idempotencyKeyHeader(c);
+    const body = c.req.valid("json");
+    // A regenerate carries no content: the runner saves the last prompt's again.
+    const input = body.regenerate
+      ? await regenerateInput(body.tools)
+      : await turnInput(c.env, ref.tenantId, { ...body, content: body.content! });
+    const started = await startTurn(c.env, ref, {
+      ...input,
+      ...(idempotencyKey !== undefined ? { idempotencyKey } : {}),
+    });
+    if (started.kind === "missing") throw notFound("conversation");
+    return respondTurn(c, { conversationId: ref.conversationId, events: started.events, replayed: started.replayed });
+  },
+);
 
-conversationRoutes.get("/:id/replay", doc({ summary: "What the model sees next: summary, stubs and tail", responses: { 200: { description: "The replay", schema: replaySchema } } }), async (c) => {
-  const { stub, ref } = stubFor(c.env, c.get("tenantId"), c.req.param("id"));
-  const replay = await stub.replay(ref);
-  if (!replay) throw notFound("conversation");
-  return c.json(replay);
-});
+conversationRoutes.get(
+  "/:id/replay",
+  doc({
+    summary: "What the model sees next: summary, stubs and tail",
+    responses: { 200: { description: "The replay", schema: replaySchema } },
+  }),
+  async (c) => {
+    const { stub, ref } = stubFor(c.env, c.get("tenantId"), c.req.param("id"));
+    const replay = await stub.replay(ref);
+    if (!replay) throw notFound("conversation");
+    return c.json(replay);
+  },
+);
 
-conversationRoutes.get("/:id/timeline", doc({ summary: "Messages and compaction cards, by seq", responses: { 200: { description: "A page of cards", schema: listOf("cards", z.looseObject({})) } } }), query(seqPageQuery), async (c) => {
-  const { stub, ref } = stubFor(c.env, c.get("tenantId"), c.req.param("id"));
-  const { after, limit } = c.req.valid("query");
-  const page = (await stub.timeline(ref, after, limit)) as Awaited<ReturnType<ConversationDO["timeline"]>>;
-  if (!page) throw notFound("conversation");
-  return c.json(listBody("cards", { data: page.cards, next: page.next }));
-});
+conversationRoutes.get(
+  "/:id/timeline",
+  doc({
+    summary: "Messages and compaction cards, by seq",
+    responses: { 200: { description: "A page of cards", schema: listOf("cards", z.looseObject({})) } },
+  }),
+  query(seqPageQuery),
+  async (c) => {
+    const { stub, ref } = stubFor(c.env, c.get("tenantId"), c.req.param("id"));
+    const { after, limit } = c.req.valid("query");
+    const page = (await stub.timeline(ref, after, limit)) as Awaited<ReturnType<ConversationDO["timeline"]>>;
+    if (!page) throw notFound("conversation");
+    return c.json(listBody("cards", { data: page.cards, next: page.next }));
+  },
+);
 
-conversationRoutes.get("/:id/prompts", doc({ summary: "List prompt snapshots", responses: { 200: { description: "A page of snapshots", schema: listOf("data", z.looseObject({ id: z.number() })) } } }), query(promptsQuery), async (c) => {
-  const { stub, ref } = stubFor(c.env, c.get("tenantId"), c.req.param("id"));
-  const { limit, cursor } = c.req.valid("query");
-  const snapshots = await stub.promptSnapshots(ref, limit + 1, cursor);
-  if (!snapshots) throw notFound("conversation");
-  return c.json(pageOf(snapshots, limit, (s) => s.id));
-});
+conversationRoutes.get(
+  "/:id/prompts",
+  doc({
+    summary: "List prompt snapshots",
+    responses: {
+      200: { description: "A page of snapshots", schema: listOf("data", z.looseObject({ id: z.number() })) },
+    },
+  }),
+  query(promptsQuery),
+  async (c) => {
+    const { stub, ref } = stubFor(c.env, c.get("tenantId"), c.req.param("id"));
+    const { limit, cursor } = c.req.valid("query");
+    const snapshots = await stub.promptSnapshots(ref, limit + 1, cursor);
+    if (!snapshots) throw notFound("conversation");
+    return c.json(pageOf(snapshots, limit, (s) => s.id));
+  },
+);
 
-conversationRoutes.get("/:id/prompts/:snapshot", doc({ summary: "One prompt snapshot: the exact request sent to the model", responses: { 200: { description: "The snapshot", schema: z.looseObject({}) } } }), async (c) => {
-  const { stub, ref } = stubFor(c.env, c.get("tenantId"), c.req.param("id"));
-  const raw = c.req.param("snapshot");
-  const n = /^[1-9]\d{0,5}$/.test(raw) ? Number(raw) : 0;
-  if (n < 1 || !(await stub.getMeta(ref))) throw notFound("prompt snapshot");
-  const obj = await c.env.BUCKET.get(promptSnapshotKey(ref.tenantId, ref.conversationId, n));
-  if (!obj) throw notFound("prompt snapshot");
-  return new Response(obj.body, { headers: { "content-type": "application/json" } });
-});
+conversationRoutes.get(
+  "/:id/prompts/:snapshot",
+  doc({
+    summary: "One prompt snapshot: the exact request sent to the model",
+    responses: { 200: { description: "The snapshot", schema: z.looseObject({}) } },
+  }),
+  async (c) => {
+    const { stub, ref } = stubFor(c.env, c.get("tenantId"), c.req.param("id"));
+    const raw = c.req.param("snapshot");
+    const n = /^[1-9]\d{0,5}$/.test(raw) ? Number(raw) : 0;
+    if (n < 1 || !(await stub.getMeta(ref))) throw notFound("prompt snapshot");
+    const obj = await c.env.BUCKET.get(promptSnapshotKey(ref.tenantId, ref.conversationId, n));
+    if (!obj) throw notFound("prompt snapshot");
+    return new Response(obj.body, { headers: { "content-type": "application/json" } });
+  },
+);
 
-conversationRoutes.post("/:id/ws-ticket", doc({ summary: "A single-use websocket ticket (for browsers)", responses: { 201: { description: "The ticket", schema: z.looseObject({ ticket: z.string() }) } } }), async (c) => {
-  const { stub, ref } = stubFor(c.env, c.get("tenantId"), c.req.param("id"));
-  if (!(await stub.getMeta(ref))) throw notFound("conversation");
-  return c.json(await issueTicket(c.env.DB, { tenantId: ref.tenantId, conversationId: ref.conversationId, now: Date.now(), keyHash: c.get("keyHash") ?? null }), 201);
-});
+conversationRoutes.post(
+  "/:id/ws-ticket",
+  doc({
+    summary: "A single-use websocket ticket (for browsers)",
+    responses: { 201: { description: "The ticket", schema: z.looseObject({ ticket: z.string() }) } },
+  }),
+  async (c) => {
+    const { stub, ref } = stubFor(c.env, c.get("tenantId"), c.req.param("id"));
+    if (!(await stub.getMeta(ref))) throw notFound("conversation");
+    return c.json(
+      await issueTicket(c.env.DB, {
+        tenantId: ref.tenantId,
+        conversationId: ref.conversationId,
+        now: Date.now(),
+        keyHash: c.get("keyHash") ?? null,
+      }),
+      201,
+    );
+  },
+);
 
 conversationRoutes.get(
   "/:id/ws",
@@ -195,26 +337,35 @@ conversationRoutes.get(
       "Upgrade to a websocket (with the API key, or `?ticket=`). `?after=<seq>` resumes: the saved messages after that seq, then a `resumed` frame, then live frames. Frames are JSON text: SocketClientFrame in, SocketServerFrame out (see x-websocket).",
     query: wsQuery,
     responses: { 101: { description: "Switching protocols" } },
-    extensions: { "x-websocket": { clientFrames: { $ref: "#/components/schemas/SocketClientFrame" }, serverFrames: { $ref: "#/components/schemas/SocketServerFrame" }, resumeQuery: "after" } },
+    extensions: {
+      "x-websocket": {
+        clientFrames: { $ref: "#/components/schemas/SocketClientFrame" },
+        serverFrames: { $ref: "#/components/schemas/SocketServerFrame" },
+        resumeQuery: "after",
+      },
+    },
   }),
   async (c) => {
-  const { stub, ref } = stubFor(c.env, c.get("tenantId"), c.req.param("id"));
-  const ticketFor = c.get("ticketConversation");
-  if (ticketFor !== undefined && ticketFor !== ref.conversationId) throw notFound("conversation");
-  if (c.req.header("upgrade")?.toLowerCase() !== "websocket") throw new ApiError(426, "upgrade_required", "this route needs a websocket upgrade");
-  const after = c.req.query("after");
-  if (after !== undefined && !wsAfter.safeParse(after).success) throw badRequest("after: a message seq (an integer >= 0)");
-  if (!(await stub.getMeta(ref))) throw notFound("conversation");
-  const headers = new Headers(c.req.raw.headers);
-  headers.delete("authorization");
-  headers.set("x-tenant-id", ref.tenantId);
-  headers.set("x-conversation-id", ref.conversationId);
-  // Turns sent over the socket count against the key that opened it (hashed, never the key).
-  headers.delete("x-rate-key");
-  const keyHash = c.get("keyHash");
-  if (keyHash) headers.set("x-rate-key", keyHash);
-  return stub.fetch(new Request(c.req.url, { headers }));
-});
+    const { stub, ref } = stubFor(c.env, c.get("tenantId"), c.req.param("id"));
+    const ticketFor = c.get("ticketConversation");
+    if (ticketFor !== undefined && ticketFor !== ref.conversationId) throw notFound("conversation");
+    if (c.req.header("upgrade")?.toLowerCase() !== "websocket")
+      throw new ApiError(426, "upgrade_required", "this route needs a websocket upgrade");
+    const after = c.req.query("after");
+    if (after !== undefined && !wsAfter.safeParse(after).success)
+      throw badRequest("after: a message seq (an integer >= 0)");
+    if (!(await stub.getMeta(ref))) throw notFound("conversation");
+    const headers = new Headers(c.req.raw.headers);
+    headers.delete("authorization");
+    headers.set("x-tenant-id", ref.tenantId);
+    headers.set("x-conversation-id", ref.conversationId);
+    // Turns sent over the socket count against the key that opened it (hashed, never the key).
+    headers.delete("x-rate-key");
+    const keyHash = c.get("keyHash");
+    if (keyHash) headers.set("x-rate-key", keyHash);
+    return stub.fetch(new Request(c.req.url, { headers }));
+  },
+);
 
 conversationRoutes.route("/:id/attachments", attachmentRoutes);
 conversationRoutes.route("/:id/import", importRoutes);

@@ -4,7 +4,14 @@
 import { Hono } from "hono";
 import { isId, sortableId } from "../../../core/ids";
 import { exportDataKey } from "../../../r2-layout";
-import { createExportJob, exportRetentionMs, getExportJob, MAX_ACTIVE_EXPORTS, removeExportJob, type ExportJob } from "../../../services/transfer/export-job";
+import {
+  createExportJob,
+  exportRetentionMs,
+  getExportJob,
+  MAX_ACTIVE_EXPORTS,
+  removeExportJob,
+  type ExportJob,
+} from "../../../services/transfer/export-job";
 import { EXPORT_MEDIA_TYPES } from "../../../services/transfer/export-format";
 import { ApiError, notFound } from "../errors";
 import { doc } from "../openapi/registry";
@@ -24,13 +31,23 @@ const exportSchema = z
     error: z.string().nullable(),
     download: z.string().nullable(),
   })
-  .meta({ id: "Export", description: "A tenant-wide export job: status, counts, when it expires, and its download link once done." });
+  .meta({
+    id: "Export",
+    description: "A tenant-wide export job: status, counts, when it expires, and its download link once done.",
+  });
 
 export const exportRoutes = new Hono<AppEnv>();
 
-const view = (job: ExportJob) => ({ ...job, download: job.status === "done" ? `/v1/exports/${job.id}/download` : null });
+const view = (job: ExportJob) => ({
+  ...job,
+  download: job.status === "done" ? `/v1/exports/${job.id}/download` : null,
+});
 
-async function jobFor(c: { env: Env; get(k: "tenantId"): string; req: { param(k: "id"): string } }): Promise<ExportJob> {
+async function jobFor(c: {
+  env: Env;
+  get(k: "tenantId"): string;
+  req: { param(k: "id"): string };
+}): Promise<ExportJob> {
   const id = c.req.param("id");
   const job = isId("exp", id) ? await getExportJob(c.env.DB, c.get("tenantId"), id) : null;
   if (!job) throw notFound("export");
@@ -46,10 +63,18 @@ exportRoutes.post(
   }),
   async (c) => {
     const tenantId = c.get("tenantId");
-    const created = await createExportJob(c.env.DB, { tenantId, id: sortableId("exp"), retentionMs: exportRetentionMs(c.env) });
+    const created = await createExportJob(c.env.DB, {
+      tenantId,
+      id: sortableId("exp"),
+      retentionMs: exportRetentionMs(c.env),
+    });
     if (created.kind === "blocked") {
       const which = created.active ? ` (${created.active})` : "";
-      throw new ApiError(409, "conflict", `this tenant already has ${MAX_ACTIVE_EXPORTS} export queued or running${which}, the most it may have; wait for it to finish or delete it first`);
+      throw new ApiError(
+        409,
+        "conflict",
+        `this tenant already has ${MAX_ACTIVE_EXPORTS} export queued or running${which}, the most it may have; wait for it to finish or delete it first`,
+      );
     }
     try {
       await c.env.EXPORT_QUEUE.send({ kind: "export", tenantId, exportId: created.job.id });
@@ -62,21 +87,47 @@ exportRoutes.post(
   },
 );
 
-exportRoutes.get("/:id", doc({ summary: "An export job's status (with its download link once done)", responses: { 200: { description: "The job", schema: exportSchema } } }), async (c) => c.json(view(await jobFor(c))));
+exportRoutes.get(
+  "/:id",
+  doc({
+    summary: "An export job's status (with its download link once done)",
+    responses: { 200: { description: "The job", schema: exportSchema } },
+  }),
+  async (c) => c.json(view(await jobFor(c))),
+);
 
-exportRoutes.delete("/:id", doc({ summary: "Delete an export job and its file (a queued or running one is cancelled)", responses: { 204: { description: "Deleted" } } }), async (c) => {
-  const id = c.req.param("id");
-  if (!isId("exp", id) || !(await removeExportJob(c.env.DB, c.env.BUCKET, c.get("tenantId"), id))) throw notFound("export");
-  return c.body(null, 204);
-});
+exportRoutes.delete(
+  "/:id",
+  doc({
+    summary: "Delete an export job and its file (a queued or running one is cancelled)",
+    responses: { 204: { description: "Deleted" } },
+  }),
+  async (c) => {
+    const id = c.req.param("id");
+    if (!isId("exp", id) || !(await removeExportJob(c.env.DB, c.env.BUCKET, c.get("tenantId"), id)))
+      throw notFound("export");
+    return c.body(null, 204);
+  },
+);
 
 exportRoutes.get(
   "/:id/download",
-  doc({ summary: "Download a finished export (JSONL: each conversation's export lines, its conversation line first)", responses: { 200: { description: "The export", content: { "application/x-ndjson": { schema: { type: "string" } } } } } }),
+  doc({
+    summary: "Download a finished export (JSONL: each conversation's export lines, its conversation line first)",
+    responses: {
+      200: { description: "The export", content: { "application/x-ndjson": { schema: { type: "string" } } } },
+    },
+  }),
   async (c) => {
     const job = await jobFor(c);
     const obj = job.status === "done" ? await c.env.BUCKET.get(exportDataKey(c.get("tenantId"), job.id)) : null;
     if (!obj) throw notFound("export download");
-    return new Response(obj.body, { headers: { "content-type": EXPORT_MEDIA_TYPES.jsonl, "content-length": String(obj.size), "content-disposition": `attachment; filename="${job.id}.jsonl"` } });
+    return new Response(obj.body, {
+      headers: {
+        "content-type": EXPORT_MEDIA_TYPES.jsonl,
+        "content-length": String(obj.size),
+        "content-disposition": `attachment; filename="${job.id}.jsonl"`,
+      },
+    });
   },
 );

@@ -4,7 +4,15 @@
 // digests. Rotation is create + revoke. A key never makes one that outlives it (outlivesCreator).
 import { Hono, type Context } from "hono";
 import { z } from "zod";
-import { createKey, getKey, isKeyId, listKeys, MAX_ACTIVE_KEYS, outlivesCreator, revokeKey } from "../../../services/keys/api-keys";
+import {
+  createKey,
+  getKey,
+  isKeyId,
+  listKeys,
+  MAX_ACTIVE_KEYS,
+  outlivesCreator,
+  revokeKey,
+} from "../../../services/keys/api-keys";
 import { forgetKey } from "../../../services/keys/auth";
 import { ApiError, badRequest, notFound } from "../errors";
 import type { AppEnv } from "../types";
@@ -20,8 +28,14 @@ export interface KeyScope {
 }
 
 const createBody = z.strictObject({
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what a key name is refused for
-  name: z.string().trim().min(1).max(100).refine((v) => !/[\u0000-\u001f\u007f]/.test(v), "no control characters").optional(),
+  name: z
+    .string()
+    .trim()
+    .min(1)
+    .max(100)
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what a key name is refused for
+    .refine((v) => !/[\u0000-\u001f\u007f]/.test(v), "no control characters")
+    .optional(),
   expiresAt: z.iso
     .datetime({ offset: true })
     .transform((v) => new Date(v))
@@ -37,38 +51,94 @@ const listQuery = z.strictObject({
 export function keyRoutes(scope: KeyScope): Hono<AppEnv> {
   const routes = new Hono<AppEnv>();
 
-  routes.post("/", doc({ summary: "Create an API key", description: "A key never makes one that outlives it: called with a key that expires, `expiresAt` is required and at most that key's expiry (a 400 naming `expiresAt` otherwise). The operator's admin token is not bound by this.", responses: { 201: { description: "The key; `apiKey` is shown this once", schema: z.looseObject({ key: z.looseObject({ id: z.string(), name: z.string().nullable(), last4: z.string().nullable(), createdAt: z.string(), expiresAt: z.string().nullable(), revokedAt: z.string().nullable() }), apiKey: z.string() }) } } }), ...jsonBody(createBody), async (c) => {
-    const tenantId = await scope.tenantOf(c);
-    const { name, expiresAt } = c.req.valid("json");
-    // Self-service only: the operator's requests carry no key.
-    const creator = c.get("keyId");
-    if (creator) {
-      const outlives = outlivesCreator((await getKey(c.env.DB, tenantId, creator))?.expiresAt ?? null, expiresAt ?? null);
-      if (outlives) throw badRequest(outlives);
-    }
-    const created = await createKey(c.env.DB, tenantId, { name: name ?? null, expiresAt: expiresAt ?? null });
-    if (created === "limit") throw new ApiError(409, "conflict", `this tenant has ${MAX_ACTIVE_KEYS} active keys, the most it may have; revoke one first`);
-    return c.json(created, 201);
-  });
+  routes.post(
+    "/",
+    doc({
+      summary: "Create an API key",
+      description:
+        "A key never makes one that outlives it: called with a key that expires, `expiresAt` is required and at most that key's expiry (a 400 naming `expiresAt` otherwise). The operator's admin token is not bound by this.",
+      responses: {
+        201: {
+          description: "The key; `apiKey` is shown this once",
+          schema: z.looseObject({
+            key: z.looseObject({
+              id: z.string(),
+              name: z.string().nullable(),
+              last4: z.string().nullable(),
+              createdAt: z.string(),
+              expiresAt: z.string().nullable(),
+              revokedAt: z.string().nullable(),
+            }),
+            apiKey: z.string(),
+          }),
+        },
+      },
+    }),
+    ...jsonBody(createBody),
+    async (c) => {
+      const tenantId = await scope.tenantOf(c);
+      const { name, expiresAt } = c.req.valid("json");
+      // Self-service only: the operator's requests carry no key.
+      const creator = c.get("keyId");
+      if (creator) {
+        const outlives = outlivesCreator(
+          (await getKey(c.env.DB, tenantId, creator))?.expiresAt ?? null,
+          expiresAt ?? null,
+        );
+        if (outlives) throw badRequest(outlives);
+      }
+      const created = await createKey(c.env.DB, tenantId, { name: name ?? null, expiresAt: expiresAt ?? null });
+      if (created === "limit")
+        throw new ApiError(
+          409,
+          "conflict",
+          `this tenant has ${MAX_ACTIVE_KEYS} active keys, the most it may have; revoke one first`,
+        );
+      return c.json(created, 201);
+    },
+  );
 
-  routes.get("/", doc({ summary: "List API keys (never secrets)", responses: { 200: { description: "A page", schema: listOf("keys", z.looseObject({ id: z.string(), last4: z.string() }), { data: false }) } } }), query(listQuery), async (c) => {
-    const tenantId = await scope.tenantOf(c);
-    const { limit, cursor } = c.req.valid("query");
-    const rows = await listKeys(c.env.DB, tenantId, limit + 1, cursor);
-    const page = rows.slice(0, limit);
-    const caller = c.get("keyId");
-    const keys = caller ? page.map((k) => ({ ...k, current: k.id === caller })) : page;
-    return c.json({ keys, next: rows.length > limit ? page[page.length - 1].id : null });
-  });
+  routes.get(
+    "/",
+    doc({
+      summary: "List API keys (never secrets)",
+      responses: {
+        200: {
+          description: "A page",
+          schema: listOf("keys", z.looseObject({ id: z.string(), last4: z.string() }), { data: false }),
+        },
+      },
+    }),
+    query(listQuery),
+    async (c) => {
+      const tenantId = await scope.tenantOf(c);
+      const { limit, cursor } = c.req.valid("query");
+      const rows = await listKeys(c.env.DB, tenantId, limit + 1, cursor);
+      const page = rows.slice(0, limit);
+      const caller = c.get("keyId");
+      const keys = caller ? page.map((k) => ({ ...k, current: k.id === caller })) : page;
+      return c.json({ keys, next: rows.length > limit ? page[page.length - 1].id : null });
+    },
+  );
 
-  routes.delete("/:keyId", doc({ summary: "Revoke an API key", responses: { 200: { description: "The revoked key", schema: z.looseObject({ key: z.looseObject({ id: z.string() }) }) } } }), async (c) => {
-    const tenantId = await scope.tenantOf(c);
-    const outcome = await revokeKey(c.env.DB, tenantId, c.req.param("keyId"), scope.mayRevokeLast);
-    if (outcome === "not_found") throw notFound("key");
-    if (outcome === "last_key") throw new ApiError(409, "conflict", "this is the tenant's last active key; create another before revoking it");
-    if (outcome.revokedHash) await forgetKey(outcome.revokedHash);
-    return c.json({ key: outcome.key });
-  });
+  routes.delete(
+    "/:keyId",
+    doc({
+      summary: "Revoke an API key",
+      responses: {
+        200: { description: "The revoked key", schema: z.looseObject({ key: z.looseObject({ id: z.string() }) }) },
+      },
+    }),
+    async (c) => {
+      const tenantId = await scope.tenantOf(c);
+      const outcome = await revokeKey(c.env.DB, tenantId, c.req.param("keyId"), scope.mayRevokeLast);
+      if (outcome === "not_found") throw notFound("key");
+      if (outcome === "last_key")
+        throw new ApiError(409, "conflict", "this is the tenant's last active key; create another before revoking it");
+      if (outcome.revokedHash) await forgetKey(outcome.revokedHash);
+      return c.json({ key: outcome.key });
+    },
+  );
 
   return routes;
 }

@@ -7,7 +7,17 @@ import { isId } from "../../../core/ids";
 import { MCP_SERVER_NAME } from "../../../core/mcp-names";
 import { checkOutboundUrl, loopbackAllowed } from "../../../core/outbound-url";
 import { authOwner, refreshListing } from "../../../services/mcp/listing";
-import { cachedTools, createMcpServer, deleteMcpServer, getMcpServer, listMcpServers, McpNameTaken, newMcpServerId, updateMcpServer, type McpServerRow } from "../../../services/mcp/servers";
+import {
+  cachedTools,
+  createMcpServer,
+  deleteMcpServer,
+  getMcpServer,
+  listMcpServers,
+  McpNameTaken,
+  newMcpServerId,
+  updateMcpServer,
+  type McpServerRow,
+} from "../../../services/mcp/servers";
 import { getProject } from "../../../services/projects";
 import { seal, ToolSecretsNotConfigured } from "../../../services/tools/secret-box";
 import { ApiError, badRequest, notFound } from "../errors";
@@ -18,25 +28,46 @@ import type { AppEnv } from "../types";
 import { intParam, jsonBody, query } from "../validate";
 
 const server = z
-  .looseObject({ id: z.string(), tools: z.array(z.looseObject({ name: z.string(), mcpName: z.string(), description: z.string() })) })
-  .meta({ id: "McpServer", description: "A remote MCP server and its cached tool list (the auth header is never returned)." });
+  .looseObject({
+    id: z.string(),
+    tools: z.array(z.looseObject({ name: z.string(), mcpName: z.string(), description: z.string() })),
+  })
+  .meta({
+    id: "McpServer",
+    description: "A remote MCP server and its cached tool list (the auth header is never returned).",
+  });
 export const mcpServerRoutes = new Hono<AppEnv>();
 
 const HEADER_NAME = /^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,64}$/;
 const auth = z.strictObject({
   name: z.string().regex(HEADER_NAME, "an HTTP header name").default("authorization"),
-  value: z.string().min(1).max(4096).refine((v) => !/[\r\n\0]/.test(v), "no line breaks"),
+  value: z
+    .string()
+    .min(1)
+    .max(4096)
+    .refine((v) => !/[\r\n\0]/.test(v), "no line breaks"),
 });
 const fields = {
   name: z.string().regex(MCP_SERVER_NAME, "lower-case letters, digits, _ and -, at most 24"),
   url: z.string().max(2048),
-  projectId: z.string().refine((v) => isId("proj", v), "not a project id (proj_…)").nullable(),
+  projectId: z
+    .string()
+    .refine((v) => isId("proj", v), "not a project id (proj_…)")
+    .nullable(),
   auth: auth.nullable(),
   timeoutMs: z.number().int().min(1_000).max(120_000),
 };
 // null means "remove" and so belongs to PATCH only.
-const createBody = z.strictObject({ ...fields, projectId: fields.projectId.unwrap().optional(), auth: auth.optional(), timeoutMs: fields.timeoutMs.optional() });
-const patchBody = z.strictObject(fields).partial().refine((b) => Object.keys(b).length > 0, "give at least one field");
+const createBody = z.strictObject({
+  ...fields,
+  projectId: fields.projectId.unwrap().optional(),
+  auth: auth.optional(),
+  timeoutMs: fields.timeoutMs.optional(),
+});
+const patchBody = z
+  .strictObject(fields)
+  .partial()
+  .refine((b) => Object.keys(b).length > 0, "give at least one field");
 const listQuery = z.strictObject({ limit: intParam(1, 100).default(50), cursor: idCursor("mcp", "an MCP server id") });
 
 const serverId = (id: string) => {
@@ -60,7 +91,11 @@ async function checkProject(env: Env, tenantId: string, projectId: string | null
   if (projectId && !(await getProject(env.DB, tenantId, projectId))) throw notFound("project");
 }
 
-async function sealAuth(env: Env, owner: Pick<McpServerRow, "tenantId" | "id">, value: z.infer<typeof auth> | null | undefined): Promise<string | null> {
+async function sealAuth(
+  env: Env,
+  owner: Pick<McpServerRow, "tenantId" | "id">,
+  value: z.infer<typeof auth> | null | undefined,
+): Promise<string | null> {
   if (!value) return null;
   try {
     return await seal(env, authOwner(owner), JSON.stringify(value));
@@ -72,73 +107,123 @@ async function sealAuth(env: Env, owner: Pick<McpServerRow, "tenantId" | "id">, 
 
 const nameTaken = (name: string) => new ApiError(409, "conflict", `an MCP server named "${name}" already exists`);
 
-mcpServerRoutes.post("/", doc({ summary: "Register an MCP server (its tools are listed at once)", responses: { 201: { description: "Registered", schema: server } } }), ...jsonBody(createBody), async (c) => {
-  const tenantId = c.get("tenantId");
-  const body = c.req.valid("json");
-  const url = checkedUrl(c.env, body.url);
-  await checkProject(c.env, tenantId, body.projectId);
-  const id = newMcpServerId();
-  const authSealed = await sealAuth(c.env, { tenantId, id }, body.auth);
-  let row: McpServerRow;
-  try {
-    row = await createMcpServer(c.env.DB, { id, tenantId, projectId: body.projectId ?? null, name: body.name, url, authSealed, timeoutMs: body.timeoutMs ?? 30_000 });
-  } catch (err) {
-    if (err instanceof McpNameTaken) throw nameTaken(body.name);
-    throw err;
-  }
-  return c.json(publicServer(await refreshListing(c.env, row)), 201);
-});
+mcpServerRoutes.post(
+  "/",
+  doc({
+    summary: "Register an MCP server (its tools are listed at once)",
+    responses: { 201: { description: "Registered", schema: server } },
+  }),
+  ...jsonBody(createBody),
+  async (c) => {
+    const tenantId = c.get("tenantId");
+    const body = c.req.valid("json");
+    const url = checkedUrl(c.env, body.url);
+    await checkProject(c.env, tenantId, body.projectId);
+    const id = newMcpServerId();
+    const authSealed = await sealAuth(c.env, { tenantId, id }, body.auth);
+    let row: McpServerRow;
+    try {
+      row = await createMcpServer(c.env.DB, {
+        id,
+        tenantId,
+        projectId: body.projectId ?? null,
+        name: body.name,
+        url,
+        authSealed,
+        timeoutMs: body.timeoutMs ?? 30_000,
+      });
+    } catch (err) {
+      if (err instanceof McpNameTaken) throw nameTaken(body.name);
+      throw err;
+    }
+    return c.json(publicServer(await refreshListing(c.env, row)), 201);
+  },
+);
 
-mcpServerRoutes.get("/", doc({ summary: "List MCP servers", responses: { 200: { description: "A page", schema: listOf("data", server) } } }), query(listQuery), async (c) => {
-  const { limit, cursor } = c.req.valid("query");
-  const rows = await listMcpServers(c.env.DB, c.get("tenantId"), limit + 1, cursor);
-  return c.json(pageOf(rows.map(publicServer), limit, (s) => s.id));
-});
+mcpServerRoutes.get(
+  "/",
+  doc({ summary: "List MCP servers", responses: { 200: { description: "A page", schema: listOf("data", server) } } }),
+  query(listQuery),
+  async (c) => {
+    const { limit, cursor } = c.req.valid("query");
+    const rows = await listMcpServers(c.env.DB, c.get("tenantId"), limit + 1, cursor);
+    return c.json(pageOf(rows.map(publicServer), limit, (s) => s.id));
+  },
+);
 
-mcpServerRoutes.get("/:id", doc({ summary: "Get an MCP server", responses: { 200: { description: "The server", schema: server } } }), async (c) => {
-  const row = await getMcpServer(c.env.DB, c.get("tenantId"), serverId(c.req.param("id")));
-  if (!row) throw notFound("MCP server");
-  return c.json(publicServer(row));
-});
+mcpServerRoutes.get(
+  "/:id",
+  doc({ summary: "Get an MCP server", responses: { 200: { description: "The server", schema: server } } }),
+  async (c) => {
+    const row = await getMcpServer(c.env.DB, c.get("tenantId"), serverId(c.req.param("id")));
+    if (!row) throw notFound("MCP server");
+    return c.json(publicServer(row));
+  },
+);
 
-mcpServerRoutes.patch("/:id", doc({ summary: "Change an MCP server (a new name, url or auth lists its tools again)", description: "A new url (any other URL) removes the auth header unless the same request sets auth.", responses: { 200: { description: "The server", schema: server } } }), ...jsonBody(patchBody), async (c) => {
-  const tenantId = c.get("tenantId");
-  const id = serverId(c.req.param("id"));
-  const body = c.req.valid("json");
-  const existing = await getMcpServer(c.env.DB, tenantId, id);
-  if (!existing) throw notFound("MCP server");
-  const url = body.url === undefined ? undefined : checkedUrl(c.env, body.url);
-  await checkProject(c.env, tenantId, body.projectId);
-  // The auth header was given for one URL: another one (host, path or query) does not inherit it,
-  // or any key of the tenant could point the server at its own and read it. Only the same request
-  // may set one for the new URL.
-  const moved = url !== undefined && url !== existing.url;
-  const change = {
-    ...(body.name !== undefined ? { name: body.name } : {}),
-    ...(url !== undefined ? { url } : {}),
-    ...(body.projectId !== undefined ? { projectId: body.projectId } : {}),
-    ...(body.timeoutMs !== undefined ? { timeoutMs: body.timeoutMs } : {}),
-    ...(body.auth !== undefined ? { authSealed: await sealAuth(c.env, { tenantId, id }, body.auth) } : moved ? { authSealed: null } : {}),
-  };
-  let row: McpServerRow | null;
-  try {
-    row = await updateMcpServer(c.env.DB, tenantId, id, change);
-  } catch (err) {
-    if (err instanceof McpNameTaken) throw nameTaken(body.name!);
-    throw err;
-  }
-  if (!row) throw notFound("MCP server");
-  const relist = body.name !== undefined || body.url !== undefined || body.auth !== undefined;
-  return c.json(publicServer(relist ? await refreshListing(c.env, row) : row));
-});
+mcpServerRoutes.patch(
+  "/:id",
+  doc({
+    summary: "Change an MCP server (a new name, url or auth lists its tools again)",
+    description: "A new url (any other URL) removes the auth header unless the same request sets auth.",
+    responses: { 200: { description: "The server", schema: server } },
+  }),
+  ...jsonBody(patchBody),
+  async (c) => {
+    const tenantId = c.get("tenantId");
+    const id = serverId(c.req.param("id"));
+    const body = c.req.valid("json");
+    const existing = await getMcpServer(c.env.DB, tenantId, id);
+    if (!existing) throw notFound("MCP server");
+    const url = body.url === undefined ? undefined : checkedUrl(c.env, body.url);
+    await checkProject(c.env, tenantId, body.projectId);
+    // The auth header was given for one URL: another one (host, path or query) does not inherit it,
+    // or any key of the tenant could point the server at its own and read it. Only the same request
+    // may set one for the new URL.
+    const moved = url !== undefined && url !== existing.url;
+    const change = {
+      ...(body.name !== undefined ? { name: body.name } : {}),
+      ...(url !== undefined ? { url } : {}),
+      ...(body.projectId !== undefined ? { projectId: body.projectId } : {}),
+      ...(body.timeoutMs !== undefined ? { timeoutMs: body.timeoutMs } : {}),
+      ...(body.auth !== undefined
+        ? { authSealed: await sealAuth(c.env, { tenantId, id }, body.auth) }
+        : moved
+          ? { authSealed: null }
+          : {}),
+    };
+    let row: McpServerRow | null;
+    try {
+      row = await updateMcpServer(c.env.DB, tenantId, id, change);
+    } catch (err) {
+      if (err instanceof McpNameTaken) throw nameTaken(body.name!);
+      throw err;
+    }
+    if (!row) throw notFound("MCP server");
+    const relist = body.name !== undefined || body.url !== undefined || body.auth !== undefined;
+    return c.json(publicServer(relist ? await refreshListing(c.env, row) : row));
+  },
+);
 
-mcpServerRoutes.delete("/:id", doc({ summary: "Delete an MCP server", responses: { 204: { description: "Deleted" } } }), async (c) => {
-  if (!(await deleteMcpServer(c.env.DB, c.get("tenantId"), serverId(c.req.param("id"))))) throw notFound("MCP server");
-  return c.body(null, 204);
-});
+mcpServerRoutes.delete(
+  "/:id",
+  doc({ summary: "Delete an MCP server", responses: { 204: { description: "Deleted" } } }),
+  async (c) => {
+    if (!(await deleteMcpServer(c.env.DB, c.get("tenantId"), serverId(c.req.param("id")))))
+      throw notFound("MCP server");
+    return c.body(null, 204);
+  },
+);
 
-mcpServerRoutes.post("/:id/refresh", doc({ summary: "List an MCP server's tools again", responses: { 200: { description: "The server with its new list", schema: server } } }), async (c) => {
-  const row = await getMcpServer(c.env.DB, c.get("tenantId"), serverId(c.req.param("id")));
-  if (!row) throw notFound("MCP server");
-  return c.json(publicServer(await refreshListing(c.env, row)));
-});
+mcpServerRoutes.post(
+  "/:id/refresh",
+  doc({
+    summary: "List an MCP server's tools again",
+    responses: { 200: { description: "The server with its new list", schema: server } },
+  }),
+  async (c) => {
+    const row = await getMcpServer(c.env.DB, c.get("tenantId"), serverId(c.req.param("id")));
+    if (!row) throw notFound("MCP server");
+    return c.json(publicServer(await refreshListing(c.env, row)));
+  },
+);

@@ -5,7 +5,15 @@ import { z } from "zod";
 import { nonBlankText } from "../../../core/blank-text";
 import { isId } from "../../../core/ids";
 import { notFound } from "../errors";
-import { createNote, deleteNote, getEpisode, getNote, listEpisodes, listNotes, updateNote } from "../../../services/memory/notes";
+import {
+  createNote,
+  deleteNote,
+  getEpisode,
+  getNote,
+  listEpisodes,
+  listNotes,
+  updateNote,
+} from "../../../services/memory/notes";
 import type { AppEnv } from "../types";
 import { idCursor, listBody, pageOf } from "../paging";
 import { intParam, jsonBody, query } from "../validate";
@@ -20,18 +28,32 @@ export const memoryRoutes = new Hono<AppEnv>();
 const tags = z.array(z.string().trim().min(1).max(40)).max(20);
 // A note's text reaches the model (memory_get, memory_search): never blank, as the API refuses blank text.
 const noteText = nonBlankText(20_000, { trim: true });
-const createBody = z.strictObject({ text: noteText, title: z.string().trim().min(1).max(200).optional(), tags: tags.optional() });
+const createBody = z.strictObject({
+  text: noteText,
+  title: z.string().trim().min(1).max(200).optional(),
+  tags: tags.optional(),
+});
 const patchBody = z
-  .strictObject({ text: noteText.optional(), title: z.string().trim().min(1).max(200).optional(), tags: tags.optional() })
+  .strictObject({
+    text: noteText.optional(),
+    title: z.string().trim().min(1).max(200).optional(),
+    tags: tags.optional(),
+  })
   .refine((b) => b.text !== undefined || b.title !== undefined || b.tags !== undefined, "give text, title or tags");
 const listQuery = z.strictObject({
   limit: intParam(1, 100).default(20),
-  cursor: z.string().refine((v) => isId("mem", v), "not a note id").optional(),
+  cursor: z
+    .string()
+    .refine((v) => isId("mem", v), "not a note id")
+    .optional(),
 });
 const episodesQuery = z.strictObject({
   limit: intParam(1, 100).default(20),
   cursor: idCursor("epi", "an episode id"),
-  conversation: z.string().refine((v) => isId("conv", v), "not a conversation id").optional(),
+  conversation: z
+    .string()
+    .refine((v) => isId("conv", v), "not a conversation id")
+    .optional(),
 });
 
 const noteId = (id: string) => {
@@ -39,42 +61,90 @@ const noteId = (id: string) => {
   return id;
 };
 
-memoryRoutes.post("/", doc({ summary: "Create a note", responses: { 201: { description: "Created", schema: note } } }), ...jsonBody(createBody), async (c) => c.json(await createNote(c.env, c.get("tenantId"), c.req.valid("json")), 201));
+memoryRoutes.post(
+  "/",
+  doc({ summary: "Create a note", responses: { 201: { description: "Created", schema: note } } }),
+  ...jsonBody(createBody),
+  async (c) => c.json(await createNote(c.env, c.get("tenantId"), c.req.valid("json")), 201),
+);
 
-memoryRoutes.get("/", doc({ summary: "List notes", responses: { 200: { description: "A page", schema: listOf("notes", note) } } }), query(listQuery), async (c) => {
-  const { limit, cursor } = c.req.valid("query");
-  const notes = await listNotes(c.env.DB, c.get("tenantId"), limit + 1, cursor);
-  return c.json(listBody("notes", pageOf(notes, limit, (n) => n.id)));
-});
+memoryRoutes.get(
+  "/",
+  doc({ summary: "List notes", responses: { 200: { description: "A page", schema: listOf("notes", note) } } }),
+  query(listQuery),
+  async (c) => {
+    const { limit, cursor } = c.req.valid("query");
+    const notes = await listNotes(c.env.DB, c.get("tenantId"), limit + 1, cursor);
+    return c.json(
+      listBody(
+        "notes",
+        pageOf(notes, limit, (n) => n.id),
+      ),
+    );
+  },
+);
 
-memoryRoutes.get("/episodes", doc({ summary: "List episodes (what folds recorded)", responses: { 200: { description: "A page", schema: listOf("episodes", episode) } } }), query(episodesQuery), async (c) => {
-  const { limit, conversation, cursor } = c.req.valid("query");
-  const rows = await listEpisodes(c.env.DB, c.get("tenantId"), limit + 1, conversation, cursor);
-  return c.json(listBody("episodes", pageOf(rows.map(({ tenantId: _t, ...e }) => e), limit, (e) => e.id)));
-});
+memoryRoutes.get(
+  "/episodes",
+  doc({
+    summary: "List episodes (what folds recorded)",
+    responses: { 200: { description: "A page", schema: listOf("episodes", episode) } },
+  }),
+  query(episodesQuery),
+  async (c) => {
+    const { limit, conversation, cursor } = c.req.valid("query");
+    const rows = await listEpisodes(c.env.DB, c.get("tenantId"), limit + 1, conversation, cursor);
+    return c.json(
+      listBody(
+        "episodes",
+        pageOf(
+          rows.map(({ tenantId: _t, ...e }) => e),
+          limit,
+          (e) => e.id,
+        ),
+      ),
+    );
+  },
+);
 
-memoryRoutes.get("/episodes/:id", doc({ summary: "Get an episode", responses: { 200: { description: "The episode", schema: episode } } }), async (c) => {
-  const id = c.req.param("id");
-  const e = isId("epi", id) ? await getEpisode(c.env.DB, c.get("tenantId"), id) : null;
-  if (!e) throw notFound("episode");
-  const { tenantId: _t, ...episode } = e;
-  return c.json(episode);
-});
+memoryRoutes.get(
+  "/episodes/:id",
+  doc({ summary: "Get an episode", responses: { 200: { description: "The episode", schema: episode } } }),
+  async (c) => {
+    const id = c.req.param("id");
+    const e = isId("epi", id) ? await getEpisode(c.env.DB, c.get("tenantId"), id) : null;
+    if (!e) throw notFound("episode");
+    const { tenantId: _t, ...episode } = e;
+    return c.json(episode);
+  },
+);
 
-memoryRoutes.get("/:id", doc({ summary: "Get a note", responses: { 200: { description: "The note", schema: note } } }), async (c) => {
-  const note = await getNote(c.env.DB, c.get("tenantId"), noteId(c.req.param("id")));
-  if (!note) throw notFound("note");
-  return c.json(note);
-});
+memoryRoutes.get(
+  "/:id",
+  doc({ summary: "Get a note", responses: { 200: { description: "The note", schema: note } } }),
+  async (c) => {
+    const note = await getNote(c.env.DB, c.get("tenantId"), noteId(c.req.param("id")));
+    if (!note) throw notFound("note");
+    return c.json(note);
+  },
+);
 
-memoryRoutes.patch("/:id", doc({ summary: "Change a note", responses: { 200: { description: "The note", schema: note } } }), ...jsonBody(patchBody), async (c) => {
-  const note = await updateNote(c.env, c.get("tenantId"), noteId(c.req.param("id")), c.req.valid("json"));
-  if (!note) throw notFound("note");
-  return c.json(note);
-});
+memoryRoutes.patch(
+  "/:id",
+  doc({ summary: "Change a note", responses: { 200: { description: "The note", schema: note } } }),
+  ...jsonBody(patchBody),
+  async (c) => {
+    const note = await updateNote(c.env, c.get("tenantId"), noteId(c.req.param("id")), c.req.valid("json"));
+    if (!note) throw notFound("note");
+    return c.json(note);
+  },
+);
 
-memoryRoutes.delete("/:id", doc({ summary: "Delete a note", responses: { 204: { description: "Deleted" } } }), async (c) => {
-  if (!(await deleteNote(c.env, c.get("tenantId"), noteId(c.req.param("id"))))) throw notFound("note");
-  return c.body(null, 204);
-});
-
+memoryRoutes.delete(
+  "/:id",
+  doc({ summary: "Delete a note", responses: { 204: { description: "Deleted" } } }),
+  async (c) => {
+    if (!(await deleteNote(c.env, c.get("tenantId"), noteId(c.req.param("id"))))) throw notFound("note");
+    return c.body(null, 204);
+  },
+);

@@ -32,7 +32,12 @@ export function modelView(entry: ModelEntry, day: string, defaultModel: string) 
     replacement: retired ? found.replacement.id : (entry.replacement ?? null),
     contextWindowTokens: entry.contextWindow,
     maxOutputTokens: entry.maxOutput,
-    thinking: { modes: entry.thinking.accepts, default: entry.thinking.whenOmitted, display: entry.thinking.display, betweenToolCallsInThinking: entry.thinking.progressInThinking },
+    thinking: {
+      modes: entry.thinking.accepts,
+      default: entry.thinking.whenOmitted,
+      display: entry.thinking.display,
+      betweenToolCallsInThinking: entry.thinking.progressInThinking,
+    },
     effort: entry.effort,
     prefill: entry.prefill,
     samplingParameters: entry.sampling,
@@ -47,14 +52,30 @@ export function modelView(entry: ModelEntry, day: string, defaultModel: string) 
 }
 
 function retiredView(m: RetiredModel) {
-  return { id: m.id, aliases: m.aliases, name: m.name, line: null, default: false, status: "retired", retiredOn: m.retiredOn, replacement: m.replacement, contextWindowTokens: null, maxOutputTokens: null, prices: null, sources: m.sources };
+  return {
+    id: m.id,
+    aliases: m.aliases,
+    name: m.name,
+    line: null,
+    default: false,
+    status: "retired",
+    retiredOn: m.retiredOn,
+    replacement: m.replacement,
+    contextWindowTokens: null,
+    maxOutputTokens: null,
+    prices: null,
+    sources: m.sources,
+  };
 }
 
 const listQuery = z.strictObject({ status: z.enum(["active", "legacy", "deprecated", "retired"]).optional() });
 
 modelRoutes.get(
   "/",
-  doc({ summary: "The model catalog: every model a conversation may name, and the retired ones with their replacements", responses: { 200: { description: "The catalog, newest first", schema: listOf("models", modelSchema) } } }),
+  doc({
+    summary: "The model catalog: every model a conversation may name, and the retired ones with their replacements",
+    responses: { 200: { description: "The catalog, newest first", schema: listOf("models", modelSchema) } },
+  }),
   query(listQuery),
   async (c) => {
     const { status } = c.req.valid("query");
@@ -68,7 +89,10 @@ modelRoutes.get(
 
 modelRoutes.get(
   "/:id",
-  doc({ summary: "One model, by id or alias; a model the catalog does not list is asked of Anthropic's Models API", responses: { 200: { description: "The model", schema: modelSchema } } }),
+  doc({
+    summary: "One model, by id or alias; a model the catalog does not list is asked of Anthropic's Models API",
+    responses: { 200: { description: "The model", schema: modelSchema } },
+  }),
   async (c) => {
     const id = c.req.param("id");
     if (!modelIdSchema.safeParse(id).success) throw notFound("model");

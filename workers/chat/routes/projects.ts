@@ -6,7 +6,17 @@ import { isId } from "../../../core/ids";
 import { notFound } from "../errors";
 import { purgeAttachment } from "../../../services/attachments/delete";
 import { getAttachmentRow } from "../../../services/attachments/store";
-import { createProject, deleteProject, getProject, listProjects, projectFiles, PROMPT_PROJECT_FILES, renameProject, touchProject, type Project } from "../../../services/projects";
+import {
+  createProject,
+  deleteProject,
+  getProject,
+  listProjects,
+  projectFiles,
+  PROMPT_PROJECT_FILES,
+  renameProject,
+  touchProject,
+  type Project,
+} from "../../../services/projects";
 import { inheritedSettings, parseStoredSettings, setProjectSettings } from "../../../services/default-settings";
 import { settingsPatchSchema } from "../../../core/settings";
 import { effectiveSettings } from "./settings";
@@ -19,8 +29,15 @@ import { listOf, resource } from "../openapi/schemas";
 
 const project = resource("Project", "A project: name and the files its conversations share.");
 const projectWithFiles = z
-  .looseObject({ id: z.string(), files: z.array(z.looseObject({ id: z.string(), name: z.string() })), filesNext: z.union([z.string(), z.number(), z.null()]) })
-  .meta({ id: "ProjectWithFiles", description: "A project and the first page of its files (`filesNext`: the cursor of the next page)." });
+  .looseObject({
+    id: z.string(),
+    files: z.array(z.looseObject({ id: z.string(), name: z.string() })),
+    filesNext: z.union([z.string(), z.number(), z.null()]),
+  })
+  .meta({
+    id: "ProjectWithFiles",
+    description: "A project and the first page of its files (`filesNext`: the cursor of the next page).",
+  });
 
 export const projectRoutes = new Hono<AppEnv>();
 
@@ -36,7 +53,10 @@ const view = ({ tenantId: _t, settings, ...p }: Project) => ({ ...p, settings: p
 
 projectRoutes.post(
   "/",
-  doc({ summary: "Create a project (its `settings` start every conversation made in it, over the tenant's)", responses: { 201: { description: "Created", schema: project } } }),
+  doc({
+    summary: "Create a project (its `settings` start every conversation made in it, over the tenant's)",
+    responses: { 201: { description: "Created", schema: project } },
+  }),
   ...jsonBody(z.strictObject({ name: projectName, settings: settingsPatchSchema.optional() })),
   async (c) => {
     const { name, settings } = c.req.valid("json");
@@ -50,8 +70,15 @@ projectRoutes.post(
 
 projectRoutes.patch(
   "/:id",
-  doc({ summary: "Rename a project or replace its settings (conversations made from now on start with them)", responses: { 200: { description: "The project", schema: project } } }),
-  ...jsonBody(z.strictObject({ name: projectName.optional(), settings: settingsPatchSchema.optional() }).refine((b) => b.name !== undefined || b.settings !== undefined, "give name or settings")),
+  doc({
+    summary: "Rename a project or replace its settings (conversations made from now on start with them)",
+    responses: { 200: { description: "The project", schema: project } },
+  }),
+  ...jsonBody(
+    z
+      .strictObject({ name: projectName.optional(), settings: settingsPatchSchema.optional() })
+      .refine((b) => b.name !== undefined || b.settings !== undefined, "give name or settings"),
+  ),
   async (c) => {
     const tenantId = c.get("tenantId");
     const id = projectId(c.req.param("id"));
@@ -70,61 +97,127 @@ projectRoutes.patch(
 
 const listQuery = z.strictObject({ limit: intParam(1, 200).default(100), cursor: idCursor("proj", "a project id") });
 
-projectRoutes.get("/", doc({ summary: "List projects", responses: { 200: { description: "A page", schema: listOf("projects", project) } } }), query(listQuery), async (c) => {
-  const { limit, cursor } = c.req.valid("query");
-  const rows = await listProjects(c.env.DB, c.get("tenantId"), limit + 1, cursor);
-  return c.json(listBody("projects", pageOf(rows.map(view), limit, (p) => p.id)));
-});
+projectRoutes.get(
+  "/",
+  doc({ summary: "List projects", responses: { 200: { description: "A page", schema: listOf("projects", project) } } }),
+  query(listQuery),
+  async (c) => {
+    const { limit, cursor } = c.req.valid("query");
+    const rows = await listProjects(c.env.DB, c.get("tenantId"), limit + 1, cursor);
+    return c.json(
+      listBody(
+        "projects",
+        pageOf(rows.map(view), limit, (p) => p.id),
+      ),
+    );
+  },
+);
 
-const filesQuery = z.strictObject({ limit: intParam(1, PROMPT_PROJECT_FILES).default(100), cursor: idCursor("att", "a file id") });
+const filesQuery = z.strictObject({
+  limit: intParam(1, PROMPT_PROJECT_FILES).default(100),
+  cursor: idCursor("att", "a file id"),
+});
 
 /** The project and the first page of its files (`filesNext`: the cursor for GET /:id/files). */
-projectRoutes.get("/:id", doc({ summary: "Get a project and the first page of its files", responses: { 200: { description: "The project", schema: projectWithFiles } } }), async (c) => {
-  const project = await getProject(c.env.DB, c.get("tenantId"), projectId(c.req.param("id")));
-  if (!project) throw notFound("project");
-  const page = pageOf(await projectFiles(c.env.DB, c.get("tenantId"), project.id, PROMPT_PROJECT_FILES + 1), PROMPT_PROJECT_FILES, (f) => f.id);
-  return c.json({ ...view(project), files: page.data.map((f) => ({ ...f, note: attachmentNote(f) })), filesNext: page.next });
-});
+projectRoutes.get(
+  "/:id",
+  doc({
+    summary: "Get a project and the first page of its files",
+    responses: { 200: { description: "The project", schema: projectWithFiles } },
+  }),
+  async (c) => {
+    const project = await getProject(c.env.DB, c.get("tenantId"), projectId(c.req.param("id")));
+    if (!project) throw notFound("project");
+    const page = pageOf(
+      await projectFiles(c.env.DB, c.get("tenantId"), project.id, PROMPT_PROJECT_FILES + 1),
+      PROMPT_PROJECT_FILES,
+      (f) => f.id,
+    );
+    return c.json({
+      ...view(project),
+      files: page.data.map((f) => ({ ...f, note: attachmentNote(f) })),
+      filesNext: page.next,
+    });
+  },
+);
 
-projectRoutes.get("/:id/files", doc({ summary: "List a project's files", responses: { 200: { description: "A page", schema: listOf("files", z.looseObject({ id: z.string() })) } } }), query(filesQuery), async (c) => {
-  const project = await getProject(c.env.DB, c.get("tenantId"), projectId(c.req.param("id")));
-  if (!project) throw notFound("project");
-  const { limit, cursor } = c.req.valid("query");
-  const page = pageOf(await projectFiles(c.env.DB, c.get("tenantId"), project.id, limit + 1, cursor), limit, (f) => f.id);
-  return c.json(listBody("files", { data: page.data.map((f) => ({ ...f, note: attachmentNote(f) })), next: page.next }));
-});
+projectRoutes.get(
+  "/:id/files",
+  doc({
+    summary: "List a project's files",
+    responses: { 200: { description: "A page", schema: listOf("files", z.looseObject({ id: z.string() })) } },
+  }),
+  query(filesQuery),
+  async (c) => {
+    const project = await getProject(c.env.DB, c.get("tenantId"), projectId(c.req.param("id")));
+    if (!project) throw notFound("project");
+    const { limit, cursor } = c.req.valid("query");
+    const page = pageOf(
+      await projectFiles(c.env.DB, c.get("tenantId"), project.id, limit + 1, cursor),
+      limit,
+      (f) => f.id,
+    );
+    return c.json(
+      listBody("files", { data: page.data.map((f) => ({ ...f, note: attachmentNote(f) })), next: page.next }),
+    );
+  },
+);
 
-projectRoutes.post("/:id/files", doc({ summary: "Upload a project file (the body is its bytes)", rawBody: { description: "The file's bytes; Content-Length required" }, responses: { 201: { description: "The file", schema: z.looseObject({ id: z.string() }) } } }), query(z.strictObject({ name: NAME })), async (c) => {
-  const tenantId = c.get("tenantId");
-  const project = await getProject(c.env.DB, tenantId, projectId(c.req.param("id")));
-  if (!project) throw notFound("project");
-  const row = newRow({ tenantId, conversationId: "", name: c.req.valid("query").name, type: declaredType(c.req.header("content-type")), status: "uploading", projectId: project.id });
-  const file = await storeUpload(c.env, { req: c.req.raw, row, stub: null });
-  if (!(await touchProject(c.env.DB, tenantId, project.id))) {
-    // The project was deleted while the file streamed in: the file goes with it.
-    await purgeAttachment(c.env, row);
-    throw notFound("project");
-  }
-  return c.json(file, 201);
-});
+projectRoutes.post(
+  "/:id/files",
+  doc({
+    summary: "Upload a project file (the body is its bytes)",
+    rawBody: { description: "The file's bytes; Content-Length required" },
+    responses: { 201: { description: "The file", schema: z.looseObject({ id: z.string() }) } },
+  }),
+  query(z.strictObject({ name: NAME })),
+  async (c) => {
+    const tenantId = c.get("tenantId");
+    const project = await getProject(c.env.DB, tenantId, projectId(c.req.param("id")));
+    if (!project) throw notFound("project");
+    const row = newRow({
+      tenantId,
+      conversationId: "",
+      name: c.req.valid("query").name,
+      type: declaredType(c.req.header("content-type")),
+      status: "uploading",
+      projectId: project.id,
+    });
+    const file = await storeUpload(c.env, { req: c.req.raw, row, stub: null });
+    if (!(await touchProject(c.env.DB, tenantId, project.id))) {
+      // The project was deleted while the file streamed in: the file goes with it.
+      await purgeAttachment(c.env, row);
+      throw notFound("project");
+    }
+    return c.json(file, 201);
+  },
+);
 
 /** Deletes the project and its files; its conversations stay, detached (see deleteProject). */
-projectRoutes.delete("/:id", doc({ summary: "Delete a project and its files", responses: { 204: { description: "Deleted" } } }), async (c) => {
-  const tenantId = c.get("tenantId");
-  const project = await getProject(c.env.DB, tenantId, projectId(c.req.param("id")));
-  if (!project) throw notFound("project");
-  await deleteProject(c.env, tenantId, project.id);
-  return c.body(null, 204);
-});
+projectRoutes.delete(
+  "/:id",
+  doc({ summary: "Delete a project and its files", responses: { 204: { description: "Deleted" } } }),
+  async (c) => {
+    const tenantId = c.get("tenantId");
+    const project = await getProject(c.env.DB, tenantId, projectId(c.req.param("id")));
+    if (!project) throw notFound("project");
+    await deleteProject(c.env, tenantId, project.id);
+    return c.body(null, 204);
+  },
+);
 
 /** Deletes one project file: bytes, extracted pages, row. */
-projectRoutes.delete("/:id/files/:fileId", doc({ summary: "Delete a project file", responses: { 204: { description: "Deleted" } } }), async (c) => {
-  const tenantId = c.get("tenantId");
-  const project = await getProject(c.env.DB, tenantId, projectId(c.req.param("id")));
-  if (!project) throw notFound("project");
-  const fileId = c.req.param("fileId");
-  const row = isId("att", fileId) ? await getAttachmentRow(c.env.DB, tenantId, fileId) : null;
-  if (!row || row.projectId !== project.id) throw notFound("file");
-  await purgeAttachment(c.env, row);
-  return c.body(null, 204);
-});
+projectRoutes.delete(
+  "/:id/files/:fileId",
+  doc({ summary: "Delete a project file", responses: { 204: { description: "Deleted" } } }),
+  async (c) => {
+    const tenantId = c.get("tenantId");
+    const project = await getProject(c.env.DB, tenantId, projectId(c.req.param("id")));
+    if (!project) throw notFound("project");
+    const fileId = c.req.param("fileId");
+    const row = isId("att", fileId) ? await getAttachmentRow(c.env.DB, tenantId, fileId) : null;
+    if (!row || row.projectId !== project.id) throw notFound("file");
+    await purgeAttachment(c.env, row);
+    return c.body(null, 204);
+  },
+);

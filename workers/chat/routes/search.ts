@@ -12,9 +12,17 @@ import { listOf } from "../openapi/schemas";
 export const searchRoutes = new Hono<AppEnv>();
 
 const searchQuery = z.strictObject({
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what a query is refused for
-  q: z.string().trim().min(1, "q: required").max(500).refine((v) => !/[\u0000-\u001f\u007f]/.test(v), "no control characters"),
-  conversation: z.string().refine((v) => isId("conv", v), "not a conversation id").optional(),
+  q: z
+    .string()
+    .trim()
+    .min(1, "q: required")
+    .max(500)
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what a query is refused for
+    .refine((v) => !/[\u0000-\u001f\u007f]/.test(v), "no control characters"),
+  conversation: z
+    .string()
+    .refine((v) => isId("conv", v), "not a conversation id")
+    .optional(),
   kind: z.enum(["message", "memory", "episode", "page"]).optional(),
   // Whose words are sought; unset, the person's unless the query asks for the assistant's.
   said: z.enum(["user", "assistant"]).optional(),
@@ -28,9 +36,25 @@ const searchQuery = z.strictObject({
     .optional(),
 });
 
-searchRoutes.get("/", doc({ summary: "Search messages, notes, episodes and pages", responses: { 200: { description: "A page of hits", schema: listOf("results", z.looseObject({ kind: z.string() })) } } }), query(searchQuery), async (c) => {
-  const { q, conversation, kind, said, limit, cursor } = c.req.valid("query");
-  const tenantId = c.get("tenantId");
-  const { hits, next } = await (await cortexFor(c.env, tenantId)).search(tenantId, q, { conversationId: conversation, kinds: kind ? [kind] : undefined, said, limit, cursor });
-  return c.json({ query: q, ...listBody("results", { data: hits, next: next && String(next.offset) }) });
-});
+searchRoutes.get(
+  "/",
+  doc({
+    summary: "Search messages, notes, episodes and pages",
+    responses: {
+      200: { description: "A page of hits", schema: listOf("results", z.looseObject({ kind: z.string() })) },
+    },
+  }),
+  query(searchQuery),
+  async (c) => {
+    const { q, conversation, kind, said, limit, cursor } = c.req.valid("query");
+    const tenantId = c.get("tenantId");
+    const { hits, next } = await (await cortexFor(c.env, tenantId)).search(tenantId, q, {
+      conversationId: conversation,
+      kinds: kind ? [kind] : undefined,
+      said,
+      limit,
+      cursor,
+    });
+    return c.json({ query: q, ...listBody("results", { data: hits, next: next && String(next.offset) }) });
+  },
+);

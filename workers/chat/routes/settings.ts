@@ -14,7 +14,11 @@ export const settingsRoutes = new Hono<AppEnv>();
 
 const settingsView = z
   .looseObject({ settings: z.looseObject({}), effective: z.looseObject({ model: z.string() }) })
-  .meta({ id: "DefaultSettings", description: "`settings`: what was set; `effective`: every setting a new conversation gets from it (with the model's defaults)." });
+  .meta({
+    id: "DefaultSettings",
+    description:
+      "`settings`: what was set; `effective`: every setting a new conversation gets from it (with the model's defaults).",
+  });
 
 /** The settings a patch over `under` (inherited) gives a new conversation; a 400 naming the field when the patch's own keys are not valid. */
 export async function effectiveSettings(env: Env, under: SettingsPatch, patch: SettingsPatch): Promise<Settings> {
@@ -23,15 +27,26 @@ export async function effectiveSettings(env: Env, under: SettingsPatch, patch: S
   return made.settings;
 }
 
-settingsRoutes.get("/", doc({ summary: "The settings every new conversation of the tenant starts with", responses: { 200: { description: "The tenant's settings", schema: settingsView } } }), async (c) => {
-  const { tenant } = await inheritedSettings(c.env.DB, c.get("tenantId"));
-  // What is stored is inherited: shown as new conversations get it (a retired model moved on), never refused.
-  return c.json({ settings: tenant, effective: await effectiveSettings(c.env, tenant, {}) });
-});
+settingsRoutes.get(
+  "/",
+  doc({
+    summary: "The settings every new conversation of the tenant starts with",
+    responses: { 200: { description: "The tenant's settings", schema: settingsView } },
+  }),
+  async (c) => {
+    const { tenant } = await inheritedSettings(c.env.DB, c.get("tenantId"));
+    // What is stored is inherited: shown as new conversations get it (a retired model moved on), never refused.
+    return c.json({ settings: tenant, effective: await effectiveSettings(c.env, tenant, {}) });
+  },
+);
 
 settingsRoutes.put(
   "/",
-  doc({ summary: "Replace the settings every new conversation of the tenant starts with (existing conversations keep theirs)", responses: { 200: { description: "The tenant's settings", schema: settingsView } } }),
+  doc({
+    summary:
+      "Replace the settings every new conversation of the tenant starts with (existing conversations keep theirs)",
+    responses: { 200: { description: "The tenant's settings", schema: settingsView } },
+  }),
   ...jsonBody(z.strictObject({ settings: settingsPatchSchema })),
   async (c) => {
     const { settings } = c.req.valid("json");

@@ -9,7 +9,16 @@ import * as rules from "../../../core/tenant-tool-rules";
 import { toolRegistry } from "../../../agent/tools";
 import { getProject } from "../../../services/projects";
 import { ToolSecretsNotConfigured } from "../../../services/tools/secret-box";
-import { createTool, deleteTool, getTool, listTools, publicTool, ToolNameTaken, updateTool, type ToolRow } from "../../../services/tools/tool-store";
+import {
+  createTool,
+  deleteTool,
+  getTool,
+  listTools,
+  publicTool,
+  ToolNameTaken,
+  updateTool,
+  type ToolRow,
+} from "../../../services/tools/tool-store";
 import { ApiError, badRequest, notFound } from "../errors";
 import { doc } from "../openapi/registry";
 import { listOf, resource } from "../openapi/schemas";
@@ -17,7 +26,10 @@ import { idCursor, listBody, pageOf } from "../paging";
 import type { AppEnv } from "../types";
 import { intParam, jsonBody, query } from "../validate";
 
-const tool = resource("Tool", "A tenant's own tool (kind http or client); header values are never returned, only their names.");
+const tool = resource(
+  "Tool",
+  "A tenant's own tool (kind http or client); header values are never returned, only their names.",
+);
 
 export const toolRoutes = new Hono<AppEnv>();
 
@@ -26,16 +38,28 @@ const name = z
   .string()
   .regex(rules.TOOL_NAME, "letters, digits, _ and - only, 1 to 64")
   .refine((n) => !toolRegistry.get(n), "is a built-in tool's name")
-  .refine((n) => !rules.SERVER_TOOL_NAMES.includes(n), "is a server tool's name (web_search, web_fetch, code_execution)")
+  .refine(
+    (n) => !rules.SERVER_TOOL_NAMES.includes(n),
+    "is a server tool's name (web_search, web_fetch, code_execution)",
+  )
   .refine((n) => !n.startsWith(rules.MCP_PREFIX), `may not start with ${rules.MCP_PREFIX} (the MCP servers' tools)`);
 const inputSchema = z.record(z.string(), z.unknown()).superRefine((s, ctx) => {
   const problem = rules.inputSchemaProblem(s);
   if (problem) ctx.addIssue({ code: "custom", message: problem });
 });
 const headers = z
-  .record(z.string().regex(HEADER_NAME, "not a header name"), z.string().max(rules.HEADER_VALUE_MAX_CHARS).regex(/^[^\r\n\0]*$/, "no line breaks"))
+  .record(
+    z.string().regex(HEADER_NAME, "not a header name"),
+    z
+      .string()
+      .max(rules.HEADER_VALUE_MAX_CHARS)
+      .regex(/^[^\r\n\0]*$/, "no line breaks"),
+  )
   .refine((h) => Object.keys(h).length <= rules.MAX_HEADERS, `at most ${rules.MAX_HEADERS} headers`)
-  .refine((h) => !Object.keys(h).some((k) => rules.RESERVED_HEADERS.includes(k.toLowerCase())), `may not set ${rules.RESERVED_HEADERS.join(", ")} (the platform sets them)`);
+  .refine(
+    (h) => !Object.keys(h).some((k) => rules.RESERVED_HEADERS.includes(k.toLowerCase())),
+    `may not set ${rules.RESERVED_HEADERS.join(", ")} (the platform sets them)`,
+  );
 const common = {
   name,
   description: z.string().trim().min(1).max(rules.DESCRIPTION_MAX_CHARS),
@@ -54,7 +78,10 @@ const RETRIES_NEED_IDEMPOTENT = "only an idempotent tool is retried; set idempot
 const createBody = z
   .strictObject({
     kind: z.enum(rules.TOOL_KINDS),
-    projectId: z.string().refine((v) => isId("proj", v), "not a project id").optional(),
+    projectId: z
+      .string()
+      .refine((v) => isId("proj", v), "not a project id")
+      .optional(),
     ...common,
     endpoint: httpFields.endpoint.optional(),
     headers: headers.optional(),
@@ -64,9 +91,14 @@ const createBody = z
     retries: httpFields.retries.optional(),
   })
   .superRefine((b, ctx) => {
-    if (b.kind === "http" && b.endpoint === undefined) ctx.addIssue({ code: "custom", path: ["endpoint"], message: "required for an http tool" });
-    if (b.kind === "client") for (const k of HTTP_ONLY) if (b[k as keyof typeof b] !== undefined) ctx.addIssue({ code: "custom", path: [k], message: "only for an http tool" });
-    if ((b.retries ?? 0) > 0 && !b.idempotent) ctx.addIssue({ code: "custom", path: ["retries"], message: RETRIES_NEED_IDEMPOTENT });
+    if (b.kind === "http" && b.endpoint === undefined)
+      ctx.addIssue({ code: "custom", path: ["endpoint"], message: "required for an http tool" });
+    if (b.kind === "client")
+      for (const k of HTTP_ONLY)
+        if (b[k as keyof typeof b] !== undefined)
+          ctx.addIssue({ code: "custom", path: [k], message: "only for an http tool" });
+    if ((b.retries ?? 0) > 0 && !b.idempotent)
+      ctx.addIssue({ code: "custom", path: ["retries"], message: RETRIES_NEED_IDEMPOTENT });
   });
 const patchBody = z
   .strictObject({ ...common, ...httpFields })
@@ -82,7 +114,9 @@ const toolId = (id: string) => {
 /** The endpoint as URL normalises it, or a 400 naming why the platform may not call it. */
 function checkEndpoint(env: Env, endpoint: string | undefined): string | undefined {
   if (endpoint === undefined) return undefined;
-  const check = checkOutboundUrl(endpoint, { allowLoopback: loopbackAllowed(env as { ALLOW_LOOPBACK_TOOLS?: string }) });
+  const check = checkOutboundUrl(endpoint, {
+    allowLoopback: loopbackAllowed(env as { ALLOW_LOOPBACK_TOOLS?: string }),
+  });
   if (!check.ok) throw badRequest(`endpoint: ${check.reason}`);
   return check.url.href;
 }
@@ -97,20 +131,42 @@ async function storing<T>(write: () => Promise<T>): Promise<T> {
   }
 }
 
-toolRoutes.post("/", doc({ summary: "Register a tool", responses: { 201: { description: "Registered", schema: tool } } }), ...jsonBody(createBody), async (c) => {
-  const { kind, projectId, ...given } = c.req.valid("json");
-  const fields = { ...given, timeoutMs: given.timeoutMs ?? rules.DEFAULT_TIMEOUT_MS, maxResponseBytes: given.maxResponseBytes ?? rules.DEFAULT_MAX_RESPONSE_BYTES, idempotent: given.idempotent ?? false, retries: given.retries ?? 0 };
-  checkEndpoint(c.env, fields.endpoint);
-  if (projectId && !(await getProject(c.env.DB, c.get("tenantId"), projectId))) throw badRequest("projectId: no such project");
-  const row = await storing(() => createTool(c.env, c.get("tenantId"), kind, projectId ?? null, fields));
-  return c.json(publicTool(row), 201);
-});
+toolRoutes.post(
+  "/",
+  doc({ summary: "Register a tool", responses: { 201: { description: "Registered", schema: tool } } }),
+  ...jsonBody(createBody),
+  async (c) => {
+    const { kind, projectId, ...given } = c.req.valid("json");
+    const fields = {
+      ...given,
+      timeoutMs: given.timeoutMs ?? rules.DEFAULT_TIMEOUT_MS,
+      maxResponseBytes: given.maxResponseBytes ?? rules.DEFAULT_MAX_RESPONSE_BYTES,
+      idempotent: given.idempotent ?? false,
+      retries: given.retries ?? 0,
+    };
+    checkEndpoint(c.env, fields.endpoint);
+    if (projectId && !(await getProject(c.env.DB, c.get("tenantId"), projectId)))
+      throw badRequest("projectId: no such project");
+    const row = await storing(() => createTool(c.env, c.get("tenantId"), kind, projectId ?? null, fields));
+    return c.json(publicTool(row), 201);
+  },
+);
 
-toolRoutes.get("/", doc({ summary: "List tools", responses: { 200: { description: "A page", schema: listOf("tools", tool) } } }), query(listQuery), async (c) => {
-  const { limit, cursor } = c.req.valid("query");
-  const rows = await listTools(c.env.DB, c.get("tenantId"), limit + 1, cursor);
-  return c.json(listBody("tools", pageOf(rows.map(publicTool), limit, (t) => t.id)));
-});
+toolRoutes.get(
+  "/",
+  doc({ summary: "List tools", responses: { 200: { description: "A page", schema: listOf("tools", tool) } } }),
+  query(listQuery),
+  async (c) => {
+    const { limit, cursor } = c.req.valid("query");
+    const rows = await listTools(c.env.DB, c.get("tenantId"), limit + 1, cursor);
+    return c.json(
+      listBody(
+        "tools",
+        pageOf(rows.map(publicTool), limit, (t) => t.id),
+      ),
+    );
+  },
+);
 
 const found = async (c: { env: Env; get(k: "tenantId"): string }, id: string): Promise<ToolRow> => {
   const row = await getTool(c.env.DB, c.get("tenantId"), toolId(id));
@@ -118,28 +174,53 @@ const found = async (c: { env: Env; get(k: "tenantId"): string }, id: string): P
   return row;
 };
 
-toolRoutes.get("/:id", doc({ summary: "Get a tool", responses: { 200: { description: "The tool", schema: tool } } }), async (c) => c.json(publicTool(await found(c, c.req.param("id")))));
+toolRoutes.get(
+  "/:id",
+  doc({ summary: "Get a tool", responses: { 200: { description: "The tool", schema: tool } } }),
+  async (c) => c.json(publicTool(await found(c, c.req.param("id")))),
+);
 
-toolRoutes.patch("/:id", doc({ summary: "Change a tool", description: "A new endpoint (any other URL) removes the tool's headers unless the same request sets headers.", responses: { 200: { description: "The tool", schema: tool } } }), ...jsonBody(patchBody), async (c) => {
-  const existing = await found(c, c.req.param("id"));
-  const change = c.req.valid("json");
-  if (existing.kind !== "http") {
-    const extra = Object.keys(change).filter((k) => HTTP_ONLY.includes(k));
-    if (extra.length) throw badRequest(`${extra[0]}: only for an http tool`);
-  }
-  const endpoint = checkEndpoint(c.env, change.endpoint);
-  const idempotent = change.idempotent ?? existing.idempotent;
-  if ((change.retries ?? existing.retries) > 0 && !idempotent) throw badRequest(`retries: ${RETRIES_NEED_IDEMPOTENT}`);
-  // The headers were given for one destination: any other URL (another host, path or query) does
-  // not inherit them, or any key of the tenant could point the tool at its own server and read
-  // them. Only the same request may set headers for the new one.
-  const moved = endpoint !== undefined && existing.endpoint !== null && endpoint !== new URL(existing.endpoint).href;
-  const row = await storing(() => updateTool(c.env, c.get("tenantId"), existing.id, moved && change.headers === undefined ? { ...change, headers: null } : change));
-  if (!row) throw notFound("tool");
-  return c.json(publicTool(row));
-});
+toolRoutes.patch(
+  "/:id",
+  doc({
+    summary: "Change a tool",
+    description: "A new endpoint (any other URL) removes the tool's headers unless the same request sets headers.",
+    responses: { 200: { description: "The tool", schema: tool } },
+  }),
+  ...jsonBody(patchBody),
+  async (c) => {
+    const existing = await found(c, c.req.param("id"));
+    const change = c.req.valid("json");
+    if (existing.kind !== "http") {
+      const extra = Object.keys(change).filter((k) => HTTP_ONLY.includes(k));
+      if (extra.length) throw badRequest(`${extra[0]}: only for an http tool`);
+    }
+    const endpoint = checkEndpoint(c.env, change.endpoint);
+    const idempotent = change.idempotent ?? existing.idempotent;
+    if ((change.retries ?? existing.retries) > 0 && !idempotent)
+      throw badRequest(`retries: ${RETRIES_NEED_IDEMPOTENT}`);
+    // The headers were given for one destination: any other URL (another host, path or query) does
+    // not inherit them, or any key of the tenant could point the tool at its own server and read
+    // them. Only the same request may set headers for the new one.
+    const moved = endpoint !== undefined && existing.endpoint !== null && endpoint !== new URL(existing.endpoint).href;
+    const row = await storing(() =>
+      updateTool(
+        c.env,
+        c.get("tenantId"),
+        existing.id,
+        moved && change.headers === undefined ? { ...change, headers: null } : change,
+      ),
+    );
+    if (!row) throw notFound("tool");
+    return c.json(publicTool(row));
+  },
+);
 
-toolRoutes.delete("/:id", doc({ summary: "Delete a tool", responses: { 204: { description: "Deleted" } } }), async (c) => {
-  if (!(await deleteTool(c.env.DB, c.get("tenantId"), toolId(c.req.param("id"))))) throw notFound("tool");
-  return c.body(null, 204);
-});
+toolRoutes.delete(
+  "/:id",
+  doc({ summary: "Delete a tool", responses: { 204: { description: "Deleted" } } }),
+  async (c) => {
+    if (!(await deleteTool(c.env.DB, c.get("tenantId"), toolId(c.req.param("id"))))) throw notFound("tool");
+    return c.body(null, 204);
+  },
+);

@@ -7,7 +7,14 @@ import { Hono } from "hono";
 import { z } from "zod";
 import { requestLocationHint } from "../location-hint";
 import { createConversation } from "../../../durable-objects/conversation-create";
-import { discardStaged, IMPORT_BODY_LIMIT, ImportRefused, ImportTooLarge, stageTranscript, type ImportFormat } from "../../../services/transfer/import-staging";
+import {
+  discardStaged,
+  IMPORT_BODY_LIMIT,
+  ImportRefused,
+  ImportTooLarge,
+  stageTranscript,
+  type ImportFormat,
+} from "../../../services/transfer/import-staging";
 import { ApiError, badRequest } from "../errors";
 import { doc } from "../openapi/registry";
 import { conversationSchema } from "../openapi/schemas";
@@ -19,12 +26,22 @@ const importQuery = z.strictObject({
   format: z.enum(["json", "jsonl"]).optional(),
 });
 
-const JSONL_TYPES = new Set(["application/jsonl", "application/x-ndjson", "application/x-jsonlines", "application/jsonlines"]);
+const JSONL_TYPES = new Set([
+  "application/jsonl",
+  "application/x-ndjson",
+  "application/x-jsonlines",
+  "application/jsonlines",
+]);
 
 function formatOf(contentType: string | undefined, asked: ImportFormat | undefined): ImportFormat {
   const type = (contentType ?? "").split(";")[0].trim().toLowerCase();
   const byType: ImportFormat | null = type === "application/json" ? "json" : JSONL_TYPES.has(type) ? "jsonl" : null;
-  if (!byType) throw new ApiError(415, "unsupported_media_type", "Content-Type must be application/json (a messages array) or application/x-ndjson (one message per line)");
+  if (!byType)
+    throw new ApiError(
+      415,
+      "unsupported_media_type",
+      "Content-Type must be application/json (a messages array) or application/x-ndjson (one message per line)",
+    );
   return asked ?? byType;
 }
 
@@ -35,7 +52,7 @@ transcriptImportRoutes.post(
   doc({
     summary: "Create a conversation from a transcript (no model call), streamed",
     description:
-      "The body is `{\"messages\": [...]}` in Anthropic Messages format (other top-level fields, such as `model` or an export's metadata, are ignored), or JSONL with one message per line (`Content-Type: application/x-ndjson`; lines whose `type` is not `message` are skipped). Up to 64 MiB (67,108,864 bytes; a larger body is a 413 naming the limit), checked message by message and never held whole; nesting deeper than 64 levels (the document around the messages, or one message) is a 400. Every tool_use must be answered by a tool_result in the next user message. A bad transcript is a 400 naming the first bad message (`messages[i]`, and its line for JSONL), and nothing is stored.",
+      'The body is `{"messages": [...]}` in Anthropic Messages format (other top-level fields, such as `model` or an export\'s metadata, are ignored), or JSONL with one message per line (`Content-Type: application/x-ndjson`; lines whose `type` is not `message` are skipped). Up to 64 MiB (67,108,864 bytes; a larger body is a 413 naming the limit), checked message by message and never held whole; nesting deeper than 64 levels (the document around the messages, or one message) is a 400. Every tool_use must be answered by a tool_result in the next user message. A bad transcript is a 400 naming the first bad message (`messages[i]`, and its line for JSONL), and nothing is stored.',
     rawBody: { description: "The transcript: JSON with a messages array, or JSONL" },
     responses: { 201: { description: "The new conversation", schema: conversationSchema } },
   }),
@@ -43,7 +60,8 @@ transcriptImportRoutes.post(
   async (c) => {
     const { title, format } = c.req.valid("query");
     const chosen = formatOf(c.req.header("content-type"), format);
-    const tooLarge = () => new ApiError(413, "payload_too_large", `request body larger than ${IMPORT_BODY_LIMIT} bytes`);
+    const tooLarge = () =>
+      new ApiError(413, "payload_too_large", `request body larger than ${IMPORT_BODY_LIMIT} bytes`);
     if (Number(c.req.header("content-length")) > IMPORT_BODY_LIMIT) throw tooLarge();
     const body = c.req.raw.body;
     if (!body) throw badRequest("body: empty; send a transcript");
@@ -57,7 +75,12 @@ transcriptImportRoutes.post(
       throw err;
     }
     try {
-      const created = await createConversation(c.env, { tenantId, init: { title: title ?? "Imported conversation" }, staged, locationHint: requestLocationHint(c.req.raw) });
+      const created = await createConversation(c.env, {
+        tenantId,
+        init: { title: title ?? "Imported conversation" },
+        staged,
+        locationHint: requestLocationHint(c.req.raw),
+      });
       if (created.kind === "invalid") throw badRequest(created.message);
       return c.json(created.view, 201);
     } finally {

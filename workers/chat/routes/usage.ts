@@ -17,28 +17,56 @@ const MAX_DAYS = 366;
 const day = z
   .string()
   .regex(/^\d{4}-\d{2}-\d{2}$/, "a UTC day, YYYY-MM-DD")
-  .refine((d) => !Number.isNaN(Date.parse(`${d}T00:00:00Z`)) && new Date(`${d}T00:00:00Z`).toISOString().startsWith(d), "not a calendar day");
+  .refine(
+    (d) => !Number.isNaN(Date.parse(`${d}T00:00:00Z`)) && new Date(`${d}T00:00:00Z`).toISOString().startsWith(d),
+    "not a calendar day",
+  );
 const usageQuery = z.strictObject({
   from: day.optional(),
   to: day.optional(),
-  conversation: z.string().refine((v) => isId("conv", v), "not a conversation id").optional(),
+  conversation: z
+    .string()
+    .refine((v) => isId("conv", v), "not a conversation id")
+    .optional(),
 });
 
-const totals = z.looseObject({ input_tokens: z.number(), output_tokens: z.number(), cache_creation_input_tokens: z.number(), cache_read_input_tokens: z.number(), thinking_tokens: z.number(), cost_usd: z.number() });
+const totals = z.looseObject({
+  input_tokens: z.number(),
+  output_tokens: z.number(),
+  cache_creation_input_tokens: z.number(),
+  cache_read_input_tokens: z.number(),
+  thinking_tokens: z.number(),
+  cost_usd: z.number(),
+});
 const reportSchema = z
-  .looseObject({ from: z.string(), to: z.string(), currency: z.literal("USD"), total: totals, conversations: z.array(totals), models: z.array(totals) })
-  .meta({ id: "Usage", description: "Tokens by kind and their cost in USD at the catalog's prices, per conversation, per model and in total." });
+  .looseObject({
+    from: z.string(),
+    to: z.string(),
+    currency: z.literal("USD"),
+    total: totals,
+    conversations: z.array(totals),
+    models: z.array(totals),
+  })
+  .meta({
+    id: "Usage",
+    description:
+      "Tokens by kind and their cost in USD at the catalog's prices, per conversation, per model and in total.",
+  });
 
 usageRoutes.get(
   "/",
-  doc({ summary: "The tenant's model usage and its cost over a range of UTC days (default: the last 30)", responses: { 200: { description: "Usage and cost", schema: reportSchema } } }),
+  doc({
+    summary: "The tenant's model usage and its cost over a range of UTC days (default: the last 30)",
+    responses: { 200: { description: "Usage and cost", schema: reportSchema } },
+  }),
   query(usageQuery),
   async (c) => {
     const q = c.req.valid("query");
     const to = q.to ?? utcDay();
     const from = q.from ?? utcDay(Date.parse(`${to}T00:00:00Z`) - 29 * DAY_MS);
     if (from > to) throw badRequest("from: must not be after to");
-    if ((Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / DAY_MS >= MAX_DAYS) throw badRequest(`from: a range of at most ${MAX_DAYS} days`);
+    if ((Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / DAY_MS >= MAX_DAYS)
+      throw badRequest(`from: a range of at most ${MAX_DAYS} days`);
     const report = await usageReport(c.env.DB, c.get("tenantId"), from, to, q.conversation);
     return c.json({ from, to, currency: "USD", ...report });
   },

@@ -89,7 +89,10 @@ export async function docxText(reader: RangeReader, opts: { maxChars?: number } 
     if (!sawRoot) {
       // The relationships fallback could name any part; only a WordprocessingML body is read.
       if (!/^([\w.-]+:)?document$/.test(/^[\w:.-]+/.exec(tag)?.[0] ?? "")) {
-        throw new AttachmentFormatError("missing_entry", `not a DOCX document: ${entry.name} is not a WordprocessingML document`);
+        throw new AttachmentFormatError(
+          "missing_entry",
+          `not a DOCX document: ${entry.name} is not a WordprocessingML document`,
+        );
       }
       sawRoot = true;
       return;
@@ -155,7 +158,8 @@ export async function docxText(reader: RangeReader, opts: { maxChars?: number } 
       pos = gt + 1;
     }
     buf = buf.slice(pos);
-    if (buf.length > MAX_PENDING_CHARS) throw new AttachmentFormatError("bad_xml", "word/document.xml is not well-formed XML (an unterminated tag)");
+    if (buf.length > MAX_PENDING_CHARS)
+      throw new AttachmentFormatError("bad_xml", "word/document.xml is not well-formed XML (an unterminated tag)");
     if (truncated && seen >= COUNT_LIMIT_BYTES) {
       countedToEnd = false;
       return false;

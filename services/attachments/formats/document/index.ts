@@ -9,6 +9,9 @@ export const docxFormat = {
   probe: async (reader) => ({ facts: { paragraphs: (await docxText(reader, { maxChars: 1 })).paragraphs } }),
   keepsKindWhenUnreadable: true,
   tools: ["document_read"],
-  note: (f, { arg }) => ({ facts: f.paragraphs !== undefined ? [`${count(f.paragraphs)} paragraphs`] : [], how: `Read it with document_read {${arg}}.` }),
+  note: (f, { arg }) => ({
+    facts: f.paragraphs !== undefined ? [`${count(f.paragraphs)} paragraphs`] : [],
+    how: `Read it with document_read {${arg}}.`,
+  }),
   read: docxText,
 } satisfies AttachmentFormat<"document">;

@@ -7,7 +7,11 @@ export const imageFormat = {
   detect: (s) => s.type.startsWith("image/"),
   async probe(reader) {
     const img = await imageInfoFromReader(reader);
-    return { facts: img ? { width: img.width, height: img.height, format: img.format } : { problem: "unrecognised image header" } };
+    return {
+      facts: img
+        ? { width: img.width, height: img.height, format: img.format }
+        : { problem: "unrecognised image header" },
+    };
   },
   keepsKindWhenUnreadable: true,
   tools: ["image_view"],

@@ -9,7 +9,18 @@
 
 const RTL = /[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufefc]/;
 const LTR = /[\p{L}\p{N}]/u;
-const MIRROR: Record<string, string> = { "(": ")", ")": "(", "[": "]", "]": "[", "{": "}", "}": "{", "<": ">", ">": "<", "«": "»", "»": "«" };
+const MIRROR: Record<string, string> = {
+  "(": ")",
+  ")": "(",
+  "[": "]",
+  "]": "[",
+  "{": "}",
+  "}": "{",
+  "<": ">",
+  ">": "<",
+  "«": "»",
+  "»": "«",
+};
 
 type Dir = "R" | "L" | "N";
 const dirOf = (c: string): Dir => (RTL.test(c) ? "R" : LTR.test(c) ? "L" : "N");

@@ -9,7 +9,16 @@ import { indexOf, latin1 } from "./bytes";
 import { decodeStream, MAX_DECODED_BYTES } from "./filters";
 import { ObjectReader } from "./object-reader";
 import { ObjectStreams } from "./object-streams";
-import { PdfDict, PdfError, type PdfObj, type PdfObjectFetcher, PdfRef, type PdfResolver, PdfStream, PdfString } from "./objects";
+import {
+  PdfDict,
+  PdfError,
+  type PdfObj,
+  type PdfObjectFetcher,
+  PdfRef,
+  type PdfResolver,
+  PdfStream,
+  PdfString,
+} from "./objects";
 import { catalog, findPage, type PageLeaf, pagesRoot } from "./page-tree";
 import { XrefChain } from "./xref-chain";
 import type { RangeReader } from "../shared/range-reader";
@@ -79,7 +88,10 @@ export class PdfDocument implements PdfResolver, PdfObjectFetcher {
       // Without a header at the start and without "startxref" near the end nothing says PDF: "not a
       // PDF" also keeps pdf.js from scanning the whole file for objects.
       if (h !== 0 && err instanceof PdfError && err.message.startsWith("no startxref")) {
-        throw new PdfError(`not a PDF: ${h < 0 ? "the file has no %PDF- header" : "the %PDF- header is not at the start"} and no startxref at its end`, { cause: err });
+        throw new PdfError(
+          `not a PDF: ${h < 0 ? "the file has no %PDF- header" : "the %PDF- header is not at the start"} and no startxref at its end`,
+          { cause: err },
+        );
       }
       throw err;
     }
@@ -133,12 +145,16 @@ export class PdfDocument implements PdfResolver, PdfObjectFetcher {
   }
 
   private async load(num: number): Promise<PdfObj> {
-    if (++this.loads > MAX_LOADS) throw new PdfError(`reading this needs more than ${MAX_LOADS} objects: the PDF is damaged or too complex`);
+    if (++this.loads > MAX_LOADS)
+      throw new PdfError(`reading this needs more than ${MAX_LOADS} objects: the PDF is damaged or too complex`);
     const entry = await this.xref.lookup(num);
     if (!entry || entry.type === 0) return null;
     if (entry.type === 1) {
-      if (entry.offset >= this.size) throw new PdfError(`broken cross-reference data: object ${num} points past the end of the file`);
-      const o = await this.io.readIndirectAt(entry.offset, num, this.firstReadSize(entry.offset), (ref) => this.fetch(ref));
+      if (entry.offset >= this.size)
+        throw new PdfError(`broken cross-reference data: object ${num} points past the end of the file`);
+      const o = await this.io.readIndirectAt(entry.offset, num, this.firstReadSize(entry.offset), (ref) =>
+        this.fetch(ref),
+      );
       return o.stream ?? o.value;
     }
     return this.objStms.load(num, entry.stream, entry.index);
@@ -167,7 +183,12 @@ export class PdfDocument implements PdfResolver, PdfObjectFetcher {
     let dict = s.dict;
     const f = dict.get("Filter");
     const p = dict.get("DecodeParms");
-    if (f instanceof PdfRef || p instanceof PdfRef || (Array.isArray(f) && f.some((x) => x instanceof PdfRef)) || (Array.isArray(p) && p.some((x) => x instanceof PdfRef))) {
+    if (
+      f instanceof PdfRef ||
+      p instanceof PdfRef ||
+      (Array.isArray(f) && f.some((x) => x instanceof PdfRef)) ||
+      (Array.isArray(p) && p.some((x) => x instanceof PdfRef))
+    ) {
       const map = new Map(dict.map);
       const deep = async (v: PdfObj | undefined): Promise<PdfObj> => {
         const r = await this.resolve(v);

@@ -26,7 +26,8 @@ export function streamFilters(dict: PdfDict): { name: string; parms: PdfDict | n
   const p = dict.get("DecodeParms") ?? dict.get("DP");
   const names = f instanceof PdfName ? [f] : Array.isArray(f) ? f : [];
   const parms: PdfObj[] = Array.isArray(p) ? p : [p ?? null];
-  if (f !== undefined && f !== null && !(f instanceof PdfName) && !Array.isArray(f)) throw new PdfError("malformed /Filter in a stream");
+  if (f !== undefined && f !== null && !(f instanceof PdfName) && !Array.isArray(f))
+    throw new PdfError("malformed /Filter in a stream");
   return names.map((n, i) => {
     if (!(n instanceof PdfName)) throw new PdfError("malformed /Filter in a stream");
     const parm = parms[i];
@@ -57,7 +58,9 @@ export async function decodeStream(dict: PdfDict, raw: Uint8Array, maxOut = MAX_
         data = runLengthDecode(data, maxOut);
         break;
       default:
-        throw new PdfError(`unsupported stream filter /${name} (supported: FlateDecode, LZWDecode, ASCIIHexDecode, ASCII85Decode, RunLengthDecode)`);
+        throw new PdfError(
+          `unsupported stream filter /${name} (supported: FlateDecode, LZWDecode, ASCIIHexDecode, ASCII85Decode, RunLengthDecode)`,
+        );
     }
   }
   return data;
@@ -83,7 +86,11 @@ export async function inflate(data: Uint8Array, maxOut = MAX_DECODED_BYTES): Pro
   return out.bytes;
 }
 
-async function runDecompression(format: "deflate" | "deflate-raw", data: Uint8Array, maxOut: number): Promise<{ bytes: Uint8Array; failed: boolean }> {
+async function runDecompression(
+  format: "deflate" | "deflate-raw",
+  data: Uint8Array,
+  maxOut: number,
+): Promise<{ bytes: Uint8Array; failed: boolean }> {
   const ds = new DecompressionStream(format);
   const writer = ds.writable.getWriter();
   // Errors surface on the readable side; the writer's promises must not go unhandled.
@@ -152,10 +159,18 @@ export function applyPredictor(data: Uint8Array, parms: PdfDict | null, maxOut =
       const c = i >= bpp ? prev[i - bpp] : 0;
       let v: number;
       switch (type) {
-        case 0: v = x; break;
-        case 1: v = x + a; break;
-        case 2: v = x + b; break;
-        case 3: v = x + ((a + b) >> 1); break;
+        case 0:
+          v = x;
+          break;
+        case 1:
+          v = x + a;
+          break;
+        case 2:
+          v = x + b;
+          break;
+        case 3:
+          v = x + ((a + b) >> 1);
+          break;
         case 4: {
           const p = a + b - c;
           const pa = Math.abs(p - a);

@@ -222,14 +222,21 @@ const STANDARD_TEXT_FONT = /^(Times|Helvetica|Courier|Arial|TimesNewRoman)/;
  * (its built-in encoding; TeX fonts put ligatures and Greek there), a symbolic TrueType font (its
  * own cmap), Symbol/ZapfDingbats, or a non-embedded font named in a legacy CJK code page.
  */
-async function encodingIsGuess(doc: PdfDocument, font: PdfDict, enc: PdfObj, baseFont: string, type3: boolean): Promise<boolean> {
+async function encodingIsGuess(
+  doc: PdfDocument,
+  font: PdfDict,
+  enc: PdfObj,
+  baseFont: string,
+  type3: boolean,
+): Promise<boolean> {
   if (type3) return false;
   if (/[^\x20-\x7e]/.test(baseFont)) return true;
   const name = baseFont.replace(/^[A-Z]{6}\+/, "");
   if (/^(Symbol|ZapfDingbats)/.test(name) && !(enc instanceof PdfName)) return true;
   const descriptor = await doc.resolveDict(font.get("FontDescriptor"));
   const flags = (await num(doc, descriptor?.get("Flags"))) ?? 0;
-  const embedded = !!descriptor && (descriptor.has("FontFile") || descriptor.has("FontFile2") || descriptor.has("FontFile3"));
+  const embedded =
+    !!descriptor && (descriptor.has("FontFile") || descriptor.has("FontFile2") || descriptor.has("FontFile3"));
   const subtype = await doc.resolve(font.get("Subtype"));
   const trueType = subtype instanceof PdfName && subtype.name === "TrueType";
   const symbolic = (flags & 4) !== 0 && (flags & 32) === 0;
@@ -267,7 +274,12 @@ function type3Em(widths: Float64Array, given: Uint8Array, enc: Encoding, scale: 
   return Math.min(Math.max(em, 1e-3), 1e3);
 }
 
-async function simpleDecoder(doc: PdfDocument, font: PdfDict, toUnicode: ToUnicodeMap | null, type3: boolean): Promise<FontDecoder> {
+async function simpleDecoder(
+  doc: PdfDocument,
+  font: PdfDict,
+  toUnicode: ToUnicodeMap | null,
+  type3: boolean,
+): Promise<FontDecoder> {
   const enc = await doc.resolve(font.get("Encoding"));
   let table: string[] = [...STANDARD];
   if (enc instanceof PdfName) table = [...(namedEncoding(enc.name) ?? STANDARD)];
@@ -290,7 +302,8 @@ async function simpleDecoder(doc: PdfDocument, font: PdfDict, toUnicode: ToUnico
 
   // Glyph widths (for word gaps): /Widths from /FirstChar, else standard-font estimates.
   const baseFont = await doc.resolve(font.get("BaseFont"));
-  const guess = !toUnicode && (await encodingIsGuess(doc, font, enc, baseFont instanceof PdfName ? baseFont.name : "", type3));
+  const guess =
+    !toUnicode && (await encodingIsGuess(doc, font, enc, baseFont instanceof PdfName ? baseFont.name : "", type3));
   const fallback = standardWidths(baseFont instanceof PdfName ? baseFont.name : "");
   const widths = new Float64Array(256);
   const given = new Uint8Array(256);
@@ -336,7 +349,12 @@ async function simpleDecoder(doc: PdfDocument, font: PdfDict, toUnicode: ToUnico
  * Per-CID metrics from a descendant font's /W (one width per CID) or /W2 (three numbers per CID,
  * the vertical displacement w1y first): `c [m1 m2 ...]` and `c1 c2 m` forms; `dflt` for the rest.
  */
-async function cidMetrics(doc: PdfDocument, arr: PdfObj | undefined, stride: number, dflt: number): Promise<(cid: number) => number> {
+async function cidMetrics(
+  doc: PdfDocument,
+  arr: PdfObj | undefined,
+  stride: number,
+  dflt: number,
+): Promise<(cid: number) => number> {
   const w = await doc.resolve(arr);
   if (!Array.isArray(w)) return () => dflt;
   const single = new Map<number, number>();
@@ -401,7 +419,9 @@ async function type0Decoder(doc: PdfDocument, font: PdfDict, toUnicode: ToUnicod
   const dw = (await num(doc, cidFont?.get("DW"))) ?? 1000;
   const dw2 = await doc.resolve(cidFont?.get("DW2"));
   const dw1y = Array.isArray(dw2) ? ((await num(doc, dw2[1])) ?? -1000) : -1000;
-  const metricOf = vertical ? await cidMetrics(doc, cidFont?.get("W2"), 3, dw1y) : await cidMetrics(doc, cidFont?.get("W"), 1, dw);
+  const metricOf = vertical
+    ? await cidMetrics(doc, cidFont?.get("W2"), 3, dw1y)
+    : await cidMetrics(doc, cidFont?.get("W"), 1, dw);
   // Codes are CIDs under Identity-H/V; an embedded CMap maps them; a predefined one (UniGB-UCS2-H,
   // 90ms-RKSJ-H, ...) needs tables the own reader lacks, so its widths are the default.
   const cids = cmap?.cids ?? [];

@@ -6,7 +6,8 @@ import { probePdf, readPdfPages } from "./read";
 
 const PDF_TYPE = "application/pdf";
 /** The name or the declared type says PDF: worth a probe even without a %PDF- header at the start. */
-const claimsPdf = (name: string, declared: string | null) => /\.pdf$/i.test(name) || declared?.split(";")[0].trim().toLowerCase() === PDF_TYPE;
+const claimsPdf = (name: string, declared: string | null) =>
+  /\.pdf$/i.test(name) || declared?.split(";")[0].trim().toLowerCase() === PDF_TYPE;
 
 export const pdfFormat = {
   kind: "pdf",
@@ -17,7 +18,16 @@ export const pdfFormat = {
   async probe(reader) {
     const info = await probePdf(reader);
     const pw = info.passwordRequired ? { passwordRequired: true } : {};
-    return { type: PDF_TYPE, facts: { pageCount: info.pageCount, pageCountSource: info.pageCountSource, pdfTitle: info.title, encrypted: info.encrypted, ...pw } };
+    return {
+      type: PDF_TYPE,
+      facts: {
+        pageCount: info.pageCount,
+        pageCountSource: info.pageCountSource,
+        pdfTitle: info.title,
+        encrypted: info.encrypted,
+        ...pw,
+      },
+    };
   },
   keepsKindWhenUnreadable: true,
   tools: ["pdf_info", "pdf_read", "pdf_search"],

@@ -156,7 +156,10 @@ export class GlyphLayout {
       const along = vx * this.dirX + vy * this.dirY;
       const across = vy * this.dirX - vx * this.dirY;
       const back = along < -BACK_EM * size;
-      const newLine = Math.abs(across) > NEW_LINE_EM * size || dx * this.dirX + dy * this.dirY < SAME_DIRECTION || (back && this.lineAsked);
+      const newLine =
+        Math.abs(across) > NEW_LINE_EM * size ||
+        dx * this.dirX + dy * this.dirY < SAME_DIRECTION ||
+        (back && this.lineAsked);
       if ((newLine || along < 0) && this.isDuplicate(text, x, y, em)) return;
       if (newLine) {
         this.flushLine();

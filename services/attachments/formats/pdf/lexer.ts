@@ -204,11 +204,21 @@ export class Lexer {
         if (!need()) break;
         const e = b[i++];
         switch (e) {
-          case 0x6e: out.push(10); break; // n
-          case 0x72: out.push(13); break; // r
-          case 0x74: out.push(9); break; // t
-          case 0x62: out.push(8); break; // b
-          case 0x66: out.push(12); break; // f
+          case 0x6e:
+            out.push(10);
+            break; // n
+          case 0x72:
+            out.push(13);
+            break; // r
+          case 0x74:
+            out.push(9);
+            break; // t
+          case 0x62:
+            out.push(8);
+            break; // b
+          case 0x66:
+            out.push(12);
+            break; // f
           case 0x0d: // line continuation: \ CR [LF]
             if (i < b.length && b[i] === 0x0a) i++;
             break;

@@ -75,7 +75,8 @@ export class ObjectReader {
       } catch (err) {
         if (!(err instanceof NeedMoreData)) throw err;
         if (complete) throw new PdfError("unexpected end of file inside a PDF object");
-        if (buf.length >= MAX_OBJECT_BYTES) throw new PdfError(`a PDF object at offset ${offset} is larger than ${MAX_OBJECT_BYTES / 1024 / 1024} MB`);
+        if (buf.length >= MAX_OBJECT_BYTES)
+          throw new PdfError(`a PDF object at offset ${offset} is larger than ${MAX_OBJECT_BYTES / 1024 / 1024} MB`);
         const more = await this.read(offset + buf.length, Math.max(buf.length, 1024));
         buf = concatBytes([buf, more]);
       }
@@ -117,7 +118,8 @@ export class ObjectReader {
         if (!(err instanceof PdfError)) throw err;
       }
     }
-    if (length !== null && length > MAX_STREAM_BYTES) throw new PdfError(`a stream at offset ${offset} is larger than ${MAX_STREAM_BYTES / 1024 / 1024} MB`);
+    if (length !== null && length > MAX_STREAM_BYTES)
+      throw new PdfError(`a stream at offset ${offset} is larger than ${MAX_STREAM_BYTES / 1024 / 1024} MB`);
     // `endstream` must follow the data (after an optional EOL); 11 bytes cover "\r\nendstream".
     const fileEnd = offset + buf.length >= this.size;
     const inWindow = length !== null && (buf.length >= streamStart + length + 11 || fileEnd);
@@ -127,7 +129,9 @@ export class ObjectReader {
     const load = async (): Promise<Uint8Array> => {
       if (length !== null && length >= 0 && dataAt + length <= this.size) {
         const span =
-          have.length >= length + 11 || fileEnd ? have : concatBytes([have, await this.read(dataAt + have.length, length + 32 - have.length)]);
+          have.length >= length + 11 || fileEnd
+            ? have
+            : concatBytes([have, await this.read(dataAt + have.length, length + 32 - have.length)]);
         const tailAt = indexOf(span, "endstream", length, Math.min(span.length, length + 32));
         if (tailAt >= 0 && /^\s*$/.test(latin1(span, length, tailAt))) return span.slice(0, length);
       }
@@ -143,7 +147,8 @@ export class ObjectReader {
     let total = 0;
     let carry = new Uint8Array(0);
     for (;;) {
-      if (total > MAX_STREAM_BYTES) throw new PdfError(`a stream at offset ${dataAt} has no endstream within ${MAX_STREAM_BYTES / 1024 / 1024} MB`);
+      if (total > MAX_STREAM_BYTES)
+        throw new PdfError(`a stream at offset ${dataAt} has no endstream within ${MAX_STREAM_BYTES / 1024 / 1024} MB`);
       const chunk = await this.read(dataAt + total, 64 * 1024);
       if (chunk.length === 0) throw new PdfError(`a stream at offset ${dataAt} has no endstream`);
       const joined = concatBytes([carry, chunk]);

@@ -28,7 +28,10 @@ export class ObjectStreams {
   async load(num: number, stmNum: number, index: number): Promise<PdfObj> {
     const stm = this.decoded.get(stmNum) ?? (await this.decode(stmNum));
     const off = stm.offsets.get(num);
-    if (off === undefined) throw new PdfError(`broken cross-reference data: object ${num} is not in object stream ${stmNum} (index ${index})`);
+    if (off === undefined)
+      throw new PdfError(
+        `broken cross-reference data: object ${num} is not in object stream ${stmNum} (index ${index})`,
+      );
     const at = stm.first + off;
     if (at >= stm.data.length) throw new PdfError(`broken object stream ${stmNum}`);
     return parseValue(new Lexer(stm.data, at, true));
@@ -39,10 +42,12 @@ export class ObjectStreams {
     const entry = await this.xref.lookup(stmNum);
     if (entry?.type !== 1) throw new PdfError(`broken cross-reference data: object stream ${stmNum} is missing`);
     const s = await this.doc.fetch(new PdfRef(stmNum, 0));
-    if (!(s instanceof PdfStream)) throw new PdfError(`broken cross-reference data: object ${stmNum} is not an object stream`);
+    if (!(s instanceof PdfStream))
+      throw new PdfError(`broken cross-reference data: object ${stmNum} is not an object stream`);
     const n = s.dict.get("N");
     const first = s.dict.get("First");
-    if (!isInt(n) || !isInt(first) || n < 0 || first < 0 || n > 1_000_000) throw new PdfError(`object stream ${stmNum} has a bad /N or /First`);
+    if (!isInt(n) || !isInt(first) || n < 0 || first < 0 || n > 1_000_000)
+      throw new PdfError(`object stream ${stmNum} has a bad /N or /First`);
     const data = await decodeStream(s.dict, await this.doc.rawBytes(s));
     const lx = new Lexer(data.subarray(0, Math.min(first, data.length)), 0, true);
     const offsets = new Map<number, number>();

@@ -26,7 +26,11 @@ interface Inherited {
 }
 
 function inherit(node: PdfDict, from: Inherited, resources: PdfDict | null): Inherited {
-  return { resources: resources ?? from.resources, mediaBox: node.get("MediaBox") ?? from.mediaBox, cropBox: node.get("CropBox") ?? from.cropBox };
+  return {
+    resources: resources ?? from.resources,
+    mediaBox: node.get("MediaBox") ?? from.mediaBox,
+    cropBox: node.get("CropBox") ?? from.cropBox,
+  };
 }
 
 async function leafOf(doc: PdfResolver, kid: PdfDict, from: Inherited): Promise<PageLeaf> {
@@ -50,7 +54,8 @@ export async function pagesRoot(doc: PdfResolver): Promise<{ node: PdfDict; coun
   const node = await doc.resolveDict(cat.get("Pages"));
   if (!node) throw new PdfError("broken page tree: the catalog has no /Pages");
   const count = await doc.resolve(node.get("Count"));
-  if (!isInt(count) || count < 0 || count > MAX_PAGES) throw new PdfError("broken page tree: the root /Pages node has no valid /Count");
+  if (!isInt(count) || count < 0 || count > MAX_PAGES)
+    throw new PdfError("broken page tree: the root /Pages node has no valid /Count");
   return { node, count };
 }
 
@@ -62,7 +67,11 @@ export async function pagesRoot(doc: PdfResolver): Promise<{ node: PdfDict; coun
 export async function findPage(doc: PdfResolver, index: number, root: PdfDict): Promise<PageLeaf> {
   const batch = doc.prefetchMax;
   let node = root;
-  let inherited = inherit(root, { resources: null, mediaBox: undefined, cropBox: undefined }, await doc.resolveDict(root.get("Resources")));
+  let inherited = inherit(
+    root,
+    { resources: null, mediaBox: undefined, cropBox: undefined },
+    await doc.resolveDict(root.get("Resources")),
+  );
   let target = index;
   const path = new Set<PdfDict>([root]);
   for (let depth = 0; ; depth++) {

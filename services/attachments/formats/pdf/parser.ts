@@ -54,7 +54,8 @@ export function parseObject(lx: Lexer, depth = 0): PdfObj | PdfKeyword {
           if (t.t === "punct" && t.v === ">>") return new PdfDict(map);
           if (t.t === "eof") throw new PdfError("unterminated dictionary in a PDF object");
           if (t.t !== "name") {
-            if (t.t === "kw" && (t.v === "endobj" || t.v === "stream")) throw new PdfError("unterminated dictionary in a PDF object");
+            if (t.t === "kw" && (t.v === "endobj" || t.v === "stream"))
+              throw new PdfError("unterminated dictionary in a PDF object");
             continue; // tolerate junk where a key should be
           }
           const save = lx.pos;
@@ -66,7 +67,8 @@ export function parseObject(lx: Lexer, depth = 0): PdfObj | PdfKeyword {
           lx.pos = save;
           const v = parseObject(lx, depth + 1);
           if (v instanceof PdfKeyword) {
-            if (v.word === "endobj" || v.word === "stream") throw new PdfError("unterminated dictionary in a PDF object");
+            if (v.word === "endobj" || v.word === "stream")
+              throw new PdfError("unterminated dictionary in a PDF object");
             map.set(t.v, null);
           } else map.set(t.v, v);
         }
@@ -96,7 +98,8 @@ export function parseObject(lx: Lexer, depth = 0): PdfObj | PdfKeyword {
 /** Parses a value that must not be a bare keyword. */
 export function parseValue(lx: Lexer): PdfObj {
   const o = parseObject(lx);
-  if (o instanceof PdfKeyword) throw new PdfError(`unexpected keyword "${o.word.slice(0, 20)}" where a PDF object was expected`);
+  if (o instanceof PdfKeyword)
+    throw new PdfError(`unexpected keyword "${o.word.slice(0, 20)}" where a PDF object was expected`);
   return o;
 }
 
@@ -113,7 +116,14 @@ export function parseIndirectHeader(lx: Lexer): IndirectHeader {
   const a = lx.next();
   const b = lx.next();
   const c = lx.next();
-  if (a.t !== "num" || b.t !== "num" || c.t !== "kw" || c.v !== "obj" || !Number.isInteger(a.v) || !Number.isInteger(b.v)) {
+  if (
+    a.t !== "num" ||
+    b.t !== "num" ||
+    c.t !== "kw" ||
+    c.v !== "obj" ||
+    !Number.isInteger(a.v) ||
+    !Number.isInteger(b.v)
+  ) {
     throw new PdfError("expected an object header (N G obj)");
   }
   const value = parseValue(lx);

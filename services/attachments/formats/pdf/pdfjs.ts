@@ -51,7 +51,9 @@ async function loadPdfjs(): Promise<PdfjsModule> {
 
 export async function openWithPdfjs(reader: RangeReader, opts: { password?: string } = {}): Promise<PdfjsDocument> {
   if (reader.size > PDFJS_MAX_BYTES) {
-    throw new PdfError(`the PDF's cross-reference data is damaged and the file (${reader.size} bytes) is too large to recover (limit ${PDFJS_MAX_BYTES} bytes)`);
+    throw new PdfError(
+      `the PDF's cross-reference data is damaged and the file (${reader.size} bytes) is too large to recover (limit ${PDFJS_MAX_BYTES} bytes)`,
+    );
   }
   const pdfjs = await loadPdfjs();
   class ReaderTransport extends pdfjs.PDFDataRangeTransport {
@@ -80,7 +82,8 @@ export async function openWithPdfjs(reader: RangeReader, opts: { password?: stri
   } catch (err) {
     await task.destroy().catch(() => {});
     const e = err as { name?: string; code?: number; message?: string };
-    if (e?.name === "PasswordException") throw new PdfError(e.code === 2 ? WRONG_PASSWORD : NEEDS_PASSWORD, { cause: err });
+    if (e?.name === "PasswordException")
+      throw new PdfError(e.code === 2 ? WRONG_PASSWORD : NEEDS_PASSWORD, { cause: err });
     throw new PdfError(`pdf.js cannot open it either: ${e?.message ?? String(err)}`, { cause: err });
   }
   const meta = await doc.getMetadata().catch(() => null);

@@ -30,7 +30,6 @@ import type { RangeReader } from "../shared/range-reader";
 export { PdfError } from "./objects";
 export { NEEDS_PASSWORD, usePdfjsCMaps, WRONG_PASSWORD } from "./pdfjs";
 
-
 export interface PdfInfo {
   /** Pages per the root /Pages /Count, or per pdf.js when the own reader could not find it. */
   pageCount: number;
@@ -72,9 +71,30 @@ export async function probePdf(source: RangeReader, opts: { password?: string } 
   } catch (err) {
     if (!(err instanceof PdfError) || notPdf(err)) throw err;
     const pdfjs = await openOrExplain(reader, opts.password, err);
-    if (pdfjs === "password") return { pageCount: 0, pageCountSource: "pdfjs", passwordRequired: true, version: null, encrypted: true, title: null, author: null, producer: null, bytesRead: countBytes(reader) };
+    if (pdfjs === "password")
+      return {
+        pageCount: 0,
+        pageCountSource: "pdfjs",
+        passwordRequired: true,
+        version: null,
+        encrypted: true,
+        title: null,
+        author: null,
+        producer: null,
+        bytesRead: countBytes(reader),
+      };
     try {
-      return { pageCount: pdfjs.pageCount, pageCountSource: "pdfjs", passwordRequired: false, version: null, encrypted: false, title: pdfjs.title, author: pdfjs.author, producer: pdfjs.producer, bytesRead: countBytes(reader) };
+      return {
+        pageCount: pdfjs.pageCount,
+        pageCountSource: "pdfjs",
+        passwordRequired: false,
+        version: null,
+        encrypted: false,
+        title: pdfjs.title,
+        author: pdfjs.author,
+        producer: pdfjs.producer,
+        bytesRead: countBytes(reader),
+      };
     } finally {
       await pdfjs.close();
     }
@@ -83,10 +103,20 @@ export async function probePdf(source: RangeReader, opts: { password?: string } 
   const pdfjs = await openOrExplain(reader, opts.password, null);
   // The /Count integer is not encrypted: what the xref gave stands (0 when the catalog sits in an
   // encrypted object stream), and the password is asked for.
-  if (pdfjs === "password") return { ...own, pageCountSource: "xref", passwordRequired: true, bytesRead: countBytes(reader) };
+  if (pdfjs === "password")
+    return { ...own, pageCountSource: "xref", passwordRequired: true, bytesRead: countBytes(reader) };
   try {
     const fromXref = own.pageCount > 0 && own.pageCount === pdfjs.pageCount;
-    return { ...own, pageCount: pdfjs.pageCount, pageCountSource: fromXref ? "xref" : "pdfjs", passwordRequired: false, title: pdfjs.title, author: pdfjs.author, producer: pdfjs.producer, bytesRead: countBytes(reader) };
+    return {
+      ...own,
+      pageCount: pdfjs.pageCount,
+      pageCountSource: fromXref ? "xref" : "pdfjs",
+      passwordRequired: false,
+      title: pdfjs.title,
+      author: pdfjs.author,
+      producer: pdfjs.producer,
+      bytesRead: countBytes(reader),
+    };
   } finally {
     await pdfjs.close();
   }
@@ -96,7 +126,11 @@ export async function probePdf(source: RangeReader, opts: { password?: string } 
  * pdf.js's document, or "password" when it needs one; when pdf.js fails too, the own reader's
  * error (`ownError`) is the one worth reporting.
  */
-async function openOrExplain(reader: RangeReader, password: string | undefined, ownError: PdfError | null): Promise<PdfjsDocument | "password"> {
+async function openOrExplain(
+  reader: RangeReader,
+  password: string | undefined,
+  ownError: PdfError | null,
+): Promise<PdfjsDocument | "password"> {
   try {
     return await openWithPdfjs(reader, { password });
   } catch (err) {
@@ -133,7 +167,8 @@ async function probeOwn(reader: RangeReader): Promise<OwnInfo> {
     try {
       const catalog = await doc.catalog();
       const v = await doc.resolve(catalog.get("Version"));
-      if (isName(v) && /^\d+\.\d+$/.test(v.name) && (version === null || Number(v.name) > Number(version))) version = v.name;
+      if (isName(v) && /^\d+\.\d+$/.test(v.name) && (version === null || Number(v.name) > Number(version)))
+        version = v.name;
       pageCount = (await doc.pagesRoot()).count;
     } catch (err) {
       // Encrypted files keep their catalog in encrypted object streams; say "encrypted", not "broken".
@@ -150,8 +185,10 @@ async function probeOwn(reader: RangeReader): Promise<OwnInfo> {
       const text = async (key: string) => {
         const v = await doc.resolve(info?.get(key));
         if (!(v instanceof PdfString)) return null;
-        // biome-ignore lint/suspicious/noControlCharactersInRegex: PDF text strings may carry NULs, which are removed
-        const s = decodeTextString(v.bytes).replace(/\u0000/g, "").trim();
+        const s = decodeTextString(v.bytes)
+          // biome-ignore lint/suspicious/noControlCharactersInRegex: PDF text strings may carry NULs, which are removed
+          .replace(/\u0000/g, "")
+          .trim();
         return s || null;
       };
       if (info) {
@@ -164,9 +201,16 @@ async function probeOwn(reader: RangeReader): Promise<OwnInfo> {
   });
 }
 
-export async function readPdfPages(source: RangeReader, from: number, to: number, opts: { maxChars?: number; password?: string } = {}): Promise<PdfPagesResult> {
+export async function readPdfPages(
+  source: RangeReader,
+  from: number,
+  to: number,
+  opts: { maxChars?: number; password?: string } = {},
+): Promise<PdfPagesResult> {
   if (!Number.isInteger(from) || !Number.isInteger(to) || from < 1 || to < from) {
-    throw new PdfError(`invalid page range ${from}-${to}: pages are numbered from 1 and the range must not run backwards`);
+    throw new PdfError(
+      `invalid page range ${from}-${to}: pages are numbered from 1 and the range must not run backwards`,
+    );
   }
   const reader = counting(source);
   let pdfjs: PdfjsDocument | null = null;

@@ -12,7 +12,18 @@
 import type { PdfDocument } from "./document";
 import { WIN_ANSI } from "./encodings";
 import { loadFont, type FontDecoder } from "./fonts";
-import { type Box, emptyBounds, growBounds, IDENTITY, intersect, type Matrix, multiply, readBox, readMatrix, transformBox } from "./geometry";
+import {
+  type Box,
+  emptyBounds,
+  growBounds,
+  IDENTITY,
+  intersect,
+  type Matrix,
+  multiply,
+  readBox,
+  readMatrix,
+  transformBox,
+} from "./geometry";
 import { GlyphLayout, TextSink, WORD_GAP_EM } from "./layout";
 import { isWhite, Lexer } from "./lexer";
 import { isName, type PdfDict, PdfError, PdfKeyword, PdfName, type PdfObj, PdfStream, PdfString } from "./objects";
@@ -71,13 +82,24 @@ export async function extractPageText(
   const layout = new GlyphLayout(sink);
   try {
     const text: TextState = { font: null, size: 0, charSpacing: 0, wordSpacing: 0, hScale: 1, leading: 0, rise: 0 };
-    await interpret(doc, concatBytes(parts), leaf.resources, ctx, layout, state, 0, { ctm: IDENTITY, clip: leaf.box, text });
+    await interpret(doc, concatBytes(parts), leaf.resources, ctx, layout, state, 0, {
+      ctm: IDENTITY,
+      clip: leaf.box,
+      text,
+    });
   } catch (err) {
     // Damaged content: keep the text read so far; structural errors still surface.
-    if (!(err instanceof PdfError) || err.message === "the PDF is encrypted" || err.message.startsWith("unsupported")) throw err;
+    if (!(err instanceof PdfError) || err.message === "the PDF is encrypted" || err.message.startsWith("unsupported"))
+      throw err;
   }
   layout.finish();
-  return { text: sink.result(), truncated: sink.truncated, glyphs: sink.glyphs, unmapped: sink.unmapped, guessed: sink.guessed };
+  return {
+    text: sink.result(),
+    truncated: sink.truncated,
+    glyphs: sink.glyphs,
+    unmapped: sink.unmapped,
+    guessed: sink.guessed,
+  };
 }
 
 async function decode(doc: PdfDocument, s: PdfStream, state: { budget: number }): Promise<Uint8Array> {
@@ -87,7 +109,12 @@ async function decode(doc: PdfDocument, s: PdfStream, state: { budget: number })
   return bytes;
 }
 
-async function fontFor(doc: PdfDocument, resources: PdfDict | null, name: string, ctx: TextContext): Promise<FontDecoder | null> {
+async function fontFor(
+  doc: PdfDocument,
+  resources: PdfDict | null,
+  name: string,
+  ctx: TextContext,
+): Promise<FontDecoder | null> {
   const fonts = await doc.resolveDict(resources?.get("Font"));
   const font = await doc.resolveDict(fonts?.get(name));
   if (!font) return null;
@@ -317,7 +344,8 @@ async function interpret(
         else if (saved.length) gs = saved.pop()!;
         break;
       case "cm":
-        if (operands.length >= 6) gs.ctm = multiply([num(op(6)), num(op(5)), num(op(4)), num(op(3)), num(op(2)), num(op(1))], gs.ctm);
+        if (operands.length >= 6)
+          gs.ctm = multiply([num(op(6)), num(op(5)), num(op(4)), num(op(3)), num(op(2)), num(op(1))], gs.ctm);
         break;
       case "m":
       case "l":
@@ -368,7 +396,11 @@ async function interpret(
         const bbox = await readBox(doc, x.dict.get("BBox"));
         const clip = bbox ? intersect(gs.clip, transformBox(bbox, ctm)) : gs.clip;
         layout.lineMove();
-        await interpret(doc, await decode(doc, x, state), formRes, ctx, layout, state, depth + 1, { ctm, clip, text: ts });
+        await interpret(doc, await decode(doc, x, state), formRes, ctx, layout, state, depth + 1, {
+          ctm,
+          clip,
+          text: ts,
+        });
         layout.lineMove();
         break;
       }

@@ -70,7 +70,8 @@ export class XrefChain {
     const m = /^startxref\s+(\d{1,15})/.exec(latin1(tail, at, Math.min(tail.length, at + 40)));
     if (!m) throw new PdfError("garbled startxref at the end of the file: the PDF is damaged");
     const off = Number(m[1]);
-    if (off >= this.io.size) throw new PdfError(`garbled startxref: offset ${off} is past the end of the file (${this.io.size} bytes)`);
+    if (off >= this.io.size)
+      throw new PdfError(`garbled startxref: offset ${off} is past the end of the file (${this.io.size} bytes)`);
     return off;
   }
 
@@ -78,7 +79,8 @@ export class XrefChain {
     const seen = new Set<number>();
     let off: number | null = startxref;
     for (let hop = 0; off !== null; hop++) {
-      if (hop > MAX_PREV_HOPS) throw new PdfError(`broken cross-reference data: more than ${MAX_PREV_HOPS} /Prev sections`);
+      if (hop > MAX_PREV_HOPS)
+        throw new PdfError(`broken cross-reference data: more than ${MAX_PREV_HOPS} /Prev sections`);
       if (seen.has(off)) break; // a /Prev loop
       seen.add(off);
       let trailer: PdfDict;
@@ -90,7 +92,8 @@ export class XrefChain {
         break;
       }
       // The newest trailer's keys win; older trailers only fill gaps.
-      for (const [k, v] of trailer.map) if (!this.trailer.has(k) && k !== "Prev" && k !== "XRefStm") this.trailer.map.set(k, v);
+      for (const [k, v] of trailer.map)
+        if (!this.trailer.has(k) && k !== "Prev" && k !== "XRefStm") this.trailer.map.set(k, v);
       const xrefStm = trailer.get("XRefStm");
       if (isInt(xrefStm) && xrefStm > 0 && xrefStm < this.io.size && !seen.has(xrefStm)) {
         seen.add(xrefStm);
@@ -113,13 +116,19 @@ export class XrefChain {
     let i = 0;
     while (i < w.length && (w[i] === 32 || w[i] === 10 || w[i] === 13 || w[i] === 9 || w[i] === 12 || w[i] === 0)) i++;
     if (latin1(w, i, i + 4) === "xref") {
-      const { section, trailerAt, trailerWindow } = await openClassicSection((o, l) => this.io.read(o, l), this.io.size, off + i + 4, { at: off, bytes: w });
+      const { section, trailerAt, trailerWindow } = await openClassicSection(
+        (o, l) => this.io.read(o, l),
+        this.io.size,
+        off + i + 4,
+        { at: off, bytes: w },
+      );
       this.sections.push(section);
       this.sectionOffsets.push(off);
       // The bytes after `trailer` are usually already in hand from reading the table's end.
       if (trailerWindow.length > 7) this.io.prime(trailerAt + 7, trailerWindow.subarray(7));
       const trailer = await this.io.parseAt(trailerAt + 7, 1024, (lx) => parseValue(lx));
-      if (!(trailer instanceof PdfDict)) throw new PdfError("broken cross-reference table: the trailer is not a dictionary");
+      if (!(trailer instanceof PdfDict))
+        throw new PdfError("broken cross-reference table: the trailer is not a dictionary");
       return trailer;
     }
     if (i < w.length && w[i] >= 48 && w[i] <= 57) {
@@ -128,11 +137,15 @@ export class XrefChain {
         this.io.prime(off + i, w.subarray(i));
         obj = await this.io.readIndirectAt(off + i, null, 4096, null);
       } catch (err) {
-        if (err instanceof PdfError) throw new PdfError(`broken cross-reference data: startxref/Prev offset ${off} does not point at an xref table or stream (${err.message})`);
+        if (err instanceof PdfError)
+          throw new PdfError(
+            `broken cross-reference data: startxref/Prev offset ${off} does not point at an xref table or stream (${err.message})`,
+          );
         throw err;
       }
       const s = obj.stream;
-      if (!s || !isName(s.dict.get("Type"), "XRef")) throw new PdfError(`broken cross-reference data: the object at offset ${off} is not a cross-reference stream`);
+      if (!s || !isName(s.dict.get("Type"), "XRef"))
+        throw new PdfError(`broken cross-reference data: the object at offset ${off} is not a cross-reference stream`);
       // The xref stream itself is never encrypted; its params are direct objects (§7.5.8.2).
       const data = await decodeStream(s.dict, await this.rawBytes(s));
       const size = s.dict.get("Size");
@@ -141,6 +154,8 @@ export class XrefChain {
       this.sectionOffsets.push(off);
       return s.dict;
     }
-    throw new PdfError(`broken cross-reference data: startxref/Prev offset ${off} does not point at an xref table or stream`);
+    throw new PdfError(
+      `broken cross-reference data: startxref/Prev offset ${off} does not point at an xref table or stream`,
+    );
   }
 }

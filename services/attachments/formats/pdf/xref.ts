@@ -50,7 +50,8 @@ export function entryStride(b: Uint8Array, at: number): number {
   const c18 = b[at + 18];
   const c19 = at + 19 < b.length ? b[at + 19] : -1;
   if ((c18 === 32 || c18 === 13) && (c19 === 10 || c19 === 13)) return 20;
-  if ((c18 === 10 || c18 === 13) && (c19 === -1 || isDigit(c19) || c19 === 116 /* t */ || c19 === 32 || c19 === 10)) return 19;
+  if ((c18 === 10 || c18 === 13) && (c19 === -1 || isDigit(c19) || c19 === 116 /* t */ || c19 === 32 || c19 === 10))
+    return 19;
   return 0;
 }
 
@@ -170,7 +171,8 @@ export async function openClassicSection(
     while (i < w.length && (w[i] === 32 || w[i] === 10 || w[i] === 13 || w[i] === 9 || w[i] === 12)) i++;
     if (i >= w.length) throw new PdfError("broken cross-reference table: it ends before its trailer");
     if (w[i] === 0x74 /* t */) {
-      if (String.fromCharCode(...w.subarray(i, i + 7)) !== "trailer") throw new PdfError("broken cross-reference table: expected a trailer");
+      if (String.fromCharCode(...w.subarray(i, i + 7)) !== "trailer")
+        throw new PdfError("broken cross-reference table: expected a trailer");
       return { section: new ClassicSection(subs, read), trailerAt: winAt + i, trailerWindow: w.subarray(i) };
     }
     const nums: number[] = [];
@@ -187,7 +189,8 @@ export async function openClassicSection(
     }
     while (i < w.length && (w[i] === 32 || w[i] === 10 || w[i] === 13)) i++;
     const [start, count] = nums;
-    if (count > MAX_SUBSECTION_COUNT || start > MAX_SUBSECTION_COUNT) throw new PdfError("broken cross-reference table: implausible subsection size");
+    if (count > MAX_SUBSECTION_COUNT || start > MAX_SUBSECTION_COUNT)
+      throw new PdfError("broken cross-reference table: implausible subsection size");
     const entriesAt = winAt + i;
     if (count === 0) {
       pos = entriesAt;
@@ -271,7 +274,12 @@ export class StreamSection implements XrefSection {
     if (w[0] + w[1] + w[2] === 0) throw new PdfError("broken cross-reference stream: bad /W");
     let index: number[];
     if (indexRaw === undefined || indexRaw === null) index = [0, size];
-    else if (Array.isArray(indexRaw) && indexRaw.length % 2 === 0 && indexRaw.every((v) => isInt(v) && v >= 0 && v <= MAX_SUBSECTION_COUNT)) index = indexRaw as number[];
+    else if (
+      Array.isArray(indexRaw) &&
+      indexRaw.length % 2 === 0 &&
+      indexRaw.every((v) => isInt(v) && v >= 0 && v <= MAX_SUBSECTION_COUNT)
+    )
+      index = indexRaw as number[];
     else throw new PdfError("broken cross-reference stream: bad /Index");
     return new StreamSection(data, w, index);
   }

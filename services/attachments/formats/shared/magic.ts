@@ -6,7 +6,8 @@
 export { i32le, isBmp, isGif, isJpeg, isPng, isWebp, startsWith } from "../../../../core/image-size";
 import { startsWith } from "../../../../core/image-size";
 
-export const isZip = (b: Uint8Array) => startsWith(b, [0x50, 0x4b, 0x03, 0x04]) || startsWith(b, [0x50, 0x4b, 0x05, 0x06]);
+export const isZip = (b: Uint8Array) =>
+  startsWith(b, [0x50, 0x4b, 0x03, 0x04]) || startsWith(b, [0x50, 0x4b, 0x05, 0x06]);
 export const isPdf = (b: Uint8Array) => startsWith(b, "%PDF-");
 /** A %PDF- header anywhere in the first 1024 bytes, where pdf.js still finds it. */
 export function hasPdfHeaderNear(b: Uint8Array): boolean {

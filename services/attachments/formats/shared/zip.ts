@@ -46,7 +46,8 @@ async function readExact(reader: RangeReader, offset: number, length: number, wh
   }
   if (length === 0) return new Uint8Array(0);
   const bytes = await reader.read(offset, length);
-  if (bytes.length !== length) throw new AttachmentFormatError("truncated", `ZIP ${what}: short read (truncated archive)`);
+  if (bytes.length !== length)
+    throw new AttachmentFormatError("truncated", `ZIP ${what}: short read (truncated archive)`);
   return bytes;
 }
 
@@ -66,7 +67,10 @@ export async function listZip(reader: RangeReader, opts: ListZipOptions = {}): P
   if (eocd < 0) {
     const head = await reader.read(0, 4);
     if (head.length === 4 && u32(head, 0) === LOCAL_SIG) {
-      throw new AttachmentFormatError("truncated", "the ZIP archive has no end-of-central-directory record (truncated file?)");
+      throw new AttachmentFormatError(
+        "truncated",
+        "the ZIP archive has no end-of-central-directory record (truncated file?)",
+      );
     }
     throw new AttachmentFormatError("not_zip", "not a ZIP archive");
   }
@@ -85,7 +89,10 @@ export async function listZip(reader: RangeReader, opts: ListZipOptions = {}): P
     }
   }
   if (dirSize > maxDirectoryBytes) {
-    throw new AttachmentFormatError("too_large", `the ZIP directory is ${dirSize} bytes, over the ${maxDirectoryBytes}-byte limit`);
+    throw new AttachmentFormatError(
+      "too_large",
+      `the ZIP directory is ${dirSize} bytes, over the ${maxDirectoryBytes}-byte limit`,
+    );
   }
   const dir = await readExact(reader, dirOffset, dirSize, "central directory");
   const decoder = new TextDecoder("utf-8");
@@ -111,7 +118,8 @@ export async function listZip(reader: RangeReader, opts: ListZipOptions = {}): P
     entries.push(entry);
     p = next;
   }
-  if (entries.length === 0 && count > 0) throw new AttachmentFormatError("corrupt_zip", "corrupt ZIP central directory");
+  if (entries.length === 0 && count > 0)
+    throw new AttachmentFormatError("corrupt_zip", "corrupt ZIP central directory");
   return entries;
 }
 
@@ -148,13 +156,21 @@ export function findZipEntry(entries: ZipEntry[], name: string): ZipEntry | unde
 async function dataStart(reader: RangeReader, entry: ZipEntry): Promise<number> {
   if (entry.flags & 0x1) throw new AttachmentFormatError("unsupported", `ZIP entry ${entry.name} is encrypted`);
   if (entry.method !== 0 && entry.method !== 8) {
-    throw new AttachmentFormatError("unsupported", `ZIP entry ${entry.name} uses compression method ${entry.method} (only STORED and DEFLATE are read)`);
+    throw new AttachmentFormatError(
+      "unsupported",
+      `ZIP entry ${entry.name} uses compression method ${entry.method} (only STORED and DEFLATE are read)`,
+    );
   }
   const local = await readExact(reader, entry.localHeaderOffset, 30, `local header of ${entry.name}`);
-  if (u32(local, 0) !== LOCAL_SIG) throw new AttachmentFormatError("corrupt_zip", `corrupt ZIP local header for ${entry.name}`);
+  if (u32(local, 0) !== LOCAL_SIG)
+    throw new AttachmentFormatError("corrupt_zip", `corrupt ZIP local header for ${entry.name}`);
   // The local extra field may differ from the central one, so its own lengths place the data.
   const start = entry.localHeaderOffset + 30 + u16(local, 26) + u16(local, 28);
-  if (start + entry.compressedSize > reader.size) throw new AttachmentFormatError("truncated", `ZIP entry ${entry.name} runs past the end of the file (truncated archive)`);
+  if (start + entry.compressedSize > reader.size)
+    throw new AttachmentFormatError(
+      "truncated",
+      `ZIP entry ${entry.name} runs past the end of the file (truncated archive)`,
+    );
   return start;
 }
 
@@ -184,7 +200,8 @@ export async function streamZipEntry(
   const deliver = (chunk: Uint8Array) => {
     if (stopped || chunk.length === 0) return;
     out += chunk.length;
-    if (out > maxBytes) throw new AttachmentFormatError("too_large", `ZIP entry ${entry.name} inflates past the ${maxBytes}-byte limit`);
+    if (out > maxBytes)
+      throw new AttachmentFormatError("too_large", `ZIP entry ${entry.name} inflates past the ${maxBytes}-byte limit`);
     crc = crcUpdate(crc, chunk);
     if (onChunk(chunk) === false) stopped = true;
   };
@@ -200,7 +217,12 @@ export async function streamZipEntry(
   let readBytes = Math.max(1, Math.min(READ_BYTES, opts.readBytes ?? READ_BYTES));
   try {
     while (pos < entry.compressedSize && !stopped) {
-      const data = await readExact(reader, start + pos, Math.min(readBytes, entry.compressedSize - pos), `data of ${entry.name}`);
+      const data = await readExact(
+        reader,
+        start + pos,
+        Math.min(readBytes, entry.compressedSize - pos),
+        `data of ${entry.name}`,
+      );
       readBytes = Math.min(READ_BYTES, readBytes * 2);
       pos += data.length;
       if (!inflater) {
@@ -215,7 +237,11 @@ export async function streamZipEntry(
     if (inflater && !stopped && !ended) inflater.push(new Uint8Array(0), true);
   } catch (err) {
     if (err instanceof AttachmentFormatError) throw err;
-    throw new AttachmentFormatError("corrupt_zip", `ZIP entry ${entry.name} does not inflate: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+    throw new AttachmentFormatError(
+      "corrupt_zip",
+      `ZIP entry ${entry.name} does not inflate: ${err instanceof Error ? err.message : String(err)}`,
+      { cause: err },
+    );
   }
   if (stopped) return { bytes: out, complete: false };
   if (out !== entry.uncompressedSize || (crc ^ 0xffffffff) >>> 0 !== entry.crc32) {
@@ -225,10 +251,17 @@ export async function streamZipEntry(
 }
 
 /** An entry's whole uncompressed bytes, for small parts; larger than maxBytes (default 32 MB) throws. */
-export async function readZipEntry(reader: RangeReader, entry: ZipEntry, opts: { maxBytes?: number } = {}): Promise<Uint8Array> {
+export async function readZipEntry(
+  reader: RangeReader,
+  entry: ZipEntry,
+  opts: { maxBytes?: number } = {},
+): Promise<Uint8Array> {
   const maxBytes = opts.maxBytes ?? 32 * 1024 * 1024;
   if (entry.uncompressedSize > maxBytes) {
-    throw new AttachmentFormatError("too_large", `ZIP entry ${entry.name} is ${entry.uncompressedSize} bytes, over the ${maxBytes}-byte limit`);
+    throw new AttachmentFormatError(
+      "too_large",
+      `ZIP entry ${entry.name} is ${entry.uncompressedSize} bytes, over the ${maxBytes}-byte limit`,
+    );
   }
   const parts: Uint8Array[] = [];
   await streamZipEntry(reader, entry, (c) => void parts.push(c), { maxBytes });

@@ -86,7 +86,11 @@ async function header(reader: RangeReader, index: LineIndex, delimiter: string):
 }
 
 /** The header's column names and the number of data rows (lines after the header). */
-export async function delimitedInfo(reader: RangeReader, index: LineIndex, delimiter: string): Promise<{ columns: string[]; rows: number }> {
+export async function delimitedInfo(
+  reader: RangeReader,
+  index: LineIndex,
+  delimiter: string,
+): Promise<{ columns: string[]; rows: number }> {
   return { columns: await header(reader, index, delimiter), rows: await dataRows(reader, index) };
 }
 

@@ -79,7 +79,11 @@ function resolvePart(baseDir: string, target: string): string {
 
 const dirOf = (path: string) => path.slice(0, Math.max(0, path.lastIndexOf("/")));
 
-async function readRels(reader: RangeReader, entries: ZipEntry[], partPath: string): Promise<{ id: string; type: string; target: string }[]> {
+async function readRels(
+  reader: RangeReader,
+  entries: ZipEntry[],
+  partPath: string,
+): Promise<{ id: string; type: string; target: string }[]> {
   const relsPath = `${dirOf(partPath) ? `${dirOf(partPath)}/` : ""}_rels/${partPath.slice(partPath.lastIndexOf("/") + 1)}.rels`;
   const entry = findZipEntry(entries, relsPath);
   if (!entry) return [];
@@ -101,7 +105,8 @@ async function openWorkbook(reader: RangeReader): Promise<Workbook> {
   const wbEntry = findZipEntry(entries, wbPath);
   if (!wbEntry) throw new AttachmentFormatError("missing_entry", "not an XLSX workbook: xl/workbook.xml is missing");
   const wbXml = utf8(await readZipEntry(reader, wbEntry, { maxBytes: SMALL_PART_BYTES }));
-  if (!new RegExp(`<${P}workbook\\b`).test(wbXml)) throw new AttachmentFormatError("missing_entry", `not an XLSX workbook: ${wbEntry.name} is not a workbook`);
+  if (!new RegExp(`<${P}workbook\\b`).test(wbXml))
+    throw new AttachmentFormatError("missing_entry", `not an XLSX workbook: ${wbEntry.name} is not a workbook`);
   const rels = await readRels(reader, entries, wbEntry.name);
   const base = dirOf(wbEntry.name);
   const sheets: SheetRef[] = [];
@@ -109,7 +114,10 @@ async function openWorkbook(reader: RangeReader): Promise<Workbook> {
     const a = attrs(m[1]);
     const rid = Object.entries(a).find(([k]) => k === "id" || k.endsWith(":id"))?.[1];
     const rel = rels.find((r) => r.id === rid);
-    const entry = findZipEntry(entries, rel ? resolvePart(base, rel.target) : `${base}/worksheets/sheet${sheets.length + 1}.xml`);
+    const entry = findZipEntry(
+      entries,
+      rel ? resolvePart(base, rel.target) : `${base}/worksheets/sheet${sheets.length + 1}.xml`,
+    );
     if (entry && a.name !== undefined) sheets.push({ name: a.name, entry });
   }
   const ssRel = rels.find((r) => r.type.endsWith("/sharedStrings"));
@@ -158,7 +166,11 @@ async function streamElements(
         const c = buf.indexOf(close, gt);
         if (c < 0) {
           pos = m.index;
-          if (buf.length - pos > MAX_ELEMENT_CHARS) throw new AttachmentFormatError("bad_xml", `a <${tag}> element in ${entry.name} is larger than ${MAX_ELEMENT_CHARS} characters`);
+          if (buf.length - pos > MAX_ELEMENT_CHARS)
+            throw new AttachmentFormatError(
+              "bad_xml",
+              `a <${tag}> element in ${entry.name} is larger than ${MAX_ELEMENT_CHARS} characters`,
+            );
           break;
         }
         end = c + close.length;
@@ -241,10 +253,15 @@ function parseCells(rowXml: string): RawCell[] {
 function pickSheet(wb: Workbook, sheet: string | number): SheetRef {
   let found: SheetRef | undefined;
   if (typeof sheet === "number") found = Number.isInteger(sheet) ? wb.sheets[sheet - 1] : undefined;
-  else found = wb.sheets.find((s) => s.name === sheet) ?? wb.sheets.find((s) => s.name.toLowerCase() === sheet.toLowerCase());
+  else
+    found =
+      wb.sheets.find((s) => s.name === sheet) ?? wb.sheets.find((s) => s.name.toLowerCase() === sheet.toLowerCase());
   if (!found) {
     const names = wb.sheets.map((s) => `"${s.name}"`).join(", ");
-    throw new AttachmentFormatError("sheet_not_found", `no sheet ${typeof sheet === "number" ? `number ${sheet}` : `"${sheet}"`} in this workbook (sheets: ${names || "none"})`);
+    throw new AttachmentFormatError(
+      "sheet_not_found",
+      `no sheet ${typeof sheet === "number" ? `number ${sheet}` : `"${sheet}"`} in this workbook (sheets: ${names || "none"})`,
+    );
   }
   return found;
 }
@@ -279,7 +296,10 @@ async function dimensionOf(reader: RangeReader, entry: ZipEntry): Promise<{ rows
   return { rows: end.row, columns: end.col };
 }
 
-async function scanSheet(reader: RangeReader, entry: ZipEntry): Promise<{ rows: number; columns: number; complete: boolean }> {
+async function scanSheet(
+  reader: RangeReader,
+  entry: ZipEntry,
+): Promise<{ rows: number; columns: number; complete: boolean }> {
   let rows = 0;
   let columns = 0;
   let previous = 0;
@@ -309,17 +329,26 @@ export async function xlsxInfo(reader: RangeReader): Promise<{ sheets: XlsxSheet
     if (dim) sheets.push({ name: s.name, ...dim });
     else {
       const scan = await scanSheet(reader, s.entry);
-      sheets.push(scan.complete ? { name: s.name, rows: scan.rows, columns: scan.columns } : { name: s.name, rows: scan.rows, columns: scan.columns, approximate: true });
+      sheets.push(
+        scan.complete
+          ? { name: s.name, rows: scan.rows, columns: scan.columns }
+          : { name: s.name, rows: scan.rows, columns: scan.columns, approximate: true },
+      );
     }
   }
   return { sheets };
 }
 
 /** Only the shared strings the requested rows use, read in one pass that stops at the last one. */
-async function sharedStrings(reader: RangeReader, entry: ZipEntry | undefined, wanted: Set<number>): Promise<Map<number, string>> {
+async function sharedStrings(
+  reader: RangeReader,
+  entry: ZipEntry | undefined,
+  wanted: Set<number>,
+): Promise<Map<number, string>> {
   const out = new Map<number, string>();
   if (wanted.size === 0) return out;
-  if (!entry) throw new AttachmentFormatError("missing_entry", "the workbook uses shared strings but has no sharedStrings part");
+  if (!entry)
+    throw new AttachmentFormatError("missing_entry", "the workbook uses shared strings but has no sharedStrings part");
   let max = 0;
   for (const w of wanted) max = Math.max(max, w);
   let i = 0;
@@ -335,7 +364,13 @@ async function sharedStrings(reader: RangeReader, entry: ZipEntry | undefined, w
  * Rows from..to (sheet row numbers, 1-based, inclusive) of a sheet given by name or by 1-based
  * position. At most maxRows (default 5,000) rows per call.
  */
-export async function readXlsxRows(reader: RangeReader, sheet: string | number, from: number, to: number, opts: { maxRows?: number } = {}): Promise<XlsxRows> {
+export async function readXlsxRows(
+  reader: RangeReader,
+  sheet: string | number,
+  from: number,
+  to: number,
+  opts: { maxRows?: number } = {},
+): Promise<XlsxRows> {
   const maxRows = Math.max(1, opts.maxRows ?? 5000);
   const wb = await openWorkbook(reader);
   const ref = pickSheet(wb, sheet);

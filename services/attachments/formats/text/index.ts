@@ -14,7 +14,10 @@ export const textFormat = {
   tools: ["file_read"],
   note(f, { arg, tier }) {
     const facts = f.lines !== undefined ? [`${count(f.lines)} lines`] : [];
-    const how = tier === "small" ? `Read it with file_read {${arg},"lines":"1-${Math.max(1, Math.min(f.lines ?? 400, 400))}"}.` : `Read it a line range at a time: file_read {${arg},"lines":"1-400"}.`;
+    const how =
+      tier === "small"
+        ? `Read it with file_read {${arg},"lines":"1-${Math.max(1, Math.min(f.lines ?? 400, 400))}"}.`
+        : `Read it a line range at a time: file_read {${arg},"lines":"1-400"}.`;
     return { facts, how };
   },
   read: readLines,

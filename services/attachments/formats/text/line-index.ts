@@ -69,14 +69,28 @@ export interface ReadLinesOptions {
 }
 
 /** Lines from..to (1-based, inclusive) through ranged reads that start at the nearest checkpoint. */
-export async function readLines(reader: RangeReader, index: LineIndex, from: number, to: number, opts: ReadLinesOptions = {}): Promise<ReadLinesResult> {
+export async function readLines(
+  reader: RangeReader,
+  index: LineIndex,
+  from: number,
+  to: number,
+  opts: ReadLinesOptions = {},
+): Promise<ReadLinesResult> {
   const maxBytes = opts.maxBytes ?? 256 * 1024;
   const chunkBytes = Math.max(1, opts.chunkBytes ?? 64 * 1024);
   const maxScanBytes = opts.maxScanBytes ?? 32 * 1024 * 1024;
   const total = index.lines;
   const first = Math.max(1, Math.floor(Number.isFinite(from) ? from : 1));
   const last = Math.min(total, Math.floor(Number.isFinite(to) ? to : total));
-  const empty = (pastEnd: boolean): ReadLinesResult => ({ lines: [], from: first, to: first - 1, truncated: false, bytesRead: 0, totalLines: total, pastEnd });
+  const empty = (pastEnd: boolean): ReadLinesResult => ({
+    lines: [],
+    from: first,
+    to: first - 1,
+    truncated: false,
+    bytesRead: 0,
+    totalLines: total,
+    pastEnd,
+  });
   if (first > total) return empty(true);
   if (last < first) return empty(false);
 
@@ -148,9 +162,16 @@ export async function readLines(reader: RangeReader, index: LineIndex, from: num
   // The file's final line has no newline: it ends at the end of the file.
   if (!done && !truncated && line >= first && line <= last && line <= total) emit(false);
 
-  return { lines: out, from: first, to: first + out.length - 1, truncated, bytesRead, totalLines: total, pastEnd: false };
+  return {
+    lines: out,
+    from: first,
+    to: first + out.length - 1,
+    truncated,
+    bytesRead,
+    totalLines: total,
+    pastEnd: false,
+  };
 }
-
 
 /** The length of `b` without a trailing, incomplete UTF-8 sequence. */
 export function utf8SafeEnd(b: Uint8Array): number {

@@ -13,12 +13,25 @@ function schemaBlock(title, schema) {
 /** @param {string} method @param {string} path @param {any} op */
 function operation(method, path, op) {
   const params = (op.parameters ?? []).map((/** @type {any} */ p) =>
-    h("li", null, h("code", null, p.name), ` (${p.in}${p.required ? ", required" : ""}) `, p.description ?? "", p.schema ? schemaBlock("schema", p.schema) : null),
+    h(
+      "li",
+      null,
+      h("code", null, p.name),
+      ` (${p.in}${p.required ? ", required" : ""}) `,
+      p.description ?? "",
+      p.schema ? schemaBlock("schema", p.schema) : null,
+    ),
   );
-  const body = op.requestBody ? Object.entries(op.requestBody.content).map(([type, c]) => schemaBlock(`body: ${type}`, /** @type {any} */ (c).schema)) : [];
+  const body = op.requestBody
+    ? Object.entries(op.requestBody.content).map(([type, c]) =>
+        schemaBlock(`body: ${type}`, /** @type {any} */ (c).schema),
+      )
+    : [];
   const answers = Object.entries(op.responses ?? {}).map(([status, r]) => {
     const res = /** @type {any} */ (r);
-    const content = Object.entries(res.content ?? {}).map(([type, c]) => schemaBlock(type, /** @type {any} */ (c).schema));
+    const content = Object.entries(res.content ?? {}).map(([type, c]) =>
+      schemaBlock(type, /** @type {any} */ (c).schema),
+    );
     return h("li", null, h("code", null, status), " ", res.description ?? (res.$ref ? "Error" : ""), content);
   });
   const extensions = Object.entries(op)
@@ -46,14 +59,23 @@ async function main() {
     return;
   }
   const doc = await res.json();
-  const ops = Object.entries(doc.paths).flatMap(([path, byMethod]) => Object.entries(/** @type {any} */ (byMethod)).map(([method, op]) => ({ path, method, op })));
+  const ops = Object.entries(doc.paths).flatMap(([path, byMethod]) =>
+    Object.entries(/** @type {any} */ (byMethod)).map(([method, op]) => ({ path, method, op })),
+  );
   root.replaceChildren(
     h("h1", null, `${doc.info.title} API`),
     h("p", null, doc.info.description),
     h("h2", null, "Operations"),
     ...ops.map((o) => operation(o.method, o.path, o.op)),
     h("h2", null, "Schemas (errors, stream events, websocket frames)"),
-    ...Object.entries(doc.components.schemas).map(([name, schema]) => h("section", { class: "schema-def", id: `schema-${name}` }, h("h3", null, name), h("pre", { class: "schema" }, schemaText(schema)))),
+    ...Object.entries(doc.components.schemas).map(([name, schema]) =>
+      h(
+        "section",
+        { class: "schema-def", id: `schema-${name}` },
+        h("h3", null, name),
+        h("pre", { class: "schema" }, schemaText(schema)),
+      ),
+    ),
   );
 }
 

@@ -57,7 +57,12 @@ export async function api(method, path, body, key = session.key ?? "") {
   if (body !== undefined) headers["content-type"] = "application/json";
   let res;
   try {
-    res = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), cache: "no-store" });
+    res = await fetch(path, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+      cache: "no-store",
+    });
   } catch {
     throw new ApiError(0, "network_error", "Can't reach the server. Check your connection and try again.");
   }
@@ -90,12 +95,19 @@ export async function allPages(path, limit = 500) {
 export function uploadAttachment(conversationId, file, onProgress, opts = {}) {
   const xhr = new XMLHttpRequest();
   const done = new Promise((resolve, reject) => {
-    xhr.open("POST", `/v1/conversations/${encodeURIComponent(conversationId)}/attachments?name=${encodeURIComponent(file.name)}${opts.attach === false ? "&attach=false" : ""}`);
+    xhr.open(
+      "POST",
+      `/v1/conversations/${encodeURIComponent(conversationId)}/attachments?name=${encodeURIComponent(file.name)}${opts.attach === false ? "&attach=false" : ""}`,
+    );
     xhr.setRequestHeader("authorization", `Bearer ${session.key ?? ""}`);
     xhr.setRequestHeader("content-type", file.type || "application/octet-stream");
     xhr.upload.addEventListener("progress", (e) => onProgress(e.loaded, e.lengthComputable ? e.total : file.size));
-    xhr.addEventListener("load", () => (xhr.status === 201 ? resolve(JSON.parse(xhr.responseText)) : reject(failure(xhr, xhr.responseText))));
-    xhr.addEventListener("error", () => reject(new ApiError(0, "network_error", "The upload failed: can't reach the server.")));
+    xhr.addEventListener("load", () =>
+      xhr.status === 201 ? resolve(JSON.parse(xhr.responseText)) : reject(failure(xhr, xhr.responseText)),
+    );
+    xhr.addEventListener("error", () =>
+      reject(new ApiError(0, "network_error", "The upload failed: can't reach the server.")),
+    );
     xhr.addEventListener("abort", () => reject(new ApiError(0, "aborted", "upload cancelled")));
     xhr.send(file);
   });
@@ -112,7 +124,9 @@ export function uploadAttachment(conversationId, file, onProgress, opts = {}) {
 export async function openSocket(conversationId, onEvent, onClose) {
   const { ticket } = await api("POST", `/v1/conversations/${encodeURIComponent(conversationId)}/ws-ticket`);
   const scheme = location.protocol === "https:" ? "wss" : "ws";
-  const ws = new WebSocket(`${scheme}://${location.host}/v1/conversations/${encodeURIComponent(conversationId)}/ws?ticket=${encodeURIComponent(ticket)}`);
+  const ws = new WebSocket(
+    `${scheme}://${location.host}/v1/conversations/${encodeURIComponent(conversationId)}/ws?ticket=${encodeURIComponent(ticket)}`,
+  );
   ws.addEventListener("message", (m) => {
     let event;
     try {
@@ -125,7 +139,9 @@ export async function openSocket(conversationId, onEvent, onClose) {
   ws.addEventListener("close", onClose);
   return new Promise((resolve, reject) => {
     ws.addEventListener("open", () => resolve(ws), { once: true });
-    ws.addEventListener("error", () => reject(new ApiError(0, "socket_error", "Can't connect to the server.")), { once: true });
+    ws.addEventListener("error", () => reject(new ApiError(0, "socket_error", "Can't connect to the server.")), {
+      once: true,
+    });
   });
 }
 
@@ -138,21 +154,36 @@ export function plainError(err) {
   const type = err?.type ?? "";
   const status = err?.status ?? 0;
   const message = String(err?.message ?? err ?? "");
-  if (type === "network_error" || type === "socket_error") return { text: message || "Can't reach the server.", retry: true };
-  if (type === "rate_limited") return { text: `You're sending faster than this key allows.${err.retryAfterSeconds ? ` Try again in ${err.retryAfterSeconds} s.` : " Try again in a moment."}`, retry: true };
-  if (type === "model_not_configured") return { text: "No model is configured on this server, so it can't answer yet.", retry: false };
+  if (type === "network_error" || type === "socket_error")
+    return { text: message || "Can't reach the server.", retry: true };
+  if (type === "rate_limited")
+    return {
+      text: `You're sending faster than this key allows.${err.retryAfterSeconds ? ` Try again in ${err.retryAfterSeconds} s.` : " Try again in a moment."}`,
+      retry: true,
+    };
+  if (type === "model_not_configured")
+    return { text: "No model is configured on this server, so it can't answer yet.", retry: false };
   if (type === "storage_error") return { text: "The server couldn't save this turn. Try again.", retry: true };
-  if (type === "turn_paused") return { text: "The assistant is waiting for tool results; answer them first.", retry: false };
-  if (type === "context_overflow") return { text: "This conversation is too long for the model's context. Start a new chat, or let it compact and try again.", retry: true };
+  if (type === "turn_paused")
+    return { text: "The assistant is waiting for tool results; answer them first.", retry: false };
+  if (type === "context_overflow")
+    return {
+      text: "This conversation is too long for the model's context. Start a new chat, or let it compact and try again.",
+      retry: true,
+    };
   if (type === "model_error" || type === "model_unavailable") {
     const provider = err.providerType ?? "";
-    if (provider === "overloaded_error" || status === 529) return { text: "The model is overloaded right now. Try again in a moment.", retry: true };
-    if (provider === "rate_limit_error" || status === 429) return { text: "The model's rate limit was reached. Try again in a moment.", retry: true };
-    if (status >= 500 || provider === "api_error") return { text: "The model had an internal error. Try again.", retry: true };
+    if (provider === "overloaded_error" || status === 529)
+      return { text: "The model is overloaded right now. Try again in a moment.", retry: true };
+    if (provider === "rate_limit_error" || status === 429)
+      return { text: "The model's rate limit was reached. Try again in a moment.", retry: true };
+    if (status >= 500 || provider === "api_error")
+      return { text: "The model had an internal error. Try again.", retry: true };
     return { text: `The model refused the request: ${message.split("; request id")[0]}`, retry: false };
   }
   if (type === "not_found") return { text: "This conversation no longer exists.", retry: false };
-  if (type === "authentication_error" || status === 401) return { text: "Your API key is no longer valid. Sign in again.", retry: false };
+  if (type === "authentication_error" || status === 401)
+    return { text: "Your API key is no longer valid. Sign in again.", retry: false };
   if (status >= 500) return { text: "The server had a problem. Try again.", retry: true };
   return { text: message || "Something went wrong.", retry: false };
 }

@@ -45,7 +45,13 @@ async function route() {
   const [path, query = ""] = hash.split("?");
   const params = new URLSearchParams(query);
   const m = /^\/c\/(conv_[A-Za-z0-9_-]+)(?:\/(history|replay|settings))?$/.exec(path);
-  document.body.dataset.view = m ? m[2] ?? "chat" : path === "/search" ? "search" : path === "/manage" ? "manage" : "home";
+  document.body.dataset.view = m
+    ? (m[2] ?? "chat")
+    : path === "/search"
+      ? "search"
+      : path === "/manage"
+        ? "manage"
+        : "home";
   try {
     if (m && m[2] === "history") await historyView(root, m[1], params);
     else if (m && m[2] === "replay") await replayView(root, m[1]);

@@ -52,11 +52,15 @@ function parseBlocks(text) {
       const lang = m[2];
       const body = [];
       i++;
-      while (i < lines.length && !new RegExp(`^ {0,3}${fence[0]}{${fence.length},}\\s*$`).test(lines[i])) body.push(lines[i++]);
+      while (i < lines.length && !new RegExp(`^ {0,3}${fence[0]}{${fence.length},}\\s*$`).test(lines[i]))
+        body.push(lines[i++]);
       const closed = i < lines.length;
       if (closed) i++;
       const code = body.join("\n");
-      out.push({ src: lines.slice(start, i).join("\n") + (closed ? "" : "\u0000"), build: () => codeBlock(code, lang) });
+      out.push({
+        src: lines.slice(start, i).join("\n") + (closed ? "" : "\u0000"),
+        build: () => codeBlock(code, lang),
+      });
       continue;
     }
     if ((m = HEADING.exec(line))) {
@@ -73,8 +77,19 @@ function parseBlocks(text) {
     }
     if (QUOTE.test(line)) {
       while (i < lines.length && lines[i].trim() && QUOTE.test(lines[i])) i++;
-      const inner = lines.slice(start, i).map((l) => l.replace(QUOTE, "")).join("\n");
-      out.push({ src: lines.slice(start, i).join("\n"), build: () => h("blockquote", null, parseBlocks(inner).map((b) => b.build())) });
+      const inner = lines
+        .slice(start, i)
+        .map((l) => l.replace(QUOTE, ""))
+        .join("\n");
+      out.push({
+        src: lines.slice(start, i).join("\n"),
+        build: () =>
+          h(
+            "blockquote",
+            null,
+            parseBlocks(inner).map((b) => b.build()),
+          ),
+      });
       continue;
     }
     if (line.includes("|") && i + 1 < lines.length && TABLE_SEP.test(lines[i + 1]) && lines[i + 1].includes("-")) {
@@ -132,7 +147,8 @@ function list(lines, indent) {
     if (m && m[1].length <= indent + 1) items.push([m[3]]);
     else items[items.length - 1]?.push(l.slice(Math.min(indentOf(l), indent + first[2].length + 1)));
   }
-  const attrs = ordered && Number.parseInt(first[2], 10) !== 1 ? { start: String(Number.parseInt(first[2], 10)) } : null;
+  const attrs =
+    ordered && Number.parseInt(first[2], 10) !== 1 ? { start: String(Number.parseInt(first[2], 10)) } : null;
   return h(
     ordered ? "ol" : "ul",
     attrs,
@@ -142,28 +158,76 @@ function list(lines, indent) {
       const body = item.join("\n");
       // A tight item is its inline text; one with nested blocks renders them.
       const nested = item.length > 1 ? parseBlocks(body).map((b) => b.build()) : [inline(body)];
-      const unwrapped = nested.length && nested[0] instanceof HTMLParagraphElement && item.length > 1 ? [...nested[0].childNodes, ...nested.slice(1)] : nested;
-      return h("li", task ? { class: "task" } : null, task ? h("input", { type: "checkbox", disabled: true, checked: task[1] !== " ", "aria-label": task[1] !== " " ? "done" : "not done" }) : null, unwrapped);
+      const unwrapped =
+        nested.length && nested[0] instanceof HTMLParagraphElement && item.length > 1
+          ? [...nested[0].childNodes, ...nested.slice(1)]
+          : nested;
+      return h(
+        "li",
+        task ? { class: "task" } : null,
+        task
+          ? h("input", {
+              type: "checkbox",
+              disabled: true,
+              checked: task[1] !== " ",
+              "aria-label": task[1] !== " " ? "done" : "not done",
+            })
+          : null,
+        unwrapped,
+      );
     }),
   );
 }
 
 /** @param {string} row */
-const cells = (row) => row.trim().replace(/^\|/, "").replace(/\|$/, "").split(/(?<!\\)\|/).map((c) => c.trim().replace(/\\\|/g, "|"));
+const cells = (row) =>
+  row
+    .trim()
+    .replace(/^\|/, "")
+    .replace(/\|$/, "")
+    .split(/(?<!\\)\|/)
+    .map((c) => c.trim().replace(/\\\|/g, "|"));
 
 /** @param {string[]} rows */
 function table(rows) {
   const align = cells(rows[1]).map((c) => (/^:-+:$/.test(c) ? "center" : /-:$/.test(c) ? "right" : ""));
   /** @param {string} tag @param {string} row */
-  const tr = (tag, row) => h("tr", null, cells(row).map((c, i) => h(tag, align[i] ? { class: `al-${align[i]}` } : null, inline(c))));
-  return h("div", { class: "table-wrap", tabindex: "0", role: "region", "aria-label": "table" }, h("table", null, h("thead", null, tr("th", rows[0])), h("tbody", null, rows.slice(2).map((r) => tr("td", r)))));
+  const tr = (tag, row) =>
+    h(
+      "tr",
+      null,
+      cells(row).map((c, i) => h(tag, align[i] ? { class: `al-${align[i]}` } : null, inline(c))),
+    );
+  return h(
+    "div",
+    { class: "table-wrap", tabindex: "0", role: "region", "aria-label": "table" },
+    h(
+      "table",
+      null,
+      h("thead", null, tr("th", rows[0])),
+      h(
+        "tbody",
+        null,
+        rows.slice(2).map((r) => tr("td", r)),
+      ),
+    ),
+  );
 }
 
 /** A code block: its language, monospace text and a Copy button. @param {string} code @param {string} lang */
 export function codeBlock(code, lang) {
-  const copy = h("button", { type: "button", class: "copy-code ghost", "aria-label": `Copy ${lang || "code"}` }, "Copy");
+  const copy = h(
+    "button",
+    { type: "button", class: "copy-code ghost", "aria-label": `Copy ${lang || "code"}` },
+    "Copy",
+  );
   copy.addEventListener("click", () => copyText(code, copy));
-  return h("div", { class: "code-block" }, h("div", { class: "code-head" }, h("span", { class: "code-lang" }, lang || "text"), copy), h("pre", { tabindex: "0" }, h("code", lang ? { "data-lang": lang } : null, code)));
+  return h(
+    "div",
+    { class: "code-block" },
+    h("div", { class: "code-head" }, h("span", { class: "code-lang" }, lang || "text"), copy),
+    h("pre", { tabindex: "0" }, h("code", lang ? { "data-lang": lang } : null, code)),
+  );
 }
 
 /** Copies to the clipboard and says so on the button for a moment. @param {string} text @param {HTMLElement} button */
@@ -178,7 +242,8 @@ export async function copyText(text, button) {
   setTimeout(() => (button.textContent = label), 1500);
 }
 
-const INLINE = /(`+)([^`]|[^`][\s\S]*?[^`])\1(?!`)|\*\*(?=\S)([\s\S]*?\S)\*\*|__(?=\S)([\s\S]*?\S)__(?!\w)|~~(?=\S)([\s\S]*?\S)~~|\*(?=[^\s*])([\s\S]*?[^\s*])\*|(?<![\w_])_(?=[^\s_])([\s\S]*?[^\s_])_(?![\w_])|\[([^\]\n]+)\]\(\s*<?([^\s)>]+)>?(?:\s+"[^"\n]*")?\s*\)|<((?:https?:\/\/|mailto:)[^>\s]+)>|(https?:\/\/[^\s<]*[^\s<.,;:!?)\]'"*_~])|\\([\\`*_{}[\]()#+\-.!|~>])|( {2,}|\\)\n|\n/g;
+const INLINE =
+  /(`+)([^`]|[^`][\s\S]*?[^`])\1(?!`)|\*\*(?=\S)([\s\S]*?\S)\*\*|__(?=\S)([\s\S]*?\S)__(?!\w)|~~(?=\S)([\s\S]*?\S)~~|\*(?=[^\s*])([\s\S]*?[^\s*])\*|(?<![\w_])_(?=[^\s_])([\s\S]*?[^\s_])_(?![\w_])|\[([^\]\n]+)\]\(\s*<?([^\s)>]+)>?(?:\s+"[^"\n]*")?\s*\)|<((?:https?:\/\/|mailto:)[^>\s]+)>|(https?:\/\/[^\s<]*[^\s<.,;:!?)\]'"*_~])|\\([\\`*_{}[\]()#+\-.!|~>])|( {2,}|\\)\n|\n/g;
 
 /** Inline markdown as nodes. @param {string} text @returns {(Node | string)[]} */
 export function inline(text) {

@@ -44,4 +44,5 @@ export function announce(text) {
  * names a new title it shows at once (the listing may lag the change by a moment).
  * @param {{ id: string, title: string }} [titled]
  */
-export const conversationsChanged = (titled) => window.dispatchEvent(new CustomEvent("conversations-changed", { detail: titled }));
+export const conversationsChanged = (titled) =>
+  window.dispatchEvent(new CustomEvent("conversations-changed", { detail: titled }));

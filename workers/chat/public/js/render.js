@@ -8,7 +8,9 @@ const NOTE = /^<attachment id="([^"]+)" name="([^"]*)">\n([\s\S]*?)\n<\/attachme
 export function resultText(content) {
   if (typeof content === "string") return content;
   if (!Array.isArray(content)) return JSON.stringify(content ?? "");
-  return content.map((b) => (b.type === "text" ? b.text : `[${b.type}${b.source?.media_type ? ` ${b.source.media_type}` : ""}]`)).join("\n");
+  return content
+    .map((b) => (b.type === "text" ? b.text : `[${b.type}${b.source?.media_type ? ` ${b.source.media_type}` : ""}]`))
+    .join("\n");
 }
 
 /** Chars of one block as the request carries it. @param {any} b */
@@ -33,9 +35,34 @@ export function renderBlock(b, ctx) {
   if (b.type === "text") {
     const note = NOTE.exec(b.text);
     if (note) {
-      return h("div", { class: "note", "data-attachment": note[1] }, h("div", { class: "note-title" }, h("span", { class: "tag" }, "attachment"), " ", note[2], " ", h("code", null, note[1]), extra), h("div", { class: "note-body" }, note[3]));
+      return h(
+        "div",
+        { class: "note", "data-attachment": note[1] },
+        h(
+          "div",
+          { class: "note-title" },
+          h("span", { class: "tag" }, "attachment"),
+          " ",
+          note[2],
+          " ",
+          h("code", null, note[1]),
+          extra,
+        ),
+        h("div", { class: "note-body" }, note[3]),
+      );
     }
-    const cited = Array.isArray(b.citations) && b.citations.length ? h("div", { class: "citations muted" }, "Sources: ", b.citations.map((/** @type {any} */ c, /** @type {number} */ i) => [i ? ", " : "", link(c.url ?? "", c.title || c.url || "source")])) : null;
+    const cited =
+      Array.isArray(b.citations) && b.citations.length
+        ? h(
+            "div",
+            { class: "citations muted" },
+            "Sources: ",
+            b.citations.map((/** @type {any} */ c, /** @type {number} */ i) => [
+              i ? ", " : "",
+              link(c.url ?? "", c.title || c.url || "source"),
+            ]),
+          )
+        : null;
     return h("div", { class: "text" }, extra.length ? h("div", { class: "badges" }, extra) : null, b.text, cited);
   }
   if (b.type === "tool_use") {
@@ -44,7 +71,16 @@ export function renderBlock(b, ctx) {
     return h(
       "details",
       { class: "tool-use", "data-tool-use": b.id },
-      h("summary", null, h("span", { class: "tag" }, "tool call"), " ", h("strong", null, b.name), " ", h("span", { class: "size" }, chars(input.length)), extra),
+      h(
+        "summary",
+        null,
+        h("span", { class: "tag" }, "tool call"),
+        " ",
+        h("strong", null, b.name),
+        " ",
+        h("span", { class: "size" }, chars(input.length)),
+        extra,
+      ),
       h("pre", null, input),
     );
   }
@@ -54,20 +90,47 @@ export function renderBlock(b, ctx) {
     return h(
       "details",
       { class: `tool-result${b.is_error ? " error" : ""}`, "data-tool-result": b.tool_use_id },
-      h("summary", null, h("span", { class: "tag" }, b.is_error ? "error result" : "result"), " ", name ? h("strong", null, name) : null, " ", h("span", { class: "size" }, chars(text.length)), extra),
+      h(
+        "summary",
+        null,
+        h("span", { class: "tag" }, b.is_error ? "error result" : "result"),
+        " ",
+        name ? h("strong", null, name) : null,
+        " ",
+        h("span", { class: "size" }, chars(text.length)),
+        extra,
+      ),
       h("pre", null, text),
     );
   }
   if (b.type === "image") {
-    const size = b.source?.data ? bytes(Math.floor((b.source.data.length * 3) / 4)) : b.source?.url ?? "";
+    const size = b.source?.data ? bytes(Math.floor((b.source.data.length * 3) / 4)) : (b.source?.url ?? "");
     return h("div", { class: "image" }, `[image ${b.source?.media_type ?? ""} ${size}]`, extra);
   }
-  if (b.type === "thinking" || b.type === "redacted_thinking") return thinkingBlock(b.type === "thinking" ? b.thinking : null, extra);
+  if (b.type === "thinking" || b.type === "redacted_thinking")
+    return thinkingBlock(b.type === "thinking" ? b.thinking : null, extra);
   if (b.type === "server_tool_use") {
     const input = JSON.stringify(b.input ?? {}, null, 2);
-    return h("details", { class: "tool-use server", "data-tool-use": b.id }, h("summary", null, h("span", { class: "tag" }, b.name === "web_search" ? "web search" : b.name === "web_fetch" ? "web fetch" : b.name), " ", h("strong", null, b.input?.query ?? b.input?.url ?? ""), extra), h("pre", null, input));
+    return h(
+      "details",
+      { class: "tool-use server", "data-tool-use": b.id },
+      h(
+        "summary",
+        null,
+        h(
+          "span",
+          { class: "tag" },
+          b.name === "web_search" ? "web search" : b.name === "web_fetch" ? "web fetch" : b.name,
+        ),
+        " ",
+        h("strong", null, b.input?.query ?? b.input?.url ?? ""),
+        extra,
+      ),
+      h("pre", null, input),
+    );
   }
-  if (typeof b.type === "string" && b.type.endsWith("_tool_result") && "tool_use_id" in b) return serverResult(b, extra);
+  if (typeof b.type === "string" && b.type.endsWith("_tool_result") && "tool_use_id" in b)
+    return serverResult(b, extra);
   return h("pre", { class: "unknown" }, JSON.stringify(b, null, 2));
 }
 
@@ -78,25 +141,50 @@ export function renderBlock(b, ctx) {
  */
 export function thinkingBlock(text, extra = []) {
   const label = text === null ? "Thought (encrypted)" : text ? "Thought" : "Thought (not shown)";
-  return h("details", { class: "thinking" }, h("summary", null, h("span", { class: "tag" }, label), extra), text ? h("div", { class: "thinking-text" }, text) : null);
+  return h(
+    "details",
+    { class: "thinking" },
+    h("summary", null, h("span", { class: "tag" }, label), extra),
+    text ? h("div", { class: "thinking-text" }, text) : null,
+  );
 }
 
 /** A server tool's result: a search's titles and addresses, a fetched page's address; the rest as JSON. @param {any} b @param {(Node | string)[]} extra */
 function serverResult(b, extra) {
-  const items = Array.isArray(b.content) ? b.content.filter((/** @type {any} */ r) => r && typeof r.url === "string") : [];
+  const items = Array.isArray(b.content)
+    ? b.content.filter((/** @type {any} */ r) => r && typeof r.url === "string")
+    : [];
   const fetched = !Array.isArray(b.content) && typeof b.content?.url === "string" ? b.content.url : null;
   const error = !Array.isArray(b.content) && b.content?.error_code ? b.content.error_code : null;
   const body = items.length
-    ? h("ul", { class: "sources" }, items.map((/** @type {any} */ r) => h("li", null, link(r.url, r.title || r.url))))
+    ? h(
+        "ul",
+        { class: "sources" },
+        items.map((/** @type {any} */ r) => h("li", null, link(r.url, r.title || r.url))),
+      )
     : fetched
       ? h("div", null, link(fetched, fetched))
       : h("pre", null, JSON.stringify(b.content, null, 2));
-  return h("details", { class: `tool-result server${error ? " error" : ""}`, "data-tool-result": b.tool_use_id }, h("summary", null, h("span", { class: "tag" }, error ? `error: ${error}` : "result"), " ", items.length ? `${items.length} sources` : fetched ? "fetched page" : b.type, extra), body);
+  return h(
+    "details",
+    { class: `tool-result server${error ? " error" : ""}`, "data-tool-result": b.tool_use_id },
+    h(
+      "summary",
+      null,
+      h("span", { class: "tag" }, error ? `error: ${error}` : "result"),
+      " ",
+      items.length ? `${items.length} sources` : fetched ? "fetched page" : b.type,
+      extra,
+    ),
+    body,
+  );
 }
 
 /** A link only to http(s) addresses, opened apart from the app. @param {string} url @param {string} text */
 function link(url, text) {
-  return /^https?:\/\//i.test(url) ? h("a", { href: url, target: "_blank", rel: "noopener noreferrer nofollow" }, text) : h("span", null, text);
+  return /^https?:\/\//i.test(url)
+    ? h("a", { href: url, target: "_blank", rel: "noopener noreferrer nofollow" }, text)
+    : h("span", null, text);
 }
 
 /** @param {any} m a stored message @param {RenderContext} ctx */
@@ -107,13 +195,24 @@ export function renderMessage(m, ctx, { live = false } = {}) {
   const kind = onlyResults ? "results" : isNote ? "attachment" : m.role;
   return h(
     "article",
-    { class: `msg ${m.role} ${kind}${m.agent ? " agent" : ""}${live ? " live" : ""}`, id: m.id ? `m-${m.id}` : undefined, "data-id": m.id, "data-seq": m.seq },
+    {
+      class: `msg ${m.role} ${kind}${m.agent ? " agent" : ""}${live ? " live" : ""}`,
+      id: m.id ? `m-${m.id}` : undefined,
+      "data-id": m.id,
+      "data-seq": m.seq,
+    },
     h(
       "header",
       null,
       h("span", { class: "role" }, kind === "results" ? "tool results" : kind),
       // A sub-agent's message (workflow mode): kept in the record, never replayed to the main agent.
-      m.agent ? h("span", { class: "agent-tag", title: "a sub-agent's step: saved, never replayed to the main agent" }, `sub-agent ${m.agent.name}`) : null,
+      m.agent
+        ? h(
+            "span",
+            { class: "agent-tag", title: "a sub-agent's step: saved, never replayed to the main agent" },
+            `sub-agent ${m.agent.name}`,
+          )
+        : null,
       m.seq ? h("span", { class: "seq" }, `#${m.seq}`) : null,
       m.createdAt ? h("time", null, time(m.createdAt)) : null,
     ),
@@ -142,15 +241,25 @@ export function compactionCard(c, at) {
   return h(
     "div",
     { class: "card compaction done" },
-    h("div", { class: "card-title" }, c.forced ? "Compacted (forced)" : "Compacted", at ? h("time", null, time(at)) : null),
+    h(
+      "div",
+      { class: "card-title" },
+      c.forced ? "Compacted (forced)" : "Compacted",
+      at ? h("time", null, time(at)) : null,
+    ),
     h(
       "dl",
       { class: "facts" },
-      h("dt", null, "targets"), h("dd", { class: "targets" }, num(c.targets)),
-      h("dt", null, "tokens saved"), h("dd", { class: "saved" }, num(c.tokensSaved)),
-      h("dt", null, "before → after"), h("dd", null, `${num(c.tokensBefore)} → ${num(c.tokensAfter)}`),
-      h("dt", null, "duration"), h("dd", null, `${num(c.durationMs)} ms`),
-      h("dt", null, "turn state"), h("dd", null, c.summarized === "model" ? "written by the model" : "deterministic fallback"),
+      h("dt", null, "targets"),
+      h("dd", { class: "targets" }, num(c.targets)),
+      h("dt", null, "tokens saved"),
+      h("dd", { class: "saved" }, num(c.tokensSaved)),
+      h("dt", null, "before → after"),
+      h("dd", null, `${num(c.tokensBefore)} → ${num(c.tokensAfter)}`),
+      h("dt", null, "duration"),
+      h("dd", null, `${num(c.durationMs)} ms`),
+      h("dt", null, "turn state"),
+      h("dd", null, c.summarized === "model" ? "written by the model" : "deterministic fallback"),
     ),
     c.details?.length
       ? h(
@@ -160,8 +269,34 @@ export function compactionCard(c, at) {
           h(
             "table",
             null,
-            h("thead", null, h("tr", null, h("th", null, "message"), h("th", null, "block"), h("th", null, "kind"), h("th", null, "before"), h("th", null, "after"))),
-            h("tbody", null, c.details.map((/** @type {any} */ d) => h("tr", null, h("td", null, d.index), h("td", null, d.block), h("td", null, d.kind), h("td", null, chars(d.before)), h("td", null, chars(d.after))))),
+            h(
+              "thead",
+              null,
+              h(
+                "tr",
+                null,
+                h("th", null, "message"),
+                h("th", null, "block"),
+                h("th", null, "kind"),
+                h("th", null, "before"),
+                h("th", null, "after"),
+              ),
+            ),
+            h(
+              "tbody",
+              null,
+              c.details.map((/** @type {any} */ d) =>
+                h(
+                  "tr",
+                  null,
+                  h("td", null, d.index),
+                  h("td", null, d.block),
+                  h("td", null, d.kind),
+                  h("td", null, chars(d.before)),
+                  h("td", null, chars(d.after)),
+                ),
+              ),
+            ),
           ),
         )
       : null,
@@ -172,7 +307,12 @@ export function compactionCard(c, at) {
 export function timelineCard(t) {
   if (t.type === "compaction") return compactionCard(t.card, t.at);
   if (t.type === "model_changed") return modelChangedLine(t.card);
-  return h("div", { class: "card" }, h("div", { class: "card-title" }, t.type), h("pre", null, JSON.stringify(t.card, null, 2)));
+  return h(
+    "div",
+    { class: "card" },
+    h("div", { class: "card-title" }, t.type),
+    h("pre", null, JSON.stringify(t.card, null, 2)),
+  );
 }
 
 /**
@@ -198,12 +338,22 @@ export function errorLine(err) {
 
 /** The turn moved to another model: its own retired (the settings moved with it), or a refusal's fallback. @param {any} e */
 export function modelChangedLine(e) {
-  const why = e.reason === "retired" ? `${e.from} retired${e.retiredOn ? ` on ${e.retiredOn}` : ""}; this conversation now uses ${e.to}` : `${e.from} declined; ${e.to} answers this turn instead`;
+  const why =
+    e.reason === "retired"
+      ? `${e.from} retired${e.retiredOn ? ` on ${e.retiredOn}` : ""}; this conversation now uses ${e.to}`
+      : `${e.from} declined; ${e.to} answers this turn instead`;
   return h("div", { class: "notice", role: "status" }, why);
 }
 
 /** The model declined to answer. @param {any} e a refusal event */
 export function refusalLine(e) {
   const what = `${e.model} declined to answer${e.category ? ` (${e.category})` : ""}${e.explanation ? `: ${e.explanation}` : "."}`;
-  return h("div", { class: "notice refusal", role: "status" }, what, e.fallbackModel ? ` Asking ${e.fallbackModel} instead.` : " Nothing of this turn is sent to the model again; rephrase it, or set a fallback model in the settings.");
+  return h(
+    "div",
+    { class: "notice refusal", role: "status" },
+    what,
+    e.fallbackModel
+      ? ` Asking ${e.fallbackModel} instead.`
+      : " Nothing of this turn is sent to the model again; rephrase it, or set a fallback model in the settings.",
+  );
 }

@@ -9,7 +9,7 @@ import { compactionCard, renderBlock, resultText, thinkingBlock } from "./render
 export const NOTE = /^<attachment id="([^"]+)" name="([^"]*)">\n([\s\S]*?)\n<\/attachment>$/;
 
 /** @param {any} m */
-const blocksOf = (m) => (typeof m.content === "string" ? [{ type: "text", text: m.content }] : m.content ?? []);
+const blocksOf = (m) => (typeof m.content === "string" ? [{ type: "text", text: m.content }] : (m.content ?? []));
 
 /** The text a person wrote (attachment notes in the same message left out). @param {any} m */
 export function promptText(m) {
@@ -20,9 +20,16 @@ export function promptText(m) {
 }
 
 /** @param {any} m */
-export const isNote = (m) => m.role === "user" && blocksOf(m).length > 0 && blocksOf(m).every((/** @type {any} */ b) => b.type === "text" && NOTE.test(b.text));
+export const isNote = (m) =>
+  m.role === "user" &&
+  blocksOf(m).length > 0 &&
+  blocksOf(m).every((/** @type {any} */ b) => b.type === "text" && NOTE.test(b.text));
 /** A message a person wrote (not tool results, not only notes). @param {any} m */
-export const isPrompt = (m) => m.role === "user" && !m.agent && !isNote(m) && blocksOf(m).some((/** @type {any} */ b) => b.type === "text" || b.type === "image");
+export const isPrompt = (m) =>
+  m.role === "user" &&
+  !m.agent &&
+  !isNote(m) &&
+  blocksOf(m).some((/** @type {any} */ b) => b.type === "text" || b.type === "image");
 
 /**
  * @typedef {{ kind: "turn", user: any | null, replies: any[], earlier: any[][] } | { kind: "note", message: any }} Item
@@ -42,18 +49,37 @@ export function groupTurns(messages) {
     }
     if (isPrompt(m)) {
       const prev = /** @type {any} */ (items[items.length - 1]);
-      if (prev?.kind === "turn" && prev.user && prev.replies.length && promptText(prev.user) === promptText(m) && !blocksOf(m).some((/** @type {any} */ b) => b.type === "image")) {
+      if (
+        prev?.kind === "turn" &&
+        prev.user &&
+        prev.replies.length &&
+        promptText(prev.user) === promptText(m) &&
+        !blocksOf(m).some((/** @type {any} */ b) => b.type === "image")
+      ) {
         prev.earlier.push(prev.replies);
         prev.replies = [];
         prev.user = m;
         turn = prev;
         continue;
       }
-      turn = { kind: /** @type {const} */ ("turn"), user: m, replies: /** @type {any[]} */ ([]), earlier: /** @type {any[][]} */ ([]) };
+      turn = {
+        kind: /** @type {const} */ ("turn"),
+        user: m,
+        replies: /** @type {any[]} */ ([]),
+        earlier: /** @type {any[][]} */ ([]),
+      };
       items.push(turn);
       continue;
     }
-    if (!turn) items.push((turn = { kind: /** @type {const} */ ("turn"), user: null, replies: /** @type {any[]} */ ([]), earlier: /** @type {any[][]} */ ([]) }));
+    if (!turn)
+      items.push(
+        (turn = {
+          kind: /** @type {const} */ ("turn"),
+          user: null,
+          replies: /** @type {any[]} */ ([]),
+          earlier: /** @type {any[][]} */ ([]),
+        }),
+      );
     turn.replies.push(m);
   }
   return items;
@@ -97,12 +123,27 @@ function fileChip(note) {
 export function userMessage(m) {
   const images = blocksOf(m).filter((/** @type {any} */ b) => b.type === "image");
   // Files sent with the message (a turn's `attachments`) are notes inside it: shown as chips.
-  const notes = blocksOf(m).flatMap((/** @type {any} */ b) => (b.type === "text" && NOTE.test(b.text) ? [/** @type {RegExpExecArray} */ (NOTE.exec(b.text))] : []));
+  const notes = blocksOf(m).flatMap((/** @type {any} */ b) =>
+    b.type === "text" && NOTE.test(b.text) ? [/** @type {RegExpExecArray} */ (NOTE.exec(b.text))] : [],
+  );
   return h(
     "article",
     { class: "msg user", "data-id": m.id, "data-seq": m.seq, "aria-label": "You said" },
-    h("div", { class: "bubble" }, notes.length ? h("div", { class: "attached" }, notes.map(fileChip)) : null, h("div", { class: "text" }, promptText(m)), images.map((/** @type {any} */ b) => renderBlock(b, { toolNames: new Map() }))),
-    notes.map((/** @type {RegExpExecArray} */ n) => h("details", { class: "dev-only note-raw" }, h("summary", null, `What the model reads of ${n[2]}`), h("pre", null, n[3]))),
+    h(
+      "div",
+      { class: "bubble" },
+      notes.length ? h("div", { class: "attached" }, notes.map(fileChip)) : null,
+      h("div", { class: "text" }, promptText(m)),
+      images.map((/** @type {any} */ b) => renderBlock(b, { toolNames: new Map() })),
+    ),
+    notes.map((/** @type {RegExpExecArray} */ n) =>
+      h(
+        "details",
+        { class: "dev-only note-raw" },
+        h("summary", null, `What the model reads of ${n[2]}`),
+        h("pre", null, n[3]),
+      ),
+    ),
     h("div", { class: "msg-meta dev-only" }, m.seq ? `#${m.seq}` : "", m.createdAt ? ` · ${time(m.createdAt)}` : ""),
     h("div", { class: "actions" }),
   );
@@ -113,8 +154,22 @@ export function toolStep(call, result) {
   const el = h(
     "details",
     { class: "tool-step", "data-tool-use": call.id },
-    h("summary", null, h("span", { class: "step-label" }, "Used ", h("strong", null, toolLabel(call.name))), h("span", { class: "size dev-only" }, "")),
-    h("div", { class: "step-body" }, h("div", { class: "step-part" }, h("div", { class: "step-title" }, "Input"), h("pre", null, JSON.stringify(call.input ?? {}, null, 2)))),
+    h(
+      "summary",
+      null,
+      h("span", { class: "step-label" }, "Used ", h("strong", null, toolLabel(call.name))),
+      h("span", { class: "size dev-only" }, ""),
+    ),
+    h(
+      "div",
+      { class: "step-body" },
+      h(
+        "div",
+        { class: "step-part" },
+        h("div", { class: "step-title" }, "Input"),
+        h("pre", null, JSON.stringify(call.input ?? {}, null, 2)),
+      ),
+    ),
   );
   if (result) fillStep(el, result);
   return el;
@@ -133,7 +188,14 @@ export function fillStep(el, r) {
   const size = el.querySelector(".size");
   if (size) size.textContent = ` ${chars(r.chars ?? r.text.length)}`;
   el.querySelector(".step-result")?.remove();
-  el.querySelector(".step-body")?.append(h("div", { class: "step-part step-result", "data-tool-result": el.dataset.toolUse }, h("div", { class: "step-title" }, r.is_error ? "Error" : "Result"), h("pre", null, r.text)));
+  el.querySelector(".step-body")?.append(
+    h(
+      "div",
+      { class: "step-part step-result", "data-tool-result": el.dataset.toolUse },
+      h("div", { class: "step-title" }, r.is_error ? "Error" : "Result"),
+      h("pre", null, r.text),
+    ),
+  );
 }
 
 /** A one-line compaction notice that expands to its card. @param {any} c @param {string} [at] */
@@ -141,7 +203,11 @@ export function compactionNotice(c, at) {
   return h(
     "details",
     { class: "compaction-notice" },
-    h("summary", null, `Older context was compacted to make room${c.tokensSaved ? ` (${num(c.tokensSaved)} tokens saved)` : ""}`),
+    h(
+      "summary",
+      null,
+      `Older context was compacted to make room${c.tokensSaved ? ` (${num(c.tokensSaved)} tokens saved)` : ""}`,
+    ),
     compactionCard(c, at),
   );
 }
@@ -161,17 +227,24 @@ export function assistantBlock(replies) {
     if (m.agent) {
       let box = agents.get(m.agent.name);
       if (!box) {
-        box = h("details", { class: "tool-step agent-steps" }, h("summary", null, "Sub-agent ", h("strong", null, m.agent.name), " worked on a task"), h("div", { class: "step-body" }));
+        box = h(
+          "details",
+          { class: "tool-step agent-steps" },
+          h("summary", null, "Sub-agent ", h("strong", null, m.agent.name), " worked on a task"),
+          h("div", { class: "step-body" }),
+        );
         agents.set(m.agent.name, box);
         body.append(box);
       }
       const inner = /** @type {HTMLElement} */ (box.querySelector(".step-body"));
-      for (const b of blocksOf(m)) if (b.type === "text") inner.append(renderMarkdown(h("div", { class: "md" }), b.text));
+      for (const b of blocksOf(m))
+        if (b.type === "text") inner.append(renderMarkdown(h("div", { class: "md" }), b.text));
       continue;
     }
     for (const b of blocksOf(m)) {
       if (b.type === "text") body.append(renderMarkdown(h("div", { class: "md" }), b.text));
-      else if (b.type === "thinking" || b.type === "redacted_thinking") body.append(thinkingBlock(b.type === "thinking" ? b.thinking : null));
+      else if (b.type === "thinking" || b.type === "redacted_thinking")
+        body.append(thinkingBlock(b.type === "thinking" ? b.thinking : null));
       else if (b.type === "tool_use") {
         const step = toolStep(b);
         steps.set(b.id, step);
@@ -183,11 +256,29 @@ export function assistantBlock(replies) {
     }
   }
   const last = [...replies].reverse().find((m) => m.role === "assistant" && !m.agent);
-  const usage = replies.reduce((u, m) => (m.usage ? { in: u.in + (m.usage.input_tokens ?? 0) + (m.usage.cache_read_input_tokens ?? 0) + (m.usage.cache_creation_input_tokens ?? 0), out: u.out + (m.usage.output_tokens ?? 0) } : u), { in: 0, out: 0 });
+  const usage = replies.reduce(
+    (u, m) =>
+      m.usage
+        ? {
+            in:
+              u.in +
+              (m.usage.input_tokens ?? 0) +
+              (m.usage.cache_read_input_tokens ?? 0) +
+              (m.usage.cache_creation_input_tokens ?? 0),
+            out: u.out + (m.usage.output_tokens ?? 0),
+          }
+        : u,
+    { in: 0, out: 0 },
+  );
   el.append(body);
   if (last?.stopReason === "interrupted") el.append(h("div", { class: "stopped-note" }, "Stopped"));
   el.append(
-    h("div", { class: "msg-meta dev-only" }, [last?.model ?? "", last?.stopReason ? ` · ${last.stopReason}` : "", usage.in || usage.out ? ` · input ${num(usage.in)} · output ${num(usage.out)} tokens` : "", ` · #${replies[0]?.seq ?? "?"}–#${replies[replies.length - 1]?.seq ?? "?"}`]),
+    h("div", { class: "msg-meta dev-only" }, [
+      last?.model ?? "",
+      last?.stopReason ? ` · ${last.stopReason}` : "",
+      usage.in || usage.out ? ` · input ${num(usage.in)} · output ${num(usage.out)} tokens` : "",
+      ` · #${replies[0]?.seq ?? "?"}–#${replies[replies.length - 1]?.seq ?? "?"}`,
+    ]),
     h("div", { class: "actions" }),
   );
   el.dataset.ids = replies.map((m) => m.id).join(" ");
@@ -198,6 +289,10 @@ export function assistantBlock(replies) {
 export function replyText(replies) {
   return replies
     .filter((m) => m.role === "assistant" && !m.agent)
-    .flatMap((m) => blocksOf(m).filter((/** @type {any} */ b) => b.type === "text").map((/** @type {any} */ b) => b.text))
+    .flatMap((m) =>
+      blocksOf(m)
+        .filter((/** @type {any} */ b) => b.type === "text")
+        .map((/** @type {any} */ b) => b.text),
+    )
     .join("\n\n");
 }

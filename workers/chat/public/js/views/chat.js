@@ -9,14 +9,25 @@ import { bytes, h, replace } from "../dom.js";
 import { copyText, renderMarkdown } from "../markdown.js";
 import { announce, conversationsChanged } from "../prefs.js";
 import { errorLine, modelChangedLine, refusalLine, thinkingBlock, timelineCard } from "../render.js";
-import { assistantBlock, compactionNotice, fillStep, groupTurns, noteChip, promptText, replyText, toolStep, userMessage } from "../turns.js";
+import {
+  assistantBlock,
+  compactionNotice,
+  fillStep,
+  groupTurns,
+  noteChip,
+  promptText,
+  replyText,
+  toolStep,
+  userMessage,
+} from "../turns.js";
 import { pendingCallsPanel } from "./pending-calls.js";
 
 const RECENT = 60;
 /** How long to wait before each look for the server's automatic title after the first exchange. */
 const TITLE_CHECKS_MS = [300, 700, 1_500, 3_000, 5_000];
 /** Files the server can read (others are refused before upload). */
-const READABLE = /\.(pdf|txt|md|markdown|csv|tsv|json|jsonl|ndjson|log|xml|html?|ya?ml|toml|ini|js|mjs|ts|tsx|jsx|py|rb|go|rs|java|kt|c|h|cpp|hpp|cs|php|sh|sql|css|xlsx|docx|png|jpe?g|gif|webp)$/i;
+const READABLE =
+  /\.(pdf|txt|md|markdown|csv|tsv|json|jsonl|ndjson|log|xml|html?|ya?ml|toml|ini|js|mjs|ts|tsx|jsx|py|rb|go|rs|java|kt|c|h|cpp|hpp|cs|php|sh|sql|css|xlsx|docx|png|jpe?g|gif|webp)$/i;
 const MAX_UPLOAD = 1024 * 1024 * 1024;
 
 /**
@@ -37,27 +48,67 @@ export async function chatView(root, id, opts = {}) {
   /** Progress notes of this session's turns, by the prompt's message id. @type {Map<string, string[]>} */
   const narration = new Map();
   const settled = h("div", { class: "settled" });
-  const log = h("div", { class: "log", id: "log", role: "log", "aria-live": "off", "aria-label": "Conversation", tabindex: "0" }, settled);
-  const text = /** @type {HTMLTextAreaElement} */ (h("textarea", { id: "composer", rows: "1", placeholder: "Message", "aria-label": "Message", enterkeyhint: "send" }));
-  const fileInput = /** @type {HTMLInputElement} */ (h("input", { type: "file", id: "file-input", multiple: true, hidden: true }));
+  const log = h(
+    "div",
+    { class: "log", id: "log", role: "log", "aria-live": "off", "aria-label": "Conversation", tabindex: "0" },
+    settled,
+  );
+  const text = /** @type {HTMLTextAreaElement} */ (
+    h("textarea", { id: "composer", rows: "1", placeholder: "Message", "aria-label": "Message", enterkeyhint: "send" })
+  );
+  const fileInput = /** @type {HTMLInputElement} */ (
+    h("input", { type: "file", id: "file-input", multiple: true, hidden: true })
+  );
   const uploads = h("ul", { class: "uploads", id: "uploads", "aria-label": "Attached files" });
   const title = h("h1", { id: "chat-title" }, "…");
   const banner = h("div", { class: "banner", id: "conn-banner", hidden: true, role: "status" });
   const status = h("span", { class: "socket-status dev-only", id: "socket-status" }, "connecting");
   const sendButton = h("button", { type: "submit", id: "send", class: "primary" }, "Send");
-  const stopButton = /** @type {HTMLButtonElement} */ (h("button", { type: "button", id: "stop", class: "danger", hidden: true }, "Stop"));
+  const stopButton = /** @type {HTMLButtonElement} */ (
+    h("button", { type: "button", id: "stop", class: "danger", hidden: true }, "Stop")
+  );
   const form = h(
     "form",
     { class: "composer", id: "composer-form" },
     uploads,
-    h("div", { class: "composer-row" }, h("button", { type: "button", class: "ghost attach", "aria-label": "Attach files", title: "Attach files", onclick: () => fileInput.click() }, "+"), fileInput, text, sendButton, stopButton),
+    h(
+      "div",
+      { class: "composer-row" },
+      h(
+        "button",
+        {
+          type: "button",
+          class: "ghost attach",
+          "aria-label": "Attach files",
+          title: "Attach files",
+          onclick: () => fileInput.click(),
+        },
+        "+",
+      ),
+      fileInput,
+      text,
+      sendButton,
+      stopButton,
+    ),
     h("p", { class: "hint" }, "Enter sends · Shift+Enter adds a line"),
   );
   const drop = h("div", { class: "drop-hint", hidden: true }, "Drop files to attach them");
   const view = h(
     "div",
     { class: "chat", id: "chat" },
-    h("div", { class: "chat-head" }, title, h("nav", { "aria-label": "This conversation" }, h("a", { href: `#/c/${id}/history` }, "History"), h("a", { class: "dev-only", href: `#/c/${id}/replay` }, "Replay"), h("a", { href: `#/c/${id}/settings` }, "Settings"), status)),
+    h(
+      "div",
+      { class: "chat-head" },
+      title,
+      h(
+        "nav",
+        { "aria-label": "This conversation" },
+        h("a", { href: `#/c/${id}/history` }, "History"),
+        h("a", { class: "dev-only", href: `#/c/${id}/replay` }, "Replay"),
+        h("a", { href: `#/c/${id}/settings` }, "Settings"),
+        status,
+      ),
+    ),
     banner,
     log,
     form,
@@ -99,7 +150,8 @@ export async function chatView(root, id, opts = {}) {
     // replies they held are the earlier versions of the exchange that replaced them.
     /** @type {Map<string, any[]>} the superseded messages by the user message that replaced them */
     const replaced = new Map();
-    for (const m of messages) if (m.superseded && m.supersededBy) replaced.set(m.supersededBy, [...(replaced.get(m.supersededBy) ?? []), m]);
+    for (const m of messages)
+      if (m.superseded && m.supersededBy) replaced.set(m.supersededBy, [...(replaced.get(m.supersededBy) ?? []), m]);
     /** The replies an exchange replaced, oldest first, following earlier regenerates too. @param {string} id @returns {any[][]} */
     const versionsBefore = (id) => {
       const group = replaced.get(id) ?? [];
@@ -108,7 +160,8 @@ export async function chatView(root, id, opts = {}) {
       return [...(prompt ? versionsBefore(prompt.id) : []), ...(replies.length ? [replies] : [])];
     };
     const items = groupTurns(messages.filter((m) => !m.superseded));
-    for (const item of items) if (item.kind === "turn" && item.user) item.earlier.unshift(...versionsBefore(item.user.id));
+    for (const item of items)
+      if (item.kind === "turn" && item.user) item.earlier.unshift(...versionsBefore(item.user.id));
     /** @type {Node[]} */
     const out = [];
     const lastTurn = [...items].reverse().find((i) => i.kind === "turn" && i.replies.length);
@@ -121,10 +174,25 @@ export async function chatView(root, id, opts = {}) {
       const section = h("section", { class: "turn done" });
       if (item.user) section.append(withUserActions(userMessage(item.user), item.user));
       if (item.earlier.length)
-        section.append(h("details", { class: "earlier-replies" }, h("summary", null, `${item.earlier.length} earlier ${item.earlier.length === 1 ? "reply" : "replies"}`), item.earlier.map((r) => assistantBlock(r))));
+        section.append(
+          h(
+            "details",
+            { class: "earlier-replies" },
+            h("summary", null, `${item.earlier.length} earlier ${item.earlier.length === 1 ? "reply" : "replies"}`),
+            item.earlier.map((r) => assistantBlock(r)),
+          ),
+        );
       if (item.replies.length) section.append(withReplyActions(assistantBlock(item.replies), item, item === lastTurn));
       const notes = item.user && narration.get(item.user.id);
-      if (notes?.length) section.append(h("details", { class: "narration" }, h("summary", null, `${notes.length} progress note${notes.length === 1 ? "" : "s"}`), notes.map((/** @type {string} */ n) => h("div", { class: "progress" }, n))));
+      if (notes?.length)
+        section.append(
+          h(
+            "details",
+            { class: "narration" },
+            h("summary", null, `${notes.length} progress note${notes.length === 1 ? "" : "s"}`),
+            notes.map((/** @type {string} */ n) => h("div", { class: "progress" }, n)),
+          ),
+        );
       const failed = item.user && errors.get(item.user.id);
       if (failed) section.append(turnError(failed, promptText(item.user)));
       for (const m of [item.user, ...item.replies]) if (m) section.append(...(cards.get(m.seq) ?? []).map(cardView));
@@ -155,7 +223,11 @@ export async function chatView(root, id, opts = {}) {
     copy.addEventListener("click", () => copyText(replyText(item.replies), copy));
     actions.append(copy);
     if (last && item.user) {
-      const again = h("button", { type: "button", class: "ghost regenerate", id: "regenerate", "aria-label": "Regenerate reply" }, "Regenerate");
+      const again = h(
+        "button",
+        { type: "button", class: "ghost regenerate", id: "regenerate", "aria-label": "Regenerate reply" },
+        "Regenerate",
+      );
       again.addEventListener("click", () => sendTurn(promptText(item.user), { regenerate: true }));
       actions.append(again);
     }
@@ -164,14 +236,29 @@ export async function chatView(root, id, opts = {}) {
 
   /** Edit-and-resend: the prompt becomes an editor; sending it starts a new turn. @param {HTMLElement} el @param {string} original */
   function editPrompt(el, original) {
-    const box = /** @type {HTMLTextAreaElement} */ (h("textarea", { class: "edit-box", "aria-label": "Edit message", rows: "3" }));
+    const box = /** @type {HTMLTextAreaElement} */ (
+      h("textarea", { class: "edit-box", "aria-label": "Edit message", rows: "3" })
+    );
     box.value = original;
     const bubble = /** @type {HTMLElement} */ (el.querySelector(".bubble"));
     const editor = h(
       "div",
       { class: "editor" },
       box,
-      h("div", { class: "editor-actions" }, h("button", { type: "button", class: "ghost", onclick: () => editor.replaceWith(bubble) }, "Cancel"), h("button", { type: "button", class: "primary resend", onclick: () => box.value.trim() && (editor.replaceWith(bubble), sendTurn(box.value)) }, "Send")),
+      h(
+        "div",
+        { class: "editor-actions" },
+        h("button", { type: "button", class: "ghost", onclick: () => editor.replaceWith(bubble) }, "Cancel"),
+        h(
+          "button",
+          {
+            type: "button",
+            class: "primary resend",
+            onclick: () => box.value.trim() && (editor.replaceWith(bubble), sendTurn(box.value)),
+          },
+          "Send",
+        ),
+      ),
     );
     bubble.replaceWith(editor);
     box.focus();
@@ -180,8 +267,19 @@ export async function chatView(root, id, opts = {}) {
   /** A failed turn's error in plain words, with Retry when trying again may help. @param {any} error @param {string} prompt */
   function turnError(error, prompt) {
     const plain = plainError(error);
-    const details = error.message && plain.text !== error.message ? h("details", { class: "dev-only" }, h("summary", null, "Details"), h("pre", null, `${error.type}: ${error.message}`)) : null;
-    const retryButton = plain.retry && prompt ? h("button", { type: "button", class: "retry", onclick: () => sendTurn(prompt) }, "Retry") : null;
+    const details =
+      error.message && plain.text !== error.message
+        ? h(
+            "details",
+            { class: "dev-only" },
+            h("summary", null, "Details"),
+            h("pre", null, `${error.type}: ${error.message}`),
+          )
+        : null;
+    const retryButton =
+      plain.retry && prompt
+        ? h("button", { type: "button", class: "retry", onclick: () => sendTurn(prompt) }, "Retry")
+        : null;
     return h("div", { class: "turn-error", role: "alert" }, h("span", null, plain.text), retryButton, details);
   }
 
@@ -192,10 +290,16 @@ export async function chatView(root, id, opts = {}) {
     replace(title, meta.title || "New chat");
     document.title = `${meta.title || "New chat"} · context-chat`;
     const after = Math.max(0, (meta.lastSeq ?? meta.messageCount ?? 0) - RECENT);
-    const [page, timeline] = await Promise.all([api("GET", `/v1/conversations/${id}/messages?after=${after}&limit=${RECENT + 20}`), api("GET", `/v1/conversations/${id}/timeline?limit=500`)]);
+    const [page, timeline] = await Promise.all([
+      api("GET", `/v1/conversations/${id}/messages?after=${after}&limit=${RECENT + 20}`),
+      api("GET", `/v1/conversations/${id}/timeline?limit=500`),
+    ]);
     for (const c of timeline.data) cards.set(c.afterSeq, [...(cards.get(c.afterSeq) ?? []), c]);
     messages.push(...page.data);
-    if (after > 0) log.prepend(h("p", { class: "muted" }, "Earlier messages are in ", h("a", { href: `#/c/${id}/history` }, "History"), "."));
+    if (after > 0)
+      log.prepend(
+        h("p", { class: "muted" }, "Earlier messages are in ", h("a", { href: `#/c/${id}/history` }, "History"), "."),
+      );
     renderSettled();
     if (meta.requiresAction) showPending(meta.requiresAction);
     log.scrollTop = log.scrollHeight;
@@ -250,13 +354,17 @@ export async function chatView(root, id, opts = {}) {
     view.classList.add("offline");
     const wait = Math.min(10_000, 1000 * 2 ** retry++);
     let left = Math.ceil(wait / 1000);
-    const now = h("button", { type: "button", class: "link", id: "reconnect-now", onclick: () => fire() }, "Reconnect now");
+    const now = h(
+      "button",
+      { type: "button", class: "link", id: "reconnect-now", onclick: () => fire() },
+      "Reconnect now",
+    );
     const line = h("span", null);
     const tick = () => replace(line, `Connection lost. Reconnecting in ${left} s… `);
     tick();
     replace(banner, line, now);
     banner.hidden = false;
-    countdown = setInterval(() => (left = Math.max(0, left - 1), tick()), 1000);
+    countdown = setInterval(() => ((left = Math.max(0, left - 1)), tick()), 1000);
     const fire = () => {
       if (reconnect) clearTimeout(reconnect);
       if (countdown) clearInterval(countdown);
@@ -282,11 +390,29 @@ export async function chatView(root, id, opts = {}) {
   function turnFor(turnId) {
     let t = turns.get(turnId);
     if (!t) {
-      const el = pending.shift() ?? h("section", { class: "turn live" }, h("article", { class: "msg assistant live" }, h("div", { class: "reply-body" })));
+      const el =
+        pending.shift() ??
+        h(
+          "section",
+          { class: "turn live" },
+          h("article", { class: "msg assistant live" }, h("div", { class: "reply-body" })),
+        );
       el.dataset.turn = turnId;
       if (!el.isConnected) stick(() => log.append(el));
       const body = /** @type {HTMLElement} */ (el.querySelector(".msg.assistant .reply-body"));
-      t = { el, body, waiting: el.querySelector(".waiting"), piece: null, thinking: null, thinkingKey: "", steps: new Map(), saved: [], error: null, prompt: el.dataset.prompt ?? "", started: false };
+      t = {
+        el,
+        body,
+        waiting: el.querySelector(".waiting"),
+        piece: null,
+        thinking: null,
+        thinkingKey: "",
+        steps: new Map(),
+        saved: [],
+        error: null,
+        prompt: el.dataset.prompt ?? "",
+        started: false,
+      };
       turns.set(turnId, t);
     }
     return t;
@@ -370,14 +496,23 @@ export async function chatView(root, id, opts = {}) {
           t.thinking = null;
           const step = toolStep(e);
           step.classList.add("running");
-          /** @type {HTMLElement} */ (step.querySelector(".step-label")).replaceChildren("Using ", h("strong", null, e.name), "…");
+          /** @type {HTMLElement} */ (step.querySelector(".step-label")).replaceChildren(
+            "Using ",
+            h("strong", null, e.name),
+            "…",
+          );
           t.steps.set(e.id, step);
           t.body.append(step);
           break;
         }
         case "tool_result": {
           const step = t.steps.get(e.tool_use_id);
-          if (step) fillStep(step, { is_error: e.is_error, text: e.preview + (e.chars > e.preview.length ? "\n…" : ""), chars: e.chars });
+          if (step)
+            fillStep(step, {
+              is_error: e.is_error,
+              text: e.preview + (e.chars > e.preview.length ? "\n…" : ""),
+              chars: e.chars,
+            });
           break;
         }
         case "progress": {
@@ -439,14 +574,17 @@ export async function chatView(root, id, opts = {}) {
     if (running === turnId) setRunning(null);
     const prompt = t.saved.find((/** @type {any} */ m) => m.role === "user" && promptText(m));
     if (t.error && prompt) errors.set(prompt.id, t.error);
-    const notes = [...t.body.querySelectorAll(".progress")].map((n) => n.textContent ?? "").filter((n) => n && !n.startsWith("The model's reply broke off"));
+    const notes = [...t.body.querySelectorAll(".progress")]
+      .map((n) => n.textContent ?? "")
+      .filter((n) => n && !n.startsWith("The model's reply broke off"));
     if (notes.length && prompt) narration.set(prompt.id, notes);
     t.el.remove();
     addSettled(t.saved);
     // A compaction during the turn is a timeline card now: placed where it ran, as on reload.
     if (t.body.querySelector(".compaction-notice")) refreshCards().catch(() => {});
     if (t.error && !prompt) stick(() => log.append(turnError(t.error, t.prompt)));
-    if (!t.error && e.stop_reason !== "requires_action") announce(e.stop_reason === "interrupted" ? "Stopped." : "Reply finished.");
+    if (!t.error && e.stop_reason !== "requires_action")
+      announce(e.stop_reason === "interrupted" ? "Stopped." : "Reply finished.");
     if (t.error) announce(plainError(t.error).text);
     afterTurn();
   }
@@ -525,7 +663,6 @@ export async function chatView(root, id, opts = {}) {
 
   // ---- sending and stopping -----------------------------------------------------------------
 
-
   /**
    * Sends a turn: the staged files are uploaded first (each chip shows its progress) and go with it
    * as `attachments`. A regenerate sends no content: the server runs the last prompt again.
@@ -535,9 +672,23 @@ export async function chatView(root, id, opts = {}) {
     if (!content.trim() || running) return false;
     const regenerate = !!opts.regenerate;
     log.querySelector(".empty")?.remove();
-    const user = h("article", { class: "msg user" }, h("div", { class: "bubble" }, h("div", { class: "text" }, content)));
-    const waiting = h("div", { class: "waiting" }, h("span", { class: "dots", "aria-hidden": "true" }, h("i"), h("i"), h("i")), " Thinking…");
-    const el = h("section", { class: "turn live", "data-mine": "1", "data-prompt": content }, user, h("article", { class: "msg assistant live" }, h("div", { class: "reply-body" }, waiting)));
+    const user = h(
+      "article",
+      { class: "msg user" },
+      h("div", { class: "bubble" }, h("div", { class: "text" }, content)),
+    );
+    const waiting = h(
+      "div",
+      { class: "waiting" },
+      h("span", { class: "dots", "aria-hidden": "true" }, h("i"), h("i"), h("i")),
+      " Thinking…",
+    );
+    const el = h(
+      "section",
+      { class: "turn live", "data-mine": "1", "data-prompt": content },
+      user,
+      h("article", { class: "msg assistant live" }, h("div", { class: "reply-body" }, waiting)),
+    );
     setRunning("pending");
     announce("Sent. Waiting for the reply.");
     /** @type {string[]} */
@@ -554,7 +705,13 @@ export async function chatView(root, id, opts = {}) {
       const s = await connect();
       pending.push(el);
       stick(() => log.append(el));
-      s.send(JSON.stringify(regenerate ? { type: "send", regenerate: true } : { type: "send", content, ...(attachments.length ? { attachments } : {}) }));
+      s.send(
+        JSON.stringify(
+          regenerate
+            ? { type: "send", regenerate: true }
+            : { type: "send", content, ...(attachments.length ? { attachments } : {}) },
+        ),
+      );
       return true;
     } catch (err) {
       el.remove();
@@ -569,12 +726,16 @@ export async function chatView(root, id, opts = {}) {
     /** @type {string[]} */
     const ids = [];
     for (const s of [...staged]) {
-      const bar = /** @type {HTMLProgressElement} */ (h("progress", { max: "1", value: "0", "aria-label": `Uploading ${s.file.name}` }));
+      const bar = /** @type {HTMLProgressElement} */ (
+        h("progress", { max: "1", value: "0", "aria-label": `Uploading ${s.file.name}` })
+      );
       s.row.querySelector("progress")?.remove();
       s.row.querySelector(".remove")?.before(bar);
       s.row.classList.remove("failed");
       s.row.querySelector(".upload-error")?.remove();
-      const { done } = uploadAttachment(id, s.file, (sent, total) => ((bar.max = total || 1), (bar.value = sent)), { attach: false });
+      const { done } = uploadAttachment(id, s.file, (sent, total) => ((bar.max = total || 1), (bar.value = sent)), {
+        attach: false,
+      });
       try {
         ids.push((await done).id);
       } catch (err) {
@@ -640,19 +801,38 @@ export async function chatView(root, id, opts = {}) {
   function stage(file) {
     if (!READABLE.test(file.name) && !/^(text\/|image\/(png|jpeg|gif|webp)$|application\/(pdf|json))/.test(file.type)) {
       // The alert is inside the item: a list holds only list items.
-      const row = h("li", { class: "upload failed refused" }, h("span", { role: "alert" }, h("strong", null, file.name), ` can't be read here: use PDF, text, code, CSV, XLSX, DOCX or an image.`));
+      const row = h(
+        "li",
+        { class: "upload failed refused" },
+        h(
+          "span",
+          { role: "alert" },
+          h("strong", null, file.name),
+          ` can't be read here: use PDF, text, code, CSV, XLSX, DOCX or an image.`,
+        ),
+      );
       row.append(removeButton(() => row.remove(), file.name));
       uploads.append(row);
       return;
     }
     if (file.size > MAX_UPLOAD) {
-      const row = h("li", { class: "upload failed refused" }, h("span", { role: "alert" }, h("strong", null, file.name), ` is too large (${bytes(file.size)}).`));
+      const row = h(
+        "li",
+        { class: "upload failed refused" },
+        h("span", { role: "alert" }, h("strong", null, file.name), ` is too large (${bytes(file.size)}).`),
+      );
       row.append(removeButton(() => row.remove(), file.name));
       uploads.append(row);
       return;
     }
     log.querySelector(".empty")?.remove();
-    const row = h("li", { class: "upload file-chip staged" }, h("span", { class: "file-name" }, file.name), h("span", { class: "file-type muted" }, file.type || "file"), h("span", { class: "file-size muted" }, bytes(file.size)));
+    const row = h(
+      "li",
+      { class: "upload file-chip staged" },
+      h("span", { class: "file-name" }, file.name),
+      h("span", { class: "file-type muted" }, file.type || "file"),
+      h("span", { class: "file-size muted" }, bytes(file.size)),
+    );
     const entry = { file, row };
     row.append(
       removeButton(() => {
@@ -667,7 +847,8 @@ export async function chatView(root, id, opts = {}) {
   }
 
   /** @param {() => void} onRemove @param {string} name */
-  const removeButton = (onRemove, name) => h("button", { type: "button", class: "ghost remove", "aria-label": `Remove ${name}`, onclick: onRemove }, "✕");
+  const removeButton = (onRemove, name) =>
+    h("button", { type: "button", class: "ghost remove", "aria-label": `Remove ${name}`, onclick: onRemove }, "✕");
 
   async function catchUp() {
     const after = messages.length ? messages[messages.length - 1].seq : 0;

@@ -15,8 +15,21 @@ export async function historyView(root, id, params) {
   const pageSize = Math.min(500, Math.max(1, Number(params.get("limit")) || PAGE));
   const ctx = newContext();
   const list = h("div", { class: "log history", id: "history" });
-  const more = /** @type {HTMLButtonElement} */ (h("button", { type: "button", class: "secondary", id: "history-more", hidden: true }, "Load more"));
-  const head = h("div", { class: "chat-head" }, h("h1", null, "History"), h("nav", null, h("a", { href: `#/c/${id}` }, "Chat"), h("a", { href: `#/c/${id}/replay` }, "Replay"), exportControls(id)));
+  const more = /** @type {HTMLButtonElement} */ (
+    h("button", { type: "button", class: "secondary", id: "history-more", hidden: true }, "Load more")
+  );
+  const head = h(
+    "div",
+    { class: "chat-head" },
+    h("h1", null, "History"),
+    h(
+      "nav",
+      null,
+      h("a", { href: `#/c/${id}` }, "Chat"),
+      h("a", { href: `#/c/${id}/replay` }, "Replay"),
+      exportControls(id),
+    ),
+  );
   const facts = h("p", { class: "muted" });
   replace(root, h("div", { class: "history-view" }, head, facts, list, more));
 
@@ -24,7 +37,11 @@ export async function historyView(root, id, params) {
   /** @type {any[]} */ let cards;
   /** @type {any} */ let replay;
   try {
-    [meta, cards, replay] = await Promise.all([api("GET", `/v1/conversations/${id}`), allPages(`/v1/conversations/${id}/timeline`), api("GET", `/v1/conversations/${id}/replay`).catch(() => null)]);
+    [meta, cards, replay] = await Promise.all([
+      api("GET", `/v1/conversations/${id}`),
+      allPages(`/v1/conversations/${id}/timeline`),
+      api("GET", `/v1/conversations/${id}/replay`).catch(() => null),
+    ]);
   } catch (err) {
     replace(root, errorLine(err));
     return;
@@ -34,7 +51,9 @@ export async function historyView(root, id, params) {
   replace(
     facts,
     `${num(meta.lastSeq ?? meta.messageCount)} messages · `,
-    folded ? `folded through #${folded} (${num(meta.foldCount ?? 1)} fold${meta.foldCount === 1 ? "" : "s"}), summary ${chars(meta.summary?.length ?? 0)}` : "nothing folded yet",
+    folded
+      ? `folded through #${folded} (${num(meta.foldCount ?? 1)} fold${meta.foldCount === 1 ? "" : "s"}), summary ${chars(meta.summary?.length ?? 0)}`
+      : "nothing folded yet",
     meta.foldInFlight ? " · a fold is running" : "",
   );
 
@@ -42,11 +61,27 @@ export async function historyView(root, id, params) {
   const stubbed = new Set();
   if (replay) {
     const originals = new Map();
-    for (const m of replay.messages) for (const b of Array.isArray(m.content) ? m.content : []) if (b.type === "tool_result") originals.set(b.tool_use_id, resultText(b.content));
+    for (const m of replay.messages)
+      for (const b of Array.isArray(m.content) ? m.content : [])
+        if (b.type === "tool_result") originals.set(b.tool_use_id, resultText(b.content));
     ctx.badges = (b) => {
-      if (b.type === "tool_result" && originals.has(b.tool_use_id) && originals.get(b.tool_use_id) !== resultText(b.content)) {
+      if (
+        b.type === "tool_result" &&
+        originals.has(b.tool_use_id) &&
+        originals.get(b.tool_use_id) !== resultText(b.content)
+      ) {
         stubbed.add(b.tool_use_id);
-        return [" ", h("span", { class: "badge stub", title: "The next model request carries a recovery stub instead; the original is shown here." }, "stubbed in replay")];
+        return [
+          " ",
+          h(
+            "span",
+            {
+              class: "badge stub",
+              title: "The next model request carries a recovery stub instead; the original is shown here.",
+            },
+            "stubbed in replay",
+          ),
+        ];
       }
       return [];
     };
@@ -60,8 +95,19 @@ export async function historyView(root, id, params) {
     return h(
       "section",
       { class: "fold-boundary", id: "fold-boundary" },
-      h("div", { class: "fold-line" }, `Fold boundary: messages #1–#${folded} are summarized; the verbatim tail starts at `, h("code", null, meta.summarizedThroughMessageId ?? "?"), "."),
-      h("details", { class: "summary", open: true }, h("summary", null, `Current summary (${chars(meta.summary?.length ?? 0)})`), h("div", { class: "text" }, meta.summary ?? "")),
+      h(
+        "div",
+        { class: "fold-line" },
+        `Fold boundary: messages #1–#${folded} are summarized; the verbatim tail starts at `,
+        h("code", null, meta.summarizedThroughMessageId ?? "?"),
+        ".",
+      ),
+      h(
+        "details",
+        { class: "summary", open: true },
+        h("summary", null, `Current summary (${chars(meta.summary?.length ?? 0)})`),
+        h("div", { class: "text" }, meta.summary ?? ""),
+      ),
     );
   }
 
@@ -82,7 +128,7 @@ export async function historyView(root, id, params) {
         if (at && m.id === at) {
           found = true;
           el.classList.add("hit");
-          el.querySelectorAll("details").forEach((d) => (/** @type {HTMLDetailsElement} */ (d).open = true));
+          for (const d of el.querySelectorAll("details")) d.open = true;
           requestAnimationFrame(() => el.scrollIntoView({ block: "center" }));
         }
       }
@@ -117,10 +163,13 @@ export async function historyView(root, id, params) {
   // Opening at a search hit: page on until the message is on screen.
   while (!found && hasMore) hasMore = await next();
   // Reading on: the next page loads as the button comes into view.
-  observer = new IntersectionObserver((entries) => {
-    if (!more.isConnected) return observer?.disconnect();
-    if (!more.hidden && entries.some((e) => e.isIntersecting)) next();
-  }, { rootMargin: "600px" });
+  observer = new IntersectionObserver(
+    (entries) => {
+      if (!more.isConnected) return observer?.disconnect();
+      if (!more.hidden && entries.some((e) => e.isIntersecting)) next();
+    },
+    { rootMargin: "600px" },
+  );
   if (!more.hidden) observer.observe(more);
   if (at && !found) list.prepend(errorLine(`message ${at} is not in this conversation`));
   if (!at && folded) document.getElementById("fold-boundary")?.scrollIntoView({ block: "start" });

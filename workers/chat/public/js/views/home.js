@@ -9,11 +9,27 @@ import { exportAllButton, importPanel } from "./transfer.js";
 
 /** @param {HTMLElement} root @param {(id: string, first: string) => void} open */
 export async function newChatView(root, open) {
-  const text = /** @type {HTMLTextAreaElement} */ (h("textarea", { id: "composer", rows: "1", placeholder: "Message", "aria-label": "Message", enterkeyhint: "send" }));
+  const text = /** @type {HTMLTextAreaElement} */ (
+    h("textarea", { id: "composer", rows: "1", placeholder: "Message", "aria-label": "Message", enterkeyhint: "send" })
+  );
   const status = h("div", { role: "status" });
   const models = h("span", { class: "model-pick" });
-  const form = h("form", { class: "composer new", id: "new-chat-form" }, h("div", { class: "composer-row" }, text, h("button", { type: "submit", id: "send", class: "primary" }, "Send")), h("div", { class: "composer-tools" }, models), status);
-  replace(root, h("div", { class: "chat new-chat-view" }, h("div", { class: "hero" }, h("h1", null, "What can I help with?")), form));
+  const form = h(
+    "form",
+    { class: "composer new", id: "new-chat-form" },
+    h("div", { class: "composer-row" }, text, h("button", { type: "submit", id: "send", class: "primary" }, "Send")),
+    h("div", { class: "composer-tools" }, models),
+    status,
+  );
+  replace(
+    root,
+    h(
+      "div",
+      { class: "chat new-chat-view" },
+      h("div", { class: "hero" }, h("h1", null, "What can I help with?")),
+      form,
+    ),
+  );
   document.title = "New chat · context-chat";
   const select = await modelSelect(null).catch(() => null);
   if (select) replace(models, h("label", { for: "new-model" }, "Model "), select);
@@ -35,7 +51,7 @@ export async function newChatView(root, open) {
   }
   form.addEventListener("submit", (e) => (e.preventDefault(), start()));
   text.addEventListener("keydown", (e) => {
-    if (e.key === "Enter" && !e.shiftKey && !e.isComposing) (e.preventDefault(), start());
+    if (e.key === "Enter" && !e.shiftKey && !e.isComposing) e.preventDefault(), start();
   });
   text.addEventListener("input", () => {
     text.style.height = "auto";
@@ -48,15 +64,40 @@ export async function newChatView(root, open) {
 export async function manageView(root) {
   const list = h("ul", { class: "conversations", id: "conversations" });
   const more = h("button", { type: "button", class: "secondary", hidden: true }, "Load more");
-  replace(root, h("div", { class: "home" }, h("h1", null, "All chats"), importPanel(), h("section", { class: "panel" }, h("h2", null, "Conversations"), exportAllButton(), list, more)));
+  replace(
+    root,
+    h(
+      "div",
+      { class: "home" },
+      h("h1", null, "All chats"),
+      importPanel(),
+      h("section", { class: "panel" }, h("h2", null, "Conversations"), exportAllButton(), list, more),
+    ),
+  );
   document.title = "All chats · context-chat";
   /** @param {string | undefined} cursor */
   async function load(cursor) {
     try {
-      const page = await api("GET", `/v1/conversations?limit=30${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`);
+      const page = await api(
+        "GET",
+        `/v1/conversations?limit=30${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`,
+      );
       if (!cursor && !page.data.length) list.append(h("li", { class: "muted" }, "No conversations yet."));
       for (const c of page.data)
-        list.append(h("li", null, h("a", { href: `#/c/${c.id}` }, c.title || "New chat"), " ", h("span", { class: "muted" }, [c.messageCount !== undefined ? `${num(c.messageCount)} messages · ` : "", time(c.updatedAt ?? c.createdAt)]), " ", h("a", { class: "muted", href: `#/c/${c.id}/history` }, "history")));
+        list.append(
+          h(
+            "li",
+            null,
+            h("a", { href: `#/c/${c.id}` }, c.title || "New chat"),
+            " ",
+            h("span", { class: "muted" }, [
+              c.messageCount !== undefined ? `${num(c.messageCount)} messages · ` : "",
+              time(c.updatedAt ?? c.createdAt),
+            ]),
+            " ",
+            h("a", { class: "muted", href: `#/c/${c.id}/history` }, "history"),
+          ),
+        );
       more.hidden = !page.next;
       more.onclick = () => load(page.next);
     } catch (err) {

@@ -9,12 +9,22 @@ import { h } from "../dom.js";
  */
 export function pendingCallsPanel(action, submit) {
   const rows = action.calls.map((call) => {
-    const answer = /** @type {HTMLTextAreaElement} */ (h("textarea", { rows: "2", required: true, "aria-label": `Result of ${call.name}`, "data-answer": call.id }));
+    const answer = /** @type {HTMLTextAreaElement} */ (
+      h("textarea", { rows: "2", required: true, "aria-label": `Result of ${call.name}`, "data-answer": call.id })
+    );
     const failed = /** @type {HTMLInputElement} */ (h("input", { type: "checkbox", "data-error": call.id }));
     const row = h(
       "fieldset",
       { class: "pending-call", "data-pending-call": call.id },
-      h("legend", null, h("span", { class: "tag" }, "client tool"), " ", h("strong", null, call.name), " ", h("code", { class: "muted" }, call.id)),
+      h(
+        "legend",
+        null,
+        h("span", { class: "tag" }, "client tool"),
+        " ",
+        h("strong", null, call.name),
+        " ",
+        h("code", { class: "muted" }, call.id),
+      ),
       h("pre", null, JSON.stringify(call.input ?? {}, null, 2)),
       answer,
       h("label", { class: "muted" }, failed, " the call failed (is_error)"),
@@ -24,13 +34,23 @@ export function pendingCallsPanel(action, submit) {
   const form = h(
     "form",
     { class: "pending-calls", id: "pending-calls" },
-    h("p", null, `The turn waits for ${rows.length === 1 ? "this call's result" : `these ${rows.length} calls' results`} until ${new Date(action.expiresAt).toLocaleTimeString()}; then it ends with the calls marked interrupted.`),
+    h(
+      "p",
+      null,
+      `The turn waits for ${rows.length === 1 ? "this call's result" : `these ${rows.length} calls' results`} until ${new Date(action.expiresAt).toLocaleTimeString()}; then it ends with the calls marked interrupted.`,
+    ),
     rows.map((r) => r.row),
     h("button", { type: "submit", id: "send-results" }, "Send results"),
   );
   form.addEventListener("submit", (e) => {
     e.preventDefault();
-    submit(rows.map((r) => ({ tool_use_id: r.call.id, content: r.answer.value, ...(r.failed.checked ? { is_error: true } : {}) })));
+    submit(
+      rows.map((r) => ({
+        tool_use_id: r.call.id,
+        content: r.answer.value,
+        ...(r.failed.checked ? { is_error: true } : {}),
+      })),
+    );
   });
   return form;
 }

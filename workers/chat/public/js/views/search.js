@@ -45,17 +45,38 @@ export async function searchView(root, params) {
     const titles = new Map();
     /** @param {string} id */
     const titleOf = (id) => {
-      if (!titles.has(id)) titles.set(id, api("GET", `/v1/conversations/${id}`).then((c) => c.title || "New chat", () => "A deleted chat"));
+      if (!titles.has(id))
+        titles.set(
+          id,
+          api("GET", `/v1/conversations/${id}`).then(
+            (c) => c.title || "New chat",
+            () => "A deleted chat",
+          ),
+        );
       return /** @type {Promise<string>} */ (titles.get(id));
     };
     const rows = await Promise.all(
       res.data.map(async (/** @type {any} */ r) => {
-        const href = r.conversationId ? (r.messageId ? `#/c/${r.conversationId}/history?at=${encodeURIComponent(r.messageId)}` : `#/c/${r.conversationId}/history`) : null;
-        const where = r.conversationId ? await titleOf(r.conversationId) : r.kind === "memory" ? "Memory" : "Project file";
+        const href = r.conversationId
+          ? r.messageId
+            ? `#/c/${r.conversationId}/history?at=${encodeURIComponent(r.messageId)}`
+            : `#/c/${r.conversationId}/history`
+          : null;
+        const where = r.conversationId
+          ? await titleOf(r.conversationId)
+          : r.kind === "memory"
+            ? "Memory"
+            : "Project file";
         return h(
           "li",
           { class: "hit" },
-          h("div", { class: "hit-head" }, href ? h("a", { href, class: "hit-link" }, where) : h("strong", null, where), " ", h("span", { class: "muted" }, `${speaker(r)} · ${time(r.createdAt)}`)),
+          h(
+            "div",
+            { class: "hit-head" },
+            href ? h("a", { href, class: "hit-link" }, where) : h("strong", null, where),
+            " ",
+            h("span", { class: "muted" }, `${speaker(r)} · ${time(r.createdAt)}`),
+          ),
           h("div", { class: "snippet" }, snippet(r.snippet ?? "")),
         );
       }),

@@ -9,13 +9,24 @@ import { errorLine } from "../render.js";
 /** @type {Promise<any[]> | null} */
 let catalog = null;
 /** The models a conversation may use now (not retired), cached for the page's life. */
-const models = () => (catalog ??= api("GET", "/v1/models").then((r) => r.data.filter((/** @type {any} */ m) => m.status !== "retired")));
+const models = () =>
+  (catalog ??= api("GET", "/v1/models").then((r) => r.data.filter((/** @type {any} */ m) => m.status !== "retired")));
 
 /** @param {string | null} current @param {string} [id] */
 export async function modelSelect(current, id = "new-model") {
   const all = await models();
   const chosen = current ?? all.find((/** @type {any} */ m) => m.default)?.id ?? all[0]?.id;
-  return h("select", { id, name: "model" }, all.map((/** @type {any} */ m) => h("option", { value: m.id, selected: m.id === chosen }, `${m.name ?? m.id}${m.status === "active" ? "" : ` (${m.status})`}`)));
+  return h(
+    "select",
+    { id, name: "model" },
+    all.map((/** @type {any} */ m) =>
+      h(
+        "option",
+        { value: m.id, selected: m.id === chosen },
+        `${m.name ?? m.id}${m.status === "active" ? "" : ` (${m.status})`}`,
+      ),
+    ),
+  );
 }
 
 const ADVANCED = [
@@ -41,26 +52,51 @@ export async function settingsView(root, id) {
   const s = meta.settings ?? {};
   const model = /** @type {HTMLSelectElement} */ (await modelSelect(s.model, "set-model"));
   const thinking = /** @type {HTMLSelectElement} */ (h("select", { id: "set-thinking", name: "thinking" }));
-  const display = /** @type {HTMLSelectElement} */ (h("select", { id: "set-display", name: "thinkingDisplay" }, h("option", { value: "summarized" }, "Show a summary"), h("option", { value: "omitted" }, "Hide it")));
+  const display = /** @type {HTMLSelectElement} */ (
+    h(
+      "select",
+      { id: "set-display", name: "thinkingDisplay" },
+      h("option", { value: "summarized" }, "Show a summary"),
+      h("option", { value: "omitted" }, "Hide it"),
+    )
+  );
   const effort = /** @type {HTMLSelectElement} */ (h("select", { id: "set-effort", name: "effort" }));
-  const title = /** @type {HTMLInputElement} */ (h("input", { id: "set-title", value: meta.title ?? "", maxlength: "200" }));
+  const title = /** @type {HTMLInputElement} */ (
+    h("input", { id: "set-title", value: meta.title ?? "", maxlength: "200" })
+  );
   display.value = s.thinkingDisplay ?? "summarized";
   const fill = () => {
     const m = all.find((x) => x.id === model.value);
     const modes = m?.thinking?.modes ?? ["auto"];
-    replace(thinking, ["auto", ...modes.filter((/** @type {string} */ x) => x !== "auto")].map((x) => h("option", { value: x, selected: x === (s.thinking ?? "auto") }, x === "auto" ? "Model default" : x.replace("_", " "))));
+    replace(
+      thinking,
+      ["auto", ...modes.filter((/** @type {string} */ x) => x !== "auto")].map((x) =>
+        h(
+          "option",
+          { value: x, selected: x === (s.thinking ?? "auto") },
+          x === "auto" ? "Model default" : x.replace("_", " "),
+        ),
+      ),
+    );
     const levels = m?.effort?.levels ?? [];
-    replace(effort, h("option", { value: "" }, "Model default"), levels.map((/** @type {string} */ x) => h("option", { value: x, selected: x === s.effort }, x)));
+    replace(
+      effort,
+      h("option", { value: "" }, "Model default"),
+      levels.map((/** @type {string} */ x) => h("option", { value: x, selected: x === s.effort }, x)),
+    );
     effort.disabled = !levels.length;
   };
   fill();
   model.addEventListener("change", fill);
   const numbers = ADVANCED.map(([key, label]) => {
-    const input = /** @type {HTMLInputElement} */ (h("input", { id: `set-${key}`, name: key, type: "number", step: "any", value: s[key] ?? "" }));
+    const input = /** @type {HTMLInputElement} */ (
+      h("input", { id: `set-${key}`, name: key, type: "number", step: "any", value: s[key] ?? "" })
+    );
     return { key, input, row: h("label", { class: "field" }, h("span", null, label), input) };
   });
   const status = h("div", { role: "status", id: "settings-status" });
-  const field = (/** @type {string} */ label, /** @type {HTMLElement} */ input) => h("label", { class: "field" }, h("span", null, label), input);
+  const field = (/** @type {string} */ label, /** @type {HTMLElement} */ input) =>
+    h("label", { class: "field" }, h("span", null, label), input);
   const form = h(
     "form",
     { class: "panel settings-form", id: "settings-form" },
@@ -70,8 +106,18 @@ export async function settingsView(root, id) {
     field("Thinking", thinking),
     field("Thinking shown", display),
     field("Effort", effort),
-    h("details", { class: "advanced" }, h("summary", null, "Advanced: context management"), numbers.map((n) => n.row)),
-    h("div", { class: "form-actions" }, h("a", { href: `#/c/${id}` }, "Back to the chat"), h("button", { type: "submit", class: "primary" }, "Save")),
+    h(
+      "details",
+      { class: "advanced" },
+      h("summary", null, "Advanced: context management"),
+      numbers.map((n) => n.row),
+    ),
+    h(
+      "div",
+      { class: "form-actions" },
+      h("a", { href: `#/c/${id}` }, "Back to the chat"),
+      h("button", { type: "submit", class: "primary" }, "Save"),
+    ),
     status,
   );
   form.addEventListener("submit", async (e) => {
@@ -82,7 +128,8 @@ export async function settingsView(root, id) {
     if (thinking.value !== (s.thinking ?? "auto")) patch.thinking = thinking.value;
     if (display.value !== (s.thinkingDisplay ?? "summarized")) patch.thinkingDisplay = display.value;
     if ((effort.value || null) !== (s.effort ?? null)) patch.effort = effort.value || null;
-    for (const n of numbers) if (n.input.value !== "" && Number(n.input.value) !== s[n.key]) patch[n.key] = Number(n.input.value);
+    for (const n of numbers)
+      if (n.input.value !== "" && Number(n.input.value) !== s[n.key]) patch[n.key] = Number(n.input.value);
     /** @type {Record<string, unknown>} */
     const body = {};
     if (Object.keys(patch).length) body.settings = patch;

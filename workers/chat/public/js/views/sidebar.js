@@ -52,13 +52,33 @@ export function mountSidebar(nav) {
   /** @param {any} c */
   function item(c) {
     const link = h("a", { class: "conv-link", href: `#/c/${c.id}` }, c.title || "New chat");
-    const rename = h("button", { type: "button", class: "ghost small rename", "aria-label": `Rename ${c.title || "chat"}` }, "Rename");
-    const del = h("button", { type: "button", class: "ghost small delete", "aria-label": `Delete ${c.title || "chat"}` }, "Delete");
+    const rename = h(
+      "button",
+      { type: "button", class: "ghost small rename", "aria-label": `Rename ${c.title || "chat"}` },
+      "Rename",
+    );
+    const del = h(
+      "button",
+      { type: "button", class: "ghost small delete", "aria-label": `Delete ${c.title || "chat"}` },
+      "Delete",
+    );
     const actions = h("div", { class: "conv-actions" }, rename, del);
     const li = h("li", { class: "conv", "data-id": c.id }, link, actions);
     rename.addEventListener("click", () => {
-      const input = /** @type {HTMLInputElement} */ (h("input", { class: "rename-input", value: c.title || "", maxlength: "200", "aria-label": "New name" }));
-      const form = h("form", { class: "rename-form" }, input, h("button", { type: "submit", class: "small primary" }, "Save"), h("button", { type: "button", class: "small ghost", onclick: () => (form.replaceWith(link, actions), loadIfDeferred()) }, "Cancel"));
+      const input = /** @type {HTMLInputElement} */ (
+        h("input", { class: "rename-input", value: c.title || "", maxlength: "200", "aria-label": "New name" })
+      );
+      const form = h(
+        "form",
+        { class: "rename-form" },
+        input,
+        h("button", { type: "submit", class: "small primary" }, "Save"),
+        h(
+          "button",
+          { type: "button", class: "small ghost", onclick: () => (form.replaceWith(link, actions), loadIfDeferred()) },
+          "Cancel",
+        ),
+      );
       form.addEventListener("submit", async (e) => {
         e.preventDefault();
         const title = input.value.trim();
@@ -80,7 +100,17 @@ export function mountSidebar(nav) {
       input.select();
     });
     del.addEventListener("click", () => {
-      const confirm = h("div", { class: "confirm", role: "group", "aria-label": "Confirm delete" }, "Delete this chat for good? ", h("button", { type: "button", class: "small danger confirm-delete" }, "Delete"), h("button", { type: "button", class: "small ghost", onclick: () => (confirm.replaceWith(actions), loadIfDeferred()) }, "Keep"));
+      const confirm = h(
+        "div",
+        { class: "confirm", role: "group", "aria-label": "Confirm delete" },
+        "Delete this chat for good? ",
+        h("button", { type: "button", class: "small danger confirm-delete" }, "Delete"),
+        h(
+          "button",
+          { type: "button", class: "small ghost", onclick: () => (confirm.replaceWith(actions), loadIfDeferred()) },
+          "Keep",
+        ),
+      );
       /** @type {HTMLElement} */ (confirm.querySelector(".confirm-delete")).addEventListener("click", async () => {
         try {
           await api("DELETE", `/v1/conversations/${c.id}`);

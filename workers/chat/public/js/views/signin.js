@@ -4,7 +4,13 @@ import { h, replace } from "../dom.js";
 
 /** @param {HTMLElement} root @param {() => void} onSignedIn @param {string} [reason] why the form is shown (a key refused mid-session) */
 export function signInView(root, onSignedIn, reason) {
-  const input = h("input", { id: "api-key", type: "password", autocomplete: "off", required: true, placeholder: "ck_…" });
+  const input = h("input", {
+    id: "api-key",
+    type: "password",
+    autocomplete: "off",
+    required: true,
+    placeholder: "ck_…",
+  });
   const remember = /** @type {HTMLInputElement} */ (h("input", { id: "remember", type: "checkbox" }));
   const status = h("p", { class: "muted", role: "status" });
   const form = h(
@@ -12,7 +18,11 @@ export function signInView(root, onSignedIn, reason) {
     { class: "signin panel", id: "signin-form" },
     h("h1", null, "Sign in"),
     reason ? h("p", { class: "notice", role: "alert" }, reason) : null,
-    h("p", { class: "muted" }, "Your API key is sent only in the Authorization header. It stays in this tab unless you choose to stay signed in."),
+    h(
+      "p",
+      { class: "muted" },
+      "Your API key is sent only in the Authorization header. It stays in this tab unless you choose to stay signed in.",
+    ),
     h("label", { for: "api-key" }, "API key"),
     input,
     h("label", { class: "check" }, remember, " Stay signed in on this browser"),
@@ -29,7 +39,12 @@ export function signInView(root, onSignedIn, reason) {
       session.signIn(key, remember.checked);
       onSignedIn();
     } catch (err) {
-      replace(status, err instanceof ApiError && err.status === 401 ? "That key is not valid." : `Could not sign in: ${plainError(err).text}`);
+      replace(
+        status,
+        err instanceof ApiError && err.status === 401
+          ? "That key is not valid."
+          : `Could not sign in: ${plainError(err).text}`,
+      );
       status.className = "error-line";
     }
   });

@@ -27,9 +27,24 @@ function save(blob, name) {
 
 /** The Import panel of the home view. */
 export function importPanel() {
-  const file = /** @type {HTMLInputElement} */ (h("input", { type: "file", id: "import-file", "aria-label": "Transcript file to import", accept: ".json,.jsonl,.ndjson,application/json" }));
+  const file = /** @type {HTMLInputElement} */ (
+    h("input", {
+      type: "file",
+      id: "import-file",
+      "aria-label": "Transcript file to import",
+      accept: ".json,.jsonl,.ndjson,application/json",
+    })
+  );
   const status = h("div", { id: "import-status" });
-  const form = h("form", { class: "panel", id: "import-form" }, h("h2", null, "Import"), h("p", { class: "muted" }, "A transcript: Anthropic Messages JSON, or JSONL with one message per line."), file, h("button", { type: "submit", id: "import-button" }, "Import"), status);
+  const form = h(
+    "form",
+    { class: "panel", id: "import-form" },
+    h("h2", null, "Import"),
+    h("p", { class: "muted" }, "A transcript: Anthropic Messages JSON, or JSONL with one message per line."),
+    file,
+    h("button", { type: "submit", id: "import-button" }, "Import"),
+    status,
+  );
   form.addEventListener("submit", async (e) => {
     e.preventDefault();
     const chosen = file.files?.[0];
@@ -40,11 +55,15 @@ export function importPanel() {
     try {
       const res = await fetch(`/v1/conversations/import?title=${encodeURIComponent(title)}`, {
         method: "POST",
-        headers: { authorization: `Bearer ${session.key ?? ""}`, "content-type": jsonl ? "application/x-ndjson" : "application/json" },
+        headers: {
+          authorization: `Bearer ${session.key ?? ""}`,
+          "content-type": jsonl ? "application/x-ndjson" : "application/json",
+        },
         body: chosen,
       });
       const body = await res.json();
-      if (!res.ok) throw new ApiError(res.status, body?.error?.type ?? "http_error", body?.error?.message ?? `HTTP ${res.status}`);
+      if (!res.ok)
+        throw new ApiError(res.status, body?.error?.type ?? "http_error", body?.error?.message ?? `HTTP ${res.status}`);
       location.hash = `#/c/${body.id}/history`;
     } catch (err) {
       replace(status, errorLine(err));
@@ -55,14 +74,25 @@ export function importPanel() {
 
 /** Export buttons for one conversation. @param {string} id */
 export function exportControls(id) {
-  const format = /** @type {HTMLSelectElement} */ (h("select", { id: "export-format", "aria-label": "Export format" }, h("option", { value: "json" }, "JSON"), h("option", { value: "jsonl" }, "JSONL"), h("option", { value: "markdown" }, "Markdown")));
+  const format = /** @type {HTMLSelectElement} */ (
+    h(
+      "select",
+      { id: "export-format", "aria-label": "Export format" },
+      h("option", { value: "json" }, "JSON"),
+      h("option", { value: "jsonl" }, "JSONL"),
+      h("option", { value: "markdown" }, "Markdown"),
+    )
+  );
   const status = h("span");
   const button = h("button", { type: "button", class: "secondary", id: "export-button" }, "Export");
   button.addEventListener("click", async () => {
     replace(status);
     try {
       const ext = format.value === "markdown" ? "md" : format.value;
-      save(await authorizedBlob(`/v1/conversations/${encodeURIComponent(id)}/export?format=${format.value}`), `${id}.${ext}`);
+      save(
+        await authorizedBlob(`/v1/conversations/${encodeURIComponent(id)}/export?format=${format.value}`),
+        `${id}.${ext}`,
+      );
     } catch (err) {
       replace(status, errorLine(err));
     }
@@ -73,7 +103,9 @@ export function exportControls(id) {
 /** Runs the tenant-wide export job and downloads its file once done. */
 export function exportAllButton() {
   const status = h("span", { id: "export-all-status", class: "muted" });
-  const button = /** @type {HTMLButtonElement} */ (h("button", { type: "button", class: "secondary", id: "export-all" }, "Export all"));
+  const button = /** @type {HTMLButtonElement} */ (
+    h("button", { type: "button", class: "secondary", id: "export-all" }, "Export all")
+  );
   button.addEventListener("click", async () => {
     button.disabled = true;
     try {

@@ -59,7 +59,7 @@ export interface Routes {
     };
     body: undefined;
     response: {
-      keys: Array<{
+      data: Array<{
         id: string;
         last4: string;
         [key: string]: unknown;
@@ -115,7 +115,6 @@ export interface Routes {
     body: undefined;
     response: {
       data: Array<Schemas["Automation"]>;
-      automations: Array<Schemas["Automation"]>;
       next: string | number | null;
       [key: string]: unknown;
     };
@@ -205,7 +204,6 @@ export interface Routes {
     body: undefined;
     response: {
       data: Array<Schemas["Channel"]>;
-      channels: Array<Schemas["Channel"]>;
       next: string | number | null;
       [key: string]: unknown;
     };
@@ -266,7 +264,6 @@ export interface Routes {
     body: undefined;
     response: {
       data: Array<Schemas["ConversationListItem"]>;
-      conversations: Array<Schemas["ConversationListItem"]>;
       next: string | number | null;
       [key: string]: unknown;
     };
@@ -359,7 +356,6 @@ export interface Routes {
     body: undefined;
     response: {
       data: Array<Schemas["Attachment"]>;
-      attachments: Array<Schemas["Attachment"]>;
       next: string | number | null;
       [key: string]: unknown;
     };
@@ -498,7 +494,6 @@ export interface Routes {
     body: undefined;
     response: {
       data: Array<Schemas["Message"]>;
-      messages: Array<Schemas["Message"]>;
       next: string | number | null;
       [key: string]: unknown;
     };
@@ -591,9 +586,6 @@ export interface Routes {
       data: Array<{
         [key: string]: unknown;
       }>;
-      cards: Array<{
-        [key: string]: unknown;
-      }>;
       next: string | number | null;
       [key: string]: unknown;
     };
@@ -682,7 +674,7 @@ export interface Routes {
     };
     body: undefined;
     response: {
-      keys: Array<{
+      data: Array<{
         id: string;
         last4: string;
         [key: string]: unknown;
@@ -804,7 +796,6 @@ export interface Routes {
     body: undefined;
     response: {
       data: Array<Schemas["Note"]>;
-      notes: Array<Schemas["Note"]>;
       next: string | number | null;
       [key: string]: unknown;
     };
@@ -857,7 +848,6 @@ export interface Routes {
     body: undefined;
     response: {
       data: Array<Schemas["Episode"]>;
-      episodes: Array<Schemas["Episode"]>;
       next: string | number | null;
       [key: string]: unknown;
     };
@@ -878,7 +868,6 @@ export interface Routes {
     body: undefined;
     response: {
       data: Array<Schemas["Model"]>;
-      models: Array<Schemas["Model"]>;
       next: string | number | null;
       [key: string]: unknown;
     };
@@ -900,7 +889,6 @@ export interface Routes {
     body: undefined;
     response: {
       data: Array<Schemas["Project"]>;
-      projects: Array<Schemas["Project"]>;
       next: string | number | null;
       [key: string]: unknown;
     };
@@ -995,10 +983,6 @@ export interface Routes {
         id: string;
         [key: string]: unknown;
       }>;
-      files: Array<{
-        id: string;
-        [key: string]: unknown;
-      }>;
       next: string | number | null;
       [key: string]: unknown;
     };
@@ -1038,10 +1022,6 @@ export interface Routes {
     body: undefined;
     response: {
       data: Array<{
-        kind: string;
-        [key: string]: unknown;
-      }>;
-      results: Array<{
         kind: string;
         [key: string]: unknown;
       }>;
@@ -1092,7 +1072,6 @@ export interface Routes {
     body: undefined;
     response: {
       data: Array<Schemas["Tool"]>;
-      tools: Array<Schemas["Tool"]>;
       next: string | number | null;
       [key: string]: unknown;
     };

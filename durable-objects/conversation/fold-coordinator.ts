@@ -63,7 +63,7 @@ export class FoldCoordinator {
     };
     store.putLease({ jobId: job.jobId, dispatchedAt: now, expiresAt: now + FOLD_LEASE_MS });
     try {
-      await this.scope.env.FOLD_QUEUE.send(job);
+      await this.scope.env.JOB_QUEUE.send(job);
     } catch (err) {
       // Not sent: free the lease so the next turn tries again.
       console.error("fold dispatch failed", err);

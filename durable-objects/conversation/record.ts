@@ -13,7 +13,7 @@ import type {
   SupersededRange,
 } from "../../services/record/conversation-head";
 import { withSuperseded } from "./regenerate";
-import { readBatchesAfter, readHead, writeBatch, writeHead } from "../../services/record/conversation-record";
+import { readBatchesAfter, readHead, writeBatch, writeHead } from "../../services/record/r2-record";
 import { ConversationGone } from "./conversation-delete";
 import type { IndexOutbox } from "./index-outbox";
 import type { ObjectScope } from "./object-scope";

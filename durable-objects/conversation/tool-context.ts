@@ -87,7 +87,7 @@ export function toolContextFor({ scope, record, ref, projectTools, readOwn, prog
               toPage: Math.min(pageCount, from + EXTRACT_CHUNK_PAGES - 1),
             },
           });
-        for (let i = 0; i < jobs.length; i += 100) await scope.env.FOLD_QUEUE.sendBatch(jobs.slice(i, i + 100));
+        for (let i = 0; i < jobs.length; i += 100) await scope.env.JOB_QUEUE.sendBatch(jobs.slice(i, i + 100));
       },
       put: async (attachmentId, pages) => {
         const row = await getAttachmentRow(scope.env.DB, tenantId, attachmentId);

@@ -64,7 +64,7 @@ async function load(base, q) {
   // Indexing runs after the import answers: wait until every conversation's row shows its messages.
   for (let tries = 0; ; tries++) {
     const list = await call(base, apiKey, "GET", "/v1/conversations?limit=100");
-    const counts = new Map(list.conversations.map((c) => [c.id, c.messageCount]));
+    const counts = new Map(list.data.map((c) => [c.id, c.messageCount]));
     if (convs.every((c) => counts.get(c.id) >= c.count)) break;
     if (tries > 600) throw new Error(`indexing of ${q.id} did not finish`);
     await new Promise((r) => setTimeout(r, 100));
@@ -109,7 +109,7 @@ async function searchTurns(base, q, text, limit) {
     "GET",
     `/v1/search?${new URLSearchParams({ q: text, kind: "message", limit: String(limit) })}`,
   );
-  return res.results.map((h) => q.byMessage.get(h.messageId)).filter(Boolean);
+  return res.data.map((h) => q.byMessage.get(h.messageId)).filter(Boolean);
 }
 
 export async function benchRecallPublic() {

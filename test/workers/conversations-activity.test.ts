@@ -32,7 +32,7 @@ async function pageAll(key: string, limit: number, between?: (page: number) => P
     const query: string = cursor ? `&cursor=${encodeURIComponent(cursor)}` : "";
     const r = await api("GET", `/v1/conversations?order=activity&limit=${limit}${query}`, undefined, { key });
     expect(r.status, r.text).toBe(200);
-    expect(r.json.conversations).toEqual(r.json.data);
+    expect(r.json).not.toHaveProperty("conversations");
     all.push(...r.json.data.map((c) => c.id));
     if (r.json.next === null) return all;
     cursor = String(r.json.next);

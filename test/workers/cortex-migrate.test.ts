@@ -30,7 +30,7 @@ async function walk(limit: number): Promise<number> {
 }
 
 const search = async (key: string, q: string) =>
-  (await api("GET", `/v1/search?q=${encodeURIComponent(q)}&kind=memory`, undefined, { key })).json.results;
+  (await api("GET", `/v1/search?q=${encodeURIComponent(q)}&kind=memory`, undefined, { key })).json.data;
 
 describe("cortex migration", () => {
   it("moves each tenant's old D1 rows into its shard, a bounded page per call, resumably and idempotently", async () => {

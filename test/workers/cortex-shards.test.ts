@@ -10,7 +10,7 @@ import { api, createConversation, eventually, send, newTenantWithId } from "./he
 import { shardRows } from "./cortex-rows";
 
 const search = async (key: string, q: string) =>
-  (await api("GET", `/v1/search?q=${encodeURIComponent(q)}`, undefined, { key })).json.results;
+  (await api("GET", `/v1/search?q=${encodeURIComponent(q)}`, undefined, { key })).json.data;
 
 describe("cortex routing", () => {
   it("sends a tenant to its own default shard unless the routing table names another", async () => {

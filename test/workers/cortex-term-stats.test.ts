@@ -29,7 +29,7 @@ describe("cortex term statistics", () => {
           key,
         })
       ).json;
-      return r.results.length >= 10 ? r.results.map((h) => h.id) : null;
+      return r.data.length >= 10 ? r.data.map((h) => h.id) : null;
     });
     // Both hold "market"; the strap note's other word is the rare one in chat at large.
     expect(ranked[0]).toBe(strap);
@@ -40,7 +40,7 @@ describe("cortex term statistics", () => {
     const long = `${Array.from({ length: 31 }, (_, i) => `topic${i}`).join(" ")} strap`;
     const r = await api("GET", `/v1/search?q=${encodeURIComponent(long)}&kind=memory`, undefined, { key });
     expect(r.status).toBe(200);
-    expect(r.json.results[0].id).toBe(strap);
+    expect(r.json.data[0].id).toBe(strap);
   });
 
   it("rests on FTS5's own arithmetic, and scores a page of 100 exactly as weighted per-word bm25s add up", async () => {
@@ -113,8 +113,8 @@ describe("cortex term statistics", () => {
       ).json;
     const first = await page();
     const rest = await page(String(first.next));
-    const got = [...first.results, ...rest.results];
-    expect(first.results).toHaveLength(100);
+    const got = [...first.data, ...rest.data];
+    expect(first.data).toHaveLength(100);
     expect(got.map((h) => h.id)).toEqual(expected.map(([ref]) => ref));
     got.forEach((h, i) => expect(h.score).toBeCloseTo(expected[i][1], 9));
     expect(got.every((h) => /\[(kettle|harbour|meadow)\]/.test(String(h.snippet)))).toBe(true);

@@ -127,7 +127,7 @@ const upload = <P extends string>(path: P, name: string, body: BodyInit, type: s
   api("POST", `${path}?name=${encodeURIComponent(name)}`, body, { key, raw: true, headers: { "content-type": type } });
 
 const search = async (q: string, key?: string) =>
-  (await api("GET", `/v1/search?q=${encodeURIComponent(q)}`, undefined, { key })).json.results;
+  (await api("GET", `/v1/search?q=${encodeURIComponent(q)}`, undefined, { key })).json.data;
 
 describe("deleting a conversation", () => {
   it("removes its R2 objects, D1 rows and object storage; reads, sockets and redelivered jobs then find nothing", async () => {
@@ -203,7 +203,7 @@ describe("deleting a conversation", () => {
     expect((await connectSocket(`/v1/conversations/${id}/ws`, { authorization: "Bearer dev-local-key" })).status).toBe(
       404,
     );
-    expect((await api("GET", "/v1/conversations?limit=100")).json.conversations.map((c) => c.id)).not.toContain(id);
+    expect((await api("GET", "/v1/conversations?limit=100")).json.data.map((c) => c.id)).not.toContain(id);
 
     // Jobs queued before the delete and delivered after it are no-ops that recreate nothing.
     expect(await runFoldJob(jobFor(id, lateFold), env as Env)).toMatchObject({ applied: false });
@@ -351,9 +351,7 @@ describe("deleting an attachment", () => {
     expect(await search("cobaltpage3")).toEqual([]);
     expect((await api("GET", `/v1/conversations/${id}/attachments/${pdf.json.id}`)).status).toBe(404);
     expect((await api("DELETE", `/v1/conversations/${id}/attachments/${pdf.json.id}`)).status).toBe(404);
-    expect((await api("GET", `/v1/conversations/${id}/attachments`)).json.attachments.map((a) => a.id)).toEqual([
-      txt.json.id,
-    ]);
+    expect((await api("GET", `/v1/conversations/${id}/attachments`)).json.data.map((a) => a.id)).toEqual([txt.json.id]);
     // A late extraction chunk writes nothing back.
     expect(await runExtractJob(extractJob(pdf.json.id, 1, 4), env as Env)).toEqual({ pages: 0, indexed: 0 });
     expect(await shardCount(`SELECT COUNT(*) AS n FROM cortex_docs WHERE ref_id LIKE ?`, [`${pdf.json.id}:%`])).toBe(0);

@@ -128,7 +128,7 @@ export async function ownEverything(label: string): Promise<Owned> {
   ).json.id;
   // Background indexing of the turns must be done before anyone snapshots the store.
   await eventually(
-    async () => (await api("GET", `/v1/search?q=quasar-${label}`, undefined, { key })).json.results.length > 0,
+    async () => (await api("GET", `/v1/search?q=quasar-${label}`, undefined, { key })).json.data.length > 0,
   );
   // So does the export job (a queue consumer writing to R2).
   await eventually(

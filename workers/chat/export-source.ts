@@ -6,7 +6,7 @@ import type { StoredMessage } from "../../core/types";
 import type { ConversationDO } from "../../durable-objects/conversation/conversation-do";
 import { listAttachmentRows } from "../../services/attachments/store";
 import { listEpisodes } from "../../services/memory/notes";
-import { readBatchesAfter } from "../../services/record/conversation-record";
+import { readBatchesAfter } from "../../services/record/r2-record";
 import type { ExportAttachment, ExportEpisode, ExportSource } from "../../services/transfer/export-format";
 
 const PAGE = 500;

@@ -203,7 +203,7 @@ attachmentRoutes.get(
   "/",
   doc({
     summary: "List the conversation's attachments",
-    responses: { 200: { description: "A page", schema: listOf("attachments", attachment) } },
+    responses: { 200: { description: "A page", schema: listOf(attachment) } },
   }),
   query(listQuery),
   async (c) => {
@@ -212,7 +212,6 @@ attachmentRoutes.get(
     const rows = (await listAttachmentRows(c.env.DB, tenantId, conversationId, limit + 1, cursor)).map(toAttachment);
     return c.json(
       listBody(
-        "attachments",
         pageOf(
           rows.map((a) => ({ ...a, note: attachmentNote(a) })),
           limit,

@@ -92,18 +92,13 @@ automationRoutes.get(
   "/",
   doc({
     summary: "List automations",
-    responses: { 200: { description: "A page", schema: listOf("automations", automation) } },
+    responses: { 200: { description: "A page", schema: listOf(automation) } },
   }),
   query(listQuery),
   async (c) => {
     const { limit, cursor } = c.req.valid("query");
     const rows = await listAutomations(c.env.DB, c.get("tenantId"), limit + 1, cursor);
-    return c.json(
-      listBody(
-        "automations",
-        pageOf(rows.map(publicAutomation), limit, (a) => a.id),
-      ),
-    );
+    return c.json(listBody(pageOf(rows.map(publicAutomation), limit, (a) => a.id)));
   },
 );
 
@@ -160,7 +155,7 @@ automationRoutes.get(
   "/:id/runs",
   doc({
     summary: "An automation's recorded runs",
-    responses: { 200: { description: "A page", schema: listOf("data", z.looseObject({ id: z.string() })) } },
+    responses: { 200: { description: "A page", schema: listOf(z.looseObject({ id: z.string() })) } },
   }),
   query(runsQuery),
   async (c) => {

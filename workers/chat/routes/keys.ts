@@ -105,7 +105,7 @@ export function keyRoutes(scope: KeyScope): Hono<AppEnv> {
       responses: {
         200: {
           description: "A page",
-          schema: listOf("keys", z.looseObject({ id: z.string(), last4: z.string() }), { data: false }),
+          schema: listOf(z.looseObject({ id: z.string(), last4: z.string() })),
         },
       },
     }),
@@ -117,7 +117,7 @@ export function keyRoutes(scope: KeyScope): Hono<AppEnv> {
       const page = rows.slice(0, limit);
       const caller = c.get("keyId");
       const keys = caller ? page.map((k) => ({ ...k, current: k.id === caller })) : page;
-      return c.json({ keys, next: rows.length > limit ? page[page.length - 1].id : null });
+      return c.json({ data: keys, next: rows.length > limit ? page[page.length - 1].id : null });
     },
   );
 

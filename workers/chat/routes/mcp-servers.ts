@@ -142,7 +142,7 @@ mcpServerRoutes.post(
 
 mcpServerRoutes.get(
   "/",
-  doc({ summary: "List MCP servers", responses: { 200: { description: "A page", schema: listOf("data", server) } } }),
+  doc({ summary: "List MCP servers", responses: { 200: { description: "A page", schema: listOf(server) } } }),
   query(listQuery),
   async (c) => {
     const { limit, cursor } = c.req.valid("query");

@@ -70,17 +70,12 @@ memoryRoutes.post(
 
 memoryRoutes.get(
   "/",
-  doc({ summary: "List notes", responses: { 200: { description: "A page", schema: listOf("notes", note) } } }),
+  doc({ summary: "List notes", responses: { 200: { description: "A page", schema: listOf(note) } } }),
   query(listQuery),
   async (c) => {
     const { limit, cursor } = c.req.valid("query");
     const notes = await listNotes(c.env.DB, c.get("tenantId"), limit + 1, cursor);
-    return c.json(
-      listBody(
-        "notes",
-        pageOf(notes, limit, (n) => n.id),
-      ),
-    );
+    return c.json(listBody(pageOf(notes, limit, (n) => n.id)));
   },
 );
 
@@ -88,7 +83,7 @@ memoryRoutes.get(
   "/episodes",
   doc({
     summary: "List episodes (what folds recorded)",
-    responses: { 200: { description: "A page", schema: listOf("episodes", episode) } },
+    responses: { 200: { description: "A page", schema: listOf(episode) } },
   }),
   query(episodesQuery),
   async (c) => {
@@ -96,7 +91,6 @@ memoryRoutes.get(
     const rows = await listEpisodes(c.env.DB, c.get("tenantId"), limit + 1, conversation, cursor);
     return c.json(
       listBody(
-        "episodes",
         pageOf(
           rows.map(({ tenantId: _t, ...e }) => e),
           limit,

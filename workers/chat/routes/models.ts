@@ -74,7 +74,7 @@ modelRoutes.get(
   "/",
   doc({
     summary: "The model catalog: every model a conversation may name, and the retired ones with their replacements",
-    responses: { 200: { description: "The catalog, newest first", schema: listOf("models", modelSchema) } },
+    responses: { 200: { description: "The catalog, newest first", schema: listOf(modelSchema) } },
   }),
   query(listQuery),
   async (c) => {
@@ -83,7 +83,7 @@ modelRoutes.get(
     const defaultModel = (await defaultModelEntry(c.env)).id;
     const all = [...MODELS.map((m) => modelView(m, day, defaultModel)), ...RETIRED_MODELS.map(retiredView)];
     const data = status ? all.filter((m) => m.status === status) : all;
-    return c.json({ ...listBody("models", { data, next: null }), defaultModel });
+    return c.json({ ...listBody({ data, next: null }), defaultModel });
   },
 );
 

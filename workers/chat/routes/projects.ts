@@ -99,17 +99,12 @@ const listQuery = z.strictObject({ limit: intParam(1, 200).default(100), cursor:
 
 projectRoutes.get(
   "/",
-  doc({ summary: "List projects", responses: { 200: { description: "A page", schema: listOf("projects", project) } } }),
+  doc({ summary: "List projects", responses: { 200: { description: "A page", schema: listOf(project) } } }),
   query(listQuery),
   async (c) => {
     const { limit, cursor } = c.req.valid("query");
     const rows = await listProjects(c.env.DB, c.get("tenantId"), limit + 1, cursor);
-    return c.json(
-      listBody(
-        "projects",
-        pageOf(rows.map(view), limit, (p) => p.id),
-      ),
-    );
+    return c.json(listBody(pageOf(rows.map(view), limit, (p) => p.id)));
   },
 );
 
@@ -145,7 +140,7 @@ projectRoutes.get(
   "/:id/files",
   doc({
     summary: "List a project's files",
-    responses: { 200: { description: "A page", schema: listOf("files", z.looseObject({ id: z.string() })) } },
+    responses: { 200: { description: "A page", schema: listOf(z.looseObject({ id: z.string() })) } },
   }),
   query(filesQuery),
   async (c) => {
@@ -157,9 +152,7 @@ projectRoutes.get(
       limit,
       (f) => f.id,
     );
-    return c.json(
-      listBody("files", { data: page.data.map((f) => ({ ...f, note: attachmentNote(f) })), next: page.next }),
-    );
+    return c.json(listBody({ data: page.data.map((f) => ({ ...f, note: attachmentNote(f) })), next: page.next }));
   },
 );
 

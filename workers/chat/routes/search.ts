@@ -41,7 +41,7 @@ searchRoutes.get(
   doc({
     summary: "Search messages, notes, episodes and pages",
     responses: {
-      200: { description: "A page of hits", schema: listOf("results", z.looseObject({ kind: z.string() })) },
+      200: { description: "A page of hits", schema: listOf(z.looseObject({ kind: z.string() })) },
     },
   }),
   query(searchQuery),
@@ -55,6 +55,6 @@ searchRoutes.get(
       limit,
       cursor,
     });
-    return c.json({ query: q, ...listBody("results", { data: hits, next: next && String(next.offset) }) });
+    return c.json({ query: q, ...listBody({ data: hits, next: next && String(next.offset) }) });
   },
 );

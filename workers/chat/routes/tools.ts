@@ -154,17 +154,12 @@ toolRoutes.post(
 
 toolRoutes.get(
   "/",
-  doc({ summary: "List tools", responses: { 200: { description: "A page", schema: listOf("tools", tool) } } }),
+  doc({ summary: "List tools", responses: { 200: { description: "A page", schema: listOf(tool) } } }),
   query(listQuery),
   async (c) => {
     const { limit, cursor } = c.req.valid("query");
     const rows = await listTools(c.env.DB, c.get("tenantId"), limit + 1, cursor);
-    return c.json(
-      listBody(
-        "tools",
-        pageOf(rows.map(publicTool), limit, (t) => t.id),
-      ),
-    );
+    return c.json(listBody(pageOf(rows.map(publicTool), limit, (t) => t.id)));
   },
 );
 

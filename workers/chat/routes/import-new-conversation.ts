@@ -45,9 +45,9 @@ function formatOf(contentType: string | undefined, asked: ImportFormat | undefin
   return asked ?? byType;
 }
 
-export const transcriptImportRoutes = new Hono<AppEnv>();
+export const importNewConversationRoutes = new Hono<AppEnv>();
 
-transcriptImportRoutes.post(
+importNewConversationRoutes.post(
   "/",
   doc({
     summary: "Create a conversation from a transcript (no model call), streamed",

@@ -100,7 +100,7 @@ export async function settingsForNewConversation(
     const named = await resolveSettingsModel(env, request.model);
     if (!named.ok) return named;
     entry = named.entry;
-    settings = settingsAfterModelChange(base, request, from, entry);
+    settings = settingsAfterModelChange(base, { patch: request, from, to: entry });
   }
   const checked = await checkSettings(env, settings);
   return checked.ok ? { ok: true, settings, entry: checked.entry } : checked;

@@ -208,7 +208,7 @@ export class ConversationRecord {
     await this.updateHead((h) => ({
       next: {
         ...h,
-        settings: settingsAfterModelChange(h.settings, { model: entry.id }, null, entry),
+        settings: settingsAfterModelChange(h.settings, { patch: { model: entry.id }, from: null, to: entry }),
         updatedAt: new Date().toISOString(),
       },
       result: undefined,

@@ -65,7 +65,11 @@ async function indexHere(
   if (indexed < total)
     ctx.progress(`First search of ${attachment.name} (${n(total)} pages): reading its pages with the password given.`);
   while (indexed < total && Date.now() < deadline) {
-    const { pages } = await readPdfPages(reader, indexed + 1, Math.min(total, indexed + LOCKED_CHUNK), { password });
+    const { pages } = await readPdfPages(reader, {
+      from: indexed + 1,
+      to: Math.min(total, indexed + LOCKED_CHUNK),
+      password,
+    });
     const now = await ctx.pageIndex.put(attachment.id, pages);
     if (now === null) return null;
     indexed = now;

@@ -101,7 +101,8 @@ export function toolContextFor({ scope, record, ref, projectTools, readOwn, prog
       return {
         attachment: toAttachment(row),
         reader,
-        lineIndex: () => lineIndexFor(scope.env.BUCKET, row.tenantId, row.id, row.r2Key),
+        lineIndex: () =>
+          lineIndexFor(scope.env.BUCKET, { tenantId: row.tenantId, attachmentId: row.id, blobKey: row.r2Key }),
       };
     },
   };

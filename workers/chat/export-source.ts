@@ -65,7 +65,7 @@ async function* attachmentsOf(
 ): AsyncGenerator<ExportAttachment> {
   const { tenantId, conversationId, base } = of;
   for (let after: string | undefined; ; ) {
-    const rows = await listAttachmentRows(env.DB, tenantId, conversationId, PAGE, after);
+    const rows = await listAttachmentRows(env.DB, { tenantId, conversationId, limit: PAGE, after });
     for (const r of rows)
       yield {
         id: r.id,

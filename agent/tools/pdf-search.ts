@@ -56,9 +56,7 @@ async function indexThroughQueue({ attachment }: Found, total: number, ctx: PdfS
 /** Reads and indexes the pages not yet indexed, in order, until done or out of time. */
 async function indexHere(
   { attachment, reader }: Found,
-  total: number,
-  password: string,
-  ctx: PdfSearchAccess,
+  { total, password, ctx }: { total: number; password: string; ctx: PdfSearchAccess },
 ): Promise<number | null> {
   let indexed = (await ctx.pageIndex.status(attachment.id)).indexed;
   const deadline = Date.now() + WAIT_MS;
@@ -110,7 +108,9 @@ export const pdfSearch: ToolDefinition<{ attachment_id: string; query: string; p
           content: `${attachment.name} is not a readable PDF${attachment.facts.problem ? `: ${attachment.facts.problem}` : ""}`,
           isError: true,
         };
-      indexed = locked ? await indexHere(found, total, password!, ctx) : await indexThroughQueue(found, total, ctx);
+      indexed = locked
+        ? await indexHere(found, { total, password: password!, ctx })
+        : await indexThroughQueue(found, total, ctx);
     } catch (err) {
       return fail(err);
     }

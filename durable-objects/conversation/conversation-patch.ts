@@ -24,7 +24,7 @@ export async function patchConversation(
   change: ConversationChange,
 ): Promise<PatchAnswer> {
   const { env, store, record } = parts;
-  const planned = await planSettingsPatch(env, loaded.settings, change.settings ?? {});
+  const planned = await planSettingsPatch(env, { current: loaded.settings, patch: change.settings ?? {} });
   if (!planned.ok) return { kind: "invalid", message: planned.message };
   return record.updateHead<PatchAnswer>((head) => {
     const settings = change.settings

@@ -140,12 +140,16 @@ export class FoldCoordinator {
       });
       ctx.waitUntil(this.outbox.pending());
       ctx.waitUntil(
-        logCorpusEvent(this.scope.env, head.tenantId, "fold.applied", {
-          conversation: head.id,
-          job: commit.jobId,
-          through_seq: head.summarizedThroughMessage,
-          summary_chars: head.summary?.length ?? 0,
-          folds: head.foldCount,
+        logCorpusEvent(this.scope.env, {
+          tenantId: head.tenantId,
+          event: "fold.applied",
+          fields: {
+            conversation: head.id,
+            job: commit.jobId,
+            through_seq: head.summarizedThroughMessage,
+            summary_chars: head.summary?.length ?? 0,
+            folds: head.foldCount,
+          },
         }).catch(() => {}),
       );
       this.cache.folded((commit as { boundarySeq: number }).boundarySeq);

@@ -95,12 +95,7 @@ export class IndexOutbox {
       };
       this.rowAgain = false;
       await deletion.guard(() =>
-        refreshConversationRow(
-          this.scope.env.DB,
-          head.id,
-          row,
-          usage.map((u) => u.event),
-        ),
+        refreshConversationRow(this.scope.env.DB, { id: head.id, fields: row, usage: usage.map((u) => u.event) }),
       );
       for (const u of usage) store.deleteOutbox(u.key);
       // Caught up: the reminder append set is not needed (a later append sets it again).

@@ -102,7 +102,11 @@ export class ConversationRecord {
   private async adoptBatchesFromR2(head: ConversationHead): Promise<void> {
     const { ctx, store } = this.scope;
     const last = store.lastSeq();
-    for await (const batch of readBatchesAfter(this.scope.env.BUCKET, head.tenantId, head.id, last)) {
+    for await (const batch of readBatchesAfter(this.scope.env.BUCKET, {
+      tenantId: head.tenantId,
+      conversationId: head.id,
+      afterSeq: last,
+    })) {
       const fresh = batch.messages.filter((m) => m.seq > store.lastSeq());
       if (!fresh.length) continue;
       ctx.storage.transactionSync(() => store.insertMessages(fresh, batch.key, replayChars));

@@ -50,7 +50,7 @@ export function toolContextFor({ scope, record, ref, projectTools, readOwn, prog
 
   const transcript: TranscriptAccess = {
     listConversations: async (limit, before) =>
-      (await listConversationRows(scope.env.DB, tenantId, limit, before)).map(({ tenantId: _t, ...row }) => row),
+      (await listConversationRows(scope.env.DB, { tenantId, limit, before })).map(({ tenantId: _t, ...row }) => row),
     readConversation: (id, query) =>
       id === conversationId
         ? readOwn(ref, query)
@@ -113,7 +113,7 @@ export function toolContextFor({ scope, record, ref, projectTools, readOwn, prog
       getEpisode: (id) => getEpisode(scope.env.DB, tenantId, id),
       conversationOfMessage: async (id) => (await cortex()).conversationOfMessage(tenantId, id),
       saveNote: (input) => createNote(scope.env, tenantId, { ...input, sourceConversationId: conversationId }),
-      updateNote: (id, change) => updateNote(scope.env, tenantId, id, change),
+      updateNote: (id, change) => updateNote(scope.env, { tenantId, id, change }),
       deleteNote: (id) => deleteNote(scope.env, tenantId, id),
     },
   };

@@ -85,7 +85,10 @@ export async function getNote(db: D1Database, tenantId: string, id: string): Pro
   return row ? toNote(row) : null;
 }
 
-export async function listNotes(db: D1Database, tenantId: string, limit: number, before?: string): Promise<Note[]> {
+export async function listNotes(
+  db: D1Database,
+  { tenantId, limit, before }: { tenantId: string; limit: number; before?: string },
+): Promise<Note[]> {
   const where = before
     ? and(eq(memoryNotes.tenantId, tenantId), lt(memoryNotes.id, before))
     : eq(memoryNotes.tenantId, tenantId);
@@ -95,9 +98,11 @@ export async function listNotes(db: D1Database, tenantId: string, limit: number,
 
 export async function updateNote(
   env: MemoryEnv,
-  tenantId: string,
-  id: string,
-  change: { title?: string; text?: string; tags?: string[] },
+  {
+    tenantId,
+    id,
+    change,
+  }: { tenantId: string; id: string; change: { title?: string; text?: string; tags?: string[] } },
 ): Promise<Note | null> {
   const db = env.DB;
   const current = await getNote(db, tenantId, id);
@@ -181,10 +186,12 @@ export async function getEpisode(db: D1Database, tenantId: string, id: string): 
 /** Newest first; `before` is the last episode id of the previous page. */
 export async function listEpisodes(
   db: D1Database,
-  tenantId: string,
-  limit: number,
-  conversationId?: string,
-  before?: string,
+  {
+    tenantId,
+    limit,
+    conversationId,
+    before,
+  }: { tenantId: string; limit: number; conversationId?: string; before?: string },
 ): Promise<EpisodeRow[]> {
   const where = and(
     eq(memoryEpisodes.tenantId, tenantId),

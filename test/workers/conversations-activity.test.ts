@@ -164,7 +164,7 @@ describe("conversations by activity", () => {
 
   it("reads through the conversations_tenant_activity index: no scan, no sort", async () => {
     for (const after of [undefined, { updatedAt: "2030-01-01T00:00:00.000Z", id: "conv_x" }]) {
-      const q = activityPageQuery(env.DB, "tnt_x", 21, after).toSQL();
+      const q = activityPageQuery(env.DB, { tenantId: "tnt_x", limit: 21, after }).toSQL();
       const plan = await env.DB.prepare(`EXPLAIN QUERY PLAN ${q.sql}`)
         .bind(...q.params)
         .all<{ detail: string }>();

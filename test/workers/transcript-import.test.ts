@@ -161,7 +161,7 @@ describe("transcript import", () => {
 
   it("leaves nothing behind when the commit fails halfway (a staged chunk gone)", async () => {
     const body = new Blob([JSON.stringify({ messages: transcriptOf(300) })]).stream();
-    const staged = await stageTranscript(env.BUCKET, "t-commit-fails", body, "json");
+    const staged = await stageTranscript(env.BUCKET, { tenantId: "t-commit-fails", body, format: "json" });
     expect(staged.chunks).toBe(3);
     await env.BUCKET.delete(`tenants/t-commit-fails/imports/${staged.importId}/000000000002.json`);
     const id = "conv_01J00000000000000000000000";

@@ -23,7 +23,7 @@ export async function exportSourceFor(
   if (!view) return null;
   const episodes: ExportEpisode[] = [];
   for (let before: string | undefined; ; ) {
-    const rows = await listEpisodes(env.DB, tenantId, PAGE, conversationId, before);
+    const rows = await listEpisodes(env.DB, { tenantId, limit: PAGE, conversationId, before });
     episodes.push(
       ...rows.map((r) => ({
         id: r.id,
@@ -81,5 +81,6 @@ async function* attachmentsOf(
 }
 
 async function* messagesOf(env: Env, tenantId: string, conversationId: string): AsyncGenerator<StoredMessage> {
-  for await (const batch of readBatchesAfter(env.BUCKET, tenantId, conversationId, 0)) yield* batch.messages;
+  for await (const batch of readBatchesAfter(env.BUCKET, { tenantId, conversationId, afterSeq: 0 }))
+    yield* batch.messages;
 }

@@ -27,7 +27,7 @@ export async function runScheduled(
     closeAbandonedRuns(env.DB, now),
     claimDueRuns(env, now),
     sweepAbandonedUploads(env, now),
-    sweepExpiredExports(env.DB, env.BUCKET, now),
+    sweepExpiredExports(env.DB, env.BUCKET, { now }),
     rollUpCorpusDays(env, now),
   ]);
   return { ticketsSwept, closed, ...runs, uploadsSwept, exportsSwept, corpusDaysRolled };

@@ -145,16 +145,15 @@ conversationRoutes.get(
     const tenantId = c.get("tenantId");
     if (order === "activity") {
       const rows = (
-        await listConversationRowsByActivity(
-          c.env.DB,
+        await listConversationRowsByActivity(c.env.DB, {
           tenantId,
-          limit + 1,
-          cursor === undefined ? undefined : parseActivityCursor(cursor)!,
-        )
+          limit: limit + 1,
+          after: cursor === undefined ? undefined : parseActivityCursor(cursor)!,
+        })
       ).map(({ tenantId: _t, ...row }) => row);
       return c.json(listBody(pageOf(rows, limit, activityCursor)));
     }
-    const rows = (await listConversationRows(c.env.DB, tenantId, limit + 1, cursor)).map(
+    const rows = (await listConversationRows(c.env.DB, { tenantId, limit: limit + 1, before: cursor })).map(
       ({ tenantId: _t, ...row }) => row,
     );
     return c.json(listBody(pageOf(rows, limit, (r) => r.id)));

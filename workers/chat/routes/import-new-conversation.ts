@@ -68,7 +68,7 @@ importNewConversationRoutes.post(
     const tenantId = c.get("tenantId");
     let staged: Awaited<ReturnType<typeof stageTranscript>>;
     try {
-      staged = await stageTranscript(c.env.BUCKET, tenantId, body, chosen);
+      staged = await stageTranscript(c.env.BUCKET, { tenantId, body, format: chosen });
     } catch (err) {
       if (err instanceof ImportRefused) throw badRequest(err.message);
       if (err instanceof ImportTooLarge) throw tooLarge();

@@ -87,7 +87,11 @@ export function keyRoutes(scope: KeyScope): Hono<AppEnv> {
         );
         if (outlives) throw badRequest(outlives);
       }
-      const created = await createKey(c.env.DB, tenantId, { name: name ?? null, expiresAt: expiresAt ?? null });
+      const created = await createKey(c.env.DB, {
+        tenantId,
+        name: name ?? null,
+        expiresAt: expiresAt ?? null,
+      });
       if (created === "limit")
         throw new ApiError(
           409,
@@ -113,7 +117,7 @@ export function keyRoutes(scope: KeyScope): Hono<AppEnv> {
     async (c) => {
       const tenantId = await scope.tenantOf(c);
       const { limit, cursor } = c.req.valid("query");
-      const rows = await listKeys(c.env.DB, tenantId, limit + 1, cursor);
+      const rows = await listKeys(c.env.DB, { tenantId, limit: limit + 1, cursor });
       const page = rows.slice(0, limit);
       const caller = c.get("keyId");
       const keys = caller ? page.map((k) => ({ ...k, current: k.id === caller })) : page;
@@ -131,7 +135,11 @@ export function keyRoutes(scope: KeyScope): Hono<AppEnv> {
     }),
     async (c) => {
       const tenantId = await scope.tenantOf(c);
-      const outcome = await revokeKey(c.env.DB, tenantId, c.req.param("keyId"), scope.mayRevokeLast);
+      const outcome = await revokeKey(c.env.DB, {
+        tenantId,
+        keyId: c.req.param("keyId"),
+        allowLast: scope.mayRevokeLast,
+      });
       if (outcome === "not_found") throw notFound("key");
       if (outcome === "last_key")
         throw new ApiError(409, "conflict", "this is the tenant's last active key; create another before revoking it");

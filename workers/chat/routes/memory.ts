@@ -74,7 +74,7 @@ memoryRoutes.get(
   query(listQuery),
   async (c) => {
     const { limit, cursor } = c.req.valid("query");
-    const notes = await listNotes(c.env.DB, c.get("tenantId"), limit + 1, cursor);
+    const notes = await listNotes(c.env.DB, { tenantId: c.get("tenantId"), limit: limit + 1, before: cursor });
     return c.json(listBody(pageOf(notes, limit, (n) => n.id)));
   },
 );
@@ -88,7 +88,12 @@ memoryRoutes.get(
   query(episodesQuery),
   async (c) => {
     const { limit, conversation, cursor } = c.req.valid("query");
-    const rows = await listEpisodes(c.env.DB, c.get("tenantId"), limit + 1, conversation, cursor);
+    const rows = await listEpisodes(c.env.DB, {
+      tenantId: c.get("tenantId"),
+      limit: limit + 1,
+      conversationId: conversation,
+      before: cursor,
+    });
     return c.json(
       listBody(
         pageOf(
@@ -128,7 +133,11 @@ memoryRoutes.patch(
   doc({ summary: "Change a note", responses: { 200: { description: "The note", schema: note } } }),
   ...jsonBody(patchBody),
   async (c) => {
-    const note = await updateNote(c.env, c.get("tenantId"), noteId(c.req.param("id")), c.req.valid("json"));
+    const note = await updateNote(c.env, {
+      tenantId: c.get("tenantId"),
+      id: noteId(c.req.param("id")),
+      change: c.req.valid("json"),
+    });
     if (!note) throw notFound("note");
     return c.json(note);
   },

@@ -102,7 +102,7 @@ modelRoutes.get(
     if (entry) return c.json(modelView(entry, day, defaultModel));
     const gone = RETIRED_MODELS.find((m) => m.id === id || m.aliases.includes(id));
     if (gone) return c.json(retiredView(gone));
-    const known = await resolveSettingsModel(c.env, id, "model");
+    const known = await resolveSettingsModel(c.env, { id, field: "model" });
     if (!known.ok) throw notFound(`model ${id}`);
     return c.json({ ...modelView(known.entry, day, defaultModel), catalog: false });
   },

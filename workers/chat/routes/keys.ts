@@ -18,6 +18,7 @@ import { ApiError, badRequest, notFound } from "../errors";
 import type { AppEnv } from "../types";
 import { intParam, jsonBody, query } from "../validate";
 import { listOf } from "../openapi/schemas";
+import { listBody, pageOf } from "../paging";
 import { doc } from "../openapi/registry";
 
 export interface KeyScope {
@@ -118,10 +119,9 @@ export function keyRoutes(scope: KeyScope): Hono<AppEnv> {
       const tenantId = await scope.tenantOf(c);
       const { limit, cursor } = c.req.valid("query");
       const rows = await listKeys(c.env.DB, { tenantId, limit: limit + 1, cursor });
-      const page = rows.slice(0, limit);
       const caller = c.get("keyId");
-      const keys = caller ? page.map((k) => ({ ...k, current: k.id === caller })) : page;
-      return c.json({ data: keys, next: rows.length > limit ? page[page.length - 1].id : null });
+      const keys = caller ? rows.map((k) => ({ ...k, current: k.id === caller })) : rows;
+      return c.json(listBody(pageOf(keys, limit, (k) => k.id)));
     },
   );
 

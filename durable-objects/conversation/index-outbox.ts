@@ -1,7 +1,7 @@
 // The indexing outbox: new messages (into the tenant's cortex shard), fold episodes and the
 // listing row (D1) land at least once;
 // a durable alarm retries whatever a failure or an eviction left undone.
-import { messageDoc } from "../../services/cortex";
+import { messageDoc } from "../../services/cortex/search-index";
 import { cortexFor } from "../../services/cortex/routing";
 import { refreshConversationRow } from "../../services/conversation-list";
 import { recordEpisode } from "../../services/memory/notes";

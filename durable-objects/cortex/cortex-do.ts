@@ -1,6 +1,6 @@
 // CortexDO: one shard of the cortex, a SQLite-backed Durable Object holding the search index of
 // the tenant(s) the routing table sends to it (services/cortex/routing.ts; today one per tenant).
-// It creates and migrates its own schema on first use and runs services/cortex.ts's functions
+// It creates and migrates its own schema on first use and runs services/cortex/search-index.ts's functions
 // unchanged through a D1-shaped adapter, so the ranking is the one the D1 cortex had. Every
 // method takes the caller's tenant and every statement filters by it, so even a shard shared by
 // several tenants never answers one tenant with another's rows.
@@ -17,7 +17,7 @@ import {
   type SearchCursor,
   type SearchHit,
   type SearchOptions,
-} from "../../services/cortex";
+} from "../../services/cortex/search-index";
 import { ensureCortexSchema } from "../../services/cortex/schema";
 import { d1OverDurableSql } from "../../services/cortex/sql-adapter";
 import { importLegacyRows, type LegacyCortexRow } from "../../services/cortex/legacy-rows";

@@ -1,5 +1,5 @@
 // bench:ranking-cost — what one search costs inside a large shard, in-process: the shipped ranking
-// (services/cortex.ts searchCortexPage, bundled as it ships, over node:sqlite through a D1-shaped
+// (services/cortex/search-index.ts searchCortexPage, bundled as it ships, over node:sqlite through a D1-shaped
 // adapter like the shard's) against the single FTS5 query it replaced (kept here verbatim: bm25 of
 // the OR query, snippets in the same statement), side by side on the same index in one run. The
 // shard: the first questions' LongMemEval turns as one tenant's messages (~12,000 by default).
@@ -9,7 +9,7 @@ import { DatabaseSync } from "node:sqlite";
 import { importTypeScript, quantile } from "./common.mjs";
 import { loadLongMemEval, recallDataDir } from "./longmemeval.mjs";
 
-/** node:sqlite in the shape of the D1 calls services/cortex.ts makes (services/cortex/sql-adapter.ts's, over DatabaseSync). */
+/** node:sqlite in the shape of the D1 calls services/cortex/search-index.ts makes (services/cortex/sql-adapter.ts's, over DatabaseSync). */
 function d1Over(db) {
   const statement = (query, params = []) => ({
     bind: (...p) => statement(query, p),
@@ -32,7 +32,7 @@ export async function benchRankingCost() {
   const dir = recallDataDir("bench:ranking-cost");
   const flag = process.argv.indexOf("--questions");
   const loaded = Number(flag >= 0 ? process.argv[flag + 1] : 25);
-  const cortex = await importTypeScript("services/cortex.ts");
+  const cortex = await importTypeScript("services/cortex/search-index.ts");
   const { CORTEX_SCHEMA } = await importTypeScript("services/cortex/schema.ts");
   const { assistantWeight } = await importTypeScript("core/speaker-weight.ts");
   const db = new DatabaseSync(":memory:");

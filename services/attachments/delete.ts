@@ -8,7 +8,7 @@ import { and, eq } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
 import { attachments } from "../../db/schema";
 import { attachmentPrefix } from "../../r2-layout";
-import { pageRefPattern } from "../cortex";
+import { pageRefPattern } from "../cortex/search-index";
 import { cortexFor } from "../cortex/routing";
 import { deleteR2Prefix, deleteRowsInChunks } from "../purge";
 import type { AttachmentRow } from "./store";

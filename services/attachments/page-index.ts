@@ -1,7 +1,7 @@
 // A PDF's extracted pages into the cortex (kind `page`), one row per page so a repeat rewrites the
 // same rows. Shared by the summarizer's extraction jobs and pdf_search's own reading of a
 // password-protected PDF (no queued job may carry a password).
-import { pageRef } from "../cortex";
+import { pageRef } from "../cortex/search-index";
 import { cortexFor } from "../cortex/routing";
 import { getAttachmentRow, markIndexed, toAttachment, type AttachmentRow } from "./store";
 

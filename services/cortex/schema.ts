@@ -1,6 +1,6 @@
 // The cortex's schema inside a shard's own SQLite (CortexDO), versioned: each entry runs once, in
 // order, and the applied version is recorded in the same transaction. The tables are those the
-// D1 cortex had (0001_init.sql), so services/cortex.ts's SQL runs unchanged; a later index (a
+// D1 cortex had (0001_init.sql), so services/cortex/search-index.ts's SQL runs unchanged; a later index (a
 // vector table beside the FTS5 one) is a new entry appended here, never an edit of an old one.
 export const CORTEX_SCHEMA: readonly string[] = [
   `CREATE TABLE cortex_docs (

@@ -1,4 +1,4 @@
-// A Durable Object's SQLite (`ctx.storage.sql`) in the shape of the D1 calls services/cortex.ts
+// A Durable Object's SQLite (`ctx.storage.sql`) in the shape of the D1 calls services/cortex/search-index.ts
 // makes (prepare, bind, all, first, run, batch), so the cortex's ranking SQL runs unchanged inside
 // each shard. A batch is one synchronous transaction, atomic as D1's is.
 

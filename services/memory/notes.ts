@@ -5,7 +5,7 @@ import { and, desc, eq, lt } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
 import { memoryEpisodes, memoryNotes } from "../../db/schema";
 import { sortableId } from "../../core/ids";
-import type { CortexDoc } from "../cortex";
+import type { CortexDoc } from "../cortex/search-index";
 import { cortexFor } from "../cortex/routing";
 
 /** What writing memory needs: D1 for the rows, the cortex shard for their index. */

@@ -3,7 +3,7 @@
 // search's filters (conversation, kinds, ref prefix) and whose words are sought applied to both.
 import { reciprocalRankFusion } from "../../core/rrf";
 import { assistantWeight } from "../../core/speaker-weight";
-import type { CortexFusion, SearchHit } from "../cortex";
+import type { CortexFusion, SearchHit } from "../cortex/search-index";
 import { catchUp } from "./catch-up";
 import type { SemanticPath } from "./types";
 

@@ -3,7 +3,7 @@
 //   SEMANTIC_SEARCH=local: the hashed embedding into SQLite (measured, not on by default);
 //   otherwise none: the cortex is lexical only.
 import { envConfig } from "../../core/env-config";
-import type { CortexFusion } from "../cortex";
+import type { CortexFusion } from "../cortex/search-index";
 import { semanticFusion } from "./fusion";
 import { hashedEmbedder } from "./hashed-embedder";
 import { sqliteVectorIndex } from "./sqlite-vector-index";

@@ -5,7 +5,7 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { deleteDocs, searchCortexPage, upsertDocs, type CortexDoc } from "../../services/cortex";
+import { deleteDocs, searchCortexPage, upsertDocs, type CortexDoc } from "../../services/cortex/search-index";
 import { catchUp } from "../../services/semantic/catch-up";
 import { d1OverDurableSql } from "../../services/cortex/sql-adapter";
 import { cortexFusionFor, semanticPathFor } from "../../services/semantic/select";

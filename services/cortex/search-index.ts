@@ -3,11 +3,11 @@
 // through a D1-shaped adapter over its SQLite); callers reach a tenant's shard with
 // cortexFor (services/cortex/routing.ts). Indexing is idempotent (doc_id upserts), so a retried or
 // repeated run changes nothing. Every query is scoped to one tenant.
-import { renderMessageText } from "../core/render";
-import { assistantWeight } from "../core/speaker-weight";
-import { contentTerms } from "../core/stopwords";
-import { fts5RowCount, phraseWeights } from "./cortex/term-stats";
-import type { StoredMessage } from "../core/types";
+import { renderMessageText } from "../../core/render";
+import { assistantWeight } from "../../core/speaker-weight";
+import { contentTerms } from "../../core/stopwords";
+import { fts5RowCount, phraseWeights } from "./term-stats";
+import type { StoredMessage } from "../../core/types";
 
 /** Long texts are indexed in chunks so one row stays well under D1's row size limit. */
 export const INDEX_CHUNK_CHARS = 20_000;

@@ -32,6 +32,38 @@ export interface Routes {
       [key: string]: unknown;
     };
   };
+  "GET /v1/admin/cortex/shards": {
+    path: undefined;
+    query: undefined;
+    body: undefined;
+    response: {
+      shards: Array<{
+        shard: string;
+        tenants: number;
+        [key: string]: unknown;
+      }>;
+      [key: string]: unknown;
+    };
+  };
+  "POST /v1/admin/cortex/tenants/{tenant}/move": {
+    path: {
+      tenant: string;
+    };
+    query: undefined;
+    body: {
+      to: string;
+      cursor?: string;
+      limit?: number;
+    };
+    response: {
+      phase: string;
+      copied: number;
+      removed: number;
+      next: string | null;
+      waitSeconds: number;
+      [key: string]: unknown;
+    };
+  };
   "POST /v1/admin/tenants": {
     path: undefined;
     query: undefined;

@@ -18,7 +18,7 @@ export async function migrateLegacyCortex(env: Env, cursor: number, limit: numbe
   const byTenant = new Map<string, typeof rows>();
   for (const r of rows) byTenant.set(r.tenant_id, [...(byTenant.get(r.tenant_id) ?? []), r]);
   let moved = 0;
-  for (const [tenantId, own] of byTenant) moved += await (await cortexFor(env, tenantId)).importLegacy(tenantId, own);
+  for (const [tenantId, own] of byTenant) moved += await (await cortexFor(env, tenantId)).importRows(tenantId, own);
   const last = rows[rows.length - 1];
   return {
     scanned: rows.length,

@@ -6,10 +6,10 @@ import { drizzle } from "drizzle-orm/d1";
 import { memoryEpisodes, memoryNotes } from "../../db/schema";
 import { sortableId } from "../../core/ids";
 import type { CortexDoc } from "../cortex/search-index";
-import { cortexFor } from "../cortex/routing";
+import { type CortexEnv, cortexFor } from "../cortex/routing";
 
 /** What writing memory needs: D1 for the rows, the cortex shard for their index. */
-type MemoryEnv = Pick<Env, "DB" | "CORTEX">;
+type MemoryEnv = CortexEnv;
 
 export type NoteRow = typeof memoryNotes.$inferSelect;
 export type EpisodeRow = typeof memoryEpisodes.$inferSelect;

@@ -47,12 +47,18 @@ describe("cortex migration", () => {
     expect(hitsA).toHaveLength(5);
     for (const h of hitsA) expect(h.snippet).toContain("tenant A");
     expect(await search(b.key, "narwhal-archive")).toHaveLength(3);
-    expect(await shardCount(`SELECT COUNT(*) AS n FROM cortex_docs`, [], a.tenantId)).toBe(5);
-    expect(await shardCount(`SELECT COUNT(*) AS n FROM cortex_docs`, [], b.tenantId)).toBe(3);
+    expect(
+      await shardCount(`SELECT COUNT(*) AS n FROM cortex_docs WHERE tenant_id = ?`, [a.tenantId], a.tenantId),
+    ).toBe(5);
+    expect(
+      await shardCount(`SELECT COUNT(*) AS n FROM cortex_docs WHERE tenant_id = ?`, [b.tenantId], b.tenantId),
+    ).toBe(3);
 
     // Again, in one page: nothing doubles. The D1 rows stay until a later migration drops them.
     await walk(500);
-    expect(await shardCount(`SELECT COUNT(*) AS n FROM cortex_docs`, [], a.tenantId)).toBe(5);
+    expect(
+      await shardCount(`SELECT COUNT(*) AS n FROM cortex_docs WHERE tenant_id = ?`, [a.tenantId], a.tenantId),
+    ).toBe(5);
     expect(await search(a.key, "narwhal-archive")).toHaveLength(5);
     expect(
       await env.DB.prepare(`SELECT COUNT(*) AS n FROM cortex_docs WHERE tenant_id = ?`)

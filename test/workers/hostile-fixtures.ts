@@ -388,7 +388,7 @@ export async function storeSnapshot(): Promise<{ d1: Record<string, string>; r2:
     const rows = await env.DB.prepare(`SELECT * FROM "${name}" ORDER BY rowid`).all();
     d1[name] = `${rows.results.length}:${await digest(JSON.stringify(rows.results))}`;
   }
-  const shard = await shardRows(`SELECT * FROM cortex_docs ORDER BY rowid`);
+  const shard = await shardRows(`SELECT * FROM cortex_docs WHERE tenant_id = ? ORDER BY rowid`, ["dev"]);
   d1["cortex shard of dev"] = `${shard.length}:${await digest(JSON.stringify(shard))}`;
   const r2: string[] = [];
   let cursor: string | undefined;

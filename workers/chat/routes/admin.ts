@@ -9,6 +9,7 @@ import { clientAddress, countAuthFailure } from "../auth-failures";
 import { ApiError, notFound, unauthorized } from "../errors";
 import type { AppEnv } from "../types";
 import { jsonBody } from "../validate";
+import { cortexAdminRoutes } from "./cortex-admin";
 import { keyRoutes } from "./keys";
 import { doc } from "../openapi/registry";
 
@@ -54,6 +55,8 @@ adminRoutes.post(
     return c.json(created, 201);
   },
 );
+
+adminRoutes.route("/cortex", cortexAdminRoutes);
 
 adminRoutes.route(
   "/tenants/:tenant/keys",

@@ -53,12 +53,14 @@ export class IndexOutbox {
         for (;;) {
           const batch = store.listAfter(store.indexedThrough(), INDEX_BATCH);
           if (!batch.length) break;
-          await deletion.guard(async () =>
+          // Written at the shard's primary; its bookmark lets the next search see these rows.
+          const bookmark = await deletion.guard(async () =>
             (await cortexFor(this.scope.env, head.tenantId)).index(
               head.tenantId,
               batch.map((m) => messageDoc(head.tenantId, head.id, m)),
             ),
           );
+          if (bookmark) this.scope.cortexBookmark = bookmark;
           store.setIndexedThrough(batch[batch.length - 1].seq);
         }
       } while (this.indexAgain);

@@ -17,7 +17,7 @@ export interface Routes {
       [key: string]: unknown;
     };
   };
-  "POST /v1/admin/cortex/migrate": {
+  "POST /v1/admin/cortex/move-objects": {
     path: undefined;
     query: undefined;
     body: {

@@ -1,94 +1,25 @@
-// CortexDO: one shard of the cortex, a SQLite-backed Durable Object holding the search index of
-// the tenant(s) the routing table sends to it (services/cortex/routing.ts; today one per tenant).
-// It creates and migrates its own schema on first use and runs services/cortex/search-index.ts's functions
-// unchanged through a D1-shaped adapter, so the ranking is the one the D1 cortex had. Every
-// method takes the caller's tenant and every statement filters by it, so even a shard shared by
-// several tenants never answers one tenant with another's rows.
+// CortexDO: the cortex's old home, one SQLite Durable Object per shard (by default one per
+// tenant). The index now lives in the D1 shards (services/cortex/shard.ts); this class only hands
+// its rows out, a page at a time, to the move into D1 (services/cortex/move-objects.ts), and goes
+// away in the release after (a `deleted_classes` migration, docs/scale.md).
 import { DurableObject } from "cloudflare:workers";
-import {
-  conversationOfMessage,
-  countIndexedPages,
-  deleteDocs,
-  pageRefPattern,
-  searchCortexPage,
-  upsertDocs,
-  type CortexDoc,
-  type DocKind,
-  type SearchCursor,
-  type SearchHit,
-  type SearchOptions,
-} from "../../services/cortex/search-index";
-import { ensureCortexSchema } from "../../services/cortex/schema";
-import { d1OverDurableSql } from "../../services/cortex/sql-adapter";
-import { importLegacyRows, type LegacyCortexRow } from "../../services/cortex/legacy-rows";
-import { deleteRowsInChunks } from "../../services/purge";
-import { cortexFusionFor } from "../../services/semantic/select";
+import type { CortexRow } from "../../services/cortex/rows";
 
 export class CortexDO extends DurableObject<Env> {
-  private readonly db: D1Database;
-
-  constructor(ctx: DurableObjectState, env: Env) {
-    super(ctx, env);
-    ensureCortexSchema(ctx.storage);
-    this.db = d1OverDurableSql(ctx.storage);
-  }
-
-  async index(tenantId: string, docs: CortexDoc[]): Promise<void> {
-    await upsertDocs(
-      this.db,
-      docs.filter((d) => d.tenantId === tenantId),
-    );
-  }
-
-  async search(
-    tenantId: string,
-    q: string,
-    opts: SearchOptions & { cursor?: SearchCursor },
-  ): Promise<{ hits: SearchHit[]; next: SearchCursor | null }> {
-    // The semantic path, when this deployment has one (services/semantic/select.ts), fuses in here.
-    return searchCortexPage(this.db, tenantId, q, { ...opts, fusion: cortexFusionFor(this.env, this.db) });
-  }
-
-  async conversationOfMessage(tenantId: string, messageId: string): Promise<string | null> {
-    return conversationOfMessage(this.db, tenantId, messageId);
-  }
-
-  async countIndexedPages(tenantId: string, attachmentId: string): Promise<number> {
-    return countIndexedPages(this.db, tenantId, attachmentId);
-  }
-
-  async deleteDoc(tenantId: string, kind: DocKind, refId: string): Promise<void> {
-    await deleteDocs(this.db, tenantId, kind, refId);
-  }
-
-  /** An attachment's extracted pages; returns how many rows went. */
-  async purgeAttachment(tenantId: string, attachmentId: string): Promise<number> {
-    return deleteRowsInChunks(this.db, "cortex_docs", "tenant_id = ? AND kind = 'page' AND ref_id LIKE ?", [
-      tenantId,
-      pageRefPattern(attachmentId),
-    ]);
-  }
-
-  /** Every row of a conversation: its messages, episodes and its attachments' pages. */
-  async purgeConversation(tenantId: string, conversationId: string): Promise<number> {
-    return deleteRowsInChunks(this.db, "cortex_docs", "tenant_id = ? AND conversation_id = ?", [
-      tenantId,
-      conversationId,
-    ]);
-  }
-
-  /** Rows moved from the D1 cortex, their doc ids kept, so a repeated move changes nothing. */
-  async importLegacy(tenantId: string, rows: LegacyCortexRow[]): Promise<number> {
-    return importLegacyRows(this.db, tenantId, rows);
-  }
-
-  /** How many rows (chunks) of the tenant this shard holds: the migration's and the tests' check. */
-  async countDocs(tenantId: string): Promise<number> {
-    return (
-      (await this.db
-        .prepare(`SELECT COUNT(*) AS n FROM cortex_docs WHERE tenant_id = ?`)
-        .bind(tenantId)
-        .first<number>("n")) ?? 0
-    );
+  /** The tenant's rows after `afterRowid`, in rowid order; none if this object never had a schema. */
+  async exportRows(tenantId: string, afterRowid: number, limit: number): Promise<CortexRow[]> {
+    const sql = this.ctx.storage.sql;
+    const hasTable = sql
+      .exec<{ n: number }>(`SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name = 'cortex_docs'`)
+      .one().n;
+    if (!hasTable) return [];
+    return sql
+      .exec<CortexRow & Record<string, SqlStorageValue>>(
+        `SELECT rowid, doc_id, tenant_id, conversation_id, kind, ref_id, seq, role, created_at, body FROM cortex_docs WHERE tenant_id = ? AND rowid > ? ORDER BY rowid LIMIT ?`,
+        tenantId,
+        afterRowid,
+        limit,
+      )
+      .toArray();
   }
 }

@@ -9,7 +9,7 @@ import { drizzle } from "drizzle-orm/d1";
 import { envConfig } from "../../core/env-config";
 import { cortexShards } from "../../db/schema";
 import type { SemanticEnv } from "../semantic/select";
-import { CortexShard } from "./shard";
+import { CortexShard, type ShardParts } from "./shard";
 
 /** A shard's binding name: CORTEX_SHARD_ and its number. */
 export const SHARD_BINDING = /^CORTEX_SHARD_(0|[1-9]\d{0,3})$/;
@@ -74,12 +74,28 @@ export async function leastFullShard(env: CortexEnv): Promise<string> {
   return names.reduce((best, name) => (load(name) < load(best) ? name : best));
 }
 
-/** The tenant's route; its first use assigns it the least full shard (concurrent first uses agree). */
-export async function routeOf(env: CortexEnv, tenantId: string, now = Date.now()): Promise<CortexRoute> {
+/**
+ * The tenant's route. A tenant without a shard gets the least full one when `assign` is set
+ * (concurrent first writes agree); without it the answer is null, and nothing is written.
+ */
+export async function routeOf(env: CortexEnv, tenantId: string, now?: number): Promise<CortexRoute>;
+export async function routeOf(
+  env: CortexEnv,
+  tenantId: string,
+  now: number | undefined,
+  assign: false,
+): Promise<CortexRoute | null>;
+export async function routeOf(
+  env: CortexEnv,
+  tenantId: string,
+  now = Date.now(),
+  assign = true,
+): Promise<CortexRoute | null> {
   const cached = routes.get(tenantId);
   if (cached && now - cached.at < routeTtlMs(env)) return cached.route;
   let row = await readRoute(env.DB, tenantId);
   if (!row?.shard) {
+    if (!assign) return null;
     const shard = await leastFullShard(env);
     await drizzle(env.DB)
       .insert(cortexShards)
@@ -131,13 +147,26 @@ export async function updateRoute(
   return (res.meta.changes ?? 0) > 0;
 }
 
-/** The one way into the cortex from outside it: the tenant's shard (and, during a move, its target). */
+const partsOf = (env: CortexEnv, route: CortexRoute): ShardParts => ({
+  name: route.shard,
+  db: shardDatabase(env, route.shard),
+  mirrors: route.movingTo ? [shardDatabase(env, route.movingTo)] : [],
+  semantic: env,
+});
+
+/**
+ * The one way into the cortex from outside it: the tenant's shard (and, during a move, its
+ * target). A tenant with no shard yet has no rows: its reads go to the first shard and find
+ * nothing, and its first write assigns it one.
+ */
 export async function cortexFor(env: CortexEnv, tenantId: string): Promise<CortexShard> {
-  const route = await routeOf(env, tenantId);
+  const route = await routeOf(env, tenantId, undefined, false);
+  if (route) return new CortexShard(partsOf(env, route));
+  const first = shardNames(env)[0];
   return new CortexShard({
-    name: route.shard,
-    db: shardDatabase(env, route.shard),
-    mirrors: route.movingTo ? [shardDatabase(env, route.movingTo)] : [],
+    name: first,
+    db: shardDatabase(env, first),
     semantic: env,
+    assign: async () => partsOf(env, await routeOf(env, tenantId)),
   });
 }

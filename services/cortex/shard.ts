@@ -32,13 +32,18 @@ export interface ShardParts {
   mirrors?: readonly D1Database[];
   /** The worker's env, for the semantic path (services/semantic/select.ts). */
   semantic?: SemanticEnv;
+  /**
+   * Set when the tenant has no shard yet (so no rows anywhere: `db` answers its reads empty): the
+   * first write assigns one (routing.ts) and runs there. A read never writes the routing table.
+   */
+  assign?: () => Promise<ShardParts>;
 }
 
 /** A D1 bookmark: where a session must at least be for a read to see a write. */
 export type Bookmark = string | null;
 
 export class CortexShard {
-  constructor(private readonly parts: ShardParts) {}
+  constructor(private parts: ShardParts) {}
 
   get name(): string {
     return this.parts.name;
@@ -51,6 +56,7 @@ export class CortexShard {
 
   /** Runs a write on the primary (and on a move's target); answers the primary's bookmark after it. */
   private async write<T>(fn: (db: ShardDatabase) => Promise<T>): Promise<{ result: T; bookmark: Bookmark }> {
+    if (this.parts.assign) this.parts = await this.parts.assign();
     const session = this.parts.db.withSession("first-primary");
     const result = await fn(session);
     for (const mirror of this.parts.mirrors ?? []) await fn(mirror);

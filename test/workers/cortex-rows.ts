@@ -1,10 +1,14 @@
 // Reads a tenant's cortex rows where they live: in its D1 shard (the routing table's CORTEX_SHARD_n).
 import { env } from "cloudflare:workers";
-import { routeOf, shardDatabase } from "../../services/cortex/routing";
+import { routeOf, shardDatabase, shardNames } from "../../services/cortex/routing";
 
-/** The D1 database of the tenant's shard (the dev tenant's by default). */
+/**
+ * The D1 database of the tenant's shard (the dev tenant's by default). Reading assigns nothing: a
+ * tenant without a shard has no rows, and the first shard shows it none.
+ */
 export async function shardOf(tenantId = "dev"): Promise<D1Database> {
-  return shardDatabase(env, (await routeOf(env as Env, tenantId)).shard);
+  const route = await routeOf(env as Env, tenantId, undefined, false);
+  return shardDatabase(env, route?.shard ?? shardNames(env)[0]);
 }
 
 /** Rows of `sql` run in the tenant's shard (the dev tenant's by default). */

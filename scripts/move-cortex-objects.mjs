@@ -1,12 +1,11 @@
 #!/usr/bin/env node
-// Moves the D1 cortex (cortex_docs) into the tenants' cortex shards by walking
-// POST /v1/admin/cortex/migrate until it answers `next: null`. Safe to stop and run again: each
-// call is bounded, rows keep their doc ids, and `--cursor` resumes where a run stopped.
-// Run it until it reports "done". The route and this script go away in version 0.2.0 (with the D1
-// tables they read), so every deployment finishes the move on a 0.1.x release first
-// (docs/api-notes.md, "Moving the cortex into its shards").
+// Moves the cortex's Durable Object shards (CortexDO) into the D1 shards by walking
+// POST /v1/admin/cortex/move-objects until it answers `next: null`. Safe to stop and run again:
+// each call is bounded, rows keep their doc ids, and `--cursor` resumes where a run stopped.
+// Run it until it reports "done": the release after this one deletes CortexDO and its storage
+// (docs/scale.md, "Leaving the Durable Object shards").
 //
-//   CHAT_URL=https://<worker> ADMIN_TOKEN=... node scripts/migrate-cortex.mjs [--limit 200] [--cursor N]
+//   CHAT_URL=https://<worker> ADMIN_TOKEN=... node scripts/move-cortex-objects.mjs [--limit 200] [--cursor T:N]
 //   (defaults: http://127.0.0.1:8787 and the local dev admin token)
 const args = process.argv.slice(2);
 const flag = (name) => {
@@ -21,14 +20,14 @@ let moved = 0;
 let scanned = 0;
 
 do {
-  const res = await fetch(`${base}/v1/admin/cortex/migrate`, {
+  const res = await fetch(`${base}/v1/admin/cortex/move-objects`, {
     method: "POST",
     headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
     body: JSON.stringify({ limit, ...(cursor ? { cursor } : {}) }),
   });
   const body = await res.json().catch(() => null);
   if (!res.ok || !body) {
-    console.error(`migrate: ${res.status} ${JSON.stringify(body)}; resume with --cursor ${cursor ?? 0}`);
+    console.error(`move: ${res.status} ${JSON.stringify(body)}; resume with --cursor ${cursor ?? "(none)"}`);
     process.exit(1);
   }
   scanned += body.scanned;
@@ -36,6 +35,4 @@ do {
   cursor = body.next;
   console.log(`scanned ${scanned}, moved ${moved}${cursor ? `, next cursor ${cursor}` : ", done"}`);
 } while (cursor);
-console.log(
-  "done: every row of the D1 cortex is in its shard; the deployment may upgrade to 0.2.0, which removes this move",
-);
+console.log("done: every Durable Object shard's rows are in the D1 shards; the next release may delete CortexDO");

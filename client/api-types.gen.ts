@@ -17,21 +17,6 @@ export interface Routes {
       [key: string]: unknown;
     };
   };
-  "POST /v1/admin/cortex/move-objects": {
-    path: undefined;
-    query: undefined;
-    body: {
-      cursor?: string;
-      limit?: number;
-    };
-    response: {
-      scanned: number;
-      moved: number;
-      tenants: number;
-      next: string | null;
-      [key: string]: unknown;
-    };
-  };
   "GET /v1/admin/cortex/shards": {
     path: undefined;
     query: undefined;

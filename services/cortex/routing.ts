@@ -17,9 +17,6 @@ export const SHARD_BINDING = /^CORTEX_SHARD_(0|[1-9]\d{0,3})$/;
 /** What routing needs of a worker's env: the routing table, the shard bindings (found by name), the semantic path. */
 export type CortexEnv = Pick<Env, "DB"> & SemanticEnv & { CORTEX_ROUTE_TTL_SECONDS?: string };
 
-/** The Durable Object shard a tenant's rows were in before D1 (read by the move into D1 only). */
-export const defaultShard = (tenantId: string) => `tenant:${tenantId}`;
-
 /** The shard databases this worker has bound, in number order. */
 export function shardNames(env: object): string[] {
   const number = (name: string) => Number(name.slice("CORTEX_SHARD_".length));

@@ -118,10 +118,6 @@ export async function deleteNote(env: MemoryEnv, tenantId: string, id: string): 
     .returning({ id: memoryNotes.id });
   if (!res.length) return false;
   await (await cortexFor(env, tenantId)).deleteDoc(tenantId, "memory", id);
-  // A note from before the shards: its D1 row goes too, so a later move cannot bring it back.
-  await env.DB.prepare(`DELETE FROM cortex_docs WHERE tenant_id = ? AND kind = 'memory' AND ref_id = ?`)
-    .bind(tenantId, id)
-    .run();
   return true;
 }
 

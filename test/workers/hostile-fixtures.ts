@@ -210,7 +210,6 @@ export const ROUTES: RouteSpec[] = [
   },
   { method: "GET", path: "/v1/admin/tenants/:tenant/keys", body: "none", query: { limit: "5" }, admin: true },
   { method: "DELETE", path: "/v1/admin/tenants/:tenant/keys/:keyId", body: "none", admin: true },
-  { method: "POST", path: "/v1/admin/cortex/move-objects", body: "json", sample: { limit: 10 }, admin: true },
   { method: "GET", path: "/v1/admin/cortex/shards", body: "none", admin: true },
   {
     method: "POST",

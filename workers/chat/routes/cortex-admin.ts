@@ -1,14 +1,12 @@
 // Admin routes of the cortex's D1 shards (mounted under /v1/admin/cortex, behind the admin token):
 // how many tenants each shard holds, moving one tenant between shards a bounded step per call
-// (services/cortex/move.ts; scripts/move-cortex-tenant.mjs walks it to the end), and the move out
-// of the Durable Object shards into D1.
+// (services/cortex/move.ts; scripts/move-cortex-tenant.mjs walks it to the end).
 import { count, isNotNull } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
 import { Hono } from "hono";
 import { z } from "zod";
 import { cortexShards } from "../../../db/schema";
 import { MoveConflict, moveTenantStep } from "../../../services/cortex/move";
-import { moveObjectShards } from "../../../services/cortex/move-objects";
 import { SHARD_BINDING, shardNames } from "../../../services/cortex/routing";
 import { tenantExists } from "../../../services/keys/api-keys";
 import { ApiError, badRequest, notFound } from "../errors";
@@ -81,42 +79,5 @@ cortexAdminRoutes.post(
       if (err instanceof MoveConflict) throw new ApiError(409, "conflict", err.message);
       throw err;
     }
-  },
-);
-
-const objectsBody = z.strictObject({
-  // The `next` of the previous call: a tenant id and the last rowid of its rows moved.
-  cursor: z
-    .string()
-    .regex(/^[A-Za-z0-9_-]{1,64}:(0|[1-9]\d{0,15})$/, "not a move cursor (pass `next` back as it is)")
-    .optional(),
-  limit: z.number().int().min(1).max(500).default(200),
-});
-
-// The move out of the Durable Object shards (CortexDO) into D1, one bounded page per call;
-// resumable by cursor and idempotent (rows keep their doc ids). scripts/move-cortex-objects.mjs
-// walks it to the end. Gone, with CortexDO, in the release after (docs/scale.md).
-cortexAdminRoutes.post(
-  "/move-objects",
-  doc({
-    summary: "Move a page of the Durable Object cortex shards into the D1 shards",
-    responses: {
-      200: {
-        description: "What this step moved; `next` is null once done",
-        schema: z.looseObject({
-          scanned: z.number(),
-          moved: z.number(),
-          tenants: z.number(),
-          next: z.string().nullable(),
-        }),
-      },
-    },
-  }),
-  ...jsonBody(objectsBody),
-  async (c) => {
-    const { cursor, limit } = c.req.valid("json");
-    const at = cursor?.lastIndexOf(":") ?? -1;
-    const from = cursor ? { tenantId: cursor.slice(0, at), afterRowid: Number(cursor.slice(at + 1)) } : null;
-    return c.json(await moveObjectShards(c.env, from, limit));
   },
 );

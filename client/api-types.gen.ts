@@ -17,18 +17,35 @@ export interface Routes {
       [key: string]: unknown;
     };
   };
-  "POST /v1/admin/cortex/migrate": {
+  "GET /v1/admin/cortex/shards": {
     path: undefined;
     query: undefined;
+    body: undefined;
+    response: {
+      shards: Array<{
+        shard: string;
+        tenants: number;
+        [key: string]: unknown;
+      }>;
+      [key: string]: unknown;
+    };
+  };
+  "POST /v1/admin/cortex/tenants/{tenant}/move": {
+    path: {
+      tenant: string;
+    };
+    query: undefined;
     body: {
+      to: string;
       cursor?: string;
       limit?: number;
     };
     response: {
-      scanned: number;
-      moved: number;
-      tenants: number;
+      phase: string;
+      copied: number;
+      removed: number;
       next: string | null;
+      waitSeconds: number;
       [key: string]: unknown;
     };
   };

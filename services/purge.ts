@@ -26,7 +26,7 @@ export async function deleteR2Prefix(bucket: R2Bucket, prefix: string): Promise<
  * `where` are code constants, never input; values travel as bound parameters.
  */
 export async function deleteRowsInChunks(
-  db: D1Database,
+  db: Pick<D1Database, "prepare">,
   table: string,
   where: string,
   params: unknown[],

@@ -1,7 +1,7 @@
 // memory_search: the cortex (BM25 over every stored message of the tenant, folded or not, the
 // memory notes, the fold episodes and indexed PDF pages) as a tool. Each hit names the call that returns it whole.
 import { z } from "zod";
-import type { SearchHit } from "../../services/cortex";
+import type { SearchHit } from "../../services/cortex/search-index";
 import type { CallScope, CortexAccess, ToolAccess, ToolDefinition } from "./registry";
 
 const input = z.strictObject({

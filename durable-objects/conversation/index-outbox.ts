@@ -1,7 +1,7 @@
 // The indexing outbox: new messages (into the tenant's cortex shard), fold episodes and the
 // listing row (D1) land at least once;
 // a durable alarm retries whatever a failure or an eviction left undone.
-import { messageDoc } from "../../services/cortex";
+import { messageDoc } from "../../services/cortex/search-index";
 import { cortexFor } from "../../services/cortex/routing";
 import { refreshConversationRow } from "../../services/conversation-list";
 import { recordEpisode } from "../../services/memory/notes";
@@ -53,12 +53,14 @@ export class IndexOutbox {
         for (;;) {
           const batch = store.listAfter(store.indexedThrough(), INDEX_BATCH);
           if (!batch.length) break;
-          await deletion.guard(async () =>
+          // Written at the shard's primary; its bookmark lets the next search see these rows.
+          const bookmark = await deletion.guard(async () =>
             (await cortexFor(this.scope.env, head.tenantId)).index(
               head.tenantId,
               batch.map((m) => messageDoc(head.tenantId, head.id, m)),
             ),
           );
+          if (bookmark) this.scope.cortexBookmark = bookmark;
           store.setIndexedThrough(batch[batch.length - 1].seq);
         }
       } while (this.indexAgain);

@@ -61,7 +61,9 @@ export function toolContextFor({ scope, record, ref, projectTools, readOwn, prog
   };
 
   const search: CortexAccess = {
-    search: async (query, limit, opts) => (await (await cortex()).search(tenantId, query, { limit, ...opts })).hits,
+    // A read session near the caller, from the object's last index write on (read-your-writes).
+    search: async (query, limit, opts) =>
+      (await (await cortex()).search(tenantId, query, { limit, ...opts, bookmark: scope.cortexBookmark })).hits,
   };
 
   const attachments: AttachmentAccess = {
@@ -111,7 +113,7 @@ export function toolContextFor({ scope, record, ref, projectTools, readOwn, prog
     memory: {
       getNote: (id) => getNote(scope.env.DB, tenantId, id),
       getEpisode: (id) => getEpisode(scope.env.DB, tenantId, id),
-      conversationOfMessage: async (id) => (await cortex()).conversationOfMessage(tenantId, id),
+      conversationOfMessage: async (id) => (await cortex()).conversationOfMessage(tenantId, id, scope.cortexBookmark),
       saveNote: (input) => createNote(scope.env, tenantId, { ...input, sourceConversationId: conversationId }),
       updateNote: (id, change) => updateNote(scope.env, { tenantId, id, change }),
       deleteNote: (id) => deleteNote(scope.env, tenantId, id),

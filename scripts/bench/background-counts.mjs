@@ -28,7 +28,7 @@ export function backgroundCounts(questions, heldOutQuestions, minDf) {
       documents++;
     }
   db.exec("COMMIT");
-  // A query's terms are letters and digits only (services/cortex.ts queryWords), so a term holding
+  // A query's terms are letters and digits only (services/cortex/search-index.ts queryWords), so a term holding
   // anything else (SQLite's tokenizer keeps some symbols inside words) can never be looked up.
   const rows = db
     .prepare("SELECT term, doc FROM terms WHERE doc >= ? ORDER BY term")

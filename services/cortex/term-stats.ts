@@ -73,8 +73,37 @@ export function phraseWeights(
   hits: readonly number[],
   background: TermBackground = shippedBackground(),
 ): number[] {
+  return tenantPhraseWeights(
+    { shardRows: rows, shardHits: hits, tenantRows: rows, tenantHits: hits },
+    words,
+    background,
+  );
+}
+
+/** A shard's counts and one tenant's within it (a D1 shard holds many tenants). */
+export interface ShardCounts {
+  /** FTS5's row count and each word's matches over the whole shard: what its bm25 used. */
+  shardRows: number;
+  shardHits: readonly number[];
+  /** The same, over the tenant's rows only: what the blended idf counts. */
+  tenantRows: number;
+  tenantHits: readonly number[];
+}
+
+/**
+ * phraseWeights for a shard several tenants share: the factor cancels FTS5's idf (the shard's) and
+ * puts in the blended idf of the tenant's own counts, so other tenants in the shard move nothing
+ * but the length normalization (bm25's average document length is the shard's).
+ */
+export function tenantPhraseWeights(
+  counts: ShardCounts,
+  words: readonly string[],
+  background: TermBackground = shippedBackground(),
+): number[] {
   return words.map(
-    (word, i) => blendedIdf(rows, hits[i], background.hits(word), background.documents) / fts5Idf(rows, hits[i]),
+    (word, i) =>
+      blendedIdf(counts.tenantRows, counts.tenantHits[i], background.hits(word), background.documents) /
+      fts5Idf(counts.shardRows, counts.shardHits[i]),
   );
 }
 

@@ -5,11 +5,11 @@ import { and, desc, eq, lt } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
 import { memoryEpisodes, memoryNotes } from "../../db/schema";
 import { sortableId } from "../../core/ids";
-import type { CortexDoc } from "../cortex";
-import { cortexFor } from "../cortex/routing";
+import type { CortexDoc } from "../cortex/search-index";
+import { type CortexEnv, cortexFor } from "../cortex/routing";
 
 /** What writing memory needs: D1 for the rows, the cortex shard for their index. */
-type MemoryEnv = Pick<Env, "DB" | "CORTEX">;
+type MemoryEnv = CortexEnv;
 
 export type NoteRow = typeof memoryNotes.$inferSelect;
 export type EpisodeRow = typeof memoryEpisodes.$inferSelect;
@@ -123,10 +123,6 @@ export async function deleteNote(env: MemoryEnv, tenantId: string, id: string): 
     .returning({ id: memoryNotes.id });
   if (!res.length) return false;
   await (await cortexFor(env, tenantId)).deleteDoc(tenantId, "memory", id);
-  // A note from before the shards: its D1 row goes too, so a later move cannot bring it back.
-  await env.DB.prepare(`DELETE FROM cortex_docs WHERE tenant_id = ? AND kind = 'memory' AND ref_id = ?`)
-    .bind(tenantId, id)
-    .run();
   return true;
 }
 

@@ -2,6 +2,7 @@
 // (messages, notes, episodes, pages), each search first embeds the tenant's documents that have no
 // vector yet and forgets the vectors of deleted ones (tombstones left by the cortex schema's
 // triggers). Indexing stays one D1 write; the first search after a large import pays the embedding.
+import type { ShardDatabase } from "../cortex/search-index";
 import { sha256Hex } from "../../core/ids";
 import type { SemanticPath } from "./types";
 
@@ -17,7 +18,7 @@ export const vectorId = async (tenantId: string, docId: string) =>
 
 /** Brings the tenant's vectors up to date with its cortex documents; returns how many were embedded. */
 export async function catchUp(
-  db: D1Database,
+  db: ShardDatabase,
   path: SemanticPath,
   tenantId: string,
   maxDocs = CATCH_UP_MAX_DOCS,

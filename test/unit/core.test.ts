@@ -15,7 +15,7 @@ import {
 } from "../../core/settings";
 import { turnBodySchema } from "../../core/turn-input";
 import { describeZodError } from "../../core/validation";
-import { toFtsQuery } from "../../services/cortex";
+import { toFtsQuery } from "../../services/cortex/search-index";
 import { messageBatchKey, messageBatchStartAfter, parseMessageBatchKey } from "../../r2-layout";
 import { catalogEntry } from "../../core/models/lookup";
 

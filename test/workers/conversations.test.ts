@@ -369,7 +369,7 @@ describe("search", () => {
     await send(id, "idempotent-indexing-check");
     const count = () => shardCount("SELECT COUNT(*) AS n FROM cortex_docs WHERE conversation_id = ?", [id]);
     await eventually(async () => (await count()) === 2);
-    const { messageDoc } = await import("../../services/cortex");
+    const { messageDoc } = await import("../../services/cortex/search-index");
     const t = await transcript(id);
     await (await cortexFor(env as Env, "dev")).index(
       "dev",

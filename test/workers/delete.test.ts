@@ -21,6 +21,7 @@ import {
 } from "./helpers";
 import { resultText, toolResults } from "../blocks";
 import { shardCount } from "./cortex-rows";
+import { routeOf, shardDatabase } from "../../services/cortex/routing";
 
 const stubOf = (id: string) => env.CONVERSATION.get(env.CONVERSATION.idFromName(id));
 /** Runs `fn` on the live object (loosely typed: the helper cannot instantiate the DO class's full type). */
@@ -379,27 +380,37 @@ describe("deleting an attachment", () => {
       await makePdf(2, "quartzpage"),
       "application/pdf",
     );
-    // The chunk reads the row and the pages; the delete runs before its upsert lands in the shard.
-    const cortex = env.CORTEX;
+    // The chunk reads the row and the pages; the delete runs before its upsert lands in the shard
+    // (the shard's primary session, where every cortex write runs, is held back until then).
+    const shard = (await routeOf(env as Env, "dev")).shard;
+    const real = shardDatabase(env, shard);
     let deleted = false;
-    const racing = {
-      idFromName: (name: string) => cortex.idFromName(name),
-      get: (objectId: DurableObjectId) => {
-        const stub = cortex.get(objectId);
-        return new Proxy(stub, {
-          get(target, prop) {
-            if (prop === "index" && !deleted)
-              return async (...args: Parameters<typeof stub.index>) => {
-                deleted = true;
-                expect((await api("DELETE", `/v1/conversations/${id}/attachments/${pdf.json.id}`)).status).toBe(204);
-                return target.index(...args);
-              };
-            return Reflect.get(target, prop);
-          },
-        });
+    const racingDb = new Proxy(real, {
+      get(target, prop) {
+        if (prop === "withSession")
+          return (start?: string) => {
+            const session = target.withSession(start);
+            if (start !== "first-primary") return session;
+            return new Proxy(session, {
+              get(inner, p) {
+                if (p === "batch" && !deleted)
+                  return async (statements: D1PreparedStatement[]) => {
+                    deleted = true;
+                    expect((await api("DELETE", `/v1/conversations/${id}/attachments/${pdf.json.id}`)).status).toBe(
+                      204,
+                    );
+                    return inner.batch(statements);
+                  };
+                const value = Reflect.get(inner, p);
+                return typeof value === "function" ? value.bind(inner) : value;
+              },
+            });
+          };
+        const value = Reflect.get(target, prop);
+        return typeof value === "function" ? value.bind(target) : value;
       },
-    } as unknown as Env["CORTEX"];
-    expect(await runExtractJob(extractJob(pdf.json.id, 1, 2), { ...(env as Env), CORTEX: racing })).toEqual({
+    });
+    expect(await runExtractJob(extractJob(pdf.json.id, 1, 2), { ...(env as Env), [shard]: racingDb })).toEqual({
       pages: 0,
       indexed: 0,
     });

@@ -4,7 +4,7 @@ export declare function backgroundTermsText(input: {
   documents: number;
   sessions: number;
   minDf: number;
-  files: string[];
+  files: number;
   counts: ReadonlyMap<string, number>;
 }): string;
-export declare function topicalChatTurns(dir: string): { files: string[]; sessions: number; texts: string[] };
+export declare function corpusTurns(dir: string): { files: string[]; sessions: number; texts: string[] };

@@ -12,9 +12,11 @@
 //   --limit N         questions per set (default 100, or RECALL_QUESTIONS), chosen deterministically
 //   --type T          only questions of type T
 //   --background F    also rank in-process with the background term counts in file F (the format
-//                     of data/cortex/background-terms.txt), beside the shipped one and none
+//                     of data/cortex/background-terms.txt), beside the shipped one and none; repeatable
 //   --levers          also print the in-process lever table (recall-levers.mjs, recall-semantic.mjs)
 //   --semantic        run the stack with SEMANTIC_SEARCH=local, so the cortex row is the fused ranking
+//   --misses N        print N of the cortex's misses per set: the question, a missed evidence turn and
+//                     the stems the two share (the overlap summary per set is always printed)
 import { existsSync, readFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
 import { bm25Index } from "./bm25.mjs";
@@ -64,6 +66,15 @@ async function searchTurns(base, tenant, text, limit) {
   const res = await call(base, tenant.apiKey, "GET", `/v1/search?${params}`);
   return res.results.map((h) => tenant.byMessage.get(h.messageId)).filter(Boolean);
 }
+
+/** The question's content stems (porter, stopwords out), as the cortex looks words up. */
+function stems(core, text) {
+  const words = text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
+  return new Set(words.filter((w) => !core.STOPWORDS.has(w)).flatMap((w) => core.ftsTerms(w)));
+}
+
+/** How many of the question's stems a turn holds. */
+const shared = (core, asked, turn) => [...stems(core, turn.text)].filter((t) => asked.has(t));
 
 function score(top, evidence) {
   const found = evidence.filter((t) => top.includes(t)).length;
@@ -136,16 +147,19 @@ export async function benchRecallPublic() {
   }
   const semanticOn = process.argv.includes("--semantic");
   const leversOn = process.argv.includes("--levers");
+  const leverCore = await loadLeverCore();
   const core = {
-    ...(await loadLeverCore()),
+    ...leverCore,
     ...(await importTypeScript("services/cortex/background-terms.ts")),
+    ...(await importTypeScript("core/fts-terms.ts")),
   };
+  const missesShown = Number(arg("--misses") ?? 0);
   const semantic = leversOn ? await loadSemanticCore() : null;
-  const extraFile = arg("--background");
+  const extraFiles = process.argv.flatMap((a, i) => (process.argv[i - 1] === "--background" ? [a] : []));
   const backgrounds = {
-    "shard counts only (no background)": null,
+    "FTS5's own counts (weight 1, no background)": null,
     "shard + shipped background": core.shippedBackground(),
-    ...(extraFile ? { [`shard + ${extraFile}`]: backgroundFrom(core, extraFile) } : {}),
+    ...Object.fromEntries(extraFiles.map((f) => [`shard + ${f}`, backgroundFrom(core, f)])),
   };
   const sets = names.map((name) => {
     const set = loadSet(dir, name);
@@ -163,7 +177,7 @@ export async function benchRecallPublic() {
     await withStack(
       async (base) => {
         for (const { set, chosen } of sets) {
-          const stats = { messages: 0, dropped: [], skipped: 0, latencies: [] };
+          const stats = { messages: 0, dropped: [], skipped: 0, latencies: [], found: [], missed: [], examples: [] };
           const results = new Map();
           const add = (name, q, ranked, evidence) =>
             results.set(name, [...(results.get(name) ?? []), { type: q.type, ...score(ranked.slice(0, K), evidence) }]);
@@ -189,6 +203,13 @@ export async function benchRecallPublic() {
                   const hits = await searchTurns(base, tenant, text, K);
                   stats.latencies.push(performance.now() - started);
                   add("cortex (GET /v1/search)", q, hits, evidence);
+                  const asked = stems(core, text);
+                  for (const t of evidence) {
+                    const both = shared(core, asked, t);
+                    (hits.includes(t) ? stats.found : stats.missed).push(both.length);
+                    if (!hits.includes(t) && stats.examples.length < missesShown)
+                      stats.examples.push({ q, text, turn: t, both, top: hits[0] && shared(core, asked, hits[0]) });
+                  }
                   const bm25 = bm25Index(turns.map((t) => t.text));
                   add(
                     "plain BM25",
@@ -204,6 +225,21 @@ export async function benchRecallPublic() {
                       (background ? blended : shardOnly).map((i) => turns[i]),
                       evidence,
                     );
+                  }
+                  // A diagnostic, not a lever to pick on held-out sets: the shipped ranking with
+                  // every turn weighted alike (core/speaker-weight.ts discounts the assistant's).
+                  const weight = leverCore.assistantWeight;
+                  leverCore.assistantWeight = () => 1;
+                  try {
+                    const { blended } = shardRankings(turns, text, core.shippedBackground());
+                    add(
+                      "in-process: shipped, no speaker weight (diagnostic)",
+                      q,
+                      blended.map((i) => turns[i]),
+                      evidence,
+                    );
+                  } finally {
+                    leverCore.assistantWeight = weight;
                   }
                   if (leversOn) {
                     const levers = leverRankings(turns, text, []);
@@ -290,6 +326,19 @@ function printTables(report) {
         console.log(
           `  ${set.name.padEnd(12)} ${name.padEnd(70)} ${f3(mean(rs.map((x) => x.recall)))} / ${f3(mean(rs.map((x) => x.hit)))}`,
         );
+  console.log(
+    "\nlexical overlap, cortex: how many of the question's content stems an evidence turn holds (found in the top 5 / missed)",
+  );
+  for (const { set, stats } of report) {
+    const none = stats.missed.filter((n) => n === 0).length;
+    console.log(
+      `  ${set.name.padEnd(12)} found ${stats.found.length} turns, mean ${mean(stats.found).toFixed(2)} stems shared | missed ${stats.missed.length}, mean ${mean(stats.missed).toFixed(2)}, ${none} (${((100 * none) / Math.max(1, stats.missed.length)).toFixed(0)}%) sharing none`,
+    );
+    for (const e of stats.examples)
+      console.log(
+        `    miss ${e.q.id} [${e.q.type}] "${e.text.slice(0, 120)}"\n      evidence ${e.turn.id} (${e.turn.role}): "${e.turn.text.replace(/\s+/g, " ").slice(0, 160)}"\n      shared stems: ${e.both.join(" ") || "(none)"}; the top hit shares: ${e.top?.join(" ") || "(no hit)"}`,
+      );
+  }
   for (const { set, stats } of report)
     if (stats.latencies.length)
       console.log(

@@ -41,11 +41,17 @@ describe("term stats", () => {
     expect(blendedIdf(100, 100, BACKGROUND_DOCUMENTS)).toBeGreaterThan(0);
     // Rarer in chat at large weighs more, whatever the shard says.
     expect(blendedIdf(50, 40, count("guitar"))).toBeGreaterThan(blendedIdf(50, 1, count("time")));
-    // The factor swaps FTS5's idf for the blended one.
+    // The factor swaps FTS5's idf for the blended one, squared: a word's weight is its idf in the
+    // question times its idf in the turn, so a rare word outweighs several everyday ones.
     const [w] = phraseWeights(500, ["guitar"], [12]);
-    expect(w * fts5Idf(500, 12)).toBeCloseTo(blendedIdf(500, 12, count("guitar")), 12);
+    expect(w * fts5Idf(500, 12)).toBeCloseTo(blendedIdf(500, 12, count("guitar")) ** 2, 9);
     const [own] = phraseWeights(500, ["guitar"], [12], termBackground(1000, new Map([["guitar", 4]])));
-    expect(own * fts5Idf(500, 12)).toBeCloseTo(blendedIdf(500, 12, 4, 1000), 12);
+    expect(own * fts5Idf(500, 12)).toBeCloseTo(blendedIdf(500, 12, 4, 1000) ** 2, 9);
+    // Twice the idf is four times the weight, whatever the term-frequency part.
+    const rare = termBackground(1000, new Map([["time", 400]]));
+    const [timeWeight, luthierWeight] = phraseWeights(500, ["time", "luthier"], [12, 12], rare);
+    const ratio = blendedIdf(500, 12, 0, 1000) / blendedIdf(500, 12, 400, 1000);
+    expect(luthierWeight / timeWeight).toBeCloseTo(ratio ** 2, 9);
   });
 
   it("reads FTS5's row count from its averages record (a big-endian varint, then the token totals)", () => {

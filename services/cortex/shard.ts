@@ -77,8 +77,9 @@ export class CortexShard {
     const { bookmark, ...rest } = opts;
     const session = this.reader(bookmark);
     // The semantic path, when this deployment has one (services/semantic/select.ts), fuses in here.
-    const page = await searchCortexPage(session, tenantId, q, {
+    const page = await searchCortexPage(session, tenantId, {
       ...rest,
+      q,
       fusion: cortexFusionFor(this.parts.semantic ?? {}, session),
     });
     return { ...page, bookmark: session.getBookmark() ?? bookmark ?? null };
@@ -93,17 +94,18 @@ export class CortexShard {
   }
 
   async deleteDoc(tenantId: string, kind: DocKind, refId: string): Promise<Bookmark> {
-    return (await this.write((db) => deleteDocs(db, tenantId, kind, refId))).bookmark;
+    return (await this.write((db) => deleteDocs(db, tenantId, { kind, refId }))).bookmark;
   }
 
   /** An attachment's extracted pages; returns how many rows went. */
   async purgeAttachment(tenantId: string, attachmentId: string): Promise<number> {
     return (
       await this.write((db) =>
-        deleteRowsInChunks(db, "cortex_docs", "tenant_id = ? AND kind = 'page' AND ref_id LIKE ?", [
-          tenantId,
-          pageRefPattern(attachmentId),
-        ]),
+        deleteRowsInChunks(db, {
+          table: "cortex_docs",
+          where: "tenant_id = ? AND kind = 'page' AND ref_id LIKE ?",
+          params: [tenantId, pageRefPattern(attachmentId)],
+        }),
       )
     ).result;
   }
@@ -112,7 +114,11 @@ export class CortexShard {
   async purgeConversation(tenantId: string, conversationId: string): Promise<number> {
     return (
       await this.write((db) =>
-        deleteRowsInChunks(db, "cortex_docs", "tenant_id = ? AND conversation_id = ?", [tenantId, conversationId]),
+        deleteRowsInChunks(db, {
+          table: "cortex_docs",
+          where: "tenant_id = ? AND conversation_id = ?",
+          params: [tenantId, conversationId],
+        }),
       )
     ).result;
   }

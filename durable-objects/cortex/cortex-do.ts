@@ -23,6 +23,7 @@ import { d1OverDurableSql } from "../../services/cortex/sql-adapter";
 import { importLegacyRows, type LegacyCortexRow } from "../../services/cortex/legacy-rows";
 import { deleteRowsInChunks } from "../../services/purge";
 import { cortexFusionFor } from "../../services/semantic/select";
+import { forgetDeletedVectors, syncShardVectors } from "../../services/semantic/shard-vectors";
 
 export class CortexDO extends DurableObject<Env> {
   private readonly db: D1Database;
@@ -38,6 +39,11 @@ export class CortexDO extends DurableObject<Env> {
       this.db,
       docs.filter((d) => d.tenantId === tenantId),
     );
+  }
+
+  /** The index outbox's vector step (services/semantic/outbox.ts); true when documents are left for another run. */
+  async syncVectors(tenantId: string): Promise<boolean> {
+    return syncShardVectors(this.env, this.db, tenantId);
   }
 
   async search(
@@ -59,22 +65,27 @@ export class CortexDO extends DurableObject<Env> {
 
   async deleteDoc(tenantId: string, kind: DocKind, refId: string): Promise<void> {
     await deleteDocs(this.db, tenantId, kind, refId);
+    await forgetDeletedVectors(this.env, this.db, tenantId);
   }
 
   /** An attachment's extracted pages; returns how many rows went. */
   async purgeAttachment(tenantId: string, attachmentId: string): Promise<number> {
-    return deleteRowsInChunks(this.db, "cortex_docs", "tenant_id = ? AND kind = 'page' AND ref_id LIKE ?", [
+    const n = await deleteRowsInChunks(this.db, "cortex_docs", "tenant_id = ? AND kind = 'page' AND ref_id LIKE ?", [
       tenantId,
       pageRefPattern(attachmentId),
     ]);
+    await forgetDeletedVectors(this.env, this.db, tenantId);
+    return n;
   }
 
   /** Every row of a conversation: its messages, episodes and its attachments' pages. */
   async purgeConversation(tenantId: string, conversationId: string): Promise<number> {
-    return deleteRowsInChunks(this.db, "cortex_docs", "tenant_id = ? AND conversation_id = ?", [
+    const n = await deleteRowsInChunks(this.db, "cortex_docs", "tenant_id = ? AND conversation_id = ?", [
       tenantId,
       conversationId,
     ]);
+    await forgetDeletedVectors(this.env, this.db, tenantId);
+    return n;
   }
 
   /** Rows moved from the D1 cortex, their doc ids kept, so a repeated move changes nothing. */

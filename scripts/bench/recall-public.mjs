@@ -182,7 +182,7 @@ export async function benchRecallPublic() {
           };
           Object.assign(
             levers,
-            semanticLevers(
+            await semanticLevers(
               core,
               q.kept,
               q.question,

@@ -7,6 +7,12 @@ import type { CortexFusion, SearchHit } from "../cortex";
 import { catchUp } from "./catch-up";
 import type { SemanticPath } from "./types";
 
+/**
+ * The rankings' weights in the fusion (lexical, semantic), picked on LoCoMo's tuning split only
+ * (`npm run bench:recall-semantic`, docs/api-notes.md "Search"): the vector ranking reorders the
+ * lexical one and fills in where it runs short, and never outvotes an exact-term match.
+ */
+export const FUSION_WEIGHTS: readonly [number, number] = [5, 1];
 /** How deep each ranking is read before fusing: past the page asked for, so fusion can reorder it. */
 export const FUSION_DEPTH = 50;
 /** D1 binds at most 100 parameters per statement. */
@@ -21,7 +27,9 @@ export function semanticFusion(path: SemanticPath): CortexFusion {
       const [lex, sem] = await Promise.all([lexical(depth), semanticHits(db, path, tenantId, q, opts, depth)]);
       const byKey = new Map<string, SearchHit>();
       for (const h of [...sem, ...lex]) byKey.set(`${h.kind}:${h.id}`, h); // the lexical hit (highlighted snippet) wins
-      const fused = reciprocalRankFusion([lex.map((h) => `${h.kind}:${h.id}`), sem.map((h) => `${h.kind}:${h.id}`)]);
+      const fused = reciprocalRankFusion([lex.map((h) => `${h.kind}:${h.id}`), sem.map((h) => `${h.kind}:${h.id}`)], {
+        weights: [...FUSION_WEIGHTS],
+      });
       // Lower is better, as with BM25 scores elsewhere in the cortex.
       const ranked = fused.map((f) => ({ ...byKey.get(f.id)!, score: -f.score }));
       const hits = ranked.slice(offset, offset + opts.limit);

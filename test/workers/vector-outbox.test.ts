@@ -11,6 +11,7 @@ import { searchCortexPage, upsertDocs, type CortexDoc } from "../../services/cor
 import { defaultShard } from "../../services/cortex/routing";
 import { d1OverDurableSql } from "../../services/cortex/sql-adapter";
 import { catchUp } from "../../services/semantic/catch-up";
+import { FUSION_WEIGHTS } from "../../services/semantic/fusion";
 import { cortexFusionFor, semanticPathFor } from "../../services/semantic/select";
 import { WORKERS_AI_MODEL } from "../../services/semantic/workers-ai";
 import { type FakeAi, type FakeVectorize, fakeAi, fakeVectorize } from "./fake-vector-bindings";
@@ -163,7 +164,7 @@ describe("semantic path (deployed bindings)", () => {
       const vector = (await path.index.query(t, q, 10)).filter((m) => m.score > 0.05).map((m) => byVec.get(m.id)!);
       expect(lexical).toEqual(["a", "b"]);
       expect(vector.slice(0, 3).sort()).toEqual(["a", "b", "c"]);
-      const expected = reciprocalRankFusion([lexical, vector]).map((f) => f.id);
+      const expected = reciprocalRankFusion([lexical, vector], { weights: [...FUSION_WEIGHTS] }).map((f) => f.id);
       expect(fused.map((h) => h.id).slice(0, 3)).toEqual(expected.slice(0, 3));
       // A document only the vectors found is on the page.
       expect(fused.map((h) => h.id)).toContain("c");

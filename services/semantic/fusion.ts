@@ -12,7 +12,7 @@ import type { SemanticPath } from "./types";
  * (`npm run bench:recall-semantic`, docs/api-notes.md "Search"): the vector ranking reorders the
  * lexical one and fills in where it runs short, and never outvotes an exact-term match.
  */
-export const FUSION_WEIGHTS: readonly [number, number] = [5, 1];
+export const FUSION_WEIGHTS: readonly [number, number] = [8, 1];
 /** How deep each ranking is read before fusing: past the page asked for, so fusion can reorder it. */
 export const FUSION_DEPTH = 50;
 /** D1 binds at most 100 parameters per statement. */

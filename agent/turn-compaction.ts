@@ -142,7 +142,11 @@ export class TurnCompactor {
   async compact(request: ModelRequest, turnMessages: readonly StoredMessage[]): Promise<CompactionOutcome> {
     const started = Date.now();
     const fixed = requestChars({ ...request, messages: [] });
-    const { messages, report } = compactMessages(request.messages, fixed, this.budget, this.originOf());
+    const { messages, report } = compactMessages(request.messages, {
+      fixedChars: fixed,
+      budget: this.budget,
+      originOf: this.originOf(),
+    });
     const { state, summarized, usage } = await this.turnState(turnMessages);
     // The state rides the last user message: after its tool results (which must lead a carrier),
     // or before the prompt's own words when the turn has no tool results yet.

@@ -17,18 +17,35 @@ export interface Routes {
       [key: string]: unknown;
     };
   };
-  "POST /v1/admin/cortex/migrate": {
+  "GET /v1/admin/cortex/shards": {
     path: undefined;
     query: undefined;
+    body: undefined;
+    response: {
+      shards: Array<{
+        shard: string;
+        tenants: number;
+        [key: string]: unknown;
+      }>;
+      [key: string]: unknown;
+    };
+  };
+  "POST /v1/admin/cortex/tenants/{tenant}/move": {
+    path: {
+      tenant: string;
+    };
+    query: undefined;
     body: {
+      to: string;
       cursor?: string;
       limit?: number;
     };
     response: {
-      scanned: number;
-      moved: number;
-      tenants: number;
+      phase: string;
+      copied: number;
+      removed: number;
       next: string | null;
+      waitSeconds: number;
       [key: string]: unknown;
     };
   };
@@ -59,7 +76,7 @@ export interface Routes {
     };
     body: undefined;
     response: {
-      keys: Array<{
+      data: Array<{
         id: string;
         last4: string;
         [key: string]: unknown;
@@ -115,7 +132,6 @@ export interface Routes {
     body: undefined;
     response: {
       data: Array<Schemas["Automation"]>;
-      automations: Array<Schemas["Automation"]>;
       next: string | number | null;
       [key: string]: unknown;
     };
@@ -205,7 +221,6 @@ export interface Routes {
     body: undefined;
     response: {
       data: Array<Schemas["Channel"]>;
-      channels: Array<Schemas["Channel"]>;
       next: string | number | null;
       [key: string]: unknown;
     };
@@ -266,7 +281,6 @@ export interface Routes {
     body: undefined;
     response: {
       data: Array<Schemas["ConversationListItem"]>;
-      conversations: Array<Schemas["ConversationListItem"]>;
       next: string | number | null;
       [key: string]: unknown;
     };
@@ -359,7 +373,6 @@ export interface Routes {
     body: undefined;
     response: {
       data: Array<Schemas["Attachment"]>;
-      attachments: Array<Schemas["Attachment"]>;
       next: string | number | null;
       [key: string]: unknown;
     };
@@ -498,7 +511,6 @@ export interface Routes {
     body: undefined;
     response: {
       data: Array<Schemas["Message"]>;
-      messages: Array<Schemas["Message"]>;
       next: string | number | null;
       [key: string]: unknown;
     };
@@ -591,9 +603,6 @@ export interface Routes {
       data: Array<{
         [key: string]: unknown;
       }>;
-      cards: Array<{
-        [key: string]: unknown;
-      }>;
       next: string | number | null;
       [key: string]: unknown;
     };
@@ -682,7 +691,7 @@ export interface Routes {
     };
     body: undefined;
     response: {
-      keys: Array<{
+      data: Array<{
         id: string;
         last4: string;
         [key: string]: unknown;
@@ -804,7 +813,6 @@ export interface Routes {
     body: undefined;
     response: {
       data: Array<Schemas["Note"]>;
-      notes: Array<Schemas["Note"]>;
       next: string | number | null;
       [key: string]: unknown;
     };
@@ -857,7 +865,6 @@ export interface Routes {
     body: undefined;
     response: {
       data: Array<Schemas["Episode"]>;
-      episodes: Array<Schemas["Episode"]>;
       next: string | number | null;
       [key: string]: unknown;
     };
@@ -878,7 +885,6 @@ export interface Routes {
     body: undefined;
     response: {
       data: Array<Schemas["Model"]>;
-      models: Array<Schemas["Model"]>;
       next: string | number | null;
       [key: string]: unknown;
     };
@@ -900,7 +906,6 @@ export interface Routes {
     body: undefined;
     response: {
       data: Array<Schemas["Project"]>;
-      projects: Array<Schemas["Project"]>;
       next: string | number | null;
       [key: string]: unknown;
     };
@@ -995,10 +1000,6 @@ export interface Routes {
         id: string;
         [key: string]: unknown;
       }>;
-      files: Array<{
-        id: string;
-        [key: string]: unknown;
-      }>;
       next: string | number | null;
       [key: string]: unknown;
     };
@@ -1038,10 +1039,6 @@ export interface Routes {
     body: undefined;
     response: {
       data: Array<{
-        kind: string;
-        [key: string]: unknown;
-      }>;
-      results: Array<{
         kind: string;
         [key: string]: unknown;
       }>;
@@ -1092,7 +1089,6 @@ export interface Routes {
     body: undefined;
     response: {
       data: Array<Schemas["Tool"]>;
-      tools: Array<Schemas["Tool"]>;
       next: string | number | null;
       [key: string]: unknown;
     };

@@ -102,9 +102,11 @@ const readCall = (o: BlockOrigin | undefined) =>
  */
 export function compactMessages(
   messages: readonly WireMessage[],
-  fixedChars: number,
-  b: CompactionBudget,
-  originOf: (block: ContentBlock) => BlockOrigin | undefined,
+  {
+    fixedChars,
+    budget: b,
+    originOf,
+  }: { fixedChars: number; budget: CompactionBudget; originOf: (block: ContentBlock) => BlockOrigin | undefined },
 ): { messages: WireMessage[]; report: CompactionReport } {
   const ref = (i: number, j: number) =>
     typeof messages[i].content === "string" ? undefined : originOf((messages[i].content as ContentBlock[])[j]);

@@ -24,7 +24,7 @@ const SHORTHANDS: Record<string, string> = {
   "@annually": "0 0 1 1 *",
 };
 
-function parseField(field: string, min: number, max: number, names?: string[]): Set<number> {
+function parseField(field: string, { min, max, names }: { min: number; max: number; names?: string[] }): Set<number> {
   const out = new Set<number>();
   const value = (token: string): number => {
     const upper = token.toUpperCase();
@@ -59,13 +59,13 @@ export function parseCron(expression: string): CronSchedule {
   const fields = expr.split(/\s+/);
   if (fields.length !== 5) throw new Error("needs 5 fields: minute hour day-of-month month day-of-week");
   const [m, h, dom, mon, dow] = fields;
-  const dayOfWeek = parseField(dow, 0, 7, DAYS);
+  const dayOfWeek = parseField(dow, { min: 0, max: 7, names: DAYS });
   if (dayOfWeek.has(7)) dayOfWeek.add(0); // 7 is Sunday too
   return {
-    minute: parseField(m, 0, 59),
-    hour: parseField(h, 0, 23),
-    dayOfMonth: parseField(dom, 1, 31),
-    month: parseField(mon, 1, 12, MONTHS),
+    minute: parseField(m, { min: 0, max: 59 }),
+    hour: parseField(h, { min: 0, max: 23 }),
+    dayOfMonth: parseField(dom, { min: 1, max: 31 }),
+    month: parseField(mon, { min: 1, max: 12, names: MONTHS }),
     dayOfWeek,
     domRestricted: dom !== "*",
     dowRestricted: dow !== "*",

@@ -127,6 +127,13 @@ export const ENV_VARS = {
     default: 100,
     meaning: "Due automations one cron invocation claims; more are claimed by continuations on the claims queue.",
   }),
+  CORTEX_ROUTE_TTL_SECONDS: variable({
+    type: wholeNumber(0),
+    must: "a whole number of seconds >= 0",
+    default: 60,
+    meaning:
+      "Seconds an isolate keeps a tenant's cortex route (its D1 shard); a move between shards waits this long between its phases.",
+  }),
   AUTOMATION_RETRY_DELAY_SECONDS: variable({
     type: decimal,
     must: "a number of seconds >= 0",

@@ -45,9 +45,12 @@ function isVowel(c: number, yIsVowel: boolean): boolean {
   return c === A || c === E || c === I || c === O || c === U || (yIsVowel && c === Y);
 }
 
-/** Past the first vowel-then-consonant run of bytes[from, to): the index after that consonant, or 0. */
-function vowelConsonant(w: Word, from: number, to: number, previousIsConsonant: boolean): number {
-  let consonant = previousIsConsonant;
+/**
+ * Past the first vowel-then-consonant run of bytes[from, to): the index after that consonant, or 0.
+ * `from` is 0 or the end of an earlier such run, so the byte before it (if any) is a consonant.
+ */
+function vowelConsonant(w: Word, from: number, to: number): number {
+  let consonant = from > 0;
   let i = from;
   for (; i < to; i++) {
     consonant = !isVowel(w.bytes[i], consonant);
@@ -61,14 +64,14 @@ function vowelConsonant(w: Word, from: number, to: number, previousIsConsonant: 
 }
 
 /** Porter's measure m of the stem bytes[0, n), compared: m > 0, m > 1, m = 1. */
-const mAbove0 = (w: Word, n: number) => vowelConsonant(w, 0, n, false) > 0;
+const mAbove0 = (w: Word, n: number) => vowelConsonant(w, 0, n) > 0;
 function mAbove1(w: Word, n: number): boolean {
-  const k = vowelConsonant(w, 0, n, false);
-  return k > 0 && vowelConsonant(w, k, n, true) > 0;
+  const k = vowelConsonant(w, 0, n);
+  return k > 0 && vowelConsonant(w, k, n) > 0;
 }
 function mIs1(w: Word, n: number): boolean {
-  const k = vowelConsonant(w, 0, n, false);
-  return k > 0 && vowelConsonant(w, k, n, true) === 0;
+  const k = vowelConsonant(w, 0, n);
+  return k > 0 && vowelConsonant(w, k, n) === 0;
 }
 
 /** *o: the stem ends consonant-vowel-consonant, the last not w, x or y. */

@@ -1,4 +1,4 @@
-// Jobs that travel through the fold queue from a ConversationDO to the summarizer worker.
+// Jobs that travel through the job queue from a ConversationDO to the summarizer worker.
 import { z } from "zod";
 
 export const foldJobSchema = z.strictObject({

@@ -114,7 +114,7 @@ export function fitRequestLimits(request: ModelRequest, maxImages: number, opts:
     ) as ImageBlock;
     const text: TextBlock = {
       type: "text",
-      text: imagePlaceholder(current, ref.info, reason, limit, ref.call),
+      text: imagePlaceholder(current, { info: ref.info, reason, limit, call: ref.call }),
       ...(current.cache_control ? { cache_control: current.cache_control } : {}),
     };
     bytes += bytesOf(text) - bytesOf(current);
@@ -164,12 +164,11 @@ export function fitRequestLimits(request: ModelRequest, maxImages: number, opts:
             );
       const stub: ToolResultBlock = {
         ...result,
-        content: resultStub(
-          chars,
-          calls.get(result.tool_use_id),
-          opts.locate?.(result.tool_use_id) ?? null,
-          opts.conversationId,
-        ),
+        content: resultStub(chars, {
+          call: calls.get(result.tool_use_id),
+          where: opts.locate?.(result.tool_use_id) ?? null,
+          conversationId: opts.conversationId,
+        }),
       };
       if (bytesOf(stub) >= r.bytes) continue;
       bytes += bytesOf(stub) - r.bytes;

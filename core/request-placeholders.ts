@@ -38,10 +38,12 @@ const brief = (call: ToolUseBlock) => {
 /** "[image left out of this request: 2400x1800 image/png from image_view {...}, because …; image_view {...} shows it again.]" */
 export function imagePlaceholder(
   image: ImageBlock,
-  info: ImageInfo | null,
-  reason: ImageReason,
-  limit: number,
-  call: ToolUseBlock | undefined,
+  {
+    info,
+    reason,
+    limit,
+    call,
+  }: { info: ImageInfo | null; reason: ImageReason; limit: number; call: ToolUseBlock | undefined },
 ): string {
   const size = info ? `${info.width}x${info.height} ` : "";
   const type = image.source.type === "base64" ? image.source.media_type : image.source.url;
@@ -55,9 +57,11 @@ export function imagePlaceholder(
 /** The stub of a tool result left out for the request's size, with the call that returns it byte for byte. */
 export function resultStub(
   chars: number,
-  call: ToolUseBlock | undefined,
-  where: ResultLocation | null,
-  conversationId: string | undefined,
+  {
+    call,
+    where,
+    conversationId,
+  }: { call: ToolUseBlock | undefined; where: ResultLocation | null; conversationId: string | undefined },
 ): string {
   const what = call ? brief(call) : "a tool call";
   const read = where

@@ -190,9 +190,7 @@ export function mergeSettings(base: Settings, patch: SettingsPatch | undefined):
  */
 export function settingsAfterModelChange(
   current: Settings,
-  patch: SettingsPatch,
-  from: ModelEntry | null,
-  to: ModelEntry,
+  { patch, from, to }: { patch: SettingsPatch; from: ModelEntry | null; to: ModelEntry },
 ): Settings {
   const merged = mergeSettings(current, patch);
   if (current.model === to.id) return merged;

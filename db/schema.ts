@@ -143,10 +143,13 @@ export const mcpServers = sqliteTable("mcp_servers", {
   updatedAt: text("updated_at").notNull(),
 });
 
-/** The cortex routing table: a tenant's shard when it is not the tenant's default one. */
+/** The cortex routing table: a tenant's D1 shard (a CORTEX_SHARD_n binding), a move in progress, its old object. */
 export const cortexShards = sqliteTable("cortex_shards", {
   tenantId: text("tenant_id").primaryKey(),
-  shard: text("shard").notNull(),
+  shard: text("shard"),
+  movingTo: text("moving_to"),
+  drainingFrom: text("draining_from"),
+  objectShard: text("object_shard"),
   assignedAt: text("assigned_at").notNull(),
 });
 /** Tenant tools (HTTP endpoints, client tools); `sealedHeaders` is secret-box ciphertext, never returned. */

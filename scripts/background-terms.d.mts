@@ -4,6 +4,7 @@ export declare function backgroundTermsText(input: {
   documents: number;
   sessions: number;
   minDf: number;
-  holdOut: number;
+  files: number;
   counts: ReadonlyMap<string, number>;
 }): string;
+export declare function corpusTurns(dir: string): { files: string[]; sessions: number; texts: string[] };

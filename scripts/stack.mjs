@@ -1,5 +1,6 @@
-// Starts the local stack the way `npm start` does — D1 migrations applied, then `wrangler dev`
-// with the chat and summarizer configs in one process tree — and waits for /health.
+// Starts the local stack the way `npm start` does — D1 migrations applied (DB and every cortex
+// shard), then `wrangler dev` with the chat and summarizer configs in one process tree — and waits
+// for /health.
 // Used by `npm start`, the end-to-end tests and the benchmarks.
 import { spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -77,12 +78,24 @@ export function wranglerDevArgs({ port = 8787, persistTo, vars = {} } = {}) {
   return args;
 }
 
-/** @param {{ persistTo?: string, stdio?: "pipe" | "inherit" }} [opts] */
+/**
+ * The cortex shards' databases (CORTEX_SHARD_n in wrangler.toml), each migrated from
+ * d1-migrations/cortex-shard/ as DB is from d1-migrations/.
+ */
+export function cortexShardDatabases(config = readFileSync(`${ROOT}wrangler.toml`, "utf8")) {
+  const top = config.split(/^\[env\./m)[0];
+  return [...top.matchAll(/binding = "CORTEX_SHARD_\d+"\s*\ndatabase_name = "([^"]+)"/g)].map((m) => m[1]);
+}
+
+/** DB's migrations, then every cortex shard's. @param {{ persistTo?: string, stdio?: "pipe" | "inherit" }} [opts] */
 export function applyMigrations({ persistTo, stdio = "pipe" } = {}) {
-  const args = ["d1", "migrations", "apply", DATABASE, "--local"];
-  if (persistTo) args.push("--persist-to", persistTo);
-  const res = spawnSync(WRANGLER, args, { cwd: ROOT, stdio, env: { ...process.env, CI: "true" }, encoding: "utf8" });
-  if (res.status !== 0) throw new Error(`d1 migrations failed: ${res.stderr || res.stdout || res.status}`);
+  for (const database of [DATABASE, ...cortexShardDatabases()]) {
+    const args = ["d1", "migrations", "apply", database, "--local"];
+    if (persistTo) args.push("--persist-to", persistTo);
+    const res = spawnSync(WRANGLER, args, { cwd: ROOT, stdio, env: { ...process.env, CI: "true" }, encoding: "utf8" });
+    if (res.status !== 0)
+      throw new Error(`d1 migrations of ${database} failed: ${res.stderr || res.stdout || res.status}`);
+  }
 }
 
 export function freePort() {

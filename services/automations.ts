@@ -40,9 +40,15 @@ export interface ClaimContinuation {
 
 export async function createAutomation(
   db: D1Database,
-  tenantId: string,
-  input: { name: string; schedule: string; prompt: string; channel: string; paused?: boolean },
-  locationHint: string | null = null,
+  {
+    tenantId,
+    input,
+    locationHint = null,
+  }: {
+    tenantId: string;
+    input: { name: string; schedule: string; prompt: string; channel: string; paused?: boolean };
+    locationHint?: string | null;
+  },
 ): Promise<Automation> {
   const now = new Date().toISOString();
   const row: Automation = {
@@ -74,9 +80,7 @@ export async function getAutomation(db: D1Database, tenantId: string, id: string
 
 export async function listAutomations(
   db: D1Database,
-  tenantId: string,
-  limit: number,
-  before?: string,
+  { tenantId, limit, before }: { tenantId: string; limit: number; before?: string },
 ): Promise<Automation[]> {
   const where = before
     ? and(eq(automations.tenantId, tenantId), lt(automations.id, before))
@@ -86,9 +90,15 @@ export async function listAutomations(
 
 export async function updateAutomation(
   db: D1Database,
-  tenantId: string,
-  id: string,
-  change: Partial<Pick<Automation, "name" | "schedule" | "prompt" | "channel" | "paused">>,
+  {
+    tenantId,
+    id,
+    change,
+  }: {
+    tenantId: string;
+    id: string;
+    change: Partial<Pick<Automation, "name" | "schedule" | "prompt" | "channel" | "paused">>;
+  },
 ): Promise<Automation | null> {
   const rows = await drizzle(db)
     .update(automations)
@@ -114,10 +124,7 @@ export async function deleteAutomation(db: D1Database, tenantId: string, id: str
 /** Newest first; `before` is the last run id of the previous page. */
 export async function listRuns(
   db: D1Database,
-  tenantId: string,
-  automationId: string,
-  limit: number,
-  before?: string,
+  { tenantId, automationId, limit, before }: { tenantId: string; automationId: string; limit: number; before?: string },
 ): Promise<AutomationRunRow[]> {
   return drizzle(db)
     .select()
@@ -288,10 +295,12 @@ export async function startRun(
 /** An attempt failed and the queue will deliver the run again: the error stays visible meanwhile. */
 export async function recordFailedAttempt(
   db: D1Database,
-  runId: string,
-  attempt: number,
-  error: string,
-  conversationId?: string | null,
+  {
+    runId,
+    attempt,
+    error,
+    conversationId,
+  }: { runId: string; attempt: number; error: string; conversationId?: string | null },
 ): Promise<void> {
   await drizzle(db)
     .update(automationRuns)
@@ -320,13 +329,19 @@ export async function recordDeadRun(db: D1Database, runId: string): Promise<bool
 /** The attempt that holds the run ends it: a stale attempt's late answer changes nothing. */
 export async function finishRun(
   db: D1Database,
-  runId: string,
-  attempt: number,
-  outcome: {
-    status: "succeeded" | "skipped";
-    conversationId?: string | null;
-    usage?: Usage | null;
-    error?: string | null;
+  {
+    runId,
+    attempt,
+    outcome,
+  }: {
+    runId: string;
+    attempt: number;
+    outcome: {
+      status: "succeeded" | "skipped";
+      conversationId?: string | null;
+      usage?: Usage | null;
+      error?: string | null;
+    };
   },
 ): Promise<void> {
   await drizzle(db)

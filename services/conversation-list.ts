@@ -34,9 +34,15 @@ function conversationRowUpdate(
 /** After a turn: the listing row and the turn's usage rows, in one D1 round trip. */
 export async function refreshConversationRow(
   db: D1Database,
-  id: string,
-  fields: Partial<Pick<ConversationRow, "title" | "updatedAt" | "messageCount">>,
-  usage: readonly UsageEvent[],
+  {
+    id,
+    fields,
+    usage,
+  }: {
+    id: string;
+    fields: Partial<Pick<ConversationRow, "title" | "updatedAt" | "messageCount">>;
+    usage: readonly UsageEvent[];
+  },
 ): Promise<void> {
   const d = drizzle(db);
   await d.batch([conversationRowUpdate(d, id, fields), ...usage.map((u) => usageInsert(d, u))]);
@@ -45,9 +51,7 @@ export async function refreshConversationRow(
 /** Newest first (ids sort by creation time); `before` is the last id of the previous page. */
 export async function listConversationRows(
   db: D1Database,
-  tenantId: string,
-  limit: number,
-  before?: string,
+  { tenantId, limit, before }: { tenantId: string; limit: number; before?: string },
 ): Promise<ConversationRow[]> {
   const where = before
     ? and(eq(conversations.tenantId, tenantId), lt(conversations.id, before))
@@ -77,15 +81,16 @@ export function parseActivityCursor(raw: string): ActivityCursor | null {
  */
 export async function listConversationRowsByActivity(
   db: D1Database,
-  tenantId: string,
-  limit: number,
-  after?: ActivityCursor,
+  { tenantId, limit, after }: { tenantId: string; limit: number; after?: ActivityCursor },
 ): Promise<ConversationRow[]> {
-  return activityPageQuery(db, tenantId, limit, after);
+  return activityPageQuery(db, { tenantId, limit, after });
 }
 
 /** The query itself (tests read its plan). */
-export function activityPageQuery(db: D1Database, tenantId: string, limit: number, after?: ActivityCursor) {
+export function activityPageQuery(
+  db: D1Database,
+  { tenantId, limit, after }: { tenantId: string; limit: number; after?: ActivityCursor },
+) {
   const tenant = eq(conversations.tenantId, tenantId);
   const where = after
     ? and(tenant, sql`(${conversations.updatedAt}, ${conversations.id}) < (${after.updatedAt}, ${after.id})`)

@@ -9,14 +9,12 @@ import { conversationPrefix, promptSnapshotPrefix } from "../r2-layout";
 import { purgeAttachmentsOf } from "./attachments/delete";
 import { d1Statement } from "./d1-batch";
 import { cortexFor } from "./cortex/routing";
-import { deleteR2Prefix, deleteRowsInChunks } from "./purge";
+import { deleteR2Prefix } from "./purge";
 
 export async function purgeConversation(env: Env, tenantId: string, conversationId: string): Promise<void> {
   await purgeAttachmentsOf(env, tenantId, { conversationId });
   await deleteR2Prefix(env.BUCKET, promptSnapshotPrefix(tenantId, conversationId));
   await (await cortexFor(env, tenantId)).purgeConversation(tenantId, conversationId);
-  // Rows the D1 cortex still holds from before the shards: gone too, so a later move cannot bring them back.
-  await deleteRowsInChunks(env.DB, "cortex_docs", "tenant_id = ? AND conversation_id = ?", [tenantId, conversationId]);
   const db = drizzle(env.DB);
   await env.DB.batch([
     d1Statement(

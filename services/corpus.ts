@@ -11,10 +11,12 @@ const ROLLUP_GRACE_MS = 10 * 60_000;
 
 export async function logCorpusEvent(
   env: Pick<Env, "BUCKET" | "DB">,
-  tenantId: string,
-  event: string,
-  fields: Record<string, unknown>,
-  at = new Date(),
+  {
+    tenantId,
+    event,
+    fields,
+    at = new Date(),
+  }: { tenantId: string; event: string; fields: Record<string, unknown>; at?: Date },
 ): Promise<void> {
   const day = dayOf(at.getTime());
   const lines = [
@@ -33,9 +35,7 @@ const header = (day: string) => `# Corpus log ${day}\n\n`;
 /** The day's events in key (= time) order, with their keys. */
 async function readEvents(
   bucket: R2Bucket,
-  tenantId: string,
-  day: string,
-  maxEvents = 5_000,
+  { tenantId, day, maxEvents = 5_000 }: { tenantId: string; day: string; maxEvents?: number },
 ): Promise<{ keys: string[]; bodies: string[] }> {
   const keys: string[] = [];
   const bodies: string[] = [];
@@ -53,7 +53,7 @@ async function readEvents(
 export async function readCorpusDay(bucket: R2Bucket, tenantId: string, day: string): Promise<string | null> {
   const log = await bucket.get(corpusLogKey(tenantId, day));
   if (log) return log.text();
-  const { bodies } = await readEvents(bucket, tenantId, day);
+  const { bodies } = await readEvents(bucket, { tenantId, day });
   return bodies.length ? header(day) + bodies.join("\n") : null;
 }
 
@@ -68,7 +68,7 @@ export async function rollUpCorpusDays(env: Pick<Env, "BUCKET" | "DB">, now: num
     .bind(dayOf(now - ROLLUP_GRACE_MS), limit)
     .all<{ tenantId: string; day: string }>();
   for (const { tenantId, day } of results) {
-    const { keys, bodies } = await readEvents(env.BUCKET, tenantId, day, Number.MAX_SAFE_INTEGER);
+    const { keys, bodies } = await readEvents(env.BUCKET, { tenantId, day, maxEvents: Number.MAX_SAFE_INTEGER });
     const logKey = corpusLogKey(tenantId, day);
     if (bodies.length && !(await env.BUCKET.head(logKey))) {
       await env.BUCKET.put(logKey, header(day) + bodies.join("\n"), { httpMetadata: { contentType: "text/markdown" } });

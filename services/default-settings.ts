@@ -61,9 +61,7 @@ export async function setTenantSettings(db: D1Database, tenantId: string, patch:
 /** False when the project does not exist for this tenant. */
 export async function setProjectSettings(
   db: D1Database,
-  tenantId: string,
-  projectId: string,
-  patch: SettingsPatch,
+  { tenantId, projectId, patch }: { tenantId: string; projectId: string; patch: SettingsPatch },
 ): Promise<boolean> {
   const done = await drizzle(db)
     .update(projects)
@@ -97,10 +95,10 @@ export async function settingsForNewConversation(
   let settings = mergeSettings(base, request);
   let entry = from;
   if (request.model && request.model !== from.id) {
-    const named = await resolveSettingsModel(env, request.model);
+    const named = await resolveSettingsModel(env, { id: request.model });
     if (!named.ok) return named;
     entry = named.entry;
-    settings = settingsAfterModelChange(base, request, from, entry);
+    settings = settingsAfterModelChange(base, { patch: request, from, to: entry });
   }
   const checked = await checkSettings(env, settings);
   return checked.ok ? { ok: true, settings, entry: checked.entry } : checked;

@@ -32,9 +32,7 @@ export async function getProject(db: D1Database, tenantId: string, id: string): 
 /** Newest first; `before` is the last project id of the previous page. */
 export async function listProjects(
   db: D1Database,
-  tenantId: string,
-  limit: number,
-  before?: string,
+  { tenantId, limit, before }: { tenantId: string; limit: number; before?: string },
 ): Promise<Project[]> {
   return drizzle(db)
     .select()
@@ -44,7 +42,10 @@ export async function listProjects(
     .limit(limit);
 }
 
-export async function renameProject(db: D1Database, tenantId: string, id: string, name: string): Promise<void> {
+export async function renameProject(
+  db: D1Database,
+  { tenantId, id, name }: { tenantId: string; id: string; name: string },
+): Promise<void> {
   await drizzle(db)
     .update(projects)
     .set({ name, updatedAt: new Date().toISOString() })
@@ -67,15 +68,20 @@ export const PROMPT_PROJECT_FILES = 200;
 /** A project's ready files in upload (id) order, `limit` of them after the id `after`. */
 export async function projectFiles(
   db: D1Database,
-  tenantId: string,
-  projectId: string,
-  limit = PROMPT_PROJECT_FILES,
-  after?: string,
+  {
+    tenantId,
+    projectId,
+    limit = PROMPT_PROJECT_FILES,
+    after,
+  }: { tenantId: string; projectId: string; limit?: number; after?: string },
 ): Promise<Attachment[]> {
-  return (await filesQuery(db, tenantId, projectId, limit, after)).map(toAttachment);
+  return (await filesQuery(db, { tenantId, projectId, limit, after })).map(toAttachment);
 }
 
-const filesQuery = (db: D1Database, tenantId: string, projectId: string, limit: number, after?: string) =>
+const filesQuery = (
+  db: D1Database,
+  { tenantId, projectId, limit, after }: { tenantId: string; projectId: string; limit: number; after?: string },
+) =>
   drizzle(db)
     .select()
     .from(attachments)
@@ -96,9 +102,7 @@ const filesQuery = (db: D1Database, tenantId: string, projectId: string, limit: 
  */
 export async function projectWithFiles(
   db: D1Database,
-  tenantId: string,
-  id: string,
-  limit: number,
+  { tenantId, id, limit }: { tenantId: string; id: string; limit: number },
 ): Promise<{ project: Project; files: Attachment[] } | null> {
   const d = drizzle(db);
   const [found, files] = await d.batch([
@@ -106,7 +110,7 @@ export async function projectWithFiles(
       .select()
       .from(projects)
       .where(and(eq(projects.tenantId, tenantId), eq(projects.id, id))),
-    filesQuery(db, tenantId, id, limit),
+    filesQuery(db, { tenantId, projectId: id, limit }),
   ]);
   return found[0] ? { project: found[0], files: files.map(toAttachment) } : null;
 }

@@ -26,11 +26,10 @@ export async function deleteR2Prefix(bucket: R2Bucket, prefix: string): Promise<
  * `where` are code constants, never input; values travel as bound parameters.
  */
 export async function deleteRowsInChunks(
-  db: D1Database,
-  table: string,
-  where: string,
-  params: unknown[],
+  db: Pick<D1Database, "prepare">,
+  rows: { table: string; where: string; params: unknown[] },
 ): Promise<number> {
+  const { table, where, params } = rows;
   let removed = 0;
   for (;;) {
     const res = await db

@@ -103,10 +103,7 @@ export interface UsageReport {
 /** The tenant's usage from `from` to `to` (UTC days, both included), optionally one conversation's only. */
 export async function usageReport(
   db: D1Database,
-  tenantId: string,
-  from: string,
-  to: string,
-  conversationId?: string,
+  { tenantId, from, to, conversationId }: { tenantId: string; from: string; to: string; conversationId?: string },
 ): Promise<UsageReport> {
   const d = drizzle(db);
   const where = and(

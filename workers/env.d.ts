@@ -16,4 +16,5 @@ interface __BaseEnv_Env {
   TOOL_SECRETS_KEY?: string;
   AUTOMATION_CLAIM_PAGE?: string;
   EXPORT_RETENTION_DAYS?: string;
+  CORTEX_ROUTE_TTL_SECONDS?: string;
 }

@@ -65,7 +65,7 @@ export const fileRead: ToolDefinition<{ attachment_id: string; lines: string }, 
       const index = await found!.lineIndex();
       if (range[0] > index.lines)
         return { content: `lines: ${found!.attachment.name} has ${index.lines} lines`, isError: true };
-      const out = await textFormat.read(found!.reader, index, range[0], Math.min(range[1], index.lines));
+      const out = await textFormat.read(found!.reader, { index, from: range[0], to: Math.min(range[1], index.lines) });
       const more = out.truncated ? " (truncated at the size cap: ask for fewer lines)" : "";
       return {
         content: `[file_read: ${found!.attachment.name}, lines ${out.from}-${out.to} of ${index.lines}${more}]\n${out.lines.join("\n")}`,
@@ -128,7 +128,12 @@ export const pdfRead: ToolDefinition<{ attachment_id: string; pages: string; pas
     const { found, error } = await open(ctx, attachment_id, ["pdf"]);
     if (error) return error;
     try {
-      const out = await pdfFormat.read(found!.reader, range[0], range[1], { maxChars: 60_000, password });
+      const out = await pdfFormat.read(found!.reader, {
+        from: range[0],
+        to: range[1],
+        maxChars: 60_000,
+        password,
+      });
       return {
         content: out.pages.map((p) => `--- page ${p.page} of ${found!.attachment.name}\n${p.text}`).join("\n\n"),
       };
@@ -197,18 +202,17 @@ export const spreadsheetRead: ToolDefinition<
     try {
       if (attachment.facts.sheets) {
         const which = sheet === undefined ? 1 : /^\d+$/.test(sheet) ? Number(sheet) : sheet;
-        const out = await xlsxFormat.read(reader, which, range[0], range[1]);
+        const out = await xlsxFormat.read(reader, { sheet: which, from: range[0], to: range[1] });
         return {
           content: `[spreadsheet_read: ${attachment.name}, sheet ${out.sheet}, rows ${range[0]}-${range[0] + out.rows.length - 1}]\n${out.rows.map((r) => r.map((v) => (v === null ? "" : String(v))).join("\t")).join("\n")}`,
         };
       }
-      const out = await delimitedFormat.read(
-        reader,
-        await found!.lineIndex(),
-        delimiterOf(attachment.type),
-        range[0],
-        range[1],
-      );
+      const out = await delimitedFormat.read(reader, {
+        index: await found!.lineIndex(),
+        delimiter: delimiterOf(attachment.type),
+        from: range[0],
+        to: range[1],
+      });
       return {
         content: `[spreadsheet_read: ${attachment.name}, rows ${range[0]}-${range[0] + out.rows.length - 1}]\n${[out.header, ...out.rows].map((r) => r.join("\t")).join("\n")}`,
       };

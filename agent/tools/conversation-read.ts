@@ -78,9 +78,13 @@ export const conversationRead: ToolDefinition<Input, CallScope & TranscriptAcces
       what = `messages seq ${found.messages[0].seq}-${last.seq} of ${found.messageCount}`;
     }
     return {
-      content: page(text, args.offset ?? 0, `conversation ${conversationId}, ${what}`, {
-        ...args,
-        conversation_id: conversationId,
+      content: page(text, {
+        offset: args.offset ?? 0,
+        what: `conversation ${conversationId}, ${what}`,
+        args: {
+          ...args,
+          conversation_id: conversationId,
+        },
       }),
     };
   },
@@ -91,7 +95,10 @@ function renderRangeEntry(m: StoredMessage): string {
 }
 
 /** One page of `text` behind a header; the header names the call for the next page. */
-export function page(text: string, offset: number, what: string, args: Record<string, unknown>): string {
+export function page(
+  text: string,
+  { offset, what, args }: { offset: number; what: string; args: Record<string, unknown> },
+): string {
   const start = Math.min(offset, text.length);
   const end = Math.min(start + READ_PAGE_CHARS, text.length);
   const more = end < text.length ? `; next page: conversation_read ${JSON.stringify({ ...args, offset: end })}` : "";

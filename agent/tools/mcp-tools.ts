@@ -37,7 +37,8 @@ export function mcpToolDefinition(
     core: false,
     input: z.record(z.string(), z.unknown()),
     jsonSchema: schema,
-    run: (input) => callMcpTool(scope.env, scope.tenantId, server.id, tool.mcpName, input),
+    run: (input) =>
+      callMcpTool(scope.env, { tenantId: scope.tenantId, serverId: server.id, mcpName: tool.mcpName, args: input }),
   };
 }
 

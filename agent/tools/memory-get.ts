@@ -44,12 +44,11 @@ export const memoryGet: ToolDefinition<Input, MemoryAccess & TranscriptAccess> =
     const m = found?.messages[0];
     if (!m) return { content: `no message ${id}`, isError: true };
     return {
-      content: page(
-        renderMessageText(m),
-        offset ?? 0,
-        `conversation ${conversationId}, message ${m.id} (seq ${m.seq}, ${m.role})`,
-        { conversation_id: conversationId, message_id: m.id },
-      ),
+      content: page(renderMessageText(m), {
+        offset: offset ?? 0,
+        what: `conversation ${conversationId}, message ${m.id} (seq ${m.seq}, ${m.role})`,
+        args: { conversation_id: conversationId, message_id: m.id },
+      }),
     };
   },
 };

@@ -56,16 +56,18 @@ async function indexThroughQueue({ attachment }: Found, total: number, ctx: PdfS
 /** Reads and indexes the pages not yet indexed, in order, until done or out of time. */
 async function indexHere(
   { attachment, reader }: Found,
-  total: number,
-  password: string,
-  ctx: PdfSearchAccess,
+  { total, password, ctx }: { total: number; password: string; ctx: PdfSearchAccess },
 ): Promise<number | null> {
   let indexed = (await ctx.pageIndex.status(attachment.id)).indexed;
   const deadline = Date.now() + WAIT_MS;
   if (indexed < total)
     ctx.progress(`First search of ${attachment.name} (${n(total)} pages): reading its pages with the password given.`);
   while (indexed < total && Date.now() < deadline) {
-    const { pages } = await readPdfPages(reader, indexed + 1, Math.min(total, indexed + LOCKED_CHUNK), { password });
+    const { pages } = await readPdfPages(reader, {
+      from: indexed + 1,
+      to: Math.min(total, indexed + LOCKED_CHUNK),
+      password,
+    });
     const now = await ctx.pageIndex.put(attachment.id, pages);
     if (now === null) return null;
     indexed = now;
@@ -106,7 +108,9 @@ export const pdfSearch: ToolDefinition<{ attachment_id: string; query: string; p
           content: `${attachment.name} is not a readable PDF${attachment.facts.problem ? `: ${attachment.facts.problem}` : ""}`,
           isError: true,
         };
-      indexed = locked ? await indexHere(found, total, password!, ctx) : await indexThroughQueue(found, total, ctx);
+      indexed = locked
+        ? await indexHere(found, { total, password: password!, ctx })
+        : await indexThroughQueue(found, total, ctx);
     } catch (err) {
       return fail(err);
     }

@@ -58,9 +58,11 @@ export function httpToolDefinition(row: ToolRow, env: ToolEnv): ToolDefinition<R
           idempotent: row.idempotent,
           retries: row.retries,
         },
-        input,
-        { conversationId: ctx.conversationId, turnId: ctx.turnId, callId: ctx.callId },
-        { allowLoopback: loopbackAllowed(env) },
+        {
+          input,
+          ids: { conversationId: ctx.conversationId, turnId: ctx.turnId, callId: ctx.callId },
+          allowLoopback: loopbackAllowed(env),
+        },
       );
       return { content: out.content, ...(out.isError ? { isError: true } : {}) };
     },

@@ -7,7 +7,7 @@ import type { LineIndex } from "../../services/attachments/formats/text/line-ind
 import type { RangeReader } from "../../services/attachments/formats/shared/range-reader";
 import type { ImageBlock, StoredMessage, TextBlock, ToolSchema } from "../../core/types";
 import type { Attachment } from "../../services/attachments/store";
-import type { DocKind, SearchHit } from "../../services/cortex";
+import type { DocKind, SearchHit } from "../../services/cortex/search-index";
 import type { EpisodeRow, Note } from "../../services/memory/notes";
 import { toolInputSchema } from "./input-schema";
 

@@ -577,67 +577,112 @@ export const MODELS: readonly ModelEntry[] = [
 
 /** Models no request may name any more: a request to one answers 404 `model: <id>`. */
 export const RETIRED_MODELS: readonly RetiredModel[] = [
-  retired("claude-sonnet-4-5", ["claude-sonnet-4-5-20250929"], "Claude Sonnet 4.5", "2026-11-30", "claude-sonnet-5-5", [
-    `${DOCS}/models/sonnet-4-5/overview`,
-    DEPRECATIONS,
-    "@anthropic-ai/sdk CHANGELOG 1.15.0: remove retired Claude Sonnet 4.5 models",
-  ]),
-  retired("claude-opus-4-1", ["claude-opus-4-1-20250805"], "Claude Opus 4.1", "2026-08-05", "claude-opus-5-5", [
-    DEPRECATIONS,
-  ]),
-  retired("claude-opus-4-0", ["claude-opus-4-20250514"], "Claude Opus 4", "2026-06-15", "claude-opus-5-5", [
-    DEPRECATIONS,
-  ]),
-  retired("claude-sonnet-4-0", ["claude-sonnet-4-20250514"], "Claude Sonnet 4", "2026-06-15", "claude-sonnet-5-5", [
-    DEPRECATIONS,
-    `${DOCS}/models/sonnet-5-5/migration-guide`,
-  ]),
-  retired(
-    "claude-3-7-sonnet-20250219",
-    ["claude-3-7-sonnet-latest"],
-    "Claude Sonnet 3.7",
-    "2026-02-19",
-    "claude-sonnet-5-5",
-    [DEPRECATIONS, `${DOCS}/models/sonnet-5-5/migration-guide`],
-  ),
-  retired(
-    "claude-3-5-haiku-20241022",
-    ["claude-3-5-haiku-latest"],
-    "Claude Haiku 3.5",
-    "2026-02-19",
-    "claude-haiku-5-5",
-    [DEPRECATIONS, `${DOCS}/models/haiku-5-5/migration-guide`],
-  ),
-  retired("claude-3-haiku-20240307", [], "Claude Haiku 3", "2026-04-19", "claude-haiku-5-5", [
-    DEPRECATIONS,
-    `${DOCS}/models/haiku-5-5/migration-guide`,
-  ]),
-  retired("claude-3-opus-20240229", ["claude-3-opus-latest"], "Claude Opus 3", "2026-01-05", "claude-opus-5-5", [
-    DEPRECATIONS,
-  ]),
-  retired(
-    "claude-3-5-sonnet-20241022",
-    ["claude-3-5-sonnet-latest"],
-    "Claude Sonnet 3.5",
-    "2025-10-28",
-    "claude-sonnet-5-5",
-    [DEPRECATIONS],
-  ),
-  retired("claude-3-5-sonnet-20240620", [], "Claude Sonnet 3.5 (June 2024)", "2025-10-28", "claude-sonnet-5-5", [
-    DEPRECATIONS,
-  ]),
-  retired("claude-3-sonnet-20240229", [], "Claude Sonnet 3", "2025-07-21", "claude-sonnet-5-5", [DEPRECATIONS]),
-  retired("claude-2.1", [], "Claude 2.1", "2025-07-21", "claude-sonnet-5-5", [DEPRECATIONS]),
-  retired("claude-2.0", [], "Claude 2.0", "2025-07-21", "claude-sonnet-5-5", [DEPRECATIONS]),
+  retired("claude-sonnet-4-5", {
+    aliases: ["claude-sonnet-4-5-20250929"],
+    name: "Claude Sonnet 4.5",
+    retiredOn: "2026-11-30",
+    replacement: "claude-sonnet-5-5",
+    sources: [
+      `${DOCS}/models/sonnet-4-5/overview`,
+      DEPRECATIONS,
+      "@anthropic-ai/sdk CHANGELOG 1.15.0: remove retired Claude Sonnet 4.5 models",
+    ],
+  }),
+  retired("claude-opus-4-1", {
+    aliases: ["claude-opus-4-1-20250805"],
+    name: "Claude Opus 4.1",
+    retiredOn: "2026-08-05",
+    replacement: "claude-opus-5-5",
+    sources: [DEPRECATIONS],
+  }),
+  retired("claude-opus-4-0", {
+    aliases: ["claude-opus-4-20250514"],
+    name: "Claude Opus 4",
+    retiredOn: "2026-06-15",
+    replacement: "claude-opus-5-5",
+    sources: [DEPRECATIONS],
+  }),
+  retired("claude-sonnet-4-0", {
+    aliases: ["claude-sonnet-4-20250514"],
+    name: "Claude Sonnet 4",
+    retiredOn: "2026-06-15",
+    replacement: "claude-sonnet-5-5",
+    sources: [DEPRECATIONS, `${DOCS}/models/sonnet-5-5/migration-guide`],
+  }),
+  retired("claude-3-7-sonnet-20250219", {
+    aliases: ["claude-3-7-sonnet-latest"],
+    name: "Claude Sonnet 3.7",
+    retiredOn: "2026-02-19",
+    replacement: "claude-sonnet-5-5",
+    sources: [DEPRECATIONS, `${DOCS}/models/sonnet-5-5/migration-guide`],
+  }),
+  retired("claude-3-5-haiku-20241022", {
+    aliases: ["claude-3-5-haiku-latest"],
+    name: "Claude Haiku 3.5",
+    retiredOn: "2026-02-19",
+    replacement: "claude-haiku-5-5",
+    sources: [DEPRECATIONS, `${DOCS}/models/haiku-5-5/migration-guide`],
+  }),
+  retired("claude-3-haiku-20240307", {
+    aliases: [],
+    name: "Claude Haiku 3",
+    retiredOn: "2026-04-19",
+    replacement: "claude-haiku-5-5",
+    sources: [DEPRECATIONS, `${DOCS}/models/haiku-5-5/migration-guide`],
+  }),
+  retired("claude-3-opus-20240229", {
+    aliases: ["claude-3-opus-latest"],
+    name: "Claude Opus 3",
+    retiredOn: "2026-01-05",
+    replacement: "claude-opus-5-5",
+    sources: [DEPRECATIONS],
+  }),
+  retired("claude-3-5-sonnet-20241022", {
+    aliases: ["claude-3-5-sonnet-latest"],
+    name: "Claude Sonnet 3.5",
+    retiredOn: "2025-10-28",
+    replacement: "claude-sonnet-5-5",
+    sources: [DEPRECATIONS],
+  }),
+  retired("claude-3-5-sonnet-20240620", {
+    aliases: [],
+    name: "Claude Sonnet 3.5 (June 2024)",
+    retiredOn: "2025-10-28",
+    replacement: "claude-sonnet-5-5",
+    sources: [DEPRECATIONS],
+  }),
+  retired("claude-3-sonnet-20240229", {
+    aliases: [],
+    name: "Claude Sonnet 3",
+    retiredOn: "2025-07-21",
+    replacement: "claude-sonnet-5-5",
+    sources: [DEPRECATIONS],
+  }),
+  retired("claude-2.1", {
+    aliases: [],
+    name: "Claude 2.1",
+    retiredOn: "2025-07-21",
+    replacement: "claude-sonnet-5-5",
+    sources: [DEPRECATIONS],
+  }),
+  retired("claude-2.0", {
+    aliases: [],
+    name: "Claude 2.0",
+    retiredOn: "2025-07-21",
+    replacement: "claude-sonnet-5-5",
+    sources: [DEPRECATIONS],
+  }),
 ];
 
 function retired(
   id: string,
-  aliases: string[],
-  name: string,
-  retiredOn: string,
-  replacement: string,
-  sources: string[],
+  {
+    aliases,
+    name,
+    retiredOn,
+    replacement,
+    sources,
+  }: { aliases: string[]; name: string; retiredOn: string; replacement: string; sources: string[] },
 ): RetiredModel {
   return { id, aliases, name, status: "retired", retiredOn, replacement, sources };
 }

@@ -217,9 +217,11 @@ function store(key: string, ttlMs: number, now: number): void {
  */
 export function accountPromptCache(
   request: WireRequest,
-  now: number,
-  counter: Counter = counterFor(request.model),
-  minimum = minimumCacheableTokens(request.model),
+  {
+    now,
+    counter = counterFor(request.model),
+    minimum = minimumCacheableTokens(request.model),
+  }: { now: number; counter?: Counter; minimum?: number },
 ): { total: number; usage: CacheUsage } {
   const segments = checkBreakpoints(request, counter);
   const breakpoints = segments.flatMap((segment, i) => (segment.breakpoint ? [i] : []));

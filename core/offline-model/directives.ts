@@ -153,7 +153,7 @@ export function parseDirectives(text: string): Directives {
     } else if ((match = line.match(TOOLS_PER_STEP_LINE))) {
       d.toolsPerStep = Math.max(1, Number(match[1]));
     } else if ((match = line.match(STOP_LINE))) {
-      d.stop = stopDirective(match[1], match[2], d.notes, match[3]);
+      d.stop = stopDirective(match[1], { option: match[2], notes: d.notes, model: match[3] });
     } else if (REDACTED_LINE.test(line)) {
       d.redactedThinking = true;
     } else if ((match = line.match(STREAM_ERROR_LINE))) {
@@ -175,7 +175,10 @@ export function parseDirectives(text: string): Directives {
   return d;
 }
 
-function stopDirective(kind: string, option: string | undefined, notes: string[], model?: string): StopDirective {
+function stopDirective(
+  kind: string,
+  { option, notes, model }: { option: string | undefined; notes: string[]; model?: string },
+): StopDirective {
   if (kind === "pause_turn" || kind === "model_context_window_exceeded") return { kind };
   if (option !== undefined && !(REFUSAL_CATEGORIES as readonly string[]).includes(option)) {
     notes.push(`@stop refusal ${option}: unknown category, sent null (known: ${REFUSAL_CATEGORIES.join(", ")}).`);

@@ -116,7 +116,10 @@ export function generate(input: GenerateInput): Generation {
 
 const textPart = (text: string): Part[] => (text === "" ? [] : [{ kind: "text", block: { type: "text", text } }]);
 
-function thinkingPart(mode: ThinkingMode, seed: string, summary: string, ratio: number): Part[] {
+function thinkingPart(
+  mode: ThinkingMode,
+  { seed, summary, ratio }: { seed: string; summary: string; ratio: number },
+): Part[] {
   if (!mode.on) return [];
   return [
     {
@@ -164,7 +167,7 @@ const quote = (text: string) => text.replace(/\s+/g, " ").trim().slice(0, 100);
 function titlePlan(title: string, mode: ThinkingMode, ratio: number): Plan {
   return {
     parts: [
-      ...thinkingPart(mode, title, "Naming the conversation from its first exchange.", ratio),
+      ...thinkingPart(mode, { seed: title, summary: "Naming the conversation from its first exchange.", ratio }),
       ...textPart(title),
     ],
     forcedStop: null,
@@ -179,7 +182,11 @@ function planReply(input: GenerateInput, mode: ThinkingMode, summaryText: string
   const plan: Plan = { parts: [], forcedStop: null, stopDetails: null, directives: null };
   if (summaryText !== null) {
     plan.parts = [
-      ...thinkingPart(mode, summaryText, "Summarizing the conversation under the requested headings.", ratio),
+      ...thinkingPart(mode, {
+        seed: summaryText,
+        summary: "Summarizing the conversation under the requested headings.",
+        ratio,
+      }),
       ...textPart(summaryText),
     ];
     return plan;
@@ -190,7 +197,7 @@ function planReply(input: GenerateInput, mode: ThinkingMode, summaryText: string
     const report = toolResultsReply(turn.results);
     const calls = choice?.type === "none" ? [] : turn.nextCalls;
     const thought = `Reading ${turn.results.length} tool ${turn.results.length === 1 ? "result" : "results"} before replying.`;
-    plan.parts = [...thinkingPart(mode, `${report}:${turn.userText}`, thought, ratio)];
+    plan.parts = [...thinkingPart(mode, { seed: `${report}:${turn.userText}`, summary: thought, ratio })];
     if (calls.length === 0) plan.parts.push(...textPart(report));
     else
       plan.parts.push(
@@ -208,7 +215,11 @@ function planReply(input: GenerateInput, mode: ThinkingMode, summaryText: string
         "",
     );
     plan.parts = [
-      ...thinkingPart(mode, `resume:${turn.userText}`, "Finishing the answer from the results so far.", ratio),
+      ...thinkingPart(mode, {
+        seed: `resume:${turn.userText}`,
+        summary: "Finishing the answer from the results so far.",
+        ratio,
+      }),
     ];
     plan.parts.push(
       ...(hits.length > 0
@@ -220,15 +231,18 @@ function planReply(input: GenerateInput, mode: ThinkingMode, summaryText: string
   if (turn.kind === "continuation") {
     const text = quoteReply(stripDirectives(turn.userText));
     plan.parts = [
-      ...thinkingPart(mode, `continue:${turn.userText}`, "Continuing the interrupted reply.", ratio),
+      ...thinkingPart(mode, { seed: `continue:${turn.userText}`, summary: "Continuing the interrupted reply.", ratio }),
       ...textPart(text),
     ];
     return plan;
   }
-  return planPrompt(input, mode, turn.text, turn.directives, plan);
+  return planPrompt(input, { mode, userText: turn.text, directives: turn.directives, plan });
 }
 
-function planPrompt(input: GenerateInput, mode: ThinkingMode, userText: string, d: Directives, plan: Plan): Plan {
+function planPrompt(
+  input: GenerateInput,
+  { mode, userText, directives: d, plan }: { mode: ThinkingMode; userText: string; directives: Directives; plan: Plan },
+): Plan {
   const { request, model, messageId } = input;
   const ratio = model.tokenizerRatio;
   plan.directives = d;
@@ -251,8 +265,11 @@ function planPrompt(input: GenerateInput, mode: ThinkingMode, userText: string, 
     if (!search)
       return void notes.push(`@web-search ${query}: no web_search tool in the request, so no search was made.`);
     if (!withinMaxUses(search, n))
-      return void server.push({ kind: "server", blocks: overLimit("web_search", { query }, messageId, n) });
-    const found = webSearch(query, search, messageId, n);
+      return void server.push({
+        kind: "server",
+        blocks: overLimit("web_search", { input: { query }, replyId: messageId, n }),
+      });
+    const found = webSearch(query, { tool: search, replyId: messageId, n });
     server.push({ kind: "server", blocks: found.blocks });
     answers.push(...citedAnswer(query, found.hits).map((block) => ({ kind: "text", block }) as Part));
   });
@@ -260,8 +277,11 @@ function planPrompt(input: GenerateInput, mode: ThinkingMode, userText: string, 
     if (!fetcher)
       return void notes.push(`@web-fetch ${url}: no web_fetch tool in the request, so nothing was fetched.`);
     if (!withinMaxUses(fetcher, n))
-      return void server.push({ kind: "server", blocks: overLimit("web_fetch", { url }, messageId, n) });
-    const fetched = webFetch(url, fetcher, messageId, n);
+      return void server.push({
+        kind: "server",
+        blocks: overLimit("web_fetch", { input: { url }, replyId: messageId, n }),
+      });
+    const fetched = webFetch(url, { tool: fetcher, replyId: messageId, n });
     server.push({ kind: "server", blocks: fetched.blocks });
     answers.push(...textPart(`Fetched ${url}: "${quote(fetched.text)}…"`));
   });
@@ -270,13 +290,13 @@ function planPrompt(input: GenerateInput, mode: ThinkingMode, userText: string, 
   if (pausing && !search && !fetcher) notes.push("@stop pause_turn ignored: no server tool in the request.");
   else if (pausing && server.length === 0) {
     const found = search
-      ? webSearch(quote(stripDirectives(userText)) || "query", search, messageId, 0)
-      : webFetch("https://example.com/", fetcher!, messageId, 0);
+      ? webSearch(quote(stripDirectives(userText)) || "query", { tool: search, replyId: messageId, n: 0 })
+      : webFetch("https://example.com/", { tool: fetcher!, replyId: messageId, n: 0 });
     server.push({ kind: "server", blocks: found.blocks });
   }
   const stripped = stripDirectives(userText).trim();
   const thought = `Considering the request: "${quote(stripped || userText)}". ${calls.length ? `Plan: call ${calls.map((c) => c.name).join(", ")}.` : "Plan: reply directly."}`;
-  plan.parts.push(...thinkingPart(mode, userText, thought, ratio));
+  plan.parts.push(...thinkingPart(mode, { seed: userText, summary: thought, ratio }));
   if (mode.on && d.redactedThinking)
     plan.parts.push({
       kind: "thinking",

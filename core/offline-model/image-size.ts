@@ -166,7 +166,10 @@ export function imageHeader(format: ImageFormat, width: number, height: number):
 }
 
 /** Base64 of an image header of that format and size, padded with zero bytes to `totalBytes`. */
-export function imageBase64(format: ImageFormat, width: number, height: number, totalBytes = 0): string {
+export function imageBase64(
+  format: ImageFormat,
+  { width, height, totalBytes = 0 }: { width: number; height: number; totalBytes?: number },
+): string {
   const header = imageHeader(format, width, height);
   const all = new Uint8Array(Math.max(totalBytes, header.length));
   all.set(header);

@@ -139,7 +139,7 @@ export async function handleMessagesRequest(request: Request, options: OfflineMo
       throw new ApiError(404, "not_found_error", `Not found: ${request.method} ${pathname}`);
     const raw = await request.text();
     try {
-      return await answer(raw, endpoint, request, options, now, day);
+      return await answer(raw, { endpoint, http: request, options, now, day });
     } catch (error) {
       if (error instanceof ApiError) return errorResponse(error, raw);
       throw error;
@@ -152,11 +152,13 @@ export async function handleMessagesRequest(request: Request, options: OfflineMo
 
 async function answer(
   raw: string,
-  endpoint: Endpoint,
-  http: Request,
-  options: OfflineModelOptions,
-  now: number,
-  day: string,
+  {
+    endpoint,
+    http,
+    options,
+    now,
+    day,
+  }: { endpoint: Endpoint; http: Request; options: OfflineModelOptions; now: number; day: string },
 ): Promise<Response> {
   if (byteLength(raw) > MAX_REQUEST_BYTES)
     throw new ApiError(413, "request_too_large", "Request exceeds the maximum size");
@@ -205,7 +207,7 @@ async function answer(
     }
   }
 
-  const accounting = accountPromptCache(req, now, counter, model.minCacheTokens);
+  const accounting = accountPromptCache(req, { now, counter, minimum: model.minCacheTokens });
   const message: MessageJson = {
     id: messageId,
     type: "message",
@@ -224,9 +226,12 @@ async function answer(
   };
   const headers = { "request-id": `req_${idFrom(`ok:${raw}`)}` };
   if (req.stream === true) {
-    return new Response(sseStream(messageEvents(message, hashSeed(messageId), failure, generation.holdAfter)), {
-      headers: { ...headers, "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache" },
-    });
+    return new Response(
+      sseStream(messageEvents(message, { seed: hashSeed(messageId), failure, holdAfter: generation.holdAfter })),
+      {
+        headers: { ...headers, "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache" },
+      },
+    );
   }
   return json(message, headers);
 }

@@ -93,10 +93,12 @@ function info(entry: ModelEntry, lifecycle: Lifecycle): ModelInfo {
 
 function retiredInfo(
   id: string,
-  name: string,
-  retiredOn: string,
-  deprecatedOn: string | undefined,
-  line: ModelInfo["line"],
+  {
+    name,
+    retiredOn,
+    deprecatedOn,
+    line,
+  }: { name: string; retiredOn: string; deprecatedOn: string | undefined; line: ModelInfo["line"] },
 ): ModelInfo {
   return {
     type: "model",
@@ -119,12 +121,26 @@ function catalog(day: string): ModelInfo[] {
   for (const entry of MODELS) {
     const found = findModel(entry.id, day);
     if (found.kind === "retired")
-      all.push(retiredInfo(entry.id, entry.name, found.retiredOn, entry.deprecatedOn, entry.line));
+      all.push(
+        retiredInfo(entry.id, {
+          name: entry.name,
+          retiredOn: found.retiredOn,
+          deprecatedOn: entry.deprecatedOn,
+          line: entry.line,
+        }),
+      );
     else all.push(info(entry, entry.status === "deprecated" ? "deprecated" : "active"));
   }
   for (const gone of RETIRED_MODELS) {
     const line = (["haiku", "sonnet", "opus"] as const).find((l) => gone.id.includes(l)) ?? null;
-    all.push(retiredInfo(gone.id, gone.name, gone.retiredOn, RETIRED_DEPRECATED_ON[gone.id], line));
+    all.push(
+      retiredInfo(gone.id, {
+        name: gone.name,
+        retiredOn: gone.retiredOn,
+        deprecatedOn: RETIRED_DEPRECATED_ON[gone.id],
+        line,
+      }),
+    );
   }
   for (const id of LISTED_TEST_MODELS) all.push(info(testModelEntry(id)!, "active"));
   return all.sort((a, b) =>

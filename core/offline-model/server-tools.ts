@@ -60,9 +60,7 @@ export const pageText = (url: string, pageTitle: string): string => `${pageTitle
  */
 export function overLimit(
   name: "web_search" | "web_fetch",
-  input: Record<string, unknown>,
-  replyId: string,
-  n: number,
+  { input, replyId, n }: { input: Record<string, unknown>; replyId: string; n: number },
 ): Block[] {
   const id = `srvtoolu_${idFrom(`${replyId}:${name}:${n}`)}`;
   return [
@@ -96,9 +94,7 @@ export function serverToolCounts(content: readonly Block[]): {
 /** server_tool_use + web_search_tool_result for `query`, and the hits for citing. */
 export function webSearch(
   query: string,
-  tool: WireTool,
-  replyId: string,
-  n: number,
+  { tool, replyId, n }: { tool: WireTool; replyId: string; n: number },
 ): { blocks: Block[]; hits: SearchHit[] } {
   const id = `srvtoolu_${idFrom(`${replyId}:search:${n}`)}`;
   const domains = domainsFor(tool, query);
@@ -148,7 +144,10 @@ export function citedAnswer(query: string, hits: readonly SearchHit[]): Block[] 
 }
 
 /** server_tool_use + web_fetch_tool_result holding the page as a text document. */
-export function webFetch(url: string, tool: WireTool, replyId: string, n: number): { blocks: Block[]; text: string } {
+export function webFetch(
+  url: string,
+  { tool, replyId, n }: { tool: WireTool; replyId: string; n: number },
+): { blocks: Block[]; text: string } {
   const id = `srvtoolu_${idFrom(`${replyId}:fetch:${n}`)}`;
   const heading = `Page at ${url}`;
   const text = pageText(url, heading);

@@ -123,9 +123,11 @@ export const HOLD_MS = 5 * 60_000;
  */
 export function messageEvents(
   message: MessageJson,
-  seed: number,
-  failure: StreamFailure | null = null,
-  holdAfter: number | null = null,
+  {
+    seed,
+    failure = null,
+    holdAfter = null,
+  }: { seed: number; failure?: StreamFailure | null; holdAfter?: number | null },
 ): SseEvent[] {
   const { content, usage } = message;
   const events: SseEvent[] = [

@@ -35,9 +35,7 @@ function resultProblem(content: string | Array<TextBlock | ImageBlock>, at: stri
 /** The content to store, or the first problem, named from `where` ("messages[3]", "line 4"). */
 export function checkImportedContent(
   role: Role,
-  content: readonly ContentBlock[],
-  where: string,
-  fromString: boolean,
+  { content, where, fromString }: { content: readonly ContentBlock[]; where: string; fromString: boolean },
 ): ContentCheck {
   const kept: ContentBlock[] = [];
   for (const [j, b] of content.entries()) {

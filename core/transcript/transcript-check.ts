@@ -132,12 +132,11 @@ export function parseImportedMessage(raw: string, where: string): ImportedMessag
   const parsed = importedMessageSchema.safeParse(value);
   if (!parsed.success) throw new TranscriptError(describeZodError(parsed.error, where));
   const m = parsed.data;
-  const checked = checkImportedContent(
-    m.role,
-    typeof m.content === "string" ? [{ type: "text", text: m.content }] : (m.content as ContentBlock[]),
+  const checked = checkImportedContent(m.role, {
+    content: typeof m.content === "string" ? [{ type: "text", text: m.content }] : (m.content as ContentBlock[]),
     where,
-    typeof m.content === "string",
-  );
+    fromString: typeof m.content === "string",
+  });
   if (!checked.ok) throw new TranscriptError(checked.problem);
   const content = checked.content;
   for (const b of content) {

@@ -77,6 +77,7 @@ export class ConversationDO extends DurableObject<Env> {
       ctx,
       store: this.store,
       deletion: this.deletion,
+      cortexBookmark: null,
       get env() {
         return self.env;
       },

@@ -24,11 +24,11 @@ export async function patchConversation(
   change: ConversationChange,
 ): Promise<PatchAnswer> {
   const { env, store, record } = parts;
-  const planned = await planSettingsPatch(env, loaded.settings, change.settings ?? {});
+  const planned = await planSettingsPatch(env, { current: loaded.settings, patch: change.settings ?? {} });
   if (!planned.ok) return { kind: "invalid", message: planned.message };
   return record.updateHead<PatchAnswer>((head) => {
     const settings = change.settings
-      ? settingsAfterModelChange(head.settings, planned.patch, planned.from, planned.to)
+      ? settingsAfterModelChange(head.settings, { patch: planned.patch, from: planned.from, to: planned.to })
       : head.settings;
     const problem = crossCheckSettings(settings, planned.to);
     if (problem) return { next: null, result: { kind: "invalid", message: problem } };

@@ -63,7 +63,7 @@ export class FoldCoordinator {
     };
     store.putLease({ jobId: job.jobId, dispatchedAt: now, expiresAt: now + FOLD_LEASE_MS });
     try {
-      await this.scope.env.FOLD_QUEUE.send(job);
+      await this.scope.env.JOB_QUEUE.send(job);
     } catch (err) {
       // Not sent: free the lease so the next turn tries again.
       console.error("fold dispatch failed", err);
@@ -140,12 +140,16 @@ export class FoldCoordinator {
       });
       ctx.waitUntil(this.outbox.pending());
       ctx.waitUntil(
-        logCorpusEvent(this.scope.env, head.tenantId, "fold.applied", {
-          conversation: head.id,
-          job: commit.jobId,
-          through_seq: head.summarizedThroughMessage,
-          summary_chars: head.summary?.length ?? 0,
-          folds: head.foldCount,
+        logCorpusEvent(this.scope.env, {
+          tenantId: head.tenantId,
+          event: "fold.applied",
+          fields: {
+            conversation: head.id,
+            job: commit.jobId,
+            through_seq: head.summarizedThroughMessage,
+            summary_chars: head.summary?.length ?? 0,
+            folds: head.foldCount,
+          },
         }).catch(() => {}),
       );
       this.cache.folded((commit as { boundarySeq: number }).boundarySeq);

@@ -1,11 +1,10 @@
 // The indexing outbox: new messages (into the tenant's cortex shard), fold episodes and the
 // listing row (D1) land at least once;
 // a durable alarm retries whatever a failure or an eviction left undone.
-import { messageDoc } from "../../services/cortex";
+import { messageDoc } from "../../services/cortex/search-index";
 import { cortexFor } from "../../services/cortex/routing";
 import { refreshConversationRow } from "../../services/conversation-list";
 import { recordEpisode } from "../../services/memory/notes";
-import { writeVectors } from "../../services/semantic/outbox";
 import type { UsageEvent } from "../../services/usage";
 import type { ConversationHead } from "../../services/record/conversation-head";
 import { ConversationGone } from "./conversation-delete";
@@ -57,12 +56,14 @@ export class IndexOutbox {
         for (;;) {
           const batch = store.listAfter(store.indexedThrough(), INDEX_BATCH);
           if (!batch.length) break;
-          await deletion.guard(async () =>
+          // Written at the shard's primary; its bookmark lets the next search see these rows.
+          const bookmark = await deletion.guard(async () =>
             (await cortexFor(this.scope.env, head.tenantId)).index(
               head.tenantId,
               batch.map((m) => messageDoc(head.tenantId, head.id, m)),
             ),
           );
+          if (bookmark) this.scope.cortexBookmark = bookmark;
           store.setIndexedThrough(batch[batch.length - 1].seq);
           wrote = true;
         }
@@ -102,19 +103,18 @@ export class IndexOutbox {
       };
       this.rowAgain = false;
       await deletion.guard(() =>
-        refreshConversationRow(
-          this.scope.env.DB,
-          head.id,
-          row,
-          usage.map((u) => u.event),
-        ),
+        refreshConversationRow(this.scope.env.DB, { id: head.id, fields: row, usage: usage.map((u) => u.event) }),
       );
       for (const u of usage) store.deleteOutbox(u.key);
       // The documents just written get their vectors (a no-op where the cortex is lexical only); until
       // that succeeds, the alarm's run tries again (after an eviction, the next search's catch-up does).
       if (wrote) {
         this.vectorsLeft = true;
-        this.vectorsLeft = await deletion.guard(() => writeVectors(this.scope.env, head.tenantId));
+        const vectors = await deletion.guard(async () =>
+          (await cortexFor(this.scope.env, head.tenantId)).syncVectors(head.tenantId),
+        );
+        if (vectors.bookmark) this.scope.cortexBookmark = vectors.bookmark;
+        this.vectorsLeft = vectors.left;
       }
       // Caught up: the reminder append set is not needed (a later append sets it again).
       if (

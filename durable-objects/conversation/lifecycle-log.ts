@@ -24,10 +24,14 @@ export class LifecycleLog {
       const { type, turnId, agent: _agent, ...fields } = event;
       const name = type === "model_changed" ? "model.changed" : "model.refused";
       this.scope.ctx.waitUntil(
-        logCorpusEvent(this.scope.env, ref.tenantId, name, {
-          conversation: ref.conversationId,
-          turn: turnId,
-          ...fields,
+        logCorpusEvent(this.scope.env, {
+          tenantId: ref.tenantId,
+          event: name,
+          fields: {
+            conversation: ref.conversationId,
+            turn: turnId,
+            ...fields,
+          },
         }).catch((err) => console.error("corpus log failed", err)),
       );
       if (type === "model_changed") this.scope.store.addCard("model_changed", event);
@@ -38,10 +42,14 @@ export class LifecycleLog {
     const { type, turnId, ...fields } = event;
     const name = type === "compaction" ? "compaction.applied" : "compaction.started";
     const details = event.type === "compaction" ? { ...fields, details: `${event.details.length} targets` } : fields;
-    await logCorpusEvent(this.scope.env, ref.tenantId, name, {
-      conversation: ref.conversationId,
-      turn: turnId,
-      ...details,
+    await logCorpusEvent(this.scope.env, {
+      tenantId: ref.tenantId,
+      event: name,
+      fields: {
+        conversation: ref.conversationId,
+        turn: turnId,
+        ...details,
+      },
     }).catch((err) => console.error("corpus log failed", err));
   }
 

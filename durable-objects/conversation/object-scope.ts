@@ -10,4 +10,9 @@ export interface ObjectScope {
   readonly store: ConversationStore;
   /** Explicit deletion: the tombstone, the guard on writes that could bring data back, the purge. */
   readonly deletion: ConversationDeletion;
+  /**
+   * Where the tenant's cortex shard was after this object's last index write (its D1 bookmark):
+   * the turn's searches start their read session there, so they see what the object indexed.
+   */
+  cortexBookmark: string | null;
 }

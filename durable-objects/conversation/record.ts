@@ -13,7 +13,7 @@ import type {
   SupersededRange,
 } from "../../services/record/conversation-head";
 import { withSuperseded } from "./regenerate";
-import { readBatchesAfter, readHead, writeBatch, writeHead } from "../../services/record/conversation-record";
+import { readBatchesAfter, readHead, writeBatch, writeHead } from "../../services/record/r2-record";
 import { ConversationGone } from "./conversation-delete";
 import type { IndexOutbox } from "./index-outbox";
 import type { ObjectScope } from "./object-scope";
@@ -102,7 +102,11 @@ export class ConversationRecord {
   private async adoptBatchesFromR2(head: ConversationHead): Promise<void> {
     const { ctx, store } = this.scope;
     const last = store.lastSeq();
-    for await (const batch of readBatchesAfter(this.scope.env.BUCKET, head.tenantId, head.id, last)) {
+    for await (const batch of readBatchesAfter(this.scope.env.BUCKET, {
+      tenantId: head.tenantId,
+      conversationId: head.id,
+      afterSeq: last,
+    })) {
       const fresh = batch.messages.filter((m) => m.seq > store.lastSeq());
       if (!fresh.length) continue;
       ctx.storage.transactionSync(() => store.insertMessages(fresh, batch.key, replayChars));
@@ -208,7 +212,7 @@ export class ConversationRecord {
     await this.updateHead((h) => ({
       next: {
         ...h,
-        settings: settingsAfterModelChange(h.settings, { model: entry.id }, null, entry),
+        settings: settingsAfterModelChange(h.settings, { patch: { model: entry.id }, from: null, to: entry }),
         updatedAt: new Date().toISOString(),
       },
       result: undefined,

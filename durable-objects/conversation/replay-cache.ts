@@ -121,7 +121,11 @@ export class ReplayCache {
     let project: string | null = null;
     let projectTools: string[] = [];
     if (head.projectId) {
-      const found = await projectWithFiles(this.scope.env.DB, head.tenantId, head.projectId, PROMPT_PROJECT_FILES + 1);
+      const found = await projectWithFiles(this.scope.env.DB, {
+        tenantId: head.tenantId,
+        id: head.projectId,
+        limit: PROMPT_PROJECT_FILES + 1,
+      });
       if (found) {
         const files = found.files.slice(0, PROMPT_PROJECT_FILES);
         project = projectFilesBlock(found.project, files, found.files.length > files.length);

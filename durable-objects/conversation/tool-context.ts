@@ -50,7 +50,7 @@ export function toolContextFor({ scope, record, ref, projectTools, readOwn, prog
 
   const transcript: TranscriptAccess = {
     listConversations: async (limit, before) =>
-      (await listConversationRows(scope.env.DB, tenantId, limit, before)).map(({ tenantId: _t, ...row }) => row),
+      (await listConversationRows(scope.env.DB, { tenantId, limit, before })).map(({ tenantId: _t, ...row }) => row),
     readConversation: (id, query) =>
       id === conversationId
         ? readOwn(ref, query)
@@ -61,7 +61,9 @@ export function toolContextFor({ scope, record, ref, projectTools, readOwn, prog
   };
 
   const search: CortexAccess = {
-    search: async (query, limit, opts) => (await (await cortex()).search(tenantId, query, { limit, ...opts })).hits,
+    // A read session near the caller, from the object's last index write on (read-your-writes).
+    search: async (query, limit, opts) =>
+      (await (await cortex()).search(tenantId, query, { limit, ...opts, bookmark: scope.cortexBookmark })).hits,
   };
 
   const attachments: AttachmentAccess = {
@@ -87,7 +89,7 @@ export function toolContextFor({ scope, record, ref, projectTools, readOwn, prog
               toPage: Math.min(pageCount, from + EXTRACT_CHUNK_PAGES - 1),
             },
           });
-        for (let i = 0; i < jobs.length; i += 100) await scope.env.FOLD_QUEUE.sendBatch(jobs.slice(i, i + 100));
+        for (let i = 0; i < jobs.length; i += 100) await scope.env.JOB_QUEUE.sendBatch(jobs.slice(i, i + 100));
       },
       put: async (attachmentId, pages) => {
         const row = await getAttachmentRow(scope.env.DB, tenantId, attachmentId);
@@ -101,7 +103,8 @@ export function toolContextFor({ scope, record, ref, projectTools, readOwn, prog
       return {
         attachment: toAttachment(row),
         reader,
-        lineIndex: () => lineIndexFor(scope.env.BUCKET, row.tenantId, row.id, row.r2Key),
+        lineIndex: () =>
+          lineIndexFor(scope.env.BUCKET, { tenantId: row.tenantId, attachmentId: row.id, blobKey: row.r2Key }),
       };
     },
   };
@@ -110,9 +113,9 @@ export function toolContextFor({ scope, record, ref, projectTools, readOwn, prog
     memory: {
       getNote: (id) => getNote(scope.env.DB, tenantId, id),
       getEpisode: (id) => getEpisode(scope.env.DB, tenantId, id),
-      conversationOfMessage: async (id) => (await cortex()).conversationOfMessage(tenantId, id),
+      conversationOfMessage: async (id) => (await cortex()).conversationOfMessage(tenantId, id, scope.cortexBookmark),
       saveNote: (input) => createNote(scope.env, tenantId, { ...input, sourceConversationId: conversationId }),
-      updateNote: (id, change) => updateNote(scope.env, tenantId, id, change),
+      updateNote: (id, change) => updateNote(scope.env, { tenantId, id, change }),
       deleteNote: (id) => deleteNote(scope.env, tenantId, id),
     },
   };

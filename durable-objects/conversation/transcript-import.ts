@@ -24,7 +24,11 @@ export async function commitImport(
     let seq = 1;
     try {
       for (let n = 0; n < staged.chunks; n++) {
-        const messages = await readStagedChunk(scope.env.BUCKET, ref.tenantId, staged.importId, n);
+        const messages = await readStagedChunk(scope.env.BUCKET, {
+          tenantId: ref.tenantId,
+          importId: staged.importId,
+          chunk: n,
+        });
         const stored = messages.map((m, i) =>
           storedMessage(m, { id: sortableId("msg"), seq: seq + i, createdAt: m.createdAt ?? importedAt }),
         );

@@ -389,7 +389,7 @@ export class TurnRunner {
       const now = (record.head ?? head).settings;
       return prompt.model.id === now.model
         ? now
-        : settingsAfterModelChange(now, { model: prompt.model.id }, model.entry, prompt.model);
+        : settingsAfterModelChange(now, { patch: { model: prompt.model.id }, from: model.entry, to: prompt.model });
     };
     let outcome: TurnOutcome;
     try {

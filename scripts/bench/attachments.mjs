@@ -93,7 +93,7 @@ export async function benchAttachments() {
     );
     r.close();
     r = fileReader(pdfPath);
-    const read = await peakHeapDuring(() => core.readPdfPages(r, 1500, 1504));
+    const read = await peakHeapDuring(() => core.readPdfPages(r, { from: 1500, to: 1504 }));
     console.log(
       `  pdf_read of pages 1500-1504: ${read.ms.toFixed(1)} ms, ${kb(r.bytesRead)} read, peak heap growth ${mb(read.peakBytes)} (Node, the same reader code)`,
     );
@@ -150,7 +150,7 @@ export async function benchAttachments() {
     );
     r = fileReader(textPath);
     const from = index.lines - 1000;
-    const tail = await peakHeapDuring(() => core.readLines(r, index, from, from + 2));
+    const tail = await peakHeapDuring(() => core.readLines(r, { index, from, to: from + 2 }));
     console.log(
       `  file_read of lines ${from.toLocaleString("en-US")}-${(from + 2).toLocaleString("en-US")}: ${tail.ms.toFixed(1)} ms, ${kb(r.bytesRead)} read, peak heap growth ${mb(tail.peakBytes)}`,
     );

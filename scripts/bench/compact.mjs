@@ -58,7 +58,7 @@ export async function benchCompact() {
     let report;
     for (let r = 0; r < 20; r++) {
       const t0 = performance.now();
-      report = compactMessages(messages, 5_000, budget, origin).report;
+      report = compactMessages(messages, { fixedChars: 5_000, budget, originOf: origin }).report;
       runs.push(performance.now() - t0);
     }
     runs.sort((a, b) => a - b);

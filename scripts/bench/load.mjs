@@ -333,7 +333,7 @@ export async function benchLoad(argv = []) {
           "GET",
           `/v1/search?q=${encodeURIComponent(turn.marker)}&conversation=${turn.id}&kind=message&limit=10`,
         );
-        const users = r.results.filter((h) => h.role === "user");
+        const users = r.data.filter((h) => h.role === "user");
         if (users.length === 1 && users[0].messageId === turn.messages[0]?.id) return true;
         if (users.length > 1 || Date.now() > indexDeadline) return false;
         await sleep(500);

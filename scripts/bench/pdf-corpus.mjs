@@ -230,7 +230,10 @@ export async function benchPdfCorpus(args = []) {
           let text = "";
           try {
             const out = await withTimeout(
-              core.readPdfPages(core.memoryRangeReader(bytes), 1, Math.max(1, Math.min(info.pageCount, PAGES))),
+              core.readPdfPages(core.memoryRangeReader(bytes), {
+                from: 1,
+                to: Math.max(1, Math.min(info.pageCount, PAGES)),
+              }),
               "text",
             );
             text = out.pages.map((p) => p.text).join("\n");

@@ -1,27 +1,14 @@
 // bench:ranking-cost — what one search costs inside a large shard, in-process: the shipped ranking
-// (services/cortex.ts searchCortexPage, bundled as it ships, over node:sqlite through a D1-shaped
-// adapter like the shard's) against the single FTS5 query it replaced (kept here verbatim: bm25 of
+// (services/cortex/search-index.ts searchCortexPage, bundled as it ships, over node:sqlite through the benches' D1-shaped
+// adapter, scripts/bench/sqlite-d1.mjs, with the shard schema of d1-migrations/cortex-shard/) against the single FTS5 query it replaced (kept here verbatim: bm25 of
 // the OR query, snippets in the same statement), side by side on the same index in one run. The
 // shard: the first questions' LongMemEval turns as one tenant's messages (~12,000 by default).
 //   RECALL_DATA_DIR  LongMemEval (required)
 //   --questions N    haystacks loaded into the shard (default 25); the first 40 questions are asked, twice
 import { DatabaseSync } from "node:sqlite";
 import { importTypeScript, quantile } from "./common.mjs";
+import { d1Over, migrateShard } from "./sqlite-d1.mjs";
 import { loadLongMemEval, recallDataDir } from "./longmemeval.mjs";
-
-/** node:sqlite in the shape of the D1 calls services/cortex.ts makes (services/cortex/sql-adapter.ts's, over DatabaseSync). */
-function d1Over(db) {
-  const statement = (query, params = []) => ({
-    bind: (...p) => statement(query, p),
-    all: async () => ({ results: db.prepare(query).all(...params), success: true, meta: {} }),
-    first: async (column) => {
-      const row = db.prepare(query).get(...params);
-      return row ? (column ? row[column] : row) : null;
-    },
-    run: async () => ({ results: [], success: true, meta: { changes: db.prepare(query).run(...params).changes } }),
-  });
-  return { prepare: (query) => statement(query) };
-}
 
 const BEFORE = `SELECT d.kind AS kind, d.ref_id AS id, snippet(cortex_fts, 0, '[', ']', '…', 24) AS snippet,
   bm25(cortex_fts) * (CASE WHEN d.kind = 'message' AND d.role = 'assistant' THEN ? ELSE 1 END) AS score
@@ -32,11 +19,9 @@ export async function benchRankingCost() {
   const dir = recallDataDir("bench:ranking-cost");
   const flag = process.argv.indexOf("--questions");
   const loaded = Number(flag >= 0 ? process.argv[flag + 1] : 25);
-  const cortex = await importTypeScript("services/cortex.ts");
-  const { CORTEX_SCHEMA } = await importTypeScript("services/cortex/schema.ts");
+  const cortex = await importTypeScript("services/cortex/search-index.ts");
   const { assistantWeight } = await importTypeScript("core/speaker-weight.ts");
-  const db = new DatabaseSync(":memory:");
-  for (const step of CORTEX_SCHEMA) db.exec(step);
+  const db = migrateShard(new DatabaseSync(":memory:"));
   const questions = loadLongMemEval(dir, Math.max(40, loaded));
   const insert = db.prepare(
     `INSERT INTO cortex_docs (doc_id, tenant_id, conversation_id, kind, ref_id, seq, role, created_at, body) VALUES (?, 't', 'c', 'message', ?, ?, ?, '2026-01-01', ?)`,
@@ -61,7 +46,7 @@ export async function benchRankingCost() {
       if (match) db.prepare(BEFORE).all(assistantWeight(q), match, "t", 33);
     },
     "shipped: searchCortexPage (per-word, weighted; snippets of the page)": (q) =>
-      cortex.searchCortexPage(d1, "t", q, { limit: 10 }),
+      cortex.searchCortexPage(d1, "t", { q, limit: 10 }),
   };
   const times = Object.fromEntries(Object.keys(runs).map((k) => [k, []]));
   for (let round = 0; round < 2; round++)

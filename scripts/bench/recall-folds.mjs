@@ -1,7 +1,9 @@
-// bench:recall-folds — is the shipped background's gain held out? In-process only (no stack): every
-// usable LongMemEval question, in folds of 100 by id; each fold is ranked with a background counted
-// from every session outside that fold (bench/background-counts.mjs, the same cut-off as the
-// shipped one), so no question is ranked with counts of its own turns. Side by side per fold:
+// bench:recall-folds — does a background counted over LongMemEval's own sessions help on questions
+// it leaves out? (The shipped background is no longer LongMemEval's but general dialogue corpora',
+// docs/recall-sets.md.) In-process only (no stack): every usable LongMemEval question, in folds of
+// 100 by id; each fold is ranked with a background counted from every session outside that fold
+// (bench/background-counts.mjs, the shipped file's cut-off), so no question is ranked with counts
+// of its own turns. Side by side per fold:
 // each question's shard counts alone, one shared index over the fold's questions (the cortex
 // before its shards), and shard + background (the shipped ranking). recall@5 as bench:recall-public
 // counts it, over the turns the import route keeps.
@@ -33,7 +35,11 @@ export async function benchRecallFolds() {
   console.log(
     `LongMemEval: ${questions.length} questions from ${dir}, folds of ${size}; background cut-off ${minDf} turns`,
   );
-  const names = ["shard counts only", "one shared index (before the shards)", "shard + held-out background (shipped)"];
+  const names = [
+    "shard counts only",
+    "one shared index (before the shards)",
+    "shard + held-out LongMemEval background",
+  ];
   const totals = names.map(() => []);
   for (let from = 0; from < questions.length; from += size) {
     const fold = questions.slice(from, from + size);

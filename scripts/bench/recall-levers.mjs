@@ -1,6 +1,6 @@
 // The ranking levers of the cortex measured side by side over the same turns the cortex holds, on
 // an in-process SQLite FTS5 index with the cortex's tokenizer (porter unicode61), its query words
-// (services/cortex.ts queryWords, any matching), its speaker weight and its term statistics
+// (services/cortex/search-index.ts queryWords, any matching), its speaker weight and its term statistics
 // (services/cortex/term-stats.ts), bundled as they ship. The cortex itself is measured through
 // GET /v1/search; this table says which lever moved what, including those that did not help, and
 // puts the shipped ranking beside the one shared index the cortex had before its shards
@@ -12,7 +12,7 @@ let core;
 /** The project's own query, speaker weight and term statistics, for the levers below. */
 export async function loadLeverCore() {
   core ??= {
-    ...(await importTypeScript("services/cortex.ts")),
+    ...(await importTypeScript("services/cortex/search-index.ts")),
     ...(await importTypeScript("core/speaker-weight.ts")),
     ...(await importTypeScript("core/stopwords.ts")),
     ...(await importTypeScript("services/cortex/term-stats.ts")),
@@ -44,12 +44,7 @@ function wordByWord(db, table, qWords, background) {
     db.prepare(`SELECT rowid - 1 AS i, bm25(${table}) AS s FROM ${table} WHERE ${table} MATCH ?`).all(phrase(w)),
   );
   const weights = background
-    ? core.phraseWeights(
-        rows,
-        qWords,
-        each.map((r) => r.length),
-        background,
-      )
+    ? core.phraseWeights(qWords, { rows, hits: each.map((r) => r.length) }, background)
     : qWords.map(() => 1);
   const sum = new Map();
   each.forEach((hits, j) => hits.forEach((h) => sum.set(h.i, (sum.get(h.i) ?? 0) + weights[j] * h.s)));

@@ -1,29 +1,37 @@
-// bench:recall-public — evidence recall@5 and hit@5 on LongMemEval's long haystacks (the _s
-// variant: ~50 sessions, ~500 turns per question), the cortex through GET /v1/search against a
-// textbook BM25 computed here over the same turns. Each question's haystack is one tenant (each
-// session a conversation, loaded verbatim through POST /v1/conversations/:id/import), so every
-// search sees exactly that question's history, in that tenant's own cortex shard (so BM25's term
-// statistics are the tenant's own plus the shipped background's, services/cortex/term-stats.ts);
-// the latency figure names the messages indexed across all shards. The background leaves out the
-// sessions of the first BACKGROUND_HELD_OUT_QUESTIONS questions (100), so those are held out; the
-// script says so when asked for more.
-//   RECALL_DATA_DIR   folder with the LongMemEval JSON (required; nothing is downloaded)
-//   RECALL_QUESTIONS  how many questions (default 100; `--limit N` on the command line wins)
-// Besides the cortex and the baseline it prints every lever side by side, those that did not help
-// included: the doctrine's query rewrite through the API (query-rewrite.mjs), the ranking levers on
-// an in-process FTS5 index of the same turns (recall-levers.mjs), the local semantic path
-// (recall-semantic.mjs), session dates on the "when" questions; and the load average of the run.
-//   --type T          only questions of type T (e.g. temporal-reasoning)
+// bench:recall-public — evidence recall@5 and hit@5 of GET /v1/search on public long-conversation
+// memory benchmarks (scripts/bench/sets/: RealMem, LoCoMo, REALTALK, LongMemEval; where each comes
+// from and its licence in docs/recall-sets.md), against a textbook BM25 (bm25.mjs) over exactly the
+// turns the cortex holds. One set (sets/index.mjs TUNING_SET) is the one ranking choices may be
+// made on; every other set is reported held out, untouched by any choice.
+// Each haystack is one tenant (each session a conversation, loaded verbatim through POST
+// /v1/conversations/:id/import as whole exchanges; a turn breaking the alternation is left out and
+// counted). A question asked in the middle of the history (RealMem) is searched when the sessions
+// before it are loaded and no later one is, so it sees exactly its own past.
+//   RECALL_DATA_DIR   one subfolder per set (required; nothing is downloaded)
+//   --set NAME        only that set (default: every set found under RECALL_DATA_DIR)
+//   --limit N         questions per set (default 100, or RECALL_QUESTIONS), chosen deterministically
+//   --type T          only questions of type T
+//   --background F    also rank in-process with the background term counts in file F (the format
+//                     of data/cortex/background-terms.txt), beside the shipped one and none; repeatable
+//   --levers          also print the in-process lever table (recall-levers.mjs, recall-semantic.mjs)
 //   --semantic        run the stack with SEMANTIC_SEARCH=local, so the cortex row is the fused ranking
+//   --misses N        print N of the cortex's misses per set: the question, a missed evidence turn and
+//                     the stems the two share (the overlap summary per set is always printed)
+import { existsSync, readFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
 import { bm25Index } from "./bm25.mjs";
 import { importTypeScript, quantile, withStack } from "./common.mjs";
-import { exchanges, loadLongMemEval, recallDataDir } from "./longmemeval.mjs";
-import { leverRankings, loadLeverCore, sharedIndexRankings } from "./recall-levers.mjs";
-import { keyWords } from "./query-rewrite.mjs";
+import { leverRankings, loadLeverCore, shardRankings } from "./recall-levers.mjs";
 import { loadSemanticCore, semanticLevers } from "./recall-semantic.mjs";
+import { loadSet, setsIn, TUNING_SET } from "./sets/index.mjs";
+import { exchanges, pickQuestions, queryText } from "./sets/shape.mjs";
 
 const K = 5;
+const arg = (name) => {
+  const i = process.argv.indexOf(name);
+  return i >= 0 ? process.argv[i + 1] : undefined;
+};
+const mean = (xs) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
 
 async function call(base, key, method, path, body) {
   const res = await fetch(base + path, {
@@ -36,199 +44,304 @@ async function call(base, key, method, path, body) {
   return json;
 }
 
-/** One tenant holding the question's haystack; returns the message id -> turn map and the counts. */
-async function load(base, q) {
-  const { apiKey } = await call(base, "dev-admin-token", "POST", "/v1/admin/tenants", { name: `lme-${q.id}` });
-  const byMessage = new Map();
-  const kept = [];
-  let dropped = 0;
-  const convs = [];
-  for (let s = 0; s < q.sessionIds.length; s++) {
-    const session = exchanges(q.turns.filter((t) => t.session === s));
-    dropped += session.dropped.filter((t) => t.evidence).length;
-    if (!session.kept.length) continue;
-    const conv = await call(base, apiKey, "POST", "/v1/conversations", {
-      title: `${q.sessionIds[s]} ${q.dates?.[s] ?? ""}`.trim(),
-      settings: { foldThresholdChars: 50_000_000 },
-    });
-    convs.push({ id: conv.id, count: session.kept.length });
-    for (let i = 0; i < session.kept.length; i += 200) {
-      const part = session.kept.slice(i, i + 200);
-      const { messages } = await call(base, apiKey, "POST", `/v1/conversations/${conv.id}/import`, {
-        messages: part.map((t) => ({ role: t.role, text: t.text })),
-      });
-      messages.forEach((m, j) => byMessage.set(m.id, part[j]));
-    }
-    kept.push(...session.kept);
-  }
-  // Indexing runs after the import answers: wait until every conversation's row shows its messages.
+/** Waits until every conversation in `convs` ({id, count}) lists its messages: indexing runs after the import answers. */
+async function indexed(base, key, convs) {
   for (let tries = 0; ; tries++) {
-    const list = await call(base, apiKey, "GET", "/v1/conversations?limit=100");
-    const counts = new Map(list.conversations.map((c) => [c.id, c.messageCount]));
-    if (convs.every((c) => counts.get(c.id) >= c.count)) break;
-    if (tries > 600) throw new Error(`indexing of ${q.id} did not finish`);
+    const counts = new Map();
+    let cursor = "";
+    do {
+      const page = await call(base, key, "GET", `/v1/conversations?limit=100${cursor && `&cursor=${cursor}`}`);
+      for (const c of page.data) counts.set(c.id, c.messageCount);
+      cursor = page.next ?? "";
+    } while (cursor);
+    if (convs.every((c) => counts.get(c.id) >= c.count)) return;
+    if (tries > 600) throw new Error("indexing did not finish");
     await new Promise((r) => setTimeout(r, 100));
   }
-  return { apiKey, byMessage, kept, droppedEvidence: dropped };
 }
 
-function score(topTurns, q) {
-  const evidence = q.kept.filter((t) => t.evidence);
-  const found = evidence.filter((t) => topTurns.includes(t)).length;
-  const sessions = new Set(topTurns.map((t) => q.sessionIds[t.session]));
-  const answerSessions = [...q.answerSessions];
-  return {
-    recall: evidence.length ? found / evidence.length : 0,
-    hit: found > 0 ? 1 : 0,
-    sessionRecall: answerSessions.length
-      ? answerSessions.filter((s) => sessions.has(s)).length / answerSessions.length
-      : 0,
-  };
+/** The search's hits for `text` as turns of the haystack loaded so far. */
+async function searchTurns(base, tenant, text, limit) {
+  const params = new URLSearchParams({ q: text, kind: "message", limit: String(limit) });
+  const res = await call(base, tenant.apiKey, "GET", `/v1/search?${params}`);
+  return res.data.map((h) => tenant.byMessage.get(h.messageId)).filter(Boolean);
 }
 
-const mean = (xs) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
-const row = (label, rs) =>
-  `${label.padEnd(60)} recall@5 ${mean(rs.map((r) => r.recall)).toFixed(3)}   hit@5 ${mean(rs.map((r) => r.hit)).toFixed(3)}   session recall@5 ${mean(rs.map((r) => r.sessionRecall)).toFixed(3)}`;
+/** The question's content stems (porter, stopwords out), as the cortex looks words up. */
+function stems(core, text) {
+  const words = text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
+  return new Set(words.filter((w) => !core.STOPWORDS.has(w)).flatMap((w) => core.ftsTerms(w)));
+}
 
-/** The 1-minute load average, sampled every 5 s while `fn` runs: the machine is shared, so the figures say how busy it was. */
-async function withLoadSamples(fn) {
-  const samples = [loadavg()[0]];
-  const timer = setInterval(() => samples.push(loadavg()[0]), 5000);
-  try {
-    return { result: await fn(), samples };
-  } finally {
-    clearInterval(timer);
+/** How many of the question's stems a turn holds. */
+const shared = (core, asked, turn) => [...stems(core, turn.text)].filter((t) => asked.has(t));
+
+function score(top, evidence) {
+  const found = evidence.filter((t) => top.includes(t)).length;
+  return { recall: found / evidence.length, hit: found > 0 ? 1 : 0 };
+}
+
+/** One haystack as one tenant, sessions imported in order; `ask(questions, turns)` runs once the sessions before each cutoff are indexed. */
+async function runHaystack(base, set, haystack, questions, ask, stats) {
+  const { apiKey } = await call(base, "dev-admin-token", "POST", "/v1/admin/tenants", {
+    name: `${set.name}-${haystack.id}`.slice(0, 100),
+  });
+  const tenant = { apiKey, byMessage: new Map() };
+  const visible = [];
+  const convs = [];
+  const cutoffs = [...new Set(questions.map((q) => q.before ?? haystack.sessions.length))].sort((a, b) => a - b);
+  let loaded = 0;
+  for (const cutoff of cutoffs) {
+    for (; loaded < cutoff; loaded++) {
+      const session = haystack.sessions[loaded];
+      const { kept, dropped } = exchanges(session.turns);
+      stats.dropped.push(...dropped.map((t) => `${haystack.id}/${t.id}`));
+      if (!kept.length) continue;
+      const conv = await call(base, apiKey, "POST", "/v1/conversations", {
+        title: `${session.id} ${session.date}`.trim().slice(0, 200),
+        settings: { foldThresholdChars: 50_000_000 },
+      });
+      convs.push({ id: conv.id, count: kept.length });
+      for (let i = 0; i < kept.length; i += 200) {
+        const part = kept.slice(i, i + 200);
+        const { messages } = await call(base, apiKey, "POST", `/v1/conversations/${conv.id}/import`, {
+          messages: part.map((t) => ({ role: t.role, text: t.text.slice(0, 100_000) })),
+        });
+        messages.forEach((m, j) => tenant.byMessage.set(m.id, part[j]));
+      }
+      visible.push(...kept);
+      stats.messages += kept.length;
+    }
+    await indexed(base, apiKey, convs);
+    await ask(
+      tenant,
+      questions.filter((q) => (q.before ?? haystack.sessions.length) === cutoff),
+      visible,
+    );
   }
 }
 
-/** GET /v1/search's hits for `q`, as turns of the question's haystack. */
-async function searchTurns(base, q, text, limit) {
-  const res = await call(
-    base,
-    q.apiKey,
-    "GET",
-    `/v1/search?${new URLSearchParams({ q: text, kind: "message", limit: String(limit) })}`,
-  );
-  return res.results.map((h) => q.byMessage.get(h.messageId)).filter(Boolean);
+/** A TermBackground from a background-terms.txt file, for the in-process comparison. */
+function backgroundFrom(core, file) {
+  const text = readFileSync(file, "utf8");
+  const documents = Number(/^@documents (\d+)$/m.exec(text)?.[1]);
+  if (!Number.isSafeInteger(documents)) throw new Error(`--background ${file}: no @documents line`);
+  return core.termBackground(documents, core.parseBackgroundCounts(text));
 }
 
 export async function benchRecallPublic() {
-  const dir = recallDataDir("bench:recall-public");
-  const flag = process.argv.indexOf("--limit");
-  const limit = Number(flag >= 0 ? process.argv[flag + 1] : (process.env.RECALL_QUESTIONS ?? 100));
+  const dir = process.env.RECALL_DATA_DIR;
+  if (!dir || !existsSync(dir)) {
+    console.log(
+      "bench:recall-public needs RECALL_DATA_DIR: a folder with one subfolder per set (realmem, locomo, realtalk, longmemeval; docs/recall-sets.md)",
+    );
+    process.exit(2);
+  }
+  const limit = Number(arg("--limit") ?? process.env.RECALL_QUESTIONS ?? 100);
   if (!Number.isInteger(limit) || limit < 1)
     throw new Error("--limit / RECALL_QUESTIONS: a positive whole number of questions");
-  // --semantic: the stack runs the local semantic path (SEMANTIC_SEARCH=local), so the cortex row is the fused ranking.
+  const names = setsIn(dir, arg("--set"));
+  if (!names.length) {
+    console.log(`no set found under ${dir} (subfolders: realmem, locomo, realtalk, longmemeval)`);
+    process.exit(2);
+  }
   const semanticOn = process.argv.includes("--semantic");
-  // --type T: only questions of that type (e.g. temporal-reasoning, for the session-date lever).
-  const typeFlag = process.argv.indexOf("--type");
-  const questions = loadLongMemEval(dir, limit, typeFlag >= 0 ? process.argv[typeFlag + 1] : undefined);
-  const core = await loadSemanticCore();
-  await loadLeverCore();
-  console.log(
-    `LongMemEval: ${questions.length} questions from ${dir}; semantic path through the API: ${semanticOn ? "on (local)" : "off (lexical only, the default)"}`,
-  );
-  const { BACKGROUND_HELD_OUT_QUESTIONS: heldOut } = await importTypeScript("services/cortex/background-terms.ts");
-  if (typeFlag >= 0 || questions.length > heldOut)
+  const leversOn = process.argv.includes("--levers");
+  const leverCore = await loadLeverCore();
+  const core = {
+    ...leverCore,
+    ...(await importTypeScript("services/cortex/background-terms.ts")),
+    ...(await importTypeScript("core/fts-terms.ts")),
+  };
+  const missesShown = Number(arg("--misses") ?? 0);
+  const semantic = leversOn ? await loadSemanticCore() : null;
+  const extraFiles = process.argv.flatMap((a, i) => (process.argv[i - 1] === "--background" ? [a] : []));
+  const backgrounds = {
+    "FTS5's own counts (weight 1, no background)": null,
+    "shard + shipped background": core.shippedBackground(),
+    ...Object.fromEntries(extraFiles.map((f) => [`shard + ${f}`, backgroundFrom(core, f)])),
+  };
+  const sets = names.map((name) => {
+    const set = loadSet(dir, name);
+    const chosen = pickQuestions(set, limit, arg("--type"));
     console.log(
-      `note: the background term counts leave out only the first ${heldOut} questions' sessions; ${typeFlag >= 0 ? "a --type selection" : "questions past those"} may have sessions counted in them`,
+      `${name}${name === TUNING_SET ? " (tuning set)" : " (held out)"}: ${chosen.length} of ${set.questions.length} questions over ${set.haystacks.length} haystacks; ${set.notes.join("; ")}`,
     );
-  const { samples } = await withLoadSamples(() =>
-    withStack(
+    return { set, chosen };
+  });
+  console.log(`semantic path through the API: ${semanticOn ? "on (local)" : "off (lexical only, the default)"}`);
+  const samples = [loadavg()[0]];
+  const timer = setInterval(() => samples.push(loadavg()[0]), 5000);
+  const report = [];
+  try {
+    await withStack(
       async (base) => {
-        const t0 = Date.now();
-        for (const q of questions) Object.assign(q, await load(base, q));
-        const messages = questions.reduce((n, q) => n + q.kept.length, 0);
-        console.log(
-          `loaded ${messages} messages through the import route in ${((Date.now() - t0) / 1000).toFixed(0)} s; evidence turns left out (broken alternation): ${questions.reduce((n, q) => n + q.droppedEvidence, 0)}`,
-        );
-        const latencies = [];
-        // Lever name -> one {type, score} per question, the API's rows first.
-        const results = new Map();
-        // The cortex before its shards (one FTS5 index over every tenant's turns), in-process, for the side-by-side row.
-        const shared = sharedIndexRankings(questions);
-        const add = (name, q, top) =>
-          results.set(name, [...(results.get(name) ?? []), { type: q.type, ...score(top.slice(0, K), q) }]);
-        const cortexName = `cortex (GET /v1/search${semanticOn ? ", semantic fused" : ""})`;
-        for (const q of questions) {
-          let hits = [];
-          for (let rep = 0; rep < 5; rep++) {
-            const started = performance.now();
-            hits = await searchTurns(base, q, q.question, K);
-            latencies.push(performance.now() - started);
-          }
-          add(cortexName, q, hits);
-          const bm25 = bm25Index(q.kept.map((t) => t.text));
-          add(
-            "plain BM25 (this script)",
-            q,
-            bm25(q.question, K).map((i) => q.kept[i]),
-          );
-          // The doctrine's rewrite (query-rewrite.mjs), through the same route memory_search calls.
-          const words = keyWords(q.question);
-          const asked = await searchTurns(base, q, q.question, 50);
-          const rewritten = words ? await searchTurns(base, q, words, 50) : asked;
-          add("rewrite: key words only (API)", q, rewritten);
-          const index = new Map(q.kept.map((t, i) => [t, String(i)]));
-          const fused = core.reciprocalRankFusion([asked.map((t) => index.get(t)), rewritten.map((t) => index.get(t))]);
-          add(
-            "rewrite: question + key words, RRF (API)",
-            q,
-            fused.map((f) => q.kept[Number(f.id)]),
-          );
-          const levers = {
-            "one shared index over every tenant (the cortex before its shards)": shared.get(q),
-            ...leverRankings(q.kept, q.question, q.dates),
-          };
-          Object.assign(
-            levers,
-            await semanticLevers(
-              core,
-              q.kept,
-              q.question,
-              levers["discount 3 unless asked, shard + background counts (shipped)"],
-            ),
-          );
-          for (const [name, ranked] of Object.entries(levers))
-            add(
-              `in-process: ${name}`,
-              q,
-              ranked.map((i) => q.kept[i]),
+        for (const { set, chosen } of sets) {
+          const stats = { messages: 0, dropped: [], skipped: 0, latencies: [], found: [], missed: [], examples: [] };
+          const results = new Map();
+          const add = (name, q, ranked, evidence) =>
+            results.set(name, [...(results.get(name) ?? []), { type: q.type, ...score(ranked.slice(0, K), evidence) }]);
+          const t0 = Date.now();
+          for (const haystack of set.haystacks) {
+            const questions = chosen.filter((q) => q.haystack === haystack.id);
+            if (!questions.length) continue;
+            await runHaystack(
+              base,
+              set,
+              haystack,
+              questions,
+              async (tenant, asked, turns) => {
+                for (const q of asked) {
+                  const text = queryText(q.question);
+                  const want = new Set(q.evidence);
+                  const evidence = turns.filter((t) => want.has(t.id));
+                  if (!evidence.length) {
+                    stats.skipped++;
+                    continue;
+                  }
+                  const started = performance.now();
+                  const hits = await searchTurns(base, tenant, text, K);
+                  stats.latencies.push(performance.now() - started);
+                  add("cortex (GET /v1/search)", q, hits, evidence);
+                  const asked = stems(core, text);
+                  for (const t of evidence) {
+                    const both = shared(core, asked, t);
+                    (hits.includes(t) ? stats.found : stats.missed).push(both.length);
+                    if (!hits.includes(t) && stats.examples.length < missesShown)
+                      stats.examples.push({ q, text, turn: t, both, top: hits[0] && shared(core, asked, hits[0]) });
+                  }
+                  const bm25 = bm25Index(turns.map((t) => t.text));
+                  add(
+                    "plain BM25",
+                    q,
+                    bm25(text, K).map((i) => turns[i]),
+                    evidence,
+                  );
+                  for (const [name, background] of Object.entries(backgrounds)) {
+                    const { shardOnly, blended } = shardRankings(turns, text, background);
+                    add(
+                      `in-process: ${name}`,
+                      q,
+                      (background ? blended : shardOnly).map((i) => turns[i]),
+                      evidence,
+                    );
+                  }
+                  // A diagnostic, not a lever to pick on held-out sets: the shipped ranking with
+                  // every turn weighted alike (core/speaker-weight.ts discounts the assistant's).
+                  const weight = leverCore.assistantWeight;
+                  leverCore.assistantWeight = () => 1;
+                  try {
+                    const { blended } = shardRankings(turns, text, core.shippedBackground());
+                    add(
+                      "in-process: shipped, no speaker weight (diagnostic)",
+                      q,
+                      blended.map((i) => turns[i]),
+                      evidence,
+                    );
+                  } finally {
+                    leverCore.assistantWeight = weight;
+                  }
+                  if (leversOn) {
+                    const levers = leverRankings(turns, text, []);
+                    Object.assign(
+                      levers,
+                      await semanticLevers(
+                        semantic,
+                        turns,
+                        text,
+                        levers["discount 3 unless asked, shard + background counts (shipped)"],
+                      ),
+                    );
+                    for (const [name, ranked] of Object.entries(levers))
+                      add(
+                        `lever: ${name}`,
+                        q,
+                        ranked.map((i) => turns[i]),
+                        evidence,
+                      );
+                  }
+                }
+              },
+              stats,
             );
-        }
-        console.log(
-          `\nlever table (${questions.length} questions; recall@5 = share of evidence turns in the top 5, hit@5 = at least one):`,
-        );
-        for (const [name, rs] of results) console.log(row(name, rs));
-        const types = [...new Set(questions.map((q) => q.type))].sort();
-        console.log(`\nby question type, recall@5 (cortex | plain BM25 | shipped + session date in words):`);
-        for (const type of types) {
-          const of = (name) =>
-            mean((results.get(name) ?? []).filter((r) => r.type === type).map((r) => r.recall)).toFixed(2);
-          const n = questions.filter((q) => q.type === type).length;
+          }
+          const droppedEvidence = stats.dropped.filter((id) => {
+            const [h, t] = [id.slice(0, id.indexOf("/")), id.slice(id.indexOf("/") + 1)];
+            return chosen.some((q) => q.haystack === h && q.evidence.includes(t));
+          }).length;
           console.log(
-            `  ${type.padEnd(26)} n=${String(n).padStart(3)}  ${of(cortexName)} | ${of("plain BM25 (this script)")} | ${of("in-process: shipped + session date in words")}`,
+            `\n${set.name}: loaded ${stats.messages} messages through the import route in ${((Date.now() - t0) / 1000).toFixed(0)} s; turns left out (broken alternation) ${stats.dropped.length}, of them evidence of a chosen question ${droppedEvidence}; questions with no evidence left ${stats.skipped}`,
           );
+          report.push({ set, stats, results });
         }
-        const temporal = (name) => (results.get(name) ?? []).filter((r) => r.type === "temporal-reasoning");
-        if (temporal(cortexName).length)
-          console.log(`\nsession dates on "when" questions (temporal-reasoning, n=${temporal(cortexName).length}):`);
-        if (temporal(cortexName).length)
-          for (const name of [
-            cortexName,
-            "in-process: discount 3 unless asked, shard + background counts (shipped)",
-            "in-process: + session date in the text",
-            "in-process: shipped + session date in words",
-          ])
-            console.log(row(`  ${name}`, temporal(name)));
-        console.log(
-          `\nsearch latency over ${latencies.length} calls at ${messages} indexed messages: p50 ${quantile(latencies, 0.5).toFixed(1)} ms, p99 ${quantile(latencies, 0.99).toFixed(1)} ms`,
-        );
       },
       semanticOn ? { SEMANTIC_SEARCH: "local" } : {},
-    ),
+    );
+  } finally {
+    clearInterval(timer);
+  }
+  printTables(report);
+  console.log(
+    `\nload average (1 min) during the run, ${cpus().length} cores: min ${Math.min(...samples).toFixed(1)}, mean ${mean(samples).toFixed(1)}, max ${Math.max(...samples).toFixed(1)}`,
+  );
+}
+
+const f3 = (x) => x.toFixed(3);
+const signed = (x) => `${x >= 0 ? "+" : ""}${x.toFixed(3)}`;
+
+function printTables(report) {
+  const CORTEX = "cortex (GET /v1/search)";
+  console.log(
+    "\nrecall@5 = share of a question's evidence turns in the top 5, hit@5 = at least one; margin = cortex - BM25 recall@5",
   );
   console.log(
-    `load average (1 min) during the run, ${cpus().length} cores: min ${Math.min(...samples).toFixed(1)}, mean ${mean(samples).toFixed(1)}, max ${Math.max(...samples).toFixed(1)}`,
+    "| set | role | questions | messages | cortex recall@5 | cortex hit@5 | BM25 recall@5 | BM25 hit@5 | margin |",
   );
+  console.log("|---|---|---|---|---|---|---|---|---|");
+  for (const { set, stats, results } of report) {
+    const c = results.get(CORTEX) ?? [];
+    const b = results.get("plain BM25") ?? [];
+    const r = (rs) => mean(rs.map((x) => x.recall));
+    const h = (rs) => mean(rs.map((x) => x.hit));
+    console.log(
+      `| ${set.name} | ${set.name === TUNING_SET ? "tuning" : "held out"} | ${c.length} | ${stats.messages} | ${f3(r(c))} | ${f3(h(c))} | ${f3(r(b))} | ${f3(h(b))} | ${signed(r(c) - r(b))} |`,
+    );
+  }
+  console.log("\nby question type, recall@5 (cortex | BM25 | margin):");
+  for (const { set, results } of report) {
+    const c = results.get(CORTEX) ?? [];
+    const b = results.get("plain BM25") ?? [];
+    for (const type of [...new Set(c.map((x) => x.type))].sort()) {
+      const rc = mean(c.filter((x) => x.type === type).map((x) => x.recall));
+      const rb = mean(b.filter((x) => x.type === type).map((x) => x.recall));
+      console.log(
+        `  ${set.name.padEnd(12)} ${type.padEnd(22)} n=${String(c.filter((x) => x.type === type).length).padStart(3)}  ${f3(rc)} | ${f3(rb)} | ${signed(rc - rb)}`,
+      );
+    }
+  }
+  console.log("\nin-process rankings over the same turns (recall@5 / hit@5):");
+  for (const { set, results } of report)
+    for (const [name, rs] of results)
+      if (name !== CORTEX && name !== "plain BM25")
+        console.log(
+          `  ${set.name.padEnd(12)} ${name.padEnd(70)} ${f3(mean(rs.map((x) => x.recall)))} / ${f3(mean(rs.map((x) => x.hit)))}`,
+        );
+  console.log(
+    "\nlexical overlap, cortex: how many of the question's content stems an evidence turn holds (found in the top 5 / missed)",
+  );
+  for (const { set, stats } of report) {
+    const none = stats.missed.filter((n) => n === 0).length;
+    console.log(
+      `  ${set.name.padEnd(12)} found ${stats.found.length} turns, mean ${mean(stats.found).toFixed(2)} stems shared | missed ${stats.missed.length}, mean ${mean(stats.missed).toFixed(2)}, ${none} (${((100 * none) / Math.max(1, stats.missed.length)).toFixed(0)}%) sharing none`,
+    );
+    for (const e of stats.examples)
+      console.log(
+        `    miss ${e.q.id} [${e.q.type}] "${e.text.slice(0, 120)}"\n      evidence ${e.turn.id} (${e.turn.role}): "${e.turn.text.replace(/\s+/g, " ").slice(0, 160)}"\n      shared stems: ${e.both.join(" ") || "(none)"}; the top hit shares: ${e.top?.join(" ") || "(no hit)"}`,
+      );
+  }
+  for (const { set, stats } of report)
+    if (stats.latencies.length)
+      console.log(
+        `${set.name}: search latency over ${stats.latencies.length} calls: p50 ${quantile(stats.latencies, 0.5).toFixed(1)} ms, p99 ${quantile(stats.latencies, 0.99).toFixed(1)} ms`,
+      );
 }

@@ -65,7 +65,7 @@ function report({ tenants, load, shards, searches, writes }) {
     `load: imports answered in ${secs(load.importMs)}, all indexed after ${secs(load.indexedMs)}: ${fmt(load.messages / (load.indexedMs / 1000))} messages/s (tenant creation ${secs(load.tenantsMs)} more)`,
   );
   console.log(
-    `shards on disk: ${fmt(s.shards)} CortexDO SQLite files (${s.sharedShards} holding more than one tenant), ${fmt(s.messages)} messages indexed, ${fmt(s.bytes / 1e6, 1)} MB checkpointed (${fmt(s.diskBytes / 1e6, 1)} MB as found, WAL included)`,
+    `shards on disk: ${fmt(s.shards)} D1 cortex shard files (${s.sharedShards} holding more than one tenant), ${fmt(s.messages)} messages indexed, ${fmt(s.bytes / 1e6, 1)} MB checkpointed (${fmt(s.diskBytes / 1e6, 1)} MB as found, WAL included)`,
   );
   console.log(
     `index rows per message: ${s.docsPerMessage.toFixed(3)} cortex_docs rows (one per chunk), ${s.ftsRowsPerMessage.toFixed(3)} FTS5 shadow rows`,
@@ -126,7 +126,10 @@ export async function benchScaleCortex() {
     console.log(`measuring ${turns} turns' D1 writes`);
     const writes = await measureTurnWrites(base, persistDir, turnTenants(tenants), turns);
     console.log(`measuring the shards' files`);
-    const shards = sqliteFiles(persistDir, "do", "CortexDO").map(measureShard);
+    // The cortex shards are D1 databases now: every D1 file holding an index (DB holds none).
+    const shards = sqliteFiles(persistDir, "d1", "D1DatabaseObject")
+      .map(measureShard)
+      .filter((s) => s.docs > 0);
     report({ tenants, load, shards, searches, writes });
   });
 }

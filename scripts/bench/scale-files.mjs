@@ -1,5 +1,5 @@
 // What bench:scale reads from disk: the SQLite files wrangler dev keeps for the cortex shards
-// (CortexDO) and for D1, under the stack's persist folder (v3/do/<worker>-<class>/<id>.sqlite,
+// (D1 databases CORTEX_SHARD_n; before 0.3.0 CortexDO objects) and for D1, under the stack's persist folder (v3/do/<worker>-<class>/<id>.sqlite,
 // v3/d1/miniflare-D1DatabaseObject/<id>.sqlite). A file is never opened where the running stack
 // writes it: it is copied with its WAL, and the copy is checkpointed so its size is what the
 // object's storage really holds.

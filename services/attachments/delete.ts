@@ -8,9 +8,8 @@ import { and, eq } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
 import { attachments } from "../../db/schema";
 import { attachmentPrefix } from "../../r2-layout";
-import { pageRefPattern } from "../cortex";
 import { cortexFor } from "../cortex/routing";
-import { deleteR2Prefix, deleteRowsInChunks } from "../purge";
+import { deleteR2Prefix } from "../purge";
 import type { AttachmentRow } from "./store";
 
 export async function purgeAttachment(
@@ -24,11 +23,6 @@ export async function purgeAttachment(
   await deleteR2Prefix(env.BUCKET, attachmentPrefix(row.tenantId, row.id));
   const cortex = await cortexFor(env, row.tenantId);
   await cortex.purgeAttachment(row.tenantId, row.id);
-  // Pages the D1 cortex still holds from before the shards go with the row, so a later move cannot bring them back.
-  await deleteRowsInChunks(env.DB, "cortex_docs", "tenant_id = ? AND kind = 'page' AND ref_id LIKE ?", [
-    row.tenantId,
-    pageRefPattern(row.id),
-  ]);
   await drizzle(env.DB)
     .delete(attachments)
     .where(and(eq(attachments.tenantId, row.tenantId), eq(attachments.id, row.id)));

@@ -44,9 +44,7 @@ export async function inspectAttachment(
 /** Streams an object once through the line indexer and stores the index next to it. */
 export async function buildLineIndex(
   bucket: R2Bucket,
-  tenantId: string,
-  attachmentId: string,
-  blobKey: string,
+  { tenantId, attachmentId, blobKey }: { tenantId: string; attachmentId: string; blobKey: string },
 ): Promise<LineIndex> {
   const obj = await bucket.get(blobKey);
   if (!obj) throw new Error("the attachment's bytes are gone");
@@ -62,11 +60,9 @@ export async function buildLineIndex(
 /** The stored line index, built on first use when the upload did not produce one. */
 export async function lineIndexFor(
   bucket: R2Bucket,
-  tenantId: string,
-  attachmentId: string,
-  blobKey: string,
+  { tenantId, attachmentId, blobKey }: { tenantId: string; attachmentId: string; blobKey: string },
 ): Promise<LineIndex> {
   const stored = await bucket.get(attachmentLineIndexKey(tenantId, attachmentId));
   if (stored) return (await stored.json()) as LineIndex;
-  return buildLineIndex(bucket, tenantId, attachmentId, blobKey);
+  return buildLineIndex(bucket, { tenantId, attachmentId, blobKey });
 }

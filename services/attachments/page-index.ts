@@ -1,8 +1,8 @@
 // A PDF's extracted pages into the cortex (kind `page`), one row per page so a repeat rewrites the
 // same rows. Shared by the summarizer's extraction jobs and pdf_search's own reading of a
 // password-protected PDF (no queued job may carry a password).
-import { pageRef } from "../cortex";
-import { cortexFor } from "../cortex/routing";
+import { pageRef } from "../cortex/search-index";
+import { type CortexEnv, cortexFor } from "../cortex/routing";
 import { getAttachmentRow, markIndexed, toAttachment, type AttachmentRow } from "./store";
 
 /**
@@ -11,13 +11,13 @@ import { getAttachmentRow, markIndexed, toAttachment, type AttachmentRow } from 
  * then removed here, since the delete may have swept before they landed).
  */
 export async function indexPdfPages(
-  env: Pick<Env, "DB" | "CORTEX">,
+  env: CortexEnv,
   row: AttachmentRow,
   pages: readonly { page: number; text: string }[],
 ): Promise<number | null> {
   const db = env.DB;
   const cortex = await cortexFor(env, row.tenantId);
-  await cortex.index(
+  const written = await cortex.index(
     row.tenantId,
     pages.map((p) => ({
       tenantId: row.tenantId,
@@ -35,7 +35,8 @@ export async function indexPdfPages(
     await cortex.purgeAttachment(row.tenantId, row.id);
     return null;
   }
-  const indexed = await cortex.countIndexedPages(row.tenantId, row.id);
+  // Read at the write's bookmark: a replica that has not seen these pages yet would undercount.
+  const indexed = await cortex.countIndexedPages(row.tenantId, row.id, written);
   const total = toAttachment(row).facts.pageCount ?? 0;
   if (total && indexed >= total) await markIndexed(db, row.tenantId, row.id);
   return indexed;

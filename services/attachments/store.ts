@@ -34,9 +34,15 @@ export async function insertAttachment(db: D1Database, row: AttachmentRow): Prom
 
 export async function updateAttachment(
   db: D1Database,
-  tenantId: string,
-  id: string,
-  change: Partial<Pick<AttachmentRow, "status" | "size" | "type" | "facts" | "uploadId">>,
+  {
+    tenantId,
+    id,
+    change,
+  }: {
+    tenantId: string;
+    id: string;
+    change: Partial<Pick<AttachmentRow, "status" | "size" | "type" | "facts" | "uploadId">>;
+  },
 ): Promise<void> {
   await drizzle(db)
     .update(attachments)
@@ -58,10 +64,12 @@ export async function getAttachmentRow(db: D1Database, tenantId: string, id: str
 /** The conversation's finished uploads, oldest first, after the id `after` when given. */
 export async function listAttachmentRows(
   db: D1Database,
-  tenantId: string,
-  conversationId: string,
-  limit: number,
-  after?: string,
+  {
+    tenantId,
+    conversationId,
+    limit,
+    after,
+  }: { tenantId: string; conversationId: string; limit: number; after?: string },
 ): Promise<AttachmentRow[]> {
   const where = and(
     eq(attachments.tenantId, tenantId),
@@ -95,9 +103,7 @@ export type UploadRef = Pick<AttachmentRow, "id" | "tenantId" | "r2Key" | "uploa
  */
 export async function staleUploads(
   db: D1Database,
-  singleBefore: string,
-  multipartBefore: string,
-  limit: number,
+  { singleBefore, multipartBefore, limit }: { singleBefore: string; multipartBefore: string; limit: number },
 ): Promise<UploadRef[]> {
   return drizzle(db)
     .select({

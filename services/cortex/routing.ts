@@ -1,37 +1,120 @@
-// Which shard (CortexDO) holds a tenant's cortex. By default every tenant is its own shard, named
-// after it, so the index grows with tenants and no object holds two tenants' rows. The routing
-// table (D1 cortex_shards) overrides that per tenant: the lever for moving a tenant, and the
-// place a tenant split across several objects would be recorded (see docs/scale.md).
-import { eq } from "drizzle-orm";
+// Which D1 shard holds a tenant's cortex. The shards are D1 databases bound by name
+// (CORTEX_SHARD_0..N, wrangler.toml; docs/scale.md says how to add one); the routing table (DB's
+// cortex_shards) names each tenant's. A tenant's first use assigns it the least full shard (fewest
+// tenants), so a shard added to the bindings takes the new tenants from its first deploy on. A
+// move between shards is recorded here too (services/cortex/move.ts): while `moving_to` is set,
+// writes reach both shards and reads the old one.
+import { and, eq, isNull, sql } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
+import { envConfig } from "../../core/env-config";
 import { cortexShards } from "../../db/schema";
+import type { SemanticEnv } from "../semantic/select";
+import { CortexShard, type ShardParts } from "./shard";
 
-/** Shard names never collide with one another's tenants: the prefix says whose default it is. */
-export const defaultShard = (tenantId: string) => `tenant:${tenantId}`;
+/** A shard's binding name: CORTEX_SHARD_ and its number. */
+export const SHARD_BINDING = /^CORTEX_SHARD_(0|[1-9]\d{0,3})$/;
 
-/** The routing decision itself: the table's entry for the tenant, else its default shard. */
-export function shardFor(tenantId: string, assigned: string | null | undefined): string {
-  return assigned ?? defaultShard(tenantId);
+/** What routing needs of a worker's env: the routing table, the shard bindings (found by name), the semantic path. */
+export type CortexEnv = Pick<Env, "DB"> & SemanticEnv & { CORTEX_ROUTE_TTL_SECONDS?: string };
+
+/** The shard databases this worker has bound, in number order. */
+export function shardNames(env: object): string[] {
+  const number = (name: string) => Number(name.slice("CORTEX_SHARD_".length));
+  return Object.keys(env)
+    .filter((k) => SHARD_BINDING.test(k))
+    .sort((a, b) => number(a) - number(b));
 }
 
-/** A lookup per request would put D1 on every search and index run: entries live a minute per isolate. */
-const ROUTE_TTL_MS = 60_000;
-const routes = new Map<string, { shard: string; at: number }>();
+/** The bound D1 database of a shard; a name that is not a bound shard is a configuration error. */
+export function shardDatabase(env: object, name: string): D1Database {
+  const db = SHARD_BINDING.test(name) ? (env as Record<string, unknown>)[name] : undefined;
+  if (!db) throw new Error(`cortex shard ${name} is not bound to this worker (wrangler.toml d1_databases)`);
+  return db as D1Database;
+}
 
-export async function shardNameOf(db: D1Database, tenantId: string, now = Date.now()): Promise<string> {
-  const cached = routes.get(tenantId);
-  if (cached && now - cached.at < ROUTE_TTL_MS) return cached.shard;
-  const row = await drizzle(db)
-    .select({ shard: cortexShards.shard })
+export interface CortexRoute {
+  /** The shard reads go to, and writes. */
+  shard: string;
+  /** A move's target: writes go here too until the move flips the route. */
+  movingTo: string | null;
+  /** A finished move's source, whose copy of the tenant is being removed. */
+  drainingFrom: string | null;
+  /** The Durable Object shard the tenant's rows were in before D1 (null: its default one). */
+  objectShard: string | null;
+}
+
+/** A lookup per request would put D1 on every search and index run: routes live a while per isolate. */
+const routes = new Map<string, { route: CortexRoute; at: number }>();
+
+/** How long an isolate may keep a route (CORTEX_ROUTE_TTL_SECONDS); a move waits this long between phases. */
+export const routeTtlMs = (env: CortexEnv) => envConfig(env).CORTEX_ROUTE_TTL_SECONDS * 1000;
+
+/** Drops this isolate's cached routes (a move changed one; tests). */
+export function forgetRoute(tenantId?: string): void {
+  if (tenantId === undefined) routes.clear();
+  else routes.delete(tenantId);
+}
+
+const readRoute = (db: D1Database, tenantId: string) =>
+  drizzle(db).select().from(cortexShards).where(eq(cortexShards.tenantId, tenantId)).get();
+
+/** The shard with the fewest tenants (ties: the lowest number). */
+export async function leastFullShard(env: CortexEnv): Promise<string> {
+  const names = shardNames(env);
+  if (!names.length) throw new Error("no cortex shard is bound to this worker (CORTEX_SHARD_0.. in wrangler.toml)");
+  const counts = await drizzle(env.DB)
+    .select({ shard: cortexShards.shard, n: sql<number>`count(*)` })
     .from(cortexShards)
-    .where(eq(cortexShards.tenantId, tenantId))
-    .get();
-  const shard = shardFor(tenantId, row?.shard);
-  routes.set(tenantId, { shard, at: now });
-  return shard;
+    .groupBy(cortexShards.shard)
+    .all();
+  const load = (name: string) => counts.find((c) => c.shard === name)?.n ?? 0;
+  return names.reduce((best, name) => (load(name) < load(best) ? name : best));
 }
 
-/** Records (or changes) a tenant's shard. Callers moving a tenant copy its rows first. */
+/**
+ * The tenant's route. A tenant without a shard gets the least full one when `assign` is set
+ * (concurrent first writes agree); without it the answer is null, and nothing is written.
+ */
+export async function routeOf(env: CortexEnv, tenantId: string, opts?: { now?: number }): Promise<CortexRoute>;
+export async function routeOf(
+  env: CortexEnv,
+  tenantId: string,
+  opts: { now?: number; assign: false },
+): Promise<CortexRoute | null>;
+export async function routeOf(
+  env: CortexEnv,
+  tenantId: string,
+  opts: { now?: number; assign?: boolean } = {},
+): Promise<CortexRoute | null> {
+  const { now = Date.now(), assign = true } = opts;
+  const cached = routes.get(tenantId);
+  if (cached && now - cached.at < routeTtlMs(env)) return cached.route;
+  let row = await readRoute(env.DB, tenantId);
+  if (!row?.shard) {
+    if (!assign) return null;
+    const shard = await leastFullShard(env);
+    await drizzle(env.DB)
+      .insert(cortexShards)
+      .values({ tenantId, shard, assignedAt: new Date(now).toISOString() })
+      .onConflictDoUpdate({
+        target: cortexShards.tenantId,
+        set: { shard, assignedAt: new Date(now).toISOString() },
+        setWhere: isNull(cortexShards.shard),
+      });
+    row = await readRoute(env.DB, tenantId);
+  }
+  if (!row?.shard) throw new Error(`cortex route of ${tenantId} could not be assigned`);
+  const route: CortexRoute = {
+    shard: row.shard,
+    movingTo: row.movingTo,
+    drainingFrom: row.drainingFrom,
+    objectShard: row.objectShard,
+  };
+  routes.set(tenantId, { route, at: now });
+  return route;
+}
+
+/** Records a tenant's shard outright (a new tenant placed by hand; tests). Moving a tenant with rows is move.ts's. */
 export async function assignShard(db: D1Database, tenantId: string, shard: string): Promise<void> {
   const at = new Date().toISOString();
   await drizzle(db)
@@ -41,7 +124,45 @@ export async function assignShard(db: D1Database, tenantId: string, shard: strin
   routes.delete(tenantId);
 }
 
-/** The one way into the cortex from outside it: the stub of the tenant's shard. */
-export async function cortexFor(env: Pick<Env, "DB" | "CORTEX">, tenantId: string) {
-  return env.CORTEX.get(env.CORTEX.idFromName(await shardNameOf(env.DB, tenantId)));
+/** Sets route fields only if the row still holds `expect` (a move's phase change; false if another got there first). */
+export async function updateRoute(
+  db: D1Database,
+  tenantId: string,
+  change: { expect: Partial<CortexRoute>; set: Partial<CortexRoute> },
+): Promise<boolean> {
+  const col = { shard: cortexShards.shard, movingTo: cortexShards.movingTo, drainingFrom: cortexShards.drainingFrom };
+  const conditions = [eq(cortexShards.tenantId, tenantId)];
+  for (const [k, v] of Object.entries(change.expect) as [keyof typeof col, string | null][])
+    conditions.push(v === null ? isNull(col[k]) : eq(col[k], v));
+  const res = await drizzle(db)
+    .update(cortexShards)
+    .set({ ...change.set, assignedAt: new Date().toISOString() })
+    .where(and(...conditions))
+    .run();
+  routes.delete(tenantId);
+  return (res.meta.changes ?? 0) > 0;
+}
+
+const partsOf = (env: CortexEnv, route: CortexRoute): ShardParts => ({
+  name: route.shard,
+  db: shardDatabase(env, route.shard),
+  mirrors: route.movingTo ? [shardDatabase(env, route.movingTo)] : [],
+  semantic: env,
+});
+
+/**
+ * The one way into the cortex from outside it: the tenant's shard (and, during a move, its
+ * target). A tenant with no shard yet has no rows: its reads go to the first shard and find
+ * nothing, and its first write assigns it one.
+ */
+export async function cortexFor(env: CortexEnv, tenantId: string): Promise<CortexShard> {
+  const route = await routeOf(env, tenantId, { assign: false });
+  if (route) return new CortexShard(partsOf(env, route));
+  const first = shardNames(env)[0];
+  return new CortexShard({
+    name: first,
+    db: shardDatabase(env, first),
+    semantic: env,
+    assign: async () => partsOf(env, await routeOf(env, tenantId)),
+  });
 }

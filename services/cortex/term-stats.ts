@@ -51,15 +51,13 @@ export function fts5Idf(rows: number, hits: number): number {
   return idf > 0 ? idf : 1e-6;
 }
 
-/** The ranking's idf: the shard's counts plus the background's, in Lucene's form. */
-export function blendedIdf(
-  rows: number,
-  hits: number,
-  backgroundHits: number,
-  backgroundDocuments: number = BACKGROUND_DOCUMENTS,
-): number {
-  const n = rows + backgroundDocuments;
-  const h = hits + backgroundHits;
+/**
+ * The ranking's idf: the shard's counts plus the background's (how many of its documents hold the
+ * word, out of `documents`, the shipped background's by default), in Lucene's form.
+ */
+export function blendedIdf(rows: number, hits: number, background: { hits: number; documents?: number }): number {
+  const n = rows + (background.documents ?? BACKGROUND_DOCUMENTS);
+  const h = hits + background.hits;
   return Math.log(1 + (n - h + 0.5) / (h + 0.5));
 }
 
@@ -68,13 +66,43 @@ export function blendedIdf(
  * blended one. `rows` is FTS5's own row count (the shard's), `hits` how many rows each word matches.
  */
 export function phraseWeights(
-  rows: number,
   words: readonly string[],
-  hits: readonly number[],
+  counts: { rows: number; hits: readonly number[] },
+  background: TermBackground = shippedBackground(),
+): number[] {
+  return tenantPhraseWeights(
+    { shardRows: counts.rows, shardHits: counts.hits, tenantRows: counts.rows, tenantHits: counts.hits },
+    words,
+    background,
+  );
+}
+
+/** A shard's counts and one tenant's within it (a D1 shard holds many tenants). */
+export interface ShardCounts {
+  /** FTS5's row count and each word's matches over the whole shard: what its bm25 used. */
+  shardRows: number;
+  shardHits: readonly number[];
+  /** The same, over the tenant's rows only: what the blended idf counts. */
+  tenantRows: number;
+  tenantHits: readonly number[];
+}
+
+/**
+ * phraseWeights for a shard several tenants share: the factor cancels FTS5's idf (the shard's) and
+ * puts in the blended idf of the tenant's own counts, so other tenants in the shard move nothing
+ * but the length normalization (bm25's average document length is the shard's).
+ */
+export function tenantPhraseWeights(
+  counts: ShardCounts,
+  words: readonly string[],
   background: TermBackground = shippedBackground(),
 ): number[] {
   return words.map(
-    (word, i) => blendedIdf(rows, hits[i], background.hits(word), background.documents) / fts5Idf(rows, hits[i]),
+    (word, i) =>
+      blendedIdf(counts.tenantRows, counts.tenantHits[i], {
+        hits: background.hits(word),
+        documents: background.documents,
+      }) / fts5Idf(counts.shardRows, counts.shardHits[i]),
   );
 }
 

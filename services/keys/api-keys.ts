@@ -27,10 +27,12 @@ export const isTenantId = (v: string): boolean => isId("ten", v) || v === "dev";
 
 export async function keyRow(
   tenantId: string,
-  secret: string,
-  name: string | null,
-  expiresAt: string | null,
-  createdAt: string,
+  {
+    secret,
+    name,
+    expiresAt,
+    createdAt,
+  }: { secret: string; name: string | null; expiresAt: string | null; createdAt: string },
 ) {
   return {
     id: sortableId("key"),
@@ -53,7 +55,10 @@ const record = {
 };
 
 /** Active: not revoked and not expired at `nowIso` (ISO strings of one format compare as times). */
-const activeKeysOf = (db: D1Database, tenantId: string, nowIso: string, exceptId = "") =>
+const activeKeysOf = (
+  db: D1Database,
+  { tenantId, nowIso, exceptId = "" }: { tenantId: string; nowIso: string; exceptId?: string },
+) =>
   drizzle(db)
     .select({ n: count() })
     .from(apiKeys)
@@ -88,12 +93,20 @@ export function outlivesCreator(creatorExpiresAt: string | null, expiresAt: stri
 /** A new key for the tenant, or "limit" when it already has MAX_ACTIVE_KEYS active keys. */
 export async function createKey(
   db: D1Database,
-  tenantId: string,
-  opts: { name: string | null; expiresAt: string | null },
-  now = new Date(),
+  {
+    tenantId,
+    name,
+    expiresAt,
+    now = new Date(),
+  }: { tenantId: string; name: string | null; expiresAt: string | null; now?: Date },
 ): Promise<{ key: KeyRecord; apiKey: string } | "limit"> {
   const apiKey = newSecret();
-  const row = await keyRow(tenantId, apiKey, opts.name, opts.expiresAt, now.toISOString());
+  const row = await keyRow(tenantId, {
+    secret: apiKey,
+    name,
+    expiresAt,
+    createdAt: now.toISOString(),
+  });
   // INSERT ... SELECT from the tenant's own row, so the cap is checked in the inserting statement.
   const inserted = await drizzle(db)
     .insert(apiKeys)
@@ -110,7 +123,9 @@ export async function createKey(
           expiresAt: sql<string | null>`${row.expiresAt}`.as("expires_at"),
         })
         .from(tenants)
-        .where(and(eq(tenants.id, tenantId), lt(activeKeysOf(db, tenantId, row.createdAt), MAX_ACTIVE_KEYS))),
+        .where(
+          and(eq(tenants.id, tenantId), lt(activeKeysOf(db, { tenantId, nowIso: row.createdAt }), MAX_ACTIVE_KEYS)),
+        ),
     );
   if (!inserted.meta.changes) return "limit";
   return {
@@ -127,7 +142,10 @@ export async function createKey(
 }
 
 /** The tenant's keys, newest first, revoked ones included (they stay listed with revokedAt). */
-export async function listKeys(db: D1Database, tenantId: string, limit: number, cursor?: string): Promise<KeyRecord[]> {
+export async function listKeys(
+  db: D1Database,
+  { tenantId, limit, cursor }: { tenantId: string; limit: number; cursor?: string },
+): Promise<KeyRecord[]> {
   return drizzle(db)
     .select(record)
     .from(apiKeys)
@@ -156,14 +174,11 @@ export type RevokeOutcome = { key: KeyRecord; revokedHash: string | null } | "no
  */
 export async function revokeKey(
   db: D1Database,
-  tenantId: string,
-  keyId: string,
-  allowLast: boolean,
-  now = new Date(),
+  { tenantId, keyId, allowLast, now = new Date() }: { tenantId: string; keyId: string; allowLast: boolean; now?: Date },
 ): Promise<RevokeOutcome> {
   if (!isKeyId(keyId)) return "not_found";
   const nowIso = now.toISOString();
-  const keepsOne = allowLast ? undefined : gt(activeKeysOf(db, tenantId, nowIso, keyId), 0);
+  const keepsOne = allowLast ? undefined : gt(activeKeysOf(db, { tenantId, nowIso, exceptId: keyId }), 0);
   const revoked = await drizzle(db)
     .update(apiKeys)
     .set({ revokedAt: nowIso })

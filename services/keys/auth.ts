@@ -95,7 +95,11 @@ export async function createTenant(
   const apiKey = newSecret();
   await db.batch([
     db.insert(tenants).values(tenant),
-    db.insert(apiKeys).values(await keyRow(tenant.id, apiKey, "default", null, tenant.createdAt)),
+    db
+      .insert(apiKeys)
+      .values(
+        await keyRow(tenant.id, { secret: apiKey, name: "default", expiresAt: null, createdAt: tenant.createdAt }),
+      ),
   ]);
   return { tenant, apiKey };
 }
@@ -109,7 +113,15 @@ export function ensureDevTenant(env: Env): Promise<void> {
     const db = drizzle(env.DB);
     const now = new Date().toISOString();
     await db.insert(tenants).values({ id: DEV_TENANT_ID, name: "dev", createdAt: now }).onConflictDoNothing();
-    const row = { ...(await keyRow(DEV_TENANT_ID, envConfig(env).DEV_API_KEY, "dev", null, now)), id: "key_dev" };
+    const row = {
+      ...(await keyRow(DEV_TENANT_ID, {
+        secret: envConfig(env).DEV_API_KEY,
+        name: "dev",
+        expiresAt: null,
+        createdAt: now,
+      })),
+      id: "key_dev",
+    };
     await db
       .insert(apiKeys)
       .values(row)

@@ -11,10 +11,12 @@ import { getMcpServer, saveMcpListing } from "./servers";
 
 export async function callMcpTool(
   env: Env,
-  tenantId: string,
-  serverId: string,
-  mcpName: string,
-  args: Record<string, unknown>,
+  {
+    tenantId,
+    serverId,
+    mcpName,
+    args,
+  }: { tenantId: string; serverId: string; mcpName: string; args: Record<string, unknown> },
 ): Promise<McpResultOutput & { listChanged?: boolean }> {
   const row = await getMcpServer(env.DB, tenantId, serverId);
   if (!row) return { content: "this MCP server is no longer registered", isError: true };
@@ -34,11 +36,15 @@ export async function callMcpTool(
     );
     if (listChanged) {
       const { tools, truncated } = await listWith(conn, row.name, row.timeoutMs);
-      await saveMcpListing(env.DB, tenantId, row.id, {
-        transport: conn.transport,
-        tools,
-        listedAt: new Date().toISOString(),
-        error: truncated ? "tool list truncated" : null,
+      await saveMcpListing(env.DB, {
+        tenantId,
+        id: row.id,
+        listing: {
+          transport: conn.transport,
+          tools,
+          listedAt: new Date().toISOString(),
+          error: truncated ? "tool list truncated" : null,
+        },
       });
     }
     const output = mcpResultOutput(result);

@@ -72,5 +72,5 @@ export async function refreshListing(env: Env, row: McpServerRow): Promise<McpSe
   } catch (err) {
     listing = { transport: null, tools: [], listedAt, error: message(err) };
   }
-  return (await saveMcpListing(env.DB, row.tenantId, row.id, listing)) ?? row;
+  return (await saveMcpListing(env.DB, { tenantId: row.tenantId, id: row.id, listing })) ?? row;
 }

@@ -67,9 +67,7 @@ export async function getMcpServer(db: D1Database, tenantId: string, id: string)
 
 export async function listMcpServers(
   db: D1Database,
-  tenantId: string,
-  limit: number,
-  before?: string,
+  { tenantId, limit, before }: { tenantId: string; limit: number; before?: string },
 ): Promise<McpServerRow[]> {
   return drizzle(db)
     .select()
@@ -97,9 +95,15 @@ export async function mcpServersInScope(
 
 export async function updateMcpServer(
   db: D1Database,
-  tenantId: string,
-  id: string,
-  change: Partial<Pick<McpServerRow, "name" | "url" | "authSealed" | "projectId" | "timeoutMs">>,
+  {
+    tenantId,
+    id,
+    change,
+  }: {
+    tenantId: string;
+    id: string;
+    change: Partial<Pick<McpServerRow, "name" | "url" | "authSealed" | "projectId" | "timeoutMs">>;
+  },
 ): Promise<McpServerRow | null> {
   try {
     const rows = await drizzle(db)
@@ -116,9 +120,7 @@ export async function updateMcpServer(
 
 export async function saveMcpListing(
   db: D1Database,
-  tenantId: string,
-  id: string,
-  listing: McpListing,
+  { tenantId, id, listing }: { tenantId: string; id: string; listing: McpListing },
 ): Promise<McpServerRow | null> {
   // A failed listing keeps the last good tool list: a server that is down for a moment does not
   // take its tools away; the error says why the list may be stale.

@@ -5,11 +5,11 @@ import { and, desc, eq, lt } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
 import { memoryEpisodes, memoryNotes } from "../../db/schema";
 import { sortableId } from "../../core/ids";
-import type { CortexDoc } from "../cortex";
-import { cortexFor } from "../cortex/routing";
+import type { CortexDoc } from "../cortex/search-index";
+import { type CortexEnv, cortexFor } from "../cortex/routing";
 
 /** What writing memory needs: D1 for the rows, the cortex shard for their index. */
-type MemoryEnv = Pick<Env, "DB" | "CORTEX">;
+type MemoryEnv = CortexEnv;
 
 export type NoteRow = typeof memoryNotes.$inferSelect;
 export type EpisodeRow = typeof memoryEpisodes.$inferSelect;
@@ -85,7 +85,10 @@ export async function getNote(db: D1Database, tenantId: string, id: string): Pro
   return row ? toNote(row) : null;
 }
 
-export async function listNotes(db: D1Database, tenantId: string, limit: number, before?: string): Promise<Note[]> {
+export async function listNotes(
+  db: D1Database,
+  { tenantId, limit, before }: { tenantId: string; limit: number; before?: string },
+): Promise<Note[]> {
   const where = before
     ? and(eq(memoryNotes.tenantId, tenantId), lt(memoryNotes.id, before))
     : eq(memoryNotes.tenantId, tenantId);
@@ -95,9 +98,11 @@ export async function listNotes(db: D1Database, tenantId: string, limit: number,
 
 export async function updateNote(
   env: MemoryEnv,
-  tenantId: string,
-  id: string,
-  change: { title?: string; text?: string; tags?: string[] },
+  {
+    tenantId,
+    id,
+    change,
+  }: { tenantId: string; id: string; change: { title?: string; text?: string; tags?: string[] } },
 ): Promise<Note | null> {
   const db = env.DB;
   const current = await getNote(db, tenantId, id);
@@ -118,10 +123,6 @@ export async function deleteNote(env: MemoryEnv, tenantId: string, id: string): 
     .returning({ id: memoryNotes.id });
   if (!res.length) return false;
   await (await cortexFor(env, tenantId)).deleteDoc(tenantId, "memory", id);
-  // A note from before the shards: its D1 row goes too, so a later move cannot bring it back.
-  await env.DB.prepare(`DELETE FROM cortex_docs WHERE tenant_id = ? AND kind = 'memory' AND ref_id = ?`)
-    .bind(tenantId, id)
-    .run();
   return true;
 }
 
@@ -181,10 +182,12 @@ export async function getEpisode(db: D1Database, tenantId: string, id: string): 
 /** Newest first; `before` is the last episode id of the previous page. */
 export async function listEpisodes(
   db: D1Database,
-  tenantId: string,
-  limit: number,
-  conversationId?: string,
-  before?: string,
+  {
+    tenantId,
+    limit,
+    conversationId,
+    before,
+  }: { tenantId: string; limit: number; conversationId?: string; before?: string },
 ): Promise<EpisodeRow[]> {
   const where = and(
     eq(memoryEpisodes.tenantId, tenantId),

@@ -83,9 +83,7 @@ async function askModelsApi(env: ModelEnv, id: string, client?: Anthropic): Prom
  */
 export async function resolveSettingsModel(
   env: ModelEnv,
-  id: string,
-  field = "settings.model",
-  client?: Anthropic,
+  { id, field = "settings.model", client }: { id: string; field?: string; client?: Anthropic },
 ): Promise<SettingsModel> {
   const found = findModel(id);
   if (found.kind === "current") return { ok: true, entry: found.entry };
@@ -164,15 +162,14 @@ export async function defaultModelEntry(
  * the first problem, naming its field.
  */
 export async function checkSettings(env: ModelEnv, settings: Settings, client?: Anthropic): Promise<SettingsModel> {
-  const model = await resolveSettingsModel(env, settings.model, "settings.model", client);
+  const model = await resolveSettingsModel(env, { id: settings.model, field: "settings.model", client });
   if (!model.ok) return model;
   if (settings.refusalFallbackModel !== null) {
-    const fallback = await resolveSettingsModel(
-      env,
-      settings.refusalFallbackModel,
-      "settings.refusalFallbackModel",
+    const fallback = await resolveSettingsModel(env, {
+      id: settings.refusalFallbackModel,
+      field: "settings.refusalFallbackModel",
       client,
-    );
+    });
     if (!fallback.ok) return fallback;
   }
   const problem = crossCheckSettings(settings, model.entry);
@@ -190,9 +187,7 @@ export type PlannedPatch =
  */
 export async function planSettingsPatch(
   env: ModelEnv,
-  current: Settings,
-  patch: SettingsPatch,
-  client?: Anthropic,
+  { current, patch, client }: { current: Settings; patch: SettingsPatch; client?: Anthropic },
 ): Promise<PlannedPatch> {
   const now = await resolveTurnModel(env, current.model, client);
   const from = now.ok && !now.movedFrom ? now.entry : null;
@@ -200,7 +195,7 @@ export async function planSettingsPatch(
   if (wanted.model === undefined && now.ok && now.movedFrom) wanted.model = now.entry.id;
   let to: ModelEntry;
   if (wanted.model !== undefined && wanted.model !== from?.id) {
-    const named = await resolveSettingsModel(env, wanted.model, "settings.model", client);
+    const named = await resolveSettingsModel(env, { id: wanted.model, field: "settings.model", client });
     if (!named.ok) return named;
     to = named.entry;
   } else if (from) to = from;
@@ -210,12 +205,11 @@ export async function planSettingsPatch(
       message: now.ok ? `settings.model: ${current.model} cannot be used` : `settings.model: ${now.message}`,
     };
   if (wanted.refusalFallbackModel) {
-    const fallback = await resolveSettingsModel(
-      env,
-      wanted.refusalFallbackModel,
-      "settings.refusalFallbackModel",
+    const fallback = await resolveSettingsModel(env, {
+      id: wanted.refusalFallbackModel,
+      field: "settings.refusalFallbackModel",
       client,
-    );
+    });
     if (!fallback.ok) return fallback;
   }
   return { ok: true, patch: wanted, from, to };

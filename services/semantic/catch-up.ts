@@ -1,9 +1,11 @@
 // The vectors are a derived view of the cortex: the documents without a vector yet (new or changed)
 // and the tombstones of deleted ones (left by the cortex schema's triggers) say what to write. The
-// index outbox runs this after each indexing run (services/semantic/outbox.ts), so vectors are
-// written with the documents, retried by the outbox's alarm; a shard forgets a deleted document's
-// vector as it deletes it; and each search runs it too, as the repair path for documents written
-// outside a conversation's outbox (notes, PDF pages, migrated rows) or whose embedding failed.
+// index outbox runs this on the tenant's D1 shard after each indexing run (CortexShard.syncVectors,
+// shard-vectors.ts), so vectors are written with the documents, retried by the outbox's alarm; the
+// shard forgets a deleted document's vector as it deletes it; and each search runs it too, as the
+// repair path for documents written outside a conversation's outbox (notes, PDF pages, moved
+// rows) or whose embedding failed. The tables are d1-migrations/cortex-shard/0002_semantic.sql's.
+import type { ShardDatabase } from "../cortex/search-index";
 import { sha256Hex } from "../../core/ids";
 import type { SemanticPath } from "./types";
 
@@ -20,7 +22,7 @@ export const vectorId = async (tenantId: string, docId: string) =>
 const GONE_PER_ROUND = 1000;
 
 /** Deletes the vectors of the tenant's deleted documents from the index; returns how many went. */
-export async function forgetGone(db: D1Database, path: SemanticPath, tenantId: string): Promise<number> {
+export async function forgetGone(db: ShardDatabase, path: SemanticPath, tenantId: string): Promise<number> {
   let forgotten = 0;
   for (;;) {
     const gone = await db
@@ -39,7 +41,7 @@ export async function forgetGone(db: D1Database, path: SemanticPath, tenantId: s
 
 /** Brings the tenant's vectors up to date with its cortex documents; returns how many were embedded. */
 export async function catchUp(
-  db: D1Database,
+  db: ShardDatabase,
   path: SemanticPath,
   tenantId: string,
   maxDocs = CATCH_UP_MAX_DOCS,

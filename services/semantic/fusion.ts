@@ -3,7 +3,7 @@
 // search's filters (conversation, kinds, ref prefix) and whose words are sought applied to both.
 import { reciprocalRankFusion } from "../../core/rrf";
 import { assistantWeight } from "../../core/speaker-weight";
-import type { CortexFusion, SearchHit } from "../cortex";
+import type { CortexFusion, SearchHit, ShardDatabase } from "../cortex/search-index";
 import { catchUp } from "./catch-up";
 import type { SemanticPath } from "./types";
 
@@ -42,7 +42,7 @@ type Filters = Parameters<CortexFusion["page"]>[3];
 
 /** The tenant's documents nearest the query, best first, one hit per document, filters applied. */
 async function semanticHits(
-  db: D1Database,
+  db: ShardDatabase,
   path: SemanticPath,
   tenantId: string,
   q: string,

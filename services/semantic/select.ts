@@ -3,7 +3,7 @@
 //   SEMANTIC_SEARCH=local: the hashed embedding into SQLite (measured, not on by default);
 //   otherwise none: the cortex is lexical only.
 import { envConfig } from "../../core/env-config";
-import type { CortexFusion } from "../cortex";
+import type { CortexFusion, ShardDatabase } from "../cortex/search-index";
 import { semanticFusion } from "./fusion";
 import { hashedEmbedder } from "./hashed-embedder";
 import { sqliteVectorIndex } from "./sqlite-vector-index";
@@ -17,7 +17,7 @@ export interface SemanticEnv {
 }
 
 /** `db`: the cortex shard's own SQLite (D1-shaped), where the local path keeps its vectors. */
-export function semanticPathFor(env: SemanticEnv, db: D1Database): SemanticPath | null {
+export function semanticPathFor(env: SemanticEnv, db: ShardDatabase): SemanticPath | null {
   const mode = envConfig(env).SEMANTIC_SEARCH;
   if (mode === "off") return null;
   if (mode === "local") return { mode: "local", embedder: hashedEmbedder, index: sqliteVectorIndex(db) };
@@ -27,7 +27,7 @@ export function semanticPathFor(env: SemanticEnv, db: D1Database): SemanticPath 
 }
 
 /** The cortex's fusion hook for this worker, or undefined when the cortex is lexical only. */
-export function cortexFusionFor(env: SemanticEnv, db: D1Database): CortexFusion | undefined {
+export function cortexFusionFor(env: SemanticEnv, db: ShardDatabase): CortexFusion | undefined {
   const path = semanticPathFor(env, db);
   return path ? semanticFusion(path) : undefined;
 }

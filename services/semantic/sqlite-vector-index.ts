@@ -1,6 +1,7 @@
 // The local VectorIndex: float32 vectors in the cortex shard's SQLite (table local_vectors, services/cortex/schema.ts), queried by
 // exact cosine over the tenant's rows. Exact and simple; it reads every vector of the tenant, so
 // it is for local use and tests, not for a tenant with millions of documents (that is Vectorize).
+import type { ShardDatabase } from "../cortex/search-index";
 import { dot } from "../../core/hashed-embedding";
 import type { VectorIndex, VectorMatch } from "./types";
 
@@ -12,7 +13,7 @@ function toVector(blob: ArrayBuffer | number[]): Float32Array {
   return new Float32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4);
 }
 
-export function sqliteVectorIndex(db: D1Database): VectorIndex {
+export function sqliteVectorIndex(db: ShardDatabase): VectorIndex {
   return {
     async upsert(tenantId, items) {
       const put = db.prepare(

@@ -41,9 +41,7 @@ type Attempt =
 
 export async function callHttpTool(
   spec: HttpToolSpec,
-  input: unknown,
-  ids: CallIds,
-  opts: { allowLoopback: boolean },
+  { input, ids, allowLoopback }: { input: unknown; ids: CallIds; allowLoopback: boolean },
 ): Promise<HttpToolResult> {
   const body = JSON.stringify(input ?? {});
   const maxAttempts = 1 + (spec.idempotent ? spec.retries : 0);
@@ -58,7 +56,7 @@ export async function callHttpTool(
             : BACKOFF_BASE_MS * 2 ** (attempt - 2),
         ),
       );
-    last = await attemptOnce(spec, body, ids, opts);
+    last = await attemptOnce(spec, { body, ids, allowLoopback });
     if (last.ok) return { content: scrub(last.text, spec.headers), isError: false, attempts: attempt };
     if (!last.retryable) return { content: scrub(last.message, spec.headers), isError: true, attempts: attempt };
   }
@@ -75,11 +73,10 @@ export async function callHttpTool(
 
 async function attemptOnce(
   spec: HttpToolSpec,
-  body: string,
-  ids: CallIds,
-  opts: { allowLoopback: boolean },
+  { body, ids, allowLoopback }: { body: string; ids: CallIds; allowLoopback: boolean },
 ): Promise<Attempt> {
   const signal = AbortSignal.timeout(spec.timeoutMs);
+  const opts = { allowLoopback };
   const first = checkOutboundUrl(spec.endpoint, opts);
   if (!first.ok) return { ok: false, message: `${spec.name}: endpoint refused: ${first.reason}`, retryable: false };
   let url = first.url;

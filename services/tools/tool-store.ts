@@ -36,9 +36,11 @@ const headerOwner = (tenantId: string, toolId: string) => `${tenantId}:${toolId}
 
 async function sealHeaders(
   env: SecretEnv,
-  tenantId: string,
-  toolId: string,
-  headers: Record<string, string> | null | undefined,
+  {
+    tenantId,
+    toolId,
+    headers,
+  }: { tenantId: string; toolId: string; headers: Record<string, string> | null | undefined },
 ) {
   if (!headers || !Object.keys(headers).length) return { headerNames: "[]", sealedHeaders: null };
   return {
@@ -62,10 +64,12 @@ const uniqueViolation = (err: unknown): boolean => {
 
 export async function createTool(
   env: SecretEnv,
-  tenantId: string,
-  kind: TenantToolKind,
-  projectId: string | null,
-  fields: ToolFields,
+  {
+    tenantId,
+    kind,
+    projectId,
+    fields,
+  }: { tenantId: string; kind: TenantToolKind; projectId: string | null; fields: ToolFields },
 ): Promise<ToolRow> {
   const now = new Date().toISOString();
   const id = sortableId("tool");
@@ -78,7 +82,7 @@ export async function createTool(
     ...rest,
     inputSchema: JSON.stringify(inputSchema),
     endpoint: endpoint ?? null,
-    ...(await sealHeaders(env, tenantId, id, headers)),
+    ...(await sealHeaders(env, { tenantId, toolId: id, headers })),
     createdAt: now,
     updatedAt: now,
   };
@@ -102,7 +106,10 @@ export async function getTool(db: D1Database, tenantId: string, id: string): Pro
 }
 
 /** Newest first; `before` is the last id of the previous page. */
-export async function listTools(db: D1Database, tenantId: string, limit: number, before?: string): Promise<ToolRow[]> {
+export async function listTools(
+  db: D1Database,
+  { tenantId, limit, before }: { tenantId: string; limit: number; before?: string },
+): Promise<ToolRow[]> {
   return drizzle(db)
     .select()
     .from(tools)
@@ -124,14 +131,12 @@ export async function toolsInScope(db: D1Database, tenantId: string, projectId: 
 /** The changed row; null when the tool does not exist for this tenant. `headers: null` removes them. */
 export async function updateTool(
   env: SecretEnv,
-  tenantId: string,
-  id: string,
-  change: ToolChange,
+  { tenantId, id, change }: { tenantId: string; id: string; change: ToolChange },
 ): Promise<ToolRow | null> {
   const { headers, inputSchema, ...rest } = change;
   const set: Partial<ToolRow> = { ...rest, updatedAt: new Date().toISOString() };
   if (inputSchema !== undefined) set.inputSchema = JSON.stringify(inputSchema);
-  if (headers !== undefined) Object.assign(set, await sealHeaders(env, tenantId, id, headers));
+  if (headers !== undefined) Object.assign(set, await sealHeaders(env, { tenantId, toolId: id, headers }));
   try {
     const [row] = await drizzle(env.DB)
       .update(tools)

@@ -123,9 +123,7 @@ export async function createExportJob(
 /** The tenant's job, unless it is being removed or its time is up. */
 export async function getExportJob(
   db: D1Database,
-  tenantId: string,
-  id: string,
-  now = new Date(),
+  { tenantId, id, now = new Date() }: { tenantId: string; id: string; now?: Date },
 ): Promise<ExportJob | null> {
   const row = await drizzle(db)
     .select()
@@ -138,9 +136,7 @@ export async function getExportJob(
 /** Marks a queued (or retried) job running; null when there is nothing to run (finished, removed). */
 export async function startExportJob(
   db: D1Database,
-  tenantId: string,
-  id: string,
-  now = new Date(),
+  { tenantId, id, now = new Date() }: { tenantId: string; id: string; now?: Date },
 ): Promise<ExportJob | null> {
   const rows = await drizzle(db)
     .update(exportJobs)
@@ -153,11 +149,19 @@ export async function startExportJob(
 /** Records a finished export, kept for the retention from now; false when the job was removed meanwhile. */
 export async function finishExportJob(
   db: D1Database,
-  tenantId: string,
-  id: string,
-  result: { conversations: number; bytes: number },
-  retentionMs: number,
-  now = new Date(),
+  {
+    tenantId,
+    id,
+    result,
+    retentionMs,
+    now = new Date(),
+  }: {
+    tenantId: string;
+    id: string;
+    result: { conversations: number; bytes: number };
+    retentionMs: number;
+    now?: Date;
+  },
 ): Promise<boolean> {
   const rows = await drizzle(db)
     .update(exportJobs)
@@ -175,10 +179,7 @@ export async function finishExportJob(
 /** Marks a job the queue gave up on as failed (a finished or removed one stays as it is). */
 export async function failExportJob(
   db: D1Database,
-  tenantId: string,
-  id: string,
-  error: string,
-  now = new Date(),
+  { tenantId, id, error, now = new Date() }: { tenantId: string; id: string; error: string; now?: Date },
 ): Promise<void> {
   await drizzle(db)
     .update(exportJobs)
@@ -190,9 +191,7 @@ export async function failExportJob(
 export async function removeExportJob(
   db: D1Database,
   bucket: R2Bucket,
-  tenantId: string,
-  id: string,
-  now = new Date(),
+  { tenantId, id, now = new Date() }: { tenantId: string; id: string; now?: Date },
 ): Promise<boolean> {
   // Due at once: should this request end before the row is gone, the next sweep finishes it.
   const marked = await drizzle(db)
@@ -201,17 +200,25 @@ export async function removeExportJob(
     .where(and(mine(tenantId, id), inArray(exportJobs.status, VISIBLE), gt(exportJobs.expiresAt, now.toISOString())))
     .returning({ id: exportJobs.id });
   if (!marked.length) return false;
-  await purgeExport(db, bucket, tenantId, id);
+  await purgeExport(db, bucket, { tenantId, id });
   return true;
 }
 
-async function purgeExport(db: D1Database, bucket: R2Bucket, tenantId: string, id: string): Promise<void> {
+async function purgeExport(
+  db: D1Database,
+  bucket: R2Bucket,
+  { tenantId, id }: { tenantId: string; id: string },
+): Promise<void> {
   await deleteR2Prefix(bucket, exportJobPrefix(tenantId, id));
   await drizzle(db).delete(exportJobs).where(mine(tenantId, id));
 }
 
 /** The cron's sweep: up to `limit` jobs whose time is up (a cut-short removal among them), with their objects. */
-export async function sweepExpiredExports(db: D1Database, bucket: R2Bucket, now: number, limit = 100): Promise<number> {
+export async function sweepExpiredExports(
+  db: D1Database,
+  bucket: R2Bucket,
+  { now, limit = 100 }: { now: number; limit?: number },
+): Promise<number> {
   const d = drizzle(db);
   const due = await d
     .select({ id: exportJobs.id, tenantId: exportJobs.tenantId })
@@ -221,7 +228,7 @@ export async function sweepExpiredExports(db: D1Database, bucket: R2Bucket, now:
     .limit(limit);
   for (const j of due) {
     await d.update(exportJobs).set({ status: "deleting" }).where(mine(j.tenantId, j.id));
-    await purgeExport(db, bucket, j.tenantId, j.id);
+    await purgeExport(db, bucket, { tenantId: j.tenantId, id: j.id });
   }
   return due.length;
 }

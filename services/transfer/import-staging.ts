@@ -46,9 +46,7 @@ export class ImportTooLarge extends Error {}
 
 export async function stageTranscript(
   bucket: R2Bucket,
-  tenantId: string,
-  body: ReadableStream<Uint8Array>,
-  format: ImportFormat,
+  { tenantId, body, format }: { tenantId: string; body: ReadableStream<Uint8Array>; format: ImportFormat },
 ): Promise<StagedImport> {
   const importId = sortableId("imp");
   const json = format === "json" ? new JsonMessageScanner(MAX_IMPORT_MESSAGE_CHARS) : null;
@@ -115,9 +113,7 @@ export async function stageTranscript(
 
 export async function readStagedChunk(
   bucket: R2Bucket,
-  tenantId: string,
-  importId: string,
-  chunk: number,
+  { tenantId, importId, chunk }: { tenantId: string; importId: string; chunk: number },
 ): Promise<ImportedMessage[]> {
   return withRetry("import staging read", async () => {
     const obj = await bucket.get(importStagingKey(tenantId, importId, chunk));

@@ -36,6 +36,6 @@ describe("the rolling summary on the running stack", () => {
     expect(replay.messages.length).toBe(2 + t.length - b);
     // The folded invoices are still found by the index.
     const s = (await api("GET", `/v1/search?q=INV-1000&conversation=${id}&kind=message`)).json;
-    expect(s.results[0].seq).toBe(1);
+    expect(s.data[0].seq).toBe(1);
   });
 });

@@ -12,7 +12,7 @@ describe("the local stack", () => {
     expect((await client().request("GET /v1/conversations")).status).toBe(200);
     const t = await client(ADMIN).request("POST /v1/admin/tenants", { body: { name: `e2e-${Date.now()}` } });
     expect(t.status).toBe(201);
-    expect((await client(t.data.apiKey).request("GET /v1/conversations")).data.conversations).toEqual([]);
+    expect((await client(t.data.apiKey).request("GET /v1/conversations")).data.data).toEqual([]);
   });
 
   it("runs turns as JSON and keeps the transcript in order under 20 parallel sends", async () => {
@@ -116,6 +116,6 @@ describe("the local stack", () => {
     expect((await b.request("GET /v1/conversations/{id}/replay", { path: { id } })).status).toBe(404);
     await new Promise((r) => setTimeout(r, 500));
     const s = await b.request("GET /v1/search", { query: { q: "tenant-a-private-e2e" } });
-    expect(s.data.results).toEqual([]);
+    expect(s.data.data).toEqual([]);
   });
 });

@@ -37,12 +37,12 @@ describe("persistence", () => {
         await fetch(`${base}/messages`, { headers: auth }),
         "GET /v1/conversations/{id}/messages",
       );
-      expect(page.messages.map((m) => m.role)).toEqual(["user", "assistant"]);
+      expect(page.data.map((m) => m.role)).toEqual(["user", "assistant"]);
       const search = await answer(
         await fetch(`${stack.baseUrl}/v1/search?q=survive-restart-marker`, { headers: auth }),
         "GET /v1/search",
       );
-      expect(search.results[0].conversationId).toBe(created.id);
+      expect(search.data[0].conversationId).toBe(created.id);
 
       // The crash: SIGKILL the whole stack as soon as the reply starts streaming.
       const res = await fetch(`${base}/messages`, {
@@ -72,8 +72,8 @@ describe("persistence", () => {
         await fetch(`${again}/messages?after=0`, { headers: auth }),
         "GET /v1/conversations/{id}/messages",
       );
-      expect(before.messages.map((m) => m.seq)).toEqual(before.messages.map((_, i) => i + 1));
-      expect(JSON.stringify(before.messages[2])).toBe(JSON.stringify(told[0]));
+      expect(before.data.map((m) => m.seq)).toEqual(before.data.map((_, i) => i + 1));
+      expect(JSON.stringify(before.data[2])).toBe(JSON.stringify(told[0]));
       const next = await fetch(`${again}/messages`, {
         method: "POST",
         headers: auth,
@@ -81,8 +81,8 @@ describe("persistence", () => {
       });
       expect(next.status).toBe(200);
       const body = await answer(next, "POST /v1/conversations/{id}/messages");
-      expect(body.messages[0].seq).toBe(before.messages.length + 1);
-      let found: Routes["GET /v1/search"]["response"]["results"] = [];
+      expect(body.messages[0].seq).toBe(before.data.length + 1);
+      let found: Routes["GET /v1/search"]["response"]["data"] = [];
       for (let i = 0; i < 40 && found.length === 0; i++) {
         await new Promise((r) => setTimeout(r, 250));
         found = (
@@ -92,11 +92,11 @@ describe("persistence", () => {
             }),
             "GET /v1/search",
           )
-        ).results;
+        ).data;
       }
       expect(found.find((h) => h.role === "user")?.id).toBe(told[0].id);
       console.log(
-        `[faults] whole stack killed mid-turn: 1 injected; ${before.messages.length - 2} messages of the crashed turn kept; survived`,
+        `[faults] whole stack killed mid-turn: 1 injected; ${before.data.length - 2} messages of the crashed turn kept; survived`,
       );
       await stack.stop();
     } finally {

@@ -292,7 +292,7 @@ describe("the chat", () => {
     expect(await page.locator(".log .empty").count()).toBe(0);
     expect(await axe(page)).toEqual([]);
     // Nothing is uploaded before Send: the conversation has no attachment and no note.
-    expect((await api("GET", `/v1/conversations/${id}/attachments`)).json.attachments).toEqual([]);
+    expect((await api("GET", `/v1/conversations/${id}/attachments`)).json.data).toEqual([]);
     await chip.locator("button.remove").click();
     expect(await page.locator(".upload").count()).toBe(0);
     expect(await page.locator(".log .empty").count()).toBe(1);
@@ -320,7 +320,7 @@ describe("the chat", () => {
     await refused.locator("button.remove").click();
     expect(await page.locator(".upload").count()).toBe(0);
     expect(uploads).toBe(0);
-    expect((await api("GET", `/v1/conversations/${id}/attachments`)).json.attachments).toEqual([]);
+    expect((await api("GET", `/v1/conversations/${id}/attachments`)).json.data).toEqual([]);
   });
 
   it("Send uploads the staged file and sends the turn with it: the message shows the file, the transcript has its note, the model reads it", async () => {
@@ -416,7 +416,7 @@ describe("the chat", () => {
   });
 
   it("settings are a form: the model list comes from the API, and a change is saved", async () => {
-    const models = (await api("GET", "/v1/models")).json.models.filter((m) => m.status !== "retired");
+    const models = (await api("GET", "/v1/models")).json.data.filter((m) => m.status !== "retired");
     await page.goto(`${base()}/#/c/${markdownId}/settings`);
     await page.waitForSelector("#settings-form");
     expect(await page.locator("#set-model option").count()).toBe(models.length);

@@ -327,9 +327,9 @@ describe("the web UI", () => {
       ).status,
     ).toBe(200);
     await api("POST", `/v1/conversations/${chatId}/messages`, { content: `a note about the ${word} colony` });
-    let hit: Routes["GET /v1/search"]["response"]["results"][number] | undefined;
+    let hit: Routes["GET /v1/search"]["response"]["data"][number] | undefined;
     for (let i = 0; i < 40 && !hit; i++) {
-      hit = (await api("GET", `/v1/search?q=${word}&kind=message`)).json.results[0];
+      hit = (await api("GET", `/v1/search?q=${word}&kind=message`)).json.data[0];
       if (!hit) await sleep(250);
     }
     expect(hit?.messageId).toBeTruthy();

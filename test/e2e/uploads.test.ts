@@ -50,8 +50,8 @@ describe("uploads", () => {
     expect(chunked).toContain("length_required");
     await new Promise((r) => setTimeout(r, 500));
     const list = await api("GET", `/v1/conversations/${id}/attachments`);
-    expect(list.json.attachments).toEqual([]);
+    expect(list.json.data).toEqual([]);
     const t = await api("GET", `/v1/conversations/${id}/messages`);
-    expect(t.json.messages).toEqual([]);
+    expect(t.json.data).toEqual([]);
   });
 });

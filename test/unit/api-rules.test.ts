@@ -86,7 +86,11 @@ function expand(value: unknown, responses: unknown[]): unknown {
     let match: RegExpExecArray | null;
     if ((match = /^\$step(\d+)\.(.+)$/.exec(value))) return clone(at(responses[Number(match[1])], match[2]));
     if ((match = /^\$image:(png|jpeg|gif|webp):(\d+)x(\d+)(?::(\d+))?$/.exec(value))) {
-      return imageBase64(`image/${match[1]}` as ImageFormat, Number(match[2]), Number(match[3]), Number(match[4] ?? 0));
+      return imageBase64(`image/${match[1]}` as ImageFormat, {
+        width: Number(match[2]),
+        height: Number(match[3]),
+        totalBytes: Number(match[4] ?? 0),
+      });
     }
     if ((match = /^\$text:(\d+):(.*)$/s.exec(value))) return match[2].repeat(Number(match[1]));
     return value;

@@ -165,7 +165,7 @@ describe("xlsx", () => {
   });
 
   it("reads rows resolving shared strings, inline strings, numbers and booleans", async () => {
-    const out = await readXlsxRows(memoryRangeReader(book), "Data", 1, 10);
+    const out = await readXlsxRows(memoryRangeReader(book), { sheet: "Data", from: 1, to: 10 });
     expect(out.sheet).toBe("Data");
     expect(out.rows).toEqual([
       ["Name", "Amount", "Active", null],
@@ -178,7 +178,7 @@ describe("xlsx", () => {
   });
 
   it("selects sheets by 1-based number or case-insensitive name", async () => {
-    const second = await readXlsxRows(memoryRangeReader(book), 2, 1, 7);
+    const second = await readXlsxRows(memoryRangeReader(book), { sheet: 2, from: 1, to: 7 });
     expect(second.sheet).toBe("Notes & More");
     expect(second.rows).toEqual([
       [1, 2, null, null, null],
@@ -189,23 +189,28 @@ describe("xlsx", () => {
       [],
       [null, null, null, null, -4000],
     ]);
-    expect((await readXlsxRows(memoryRangeReader(book), "notes & more", 7, 7)).rows).toEqual([
+    expect((await readXlsxRows(memoryRangeReader(book), { sheet: "notes & more", from: 7, to: 7 })).rows).toEqual([
       [null, null, null, null, -4000],
     ]);
   });
 
   it("stops inflating a large sheet after the last row asked for", async () => {
     const r = memoryRangeReader(book);
-    const out = await readXlsxRows(r, "Big", 2, 4);
+    const out = await readXlsxRows(r, { sheet: "Big", from: 2, to: 4 });
     expect(out.rows.map((row) => row[0])).toEqual([2, 3, 4]);
     expect(typeof out.rows[0][1]).toBe("number");
     expect(r.bytesRead).toBeLessThan(book.length / 2);
 
-    const tail = await readXlsxRows(memoryRangeReader(book), "Big", 59_999, 70_000);
+    const tail = await readXlsxRows(memoryRangeReader(book), { sheet: "Big", from: 59_999, to: 70_000 });
     expect(tail.rows.map((row) => row[0])).toEqual([59_999, 60_000]);
     expect(tail.to).toBe(60_000);
 
-    const capped = await readXlsxRows(memoryRangeReader(book), "Big", 1, 100, { maxRows: 10 });
+    const capped = await readXlsxRows(memoryRangeReader(book), {
+      sheet: "Big",
+      from: 1,
+      to: 100,
+      maxRows: 10,
+    });
     expect(capped).toMatchObject({ from: 1, to: 10, truncated: true });
     expect(capped.rows.length).toBe(10);
   });
@@ -214,15 +219,20 @@ describe("xlsx", () => {
     const stored = workbook(0);
     expect((await xlsxInfo(memoryRangeReader(stored))).sheets.map((s) => s.rows)).toEqual([5, 7, 60_000]);
     // Rows are as wide as the widest row returned.
-    expect((await readXlsxRows(memoryRangeReader(stored), 1, 2, 2)).rows).toEqual([["Fish & Chips", 12.5, true]]);
+    expect((await readXlsxRows(memoryRangeReader(stored), { sheet: 1, from: 2, to: 2 })).rows).toEqual([
+      ["Fish & Chips", 12.5, true],
+    ]);
   });
 
   it("fails with AttachmentFormatError on bad input", async () => {
     await expectFormatError(xlsxInfo(memoryRangeReader(strToU8("name,amount\nAnn,1\n".repeat(10)))), "not_zip");
     await expectFormatError(xlsxInfo(memoryRangeReader(book.subarray(0, Math.floor(book.length * 0.6)))), "truncated");
-    const err = await expectFormatError(readXlsxRows(memoryRangeReader(book), "Missing", 1, 2), "sheet_not_found");
+    const err = await expectFormatError(
+      readXlsxRows(memoryRangeReader(book), { sheet: "Missing", from: 1, to: 2 }),
+      "sheet_not_found",
+    );
     expect(err.message).toContain('"Notes & More"');
-    await expectFormatError(readXlsxRows(memoryRangeReader(book), 4, 1, 2), "sheet_not_found");
+    await expectFormatError(readXlsxRows(memoryRangeReader(book), { sheet: 4, from: 1, to: 2 }), "sheet_not_found");
     await expectFormatError(
       xlsxInfo(memoryRangeReader(zipSync({ "word/document.xml": strToU8("<w:document/>") }))),
       "missing_entry",

@@ -37,7 +37,7 @@ describe("line index", () => {
   it("reads lines 199,990-199,992 exactly, with under 200 KB read", async () => {
     const index = indexOf(big);
     const r = memoryRangeReader(big);
-    const out = await readLines(r, index, 199_990, 199_992);
+    const out = await readLines(r, { index, from: 199_990, to: 199_992 });
     expect(out.lines).toEqual(["line 199990 marmot199990", "line 199991 marmot199991", "line 199992 marmot199992"]);
     expect(out).toMatchObject({ from: 199_990, to: 199_992, truncated: false, pastEnd: false, totalLines: N });
     expect(r.bytesRead).toBeLessThan(200 * 1024);
@@ -64,17 +64,17 @@ describe("line index", () => {
     const index = indexOf(bytes, 2);
     const r = memoryRangeReader(bytes);
     expect(index.lines).toBe(3);
-    expect(await readLines(r, index, 2, 99)).toMatchObject({ lines: ["b", "c"], from: 2, to: 3 });
-    const past = await readLines(r, index, 4, 10);
+    expect(await readLines(r, { index, from: 2, to: 99 })).toMatchObject({ lines: ["b", "c"], from: 2, to: 3 });
+    const past = await readLines(r, { index, from: 4, to: 10 });
     expect(past).toMatchObject({ lines: [], pastEnd: true, totalLines: 3, from: 4, to: 3, bytesRead: 0 });
-    expect(await readLines(r, index, 0, 1)).toMatchObject({ lines: ["a"], from: 1, to: 1 });
+    expect(await readLines(r, { index, from: 0, to: 1 })).toMatchObject({ lines: ["a"], from: 1, to: 1 });
   });
 
   it("handles CRLF, a final line without newline, empty lines and a BOM", async () => {
     const bytes = strToU8("\ufefffirst\r\n\r\nthird\r\nlast");
     const index = indexOf(bytes, 2);
     expect(index.lines).toBe(4);
-    const out = await readLines(memoryRangeReader(bytes), index, 1, 4);
+    const out = await readLines(memoryRangeReader(bytes), { index, from: 1, to: 4 });
     expect(out.lines).toEqual(["first", "", "third", "last"]);
     expect(indexOf(strToU8(""), 5)).toEqual({ lines: 0, bytes: 0, every: 5, offsets: [0] });
     expect(indexOf(strToU8("x"), 5).lines).toBe(1);
@@ -86,7 +86,7 @@ describe("line index", () => {
     const bytes = strToU8(lines.join("\n"));
     const index = indexOf(bytes, 4, 7);
     for (const chunkBytes of [1, 2, 3, 5, 64]) {
-      const out = await readLines(memoryRangeReader(bytes), index, 3, 50, { chunkBytes });
+      const out = await readLines(memoryRangeReader(bytes), { index, from: 3, to: 50, chunkBytes });
       expect(out.lines).toEqual(lines.slice(2));
     }
   });
@@ -94,12 +94,12 @@ describe("line index", () => {
   it("caps the returned text at maxBytes without splitting a character", async () => {
     const bytes = strToU8(Array.from({ length: 100 }, () => "ééééé").join("\n"));
     const index = indexOf(bytes, 10);
-    const out = await readLines(memoryRangeReader(bytes), index, 1, 100, { maxBytes: 36 });
+    const out = await readLines(memoryRangeReader(bytes), { index, from: 1, to: 100, maxBytes: 36 });
     // Each line is 10 bytes + 1 for its newline: three fit (33), the fourth is cut to one "é".
     expect(out.truncated).toBe(true);
     expect(out.lines).toEqual(["ééééé", "ééééé", "ééééé", "é"]);
     expect(out.to).toBe(4);
-    const whole = await readLines(memoryRangeReader(bytes), index, 1, 100);
+    const whole = await readLines(memoryRangeReader(bytes), { index, from: 1, to: 100 });
     expect(whole.truncated).toBe(false);
     expect(whole.lines.length).toBe(100);
   });
@@ -148,7 +148,7 @@ describe("delimited", () => {
 
   it("reads data rows by number with the header", async () => {
     const bytes = strToU8(csv);
-    const out = await readRows(memoryRangeReader(bytes), indexOf(bytes, 2), ",", 2, 10);
+    const out = await readRows(memoryRangeReader(bytes), { index: indexOf(bytes, 2), delimiter: ",", from: 2, to: 10 });
     expect(out.header).toEqual(["name", "quote", "amount"]);
     expect(out.rows).toEqual([
       ["Bob", 'She said "no"', "2"],
@@ -157,6 +157,8 @@ describe("delimited", () => {
     ]);
     expect(out).toMatchObject({ from: 2, to: 4, totalRows: 4, truncated: false });
     const tsv = strToU8('a\tb\n1\t"x\ty"\n');
-    expect((await readRows(memoryRangeReader(tsv), indexOf(tsv), "\t", 1, 1)).rows).toEqual([["1", "x\ty"]]);
+    expect(
+      (await readRows(memoryRangeReader(tsv), { index: indexOf(tsv), delimiter: "\t", from: 1, to: 1 })).rows,
+    ).toEqual([["1", "x\ty"]]);
   });
 });

@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { diffSnapshots, measureShard, snapshotTables, sqliteFiles } from "../../scripts/bench/scale-files.mjs";
 import { summarizeShards } from "../../scripts/bench/scale-shards.mjs";
 import { tenantSizes, tenantText } from "../../scripts/bench/scale-text.mjs";
-import { CORTEX_SCHEMA } from "../../services/cortex/schema";
+import { cortexShardSchema } from "../../scripts/bench/sqlite-d1.mjs";
 
 const dirs: string[] = [];
 const opened: DatabaseSync[] = [];
@@ -79,7 +79,7 @@ function fakeShard(
   const file = join(folder, `${name}.sqlite`);
   const db = new DatabaseSync(file);
   db.exec("PRAGMA journal_mode = WAL; PRAGMA wal_autocheckpoint = 0");
-  db.exec(CORTEX_SCHEMA[0]);
+  db.exec(cortexShardSchema()[0]);
   const insert = db.prepare(
     "INSERT INTO cortex_docs (doc_id, tenant_id, conversation_id, kind, ref_id, seq, role, created_at, body) VALUES (?, ?, 'conv_1', 'message', ?, ?, 'user', '2026-01-01', ?)",
   );

@@ -61,7 +61,7 @@ describe("a compaction pass", () => {
   it("shrinks the turn to the target, largest tool results first, with labels naming the call", () => {
     const wide = { ...budget, contextWindowTokens: 40_000 };
     const ms = monster(14, 6_000);
-    const { messages, report } = compactMessages(ms, 3_000, wide, origins(ms));
+    const { messages, report } = compactMessages(ms, { fixedChars: 3_000, budget: wide, originOf: origins(ms) });
     const targetChars = 38_000 * 0.5 * 1.5;
     expect(report.charsBefore).toBeGreaterThan(targetChars);
     expect(report.charsAfter).toBeLessThanOrEqual(targetChars);
@@ -79,7 +79,7 @@ describe("a compaction pass", () => {
 
   it("cuts everything it may when the target is out of reach, and says how far it got", () => {
     const ms = monster(10, 8_000);
-    const { report } = compactMessages(ms, 0, budget, origins(ms));
+    const { report } = compactMessages(ms, { fixedChars: 0, budget, originOf: origins(ms) });
     expect(report.charsAfter).toBeGreaterThan(22_000 * 0.5 * 1.5);
     expect(report.targets).toHaveLength(7); // every result but the last 3
     expect(report.targets.every((t) => t.after <= 700)).toBe(true);
@@ -89,7 +89,7 @@ describe("a compaction pass", () => {
     const ms = monster(10, 8_000);
     ms[0] = { role: "user", content: [text("TASK ".repeat(3_000))] };
     blocksIn(ms[5])[0] = result("t2", 9_000, { is_error: true });
-    const { messages } = compactMessages(ms, 0, budget, origins(ms));
+    const { messages } = compactMessages(ms, { fixedChars: 0, budget, originOf: origins(ms) });
     expect(messages[0]).toEqual(ms[0]);
     expect(messages[5]).toEqual(ms[5]);
     for (const i of [ms.length - 1, ms.length - 3, ms.length - 5, ms.length - 2, ms.length - 4, ms.length - 6])
@@ -104,7 +104,7 @@ describe("a compaction pass", () => {
 
   it("draws the protection line exactly: the 4th-last result and the one just after messages[0] are cut", () => {
     const ms = monster(10, 8_000); // results at 2, 4, ..., 20
-    const { messages, report } = compactMessages(ms, 0, budget, origins(ms));
+    const { messages, report } = compactMessages(ms, { fixedChars: 0, budget, originOf: origins(ms) });
     const cut = (i: number) => JSON.stringify(messages[i]) !== JSON.stringify(ms[i]);
     expect([20, 18, 16].map(cut)).toEqual([false, false, false]); // the last 3 results
     expect([14, 2].map(cut)).toEqual([true, true]); // one past the edge, and the oldest
@@ -113,7 +113,7 @@ describe("a compaction pass", () => {
     // An error result at the edge stays whole, and the next older result is cut instead.
     const withError = monster(10, 8_000);
     blocksIn(withError[14])[0] = result("t6", 8_000, { is_error: true });
-    const e = compactMessages(withError, 0, budget, origins(withError));
+    const e = compactMessages(withError, { fixedChars: 0, budget, originOf: origins(withError) });
     expect(e.messages[14]).toEqual(withError[14]);
     expect(e.report.targets.map((t) => t.index)).not.toContain(14);
   });
@@ -125,7 +125,7 @@ describe("a compaction pass", () => {
       { role: "assistant", content: [text("fetch the log"), call("big")] },
       { role: "user", content: [result("big", 1_000_000)] },
     );
-    const { messages, report } = compactMessages(ms, 0, budget, origins(ms));
+    const { messages, report } = compactMessages(ms, { fixedChars: 0, budget, originOf: origins(ms) });
     const cap = Math.floor((22_000 * 0.5 * 1.5) / 2);
     const big = blockAs(blocksIn(messages.at(-1)!)[0], "tool_result").content;
     if (typeof big !== "string") throw new Error("the cut result is text");
@@ -158,7 +158,11 @@ describe("a compaction pass", () => {
     });
     for (let i = 0; i < 3; i++)
       ms.push({ role: "assistant", content: [text("short")] }, { role: "user", content: [text("ok")] });
-    const { messages, report } = compactMessages(ms, 0, { ...budget, contextWindowTokens: 12_000 }, origins(ms));
+    const { messages, report } = compactMessages(ms, {
+      fixedChars: 0,
+      budget: { ...budget, contextWindowTokens: 12_000 },
+      originOf: origins(ms),
+    });
     expect(JSON.stringify(messages)).not.toContain('"type":"image"');
     expect(report.targets.map((t) => t.kind)).toEqual(["image", "assistant"]);
     expect(blockAs(blocksIn(messages[1])[0], "text").text).toMatch(/TRUNCATED/);
@@ -168,7 +172,7 @@ describe("a compaction pass", () => {
     const ms: WireMessage[] = [{ role: "user", content: [text("read ten slices")] }];
     ms.push({ role: "assistant", content: Array.from({ length: 10 }, (_, i) => call(`p${i}`)) });
     ms.push({ role: "user", content: Array.from({ length: 10 }, (_, i) => result(`p${i}`, 5_000)) });
-    const { messages, report } = compactMessages(ms, 0, budget, origins(ms));
+    const { messages, report } = compactMessages(ms, { fixedChars: 0, budget, originOf: origins(ms) });
     expect(report.targets.map((t) => t.block)).toEqual([0, 1, 2, 3, 4, 5, 6]);
     expect(blocksIn(messages[2]).slice(7)).toEqual(blocksIn(ms[2]).slice(7));
   });
@@ -176,7 +180,7 @@ describe("a compaction pass", () => {
   it("never mutates the messages it is given", () => {
     const ms = monster(6, 9_000);
     const before = JSON.stringify(ms);
-    compactMessages(ms, 0, budget, origins(ms));
+    compactMessages(ms, { fixedChars: 0, budget, originOf: origins(ms) });
     expect(JSON.stringify(ms)).toBe(before);
     expect(size(ms)).toBe(before.length);
   });

@@ -10,10 +10,10 @@ const summarizer = readFileSync(`${root}workers/summarizer/wrangler.toml`, "utf8
 
 describe("wrangler configs", () => {
   it("give the fold consumer retries and a dead-letter queue", () => {
-    expect(summarizer).toMatch(/\[\[queues\.consumers\]\][^[]*queue = "context-chat-folds"/);
+    expect(summarizer).toMatch(/\[\[queues\.consumers\]\][^[]*queue = "context-chat-jobs"/);
     expect(summarizer).toMatch(/max_retries = [1-9]/);
-    expect(summarizer).toMatch(/dead_letter_queue = "context-chat-folds-dlq"/);
-    expect(chat).toMatch(/\[\[queues\.producers\]\][^[]*queue = "context-chat-folds"/);
+    expect(summarizer).toMatch(/dead_letter_queue = "context-chat-jobs-dlq"/);
+    expect(chat).toMatch(/\[\[queues\.producers\]\][^[]*queue = "context-chat-jobs"/);
   });
   it("route the summarizer to the chat worker's Durable Object by script_name", () => {
     const name = /^name = "([^"]+)"/m.exec(chat)![1];

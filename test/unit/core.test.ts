@@ -15,7 +15,7 @@ import {
 } from "../../core/settings";
 import { turnBodySchema } from "../../core/turn-input";
 import { describeZodError } from "../../core/validation";
-import { toFtsQuery } from "../../services/cortex";
+import { toFtsQuery } from "../../services/cortex/search-index";
 import { messageBatchKey, messageBatchStartAfter, parseMessageBatchKey } from "../../r2-layout";
 import { catalogEntry } from "../../core/models/lookup";
 
@@ -126,36 +126,43 @@ describe("settings", () => {
 
   it("moves the model's own figures with a model change, keeping what a user set", () => {
     const sonnet46 = defaultSettings(catalogEntry("claude-sonnet-4-6")!);
-    const moved = settingsAfterModelChange(
-      sonnet46,
-      { model: "claude-haiku-4-5" },
-      catalogEntry("claude-sonnet-4-6")!,
-      catalogEntry("claude-haiku-4-5")!,
-    );
+    const moved = settingsAfterModelChange(sonnet46, {
+      patch: { model: "claude-haiku-4-5" },
+      from: catalogEntry("claude-sonnet-4-6")!,
+      to: catalogEntry("claude-haiku-4-5")!,
+    });
     expect(moved).toMatchObject({ model: "claude-haiku-4-5", contextWindowTokens: 200_000, charsPerToken: 1.5 });
     const own = settingsAfterModelChange(
       { ...sonnet46, contextWindowTokens: 300_000, outputReserveTokens: 100_000 },
-      { model: "claude-haiku-4-5" },
-      catalogEntry("claude-sonnet-4-6")!,
-      catalogEntry("claude-haiku-4-5")!,
+      {
+        patch: { model: "claude-haiku-4-5" },
+        from: catalogEntry("claude-sonnet-4-6")!,
+        to: catalogEntry("claude-haiku-4-5")!,
+      },
     );
     expect(own).toMatchObject({ contextWindowTokens: 300_000, outputReserveTokens: 64_000 });
     // What the new model would refuse is brought within what it takes (a refusal's fallback gets the same).
     const quiet = { ...defaultSettings(SONNET), thinking: "between_tools" as const, effort: "low" as const };
     expect(
-      settingsAfterModelChange(quiet, { model: "claude-sonnet-5" }, SONNET, catalogEntry("claude-sonnet-5")!),
+      settingsAfterModelChange(quiet, {
+        patch: { model: "claude-sonnet-5" },
+        from: SONNET,
+        to: catalogEntry("claude-sonnet-5")!,
+      }),
     ).toMatchObject({ thinking: "auto", effort: "low" });
     expect(
       settingsAfterModelChange(
         { ...defaultSettings(SONNET), effort: "xhigh" },
-        { model: "claude-opus-4-6" },
-        SONNET,
-        catalogEntry("claude-opus-4-6")!,
+        { patch: { model: "claude-opus-4-6" }, from: SONNET, to: catalogEntry("claude-opus-4-6")! },
       ),
     ).toMatchObject({ effort: null });
     expect(
       crossCheckSettings(
-        settingsAfterModelChange(quiet, { model: "claude-haiku-4-5" }, SONNET, catalogEntry("claude-haiku-4-5")!),
+        settingsAfterModelChange(quiet, {
+          patch: { model: "claude-haiku-4-5" },
+          from: SONNET,
+          to: catalogEntry("claude-haiku-4-5")!,
+        }),
         catalogEntry("claude-haiku-4-5")!,
       ),
     ).toBeNull();
@@ -165,7 +172,9 @@ describe("settings", () => {
       ...LEGACY_MODEL_DEFAULTS,
       thinking: "auto" as const,
     };
-    expect(settingsAfterModelChange(legacy, { model: "claude-sonnet-5-5" }, null, SONNET)).toMatchObject({
+    expect(
+      settingsAfterModelChange(legacy, { patch: { model: "claude-sonnet-5-5" }, from: null, to: SONNET }),
+    ).toMatchObject({
       contextWindowTokens: 1_000_000,
       outputReserveTokens: 32_000,
       charsPerToken: 1.15,

@@ -32,6 +32,7 @@ describe("envConfig", () => {
       TURN_RATE_LIMIT_PER_MINUTE: 60,
       AUTH_FAILURES_PER_MINUTE: 60,
       AUTOMATION_CLAIM_PAGE: 100,
+      CORTEX_ROUTE_TTL_SECONDS: 60,
       AUTOMATION_RETRY_DELAY_SECONDS: 30,
       EXPORT_RETENTION_DAYS: 7,
       ALLOW_LOOPBACK_TOOLS: false,
@@ -147,7 +148,7 @@ describe("envConfig", () => {
     };
     const pool = [...readFileSync(`${root}test/workers/vitest.config.ts`, "utf8").matchAll(/^\s+([A-Z][A-Z0-9_]+):/gm)]
       .map((m) => m[1])
-      .filter((n) => n !== "TEST_MIGRATIONS");
+      .filter((n) => n !== "TEST_MIGRATIONS" && n !== "TEST_CORTEX_MIGRATIONS");
     const known = new Set(Object.keys(ENV_VARS));
     const read = new Set([
       ...declared("workers/env.d.ts"),

@@ -1,14 +1,30 @@
 // A function takes at most three positional parameters; more go in one options object, so a call
-// names what it passes. Held for the turn path's layers (agent, durable-objects, workers); core and
-// services follow as they are reworked. agent/tools/ is left out while its ToolContext is reworked.
+// names what it passes. Held for every layer of the Worker code: agent, core, durable-objects,
+// services and workers. LEFT_OUT holds what is not held yet, each entry a path prefix or a
+// `path name` for one function, with the reason.
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, normalize } from "node:path";
 import ts from "typescript";
 import { describe, expect, it } from "vitest";
 
 const ROOT = normalize(join(dirname(new URL(import.meta.url).pathname), "../.."));
-const HELD = ["agent", "durable-objects", "workers"];
-const LEFT_OUT = ["agent/tools/"];
+const HELD = ["agent", "core", "durable-objects", "services", "workers"];
+const LEFT_OUT = [
+  // The semantic search, being reworked, with the fusion hook it implements (services/cortex's
+  // CortexFusion.page): they follow once the rework has landed.
+  "services/semantic/",
+  "services/cortex/search-index.ts page",
+  // Per path point and per glyph box of every PDF content stream: a point is two numbers, and an
+  // object per call would allocate in the text extractor's hottest loop.
+  "services/attachments/formats/pdf/geometry.ts growBounds",
+];
+
+/** Whether the finding `file:line name (n)` is left out, by its file's path or by its file and name. */
+function leftOut(finding: string): boolean {
+  const [location, name] = finding.split(" ");
+  const path = location.slice(0, location.lastIndexOf(":"));
+  return LEFT_OUT.some((out) => (out.includes(" ") ? out === `${path} ${name}` : path.startsWith(out)));
+}
 
 function sources(dir: string): string[] {
   return readdirSync(join(ROOT, dir)).flatMap((name) => {
@@ -42,10 +58,27 @@ function longParameterLists(path: string, text: string): string[] {
 }
 
 describe("options objects", () => {
-  it("no function of the turn path's layers takes more than three positional parameters", () => {
-    const files = HELD.flatMap(sources).filter((p) => !LEFT_OUT.some((out) => p.startsWith(out)));
+  it("no function of the held layers takes more than three positional parameters", () => {
+    const files = HELD.flatMap(sources);
     expect(files.length).toBeGreaterThan(50);
-    expect(files.flatMap((p) => longParameterLists(p, readFileSync(join(ROOT, p), "utf8")))).toEqual([]);
+    const found = files.flatMap((p) => longParameterLists(p, readFileSync(join(ROOT, p), "utf8")));
+    expect(found.filter((f) => !leftOut(f))).toEqual([]);
+  }, 30_000); // parses every file of five layers: seconds on a busy machine
+
+  it("leaves out only what is named: a path prefix, or one function of one file", () => {
+    expect(leftOut("services/semantic/catch-up.ts:3 f (4)")).toBe(true);
+    expect(leftOut("services/cortex/search-index.ts:178 page (6)")).toBe(true);
+    expect(leftOut("services/cortex/search-index.ts:40 otherFunction (4)")).toBe(false);
+    expect(leftOut("services/attachments/formats/pdf/geometry.ts:9 growBoundsToo (4)")).toBe(false);
+    expect(leftOut("services/usage.ts:104 usageReport (5)")).toBe(false);
+  });
+
+  it("every named exception still names a function with a long parameter list", () => {
+    for (const out of LEFT_OUT.filter((o) => o.includes(" "))) {
+      const [path, name] = out.split(" ");
+      const found = longParameterLists(path, readFileSync(join(ROOT, path), "utf8"));
+      expect(found.some((f) => f.split(" ")[1] === name)).toBe(true);
+    }
   });
 
   it("finds a long parameter list on a function, a method, an arrow and a signature, and passes an options object", () => {

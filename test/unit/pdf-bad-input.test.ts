@@ -19,7 +19,7 @@ describe("bad input is a PdfError, quickly and with bounded reads", () => {
     const t0 = Date.now();
     const r = memoryRangeReader(bytes);
     expect((await pdfError(probePdf(r))).message).toMatch(pattern);
-    expect((await pdfError(readPdfPages(memoryRangeReader(bytes), 1, 1))).message).toMatch(pattern);
+    expect((await pdfError(readPdfPages(memoryRangeReader(bytes), { from: 1, to: 1 }))).message).toMatch(pattern);
     expect(Date.now() - t0).toBeLessThan(1000);
     return r;
   };
@@ -78,7 +78,9 @@ describe("bad input is a PdfError, quickly and with bounded reads", () => {
       },
       { root: 1 },
     );
-    expect((await pdfError(readPdfPages(memoryRangeReader(cycle), 1, 1))).message).toMatch(/page tree|Pages tree/);
+    expect((await pdfError(readPdfPages(memoryRangeReader(cycle), { from: 1, to: 1 }))).message).toMatch(
+      /page tree|Pages tree/,
+    );
   });
 
   it("a failing reader surfaces its own error, not a PdfError", async () => {
@@ -98,9 +100,13 @@ describe("bad input is a PdfError, quickly and with bounded reads", () => {
 
   it("an invalid range is a PdfError", async () => {
     const pdf = await kumquatPdf(2, true);
-    expect((await pdfError(readPdfPages(memoryRangeReader(pdf), 0, 1))).message).toMatch(/invalid page range/);
-    expect((await pdfError(readPdfPages(memoryRangeReader(pdf), 2, 1))).message).toMatch(/invalid page range/);
-    expect((await pdfError(readPdfPages(memoryRangeReader(pdf), 3, 3))).message).toBe(
+    expect((await pdfError(readPdfPages(memoryRangeReader(pdf), { from: 0, to: 1 }))).message).toMatch(
+      /invalid page range/,
+    );
+    expect((await pdfError(readPdfPages(memoryRangeReader(pdf), { from: 2, to: 1 }))).message).toMatch(
+      /invalid page range/,
+    );
+    expect((await pdfError(readPdfPages(memoryRangeReader(pdf), { from: 3, to: 3 }))).message).toBe(
       "page 3 is past the end: the document has 2 pages",
     );
   });
@@ -130,7 +136,7 @@ describe("bad input is a PdfError, quickly and with bounded reads", () => {
       }
       for (const run of [
         () => probePdf(memoryRangeReader(bytes)),
-        () => readPdfPages(memoryRangeReader(bytes), 1, 12),
+        () => readPdfPages(memoryRangeReader(bytes), { from: 1, to: 12 }),
       ]) {
         try {
           await run();

@@ -47,7 +47,7 @@ describe("incremental updates", () => {
     expect(text(updated.subarray(base.length))).toMatch(/\/Prev \d+/);
     expect((await probePdf(memoryRangeReader(base))).pageCount).toBe(3);
     expect((await probePdf(memoryRangeReader(updated))).pageCount).toBe(4);
-    const out = await readPdfPages(memoryRangeReader(updated), 3, 4);
+    const out = await readPdfPages(memoryRangeReader(updated), { from: 3, to: 4 });
     expect(out.pages.map((p) => p.text)).toEqual(["page 3 kumquat3", "page 4 appended later"]);
   });
 
@@ -66,7 +66,7 @@ describe("incremental updates", () => {
     const info = await probePdf(memoryRangeReader(twice));
     expect(info.pageCount).toBe(2);
     expect(info.title).toBe("Second revision");
-    const out = await readPdfPages(memoryRangeReader(twice), 1, 2);
+    const out = await readPdfPages(memoryRangeReader(twice), { from: 1, to: 2 });
     expect(out.pages.map((p) => p.text)).toEqual(["page 2 kumquat2", "third"]);
   });
 
@@ -104,7 +104,7 @@ describe("incremental updates", () => {
         title: "New title",
         author: null,
       });
-      expect((await readPdfPages(memoryRangeReader(updated), 1, 2)).pages.map((p) => p.text)).toEqual([
+      expect((await readPdfPages(memoryRangeReader(updated), { from: 1, to: 2 })).pages.map((p) => p.text)).toEqual([
         "original page",
         "added page",
       ]);
@@ -126,6 +126,6 @@ describe("incremental updates", () => {
     const looped = latin1(text(base).replace("/Root 1 0 R", `/Root 1 0 R /Prev ${startxrefOf(base)}`));
     expect(text(looped)).toContain(`/Prev ${startxrefOf(looped)}`);
     expect((await probePdf(memoryRangeReader(looped))).pageCount).toBe(1);
-    expect((await readPdfPages(memoryRangeReader(looped), 1, 1)).pages[0].text).toBe("looped");
+    expect((await readPdfPages(memoryRangeReader(looped), { from: 1, to: 1 })).pages[0].text).toBe("looped");
   });
 });

@@ -37,7 +37,7 @@ describe("a 3,000-page PDF read through ranged reads", () => {
 
       it("readPdfPages(1500, 1501) returns exactly those pages, reading < 5% of the file", async () => {
         const r = memoryRangeReader(bytes());
-        const out = await readPdfPages(r, 1500, 1501);
+        const out = await readPdfPages(r, { from: 1500, to: 1501 });
         expect(out.pages).toEqual([
           { page: 1500, text: "page 1500 kumquat1500" },
           { page: 1501, text: "page 1501 kumquat1501" },
@@ -50,24 +50,23 @@ describe("a 3,000-page PDF read through ranged reads", () => {
       });
 
       it("reads the first and the last page", async () => {
-        expect((await readPdfPages(memoryRangeReader(bytes()), 1, 1)).pages).toEqual([
+        expect((await readPdfPages(memoryRangeReader(bytes()), { from: 1, to: 1 })).pages).toEqual([
           { page: 1, text: "page 1 kumquat1" },
         ]);
-        expect((await readPdfPages(memoryRangeReader(bytes()), 2999, 3000)).pages.map((p) => p.text)).toEqual([
-          "page 2999 kumquat2999",
-          "page 3000 kumquat3000",
-        ]);
+        expect(
+          (await readPdfPages(memoryRangeReader(bytes()), { from: 2999, to: 3000 })).pages.map((p) => p.text),
+        ).toEqual(["page 2999 kumquat2999", "page 3000 kumquat3000"]);
       });
 
       it("a page past the end is a PdfError naming the page and the count", async () => {
-        const err = await pdfError(readPdfPages(memoryRangeReader(bytes()), 3001, 3001));
+        const err = await pdfError(readPdfPages(memoryRangeReader(bytes()), { from: 3001, to: 3001 }));
         expect(err.message).toBe("page 3001 is past the end: the document has 3000 pages");
-        const err2 = await pdfError(readPdfPages(memoryRangeReader(bytes()), 2999, 3002));
+        const err2 = await pdfError(readPdfPages(memoryRangeReader(bytes()), { from: 2999, to: 3002 }));
         expect(err2.message).toBe("page 3002 is past the end: the document has 3000 pages");
       });
 
       it("maxChars stops early and says so", async () => {
-        const out = await readPdfPages(memoryRangeReader(bytes()), 10, 20, { maxChars: 30 });
+        const out = await readPdfPages(memoryRangeReader(bytes()), { from: 10, to: 20, maxChars: 30 });
         expect(out.pages.map((p) => p.text)).toEqual(["page 10 kumquat10", "page 11 kumqu"]);
         expect(out.truncated).toBe(true);
       });

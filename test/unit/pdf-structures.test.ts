@@ -35,7 +35,7 @@ describe("hand-built structures", () => {
     expect(text(pdf)).toMatch(/\/Index \[0 \d+ 40 \d+\]/);
     const info = await probePdf(memoryRangeReader(pdf));
     expect(info).toMatchObject({ pageCount: 1, title: "Gap in the numbers" });
-    expect((await readPdfPages(memoryRangeReader(pdf), 1, 1)).pages[0].text).toBe("predicted");
+    expect((await readPdfPages(memoryRangeReader(pdf), { from: 1, to: 1 })).pages[0].text).toBe("predicted");
   });
 
   it("a hybrid file: the classic table's /XRefStm names the stream holding compressed objects", async () => {
@@ -47,7 +47,7 @@ describe("hand-built structures", () => {
     const hybrid = concat([body, latin1(table)]);
     expect(text(hybrid)).not.toMatch(/\/Prev/);
     expect((await probePdf(memoryRangeReader(hybrid))).pageCount).toBe(1);
-    expect((await readPdfPages(memoryRangeReader(hybrid), 1, 1)).pages[0].text).toBe("hybrid");
+    expect((await readPdfPages(memoryRangeReader(hybrid), { from: 1, to: 1 })).pages[0].text).toBe("hybrid");
   });
 
   it("text operators: Tj, TJ spacing, ' and \", T*, Td, Tm, escapes and hex strings; lines and spaces from positions", async () => {
@@ -65,7 +65,7 @@ describe("hand-built structures", () => {
       "BT /F1 12 Tf 200 480 Td (same baseline, next block) Tj ET",
       "BT /F1 1 Tf 0 Tc 0 Tw 12 0 0 12 72 300 Tm (E = mc) Tj 12 0 0 12 110 304 Tm (2 superscript) Tj ET",
     ].join("\n");
-    const out = await readPdfPages(memoryRangeReader(buildPdf(pageObjects(content), { root: 1 })), 1, 1);
+    const out = await readPdfPages(memoryRangeReader(buildPdf(pageObjects(content), { root: 1 })), { from: 1, to: 1 });
     expect(out.pages[0].text).toBe(
       [
         "Hello) (world) AB",
@@ -95,7 +95,7 @@ describe("hand-built structures", () => {
     objects[6] =
       "<< /Type /Font /Subtype /CIDFontType2 /BaseFont /Test /CIDSystemInfo << /Registry (Adobe) /Ordering (Identity) /Supplement 0 >> >>";
     objects[7] = stream("", cmap);
-    const out = await readPdfPages(memoryRangeReader(buildPdf(objects, { root: 1 })), 1, 1);
+    const out = await readPdfPages(memoryRangeReader(buildPdf(objects, { root: 1 })), { from: 1, to: 1 });
     expect(out.pages[0].text).toBe("Hi!09中 文😀");
   });
 
@@ -105,7 +105,7 @@ describe("hand-built structures", () => {
       "<< /Type /Font /Subtype /Type1 /BaseFont /X /Encoding << /BaseEncoding /WinAnsiEncoding /Differences [65 /Euro /uni263A] >> >>";
     objects[6] = "<< /Type /Font /Subtype /TrueType /BaseFont /Y /ToUnicode 7 0 R >>";
     objects[7] = stream("", "1 begincodespacerange <00> <FF> endcodespacerange 1 beginbfchar <42> <0078> endbfchar");
-    const out = await readPdfPages(memoryRangeReader(buildPdf(objects, { root: 1 })), 1, 1);
+    const out = await readPdfPages(memoryRangeReader(buildPdf(objects, { root: 1 })), { from: 1, to: 1 });
     expect(out.pages[0].text).toBe("€☺CAxC");
   });
 
@@ -130,7 +130,7 @@ describe("hand-built structures", () => {
     );
     const pdf = buildPdf(objects, { root: 1 });
     const r = memoryRangeReader(pdf);
-    const out = await readPdfPages(r, 1, 1);
+    const out = await readPdfPages(r, { from: 1, to: 1 });
     expect(out.pages[0].text).toBe("first stream\ninside a form\nafter the inline image");
     expect(r.bytesRead).toBeLessThan(64 * 1024);
   });
@@ -164,7 +164,7 @@ describe("hand-built structures", () => {
       const pdf = buildPdf(objects, { root: 1, xref });
       expect((await probePdf(memoryRangeReader(pdf))).pageCount).toBe(1000);
       const r = memoryRangeReader(pdf);
-      const out = await readPdfPages(r, 777, 778);
+      const out = await readPdfPages(r, { from: 777, to: 778 });
       expect(out.pages.map((p) => p.text)).toEqual(["leaf 777 persimmon777", "leaf 778 persimmon778"]);
       expect(r.bytesRead).toBeLessThan(0.15 * pdf.length);
     }
@@ -181,7 +181,9 @@ describe("hand-built structures", () => {
     expect(info).toMatchObject({ encrypted: true, pageCount: 2, title: null });
     // Its /O and /U hold no real password check: pdf.js finds the empty password wrong.
     expect(info.passwordRequired).toBe(true);
-    expect((await pdfError(readPdfPages(memoryRangeReader(encrypted), 1, 1))).message).toBe(NEEDS_PASSWORD);
+    expect((await pdfError(readPdfPages(memoryRangeReader(encrypted), { from: 1, to: 1 }))).message).toBe(
+      NEEDS_PASSWORD,
+    );
   });
 
   it("an encrypted file whose structure sits in object streams reports encrypted with pageCount 0", async () => {
@@ -196,7 +198,7 @@ describe("hand-built structures", () => {
 
   it("a content filter the own reader lacks hands the page to pdf.js (no text in an image filter)", async () => {
     const objects = pageObjects(stream("", "BT ET", "/JBIG2Decode"));
-    const out = await readPdfPages(memoryRangeReader(buildPdf(objects, { root: 1 })), 1, 1);
+    const out = await readPdfPages(memoryRangeReader(buildPdf(objects, { root: 1 })), { from: 1, to: 1 });
     expect(out.pages).toEqual([{ page: 1, text: "" }]);
   });
 
@@ -205,7 +207,7 @@ describe("hand-built structures", () => {
     const objects = pageObjects(stream("", hex, "[/ASCIIHexDecode /FlateDecode]"));
     objects[6] = stream("", "<~6<#'\\7PQ#?1*BP.+=LZ>@qfX:2'@*]Ebf_F+B3(u78s~>", "/ASCII85Decode");
     objects[3] = "<< /Type /Page /Parent 2 0 R /Contents [4 0 R 6 0 R] /Resources << /Font << /F1 5 0 R >> >> >>";
-    const out = await readPdfPages(memoryRangeReader(buildPdf(objects, { root: 1 })), 1, 1);
+    const out = await readPdfPages(memoryRangeReader(buildPdf(objects, { root: 1 })), { from: 1, to: 1 });
     // Both streams start their text at the origin, on one baseline: one line.
     expect(out.pages[0].text).toBe("hex and flate ascii85 works");
   });

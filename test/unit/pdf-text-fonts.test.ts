@@ -7,7 +7,8 @@ import { readPdfPages } from "../../services/attachments/formats/pdf/read";
 import { memoryRangeReader } from "../../services/attachments/formats/shared/range-reader";
 
 const fixture = (name: string) => new Uint8Array(readFileSync(new URL(`../fixtures/pdf/${name}`, import.meta.url)));
-const page1 = async (name: string) => (await readPdfPages(memoryRangeReader(fixture(name)), 1, 1)).pages[0].text;
+const page1 = async (name: string) =>
+  (await readPdfPages(memoryRangeReader(fixture(name)), { from: 1, to: 1 })).pages[0].text;
 
 describe("fonts whose encoding only the font program knows", () => {
   it("reads a TeX font's built-in ligatures through pdf.js, not as StandardEncoding guesses", async () => {

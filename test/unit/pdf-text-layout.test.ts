@@ -25,7 +25,7 @@ function onePage(
 }
 
 const pageTexts = async (pdf: Uint8Array, pages = 1) =>
-  (await readPdfPages(memoryRangeReader(pdf), 1, pages)).pages.map((p) => p.text);
+  (await readPdfPages(memoryRangeReader(pdf), { from: 1, to: pages })).pages.map((p) => p.text);
 
 describe("text layout from glyph positions", () => {
   it("places strings by the CTM: tick labels set by `cm` and `0 0 Td` are separate words and lines", async () => {

@@ -51,17 +51,17 @@ describe("self-service keys", () => {
     });
     // The new key sees the tenant's conversations.
     const seen = await api("GET", "/v1/conversations", undefined, { key: made.apiKey });
-    expect(seen.json.conversations.map((c) => c.id)).toContain(conv);
+    expect(seen.json.data.map((c) => c.id)).toContain(conv);
     const list = await api("GET", "/v1/keys", undefined, { key: made.apiKey });
     expect(list.status).toBe(200);
-    expect(list.json.keys.map((k) => [k.name, k.current])).toEqual([
+    expect(list.json.data.map((k) => [k.name, k.current])).toEqual([
       ["ci deploy", true],
       ["default", false],
     ]);
     expect(list.json.next).toBeNull();
     for (const secret of [made.apiKey, t.key, await sha256Hex(made.apiKey), await sha256Hex(t.key)])
       expect(list.text).not.toContain(secret);
-    expect(Object.keys(list.json.keys[0]).sort()).toEqual([
+    expect(Object.keys(list.json.data[0]).sort()).toEqual([
       "createdAt",
       "current",
       "expiresAt",
@@ -86,8 +86,8 @@ describe("self-service keys", () => {
     let cursor = "";
     for (let pages = 0; pages < 5; pages++) {
       const r = await api("GET", `/v1/keys?limit=2${cursor ? `&cursor=${cursor}` : ""}`, undefined, { key: t.key });
-      expect(r.json.keys.length).toBeLessThanOrEqual(2);
-      seen.push(...r.json.keys.map((k) => k.id));
+      expect(r.json.data.length).toBeLessThanOrEqual(2);
+      seen.push(...r.json.data.map((k) => k.id));
       if (!r.json.next) break;
       cursor = String(r.json.next);
     }
@@ -111,7 +111,7 @@ describe("self-service keys", () => {
     // Revoking again changes nothing; the key stays listed as revoked.
     const again = await api("DELETE", `/v1/keys/${victim.key.id}`, undefined, { key: t.key });
     expect(again.json.key.revokedAt).toBe(revoked.json.key.revokedAt);
-    const listed = (await api("GET", "/v1/keys", undefined, { key: t.key })).json.keys.find(
+    const listed = (await api("GET", "/v1/keys", undefined, { key: t.key })).json.data.find(
       (k) => k.id === victim.key.id,
     );
     expect(listed!.revokedAt).toBe(revoked.json.key.revokedAt);
@@ -120,7 +120,7 @@ describe("self-service keys", () => {
 
   it("revoke the calling key itself, but never the tenant's last active key", async () => {
     const t = await tenant();
-    const self = (await api("GET", "/v1/keys", undefined, { key: t.key })).json.keys[0];
+    const self = (await api("GET", "/v1/keys", undefined, { key: t.key })).json.data[0];
     const last = await api("DELETE", `/v1/keys/${self.id}`, undefined, { key: t.key });
     expect(last.status).toBe(409);
     expect(last.json.error).toEqual({ type: "conflict", message: expect.stringMatching(/last active key/) });
@@ -379,7 +379,7 @@ describe("a revoked key's tickets and sockets", () => {
     const error = await sock.next((e) => e.type === "error");
     expect(error.error.type).toBe("authentication_error");
     expect(await closed).toBe(1008);
-    const saved = (await api("GET", `/v1/conversations/${conv}/messages`, undefined, { key: t.key })).json.messages;
+    const saved = (await api("GET", `/v1/conversations/${conv}/messages`, undefined, { key: t.key })).json.data;
     expect(saved.filter((m) => m.role === "user").map((m) => m.content[0].text)).toEqual(["before"]);
   });
 
@@ -406,9 +406,9 @@ describe("a revoked key's tickets and sockets", () => {
     const error = await sock.next((e) => e.type === "error");
     expect(error.error.type).toBe("authentication_error");
     expect(await closed).toBe(1008);
-    expect(
-      (await api("GET", `/v1/conversations/${conv}/messages`, undefined, { key: t.key })).json.messages,
-    ).toHaveLength(2);
+    expect((await api("GET", `/v1/conversations/${conv}/messages`, undefined, { key: t.key })).json.data).toHaveLength(
+      2,
+    );
     expect((await api("GET", `/v1/conversations/${conv}`, undefined, { key: t.key })).json.requiresAction).toEqual(
       paused.json.requires_action,
     );
@@ -480,10 +480,10 @@ describe("operator keys (admin token)", () => {
     expect(made.status).toBe(201);
     expect(await works(made.json.apiKey)).toBe(true);
     const list = await api("GET", base, undefined, { key: ADMIN });
-    expect(list.json.keys.map((k) => k.name)).toEqual(["ops", "default"]);
-    expect(list.json.keys[0]).not.toHaveProperty("current");
+    expect(list.json.data.map((k) => k.name)).toEqual(["ops", "default"]);
+    expect(list.json.data[0]).not.toHaveProperty("current");
     expect(list.text).not.toContain(made.json.apiKey);
-    for (const k of list.json.keys)
+    for (const k of list.json.data)
       expect((await api("DELETE", `${base}/${k.id}`, undefined, { key: ADMIN })).status).toBe(200);
     expect(await works(t.key)).toBe(false);
     expect(await works(made.json.apiKey)).toBe(false);
@@ -492,7 +492,7 @@ describe("operator keys (admin token)", () => {
   it("answer an unknown tenant, another tenant's key and a tenant's key as admin token with 404 / 401", async () => {
     const t = await tenant();
     const u = await tenant();
-    const uKey = (await api("GET", "/v1/keys", undefined, { key: u.key })).json.keys[0].id;
+    const uKey = (await api("GET", "/v1/keys", undefined, { key: u.key })).json.data[0].id;
     const missing = await api("GET", `/v1/admin/tenants/ten_${"0".repeat(26)}/keys`, undefined, { key: ADMIN });
     expect(missing.status).toBe(404);
     expect(missing.json.error?.message).toBe("tenant not found");

@@ -190,7 +190,7 @@ describe("attachments", () => {
     expect(r.json.messages[2].content[0]).toMatchObject({ is_error: true });
     expect(JSON.stringify(r.json)).not.toContain("launch code");
     const list = await api("GET", `/v1/conversations/${id}/attachments`);
-    expect(list.json.attachments.map((a) => a.name)).toEqual(["secret.txt"]);
+    expect(list.json.data.map((a) => a.name)).toEqual(["secret.txt"]);
   });
 });
 
@@ -209,7 +209,7 @@ describe("pdf page indexing", () => {
     expect(await runExtractJob(job(1, 50), env as Env)).toEqual({ pages: 50, indexed: 50 });
     expect(await runExtractJob(job(1, 50), env as Env)).toEqual({ pages: 50, indexed: 50 });
     const hits = await api("GET", `/v1/search?q=kumquat42&kind=page`);
-    expect(hits.json.results[0]).toMatchObject({ kind: "page", seq: 42, conversationId: id });
+    expect(hits.json.data[0]).toMatchObject({ kind: "page", seq: 42, conversationId: id });
     const status = () =>
       env.DB.prepare(`SELECT index_status AS s FROM attachments WHERE id = ?`).bind(up.json.id).first<{ s: string }>();
     expect((await status())!.s).toBe("none");

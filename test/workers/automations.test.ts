@@ -55,7 +55,7 @@ describe("automations API", () => {
       ).status,
     ).toBe(400);
     const id = await createAutomation(key, {});
-    expect((await api("GET", "/v1/automations", undefined, { key })).json.automations.map((a) => a.id)).toEqual([id]);
+    expect((await api("GET", "/v1/automations", undefined, { key })).json.data.map((a) => a.id)).toEqual([id]);
     expect((await api("PATCH", `/v1/automations/${id}`, { prompt: "new prompt" }, { key })).json.prompt).toBe(
       "new prompt",
     );
@@ -181,7 +181,7 @@ describe("channels", () => {
     // The old conversation stays readable and searchable.
     expect((await transcript(a.json.conversationId, key)).length).toBe(4);
     await eventually(async () =>
-      (await api("GET", "/v1/search?q=first%20words%20on%20the%20channel", undefined, { key })).json.results.some(
+      (await api("GET", "/v1/search?q=first%20words%20on%20the%20channel", undefined, { key })).json.data.some(
         (h) => h.conversationId === a.json.conversationId,
       ),
     );
@@ -198,7 +198,7 @@ describe("channels", () => {
     const other = await newTenant();
     const theirs = await api("POST", "/v1/channels/burst/messages", { content: "theirs" }, { key: other });
     expect(theirs.json.conversationId).not.toBe(rs[0].json.conversationId);
-    expect((await api("GET", "/v1/channels", undefined, { key: other })).json.channels.map((c) => c.name)).toEqual([
+    expect((await api("GET", "/v1/channels", undefined, { key: other })).json.data.map((c) => c.name)).toEqual([
       "burst",
     ]);
     expect((await api("GET", "/v1/channels/nope", undefined, { key: other })).status).toBe(404);

@@ -397,9 +397,7 @@ describe("client tools", () => {
   it("keep the wait's alarm set once indexing has caught up (the outbox would otherwise clear it)", async () => {
     const id = await createConversation();
     const paused = await turn(id, `@tool get_weather {"city":"zanzibar-alarm-check"}`);
-    await eventually(
-      async () => (await api("GET", `/v1/search?q=zanzibar&conversation=${id}`)).json.results.length > 0,
-    );
+    await eventually(async () => (await api("GET", `/v1/search?q=zanzibar&conversation=${id}`)).json.data.length > 0);
     await new Promise((r) => setTimeout(r, 200));
     const alarmAt = await inConversation(id, (_i, state) => state.storage.getAlarm());
     expect(alarmAt).toBe(Date.parse(paused.json.requires_action!.expiresAt));

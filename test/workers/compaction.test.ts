@@ -59,7 +59,7 @@ describe("the in-turn compactor", () => {
     expect(snaps[0]).toMatchObject({ budgetTokens: 22_000, compacted: true });
     expect(snaps.at(-1)!.compacted).toBe(false);
     // The finished card stays in the timeline for History, never in what is replayed.
-    const timeline = (await api("GET", `/v1/conversations/${id}/timeline`)).json.cards;
+    const timeline = (await api("GET", `/v1/conversations/${id}/timeline`)).json.data;
     expect(timeline).toHaveLength(1);
     expect(timeline[0]).toMatchObject({
       type: "compaction",

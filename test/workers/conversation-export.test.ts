@@ -99,9 +99,7 @@ beforeAll(async () => {
     env,
   );
   expect(outcome.applied).toBe(true);
-  await eventually(
-    async () => (await api("GET", "/v1/memory/episodes?limit=5", undefined, { key })).json.episodes.length,
-  );
+  await eventually(async () => (await api("GET", "/v1/memory/episodes?limit=5", undefined, { key })).json.data.length);
 }, 60_000);
 
 describe("conversation export", () => {

@@ -33,7 +33,7 @@ describe("conversation import", () => {
     const msgs = await transcript(id, key);
     expect(msgs.map(textOf)).toEqual(["Invoice INV-4471 is 318.40 EUR.", "Noted the invoice.", "second", "reply two"]);
     const hit = await eventually(
-      async () => (await api("GET", "/v1/search?q=INV-4471", undefined, { key })).json.results[0],
+      async () => (await api("GET", "/v1/search?q=INV-4471", undefined, { key })).json.data[0],
     );
     expect(hit.messageId).toBe(r.json.messages[0].id);
     // A turn after an import continues the numbering and still alternates.

@@ -33,7 +33,7 @@ describe("auth", () => {
     expect(key).toMatch(/^ck_/);
     const list = await api("GET", "/v1/conversations", undefined, { key });
     expect(list.status).toBe(200);
-    expect(list.json.conversations).toEqual([]);
+    expect(list.json.data).toEqual([]);
   });
 
   it("stores keys hashed, never in plaintext", async () => {
@@ -69,9 +69,9 @@ describe("conversations", () => {
     });
     const list = await eventually(async () => {
       const r = await api("GET", "/v1/conversations?limit=100");
-      return r.json.conversations.some((c) => c.id === a) ? r : null;
+      return r.json.data.some((c) => c.id === a) ? r : null;
     });
-    const ids = list!.json.conversations.map((c) => c.id);
+    const ids = list!.json.data.map((c) => c.id);
     expect(ids.indexOf(b)).toBeLessThan(ids.indexOf(a));
     const p = await api("PATCH", `/v1/conversations/${a}`, { title: "renamed", settings: { tailMessages: 12 } });
     expect(p.status).toBe(200);
@@ -85,9 +85,9 @@ describe("conversations", () => {
     const made = [];
     for (let i = 0; i < 5; i++) made.push(await createConversation(undefined, key));
     const first = await api("GET", "/v1/conversations?limit=2", undefined, { key });
-    expect(first.json.conversations.map((c) => c.id)).toEqual([made[4], made[3]]);
+    expect(first.json.data.map((c) => c.id)).toEqual([made[4], made[3]]);
     const second = await api("GET", `/v1/conversations?limit=2&cursor=${first.json.next}`, undefined, { key });
-    expect(second.json.conversations.map((c) => c.id)).toEqual([made[2], made[1]]);
+    expect(second.json.data.map((c) => c.id)).toEqual([made[2], made[1]]);
   });
 
   it("rejects bad settings with a 400 that names the field, and changes nothing", async () => {
@@ -300,7 +300,7 @@ describe("replay", () => {
     expect(r.json.messages.map((m) => m.role)).toEqual(["user", "assistant"]);
     expect(r.json.messages[0].content[0]).toMatchObject({ type: "text", text: "first question" });
     // The reply's thinking goes back exactly as stored, its prefix unchanged since it was produced.
-    const saved = (await api("GET", `/v1/conversations/${id}/messages`)).json.messages[1];
+    const saved = (await api("GET", `/v1/conversations/${id}/messages`)).json.data[1];
     expect(r.json.messages[1].content[0]).toEqual(saved.content[0]);
     expect(saved.content[0]).toMatchObject({ type: "thinking", signature: expect.any(String) });
     expect(saved.thinkingPrefixes).toHaveLength(1);
@@ -350,16 +350,16 @@ describe("search", () => {
     await send(id, `the flight plan is in ${marker}.txt`);
     const found = await eventually(async () => {
       const r = await api("GET", `/v1/search?q=${encodeURIComponent(`${marker}.txt`)}`);
-      return r.json.results.length ? r : null;
+      return r.json.data.length ? r : null;
     });
-    expect(found!.json.results[0]).toMatchObject({ conversationId: id, role: "user", seq: 1 });
-    expect(found!.json.results[0].snippet).toContain("[");
+    expect(found!.json.data[0]).toMatchObject({ conversationId: id, role: "user", seq: 1 });
+    expect(found!.json.data[0].snippet).toContain("[");
     const stemmed = await api("GET", `/v1/search?q=${encodeURIComponent(`plans ${marker}`)}&conversation=${id}`);
-    expect(stemmed.json.results.length).toBeGreaterThan(0);
+    expect(stemmed.json.data.length).toBeGreaterThan(0);
     const keyB = await newTenant();
     const other = await api("GET", `/v1/search?q=${encodeURIComponent(marker)}`, undefined, { key: keyB });
     expect(other.status).toBe(200);
-    expect(other.json.results).toEqual([]);
+    expect(other.json.data).toEqual([]);
     expect((await api("GET", "/v1/search")).status).toBe(400);
     expect((await api("GET", `/v1/search?q=${encodeURIComponent('"unbalanced AND (')}`)).status).toBe(200);
   });
@@ -369,7 +369,7 @@ describe("search", () => {
     await send(id, "idempotent-indexing-check");
     const count = () => shardCount("SELECT COUNT(*) AS n FROM cortex_docs WHERE conversation_id = ?", [id]);
     await eventually(async () => (await count()) === 2);
-    const { messageDoc } = await import("../../services/cortex");
+    const { messageDoc } = await import("../../services/cortex/search-index");
     const t = await transcript(id);
     await (await cortexFor(env as Env, "dev")).index(
       "dev",
@@ -402,7 +402,7 @@ describe("tenant isolation", () => {
       expect(r.text).not.toContain("private words");
     }
     const list = await api("GET", "/v1/conversations", undefined, { key: keyB });
-    expect(list.json.conversations.map((c) => c.id)).not.toContain(id);
+    expect(list.json.data.map((c) => c.id)).not.toContain(id);
     expect((await transcript(id)).length).toBe(2);
     expect((await api("GET", `/v1/conversations/${id}`)).json.title).toBe("test");
   });

@@ -30,15 +30,24 @@ describe("the corpus log", () => {
     const past = new Date(now - 2 * DAY_MS);
     const day = past.toISOString().slice(0, 10);
     const today = new Date(now).toISOString().slice(0, 10);
-    await logCorpusEvent(env, t.id, "compaction.started", { conversation: "conv_a", tokens: 100 }, past);
-    await logCorpusEvent(
-      env,
-      t.id,
-      "compaction.applied",
-      { conversation: "conv_a", saved: 60 },
-      new Date(past.getTime() + 1000),
-    );
-    await logCorpusEvent(env, t.id, "fold.applied", { conversation: "conv_b" }, new Date(now));
+    await logCorpusEvent(env, {
+      tenantId: t.id,
+      event: "compaction.started",
+      fields: { conversation: "conv_a", tokens: 100 },
+      at: past,
+    });
+    await logCorpusEvent(env, {
+      tenantId: t.id,
+      event: "compaction.applied",
+      fields: { conversation: "conv_a", saved: 60 },
+      at: new Date(past.getTime() + 1000),
+    });
+    await logCorpusEvent(env, {
+      tenantId: t.id,
+      event: "fold.applied",
+      fields: { conversation: "conv_b" },
+      at: new Date(now),
+    });
     expect(await pending(t.id)).toEqual([day, today]);
 
     const before = await api("GET", `/v1/corpus/${day}`, undefined, { key: t.key });
@@ -67,7 +76,12 @@ describe("the corpus log", () => {
     const t = await tenant();
     const past = new Date(Date.now() - 3 * DAY_MS);
     const day = past.toISOString().slice(0, 10);
-    await logCorpusEvent(env, t.id, "compaction.applied", { conversation: "conv_c" }, past);
+    await logCorpusEvent(env, {
+      tenantId: t.id,
+      event: "compaction.applied",
+      fields: { conversation: "conv_c" },
+      at: past,
+    });
     // The log was written, then the worker died before deleting the events and the row.
     await env.BUCKET.put(corpusLogKey(t.id, day), "# the log as first written\n");
     expect(await rollUpCorpusDays(env, Date.now())).toBeGreaterThanOrEqual(1);

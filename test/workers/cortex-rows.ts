@@ -1,7 +1,15 @@
-// Reads a tenant's cortex rows where they live: inside its shard's own SQLite (CortexDO).
-import { runInDurableObject } from "cloudflare:test";
+// Reads a tenant's cortex rows where they live: in its D1 shard (the routing table's CORTEX_SHARD_n).
 import { env } from "cloudflare:workers";
-import { cortexFor } from "../../services/cortex/routing";
+import { routeOf, shardDatabase, shardNames } from "../../services/cortex/routing";
+
+/**
+ * The D1 database of the tenant's shard (the dev tenant's by default). Reading assigns nothing: a
+ * tenant without a shard has no rows, and the first shard shows it none.
+ */
+export async function shardOf(tenantId = "dev"): Promise<D1Database> {
+  const route = await routeOf(env as Env, tenantId, { assign: false });
+  return shardDatabase(env, route?.shard ?? shardNames(env)[0]);
+}
 
 /** Rows of `sql` run in the tenant's shard (the dev tenant's by default). */
 export async function shardRows<T = Record<string, unknown>>(
@@ -9,11 +17,14 @@ export async function shardRows<T = Record<string, unknown>>(
   params: unknown[] = [],
   tenantId = "dev",
 ): Promise<T[]> {
-  const stub = await cortexFor(env as Env, tenantId);
-  return runInDurableObject(
-    stub,
-    (_instance, state) => state.storage.sql.exec(sql, ...(params as SqlStorageValue[])).toArray() as T[],
-  );
+  return (
+    await (
+      await shardOf(tenantId)
+    )
+      .prepare(sql)
+      .bind(...params)
+      .all<T>()
+  ).results;
 }
 
 /** `SELECT COUNT(*) AS n ...` in the tenant's shard. */

@@ -1,94 +1,211 @@
-// The cortex lives in one Durable Object per shard, a tenant's shard chosen by the routing table:
-// each tenant's rows are physically in its own object, search reaches exactly one shard, and
-// nothing is written to the D1 cortex any more.
-import { runInDurableObject } from "cloudflare:test";
+// The cortex lives in sharded D1 databases (CORTEX_SHARD_0..N): the routing table assigns each
+// tenant one (a new tenant the least full), search reaches exactly the tenant's shard and answers
+// only its rows, and a tenant moves between shards in bounded, resumable, idempotent steps.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { CORTEX_SCHEMA, ensureCortexSchema } from "../../services/cortex/schema";
-import { assignShard, cortexFor, defaultShard, shardFor, shardNameOf } from "../../services/cortex/routing";
-import { api, createConversation, eventually, send, newTenantWithId } from "./helpers";
+import { moveTenantStep, type MoveStep } from "../../services/cortex/move";
+import {
+  assignShard,
+  cortexFor,
+  forgetRoute,
+  leastFullShard,
+  routeOf,
+  shardDatabase,
+  shardNames,
+} from "../../services/cortex/routing";
 import { shardRows } from "./cortex-rows";
+import { ADMIN, api, createConversation, eventually, newTenantWithId, send } from "./helpers";
 
 const search = async (key: string, q: string) =>
-  (await api("GET", `/v1/search?q=${encodeURIComponent(q)}`, undefined, { key })).json.results;
+  (await api("GET", `/v1/search?q=${encodeURIComponent(q)}`, undefined, { key })).json.data;
+const [S0, S1] = shardNames(env);
+const rowsIn = async (shard: string, tenantId: string) =>
+  (
+    await shardDatabase(env, shard)
+      .prepare(`SELECT doc_id, body FROM cortex_docs WHERE tenant_id = ? ORDER BY doc_id`)
+      .bind(tenantId)
+      .all<{ doc_id: string; body: string }>()
+  ).results;
+const tenantsIn = async (shard: string) =>
+  (await env.DB.prepare(`SELECT COUNT(*) AS n FROM cortex_shards WHERE shard = ?`).bind(shard).first<number>("n")) ?? 0;
 
 describe("cortex routing", () => {
-  it("sends a tenant to its own default shard unless the routing table names another", async () => {
-    expect(shardFor("ten_a", null)).toBe(defaultShard("ten_a"));
-    expect(shardFor("ten_a", "big-1")).toBe("big-1");
-    expect(defaultShard("ten_a")).not.toBe(defaultShard("ten_b"));
+  it("runs at least two shards, each migrated from d1-migrations/cortex-shard", async () => {
+    expect(shardNames(env).length).toBeGreaterThanOrEqual(2);
+    for (const name of shardNames(env)) {
+      const applied = await shardDatabase(env, name).prepare(`SELECT name FROM d1_migrations ORDER BY id`).all();
+      expect(applied.results.map((r) => r.name)).toEqual(["0001_cortex_docs.sql", "0002_semantic.sql"]);
+      // FTS5 with the porter stemmer in each: "planning" finds "plans".
+      const db = shardDatabase(env, name);
+      const t = `ten_stem_${name}_${Date.now()}`;
+      await db
+        .prepare(
+          `INSERT INTO cortex_docs (doc_id, tenant_id, kind, ref_id, created_at, body) VALUES (?, ?, 'memory', 'x', '2026-01-01', 'our plans')`,
+        )
+        .bind(`memory:${t}:00000`, t)
+        .run();
+      const hit = await db
+        .prepare(
+          `SELECT d.tenant_id AS t FROM cortex_fts JOIN cortex_docs d ON d.rowid = cortex_fts.rowid WHERE cortex_fts MATCH 'planning' AND d.tenant_id = ?`,
+        )
+        .bind(t)
+        .all();
+      expect(hit.results).toHaveLength(1);
+    }
+  });
+
+  it("assigns a new tenant the least full shard, so new tenants spread over the shards", async () => {
+    const seen = new Set<string>();
+    for (let i = 0; i < 4; i++) {
+      const before = { [S0]: await tenantsIn(S0), [S1]: await tenantsIn(S1) };
+      const expected = await leastFullShard(env as Env);
+      expect(before[expected]).toBe(Math.min(before[S0], before[S1]));
+      const { tenantId } = await newTenantWithId();
+      const { shard } = await routeOf(env as Env, tenantId);
+      expect(shard).toBe(expected);
+      seen.add(shard);
+    }
+    expect(seen).toEqual(new Set([S0, S1]));
+  });
+
+  it("keeps an assignment: a tenant's route names the same shard on every use", async () => {
     const { tenantId } = await newTenantWithId();
-    expect(await shardNameOf(env.DB, tenantId)).toBe(defaultShard(tenantId));
-    await assignShard(env.DB, tenantId, "moved-1");
-    expect(await shardNameOf(env.DB, tenantId)).toBe("moved-1");
-    expect((await cortexFor(env as Env, tenantId)).id.equals(env.CORTEX.idFromName("moved-1"))).toBe(true);
+    const first = (await routeOf(env as Env, tenantId)).shard;
+    forgetRoute(tenantId);
+    expect((await routeOf(env as Env, tenantId)).shard).toBe(first);
+    expect((await cortexFor(env as Env, tenantId)).name).toBe(first);
   });
 });
 
 describe("cortex shards", () => {
-  it("keep each tenant's rows in its own object; search reaches only the caller's", async () => {
+  it("keep each tenant's rows in its own shard; search reaches only the caller's", async () => {
     const a = await newTenantWithId();
     const b = await newTenantWithId();
+    await assignShard(env.DB, a.tenantId, S0);
+    await assignShard(env.DB, b.tenantId, S1);
     await send(await createConversation(undefined, a.key), "the quokka-ledger lives in shard A", a.key);
     await send(await createConversation(undefined, b.key), "the wombat-ledger lives in shard B", b.key);
-    const rowsOf = (t: string) =>
-      eventually(async () => {
-        const rows = await shardRows<{ tenant_id: string; body: string }>(
-          `SELECT tenant_id, body FROM cortex_docs`,
-          [],
-          t,
-        );
-        return rows.length >= 2 ? rows : null;
-      });
-    const inA = await rowsOf(a.tenantId);
-    const inB = await rowsOf(b.tenantId);
-    expect(new Set(inA.map((r) => r.tenant_id))).toEqual(new Set([a.tenantId]));
-    expect(new Set(inB.map((r) => r.tenant_id))).toEqual(new Set([b.tenantId]));
-    expect(inA.some((r) => r.body.includes("quokka-ledger"))).toBe(true);
-    expect(inB.some((r) => r.body.includes("quokka-ledger"))).toBe(false);
-    expect((await cortexFor(env as Env, a.tenantId)).id.equals((await cortexFor(env as Env, b.tenantId)).id)).toBe(
-      false,
+    const inA = await eventually(async () =>
+      (await rowsIn(S0, a.tenantId)).length >= 2 ? rowsIn(S0, a.tenantId) : null,
     );
-    // New writes reach the shards only; the D1 cortex is left to the migration.
-    const legacy = await env.DB.prepare(`SELECT COUNT(*) AS n FROM cortex_docs WHERE tenant_id IN (?, ?)`)
-      .bind(a.tenantId, b.tenantId)
-      .first<number>("n");
-    expect(legacy).toBe(0);
+    await eventually(async () => ((await rowsIn(S1, b.tenantId)).length >= 2 ? true : null));
+    expect(inA.some((r) => r.body.includes("quokka-ledger"))).toBe(true);
+    // Nothing of A in B's shard and nothing of B in A's.
+    expect(await rowsIn(S1, a.tenantId)).toEqual([]);
+    expect(await rowsIn(S0, b.tenantId)).toEqual([]);
+    // DB holds no index table any more (0022 dropped the single-database cortex).
+    const tables = await env.DB.prepare(
+      `SELECT name FROM sqlite_master WHERE name IN ('cortex_docs', 'cortex_fts')`,
+    ).all();
+    expect(tables.results).toEqual([]);
     expect((await search(a.key, "quokka-ledger")).length).toBeGreaterThan(0);
     expect(await search(b.key, "quokka-ledger")).toEqual([]);
+    expect(await search(a.key, "wombat-ledger")).toEqual([]);
   });
 
-  it("never answer one tenant with another's rows, even when the routing table puts both in one shard", async () => {
+  it("never answer one tenant with another's rows when both are in one shard", async () => {
     const a = await newTenantWithId();
     const b = await newTenantWithId();
+    await assignShard(env.DB, a.tenantId, S1);
+    await assignShard(env.DB, b.tenantId, S1);
     await api("POST", "/v1/memory", { text: "platypus-roster for tenant A" }, { key: a.key });
-    await assignShard(env.DB, b.tenantId, defaultShard(a.tenantId));
     await api("POST", "/v1/memory", { text: "platypus-roster for tenant B" }, { key: b.key });
-    const shared = await shardRows<{ tenant_id: string }>(`SELECT DISTINCT tenant_id FROM cortex_docs`, [], a.tenantId);
+    const shared = await shardRows<{ tenant_id: string }>(
+      `SELECT DISTINCT tenant_id FROM cortex_docs WHERE tenant_id IN (?, ?)`,
+      [a.tenantId, b.tenantId],
+      a.tenantId,
+    );
     expect(shared.map((r) => r.tenant_id).sort()).toEqual([a.tenantId, b.tenantId].sort());
     const hitsB = await search(b.key, "platypus-roster");
     expect(hitsB).toHaveLength(1);
     expect(hitsB[0].snippet).toContain("tenant B");
   });
+});
 
-  it("create their schema on first use, versioned, and leave it alone after", async () => {
-    const { tenantId } = await newTenantWithId();
-    const stub = await cortexFor(env as Env, tenantId);
-    await runInDurableObject(stub, (_i, state: DurableObjectState) => {
-      const version = () =>
-        state.storage.sql.exec<{ value: string }>(`SELECT value FROM cortex_meta WHERE key = 'schema_version'`).one()
-          .value;
-      expect(version()).toBe(String(CORTEX_SCHEMA.length));
-      expect(ensureCortexSchema(state.storage)).toBe(CORTEX_SCHEMA.length);
-      expect(version()).toBe(String(CORTEX_SCHEMA.length));
-      // FTS5 with the porter stemmer runs in the object's SQLite: "planning" finds "plans".
-      state.storage.sql.exec(
-        `INSERT INTO cortex_docs (doc_id, tenant_id, kind, ref_id, created_at, body) VALUES ('x', ?, 'memory', 'x', '2026-01-01', 'our plans')`,
-        tenantId,
-      );
+describe("moving a tenant between shards", () => {
+  // Routes cached for no time: every phase may follow the one before at once.
+  const now = { ...(env as Env), CORTEX_ROUTE_TTL_SECONDS: "0" };
+
+  async function walk(tenantId: string, to: string, limit: number, stop?: (s: MoveStep) => boolean) {
+    const steps: MoveStep[] = [];
+    let cursor = 0;
+    for (;;) {
+      const s = await moveTenantStep(now, { tenantId, to, cursor, limit });
+      steps.push(s);
+      if (s.next === null || stop?.(s)) return steps;
+      cursor = Number(s.next);
+    }
+  }
+
+  it("copies in bounded pages, flips the route, drains the old shard; repeated and resumed steps change nothing", async () => {
+    const t = await newTenantWithId();
+    await assignShard(env.DB, t.tenantId, S0);
+    for (let i = 0; i < 7; i++)
       expect(
-        state.storage.sql.exec(`SELECT rowid FROM cortex_fts WHERE cortex_fts MATCH 'planning'`).toArray(),
-      ).toHaveLength(1);
-    });
+        (await api("POST", "/v1/memory", { text: `moving note ${i} about the ibex-archive` }, { key: t.key })).status,
+      ).toBe(201);
+    const before = await rowsIn(S0, t.tenantId);
+    expect(before).toHaveLength(7);
+
+    // Interrupted after the second copy page; a write in between reaches both shards.
+    const first = await walk(t.tenantId, S1, 3, (s) => s.phase === "copying" && s.copied === 3 && Number(s.next) > 0);
+    expect(first.filter((s) => s.copied > 3)).toEqual([]);
+    expect((await routeOf(now, t.tenantId)).movingTo).toBe(S1);
+    forgetRoute(t.tenantId);
+    const late = await (await cortexFor(now, t.tenantId)).index(t.tenantId, [
+      {
+        tenantId: t.tenantId,
+        kind: "memory",
+        refId: "mem_late",
+        conversationId: null,
+        seq: null,
+        role: null,
+        createdAt: "2026-01-01T00:00:00.000Z",
+        body: "a late ibex-archive note written during the move",
+      },
+    ]);
+    expect(late).not.toBeNull();
+    expect((await rowsIn(S1, t.tenantId)).map((r) => r.doc_id)).toContain("memory:mem_late:00000");
+    // Resumed from the start (a lost cursor): the pages already copied are upserts of the same rows.
+    const rest = await walk(t.tenantId, S1, 3);
+    expect(rest.map((s) => s.phase)).toContain("flipped");
+    expect(rest[rest.length - 1].phase).toBe("done");
+    expect(rest.filter((s) => s.copied > 3 || s.removed > 3)).toEqual([]);
+    const after = await rowsIn(S1, t.tenantId);
+    expect(after.map((r) => r.doc_id)).toEqual([...before.map((r) => r.doc_id), "memory:mem_late:00000"].sort());
+    expect(await rowsIn(S0, t.tenantId)).toEqual([]);
+    forgetRoute(t.tenantId);
+    expect(await routeOf(now, t.tenantId)).toMatchObject({ shard: S1, movingTo: null, drainingFrom: null });
+    expect(await search(t.key, "ibex-archive")).toHaveLength(8);
+
+    // Again, once done: nothing moves, nothing changes.
+    expect(await walk(t.tenantId, S1, 3)).toEqual([
+      { phase: "done", copied: 0, removed: 0, next: null, waitSeconds: 0 },
+    ]);
+    expect(await rowsIn(S1, t.tenantId)).toEqual(after);
+  });
+
+  it("is an admin route: waits for cached routes between phases, refuses a second target, a bad body and callers without the admin token", async () => {
+    const t = await newTenantWithId();
+    await assignShard(env.DB, t.tenantId, S0);
+    const move = (body: unknown, tenant = t.tenantId, key = ADMIN) =>
+      api("POST", `/v1/admin/cortex/tenants/${tenant}/move`, body, { key });
+    const started = await move({ to: S1 });
+    expect(started.status).toBe(200);
+    expect(started.json).toMatchObject({ phase: "started", next: "0" });
+    // Every isolate may still hold the old route for CORTEX_ROUTE_TTL_SECONDS: no copy before that.
+    const again = await move({ to: S1, cursor: "0" });
+    expect(again.json.phase).toBe("waiting");
+    expect(again.json.waitSeconds).toBeGreaterThan(0);
+    expect((await move({ to: S0 })).status).toBe(409);
+    const bad = await move({ to: "CORTEX_SHARD_x" });
+    expect(bad.status).toBe(400);
+    expect(bad.json.error?.message).toContain("to");
+    expect((await move({ to: "CORTEX_SHARD_99" })).status).toBe(400);
+    expect((await move({ to: S1, cursor: "-1" })).status).toBe(400);
+    expect((await move({ to: S1 }, "ten_nobody")).status).toBe(404);
+    expect((await move({ to: S1 }, t.tenantId, t.key)).status).toBe(401);
+    const shards = await api("GET", "/v1/admin/cortex/shards", undefined, { key: ADMIN });
+    expect(shards.json.shards.map((s: { shard: string }) => s.shard)).toEqual(shardNames(env));
   });
 });

@@ -1,14 +1,15 @@
-// The cortex weighs a query word by its rarity among the shard's documents plus a fixed
-// background's (services/cortex/term-stats.ts), not the tenant's history alone: a subject the
-// person comes back to all the time keeps its weight in their own searches. The ranking gets
-// there by weighting FTS5's bm25 word by word, which rests on two facts checked here inside a real
-// shard (the per-word scores sum to FTS5's own score, and the row count read from FTS5's averages
-// record is the shard's); a page of GET /v1/search is then checked against that arithmetic.
-import { runInDurableObject } from "cloudflare:test";
+// The cortex weighs a query word by its rarity among the tenant's documents plus a fixed
+// background's (services/cortex/term-stats.ts), not the tenant's history alone and never the other
+// tenants sharing its D1 shard: a subject the person comes back to all the time keeps its weight
+// in their own searches. The ranking gets there by weighting FTS5's bm25 word by word, which rests
+// on two facts checked here inside a real shard (the per-word scores sum to FTS5's own score, and
+// the row count read from FTS5's averages record is the shard's); a page of GET /v1/search is then
+// checked against that arithmetic, with another tenant's rows beside the tenant's in the shard.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { cortexFor } from "../../services/cortex/routing";
-import { fts5RowCount, phraseWeights } from "../../services/cortex/term-stats";
+import { assignShard, routeOf } from "../../services/cortex/routing";
+import { fts5RowCount, phraseWeights, tenantPhraseWeights } from "../../services/cortex/term-stats";
+import { shardOf } from "./cortex-rows";
 import { api, eventually, newTenantWithId } from "./helpers";
 
 const note = async (key: string, text: string) =>
@@ -29,7 +30,7 @@ describe("cortex term statistics", () => {
           key,
         })
       ).json;
-      return r.results.length >= 10 ? r.results.map((h) => h.id) : null;
+      return r.data.length >= 10 ? r.data.map((h) => h.id) : null;
     });
     // Both hold "market"; the strap note's other word is the rare one in chat at large.
     expect(ranked[0]).toBe(strap);
@@ -40,7 +41,7 @@ describe("cortex term statistics", () => {
     const long = `${Array.from({ length: 31 }, (_, i) => `topic${i}`).join(" ")} strap`;
     const r = await api("GET", `/v1/search?q=${encodeURIComponent(long)}&kind=memory`, undefined, { key });
     expect(r.status).toBe(200);
-    expect(r.json.results[0].id).toBe(strap);
+    expect(r.json.data[0].id).toBe(strap);
   });
 
   it("rests on FTS5's own arithmetic, and scores a page of 100 exactly as weighted per-word bm25s add up", async () => {
@@ -52,54 +53,58 @@ describe("cortex term statistics", () => {
       ids.push(
         await note(key, `Note ${i}: ${words.filter((_, j) => (i >> j) & 1).join(" ")} ${"filler ".repeat(i % 7)}`),
       );
-    const stub = await cortexFor(env as Env, tenantId);
+    // Another tenant in the same shard, whose notes hold the same words: FTS5's counts are the
+    // shard's, the ranking's idf must stay this tenant's own.
+    const other = await newTenantWithId();
+    await assignShard(env.DB, other.tenantId, (await routeOf(env as Env, tenantId)).shard);
+    for (let i = 0; i < 30; i++) await note(other.key, `Other tenant ${i}: kettle harbour kettle`);
+    const db = await shardOf(tenantId);
+    const all = async <T>(sql: string, ...params: unknown[]) =>
+      (
+        await db
+          .prepare(sql)
+          .bind(...params)
+          .all<T>()
+      ).results;
+    const count = async (sql: string, ...params: unknown[]) => (await all<{ n: number }>(sql, ...params))[0].n;
     await eventually(
-      async () =>
-        (await runInDurableObject(
-          stub,
-          (_i, state) => state.storage.sql.exec(`SELECT count(*) AS n FROM cortex_docs`).one().n as number,
-        )) >= 140 || null,
+      async () => (await count(`SELECT count(*) AS n FROM cortex_docs WHERE tenant_id = ?`, tenantId)) >= 140 || null,
     );
     const asked = ["kettle", "harbour", "meadow"];
-    const expected = await runInDurableObject(stub, (_instance, state) => {
-      const sql = state.storage.sql;
-      const rows = sql.exec<{ n: number }>(`SELECT count(*) AS n FROM cortex_docs`).one().n;
-      expect(fts5RowCount(sql.exec(`SELECT block FROM cortex_fts_data WHERE id = 1`).one().block)).toBe(rows);
-      const phrases = asked.map((w) => `"${w}"`);
-      const perWord = phrases.map((p) =>
-        sql
-          .exec<{ ref: string; s: number }>(
-            `SELECT d.ref_id AS ref, bm25(cortex_fts) AS s FROM cortex_fts JOIN cortex_docs d ON d.rowid = cortex_fts.rowid WHERE cortex_fts MATCH ?`,
-            p,
-          )
-          .toArray(),
+    const shardRows = await count(`SELECT count(*) AS n FROM cortex_docs`);
+    const tenantRows = await count(`SELECT count(*) AS n FROM cortex_docs WHERE tenant_id = ?`, tenantId);
+    expect(shardRows).toBeGreaterThan(tenantRows);
+    expect(
+      fts5RowCount((await all<{ block: unknown }>(`SELECT block FROM cortex_fts_data WHERE id = 1`))[0].block),
+    ).toBe(shardRows);
+    const phrases = asked.map((w) => `"${w}"`);
+    const scores = (match: string) =>
+      all<{ ref: string; s: number; tenant: string }>(
+        `SELECT d.ref_id AS ref, bm25(cortex_fts) AS s, d.tenant_id AS tenant FROM cortex_fts JOIN cortex_docs d ON d.rowid = cortex_fts.rowid WHERE cortex_fts MATCH ?`,
+        match,
       );
-      // FTS5's score for the OR query is the sum of the words' own scores.
-      const whole = new Map(
-        sql
-          .exec<{ ref: string; s: number }>(
-            `SELECT d.ref_id AS ref, bm25(cortex_fts) AS s FROM cortex_fts JOIN cortex_docs d ON d.rowid = cortex_fts.rowid WHERE cortex_fts MATCH ?`,
-            phrases.join(" OR "),
-          )
-          .toArray()
-          .map((r) => [r.ref, r.s]),
-      );
-      const summed = new Map<string, number>();
-      for (const hits of perWord) for (const r of hits) summed.set(r.ref, (summed.get(r.ref) ?? 0) + r.s);
-      expect([...summed.keys()].sort()).toEqual([...whole.keys()].sort());
-      for (const [ref, s] of whole) expect(summed.get(ref)).toBeCloseTo(s, 9);
-      // The cortex's score: each word's bm25 times its factor.
-      const weights = phraseWeights(
-        rows,
-        asked,
-        perWord.map((h) => h.length),
-      );
-      const blended = new Map<string, number>();
-      perWord.forEach((hits, j) =>
-        hits.forEach((r) => blended.set(r.ref, (blended.get(r.ref) ?? 0) + weights[j] * r.s)),
-      );
-      return [...blended].sort((x, y) => x[1] - y[1] || (x[0] < y[0] ? -1 : 1));
-    });
+    const perWordShard = await Promise.all(phrases.map(scores));
+    // FTS5's score for the OR query is the sum of the words' own scores.
+    const whole = new Map((await scores(phrases.join(" OR "))).map((r) => [r.ref, r.s]));
+    const summed = new Map<string, number>();
+    for (const hits of perWordShard) for (const r of hits) summed.set(r.ref, (summed.get(r.ref) ?? 0) + r.s);
+    expect([...summed.keys()].sort()).toEqual([...whole.keys()].sort());
+    for (const [ref, s] of whole) expect(summed.get(ref)).toBeCloseTo(s, 9);
+    // The cortex's score: each word's bm25 times its factor, FTS5's (shard) idf swapped for the tenant's blended one.
+    const perWord = perWordShard.map((hits) => hits.filter((r) => r.tenant === tenantId));
+    const weights = tenantPhraseWeights(
+      {
+        shardRows,
+        shardHits: perWordShard.map((h) => h.length),
+        tenantRows,
+        tenantHits: perWord.map((h) => h.length),
+      },
+      asked,
+    );
+    expect(weights).not.toEqual(phraseWeights(asked, { rows: shardRows, hits: perWordShard.map((h) => h.length) }));
+    const blended = new Map<string, number>();
+    perWord.forEach((hits, j) => hits.forEach((r) => blended.set(r.ref, (blended.get(r.ref) ?? 0) + weights[j] * r.s)));
+    const expected = [...blended].sort((x, y) => x[1] - y[1] || (x[0] < y[0] ? -1 : 1));
     expect(expected.length).toBeGreaterThan(110);
     // A page of 100 (more hits than a statement may bind parameters), then the rest by cursor.
     const page = async (cursor?: string) =>
@@ -113,8 +118,8 @@ describe("cortex term statistics", () => {
       ).json;
     const first = await page();
     const rest = await page(String(first.next));
-    const got = [...first.results, ...rest.results];
-    expect(first.results).toHaveLength(100);
+    const got = [...first.data, ...rest.data];
+    expect(first.data).toHaveLength(100);
     expect(got.map((h) => h.id)).toEqual(expected.map(([ref]) => ref));
     got.forEach((h, i) => expect(h.score).toBeCloseTo(expected[i][1], 9));
     expect(got.every((h) => /\[(kettle|harbour|meadow)\]/.test(String(h.snippet)))).toBe(true);

@@ -148,7 +148,7 @@ describe("cross-tenant", () => {
       attempts++;
       expect(r.status, path).toBeLessThan(500);
       // Search echoes the query; its results must be empty.
-      const results = (r.json as { results?: unknown[] }).results;
+      const results = (r.json as { data?: unknown[] }).data;
       noSecrets(path.startsWith("/v1/search") ? JSON.stringify(results) : r.text, path);
       if (path.startsWith("/v1/search")) expect(results, path).toEqual([]);
       for (const id of [a.keyId, a.conv, a.mem, a.epi, a.auto, a.proj, a.att, a.channelConv, a.mcp, "a-tools", a.tool])
@@ -340,7 +340,7 @@ describe("client tools across tenants", () => {
     const theirs = await pausedIn(a);
     const mine = await pausedIn(b);
     const count = async (owner: Owned, conv: string) =>
-      (await api("GET", `/v1/conversations/${conv}/messages`, undefined, { key: owner.key })).json.messages.length;
+      (await api("GET", `/v1/conversations/${conv}/messages`, undefined, { key: owner.key })).json.data.length;
     const before = await count(a, theirs.conv);
 
     const results = (id: string) => ({ results: [{ tool_use_id: id, content: "forged" }] });
@@ -422,7 +422,7 @@ describe("operator key routes", () => {
     const listed = await api("GET", `/v1/admin/tenants/${b.tenantId}/keys`, undefined, { key: ADMIN });
     expect(listed.text).not.toContain(a.keyId);
     const mine = await api("GET", `/v1/admin/tenants/${a.tenantId}/keys`, undefined, { key: ADMIN });
-    expect(mine.json.keys.find((k) => k.id === a.keyId)!.revokedAt).toBeNull();
+    expect(mine.json.data.find((k) => k.id === a.keyId)!.revokedAt).toBeNull();
   });
 });
 

@@ -106,6 +106,6 @@ describe("D1 sessions and the bookmark header", () => {
       expect(r.json.error).toEqual({ type: "invalid_request", message: expect.stringContaining("x-d1-bookmark") });
     }
     const after = await api("GET", "/v1/memory", undefined, { key });
-    expect(after.json.data ?? after.json.notes).toEqual(before.json.data ?? before.json.notes);
+    expect(after.json.data).toEqual(before.json.data);
   });
 });

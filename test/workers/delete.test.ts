@@ -21,6 +21,7 @@ import {
 } from "./helpers";
 import { resultText, toolResults } from "../blocks";
 import { shardCount } from "./cortex-rows";
+import { routeOf, shardDatabase } from "../../services/cortex/routing";
 
 const stubOf = (id: string) => env.CONVERSATION.get(env.CONVERSATION.idFromName(id));
 /** Runs `fn` on the live object (loosely typed: the helper cannot instantiate the DO class's full type). */
@@ -127,7 +128,7 @@ const upload = <P extends string>(path: P, name: string, body: BodyInit, type: s
   api("POST", `${path}?name=${encodeURIComponent(name)}`, body, { key, raw: true, headers: { "content-type": type } });
 
 const search = async (q: string, key?: string) =>
-  (await api("GET", `/v1/search?q=${encodeURIComponent(q)}`, undefined, { key })).json.results;
+  (await api("GET", `/v1/search?q=${encodeURIComponent(q)}`, undefined, { key })).json.data;
 
 describe("deleting a conversation", () => {
   it("removes its R2 objects, D1 rows and object storage; reads, sockets and redelivered jobs then find nothing", async () => {
@@ -203,7 +204,7 @@ describe("deleting a conversation", () => {
     expect((await connectSocket(`/v1/conversations/${id}/ws`, { authorization: "Bearer dev-local-key" })).status).toBe(
       404,
     );
-    expect((await api("GET", "/v1/conversations?limit=100")).json.conversations.map((c) => c.id)).not.toContain(id);
+    expect((await api("GET", "/v1/conversations?limit=100")).json.data.map((c) => c.id)).not.toContain(id);
 
     // Jobs queued before the delete and delivered after it are no-ops that recreate nothing.
     expect(await runFoldJob(jobFor(id, lateFold), env as Env)).toMatchObject({ applied: false });
@@ -351,9 +352,7 @@ describe("deleting an attachment", () => {
     expect(await search("cobaltpage3")).toEqual([]);
     expect((await api("GET", `/v1/conversations/${id}/attachments/${pdf.json.id}`)).status).toBe(404);
     expect((await api("DELETE", `/v1/conversations/${id}/attachments/${pdf.json.id}`)).status).toBe(404);
-    expect((await api("GET", `/v1/conversations/${id}/attachments`)).json.attachments.map((a) => a.id)).toEqual([
-      txt.json.id,
-    ]);
+    expect((await api("GET", `/v1/conversations/${id}/attachments`)).json.data.map((a) => a.id)).toEqual([txt.json.id]);
     // A late extraction chunk writes nothing back.
     expect(await runExtractJob(extractJob(pdf.json.id, 1, 4), env as Env)).toEqual({ pages: 0, indexed: 0 });
     expect(await shardCount(`SELECT COUNT(*) AS n FROM cortex_docs WHERE ref_id LIKE ?`, [`${pdf.json.id}:%`])).toBe(0);
@@ -381,27 +380,37 @@ describe("deleting an attachment", () => {
       await makePdf(2, "quartzpage"),
       "application/pdf",
     );
-    // The chunk reads the row and the pages; the delete runs before its upsert lands in the shard.
-    const cortex = env.CORTEX;
+    // The chunk reads the row and the pages; the delete runs before its upsert lands in the shard
+    // (the shard's primary session, where every cortex write runs, is held back until then).
+    const shard = (await routeOf(env as Env, "dev")).shard;
+    const real = shardDatabase(env, shard);
     let deleted = false;
-    const racing = {
-      idFromName: (name: string) => cortex.idFromName(name),
-      get: (objectId: DurableObjectId) => {
-        const stub = cortex.get(objectId);
-        return new Proxy(stub, {
-          get(target, prop) {
-            if (prop === "index" && !deleted)
-              return async (...args: Parameters<typeof stub.index>) => {
-                deleted = true;
-                expect((await api("DELETE", `/v1/conversations/${id}/attachments/${pdf.json.id}`)).status).toBe(204);
-                return target.index(...args);
-              };
-            return Reflect.get(target, prop);
-          },
-        });
+    const racingDb = new Proxy(real, {
+      get(target, prop) {
+        if (prop === "withSession")
+          return (start?: string) => {
+            const session = target.withSession(start);
+            if (start !== "first-primary") return session;
+            return new Proxy(session, {
+              get(inner, p) {
+                if (p === "batch" && !deleted)
+                  return async (statements: D1PreparedStatement[]) => {
+                    deleted = true;
+                    expect((await api("DELETE", `/v1/conversations/${id}/attachments/${pdf.json.id}`)).status).toBe(
+                      204,
+                    );
+                    return inner.batch(statements);
+                  };
+                const value = Reflect.get(inner, p);
+                return typeof value === "function" ? value.bind(inner) : value;
+              },
+            });
+          };
+        const value = Reflect.get(target, prop);
+        return typeof value === "function" ? value.bind(target) : value;
       },
-    } as unknown as Env["CORTEX"];
-    expect(await runExtractJob(extractJob(pdf.json.id, 1, 2), { ...(env as Env), CORTEX: racing })).toEqual({
+    });
+    expect(await runExtractJob(extractJob(pdf.json.id, 1, 2), { ...(env as Env), [shard]: racingDb })).toEqual({
       pages: 0,
       indexed: 0,
     });

@@ -109,7 +109,7 @@ describe("imports", () => {
       headers: { "content-type": "application/json" },
     });
     expect400(r, /^messages\[2\]\.content\.0\.content: must contain non-whitespace text$/);
-    expect((await api("GET", "/v1/conversations", undefined, { key })).json.conversations).toHaveLength(1);
+    expect((await api("GET", "/v1/conversations", undefined, { key })).json.data).toHaveLength(1);
   });
 });
 
@@ -149,7 +149,7 @@ describe("notes, automations and tools", () => {
       await api("PATCH", `/v1/tools/${made.json.id}`, { inputSchema: { type: "object", anyOf: UNION.oneOf } }, { key }),
       /^inputSchema: anyOf at the top level/,
     );
-    expect((await api("GET", "/v1/memory", undefined, { key })).json.notes).toEqual([]);
-    expect((await api("GET", "/v1/automations", undefined, { key })).json.automations).toEqual([]);
+    expect((await api("GET", "/v1/memory", undefined, { key })).json.data).toEqual([]);
+    expect((await api("GET", "/v1/automations", undefined, { key })).json.data).toEqual([]);
   });
 });

@@ -58,7 +58,7 @@ describe("a bad variable", () => {
         /AUTOMATION_CLAIM_PAGE/,
       );
       await expect(
-        summarizer.queue(createMessageBatch("context-chat-folds", []), {
+        summarizer.queue(createMessageBatch("context-chat-jobs", []), {
           ...env,
           DEFAULT_MODEL: "no such model!",
         } as unknown as Env),

@@ -56,7 +56,7 @@ async function runCase(c: Case): Promise<number> {
     );
   }
   if (compacting) {
-    const cards = (await api("GET", `/v1/conversations/${id}/timeline`)).json.cards;
+    const cards = (await api("GET", `/v1/conversations/${id}/timeline`)).json.data;
     expect(cards.at(-1)).toMatchObject({ card: { summarized: c.transient ? "model" : "fallback" } });
   }
   await ledger.survives();

@@ -24,7 +24,7 @@ describe("fault: overflow 400 in every phase of a turn", () => {
       raw: true,
       headers: { "content-type": "text/plain" },
     });
-    ledger.record((await api("GET", `/v1/conversations/${id}/messages`)).json.messages);
+    ledger.record((await api("GET", `/v1/conversations/${id}/messages`)).json.data);
     const seen = { "first call": 0, "after a tool result": 0, retriesFailed: 0, answeredAfter: 0 };
     for (let i = 0; i < 40 && (seen["first call"] === 0 || seen["after a tool result"] === 0); i++) {
       const content =

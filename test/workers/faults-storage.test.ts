@@ -195,7 +195,7 @@ describe("fault: D1 calls fail", () => {
     await ledger.turn(`indexing of ${marker} fails at first`);
     await new Promise((r) => setTimeout(r, 200));
     const found = async () =>
-      (await api("GET", `/v1/search?q=${marker}&conversation=${ledger.id}&kind=message`)).json.results.filter(
+      (await api("GET", `/v1/search?q=${marker}&conversation=${ledger.id}&kind=message`)).json.data.filter(
         (h) => h.role === "user",
       ).length;
     // The indexer failed and left an alarm: it fires (30 s in real time; here on demand), failing
@@ -279,7 +279,7 @@ describe("fault: the Durable Object is aborted mid-turn", () => {
         const words = ofType(m.content[0], "text").text.split("\n")[0];
         const hits = (
           await api("GET", `/v1/search?q=${encodeURIComponent(words)}&conversation=${ledger.id}&kind=message`)
-        ).json.results;
+        ).json.data;
         expect(
           hits.some((h) => h.id === m.id),
           words,

@@ -102,7 +102,7 @@ async function deliver(
   run: (job: QueueJob, attempts: number) => Promise<void>,
 ) {
   const batch = createMessageBatch<unknown>(
-    "context-chat-folds",
+    "context-chat-jobs",
     jobs.map((j, i) => ({ id: `d${i}`, timestamp: new Date(), attempts: j.attempts, body: j.body })),
   );
   const ctx = createExecutionContext();
@@ -291,7 +291,7 @@ describe("fault: every queue message delivered twice and out of order", () => {
       headers: { "content-type": "application/pdf" },
     });
     ledger.record([
-      (await api("GET", `/v1/conversations/${ledger.id}/messages?after=${ledger.told.length}`)).json.messages[0],
+      (await api("GET", `/v1/conversations/${ledger.id}/messages?after=${ledger.told.length}`)).json.data[0],
     ]);
     const extract = (fromPage: number, toPage: number) => ({
       kind: "extract",

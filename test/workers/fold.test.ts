@@ -243,7 +243,7 @@ describe("a fold", () => {
     const id = await createConversation({ foldThresholdChars: 4000 });
     const { jobId } = await growUntilLease(id);
     const rec = recordingClient({ failWith: 529 });
-    const batch = createMessageBatch<unknown>("context-chat-folds", [
+    const batch = createMessageBatch<unknown>("context-chat-jobs", [
       { id: "f1", timestamp: new Date(), attempts: 2, body: jobFor(id, jobId) },
     ]);
     const ctx = createExecutionContext();

@@ -108,8 +108,8 @@ export async function transcript(id: string, key?: string): Promise<TranscriptMe
     const r = await api("GET", `/v1/conversations/${id}/messages?after=${after}&limit=100`, undefined, { key });
     if (r.status !== 200) throw new Error(`transcript: ${r.status} ${r.text}`);
     // The document describes a message loosely (any block type); the server sends stored messages.
-    const page = jsonOrUndefined(r.text) as { messages: TranscriptMessage[]; next: number | null };
-    all.push(...page.messages);
+    const page = jsonOrUndefined(r.text) as { data: TranscriptMessage[]; next: number | null };
+    all.push(...page.data);
     if (!page.next) return all;
     after = page.next;
   }

@@ -128,7 +128,7 @@ export async function ownEverything(label: string): Promise<Owned> {
   ).json.id;
   // Background indexing of the turns must be done before anyone snapshots the store.
   await eventually(
-    async () => (await api("GET", `/v1/search?q=quasar-${label}`, undefined, { key })).json.results.length > 0,
+    async () => (await api("GET", `/v1/search?q=quasar-${label}`, undefined, { key })).json.data.length > 0,
   );
   // So does the export job (a queue consumer writing to R2).
   await eventually(
@@ -144,6 +144,19 @@ export async function ownEverything(label: string): Promise<Owned> {
     ),
     "MCP server",
   ).json.id;
+  // The tenant's cortex shard is assigned at its first index write, which the turn above left to
+  // the conversation's outbox: wait for it, so no later test sees it land in the routing table.
+  await eventually(async () =>
+    (
+      await shardRows(
+        `SELECT 1 FROM cortex_docs WHERE tenant_id = ? AND conversation_id = ? LIMIT 1`,
+        [tenantId, conv],
+        tenantId,
+      )
+    ).length
+      ? true
+      : null,
+  );
   return {
     key,
     keyId,
@@ -197,7 +210,14 @@ export const ROUTES: RouteSpec[] = [
   },
   { method: "GET", path: "/v1/admin/tenants/:tenant/keys", body: "none", query: { limit: "5" }, admin: true },
   { method: "DELETE", path: "/v1/admin/tenants/:tenant/keys/:keyId", body: "none", admin: true },
-  { method: "POST", path: "/v1/admin/cortex/migrate", body: "json", sample: { limit: 10 }, admin: true },
+  { method: "GET", path: "/v1/admin/cortex/shards", body: "none", admin: true },
+  {
+    method: "POST",
+    path: "/v1/admin/cortex/tenants/:tenant/move",
+    body: "json",
+    sample: { to: "CORTEX_SHARD_1", limit: 10 },
+    admin: true,
+  },
   { method: "POST", path: "/v1/keys", body: "json", sample: { name: "fuzz", expiresAt: "2999-01-01T00:00:00Z" } },
   { method: "GET", path: "/v1/keys", body: "none", query: { limit: "5" } },
   { method: "DELETE", path: "/v1/keys/:keyId", body: "none" },
@@ -388,7 +408,7 @@ export async function storeSnapshot(): Promise<{ d1: Record<string, string>; r2:
     const rows = await env.DB.prepare(`SELECT * FROM "${name}" ORDER BY rowid`).all();
     d1[name] = `${rows.results.length}:${await digest(JSON.stringify(rows.results))}`;
   }
-  const shard = await shardRows(`SELECT * FROM cortex_docs ORDER BY rowid`);
+  const shard = await shardRows(`SELECT * FROM cortex_docs WHERE tenant_id = ? ORDER BY rowid`, ["dev"]);
   d1["cortex shard of dev"] = `${shard.length}:${await digest(JSON.stringify(shard))}`;
   const r2: string[] = [];
   let cursor: string | undefined;

@@ -29,7 +29,7 @@ describe("memory notes API", () => {
     expect(patched.json.text).toBe("Prefers aisle seats now.");
     expect(patched.json.title).toBe("Prefers window seats on flights.");
     const list = await api("GET", "/v1/memory", undefined, { key });
-    expect(list.json.notes.map((n) => n.id)).toEqual([id]);
+    expect(list.json.data.map((n) => n.id)).toEqual([id]);
     expect((await api("POST", "/v1/memory", { text: "" }, { key })).status).toBe(400);
     const badTags = await api("POST", "/v1/memory", { text: "x", tags: "travel" }, { key });
     expect(badTags.status).toBe(400);
@@ -37,7 +37,7 @@ describe("memory notes API", () => {
     expect((await api("PATCH", `/v1/memory/${id}`, {}, { key })).status).toBe(400);
     expect((await api("DELETE", `/v1/memory/${id}`, undefined, { key })).status).toBe(204);
     expect((await api("GET", `/v1/memory/${id}`, undefined, { key })).status).toBe(404);
-    expect((await api("GET", `/v1/search?q=aisle`, undefined, { key })).json.results).toEqual([]);
+    expect((await api("GET", `/v1/search?q=aisle`, undefined, { key })).json.data).toEqual([]);
   });
 
   it("keeps notes tenant-scoped on every route and in search", async () => {
@@ -49,10 +49,10 @@ describe("memory notes API", () => {
       expect(r.status, method).toBe(404);
       expect(r.text).not.toContain("zircon");
     }
-    expect((await api("GET", "/v1/memory", undefined, { key: keyB })).json.notes).toEqual([]);
-    expect((await api("GET", "/v1/search?q=zircon-7731", undefined, { key: keyB })).json.results).toEqual([]);
+    expect((await api("GET", "/v1/memory", undefined, { key: keyB })).json.data).toEqual([]);
+    expect((await api("GET", "/v1/search?q=zircon-7731", undefined, { key: keyB })).json.data).toEqual([]);
     const mine = await api("GET", "/v1/search?q=zircon-7731", undefined, { key: keyA });
-    expect(mine.json.results[0]).toMatchObject({ kind: "memory", id: note.id });
+    expect(mine.json.data[0]).toMatchObject({ kind: "memory", id: note.id });
     expect((await api("GET", `/v1/memory/${note.id}`, undefined, { key: keyA })).json.text).toContain("zircon");
   });
 });
@@ -83,7 +83,7 @@ describe("recall tools", () => {
     const b = await createConversation(undefined, key);
     const r = await send(a, "the flight plan: depart KSFO 0700, via SUNOL, arrive KLAX 0820", key);
     const msgId = r.json.messages[0].id;
-    await eventually(async () => (await api("GET", `/v1/search?q=SUNOL`, undefined, { key })).json.results.length > 0);
+    await eventually(async () => (await api("GET", `/v1/search?q=SUNOL`, undefined, { key })).json.data.length > 0);
     const got = await send(b, `@tool memory_get {"id":"${msgId}"}`, key);
     expect(toolResult(got).content).toContain("depart KSFO 0700, via SUNOL, arrive KLAX 0820");
 
@@ -145,7 +145,7 @@ describe("recall tools", () => {
     const meta = (await api("GET", `/v1/conversations/${id}`, undefined, { key })).json;
     expect(meta.summarizedThroughMessage).toBeGreaterThan(2);
     const episodes = await eventually(async () => {
-      const r = (await api("GET", `/v1/memory/episodes?conversation=${id}`, undefined, { key })).json.episodes;
+      const r = (await api("GET", `/v1/memory/episodes?conversation=${id}`, undefined, { key })).json.data;
       return r.length ? r : null;
     });
     expect(episodes![0]).toMatchObject({
@@ -156,8 +156,7 @@ describe("recall tools", () => {
     });
     // The folded first message is still found by exact identifiers and by number.
     for (const q of ["ledger-2026-q3.csv", "48,213.57"]) {
-      const s = (await api("GET", `/v1/search?q=${encodeURIComponent(q)}&kind=message`, undefined, { key })).json
-        .results;
+      const s = (await api("GET", `/v1/search?q=${encodeURIComponent(q)}&kind=message`, undefined, { key })).json.data;
       expect(s[0], q).toMatchObject({ conversationId: id, seq: 1 });
     }
     const viaTool = await send(id, `@tool memory_search {"query":"ledger-2026-q3.csv"}`, key);
@@ -205,5 +204,5 @@ async function tenantOf(key: string): Promise<string | null> {
 }
 
 async function firstMessageId(id: string, key: string): Promise<string> {
-  return (await api("GET", `/v1/conversations/${id}/messages?limit=1`, undefined, { key })).json.messages[0].id;
+  return (await api("GET", `/v1/conversations/${id}/messages?limit=1`, undefined, { key })).json.data[0].id;
 }

@@ -94,8 +94,8 @@ describe("no model configured outside local dev", () => {
     const r = await unconfiguredApi("POST", "/v1/channels/ops/messages", key, { content: "deploy status?" });
     expect(r.status).toBe(503);
     expectNotConfigured(r.json.error);
-    expect((await api("GET", "/v1/channels", undefined, { key })).json.channels).toEqual([]);
-    expect((await api("GET", "/v1/conversations", undefined, { key })).json.conversations).toEqual([]);
+    expect((await api("GET", "/v1/channels", undefined, { key })).json.data).toEqual([]);
+    expect((await api("GET", "/v1/conversations", undefined, { key })).json.data).toEqual([]);
   });
 
   it("the turn routes still validate first, and a configured env still answers", async () => {
@@ -194,7 +194,7 @@ describe("the summarizer without a model", () => {
     await expect(runFoldJob(job, unconfigured, { attempts: FOLD_FALLBACK_ATTEMPT + 1 })).rejects.toMatchObject({
       type: "model_not_configured",
     });
-    const batch = createMessageBatch<unknown>("context-chat-folds", [
+    const batch = createMessageBatch<unknown>("context-chat-jobs", [
       { id: "d0", timestamp: new Date(), attempts: FOLD_FALLBACK_ATTEMPT + 1, body: job },
     ]);
     const ctx = createExecutionContext();

@@ -147,7 +147,7 @@ describe("a conversation whose model retired", () => {
       charsPerToken: 1.15,
       thinking: "auto",
     });
-    const cards = (await api("GET", `/v1/conversations/${id}/timeline`)).json.cards;
+    const cards = (await api("GET", `/v1/conversations/${id}/timeline`)).json.data;
     expect(cards).toContainEqual(
       expect.objectContaining({ type: "model_changed", card: expect.objectContaining({ to: "claude-sonnet-5-5" }) }),
     );

@@ -13,7 +13,7 @@ import chat from "../../workers/chat/index";
 import summarizer, { consumeBatch } from "../../workers/summarizer/index";
 import { createConversation } from "./helpers";
 
-describe("the fold queue consumer", () => {
+describe("the job queue consumer", () => {
   it("acks valid jobs, acks and drops malformed ones, and retries failures with backoff", async () => {
     const id = await createConversation();
     const job = {
@@ -24,7 +24,7 @@ describe("the fold queue consumer", () => {
       requestedAt: new Date().toISOString(),
     };
     const broken = { ...job, jobId: "job-2", conversationId: 42 };
-    const batch = createMessageBatch<unknown>("context-chat-folds", [
+    const batch = createMessageBatch<unknown>("context-chat-jobs", [
       { id: "m1", timestamp: new Date(), attempts: 1, body: job },
       { id: "m2", timestamp: new Date(), attempts: 1, body: broken },
     ]);
@@ -35,7 +35,7 @@ describe("the fold queue consumer", () => {
     expect(result.retryMessages).toEqual([]);
 
     // A job whose run fails is retried with backoff, never acked.
-    const failing = createMessageBatch("context-chat-folds", [
+    const failing = createMessageBatch("context-chat-jobs", [
       { id: "m3", timestamp: new Date(), attempts: 3, body: { ...job, jobId: "job-3" } },
     ]);
     const ctx2 = createExecutionContext();

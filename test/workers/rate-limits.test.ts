@@ -219,7 +219,7 @@ describe("rate limits over a websocket", () => {
     expect(refused.turnId).toMatch(/^turn_/);
     expect(viaTicket.events.flatMap((e) => (e.type === "turn_start" ? [e.turnId] : []))).not.toContain(refused.turnId);
     // Nothing of the refused turn was saved; the key's bucket is shared with HTTP turns.
-    const saved = (await call({}, "GET", `/v1/conversations/${id}/messages`, key)).json.messages;
+    const saved = (await call({}, "GET", `/v1/conversations/${id}/messages`, key)).json.data;
     expect(saved.filter((m) => m.role === "user").map((m) => m.content[0].text)).toEqual(["one", "two"]);
     const keyHash = await sha256Hex(key);
     const limiter = env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(keyHash));
@@ -253,7 +253,7 @@ describe("websocket frames with limits on", () => {
     const sent = Array.from({ length: 8 }, (_, i) => `frame ${i}`);
     for (const content of sent) s.ws!.send(JSON.stringify({ type: "send", content }));
     await s.next(() => s.events.filter((e) => e.type === "turn_end").length === sent.length);
-    const saved = (await call({}, "GET", `/v1/conversations/${id}/messages`, key)).json.messages;
+    const saved = (await call({}, "GET", `/v1/conversations/${id}/messages`, key)).json.data;
     expect(saved.filter((m) => m.role === "user").map((m) => m.content[0].text)).toEqual(sent);
     expect(calls).toBe(sent.length);
   });
@@ -297,7 +297,7 @@ describe("websocket frames with limits on", () => {
     expect(refused.error).toMatchObject({ type: "rate_limited", retryAfterSeconds: 12 });
     expect(refused.error.message).toContain("5 requests per minute");
     expect(asked).toEqual([["requests"]]);
-    const saved = (await call({}, "GET", `/v1/conversations/${id}/messages`, key)).json.messages;
+    const saved = (await call({}, "GET", `/v1/conversations/${id}/messages`, key)).json.data;
     expect(saved).toHaveLength(2);
     // The socket stays open; a ping is a request like any other frame, refused the same way.
     s.ws!.send(JSON.stringify({ type: "ping" }));

@@ -22,34 +22,32 @@ describe("search ranking", () => {
     const roadOnly = (await api("POST", "/v1/memory", { text: "The road to the cabin was closed." }, { key })).json.id;
     await api("POST", "/v1/memory", { text: "Unrelated: the invoice INV-20931 totals 318.40 EUR." }, { key });
     const r = await eventually(async () =>
-      (await search(key, "Which road bike was it?")).results.length >= 6
+      (await search(key, "Which road bike was it?")).data.length >= 6
         ? await search(key, "Which road bike was it?")
         : null,
     );
-    const ids = r.results.map((h) => h.id);
+    const ids = r.data.map((h) => h.id);
     for (const b of bikeOnly) expect(ids.indexOf(both)).toBeLessThan(ids.indexOf(b));
     expect(new Set(ids)).toEqual(new Set([both, ...bikeOnly, roadOnly]));
     // Identifiers stay exact among words.
-    expect((await search(key, "which amount was on INV-20931")).results[0].snippet).toContain("INV-20931");
+    expect((await search(key, "which amount was on INV-20931")).data[0].snippet).toContain("INV-20931");
     // Paged two at a time, the walk is the one-page ranking, with no hit twice.
     const walked: string[] = [];
     let cursor: string | null = null;
     do {
       const page = await search(key, "Which road bike was it?", `&limit=2${cursor ? `&cursor=${cursor}` : ""}`);
-      walked.push(...page.results.map((h) => String(h.id)));
+      walked.push(...page.data.map((h) => String(h.id)));
       cursor = page.next === null ? null : String(page.next);
       // The cursor is the hits before the next page, nothing else (no ranking mode).
       if (cursor !== null) expect(cursor).toBe(String(walked.length));
     } while (cursor);
     expect(walked).toEqual(ids);
     // A cursor of the earlier `and:N` / `or:N` form pages on from N: the mode is read and ignored.
-    const fromTwo = (await search(key, "Which road bike was it?", "&limit=2&cursor=2")).results.map((h) =>
-      String(h.id),
-    );
+    const fromTwo = (await search(key, "Which road bike was it?", "&limit=2&cursor=2")).data.map((h) => String(h.id));
     expect(fromTwo).toEqual(ids.slice(2, 4));
     for (const old of ["and:2", "or:2"])
       expect(
-        (await search(key, "Which road bike was it?", `&limit=2&cursor=${old}`)).results.map((h) => String(h.id)),
+        (await search(key, "Which road bike was it?", `&limit=2&cursor=${old}`)).data.map((h) => String(h.id)),
       ).toEqual(fromTwo);
     // Anything else is a 400 naming the cursor.
     for (const bad of ["xor:2", "and:", "-1", "2:and"]) {
@@ -88,7 +86,7 @@ describe("search ranking", () => {
         const r = (
           await api("GET", `/v1/search?q=${encodeURIComponent(text)}&kind=message${extra}`, undefined, { key })
         ).json;
-        return r.results.length >= 3 ? r.results.map((h) => h.messageId) : null;
+        return r.data.length >= 3 ? r.data.map((h) => h.messageId) : null;
       });
     const mine = await q("How long is my commute to work?");
     expect(mine.slice(0, 2).sort()).toEqual([said, changed].sort());

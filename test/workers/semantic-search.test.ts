@@ -1,27 +1,18 @@
-// The cortex's local semantic path through the fusion hook, inside a real cortex shard (CortexDO's
-// SQLite, through the adapter its own code uses): the vectors follow the
+// The cortex's local semantic path through the fusion hook, on a real cortex shard (a D1
+// database, CORTEX_SHARD_n, shared by many tenants): the vectors follow the
 // documents (caught up at search time, forgotten on delete, re-embedded on change), stay within
 // their tenant, and fusion finds what exact terms miss while identifiers stay on top.
-import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { deleteDocs, searchCortexPage, upsertDocs, type CortexDoc } from "../../services/cortex";
+import { deleteDocs, searchCortexPage, upsertDocs, type CortexDoc } from "../../services/cortex/search-index";
 import { catchUp } from "../../services/semantic/catch-up";
-import { d1OverDurableSql } from "../../services/cortex/sql-adapter";
+import { shardDatabase, shardNames } from "../../services/cortex/routing";
 import { cortexFusionFor, semanticPathFor } from "../../services/semantic/select";
 
 const local = { SEMANTIC_SEARCH: "local" };
 let n = 0;
-/** Runs `fn` inside a fresh shard with the D1-shaped handle the shard's own code uses. */
-const inShard = <T>(fn: (db: D1Database) => Promise<T>) =>
-  (
-    runInDurableObject as unknown as (
-      stub: unknown,
-      f: (instance: unknown, state: DurableObjectState) => Promise<T>,
-    ) => Promise<T>
-  )(env.CORTEX.get(env.CORTEX.idFromName(`semantic-test-${Date.now()}-${n++}`)), async (_instance, state) =>
-    fn(d1OverDurableSql(state.storage)),
-  );
+/** Runs `fn` on a real cortex shard (a D1 database, as cortexFor hands the cortex functions). */
+const inShard = <T>(fn: (db: D1Database) => Promise<T>) => fn(shardDatabase(env, shardNames(env)[n++ % 2]));
 const tenant = () => `ten_semantic${Date.now()}${n++}`;
 const note = (tenantId: string, refId: string, body: string): CortexDoc => ({
   tenantId,
@@ -35,7 +26,7 @@ const note = (tenantId: string, refId: string, body: string): CortexDoc => ({
 });
 const ids = async (db: D1Database, tenantId: string, q: string, withFusion: boolean, limit = 5) =>
   (
-    await searchCortexPage(db, tenantId, q, { limit, fusion: withFusion ? cortexFusionFor(local, db) : undefined })
+    await searchCortexPage(db, tenantId, { q, limit, fusion: withFusion ? cortexFusionFor(local, db) : undefined })
   ).hits.map((h) => h.id);
 const vectorCount = async (db: D1Database, tenantId: string) =>
   (await db
@@ -89,7 +80,7 @@ describe("semantic path (local)", () => {
         note(t, "kept", "Guitar practice every evening."),
       ]);
       expect(await ids(db, t, "saxophonist", true)).toContain("gone");
-      await deleteDocs(db, t, "memory", "gone");
+      await deleteDocs(db, t, { kind: "memory", refId: "gone" });
       expect(await ids(db, t, "saxophonist", true)).not.toContain("gone");
       expect(await vectorCount(db, t)).toBe(1);
       // The shard hands a BLOB back as an ArrayBuffer: compare its bytes.
@@ -121,7 +112,8 @@ describe("semantic path (local)", () => {
       const walked: string[] = [];
       let cursor: { offset: number } | undefined;
       do {
-        const page = await searchCortexPage(db, t, "gardening", {
+        const page = await searchCortexPage(db, t, {
+          q: "gardening",
           limit: 3,
           fusion: cortexFusionFor(local, db),
           cursor,

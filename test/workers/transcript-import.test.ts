@@ -61,13 +61,13 @@ describe("transcript import", () => {
     );
     expect(stored.map((m) => m.seq)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
     const hit = await eventually(async () =>
-      (await api("GET", "/v1/search?q=topic-1", undefined, { key })).json.results.find(
+      (await api("GET", "/v1/search?q=topic-1", undefined, { key })).json.data.find(
         (h) => h.conversationId === r.json.id,
       ),
     );
     expect(hit).toBeTruthy();
     const listed = await eventually(async () =>
-      (await api("GET", "/v1/conversations", undefined, { key })).json.conversations.find(
+      (await api("GET", "/v1/conversations", undefined, { key })).json.data.find(
         (c) => c.id === r.json.id && c.messageCount === 8,
       ),
     );
@@ -156,12 +156,12 @@ describe("transcript import", () => {
     expect(r.json.error?.message).toMatch(/UTF-8/);
     // Staged chunks are removed with the refusal (the last delete may still be in flight).
     await eventually(async () => (await tenantObjects(tenantId)).length === 0);
-    expect((await api("GET", "/v1/conversations", undefined, { key })).json.conversations).toEqual([]);
+    expect((await api("GET", "/v1/conversations", undefined, { key })).json.data).toEqual([]);
   });
 
   it("leaves nothing behind when the commit fails halfway (a staged chunk gone)", async () => {
     const body = new Blob([JSON.stringify({ messages: transcriptOf(300) })]).stream();
-    const staged = await stageTranscript(env.BUCKET, "t-commit-fails", body, "json");
+    const staged = await stageTranscript(env.BUCKET, { tenantId: "t-commit-fails", body, format: "json" });
     expect(staged.chunks).toBe(3);
     await env.BUCKET.delete(`tenants/t-commit-fails/imports/${staged.importId}/000000000002.json`);
     const id = "conv_01J00000000000000000000000";
@@ -201,7 +201,7 @@ describe("transcript import", () => {
     const batches = (await tenantObjects(tenantId)).filter((k) => k.includes("/messages/"));
     expect(batches.length).toBe(10);
     const page = await api("GET", `/v1/conversations/${r.json.id}/messages?after=4990&limit=20`, undefined, { key });
-    expect(page.json.messages.map((m) => m.seq)).toEqual([4991, 4992, 4993, 4994, 4995, 4996, 4997, 4998, 4999, 5000]);
+    expect(page.json.data.map((m) => m.seq)).toEqual([4991, 4992, 4993, 4994, 4995, 4996, 4997, 4998, 4999, 5000]);
   }, 60_000);
 
   it("folds an imported conversation one threshold at a time, until under the threshold", async () => {

@@ -26,6 +26,8 @@ export default defineProject(async () => ({
           // queue's claim continuations, so the automation tests exercise paging too.
           AUTOMATION_CLAIM_PAGE: "2",
           TEST_MIGRATIONS: await readD1Migrations(`${root}d1-migrations`),
+          // Applied to every cortex shard (CORTEX_SHARD_0..N, wrangler.toml).
+          TEST_CORTEX_MIGRATIONS: await readD1Migrations(`${root}d1-migrations/cortex-shard`),
         },
       },
     }),

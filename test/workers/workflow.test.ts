@@ -69,7 +69,7 @@ describe("workflow mode", () => {
     // Nothing lost: the segment is in the index.
     const found = await eventually(async () => {
       const r = await api("GET", `/v1/search?q=${encodeURIComponent("budget line report")}&conversation=${id}`);
-      return r.json.results.some((h) => h.messageId === segment[0].id);
+      return r.json.data.some((h) => h.messageId === segment[0].id);
     });
     expect(found).toBe(true);
   });

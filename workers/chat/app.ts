@@ -81,7 +81,7 @@ const UPLOAD_PATH =
 app.use("/v1/*", async (c, next) => {
   // Upload bodies stream into R2 and are bounded by R2 and the platform, not buffered here (bodyLimit
   // holds a body without Content-Length whole while it counts); a transcript import counts its bytes
-  // as it reads them (IMPORT_BODY_LIMIT, routes/transcript-import.ts).
+  // as it reads them (IMPORT_BODY_LIMIT, routes/import-new-conversation.ts).
   if ((c.req.method === "POST" || c.req.method === "PUT") && UPLOAD_PATH.test(c.req.path)) return next();
   // Bodies that carry conversation text (a turn, tool results, history imported into a conversation) get the larger limit.
   const carriesText =

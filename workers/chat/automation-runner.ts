@@ -44,7 +44,7 @@ export async function runAutomationBatch(batch: MessageBatch<unknown>, env: Env)
         // Infrastructure trouble (D1, the object): the attempt failed like any other; if even
         // recording that fails, the next delivery still takes the run over by its higher count.
         failure = err instanceof Error ? err.message : String(err);
-        await recordFailedAttempt(env.DB, runId, message.attempts, failure).catch(() => {});
+        await recordFailedAttempt(env.DB, { runId, attempt: message.attempts, error: failure }).catch(() => {});
       }
       if (failure === null) message.ack();
       else {
@@ -73,7 +73,11 @@ export async function runAutomation(env: Env, runId: string, attempt: number): P
   if (!started) return null; // finished, or held by this same delivery: a duplicate
   const { automation } = started;
   if (!automation || automation.paused) {
-    await finishRun(env.DB, runId, attempt, { status: "skipped", error: automation ? "paused" : "deleted" });
+    await finishRun(env.DB, {
+      runId,
+      attempt,
+      outcome: { status: "skipped", error: automation ? "paused" : "deleted" },
+    });
     return null;
   }
   // A run has no caller: objects it creates go near whoever created the automation.
@@ -89,7 +93,7 @@ export async function runAutomation(env: Env, runId: string, attempt: number): P
     locationHint: hint,
   });
   const failed = async (error: string) => {
-    await recordFailedAttempt(env.DB, runId, attempt, error, conversationId);
+    await recordFailedAttempt(env.DB, { runId, attempt, error, conversationId });
     return error;
   };
   let turnStart: StartedTurn;
@@ -118,6 +122,6 @@ export async function runAutomation(env: Env, runId: string, attempt: number): P
     return failed(
       `the turn waits on client tool calls (${turn.requiresAction.calls.map((c) => c.name).join(", ")}) that no client of an automation answers`,
     );
-  await finishRun(env.DB, runId, attempt, { status: "succeeded", conversationId, usage: turn.usage });
+  await finishRun(env.DB, { runId, attempt, outcome: { status: "succeeded", conversationId, usage: turn.usage } });
   return null;
 }

@@ -12,7 +12,7 @@ import type { AppEnv } from "./types";
 export const BOOKMARK_HEADER = "x-d1-bookmark";
 // D1 bookmarks are hyphen-separated hex fields (e.g. 00000085-0000024c-00004c6d-8e61…); anything
 // else would be an opaque error from D1 after the route had started its work.
-const BOOKMARK = /^[0-9a-f]{1,16}(-[0-9a-f]{1,64}){1,7}$/i;
+export const BOOKMARK = /^[0-9a-f]{1,16}(-[0-9a-f]{1,64}){1,7}$/i;
 const READS = new Set(["GET", "HEAD", "OPTIONS"]);
 
 /** The request's D1: a session seen through the D1Database interface every service takes. */

@@ -48,20 +48,24 @@ export async function recordDeadExports(batch: MessageBatch<unknown>, env: Env):
   for (const message of batch.messages) {
     const job = jobOf(message);
     if (job)
-      await failExportJob(env.DB, job.tenantId, job.exportId, "the export failed after retries; start a new one");
+      await failExportJob(env.DB, {
+        tenantId: job.tenantId,
+        id: job.exportId,
+        error: "the export failed after retries; start a new one",
+      });
     message.ack();
   }
 }
 
 export async function runExportJob(env: Env, { tenantId, exportId }: ExportJobMessage): Promise<void> {
   // Finished, failed or removed since it was queued: nothing to run.
-  if (!(await startExportJob(env.DB, tenantId, exportId))) return;
+  if (!(await startExportJob(env.DB, { tenantId, id: exportId }))) return;
   const key = exportDataKey(tenantId, exportId);
   const writer = new R2StreamWriter(env.BUCKET, key, EXPORT_MEDIA_TYPES.jsonl);
   let conversations = 0;
   try {
     for (let before: string | undefined; ; ) {
-      const rows = await listConversationRows(env.DB, tenantId, 100, before);
+      const rows = await listConversationRows(env.DB, { tenantId, limit: 100, before });
       for (const row of rows) {
         const source = await exportSourceFor(env, { tenantId, conversationId: row.id });
         // Deleted since it was listed: nothing to write.
@@ -77,14 +81,13 @@ export async function runExportJob(env: Env, { tenantId, exportId }: ExportJobMe
     await writer.abort();
     throw err;
   }
-  const recorded = await finishExportJob(
-    env.DB,
+  const recorded = await finishExportJob(env.DB, {
     tenantId,
-    exportId,
-    { conversations, bytes: writer.bytes },
-    exportRetentionMs(env),
-  );
+    id: exportId,
+    result: { conversations, bytes: writer.bytes },
+    retentionMs: exportRetentionMs(env),
+  });
   // Deleted (or expired) while it ran: the object just written belongs to nobody. A job another
   // delivery of the same message finished meanwhile (queues deliver at least once) keeps its file.
-  if (!recorded && !(await getExportJob(env.DB, tenantId, exportId))) await env.BUCKET.delete(key);
+  if (!recorded && !(await getExportJob(env.DB, { tenantId, id: exportId }))) await env.BUCKET.delete(key);
 }

@@ -6,7 +6,7 @@ import type { StoredMessage } from "../../core/types";
 import type { ConversationDO } from "../../durable-objects/conversation/conversation-do";
 import { listAttachmentRows } from "../../services/attachments/store";
 import { listEpisodes } from "../../services/memory/notes";
-import { readBatchesAfter } from "../../services/record/conversation-record";
+import { readBatchesAfter } from "../../services/record/r2-record";
 import type { ExportAttachment, ExportEpisode, ExportSource } from "../../services/transfer/export-format";
 
 const PAGE = 500;
@@ -23,7 +23,7 @@ export async function exportSourceFor(
   if (!view) return null;
   const episodes: ExportEpisode[] = [];
   for (let before: string | undefined; ; ) {
-    const rows = await listEpisodes(env.DB, tenantId, PAGE, conversationId, before);
+    const rows = await listEpisodes(env.DB, { tenantId, limit: PAGE, conversationId, before });
     episodes.push(
       ...rows.map((r) => ({
         id: r.id,
@@ -65,7 +65,7 @@ async function* attachmentsOf(
 ): AsyncGenerator<ExportAttachment> {
   const { tenantId, conversationId, base } = of;
   for (let after: string | undefined; ; ) {
-    const rows = await listAttachmentRows(env.DB, tenantId, conversationId, PAGE, after);
+    const rows = await listAttachmentRows(env.DB, { tenantId, conversationId, limit: PAGE, after });
     for (const r of rows)
       yield {
         id: r.id,
@@ -81,5 +81,6 @@ async function* attachmentsOf(
 }
 
 async function* messagesOf(env: Env, tenantId: string, conversationId: string): AsyncGenerator<StoredMessage> {
-  for await (const batch of readBatchesAfter(env.BUCKET, tenantId, conversationId, 0)) yield* batch.messages;
+  for await (const batch of readBatchesAfter(env.BUCKET, { tenantId, conversationId, afterSeq: 0 }))
+    yield* batch.messages;
 }

@@ -13,7 +13,6 @@ import { BundledCMaps } from "../../services/attachments/formats/pdf/cmaps.gen";
 usePdfjsCMaps(BundledCMaps);
 
 export { ChannelDO } from "../../durable-objects/channel-do";
-export { CortexDO } from "../../durable-objects/cortex/cortex-do";
 export { ConversationDO } from "../../durable-objects/conversation/conversation-do";
 export { RateLimiterDO } from "../../durable-objects/rate-limiter-do";
 

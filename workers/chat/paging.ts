@@ -1,6 +1,5 @@
 // One shape for every list route: `{data: [...], next}` paged by `?limit=&cursor=` (pass `next`
-// back as `cursor` until it is null). Each route also keeps the field name it answered with
-// before (`conversations`, `messages`, ...) holding the same array, so older clients keep working.
+// back as `cursor` until it is null).
 // A route never drops items silently: past `limit` there is always a `next`.
 import { z } from "zod";
 import { isId } from "../../core/ids";
@@ -16,12 +15,8 @@ export function pageOf<T>(rows: readonly T[], limit: number, cursorOf: (last: T)
   return { data, next: rows.length > limit ? cursorOf(data[data.length - 1]) : null };
 }
 
-/** The list body: `data` and `next`, plus the route's original field name for the same array. */
-export const listBody = <T>(legacyField: string, page: Page<T>) => ({
-  data: page.data,
-  [legacyField]: page.data,
-  next: page.next,
-});
+/** The list body: `data` and `next`, nothing else. */
+export const listBody = <T>(page: Page<T>) => ({ data: page.data, next: page.next });
 
 /** A cursor that is an id of one kind (the last id of the previous page). */
 export const idCursor = (prefix: string, what: string) =>

@@ -27,7 +27,7 @@ export async function runScheduled(
     closeAbandonedRuns(env.DB, now),
     claimDueRuns(env, now),
     sweepAbandonedUploads(env, now),
-    sweepExpiredExports(env.DB, env.BUCKET, now),
+    sweepExpiredExports(env.DB, env.BUCKET, { now }),
     rollUpCorpusDays(env, now),
   ]);
   return { ticketsSwept, closed, ...runs, uploadsSwept, exportsSwept, corpusDaysRolled };
@@ -41,12 +41,11 @@ const MULTIPART_UPLOAD_MS = 7 * 24 * 60 * 60_000;
  * completed): their rows and any bytes are removed, so nothing stays half-written.
  */
 export async function sweepAbandonedUploads(env: Env, now: number): Promise<number> {
-  const results = await staleUploads(
-    env.DB,
-    new Date(now - SINGLE_UPLOAD_MS).toISOString(),
-    new Date(now - MULTIPART_UPLOAD_MS).toISOString(),
-    200,
-  );
+  const results = await staleUploads(env.DB, {
+    singleBefore: new Date(now - SINGLE_UPLOAD_MS).toISOString(),
+    multipartBefore: new Date(now - MULTIPART_UPLOAD_MS).toISOString(),
+    limit: 200,
+  });
   for (const u of results) {
     if (u.uploadId)
       await env.BUCKET.resumeMultipartUpload(u.r2Key, u.uploadId)

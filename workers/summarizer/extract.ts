@@ -17,7 +17,7 @@ export async function runExtractJob(job: ExtractJob, env: Env): Promise<{ pages:
   if (!row) return { pages: 0, indexed: 0 }; // deleted since: nothing to do
   const reader = await r2RangeReader(env.BUCKET, row.r2Key);
   if (!reader) return { pages: 0, indexed: 0 };
-  const { pages } = await readPdfPages(reader, job.fromPage, job.toPage);
+  const { pages } = await readPdfPages(reader, { from: job.fromPage, to: job.toPage });
   const indexed = await indexPdfPages(env, row, pages);
   return indexed === null ? { pages: 0, indexed: 0 } : { pages: pages.length, indexed };
 }

@@ -80,9 +80,7 @@ const tagError = (path: string, tag: unknown, tags: string[]) =>
 /** Extra fields, then missing required ones, of one object against its schema. */
 export function checkFields(
   value: Record<string, unknown>,
-  fields: Schema,
-  path: string,
-  ignore: readonly string[] = ["type"],
+  { fields, path, ignore = ["type"] }: { fields: Schema; path: string; ignore?: readonly string[] },
 ): void {
   for (const key of Object.keys(value)) {
     if (!ignore.includes(key) && !fields.required.includes(key) && !fields.optional.includes(key))
@@ -97,7 +95,7 @@ export function checkCacheControl(control: unknown, path: string): void {
   const at = path ? `${path}.cache_control` : "cache_control";
   if (!isObject(control)) throw invalid(`${at}: Input should be a valid dictionary or object to extract fields from`);
   if (control.type !== "ephemeral") throw tagError(at, control.type, ["ephemeral"]);
-  checkFields(control, schema([], ["ttl"]), `${at}.ephemeral`);
+  checkFields(control, { fields: schema([], ["ttl"]), path: `${at}.ephemeral` });
   if (control.ttl !== undefined && control.ttl !== "5m" && control.ttl !== "1h")
     throw invalid(`${at}.ephemeral.ttl: Input should be '5m' or '1h'`);
 }
@@ -106,7 +104,7 @@ function checkBlock(block: WireBlock, path: string, table: Record<string, Schema
   if (!(block.type in table)) throw tagError(path, block.type, Object.keys(table));
   const fields = table[block.type];
   if (!fields) return;
-  checkFields(block, fields, `${path}.${block.type}`);
+  checkFields(block, { fields, path: `${path}.${block.type}` });
   if (CC in block) checkCacheControl(block.cache_control, `${path}.${block.type}`);
 }
 
@@ -133,7 +131,7 @@ export const blockFields: Rule = ({ request }) => {
   for (const { block, path } of systemBlocks(request)) {
     if (path === "system") continue;
     if (!isObject(block) || block.type !== "text") throw tagError(path, (block as WireBlock)?.type, ["text"]);
-    checkFields(block, BLOCKS.text!, path);
+    checkFields(block, { fields: BLOCKS.text!, path });
     checkCacheControl(block.cache_control, path);
   }
 };
@@ -161,11 +159,12 @@ export const configFields: Rule = ({ body }) => {
     if (value === undefined || value === null) return;
     if (!isObject(value)) throw invalid(`${name}: Input should be a valid dictionary or object to extract fields from`);
     if (!(String(value.type) in table)) throw tagError(name, value.type, Object.keys(table));
-    checkFields(value, table[String(value.type)], `${name}.${String(value.type)}`);
+    checkFields(value, { fields: table[String(value.type)], path: `${name}.${String(value.type)}` });
   };
   tagged(body.tool_choice, "tool_choice", TOOL_CHOICES);
   tagged(body.thinking, "thinking", THINKING);
   if (isObject(body.output_config))
-    checkFields(body.output_config, schema([], ["effort", "format"]), "output_config", []);
-  if (isObject(body.metadata)) checkFields(body.metadata, schema([], ["user_id"]), "metadata", []);
+    checkFields(body.output_config, { fields: schema([], ["effort", "format"]), path: "output_config", ignore: [] });
+  if (isObject(body.metadata))
+    checkFields(body.metadata, { fields: schema([], ["user_id"]), path: "metadata", ignore: [] });
 };

@@ -71,11 +71,15 @@ export const toolTypes: Rule = ({ body, model }) => {
     if (!isObject(tool))
       throw invalid(`tools.${n}: Input should be a valid dictionary or object to extract fields from`);
     if (isCustom(tool)) {
-      checkFields(tool, { required: ["input_schema", "name"], optional: CUSTOM }, `tools.${n}.custom`, []);
+      checkFields(tool, {
+        fields: { required: ["input_schema", "name"], optional: CUSTOM },
+        path: `tools.${n}.custom`,
+        ignore: [],
+      });
       checkCacheControl(tool.cache_control, `tools.${n}.custom`);
     } else if (typeof tool.type === "string" && SERVER_TOOLS[tool.type]) {
       const spec = SERVER_TOOLS[tool.type];
-      checkFields(tool, { required: ["name"], optional: spec.fields }, `tools.${n}.${tool.type}`);
+      checkFields(tool, { fields: { required: ["name"], optional: spec.fields }, path: `tools.${n}.${tool.type}` });
       if (tool.name !== spec.name) throw invalid(`tools.${n}.${tool.type}.name: Input should be '${spec.name}'`);
       checkCacheControl(tool.cache_control, `tools.${n}.${tool.type}`);
     } else if (typeof tool.type === "string" && /^[a-z_]+_\d{8}$/.test(tool.type) && !OTHER_TYPES.includes(tool.type)) {

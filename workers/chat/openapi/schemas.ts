@@ -195,28 +195,9 @@ export const turnResultSchema = z
 export const resource = (id: string, description: string) =>
   z.looseObject({ id: z.string() }).meta({ id, description });
 
-/**
- * A page of a list: the items under `data` and `next`, the cursor of the following page (null at
- * the end). `key`, when not "data", is the route's older field holding the same array (deprecated);
- * `data: false` for a list that has only `key` (the keys list).
- */
-export const listOf = (key: string, item: z.ZodType, opts: { data?: boolean } = {}) =>
-  z.looseObject({
-    ...(opts.data === false
-      ? { [key]: z.array(item) }
-      : {
-          data: z.array(item),
-          ...(key === "data"
-            ? {}
-            : {
-                [key]: z.array(item).meta({
-                  deprecated: true,
-                  description: "The same array as `data`, under the route's older name; read `data`.",
-                }),
-              }),
-        }),
-    next: z.union([z.string(), z.number(), z.null()]),
-  });
+/** A page of a list: the items under `data` and `next`, the cursor of the following page (null at the end). */
+export const listOf = (item: z.ZodType) =>
+  z.looseObject({ data: z.array(item), next: z.union([z.string(), z.number(), z.null()]) });
 
 /** GET /v1/conversations/:id/replay: the model request the next turn starts from, and what it weighs. */
 export const replaySchema = z

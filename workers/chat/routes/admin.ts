@@ -2,13 +2,13 @@
 // ADMIN_TOKEN, not by API keys.
 import { Hono } from "hono";
 import { z } from "zod";
-import { migrateLegacyCortex } from "../../../services/cortex/migrate-legacy";
 import { tenantExists } from "../../../services/keys/api-keys";
 import { adminToken, bearer, createTenant, safeEqual } from "../../../services/keys/auth";
 import { clientAddress, countAuthFailure } from "../auth-failures";
 import { ApiError, notFound, unauthorized } from "../errors";
 import type { AppEnv } from "../types";
 import { jsonBody } from "../validate";
+import { cortexAdminRoutes } from "./cortex-admin";
 import { keyRoutes } from "./keys";
 import { doc } from "../openapi/registry";
 
@@ -55,6 +55,8 @@ adminRoutes.post(
   },
 );
 
+adminRoutes.route("/cortex", cortexAdminRoutes);
+
 adminRoutes.route(
   "/tenants/:tenant/keys",
   keyRoutes({
@@ -65,39 +67,4 @@ adminRoutes.route(
     },
     mayRevokeLast: true,
   }),
-);
-
-const migrateBody = z.strictObject({
-  // The `next` of the previous call: the last D1 cortex rowid moved.
-  cursor: z
-    .string()
-    .regex(/^(0|[1-9]\d{0,15})$/, "not a migration cursor (pass `next` back as it is)")
-    .optional(),
-  limit: z.number().int().min(1).max(500).default(200),
-});
-
-// Moves the D1 cortex's rows into the tenants' shards, one bounded page per call; resumable by
-// cursor and idempotent (rows keep their doc ids). scripts/migrate-cortex.mjs walks it to the end.
-// Gone from version 0.2.0 with the D1 tables it reads (docs/api-notes.md, "Its end").
-adminRoutes.post(
-  "/cortex/migrate",
-  doc({
-    summary: "Move a page of the D1 cortex into the tenants' shards",
-    responses: {
-      200: {
-        description: "What this step moved; `next` is null once done",
-        schema: z.looseObject({
-          scanned: z.number(),
-          moved: z.number(),
-          tenants: z.number(),
-          next: z.string().nullable(),
-        }),
-      },
-    },
-  }),
-  ...jsonBody(migrateBody),
-  async (c) => {
-    const { cursor, limit } = c.req.valid("json");
-    return c.json(await migrateLegacyCortex(c.env, Number(cursor ?? 0), limit));
-  },
 );

@@ -88,7 +88,7 @@ export async function finish(
   const { type, facts } = await inspectAttachment(reader, {
     name: row.name,
     declaredType: row.type,
-    lineIndex: () => lineIndexFor(env.BUCKET, row.tenantId, row.id, row.r2Key),
+    lineIndex: () => lineIndexFor(env.BUCKET, { tenantId: row.tenantId, attachmentId: row.id, blobKey: row.r2Key }),
   });
   const ready: AttachmentRow = {
     ...row,
@@ -98,12 +98,16 @@ export async function finish(
     facts: JSON.stringify(facts),
     uploadId: null,
   };
-  await updateAttachment(env.DB, row.tenantId, row.id, {
-    type,
-    size: reader.size,
-    status: "ready",
-    facts: ready.facts,
-    uploadId: null,
+  await updateAttachment(env.DB, {
+    tenantId: row.tenantId,
+    id: row.id,
+    change: {
+      type,
+      size: reader.size,
+      status: "ready",
+      facts: ready.facts,
+      uploadId: null,
+    },
   });
   const attachment = toAttachment(ready);
   const note = attachmentNote(attachment);
@@ -203,16 +207,17 @@ attachmentRoutes.get(
   "/",
   doc({
     summary: "List the conversation's attachments",
-    responses: { 200: { description: "A page", schema: listOf("attachments", attachment) } },
+    responses: { 200: { description: "A page", schema: listOf(attachment) } },
   }),
   query(listQuery),
   async (c) => {
     const { tenantId, conversationId } = await conversationFor(c);
     const { limit, cursor } = c.req.valid("query");
-    const rows = (await listAttachmentRows(c.env.DB, tenantId, conversationId, limit + 1, cursor)).map(toAttachment);
+    const rows = (
+      await listAttachmentRows(c.env.DB, { tenantId, conversationId, limit: limit + 1, after: cursor })
+    ).map(toAttachment);
     return c.json(
       listBody(
-        "attachments",
         pageOf(
           rows.map((a) => ({ ...a, note: attachmentNote(a) })),
           limit,

@@ -82,7 +82,11 @@ automationRoutes.post(
     // The creator's region places the channel objects a run may have to create (it has no caller of its own).
     c.json(
       publicAutomation(
-        await createAutomation(c.env.DB, c.get("tenantId"), c.req.valid("json"), requestLocationHint(c.req.raw)),
+        await createAutomation(c.env.DB, {
+          tenantId: c.get("tenantId"),
+          input: c.req.valid("json"),
+          locationHint: requestLocationHint(c.req.raw),
+        }),
       ),
       201,
     ),
@@ -92,18 +96,13 @@ automationRoutes.get(
   "/",
   doc({
     summary: "List automations",
-    responses: { 200: { description: "A page", schema: listOf("automations", automation) } },
+    responses: { 200: { description: "A page", schema: listOf(automation) } },
   }),
   query(listQuery),
   async (c) => {
     const { limit, cursor } = c.req.valid("query");
-    const rows = await listAutomations(c.env.DB, c.get("tenantId"), limit + 1, cursor);
-    return c.json(
-      listBody(
-        "automations",
-        pageOf(rows.map(publicAutomation), limit, (a) => a.id),
-      ),
-    );
+    const rows = await listAutomations(c.env.DB, { tenantId: c.get("tenantId"), limit: limit + 1, before: cursor });
+    return c.json(listBody(pageOf(rows.map(publicAutomation), limit, (a) => a.id)));
   },
 );
 
@@ -122,7 +121,11 @@ automationRoutes.patch(
   doc({ summary: "Change an automation", responses: { 200: { description: "The automation", schema: automation } } }),
   ...jsonBody(patchBody),
   async (c) => {
-    const a = await updateAutomation(c.env.DB, c.get("tenantId"), automationId(c.req.param("id")), c.req.valid("json"));
+    const a = await updateAutomation(c.env.DB, {
+      tenantId: c.get("tenantId"),
+      id: automationId(c.req.param("id")),
+      change: c.req.valid("json"),
+    });
     if (!a) throw notFound("automation");
     return c.json(publicAutomation(a));
   },
@@ -139,7 +142,11 @@ for (const [verb, paused] of [
       responses: { 200: { description: "The automation", schema: automation } },
     }),
     async (c) => {
-      const a = await updateAutomation(c.env.DB, c.get("tenantId"), automationId(c.req.param("id")), { paused });
+      const a = await updateAutomation(c.env.DB, {
+        tenantId: c.get("tenantId"),
+        id: automationId(c.req.param("id")),
+        change: { paused },
+      });
       if (!a) throw notFound("automation");
       return c.json(publicAutomation(a));
     },
@@ -160,14 +167,19 @@ automationRoutes.get(
   "/:id/runs",
   doc({
     summary: "An automation's recorded runs",
-    responses: { 200: { description: "A page", schema: listOf("data", z.looseObject({ id: z.string() })) } },
+    responses: { 200: { description: "A page", schema: listOf(z.looseObject({ id: z.string() })) } },
   }),
   query(runsQuery),
   async (c) => {
     const id = automationId(c.req.param("id"));
     if (!(await getAutomation(c.env.DB, c.get("tenantId"), id))) throw notFound("automation");
     const { limit, cursor } = c.req.valid("query");
-    const runs = await listRuns(c.env.DB, c.get("tenantId"), id, limit + 1, cursor);
+    const runs = await listRuns(c.env.DB, {
+      tenantId: c.get("tenantId"),
+      automationId: id,
+      limit: limit + 1,
+      before: cursor,
+    });
     return c.json(pageOf(runs.map(publicRun), limit, (r) => r.id));
   },
 );

@@ -46,7 +46,7 @@ function channelStub(env: Env, of: { tenantId: string; name: string; req?: Reque
 
 channelRoutes.get(
   "/",
-  doc({ summary: "List channels", responses: { 200: { description: "A page", schema: listOf("channels", channel) } } }),
+  doc({ summary: "List channels", responses: { 200: { description: "A page", schema: listOf(channel) } } }),
   query(listQuery),
   async (c) => {
     const { limit, cursor } = c.req.valid("query");
@@ -55,12 +55,7 @@ channelRoutes.get(
     )
       .bind(c.get("tenantId"), cursor ?? "", limit + 1)
       .all<{ name: string }>();
-    return c.json(
-      listBody(
-        "channels",
-        pageOf(results, limit, (ch) => ch.name),
-      ),
-    );
+    return c.json(listBody(pageOf(results, limit, (ch) => ch.name)));
   },
 );
 

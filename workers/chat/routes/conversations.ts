@@ -11,10 +11,10 @@ import { createConversation } from "../../../durable-objects/conversation-create
 import { promptSnapshotKey } from "../../../r2-layout";
 import { getProject } from "../../../services/projects";
 import { attachmentRoutes } from "./attachments";
-import { importRoutes } from "./conversation-import";
+import { importExchangesRoutes } from "./import-exchanges";
 import { toolResultRoutes } from "./tool-results";
 import { turnStopRoutes } from "./turn-stop";
-import { transcriptImportRoutes } from "./transcript-import";
+import { importNewConversationRoutes } from "./import-new-conversation";
 import { conversationExportRoutes } from "./conversation-export";
 import {
   activityCursor,
@@ -41,7 +41,7 @@ import { turnDoc } from "../openapi/turn-doc";
 
 export const conversationRoutes = new Hono<AppEnv>();
 // Before the `/:id` routes, so "import" is never read as a conversation id.
-conversationRoutes.route("/import", transcriptImportRoutes);
+conversationRoutes.route("/import", importNewConversationRoutes);
 
 const title = z.string().trim().min(1).max(200);
 const createBody = z.strictObject({
@@ -135,7 +135,7 @@ conversationRoutes.get(
     responses: {
       200: {
         description: "A page, newest first (or by activity)",
-        schema: listOf("conversations", conversationListItemSchema),
+        schema: listOf(conversationListItemSchema),
       },
     },
   }),
@@ -145,24 +145,18 @@ conversationRoutes.get(
     const tenantId = c.get("tenantId");
     if (order === "activity") {
       const rows = (
-        await listConversationRowsByActivity(
-          c.env.DB,
+        await listConversationRowsByActivity(c.env.DB, {
           tenantId,
-          limit + 1,
-          cursor === undefined ? undefined : parseActivityCursor(cursor)!,
-        )
+          limit: limit + 1,
+          after: cursor === undefined ? undefined : parseActivityCursor(cursor)!,
+        })
       ).map(({ tenantId: _t, ...row }) => row);
-      return c.json(listBody("conversations", pageOf(rows, limit, activityCursor)));
+      return c.json(listBody(pageOf(rows, limit, activityCursor)));
     }
-    const rows = (await listConversationRows(c.env.DB, tenantId, limit + 1, cursor)).map(
+    const rows = (await listConversationRows(c.env.DB, { tenantId, limit: limit + 1, before: cursor })).map(
       ({ tenantId: _t, ...row }) => row,
     );
-    return c.json(
-      listBody(
-        "conversations",
-        pageOf(rows, limit, (r) => r.id),
-      ),
-    );
+    return c.json(listBody(pageOf(rows, limit, (r) => r.id)));
   },
 );
 
@@ -208,7 +202,7 @@ conversationRoutes.get(
   "/:id/messages",
   doc({
     summary: "The transcript, by seq (the resume cursor: pass `next` as `cursor`)",
-    responses: { 200: { description: "A page of messages", schema: listOf("messages", storedMessageSchema) } },
+    responses: { 200: { description: "A page of messages", schema: listOf(storedMessageSchema) } },
   }),
   query(seqPageQuery),
   async (c) => {
@@ -217,7 +211,7 @@ conversationRoutes.get(
     // The RPC stub types a message's content blocks as unserializable (never): read the DO's own type.
     const page = (await stub.listMessages(ref, after, limit)) as Awaited<ReturnType<ConversationDO["listMessages"]>>;
     if (!page) throw notFound("conversation");
-    return c.json(listBody("messages", { data: page.messages, next: page.next }));
+    return c.json(listBody({ data: page.messages, next: page.next }));
   },
 );
 
@@ -261,7 +255,7 @@ conversationRoutes.get(
   "/:id/timeline",
   doc({
     summary: "Messages and compaction cards, by seq",
-    responses: { 200: { description: "A page of cards", schema: listOf("cards", z.looseObject({})) } },
+    responses: { 200: { description: "A page of cards", schema: listOf(z.looseObject({})) } },
   }),
   query(seqPageQuery),
   async (c) => {
@@ -269,7 +263,7 @@ conversationRoutes.get(
     const { after, limit } = c.req.valid("query");
     const page = (await stub.timeline(ref, after, limit)) as Awaited<ReturnType<ConversationDO["timeline"]>>;
     if (!page) throw notFound("conversation");
-    return c.json(listBody("cards", { data: page.cards, next: page.next }));
+    return c.json(listBody({ data: page.cards, next: page.next }));
   },
 );
 
@@ -278,7 +272,7 @@ conversationRoutes.get(
   doc({
     summary: "List prompt snapshots",
     responses: {
-      200: { description: "A page of snapshots", schema: listOf("data", z.looseObject({ id: z.number() })) },
+      200: { description: "A page of snapshots", schema: listOf(z.looseObject({ id: z.number() })) },
     },
   }),
   query(promptsQuery),
@@ -368,7 +362,7 @@ conversationRoutes.get(
 );
 
 conversationRoutes.route("/:id/attachments", attachmentRoutes);
-conversationRoutes.route("/:id/import", importRoutes);
+conversationRoutes.route("/:id/import", importExchangesRoutes);
 conversationRoutes.route("/:id/export", conversationExportRoutes);
 conversationRoutes.route("/:id/tool-results", toolResultRoutes);
 conversationRoutes.route("/:id/stop", turnStopRoutes);

@@ -49,7 +49,7 @@ async function jobFor(c: {
   req: { param(k: "id"): string };
 }): Promise<ExportJob> {
   const id = c.req.param("id");
-  const job = isId("exp", id) ? await getExportJob(c.env.DB, c.get("tenantId"), id) : null;
+  const job = isId("exp", id) ? await getExportJob(c.env.DB, { tenantId: c.get("tenantId"), id }) : null;
   if (!job) throw notFound("export");
   return job;
 }
@@ -80,7 +80,7 @@ exportRoutes.post(
       await c.env.EXPORT_QUEUE.send({ kind: "export", tenantId, exportId: created.job.id });
     } catch (err) {
       // A job nothing will run would hold the tenant's slot until it expired.
-      await removeExportJob(c.env.DB, c.env.BUCKET, tenantId, created.job.id);
+      await removeExportJob(c.env.DB, c.env.BUCKET, { tenantId, id: created.job.id });
       throw err;
     }
     return c.json(view(created.job), 202);
@@ -104,7 +104,7 @@ exportRoutes.delete(
   }),
   async (c) => {
     const id = c.req.param("id");
-    if (!isId("exp", id) || !(await removeExportJob(c.env.DB, c.env.BUCKET, c.get("tenantId"), id)))
+    if (!isId("exp", id) || !(await removeExportJob(c.env.DB, c.env.BUCKET, { tenantId: c.get("tenantId"), id })))
       throw notFound("export");
     return c.body(null, 204);
   },

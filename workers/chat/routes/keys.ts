@@ -18,6 +18,7 @@ import { ApiError, badRequest, notFound } from "../errors";
 import type { AppEnv } from "../types";
 import { intParam, jsonBody, query } from "../validate";
 import { listOf } from "../openapi/schemas";
+import { listBody, pageOf } from "../paging";
 import { doc } from "../openapi/registry";
 
 export interface KeyScope {
@@ -87,7 +88,11 @@ export function keyRoutes(scope: KeyScope): Hono<AppEnv> {
         );
         if (outlives) throw badRequest(outlives);
       }
-      const created = await createKey(c.env.DB, tenantId, { name: name ?? null, expiresAt: expiresAt ?? null });
+      const created = await createKey(c.env.DB, {
+        tenantId,
+        name: name ?? null,
+        expiresAt: expiresAt ?? null,
+      });
       if (created === "limit")
         throw new ApiError(
           409,
@@ -105,7 +110,7 @@ export function keyRoutes(scope: KeyScope): Hono<AppEnv> {
       responses: {
         200: {
           description: "A page",
-          schema: listOf("keys", z.looseObject({ id: z.string(), last4: z.string() }), { data: false }),
+          schema: listOf(z.looseObject({ id: z.string(), last4: z.string() })),
         },
       },
     }),
@@ -113,11 +118,10 @@ export function keyRoutes(scope: KeyScope): Hono<AppEnv> {
     async (c) => {
       const tenantId = await scope.tenantOf(c);
       const { limit, cursor } = c.req.valid("query");
-      const rows = await listKeys(c.env.DB, tenantId, limit + 1, cursor);
-      const page = rows.slice(0, limit);
+      const rows = await listKeys(c.env.DB, { tenantId, limit: limit + 1, cursor });
       const caller = c.get("keyId");
-      const keys = caller ? page.map((k) => ({ ...k, current: k.id === caller })) : page;
-      return c.json({ keys, next: rows.length > limit ? page[page.length - 1].id : null });
+      const keys = caller ? rows.map((k) => ({ ...k, current: k.id === caller })) : rows;
+      return c.json(listBody(pageOf(keys, limit, (k) => k.id)));
     },
   );
 
@@ -131,7 +135,11 @@ export function keyRoutes(scope: KeyScope): Hono<AppEnv> {
     }),
     async (c) => {
       const tenantId = await scope.tenantOf(c);
-      const outcome = await revokeKey(c.env.DB, tenantId, c.req.param("keyId"), scope.mayRevokeLast);
+      const outcome = await revokeKey(c.env.DB, {
+        tenantId,
+        keyId: c.req.param("keyId"),
+        allowLast: scope.mayRevokeLast,
+      });
       if (outcome === "not_found") throw notFound("key");
       if (outcome === "last_key")
         throw new ApiError(409, "conflict", "this is the tenant's last active key; create another before revoking it");

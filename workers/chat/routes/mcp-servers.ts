@@ -142,11 +142,11 @@ mcpServerRoutes.post(
 
 mcpServerRoutes.get(
   "/",
-  doc({ summary: "List MCP servers", responses: { 200: { description: "A page", schema: listOf("data", server) } } }),
+  doc({ summary: "List MCP servers", responses: { 200: { description: "A page", schema: listOf(server) } } }),
   query(listQuery),
   async (c) => {
     const { limit, cursor } = c.req.valid("query");
-    const rows = await listMcpServers(c.env.DB, c.get("tenantId"), limit + 1, cursor);
+    const rows = await listMcpServers(c.env.DB, { tenantId: c.get("tenantId"), limit: limit + 1, before: cursor });
     return c.json(pageOf(rows.map(publicServer), limit, (s) => s.id));
   },
 );
@@ -194,7 +194,7 @@ mcpServerRoutes.patch(
     };
     let row: McpServerRow | null;
     try {
-      row = await updateMcpServer(c.env.DB, tenantId, id, change);
+      row = await updateMcpServer(c.env.DB, { tenantId, id, change });
     } catch (err) {
       if (err instanceof McpNameTaken) throw nameTaken(body.name!);
       throw err;

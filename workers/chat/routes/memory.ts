@@ -70,17 +70,12 @@ memoryRoutes.post(
 
 memoryRoutes.get(
   "/",
-  doc({ summary: "List notes", responses: { 200: { description: "A page", schema: listOf("notes", note) } } }),
+  doc({ summary: "List notes", responses: { 200: { description: "A page", schema: listOf(note) } } }),
   query(listQuery),
   async (c) => {
     const { limit, cursor } = c.req.valid("query");
-    const notes = await listNotes(c.env.DB, c.get("tenantId"), limit + 1, cursor);
-    return c.json(
-      listBody(
-        "notes",
-        pageOf(notes, limit, (n) => n.id),
-      ),
-    );
+    const notes = await listNotes(c.env.DB, { tenantId: c.get("tenantId"), limit: limit + 1, before: cursor });
+    return c.json(listBody(pageOf(notes, limit, (n) => n.id)));
   },
 );
 
@@ -88,15 +83,19 @@ memoryRoutes.get(
   "/episodes",
   doc({
     summary: "List episodes (what folds recorded)",
-    responses: { 200: { description: "A page", schema: listOf("episodes", episode) } },
+    responses: { 200: { description: "A page", schema: listOf(episode) } },
   }),
   query(episodesQuery),
   async (c) => {
     const { limit, conversation, cursor } = c.req.valid("query");
-    const rows = await listEpisodes(c.env.DB, c.get("tenantId"), limit + 1, conversation, cursor);
+    const rows = await listEpisodes(c.env.DB, {
+      tenantId: c.get("tenantId"),
+      limit: limit + 1,
+      conversationId: conversation,
+      before: cursor,
+    });
     return c.json(
       listBody(
-        "episodes",
         pageOf(
           rows.map(({ tenantId: _t, ...e }) => e),
           limit,
@@ -134,7 +133,11 @@ memoryRoutes.patch(
   doc({ summary: "Change a note", responses: { 200: { description: "The note", schema: note } } }),
   ...jsonBody(patchBody),
   async (c) => {
-    const note = await updateNote(c.env, c.get("tenantId"), noteId(c.req.param("id")), c.req.valid("json"));
+    const note = await updateNote(c.env, {
+      tenantId: c.get("tenantId"),
+      id: noteId(c.req.param("id")),
+      change: c.req.valid("json"),
+    });
     if (!note) throw notFound("note");
     return c.json(note);
   },

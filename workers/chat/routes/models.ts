@@ -74,7 +74,7 @@ modelRoutes.get(
   "/",
   doc({
     summary: "The model catalog: every model a conversation may name, and the retired ones with their replacements",
-    responses: { 200: { description: "The catalog, newest first", schema: listOf("models", modelSchema) } },
+    responses: { 200: { description: "The catalog, newest first", schema: listOf(modelSchema) } },
   }),
   query(listQuery),
   async (c) => {
@@ -83,7 +83,7 @@ modelRoutes.get(
     const defaultModel = (await defaultModelEntry(c.env)).id;
     const all = [...MODELS.map((m) => modelView(m, day, defaultModel)), ...RETIRED_MODELS.map(retiredView)];
     const data = status ? all.filter((m) => m.status === status) : all;
-    return c.json({ ...listBody("models", { data, next: null }), defaultModel });
+    return c.json({ ...listBody({ data, next: null }), defaultModel });
   },
 );
 
@@ -102,7 +102,7 @@ modelRoutes.get(
     if (entry) return c.json(modelView(entry, day, defaultModel));
     const gone = RETIRED_MODELS.find((m) => m.id === id || m.aliases.includes(id));
     if (gone) return c.json(retiredView(gone));
-    const known = await resolveSettingsModel(c.env, id, "model");
+    const known = await resolveSettingsModel(c.env, { id, field: "model" });
     if (!known.ok) throw notFound(`model ${id}`);
     return c.json({ ...modelView(known.entry, day, defaultModel), catalog: false });
   },

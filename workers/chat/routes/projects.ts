@@ -63,7 +63,7 @@ projectRoutes.post(
     const tenantId = c.get("tenantId");
     if (settings) await effectiveSettings(c.env, (await inheritedSettings(c.env.DB, tenantId)).tenant, settings);
     const created = await createProject(c.env.DB, tenantId, name);
-    if (settings) await setProjectSettings(c.env.DB, tenantId, created.id, settings);
+    if (settings) await setProjectSettings(c.env.DB, { tenantId, projectId: created.id, patch: settings });
     return c.json(view({ ...created, settings: JSON.stringify(settings ?? {}) }), 201);
   },
 );
@@ -86,9 +86,9 @@ projectRoutes.patch(
     if (!(await getProject(c.env.DB, tenantId, id))) throw notFound("project");
     if (settings) {
       await effectiveSettings(c.env, (await inheritedSettings(c.env.DB, tenantId)).tenant, settings);
-      await setProjectSettings(c.env.DB, tenantId, id, settings);
+      await setProjectSettings(c.env.DB, { tenantId, projectId: id, patch: settings });
     }
-    if (name) await renameProject(c.env.DB, tenantId, id, name);
+    if (name) await renameProject(c.env.DB, { tenantId, id, name });
     const updated = await getProject(c.env.DB, tenantId, id);
     if (!updated) throw notFound("project");
     return c.json(view(updated));
@@ -99,17 +99,12 @@ const listQuery = z.strictObject({ limit: intParam(1, 200).default(100), cursor:
 
 projectRoutes.get(
   "/",
-  doc({ summary: "List projects", responses: { 200: { description: "A page", schema: listOf("projects", project) } } }),
+  doc({ summary: "List projects", responses: { 200: { description: "A page", schema: listOf(project) } } }),
   query(listQuery),
   async (c) => {
     const { limit, cursor } = c.req.valid("query");
-    const rows = await listProjects(c.env.DB, c.get("tenantId"), limit + 1, cursor);
-    return c.json(
-      listBody(
-        "projects",
-        pageOf(rows.map(view), limit, (p) => p.id),
-      ),
-    );
+    const rows = await listProjects(c.env.DB, { tenantId: c.get("tenantId"), limit: limit + 1, before: cursor });
+    return c.json(listBody(pageOf(rows.map(view), limit, (p) => p.id)));
   },
 );
 
@@ -129,7 +124,11 @@ projectRoutes.get(
     const project = await getProject(c.env.DB, c.get("tenantId"), projectId(c.req.param("id")));
     if (!project) throw notFound("project");
     const page = pageOf(
-      await projectFiles(c.env.DB, c.get("tenantId"), project.id, PROMPT_PROJECT_FILES + 1),
+      await projectFiles(c.env.DB, {
+        tenantId: c.get("tenantId"),
+        projectId: project.id,
+        limit: PROMPT_PROJECT_FILES + 1,
+      }),
       PROMPT_PROJECT_FILES,
       (f) => f.id,
     );
@@ -145,7 +144,7 @@ projectRoutes.get(
   "/:id/files",
   doc({
     summary: "List a project's files",
-    responses: { 200: { description: "A page", schema: listOf("files", z.looseObject({ id: z.string() })) } },
+    responses: { 200: { description: "A page", schema: listOf(z.looseObject({ id: z.string() })) } },
   }),
   query(filesQuery),
   async (c) => {
@@ -153,13 +152,16 @@ projectRoutes.get(
     if (!project) throw notFound("project");
     const { limit, cursor } = c.req.valid("query");
     const page = pageOf(
-      await projectFiles(c.env.DB, c.get("tenantId"), project.id, limit + 1, cursor),
+      await projectFiles(c.env.DB, {
+        tenantId: c.get("tenantId"),
+        projectId: project.id,
+        limit: limit + 1,
+        after: cursor,
+      }),
       limit,
       (f) => f.id,
     );
-    return c.json(
-      listBody("files", { data: page.data.map((f) => ({ ...f, note: attachmentNote(f) })), next: page.next }),
-    );
+    return c.json(listBody({ data: page.data.map((f) => ({ ...f, note: attachmentNote(f) })), next: page.next }));
   },
 );
 

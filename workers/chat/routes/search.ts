@@ -3,6 +3,8 @@ import { Hono } from "hono";
 import { z } from "zod";
 import { isId } from "../../../core/ids";
 import { cortexFor } from "../../../services/cortex/routing";
+import { BOOKMARK } from "../d1-session";
+import { badRequest } from "../errors";
 import { listBody } from "../paging";
 import type { AppEnv } from "../types";
 import { intParam, query } from "../validate";
@@ -10,6 +12,13 @@ import { doc } from "../openapi/registry";
 import { listOf } from "../openapi/schemas";
 
 export const searchRoutes = new Hono<AppEnv>();
+
+/**
+ * The cortex shard's own bookmark (its database is not DB, so `x-d1-bookmark` cannot carry it): a
+ * search sent with the value of an earlier search's answer reads at least that far; without it the
+ * search runs wherever is nearest ("first-unconstrained").
+ */
+export const CORTEX_BOOKMARK_HEADER = "x-cortex-bookmark";
 
 const searchQuery = z.strictObject({
   q: z
@@ -41,20 +50,27 @@ searchRoutes.get(
   doc({
     summary: "Search messages, notes, episodes and pages",
     responses: {
-      200: { description: "A page of hits", schema: listOf("results", z.looseObject({ kind: z.string() })) },
+      200: { description: "A page of hits", schema: listOf(z.looseObject({ kind: z.string() })) },
     },
   }),
   query(searchQuery),
   async (c) => {
     const { q, conversation, kind, said, limit, cursor } = c.req.valid("query");
     const tenantId = c.get("tenantId");
-    const { hits, next } = await (await cortexFor(c.env, tenantId)).search(tenantId, q, {
+    const sent = c.req.header(CORTEX_BOOKMARK_HEADER);
+    if (sent !== undefined && (sent.length > 256 || !BOOKMARK.test(sent)))
+      throw badRequest(
+        `${CORTEX_BOOKMARK_HEADER}: not a D1 bookmark (send back a previous search's ${CORTEX_BOOKMARK_HEADER})`,
+      );
+    const { hits, next, bookmark } = await (await cortexFor(c.env, tenantId)).search(tenantId, q, {
       conversationId: conversation,
       kinds: kind ? [kind] : undefined,
       said,
       limit,
       cursor,
+      bookmark: sent || null,
     });
-    return c.json({ query: q, ...listBody("results", { data: hits, next: next && String(next.offset) }) });
+    if (bookmark) c.header(CORTEX_BOOKMARK_HEADER, bookmark);
+    return c.json({ query: q, ...listBody({ data: hits, next: next && String(next.offset) }) });
   },
 );

@@ -147,24 +147,21 @@ toolRoutes.post(
     checkEndpoint(c.env, fields.endpoint);
     if (projectId && !(await getProject(c.env.DB, c.get("tenantId"), projectId)))
       throw badRequest("projectId: no such project");
-    const row = await storing(() => createTool(c.env, c.get("tenantId"), kind, projectId ?? null, fields));
+    const row = await storing(() =>
+      createTool(c.env, { tenantId: c.get("tenantId"), kind, projectId: projectId ?? null, fields }),
+    );
     return c.json(publicTool(row), 201);
   },
 );
 
 toolRoutes.get(
   "/",
-  doc({ summary: "List tools", responses: { 200: { description: "A page", schema: listOf("tools", tool) } } }),
+  doc({ summary: "List tools", responses: { 200: { description: "A page", schema: listOf(tool) } } }),
   query(listQuery),
   async (c) => {
     const { limit, cursor } = c.req.valid("query");
-    const rows = await listTools(c.env.DB, c.get("tenantId"), limit + 1, cursor);
-    return c.json(
-      listBody(
-        "tools",
-        pageOf(rows.map(publicTool), limit, (t) => t.id),
-      ),
-    );
+    const rows = await listTools(c.env.DB, { tenantId: c.get("tenantId"), limit: limit + 1, before: cursor });
+    return c.json(listBody(pageOf(rows.map(publicTool), limit, (t) => t.id)));
   },
 );
 
@@ -204,12 +201,11 @@ toolRoutes.patch(
     // them. Only the same request may set headers for the new one.
     const moved = endpoint !== undefined && existing.endpoint !== null && endpoint !== new URL(existing.endpoint).href;
     const row = await storing(() =>
-      updateTool(
-        c.env,
-        c.get("tenantId"),
-        existing.id,
-        moved && change.headers === undefined ? { ...change, headers: null } : change,
-      ),
+      updateTool(c.env, {
+        tenantId: c.get("tenantId"),
+        id: existing.id,
+        change: moved && change.headers === undefined ? { ...change, headers: null } : change,
+      }),
     );
     if (!row) throw notFound("tool");
     return c.json(publicTool(row));

@@ -67,7 +67,12 @@ usageRoutes.get(
     if (from > to) throw badRequest("from: must not be after to");
     if ((Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / DAY_MS >= MAX_DAYS)
       throw badRequest(`from: a range of at most ${MAX_DAYS} days`);
-    const report = await usageReport(c.env.DB, c.get("tenantId"), from, to, q.conversation);
+    const report = await usageReport(c.env.DB, {
+      tenantId: c.get("tenantId"),
+      from,
+      to,
+      conversationId: q.conversation,
+    });
     return c.json({ from, to, currency: "USD", ...report });
   },
 );

@@ -136,34 +136,37 @@ export async function docxText(reader: RangeReader, opts: { maxChars?: number } 
     }
   };
 
-  const r = await streamZipEntry(reader, entry, (chunk) => {
-    seen += chunk.length;
-    buf += decoder.decode(chunk, { stream: true });
-    let pos = 0;
-    // Each pass consumes text up to a tag and the tag itself, or leaves the loop to await more.
-    for (;;) {
-      const lt = buf.indexOf("<", pos);
-      if (lt < 0) break;
-      if (inText && fallbackDepth === 0 && lt > pos) add(decodeEntities(buf.slice(pos, lt)));
-      pos = lt;
-      if (buf.startsWith("<!--", lt)) {
-        const endComment = buf.indexOf("-->", lt + 4);
-        if (endComment < 0) break;
-        pos = endComment + 3;
-        continue;
+  const r = await streamZipEntry(reader, {
+    entry,
+    onChunk: (chunk) => {
+      seen += chunk.length;
+      buf += decoder.decode(chunk, { stream: true });
+      let pos = 0;
+      // Each pass consumes text up to a tag and the tag itself, or leaves the loop to await more.
+      for (;;) {
+        const lt = buf.indexOf("<", pos);
+        if (lt < 0) break;
+        if (inText && fallbackDepth === 0 && lt > pos) add(decodeEntities(buf.slice(pos, lt)));
+        pos = lt;
+        if (buf.startsWith("<!--", lt)) {
+          const endComment = buf.indexOf("-->", lt + 4);
+          if (endComment < 0) break;
+          pos = endComment + 3;
+          continue;
+        }
+        const gt = buf.indexOf(">", lt);
+        if (gt < 0) break;
+        onTag(buf.slice(lt + 1, gt));
+        pos = gt + 1;
       }
-      const gt = buf.indexOf(">", lt);
-      if (gt < 0) break;
-      onTag(buf.slice(lt + 1, gt));
-      pos = gt + 1;
-    }
-    buf = buf.slice(pos);
-    if (buf.length > MAX_PENDING_CHARS)
-      throw new AttachmentFormatError("bad_xml", "word/document.xml is not well-formed XML (an unterminated tag)");
-    if (truncated && seen >= COUNT_LIMIT_BYTES) {
-      countedToEnd = false;
-      return false;
-    }
+      buf = buf.slice(pos);
+      if (buf.length > MAX_PENDING_CHARS)
+        throw new AttachmentFormatError("bad_xml", "word/document.xml is not well-formed XML (an unterminated tag)");
+      if (truncated && seen >= COUNT_LIMIT_BYTES) {
+        countedToEnd = false;
+        return false;
+      }
+    },
   });
   if (current !== null) endParagraph(current); // an unclosed final paragraph still counts
   const result: DocxText = { text: out.join(""), paragraphs, truncated };

@@ -6,7 +6,11 @@ export function latin1(bytes: Uint8Array, start = 0, end = bytes.length): string
   return s;
 }
 
-export function indexOf(hay: Uint8Array, needle: string, from = 0, to = hay.length): number {
+export function indexOf(
+  hay: Uint8Array,
+  needle: string,
+  { from = 0, to = hay.length }: { from?: number; to?: number } = {},
+): number {
   const n0 = needle.charCodeAt(0);
   const last = to - needle.length;
   outer: for (let i = Math.max(0, from); i <= last; i++) {

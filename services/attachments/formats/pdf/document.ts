@@ -152,9 +152,11 @@ export class PdfDocument implements PdfResolver, PdfObjectFetcher {
     if (entry.type === 1) {
       if (entry.offset >= this.size)
         throw new PdfError(`broken cross-reference data: object ${num} points past the end of the file`);
-      const o = await this.io.readIndirectAt(entry.offset, num, this.firstReadSize(entry.offset), (ref) =>
-        this.fetch(ref),
-      );
+      const o = await this.io.readIndirectAt(entry.offset, {
+        expectNum: num,
+        first: this.firstReadSize(entry.offset),
+        fetch: (ref) => this.fetch(ref),
+      });
       return o.stream ?? o.value;
     }
     return this.objStms.load(num, entry.stream, entry.index);

@@ -210,7 +210,7 @@ export async function loadFont(doc: PdfDocument, font: PdfDict): Promise<FontDec
   const subtype = await doc.resolve(font.get("Subtype"));
   const toUnicode = await loadCMapStream(doc, font.get("ToUnicode"));
   if (subtype instanceof PdfName && subtype.name === "Type0") return type0Decoder(doc, font, toUnicode);
-  return simpleDecoder(doc, font, toUnicode, subtype instanceof PdfName && subtype.name === "Type3");
+  return simpleDecoder(doc, { font, toUnicode, type3: subtype instanceof PdfName && subtype.name === "Type3" });
 }
 
 /** Standard-14 text fonts, whose built-in encoding is StandardEncoding (Symbol and ZapfDingbats are not). */
@@ -224,10 +224,7 @@ const STANDARD_TEXT_FONT = /^(Times|Helvetica|Courier|Arial|TimesNewRoman)/;
  */
 async function encodingIsGuess(
   doc: PdfDocument,
-  font: PdfDict,
-  enc: PdfObj,
-  baseFont: string,
-  type3: boolean,
+  { font, enc, baseFont, type3 }: { font: PdfDict; enc: PdfObj; baseFont: string; type3: boolean },
 ): Promise<boolean> {
   if (type3) return false;
   if (/[^\x20-\x7e]/.test(baseFont)) return true;
@@ -255,7 +252,10 @@ async function num(doc: PdfDocument, o: PdfObj | undefined): Promise<number | nu
  * is estimated from its /Widths, taking a lower-case letter to be half an em wide on average
  * (any glyph when it has no letters); 1 when it gives no widths.
  */
-function type3Em(widths: Float64Array, given: Uint8Array, enc: Encoding, scale: number): number {
+function type3Em(
+  widths: Float64Array,
+  { given, enc, scale }: { given: Uint8Array; enc: Encoding; scale: number },
+): number {
   let letters = 0;
   let letterSum = 0;
   let any = 0;
@@ -276,9 +276,7 @@ function type3Em(widths: Float64Array, given: Uint8Array, enc: Encoding, scale: 
 
 async function simpleDecoder(
   doc: PdfDocument,
-  font: PdfDict,
-  toUnicode: ToUnicodeMap | null,
-  type3: boolean,
+  { font, toUnicode, type3 }: { font: PdfDict; toUnicode: ToUnicodeMap | null; type3: boolean },
 ): Promise<FontDecoder> {
   const enc = await doc.resolve(font.get("Encoding"));
   let table: string[] = [...STANDARD];
@@ -303,7 +301,8 @@ async function simpleDecoder(
   // Glyph widths (for word gaps): /Widths from /FirstChar, else standard-font estimates.
   const baseFont = await doc.resolve(font.get("BaseFont"));
   const guess =
-    !toUnicode && (await encodingIsGuess(doc, font, enc, baseFont instanceof PdfName ? baseFont.name : "", type3));
+    !toUnicode &&
+    (await encodingIsGuess(doc, { font, enc, baseFont: baseFont instanceof PdfName ? baseFont.name : "", type3 }));
   const fallback = standardWidths(baseFont instanceof PdfName ? baseFont.name : "");
   const widths = new Float64Array(256);
   const given = new Uint8Array(256);
@@ -329,7 +328,7 @@ async function simpleDecoder(
     const m = await doc.resolve(font.get("FontMatrix"));
     if (Array.isArray(m) && typeof m[0] === "number" && m[0] !== 0) scale = Math.abs(m[0]);
     const yScale = Array.isArray(m) && typeof m[3] === "number" && m[3] !== 0 ? Math.abs(m[3]) / scale : 1;
-    em = type3Em(widths, given, enc8, scale) * yScale;
+    em = type3Em(widths, { given, enc: enc8, scale }) * yScale;
   }
   return {
     em,
@@ -351,9 +350,7 @@ async function simpleDecoder(
  */
 async function cidMetrics(
   doc: PdfDocument,
-  arr: PdfObj | undefined,
-  stride: number,
-  dflt: number,
+  { arr, stride, dflt }: { arr: PdfObj | undefined; stride: number; dflt: number },
 ): Promise<(cid: number) => number> {
   const w = await doc.resolve(arr);
   if (!Array.isArray(w)) return () => dflt;
@@ -420,8 +417,8 @@ async function type0Decoder(doc: PdfDocument, font: PdfDict, toUnicode: ToUnicod
   const dw2 = await doc.resolve(cidFont?.get("DW2"));
   const dw1y = Array.isArray(dw2) ? ((await num(doc, dw2[1])) ?? -1000) : -1000;
   const metricOf = vertical
-    ? await cidMetrics(doc, cidFont?.get("W2"), 3, dw1y)
-    : await cidMetrics(doc, cidFont?.get("W"), 1, dw);
+    ? await cidMetrics(doc, { arr: cidFont?.get("W2"), stride: 3, dflt: dw1y })
+    : await cidMetrics(doc, { arr: cidFont?.get("W"), stride: 1, dflt: dw });
   // Codes are CIDs under Identity-H/V; an embedded CMap maps them; a predefined one (UniGB-UCS2-H,
   // 90ms-RKSJ-H, ...) needs tables the own reader lacks, so its widths are the default.
   const cids = cmap?.cids ?? [];

@@ -111,6 +111,21 @@ export class TextSink {
   }
 }
 
+/**
+ * A glyph with text as placed on the page: origin (x, y), end of its advance (ex, ey), unit
+ * writing direction (dx, dy) and font size `em`, all in device space.
+ */
+export interface PlacedGlyph {
+  text: string;
+  x: number;
+  y: number;
+  ex: number;
+  ey: number;
+  dx: number;
+  dy: number;
+  em: number;
+}
+
 export class GlyphLayout {
   private placed = false;
   private endX = 0;
@@ -143,10 +158,11 @@ export class GlyphLayout {
   }
 
   /**
-   * One glyph with text (not a space): origin (x, y), end of its advance (ex, ey), unit writing
-   * direction (dx, dy) and font size `em`, all in device space.
+   * One glyph with text (not a space), all in device space. The caller may reuse one object for
+   * every glyph (no allocation per glyph): what is kept is copied out of it.
    */
-  glyph(text: string, x: number, y: number, ex: number, ey: number, dx: number, dy: number, em: number): void {
+  glyph(g: PlacedGlyph): void {
+    const { text, x, y, ex, ey, dx, dy, em } = g;
     let gap = 0;
     let kind = GAP_PLAIN;
     if (this.placed) {
@@ -160,7 +176,7 @@ export class GlyphLayout {
         Math.abs(across) > NEW_LINE_EM * size ||
         dx * this.dirX + dy * this.dirY < SAME_DIRECTION ||
         (back && this.lineAsked);
-      if ((newLine || along < 0) && this.isDuplicate(text, x, y, em)) return;
+      if ((newLine || along < 0) && this.isDuplicate(g)) return;
       if (newLine) {
         this.flushLine();
         this.sink.lineBreak();
@@ -190,7 +206,7 @@ export class GlyphLayout {
     this.flushLine();
   }
 
-  private isDuplicate(text: string, x: number, y: number, em: number): boolean {
+  private isDuplicate({ text, x, y, em }: PlacedGlyph): boolean {
     const near = DUPLICATE_EM * em;
     if (!(near > 0)) return false; // text of no size: every glyph lands on the same spot
     for (let i = this.texts.length - 1; i >= 0 && i >= this.texts.length - DUPLICATE_WINDOW; i--) {

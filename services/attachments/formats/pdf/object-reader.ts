@@ -89,9 +89,11 @@ export class ObjectReader {
    */
   async readIndirectAt(
     offset: number,
-    expectNum: number | null,
-    first: number,
-    fetch: ((ref: PdfRef) => Promise<PdfObj>) | null,
+    {
+      expectNum,
+      first,
+      fetch,
+    }: { expectNum: number | null; first: number; fetch: ((ref: PdfRef) => Promise<PdfObj>) | null },
   ): Promise<IndirectObject> {
     let window: Uint8Array | null = null;
     const head = await this.parseAt(offset, first, (lx) => {
@@ -132,7 +134,7 @@ export class ObjectReader {
           have.length >= length + 11 || fileEnd
             ? have
             : concatBytes([have, await this.read(dataAt + have.length, length + 32 - have.length)]);
-        const tailAt = indexOf(span, "endstream", length, Math.min(span.length, length + 32));
+        const tailAt = indexOf(span, "endstream", { from: length, to: Math.min(span.length, length + 32) });
         if (tailAt >= 0 && /^\s*$/.test(latin1(span, length, tailAt))) return span.slice(0, length);
       }
       return this.scanForEndstream(dataAt);

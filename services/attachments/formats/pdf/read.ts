@@ -203,9 +203,7 @@ async function probeOwn(reader: RangeReader): Promise<OwnInfo> {
 
 export async function readPdfPages(
   source: RangeReader,
-  from: number,
-  to: number,
-  opts: { maxChars?: number; password?: string } = {},
+  { from, to, maxChars, password }: { from: number; to: number; maxChars?: number; password?: string },
 ): Promise<PdfPagesResult> {
   if (!Number.isInteger(from) || !Number.isInteger(to) || from < 1 || to < from) {
     throw new PdfError(
@@ -216,7 +214,7 @@ export async function readPdfPages(
   let pdfjs: PdfjsDocument | null = null;
   const viaPdfjs = async (ownError: PdfError | null) => {
     if (pdfjs) return pdfjs;
-    const opened = await openOrExplain(reader, opts.password, ownError);
+    const opened = await openOrExplain(reader, password, ownError);
     if (opened === "password") throw new PdfError(NEEDS_PASSWORD);
     return (pdfjs = opened);
   };
@@ -237,7 +235,7 @@ export async function readPdfPages(
     const plural = count! === 1 ? "page" : "pages";
     if (from > count!) throw new PdfError(`page ${from} is past the end: the document has ${count!} ${plural}`);
     if (to > count!) throw new PdfError(`page ${to} is past the end: the document has ${count!} ${plural}`);
-    let budget = opts.maxChars ?? Number.POSITIVE_INFINITY;
+    let budget = maxChars ?? Number.POSITIVE_INFINITY;
     const ctx: TextContext = { fonts: new Map() };
     const pages: { page: number; text: string }[] = [];
     let truncated = false;
@@ -250,7 +248,7 @@ export async function readPdfPages(
       if (doc && root) {
         try {
           const leaf = await guard(() => doc!.findPage(p - 1, root!));
-          const out = await guard(() => extractPageText(doc!, leaf, ctx, budget));
+          const out = await guard(() => extractPageText(doc!, { leaf, ctx, maxChars: budget }));
           // A glyph it cannot map (CJK CMaps, Type3 glyph names) or maps by a guess (a font
           // program's built-in encoding or cmap) makes the page pdf.js's, which reads font
           // programs: on the corpus any share above 0 loses words (0.2: 93.2%, 0: 94.6% of files

@@ -24,7 +24,7 @@ import {
   readMatrix,
   transformBox,
 } from "./geometry";
-import { GlyphLayout, TextSink, WORD_GAP_EM } from "./layout";
+import { GlyphLayout, type PlacedGlyph, TextSink, WORD_GAP_EM } from "./layout";
 import { isWhite, Lexer } from "./lexer";
 import { isName, type PdfDict, PdfError, PdfKeyword, PdfName, type PdfObj, PdfStream, PdfString } from "./objects";
 import type { PageLeaf } from "./page-tree";
@@ -60,9 +60,7 @@ function num(o: PdfObj | undefined): number {
 /** Extracts the text of one page. Returns what was read before any damage in the content. */
 export async function extractPageText(
   doc: PdfDocument,
-  leaf: PageLeaf,
-  ctx: TextContext,
-  maxChars: number,
+  { leaf, ctx, maxChars }: { leaf: PageLeaf; ctx: TextContext; maxChars: number },
 ): Promise<{ text: string; truncated: boolean; glyphs: number; unmapped: number; guessed: number }> {
   const contents = await doc.resolve(leaf.dict.get("Contents"));
   const streams: PdfStream[] = [];
@@ -82,10 +80,18 @@ export async function extractPageText(
   const layout = new GlyphLayout(sink);
   try {
     const text: TextState = { font: null, size: 0, charSpacing: 0, wordSpacing: 0, hScale: 1, leading: 0, rise: 0 };
-    await interpret(doc, concatBytes(parts), leaf.resources, ctx, layout, state, 0, {
-      ctm: IDENTITY,
-      clip: leaf.box,
-      text,
+    await interpret(doc, {
+      content: concatBytes(parts),
+      resources: leaf.resources,
+      ctx,
+      layout,
+      state,
+      depth: 0,
+      inherited: {
+        ctm: IDENTITY,
+        clip: leaf.box,
+        text,
+      },
     });
   } catch (err) {
     // Damaged content: keep the text read so far; structural errors still surface.
@@ -111,9 +117,7 @@ async function decode(doc: PdfDocument, s: PdfStream, state: { budget: number })
 
 async function fontFor(
   doc: PdfDocument,
-  resources: PdfDict | null,
-  name: string,
-  ctx: TextContext,
+  { resources, name, ctx }: { resources: PdfDict | null; name: string; ctx: TextContext },
 ): Promise<FontDecoder | null> {
   const fonts = await doc.resolveDict(resources?.get("Font"));
   const font = await doc.resolveDict(fonts?.get(name));
@@ -161,13 +165,23 @@ const PAINT_PATH = new Set(["n", "f", "F", "f*", "S", "s", "B", "B*", "b", "b*"]
 
 async function interpret(
   doc: PdfDocument,
-  content: Uint8Array,
-  resources: PdfDict | null,
-  ctx: TextContext,
-  layout: GlyphLayout,
-  state: { forms: number; budget: number },
-  depth: number,
-  inherited: GraphicsState,
+  {
+    content,
+    resources,
+    ctx,
+    layout,
+    state,
+    depth,
+    inherited,
+  }: {
+    content: Uint8Array;
+    resources: PdfDict | null;
+    ctx: TextContext;
+    layout: GlyphLayout;
+    state: { forms: number; budget: number };
+    depth: number;
+    inherited: GraphicsState;
+  },
 ): Promise<void> {
   const sink = layout.sink;
   const lx = new Lexer(content, 0, true);
@@ -195,6 +209,8 @@ async function interpret(
   // Whether the word the current text operator is showing was kept (by its first glyph); null
   // between words.
   let word: boolean | null = null;
+  // The glyph handed to the layout, one object filled in afresh for every glyph shown.
+  const placed: PlacedGlyph = { text: "", x: 0, y: 0, ex: 0, ey: 0, dx: 0, dy: 0, em: 0 };
   const show = (s: PdfObj | undefined) => {
     if (!(s instanceof PdfString)) return;
     const t = gs.text;
@@ -241,7 +257,17 @@ async function interpret(
           // A word cut by the clip's edge goes whole with its first glyph: never half read.
           shown = word ?? (!clip || (cx >= clip[0] && cx <= clip[2] && cy >= clip[1] && cy <= clip[3]));
         }
-        if (shown) layout.glyph(text, x, y, ex, ey, (sign * ax) / length, (sign * ay) / length, em);
+        if (shown) {
+          placed.text = text;
+          placed.x = x;
+          placed.y = y;
+          placed.ex = ex;
+          placed.ey = ey;
+          placed.dx = (sign * ax) / length;
+          placed.dy = (sign * ay) / length;
+          placed.em = em;
+          layout.glyph(placed);
+        }
         word = spacedOut ? null : shown;
       }
       pen += step;
@@ -272,7 +298,7 @@ async function interpret(
         break;
       case "Tf": {
         const n = op(2);
-        ts.font = n instanceof PdfName ? await fontFor(doc, resources, n.name, ctx) : null;
+        ts.font = n instanceof PdfName ? await fontFor(doc, { resources, name: n.name, ctx }) : null;
         ts.size = num(op(1));
         break;
       }
@@ -396,10 +422,18 @@ async function interpret(
         const bbox = await readBox(doc, x.dict.get("BBox"));
         const clip = bbox ? intersect(gs.clip, transformBox(bbox, ctm)) : gs.clip;
         layout.lineMove();
-        await interpret(doc, await decode(doc, x, state), formRes, ctx, layout, state, depth + 1, {
-          ctm,
-          clip,
-          text: ts,
+        await interpret(doc, {
+          content: await decode(doc, x, state),
+          resources: formRes,
+          ctx,
+          layout,
+          state,
+          depth: depth + 1,
+          inherited: {
+            ctm,
+            clip,
+            text: ts,
+          },
         });
         layout.lineMove();
         break;

@@ -116,12 +116,11 @@ export class XrefChain {
     let i = 0;
     while (i < w.length && (w[i] === 32 || w[i] === 10 || w[i] === 13 || w[i] === 9 || w[i] === 12 || w[i] === 0)) i++;
     if (latin1(w, i, i + 4) === "xref") {
-      const { section, trailerAt, trailerWindow } = await openClassicSection(
-        (o, l) => this.io.read(o, l),
-        this.io.size,
-        off + i + 4,
-        { at: off, bytes: w },
-      );
+      const { section, trailerAt, trailerWindow } = await openClassicSection((o, l) => this.io.read(o, l), {
+        fileSize: this.io.size,
+        pos: off + i + 4,
+        initial: { at: off, bytes: w },
+      });
       this.sections.push(section);
       this.sectionOffsets.push(off);
       // The bytes after `trailer` are usually already in hand from reading the table's end.
@@ -135,7 +134,7 @@ export class XrefChain {
       let obj: { value: PdfObj; stream: PdfStream | null };
       try {
         this.io.prime(off + i, w.subarray(i));
-        obj = await this.io.readIndirectAt(off + i, null, 4096, null);
+        obj = await this.io.readIndirectAt(off + i, { expectNum: null, first: 4096, fetch: null });
       } catch (err) {
         if (err instanceof PdfError)
           throw new PdfError(
@@ -149,7 +148,11 @@ export class XrefChain {
       // The xref stream itself is never encrypted; its params are direct objects (§7.5.8.2).
       const data = await decodeStream(s.dict, await this.rawBytes(s));
       const size = s.dict.get("Size");
-      const section = StreamSection.create(data, s.dict.get("W"), s.dict.get("Index"), isInt(size) ? size : 0);
+      const section = StreamSection.create(data, {
+        wRaw: s.dict.get("W"),
+        indexRaw: s.dict.get("Index"),
+        size: isInt(size) ? size : 0,
+      });
       this.sections.push(section);
       this.sectionOffsets.push(off);
       return s.dict;

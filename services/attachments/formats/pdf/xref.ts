@@ -146,9 +146,7 @@ export class ClassicSection implements XrefSection {
  */
 export async function openClassicSection(
   read: ReadFn,
-  fileSize: number,
-  pos: number,
-  initial?: { at: number; bytes: Uint8Array },
+  { fileSize, pos, initial }: { fileSize: number; pos: number; initial?: { at: number; bytes: Uint8Array } },
 ): Promise<{ section: ClassicSection; trailerAt: number; trailerWindow: Uint8Array }> {
   const subs: Subsection[] = [];
   // A small read-ahead window: tables with many short subsections cost one read per 4 KB,
@@ -209,14 +207,14 @@ export async function openClassicSection(
         continue;
       }
     }
-    const eager = await parseEagerly(read, fileSize, entriesAt, count);
+    const eager = await parseEagerly(read, { fileSize, at: entriesAt, count });
     subs.push({ start, count, offset: entriesAt, stride: 0, eager: eager.entries });
     pos = eager.end;
   }
 }
 
 /** Irregularly formatted entries: read the subsection whole (bounded) and tokenize it. */
-async function parseEagerly(read: ReadFn, fileSize: number, at: number, count: number) {
+async function parseEagerly(read: ReadFn, { fileSize, at, count }: { fileSize: number; at: number; count: number }) {
   const maxBytes = Math.min(fileSize - at, count * 40 + 64);
   if (maxBytes > 16 * 1024 * 1024) throw new PdfError("broken cross-reference table: an irregular table is too large");
   const b = await read(at, maxBytes);
@@ -266,7 +264,10 @@ export class StreamSection implements XrefSection {
     }
   }
 
-  static create(data: Uint8Array, wRaw: unknown, indexRaw: unknown, size: number): StreamSection {
+  static create(
+    data: Uint8Array,
+    { wRaw, indexRaw, size }: { wRaw: unknown; indexRaw: unknown; size: number },
+  ): StreamSection {
     if (!Array.isArray(wRaw) || wRaw.length < 3 || !wRaw.slice(0, 3).every((v) => isInt(v) && v >= 0 && v <= 8)) {
       throw new PdfError("broken cross-reference stream: bad /W");
     }

@@ -40,7 +40,10 @@ const u32 = (b: Uint8Array, i: number) => (b[i] | (b[i + 1] << 8) | (b[i + 2] <<
 // Exact up to 2^53, which is more than any file a reader can address.
 const u64 = (b: Uint8Array, i: number) => u32(b, i) + u32(b, i + 4) * 0x100000000;
 
-async function readExact(reader: RangeReader, offset: number, length: number, what: string): Promise<Uint8Array> {
+async function readExact(
+  reader: RangeReader,
+  { offset, length, what }: { offset: number; length: number; what: string },
+): Promise<Uint8Array> {
   if (offset < 0 || length < 0 || offset + length > reader.size) {
     throw new AttachmentFormatError("truncated", `ZIP ${what} lies outside the file (truncated or corrupt archive)`);
   }
@@ -56,7 +59,7 @@ export async function listZip(reader: RangeReader, opts: ListZipOptions = {}): P
   const maxDirectoryBytes = opts.maxDirectoryBytes ?? 16 * 1024 * 1024;
   if (reader.size < EOCD_SIZE) throw new AttachmentFormatError("not_zip", "not a ZIP archive (too small)");
   const tailStart = Math.max(0, reader.size - (EOCD_SIZE + MAX_COMMENT + 20));
-  const tail = await readExact(reader, tailStart, reader.size - tailStart, "end record");
+  const tail = await readExact(reader, { offset: tailStart, length: reader.size - tailStart, what: "end record" });
   let eocd = -1;
   for (let i = tail.length - EOCD_SIZE; i >= 0; i--) {
     if (u32(tail, i) === EOCD_SIG && i + EOCD_SIZE + u16(tail, i + 20) <= tail.length) {
@@ -81,7 +84,7 @@ export async function listZip(reader: RangeReader, opts: ListZipOptions = {}): P
   if (count === 0xffff || dirSize === 0xffffffff || dirOffset === 0xffffffff) {
     // ZIP64: the real numbers are in a second end record that a locator just before this one finds.
     if (eocd >= 20 && u32(tail, eocd - 20) === ZIP64_LOCATOR_SIG) {
-      const rec = await readExact(reader, u64(tail, eocd - 20 + 8), 56, "ZIP64 end record");
+      const rec = await readExact(reader, { offset: u64(tail, eocd - 20 + 8), length: 56, what: "ZIP64 end record" });
       if (u32(rec, 0) !== ZIP64_EOCD_SIG) throw new AttachmentFormatError("corrupt_zip", "corrupt ZIP64 end record");
       count = u64(rec, 32);
       dirSize = u64(rec, 40);
@@ -94,7 +97,7 @@ export async function listZip(reader: RangeReader, opts: ListZipOptions = {}): P
       `the ZIP directory is ${dirSize} bytes, over the ${maxDirectoryBytes}-byte limit`,
     );
   }
-  const dir = await readExact(reader, dirOffset, dirSize, "central directory");
+  const dir = await readExact(reader, { offset: dirOffset, length: dirSize, what: "central directory" });
   const decoder = new TextDecoder("utf-8");
   const entries: ZipEntry[] = [];
   let p = 0;
@@ -161,7 +164,11 @@ async function dataStart(reader: RangeReader, entry: ZipEntry): Promise<number> 
       `ZIP entry ${entry.name} uses compression method ${entry.method} (only STORED and DEFLATE are read)`,
     );
   }
-  const local = await readExact(reader, entry.localHeaderOffset, 30, `local header of ${entry.name}`);
+  const local = await readExact(reader, {
+    offset: entry.localHeaderOffset,
+    length: 30,
+    what: `local header of ${entry.name}`,
+  });
   if (u32(local, 0) !== LOCAL_SIG)
     throw new AttachmentFormatError("corrupt_zip", `corrupt ZIP local header for ${entry.name}`);
   // The local extra field may differ from the central one, so its own lengths place the data.
@@ -187,9 +194,11 @@ export interface StreamZipOptions {
  */
 export async function streamZipEntry(
   reader: RangeReader,
-  entry: ZipEntry,
-  onChunk: (chunk: Uint8Array) => boolean | undefined,
-  opts: StreamZipOptions = {},
+  {
+    entry,
+    onChunk,
+    ...opts
+  }: { entry: ZipEntry; onChunk: (chunk: Uint8Array) => boolean | undefined } & StreamZipOptions,
 ): Promise<{ bytes: number; complete: boolean }> {
   const maxBytes = opts.maxBytes ?? 256 * 1024 * 1024;
   const start = await dataStart(reader, entry);
@@ -217,12 +226,11 @@ export async function streamZipEntry(
   let readBytes = Math.max(1, Math.min(READ_BYTES, opts.readBytes ?? READ_BYTES));
   try {
     while (pos < entry.compressedSize && !stopped) {
-      const data = await readExact(
-        reader,
-        start + pos,
-        Math.min(readBytes, entry.compressedSize - pos),
-        `data of ${entry.name}`,
-      );
+      const data = await readExact(reader, {
+        offset: start + pos,
+        length: Math.min(readBytes, entry.compressedSize - pos),
+        what: `data of ${entry.name}`,
+      });
       readBytes = Math.min(READ_BYTES, readBytes * 2);
       pos += data.length;
       if (!inflater) {
@@ -264,7 +272,7 @@ export async function readZipEntry(
     );
   }
   const parts: Uint8Array[] = [];
-  await streamZipEntry(reader, entry, (c) => void parts.push(c), { maxBytes });
+  await streamZipEntry(reader, { entry, onChunk: (c) => void parts.push(c), maxBytes });
   return concatBytes(parts);
 }
 

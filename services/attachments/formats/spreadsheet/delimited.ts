@@ -81,7 +81,7 @@ async function dataRows(reader: RangeReader, index: LineIndex): Promise<number> 
 
 async function header(reader: RangeReader, index: LineIndex, delimiter: string): Promise<string[]> {
   if (index.lines === 0) return [];
-  const r = await readLines(reader, index, 1, 1, { maxBytes: 64 * 1024 });
+  const r = await readLines(reader, { index, from: 1, to: 1, maxBytes: 64 * 1024 });
   return r.lines.length ? parseDelimitedLine(r.lines[0], delimiter) : [];
 }
 
@@ -108,17 +108,19 @@ export interface DelimitedRows {
 /** Data rows from..to (1-based, inclusive, the header not counted), clamped to the file. */
 export async function readRows(
   reader: RangeReader,
-  index: LineIndex,
-  delimiter: string,
-  from: number,
-  to: number,
-  opts: { maxBytes?: number } = {},
+  {
+    index,
+    delimiter,
+    from,
+    to,
+    maxBytes,
+  }: { index: LineIndex; delimiter: string; from: number; to: number; maxBytes?: number },
 ): Promise<DelimitedRows> {
   const [head, totalRows] = [await header(reader, index, delimiter), await dataRows(reader, index)];
   const first = Math.max(1, Math.floor(from));
   const last = Math.min(totalRows, Math.floor(to));
   if (last < first) return { header: head, rows: [], from: first, to: first - 1, totalRows, truncated: false };
-  const r = await readLines(reader, index, first + 1, last + 1, { maxBytes: opts.maxBytes });
+  const r = await readLines(reader, { index, from: first + 1, to: last + 1, maxBytes });
   return {
     header: head,
     rows: r.lines.map((l) => parseDelimitedLine(l, delimiter)),

@@ -131,61 +131,66 @@ async function openWorkbook(reader: RangeReader): Promise<Workbook> {
  */
 async function streamElements(
   reader: RangeReader,
-  entry: ZipEntry,
-  tag: string,
-  onElement: (xml: string) => boolean | undefined,
-  limitBytes = Infinity,
+  {
+    entry,
+    tag,
+    onElement,
+    limitBytes = Infinity,
+  }: { entry: ZipEntry; tag: string; onElement: (xml: string) => boolean | undefined; limitBytes?: number },
 ): Promise<{ complete: boolean }> {
   const decoder = new TextDecoder("utf-8");
   const open = new RegExp(`<${P}${tag}(?=[\\s/>])`, "g");
   let buf = "";
   let seen = 0;
   let stopped = false;
-  const r = await streamZipEntry(reader, entry, (chunk) => {
-    seen += chunk.length;
-    buf += decoder.decode(chunk, { stream: true });
-    let pos = 0;
-    for (;;) {
-      open.lastIndex = pos;
-      const m = open.exec(buf);
-      if (!m) {
-        // Keep only what could be the start of the next element's tag.
-        const lt = buf.lastIndexOf("<");
-        pos = lt >= pos ? lt : buf.length;
-        break;
-      }
-      const gt = buf.indexOf(">", m.index);
-      if (gt < 0) {
-        pos = m.index;
-        break;
-      }
-      let end: number;
-      if (buf[gt - 1] === "/") end = gt + 1;
-      else {
-        const close = `</${m[0].slice(1)}>`;
-        const c = buf.indexOf(close, gt);
-        if (c < 0) {
-          pos = m.index;
-          if (buf.length - pos > MAX_ELEMENT_CHARS)
-            throw new AttachmentFormatError(
-              "bad_xml",
-              `a <${tag}> element in ${entry.name} is larger than ${MAX_ELEMENT_CHARS} characters`,
-            );
+  const r = await streamZipEntry(reader, {
+    entry,
+    onChunk: (chunk) => {
+      seen += chunk.length;
+      buf += decoder.decode(chunk, { stream: true });
+      let pos = 0;
+      for (;;) {
+        open.lastIndex = pos;
+        const m = open.exec(buf);
+        if (!m) {
+          // Keep only what could be the start of the next element's tag.
+          const lt = buf.lastIndexOf("<");
+          pos = lt >= pos ? lt : buf.length;
           break;
         }
-        end = c + close.length;
+        const gt = buf.indexOf(">", m.index);
+        if (gt < 0) {
+          pos = m.index;
+          break;
+        }
+        let end: number;
+        if (buf[gt - 1] === "/") end = gt + 1;
+        else {
+          const close = `</${m[0].slice(1)}>`;
+          const c = buf.indexOf(close, gt);
+          if (c < 0) {
+            pos = m.index;
+            if (buf.length - pos > MAX_ELEMENT_CHARS)
+              throw new AttachmentFormatError(
+                "bad_xml",
+                `a <${tag}> element in ${entry.name} is larger than ${MAX_ELEMENT_CHARS} characters`,
+              );
+            break;
+          }
+          end = c + close.length;
+        }
+        pos = end;
+        if (onElement(buf.slice(m.index, end)) === false) {
+          stopped = true;
+          return false;
+        }
       }
-      pos = end;
-      if (onElement(buf.slice(m.index, end)) === false) {
+      buf = buf.slice(pos);
+      if (seen >= limitBytes) {
         stopped = true;
         return false;
       }
-    }
-    buf = buf.slice(pos);
-    if (seen >= limitBytes) {
-      stopped = true;
-      return false;
-    }
+    },
   });
   return { complete: r.complete && !stopped };
 }
@@ -274,10 +279,9 @@ async function dimensionOf(reader: RangeReader, entry: ZipEntry): Promise<{ rows
   const decoder = new TextDecoder("utf-8");
   let head = "";
   const found: { ref?: string } = {};
-  await streamZipEntry(
-    reader,
+  await streamZipEntry(reader, {
     entry,
-    (chunk) => {
+    onChunk: (chunk) => {
       head += decoder.decode(chunk, { stream: true });
       const m = DIMENSION.exec(head);
       if (m) {
@@ -286,8 +290,8 @@ async function dimensionOf(reader: RangeReader, entry: ZipEntry): Promise<{ rows
       }
       if (SHEET_DATA.test(head) || head.length > HEADER_LIMIT_BYTES) return false;
     },
-    { readBytes: 16 * 1024 },
-  );
+    readBytes: 16 * 1024,
+  });
   if (found.ref === undefined) return null;
   const parts = found.ref.split(":");
   const end = parseRef(parts[parts.length - 1]);
@@ -303,11 +307,10 @@ async function scanSheet(
   let rows = 0;
   let columns = 0;
   let previous = 0;
-  const r = await streamElements(
-    reader,
+  const r = await streamElements(reader, {
     entry,
-    "row",
-    (xml) => {
+    tag: "row",
+    onElement: (xml) => {
       previous = rowNumberOf(xml, previous);
       const cells = parseCells(xml);
       if (cells.length) {
@@ -315,8 +318,8 @@ async function scanSheet(
         columns = Math.max(columns, cells[cells.length - 1].col);
       }
     },
-    SCAN_LIMIT_BYTES,
-  );
+    limitBytes: SCAN_LIMIT_BYTES,
+  });
   return { rows, columns, complete: r.complete };
 }
 
@@ -352,10 +355,14 @@ async function sharedStrings(
   let max = 0;
   for (const w of wanted) max = Math.max(max, w);
   let i = 0;
-  await streamElements(reader, entry, "si", (xml) => {
-    if (wanted.has(i)) out.set(i, richText(xml));
-    i++;
-    if (i > max) return false;
+  await streamElements(reader, {
+    entry,
+    tag: "si",
+    onElement: (xml) => {
+      if (wanted.has(i)) out.set(i, richText(xml));
+      i++;
+      if (i > max) return false;
+    },
   });
   return out;
 }
@@ -366,12 +373,9 @@ async function sharedStrings(
  */
 export async function readXlsxRows(
   reader: RangeReader,
-  sheet: string | number,
-  from: number,
-  to: number,
-  opts: { maxRows?: number } = {},
+  { sheet, from, to, maxRows: rowCap }: { sheet: string | number; from: number; to: number; maxRows?: number },
 ): Promise<XlsxRows> {
-  const maxRows = Math.max(1, opts.maxRows ?? 5000);
+  const maxRows = Math.max(1, rowCap ?? 5000);
   const wb = await openWorkbook(reader);
   const ref = pickSheet(wb, sheet);
   const first = Math.max(1, Math.floor(from));
@@ -382,13 +386,17 @@ export async function readXlsxRows(
   const got = new Map<number, RawCell[]>();
   let previous = 0;
   let reachedEnd = true;
-  await streamElements(reader, ref.entry, "row", (xml) => {
-    previous = rowNumberOf(xml, previous);
-    if (previous > last) {
-      reachedEnd = false;
-      return false;
-    }
-    if (previous >= first) got.set(previous, parseCells(xml));
+  await streamElements(reader, {
+    entry: ref.entry,
+    tag: "row",
+    onElement: (xml) => {
+      previous = rowNumberOf(xml, previous);
+      if (previous > last) {
+        reachedEnd = false;
+        return false;
+      }
+      if (previous >= first) got.set(previous, parseCells(xml));
+    },
   });
 
   const wanted = new Set<number>();

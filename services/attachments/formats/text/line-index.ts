@@ -71,10 +71,7 @@ export interface ReadLinesOptions {
 /** Lines from..to (1-based, inclusive) through ranged reads that start at the nearest checkpoint. */
 export async function readLines(
   reader: RangeReader,
-  index: LineIndex,
-  from: number,
-  to: number,
-  opts: ReadLinesOptions = {},
+  { index, from, to, ...opts }: { index: LineIndex; from: number; to: number } & ReadLinesOptions,
 ): Promise<ReadLinesResult> {
   const maxBytes = opts.maxBytes ?? 256 * 1024;
   const chunkBytes = Math.max(1, opts.chunkBytes ?? 64 * 1024);

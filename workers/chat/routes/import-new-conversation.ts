@@ -45,9 +45,9 @@ function formatOf(contentType: string | undefined, asked: ImportFormat | undefin
   return asked ?? byType;
 }
 
-export const transcriptImportRoutes = new Hono<AppEnv>();
+export const importNewConversationRoutes = new Hono<AppEnv>();
 
-transcriptImportRoutes.post(
+importNewConversationRoutes.post(
   "/",
   doc({
     summary: "Create a conversation from a transcript (no model call), streamed",
@@ -68,7 +68,7 @@ transcriptImportRoutes.post(
     const tenantId = c.get("tenantId");
     let staged: Awaited<ReturnType<typeof stageTranscript>>;
     try {
-      staged = await stageTranscript(c.env.BUCKET, tenantId, body, chosen);
+      staged = await stageTranscript(c.env.BUCKET, { tenantId, body, format: chosen });
     } catch (err) {
       if (err instanceof ImportRefused) throw badRequest(err.message);
       if (err instanceof ImportTooLarge) throw tooLarge();

@@ -1,17 +1,23 @@
 // The cortex: FTS5 (BM25, porter stemming) over every persisted message, memory note, fold
-// episode and attachment page. These functions run inside each shard (durable-objects/cortex/,
-// through a D1-shaped adapter over its SQLite); callers reach a tenant's shard with
-// cortexFor (services/cortex/routing.ts). Indexing is idempotent (doc_id upserts), so a retried or
+// episode and attachment page. These functions run on one cortex shard, a D1 database
+// (CORTEX_SHARD_n, services/cortex/shard.ts), or a session on it; callers reach a tenant's shard
+// with cortexFor (services/cortex/routing.ts). Indexing is idempotent (doc_id upserts), so a retried or
 // repeated run changes nothing. Every query is scoped to one tenant.
-import { renderMessageText } from "../core/render";
-import { assistantWeight } from "../core/speaker-weight";
-import { contentTerms } from "../core/stopwords";
-import { fts5RowCount, phraseWeights } from "./cortex/term-stats";
-import type { StoredMessage } from "../core/types";
+import { renderMessageText } from "../../core/render";
+import { assistantWeight } from "../../core/speaker-weight";
+import { contentTerms } from "../../core/stopwords";
+import { fts5RowCount, tenantPhraseWeights } from "./term-stats";
+import type { StoredMessage } from "../../core/types";
 
 /** Long texts are indexed in chunks so one row stays well under D1's row size limit. */
 export const INDEX_CHUNK_CHARS = 20_000;
 const MAX_STATEMENTS_PER_BATCH = 50;
+
+/**
+ * What the cortex functions run on: a shard's D1 database, or a Sessions API session on it (reads
+ * near the caller, services/cortex/shard.ts). The benches hand in node:sqlite in the same shape.
+ */
+export type ShardDatabase = Pick<D1Database, "prepare" | "batch">;
 
 export type DocKind = "message" | "memory" | "episode" | "page";
 
@@ -43,7 +49,7 @@ export interface SearchHit {
 const docPrefix = (kind: DocKind, refId: string) => `${kind}:${refId}:`;
 
 /** Upserts docs, chunked; chunks a shorter new body no longer has are removed. */
-export async function upsertDocs(db: D1Database, docs: readonly CortexDoc[]): Promise<void> {
+export async function upsertDocs(db: ShardDatabase, docs: readonly CortexDoc[]): Promise<void> {
   const upsert = db.prepare(
     `INSERT INTO cortex_docs (doc_id, tenant_id, conversation_id, kind, ref_id, seq, role, created_at, body)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -89,7 +95,12 @@ export async function upsertDocs(db: D1Database, docs: readonly CortexDoc[]): Pr
 
 const chunkKey = (i: number) => String(i).padStart(5, "0");
 
-export async function deleteDocs(db: D1Database, tenantId: string, kind: DocKind, refId: string): Promise<void> {
+export async function deleteDocs(
+  db: ShardDatabase,
+  tenantId: string,
+  doc: { kind: DocKind; refId: string },
+): Promise<void> {
+  const { kind, refId } = doc;
   await db
     .prepare(`DELETE FROM cortex_docs WHERE tenant_id = ? AND kind = ? AND ref_id = ?`)
     .bind(tenantId, kind, refId)
@@ -109,21 +120,9 @@ export function messageDoc(tenantId: string, conversationId: string, m: StoredMe
   };
 }
 
-export async function indexMessages(
-  db: D1Database,
-  tenantId: string,
-  conversationId: string,
-  messages: readonly StoredMessage[],
-): Promise<void> {
-  await upsertDocs(
-    db,
-    messages.map((m) => messageDoc(tenantId, conversationId, m)),
-  );
-}
-
 /** The conversation a message belongs to, within one tenant (null if not this tenant's). */
 export async function conversationOfMessage(
-  db: D1Database,
+  db: ShardDatabase,
   tenantId: string,
   messageId: string,
 ): Promise<string | null> {
@@ -170,7 +169,7 @@ export interface SearchOptions {
 /** The semantic path's side of a search: one page fused from the lexical ranking's top `count` and its own. */
 export interface CortexFusion {
   page(
-    db: D1Database,
+    db: ShardDatabase,
     tenantId: string,
     q: string,
     opts: SearchOptions,
@@ -184,18 +183,15 @@ export interface SearchCursor {
   offset: number;
 }
 
-/** BM25-ranked hits over the subject terms, the assistant's words discounted; one hit per document. */
-export async function searchCortex(
-  db: D1Database,
-  tenantId: string,
-  q: string,
-  opts: SearchOptions,
-): Promise<SearchHit[]> {
-  return (await searchCortexPage(db, tenantId, q, opts)).hits;
+/** One page of a search: the query text, its filters, and where the page starts. */
+export interface SearchRequest extends SearchOptions {
+  q: string;
+  cursor?: SearchCursor;
 }
 
 /**
- * One page of `searchCortex`'s ranking; `next` continues it exactly (ties are ordered by doc id).
+ * One page of the cortex's BM25 ranking over the subject terms, one hit per document; `next`
+ * continues it exactly (ties are ordered by doc id).
  * Any subject term matches (a question in words rarely has all its words in the turn it means;
  * BM25 already ranks documents holding more of them higher). Each word's idf counts the shard's
  * documents plus a fixed background's (services/cortex/term-stats.ts), so a ranking does not
@@ -205,56 +201,75 @@ export async function searchCortex(
  * The whole ranking is one SQL order, so a paged walk is the one-page ranking.
  */
 export async function searchCortexPage(
-  db: D1Database,
+  db: ShardDatabase,
   tenantId: string,
-  q: string,
-  opts: SearchOptions & { cursor?: SearchCursor },
+  request: SearchRequest,
 ): Promise<{ hits: SearchHit[]; next: SearchCursor | null }> {
+  const { q, ...opts } = request;
   const words = queryWords(q);
   if (!words) return { hits: [], next: null };
   const offset = opts.cursor?.offset ?? 0;
+  const assistant = assistantWeight(q, opts.said);
   // ── Semantic fusion hook: with a semantic path on, the page is the reciprocal-rank fusion of this
   // lexical ranking and the vector ranking (services/semantic/fusion.ts). ──
   if (opts.fusion)
     return opts.fusion.page(db, tenantId, q, opts, offset, (count) =>
-      runSearch(db, tenantId, words, assistantWeight(q, opts.said), opts, 0, count),
+      runSearch(db, { tenantId, words, assistant, opts, offset: 0, count }),
     );
-  const ranked = await runSearch(db, tenantId, words, assistantWeight(q, opts.said), opts, offset, opts.limit + 1);
+  const ranked = await runSearch(db, { tenantId, words, assistant, opts, offset, count: opts.limit + 1 });
   const hits = ranked.slice(0, opts.limit);
   return { hits, next: ranked.length > opts.limit ? { offset: offset + opts.limit } : null };
 }
 
 /**
- * Each word's factor on its own bm25 (term-stats.ts phraseWeights), from FTS5's row count and how
- * many rows each word matches in the shard. A one-word search is weighted too, so every score is on
- * the blended scale (FTS5's own idf is floored at 1e-6 for a word in most of a shard's rows).
- * Lists go in as one JSON parameter each: a shard's SQLite takes at most 100 bound parameters.
+ * Each word's factor on its own bm25 (term-stats.ts tenantPhraseWeights). FTS5's idf, which the
+ * factor cancels, counts the whole shard (its row count and how many rows each word matches); the
+ * idf put in its place counts the tenant's rows only, plus the background, so a ranking does not
+ * depend on which other tenants share the shard. A one-word search is weighted too, so every score
+ * is on the blended scale (FTS5's own idf is floored at 1e-6 for a word in most of a shard's rows).
+ * Lists go in as one JSON parameter each: a statement takes at most 100 bound parameters.
  */
-async function wordWeights(db: D1Database, words: readonly string[]): Promise<number[]> {
+async function wordWeights(db: ShardDatabase, tenantId: string, words: readonly string[]): Promise<number[]> {
   const averages = await db.prepare(`SELECT block FROM cortex_fts_data WHERE id = 1`).first<unknown>("block");
-  const rows = fts5RowCount(averages);
-  if (rows === null) return words.map(() => 1);
+  const shardRows = fts5RowCount(averages);
+  if (shardRows === null) return words.map(() => 1);
   const { results } = await db
     .prepare(
-      `SELECT w.key AS i, (SELECT count(*) FROM cortex_fts WHERE cortex_fts MATCH w.value) AS n FROM json_each(?) w`,
+      `SELECT w.key AS i,
+              (SELECT count(*) FROM cortex_fts WHERE cortex_fts MATCH w.value) AS n,
+              (SELECT count(*) FROM cortex_fts JOIN cortex_docs d ON d.rowid = cortex_fts.rowid
+                WHERE cortex_fts MATCH w.value AND d.tenant_id = ?2) AS t,
+              (SELECT count(*) FROM cortex_docs WHERE tenant_id = ?2) AS rows
+       FROM json_each(?1) w`,
     )
-    .bind(JSON.stringify(words.map(ftsPhrase)))
-    .all<{ i: number; n: number }>();
-  const hits = words.map((_, i) => results.find((r) => r.i === i)?.n ?? 0);
-  return phraseWeights(rows, words, hits);
+    .bind(JSON.stringify(words.map(ftsPhrase)), tenantId)
+    .all<{ i: number; n: number; t: number; rows: number }>();
+  const at = (i: number) => results.find((r) => r.i === i);
+  return tenantPhraseWeights(
+    {
+      shardRows,
+      shardHits: words.map((_, i) => at(i)?.n ?? 0),
+      tenantRows: results[0]?.rows ?? 0,
+      tenantHits: words.map((_, i) => at(i)?.t ?? 0),
+    },
+    words,
+  );
+}
+
+/** What one ranking run reads: the tenant's documents for `words`, the assistant's factor, filters, a window. */
+interface RankingRun {
+  tenantId: string;
+  words: readonly string[];
+  assistant: number;
+  opts: SearchOptions;
+  offset: number;
+  count: number;
 }
 
 /** Documents ranked `offset` to `offset + count`: chunk rows are fetched until that many distinct documents are seen. */
-async function runSearch(
-  db: D1Database,
-  tenantId: string,
-  words: readonly string[],
-  assistant: number,
-  opts: SearchOptions,
-  offset: number,
-  count: number,
-): Promise<SearchHit[]> {
-  const weights = await wordWeights(db, words);
+async function runSearch(db: ShardDatabase, run: RankingRun): Promise<SearchHit[]> {
+  const { tenantId, words, assistant, opts, offset, count } = run;
+  const weights = await wordWeights(db, tenantId, words);
   // Each word's bm25 alone (one FTS5 query per row of w), weighted, summed per row: FTS5's OR-query
   // score with the blended idf. The words are rows of one JSON parameter, not a UNION: SQLite here
   // caps a compound SELECT at a few terms, and a question has up to 32 words.
@@ -307,7 +322,7 @@ async function runSearch(
 
 /** The hits with their snippets, taken from the chunk that ranked (only for the hits returned). */
 async function withSnippets(
-  db: D1Database,
+  db: ShardDatabase,
   words: readonly string[],
   ranked: readonly (Omit<SearchHit, "messageId" | "snippet"> & { chunk: number })[],
 ): Promise<SearchHit[]> {
@@ -333,7 +348,7 @@ export const pageRef = (attachmentId: string, page: number) => `${attachmentId}:
 export const pageRefPattern = (attachmentId: string) => `${attachmentId}:p%`;
 
 /** Pages of one attachment already in the cortex (idempotent progress: re-indexing counts once). */
-export async function countIndexedPages(db: D1Database, tenantId: string, attachmentId: string): Promise<number> {
+export async function countIndexedPages(db: ShardDatabase, tenantId: string, attachmentId: string): Promise<number> {
   const row = await db
     .prepare(
       `SELECT COUNT(DISTINCT ref_id) AS n FROM cortex_docs WHERE tenant_id = ? AND kind = 'page' AND ref_id LIKE ?`,

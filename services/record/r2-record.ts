@@ -54,9 +54,7 @@ export async function writeBatch(
 /** Every batch after `afterSeq`, in seq order, paged by cursor. */
 export async function* readBatchesAfter(
   bucket: R2Bucket,
-  tenantId: string,
-  conversationId: string,
-  afterSeq: number,
+  { tenantId, conversationId, afterSeq }: { tenantId: string; conversationId: string; afterSeq: number },
 ): AsyncGenerator<{ key: string; messages: StoredMessage[] }> {
   const prefix = messageBatchPrefix(tenantId, conversationId);
   let cursor: string | undefined;

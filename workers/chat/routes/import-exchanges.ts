@@ -26,13 +26,13 @@ const importBody = z.strictObject({
     ),
 });
 
-export const importRoutes = new Hono<AppEnv>();
+export const importExchangesRoutes = new Hono<AppEnv>();
 
 const imported = z.object({
   messages: z.array(z.object({ id: z.string(), seq: z.number().int(), role: z.enum(["user", "assistant"]) })),
 });
 
-importRoutes.post(
+importExchangesRoutes.post(
   "/",
   doc({
     summary: "Append history from elsewhere, verbatim, without a model call (whole exchanges)",

@@ -1,0 +1,46 @@
+// What sharing a D1 shard costs a search, in-process (node scripts/bench/cortex-shared-shard.mjs): the shipped
+// searchCortexPage over node:sqlite (scripts/bench/sqlite-d1.mjs), one tenant alone in its database (as in the old
+// per-tenant Durable Object) against the same tenant in a shard holding 20,000 other tenants' messages (as in D1).
+import { DatabaseSync } from "node:sqlite";
+import { importTypeScript, quantile } from "./common.mjs";
+import { d1Over, migrateShard } from "./sqlite-d1.mjs";
+import { tenantText } from "./scale-text.mjs";
+const cortex = await importTypeScript("services/cortex/search-index.ts");
+const SIZES = [100, 1000, 10000];
+const OTHERS = 20000; // other tenants' messages in the shared shard
+const fill = (db, tenant, n, seed) => {
+  const t = tenantText(seed);
+  const ins = db.prepare(
+    `INSERT INTO cortex_docs (doc_id, tenant_id, conversation_id, kind, ref_id, seq, role, created_at, body) VALUES (?, ?, 'c', 'message', ?, ?, 'user', '2026-01-01', ?)`,
+  );
+  db.exec("BEGIN");
+  for (let i = 0; i < n; i++) ins.run(`message:${tenant}-${i}:00000`, tenant, `${tenant}-${i}`, i, t.message());
+  db.exec("COMMIT");
+  return t;
+};
+for (const size of SIZES) {
+  const own = migrateShard(new DatabaseSync(":memory:"));
+  const shared = migrateShard(new DatabaseSync(":memory:"));
+  const t = fill(own, "t", size, 7);
+  fill(shared, "t", size, 7);
+  for (let k = 0; k < 20; k++) fill(shared, `o${k}`, OTHERS / 20, 100 + k);
+  const qs = Array.from({ length: 60 }, () => t.query());
+  const out = {};
+  for (const [name, db] of [
+    ["own database", own],
+    ["shared shard", shared],
+  ]) {
+    const d1 = d1Over(db);
+    const times = [];
+    for (let r = 0; r < 2; r++)
+      for (const q of qs) {
+        const s = performance.now();
+        await cortex.searchCortexPage(d1, "t", { q, limit: 10 });
+        times.push(performance.now() - s);
+      }
+    out[name] = `p50 ${quantile(times, 0.5).toFixed(2)} ms, p99 ${quantile(times, 0.99).toFixed(2)} ms`;
+  }
+  console.log(
+    `tenant of ${size} messages: own database ${out["own database"]}; shared shard (+${OTHERS} others' messages) ${out["shared shard"]}`,
+  );
+}

@@ -1,0 +1,125 @@
+// Moving a tenant's cortex from one D1 shard to another, one bounded step per call. The routing
+// table records where the move is, so any step may be repeated, interrupted or resumed:
+//
+//   1. start:  `moving_to` is set; from now on every write reaches both shards (routing.ts).
+//   2. wait:   until every isolate's cached route has the move (CORTEX_ROUTE_TTL_SECONDS), so no
+//              write can still land in the old shard alone.
+//   3. copy:   the tenant's rows, a page per call in rowid order (`cursor`: the last rowid copied),
+//              upserted by doc id into the new shard. Then the route flips: reads go to the new shard.
+//   4. wait:   until no isolate still reads the old shard.
+//   5. drain:  the old shard's copy is deleted, a page per call; then the move is done.
+//
+// A repeated copy page rewrites nothing (doc ids are kept); a lost cursor restarts the copy from 0.
+import { forgetRoute, routeOf, routeTtlMs, shardDatabase, updateRoute, type CortexEnv } from "./routing";
+import { CortexShard, rowsOf } from "./shard";
+import { drizzle } from "drizzle-orm/d1";
+import { eq } from "drizzle-orm";
+import { cortexShards } from "../../db/schema";
+
+export type MovePhase = "started" | "waiting" | "copying" | "flipped" | "draining" | "done";
+
+export interface MoveStep {
+  phase: MovePhase;
+  copied: number;
+  removed: number;
+  /** Pass back as `cursor`; null once the move is done. */
+  next: string | null;
+  /** While waiting: seconds before the next step can make progress. */
+  waitSeconds: number;
+}
+
+export class MoveConflict extends Error {}
+
+export interface MoveRequest {
+  tenantId: string;
+  to: string;
+  /** The last rowid copied (the previous step's `next`). */
+  cursor: number;
+  limit: number;
+  now?: number;
+}
+
+const step = (phase: MovePhase, next: string | null, extra: Partial<MoveStep> = {}): MoveStep => ({
+  phase,
+  copied: 0,
+  removed: 0,
+  next,
+  waitSeconds: 0,
+  ...extra,
+});
+
+export async function moveTenantStep(env: CortexEnv, req: MoveRequest): Promise<MoveStep> {
+  const { tenantId, to, limit } = req;
+  const now = req.now ?? Date.now();
+  const target = shardDatabase(env, to);
+  forgetRoute(tenantId);
+  const route = await routeOf(env, tenantId, { now });
+  const since = await assignedAt(env.DB, tenantId);
+  const waitLeft = Math.max(0, routeTtlMs(env) - (now - since));
+  const waiting = (next: string) => step("waiting", next, { waitSeconds: Math.ceil(waitLeft / 1000) });
+
+  if (route.shard === to && !route.movingTo) {
+    if (!route.drainingFrom) return step("done", null);
+    if (waitLeft > 0) return waiting("0");
+    const removed = await drain(shardDatabase(env, route.drainingFrom), tenantId, limit);
+    if (removed < limit)
+      await updateRoute(env.DB, tenantId, {
+        expect: { shard: to, drainingFrom: route.drainingFrom },
+        set: { drainingFrom: null },
+      });
+    return step(removed < limit ? "done" : "draining", removed < limit ? null : "0", { removed });
+  }
+  if (route.drainingFrom)
+    throw new MoveConflict(
+      `the tenant's previous move is still removing its copy from ${route.drainingFrom}: run that move (to ${route.shard}) to the end first`,
+    );
+  if (route.movingTo && route.movingTo !== to)
+    throw new MoveConflict(`the tenant is already moving to ${route.movingTo}: run that move to the end first`);
+  if (!route.movingTo) {
+    await updateRoute(env.DB, tenantId, { expect: { shard: route.shard, movingTo: null }, set: { movingTo: to } });
+    return step("started", "0", { waitSeconds: Math.ceil(routeTtlMs(env) / 1000) });
+  }
+  if (waitLeft > 0) return waiting(String(req.cursor));
+  const rows = await rowsOf(shardDatabase(env, route.shard), tenantId, { after: req.cursor, limit });
+  const copied = await new CortexShard({ name: to, db: target }).importRows(tenantId, rows);
+  if (rows.length === limit) return step("copying", String(rows[rows.length - 1].rowid), { copied });
+  await updateRoute(env.DB, tenantId, {
+    expect: { shard: route.shard, movingTo: to },
+    set: { shard: to, movingTo: null, drainingFrom: route.shard },
+  });
+  return step("flipped", "0", { copied, waitSeconds: Math.ceil(routeTtlMs(env) / 1000) });
+}
+
+/** When the route last changed (a phase's start). */
+async function assignedAt(db: D1Database, tenantId: string): Promise<number> {
+  const row = await drizzle(db)
+    .select({ at: cortexShards.assignedAt })
+    .from(cortexShards)
+    .where(eq(cortexShards.tenantId, tenantId))
+    .get();
+  return row ? Date.parse(row.at) : 0;
+}
+
+/**
+ * Deletes up to `limit` of the tenant's rows from the old shard; returns how many went. Its vector
+ * bookkeeping goes first, so the delete leaves no tombstones that would remove the vectors the
+ * new shard's documents share (their ids are the tenant's and the document's).
+ */
+async function drain(db: D1Database, tenantId: string, limit: number): Promise<number> {
+  await db.batch([
+    db.prepare(`DELETE FROM cortex_embedded WHERE tenant_id = ?`).bind(tenantId),
+    db.prepare(`DELETE FROM local_vectors WHERE tenant_id = ?`).bind(tenantId),
+    db.prepare(`DELETE FROM cortex_vectors_gone WHERE tenant_id = ?`).bind(tenantId),
+  ]);
+  // The page's rowids first: D1's change count includes the FTS5 triggers' rows.
+  const { results } = await db
+    .prepare(`SELECT rowid AS id FROM cortex_docs WHERE tenant_id = ? ORDER BY rowid LIMIT ?`)
+    .bind(tenantId, limit)
+    .all<{ id: number }>();
+  if (results.length)
+    await db
+      .prepare(`DELETE FROM cortex_docs WHERE tenant_id = ? AND rowid IN (SELECT value FROM json_each(?))`)
+      .bind(tenantId, JSON.stringify(results.map((r) => r.id)))
+      .run();
+  return results.length;
+}

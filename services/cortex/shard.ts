@@ -1,0 +1,174 @@
+// One cortex shard: a D1 database (CORTEX_SHARD_n) holding the search index of the tenants the
+// routing table sends to it. Every method takes the caller's tenant and every statement filters by
+// it, so a shard shared by many tenants never answers one with another's rows.
+//
+// Reads run in a Sessions API session: "first-unconstrained" (any replica, near the caller)
+// unless the caller passes a bookmark, which makes the session wait for a replica that has seen
+// that point. Writes run on the primary and answer with their bookmark, so whoever wrote (the
+// conversation's index outbox) can read its own writes on the next search.
+//
+// With a semantic path on, the shard keeps the tenant's vectors in step (services/semantic/):
+// the index outbox asks for them after its write (syncVectors), every delete here forgets the
+// deleted documents' vectors at once, and a search catches up on whatever is still missing.
+import { deleteRowsInChunks } from "../purge";
+import { cortexFusionFor, type SemanticEnv, semanticPathFor } from "../semantic/select";
+import { forgetDeletedVectors, syncShardVectors } from "../semantic/shard-vectors";
+import { type CortexRow, readRows, writeRows } from "./rows";
+import {
+  conversationOfMessage,
+  countIndexedPages,
+  deleteDocs,
+  pageRefPattern,
+  searchCortexPage,
+  upsertDocs,
+  type CortexDoc,
+  type DocKind,
+  type SearchCursor,
+  type SearchHit,
+  type SearchOptions,
+  type ShardDatabase,
+} from "./search-index";
+
+export interface ShardParts {
+  /** The binding name (CORTEX_SHARD_n). */
+  name: string;
+  db: D1Database;
+  /** A move's target: every write is repeated there (services/cortex/move.ts). */
+  mirrors?: readonly D1Database[];
+  /** The worker's env, for the semantic path (services/semantic/select.ts). */
+  semantic?: SemanticEnv;
+  /**
+   * Set when the tenant has no shard yet (so no rows anywhere: `db` answers its reads empty): the
+   * first write assigns one (routing.ts) and runs there. A read never writes the routing table.
+   */
+  assign?: () => Promise<ShardParts>;
+}
+
+/** A D1 bookmark: where a session must at least be for a read to see a write. */
+export type Bookmark = string | null;
+
+export class CortexShard {
+  constructor(private parts: ShardParts) {}
+
+  get name(): string {
+    return this.parts.name;
+  }
+
+  /** A read session: at the bookmark if given, else wherever is nearest. */
+  private reader(bookmark?: Bookmark): D1DatabaseSession {
+    return this.parts.db.withSession(bookmark || "first-unconstrained");
+  }
+
+  /** Runs a write on the primary (and on a move's target); answers the primary's bookmark after it. */
+  private async write<T>(fn: (db: ShardDatabase) => Promise<T>): Promise<{ result: T; bookmark: Bookmark }> {
+    if (this.parts.assign) this.parts = await this.parts.assign();
+    const session = this.parts.db.withSession("first-primary");
+    const result = await fn(session);
+    for (const mirror of this.parts.mirrors ?? []) await fn(mirror);
+    return { result, bookmark: session.getBookmark() };
+  }
+
+  /** Upserts the tenant's docs (others' are dropped); answers the bookmark that sees them. */
+  async index(tenantId: string, docs: readonly CortexDoc[]): Promise<Bookmark> {
+    const own = docs.filter((d) => d.tenantId === tenantId);
+    return (await this.write((db) => upsertDocs(db, own))).bookmark;
+  }
+
+  /**
+   * The vectors of what was just indexed (the index outbox's step after its shard write): embeds
+   * the tenant's documents without a vector and forgets its deleted ones, at the primary and on a
+   * move's target (services/semantic/shard-vectors.ts; a no-op where the cortex is lexical only).
+   * `left`: documents remain for another run. A tenant with no shard has nothing to embed.
+   */
+  async syncVectors(tenantId: string): Promise<{ left: boolean; bookmark: Bookmark }> {
+    if (this.parts.assign || !semanticPathFor(this.semanticEnv, this.parts.db)) return { left: false, bookmark: null };
+    const { result, bookmark } = await this.write((db) => syncShardVectors(this.semanticEnv, db, tenantId));
+    return { left: result, bookmark };
+  }
+
+  private get semanticEnv(): SemanticEnv {
+    return this.parts.semantic ?? {};
+  }
+
+  async search(
+    tenantId: string,
+    q: string,
+    opts: SearchOptions & { cursor?: SearchCursor; bookmark?: Bookmark },
+  ): Promise<{ hits: SearchHit[]; next: SearchCursor | null; bookmark: Bookmark }> {
+    const { bookmark, ...rest } = opts;
+    const session = this.reader(bookmark);
+    // The semantic path, when this deployment has one (services/semantic/select.ts), fuses in here.
+    const page = await searchCortexPage(session, tenantId, {
+      ...rest,
+      q,
+      fusion: cortexFusionFor(this.semanticEnv, session),
+    });
+    return { ...page, bookmark: session.getBookmark() ?? bookmark ?? null };
+  }
+
+  conversationOfMessage(tenantId: string, messageId: string, bookmark?: Bookmark): Promise<string | null> {
+    return conversationOfMessage(this.reader(bookmark), tenantId, messageId);
+  }
+
+  countIndexedPages(tenantId: string, attachmentId: string, bookmark?: Bookmark): Promise<number> {
+    return countIndexedPages(this.reader(bookmark), tenantId, attachmentId);
+  }
+
+  async deleteDoc(tenantId: string, kind: DocKind, refId: string): Promise<Bookmark> {
+    return (
+      await this.write(async (db) => {
+        await deleteDocs(db, tenantId, { kind, refId });
+        await forgetDeletedVectors(this.semanticEnv, db, tenantId);
+      })
+    ).bookmark;
+  }
+
+  /** An attachment's extracted pages; returns how many rows went. */
+  async purgeAttachment(tenantId: string, attachmentId: string): Promise<number> {
+    return (
+      await this.write(async (db) => {
+        const n = await deleteRowsInChunks(db, {
+          table: "cortex_docs",
+          where: "tenant_id = ? AND kind = 'page' AND ref_id LIKE ?",
+          params: [tenantId, pageRefPattern(attachmentId)],
+        });
+        await forgetDeletedVectors(this.semanticEnv, db, tenantId);
+        return n;
+      })
+    ).result;
+  }
+
+  /** Every row of a conversation: its messages, episodes and its attachments' pages. */
+  async purgeConversation(tenantId: string, conversationId: string): Promise<number> {
+    return (
+      await this.write(async (db) => {
+        const n = await deleteRowsInChunks(db, {
+          table: "cortex_docs",
+          where: "tenant_id = ? AND conversation_id = ?",
+          params: [tenantId, conversationId],
+        });
+        await forgetDeletedVectors(this.semanticEnv, db, tenantId);
+        return n;
+      })
+    ).result;
+  }
+
+  /** Rows copied in from another store (a move), doc ids kept; answers how many. */
+  async importRows(tenantId: string, rows: readonly CortexRow[]): Promise<number> {
+    return (await this.write((db) => writeRows(db, tenantId, rows))).result;
+  }
+
+  /** How many rows (chunks) of the tenant this shard holds: the moves' and the tests' check. */
+  async countDocs(tenantId: string): Promise<number> {
+    return (
+      (await this.parts.db
+        .prepare(`SELECT COUNT(*) AS n FROM cortex_docs WHERE tenant_id = ?`)
+        .bind(tenantId)
+        .first<number>("n")) ?? 0
+    );
+  }
+}
+
+/** A page of a tenant's rows in one shard database, read at the primary (a move's source). */
+export const rowsOf = (db: D1Database, tenantId: string, page: { after: number; limit: number }) =>
+  readRows(db.withSession("first-primary"), tenantId, page);

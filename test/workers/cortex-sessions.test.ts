@@ -1,0 +1,93 @@
+// Reads near the user: the cortex's searches run in a D1 Sessions API session on the tenant's
+// shard ("first-unconstrained": any replica), and the conversation's index outbox writes at the
+// shard's primary and keeps the bookmark, so the next turn's memory_search reads at least that far
+// and finds what the turn before indexed. GET /v1/search carries the shard's bookmark in
+// `x-cortex-bookmark` the way every answer carries DB's in `x-d1-bookmark`.
+import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { routeOf, shardDatabase } from "../../services/cortex/routing";
+import { app } from "../../workers/chat/app";
+import { ofType, resultText } from "../blocks";
+import { createConversation, eventually, inConversation, newTenantWithId, send, turnMessages } from "./helpers";
+
+/** The shard's binding, recording how each session starts and the bookmarks its writes answered. */
+function spyShard(real: D1Database) {
+  const sessions: string[] = [];
+  const written: string[] = [];
+  const db = new Proxy(real, {
+    get(target, prop) {
+      if (prop === "withSession")
+        return (start?: string) => {
+          sessions.push(start ?? "");
+          const session = target.withSession(start);
+          return new Proxy(session, {
+            get(inner, p) {
+              if (p === "getBookmark")
+                return () => {
+                  const b = inner.getBookmark();
+                  if (b && start === "first-primary") written.push(b);
+                  return b;
+                };
+              const value = Reflect.get(inner, p);
+              return typeof value === "function" ? value.bind(inner) : value;
+            },
+          });
+        };
+      const value = Reflect.get(target, prop);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+  return { db, sessions, written };
+}
+
+describe("cortex sessions", () => {
+  it("index a turn's messages at the primary and start the next turn's memory_search at that bookmark", async () => {
+    const { tenantId, key } = await newTenantWithId();
+    const shard = (await routeOf(env as Env, tenantId)).shard;
+    const spy = spyShard(shardDatabase(env, shard));
+    const id = await createConversation(undefined, key);
+    await inConversation(id, async (instance) => {
+      instance.env = { ...instance.env, [shard]: spy.db };
+    });
+    await send(id, "the ocelot-ledger balance is 4242", key);
+    await eventually(async () => spy.written.length > 0 || null);
+    const last = spy.written[spy.written.length - 1];
+    expect(spy.sessions).toContain("first-primary");
+    const before = spy.sessions.length;
+
+    const r = await send(id, '@tool memory_search {"query":"ocelot-ledger"}', key);
+    const result = ofType(turnMessages(r)[2].content[0], "tool_result");
+    expect(resultText(result)).toContain("ocelot-ledger");
+    // The search's session started at the outbox's bookmark, not anywhere.
+    const during = spy.sessions.slice(before).filter((s) => s !== "first-primary");
+    expect(during.length).toBeGreaterThan(0);
+    expect(during[0]).toBe(last);
+  });
+
+  it("run GET /v1/search unconstrained, or at the x-cortex-bookmark sent, and answer the shard's bookmark", async () => {
+    const { tenantId, key } = await newTenantWithId();
+    const shard = (await routeOf(env as Env, tenantId)).shard;
+    const spy = spyShard(shardDatabase(env, shard));
+    const search = async (headers: Record<string, string> = {}) => {
+      const ctx = createExecutionContext();
+      const res = await app.fetch(
+        new Request("http://chat.test/v1/search?q=ocelot", { headers: { authorization: `Bearer ${key}`, ...headers } }),
+        { ...(env as Env), [shard]: spy.db },
+        ctx,
+      );
+      await waitOnExecutionContext(ctx);
+      return res;
+    };
+    const plain = await search();
+    expect(plain.status).toBe(200);
+    expect(spy.sessions).toEqual(["first-unconstrained"]);
+    const bookmark = plain.headers.get("x-cortex-bookmark");
+    expect(bookmark).toMatch(/^[0-9a-f]+(-[0-9a-f]+)+$/);
+    expect((await search({ "x-cortex-bookmark": bookmark! })).status).toBe(200);
+    expect(spy.sessions[1]).toBe(bookmark);
+    const bad = await search({ "x-cortex-bookmark": "not a bookmark" });
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as { error: { message: string } }).error.message).toContain("x-cortex-bookmark");
+  });
+});

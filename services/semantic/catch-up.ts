@@ -39,13 +39,17 @@ export async function forgetGone(db: ShardDatabase, path: SemanticPath, tenantId
   }
 }
 
+/** One catch-up: the tenant's shard, its semantic path, and at most how many documents to embed. */
+export interface CatchUp {
+  db: ShardDatabase;
+  path: SemanticPath;
+  tenantId: string;
+  /** Default CATCH_UP_MAX_DOCS. */
+  maxDocs?: number;
+}
+
 /** Brings the tenant's vectors up to date with its cortex documents; returns how many were embedded. */
-export async function catchUp(
-  db: ShardDatabase,
-  path: SemanticPath,
-  tenantId: string,
-  maxDocs = CATCH_UP_MAX_DOCS,
-): Promise<number> {
+export async function catchUp({ db, path, tenantId, maxDocs = CATCH_UP_MAX_DOCS }: CatchUp): Promise<number> {
   await forgetGone(db, path, tenantId);
   const { results } = await db
     .prepare(

@@ -3,7 +3,7 @@
 // search's filters (conversation, kinds, ref prefix) and whose words are sought applied to both.
 import { reciprocalRankFusion } from "../../core/rrf";
 import { assistantWeight } from "../../core/speaker-weight";
-import type { CortexFusion, SearchHit, ShardDatabase } from "../cortex/search-index";
+import type { CortexFusion, SearchHit, SearchOptions, ShardDatabase } from "../cortex/search-index";
 import { catchUp } from "./catch-up";
 import type { SemanticPath } from "./types";
 
@@ -21,10 +21,13 @@ const SNIPPET_CHARS = 200;
 
 export function semanticFusion(path: SemanticPath): CortexFusion {
   return {
-    async page(db, tenantId, q, opts, offset, lexical) {
-      await catchUp(db, path, tenantId);
+    async page({ db, tenantId, q, opts, offset, lexical }) {
+      await catchUp({ db, path, tenantId });
       const depth = Math.max(FUSION_DEPTH, offset + opts.limit + 1);
-      const [lex, sem] = await Promise.all([lexical(depth), semanticHits(db, path, tenantId, q, opts, depth)]);
+      const [lex, sem] = await Promise.all([
+        lexical(depth),
+        semanticHits({ db, path, tenantId, q, opts, count: depth }),
+      ]);
       const byKey = new Map<string, SearchHit>();
       for (const h of [...sem, ...lex]) byKey.set(`${h.kind}:${h.id}`, h); // the lexical hit (highlighted snippet) wins
       const fused = reciprocalRankFusion([lex.map((h) => `${h.kind}:${h.id}`), sem.map((h) => `${h.kind}:${h.id}`)], {
@@ -38,17 +41,18 @@ export function semanticFusion(path: SemanticPath): CortexFusion {
   };
 }
 
-type Filters = Parameters<CortexFusion["page"]>[3];
+/** A vector search in one shard: the tenant's query, the search's filters, and how many hits. */
+interface VectorSearch {
+  db: ShardDatabase;
+  path: SemanticPath;
+  tenantId: string;
+  q: string;
+  opts: SearchOptions;
+  count: number;
+}
 
 /** The tenant's documents nearest the query, best first, one hit per document, filters applied. */
-async function semanticHits(
-  db: ShardDatabase,
-  path: SemanticPath,
-  tenantId: string,
-  q: string,
-  opts: Filters,
-  count: number,
-): Promise<SearchHit[]> {
+async function semanticHits({ db, path, tenantId, q, opts, count }: VectorSearch): Promise<SearchHit[]> {
   const [vector] = await path.embedder.embed([q]);
   // Over-fetch: chunks of one document and filtered-out documents take places.
   const matches = await path.index.query(tenantId, vector, count * 3);

@@ -9,7 +9,7 @@ import { type SemanticEnv, semanticPathFor } from "./select";
 /** Embeds the tenant's new and changed documents, forgets its deleted ones; true when documents are left for another run. */
 export async function syncShardVectors(env: SemanticEnv, db: ShardDatabase, tenantId: string): Promise<boolean> {
   const path = semanticPathFor(env, db);
-  return path ? (await catchUp(db, path, tenantId)) >= CATCH_UP_MAX_DOCS : false;
+  return path ? (await catchUp({ db, path, tenantId })) >= CATCH_UP_MAX_DOCS : false;
 }
 
 /**

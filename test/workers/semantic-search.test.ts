@@ -66,7 +66,7 @@ describe("semantic path (local)", () => {
         note(a, "mine", "Weekend hike up the ridge trail."),
         note(b, "theirs", "Hiking boots and hikes on ridge trails."),
       ]);
-      await catchUp(db, semanticPathFor(local, db)!, b);
+      await catchUp({ db, path: semanticPathFor(local, db)!, tenantId: b });
       expect(await ids(db, a, "hikes ridge trails", true, 20)).toEqual(["mine"]);
       expect(await ids(db, b, "hikes ridge trails", true, 20)).toEqual(["theirs"]);
     });

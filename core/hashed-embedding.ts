@@ -6,7 +6,7 @@
 // it knows nothing of synonyms. Pure: tested directly.
 import { STOPWORDS } from "./stopwords";
 
-/** As many dimensions as the deployed model (@cf/baai/bge-small-en-v1.5), so both fit one index shape. */
+/** The local fallback's own width (its vectors stay in the shard's SQLite, never in the deployed index). */
 export const HASHED_DIMENSIONS = 384;
 /** A trigram feature weighs this much against a whole word: trigrams blur, words are exact. */
 const TRIGRAM_WEIGHT = 0.35;

@@ -3,8 +3,8 @@
 // for /health.
 // Used by `npm start`, the end-to-end tests and the benchmarks.
 import { spawn, spawnSync } from "node:child_process";
-import { randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { createHash, randomBytes } from "node:crypto";
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { fileURLToPath } from "node:url";
 
@@ -87,15 +87,53 @@ export function cortexShardDatabases(config = readFileSync(`${ROOT}wrangler.toml
   return [...top.matchAll(/binding = "CORTEX_SHARD_\d+"\s*\ndatabase_name = "([^"]+)"/g)].map((m) => m[1]);
 }
 
-/** DB's migrations, then every cortex shard's. @param {{ persistTo?: string, stdio?: "pipe" | "inherit" }} [opts] */
+/**
+ * What a local state's databases were last migrated to: each database's name with the name and
+ * SHA-256 of every migration file of its folder.
+ */
+function migrationsFingerprint(databases) {
+  const folder = (database) => (database === DATABASE ? "d1-migrations" : "d1-migrations/cortex-shard");
+  return JSON.stringify(
+    databases.map((database) => [
+      database,
+      readdirSync(`${ROOT}${folder(database)}`)
+        .filter((name) => name.endsWith(".sql"))
+        .sort()
+        .map((name) => [
+          name,
+          createHash("sha256")
+            .update(readFileSync(`${ROOT}${folder(database)}/${name}`))
+            .digest("hex"),
+        ]),
+    ]),
+  );
+}
+
+/**
+ * DB's migrations, then every cortex shard's: one `wrangler d1 migrations apply` per database,
+ * seconds each (more on a busy machine). A state whose databases are all there and were migrated
+ * from the same files (a marker beside wrangler's D1 files, written after every database applied)
+ * is left as it is, so a restart of the stack over its state does not pay them again.
+ * @param {{ persistTo?: string, stdio?: "pipe" | "inherit" }} [opts]
+ */
 export function applyMigrations({ persistTo, stdio = "pipe" } = {}) {
-  for (const database of [DATABASE, ...cortexShardDatabases()]) {
+  const databases = [DATABASE, ...cortexShardDatabases()];
+  const d1State = `${persistTo ?? `${ROOT}.wrangler/state`}/v3/d1`;
+  const marker = `${d1State}/context-chat-migrations.json`;
+  const fingerprint = migrationsFingerprint(databases);
+  const files = existsSync(`${d1State}/miniflare-D1DatabaseObject`)
+    ? readdirSync(`${d1State}/miniflare-D1DatabaseObject`).filter((f) => /^[0-9a-f]{64}\.sqlite$/.test(f))
+    : [];
+  if (files.length >= databases.length && existsSync(marker) && readFileSync(marker, "utf8") === fingerprint) return;
+  rmSync(marker, { force: true });
+  for (const database of databases) {
     const args = ["d1", "migrations", "apply", database, "--local"];
     if (persistTo) args.push("--persist-to", persistTo);
     const res = spawnSync(WRANGLER, args, { cwd: ROOT, stdio, env: { ...process.env, CI: "true" }, encoding: "utf8" });
     if (res.status !== 0)
       throw new Error(`d1 migrations of ${database} failed: ${res.stderr || res.stdout || res.status}`);
   }
+  writeFileSync(marker, fingerprint);
 }
 
 export function freePort() {

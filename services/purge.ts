@@ -27,10 +27,9 @@ export async function deleteR2Prefix(bucket: R2Bucket, prefix: string): Promise<
  */
 export async function deleteRowsInChunks(
   db: Pick<D1Database, "prepare">,
-  table: string,
-  where: string,
-  params: unknown[],
+  rows: { table: string; where: string; params: unknown[] },
 ): Promise<number> {
+  const { table, where, params } = rows;
   let removed = 0;
   for (;;) {
     const res = await db

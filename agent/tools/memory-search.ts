@@ -31,13 +31,17 @@ export const memorySearch: ToolDefinition<Input, CallScope & CortexAccess & Tool
     const hits = await ctx.search(args.query, args.limit ?? 5, args.said ? { said: args.said } : undefined);
     if (!hits.length) return { content: `no memory matches "${args.query}"` };
     return {
-      content: `${hits.length} matches for "${args.query}":\n${hits.map((h, i) => describeHit(h, i + 1, ctx.conversationId, ctx.activeTools)).join("\n")}`,
+      content: `${hits.length} matches for "${args.query}":\n${hits.map((h, i) => describeHit(h, { n: i + 1, current: ctx.conversationId, activeTools: ctx.activeTools })).join("\n")}`,
     };
   },
 };
 
-/** Every kind of hit names a call that returns it whole, in this conversation, as it stands. */
-function describeHit(h: SearchHit, n: number, current: string, activeTools: readonly string[]): string {
+/**
+ * Every kind of hit names a call that returns it whole, in this conversation (`current`), with the
+ * tools active now; `n` is its place in the list.
+ */
+function describeHit(h: SearchHit, where: { n: number; current: string; activeTools: readonly string[] }): string {
+  const { n, current, activeTools } = where;
   const day = h.createdAt.slice(0, 10);
   // One line per hit, so its "full text:" line always follows it.
   h = { ...h, snippet: h.snippet.replace(/\s+/g, " ") };
@@ -52,7 +56,7 @@ function describeHit(h: SearchHit, n: number, current: string, activeTools: read
     return `${n}. note ${h.id} (${day}): ${h.snippet}\n   full text: memory_get {"id":"${h.id}"}`;
   if (h.kind === "episode")
     return `${n}. episode of conversation ${h.conversationId} through seq ${h.seq} (${day}): ${h.snippet}\n   full text: memory_get {"id":"${h.id}"}`;
-  const where = h.conversationId === current ? "this conversation" : `conversation ${h.conversationId}`;
+  const place = h.conversationId === current ? "this conversation" : `conversation ${h.conversationId}`;
   const read = JSON.stringify({ conversation_id: h.conversationId, message_id: h.id });
-  return `${n}. ${where}, seq ${h.seq} (${h.role}, ${day}): ${h.snippet}\n   full text: conversation_read ${read}`;
+  return `${n}. ${place}, seq ${h.seq} (${h.role}, ${day}): ${h.snippet}\n   full text: conversation_read ${read}`;
 }

@@ -17,6 +17,8 @@ export class IndexOutbox {
   private indexing: Promise<void> | null = null;
   private indexAgain = false;
   private rowAgain = false;
+  /** The last vector step left documents without a vector: the next run (the alarm's) goes on. */
+  private vectorsLeft = false;
 
   constructor(
     private readonly scope: ObjectScope,
@@ -48,6 +50,7 @@ export class IndexOutbox {
       if (deletion.deleted) return;
       const head = this.loadedHead() ?? store.getHead();
       if (!head) return;
+      let wrote = this.vectorsLeft;
       do {
         this.indexAgain = false;
         for (;;) {
@@ -62,6 +65,7 @@ export class IndexOutbox {
           );
           if (bookmark) this.scope.cortexBookmark = bookmark;
           store.setIndexedThrough(batch[batch.length - 1].seq);
+          wrote = true;
         }
       } while (this.indexAgain);
       const usage: { key: string; event: UsageEvent }[] = [];
@@ -78,10 +82,12 @@ export class IndexOutbox {
           });
           continue;
         }
-        if (item.key.startsWith("episode:"))
+        if (item.key.startsWith("episode:")) {
           await deletion.guard(() =>
             recordEpisode(this.scope.env, item.payload as Parameters<typeof recordEpisode>[1]),
           );
+          wrote = true;
+        }
         store.deleteOutbox(item.key);
       }
       // The listing row and the turns' usage rows in one D1 round trip (a usage row is written once by its id).
@@ -100,8 +106,23 @@ export class IndexOutbox {
         refreshConversationRow(this.scope.env.DB, { id: head.id, fields: row, usage: usage.map((u) => u.event) }),
       );
       for (const u of usage) store.deleteOutbox(u.key);
+      // The documents just written get their vectors (a no-op where the cortex is lexical only); until
+      // that succeeds, the alarm's run tries again (after an eviction, the next search's catch-up does).
+      if (wrote) {
+        this.vectorsLeft = true;
+        const vectors = await deletion.guard(async () =>
+          (await cortexFor(this.scope.env, head.tenantId)).syncVectors(head.tenantId),
+        );
+        if (vectors.bookmark) this.scope.cortexBookmark = vectors.bookmark;
+        this.vectorsLeft = vectors.left;
+      }
       // Caught up: the reminder append set is not needed (a later append sets it again).
-      if (store.indexedThrough() >= store.lastSeq() && !store.outbox().length && !this.indexAgain) {
+      if (
+        store.indexedThrough() >= store.lastSeq() &&
+        !store.outbox().length &&
+        !this.indexAgain &&
+        !this.vectorsLeft
+      ) {
         const needed = await this.alarmNeeded();
         await (needed === null ? ctx.storage.deleteAlarm() : ctx.storage.setAlarm(needed));
       }

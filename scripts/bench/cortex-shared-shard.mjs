@@ -35,7 +35,7 @@ for (const size of SIZES) {
     for (let r = 0; r < 2; r++)
       for (const q of qs) {
         const s = performance.now();
-        await cortex.searchCortexPage(d1, "t", q, { limit: 10 });
+        await cortex.searchCortexPage(d1, "t", { q, limit: 10 });
         times.push(performance.now() - s);
       }
     out[name] = `p50 ${quantile(times, 0.5).toFixed(2)} ms, p99 ${quantile(times, 0.99).toFixed(2)} ms`;

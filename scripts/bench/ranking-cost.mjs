@@ -46,7 +46,7 @@ export async function benchRankingCost() {
       if (match) db.prepare(BEFORE).all(assistantWeight(q), match, "t", 33);
     },
     "shipped: searchCortexPage (per-word, weighted; snippets of the page)": (q) =>
-      cortex.searchCortexPage(d1, "t", q, { limit: 10 }),
+      cortex.searchCortexPage(d1, "t", { q, limit: 10 }),
   };
   const times = Object.fromEntries(Object.keys(runs).map((k) => [k, []]));
   for (let round = 0; round < 2; round++)

@@ -44,12 +44,7 @@ function wordByWord(db, table, qWords, background) {
     db.prepare(`SELECT rowid - 1 AS i, bm25(${table}) AS s FROM ${table} WHERE ${table} MATCH ?`).all(phrase(w)),
   );
   const weights = background
-    ? core.phraseWeights(
-        rows,
-        qWords,
-        each.map((r) => r.length),
-        background,
-      )
+    ? core.phraseWeights(qWords, { rows, hits: each.map((r) => r.length) }, background)
     : qWords.map(() => 1);
   const sum = new Map();
   each.forEach((hits, j) => hits.forEach((h) => sum.set(h.i, (sum.get(h.i) ?? 0) + weights[j] * h.s)));

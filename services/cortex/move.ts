@@ -53,7 +53,7 @@ export async function moveTenantStep(env: CortexEnv, req: MoveRequest): Promise<
   const now = req.now ?? Date.now();
   const target = shardDatabase(env, to);
   forgetRoute(tenantId);
-  const route = await routeOf(env, tenantId, now);
+  const route = await routeOf(env, tenantId, { now });
   const since = await assignedAt(env.DB, tenantId);
   const waitLeft = Math.max(0, routeTtlMs(env) - (now - since));
   const waiting = (next: string) => step("waiting", next, { waitSeconds: Math.ceil(waitLeft / 1000) });

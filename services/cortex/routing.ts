@@ -75,19 +75,18 @@ export async function leastFullShard(env: CortexEnv): Promise<string> {
  * The tenant's route. A tenant without a shard gets the least full one when `assign` is set
  * (concurrent first writes agree); without it the answer is null, and nothing is written.
  */
-export async function routeOf(env: CortexEnv, tenantId: string, now?: number): Promise<CortexRoute>;
+export async function routeOf(env: CortexEnv, tenantId: string, opts?: { now?: number }): Promise<CortexRoute>;
 export async function routeOf(
   env: CortexEnv,
   tenantId: string,
-  now: number | undefined,
-  assign: false,
+  opts: { now?: number; assign: false },
 ): Promise<CortexRoute | null>;
 export async function routeOf(
   env: CortexEnv,
   tenantId: string,
-  now = Date.now(),
-  assign = true,
+  opts: { now?: number; assign?: boolean } = {},
 ): Promise<CortexRoute | null> {
+  const { now = Date.now(), assign = true } = opts;
   const cached = routes.get(tenantId);
   if (cached && now - cached.at < routeTtlMs(env)) return cached.route;
   let row = await readRoute(env.DB, tenantId);
@@ -157,7 +156,7 @@ const partsOf = (env: CortexEnv, route: CortexRoute): ShardParts => ({
  * nothing, and its first write assigns it one.
  */
 export async function cortexFor(env: CortexEnv, tenantId: string): Promise<CortexShard> {
-  const route = await routeOf(env, tenantId, undefined, false);
+  const route = await routeOf(env, tenantId, { assign: false });
   if (route) return new CortexShard(partsOf(env, route));
   const first = shardNames(env)[0];
   return new CortexShard({

@@ -95,7 +95,12 @@ export async function upsertDocs(db: ShardDatabase, docs: readonly CortexDoc[]):
 
 const chunkKey = (i: number) => String(i).padStart(5, "0");
 
-export async function deleteDocs(db: ShardDatabase, tenantId: string, kind: DocKind, refId: string): Promise<void> {
+export async function deleteDocs(
+  db: ShardDatabase,
+  tenantId: string,
+  doc: { kind: DocKind; refId: string },
+): Promise<void> {
+  const { kind, refId } = doc;
   await db
     .prepare(`DELETE FROM cortex_docs WHERE tenant_id = ? AND kind = ? AND ref_id = ?`)
     .bind(tenantId, kind, refId)
@@ -113,18 +118,6 @@ export function messageDoc(tenantId: string, conversationId: string, m: StoredMe
     createdAt: m.createdAt,
     body: renderMessageText(m),
   };
-}
-
-export async function indexMessages(
-  db: ShardDatabase,
-  tenantId: string,
-  conversationId: string,
-  messages: readonly StoredMessage[],
-): Promise<void> {
-  await upsertDocs(
-    db,
-    messages.map((m) => messageDoc(tenantId, conversationId, m)),
-  );
 }
 
 /** The conversation a message belongs to, within one tenant (null if not this tenant's). */
@@ -173,16 +166,20 @@ export interface SearchOptions {
   fusion?: CortexFusion;
 }
 
-/** The semantic path's side of a search: one page fused from the lexical ranking's top `count` and its own. */
+/** What a fused page is built from: the shard, the tenant, the query and its filters, where the page starts, and the lexical ranking. */
+export interface FusionRequest {
+  db: ShardDatabase;
+  tenantId: string;
+  q: string;
+  opts: SearchOptions;
+  offset: number;
+  /** The lexical ranking's top `count`, from its first hit. */
+  lexical: (count: number) => Promise<SearchHit[]>;
+}
+
+/** The semantic path's side of a search: one page fused from the lexical ranking and its own. */
 export interface CortexFusion {
-  page(
-    db: ShardDatabase,
-    tenantId: string,
-    q: string,
-    opts: SearchOptions,
-    offset: number,
-    lexical: (count: number) => Promise<SearchHit[]>,
-  ): Promise<{ hits: SearchHit[]; next: SearchCursor | null }>;
+  page(request: FusionRequest): Promise<{ hits: SearchHit[]; next: SearchCursor | null }>;
 }
 
 /** Where a later page of a search starts: how many hits came before. */
@@ -190,18 +187,15 @@ export interface SearchCursor {
   offset: number;
 }
 
-/** BM25-ranked hits over the subject terms, the assistant's words discounted; one hit per document. */
-export async function searchCortex(
-  db: ShardDatabase,
-  tenantId: string,
-  q: string,
-  opts: SearchOptions,
-): Promise<SearchHit[]> {
-  return (await searchCortexPage(db, tenantId, q, opts)).hits;
+/** One page of a search: the query text, its filters, and where the page starts. */
+export interface SearchRequest extends SearchOptions {
+  q: string;
+  cursor?: SearchCursor;
 }
 
 /**
- * One page of `searchCortex`'s ranking; `next` continues it exactly (ties are ordered by doc id).
+ * One page of the cortex's BM25 ranking over the subject terms, one hit per document; `next`
+ * continues it exactly (ties are ordered by doc id).
  * Any subject term matches (a question in words rarely has all its words in the turn it means;
  * BM25 already ranks documents holding more of them higher). Each word's idf counts the shard's
  * documents plus a fixed background's (services/cortex/term-stats.ts), so a ranking does not
@@ -213,19 +207,25 @@ export async function searchCortex(
 export async function searchCortexPage(
   db: ShardDatabase,
   tenantId: string,
-  q: string,
-  opts: SearchOptions & { cursor?: SearchCursor },
+  request: SearchRequest,
 ): Promise<{ hits: SearchHit[]; next: SearchCursor | null }> {
+  const { q, ...opts } = request;
   const words = queryWords(q);
   if (!words) return { hits: [], next: null };
   const offset = opts.cursor?.offset ?? 0;
+  const assistant = assistantWeight(q, opts.said);
   // ── Semantic fusion hook: with a semantic path on, the page is the reciprocal-rank fusion of this
   // lexical ranking and the vector ranking (services/semantic/fusion.ts). ──
   if (opts.fusion)
-    return opts.fusion.page(db, tenantId, q, opts, offset, (count) =>
-      runSearch(db, tenantId, words, assistantWeight(q, opts.said), opts, 0, count),
-    );
-  const ranked = await runSearch(db, tenantId, words, assistantWeight(q, opts.said), opts, offset, opts.limit + 1);
+    return opts.fusion.page({
+      db,
+      tenantId,
+      q,
+      opts,
+      offset,
+      lexical: (count) => runSearch(db, { tenantId, words, assistant, opts, offset: 0, count }),
+    });
+  const ranked = await runSearch(db, { tenantId, words, assistant, opts, offset, count: opts.limit + 1 });
   const hits = ranked.slice(0, opts.limit);
   return { hits, next: ranked.length > opts.limit ? { offset: offset + opts.limit } : null };
 }
@@ -265,16 +265,19 @@ async function wordWeights(db: ShardDatabase, tenantId: string, words: readonly 
   );
 }
 
+/** What one ranking run reads: the tenant's documents for `words`, the assistant's factor, filters, a window. */
+interface RankingRun {
+  tenantId: string;
+  words: readonly string[];
+  assistant: number;
+  opts: SearchOptions;
+  offset: number;
+  count: number;
+}
+
 /** Documents ranked `offset` to `offset + count`: chunk rows are fetched until that many distinct documents are seen. */
-async function runSearch(
-  db: ShardDatabase,
-  tenantId: string,
-  words: readonly string[],
-  assistant: number,
-  opts: SearchOptions,
-  offset: number,
-  count: number,
-): Promise<SearchHit[]> {
+async function runSearch(db: ShardDatabase, run: RankingRun): Promise<SearchHit[]> {
+  const { tenantId, words, assistant, opts, offset, count } = run;
   const weights = await wordWeights(db, tenantId, words);
   // Each word's bm25 alone (one FTS5 query per row of w), weighted, summed per row: FTS5's OR-query
   // score with the blended idf. The words are rows of one JSON parameter, not a UNION: SQLite here

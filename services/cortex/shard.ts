@@ -6,8 +6,13 @@
 // unless the caller passes a bookmark, which makes the session wait for a replica that has seen
 // that point. Writes run on the primary and answer with their bookmark, so whoever wrote (the
 // conversation's index outbox) can read its own writes on the next search.
+//
+// With a semantic path on, the shard keeps the tenant's vectors in step (services/semantic/):
+// the index outbox asks for them after its write (syncVectors), every delete here forgets the
+// deleted documents' vectors at once, and a search catches up on whatever is still missing.
 import { deleteRowsInChunks } from "../purge";
-import { cortexFusionFor, type SemanticEnv } from "../semantic/select";
+import { cortexFusionFor, type SemanticEnv, semanticPathFor } from "../semantic/select";
+import { forgetDeletedVectors, syncShardVectors } from "../semantic/shard-vectors";
 import { type CortexRow, readRows, writeRows } from "./rows";
 import {
   conversationOfMessage,
@@ -69,6 +74,22 @@ export class CortexShard {
     return (await this.write((db) => upsertDocs(db, own))).bookmark;
   }
 
+  /**
+   * The vectors of what was just indexed (the index outbox's step after its shard write): embeds
+   * the tenant's documents without a vector and forgets its deleted ones, at the primary and on a
+   * move's target (services/semantic/shard-vectors.ts; a no-op where the cortex is lexical only).
+   * `left`: documents remain for another run. A tenant with no shard has nothing to embed.
+   */
+  async syncVectors(tenantId: string): Promise<{ left: boolean; bookmark: Bookmark }> {
+    if (this.parts.assign || !semanticPathFor(this.semanticEnv, this.parts.db)) return { left: false, bookmark: null };
+    const { result, bookmark } = await this.write((db) => syncShardVectors(this.semanticEnv, db, tenantId));
+    return { left: result, bookmark };
+  }
+
+  private get semanticEnv(): SemanticEnv {
+    return this.parts.semantic ?? {};
+  }
+
   async search(
     tenantId: string,
     q: string,
@@ -77,9 +98,10 @@ export class CortexShard {
     const { bookmark, ...rest } = opts;
     const session = this.reader(bookmark);
     // The semantic path, when this deployment has one (services/semantic/select.ts), fuses in here.
-    const page = await searchCortexPage(session, tenantId, q, {
+    const page = await searchCortexPage(session, tenantId, {
       ...rest,
-      fusion: cortexFusionFor(this.parts.semantic ?? {}, session),
+      q,
+      fusion: cortexFusionFor(this.semanticEnv, session),
     });
     return { ...page, bookmark: session.getBookmark() ?? bookmark ?? null };
   }
@@ -93,27 +115,41 @@ export class CortexShard {
   }
 
   async deleteDoc(tenantId: string, kind: DocKind, refId: string): Promise<Bookmark> {
-    return (await this.write((db) => deleteDocs(db, tenantId, kind, refId))).bookmark;
+    return (
+      await this.write(async (db) => {
+        await deleteDocs(db, tenantId, { kind, refId });
+        await forgetDeletedVectors(this.semanticEnv, db, tenantId);
+      })
+    ).bookmark;
   }
 
   /** An attachment's extracted pages; returns how many rows went. */
   async purgeAttachment(tenantId: string, attachmentId: string): Promise<number> {
     return (
-      await this.write((db) =>
-        deleteRowsInChunks(db, "cortex_docs", "tenant_id = ? AND kind = 'page' AND ref_id LIKE ?", [
-          tenantId,
-          pageRefPattern(attachmentId),
-        ]),
-      )
+      await this.write(async (db) => {
+        const n = await deleteRowsInChunks(db, {
+          table: "cortex_docs",
+          where: "tenant_id = ? AND kind = 'page' AND ref_id LIKE ?",
+          params: [tenantId, pageRefPattern(attachmentId)],
+        });
+        await forgetDeletedVectors(this.semanticEnv, db, tenantId);
+        return n;
+      })
     ).result;
   }
 
   /** Every row of a conversation: its messages, episodes and its attachments' pages. */
   async purgeConversation(tenantId: string, conversationId: string): Promise<number> {
     return (
-      await this.write((db) =>
-        deleteRowsInChunks(db, "cortex_docs", "tenant_id = ? AND conversation_id = ?", [tenantId, conversationId]),
-      )
+      await this.write(async (db) => {
+        const n = await deleteRowsInChunks(db, {
+          table: "cortex_docs",
+          where: "tenant_id = ? AND conversation_id = ?",
+          params: [tenantId, conversationId],
+        });
+        await forgetDeletedVectors(this.semanticEnv, db, tenantId);
+        return n;
+      })
     ).result;
   }
 

@@ -64,15 +64,13 @@ export function fts5Idf(rows: number, hits: number): number {
   return idf > 0 ? idf : 1e-6;
 }
 
-/** The ranking's idf: the shard's counts plus the background's, in Lucene's form. */
-export function blendedIdf(
-  rows: number,
-  hits: number,
-  backgroundHits: number,
-  backgroundDocuments: number = BACKGROUND_DOCUMENTS,
-): number {
-  const n = rows + backgroundDocuments;
-  const h = hits + backgroundHits;
+/**
+ * The ranking's idf: the shard's counts plus the background's (how many of its documents hold the
+ * word, out of `documents`, the shipped background's by default), in Lucene's form.
+ */
+export function blendedIdf(rows: number, hits: number, background: { hits: number; documents?: number }): number {
+  const n = rows + (background.documents ?? BACKGROUND_DOCUMENTS);
+  const h = hits + background.hits;
   return Math.log(1 + (n - h + 0.5) / (h + 0.5));
 }
 
@@ -81,13 +79,12 @@ export function blendedIdf(
  * blended one squared (IDF_EXPONENT). `rows` is FTS5's own row count (the shard's), `hits` how many rows each word matches.
  */
 export function phraseWeights(
-  rows: number,
   words: readonly string[],
-  hits: readonly number[],
+  counts: { rows: number; hits: readonly number[] },
   background: TermBackground = shippedBackground(),
 ): number[] {
   return tenantPhraseWeights(
-    { shardRows: rows, shardHits: hits, tenantRows: rows, tenantHits: hits },
+    { shardRows: counts.rows, shardHits: counts.hits, tenantRows: counts.rows, tenantHits: counts.hits },
     words,
     background,
   );
@@ -115,7 +112,11 @@ export function tenantPhraseWeights(
 ): number[] {
   return words.map(
     (word, i) =>
-      blendedIdf(counts.tenantRows, counts.tenantHits[i], background.hits(word), background.documents) ** IDF_EXPONENT /
+      blendedIdf(counts.tenantRows, counts.tenantHits[i], {
+        hits: background.hits(word),
+        documents: background.documents,
+      }) **
+        IDF_EXPONENT /
       fts5Idf(counts.shardRows, counts.shardHits[i]),
   );
 }

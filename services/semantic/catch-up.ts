@@ -1,7 +1,10 @@
-// The vectors are a derived view of the cortex: rather than a second write on every indexing path
-// (messages, notes, episodes, pages), each search first embeds the tenant's documents that have no
-// vector yet and forgets the vectors of deleted ones (tombstones left by the cortex schema's
-// triggers). Indexing stays one D1 write; the first search after a large import pays the embedding.
+// The vectors are a derived view of the cortex: the documents without a vector yet (new or changed)
+// and the tombstones of deleted ones (left by the cortex schema's triggers) say what to write. The
+// index outbox runs this on the tenant's D1 shard after each indexing run (CortexShard.syncVectors,
+// shard-vectors.ts), so vectors are written with the documents, retried by the outbox's alarm; the
+// shard forgets a deleted document's vector as it deletes it; and each search runs it too, as the
+// repair path for documents written outside a conversation's outbox (notes, PDF pages, moved
+// rows) or whose embedding failed. The tables are d1-migrations/cortex-shard/0002_semantic.sql's.
 import type { ShardDatabase } from "../cortex/search-index";
 import { sha256Hex } from "../../core/ids";
 import type { SemanticPath } from "./types";
@@ -16,23 +19,38 @@ const EMBED_CHARS = 4000;
 export const vectorId = async (tenantId: string, docId: string) =>
   (await sha256Hex(`${tenantId}\n${docId}`)).slice(0, 40);
 
-/** Brings the tenant's vectors up to date with its cortex documents; returns how many were embedded. */
-export async function catchUp(
-  db: ShardDatabase,
-  path: SemanticPath,
-  tenantId: string,
-  maxDocs = CATCH_UP_MAX_DOCS,
-): Promise<number> {
-  const gone = await db
-    .prepare(`SELECT vec_id AS id FROM cortex_vectors_gone WHERE tenant_id = ? LIMIT 1000`)
-    .bind(tenantId)
-    .all<{ id: string }>();
-  if (gone.results.length) {
+const GONE_PER_ROUND = 1000;
+
+/** Deletes the vectors of the tenant's deleted documents from the index; returns how many went. */
+export async function forgetGone(db: ShardDatabase, path: SemanticPath, tenantId: string): Promise<number> {
+  let forgotten = 0;
+  for (;;) {
+    const gone = await db
+      .prepare(`SELECT vec_id AS id FROM cortex_vectors_gone WHERE tenant_id = ? LIMIT ${GONE_PER_ROUND}`)
+      .bind(tenantId)
+      .all<{ id: string }>();
+    if (!gone.results.length) return forgotten;
     const ids = gone.results.map((r) => r.id);
     await path.index.delete(tenantId, ids);
     const clear = db.prepare(`DELETE FROM cortex_vectors_gone WHERE tenant_id = ? AND vec_id = ?`);
     await db.batch(ids.map((id) => clear.bind(tenantId, id)));
+    forgotten += ids.length;
+    if (ids.length < GONE_PER_ROUND) return forgotten;
   }
+}
+
+/** One catch-up: the tenant's shard, its semantic path, and at most how many documents to embed. */
+export interface CatchUp {
+  db: ShardDatabase;
+  path: SemanticPath;
+  tenantId: string;
+  /** Default CATCH_UP_MAX_DOCS. */
+  maxDocs?: number;
+}
+
+/** Brings the tenant's vectors up to date with its cortex documents; returns how many were embedded. */
+export async function catchUp({ db, path, tenantId, maxDocs = CATCH_UP_MAX_DOCS }: CatchUp): Promise<number> {
+  await forgetGone(db, path, tenantId);
   const { results } = await db
     .prepare(
       `SELECT d.doc_id AS docId, d.body AS body FROM cortex_docs d LEFT JOIN cortex_embedded e ON e.doc_id = d.doc_id

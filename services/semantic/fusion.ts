@@ -3,10 +3,17 @@
 // search's filters (conversation, kinds, ref prefix) and whose words are sought applied to both.
 import { reciprocalRankFusion } from "../../core/rrf";
 import { assistantWeight } from "../../core/speaker-weight";
-import type { CortexFusion, SearchHit, ShardDatabase } from "../cortex/search-index";
+import type { CortexFusion, SearchHit, SearchOptions, ShardDatabase } from "../cortex/search-index";
 import { catchUp } from "./catch-up";
 import type { SemanticPath } from "./types";
 
+/**
+ * The rankings' weights in the fusion (lexical, semantic), picked on RealMem, the tuning set, only
+ * (`npm run bench:recall-semantic`, docs/api-notes.md "Search": there 8:1 ties 12:1 and the lexical
+ * ranking alone): the vector ranking reorders the lexical one and fills in where it runs short,
+ * and never outvotes an exact-term match.
+ */
+export const FUSION_WEIGHTS: readonly [number, number] = [8, 1];
 /** How deep each ranking is read before fusing: past the page asked for, so fusion can reorder it. */
 export const FUSION_DEPTH = 50;
 /** D1 binds at most 100 parameters per statement. */
@@ -15,13 +22,18 @@ const SNIPPET_CHARS = 200;
 
 export function semanticFusion(path: SemanticPath): CortexFusion {
   return {
-    async page(db, tenantId, q, opts, offset, lexical) {
-      await catchUp(db, path, tenantId);
+    async page({ db, tenantId, q, opts, offset, lexical }) {
+      await catchUp({ db, path, tenantId });
       const depth = Math.max(FUSION_DEPTH, offset + opts.limit + 1);
-      const [lex, sem] = await Promise.all([lexical(depth), semanticHits(db, path, tenantId, q, opts, depth)]);
+      const [lex, sem] = await Promise.all([
+        lexical(depth),
+        semanticHits({ db, path, tenantId, q, opts, count: depth }),
+      ]);
       const byKey = new Map<string, SearchHit>();
       for (const h of [...sem, ...lex]) byKey.set(`${h.kind}:${h.id}`, h); // the lexical hit (highlighted snippet) wins
-      const fused = reciprocalRankFusion([lex.map((h) => `${h.kind}:${h.id}`), sem.map((h) => `${h.kind}:${h.id}`)]);
+      const fused = reciprocalRankFusion([lex.map((h) => `${h.kind}:${h.id}`), sem.map((h) => `${h.kind}:${h.id}`)], {
+        weights: [...FUSION_WEIGHTS],
+      });
       // Lower is better, as with BM25 scores elsewhere in the cortex.
       const ranked = fused.map((f) => ({ ...byKey.get(f.id)!, score: -f.score }));
       const hits = ranked.slice(offset, offset + opts.limit);
@@ -30,17 +42,18 @@ export function semanticFusion(path: SemanticPath): CortexFusion {
   };
 }
 
-type Filters = Parameters<CortexFusion["page"]>[3];
+/** A vector search in one shard: the tenant's query, the search's filters, and how many hits. */
+interface VectorSearch {
+  db: ShardDatabase;
+  path: SemanticPath;
+  tenantId: string;
+  q: string;
+  opts: SearchOptions;
+  count: number;
+}
 
 /** The tenant's documents nearest the query, best first, one hit per document, filters applied. */
-async function semanticHits(
-  db: ShardDatabase,
-  path: SemanticPath,
-  tenantId: string,
-  q: string,
-  opts: Filters,
-  count: number,
-): Promise<SearchHit[]> {
+async function semanticHits({ db, path, tenantId, q, opts, count }: VectorSearch): Promise<SearchHit[]> {
   const [vector] = await path.embedder.embed([q]);
   // Over-fetch: chunks of one document and filtered-out documents take places.
   const matches = await path.index.query(tenantId, vector, count * 3);

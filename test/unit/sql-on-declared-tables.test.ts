@@ -44,7 +44,7 @@ function literals(path: string, text: string): { line: number; text: string }[] 
 function rawSqlOnDeclaredTables(files: { path: string; text: string }[], tables: string[]): string[] {
   const names = tables.join("|");
   const statement = new RegExp(`\\b(from|into|update|join|table)\\s+["\`]?(${names})\\b`, "i");
-  const chunkedDelete = new RegExp(`deleteRowsInChunks\\([^,]+,\\s*["'\`](${names})["'\`]`);
+  const chunkedDelete = new RegExp(`deleteRowsInChunks\\([^,]+,\\s*\\{\\s*table:\\s*["'\`](${names})["'\`]`);
   const found: string[] = [];
   for (const { path, text } of files) {
     for (const lit of literals(path, text)) {
@@ -78,9 +78,9 @@ describe("SQL on the tables db/schema.ts declares", () => {
       // biome-ignore lint/suspicious/noTemplateCurlyInString: a fixture line of TypeScript source, its template literal meant literally
       "db.run(sql`DELETE FROM memory_episodes WHERE tenant_id = ${t}`);",
       "db.prepare('select id from conversations where tenant_id = ?');",
-      'await deleteRowsInChunks(env.DB, "attachments", "tenant_id = ?", [t]);',
+      'await deleteRowsInChunks(env.DB, { table: "attachments", where: "tenant_id = ?", params: [t] });',
       "db.prepare(`DELETE FROM cortex_docs WHERE tenant_id = ?`);",
-      'await deleteRowsInChunks(env.DB, "cortex_docs", "tenant_id = ?", [t]);',
+      'await deleteRowsInChunks(env.DB, { table: "cortex_docs", where: "tenant_id = ?", params: [t] });',
       "// a comment: SELECT * FROM projects",
       'const message = "the conversations of the project";',
       "drizzle(db).delete(projects).where(eq(projects.id, id));",

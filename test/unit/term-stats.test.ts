@@ -36,21 +36,25 @@ describe("term stats", () => {
   it("blends the shard's counts with the background's, positive for every word", () => {
     // A word in most of a small shard's rows: FTS5 floors its idf at 1e-6; blended, it keeps the background's weight.
     expect(fts5Idf(10, 9)).toBe(1e-6);
-    expect(blendedIdf(10, 9, 155)).toBeGreaterThan(6);
-    expect(blendedIdf(10, 9, 155)).toBeCloseTo(Math.log(1 + (10 + BACKGROUND_DOCUMENTS - 164 + 0.5) / 164.5), 12);
-    expect(blendedIdf(100, 100, BACKGROUND_DOCUMENTS)).toBeGreaterThan(0);
+    expect(blendedIdf(10, 9, { hits: 155 })).toBeGreaterThan(6);
+    expect(blendedIdf(10, 9, { hits: 155 })).toBeCloseTo(
+      Math.log(1 + (10 + BACKGROUND_DOCUMENTS - 164 + 0.5) / 164.5),
+      12,
+    );
+    expect(blendedIdf(100, 100, { hits: BACKGROUND_DOCUMENTS })).toBeGreaterThan(0);
     // Rarer in chat at large weighs more, whatever the shard says.
-    expect(blendedIdf(50, 40, count("guitar"))).toBeGreaterThan(blendedIdf(50, 1, count("time")));
+    expect(blendedIdf(50, 40, { hits: count("guitar") })).toBeGreaterThan(blendedIdf(50, 1, { hits: count("time") }));
     // The factor swaps FTS5's idf for the blended one, squared: a word's weight is its idf in the
     // question times its idf in the turn, so a rare word outweighs several everyday ones.
-    const [w] = phraseWeights(500, ["guitar"], [12]);
-    expect(w * fts5Idf(500, 12)).toBeCloseTo(blendedIdf(500, 12, count("guitar")) ** 2, 9);
-    const [own] = phraseWeights(500, ["guitar"], [12], termBackground(1000, new Map([["guitar", 4]])));
-    expect(own * fts5Idf(500, 12)).toBeCloseTo(blendedIdf(500, 12, 4, 1000) ** 2, 9);
+    const [w] = phraseWeights(["guitar"], { rows: 500, hits: [12] });
+    expect(w * fts5Idf(500, 12)).toBeCloseTo(blendedIdf(500, 12, { hits: count("guitar") }) ** 2, 9);
+    const [own] = phraseWeights(["guitar"], { rows: 500, hits: [12] }, termBackground(1000, new Map([["guitar", 4]])));
+    expect(own * fts5Idf(500, 12)).toBeCloseTo(blendedIdf(500, 12, { hits: 4, documents: 1000 }) ** 2, 9);
     // Twice the idf is four times the weight, whatever the term-frequency part.
     const rare = termBackground(1000, new Map([["time", 400]]));
-    const [timeWeight, luthierWeight] = phraseWeights(500, ["time", "luthier"], [12, 12], rare);
-    const ratio = blendedIdf(500, 12, 0, 1000) / blendedIdf(500, 12, 400, 1000);
+    const [timeWeight, luthierWeight] = phraseWeights(["time", "luthier"], { rows: 500, hits: [12, 12] }, rare);
+    const ratio =
+      blendedIdf(500, 12, { hits: 0, documents: 1000 }) / blendedIdf(500, 12, { hits: 400, documents: 1000 });
     expect(luthierWeight / timeWeight).toBeCloseTo(ratio ** 2, 9);
   });
 

@@ -7,7 +7,7 @@ import { routeOf, shardDatabase, shardNames } from "../../services/cortex/routin
  * tenant without a shard has no rows, and the first shard shows it none.
  */
 export async function shardOf(tenantId = "dev"): Promise<D1Database> {
-  const route = await routeOf(env as Env, tenantId, undefined, false);
+  const route = await routeOf(env as Env, tenantId, { assign: false });
   return shardDatabase(env, route?.shard ?? shardNames(env)[0]);
 }
 

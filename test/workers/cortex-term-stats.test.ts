@@ -141,13 +141,7 @@ describe("cortex term statistics", () => {
       },
       asked,
     );
-    expect(weights).not.toEqual(
-      phraseWeights(
-        shardRows,
-        asked,
-        perWordShard.map((h) => h.length),
-      ),
-    );
+    expect(weights).not.toEqual(phraseWeights(asked, { rows: shardRows, hits: perWordShard.map((h) => h.length) }));
     const blended = new Map<string, number>();
     perWord.forEach((hits, j) => hits.forEach((r) => blended.set(r.ref, (blended.get(r.ref) ?? 0) + weights[j] * r.s)));
     const expected = [...blended].sort((x, y) => x[1] - y[1] || (x[0] < y[0] ? -1 : 1));

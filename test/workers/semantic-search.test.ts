@@ -26,7 +26,7 @@ const note = (tenantId: string, refId: string, body: string): CortexDoc => ({
 });
 const ids = async (db: D1Database, tenantId: string, q: string, withFusion: boolean, limit = 5) =>
   (
-    await searchCortexPage(db, tenantId, q, { limit, fusion: withFusion ? cortexFusionFor(local, db) : undefined })
+    await searchCortexPage(db, tenantId, { q, limit, fusion: withFusion ? cortexFusionFor(local, db) : undefined })
   ).hits.map((h) => h.id);
 const vectorCount = async (db: D1Database, tenantId: string) =>
   (await db
@@ -66,7 +66,7 @@ describe("semantic path (local)", () => {
         note(a, "mine", "Weekend hike up the ridge trail."),
         note(b, "theirs", "Hiking boots and hikes on ridge trails."),
       ]);
-      await catchUp(db, semanticPathFor(local, db)!, b);
+      await catchUp({ db, path: semanticPathFor(local, db)!, tenantId: b });
       expect(await ids(db, a, "hikes ridge trails", true, 20)).toEqual(["mine"]);
       expect(await ids(db, b, "hikes ridge trails", true, 20)).toEqual(["theirs"]);
     });
@@ -80,7 +80,7 @@ describe("semantic path (local)", () => {
         note(t, "kept", "Guitar practice every evening."),
       ]);
       expect(await ids(db, t, "saxophonist", true)).toContain("gone");
-      await deleteDocs(db, t, "memory", "gone");
+      await deleteDocs(db, t, { kind: "memory", refId: "gone" });
       expect(await ids(db, t, "saxophonist", true)).not.toContain("gone");
       expect(await vectorCount(db, t)).toBe(1);
       // The shard hands a BLOB back as an ArrayBuffer: compare its bytes.
@@ -112,7 +112,8 @@ describe("semantic path (local)", () => {
       const walked: string[] = [];
       let cursor: { offset: number } | undefined;
       do {
-        const page = await searchCortexPage(db, t, "gardening", {
+        const page = await searchCortexPage(db, t, {
+          q: "gardening",
           limit: 3,
           fusion: cortexFusionFor(local, db),
           cursor,

@@ -3,6 +3,7 @@
 //   turn      server-side time per turn at ages 10 / 1,000 / 5,000 messages, and the ratio
 //   sawtooth  2,000 scripted turns: replay size per turn, folds, stubs, the sawtooth plot
 //   recall-public  evidence recall@5 on public memory benchmarks (RECALL_DATA_DIR, docs/recall-sets.md) for the cortex and a plain BM25
+//   recall-tune    the ranking's levers on the tuning set (RealMem) only, in-process, with a paired bootstrap (no stack)
 //   recall-semantic  lexical, semantic (hashed and a learned sentence encoder) and fused recall@5 on the public sets (RECALL_DATA_DIR; no stack)
 //   recall-folds   the cortex's term statistics on every LongMemEval question, each fold with a held-out background (no stack)
 //   ranking-cost   one search in a ~12,000-message shard, in-process: the shipped ranking against the query it replaced
@@ -25,6 +26,7 @@ import { benchRecall } from "./bench/recall.mjs";
 import { benchRankingCost } from "./bench/ranking-cost.mjs";
 import { benchRecallFolds } from "./bench/recall-folds.mjs";
 import { benchRecallPublic } from "./bench/recall-public.mjs";
+import { benchRecallTune } from "./bench/recall-tune.mjs";
 import { benchRecallSemantic } from "./bench/recall-semantic.mjs";
 import { benchSawtooth } from "./bench/sawtooth.mjs";
 import { benchScale } from "./bench/scale.mjs";
@@ -38,6 +40,7 @@ const benches = {
   recall: benchRecall,
   "recall-public": benchRecallPublic,
   "recall-folds": benchRecallFolds,
+  "recall-tune": benchRecallTune,
   "recall-semantic": benchRecallSemantic,
   "ranking-cost": benchRankingCost,
   tokens: benchTokens,

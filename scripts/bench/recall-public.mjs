@@ -15,6 +15,9 @@
 //                     of data/cortex/background-terms.txt), beside the shipped one and none; repeatable
 //   --levers          also print the in-process lever table (recall-levers.mjs, recall-semantic.mjs)
 //   --semantic        run the stack with SEMANTIC_SEARCH=local, so the cortex row is the fused ranking
+//   --rewrite         also search the scripted rewrite of each question (query-rewrite.mjs: its key
+//                     nouns, what the doctrine asks the model to search), alone and fused with the
+//                     question's own search by reciprocal rank; the same for the plain BM25
 //   --misses N        print N of the cortex's misses per set: the question, a missed evidence turn and
 //                     the stems the two share (the overlap summary per set is always printed)
 import { existsSync, readFileSync } from "node:fs";
@@ -22,6 +25,7 @@ import { cpus, loadavg } from "node:os";
 import { bm25Index } from "./bm25.mjs";
 import { importTypeScript, quantile, withStack } from "./common.mjs";
 import { leverRankings, loadLeverCore, shardRankings } from "./recall-levers.mjs";
+import { fuse, keyNouns } from "./query-rewrite.mjs";
 import { loadSemanticCore, semanticLevers } from "./recall-semantic.mjs";
 import { loadSet, setsIn, TUNING_SET } from "./sets/index.mjs";
 import { exchanges, pickQuestions, queryText } from "./sets/shape.mjs";
@@ -147,6 +151,7 @@ export async function benchRecallPublic() {
   }
   const semanticOn = process.argv.includes("--semantic");
   const leversOn = process.argv.includes("--levers");
+  const rewriteOn = process.argv.includes("--rewrite");
   const leverCore = await loadLeverCore();
   const core = {
     ...leverCore,
@@ -217,6 +222,28 @@ export async function benchRecallPublic() {
                     bm25(text, K).map((i) => turns[i]),
                     evidence,
                   );
+                  if (rewriteOn) {
+                    // The model's rewrite, scripted (query-rewrite.mjs): the key nouns searched
+                    // alone, and beside the question, the top 5 of each (what memory_search
+                    // returns by default) fused.
+                    const key = keyNouns(text) ?? text;
+                    const keyHits = await searchTurns(base, tenant, key, K);
+                    add(REWRITE_KEY, q, keyHits, evidence);
+                    add(REWRITE_BOTH, q, fuse([hits, keyHits]), evidence);
+                    const keyBm25 = bm25(key, K);
+                    add(
+                      REWRITE_BM25_KEY,
+                      q,
+                      keyBm25.map((i) => turns[i]),
+                      evidence,
+                    );
+                    add(
+                      REWRITE_BM25_BOTH,
+                      q,
+                      fuse([bm25(text, K), keyBm25]).map((i) => turns[i]),
+                      evidence,
+                    );
+                  }
                   for (const [name, background] of Object.entries(backgrounds)) {
                     const { shardOnly, blended } = shardRankings(turns, text, background);
                     add(
@@ -286,6 +313,10 @@ export async function benchRecallPublic() {
 }
 
 const f3 = (x) => x.toFixed(3);
+const REWRITE_KEY = "cortex, rewrite: key nouns";
+const REWRITE_BOTH = "cortex, rewrite: question + key nouns (RRF)";
+const REWRITE_BM25_KEY = "plain BM25, rewrite: key nouns";
+const REWRITE_BM25_BOTH = "plain BM25, rewrite: question + key nouns (RRF)";
 const signed = (x) => `${x >= 0 ? "+" : ""}${x.toFixed(3)}`;
 
 function printTables(report) {
@@ -318,10 +349,28 @@ function printTables(report) {
       );
     }
   }
+  if (report.some(({ results }) => results.has(REWRITE_KEY))) {
+    const rows = [CORTEX, REWRITE_KEY, REWRITE_BOTH, "plain BM25", REWRITE_BM25_KEY, REWRITE_BM25_BOTH];
+    console.log(
+      "\nthe scripted rewrite (--rewrite), recall@5 / hit@5; margin of the fused row over plain BM25 on the question:",
+    );
+    console.log(`| set | type | n | ${rows.join(" | ")} | margin |`);
+    console.log(`|---|---|---|${rows.map(() => "---|").join("")}---|`);
+    for (const { set, results } of report) {
+      const types = [...new Set((results.get(CORTEX) ?? []).map((x) => x.type))].sort();
+      for (const type of ["all", ...types]) {
+        const of = (name) => (results.get(name) ?? []).filter((x) => type === "all" || x.type === type);
+        const r = (name) => mean(of(name).map((x) => x.recall));
+        console.log(
+          `| ${set.name} | ${type} | ${of(CORTEX).length} | ${rows.map((name) => `${f3(r(name))} / ${f3(mean(of(name).map((x) => x.hit)))}`).join(" | ")} | ${signed(r(REWRITE_BOTH) - r("plain BM25"))} |`,
+        );
+      }
+    }
+  }
   console.log("\nin-process rankings over the same turns (recall@5 / hit@5):");
   for (const { set, results } of report)
     for (const [name, rs] of results)
-      if (name !== CORTEX && name !== "plain BM25")
+      if (name !== CORTEX && !name.startsWith("cortex,") && !name.startsWith("plain BM25"))
         console.log(
           `  ${set.name.padEnd(12)} ${name.padEnd(70)} ${f3(mean(rs.map((x) => x.recall)))} / ${f3(mean(rs.map((x) => x.hit)))}`,
         );

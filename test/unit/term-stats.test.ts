@@ -44,11 +44,18 @@ describe("term stats", () => {
     expect(blendedIdf(100, 100, { hits: BACKGROUND_DOCUMENTS })).toBeGreaterThan(0);
     // Rarer in chat at large weighs more, whatever the shard says.
     expect(blendedIdf(50, 40, { hits: count("guitar") })).toBeGreaterThan(blendedIdf(50, 1, { hits: count("time") }));
-    // The factor swaps FTS5's idf for the blended one.
+    // The factor swaps FTS5's idf for the blended one, squared: a word's weight is its idf in the
+    // question times its idf in the turn, so a rare word outweighs several everyday ones.
     const [w] = phraseWeights(["guitar"], { rows: 500, hits: [12] });
-    expect(w * fts5Idf(500, 12)).toBeCloseTo(blendedIdf(500, 12, { hits: count("guitar") }), 12);
+    expect(w * fts5Idf(500, 12)).toBeCloseTo(blendedIdf(500, 12, { hits: count("guitar") }) ** 2, 9);
     const [own] = phraseWeights(["guitar"], { rows: 500, hits: [12] }, termBackground(1000, new Map([["guitar", 4]])));
-    expect(own * fts5Idf(500, 12)).toBeCloseTo(blendedIdf(500, 12, { hits: 4, documents: 1000 }), 12);
+    expect(own * fts5Idf(500, 12)).toBeCloseTo(blendedIdf(500, 12, { hits: 4, documents: 1000 }) ** 2, 9);
+    // Twice the idf is four times the weight, whatever the term-frequency part.
+    const rare = termBackground(1000, new Map([["time", 400]]));
+    const [timeWeight, luthierWeight] = phraseWeights(["time", "luthier"], { rows: 500, hits: [12, 12] }, rare);
+    const ratio =
+      blendedIdf(500, 12, { hits: 0, documents: 1000 }) / blendedIdf(500, 12, { hits: 400, documents: 1000 });
+    expect(luthierWeight / timeWeight).toBeCloseTo(ratio ** 2, 9);
   });
 
   it("reads FTS5's row count from its averages record (a big-endian varint, then the token totals)", () => {

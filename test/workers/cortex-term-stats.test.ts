@@ -10,7 +10,7 @@ import { describe, expect, it } from "vitest";
 import { assignShard, routeOf } from "../../services/cortex/routing";
 import { fts5RowCount, phraseWeights, tenantPhraseWeights } from "../../services/cortex/term-stats";
 import { shardOf } from "./cortex-rows";
-import { api, eventually, newTenantWithId } from "./helpers";
+import { api, createConversation, eventually, newTenantWithId } from "./helpers";
 
 const note = async (key: string, text: string) =>
   (await api("POST", "/v1/memory", { text }, { key })).json.id as string;
@@ -42,6 +42,46 @@ describe("cortex term statistics", () => {
     const r = await api("GET", `/v1/search?q=${encodeURIComponent(long)}&kind=memory`, undefined, { key });
     expect(r.status).toBe(200);
     expect(r.json.data[0].id).toBe(strap);
+  });
+
+  it("lets a long question's one subject word outweigh its everyday words (squared idf)", async () => {
+    // A person's question is a whole turn: a name or a subject once, and many everyday words. With
+    // BM25's idf as it is (a log), a turn sharing four everyday words ("need plan next week")
+    // outscores the one turn holding the name; weighted by the idf squared, the name decides.
+    const { key } = await newTenantWithId();
+    const id = await createConversation(undefined, key);
+    const pairs = [
+      ["My sister Marisol is visiting in June.", "Sure, I can help you get ready for a visit in June."],
+      [
+        "I need to plan the next few things for this week, what should I do next?",
+        "Here is a plan for the week: next, make a list of things to do.",
+      ],
+      ["We need to sort out the plans for work this week.", "Okay, the plans for work this week are below."],
+      ["Groceries: rice, beans and coffee.", "Noted the groceries."],
+    ];
+    const imported = await api(
+      "POST",
+      `/v1/conversations/${id}/import`,
+      {
+        messages: pairs.flatMap(([user, assistant]) => [
+          { role: "user" as const, text: user },
+          { role: "assistant" as const, text: assistant },
+        ]),
+      },
+      { key },
+    );
+    expect(imported.status).toBe(201);
+    const marisol = imported.json.messages[0].id;
+    const question = "Okay so I need to plan the next few things for this week. What should I do next about Marisol?";
+    const ranked = await eventually(async () => {
+      const r = (
+        await api("GET", `/v1/search?q=${encodeURIComponent(question)}&kind=message&limit=5`, undefined, { key })
+      ).json;
+      return r.data.length >= 5 ? r.data.map((h) => h.id) : null;
+    });
+    expect(ranked[0]).toBe(marisol);
+    // The everyday words still rank: the turn that shares most of them comes next.
+    expect(ranked[1]).toBe(imported.json.messages[2].id);
   });
 
   it("rests on FTS5's own arithmetic, and scores a page of 100 exactly as weighted per-word bm25s add up", async () => {

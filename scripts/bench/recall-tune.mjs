@@ -1,0 +1,384 @@
+// bench:recall-tune — the cortex's ranking levers on the tuning set only (sets/index.mjs TUNING_SET,
+// RealMem), in-process, with a paired bootstrap against the shipped ranking so a lever is adopted
+// only when it beats the noise. It refuses any other set: held-out sets are never looked at here.
+// Each question's visible turns (the sessions before it, as whole exchanges, exactly what
+// bench:recall-public imports) go into an in-process FTS5 index with the cortex's tokenizer; each
+// query word's bm25 is taken alone (as services/cortex/search-index.ts does), divided by FTS5's idf
+// to get its term-frequency part, and every lever re-weighs those parts, so one index serves all.
+//   RECALL_DATA_DIR   the sets' folder (only its realmem/ is read)
+//   --limit N         questions (default: every question with evidence), by the fixed shuffle
+//   --misses N        print N misses of the shipped ranking: question, evidence turn, top hit
+//   --base NAME       the lever the others are compared with (default: the shipped ranking)
+//   --rewrite         also rank the scripted rewrite (query-rewrite.mjs) under each listed lever
+import { DatabaseSync } from "node:sqlite";
+import { cpus, loadavg } from "node:os";
+import { importTypeScript } from "./common.mjs";
+import { fuse, keyNouns } from "./query-rewrite.mjs";
+import { loadSet, TUNING_SET } from "./sets/index.mjs";
+import { exchanges, pickQuestions, queryText } from "./sets/shape.mjs";
+
+const K = 5;
+let SHIPPED;
+const arg = (name) => {
+  const i = process.argv.indexOf(name);
+  return i >= 0 ? process.argv[i + 1] : undefined;
+};
+const mean = (xs) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
+const phrase = (w) => `"${w.replace(/"/g, '""')}"`;
+
+/** Seeded PRNG (mulberry32) for the bootstrap, so a run repeats exactly. */
+function rng(seed) {
+  return () => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** Paired bootstrap of mean(a - b) over questions: [2.5%, 97.5%] of 2,000 resamples. */
+function bootstrap(a, b) {
+  const d = a.map((x, i) => x - b[i]);
+  const next = rng(7);
+  const means = [];
+  for (let r = 0; r < 2000; r++) {
+    let s = 0;
+    for (let i = 0; i < d.length; i++) s += d[Math.floor(next() * d.length)];
+    means.push(s / d.length);
+  }
+  means.sort((x, y) => x - y);
+  return [means[50], means[1949]];
+}
+
+/**
+ * The per-word parts of one question over `turns`: for each query word its matching turns and
+ * each one's term-frequency part (bm25 / FTS5 idf, positive), and the counts the idf needs.
+ */
+function wordParts(core, db, rows, qWords) {
+  return qWords.map((w) => {
+    const hits = db.prepare(`SELECT rowid - 1 AS i, bm25(turn) AS s FROM turn WHERE turn MATCH ?`).all(phrase(w));
+    const idf = core.fts5Idf(rows, hits.length);
+    return { word: w, n: hits.length, tf: hits.map((h) => [h.i, -h.s / idf]) };
+  });
+}
+
+/** Ranked turn indexes: Σ weight(word) × tf part, assistant turns × `assistant`. */
+function rank(turns, parts, weights, assistant) {
+  const sum = new Map();
+  parts.forEach((p, j) => {
+    if (!weights[j]) return;
+    for (const [i, tf] of p.tf) sum.set(i, (sum.get(i) ?? 0) + weights[j] * tf);
+  });
+  return [...sum]
+    .map(([i, s]) => [i, turns[i].role === "assistant" ? s * assistant : s])
+    .sort((a, b) => b[1] - a[1] || a[0] - b[0])
+    .map(([i]) => i);
+}
+
+/** What unicode61 leaves of an English contraction ("what's": what, s; "don't": don, t). */
+const CONTRACTION_PIECES = new Set(
+  "s t m re ve ll d don doesn didn isn aren wasn weren hasn haven hadn won wouldn shouldn couldn can ain".split(" "),
+);
+
+export async function benchRecallTune() {
+  const dir = process.env.RECALL_DATA_DIR;
+  if (!dir) throw new Error("bench:recall-tune needs RECALL_DATA_DIR (docs/recall-sets.md)");
+  if (arg("--set") && arg("--set") !== TUNING_SET)
+    throw new Error(`bench:recall-tune runs on the tuning set (${TUNING_SET}) only`);
+  const core = {
+    ...(await importTypeScript("services/cortex/search-index.ts")),
+    ...(await importTypeScript("core/speaker-weight.ts")),
+    ...(await importTypeScript("core/fts-terms.ts")),
+    ...(await importTypeScript("services/cortex/term-stats.ts")),
+  };
+  const set = loadSet(dir, TUNING_SET);
+  const limit = Number(arg("--limit") ?? set.questions.length);
+  const chosen = pickQuestions(set, limit).filter((q) => q.evidence.length);
+  const bg = core.shippedBackground();
+  const empty = core.termBackground(0, new Map());
+  const rewriteOn = process.argv.includes("--rewrite");
+  const missesShown = Number(arg("--misses") ?? 0);
+  const started = Date.now();
+  const samples = [loadavg()[0]];
+
+  /** name -> (question text, parts, rows, turns) -> ranking */
+  const idfOf = (p, rows, background) =>
+    core.blendedIdf(rows, p.n, { hits: background.hits(p.word), documents: background.documents });
+  // The ranking's weight of a word: its blended idf to the shipped power (term-stats.ts IDF_EXPONENT).
+  const E = core.IDF_EXPONENT ?? 1;
+  const wOf = (p, rows, background) => idfOf(p, rows, background) ** E;
+  const stemKey = (w) => core.ftsTerms(w).join(" ");
+  SHIPPED = `shipped (idf to the power ${E}, discount 3 unless asked, shard + background)`;
+  const levers = {
+    [SHIPPED]: (c) =>
+      rank(
+        c.turns,
+        c.parts,
+        c.parts.map((p) => wOf(p, c.rows, bg)),
+        core.assistantWeight(c.text),
+      ),
+    ...Object.fromEntries(
+      [1, 1.5, 2, 4].map((d) => [
+        `discount ${d} unless asked, shard + background`,
+        (c) =>
+          rank(
+            c.turns,
+            c.parts,
+            c.parts.map((p) => wOf(p, c.rows, bg)),
+            core.asksForAssistantWords(c.text) ? 1 : 1 / d,
+          ),
+      ]),
+    ),
+    "discount 3 always": (c) =>
+      rank(
+        c.turns,
+        c.parts,
+        c.parts.map((p) => wOf(p, c.rows, bg)),
+        1 / 3,
+      ),
+    "discount 3, shard counts only (no background)": (c) =>
+      rank(
+        c.turns,
+        c.parts,
+        c.parts.map((p) => wOf(p, c.rows, empty)),
+        core.assistantWeight(c.text),
+      ),
+    "no discount, shard counts only": (c) =>
+      rank(
+        c.turns,
+        c.parts,
+        c.parts.map((p) => wOf(p, c.rows, empty)),
+        1,
+      ),
+    "discount 3, FTS5's own idf": (c) =>
+      rank(
+        c.turns,
+        c.parts,
+        c.parts.map((p) => core.fts5Idf(c.rows, p.n)),
+        core.assistantWeight(c.text),
+      ),
+    "shipped, one weight per stem (surface forms merged)": (c) => {
+      const seen = new Set();
+      return rank(
+        c.turns,
+        c.parts,
+        c.parts.map((p) => {
+          const k = stemKey(p.word);
+          if (seen.has(k)) return 0;
+          seen.add(k);
+          return wOf(p, c.rows, bg);
+        }),
+        core.assistantWeight(c.text),
+      );
+    },
+    "shipped, one weight per lower-cased word": (c) => {
+      const seen = new Set();
+      return rank(
+        c.turns,
+        c.parts,
+        c.parts.map((p) => {
+          const k = p.word.toLowerCase();
+          if (seen.has(k)) return 0;
+          seen.add(k);
+          return wOf(p, c.rows, bg);
+        }),
+        core.assistantWeight(c.text),
+      );
+    },
+    "shipped, contraction pieces dropped (s, t, m, re, ve, ll, d, don, ...)": (c) =>
+      rank(
+        c.turns,
+        c.parts,
+        c.parts.map((p) => (CONTRACTION_PIECES.has(p.word.toLowerCase()) ? 0 : wOf(p, c.rows, bg))),
+        core.assistantWeight(c.text),
+      ),
+    ...Object.fromEntries(
+      [1, 1.5, 2, 2.5, 3].map((e) => [
+        `idf to the power ${e}, discount 3 unless asked, shard + background`,
+        (c) =>
+          rank(
+            c.turns,
+            c.parts,
+            c.parts.map((p) => idfOf(p, c.rows, bg) ** e),
+            core.assistantWeight(c.text),
+          ),
+      ]),
+    ),
+    ...Object.fromEntries(
+      [1.5, 2].map((d) => [
+        `idf squared, discount ${d} unless asked`,
+        (c) =>
+          rank(
+            c.turns,
+            c.parts,
+            c.parts.map((p) => idfOf(p, c.rows, bg) ** 2),
+            core.asksForAssistantWords(c.text) ? 1 : 1 / d,
+          ),
+      ]),
+    ),
+    "idf squared, contraction pieces dropped": (c) =>
+      rank(
+        c.turns,
+        c.parts,
+        c.parts.map((p) => (CONTRACTION_PIECES.has(p.word.toLowerCase()) ? 0 : idfOf(p, c.rows, bg) ** 2)),
+        core.assistantWeight(c.text),
+      ),
+    "idf squared, no discount": (c) =>
+      rank(
+        c.turns,
+        c.parts,
+        c.parts.map((p) => idfOf(p, c.rows, bg) ** 2),
+        1,
+      ),
+    "idf squared, shard counts only (no background)": (c) =>
+      rank(
+        c.turns,
+        c.parts,
+        c.parts.map((p) => idfOf(p, c.rows, empty) ** 2),
+        core.assistantWeight(c.text),
+      ),
+    ...Object.fromEntries(
+      [6, 10, 16].map((k) => [
+        `shipped, only the ${k} rarest words`,
+        (c) => {
+          const idf = c.parts.map((p) => wOf(p, c.rows, bg));
+          const cut = [...idf].sort((a, b) => b - a)[k - 1] ?? 0;
+          return rank(
+            c.turns,
+            c.parts,
+            idf.map((x) => (x >= cut ? x : 0)),
+            core.assistantWeight(c.text),
+          );
+        },
+      ]),
+    ),
+    ...Object.fromEntries(
+      [2, 3].map((floor) => [
+        `shipped, words with idf < ${floor} dropped`,
+        (c) => {
+          const weight = c.parts.map((p) => wOf(p, c.rows, bg));
+          const kept = c.parts.map((p, j) => (idfOf(p, c.rows, bg) >= floor ? weight[j] : 0));
+          return rank(c.turns, c.parts, kept.some(Boolean) ? kept : weight, core.assistantWeight(c.text));
+        },
+      ]),
+    ),
+    ...Object.fromEntries(
+      [0.05, 0.2].map((share) => [
+        `shipped, words in > ${share * 100}% of the tenant's turns dropped`,
+        (c) => {
+          const idf = c.parts.map((p) => (p.n / c.rows > share ? 0 : wOf(p, c.rows, bg)));
+          return rank(c.turns, c.parts, idf, core.assistantWeight(c.text));
+        },
+      ]),
+    ),
+  };
+
+  const results = new Map(); // lever -> [{recall, hit}] in question order
+  const misses = [];
+  // The personas in two halves (sorted by name): a lever's gain should show in both, not in one.
+  const personas = set.haystacks.map((h) => h.id).sort();
+  const half = new Map(personas.map((id, i) => [id, i < personas.length / 2 ? 0 : 1]));
+  let current = 0;
+  const add = (name, ranked, want) => {
+    const top = ranked.slice(0, K);
+    const found = want.filter((i) => top.includes(i)).length;
+    const row = { recall: found / want.length, hit: found ? 1 : 0, half: current };
+    results.set(name, [...(results.get(name) ?? []), row]);
+  };
+  const byHaystack = new Map(set.haystacks.map((h) => [h.id, h]));
+  let skipped = 0;
+  const cache = new Map();
+  for (const q of chosen) {
+    const h = byHaystack.get(q.haystack);
+    const cutoff = q.before ?? h.sessions.length;
+    const key = `${h.id}:${cutoff}`;
+    if (!cache.has(key)) {
+      for (const v of cache.values()) v.db.close();
+      cache.clear();
+      const turns = h.sessions.slice(0, cutoff).flatMap((s) => exchanges(s.turns).kept);
+      const db = new DatabaseSync(":memory:");
+      db.exec(`CREATE VIRTUAL TABLE turn USING fts5(body, tokenize='porter unicode61')`);
+      const insert = db.prepare(`INSERT INTO turn (rowid, body) VALUES (?, ?)`);
+      db.exec("BEGIN");
+      turns.forEach((t, i) => insert.run(i + 1, t.text.slice(0, 100_000)));
+      db.exec("COMMIT");
+      cache.set(key, { db, turns });
+    }
+    const { db, turns } = cache.get(key);
+    current = half.get(h.id);
+    const wanted = new Set(q.evidence);
+    const want = turns.flatMap((t, i) => (wanted.has(t.id) ? [i] : []));
+    if (!want.length) {
+      skipped++;
+      continue;
+    }
+    const text = queryText(q.question);
+    const context = (t) => ({
+      text: t,
+      turns,
+      rows: turns.length,
+      parts: wordParts(core, db, turns.length, core.queryWords(t) ?? []),
+    });
+    const c = context(text);
+    for (const [name, lever] of Object.entries(levers)) add(name, lever(c), want);
+    if (rewriteOn) {
+      const key = keyNouns(text);
+      const r = key ? context(key) : c;
+      // Under the shipped ranking and the other of idf and idf squared.
+      const other = `idf to the power ${E === 1 ? 2 : 1}, discount 3 unless asked, shard + background`;
+      for (const name of [SHIPPED, other]) {
+        const lever = levers[name];
+        add(`rewrite: key nouns only; ${name}`, lever(r), want);
+        for (const depth of [5, 10, 20])
+          add(
+            `rewrite: question + key nouns, RRF of the top ${depth}; ${name}`,
+            fuse([lever(c), lever(r)], depth),
+            want,
+          );
+      }
+    }
+    const shippedTop = levers[SHIPPED](c).slice(0, K);
+    if (misses.length < missesShown && !want.some((i) => shippedTop.includes(i)))
+      misses.push({ q, text, evidence: turns[want[0]], top: turns[shippedTop[0]], c });
+    if (samples.length < 1000) samples.push(loadavg()[0]);
+  }
+  for (const v of cache.values()) v.db.close();
+
+  const baseName = arg("--base") ?? SHIPPED;
+  if (!results.has(baseName)) throw new Error(`--base: no lever named "${baseName}"`);
+  const base = results.get(baseName);
+  console.log(`Δ against: ${baseName}`);
+  const n = base.length;
+  console.log(
+    `${TUNING_SET} (tuning set), in-process: ${n} questions (${skipped} with no evidence left after the alternation), ${((Date.now() - started) / 1000).toFixed(0)} s`,
+  );
+  console.log(
+    `\n| lever | recall@5 | hit@5 | Δ recall@5 vs shipped | 95% CI (paired bootstrap) | Δ personas ${personas[0]}–${personas[Math.ceil(personas.length / 2) - 1]} | Δ the other ${Math.floor(personas.length / 2)} |`,
+  );
+  console.log("|---|---|---|---|---|---|---|");
+  const halfDelta = (rs, h) => {
+    const mine = rs.flatMap((x, i) => (x.half === h ? [x.recall - base[i].recall] : []));
+    const d = mean(mine);
+    return `${d >= 0 ? "+" : ""}${d.toFixed(3)} (n=${mine.length})`;
+  };
+  for (const [name, rs] of results) {
+    const r = rs.map((x) => x.recall);
+    const [lo, hi] = bootstrap(
+      r,
+      base.map((x) => x.recall),
+    );
+    const d = mean(r) - mean(base.map((x) => x.recall));
+    console.log(
+      `| ${name} | ${mean(r).toFixed(3)} | ${mean(rs.map((x) => x.hit)).toFixed(3)} | ${d >= 0 ? "+" : ""}${d.toFixed(3)} | ${lo.toFixed(3)} to ${hi.toFixed(3)} | ${halfDelta(rs, 0)} | ${halfDelta(rs, 1)} |`,
+    );
+  }
+  for (const m of misses) {
+    const weights = m.c.parts.map((p) => `${p.word}:${idfOf(p, m.c.rows, bg).toFixed(1)}/${p.n}`);
+    console.log(
+      `\nmiss ${m.q.id} [${m.q.type}] "${m.text.slice(0, 300)}"\n  words (blended idf / turns matched): ${weights.join(" ")}\n  evidence (${m.evidence.role}): "${m.evidence.text.replace(/\s+/g, " ").slice(0, 300)}"\n  top hit (${m.top?.role}): "${m.top?.text.replace(/\s+/g, " ").slice(0, 200)}"`,
+    );
+  }
+  console.log(
+    `\nload average (1 min), ${cpus().length} cores: min ${Math.min(...samples).toFixed(1)}, mean ${mean(samples).toFixed(1)}, max ${Math.max(...samples).toFixed(1)}`,
+  );
+}

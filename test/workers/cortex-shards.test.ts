@@ -34,7 +34,11 @@ describe("cortex routing", () => {
     expect(shardNames(env).length).toBeGreaterThanOrEqual(2);
     for (const name of shardNames(env)) {
       const applied = await shardDatabase(env, name).prepare(`SELECT name FROM d1_migrations ORDER BY id`).all();
-      expect(applied.results.map((r) => r.name)).toEqual(["0001_cortex_docs.sql", "0002_semantic.sql"]);
+      expect(applied.results.map((r) => r.name)).toEqual([
+        "0001_cortex_docs.sql",
+        "0002_semantic.sql",
+        "0003_tenant_fts.sql",
+      ]);
       // FTS5 with the porter stemmer in each: "planning" finds "plans".
       const db = shardDatabase(env, name);
       const t = `ten_stem_${name}_${Date.now()}`;

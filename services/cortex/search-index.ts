@@ -264,7 +264,7 @@ async function wordWeights(db: ShardDatabase, tenantId: string, words: readonly 
               (SELECT count(*) FROM cortex_fts WHERE cortex_fts MATCH w.value) AS n,
               (SELECT count(*) FROM ${TENANT_RANGE.replace("?", "?2")} r CROSS JOIN cortex_fts
                   ON cortex_fts MATCH w.value AND cortex_fts.rowid BETWEEN r.lo AND r.hi
-                JOIN cortex_docs d ON d.rowid = cortex_fts.rowid WHERE d.tenant_id = ?2) AS t,
+                CROSS JOIN cortex_docs d ON d.rowid = cortex_fts.rowid WHERE d.tenant_id = ?2) AS t,
               (SELECT count(*) FROM cortex_docs WHERE tenant_id = ?2) AS rows
        FROM json_each(?1) w`,
     )

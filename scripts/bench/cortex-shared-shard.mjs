@@ -1,12 +1,14 @@
 // What sharing a D1 shard costs a search, in-process (node scripts/bench/cortex-shared-shard.mjs): the shipped
 // searchCortexPage over node:sqlite (scripts/bench/sqlite-d1.mjs), one tenant alone in its database (as in the old
 // per-tenant Durable Object) against the same tenant in a shard holding 20,000 other tenants' messages (as in D1).
+// The two are queried alternately, query by query, so both see the same machine load.
+//   node scripts/bench/cortex-shared-shard.mjs [sizes...]   the tenant's messages (default 100 1000 10000)
 import { DatabaseSync } from "node:sqlite";
 import { importTypeScript, quantile } from "./common.mjs";
 import { d1Over, migrateShard } from "./sqlite-d1.mjs";
 import { tenantText } from "./scale-text.mjs";
 const cortex = await importTypeScript("services/cortex/search-index.ts");
-const SIZES = [100, 1000, 10000];
+const SIZES = process.argv.length > 2 ? process.argv.slice(2).map(Number) : [100, 1000, 10000];
 const OTHERS = 20000; // other tenants' messages in the shared shard
 const fill = (db, tenant, n, seed) => {
   const t = tenantText(seed);
@@ -25,21 +27,21 @@ for (const size of SIZES) {
   fill(shared, "t", size, 7);
   for (let k = 0; k < 20; k++) fill(shared, `o${k}`, OTHERS / 20, 100 + k);
   const qs = Array.from({ length: 60 }, () => t.query());
-  const out = {};
-  for (const [name, db] of [
-    ["own database", own],
-    ["shared shard", shared],
-  ]) {
-    const d1 = d1Over(db);
-    const times = [];
-    for (let r = 0; r < 2; r++)
-      for (const q of qs) {
+  const dbs = { "own database": d1Over(own), "shared shard": d1Over(shared) };
+  const times = { "own database": [], "shared shard": [] };
+  for (let r = 0; r < 2; r++)
+    for (const q of qs)
+      for (const [name, d1] of Object.entries(dbs)) {
         const s = performance.now();
         await cortex.searchCortexPage(d1, "t", { q, limit: 10 });
-        times.push(performance.now() - s);
+        times[name].push(performance.now() - s);
       }
-    out[name] = `p50 ${quantile(times, 0.5).toFixed(2)} ms, p99 ${quantile(times, 0.99).toFixed(2)} ms`;
-  }
+  const out = Object.fromEntries(
+    Object.entries(times).map(([name, ts]) => [
+      name,
+      `p50 ${quantile(ts, 0.5).toFixed(2)} ms, p99 ${quantile(ts, 0.99).toFixed(2)} ms`,
+    ]),
+  );
   console.log(
     `tenant of ${size} messages: own database ${out["own database"]}; shared shard (+${OTHERS} others' messages) ${out["shared shard"]}`,
   );

@@ -121,5 +121,8 @@ async function drain(db: D1Database, tenantId: string, limit: number): Promise<n
       .prepare(`DELETE FROM cortex_docs WHERE tenant_id = ? AND rowid IN (SELECT value FROM json_each(?))`)
       .bind(tenantId, JSON.stringify(results.map((r) => r.id)))
       .run();
+  // Drained (the last page): the tenant's rowid range in this shard goes too.
+  if (results.length < limit)
+    await db.prepare(`DELETE FROM cortex_tenant_ranges WHERE tenant_id = ?`).bind(tenantId).run();
   return results.length;
 }

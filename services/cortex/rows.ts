@@ -2,7 +2,7 @@
 // (services/cortex/move.ts) and out of the Durable Object shards into D1. A row keeps its doc id,
 // so a copy is an upsert: running it again, or after a crash mid-page, changes nothing, and a body
 // edited since an earlier copy is brought up to date.
-import type { ShardDatabase } from "./search-index";
+import { type ShardDatabase, tenantRange, UPSERT_DOC } from "./search-index";
 
 export interface CortexRow {
   rowid: number;
@@ -34,19 +34,16 @@ export async function readRows(
 
 /** Writes one tenant's rows into a shard (`db`); rows of another tenant are refused. Returns how many were written. */
 export async function writeRows(db: ShardDatabase, tenantId: string, rows: readonly CortexRow[]): Promise<number> {
-  const upsert = db.prepare(
-    `INSERT INTO cortex_docs (doc_id, tenant_id, conversation_id, kind, ref_id, seq, role, created_at, body)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-     ON CONFLICT(doc_id) DO UPDATE SET body = excluded.body WHERE cortex_docs.body != excluded.body`,
-  );
+  const upsert = db.prepare(UPSERT_DOC);
   const own = rows.filter((r) => r.tenant_id === tenantId);
-  for (let i = 0; i < own.length; i += 50)
-    await db.batch(
-      own
-        .slice(i, i + 50)
+  for (let i = 0; i < own.length; i += 49)
+    await db.batch([
+      tenantRange(db, tenantId),
+      ...own
+        .slice(i, i + 49)
         .map((r) =>
           upsert.bind(r.doc_id, r.tenant_id, r.conversation_id, r.kind, r.ref_id, r.seq, r.role, r.created_at, r.body),
         ),
-    );
+    ]);
   return own.length;
 }

@@ -48,17 +48,35 @@ export interface SearchHit {
 
 const docPrefix = (kind: DocKind, refId: string) => `${kind}:${refId}:`;
 
+/**
+ * The upsert of one cortex_docs row, its parameters in column order (doc_id, tenant_id,
+ * conversation_id, kind, ref_id, seq, role, created_at, body). A new row takes the next rowid of
+ * its tenant's range (d1-migrations/cortex-shard/0003_tenant_fts.sql), which `tenantRange` made
+ * sure of earlier in the batch; the insert trigger would otherwise move it there, at the cost of a
+ * second write.
+ */
+export const UPSERT_DOC = `INSERT INTO cortex_docs (rowid, doc_id, tenant_id, conversation_id, kind, ref_id, seq, role, created_at, body)
+  VALUES ((SELECT coalesce((SELECT max(d.rowid) FROM cortex_docs d WHERE d.rowid BETWEEN r.base AND r.base + 4294967295), r.base) + 1
+           FROM cortex_tenant_ranges r WHERE r.tenant_id = ?2), ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+  ON CONFLICT(doc_id) DO UPDATE SET body = excluded.body WHERE cortex_docs.body != excluded.body`;
+
+/** Gives the tenant a rowid range in the shard if it has none yet (the next after the last). */
+export const tenantRange = (db: ShardDatabase, tenantId: string) =>
+  db
+    .prepare(
+      `INSERT OR IGNORE INTO cortex_tenant_ranges (tenant_id, base)
+       SELECT ?, coalesce(max(base), 0) + 4294967296 FROM cortex_tenant_ranges`,
+    )
+    .bind(tenantId);
+
 /** Upserts docs, chunked; chunks a shorter new body no longer has are removed. */
 export async function upsertDocs(db: ShardDatabase, docs: readonly CortexDoc[]): Promise<void> {
-  const upsert = db.prepare(
-    `INSERT INTO cortex_docs (doc_id, tenant_id, conversation_id, kind, ref_id, seq, role, created_at, body)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-     ON CONFLICT(doc_id) DO UPDATE SET body = excluded.body WHERE cortex_docs.body != excluded.body`,
-  );
+  const upsert = db.prepare(UPSERT_DOC);
   const trim = db.prepare(
     `DELETE FROM cortex_docs WHERE tenant_id = ? AND kind = ? AND ref_id = ? AND doc_id >= ? AND doc_id < ?`,
   );
   const statements: D1PreparedStatement[] = [];
+  for (const tenantId of new Set(docs.map((d) => d.tenantId))) statements.push(tenantRange(db, tenantId));
   for (const d of docs) {
     const chunks = Math.max(1, Math.ceil(d.body.length / INDEX_CHUNK_CHARS));
     for (let i = 0; i < chunks; i++) {
@@ -154,6 +172,13 @@ export function queryWords(q: string): string[] | null {
 
 const ftsPhrase = (word: string) => `"${word.replace(/"/g, '""')}"`;
 
+/**
+ * The tenant's rowid range in its shard (d1-migrations/cortex-shard/0003_tenant_fts.sql): a FROM
+ * item of one row (lo, hi), taking the tenant id as its one parameter. An FTS5 scan constrained to
+ * `rowid BETWEEN lo AND hi` seeks to the tenant's rows in each word's doclist and scores only them.
+ */
+const TENANT_RANGE = `(SELECT base AS lo, base + 4294967295 AS hi FROM cortex_tenant_ranges WHERE tenant_id = ?)`;
+
 export interface SearchOptions {
   conversationId?: string;
   kinds?: readonly DocKind[];
@@ -246,8 +271,9 @@ async function wordWeights(db: ShardDatabase, tenantId: string, words: readonly 
     .prepare(
       `SELECT w.key AS i,
               (SELECT count(*) FROM cortex_fts WHERE cortex_fts MATCH w.value) AS n,
-              (SELECT count(*) FROM cortex_fts JOIN cortex_docs d ON d.rowid = cortex_fts.rowid
-                WHERE cortex_fts MATCH w.value AND d.tenant_id = ?2) AS t,
+              (SELECT count(*) FROM ${TENANT_RANGE.replace("?", "?2")} r CROSS JOIN cortex_fts
+                  ON cortex_fts MATCH w.value AND cortex_fts.rowid BETWEEN r.lo AND r.hi
+                CROSS JOIN cortex_docs d ON d.rowid = cortex_fts.rowid WHERE d.tenant_id = ?2) AS t,
               (SELECT count(*) FROM cortex_docs WHERE tenant_id = ?2) AS rows
        FROM json_each(?1) w`,
     )
@@ -283,8 +309,14 @@ async function runSearch(db: ShardDatabase, run: RankingRun): Promise<SearchHit[
   // score with the blended idf. The words are rows of one JSON parameter, not a UNION: SQLite here
   // caps a compound SELECT at a few terms, and a question has up to 32 words.
   const filters: string[] = [];
-  // In the order of the statement's placeholders: the words, the assistant's factor, the tenant.
-  const params: unknown[] = [JSON.stringify(words.map((w, i) => [weights[i], ftsPhrase(w)])), assistant, tenantId];
+  // In the order of the statement's placeholders: the words, the tenant (its rowid range), the
+  // assistant's factor, the tenant.
+  const params: unknown[] = [
+    JSON.stringify(words.map((w, i) => [weights[i], ftsPhrase(w)])),
+    tenantId,
+    assistant,
+    tenantId,
+  ];
   if (opts.conversationId) {
     filters.push("AND d.conversation_id = ?");
     params.push(opts.conversationId);
@@ -304,9 +336,11 @@ async function runSearch(db: ShardDatabase, run: RankingRun): Promise<SearchHit[
     const { results } = await db
       .prepare(
         // The scores are taken while FTS5 scans (MATERIALIZED): bm25() only works there, not once
-        // rows are sorted for the grouping.
+        // rows are sorted for the grouping. Each scan stays in the tenant's rowid range.
         `WITH w(weight, phrase) AS (SELECT value ->> 0, value ->> 1 FROM json_each(?)),
-              h AS MATERIALIZED (SELECT cortex_fts.rowid AS rowid, bm25(cortex_fts) * w.weight AS s FROM w CROSS JOIN cortex_fts ON cortex_fts MATCH w.phrase)
+              h AS MATERIALIZED (SELECT cortex_fts.rowid AS rowid, bm25(cortex_fts) * w.weight AS s
+                FROM w CROSS JOIN ${TENANT_RANGE} r
+                CROSS JOIN cortex_fts ON cortex_fts MATCH w.phrase AND cortex_fts.rowid BETWEEN r.lo AND r.hi)
          SELECT h.rowid AS chunk, d.kind AS kind, d.ref_id AS id, d.conversation_id AS conversationId, d.seq AS seq, d.role AS role,
                 d.created_at AS createdAt, SUM(h.s) * (CASE WHEN d.kind = 'message' AND d.role = 'assistant' THEN ? ELSE 1 END) AS score
          FROM h JOIN cortex_docs d ON d.rowid = h.rowid

@@ -34,7 +34,11 @@ describe("cortex routing", () => {
     expect(shardNames(env).length).toBeGreaterThanOrEqual(2);
     for (const name of shardNames(env)) {
       const applied = await shardDatabase(env, name).prepare(`SELECT name FROM d1_migrations ORDER BY id`).all();
-      expect(applied.results.map((r) => r.name)).toEqual(["0001_cortex_docs.sql", "0002_semantic.sql"]);
+      expect(applied.results.map((r) => r.name)).toEqual([
+        "0001_cortex_docs.sql",
+        "0002_semantic.sql",
+        "0003_tenant_fts.sql",
+      ]);
       // FTS5 with the porter stemmer in each: "planning" finds "plans".
       const db = shardDatabase(env, name);
       const t = `ten_stem_${name}_${Date.now()}`;
@@ -174,6 +178,21 @@ describe("moving a tenant between shards", () => {
     const after = await rowsIn(S1, t.tenantId);
     expect(after.map((r) => r.doc_id)).toEqual([...before.map((r) => r.doc_id), "memory:mem_late:00000"].sort());
     expect(await rowsIn(S0, t.tenantId)).toEqual([]);
+    // The old shard keeps no rowid range of the tenant; the new one has it, holding every row.
+    const range = (shard: string) =>
+      shardDatabase(env, shard)
+        .prepare(
+          `SELECT count(*) AS n FROM cortex_tenant_ranges r JOIN cortex_docs d ON d.tenant_id = r.tenant_id AND d.rowid BETWEEN r.base AND r.base + 4294967295 WHERE r.tenant_id = ?`,
+        )
+        .bind(t.tenantId)
+        .first<number>("n");
+    const ranges = (shard: string) =>
+      shardDatabase(env, shard)
+        .prepare(`SELECT count(*) AS n FROM cortex_tenant_ranges WHERE tenant_id = ?`)
+        .bind(t.tenantId)
+        .first<number>("n");
+    expect(await ranges(S0)).toBe(0);
+    expect(await range(S1)).toBe(after.length);
     forgetRoute(t.tenantId);
     expect(await routeOf(now, t.tenantId)).toMatchObject({ shard: S1, movingTo: null, drainingFrom: null });
     expect(await search(t.key, "ibex-archive")).toHaveLength(8);

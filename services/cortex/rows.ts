@@ -1,7 +1,7 @@
-// A tenant's cortex rows as they move between stores: from one D1 shard to another
-// (services/cortex/move.ts) and out of the Durable Object shards into D1. A row keeps its doc id,
-// so a copy is an upsert: running it again, or after a crash mid-page, changes nothing, and a body
-// edited since an earlier copy is brought up to date.
+// A tenant's cortex rows as they move from one D1 shard to another (services/cortex/move.ts). A row
+// keeps its doc id, and a copy inserts only the rows the new shard lacks: running it again, or after
+// a crash mid-page, changes nothing, and a row a write during the move already put in the new shard
+// (every write reaches both shards then) is never overwritten by the older body the page read.
 import type { ShardDatabase } from "./search-index";
 
 export interface CortexRow {
@@ -32,12 +32,12 @@ export async function readRows(
   return results;
 }
 
-/** Writes one tenant's rows into a shard (`db`); rows of another tenant are refused. Returns how many were written. */
+/** Writes one tenant's rows into a shard (`db`) where their doc ids are not yet; rows of another tenant are refused. Returns how many were offered. */
 export async function writeRows(db: ShardDatabase, tenantId: string, rows: readonly CortexRow[]): Promise<number> {
   const upsert = db.prepare(
     `INSERT INTO cortex_docs (doc_id, tenant_id, conversation_id, kind, ref_id, seq, role, created_at, body)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-     ON CONFLICT(doc_id) DO UPDATE SET body = excluded.body WHERE cortex_docs.body != excluded.body`,
+     ON CONFLICT(doc_id) DO NOTHING`,
   );
   const own = rows.filter((r) => r.tenant_id === tenantId);
   for (let i = 0; i < own.length; i += 50)
@@ -49,4 +49,32 @@ export async function writeRows(db: ShardDatabase, tenantId: string, rows: reado
         ),
     );
   return own.length;
+}
+
+/**
+ * Of `rows`, a page just copied from `source` into `target`, deletes from `target` those `source`
+ * no longer holds; returns how many. A delete that ran after the page was read reached the new shard
+ * before the page did (a no-op there), so the copy brought the row back. Writes during a move reach
+ * the old shard first (shard.ts), so a delete this check does not see yet finds the copied row in
+ * the new shard and removes it itself.
+ */
+export async function dropVanished(
+  source: ShardDatabase,
+  target: ShardDatabase,
+  tenantId: string,
+  rows: readonly CortexRow[],
+): Promise<number> {
+  if (!rows.length) return 0;
+  const { results } = await source
+    .prepare(`SELECT doc_id FROM cortex_docs WHERE tenant_id = ? AND doc_id IN (SELECT value FROM json_each(?))`)
+    .bind(tenantId, JSON.stringify(rows.map((r) => r.doc_id)))
+    .all<{ doc_id: string }>();
+  const still = new Set(results.map((r) => r.doc_id));
+  const vanished = rows.filter((r) => !still.has(r.doc_id)).map((r) => r.doc_id);
+  if (vanished.length)
+    await target
+      .prepare(`DELETE FROM cortex_docs WHERE tenant_id = ? AND doc_id IN (SELECT value FROM json_each(?))`)
+      .bind(tenantId, JSON.stringify(vanished))
+      .run();
+  return vanished.length;
 }

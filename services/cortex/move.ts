@@ -86,7 +86,7 @@ export async function moveTenantStep(env: CortexEnv, req: MoveRequest): Promise<
   const source = shardDatabase(env, route.shard);
   const rows = await rowsOf(source, tenantId, { after: req.cursor, limit });
   const copied = await new CortexShard({ name: to, db: target }).importRows(tenantId, rows);
-  await dropVanished(source.withSession("first-primary"), target, tenantId, rows);
+  await dropVanished(tenantId, { source: source.withSession("first-primary"), target, rows });
   if (rows.length === limit) return step("copying", String(rows[rows.length - 1].rowid), { copied });
   await updateRoute(env.DB, tenantId, {
     expect: { shard: route.shard, movingTo: to },

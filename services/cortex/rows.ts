@@ -59,11 +59,10 @@ export async function writeRows(db: ShardDatabase, tenantId: string, rows: reado
  * the new shard and removes it itself.
  */
 export async function dropVanished(
-  source: ShardDatabase,
-  target: ShardDatabase,
   tenantId: string,
-  rows: readonly CortexRow[],
+  page: { source: ShardDatabase; target: ShardDatabase; rows: readonly CortexRow[] },
 ): Promise<number> {
+  const { source, target, rows } = page;
   if (!rows.length) return 0;
   const { results } = await source
     .prepare(`SELECT doc_id FROM cortex_docs WHERE tenant_id = ? AND doc_id IN (SELECT value FROM json_each(?))`)

@@ -4,7 +4,8 @@
 //   sawtooth  2,000 scripted turns: replay size per turn, folds, stubs, the sawtooth plot
 //   recall-public  evidence recall@5 on public memory benchmarks (RECALL_DATA_DIR, docs/recall-sets.md) for the cortex and a plain BM25
 //   recall-folds   the cortex's term statistics on every LongMemEval question, each fold with a held-out background (no stack)
-//   ranking-cost   one search in a ~12,000-message shard, in-process: the shipped ranking against the query it replaced
+//   ranking-cost   one search in a ~12,000-message shard, in-process: the shipped ranking against the query it replaced,
+//                  and the same tenant in a shared shard
 //   recall    stub batching's prompt-cache effect, and the cortex's recall@5 on definite references
 //   tokens    the lean prefix: system prompt and first-request tokens, cache hit rates
 //   attachments  PDF page count and page reads by bytes read, indexing throughput, a 1 GB text file
@@ -13,7 +14,8 @@
 //             running, then an audit of transcript, replay source and index (flags: see load.mjs)
 //   tools     3 MCP servers with 200 tools: first-request tokens, tool_search hit@3, a 50-step turn of 40 KB results
 //   scale     1,000 tenants, 100,000 messages: cortex rows and bytes per message, search p50/p99 by
-//             shard size, D1 writes per turn (BENCH_SCALE_TENANTS / BENCH_SCALE_MESSAGES for less)
+//             tenant size, rows written per turn to DB and the shard, for the D1 shards or (older
+//             checkouts) the CortexDO files (BENCH_SCALE_TENANTS / BENCH_SCALE_MESSAGES for less)
 //   pdf-corpus  the PDF reader against pdf.js and poppler over the real-world PDFs in PDF_CORPUS_DIR (no stack)
 //   scale     per-invocation work as tenants grow: the cron tick's automation claims at 100 and 1,000 tenants
 import { benchAttachments } from "./bench/attachments.mjs";

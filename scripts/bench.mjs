@@ -6,7 +6,8 @@
 //   recall-tune    the ranking's levers on the tuning set (RealMem) only, in-process, with a paired bootstrap (no stack)
 //   recall-semantic  lexical, semantic (hashed and a learned sentence encoder) and fused recall@5 on the public sets (RECALL_DATA_DIR; no stack)
 //   recall-folds   the cortex's term statistics on every LongMemEval question, each fold with a held-out background (no stack)
-//   ranking-cost   one search in a ~12,000-message shard, in-process: the shipped ranking against the query it replaced
+//   ranking-cost   one search in a ~12,000-message shard, in-process: the shipped ranking against the query it replaced,
+//                  and the same tenant in a shared shard
 //   recall    stub batching's prompt-cache effect, and the cortex's recall@5 on definite references
 //   tokens    the lean prefix: system prompt and first-request tokens, cache hit rates
 //   attachments  PDF page count and page reads by bytes read, indexing throughput, a 1 GB text file
@@ -15,7 +16,8 @@
 //             running, then an audit of transcript, replay source and index (flags: see load.mjs)
 //   tools     3 MCP servers with 200 tools: first-request tokens, tool_search hit@3, a 50-step turn of 40 KB results
 //   scale     1,000 tenants, 100,000 messages: cortex rows and bytes per message, search p50/p99 by
-//             shard size, D1 writes per turn (BENCH_SCALE_TENANTS / BENCH_SCALE_MESSAGES for less)
+//             tenant size, rows written per turn to DB and the shard, for the D1 shards or (older
+//             checkouts) the CortexDO files (BENCH_SCALE_TENANTS / BENCH_SCALE_MESSAGES for less)
 //   pdf-corpus  the PDF reader against pdf.js and poppler over the real-world PDFs in PDF_CORPUS_DIR (no stack)
 //   scale     per-invocation work as tenants grow: the cron tick's automation claims at 100 and 1,000 tenants
 import { benchAttachments } from "./bench/attachments.mjs";

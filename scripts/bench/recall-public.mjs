@@ -20,8 +20,12 @@
 //                     question's own search by reciprocal rank; the same for the plain BM25
 //   --misses N        print N of the cortex's misses per set: the question, a missed evidence turn and
 //                     the stems the two share (the overlap summary per set is always printed)
+// The two cortex layouts side by side, in-process: the shipped searchCortexPage over node:sqlite
+// (sqlite-d1.mjs) with each haystack alone in its own database (one CortexDO per tenant, before
+// 0.3.0) and with every haystack of the run in one shared database (a D1 shard), over the same turns.
 import { existsSync, readFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
+import { DatabaseSync } from "node:sqlite";
 import { bm25Index } from "./bm25.mjs";
 import { importTypeScript, quantile, withStack } from "./common.mjs";
 import { leverRankings, loadLeverCore, shardRankings } from "./recall-levers.mjs";
@@ -29,6 +33,7 @@ import { fuse, keyNouns } from "./query-rewrite.mjs";
 import { loadSemanticCore, semanticLevers } from "./recall-semantic.mjs";
 import { loadSet, setsIn, TUNING_SET } from "./sets/index.mjs";
 import { exchanges, pickQuestions, queryText } from "./sets/shape.mjs";
+import { d1Over, migrateShard } from "./sqlite-d1.mjs";
 
 const K = 5;
 const arg = (name) => {
@@ -125,6 +130,43 @@ async function runHaystack(base, set, haystack, questions, ask, stats) {
   }
 }
 
+/** Indexes turns[from..] in the tenant's own database and in the run's shared one (its first chunk, as messageDoc's first); returns the count indexed. */
+async function indexLayouts(layouts, own, turns, from) {
+  const write = (db) =>
+    db.batch(
+      turns
+        .slice(from)
+        .map((t, j) =>
+          db
+            .prepare(
+              `INSERT INTO cortex_docs (doc_id, tenant_id, conversation_id, kind, ref_id, seq, role, created_at, body) VALUES (?, ?, 'c', 'message', ?, ?, ?, '2026-01-01', ?)`,
+            )
+            .bind(
+              `message:${own.tenant}#${from + j}:00000`,
+              own.tenant,
+              String(from + j),
+              from + j,
+              t.role,
+              t.text.slice(0, layouts.cortex.INDEX_CHUNK_CHARS),
+            ),
+        ),
+    );
+  if (from < turns.length) {
+    await write(own.db);
+    await write(layouts.shared);
+  }
+  return turns.length;
+}
+
+/** The top K turns for `text` from the tenant's own database and from the shared one. */
+async function searchLayouts(layouts, own, text, turns) {
+  const top = async (db) =>
+    (await layouts.cortex.searchCortexPage(db, own.tenant, { q: text, kinds: ["message"], limit: K })).hits.map(
+      (h) => turns[Number(h.id)],
+    );
+  return { own: await top(own.db), shared: await top(layouts.shared) };
+}
+
 /** A TermBackground from a background-terms.txt file, for the in-process comparison. */
 function backgroundFrom(core, file) {
   const text = readFileSync(file, "utf8");
@@ -166,6 +208,10 @@ export async function benchRecallPublic() {
     "shard + shipped background": core.shippedBackground(),
     ...Object.fromEntries(extraFiles.map((f) => [`shard + ${f}`, backgroundFrom(core, f)])),
   };
+  const layouts = {
+    cortex: await importTypeScript("services/cortex/search-index.ts"),
+    shared: d1Over(migrateShard(new DatabaseSync(":memory:"))),
+  };
   const sets = names.map((name) => {
     const set = loadSet(dir, name);
     const chosen = pickQuestions(set, limit, arg("--type"));
@@ -182,7 +228,17 @@ export async function benchRecallPublic() {
     await withStack(
       async (base) => {
         for (const { set, chosen } of sets) {
-          const stats = { messages: 0, dropped: [], skipped: 0, latencies: [], found: [], missed: [], examples: [] };
+          const stats = {
+            messages: 0,
+            dropped: [],
+            skipped: 0,
+            latencies: [],
+            found: [],
+            missed: [],
+            examples: [],
+            layoutsSame: 0,
+            layoutsAsked: 0,
+          };
           const results = new Map();
           const add = (name, q, ranked, evidence) =>
             results.set(name, [...(results.get(name) ?? []), { type: q.type, ...score(ranked.slice(0, K), evidence) }]);
@@ -190,6 +246,11 @@ export async function benchRecallPublic() {
           for (const haystack of set.haystacks) {
             const questions = chosen.filter((q) => q.haystack === haystack.id);
             if (!questions.length) continue;
+            const own = {
+              tenant: `${set.name}/${haystack.id}`,
+              db: d1Over(migrateShard(new DatabaseSync(":memory:"))),
+            };
+            let indexedTurns = 0;
             await runHaystack(
               base,
               set,
@@ -215,6 +276,22 @@ export async function benchRecallPublic() {
                     if (!hits.includes(t) && stats.examples.length < missesShown)
                       stats.examples.push({ q, text, turn: t, both, top: hits[0] && shared(core, asked, hits[0]) });
                   }
+                  indexedTurns = await indexLayouts(layouts, own, turns, indexedTurns);
+                  const byLayout = await searchLayouts(layouts, own, text, turns);
+                  add(
+                    "in-process: searchCortexPage, one database per tenant (CortexDO layout)",
+                    q,
+                    byLayout.own,
+                    evidence,
+                  );
+                  add(
+                    "in-process: searchCortexPage, one shared database (D1 shard layout)",
+                    q,
+                    byLayout.shared,
+                    evidence,
+                  );
+                  stats.layoutsAsked++;
+                  if (byLayout.own.join("\n") === byLayout.shared.join("\n")) stats.layoutsSame++;
                   const bm25 = bm25Index(turns.map((t) => t.text));
                   add(
                     "plain BM25",
@@ -387,6 +464,10 @@ function printTables(report) {
         `    miss ${e.q.id} [${e.q.type}] "${e.text.slice(0, 120)}"\n      evidence ${e.turn.id} (${e.turn.role}): "${e.turn.text.replace(/\s+/g, " ").slice(0, 160)}"\n      shared stems: ${e.both.join(" ") || "(none)"}; the top hit shares: ${e.top?.join(" ") || "(no hit)"}`,
       );
   }
+  for (const { set, stats } of report)
+    console.log(
+      `${set.name}: the two layouts ranked the same top ${K} (same turns, same order) on ${stats.layoutsSame} of ${stats.layoutsAsked} questions`,
+    );
   for (const { set, stats } of report)
     if (stats.latencies.length)
       console.log(

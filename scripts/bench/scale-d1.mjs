@@ -1,17 +1,10 @@
-// bench:scale's per-turn D1 writes, measured on the database itself: before and after each real
-// turn (POST /v1/conversations/:id/messages, offline model) the local D1 file is copied and every
-// row of every table read, and the two snapshots are diffed. The turn counts as over once its
+// bench:scale's per-turn writes, measured on the databases themselves: before and after each real
+// turn (POST /v1/conversations/:id/messages, offline model) DB's local file and the turn tenant's
+// cortex shard file are copied and every row of every table read, and the two snapshots are diffed. The turn counts as over once its
 // background work has written the listing row (the last D1 write of a turn), so what the indexer
 // writes after answering is counted with it. A row written twice in one turn counts once.
 import { api } from "./scale-load.mjs";
-import { diffSnapshots, snapshotTables, sqliteFiles } from "./scale-files.mjs";
-
-/** The D1 database's file under the stack's persist folder (the stack binds one database). */
-export function d1File(persistDir) {
-  const files = sqliteFiles(persistDir, "d1", "D1DatabaseObject");
-  if (files.length !== 1) throw new Error(`expected one local D1 file under ${persistDir}, found ${files.length}`);
-  return files[0];
-}
+import { diffSnapshots, snapshotTables, stackFiles, tenantsIn } from "./scale-files.mjs";
 
 async function listed(base, key, conversationId, seq) {
   for (let tries = 0; tries < 300; tries++) {
@@ -24,24 +17,39 @@ async function listed(base, key, conversationId, seq) {
 
 /**
  * Runs `turns` turns round-robin over `tenants` (each in its first imported conversation) and
- * returns each turn's diff: {[table]: {inserted, updated, deleted}}.
+ * returns each turn's diffs, {db, cortex}, each {[table]: {inserted, updated, deleted}}: DB's file
+ * and the file of the cortex shard holding the turn's tenant (a D1 shard database, or before 0.3.0
+ * its CortexDO object's), so both layouts' index writes are counted the same way.
  */
 export async function measureTurnWrites(base, persistDir, tenants, turns) {
-  const file = d1File(persistDir);
+  const { db, shards } = stackFiles(persistDir);
+  const shardOf = new Map();
+  for (const file of shards) for (const t of tenantsIn(file)) shardOf.set(t, file);
+  const snaps = new Map();
+  const snapshot = (file) => {
+    if (!snaps.has(file)) snaps.set(file, snapshotTables(file));
+    return snaps.get(file);
+  };
   const diffs = [];
-  let before = snapshotTables(file);
   for (let i = 0; i < turns; i++) {
     const t = tenants[i % tenants.length];
+    const shard = shardOf.get(t.tenantId);
+    if (!shard) throw new Error(`no cortex shard file holds tenant ${t.tenantId}`);
+    const before = { db: snapshot(db), cortex: snapshot(shard) };
     const conversationId = t.conversations[0].id;
-    const turn = await api(base, t.key, "POST", `/v1/conversations/${conversationId}/messages`, {
-      content: `${t.text.message()} (turn ${i})`,
+    const content = `${t.text.message()} (turn ${i})`;
+    const send = () => api(base, t.key, "POST", `/v1/conversations/${conversationId}/messages`, { content });
+    // Reading the files can outlast the server's keep-alive: a socket it closed meanwhile fails the
+    // next request before it is sent, so that one failure is retried once.
+    const turn = await send().catch((err) => {
+      if (err?.cause?.code !== "UND_ERR_SOCKET") throw err;
+      return send();
     });
     await listed(base, t.key, conversationId, Math.max(...turn.messages.map((m) => m.seq)));
     // The listing reads above write nothing; a beat lets any other waitUntil work land.
     await new Promise((r) => setTimeout(r, 250));
-    const after = snapshotTables(file);
-    diffs.push(diffSnapshots(before, after));
-    before = after;
+    snaps.clear();
+    diffs.push({ db: diffSnapshots(before.db, snapshot(db)), cortex: diffSnapshots(before.cortex, snapshot(shard)) });
   }
   return diffs;
 }

@@ -18,3 +18,5 @@ export function withCopy<T>(file: string, fn: (db: DatabaseSync, bytes: number) 
 export function measureShard(file: string): ShardMeasure;
 export function snapshotTables(file: string): Snapshot;
 export function diffSnapshots(before: Snapshot, after: Snapshot): Record<string, RowChanges>;
+export function stackFiles(persistDir: string): { db: string; layout: string; shards: string[] };
+export function tenantsIn(file: string): string[];

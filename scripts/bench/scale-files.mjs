@@ -1,5 +1,5 @@
 // What bench:scale reads from disk: the SQLite files wrangler dev keeps for the cortex shards
-// (D1 databases CORTEX_SHARD_n; before 0.3.0 CortexDO objects) and for D1, under the stack's persist folder (v3/do/<worker>-<class>/<id>.sqlite,
+// (D1 databases CORTEX_SHARD_n; before 0.3.0 CortexDO objects, stackFiles tells which) and for DB, under the stack's persist folder (v3/do/<worker>-<class>/<id>.sqlite,
 // v3/d1/miniflare-D1DatabaseObject/<id>.sqlite). A file is never opened where the running stack
 // writes it: it is copied with its WAL, and the copy is checkpointed so its size is what the
 // object's storage really holds.
@@ -39,6 +39,45 @@ export function withCopy(file, fn) {
     rmSync(dir, { recursive: true, force: true });
   }
 }
+
+/** The names of the tables `file` holds. */
+const tablesOf = (file) =>
+  withCopy(
+    file,
+    (db) =>
+      new Set(
+        db
+          .prepare("SELECT name FROM sqlite_master WHERE type = 'table'")
+          .all()
+          .map((r) => r.name),
+      ),
+  );
+
+/**
+ * The stack's database files: DB (the D1 database holding `tenants`) and the cortex shards, either
+ * the D1 shard databases (CORTEX_SHARD_n, 0.3.0 on: D1 files holding `cortex_docs` and no `tenants`)
+ * or, in a checkout from before, the CortexDO objects' files. The same bench reads either layout.
+ */
+export function stackFiles(persistDir) {
+  const d1 = sqliteFiles(persistDir, "d1", "D1DatabaseObject").map((file) => ({ file, tables: tablesOf(file) }));
+  const db = d1.filter((f) => f.tables.has("tenants"));
+  if (db.length !== 1) throw new Error(`expected one D1 file holding tenants under ${persistDir}, found ${db.length}`);
+  const d1Shards = d1.filter((f) => !f.tables.has("tenants") && f.tables.has("cortex_docs")).map((f) => f.file);
+  return d1Shards.length
+    ? { db: db[0].file, layout: "D1 cortex shard databases", shards: d1Shards }
+    : { db: db[0].file, layout: "CortexDO objects' SQLite files", shards: sqliteFiles(persistDir, "do", "CortexDO") };
+}
+
+/** The tenants whose documents a shard file holds. */
+export const tenantsIn = (file) =>
+  withCopy(file, (db) =>
+    tablesOf(file).has("cortex_docs")
+      ? db
+          .prepare("SELECT DISTINCT tenant_id AS t FROM cortex_docs")
+          .all()
+          .map((r) => r.t)
+      : [],
+  );
 
 const one = (db, sql, ...params) => Object.values(db.prepare(sql).get(...params) ?? {})[0] ?? 0;
 

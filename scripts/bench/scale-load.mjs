@@ -38,8 +38,8 @@ const every = (ms, fn) => {
 export async function createTenants(base, sizes) {
   const tenants = sizes.map((size, index) => ({ index, size, conversations: [] }));
   await pool(tenants, 8, async (t) => {
-    const { tenantId, apiKey } = await api(base, ADMIN, "POST", "/v1/admin/tenants", { name: `scale-${t.index}` });
-    Object.assign(t, { tenantId, key: apiKey });
+    const { tenant, apiKey } = await api(base, ADMIN, "POST", "/v1/admin/tenants", { name: `scale-${t.index}` });
+    Object.assign(t, { tenantId: tenant.id, key: apiKey });
   });
   return tenants;
 }

@@ -5,12 +5,15 @@
 //   2. wait:   until every isolate's cached route has the move (CORTEX_ROUTE_TTL_SECONDS), so no
 //              write can still land in the old shard alone.
 //   3. copy:   the tenant's rows, a page per call in rowid order (`cursor`: the last rowid copied),
-//              upserted by doc id into the new shard. Then the route flips: reads go to the new shard.
+//              inserted by doc id into the new shard where missing; then the page's rows the old
+//              shard no longer holds (deleted after the page was read) are deleted from the new one,
+//              so the copy never brings a deleted row back. Then the route flips: reads go to the new shard.
 //   4. wait:   until no isolate still reads the old shard.
 //   5. drain:  the old shard's copy is deleted, a page per call; then the move is done.
 //
 // A repeated copy page rewrites nothing (doc ids are kept); a lost cursor restarts the copy from 0.
 import { forgetRoute, routeOf, routeTtlMs, shardDatabase, updateRoute, type CortexEnv } from "./routing";
+import { dropVanished } from "./rows";
 import { CortexShard, rowsOf } from "./shard";
 import { drizzle } from "drizzle-orm/d1";
 import { eq } from "drizzle-orm";
@@ -80,8 +83,10 @@ export async function moveTenantStep(env: CortexEnv, req: MoveRequest): Promise<
     return step("started", "0", { waitSeconds: Math.ceil(routeTtlMs(env) / 1000) });
   }
   if (waitLeft > 0) return waiting(String(req.cursor));
-  const rows = await rowsOf(shardDatabase(env, route.shard), tenantId, { after: req.cursor, limit });
+  const source = shardDatabase(env, route.shard);
+  const rows = await rowsOf(source, tenantId, { after: req.cursor, limit });
   const copied = await new CortexShard({ name: to, db: target }).importRows(tenantId, rows);
+  await dropVanished(tenantId, { source: source.withSession("first-primary"), target, rows });
   if (rows.length === limit) return step("copying", String(rows[rows.length - 1].rowid), { copied });
   await updateRoute(env.DB, tenantId, {
     expect: { shard: route.shard, movingTo: to },

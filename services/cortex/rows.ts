@@ -1,8 +1,8 @@
-// A tenant's cortex rows as they move between stores: from one D1 shard to another
-// (services/cortex/move.ts) and out of the Durable Object shards into D1. A row keeps its doc id,
-// so a copy is an upsert: running it again, or after a crash mid-page, changes nothing, and a body
-// edited since an earlier copy is brought up to date.
-import { type ShardDatabase, tenantRange, UPSERT_DOC } from "./search-index";
+// A tenant's cortex rows as they move from one D1 shard to another (services/cortex/move.ts). A row
+// keeps its doc id, and a copy inserts only the rows the new shard lacks: running it again, or after
+// a crash mid-page, changes nothing, and a row a write during the move already put in the new shard
+// (every write reaches both shards then) is never overwritten by the older body the page read.
+import { INSERT_DOC, type ShardDatabase, tenantRange } from "./search-index";
 
 export interface CortexRow {
   rowid: number;
@@ -32,9 +32,10 @@ export async function readRows(
   return results;
 }
 
-/** Writes one tenant's rows into a shard (`db`); rows of another tenant are refused. Returns how many were written. */
+/** Writes one tenant's rows into a shard (`db`) where their doc ids are not yet; rows of another tenant are refused. Returns how many were offered. */
 export async function writeRows(db: ShardDatabase, tenantId: string, rows: readonly CortexRow[]): Promise<number> {
-  const upsert = db.prepare(UPSERT_DOC);
+  // A row of the tenant's range (tenantRange first in each batch), only where its doc id is not yet.
+  const insert = db.prepare(`${INSERT_DOC} ON CONFLICT(doc_id) DO NOTHING`);
   const own = rows.filter((r) => r.tenant_id === tenantId);
   for (let i = 0; i < own.length; i += 49)
     await db.batch([
@@ -42,8 +43,35 @@ export async function writeRows(db: ShardDatabase, tenantId: string, rows: reado
       ...own
         .slice(i, i + 49)
         .map((r) =>
-          upsert.bind(r.doc_id, r.tenant_id, r.conversation_id, r.kind, r.ref_id, r.seq, r.role, r.created_at, r.body),
+          insert.bind(r.doc_id, r.tenant_id, r.conversation_id, r.kind, r.ref_id, r.seq, r.role, r.created_at, r.body),
         ),
     ]);
   return own.length;
+}
+
+/**
+ * Of `rows`, a page just copied from `source` into `target`, deletes from `target` those `source`
+ * no longer holds; returns how many. A delete that ran after the page was read reached the new shard
+ * before the page did (a no-op there), so the copy brought the row back. Writes during a move reach
+ * the old shard first (shard.ts), so a delete this check does not see yet finds the copied row in
+ * the new shard and removes it itself.
+ */
+export async function dropVanished(
+  tenantId: string,
+  page: { source: ShardDatabase; target: ShardDatabase; rows: readonly CortexRow[] },
+): Promise<number> {
+  const { source, target, rows } = page;
+  if (!rows.length) return 0;
+  const { results } = await source
+    .prepare(`SELECT doc_id FROM cortex_docs WHERE tenant_id = ? AND doc_id IN (SELECT value FROM json_each(?))`)
+    .bind(tenantId, JSON.stringify(rows.map((r) => r.doc_id)))
+    .all<{ doc_id: string }>();
+  const still = new Set(results.map((r) => r.doc_id));
+  const vanished = rows.filter((r) => !still.has(r.doc_id)).map((r) => r.doc_id);
+  if (vanished.length)
+    await target
+      .prepare(`DELETE FROM cortex_docs WHERE tenant_id = ? AND doc_id IN (SELECT value FROM json_each(?))`)
+      .bind(tenantId, JSON.stringify(vanished))
+      .run();
+  return vanished.length;
 }

@@ -55,9 +55,10 @@ const docPrefix = (kind: DocKind, refId: string) => `${kind}:${refId}:`;
  * sure of earlier in the batch; the insert trigger would otherwise move it there, at the cost of a
  * second write.
  */
-export const UPSERT_DOC = `INSERT INTO cortex_docs (rowid, doc_id, tenant_id, conversation_id, kind, ref_id, seq, role, created_at, body)
+export const INSERT_DOC = `INSERT INTO cortex_docs (rowid, doc_id, tenant_id, conversation_id, kind, ref_id, seq, role, created_at, body)
   VALUES ((SELECT coalesce((SELECT max(d.rowid) FROM cortex_docs d WHERE d.rowid BETWEEN r.base AND r.base + 4294967295), r.base) + 1
-           FROM cortex_tenant_ranges r WHERE r.tenant_id = ?2), ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+           FROM cortex_tenant_ranges r WHERE r.tenant_id = ?2), ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)`;
+export const UPSERT_DOC = `${INSERT_DOC}
   ON CONFLICT(doc_id) DO UPDATE SET body = excluded.body WHERE cortex_docs.body != excluded.body`;
 
 /** Gives the tenant a rowid range in the shard if it has none yet (the next after the last). */

@@ -5,7 +5,14 @@ import { DatabaseSync } from "node:sqlite";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { diffSnapshots, measureShard, snapshotTables, sqliteFiles } from "../../scripts/bench/scale-files.mjs";
+import {
+  diffSnapshots,
+  measureShard,
+  snapshotTables,
+  sqliteFiles,
+  stackFiles,
+  tenantsIn,
+} from "../../scripts/bench/scale-files.mjs";
 import { summarizeShards } from "../../scripts/bench/scale-shards.mjs";
 import { tenantSizes, tenantText } from "../../scripts/bench/scale-text.mjs";
 import { cortexShardSchema } from "../../scripts/bench/sqlite-d1.mjs";
@@ -112,6 +119,37 @@ describe("shard files", () => {
     // The copy is checkpointed: its size is every page the tables and indexes use.
     expect(m.bytes).toBe(Object.values(m.byTable).reduce((a, b) => a + b, 0));
     expect(m.byTable.cortex_docs).toBeGreaterThan(0);
+  });
+
+  it("tells the D1 shard layout from the CortexDO one: DB is the D1 file holding tenants, the shards the others with cortex_docs", () => {
+    const d1File = (persist: string, name: string, sql: string) => {
+      const folder = join(persist, "v3", "d1", "miniflare-D1DatabaseObject");
+      mkdirSync(folder, { recursive: true });
+      const db = new DatabaseSync(join(folder, `${name}.sqlite`));
+      db.exec(sql);
+      opened.push(db);
+      return join(folder, `${name}.sqlite`);
+    };
+    const before = tempDir();
+    const db = d1File(before, "db", "CREATE TABLE tenants (id TEXT PRIMARY KEY); CREATE TABLE cortex_docs (x);");
+    const objects = [fakeShard(before, "a", "t1", 2).file, fakeShard(before, "b", "t2", 3).file];
+    expect(stackFiles(before)).toEqual({ db, layout: "CortexDO objects' SQLite files", shards: objects });
+
+    const after = tempDir();
+    const db2 = d1File(after, "db", "CREATE TABLE tenants (id TEXT PRIMARY KEY);");
+    const shard0 = d1File(after, "s0", cortexShardSchema()[0]);
+    const shard1 = d1File(after, "s1", cortexShardSchema()[0]);
+    opened
+      .at(-1)
+      ?.exec(
+        "INSERT INTO cortex_docs (doc_id, tenant_id, kind, ref_id, created_at, body) VALUES ('a', 't1', 'message', 'm1', '2026', 'x'), ('b', 't2', 'message', 'm2', '2026', 'y')",
+      );
+    const files = stackFiles(after);
+    expect(files.db).toBe(db2);
+    expect(files.layout).toBe("D1 cortex shard databases");
+    expect([...files.shards].sort()).toEqual([shard0, shard1].sort());
+    expect(tenantsIn(shard1).sort()).toEqual(["t1", "t2"]);
+    expect(tenantsIn(db2)).toEqual([]);
   });
 
   it("diffs snapshots into inserted, updated and deleted rows per table", () => {

@@ -204,6 +204,106 @@ describe("moving a tenant between shards", () => {
     expect(await rowsIn(S1, t.tenantId)).toEqual(after);
   });
 
+  /**
+   * `db` with `before` run once, just ahead of the first batch written through a session of it:
+   * the copy step has read its page from the old shard and is about to write it to the new one.
+   */
+  function beforeFirstCopyWrite(db: D1Database, before: () => Promise<void>): D1Database {
+    let pending: (() => Promise<void>) | null = before;
+    const session = (s: D1DatabaseSession): D1DatabaseSession =>
+      Object.assign(Object.create(s) as D1DatabaseSession, {
+        prepare: s.prepare.bind(s),
+        getBookmark: s.getBookmark.bind(s),
+        batch: async <T>(statements: D1PreparedStatement[]) => {
+          const run = pending;
+          pending = null;
+          await run?.();
+          return s.batch<T>(statements);
+        },
+      });
+    return Object.assign(Object.create(db) as D1Database, {
+      prepare: db.prepare.bind(db),
+      batch: db.batch.bind(db),
+      withSession: (c?: string) => session(db.withSession(c)),
+    });
+  }
+
+  it("never brings back what a delete removed while the copy was between reading a page and writing it", async () => {
+    const t = await newTenantWithId();
+    await assignShard(env.DB, t.tenantId, S0);
+    const kept = await createConversation(undefined, t.key);
+    const gone = await createConversation(undefined, t.key);
+    expect((await send(kept, "the okapi-ledger stays", t.key)).status).toBe(200);
+    expect((await send(gone, "the okapi-ledger goes with its conversation", t.key)).status).toBe(200);
+    const note = await api("POST", "/v1/memory", { text: "an okapi-ledger note to delete" }, { key: t.key });
+    expect(note.status).toBe(201);
+    await eventually(async () => (await rowsIn(S0, t.tenantId)).length >= 5);
+    const gonePrefix = [`memory:${note.json.id}:`];
+    const inGone = async (shard: string) =>
+      (
+        await shardDatabase(env, shard)
+          .prepare(`SELECT doc_id FROM cortex_docs WHERE tenant_id = ? AND (conversation_id = ? OR doc_id LIKE ?)`)
+          .bind(t.tenantId, gone, `${gonePrefix[0]}%`)
+          .all<{ doc_id: string }>()
+      ).results.map((r) => r.doc_id);
+    expect((await inGone(S0)).length).toBeGreaterThanOrEqual(3);
+
+    // The note and the second conversation are deleted (through the API, both shards written)
+    // after the copy read its page, before it writes the page to the new shard.
+    const hooked = {
+      ...now,
+      [S1]: beforeFirstCopyWrite(shardDatabase(env, S1), async () => {
+        forgetRoute(t.tenantId);
+        expect((await api("DELETE", `/v1/memory/${note.json.id}`, undefined, { key: t.key })).status).toBe(204);
+        expect((await api("DELETE", `/v1/conversations/${gone}`, undefined, { key: t.key })).status).toBe(204);
+        expect(await inGone(S0)).toEqual([]);
+      }),
+    };
+    let cursor = 0;
+    const phases: string[] = [];
+    for (;;) {
+      const s = await moveTenantStep(hooked, { tenantId: t.tenantId, to: S1, cursor, limit: 100 });
+      phases.push(s.phase);
+      if (s.next === null) break;
+      cursor = Number(s.next);
+    }
+    expect(phases).toContain("flipped");
+    expect(await inGone(S1)).toEqual([]);
+    expect(await inGone(S0)).toEqual([]);
+    expect(await rowsIn(S0, t.tenantId)).toEqual([]);
+    expect((await rowsIn(S1, t.tenantId)).length).toBeGreaterThanOrEqual(2);
+    forgetRoute(t.tenantId);
+    const hits = await search(t.key, "okapi-ledger");
+    expect(hits.length).toBeGreaterThan(0);
+    expect(hits.every((h) => h.conversationId === kept)).toBe(true);
+  });
+
+  it("never puts back an older body over a note edited while the copy was between reading a page and writing it", async () => {
+    const t = await newTenantWithId();
+    await assignShard(env.DB, t.tenantId, S0);
+    const note = await api("POST", "/v1/memory", { text: "the first wording of the tapir-index note" }, { key: t.key });
+    expect(note.status).toBe(201);
+    const hooked = {
+      ...now,
+      [S1]: beforeFirstCopyWrite(shardDatabase(env, S1), async () => {
+        forgetRoute(t.tenantId);
+        const edit = { text: "the second wording of the tapir-index note" };
+        expect((await api("PATCH", `/v1/memory/${note.json.id}`, edit, { key: t.key })).status).toBe(200);
+      }),
+    };
+    let cursor = 0;
+    for (;;) {
+      const s = await moveTenantStep(hooked, { tenantId: t.tenantId, to: S1, cursor, limit: 100 });
+      if (s.next === null) break;
+      cursor = Number(s.next);
+    }
+    const bodies = (await rowsIn(S1, t.tenantId)).map((r) => r.body);
+    expect(bodies).toHaveLength(1);
+    // The note's title keeps the first wording; its text is the edit's.
+    expect(bodies[0]).toContain("the second wording of the tapir-index note");
+    expect(await rowsIn(S0, t.tenantId)).toEqual([]);
+  });
+
   it("is an admin route: waits for cached routes between phases, refuses a second target, a bad body and callers without the admin token", async () => {
     const t = await newTenantWithId();
     await assignShard(env.DB, t.tenantId, S0);

@@ -347,6 +347,34 @@ describe("the chat", () => {
     expect(JSON.stringify(await transcript(id))).toContain("line 7 pomelo7");
   });
 
+  it("the new-chat composer sends on Enter while the model list is still loading", async () => {
+    let release = () => {};
+    const gate = new Promise<void>((r) => {
+      release = r;
+    });
+    // Each held request goes on once the gate opens; unroute waits for them, so none is handled twice.
+    const held: Promise<void>[] = [];
+    await page.route("**/v1/models*", (route) => {
+      const going = gate.then(() => route.continue());
+      held.push(going);
+      return going;
+    });
+    try {
+      // A fresh page load: the model list is fetched once per page, and this one waits at the gate.
+      await page.goto(`${base()}/#/`);
+      await page.reload();
+      await page.waitForSelector("#new-chat-form");
+      expect(await page.locator("#new-model").count()).toBe(0); // the list has not arrived
+      await page.fill("#composer", "Before the model list");
+      await page.press("#composer", "Enter");
+      await page.waitForURL(/#\/c\/conv_/);
+    } finally {
+      release();
+      await Promise.all(held);
+      await page.unroute("**/v1/models*");
+    }
+  });
+
   it("a failed turn says what happened in plain words and offers Retry, which sends it again", async () => {
     const id = await newChat("Is it busy?\n@model-error 529");
     await page.waitForSelector(".turn-error");

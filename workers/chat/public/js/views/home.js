@@ -31,8 +31,10 @@ export async function newChatView(root, open) {
     ),
   );
   document.title = "New chat · context-chat";
-  const select = await modelSelect(null).catch(() => null);
-  if (select) replace(models, h("label", { for: "new-model" }, "Model "), select);
+  // The composer works from the moment it shows: its handlers are attached before the model list
+  // loads, and a message sent before then starts on the default model.
+  /** @type {HTMLElement | null} */
+  let select = null;
 
   let busy = false;
   async function start() {
@@ -58,6 +60,8 @@ export async function newChatView(root, open) {
     text.style.height = `${Math.min(text.scrollHeight, 240)}px`;
   });
   text.focus();
+  select = await modelSelect(null).catch(() => null);
+  if (select) replace(models, h("label", { for: "new-model" }, "Model "), select);
 }
 
 /** Every conversation (newest first, paged), import and export. @param {HTMLElement} root */

@@ -9,7 +9,8 @@ import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { describe, expect, it } from "vitest";
 import { d1Over } from "../../scripts/bench/sqlite-d1.mjs";
-import { type CortexDoc, searchCortexPage, type ShardDatabase, upsertDocs } from "../../services/cortex/search-index";
+import { searchCortexPage, type ShardDatabase, upsertDocs } from "../../services/cortex/search-index";
+import { note } from "../cortex-docs";
 
 const DIR = join(import.meta.dirname, "..", "..", "d1-migrations", "cortex-shard");
 const migrations = readdirSync(DIR)
@@ -22,17 +23,6 @@ function shard(pick: (file: string) => boolean = () => true): DatabaseSync {
   for (const f of migrations.filter(pick)) db.exec(readFileSync(join(DIR, f), "utf8"));
   return db;
 }
-
-const note = (tenantId: string, refId: string, body: string): CortexDoc => ({
-  tenantId,
-  kind: "memory",
-  refId,
-  conversationId: null,
-  seq: null,
-  role: null,
-  createdAt: "2026-01-01T00:00:00.000Z",
-  body,
-});
 
 const TENANTS = ["ten_a", "ten-a", "ten_a_b", "TEN_A", "a"];
 

@@ -4,7 +4,8 @@
 // their tenant, and fusion finds what exact terms miss while identifiers stay on top.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { deleteDocs, searchCortexPage, upsertDocs, type CortexDoc } from "../../services/cortex/search-index";
+import { deleteDocs, searchCortexPage, upsertDocs } from "../../services/cortex/search-index";
+import { note } from "../cortex-docs";
 import { catchUp } from "../../services/semantic/catch-up";
 import { shardDatabase, shardNames } from "../../services/cortex/routing";
 import { cortexFusionFor, semanticPathFor } from "../../services/semantic/select";
@@ -14,16 +15,6 @@ let n = 0;
 /** Runs `fn` on a real cortex shard (a D1 database, as cortexFor hands the cortex functions). */
 const inShard = <T>(fn: (db: D1Database) => Promise<T>) => fn(shardDatabase(env, shardNames(env)[n++ % 2]));
 const tenant = () => `ten_semantic${Date.now()}${n++}`;
-const note = (tenantId: string, refId: string, body: string): CortexDoc => ({
-  tenantId,
-  kind: "memory",
-  refId,
-  conversationId: null,
-  seq: null,
-  role: null,
-  createdAt: "2026-01-01T00:00:00.000Z",
-  body,
-});
 const ids = async (db: D1Database, tenantId: string, q: string, withFusion: boolean, limit = 5) =>
   (
     await searchCortexPage(db, tenantId, { q, limit, fusion: withFusion ? cortexFusionFor(local, db) : undefined })

@@ -9,7 +9,8 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { reciprocalRankFusion } from "../../core/rrf";
 import { routeOf, shardDatabase, shardNames } from "../../services/cortex/routing";
-import { type CortexDoc, searchCortexPage, upsertDocs } from "../../services/cortex/search-index";
+import { searchCortexPage, upsertDocs } from "../../services/cortex/search-index";
+import { note } from "../cortex-docs";
 import { catchUp } from "../../services/semantic/catch-up";
 import { FUSION_WEIGHTS } from "../../services/semantic/fusion";
 import { cortexFusionFor, semanticPathFor } from "../../services/semantic/select";
@@ -52,16 +53,6 @@ const exchange = (u: string, a: string) => [
 let n = 0;
 /** A real cortex shard (a D1 database), as cortexFor hands the cortex functions. */
 const inShard = <T>(fn: (db: D1Database) => Promise<T>) => fn(shardDatabase(env, shardNames(env)[n++ % 2]));
-const note = (tenantId: string, refId: string, body: string): CortexDoc => ({
-  tenantId,
-  kind: "memory",
-  refId,
-  conversationId: null,
-  seq: null,
-  role: null,
-  createdAt: "2026-01-01T00:00:00.000Z",
-  body,
-});
 const embeddedCount = async (tenantId: string) => {
   const db = shardDatabase(env, (await routeOf(env as Env, tenantId)).shard);
   return (await db

@@ -3,7 +3,7 @@
 // covers the whole document (the upload note states it).
 import { AttachmentFormatError } from "../shared/errors";
 import type { RangeReader } from "../shared/range-reader";
-import { findZipEntry, listZip, readZipEntry, streamZipEntry, type ZipEntry } from "../shared/zip";
+import { findZipEntry, listZip, readZipEntry, streamZipText, type ZipEntry } from "../shared/zip";
 
 export interface DocxText {
   text: string;
@@ -50,7 +50,6 @@ async function documentEntry(reader: RangeReader): Promise<ZipEntry> {
 export async function docxText(reader: RangeReader, opts: { maxChars?: number } = {}): Promise<DocxText> {
   const maxChars = Math.max(0, opts.maxChars ?? 100_000);
   const entry = await documentEntry(reader);
-  const decoder = new TextDecoder("utf-8");
   const out: string[] = [];
   let outChars = 0;
   let truncated = false;
@@ -63,7 +62,6 @@ export async function docxText(reader: RangeReader, opts: { maxChars?: number } 
   // mc:Fallback repeats an mc:Choice's content for old readers; reading both would double it.
   let fallbackDepth = 0;
   let buf = "";
-  let seen = 0;
   let countedToEnd = true;
 
   const add = (s: string) => {
@@ -136,11 +134,10 @@ export async function docxText(reader: RangeReader, opts: { maxChars?: number } 
     }
   };
 
-  const r = await streamZipEntry(reader, {
+  const r = await streamZipText(reader, {
     entry,
-    onChunk: (chunk) => {
-      seen += chunk.length;
-      buf += decoder.decode(chunk, { stream: true });
+    onText: (text, seen) => {
+      buf += text;
       let pos = 0;
       // Each pass consumes text up to a tag and the tag itself, or leaves the loop to await more.
       for (;;) {

@@ -258,6 +258,31 @@ export async function streamZipEntry(
   return { bytes: out, complete: true };
 }
 
+/**
+ * Streams an entry as UTF-8 text: `onText` gets each decoded piece (a character split across chunks
+ * comes whole in the next) and the uncompressed bytes streamed so far. Returning false stops early
+ * (complete: false), as with streamZipEntry.
+ */
+export async function streamZipText(
+  reader: RangeReader,
+  {
+    entry,
+    onText,
+    ...opts
+  }: { entry: ZipEntry; onText: (text: string, bytesSoFar: number) => boolean | undefined } & StreamZipOptions,
+): Promise<{ bytes: number; complete: boolean }> {
+  const decoder = new TextDecoder("utf-8");
+  let seen = 0;
+  return streamZipEntry(reader, {
+    ...opts,
+    entry,
+    onChunk: (chunk) => {
+      seen += chunk.length;
+      return onText(decoder.decode(chunk, { stream: true }), seen);
+    },
+  });
+}
+
 /** An entry's whole uncompressed bytes, for small parts; larger than maxBytes (default 32 MB) throws. */
 export async function readZipEntry(
   reader: RangeReader,

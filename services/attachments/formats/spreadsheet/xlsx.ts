@@ -3,7 +3,7 @@
 // only the shared strings those rows use are kept. A 100 MB sheet costs the rows read, not 100 MB.
 import { AttachmentFormatError } from "../shared/errors";
 import type { RangeReader } from "../shared/range-reader";
-import { findZipEntry, listZip, readZipEntry, streamZipEntry, type ZipEntry } from "../shared/zip";
+import { findZipEntry, listZip, readZipEntry, streamZipText, type ZipEntry } from "../shared/zip";
 
 export type XlsxCell = string | number | boolean | null;
 
@@ -138,16 +138,13 @@ async function streamElements(
     limitBytes = Infinity,
   }: { entry: ZipEntry; tag: string; onElement: (xml: string) => boolean | undefined; limitBytes?: number },
 ): Promise<{ complete: boolean }> {
-  const decoder = new TextDecoder("utf-8");
   const open = new RegExp(`<${P}${tag}(?=[\\s/>])`, "g");
   let buf = "";
-  let seen = 0;
   let stopped = false;
-  const r = await streamZipEntry(reader, {
+  const r = await streamZipText(reader, {
     entry,
-    onChunk: (chunk) => {
-      seen += chunk.length;
-      buf += decoder.decode(chunk, { stream: true });
+    onText: (text, seen) => {
+      buf += text;
       let pos = 0;
       for (;;) {
         open.lastIndex = pos;
@@ -276,13 +273,12 @@ const SHEET_DATA = new RegExp(`<${P}sheetData\\b`);
 
 /** The used range from <dimension>, read from the sheet's first bytes only. */
 async function dimensionOf(reader: RangeReader, entry: ZipEntry): Promise<{ rows: number; columns: number } | null> {
-  const decoder = new TextDecoder("utf-8");
   let head = "";
   const found: { ref?: string } = {};
-  await streamZipEntry(reader, {
+  await streamZipText(reader, {
     entry,
-    onChunk: (chunk) => {
-      head += decoder.decode(chunk, { stream: true });
+    onText: (text) => {
+      head += text;
       const m = DIMENSION.exec(head);
       if (m) {
         found.ref = m[1];

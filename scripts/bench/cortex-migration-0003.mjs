@@ -24,30 +24,14 @@ const TENANTS = 20;
 /**
  * Writes `rows` messages in batches of 50 of one tenant each (as a turn writes one tenant's rows), the
  * tenants in turn; returns ms per 1,000.
- * Before 0003 with the upsert the cortex used then (no rowid: arrival order), after it with the
- * shipped upsertDocs.
+ * Before 0003 with the upsert the cortex used then (no rowid: arrival order; the row's parameters
+ * from the shipped docParams, the whole body as chunk 0), after it with the shipped upsertDocs,
+ * which cannot stand in for the old one: it needs 0003's cortex_tenant_ranges.
  */
 const OLD_UPSERT = `INSERT INTO cortex_docs (doc_id, tenant_id, conversation_id, kind, ref_id, seq, role, created_at, body)
   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(doc_id) DO UPDATE SET body = excluded.body WHERE cortex_docs.body != excluded.body`;
 const oldUpsert = (d1) => ({
-  upsertDocs: (_, docs) =>
-    d1.batch(
-      docs.map((d) =>
-        d1
-          .prepare(OLD_UPSERT)
-          .bind(
-            `${d.kind}:${d.refId}:00000`,
-            d.tenantId,
-            d.conversationId,
-            d.kind,
-            d.refId,
-            d.seq,
-            d.role,
-            d.createdAt,
-            d.body,
-          ),
-      ),
-    ),
+  upsertDocs: (_, docs) => d1.batch(docs.map((d) => d1.prepare(OLD_UPSERT).bind(...cortex.docParams(d, 0, d.body)))),
 });
 const fill = async (db, rows, { from = 0, before = false } = {}) => {
   const texts = Array.from({ length: TENANTS }, (_, k) => tenantText(100 + k));

@@ -70,6 +70,23 @@ export const tenantRange = (db: ShardDatabase, tenantId: string) =>
     )
     .bind(tenantId);
 
+/**
+ * The parameters of one cortex_docs row in column order (as UPSERT_DOC binds them): chunk `chunk` of
+ * `d`, holding `body`.
+ */
+export const docParams = (d: CortexDoc, chunk: number, body: string) =>
+  [
+    docPrefix(d.kind, d.refId) + chunkKey(chunk),
+    d.tenantId,
+    d.conversationId,
+    d.kind,
+    d.refId,
+    d.seq,
+    d.role,
+    d.createdAt,
+    body,
+  ] as const;
+
 /** Upserts docs, chunked; chunks a shorter new body no longer has are removed. */
 export async function upsertDocs(db: ShardDatabase, docs: readonly CortexDoc[]): Promise<void> {
   const upsert = db.prepare(UPSERT_DOC);
@@ -82,19 +99,7 @@ export async function upsertDocs(db: ShardDatabase, docs: readonly CortexDoc[]):
     const chunks = Math.max(1, Math.ceil(d.body.length / INDEX_CHUNK_CHARS));
     for (let i = 0; i < chunks; i++) {
       const body = d.body.slice(i * INDEX_CHUNK_CHARS, (i + 1) * INDEX_CHUNK_CHARS);
-      statements.push(
-        upsert.bind(
-          docPrefix(d.kind, d.refId) + chunkKey(i),
-          d.tenantId,
-          d.conversationId,
-          d.kind,
-          d.refId,
-          d.seq,
-          d.role,
-          d.createdAt,
-          body,
-        ),
-      );
+      statements.push(upsert.bind(...docParams(d, i, body)));
     }
     // Notes can shrink: drop chunks beyond the new last one. (Messages are immutable.)
     if (d.kind !== "message")

@@ -108,6 +108,21 @@ export async function benchRecallTune() {
   const E = core.IDF_EXPONENT ?? 1;
   const wOf = (p, rows, background) => idfOf(p, rows, background) ** E;
   const stemKey = (w) => core.ftsTerms(w).join(" ");
+  /** The shipped ranking, but a query word whose `keyOf` an earlier word had weighs nothing. */
+  const onePerKey = (keyOf) => (c) => {
+    const seen = new Set();
+    return rank(
+      c.turns,
+      c.parts,
+      c.parts.map((p) => {
+        const k = keyOf(p.word);
+        if (seen.has(k)) return 0;
+        seen.add(k);
+        return wOf(p, c.rows, bg);
+      }),
+      core.assistantWeight(c.text),
+    );
+  };
   SHIPPED = `shipped (idf to the power ${E}, discount 3 unless asked, shard + background)`;
   const levers = {
     [SHIPPED]: (c) =>
@@ -157,34 +172,8 @@ export async function benchRecallTune() {
         c.parts.map((p) => core.fts5Idf(c.rows, p.n)),
         core.assistantWeight(c.text),
       ),
-    "shipped, one weight per stem (surface forms merged)": (c) => {
-      const seen = new Set();
-      return rank(
-        c.turns,
-        c.parts,
-        c.parts.map((p) => {
-          const k = stemKey(p.word);
-          if (seen.has(k)) return 0;
-          seen.add(k);
-          return wOf(p, c.rows, bg);
-        }),
-        core.assistantWeight(c.text),
-      );
-    },
-    "shipped, one weight per lower-cased word": (c) => {
-      const seen = new Set();
-      return rank(
-        c.turns,
-        c.parts,
-        c.parts.map((p) => {
-          const k = p.word.toLowerCase();
-          if (seen.has(k)) return 0;
-          seen.add(k);
-          return wOf(p, c.rows, bg);
-        }),
-        core.assistantWeight(c.text),
-      );
-    },
+    "shipped, one weight per stem (surface forms merged)": onePerKey(stemKey),
+    "shipped, one weight per lower-cased word": onePerKey((w) => w.toLowerCase()),
     "shipped, contraction pieces dropped (s, t, m, re, ve, ll, d, don, ...)": (c) =>
       rank(
         c.turns,

@@ -61,7 +61,6 @@ export async function docxText(reader: RangeReader, opts: { maxChars?: number } 
   let runDepth = 0;
   // mc:Fallback repeats an mc:Choice's content for old readers; reading both would double it.
   let fallbackDepth = 0;
-  let buf = "";
   let countedToEnd = true;
 
   const add = (s: string) => {
@@ -136,8 +135,7 @@ export async function docxText(reader: RangeReader, opts: { maxChars?: number } 
 
   const r = await streamZipText(reader, {
     entry,
-    onText: (text, seen) => {
-      buf += text;
+    onText: (buf, seen) => {
       let pos = 0;
       // Each pass consumes text up to a tag and the tag itself, or leaves the loop to await more.
       for (;;) {
@@ -156,13 +154,13 @@ export async function docxText(reader: RangeReader, opts: { maxChars?: number } 
         onTag(buf.slice(lt + 1, gt));
         pos = gt + 1;
       }
-      buf = buf.slice(pos);
-      if (buf.length > MAX_PENDING_CHARS)
+      if (buf.length - pos > MAX_PENDING_CHARS)
         throw new AttachmentFormatError("bad_xml", "word/document.xml is not well-formed XML (an unterminated tag)");
       if (truncated && seen >= COUNT_LIMIT_BYTES) {
         countedToEnd = false;
         return false;
       }
+      return pos;
     },
   });
   if (current !== null) endParagraph(current); // an unclosed final paragraph still counts

@@ -259,9 +259,10 @@ export async function streamZipEntry(
 }
 
 /**
- * Streams an entry as UTF-8 text: `onText` gets each decoded piece (a character split across chunks
- * comes whole in the next) and the uncompressed bytes streamed so far. Returning false stops early
- * (complete: false), as with streamZipEntry.
+ * Streams an entry as UTF-8 text (a character split across chunks comes whole with the next).
+ * `onText` gets the text not yet consumed (what it left last time, then the new piece) and the
+ * uncompressed bytes streamed so far, and returns how many characters it consumed, or false to stop
+ * early (complete: false, as with streamZipEntry).
  */
 export async function streamZipText(
   reader: RangeReader,
@@ -269,16 +270,20 @@ export async function streamZipText(
     entry,
     onText,
     ...opts
-  }: { entry: ZipEntry; onText: (text: string, bytesSoFar: number) => boolean | undefined } & StreamZipOptions,
+  }: { entry: ZipEntry; onText: (text: string, bytesSoFar: number) => number | false } & StreamZipOptions,
 ): Promise<{ bytes: number; complete: boolean }> {
   const decoder = new TextDecoder("utf-8");
   let seen = 0;
+  let pending = "";
   return streamZipEntry(reader, {
     ...opts,
     entry,
     onChunk: (chunk) => {
       seen += chunk.length;
-      return onText(decoder.decode(chunk, { stream: true }), seen);
+      const text = pending + decoder.decode(chunk, { stream: true });
+      const used = onText(text, seen);
+      if (used === false) return false;
+      pending = text.slice(used);
     },
   });
 }

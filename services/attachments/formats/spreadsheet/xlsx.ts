@@ -139,12 +139,10 @@ async function streamElements(
   }: { entry: ZipEntry; tag: string; onElement: (xml: string) => boolean | undefined; limitBytes?: number },
 ): Promise<{ complete: boolean }> {
   const open = new RegExp(`<${P}${tag}(?=[\\s/>])`, "g");
-  let buf = "";
   let stopped = false;
   const r = await streamZipText(reader, {
     entry,
-    onText: (text, seen) => {
-      buf += text;
+    onText: (buf, seen) => {
       let pos = 0;
       for (;;) {
         open.lastIndex = pos;
@@ -182,11 +180,11 @@ async function streamElements(
           return false;
         }
       }
-      buf = buf.slice(pos);
       if (seen >= limitBytes) {
         stopped = true;
         return false;
       }
+      return pos;
     },
   });
   return { complete: r.complete && !stopped };
@@ -273,18 +271,18 @@ const SHEET_DATA = new RegExp(`<${P}sheetData\\b`);
 
 /** The used range from <dimension>, read from the sheet's first bytes only. */
 async function dimensionOf(reader: RangeReader, entry: ZipEntry): Promise<{ rows: number; columns: number } | null> {
-  let head = "";
   const found: { ref?: string } = {};
   await streamZipText(reader, {
     entry,
-    onText: (text) => {
-      head += text;
+    // Consumes nothing, so each call sees the whole head read so far.
+    onText: (head) => {
       const m = DIMENSION.exec(head);
       if (m) {
         found.ref = m[1];
         return false;
       }
       if (SHEET_DATA.test(head) || head.length > HEADER_LIMIT_BYTES) return false;
+      return 0;
     },
     readBytes: 16 * 1024,
   });

@@ -6,7 +6,7 @@
 import { renderMessageText } from "../../core/render";
 import { assistantWeight } from "../../core/speaker-weight";
 import { contentTerms } from "../../core/stopwords";
-import { fts5RowCount, tenantPhraseWeights } from "./term-stats";
+import { IDF_EXPONENT, shippedBackground } from "./term-stats";
 import type { StoredMessage } from "../../core/types";
 
 /** Long texts are indexed in chunks so one row stays well under D1's row size limit. */
@@ -178,13 +178,6 @@ export function queryWords(q: string): string[] | null {
 
 const ftsPhrase = (word: string) => `"${word.replace(/"/g, '""')}"`;
 
-/**
- * The tenant's rowid range in its shard (d1-migrations/cortex-shard/0003_tenant_fts.sql): a FROM
- * item of one row (lo, hi), taking the tenant id as its one parameter. An FTS5 scan constrained to
- * `rowid BETWEEN lo AND hi` seeks to the tenant's rows in each word's doclist and scores only them.
- */
-const TENANT_RANGE = `(SELECT base AS lo, base + 4294967295 AS hi FROM cortex_tenant_ranges WHERE tenant_id = ?)`;
-
 export interface SearchOptions {
   conversationId?: string;
   kinds?: readonly DocKind[];
@@ -261,42 +254,6 @@ export async function searchCortexPage(
   return { hits, next: ranked.length > opts.limit ? { offset: offset + opts.limit } : null };
 }
 
-/**
- * Each word's factor on its own bm25 (term-stats.ts tenantPhraseWeights). FTS5's idf, which the
- * factor cancels, counts the whole shard (its row count and how many rows each word matches); the
- * idf put in its place counts the tenant's rows only, plus the background, so a ranking does not
- * depend on which other tenants share the shard. A one-word search is weighted too, so every score
- * is on the blended scale (FTS5's own idf is floored at 1e-6 for a word in most of a shard's rows).
- * Lists go in as one JSON parameter each: a statement takes at most 100 bound parameters.
- */
-async function wordWeights(db: ShardDatabase, tenantId: string, words: readonly string[]): Promise<number[]> {
-  const averages = await db.prepare(`SELECT block FROM cortex_fts_data WHERE id = 1`).first<unknown>("block");
-  const shardRows = fts5RowCount(averages);
-  if (shardRows === null) return words.map(() => 1);
-  const { results } = await db
-    .prepare(
-      `SELECT w.key AS i,
-              (SELECT count(*) FROM cortex_fts WHERE cortex_fts MATCH w.value) AS n,
-              (SELECT count(*) FROM ${TENANT_RANGE.replace("?", "?2")} r CROSS JOIN cortex_fts
-                  ON cortex_fts MATCH w.value AND cortex_fts.rowid BETWEEN r.lo AND r.hi
-                CROSS JOIN cortex_docs d ON d.rowid = cortex_fts.rowid WHERE d.tenant_id = ?2) AS t,
-              (SELECT count(*) FROM cortex_docs WHERE tenant_id = ?2) AS rows
-       FROM json_each(?1) w`,
-    )
-    .bind(JSON.stringify(words.map(ftsPhrase)), tenantId)
-    .all<{ i: number; n: number; t: number; rows: number }>();
-  const at = (i: number) => results.find((r) => r.i === i);
-  return tenantPhraseWeights(
-    {
-      shardRows,
-      shardHits: words.map((_, i) => at(i)?.n ?? 0),
-      tenantRows: results[0]?.rows ?? 0,
-      tenantHits: words.map((_, i) => at(i)?.t ?? 0),
-    },
-    words,
-  );
-}
-
 /** What one ranking run reads: the tenant's documents for `words`, the assistant's factor, filters, a window. */
 interface RankingRun {
   tenantId: string;
@@ -307,86 +264,109 @@ interface RankingRun {
   count: number;
 }
 
-/** Documents ranked `offset` to `offset + count`: chunk rows are fetched until that many distinct documents are seen. */
-async function runSearch(db: ShardDatabase, run: RankingRun): Promise<SearchHit[]> {
+/**
+ * A hex digit's value plus one: `instr` on this string. SQLite has no blob-to-integer cast, so a
+ * byte of the averages record is read as two hex digits.
+ */
+const HEX = `'0123456789ABCDEF'`;
+const hexByte = (k: string) =>
+  `((instr(${HEX}, substr(a.h, 2 * ${k} + 1, 1)) - 1) * 16 + instr(${HEX}, substr(a.h, 2 * ${k} + 2, 1)) - 1)`;
+
+/**
+ * Documents ranked `offset` to `offset + count`, with their snippets, in one statement: one call
+ * to the shard (or its replica) per search, however many words the question has.
+ *
+ * The statement's parts, in order:
+ * - `a`, `fts_rows`: FTS5's row count, the varint heading its averages record (the `_data` row
+ *   with id 1; term-stats.ts fts5RowCount reads the same bytes in JS): seven bits a byte, the high
+ *   bit meaning "more", the ninth byte whole.
+ * - `r`: the tenant's rowid range in its shard (d1-migrations/cortex-shard/0003_tenant_fts.sql).
+ *   An FTS5 scan constrained to `rowid BETWEEN lo AND hi` seeks to the tenant's rows in each word's
+ *   doclist and counts and scores only them; `d.tenant_id` stays as the guard.
+ * - `w`: each word's weight on its own bm25 (term-stats.ts tenantPhraseWeights, which the SQL
+ *   follows term by term): FTS5's idf, which the factor cancels, counts the whole shard (its row
+ *   count and how many rows each word matches); the idf put in its place counts the tenant's rows
+ *   only, plus the background's (its counts come in with the words), so a ranking does not depend
+ *   on which other tenants share the shard. A one-word search is weighted too, so every score is
+ *   on the blended scale. MATERIALIZED: each word's counts are taken once.
+ * - `h`: each word's bm25 alone (one FTS5 scan per row of `w`, inside the tenant's rowid range),
+ *   weighted. Summed per row that is FTS5's OR-query score with the blended idf. The words are rows
+ *   of one JSON parameter, not a UNION: SQLite caps a compound SELECT at a few terms, and a question
+ *   has up to 32 words. MATERIALIZED: bm25() only works while FTS5 scans, not once rows are sorted.
+ * - `scored`, `best`: chunk scores (an assistant message's discounted), then each document's best
+ *   chunk: a document's chunks collapse to one hit.
+ * - the page, and a snippet for each of its hits only, from the chunk that ranked.
+ */
+function rankingStatement(run: RankingRun): { sql: string; params: unknown[] } {
   const { tenantId, words, assistant, opts, offset, count } = run;
-  const weights = await wordWeights(db, tenantId, words);
-  // Each word's bm25 alone (one FTS5 query per row of w), weighted, summed per row: FTS5's OR-query
-  // score with the blended idf. The words are rows of one JSON parameter, not a UNION: SQLite here
-  // caps a compound SELECT at a few terms, and a question has up to 32 words.
+  const background = shippedBackground();
+  const params: unknown[] = [];
+  const p = (value: unknown) => `?${params.push(value)}`;
+  const tenant = p(tenantId);
   const filters: string[] = [];
-  // In the order of the statement's placeholders: the words, the tenant (its rowid range), the
-  // assistant's factor, the tenant.
-  const params: unknown[] = [
-    JSON.stringify(words.map((w, i) => [weights[i], ftsPhrase(w)])),
-    tenantId,
-    assistant,
-    tenantId,
-  ];
-  if (opts.conversationId) {
-    filters.push("AND d.conversation_id = ?");
-    params.push(opts.conversationId);
-  }
-  if (opts.refPrefix) {
-    // ref ids never contain LIKE wildcards (ids and ":" only), so a plain prefix pattern is exact.
-    filters.push("AND d.ref_id LIKE ?");
-    params.push(`${opts.refPrefix}%`);
-  }
-  if (opts.kinds?.length) {
-    filters.push(`AND d.kind IN (${opts.kinds.map(() => "?").join(", ")})`);
-    params.push(...opts.kinds);
-  }
-  const wanted = offset + count;
-  // Chunks of one document collapse to its best chunk, so more rows than documents are read.
-  for (let rows = wanted * 3; ; rows *= 4) {
-    const { results } = await db
-      .prepare(
-        // The scores are taken while FTS5 scans (MATERIALIZED): bm25() only works there, not once
-        // rows are sorted for the grouping. Each scan stays in the tenant's rowid range.
-        `WITH w(weight, phrase) AS (SELECT value ->> 0, value ->> 1 FROM json_each(?)),
-              h AS MATERIALIZED (SELECT cortex_fts.rowid AS rowid, bm25(cortex_fts) * w.weight AS s
-                FROM w CROSS JOIN ${TENANT_RANGE} r
-                CROSS JOIN cortex_fts ON cortex_fts MATCH w.phrase AND cortex_fts.rowid BETWEEN r.lo AND r.hi)
-         SELECT h.rowid AS chunk, d.kind AS kind, d.ref_id AS id, d.conversation_id AS conversationId, d.seq AS seq, d.role AS role,
-                d.created_at AS createdAt, SUM(h.s) * (CASE WHEN d.kind = 'message' AND d.role = 'assistant' THEN ? ELSE 1 END) AS score
-         FROM h JOIN cortex_docs d ON d.rowid = h.rowid
-         WHERE d.tenant_id = ? ${filters.join(" ")}
-         GROUP BY h.rowid
-         ORDER BY score, d.doc_id LIMIT ?`,
-      )
-      .bind(...params, rows)
-      .all<Omit<SearchHit, "messageId" | "snippet"> & { chunk: number }>();
-    const seen = new Set<string>();
-    const best: (typeof results)[number][] = [];
-    for (const h of results) {
-      const key = `${h.kind}:${h.id}`;
-      if (seen.has(key)) continue;
-      seen.add(key);
-      best.push(h);
-      if (best.length === wanted) break;
-    }
-    if (best.length === wanted || results.length < rows) return withSnippets(db, words, best.slice(offset));
-  }
+  if (opts.conversationId) filters.push(`AND d.conversation_id = ${p(opts.conversationId)}`);
+  // ref ids never contain LIKE wildcards (ids and ":" only), so a plain prefix pattern is exact.
+  if (opts.refPrefix) filters.push(`AND d.ref_id LIKE ${p(`${opts.refPrefix}%`)}`);
+  if (opts.kinds?.length) filters.push(`AND d.kind IN (${opts.kinds.map((k) => p(k)).join(", ")})`);
+  const sql = `WITH RECURSIVE
+    a(h) AS (SELECT hex(substr(block, 1, 9)) FROM cortex_fts_data WHERE id = 1),
+    varint(k, n, done) AS (
+      SELECT 0, 0, 0
+      UNION ALL
+      SELECT k + 1, CASE WHEN k = 8 THEN n * 256 + ${hexByte("k")} ELSE n * 128 + (${hexByte("k")} & 127) END,
+             k = 8 OR ${hexByte("k")} < 128
+      FROM varint, a WHERE NOT done
+    ),
+    fts_rows(n) AS (SELECT n FROM varint WHERE done),
+    r(lo, hi) AS (SELECT base, base + 4294967295 FROM cortex_tenant_ranges WHERE tenant_id = ${tenant}),
+    tenant_rows(n) AS (SELECT count(*) FROM cortex_docs WHERE tenant_id = ${tenant}),
+    words(phrase, background) AS (SELECT value ->> 0, value ->> 1 FROM json_each(${p(JSON.stringify(words.map((word) => [ftsPhrase(word), background.hits(word)])))})),
+    counts(phrase, background, shard_hits, tenant_hits) AS MATERIALIZED (
+      SELECT words.phrase, words.background,
+             (SELECT count(*) FROM cortex_fts WHERE cortex_fts MATCH words.phrase),
+             (SELECT count(*) FROM r CROSS JOIN cortex_fts ON cortex_fts MATCH words.phrase AND cortex_fts.rowid BETWEEN r.lo AND r.hi
+                CROSS JOIN cortex_docs d ON d.rowid = cortex_fts.rowid WHERE d.tenant_id = ${tenant})
+      FROM words
+    ),
+    w(phrase, weight) AS MATERIALIZED (
+      SELECT c.phrase,
+             CASE WHEN f.n IS NULL THEN 1 ELSE
+               pow(ln(1 + (t.n + ${p(background.documents)} - (c.tenant_hits + c.background) + 0.5) / (c.tenant_hits + c.background + 0.5)), ${p(IDF_EXPONENT)})
+               / (CASE WHEN ln((f.n - c.shard_hits + 0.5) / (c.shard_hits + 0.5)) > 0 THEN ln((f.n - c.shard_hits + 0.5) / (c.shard_hits + 0.5)) ELSE 1e-6 END)
+             END
+      FROM counts c CROSS JOIN tenant_rows t LEFT JOIN fts_rows f
+    ),
+    h AS MATERIALIZED (
+      SELECT cortex_fts.rowid AS rowid, bm25(cortex_fts) * w.weight AS s
+      FROM w CROSS JOIN r CROSS JOIN cortex_fts ON cortex_fts MATCH w.phrase AND cortex_fts.rowid BETWEEN r.lo AND r.hi
+    ),
+    scored AS (
+      SELECT h.rowid AS chunk, d.doc_id AS docId, d.kind AS kind, d.ref_id AS id, d.conversation_id AS conversationId,
+             d.seq AS seq, d.role AS role, d.created_at AS createdAt,
+             SUM(h.s) * (CASE WHEN d.kind = 'message' AND d.role = 'assistant' THEN ${p(assistant)} ELSE 1 END) AS score
+      FROM h JOIN cortex_docs d ON d.rowid = h.rowid
+      WHERE d.tenant_id = ${tenant} ${filters.join(" ")}
+      GROUP BY h.rowid
+    ),
+    best AS (SELECT *, row_number() OVER (PARTITION BY kind, id ORDER BY score, docId) AS nth FROM scored),
+    page AS (SELECT * FROM best WHERE nth = 1 ORDER BY score, docId LIMIT ${p(count)} OFFSET ${p(offset)})
+  SELECT page.kind, page.id, page.conversationId, page.seq, page.role, page.createdAt, page.score,
+         (SELECT snippet(cortex_fts, 0, '[', ']', '…', 24) FROM cortex_fts
+           WHERE cortex_fts MATCH ${p(words.map(ftsPhrase).join(" OR "))} AND cortex_fts.rowid = page.chunk) AS snippet
+  FROM page ORDER BY page.score, page.docId`;
+  return { sql, params };
 }
 
-/** The hits with their snippets, taken from the chunk that ranked (only for the hits returned). */
-async function withSnippets(
-  db: ShardDatabase,
-  words: readonly string[],
-  ranked: readonly (Omit<SearchHit, "messageId" | "snippet"> & { chunk: number })[],
-): Promise<SearchHit[]> {
-  if (!ranked.length) return [];
+/** Documents ranked `offset` to `offset + count`, each with its snippet (rankingStatement). */
+async function runSearch(db: ShardDatabase, run: RankingRun): Promise<SearchHit[]> {
+  const { sql, params } = rankingStatement(run);
   const { results } = await db
-    .prepare(
-      `SELECT cortex_fts.rowid AS chunk, snippet(cortex_fts, 0, '[', ']', '…', 24) AS snippet
-       FROM json_each(?) r CROSS JOIN cortex_fts ON cortex_fts MATCH ? AND cortex_fts.rowid = r.value`,
-    )
-    .bind(JSON.stringify(ranked.map((h) => h.chunk)), words.map(ftsPhrase).join(" OR "))
-    .all<{ chunk: number; snippet: string }>();
-  const snippets = new Map(results.map((r) => [r.chunk, r.snippet]));
-  return ranked.map(({ chunk, ...h }) => ({
+    .prepare(sql)
+    .bind(...params)
+    .all<Omit<SearchHit, "messageId" | "snippet"> & { snippet: string | null }>();
+  return results.map((h) => ({
     ...h,
-    snippet: snippets.get(chunk) ?? "",
+    snippet: h.snippet ?? "",
     messageId: h.kind === "message" ? h.id : null,
   }));
 }

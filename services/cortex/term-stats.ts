@@ -125,6 +125,8 @@ export function tenantPhraseWeights(
  * The row count FTS5 ranks with, from its averages record (the `_data` row with id 1: a varint
  * holding the number of rows, then each column's token total). SQLite's varints are big-endian,
  * seven bits a byte with the high bit meaning "more", the ninth byte whole. Null if absent.
+ * The ranking statement reads the same varint in SQL (search-index.ts rankingStatement); this is
+ * its reference, with which the tests check a shard's record against its row count.
  */
 export function fts5RowCount(averages: unknown): number | null {
   const bytes =

@@ -9,6 +9,7 @@ import { describe, expect, it } from "vitest";
 import { routeOf, shardDatabase } from "../../services/cortex/routing";
 import { app } from "../../workers/chat/app";
 import { ofType, resultText } from "../blocks";
+import { spyD1 } from "./d1-spy";
 import { createConversation, eventually, inConversation, newTenantWithId, send, turnMessages } from "./helpers";
 
 /** The shard's binding, recording how each session starts and the bookmarks its writes answered. */
@@ -89,5 +90,35 @@ describe("cortex sessions", () => {
     const bad = await search({ "x-cortex-bookmark": "not a bookmark" });
     expect(bad.status).toBe(400);
     expect(((await bad.json()) as { error: { message: string } }).error.message).toContain("x-cortex-bookmark");
+  });
+
+  it("answer a search of many words in one call to the shard: weights, ranking and snippets are one statement", async () => {
+    const { tenantId, key } = await newTenantWithId();
+    const id = await createConversation(undefined, key);
+    await send(id, "the heron pond freezes early", key);
+    await send(id, "a heron nests by the old mill", key);
+    await send(id, "the mill pond was drained in spring", key);
+    const shard = (await routeOf(env as Env, tenantId)).shard;
+    const spy = spyD1(shardDatabase(env, shard));
+    const search = async () => {
+      const ctx = createExecutionContext();
+      const res = await app.fetch(
+        new Request("http://chat.test/v1/search?q=heron%20pond%20mill%20spring&limit=2", {
+          headers: { authorization: `Bearer ${key}` },
+        }),
+        { ...(env as Env), [shard]: spy.db },
+        ctx,
+      );
+      await waitOnExecutionContext(ctx);
+      return (await res.json()) as { data: { snippet: string }[]; next: string | null };
+    };
+    const page = await eventually(async () => {
+      spy.roundTrips.length = 0;
+      const p = await search();
+      return p.data.length === 2 ? p : null;
+    });
+    expect(spy.roundTrips).toHaveLength(1);
+    expect(page.next).not.toBeNull();
+    expect(page.data.every((h) => /\[(heron|pond|mill|spring)\]/.test(h.snippet))).toBe(true);
   });
 });

@@ -1,0 +1,64 @@
+// A text longer than INDEX_CHUNK_CHARS is indexed as several rows (chunks) of one document. The
+// ranking statement scores chunks and collapses each document to its best-scoring chunk, so a
+// search answers a long document once, and a paged walk neither repeats nor skips documents.
+// Checked on node:sqlite with the shard's own migration files and the shipped functions.
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { DatabaseSync } from "node:sqlite";
+import { describe, expect, it } from "vitest";
+import { d1Over } from "../../scripts/bench/sqlite-d1.mjs";
+import { INDEX_CHUNK_CHARS, type SearchHit, searchCortexPage, upsertDocs } from "../../services/cortex/search-index";
+import { note } from "../cortex-docs";
+
+const DIR = join(import.meta.dirname, "..", "..", "d1-migrations", "cortex-shard");
+
+function shard() {
+  const db = new DatabaseSync(":memory:");
+  for (const f of readdirSync(DIR)
+    .filter((f) => f.endsWith(".sql"))
+    .sort())
+    db.exec(readFileSync(join(DIR, f), "utf8"));
+  return { raw: db, db: d1Over(db) };
+}
+
+/** `count` chunks' worth of text, each chunk naming the word once among filler. */
+const long = (word: string, count: number) =>
+  Array.from({ length: count }, (_, i) => `${word} part ${i} ${"filler ".repeat(INDEX_CHUNK_CHARS / 8)}`).join(" ");
+
+describe("the cortex's chunked documents", () => {
+  it("answer a long document once, with the snippet of its best chunk, and page without repeats", async () => {
+    const { raw, db } = shard();
+    const tenant = "ten_chunks";
+    await upsertDocs(db, [
+      note(tenant, "long-1", long("walrus", 4)),
+      note(tenant, "long-2", long("walrus", 3)),
+      ...Array.from({ length: 5 }, (_, i) => note(tenant, `short-${i}`, `a walrus story number ${i}`)),
+    ]);
+    const chunks = raw.prepare(`SELECT ref_id, count(*) AS n FROM cortex_docs GROUP BY ref_id`).all() as {
+      ref_id: string;
+      n: number;
+    }[];
+    expect(chunks.find((c) => c.ref_id === "long-1")?.n).toBeGreaterThan(2);
+    expect(chunks.find((c) => c.ref_id === "long-2")?.n).toBeGreaterThan(1);
+
+    const whole = await searchCortexPage(db, tenant, { q: "walrus", limit: 50 });
+    expect(whole.hits.map((h) => h.id).sort()).toEqual(
+      ["long-1", "long-2", ...Array.from({ length: 5 }, (_, i) => `short-${i}`)].sort(),
+    );
+    expect(whole.next).toBeNull();
+    expect(whole.hits.every((h) => h.snippet.includes("[walrus]"))).toBe(true);
+    // Ranked by score, best (lowest bm25) first.
+    const scores = whole.hits.map((h) => h.score);
+    expect([...scores].sort((a, b) => a - b)).toEqual(scores);
+
+    const walked: SearchHit[] = [];
+    let cursor: { offset: number } | undefined;
+    do {
+      const page = await searchCortexPage(db, tenant, { q: "walrus", limit: 2, cursor });
+      expect(page.hits.length).toBeLessThanOrEqual(2);
+      walked.push(...page.hits);
+      cursor = page.next ?? undefined;
+    } while (cursor);
+    expect(walked.map((h) => h.id)).toEqual(whole.hits.map((h) => h.id));
+  });
+});

@@ -293,11 +293,14 @@ const hexByte = (k: string) =>
  *   weighted. Summed per row that is FTS5's OR-query score with the blended idf. The words are rows
  *   of one JSON parameter, not a UNION: SQLite caps a compound SELECT at a few terms, and a question
  *   has up to 32 words. MATERIALIZED: bm25() only works while FTS5 scans, not once rows are sorted.
- * - `scored`, `best`: chunk scores (an assistant message's discounted), then each document's best
- *   chunk: a document's chunks collapse to one hit.
- * - the page, and a snippet for each of its hits only, from the chunk that ranked.
+ * - `scored`, `candidates`, `best`: chunk scores (an assistant message's discounted), the best
+ *   `chunks` of them (a top-N sort, not a sort of every match), then each document's best chunk
+ *   among those: a document's chunks collapse to one hit. Its first rows' order is the whole
+ *   ranking's, so the page is exact when it fills or when every match was a candidate (runSearch).
+ * - the page, and a snippet for each of its hits only, from the chunk that ranked; joined onto
+ *   the candidates' count, so even an empty page says whether the candidates ran out.
  */
-function rankingStatement(run: RankingRun): { sql: string; params: unknown[] } {
+function rankingStatement(run: RankingRun, chunks: number): { sql: string; params: unknown[] } {
   const { tenantId, words, assistant, opts, offset, count } = run;
   const background = shippedBackground();
   const params: unknown[] = [];
@@ -348,27 +351,42 @@ function rankingStatement(run: RankingRun): { sql: string; params: unknown[] } {
       WHERE d.tenant_id = ${tenant} ${filters.join(" ")}
       GROUP BY h.rowid
     ),
-    best AS (SELECT *, row_number() OVER (PARTITION BY kind, id ORDER BY score, docId) AS nth FROM scored),
+    candidates AS MATERIALIZED (SELECT * FROM scored ORDER BY score, docId LIMIT ${p(chunks)}),
+    best AS (SELECT *, row_number() OVER (PARTITION BY kind, id ORDER BY score, docId) AS nth FROM candidates),
     page AS (SELECT * FROM best WHERE nth = 1 ORDER BY score, docId LIMIT ${p(count)} OFFSET ${p(offset)})
-  SELECT page.kind, page.id, page.conversationId, page.seq, page.role, page.createdAt, page.score,
+  SELECT c.n AS candidates, page.kind, page.id, page.conversationId, page.seq, page.role, page.createdAt, page.score,
          (SELECT snippet(cortex_fts, 0, '[', ']', '…', 24) FROM cortex_fts
            WHERE cortex_fts MATCH ${p(words.map(ftsPhrase).join(" OR "))} AND cortex_fts.rowid = page.chunk) AS snippet
-  FROM page ORDER BY page.score, page.docId`;
+  FROM (SELECT count(*) AS n FROM candidates) c LEFT JOIN page ORDER BY page.score, page.docId`;
   return { sql, params };
 }
 
-/** Documents ranked `offset` to `offset + count`, each with its snippet (rankingStatement). */
+/** A hit as the ranking statement answers it, with how many chunk rows were candidates. */
+type RankedRow = Omit<SearchHit, "messageId" | "snippet"> & { snippet: string | null; candidates: number };
+
+/**
+ * Documents ranked `offset` to `offset + count`, each with its snippet (rankingStatement). The
+ * statement collapses the best `chunks` chunk rows to documents; a document's chunks rank apart,
+ * so when those rows hold too few documents (long texts matching in many chunks) it runs again
+ * over four times as many. Most texts are one chunk: one run, one call to the shard.
+ */
 async function runSearch(db: ShardDatabase, run: RankingRun): Promise<SearchHit[]> {
-  const { sql, params } = rankingStatement(run);
-  const { results } = await db
-    .prepare(sql)
-    .bind(...params)
-    .all<Omit<SearchHit, "messageId" | "snippet"> & { snippet: string | null }>();
-  return results.map((h) => ({
-    ...h,
-    snippet: h.snippet ?? "",
-    messageId: h.kind === "message" ? h.id : null,
-  }));
+  for (let chunks = (run.offset + run.count) * 3; ; chunks *= 4) {
+    const { sql, params } = rankingStatement(run, chunks);
+    const { results } = await db
+      .prepare(sql)
+      .bind(...params)
+      .all<RankedRow | { candidates: number; id: null }>();
+    // One row at least: the candidates' count, with the page's hits (none: a row without a hit).
+    const hits = results.filter((h): h is RankedRow => h.id !== null);
+    // The page is exact when it is full, or when every matching chunk was a candidate.
+    if (hits.length === run.count || (results[0]?.candidates ?? 0) < chunks)
+      return hits.map(({ candidates: _, ...h }) => ({
+        ...h,
+        snippet: h.snippet ?? "",
+        messageId: h.kind === "message" ? h.id : null,
+      }));
+  }
 }
 
 export const pageRef = (attachmentId: string, page: number) => `${attachmentId}:p${String(page).padStart(6, "0")}`;

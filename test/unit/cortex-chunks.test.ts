@@ -21,6 +21,9 @@ function shard() {
   return { raw: db, db: d1Over(db) };
 }
 
+/** `count` chunks' worth of the word alone: each chunk outscores any short text holding it. */
+const dense = (word: string, count: number) => `${word} `.repeat((count * INDEX_CHUNK_CHARS) / (word.length + 1));
+
 /** `count` chunks' worth of text, each chunk naming the word once among filler. */
 const long = (word: string, count: number) =>
   Array.from({ length: count }, (_, i) => `${word} part ${i} ${"filler ".repeat(INDEX_CHUNK_CHARS / 8)}`).join(" ");
@@ -30,26 +33,32 @@ describe("the cortex's chunked documents", () => {
     const { raw, db } = shard();
     const tenant = "ten_chunks";
     await upsertDocs(db, [
-      note(tenant, "long-1", long("walrus", 4)),
-      note(tenant, "long-2", long("walrus", 3)),
+      note(tenant, "long-1", dense("walrus", 8)),
+      note(tenant, "long-2", dense("walrus", 3)),
+      note(tenant, "long-3", long("walrus", 4)),
       ...Array.from({ length: 5 }, (_, i) => note(tenant, `short-${i}`, `a walrus story number ${i}`)),
     ]);
     const chunks = raw.prepare(`SELECT ref_id, count(*) AS n FROM cortex_docs GROUP BY ref_id`).all() as {
       ref_id: string;
       n: number;
     }[];
-    expect(chunks.find((c) => c.ref_id === "long-1")?.n).toBeGreaterThan(2);
-    expect(chunks.find((c) => c.ref_id === "long-2")?.n).toBeGreaterThan(1);
+    expect(chunks.find((c) => c.ref_id === "long-1")?.n).toBeGreaterThanOrEqual(8);
+    expect(chunks.find((c) => c.ref_id === "long-2")?.n).toBeGreaterThanOrEqual(3);
+    expect(chunks.find((c) => c.ref_id === "long-3")?.n).toBeGreaterThan(2);
 
     const whole = await searchCortexPage(db, tenant, { q: "walrus", limit: 50 });
     expect(whole.hits.map((h) => h.id).sort()).toEqual(
-      ["long-1", "long-2", ...Array.from({ length: 5 }, (_, i) => `short-${i}`)].sort(),
+      ["long-1", "long-2", "long-3", ...Array.from({ length: 5 }, (_, i) => `short-${i}`)].sort(),
     );
     expect(whole.next).toBeNull();
     expect(whole.hits.every((h) => h.snippet.includes("[walrus]"))).toBe(true);
     // Ranked by score, best (lowest bm25) first.
     const scores = whole.hits.map((h) => h.score);
     expect([...scores].sort((a, b) => a - b)).toEqual(scores);
+
+    // The best six chunks are all long-1's: the first page of two needs a second, wider pass.
+    const first = await searchCortexPage(db, tenant, { q: "walrus", limit: 2 });
+    expect(first.hits.map((h) => h.id)).toEqual(["long-1", "long-2"]);
 
     const walked: SearchHit[] = [];
     let cursor: { offset: number } | undefined;

@@ -288,7 +288,10 @@ const hexByte = (k: string) =>
  *   count and how many rows each word matches); the idf put in its place counts the tenant's rows
  *   only, plus the background's (its counts come in with the words), so a ranking does not depend
  *   on which other tenants share the shard. A one-word search is weighted too, so every score is
- *   on the blended scale. MATERIALIZED: each word's counts are taken once.
+ *   on the blended scale. MATERIALIZED: each word's counts are taken once. The tenant's count
+ *   is of the rows in its range, without reading cortex_docs: a range holds only its tenant's
+ *   rows (the insert trigger of 0003 puts every row in its tenant's range), and a count moves a
+ *   weight, never what a search may return, which `scored` guards by tenant_id.
  * - `h`: each word's bm25 alone (one FTS5 scan per row of `w`, inside the tenant's rowid range),
  *   weighted. Summed per row that is FTS5's OR-query score with the blended idf. The words are rows
  *   of one JSON parameter, not a UNION: SQLite caps a compound SELECT at a few terms, and a question
@@ -327,8 +330,7 @@ function rankingStatement(run: RankingRun, chunks: number): { sql: string; param
     counts(phrase, background, shard_hits, tenant_hits) AS MATERIALIZED (
       SELECT words.phrase, words.background,
              (SELECT count(*) FROM cortex_fts WHERE cortex_fts MATCH words.phrase),
-             (SELECT count(*) FROM r CROSS JOIN cortex_fts ON cortex_fts MATCH words.phrase AND cortex_fts.rowid BETWEEN r.lo AND r.hi
-                CROSS JOIN cortex_docs d ON d.rowid = cortex_fts.rowid WHERE d.tenant_id = ${tenant})
+             (SELECT count(*) FROM r CROSS JOIN cortex_fts ON cortex_fts MATCH words.phrase AND cortex_fts.rowid BETWEEN r.lo AND r.hi)
       FROM words
     ),
     w(phrase, weight) AS MATERIALIZED (

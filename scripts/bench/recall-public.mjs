@@ -291,7 +291,9 @@ export async function benchRecallPublic() {
                     evidence,
                   );
                   stats.layoutsAsked++;
-                  if (byLayout.own.join("\n") === byLayout.shared.join("\n")) stats.layoutsSame++;
+                  // Turn objects: compared by id (joined as strings they would all read "[object Object]").
+                  const ids = (ranked) => ranked.map((t) => t?.id ?? "").join("\n");
+                  if (ids(byLayout.own) === ids(byLayout.shared)) stats.layoutsSame++;
                   const bm25 = bm25Index(turns.map((t) => t.text));
                   add(
                     "plain BM25",

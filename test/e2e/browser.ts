@@ -21,6 +21,9 @@ const QUIET = [
   "--disable-sync",
 ];
 
+/** Flags that run the whole browser in one process, renderers included. */
+export const SINGLE_PROCESS = ["--single-process"];
+
 export async function chooseChromium(
   env: Record<string, string | undefined> = process.env as Record<string, string | undefined>,
 ): Promise<BrowserChoice> {
@@ -31,8 +34,11 @@ export async function chooseChromium(
   if (existsSync("/usr/bin/chromium")) return { executablePath: "/usr/bin/chromium", args: QUIET, source: "system" };
   const { default: packaged } = await import("@sparticuz/chromium");
   const executablePath = await packaged.executablePath();
-  // The package's own flags (headless shell, swiftshader GL) plus the quiet ones it lacks.
-  const args = [...packaged.args, ...QUIET.filter((flag) => !packaged.args.includes(flag))];
+  // The package's own flags (headless shell, swiftshader GL) plus the quiet ones it lacks, but not
+  // --single-process: it suits a Lambda sandbox, and here it let a test's closing of a second
+  // browser context take the whole browser down, failing every later test of the file.
+  const own = packaged.args.filter((flag) => !SINGLE_PROCESS.includes(flag));
+  const args = [...own, ...QUIET.filter((flag) => !own.includes(flag))];
   return { executablePath, args, source: "@sparticuz/chromium" };
 }
 

@@ -2,7 +2,7 @@
 // the packaged one, which must unpack to a runnable file with the package's headless flags.
 import { accessSync, constants } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { chooseChromium } from "../e2e/browser";
+import { chooseChromium, SINGLE_PROCESS } from "../e2e/browser";
 
 describe("chooseChromium", () => {
   it("takes CHROMIUM_PATH first and refuses one that does not exist", async () => {
@@ -19,5 +19,7 @@ describe("chooseChromium", () => {
     accessSync(choice.executablePath, constants.X_OK);
     expect(choice.args).toContain("--no-sandbox");
     if (choice.source === "@sparticuz/chromium") expect(choice.args.some((a) => a.startsWith("--headless"))).toBe(true);
+    // One process for the whole browser: closing one context could end it for every test after.
+    expect(choice.args.filter((a) => SINGLE_PROCESS.includes(a))).toEqual([]);
   }, 60_000);
 });

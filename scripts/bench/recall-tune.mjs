@@ -123,9 +123,31 @@ export async function benchRecallTune() {
       core.assistantWeight(c.text),
     );
   };
-  SHIPPED = `shipped (idf to the power ${E}, discount 3 unless asked, shard + background)`;
+  /**
+   * The weights `weights` of `parts`, but only the `k` largest among words some turn holds (ties at
+   * the last place all stay): the `k` rarest words, as the shipped ranking keeps them.
+   */
+  const rarest = (parts, weights, k) => {
+    const held = weights.filter((_, j) => parts[j].n > 0);
+    const cut = [...held].sort((a, b) => b - a)[k - 1] ?? 0;
+    return weights.map((x, j) => (parts[j].n > 0 && x >= cut ? x : 0));
+  };
+  // The shipped ranking scores only a question's MAX_QUERY_WORDS rarest words (term-stats.ts).
+  const CAP = core.MAX_QUERY_WORDS ?? Number.POSITIVE_INFINITY;
+  SHIPPED = `shipped (idf to the power ${E}, the ${CAP} rarest words, discount 3 unless asked, shard + background)`;
   const levers = {
     [SHIPPED]: (c) =>
+      rank(
+        c.turns,
+        c.parts,
+        rarest(
+          c.parts,
+          c.parts.map((p) => wOf(p, c.rows, bg)),
+          CAP,
+        ),
+        core.assistantWeight(c.text),
+      ),
+    "shipped, every word (no cap)": (c) =>
       rank(
         c.turns,
         c.parts,
@@ -229,16 +251,17 @@ export async function benchRecallTune() {
     ...Object.fromEntries(
       [6, 10, 16].map((k) => [
         `shipped, only the ${k} rarest words`,
-        (c) => {
-          const idf = c.parts.map((p) => wOf(p, c.rows, bg));
-          const cut = [...idf].sort((a, b) => b - a)[k - 1] ?? 0;
-          return rank(
+        (c) =>
+          rank(
             c.turns,
             c.parts,
-            idf.map((x) => (x >= cut ? x : 0)),
+            rarest(
+              c.parts,
+              c.parts.map((p) => wOf(p, c.rows, bg)),
+              k,
+            ),
             core.assistantWeight(c.text),
-          );
-        },
+          ),
       ]),
     ),
     ...Object.fromEntries(

@@ -6,7 +6,7 @@
 import { renderMessageText } from "../../core/render";
 import { assistantWeight } from "../../core/speaker-weight";
 import { contentTerms } from "../../core/stopwords";
-import { IDF_EXPONENT, shippedBackground } from "./term-stats";
+import { IDF_EXPONENT, MAX_QUERY_WORDS, shippedBackground } from "./term-stats";
 import type { StoredMessage } from "../../core/types";
 
 /** Long texts are indexed in chunks so one row stays well under D1's row size limit. */
@@ -283,19 +283,23 @@ const hexByte = (k: string) =>
  * - `r`: the tenant's rowid range in its shard (d1-migrations/cortex-shard/0003_tenant_fts.sql).
  *   An FTS5 scan constrained to `rowid BETWEEN lo AND hi` seeks to the tenant's rows in each word's
  *   doclist and counts and scores only them; `d.tenant_id` stays as the guard.
- * - `w`: each word's weight on its own bm25 (term-stats.ts tenantPhraseWeights, which the SQL
+ * - `tenant_counts`, `blended`, `kept`: how many of the tenant's rows each word matches, each
+ *   word's blended idf (those counts plus the background's, which come in with the words), and the
+ *   MAX_QUERY_WORDS rarest of the words the tenant's rows hold, the only ones scored (term-stats.ts
+ *   says why; a word no row holds scores nothing, so it takes no place). The tenant's
+ *   count is of the rows in its range, without reading cortex_docs: a range holds only its
+ *   tenant's rows (the insert trigger of 0003 puts every row in its tenant's range), and a count
+ *   moves a weight, never what a search may return, which `scored` guards by tenant_id.
+ *   MATERIALIZED: each count is taken once.
+ * - `w`: each kept word's weight on its own bm25 (term-stats.ts tenantPhraseWeights, which the SQL
  *   follows term by term): FTS5's idf, which the factor cancels, counts the whole shard (its row
- *   count and how many rows each word matches); the idf put in its place counts the tenant's rows
- *   only, plus the background's (its counts come in with the words), so a ranking does not depend
- *   on which other tenants share the shard. A one-word search is weighted too, so every score is
- *   on the blended scale. MATERIALIZED: each word's counts are taken once. The tenant's count
- *   is of the rows in its range, without reading cortex_docs: a range holds only its tenant's
- *   rows (the insert trigger of 0003 puts every row in its tenant's range), and a count moves a
- *   weight, never what a search may return, which `scored` guards by tenant_id.
+ *   count and how many rows each kept word matches); the blended idf, squared, takes its place,
+ *   so a ranking does not depend on which other tenants share the shard. A one-word search is
+ *   weighted too, so every score is on the blended scale.
  * - `h`: each word's bm25 alone (one FTS5 scan per row of `w`, inside the tenant's rowid range),
  *   weighted. Summed per row that is FTS5's OR-query score with the blended idf. The words are rows
  *   of one JSON parameter, not a UNION: SQLite caps a compound SELECT at a few terms, and a question
- *   has up to 32 words. MATERIALIZED: bm25() only works while FTS5 scans, not once rows are sorted.
+ *   has up to 32 words (16 of them scored). MATERIALIZED: bm25() only works while FTS5 scans, not once rows are sorted.
  * - `scored`, `candidates`, `best`: chunk scores (an assistant message's discounted), the best
  *   `chunks` of them (a top-N sort, not a sort of every match), then each document's best chunk
  *   among those: a document's chunks collapse to one hit. Its first rows' order is the whole
@@ -327,19 +331,26 @@ function rankingStatement(run: RankingRun, chunks: number): { sql: string; param
     r(lo, hi) AS (SELECT base, base + 4294967295 FROM cortex_tenant_ranges WHERE tenant_id = ${tenant}),
     tenant_rows(n) AS (SELECT count(*) FROM cortex_docs WHERE tenant_id = ${tenant}),
     words(phrase, background) AS (SELECT value ->> 0, value ->> 1 FROM json_each(${p(JSON.stringify(words.map((word) => [ftsPhrase(word), background.hits(word)])))})),
-    counts(phrase, background, shard_hits, tenant_hits) AS MATERIALIZED (
+    tenant_counts(phrase, background, hits) AS MATERIALIZED (
       SELECT words.phrase, words.background,
-             (SELECT count(*) FROM cortex_fts WHERE cortex_fts MATCH words.phrase),
              (SELECT count(*) FROM r CROSS JOIN cortex_fts ON cortex_fts MATCH words.phrase AND cortex_fts.rowid BETWEEN r.lo AND r.hi)
       FROM words
     ),
+    blended(phrase, idf) AS (
+      SELECT c.phrase, ln(1 + (t.n + ${p(background.documents)} - (c.hits + c.background) + 0.5) / (c.hits + c.background + 0.5))
+      FROM tenant_counts c CROSS JOIN tenant_rows t WHERE c.hits > 0
+    ),
+    kept(phrase, idf, shard_hits) AS MATERIALIZED (
+      SELECT phrase, idf, (SELECT count(*) FROM cortex_fts WHERE cortex_fts MATCH phrase)
+      FROM (SELECT *, rank() OVER (ORDER BY idf DESC) AS place FROM blended) WHERE place <= ${p(MAX_QUERY_WORDS)}
+    ),
     w(phrase, weight) AS MATERIALIZED (
-      SELECT c.phrase,
+      SELECT k.phrase,
              CASE WHEN f.n IS NULL THEN 1 ELSE
-               pow(ln(1 + (t.n + ${p(background.documents)} - (c.tenant_hits + c.background) + 0.5) / (c.tenant_hits + c.background + 0.5)), ${p(IDF_EXPONENT)})
-               / (CASE WHEN ln((f.n - c.shard_hits + 0.5) / (c.shard_hits + 0.5)) > 0 THEN ln((f.n - c.shard_hits + 0.5) / (c.shard_hits + 0.5)) ELSE 1e-6 END)
+               pow(k.idf, ${p(IDF_EXPONENT)})
+               / (CASE WHEN ln((f.n - k.shard_hits + 0.5) / (k.shard_hits + 0.5)) > 0 THEN ln((f.n - k.shard_hits + 0.5) / (k.shard_hits + 0.5)) ELSE 1e-6 END)
              END
-      FROM counts c CROSS JOIN tenant_rows t LEFT JOIN fts_rows f
+      FROM kept k LEFT JOIN fts_rows f
     ),
     h AS MATERIALIZED (
       SELECT cortex_fts.rowid AS rowid, bm25(cortex_fts) * w.weight AS s

@@ -58,6 +58,17 @@ export function shippedBackground(): TermBackground {
 /** The power of the blended idf a word is weighted by (2: its idf in the question times its idf in the turn). */
 export const IDF_EXPONENT = 2;
 
+/**
+ * How many of a question's words a search scores: the rarest of those the tenant's rows hold
+ * (highest blended idf; words tied at the last place all stay; a word no row holds would score
+ * nothing, so it takes no place). A question that is a whole turn has up to 32 words, and every one
+ * costs an FTS5 scan of the tenant's rows; past the rarest 16 the words are everyday ones that
+ * move the ranking little. Chosen on the tuning set only (docs/measurements.md#recall-levers-on-the-tuning-set):
+ * on all 1,350 RealMem queries, +0.003 recall@5 over all words (paired bootstrap 95% interval
+ * +0.001 to +0.007, the same sign in both halves of the personas); 6 and 10 words lost recall.
+ */
+export const MAX_QUERY_WORDS = 16;
+
 /** FTS5's idf (its bm25 in fts5_aux.c): log((N - n + 0.5) / (n + 0.5)), floored at 1e-6. */
 export function fts5Idf(rows: number, hits: number): number {
   const idf = Math.log((rows - hits + 0.5) / (hits + 0.5));

@@ -1,13 +1,16 @@
-// A text longer than INDEX_CHUNK_CHARS is indexed as several rows (chunks) of one document. The
-// ranking statement scores chunks and collapses each document to its best-scoring chunk, so a
-// search answers a long document once, and a paged walk neither repeats nor skips documents.
-// Checked on node:sqlite with the shard's own migration files and the shipped functions.
+// The ranking statement (services/cortex/search-index.ts rankingStatement), checked on node:sqlite
+// with the shard's own migration files and the shipped functions:
+// - a text longer than INDEX_CHUNK_CHARS is indexed as several rows (chunks) of one document; the
+//   statement scores chunks and collapses each document to its best-scoring chunk, so a search
+//   answers a long document once, and a paged walk neither repeats nor skips documents;
+// - a question of more than MAX_QUERY_WORDS words is searched by its rarest words only.
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { describe, expect, it } from "vitest";
 import { d1Over } from "../../scripts/bench/sqlite-d1.mjs";
 import { INDEX_CHUNK_CHARS, type SearchHit, searchCortexPage, upsertDocs } from "../../services/cortex/search-index";
+import { MAX_QUERY_WORDS } from "../../services/cortex/term-stats";
 import { note } from "../cortex-docs";
 
 const DIR = join(import.meta.dirname, "..", "..", "d1-migrations", "cortex-shard");
@@ -69,5 +72,27 @@ describe("the cortex's chunked documents", () => {
       cursor = page.next ?? undefined;
     } while (cursor);
     expect(walked.map((h) => h.id)).toEqual(whole.hits.map((h) => h.id));
+  });
+});
+
+describe("a long question", () => {
+  it(`is searched by its ${MAX_QUERY_WORDS} rarest words the tenant wrote: the everyday word past them finds nothing`, async () => {
+    const { db } = shard();
+    const tenant = "ten_words";
+    // Words each in one note: rarer than "walk", which 31 notes hold.
+    const rare = Array.from({ length: MAX_QUERY_WORDS }, (_, i) => `zqxv${i}`);
+    await upsertDocs(db, [
+      ...Array.from({ length: 30 }, (_, i) => note(tenant, `walk-${i}`, `a walk in the park, day ${i}`)),
+      note(tenant, "only-walk", "another walk"),
+      ...rare.map((word, i) => note(tenant, `rare-${i}`, `the ${word} note`)),
+    ]);
+    const short = await searchCortexPage(db, tenant, { q: ["walk", ...rare.slice(1)].join(" "), limit: 60 });
+    expect(short.hits.map((h) => h.id)).toContain("only-walk");
+    const long = await searchCortexPage(db, tenant, { q: ["walk", ...rare].join(" "), limit: 60 });
+    expect(long.hits.map((h) => h.id).sort()).toEqual(rare.map((_, i) => `rare-${i}`).sort());
+    // Words the tenant never wrote take no place: the same question padded with them still finds "walk".
+    const padded = ["walk", ...rare.slice(1), ...Array.from({ length: 12 }, (_, i) => `qqnever${i}`)].join(" ");
+    const withUnknown = await searchCortexPage(db, tenant, { q: padded, limit: 60 });
+    expect(withUnknown.hits.map((h) => h.id)).toContain("only-walk");
   });
 });

@@ -135,18 +135,20 @@ export async function benchRecallTune() {
   // The shipped ranking scores only a question's MAX_QUERY_WORDS rarest words (term-stats.ts).
   const CAP = core.MAX_QUERY_WORDS ?? Number.POSITIVE_INFINITY;
   SHIPPED = `shipped (idf to the power ${E}, the ${CAP} rarest words, discount 3 unless asked, shard + background)`;
-  const levers = {
-    [SHIPPED]: (c) =>
-      rank(
-        c.turns,
+  /** The shipped weights, but only a question's `k` rarest words scored. */
+  const rarestLever = (k) => (c) =>
+    rank(
+      c.turns,
+      c.parts,
+      rarest(
         c.parts,
-        rarest(
-          c.parts,
-          c.parts.map((p) => wOf(p, c.rows, bg)),
-          CAP,
-        ),
-        core.assistantWeight(c.text),
+        c.parts.map((p) => wOf(p, c.rows, bg)),
+        k,
       ),
+      core.assistantWeight(c.text),
+    );
+  const levers = {
+    [SHIPPED]: rarestLever(CAP),
     "shipped, every word (no cap)": (c) =>
       rank(
         c.turns,
@@ -248,22 +250,7 @@ export async function benchRecallTune() {
         c.parts.map((p) => idfOf(p, c.rows, empty) ** 2),
         core.assistantWeight(c.text),
       ),
-    ...Object.fromEntries(
-      [6, 10, 16].map((k) => [
-        `shipped, only the ${k} rarest words`,
-        (c) =>
-          rank(
-            c.turns,
-            c.parts,
-            rarest(
-              c.parts,
-              c.parts.map((p) => wOf(p, c.rows, bg)),
-              k,
-            ),
-            core.assistantWeight(c.text),
-          ),
-      ]),
-    ),
+    ...Object.fromEntries([6, 10, 24].map((k) => [`shipped, only the ${k} rarest words`, rarestLever(k)])),
     ...Object.fromEntries(
       [2, 3].map((floor) => [
         `shipped, words with idf < ${floor} dropped`,

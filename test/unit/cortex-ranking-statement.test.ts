@@ -4,23 +4,16 @@
 //   statement scores chunks and collapses each document to its best-scoring chunk, so a search
 //   answers a long document once, and a paged walk neither repeats nor skips documents;
 // - a question of more than MAX_QUERY_WORDS words is searched by its rarest words only.
-import { readdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { describe, expect, it } from "vitest";
-import { d1Over } from "../../scripts/bench/sqlite-d1.mjs";
+import { d1Over, migrateShard } from "../../scripts/bench/sqlite-d1.mjs";
 import { INDEX_CHUNK_CHARS, type SearchHit, searchCortexPage, upsertDocs } from "../../services/cortex/search-index";
 import { MAX_QUERY_WORDS } from "../../services/cortex/term-stats";
 import { note } from "../cortex-docs";
 
-const DIR = join(import.meta.dirname, "..", "..", "d1-migrations", "cortex-shard");
-
+/** A shard with its own migrations applied, raw and in D1's shape. */
 function shard() {
-  const db = new DatabaseSync(":memory:");
-  for (const f of readdirSync(DIR)
-    .filter((f) => f.endsWith(".sql"))
-    .sort())
-    db.exec(readFileSync(join(DIR, f), "utf8"));
+  const db = migrateShard(new DatabaseSync(":memory:"));
   return { raw: db, db: d1Over(db) };
 }
 

@@ -149,13 +149,7 @@ export async function benchRecallTune() {
     );
   const levers = {
     [SHIPPED]: rarestLever(CAP),
-    "shipped, every word (no cap)": (c) =>
-      rank(
-        c.turns,
-        c.parts,
-        c.parts.map((p) => wOf(p, c.rows, bg)),
-        core.assistantWeight(c.text),
-      ),
+    "shipped, every word (no cap)": rarestLever(Number.POSITIVE_INFINITY),
     ...Object.fromEntries(
       [1, 1.5, 2, 4].map((d) => [
         `discount ${d} unless asked, shard + background`,

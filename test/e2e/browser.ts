@@ -21,8 +21,8 @@ const QUIET = [
   "--disable-sync",
 ];
 
-/** Flags that run the whole browser in one process, renderers included. */
-export const SINGLE_PROCESS = ["--single-process"];
+/** The flag that runs the whole browser in one process, renderers included. */
+export const SINGLE_PROCESS = "--single-process";
 
 export async function chooseChromium(
   env: Record<string, string | undefined> = process.env as Record<string, string | undefined>,
@@ -37,7 +37,7 @@ export async function chooseChromium(
   // The package's own flags (headless shell, swiftshader GL) plus the quiet ones it lacks, but not
   // --single-process: it suits a Lambda sandbox, and here it let a test's closing of a second
   // browser context take the whole browser down, failing every later test of the file.
-  const own = packaged.args.filter((flag) => !SINGLE_PROCESS.includes(flag));
+  const own = packaged.args.filter((flag) => flag !== SINGLE_PROCESS);
   const args = [...own, ...QUIET.filter((flag) => !own.includes(flag))];
   return { executablePath, args, source: "@sparticuz/chromium" };
 }

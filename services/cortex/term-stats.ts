@@ -64,8 +64,9 @@ export const IDF_EXPONENT = 2;
  * nothing, so it takes no place). A question that is a whole turn has up to 32 words, and every one
  * costs an FTS5 scan of the tenant's rows; past the rarest 16 the words are everyday ones that
  * move the ranking little. Chosen on the tuning set only (docs/measurements.md#recall-levers-on-the-tuning-set):
- * on all 1,350 RealMem queries, +0.003 recall@5 over all words (paired bootstrap 95% interval
- * +0.001 to +0.007, the same sign in both halves of the personas); 6 and 10 words lost recall.
+ * on all 1,350 RealMem queries, recall@5 0.179 against 0.177 with every word (every word minus
+ * the cap −0.002, paired bootstrap 95% interval −0.004 to −0.000, the same in both halves of the
+ * personas): not worse, adopted for the cost; 6 and 10 words lost recall.
  */
 export const MAX_QUERY_WORDS = 16;
 

@@ -3,7 +3,8 @@
 // - a text longer than INDEX_CHUNK_CHARS is indexed as several rows (chunks) of one document; the
 //   statement scores chunks and collapses each document to its best-scoring chunk, so a search
 //   answers a long document once, and a paged walk neither repeats nor skips documents;
-// - a question of more than MAX_QUERY_WORDS words is searched by its rarest words only.
+// - a question of more than MAX_QUERY_WORDS words is searched by its rarest words only; words the
+//   tenant never wrote take no place and move no score.
 import { DatabaseSync } from "node:sqlite";
 import { describe, expect, it } from "vitest";
 import { d1Over, migrateShard } from "../../scripts/bench/sqlite-d1.mjs";
@@ -87,5 +88,7 @@ describe("a long question", () => {
     const padded = ["walk", ...rare.slice(1), ...Array.from({ length: 12 }, (_, i) => `qqnever${i}`)].join(" ");
     const withUnknown = await searchCortexPage(db, tenant, { q: padded, limit: 60 });
     expect(withUnknown.hits.map((h) => h.id)).toContain("only-walk");
+    // Nor do they move a score: the padded question ranks exactly as the question without them.
+    expect(withUnknown.hits).toEqual(short.hits);
   });
 });

@@ -134,7 +134,10 @@ export async function benchRecallTune() {
   };
   // The shipped ranking scores only a question's MAX_QUERY_WORDS rarest words (term-stats.ts).
   const CAP = core.MAX_QUERY_WORDS ?? Number.POSITIVE_INFINITY;
-  SHIPPED = `shipped (idf to the power ${E}, the ${CAP} rarest words, discount 3 unless asked, shard + background)`;
+  // ...less the tenant's everyday words unless one is the rarest (term-stats.ts COMMON_WORD_SHARE).
+  const SHARE = core.COMMON_WORD_SHARE ?? 1;
+  const ROWS = core.COMMON_WORD_ROWS ?? 0;
+  SHIPPED = `shipped (idf to the power ${E}, the ${CAP} rarest words less those in > ${SHARE * 100}% and > ${ROWS} of the tenant's turns unless the rarest, discount 3 unless asked, shard + background)`;
   /** The shipped weights, but only a question's `k` rarest words scored. */
   const rarestLever = (k) => (c) =>
     rank(
@@ -147,9 +150,23 @@ export async function benchRecallTune() {
       ),
       core.assistantWeight(c.text),
     );
+  /**
+   * The shipped weights of the rarest words, less words in more than `share` of the tenant's turns
+   * and more than `rows` of them, unless such a word is the question's rarest (ties kept).
+   */
+  const commonLever = (share, rows) => (c) => {
+    const weight = rarest(
+      c.parts,
+      c.parts.map((p) => wOf(p, c.rows, bg)),
+      CAP,
+    );
+    const top = Math.max(...weight);
+    const kept = weight.map((x, j) => (x > 0 && (c.parts[j].n <= Math.max(share * c.rows, rows) || x === top) ? x : 0));
+    return rank(c.turns, c.parts, kept, core.assistantWeight(c.text));
+  };
   const levers = {
-    [SHIPPED]: rarestLever(CAP),
-    "shipped, every word (no cap)": rarestLever(Number.POSITIVE_INFINITY),
+    [SHIPPED]: commonLever(SHARE, ROWS),
+    "shipped, every word (no cap, everyday words too)": rarestLever(Number.POSITIVE_INFINITY),
     ...Object.fromEntries(
       [1, 1.5, 2, 4].map((d) => [
         `discount ${d} unless asked, shard + background`,
@@ -253,6 +270,18 @@ export async function benchRecallTune() {
           const kept = c.parts.map((p, j) => (idfOf(p, c.rows, bg) >= floor ? weight[j] : 0));
           return rank(c.turns, c.parts, kept.some(Boolean) ? kept : weight, core.assistantWeight(c.text));
         },
+      ]),
+    ),
+    "shipped, everyday words scored too (the 16 rarest only)": rarestLever(CAP),
+    ...Object.fromEntries(
+      [
+        [0.1, 0],
+        [0.2, 0],
+        [0.1, 50],
+        [0.2, 100],
+      ].map(([share, rows]) => [
+        `shipped, words in > ${share * 100}% of the tenant's turns${rows ? ` and > ${rows} turns` : ""} dropped unless the rarest`,
+        commonLever(share, rows),
       ]),
     ),
     ...Object.fromEntries(

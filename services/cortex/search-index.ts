@@ -6,7 +6,7 @@
 import { renderMessageText } from "../../core/render";
 import { assistantWeight } from "../../core/speaker-weight";
 import { contentTerms } from "../../core/stopwords";
-import { IDF_EXPONENT, MAX_QUERY_WORDS, shippedBackground } from "./term-stats";
+import { COMMON_WORD_ROWS, COMMON_WORD_SHARE, IDF_EXPONENT, MAX_QUERY_WORDS, shippedBackground } from "./term-stats";
 import type { StoredMessage } from "../../core/types";
 
 /** Long texts are indexed in chunks so one row stays well under D1's row size limit. */
@@ -285,8 +285,9 @@ const hexByte = (k: string) =>
  *   doclist and counts and scores only them; `d.tenant_id` stays as the guard.
  * - `tenant_counts`, `blended`, `kept`: how many of the tenant's rows each word matches, each
  *   word's blended idf (those counts plus the background's, which come in with the words), and the
- *   MAX_QUERY_WORDS rarest of the words the tenant's rows hold, the only ones scored (term-stats.ts
- *   says why; a word no row holds scores nothing, so it takes no place). The tenant's
+ *   MAX_QUERY_WORDS rarest of the words the tenant's rows hold, the only ones scored, less the
+ *   tenant's everyday words unless one is the rarest (COMMON_WORD_SHARE; term-stats.ts says why for
+ *   both; a word no row holds scores nothing, so it takes no place). The tenant's
  *   count is of the rows in its range, without reading cortex_docs: a range holds only its
  *   tenant's rows (the insert trigger of 0003 puts every row in its tenant's range), and a count
  *   moves a weight, never what a search may return, which `scored` guards by tenant_id.
@@ -336,13 +337,16 @@ function rankingStatement(run: RankingRun, chunks: number): { sql: string; param
              (SELECT count(*) FROM r CROSS JOIN cortex_fts ON cortex_fts MATCH words.phrase AND cortex_fts.rowid BETWEEN r.lo AND r.hi)
       FROM words
     ),
-    blended(phrase, idf) AS (
-      SELECT c.phrase, ln(1 + (t.n + ${p(background.documents)} - (c.hits + c.background) + 0.5) / (c.hits + c.background + 0.5))
+    blended(phrase, idf, hits, n) AS (
+      SELECT c.phrase, ln(1 + (t.n + ${p(background.documents)} - (c.hits + c.background) + 0.5) / (c.hits + c.background + 0.5)),
+             c.hits, t.n
       FROM tenant_counts c CROSS JOIN tenant_rows t WHERE c.hits > 0
     ),
     kept(phrase, idf, shard_hits) AS MATERIALIZED (
       SELECT phrase, idf, (SELECT count(*) FROM cortex_fts WHERE cortex_fts MATCH phrase)
-      FROM (SELECT *, rank() OVER (ORDER BY idf DESC) AS place FROM blended) WHERE place <= ${p(MAX_QUERY_WORDS)}
+      FROM (SELECT *, rank() OVER (ORDER BY idf DESC) AS place FROM blended)
+      WHERE place <= ${p(MAX_QUERY_WORDS)}
+        AND (place = 1 OR hits <= max(n * ${p(COMMON_WORD_SHARE)}, ${p(COMMON_WORD_ROWS)}))
     ),
     w(phrase, weight) AS MATERIALIZED (
       SELECT k.phrase,

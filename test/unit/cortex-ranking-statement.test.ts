@@ -4,12 +4,14 @@
 //   statement scores chunks and collapses each document to its best-scoring chunk, so a search
 //   answers a long document once, and a paged walk neither repeats nor skips documents;
 // - a question of more than MAX_QUERY_WORDS words is searched by its rarest words only; words the
-//   tenant never wrote take no place and move no score.
+//   tenant never wrote take no place and move no score;
+// - a word in more than COMMON_WORD_SHARE of the tenant's rows and more than COMMON_WORD_ROWS of
+//   them is not scored, unless it is the question's rarest.
 import { DatabaseSync } from "node:sqlite";
 import { describe, expect, it } from "vitest";
 import { d1Over, migrateShard } from "../../scripts/bench/sqlite-d1.mjs";
 import { INDEX_CHUNK_CHARS, type SearchHit, searchCortexPage, upsertDocs } from "../../services/cortex/search-index";
-import { MAX_QUERY_WORDS } from "../../services/cortex/term-stats";
+import { COMMON_WORD_ROWS, COMMON_WORD_SHARE, MAX_QUERY_WORDS } from "../../services/cortex/term-stats";
 import { note } from "../cortex-docs";
 
 /** A shard with its own migrations applied, raw and in D1's shape. */
@@ -90,5 +92,31 @@ describe("a long question", () => {
     expect(withUnknown.hits.map((h) => h.id)).toContain("only-walk");
     // Nor do they move a score: the padded question ranks exactly as the question without them.
     expect(withUnknown.hits).toEqual(short.hits);
+  });
+});
+
+describe("a tenant's everyday words", () => {
+  it(`are not scored past ${COMMON_WORD_SHARE * 100}% and ${COMMON_WORD_ROWS} of its rows, unless the question's rarest`, async () => {
+    const { db } = shard();
+    const tenant = "ten_everyday";
+    const walks = COMMON_WORD_ROWS + 50;
+    const harbours = COMMON_WORD_ROWS / 2;
+    await upsertDocs(db, [
+      ...Array.from({ length: walks }, (_, i) => note(tenant, `walk-${i}`, `a walk in the park, day ${i}`)),
+      ...Array.from({ length: harbours }, (_, i) => note(tenant, `harbour-${i}`, `the harbour at dawn, day ${i}`)),
+      ...Array.from({ length: 5 }, (_, i) => note(tenant, `rare-${i}`, `the zqxv note ${i}`)),
+    ]);
+    const rows = walks + harbours + 5;
+    // "walk" is everyday (over both bounds); "harbour", in a larger share than COMMON_WORD_SHARE,
+    // is under COMMON_WORD_ROWS and stays.
+    expect(walks).toBeGreaterThan(Math.max(rows * COMMON_WORD_SHARE, COMMON_WORD_ROWS));
+    expect(harbours / rows).toBeGreaterThan(COMMON_WORD_SHARE);
+    const ids = async (q: string) =>
+      (await searchCortexPage(db, tenant, { q, limit: 100 })).hits.map((h) => h.id.replace(/-\d+$/, "")).sort();
+    expect(await ids("walk zqxv")).toEqual(Array(5).fill("rare"));
+    expect(await ids("walk harbour")).toEqual(Array(harbours).fill("harbour"));
+    expect(await ids("harbour zqxv")).toEqual([...Array(harbours).fill("harbour"), ...Array(5).fill("rare")]);
+    // Alone, or the rarest of its question, an everyday word is searched.
+    expect(await ids("walk")).toEqual(Array(100).fill("walk"));
   });
 });

@@ -5,21 +5,11 @@
 //   node scripts/bench/cortex-shared-shard.mjs [sizes...]   the tenant's messages (default 100 1000 10000)
 import { DatabaseSync } from "node:sqlite";
 import { importTypeScript, quantile } from "./common.mjs";
-import { d1Over, migrateShard } from "./sqlite-d1.mjs";
-import { tenantText } from "./scale-text.mjs";
+import { d1Over, insertTenantMessages, migrateShard } from "./sqlite-d1.mjs";
 const cortex = await importTypeScript("services/cortex/search-index.ts");
 const SIZES = process.argv.length > 2 ? process.argv.slice(2).map(Number) : [100, 1000, 10000];
 const OTHERS = 20000; // other tenants' messages in the shared shard
-const fill = (db, tenant, n, seed) => {
-  const t = tenantText(seed);
-  const ins = db.prepare(
-    `INSERT INTO cortex_docs (doc_id, tenant_id, conversation_id, kind, ref_id, seq, role, created_at, body) VALUES (?, ?, 'c', 'message', ?, ?, 'user', '2026-01-01', ?)`,
-  );
-  db.exec("BEGIN");
-  for (let i = 0; i < n; i++) ins.run(`message:${tenant}-${i}:00000`, tenant, `${tenant}-${i}`, i, t.message());
-  db.exec("COMMIT");
-  return t;
-};
+const fill = (db, tenant, n, seed) => insertTenantMessages(db, { tenant, n, seed });
 for (const size of SIZES) {
   const own = migrateShard(new DatabaseSync(":memory:"));
   const shared = migrateShard(new DatabaseSync(":memory:"));

@@ -9,8 +9,7 @@
 //     others    other tenants' messages in the same shard (default 0: the tenant alone)
 import { DatabaseSync } from "node:sqlite";
 import { importTypeScript, quantile } from "./common.mjs";
-import { tenantText } from "./scale-text.mjs";
-import { d1Over, migrateShard } from "./sqlite-d1.mjs";
+import { d1Over, insertTenantMessages, migrateShard } from "./sqlite-d1.mjs";
 
 const cortex = await importTypeScript("services/cortex/search-index.ts");
 const size = Number(process.argv[2] ?? 11_000);
@@ -18,16 +17,7 @@ const others = Number(process.argv[3] ?? 0);
 const ROUNDS = 6;
 
 const db = migrateShard(new DatabaseSync(":memory:"));
-function fill(tenant, n, seed) {
-  const text = tenantText(seed);
-  const insert = db.prepare(
-    `INSERT INTO cortex_docs (doc_id, tenant_id, conversation_id, kind, ref_id, seq, role, created_at, body) VALUES (?, ?, 'c', 'message', ?, ?, 'user', '2026-01-01', ?)`,
-  );
-  db.exec("BEGIN");
-  for (let i = 0; i < n; i++) insert.run(`message:${tenant}-${i}:00000`, tenant, `${tenant}-${i}`, i, text.message());
-  db.exec("COMMIT");
-  return text;
-}
+const fill = (tenant, n, seed) => insertTenantMessages(db, { tenant, n, seed });
 const tenant = fill("t", size, 7);
 for (let k = 0; k < 20 && others; k++) fill(`o${k}`, Math.round(others / 20), 100 + k);
 

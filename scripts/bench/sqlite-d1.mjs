@@ -5,6 +5,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { ROOT } from "../stack.mjs";
+import { tenantText } from "./scale-text.mjs";
 
 const SHARD_MIGRATIONS = join(ROOT, "d1-migrations", "cortex-shard");
 
@@ -20,6 +21,21 @@ export function cortexShardSchema() {
 export function migrateShard(db) {
   for (const sql of cortexShardSchema()) db.exec(sql);
   return db;
+}
+
+/**
+ * `n` messages of a generated tenant (scale-text.mjs, seeded) written straight into a migrated
+ * shard's cortex_docs, in one transaction; returns the tenant's text generator (for its queries).
+ */
+export function insertTenantMessages(db, { tenant, n, seed }) {
+  const text = tenantText(seed);
+  const insert = db.prepare(
+    `INSERT INTO cortex_docs (doc_id, tenant_id, conversation_id, kind, ref_id, seq, role, created_at, body) VALUES (?, ?, 'c', 'message', ?, ?, 'user', '2026-01-01', ?)`,
+  );
+  db.exec("BEGIN");
+  for (let i = 0; i < n; i++) insert.run(`message:${tenant}-${i}:00000`, tenant, `${tenant}-${i}`, i, text.message());
+  db.exec("COMMIT");
+  return text;
 }
 
 /** node:sqlite (DatabaseSync) in the shape of the D1 calls the cortex functions make. */

@@ -220,10 +220,11 @@ export interface SearchRequest extends SearchOptions {
 /**
  * One page of the cortex's BM25 ranking over the subject terms, one hit per document; `next`
  * continues it exactly (ties are ordered by doc id).
- * Any subject term matches (a question in words rarely has all its words in the turn it means;
- * BM25 already ranks documents holding more of them higher). Each word's idf counts the shard's
- * documents plus a fixed background's (services/cortex/term-stats.ts), so a ranking does not
- * depend on other tenants (unless the routing table puts them in the same shard). An assistant
+ * Any scored word matches (a question in words rarely has all its words in the turn it means;
+ * BM25 already ranks documents holding more of them higher); the scored words are the question's
+ * 16 rarest, less the tenant's everyday words unless one is the rarest (term-stats.ts). Each
+ * word's idf counts the tenant's own rows plus a fixed background's, so other tenants in the
+ * shard move no weight (bm25's length normalization still uses the shard's average). An assistant
  * message's score is discounted (core/speaker-weight) so a reply restating a person's words does
  * not push other evidence out.
  * The whole ranking is one SQL order, so a paged walk is the one-page ranking.

@@ -138,28 +138,21 @@ export async function benchRecallTune() {
   const SHARE = core.COMMON_WORD_SHARE ?? 1;
   const ROWS = core.COMMON_WORD_ROWS ?? 0;
   SHIPPED = `shipped (idf to the power ${E}, the ${CAP} rarest words less those in > ${SHARE * 100}% and > ${ROWS} of the tenant's turns unless the rarest, discount 3 unless asked, shard + background)`;
-  /** The shipped weights, but only a question's `k` rarest words scored. */
-  const rarestLever = (k) => (c) =>
-    rank(
-      c.turns,
+  /** The shipped weights of a question's words, only its `k` rarest nonzero. */
+  const rarestWeights = (c, k) =>
+    rarest(
       c.parts,
-      rarest(
-        c.parts,
-        c.parts.map((p) => wOf(p, c.rows, bg)),
-        k,
-      ),
-      core.assistantWeight(c.text),
+      c.parts.map((p) => wOf(p, c.rows, bg)),
+      k,
     );
+  /** The shipped weights, but only a question's `k` rarest words scored. */
+  const rarestLever = (k) => (c) => rank(c.turns, c.parts, rarestWeights(c, k), core.assistantWeight(c.text));
   /**
    * The shipped weights of the rarest words, less words in more than `share` of the tenant's turns
    * and more than `rows` of them, unless such a word is the question's rarest (ties kept).
    */
   const commonLever = (share, rows) => (c) => {
-    const weight = rarest(
-      c.parts,
-      c.parts.map((p) => wOf(p, c.rows, bg)),
-      CAP,
-    );
+    const weight = rarestWeights(c, CAP);
     const top = Math.max(...weight);
     const kept = weight.map((x, j) => (x > 0 && (c.parts[j].n <= Math.max(share * c.rows, rows) || x === top) ? x : 0));
     return rank(c.turns, c.parts, kept, core.assistantWeight(c.text));

@@ -1,9 +1,17 @@
-// Three projects: pure code in Node, workerd integration tests, and end-to-end tests against
-// the real local stack (what `npm start` starts).
+// Four projects: pure code in Node, workerd integration tests (most files sharing a workerd, the
+// few that need empty storage each in their own: test/workers/project.ts), and end-to-end tests
+// against the real local stack (what `npm start` starts; one file at a time, run after the rest).
 import { defineConfig } from "vitest/config";
+import { MAX_WORKERS } from "./test/parallelism";
 
 export default defineConfig({
   test: {
-    projects: ["./test/unit/vitest.config.ts", "./test/workers/vitest.config.ts", "./test/e2e/vitest.config.ts"],
+    maxWorkers: MAX_WORKERS,
+    projects: [
+      "./test/unit/vitest.config.ts",
+      "./test/workers/vitest.config.ts",
+      "./test/workers/vitest.isolated.config.ts",
+      "./test/e2e/vitest.config.ts",
+    ],
   },
 });

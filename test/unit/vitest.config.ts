@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import { defineProject } from "vitest/config";
+import { MAX_WORKERS } from "../parallelism";
 
 export default defineProject({
   // *.txt imports are Text modules, as wrangler bundles them (its default rule): the file's text.
@@ -17,6 +18,7 @@ export default defineProject({
     name: "unit",
     include: ["test/unit/**/*.test.ts"],
     environment: "node",
+    maxWorkers: MAX_WORKERS,
     root: new URL("../..", import.meta.url).pathname,
   },
 });

@@ -3,7 +3,7 @@
 // everything stored, to prove that refused requests wrote nothing.
 import { env } from "cloudflare:workers";
 import { inject } from "vitest";
-import { sha256Hex } from "../../core/ids";
+import { sha256Hex, sortableId } from "../../core/ids";
 import { app } from "../../workers/chat/app";
 import { api, eventually, newTenant } from "./helpers";
 import { shardRows } from "./cortex-rows";
@@ -78,7 +78,8 @@ export async function ownEverything(label: string): Promise<Owned> {
     "multipart",
   ).json.attachmentId;
   const mem = ok(await api("POST", "/v1/memory", { text: `${label} note nebula-${label}` }, { key }), "note").json.id;
-  const epi = `epi_01J${label === "a" ? "A" : "B"}${"0".repeat(22)}`;
+  // A fresh id each time: the workers files share their D1 (test/workers/project.ts).
+  const epi = sortableId("epi");
   await env.DB.prepare(
     `INSERT INTO memory_episodes (id, tenant_id, conversation_id, fold_job_id, day, through_seq, body, created_at) VALUES (?, ?, ?, ?, '2025-01-01', 2, ?, '2025-01-01T00:00:00Z')`,
   )

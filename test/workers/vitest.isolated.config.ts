@@ -1,0 +1,4 @@
+// The workers files that need empty storage of their own (ISOLATED in test/workers/project.ts).
+import { workersProject } from "./project";
+
+export default workersProject({ name: "workers-isolated", isolate: true });

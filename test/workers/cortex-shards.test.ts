@@ -13,6 +13,8 @@ import {
   shardDatabase,
   shardNames,
 } from "../../services/cortex/routing";
+import { searchCortexPage, upsertDocs } from "../../services/cortex/search-index";
+import { note } from "../cortex-docs";
 import { shardRows } from "./cortex-rows";
 import { ADMIN, api, createConversation, eventually, newTenantWithId, send } from "./helpers";
 
@@ -123,6 +125,17 @@ describe("cortex shards", () => {
     const hitsB = await search(b.key, "platypus-roster");
     expect(hitsB).toHaveLength(1);
     expect(hitsB[0].snippet).toContain("tenant B");
+  });
+
+  it("never let one tenant's write change another's row, even where their document ids would meet", async () => {
+    const [a, b] = [`ten_a${crypto.randomUUID()}`, `ten_b${crypto.randomUUID()}`];
+    const ref = `mem_${crypto.randomUUID()}`;
+    const db = shardDatabase(env, S0);
+    await upsertDocs(db, [note(a, ref, "the first tenant's aardvark-quota")]);
+    await upsertDocs(db, [note(b, ref, "the second tenant's okapi-quota")]);
+    expect((await rowsIn(S0, a)).map((r) => r.body)).toEqual(["the first tenant's aardvark-quota"]);
+    expect((await searchCortexPage(db, a, { q: "okapi-quota", limit: 5 })).hits).toEqual([]);
+    expect((await searchCortexPage(db, a, { q: "aardvark-quota", limit: 5 })).hits).toHaveLength(1);
   });
 });
 

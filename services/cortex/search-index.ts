@@ -50,12 +50,12 @@ const docPrefix = (kind: DocKind, refId: string) => `${kind}:${refId}:`;
 
 /**
  * The upsert of one cortex_docs row, its parameters in column order (doc_id, tenant_id,
- * conversation_id, kind, ref_id, seq, role, created_at, body). A doc_id is its kind, ref id and
- * chunk, unique in the shard because ref ids are minted at random; were two tenants' ever to
- * meet, the second write leaves the first tenant's row as it was (never an edit across tenants). A new row takes the next rowid of
+ * conversation_id, kind, ref_id, seq, role, created_at, body). A new row takes the next rowid of
  * its tenant's range (d1-migrations/cortex-shard/0003_tenant_fts.sql), which `tenantRange` made
  * sure of earlier in the batch; the insert trigger would otherwise move it there, at the cost of a
- * second write.
+ * second write. A doc_id is its kind, ref id and chunk, unique in the shard because ref ids are
+ * minted at random; were two tenants' ever to meet, the second write leaves the first tenant's row
+ * as it was (never an edit across tenants).
  */
 export const INSERT_DOC = `INSERT INTO cortex_docs (rowid, doc_id, tenant_id, conversation_id, kind, ref_id, seq, role, created_at, body)
   VALUES ((SELECT coalesce((SELECT max(d.rowid) FROM cortex_docs d WHERE d.rowid BETWEEN r.base AND r.base + 4294967295), r.base) + 1

@@ -15,8 +15,8 @@ const root = new URL("../..", import.meta.url).pathname;
 
 /** Files that need storage of their own, and why. */
 export const ISOLATED = [
-  // The cron tick and the automation queue act on every tenant's due automations and on every
-  // tenant's corpus days; these count what a tick claims or roll up "yesterday" with a clock years ahead.
+  // The cron tick acts on every tenant's due automations, corpus days and expired exports: these
+  // files fire ticks (some with a clock days or years ahead) and count what a tick claims or finds.
   "test/workers/automation-paging.test.ts",
   "test/workers/automations.test.ts",
   "test/workers/queue-and-cron.test.ts",

@@ -2,11 +2,9 @@
 // few that need empty storage each in their own: test/workers/project.ts), and end-to-end tests
 // against the real local stack (what `npm start` starts; one file at a time, run after the rest).
 import { defineConfig } from "vitest/config";
-import { MAX_WORKERS } from "./test/parallelism";
 
 export default defineConfig({
   test: {
-    maxWorkers: MAX_WORKERS,
     projects: [
       "./test/unit/vitest.config.ts",
       "./test/workers/vitest.config.ts",

@@ -16,6 +16,7 @@ export async function loadLeverCore() {
     ...(await importTypeScript("core/speaker-weight.ts")),
     ...(await importTypeScript("core/stopwords.ts")),
     ...(await importTypeScript("services/cortex/term-stats.ts")),
+    ...(await importTypeScript("core/fts-terms.ts")),
   };
   return core;
 }

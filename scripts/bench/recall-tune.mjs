@@ -10,9 +10,25 @@
 //   --misses N        print N misses of the shipped ranking: question, evidence turn, top hit
 //   --base NAME       the lever the others are compared with (default: the shipped ranking)
 //   --rewrite         also rank the scripted rewrite (query-rewrite.mjs) under each listed lever
-import { DatabaseSync } from "node:sqlite";
+//   WORD_VECTORS_DIR  also rank with each question's words joined by their nearest words in the
+//                     tenant's vocabulary (GloVe vectors; word-vectors.mjs makes the folder)
+// Two lever families measured on 2026-12-05 and not adopted (docs/measurements.md): an echo
+// discount (an assistant turn's words discounted only where the turn it answers has them too) and
+// the nearest words.
 import { cpus, loadavg } from "node:os";
 import { importTypeScript } from "./common.mjs";
+import {
+  feedbackRanking,
+  nearestWordsRanking,
+  questionContext,
+  rank,
+  rarest,
+  shippedWeight,
+  shippedWeights,
+  turnIndex,
+  vocabularyOf,
+  wordVectors,
+} from "./nearest-words.mjs";
 import { fuse, keyNouns } from "./query-rewrite.mjs";
 import { loadSet, TUNING_SET } from "./sets/index.mjs";
 import { exchanges, pickQuestions, queryText } from "./sets/shape.mjs";
@@ -24,7 +40,6 @@ const arg = (name) => {
   return i >= 0 ? process.argv[i + 1] : undefined;
 };
 const mean = (xs) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
-const phrase = (w) => `"${w.replace(/"/g, '""')}"`;
 
 /** Seeded PRNG (mulberry32) for the bootstrap, so a run repeats exactly. */
 function rng(seed) {
@@ -51,28 +66,25 @@ function bootstrap(a, b) {
 }
 
 /**
- * The per-word parts of one question over `turns`: for each query word its matching turns and
- * each one's term-frequency part (bm25 / FTS5 idf, positive), and the counts the idf needs.
+ * Ranked turn indexes with an echo discount: an assistant turn's match on a word is multiplied by
+ * `assistant` only when the user turn it answers (the turn before it) matches that word too
+ * (`per` "word"), or only when that user turn matches any scored word (`per` "turn").
  */
-function wordParts(core, db, rows, qWords) {
-  return qWords.map((w) => {
-    const hits = db.prepare(`SELECT rowid - 1 AS i, bm25(turn) AS s FROM turn WHERE turn MATCH ?`).all(phrase(w));
-    const idf = core.fts5Idf(rows, hits.length);
-    return { word: w, n: hits.length, tf: hits.map((h) => [h.i, -h.s / idf]) };
-  });
-}
-
-/** Ranked turn indexes: Σ weight(word) × tf part, assistant turns × `assistant`. */
-function rank(turns, parts, weights, assistant) {
+function rankEcho(turns, parts, weights, assistant, per) {
   const sum = new Map();
+  const matched = parts.map((p) => new Set(p.tf.map(([i]) => i)));
+  const any = new Set(parts.flatMap((p, j) => (weights[j] ? p.tf.map(([i]) => i) : [])));
   parts.forEach((p, j) => {
     if (!weights[j]) return;
-    for (const [i, tf] of p.tf) sum.set(i, (sum.get(i) ?? 0) + weights[j] * tf);
+    for (const [i, tf] of p.tf) {
+      const echo =
+        turns[i].role === "assistant" &&
+        turns[i - 1]?.role === "user" &&
+        (per === "word" ? matched[j] : any).has(i - 1);
+      sum.set(i, (sum.get(i) ?? 0) + weights[j] * tf * (echo ? assistant : 1));
+    }
   });
-  return [...sum]
-    .map(([i, s]) => [i, turns[i].role === "assistant" ? s * assistant : s])
-    .sort((a, b) => b[1] - a[1] || a[0] - b[0])
-    .map(([i]) => i);
+  return [...sum].sort((a, b) => b[1] - a[1] || a[0] - b[0]).map(([i]) => i);
 }
 
 /** What unicode61 leaves of an English contraction ("what's": what, s; "don't": don, t). */
@@ -90,7 +102,9 @@ export async function benchRecallTune() {
     ...(await importTypeScript("core/speaker-weight.ts")),
     ...(await importTypeScript("core/fts-terms.ts")),
     ...(await importTypeScript("services/cortex/term-stats.ts")),
+    ...(await importTypeScript("core/stopwords.ts")),
   };
+  const vectors = wordVectors();
   const set = loadSet(dir, TUNING_SET);
   const limit = Number(arg("--limit") ?? set.questions.length);
   const chosen = pickQuestions(set, limit).filter((q) => q.evidence.length);
@@ -106,7 +120,7 @@ export async function benchRecallTune() {
     core.blendedIdf(rows, p.n, { hits: background.hits(p.word), documents: background.documents });
   // The ranking's weight of a word: its blended idf to the shipped power (term-stats.ts IDF_EXPONENT).
   const E = core.IDF_EXPONENT ?? 1;
-  const wOf = (p, rows, background) => idfOf(p, rows, background) ** E;
+  const wOf = (p, rows, background) => shippedWeight(core, p, rows, background);
   const stemKey = (w) => core.ftsTerms(w).join(" ");
   /** The shipped ranking, but a query word whose `keyOf` an earlier word had weighs nothing. */
   const onePerKey = (keyOf) => (c) => {
@@ -122,15 +136,6 @@ export async function benchRecallTune() {
       }),
       core.assistantWeight(c.text),
     );
-  };
-  /**
-   * The weights `weights` of `parts`, but only the `k` largest among words some turn holds (ties at
-   * the last place all stay): the `k` rarest words, as the shipped ranking keeps them.
-   */
-  const rarest = (parts, weights, k) => {
-    const held = weights.filter((_, j) => parts[j].n > 0);
-    const cut = [...held].sort((a, b) => b - a)[k - 1] ?? 0;
-    return weights.map((x, j) => (parts[j].n > 0 && x >= cut ? x : 0));
   };
   // The shipped ranking scores only a question's MAX_QUERY_WORDS rarest words (term-stats.ts).
   const CAP = core.MAX_QUERY_WORDS ?? Number.POSITIVE_INFINITY;
@@ -159,7 +164,55 @@ export async function benchRecallTune() {
   };
   const levers = {
     [SHIPPED]: commonLever(SHARE, ROWS),
+    ...Object.fromEntries(
+      [
+        [3, 5, 0.2],
+        [3, 5, 0.5],
+        [3, 10, 0.2],
+        [5, 10, 0.2],
+        [5, 10, 0.5],
+        [10, 20, 0.1],
+      ].map(([docs, terms, beta]) => [
+        `shipped, again with ${terms} words of its first ${docs} hits at ${beta} x`,
+        (c) => feedbackRanking(core, c, bg, { docs, terms, beta }),
+      ]),
+    ),
+    ...(vectors
+      ? Object.fromEntries(
+          [
+            [3, 0.6, 0.3],
+            [3, 0.6, 0.6],
+            [5, 0.5, 0.3],
+            [5, 0.6, 0.5],
+            [8, 0.5, 0.2],
+            [3, 0.7, 1],
+          ].map(([k, floor, alpha]) => [
+            `shipped + ${k} nearest words (cosine >= ${floor}) at ${alpha} x cosine`,
+            (c) => nearestWordsRanking(core, vectors, c, bg, { k, floor, alpha }),
+          ]),
+        )
+      : {}),
     "shipped, every word (no cap, everyday words too)": rarestLever(Number.POSITIVE_INFINITY),
+    ...Object.fromEntries(
+      ["word", "turn"].flatMap((per) =>
+        [3, 6, 1e9].map((d) => [
+          `shipped words, echo discount ${d >= 1e9 ? "∞ (echo dropped)" : d} per ${per} unless asked`,
+          (c) => {
+            const kept = shippedWeights(core, c, bg);
+            return rankEcho(c.turns, c.parts, kept, core.asksForAssistantWords(c.text) ? 1 : 1 / d, per);
+          },
+        ]),
+      ),
+    ),
+    "shipped words, no discount": (c) => {
+      const weight = rarestWeights(c, CAP);
+      const top = Math.max(...weight);
+      const kept = weight.map((x, j) =>
+        x > 0 && (c.parts[j].n <= Math.max(SHARE * c.rows, ROWS) || x === top) ? x : 0,
+      );
+      return rank(c.turns, c.parts, kept, 1);
+    },
+
     ...Object.fromEntries(
       [1, 1.5, 2, 4].map((d) => [
         `discount ${d} unless asked, shard + background`,
@@ -311,15 +364,11 @@ export async function benchRecallTune() {
       for (const v of cache.values()) v.db.close();
       cache.clear();
       const turns = h.sessions.slice(0, cutoff).flatMap((s) => exchanges(s.turns).kept);
-      const db = new DatabaseSync(":memory:");
-      db.exec(`CREATE VIRTUAL TABLE turn USING fts5(body, tokenize='porter unicode61')`);
-      const insert = db.prepare(`INSERT INTO turn (rowid, body) VALUES (?, ?)`);
-      db.exec("BEGIN");
-      turns.forEach((t, i) => insert.run(i + 1, t.text.slice(0, 100_000)));
-      db.exec("COMMIT");
-      cache.set(key, { db, turns });
+      const db = turnIndex(turns);
+      cache.set(key, { db, turns, vocab: vectors ? vocabularyOf(core, vectors, turns) : null });
     }
-    const { db, turns } = cache.get(key);
+    const haystack = cache.get(key);
+    const { turns } = haystack;
     current = half.get(h.id);
     const wanted = new Set(q.evidence);
     const want = turns.flatMap((t, i) => (wanted.has(t.id) ? [i] : []));
@@ -328,12 +377,7 @@ export async function benchRecallTune() {
       continue;
     }
     const text = queryText(q.question);
-    const context = (t) => ({
-      text: t,
-      turns,
-      rows: turns.length,
-      parts: wordParts(core, db, turns.length, core.queryWords(t) ?? []),
-    });
+    const context = (t) => questionContext(core, haystack, t);
     const c = context(text);
     for (const [name, lever] of Object.entries(levers)) add(name, lever(c), want);
     if (rewriteOn) {

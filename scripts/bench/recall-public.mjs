@@ -3,9 +3,13 @@
 // from and its licence in docs/recall-sets.md), against a textbook BM25 (bm25.mjs) over exactly the
 // turns the cortex holds. One set (sets/index.mjs TUNING_SET) is the one ranking choices may be
 // made on; every other set is reported held out, untouched by any choice.
-// Each haystack is one tenant (each session a conversation, loaded verbatim through POST
-// /v1/conversations/:id/import as whole exchanges; a turn breaking the alternation is left out and
-// counted). A question asked in the middle of the history (RealMem) is searched when the sessions
+// Each haystack is one tenant, each session a conversation. A person-and-assistant set is loaded
+// verbatim through POST /v1/conversations/:id/import as whole exchanges (a turn breaking the
+// alternation is left out and counted). A set of two people talking (`speakers: "people"`: LoCoMo,
+// REALTALK) is loaded as the outside measurement of issue 28 loaded it: every person's turn, in
+// order, a user message through POST /v1/conversations/:id/messages, which the offline model
+// answers (a short reply quoting it); `--load import` maps it onto user and assistant instead
+// (whoever speaks first in a session is the user), as the figures before 2026-12-05 did. A question asked in the middle of the history (RealMem) is searched when the sessions
 // before it are loaded and no later one is, so it sees exactly its own past.
 //   RECALL_DATA_DIR   one subfolder per set (required; nothing is downloaded)
 //   --set NAME        only that set (default: every set found under RECALL_DATA_DIR)
@@ -18,6 +22,10 @@
 //   --rewrite         also search the scripted rewrite of each question (query-rewrite.mjs: its key
 //                     nouns, what the doctrine asks the model to search), alone and fused with the
 //                     question's own search by reciprocal rank; the same for the plain BM25
+//   --load MODE       import | turns: how a two-people set is loaded (default turns; see above)
+//   WORD_VECTORS_DIR  also rank in-process with bench:recall-tune's nearest words (nearest-words.mjs;
+//                     not adopted) beside its ranking alone and searched again with words of its
+//                     first hits (always printed; not adopted), over the same turns
 //   --misses N        print N of the cortex's misses per set: the question, a missed evidence turn and
 //                     the stems the two share (the overlap summary per set is always printed)
 // The two cortex layouts side by side, in-process: the shipped searchCortexPage over node:sqlite
@@ -29,10 +37,22 @@ import { DatabaseSync } from "node:sqlite";
 import { bm25Index } from "./bm25.mjs";
 import { importTypeScript, quantile, withStack } from "./common.mjs";
 import { leverRankings, loadLeverCore, shardRankings } from "./recall-levers.mjs";
+import {
+  FEEDBACK_PICK,
+  feedbackRanking,
+  NEAREST_PICK,
+  nearestWordsRanking,
+  questionContext,
+  rank,
+  shippedWeights,
+  turnIndex,
+  vocabularyOf,
+  wordVectors,
+} from "./nearest-words.mjs";
 import { fuse, keyNouns } from "./query-rewrite.mjs";
 import { loadSemanticCore, semanticLevers } from "./recall-semantic.mjs";
 import { loadSet, setsIn, TUNING_SET } from "./sets/index.mjs";
-import { exchanges, pickQuestions, queryText } from "./sets/shape.mjs";
+import { exchanges, loadMode, pickQuestions, queryText } from "./sets/shape.mjs";
 import { d1Over, migrateShard } from "./sqlite-d1.mjs";
 
 const K = 5;
@@ -91,7 +111,46 @@ function score(top, evidence) {
 }
 
 /** One haystack as one tenant, sessions imported in order; `ask(questions, turns)` runs once the sessions before each cutoff are indexed. */
-async function runHaystack(base, set, haystack, questions, ask, stats) {
+/** The sessions a two-people set's turns are posted in at once (each its own conversation object). */
+const TURN_LOAD_CONCURRENCY = 6;
+
+/**
+ * Sessions posted turn by turn: every turn a user message through POST /v1/conversations/:id/messages
+ * (the offline model answers it), sessions side by side. Returns the visible turns (each a "user"
+ * turn now, as the cortex stores it) and the conversations to wait on.
+ */
+async function postTurns(base, tenant, sessions) {
+  const visible = sessions.map(() => []);
+  const convs = sessions.map(() => null);
+  let next = 0;
+  const worker = async () => {
+    for (let at = next++; at < sessions.length; at = next++) {
+      const session = sessions[at];
+      const conv = await call(base, tenant.apiKey, "POST", "/v1/conversations", {
+        title: `${session.id} ${session.date}`.trim().slice(0, 200),
+        settings: { foldThresholdChars: 50_000_000 },
+      });
+      let last = 0;
+      for (const turn of session.turns) {
+        const res = await call(base, tenant.apiKey, "POST", `/v1/conversations/${conv.id}/messages`, {
+          content: turn.text.slice(0, 100_000),
+        });
+        const user = res.messages.find((m) => m.role === "user");
+        if (!user || res.stop_reason === "error")
+          throw new Error(`turn of ${session.id}: ${JSON.stringify(res).slice(0, 200)}`);
+        const mine = { ...turn, role: "user" };
+        tenant.byMessage.set(user.id, mine);
+        visible[at].push(mine);
+        last = Math.max(last, ...res.messages.map((m) => m.seq));
+      }
+      convs[at] = { id: conv.id, count: last };
+    }
+  };
+  await Promise.all(Array.from({ length: TURN_LOAD_CONCURRENCY }, worker));
+  return { visible: visible.flat(), convs: convs.filter(Boolean) };
+}
+
+async function runHaystack(base, set, haystack, questions, ask, stats, mode = "import") {
   const { apiKey } = await call(base, "dev-admin-token", "POST", "/v1/admin/tenants", {
     name: `${set.name}-${haystack.id}`.slice(0, 100),
   });
@@ -101,6 +160,17 @@ async function runHaystack(base, set, haystack, questions, ask, stats) {
   const cutoffs = [...new Set(questions.map((q) => q.before ?? haystack.sessions.length))].sort((a, b) => a - b);
   let loaded = 0;
   for (const cutoff of cutoffs) {
+    if (mode === "turns") {
+      const posted = await postTurns(
+        base,
+        tenant,
+        haystack.sessions.slice(loaded, cutoff).filter((s) => s.turns.length),
+      );
+      visible.push(...posted.visible);
+      convs.push(...posted.convs);
+      stats.messages += posted.visible.length;
+      loaded = cutoff;
+    }
     for (; loaded < cutoff; loaded++) {
       const session = haystack.sessions[loaded];
       const { kept, dropped } = exchanges(session.turns);
@@ -201,6 +271,7 @@ export async function benchRecallPublic() {
     ...(await importTypeScript("core/fts-terms.ts")),
   };
   const missesShown = Number(arg("--misses") ?? 0);
+  const vectors = wordVectors();
   const semantic = leversOn ? await loadSemanticCore() : null;
   const extraFiles = process.argv.flatMap((a, i) => (process.argv[i - 1] === "--background" ? [a] : []));
   const backgrounds = {
@@ -243,6 +314,7 @@ export async function benchRecallPublic() {
           const add = (name, q, ranked, evidence) =>
             results.set(name, [...(results.get(name) ?? []), { type: q.type, ...score(ranked.slice(0, K), evidence) }]);
           const t0 = Date.now();
+          const mode = loadMode(set, arg("--load"));
           for (const haystack of set.haystacks) {
             const questions = chosen.filter((q) => q.haystack === haystack.id);
             if (!questions.length) continue;
@@ -251,6 +323,7 @@ export async function benchRecallPublic() {
               db: d1Over(migrateShard(new DatabaseSync(":memory:"))),
             };
             let indexedTurns = 0;
+            let nearest = null;
             await runHaystack(
               base,
               set,
@@ -347,6 +420,41 @@ export async function benchRecallPublic() {
                   } finally {
                     leverCore.assistantWeight = weight;
                   }
+                  {
+                    // bench:recall-tune's ranking, alone, searched again with words of its first
+                    // hits, and with the nearest words when WORD_VECTORS_DIR is set (neither
+                    // adopted: inside the noise on the tuning set), over the same turns.
+                    if (nearest?.rows !== turns.length) {
+                      nearest?.db.close();
+                      nearest = { rows: turns.length, turns: [...turns], db: turnIndex(turns) };
+                      nearest.vocab = vectors && vocabularyOf(core, vectors, nearest.turns);
+                    }
+                    const c = questionContext(core, nearest, text);
+                    const bg = core.shippedBackground();
+                    const ranked = rank(turns, c.parts, shippedWeights(core, c, bg), core.assistantWeight(text));
+                    add(
+                      TUNE_SHIPPED,
+                      q,
+                      ranked.map((i) => turns[i]),
+                      evidence,
+                    );
+                    const again = feedbackRanking(core, c, bg, FEEDBACK_PICK);
+                    add(
+                      TUNE_FEEDBACK,
+                      q,
+                      again.map((i) => turns[i]),
+                      evidence,
+                    );
+                    if (vectors) {
+                      const wider = nearestWordsRanking(core, vectors, c, bg, NEAREST_PICK);
+                      add(
+                        TUNE_NEAREST,
+                        q,
+                        wider.map((i) => turns[i]),
+                        evidence,
+                      );
+                    }
+                  }
                   if (leversOn) {
                     const levers = leverRankings(turns, text, []);
                     Object.assign(
@@ -368,6 +476,7 @@ export async function benchRecallPublic() {
                 }
               },
               stats,
+              mode,
             );
           }
           const droppedEvidence = stats.dropped.filter((id) => {
@@ -375,9 +484,9 @@ export async function benchRecallPublic() {
             return chosen.some((q) => q.haystack === h && q.evidence.includes(t));
           }).length;
           console.log(
-            `\n${set.name}: loaded ${stats.messages} messages through the import route in ${((Date.now() - t0) / 1000).toFixed(0)} s; turns left out (broken alternation) ${stats.dropped.length}, of them evidence of a chosen question ${droppedEvidence}; questions with no evidence left ${stats.skipped}`,
+            `\n${set.name}: loaded ${stats.messages} ${mode === "turns" ? "turns as user messages through POST /v1/conversations/:id/messages (each answered by the offline model)" : "messages through the import route"} in ${((Date.now() - t0) / 1000).toFixed(0)} s; turns left out (broken alternation) ${stats.dropped.length}, of them evidence of a chosen question ${droppedEvidence}; questions with no evidence left ${stats.skipped}`,
           );
-          report.push({ set, stats, results });
+          report.push({ set, stats, results, mode });
         }
       },
       semanticOn ? { SEMANTIC_SEARCH: "local" } : {},
@@ -392,6 +501,9 @@ export async function benchRecallPublic() {
 }
 
 const f3 = (x) => x.toFixed(3);
+const TUNE_SHIPPED = "in-process: bench:recall-tune's shipped ranking";
+const TUNE_FEEDBACK = `in-process: the same, again with ${FEEDBACK_PICK.terms} words of its first ${FEEDBACK_PICK.docs} hits at ${FEEDBACK_PICK.beta} x (not adopted)`;
+const TUNE_NEAREST = `in-process: the same + ${NEAREST_PICK.k} nearest words (cosine >= ${NEAREST_PICK.floor}, ${NEAREST_PICK.alpha} x; not adopted)`;
 const REWRITE_KEY = "cortex, rewrite: key nouns";
 const REWRITE_BOTH = "cortex, rewrite: question + key nouns (RRF)";
 const REWRITE_BM25_KEY = "plain BM25, rewrite: key nouns";
@@ -404,16 +516,16 @@ function printTables(report) {
     "\nrecall@5 = share of a question's evidence turns in the top 5, hit@5 = at least one; margin = cortex - BM25 recall@5",
   );
   console.log(
-    "| set | role | questions | messages | cortex recall@5 | cortex hit@5 | BM25 recall@5 | BM25 hit@5 | margin |",
+    "| set | role | loaded as | questions | messages | cortex recall@5 | cortex hit@5 | BM25 recall@5 | BM25 hit@5 | margin |",
   );
-  console.log("|---|---|---|---|---|---|---|---|---|");
-  for (const { set, stats, results } of report) {
+  console.log("|---|---|---|---|---|---|---|---|---|---|");
+  for (const { set, stats, results, mode } of report) {
     const c = results.get(CORTEX) ?? [];
     const b = results.get("plain BM25") ?? [];
     const r = (rs) => mean(rs.map((x) => x.recall));
     const h = (rs) => mean(rs.map((x) => x.hit));
     console.log(
-      `| ${set.name} | ${set.name === TUNING_SET ? "tuning" : "held out"} | ${c.length} | ${stats.messages} | ${f3(r(c))} | ${f3(h(c))} | ${f3(r(b))} | ${f3(h(b))} | ${signed(r(c) - r(b))} |`,
+      `| ${set.name} | ${set.name === TUNING_SET ? "tuning" : "held out"} | ${mode === "turns" ? "turns (user messages)" : "exchanges (import)"} | ${c.length} | ${stats.messages} | ${f3(r(c))} | ${f3(h(c))} | ${f3(r(b))} | ${f3(h(b))} | ${signed(r(c) - r(b))} |`,
     );
   }
   console.log("\nby question type, recall@5 (cortex | BM25 | margin):");

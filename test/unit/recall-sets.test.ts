@@ -4,7 +4,7 @@
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { loadSet, setsIn, TUNING_SET } from "../../scripts/bench/sets/index.mjs";
-import { exchanges, pickQuestions, queryText } from "../../scripts/bench/sets/shape.mjs";
+import { exchanges, loadMode, pickQuestions, queryText } from "../../scripts/bench/sets/shape.mjs";
 
 const DIR = join(__dirname, "../fixtures/recall-sets");
 
@@ -108,6 +108,17 @@ describe("the recall sets", () => {
     expect(first).toHaveLength(2);
     expect(new Set(pickQuestions(set, 10).map((q) => q.id))).toEqual(new Set(set.questions.map((q) => q.id)));
     expect(pickQuestions(set, 10, "temporal").map((q) => q.type)).toEqual(["temporal"]);
+  });
+
+  it("load two people's talk turn by turn as user messages, a person and an assistant as exchanges", () => {
+    expect(loadSet(DIR, "locomo").speakers).toBe("people");
+    expect(loadSet(DIR, "realtalk").speakers).toBe("people");
+    expect(loadMode(loadSet(DIR, "locomo"), undefined)).toBe("turns");
+    expect(loadMode(loadSet(DIR, "realtalk"), undefined)).toBe("turns");
+    expect(loadMode(loadSet(DIR, "realmem"), undefined)).toBe("import");
+    expect(loadMode(loadSet(DIR, "longmemeval"), undefined)).toBe("import");
+    expect(loadMode(loadSet(DIR, "locomo"), "import")).toBe("import");
+    expect(() => loadMode(loadSet(DIR, "realmem"), "exchanges")).toThrow(/--load: turns or import/);
   });
 
   it("import whole exchanges, counting what breaks the alternation", () => {

@@ -84,6 +84,7 @@ export function loadSet(dir) {
   }
   return {
     name: "locomo",
+    speakers: "people",
     haystacks,
     questions,
     notes: [

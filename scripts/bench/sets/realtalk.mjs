@@ -23,6 +23,7 @@ export function loadSet(dir) {
   }
   return {
     name: "realtalk",
+    speakers: "people",
     haystacks,
     questions,
     notes: [

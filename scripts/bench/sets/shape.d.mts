@@ -27,8 +27,11 @@ export interface RecallSet {
   haystacks: RecallHaystack[];
   questions: RecallQuestion[];
   notes: string[];
+  /** "people" when both sides are people (a turn's role only says who spoke first in its session). */
+  speakers?: "people";
 }
 export function jsonFiles(dir: string): string[];
 export function pickQuestions(set: RecallSet, limit: number, type?: string): RecallQuestion[];
 export function exchanges<T extends { role: string; text: string }>(turns: T[]): { kept: T[]; dropped: T[] };
 export function queryText(question: string): string;
+export function loadMode(set: RecallSet, asked: string | undefined): "turns" | "import";

@@ -1,5 +1,7 @@
 // The common shape every recall set's loader produces (docs/recall-sets.md), and what they share.
-//   RecallSet  {name, haystacks: Haystack[], questions: Question[], notes: string[]}
+//   RecallSet  {name, haystacks: Haystack[], questions: Question[], notes: string[], speakers?}:
+//              `speakers` "people" when both sides are people (a turn's role only says who spoke
+//              first in its session); absent, a person and an assistant
 //   Haystack   {id, sessions: [{id, date, turns: [{id, role: "user"|"assistant", text, date}]}]}:
 //              one tenant's history; turn ids are unique within it
 //   Question   {id, haystack, type, question, evidence: turn ids, before?}: `before` (a session
@@ -32,6 +34,17 @@ export function pickQuestions(set, limit, type) {
     .sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
     .slice(0, limit)
     .map(([, q]) => q);
+}
+
+/**
+ * How bench:recall-public loads a set: "turns" (each turn a user message through the messages
+ * route, which the model answers) for two people talking, "import" (whole exchanges through the
+ * import route) for a person and an assistant; `asked` (--load) overrides, and anything else is refused.
+ */
+export function loadMode(set, asked) {
+  const mode = asked ?? (set.speakers === "people" ? "turns" : "import");
+  if (mode !== "turns" && mode !== "import") throw new Error(`--load: turns or import (got "${mode}")`);
+  return mode;
 }
 
 /**

@@ -15,20 +15,20 @@
 //   --limit N        questions per set (default 30), by the sets' fixed shuffle
 //   --haystacks N    the first N haystacks of each set (default 2): the in-process encoder embeds a
 //                    few texts a second on a loaded machine, so a whole set would take hours
-//   --weights LIST   the fusion grid, lexical:semantic (default 3:1,5:1,8:1,12:1)
+//   --weights LIST   the fusion grid, lexical:semantic (default 5:1,8:1,12:1,20:1,50:1)
 import { cpus, loadavg } from "node:os";
 import { existsSync } from "node:fs";
 import { sentenceEncoder } from "../embeddings/sentence-encoder.mjs";
 import { importTypeScript } from "./common.mjs";
 import { loadLeverCore, shardRankings } from "./recall-levers.mjs";
 import { loadSet, setsIn, TUNING_SET } from "./sets/index.mjs";
-import { exchanges, pickQuestions, queryText } from "./sets/shape.mjs";
+import { exchanges, loadMode, pickQuestions, queryText } from "./sets/shape.mjs";
 
 const DEPTH = 50;
 const EMBED_CHARS = 4000;
 const K = 5;
 /** Fusion weights tried by default (lexical : semantic); the tuning set picks one. */
-export const DEFAULT_GRID = ["3:1", "5:1", "8:1", "12:1"];
+export const DEFAULT_GRID = ["5:1", "8:1", "12:1", "20:1", "50:1"];
 const weightsOf = (name) => name.split(":").map(Number);
 const LEXICAL = "lexical: shipped ranking";
 const EMBEDDERS = { hashed: "hashed words + trigrams", encoder: "sentence encoder" };
@@ -109,8 +109,13 @@ function questionsOf(set, { limit, haystacks }) {
   const chosen = pickQuestions({ ...set, questions: set.questions.filter((q) => kept.has(q.haystack)) }, limit);
   const out = [];
   let skipped = 0;
+  // Two people's talk is loaded turn by turn as the person's messages (sets/shape.mjs loadMode),
+  // so no turn is the assistant's; a person-and-assistant set as whole exchanges.
+  const people = loadMode(set, undefined) === "turns";
   for (const h of set.haystacks.filter((h) => kept.has(h.id))) {
-    const sessions = h.sessions.map((s) => exchanges(s.turns).kept);
+    const sessions = h.sessions.map((s) =>
+      people ? s.turns.map((t) => ({ ...t, role: "user" })) : exchanges(s.turns).kept,
+    );
     for (const q of chosen.filter((x) => x.haystack === h.id)) {
       const turns = sessions.slice(0, q.before ?? sessions.length).flat();
       const want = new Set(q.evidence);

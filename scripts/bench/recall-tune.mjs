@@ -10,6 +10,7 @@
 //   --misses N        print N misses of the shipped ranking: question, evidence turn, top hit
 //   --base NAME       the lever the others are compared with (default: the shipped ranking)
 //   --rewrite         also rank the scripted rewrite (query-rewrite.mjs) under each listed lever
+//   --by-length       also each lever against the base by the question's word count (≤ 8, 9–16, 17–32)
 //   WORD_VECTORS_DIR  also rank with each question's words joined by their nearest words in the
 //                     tenant's vocabulary (GloVe vectors; word-vectors.mjs makes the folder)
 // Two lever families measured on 2026-12-05 and not adopted (docs/measurements.md): an echo
@@ -347,10 +348,11 @@ export async function benchRecallTune() {
   const personas = set.haystacks.map((h) => h.id).sort();
   const half = new Map(personas.map((id, i) => [id, i < personas.length / 2 ? 0 : 1]));
   let current = 0;
+  let currentWords = 0;
   const add = (name, ranked, want) => {
     const top = ranked.slice(0, K);
     const found = want.filter((i) => top.includes(i)).length;
-    const row = { recall: found / want.length, hit: found ? 1 : 0, half: current };
+    const row = { recall: found / want.length, hit: found ? 1 : 0, half: current, words: currentWords };
     results.set(name, [...(results.get(name) ?? []), row]);
   };
   const byHaystack = new Map(set.haystacks.map((h) => [h.id, h]));
@@ -379,6 +381,7 @@ export async function benchRecallTune() {
     const text = queryText(q.question);
     const context = (t) => questionContext(core, haystack, t);
     const c = context(text);
+    currentWords = c.parts.length;
     for (const [name, lever] of Object.entries(levers)) add(name, lever(c), want);
     if (rewriteOn) {
       const key = keyNouns(text);
@@ -430,6 +433,28 @@ export async function benchRecallTune() {
     console.log(
       `| ${name} | ${mean(r).toFixed(3)} | ${mean(rs.map((x) => x.hit)).toFixed(3)} | ${d >= 0 ? "+" : ""}${d.toFixed(3)} | ${lo.toFixed(3)} to ${hi.toFixed(3)} | ${halfDelta(rs, 0)} | ${halfDelta(rs, 1)} |`,
     );
+  }
+  if (process.argv.includes("--by-length")) {
+    // Each lever against the base within buckets of the question's word count (its words the
+    // ranking looks up): whether a lever's gain is the long questions' or every question's.
+    const buckets = [
+      [0, 8],
+      [9, 16],
+      [17, 32],
+    ];
+    console.log(`\n| lever | ${buckets.map(([a, b]) => `${a}–${b} words: n, recall@5, Δ (95% CI)`).join(" | ")} |`);
+    console.log(`|---|${buckets.map(() => "---").join("|")}|`);
+    for (const [name, rs] of results) {
+      const cells = buckets.map(([a, b]) => {
+        const at = rs.flatMap((x, i) => (x.words >= a && x.words <= b ? [i] : []));
+        const mine = at.map((i) => rs[i].recall);
+        const theirs = at.map((i) => base[i].recall);
+        const [lo, hi] = bootstrap(mine, theirs);
+        const d = mean(mine) - mean(theirs);
+        return `${at.length}, ${mean(mine).toFixed(3)}, ${d >= 0 ? "+" : ""}${d.toFixed(3)} (${lo.toFixed(3)} to ${hi.toFixed(3)})`;
+      });
+      console.log(`| ${name} | ${cells.join(" | ")} |`);
+    }
   }
   for (const m of misses) {
     const weights = m.c.parts.map((p) => `${p.word}:${idfOf(p, m.c.rows, bg).toFixed(1)}/${p.n}`);

@@ -9,8 +9,9 @@
 // REALTALK) is loaded as the outside measurement of issue 28 loaded it: every person's turn, in
 // order, a user message through POST /v1/conversations/:id/messages, which the offline model
 // answers (a short reply quoting it); `--load import` maps it onto user and assistant instead
-// (whoever speaks first in a session is the user), as the figures before 2026-12-05 did. A question asked in the middle of the history (RealMem) is searched when the sessions
-// before it are loaded and no later one is, so it sees exactly its own past.
+// (whoever speaks first in a session is the user), as the figures before 2026-12-05 did. A
+// question asked in the middle of the history (RealMem) is searched when the sessions before it
+// are loaded and no later one is, so it sees exactly its own past.
 //   RECALL_DATA_DIR   one subfolder per set (required; nothing is downloaded)
 //   --set NAME        only that set (default: every set found under RECALL_DATA_DIR)
 //   --limit N         questions per set (default 100, or RECALL_QUESTIONS), chosen deterministically
@@ -110,7 +111,6 @@ function score(top, evidence) {
   return { recall: found / evidence.length, hit: found > 0 ? 1 : 0 };
 }
 
-/** One haystack as one tenant, sessions imported in order; `ask(questions, turns)` runs once the sessions before each cutoff are indexed. */
 /** The sessions a two-people set's turns are posted in at once (each its own conversation object). */
 const TURN_LOAD_CONCURRENCY = 6;
 
@@ -150,6 +150,10 @@ async function postTurns(base, tenant, sessions) {
   return { visible: visible.flat(), convs: convs.filter(Boolean) };
 }
 
+/**
+ * One haystack as one tenant, sessions loaded in order (`mode`: "import" or "turns", loadMode);
+ * `ask(questions, turns)` runs once the sessions before each cutoff are indexed.
+ */
 async function runHaystack(base, set, haystack, questions, ask, stats, mode = "import") {
   const { apiKey } = await call(base, "dev-admin-token", "POST", "/v1/admin/tenants", {
     name: `${set.name}-${haystack.id}`.slice(0, 100),
@@ -478,6 +482,7 @@ export async function benchRecallPublic() {
               stats,
               mode,
             );
+            nearest?.db.close();
           }
           const droppedEvidence = stats.dropped.filter((id) => {
             const [h, t] = [id.slice(0, id.indexOf("/")), id.slice(id.indexOf("/") + 1)];

@@ -13,9 +13,9 @@
 //   --by-length       also each lever against the base by the question's word count (≤ 8, 9–16, 17–32)
 //   WORD_VECTORS_DIR  also rank with each question's words joined by their nearest words in the
 //                     tenant's vocabulary (GloVe vectors; word-vectors.mjs makes the folder)
-// Two lever families measured on 2026-12-05 and not adopted (docs/measurements.md): an echo
-// discount (an assistant turn's words discounted only where the turn it answers has them too) and
-// the nearest words.
+// Lever families measured on 2026-12-05 and not adopted (docs/measurements.md): an echo discount
+// (an assistant turn's words discounted only where the turn it answers has them too), the nearest
+// words and feedback (nearest-words.mjs), and one hit per exchange.
 import { cpus, loadavg } from "node:os";
 import { importTypeScript } from "./common.mjs";
 import {
@@ -205,6 +205,24 @@ export async function benchRecallTune() {
         ]),
       ),
     ),
+    "shipped, a reply left out when the turn it answers ranks above it": (c) => {
+      const ranked = rank(c.turns, c.parts, shippedWeights(core, c, bg), core.assistantWeight(c.text));
+      const seen = new Set();
+      return ranked.filter((i) => {
+        seen.add(i);
+        return !(c.turns[i].role === "assistant" && c.turns[i - 1]?.role === "user" && seen.has(i - 1));
+      });
+    },
+    "shipped, one hit per exchange (the better of a turn and its reply)": (c) => {
+      const ranked = rank(c.turns, c.parts, shippedWeights(core, c, bg), core.assistantWeight(c.text));
+      const seen = new Set();
+      return ranked.filter((i) => {
+        const pair = c.turns[i].role === "assistant" && c.turns[i - 1]?.role === "user" ? i - 1 : i;
+        if (seen.has(pair)) return false;
+        seen.add(pair);
+        return true;
+      });
+    },
     "shipped words, no discount": (c) => {
       const weight = rarestWeights(c, CAP);
       const top = Math.max(...weight);

@@ -5,6 +5,7 @@
 //   recall-public  evidence recall@5 on public memory benchmarks (RECALL_DATA_DIR, docs/recall-sets.md) for the cortex and a plain BM25
 //   recall-tune    the ranking's levers on the tuning set (RealMem) only, in-process, with a paired bootstrap (no stack)
 //   recall-semantic  lexical, semantic (hashed and a learned sentence encoder) and fused recall@5 on the public sets (RECALL_DATA_DIR; no stack)
+//   record-embeddings  the texts a recall-semantic run embeds, recorded with Workers AI over REST (an account) or the local encoder
 //   recall-folds   the cortex's term statistics on every LongMemEval question, each fold with a held-out background (no stack)
 //   ranking-cost   one search in a ~12,000-message shard, in-process: the shipped ranking against the query it replaced,
 //                  and the same tenant in a shared shard
@@ -29,7 +30,7 @@ import { benchRankingCost } from "./bench/ranking-cost.mjs";
 import { benchRecallFolds } from "./bench/recall-folds.mjs";
 import { benchRecallPublic } from "./bench/recall-public.mjs";
 import { benchRecallTune } from "./bench/recall-tune.mjs";
-import { benchRecallSemantic } from "./bench/recall-semantic.mjs";
+import { benchRecallSemantic, benchRecordEmbeddings } from "./bench/recall-semantic.mjs";
 import { benchSawtooth } from "./bench/sawtooth.mjs";
 import { benchScale } from "./bench/scale.mjs";
 import { benchTokens } from "./bench/tokens.mjs";
@@ -44,6 +45,7 @@ const benches = {
   "recall-folds": benchRecallFolds,
   "recall-tune": benchRecallTune,
   "recall-semantic": benchRecallSemantic,
+  "record-embeddings": benchRecordEmbeddings,
   "ranking-cost": benchRankingCost,
   tokens: benchTokens,
   attachments: benchAttachments,

@@ -16,9 +16,13 @@
 //   --haystacks N    the first N haystacks of each set (default 2): the in-process encoder embeds a
 //                    few texts a second on a loaded machine, so a whole set would take hours
 //   --weights LIST   the fusion grid, lexical:semantic (default 5:1,8:1,12:1,20:1,50:1)
+//   --encoder DIR    the learned encoder is a recording (record-embeddings, below; e.g. the deployed
+//                    bge-m3's vectors recorded on a machine with an account) instead of the sentence encoder
 import { cpus, loadavg } from "node:os";
 import { existsSync } from "node:fs";
+import { recordedEmbedder, recordEmbeddings } from "../embeddings/recorded.mjs";
 import { sentenceEncoder } from "../embeddings/sentence-encoder.mjs";
+import { workersAiRestEmbedder } from "../embeddings/workers-ai-rest.mjs";
 import { importTypeScript } from "./common.mjs";
 import { loadLeverCore, shardRankings } from "./recall-levers.mjs";
 import { loadSet, setsIn, TUNING_SET } from "./sets/index.mjs";
@@ -45,12 +49,15 @@ export async function loadSemanticCore() {
   return core;
 }
 
-/** text -> unit vector from the sentence encoder, so a turn is embedded once per run. */
+/** The learned encoder: the in-process sentence encoder, or a recording (--encoder DIR). */
+let learnedEncoder = () => sentenceEncoder();
+
+/** text -> unit vector from the learned encoder, so a turn is embedded once per run. */
 const encoded = new Map();
 async function encode(texts) {
   const todo = [...new Set(texts.filter((t) => !encoded.has(t)))];
   if (todo.length) {
-    const vectors = await (await sentenceEncoder()).embed(todo.map((t) => t.slice(0, EMBED_CHARS)));
+    const vectors = await (await learnedEncoder()).embed(todo.map((t) => t.slice(0, EMBED_CHARS)));
     todo.forEach((t, i) => encoded.set(t, vectors[i]));
   }
   return texts.map((t) => encoded.get(t));
@@ -149,7 +156,8 @@ export function pickFusionWeights(results, { grid, embedder = "encoder" }) {
   );
 }
 
-export async function benchRecallSemantic() {
+/** The sets, questions and haystacks a run reads (RECALL_DATA_DIR, --set, --limit, --haystacks). */
+function runOptions() {
   const dir = process.env.RECALL_DATA_DIR;
   if (!dir || !existsSync(dir)) {
     console.log("bench:recall-semantic needs RECALL_DATA_DIR: one subfolder per set (docs/recall-sets.md)");
@@ -157,10 +165,59 @@ export async function benchRecallSemantic() {
   }
   const limit = Number(arg("--limit") ?? 30);
   const haystacks = Number(arg("--haystacks") ?? 2);
-  const grid = (arg("--weights") ?? DEFAULT_GRID.join(",")).split(",");
-  if (![limit, haystacks].every((n) => Number.isInteger(n) && n > 0) || grid.some((w) => !/^\d+:\d+$/.test(w)))
-    throw new Error("--limit and --haystacks: positive whole numbers; --weights: a list like 3:1,5:1");
+  if (![limit, haystacks].every((n) => Number.isInteger(n) && n > 0))
+    throw new Error("--limit and --haystacks: positive whole numbers");
   const names = setsIn(dir, arg("--set")).filter((n) => n !== "longmemeval" || arg("--set") === "longmemeval");
+  return { dir, limit, haystacks, names };
+}
+
+/** Every text a run with these options embeds: its questions and the turns they see, cut as encode cuts them. */
+export function textsToEmbed(set, { limit, haystacks }) {
+  const { questions } = questionsOf(set, { limit, haystacks });
+  return [
+    ...new Set(questions.flatMap((x) => [x.text, ...x.turns.map((t) => t.text)]).map((t) => t.slice(0, EMBED_CHARS))),
+  ];
+}
+
+/**
+ * `npm run bench -- record-embeddings --out DIR [--embedder workers-ai|encoder]` plus the options of
+ * bench:recall-semantic: records the texts that run would embed (scripts/embeddings/recorded.mjs),
+ * with Workers AI's bge-m3 over the REST API (CLOUDFLARE_ACCOUNT_ID, CLOUDFLARE_API_TOKEN; a
+ * machine with an account) or the local sentence encoder. bench:recall-semantic --encoder DIR then
+ * ranks with the recording.
+ */
+export async function benchRecordEmbeddings() {
+  const { dir, limit, haystacks, names } = runOptions();
+  const out = arg("--out");
+  if (!out) throw new Error("record-embeddings needs --out DIR");
+  const kind = arg("--embedder") ?? "workers-ai";
+  if (kind !== "workers-ai" && kind !== "encoder") throw new Error(`--embedder: workers-ai or encoder (got "${kind}")`);
+  const embedder =
+    kind === "encoder"
+      ? await sentenceEncoder()
+      : workersAiRestEmbedder({
+          accountId: process.env.CLOUDFLARE_ACCOUNT_ID,
+          token: process.env.CLOUDFLARE_API_TOKEN,
+        });
+  const texts = names.flatMap((name) => textsToEmbed(loadSet(dir, name), { limit, haystacks }));
+  const t0 = Date.now();
+  const meta = await recordEmbeddings(embedder, texts, out, {
+    progress: (done, all) => process.stdout.write(`\r${done} of ${all} texts`),
+  });
+  console.log(
+    `\n${meta.count} texts of ${names.join(", ")} embedded by ${meta.model} into ${out} in ${((Date.now() - t0) / 1000).toFixed(0)} s`,
+  );
+}
+
+export async function benchRecallSemantic() {
+  const { dir, limit, haystacks, names } = runOptions();
+  const grid = (arg("--weights") ?? DEFAULT_GRID.join(",")).split(",");
+  if (grid.some((w) => !/^\d+:\d+$/.test(w))) throw new Error("--weights: a list like 3:1,5:1");
+  if (arg("--encoder")) {
+    const recorded = recordedEmbedder(arg("--encoder"));
+    learnedEncoder = async () => recorded;
+    EMBEDDERS.encoder = recorded.model;
+  }
   const c = { ...(await loadLeverCore()), ...(await loadSemanticCore()) };
   const samples = [loadavg()[0]];
   const timer = setInterval(() => samples.push(loadavg()[0]), 5000);

@@ -90,11 +90,17 @@ async function indexed(base, key, convs) {
   }
 }
 
-/** The search's hits for `text` as turns of the haystack loaded so far. */
-async function searchTurns(base, tenant, text, limit) {
+/**
+ * The search's hits for `text` as turns of the haystack loaded so far. A hit on a message the set
+ * does not hold (the offline model's reply, when turns are posted) keeps its place and is counted
+ * in `stats.replyHits`.
+ */
+async function searchTurns(base, tenant, text, limit, stats) {
   const params = new URLSearchParams({ q: text, kind: "message", limit: String(limit) });
   const res = await call(base, tenant.apiKey, "GET", `/v1/search?${params}`);
-  return res.data.map((h) => tenant.byMessage.get(h.messageId)).filter(Boolean);
+  const turns = res.data.map((h) => tenant.byMessage.get(h.messageId)).filter(Boolean);
+  if (stats) stats.replyHits += res.data.length - turns.length;
+  return turns;
 }
 
 /** The question's content stems (porter, stopwords out), as the cortex looks words up. */
@@ -312,6 +318,7 @@ export async function benchRecallPublic() {
             missed: [],
             examples: [],
             layoutsSame: 0,
+            replyHits: 0,
             layoutsAsked: 0,
           };
           const results = new Map();
@@ -343,7 +350,7 @@ export async function benchRecallPublic() {
                     continue;
                   }
                   const started = performance.now();
-                  const hits = await searchTurns(base, tenant, text, K);
+                  const hits = await searchTurns(base, tenant, text, K, stats);
                   stats.latencies.push(performance.now() - started);
                   add("cortex (GET /v1/search)", q, hits, evidence);
                   const asked = stems(core, text);
@@ -587,6 +594,11 @@ function printTables(report) {
     console.log(
       `${set.name}: the two layouts ranked the same top ${K} (same turns, same order) on ${stats.layoutsSame} of ${stats.layoutsAsked} questions`,
     );
+  for (const { set, stats, mode } of report)
+    if (mode === "turns")
+      console.log(
+        `${set.name}: places in the cortex's top ${K} taken by the offline model's replies: ${stats.replyHits} of ${K * stats.latencies.length}`,
+      );
   for (const { set, stats } of report)
     if (stats.latencies.length)
       console.log(

@@ -7,8 +7,10 @@
 // verbatim through POST /v1/conversations/:id/import as whole exchanges (a turn breaking the
 // alternation is left out and counted). A set of two people talking (`speakers: "people"`: LoCoMo,
 // REALTALK) is loaded as the outside measurement of issue 28 loaded it: every person's turn, in
-// order, a user message through POST /v1/conversations/:id/messages, which the offline model
-// answers (a short reply quoting it); `--load import` maps it onto user and assistant instead
+// order within its session (six sessions are posted side by side), a user message through POST
+// /v1/conversations/:id/messages, which the offline model answers (a short reply quoting it, which
+// the cortex indexes too; BM25 and the in-process rows hold the person's turns only, so there the
+// two sides search different documents); `--load import` maps it onto user and assistant instead
 // (whoever speaks first in a session is the user), as the figures before 2026-12-05 did. A
 // question asked in the middle of the history (RealMem) is searched when the sessions before it
 // are loaded and no later one is, so it sees exactly its own past.
@@ -23,7 +25,8 @@
 //   --rewrite         also search the scripted rewrite of each question (query-rewrite.mjs: its key
 //                     nouns, what the doctrine asks the model to search), alone and fused with the
 //                     question's own search by reciprocal rank; the same for the plain BM25
-//   --load MODE       import | turns: how a two-people set is loaded (default turns; see above)
+//   --load MODE       import | turns: how a two-people set is loaded (default turns; see above);
+//                     a person-and-assistant set is always imported
 //   WORD_VECTORS_DIR  also rank in-process with bench:recall-tune's nearest words (nearest-words.mjs;
 //                     not adopted) beside its ranking alone and searched again with words of its
 //                     first hits (always printed; not adopted), over the same turns
@@ -92,8 +95,8 @@ async function indexed(base, key, convs) {
 
 /**
  * The search's hits for `text` as turns of the haystack loaded so far. A hit on a message the set
- * does not hold (the offline model's reply, when turns are posted) keeps its place and is counted
- * in `stats.replyHits`.
+ * does not hold (the offline model's reply, when turns are posted) takes one of the `limit` places
+ * but is left out of the list (so the list may be shorter), and is counted in `stats.replyHits`.
  */
 async function searchTurns(base, tenant, text, limit, stats) {
   const params = new URLSearchParams({ q: text, kind: "message", limit: String(limit) });
@@ -129,8 +132,9 @@ async function postTurns(base, tenant, sessions) {
   const visible = sessions.map(() => []);
   const convs = sessions.map(() => null);
   let next = 0;
+  let failed = false;
   const worker = async () => {
-    for (let at = next++; at < sessions.length; at = next++) {
+    for (let at = next++; at < sessions.length && !failed; at = next++) {
       const session = sessions[at];
       const conv = await call(base, tenant.apiKey, "POST", "/v1/conversations", {
         title: `${session.id} ${session.date}`.trim().slice(0, 200),
@@ -138,12 +142,18 @@ async function postTurns(base, tenant, sessions) {
       });
       let last = 0;
       for (const turn of session.turns) {
+        if (failed) return;
         const res = await call(base, tenant.apiKey, "POST", `/v1/conversations/${conv.id}/messages`, {
           content: turn.text.slice(0, 100_000),
+        }).catch((err) => {
+          failed = true;
+          throw err;
         });
         const user = res.messages.find((m) => m.role === "user");
-        if (!user || res.stop_reason === "error")
+        if (!user || res.stop_reason === "error") {
+          failed = true;
           throw new Error(`turn of ${session.id}: ${JSON.stringify(res).slice(0, 200)}`);
+        }
         const mine = { ...turn, role: "user" };
         tenant.byMessage.set(user.id, mine);
         visible[at].push(mine);
@@ -299,7 +309,7 @@ export async function benchRecallPublic() {
     console.log(
       `${name}${name === TUNING_SET ? " (tuning set)" : " (held out)"}: ${chosen.length} of ${set.questions.length} questions over ${set.haystacks.length} haystacks; ${set.notes.join("; ")}`,
     );
-    return { set, chosen };
+    return { set, chosen, mode: loadMode(set, arg("--load")) };
   });
   console.log(`semantic path through the API: ${semanticOn ? "on (local)" : "off (lexical only, the default)"}`);
   const samples = [loadavg()[0]];
@@ -308,7 +318,7 @@ export async function benchRecallPublic() {
   try {
     await withStack(
       async (base) => {
-        for (const { set, chosen } of sets) {
+        for (const { set, chosen, mode } of sets) {
           const stats = {
             messages: 0,
             dropped: [],
@@ -325,7 +335,6 @@ export async function benchRecallPublic() {
           const add = (name, q, ranked, evidence) =>
             results.set(name, [...(results.get(name) ?? []), { type: q.type, ...score(ranked.slice(0, K), evidence) }]);
           const t0 = Date.now();
-          const mode = loadMode(set, arg("--load"));
           for (const haystack of set.haystacks) {
             const questions = chosen.filter((q) => q.haystack === haystack.id);
             if (!questions.length) continue;

@@ -110,7 +110,7 @@ const arg = (name) => {
   return at > 0 ? process.argv[at + 1] : undefined;
 };
 
-/** The chosen questions of one set, each with the turns it may see (its haystack's sessions before it, as imported). */
+/** The chosen questions of one set, each with the turns it may see (its haystack's sessions before it, as bench:recall-public loads them). */
 function questionsOf(set, { limit, haystacks }) {
   const kept = new Set(set.haystacks.slice(0, haystacks).map((h) => h.id));
   const chosen = pickQuestions({ ...set, questions: set.questions.filter((q) => kept.has(q.haystack)) }, limit);

@@ -10,7 +10,8 @@
 //   --misses N        print N misses of the shipped ranking: question, evidence turn, top hit
 //   --base NAME       the lever the others are compared with (default: the shipped ranking)
 //   --rewrite         also rank the scripted rewrite (query-rewrite.mjs) under each listed lever
-//   --by-length       also each lever against the base by the question's word count (≤ 8, 9–16, 17–32)
+//   --by-length       also each lever against the base by how many content words of the question the
+//                     ranking looks up (queryWords: 0–8, 9–16, 17–32)
 //   WORD_VECTORS_DIR  also rank with each question's words joined by their nearest words in the
 //                     tenant's vocabulary (GloVe vectors; word-vectors.mjs makes the folder)
 // Lever families measured on 2026-12-05 and not adopted (docs/measurements.md): an echo discount
@@ -465,6 +466,7 @@ export async function benchRecallTune() {
     for (const [name, rs] of results) {
       const cells = buckets.map(([a, b]) => {
         const at = rs.flatMap((x, i) => (x.words >= a && x.words <= b ? [i] : []));
+        if (!at.length) return "0, –";
         const mine = at.map((i) => rs[i].recall);
         const theirs = at.map((i) => base[i].recall);
         const [lo, hi] = bootstrap(mine, theirs);

@@ -6,6 +6,9 @@
 //   BENCH_SCALE_MESSAGES  messages across them (default 100,000; Zipf sizes, at least 10 each)
 //   BENCH_SCALE_QUERIES   searches per shard size bucket (default 300)
 //   BENCH_SCALE_TURNS     turns whose D1 writes are measured (default 20)
+//   BENCH_SCALE_SEMANTIC  "local": the stack runs with SEMANTIC_SEARCH=local, so the shards also
+//                         hold the semantic path's rows (cortex_embedded, as deployed; and the local
+//                         vectors, local_vectors, which Vectorize holds when deployed)
 import { cpus, loadavg } from "node:os";
 import { quantile, withStack } from "./common.mjs";
 import { measureTurnWrites, summarizeTurnWrites } from "./scale-d1.mjs";
@@ -118,34 +121,40 @@ export async function benchScaleCortex() {
   const messageCount = setting("BENCH_SCALE_MESSAGES", 100_000);
   const perBucket = setting("BENCH_SCALE_QUERIES", 300);
   const turns = setting("BENCH_SCALE_TURNS", 20);
+  const semantic = process.env.BENCH_SCALE_SEMANTIC ?? "";
+  if (semantic !== "" && semantic !== "local")
+    throw new Error(`BENCH_SCALE_SEMANTIC: "local" or unset (got ${semantic})`);
   const sizes = tenantSizes(tenantCount, messageCount);
   console.log(
-    `bench:scale (cortex): ${fmt(tenantCount)} tenants, ${fmt(messageCount)} messages, largest tenant ${fmt(sizes[0])}, smallest ${fmt(sizes.at(-1))}`,
+    `bench:scale (cortex): ${fmt(tenantCount)} tenants, ${fmt(messageCount)} messages, largest tenant ${fmt(sizes[0])}, smallest ${fmt(sizes.at(-1))}; semantic path ${semantic || "off"}`,
   );
   const loads = [loadavg()[0]];
   const timer = setInterval(() => loads.push(loadavg()[0]), 5000);
-  await withStack(async (base, persistDir) => {
-    let t0 = Date.now();
-    const tenants = await createTenants(base, sizes);
-    const tenantsMs = Date.now() - t0;
-    console.log(`created ${fmt(tenants.length)} tenants and keys through the admin API in ${secs(tenantsMs)}`);
-    t0 = Date.now();
-    const loaded = await importHistories(base, tenants);
-    const importMs = Date.now() - t0;
-    await waitIndexed(base, tenants);
-    const load = { ...loaded, tenantsMs, importMs, indexedMs: Date.now() - t0 };
-    console.log(`loaded ${fmt(load.messages)} messages in ${secs(load.indexedMs)}; timing searches`);
-    const searches = await timeSearches(base, tenants, perBucket);
-    for (const r of searches) console.log(`  ${searchRow(r)}`);
-    console.log(`measuring the shards' files`);
-    const { layout, shards: files } = stackFiles(persistDir);
-    const shards = files.map(measureShard).filter((s) => s.docs > 0);
-    console.log(`measuring ${turns} turns' writes`);
-    // A failed turn (the local stack under load) costs the write figures, not the ones measured above.
-    const writes = await measureTurnWrites(base, persistDir, turnTenants(tenants), turns).catch((err) => {
-      console.log(`the turns' writes were not measured: ${err.message}`);
-      return [];
-    });
-    report({ tenants, load, layout, shards, searches, writes, loads });
-  }).finally(() => clearInterval(timer));
+  await withStack(
+    async (base, persistDir) => {
+      let t0 = Date.now();
+      const tenants = await createTenants(base, sizes);
+      const tenantsMs = Date.now() - t0;
+      console.log(`created ${fmt(tenants.length)} tenants and keys through the admin API in ${secs(tenantsMs)}`);
+      t0 = Date.now();
+      const loaded = await importHistories(base, tenants);
+      const importMs = Date.now() - t0;
+      await waitIndexed(base, tenants);
+      const load = { ...loaded, tenantsMs, importMs, indexedMs: Date.now() - t0 };
+      console.log(`loaded ${fmt(load.messages)} messages in ${secs(load.indexedMs)}; timing searches`);
+      const searches = await timeSearches(base, tenants, perBucket);
+      for (const r of searches) console.log(`  ${searchRow(r)}`);
+      console.log(`measuring the shards' files`);
+      const { layout, shards: files } = stackFiles(persistDir);
+      const shards = files.map(measureShard).filter((s) => s.docs > 0);
+      console.log(`measuring ${turns} turns' writes`);
+      // A failed turn (the local stack under load) costs the write figures, not the ones measured above.
+      const writes = await measureTurnWrites(base, persistDir, turnTenants(tenants), turns).catch((err) => {
+        console.log(`the turns' writes were not measured: ${err.message}`);
+        return [];
+      });
+      report({ tenants, load, layout, shards, searches, writes, loads });
+    },
+    semantic ? { SEMANTIC_SEARCH: semantic } : {},
+  ).finally(() => clearInterval(timer));
 }

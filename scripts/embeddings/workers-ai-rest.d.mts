@@ -5,4 +5,5 @@ export declare function workersAiRestEmbedder(options: {
   model?: string;
   dimensions?: number;
   fetch?: (url: string, init: { method: string; headers: Record<string, string>; body: string }) => Promise<Response>;
+  sleep?: (ms: number) => Promise<void>;
 }): { model: string; dimensions: number; embed(texts: readonly string[]): Promise<Float32Array[]> };

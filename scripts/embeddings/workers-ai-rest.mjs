@@ -14,6 +14,10 @@ const unit = (values) => {
   return v;
 };
 
+/** Attempts per call: a 429 or 5xx (or a dropped connection) is tried again after 1, 2, 4 s. */
+const ATTEMPTS = 4;
+const pause = (ms) => new Promise((r) => setTimeout(r, ms));
+
 /** An Embedder over the REST API: `accountId`, an API `token` with Workers AI read, the `model` and its `dimensions`. */
 export function workersAiRestEmbedder({
   accountId,
@@ -21,6 +25,7 @@ export function workersAiRestEmbedder({
   model = "@cf/baai/bge-m3",
   dimensions = 1024,
   fetch = globalThis.fetch,
+  sleep = pause,
 }) {
   if (!accountId || !token)
     throw new Error("Workers AI over REST needs CLOUDFLARE_ACCOUNT_ID and CLOUDFLARE_API_TOKEN");
@@ -31,11 +36,18 @@ export function workersAiRestEmbedder({
       const out = [];
       for (let i = 0; i < texts.length; i += TEXTS_PER_CALL) {
         const batch = texts.slice(i, i + TEXTS_PER_CALL).map((t) => t.slice(0, MAX_CHARS));
-        const res = await fetch(`${API}/accounts/${accountId}/ai/run/${model}`, {
-          method: "POST",
-          headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
-          body: JSON.stringify({ text: batch, truncate_inputs: true }),
-        });
+        const post = () =>
+          fetch(`${API}/accounts/${accountId}/ai/run/${model}`, {
+            method: "POST",
+            headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+            body: JSON.stringify({ text: batch, truncate_inputs: true }),
+          });
+        let res;
+        for (let attempt = 1; ; attempt++) {
+          res = await post().catch((err) => (attempt < ATTEMPTS ? null : Promise.reject(err)));
+          if ((res && res.status !== 429 && res.status < 500) || attempt === ATTEMPTS) break;
+          await sleep(1000 * 2 ** (attempt - 1));
+        }
         const body = await res.json().catch(() => null);
         if (!res.ok || !body?.success) {
           const why = body?.errors?.map((e) => e.message).join("; ") || `HTTP ${res.status}`;

@@ -118,6 +118,8 @@ describe("the recall sets", () => {
     expect(loadMode(loadSet(DIR, "realmem"), undefined)).toBe("import");
     expect(loadMode(loadSet(DIR, "longmemeval"), undefined)).toBe("import");
     expect(loadMode(loadSet(DIR, "locomo"), "import")).toBe("import");
+    // --load is about two people's talk: a person and an assistant stay exchanges whatever it says.
+    expect(loadMode(loadSet(DIR, "realmem"), "turns")).toBe("import");
     expect(() => loadMode(loadSet(DIR, "realmem"), "exchanges")).toThrow(/--load: turns or import/);
   });
 

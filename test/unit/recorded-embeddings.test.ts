@@ -101,6 +101,26 @@ describe("Workers AI over REST", () => {
     expect(Array.from(vectors[0].slice(0, 3))).toEqual([expect.closeTo(0.6), expect.closeTo(0.8), 0]);
   });
 
+  it("tries a 429 or 5xx again after 1, 2 and 4 s, then names the error", async () => {
+    const busy = fakeApi(1024, { status: 429, message: "Too many requests" });
+    const ok = fakeApi(1024);
+    let calls = 0;
+    const flaky = (url: string, init: { headers: Record<string, string>; body: string }) =>
+      ++calls < 3 ? busy.fetch(url, init) : ok.fetch(url, init);
+    const waited: number[] = [];
+    const sleep = async (ms: number) => {
+      waited.push(ms);
+    };
+    const vectors = await workersAiRestEmbedder({ accountId: "a", token: "t", fetch: flaky, sleep }).embed(["x"]);
+    expect(vectors).toHaveLength(1);
+    expect(waited).toEqual([1000, 2000]);
+    waited.length = 0;
+    await expect(
+      workersAiRestEmbedder({ accountId: "a", token: "t", fetch: busy.fetch, sleep }).embed(["x"]),
+    ).rejects.toThrow(/Too many requests/);
+    expect(waited).toEqual([1000, 2000, 4000]);
+  });
+
   it("names the API's error, a wrong answer, and missing credentials", async () => {
     const denied = fakeApi(1024, { status: 403, message: "Authentication error" });
     await expect(

@@ -5,10 +5,11 @@
 // in the conversation) is left out, as abstention is in LongMemEval. The same reader serves
 // REALTALK (realtalk.mjs), which keeps LoCoMo's format.
 //
-// The import route takes user-assistant exchanges, so a two-person dialogue is mapped: a run of
-// messages by one speaker is one turn (its lines joined), and within each session whoever speaks
-// first is the user and the other the assistant. A shared photo's caption is kept in the turn's
-// text ("[photo: ...]"), as the dataset gives it in place of the image.
+// A run of messages by one speaker is one turn (its lines joined). Both sides are people
+// (`speakers: "people"`), so bench:recall-public posts every turn as a user message (sets/shape.mjs
+// loadMode); for its --load import, each turn's role says who spoke first in its session (the
+// user) and who second (the assistant). A shared photo's caption is kept in the turn's text
+// ("[photo: ...]"), as the dataset gives it in place of the image.
 import { readFileSync } from "node:fs";
 import { jsonFiles } from "./shape.mjs";
 

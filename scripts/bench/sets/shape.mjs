@@ -39,12 +39,14 @@ export function pickQuestions(set, limit, type) {
 /**
  * How bench:recall-public loads a set: "turns" (each turn a user message through the messages
  * route, which the model answers) for two people talking, "import" (whole exchanges through the
- * import route) for a person and an assistant; `asked` (--load) overrides, and anything else is refused.
+ * import route) for a person and an assistant. `asked` (--load) chooses for two people's talk only:
+ * a person-and-assistant set is always imported; any other value is refused.
  */
 export function loadMode(set, asked) {
-  const mode = asked ?? (set.speakers === "people" ? "turns" : "import");
-  if (mode !== "turns" && mode !== "import") throw new Error(`--load: turns or import (got "${mode}")`);
-  return mode;
+  if (asked !== undefined && asked !== "turns" && asked !== "import")
+    throw new Error(`--load: turns or import (got "${asked}")`);
+  if (set.speakers !== "people") return "import";
+  return asked ?? "turns";
 }
 
 /**

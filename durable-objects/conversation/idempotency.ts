@@ -12,6 +12,8 @@ import { zeroUsage, type StoredMessage } from "../../core/types";
 type TurnEnd = Extract<TurnEvent, { type: "turn_end" }>;
 type TurnError = Extract<TurnEvent, { type: "error" }>["error"];
 type RequiresAction = Extract<TurnEvent, { type: "requires_action" }>;
+/** An event's payload as the ledger keeps it: without its type, turn and agent. */
+type Kept<T extends TurnEvent["type"]> = Omit<Extract<TurnEvent, { type: T }>, "type" | "turnId" | "agent">;
 
 /** What a key's first turn did: enough to answer a retry with the same status and body. */
 export interface KeyedOutcome {
@@ -21,6 +23,10 @@ export interface KeyedOutcome {
   end: Omit<TurnEnd, "type" | "turnId"> | null;
   /** The client calls a turn that paused waited on (absent from rows written before it was kept). */
   requiresAction?: Omit<RequiresAction, "type" | "turnId"> | null;
+  /** The master agent's refusal, model changes and superseded exchange (absent from older rows). */
+  refusal?: Kept<"refusal"> | null;
+  modelChanges?: Kept<"model_changed">[];
+  superseded?: Kept<"exchange_superseded"> | null;
 }
 
 /** Why a keyed request runs nothing: 409 while the first turn runs, 422 for another body. */
@@ -49,6 +55,18 @@ const INTERRUPTED: TurnError = {
   type: "turn_interrupted",
   message: "the turn was interrupted before it finished (the conversation restarted); what it saved is in messages",
 };
+
+/** The events whose payload a retry's answer carries (the rest are in the saved messages or transient). */
+const KEPT_EVENTS: ReadonlySet<TurnEvent["type"]> = new Set([
+  "turn_start",
+  "message",
+  "error",
+  "requires_action",
+  "refusal",
+  "model_changed",
+  "exchange_superseded",
+  "turn_end",
+]);
 
 export class IdempotencyLedger {
   /** Rows marked running by another incarnation of the object belong to a turn that died with it. */
@@ -121,14 +139,9 @@ export class IdempotencyLedger {
 
   /** Notes a turn event against the key's row (called for every event of the keyed turn). */
   record(key: string, event: TurnEvent): void {
-    if (
-      event.type !== "turn_start" &&
-      event.type !== "message" &&
-      event.type !== "error" &&
-      event.type !== "requires_action" &&
-      event.type !== "turn_end"
-    )
-      return;
+    if (!KEPT_EVENTS.has(event.type)) return;
+    // A sub-agent's refusal or model change is its own; the answer's are the master agent's.
+    if (event.agent && (event.type === "refusal" || event.type === "model_changed")) return;
     const outcome = this.outcome(key);
     if (!outcome) return;
     if (event.type === "turn_start") outcome.turnId = event.turnId;
@@ -136,7 +149,16 @@ export class IdempotencyLedger {
     else if (event.type === "error") outcome.error = event.error;
     else if (event.type === "requires_action")
       outcome.requiresAction = { calls: event.calls, expiresAt: event.expiresAt };
-    else {
+    else if (event.type === "refusal") {
+      const { type: _t, turnId: _id, agent: _a, ...refusal } = event;
+      outcome.refusal = refusal;
+    } else if (event.type === "model_changed") {
+      const { type: _t, turnId: _id, agent: _a, ...change } = event;
+      outcome.modelChanges = [...(outcome.modelChanges ?? []), change];
+    } else if (event.type === "exchange_superseded") {
+      const { type: _t, turnId: _id, agent: _a, ...superseded } = event;
+      outcome.superseded = superseded;
+    } else if (event.type === "turn_end") {
       const { type: _t, turnId: _id, ...end } = event;
       outcome.end = end;
     }
@@ -178,9 +200,10 @@ export class IdempotencyLedger {
 }
 
 /**
- * The first outcome as the events a turn sends: `turn_start` (marked `replayed`), each saved
- * message as stored now, the error if there was one, `requires_action` if the turn paused, and
- * `turn_end` as first sent. No deltas or tool events: the messages hold what those carried.
+ * The first outcome as the events a turn sends: `turn_start` (marked `replayed`), the exchange a
+ * regenerate superseded, the refusal and model changes, each saved message as stored now, the
+ * error if there was one, `requires_action` if the turn paused, and `turn_end` as first sent. No
+ * deltas or tool events: the messages hold what those carried.
  */
 export function replayEvents(
   outcome: KeyedOutcome,
@@ -188,6 +211,9 @@ export function replayEvents(
 ): TurnEvent[] {
   const turnId = outcome.turnId ?? "replay";
   const events: TurnEvent[] = [{ type: "turn_start", turnId, replayed: true }];
+  if (outcome.superseded) events.push({ type: "exchange_superseded", turnId, ...outcome.superseded });
+  if (outcome.refusal) events.push({ type: "refusal", turnId, ...outcome.refusal });
+  for (const change of outcome.modelChanges ?? []) events.push({ type: "model_changed", turnId, ...change });
   // A turn's seqs are contiguous (turns run one at a time); the filter keeps this true to the row anyway.
   const seqs = new Set(outcome.seqs);
   const saved = outcome.seqs.length

@@ -143,6 +143,38 @@ describe("Idempotency-Key on POST /messages", () => {
     expect(ran.json.stop_reason).toBe("requires_action");
   });
 
+  it("answers a retry of a refused turn with its refusal and the fallback's model change, as first sent", async () => {
+    const id = await createConversation({ refusalFallbackModel: "claude-opus-5-5" });
+    const key = newKey();
+    const ask = "ask it\n@stop refusal frontier_llm model=claude-sonnet-5-5";
+    const first = await keyed(id, ask, key);
+    expect(first.status).toBe(200);
+    expect(first.json.refusal).toMatchObject({ category: "frontier_llm", fallbackModel: "claude-opus-5-5" });
+    expect(first.json.model_changes).toEqual([
+      { from: "claude-sonnet-5-5", to: "claude-opus-5-5", reason: "refusal_fallback" },
+    ]);
+    await evictDurableObject(stubOf(id));
+    const retry = await keyed(id, ask, key);
+    expect(retry.headers.get("idempotent-replayed")).toBe("true");
+    expect(retry.json).toEqual(first.json);
+    expect(await transcript(id)).toHaveLength(first.json.messages.length);
+  });
+
+  it("answers a retry of a keyed regenerate with the exchange it superseded, and supersedes nothing more", async () => {
+    const id = await createConversation();
+    await keyed(id, "Name a river.\n@reply-chars 120", newKey());
+    const key = newKey();
+    const regenerate = () =>
+      api("POST", `/v1/conversations/${id}/messages`, { regenerate: true }, { headers: { "idempotency-key": key } });
+    const first = await regenerate();
+    expect(first.status).toBe(200);
+    expect(first.json.superseded).toMatchObject({ fromSeq: 1, toSeq: 2 });
+    const retry = await regenerate();
+    expect(retry.headers.get("idempotent-replayed")).toBe("true");
+    expect(retry.json).toEqual(first.json);
+    expect(await transcript(id)).toHaveLength(4);
+  });
+
   it("refuses the key with a different body: 422 idempotency_key_reused, nothing written", async () => {
     const id = await createConversation();
     const key = newKey();

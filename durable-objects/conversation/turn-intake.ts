@@ -94,7 +94,7 @@ export class TurnIntake {
           this.runner.resume({ ref, sink: observed, queuedAt, signal }),
         ),
       () => this.releaseKey(key),
-    );
+    ).result;
   }
 
   /**
@@ -111,12 +111,15 @@ export class TurnIntake {
     let cancelled!: () => void;
     const ended = new Promise<void>((resolve) => (cancelled = resolve));
     const ahead = this.order.turnsInFlight;
+    // A turn cancelled while it waits no longer counts as ahead of later turns.
+    let leave = () => {};
     const slot = this.stops.enter(turnId, () => {
+      leave();
       this.runner.cancelled({ ref, sink: events, queuedAt, turnId });
       this.releaseKey(key);
       cancelled();
     });
-    const ran = this.order.turn(
+    const queued = this.order.turn(
       () =>
         this.stoppable(slot, events, (signal, observed) =>
           this.runner.run({ ref, input: { ...input, signal }, sink: observed, queuedAt, turnId }),
@@ -126,8 +129,9 @@ export class TurnIntake {
         if (!slot.controller.signal.aborted || slot.running) this.releaseKey(key);
       },
     );
+    leave = queued.leave;
     if (ahead > 0) this.runner.queued(events, turnId, ahead);
-    return Promise.race([ran, ended]);
+    return Promise.race([queued.result, ended]);
   }
 
   private keyed(key: string | undefined, sink: TurnSink | null): TurnSink | null {

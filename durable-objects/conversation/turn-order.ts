@@ -15,17 +15,23 @@ export class TurnOrder {
 
   /**
    * A turn: it waits for the previous one to settle, counts as in flight until it settles itself
-   * (`settled` runs then), and keeps the object alive while it runs.
+   * (`settled` runs then) or `leave` is called (a turn cancelled while it waits: it still passes
+   * through the chain, but no later turn waits behind it), and keeps the object alive while it runs.
    */
-  turn<T>(run: () => Promise<T>, settled: () => void): Promise<T> {
+  turn<T>(run: () => Promise<T>, settled: () => void): { result: Promise<T>; leave: () => void } {
     this.queuedOrRunning++;
+    let counted = true;
+    const leave = () => {
+      if (counted) this.queuedOrRunning--;
+      counted = false;
+    };
     const result = this.turnChain.then(run).finally(() => {
-      this.queuedOrRunning--;
+      leave();
       settled();
     });
     this.turnChain = result.catch(() => {});
     this.ctx.waitUntil(this.turnChain);
-    return result;
+    return { result, leave };
   }
 
   /** Work that writes messages outside a turn (an attachment's note), in order with the turns. */

@@ -228,6 +228,26 @@ describe("stopping a turn", () => {
     c.ws!.close();
   });
 
+  it("a turn cancelled while it waits no longer counts ahead of the turns after it", async () => {
+    const id = await createConversation();
+    const watch = await socketOf(id);
+    const first = send(id, HELD);
+    await streaming(watch);
+    const second = send(id, "A second question.");
+    const queued = await watch.next((e) => e.type === "turn_queued");
+    expect(queued.ahead).toBe(1);
+    await api("POST", `/v1/conversations/${id}/stop`, { turnId: queued.turnId });
+    expect((await second).json.stop_reason).toBe("interrupted");
+    // The first turn still streams; only it is ahead of a third.
+    const third = send(id, "A third question.");
+    const next = await watch.next((e) => e.type === "turn_queued" && e.turnId !== queued.turnId);
+    expect(next.type === "turn_queued" && next.ahead).toBe(1);
+    await api("POST", `/v1/conversations/${id}/stop`, {});
+    expect((await first).json.stop_reason).toBe("interrupted");
+    expect((await third).json.stop_reason).toBe("end_turn");
+    watch.ws!.close();
+  });
+
   it("a stop naming a queued turn cancels it before it runs; a stop without a turnId stops only the running turn", async () => {
     const id = await createConversation();
     const watch = await socketOf(id);

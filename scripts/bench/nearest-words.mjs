@@ -79,18 +79,24 @@ export function rarest(parts, weights, k) {
   return weights.map((x, j) => (parts[j].n > 0 && x >= cut ? x : 0));
 }
 
-/** Whether a word matching `n` of `rows` turns is one of the tenant's everyday words (term-stats.ts). */
-const everyday = (core, n, rows) => n > Math.max((core.COMMON_WORD_SHARE ?? 1) * rows, core.COMMON_WORD_ROWS ?? 0);
+/** The everyday-word rule as shipped (term-stats.ts COMMON_WORD_SHARE, COMMON_WORD_ROWS). */
+const shippedEveryday = (core) => ({ share: core.COMMON_WORD_SHARE ?? 1, rows: core.COMMON_WORD_ROWS ?? 0 });
 
-/** The shipped weights of a question's words: the rarest MAX_QUERY_WORDS, less everyday words unless the rarest. */
-export function shippedWeights(core, c, background) {
+/** Whether a word matching `n` of `rows` turns is one of the tenant's everyday words: in more than `share` of them and `floor`. */
+const everyday = (core, n, rows, { share, rows: floor } = shippedEveryday(core)) => n > Math.max(share * rows, floor);
+
+/**
+ * The shipped weights of a question's words: the rarest MAX_QUERY_WORDS, less everyday words
+ * unless the rarest; `rule` ({share, rows}) replaces the shipped everyday-word rule.
+ */
+export function shippedWeights(core, c, background, rule = shippedEveryday(core)) {
   const weight = rarest(
     c.parts,
     c.parts.map((p) => shippedWeight(core, p, c.rows, background)),
     core.MAX_QUERY_WORDS ?? Number.POSITIVE_INFINITY,
   );
   const top = Math.max(...weight);
-  return weight.map((x, j) => (x > 0 && (!everyday(core, c.parts[j].n, c.rows) || x === top) ? x : 0));
+  return weight.map((x, j) => (x > 0 && (!everyday(core, c.parts[j].n, c.rows, rule) || x === top) ? x : 0));
 }
 
 /**

@@ -158,12 +158,8 @@ export async function benchRecallTune() {
    * The shipped weights of the rarest words, less words in more than `share` of the tenant's turns
    * and more than `rows` of them, unless such a word is the question's rarest (ties kept).
    */
-  const commonLever = (share, rows) => (c) => {
-    const weight = rarestWeights(c, CAP);
-    const top = Math.max(...weight);
-    const kept = weight.map((x, j) => (x > 0 && (c.parts[j].n <= Math.max(share * c.rows, rows) || x === top) ? x : 0));
-    return rank(c.turns, c.parts, kept, core.assistantWeight(c.text));
-  };
+  const commonLever = (share, rows) => (c) =>
+    rank(c.turns, c.parts, shippedWeights(core, c, bg, { share, rows }), core.assistantWeight(c.text));
   const levers = {
     [SHIPPED]: commonLever(SHARE, ROWS),
     ...Object.fromEntries(
@@ -224,14 +220,7 @@ export async function benchRecallTune() {
         return true;
       });
     },
-    "shipped words, no discount": (c) => {
-      const weight = rarestWeights(c, CAP);
-      const top = Math.max(...weight);
-      const kept = weight.map((x, j) =>
-        x > 0 && (c.parts[j].n <= Math.max(SHARE * c.rows, ROWS) || x === top) ? x : 0,
-      );
-      return rank(c.turns, c.parts, kept, 1);
-    },
+    "shipped words, no discount": (c) => rank(c.turns, c.parts, shippedWeights(core, c, bg), 1),
 
     ...Object.fromEntries(
       [1, 1.5, 2, 4].map((d) => [

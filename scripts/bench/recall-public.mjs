@@ -56,7 +56,7 @@ import {
 import { fuse, keyNouns } from "./query-rewrite.mjs";
 import { loadSemanticCore, semanticLevers } from "./recall-semantic.mjs";
 import { loadSet, setsIn, TUNING_SET } from "./sets/index.mjs";
-import { exchanges, loadMode, pickQuestions, queryText } from "./sets/shape.mjs";
+import { exchanges, loadedTurns, loadMode, pickQuestions, queryText } from "./sets/shape.mjs";
 import { d1Over, migrateShard } from "./sqlite-d1.mjs";
 
 const K = 5;
@@ -141,7 +141,7 @@ async function postTurns(base, tenant, sessions) {
         settings: { foldThresholdChars: 50_000_000 },
       });
       let last = 0;
-      for (const turn of session.turns) {
+      for (const turn of loadedTurns(session.turns, "turns").kept) {
         if (failed) return;
         const res = await call(base, tenant.apiKey, "POST", `/v1/conversations/${conv.id}/messages`, {
           content: turn.text.slice(0, 100_000),
@@ -154,9 +154,8 @@ async function postTurns(base, tenant, sessions) {
           failed = true;
           throw new Error(`turn of ${session.id}: ${JSON.stringify(res).slice(0, 200)}`);
         }
-        const mine = { ...turn, role: "user" };
-        tenant.byMessage.set(user.id, mine);
-        visible[at].push(mine);
+        tenant.byMessage.set(user.id, turn);
+        visible[at].push(turn);
         last = Math.max(last, ...res.messages.map((m) => m.seq));
       }
       convs[at] = { id: conv.id, count: last };

@@ -26,7 +26,7 @@ import { workersAiRestEmbedder } from "../embeddings/workers-ai-rest.mjs";
 import { importTypeScript } from "./common.mjs";
 import { loadLeverCore, shardRankings } from "./recall-levers.mjs";
 import { loadSet, setsIn, TUNING_SET } from "./sets/index.mjs";
-import { exchanges, loadMode, pickQuestions, queryText } from "./sets/shape.mjs";
+import { loadedTurns, loadMode, pickQuestions, queryText } from "./sets/shape.mjs";
 
 const DEPTH = 50;
 const EMBED_CHARS = 4000;
@@ -116,13 +116,9 @@ function questionsOf(set, { limit, haystacks }) {
   const chosen = pickQuestions({ ...set, questions: set.questions.filter((q) => kept.has(q.haystack)) }, limit);
   const out = [];
   let skipped = 0;
-  // Two people's talk is loaded turn by turn as the person's messages (sets/shape.mjs loadMode),
-  // so no turn is the assistant's; a person-and-assistant set as whole exchanges.
-  const people = loadMode(set, undefined) === "turns";
+  const mode = loadMode(set, undefined);
   for (const h of set.haystacks.filter((h) => kept.has(h.id))) {
-    const sessions = h.sessions.map((s) =>
-      people ? s.turns.map((t) => ({ ...t, role: "user" })) : exchanges(s.turns).kept,
-    );
+    const sessions = h.sessions.map((s) => loadedTurns(s.turns, mode).kept);
     for (const q of chosen.filter((x) => x.haystack === h.id)) {
       const turns = sessions.slice(0, q.before ?? sessions.length).flat();
       const want = new Set(q.evidence);

@@ -4,7 +4,7 @@
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { loadSet, setsIn, TUNING_SET } from "../../scripts/bench/sets/index.mjs";
-import { exchanges, loadMode, pickQuestions, queryText } from "../../scripts/bench/sets/shape.mjs";
+import { exchanges, loadedTurns, loadMode, pickQuestions, queryText } from "../../scripts/bench/sets/shape.mjs";
 
 const DIR = join(__dirname, "../fixtures/recall-sets");
 
@@ -121,6 +121,12 @@ describe("the recall sets", () => {
     // --load is about two people's talk: a person and an assistant stay exchanges whatever it says.
     expect(loadMode(loadSet(DIR, "realmem"), "turns")).toBe("import");
     expect(() => loadMode(loadSet(DIR, "realmem"), "exchanges")).toThrow(/--load: turns or import/);
+    // Posted turn by turn, every turn is stored as the person's, none left out.
+    const [session] = loadSet(DIR, "realtalk").haystacks[0].sessions;
+    const posted = loadedTurns(session.turns, "turns");
+    expect(posted.kept.map((t) => [t.id, t.role])).toEqual(session.turns.map((t) => [t.id, "user"]));
+    expect(posted.dropped).toEqual([]);
+    expect(loadedTurns(session.turns, "import")).toEqual(exchanges(session.turns));
   });
 
   it("import whole exchanges, counting what breaks the alternation", () => {

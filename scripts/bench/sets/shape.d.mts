@@ -35,3 +35,7 @@ export function pickQuestions(set: RecallSet, limit: number, type?: string): Rec
 export function exchanges<T extends { role: string; text: string }>(turns: T[]): { kept: T[]; dropped: T[] };
 export function queryText(question: string): string;
 export function loadMode(set: RecallSet, asked: string | undefined): "turns" | "import";
+export function loadedTurns<T extends { role: string; text: string }>(
+  turns: T[],
+  mode: "turns" | "import",
+): { kept: T[]; dropped: T[] };

@@ -50,6 +50,14 @@ export function loadMode(set, asked) {
 }
 
 /**
+ * A session's turns as the cortex stores them under `mode` (loadMode): posted turn by turn, every
+ * turn is the person's (role "user"); imported, the whole exchanges (exchanges, below).
+ */
+export function loadedTurns(turns, mode) {
+  return mode === "turns" ? { kept: turns.map((t) => ({ ...t, role: "user" })), dropped: [] } : exchanges(turns);
+}
+
+/**
  * A session's turns as whole exchanges (user then assistant), as the import route takes them; a
  * turn that breaks the alternation is left out and returned in `dropped`, so a lost evidence turn
  * shows in the figures.

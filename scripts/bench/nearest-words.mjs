@@ -51,17 +51,51 @@ export function questionContext(core, { db, turns, vocab }, text) {
   };
 }
 
-/** Ranked turn indexes: Σ weight(word) × tf part, assistant turns × `assistant`. */
-export function rank(turns, parts, weights, assistant) {
+/**
+ * Ranked turn indexes: Σ weight(word) × tf part, assistant turns × `assistant`, then `lift`
+ * (liftByConversation; unset: none).
+ */
+export function rank(turns, parts, weights, assistant, lift) {
   const sum = new Map();
   parts.forEach((p, j) => {
     if (!weights[j]) return;
     for (const [i, tf] of p.tf) sum.set(i, (sum.get(i) ?? 0) + weights[j] * tf);
   });
-  return [...sum]
+  const ranked = [...sum]
     .map(([i, s]) => [i, turns[i].role === "assistant" ? s * assistant : s])
-    .sort((a, b) => b[1] - a[1] || a[0] - b[0])
-    .map(([i]) => i);
+    .sort((a, b) => b[1] - a[1] || a[0] - b[0]);
+  return (lift?.alpha ? liftByConversation(turns, ranked, lift) : ranked).map(([i]) => i);
+}
+
+/** The shipped conversation lift (services/cortex/term-stats.ts CONVERSATION_LIFT, CONVERSATION_POOL). */
+export const shippedLift = (core) => ({ alpha: core.CONVERSATION_LIFT ?? 0, pool: core.CONVERSATION_POOL ?? 0 });
+
+/**
+ * search-index.ts's conversation lift over ranked [turn, score] pairs (scores positive, best
+ * first; a turn's session is its conversation): each of the first `pool` gains `alpha` × the best
+ * score of another of them in its session within `window` turns (the shipped form: the whole
+ * session; `partner` false: never the turn's own exchange partner), and they are re-sorted; the
+ * rest follow as they were.
+ */
+export function liftByConversation(turns, ranked, { alpha, pool, window = Number.POSITIVE_INFINITY, partner = true }) {
+  const head = ranked.slice(0, pool);
+  const bySession = Map.groupBy(head, ([i]) => turns[i].session);
+  // A turn's exchange partner: the reply right after a person's turn, the turn right before a reply.
+  const partnerOf = (i) =>
+    turns[i].role === "user"
+      ? turns[i + 1]?.role === "assistant"
+        ? i + 1
+        : -1
+      : turns[i - 1]?.role === "user"
+        ? i - 1
+        : -1;
+  const lifted = head.map(([i, s]) => {
+    let best = 0;
+    for (const [j, other] of bySession.get(turns[i].session))
+      if (j !== i && Math.abs(j - i) <= window && (partner || j !== partnerOf(i))) best = Math.max(best, other);
+    return [i, s + alpha * best];
+  });
+  return [...lifted.sort((a, b) => b[1] - a[1] || a[0] - b[0]), ...ranked.slice(pool)];
 }
 
 /** A word's shipped weight: its blended idf (the tenant's counts and `background`'s) to IDF_EXPONENT. */
@@ -156,7 +190,7 @@ export const NEAREST_PICK = { k: 3, floor: 0.6, alpha: 0.3 };
  */
 export function nearestWordsRanking(core, vectors, c, background, { k, floor, alpha }) {
   const kept = shippedWeights(core, c, background);
-  if (!c.vocab) return rank(c.turns, c.parts, kept, core.assistantWeight(c.text));
+  if (!c.vocab) return rank(c.turns, c.parts, kept, core.assistantWeight(c.text), shippedLift(core));
   const stems = new Set(c.parts.flatMap((p) => core.ftsTerms(p.word)));
   const extra = new Map(); // word -> [cosine, index of the word it joins]
   c.parts.forEach((p, j) => {
@@ -173,7 +207,7 @@ export function nearestWordsRanking(core, vectors, c, background, { k, floor, al
     if (!p.n || everyday(core, p.n, c.rows)) return 0;
     return alpha * sim * Math.min(shippedWeight(core, p, c.rows, background), kept[j]);
   });
-  return rank(c.turns, [...c.parts, ...parts], [...kept, ...weights], core.assistantWeight(c.text));
+  return rank(c.turns, [...c.parts, ...parts], [...kept, ...weights], core.assistantWeight(c.text), shippedLift(core));
 }
 
 /** The feedback grid's best on the tuning set (+0.002 recall@5 on 1,350 RealMem queries, inside the noise). */
@@ -189,7 +223,7 @@ export const FEEDBACK_PICK = { docs: 3, terms: 10, beta: 0.2 };
 export function feedbackRanking(core, c, background, { docs, terms, beta }) {
   const kept = shippedWeights(core, c, background);
   const assistant = core.assistantWeight(c.text);
-  const first = rank(c.turns, c.parts, kept, assistant);
+  const first = rank(c.turns, c.parts, kept, assistant, shippedLift(core));
   const stems = new Set(c.parts.flatMap((p) => core.ftsTerms(p.word)));
   const counts = new Map();
   for (const i of first.slice(0, docs))
@@ -212,5 +246,5 @@ export function feedbackRanking(core, c, background, { docs, terms, beta }) {
     .slice(0, terms);
   const weights = parts.map(() => 0);
   for (const x of scored) weights[x.i] = beta * Math.min(x.w, top);
-  return rank(c.turns, [...c.parts, ...parts], [...kept, ...weights], assistant);
+  return rank(c.turns, [...c.parts, ...parts], [...kept, ...weights], assistant, shippedLift(core));
 }

@@ -48,6 +48,7 @@ import {
   nearestWordsRanking,
   questionContext,
   rank,
+  shippedLift,
   shippedWeights,
   turnIndex,
   vocabularyOf,
@@ -141,7 +142,8 @@ async function postTurns(base, tenant, sessions) {
         settings: { foldThresholdChars: 50_000_000 },
       });
       let last = 0;
-      for (const turn of loadedTurns(session.turns, "turns").kept) {
+      // Each turn knows its session (its conversation), as the conversation lift reads it.
+      for (const turn of loadedTurns(session.turns, "turns").kept.map((t) => ({ ...t, session: session.id }))) {
         if (failed) return;
         const res = await call(base, tenant.apiKey, "POST", `/v1/conversations/${conv.id}/messages`, {
           content: turn.text.slice(0, 100_000),
@@ -192,7 +194,8 @@ async function runHaystack(base, set, haystack, questions, ask, stats, mode = "i
     }
     for (; loaded < cutoff; loaded++) {
       const session = haystack.sessions[loaded];
-      const { kept, dropped } = exchanges(session.turns);
+      const { kept: plain, dropped } = exchanges(session.turns);
+      const kept = plain.map((t) => ({ ...t, session: session.id }));
       stats.dropped.push(...dropped.map((t) => `${haystack.id}/${t.id}`));
       if (!kept.length) continue;
       const conv = await call(base, apiKey, "POST", "/v1/conversations", {
@@ -223,22 +226,22 @@ async function runHaystack(base, set, haystack, questions, ask, stats, mode = "i
 async function indexLayouts(layouts, own, turns, from) {
   const write = (db) =>
     db.batch(
-      turns
-        .slice(from)
-        .map((t, j) =>
-          db
-            .prepare(
-              `INSERT INTO cortex_docs (doc_id, tenant_id, conversation_id, kind, ref_id, seq, role, created_at, body) VALUES (?, ?, 'c', 'message', ?, ?, ?, '2026-01-01', ?)`,
-            )
-            .bind(
-              `message:${own.tenant}#${from + j}:00000`,
-              own.tenant,
-              String(from + j),
-              from + j,
-              t.role,
-              t.text.slice(0, layouts.cortex.INDEX_CHUNK_CHARS),
-            ),
-        ),
+      turns.slice(from).map((t, j) =>
+        db
+          .prepare(
+            `INSERT INTO cortex_docs (doc_id, tenant_id, conversation_id, kind, ref_id, seq, role, created_at, body) VALUES (?, ?, ?, 'message', ?, ?, ?, '2026-01-01', ?)`,
+          )
+          .bind(
+            `message:${own.tenant}#${from + j}:00000`,
+            own.tenant,
+            // Its session is its conversation, as the API loads it (the conversation lift reads it).
+            String(t.session),
+            String(from + j),
+            from + j,
+            t.role,
+            t.text.slice(0, layouts.cortex.INDEX_CHUNK_CHARS),
+          ),
+      ),
     );
   if (from < turns.length) {
     await write(own.db);
@@ -450,7 +453,13 @@ export async function benchRecallPublic() {
                     }
                     const c = questionContext(core, nearest, text);
                     const bg = core.shippedBackground();
-                    const ranked = rank(turns, c.parts, shippedWeights(core, c, bg), core.assistantWeight(text));
+                    const ranked = rank(
+                      turns,
+                      c.parts,
+                      shippedWeights(core, c, bg),
+                      core.assistantWeight(text),
+                      shippedLift(core),
+                    );
                     add(
                       TUNE_SHIPPED,
                       q,

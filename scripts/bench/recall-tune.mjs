@@ -15,17 +15,20 @@
 //   WORD_VECTORS_DIR  also rank with each question's words joined by their nearest words in the
 //                     tenant's vocabulary (GloVe vectors; word-vectors.mjs makes the folder)
 // Lever families measured on 2026-12-05 and not adopted (docs/measurements.md): an echo discount
-// (an assistant turn's words discounted only where the turn it answers has them too), the nearest
-// words and feedback (nearest-words.mjs), and one hit per exchange.
+// (an assistant turn's words discounted only where the turn it answers has them too; its rows rank
+// without the conversation lift), the nearest words and feedback (nearest-words.mjs), and one hit
+// per exchange. Adopted the same day: the conversation lift (nearest-words.mjs liftByConversation,
+// services/cortex/term-stats.ts CONVERSATION_LIFT); every other lever ranks with it.
 import { cpus, loadavg } from "node:os";
 import { importTypeScript } from "./common.mjs";
 import {
   feedbackRanking,
   nearestWordsRanking,
   questionContext,
-  rank,
+  rank as rankWith,
   rarest,
   shippedWeight,
+  shippedLift,
   shippedWeights,
   turnIndex,
   vocabularyOf,
@@ -122,6 +125,9 @@ export async function benchRecallTune() {
     core.blendedIdf(rows, p.n, { hits: background.hits(p.word), documents: background.documents });
   // The ranking's weight of a word: its blended idf to the shipped power (term-stats.ts IDF_EXPONENT).
   const E = core.IDF_EXPONENT ?? 1;
+  // Every lever ranks with the shipped conversation lift unless it says otherwise.
+  const LIFT = shippedLift(core);
+  const rank = (turns, parts, weights, assistant) => rankWith(turns, parts, weights, assistant, LIFT);
   const wOf = (p, rows, background) => shippedWeight(core, p, rows, background);
   const stemKey = (w) => core.ftsTerms(w).join(" ");
   /** The shipped ranking, but a query word whose `keyOf` an earlier word had weighs nothing. */
@@ -144,7 +150,7 @@ export async function benchRecallTune() {
   // ...less the tenant's everyday words unless one is the rarest (term-stats.ts COMMON_WORD_SHARE).
   const SHARE = core.COMMON_WORD_SHARE ?? 1;
   const ROWS = core.COMMON_WORD_ROWS ?? 0;
-  SHIPPED = `shipped (idf to the power ${E}, the ${CAP} rarest words less those in > ${SHARE * 100}% and > ${ROWS} of the tenant's turns unless the rarest, discount 3 unless asked, shard + background)`;
+  SHIPPED = `shipped (idf to the power ${E}, the ${CAP} rarest words less those in > ${SHARE * 100}% and > ${ROWS} of the tenant's turns unless the rarest, discount 3 unless asked, shard + background, conversation lift ${LIFT.alpha} of the first ${LIFT.pool})`;
   /** The shipped weights of a question's words, only its `k` rarest nonzero. */
   const rarestWeights = (c, k) =>
     rarest(
@@ -220,6 +226,39 @@ export async function benchRecallTune() {
         return true;
       });
     },
+    "shipped, conversation lift not from the turn's own exchange (its reply, or the turn a reply answers)": (c) =>
+      rankWith(c.turns, c.parts, shippedWeights(core, c, bg), core.assistantWeight(c.text), {
+        ...LIFT,
+        partner: false,
+      }),
+    "shipped, no conversation lift": (c) =>
+      rankWith(c.turns, c.parts, shippedWeights(core, c, bg), core.assistantWeight(c.text)),
+    ...Object.fromEntries(
+      [
+        [0.2, 1, 50],
+        [0.2, 2, 50],
+        [0.2, 4, 50],
+        [0.3, 6, 50],
+        [0.5, 10, 50],
+        [0.2, Number.POSITIVE_INFINITY, 50],
+        [0.3, Number.POSITIVE_INFINITY, 50],
+        [0.4, Number.POSITIVE_INFINITY, 50],
+        [0.6, Number.POSITIVE_INFINITY, 50],
+        [0.7, Number.POSITIVE_INFINITY, 50],
+        [1, Number.POSITIVE_INFINITY, 50],
+        [0.5, Number.POSITIVE_INFINITY, 20],
+        [0.5, Number.POSITIVE_INFINITY, 100],
+        [0.5, Number.POSITIVE_INFINITY, Number.POSITIVE_INFINITY],
+      ].map(([alpha, window, pool]) => [
+        `shipped, conversation lift ${alpha} of the best other ${window === Number.POSITIVE_INFINITY ? "in the session" : `within ${window} turns`} among the first ${pool === Number.POSITIVE_INFINITY ? "all" : pool}`,
+        (c) =>
+          rankWith(c.turns, c.parts, shippedWeights(core, c, bg), core.assistantWeight(c.text), {
+            alpha,
+            window,
+            pool,
+          }),
+      ]),
+    ),
     "shipped words, no discount": (c) => rank(c.turns, c.parts, shippedWeights(core, c, bg), 1),
 
     ...Object.fromEntries(
@@ -373,7 +412,9 @@ export async function benchRecallTune() {
     if (!cache.has(key)) {
       for (const v of cache.values()) v.db.close();
       cache.clear();
-      const turns = h.sessions.slice(0, cutoff).flatMap((s) => exchanges(s.turns).kept);
+      const turns = h.sessions
+        .slice(0, cutoff)
+        .flatMap((s, session) => exchanges(s.turns).kept.map((t) => ({ ...t, session })));
       const db = turnIndex(turns);
       cache.set(key, { db, turns, vocab: vectors ? vocabularyOf(core, vectors, turns) : null });
     }

@@ -6,7 +6,15 @@
 import { renderMessageText } from "../../core/render";
 import { assistantWeight } from "../../core/speaker-weight";
 import { contentTerms } from "../../core/stopwords";
-import { COMMON_WORD_ROWS, COMMON_WORD_SHARE, IDF_EXPONENT, MAX_QUERY_WORDS, shippedBackground } from "./term-stats";
+import {
+  COMMON_WORD_ROWS,
+  COMMON_WORD_SHARE,
+  CONVERSATION_LIFT,
+  CONVERSATION_POOL,
+  IDF_EXPONENT,
+  MAX_QUERY_WORDS,
+  shippedBackground,
+} from "./term-stats";
 import type { StoredMessage } from "../../core/types";
 
 /** Long texts are indexed in chunks so one row stays well under D1's row size limit. */
@@ -229,7 +237,8 @@ export interface SearchRequest extends SearchOptions {
  * word's idf counts the tenant's own rows plus a fixed background's, so other tenants in the
  * shard move no weight (bm25's length normalization still uses the shard's average). An assistant
  * message's score is discounted (core/speaker-weight) so a reply restating a person's words does
- * not push other evidence out.
+ * not push other evidence out, and a message among the first hits is lifted by its conversation's
+ * best other hit (term-stats.ts CONVERSATION_LIFT).
  * The whole ranking is one SQL order, so a paged walk is the one-page ranking.
  */
 export async function searchCortexPage(
@@ -308,9 +317,15 @@ const hexByte = (k: string) =>
  * - `scored`, `candidates`, `best`: chunk scores (an assistant message's discounted), the best
  *   `chunks` of them (a top-N sort, not a sort of every match), then each document's best chunk
  *   among those: a document's chunks collapse to one hit. Its first rows' order is the whole
- *   ranking's, so the page is exact when it fills or when every match was a candidate (runSearch).
+ *   ranking's, so the ranking is exact as far as the candidates hold documents, or wholly when
+ *   every match was a candidate (runSearch).
+ * - `docs`, `lifted`: the conversation lift (term-stats.ts CONVERSATION_LIFT): each message among
+ *   the first CONVERSATION_POOL documents gains that fraction of the best score of another message
+ *   of its conversation among them (the conversation's first gains its second's). A lift only
+ *   makes a score better, so the pool stays ahead of every document past it and one ORDER BY is
+ *   still the whole ranking; runSearch widens the candidates until they hold the pool.
  * - the page, and a snippet for each of its hits only, from the chunk that ranked; joined onto
- *   the candidates' count, so even an empty page says whether the candidates ran out.
+ *   the candidates' and documents' counts, so even an empty page says whether they ran out.
  */
 function rankingStatement(run: RankingRun, chunks: number): { sql: string; params: unknown[] } {
   const { tenantId, words, assistant, opts, offset, count } = run;
@@ -374,8 +389,22 @@ function rankingStatement(run: RankingRun, chunks: number): { sql: string; param
     ),
     candidates AS MATERIALIZED (SELECT * FROM scored ORDER BY score, docId LIMIT ${p(chunks)}),
     best AS (SELECT *, row_number() OVER (PARTITION BY kind, id ORDER BY score, docId) AS nth FROM candidates),
-    page AS (SELECT * FROM best WHERE nth = 1 ORDER BY score, docId LIMIT ${p(count)} OFFSET ${p(offset)})
-  SELECT c.n AS candidates, page.kind, page.id, page.conversationId, page.seq, page.role, page.createdAt, page.score,
+    docs AS MATERIALIZED (
+      SELECT *, (kind = 'message' AND conversationId IS NOT NULL AND row_number() OVER (ORDER BY score, docId) <= ${p(CONVERSATION_POOL)}) AS pooled
+      FROM best WHERE nth = 1
+    ),
+    lifted AS (
+      SELECT chunk, docId, kind, id, conversationId, seq, role, createdAt,
+             score + CASE WHEN pooled THEN ${p(CONVERSATION_LIFT)} * coalesce(
+               CASE WHEN row_number() OVER conv = 1 THEN nth_value(score, 2) OVER whole ELSE first_value(score) OVER whole END, 0)
+             ELSE 0 END AS score
+      FROM docs
+      WINDOW conv AS (PARTITION BY pooled, conversationId ORDER BY score, docId),
+             whole AS (conv ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)
+    ),
+    page AS (SELECT * FROM lifted ORDER BY score, docId LIMIT ${p(count)} OFFSET ${p(offset)})
+  SELECT c.n AS candidates, (SELECT count(*) FROM docs) AS documents,
+         page.kind, page.id, page.conversationId, page.seq, page.role, page.createdAt, page.score,
          (SELECT snippet(cortex_fts, 0, '[', ']', '…', 24) FROM cortex_fts
            WHERE cortex_fts MATCH ${p(words.map(ftsPhrase).join(" OR "))} AND cortex_fts.rowid = page.chunk) AS snippet
   FROM (SELECT count(*) AS n FROM candidates) c LEFT JOIN page ORDER BY page.score, page.docId`;
@@ -383,7 +412,11 @@ function rankingStatement(run: RankingRun, chunks: number): { sql: string; param
 }
 
 /** A hit as the ranking statement answers it, with how many chunk rows were candidates. */
-type RankedRow = Omit<SearchHit, "messageId" | "snippet"> & { snippet: string | null; candidates: number };
+type RankedRow = Omit<SearchHit, "messageId" | "snippet"> & {
+  snippet: string | null;
+  candidates: number;
+  documents: number;
+};
 
 /**
  * Documents ranked `offset` to `offset + count`, each with its snippet (rankingStatement). The
@@ -392,17 +425,19 @@ type RankedRow = Omit<SearchHit, "messageId" | "snippet"> & { snippet: string | 
  * over four times as many. Most texts are one chunk: one run, one call to the shard.
  */
 async function runSearch(db: ShardDatabase, run: RankingRun): Promise<SearchHit[]> {
-  for (let chunks = (run.offset + run.count) * 3; ; chunks *= 4) {
+  const wanted = Math.max(run.offset + run.count, CONVERSATION_POOL);
+  for (let chunks = wanted * 3; ; chunks *= 4) {
     const { sql, params } = rankingStatement(run, chunks);
     const { results } = await db
       .prepare(sql)
       .bind(...params)
-      .all<RankedRow | { candidates: number; id: null }>();
-    // One row at least: the candidates' count, with the page's hits (none: a row without a hit).
+      .all<RankedRow | { candidates: number; documents: number; id: null }>();
+    // One row at least: the candidates' counts, with the page's hits (none: a row without a hit).
     const hits = results.filter((h): h is RankedRow => h.id !== null);
-    // The page is exact when it is full, or when every matching chunk was a candidate.
-    if (hits.length === run.count || (results[0]?.candidates ?? 0) < chunks)
-      return hits.map(({ candidates: _, ...h }) => ({
+    // The page is exact when the candidates hold the first `wanted` documents (the conversation
+    // lift's pool and the page), or when every matching chunk was a candidate.
+    if ((results[0]?.documents ?? 0) >= wanted || (results[0]?.candidates ?? 0) < chunks)
+      return hits.map(({ candidates: _, documents: __, ...h }) => ({
         ...h,
         snippet: h.snippet ?? "",
         messageId: h.kind === "message" ? h.id : null,

@@ -6,12 +6,27 @@
 // - a question of more than MAX_QUERY_WORDS words is searched by its rarest words only; words the
 //   tenant never wrote take no place and move no score;
 // - a word in more than COMMON_WORD_SHARE of the tenant's rows and more than COMMON_WORD_ROWS of
-//   them is not scored, unless it is the question's rarest.
+//   them is not scored, unless it is the question's rarest;
+// - a message among the first CONVERSATION_POOL hits is lifted by CONVERSATION_LIFT of its
+//   conversation's best other hit: the same texts rank differently only by how they are grouped
+//   into conversations, never reorder within one, and a paged walk is still the whole ranking.
 import { DatabaseSync } from "node:sqlite";
 import { describe, expect, it } from "vitest";
 import { d1Over, migrateShard } from "../../scripts/bench/sqlite-d1.mjs";
-import { INDEX_CHUNK_CHARS, type SearchHit, searchCortexPage, upsertDocs } from "../../services/cortex/search-index";
-import { COMMON_WORD_ROWS, COMMON_WORD_SHARE, MAX_QUERY_WORDS } from "../../services/cortex/term-stats";
+import {
+  type CortexDoc,
+  INDEX_CHUNK_CHARS,
+  type SearchHit,
+  searchCortexPage,
+  upsertDocs,
+} from "../../services/cortex/search-index";
+import {
+  COMMON_WORD_ROWS,
+  COMMON_WORD_SHARE,
+  CONVERSATION_LIFT,
+  CONVERSATION_POOL,
+  MAX_QUERY_WORDS,
+} from "../../services/cortex/term-stats";
 import { note } from "../cortex-docs";
 
 /** A shard with its own migrations applied, raw and in D1's shape. */
@@ -118,5 +133,124 @@ describe("a tenant's everyday words", () => {
     expect(await ids("harbour zqxv")).toEqual([...Array(harbours).fill("harbour"), ...Array(5).fill("rare")]);
     // Alone, or the rarest of its question, an everyday word is searched.
     expect(await ids("walk")).toEqual(Array(100).fill("walk"));
+  });
+});
+
+/** A person's message `ref` of `tenantId` in conversation `conversationId`. */
+const message = (tenantId: string, conversationId: string, ref: string, body: string, seq = 1): CortexDoc => ({
+  tenantId,
+  kind: "message",
+  refId: `${tenantId}-${ref}`,
+  conversationId,
+  seq,
+  role: "user",
+  createdAt: "2026-01-01T00:00:00.000Z",
+  body,
+});
+
+/** Messages without the searched word, so it stays a rare word of the tenant's. */
+const filler = (tenantId: string, n: number) =>
+  Array.from({ length: n }, (_, i) => message(tenantId, `filler-${i}`, `filler-${i}`, `lunch plans for day ${i}`));
+
+describe("the conversation lift", () => {
+  const texts = {
+    a1: "we saw a walrus at the zoo",
+    a2: "the walrus had huge tusks and a sleepy grin",
+    b1: "a walrus at the zoo",
+  };
+
+  it(`moves hits that share a conversation past a lone hit that scores better (${CONVERSATION_LIFT} of the other's score)`, async () => {
+    const { db } = shard();
+    // The same three texts for two tenants; only the grouping differs. Grouped: a1 and a2 share a
+    // conversation. Apart: every text alone in its own, so nothing is lifted.
+    await upsertDocs(db, [
+      message("grouped", "c1", "a1", texts.a1),
+      message("grouped", "c1", "a2", texts.a2, 2),
+      message("grouped", "c2", "b1", texts.b1),
+      message("apart", "c1", "a1", texts.a1),
+      message("apart", "c3", "a2", texts.a2),
+      message("apart", "c2", "b1", texts.b1),
+      ...filler("grouped", 20),
+      ...filler("apart", 20),
+    ]);
+    const search = async (tenant: string) => {
+      const { hits } = await searchCortexPage(db, tenant, { q: "walrus", limit: 10 });
+      return hits.map((h) => ({ ref: h.id.slice(tenant.length + 1), score: h.score }));
+    };
+    const apart = await search("apart");
+    const grouped = await search("grouped");
+    // Alone, b1 (the same words, shorter) outscores a1.
+    expect(apart.map((h) => h.ref)).toEqual(["b1", "a1", "a2"]);
+    // Grouped, a1 and a2 borrow from each other and both pass b1, which, alone in its
+    // conversation, keeps its score.
+    expect(grouped.map((h) => h.ref)).toEqual(["a1", "a2", "b1"]);
+    const score = (hits: { ref: string; score: number }[], ref: string) => hits.find((h) => h.ref === ref)?.score ?? 0;
+    expect(score(grouped, "b1")).toBeCloseTo(score(apart, "b1"), 9);
+    expect(score(grouped, "a1")).toBeCloseTo(score(apart, "a1") + CONVERSATION_LIFT * score(apart, "a2"), 9);
+    expect(score(grouped, "a2")).toBeCloseTo(score(apart, "a2") + CONVERSATION_LIFT * score(apart, "a1"), 9);
+  });
+
+  it("never reorders the hits of one conversation", async () => {
+    const { db } = shard();
+    const bodies = Array.from(
+      { length: 8 },
+      (_, i) => `${"walrus ".repeat(1 + (i % 4))}story ${"and more ".repeat(i)}`,
+    );
+    await upsertDocs(db, [
+      ...bodies.map((b, i) => message("one", "c1", `m${i}`, b, i + 1)),
+      ...bodies.map((b, i) => message("each", `c${i}`, `m${i}`, b)),
+      ...filler("one", 30),
+      ...filler("each", 30),
+    ]);
+    const order = async (tenant: string, conversationId?: string) =>
+      (await searchCortexPage(db, tenant, { q: "walrus", limit: 20, conversationId })).hits.map((h) =>
+        h.id.slice(tenant.length + 1),
+      );
+    const unlifted = await order("each");
+    expect(unlifted).toHaveLength(bodies.length);
+    expect(await order("one")).toEqual(unlifted);
+    expect(await order("one", "c1")).toEqual(unlifted);
+  });
+
+  it(`lifts only within its pool of the first ${CONVERSATION_POOL}, and pages through it as one ranking`, async () => {
+    const { db } = shard();
+    // Text i ranks i-th (one "walrus", longer and longer). Paired: texts i and i + half share a
+    // conversation; apart: each alone, the ranking without any lift.
+    const half = 40;
+    const bodies = Array.from({ length: 2 * half }, (_, i) => `walrus ${"tale ".repeat(i)}`);
+    await upsertDocs(db, [
+      ...bodies.map((b, i) => message("paired", `c${i % half}`, `m${i}`, b, i)),
+      ...bodies.map((b, i) => message("apart", `c${i}`, `m${i}`, b)),
+      ...filler("paired", 200),
+      ...filler("apart", 200),
+    ]);
+    const whole = async (tenant: string) => {
+      const { hits, next } = await searchCortexPage(db, tenant, { q: "walrus", limit: 200 });
+      expect(next).toBeNull();
+      return new Map(hits.map((h) => [Number(h.id.slice(tenant.length + 2)), h.score]));
+    };
+    const plain = await whole("apart");
+    expect([...plain.keys()]).toEqual(bodies.map((_, i) => i));
+    // Each text is lifted by its partner's score only when both are among the first POOL.
+    const pooled = (i: number) => i < CONVERSATION_POOL;
+    const partner = (i: number) => (i < half ? i + half : i - half);
+    const expected = bodies.map((_, i) => {
+      const own = plain.get(i) ?? 0;
+      return pooled(i) && pooled(partner(i)) ? own + CONVERSATION_LIFT * (plain.get(partner(i)) ?? 0) : own;
+    });
+    const lifted = await whole("paired");
+    for (const [i, score] of lifted) expect(score).toBeCloseTo(expected[i], 9);
+    const scores = [...lifted.values()];
+    expect([...scores].sort((a, b) => a - b)).toEqual(scores);
+    // Pages of 7 (the first ones read fewer candidates than the pool) walk the same ranking.
+    const walked: SearchHit[] = [];
+    let cursor: { offset: number } | undefined;
+    do {
+      const page = await searchCortexPage(db, "paired", { q: "walrus", limit: 7, cursor });
+      walked.push(...page.hits);
+      cursor = page.next ?? undefined;
+    } while (cursor);
+    expect(walked.map((h) => Number(h.id.slice("paired".length + 2)))).toEqual([...lifted.keys()]);
+    expect(walked.map((h) => h.score)).toEqual(scores);
   });
 });

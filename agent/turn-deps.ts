@@ -55,6 +55,11 @@ export interface TurnDeps {
   onCompaction?(outcome: CompactionOutcome, forced: boolean): void;
   /** Told of every model request as sent, with the tokens the provider counted (null on failure). */
   onRequest?(sent: { request: ModelRequest; step: number; reportedTokens: number | null; compacted: boolean }): void;
+  /**
+   * Told of the turn's usage so far each time a model call (a compaction's, a delegated run's)
+   * adds to it: what the turn has spent if it then throws before returning its outcome.
+   */
+  onUsage?(usage: Usage): void;
   /** Workflow mode: runs a delegated task (as a loop of its own); absent, this loop cannot delegate. */
   delegate?(task: DelegatedTask, parent: DelegationParent): Promise<DelegatedRun>;
   /**

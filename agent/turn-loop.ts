@@ -135,6 +135,11 @@ async function continueTurn(
   let outputRoom = 1;
   let compactNext = false;
   const state = (step: number): LoopState => ({ step, usage, modelMs, modelCalls });
+  /** Adds what a call spent to the turn's usage, and tells the turn (deps.onUsage) at once. */
+  const spend = (spent: Partial<Usage>) => {
+    usage = addUsage(usage, spent);
+    deps.onUsage?.(usage);
+  };
   const active = () => deps.activeModel?.() ?? deps.model;
   /** After a compaction rewrote the turn, thinking whose prefix moved stays out. */
   const guard = (request: ModelRequest) => keepValidThinking(request, deps.knownThinking());
@@ -161,7 +166,7 @@ async function continueTurn(
       summarized: outcome.summarized,
       details: r.targets,
     });
-    usage = addUsage(usage, outcome.usage);
+    spend(outcome.usage);
     deps.onCompaction?.(outcome, forced);
     return outcome.request;
   };
@@ -187,7 +192,7 @@ async function continueTurn(
       const streamed = await streamCall({ client: deps.client, request, turnId, emit, signal: deps.signal });
       modelMs += Date.now() - started;
       if (streamed.ok) return { kind: "reply", reply: streamed.reply, request };
-      if (streamed.partial?.usage) usage = addUsage(usage, priced(pickUsage(streamed.partial.usage), active()));
+      if (streamed.partial?.usage) spend(priced(pickUsage(streamed.partial.usage), active()));
       if (deps.signal?.aborted) {
         // Stopped: what was streamed is the reply, kept as it stands (never continued).
         deps.onRequest?.({ request, step, reportedTokens: null, compacted: compactor?.active ?? false });
@@ -245,7 +250,7 @@ async function continueTurn(
     const replyUsage = unbilled
       ? { ...pickUsage(reply.usage), cost_usd: 0 }
       : priced(pickUsage(reply.usage), catalogEntry(reply.model) ?? active());
-    usage = addUsage(usage, replyUsage);
+    spend(replyUsage);
     compactor?.calibrate(request, promptTokens(replyUsage));
     deps.onRequest?.({
       request,
@@ -333,7 +338,7 @@ async function continueTurn(
       content: produced,
       request,
       onDelegated: (run) => {
-        usage = addUsage(usage, run.usage);
+        spend(run.usage);
         modelMs += run.modelMs;
       },
     });

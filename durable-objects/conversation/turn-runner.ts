@@ -9,7 +9,7 @@ import { createModelClient } from "../../core/model-client";
 import { ModelNotConfiguredError } from "../../core/model-provider";
 import { DEFAULT_SETTINGS, settingsAfterModelChange } from "../../core/settings";
 import { resolveTurnModel } from "../../services/models/resolve";
-import { usageSince, zeroUsage, type ContentBlock, type NewMessage } from "../../core/types";
+import { usageSince, zeroUsage, type ContentBlock, type NewMessage, type Usage } from "../../core/types";
 import { knownThinking } from "../../core/thinking-guard";
 import { utcDay } from "../../core/models/lookup";
 import type { BlockOrigin } from "../../core/compactor";
@@ -391,6 +391,20 @@ export class TurnRunner {
         ? now
         : settingsAfterModelChange(now, { patch: { model: prompt.model.id }, from: model.entry, to: prompt.model });
     };
+    // The ledger (D1, GET /v1/usage) gets the turn's usage through the outbox, written once: after
+    // the answer, or, when the turn throws after its model calls, what they had spent by then.
+    const before = resuming?.step.state.usage ?? zeroUsage();
+    let spent = before;
+    const meter = (total: Usage) => {
+      const part = usageSince(total, before);
+      if (part.input_tokens || part.output_tokens || part.cache_read_input_tokens || part.cache_creation_input_tokens)
+        scope.store.putOutbox(`usage:${turnId}${resuming ? `:${resuming.step.state.step}` : ""}`, {
+          conversationId: head.id,
+          model: prompt.model.id,
+          usage: part,
+          day: utcDay(),
+        });
+    };
     let outcome: TurnOutcome;
     try {
       outcome = await loop(
@@ -412,6 +426,9 @@ export class TurnRunner {
           persist,
           emit,
           pauseForClient: true,
+          onUsage: (total) => {
+            spent = total;
+          },
           // Workflow mode: the sub-agent runs this same loop with its own safety net.
           delegate: (task, parent) =>
             runSubAgent(
@@ -433,7 +450,12 @@ export class TurnRunner {
     } catch (err) {
       // Storage failed: whatever was appended before stays; the caller is told. Or the
       // conversation was deleted under the turn: nothing more of it is written.
-      if (!(err instanceof ConversationGone)) console.error("turn failed", err);
+      if (!(err instanceof ConversationGone)) {
+        console.error("turn failed", err);
+        // The model calls made before the failure were billed: the tenant's ledger says so.
+        meter(spent);
+        scope.ctx.waitUntil(this.parts.outbox.pending());
+      }
       return fail(
         err instanceof ConversationGone
           ? { type: "not_found", message: "conversation not found" }
@@ -451,16 +473,7 @@ export class TurnRunner {
       });
     if (outcome.failure) emit({ type: "error", turnId, error: outcome.failure });
     end(outcome.stopReason, outcome.usage, outcome.modelMs);
-    // The ledger (D1, GET /v1/usage) gets the turn's usage through the outbox: written once, after the answer.
-    const before = resuming?.step.state.usage ?? zeroUsage();
-    const part = usageSince(outcome.usage, before);
-    if (part.input_tokens || part.output_tokens || part.cache_read_input_tokens || part.cache_creation_input_tokens)
-      scope.store.putOutbox(`usage:${turnId}${resuming ? `:${resuming.step.state.step}` : ""}`, {
-        conversationId: head.id,
-        model: prompt.model.id,
-        usage: part,
-        day: utcDay(),
-      });
+    meter(outcome.usage);
     // Housekeeping after the response: never on the turn's critical path.
     scope.ctx.waitUntil(this.parts.outbox.pending());
     scope.ctx.waitUntil(this.parts.fold.maybeDispatch());

@@ -3,13 +3,14 @@
 // aborted mid-turn — before a reply's R2 write lands, after it lands but before the index has it,
 // and during a tool step. The seam: the live object's `env` is swapped for one whose BUCKET / DB
 // wrap the real bindings and fail on cue. After each: the transcript is exactly what was sent and
-// answered, the summary invariants hold, the index catches up, and the next turn is taken.
+// answered, the summary invariants hold, the index catches up, and the next turn is taken; a turn
+// that fails after its model calls still meters what they spent.
 import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { runFoldJob } from "../../workers/summarizer/fold";
 import { Ledger, reportInjections } from "./fault-ledger";
-import { api, createConversation, send, transcript, worker, inConversation } from "./helpers";
+import { api, createConversation, eventually, send, transcript, worker, inConversation } from "./helpers";
 import type { TurnEvent } from "../../core/events";
 import type { ConversationHead } from "../../services/record/conversation-head";
 import { ofType } from "../blocks";
@@ -171,6 +172,32 @@ describe("fault: R2 calls fail", () => {
     await ledger.survives();
     expect(injected).toBe(8);
     reportInjections("R2 failure", injected, "2 failed batch writes, 1 lost answer, 4 during an outage, 1 head write");
+  });
+
+  it("meters the tokens of a turn whose reply could not be saved (4 injections)", async () => {
+    const id = await createConversation();
+    // The reply (seq 2) fails longer than the retries: the model answered, so its tokens were billed.
+    const c = await inject(id, { r2: first(4, batchPut(2)) });
+    const r = await send(id, "the store is down for this reply");
+    expect(r.status).toBe(502);
+    expect(r.json.error?.type).toBe("storage_error");
+    expect(c.n).toBe(4);
+    const report = await eventually(async () => {
+      const u = (await api("GET", `/v1/usage?conversation=${id}`)).json;
+      return u.total?.turns === 1 ? u : null;
+    });
+    const { input_tokens, cache_read_input_tokens, cache_creation_input_tokens } = report.total;
+    expect(input_tokens + cache_read_input_tokens + cache_creation_input_tokens).toBeGreaterThan(0);
+    expect(report.total.output_tokens).toBeGreaterThan(0);
+    expect(report.total.cost_usd).toBeGreaterThan(0);
+    // The next turn is metered on its own, once.
+    const next = await send(id, "and now it is back");
+    expect(next.status).toBe(200);
+    const both = await eventually(async () => {
+      const u = (await api("GET", `/v1/usage?conversation=${id}`)).json;
+      return u.total?.turns === 2 ? u : null;
+    });
+    expect(both.total.output_tokens).toBe(report.total.output_tokens + next.json.usage!.output_tokens);
   });
 
   it("rebuilds from R2 when the head read and the batch listing fail on the cold start (2 injections)", async () => {

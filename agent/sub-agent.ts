@@ -67,6 +67,7 @@ export async function runSubAgent(
     {
       turnId: parent.turnId,
       signal: parent.signal,
+      onUsage: parent.onUsage,
       client: deps.client,
       registry: deps.registry,
       toolContext: { ...deps.toolContext, delegate: undefined },

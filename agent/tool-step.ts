@@ -4,7 +4,7 @@
 import { readableToolContent } from "../core/blank-text";
 import { toolResultText } from "../core/render";
 import { INTERRUPTED_TOOL_RESULT } from "../core/replay";
-import type { ContentBlock, ModelRequest, ToolResultBlock } from "../core/types";
+import { type ContentBlock, type ModelRequest, type ToolResultBlock, zeroUsage } from "../core/types";
 import { runsOnClient } from "./tools/client-tool";
 import type { DelegatedRun, TurnDeps } from "./turn-deps";
 
@@ -20,7 +20,12 @@ const PREVIEW_CHARS = 200;
 /** Every result of the step in call order, null where a client owes it, and the calls it owes. */
 export async function runToolStep(
   deps: TurnDeps,
-  step: { content: readonly ContentBlock[]; request: ModelRequest; onDelegated: (run: DelegatedRun) => void },
+  step: {
+    content: readonly ContentBlock[];
+    request: ModelRequest;
+    /** A delegated run's usage and model time, once: when it returns, or the usage it had before it failed. */
+    onDelegated: (run: Pick<DelegatedRun, "usage" | "modelMs">) => void;
+  },
 ): Promise<{ results: Array<ToolResultBlock | null>; pending: PendingCall[] }> {
   const { content, request, onDelegated } = step;
   const { turnId, emit } = deps;
@@ -49,13 +54,30 @@ export async function runToolStep(
       continue;
     }
     // Workflow mode: a delegated run saves its own thread (agent-tagged, never replayed here)
-    // and counts towards this turn's usage and model time.
+    // and counts towards this turn's usage and model time; a run that fails (its tool result an
+    // error) still counts what its calls spent.
     const delegate = deps.delegate
       ? async (task: string, name: string) => {
-          const run = await deps.delegate!(
-            { name, task, toolUseId: call.id },
-            { turnId, request, emit, signal: deps.signal },
-          );
+          let spent = zeroUsage();
+          let run: DelegatedRun;
+          try {
+            run = await deps.delegate!(
+              { name, task, toolUseId: call.id },
+              {
+                turnId,
+                request,
+                emit,
+                signal: deps.signal,
+                onUsage: (usage) => {
+                  spent = usage;
+                },
+              },
+            );
+          } catch (err) {
+            // Its model time is not known; its usage is.
+            onDelegated({ usage: spent, modelMs: 0 });
+            throw err;
+          }
           onDelegated(run);
           return run.output;
         }

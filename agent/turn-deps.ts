@@ -29,6 +29,8 @@ export interface DelegationParent {
   emit(event: TurnEvent): void;
   /** The delegating turn's stop: a sub-agent stops with it. */
   signal?: AbortSignal;
+  /** Told of the delegated run's usage so far after every call that adds to it (its loop's onUsage). */
+  onUsage?(usage: Usage): void;
 }
 
 export interface TurnDeps {
@@ -56,8 +58,9 @@ export interface TurnDeps {
   /** Told of every model request as sent, with the tokens the provider counted (null on failure). */
   onRequest?(sent: { request: ModelRequest; step: number; reportedTokens: number | null; compacted: boolean }): void;
   /**
-   * Told of the turn's usage so far each time a model call (a compaction's, a delegated run's)
-   * adds to it: what the turn has spent if it then throws before returning its outcome.
+   * Told of the turn's usage so far each time a model call (a compaction's, a delegated run's once
+   * it returns or fails) adds to it: what the turn has spent if it then throws before returning
+   * its outcome.
    */
   onUsage?(usage: Usage): void;
   /** Workflow mode: runs a delegated task (as a loop of its own); absent, this loop cannot delegate. */

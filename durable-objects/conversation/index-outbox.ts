@@ -1,11 +1,13 @@
-// The indexing outbox: new messages (into the tenant's cortex shard), fold episodes and the
-// listing row (D1) land at least once;
+// The indexing outbox: new messages (into the tenant's cortex shard), fold episodes, the listing
+// row and each turn's usage (D1) land at least once;
 // a durable alarm retries whatever a failure or an eviction left undone.
 import { messageDoc } from "../../services/cortex/search-index";
 import { cortexFor } from "../../services/cortex/routing";
 import { refreshConversationRow } from "../../services/conversation-list";
 import { recordEpisode } from "../../services/memory/notes";
 import type { UsageEvent } from "../../services/usage";
+import { utcDay } from "../../core/models/lookup";
+import type { Usage } from "../../core/types";
 import type { ConversationHead } from "../../services/record/conversation-head";
 import { ConversationGone } from "./conversation-delete";
 import type { ObjectScope } from "./object-scope";
@@ -34,6 +36,21 @@ export class IndexOutbox {
    */
   remind(): void {
     void this.scope.ctx.storage.setAlarm(Date.now() + INDEX_RETRY_MS);
+  }
+
+  /**
+   * A turn part's usage for the tenant's ledger (D1, GET /v1/usage), written with the next run, once
+   * (the row's id is `key`); a part that spent no tokens writes nothing. It never throws: a turn's
+   * answer (or its error) never waits on its metering.
+   */
+  meter(key: string, part: { conversationId: string; model: string; usage: Usage }): void {
+    const u = part.usage;
+    if (!(u.input_tokens || u.output_tokens || u.cache_read_input_tokens || u.cache_creation_input_tokens)) return;
+    try {
+      this.scope.store.putOutbox(`usage:${key}`, { ...part, day: utcDay() });
+    } catch (err) {
+      console.error("usage not metered", key, err);
+    }
   }
 
   /** Indexes every message not yet in D1, then refreshes the listing row. Retries by alarm on failure. */

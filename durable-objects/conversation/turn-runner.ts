@@ -11,7 +11,6 @@ import { DEFAULT_SETTINGS, settingsAfterModelChange } from "../../core/settings"
 import { resolveTurnModel } from "../../services/models/resolve";
 import { usageSince, zeroUsage, type ContentBlock, type NewMessage, type Usage } from "../../core/types";
 import { knownThinking } from "../../core/thinking-guard";
-import { utcDay } from "../../core/models/lookup";
 import type { BlockOrigin } from "../../core/compactor";
 import type { ClientToolSpec } from "../../core/client-tools";
 import { runSubAgent } from "../../agent/sub-agent";
@@ -391,20 +390,16 @@ export class TurnRunner {
         ? now
         : settingsAfterModelChange(now, { patch: { model: prompt.model.id }, from: model.entry, to: prompt.model });
     };
-    // The ledger (D1, GET /v1/usage) gets the turn's usage through the outbox, written once: after
-    // the answer, or, when the turn throws after its model calls, what they had spent by then.
+    // The ledger gets the turn's usage through the outbox, once: after the answer, or, when the turn
+    // throws after its model calls, what they had spent by then.
     const before = resuming?.step.state.usage ?? zeroUsage();
     let spent = before;
-    const meter = (total: Usage) => {
-      const part = usageSince(total, before);
-      if (part.input_tokens || part.output_tokens || part.cache_read_input_tokens || part.cache_creation_input_tokens)
-        scope.store.putOutbox(`usage:${turnId}${resuming ? `:${resuming.step.state.step}` : ""}`, {
-          conversationId: head.id,
-          model: prompt.model.id,
-          usage: part,
-          day: utcDay(),
-        });
-    };
+    const meter = (total: Usage) =>
+      this.parts.outbox.meter(`${turnId}${resuming ? `:${resuming.step.state.step}` : ""}`, {
+        conversationId: head.id,
+        model: prompt.model.id,
+        usage: usageSince(total, before),
+      });
     let outcome: TurnOutcome;
     try {
       outcome = await loop(
@@ -452,7 +447,7 @@ export class TurnRunner {
       // conversation was deleted under the turn: nothing more of it is written.
       if (!(err instanceof ConversationGone)) {
         console.error("turn failed", err);
-        // The model calls made before the failure were billed: the tenant's ledger says so.
+        // Its model calls were billed: the ledger says so (metering never throws).
         meter(spent);
         scope.ctx.waitUntil(this.parts.outbox.pending());
       }

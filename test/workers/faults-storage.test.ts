@@ -200,6 +200,36 @@ describe("fault: R2 calls fail", () => {
     expect(both.total.output_tokens).toBe(report.total.output_tokens + next.json.usage!.output_tokens);
   });
 
+  it("counts a failed delegated run's calls in the turn's usage and the ledger (4 injections)", async () => {
+    const id = await createConversation();
+    const activation = await send(id, '@tool tool_activate {"name":"agent_delegate"}');
+    const before = (await transcript(id)).length;
+    // After the prompt (before + 1), the master's delegate call (+ 2) and the sub-agent's task
+    // (+ 3), the sub-agent's first answer (+ 4) cannot be saved: its model call was made and billed,
+    // the run fails, and the master goes on with the error as the tool's result.
+    const c = await inject(id, { r2: first(4, batchPut(before + 4)) });
+    const task = 'Summarize the plan.\n@tool conversation_read {"from_seq":1,"to_seq":1}';
+    const r = await send(id, `@tool agent_delegate ${JSON.stringify({ name: "reader", task })}`);
+    expect(r.status).toBe(200);
+    expect(c.n).toBe(4);
+    const turn = (await transcript(id)).slice(before);
+    const failed = turn.find((m) => m.content.some((b) => b.type === "tool_result"));
+    expect(JSON.stringify(failed?.content)).toContain("agent_delegate failed");
+    expect(turn.filter((m) => m.agent).map((m) => m.role)).toEqual(["user"]);
+    // The turn's usage is the master's two calls and the sub-agent's unsaved one.
+    const master = turn.filter((m) => m.role === "assistant" && !m.agent);
+    expect(master).toHaveLength(2);
+    const mastersOwn = master.reduce((n, m) => n + (m.usage?.output_tokens ?? 0), 0);
+    expect(mastersOwn).toBeGreaterThan(0);
+    expect(r.json.usage!.output_tokens).toBeGreaterThan(mastersOwn);
+    // ...and the ledger has it, once.
+    const report = await eventually(async () => {
+      const u = (await api("GET", `/v1/usage?conversation=${id}`)).json;
+      return u.total?.turns === 2 ? u : null;
+    });
+    expect(report.total.output_tokens).toBe(activation.json.usage!.output_tokens + r.json.usage!.output_tokens);
+  });
+
   it("rebuilds from R2 when the head read and the batch listing fail on the cold start (2 injections)", async () => {
     const ledger = new Ledger(await createConversation());
     await ledger.turn("one");

@@ -267,6 +267,14 @@ export async function searchCortexPage(
   return { hits, next: ranked.length > opts.limit ? { offset: offset + opts.limit } : null };
 }
 
+/**
+ * Whether the conversation lift (term-stats.ts CONVERSATION_LIFT) applies to a search: it moves
+ * conversations' messages relative to each other, so not within one conversation (which then ranks
+ * its messages, pages and episodes as before), nor where no message can be a hit.
+ */
+const lifted = (opts: SearchOptions) =>
+  !opts.conversationId && !opts.refPrefix && (!opts.kinds?.length || opts.kinds.includes("message"));
+
 /** What one ranking run reads: the tenant's documents for `words`, the assistant's factor, filters, a window. */
 interface RankingRun {
   tenantId: string;
@@ -321,7 +329,8 @@ const hexByte = (k: string) =>
  *   every match was a candidate (runSearch).
  * - `docs`, `lifted`: the conversation lift (term-stats.ts CONVERSATION_LIFT): each message among
  *   the first CONVERSATION_POOL documents gains that fraction of the best score of another message
- *   of its conversation among them (the conversation's first gains its second's). A lift only
+ *   of its conversation among them (the conversation's first gains its second's); a pool of 0
+ *   where the lift does not apply (`lifted`: a search within one conversation, or of no messages). A lift only
  *   makes a score better, so the pool stays ahead of every document past it and one ORDER BY is
  *   still the whole ranking; runSearch widens the candidates until they hold the pool.
  * - the page, and a snippet for each of its hits only, from the chunk that ranked; joined onto
@@ -390,7 +399,7 @@ function rankingStatement(run: RankingRun, chunks: number): { sql: string; param
     candidates AS MATERIALIZED (SELECT * FROM scored ORDER BY score, docId LIMIT ${p(chunks)}),
     best AS (SELECT *, row_number() OVER (PARTITION BY kind, id ORDER BY score, docId) AS nth FROM candidates),
     docs AS MATERIALIZED (
-      SELECT *, (kind = 'message' AND conversationId IS NOT NULL AND row_number() OVER (ORDER BY score, docId) <= ${p(CONVERSATION_POOL)}) AS pooled
+      SELECT *, (kind = 'message' AND conversationId IS NOT NULL AND row_number() OVER (ORDER BY score, docId) <= ${p(lifted(opts) ? CONVERSATION_POOL : 0)}) AS pooled
       FROM best WHERE nth = 1
     ),
     lifted AS (
@@ -425,7 +434,7 @@ type RankedRow = Omit<SearchHit, "messageId" | "snippet"> & {
  * over four times as many. Most texts are one chunk: one run, one call to the shard.
  */
 async function runSearch(db: ShardDatabase, run: RankingRun): Promise<SearchHit[]> {
-  const wanted = Math.max(run.offset + run.count, CONVERSATION_POOL);
+  const wanted = Math.max(run.offset + run.count, lifted(run.opts) ? CONVERSATION_POOL : 0);
   for (let chunks = wanted * 3; ; chunks *= 4) {
     const { sql, params } = rankingStatement(run, chunks);
     const { results } = await db

@@ -88,8 +88,8 @@ export const COMMON_WORD_ROWS = 100;
  * conversation among the ranking's first CONVERSATION_POOL documents: a conversation that holds
  * several hits is about the question, and its short turns ("Yes, last Sunday!", "ok, next step")
  * borrow its words. Below 1 it never reorders two hits of one conversation (s1 + a·s2 ≥ s2 + a·s1
- * when s1 ≥ s2), so a search within one conversation ranks as before; it only moves a conversation's
- * hits past another conversation's lone one. Chosen on the tuning set only
+ * when s1 ≥ s2); it only moves a conversation's hits past another conversation's lone one, and a
+ * search within one conversation (`conversation=`) is not lifted at all. Chosen on the tuning set only
  * (docs/measurements.md#recall-levers-on-the-tuning-set): on all 1,350 RealMem queries recall@5
  * 0.214 against 0.183 (+0.031, paired bootstrap 95% interval +0.021 to +0.043, +0.041 and +0.021 in
  * the two halves of the personas); 0.6, 0.7 and 1 were no better, 0.2 to 0.4 worse, the neighbours

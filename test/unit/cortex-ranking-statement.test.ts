@@ -212,6 +212,44 @@ describe("the conversation lift", () => {
     expect(await order("one", "c1")).toEqual(unlifted);
   });
 
+  it("leaves a search within one conversation unlifted: its pages keep their places among its messages", async () => {
+    const { db } = shard();
+    const page = (tenantId: string, conversationId: string, body: string): CortexDoc => ({
+      tenantId,
+      kind: "page",
+      refId: `${tenantId}-att:p000001`,
+      conversationId,
+      seq: 1,
+      role: null,
+      createdAt: "2026-01-01T00:00:00.000Z",
+      body,
+    });
+    // One conversation holds both messages and the page; apart, each is alone in its own.
+    await upsertDocs(db, [
+      message("grouped", "c1", "a1", texts.a1),
+      message("grouped", "c1", "a2", texts.a2, 2),
+      page("grouped", "c1", texts.b1),
+      message("apart", "c1", "a1", texts.a1),
+      message("apart", "c2", "a2", texts.a2),
+      page("apart", "c3", texts.b1),
+      ...filler("grouped", 20),
+      ...filler("apart", 20),
+    ]);
+    const search = async (tenant: string, conversationId?: string) =>
+      (await searchCortexPage(db, tenant, { q: "walrus", limit: 10, conversationId })).hits.map((h) => ({
+        ref: h.id.slice(tenant.length + 1),
+        score: h.score,
+      }));
+    const apart = await search("apart");
+    expect(apart.map((h) => h.ref)).toEqual(["att:p000001", "a1", "a2"]);
+    // Within the conversation: the scores and the order of the unlifted ranking.
+    const within = await search("grouped", "c1");
+    expect(within.map((h) => h.ref)).toEqual(apart.map((h) => h.ref));
+    within.forEach((h, i) => expect(h.score).toBeCloseTo(apart[i].score, 9));
+    // Across conversations the two messages lift each other past the page.
+    expect((await search("grouped")).map((h) => h.ref)).toEqual(["a1", "a2", "att:p000001"]);
+  });
+
   it(`lifts only within its pool of the first ${CONVERSATION_POOL}, and pages through it as one ranking`, async () => {
     const { db } = shard();
     // Text i ranks i-th (one "walrus", longer and longer). Paired: texts i and i + half share a

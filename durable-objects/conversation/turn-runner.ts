@@ -268,9 +268,10 @@ export class TurnRunner {
         usage,
         timing: { serverMs: Date.now() - started - modelMs, modelMs, queuedMs: started - queuedAt },
       });
-    const fail = (error: Error_) => {
+    /** The turn ends in `error`, with what its model calls spent before it failed (none: nothing). */
+    const fail = (error: Error_, spent = zeroUsage()) => {
       emit({ type: "error", turnId, error });
-      end("error", zeroUsage(), 0);
+      end("error", spent, 0);
     };
     return { emit, end, fail };
   }
@@ -451,11 +452,9 @@ export class TurnRunner {
         meter(spent);
         scope.ctx.waitUntil(this.parts.outbox.pending());
       }
-      return fail(
-        err instanceof ConversationGone
-          ? { type: "not_found", message: "conversation not found" }
-          : { type: "storage_error", message: "the turn could not be saved; retry" },
-      );
+      return err instanceof ConversationGone
+        ? fail({ type: "not_found", message: "conversation not found" })
+        : fail({ type: "storage_error", message: "the turn could not be saved; retry" }, spent);
     }
     if (outcome.paused)
       await this.pause(emit, head, {

@@ -190,6 +190,9 @@ describe("fault: R2 calls fail", () => {
     expect(input_tokens + cache_read_input_tokens + cache_creation_input_tokens).toBeGreaterThan(0);
     expect(report.total.output_tokens).toBeGreaterThan(0);
     expect(report.total.cost_usd).toBeGreaterThan(0);
+    // The failed turn's own answer says what it spent, as the ledger does.
+    expect(r.json.usage?.output_tokens).toBe(report.total.output_tokens);
+    expect(r.json.usage?.cost_usd).toBeCloseTo(report.total.cost_usd, 9);
     // The next turn is metered on its own, once.
     const next = await send(id, "and now it is back");
     expect(next.status).toBe(200);

@@ -134,6 +134,13 @@ export function shippedWeights(core, c, background, rule = shippedEveryday(core)
 }
 
 /**
+ * The shipped ranking of a question's turns (bench:recall-tune's shipped row): its words' shipped
+ * weights (`weights`, when already taken), the speaker weight and the conversation lift.
+ */
+export const shippedRanking = (core, c, background, weights = shippedWeights(core, c, background)) =>
+  rank(c.turns, c.parts, weights, core.assistantWeight(c.text), shippedLift(core));
+
+/**
  * Word vectors from WORD_VECTORS_DIR (words.txt, one per line; vec.f32, unit vectors of `dim`
  * float32s in the same order), or null when it is unset.
  */
@@ -190,7 +197,7 @@ export const NEAREST_PICK = { k: 3, floor: 0.6, alpha: 0.3 };
  */
 export function nearestWordsRanking(core, vectors, c, background, { k, floor, alpha }) {
   const kept = shippedWeights(core, c, background);
-  if (!c.vocab) return rank(c.turns, c.parts, kept, core.assistantWeight(c.text), shippedLift(core));
+  if (!c.vocab) return shippedRanking(core, c, background, kept);
   const stems = new Set(c.parts.flatMap((p) => core.ftsTerms(p.word)));
   const extra = new Map(); // word -> [cosine, index of the word it joins]
   c.parts.forEach((p, j) => {
@@ -223,7 +230,7 @@ export const FEEDBACK_PICK = { docs: 3, terms: 10, beta: 0.2 };
 export function feedbackRanking(core, c, background, { docs, terms, beta }) {
   const kept = shippedWeights(core, c, background);
   const assistant = core.assistantWeight(c.text);
-  const first = rank(c.turns, c.parts, kept, assistant, shippedLift(core));
+  const first = shippedRanking(core, c, background, kept);
   const stems = new Set(c.parts.flatMap((p) => core.ftsTerms(p.word)));
   const counts = new Map();
   for (const i of first.slice(0, docs))

@@ -47,9 +47,7 @@ import {
   NEAREST_PICK,
   nearestWordsRanking,
   questionContext,
-  rank,
-  shippedLift,
-  shippedWeights,
+  shippedRanking,
   turnIndex,
   vocabularyOf,
   wordVectors,
@@ -453,13 +451,7 @@ export async function benchRecallPublic() {
                     }
                     const c = questionContext(core, nearest, text);
                     const bg = core.shippedBackground();
-                    const ranked = rank(
-                      turns,
-                      c.parts,
-                      shippedWeights(core, c, bg),
-                      core.assistantWeight(text),
-                      shippedLift(core),
-                    );
+                    const ranked = shippedRanking(core, c, bg);
                     add(
                       TUNE_SHIPPED,
                       q,

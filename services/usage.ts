@@ -1,18 +1,21 @@
-// The usage ledger in D1: a row per turn (each resumed part of a paused turn its own) and per fold,
-// written once by id (a retried write changes nothing), summed for GET /v1/usage by UTC day range,
-// per conversation and per model. A row holds counts and a cost, nothing of what was said: it stays
+// The usage ledger in D1: a row per turn (each resumed part of a paused turn its own), per fold and
+// per automatic title call, written once by id (a retried write changes nothing), summed for
+// GET /v1/usage by UTC day range, per conversation and per model. A row holds counts and a cost, nothing of what was said: it stays
 // when its conversation is deleted, so the tenant's totals for a past month never change.
 import { and, eq, gte, lte, sql } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
 import { usageEvents } from "../db/schema";
 import type { Usage } from "../core/types";
 
+/** What spent the tokens: a turn (or a resumed part of one), a fold, or the automatic title's call. */
+export type UsageKind = "turn" | "fold" | "title";
+
 export interface UsageEvent {
   tenantId: string;
-  /** The turn's part (`turnId` or `turnId:step`) or the fold job: the row's identity. */
+  /** The turn's part (`turnId` or `turnId:step`), the fold job or `title:<conversation>`: the row's identity. */
   id: string;
   conversationId: string;
-  kind: "turn" | "fold";
+  kind: UsageKind;
   /** UTC day, YYYY-MM-DD. */
   day: string;
   model: string;
@@ -59,6 +62,8 @@ export interface UsageTotals {
   cost_usd: number;
   turns: number;
   folds: number;
+  /** Automatic title calls (auto-title.ts), one at most per conversation. */
+  titles: number;
   unpricedCalls: number;
 }
 
@@ -73,6 +78,7 @@ const sums = {
   costMicro: sql<number>`coalesce(sum(${usageEvents.costMicroUsd}), 0)`,
   turns: sql<number>`sum(case when ${usageEvents.kind} = 'turn' then 1 else 0 end)`,
   folds: sql<number>`sum(case when ${usageEvents.kind} = 'fold' then 1 else 0 end)`,
+  titles: sql<number>`sum(case when ${usageEvents.kind} = 'title' then 1 else 0 end)`,
   unpricedCalls: sql<number>`sum(case when ${usageEvents.costMicroUsd} is null then 1 else 0 end)`,
 };
 
@@ -90,6 +96,7 @@ function totals(row: Record<keyof typeof sums, number | null>): UsageTotals {
     cost_usd: n(costMicro) / 1_000_000,
     turns: n(rest.turns),
     folds: n(rest.folds),
+    titles: n(rest.titles),
     unpricedCalls: n(rest.unpricedCalls),
   };
 }

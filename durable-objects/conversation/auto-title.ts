@@ -3,8 +3,11 @@
 // conversation's model (through the turn's own client, so Anthropic or the offline model as the
 // turn) writes it. It runs after the turn ended (ctx.waitUntil), so it never delays or fails a
 // turn; a failed or empty answer leaves the title unset, and it is tried once per conversation.
-// A title the user set (POST with a title, or PATCH) is never replaced.
+// A title the user set (POST with a title, or PATCH) is never replaced. The call's tokens are metered
+// (kind "title" in GET /v1/usage), whether or not its answer becomes the title.
 import type Anthropic from "@anthropic-ai/sdk";
+import { pickUsage } from "../../agent/model-reply";
+import { priced } from "../../core/pricing";
 import type { ModelEntry } from "../../core/models/catalog";
 import { buildTitleRequest, cleanTitle, firstExchange, untitled } from "../../core/title";
 import { ConversationGone } from "./conversation-delete";
@@ -37,17 +40,29 @@ export class AutoTitler {
         buildTitleRequest(model, exchange) as unknown as Anthropic.MessageCreateParamsNonStreaming,
         { timeout: TITLE_CALL_TIMEOUT_MS, maxRetries: 1 },
       );
+      this.outbox.meter(
+        `title:${head.id}`,
+        {
+          tenantId: head.tenantId,
+          conversationId: head.id,
+          model: model.id,
+          usage: priced(pickUsage(reply.usage), model),
+        },
+        "title",
+      );
       const title = cleanTitle(reply.content.map((b) => (b.type === "text" ? b.text : "")).join(""));
-      if (!title) return null;
+      if (!title) {
+        await this.outbox.pending();
+        return null;
+      }
       // Checked again in the serialized head writes: a rename that landed during the call wins.
       const applied = await this.record.updateHead((h) =>
         untitled(h.title) && store.titleSource() !== "user"
           ? { next: { ...h, title }, result: true }
           : { next: null, result: false },
       );
-      if (!applied) return null;
       await this.outbox.pending();
-      return title;
+      return applied ? title : null;
     } catch (err) {
       if (!(err instanceof ConversationGone)) console.warn("automatic title failed; the title stays unset", err);
       return null;

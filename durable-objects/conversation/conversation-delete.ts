@@ -4,7 +4,8 @@
 //    conversation, and writes that could put data back (R2 batches, the head, prompt snapshots,
 //    cortex rows) are refused through `guard`;
 // 2. the writes already in flight are awaited, the sockets closed;
-// 3. R2 and D1 are purged (services/conversation-purge.ts, each step idempotent);
+// 3. the usage rows the outbox still holds go to the ledger (it outlives the conversation); R2 and
+//    D1 are purged (services/conversation-purge.ts, each step idempotent);
 // 4. the alarm and the object's storage go (deleteAll), tombstone included.
 // A crash between 1 and 4 leaves the tombstone and an alarm that finishes the purge; a DELETE
 // sent again joins or resumes it. A queued fold or extract job arriving later finds nothing.
@@ -37,6 +38,8 @@ export interface DeletionHooks {
   forget(): void;
   /** Recreates the empty schema after deleteAll, so the object stays usable as a fresh one. */
   ensureSchema(): void;
+  /** Writes what the ledger is still owed (the outbox's usage rows) before the storage goes. */
+  flushUsage(tenantId: string): Promise<void>;
 }
 
 export class ConversationDeletion {
@@ -120,6 +123,7 @@ export class ConversationDeletion {
   private async purge(ref: ConversationRef): Promise<void> {
     await this.ctx.storage.setAlarm(Date.now() + RESUME_AFTER_MS);
     await Promise.all([...this.inFlight]);
+    await this.hooks.flushUsage(ref.tenantId);
     await purgeConversation(this.hooks.env(), ref.tenantId, ref.conversationId);
     await this.ctx.storage.deleteAlarm();
     await this.ctx.storage.deleteAll();

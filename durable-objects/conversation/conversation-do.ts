@@ -70,6 +70,7 @@ export class ConversationDO extends DurableObject<Env> {
       env: () => this.env,
       forget: () => this.record.forget(),
       ensureSchema,
+      flushUsage: (tenantId) => this.outbox.flushUsage(tenantId),
     });
     // Bindings are read through the object at each use: tests swap `env` on the live object.
     const self = this;

@@ -1,11 +1,11 @@
 // The indexing outbox: new messages (into the tenant's cortex shard), fold episodes, the listing
-// row and each turn's usage (D1) land at least once;
+// row and the usage of each turn and automatic title call (D1) land at least once;
 // a durable alarm retries whatever a failure or an eviction left undone.
 import { messageDoc } from "../../services/cortex/search-index";
 import { cortexFor } from "../../services/cortex/routing";
 import { refreshConversationRow } from "../../services/conversation-list";
 import { recordEpisode } from "../../services/memory/notes";
-import type { UsageEvent } from "../../services/usage";
+import { recordUsage, type UsageEvent, type UsageKind } from "../../services/usage";
 import { utcDay } from "../../core/models/lookup";
 import type { Usage } from "../../core/types";
 import type { ConversationHead } from "../../services/record/conversation-head";
@@ -39,18 +39,56 @@ export class IndexOutbox {
   }
 
   /**
-   * A turn part's usage for the tenant's ledger (D1, GET /v1/usage), written with the next run, once
-   * (the row's id is `key`); a part that spent no tokens writes nothing. It never throws: a turn's
-   * answer (or its error) never waits on its metering.
+   * A turn part's (or the title call's: `kind`) usage for the tenant's ledger (D1, GET /v1/usage),
+   * written with the next run, once (the row's id is `key`); a part that spent no tokens writes
+   * nothing. Once the conversation is being deleted its storage is going, so the row goes straight
+   * to D1 (the ledger outlives the conversation). It never throws: a turn's answer (or its error)
+   * never waits on its metering.
    */
-  meter(key: string, part: { conversationId: string; model: string; usage: Usage }): void {
+  meter(
+    key: string,
+    { tenantId, ...part }: { tenantId: string; conversationId: string; model: string; usage: Usage },
+    kind: UsageKind = "turn",
+  ): void {
     const u = part.usage;
     if (!(u.input_tokens || u.output_tokens || u.cache_read_input_tokens || u.cache_creation_input_tokens)) return;
+    const { ctx, env, store, deletion } = this.scope;
+    if (deletion.deleted) {
+      const row = recordUsage(env.DB, { ...part, tenantId, id: key, kind, day: utcDay() });
+      ctx.waitUntil(row.catch((err) => console.error("usage not metered", key, err)));
+      return;
+    }
     try {
-      this.scope.store.putOutbox(`usage:${key}`, { ...part, day: utcDay() });
+      store.putOutbox(`usage:${key}`, { ...part, kind, day: utcDay() });
     } catch (err) {
       console.error("usage not metered", key, err);
     }
+  }
+
+  /** The usage rows the outbox holds, not yet in D1. */
+  private usageWaiting(tenantId: string): { key: string; event: UsageEvent }[] {
+    return this.scope.store
+      .outbox()
+      .filter((item) => item.key.startsWith("usage:"))
+      .map((item) => ({
+        key: item.key,
+        event: {
+          // Rows put before the title's were a turn's and name no kind.
+          kind: "turn",
+          ...(item.payload as Omit<UsageEvent, "tenantId" | "id" | "kind"> & { kind?: UsageKind }),
+          tenantId,
+          id: item.key.slice("usage:".length),
+        },
+      }));
+  }
+
+  /**
+   * The delete's part (conversation-delete.ts, before the storage goes): the usage rows still
+   * waiting go to D1 now, where the ledger outlives the conversation. A failure throws, so the
+   * purge stops short with the storage kept and the alarm tries again.
+   */
+  async flushUsage(tenantId: string): Promise<void> {
+    await Promise.all(this.usageWaiting(tenantId).map((u) => recordUsage(this.scope.env.DB, u.event)));
   }
 
   /** Indexes every message not yet in D1, then refreshes the listing row. Retries by alarm on failure. */
@@ -85,20 +123,9 @@ export class IndexOutbox {
           wrote = true;
         }
       } while (this.indexAgain);
-      const usage: { key: string; event: UsageEvent }[] = [];
+      const usage = this.usageWaiting(head.tenantId);
       for (const item of store.outbox()) {
-        if (item.key.startsWith("usage:")) {
-          usage.push({
-            key: item.key,
-            event: {
-              ...(item.payload as Omit<UsageEvent, "tenantId" | "id" | "kind">),
-              tenantId: head.tenantId,
-              id: item.key.slice("usage:".length),
-              kind: "turn",
-            },
-          });
-          continue;
-        }
+        if (item.key.startsWith("usage:")) continue;
         if (item.key.startsWith("episode:")) {
           await deletion.guard(() =>
             recordEpisode(this.scope.env, item.payload as Parameters<typeof recordEpisode>[1]),

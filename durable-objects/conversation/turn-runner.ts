@@ -397,6 +397,7 @@ export class TurnRunner {
     let spent = before;
     const meter = (total: Usage) =>
       this.parts.outbox.meter(`${turnId}${resuming ? `:${resuming.step.state.step}` : ""}`, {
+        tenantId: head.tenantId,
         conversationId: head.id,
         model: prompt.model.id,
         usage: usageSince(total, before),
@@ -446,10 +447,10 @@ export class TurnRunner {
     } catch (err) {
       // Storage failed: whatever was appended before stays; the caller is told. Or the
       // conversation was deleted under the turn: nothing more of it is written.
+      // Its model calls were billed, the conversation gone or not: the ledger says so (never throws).
+      meter(spent);
       if (!(err instanceof ConversationGone)) {
         console.error("turn failed", err);
-        // Its model calls were billed: the ledger says so (metering never throws).
-        meter(spent);
         scope.ctx.waitUntil(this.parts.outbox.pending());
       }
       return err instanceof ConversationGone

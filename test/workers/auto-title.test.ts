@@ -88,6 +88,31 @@ describe("automatic titles", () => {
     expect(await titleOf(id, key)).toBe("How do rivers carve canyons");
   });
 
+  it("meters the title call's tokens in GET /v1/usage as a title, once per conversation", async () => {
+    const key = await newTenant();
+    const id = await untitled(key);
+    const first = await send(id, "How do tides follow the moon?", key);
+    expect(first.status).toBe(200);
+    const report = await eventually(
+      async () => (await api("GET", "/v1/usage", undefined, { key })).json,
+      (u) => u.total?.titles === 1 && u.total?.turns === 1,
+    );
+    expect(report.total).toMatchObject({ turns: 1, titles: 1 });
+    const turn = first.json.usage!;
+    // The ledger holds the turn's tokens and the title call's on top.
+    expect(report.total.input_tokens).toBeGreaterThan(turn.input_tokens);
+    expect(report.total.output_tokens).toBeGreaterThan(turn.output_tokens);
+    expect(report.total.cost_usd).toBeGreaterThan(turn.cost_usd!);
+    expect(report.conversations).toEqual([expect.objectContaining({ conversationId: id, turns: 1, titles: 1 })]);
+    // A later turn is metered; the title is not asked for again.
+    await send(id, "And the sun?", key);
+    const later = await eventually(
+      async () => (await api("GET", "/v1/usage", undefined, { key })).json,
+      (u) => u.total?.turns === 2,
+    );
+    expect(later.total).toMatchObject({ turns: 2, titles: 1 });
+  });
+
   it("never replaces a title the user set, by POST or by PATCH (even to the default's words)", async () => {
     const key = await newTenant();
     const named = (await api("POST", "/v1/conversations", { title: "Mine" }, { key })).json.id;
@@ -163,5 +188,12 @@ describe("automatic titles", () => {
       afterRace: null,
       final: "Renamed meanwhile",
     });
+    // The answered call is metered though its title lost; the thrown one spent nothing to meter.
+    const report = await eventually(
+      async () => (await api("GET", "/v1/usage", undefined, { key })).json,
+      (u) => u.total?.titles === 1,
+    );
+    expect(report.total).toMatchObject({ turns: 0, titles: 1 });
+    expect(report.total.output_tokens).toBeGreaterThan(0);
   });
 });

@@ -16,6 +16,7 @@ import {
   eventually,
   inConversation,
   newTenant,
+  newTenantWithId,
   send,
   turnMessages,
 } from "./helpers";
@@ -290,6 +291,65 @@ describe("deleting a conversation", () => {
       expect(await d1RowsOf(id)).toEqual({ conversations: 0, cortex: 0, attachments: 0, episodes: 0, tickets: 0 });
       expect(await objectStorage(id)).toEqual({ rows: {}, alarm: null });
       expect((await api("DELETE", `/v1/conversations/${id}`)).status).toBe(404);
+    }
+  });
+
+  it("keeps in the usage ledger what a deleted conversation spent: rows its outbox still held, and a turn the delete cut short", async () => {
+    const usageOf = async (key: string) => (await api("GET", "/v1/usage", undefined, { key })).json.total;
+    // A turn part's usage row still waits in the outbox (its D1 write not run yet) when the DELETE lands.
+    {
+      const { tenantId, key } = await newTenantWithId();
+      const id = await createConversation(undefined, key);
+      await inConversation(id, async (instance) =>
+        instance.outbox.meter("turn_waiting", {
+          tenantId,
+          conversationId: id,
+          model: "claude-sonnet-5-5",
+          usage: { input_tokens: 120, output_tokens: 34, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
+        }),
+      );
+      expect((await api("DELETE", `/v1/conversations/${id}`, undefined, { key })).status).toBe(204);
+      expect(await objectStorage(id)).toEqual({ rows: {}, alarm: null });
+      expect(await usageOf(key)).toMatchObject({ turns: 1, input_tokens: 120, output_tokens: 34 });
+    }
+    // A turn whose model calls ran when the DELETE landed: its 404 answer, and its calls in the ledger.
+    {
+      const key = await newTenant();
+      const id = await createConversation(undefined, key);
+      // A first turn, indexed: the tenant has its cortex shard (the swapped bindings below hide the shard list).
+      await send(id, "first turn obsidian-first", key);
+      await eventually(async () => (await search("obsidian-first", key)).length > 0);
+      let reached!: () => void;
+      const atPut = new Promise<void>((r) => (reached = r));
+      let release!: () => void;
+      const gate = new Promise<void>((r) => (release = r));
+      // Holds the turn's first message-batch write that holds a tool call: after its first model call.
+      await swapBinding(id, "BUCKET", (bucket: R2Bucket) => {
+        let held = false;
+        return new Proxy(bucket, {
+          get(target, prop) {
+            const value = Reflect.get(target, prop);
+            if (prop !== "put") return typeof value === "function" ? value.bind(target) : value;
+            return async (k: string, body: unknown, ...rest: unknown[]) => {
+              if (!held && k.includes("/messages/") && typeof body === "string" && body.includes('"tool_use"')) {
+                held = true;
+                reached();
+                await gate;
+              }
+              return (target.put as (...args: unknown[]) => Promise<R2Object | null>)(k, body, ...rest);
+            };
+          },
+        });
+      });
+      const turn = send(id, '@tool memory_search {"query":"x"}\nthen an answer', key);
+      await atPut;
+      const deleting = api("DELETE", `/v1/conversations/${id}`, undefined, { key });
+      await new Promise((r) => setTimeout(r, 200));
+      release();
+      expect((await deleting).status).toBe(204);
+      expect((await turn).status).toBe(404);
+      const total = await eventually(async () => ((await usageOf(key)).turns === 2 ? usageOf(key) : null));
+      expect(total).toMatchObject({ turns: 2 });
     }
   });
 

@@ -5,6 +5,7 @@ import { env, exports } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
 import type { ConversationDO } from "../../durable-objects/conversation/conversation-do";
 import type { ConversationRecord } from "../../durable-objects/conversation/record";
+import type { IndexOutbox } from "../../durable-objects/conversation/index-outbox";
 import type { ConversationStore } from "../../durable-objects/conversation/conversation-store";
 import type { FoldCoordinator } from "../../durable-objects/conversation/fold-coordinator";
 import type { ReplayCache } from "../../durable-objects/conversation/replay-cache";
@@ -212,6 +213,7 @@ export interface ConversationInternals {
   env: Env;
   store: ConversationStore;
   record: ConversationRecord;
+  outbox: IndexOutbox;
   fold: FoldCoordinator;
   paused: PausedTurns;
   cache: ReplayCache;

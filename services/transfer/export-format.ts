@@ -32,7 +32,8 @@ export interface ExportSource {
   episodes: ExportEpisode[];
   cards: AsyncIterable<unknown>;
   attachments: AsyncIterable<ExportAttachment>;
-  messages: AsyncIterable<StoredMessage>;
+  /** A message a regenerate replaced carries `superseded: true` and `supersededBy`, as GET …/messages shows it. */
+  messages: AsyncIterable<StoredMessage & { superseded?: true; supersededBy?: string }>;
 }
 
 export const EXPORT_MEDIA_TYPES: Record<ExportFormat, string> = {
@@ -110,7 +111,8 @@ async function* asMarkdown(s: ExportSource, exportedAt: string): AsyncGenerator<
   yield `${heading ? "\n" : ""}## Transcript\n\n`;
   for await (const m of s.messages) {
     const who = m.agent ? `${m.role}, sub-agent ${m.agent.name}` : m.role;
-    yield `### ${m.seq} · ${who} · ${m.createdAt}\n\n`;
+    const replaced = m.supersededBy ? ` · superseded by \`${m.supersededBy}\`` : "";
+    yield `### ${m.seq} · ${who} · ${m.createdAt}${replaced}\n\n`;
     for (const b of m.content) {
       if (b.type === "text") yield `${b.text}\n\n`;
       else if (b.type === "tool_use")

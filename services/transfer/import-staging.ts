@@ -10,6 +10,7 @@ import {
   ScanError,
   type RawMessage,
 } from "../../core/transcript/message-scanner";
+import { SupersededCheck } from "../../core/transcript/superseded";
 import {
   PairingCheck,
   parseImportedMessage,
@@ -53,6 +54,7 @@ export async function stageTranscript(
   const jsonl = format === "jsonl" ? new JsonlMessageScanner(MAX_IMPORT_MESSAGE_CHARS) : null;
   const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
   const pairing = new PairingCheck();
+  const superseded = new SupersededCheck();
   let count = 0;
   let chunks = 0;
   let chunk: ImportedMessage[] = [];
@@ -71,6 +73,7 @@ export async function stageTranscript(
     const m = parseImportedMessage(raw.text, where);
     if (!m) return;
     pairing.add(m, where);
+    superseded.add(m, where);
     chunk.push(m);
     chunkChars += raw.text.length;
     count++;
@@ -101,6 +104,7 @@ export async function stageTranscript(
     if (json) json.end();
     else for (const raw of jsonl!.end()) await take(raw);
     pairing.end();
+    superseded.end();
     if (chunk.length) await flush();
     return { importId, chunks, messages: count };
   } catch (err) {

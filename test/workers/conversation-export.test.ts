@@ -4,7 +4,7 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { runFoldJob } from "../../workers/summarizer/fold";
-import { api, eventually, newTenant, transcript, inConversation } from "./helpers";
+import { api, createConversation, eventually, inConversation, newTenant, send, transcript } from "./helpers";
 import { jsonOrUndefined } from "../json-body";
 import type { StoredMessage } from "../../core/types";
 import type { ConversationView } from "../../services/record/conversation-head";
@@ -186,5 +186,99 @@ describe("conversation export", () => {
     const bad = await exportOf(id, "pdf", key);
     expect(bad.status).toBe(400);
     expect(bad.json.error?.message).toMatch(/format/);
+  });
+});
+
+describe("a regenerated conversation's export", () => {
+  it("marks the replaced exchanges, and an import keeps them replaced: out of the replay, the ranges remapped", async () => {
+    const owner = await newTenant();
+    const conv = await createConversation(undefined, owner);
+    expect((await send(conv, "What do herons eat?", owner)).status).toBe(200);
+    expect((await send(conv, "Tell me about lakes.", owner)).status).toBe(200);
+    // Twice: the second regenerate replaces the first one's exchange (a chain of supersededBy).
+    for (let i = 0; i < 2; i++)
+      expect(
+        (await api("POST", `/v1/conversations/${conv}/messages`, { regenerate: true }, { key: owner })).status,
+      ).toBe(200);
+    const original = await transcript(conv, owner);
+    expect(original.filter((m) => m.superseded).length).toBe(4);
+    const md = await exportOf(conv, "markdown", owner);
+    expect(md.text).toContain(`superseded by \`${original.find((m) => m.superseded)!.supersededBy}\``);
+    const replayOf = async (c: string) =>
+      (await api("GET", `/v1/conversations/${c}/replay`, undefined, { key: owner })).json as {
+        messages: { role: string; content: unknown }[];
+      };
+    const lakes = (r: { messages: { role: string; content: unknown }[] }) =>
+      r.messages.filter((m) => m.role === "user" && JSON.stringify(m.content).includes("lakes")).length;
+    expect(lakes(await replayOf(conv))).toBe(1);
+    for (const [format, type] of [
+      ["json", "application/json"],
+      ["jsonl", "application/x-ndjson"],
+    ]) {
+      const exported = await exportOf(conv, format, owner);
+      const imported = await api("POST", "/v1/conversations/import", exported.text, {
+        key: owner,
+        raw: true,
+        headers: { "content-type": type },
+      });
+      expect(imported.status, imported.text).toBe(201);
+      const copy = await transcript(imported.json.id, owner);
+      // Each message keeps its mark; a mark names the copy's message in the place the original's held.
+      const placeOf = new Map(original.map((m, i) => [m.id, i]));
+      expect(
+        copy.map((m) => [
+          m.superseded ?? false,
+          m.supersededBy && copy.indexOf(copy.find((x) => x.id === m.supersededBy)!),
+        ]),
+      ).toEqual(original.map((m) => [m.superseded ?? false, m.supersededBy && placeOf.get(m.supersededBy)]));
+      // The head's ranges: the same seqs, each `by` the copy's message in the original's place.
+      const rangesOf = (view: unknown, messages: { id: string }[]) =>
+        ((view as ConversationView).superseded ?? []).map((r) => [
+          r.fromSeq,
+          r.toSeq,
+          messages.findIndex((m) => m.id === r.by),
+        ]);
+      const originalRanges = rangesOf(
+        (await api("GET", `/v1/conversations/${conv}`, undefined, { key: owner })).json,
+        original,
+      );
+      expect(originalRanges.length).toBe(2);
+      expect(rangesOf(imported.json, copy)).toEqual(originalRanges);
+      // The replaced exchanges never reach the model again: one "lakes" prompt, as in the original.
+      expect(lakes(await replayOf(imported.json.id))).toBe(1);
+    }
+  }, 30_000);
+
+  it("refuses marks that do not hold, naming the message, and stores nothing", async () => {
+    const owner = await newTenant();
+    const importing = (messages: unknown[]) => api("POST", "/v1/conversations/import", { messages }, { key: owner });
+    const user = (text: string, extra = {}) => ({ role: "user", content: text, ...extra });
+    const reply = (text: string, extra = {}) => ({ role: "assistant", content: text, ...extra });
+    const cases: [unknown[], string][] = [
+      [[user("a", { superseded: true }), reply("b")], "messages[0]: superseded and supersededBy go together"],
+      [
+        [user("a", { superseded: true, supersededBy: "m9" }), reply("b", { superseded: true, supersededBy: "m9" })],
+        "messages[0]: supersededBy m9 names no later message of the transcript",
+      ],
+      [
+        [
+          user("a", { id: "m1" }),
+          reply("b", { id: "m2" }),
+          user("c", { superseded: true, supersededBy: "m2" }),
+          reply("d"),
+        ],
+        "messages[2]: supersededBy m2 names no later message of the transcript",
+      ],
+      [
+        [user("a", { superseded: true, supersededBy: "m4" }), reply("b", { id: "m4" })],
+        "messages[1]: earlier messages were superseded by it (messages[0]), so it must be a user message",
+      ],
+    ];
+    for (const [messages, problem] of cases) {
+      const r = await importing(messages);
+      expect(r.status).toBe(400);
+      expect(r.json.error?.message).toContain(problem);
+    }
+    expect((await api("GET", "/v1/conversations", undefined, { key: owner })).json.data).toEqual([]);
   });
 });

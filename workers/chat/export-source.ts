@@ -2,8 +2,9 @@
 // from its Durable Object (tenant-checked), the fold history from D1, attachments from D1 with
 // their download paths, and the messages from the R2 record, batch by batch in seq order. Used by
 // GET /v1/conversations/:id/export and by the tenant-wide export job.
-import type { StoredMessage } from "../../core/types";
 import type { ConversationDO } from "../../durable-objects/conversation/conversation-do";
+import { supersededBy, type TranscriptMessage } from "../../durable-objects/conversation/regenerate";
+import type { SupersededRange } from "../../services/record/conversation-head";
 import { listAttachmentRows } from "../../services/attachments/store";
 import { listEpisodes } from "../../services/memory/notes";
 import { readBatchesAfter } from "../../services/record/r2-record";
@@ -42,7 +43,7 @@ export async function exportSourceFor(
     episodes,
     cards: cardsOf(stub, ref),
     attachments: attachmentsOf(env, { tenantId, conversationId, base }),
-    messages: messagesOf(env, tenantId, conversationId),
+    messages: messagesOf(env, { tenantId, conversationId, superseded: view.superseded ?? [] }),
   };
 }
 
@@ -80,7 +81,15 @@ async function* attachmentsOf(
   }
 }
 
-async function* messagesOf(env: Env, tenantId: string, conversationId: string): AsyncGenerator<StoredMessage> {
+/** The record's messages, each one a regenerate replaced marked as GET …/messages marks it (an import keeps the marks). */
+async function* messagesOf(
+  env: Env,
+  of: { tenantId: string; conversationId: string; superseded: SupersededRange[] },
+): AsyncGenerator<TranscriptMessage> {
+  const { tenantId, conversationId, superseded } = of;
   for await (const batch of readBatchesAfter(env.BUCKET, { tenantId, conversationId, afterSeq: 0 }))
-    yield* batch.messages;
+    for (const m of batch.messages) {
+      const by = supersededBy({ superseded }, m.seq);
+      yield by ? { ...m, superseded: true, supersededBy: by } : m;
+    }
 }

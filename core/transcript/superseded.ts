@@ -1,0 +1,70 @@
+// The replaced exchanges of an imported transcript. An export marks each message a regenerate
+// replaced with `superseded: true` and `supersededBy` (the id, in the exported conversation, of the
+// user message that replaced it), as GET …/messages does. On import the ids are reassigned, so the
+// marks are checked as the body streams (SupersededCheck: every `supersededBy` names a later user
+// message of the same transcript) and turned into the new conversation's ranges as it is written
+// (SupersededRanges), which keep the replaced messages out of every later request, as before.
+import { TranscriptError } from "./transcript-check";
+
+/** What the two passes read of a message: its id in the export, whom it was replaced by, its role. */
+export interface SupersededMarks {
+  role: "user" | "assistant";
+  agent?: unknown;
+  /** Its id in the transcript (an export's `id`), kept only while a later message needs it. */
+  sourceId?: string;
+  /** The `id` of the user message that replaced it (an export's `supersededBy`). */
+  supersededBy?: string;
+}
+
+/**
+ * The staging pass: holds the `supersededBy` ids not yet met (a handful: one per regenerate, not
+ * one per message). A message that answers one must be a user message of the conversation itself
+ * (a prompt, saved again by the regenerate), and each must be answered by a later message.
+ */
+export class SupersededCheck {
+  private readonly waiting = new Map<string, string>();
+
+  /** Checks one message; drops its `sourceId` unless an earlier message named it. */
+  add(m: SupersededMarks, where: string): void {
+    if (m.sourceId !== undefined && this.waiting.has(m.sourceId)) {
+      if (m.role !== "user" || m.agent)
+        throw new TranscriptError(
+          `${where}: earlier messages were superseded by it (${this.waiting.get(m.sourceId)}), so it must be a user message of the conversation, not a sub-agent's`,
+        );
+      this.waiting.delete(m.sourceId);
+    } else delete m.sourceId;
+    if (m.supersededBy !== undefined && !this.waiting.has(m.supersededBy)) this.waiting.set(m.supersededBy, where);
+  }
+
+  /** The transcript ended: every `supersededBy` must have named a later message. */
+  end(): void {
+    for (const [id, where] of this.waiting)
+      throw new TranscriptError(`${where}: supersededBy ${id} names no later message of the transcript`);
+  }
+}
+
+/**
+ * The commit pass: the messages in order with their new ids and seqs, then `ranges()`: each run of
+ * consecutive messages replaced by the same message is one range, `by` its new id.
+ */
+export class SupersededRanges {
+  private readonly open: { fromSeq: number; toSeq: number; by: string }[] = [];
+  private readonly newIds = new Map<string, string>();
+
+  add(m: SupersededMarks, at: { id: string; seq: number }): void {
+    if (m.sourceId !== undefined) this.newIds.set(m.sourceId, at.id);
+    if (m.supersededBy === undefined) return;
+    const last = this.open[this.open.length - 1];
+    if (last && last.by === m.supersededBy && last.toSeq === at.seq - 1) last.toSeq = at.seq;
+    else this.open.push({ fromSeq: at.seq, toSeq: at.seq, by: m.supersededBy });
+  }
+
+  /** The head's `superseded` ranges, `by` as the conversation's ids (every one was checked while staging). */
+  ranges(): { fromSeq: number; toSeq: number; by: string }[] {
+    return this.open.map((r) => {
+      const by = this.newIds.get(r.by);
+      if (!by) throw new Error(`staged transcript: superseding message ${r.by} was not written`);
+      return { ...r, by };
+    });
+  }
+}

@@ -451,6 +451,7 @@ export interface Routes {
         partNumber: number;
         etag: string;
       }>;
+      attach?: boolean;
     };
     response: Schemas["Attachment"];
   };

@@ -75,6 +75,33 @@ describe("turn attachments", () => {
     expect(bad.json.error?.message).toMatch(/attach/);
   });
 
+  it("a multipart upload completed with attach: false is staged the same way", async () => {
+    const key = await newTenant();
+    const id = await createConversation(undefined, key);
+    const start = await api("POST", `/v1/conversations/${id}/attachments/uploads`, { name: "log.txt" }, { key });
+    expect(start.status).toBe(201);
+    const base = `/v1/conversations/${id}/attachments/uploads/${start.json.attachmentId}` as const;
+    const part = await api("PUT", `${base}/parts/1`, LOG, {
+      key,
+      raw: true,
+      headers: { "content-type": "application/octet-stream" },
+    });
+    expect(part.status).toBe(200);
+    const bad = await api("POST", `${base}/complete`, { parts: [part.json], attach: "no" }, { key });
+    expect(bad.status).toBe(400);
+    expect(bad.json.error?.message).toMatch(/attach/);
+    const staged = await api("POST", `${base}/complete`, { parts: [part.json], attach: false }, { key });
+    expect(staged.status).toBe(201);
+    expect(staged.json.note).toMatch(/^<attachment id="att_/);
+    expect(await transcript(id, key)).toEqual([]);
+    expect(await activeTools(id, key)).not.toContain("file_read");
+    const r = await turn(id, { content: "what is in it?", attachments: [staged.json.id] }, key);
+    expect(r.status).toBe(200);
+    const saved = await transcript(id, key);
+    expect(saved[0].content.map((b) => ("text" in b ? b.text : b.type))).toEqual([staged.json.note, "what is in it?"]);
+    expect(await activeTools(id, key)).toContain("file_read");
+  });
+
   it("with an Idempotency-Key: the same files and text replay the first turn; other files are another request (422)", async () => {
     const key = await newTenant();
     const id = await createConversation(undefined, key);

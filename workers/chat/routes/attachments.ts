@@ -51,6 +51,8 @@ const completeUpload = z.strictObject({
     .array(z.strictObject({ partNumber: z.number().int().min(1).max(10_000), etag: z.string().min(1).max(200) }))
     .min(1)
     .max(10_000),
+  // As a single upload's `attach=false`: the file is staged until a turn names it.
+  attach: z.boolean().optional(),
 });
 
 async function conversationFor(c: { env: Env; get(k: "tenantId"): string; req: { param(k: "id"): string } }) {
@@ -348,15 +350,16 @@ attachmentRoutes.post(
   ...jsonBody(completeUpload),
   async (c) => {
     const { row, stub, upload } = await openUpload(c);
+    const { parts, attach } = c.req.valid("json");
     try {
-      await upload.complete(c.req.valid("json").parts);
+      await upload.complete(parts);
     } catch (err) {
       throw badRequest(
         `parts: the upload could not be completed (${err instanceof Error ? err.message : String(err)})`,
       );
     }
     try {
-      return c.json(await finish(c.env, row, stub), 201);
+      return c.json(await finish(c.env, row, attach === false ? null : stub), 201);
     } catch (err) {
       await purgeAttachment(c.env, row);
       throw err;

@@ -347,6 +347,60 @@ describe("the chat", () => {
     expect(JSON.stringify(await transcript(id))).toContain("line 7 pomelo7");
   });
 
+  it("a file past the one-request size goes up in parts (R2 multipart), staged, and a cancel leaves nothing", async () => {
+    const id = (await api("POST", "/v1/conversations", { title: "upload in parts" })).json.id;
+    await page.goto(`${base()}/#/c/${id}`);
+    await page.waitForSelector("#socket-status.live", { state: "attached" });
+    const parts: string[] = [];
+    const seen = (r: { url(): string; method(): string }) =>
+      r.method() === "PUT" && r.url().includes("/attachments/uploads/") && parts.push(r.url());
+    const started: Promise<string>[] = [];
+    const starts = (r: { url(): string; request(): { method(): string }; json(): Promise<unknown> }) =>
+      r.request().method() === "POST" &&
+      r.url().endsWith("/attachments/uploads") &&
+      started.push(r.json().then((j) => (j as { attachmentId: string }).attachmentId));
+    page.on("request", seen);
+    page.on("response", starts);
+    try {
+      // The same code the composer runs, with the thresholds lowered so a 6 MiB file takes two parts.
+      const result = await page.evaluate(`(async () => {
+        const { uploadAttachment } = await import("/js/api.js");
+        const rows = Array.from({ length: 120000 }, (_, i) => "row " + i + " kumquat" + i).join("\\n");
+        const bytes = new TextEncoder().encode(rows.padEnd(6 * 1024 * 1024 + 17, "."));
+        const file = new File([bytes], "big.txt", { type: "text/plain" });
+        const progress = [];
+        const opts = { attach: false, multipartFrom: 1, partBytes: 5 * 1024 * 1024 };
+        const up = uploadAttachment(${JSON.stringify(id)}, file, (sent, total) => progress.push([sent, total]), opts);
+        const done = await up.done;
+        const cancelled = uploadAttachment(${JSON.stringify(id)}, file, () => {}, opts);
+        cancelled.abort();
+        const error = await cancelled.done.then(() => null, (e) => e.type);
+        return { done, size: file.size, last: progress[progress.length - 1], error };
+      })()`);
+      const { done, size, last, error } = result as {
+        done: { id: string; size: number; note: string };
+        size: number;
+        last: [number, number];
+        error: string | null;
+      };
+      expect(done.size).toBe(size);
+      expect(done.note).toMatch(/^<attachment id="att_/);
+      expect(last).toEqual([size, size]);
+      expect(parts).toHaveLength(2);
+      expect(error).toBe("aborted");
+      // Staged: no note in the conversation, one attachment; the cancelled upload was aborted on the server.
+      expect(await transcript(id)).toEqual([]);
+      const listed = (await api("GET", `/v1/conversations/${id}/attachments`)).json.data as { id: string }[];
+      expect(listed.map((a) => a.id)).toEqual([done.id]);
+      const [first, second] = await Promise.all(started);
+      expect(first).toBe(done.id);
+      expect((await api("DELETE", `/v1/conversations/${id}/attachments/uploads/${second}`)).status).toBe(404);
+    } finally {
+      page.off("request", seen);
+      page.off("response", starts);
+    }
+  });
+
   it("the new-chat composer sends on Enter while the model list is still loading", async () => {
     let release = () => {};
     const gate = new Promise<void>((r) => {

@@ -84,34 +84,105 @@ export async function allPages(path, limit = 500) {
 }
 
 /**
- * Streams a file into the conversation as an attachment. XMLHttpRequest because fetch cannot
- * report upload progress.
- * @param {string} conversationId
- * @param {File} file
- * @param {(sent: number, total: number) => void} onProgress
- * @param {{ attach?: boolean }} [opts] `attach: false` stores the file without adding its note: a turn's `attachments` brings it
- * @returns {{ done: Promise<{id: string, note: string, size: number}>, abort: () => void }}
+ * Files larger than this go up in parts (the API's R2 multipart upload): one request may carry at
+ * most 100 MB on Workers, and a failed part is all that is sent again.
  */
-export function uploadAttachment(conversationId, file, onProgress, opts = {}) {
+export const MULTIPART_FROM = 64 * 1024 * 1024;
+/** The size of each part but the last (R2 wants them equal, and at least the server's minPartBytes). */
+const PART_BYTES = 16 * 1024 * 1024;
+
+/**
+ * Sends `body` with XMLHttpRequest, because fetch cannot report upload progress.
+ * @param {string} method
+ * @param {string} url
+ * @param {{ body: Blob, type: string, expect: number, onProgress: (sent: number) => void }} req
+ * @returns {{ done: Promise<any>, abort: () => void }}
+ */
+function sendBytes(method, url, { body, type, expect, onProgress }) {
   const xhr = new XMLHttpRequest();
   const done = new Promise((resolve, reject) => {
-    xhr.open(
-      "POST",
-      `/v1/conversations/${encodeURIComponent(conversationId)}/attachments?name=${encodeURIComponent(file.name)}${opts.attach === false ? "&attach=false" : ""}`,
-    );
+    xhr.open(method, url);
     xhr.setRequestHeader("authorization", `Bearer ${session.key ?? ""}`);
-    xhr.setRequestHeader("content-type", file.type || "application/octet-stream");
-    xhr.upload.addEventListener("progress", (e) => onProgress(e.loaded, e.lengthComputable ? e.total : file.size));
+    xhr.setRequestHeader("content-type", type);
+    xhr.upload.addEventListener("progress", (e) => onProgress(e.loaded));
     xhr.addEventListener("load", () =>
-      xhr.status === 201 ? resolve(JSON.parse(xhr.responseText)) : reject(failure(xhr, xhr.responseText)),
+      xhr.status === expect ? resolve(JSON.parse(xhr.responseText)) : reject(failure(xhr, xhr.responseText)),
     );
     xhr.addEventListener("error", () =>
       reject(new ApiError(0, "network_error", "The upload failed: can't reach the server.")),
     );
     xhr.addEventListener("abort", () => reject(new ApiError(0, "aborted", "upload cancelled")));
-    xhr.send(file);
+    xhr.send(body);
   });
   return { done, abort: () => xhr.abort() };
+}
+
+/**
+ * Streams a file into the conversation as an attachment: in one request, or in parts past
+ * `multipartFrom` (default MULTIPART_FROM).
+ * @param {string} conversationId
+ * @param {File} file
+ * @param {(sent: number, total: number) => void} onProgress
+ * @param {{ attach?: boolean, multipartFrom?: number, partBytes?: number }} [opts] `attach: false` stores the file without adding its note: a turn's `attachments` brings it
+ * @returns {{ done: Promise<{id: string, note: string, size: number}>, abort: () => void }}
+ */
+export function uploadAttachment(conversationId, file, onProgress, opts = {}) {
+  if (file.size > (opts.multipartFrom ?? MULTIPART_FROM)) return uploadInParts(conversationId, file, onProgress, opts);
+  return sendBytes(
+    "POST",
+    `/v1/conversations/${encodeURIComponent(conversationId)}/attachments?name=${encodeURIComponent(file.name)}${opts.attach === false ? "&attach=false" : ""}`,
+    {
+      body: file,
+      type: file.type || "application/octet-stream",
+      expect: 201,
+      onProgress: (sent) => onProgress(sent, file.size),
+    },
+  );
+}
+
+/**
+ * The multipart upload: start, the parts one after another, complete; a failure or a cancel
+ * aborts it on the server, so nothing of it is kept.
+ * @param {string} conversationId
+ * @param {File} file
+ * @param {(sent: number, total: number) => void} onProgress
+ * @param {{ attach?: boolean, partBytes?: number }} opts
+ */
+function uploadInParts(conversationId, file, onProgress, opts) {
+  const base = `/v1/conversations/${encodeURIComponent(conversationId)}/attachments/uploads`;
+  /** @type {{ abort: () => void } | null} */
+  let current = null;
+  let cancelled = false;
+  const done = (async () => {
+    const start = await api("POST", base, { name: file.name, type: file.type || undefined });
+    const at = `${base}/${encodeURIComponent(start.attachmentId)}`;
+    try {
+      const size = Math.max(opts.partBytes ?? PART_BYTES, start.minPartBytes);
+      const parts = [];
+      for (let n = 0; n * size < file.size; n++) {
+        if (cancelled) throw new ApiError(0, "aborted", "upload cancelled");
+        const part = sendBytes("PUT", `${at}/parts/${n + 1}`, {
+          body: file.slice(n * size, (n + 1) * size),
+          type: "application/octet-stream",
+          expect: 200,
+          onProgress: (sent) => onProgress(n * size + sent, file.size),
+        });
+        current = part;
+        parts.push(await part.done);
+      }
+      return await api("POST", `${at}/complete`, { parts, ...(opts.attach === false ? { attach: false } : {}) });
+    } catch (err) {
+      await api("DELETE", at).catch(() => {});
+      throw err;
+    }
+  })();
+  return {
+    done,
+    abort: () => {
+      cancelled = true;
+      current?.abort();
+    },
+  };
 }
 
 /**

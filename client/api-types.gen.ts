@@ -1399,6 +1399,10 @@ export interface Schemas {
     type: "stopped";
     turnId: string | null;
     stopped: boolean;
+  } | {
+    type: "title_changed";
+    title: string;
+    source: "auto" | "user";
   };
   StopTurnAnswer: {
     turnId: string | null;

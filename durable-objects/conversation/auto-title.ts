@@ -25,6 +25,8 @@ export class AutoTitler {
     private readonly scope: ObjectScope,
     private readonly record: ConversationRecord,
     private readonly outbox: IndexOutbox,
+    /** Told the title once it is written (the object announces it on the conversation's sockets). */
+    private readonly titled: (title: string) => void = () => {},
   ) {}
 
   /** Titles the conversation if it is due; resolves to the title written, or null. Never throws. */
@@ -61,6 +63,7 @@ export class AutoTitler {
           ? { next: { ...h, title }, result: true }
           : { next: null, result: false },
       );
+      if (applied) this.titled(title);
       await this.outbox.pending();
       return applied ? title : null;
     } catch (err) {

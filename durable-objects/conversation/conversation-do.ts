@@ -102,7 +102,9 @@ export class ConversationDO extends DurableObject<Env> {
       outbox: this.outbox,
       fold: this.fold,
       paused: this.paused,
-      titler: new AutoTitler(scope, this.record, this.outbox),
+      titler: new AutoTitler(scope, this.record, this.outbox, (title) =>
+        this.sockets.announce({ type: "title_changed", title, source: "auto" }),
+      ),
       broadcast: (event) => this.sockets.broadcast(event),
       closeRevokedSockets: () => this.sockets.closeRevoked(),
       readOwn: (ref, query) => this.readMessages(ref, query),
@@ -159,8 +161,12 @@ export class ConversationDO extends DurableObject<Env> {
       loaded,
       change,
     );
-    // The listing row follows the head (title, activity) after the answer.
-    if (result.kind === "updated") this.ctx.waitUntil(this.outbox.pending());
+    // The listing row follows the head (title, activity) after the answer; open sockets hear a rename.
+    if (result.kind === "updated") {
+      this.ctx.waitUntil(this.outbox.pending());
+      if (change.title !== undefined)
+        this.sockets.announce({ type: "title_changed", title: result.view.title, source: "user" });
+    }
     return result;
   }
 

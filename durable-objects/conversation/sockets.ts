@@ -35,6 +35,9 @@ export interface SocketParts {
   order: TurnOrder;
 }
 
+/** A socket-only frame about the conversation: `title_changed` (`source` auto: the model titled it; user: a rename). */
+export type ConversationNotice = { type: "title_changed"; title: string; source: "auto" | "user" };
+
 type Refuse = (error: { type: string; message: string; retryAfterSeconds?: number; status?: number }) => void;
 
 /**
@@ -284,6 +287,26 @@ export class ConversationSockets {
       ws.close(code === 1005 ? 1000 : code, "closing");
     } catch {
       // already closed
+    }
+  }
+
+  /**
+   * A change to the conversation itself, outside any turn (its title: the automatic one, or a
+   * rename), to every socket; a socket whose key was found revoked is closed instead.
+   */
+  announce(frame: ConversationNotice): void {
+    const text = JSON.stringify(frame);
+    for (const ws of this.scope.ctx.getWebSockets()) {
+      const { rateKey } = this.attachmentOf(ws);
+      if (rateKey && this.deadKeys.has(rateKey)) {
+        this.closeSocketsOf(rateKey);
+        continue;
+      }
+      try {
+        ws.send(text);
+      } catch {
+        // a socket that went away
+      }
     }
   }
 

@@ -488,6 +488,12 @@ describe("the chat", () => {
       .poll(() => page.locator(`#conversation-list li[data-id="${newer}"] .conv-link`).textContent())
       .toBe("Renamed in the sidebar");
     expect((await api("GET", `/v1/conversations/${newer}`)).json.title).toBe("Renamed in the sidebar");
+    // A rename from another client reaches the open chat over its socket: heading and sidebar, no reload.
+    expect((await api("PATCH", `/v1/conversations/${newer}`, { title: "Renamed elsewhere" })).status).toBe(200);
+    await expect.poll(() => page.locator("#chat-title").textContent()).toBe("Renamed elsewhere");
+    await expect
+      .poll(() => page.locator(`#conversation-list li[data-id="${newer}"] .conv-link`).textContent())
+      .toBe("Renamed elsewhere");
 
     await page.locator(`#conversation-list li[data-id="${newer}"]`).hover();
     await page.locator(`#conversation-list li[data-id="${newer}"] button.delete`).click();

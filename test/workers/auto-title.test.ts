@@ -14,7 +14,7 @@ import type { ConversationStore } from "../../durable-objects/conversation/conve
 import type { IndexOutbox } from "../../durable-objects/conversation/index-outbox";
 import type { ObjectScope } from "../../durable-objects/conversation/object-scope";
 import type { ConversationRecord } from "../../durable-objects/conversation/record";
-import { api, inConversation, newTenant, send } from "./helpers";
+import { api, connectSocket, inConversation, newTenant, send } from "./helpers";
 
 /** The object's private parts this test drives (reached as the tests of fold.test.ts do). */
 interface TitleInternals {
@@ -86,6 +86,32 @@ describe("automatic titles", () => {
     await send(id, "And glaciers?", key);
     await new Promise((r) => setTimeout(r, 300));
     expect(await titleOf(id, key)).toBe("How do rivers carve canyons");
+  });
+
+  it("announces the title on the conversation's open sockets: the model's (auto), then a rename (user)", async () => {
+    const key = await newTenant();
+    const id = await untitled(key);
+    const sock = await connectSocket(`/v1/conversations/${id}/ws`, { authorization: `Bearer ${key}` });
+    expect(sock.status).toBe(101);
+    sock.ws!.send(JSON.stringify({ type: "send", content: "How do glaciers move?" }));
+    expect(await sock.next((e) => e.type === "title_changed")).toEqual({
+      type: "title_changed",
+      title: "How do glaciers move",
+      source: "auto",
+    });
+    expect((await api("PATCH", `/v1/conversations/${id}`, { title: "Ice" }, { key })).status).toBe(200);
+    expect(await sock.next((e) => e.type === "title_changed" && e.title === "Ice")).toEqual({
+      type: "title_changed",
+      title: "Ice",
+      source: "user",
+    });
+    // A settings change is not a rename: nothing more is announced.
+    expect((await api("PATCH", `/v1/conversations/${id}`, { settings: { tailMessages: 8 } }, { key })).status).toBe(
+      200,
+    );
+    await send(id, "And icebergs?", key);
+    expect(sock.events.filter((e) => e.type === "title_changed")).toHaveLength(2);
+    sock.ws!.close();
   });
 
   it("meters the title call's tokens in GET /v1/usage as a title, once per conversation", async () => {

@@ -156,6 +156,8 @@ export const socketServerFrameSchema = z
     z.strictObject({ type: z.literal("pong") }),
     // The answer to a `stop` frame, to the socket that sent it (as POST /stop answers).
     z.strictObject({ type: z.literal("stopped"), turnId: z.string().nullable(), stopped: z.boolean() }),
+    // The conversation's title changed outside a turn: the automatic title (source auto) or a rename (user).
+    z.strictObject({ type: z.literal("title_changed"), title: z.string(), source: z.enum(["auto", "user"]) }),
   ])
   .meta({ id: "SocketServerFrame", description: "A frame the server sends on /v1/conversations/{id}/ws (JSON text)." });
 

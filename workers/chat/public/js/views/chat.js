@@ -435,10 +435,19 @@ export async function chatView(root, id, opts = {}) {
     dirty.clear();
   };
 
+  /** The title the server says the conversation has now (the model's, or a rename from anywhere). @param {string} name */
+  function retitle(name) {
+    meta.title = name;
+    replace(title, name || "New chat");
+    document.title = `${name || "New chat"} · context-chat`;
+    conversationsChanged({ id, title: name });
+  }
+
   /** @param {any} e */
   function onEvent(e) {
     if (e.type === "pong") return;
     if (e.type === "stopped") return;
+    if (e.type === "title_changed") return retitle(e.title);
     if (e.type === "exchange_superseded") return supersede(e);
     if (e.type === "message" && (e.turnId === "attachment" || e.turnId === "resume")) return addSettled([e.message]);
     if (e.type === "error" && e.error?.type === "authentication_error") {
@@ -615,8 +624,9 @@ export async function chatView(root, id, opts = {}) {
 
   /**
    * After a turn: the sidebar reorders (the conversation is the most recent activity now), and an
-   * untitled conversation's heading picks up the title the server writes after the first exchange
-   * (a moment after the turn ends, so it is asked for again a few times).
+   * untitled conversation's heading picks up the title the server writes after the first exchange:
+   * the socket's `title_changed` brings it, and, should the socket be down, it is asked for again a
+   * few times (a moment after the turn ends).
    */
   async function afterTurn() {
     // The listing row is refreshed just after the turn ends: read it now and once more a moment later.
@@ -629,10 +639,7 @@ export async function chatView(root, id, opts = {}) {
       try {
         const now = await api("GET", `/v1/conversations/${id}`);
         if (!now.title || now.title === "New conversation") continue;
-        meta.title = now.title;
-        replace(title, now.title);
-        document.title = `${now.title} · context-chat`;
-        conversationsChanged({ id, title: now.title });
+        retitle(now.title);
         return;
       } catch {
         return;

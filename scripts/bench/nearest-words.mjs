@@ -53,7 +53,8 @@ export function questionContext(core, { db, turns, vocab }, text) {
 
 /**
  * Ranked turn indexes: Σ weight(word) × tf part, assistant turns × `assistant`, then `lift`
- * (liftByConversation; unset: none).
+ * (liftByConversation; unset: none); equal scores put the later turn first, as the cortex puts the
+ * newer document first.
  */
 export function rank(turns, parts, weights, assistant, lift) {
   const sum = new Map();
@@ -63,7 +64,7 @@ export function rank(turns, parts, weights, assistant, lift) {
   });
   const ranked = [...sum]
     .map(([i, s]) => [i, turns[i].role === "assistant" ? s * assistant : s])
-    .sort((a, b) => b[1] - a[1] || a[0] - b[0]);
+    .sort((a, b) => b[1] - a[1] || b[0] - a[0]);
   return (lift?.alpha ? liftByConversation(turns, ranked, lift) : ranked).map(([i]) => i);
 }
 
@@ -95,7 +96,7 @@ export function liftByConversation(turns, ranked, { alpha, pool, window = Number
       if (j !== i && Math.abs(j - i) <= window && (partner || j !== partnerOf(i))) best = Math.max(best, other);
     return [i, s + alpha * best];
   });
-  return [...lifted.sort((a, b) => b[1] - a[1] || a[0] - b[0]), ...ranked.slice(pool)];
+  return [...lifted.sort((a, b) => b[1] - a[1] || b[0] - a[0]), ...ranked.slice(pool)];
 }
 
 /** A word's shipped weight: its blended idf (the tenant's counts and `background`'s) to IDF_EXPONENT. */

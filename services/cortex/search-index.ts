@@ -335,7 +335,12 @@ const hexByte = (k: string) =>
  *   still the whole ranking; runSearch widens the candidates until they hold the pool.
  * - the page, and a snippet for each of its hits only, from the chunk that ranked; joined onto
  *   the candidates' and documents' counts, so even an empty page says whether they ran out.
+ * Equal scores (the same words as often in as long a text: a repeated question, a regenerate's
+ * copy of its prompt) put the newer document first (BY_RANK), then the doc_id, so paging is stable.
  */
+/** The ranking's order: the score (lower is better, as bm25's), then the newer document, then doc_id. */
+const BY_RANK = "score, createdAt DESC, docId";
+
 function rankingStatement(run: RankingRun, chunks: number): { sql: string; params: unknown[] } {
   const { tenantId, words, assistant, opts, offset, count } = run;
   const background = shippedBackground();
@@ -396,10 +401,10 @@ function rankingStatement(run: RankingRun, chunks: number): { sql: string; param
       WHERE d.tenant_id = ${tenant} ${filters.join(" ")}
       GROUP BY h.rowid
     ),
-    candidates AS MATERIALIZED (SELECT * FROM scored ORDER BY score, docId LIMIT ${p(chunks)}),
+    candidates AS MATERIALIZED (SELECT * FROM scored ORDER BY ${BY_RANK} LIMIT ${p(chunks)}),
     best AS (SELECT *, row_number() OVER (PARTITION BY kind, id ORDER BY score, docId) AS nth FROM candidates),
     docs AS MATERIALIZED (
-      SELECT *, (kind = 'message' AND conversationId IS NOT NULL AND row_number() OVER (ORDER BY score, docId) <= ${p(lifted(opts) ? CONVERSATION_POOL : 0)}) AS pooled
+      SELECT *, (kind = 'message' AND conversationId IS NOT NULL AND row_number() OVER (ORDER BY ${BY_RANK}) <= ${p(lifted(opts) ? CONVERSATION_POOL : 0)}) AS pooled
       FROM best WHERE nth = 1
     ),
     lifted AS (
@@ -408,15 +413,15 @@ function rankingStatement(run: RankingRun, chunks: number): { sql: string; param
                CASE WHEN row_number() OVER conv = 1 THEN nth_value(score, 2) OVER whole ELSE first_value(score) OVER whole END, 0)
              ELSE 0 END AS score
       FROM docs
-      WINDOW conv AS (PARTITION BY pooled, conversationId ORDER BY score, docId),
+      WINDOW conv AS (PARTITION BY pooled, conversationId ORDER BY ${BY_RANK}),
              whole AS (conv ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)
     ),
-    page AS (SELECT * FROM lifted ORDER BY score, docId LIMIT ${p(count)} OFFSET ${p(offset)})
+    page AS (SELECT * FROM lifted ORDER BY ${BY_RANK} LIMIT ${p(count)} OFFSET ${p(offset)})
   SELECT c.n AS candidates, (SELECT count(*) FROM docs) AS documents,
          page.kind, page.id, page.conversationId, page.seq, page.role, page.createdAt, page.score,
          (SELECT snippet(cortex_fts, 0, '[', ']', '…', 24) FROM cortex_fts
            WHERE cortex_fts MATCH ${p(words.map(ftsPhrase).join(" OR "))} AND cortex_fts.rowid = page.chunk) AS snippet
-  FROM (SELECT count(*) AS n FROM candidates) c LEFT JOIN page ORDER BY page.score, page.docId`;
+  FROM (SELECT count(*) AS n FROM candidates) c LEFT JOIN page ORDER BY page.score, page.createdAt DESC, page.docId`;
   return { sql, params };
 }
 

@@ -9,7 +9,8 @@
 //   them is not scored, unless it is the question's rarest;
 // - a message among the first CONVERSATION_POOL hits is lifted by CONVERSATION_LIFT of its
 //   conversation's best other hit: the same texts rank differently only by how they are grouped
-//   into conversations, never reorder within one, and a paged walk is still the whole ranking.
+//   into conversations, never reorder within one, and a paged walk is still the whole ranking;
+// - equal scores put the newer document first.
 import { DatabaseSync } from "node:sqlite";
 import { describe, expect, it } from "vitest";
 import { d1Over, migrateShard } from "../../scripts/bench/sqlite-d1.mjs";
@@ -290,5 +291,30 @@ describe("the conversation lift", () => {
     } while (cursor);
     expect(walked.map((h) => Number(h.id.slice("paired".length + 2)))).toEqual([...lifted.keys()]);
     expect(walked.map((h) => h.score)).toEqual(scores);
+  });
+});
+
+describe("equal scores", () => {
+  it("put the newer document first (a repeated question, a regenerate's copy), and page without repeats", async () => {
+    const { db } = shard();
+    const tenant = "ten_ties";
+    // The same text in six conversations, one message each (no lift: each conversation has one hit), days apart.
+    const at = (day: number) => `2026-01-${String(day).padStart(2, "0")}T00:00:00.000Z`;
+    const same = [3, 1, 6, 2, 5, 4].map((day) => ({
+      ...message(tenant, `conv-${day}`, `day-${day}`, "we talked about small talk"),
+      createdAt: at(day),
+    }));
+    await upsertDocs(db, [...same, ...filler(tenant, 20)]);
+    const whole = await searchCortexPage(db, tenant, { q: "small talk", limit: 50 });
+    expect(new Set(whole.hits.map((h) => h.score)).size).toBe(1);
+    expect(whole.hits.map((h) => h.createdAt)).toEqual([6, 5, 4, 3, 2, 1].map(at));
+    const walked: SearchHit[] = [];
+    let cursor: { offset: number } | undefined;
+    do {
+      const page = await searchCortexPage(db, tenant, { q: "small talk", limit: 4, cursor });
+      walked.push(...page.hits);
+      cursor = page.next ?? undefined;
+    } while (cursor);
+    expect(walked.map((h) => h.id)).toEqual(whole.hits.map((h) => h.id));
   });
 });

@@ -1,6 +1,7 @@
 -- Memory: the tenant's durable notes, the episodes (each fold's summary, dated), and the daily
--- memory map (the compact coverage stub the system prompt carries). All searchable through the
--- cortex (cortex_docs kinds 'memory' and 'episode').
+-- memory map (the compact coverage stub the system prompt carries). Notes and episodes are
+-- searchable through the cortex: kinds 'memory' and 'episode' of the tenant's cortex shard
+-- (d1-migrations/cortex-shard/).
 
 CREATE TABLE memory_notes (
   id TEXT PRIMARY KEY,

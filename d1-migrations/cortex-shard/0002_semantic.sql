@@ -1,6 +1,7 @@
 -- The semantic path (services/semantic): which documents have a vector, tombstones of vectors
 -- whose document went (so Vectorize, deployed, forgets them), and the local path's vectors. A
--- derived view of cortex_docs, caught up at search time; the triggers keep it honest.
+-- derived view of cortex_docs, written after each indexing run by the conversation's outbox and
+-- caught up at search time for the rest (services/semantic/catch-up.ts); the triggers keep it honest.
 CREATE TABLE cortex_embedded (
   doc_id TEXT PRIMARY KEY,
   tenant_id TEXT NOT NULL,

@@ -103,7 +103,7 @@ export class ConversationDO extends DurableObject<Env> {
       fold: this.fold,
       paused: this.paused,
       titler: new AutoTitler(scope, this.record, this.outbox, (title) =>
-        this.sockets.announce({ type: "title_changed", title, source: "auto" }),
+        ctx.waitUntil(this.sockets.announce({ type: "title_changed", title, source: "auto" })),
       ),
       broadcast: (event) => this.sockets.broadcast(event),
       closeRevokedSockets: () => this.sockets.closeRevoked(),
@@ -165,7 +165,7 @@ export class ConversationDO extends DurableObject<Env> {
     if (result.kind === "updated") {
       this.ctx.waitUntil(this.outbox.pending());
       if (change.title !== undefined)
-        this.sockets.announce({ type: "title_changed", title: result.view.title, source: "user" });
+        this.ctx.waitUntil(this.sockets.announce({ type: "title_changed", title: result.view.title, source: "user" }));
     }
     return result;
   }

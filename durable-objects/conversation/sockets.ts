@@ -292,20 +292,18 @@ export class ConversationSockets {
 
   /**
    * A change to the conversation itself, outside any turn (its title: the automatic one, or a
-   * rename), to every socket; a socket whose key was found revoked is closed instead.
+   * rename), to every socket. The keys are looked up first, as before a turn's first event, so a
+   * socket whose key is gone is closed and hears nothing of it.
    */
-  announce(frame: ConversationNotice): void {
+  async announce(frame: ConversationNotice): Promise<void> {
+    if (!this.scope.ctx.getWebSockets().length) return;
+    await this.closeRevoked();
     const text = JSON.stringify(frame);
     for (const ws of this.scope.ctx.getWebSockets()) {
-      const { rateKey } = this.attachmentOf(ws);
-      if (rateKey && this.deadKeys.has(rateKey)) {
-        this.closeSocketsOf(rateKey);
-        continue;
-      }
       try {
         ws.send(text);
       } catch {
-        // a socket that went away
+        // a socket that went away, or one just closed
       }
     }
   }

@@ -472,6 +472,25 @@ describe("a revoked key's tickets and sockets", () => {
   });
 });
 
+describe("a revoked key's socket and the conversation's title", () => {
+  it("is closed before a rename is announced, and never hears it; a live key's socket does", async () => {
+    const t = await tenant();
+    const other = await createKey(t.key);
+    const conv = await createConversation(undefined, t.key);
+    const revoked = await connectSocket(`/v1/conversations/${conv}/ws`, { authorization: `Bearer ${other.apiKey}` });
+    const live = await connectSocket(`/v1/conversations/${conv}/ws`, { authorization: `Bearer ${t.key}` });
+    expect([revoked.status, live.status]).toEqual([101, 101]);
+    const closed = new Promise<number>((resolve) => revoked.ws!.addEventListener("close", (e) => resolve(e.code)));
+    expect((await api("DELETE", `/v1/keys/${other.key.id}`, undefined, { key: t.key })).status).toBe(200);
+    expect((await api("PATCH", `/v1/conversations/${conv}`, { title: "Secret plans" }, { key: t.key })).status).toBe(
+      200,
+    );
+    expect(await live.next((e) => e.type === "title_changed")).toMatchObject({ title: "Secret plans", source: "user" });
+    expect(await closed).toBe(1008);
+    expect(revoked.events.filter((e) => e.type === "title_changed")).toEqual([]);
+  });
+});
+
 describe("operator keys (admin token)", () => {
   it("create, list and revoke any tenant's keys, including its last one", async () => {
     const t = await tenant();

@@ -119,8 +119,8 @@ describe("cortex term statistics", () => {
     ).toBe(shardRows);
     const phrases = asked.map((w) => `"${w}"`);
     const scores = (match: string) =>
-      all<{ ref: string; s: number; tenant: string }>(
-        `SELECT d.ref_id AS ref, bm25(cortex_fts) AS s, d.tenant_id AS tenant FROM cortex_fts JOIN cortex_docs d ON d.rowid = cortex_fts.rowid WHERE cortex_fts MATCH ?`,
+      all<{ ref: string; s: number; tenant: string; created: string }>(
+        `SELECT d.ref_id AS ref, bm25(cortex_fts) AS s, d.tenant_id AS tenant, d.created_at AS created FROM cortex_fts JOIN cortex_docs d ON d.rowid = cortex_fts.rowid WHERE cortex_fts MATCH ?`,
         match,
       );
     const perWordShard = await Promise.all(phrases.map(scores));
@@ -144,7 +144,11 @@ describe("cortex term statistics", () => {
     expect(weights).not.toEqual(phraseWeights(asked, { rows: shardRows, hits: perWordShard.map((h) => h.length) }));
     const blended = new Map<string, number>();
     perWord.forEach((hits, j) => hits.forEach((r) => blended.set(r.ref, (blended.get(r.ref) ?? 0) + weights[j] * r.s)));
-    const expected = [...blended].sort((x, y) => x[1] - y[1] || (x[0] < y[0] ? -1 : 1));
+    // Equal scores: the newer note first, then the id (the ranking's order).
+    const created = new Map(perWord.flat().map((r) => [r.ref, r.created]));
+    const newer = (x: string, y: string) =>
+      created.get(y)! < created.get(x)! ? -1 : created.get(y)! > created.get(x)! ? 1 : 0;
+    const expected = [...blended].sort((x, y) => x[1] - y[1] || newer(x[0], y[0]) || (x[0] < y[0] ? -1 : 1));
     expect(expected.length).toBeGreaterThan(110);
     // A page of 100 (more hits than a statement may bind parameters), then the rest by cursor.
     const page = async (cursor?: string) =>

@@ -41,6 +41,8 @@
  *                         holds the stream open, sending nothing more until the reader cancels it
  *                         (a stopped turn); after 5 minutes it goes on. A non-streamed reply is
  *                         not held
+ *   @stream-pace MS       a streamed reply waits MS milliseconds (at most 2,000) before each text
+ *                         delta: a slow model, for what happens while a turn streams on
  *   @web-search QUERY     with a web_search tool in the request: search (server_tool_use, its
  *                         web_search_tool_result) and answer with cited text
  *   @web-fetch URL        with a web_fetch tool in the request: fetch (server_tool_use, its
@@ -95,6 +97,8 @@ export interface Directives {
   streamError: { type: StreamErrorType; after: number; attempts: number | null } | null;
   /** `@hold-stream`: characters of text sent before the stream holds; null: never held. */
   holdAfter: number | null;
+  /** `@stream-pace`: milliseconds before each streamed text delta; null: none. */
+  paceMs: number | null;
   webSearches: string[];
   webFetches: string[];
   /** Human-readable problems (bad JSON, unsupported status) surfaced in the reply text. */
@@ -111,10 +115,13 @@ const STOP_LINE =
 const REDACTED_LINE = /^@redacted-thinking$/;
 const STREAM_ERROR_LINE = /^@stream-error\s+(overloaded_error|api_error)((?:\s+(?:after=\d+|attempts=\d+))*)$/;
 const HOLD_LINE = /^@hold-stream(?:\s+after=(\d+))?$/;
+const PACE_LINE = /^@stream-pace\s+(\d+)$/;
+/** The slowest pace a prompt may ask for, so a test's typo cannot stall a stream for minutes. */
+const MAX_PACE_MS = 2_000;
 const WEB_SEARCH_LINE = /^@web-search\s+(.+)$/;
 const WEB_FETCH_LINE = /^@web-fetch\s+(\S+)$/;
 const ANY_DIRECTIVE_LINE =
-  /^@(tool|reply-chars|model-error|max-tokens-stop|tools-per-step|stop|redacted-thinking|stream-error|hold-stream|web-search|web-fetch)\b/;
+  /^@(tool|reply-chars|model-error|max-tokens-stop|tools-per-step|stop|redacted-thinking|stream-error|hold-stream|stream-pace|web-search|web-fetch)\b/;
 
 export function parseDirectives(text: string): Directives {
   const d: Directives = {
@@ -129,6 +136,7 @@ export function parseDirectives(text: string): Directives {
     redactedThinking: false,
     streamError: null,
     holdAfter: null,
+    paceMs: null,
     webSearches: [],
     webFetches: [],
     notes: [],
@@ -166,6 +174,8 @@ export function parseDirectives(text: string): Directives {
       };
     } else if ((match = line.match(HOLD_LINE))) {
       d.holdAfter = Number(match[1] ?? 0);
+    } else if ((match = line.match(PACE_LINE))) {
+      d.paceMs = Math.min(Number(match[1]), MAX_PACE_MS);
     } else if ((match = line.match(WEB_SEARCH_LINE))) {
       d.webSearches.push(match[1].trim());
     } else if ((match = line.match(WEB_FETCH_LINE))) {

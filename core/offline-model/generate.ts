@@ -67,6 +67,7 @@ export type Generation =
       serverToolUse: { web_search_requests: number; web_fetch_requests: number } | null;
       streamError: { type: StreamErrorType; after: number; attempts: number | null } | null;
       holdAfter: number | null;
+      paceMs: number | null;
     };
 
 const REFUSAL_EXPLANATION = "The offline model was asked to refuse this request (@stop refusal).";
@@ -111,6 +112,7 @@ export function generate(input: GenerateInput): Generation {
     serverToolUse: defines ? counts : null,
     streamError: plan.directives?.streamError ?? null,
     holdAfter: plan.directives?.holdAfter ?? null,
+    paceMs: plan.directives?.paceMs ?? null,
   };
 }
 

@@ -227,7 +227,9 @@ async function answer(
   const headers = { "request-id": `req_${idFrom(`ok:${raw}`)}` };
   if (req.stream === true) {
     return new Response(
-      sseStream(messageEvents(message, { seed: hashSeed(messageId), failure, holdAfter: generation.holdAfter })),
+      sseStream(messageEvents(message, { seed: hashSeed(messageId), failure, holdAfter: generation.holdAfter }), {
+        paceMs: generation.paceMs ?? 0,
+      }),
       {
         headers: { ...headers, "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache" },
       },

@@ -13,7 +13,8 @@
  * A stream error (`@stream-error`) cuts the stream after about N characters of text with an
  * `error` event (https://platform.claude.com/docs/en/api/errors: errors after a 200 arrive as SSE).
  * A hold (`@hold-stream`) stops sending after about N characters of text until the reader cancels
- * the body, as a client stopping a turn does, or until HOLD_MS pass.
+ * the body, as a client stopping a turn does, or until HOLD_MS pass. A pace (`@stream-pace`) sends
+ * each text delta that many milliseconds after the event before it.
  */
 import type { CacheUsage } from "./cache";
 import type { StopDetails, StopReason } from "./generate";
@@ -198,8 +199,17 @@ export function messageEvents(
   return events;
 }
 
-/** One event per pull: the body is produced as it is read, not buffered up front. */
-export function sseStream(events: readonly SseEvent[]): ReadableStream<Uint8Array> {
+const isTextDelta = (e: SseEvent) =>
+  e.event === "content_block_delta" && (e.data as { delta: { type: string } }).delta.type === "text_delta";
+
+/**
+ * One event per pull: the body is produced as it is read, not buffered up front; with `paceMs`
+ * (`@stream-pace`) each text delta comes that long after the event before it.
+ */
+export function sseStream(
+  events: readonly SseEvent[],
+  { paceMs = 0 }: { paceMs?: number } = {},
+): ReadableStream<Uint8Array> {
   const encoder = new TextEncoder();
   let next = 0;
   let release: (() => void) | null = null;
@@ -213,6 +223,9 @@ export function sseStream(events: readonly SseEvent[]): ReadableStream<Uint8Arra
         });
         release = null;
       }
+      if (paceMs && next < events.length && isTextDelta(events[next]))
+        await new Promise((resolve) => setTimeout(resolve, paceMs));
+      // Also after a wait: a cancel while it waited ends the body.
       if (next >= events.length) {
         controller.close();
         return;

@@ -318,3 +318,52 @@ describe("@hold-stream", () => {
     }
   });
 });
+
+describe("@stream-pace", () => {
+  it("parses its milliseconds, capped at 2,000", () => {
+    expect(parseDirectives("@stream-pace 150").paceMs).toBe(150);
+    expect(parseDirectives("@stream-pace 99999").paceMs).toBe(2000);
+    expect(parseDirectives("hello").paceMs).toBeNull();
+  });
+
+  it("sends each text delta that long after the one before it, the whole reply in the end", async () => {
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
+    try {
+      const body = { ...ask("@reply-chars 300\nTell me about tides.\n@stream-pace 1000"), stream: true };
+      const res = await rawPost(body);
+      const reader = res.body!.getReader();
+      const decoder = new TextDecoder();
+      let text = "";
+      let done = false;
+      const pump = (async () => {
+        for (;;) {
+          const r = await reader.read();
+          if (r.done) return void (done = true);
+          for (const m of decoder.decode(r.value).matchAll(/"type":"text_delta","text":("(?:[^"\\]|\\.)*")/g))
+            text += JSON.parse(m[1]);
+        }
+      })();
+      const settle = async () => {
+        for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
+      };
+      await settle();
+      // Nothing of the text before the first pace has passed.
+      expect(text).toBe("");
+      await vi.advanceTimersByTimeAsync(1000);
+      await settle();
+      const first = text.length;
+      expect(first).toBeGreaterThan(0);
+      expect(first).toBeLessThanOrEqual(40);
+      await vi.advanceTimersByTimeAsync(1000);
+      await settle();
+      expect(text.length).toBeGreaterThan(first);
+      expect(text.length).toBeLessThanOrEqual(80);
+      await vi.advanceTimersByTimeAsync(60_000);
+      await pump;
+      expect(done).toBe(true);
+      expect(text.length).toBeGreaterThan(250);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+});

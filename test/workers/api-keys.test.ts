@@ -472,6 +472,33 @@ describe("a revoked key's tickets and sockets", () => {
   });
 });
 
+describe("a key revoked while a turn streams", () => {
+  it("closes the key's socket mid-turn, at the next look (every 5 s), while the turn streams on to its end", async () => {
+    const t = await tenant();
+    const other = await createKey(t.key);
+    const conv = await createConversation(undefined, t.key);
+    const sock = await connectSocket(`/v1/conversations/${conv}/ws`, { authorization: `Bearer ${other.apiKey}` });
+    expect(sock.status).toBe(101);
+    const closed = new Promise<number>((resolve) => sock.ws!.addEventListener("close", (e) => resolve(e.code)));
+    // About 60 deltas, 150 ms apart: the turn streams for some 9 s, past one 5 s look at the key.
+    const turn = api(
+      "POST",
+      `/v1/conversations/${conv}/messages`,
+      { content: "Tell me about tides.\n@reply-chars 2000\n@stream-pace 150" },
+      { key: t.key },
+    );
+    const started = await sock.next((e) => e.type === "delta");
+    expect((await api("DELETE", `/v1/keys/${other.key.id}`, undefined, { key: t.key })).status).toBe(200);
+    expect(await closed).toBe(1008);
+    const done = await turn;
+    expect(done.status).toBe(200);
+    expect(done.json.stop_reason).toBe("end_turn");
+    // The socket heard the turn begin and never its end.
+    expect("turnId" in started && started.turnId).toBe(done.json.turnId);
+    expect(sock.events.some((e) => e.type === "turn_end")).toBe(false);
+  }, 30_000);
+});
+
 describe("a revoked key's socket and the conversation's title", () => {
   it("is closed before a rename is announced, and never hears it; a live key's socket does", async () => {
     const t = await tenant();

@@ -4,7 +4,9 @@
 // shard-vectors.ts), so vectors are written with the documents, retried by the outbox's alarm; the
 // shard forgets a deleted document's vector as it deletes it; and each search runs it too, as the
 // repair path for documents written outside a conversation's outbox (notes, PDF pages, moved
-// rows) or whose embedding failed. The tables are d1-migrations/cortex-shard/0002_semantic.sql's.
+// rows) or whose embedding failed. Two catch-ups at once (the outbox's sync beside a search's)
+// split the work: each embeds only the documents it claimed. The tables are
+// d1-migrations/cortex-shard/0002_semantic.sql's.
 import type { ShardDatabase } from "../cortex/search-index";
 import { sha256Hex } from "../../core/ids";
 import type { SemanticPath } from "./types";
@@ -19,6 +21,17 @@ const EMBED_CHARS = 4000;
 export const vectorId = async (tenantId: string, docId: string) =>
   (await sha256Hex(`${tenantId}\n${docId}`)).slice(0, 40);
 
+/**
+ * A catch-up claims the documents it embeds (a cortex_embedded row whose vec_id is CLAIM and the
+ * time), so another one running at once (the outbox's sync beside a search's) skips them instead
+ * of embedding them again. A claim older than CLAIM_EXPIRES_MS is a catch-up that died: its
+ * documents are taken again. A claim's vec_id is never a vector's, so no search or delete finds one.
+ */
+const CLAIM = "claim:";
+const CLAIM_EXPIRES_MS = 5 * 60_000;
+/** D1 binds at most 100 parameters per statement. */
+const CLAIMS_PER_STATEMENT = 90;
+
 const GONE_PER_ROUND = 1000;
 
 /** Deletes the vectors of the tenant's deleted documents from the index; returns how many went. */
@@ -31,7 +44,9 @@ export async function forgetGone(db: ShardDatabase, path: SemanticPath, tenantId
       .all<{ id: string }>();
     if (!gone.results.length) return forgotten;
     const ids = gone.results.map((r) => r.id);
-    await path.index.delete(tenantId, ids);
+    // A document deleted while a catch-up held its claim leaves the claim's id: no vector has it.
+    const vectors = ids.filter((id) => !id.startsWith(CLAIM));
+    if (vectors.length) await path.index.delete(tenantId, vectors);
     const clear = db.prepare(`DELETE FROM cortex_vectors_gone WHERE tenant_id = ? AND vec_id = ?`);
     await db.batch(ids.map((id) => clear.bind(tenantId, id)));
     forgotten += ids.length;
@@ -48,16 +63,78 @@ export interface CatchUp {
   maxDocs?: number;
 }
 
+/** The tenant's documents without a vector (or with a dead claim), oldest first: docId only. */
+async function unembedded(db: ShardDatabase, tenantId: string, maxDocs: number, now: number): Promise<string[]> {
+  const { results } = await db
+    .prepare(
+      `SELECT d.doc_id AS docId FROM cortex_docs d LEFT JOIN cortex_embedded e ON e.doc_id = d.doc_id
+       WHERE d.tenant_id = ? AND (e.doc_id IS NULL OR (e.vec_id LIKE '${CLAIM}%' AND e.vec_id < ?))
+       ORDER BY d.rowid LIMIT ?`,
+    )
+    .bind(tenantId, `${CLAIM}${String(now - CLAIM_EXPIRES_MS).padStart(15, "0")}`, maxDocs)
+    .all<{ docId: string }>();
+  return results.map((r) => r.docId);
+}
+
+/** Claims what no other catch-up holds; returns the claimed documents with their bodies. */
+async function claim(
+  db: ShardDatabase,
+  { tenantId, docIds, now }: { tenantId: string; docIds: string[]; now: number },
+): Promise<{ docId: string; body: string }[]> {
+  const mark = `${CLAIM}${String(now).padStart(15, "0")}`;
+  const dead = `${CLAIM}${String(now - CLAIM_EXPIRES_MS).padStart(15, "0")}`;
+  const claimed: { docId: string; body: string }[] = [];
+  for (let i = 0; i < docIds.length; i += CLAIMS_PER_STATEMENT) {
+    const ids = docIds.slice(i, i + CLAIMS_PER_STATEMENT);
+    // One statement: a row another catch-up claimed (or embedded) meanwhile is left alone, a dead claim is taken over.
+    const { results } = await db
+      .prepare(
+        `INSERT INTO cortex_embedded (doc_id, tenant_id, vec_id)
+         SELECT d.doc_id, d.tenant_id, ? FROM cortex_docs d WHERE d.tenant_id = ? AND d.doc_id IN (${ids.map(() => "?").join(", ")})
+         ON CONFLICT(doc_id) DO UPDATE SET vec_id = excluded.vec_id
+           WHERE cortex_embedded.vec_id LIKE '${CLAIM}%' AND cortex_embedded.vec_id < ?
+         RETURNING doc_id AS docId`,
+      )
+      .bind(mark, tenantId, ...ids, dead)
+      .all<{ docId: string }>();
+    if (!results.length) continue;
+    const mine = results.map((r) => r.docId);
+    const bodies = await db
+      .prepare(
+        `SELECT doc_id AS docId, body FROM cortex_docs WHERE tenant_id = ? AND doc_id IN (${mine.map(() => "?").join(", ")})`,
+      )
+      .bind(tenantId, ...mine)
+      .all<{ docId: string; body: string }>();
+    claimed.push(...bodies.results);
+  }
+  return claimed;
+}
+
 /** Brings the tenant's vectors up to date with its cortex documents; returns how many were embedded. */
 export async function catchUp({ db, path, tenantId, maxDocs = CATCH_UP_MAX_DOCS }: CatchUp): Promise<number> {
   await forgetGone(db, path, tenantId);
-  const { results } = await db
-    .prepare(
-      `SELECT d.doc_id AS docId, d.body AS body FROM cortex_docs d LEFT JOIN cortex_embedded e ON e.doc_id = d.doc_id
-       WHERE d.tenant_id = ? AND e.doc_id IS NULL ORDER BY d.rowid LIMIT ?`,
-    )
-    .bind(tenantId, maxDocs)
-    .all<{ docId: string; body: string }>();
+  const now = Date.now();
+  const waiting = await unembedded(db, tenantId, maxDocs, now);
+  // Nothing to embed (every search but the first after a write): a read only, no claim.
+  if (!waiting.length) return 0;
+  const results = await claim(db, { tenantId, docIds: waiting, now });
+  try {
+    await embedClaimed({ db, path, tenantId }, results);
+  } catch (err) {
+    // Let the next catch-up take them at once rather than after the claim expires.
+    const release = db.prepare(
+      `DELETE FROM cortex_embedded WHERE tenant_id = ? AND doc_id = ? AND vec_id LIKE '${CLAIM}%'`,
+    );
+    await db.batch(results.map((r) => release.bind(tenantId, r.docId))).catch(() => {});
+    throw err;
+  }
+  return results.length;
+}
+
+async function embedClaimed(
+  { db, path, tenantId }: Pick<CatchUp, "db" | "path" | "tenantId">,
+  results: { docId: string; body: string }[],
+): Promise<void> {
   for (let i = 0; i < results.length; i += EMBED_BATCH) {
     const batch = results.slice(i, i + EMBED_BATCH);
     const vectors = await path.embedder.embed(batch.map((r) => r.body.slice(0, EMBED_CHARS)));
@@ -69,5 +146,4 @@ export async function catchUp({ db, path, tenantId, maxDocs = CATCH_UP_MAX_DOCS 
     const mark = db.prepare(`INSERT OR REPLACE INTO cortex_embedded (doc_id, tenant_id, vec_id) VALUES (?, ?, ?)`);
     await db.batch(batch.map((r, j) => mark.bind(r.docId, tenantId, ids[j])));
   }
-  return results.length;
 }

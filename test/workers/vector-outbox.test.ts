@@ -219,3 +219,86 @@ describe("semantic path (deployed bindings, D1 shard)", () => {
     });
   });
 });
+
+describe("a catch-up's claims", () => {
+  /** A Workers AI stand-in that holds its first call until `release` (the outbox's sync, slow). */
+  function heldAi() {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let reached!: () => void;
+    const inside = new Promise<void>((r) => (reached = r));
+    const ai = fakeAi();
+    const run = ai.binding.run.bind(ai.binding) as (model: string, inputs: { text: string[] }) => Promise<unknown>;
+    const binding = {
+      run: async (model: string, inputs: { text: string[] }) => {
+        reached();
+        await gate;
+        return run(model, inputs);
+      },
+    } as unknown as Ai;
+    return { binding, calls: ai.calls, release, inside };
+  }
+  const rowsOf = async (db: D1Database, t: string) =>
+    (await db.prepare(`SELECT vec_id AS v FROM cortex_embedded WHERE tenant_id = ?`).bind(t).all<{ v: string }>())
+      .results;
+
+  it("a catch-up beside one already embedding skips its documents; each is embedded once", async () => {
+    await inShard(async (db) => {
+      const t = `ten_claims${Date.now()}${n++}`;
+      await upsertDocs(
+        db,
+        Array.from({ length: 12 }, (_, i) => note(t, `${t}-k${i}`, `kite note ${i}`)),
+      );
+      const slow = heldAi();
+      const quick = fakeAi();
+      const vectorize = fakeVectorize();
+      const pathOf = (ai: Ai) => semanticPathFor({ AI: ai, VECTORIZE: vectorize.binding }, db)!;
+      const first = catchUp({ db, path: pathOf(slow.binding), tenantId: t });
+      await slow.inside;
+      // The second (a search's) finds every document claimed: it embeds nothing.
+      expect(await catchUp({ db, path: pathOf(quick.binding), tenantId: t })).toBe(0);
+      expect(quick.calls).toEqual([]);
+      slow.release();
+      expect(await first).toBe(12);
+      expect(slow.calls.flatMap((c) => c.texts)).toHaveLength(12);
+      const rows = await rowsOf(db, t);
+      expect(rows).toHaveLength(12);
+      expect(rows.some((r) => r.v.startsWith("claim:"))).toBe(false);
+      expect(vectorize.vectors.size).toBe(12);
+    });
+  });
+
+  it("a failed embedding gives its claims back at once; a claim left by a catch-up that died is taken after it expires", async () => {
+    await inShard(async (db) => {
+      const t = `ten_claims${Date.now()}${n++}`;
+      // Ref ids are unique in a shard, as real ones (ULIDs) are.
+      await upsertDocs(db, [note(t, `${t}-a`, "first kite"), note(t, `${t}-b`, "second kite")]);
+      const vectorize = fakeVectorize();
+      const failing = { run: async () => Promise.reject(new Error("injected: AI down")) } as unknown as Ai;
+      const down = semanticPathFor({ AI: failing, VECTORIZE: vectorize.binding }, db)!;
+      await expect(catchUp({ db, path: down, tenantId: t })).rejects.toThrow(/AI down/);
+      expect(await rowsOf(db, t)).toEqual([]);
+      // A dead catch-up's claim (old) and a live one's (now): only the dead one is taken over.
+      const claimOf = (ms: number) => `claim:${String(ms).padStart(15, "0")}`;
+      const docId = async (ref: string) =>
+        (await db
+          .prepare(`SELECT doc_id AS d FROM cortex_docs WHERE tenant_id = ? AND ref_id = ?`)
+          .bind(t, ref)
+          .first<{ d: string }>())!.d;
+      const put = db.prepare(`INSERT INTO cortex_embedded (doc_id, tenant_id, vec_id) VALUES (?, ?, ?)`);
+      await db.batch([
+        put.bind(await docId(`${t}-a`), t, claimOf(Date.now() - 10 * 60_000)),
+        put.bind(await docId(`${t}-b`), t, claimOf(Date.now())),
+      ]);
+      const ai = fakeAi();
+      expect(
+        await catchUp({
+          db,
+          path: semanticPathFor({ AI: ai.binding, VECTORIZE: vectorize.binding }, db)!,
+          tenantId: t,
+        }),
+      ).toBe(1);
+      expect(ai.calls.flatMap((c) => c.texts)).toEqual(["first kite"]);
+    });
+  });
+});

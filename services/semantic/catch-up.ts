@@ -64,7 +64,10 @@ export interface CatchUp {
 }
 
 /** The tenant's documents without a vector (or with a dead claim), oldest first: docId only. */
-async function unembedded(db: ShardDatabase, tenantId: string, maxDocs: number, now: number): Promise<string[]> {
+async function unembedded(
+  db: ShardDatabase,
+  { tenantId, maxDocs, now }: { tenantId: string; maxDocs: number; now: number },
+): Promise<string[]> {
   const { results } = await db
     .prepare(
       `SELECT d.doc_id AS docId FROM cortex_docs d LEFT JOIN cortex_embedded e ON e.doc_id = d.doc_id
@@ -114,7 +117,7 @@ async function claim(
 export async function catchUp({ db, path, tenantId, maxDocs = CATCH_UP_MAX_DOCS }: CatchUp): Promise<number> {
   await forgetGone(db, path, tenantId);
   const now = Date.now();
-  const waiting = await unembedded(db, tenantId, maxDocs, now);
+  const waiting = await unembedded(db, { tenantId, maxDocs, now });
   // Nothing to embed (every search but the first after a write): a read only, no claim.
   if (!waiting.length) return 0;
   const results = await claim(db, { tenantId, docIds: waiting, now });

@@ -78,7 +78,7 @@ export interface Routes {
     response: {
       data: Array<{
         id: string;
-        last4: string;
+        last4: string | null;
         [key: string]: unknown;
       }>;
       next: string | number | null;
@@ -694,7 +694,7 @@ export interface Routes {
     response: {
       data: Array<{
         id: string;
-        last4: string;
+        last4: string | null;
         [key: string]: unknown;
       }>;
       next: string | number | null;

@@ -203,6 +203,23 @@ describe("self-service keys", () => {
   }, 60_000);
 });
 
+describe("a key made before keys kept their last four characters", () => {
+  it("lists with last4 null, as the document says the listing may", async () => {
+    const t = await tenant();
+    const made = await createKey(t.key, { name: "old" });
+    await env.DB.prepare(`UPDATE api_keys SET last4 = NULL WHERE id = ?`).bind(made.key.id).run();
+    const list = await api("GET", "/v1/keys", undefined, { key: t.key });
+    expect(list.json.data.find((k) => k.id === made.key.id)?.last4).toBeNull();
+    const doc = (await api("GET", "/openapi.json")).json as unknown as {
+      paths: Record<string, { get: { responses: Record<string, { content: Record<string, { schema: unknown }> }> } }>;
+    };
+    const page = JSON.stringify(doc.paths["/v1/keys"].get.responses["200"].content["application/json"].schema);
+    expect(page).toMatch(
+      /"last4":\{"anyOf":\[\{"type":"string"\},\{"type":"null"\}\]\}|"last4":\{"type":\["string","null"\]\}/,
+    );
+  });
+});
+
 describe("expiry and the auth cache's bound", () => {
   it("stop another isolate's cached entry within AUTH_CACHE_MS of revocation, and never later", async () => {
     const t = await tenant();

@@ -110,7 +110,8 @@ export function keyRoutes(scope: KeyScope): Hono<AppEnv> {
       responses: {
         200: {
           description: "A page",
-          schema: listOf(z.looseObject({ id: z.string(), last4: z.string() })),
+          // last4 is null for a key made before keys kept it (d1-migrations/0010).
+          schema: listOf(z.looseObject({ id: z.string(), last4: z.string().nullable() })),
         },
       },
     }),

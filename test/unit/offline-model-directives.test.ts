@@ -265,26 +265,27 @@ describe("@stream-error", () => {
   });
 });
 
-describe("@hold-stream", () => {
-  /** Reads a streamed reply's text deltas as they come; `done` once the body ends. */
-  function reading(res: Response) {
-    const reader = res.body!.getReader();
-    const decoder = new TextDecoder();
-    const state = { text: "", done: false, reader };
-    const pump = (async () => {
-      for (;;) {
-        const { done, value } = await reader.read();
-        if (done) return void (state.done = true);
-        for (const m of decoder.decode(value).matchAll(/"type":"text_delta","text":("(?:[^"\\]|\\.)*")/g))
-          state.text += JSON.parse(m[1]);
-      }
-    })();
-    return { state, pump };
-  }
-  const settle = async () => {
-    for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
-  };
+/** Reads a streamed reply's text deltas as they come; `done` once the body ends. */
+function reading(res: Response) {
+  const reader = res.body!.getReader();
+  const decoder = new TextDecoder();
+  const state = { text: "", done: false, reader };
+  const pump = (async () => {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return void (state.done = true);
+      for (const m of decoder.decode(value).matchAll(/"type":"text_delta","text":("(?:[^"\\]|\\.)*")/g))
+        state.text += JSON.parse(m[1]);
+    }
+  })();
+  return { state, pump };
+}
+/** Lets the stream's pending reads and pulls run. */
+const settle = async () => {
+  for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
+};
 
+describe("@hold-stream", () => {
   it("parses its option", () => {
     expect(parseDirectives("@hold-stream after=120").holdAfter).toBe(120);
     expect(parseDirectives("@hold-stream").holdAfter).toBe(0);
@@ -330,38 +331,23 @@ describe("@stream-pace", () => {
     vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
     try {
       const body = { ...ask("@reply-chars 300\nTell me about tides.\n@stream-pace 1000"), stream: true };
-      const res = await rawPost(body);
-      const reader = res.body!.getReader();
-      const decoder = new TextDecoder();
-      let text = "";
-      let done = false;
-      const pump = (async () => {
-        for (;;) {
-          const r = await reader.read();
-          if (r.done) return void (done = true);
-          for (const m of decoder.decode(r.value).matchAll(/"type":"text_delta","text":("(?:[^"\\]|\\.)*")/g))
-            text += JSON.parse(m[1]);
-        }
-      })();
-      const settle = async () => {
-        for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
-      };
+      const { state, pump } = reading(await rawPost(body));
       await settle();
       // Nothing of the text before the first pace has passed.
-      expect(text).toBe("");
+      expect(state.text).toBe("");
       await vi.advanceTimersByTimeAsync(1000);
       await settle();
-      const first = text.length;
+      const first = state.text.length;
       expect(first).toBeGreaterThan(0);
       expect(first).toBeLessThanOrEqual(40);
       await vi.advanceTimersByTimeAsync(1000);
       await settle();
-      expect(text.length).toBeGreaterThan(first);
-      expect(text.length).toBeLessThanOrEqual(80);
+      expect(state.text.length).toBeGreaterThan(first);
+      expect(state.text.length).toBeLessThanOrEqual(80);
       await vi.advanceTimersByTimeAsync(60_000);
       await pump;
-      expect(done).toBe(true);
-      expect(text.length).toBeGreaterThan(250);
+      expect(state.done).toBe(true);
+      expect(state.text.length).toBeGreaterThan(250);
     } finally {
       vi.useRealTimers();
     }

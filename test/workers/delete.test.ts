@@ -38,6 +38,34 @@ function swapBinding(id: string, name: "BUCKET" | "DB", wrap: (binding: never) =
     });
   });
 }
+/**
+ * Holds the object's first message-batch write (R2 put under messages/) whose body `matches`
+ * until `release`; `atPut` resolves when it is held.
+ */
+async function holdMessageWrite(id: string, matches: (body: unknown) => boolean) {
+  let reached!: () => void;
+  const atPut = new Promise<void>((r) => (reached = r));
+  let release!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  await swapBinding(id, "BUCKET", (bucket: R2Bucket) => {
+    let held = false;
+    return new Proxy(bucket, {
+      get(target, prop) {
+        const value = Reflect.get(target, prop);
+        if (prop !== "put") return typeof value === "function" ? value.bind(target) : value;
+        return async (key: string, body: unknown, ...rest: unknown[]) => {
+          if (!held && key.includes("/messages/") && matches(body)) {
+            held = true;
+            reached();
+            await gate;
+          }
+          return (target.put as (...args: unknown[]) => Promise<R2Object | null>)(key, body, ...rest);
+        };
+      },
+    });
+  });
+  return { atPut, release };
+}
 const jobFor = (id: string, jobId: string) => ({
   kind: "fold" as const,
   jobId,
@@ -218,28 +246,8 @@ describe("deleting a conversation", () => {
   it("awaits a batch write in flight, refuses the turn's later writes, and leaves nothing behind", async () => {
     const id = await createConversation();
     await send(id, "first turn");
-    let reached!: () => void;
-    const atPut = new Promise<void>((r) => (reached = r));
-    let release!: () => void;
-    const gate = new Promise<void>((r) => (release = r));
     // Holds the next message-batch write of this object until released.
-    await swapBinding(id, "BUCKET", (bucket: R2Bucket) => {
-      let held = false;
-      return new Proxy(bucket, {
-        get(target, prop) {
-          const value = Reflect.get(target, prop);
-          if (prop !== "put") return typeof value === "function" ? value.bind(target) : value;
-          return async (key: string, ...rest: unknown[]) => {
-            if (!held && key.includes("/messages/")) {
-              held = true;
-              reached();
-              await gate;
-            }
-            return (target.put as (...args: unknown[]) => Promise<R2Object | null>)(key, ...rest);
-          };
-        },
-      });
-    });
+    const { atPut, release } = await holdMessageWrite(id, () => true);
     const turn = send(
       id,
       '@tool memory_search {"query":"x"}\n@tool memory_search {"query":"y"}\nsecond turn basalt-inflight',
@@ -319,28 +327,11 @@ describe("deleting a conversation", () => {
       // A first turn, indexed: the tenant has its cortex shard (the swapped bindings below hide the shard list).
       await send(id, "first turn obsidian-first", key);
       await eventually(async () => (await search("obsidian-first", key)).length > 0);
-      let reached!: () => void;
-      const atPut = new Promise<void>((r) => (reached = r));
-      let release!: () => void;
-      const gate = new Promise<void>((r) => (release = r));
       // Holds the turn's first message-batch write that holds a tool call: after its first model call.
-      await swapBinding(id, "BUCKET", (bucket: R2Bucket) => {
-        let held = false;
-        return new Proxy(bucket, {
-          get(target, prop) {
-            const value = Reflect.get(target, prop);
-            if (prop !== "put") return typeof value === "function" ? value.bind(target) : value;
-            return async (k: string, body: unknown, ...rest: unknown[]) => {
-              if (!held && k.includes("/messages/") && typeof body === "string" && body.includes('"tool_use"')) {
-                held = true;
-                reached();
-                await gate;
-              }
-              return (target.put as (...args: unknown[]) => Promise<R2Object | null>)(k, body, ...rest);
-            };
-          },
-        });
-      });
+      const { atPut, release } = await holdMessageWrite(
+        id,
+        (body) => typeof body === "string" && body.includes('"tool_use"'),
+      );
       const turn = send(id, '@tool memory_search {"query":"x"}\nthen an answer', key);
       await atPut;
       const deleting = api("DELETE", `/v1/conversations/${id}`, undefined, { key });

@@ -48,6 +48,19 @@ describe("turn attachments", () => {
     expect(ofType((await transcript(id, key))[0].content[0], "text").text).toBe(up.json.note);
   });
 
+  /** A staged file: its note held back and its tools inactive until a turn names it, then the note opens that turn's message. */
+  async function expectStagedUntilNamed(id: string, key: string, staged: { id: string; note?: unknown }) {
+    expect(staged.note).toMatch(/^<attachment id="att_/);
+    expect(await transcript(id, key)).toEqual([]);
+    expect(await activeTools(id, key)).not.toContain("file_read");
+    const r = await turn(id, { content: "what is in it?", attachments: [staged.id] }, key);
+    expect(r.status).toBe(200);
+    const saved = await transcript(id, key);
+    expect(saved[0].content.map((b) => ("text" in b ? b.text : b.type))).toEqual([staged.note, "what is in it?"]);
+    expect(saved.filter((m) => m.role === "user")).toHaveLength(1);
+    expect(await activeTools(id, key)).toContain("file_read");
+  }
+
   it("a staged upload (attach=false) adds no note and activates nothing until a turn names it; attach takes only true or false", async () => {
     const key = await newTenant();
     const id = await createConversation(undefined, key);
@@ -57,15 +70,7 @@ describe("turn attachments", () => {
       headers: { "content-type": "text/plain" },
     });
     expect(staged.status).toBe(201);
-    expect(staged.json.note).toMatch(/^<attachment id="att_/);
-    expect(await transcript(id, key)).toEqual([]);
-    expect(await activeTools(id, key)).not.toContain("file_read");
-    const r = await turn(id, { content: "what is in it?", attachments: [staged.json.id] }, key);
-    expect(r.status).toBe(200);
-    const saved = await transcript(id, key);
-    expect(saved[0].content.map((b) => ("text" in b ? b.text : b.type))).toEqual([staged.json.note, "what is in it?"]);
-    expect(saved.filter((m) => m.role === "user")).toHaveLength(1);
-    expect(await activeTools(id, key)).toContain("file_read");
+    await expectStagedUntilNamed(id, key, staged.json);
     const bad = await api("POST", `/v1/conversations/${id}/attachments?name=x.txt&attach=no`, "x", {
       key,
       raw: true,
@@ -92,14 +97,7 @@ describe("turn attachments", () => {
     expect(bad.json.error?.message).toMatch(/attach/);
     const staged = await api("POST", `${base}/complete`, { parts: [part.json], attach: false }, { key });
     expect(staged.status).toBe(201);
-    expect(staged.json.note).toMatch(/^<attachment id="att_/);
-    expect(await transcript(id, key)).toEqual([]);
-    expect(await activeTools(id, key)).not.toContain("file_read");
-    const r = await turn(id, { content: "what is in it?", attachments: [staged.json.id] }, key);
-    expect(r.status).toBe(200);
-    const saved = await transcript(id, key);
-    expect(saved[0].content.map((b) => ("text" in b ? b.text : b.type))).toEqual([staged.json.note, "what is in it?"]);
-    expect(await activeTools(id, key)).toContain("file_read");
+    await expectStagedUntilNamed(id, key, staged.json);
   });
 
   it("with an Idempotency-Key: the same files and text replay the first turn; other files are another request (422)", async () => {

@@ -53,17 +53,16 @@ export class AutoTitler {
         "title",
       );
       const title = cleanTitle(reply.content.map((b) => (b.type === "text" ? b.text : "")).join(""));
-      if (!title) {
-        await this.outbox.pending();
-        return null;
-      }
       // Checked again in the serialized head writes: a rename that landed during the call wins.
-      const applied = await this.record.updateHead((h) =>
-        untitled(h.title) && store.titleSource() !== "user"
-          ? { next: { ...h, title }, result: true }
-          : { next: null, result: false },
-      );
+      const applied =
+        !!title &&
+        (await this.record.updateHead((h) =>
+          untitled(h.title) && store.titleSource() !== "user"
+            ? { next: { ...h, title }, result: true }
+            : { next: null, result: false },
+        ));
       if (applied) this.titled(title);
+      // The listing row and the call's usage row, in one run.
       await this.outbox.pending();
       return applied ? title : null;
     } catch (err) {

@@ -29,6 +29,8 @@ export const vectorId = async (tenantId: string, docId: string) =>
  */
 const CLAIM = "claim:";
 const CLAIM_EXPIRES_MS = 5 * 60_000;
+/** A claim's vec_id at `ms`: fixed width, so a claim is older exactly when its id sorts lower. */
+const claimAt = (ms: number) => `${CLAIM}${String(ms).padStart(15, "0")}`;
 /** D1 binds at most 100 parameters per statement. */
 const CLAIMS_PER_STATEMENT = 90;
 
@@ -74,7 +76,7 @@ async function unembedded(
        WHERE d.tenant_id = ? AND (e.doc_id IS NULL OR (e.vec_id LIKE '${CLAIM}%' AND e.vec_id < ?))
        ORDER BY d.rowid LIMIT ?`,
     )
-    .bind(tenantId, `${CLAIM}${String(now - CLAIM_EXPIRES_MS).padStart(15, "0")}`, maxDocs)
+    .bind(tenantId, claimAt(now - CLAIM_EXPIRES_MS), maxDocs)
     .all<{ docId: string }>();
   return results.map((r) => r.docId);
 }
@@ -84,8 +86,8 @@ async function claim(
   db: ShardDatabase,
   { tenantId, docIds, now }: { tenantId: string; docIds: string[]; now: number },
 ): Promise<{ docId: string; body: string }[]> {
-  const mark = `${CLAIM}${String(now).padStart(15, "0")}`;
-  const dead = `${CLAIM}${String(now - CLAIM_EXPIRES_MS).padStart(15, "0")}`;
+  const mark = claimAt(now);
+  const dead = claimAt(now - CLAIM_EXPIRES_MS);
   const claimed: { docId: string; body: string }[] = [];
   for (let i = 0; i < docIds.length; i += CLAIMS_PER_STATEMENT) {
     const ids = docIds.slice(i, i + CLAIMS_PER_STATEMENT);

@@ -124,7 +124,7 @@ export async function catchUp({ db, path, tenantId, maxDocs = CATCH_UP_MAX_DOCS 
   if (!waiting.length) return 0;
   const results = await claim(db, { tenantId, docIds: waiting, now });
   try {
-    await embedClaimed({ db, path, tenantId }, results);
+    await embedClaimed({ db, path, tenantId, mark: claimAt(now) }, results);
   } catch (err) {
     // Let the next catch-up take them at once rather than after the claim expires.
     const release = db.prepare(
@@ -136,10 +136,19 @@ export async function catchUp({ db, path, tenantId, maxDocs = CATCH_UP_MAX_DOCS 
   return results.length;
 }
 
+/**
+ * Embeds the claimed documents and marks each embedded, but only where the claim is still this
+ * catch-up's. A document changed meanwhile lost its claim to the cortex trigger: it stays
+ * unembedded, so the next catch-up embeds its new body. One deleted meanwhile is gone from the
+ * cortex: the vector just written for it is deleted again, so no deleted text stays in the index.
+ */
 async function embedClaimed(
-  { db, path, tenantId }: Pick<CatchUp, "db" | "path" | "tenantId">,
+  { db, path, tenantId, mark }: Pick<CatchUp, "db" | "path" | "tenantId"> & { mark: string },
   results: { docId: string; body: string }[],
 ): Promise<void> {
+  const embedded = db.prepare(
+    `UPDATE cortex_embedded SET vec_id = ? WHERE tenant_id = ? AND doc_id = ? AND vec_id = ? RETURNING doc_id AS docId`,
+  );
   for (let i = 0; i < results.length; i += EMBED_BATCH) {
     const batch = results.slice(i, i + EMBED_BATCH);
     const vectors = await path.embedder.embed(batch.map((r) => r.body.slice(0, EMBED_CHARS)));
@@ -148,7 +157,26 @@ async function embedClaimed(
       tenantId,
       batch.map((_, j) => ({ id: ids[j], vector: vectors[j] })),
     );
-    const mark = db.prepare(`INSERT OR REPLACE INTO cortex_embedded (doc_id, tenant_id, vec_id) VALUES (?, ?, ?)`);
-    await db.batch(batch.map((r, j) => mark.bind(r.docId, tenantId, ids[j])));
+    const marked = await db.batch<{ docId: string }>(
+      batch.map((r, j) => embedded.bind(ids[j], tenantId, r.docId, mark)),
+    );
+    const lost = batch.filter((_, j) => !marked[j].results.length).map((r) => r.docId);
+    if (lost.length) await forgetIfDeleted({ db, path, tenantId }, lost);
   }
+}
+
+/** Of documents whose claim was lost mid-embedding, deletes the vectors of those no longer in the cortex. */
+async function forgetIfDeleted(
+  { db, path, tenantId }: Pick<CatchUp, "db" | "path" | "tenantId">,
+  docIds: string[],
+): Promise<void> {
+  const { results } = await db
+    .prepare(
+      `SELECT doc_id AS docId FROM cortex_docs WHERE tenant_id = ? AND doc_id IN (${docIds.map(() => "?").join(", ")})`,
+    )
+    .bind(tenantId, ...docIds)
+    .all<{ docId: string }>();
+  const alive = new Set(results.map((r) => r.docId));
+  const gone = docIds.filter((d) => !alive.has(d));
+  if (gone.length) await path.index.delete(tenantId, await Promise.all(gone.map((d) => vectorId(tenantId, d))));
 }

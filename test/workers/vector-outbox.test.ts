@@ -9,9 +9,9 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { reciprocalRankFusion } from "../../core/rrf";
 import { routeOf, shardDatabase, shardNames } from "../../services/cortex/routing";
-import { searchCortexPage, upsertDocs } from "../../services/cortex/search-index";
+import { deleteDocs, searchCortexPage, upsertDocs } from "../../services/cortex/search-index";
 import { note } from "../cortex-docs";
-import { catchUp } from "../../services/semantic/catch-up";
+import { catchUp, vectorId } from "../../services/semantic/catch-up";
 import { FUSION_WEIGHTS } from "../../services/semantic/fusion";
 import { cortexFusionFor, semanticPathFor } from "../../services/semantic/select";
 import { WORKERS_AI_MODEL } from "../../services/semantic/workers-ai";
@@ -265,6 +265,53 @@ describe("a catch-up's claims", () => {
       expect(rows).toHaveLength(12);
       expect(rows.some((r) => r.v.startsWith("claim:"))).toBe(false);
       expect(vectorize.vectors.size).toBe(12);
+    });
+  });
+
+  it("a document changed while its vector is made is embedded again; one deleted meanwhile leaves no vector", async () => {
+    await inShard(async (db) => {
+      const t = `ten_claims${Date.now()}${n++}`;
+      const [kept, changed, deleted] = ["kept", "changed", "deleted"].map((k) => `${t}-${k}`);
+      await upsertDocs(db, [
+        note(t, kept, "kite kept"),
+        note(t, changed, "kite before"),
+        note(t, deleted, "kite deleted"),
+      ]);
+      const docOf = async (ref: string) =>
+        (await db
+          .prepare(`SELECT doc_id AS d FROM cortex_docs WHERE tenant_id = ? AND ref_id = ?`)
+          .bind(t, ref)
+          .first<{ d: string }>())!.d;
+      const [keptDoc, changedDoc, deletedDoc] = await Promise.all([kept, changed, deleted].map(docOf));
+      const slow = heldAi();
+      const vectorize = fakeVectorize();
+      const first = catchUp({
+        db,
+        path: semanticPathFor({ AI: slow.binding, VECTORIZE: vectorize.binding }, db)!,
+        tenantId: t,
+      });
+      await slow.inside;
+      // While the first catch-up embeds the old bodies: one document is edited, one deleted.
+      await upsertDocs(db, [note(t, changed, "kite after")]);
+      await deleteDocs(db, t, { kind: "memory", refId: deleted });
+      slow.release();
+      expect(await first).toBe(3);
+      // Only the untouched document is marked embedded, and the deleted one's vector is gone again.
+      expect(await rowsOf(db, t)).toEqual([{ v: await vectorId(t, keptDoc) }]);
+      expect(vectorize.vectors.has(await vectorId(t, deletedDoc))).toBe(false);
+      // The next catch-up embeds the edited document's new body, and only it.
+      const ai = fakeAi();
+      expect(
+        await catchUp({
+          db,
+          path: semanticPathFor({ AI: ai.binding, VECTORIZE: vectorize.binding }, db)!,
+          tenantId: t,
+        }),
+      ).toBe(1);
+      expect(ai.calls.flatMap((c) => c.texts)).toEqual(["kite after"]);
+      expect([...vectorize.vectors.keys()].sort()).toEqual(
+        (await Promise.all([keptDoc, changedDoc].map((d) => vectorId(t, d)))).sort(),
+      );
     });
   });
 

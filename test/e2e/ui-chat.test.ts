@@ -245,12 +245,27 @@ describe("the chat", () => {
     await settled(1);
     expect(await page.locator(".turn.done").count()).toBe(1);
     const turn = page.locator(".turn.done").last();
-    // One visible reply, the new one; the replaced one is closed away under "1 earlier reply".
+    // One visible reply, the new one, as version 2 of 2; ‹ steps back to the replaced one, marked
+    // as no longer sent to the model, whose Copy copies it; › comes back to the new one.
     expect(await turn.locator(".msg.assistant:visible").count()).toBe(1);
-    expect(await turn.locator("> .msg.assistant").getAttribute("data-ids")).not.toBe(first);
-    expect(await turn.locator("details.earlier-replies > summary").textContent()).toBe("1 earlier reply");
-    expect(await turn.locator("details.earlier-replies").evaluate((d: HTMLDetailsElement) => d.open)).toBe(false);
-    expect(await turn.locator("details.earlier-replies > .msg.assistant").getAttribute("data-ids")).toBe(first);
+    const latest = await turn.locator("> .msg.assistant").getAttribute("data-ids");
+    expect(latest).not.toBe(first);
+    expect(await turn.locator(".version-count").textContent()).toBe("2 / 2");
+    expect(await turn.locator(".next-version").isDisabled()).toBe(true);
+    expect(await turn.locator(".version-note").count()).toBe(0);
+    await turn.locator(".prev-version").click();
+    expect(await turn.locator(".version-count").textContent()).toBe("1 / 2");
+    expect(await turn.locator(".msg.assistant:visible").count()).toBe(1);
+    expect(await turn.locator("> .msg.assistant").getAttribute("data-ids")).toBe(first);
+    expect(await turn.locator(".version-note").textContent()).toMatch(/no longer sent to the model/);
+    expect(await page.evaluate(() => document.activeElement?.getAttribute("aria-label"))).toBe("Next version");
+    await page.screenshot({ path: `${SHOTS}reply-versions.png` });
+    await turn.locator(".msg.assistant button.copy").click();
+    const replaced = (await transcript(id))[1];
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(textBlocks(replaced.content).join("\n\n"));
+    await turn.locator(".next-version").click();
+    expect(await turn.locator("> .msg.assistant").getAttribute("data-ids")).toBe(latest);
+    expect(await turn.locator(".version-count").textContent()).toBe("2 / 2");
     // The API: the first exchange is kept and marked, and the model's next request has the prompt once.
     const saved = await transcript(id);
     expect(saved.map((m) => !!m.superseded)).toEqual([true, true, false, false]);
@@ -263,6 +278,9 @@ describe("the chat", () => {
     expect(await page.locator(".turn.done").count()).toBe(1);
     expect(await page.locator(".turn.done .msg.assistant:visible").count()).toBe(1);
     expect(await page.locator(".turn.done > .msg.assistant").getAttribute("data-ids")).not.toBe(first);
+    expect(await page.locator(".turn.done .version-count").textContent()).toBe("2 / 2");
+    // The version picked stays picked while the transcript re-renders (the next turn, below).
+    await turn.locator(".prev-version").click();
     // Copy the person's message, then edit it and send it again as a new turn.
     await turn.locator(".msg.user button.copy").click();
     expect(await page.evaluate(() => navigator.clipboard.readText())).toBe("Name a river.\n@reply-chars 200");
@@ -273,6 +291,8 @@ describe("the chat", () => {
     expect(await page.locator(".turn.done .msg.user .text").last().textContent()).toBe(
       "Name a mountain.\n@reply-chars 200",
     );
+    expect(await page.locator(".turn.done").first().locator(".version-count").textContent()).toBe("1 / 2");
+    expect(await page.locator(".turn.done").first().locator("> .msg.assistant").getAttribute("data-ids")).toBe(first);
   });
 
   it("a picked file is staged as a chip (name, type, size) that can be removed; the empty-chat text gives way to it", async () => {

@@ -2,7 +2,7 @@
 // websocket. While a turn runs, Send becomes Stop (the `stop` frame ends it as interrupted) and a
 // waiting line shows until the first token; replies render as markdown as they stream. Messages
 // carry Copy, Edit (resend), Regenerate (replaces the last reply: the API supersedes the earlier
-// one, which stays under "earlier replies") and Retry (a failed turn). Picked files are staged as
+// one, which stays a step back in the reply's ‹ n / N › versions) and Retry (a failed turn). Picked files are staged as
 // chips and uploaded on Send, then sent with the message as its `attachments`.
 import { api, openSocket, plainError, session, uploadAttachment } from "../api.js";
 import { bytes, h, replace } from "../dom.js";
@@ -145,6 +145,9 @@ export async function chatView(root, id, opts = {}) {
 
   // ---- the settled transcript -------------------------------------------------------------
 
+  /** The reply version picked on each regenerated turn, by its prompt's id (the latest when absent). @type {Map<string, number>} */
+  const pickedVersion = new Map();
+
   function renderSettled() {
     // Superseded messages (a regenerate replaced their exchange) are not shown as turns: the
     // replies they held are the earlier versions of the exchange that replaced them.
@@ -173,16 +176,7 @@ export async function chatView(root, id, opts = {}) {
       }
       const section = h("section", { class: "turn done" });
       if (item.user) section.append(withUserActions(userMessage(item.user), item.user));
-      if (item.earlier.length)
-        section.append(
-          h(
-            "details",
-            { class: "earlier-replies" },
-            h("summary", null, `${item.earlier.length} earlier ${item.earlier.length === 1 ? "reply" : "replies"}`),
-            item.earlier.map((r) => assistantBlock(r)),
-          ),
-        );
-      if (item.replies.length) section.append(withReplyActions(assistantBlock(item.replies), item, item === lastTurn));
+      if (item.replies.length) section.append(replyView(item, item === lastTurn));
       const notes = item.user && narration.get(item.user.id);
       if (notes?.length)
         section.append(
@@ -216,11 +210,66 @@ export async function chatView(root, id, opts = {}) {
     return el;
   }
 
-  /** @param {HTMLElement} el @param {any} item @param {boolean} last */
-  function withReplyActions(el, item, last) {
+  /**
+   * A turn's reply. After a regenerate it is one version at a time, the latest first, with
+   * ‹ n / N › to step through the earlier ones (the API keeps them, marked superseded, and never
+   * replays them to the model); the version picked stays picked across re-renders.
+   * @param {any} item @param {boolean} last
+   */
+  function replyView(item, last) {
+    /** @type {any[][]} */
+    const versions = [...item.earlier, item.replies];
+    if (versions.length === 1)
+      return withReplyActions(assistantBlock(item.replies), { item, last, shown: item.replies });
+    const key = item.user?.id ?? "";
+    const latest = versions.length - 1;
+    /** @param {number} i @param {string} [focus] the step button to focus in the new block */
+    const version = (i, focus) => {
+      pickedVersion.set(key, i);
+      const shown = versions[i];
+      const el = withReplyActions(assistantBlock(shown), { item, last, shown });
+      const step = (
+        /** @type {string} */ cls,
+        /** @type {number} */ to,
+        /** @type {string} */ label,
+        /** @type {string} */ glyph,
+      ) => {
+        const b = h("button", { type: "button", class: `ghost ${cls}`, "aria-label": label }, glyph);
+        if (to < 0 || to > latest) b.setAttribute("disabled", "");
+        else b.addEventListener("click", () => el.replaceWith(version(to, cls)));
+        return b;
+      };
+      const nav = h(
+        "span",
+        { class: "reply-versions", role: "group", "aria-label": "Reply versions" },
+        step("prev-version", i - 1, "Previous version", "‹"),
+        h("span", { class: "version-count", "aria-live": "polite" }, `${i + 1} / ${versions.length}`),
+        step("next-version", i + 1, "Next version", "›"),
+      );
+      /** @type {HTMLElement} */ (el.querySelector(".actions")).prepend(nav);
+      if (shown.some((m) => m.superseded))
+        el.prepend(
+          h(
+            "p",
+            { class: "version-note" },
+            "An earlier reply, replaced by a regenerate: kept, but no longer sent to the model.",
+          ),
+        );
+      // Keyboard focus stays on the step control (the other one when this end disables it).
+      const focusable = () =>
+        nav.querySelector(`.${focus}:not([disabled])`) ?? nav.querySelector("button:not([disabled])");
+      if (focus) queueMicrotask(() => /** @type {HTMLElement | null} */ (focusable())?.focus());
+      return el;
+    };
+    const picked = pickedVersion.get(key);
+    return version(picked !== undefined && picked <= latest ? picked : latest);
+  }
+
+  /** @param {HTMLElement} el @param {{ item: any, last: boolean, shown: any[] }} reply the turn, whether it is the last, and the version shown */
+  function withReplyActions(el, { item, last, shown }) {
     const actions = /** @type {HTMLElement} */ (el.querySelector(".actions"));
     const copy = h("button", { type: "button", class: "ghost copy", "aria-label": "Copy reply" }, "Copy");
-    copy.addEventListener("click", () => copyText(replyText(item.replies), copy));
+    copy.addEventListener("click", () => copyText(replyText(shown), copy));
     actions.append(copy);
     if (last && item.user) {
       const again = h(

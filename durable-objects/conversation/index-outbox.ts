@@ -65,10 +65,9 @@ export class IndexOutbox {
     }
   }
 
-  /** The usage rows the outbox holds, not yet in D1. */
-  private usageWaiting(tenantId: string): { key: string; event: UsageEvent }[] {
-    return this.scope.store
-      .outbox()
+  /** The usage rows the outbox holds (of `items`, when the caller read it already), not yet in D1. */
+  private usageWaiting(tenantId: string, items = this.scope.store.outbox()): { key: string; event: UsageEvent }[] {
+    return items
       .filter((item) => item.key.startsWith("usage:"))
       .map((item) => ({
         key: item.key,
@@ -123,8 +122,9 @@ export class IndexOutbox {
           wrote = true;
         }
       } while (this.indexAgain);
-      const usage = this.usageWaiting(head.tenantId);
-      for (const item of store.outbox()) {
+      const items = store.outbox();
+      const usage = this.usageWaiting(head.tenantId, items);
+      for (const item of items) {
         if (item.key.startsWith("usage:")) continue;
         if (item.key.startsWith("episode:")) {
           await deletion.guard(() =>

@@ -25,6 +25,7 @@ import { cpus, loadavg } from "node:os";
 import { existsSync } from "node:fs";
 import { recordedEmbedder, recordEmbeddings } from "../embeddings/recorded.mjs";
 import { sentenceEncoder } from "../embeddings/sentence-encoder.mjs";
+import { sifEmbedder } from "../embeddings/sif.mjs";
 import { workersAiRestEmbedder } from "../embeddings/workers-ai-rest.mjs";
 import { importTypeScript } from "./common.mjs";
 import { questionContext, shippedRanking, turnIndex } from "./nearest-words.mjs";
@@ -210,10 +211,11 @@ export function textsToEmbed(set, { limit, haystacks }) {
 }
 
 /**
- * `npm run bench -- record-embeddings --out DIR [--embedder workers-ai|encoder]` plus the options of
+ * `npm run bench -- record-embeddings --out DIR [--embedder workers-ai|encoder|sif]` plus the options of
  * bench:recall-semantic: records the texts that run would embed (scripts/embeddings/recorded.mjs),
  * with Workers AI's bge-m3 over the REST API (CLOUDFLARE_ACCOUNT_ID, CLOUDFLARE_API_TOKEN; a
- * machine with an account) or the local sentence encoder. bench:recall-semantic --encoder DIR then
+ * machine with an account), the local sentence encoder, or GloVe word vectors averaged the SIF way
+ * (scripts/embeddings/sif.mjs; WORD_VECTORS_DIR). bench:recall-semantic --encoder DIR then
  * ranks with the recording.
  */
 export async function benchRecordEmbeddings() {
@@ -221,14 +223,17 @@ export async function benchRecordEmbeddings() {
   const out = arg("--out");
   if (!out) throw new Error("record-embeddings needs --out DIR");
   const kind = arg("--embedder") ?? "workers-ai";
-  if (kind !== "workers-ai" && kind !== "encoder") throw new Error(`--embedder: workers-ai or encoder (got "${kind}")`);
+  if (!["workers-ai", "encoder", "sif"].includes(kind))
+    throw new Error(`--embedder: workers-ai, encoder or sif (got "${kind}")`);
   const embedder =
     kind === "encoder"
       ? await sentenceEncoder()
-      : workersAiRestEmbedder({
-          accountId: process.env.CLOUDFLARE_ACCOUNT_ID,
-          token: process.env.CLOUDFLARE_API_TOKEN,
-        });
+      : kind === "sif"
+        ? sifEmbedder()
+        : workersAiRestEmbedder({
+            accountId: process.env.CLOUDFLARE_ACCOUNT_ID,
+            token: process.env.CLOUDFLARE_API_TOKEN,
+          });
   const texts = names.flatMap((name) => textsToEmbed(loadSet(dir, name), { limit, haystacks }));
   const t0 = Date.now();
   const meta = await recordEmbeddings(embedder, texts, out, {

@@ -20,7 +20,7 @@ import {
   prefillTrailingWhitespace,
   textNotEmpty,
 } from "./messages";
-import { serverToolPairing, toolResultPairing, toolUseIdPattern, toolUseIdsUnique } from "./pairing";
+import { blockRoles, serverToolPairing, toolResultPairing, toolUseIdPattern, toolUseIdsUnique } from "./pairing";
 import {
   effortLevel,
   forcedToolChoice,
@@ -34,6 +34,7 @@ import {
   thinkingType,
 } from "./request";
 import { citationsIntact, searchResultsIntact } from "./server-results";
+import { bodyValues, toolChoiceNeedsTools, toolDescription, toolUseInput } from "./values";
 import {
   notAllDeferred,
   serverToolModel,
@@ -53,6 +54,7 @@ export const RULES: readonly Rule[] = [
   bodyFields,
   configFields,
   blockFields,
+  bodyValues,
   maxTokensCap,
   maxTokensZero,
   thinkingType,
@@ -63,11 +65,13 @@ export const RULES: readonly Rule[] = [
   toolTypes,
   toolNamePattern,
   toolInputSchema,
+  toolDescription,
   toolNamesUnique,
   notAllDeferred,
   strictToolLimit,
   serverToolModel,
   serverToolParameters,
+  toolChoiceNeedsTools,
   forcedToolChoice,
   forcedToolChoiceThinking,
   messagesNotEmpty,
@@ -81,6 +85,8 @@ export const RULES: readonly Rule[] = [
   imageData,
   toolUseIdPattern,
   toolUseIdsUnique,
+  toolUseInput,
+  blockRoles,
   toolResultPairing,
   serverToolPairing,
   manualThinkingFirst,

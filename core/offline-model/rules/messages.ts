@@ -155,15 +155,27 @@ export const prefillTrailingWhitespace: Rule = ({ request, model, endpoint }) =>
  * https://platform.claude.com/docs/en/build-with-claude/thinking-steering-and-cost (turn validation).
  * Wording as reported from the API.
  */
-export const manualThinkingFirst: Rule = ({ body, request }) => {
+export const manualThinkingFirst: Rule = ({ body, request, endpoint }) => {
   const thinking = body.thinking as { type?: unknown } | undefined;
   if (thinking?.type !== "enabled") return;
   const turns = mergedTurns(request);
   const last = turns[turns.length - 1];
   const previous = turns[turns.length - 2];
-  if (last?.role !== "user" || !previous || previous.role !== "assistant") return;
-  if (!last.blocks.some((at) => at.block.type === "tool_result")) return;
-  const first = previous.blocks[0];
+  // A prefill (the final message the assistant's) is held to the same rule: it must open with
+  // thinking, which a written prefill cannot. Source:
+  // https://platform.claude.com/docs/en/build-with-claude/prompt-engineering/prefill-claudes-response
+  // ("not currently supported with extended thinking"); the models/sonnet-5-5 migration guide (Haiku 4.5).
+  const final = endpoint === "messages" ? finalAssistant(request) : null;
+  const opening =
+    final && !final.resumesPause
+      ? final.turn
+      : last?.role === "user" &&
+          previous?.role === "assistant" &&
+          last.blocks.some((at) => at.block.type === "tool_result")
+        ? previous
+        : null;
+  if (!opening) return;
+  const first = opening.blocks[0];
   if (first && first.block.type !== "thinking" && first.block.type !== "redacted_thinking") {
     throw invalid(
       `${first.path}.type: Expected \`thinking\` or \`redacted_thinking\`, but found \`${first.block.type}\`. When \`thinking\` is enabled, a final \`assistant\` message must start with a thinking block. To avoid this requirement, disable \`thinking\`.`,

@@ -47,6 +47,17 @@ export const toolResultPairing: Rule = ({ request }) => {
         if (at.block.type !== "tool_result") break;
         leading.add(String(at.block.tool_use_id));
       }
+      // One result per call. Wording from the API as reported (clients dedupe results to avoid this 400).
+      const answered = new Set<string>();
+      for (const at of next.blocks) {
+        if (at.block.type !== "tool_result") continue;
+        const id = String(at.block.tool_use_id);
+        if (answered.has(id))
+          throw invalid(
+            `messages.${at.i}: each tool_use must have a single result. Found multiple \`tool_result\` blocks with id: ${id}`,
+          );
+        answered.add(id);
+      }
       const missing = turn.blocks.filter((at) => at.block.type === "tool_use" && !leading.has(String(at.block.id)));
       if (missing.length > 0) {
         const ids = missing.map((at) => String(at.block.id)).join(", ");
@@ -66,6 +77,32 @@ export const toolResultPairing: Rule = ({ request }) => {
         }
       }
     }
+  }
+};
+
+/** Blocks only the model writes (calls, server results) sit in assistant messages; tool results in user ones. */
+const ASSISTANT_ONLY = new Set([
+  "tool_use",
+  "server_tool_use",
+  "web_search_tool_result",
+  "web_fetch_tool_result",
+  "code_execution_tool_result",
+  "bash_code_execution_tool_result",
+  "text_editor_code_execution_tool_result",
+  "tool_search_tool_result",
+]);
+
+/**
+ * A block in the wrong role's message. Source: https://platform.claude.com/docs/en/agents-and-tools/tool-use/handle-tool-calls
+ * (results go in a user message, calls come from the assistant). Wording from the API as reported
+ * for tool_result; the same form, ours, for the assistant's blocks.
+ */
+export const blockRoles: Rule = ({ request }) => {
+  for (const at of eachBlock(request)) {
+    if (at.message.role === "assistant" && at.block.type === "tool_result")
+      throw invalid(`messages.${at.i}: \`tool_result\` blocks can only be in \`user\` messages`);
+    if (at.message.role === "user" && ASSISTANT_ONLY.has(at.block.type))
+      throw invalid(`messages.${at.i}: \`${at.block.type}\` blocks can only be in \`assistant\` messages`);
   }
 };
 

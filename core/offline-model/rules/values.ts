@@ -1,0 +1,84 @@
+/**
+ * The values of known fields, where fields.ts checks only their names: the body's enums and types,
+ * a custom tool's description, a tool call's input, and a tool_choice with no tool to choose.
+ * Messages are the request schema's own (`<path>: Input should be ...`), as the API's validation
+ * words them for every other field. Sources: https://platform.claude.com/docs/en/api/messages (the
+ * schema; the pinned SDK's MessageCreateParams: service_tier 'auto' | 'standard_only', speed
+ * 'standard' | 'fast' | null, stop_sequences Array<string>, Metadata.user_id string | null,
+ * OutputConfig.format JSONOutputFormat), and each rule's own below.
+ */
+import { invalid } from "../errors";
+import { eachBlock, isObject, type Rule } from "./context";
+
+const oneOf = (values: readonly string[]) =>
+  values.length === 1
+    ? `'${values[0]}'`
+    : `${values
+        .slice(0, -1)
+        .map((v) => `'${v}'`)
+        .join(", ")} or '${values[values.length - 1]}'`;
+
+function literal(
+  value: unknown,
+  { path, values, nullable = false }: { path: string; values: readonly string[]; nullable?: boolean },
+) {
+  if (value === undefined || (nullable && value === null)) return;
+  if (typeof value !== "string" || !values.includes(value)) throw invalid(`${path}: Input should be ${oneOf(values)}`);
+}
+
+/** The body's scalar fields and lists. */
+export const bodyValues: Rule = ({ body }) => {
+  literal(body.service_tier, { path: "service_tier", values: ["auto", "standard_only"] });
+  literal(body.speed, { path: "speed", values: ["standard", "fast"], nullable: true });
+  if (body.stream !== undefined && typeof body.stream !== "boolean")
+    throw invalid("stream: Input should be a valid boolean");
+  if (body.stop_sequences !== undefined) {
+    if (!Array.isArray(body.stop_sequences)) throw invalid("stop_sequences: Input should be a valid list");
+    for (const [i, s] of body.stop_sequences.entries())
+      if (typeof s !== "string") throw invalid(`stop_sequences.${i}: Input should be a valid string`);
+  }
+  if (isObject(body.metadata) && body.metadata.user_id !== undefined && body.metadata.user_id !== null)
+    if (typeof body.metadata.user_id !== "string") throw invalid("metadata.user_id: Input should be a valid string");
+  const format = isObject(body.output_config) ? body.output_config.format : undefined;
+  if (format !== undefined && format !== null) {
+    if (!isObject(format))
+      throw invalid("output_config.format: Input should be a valid dictionary or object to extract fields from");
+    if (format.type !== "json_schema")
+      throw invalid(
+        `output_config.format: Input tag '${String(format.type)}' found using 'type' does not match any of the expected tags: 'json_schema'`,
+      );
+    if (!isObject(format.schema))
+      throw invalid(
+        "output_config.format.json_schema.schema: Input should be a valid dictionary or object to extract fields from",
+      );
+  }
+};
+
+/** A custom tool's description is a string. */
+export const toolDescription: Rule = ({ body }) => {
+  for (const [n, tool] of (Array.isArray(body.tools) ? body.tools : []).entries()) {
+    if (!isObject(tool) || (tool.type !== undefined && tool.type !== null && tool.type !== "custom")) continue;
+    if (tool.description !== undefined && typeof tool.description !== "string")
+      throw invalid(`tools.${n}.custom.description: Input should be a valid string`);
+  }
+};
+
+/** A tool call's `input` is an object (the SDK's `input: { [key: string]: unknown }`). */
+export const toolUseInput: Rule = ({ request }) => {
+  for (const at of eachBlock(request)) {
+    if ((at.block.type === "tool_use" || at.block.type === "server_tool_use") && !isObject(at.block.input))
+      throw invalid(`${at.path}.${at.block.type}.input: Input should be a valid dictionary`);
+  }
+};
+
+/**
+ * A tool_choice of `auto`, `any` or `tool` needs at least one tool. Source:
+ * https://platform.claude.com/docs/en/agents-and-tools/tool-use/define-tools (tool_choice picks among
+ * the tools given); wording from the API as reported (clients strip tool_choice to avoid this 400).
+ * `none` with no tools is taken: the reports seen name the other types, so the stand-in is lenient.
+ */
+export const toolChoiceNeedsTools: Rule = ({ body }) => {
+  if (!isObject(body.tool_choice) || body.tool_choice.type === "none") return;
+  if (Array.isArray(body.tools) && body.tools.length > 0) return;
+  throw invalid(`tool_choice.${String(body.tool_choice.type)} may only be specified while providing tools`);
+};

@@ -172,6 +172,19 @@ describe("attachments", () => {
     ).toBe(404);
   });
 
+  it("a complete listing the most parts an upload may have is read, not refused for its size", async () => {
+    const id = await createConversation();
+    const start = await api("POST", `/v1/conversations/${id}/attachments/uploads`, { name: "huge.log" });
+    // 10,000 parts with 200-character etags: about 2.4 MB of JSON, past the 256 KiB of other bodies.
+    const parts = Array.from({ length: 10_000 }, (_, i) => ({ partNumber: i + 1, etag: "e".repeat(200) }));
+    const done = await api("POST", `/v1/conversations/${id}/attachments/uploads/${start.json.attachmentId}/complete`, {
+      parts,
+    });
+    // R2 refuses these etags (no such parts were uploaded): the listing itself got through.
+    expect(done.status).toBe(400);
+    expect(done.json.error.message).toMatch(/^parts: the upload could not be completed/);
+  });
+
   it("refuse bad uploads cleanly and keep attachments tenant-scoped", async () => {
     const id = await createConversation();
     expect((await upload(id, "", "x", "text/plain")).status).toBe(400);

@@ -35,6 +35,9 @@ import { z } from "zod";
 /** A turn (and a client tool's results) may carry a large paste or an inline image; every other body is small. */
 const TURN_BODY_LIMIT = 12 * 1024 * 1024;
 const BODY_LIMIT = 256 * 1024;
+/** A multipart upload's complete lists up to 10,000 parts, each an etag of up to 200 characters. */
+const COMPLETE_BODY_LIMIT = 3 * 1024 * 1024;
+const UPLOAD_COMPLETE_PATH = /^\/v1\/conversations\/[^/]+\/attachments\/uploads\/[^/]+\/complete$/;
 const WS_PATH = /^\/v1\/conversations\/[^/]+\/ws$/;
 
 export const app = new Hono<AppEnv>();
@@ -86,7 +89,12 @@ app.use("/v1/*", async (c, next) => {
   // Bodies that carry conversation text (a turn, tool results, history imported into a conversation) get the larger limit.
   const carriesText =
     c.req.path.endsWith("/messages") || c.req.path.endsWith("/tool-results") || c.req.path.endsWith("/import");
-  const limit = c.req.method === "POST" && carriesText ? TURN_BODY_LIMIT : BODY_LIMIT;
+  const limit =
+    c.req.method === "POST" && carriesText
+      ? TURN_BODY_LIMIT
+      : c.req.method === "POST" && UPLOAD_COMPLETE_PATH.test(c.req.path)
+        ? COMPLETE_BODY_LIMIT
+        : BODY_LIMIT;
   return bodyLimit({
     maxSize: limit,
     onError: () => {

@@ -182,7 +182,7 @@ describe("attachments", () => {
     });
     // R2 refuses these etags (no such parts were uploaded): the listing itself got through.
     expect(done.status).toBe(400);
-    expect(done.json.error.message).toMatch(/^parts: the upload could not be completed/);
+    expect(done.json.error?.message).toMatch(/^parts: the upload could not be completed/);
   });
 
   it("refuse bad uploads cleanly and keep attachments tenant-scoped", async () => {

@@ -135,6 +135,10 @@ describe("the in-turn compactor", () => {
     expect((await api("GET", `/v1/conversations/${id}/prompts/1`)).status).toBe(404);
     expect((await api("GET", "/v1/corpus/yesterday")).status).toBe(400);
     expect((await api("GET", "/v1/corpus/1999-01-01")).status).toBe(404);
+    // A day that does not exist is a bad date, not a missing log.
+    const impossible = await api("GET", "/v1/corpus/2024-02-30");
+    expect(impossible.status).toBe(400);
+    expect(impossible.json.error?.message).toBe("date: not a calendar day from 1970 on");
   });
 
   it("forces one compaction and one retry on a provider overflow 400, and reports a second overflow cleanly", async () => {

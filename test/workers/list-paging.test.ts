@@ -64,9 +64,9 @@ describe("list paging", () => {
       key,
     });
     expect([...first.json.data, ...rest.json.data].map((m) => m.seq)).toEqual([1, 2, 3, 4, 5, 6]);
-    expect((await api("GET", `/v1/conversations/${id}/messages?after=1&cursor=2`, undefined, { key })).status).toBe(
-      400,
-    );
+    const both = await api("GET", `/v1/conversations/${id}/messages?after=1&cursor=2`, undefined, { key });
+    expect(both.status).toBe(400);
+    expect(both.json.error?.message).toBe("cursor: give after or cursor, not both");
 
     await inConversation(id, async (instance) => {
       for (let i = 0; i < N; i++) instance.store.addCard("compaction", { n: i });

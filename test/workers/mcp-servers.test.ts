@@ -84,7 +84,11 @@ describe("MCP server registration", () => {
       [{ name: "ok", url: "https://user:pw@example.com/mcp" }, 400, /url: credentials/],
       [{ name: "ok", url: fixture(), auth: { value: "a\r\nx: y" } }, 400, /auth\.value/],
       [{ name: "ok", url: fixture(), timeoutMs: 10 }, 400, /timeoutMs/],
-      [{ name: "ok", url: fixture(), projectId: "proj_01ARZ3NDEKTSV4RRFFQ69G5FAV" }, 404, /project not found/],
+      [
+        { name: "ok", url: fixture(), projectId: "proj_01ARZ3NDEKTSV4RRFFQ69G5FAV" },
+        400,
+        /^projectId: no such project$/,
+      ],
       [{ name: "ok", url: fixture(), extra: 1 }, 400, /extra/],
     ];
     for (const [body, status, message] of cases) {

@@ -215,5 +215,9 @@ describe("usage and cost", () => {
       "from: must not be after to",
     );
     expect((await api("GET", "/v1/usage?from=2026-02-30", undefined, { key })).status).toBe(400);
+    // A day before 1970 is refused, so the default range (30 days back from `to`) stays a real day.
+    const early = await api("GET", "/v1/usage?to=0000-01-05", undefined, { key });
+    expect(early.status).toBe(400);
+    expect(early.json.error?.message).toBe("to: not a calendar day from 1970 on");
   });
 });

@@ -77,6 +77,18 @@ export const query = <T extends z.ZodType>(schema: T) => {
   return recordInput(strict, { query: schema });
 };
 
+/** A UTC day, YYYY-MM-DD, that exists (no 2024-02-30), from 1970 on (so a range before it stays a day). */
+export const calendarDay = z
+  .string()
+  .regex(/^\d{4}-\d{2}-\d{2}$/, "a UTC day, YYYY-MM-DD")
+  .refine(
+    (d) =>
+      d >= "1970-01-01" &&
+      !Number.isNaN(Date.parse(`${d}T00:00:00Z`)) &&
+      new Date(`${d}T00:00:00Z`).toISOString().startsWith(d),
+    "not a calendar day from 1970 on",
+  );
+
 /** A decimal integer query parameter ("0x10", "1e1", "" and "1.0" are not numbers here). */
 export const intParam = (min: number, max: number) =>
   z

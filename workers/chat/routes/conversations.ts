@@ -83,7 +83,10 @@ const seqPageQuery = z
     cursor: intParam(0, Number.MAX_SAFE_INTEGER).optional(),
     limit: intParam(1, 500).default(100),
   })
-  .refine((q) => q.after === undefined || q.cursor === undefined, "give after or cursor, not both")
+  .refine((q) => q.after === undefined || q.cursor === undefined, {
+    message: "give after or cursor, not both",
+    path: ["cursor"],
+  })
   .transform(({ after, cursor, limit }) => ({ after: cursor ?? after ?? 0, limit }));
 // The socket route checks `after` itself (a ticket may share its query string): the same schema documents it.
 const wsAfter = z.string().regex(/^\d{1,15}$/, "a message seq (an integer >= 0)");

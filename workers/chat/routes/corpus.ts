@@ -4,6 +4,7 @@ import { readCorpusDay } from "../../../services/corpus";
 import { badRequest, notFound } from "../errors";
 import type { AppEnv } from "../types";
 import { doc } from "../openapi/registry";
+import { calendarDay } from "../validate";
 
 export const corpusRoutes = new Hono<AppEnv>();
 
@@ -15,8 +16,8 @@ corpusRoutes.get(
   }),
   async (c) => {
     const day = c.req.param("date");
-    if (!/^\d{4}-\d{2}-\d{2}$/.test(day) || Number.isNaN(Date.parse(`${day}T00:00:00Z`)))
-      throw badRequest("date: give YYYY-MM-DD");
+    const checked = calendarDay.safeParse(day);
+    if (!checked.success) throw badRequest(`date: ${checked.error.issues[0].message}`);
     const log = await readCorpusDay(c.env.BUCKET, c.get("tenantId"), day);
     if (log === null) throw notFound("corpus log for that day");
     return c.body(log, 200, { "content-type": "text/markdown; charset=utf-8" });

@@ -88,7 +88,7 @@ function checkedUrl(env: Env, url: string): string {
 }
 
 async function checkProject(env: Env, tenantId: string, projectId: string | null | undefined) {
-  if (projectId && !(await getProject(env.DB, tenantId, projectId))) throw notFound("project");
+  if (projectId && !(await getProject(env.DB, tenantId, projectId))) throw badRequest("projectId: no such project");
 }
 
 async function sealAuth(

@@ -7,20 +7,14 @@ import { utcDay } from "../../../core/models/lookup";
 import { usageReport } from "../../../services/usage";
 import type { AppEnv } from "../types";
 import { doc } from "../openapi/registry";
-import { query } from "../validate";
+import { calendarDay, query } from "../validate";
 import { badRequest } from "../errors";
 
 export const usageRoutes = new Hono<AppEnv>();
 
 const DAY_MS = 86_400_000;
 const MAX_DAYS = 366;
-const day = z
-  .string()
-  .regex(/^\d{4}-\d{2}-\d{2}$/, "a UTC day, YYYY-MM-DD")
-  .refine(
-    (d) => !Number.isNaN(Date.parse(`${d}T00:00:00Z`)) && new Date(`${d}T00:00:00Z`).toISOString().startsWith(d),
-    "not a calendar day",
-  );
+const day = calendarDay;
 const usageQuery = z.strictObject({
   from: day.optional(),
   to: day.optional(),

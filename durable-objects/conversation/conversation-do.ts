@@ -24,8 +24,8 @@ import { TurnIntake } from "./turn-intake";
 import type { TurnAnswer, TurnInput } from "./turn-input";
 import { TurnOrder } from "./turn-order";
 import type { StopAnswer } from "./turn-stops";
-import { pendingView, PausedTurns } from "./paused-turn";
-import { pausedMessage, TurnRunner, TURN_PAUSED } from "./turn-runner";
+import { pausedMessage, pendingView, PausedTurns } from "./paused-turn";
+import { TurnRunner, TURN_PAUSED } from "./turn-runner";
 import { transcriptPage, type TranscriptPage } from "./regenerate";
 import { patchConversation, type ConversationChange, type PatchAnswer } from "./conversation-patch";
 

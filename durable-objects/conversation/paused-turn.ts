@@ -223,3 +223,8 @@ function refuse(status: ResultsRefusal["status"], type: ResultsRefusal["type"], 
 export function pendingView(turn: PausedTurn): { turnId: string; calls: PausedStep["pending"]; expiresAt: string } {
   return { turnId: turn.turnId, calls: turn.step.pending, expiresAt: new Date(turn.expiresAt).toISOString() };
 }
+
+/** Why a new turn cannot start: the calls the paused one waits on. */
+export function pausedMessage(turn: PausedTurn): string {
+  return `turn ${turn.turnId} is waiting for client tool results (POST /tool-results): ${turn.step.pending.map((c) => `${c.id} (${c.name})`).join(", ")}`;
+}

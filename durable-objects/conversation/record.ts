@@ -192,7 +192,8 @@ export class ConversationRecord {
    * turn may name tools to activate, its tenant's among them (`known`: the turn's registry).
    */
   async activateTools(tools: readonly string[], known: Pick<ToolRegistry, "get"> = toolRegistry): Promise<void> {
-    const missing = tools.filter((t) => known.get(t) && !this.current!.activeTools.includes(t));
+    // A deleted conversation has no head: updateHead below says so (ConversationGone).
+    const missing = tools.filter((t) => known.get(t) && !this.current?.activeTools.includes(t));
     if (missing.length)
       await this.updateHead((h) => ({
         next: {

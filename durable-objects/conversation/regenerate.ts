@@ -2,7 +2,7 @@
 // prompt is saved again as the new turn's user message and the earlier exchange is marked
 // superseded in the head: its messages keep their bytes (R2, the index, search) and stay in the
 // transcript with a marker, but no later model request, /replay or fold sees them.
-import type { StoredMessage } from "../../core/types";
+import type { NewMessage, StoredMessage } from "../../core/types";
 import type { ConversationHead, SupersededRange } from "../../services/record/conversation-head";
 
 /** The refusals a regenerate can get (all 409: the conversation's state, not the request, is wrong). */
@@ -103,4 +103,30 @@ export function transcriptPage(
     return by ? { ...m, superseded: true as const, supersededBy: by } : m;
   });
   return { messages, next: more ? page[page.length - 1].seq : null };
+}
+
+/**
+ * The regenerate's persist: its first save (the prompt's copy) marks the replaced exchange
+ * superseded by the copy, before the first model request is built, and announces it.
+ */
+export function supersedingPersist(
+  persist: (messages: NewMessage[]) => Promise<StoredMessage[]>,
+  on: {
+    range: { fromSeq: number; toSeq: number };
+    supersede: (range: SupersededRange) => Promise<void>;
+    idsOf: (fromSeq: number, toSeq: number) => string[];
+    announce: (e: { fromSeq: number; toSeq: number; messageIds: string[]; supersededBy: string }) => void;
+  },
+): (messages: NewMessage[]) => Promise<StoredMessage[]> {
+  let marked = false;
+  const { fromSeq, toSeq } = on.range;
+  return async (messages) => {
+    const stored = await persist(messages);
+    if (!marked && stored[0]) {
+      marked = true;
+      await on.supersede({ fromSeq, toSeq, by: stored[0].id });
+      on.announce({ fromSeq, toSeq, messageIds: on.idsOf(fromSeq, toSeq), supersededBy: stored[0].id });
+    }
+    return stored;
+  };
 }

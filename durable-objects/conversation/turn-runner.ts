@@ -31,10 +31,10 @@ import type { FoldCoordinator } from "./fold-coordinator";
 import type { IndexOutbox } from "./index-outbox";
 import type { LifecycleLog } from "./lifecycle-log";
 import type { ObjectScope } from "./object-scope";
-import { pendingView, type PausedTurn, type PausedTurns } from "./paused-turn";
+import { pausedMessage, pendingView, type PausedTurn, type PausedTurns } from "./paused-turn";
 import type { ConversationRecord } from "./record";
 import type { PromptContext, ReplayCache } from "./replay-cache";
-import { regenerateTarget } from "./regenerate";
+import { regenerateTarget, supersedingPersist } from "./regenerate";
 import { toolContextFor, type ReadOwn } from "./tool-context";
 import type { TurnInput, TurnSink } from "./turn-input";
 
@@ -125,26 +125,16 @@ export class TurnRunner {
       turnId,
       turnTools: input.tools ?? [],
       loop: async (deps) => {
-        let marked = false;
-        const persist = async (messages: NewMessage[]) => {
-          const stored = await deps.persist(messages);
-          if (!marked && stored[0]) {
-            marked = true;
-            await record.supersede({ fromSeq, toSeq, by: stored[0].id });
-            const ids = scope.store.range(fromSeq, toSeq).map((m) => m.id);
-            const event: TurnEvent = {
-              type: "exchange_superseded",
-              turnId,
-              fromSeq,
-              toSeq,
-              messageIds: ids,
-              supersededBy: stored[0].id,
-            };
+        const persist = supersedingPersist(deps.persist, {
+          range: { fromSeq, toSeq },
+          supersede: (range) => record.supersede(range),
+          idsOf: (from, to) => scope.store.range(from, to).map((m) => m.id),
+          announce: (superseded) => {
+            const event: TurnEvent = { type: "exchange_superseded", turnId, ...superseded };
             sink?.(event);
             broadcast(event);
-          }
-          return stored;
-        };
+          },
+        });
         return runAgentTurn({ ...deps, persist, signal: input.signal }, prompt.content);
       },
     });
@@ -292,10 +282,15 @@ export class TurnRunner {
     const { scope, record, cache, log, broadcast, paused } = this.parts;
     const { emit, end, fail } = this.begin({ ref, sink, queuedAt, turnId });
     const head = await record.load(ref);
-    if (!head) {
-      emit({ type: "error", turnId, error: { type: "not_found", message: "conversation not found" } });
-      return;
-    }
+    // Every way out ends the turn (error, then turn_end): a client never waits on a turn that stopped.
+    if (!head) return fail({ type: "not_found", message: "conversation not found" });
+    // A write before the model loop failed (the head's R2 write past its retries) or the
+    // conversation went: nothing of the turn is saved.
+    const unstarted = (err: unknown) => {
+      if (err instanceof ConversationGone) return fail({ type: "not_found", message: "conversation not found" });
+      console.error("turn refused: a write before the model loop failed", err);
+      return fail({ type: "storage_error", message: "the turn could not start; nothing was saved; retry" });
+    };
     let client: Anthropic;
     try {
       client = createModelClient(scope.env);
@@ -314,7 +309,11 @@ export class TurnRunner {
         status: model.transient ? 503 : 400,
       });
     if (model.movedFrom) {
-      await record.moveToModel(model.entry);
+      try {
+        await record.moveToModel(model.entry);
+      } catch (err) {
+        return unstarted(err);
+      }
       emit({
         type: "model_changed",
         turnId,
@@ -329,8 +328,7 @@ export class TurnRunner {
       prompt = await cache.promptContext(record.head ?? head, model.entry);
     } catch (err) {
       // D1 unavailable before anything was saved: the turn is refused whole, and the caller told.
-      console.error("turn refused: prompt context unavailable", err);
-      return fail({ type: "storage_error", message: "the turn could not start; nothing was saved; retry" });
+      return unstarted(err);
     }
     const clash = turnTools.filter((t) => prompt.tools.get(t.name)).map((t) => t.name);
     // A new turn is refused whole; a paused one goes on with its own tools, which win over tenant
@@ -346,7 +344,11 @@ export class TurnRunner {
     // taken from the registry before them, so they never move the prompt's prefix.
     if (turnTools.length)
       prompt = { ...prompt, tools: prompt.tools.extend(turnTools.map((t) => clientToolDefinition(t, { core: true }))) };
-    if (activate?.length) await record.activateTools(activate, prompt.tools);
+    try {
+      if (activate?.length) await record.activateTools(activate, prompt.tools);
+    } catch (err) {
+      return unstarted(err);
+    }
     const toolContext = toolContextFor({
       scope,
       record,
@@ -491,9 +493,4 @@ export class TurnRunner {
     await this.parts.paused.pause(waiting);
     emit({ type: "requires_action", ...pendingView(waiting) });
   }
-}
-
-/** Why a new turn cannot start: the calls the paused one waits on. */
-export function pausedMessage(turn: PausedTurn): string {
-  return `turn ${turn.turnId} is waiting for client tool results (POST /tool-results): ${turn.step.pending.map((c) => `${c.id} (${c.name})`).join(", ")}`;
 }

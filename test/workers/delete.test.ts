@@ -268,6 +268,27 @@ describe("deleting a conversation", () => {
     expect(await search("basalt-inflight")).toEqual([]);
   });
 
+  it("ends a turn queued behind a running one with error and turn_end when the delete lands", async () => {
+    const id = await createConversation();
+    const sse = { headers: { accept: "text/event-stream" } };
+    const running = api(
+      "POST",
+      `/v1/conversations/${id}/messages`,
+      { content: "slow\n@reply-chars 400\n@stream-pace 200" },
+      sse,
+    );
+    await new Promise((r) => setTimeout(r, 300));
+    const queued = api("POST", `/v1/conversations/${id}/messages`, { content: "queued behind it" }, sse);
+    await new Promise((r) => setTimeout(r, 300));
+    expect((await api("DELETE", `/v1/conversations/${id}`)).status).toBe(204);
+    const types = (text: string) => [...text.matchAll(/^event: (\w+)$/gm)].map((m) => m[1]);
+    // Both streams end with error, then turn_end: a client never waits on a turn that stopped.
+    expect(types((await running).text).slice(-2)).toEqual(["error", "turn_end"]);
+    const behind = types((await queued).text);
+    expect(behind).toContain("turn_queued");
+    expect(behind.slice(-2)).toEqual(["error", "turn_end"]);
+  });
+
   it("finishes a delete cut short: the tombstone hides it at once, and the alarm (or a second DELETE) completes the purge", async () => {
     for (const finish of ["alarm", "delete"] as const) {
       const id = await createConversation();

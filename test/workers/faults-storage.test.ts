@@ -71,7 +71,11 @@ const first = (times: number, match: (op: string, key: string) => boolean, actio
 const batchPut = (seq: number) => (op: string, key: string) =>
   op === "put" && key.includes(`/messages/${String(seq).padStart(12, "0")}`);
 
-async function sseTurn(id: string, content: string, onEvent?: (e: TurnEvent) => void): Promise<TurnEvent[]> {
+async function sseTurn(
+  id: string,
+  turn: string | { content: string; attachments: string[] },
+  onEvent?: (e: TurnEvent) => void,
+): Promise<TurnEvent[]> {
   const res = await worker().fetch(
     new Request(`http://chat.test/v1/conversations/${id}/messages`, {
       method: "POST",
@@ -80,7 +84,7 @@ async function sseTurn(id: string, content: string, onEvent?: (e: TurnEvent) => 
         "content-type": "application/json",
         accept: "text/event-stream",
       },
-      body: JSON.stringify({ content }),
+      body: JSON.stringify(typeof turn === "string" ? { content: turn } : turn),
     }),
   );
   const reader = res.body!.getReader();
@@ -172,6 +176,36 @@ describe("fault: R2 calls fail", () => {
     await ledger.survives();
     expect(injected).toBe(8);
     reportInjections("R2 failure", injected, "2 failed batch writes, 1 lost answer, 4 during an outage, 1 head write");
+  });
+
+  it("a head write that fails before the model loop (activating a file's tools) ends the turn with error and turn_end, nothing saved (8 injections)", async () => {
+    // A file uploaded to another conversation of the tenant: naming it in a turn activates its tools here.
+    const source = await createConversation();
+    const up = await api("POST", `/v1/conversations/${source}/attachments?name=notes.txt`, "line one\nline two\n", {
+      raw: true,
+      headers: { "content-type": "text/plain" },
+    });
+    expect(up.status).toBe(201);
+    const ledger = new Ledger(await createConversation());
+    const headPut = (op: string, key: string) => op === "put" && key.endsWith("head.json");
+    // Past the head write's retries (4 failures), over SSE: the stream still ends with error, then turn_end.
+    let c = await inject(ledger.id, { r2: first(4, headPut) });
+    const events = await sseTurn(ledger.id, { content: "read my notes", attachments: [up.json.id] });
+    expect(c.n).toBe(4);
+    expect(events.map((e) => e.type)).toEqual(["turn_start", "error", "turn_end"]);
+    expect(events[1]).toMatchObject({ error: { type: "storage_error" } });
+    // The same as JSON: a 502 naming it, no messages.
+    c = await inject(ledger.id, { r2: first(4, headPut) });
+    const r = await api("POST", `/v1/conversations/${ledger.id}/messages`, {
+      content: "read my notes",
+      attachments: [up.json.id],
+    });
+    expect(c.n).toBe(4);
+    expect(r.status).toBe(502);
+    expect(r.json.error?.type).toBe("storage_error");
+    expect(r.json.messages).toEqual([]);
+    await ledger.survives();
+    reportInjections("R2 failure before the model loop", 8, "4 head writes over SSE, 4 as JSON");
   });
 
   it("meters the tokens of a turn whose reply could not be saved (4 injections)", async () => {

@@ -51,10 +51,16 @@ export class TurnIntake {
   async claimKey(input: TurnInput): Promise<{ kind: "new" } | KeyedAnswer> {
     const key = input.idempotencyKey;
     if (key === undefined) return { kind: "new" };
-    // The content alone: attached files are already notes in it (`activate` follows from them).
+    // The content and the turn's own tools (they change what it may do): attached files are
+    // already notes in the content (`activate` follows from them). No tools, no field, so keys
+    // claimed before tools counted keep their fingerprint.
     const claim = this.idempotency.claim(
       key,
-      await requestFingerprint({ content: input.content, ...(input.regenerate ? { regenerate: true } : {}) }),
+      await requestFingerprint({
+        content: input.content,
+        ...(input.regenerate ? { regenerate: true } : {}),
+        ...(input.tools?.length ? { tools: input.tools } : {}),
+      }),
     );
     return claim.kind === "new" ? claim : keyedAnswer(claim, (from, to) => this.store.range(from, to));
   }

@@ -187,6 +187,27 @@ describe("Idempotency-Key on POST /messages", () => {
     expect(await transcript(id)).toEqual(before);
   });
 
+  it("refuses the key with the same content but other client tools: they change what the turn may do", async () => {
+    const id = await createConversation();
+    const key = newKey();
+    const tool = (name: string) => ({ name, input_schema: { type: "object", properties: {} } });
+    const post = (tools: unknown[]) =>
+      api(
+        "POST",
+        `/v1/conversations/${id}/messages`,
+        { content: "hello there", tools },
+        { headers: { "idempotency-key": key } },
+      );
+    expect((await post([tool("get_weather")])).status).toBe(200);
+    const before = await transcript(id);
+    const retry = await post([tool("get_weather")]);
+    expect(retry.headers.get("idempotent-replayed")).toBe("true");
+    const other = await post([tool("delete_everything")]);
+    expect(other.status).toBe(422);
+    expect(other.json.error?.type).toBe("idempotency_key_reused");
+    expect(await transcript(id)).toEqual(before);
+  });
+
   it("scopes keys to the conversation: the same key on another conversation is a new turn there", async () => {
     const a = await createConversation();
     const b = await createConversation();

@@ -264,7 +264,7 @@ export class ConversationSockets {
    * answered to this socket with `stopped`; every socket sees the turn end as "interrupted".
    */
   private async stop(ws: WebSocket, ref: SocketAttachment, turnId?: string): Promise<void> {
-    const { record, intake, order } = this.parts;
+    const { record, intake, order, paused } = this.parts;
     await order.admit(async () => {
       const refuse = (error: { type: string; message: string }) =>
         ws.send(JSON.stringify({ type: "error", turnId: turnId ?? null, error }));
@@ -272,7 +272,7 @@ export class ConversationSockets {
       // Like POST /stop: a request of the key, checked and counted like any other frame.
       if (!(await this.admitFrame(ws, { ref, turn: false, refuse }))) return;
       // Not awaited inside the admission: later frames are not held up while the turn settles.
-      void intake.stops.stop(turnId).then((answer) => {
+      void intake.stop(ref, { turnId, paused }).then((answer) => {
         try {
           ws.send(JSON.stringify({ type: "stopped", ...answer }));
         } catch {

@@ -9,7 +9,8 @@ import { keyedAnswer, type IdempotencyLedger, type KeyedAnswer } from "./idempot
 import type { TurnOrder } from "./turn-order";
 import type { TurnRunner } from "./turn-runner";
 import type { TurnInput, TurnSink } from "./turn-input";
-import { TurnStops, type TurnSlot } from "./turn-stops";
+import { TurnStops, type StopAnswer, type TurnSlot } from "./turn-stops";
+import type { PausedTurns } from "./paused-turn";
 import { regenerateTarget, type RegenerateRefusal } from "./regenerate";
 import type { ReplayCache } from "./replay-cache";
 import type { ConversationHead } from "../../services/record/conversation-head";
@@ -89,18 +90,39 @@ export class TurnIntake {
     turnId: string;
     sink: TurnSink | null;
     key?: string | undefined;
+    /** A stop ended the wait: the pending calls are closed as interrupted (TurnRunner.resume). */
+    abandon?: boolean;
   }): Promise<void> {
-    const { ref, turnId, sink, key } = turn;
+    const { ref, turnId, sink, key, abandon } = turn;
     const queuedAt = Date.now();
     const events = this.keyed(key, sink);
     const slot = this.stops.enter(turnId);
     return this.order.turn(
       () =>
         this.stoppable(slot, events, (signal, observed) =>
-          this.runner.resume({ ref, sink: observed, queuedAt, signal }),
+          this.runner.resume({ ref, sink: observed, queuedAt, signal, abandon }),
         ),
       () => this.releaseKey(key),
     ).result;
+  }
+
+  /**
+   * A stop (POST /stop, the `stop` frame): the running or queued turn (turn-stops.ts), or else the
+   * turn paused on client tools, named or not: its calls are closed as interrupted and it ends
+   * "interrupted" without another model call, so the conversation takes turns again at once.
+   */
+  async stop(
+    ref: ConversationRef,
+    on: { turnId?: string | undefined; paused: Pick<PausedTurns, "get"> },
+  ): Promise<StopAnswer> {
+    const answer = await this.stops.stop(on.turnId);
+    if (answer.stopped || (on.turnId === undefined && answer.turnId !== null)) return answer;
+    const waiting = await on.paused.get();
+    if (!waiting || (on.turnId !== undefined && waiting.turnId !== on.turnId)) return answer;
+    await this.enqueueResume({ ref, turnId: waiting.turnId, sink: null, abandon: true });
+    const ended = (await on.paused.get())?.turnId !== waiting.turnId;
+    if (ended) this.stops.remember(waiting.turnId);
+    return { turnId: waiting.turnId, stopped: ended };
   }
 
   /**

@@ -142,16 +142,18 @@ export class TurnRunner {
 
   /**
    * Continues the paused turn, if any, inside the turn chain: with the client's results once they
-   * are all in, or, when its wait ran out, by closing the pending calls as interrupted (a tool_use
-   * is never left unanswered) and ending the turn without another model call.
+   * are all in, or, when its wait ran out or a stop ended it (`abandon`), by closing the pending
+   * calls as interrupted (a tool_use is never left unanswered) and ending the turn without another
+   * model call.
    */
   async resume(call: {
     ref: ConversationRef;
     sink: TurnSink | null;
     queuedAt: number;
     signal?: AbortSignal | undefined;
+    abandon?: boolean;
   }): Promise<void> {
-    const { ref, sink, queuedAt, signal } = call;
+    const { ref, sink, queuedAt, signal, abandon = false } = call;
     const { paused, record } = this.parts;
     const turn = await paused.get();
     if (!turn) return;
@@ -167,7 +169,7 @@ export class TurnRunner {
       return;
     }
     if (!turn.answers) {
-      if (turn.expiresAt > Date.now()) return;
+      if (!abandon && turn.expiresAt > Date.now()) return;
       const { emit, end } = this.begin({ ref, sink, queuedAt, turnId: turn.turnId });
       const interrupted = turn.step.pending.map((c) => ({
         type: "tool_result" as const,
@@ -186,7 +188,7 @@ export class TurnRunner {
       }
       await paused.resumed(turn);
       await this.savedDeferredNotes(emit, turn.turnId);
-      end("client_tool_timeout", turn.step.state.usage, 0);
+      end(abandon ? "interrupted" : "client_tool_timeout", turn.step.state.usage, 0);
       this.parts.scope.ctx.waitUntil(this.parts.outbox.pending());
       return;
     }

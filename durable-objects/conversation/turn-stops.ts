@@ -5,7 +5,9 @@
 // - a stop of a fresh turn still queued behind another cancels it at once: it ends "interrupted"
 //   without running (no model call, nothing saved) and is skipped when its place comes;
 // - a stop of a queued continuation aborts it too: when its place comes it saves the client's
-//   results (a tool call is never left unanswered) and ends "interrupted" with no model call.
+//   results (a tool call is never left unanswered) and ends "interrupted" with no model call;
+// - a turn paused on client tools holds no slot: TurnIntake.stop ends it (its calls answered as
+//   interrupted) when no slot answers the stop.
 // `stopped: true` means the turn really ended "interrupted" because of a stop: a turn that ended
 // otherwise (it had finished its last step, it failed) or has not settled within STOP_WAIT_MS
 // answers false. Stops are idempotent: a stopped turn answers `stopped: true` again.
@@ -101,7 +103,8 @@ export class TurnStops {
     slot.settle();
   }
 
-  private remember(turnId: string): void {
+  /** A turn that ended "interrupted" because of a stop (here, or a paused turn's, TurnIntake.stop). */
+  remember(turnId: string): void {
     if (this.stopped.includes(turnId)) return;
     this.stopped.push(turnId);
     if (this.stopped.length > REMEMBERED) this.stopped.shift();

@@ -181,6 +181,45 @@ describe("client tools", () => {
     expect((await api("POST", `/v1/conversations/${id}/messages`, { content: "carry on" })).status).toBe(200);
   });
 
+  it("end a paused turn on a stop (POST /stop or the stop frame): its calls closed as interrupted, new turns taken at once", async () => {
+    const id = await createConversation();
+    // POST /stop naming the paused turn.
+    const paused = await turn(id, `@tool get_weather {"city":"Oslo"}`);
+    const [call] = paused.json.requires_action!.calls;
+    expect((await api("POST", `/v1/conversations/${id}/messages`, { content: "next" })).json.error?.type).toBe(
+      "turn_paused",
+    );
+    const stop = await api("POST", `/v1/conversations/${id}/stop`, { turnId: paused.json.turnId });
+    expect(stop.json).toEqual({ turnId: paused.json.turnId, stopped: true });
+    expect((await transcript(id))[2].content).toEqual([
+      { type: "tool_result", tool_use_id: call.id, content: INTERRUPTED_TOOL_RESULT, is_error: true },
+    ]);
+    expect((await api("GET", `/v1/conversations/${id}`)).json.requiresAction).toBeUndefined();
+    // A repeated stop answers as the first did; late results are refused, nothing saved.
+    expect((await api("POST", `/v1/conversations/${id}/stop`, { turnId: paused.json.turnId })).json.stopped).toBe(true);
+    expect((await post(id, [{ tool_use_id: call.id, content: "too late" }])).status).toBe(409);
+    expect((await api("POST", `/v1/conversations/${id}/messages`, { content: "carry on" })).status).toBe(200);
+    // The stop frame naming no turn: the paused one ends, every socket hears turn_end "interrupted".
+    const sock = await connectSocket(`/v1/conversations/${id}/ws`, { authorization: `Bearer ${DEV_KEY}` });
+    sock.ws!.send(JSON.stringify({ type: "send", content: `@tool get_weather {"city":"Lima"}`, tools: [weather] }));
+    const action = await sock.next((e) => e.type === "requires_action");
+    sock.ws!.send(JSON.stringify({ type: "stop" }));
+    await sock.next((e) => e.type === "turn_end" && e.turnId === action.turnId && e.stop_reason === "interrupted");
+    expect(await sock.next((e) => e.type === "stopped")).toMatchObject({ turnId: action.turnId, stopped: true });
+    sock.ws!.close();
+    // A stop naming another turn leaves a paused one waiting.
+    const again = await turn(id, `@tool get_weather {"city":"Cusco"}`);
+    expect(
+      (await api("POST", `/v1/conversations/${id}/stop`, { turnId: "turn_01ARZ3NDEKTSV4RRFFQ69G5FAV" })).json,
+    ).toEqual({
+      turnId: "turn_01ARZ3NDEKTSV4RRFFQ69G5FAV",
+      stopped: false,
+    });
+    expect((await api("GET", `/v1/conversations/${id}`)).json.requiresAction).toMatchObject({
+      turnId: again.json.turnId,
+    });
+  });
+
   it("answer over SSE: requires_action then turn_end, and the resumed turn streams under the same turnId", async () => {
     const id = await createConversation();
     const events = sse(

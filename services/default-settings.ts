@@ -2,7 +2,7 @@
 // conversations into web search, or a project into another model. Stored as settings patches (the
 // conversation settings' own keys); a new conversation's settings are the model's defaults, then
 // the tenant's, then the project's, then the request's (durable-objects/conversation-create.ts).
-import { and, eq } from "drizzle-orm";
+import { and, eq, ne } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
 import { projects, tenants } from "../db/schema";
 import type { ModelEntry } from "../core/models/catalog";
@@ -72,6 +72,27 @@ export async function setProjectSettings(
 }
 
 export { parsed as parseStoredSettings };
+
+/**
+ * The first of the tenant's projects that could start no conversation under `tenant` (new tenant
+ * settings), with the reason; null when every project can. A project's settings are checked over
+ * the tenant's when they are written, so replacing the tenant's could otherwise leave a project
+ * whose inherited settings refuse every conversation (a ratio pair split between the two).
+ */
+export async function projectRefusedUnder(
+  env: ModelEnv & { DEFAULT_MODEL?: string; DB: D1Database },
+  { tenantId, tenant }: { tenantId: string; tenant: SettingsPatch },
+): Promise<{ id: string; name: string; message: string } | null> {
+  const rows = await drizzle(env.DB)
+    .select({ id: projects.id, name: projects.name, settings: projects.settings })
+    .from(projects)
+    .where(and(eq(projects.tenantId, tenantId), ne(projects.settings, "{}")));
+  for (const row of rows) {
+    const made = await settingsForNewConversation(env, { ...tenant, ...parsed(row.settings) });
+    if (!made.ok) return { id: row.id, name: row.name, message: made.message };
+  }
+  return null;
+}
 
 /**
  * A new conversation's settings: the model's defaults, the inherited settings (the tenant's, then

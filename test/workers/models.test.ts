@@ -256,4 +256,27 @@ describe("settings a tenant and a project give new conversations", () => {
       ).status,
     ).toBe(400);
   });
+
+  it("refuse tenant settings under which a project could start no conversation, naming the project; nothing written", async () => {
+    const { key } = await newTenantWithId();
+    expect((await api("PUT", "/v1/settings", { settings: { compactTriggerRatio: 0.9 } }, { key })).status).toBe(200);
+    // Valid over the tenant's 0.9; the default trigger is below 0.8.
+    const project = await api(
+      "POST",
+      "/v1/projects",
+      { name: "ratios", settings: { compactTargetRatio: 0.8 } },
+      { key },
+    );
+    expect(project.status).toBe(201);
+    const reset = await api("PUT", "/v1/settings", { settings: {} }, { key });
+    expect(reset.status).toBe(400);
+    expect(reset.json.error?.message).toBe(
+      `settings: project ${project.json.id} ("ratios") could start no conversation over these settings (settings.compactTargetRatio: must be smaller than settings.compactTriggerRatio); change its settings first`,
+    );
+    expect((await api("GET", "/v1/settings", undefined, { key })).json.settings).toEqual({ compactTriggerRatio: 0.9 });
+    expect((await api("POST", "/v1/conversations", { projectId: project.json.id }, { key })).status).toBe(201);
+    // Once the project no longer needs the tenant's value, the tenant may drop it.
+    await api("PATCH", `/v1/projects/${project.json.id}`, { settings: {} }, { key });
+    expect((await api("PUT", "/v1/settings", { settings: {} }, { key })).status).toBe(200);
+  });
 });

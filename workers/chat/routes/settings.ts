@@ -4,7 +4,12 @@
 import { Hono } from "hono";
 import { z } from "zod";
 import { settingsPatchSchema, type Settings, type SettingsPatch } from "../../../core/settings";
-import { inheritedSettings, setTenantSettings, settingsForNewConversation } from "../../../services/default-settings";
+import {
+  inheritedSettings,
+  projectRefusedUnder,
+  setTenantSettings,
+  settingsForNewConversation,
+} from "../../../services/default-settings";
 import { badRequest } from "../errors";
 import type { AppEnv } from "../types";
 import { jsonBody } from "../validate";
@@ -51,6 +56,12 @@ settingsRoutes.put(
   async (c) => {
     const { settings } = c.req.valid("json");
     const effective = await effectiveSettings(c.env, {}, settings);
+    // Every project must still start conversations over the new settings: else refused, nothing written.
+    const refused = await projectRefusedUnder(c.env, { tenantId: c.get("tenantId"), tenant: settings });
+    if (refused)
+      throw badRequest(
+        `settings: project ${refused.id} ("${refused.name}") could start no conversation over these settings (${refused.message}); change its settings first`,
+      );
     await setTenantSettings(c.env.DB, c.get("tenantId"), settings);
     return c.json({ settings, effective });
   },

@@ -67,7 +67,11 @@ export function regenerateTarget(
         )
       : refuse(NOTHING_TO_REGENERATE, "regenerate: there is no reply to replace yet");
   }
-  if (!replayed.slice(i + 1).some((m) => m.role === "assistant"))
+  // A prompt with no reply yet is regenerated only when it is itself a regenerate's copy, stopped or
+  // failed before the model answered: its exchange was already replaced, so it is tried again (the
+  // replaced replies stay superseded, one version further back). Any other is sent again instead.
+  const isCopy = (head.superseded ?? []).some((r) => r.by === replayed[i].id);
+  if (!isCopy && !replayed.slice(i + 1).some((m) => m.role === "assistant"))
     return refuse(NOTHING_TO_REGENERATE, "regenerate: the last prompt has no reply to replace; send it again instead");
   // A fold in flight may already be summarizing the exchange: what it wrote could not be taken back.
   if (state.foldInFlight)

@@ -295,6 +295,38 @@ describe("the chat", () => {
     expect(await page.locator(".turn.done").first().locator("> .msg.assistant").getAttribute("data-ids")).toBe(first);
   });
 
+  it("a regenerate stopped before its reply shows as an empty version with Regenerate, which runs it again", async () => {
+    const id = await newChat("Name a lake.\n@reply-chars 20\n@stream-pace 1000");
+    await settled(1);
+    await page.click("#regenerate");
+    await page.click("#stop");
+    await page.waitForFunction(() => document.querySelector(".settled .version-count")?.textContent === "2 / 2", null, {
+      timeout: 60_000,
+    });
+    await settled(1);
+    const turn = page.locator(".turn.done").last();
+    expect(await turn.locator(".version-note").textContent()).toMatch(/^No reply/);
+    expect(await turn.locator(".msg.assistant button.copy").count()).toBe(0);
+    // The earlier reply is a step back, and Regenerate is offered on the empty version.
+    await turn.locator(".prev-version").click();
+    expect(await turn.locator(".version-count").textContent()).toBe("1 / 2");
+    expect(await turn.locator("> .msg.assistant .md").count()).toBeGreaterThan(0);
+    await page.click("#regenerate");
+    // The new reply is the last version; the empty one is not kept as a version of its own.
+    await page.waitForFunction(
+      () =>
+        !document.querySelector(".turn.live") &&
+        !!document.querySelector(".settled > .turn.done:last-child > .msg.assistant")?.getAttribute("data-ids"),
+      null,
+      { timeout: 60_000 },
+    );
+    await settled(1);
+    expect(await turn.locator(".version-count").textContent()).toBe("2 / 2");
+    expect(await turn.locator(".version-note").count()).toBe(0);
+    const replay = (await api("GET", `/v1/conversations/${id}/replay`)).json;
+    expect(replay.messages.map((m) => m.role)).toEqual(["user", "assistant"]);
+  });
+
   it("a picked file is staged as a chip (name, type, size) that can be removed; the empty-chat text gives way to it", async () => {
     const id = (await api("POST", "/v1/conversations", { title: "staging" })).json.id;
     await page.goto(`${base()}/#/c/${id}`);

@@ -136,6 +136,38 @@ describe("regenerate", () => {
     expect((await transcript(id)).length).toBe(1);
   });
 
+  it("regenerates again a regenerate stopped before the model answered: its copy is replaced in turn", async () => {
+    const id = await createConversation();
+    const first = await send(id, "Name a lake.\n@reply-chars 60\n@stream-pace 400");
+    expect(first.status).toBe(200);
+    const sock = await connectSocket(`/v1/conversations/${id}/ws`, { authorization: "Bearer dev-local-key" });
+    sock.ws!.send(JSON.stringify({ type: "send", regenerate: true }));
+    const marked = await sock.next((e) => e.type === "exchange_superseded");
+    sock.ws!.send(JSON.stringify({ type: "stop", turnId: marked.turnId }));
+    await sock.next((e) => e.type === "stopped");
+    sock.ws!.close();
+    // Stopped before its first delta: the copy of the prompt stands alone, the old exchange replaced.
+    const stopped = await transcript(id);
+    expect(stopped.map((m) => [m.role, !!m.superseded])).toEqual([
+      ["user", true],
+      ["assistant", true],
+      ["user", false],
+    ]);
+    const again = await regenerate(id);
+    expect(again.status).toBe(200);
+    const [copy, reply] = again.json.messages;
+    expect(reply.role).toBe("assistant");
+    expect(again.json.superseded).toEqual({
+      fromSeq: 3,
+      toSeq: 3,
+      messageIds: [stopped[2].id],
+      supersededBy: copy.id,
+    });
+    const all = await transcript(id);
+    expect(all.map((m) => m.supersededBy ?? null)).toEqual([stopped[2].id, stopped[2].id, copy.id, null, null]);
+    expect((await replayOf(id)).messages.map((m) => m.role)).toEqual(["user", "assistant"]);
+  });
+
   it("is a 409 while a turn runs (HTTP and websocket), and nothing is saved for it", async () => {
     const id = await createConversation();
     await send(id, "hello\n@reply-chars 100");

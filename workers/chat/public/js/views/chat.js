@@ -167,7 +167,8 @@ export async function chatView(root, id, opts = {}) {
       if (item.kind === "turn" && item.user) item.earlier.unshift(...versionsBefore(item.user.id));
     /** @type {Node[]} */
     const out = [];
-    const lastTurn = [...items].reverse().find((i) => i.kind === "turn" && i.replies.length);
+    // The turn Regenerate belongs to: the last with a reply, or with earlier ones (a regenerate stopped before its reply).
+    const lastTurn = [...items].reverse().find((i) => i.kind === "turn" && (i.replies.length || i.earlier.length));
     for (const item of items) {
       if (item.kind === "note") {
         out.push(noteChip(item.message));
@@ -176,7 +177,7 @@ export async function chatView(root, id, opts = {}) {
       }
       const section = h("section", { class: "turn done" });
       if (item.user) section.append(withUserActions(userMessage(item.user), item.user));
-      if (item.replies.length) section.append(replyView(item, item === lastTurn));
+      if (item.replies.length || item.earlier.length) section.append(replyView(item, item === lastTurn));
       const notes = item.user && narration.get(item.user.id);
       if (notes?.length)
         section.append(
@@ -247,7 +248,15 @@ export async function chatView(root, id, opts = {}) {
         step("next-version", i + 1, "Next version", "›"),
       );
       /** @type {HTMLElement} */ (el.querySelector(".actions")).prepend(nav);
-      if (shown.some((m) => m.superseded))
+      if (!shown.length)
+        el.prepend(
+          h(
+            "p",
+            { class: "version-note" },
+            "No reply: this regenerate was stopped or failed before the model answered.",
+          ),
+        );
+      else if (shown.some((m) => m.superseded))
         el.prepend(
           h(
             "p",
@@ -270,7 +279,7 @@ export async function chatView(root, id, opts = {}) {
     const actions = /** @type {HTMLElement} */ (el.querySelector(".actions"));
     const copy = h("button", { type: "button", class: "ghost copy", "aria-label": "Copy reply" }, "Copy");
     copy.addEventListener("click", () => copyText(replyText(shown), copy));
-    actions.append(copy);
+    if (shown.length) actions.append(copy);
     if (last && item.user) {
       const again = h(
         "button",

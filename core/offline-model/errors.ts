@@ -16,6 +16,8 @@ export type ErrorType =
   | "overloaded_error";
 
 export class ApiError extends Error {
+  /** The error's machine-readable details (`error.details`, e.g. `error_code`), which the SDK maps to its error classes. */
+  details?: Record<string, unknown>;
   constructor(
     readonly status: number,
     readonly type: ErrorType,
@@ -44,7 +46,11 @@ export function errorResponse(error: ApiError, seed: string): Response {
       headers,
     });
   return new Response(
-    JSON.stringify({ type: "error", error: { type: error.type, message: error.message }, request_id: requestId }),
+    JSON.stringify({
+      type: "error",
+      error: { type: error.type, message: error.message, ...(error.details ? { details: error.details } : {}) },
+      request_id: requestId,
+    }),
     {
       status: error.status,
       headers: { ...headers, "request-id": requestId },

@@ -15,6 +15,8 @@ interface Expectation {
   message?: string;
   stop_reason?: string;
   content_types?: string[];
+  /** The error's `details` (matched as a subset): what the SDK maps to its typed error classes. */
+  details?: Record<string, unknown>;
 }
 interface Step {
   request?: Record<string, unknown>;
@@ -160,11 +162,12 @@ describe("API rules (fixtures of the documented refusals, test/fixtures/api-rule
       for (const [i, step] of steps.entries()) {
         const { response, json } = await run(fixture, step, responses);
         responses.push(json);
-        const error = json.error as { type: string; message: string } | undefined;
+        const error = json.error as { type: string; message: string; details?: unknown } | undefined;
         const where = `step ${i}: ${JSON.stringify(error ?? json.stop_reason)}`;
         expect(response.status, where).toBe(step.expect.status);
         if (step.expect.type) expect(error?.type, where).toBe(step.expect.type);
         if (step.expect.message) expect(error?.message, where).toContain(step.expect.message);
+        if (step.expect.details) expect(error?.details, where).toMatchObject(step.expect.details);
         if (step.expect.status >= 400 && step.expect.status < 500)
           expect(response.headers.get("x-should-retry"), where).toBe("false");
         if (step.expect.status >= 400 && step.expect.status !== 413) {

@@ -32,11 +32,20 @@ export const imageCount: Rule = ({ request, model }) => {
 /**
  * Each base64 image: a known media type that matches its bytes, at most 5 MB of base64, sides within
  * 8000 px (2000 px past 20 images). Source: https://platform.claude.com/docs/en/build-with-claude/vision
+ * An image's `transformations: {oversized_image: "error"}` (the pinned SDK's ImageTransformationsParam)
+ * makes the refusal name every image over the limit in `error.details` (error_code
+ * `image_dimensions_too_large`, `max_side_length_pixels`, `paths`), which the SDK raises as
+ * ImageDimensionsTooLargeError. The SDK calls "downsize" the default; the vision page says an image
+ * over the limit is refused, and the stand-in keeps refusing without the option (stricter when unsure).
  */
 export const imageData: Rule = ({ request }) => {
   const all = images(request);
-  const limit = all.length > 20 ? 2000 : 8000;
+  const many = all.length > 20;
+  const limit = many ? 2000 : 8000;
+  const oversized: string[] = [];
+  let detailed = false;
   for (const { block, path } of all) {
+    checkTransformations(block, path);
     const source = block.source;
     if (!isObject(source)) throw invalid(`${path}.image.source: Field required`);
     if (source.type !== "base64") {
@@ -60,7 +69,28 @@ export const imageData: Rule = ({ request }) => {
       throw invalid(
         `${at}: The image was specified using the ${String(source.media_type)} media type, but the image appears to be a ${info.format} image`,
       );
-    if (info.width > limit || info.height > limit)
-      throw invalid(`${at}.data: At least one of the image dimensions exceed max allowed size: ${limit} pixels`);
+    if (info.width > limit || info.height > limit) {
+      oversized.push(path);
+      detailed ||= isObject(block.transformations) && block.transformations.oversized_image === "error";
+    }
   }
+  if (!oversized.length) return;
+  const error = invalid(
+    `${oversized[0]}.image.source.base64.data: At least one of the image dimensions exceed max allowed size${many ? " for many-image requests" : ""}: ${limit} pixels`,
+  );
+  if (detailed)
+    error.details = { error_code: "image_dimensions_too_large", max_side_length_pixels: limit, paths: oversized };
+  throw error;
 };
+
+/** `transformations`: null, or an object whose only key, `oversized_image`, is "downsize" or "error". */
+function checkTransformations(block: WireBlock, path: string): void {
+  const t = block.transformations;
+  if (t === undefined || t === null) return;
+  const at = `${path}.image.transformations`;
+  if (!isObject(t)) throw invalid(`${at}: Input should be a valid dictionary or object to extract fields from`);
+  for (const key of Object.keys(t))
+    if (key !== "oversized_image") throw invalid(`${at}.${key}: Extra inputs are not permitted`);
+  if (t.oversized_image !== undefined && t.oversized_image !== "downsize" && t.oversized_image !== "error")
+    throw invalid(`${at}.oversized_image: Input should be 'downsize' or 'error'`);
+}

@@ -351,6 +351,107 @@ describe("the chat", () => {
     expect((await transcript(id)).length).toBe(0);
   });
 
+  it("a file removed (✕) while Send uploads it is not sent: its upload stops, the message goes with the others", async () => {
+    const id = (await api("POST", "/v1/conversations", { title: "removed in flight" })).json.id;
+    await page.goto(`${base()}/#/c/${id}`);
+    await page.waitForSelector("#socket-status.live", { state: "attached" });
+    // The second file's upload is held until the test lets it go.
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    let reached!: () => void;
+    const atUpload = new Promise<void>((r) => (reached = r));
+    await page.route("**/attachments?name=secrets.txt*", async (route) => {
+      reached();
+      await held;
+      await route.continue().catch(() => {});
+    });
+    for (const name of ["report.txt", "secrets.txt"])
+      await page.setInputFiles("#file-input", { name, mimeType: "text/plain", buffer: Buffer.from(`${name}\n`) });
+    await page.fill("#composer", "summarize the report");
+    await page.press("#composer", "Enter");
+    await atUpload;
+    await page.locator('.upload.staged:has-text("secrets.txt") button.remove').click();
+    release();
+    await settled(1);
+    await page.unroute("**/attachments?name=secrets.txt*");
+    const names = (await api("GET", `/v1/conversations/${id}/attachments`)).json.data.map(
+      (a: { name: string }) => a.name,
+    );
+    expect(names).toEqual(["report.txt"]);
+    expect(JSON.stringify((await transcript(id))[0].content)).not.toContain("secrets.txt");
+  });
+
+  it("Retry after a send that never reached the server sends the files it had uploaded", async () => {
+    const id = (await api("POST", "/v1/conversations", { title: "retry with files" })).json.id;
+    await page.goto(`${base()}/#/c/${id}`);
+    await page.waitForSelector("#socket-status.live", { state: "attached" });
+    // The socket drops and no new ticket can be had: the send fails after its file went up.
+    await page.route("**/ws-ticket", (route) =>
+      route.fulfill({
+        status: 503,
+        contentType: "application/json",
+        body: '{"error":{"type":"unavailable","message":"down"}}',
+      }),
+    );
+    await page.evaluate(() => window.sockets.at(-1)?.close());
+    await page.waitForSelector("#socket-status:not(.live)", { state: "attached" });
+    await page.setInputFiles("#file-input", {
+      name: "contract.txt",
+      mimeType: "text/plain",
+      buffer: Buffer.from("clause 1\n"),
+    });
+    await page.fill("#composer", "check clause 1 of the contract");
+    await page.press("#composer", "Enter");
+    await page.waitForSelector(".turn-error button.retry");
+    await page.unroute("**/ws-ticket");
+    await page.click(".turn-error button.retry");
+    await settled(1);
+    const [prompt] = await transcript(id);
+    expect(JSON.stringify(prompt.content)).toContain("contract.txt");
+    expect((await api("GET", `/v1/conversations/${id}/attachments`)).json.data).toHaveLength(1);
+  });
+
+  it("a message whose send the dropped socket lost goes back into the composer; nothing is left thinking", async () => {
+    const id = (await api("POST", "/v1/conversations", { title: "lost send" })).json.id;
+    await page.goto(`${base()}/#/c/${id}`);
+    await page.waitForSelector("#socket-status.live", { state: "attached" });
+    // The next `send` frame never leaves: the socket closes instead, as a half-open one would.
+    await page.evaluate(() => {
+      const s = window.sockets.at(-1)!;
+      const real = s.send.bind(s);
+      s.send = (data: string) => (JSON.parse(data).type === "send" ? s.close() : real(data));
+    });
+    await page.fill("#composer", "a message the network ate");
+    await page.press("#composer", "Enter");
+    await page.waitForFunction(() => (document.querySelector("#composer") as HTMLTextAreaElement).value !== "", null, {
+      timeout: 30_000,
+    });
+    expect(await page.inputValue("#composer")).toBe("a message the network ate");
+    expect(await page.locator(".turn.live").count()).toBe(0);
+    expect(await transcript(id)).toEqual([]);
+    await page.fill("#composer", "");
+  });
+
+  it("an edit sent while a reply runs stays open with its text, through the re-render at the reply's end, then sends", async () => {
+    const id = await newChat("First question.\n@reply-chars 40");
+    await settled(1);
+    await page.fill("#composer", "Second question.\n@reply-chars 30\n@stream-pace 400");
+    await page.press("#composer", "Enter");
+    await page.waitForSelector(".turn.live");
+    await page.locator(".turn.done").first().locator(".msg.user button.edit").click();
+    await page.fill(".edit-box", "My careful rewrite.");
+    await page.click(".editor .resend");
+    // Refused while the reply runs: the editor and its text stay.
+    expect(await page.inputValue(".edit-box")).toBe("My careful rewrite.");
+    await settled(2);
+    expect(await page.inputValue(".edit-box")).toBe("My careful rewrite.");
+    await page.click(".editor .resend");
+    await settled(3);
+    expect(
+      (await transcript(id)).filter((m) => m.role === "user").map((m) => textBlocks(m.content).join("")),
+    ).toContain("My careful rewrite.");
+  });
+
   it("a file of a type the server cannot read is refused with a plain message, before any upload", async () => {
     const id = (await api("POST", "/v1/conversations", { title: "refused file" })).json.id;
     await page.goto(`${base()}/#/c/${id}`);

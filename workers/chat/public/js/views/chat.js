@@ -43,7 +43,7 @@ export async function chatView(root, id, opts = {}) {
   const cards = new Map();
   /** Failed turns: the prompt's message id → the error. @type {Map<string, any>} */
   const errors = new Map();
-  /** Files staged for the next message: uploaded when it is sent. @type {{ file: File, row: HTMLElement }[]} */
+  /** Files staged for the next message: uploaded when it is sent (`abort` while it goes up). @type {{ file: File, row: HTMLElement, abort?: () => void }[]} */
   const staged = [];
   /** Progress notes of this session's turns, by the prompt's message id. @type {Map<string, string[]>} */
   const narration = new Map();
@@ -145,6 +145,9 @@ export async function chatView(root, id, opts = {}) {
 
   // ---- the settled transcript -------------------------------------------------------------
 
+  /** The prompt being edited, with what was typed so far: a re-render opens its editor again. @type {{ id: string, original: string, draft?: string } | null} */
+  let editing = null;
+
   /** The reply version picked on each regenerated turn, by its prompt's id (the latest when absent). @type {Map<string, number>} */
   const pickedVersion = new Map();
 
@@ -206,8 +209,9 @@ export async function chatView(root, id, opts = {}) {
     const copy = h("button", { type: "button", class: "ghost copy", "aria-label": "Copy message" }, "Copy");
     copy.addEventListener("click", () => copyText(promptText(m), copy));
     const edit = h("button", { type: "button", class: "ghost edit", "aria-label": "Edit and resend" }, "Edit");
-    edit.addEventListener("click", () => editPrompt(el, promptText(m)));
+    edit.addEventListener("click", () => editPrompt(el, { id: m.id, original: promptText(m) }));
     actions.append(copy, edit);
+    if (editing?.id === m.id) queueMicrotask(() => editing && editPrompt(el, editing));
     return el;
   }
 
@@ -292,13 +296,28 @@ export async function chatView(root, id, opts = {}) {
     return el;
   }
 
-  /** Edit-and-resend: the prompt becomes an editor; sending it starts a new turn. @param {HTMLElement} el @param {string} original */
-  function editPrompt(el, original) {
+  /**
+   * Edit-and-resend: the prompt becomes an editor; sending it starts a new turn. While a turn runs
+   * the editor stays open (with a word why), and a re-render of the transcript opens it again with
+   * what was typed (`editing`), so an edit is never lost.
+   * @param {HTMLElement} el @param {{ id: string, original: string, draft?: string }} edit
+   */
+  function editPrompt(el, edit) {
     const box = /** @type {HTMLTextAreaElement} */ (
       h("textarea", { class: "edit-box", "aria-label": "Edit message", rows: "3" })
     );
-    box.value = original;
+    box.value = edit.draft ?? edit.original;
+    editing = { ...edit, draft: box.value };
+    box.addEventListener("input", () => editing && (editing.draft = box.value));
     const bubble = /** @type {HTMLElement} */ (el.querySelector(".bubble"));
+    const close = () => ((editing = null), editor.replaceWith(bubble));
+    const resend = () => {
+      if (!box.value.trim()) return;
+      if (running) return announce("A reply is still running: send your edit when it ends, or stop it.");
+      const content = box.value;
+      close();
+      sendTurn(content);
+    };
     const editor = h(
       "div",
       { class: "editor" },
@@ -306,24 +325,20 @@ export async function chatView(root, id, opts = {}) {
       h(
         "div",
         { class: "editor-actions" },
-        h("button", { type: "button", class: "ghost", onclick: () => editor.replaceWith(bubble) }, "Cancel"),
-        h(
-          "button",
-          {
-            type: "button",
-            class: "primary resend",
-            onclick: () => box.value.trim() && (editor.replaceWith(bubble), sendTurn(box.value)),
-          },
-          "Send",
-        ),
+        h("button", { type: "button", class: "ghost", onclick: close }, "Cancel"),
+        h("button", { type: "button", class: "primary resend", onclick: resend }, "Send"),
       ),
     );
     bubble.replaceWith(editor);
     box.focus();
   }
 
-  /** A failed turn's error in plain words, with Retry when trying again may help. @param {any} error @param {string} prompt */
-  function turnError(error, prompt) {
+  /**
+   * A failed turn's error in plain words, with Retry when trying again may help (with the files the
+   * message had uploaded, when it never reached the server).
+   * @param {any} error @param {string} prompt @param {string[]} [attachments]
+   */
+  function turnError(error, prompt, attachments = []) {
     const plain = plainError(error);
     const details =
       error.message && plain.text !== error.message
@@ -336,7 +351,7 @@ export async function chatView(root, id, opts = {}) {
         : null;
     const retryButton =
       plain.retry && prompt
-        ? h("button", { type: "button", class: "retry", onclick: () => sendTurn(prompt) }, "Retry")
+        ? h("button", { type: "button", class: "retry", onclick: () => sendTurn(prompt, { attachments }) }, "Retry")
         : null;
     return h("div", { class: "turn-error", role: "alert" }, h("span", null, plain.text), retryButton, details);
   }
@@ -390,13 +405,28 @@ export async function chatView(root, id, opts = {}) {
     return connecting;
   }
 
-  /** After a reconnect: turns that were streaming show what was saved. */
+  /**
+   * After a reconnect: turns that were streaming show what was saved. A message sent just before
+   * the socket dropped (no turn_start came for it) goes back into the composer when the server
+   * never saved it, so nothing typed is lost; one it saved shows as saved.
+   */
   function recover() {
-    pending.length = 0;
+    // A regenerate lost this way sends nothing to restore: Regenerate is still offered.
+    const lost = pending.splice(0).map((el) => (el.remove(), el.dataset.regenerate ? "" : (el.dataset.prompt ?? "")));
     for (const [, t] of turns) t.el.remove();
     turns.clear();
     setRunning(null);
-    catchUp().catch(() => {});
+    const before = messages.length;
+    catchUp()
+      .catch(() => {})
+      .then(() => {
+        const saved = new Set(messages.slice(before).map((m) => promptText(m)));
+        const unsent = lost.filter((p) => p && !saved.has(p));
+        if (!unsent.length || text.value.trim()) return;
+        text.value = unsent.join("\n\n");
+        grow();
+        announce("The connection dropped before your message was sent: it is back in the box.");
+      });
   }
 
   /** @type {ReturnType<typeof setTimeout> | null} */
@@ -730,8 +760,9 @@ export async function chatView(root, id, opts = {}) {
 
   /**
    * Sends a turn: the staged files are uploaded first (each chip shows its progress) and go with it
-   * as `attachments`. A regenerate sends no content: the server runs the last prompt again.
-   * @param {string} content @param {{ regenerate?: boolean }} [opts]
+   * as `attachments` (a Retry passes the ids it uploaded before). A regenerate sends no content:
+   * the server runs the last prompt again.
+   * @param {string} content @param {{ regenerate?: boolean, attachments?: string[] }} [opts]
    */
   async function sendTurn(content, opts = {}) {
     if (!content.trim() || running) return false;
@@ -750,16 +781,21 @@ export async function chatView(root, id, opts = {}) {
     );
     const el = h(
       "section",
-      { class: "turn live", "data-mine": "1", "data-prompt": content },
+      {
+        class: "turn live",
+        "data-mine": "1",
+        "data-prompt": content,
+        ...(regenerate ? { "data-regenerate": "1" } : {}),
+      },
       user,
       h("article", { class: "msg assistant live" }, h("div", { class: "reply-body" }, waiting)),
     );
     setRunning("pending");
     announce("Sent. Waiting for the reply.");
     /** @type {string[]} */
-    let attachments = [];
+    let attachments = opts.attachments ?? [];
     try {
-      if (!regenerate && staged.length) attachments = await uploadStaged();
+      if (!regenerate && staged.length) attachments = [...attachments, ...(await uploadStaged())];
     } catch (err) {
       // A file that could not be uploaded keeps its chip, with the reason; nothing is sent.
       setRunning(null);
@@ -781,16 +817,22 @@ export async function chatView(root, id, opts = {}) {
     } catch (err) {
       el.remove();
       setRunning(null);
-      stick(() => log.append(turnError(err, content)));
+      // The files went up: Retry sends them with the message again.
+      stick(() => log.append(turnError(err, content, attachments)));
       return false;
     }
   }
 
-  /** Uploads the staged files (stored without a note: the message brings it); their ids. */
+  /**
+   * Uploads the staged files (stored without a note: the message brings it); their ids. A chip
+   * removed (✕) before or while its file goes up is left out: its upload is cancelled, or, when it
+   * had already landed, the file is deleted again.
+   */
   async function uploadStaged() {
     /** @type {string[]} */
     const ids = [];
     for (const s of [...staged]) {
+      if (!staged.includes(s)) continue;
       const bar = /** @type {HTMLProgressElement} */ (
         h("progress", { max: "1", value: "0", "aria-label": `Uploading ${s.file.name}` })
       );
@@ -798,12 +840,19 @@ export async function chatView(root, id, opts = {}) {
       s.row.querySelector(".remove")?.before(bar);
       s.row.classList.remove("failed");
       s.row.querySelector(".upload-error")?.remove();
-      const { done } = uploadAttachment(id, s.file, (sent, total) => ((bar.max = total || 1), (bar.value = sent)), {
-        attach: false,
-      });
+      const { done, abort } = uploadAttachment(
+        id,
+        s.file,
+        (sent, total) => ((bar.max = total || 1), (bar.value = sent)),
+        { attach: false },
+      );
+      s.abort = abort;
       try {
-        ids.push((await done).id);
+        const uploaded = (await done).id;
+        if (staged.includes(s)) ids.push(uploaded);
+        else api("DELETE", `/v1/conversations/${id}/attachments/${uploaded}`).catch(() => {});
       } catch (err) {
+        if (!staged.includes(s)) continue;
         s.row.classList.add("failed");
         bar.remove();
         s.row.append(h("span", { class: "upload-error", role: "alert" }, plainError(err).text));
@@ -898,12 +947,15 @@ export async function chatView(root, id, opts = {}) {
       h("span", { class: "file-type muted" }, file.type || "file"),
       h("span", { class: "file-size muted" }, bytes(file.size)),
     );
+    /** @type {{ file: File, row: HTMLElement, abort?: () => void }} */
     const entry = { file, row };
     row.append(
       removeButton(() => {
         row.remove();
         const at = staged.indexOf(entry);
         if (at >= 0) staged.splice(at, 1);
+        // Removed while Send uploads it: the upload stops and the file is not sent.
+        entry.abort?.();
         if (!staged.length && !messages.length) renderSettled();
       }, file.name),
     );

@@ -14,7 +14,12 @@ export interface SupersededMarks {
   sourceId?: string;
   /** The `id` of the user message that replaced it (an export's `supersededBy`). */
   supersededBy?: string;
+  content?: readonly { type: string }[];
 }
+
+/** A message a person wrote (a regenerate's range starts at one, and its copy is one): no tool results. */
+const isPrompt = (m: SupersededMarks) =>
+  m.role === "user" && !m.agent && !(m.content ?? []).some((b) => b.type === "tool_result");
 
 /**
  * The staging pass: holds the `supersededBy` ids not yet met (a handful: one per regenerate, not
@@ -23,9 +28,31 @@ export interface SupersededMarks {
  */
 export class SupersededCheck {
   private readonly waiting = new Map<string, string>();
+  /** The run of messages replaced by the same message that the last one belongs to. */
+  private run: { by: string; where: string } | null = null;
+
+  /**
+   * A regenerate replaces whole exchanges: each run of messages superseded by the same message
+   * starts at a prompt and is followed at once by the message that replaced it (its copy of the
+   * prompt). A run that cut a tool call off from its result would leave a replay the API refuses.
+   */
+  private checkRun(m: SupersededMarks, where: string): void {
+    const run = this.run;
+    if (run && run.by === m.supersededBy) return;
+    if (run && m.sourceId !== run.by)
+      throw new TranscriptError(
+        `${where}: the messages superseded by ${run.by} (from ${run.where}) must be followed at once by ${run.by}, the prompt that replaced them`,
+      );
+    this.run = m.supersededBy === undefined ? null : { by: m.supersededBy, where };
+    if (this.run && !isPrompt(m))
+      throw new TranscriptError(
+        `${where}: a superseded run (supersededBy ${m.supersededBy}) must start at a user's prompt: a regenerate replaces whole exchanges`,
+      );
+  }
 
   /** Checks one message; drops its `sourceId` unless an earlier message named it. */
   add(m: SupersededMarks, where: string): void {
+    this.checkRun(m, where);
     if (m.sourceId !== undefined && this.waiting.has(m.sourceId)) {
       if (m.role !== "user" || m.agent)
         throw new TranscriptError(

@@ -32,7 +32,12 @@ const image = z.strictObject({
 });
 const toolUse = z.strictObject({
   type: z.literal("tool_use"),
-  id: z.string().min(1).max(200),
+  // The Messages API's own pattern: an id it would refuse could never be replayed.
+  id: z
+    .string()
+    .min(1)
+    .max(200)
+    .regex(/^[a-zA-Z0-9_-]+$/, "letters, digits, _ and - only (the Messages API's pattern)"),
   name: z.string().min(1).max(200),
   input: z.record(z.string(), z.unknown()),
 });
@@ -177,10 +182,21 @@ export function parseImportedMessage(raw: string, where: string): ImportedMessag
  */
 export class PairingCheck {
   private readonly open = new Map<string, { ids: Set<string>; where: string }>();
+  /** The tool_use ids of the messages the model is sent (not superseded, not a sub-agent's): one request holds them all. */
+  private readonly replayedCalls = new Set<string>();
   private count = 0;
 
-  add(m: Pick<StoredMessage, "role" | "content" | "agent">, where: string): void {
+  add(m: Pick<StoredMessage, "role" | "content" | "agent"> & { supersededBy?: string }, where: string): void {
     this.count++;
+    if (!m.agent && m.supersededBy === undefined)
+      for (const b of m.content) {
+        if (b.type !== "tool_use") continue;
+        if (this.replayedCalls.has(b.id))
+          throw new TranscriptError(
+            `${where}: tool_use id ${b.id} is used by an earlier message too; the Messages API needs each id once per conversation`,
+          );
+        this.replayedCalls.add(b.id);
+      }
     const thread = m.agent?.segment ?? "";
     const pending = this.open.get(thread);
     const answered = new Set(m.content.flatMap((b) => (b.type === "tool_result" ? [b.tool_use_id] : [])));

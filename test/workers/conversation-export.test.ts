@@ -267,13 +267,43 @@ describe("a regenerated conversation's export", () => {
           user("c", { superseded: true, supersededBy: "m2" }),
           reply("d"),
         ],
-        "messages[2]: supersededBy m2 names no later message of the transcript",
+        "messages[3]: the messages superseded by m2 (from messages[2]) must be followed at once by m2",
+      ],
+      // A run that cuts a tool call off from its result: the replay would hold a result with no call.
+      [
+        [
+          user("q1", { id: "m0" }),
+          reply("", {
+            id: "m1",
+            content: [{ type: "tool_use", id: "call_a", name: "memory_search", input: { query: "x" } }],
+            superseded: true,
+            supersededBy: "m4",
+          }),
+          user("", { id: "m2", content: [{ type: "tool_result", tool_use_id: "call_a", content: "r" }] }),
+          reply("answer", { id: "m3" }),
+          user("q1 again", { id: "m4" }),
+          reply("answer 2", { id: "m5" }),
+        ],
+        "messages[1]: a superseded run (supersededBy m4) must start at a user's prompt",
       ],
       [
         [user("a", { superseded: true, supersededBy: "m4" }), reply("b", { id: "m4" })],
         "messages[1]: earlier messages were superseded by it (messages[0]), so it must be a user message",
       ],
     ];
+    // Tool call ids the Messages API would refuse on every later turn.
+    const call = (id: string) => [
+      reply("", { content: [{ type: "tool_use", id, name: "memory_search", input: { query: "x" } }] }),
+      user("", { content: [{ type: "tool_result", tool_use_id: id, content: "r" }] }),
+      reply("done"),
+    ];
+    cases.push(
+      [[user("a"), ...call("functions.search:0")], "messages[1].content.0.id: letters, digits, _ and - only"],
+      [
+        [user("a"), ...call("call_1"), user("b"), ...call("call_1")],
+        "messages[5]: tool_use id call_1 is used by an earlier message too",
+      ],
+    );
     for (const [messages, problem] of cases) {
       const r = await importing(messages);
       expect(r.status).toBe(400);

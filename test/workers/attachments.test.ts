@@ -172,6 +172,21 @@ describe("attachments", () => {
     ).toBe(404);
   });
 
+  it("a multipart upload's declared type must be a media type: a header break in it is a 400", async () => {
+    const id = await createConversation();
+    const bad = await api("POST", `/v1/conversations/${id}/attachments/uploads`, {
+      name: "notes",
+      type: "text/plain\r\nset-cookie: a=b",
+    });
+    expect(bad.status).toBe(400);
+    expect(bad.json.error?.message).toMatch(/^type: a media type such as text\/plain/);
+    const good = await api("POST", `/v1/conversations/${id}/attachments/uploads`, {
+      name: "notes",
+      type: "text/plain; charset=utf-8",
+    });
+    expect(good.status).toBe(201);
+  });
+
   it("a complete listing the most parts an upload may have is read, not refused for its size", async () => {
     const id = await createConversation();
     const start = await api("POST", `/v1/conversations/${id}/attachments/uploads`, { name: "huge.log" });

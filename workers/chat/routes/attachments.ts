@@ -45,7 +45,12 @@ const uploadQuery = z.strictObject({
   attach: z.enum(["true", "false"], { message: 'must be "true" or "false"' }).optional(),
 });
 const listQuery = z.strictObject({ limit: intParam(1, 500).default(100), cursor: idCursor("att", "an attachment id") });
-const createUpload = z.strictObject({ name: NAME, type: z.string().max(200).optional() });
+/** A media type (`type/subtype`, parameters allowed): it becomes the download's Content-Type header. */
+const MEDIA_TYPE = z
+  .string()
+  .max(200)
+  .regex(/^[\w!#$&^.+-]+\/[\w!#$&^.+-]+(\s*;[\x20-\x7E]*)?$/, "a media type such as text/plain");
+const createUpload = z.strictObject({ name: NAME, type: MEDIA_TYPE.optional() });
 const completeUpload = z.strictObject({
   parts: z
     .array(z.strictObject({ partNumber: z.number().int().min(1).max(10_000), etag: z.string().min(1).max(200) }))

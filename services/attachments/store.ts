@@ -43,11 +43,13 @@ export async function updateAttachment(
     id: string;
     change: Partial<Pick<AttachmentRow, "status" | "size" | "type" | "facts" | "uploadId">>;
   },
-): Promise<void> {
-  await drizzle(db)
+): Promise<boolean> {
+  const updated = await drizzle(db)
     .update(attachments)
     .set({ ...change, updatedAt: new Date().toISOString() })
-    .where(and(eq(attachments.tenantId, tenantId), eq(attachments.id, id)));
+    .where(and(eq(attachments.tenantId, tenantId), eq(attachments.id, id)))
+    .returning({ id: attachments.id });
+  return updated.length > 0;
 }
 
 /** Tenant-scoped: another tenant's id is simply not found. */

@@ -8,6 +8,8 @@ import lockedPdf from "../fixtures/pdf/qpdf-enc-R3-V2-user-view.pdf?inline";
 import { describe, expect, it } from "vitest";
 import { api, createConversation, newTenant, send, transcript, turnMessages } from "./helpers";
 import { blocksOf, ofType } from "../blocks";
+import { newRow, storeUpload } from "../../workers/chat/routes/attachments";
+import { attachmentPrefix } from "../../r2-layout";
 import type { ContentBlock } from "../../core/types";
 
 async function upload(id: string, name: string, body: BodyInit, type: string, key?: string) {
@@ -170,6 +172,33 @@ describe("attachments", () => {
         })
       ).status,
     ).toBe(404);
+  });
+
+  it("an upload whose attachment is deleted while its bytes arrive leaves nothing in R2 and answers 404", async () => {
+    const id = await createConversation();
+    const row = newRow({
+      tenantId: "dev",
+      conversationId: id,
+      name: "notes.txt",
+      type: "text/plain",
+      status: "uploading",
+    });
+    const body = "line one\nline two\n";
+    const { readable, writable } = new FixedLengthStream(body.length);
+    const req = new Request("http://chat.test/upload", {
+      method: "POST",
+      body: readable,
+      headers: { "content-length": String(body.length) },
+    });
+    const storing = storeUpload(env as Env, { req, row, stub: null });
+    const writer = writable.getWriter();
+    await writer.write(new TextEncoder().encode(body.slice(0, 9)));
+    // The attachment's row goes while the body is still arriving (DELETE of it, or of its conversation).
+    await env.DB.prepare("DELETE FROM attachments WHERE id = ?").bind(row.id).run();
+    await writer.write(new TextEncoder().encode(body.slice(9)));
+    await writer.close();
+    await expect(storing).rejects.toMatchObject({ status: 404 });
+    expect((await env.BUCKET.list({ prefix: attachmentPrefix("dev", row.id) })).objects).toEqual([]);
   });
 
   it("a multipart upload's declared type must be a media type: a header break in it is a 400", async () => {

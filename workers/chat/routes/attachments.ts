@@ -105,7 +105,7 @@ export async function finish(
     facts: JSON.stringify(facts),
     uploadId: null,
   };
-  await updateAttachment(env.DB, {
+  const kept = await updateAttachment(env.DB, {
     tenantId: row.tenantId,
     id: row.id,
     change: {
@@ -116,6 +116,8 @@ export async function finish(
       uploadId: null,
     },
   });
+  // Deleted while its bytes arrived (the attachment, or its conversation): the caller purges them.
+  if (!kept) throw notFound("attachment");
   const attachment = toAttachment(ready);
   const note = attachmentNote(attachment);
   // A conversation deleted during the upload takes no note; the caller discards the file.

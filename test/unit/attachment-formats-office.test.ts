@@ -164,6 +164,21 @@ describe("xlsx", () => {
     expect(r.bytesRead).toBeLessThan(book.length / 2);
   });
 
+  it("reads no cell past the last column a sheet may have (XFD, 16,384): a hostile row of cells stays small", async () => {
+    const sheet = `<worksheet ${NS}><sheetData><row r="1">${"<c/>".repeat(20_000)}</row></sheetData></worksheet>`;
+    const book = zipSync({
+      "[Content_Types].xml": xml(`<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"/>`),
+      "xl/workbook.xml": xml(
+        `<workbook ${NS}><sheets><sheet name="Wide" sheetId="1" r:id="rId1"/></sheets></workbook>`,
+      ),
+      "xl/_rels/workbook.xml.rels": xml(
+        `<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="${REL}/worksheet" Target="worksheets/sheet1.xml"/></Relationships>`,
+      ),
+      "xl/worksheets/sheet1.xml": xml(sheet),
+    });
+    expect((await xlsxInfo(memoryRangeReader(book))).sheets).toEqual([{ name: "Wide", rows: 1, columns: 16_384 }]);
+  });
+
   it("reads rows resolving shared strings, inline strings, numbers and booleans", async () => {
     const out = await readXlsxRows(memoryRangeReader(book), { sheet: "Data", from: 1, to: 10 });
     expect(out.sheet).toBe("Data");
@@ -275,6 +290,16 @@ describe("docx", () => {
     expect(out.text.length).toBe(25);
     expect(out.truncated).toBe(true);
     expect(out.paragraphs).toBe(500);
+  });
+
+  it("caps one paragraph of many runs as it reads it, and counts what follows", async () => {
+    const runs = `<w:r><w:t>${"a".repeat(1000)}</w:t></w:r>`.repeat(5000);
+    const out = await docxText(memoryRangeReader(docx(`<w:p>${runs}</w:p><w:p><w:r><w:t>after</w:t></w:r></w:p>`)), {
+      maxChars: 10,
+    });
+    expect(out.text).toBe("a".repeat(10));
+    expect(out.truncated).toBe(true);
+    expect(out.paragraphs).toBe(2);
   });
 
   it("fails with AttachmentFormatError when it is not a DOCX", async () => {

@@ -63,8 +63,10 @@ export async function docxText(reader: RangeReader, opts: { maxChars?: number } 
   let fallbackDepth = 0;
   let countedToEnd = true;
 
+  // A paragraph's text is kept only up to what the cap still takes (one piece past it, so the
+  // cap is seen): a hostile paragraph of millions of runs stays small.
   const add = (s: string) => {
-    if (current !== null && !truncated) current += s;
+    if (current !== null && !truncated && current.length <= maxChars - outChars) current += s;
   };
   const endParagraph = (text: string) => {
     paragraphs++;

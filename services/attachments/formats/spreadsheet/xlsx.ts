@@ -217,6 +217,8 @@ function richText(xml: string): string {
 }
 
 type RawCell = { col: number; value: XlsxCell; sharedIndex?: number };
+/** A sheet has at most 16,384 columns (XFD): cells past it are not a spreadsheet's, and are not read (a hostile row of millions of cells stays small). */
+const MAX_COLUMNS = 16_384;
 
 function rowNumberOf(rowXml: string, previous: number): number {
   const startTag = rowXml.slice(0, rowXml.indexOf(">") + 1);
@@ -232,6 +234,7 @@ function parseCells(rowXml: string): RawCell[] {
     const a = attrs(m[1]);
     const ref = a.r ? parseRef(a.r) : null;
     col = ref ? ref.col : col + 1;
+    if (col > MAX_COLUMNS) break;
     const inner = m[2] ?? "";
     const v = VALUE.exec(inner)?.[1];
     const t = a.t ?? "n";

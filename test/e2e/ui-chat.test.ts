@@ -184,6 +184,36 @@ describe("the chat", () => {
     expect(nodes).toEqual({ sameHeading: true, sameParagraph: true, blocks: 4, openFence: "py" });
   });
 
+  it("renders the inline edge cases a reply has: C# in a heading, ***bold italic***, code spans before emphasis, links with parentheses", async () => {
+    const cases = [
+      "## Learning C#",
+      "## Closed heading ##",
+      "***bold italic***",
+      "Use *args or `**kwargs` in Python",
+      "~~old `a~~b` new~~",
+      "*see `x` here*",
+      "[Foo](https://en.wikipedia.org/wiki/Foo_(bar)) and https://en.wikipedia.org/wiki/Foo_(bar).",
+      "(see https://example.com/a)",
+    ];
+    const html = (await page.evaluate(`(async () => {
+      const { renderMarkdown } = await import("/js/markdown.js");
+      return ${JSON.stringify(cases)}.map((c) => renderMarkdown(document.createElement("div"), c).innerHTML);
+    })()`)) as string[];
+    const link = (href: string, text: string) =>
+      `<a href="${href}" target="_blank" rel="noopener noreferrer nofollow">${text}</a>`;
+    const wiki = "https://en.wikipedia.org/wiki/Foo_(bar)";
+    expect(html).toEqual([
+      `<h3 class="md-h">Learning C#</h3>`,
+      `<h3 class="md-h">Closed heading</h3>`,
+      "<p><strong><em>bold italic</em></strong></p>",
+      "<p>Use *args or <code>**kwargs</code> in Python</p>",
+      "<p><del>old <code>a~~b</code> new</del></p>",
+      "<p><em>see <code>x</code> here</em></p>",
+      `<p>${link(wiki, "Foo")} and ${link(wiki, wiki)}.</p>`,
+      `<p>(see ${link("https://example.com/a", "https://example.com/a")})</p>`,
+    ]);
+  });
+
   it("Stop ends a streaming turn through the API, saved as interrupted; a waiting line shows between send and the first token", async () => {
     const id = await newChat("How do rivers carve canyons?\n@reply-chars 400");
     await settled(1);

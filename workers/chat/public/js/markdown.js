@@ -27,7 +27,8 @@ export function renderMarkdown(el, text) {
 }
 
 const FENCE = /^ {0,3}(`{3,}|~{3,})\s*([\w+#.-]*)[^\n]*$/;
-const HEADING = /^ {0,3}(#{1,6})\s+(.*?)\s*#*\s*$/;
+// A closing run of # is stripped only after a space: "## Learning C#" keeps its "C#".
+const HEADING = /^ {0,3}(#{1,6})\s+(.*?)(?:\s+#+)?\s*$/;
 const RULE = /^ {0,3}([-*_])(\s*\1){2,}\s*$/;
 const QUOTE = /^ {0,3}> ?/;
 const ITEM = /^( *)([-*+]|\d{1,9}[.)])\s+(.*)$/;
@@ -242,33 +243,85 @@ export async function copyText(text, button) {
   setTimeout(() => (button.textContent = label), 1500);
 }
 
-const INLINE =
-  /(`+)([^`]|[^`][\s\S]*?[^`])\1(?!`)|\*\*(?=\S)([\s\S]*?\S)\*\*|__(?=\S)([\s\S]*?\S)__(?!\w)|~~(?=\S)([\s\S]*?\S)~~|\*(?=[^\s*])([\s\S]*?[^\s*])\*|(?<![\w_])_(?=[^\s_])([\s\S]*?[^\s_])_(?![\w_])|\[([^\]\n]+)\]\(\s*<?([^\s)>]+)>?(?:\s+"[^"\n]*")?\s*\)|<((?:https?:\/\/|mailto:)[^>\s]+)>|(https?:\/\/[^\s<]*[^\s<.,;:!?)\]'"*_~])|\\([\\`*_{}[\]()#+\-.!|~>])|( {2,}|\\)\n|\n/g;
+// Code spans bind first (CommonMark): they are cut out before the rest is read, so a `*` before
+// one never opens emphasis across it, and put back where their placeholder lands.
+const CODE = /(`+)([^`]|[^`][\s\S]*?[^`])\1(?!`)/g;
+const SLOT = /\uE000(\d+)\uE001/g;
+// A link's address may hold balanced parentheses: /wiki/Foo_(bar).
+const INLINE = new RegExp(
+  [
+    String.raw`\*\*\*(?<strongEm>(?=\S)[\s\S]*?\S)\*\*\*`,
+    String.raw`\*\*(?<strong>(?=\S)[\s\S]*?\S)\*\*`,
+    String.raw`__(?<strongU>(?=\S)[\s\S]*?\S)__(?!\w)`,
+    String.raw`~~(?<del>(?=\S)[\s\S]*?\S)~~`,
+    String.raw`\*(?<em>(?=[^\s*])[\s\S]*?[^\s*])\*`,
+    String.raw`(?<![\w_])_(?<emU>(?=[^\s_])[\s\S]*?[^\s_])_(?![\w_])`,
+    String.raw`\[(?<label>[^\]\n]+)\]\(\s*<?(?<href>(?:[^\s()<>]|\([^\s()<>]*\))+)>?(?:\s+"[^"\n]*")?\s*\)`,
+    String.raw`<(?<auto>(?:https?:\/\/|mailto:)[^>\s]+)>`,
+    String.raw`(?<bare>https?:\/\/[^\s<]*[^\s<.,;:!?)\]'"*_~])`,
+    String.raw`\\(?<escaped>[\\\x60*_{}[\]()#+\-.!|~>])`,
+    String.raw`(?<br>( {2,}|\\)\n|\n)`,
+  ].join("|"),
+  "g",
+);
 
-/** Inline markdown as nodes. @param {string} text @returns {(Node | string)[]} */
-export function inline(text) {
+/** Text with code-span placeholders as nodes. @param {string} text @param {string[]} codes @returns {(Node | string)[]} */
+function withCode(text, codes) {
   /** @type {(Node | string)[]} */
   const out = [];
   let last = 0;
-  INLINE.lastIndex = 0;
-  for (let m; (m = INLINE.exec(text)); ) {
+  for (const m of text.matchAll(SLOT)) {
     if (m.index > last) out.push(text.slice(last, m.index));
+    out.push(h("code", null, codes[Number(m[1])]));
     last = m.index + m[0].length;
-    const at = INLINE.lastIndex;
-    if (m[1]) out.push(h("code", null, m[2].replace(/^ (.*) $/, "$1")));
-    else if (m[3] !== undefined) out.push(h("strong", null, inline(m[3])));
-    else if (m[4] !== undefined) out.push(h("strong", null, inline(m[4])));
-    else if (m[5] !== undefined) out.push(h("del", null, inline(m[5])));
-    else if (m[6] !== undefined) out.push(h("em", null, inline(m[6])));
-    else if (m[7] !== undefined) out.push(h("em", null, inline(m[7])));
-    else if (m[8] !== undefined) out.push(safeLink(m[9], inline(m[8])));
-    else if (m[10] !== undefined) out.push(safeLink(m[10], [m[10].replace(/^mailto:/, "")]));
-    else if (m[11] !== undefined) out.push(safeLink(m[11], [m[11]]));
-    else if (m[12] !== undefined) out.push(m[12]);
-    else out.push(h("br"));
-    INLINE.lastIndex = at;
   }
   if (last < text.length) out.push(text.slice(last));
+  return out;
+}
+
+/** Inline markdown as nodes. @param {string} text @returns {(Node | string)[]} */
+export function inline(text) {
+  /** @type {string[]} */
+  const codes = [];
+  const slotted = text.replace(
+    CODE,
+    (_m, _ticks, code) => `\uE000${codes.push(code.replace(/^ (.*) $/, "$1")) - 1}\uE001`,
+  );
+  return spans(slotted, codes);
+}
+
+/** The inline spans of text whose code spans are placeholders. @param {string} text @param {string[]} codes @returns {(Node | string)[]} */
+function spans(text, codes) {
+  /** @type {(Node | string)[]} */
+  const out = [];
+  let last = 0;
+  const re = new RegExp(INLINE.source, "g");
+  for (let m; (m = re.exec(text)); ) {
+    if (m.index > last) out.push(...withCode(text.slice(last, m.index), codes));
+    last = m.index + m[0].length;
+    const g = /** @type {Record<string, string | undefined>} */ (m.groups);
+    const inner = (/** @type {string} */ s) => spans(s, codes);
+    if (g.strongEm !== undefined) out.push(h("strong", null, h("em", null, inner(g.strongEm))));
+    else if (g.strong !== undefined) out.push(h("strong", null, inner(g.strong)));
+    else if (g.strongU !== undefined) out.push(h("strong", null, inner(g.strongU)));
+    else if (g.del !== undefined) out.push(h("del", null, inner(g.del)));
+    else if (g.em !== undefined) out.push(h("em", null, inner(g.em)));
+    else if (g.emU !== undefined) out.push(h("em", null, inner(g.emU)));
+    else if (g.label !== undefined) out.push(safeLink(/** @type {string} */ (g.href), inner(g.label)));
+    else if (g.auto !== undefined) out.push(safeLink(g.auto, [g.auto.replace(/^mailto:/, "")]));
+    else if (g.bare !== undefined) {
+      // A bare URL keeps a closing parenthesis that balances one it holds: …/Foo_(bar).
+      let url = g.bare;
+      while (text[last] === ")" && url.split("(").length > url.split(")").length) {
+        url += ")";
+        last++;
+        re.lastIndex = last;
+      }
+      out.push(safeLink(url, [url]));
+    } else if (g.escaped !== undefined) out.push(g.escaped);
+    else out.push(h("br"));
+  }
+  if (last < text.length) out.push(...withCode(text.slice(last), codes));
   return out;
 }
 

@@ -385,7 +385,8 @@ describe("the chat", () => {
     const id = (await api("POST", "/v1/conversations", { title: "removed in flight" })).json.id;
     await page.goto(`${base()}/#/c/${id}`);
     await page.waitForSelector("#socket-status.live", { state: "attached" });
-    // The second file's upload is held until the test lets it go.
+    // The second file's upload is held in the network until the test lets it go; the page's
+    // cancel then ends it there, as an aborted request that has not been answered ends.
     let release!: () => void;
     const held = new Promise<void>((r) => (release = r));
     let reached!: () => void;
@@ -393,7 +394,7 @@ describe("the chat", () => {
     await page.route("**/attachments?name=secrets.txt*", async (route) => {
       reached();
       await held;
-      await route.continue().catch(() => {});
+      await route.abort("aborted").catch(() => {});
     });
     for (const name of ["report.txt", "secrets.txt"])
       await page.setInputFiles("#file-input", { name, mimeType: "text/plain", buffer: Buffer.from(`${name}\n`) });

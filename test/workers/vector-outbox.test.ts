@@ -238,6 +238,19 @@ describe("a catch-up's claims", () => {
     } as unknown as Ai;
     return { binding, calls: ai.calls, release, inside };
   }
+  /** A document's id by its ref. */
+  const docIdOf = async (db: D1Database, t: string, ref: string) =>
+    (await db
+      .prepare(`SELECT doc_id AS d FROM cortex_docs WHERE tenant_id = ? AND ref_id = ?`)
+      .bind(t, ref)
+      .first<{ d: string }>())!.d;
+  /** One catch-up of tenant `t` with these Workers AI and Vectorize bindings. */
+  const catchUpWith = (db: D1Database, t: string, bindings: { ai: Ai; vectorize: FakeVectorize }) =>
+    catchUp({
+      db,
+      path: semanticPathFor({ AI: bindings.ai, VECTORIZE: bindings.vectorize.binding }, db)!,
+      tenantId: t,
+    });
   const rowsOf = async (db: D1Database, t: string) =>
     (await db.prepare(`SELECT vec_id AS v FROM cortex_embedded WHERE tenant_id = ?`).bind(t).all<{ v: string }>())
       .results;
@@ -277,19 +290,12 @@ describe("a catch-up's claims", () => {
         note(t, changed, "kite before"),
         note(t, deleted, "kite deleted"),
       ]);
-      const docOf = async (ref: string) =>
-        (await db
-          .prepare(`SELECT doc_id AS d FROM cortex_docs WHERE tenant_id = ? AND ref_id = ?`)
-          .bind(t, ref)
-          .first<{ d: string }>())!.d;
-      const [keptDoc, changedDoc, deletedDoc] = await Promise.all([kept, changed, deleted].map(docOf));
+      const [keptDoc, changedDoc, deletedDoc] = await Promise.all(
+        [kept, changed, deleted].map((ref) => docIdOf(db, t, ref)),
+      );
       const slow = heldAi();
       const vectorize = fakeVectorize();
-      const first = catchUp({
-        db,
-        path: semanticPathFor({ AI: slow.binding, VECTORIZE: vectorize.binding }, db)!,
-        tenantId: t,
-      });
+      const first = catchUpWith(db, t, { ai: slow.binding, vectorize });
       await slow.inside;
       // While the first catch-up embeds the old bodies: one document is edited, one deleted.
       await upsertDocs(db, [note(t, changed, "kite after")]);
@@ -301,13 +307,7 @@ describe("a catch-up's claims", () => {
       expect(vectorize.vectors.has(await vectorId(t, deletedDoc))).toBe(false);
       // The next catch-up embeds the edited document's new body, and only it.
       const ai = fakeAi();
-      expect(
-        await catchUp({
-          db,
-          path: semanticPathFor({ AI: ai.binding, VECTORIZE: vectorize.binding }, db)!,
-          tenantId: t,
-        }),
-      ).toBe(1);
+      expect(await catchUpWith(db, t, { ai: ai.binding, vectorize })).toBe(1);
       expect(ai.calls.flatMap((c) => c.texts)).toEqual(["kite after"]);
       expect([...vectorize.vectors.keys()].sort()).toEqual(
         (await Promise.all([keptDoc, changedDoc].map((d) => vectorId(t, d)))).sort(),
@@ -327,24 +327,13 @@ describe("a catch-up's claims", () => {
       expect(await rowsOf(db, t)).toEqual([]);
       // A dead catch-up's claim (old) and a live one's (now): only the dead one is taken over.
       const claimOf = (ms: number) => `claim:${String(ms).padStart(15, "0")}`;
-      const docId = async (ref: string) =>
-        (await db
-          .prepare(`SELECT doc_id AS d FROM cortex_docs WHERE tenant_id = ? AND ref_id = ?`)
-          .bind(t, ref)
-          .first<{ d: string }>())!.d;
       const put = db.prepare(`INSERT INTO cortex_embedded (doc_id, tenant_id, vec_id) VALUES (?, ?, ?)`);
       await db.batch([
-        put.bind(await docId(`${t}-a`), t, claimOf(Date.now() - 10 * 60_000)),
-        put.bind(await docId(`${t}-b`), t, claimOf(Date.now())),
+        put.bind(await docIdOf(db, t, `${t}-a`), t, claimOf(Date.now() - 10 * 60_000)),
+        put.bind(await docIdOf(db, t, `${t}-b`), t, claimOf(Date.now())),
       ]);
       const ai = fakeAi();
-      expect(
-        await catchUp({
-          db,
-          path: semanticPathFor({ AI: ai.binding, VECTORIZE: vectorize.binding }, db)!,
-          tenantId: t,
-        }),
-      ).toBe(1);
+      expect(await catchUpWith(db, t, { ai: ai.binding, vectorize })).toBe(1);
       expect(ai.calls.flatMap((c) => c.texts)).toEqual(["first kite"]);
     });
   });

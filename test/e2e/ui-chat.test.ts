@@ -194,6 +194,7 @@ describe("the chat", () => {
       "*see `x` here*",
       "[Foo](https://en.wikipedia.org/wiki/Foo_(bar)) and https://en.wikipedia.org/wiki/Foo_(bar).",
       "(see https://example.com/a)",
+      "a private-use \uE0007\uE001 pair stays text",
     ];
     const html = (await page.evaluate(`(async () => {
       const { renderMarkdown } = await import("/js/markdown.js");
@@ -211,6 +212,7 @@ describe("the chat", () => {
       "<p><em>see <code>x</code> here</em></p>",
       `<p>${link(wiki, "Foo")} and ${link(wiki, wiki)}.</p>`,
       `<p>(see ${link("https://example.com/a", "https://example.com/a")})</p>`,
+      "<p>a private-use \uE0007\uE001 pair stays text</p>",
     ]);
   });
 

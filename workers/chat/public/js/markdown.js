@@ -271,8 +271,11 @@ function withCode(text, codes) {
   const out = [];
   let last = 0;
   for (const m of text.matchAll(SLOT)) {
+    const code = codes[Number(m[1])];
+    // Private-use characters the text itself held are not a slot: they stay text.
+    if (code === undefined) continue;
     if (m.index > last) out.push(text.slice(last, m.index));
-    out.push(h("code", null, codes[Number(m[1])]));
+    out.push(h("code", null, code));
     last = m.index + m[0].length;
   }
   if (last < text.length) out.push(text.slice(last));

@@ -2,6 +2,7 @@
  * What every request rule sees, and small helpers for walking a request with the JSON paths the
  * real API puts at the start of its messages (`messages.3.content.0: …`, 0-based, as sent).
  */
+import { invalid } from "../errors";
 import type { ModelProfile } from "../model";
 import type { WireBlock, WireMessage, WireRequest } from "../wire";
 
@@ -21,6 +22,24 @@ export type Rule = (context: RuleContext) => void;
 
 export const isObject = (value: unknown): value is Record<string, unknown> =>
   value !== null && typeof value === "object" && !Array.isArray(value);
+
+/** The schema's list of allowed literals: `'a'`, `'a' or 'b'`, `'a', 'b' or 'c'`. */
+export const oneOf = (values: readonly string[]) =>
+  values.length === 1
+    ? `'${values[0]}'`
+    : `${values
+        .slice(0, -1)
+        .map((v) => `'${v}'`)
+        .join(", ")} or '${values[values.length - 1]}'`;
+
+/** An optional literal field (null too when `nullable`): anything else is the schema's `<path>: Input should be …`. */
+export function literal(
+  value: unknown,
+  { path, values, nullable = false }: { path: string; values: readonly string[]; nullable?: boolean },
+): void {
+  if (value === undefined || (nullable && value === null)) return;
+  if (typeof value !== "string" || !values.includes(value)) throw invalid(`${path}: Input should be ${oneOf(values)}`);
+}
 
 /** A message's content as blocks (a string is one text block). */
 export const blocksOf = (message: WireMessage): WireBlock[] =>

@@ -10,7 +10,7 @@
  */
 import { invalid } from "../errors";
 import type { WireBlock } from "../wire";
-import { eachBlock, isObject, nestedBlocks, type Rule, systemBlocks } from "./context";
+import { eachBlock, isObject, literal, nestedBlocks, type Rule, systemBlocks } from "./context";
 
 interface Schema {
   required: readonly string[];
@@ -96,8 +96,7 @@ export function checkCacheControl(control: unknown, path: string): void {
   if (!isObject(control)) throw invalid(`${at}: Input should be a valid dictionary or object to extract fields from`);
   if (control.type !== "ephemeral") throw tagError(at, control.type, ["ephemeral"]);
   checkFields(control, { fields: schema([], ["ttl"]), path: `${at}.ephemeral` });
-  if (control.ttl !== undefined && control.ttl !== "5m" && control.ttl !== "1h")
-    throw invalid(`${at}.ephemeral.ttl: Input should be '5m' or '1h'`);
+  literal(control.ttl, { path: `${at}.ephemeral.ttl`, values: ["5m", "1h"] });
 }
 
 function checkBlock(block: WireBlock, path: string, table: Record<string, Schema | null>): void {

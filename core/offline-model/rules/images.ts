@@ -8,7 +8,7 @@
 import { invalid } from "../errors";
 import { decodeBase64, imageInfo } from "../image-size";
 import type { WireBlock } from "../wire";
-import { eachBlock, isObject, nestedBlocks, type Rule, type RuleContext } from "./context";
+import { eachBlock, isObject, literal, nestedBlocks, oneOf, type Rule, type RuleContext } from "./context";
 
 export const MAX_IMAGE_BASE64 = 5_242_880;
 const MEDIA_TYPES = ["image/jpeg", "image/png", "image/gif", "image/webp"];
@@ -57,7 +57,7 @@ export const imageData: Rule = ({ request }) => {
     }
     const at = `${path}.image.source.base64`;
     if (!MEDIA_TYPES.includes(source.media_type as string))
-      throw invalid(`${at}.media_type: Input should be 'image/jpeg', 'image/png', 'image/gif' or 'image/webp'`);
+      throw invalid(`${at}.media_type: Input should be ${oneOf(MEDIA_TYPES)}`);
     const data = typeof source.data === "string" ? source.data : "";
     if (data === "") throw invalid(`${at}: image cannot be empty`);
     if (data.length > MAX_IMAGE_BASE64)
@@ -91,6 +91,5 @@ function checkTransformations(block: WireBlock, path: string): void {
   if (!isObject(t)) throw invalid(`${at}: Input should be a valid dictionary or object to extract fields from`);
   for (const key of Object.keys(t))
     if (key !== "oversized_image") throw invalid(`${at}.${key}: Extra inputs are not permitted`);
-  if (t.oversized_image !== undefined && t.oversized_image !== "downsize" && t.oversized_image !== "error")
-    throw invalid(`${at}.oversized_image: Input should be 'downsize' or 'error'`);
+  literal(t.oversized_image, { path: `${at}.oversized_image`, values: ["downsize", "error"] });
 }

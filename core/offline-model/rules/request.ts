@@ -6,7 +6,7 @@
 import { EFFORT_LEVELS, type Effort, type ThinkingType } from "../../models/catalog";
 import { effortRank } from "../../models/lookup";
 import { invalid } from "../errors";
-import { isObject, type Rule } from "./context";
+import { isObject, literal, type Rule } from "./context";
 
 /**
  * API version 2026-10-21 (the one SDK 1.16.0 sends) removed `temperature`, `top_p` and `top_k`:
@@ -104,9 +104,11 @@ export const thinkingOffEffort: Rule = ({ body, model }) => {
  */
 export const thinkingDisplay: Rule = ({ body }) => {
   if (!isObject(body.thinking) || !("display" in body.thinking)) return;
-  const display = body.thinking.display;
-  if (display !== null && display !== "summarized" && display !== "omitted")
-    throw invalid(`thinking.${String(body.thinking.type)}.display: Input should be 'summarized' or 'omitted'`);
+  literal(body.thinking.display, {
+    path: `thinking.${String(body.thinking.type)}.display`,
+    values: ["summarized", "omitted"],
+    nullable: true,
+  });
 };
 
 /**
@@ -134,13 +136,8 @@ export const thinkingBudget: Rule = ({ body, endpoint }) => {
 export const effortLevel: Rule = ({ body, model }) => {
   if (!isObject(body.output_config) || body.output_config.effort === undefined || body.output_config.effort === null)
     return;
+  literal(body.output_config.effort, { path: "output_config.effort", values: EFFORT_LEVELS });
   const effort = body.output_config.effort as Effort;
-  if (!EFFORT_LEVELS.includes(effort))
-    throw invalid(
-      `output_config.effort: Input should be ${EFFORT_LEVELS.slice(0, -1)
-        .map((l) => `'${l}'`)
-        .join(", ")} or 'max'`,
-    );
   if (!model.effort) throw invalid("output_config.effort: this model does not support the effort parameter");
   if (!model.effort.levels.includes(effort)) {
     throw invalid(

@@ -8,23 +8,7 @@
  * OutputConfig.format JSONOutputFormat), and each rule's own below.
  */
 import { invalid } from "../errors";
-import { eachBlock, isObject, type Rule } from "./context";
-
-const oneOf = (values: readonly string[]) =>
-  values.length === 1
-    ? `'${values[0]}'`
-    : `${values
-        .slice(0, -1)
-        .map((v) => `'${v}'`)
-        .join(", ")} or '${values[values.length - 1]}'`;
-
-function literal(
-  value: unknown,
-  { path, values, nullable = false }: { path: string; values: readonly string[]; nullable?: boolean },
-) {
-  if (value === undefined || (nullable && value === null)) return;
-  if (typeof value !== "string" || !values.includes(value)) throw invalid(`${path}: Input should be ${oneOf(values)}`);
-}
+import { eachBlock, isObject, literal, type Rule } from "./context";
 
 /** The body's scalar fields and lists. */
 export const bodyValues: Rule = ({ body }) => {

@@ -247,23 +247,21 @@ export async function copyText(text, button) {
 // one never opens emphasis across it, and put back where their placeholder lands.
 const CODE = /(`+)([^`]|[^`][\s\S]*?[^`])\1(?!`)/g;
 const SLOT = /\uE000(\d+)\uE001/g;
-// A link's address may hold balanced parentheses: /wiki/Foo_(bar).
-const INLINE = new RegExp(
-  [
-    String.raw`\*\*\*(?<strongEm>(?=\S)[\s\S]*?\S)\*\*\*`,
-    String.raw`\*\*(?<strong>(?=\S)[\s\S]*?\S)\*\*`,
-    String.raw`__(?<strongU>(?=\S)[\s\S]*?\S)__(?!\w)`,
-    String.raw`~~(?<del>(?=\S)[\s\S]*?\S)~~`,
-    String.raw`\*(?<em>(?=[^\s*])[\s\S]*?[^\s*])\*`,
-    String.raw`(?<![\w_])_(?<emU>(?=[^\s_])[\s\S]*?[^\s_])_(?![\w_])`,
-    String.raw`\[(?<label>[^\]\n]+)\]\(\s*<?(?<href>(?:[^\s()<>]|\([^\s()<>]*\))+)>?(?:\s+"[^"\n]*")?\s*\)`,
-    String.raw`<(?<auto>(?:https?:\/\/|mailto:)[^>\s]+)>`,
-    String.raw`(?<bare>https?:\/\/[^\s<]*[^\s<.,;:!?)\]'"*_~])`,
-    String.raw`\\(?<escaped>[\\\x60*_{}[\]()#+\-.!|~>])`,
-    String.raw`(?<br>( {2,}|\\)\n|\n)`,
-  ].join("|"),
-  "g",
-);
+// A link's address may hold balanced parentheses: /wiki/Foo_(bar). The source only: each
+// reading (a span's inner text too) runs its own RegExp, so nested readings keep their places.
+const INLINE = [
+  String.raw`\*\*\*(?<strongEm>(?=\S)[\s\S]*?\S)\*\*\*`,
+  String.raw`\*\*(?<strong>(?=\S)[\s\S]*?\S)\*\*`,
+  String.raw`__(?<strongU>(?=\S)[\s\S]*?\S)__(?!\w)`,
+  String.raw`~~(?<del>(?=\S)[\s\S]*?\S)~~`,
+  String.raw`\*(?<em>(?=[^\s*])[\s\S]*?[^\s*])\*`,
+  String.raw`(?<![\w_])_(?<emU>(?=[^\s_])[\s\S]*?[^\s_])_(?![\w_])`,
+  String.raw`\[(?<label>[^\]\n]+)\]\(\s*<?(?<href>(?:[^\s()<>]|\([^\s()<>]*\))+)>?(?:\s+"[^"\n]*")?\s*\)`,
+  String.raw`<(?<auto>(?:https?:\/\/|mailto:)[^>\s]+)>`,
+  String.raw`(?<bare>https?:\/\/[^\s<]*[^\s<.,;:!?)\]'"*_~])`,
+  String.raw`\\(?<escaped>[\\\x60*_{}[\]()#+\-.!|~>])`,
+  String.raw`(?<br>( {2,}|\\)\n|\n)`,
+].join("|");
 
 /** Text with code-span placeholders as nodes. @param {string} text @param {string[]} codes @returns {(Node | string)[]} */
 function withCode(text, codes) {
@@ -298,7 +296,7 @@ function spans(text, codes) {
   /** @type {(Node | string)[]} */
   const out = [];
   let last = 0;
-  const re = new RegExp(INLINE.source, "g");
+  const re = new RegExp(INLINE, "g");
   for (let m; (m = re.exec(text)); ) {
     if (m.index > last) out.push(...withCode(text.slice(last, m.index), codes));
     last = m.index + m[0].length;

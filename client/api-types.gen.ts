@@ -1195,6 +1195,7 @@ export interface Schemas {
     lastFoldAt: string | null;
     activeTools: Array<string>;
     projectId: string | null;
+    importedThroughMessage?: number;
     messageCount: number;
     lastSeq: number;
     unsummarizedChars: number;

@@ -9,9 +9,20 @@
 //   discarded (build-with-claude/refusals-and-fallback). The record keeps it.
 // - Text blocks must contain non-whitespace text (api/errors; a 400 on every later request
 //   otherwise): whitespace-only text stored before this rule existed is dropped at replay.
+// - Sealed content goes back only as the API issued it: an altered or foreign thinking signature,
+//   search result `encrypted_content` or citation `encrypted_index` is a 400 on every later request
+//   (build-with-claude/extended-thinking, tool-use/web-search-tool). An imported transcript's
+//   cannot be told from a forged one, so an imported message goes back as its words only; the
+//   record keeps every byte.
 import { EMPTY_RESULT, isBlankText } from "./blank-text";
 import { isToolResultCarrier } from "./render";
-import type { ContentBlock, StoredMessage, ToolResultBlock } from "./types";
+import {
+  isServerToolResult,
+  isThinkingBlock,
+  type ContentBlock,
+  type StoredMessage,
+  type ToolResultBlock,
+} from "./types";
 
 /** A user message a person (or an automation) wrote: not a carrier of tool results. */
 export const isPrompt = (m: Pick<StoredMessage, "role" | "content">): boolean =>
@@ -23,13 +34,14 @@ const blank = isBlankText;
 
 /**
  * The stored history as a request may carry it: refused turns left out, whitespace-only text
- * removed. Messages left with no content are dropped.
+ * removed, imported messages (seq up to `importedThrough`) without their sealed blocks. Messages
+ * left with no content are dropped.
  */
-export function replayableHistory(history: readonly StoredMessage[]): StoredMessage[] {
+export function replayableHistory(history: readonly StoredMessage[], importedThrough = 0): StoredMessage[] {
   const kept = withoutRefusedTurns(history);
   const out: StoredMessage[] = [];
   kept.forEach((m) => {
-    const content = cleanContent(m.content);
+    const content = cleanContent(m.seq <= importedThrough ? withoutSeals(m.content) : m.content);
     if (content === m.content) out.push(m);
     else if (content.length) out.push({ ...m, content });
   });
@@ -55,6 +67,23 @@ function withoutRefusedTurns(history: readonly StoredMessage[]): readonly Stored
     else for (let j = turnStart; j < end; j++) drop.add(j);
   }
   return history.filter((_, i) => !drop.has(i));
+}
+
+/**
+ * An imported message's content without what the API sealed for whoever ran it: thinking, server
+ * tool calls and their results, and text's citations (a web search citation's `encrypted_index`).
+ * The same array when there is none.
+ */
+export function withoutSeals(content: readonly ContentBlock[]): readonly ContentBlock[] {
+  const sealed = (b: ContentBlock) =>
+    isThinkingBlock(b) || b.type === "server_tool_use" || isServerToolResult(b) || (b.type === "text" && !!b.citations);
+  if (!content.some(sealed)) return content;
+  const out: ContentBlock[] = [];
+  for (const b of content) {
+    if (b.type === "text") out.push(b.citations ? { type: "text", text: b.text } : b);
+    else if (!sealed(b)) out.push(b);
+  }
+  return out;
 }
 
 /** The blocks a request may carry; the same array when nothing changes. */

@@ -35,6 +35,8 @@ export interface ReplayInput {
   history: readonly StoredMessage[];
   /** The rolling summary of everything before `history`, once a fold has happened. */
   summary?: SummaryState | null;
+  /** The last seq of a transcript the conversation was imported from: those messages go back without their sealed blocks. */
+  importedThrough?: number;
 }
 
 export interface SummaryState {
@@ -74,7 +76,10 @@ export function masterThread(messages: readonly StoredMessage[]): readonly Store
 export function buildModelRequest(input: ReplayInput): { request: ModelRequest; estimate: ReplayEstimate } {
   const stubs = applyStubs(masterThread(input.history), input.settings, input.conversationId);
   const preamble = input.summary ? summaryPreamble(input.conversationId, input.summary) : [];
-  const messages = withCacheBreakpoints([...preamble, ...toWireMessages(stubs.messages)], preamble.length);
+  const messages = withCacheBreakpoints(
+    [...preamble, ...toWireMessages(stubs.messages, input.importedThrough)],
+    preamble.length,
+  );
   const built: ModelRequest = {
     // The settings' id (or alias); the entry's own id when it stands in for a retired model.
     model:
@@ -160,10 +165,11 @@ export function summaryPreamble(conversationId: string, s: SummaryState): WireMe
  * merged, e.g. after a failed turn left a lone user message), every tool_use answered by a
  * tool_result in the next message (a turn that crashed mid-tool gets a synthetic "no result"
  * answer), and no server tool call without its result except in the final message (a paused
- * turn's reply, resent as the API asks).
+ * turn's reply, resent as the API asks). Messages up to seq `importedThrough` (an import's) go
+ * without their sealed blocks (replay-rules.ts).
  */
-export function toWireMessages(stored: readonly StoredMessage[]): WireMessage[] {
-  const history = replayableHistory(stored);
+export function toWireMessages(stored: readonly StoredMessage[], importedThrough = 0): WireMessage[] {
+  const history = replayableHistory(stored, importedThrough);
   const out: { role: "user" | "assistant"; content: ContentBlock[] }[] = [];
   const push = (role: "user" | "assistant", content: readonly ContentBlock[]) => {
     const prev = out[out.length - 1];

@@ -167,6 +167,7 @@ export class ReplayCache {
         head.summary && head.summarizedThroughMessage
           ? { summary: head.summary, throughSeq: head.summarizedThroughMessage }
           : null,
+      importedThrough: head.importedThroughMessage,
     });
   }
 }

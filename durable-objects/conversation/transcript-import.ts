@@ -39,6 +39,9 @@ export async function commitImport(
         seq += stored.length;
       }
       // The exchanges a regenerate replaced stay replaced: out of every request, as in the export.
+      // Sealed blocks it carries (thinking, server tool results, citations) were issued to whoever
+      // ran it, or forged: they never go back to the model (core/replay-rules.ts).
+      if (seq > 1) head.importedThroughMessage = seq - 1;
       const ranges = superseded.ranges();
       if (ranges.length) head.superseded = ranges;
       for (const r of ranges) scope.store.zeroChars(r.fromSeq, r.toSeq);

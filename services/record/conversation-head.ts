@@ -28,6 +28,12 @@ export interface ConversationHead {
    * first regenerate.
    */
   superseded?: SupersededRange[];
+  /**
+   * Set on a conversation created by an import: the seq of the transcript's last message. Those
+   * messages go back to the model without the blocks the API sealed for whoever ran them (thinking,
+   * server tool blocks, citations: core/replay-rules.ts); the record keeps them.
+   */
+  importedThroughMessage?: number;
 }
 
 /** The messages `fromSeq`..`toSeq` were replaced by the exchange whose user message is `by`. */

@@ -213,6 +213,30 @@ describe("the API's replay rules", () => {
     ).toHaveLength(3);
   });
 
+  it("sends an imported message's words without its sealed blocks, and what came after the import whole", () => {
+    const use: ContentBlock = { type: "server_tool_use", id: "srvtoolu_9", name: "web_search", input: { query: "q" } };
+    const found: ContentBlock = { type: "web_search_tool_result", tool_use_id: "srvtoolu_9", content: [] };
+    const cited: ContentBlock = { type: "text", text: "cited", citations: [{ type: "web_search_result_location" }] };
+    const sealed = [thinking("why"), use, found];
+    const h = [
+      msg("user", text("q1")),
+      msg("assistant", ...sealed, cited),
+      msg("user", text("q2")),
+      msg("assistant", ...sealed),
+      msg("user", text("q3")),
+      msg("assistant", ...sealed, cited),
+    ];
+    const importedThrough = h[3].seq;
+    const w = toWireMessages(h, importedThrough);
+    // A reply left with nothing is dropped and the prompts around it merge, so roles still alternate.
+    expect(w.map((m) => m.role)).toEqual(["user", "assistant", "user", "assistant"]);
+    expect(w[1].content).toEqual([text("cited")]);
+    expect(w[2].content).toEqual([text("q2"), text("q3")]);
+    expect(w[3].content).toEqual([...sealed, cited]);
+    // The stored messages are untouched.
+    expect(h[1].content).toEqual([...sealed, cited]);
+  });
+
   it("resends a paused reply as the final message, and drops a server call left without its result earlier", () => {
     const use: ContentBlock = { type: "server_tool_use", id: "srvtoolu_1", name: "web_search", input: { query: "q" } };
     const paused = toWireMessages([msg("user", text("search")), asst("pause_turn", use)]);

@@ -312,3 +312,56 @@ describe("a regenerated conversation's export", () => {
     expect((await api("GET", "/v1/conversations", undefined, { key: owner })).json.data).toEqual([]);
   });
 });
+
+describe("an imported transcript's signed and encrypted blocks", () => {
+  it("are kept in the record and never sent to the model, so a forged one cannot break later turns", async () => {
+    const owner = await newTenant();
+    const reply = {
+      role: "assistant",
+      content: [
+        { type: "thinking", thinking: "Search first.", signature: "c2lnbmVkIGVsc2V3aGVyZQ==" },
+        { type: "server_tool_use", id: "srvtoolu_elsewhere1", name: "web_search", input: { query: "workers news" } },
+        {
+          type: "web_search_tool_result",
+          tool_use_id: "srvtoolu_elsewhere1",
+          content: [
+            { type: "web_search_result", url: "https://example.com/a", title: "A", encrypted_content: "Zm9yZ2Vk" },
+          ],
+        },
+        {
+          type: "text",
+          text: "Workers got faster.",
+          citations: [
+            {
+              type: "web_search_result_location",
+              url: "https://example.com/a",
+              title: "A",
+              encrypted_index: "Zm9yZ2Vk",
+              cited_text: "faster",
+            },
+          ],
+        },
+      ],
+      thinkingPrefixes: ["abc"],
+    };
+    const imported = await api(
+      "POST",
+      "/v1/conversations/import",
+      { messages: [{ role: "user", content: "What is new in Workers?" }, reply] },
+      { key: owner },
+    );
+    expect(imported.status, imported.text).toBe(201);
+    const id = imported.json.id;
+    expect(imported.json.importedThroughMessage).toBe(2);
+    const turn = await send(id, "And in Durable Objects?", owner);
+    expect(turn.status, turn.text).toBe(200);
+    const replay = (await api("GET", `/v1/conversations/${id}/replay`, undefined, { key: owner })).json;
+    // The imported reply goes back as its words only; the turn after the import goes back whole.
+    expect(replay.messages[1]).toEqual({ role: "assistant", content: [{ type: "text", text: "Workers got faster." }] });
+    expect(replay.messages).toHaveLength(4);
+    // The record keeps every byte, and so does the export.
+    const stored = await transcript(id, owner);
+    expect(stored[1].content).toEqual(reply.content);
+    expect(stored[1].thinkingPrefixes).toEqual(["abc"]);
+  });
+});

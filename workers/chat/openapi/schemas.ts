@@ -251,6 +251,10 @@ export const conversationSchema = z
     lastFoldAt: z.string().nullable(),
     activeTools: z.array(z.string()),
     projectId: z.string().nullable(),
+    importedThroughMessage: z.number().int().optional().meta({
+      description:
+        "Set on a conversation created by an import: the seq of the transcript's last message. Those messages go back to the model as their words, without thinking, server tool blocks or citations (the record keeps them).",
+    }),
     messageCount: z.number().int(),
     lastSeq: z.number().int(),
     unsummarizedChars: z.number(),

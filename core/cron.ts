@@ -1,6 +1,6 @@
 // Five-field cron expressions (minute hour day-of-month month day-of-week, UTC): "*", lists,
-// ranges and steps, with the classic rule that when both day fields are restricted a day
-// matching either one matches. Names (JAN, MON) and the "@hourly" shorthands are accepted.
+// ranges and steps, with the classic rule that when both day fields are restricted (neither
+// starts with "*") a day matching either one matches. Names (JAN, MON) and the "@hourly" shorthands are accepted.
 
 export interface CronSchedule {
   minute: Set<number>;
@@ -34,6 +34,7 @@ function parseField(field: string, { min, max, names }: { min: number; max: numb
     return n;
   };
   for (const part of field.split(",")) {
+    if (part.split("/").length > 2) throw new Error(`"${part}" has more than one step`);
     const [range, stepText] = part.split("/");
     const step = stepText === undefined ? 1 : Number(stepText);
     if (!Number.isInteger(step) || step < 1) throw new Error(`bad step "${stepText}"`);
@@ -41,6 +42,7 @@ function parseField(field: string, { min, max, names }: { min: number; max: numb
     let hi: number;
     if (range === "*") [lo, hi] = [min, max];
     else if (range.includes("-")) {
+      if (range.split("-").length > 2) throw new Error(`range "${range}" has more than two ends`);
       const [a, b] = range.split("-");
       [lo, hi] = [value(a), value(b)];
       if (lo > hi) throw new Error(`range "${range}" runs backwards`);
@@ -67,8 +69,10 @@ export function parseCron(expression: string): CronSchedule {
     dayOfMonth: parseField(dom, { min: 1, max: 31 }),
     month: parseField(mon, { min: 1, max: 12, names: MONTHS }),
     dayOfWeek,
-    domRestricted: dom !== "*",
-    dowRestricted: dow !== "*",
+    // As Vixie cron and cronie read it: a day field starting with "*" ("*/2" too) does not count
+    // for the either-day rule, so "0 9 */2 * MON" is Mondays that fall on odd days.
+    domRestricted: !dom.startsWith("*"),
+    dowRestricted: !dow.startsWith("*"),
   };
 }
 
@@ -93,8 +97,8 @@ export function matches(s: CronSchedule, at: Date): boolean {
 function dayMatches(s: CronSchedule, at: Date): boolean {
   const dom = s.dayOfMonth.has(at.getUTCDate());
   const dow = s.dayOfWeek.has(at.getUTCDay());
-  if (s.domRestricted && s.dowRestricted) return dom || dow;
-  return (!s.domRestricted || dom) && (!s.dowRestricted || dow);
+  // A field starting with "*" holds its own values ("*" all of them, "*/2" every other one).
+  return s.domRestricted && s.dowRestricted ? dom || dow : dom && dow;
 }
 
 const DAY_MS = 86_400_000;

@@ -1,7 +1,8 @@
 // ChannelDO: one per (tenant, channel name), the single writer of which conversation a channel
 // currently points at. Resolving is serialized, so concurrent first messages or a rotation race
-// never create two conversations. A conversation idle longer than the channel's rotation time is
-// left as it is (searchable and readable) and the next message starts a new one.
+// never create two conversations. A conversation idle longer than the channel's rotation time (no
+// message on the channel, no message added to it, no turn running) is left as it is (searchable and
+// readable) and the next message starts a new one.
 import { DurableObject } from "cloudflare:workers";
 import { createConversation } from "./conversation-create";
 import type { LocationHint } from "../core/location-hint";
@@ -93,8 +94,7 @@ export class ChannelDO extends DurableObject<Env> {
     return this.serialized(async () => {
       const state = this.read(tenantId, name) ?? this.fresh(tenantId, name);
       let rotatedFrom: string | null = null;
-      const idle = state.lastActivityAt === null ? Infinity : now - state.lastActivityAt;
-      if (!state.conversationId || state.conversationId === gone || idle > state.rotationSeconds * 1000) {
+      if (!state.conversationId || state.conversationId === gone || (await this.idle(state, now))) {
         // Placed near whoever's message (or automation) made it: see core/location-hint.ts.
         const created = await createConversation(this.env, { tenantId, init: { title: `#${name}` }, locationHint });
         if (created.kind === "invalid") throw new Error(created.message);
@@ -108,6 +108,25 @@ export class ChannelDO extends DurableObject<Env> {
       await this.write(state);
       return { conversationId: state.conversationId!, rotatedFrom };
     });
+  }
+
+  /**
+   * Idle longer than the rotation time. The channel's clock (when a message last came) is checked
+   * first; past it, the conversation's own is asked: a reply that ended, or a turn still running,
+   * is activity too, so a follow-up to a long reply stays with it.
+   */
+  private async idle(state: ChannelState, now: number): Promise<boolean> {
+    const limit = state.rotationSeconds * 1000;
+    if (state.lastActivityAt !== null && now - state.lastActivityAt <= limit) return false;
+    const conversationId = state.conversationId!;
+    const seen = await this.env.CONVERSATION.get(this.env.CONVERSATION.idFromName(conversationId)).activity({
+      tenantId: state.tenantId,
+      conversationId,
+    });
+    if (!seen) return true;
+    if (seen.busy) return false;
+    const last = Math.max(state.lastActivityAt ?? 0, seen.at ? Date.parse(seen.at) : 0);
+    return now - last > limit;
   }
 
   configure(tenantId: string, name: string, change: { rotationSeconds?: number }): Promise<ChannelView> {

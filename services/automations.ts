@@ -2,7 +2,7 @@
 // (automation, slot) pair once — the unique key of automation_runs — and fans the runs out
 // through a queue; the consumer runs each as a turn on its channel and records the outcome of
 // every attempt, the queue retrying failed ones and dead-lettering those that never succeed.
-import { and, desc, eq, inArray, lt, lte, sql } from "drizzle-orm";
+import { and, desc, eq, gte, inArray, lt, lte, sql } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
 import { automationRuns, automations } from "../db/schema";
 import { dueSlot, nextSlot, parseCron } from "../core/cron";
@@ -100,17 +100,29 @@ export async function updateAutomation(
     change: Partial<Pick<Automation, "name" | "schedule" | "prompt" | "channel" | "paused">>;
   },
 ): Promise<Automation | null> {
+  // A new schedule, or a resumed automation, runs from its next slot after the change: a slot that
+  // passed before it (or while paused) is not caught up. Only a new automation's first hour is.
+  let nextRunAt: string | undefined;
+  if (change.schedule !== undefined || change.paused === false) {
+    const schedule = change.schedule ?? (await getAutomation(db, tenantId, id))?.schedule;
+    if (schedule === undefined) return null;
+    nextRunAt = firstSlotAfter(schedule, Date.now());
+  }
   const rows = await drizzle(db)
     .update(automations)
-    // A new schedule, or a resumed automation, is looked at afresh by the next tick.
-    .set({
-      ...change,
-      updatedAt: new Date().toISOString(),
-      ...(change.schedule !== undefined || change.paused === false ? { nextRunAt: "" } : {}),
-    })
+    .set({ ...change, updatedAt: new Date().toISOString(), ...(nextRunAt !== undefined ? { nextRunAt } : {}) })
     .where(and(eq(automations.tenantId, tenantId), eq(automations.id, id)))
     .returning();
   return rows[0] ?? null;
+}
+
+/** A schedule's first slot after `now`, as next_run_at holds it (NEVER when none comes or it no longer parses). */
+function firstSlotAfter(schedule: string, now: number): string {
+  try {
+    return nextSlot(parseCron(schedule), now)?.toISOString() ?? NEVER;
+  } catch {
+    return NEVER;
+  }
 }
 
 export async function deleteAutomation(db: D1Database, tenantId: string, id: string): Promise<boolean> {
@@ -138,6 +150,37 @@ export async function listRuns(
     )
     .orderBy(desc(automationRuns.id))
     .limit(limit);
+}
+
+/** A claimed run not started this long after its claim may never have been sent: it is sent again. */
+export const UNSENT_AFTER_MS = 5 * 60_000;
+
+/**
+ * Runs claimed but never started, between UNSENT_AFTER_MS and RUN_TIMEOUT_MS old: their queue
+ * message may have been lost (a send that failed after the claim, an invocation that died between
+ * them), and a cron tick is not retried. Sending one again is harmless: a delivery starts a run
+ * only once per attempt number (startRun).
+ */
+export async function unsentRuns(db: D1Database, now: number, limit = 100): Promise<AutomationJob[]> {
+  const rows = await drizzle(db)
+    .select({ runId: automationRuns.id })
+    .from(automationRuns)
+    .where(
+      and(
+        eq(automationRuns.status, "queued"),
+        eq(automationRuns.attempts, 0),
+        lt(automationRuns.queuedAt, new Date(now - UNSENT_AFTER_MS).toISOString()),
+        gte(automationRuns.queuedAt, new Date(now - RUN_TIMEOUT_MS).toISOString()),
+      ),
+    )
+    .limit(limit);
+  return rows.map((r) => ({ kind: "automation" as const, runId: r.runId }));
+}
+
+/** One message per run on the automation queue, 100 to a batch (the queue's limit). */
+export async function sendRuns(env: Env, jobs: readonly AutomationJob[]): Promise<void> {
+  const runs = env.AUTOMATION_QUEUE as Queue<AutomationJob>;
+  for (let i = 0; i < jobs.length; i += 100) await runs.sendBatch(jobs.slice(i, i + 100).map((body) => ({ body })));
 }
 
 /** Runs still open long after they were queued never finished (a lost message): closed as failed. */
@@ -181,7 +224,12 @@ export async function claimDuePage(db: D1Database, now: number, limit = CLAIM_PA
   const d = drizzle(db);
   const nowIso = new Date(now).toISOString();
   const page = await d
-    .select({ id: automations.id, tenantId: automations.tenantId, schedule: automations.schedule })
+    .select({
+      id: automations.id,
+      tenantId: automations.tenantId,
+      schedule: automations.schedule,
+      nextRunAt: automations.nextRunAt,
+    })
     .from(automations)
     .where(and(eq(automations.paused, false), lte(automations.nextRunAt, nowIso)))
     .orderBy(automations.nextRunAt)
@@ -215,12 +263,13 @@ export async function claimDuePage(db: D1Database, now: number, limit = CLAIM_PA
       })
       .onConflictDoNothing({ target: [automationRuns.automationId, automationRuns.slot] }),
   );
-  // Only while still due: a row rescheduled meanwhile keeps the '' its update gave it.
+  // Only while next_run_at is what the page read: a row rescheduled meanwhile keeps the slot its
+  // update gave it (comparing with the tick would not do: an update's slot may be due already).
   const moves = planned.map((r) =>
     d
       .update(automations)
       .set({ nextRunAt: r.next })
-      .where(and(eq(automations.id, r.id), lte(automations.nextRunAt, nowIso))),
+      .where(and(eq(automations.id, r.id), eq(automations.nextRunAt, r.nextRunAt))),
   );
   const [first, ...rest] = [...claims, ...moves];
   const outcomes = await d.batch([first, ...rest]);
@@ -249,11 +298,11 @@ export function claimPageSize(env: Pick<Env, "AUTOMATION_CLAIM_PAGE">): number {
 export async function claimDueRuns(env: Env, now: number): Promise<{ claimed: number; continued: boolean }> {
   const started = Date.now();
   const work = await claimDuePage(env.DB, now, claimPageSize(env));
+  // The claimed runs first: a run whose message is lost here is sent again by a later tick
+  // (unsentRuns), but the sooner it goes the better.
+  await sendRuns(env, work.jobs);
   // On its own queue, so the next page is claimed at once rather than behind this page's turns.
   if (work.more) await (env.AUTOMATION_CLAIMS as Queue<ClaimContinuation>).send({ kind: "claim", scheduledTime: now });
-  const runs = env.AUTOMATION_QUEUE as Queue<AutomationJob>;
-  for (let i = 0; i < work.jobs.length; i += 100)
-    await runs.sendBatch(work.jobs.slice(i, i + 100).map((body) => ({ body })));
   console.log(
     JSON.stringify({
       event: "automation_claims",

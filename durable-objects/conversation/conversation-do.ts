@@ -153,6 +153,12 @@ export class ConversationDO extends DurableObject<Env> {
     };
   }
 
+  /** When messages were last added, and whether a turn runs now: what a channel's idle rotation measures (channel-do.ts). */
+  async activity(ref: ConversationRef): Promise<{ at: string | null; busy: boolean } | null> {
+    if (!(await this.record.load(ref))) return null;
+    return { at: this.store.activityAt(), busy: this.order.turnsInFlight > 0 };
+  }
+
   async patch(ref: ConversationRef, change: ConversationChange): Promise<PatchAnswer> {
     const loaded = await this.record.load(ref);
     if (!loaded) return { kind: "missing" };

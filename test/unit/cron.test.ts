@@ -21,11 +21,25 @@ describe("cron expressions", () => {
     expect(matches(s, at("2026-12-05T12:00:00Z"))).toBe(false);
   });
 
+  it("reads a day field starting with '*' as cron does: its values hold, and the other day field must match too", () => {
+    const s = parseCron("0 9 */2 * MON");
+    expect(matches(s, at("2026-12-07T09:00:00Z"))).toBe(true); // Monday the 7th
+    expect(matches(s, at("2026-12-03T09:00:00Z"))).toBe(false); // Thursday the 3rd
+    expect(matches(s, at("2026-12-14T09:00:00Z"))).toBe(false); // Monday the 14th
+    const everyOtherDay = parseCron("0 9 */2 * *");
+    expect(matches(everyOtherDay, at("2026-12-03T09:00:00Z"))).toBe(true);
+    expect(matches(everyOtherDay, at("2026-12-04T09:00:00Z"))).toBe(false);
+    expect(matches(parseCron("0 9 * * */2"), at("2026-12-08T09:00:00Z"))).toBe(true); // Tuesday (2)
+    expect(matches(parseCron("0 9 * * */2"), at("2026-12-07T09:00:00Z"))).toBe(false); // Monday (1)
+  });
+
   it("explains what is wrong with a bad expression", () => {
     expect(cronError("0 * * *")).toMatch(/5 fields/);
     expect(cronError("61 * * * *")).toMatch(/0-59/);
     expect(cronError("0 * * * FUNDAY")).toMatch(/FUNDAY/);
     expect(cronError("*/0 * * * *")).toMatch(/step/);
+    expect(cronError("*/2/30 * * * *")).toMatch(/more than one step/);
+    expect(cronError("1-5-59 * * * *")).toMatch(/more than two ends/);
     expect(cronError("0 9 * * 1")).toBeNull();
   });
 

@@ -65,8 +65,8 @@ describe("the cron tick's paging", () => {
     const ids = await automations(key, 7);
     const first = await tick(HOUR + 60_000);
     expect(first.result).toMatchObject({ claimed: 2, continued: true });
-    // The page read, two claims, two next slots, and the sweep of abandoned runs.
-    expect(first.automationStatements).toBe(6);
+    // The page read, two claims, two next slots, the sweep of abandoned runs and the read of unsent ones.
+    expect(first.automationStatements).toBe(7);
     const runs = await eventually(async () => {
       const r = await runsFor(ids, HOUR);
       return r.length === ids.length ? r : null;

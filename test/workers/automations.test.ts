@@ -5,7 +5,8 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import chat from "../../workers/chat/index";
 import { channelObjectName } from "../../durable-objects/channel-do";
-import { api, eventually, newTenant, transcript } from "./helpers";
+import { claimDuePage, claimDueRuns, unsentRuns, updateAutomation } from "../../services/automations";
+import { api, eventually, newTenant, send, transcript } from "./helpers";
 import type { Usage } from "../../core/types";
 
 async function tick(at: number) {
@@ -154,6 +155,84 @@ describe("the cron trigger", () => {
   });
 });
 
+describe("claims that go wrong", () => {
+  const slotsOf = async (id: string) =>
+    (
+      await env.DB.prepare(`SELECT slot FROM automation_runs WHERE automation_id = ? ORDER BY slot`)
+        .bind(id)
+        .all<{ slot: string }>()
+    ).results.map((r) => r.slot);
+  const tenantOf = async (id: string) =>
+    (await env.DB.prepare(`SELECT tenant_id AS t FROM automations WHERE id = ?`).bind(id).first<{ t: string }>())!.t;
+  const iso = (t: number) => new Date(t).toISOString();
+
+  it("sends a claimed run again when its queue message was lost, so it still runs once", async () => {
+    const slot = Date.parse("2034-02-02T10:00:00Z");
+    const key = await newTenant();
+    const id = await createAutomation(key, { channel: "lost" });
+    const down = { send: async () => {}, sendBatch: async () => Promise.reject(new Error("queue unavailable")) };
+    await expect(claimDueRuns({ ...env, AUTOMATION_QUEUE: down } as unknown as Env, slot + 60_000)).rejects.toThrow(
+      /queue unavailable/,
+    );
+    // The slot is claimed, so no later claim takes it; not yet sent again while it may still be on its way.
+    expect(await runsOf(id, key)).toMatchObject([{ status: "queued", attempts: 0 }]);
+    expect((await unsentRuns(env.DB, slot + 4 * 60_000)).map((j) => j.runId)).not.toContain(
+      (await runsOf(id, key))[0].id,
+    );
+    await tick(slot + 7 * 60_000);
+    const runs = (await eventually(async () => {
+      const r = await runsOf(id, key);
+      return settled(r) ? r : null;
+    }, 20_000))!;
+    expect(runs).toHaveLength(1);
+    expect(runs[0]).toMatchObject({ status: "succeeded", attempts: 1, slot: iso(slot) });
+  });
+
+  it("keeps a schedule changed while a tick claims the row, instead of the old schedule's next slot", async () => {
+    const at = Date.parse("2035-03-03T14:01:00Z");
+    const key = await newTenant();
+    const id = await createAutomation(key, { schedule: "0 0 1 1 *", channel: "race" });
+    const tenantId = await tenantOf(id);
+    // The change lands between the tick's page read and its batch.
+    const db = new Proxy(env.DB, {
+      get(target, prop) {
+        if (prop === "batch")
+          return async (statements: D1PreparedStatement[]) => {
+            await updateAutomation(env.DB, { tenantId, id, change: { schedule: "0 * * * *" } });
+            return target.batch(statements);
+          };
+        const value = Reflect.get(target, prop);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    await claimDuePage(db, at);
+    for (const h of [1, 2]) await claimDuePage(env.DB, at + h * 3600_000);
+    expect(await slotsOf(id)).toEqual([1, 2].map((h) => iso(at - 60_000 + h * 3600_000)));
+  });
+
+  it("runs a changed or resumed schedule from its next slot, not one that passed before the change", async () => {
+    const hour = Date.parse("2036-04-04T10:00:00Z");
+    const key = await newTenant();
+    const id = await createAutomation(key, { channel: "edit" });
+    await claimDuePage(env.DB, hour + 5 * 60_000);
+    expect(await slotsOf(id)).toEqual([iso(hour)]);
+    // The change moves the next run to the first :45 after it (by the real clock, not this test's hours).
+    expect((await api("PATCH", `/v1/automations/${id}`, { schedule: "45 * * * *" }, { key })).status).toBe(200);
+    const next = (await env.DB.prepare(`SELECT next_run_at AS n FROM automations WHERE id = ?`)
+      .bind(id)
+      .first<{ n: string }>())!.n;
+    expect(Date.parse(next) - Date.now()).toBeLessThanOrEqual(3600_000);
+    expect(new Date(next).getUTCMinutes()).toBe(45);
+    // Paused through a slot and resumed: that slot is not caught up either.
+    expect((await api("POST", `/v1/automations/${id}/pause`, undefined, { key })).status).toBe(200);
+    expect((await api("POST", `/v1/automations/${id}/resume`, undefined, { key })).status).toBe(200);
+    const resumed = (await env.DB.prepare(`SELECT next_run_at AS n FROM automations WHERE id = ?`)
+      .bind(id)
+      .first<{ n: string }>())!.n;
+    expect(Date.parse(resumed)).toBeGreaterThan(Date.now());
+  });
+});
+
 describe("channels", () => {
   it("keep their conversation while active and rotate after the idle time, keeping the old one", async () => {
     const key = await newTenant();
@@ -187,6 +266,22 @@ describe("channels", () => {
     );
     const view = (await api("GET", "/v1/channels/inbox", undefined, { key })).json;
     expect(view).toMatchObject({ conversationId: rotated.conversationId, rotations: 1, rotationSeconds: 60 });
+  });
+
+  it("count a reply, or a message added to the conversation, as activity: a follow-up after it stays", async () => {
+    const key = await newTenant();
+    const first = await api("POST", "/v1/channels/desk/messages", { content: "a long question" }, { key });
+    expect((await api("PATCH", "/v1/channels/desk", { rotationSeconds: 1 }, { key })).status).toBe(200);
+    // Longer than the rotation time since the channel carried a message, but the conversation was
+    // active since: a message added to it directly (as a reply that ended late would be).
+    await new Promise((r) => setTimeout(r, 1_500));
+    expect((await send(first.json.conversationId, "more on it", key)).status).toBe(200);
+    const follow = await api("POST", "/v1/channels/desk/messages", { content: "and one more thing" }, { key });
+    expect(follow.json.conversationId).toBe(first.json.conversationId);
+    // Idle by both clocks: the next message starts a new conversation.
+    await new Promise((r) => setTimeout(r, 1_500));
+    const later = await api("POST", "/v1/channels/desk/messages", { content: "a new day" }, { key });
+    expect(later.json.conversationId).not.toBe(first.json.conversationId);
   });
 
   it("resolves concurrent first messages to one conversation, and keeps tenants apart", async () => {

@@ -1,10 +1,11 @@
-// The cron trigger: every tick closes abandoned automation runs and claims a page of due
+// The cron trigger: every tick closes abandoned automation runs, sends again claimed runs never
+// started (their message may have been lost), and claims a page of due
 // automation slots (fanned out through the automation queue, which also carries the claim of any
 // further pages), sweeps expired websocket tickets, abandoned uploads and tenant-wide exports past
 // their retention, and rolls closed days of the corpus log into their single log objects.
 import { attachmentPrefix } from "../../r2-layout";
 import { deleteOpenUpload, staleUploads } from "../../services/attachments/store";
-import { claimDueRuns, closeAbandonedRuns } from "../../services/automations";
+import { claimDueRuns, closeAbandonedRuns, sendRuns, unsentRuns } from "../../services/automations";
 import { rollUpCorpusDays } from "../../services/corpus";
 import { sweepExpiredExports } from "../../services/transfer/export-job";
 import { sweepExpiredTickets } from "./ws-tickets";
@@ -17,20 +18,29 @@ export async function runScheduled(
   claimed: number;
   continued: boolean;
   closed: number;
+  resent: number;
   uploadsSwept: number;
   exportsSwept: number;
   corpusDaysRolled: number;
 }> {
   const now = controller.scheduledTime;
-  const [ticketsSwept, closed, runs, uploadsSwept, exportsSwept, corpusDaysRolled] = await Promise.all([
+  const [ticketsSwept, closed, resent, runs, uploadsSwept, exportsSwept, corpusDaysRolled] = await Promise.all([
     sweepExpiredTickets(env.DB, now),
     closeAbandonedRuns(env.DB, now),
+    resendUnsentRuns(env, now),
     claimDueRuns(env, now),
     sweepAbandonedUploads(env, now),
     sweepExpiredExports(env.DB, env.BUCKET, { now }),
     rollUpCorpusDays(env, now),
   ]);
-  return { ticketsSwept, closed, ...runs, uploadsSwept, exportsSwept, corpusDaysRolled };
+  return { ticketsSwept, closed, resent, ...runs, uploadsSwept, exportsSwept, corpusDaysRolled };
+}
+
+/** Claimed runs whose queue message may have been lost are sent again (services/automations.ts). */
+async function resendUnsentRuns(env: Env, now: number): Promise<number> {
+  const jobs = await unsentRuns(env.DB, now);
+  await sendRuns(env, jobs);
+  return jobs.length;
 }
 
 const SINGLE_UPLOAD_MS = 60 * 60_000;

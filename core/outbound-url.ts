@@ -28,6 +28,9 @@ export function checkOutboundUrl(raw: string, opts: { allowLoopback?: boolean } 
     .replace(/\.$/, "");
   const v6 = host.includes(":") ? parseIPv6(host) : null;
   if (host.includes(":") && !v6) return { ok: false, reason: "not a valid IPv6 address" };
+  // More dots than that ("localhost..", "10.0.0.1..") leave an empty label: no host name has one.
+  if (!v6 && (host.startsWith(".") || host.endsWith(".") || host.includes("..")))
+    return { ok: false, reason: `"${url.hostname}" has an empty label (two dots in a row)` };
   const loopback = isLoopback(host, v6);
   if (loopback && opts.allowLoopback) {
     if (url.protocol === "https:" || url.protocol === "http:") return { ok: true, url };

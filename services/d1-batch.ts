@@ -12,3 +12,10 @@ export function d1Statement(db: D1Database, query: BuiltQuery): D1PreparedStatem
   const { sql, params } = query.toSQL();
   return db.prepare(sql).bind(...params);
 }
+
+/** A write refused by a UNIQUE constraint. D1's error arrives wrapped (drizzle's query error, its cause, the driver's cause). */
+export function isUniqueViolation(err: unknown): boolean {
+  for (let e: unknown = err; e; e = e instanceof Error ? e.cause : undefined)
+    if (/UNIQUE constraint failed/i.test(e instanceof Error ? e.message : String(e))) return true;
+  return false;
+}

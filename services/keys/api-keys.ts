@@ -71,6 +71,35 @@ const activeKeysOf = (
       ),
     );
 
+/**
+ * The tenant's other active keys that last at least as long as `keyId`: a key that never expires
+ * is outlasted only by another that never expires. Revoking a key leaves the tenant one of these,
+ * or a short-lived key could revoke the lasting one (or it revoke itself) and the tenant be shut
+ * out when the short one ends. Read inside the revoking statement, so its own expiry is too.
+ */
+const outlastingKeysOf = (
+  db: D1Database,
+  { tenantId, nowIso, keyId }: { tenantId: string; nowIso: string; keyId: string },
+) =>
+  drizzle(db)
+    .select({ n: count() })
+    .from(apiKeys)
+    .where(
+      and(
+        eq(apiKeys.tenantId, tenantId),
+        ne(apiKeys.id, keyId),
+        isNull(apiKeys.revokedAt),
+        or(
+          isNull(apiKeys.expiresAt),
+          and(
+            gt(apiKeys.expiresAt, nowIso),
+            // NULL (the revoked key never expires) compares as unknown: only a lasting key outlasts it.
+            sql`${apiKeys.expiresAt} >= (SELECT expires_at FROM api_keys WHERE id = ${keyId})`,
+          ),
+        ),
+      ),
+    );
+
 export async function tenantExists(db: D1Database, tenantId: string): Promise<boolean> {
   if (!isTenantId(tenantId)) return false;
   return !!(await drizzle(db).select({ id: tenants.id }).from(tenants).where(eq(tenants.id, tenantId)).get());
@@ -178,7 +207,7 @@ export async function revokeKey(
 ): Promise<RevokeOutcome> {
   if (!isKeyId(keyId)) return "not_found";
   const nowIso = now.toISOString();
-  const keepsOne = allowLast ? undefined : gt(activeKeysOf(db, { tenantId, nowIso, exceptId: keyId }), 0);
+  const keepsOne = allowLast ? undefined : gt(outlastingKeysOf(db, { tenantId, nowIso, keyId }), 0);
   const revoked = await drizzle(db)
     .update(apiKeys)
     .set({ revokedAt: nowIso })

@@ -14,6 +14,7 @@ import { sha256Hex, sortableId } from "../../core/ids";
 import { keyRow, newSecret } from "./api-keys";
 import { type ActiveKey, readEdgeKey, revokeEdgeKey, writeEdgeKey } from "./edge-key-cache";
 import { IsolateKeyCache } from "./isolate-key-cache";
+import { isUniqueViolation } from "../d1-batch";
 
 export const AUTH_CACHE_MS = 60_000;
 
@@ -93,14 +94,20 @@ export async function createTenant(
   if (existing) return null;
   const tenant = { id: sortableId("ten"), name, createdAt: new Date().toISOString() };
   const apiKey = newSecret();
-  await db.batch([
-    db.insert(tenants).values(tenant),
-    db
-      .insert(apiKeys)
-      .values(
-        await keyRow(tenant.id, { secret: apiKey, name: "default", expiresAt: null, createdAt: tenant.createdAt }),
-      ),
-  ]);
+  try {
+    await db.batch([
+      db.insert(tenants).values(tenant),
+      db
+        .insert(apiKeys)
+        .values(
+          await keyRow(tenant.id, { secret: apiKey, name: "default", expiresAt: null, createdAt: tenant.createdAt }),
+        ),
+    ]);
+  } catch (err) {
+    // The same name created at once by another request: taken, as if the check above had seen it.
+    if (isUniqueViolation(err)) return null;
+    throw err;
+  }
   return { tenant, apiKey };
 }
 

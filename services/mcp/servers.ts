@@ -4,6 +4,7 @@ import { and, desc, eq, isNull, lt, or } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
 import { mcpServers } from "../../db/schema";
 import { sortableId } from "../../core/ids";
+import { isUniqueViolation } from "../d1-batch";
 
 export type McpServerRow = typeof mcpServers.$inferSelect;
 
@@ -24,11 +25,6 @@ export interface McpListing {
 }
 
 export class McpNameTaken extends Error {}
-
-const isUniqueViolation = (err: unknown) =>
-  /UNIQUE constraint failed/i.test(
-    String((err as Error)?.message ?? err) + String((err as { cause?: Error })?.cause?.message ?? ""),
-  );
 
 export async function createMcpServer(
   db: D1Database,

@@ -7,6 +7,7 @@ import { sortableId } from "../../core/ids";
 import type { TenantToolKind } from "../../core/tenant-tool-rules";
 import { tools } from "../../db/schema";
 import { open, seal } from "./secret-box";
+import { isUniqueViolation } from "../d1-batch";
 
 export type ToolRow = typeof tools.$inferSelect;
 type SecretEnv = { DB: D1Database; TOOL_SECRETS_KEY?: string };
@@ -55,13 +56,6 @@ export async function openHeaders(env: SecretEnv, row: ToolRow): Promise<Record<
   return JSON.parse(await open(env, headerOwner(row.tenantId, row.id), row.sealedHeaders)) as Record<string, string>;
 }
 
-/** D1's error arrives wrapped (drizzle's query error, its cause, the driver's cause). */
-const uniqueViolation = (err: unknown): boolean => {
-  for (let e: unknown = err; e; e = e instanceof Error ? e.cause : undefined)
-    if (/UNIQUE constraint failed/i.test(e instanceof Error ? e.message : String(e))) return true;
-  return false;
-};
-
 export async function createTool(
   env: SecretEnv,
   {
@@ -89,7 +83,7 @@ export async function createTool(
   try {
     await drizzle(env.DB).insert(tools).values(row);
   } catch (err) {
-    if (uniqueViolation(err)) throw new ToolNameTaken(fields.name);
+    if (isUniqueViolation(err)) throw new ToolNameTaken(fields.name);
     throw err;
   }
   return row;
@@ -145,7 +139,7 @@ export async function updateTool(
       .returning();
     return row ?? null;
   } catch (err) {
-    if (uniqueViolation(err)) throw new ToolNameTaken(change.name ?? "");
+    if (isUniqueViolation(err)) throw new ToolNameTaken(change.name ?? "");
     throw err;
   }
 }

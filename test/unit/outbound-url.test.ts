@@ -48,6 +48,13 @@ describe("checkOutboundUrl", () => {
       "https://[2002:a00:1::1]/", // 6to4 of 10.0.0.1
       "https://localhost./",
       "https://metadata.google.internal./",
+      // However many dots end it: an empty label names no public host.
+      "https://localhost../",
+      "https://metadata.google.internal../",
+      "https://10.0.0.1../",
+      "https://169.254.169.254../latest/meta-data",
+      "https://intranet../",
+      "https://example..com/",
       "https://[fd00::1]/",
       "https://[fe80::1]/",
       "https://224.0.0.1/",

@@ -138,6 +138,34 @@ describe("self-service keys", () => {
     expect((await api("DELETE", `/v1/keys/${next.key.id}`, undefined, { key: next.apiKey })).status).toBe(409);
   });
 
+  it("never leave the tenant only keys that end sooner than the one revoked", async () => {
+    const t = await tenant();
+    const lasting = (await api("GET", "/v1/keys", undefined, { key: t.key })).json.data[0];
+    const hour = new Date(Date.now() + 3600_000).toISOString();
+    const short = await createKey(t.key, { expiresAt: hour });
+    // A short-lived key may not revoke the one lasting key, nor that key revoke itself: the tenant
+    // would be shut out when the short one ends.
+    for (const caller of [short.apiKey, t.key]) {
+      const r = await api("DELETE", `/v1/keys/${lasting.id}`, undefined, { key: caller });
+      expect(r.status).toBe(409);
+      expect(r.json.error?.message).toMatch(/last active key \(no other active key lasts as long as it\)/);
+    }
+    // A key expiring later than the revoked one outlasts it; one that never expires outlasts any.
+    const longer = await createKey(t.key, { expiresAt: new Date(Date.now() + 7200_000).toISOString() });
+    expect((await api("DELETE", `/v1/keys/${short.key.id}`, undefined, { key: longer.apiKey })).status).toBe(200);
+    const second = await createKey(t.key, { name: "second lasting" });
+    expect((await api("DELETE", `/v1/keys/${lasting.id}`, undefined, { key: longer.apiKey })).status).toBe(200);
+    expect(await works(second.apiKey)).toBe(true);
+  });
+
+  it("give one tenant per name when the operator creates it twice at once: one 201, the rest 409", async () => {
+    const name = `race-${crypto.randomUUID()}`;
+    const answers = await Promise.all(
+      [0, 1, 2, 3].map(() => api("POST", "/v1/admin/tenants", { name }, { key: ADMIN })),
+    );
+    expect(answers.map((a) => a.status).sort()).toEqual([201, 409, 409, 409]);
+  });
+
   it("refuse bad input with a 400 naming the field, and writes nothing", async () => {
     const t = await tenant();
     const count = async () =>

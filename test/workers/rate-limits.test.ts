@@ -7,6 +7,7 @@ import { describe, expect, it } from "vitest";
 import { sha256Hex } from "../../core/ids";
 import type { RateLimiterDO } from "../../durable-objects/rate-limiter-do";
 import { app } from "../../workers/chat/app";
+import { clientAddress } from "../../workers/chat/auth-failures";
 import { spyD1 } from "./d1-spy";
 import { connectSocket, createConversation, inConversation, type Method, newTenant } from "./helpers";
 import type { ResponseOf } from "../route-types";
@@ -126,7 +127,8 @@ async function callFrom<P extends string>(
   };
 }
 
-const someAddress = () => `2001:db8::${crypto.randomUUID().slice(0, 4)}:${crypto.randomUUID().slice(0, 4)}`;
+/** An address in a /64 of its own (a client is counted by its /64). */
+const someAddress = () => `2001:db8:${crypto.randomUUID().slice(0, 4)}:${crypto.randomUUID().slice(0, 4)}::1`;
 const unknownKey = () => `ck_${crypto.randomUUID().replace(/-/g, "")}${"x".repeat(11)}`;
 
 describe("failed authentications per client address", () => {
@@ -168,6 +170,20 @@ describe("failed authentications per client address", () => {
     expect((await callFrom(a, limits, "/v1/conversations", usedFromA)).status).toBe(200);
     // "0" turns the limit off.
     expect((await callFrom(a, { AUTH_FAILURES_PER_MINUTE: "0" }, "/v1/conversations", unknownKey())).status).toBe(401);
+  });
+
+  it("count an IPv6 client by its /64, and an IPv4-mapped address as its IPv4", async () => {
+    const limits = { AUTH_FAILURES_PER_MINUTE: "3" };
+    const prefix = someAddress().replace(/::1$/, "");
+    const statuses: number[] = [];
+    for (let i = 1; i <= 5; i++)
+      statuses.push(
+        (await callFrom(`${prefix}:${i.toString(16)}::${i}`, limits, "/v1/conversations", unknownKey())).status,
+      );
+    expect(statuses).toEqual([401, 401, 401, 429, 429]);
+    expect(clientAddress("2001:DB8:1:2:aaaa::1")).toBe("2001:db8:1:2::/64");
+    expect(clientAddress("::ffff:203.0.113.9")).toBe("203.0.113.9");
+    expect(clientAddress(" 203.0.113.9 ")).toBe("203.0.113.9");
   });
 
   it("count wrong admin tokens as failures too", async () => {

@@ -1,5 +1,5 @@
 // Failed authentications, limited per client address (CF-Connecting-IP, which Cloudflare sets and
-// a client cannot). A key that is not active costs a D1 read (and a cache write) before it can be
+// a client cannot; an IPv6 client by its /64). A key that is not active costs a D1 read (and a cache write) before it can be
 // refused, so each failure takes a token from the address's bucket in a RateLimiterDO; past
 // AUTH_FAILURES_PER_MINUTE the answer is 429 rate_limited with Retry-After instead of 401.
 //
@@ -7,6 +7,7 @@
 // are answered from the caches only (keys in use there keep working) and any key or ticket that
 // would need D1 gets the 429 at once, with no D1 read and no RPC. A request without the header
 // (only off Cloudflare: the tests' direct calls) is never counted.
+import { parseIPv6 } from "../../core/outbound-url";
 import { authFailureRule, takeAuthFailure } from "../../durable-objects/rate-limiter-client";
 import { ApiError } from "./errors";
 
@@ -29,8 +30,23 @@ const tooMany = (perMinute: number, retryAfterSeconds: number) =>
     },
   );
 
-/** The client address of a request, or "" when Cloudflare did not give one. */
-export const clientAddress = (header: string | undefined): string => header?.trim() ?? "";
+/**
+ * The client a request is counted against, or "" when Cloudflare did not give an address. An IPv6
+ * client is its /64: one subscriber or host holds the whole prefix, so counting each of its 2^64
+ * addresses apart would give it an unlimited number of guesses. An IPv4-mapped address is its IPv4.
+ */
+export function clientAddress(header: string | undefined): string {
+  const address = header?.trim() ?? "";
+  if (!address.includes(":")) return address;
+  const groups = parseIPv6(address.toLowerCase());
+  if (!groups) return address;
+  if (groups.slice(0, 5).every((g) => g === 0) && groups[5] === 0xffff)
+    return [groups[6] >> 8, groups[6] & 0xff, groups[7] >> 8, groups[7] & 0xff].join(".");
+  return `${groups
+    .slice(0, 4)
+    .map((g) => g.toString(16))
+    .join(":")}::/64`;
+}
 
 /** Whether this isolate already knows the address is over its limit (and the limit is still on). */
 export function isBlocked(env: Env, address: string, now = Date.now()): boolean {

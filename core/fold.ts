@@ -72,6 +72,41 @@ export function foldSystemPrompt(maxChars: number): string {
   ].join("\n");
 }
 
+/**
+ * The folded messages' excerpts within `budget` chars, oldest first, and how many of them fit: a
+ * message past the budget is not shown, and a note says so (foldCut then keeps it out of the fold).
+ */
+export function foldExcerpts(folded: readonly StoredMessage[], budget: number): { lines: string[]; included: number } {
+  const perMessage = Math.max(200, Math.min(FOLD_EXCERPT_CHARS, Math.floor(budget / Math.max(1, folded.length))));
+  const lines: string[] = [];
+  let used = 0;
+  for (const m of folded) {
+    const kind = isToolResultCarrier(m) ? "tool results" : m.role;
+    const entry = `[seq ${m.seq} ${kind}]\n${excerpt(renderMessageText(m), perMessage)}`;
+    if (used + entry.length > budget) {
+      const included = lines.length;
+      lines.push(`[… ${folded.length - included} later messages omitted to keep this request bounded …]`);
+      return { lines, included };
+    }
+    lines.push(entry);
+    used += entry.length;
+  }
+  return { lines, included: folded.length };
+}
+
+/**
+ * Where a fold cuts when its request showed only the first `included` of the `mark` messages it was
+ * to fold: the last real user message at or before `included`, so the summary covers nothing its
+ * writer did not see (the rest stays in the tail for the next fold). `mark` itself when all were
+ * shown, or when no such message exists (a run of tool calls longer than the budget: folding
+ * them unseen beats never folding again).
+ */
+export function foldCut(region: readonly StoredMessage[], mark: number, included: number): number {
+  if (included >= mark) return mark;
+  for (let i = included; i > 0; i--) if (isRealUserMessage(region[i])) return i;
+  return mark;
+}
+
 /** The one model call of a fold: previous summary + capped excerpts of the folded messages. */
 export function buildFoldRequest(opts: {
   /** The model's catalog entry: the call takes the least thinking it allows, with room for it. */
@@ -82,20 +117,7 @@ export function buildFoldRequest(opts: {
   /** The excerpts' total, FOLD_PROMPT_BUDGET_CHARS unless the model's window needs less. */
   budgetChars?: number;
 }): ModelRequest {
-  const budget = opts.budgetChars ?? FOLD_PROMPT_BUDGET_CHARS;
-  const perMessage = Math.max(200, Math.min(FOLD_EXCERPT_CHARS, Math.floor(budget / Math.max(1, opts.folded.length))));
-  const lines: string[] = [];
-  let used = 0;
-  for (const m of opts.folded) {
-    const kind = isToolResultCarrier(m) ? "tool results" : m.role;
-    const entry = `[seq ${m.seq} ${kind}]\n${excerpt(renderMessageText(m), perMessage)}`;
-    if (used + entry.length > budget) {
-      lines.push(`[… ${opts.folded.length - lines.length} later messages omitted to keep this request bounded …]`);
-      break;
-    }
-    lines.push(entry);
-    used += entry.length;
-  }
+  const { lines } = foldExcerpts(opts.folded, opts.budgetChars ?? FOLD_PROMPT_BUDGET_CHARS);
   const previous = opts.previousSummary
     ? `<previous_summary>\n${opts.previousSummary}\n</previous_summary>`
     : "<previous_summary>(none: this is the first fold)</previous_summary>";

@@ -3,14 +3,14 @@
 import { turnByTurnFoldLength } from "../../core/fold";
 import { sortableId } from "../../core/ids";
 import type { FoldJob } from "../../core/jobs";
-import { isAgentSegment, type StoredMessage } from "../../core/types";
+import type { StoredMessage } from "../../core/types";
 import { logCorpusEvent } from "../../services/corpus";
 import type { ConversationHead } from "../../services/record/conversation-head";
 import type { IndexOutbox } from "./index-outbox";
 import type { ObjectScope } from "./object-scope";
 import type { ConversationRecord } from "./record";
 import type { ReplayCache } from "./replay-cache";
-import { supersededBy } from "./regenerate";
+import { masterMessages } from "./regenerate";
 
 /** How long a dispatched fold may run (queue retries included) before a later turn may dispatch again. */
 export const FOLD_LEASE_MS = 10 * 60_000;
@@ -79,9 +79,7 @@ export class FoldCoordinator {
     const { store } = this.scope;
     if (store.getLease()?.jobId !== jobId) return null;
     const through = head.summarizedThroughMessage ?? 0;
-    const region = store
-      .listAfter(through, Number.MAX_SAFE_INTEGER)
-      .filter((m) => !isAgentSegment(m) && !supersededBy(head, m.seq));
+    const region = masterMessages(store.listAfter(through, Number.MAX_SAFE_INTEGER), head);
     // One threshold of growth per fold, however the region arrived (an import brings it all at once).
     const length = turnByTurnFoldLength(region, head.settings.tailMessages, head.settings.foldThresholdChars);
     return {
@@ -114,6 +112,12 @@ export class FoldCoordinator {
       if (commit.boundarySeq - 1 <= (head.summarizedThroughMessage ?? 0))
         return reject("boundary would not move forward");
       if (commit.summary.length > head.settings.summaryMaxChars) return reject("summary over the size cap");
+      // tailMessages raised while the fold ran: the boundary must still leave the tail it now asks for.
+      if (
+        masterMessages(store.listAfter(commit.boundarySeq - 1, Number.MAX_SAFE_INTEGER), head).length <
+        head.settings.tailMessages
+      )
+        return reject("the boundary would keep fewer than tailMessages");
       const now = new Date().toISOString();
       const next: ConversationHead = {
         ...head,

@@ -2,7 +2,7 @@
 // prompt is saved again as the new turn's user message and the earlier exchange is marked
 // superseded in the head: its messages keep their bytes (R2, the index, search) and stay in the
 // transcript with a marker, but no later model request, /replay or fold sees them.
-import type { NewMessage, StoredMessage } from "../../core/types";
+import { isAgentSegment, type NewMessage, type StoredMessage } from "../../core/types";
 import type { ConversationHead, SupersededRange } from "../../services/record/conversation-head";
 
 /** The refusals a regenerate can get (all 409: the conversation's state, not the request, is wrong). */
@@ -29,6 +29,14 @@ export interface RegenerateTarget {
 export function supersededBy(head: Pick<ConversationHead, "superseded">, seq: number): string | null {
   for (const r of head.superseded ?? []) if (seq >= r.fromSeq && seq <= r.toSeq) return r.by;
   return null;
+}
+
+/** The messages of these that the master's replay and its folds see: no sub-agent's, none superseded. */
+export function masterMessages(
+  messages: readonly StoredMessage[],
+  head: Pick<ConversationHead, "superseded">,
+): StoredMessage[] {
+  return messages.filter((m) => !isAgentSegment(m) && !supersededBy(head, m.seq));
 }
 
 /** A message a person wrote: text or images, no tool results. */

@@ -17,7 +17,7 @@ import {
 } from "../../services/projects";
 import type { ConversationHead } from "../../services/record/conversation-head";
 import type { ObjectScope } from "./object-scope";
-import { supersededBy } from "./regenerate";
+import { masterMessages } from "./regenerate";
 import { TurnTools } from "./turn-tools";
 
 export interface ReplayView {
@@ -88,9 +88,10 @@ export class ReplayCache {
 
   /** The verbatim tail: every message after the fold boundary (none superseded), cached across turns. */
   replaySource(head: ConversationHead): StoredMessage[] {
-    this.history ??= this.scope.store
-      .listAfter(head.summarizedThroughMessage ?? 0, Number.MAX_SAFE_INTEGER)
-      .filter((m) => !isAgentSegment(m) && !supersededBy(head, m.seq));
+    this.history ??= masterMessages(
+      this.scope.store.listAfter(head.summarizedThroughMessage ?? 0, Number.MAX_SAFE_INTEGER),
+      head,
+    );
     return this.history;
   }
 

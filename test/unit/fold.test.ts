@@ -6,6 +6,8 @@ import {
   excerpt,
   fallbackFoldSummary,
   FOLD_PROMPT_BUDGET_CHARS,
+  foldCut,
+  foldExcerpts,
 } from "../../core/fold";
 import { buildModelRequest, summaryPreamble } from "../../core/replay";
 import { defaultSettings } from "../../core/settings";
@@ -70,6 +72,28 @@ describe("chooseFoldMark", () => {
   it("folds nothing when the region is no longer than the tail", () => {
     expect(chooseFoldMark(conversation("uauauaua"), 8)).toBeNull();
     expect(chooseFoldMark(conversation("uauauauau"), 8)).toBeNull(); // the only earlier prompt is index 0
+  });
+});
+
+describe("foldCut", () => {
+  it("ends the fold at the last prompt the request showed, or keeps the mark when all were shown or none can cut", () => {
+    const c = conversation("uauatruauaua");
+    expect(foldCut(c, 10, 10)).toBe(10);
+    expect(foldCut(c, 10, 12)).toBe(10);
+    // Shown 0..6: the last prompt at or before index 7 is index 6; shown 0..4, index 2.
+    expect(foldCut(c, 10, 7)).toBe(6);
+    expect(foldCut(c, 10, 6)).toBe(6);
+    expect(foldCut(c, 10, 5)).toBe(2);
+    // Only the first prompt shown: nowhere to cut before the mark but 0, which folds nothing.
+    expect(foldCut(conversation("uatrtrtrua"), 8, 1)).toBe(8);
+  });
+
+  it("counts what fits the budget with the request's own excerpts", () => {
+    const c = conversation("ua".repeat(50));
+    expect(foldExcerpts(c, FOLD_PROMPT_BUDGET_CHARS).included).toBe(100);
+    const { lines, included } = foldExcerpts(c, 500);
+    expect(included).toBeLessThan(100);
+    expect(lines.at(-1)).toBe(`[… ${100 - included} later messages omitted to keep this request bounded …]`);
   });
 });
 

@@ -200,6 +200,50 @@ describe("a fold", () => {
     ).toEqual(turnMessages(during2)[1].content.filter((b) => b.type !== "thinking"));
   });
 
+  it("folds only what its request showed: messages past the prompt's budget stay in the tail", async () => {
+    const id = await createConversation({ foldThresholdChars: 150_000, tailMessages: 2 });
+    let n = 0;
+    for (let call = 0; call < 4; call++) {
+      const messages = Array.from({ length: 200 }, (_, i) => ({
+        role: i % 2 ? "assistant" : "user",
+        text: `marker-${n++} ${"lorem ipsum dolor ".repeat(11)}`,
+      }));
+      expect((await api("POST", `/v1/conversations/${id}/import`, { messages })).status).toBe(201);
+    }
+    const { jobId } = (await lease(id))!;
+    const rec = recordingClient();
+    expect(await runFoldJob(jobFor(id, jobId), env as Env, { client: rec.client })).toEqual({
+      applied: true,
+      reason: "folded",
+    });
+    const prompt = blocksIn(rec.requests[0].messages[0] as WireMessage)
+      .map((b) => (b.type === "text" ? b.text : ""))
+      .join("\n");
+    expect(prompt).toMatch(/later messages omitted/);
+    const through = (await meta(id)).summarizedThroughMessage as number;
+    const unseen = Array.from({ length: through }, (_, i) => i + 1).filter((seq) => !prompt.includes(`[seq ${seq} `));
+    expect(unseen).toEqual([]);
+    // It still folded most of what it was given, and the next message after the cut is a prompt.
+    expect(through).toBeGreaterThan(600);
+    expect((await transcript(id))[through].role).toBe("user");
+  });
+
+  it("does not land a fold that would keep fewer than a tailMessages raised while it ran", async () => {
+    const id = await createConversation({ foldThresholdChars: 4000, tailMessages: 8 });
+    const { jobId } = await growUntilLease(id);
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const rec = recordingClient({ gate });
+    const folding = runFoldJob(jobFor(id, jobId), env as Env, { client: rec.client });
+    while (!rec.requests.length) await new Promise((r) => setTimeout(r, 10));
+    expect((await api("PATCH", `/v1/conversations/${id}`, { settings: { tailMessages: 40 } })).status).toBe(200);
+    release();
+    expect(await folding).toEqual({ applied: false, reason: "the boundary would keep fewer than tailMessages" });
+    const m = await meta(id);
+    expect(m.summarizedThroughMessage).toBeNull();
+    expect(await lease(id)).toBeNull();
+  });
+
   it("applies a job delivered three times exactly once", async () => {
     const id = await createConversation({ foldThresholdChars: 4000 });
     const { jobId } = await growUntilLease(id);

@@ -7,6 +7,8 @@ import {
   capSummary,
   chooseFoldMark,
   fallbackFoldSummary,
+  foldCut,
+  foldExcerpts,
   FOLD_PROMPT_BUDGET_CHARS,
   shrinkFoldBudget,
 } from "../../core/fold";
@@ -44,8 +46,7 @@ export async function runFoldJob(job: FoldJob, env: Env, deps: FoldDeps = {}): P
 
   const mark = chooseFoldMark(source.region, source.settings.tailMessages);
   if (mark === null) return stub.commitFold(ref, { jobId: job.jobId, kind: "nothing-to-fold" });
-  const boundary = source.region[mark];
-  const folded = source.region.slice(0, mark);
+  let folded = source.region.slice(0, mark);
   const { settings } = source;
   // No SDK retries: the queue owns retries, with backoff and a dead-letter queue at the end.
   // Without a configured model this throws before the fallback below can apply: a missing key is
@@ -58,12 +59,15 @@ export async function runFoldJob(job: FoldJob, env: Env, deps: FoldDeps = {}): P
   let summary: string;
   let usage = zeroUsage();
   try {
-    ({ summary, usage } = await summarize(client, {
+    let included: number;
+    ({ summary, usage, included } = await summarize(client, {
       model: model.entry,
       previousSummary: source.summary,
       folded,
       settings,
     }));
+    // Messages past the prompt's budget were not shown: the fold ends before them.
+    folded = source.region.slice(0, foldCut(source.region, mark, included));
   } catch (err) {
     // A region the model keeps failing on must not stop folding forever: after a few deliveries
     // (with the queue's backoff between them) the fold commits a deterministic summary instead.
@@ -78,8 +82,8 @@ export async function runFoldJob(job: FoldJob, env: Env, deps: FoldDeps = {}): P
     jobId: job.jobId,
     kind: "summary",
     summary,
-    boundaryMessageId: boundary.id,
-    boundarySeq: boundary.seq,
+    boundaryMessageId: source.region[folded.length].id,
+    boundarySeq: source.region[folded.length].seq,
   });
   // The call is paid for whether or not the commit applied: the ledger counts it, once per job.
   if (usage.input_tokens || usage.output_tokens)
@@ -107,7 +111,7 @@ async function summarize(
     folded: FoldSource["region"];
     settings: FoldSource["settings"];
   },
-): Promise<{ summary: string; usage: Usage }> {
+): Promise<{ summary: string; usage: Usage; included: number }> {
   const { model, previousSummary, folded, settings } = fold;
   const windowChars = Math.floor(
     (settings.contextWindowTokens - Math.max(256, Math.ceil(settings.summaryMaxChars / 2))) *
@@ -134,7 +138,11 @@ async function summarize(
         .join("")
         .trim();
       if (!text) throw new Error("the model returned an empty summary");
-      return { summary: capSummary(text, settings.summaryMaxChars), usage: priced(pickUsage(reply.usage), model) };
+      return {
+        summary: capSummary(text, settings.summaryMaxChars),
+        usage: priced(pickUsage(reply.usage), model),
+        included: foldExcerpts(folded, budgetChars).included,
+      };
     } catch (err) {
       const overflow =
         err instanceof Anthropic.APIError && err.status === 400 && /prompt is too long/i.test(err.message);

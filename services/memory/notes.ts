@@ -72,7 +72,17 @@ export async function createNote(
       createdAt: now,
       updatedAt: now,
     });
-  await (await cortexFor(env, tenantId)).index(tenantId, [noteDoc(tenantId, note)]);
+  try {
+    await (await cortexFor(env, tenantId)).index(tenantId, [noteDoc(tenantId, note)]);
+  } catch (err) {
+    // Not indexed, so not findable by search: the note is not kept half-written (the caller's 500
+    // says it was not saved), and a retry writes it whole.
+    await drizzle(env.DB)
+      .delete(memoryNotes)
+      .where(and(eq(memoryNotes.tenantId, tenantId), eq(memoryNotes.id, note.id)))
+      .catch(() => {});
+    throw err;
+  }
   return note;
 }
 
@@ -108,21 +118,38 @@ export async function updateNote(
   const current = await getNote(db, tenantId, id);
   if (!current) return null;
   const next: Note = { ...current, ...definedOnly(change), updatedAt: new Date().toISOString() };
-  await drizzle(db)
+  const updated = await drizzle(db)
     .update(memoryNotes)
     .set({ title: next.title, body: next.text, tags: JSON.stringify(next.tags), updatedAt: next.updatedAt })
-    .where(and(eq(memoryNotes.tenantId, tenantId), eq(memoryNotes.id, id)));
-  await (await cortexFor(env, tenantId)).index(tenantId, [noteDoc(tenantId, next)]);
+    .where(and(eq(memoryNotes.tenantId, tenantId), eq(memoryNotes.id, id)))
+    .returning({ id: memoryNotes.id });
+  // Deleted since it was read: gone, as the delete said.
+  if (!updated.length) return null;
+  const cortex = await cortexFor(env, tenantId);
+  await cortex.index(tenantId, [noteDoc(tenantId, next)]);
+  // A delete that landed while this indexed took its document out first: take this one out too.
+  if (!(await getNote(db, tenantId, id))) {
+    await cortex.deleteDoc(tenantId, "memory", id);
+    return null;
+  }
   return next;
 }
 
+/**
+ * The note's search document goes first, then its row, then the document again (an edit may have
+ * indexed it meanwhile). A delete cut short after the first step leaves the note whole and
+ * findable by id, so the client's retry finishes it; never a row gone with its text still found.
+ */
 export async function deleteNote(env: MemoryEnv, tenantId: string, id: string): Promise<boolean> {
+  if (!(await getNote(env.DB, tenantId, id))) return false;
+  const cortex = await cortexFor(env, tenantId);
+  await cortex.deleteDoc(tenantId, "memory", id);
   const res = await drizzle(env.DB)
     .delete(memoryNotes)
     .where(and(eq(memoryNotes.tenantId, tenantId), eq(memoryNotes.id, id)))
     .returning({ id: memoryNotes.id });
   if (!res.length) return false;
-  await (await cortexFor(env, tenantId)).deleteDoc(tenantId, "memory", id);
+  await cortex.deleteDoc(tenantId, "memory", id);
   return true;
 }
 

@@ -5,7 +5,8 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { memoryMapFor, utcDay } from "../../services/memory/memory-map";
 import { runFoldJob } from "../../workers/summarizer/fold";
-import { api, createConversation, eventually, newTenant, send, turnMessages } from "./helpers";
+import { createNote, deleteNote, updateNote } from "../../services/memory/notes";
+import { api, createConversation, eventually, newTenant, newTenantWithId, send, turnMessages } from "./helpers";
 import { ofType } from "../blocks";
 
 const toolResult = (r: { text: string }, i = 0) => ofType(turnMessages(r)[2].content[i], "tool_result");
@@ -54,6 +55,85 @@ describe("memory notes API", () => {
     const mine = await api("GET", "/v1/search?q=zircon-7731", undefined, { key: keyA });
     expect(mine.json.data[0]).toMatchObject({ kind: "memory", id: note.id });
     expect((await api("GET", `/v1/memory/${note.id}`, undefined, { key: keyA })).json.text).toContain("zircon");
+  });
+});
+
+describe("a note's search document", () => {
+  /** env whose DB runs `before` just ahead of its first UPDATE (a delete landing inside an edit). */
+  function pausingBeforeUpdate(before: () => Promise<unknown>): Env {
+    let fired = false;
+    const wrap = (stmt: D1PreparedStatement, update: boolean): D1PreparedStatement =>
+      new Proxy(stmt, {
+        get(target, prop) {
+          const v = Reflect.get(target, prop);
+          if (typeof v !== "function") return v;
+          if (prop === "bind") return (...a: unknown[]) => wrap(v.apply(target, a), update);
+          if (update && ["run", "all", "raw", "first"].includes(String(prop)))
+            return async (...a: unknown[]) => {
+              if (!fired) {
+                fired = true;
+                await before();
+              }
+              return v.apply(target, a);
+            };
+          return v.bind(target);
+        },
+      });
+    const db = new Proxy(env.DB, {
+      get(target, prop) {
+        const v = Reflect.get(target, prop);
+        if (prop === "prepare") return (sql: string) => wrap(v.call(target, sql), /^\s*update/i.test(sql));
+        return typeof v === "function" ? v.bind(target) : v;
+      },
+    });
+    return new Proxy(env as Env, { get: (t, p) => (p === "DB" ? db : Reflect.get(t, p)) });
+  }
+  /** env whose cortex shards all fail. */
+  const shardsDown = new Proxy(env as Env, {
+    get(target, prop) {
+      const v = Reflect.get(target, prop);
+      if (typeof prop === "string" && /^CORTEX_SHARD_\d+$/.test(prop))
+        return new Proxy(v as D1Database, {
+          get: (db, p) =>
+            p === "withSession" || p === "prepare" || p === "batch"
+              ? () => {
+                  throw new Error("D1_ERROR: shard unavailable");
+                }
+              : Reflect.get(db, p),
+        });
+      return v;
+    },
+  });
+  const found = async (key: string, word: string) =>
+    (await api("GET", `/v1/search?q=${word}`, undefined, { key })).json.data.map((h) => h.id);
+
+  it("goes with the note when a delete lands inside an edit, and the edit is a 404", async () => {
+    const { tenantId, key } = await newTenantWithId();
+    const id = (await api("POST", "/v1/memory", { text: "the zanzibarquux launch code is 4471" }, { key })).json.id;
+    await eventually(async () => (await found(key, "zanzibarquux")).includes(id));
+    const edited = await updateNote(
+      pausingBeforeUpdate(() => deleteNote(env as Env, tenantId, id)),
+      { tenantId, id, change: { text: "the zanzibarquux launch code is 9999" } },
+    );
+    expect(edited).toBeNull();
+    expect((await api("GET", `/v1/memory/${id}`, undefined, { key })).status).toBe(404);
+    expect(await found(key, "zanzibarquux")).not.toContain(id);
+  });
+
+  it("is gone before the note is: a delete cut short leaves the note for the retry, never its text alone", async () => {
+    const { tenantId, key } = await newTenantWithId();
+    const id = (await api("POST", "/v1/memory", { text: "the quixotrellis vault code is 5512" }, { key })).json.id;
+    await eventually(async () => (await found(key, "quixotrellis")).includes(id));
+    await expect(deleteNote(shardsDown, tenantId, id)).rejects.toThrow(/shard unavailable/);
+    expect((await api("GET", `/v1/memory/${id}`, undefined, { key })).status).toBe(200);
+    expect((await api("DELETE", `/v1/memory/${id}`, undefined, { key })).status).toBe(204);
+    expect(await found(key, "quixotrellis")).not.toContain(id);
+  });
+
+  it("is written with the note or neither is: a note whose indexing fails is not kept", async () => {
+    const { tenantId, key } = await newTenantWithId();
+    await expect(createNote(shardsDown, tenantId, { text: "never half saved" })).rejects.toThrow(/shard unavailable/);
+    expect((await api("GET", "/v1/memory", undefined, { key })).json.data).toEqual([]);
   });
 });
 

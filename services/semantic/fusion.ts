@@ -1,7 +1,7 @@
 // The cortex's fusion hook, implemented: one page of the reciprocal-rank fusion of the lexical
 // ranking (BM25, services/cortex) and the vector ranking of the same tenant's documents, the
 // search's filters (conversation, kinds, ref prefix) and whose words are sought applied to both.
-import { reciprocalRankFusion } from "../../core/rrf";
+import { reciprocalRankFusion, RRF_K } from "../../core/rrf";
 import { assistantWeight } from "../../core/speaker-weight";
 import type { CortexFusion, SearchHit, SearchOptions, ShardDatabase } from "../cortex/search-index";
 import { catchUp } from "./catch-up";
@@ -17,7 +17,11 @@ import type { SemanticPath } from "./types";
  * with a local sentence encoder; the deployed bge-m3 vectors are not measurable here.
  */
 export const FUSION_WEIGHTS: readonly [number, number] = [50, 1];
-/** How deep each ranking is read before fusing: past the page asked for, so fusion can reorder it. */
+/**
+ * How deep each ranking is read before fusing, whatever page is asked for: the fused head is the
+ * same on every page, and past it the lexical ranking goes on alone, so a paged walk is one
+ * ranking (no hit shown twice, none skipped).
+ */
 export const FUSION_DEPTH = 50;
 /** D1 binds at most 100 parameters per statement. */
 const IDS_PER_LOOKUP = 80;
@@ -27,23 +31,33 @@ export function semanticFusion(path: SemanticPath): CortexFusion {
   return {
     async page({ db, tenantId, q, opts, offset, lexical }) {
       await catchUp({ db, path, tenantId });
-      const depth = Math.max(FUSION_DEPTH, offset + opts.limit + 1);
       const [lex, sem] = await Promise.all([
-        lexical(depth),
-        semanticHits({ db, path, tenantId, q, opts, count: depth }),
+        lexical(FUSION_DEPTH),
+        semanticHits({ db, path, tenantId, q, opts, count: FUSION_DEPTH }),
       ]);
       const byKey = new Map<string, SearchHit>();
-      for (const h of [...sem, ...lex]) byKey.set(`${h.kind}:${h.id}`, h); // the lexical hit (highlighted snippet) wins
-      const fused = reciprocalRankFusion([lex.map((h) => `${h.kind}:${h.id}`), sem.map((h) => `${h.kind}:${h.id}`)], {
-        weights: [...FUSION_WEIGHTS],
-      });
+      for (const h of [...sem, ...lex]) byKey.set(keyOf(h), h); // the lexical hit (highlighted snippet) wins
+      const fused = reciprocalRankFusion([lex.map(keyOf), sem.map(keyOf)], { weights: [...FUSION_WEIGHTS] });
       // Lower is better, as with BM25 scores elsewhere in the cortex.
-      const ranked = fused.map((f) => ({ ...byKey.get(f.id)!, score: -f.score }));
-      const hits = ranked.slice(offset, offset + opts.limit);
-      return { hits, next: ranked.length > offset + opts.limit ? { offset: offset + opts.limit } : null };
+      let ranked = fused.map((f) => ({ ...byKey.get(f.id)!, score: -f.score }));
+      const end = offset + opts.limit;
+      if (end >= ranked.length && lex.length === FUSION_DEPTH) {
+        // Past the fused head: the lexical ranking on from its start, less what the head holds
+        // (enough of it: the head holds at most ranked.length of its hits).
+        const shown = new Set(fused.map((f) => f.id));
+        const worst = ranked.at(-1)?.score ?? 0;
+        const rest = (await lexical(end + 1))
+          .map((h, rank) => ({ ...h, score: Math.max(worst, -FUSION_WEIGHTS[0] / (RRF_K + rank + 1)) }))
+          .filter((h) => !shown.has(keyOf(h)));
+        ranked = [...ranked, ...rest];
+      }
+      const hits = ranked.slice(offset, end);
+      return { hits, next: ranked.length > end ? { offset: end } : null };
     },
   };
 }
+
+const keyOf = (h: Pick<SearchHit, "kind" | "id">) => `${h.kind}:${h.id}`;
 
 /** A vector search in one shard: the tenant's query, the search's filters, and how many hits. */
 interface VectorSearch {

@@ -1,4 +1,5 @@
-// The usage ledger in D1: a row per turn (each resumed part of a paused turn its own), per fold and
+// The usage ledger in D1: a row per turn (each resumed part of a paused turn its own, and each
+// model a refusal fallback brought in), per fold and
 // per automatic title call, written once by id (a retried write changes nothing), summed for
 // GET /v1/usage by UTC day range, per conversation and per model. A row holds counts and a cost, nothing of what was said: it stays
 // when its conversation is deleted, so the tenant's totals for a past month never change.
@@ -12,7 +13,10 @@ export type UsageKind = "turn" | "fold" | "title";
 
 export interface UsageEvent {
   tenantId: string;
-  /** The turn's part (`turnId` or `turnId:step`), the fold job or `title:<conversation>`: the row's identity. */
+  /**
+   * The row's identity: the turn's part (`turnId` or `turnId:step`, plus `:model` for the calls of a
+   * refusal fallback's model), the fold job or `title:<conversation>`.
+   */
   id: string;
   conversationId: string;
   kind: UsageKind;
@@ -76,7 +80,8 @@ const sums = {
   web_search_requests: sql<number>`coalesce(sum(${usageEvents.webSearchRequests}), 0)`,
   web_fetch_requests: sql<number>`coalesce(sum(${usageEvents.webFetchRequests}), 0)`,
   costMicro: sql<number>`coalesce(sum(${usageEvents.costMicroUsd}), 0)`,
-  turns: sql<number>`sum(case when ${usageEvents.kind} = 'turn' then 1 else 0 end)`,
+  // A turn's rows (its resumed parts `turnId:step`, a fallback model's `…:model`) share the turn id before the first ':'.
+  turns: sql<number>`count(distinct case when ${usageEvents.kind} = 'turn' then substr(${usageEvents.id}, 1, instr(${usageEvents.id} || ':', ':') - 1) end)`,
   folds: sql<number>`sum(case when ${usageEvents.kind} = 'fold' then 1 else 0 end)`,
   titles: sql<number>`sum(case when ${usageEvents.kind} = 'title' then 1 else 0 end)`,
   unpricedCalls: sql<number>`sum(case when ${usageEvents.costMicroUsd} is null then 1 else 0 end)`,

@@ -9,7 +9,8 @@ import { createModelClient } from "../../core/model-client";
 import { ModelNotConfiguredError } from "../../core/model-provider";
 import { DEFAULT_SETTINGS, settingsAfterModelChange } from "../../core/settings";
 import { resolveTurnModel } from "../../services/models/resolve";
-import { usageSince, zeroUsage, type ContentBlock, type NewMessage, type Usage } from "../../core/types";
+import { zeroUsage, type ContentBlock, type NewMessage, type Usage } from "../../core/types";
+import { UsageByModel } from "../../core/usage-by-model";
 import { knownThinking } from "../../core/thinking-guard";
 import type { BlockOrigin } from "../../core/compactor";
 import type { ClientToolSpec } from "../../core/client-tools";
@@ -396,16 +397,14 @@ export class TurnRunner {
         : settingsAfterModelChange(now, { patch: { model: prompt.model.id }, from: model.entry, to: prompt.model });
     };
     // The ledger gets the turn's usage through the outbox, once: after the answer, or, when the turn
-    // throws after its model calls, what they had spent by then.
+    // throws after its model calls, what they had spent by then; a row per model that spent.
     const before = resuming?.step.state.usage ?? zeroUsage();
     let spent = before;
-    const meter = (total: Usage) =>
-      this.parts.outbox.meter(`${turnId}${resuming ? `:${resuming.step.state.step}` : ""}`, {
-        tenantId: head.tenantId,
-        conversationId: head.id,
-        model: prompt.model.id,
-        usage: usageSince(total, before),
-      });
+    const byModel = new UsageByModel(before, `${turnId}${resuming ? `:${resuming.step.state.step}` : ""}`);
+    const meter = (total: Usage) => {
+      for (const { key, model, usage } of byModel.rows(total, prompt.model.id))
+        this.parts.outbox.meter(key, { tenantId: head.tenantId, conversationId: head.id, model, usage });
+    };
     let outcome: TurnOutcome;
     try {
       outcome = await loop(
@@ -429,6 +428,7 @@ export class TurnRunner {
           pauseForClient: true,
           onUsage: (total) => {
             spent = total;
+            byModel.add(total, prompt.model.id);
           },
           // Workflow mode: the sub-agent runs this same loop with its own safety net.
           delegate: (task, parent) =>

@@ -152,6 +152,25 @@ describe("a refusal", () => {
     expect(r.json.messages.at(-1)!.model).toBe("claude-opus-5-5");
     expect((await api("GET", `/v1/conversations/${id}`)).json.settings.model).toBe("claude-sonnet-5-5");
   });
+
+  it("is metered per model: the refused call under the first, the fallback's under the fallback, one turn", async () => {
+    const key = await newTenant();
+    const id = await createConversation({ refusalFallbackModel: "claude-opus-5-5" }, key);
+    const r = await send(id, "ask it\n@stop refusal frontier_llm model=claude-sonnet-5-5", key);
+    expect(r.json.refusal).toMatchObject({ fallbackModel: "claude-opus-5-5" });
+    const report = await eventually(async () => {
+      const u = (await api("GET", "/v1/usage", undefined, { key })).json;
+      return u.models?.length === 2 ? u : null;
+    });
+    const of = (model: string) => report.models.find((m) => m.model === model)!;
+    expect(of("claude-sonnet-5-5").output_tokens).toBeGreaterThan(0);
+    expect(of("claude-opus-5-5").output_tokens).toBeGreaterThan(0);
+    expect(of("claude-sonnet-5-5").output_tokens + of("claude-opus-5-5").output_tokens).toBe(
+      r.json.usage!.output_tokens,
+    );
+    expect(Math.abs(report.total.cost_usd - r.json.usage!.cost_usd!)).toBeLessThan(0.000001);
+    expect(report.total.turns).toBe(1);
+  });
 });
 
 describe("server tools", () => {

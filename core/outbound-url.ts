@@ -21,6 +21,8 @@ export function checkOutboundUrl(raw: string, opts: { allowLoopback?: boolean } 
   }
   if (url.username || url.password)
     return { ok: false, reason: "credentials in the URL are not allowed; use the auth header setting" };
+  // Port 0 is no port a server listens on.
+  if (url.port === "0") return { ok: false, reason: "port 0 is not a port a server can listen on" };
   // A trailing dot names the same host ("localhost." is localhost).
   const host = url.hostname
     .replace(/^\[|\]$/g, "")

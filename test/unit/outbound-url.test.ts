@@ -16,6 +16,14 @@ describe("checkOutboundUrl", () => {
       expect(ok(u), u).toBe(true);
   });
 
+  it("refuses port 0", () => {
+    expect(checkOutboundUrl("https://example.com:0/")).toEqual({
+      ok: false,
+      reason: "port 0 is not a port a server can listen on",
+    });
+    expect(checkOutboundUrl("https://example.com:8443/").ok).toBe(true);
+  });
+
   it("refuses plain http, other schemes and credentials in the URL", () => {
     expect(checkOutboundUrl("http://api.example.com/").ok).toBe(false);
     expect(checkOutboundUrl("ftp://api.example.com/").ok).toBe(false);

@@ -238,5 +238,10 @@ describe("usage and cost", () => {
     const early = await api("GET", "/v1/usage?to=0000-01-05", undefined, { key });
     expect(early.status).toBe(400);
     expect(early.json.error?.message).toBe("to: not a calendar day from 1970 on");
+    // Near it, the default range starts at 1970-01-01, not before.
+    expect((await api("GET", "/v1/usage?to=1970-01-05", undefined, { key })).json).toMatchObject({
+      from: "1970-01-01",
+      to: "1970-01-05",
+    });
   });
 });

@@ -57,7 +57,8 @@ usageRoutes.get(
   async (c) => {
     const q = c.req.valid("query");
     const to = q.to ?? utcDay();
-    const from = q.from ?? utcDay(Date.parse(`${to}T00:00:00Z`) - 29 * DAY_MS);
+    // The default range never reaches before 1970, as a given `from` may not.
+    const from = q.from ?? utcDay(Math.max(0, Date.parse(`${to}T00:00:00Z`) - 29 * DAY_MS));
     if (from > to) throw badRequest("from: must not be after to");
     if ((Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / DAY_MS >= MAX_DAYS)
       throw badRequest(`from: a range of at most ${MAX_DAYS} days`);

@@ -304,6 +304,36 @@ describe("a fold", () => {
     expect((await runFoldJob(jobFor(id, jobId), env as Env)).applied).toBe(true);
   });
 
+  it("meters a call that answered with an empty summary: paid for, though the delivery fails", async () => {
+    const id = await createConversation({ foldThresholdChars: 4000 });
+    const { jobId } = await growUntilLease(id);
+    const empty = new Anthropic({
+      apiKey: "offline",
+      baseURL: OFFLINE_BASE_URL,
+      maxRetries: 0,
+      fetch: async () =>
+        Response.json({
+          id: "msg_empty",
+          type: "message",
+          role: "assistant",
+          model: "claude-sonnet-5-5",
+          content: [{ type: "text", text: "  " }],
+          stop_reason: "end_turn",
+          stop_sequence: null,
+          usage: { input_tokens: 1200, output_tokens: 3, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
+        }),
+    });
+    await expect(runFoldJob(jobFor(id, jobId), env as Env, { client: empty, attempts: 2 })).rejects.toThrow(
+      /empty summary/,
+    );
+    const row = await env.DB.prepare(
+      `SELECT kind, input_tokens AS i, output_tokens AS o FROM usage_events WHERE id = ?`,
+    )
+      .bind(`fold:${jobId}:2`)
+      .first();
+    expect(row).toEqual({ kind: "fold", i: 1200, o: 3 });
+  });
+
   it("does not dispatch when the region has nowhere to cut, and a job that finds none releases its lease", async () => {
     const id = await createConversation({ foldThresholdChars: 1000 });
     const calls = Array.from({ length: 5 }, (_, i) => `@tool conversation_read {"from_seq":1,"to_seq":${i + 1}}`).join(

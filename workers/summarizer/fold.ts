@@ -69,6 +69,13 @@ export async function runFoldJob(job: FoldJob, env: Env, deps: FoldDeps = {}): P
     // Messages past the prompt's budget were not shown: the fold ends before them.
     folded = source.region.slice(0, foldCut(source.region, mark, included));
   } catch (err) {
+    // A call that answered but could not be used was still paid for: its own row, per delivery.
+    if (err instanceof SpentCallError)
+      await meterFold(env, job, {
+        id: `fold:${job.jobId}:${deps.attempts ?? 1}`,
+        model: model.entry.id,
+        usage: err.usage,
+      });
     // A region the model keeps failing on must not stop folding forever: after a few deliveries
     // (with the queue's backoff between them) the fold commits a deterministic summary instead.
     if ((deps.attempts ?? 1) < FOLD_FALLBACK_ATTEMPT) throw err;
@@ -86,17 +93,30 @@ export async function runFoldJob(job: FoldJob, env: Env, deps: FoldDeps = {}): P
     boundarySeq: source.region[folded.length].seq,
   });
   // The call is paid for whether or not the commit applied: the ledger counts it, once per job.
-  if (usage.input_tokens || usage.output_tokens)
-    await recordUsage(env.DB, {
-      tenantId: job.tenantId,
-      id: `fold:${job.jobId}`,
-      conversationId: job.conversationId,
-      kind: "fold",
-      day: utcDay(),
-      model: model.entry.id,
-      usage,
-    }).catch((err) => console.error(`fold ${job.jobId}: usage not recorded`, err));
+  await meterFold(env, job, { id: `fold:${job.jobId}`, model: model.entry.id, usage });
   return outcome;
+}
+
+/** A model call that answered, and was paid for, but whose answer could not be used. */
+class SpentCallError extends Error {
+  constructor(
+    message: string,
+    readonly usage: Usage,
+  ) {
+    super(message);
+  }
+}
+
+/** A fold call's row in the usage ledger (none when it spent nothing); never throws. */
+async function meterFold(env: Env, job: FoldJob, row: { id: string; model: string; usage: Usage }): Promise<void> {
+  if (!(row.usage.input_tokens || row.usage.output_tokens)) return;
+  await recordUsage(env.DB, {
+    tenantId: job.tenantId,
+    conversationId: job.conversationId,
+    kind: "fold",
+    day: utcDay(),
+    ...row,
+  }).catch((err) => console.error(`fold ${job.jobId}: usage not recorded`, err));
 }
 
 /**
@@ -137,7 +157,7 @@ async function summarize(
         .map((b) => (b.type === "text" ? b.text : ""))
         .join("")
         .trim();
-      if (!text) throw new Error("the model returned an empty summary");
+      if (!text) throw new SpentCallError("the model returned an empty summary", priced(pickUsage(reply.usage), model));
       return {
         summary: capSummary(text, settings.summaryMaxChars),
         usage: priced(pickUsage(reply.usage), model),

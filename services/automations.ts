@@ -20,6 +20,11 @@ export const SLOT_LOOKBACK_MINUTES = 60;
  * retries end well within it); it is closed as failed.
  */
 export const RUN_TIMEOUT_MS = 30 * 60_000;
+/**
+ * A tenant's automations, paused ones included. Each runs turns no key's rate limit counts, on
+ * the platform's cron: the cap bounds what one tenant can schedule.
+ */
+export const MAX_AUTOMATIONS = 200;
 /** Due automations one invocation claims: each costs two statements (the claim, the next slot). */
 export const CLAIM_PAGE = ENV_VARS.AUTOMATION_CLAIM_PAGE.default;
 /** next_run_at of a row that will never be due (a schedule with no next slot, or one that no longer parses). */
@@ -38,6 +43,7 @@ export interface ClaimContinuation {
   scheduledTime: number;
 }
 
+/** A new automation, or "limit" when the tenant has MAX_AUTOMATIONS already. */
 export async function createAutomation(
   db: D1Database,
   {
@@ -49,7 +55,7 @@ export async function createAutomation(
     input: { name: string; schedule: string; prompt: string; channel: string; paused?: boolean };
     locationHint?: string | null;
   },
-): Promise<Automation> {
+): Promise<Automation | "limit"> {
   const now = new Date().toISOString();
   const row: Automation = {
     id: sortableId("auto"),
@@ -64,8 +70,29 @@ export async function createAutomation(
     nextRunAt: "",
     locationHint,
   };
-  await drizzle(db).insert(automations).values(row);
-  return row;
+  // INSERT … SELECT under the cap, so concurrent creates cannot pass it together.
+  const inserted = await db
+    .prepare(
+      `INSERT INTO automations (id, tenant_id, name, schedule, prompt, channel, paused, created_at, updated_at, next_run_at, location_hint)
+       SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE (SELECT COUNT(*) FROM automations WHERE tenant_id = ?) < ?`,
+    )
+    .bind(
+      row.id,
+      row.tenantId,
+      row.name,
+      row.schedule,
+      row.prompt,
+      row.channel,
+      row.paused ? 1 : 0,
+      row.createdAt,
+      row.updatedAt,
+      row.nextRunAt,
+      row.locationHint,
+      tenantId,
+      MAX_AUTOMATIONS,
+    )
+    .run();
+  return inserted.meta.changes ? row : "limit";
 }
 
 export async function getAutomation(db: D1Database, tenantId: string, id: string): Promise<Automation | null> {

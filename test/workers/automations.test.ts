@@ -5,7 +5,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import chat from "../../workers/chat/index";
 import { channelObjectName } from "../../durable-objects/channel-do";
-import { claimDuePage, claimDueRuns, unsentRuns, updateAutomation } from "../../services/automations";
+import { claimDuePage, claimDueRuns, MAX_AUTOMATIONS, unsentRuns, updateAutomation } from "../../services/automations";
 import { api, eventually, newTenant, send, transcript } from "./helpers";
 import type { Usage } from "../../core/types";
 
@@ -74,6 +74,48 @@ describe("automations API", () => {
     }
     expect((await api("DELETE", `/v1/automations/${id}`, undefined, { key })).status).toBe(204);
     expect((await api("GET", `/v1/automations/${id}`, undefined, { key })).status).toBe(404);
+  });
+});
+
+describe("the automations cap", () => {
+  it("refuses a tenant's automation past MAX_AUTOMATIONS with a 409, paused ones counted, and frees a place on delete", async () => {
+    const key = await newTenant();
+    const first = await createAutomation(key, { paused: true });
+    const tenantId = (await env.DB.prepare(`SELECT tenant_id AS t FROM automations WHERE id = ?`)
+      .bind(first)
+      .first<{ t: string }>())!.t;
+    // All but one place taken (rows written directly: the cap is what is under test).
+    const fill = Array.from({ length: MAX_AUTOMATIONS - 2 }, (_, i) =>
+      env.DB.prepare(
+        `INSERT INTO automations (id, tenant_id, name, schedule, prompt, channel, paused, created_at, updated_at, next_run_at) VALUES (?, ?, 'f', '0 0 1 1 *', 'p', 'c', 1, 'x', 'x', '9999')`,
+      ).bind(`auto_fill${String(i).padStart(21, "0")}${tenantId.slice(-5)}`, tenantId),
+    );
+    await env.DB.batch(fill);
+    const last = await createAutomation(key, { paused: true });
+    const over = await api(
+      "POST",
+      "/v1/automations",
+      { name: "a", channel: "c", prompt: "p", schedule: "0 * * * *" },
+      { key },
+    );
+    expect(over.status).toBe(409);
+    expect(over.json.error).toEqual({
+      type: "conflict",
+      message: `the tenant has ${MAX_AUTOMATIONS} automations, the most it may have; delete one before creating another`,
+    });
+    // Another tenant is not held by it.
+    expect(
+      (
+        await api(
+          "POST",
+          "/v1/automations",
+          { name: "a", channel: "c", prompt: "p", schedule: "0 * * * *" },
+          { key: await newTenant() },
+        )
+      ).status,
+    ).toBe(201);
+    expect((await api("DELETE", `/v1/automations/${last}`, undefined, { key })).status).toBe(204);
+    await createAutomation(key, { paused: true });
   });
 });
 

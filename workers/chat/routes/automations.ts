@@ -11,10 +11,11 @@ import {
   getAutomation,
   listAutomations,
   listRuns,
+  MAX_AUTOMATIONS,
   updateAutomation,
   type AutomationRunRow,
 } from "../../../services/automations";
-import { notFound } from "../errors";
+import { ApiError, notFound } from "../errors";
 import { requestLocationHint } from "../location-hint";
 import type { AppEnv } from "../types";
 import { idCursor, listBody, pageOf } from "../paging";
@@ -78,18 +79,21 @@ automationRoutes.post(
   "/",
   doc({ summary: "Create an automation", responses: { 201: { description: "Created", schema: automation } } }),
   ...jsonBody(createBody),
-  async (c) =>
+  async (c) => {
     // The creator's region places the channel objects a run may have to create (it has no caller of its own).
-    c.json(
-      publicAutomation(
-        await createAutomation(c.env.DB, {
-          tenantId: c.get("tenantId"),
-          input: c.req.valid("json"),
-          locationHint: requestLocationHint(c.req.raw),
-        }),
-      ),
-      201,
-    ),
+    const created = await createAutomation(c.env.DB, {
+      tenantId: c.get("tenantId"),
+      input: c.req.valid("json"),
+      locationHint: requestLocationHint(c.req.raw),
+    });
+    if (created === "limit")
+      throw new ApiError(
+        409,
+        "conflict",
+        `the tenant has ${MAX_AUTOMATIONS} automations, the most it may have; delete one before creating another`,
+      );
+    return c.json(publicAutomation(created), 201);
+  },
 );
 
 automationRoutes.get(

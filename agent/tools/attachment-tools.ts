@@ -233,10 +233,11 @@ export const documentRead: ToolDefinition<{ attachment_id: string; offset?: numb
     if (error) return error;
     try {
       const start = offset ?? 0;
-      const doc = await docxFormat.read(found!.reader, { maxChars: start + DOC_PAGE_CHARS + 1 });
-      const page = doc.text.slice(start, start + DOC_PAGE_CHARS);
+      // The text from `start` only: one char past the page says whether there is more.
+      const doc = await docxFormat.read(found!.reader, { maxChars: start + DOC_PAGE_CHARS + 1, fromChar: start });
+      const page = doc.text.slice(0, DOC_PAGE_CHARS);
       const more =
-        doc.text.length > start + DOC_PAGE_CHARS
+        doc.text.length > DOC_PAGE_CHARS
           ? `; next: document_read {"attachment_id":"${attachment_id}","offset":${start + DOC_PAGE_CHARS}}`
           : "";
       return {

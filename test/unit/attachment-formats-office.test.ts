@@ -292,6 +292,26 @@ describe("docx", () => {
     expect(out.paragraphs).toBe(500);
   });
 
+  it("reads from a char offset: the same text as a whole read, without keeping what comes before", async () => {
+    const many = Array.from({ length: 500 }, (_, i) => `<w:p><w:r><w:t>paragraph ${i}</w:t></w:r></w:p>`).join("");
+    const whole = (await docxText(memoryRangeReader(docx(many)), { maxChars: 1_000_000 })).text;
+    for (const from of [0, 1, 11, 12, 13, 3000, whole.length - 5, whole.length, whole.length + 10]) {
+      const page = await docxText(memoryRangeReader(docx(many)), { fromChar: from, maxChars: from + 40 });
+      expect(page.text, `from ${from}`).toBe(whole.slice(from, from + 40));
+    }
+    // A page read stops at its cap: it does not go on counting the rest of a long document.
+    const long = Array.from({ length: 40_000 }, (_, i) => `<w:p><w:r><w:t>line ${i}</w:t></w:r></w:p>`).join("");
+    const deep = await docxText(memoryRangeReader(docx(long)), { fromChar: 100, maxChars: 140 });
+    expect(deep.text).toBe(
+      Array.from({ length: 40 }, (_, i) => `line ${i}`)
+        .join("\n")
+        .slice(100, 140),
+    );
+    expect(deep.truncated).toBe(true);
+    expect(deep.paragraphs).toBeLessThan(40_000);
+    expect((await docxText(memoryRangeReader(docx(long)), { maxChars: 140 })).paragraphs).toBe(40_000);
+  });
+
   it("caps one paragraph of many runs as it reads it, and counts what follows", async () => {
     const runs = `<w:r><w:t>${"a".repeat(1000)}</w:t></w:r>`.repeat(5000);
     const out = await docxText(memoryRangeReader(docx(`<w:p>${runs}</w:p><w:p><w:r><w:t>after</w:t></w:r></w:p>`)), {

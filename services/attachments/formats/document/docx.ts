@@ -46,9 +46,18 @@ async function documentEntry(reader: RangeReader): Promise<ZipEntry> {
   return entry;
 }
 
-/** Paragraphs as lines, <w:tab/> as a tab, <w:br/> as a newline; text capped at maxChars (default 100,000). */
-export async function docxText(reader: RangeReader, opts: { maxChars?: number } = {}): Promise<DocxText> {
+/**
+ * Paragraphs as lines, <w:tab/> as a tab, <w:br/> as a newline; text capped at maxChars (default
+ * 100,000). With `fromChar`, the text starts there: what comes before it is counted, not kept, so
+ * a page read deep into a document holds that page (and the paragraph it is in), not all before it;
+ * and the read stops at the cap instead of counting the rest's paragraphs.
+ */
+export async function docxText(
+  reader: RangeReader,
+  opts: { maxChars?: number; fromChar?: number } = {},
+): Promise<DocxText> {
   const maxChars = Math.max(0, opts.maxChars ?? 100_000);
+  const fromChar = Math.max(0, opts.fromChar ?? 0);
   const entry = await documentEntry(reader);
   const out: string[] = [];
   let outChars = 0;
@@ -68,17 +77,21 @@ export async function docxText(reader: RangeReader, opts: { maxChars?: number } 
   const add = (s: string) => {
     if (current !== null && !truncated && current.length <= maxChars - outChars) current += s;
   };
+  /** Keeps the part of `piece` (at outChars in the text) from fromChar on. */
+  const keep = (piece: string) => {
+    if (outChars + piece.length > fromChar) out.push(outChars >= fromChar ? piece : piece.slice(fromChar - outChars));
+  };
   const endParagraph = (text: string) => {
     paragraphs++;
     if (truncated) return;
-    const piece = (out.length ? "\n" : "") + text;
+    const piece = (paragraphs > 1 ? "\n" : "") + text;
     if (outChars + piece.length > maxChars) {
-      out.push(piece.slice(0, maxChars - outChars));
+      keep(piece.slice(0, maxChars - outChars));
       outChars = maxChars;
       truncated = true;
       return;
     }
-    out.push(piece);
+    keep(piece);
     outChars += piece.length;
   };
 
@@ -158,7 +171,7 @@ export async function docxText(reader: RangeReader, opts: { maxChars?: number } 
       }
       if (buf.length - pos > MAX_PENDING_CHARS)
         throw new AttachmentFormatError("bad_xml", "word/document.xml is not well-formed XML (an unterminated tag)");
-      if (truncated && seen >= COUNT_LIMIT_BYTES) {
+      if (truncated && (fromChar > 0 || seen >= COUNT_LIMIT_BYTES)) {
         countedToEnd = false;
         return false;
       }

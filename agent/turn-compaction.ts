@@ -186,13 +186,16 @@ export class TurnCompactor {
       body += entry;
     }
     let usage = zeroUsage();
+    // Nothing to summarize (an empty turn): no call, whose blank message the API would refuse.
+    const input = body || task;
     try {
+      if (!input.trim()) throw new Error("nothing to summarize");
       // The least thinking the model allows, with room for it: thinking counts against max_tokens.
       const reply = await this.client.messages.create({
         model: this.model.id,
         ...summarizationParams(this.model, SUMMARY_MAX_TOKENS),
         system: turnStateSystemPrompt(SUMMARY_MAX_CHARS),
-        messages: [{ role: "user", content: body || task }],
+        messages: [{ role: "user", content: input }],
       } as Anthropic.MessageCreateParamsNonStreaming);
       usage = addUsage(usage, priced(pickUsage(reply.usage), this.model));
       const state = reply.content

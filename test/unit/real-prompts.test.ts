@@ -33,8 +33,8 @@ const message = (seq: number, role: "user" | "assistant", text: string): StoredM
   content: [{ type: "text", text }],
 });
 
-/** What the compactor's state call sends, caught by a client that records it. */
-async function stateCallRequest(): Promise<Anthropic.MessageCreateParamsNonStreaming> {
+/** What the compactor's state call sends, caught by a client that records it (none for an empty turn). */
+async function stateCallRequests(turn: StoredMessage[]): Promise<Anthropic.MessageCreateParamsNonStreaming[]> {
   const sent: Anthropic.MessageCreateParamsNonStreaming[] = [];
   const client = {
     messages: {
@@ -59,12 +59,22 @@ async function stateCallRequest(): Promise<Anthropic.MessageCreateParamsNonStrea
     tools: [],
     messages: [{ role: "user", content: [{ type: "text", text: "Reconcile acct_1 and acct_2" }] }],
   };
-  await compactor.compact(request, [message(1, "user", "Reconcile acct_1 and acct_2")]);
+  await compactor.compact(request, turn);
+  return sent;
+}
+
+async function stateCallRequest(): Promise<Anthropic.MessageCreateParamsNonStreaming> {
+  const sent = await stateCallRequests([message(1, "user", "Reconcile acct_1 and acct_2")]);
   expect(sent).toHaveLength(1);
   return sent[0];
 }
 
 describe("prompts sent to the real model", () => {
+  it("no state call for a turn with nothing in it: its blank message would be refused", async () => {
+    expect(await stateCallRequests([])).toEqual([]);
+    expect(await stateCallRequests([message(1, "user", "   ")])).toHaveLength(1);
+  });
+
   it("the fold request carries no offline-model hooks, and the offline model still reads it as a summary with its cap", () => {
     const request = buildFoldRequest({
       model: SONNET,

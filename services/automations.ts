@@ -129,11 +129,14 @@ export async function updateAutomation(
 ): Promise<Automation | null> {
   // A new schedule, or a resumed automation, runs from its next slot after the change: a slot that
   // passed before it (or while paused) is not caught up. Only a new automation's first hour is.
+  // The same schedule again, or a resume of one not paused, leaves a due slot due.
   let nextRunAt: string | undefined;
   if (change.schedule !== undefined || change.paused === false) {
-    const schedule = change.schedule ?? (await getAutomation(db, tenantId, id))?.schedule;
-    if (schedule === undefined) return null;
-    nextRunAt = firstSlotAfter(schedule, Date.now());
+    const current = await getAutomation(db, tenantId, id);
+    if (!current) return null;
+    const schedule = change.schedule ?? current.schedule;
+    if (schedule !== current.schedule || (current.paused && change.paused === false))
+      nextRunAt = firstSlotAfter(schedule, Date.now());
   }
   const rows = await drizzle(db)
     .update(automations)

@@ -272,6 +272,15 @@ describe("claims that go wrong", () => {
       .bind(id)
       .first<{ n: string }>())!.n;
     expect(Date.parse(resumed)).toBeGreaterThan(Date.now());
+    // The same schedule again, or a resume of one not paused, leaves the next run where it was.
+    await env.DB.prepare(`UPDATE automations SET next_run_at = '' WHERE id = ?`).bind(id).run();
+    expect(
+      (await api("PATCH", `/v1/automations/${id}`, { schedule: "45 * * * *", paused: false }, { key })).status,
+    ).toBe(200);
+    expect(
+      (await env.DB.prepare(`SELECT next_run_at AS n FROM automations WHERE id = ?`).bind(id).first<{ n: string }>())!
+        .n,
+    ).toBe("");
   });
 });
 

@@ -143,7 +143,11 @@ export function keyRoutes(scope: KeyScope): Hono<AppEnv> {
       });
       if (outcome === "not_found") throw notFound("key");
       if (outcome === "last_key")
-        throw new ApiError(409, "conflict", "this is the tenant's last active key (no other active key lasts as long as it); create another before revoking it");
+        throw new ApiError(
+          409,
+          "conflict",
+          "this is the tenant's last active key (no other active key lasts as long as it); create another before revoking it",
+        );
       if (outcome.revokedHash) await forgetKey(outcome.revokedHash);
       return c.json({ key: outcome.key });
     },

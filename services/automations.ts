@@ -2,9 +2,9 @@
 // (automation, slot) pair once — the unique key of automation_runs — and fans the runs out
 // through a queue; the consumer runs each as a turn on its channel and records the outcome of
 // every attempt, the queue retrying failed ones and dead-lettering those that never succeed.
-import { and, desc, eq, gte, inArray, lt, lte, sql } from "drizzle-orm";
+import { and, count, desc, eq, gte, inArray, lt, lte, sql } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
-import { automationRuns, automations } from "../db/schema";
+import { automationRuns, automations, tenants } from "../db/schema";
 import { dueSlot, nextSlot, parseCron } from "../core/cron";
 import { envConfig, ENV_VARS } from "../core/env-config";
 import { sortableId } from "../core/ids";
@@ -70,28 +70,32 @@ export async function createAutomation(
     nextRunAt: "",
     locationHint,
   };
-  // INSERT … SELECT under the cap, so concurrent creates cannot pass it together.
-  const inserted = await db
-    .prepare(
-      `INSERT INTO automations (id, tenant_id, name, schedule, prompt, channel, paused, created_at, updated_at, next_run_at, location_hint)
-       SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE (SELECT COUNT(*) FROM automations WHERE tenant_id = ?) < ?`,
-    )
-    .bind(
-      row.id,
-      row.tenantId,
-      row.name,
-      row.schedule,
-      row.prompt,
-      row.channel,
-      row.paused ? 1 : 0,
-      row.createdAt,
-      row.updatedAt,
-      row.nextRunAt,
-      row.locationHint,
-      tenantId,
-      MAX_AUTOMATIONS,
-    )
-    .run();
+  // INSERT … SELECT from the tenant's own row, so the cap is checked in the inserting statement
+  // and concurrent creates cannot pass it together.
+  const d = drizzle(db);
+  const inserted = await d.insert(automations).select((qb) =>
+    qb
+      .select({
+        id: sql<string>`${row.id}`.as("id"),
+        tenantId: tenants.id,
+        name: sql<string>`${row.name}`.as("name"),
+        schedule: sql<string>`${row.schedule}`.as("schedule"),
+        prompt: sql<string>`${row.prompt}`.as("prompt"),
+        channel: sql<string>`${row.channel}`.as("channel"),
+        paused: sql<boolean>`${row.paused ? 1 : 0}`.as("paused"),
+        createdAt: sql<string>`${row.createdAt}`.as("created_at"),
+        updatedAt: sql<string>`${row.updatedAt}`.as("updated_at"),
+        nextRunAt: sql<string>`${row.nextRunAt}`.as("next_run_at"),
+        locationHint: sql<string | null>`${row.locationHint}`.as("location_hint"),
+      })
+      .from(tenants)
+      .where(
+        and(
+          eq(tenants.id, tenantId),
+          lt(d.select({ n: count() }).from(automations).where(eq(automations.tenantId, tenantId)), MAX_AUTOMATIONS),
+        ),
+      ),
+  );
   return inserted.meta.changes ? row : "limit";
 }
 

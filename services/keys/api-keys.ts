@@ -2,7 +2,8 @@
 // response; D1 keeps its SHA-256 digest and its last four characters (to tell keys apart).
 // Both limits that depend on the other keys (the active-key cap, keeping one key) are part of the
 // single write statement, so concurrent requests cannot step past them.
-import { and, count, desc, eq, gt, isNull, lt, ne, or, sql } from "drizzle-orm";
+import { and, count, desc, eq, gt, gte, isNull, lt, ne, or, sql } from "drizzle-orm";
+import { alias } from "drizzle-orm/sqlite-core";
 import { drizzle } from "drizzle-orm/d1";
 import { apiKeys, tenants } from "../../db/schema";
 import { isId, randomToken, sha256Hex, sortableId } from "../../core/ids";
@@ -77,6 +78,8 @@ const activeKeysOf = (
  * or a short-lived key could revoke the lasting one (or it revoke itself) and the tenant be shut
  * out when the short one ends. Read inside the revoking statement, so its own expiry is too.
  */
+/** The key being revoked, as its own table reference inside the statement that counts the others. */
+const revoked = alias(apiKeys, "revoked_key");
 const outlastingKeysOf = (
   db: D1Database,
   { tenantId, nowIso, keyId }: { tenantId: string; nowIso: string; keyId: string },
@@ -94,7 +97,10 @@ const outlastingKeysOf = (
           and(
             gt(apiKeys.expiresAt, nowIso),
             // NULL (the revoked key never expires) compares as unknown: only a lasting key outlasts it.
-            sql`${apiKeys.expiresAt} >= (SELECT expires_at FROM api_keys WHERE id = ${keyId})`,
+            gte(
+              apiKeys.expiresAt,
+              sql`(${drizzle(db).select({ e: revoked.expiresAt }).from(revoked).where(eq(revoked.id, keyId))})`,
+            ),
           ),
         ),
       ),

@@ -19,6 +19,7 @@ import {
   type CompactionReport,
 } from "../core/compactor";
 import { excerpt } from "../core/fold";
+import { sliceWhole } from "../core/text-cut";
 import { renderMessageText } from "../core/render";
 import type { ModelEntry } from "../core/models/catalog";
 import { summarizationParams } from "../core/model-params";
@@ -40,6 +41,18 @@ const SUMMARY_MAX_CHARS = 3_000;
 const SUMMARY_MAX_TOKENS = 1_536;
 const withoutCache = (ms: readonly WireMessage[]) =>
   JSON.stringify(ms, (k, v) => (k === "cache_control" ? undefined : v));
+/** The message with no block carrying cache_control; blocks without one are kept as they are. */
+function withoutBreakpoints(m: WireMessage): WireMessage {
+  if (typeof m.content === "string" || !m.content.some((b) => "cache_control" in b)) return m;
+  return {
+    ...m,
+    content: m.content.map((b) => {
+      if (!("cache_control" in b)) return b;
+      const { cache_control: _c, ...rest } = b as ContentBlock & { cache_control?: unknown };
+      return rest as ContentBlock;
+    }),
+  };
+}
 
 /**
  * Where each block of `messages` is stored, by identity: replayed requests carry the stored block
@@ -65,6 +78,8 @@ export interface CompactionOutcome {
 
 export class TurnCompactor {
   private override: { prefix: string; count: number; messages: WireMessage[] } | null = null;
+  /** The last request apply() was given, as built: what a compaction stands in for. */
+  private lastBuilt: ModelRequest | null = null;
   private calibration: { reportedTokens: number; estimateAtReport: number } | null = null;
 
   constructor(
@@ -89,6 +104,7 @@ export class TurnCompactor {
 
   apply(built: ModelRequest): ModelRequest {
     const request = this.bounded(built);
+    this.lastBuilt = request;
     const o = this.override;
     if (!o) return request;
     if (withoutCache(request.messages.slice(0, o.count)) !== o.prefix) {
@@ -157,7 +173,17 @@ export class TurnCompactor {
       if (blocks.some((b) => b.type === "tool_result")) blocks.push(nudge);
       else blocks.unshift(nudge);
     }
-    this.override = { prefix: withoutCache(request.messages), count: request.messages.length, messages };
+    // What it stands in for is the request as built, not one an earlier pass already rewrote: the
+    // next step's fresh build must match it, or this pass would be dropped at the next step. (A
+    // request of another length, one the thinking guard shortened, is its own reference.)
+    const built = this.lastBuilt?.messages.length === request.messages.length ? this.lastBuilt : request;
+    this.override = {
+      prefix: withoutCache(built.messages),
+      count: built.messages.length,
+      // Without this call's cache breakpoints (later requests place their own); every other block
+      // stays the object it is, so a later pass still finds where it is stored.
+      messages: messages.map(withoutBreakpoints),
+    };
     // The next calibration comes from the next call; the old one described the uncompacted request.
     this.calibration = null;
     return {
@@ -198,11 +224,14 @@ export class TurnCompactor {
         messages: [{ role: "user", content: input }],
       } as Anthropic.MessageCreateParamsNonStreaming);
       usage = addUsage(usage, priced(pickUsage(reply.usage), this.model));
-      const state = reply.content
-        .map((b) => (b.type === "text" ? b.text : ""))
-        .join("")
-        .trim()
-        .slice(0, SUMMARY_MAX_CHARS);
+      const state = sliceWhole(
+        reply.content
+          .map((b) => (b.type === "text" ? b.text : ""))
+          .join("")
+          .trim(),
+        0,
+        SUMMARY_MAX_CHARS,
+      );
       if (state) return { state: withRemainingIds(state, pending), summarized: "model", usage };
     } catch {
       // fall through to the deterministic state

@@ -8,6 +8,8 @@
 import type Anthropic from "@anthropic-ai/sdk";
 import type { BlockOrigin } from "../core/compactor";
 import { toWireMessages } from "../core/replay";
+import { fitRequestLimits } from "../core/request-limits";
+import { toolResultLocator } from "../core/request-placeholders";
 import { knownThinking } from "../core/thinking-guard";
 import { sortableId } from "../core/ids";
 import type { ModelEntry } from "../core/models/catalog";
@@ -76,15 +78,21 @@ export async function runSubAgent(
       model: deps.model,
       compactor: deps.compactor?.(() => blockOrigins(conversationId, thread)),
       knownThinking: () => knownThinking(thread),
-      buildRequest: () => ({
-        model: parent.request.model,
-        max_tokens: parent.request.max_tokens,
-        ...(parent.request.thinking ? { thinking: parent.request.thinking } : {}),
-        ...(parent.request.output_config ? { output_config: parent.request.output_config } : {}),
-        system: [{ type: "text", text: SUB_AGENT_SYSTEM }],
-        tools,
-        messages: toWireMessages(thread),
-      }),
+      // The API's count and size limits hold for its requests as for the master's (core/request-limits.ts).
+      buildRequest: () =>
+        fitRequestLimits(
+          {
+            model: parent.request.model,
+            max_tokens: parent.request.max_tokens,
+            ...(parent.request.thinking ? { thinking: parent.request.thinking } : {}),
+            ...(parent.request.output_config ? { output_config: parent.request.output_config } : {}),
+            system: [{ type: "text", text: SUB_AGENT_SYSTEM }],
+            tools,
+            messages: toWireMessages(thread),
+          },
+          deps.model.maxImages,
+          { conversationId, locate: toolResultLocator(thread) },
+        ).request,
       persist: async (messages) => {
         const stored = await deps.persist(messages.map((m) => ({ ...m, agent: segment })));
         thread.push(...stored);

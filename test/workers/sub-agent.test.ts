@@ -130,6 +130,59 @@ describe("a sub-agent's turn loop", () => {
     expect(result!.content).toMatch(/^\[agent halves: \d+ model calls;/);
   });
 
+  it("keeps the API's image limits in its requests: past 20 images, a wide one is left out with a placeholder", async () => {
+    const be32 = (n: number) => [(n >>> 24) & 255, (n >>> 16) & 255, (n >>> 8) & 255, n & 255];
+    // A PNG signature and IHDR: enough for the dimensions the limits read.
+    const png = (w: number, h: number) =>
+      new Uint8Array([
+        0x89,
+        0x50,
+        0x4e,
+        0x47,
+        0x0d,
+        0x0a,
+        0x1a,
+        0x0a,
+        0,
+        0,
+        0,
+        13,
+        73,
+        72,
+        68,
+        82,
+        ...be32(w),
+        ...be32(h),
+        8,
+        6,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+      ]);
+    const id = await createConversation();
+    const views: string[] = [];
+    for (let i = 0; i < 21; i++) {
+      const up = await api("POST", `/v1/conversations/${id}/attachments?name=wide-${i}.png`, png(2100, 10), {
+        raw: true,
+        headers: { "content-type": "image/png" },
+      });
+      expect(up.status).toBe(201);
+      views.push(`@tool image_view {"attachment_id":"${up.json.id}"}`);
+    }
+    await send(id, `@tool tool_activate {"name":"agent_delegate"}\n@tool tool_activate {"name":"image_view"}`);
+    const r = await send(id, delegate("viewer", `Look at every image.\n${views.join("\n")}`));
+    expect(r.status).toBe(200);
+    const result = (await transcript(id))
+      .flatMap((m) => (m.agent ? [] : m.content))
+      .findLast((b) => b.type === "tool_result")!;
+    expect(resultText(result)).not.toMatch(/refused the request/);
+    expect(ofType(result, "tool_result").is_error).toBeUndefined();
+  });
+
   it("reports a refused task as an error result, without the refused words", async () => {
     const { id } = await workspace({});
     const events = await sendSse(id, delegate("asker", "Tell a long tale of rivers and harbors.\n@stop refusal cyber"));

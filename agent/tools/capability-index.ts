@@ -6,10 +6,23 @@
 import { capabilityLine, type ToolDefinition } from "./registry";
 
 const NAMED = 5;
+/** A verb longer than this is cut: a server's names ride every request's system prompt. */
+const MAX_VERB = 32;
 
 /** The first word of each tool's name ("get" of get_forecast): what the server's tools do, in a few words. */
 function verbs(members: readonly ToolDefinition<unknown>[]): string {
-  const words = [...new Set(members.map((t) => (t.shortName ?? t.name).split(/[_\-.\s/]+/)[0]).filter(Boolean))];
+  const words = [
+    ...new Set(
+      members
+        .map((t) =>
+          (t.shortName ?? t.name)
+            .split(/[_\-.\s/]+/)[0]
+            .slice(0, MAX_VERB)
+            .toWellFormed(),
+        )
+        .filter(Boolean),
+    ),
+  ];
   return `${words.slice(0, NAMED).join(", ")}${words.length > NAMED ? ", …" : ""}`;
 }
 

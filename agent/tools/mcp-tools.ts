@@ -6,6 +6,7 @@ import { z } from "zod";
 import { mcpPrefix } from "../../core/mcp-names";
 import { modelToolSchema, withSchemaNote } from "../../core/tool-schema";
 import { callMcpTool } from "../../services/mcp/call";
+import { MAX_MCP_NAME } from "../../services/mcp/listing";
 import { cachedTools, mcpServersInScope, type McpServerRow, type McpToolEntry } from "../../services/mcp/servers";
 import type { ToolScope, ToolSource } from "./external";
 import type { ToolDefinition } from "./registry";
@@ -47,6 +48,11 @@ export const mcpToolSource: ToolSource = {
   kind: "mcp",
   async load(scope) {
     const servers = await mcpServersInScope(scope.env.DB, scope.tenantId, scope.projectId);
-    return servers.flatMap((s) => cachedTools(s).map((t) => mcpToolDefinition(scope, s, t)));
+    // A name no request could carry (a list cached before listing refused such names) is left out.
+    return servers.flatMap((s) =>
+      cachedTools(s)
+        .filter((t) => t.mcpName.length <= MAX_MCP_NAME && t.mcpName.isWellFormed())
+        .map((t) => mcpToolDefinition(scope, s, t)),
+    );
   },
 };

@@ -6,6 +6,7 @@
 import { MCP_MAX_RESULT_TEXT_BYTES } from "../../core/tenant-tool-rules";
 import { message, connectMcp, McpTimeout, OutboundRefused } from "./connect";
 import { endpointOf, listWith } from "./listing";
+import { scrub } from "../tools/http-call";
 import { mcpResultOutput, type McpResultOutput } from "./results";
 import { getMcpServer, saveMcpListing } from "./servers";
 
@@ -22,40 +23,40 @@ export async function callMcpTool(
   if (!row) return { content: "this MCP server is no longer registered", isError: true };
   let listChanged = false;
   let conn: Awaited<ReturnType<typeof connectMcp>>;
+  // The server's auth header never reaches the transcript, even when the server echoes it back.
+  let secret: Record<string, string> = {};
+  const withheld = (out: McpResultOutput & { listChanged?: boolean }) => withheldFrom(out, secret);
   try {
-    conn = await connectMcp(env, await endpointOf(env, row), {
+    const endpoint = await endpointOf(env, row);
+    if (endpoint.auth) secret = { [endpoint.auth.name]: endpoint.auth.value };
+    conn = await connectMcp(env, endpoint, {
       timeoutMs: row.timeoutMs,
       onToolsChanged: () => (listChanged = true),
     });
   } catch (err) {
-    return { content: `could not reach MCP server "${row.name}": ${message(err)}`, isError: true };
+    return withheld({ content: `could not reach MCP server "${row.name}": ${message(err)}`, isError: true });
   }
   try {
     const result = await conn.guard(
       conn.client.callTool({ name: mcpName, arguments: args }, undefined, { timeout: row.timeoutMs }),
     );
     if (listChanged) {
-      const { tools, truncated } = await listWith(conn, row.name, row.timeoutMs);
+      const { tools, note } = await listWith(conn, row.name, row.timeoutMs);
       await saveMcpListing(env.DB, {
         tenantId,
         id: row.id,
-        listing: {
-          transport: conn.transport,
-          tools,
-          listedAt: new Date().toISOString(),
-          error: truncated ? "tool list truncated" : null,
-        },
+        listing: { transport: conn.transport, tools, listedAt: new Date().toISOString(), error: note },
       });
     }
     const output = mcpResultOutput(result);
     const textBytes = new TextEncoder().encode(output.content).byteLength;
     if (textBytes > MCP_MAX_RESULT_TEXT_BYTES)
-      return {
+      return withheld({
         content: `MCP tool ${mcpName} on "${row.name}" returned ${textBytes} bytes of text, more than the ${MCP_MAX_RESULT_TEXT_BYTES} one MCP tool result may hold; none of it is kept`,
         isError: true,
         ...(listChanged ? { listChanged } : {}),
-      };
-    return { ...output, ...(listChanged ? { listChanged } : {}) };
+      });
+    return withheld({ ...output, ...(listChanged ? { listChanged } : {}) });
   } catch (err) {
     const why =
       err instanceof McpTimeout || /timed? ?out/i.test(message(err))
@@ -63,8 +64,20 @@ export async function callMcpTool(
         : err instanceof OutboundRefused
           ? message(err)
           : message(err);
-    return { content: `MCP tool ${mcpName} on "${row.name}" failed: ${why}`, isError: true };
+    return withheld({ content: `MCP tool ${mcpName} on "${row.name}" failed: ${why}`, isError: true });
   } finally {
     await conn.close();
   }
+}
+
+/** The output with every occurrence of the secret header's value (or its words) withheld, in its text and text blocks. */
+function withheldFrom<T extends McpResultOutput>(out: T, secret: Record<string, string>): T {
+  if (!Object.keys(secret).length) return out;
+  return {
+    ...out,
+    content: scrub(out.content, secret),
+    ...(out.blocks
+      ? { blocks: out.blocks.map((b) => (b.type === "text" ? { ...b, text: scrub(b.text, secret) } : b)) }
+      : {}),
+  };
 }

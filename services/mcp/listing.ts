@@ -2,6 +2,7 @@
 // a tools/list_changed heard during a call). Names are mapped once here (core/mcp-names.ts) and
 // the mapping is stored with each tool, so a call always reaches the tool it was listed as.
 import { mcpToolName } from "../../core/mcp-names";
+import { scrub } from "../tools/http-call";
 import { open } from "../tools/secret-box";
 import { connectMcp, message, withTimeout, type McpConnection, type McpEndpoint } from "./connect";
 import { saveMcpListing, type McpListing, type McpServerRow, type McpToolEntry } from "./servers";
@@ -9,6 +10,10 @@ import { saveMcpListing, type McpListing, type McpServerRow, type McpToolEntry }
 /** A server may offer many tools; past this the rest are left out (and the error says so). */
 export const MAX_TOOLS_PER_SERVER = 500;
 const MAX_DESCRIPTION = 1_000;
+/** Pages of a tool list read at most (with MAX_TOOLS_PER_SERVER, a bound on a listing's work). */
+export const MAX_LIST_PAGES = 50;
+/** The longest MCP tool name kept: what the MCP spec recommends as a tool name's limit. */
+export const MAX_MCP_NAME = 128;
 
 export const authOwner = (row: Pick<McpServerRow, "tenantId" | "id">) => `${row.tenantId}:${row.id}:mcp-auth`;
 
@@ -21,56 +26,88 @@ export async function endpointOf(env: Env, row: McpServerRow): Promise<McpEndpoi
   };
 }
 
+/**
+ * The server's tools, page by page, all within one `timeoutMs`. A page cursor seen before ends
+ * the list (a server repeating it would be listed for ever), as do MAX_LIST_PAGES pages and
+ * MAX_TOOLS_PER_SERVER tools. A tool whose name no request could carry (over MAX_MCP_NAME
+ * characters, or not well-formed Unicode: every later request would fail) is left out, and a
+ * description is cut and made well-formed. `note` says what was left out, or is null.
+ */
 export async function listWith(
   conn: McpConnection,
   server: string,
   timeoutMs: number,
-): Promise<{ tools: McpToolEntry[]; truncated: boolean }> {
+): Promise<{ tools: McpToolEntry[]; note: string | null }> {
   const tools: McpToolEntry[] = [];
   const seen = new Set<string>();
+  const cursors = new Set<string>();
+  const deadline = Date.now() + timeoutMs;
+  let badNames = 0;
   let cursor: string | undefined;
-  do {
+  let cut: string | null = null;
+  for (let pages = 0; ; pages++) {
+    if (pages >= MAX_LIST_PAGES) {
+      cut = `only the first ${MAX_LIST_PAGES} pages of tools are listed`;
+      break;
+    }
+    const left = Math.max(1, deadline - Date.now());
     const page = await withTimeout(
-      conn.guard(conn.client.listTools(cursor ? { cursor } : {}, { timeout: timeoutMs })),
-      timeoutMs,
+      conn.guard(conn.client.listTools(cursor ? { cursor } : {}, { timeout: left })),
+      left,
       "listing tools",
     );
     for (const t of page.tools) {
+      if (t.name.length > MAX_MCP_NAME || !t.name.isWellFormed()) {
+        badNames++;
+        continue;
+      }
       const name = await mcpToolName(server, t.name);
       if (seen.has(name)) continue;
       seen.add(name);
       tools.push({
         name,
         mcpName: t.name,
-        description: (t.description ?? t.title ?? t.name).slice(0, MAX_DESCRIPTION),
+        description: (t.description ?? t.title ?? t.name).slice(0, MAX_DESCRIPTION).toWellFormed(),
         inputSchema: t.inputSchema as Record<string, unknown>,
       });
-      if (tools.length >= MAX_TOOLS_PER_SERVER) return { tools, truncated: true };
+      if (tools.length >= MAX_TOOLS_PER_SERVER) {
+        cut = `only the first ${MAX_TOOLS_PER_SERVER} tools are listed`;
+        break;
+      }
     }
+    if (cut) break;
     cursor = page.nextCursor;
-  } while (cursor);
-  return { tools, truncated: false };
+    if (!cursor) break;
+    if (cursors.has(cursor)) {
+      cut = "the server repeated a page of its tool list; the list stops there";
+      break;
+    }
+    cursors.add(cursor);
+  }
+  const skipped = badNames
+    ? `${badNames} tool${badNames === 1 ? "" : "s"} left out: a name longer than ${MAX_MCP_NAME} characters or not valid Unicode`
+    : null;
+  return { tools, note: [cut, skipped].filter(Boolean).join("; ") || null };
 }
 
 /** Connects, lists and stores the result (or the error, keeping the last good list). */
 export async function refreshListing(env: Env, row: McpServerRow): Promise<McpServerRow> {
   const listedAt = new Date().toISOString();
   let listing: McpListing;
+  let secret: Record<string, string> = {};
   try {
-    const conn = await connectMcp(env, await endpointOf(env, row), { timeoutMs: row.timeoutMs });
+    const endpoint = await endpointOf(env, row);
+    if (endpoint.auth) secret = { [endpoint.auth.name]: endpoint.auth.value };
+    const conn = await connectMcp(env, endpoint, { timeoutMs: row.timeoutMs });
     try {
-      const { tools, truncated } = await listWith(conn, row.name, row.timeoutMs);
-      listing = {
-        transport: conn.transport,
-        tools,
-        listedAt,
-        error: truncated ? `only the first ${MAX_TOOLS_PER_SERVER} tools are listed` : null,
-      };
+      const { tools, note } = await listWith(conn, row.name, row.timeoutMs);
+      listing = { transport: conn.transport, tools, listedAt, error: note };
     } finally {
       await conn.close();
     }
   } catch (err) {
-    listing = { transport: null, tools: [], listedAt, error: message(err) };
+    // The error is shown to any key of the tenant: never with the server's auth header in it.
+    listing = { transport: null, tools: [], listedAt, error: scrub(message(err), secret) };
   }
   return (await saveMcpListing(env.DB, { tenantId: row.tenantId, id: row.id, listing })) ?? row;
 }

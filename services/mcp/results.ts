@@ -59,10 +59,13 @@ export function mcpResultOutput(result: {
   toolResult?: unknown;
 }): McpResultOutput {
   const items = Array.isArray(result.content) ? (result.content as McpContent[]) : [];
-  const blocks = items.map(toBlock);
+  // JSON can carry a lone surrogate ("\ud800"); the API refuses a request holding one, on every
+  // later turn that replays it, so each text is made well-formed (U+FFFD in its place).
+  const blocks = items.map(toBlock).map((b) => (b.type === "text" ? { ...b, text: b.text.toWellFormed() } : b));
   // structuredContent without content, or the 2024-10-07 protocol's toolResult: JSON text.
   const structured = result.structuredContent ?? result.toolResult;
-  if (!blocks.length && structured !== undefined) blocks.push({ type: "text", text: JSON.stringify(structured) });
+  if (!blocks.length && structured !== undefined)
+    blocks.push({ type: "text", text: JSON.stringify(structured).toWellFormed() });
   const content =
     blocks
       .filter((b): b is TextBlock => b.type === "text")

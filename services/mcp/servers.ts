@@ -4,6 +4,7 @@ import { and, desc, eq, isNull, lt, or } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
 import { mcpServers } from "../../db/schema";
 import { sortableId } from "../../core/ids";
+import { mcpToolName } from "../../core/mcp-names";
 import { isUniqueViolation } from "../d1-batch";
 
 export type McpServerRow = typeof mcpServers.$inferSelect;
@@ -122,7 +123,7 @@ export async function saveMcpListing(
   // take its tools away; the error says why the list may be stale.
   const failed = listing.error !== null && listing.transport === null;
   const set = failed
-    ? { toolsListedAt: listing.listedAt, toolsError: listing.error }
+    ? { toolsListedAt: listing.listedAt, toolsError: listing.error, ...(await keptUnderCurrentName(db, tenantId, id)) }
     : {
         transport: listing.transport,
         tools: JSON.stringify(listing.tools),
@@ -135,6 +136,18 @@ export async function saveMcpListing(
     .where(and(eq(mcpServers.tenantId, tenantId), eq(mcpServers.id, id)))
     .returning();
   return rows[0] ?? null;
+}
+
+/**
+ * The last good list, its tools named after the server's current name: a server renamed while it
+ * is down keeps its tools under the new name, never the old one (which another server may take).
+ */
+async function keptUnderCurrentName(db: D1Database, tenantId: string, id: string): Promise<{ tools?: string }> {
+  const row = await getMcpServer(db, tenantId, id);
+  if (!row) return {};
+  const kept = cachedTools(row);
+  const renamed = await Promise.all(kept.map(async (t) => ({ ...t, name: await mcpToolName(row.name, t.mcpName) })));
+  return renamed.some((t, i) => t.name !== kept[i].name) ? { tools: JSON.stringify(renamed) } : {};
 }
 
 export async function deleteMcpServer(db: D1Database, tenantId: string, id: string): Promise<boolean> {

@@ -176,7 +176,7 @@ async function readCapped(res: Response, cap: number): Promise<{ ok: true; text:
  * An endpoint that echoes its request would put the tool's secret header values into the
  * transcript; they are replaced wherever they appear (values this short could match by chance).
  */
-function scrub(text: string, headers: Record<string, string>): string {
+export function scrub(text: string, headers: Record<string, string>): string {
   // The whole value first, then its words ("Bearer <token>": the token alone), longest first.
   const secrets = Object.entries(headers)
     .flatMap(([name, value]) =>

@@ -248,6 +248,31 @@ describe("MCP tools in a turn", () => {
     expect(text(run[1])).toBe("sprout ran");
   });
 
+  it("names a server's kept tools after its new name when it is renamed while down, so they shadow no other server's", async () => {
+    const key = await newTenant();
+    const first = await api("POST", "/v1/mcp-servers", { name: "zeta", url: fixture() }, { key });
+    expect(first.status).toBe(201);
+    // Renamed and moved to an address that answers nothing: the listing fails, the last good list stays.
+    const renamed = await api(
+      "PATCH",
+      `/v1/mcp-servers/${first.json.id}`,
+      { name: "alpha", url: "http://127.0.0.1:9/mcp", timeoutMs: 1000 },
+      { key },
+    );
+    expect(renamed.json.toolsError).toBeTruthy();
+    expect(renamed.json.tools.length).toBeGreaterThan(0);
+    expect(renamed.json.tools.every((t: { name: string }) => t.name.startsWith("mcp__alpha__"))).toBe(true);
+    // A new server takes the old name: its own tools answer under it.
+    expect((await api("POST", "/v1/mcp-servers", { name: "zeta", url: fixture() }, { key })).status).toBe(201);
+    const id = await createConversation(undefined, key);
+    const turn = await send(
+      id,
+      `@tool tool_activate {"name":"mcp__zeta__add"}\n@tool mcp__zeta__add {"a":40,"b":2}`,
+      key,
+    );
+    expect(JSON.stringify(results(turn)[1].content)).toContain("sum=42");
+  });
+
   it("keeps a project's server to that project's conversations", async () => {
     const proj = (await api("POST", "/v1/projects", { name: "p" }, { key: k })).json.id;
     await api("POST", "/v1/mcp-servers", { name: "projonly", url: fixture(), projectId: proj }, { key: k });

@@ -10,6 +10,7 @@
 // blocks are never removed).
 import type { ContentBlock, ModelRequest, WireMessage } from "./types";
 import { messageChars } from "./render";
+import { sliceWhole, tailWhole } from "./text-cut";
 
 export interface CompactionBudget {
   contextWindowTokens: number;
@@ -88,7 +89,7 @@ function truncateText(text: string, keep: number, label: string): string {
   const room = Math.max(0, keep - label.length - 2);
   const head = Math.ceil(room * 0.6);
   const tail = room - head;
-  return `${text.slice(0, head)}\n${label}\n${tail > 0 ? text.slice(text.length - tail) : ""}`;
+  return `${sliceWhole(text, 0, head)}\n${label}\n${tailWhole(text, tail)}`;
 }
 
 const readCall = (o: BlockOrigin | undefined) =>
@@ -317,10 +318,10 @@ export function withRemainingIds(state: string, ids: readonly string[]): string 
 
 /** When the summary call fails: a deterministic state from what the turn itself shows. */
 export function fallbackTurnState(task: string, toolCalls: { name: string; input: unknown }[]): string {
-  const calls = toolCalls.map((c) => `${c.name} ${JSON.stringify(c.input).slice(0, 120)}`);
+  const calls = toolCalls.map((c) => `${c.name} ${sliceWhole(JSON.stringify(c.input), 0, 120)}`);
   const pending = untouchedIds(task, toolCalls);
   return [
-    `TASK:\n- ${task.slice(0, 600)}`,
+    `TASK:\n- ${sliceWhole(task, 0, 600)}`,
     `PROGRESS:\n${calls.length ? calls.map((c) => `- done: ${c}`).join("\n") : "- (no tool calls yet)"}`,
     `REMAINING:\n${pending.length ? remainingLine(pending) : "- whatever the task asks that the calls above have not covered"}`,
     `DATA:\n- ${calls.length} tool calls so far in this turn`,

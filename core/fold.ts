@@ -4,6 +4,7 @@ import type { ModelEntry } from "./models/catalog";
 import { summarizationParams } from "./model-params";
 import { isToolResultCarrier, messageChars, renderMessageText } from "./render";
 import type { ModelRequest, StoredMessage } from "./types";
+import { sliceWhole, tailWhole } from "./text-cut";
 
 /** Each folded message is excerpted to at most this many chars (head + tail). */
 export const FOLD_EXCERPT_CHARS = 2_000;
@@ -58,7 +59,7 @@ export function excerpt(text: string, max: number): string {
   const keep = max - 60;
   const head = Math.ceil(keep * 0.7);
   const tail = keep - head;
-  return `${text.slice(0, head)}\n[… ${text.length - head - tail} chars omitted …]\n${text.slice(text.length - tail)}`;
+  return `${sliceWhole(text, 0, head)}\n[… ${text.length - head - tail} chars omitted …]\n${tailWhole(text, tail)}`;
 }
 
 export function foldSystemPrompt(maxChars: number): string {
@@ -147,7 +148,7 @@ export function buildFoldRequest(opts: {
 export function capSummary(text: string, max: number): string {
   const trimmed = text.trim();
   if (trimmed.length <= max) return trimmed;
-  const cut = trimmed.slice(0, max);
+  const cut = sliceWhole(trimmed, 0, max);
   const lastBreak = Math.max(cut.lastIndexOf("\n"), cut.lastIndexOf(". "));
   return (lastBreak > max * 0.6 ? cut.slice(0, lastBreak + 1) : cut).trim();
 }

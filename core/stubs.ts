@@ -9,6 +9,7 @@
 // same on every call and in both rebuild paths, and needs no stored state.
 import { isToolResultCarrier, toolResultText } from "./render";
 import type { ContentBlock, StoredMessage, ToolResultBlock, ToolUseBlock } from "./types";
+import { sliceWhole } from "./text-cut";
 
 export interface StubSettings {
   stubMinChars: number;
@@ -119,7 +120,7 @@ export function stubText(opts: {
 }): string {
   const { conversationId, message, blockIndex, chars, call } = opts;
   const input = call ? JSON.stringify(call.input) : "";
-  const brief = input.length > INPUT_BRIEF_CHARS ? `${input.slice(0, INPUT_BRIEF_CHARS)}…` : input;
+  const brief = input.length > INPUT_BRIEF_CHARS ? `${sliceWhole(input, 0, INPUT_BRIEF_CHARS)}…` : input;
   const what = call ? `${call.name} ${brief}` : "a tool call";
   const read = JSON.stringify({ conversation_id: conversationId, message_id: message.id, block: blockIndex });
   return `[stale tool result replaced by this stub: ${what} returned ${chars.toLocaleString("en-US")} chars (message ${message.id}, seq ${message.seq}). The original is stored unchanged and searchable; conversation_read ${read} returns it byte for byte.]`;

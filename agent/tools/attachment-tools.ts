@@ -235,7 +235,8 @@ export const documentRead: ToolDefinition<{ attachment_id: string; offset?: numb
       const start = offset ?? 0;
       // The text from `start` only: one char past the page says whether there is more.
       const doc = await docxFormat.read(found!.reader, { maxChars: start + DOC_PAGE_CHARS + 1, fromChar: start });
-      const page = doc.text.slice(0, DOC_PAGE_CHARS);
+      // A page boundary inside a surrogate pair leaves U+FFFD, never half a pair.
+      const page = doc.text.slice(0, DOC_PAGE_CHARS).toWellFormed();
       const more =
         doc.text.length > DOC_PAGE_CHARS
           ? `; next: document_read {"attachment_id":"${attachment_id}","offset":${start + DOC_PAGE_CHARS}}`

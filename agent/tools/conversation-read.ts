@@ -5,6 +5,7 @@ import { z } from "zod";
 import { isId } from "../../core/ids";
 import { blockText, renderMessageText } from "../../core/render";
 import type { StoredMessage } from "../../core/types";
+import { wholeAt } from "../../core/text-cut";
 import type { CallScope, ToolDefinition, TranscriptAccess } from "./registry";
 
 export const READ_PAGE_CHARS = 40_000;
@@ -99,8 +100,9 @@ export function page(
   text: string,
   { offset, what, args }: { offset: number; what: string; args: Record<string, unknown> },
 ): string {
-  const start = Math.min(offset, text.length);
-  const end = Math.min(start + READ_PAGE_CHARS, text.length);
+  // Never inside a surrogate pair: half of one would be a lone surrogate in every later request.
+  const start = wholeAt(text, Math.min(offset, text.length));
+  const end = wholeAt(text, Math.min(start + READ_PAGE_CHARS, text.length));
   const more = end < text.length ? `; next page: conversation_read ${JSON.stringify({ ...args, offset: end })}` : "";
   return `[conversation_read: ${what}; chars ${start}-${end} of ${text.length}${more}]\n${text.slice(start, end)}`;
 }

@@ -4,7 +4,7 @@
 // tool; research: request-rules.md §4.3). A schema a tenant writes is refused with that reason
 // (schemaProblem); one a remote MCP server publishes, which nobody can fix by hand, is rewritten
 // into a flat object schema the model can still follow (modelToolSchema, tool-schema-union.ts).
-import type { JsonSchema, ModelToolSchema } from "./json-schema";
+import { metaSchemaProblem, type JsonSchema, type ModelToolSchema } from "./json-schema";
 import { flattenUnion } from "./tool-schema-union";
 
 export type { JsonSchema, ModelToolSchema } from "./json-schema";
@@ -27,7 +27,8 @@ export function schemaProblem(schema: unknown): string | null {
     (!Array.isArray(schema.required) || schema.required.some((r) => typeof r !== "string"))
   )
     return '"required" must be an array of property names';
-  return null;
+  const deep = metaSchemaProblem(schema);
+  return deep ? `not valid JSON Schema (2020-12), which the Messages API requires: ${deep}` : null;
 }
 
 const EMPTY: JsonSchema = { type: "object", properties: {} };
@@ -51,6 +52,13 @@ export function modelToolSchema(declared: unknown): ModelToolSchema {
     return {
       schema: EMPTY,
       note: `Its input schema is ${JSON.stringify(declared.type ?? "untyped")}, not an object of named arguments, so it is offered without arguments.`,
+    };
+  // The API checks the whole schema against the 2020-12 meta-schema: one that breaks it cannot be sent.
+  const invalid = metaSchemaProblem(declared);
+  if (invalid)
+    return {
+      schema: EMPTY,
+      note: `Its input schema is not valid JSON Schema (${invalid}), so it is offered without arguments.`,
     };
   const typed: JsonSchema = { ...declared, type: "object" };
   if (!hasCombinator(typed)) return { schema: typed, note: null };

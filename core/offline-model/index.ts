@@ -168,6 +168,8 @@ async function answer(
   } catch {
     throw invalid("There was an error parsing the body of your request: it is not valid JSON");
   }
+  // JSON.parse takes "\ud83d" alone; the API's parser does not (a lone surrogate is no character).
+  if (holdsLoneSurrogate(body)) throw invalid("The request body is not valid JSON: no low surrogate in string");
   checkShape(body, endpoint);
   const model = resolveModel(String(body.model), day, options.windows);
   if (!model) throw new ApiError(404, "not_found_error", `model: ${String(body.model)}`);
@@ -236,4 +238,13 @@ async function answer(
     );
   }
   return json(message, headers);
+}
+
+/** Whether any string (or key) of a parsed JSON value holds a lone surrogate. */
+function holdsLoneSurrogate(value: unknown): boolean {
+  if (typeof value === "string") return !value.isWellFormed();
+  if (Array.isArray(value)) return value.some(holdsLoneSurrogate);
+  if (value && typeof value === "object")
+    return Object.entries(value).some(([k, v]) => !k.isWellFormed() || holdsLoneSurrogate(v));
+  return false;
 }

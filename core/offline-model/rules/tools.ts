@@ -3,6 +3,7 @@
  * with the parameters each version documents. Other tool types the SDK names are accepted as they
  * are (the platform does not send them); an unknown type is refused.
  */
+import { metaSchemaProblem } from "../../json-schema";
 import { invalid } from "../errors";
 import { checkCacheControl, checkFields } from "./fields";
 import { isObject, type Rule } from "./context";
@@ -116,7 +117,8 @@ export const toolNamesUnique: Rule = ({ body }) => {
 };
 
 /**
- * input_schema is a JSON Schema of type object, without oneOf / allOf / anyOf at its top level.
+ * input_schema is a JSON Schema of type object, without oneOf / allOf / anyOf at its top level,
+ * valid against the JSON Schema 2020-12 meta-schema throughout.
  * Source: https://platform.claude.com/docs/en/agents-and-tools/tool-use/define-tools (wording from the API).
  */
 export const toolInputSchema: Rule = ({ body }) => {
@@ -133,6 +135,10 @@ export const toolInputSchema: Rule = ({ body }) => {
         `tools.${n}.custom.input_schema: input_schema does not support oneOf, allOf, or anyOf at the top level`,
       );
     }
+    // The whole schema against the 2020-12 meta-schema: a property typed "strin", a property that
+    // is no schema. Wording from the API as reported (acomagu/vscode-as-mcp-server#6).
+    if (metaSchemaProblem(schema))
+      throw invalid(`tools.${n}.custom.input_schema: JSON schema is invalid. It must match JSON Schema draft 2020-12`);
   }
 };
 

@@ -312,6 +312,22 @@ describe("docx", () => {
     expect((await docxText(memoryRangeReader(docx(long)), { maxChars: 140 })).paragraphs).toBe(40_000);
   });
 
+  it("reads deep into one long paragraph from an offset, text boxes included, as a whole read gives it", async () => {
+    const runs = Array.from(
+      { length: 400 },
+      (_, i) => `<w:r><w:t>${String(i).padStart(4, "0")}${"b".repeat(996)}</w:t></w:r>`,
+    );
+    // A text box (its own paragraph, written out before the one around it) deep in the long one.
+    runs.splice(300, 0, `<w:r><w:txbxContent><w:p><w:r><w:t>boxed words</w:t></w:r></w:p></w:txbxContent></w:r>`);
+    const body = `<w:p><w:r><w:t>first</w:t></w:r></w:p><w:p>${runs.join("")}</w:p><w:p><w:r><w:t>last</w:t></w:r></w:p>`;
+    const whole = (await docxText(memoryRangeReader(docx(body)), { maxChars: 10_000_000 })).text;
+    expect(whole.length).toBeGreaterThan(400_000);
+    for (const from of [0, 150_000, 299_990, 350_000, whole.length - 3, whole.length + 5, 1e12]) {
+      const page = await docxText(memoryRangeReader(docx(body)), { fromChar: from, maxChars: from + 40_001 });
+      expect(page.text, `from ${from}`).toBe(whole.slice(from, from + 40_001));
+    }
+  });
+
   it("caps one paragraph of many runs as it reads it, and counts what follows", async () => {
     const runs = `<w:r><w:t>${"a".repeat(1000)}</w:t></w:r>`.repeat(5000);
     const out = await docxText(memoryRangeReader(docx(`<w:p>${runs}</w:p><w:p><w:r><w:t>after</w:t></w:r></w:p>`)), {

@@ -15,6 +15,8 @@ export interface DocxText {
 
 // Past this much XML after the text cap, counting paragraphs stops.
 const COUNT_LIMIT_BYTES = 64 * 1024 * 1024;
+// Text kept before fromChar: what a text box ending inside a paragraph may shift the page by.
+const DROP_MARGIN = 64 * 1024;
 // Text between two tags (or one tag) longer than this is not a Word document.
 const MAX_PENDING_CHARS = 16 * 1024 * 1024;
 
@@ -64,8 +66,11 @@ export async function docxText(
   let truncated = false;
   let paragraphs = 0;
   // Paragraphs nest (a text box inside a run holds its own); each level builds its own line.
-  const stack: string[] = [];
+  const stack: { text: string; dropped: number }[] = [];
   let current: string | null = null;
+  // Chars cut from the front of `current`, all before fromChar: a page deep in a long paragraph
+  // holds the page, not the paragraph up to it.
+  let dropped = 0;
   let inText = false;
   let runDepth = 0;
   // mc:Fallback repeats an mc:Choice's content for old readers; reading both would double it.
@@ -73,26 +78,41 @@ export async function docxText(
   let countedToEnd = true;
 
   // A paragraph's text is kept only up to what the cap still takes (one piece past it, so the
-  // cap is seen): a hostile paragraph of millions of runs stays small.
+  // cap is seen): a hostile paragraph of millions of runs stays small. Before fromChar, what lies
+  // more than DROP_MARGIN before it is cut off as it comes (in pieces of at least DROP_MARGIN, so
+  // the cutting stays linear). The margin covers a text box that ends inside the paragraph and,
+  // being written out first, moves the paragraph's text later.
   const add = (s: string) => {
-    if (current !== null && !truncated && current.length <= maxChars - outChars) current += s;
+    if (current === null || truncated || dropped + current.length > maxChars - outChars) return;
+    current += s;
+    if (fromChar === 0 || current.length < 2 * DROP_MARGIN) return;
+    const at = outChars + (paragraphs > 0 ? 1 : 0) + dropped;
+    const cut = Math.min(current.length, fromChar - DROP_MARGIN - at);
+    if (cut >= DROP_MARGIN) {
+      current = current.slice(cut);
+      dropped += cut;
+    }
   };
-  /** Keeps the part of `piece` (at outChars in the text) from fromChar on. */
-  const keep = (piece: string) => {
-    if (outChars + piece.length > fromChar) out.push(outChars >= fromChar ? piece : piece.slice(fromChar - outChars));
-  };
-  const endParagraph = (text: string) => {
+  /** A paragraph's line (`text`, after `cut` chars not kept) goes out: the part from fromChar up to the cap is kept. */
+  const endParagraph = (text: string, cut = 0) => {
     paragraphs++;
     if (truncated) return;
-    const piece = (paragraphs > 1 ? "\n" : "") + text;
-    if (outChars + piece.length > maxChars) {
-      keep(piece.slice(0, maxChars - outChars));
+    const sep = paragraphs > 1 ? "\n" : "";
+    const at = outChars;
+    const length = sep.length + cut + text.length;
+    const end = Math.min(at + length, maxChars);
+    const lo = Math.max(at, fromChar);
+    if (end > lo) {
+      const textAt = at + sep.length + cut;
+      const from = Math.max(lo, textAt);
+      out.push((lo < at + sep.length ? sep : "") + (end > from ? text.slice(from - textAt, end - textAt) : ""));
+    }
+    if (at + length > maxChars) {
       outChars = maxChars;
       truncated = true;
       return;
     }
-    keep(piece);
-    outChars += piece.length;
+    outChars += length;
   };
 
   let sawRoot = false;
@@ -121,11 +141,14 @@ export async function docxText(
       case "w:p":
         if (selfClosing) endParagraph("");
         else if (!closing) {
-          if (current !== null) stack.push(current);
+          if (current !== null) stack.push({ text: current, dropped });
           current = "";
+          dropped = 0;
         } else if (current !== null || stack.length) {
-          endParagraph(current ?? "");
-          current = stack.length ? (stack.pop() as string) : null;
+          endParagraph(current ?? "", dropped);
+          const outer = stack.pop();
+          current = outer ? outer.text : null;
+          dropped = outer ? outer.dropped : 0;
         }
         return;
       case "w:t":
@@ -178,7 +201,7 @@ export async function docxText(
       return pos;
     },
   });
-  if (current !== null) endParagraph(current); // an unclosed final paragraph still counts
+  if (current !== null) endParagraph(current, dropped); // an unclosed final paragraph still counts
   const result: DocxText = { text: out.join(""), paragraphs, truncated };
   if (!r.complete && !countedToEnd) result.approximate = true;
   return result;

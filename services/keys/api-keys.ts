@@ -55,10 +55,25 @@ const record = {
   revokedAt: apiKeys.revokedAt,
 };
 
-/** Active: not revoked and not expired at `nowIso` (ISO strings of one format compare as times). */
+/** The key being revoked, as its own table reference inside the statement that counts the others. */
+const revoked = alias(apiKeys, "revoked_key");
+
+/**
+ * The tenant's active keys (not revoked, not expired at `nowIso`; ISO strings of one format
+ * compare as times) other than `exceptId`. With `outlasting`, only those that last at least as
+ * long as `exceptId` does: a key that never expires is outlasted only by another that never
+ * expires. Revoking a key must leave the tenant one of these, or a short-lived key could revoke
+ * the lasting one (or it revoke itself) and the tenant be shut out when the short one ends. Read
+ * inside the statement that writes, so its own expiry is too.
+ */
 const activeKeysOf = (
   db: D1Database,
-  { tenantId, nowIso, exceptId = "" }: { tenantId: string; nowIso: string; exceptId?: string },
+  {
+    tenantId,
+    nowIso,
+    exceptId = "",
+    outlasting = false,
+  }: { tenantId: string; nowIso: string; exceptId?: string; outlasting?: boolean },
 ) =>
   drizzle(db)
     .select({ n: count() })
@@ -68,39 +83,17 @@ const activeKeysOf = (
         eq(apiKeys.tenantId, tenantId),
         ne(apiKeys.id, exceptId),
         isNull(apiKeys.revokedAt),
-        or(isNull(apiKeys.expiresAt), gt(apiKeys.expiresAt, nowIso)),
-      ),
-    );
-
-/**
- * The tenant's other active keys that last at least as long as `keyId`: a key that never expires
- * is outlasted only by another that never expires. Revoking a key leaves the tenant one of these,
- * or a short-lived key could revoke the lasting one (or it revoke itself) and the tenant be shut
- * out when the short one ends. Read inside the revoking statement, so its own expiry is too.
- */
-/** The key being revoked, as its own table reference inside the statement that counts the others. */
-const revoked = alias(apiKeys, "revoked_key");
-const outlastingKeysOf = (
-  db: D1Database,
-  { tenantId, nowIso, keyId }: { tenantId: string; nowIso: string; keyId: string },
-) =>
-  drizzle(db)
-    .select({ n: count() })
-    .from(apiKeys)
-    .where(
-      and(
-        eq(apiKeys.tenantId, tenantId),
-        ne(apiKeys.id, keyId),
-        isNull(apiKeys.revokedAt),
         or(
           isNull(apiKeys.expiresAt),
           and(
             gt(apiKeys.expiresAt, nowIso),
             // NULL (the revoked key never expires) compares as unknown: only a lasting key outlasts it.
-            gte(
-              apiKeys.expiresAt,
-              sql`(${drizzle(db).select({ e: revoked.expiresAt }).from(revoked).where(eq(revoked.id, keyId))})`,
-            ),
+            outlasting
+              ? gte(
+                  apiKeys.expiresAt,
+                  sql`(${drizzle(db).select({ e: revoked.expiresAt }).from(revoked).where(eq(revoked.id, exceptId))})`,
+                )
+              : undefined,
           ),
         ),
       ),
@@ -213,7 +206,9 @@ export async function revokeKey(
 ): Promise<RevokeOutcome> {
   if (!isKeyId(keyId)) return "not_found";
   const nowIso = now.toISOString();
-  const keepsOne = allowLast ? undefined : gt(outlastingKeysOf(db, { tenantId, nowIso, keyId }), 0);
+  const keepsOne = allowLast
+    ? undefined
+    : gt(activeKeysOf(db, { tenantId, nowIso, exceptId: keyId, outlasting: true }), 0);
   const revoked = await drizzle(db)
     .update(apiKeys)
     .set({ revokedAt: nowIso })

@@ -61,6 +61,17 @@ function recordingClient(opts: { gate?: Promise<void>; failWith?: number } = {})
   return { client, requests };
 }
 
+/** A fold of `id` (grown until one is dispatched) whose model call is held until `release`: what lands meanwhile. */
+async function heldFold(id: string): Promise<{ folding: ReturnType<typeof runFoldJob>; release: () => void }> {
+  const { jobId } = await growUntilLease(id);
+  let release!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  const rec = recordingClient({ gate });
+  const folding = runFoldJob(jobFor(id, jobId), env as Env, { client: rec.client });
+  while (!rec.requests.length) await new Promise((r) => setTimeout(r, 10));
+  return { folding, release };
+}
+
 /** Sends turns of about `chars` chars each until the DO has taken a fold lease. */
 async function growUntilLease(id: string, chars = 1500, maxTurns = 40): Promise<{ jobId: string }> {
   for (let i = 0; i < maxTurns; i++) {
@@ -179,12 +190,7 @@ describe("a fold", () => {
 
   it("keeps turns that land while the model call runs, and lands on the freshest state", async () => {
     const id = await createConversation({ foldThresholdChars: 4000 });
-    const { jobId } = await growUntilLease(id);
-    let release!: () => void;
-    const gate = new Promise<void>((r) => (release = r));
-    const rec = recordingClient({ gate });
-    const folding = runFoldJob(jobFor(id, jobId), env as Env, { client: rec.client });
-    while (!rec.requests.length) await new Promise((r) => setTimeout(r, 10));
+    const { folding, release } = await heldFold(id);
     const during1 = await send(id, "landed during the fold one");
     const during2 = await send(id, "landed during the fold two");
     release();
@@ -230,12 +236,7 @@ describe("a fold", () => {
 
   it("does not land a fold that would keep fewer than a tailMessages raised while it ran", async () => {
     const id = await createConversation({ foldThresholdChars: 4000, tailMessages: 8 });
-    const { jobId } = await growUntilLease(id);
-    let release!: () => void;
-    const gate = new Promise<void>((r) => (release = r));
-    const rec = recordingClient({ gate });
-    const folding = runFoldJob(jobFor(id, jobId), env as Env, { client: rec.client });
-    while (!rec.requests.length) await new Promise((r) => setTimeout(r, 10));
+    const { folding, release } = await heldFold(id);
     expect((await api("PATCH", `/v1/conversations/${id}`, { settings: { tailMessages: 40 } })).status).toBe(200);
     release();
     expect(await folding).toEqual({ applied: false, reason: "the boundary would keep fewer than tailMessages" });

@@ -5,6 +5,7 @@
 import { describe, expect, it } from "vitest";
 import { api, connectSocket, createConversation, send, sendSse, textOf, transcript } from "./helpers";
 import { ofType, resultText } from "../blocks";
+import { imageHeader } from "../../core/offline-model/image-size";
 
 const delegate = (name: string, task: string) => `@tool agent_delegate ${JSON.stringify({ name, task })}`;
 
@@ -131,45 +132,18 @@ describe("a sub-agent's turn loop", () => {
   });
 
   it("keeps the API's image limits in its requests: past 20 images, a wide one is left out with a placeholder", async () => {
-    const be32 = (n: number) => [(n >>> 24) & 255, (n >>> 16) & 255, (n >>> 8) & 255, n & 255];
-    // A PNG signature and IHDR: enough for the dimensions the limits read.
-    const png = (w: number, h: number) =>
-      new Uint8Array([
-        0x89,
-        0x50,
-        0x4e,
-        0x47,
-        0x0d,
-        0x0a,
-        0x1a,
-        0x0a,
-        0,
-        0,
-        0,
-        13,
-        73,
-        72,
-        68,
-        82,
-        ...be32(w),
-        ...be32(h),
-        8,
-        6,
-        0,
-        0,
-        0,
-        0,
-        0,
-        0,
-        0,
-      ]);
     const id = await createConversation();
     const views: string[] = [];
     for (let i = 0; i < 21; i++) {
-      const up = await api("POST", `/v1/conversations/${id}/attachments?name=wide-${i}.png`, png(2100, 10), {
-        raw: true,
-        headers: { "content-type": "image/png" },
-      });
+      const up = await api(
+        "POST",
+        `/v1/conversations/${id}/attachments?name=wide-${i}.png`,
+        imageHeader("image/png", 2100, 10),
+        {
+          raw: true,
+          headers: { "content-type": "image/png" },
+        },
+      );
       expect(up.status).toBe(201);
       views.push(`@tool image_view {"attachment_id":"${up.json.id}"}`);
     }

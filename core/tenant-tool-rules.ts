@@ -40,6 +40,12 @@ export const MCP_MAX_RESULT_TEXT_BYTES = MAX_RESPONSE_BYTES;
 export const MAX_RETRIES = 3;
 export const MAX_HEADERS = 20;
 export const HEADER_VALUE_MAX_CHARS = 4_096;
+/**
+ * What an HTTP header value can hold: tab, visible ASCII, space and bytes 0x80–0xFF (RFC 9110
+ * field-value; fetch refuses a character past 0xFF). Anything else would fail every call.
+ */
+export const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
+export const HEADER_VALUE_RULE = "no line breaks, control characters or characters past U+00FF (an HTTP header value)";
 /** Headers the platform sets itself on every call; a tool may not override them. */
 export const RESERVED_HEADERS = [
   "content-type",

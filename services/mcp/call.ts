@@ -40,14 +40,18 @@ export async function callMcpTool(
     const result = await conn.guard(
       conn.client.callTool({ name: mcpName, arguments: args }, undefined, { timeout: row.timeoutMs }),
     );
-    if (listChanged) {
-      const { tools, note } = await listWith(conn, row.name, row.timeoutMs);
-      await saveMcpListing(env.DB, {
-        tenantId,
-        id: row.id,
-        listing: { transport: conn.transport, tools, listedAt: new Date().toISOString(), error: note },
-      });
-    }
+    // The call answered: a list refresh that fails (the next refresh or call tries again) does not
+    // take its result away.
+    if (listChanged)
+      await listWith(conn, row.name, row.timeoutMs)
+        .then(({ tools, note }) =>
+          saveMcpListing(env.DB, {
+            tenantId,
+            id: row.id,
+            listing: { transport: conn.transport, tools, listedAt: new Date().toISOString(), error: note },
+          }),
+        )
+        .catch((err) => console.error(`MCP server ${row.id}: the list did not refresh after list_changed`, err));
     const output = mcpResultOutput(result);
     const textBytes = new TextEncoder().encode(output.content).byteLength;
     if (textBytes > MCP_MAX_RESULT_TEXT_BYTES)

@@ -138,6 +138,11 @@ describe("/v1/tools", () => {
       [httpTool("t", { retries: 1 }), /retries: only an idempotent tool is retried/],
       [httpTool("t", { headers: { "Content-Type": "text/plain" } }), /headers: may not set content-type/],
       [httpTool("t", { headers: { "X-A": "line\r\nbreak" } }), /headers.X-A: no line breaks/],
+      // fetch refuses a header value past U+00FF: every call would fail.
+      [
+        httpTool("t", { headers: { "X-A": "key 🔑" } }),
+        /headers.X-A: no line breaks, control characters or characters past U\+00FF/,
+      ],
       [httpTool("t", { kind: "shell" }), /^kind: /],
       [
         { kind: "client", name: "c", description: "d", inputSchema: { type: "object" }, endpoint: `${server}/echo` },

@@ -83,6 +83,11 @@ describe("MCP server registration", () => {
       [{ name: "ok", url: "https://169.254.169.254/mcp" }, 400, /url: private/],
       [{ name: "ok", url: "https://user:pw@example.com/mcp" }, 400, /url: credentials/],
       [{ name: "ok", url: fixture(), auth: { value: "a\r\nx: y" } }, 400, /auth\.value/],
+      [
+        { name: "ok", url: fixture(), auth: { value: "Bearer 🔑" } },
+        400,
+        /auth\.value: no line breaks, control characters or characters past U\+00FF/,
+      ],
       [{ name: "ok", url: fixture(), timeoutMs: 10 }, 400, /timeoutMs/],
       [
         { name: "ok", url: fixture(), projectId: "proj_01ARZ3NDEKTSV4RRFFQ69G5FAV" },

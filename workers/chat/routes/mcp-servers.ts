@@ -6,6 +6,7 @@ import { z } from "zod";
 import { isId } from "../../../core/ids";
 import { MCP_SERVER_NAME } from "../../../core/mcp-names";
 import { checkOutboundUrl, loopbackAllowed } from "../../../core/outbound-url";
+import { HEADER_VALUE, HEADER_VALUE_RULE } from "../../../core/tenant-tool-rules";
 import { authOwner, refreshListing } from "../../../services/mcp/listing";
 import {
   cachedTools,
@@ -41,11 +42,7 @@ export const mcpServerRoutes = new Hono<AppEnv>();
 const HEADER_NAME = /^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,64}$/;
 const auth = z.strictObject({
   name: z.string().regex(HEADER_NAME, "an HTTP header name").default("authorization"),
-  value: z
-    .string()
-    .min(1)
-    .max(4096)
-    .refine((v) => !/[\r\n\0]/.test(v), "no line breaks"),
+  value: z.string().min(1).max(4096).regex(HEADER_VALUE, HEADER_VALUE_RULE),
 });
 const fields = {
   name: z.string().regex(MCP_SERVER_NAME, "lower-case letters, digits, _ and -, at most 24"),

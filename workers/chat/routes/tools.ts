@@ -50,10 +50,7 @@ const inputSchema = z.record(z.string(), z.unknown()).superRefine((s, ctx) => {
 const headers = z
   .record(
     z.string().regex(HEADER_NAME, "not a header name"),
-    z
-      .string()
-      .max(rules.HEADER_VALUE_MAX_CHARS)
-      .regex(/^[^\r\n\0]*$/, "no line breaks"),
+    z.string().max(rules.HEADER_VALUE_MAX_CHARS).regex(rules.HEADER_VALUE, rules.HEADER_VALUE_RULE),
   )
   .refine((h) => Object.keys(h).length <= rules.MAX_HEADERS, `at most ${rules.MAX_HEADERS} headers`)
   .refine(

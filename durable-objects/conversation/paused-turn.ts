@@ -3,6 +3,7 @@
 // storage, so a paused turn survives hibernation, eviction and restarts. It also checks a client's
 // posted results before anything is written, and knows when the turn's wait runs out (the alarm).
 import type { ClientToolResult, ClientToolSpec } from "../../core/client-tools";
+import type { TurnEvent } from "../../core/events";
 import type { ToolResultBlock } from "../../core/types";
 import type { PausedStep } from "../../agent/turn-loop";
 import type { ConversationRef } from "../../services/record/conversation-head";
@@ -70,6 +71,21 @@ export class PausedTurns {
     await this.write(turn);
     this.current = turn;
     await this.armAlarm();
+  }
+
+  /**
+   * Stores the paused turn, then asks the client for its tools' results (`requires_action`); false,
+   * with nothing asked, when it could not be stored.
+   */
+  async pauseAndAsk(turn: PausedTurn, emit: (e: TurnEvent) => void): Promise<boolean> {
+    try {
+      await this.pause(turn);
+    } catch (err) {
+      console.error("a paused turn could not be stored", err);
+      return false;
+    }
+    emit({ type: "requires_action", ...pendingView(turn) });
+    return true;
   }
 
   private async read(): Promise<PausedTurn | null> {

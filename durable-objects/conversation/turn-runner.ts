@@ -32,7 +32,7 @@ import type { FoldCoordinator } from "./fold-coordinator";
 import type { IndexOutbox } from "./index-outbox";
 import type { LifecycleLog } from "./lifecycle-log";
 import type { ObjectScope } from "./object-scope";
-import { pausedMessage, pendingView, type PausedTurn, type PausedTurns } from "./paused-turn";
+import { pausedMessage, type PausedTurn, type PausedTurns } from "./paused-turn";
 import type { ConversationRecord } from "./record";
 import type { PromptContext, ReplayCache } from "./replay-cache";
 import { regenerateTarget, supersedingPersist } from "./regenerate";
@@ -461,15 +461,17 @@ export class TurnRunner {
         ? fail({ type: "not_found", message: "conversation not found" })
         : fail({ type: "storage_error", message: "the turn could not be saved; retry" }, spent);
     }
-    if (outcome.paused)
-      await this.pause(emit, head, {
-        ref,
-        turnId,
-        step: outcome.paused,
-        turnTools: [...turnTools],
-        firstSeq,
-        expiresAt: 0,
-      });
+    if (outcome.paused) {
+      const waitMs = (head.settings.clientToolTimeoutSeconds ?? DEFAULT_SETTINGS.clientToolTimeoutSeconds) * 1000;
+      const step = outcome.paused;
+      const waiting = { ref, turnId, step, turnTools: [...turnTools], firstSeq, expiresAt: Date.now() + waitMs };
+      // Not stored: its calls stay unanswered, and the next turn's replay answers them interrupted.
+      if (!(await paused.pauseAndAsk(waiting, emit))) {
+        meter(outcome.usage);
+        const error = { type: "storage_error", message: "the turn could not wait for its client tools; retry" };
+        return fail(error, outcome.usage);
+      }
+    }
     if (outcome.failure) emit({ type: "error", turnId, error: outcome.failure });
     end(outcome.stopReason, outcome.usage, outcome.modelMs);
     meter(outcome.usage);
@@ -487,12 +489,5 @@ export class TurnRunner {
       notes.map((text) => ({ role: "user" as const, content: [{ type: "text" as const, text }] })),
     ))
       emit({ type: "message", turnId, message });
-  }
-
-  private async pause(emit: (e: TurnEvent) => void, head: ConversationHead, turn: PausedTurn): Promise<void> {
-    const waitMs = (head.settings.clientToolTimeoutSeconds ?? DEFAULT_SETTINGS.clientToolTimeoutSeconds) * 1000;
-    const waiting = { ...turn, expiresAt: Date.now() + waitMs };
-    await this.parts.paused.pause(waiting);
-    emit({ type: "requires_action", ...pendingView(waiting) });
   }
 }

@@ -220,6 +220,30 @@ describe("client tools", () => {
     });
   });
 
+  it("end a turn whose pause could not be stored with error and turn_end; the next turn answers its call as interrupted", async () => {
+    const id = await createConversation();
+    await inConversation(id, (instance) => {
+      instance.paused.pause = async () => {
+        throw new Error("injected: the paused turn could not be stored");
+      };
+    });
+    const r = await api(
+      "POST",
+      `/v1/conversations/${id}/messages`,
+      { content: `@tool get_weather {"city":"Quito"}`, tools: [weather] },
+      { headers: { accept: "text/event-stream" } },
+    );
+    const events = sse(r.text);
+    expect(events.map((e) => e.type)).not.toContain("requires_action");
+    expect(events.at(-2)).toMatchObject({ type: "error", error: { type: "storage_error" } });
+    expect(events.at(-1)).toMatchObject({ type: "turn_end", stop_reason: "error" });
+    expect((await api("GET", `/v1/conversations/${id}`)).json.requiresAction).toBeUndefined();
+    // Nothing waits: the next turn is taken, and its request answers the stored call as interrupted.
+    expect((await api("POST", `/v1/conversations/${id}/messages`, { content: "go on" })).status).toBe(200);
+    const replay = JSON.stringify((await api("GET", `/v1/conversations/${id}/replay`)).json.messages);
+    expect(replay).toContain(INTERRUPTED_TOOL_RESULT);
+  });
+
   it("answer over SSE: requires_action then turn_end, and the resumed turn streams under the same turnId", async () => {
     const id = await createConversation();
     const events = sse(

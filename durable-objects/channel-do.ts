@@ -119,10 +119,13 @@ export class ChannelDO extends DurableObject<Env> {
     const limit = state.rotationSeconds * 1000;
     if (state.lastActivityAt !== null && now - state.lastActivityAt <= limit) return false;
     const conversationId = state.conversationId!;
-    const seen = await this.env.CONVERSATION.get(this.env.CONVERSATION.idFromName(conversationId)).activity({
-      tenantId: state.tenantId,
-      conversationId,
-    });
+    // Unanswered (or gone), the channel's own clock decides, as it did before it asked.
+    const seen = await this.env.CONVERSATION.get(this.env.CONVERSATION.idFromName(conversationId))
+      .activity({ tenantId: state.tenantId, conversationId })
+      .catch((err: unknown) => {
+        console.error("channel: the conversation's activity is unknown", err);
+        return null;
+      });
     if (!seen) return true;
     if (seen.busy) return false;
     const last = Math.max(state.lastActivityAt ?? 0, seen.at ? Date.parse(seen.at) : 0);

@@ -322,15 +322,15 @@ describe("channels", () => {
   it("count a reply, or a message added to the conversation, as activity: a follow-up after it stays", async () => {
     const key = await newTenant();
     const first = await api("POST", "/v1/channels/desk/messages", { content: "a long question" }, { key });
-    expect((await api("PATCH", "/v1/channels/desk", { rotationSeconds: 1 }, { key })).status).toBe(200);
+    expect((await api("PATCH", "/v1/channels/desk", { rotationSeconds: 3 }, { key })).status).toBe(200);
     // Longer than the rotation time since the channel carried a message, but the conversation was
     // active since: a message added to it directly (as a reply that ended late would be).
-    await new Promise((r) => setTimeout(r, 1_500));
+    await new Promise((r) => setTimeout(r, 3_500));
     expect((await send(first.json.conversationId, "more on it", key)).status).toBe(200);
     const follow = await api("POST", "/v1/channels/desk/messages", { content: "and one more thing" }, { key });
     expect(follow.json.conversationId).toBe(first.json.conversationId);
     // Idle by both clocks: the next message starts a new conversation.
-    await new Promise((r) => setTimeout(r, 1_500));
+    await new Promise((r) => setTimeout(r, 5_000));
     const later = await api("POST", "/v1/channels/desk/messages", { content: "a new day" }, { key });
     expect(later.json.conversationId).not.toBe(first.json.conversationId);
   });

@@ -407,9 +407,7 @@ describe("the chat", () => {
     release();
     await settled(1);
     await page.unroute("**/attachments?name=secrets.txt*");
-    const names = (await api("GET", `/v1/conversations/${id}/attachments`)).json.data.map(
-      (a: { name: string }) => a.name,
-    );
+    const names = (await api("GET", `/v1/conversations/${id}/attachments`)).json.data.map((a) => a.name);
     expect(names).toEqual(["report.txt"]);
     expect(JSON.stringify((await transcript(id))[0].content)).not.toContain("secrets.txt");
   });

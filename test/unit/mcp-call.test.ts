@@ -1,22 +1,9 @@
 // An MCP call whose server announced tools/list_changed during it: the list refresh that follows
 // may fail (the server went away, a page timed out), but the call's own answer stands.
 import { expect, it, vi } from "vitest";
+import { mcpServerRow } from "./mcp-server-row";
 
-const row = {
-  id: "mcp_x",
-  tenantId: "t",
-  projectId: null,
-  name: "fx",
-  url: "https://mcp.example.com/mcp",
-  authSealed: null,
-  transport: "streamable-http",
-  timeoutMs: 5000,
-  tools: "[]",
-  toolsListedAt: null,
-  toolsError: null,
-  createdAt: "",
-  updatedAt: "",
-};
+const row = mcpServerRow({});
 vi.mock("../../services/mcp/servers", async (orig) => ({
   ...(await orig<typeof import("../../services/mcp/servers")>()),
   getMcpServer: async () => row,

@@ -3,27 +3,14 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, expect, it, vi } from "vitest";
+import { mcpServerRow } from "./mcp-server-row";
 
 const SECRET = "Bearer mcp-live-secret-0123456789";
 let url = "";
 
 vi.mock("../../services/mcp/servers", async (orig) => ({
   ...(await orig<typeof import("../../services/mcp/servers")>()),
-  getMcpServer: async () => ({
-    id: "mcp_x",
-    tenantId: "t",
-    projectId: null,
-    name: "echo",
-    url,
-    authSealed: "sealed",
-    transport: "streamable-http",
-    timeoutMs: 5000,
-    tools: "[]",
-    toolsListedAt: null,
-    toolsError: null,
-    createdAt: "",
-    updatedAt: "",
-  }),
+  getMcpServer: async () => mcpServerRow({ name: "echo", url, authSealed: "sealed" }),
 }));
 vi.mock("../../services/mcp/listing", async (orig) => ({
   ...(await orig<typeof import("../../services/mcp/listing")>()),

@@ -120,6 +120,9 @@ const zeros = (g: number[], from: number, to: number) => g.slice(from, to).every
 /** ::ffff:0:0/96: how a dual-stack socket writes an IPv4 peer. */
 const isMapped = (g: number[]) => zeros(g, 0, 5) && g[5] === 0xffff;
 
+/** The dotted IPv4 address an IPv4-mapped IPv6 address (its eight groups) writes, or null for any other. */
+export const mappedV4 = (g: number[]): string | null => (isMapped(g) ? v4Of(g[6], g[7]).join(".") : null);
+
 /**
  * The IPv4 addresses an IPv6 address stands for, read from its bits (not its spelling): mapped
  * ::ffff:a.b.c.d, compatible ::a.b.c.d, SIIT ::ffff:0:a.b.c.d, 6to4 2002:AABB:CCDD::/16, NAT64

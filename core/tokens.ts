@@ -12,6 +12,7 @@
  */
 import { Tiktoken } from "js-tiktoken/lite";
 import cl100kBase from "js-tiktoken/ranks/cl100k_base";
+import { wholeAt } from "./text-cut";
 
 /** Fixed cost of an image (or binary document) block: images are billed by pixels, not text. */
 export const IMAGE_TOKENS = 1_600;
@@ -52,16 +53,11 @@ function countUncached(text: string): number {
 function* sliceRun(run: string): Generator<string> {
   let i = 0;
   while (i < run.length) {
-    let end = Math.min(i + MAX_RUN, run.length);
     // Never split a surrogate pair: half a character would count as a replacement char.
-    if (end < run.length && isLowSurrogate(run.charCodeAt(end))) end -= 1;
+    const end = wholeAt(run, Math.min(i + MAX_RUN, run.length));
     yield run.slice(i, end);
     i = end;
   }
-}
-
-function isLowSurrogate(code: number): boolean {
-  return code >= 0xdc00 && code <= 0xdfff;
 }
 
 // The same immutable history is re-counted on every turn, so long strings are

@@ -7,7 +7,7 @@
 // are answered from the caches only (keys in use there keep working) and any key or ticket that
 // would need D1 gets the 429 at once, with no D1 read and no RPC. A request without the header
 // (only off Cloudflare: the tests' direct calls) is never counted.
-import { parseIPv6 } from "../../core/outbound-url";
+import { mappedV4, parseIPv6 } from "../../core/outbound-url";
 import { authFailureRule, takeAuthFailure } from "../../durable-objects/rate-limiter-client";
 import { ApiError } from "./errors";
 
@@ -40,8 +40,8 @@ export function clientAddress(header: string | undefined): string {
   if (!address.includes(":")) return address;
   const groups = parseIPv6(address.toLowerCase());
   if (!groups) return address;
-  if (groups.slice(0, 5).every((g) => g === 0) && groups[5] === 0xffff)
-    return [groups[6] >> 8, groups[6] & 0xff, groups[7] >> 8, groups[7] & 0xff].join(".");
+  const v4 = mappedV4(groups);
+  if (v4) return v4;
   return `${groups
     .slice(0, 4)
     .map((g) => g.toString(16))

@@ -6,7 +6,7 @@ import { z } from "zod";
 import { mcpPrefix } from "../../core/mcp-names";
 import { modelToolSchema, withSchemaNote } from "../../core/tool-schema";
 import { callMcpTool } from "../../services/mcp/call";
-import { MAX_MCP_NAME } from "../../services/mcp/listing";
+import { carriableMcpName } from "../../services/mcp/listing";
 import { cachedTools, mcpServersInScope, type McpServerRow, type McpToolEntry } from "../../services/mcp/servers";
 import type { ToolScope, ToolSource } from "./external";
 import type { ToolDefinition } from "./registry";
@@ -51,7 +51,7 @@ export const mcpToolSource: ToolSource = {
     // A name no request could carry (a list cached before listing refused such names) is left out.
     return servers.flatMap((s) =>
       cachedTools(s)
-        .filter((t) => t.mcpName.length <= MAX_MCP_NAME && t.mcpName.isWellFormed())
+        .filter((t) => carriableMcpName(t.mcpName))
         .map((t) => mcpToolDefinition(scope, s, t)),
     );
   },

@@ -4,7 +4,7 @@
 // cap is one too, never kept in part. A tools/list_changed heard during the call refreshes the
 // cached list at once.
 import { MCP_MAX_RESULT_TEXT_BYTES } from "../../core/tenant-tool-rules";
-import { message, connectMcp, McpTimeout, OutboundRefused } from "./connect";
+import { authHeaders, message, connectMcp, McpTimeout, OutboundRefused } from "./connect";
 import { endpointOf, listWith } from "./listing";
 import { scrub } from "../tools/http-call";
 import { mcpResultOutput, type McpResultOutput } from "./results";
@@ -28,7 +28,7 @@ export async function callMcpTool(
   const withheld = (out: McpResultOutput & { listChanged?: boolean }) => withheldFrom(out, secret);
   try {
     const endpoint = await endpointOf(env, row);
-    if (endpoint.auth) secret = { [endpoint.auth.name]: endpoint.auth.value };
+    secret = authHeaders(endpoint);
     conn = await connectMcp(env, endpoint, {
       timeoutMs: row.timeoutMs,
       onToolsChanged: () => (listChanged = true),

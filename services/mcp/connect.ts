@@ -23,6 +23,10 @@ export interface McpEndpoint {
   auth: { name: string; value: string } | null;
 }
 
+/** The endpoint's auth header as a header map (empty without one): what is sent, and what is withheld from echoes. */
+export const authHeaders = (endpoint: McpEndpoint): Record<string, string> =>
+  endpoint.auth ? { [endpoint.auth.name]: endpoint.auth.value } : {};
+
 export class OutboundRefused extends Error {}
 
 /**
@@ -71,7 +75,7 @@ export async function connectMcp(
 ): Promise<McpConnection> {
   const check = checkOutboundUrl(endpoint.url, { allowLoopback: loopbackAllowed(env) });
   if (!check.ok) throw new OutboundRefused(`url: ${check.reason}`);
-  const init: RequestInit = endpoint.auth ? { headers: { [endpoint.auth.name]: endpoint.auth.value } } : {};
+  const init: RequestInit = endpoint.auth ? { headers: authHeaders(endpoint) } : {};
   let over: McpMessageTooLarge | undefined;
   let overflowed!: (err: McpMessageTooLarge) => void;
   const tooLarge = new Promise<never>((_, reject) => (overflowed = reject));

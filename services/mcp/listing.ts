@@ -4,7 +4,7 @@
 import { mcpToolName } from "../../core/mcp-names";
 import { scrub } from "../tools/http-call";
 import { open } from "../tools/secret-box";
-import { connectMcp, message, withTimeout, type McpConnection, type McpEndpoint } from "./connect";
+import { authHeaders, connectMcp, message, withTimeout, type McpConnection, type McpEndpoint } from "./connect";
 import { saveMcpListing, type McpListing, type McpServerRow, type McpToolEntry } from "./servers";
 
 /** A server may offer many tools; past this the rest are left out (and the error says so). */
@@ -14,6 +14,8 @@ const MAX_DESCRIPTION = 1_000;
 export const MAX_LIST_PAGES = 50;
 /** The longest MCP tool name kept: what the MCP spec recommends as a tool name's limit. */
 export const MAX_MCP_NAME = 128;
+/** Whether a request can carry an MCP tool's own name (it rides the tool's description and the prompt's index line). */
+export const carriableMcpName = (name: string): boolean => name.length <= MAX_MCP_NAME && name.isWellFormed();
 
 export const authOwner = (row: Pick<McpServerRow, "tenantId" | "id">) => `${row.tenantId}:${row.id}:mcp-auth`;
 
@@ -57,7 +59,7 @@ export async function listWith(
       "listing tools",
     );
     for (const t of page.tools) {
-      if (t.name.length > MAX_MCP_NAME || !t.name.isWellFormed()) {
+      if (!carriableMcpName(t.name)) {
         badNames++;
         continue;
       }
@@ -97,7 +99,7 @@ export async function refreshListing(env: Env, row: McpServerRow): Promise<McpSe
   let secret: Record<string, string> = {};
   try {
     const endpoint = await endpointOf(env, row);
-    if (endpoint.auth) secret = { [endpoint.auth.name]: endpoint.auth.value };
+    secret = authHeaders(endpoint);
     const conn = await connectMcp(env, endpoint, { timeoutMs: row.timeoutMs });
     try {
       const { tools, note } = await listWith(conn, row.name, row.timeoutMs);

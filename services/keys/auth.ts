@@ -90,8 +90,6 @@ export async function createTenant(
   name: string,
 ): Promise<{ tenant: { id: string; name: string; createdAt: string }; apiKey: string } | null> {
   const db = drizzle(env.DB);
-  const existing = await db.select({ id: tenants.id }).from(tenants).where(eq(tenants.name, name)).get();
-  if (existing) return null;
   const tenant = { id: sortableId("ten"), name, createdAt: new Date().toISOString() };
   const apiKey = newSecret();
   try {
@@ -104,7 +102,7 @@ export async function createTenant(
         ),
     ]);
   } catch (err) {
-    // The same name created at once by another request: taken, as if the check above had seen it.
+    // The name is taken (UNIQUE(name)), however close together the two creates came: nothing written.
     if (isUniqueViolation(err)) return null;
     throw err;
   }

@@ -20,13 +20,17 @@ const runsOf = async (id: string, key: string) =>
 const settled = (runs: Record<string, unknown>[]) =>
   runs.length > 0 && runs.every((r) => !["queued", "running", "retrying"].includes(String(r.status)));
 
-async function createAutomation(key: string, body: Record<string, unknown>) {
-  const r = await api(
+/** POST /v1/automations with these fields over an hourly check-in's: the answer as it came. */
+const postAutomation = (key: string, body: Record<string, unknown> = {}) =>
+  api(
     "POST",
     "/v1/automations",
     { name: "a", channel: "auto", prompt: "hourly check-in", schedule: "0 * * * *", ...body },
     { key },
   );
+
+async function createAutomation(key: string, body: Record<string, unknown>) {
+  const r = await postAutomation(key, body);
   if (r.status !== 201) throw new Error(`${r.status} ${r.text}`);
   return r.json.id as string;
 }
@@ -37,24 +41,10 @@ const HOUR = Date.parse("2031-05-06T14:00:00Z");
 describe("automations API", () => {
   it("creates, lists, patches, pauses, resumes and deletes, validating the schedule", async () => {
     const key = await newTenant();
-    const bad = await api(
-      "POST",
-      "/v1/automations",
-      { name: "x", schedule: "every hour", prompt: "p", channel: "c" },
-      { key },
-    );
+    const bad = await postAutomation(key, { schedule: "every hour" });
     expect(bad.status).toBe(400);
     expect(bad.json.error?.message).toMatch(/schedule: not a cron expression/);
-    expect(
-      (
-        await api(
-          "POST",
-          "/v1/automations",
-          { name: "x", schedule: "0 * * * *", prompt: "p", channel: "../etc" },
-          { key },
-        )
-      ).status,
-    ).toBe(400);
+    expect((await postAutomation(key, { channel: "../etc" })).status).toBe(400);
     const id = await createAutomation(key, {});
     expect((await api("GET", "/v1/automations", undefined, { key })).json.data.map((a) => a.id)).toEqual([id]);
     expect((await api("PATCH", `/v1/automations/${id}`, { prompt: "new prompt" }, { key })).json.prompt).toBe(
@@ -92,28 +82,14 @@ describe("the automations cap", () => {
     );
     await env.DB.batch(fill);
     const last = await createAutomation(key, { paused: true });
-    const over = await api(
-      "POST",
-      "/v1/automations",
-      { name: "a", channel: "c", prompt: "p", schedule: "0 * * * *" },
-      { key },
-    );
+    const over = await postAutomation(key);
     expect(over.status).toBe(409);
     expect(over.json.error).toEqual({
       type: "conflict",
       message: `the tenant has ${MAX_AUTOMATIONS} automations, the most it may have; delete one before creating another`,
     });
     // Another tenant is not held by it.
-    expect(
-      (
-        await api(
-          "POST",
-          "/v1/automations",
-          { name: "a", channel: "c", prompt: "p", schedule: "0 * * * *" },
-          { key: await newTenant() },
-        )
-      ).status,
-    ).toBe(201);
+    expect((await postAutomation(await newTenant())).status).toBe(201);
     expect((await api("DELETE", `/v1/automations/${last}`, undefined, { key })).status).toBe(204);
     await createAutomation(key, { paused: true });
   });

@@ -71,7 +71,8 @@ function parseIPv4(host: string): number[] | null {
   return parts.every((p) => p <= 255) ? parts : null;
 }
 
-function isPrivateV4([a, b]: number[]): boolean {
+/** Special-purpose IPv4 blocks (IANA's registry, RFC 6890) that name no public server. */
+function isPrivateV4([a, b, c]: number[]): boolean {
   return (
     a === 0 || // "this network"
     a === 10 ||
@@ -80,8 +81,12 @@ function isPrivateV4([a, b]: number[]): boolean {
     (a === 169 && b === 254) || // link-local, cloud metadata
     (a === 172 && b >= 16 && b <= 31) ||
     (a === 192 && b === 168) ||
-    (a === 192 && b === 0) || // IETF protocol assignments, 192.0.0.0/24 (and 192.0.2.0/24 docs)
+    (a === 192 && b === 0 && c === 0) || // IETF protocol assignments
+    (a === 192 && b === 0 && c === 2) || // documentation, TEST-NET-1
+    (a === 192 && b === 88 && c === 99) || // deprecated 6to4 relay anycast
     (a === 198 && (b === 18 || b === 19)) || // benchmarking
+    (a === 198 && b === 51 && c === 100) || // documentation, TEST-NET-2
+    (a === 203 && b === 0 && c === 113) || // documentation, TEST-NET-3
     a >= 224 // multicast and reserved
   );
 }

@@ -77,6 +77,21 @@ describe("checkOutboundUrl", () => {
     for (const u of ["https://172.32.0.1/", "https://100.128.0.1/", "https://11.0.0.1/"]) expect(ok(u), u).toBe(true);
   });
 
+  it("refuses each special-purpose /24 and no more of the /16 around it", () => {
+    for (const u of [
+      "https://192.0.0.8/", // IETF protocol assignments
+      "https://192.0.2.1/", // TEST-NET-1
+      "https://198.51.100.7/", // TEST-NET-2
+      "https://203.0.113.9/", // TEST-NET-3
+      "https://192.88.99.1/", // 6to4 relay anycast
+      "https://[::ffff:203.0.113.9]/",
+    ])
+      expect(ok(u), u).toBe(false);
+    // Public addresses next to them: 192.0.32.0/20 is assigned to ICANN, and so on.
+    for (const u of ["https://192.0.43.10/", "https://198.51.101.1/", "https://203.0.114.1/", "https://192.88.100.1/"])
+      expect(ok(u), u).toBe(true);
+  });
+
   it("judges the IPv4 address an IPv6 address carries by the IPv4 rules, in every form that carries one", () => {
     const refused = [
       // IPv4-mapped ::ffff:a.b.c.d

@@ -563,6 +563,16 @@ describe("operator keys (admin token)", () => {
     expect(await works(made.json.apiKey)).toBe(false);
   });
 
+  it("judge the bare /v1/admin by the admin token, not as a tenant key", async () => {
+    const t = await tenant();
+    const bare = await api("GET", "/v1/admin", undefined, { key: ADMIN });
+    expect(bare.status).toBe(404);
+    expect(bare.json.error?.message).toBe("no route for GET /v1/admin");
+    const asTenant = await api("GET", "/v1/admin", undefined, { key: t.key });
+    expect(asTenant.status).toBe(401);
+    expect(asTenant.json.error?.message).toBe("missing or invalid admin token");
+  });
+
   it("answer an unknown tenant, another tenant's key and a tenant's key as admin token with 404 / 401", async () => {
     const t = await tenant();
     const u = await tenant();

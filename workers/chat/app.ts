@@ -104,7 +104,8 @@ app.use("/v1/*", async (c, next) => {
 });
 
 app.use("/v1/*", async (c, next) => {
-  if (c.req.path.startsWith("/v1/admin/")) return next();
+  // The operator's routes check the admin token themselves, the bare prefix included.
+  if (c.req.path === "/v1/admin" || c.req.path.startsWith("/v1/admin/")) return next();
   const address = clientAddress(c.req.header("cf-connecting-ip"));
   const key = bearer(c.req.header("authorization"));
   if (key) {

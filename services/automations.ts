@@ -159,11 +159,19 @@ function firstSlotAfter(schedule: string, now: number): string {
   }
 }
 
+/**
+ * Deletes the automation and its recorded runs in one batch: no route lists the runs of an
+ * automation that is gone. A delivery of one of its runs still in the queue finds no run to start.
+ */
 export async function deleteAutomation(db: D1Database, tenantId: string, id: string): Promise<boolean> {
-  const rows = await drizzle(db)
-    .delete(automations)
-    .where(and(eq(automations.tenantId, tenantId), eq(automations.id, id)))
-    .returning({ id: automations.id });
+  const d = drizzle(db);
+  const [rows] = await d.batch([
+    d
+      .delete(automations)
+      .where(and(eq(automations.tenantId, tenantId), eq(automations.id, id)))
+      .returning({ id: automations.id }),
+    d.delete(automationRuns).where(and(eq(automationRuns.tenantId, tenantId), eq(automationRuns.automationId, id))),
+  ]);
   return rows.length > 0;
 }
 

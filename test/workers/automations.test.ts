@@ -171,6 +171,23 @@ describe("the cron trigger", () => {
       error: "the run did not finish",
     });
   });
+  it("deletes an automation's recorded runs with it, and no other automation's", async () => {
+    const key = await newTenant();
+    const gone = await createAutomation(key, { channel: "ops" });
+    const kept = await createAutomation(key, { channel: "ops" });
+    await tick(HOUR + 10 * 60_000);
+    await eventually(async () => {
+      const [a, b] = [await runsOf(gone, key), await runsOf(kept, key)];
+      return settled(a) && settled(b) ? true : null;
+    }, 20_000);
+    const count = async (id: string) =>
+      (await env.DB.prepare(`SELECT count(*) AS n FROM automation_runs WHERE automation_id = ?`)
+        .bind(id)
+        .first<{ n: number }>())!.n;
+    expect([await count(gone), await count(kept)]).toEqual([1, 1]);
+    expect((await api("DELETE", `/v1/automations/${gone}`, undefined, { key })).status).toBe(204);
+    expect([await count(gone), await count(kept)]).toEqual([0, 1]);
+  });
 });
 
 describe("claims that go wrong", () => {

@@ -45,7 +45,8 @@ const SERVER_TOOL_SPECS: Record<ServerToolName, ServerToolSpec> = {
 };
 
 export function serverToolSpecs(names: readonly ServerToolName[], entry: ModelEntry): ServerToolSpec[] {
-  return entry.serverTools ? names.map((n) => SERVER_TOOL_SPECS[n]) : [];
+  // A conversation moved to a model without one of its tools (a retirement, a refusal fallback) goes on without it.
+  return names.filter((n) => entry.serverTools.includes(n)).map((n) => SERVER_TOOL_SPECS[n]);
 }
 
 /**

@@ -3,11 +3,11 @@
 // The model-dependent ones (the window, the output reserve, the chars-per-token estimate) default
 // from the model's catalog entry, and every setting is checked against what that model accepts.
 import { z } from "zod";
-import { DEFAULT_MODEL, EFFORT_LEVELS, type Effort, type ModelEntry } from "./models/catalog";
+import { DEFAULT_MODEL, EFFORT_LEVELS, type Effort, type ModelEntry, SERVER_TOOL_NAMES } from "./models/catalog";
 import { catalogEntry, charsPerTokenFor, effortRank } from "./models/lookup";
 
 export const THINKING_SETTINGS = ["auto", "adaptive", "between_tools", "disabled"] as const;
-export const SERVER_TOOLS = ["web_search", "web_fetch"] as const;
+export const SERVER_TOOLS = SERVER_TOOL_NAMES;
 export type ServerToolName = (typeof SERVER_TOOLS)[number];
 
 export interface Settings {
@@ -170,7 +170,11 @@ export function crossCheckSettings(s: Settings, entry: ModelEntry): string | nul
     effortRank(effort) > effortRank(entry.thinking.offUpToEffort)
   )
     return `settings.thinking: "${s.thinking}" on ${entry.id} needs settings.effort at ${entry.thinking.offUpToEffort} or below (it is ${effort})`;
-  if (s.serverTools.length && !entry.serverTools) return `settings.serverTools: ${entry.id} has no server tools`;
+  const missing = s.serverTools.filter((t) => !entry.serverTools.includes(t));
+  if (missing.length)
+    return entry.serverTools.length
+      ? `settings.serverTools: ${entry.id} has no ${missing.join(", ")} (it offers ${entry.serverTools.join(", ")})`
+      : `settings.serverTools: ${entry.id} has no server tools`;
   if (s.refusalFallbackModel === s.model)
     return "settings.refusalFallbackModel: must be another model than settings.model";
   return null;

@@ -11,6 +11,8 @@ export type Lifecycle = "active" | "legacy" | "deprecated" | "retired";
 export type ThinkingType = "adaptive" | "enabled" | "disabled" | "between_tools";
 export type ThinkingDisplay = "summarized" | "omitted";
 export const EFFORT_LEVELS = ["low", "medium", "high", "xhigh", "max"] as const;
+export const SERVER_TOOL_NAMES = ["web_search", "web_fetch"] as const;
+export type ServerTool = (typeof SERVER_TOOL_NAMES)[number];
 export type Effort = (typeof EFFORT_LEVELS)[number];
 export type ModelLine = "haiku" | "sonnet" | "opus" | "fable" | "mythos";
 
@@ -71,8 +73,8 @@ export interface ModelEntry {
   maxImages: number;
   /** null: not priced (a model only Anthropic's Models API knows); its usage is counted, not costed. */
   prices: ModelPrices | null;
-  /** The web search and web fetch server tools are available. */
-  serverTools: boolean;
+  /** The server tools (web search, web fetch) the model offers; a request naming another is a 400. */
+  serverTools: readonly ServerTool[];
   sources: readonly string[];
 }
 
@@ -113,6 +115,7 @@ const ALWAYS_ON: ModelThinking = {
   prefixBound: false,
 };
 const ALL_EFFORT = { levels: EFFORT_LEVELS, default: "high" } as const;
+const WEB_TOOLS = SERVER_TOOL_NAMES;
 
 function entry(e: Omit<ModelEntry, "maxImages"> & { maxImages?: number }): ModelEntry {
   return { ...e, maxImages: e.maxImages ?? imagesFor(e.contextWindow) };
@@ -146,7 +149,7 @@ export const MODELS: readonly ModelEntry[] = [
     // The migration guide: same prices as Sonnet 5 except cache reads at $0.10 (early copies of the
     // overview page said $0.20; the guide and the pricing page's footnote say $0.10).
     prices: price(2, 10, 0.1),
-    serverTools: true,
+    serverTools: WEB_TOOLS,
     sources: [
       `${DOCS}/models/sonnet-5-5/overview`,
       `${DOCS}/models/sonnet-5-5/migration-guide`,
@@ -170,7 +173,7 @@ export const MODELS: readonly ModelEntry[] = [
     tokenizerRatio: 1.3,
     minCacheTokens: 512,
     prices: price(4, 20, 0.2),
-    serverTools: true,
+    serverTools: WEB_TOOLS,
     sources: [`${DOCS}/models/opus-5-5/overview`, `${DOCS}/models/opus-5-5/migration-guide`, PRICING],
   }),
   entry({
@@ -198,7 +201,7 @@ export const MODELS: readonly ModelEntry[] = [
     minCacheTokens: 512,
     // Prompts over 100K tokens cost five times the base rate.
     prices: { ...price(0.1, 0.5, 0.01), longPrompt: { overPromptTokens: 100_000, multiplier: 5 } },
-    serverTools: true,
+    serverTools: WEB_TOOLS,
     sources: [
       `${DOCS}/models/haiku-5-5/overview`,
       `${DOCS}/models/haiku-5-5/whats-new-haiku-5-5`,
@@ -224,7 +227,7 @@ export const MODELS: readonly ModelEntry[] = [
     tokenizerRatio: 1.3,
     minCacheTokens: 512,
     prices: price(8, 40, 0.2),
-    serverTools: true,
+    serverTools: WEB_TOOLS,
     sources: [`${DOCS}/models/overview`, PRICING, SDK_MODELS],
   }),
   entry({
@@ -243,7 +246,7 @@ export const MODELS: readonly ModelEntry[] = [
     tokenizerRatio: 1.3,
     minCacheTokens: 512,
     prices: price(8, 40, 0.2),
-    serverTools: true,
+    serverTools: WEB_TOOLS,
     sources: [PRICING, SDK_MODELS],
   }),
   entry({
@@ -263,7 +266,7 @@ export const MODELS: readonly ModelEntry[] = [
     tokenizerRatio: 1.3,
     minCacheTokens: 512,
     prices: price(10, 50, 0.25),
-    serverTools: true,
+    serverTools: WEB_TOOLS,
     sources: [`${DOCS}/models/fable-5-1/overview`, `${DOCS}/models/fable-5-1/whats-new-fable-5-1`, PRICING],
   }),
   entry({
@@ -284,7 +287,7 @@ export const MODELS: readonly ModelEntry[] = [
     tokenizerRatio: 1.3,
     minCacheTokens: 512,
     prices: price(10, 50, 0.25),
-    serverTools: true,
+    serverTools: WEB_TOOLS,
     sources: [`${DOCS}/models/fable-5-1/whats-new-fable-5-1`, PRICING],
   }),
   entry({
@@ -310,7 +313,7 @@ export const MODELS: readonly ModelEntry[] = [
     tokenizerRatio: 1.3,
     minCacheTokens: 1_024,
     prices: price(2, 10, 0.2),
-    serverTools: true,
+    serverTools: WEB_TOOLS,
     sources: [`${DOCS}/models/sonnet-5/overview`, THINKING_TABLE, PRICING],
   }),
   entry({
@@ -337,8 +340,9 @@ export const MODELS: readonly ModelEntry[] = [
     tokenizerRatio: 1.3,
     minCacheTokens: 512,
     prices: price(5, 25, 0.5),
-    serverTools: true,
-    sources: [`${DOCS}/models/opus-5/overview`, THINKING_TABLE, PRICING],
+    // "Web fetch is not available on Claude Opus 5" (its migration guide).
+    serverTools: ["web_search"],
+    sources: [`${DOCS}/models/opus-5/overview`, `${DOCS}/models/opus-5/migration-guide`, THINKING_TABLE, PRICING],
   }),
   entry({
     id: "claude-fable-5",
@@ -357,7 +361,7 @@ export const MODELS: readonly ModelEntry[] = [
     tokenizerRatio: 1.3,
     minCacheTokens: 512,
     prices: price(10, 50, 1),
-    serverTools: true,
+    serverTools: WEB_TOOLS,
     sources: [`${DOCS}/models/fable-5/overview`, THINKING_TABLE, PRICING],
   }),
   entry({
@@ -377,7 +381,7 @@ export const MODELS: readonly ModelEntry[] = [
     tokenizerRatio: 1.3,
     minCacheTokens: 512,
     prices: price(10, 50, 1),
-    serverTools: true,
+    serverTools: WEB_TOOLS,
     sources: [`${DOCS}/models/fable-5/introducing-claude-fable-5-and-claude-mythos-5`, PRICING],
   }),
   entry({
@@ -403,7 +407,7 @@ export const MODELS: readonly ModelEntry[] = [
     tokenizerRatio: 1.3,
     minCacheTokens: 1_024,
     prices: price(5, 25, 0.5),
-    serverTools: true,
+    serverTools: WEB_TOOLS,
     sources: [`${DOCS}/models/opus-4-8/overview`, THINKING_TABLE, PRICING],
   }),
   entry({
@@ -430,7 +434,7 @@ export const MODELS: readonly ModelEntry[] = [
     tokenizerRatio: 1.3,
     minCacheTokens: 2_048,
     prices: price(5, 25, 0.5),
-    serverTools: true,
+    serverTools: WEB_TOOLS,
     sources: [`${DOCS}/models/opus-4-7/overview`, THINKING_TABLE, PRICING],
   }),
   entry({
@@ -459,7 +463,7 @@ export const MODELS: readonly ModelEntry[] = [
     tokenizerRatio: 1.3,
     minCacheTokens: 2_048,
     prices: price(10, 50, 1),
-    serverTools: true,
+    serverTools: WEB_TOOLS,
     sources: [DEPRECATIONS, THINKING_TABLE, "@anthropic-ai/sdk 1.16.0: internal/data/deprecated-models.ts"],
   }),
   entry({
@@ -485,7 +489,7 @@ export const MODELS: readonly ModelEntry[] = [
     tokenizerRatio: 1,
     minCacheTokens: 4_096,
     prices: price(5, 25, 0.5),
-    serverTools: true,
+    serverTools: WEB_TOOLS,
     sources: [`${DOCS}/models/opus-4-6/overview`, THINKING_TABLE, EFFORT_PAGE, PRICING],
   }),
   entry({
@@ -511,7 +515,7 @@ export const MODELS: readonly ModelEntry[] = [
     tokenizerRatio: 1,
     minCacheTokens: 1_024,
     prices: price(3, 15, 0.3),
-    serverTools: true,
+    serverTools: WEB_TOOLS,
     sources: [`${DOCS}/models/sonnet-4-6/overview`, THINKING_TABLE, EFFORT_PAGE, PRICING],
   }),
   entry({
@@ -537,7 +541,7 @@ export const MODELS: readonly ModelEntry[] = [
     tokenizerRatio: 1,
     minCacheTokens: 4_096,
     prices: price(1, 5, 0.1),
-    serverTools: true,
+    serverTools: WEB_TOOLS,
     sources: [`${DOCS}/models/haiku-4-5/overview`, THINKING_TABLE, PRICING, VISION],
   }),
   entry({
@@ -565,7 +569,7 @@ export const MODELS: readonly ModelEntry[] = [
     tokenizerRatio: 1,
     minCacheTokens: 4_096,
     prices: price(5, 25, 0.5),
-    serverTools: true,
+    serverTools: WEB_TOOLS,
     sources: [
       DEPRECATIONS,
       "@anthropic-ai/sdk 1.16.0: internal/data/deprecated-models.ts (end of life January 22nd, 2027)",

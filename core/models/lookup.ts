@@ -124,7 +124,8 @@ export function entryFromModelInfo(info: ModelInfoLike, readOn: string = utcDay(
     minCacheTokens: 4_096,
     maxImages: window <= 200_000 ? 100 : 600,
     prices: null,
-    serverTools: info.capabilities?.server_tools?.web_search?.supported ?? false,
+    // The Models API reports web search (and code execution), never web fetch: only what it reports is offered.
+    serverTools: info.capabilities?.server_tools?.web_search?.supported ? ["web_search"] : [],
     sources: [`Anthropic Models API: GET /v1/models/${info.id}, read ${readOn}`],
   };
 }

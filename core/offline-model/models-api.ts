@@ -43,8 +43,8 @@ function capabilities(entry: ModelEntry) {
     image_input: support(true),
     pdf_input: support(true),
     server_tools: {
-      supported: entry.serverTools,
-      web_search: support(entry.serverTools),
+      supported: entry.serverTools.length > 0,
+      web_search: support(entry.serverTools.includes("web_search")),
       code_execution: support(false),
     },
     structured_outputs: support(true),

@@ -89,6 +89,21 @@ describe("settings against their model", () => {
     expect(await bad({ thinking: "between_tools", effort: "max" })).toMatch(/needs settings.effort at high or below/);
     expect(await bad({ outputReserveTokens: 200_000 })).toMatch(/^settings\.outputReserveTokens: at most 128000/);
     expect(await bad({ serverTools: ["web_search", "web_search"] })).toMatch(/serverTools/);
+    // Claude Opus 5 has web search only: web fetch is refused by name, and a replay never carries it.
+    expect(await bad({ model: "claude-opus-5", serverTools: ["web_search", "web_fetch"] })).toBe(
+      "settings.serverTools: claude-opus-5 has no web_fetch (it offers web_search)",
+    );
+    const opus5 = await api("PATCH", `/v1/conversations/${id}`, {
+      settings: { model: "claude-opus-5", serverTools: ["web_search"] },
+    });
+    expect(opus5.status).toBe(200);
+    const opus5Tools = (await api("GET", `/v1/conversations/${id}/replay`)).json.tools as { type?: string }[];
+    expect(opus5Tools.filter((t) => t.type).map((t) => t.type)).toEqual(["web_search_20250305"]);
+    const card = (await api("GET", "/v1/models/claude-opus-5")).json;
+    expect([card.serverTools, card.serverToolNames]).toEqual([true, ["web_search"]]);
+    expect((await api("PATCH", `/v1/conversations/${id}`, { settings: { model: "claude-sonnet-5-5" } })).status).toBe(
+      200,
+    );
     const ok = await api("PATCH", `/v1/conversations/${id}`, {
       settings: { thinking: "between_tools", effort: "low", thinkingDisplay: "omitted" },
     });

@@ -161,15 +161,20 @@ export const strictToolLimit: Rule = ({ body }) => {
 };
 
 /**
- * Server tools only on models that have them. Source: https://platform.claude.com/docs/en/api/errors
- * (the same message for any Anthropic-defined tool type the model does not support).
+ * Server tools only on models that have them (Claude Opus 5 has web search, not web fetch). Sources:
+ * https://platform.claude.com/docs/en/api/errors (the same message for any Anthropic-defined tool
+ * type the model does not support), https://platform.claude.com/docs/en/models/opus-5/migration-guide.
  */
 export const serverToolModel: Rule = ({ body, model }) => {
   const types = toolsOf(body).flatMap((tool) =>
-    isObject(tool) && typeof tool.type === "string" && SERVER_TOOLS[tool.type] ? [tool.type] : [],
+    isObject(tool) &&
+    typeof tool.type === "string" &&
+    SERVER_TOOLS[tool.type] &&
+    !model.serverTools.includes(SERVER_TOOLS[tool.type].name)
+      ? [tool.type]
+      : [],
   );
-  if (types.length > 0 && !model.serverTools)
-    throw invalid(`'${model.id}' does not support tool types: ${types.join(", ")}.`);
+  if (types.length > 0) throw invalid(`'${model.id}' does not support tool types: ${types.join(", ")}.`);
 };
 
 /**

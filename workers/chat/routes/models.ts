@@ -45,7 +45,8 @@ export function modelView(entry: ModelEntry, day: string, defaultModel: string) 
     tokenizerRatio: entry.tokenizerRatio,
     minCacheTokens: entry.minCacheTokens,
     maxImagesPerRequest: entry.maxImages,
-    serverTools: entry.serverTools,
+    serverTools: entry.serverTools.length > 0,
+    serverToolNames: entry.serverTools,
     prices: entry.prices ? { currency: "USD", per: "million tokens", ...entry.prices } : null,
     sources: entry.sources,
   };

@@ -1,7 +1,7 @@
 // PATCH of a conversation: the settings planned against the model (a model change moves the
 // model-bound settings with it), then title and settings written in one serialized head write. A
 // title the user sets marks the conversation as titled by its user and counts as activity.
-import { crossCheckSettings, settingsAfterModelChange, type SettingsPatch } from "../../core/settings";
+import { crossCheckSettings, type Settings, settingsAfterModelChange, type SettingsPatch } from "../../core/settings";
 import { planSettingsPatch } from "../../services/models/resolve";
 import type { ConversationHead, ConversationView } from "../../services/record/conversation-head";
 import type { ConversationStore } from "./conversation-store";
@@ -18,28 +18,48 @@ export type PatchAnswer =
   | { kind: "invalid"; message: string }
   | { kind: "missing" };
 
+/** How often a settings change is planned again when another change moved the model meanwhile. */
+const MAX_REPLANS = 4;
+
 export async function patchConversation(
   parts: { env: Env; store: ConversationStore; record: ConversationRecord },
   loaded: ConversationHead,
   change: ConversationChange,
 ): Promise<PatchAnswer> {
   const { env, store, record } = parts;
-  const planned = await planSettingsPatch(env, { current: loaded.settings, patch: change.settings ?? {} });
-  if (!planned.ok) return { kind: "invalid", message: planned.message };
-  return record.updateHead<PatchAnswer>((head) => {
-    const settings = change.settings
-      ? settingsAfterModelChange(head.settings, { patch: planned.patch, from: planned.from, to: planned.to })
-      : head.settings;
-    const problem = crossCheckSettings(settings, planned.to);
-    if (problem) return { next: null, result: { kind: "invalid", message: problem } };
-    const now = new Date().toISOString();
-    const next: ConversationHead = { ...head, title: change.title ?? head.title, settings, updatedAt: now };
-    if (change.title !== undefined) {
-      // A title the user set is never replaced by the automatic one (auto-title.ts checks this
-      // in the same serialized head writes), and a rename counts as activity for the listing.
-      store.setTitleSource("user");
-      store.touchActivity(now);
-    }
-    return { next, result: { kind: "updated", view: record.view(next) } };
-  });
+  let current = loaded.settings;
+  for (let replans = 0; ; replans++) {
+    const planned = await planSettingsPatch(env, { current, patch: change.settings ?? {} });
+    if (!planned.ok) return { kind: "invalid", message: planned.message };
+    const answer = await record.updateHead<PatchAnswer | { kind: "replan"; settings: Settings }>((head) => {
+      // The plan holds for the model it was made against: a change that moved the model while this
+      // one was planned (two PATCHes at once) would otherwise get the old model's limits and defaults.
+      if (change.settings && head.settings.model !== current.model)
+        return replans < MAX_REPLANS
+          ? { next: null, result: { kind: "replan", settings: head.settings } }
+          : {
+              next: null,
+              result: {
+                kind: "invalid",
+                message: "settings.model: changed by other requests meanwhile; send it again",
+              },
+            };
+      const settings = change.settings
+        ? settingsAfterModelChange(head.settings, { patch: planned.patch, from: planned.from, to: planned.to })
+        : head.settings;
+      const problem = crossCheckSettings(settings, planned.to);
+      if (problem) return { next: null, result: { kind: "invalid", message: problem } };
+      const now = new Date().toISOString();
+      const next: ConversationHead = { ...head, title: change.title ?? head.title, settings, updatedAt: now };
+      if (change.title !== undefined) {
+        // A title the user set is never replaced by the automatic one (auto-title.ts checks this
+        // in the same serialized head writes), and a rename counts as activity for the listing.
+        store.setTitleSource("user");
+        store.touchActivity(now);
+      }
+      return { next, result: { kind: "updated", view: record.view(next) } };
+    });
+    if (answer.kind !== "replan") return answer;
+    current = answer.settings;
+  }
 }

@@ -113,6 +113,27 @@ describe("settings against their model", () => {
     expect(replay.output_config).toEqual({ effort: "low" });
   });
 
+  it("plans a settings change against the model it lands on: two PATCHes at once never store settings the model refuses", async () => {
+    for (let round = 0; round < 3; round++) {
+      const id = await createConversation();
+      const [model, reserve] = await Promise.all([
+        api("PATCH", `/v1/conversations/${id}`, { settings: { model: "claude-haiku-4-5" } }),
+        api("PATCH", `/v1/conversations/${id}`, { settings: { outputReserveTokens: 100_000 } }),
+      ]);
+      expect(model.status).toBe(200);
+      const settings = (await api("GET", `/v1/conversations/${id}`)).json.settings;
+      expect(settings.model).toBe("claude-haiku-4-5");
+      // Haiku 4.5: 64K output, a 200K window. The reserve either landed first and moved with the
+      // model, or came second and was refused against Haiku.
+      expect(settings.outputReserveTokens).toBeLessThanOrEqual(64_000);
+      expect(settings.contextWindowTokens).toBe(200_000);
+      if (reserve.status !== 200)
+        expect(reserve.json.error?.message).toMatch(
+          /^settings\.outputReserveTokens: at most 64000 for claude-haiku-4-5/,
+        );
+    }
+  });
+
   it("moves the model's own figures with a model change: a model only the Models API knows brings its window", async () => {
     const id = await createConversation();
     const moved = await api("PATCH", `/v1/conversations/${id}`, { settings: { model: "offline-20k" } });

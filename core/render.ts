@@ -119,6 +119,22 @@ export function messageChars(message: Pick<StoredMessage, "content">): number {
 }
 
 /** True for a user message made only of tool results: a carrier, not a real user prompt. */
+/** The shape of an attachment's reference note (services/attachments/note.ts). */
+const ATTACHMENT_NOTE = /^<attachment id="att_[0-9A-Za-z]+" name="[^\n]*">\n[\s\S]*\n<\/attachment>$/;
+
+/**
+ * A user message that is only attachment notes: an upload saved between turns, or during a paused
+ * turn. It rides with the prompt after it on the wire, so it is no exchange of its own: the stub
+ * watermark does not count it, and a regenerate does not take it for the prompt.
+ */
+export function isAttachmentNote(message: Pick<StoredMessage, "role" | "content">): boolean {
+  return (
+    message.role === "user" &&
+    message.content.length > 0 &&
+    message.content.every((b) => b.type === "text" && ATTACHMENT_NOTE.test(b.text))
+  );
+}
+
 export function isToolResultCarrier(message: Pick<StoredMessage, "role" | "content">): boolean {
   return (
     message.role === "user" && message.content.length > 0 && message.content.every((b) => b.type === "tool_result")

@@ -7,7 +7,7 @@
 // reclaim pass `stubBatchChars`; between jumps the replayed prefix stays byte-identical. The
 // watermark is derived from the history alone (replaying the exchange sequence), so it is the
 // same on every call and in both rebuild paths, and needs no stored state.
-import { isToolResultCarrier, toolResultText } from "./render";
+import { isAttachmentNote, isToolResultCarrier, toolResultText } from "./render";
 import type { ContentBlock, StoredMessage, ToolResultBlock, ToolUseBlock } from "./types";
 import { sliceWhole } from "./text-cut";
 
@@ -28,7 +28,8 @@ export interface StubOutcome {
 
 const INPUT_BRIEF_CHARS = 160;
 
-const isRealUserPrompt = (m: StoredMessage) => m.role === "user" && !isToolResultCarrier(m);
+/** An exchange starts here: a prompt, not a carrier of tool results nor an attachment's note. */
+const isRealUserPrompt = (m: StoredMessage) => m.role === "user" && !isToolResultCarrier(m) && !isAttachmentNote(m);
 
 /** Index in `messages` before which stale results are stubbed (0: none), replaying the batching. */
 export function stubWatermark(messages: readonly StoredMessage[], s: StubSettings): number {

@@ -2,6 +2,7 @@
 // prompt is saved again as the new turn's user message and the earlier exchange is marked
 // superseded in the head: its messages keep their bytes (R2, the index, search) and stay in the
 // transcript with a marker, but no later model request, /replay or fold sees them.
+import { isAttachmentNote } from "../../core/render";
 import { isAgentSegment, type NewMessage, type StoredMessage } from "../../core/types";
 import type { ConversationHead, SupersededRange } from "../../services/record/conversation-head";
 
@@ -39,12 +40,13 @@ export function masterMessages(
   return messages.filter((m) => !isAgentSegment(m) && !supersededBy(head, m.seq));
 }
 
-/** A message a person wrote: text or images, no tool results. */
+/** A message a person wrote: text or images, no tool results, not an attachment's note. */
 const isPrompt = (m: StoredMessage) =>
   m.role === "user" &&
   !m.agent &&
   m.content.some((b) => b.type === "text" || b.type === "image") &&
-  !m.content.some((b) => b.type === "tool_result");
+  !m.content.some((b) => b.type === "tool_result") &&
+  !isAttachmentNote(m);
 
 /**
  * The exchange a regenerate replaces, looked for in what the model sees (`replayed`: the verbatim
@@ -87,7 +89,11 @@ export function regenerateTarget(
       REGENERATE_FOLDED,
       "regenerate: the conversation is being folded into its summary; try again in a moment",
     );
-  return { kind: "target", prompt: replayed[i], fromSeq: replayed[i].seq, toSeq: state.lastSeq };
+  // Notes of files uploaded after the reply are not part of the exchange: they stay, before the copy.
+  let end = replayed.length;
+  while (end > i + 1 && isAttachmentNote(replayed[end - 1])) end--;
+  const toSeq = end < replayed.length ? replayed[end].seq - 1 : state.lastSeq;
+  return { kind: "target", prompt: replayed[i], fromSeq: replayed[i].seq, toSeq };
 }
 
 /** The head with one more superseded range. */

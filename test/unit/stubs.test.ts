@@ -5,6 +5,8 @@ import { applyStubs, stubWatermark } from "../../core/stubs";
 import type { ContentBlock, StoredMessage, WireMessage } from "../../core/types";
 import { catalogEntry } from "../../core/models/lookup";
 import { blockAs, blocksIn, toolResults } from "../blocks";
+import { isAttachmentNote } from "../../core/render";
+import { attachmentNote } from "../../services/attachments/note";
 
 const SONNET = catalogEntry("claude-sonnet-5-5")!;
 
@@ -71,6 +73,38 @@ describe("stale tool-result stubs", () => {
       });
     }
     expect(applyStubs([...ms, ...extra], settings(), "c").stubbed).toBe(0);
+  });
+
+  it("counts an attachment's note as no exchange: it rides with the prompt after it", () => {
+    const note = attachmentNote({
+      id: "att_01J0000000000000000000000A",
+      name: "report.txt",
+      type: "text/plain",
+      size: 1200,
+      facts: { kind: "text", lines: 40 },
+    });
+    const withNote = (ms: StoredMessage[], at: number) => [
+      ...ms.slice(0, at),
+      {
+        id: "msg_note",
+        seq: 50,
+        role: "user" as const,
+        content: [{ type: "text" as const, text: note }],
+        createdAt: "t",
+      },
+      ...ms.slice(at),
+    ];
+    // Exchange 1's result, with exchanges 2 and (a note, then) 3 after it: stubbed as without the note.
+    const base = script([5000, 5000, null]);
+    expect(applyStubs(base, settings(), "c").stubbed).toBe(1);
+    expect(applyStubs(withNote(base, base.length - 2), settings(), "c").stubbed).toBe(1);
+    // A note saved mid-turn, after a step's results, does not age the step before it either.
+    const twoExchanges = script([5000, 5000]);
+    expect(applyStubs(withNote(twoExchanges, twoExchanges.length - 1), settings(), "c").stubbed).toBe(0);
+    // A user message that only quotes the note's shape with more text is a prompt.
+    const prompt = { role: "user" as const, content: [{ type: "text" as const, text: `${note}\nsummarize it` }] };
+    expect(isAttachmentNote(prompt)).toBe(false);
+    expect(isAttachmentNote({ role: "user", content: [{ type: "text", text: note }] })).toBe(true);
   });
 
   it("names the tool, its input, the size, the message and the exact call that returns the bytes", () => {

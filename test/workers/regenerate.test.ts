@@ -136,6 +136,30 @@ describe("regenerate", () => {
     expect((await transcript(id)).length).toBe(1);
   });
 
+  it("takes an attachment's note for no prompt: the reply before an upload is replaced, and the note stays", async () => {
+    const id = await createConversation();
+    const first = await send(id, "Name a bay, kelpwhistle.\n@reply-chars 120");
+    const [prompt, reply] = first.json.messages;
+    const up = await api("POST", `/v1/conversations/${id}/attachments?name=notes.txt`, "a line of text\n", {
+      raw: true,
+      headers: { "content-type": "text/plain" },
+    });
+    expect(up.status).toBe(201);
+    const noteMessage = (await transcript(id)).at(-1)!;
+    expect(JSON.stringify(noteMessage.content)).toContain("<attachment id=");
+
+    const again = await regenerate(id);
+    expect(again.status).toBe(200);
+    // The exchange is the prompt and its reply; the note after them is not in it.
+    expect(again.json.superseded).toMatchObject({ fromSeq: prompt.seq, toSeq: reply.seq });
+    const [copy] = again.json.messages;
+    expect(copy.content).toEqual(prompt.content);
+    expect(copy.seq).toBe(noteMessage.seq + 1);
+    const replay = await replayOf(id);
+    expect(promptsSaying(replay, "kelpwhistle")).toBe(1);
+    expect(JSON.stringify(replay.messages)).toContain("<attachment id=");
+  });
+
   it("regenerates again a regenerate stopped before the model answered: its copy is replaced in turn", async () => {
     const id = await createConversation();
     const first = await send(id, "Name a lake.\n@reply-chars 60\n@stream-pace 400");

@@ -72,7 +72,14 @@ export const activityCursor = (row: Pick<ConversationRow, "updatedAt" | "id">) =
 
 export function parseActivityCursor(raw: string): ActivityCursor | null {
   const m = ACTIVITY_CURSOR.exec(raw);
-  return m ? { updatedAt: m[1], id: m[2] } : null;
+  // A time that exists: "2026-13-45T99:99:99Z" has the shape and names no moment.
+  return m && sameMoment(m[1]) ? { updatedAt: m[1], id: m[2] } : null;
+}
+
+/** The text reads back as itself (to the millisecond): its date and time exist. */
+function sameMoment(iso: string): boolean {
+  const t = Date.parse(iso);
+  return !Number.isNaN(t) && new Date(t).toISOString().slice(0, 19) === iso.slice(0, 19);
 }
 
 /**

@@ -143,7 +143,14 @@ describe("conversations by activity", () => {
     const badOrder = await api("GET", "/v1/conversations?order=updated", undefined, { key });
     expect(badOrder.status).toBe(400);
     expect(badOrder.json.error?.message).toMatch(/order/);
-    for (const cursor of [mine, "yesterday~conv_x", `2030-01-01T00:00:00.000Z~${mine}'--`]) {
+    for (const cursor of [
+      mine,
+      "yesterday~conv_x",
+      `2030-01-01T00:00:00.000Z~${mine}'--`,
+      // The shape of a time, naming none.
+      "2026-13-45T99:99:99Z~conv_x",
+      "2026-02-30T10:00:00Z~conv_x",
+    ]) {
       const r = await api("GET", `/v1/conversations?order=activity&cursor=${encodeURIComponent(cursor)}`, undefined, {
         key,
       });

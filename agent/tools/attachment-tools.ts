@@ -20,6 +20,8 @@ const MAX_PDF_PAGES = 20;
 const MAX_ROWS = 500;
 const MAX_LINES = 2_000;
 const DOC_PAGE_CHARS = 40_000;
+/** The most text one pdf_read returns; past it the answer names the call that reads on. */
+const PDF_READ_CHARS = 60_000;
 
 /** "12" or "12-15" -> [12, 15], or an error message. */
 export function parseRange(spec: string, what: string, max: number): [number, number] | string {
@@ -131,12 +133,16 @@ export const pdfRead: ToolDefinition<{ attachment_id: string; pages: string; pas
       const out = await pdfFormat.read(found!.reader, {
         from: range[0],
         to: range[1],
-        maxChars: 60_000,
+        maxChars: PDF_READ_CHARS,
         password,
       });
-      return {
-        content: out.pages.map((p) => `--- page ${p.page} of ${found!.attachment.name}\n${p.text}`).join("\n\n"),
-      };
+      const text = out.pages.map((p) => `--- page ${p.page} of ${found!.attachment.name}\n${p.text}`).join("\n\n");
+      const last = out.pages.at(-1)?.page ?? range[0];
+      // Never cut short silently: the model is told where the text stopped and the call that reads on.
+      const cut = out.truncated
+        ? `\n\n[pdf_read: stopped at the ${PDF_READ_CHARS.toLocaleString("en-US")}-char cap in page ${last}; read on with pdf_read ${JSON.stringify({ attachment_id, pages: last < range[1] ? `${last}-${range[1]}` : `${last}` })}]`
+        : "";
+      return { content: text + cut };
     } catch (err) {
       return fail(err);
     }

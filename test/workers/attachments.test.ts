@@ -62,6 +62,31 @@ describe("attachments", () => {
     expect(out).not.toContain("marmot19989");
   });
 
+  it("say where pdf_read stopped at its size cap, and name the call that reads on", async () => {
+    const id = await createConversation();
+    const doc = await PDFDocument.create();
+    const font = await doc.embedFont(StandardFonts.Helvetica);
+    for (let p = 1; p <= 20; p++) {
+      const page = doc.addPage([2000, 1000]);
+      for (let l = 0; l < 60; l++)
+        page.drawText(`p${p} line ${l} ${"quince ".repeat(12)}`, { x: 10, y: 980 - l * 16, font, size: 10 });
+    }
+    const up = await upload(id, "dense.pdf", await doc.save(), "application/pdf");
+    expect(up.status).toBe(201);
+    const out = toolText(await send(id, `@tool pdf_read {"attachment_id":"${up.json.id}","pages":"1-20"}`));
+    const tail = /\[pdf_read: stopped at the 60,000-char cap in page (\d+); read on with pdf_read (\{.*\})\]$/.exec(
+      out,
+    );
+    expect(tail, out.slice(-300)).not.toBeNull();
+    const page = Number(tail![1]);
+    expect(page).toBeGreaterThan(1);
+    expect(page).toBeLessThan(20);
+    expect(JSON.parse(tail![2])).toEqual({ attachment_id: up.json.id, pages: `${page}-20` });
+    // Reading on from there reaches the last page.
+    const on = toolText(await send(id, `@tool pdf_read ${tail![2]}`));
+    expect(on).toContain(`--- page ${page} of dense.pdf`);
+  });
+
   it("probe a 3,000-page PDF's page count and read a page range from the middle", async () => {
     const id = await createConversation();
     const pdf = await makePdf(3000);

@@ -26,6 +26,7 @@ import { isName, PdfError, PdfString } from "./objects";
 import { NEEDS_PASSWORD, openWithPdfjs, type PdfjsDocument } from "./pdfjs";
 import { extractPageText, type TextContext } from "./text";
 import type { RangeReader } from "../shared/range-reader";
+import { sliceWhole } from "../../../../core/text-cut";
 
 export { PdfError } from "./objects";
 export { NEEDS_PASSWORD, usePdfjsCMaps, WRONG_PASSWORD } from "./pdfjs";
@@ -266,7 +267,7 @@ export async function readPdfPages(
       if (text === null) {
         text = await (await viaPdfjs(null)).pageText(p);
         if (text.length > budget) {
-          text = text.slice(0, budget);
+          text = sliceWhole(text, 0, budget);
           truncated = true;
         }
       }

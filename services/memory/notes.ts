@@ -72,18 +72,45 @@ export async function createNote(
       createdAt: now,
       updatedAt: now,
     });
+  const cortex = await cortexFor(env, tenantId);
   try {
-    await (await cortexFor(env, tenantId)).index(tenantId, [noteDoc(tenantId, note)]);
+    await indexAsStored(env, { cortex, tenantId, id: note.id });
   } catch (err) {
     // Not indexed, so not findable by search: the note is not kept half-written (the caller's 500
-    // says it was not saved), and a retry writes it whole.
+    // says it was not saved), and a retry writes it whole. An index write that landed before its
+    // answer was lost goes too: no search hit for a note that is not there.
     await drizzle(env.DB)
       .delete(memoryNotes)
       .where(and(eq(memoryNotes.tenantId, tenantId), eq(memoryNotes.id, note.id)))
       .catch(() => {});
+    await cortex.deleteDoc(tenantId, "memory", note.id).catch(() => {});
     throw err;
   }
   return note;
+}
+
+/** Rounds of "index the row, read it again" before a note's writes are left to the last writer's round. */
+const INDEX_ROUNDS = 4;
+
+/**
+ * Makes the note's search document what its row holds now: indexes the row, reads it again, and
+ * goes round while another write changed it meanwhile (an edit, or a delete, whose own index write
+ * this one may have overtaken). Returns the note as indexed, or null when its row is gone (and so
+ * is its document).
+ */
+async function indexAsStored(
+  env: MemoryEnv,
+  { cortex, tenantId, id }: { cortex: Awaited<ReturnType<typeof cortexFor>>; tenantId: string; id: string },
+): Promise<Note | null> {
+  let row = await getNote(env.DB, tenantId, id);
+  for (let round = 0; row && round < INDEX_ROUNDS; round++) {
+    await cortex.index(tenantId, [noteDoc(tenantId, row)]);
+    const now = await getNote(env.DB, tenantId, id);
+    if (now && JSON.stringify(now) === JSON.stringify(row)) return row;
+    row = now;
+  }
+  if (!row) await cortex.deleteDoc(tenantId, "memory", id);
+  return row;
 }
 
 export async function getNote(db: D1Database, tenantId: string, id: string): Promise<Note | null> {
@@ -126,13 +153,25 @@ export async function updateNote(
   // Deleted since it was read: gone, as the delete said.
   if (!updated.length) return null;
   const cortex = await cortexFor(env, tenantId);
-  await cortex.index(tenantId, [noteDoc(tenantId, next)]);
-  // A delete that landed while this indexed took its document out first: take this one out too.
-  if (!(await getNote(db, tenantId, id))) {
-    await cortex.deleteDoc(tenantId, "memory", id);
-    return null;
+  try {
+    // A delete that landed meanwhile leaves no document (null: gone, as the delete said); an edit
+    // that landed meanwhile is indexed in its turn, so search never keeps an older text.
+    return (await indexAsStored(env, { cortex, tenantId, id })) && next;
+  } catch (err) {
+    // Not indexed: the row goes back to what search holds, unless a later write already replaced it.
+    await drizzle(db)
+      .update(memoryNotes)
+      .set({
+        title: current.title,
+        body: current.text,
+        tags: JSON.stringify(current.tags),
+        updatedAt: current.updatedAt,
+      })
+      .where(and(eq(memoryNotes.tenantId, tenantId), eq(memoryNotes.id, id), eq(memoryNotes.updatedAt, next.updatedAt)))
+      .catch(() => {});
+    await indexAsStored(env, { cortex, tenantId, id }).catch(() => {});
+    throw err;
   }
-  return next;
 }
 
 /**
@@ -141,8 +180,12 @@ export async function updateNote(
  * findable by id, so the client's retry finishes it; never a row gone with its text still found.
  */
 export async function deleteNote(env: MemoryEnv, tenantId: string, id: string): Promise<boolean> {
-  if (!(await getNote(env.DB, tenantId, id))) return false;
   const cortex = await cortexFor(env, tenantId);
+  if (!(await getNote(env.DB, tenantId, id))) {
+    // No row: a 404, and any document a write cut short left behind goes with it.
+    await cortex.deleteDoc(tenantId, "memory", id);
+    return false;
+  }
   await cortex.deleteDoc(tenantId, "memory", id);
   const res = await drizzle(env.DB)
     .delete(memoryNotes)

@@ -6,6 +6,7 @@ import { describe, expect, it } from "vitest";
 import { memoryMapFor, utcDay } from "../../services/memory/memory-map";
 import { runFoldJob } from "../../workers/summarizer/fold";
 import { createNote, deleteNote, updateNote } from "../../services/memory/notes";
+import { routeOf } from "../../services/cortex/routing";
 import { api, createConversation, eventually, newTenant, newTenantWithId, send, turnMessages } from "./helpers";
 import { ofType } from "../blocks";
 
@@ -106,6 +107,91 @@ describe("a note's search document", () => {
   });
   const found = async (key: string, word: string) =>
     (await api("GET", `/v1/search?q=${word}`, undefined, { key })).json.data.map((h) => h.id);
+
+  /** env whose tenant's shard sends each write batch through `hook` (`real` sends it). */
+  async function shardWrites(tenantId: string, hook: (real: () => Promise<unknown>) => Promise<unknown>) {
+    const shard = (await routeOf(env as Env, tenantId)).shard;
+    const real = (env as unknown as Record<string, D1Database>)[shard];
+    const wrap = (db: D1DatabaseSession | D1Database): D1Database =>
+      new Proxy(db as D1Database, {
+        get(t, p) {
+          if (p === "batch") return (st: D1PreparedStatement[]) => hook(() => t.batch(st));
+          if (p === "withSession") return (b?: string) => wrap(real.withSession(b));
+          const v = Reflect.get(t, p);
+          return typeof v === "function" ? v.bind(t) : v;
+        },
+      });
+    return { ...(env as Env), [shard]: wrap(real) } as Env;
+  }
+  const gate = () => {
+    let open!: () => void;
+    let reached!: () => void;
+    const opened = new Promise<void>((r) => (open = r));
+    const arrived = new Promise<void>((r) => (reached = r));
+    const hold = async () => {
+      reached();
+      await opened;
+    };
+    return { open, arrived, hold };
+  };
+
+  it("is never left findable when the note is deleted while its first index write is in flight", async () => {
+    const { tenantId, key } = await newTenantWithId();
+    const g = gate();
+    let held = false;
+    const slow = await shardWrites(tenantId, async (real) => {
+      if (!held) {
+        held = true;
+        await g.hold();
+      }
+      return real();
+    });
+    const creating = createNote(slow, tenantId, { text: "The safe combination is quokkaveil 5521." });
+    await g.arrived;
+    const [listed] = (await api("GET", "/v1/memory", undefined, { key })).json.data;
+    expect(await deleteNote(env as Env, tenantId, listed.id)).toBe(true);
+    g.open();
+    await creating;
+    expect(await found(key, "quokkaveil")).toEqual([]);
+  });
+
+  it("holds the newest text: an edit overtaken by another, or whose index write failed, leaves no older text found", async () => {
+    const { tenantId, key } = await newTenantWithId();
+    const id = (await api("POST", "/v1/memory", { text: "v0 cobaltfern" }, { key })).json.id;
+    const g = gate();
+    const slow = await shardWrites(tenantId, async (real) => {
+      await g.hold();
+      return real();
+    });
+    const first = updateNote(slow, { tenantId, id, change: { text: "v1 amberwhisk" } });
+    await g.arrived; // its row is written; its index write waits
+    expect((await updateNote(env as Env, { tenantId, id, change: { text: "v2 tealmarrow" } }))?.text).toBe(
+      "v2 tealmarrow",
+    );
+    g.open();
+    await first;
+    expect((await api("GET", `/v1/memory/${id}`, undefined, { key })).json.text).toBe("v2 tealmarrow");
+    expect(await found(key, "tealmarrow")).toEqual([id]);
+    expect(await found(key, "amberwhisk")).toEqual([]);
+    // A failed index write: the edit is a 500 and the note stays as search holds it.
+    const failing = await shardWrites(tenantId, async () => {
+      throw new Error("D1_ERROR: shard unavailable");
+    });
+    await expect(updateNote(failing, { tenantId, id, change: { text: "v3 rustquill" } })).rejects.toThrow(/shard/);
+    expect((await api("GET", `/v1/memory/${id}`, undefined, { key })).json.text).toBe("v2 tealmarrow");
+    expect(await found(key, "tealmarrow")).toEqual([id]);
+  });
+
+  it("leaves no document behind when its write landed but the answer was lost", async () => {
+    const { tenantId, key } = await newTenantWithId();
+    const lost = await shardWrites(tenantId, async (real) => {
+      await real();
+      throw new Error("D1_ERROR: Network connection lost.");
+    });
+    await expect(createNote(lost, tenantId, { text: "my phrase is orphanwick" })).rejects.toThrow(/connection lost/);
+    expect((await api("GET", "/v1/memory", undefined, { key })).json.data).toEqual([]);
+    expect(await found(key, "orphanwick")).toEqual([]);
+  });
 
   it("goes with the note when a delete lands inside an edit, and the edit is a 404", async () => {
     const { tenantId, key } = await newTenantWithId();

@@ -30,17 +30,28 @@ const SNIPPET_CHARS = 200;
 export function semanticFusion(path: SemanticPath): CortexFusion {
   return {
     async page({ db, tenantId, q, opts, offset, lexical }) {
-      await catchUp({ db, path, tenantId });
-      const [lex, sem] = await Promise.all([
-        lexical(FUSION_DEPTH),
-        semanticHits({ db, path, tenantId, q, opts, count: FUSION_DEPTH }),
-      ]);
+      const end = offset + opts.limit;
+      // The vectors only add to the words: an embedding service or vector index that fails (a 429,
+      // an outage) leaves the search its lexical ranking, never a 500.
+      const vectors = async () => {
+        try {
+          await catchUp({ db, path, tenantId });
+          return await semanticHits({ db, path, tenantId, q, opts, count: FUSION_DEPTH });
+        } catch (err) {
+          console.error("semantic search failed; answering with the lexical ranking alone", err);
+          return null;
+        }
+      };
+      const [lex, sem] = await Promise.all([lexical(FUSION_DEPTH), vectors()]);
+      if (!sem) {
+        const alone = lex.length === FUSION_DEPTH && end >= lex.length ? await lexical(end + 1) : lex;
+        return { hits: alone.slice(offset, end), next: alone.length > end ? { offset: end } : null };
+      }
       const byKey = new Map<string, SearchHit>();
       for (const h of [...sem, ...lex]) byKey.set(keyOf(h), h); // the lexical hit (highlighted snippet) wins
       const fused = reciprocalRankFusion([lex.map(keyOf), sem.map(keyOf)], { weights: [...FUSION_WEIGHTS] });
       // Lower is better, as with BM25 scores elsewhere in the cortex.
       let ranked = fused.map((f) => ({ ...byKey.get(f.id)!, score: -f.score }));
-      const end = offset + opts.limit;
       if (end >= ranked.length && lex.length === FUSION_DEPTH) {
         // Past the fused head: the lexical ranking on from its start, less what the head holds
         // (enough of it: the head holds at most ranked.length of its hits).

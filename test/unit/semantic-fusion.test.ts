@@ -81,4 +81,40 @@ describe("a fused search, paged", () => {
     const scores = (await page(0, 500)).hits.map((h) => h.score);
     expect(scores).toEqual([...scores].sort((a, b) => a - b));
   });
+
+  it("answers with the lexical ranking alone when the embedding service or the vector index fails", async () => {
+    const failing = (where: "embed" | "query"): SemanticPath => ({
+      ...path,
+      embedder: {
+        ...path.embedder,
+        embed: async (texts) => {
+          if (where === "embed") throw new Error("3040: Capacity temporarily exceeded (429)");
+          return path.embedder.embed(texts);
+        },
+      },
+      index: {
+        ...path.index,
+        query: async () => {
+          throw new Error("vector index unavailable");
+        },
+      },
+    });
+    for (const where of ["embed", "query"] as const)
+      for (const [offset, limit] of [
+        [0, 10],
+        [45, 10],
+        [110, 20],
+      ]) {
+        const p = await semanticFusion(failing(where)).page({
+          db,
+          tenantId: "t",
+          q: "anything",
+          offset,
+          opts: { limit },
+          lexical: async (count) => lexical.slice(0, count).map(hit),
+        });
+        expect(p.hits.map((h) => h.id)).toEqual(lexical.slice(offset, offset + limit));
+        expect(p.next).toEqual(offset + limit < lexical.length ? { offset: offset + limit } : null);
+      }
+  });
 });

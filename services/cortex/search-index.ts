@@ -16,6 +16,7 @@ import {
   shippedBackground,
 } from "./term-stats";
 import type { StoredMessage } from "../../core/types";
+import { wholeAt } from "../../core/text-cut";
 
 /** Long texts are indexed in chunks so one row stays well under D1's row size limit. */
 export const INDEX_CHUNK_CHARS = 20_000;
@@ -98,6 +99,18 @@ export const docParams = (d: CortexDoc, chunk: number, body: string) =>
     body,
   ] as const;
 
+/** A body's chunks of at most INDEX_CHUNK_CHARS, none cut inside a surrogate pair (at least one, maybe empty). */
+export function chunkBodies(body: string): string[] {
+  const out: string[] = [];
+  let at = 0;
+  do {
+    const end = wholeAt(body, Math.min(at + INDEX_CHUNK_CHARS, body.length));
+    out.push(body.slice(at, end));
+    at = end;
+  } while (at < body.length);
+  return out;
+}
+
 /** Upserts docs, chunked; chunks a shorter new body no longer has are removed. */
 export async function upsertDocs(db: ShardDatabase, docs: readonly CortexDoc[]): Promise<void> {
   const upsert = db.prepare(UPSERT_DOC);
@@ -107,11 +120,9 @@ export async function upsertDocs(db: ShardDatabase, docs: readonly CortexDoc[]):
   const statements: D1PreparedStatement[] = [];
   for (const tenantId of new Set(docs.map((d) => d.tenantId))) statements.push(tenantRange(db, tenantId));
   for (const d of docs) {
-    const chunks = Math.max(1, Math.ceil(d.body.length / INDEX_CHUNK_CHARS));
-    for (let i = 0; i < chunks; i++) {
-      const body = d.body.slice(i * INDEX_CHUNK_CHARS, (i + 1) * INDEX_CHUNK_CHARS);
-      statements.push(upsert.bind(...docParams(d, i, body)));
-    }
+    const bodies = chunkBodies(d.body);
+    const chunks = bodies.length;
+    bodies.forEach((body, i) => statements.push(upsert.bind(...docParams(d, i, body))));
     // Notes can shrink: drop chunks beyond the new last one. (Messages are immutable.)
     if (d.kind !== "message")
       statements.push(

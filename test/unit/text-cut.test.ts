@@ -7,6 +7,7 @@ import { compactMessages, fallbackTurnState } from "../../core/compactor";
 import { capSummary, excerpt } from "../../core/fold";
 import { stubText } from "../../core/stubs";
 import { sliceWhole, tailWhole, wholeAt } from "../../core/text-cut";
+import { chunkBodies, INDEX_CHUNK_CHARS } from "../../services/cortex/search-index";
 import type { StoredMessage, WireMessage } from "../../core/types";
 
 const emoji = "😀"; // two UTF-16 units
@@ -78,5 +79,19 @@ describe("cutting text", () => {
     expect(report.targets.length).toBeGreaterThan(0);
     // JSON.stringify writes a lone surrogate as an escape: none may appear.
     expect(JSON.stringify(out)).not.toMatch(/\\ud[89ab][0-9a-f]{2}(?!\\ud[c-f])/i);
+  });
+
+  it("search index chunks: each whole, joined back to the body", () => {
+    // A pair across the 20,000-char boundary: the first chunk ends before it.
+    const body = `${"a".repeat(INDEX_CHUNK_CHARS - 1)}${emoji}${"b".repeat(INDEX_CHUNK_CHARS)}${emoji}`;
+    const chunks = chunkBodies(body);
+    expect(chunks.join("")).toBe(body);
+    expect(chunks[0].length).toBe(INDEX_CHUNK_CHARS - 1);
+    for (const c of chunks) {
+      expect(c.length).toBeLessThanOrEqual(INDEX_CHUNK_CHARS);
+      expect(c.isWellFormed()).toBe(true);
+    }
+    expect(chunkBodies("")).toEqual([""]);
+    expect(chunkBodies("x".repeat(INDEX_CHUNK_CHARS))).toHaveLength(1);
   });
 });

@@ -39,8 +39,10 @@ export const memoryGet: ToolDefinition<Input, MemoryAccess & TranscriptAccess> =
         content: `episode ${e.id} of conversation ${e.conversationId}, messages 1-${e.throughSeq}, folded ${e.createdAt}:\n\n${e.body}`,
       };
     }
-    const conversationId = await ctx.memory.conversationOfMessage(id);
-    const found = conversationId ? await ctx.readConversation(conversationId, { messageId: id, limit: 1 }) : null;
+    // The index knows a message once its conversation's flush ran; one of this conversation is
+    // read from its own store meanwhile (or while the index is down).
+    const conversationId = (await ctx.memory.conversationOfMessage(id)) ?? ctx.conversationId;
+    const found = await ctx.readConversation(conversationId, { messageId: id, limit: 1 });
     const m = found?.messages[0];
     if (!m) return { content: `no message ${id}`, isError: true };
     return {

@@ -7,7 +7,16 @@ import { memoryMapFor, utcDay } from "../../services/memory/memory-map";
 import { runFoldJob } from "../../workers/summarizer/fold";
 import { createNote, deleteNote, updateNote } from "../../services/memory/notes";
 import { routeOf } from "../../services/cortex/routing";
-import { api, createConversation, eventually, newTenant, newTenantWithId, send, turnMessages } from "./helpers";
+import {
+  api,
+  createConversation,
+  eventually,
+  inConversation,
+  newTenant,
+  newTenantWithId,
+  send,
+  turnMessages,
+} from "./helpers";
 import { ofType } from "../blocks";
 
 const toolResult = (r: { text: string }, i = 0) => ofType(turnMessages(r)[2].content[i], "tool_result");
@@ -277,6 +286,20 @@ describe("recall tools", () => {
     expect(upd).toMatchObject({ is_error: true, content: `no note ${note.id}` });
     expect(forget).toMatchObject({ is_error: true, content: `no note ${note.id}` });
     expect((await api("GET", `/v1/memory/${note.id}`, undefined, { key })).json.text).toBe("secret note zephyr-88");
+  });
+
+  it("memory_get reads a message of this conversation before the index has it", async () => {
+    const id = await createConversation();
+    // The index flush never runs: the search index does not know the conversation's messages.
+    await inConversation(id, (instance) => {
+      (instance as unknown as { outbox: { pending: () => Promise<void> } }).outbox.pending = async () => {};
+    });
+    const first = await send(id, "Remember the word zebrafinchlet.");
+    const msgId = first.json.messages[0].id;
+    expect((await api("GET", "/v1/search?q=zebrafinchlet")).json.data).toEqual([]);
+    const got = await send(id, `@tool memory_get {"id":"${msgId}"}`);
+    expect(toolResult(got).is_error).toBeFalsy();
+    expect(toolResult(got).content).toContain("Remember the word zebrafinchlet.");
   });
 
   it("finds folded content and records each fold as a dated episode", async () => {

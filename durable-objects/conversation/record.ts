@@ -92,6 +92,9 @@ export class ConversationRecord {
   async supersede(range: SupersededRange): Promise<void> {
     await this.updateHead((h) => ({ next: withSuperseded(h, range), result: undefined }));
     this.scope.store.zeroChars(range.fromSeq, range.toSeq);
+    // A fold still holding an (expired) lease may have taken its region before the exchange was
+    // replaced: its summary could tell the replaced reply, so its commit is refused as stale.
+    this.scope.store.clearLease();
     this.cache.forget();
   }
 

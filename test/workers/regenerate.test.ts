@@ -7,6 +7,7 @@ import { describe, expect, it } from "vitest";
 import {
   api,
   connectSocket,
+  conversationStub,
   createConversation,
   eventually,
   inConversation,
@@ -248,6 +249,34 @@ describe("regenerate", () => {
     expect(folded.json.error?.type).toBe("regenerate_folded");
     expect(folded.json.error?.message).toMatch(/folded into the summary/);
     expect((await transcript(id)).length).toBe(2);
+  });
+
+  it("refuses the commit of a fold whose expired lease was held when the exchange was replaced", async () => {
+    const id = await createConversation({ tailMessages: 2 });
+    await send(id, "one\n@reply-chars 100");
+    const second = await send(id, "two oldversion\n@reply-chars 100");
+    const ref = { tenantId: "dev", conversationId: id };
+    // A fold took its region, then its lease ran out (a slow summarizer, queue retries).
+    const source = await inConversation(id, async (instance) => {
+      instance.store.putLease({
+        jobId: "fold_stale",
+        dispatchedAt: Date.now() - 700_000,
+        expiresAt: Date.now() - 100_000,
+      });
+      return instance.foldSource(ref, "fold_stale");
+    });
+    expect(source?.region.map((m) => m.seq)).toEqual([1, 2, 3, 4]);
+    expect((await regenerate(id)).status).toBe(200);
+    const boundary = second.json.messages[1];
+    const out = await conversationStub(id).commitFold(ref, {
+      jobId: "fold_stale",
+      kind: "summary",
+      summary: "the user said one, then two oldversion; the old reply",
+      boundaryMessageId: boundary.id,
+      boundarySeq: boundary.seq,
+    });
+    expect(out).toEqual({ applied: false, reason: "stale job: not the fold in flight" });
+    expect((await api("GET", `/v1/conversations/${id}`)).json.summary ?? "").not.toContain("oldversion");
   });
 
   it("bad input is a 400 naming the field; another tenant's conversation is a 404", async () => {

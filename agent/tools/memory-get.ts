@@ -3,7 +3,7 @@ import { z } from "zod";
 import { isId } from "../../core/ids";
 import { renderMessageText } from "../../core/render";
 import { page } from "./conversation-read";
-import type { MemoryAccess, ToolDefinition, TranscriptAccess } from "./registry";
+import type { CallScope, MemoryAccess, ToolDefinition, TranscriptAccess } from "./registry";
 
 const input = z.strictObject({
   id: z
@@ -16,7 +16,7 @@ const input = z.strictObject({
 });
 type Input = z.infer<typeof input>;
 
-export const memoryGet: ToolDefinition<Input, MemoryAccess & TranscriptAccess> = {
+export const memoryGet: ToolDefinition<Input, CallScope & MemoryAccess & TranscriptAccess> = {
   name: "memory_get",
   core: true,
   capability: "memory_get: read one note, episode or message in full",

@@ -39,7 +39,7 @@ describe("tool context slices", () => {
     expectTypeOf<SliceOf<typeof memorySave>>().toEqualTypeOf<MemoryAccess>();
     expectTypeOf<SliceOf<typeof memoryUpdate>>().toEqualTypeOf<MemoryAccess>();
     expectTypeOf<SliceOf<typeof memoryForget>>().toEqualTypeOf<MemoryAccess>();
-    expectTypeOf<SliceOf<typeof memoryGet>>().toEqualTypeOf<MemoryAccess & TranscriptAccess>();
+    expectTypeOf<SliceOf<typeof memoryGet>>().toEqualTypeOf<CallScope & MemoryAccess & TranscriptAccess>();
     expectTypeOf<SliceOf<typeof memorySearch>>().toEqualTypeOf<CallScope & CortexAccess & ToolAccess>();
     expectTypeOf<SliceOf<typeof conversationRead>>().toEqualTypeOf<CallScope & TranscriptAccess>();
     expectTypeOf<SliceOf<typeof conversationList>>().toEqualTypeOf<CallScope & TranscriptAccess>();

@@ -4,9 +4,8 @@
 import { z } from "zod";
 import { isId } from "../../core/ids";
 import { blockText, renderMessageText } from "../../core/render";
-import type { StoredMessage } from "../../core/types";
 import { wholeAt } from "../../core/text-cut";
-import type { CallScope, ToolDefinition, TranscriptAccess } from "./registry";
+import type { CallScope, ReadMessages, ToolDefinition, TranscriptAccess } from "./registry";
 
 export const READ_PAGE_CHARS = 40_000;
 const MAX_RANGE_MESSAGES = 50;
@@ -68,10 +67,10 @@ export const conversationRead: ToolDefinition<Input, CallScope & TranscriptAcces
         const block = m.content[args.block];
         if (!block) return { content: `message ${m.id} has ${m.content.length} blocks`, isError: true };
         text = blockText(block);
-        what = `message ${m.id} (seq ${m.seq}, ${m.role}) block ${args.block}`;
+        what = `message ${m.id} (seq ${m.seq}, ${m.role}) block ${args.block}${replacedNote(m)}`;
       } else {
         text = renderMessageText(m);
-        what = `message ${m.id} (seq ${m.seq}, ${m.role})`;
+        what = `message ${m.id} (seq ${m.seq}, ${m.role})${replacedNote(m)}`;
       }
     } else {
       text = found.messages.map(renderRangeEntry).join("\n\n");
@@ -91,9 +90,13 @@ export const conversationRead: ToolDefinition<Input, CallScope & TranscriptAcces
   },
 };
 
-function renderRangeEntry(m: StoredMessage): string {
-  return `--- seq ${m.seq} ${m.role} ${m.id} ${m.createdAt}\n${renderMessageText(m)}`;
+function renderRangeEntry(m: ReadMessages["messages"][number]): string {
+  return `--- seq ${m.seq} ${m.role} ${m.id} ${m.createdAt}${replacedNote(m)}\n${renderMessageText(m)}`;
 }
+
+/** How a message a regenerate replaced is marked wherever it is read back: never taken as current. */
+export const replacedNote = (m: { supersededBy?: string }): string =>
+  m.supersededBy ? ` (replaced by a regenerate: superseded by ${m.supersededBy})` : "";
 
 /** One page of `text` behind a header; the header names the call for the next page. */
 export function page(

@@ -2,7 +2,7 @@
 import { z } from "zod";
 import { isId } from "../../core/ids";
 import { renderMessageText } from "../../core/render";
-import { page } from "./conversation-read";
+import { page, replacedNote } from "./conversation-read";
 import type { CallScope, MemoryAccess, ToolDefinition, TranscriptAccess } from "./registry";
 
 const input = z.strictObject({
@@ -48,7 +48,7 @@ export const memoryGet: ToolDefinition<Input, CallScope & MemoryAccess & Transcr
     return {
       content: page(renderMessageText(m), {
         offset: offset ?? 0,
-        what: `conversation ${conversationId}, message ${m.id} (seq ${m.seq}, ${m.role})`,
+        what: `conversation ${conversationId}, message ${m.id} (seq ${m.seq}, ${m.role})${replacedNote(m)}`,
         args: { conversation_id: conversationId, message_id: m.id },
       }),
     };

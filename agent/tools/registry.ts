@@ -34,13 +34,16 @@ export interface CallScope {
   progress(message: string): void;
 }
 
+/** Stored messages as read back; `supersededBy` marks one a regenerate replaced (the message that did). */
+export interface ReadMessages {
+  messages: (StoredMessage & { supersededBy?: string })[];
+  messageCount: number;
+}
+
 /** This tenant's conversations: their messages and the list of them. */
 export interface TranscriptAccess {
   /** Messages of any conversation of this tenant; null when it does not exist for this tenant. */
-  readConversation(
-    conversationId: string,
-    query: ReadQuery,
-  ): Promise<{ messages: StoredMessage[]; messageCount: number } | null>;
+  readConversation(conversationId: string, query: ReadQuery): Promise<ReadMessages | null>;
   listConversations(
     limit: number,
     before?: string,

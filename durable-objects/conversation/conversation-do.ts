@@ -26,7 +26,7 @@ import { TurnOrder } from "./turn-order";
 import type { StopAnswer } from "./turn-stops";
 import { pausedMessage, pendingView, PausedTurns } from "./paused-turn";
 import { TurnRunner, TURN_PAUSED } from "./turn-runner";
-import { transcriptPage, type TranscriptPage } from "./regenerate";
+import { transcriptPage, type TranscriptMessage, type TranscriptPage } from "./regenerate";
 import { patchConversation, type ConversationChange, type PatchAnswer } from "./conversation-patch";
 
 export { FOLD_LEASE_MS, type FoldCommit, type FoldOutcome, type FoldSource } from "./fold-coordinator";
@@ -200,14 +200,16 @@ export class ConversationDO extends DurableObject<Env> {
   async readMessages(
     ref: ConversationRef,
     query: ReadQuery,
-  ): Promise<{ messages: StoredMessage[]; messageCount: number } | null> {
-    if (!(await this.record.load(ref))) return null;
+  ): Promise<{ messages: TranscriptMessage[]; messageCount: number } | null> {
+    const head = await this.record.load(ref);
+    if (!head) return null;
     const messages = query.messageId
       ? [this.store.byId(query.messageId)].filter((m): m is StoredMessage => !!m)
       : this.store
           .range(query.fromSeq ?? 1, query.toSeq ?? (query.fromSeq ?? 1) + query.limit - 1)
           .slice(0, query.limit);
-    return { messages, messageCount: this.store.lastSeq() };
+    // Marked as the transcript marks them: a reply a regenerate replaced is never read as current.
+    return { messages: transcriptPage(head, messages, messages.length).messages, messageCount: this.store.lastSeq() };
   }
 
   async replay(ref: ConversationRef): Promise<ReplayView | null> {

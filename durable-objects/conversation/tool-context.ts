@@ -2,11 +2,11 @@
 // tenant (so no tool reaches another tenant's data) and reads the object's bindings at use. Built
 // slice by slice (transcript, cortex, attachments, memory, tools), the slices tools name.
 import { EXTRACT_CHUNK_PAGES, type ExtractJob } from "../../core/jobs";
-import type { StoredMessage } from "../../core/types";
 import type {
   AttachmentAccess,
   CortexAccess,
   MemoryAccess,
+  ReadMessages,
   ReadQuery,
   ToolContext,
   TranscriptAccess,
@@ -22,10 +22,7 @@ import type { ConversationRef } from "../../services/record/conversation-head";
 import type { ObjectScope } from "./object-scope";
 import type { ConversationRecord } from "./record";
 
-export type ReadOwn = (
-  ref: ConversationRef,
-  query: ReadQuery,
-) => Promise<{ messages: StoredMessage[]; messageCount: number } | null>;
+export type ReadOwn = (ref: ConversationRef, query: ReadQuery) => Promise<ReadMessages | null>;
 
 export interface ToolContextParts {
   scope: ObjectScope;

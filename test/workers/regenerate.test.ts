@@ -15,8 +15,9 @@ import {
   send,
   type TranscriptMessage,
   transcript,
+  turnMessages,
 } from "./helpers";
-import { ofType } from "../blocks";
+import { ofType, resultText, toolResults } from "../blocks";
 
 const regenerate = (id: string, key?: string, body: Record<string, unknown> = { regenerate: true }) =>
   api("POST", `/v1/conversations/${id}/messages`, body, { key });
@@ -249,6 +250,25 @@ describe("regenerate", () => {
     expect(folded.json.error?.type).toBe("regenerate_folded");
     expect(folded.json.error?.message).toMatch(/folded into the summary/);
     expect((await transcript(id)).length).toBe(2);
+  });
+
+  it("marks what it replaced wherever the model reads it back: conversation_read and memory_get", async () => {
+    const id = await createConversation();
+    const first = await send(id, "Name a lake, fernquill.\n@reply-chars 100");
+    const [prompt, reply] = first.json.messages;
+    const again = await regenerate(id);
+    const copy = again.json.messages[0];
+    const read = await send(
+      id,
+      `@tool conversation_read {"from_seq":1,"to_seq":4}\n@tool memory_get {"id":"${reply.id}"}\n@tool conversation_read {"message_id":"${copy.id}"}`,
+    );
+    const [range, got, current] = toolResults(turnMessages(read)).map(resultText);
+    const marked = ` (replaced by a regenerate: superseded by ${copy.id})`;
+    expect(range).toContain(`--- seq ${prompt.seq} user ${prompt.id} ${prompt.createdAt}${marked}\n`);
+    expect(range).toContain(`--- seq ${reply.seq} assistant ${reply.id} ${reply.createdAt}${marked}\n`);
+    expect(range).toContain(`--- seq ${copy.seq} user ${copy.id} ${copy.createdAt}\n`);
+    expect(got).toContain(`message ${reply.id} (seq ${reply.seq}, assistant)${marked}`);
+    expect(current).not.toContain("replaced by a regenerate");
   });
 
   it("refuses the commit of a fold whose expired lease was held when the exchange was replaced", async () => {

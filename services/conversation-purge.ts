@@ -10,6 +10,7 @@ import { purgeAttachmentsOf } from "./attachments/delete";
 import { d1Statement } from "./d1-batch";
 import { cortexFor } from "./cortex/routing";
 import { deleteR2Prefix } from "./purge";
+import { forgetMemoryMap } from "./memory/memory-map";
 
 export async function purgeConversation(env: Env, tenantId: string, conversationId: string): Promise<void> {
   await purgeAttachmentsOf(env, tenantId, { conversationId });
@@ -28,6 +29,8 @@ export async function purgeConversation(env: Env, tenantId: string, conversation
       env.DB,
       db.delete(conversations).where(and(eq(conversations.tenantId, tenantId), eq(conversations.id, conversationId))),
     ),
+    // Its title is among the map's topics.
+    forgetMemoryMap(env.DB, tenantId),
   ]);
   await deleteR2Prefix(env.BUCKET, conversationPrefix(tenantId, conversationId));
 }

@@ -8,7 +8,7 @@ import { buildSystemPrompt } from "../../core/system-prompt";
 import { isAgentSegment, type ModelRequest, type StoredMessage, type SystemBlock } from "../../core/types";
 import { toolRegistry } from "../../agent/tools";
 import type { ToolRegistry } from "../../agent/tools/registry";
-import { memoryMapFor, utcDay } from "../../services/memory/memory-map";
+import { MEMORY_MAP_RECHECK_MS, memoryMapFor, utcDay } from "../../services/memory/memory-map";
 import {
   projectFilesBlock,
   projectWithFiles,
@@ -54,7 +54,7 @@ export class ReplayCache {
   /** Replay chars after the fold boundary; null until computed. */
   private unsummarized: number | null = null;
   /** The tenant's memory map of the day (one D1 read per object per day). */
-  private memoryMap: { day: string; text: string } | null = null;
+  private memoryMap: { day: string; text: string; readAt: number } | null = null;
   /** The tenant's own tools, live and as indexed today. */
   readonly turnTools: TurnTools;
 
@@ -143,9 +143,11 @@ export class ReplayCache {
     tools: ToolRegistry,
   ): Promise<SystemBlock[]> {
     const day = utcDay();
-    if (this.memoryMap?.day !== day) {
+    // The day's map, read again now and then: a delete forgets the stored one (memory-map.ts).
+    if (this.memoryMap?.day !== day || Date.now() - this.memoryMap.readAt > MEMORY_MAP_RECHECK_MS) {
       try {
-        this.memoryMap = { day, text: await memoryMapFor(this.scope.env.DB, head.tenantId, day) };
+        const text = await memoryMapFor(this.scope.env.DB, head.tenantId, day);
+        this.memoryMap = { day, text, readAt: Date.now() };
       } catch (err) {
         // Without the map the turn still runs; the next request tries again.
         console.error("memory map unavailable", err);

@@ -36,6 +36,17 @@ export async function memoryMapFor(db: D1Database, tenantId: string, day: string
   return winner?.body ?? body;
 }
 
+/**
+ * Forgets the tenant's stored maps (every day's): after a note or a conversation is deleted, its
+ * title and topics must not ride the next prompts. The next request computes the map again; the
+ * conversations holding today's check it within MEMORY_MAP_RECHECK_MS.
+ */
+export const forgetMemoryMap = (db: D1Database, tenantId: string): D1PreparedStatement =>
+  db.prepare(`DELETE FROM memory_maps WHERE tenant_id = ?`).bind(tenantId);
+
+/** How long a conversation holds the day's map before reading the stored one again. */
+export const MEMORY_MAP_RECHECK_MS = 5 * 60_000;
+
 interface Span {
   n: number;
   first: string | null;

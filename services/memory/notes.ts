@@ -7,6 +7,7 @@ import { memoryEpisodes, memoryNotes } from "../../db/schema";
 import { sortableId } from "../../core/ids";
 import type { CortexDoc } from "../cortex/search-index";
 import { type CortexEnv, cortexFor } from "../cortex/routing";
+import { forgetMemoryMap } from "./memory-map";
 
 /** What writing memory needs: D1 for the rows, the cortex shard for their index. */
 type MemoryEnv = CortexEnv;
@@ -193,6 +194,8 @@ export async function deleteNote(env: MemoryEnv, tenantId: string, id: string): 
     .returning({ id: memoryNotes.id });
   if (!res.length) return false;
   await cortex.deleteDoc(tenantId, "memory", id);
+  // Its title and tags are among the map's topics.
+  await forgetMemoryMap(env.DB, tenantId).run();
   return true;
 }
 

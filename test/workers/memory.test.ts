@@ -385,6 +385,30 @@ describe("the memory map", () => {
     expect(next).toMatch(/- notes: 2,/);
     expect(await memoryMapFor(env.DB, tenantId, tomorrow)).toBe(next);
   });
+
+  it("forgets a deleted note's and a deleted conversation's topics: a new conversation's prompt no longer names them", async () => {
+    const key = await newTenant();
+    const note = (
+      await api(
+        "POST",
+        "/v1/memory",
+        { text: "Appointment at nine.", title: "Oncology appointment", tags: ["chemo"] },
+        { key },
+      )
+    ).json;
+    const gone = await createConversation(undefined, key);
+    expect(
+      (await api("PATCH", `/v1/conversations/${gone}`, { title: "Bankruptcy filing questions" }, { key })).status,
+    ).toBe(200);
+    const seen = await createConversation(undefined, key);
+    const before = (await api("GET", `/v1/conversations/${seen}/replay`, undefined, { key })).json.system[0].text;
+    for (const word of ["oncology", "chemo", "bankruptcy"]) expect(before).toContain(word);
+    expect((await api("DELETE", `/v1/memory/${note.id}`, undefined, { key })).status).toBe(204);
+    expect((await api("DELETE", `/v1/conversations/${gone}`, undefined, { key })).status).toBe(204);
+    const fresh = await createConversation(undefined, key);
+    const after = (await api("GET", `/v1/conversations/${fresh}/replay`, undefined, { key })).json.system[0].text;
+    for (const word of ["oncology", "chemo", "bankruptcy"]) expect(after).not.toContain(word);
+  });
 });
 
 async function tenantOf(key: string): Promise<string | null> {

@@ -148,11 +148,16 @@ export const projectTools = (files: Attachment[]): string[] =>
  */
 export async function deleteProject(env: Env, tenantId: string, projectId: string): Promise<void> {
   const purgeFiles = () => purgeAttachmentsOf(env, tenantId, { projectId });
+  const dropTools = async () => {
+    await deleteProjectMcpServers(env.DB, tenantId, projectId);
+    await deleteProjectTools(env.DB, tenantId, projectId);
+  };
   await purgeFiles();
-  await deleteProjectMcpServers(env.DB, tenantId, projectId);
-  await deleteProjectTools(env.DB, tenantId, projectId);
+  await dropTools();
   await drizzle(env.DB)
     .delete(projects)
     .where(and(eq(projects.tenantId, tenantId), eq(projects.id, projectId)));
+  // A tool or server registered while the delete ran (its route saw the project) goes too.
+  await dropTools();
   await purgeFiles();
 }

@@ -1,5 +1,7 @@
 // Projects: files shared by several conversations, listed in their prompt by name and facts only.
+import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { deleteProject } from "../../services/projects";
 import { api, createConversation, newTenant, send } from "./helpers";
 
 describe("projects", () => {
@@ -49,4 +51,65 @@ describe("projects", () => {
     expect(c.status).toBe(400);
     expect(c.json.error?.message).toMatch(/projectId/);
   });
+
+  it("take a tool registered while the project's delete ran with them", async () => {
+    const key = await newTenant();
+    const p = (await api("POST", "/v1/projects", { name: "Racing" }, { key })).json;
+    const register = () =>
+      api(
+        "POST",
+        "/v1/tools",
+        {
+          kind: "client",
+          name: "late_tool",
+          description: "Registered late.",
+          inputSchema: { type: "object" },
+          projectId: p.id,
+        },
+        { key },
+      );
+    // The tool's route saw the project; its row lands just before the project's row goes.
+    const tenantId = await tenantIdOf(key);
+    let landed = false;
+    const db = new Proxy(env.DB, {
+      get(target, prop) {
+        const v = Reflect.get(target, prop);
+        if (prop !== "prepare") return typeof v === "function" ? v.bind(target) : v;
+        return (sql: string) => {
+          const stmt = v.call(target, sql);
+          if (landed || !/^delete from "projects"/i.test(sql)) return stmt;
+          return new Proxy(stmt, {
+            get(st, sp) {
+              const sv = Reflect.get(st, sp);
+              if (sp === "bind")
+                return (...a: unknown[]) => {
+                  const bound = sv.apply(st, a);
+                  return new Proxy(bound, {
+                    get(b, bp) {
+                      const bv = Reflect.get(b, bp);
+                      if (!["run", "all", "first", "raw"].includes(String(bp)))
+                        return typeof bv === "function" ? bv.bind(b) : bv;
+                      return async (...x: unknown[]) => {
+                        landed = true;
+                        expect((await register()).status).toBe(201);
+                        return bv.apply(b, x);
+                      };
+                    },
+                  });
+                };
+              return typeof sv === "function" ? sv.bind(st) : sv;
+            },
+          });
+        };
+      },
+    });
+    await deleteProject({ ...(env as Env), DB: db }, tenantId!, p.id);
+    expect(landed).toBe(true);
+    expect((await api("GET", "/v1/tools", undefined, { key })).json.data).toEqual([]);
+  });
 });
+
+async function tenantIdOf(key: string): Promise<string | null> {
+  const { tenantForKey } = await import("../../services/keys/auth");
+  return tenantForKey(env as Env, key);
+}

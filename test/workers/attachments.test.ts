@@ -6,7 +6,7 @@ import aesPdf from "../fixtures/pdf/qpdf-V4-aes.pdf?inline";
 import badXref from "../fixtures/pdf/qpdf-bad-xref.pdf?inline";
 import lockedPdf from "../fixtures/pdf/qpdf-enc-R3-V2-user-view.pdf?inline";
 import { describe, expect, it } from "vitest";
-import { api, createConversation, newTenant, send, transcript, turnMessages } from "./helpers";
+import { api, createConversation, newTenant, newTenantWithId, send, transcript, turnMessages } from "./helpers";
 import { blocksOf, ofType } from "../blocks";
 import { newRow, storeUpload } from "../../workers/chat/routes/attachments";
 import { attachmentPrefix } from "../../r2-layout";
@@ -252,6 +252,21 @@ describe("attachments", () => {
     // R2 refuses these etags (no such parts were uploaded): the listing itself got through.
     expect(done.status).toBe(400);
     expect(done.json.error?.message).toMatch(/^parts: the upload could not be completed/);
+  });
+
+  it("discard a staged upload whose conversation was deleted after the route saw it", async () => {
+    const { tenantId, key } = await newTenantWithId();
+    const a = await createConversation(undefined, key);
+    // The route saw the conversation; then its delete ran to the end; then the bytes landed.
+    expect((await api("DELETE", `/v1/conversations/${a}`, undefined, { key })).status).toBe(204);
+    const body = "wire transfer pin 448211\n";
+    const req = new Request("http://x/", { method: "POST", body, headers: { "content-length": String(body.length) } });
+    const row = newRow({ tenantId, conversationId: a, name: "secret.txt", type: "text/plain", status: "uploading" });
+    await expect(storeUpload(env as Env, { req, row, stub: null })).rejects.toThrow(/conversation not found/);
+    expect(await env.BUCKET.get(row.r2Key)).toBeNull();
+    const b = await createConversation(undefined, key);
+    const read = await send(b, `@tool file_read {"attachment_id":"${row.id}","lines":"1-1"}`, key);
+    expect(read.text).not.toContain("448211");
   });
 
   it("refuse bad uploads cleanly and keep attachments tenant-scoped", async () => {

@@ -60,11 +60,14 @@ const completeUpload = z.strictObject({
   attach: z.boolean().optional(),
 });
 
+const conversationObject = (env: Env, conversationId: string) =>
+  env.CONVERSATION.get(env.CONVERSATION.idFromName(conversationId));
+
 async function conversationFor(c: { env: Env; get(k: "tenantId"): string; req: { param(k: "id"): string } }) {
   const tenantId = c.get("tenantId");
   const conversationId = c.req.param("id");
   if (!isId("conv", conversationId)) throw notFound("conversation");
-  const stub = c.env.CONVERSATION.get(c.env.CONVERSATION.idFromName(conversationId));
+  const stub = conversationObject(c.env, conversationId);
   if (!(await stub.getMeta({ tenantId, conversationId }))) throw notFound("conversation");
   return { tenantId, conversationId, stub };
 }
@@ -121,16 +124,12 @@ export async function finish(
   const attachment = toAttachment(ready);
   const note = attachmentNote(attachment);
   // A conversation deleted during the upload takes no note; the caller discards the file.
-  if (
-    stub &&
-    (
-      await stub.addAttachmentNote(
-        { tenantId: row.tenantId, conversationId: row.conversationId },
-        note,
-        TOOLS_FOR[(facts as AttachmentFacts).kind],
-      )
-    ).kind === "missing"
-  )
+  const ref = { tenantId: row.tenantId, conversationId: row.conversationId };
+  if (stub && (await stub.addAttachmentNote(ref, note, TOOLS_FOR[(facts as AttachmentFacts).kind])).kind === "missing")
+    throw notFound("conversation");
+  // A staged file (no note yet) is asked after too: one whose conversation's delete purged the
+  // attachments before its row landed would be listed nowhere and deleted by nothing.
+  if (!stub && row.conversationId && !(await conversationObject(env, row.conversationId).getMeta(ref)))
     throw notFound("conversation");
   return { ...attachment, note };
 }

@@ -111,15 +111,21 @@ export function buildModelRequest(input: ReplayInput): { request: ModelRequest; 
 }
 
 /**
- * Prompt-cache breakpoints on messages (the system prompt carries its own): after the summary
- * acknowledgement, which only a fold changes, and on the last message, so the next call of the
- * turn, or the next turn, reads everything before it from the cache. Blocks are copied: stored
- * messages never carry cache_control. A breakpoint goes on the last block that may carry one:
- * never a thinking block (the API refuses cache_control there) or an empty text block.
+ * Prompt-cache breakpoints on messages (the system prompt carries its own, four in all): after the
+ * summary acknowledgement, which only a fold changes; on the last message, so the next call of the
+ * turn, or the next turn, reads everything before it from the cache; and on the last message of
+ * the request before (the user message before the newest reply), whose prefix that request wrote.
+ * A read looks back only 20 blocks from a breakpoint for an earlier write, so without that one a
+ * step adding more blocks (parallel tool calls, thinking and text) would write the whole tail
+ * again. Blocks are copied: stored messages never carry cache_control. A breakpoint goes on the
+ * last block that may carry one: never a thinking block (the API refuses cache_control there) or
+ * an empty text block.
  */
 function withCacheBreakpoints(messages: WireMessage[], preambleLength: number): WireMessage[] {
-  const marks = new Set<number>([messages.length - 1]);
+  const last = messages.length - 1;
+  const marks = new Set<number>([last]);
   if (preambleLength > 0) marks.add(preambleLength - 1);
+  if (last - 2 >= preambleLength && messages[last - 1]?.role === "assistant") marks.add(last - 2);
   return messages.map((m, i) => {
     if (!marks.has(i) || typeof m.content === "string" || !m.content.length) return m;
     const at = m.content.findLastIndex((b) => cacheable(b));

@@ -158,7 +158,16 @@ describe("the API's replay rules", () => {
     expect(moved.messages[1].content).toEqual([text("one")]);
     // A reply of nothing but thinking that cannot go back leaves no empty message behind.
     expect(build([msg("user", text("a")), asst("max_tokens", thinking("x")), msg("user", text("b"))]).messages).toEqual(
-      [{ role: "user", content: [text("a"), { type: "text", text: "b", cache_control: { type: "ephemeral" } }] }],
+      // "a" keeps the breakpoint of the request before (its last message then).
+      [
+        {
+          role: "user",
+          content: [
+            { type: "text", text: "a", cache_control: { type: "ephemeral" } },
+            { type: "text", text: "b", cache_control: { type: "ephemeral" } },
+          ],
+        },
+      ],
     );
   });
 

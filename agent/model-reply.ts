@@ -3,6 +3,8 @@
 // citations), and the usage fields this platform counts.
 import type Anthropic from "@anthropic-ai/sdk";
 import { isBlankText } from "../core/blank-text";
+import type { ModelEntry } from "../core/models/catalog";
+import { type CountableBlock, countBlockTokens } from "../core/tokens";
 import { SERVER_TOOL_RESULT_TYPES, type ContentBlock, type Usage } from "../core/types";
 
 /**
@@ -48,6 +50,19 @@ export function partialText(blocks: readonly Anthropic.ContentBlock[] | undefine
   return (blocks ?? [])
     .filter((b): b is Anthropic.TextBlock => b.type === "text" && !isBlankText(b.text))
     .map((b) => ({ type: "text", text: b.text }));
+}
+
+/**
+ * The usage of a stream that ended before its message_delta (stopped by the user, or an error
+ * mid-stream): the API reports output tokens only in that event, so the opening count (1) would
+ * bill none of what was generated. The streamed blocks are counted instead (the stand-in count
+ * times the model's tokenizer ratio), never less than what was reported.
+ */
+export function partialUsage(partial: Anthropic.Message, model: Pick<ModelEntry, "tokenizerRatio">): Usage {
+  const usage = pickUsage(partial.usage);
+  const counted = partial.content.reduce((n, b) => n + countBlockTokens(b as CountableBlock), 0);
+  const streamed = Math.ceil(counted * model.tokenizerRatio);
+  return streamed > usage.output_tokens ? { ...usage, output_tokens: streamed } : usage;
 }
 
 export function pickUsage(u: Anthropic.Usage): Usage {

@@ -30,7 +30,7 @@ import { addUsage, zeroUsage } from "../core/types";
 import { INTERRUPTED_TOOL_RESULT } from "../core/replay";
 import { describeModelError, isRetryableStreamError, type ModelFailure } from "./model-errors";
 import { retryDelayMs, streamCall } from "./model-call";
-import { partialText, pickUsage, storedBlocks } from "./model-reply";
+import { partialText, partialUsage, pickUsage, storedBlocks } from "./model-reply";
 import { keepValidThinking, thinkingPrefixes } from "../core/thinking-guard";
 import { runToolStep, type PendingCall } from "./tool-step";
 
@@ -192,7 +192,7 @@ async function continueTurn(
       const streamed = await streamCall({ client: deps.client, request, turnId, emit, signal: deps.signal });
       modelMs += Date.now() - started;
       if (streamed.ok) return { kind: "reply", reply: streamed.reply, request };
-      if (streamed.partial?.usage) spend(priced(pickUsage(streamed.partial.usage), active()));
+      if (streamed.partial?.usage) spend(priced(partialUsage(streamed.partial, active()), active()));
       if (deps.signal?.aborted) {
         // Stopped: what was streamed is the reply, kept as it stands (never continued).
         deps.onRequest?.({ request, step, reportedTokens: null, compacted: compactor?.active ?? false });

@@ -115,6 +115,20 @@ describe("a reply cut off", () => {
     expect(JSON.stringify(replay.messages)).toContain(CONTINUE_PROMPT);
   });
 
+  it("by an error inside the stream meters what was streamed before it, not the opening count", async () => {
+    const id = await createConversation();
+    const events = await sendSse(
+      id,
+      "answer at length\n@reply-chars 3000\n@stream-error overloaded_error after=2500 attempts=1",
+    );
+    const end = events.at(-1) as { type: string; usage: { output_tokens: number } };
+    expect(end.type).toBe("turn_end");
+    const replies = (await transcript(id)).filter((m) => m.role === "assistant");
+    const completed = replies.at(-1)!.usage!.output_tokens;
+    // About 2,500 chars were generated before the break: hundreds of tokens, billed.
+    expect(end.usage.output_tokens - completed).toBeGreaterThan(300);
+  });
+
   it("by an error that keeps failing ends the turn with a readable error naming the request id", async () => {
     const id = await createConversation();
     const r = await send(id, "@stream-error api_error after=0 attempts=5");

@@ -27,6 +27,8 @@ export interface StubOutcome {
 }
 
 const INPUT_BRIEF_CHARS = 160;
+/** Exchanges a stale result waits for its batch to fill before it is stubbed anyway. */
+export const STUB_BATCH_MAX_WAIT = 4;
 
 /** An exchange starts here: a prompt, not a carrier of tool results nor an attachment's note. */
 const isRealUserPrompt = (m: StoredMessage) => m.role === "user" && !isToolResultCarrier(m) && !isAttachmentNote(m);
@@ -38,14 +40,17 @@ export function stubWatermark(messages: readonly StoredMessage[], s: StubSetting
   let watermark = 0;
   let cutoff = 0;
   let pending = 0;
+  let pendingSince = 0;
   for (let j = 0; j < prompts.length; j++) {
     // With prompt j the newest, the last `stubAfterExchanges` exchanges start at this index.
     const k = j - s.stubAfterExchanges + 1;
     if (k < 1) continue;
     const nextCutoff = prompts[k];
+    if (pending === 0) pendingSince = j;
     for (let i = cutoff; i < nextCutoff; i++) pending += staleChars(messages[i], s.stubMinChars);
     cutoff = nextCutoff;
-    if (pending > 0 && pending >= s.stubBatchChars) {
+    // A batch that never fills (one stale result under it) is stubbed all the same, a few exchanges on.
+    if (pending > 0 && (pending >= s.stubBatchChars || j - pendingSince >= STUB_BATCH_MAX_WAIT)) {
       watermark = cutoff;
       pending = 0;
     }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { buildModelRequest } from "../../core/replay";
 import { defaultSettings } from "../../core/settings";
-import { applyStubs, stubWatermark } from "../../core/stubs";
+import { applyStubs, STUB_BATCH_MAX_WAIT, stubWatermark } from "../../core/stubs";
 import type { ContentBlock, StoredMessage, WireMessage } from "../../core/types";
 import { catalogEntry } from "../../core/models/lookup";
 import { blockAs, blocksIn, toolResults } from "../blocks";
@@ -146,6 +146,17 @@ describe("batched stub transitions", () => {
     const out = applyStubs(script(turns.slice(0, 5)), s, "c");
     expect(out.stubbed).toBe(3);
     expect(applyStubs(script(turns.slice(0, 4)), s, "c").pendingChars).toBe(10_000);
+  });
+
+  it("stubs a lone stale result its batch never fills, STUB_BATCH_MAX_WAIT exchanges after it went stale", () => {
+    const s = settings({ stubBatchChars: 4_000 });
+    // One 3,000-char result in exchange 1: stale from exchange 3 on, under the 4,000 batch.
+    const stubbedAt = (exchanges: number) =>
+      applyStubs(script([3000, ...Array<null>(exchanges - 1).fill(null)]), s, "c").stubbed;
+    const staleFrom = 3;
+    for (let n = 1; n < staleFrom + STUB_BATCH_MAX_WAIT; n++) expect(stubbedAt(n), `${n} exchanges`).toBe(0);
+    expect(stubbedAt(staleFrom + STUB_BATCH_MAX_WAIT)).toBe(1);
+    expect(stubbedAt(staleFrom + STUB_BATCH_MAX_WAIT + 5)).toBe(1);
   });
 
   it("keeps the replayed prefix byte-identical between jumps, and changes it only at a jump", () => {

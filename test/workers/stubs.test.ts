@@ -49,7 +49,8 @@ describe("stubs", () => {
     const id = await createConversation({ stubBatchChars: 60_000 });
     const big = await send(id, "@reply-chars 25000");
     await send(id, `@tool conversation_read {"message_id":"${big.json.messages[1].id}"}`);
-    for (let i = 0; i < 3; i++) await send(id, `small talk ${i}`);
+    // Two exchanges on, the first read is stale and waits (fewer than STUB_BATCH_MAX_WAIT exchanges).
+    for (let i = 0; i < 2; i++) await send(id, `small talk ${i}`);
     const held = (await api("GET", `/v1/conversations/${id}/replay`)).json;
     expect(held.estimate.stubbedResults).toBe(0);
     expect(held.estimate.stubPendingChars).toBeGreaterThan(25000);

@@ -7,7 +7,7 @@
 // reclaim pass `stubBatchChars`; between jumps the replayed prefix stays byte-identical. The
 // watermark is derived from the history alone (replaying the exchange sequence), so it is the
 // same on every call and in both rebuild paths, and needs no stored state.
-import { isAttachmentNote, isToolResultCarrier, toolResultText } from "./render";
+import { isAttachmentNote, isToolResultCarrier } from "./render";
 import type { ContentBlock, StoredMessage, ToolResultBlock, ToolUseBlock } from "./types";
 import { sliceWhole } from "./text-cut";
 
@@ -66,9 +66,23 @@ function staleChars(m: StoredMessage, min: number): number {
 }
 
 function eligible(b: ToolResultBlock, min: number): number {
-  const chars = toolResultText(b).length;
+  const chars = resultWeight(b);
   return chars >= min ? chars : 0;
 }
+
+/** What a result weighs in a request: its text, and an image at its base64 length (not its short label). */
+function resultWeight(b: ToolResultBlock): number {
+  if (typeof b.content === "string") return b.content.length;
+  return b.content.reduce(
+    (n, c) => n + (c.type === "text" ? c.text.length : c.type === "image" ? imageChars(c) : 0),
+    Math.max(0, b.content.length - 1),
+  );
+}
+
+const imageChars = (c: ContentBlock) =>
+  c.type === "image" ? (c.source.type === "base64" ? c.source.data.length : c.source.url.length) : 0;
+const imagesIn = (b: ToolResultBlock) =>
+  typeof b.content === "string" ? 0 : b.content.filter((c) => c.type === "image").length;
 
 /** The history with every stale result before the watermark stubbed. Returns new objects only where changed. */
 export function applyStubs(messages: readonly StoredMessage[], s: StubSettings, conversationId: string): StubOutcome {
@@ -88,17 +102,18 @@ export function applyStubs(messages: readonly StoredMessage[], s: StubSettings, 
     let changed = false;
     const content = m.content.map((b, blockIndex): ContentBlock => {
       if (b.type !== "tool_result" || b.is_error || !eligible(b, s.stubMinChars)) return b;
-      const original = toolResultText(b);
+      const chars = resultWeight(b);
       const stub = stubText({
         conversationId,
         message: m,
         blockIndex,
-        chars: original.length,
+        chars,
         call: calls.get(b.tool_use_id),
+        images: imagesIn(b),
       });
       changed = true;
       stubbed++;
-      savedChars += original.length - stub.length;
+      savedChars += chars - stub.length;
       return { type: "tool_result", tool_use_id: b.tool_use_id, content: stub };
     });
     return changed ? { ...m, content } : m;
@@ -123,11 +138,16 @@ export function stubText(opts: {
   blockIndex: number;
   chars: number;
   call?: ToolUseBlock;
+  /** Images the result held: conversation_read returns text, so the call itself shows them again. */
+  images?: number;
 }): string {
-  const { conversationId, message, blockIndex, chars, call } = opts;
+  const { conversationId, message, blockIndex, chars, call, images = 0 } = opts;
   const input = call ? JSON.stringify(call.input) : "";
   const brief = input.length > INPUT_BRIEF_CHARS ? `${sliceWhole(input, 0, INPUT_BRIEF_CHARS)}…` : input;
   const what = call ? `${call.name} ${brief}` : "a tool call";
   const read = JSON.stringify({ conversation_id: conversationId, message_id: message.id, block: blockIndex });
-  return `[stale tool result replaced by this stub: ${what} returned ${chars.toLocaleString("en-US")} chars (message ${message.id}, seq ${message.seq}). The original is stored unchanged and searchable; conversation_read ${read} returns it byte for byte.]`;
+  const where = `(message ${message.id}, seq ${message.seq})`;
+  if (images > 0)
+    return `[stale tool result replaced by this stub: ${what} returned ${images === 1 ? "an image" : `${images} images`}, ${chars.toLocaleString("en-US")} chars in all ${where}. The original is stored unchanged; conversation_read ${read} returns its text, and the same call again shows ${images === 1 ? "the image" : "the images"}.]`;
+  return `[stale tool result replaced by this stub: ${what} returned ${chars.toLocaleString("en-US")} chars ${where}. The original is stored unchanged and searchable; conversation_read ${read} returns it byte for byte.]`;
 }

@@ -107,6 +107,46 @@ describe("stale tool-result stubs", () => {
     expect(isAttachmentNote({ role: "user", content: [{ type: "text", text: note }] })).toBe(true);
   });
 
+  it("weighs an image by its base64, and stubs a stale one naming the call that shows it again", () => {
+    const ms = script([null, null, null]);
+    const data = "A".repeat(400_000);
+    ms.splice(
+      1,
+      0,
+      ...[
+        {
+          id: "msg_img_call",
+          seq: 90,
+          role: "assistant" as const,
+          content: [{ type: "tool_use" as const, id: "tu_img", name: "image_view", input: { attachment_id: "att_P" } }],
+          createdAt: "t",
+        },
+        {
+          id: "msg_img",
+          seq: 91,
+          role: "user" as const,
+          content: [
+            {
+              type: "tool_result" as const,
+              tool_use_id: "tu_img",
+              content: [
+                { type: "image" as const, source: { type: "base64" as const, media_type: "image/png" as const, data } },
+              ],
+            },
+          ],
+          createdAt: "t",
+        },
+      ],
+    );
+    const out = applyStubs(ms, settings(), "conv_I");
+    expect(out.stubbed).toBe(1);
+    expect(JSON.stringify(out.messages)).not.toContain(data);
+    const stub = results(out.messages)[0].content as string;
+    expect(stub).toContain('image_view {"attachment_id":"att_P"} returned an image, 400,000 chars in all');
+    expect(stub).toContain("the same call again shows the image");
+    expect(out.savedChars).toBeGreaterThan(399_000);
+  });
+
   it("names the tool, its input, the size, the message and the exact call that returns the bytes", () => {
     const ms = script([25_000, null, null]);
     const stub = results(applyStubs(ms, settings(), "conv_X").messages)[0].content as string;

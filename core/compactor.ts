@@ -142,20 +142,26 @@ export function compactMessages(
   // 2. Protected: messages[0], the last 3 messages of each role, error results. Tool results are
   //    a role of their own here (one "tool message" per result, as a provider with a tool role
   //    would see them), so ten parallel results in one carrier do not all count as "the last".
+  //    A prompt merged into a carrier (the turn before ended on its tool results) is a prompt:
+  //    its text blocks are protected as one.
   const protectedMsg = new Set<number>([0]);
-  const protectedResult = new Set<string>();
+  const protectedBlock = new Set<string>();
   const isCarrier = (m: WireMessage) => (m.content as ContentBlock[]).some((x) => x.type === "tool_result");
   let assistants = 0;
   let prompts = 0;
   let results = 0;
   for (let i = out.length - 1; i >= 0; i--) {
     const m = out[i];
+    const blocks = m.content as ContentBlock[];
     if (m.role === "assistant" && assistants < 3) protectedMsg.add(i), assistants++;
     else if (m.role === "user" && !isCarrier(m) && prompts < 3) protectedMsg.add(i), prompts++;
-    if (m.role === "user" && isCarrier(m))
-      for (let j = (m.content as ContentBlock[]).length - 1; j >= 0; j--)
-        if ((m.content as ContentBlock[])[j].type === "tool_result" && results < 3)
-          protectedResult.add(`${i}:${j}`), results++;
+    if (m.role !== "user" || !isCarrier(m)) continue;
+    if (prompts < 3 && blocks.some((x) => x.type === "text" || x.type === "image")) {
+      blocks.forEach((x, j) => x.type !== "tool_result" && protectedBlock.add(`${i}:${j}`));
+      prompts++;
+    }
+    for (let j = blocks.length - 1; j >= 0; j--)
+      if (blocks[j].type === "tool_result" && results < 3) protectedBlock.add(`${i}:${j}`), results++;
   }
   type Candidate = { index: number; block: number; size: number; tier: number; kind: CompactionTarget["kind"] };
   const candidates: Candidate[] = [];
@@ -163,10 +169,9 @@ export function compactMessages(
     if (protectedMsg.has(i)) return;
     (m.content as ContentBlock[]).forEach((blk, j) => {
       const size = blockChars(blk);
-      if (size <= MIN_KEEP) return;
+      if (size <= MIN_KEEP || protectedBlock.has(`${i}:${j}`)) return;
       if (blk.type === "tool_result") {
-        if (!blk.is_error && !protectedResult.has(`${i}:${j}`))
-          candidates.push({ index: i, block: j, size, tier: 0, kind: "tool_result" });
+        if (!blk.is_error) candidates.push({ index: i, block: j, size, tier: 0, kind: "tool_result" });
       } else if (blk.type === "text")
         candidates.push({
           index: i,
@@ -215,7 +220,7 @@ export function compactMessages(
   //    window) can never fit: kept whole, it would only turn the next call into the provider's
   //    overflow error. It keeps its place, head and tail, cut to half the target.
   if (total() > targetChars)
-    for (const key of protectedResult) {
+    for (const key of protectedBlock) {
       const [index, block] = key.split(":").map(Number);
       const blk = (out[index].content as ContentBlock[])[block];
       const size = blockChars(blk);

@@ -118,6 +118,21 @@ describe("a compaction pass", () => {
     expect(e.report.targets.map((t) => t.index)).not.toContain(14);
   });
 
+  it("protects a prompt merged into a carrier of tool results (the turn before ended on them) as a prompt", () => {
+    // The turn before stopped after its results; this turn's 3,000-char task rides the same message.
+    const task = `summarize every slice carefully: ${"the exact wording matters. ".repeat(120)}`;
+    const ms: WireMessage[] = [
+      { role: "user", content: [text("earlier work")] },
+      { role: "assistant", content: [text("reading"), call("old")] },
+      { role: "user", content: [result("old", 8_000), text(task)] },
+      ...monster(8, 8_000).slice(1),
+    ];
+    const { messages } = compactMessages(ms, { fixedChars: 0, budget, originOf: origins(ms) });
+    // The old result is cut; the task beside it is kept whole.
+    expect(JSON.stringify(messages[2])).toContain("TRUNCATED");
+    expect(blocksIn(messages[2])[1]).toEqual(text(task));
+  });
+
   it("cuts a protected result larger than the whole target to half of it, keeping its head, tail and restoring call", () => {
     // One step fetched a 1 MB answer: it is the newest result (protected), and nothing else can give enough.
     const ms = monster(2, 1_000);

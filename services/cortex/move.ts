@@ -18,6 +18,8 @@ import { CortexShard, rowsOf } from "./shard";
 import { drizzle } from "drizzle-orm/d1";
 import { eq } from "drizzle-orm";
 import { cortexShards } from "../../db/schema";
+import { forgetGone } from "../semantic/catch-up";
+import { semanticPathFor } from "../semantic/select";
 
 export type MovePhase = "started" | "waiting" | "copying" | "flipped" | "draining" | "done";
 
@@ -64,7 +66,7 @@ export async function moveTenantStep(env: CortexEnv, req: MoveRequest): Promise<
   if (route.shard === to && !route.movingTo) {
     if (!route.drainingFrom) return step("done", null);
     if (waitLeft > 0) return waiting("0");
-    const removed = await drain(shardDatabase(env, route.drainingFrom), tenantId, limit);
+    const removed = await drain(env, shardDatabase(env, route.drainingFrom), { tenantId, limit });
     if (removed < limit)
       await updateRoute(env.DB, tenantId, {
         expect: { shard: to, drainingFrom: route.drainingFrom },
@@ -108,9 +110,14 @@ async function assignedAt(db: D1Database, tenantId: string): Promise<number> {
 /**
  * Deletes up to `limit` of the tenant's rows from the old shard; returns how many went. Its vector
  * bookkeeping goes first, so the delete leaves no tombstones that would remove the vectors the
- * new shard's documents share (their ids are the tenant's and the document's).
+ * new shard's documents share (their ids are the tenant's and the document's). The vectors of
+ * documents deleted before the move, whose removal from the deployed index had failed, are
+ * removed first: once their tombstones go, nothing would remove them (a failure fails the step,
+ * which the operator runs again).
  */
-async function drain(db: D1Database, tenantId: string, limit: number): Promise<number> {
+async function drain(env: CortexEnv, db: D1Database, { tenantId, limit }: { tenantId: string; limit: number }) {
+  const path = semanticPathFor(env, db);
+  if (path?.mode === "deployed") await forgetGone(db, path, tenantId);
   await db.batch([
     db.prepare(`DELETE FROM cortex_embedded WHERE tenant_id = ?`).bind(tenantId),
     db.prepare(`DELETE FROM local_vectors WHERE tenant_id = ?`).bind(tenantId),

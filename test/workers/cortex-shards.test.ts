@@ -241,6 +241,40 @@ describe("moving a tenant between shards", () => {
     });
   }
 
+  it("removes from the deployed vector index what the old shard still had to forget, before draining it", async () => {
+    const t = await newTenantWithId();
+    await assignShard(env.DB, t.tenantId, S0);
+    expect((await api("POST", "/v1/memory", { text: "a note that moves" }, { key: t.key })).status).toBe(201);
+    // A document deleted before the move whose vector's delete had failed: its tombstone waits.
+    await shardDatabase(env, S0)
+      .prepare(`INSERT INTO cortex_vectors_gone (tenant_id, vec_id) VALUES (?, ?)`)
+      .bind(t.tenantId, "vec_of_a_deleted_note")
+      .run();
+    const deleted: string[] = [];
+    const deployed = {
+      ...now,
+      AI: {} as Ai,
+      VECTORIZE: {
+        deleteByIds: async (ids: string[]) => {
+          deleted.push(...ids);
+          return { mutationId: "m" };
+        },
+      } as unknown as VectorizeIndex,
+    };
+    let cursor = 0;
+    for (;;) {
+      const s = await moveTenantStep(deployed, { tenantId: t.tenantId, to: S1, cursor, limit: 100 });
+      if (s.next === null) break;
+      cursor = Number(s.next);
+    }
+    expect(deleted).toEqual(["vec_of_a_deleted_note"]);
+    const left = await shardDatabase(env, S0)
+      .prepare(`SELECT count(*) AS n FROM cortex_vectors_gone WHERE tenant_id = ?`)
+      .bind(t.tenantId)
+      .first<{ n: number }>();
+    expect(left?.n).toBe(0);
+  });
+
   it("never brings back what a delete removed while the copy was between reading a page and writing it", async () => {
     const t = await newTenantWithId();
     await assignShard(env.DB, t.tenantId, S0);

@@ -38,6 +38,8 @@ export const conversationRead: ToolDefinition<Input, CallScope & TranscriptAcces
   async run(args, ctx) {
     const conversationId = args.conversation_id ?? ctx.conversationId;
     if (args.block !== undefined && !args.message_id) return { content: "block needs message_id", isError: true };
+    if (args.message_id && (args.from_seq !== undefined || args.to_seq !== undefined))
+      return { content: "give message_id or from_seq/to_seq, not both", isError: true };
     if (args.from_seq !== undefined && args.to_seq !== undefined && args.to_seq < args.from_seq)
       return { content: "to_seq must be >= from_seq", isError: true };
     const fromSeq = args.message_id ? undefined : (args.from_seq ?? 1);

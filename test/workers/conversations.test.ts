@@ -197,6 +197,12 @@ describe("turns", () => {
     const result = ofType(turnMessages(r)[2].content[0], "tool_result");
     const body = resultText(result).slice(resultText(result).indexOf("\n") + 1);
     expect(body).toBe(replyText(bigMsg));
+    // One message or a range, never both: the range is not silently dropped.
+    const both = await send(id, `@tool conversation_read {"message_id":"${bigMsg!.id}","from_seq":1}`);
+    expect(ofType(turnMessages(both)[2].content[0], "tool_result")).toMatchObject({
+      is_error: true,
+      content: "give message_id or from_seq/to_seq, not both",
+    });
   });
 
   it("pages a message larger than one read and names the next call", async () => {

@@ -175,6 +175,18 @@ describe("Idempotency-Key on POST /messages", () => {
     expect(await transcript(id)).toHaveLength(4);
   });
 
+  it("answers a retry of a turn a later regenerate replaced with its messages marked superseded, as the transcript shows them", async () => {
+    const id = await createConversation();
+    const key = newKey();
+    const first = await keyed(id, "Name a cape.\n@reply-chars 120", key);
+    const again = await api("POST", `/v1/conversations/${id}/messages`, { regenerate: true });
+    const by = again.json.messages[0].id;
+    const retry = await keyed(id, "Name a cape.\n@reply-chars 120", key);
+    expect(retry.headers.get("idempotent-replayed")).toBe("true");
+    expect(retry.json.messages.map((m) => m.id)).toEqual(first.json.messages.map((m) => m.id));
+    for (const m of retry.json.messages) expect(m).toMatchObject({ superseded: true, supersededBy: by });
+  });
+
   it("refuses the key with a different body: 422 idempotency_key_reused, nothing written", async () => {
     const id = await createConversation();
     const key = newKey();

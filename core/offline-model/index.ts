@@ -26,7 +26,7 @@ import { listModels, retrieveModel } from "./models-api";
 import { checkShape, validateRequest, type Endpoint } from "./rules";
 import { messageEvents, sseStream, type MessageJson } from "./sse";
 import { resetStreamFaults, takeStreamFailure } from "./stream-faults";
-import { checkThinking } from "./thinking-check";
+import { betweenToolsEffort, checkThinking } from "./thinking-check";
 import { latestRealUserIndex, promptText } from "./turn";
 import type { WireRequest } from "./wire";
 
@@ -187,7 +187,12 @@ async function answer(
   const messageId = `msg_${idFrom(raw)}`;
   // The SDK numbers its attempts at one call: `@model-error … attempts=K` fails only the first K.
   const retryCount = Number(http.headers.get("x-stainless-retry-count") ?? 0) || 0;
-  const chain = { prefix: walkPrefix(req).end, previous: thinking.previous, root: thinking.root };
+  const chain = {
+    prefix: walkPrefix(req).end,
+    previous: thinking.previous,
+    root: thinking.root,
+    betweenToolsEffort: betweenToolsEffort(req, model),
+  };
   const generation = generate({ request: req, body, model, messageId, retryCount, inputTokens: total, chain });
   if (generation.kind === "error") {
     recordFault(generation.status, retryCount, req.messages);

@@ -23,6 +23,7 @@ import type { ModelProfile } from "./model";
 import { eachBlock, mergedTurns } from "./rules/context";
 import { canRead, openThinking, textHash, thinkingId, type ThinkingSeal } from "./thinking-seal";
 import type { WireBlock, WireRequest } from "./wire";
+import { effectiveEffort } from "./rules/request";
 
 export interface ThinkingCheck {
   /** Blocks dropped silently ("i.j", as sent). */
@@ -54,6 +55,7 @@ export function checkThinking(request: WireRequest, model: ModelProfile, betas: 
   }
 
   checkLatestTurn(request, kept);
+  checkBetweenToolsEffort(request, { model, kept });
 
   if (model.thinking.prefixBound) {
     const walk = walkPrefix(request, (i, j) => dropped.has(`${i}.${j}`));
@@ -111,4 +113,30 @@ function checkLatestTurn(
     for (const [x, entry] of group.entries()) if (entry.seal.x !== x) throw modified(entry);
     if (group.length !== group[0].seal.c) throw modified(group[group.length - 1]);
   }
+}
+
+/**
+ * Under thinking type `between_tools` the effort cannot change within a conversation: a block the
+ * conversation produced at another effort (its seal carries it) is refused. Source:
+ * https://platform.claude.com/docs/en/models/sonnet-5-5/whats-new-sonnet-5-5 (between_tools). Wording ours.
+ */
+function checkBetweenToolsEffort(
+  request: WireRequest,
+  { model, kept }: { model: ModelProfile; kept: { i: number; j: number; seal: ThinkingSeal }[] },
+): void {
+  const effort = betweenToolsEffort(request, model);
+  if (!effort) return;
+  const other = kept.find((k) => k.seal.e !== undefined && k.seal.e !== effort);
+  if (other)
+    throw invalid(
+      `output_config.effort: with thinking type "between_tools" the effort cannot change within a conversation: messages.${other.i}.content.${other.j} was produced at "${other.seal.e}", this request asks for "${effort}".`,
+    );
+}
+
+/** The request's effort when its thinking type is `between_tools`, else undefined. */
+export function betweenToolsEffort(request: WireRequest, model: ModelProfile): string | undefined {
+  const body = request as unknown as Record<string, unknown>;
+  const thinking = body.thinking as { type?: unknown } | undefined;
+  if (thinking?.type !== "between_tools") return undefined;
+  return effectiveEffort(body, model.effort?.default);
 }

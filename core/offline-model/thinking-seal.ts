@@ -32,6 +32,8 @@ export interface ThinkingSeal {
   i: string;
   x: number;
   c: number;
+  /** The effort it was produced at under thinking type `between_tools` (absent otherwise). */
+  e?: string;
 }
 
 const PURPOSE = "thinking";

@@ -90,6 +90,8 @@ export interface Chain {
   /** Last and first kept thinking block of the request ("" when none). */
   previous: string;
   root: string;
+  /** The request's effort when its thinking type is `between_tools`: each block carries it. */
+  betweenToolsEffort?: string;
 }
 
 /**
@@ -121,6 +123,7 @@ export function sealReply(content: (WireBlock | ThinkingDraft)[], chain: Chain, 
       i: replyId,
       x: index++,
       c: count,
+      ...(chain.betweenToolsEffort ? { e: chain.betweenToolsEffort } : {}),
     });
     const id = thinkingIdOf(value);
     previous = id;

@@ -1,7 +1,14 @@
 // PATCH of a conversation: the settings planned against the model (a model change moves the
 // model-bound settings with it), then title and settings written in one serialized head write. A
 // title the user sets marks the conversation as titled by its user and counts as activity.
-import { crossCheckSettings, type Settings, settingsAfterModelChange, type SettingsPatch } from "../../core/settings";
+import type { ModelEntry } from "../../core/models/catalog";
+import {
+  crossCheckSettings,
+  effectiveEffort,
+  type Settings,
+  settingsAfterModelChange,
+  type SettingsPatch,
+} from "../../core/settings";
 import { planSettingsPatch } from "../../services/models/resolve";
 import type { ConversationHead, ConversationView } from "../../services/record/conversation-head";
 import type { ConversationStore } from "./conversation-store";
@@ -47,7 +54,9 @@ export async function patchConversation(
       const settings = change.settings
         ? settingsAfterModelChange(head.settings, { patch: planned.patch, from: planned.from, to: planned.to })
         : head.settings;
-      const problem = crossCheckSettings(settings, planned.to);
+      const problem =
+        crossCheckSettings(settings, planned.to) ??
+        (store.lastSeq() > 0 ? betweenToolsEffortChange(head.settings, { next: settings, model: planned.to }) : null);
       if (problem) return { next: null, result: { kind: "invalid", message: problem } };
       const now = new Date().toISOString();
       const next: ConversationHead = { ...head, title: change.title ?? head.title, settings, updatedAt: now };
@@ -62,4 +71,23 @@ export async function patchConversation(
     if (answer.kind !== "replan") return answer;
     current = answer.settings;
   }
+}
+
+/**
+ * Under thinking "between_tools" the API takes no change of effort within a conversation
+ * (https://platform.claude.com/docs/en/models/sonnet-5-5/whats-new-sonnet-5-5): once it has
+ * messages, a change that moves the effort while between_tools is on, before or after, is refused.
+ * A change of model is not one conversation's thinking going on: the other model's blocks are not
+ * sent back.
+ */
+function betweenToolsEffortChange(
+  current: Settings,
+  { next, model }: { next: Settings; model: ModelEntry },
+): string | null {
+  if (current.model !== next.model) return null;
+  if (current.thinking !== "between_tools" && next.thinking !== "between_tools") return null;
+  const [was, now] = [effectiveEffort(current, model), effectiveEffort(next, model)];
+  return was === now
+    ? null
+    : `settings.effort: with thinking "between_tools" the effort cannot change once the conversation has messages (it is ${was}); start a new conversation, or use thinking "adaptive"`;
 }

@@ -134,6 +134,21 @@ describe("settings against their model", () => {
     }
   });
 
+  it("refuses a change of effort under thinking between_tools once the conversation has messages", async () => {
+    const id = await createConversation({ thinking: "between_tools", effort: "low" });
+    // No message yet: nothing was thought at the old effort.
+    expect((await api("PATCH", `/v1/conversations/${id}`, { settings: { effort: "medium" } })).status).toBe(200);
+    expect((await sendSse(id, "Name a fjord.")).at(-1)).toMatchObject({ type: "turn_end" });
+    const moved = await api("PATCH", `/v1/conversations/${id}`, { settings: { effort: "high" } });
+    expect(moved.status).toBe(400);
+    expect(moved.json.error?.message).toBe(
+      'settings.effort: with thinking "between_tools" the effort cannot change once the conversation has messages (it is medium); start a new conversation, or use thinking "adaptive"',
+    );
+    // Leaving between_tools at the same effort is taken; so is another setting.
+    expect((await api("PATCH", `/v1/conversations/${id}`, { settings: { tailMessages: 9 } })).status).toBe(200);
+    expect((await api("PATCH", `/v1/conversations/${id}`, { settings: { thinking: "adaptive" } })).status).toBe(200);
+  });
+
   it("moves the model's own figures with a model change: a model only the Models API knows brings its window", async () => {
     const id = await createConversation();
     const moved = await api("PATCH", `/v1/conversations/${id}`, { settings: { model: "offline-20k" } });

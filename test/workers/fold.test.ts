@@ -335,6 +335,36 @@ describe("a fold", () => {
     expect(row).toEqual({ kind: "fold", i: 1200, o: 3 });
   });
 
+  it("meters each delivery's call when a commit fails and the job is delivered again", async () => {
+    const id = await createConversation({ foldThresholdChars: 4000 });
+    const { jobId } = await growUntilLease(id);
+    // The first delivery's commit fails after its model call answered.
+    const ns = env.CONVERSATION;
+    const failingCommit = {
+      ...(env as Env),
+      CONVERSATION: {
+        idFromName: (name: string) => ns.idFromName(name),
+        get: (doId: DurableObjectId) => {
+          const real = ns.get(doId);
+          return new Proxy(real, {
+            get: (t, p) =>
+              p === "commitFold"
+                ? async () => {
+                    throw new Error("commit lost");
+                  }
+                : Reflect.get(t, p),
+          });
+        },
+      },
+    } as unknown as Env;
+    await expect(runFoldJob(jobFor(id, jobId), failingCommit, { attempts: 1 })).rejects.toThrow(/commit lost/);
+    expect((await runFoldJob(jobFor(id, jobId), env as Env, { attempts: 2 })).applied).toBe(true);
+    const rows = await env.DB.prepare(`SELECT id FROM usage_events WHERE id IN (?, ?) ORDER BY id`)
+      .bind(`fold:${jobId}`, `fold:${jobId}:2`)
+      .all<{ id: string }>();
+    expect(rows.results.map((r) => r.id)).toEqual([`fold:${jobId}`, `fold:${jobId}:2`]);
+  });
+
   it("does not dispatch when the region has nowhere to cut, and a job that finds none releases its lease", async () => {
     const id = await createConversation({ foldThresholdChars: 1000 });
     const calls = Array.from({ length: 5 }, (_, i) => `@tool conversation_read {"from_seq":1,"to_seq":${i + 1}}`).join(

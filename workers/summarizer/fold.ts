@@ -85,16 +85,21 @@ export async function runFoldJob(job: FoldJob, env: Env, deps: FoldDeps = {}): P
     );
     summary = fallbackFoldSummary(source.summary, folded, settings.summaryMaxChars);
   }
-  const outcome = await stub.commitFold(ref, {
+  // The call is paid for whether or not the commit applies or even answers: metered before it, one
+  // row per delivery (a commit that failed is delivered again, and that delivery's call is another).
+  const attempt = deps.attempts ?? 1;
+  await meterFold(env, job, {
+    id: attempt > 1 ? `fold:${job.jobId}:${attempt}` : `fold:${job.jobId}`,
+    model: model.entry.id,
+    usage,
+  });
+  return stub.commitFold(ref, {
     jobId: job.jobId,
     kind: "summary",
     summary,
     boundaryMessageId: source.region[folded.length].id,
     boundarySeq: source.region[folded.length].seq,
   });
-  // The call is paid for whether or not the commit applied: the ledger counts it, once per job.
-  await meterFold(env, job, { id: `fold:${job.jobId}`, model: model.entry.id, usage });
-  return outcome;
 }
 
 /** A model call that answered, and was paid for, but whose answer could not be used. */

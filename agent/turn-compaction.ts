@@ -85,9 +85,14 @@ export class TurnCompactor {
   constructor(
     private budget: CompactionBudget,
     private readonly client: Anthropic,
-    private readonly model: ModelEntry,
+    /** The model the turn asks now (a refusal fallback's, after one): its state calls go there. */
+    private readonly model: ModelEntry | (() => ModelEntry),
     private readonly originOf: () => (block: ContentBlock) => BlockOrigin | undefined,
   ) {}
+
+  private activeModel(): ModelEntry {
+    return typeof this.model === "function" ? this.model() : this.model;
+  }
 
   /** Whether a compaction currently stands in for part of the turn's messages. */
   get active(): boolean {
@@ -217,13 +222,14 @@ export class TurnCompactor {
     try {
       if (!input.trim()) throw new Error("nothing to summarize");
       // The least thinking the model allows, with room for it: thinking counts against max_tokens.
+      const model = this.activeModel();
       const reply = await this.client.messages.create({
-        model: this.model.id,
-        ...summarizationParams(this.model, SUMMARY_MAX_TOKENS),
+        model: model.id,
+        ...summarizationParams(model, SUMMARY_MAX_TOKENS),
         system: turnStateSystemPrompt(SUMMARY_MAX_CHARS),
         messages: [{ role: "user", content: input }],
       } as Anthropic.MessageCreateParamsNonStreaming);
-      usage = addUsage(usage, priced(pickUsage(reply.usage), this.model));
+      usage = addUsage(usage, priced(pickUsage(reply.usage), model));
       const state = sliceWhole(
         reply.content
           .map((b) => (b.type === "text" ? b.text : ""))

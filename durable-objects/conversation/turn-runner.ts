@@ -376,7 +376,7 @@ export class TurnRunner {
     };
     const settings = (record.head ?? head).settings;
     const compactorFor = (originOf: () => (block: ContentBlock) => BlockOrigin | undefined) =>
-      new TurnCompactor(settings, client, model.entry, originOf);
+      new TurnCompactor(settings, client, () => prompt.model, originOf);
     // After a refusal the settings' fallback model answers the rest of the turn, once.
     let fallback = settings.refusalFallbackModel;
     const fallBack = async (): Promise<string | null> => {
@@ -402,7 +402,7 @@ export class TurnRunner {
     let spent = before;
     const byModel = new UsageByModel(before, `${turnId}${resuming ? `:${resuming.step.state.step}` : ""}`);
     const meter = (total: Usage) => {
-      for (const { key, model, usage } of byModel.rows(total, prompt.model.id))
+      for (const { key, model, usage } of byModel.rows(total, prompt.model))
         this.parts.outbox.meter(key, { tenantId: head.tenantId, conversationId: head.id, model, usage });
     };
     let outcome: TurnOutcome;
@@ -428,7 +428,7 @@ export class TurnRunner {
           pauseForClient: true,
           onUsage: (total) => {
             spent = total;
-            byModel.add(total, prompt.model.id);
+            byModel.add(total, prompt.model);
           },
           // Workflow mode: the sub-agent runs this same loop with its own safety net.
           delegate: (task, parent) =>

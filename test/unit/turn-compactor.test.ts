@@ -81,4 +81,39 @@ describe("the in-turn compactor", () => {
     expect(breakpoints(r)).toBe(1);
     expect(stateCalls).toBe(2);
   });
+
+  it("asks the model the turn asks now: after a refusal fallback, its state call goes to the fallback", async () => {
+    const asked: string[] = [];
+    const client = {
+      messages: {
+        create: async (params: { model: string }) => {
+          asked.push(params.model);
+          return {
+            content: [{ type: "text", text: "TASK:\n- read\nREMAINING:\n- rest" }],
+            usage: { input_tokens: 1_000, output_tokens: 10 },
+          };
+        },
+      },
+    } as unknown as Anthropic;
+    const budget = {
+      contextWindowTokens: 60_000,
+      outputReserveTokens: 2_000,
+      compactTriggerRatio: 0.75,
+      compactTargetRatio: 0.5,
+      charsPerToken: 1.5,
+    };
+    let active = SONNET;
+    const c = new TurnCompactor(
+      budget,
+      client,
+      () => active,
+      () => () => undefined,
+    );
+    await c.compact(c.apply(built(4)), turn);
+    active = catalogEntry("claude-opus-5-5")!;
+    const second = await c.compact(c.apply(built(6)), turn);
+    expect(asked).toEqual(["claude-sonnet-5-5", "claude-opus-5-5"]);
+    // Priced at the model it went to.
+    expect(second.usage.cost_usd).toBeCloseTo(1_000 * 4e-6 + 10 * 20e-6, 9);
+  });
 });

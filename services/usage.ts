@@ -62,7 +62,7 @@ export interface UsageTotals {
   thinking_tokens: number;
   web_search_requests: number;
   web_fetch_requests: number;
-  /** USD at the catalog's prices; calls on models the catalog does not price are counted in `unpricedCalls`. */
+  /** USD at the catalog's prices; rows (a turn part, a fold or title call) on models the catalog does not price are counted in `unpricedCalls`. */
   cost_usd: number;
   turns: number;
   folds: number;

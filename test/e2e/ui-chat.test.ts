@@ -613,11 +613,36 @@ describe("the chat", () => {
     }
   });
 
+  it("keeps the keyboard's place: Send hands the focus to Stop, Stop keeps it, the end of the turn gives it to the composer; the log is busy meanwhile", async () => {
+    const id = await newChat("Warm up.\n@reply-chars 80");
+    await settled(1);
+    const focused = () => page.evaluate(() => document.activeElement?.id || document.activeElement?.tagName);
+    await page.fill("#composer", "Tell me at length.\n@reply-chars 3000\n@hold-stream after=300");
+    await page.focus("#send");
+    await page.keyboard.press("Enter");
+    await page.waitForSelector("#stop:not([hidden])");
+    expect(await focused()).toBe("stop");
+    expect(await page.getAttribute("#log", "aria-busy")).toBe("true");
+    await page.keyboard.press("Enter"); // Stop, from the keyboard
+    expect(await focused()).toBe("stop");
+    await settled(2);
+    expect(await focused()).toBe("composer");
+    expect(await page.getAttribute("#log", "aria-busy")).toBe("false");
+    // The skip link goes to the view and stays in this conversation.
+    await page.evaluate(() => (document.querySelector(".skip-link") as HTMLElement).focus());
+    await page.keyboard.press("Enter");
+    expect(page.url()).toContain(`#/c/${id}`);
+    expect(await focused()).toBe("view");
+    expect(await page.locator("#composer").count()).toBe(1);
+  });
+
   it("a failed turn says what happened in plain words and offers Retry, which sends it again", async () => {
     const id = await newChat("Is it busy?\n@model-error 529");
     await page.waitForSelector(".turn-error");
     const error = page.locator(".turn-error").last();
     expect(await error.textContent()).toContain("The model is overloaded right now");
+    // Said once, through the status line: not an alert read again each time the transcript is drawn.
+    expect(await error.getAttribute("role")).toBeNull();
     expect(await error.textContent()).not.toContain("{");
     await page.screenshot({ path: `${SHOTS}error.png` });
     const before = (await transcript(id)).filter((m) => m.role === "user").length;

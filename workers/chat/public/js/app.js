@@ -75,13 +75,26 @@ async function route() {
 }
 
 function closeSidebar() {
+  const inside = document.getElementById("sidebar")?.contains(document.activeElement);
   document.body.classList.remove("sidebar-open");
   menuButton.setAttribute("aria-expanded", "false");
+  root.inert = false;
+  // Focus left inside the closed drawer goes back to the button that opened it.
+  if (inside) menuButton.focus();
 }
+
+// The skip link moves the focus to the view; as a hash it would be taken for a route.
+document.querySelector(".skip-link")?.addEventListener("click", (e) => {
+  e.preventDefault();
+  root.setAttribute("tabindex", "-1");
+  root.focus();
+});
 menuButton.addEventListener("click", () => {
   const open = !document.body.classList.contains("sidebar-open");
   document.body.classList.toggle("sidebar-open", open);
   menuButton.setAttribute("aria-expanded", String(open));
+  // The page behind the open drawer takes no focus (Tab stays in the drawer and the header).
+  root.inert = open;
   if (open) document.getElementById("new-chat")?.focus();
 });
 document.addEventListener("keydown", (e) => {

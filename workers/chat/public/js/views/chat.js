@@ -353,7 +353,9 @@ export async function chatView(root, id, opts = {}) {
       plain.retry && prompt
         ? h("button", { type: "button", class: "retry", onclick: () => sendTurn(prompt, { attachments }) }, "Retry")
         : null;
-    return h("div", { class: "turn-error", role: "alert" }, h("span", null, plain.text), retryButton, details);
+    // Announced once, through the status line, when it happens (not as an alert each time the
+    // transcript is drawn again).
+    return h("div", { class: "turn-error" }, h("span", null, plain.text), retryButton, details);
   }
 
   // ---- loading ------------------------------------------------------------------------------
@@ -467,10 +469,15 @@ export async function chatView(root, id, opts = {}) {
   function setRunning(turnId) {
     running = turnId;
     const busy = turnId !== null;
+    // The button being hidden may hold the focus: it moves to the one shown in its place (Send and
+    // Stop share a spot), never back to the top of the page.
+    const hadFocus = document.activeElement === sendButton || document.activeElement === stopButton;
     sendButton.hidden = busy;
     stopButton.hidden = !busy;
-    stopButton.disabled = false;
+    stopButton.removeAttribute("aria-disabled");
     stopButton.textContent = "Stop";
+    log.setAttribute("aria-busy", String(busy));
+    if (hadFocus) (busy ? stopButton : text).focus();
     if (!busy) stopRequested = false;
   }
 
@@ -882,12 +889,14 @@ export async function chatView(root, id, opts = {}) {
   /** Stop: the running turn ends as interrupted (what streamed is kept). Before turn_start, once it starts. */
   function stop() {
     stopRequested = true;
-    stopButton.disabled = true;
+    // aria-disabled, not disabled: a disabled button would drop the focus to the top of the page.
+    stopButton.setAttribute("aria-disabled", "true");
     stopButton.textContent = "Stopping…";
     if (!running || running === "pending" || !ws) return;
     ws.send(JSON.stringify({ type: "stop", turnId: running }));
   }
-  stopButton.addEventListener("click", stop);
+  // Once asked, the button waits for the turn to end (it is aria-disabled, so it keeps the focus).
+  stopButton.addEventListener("click", () => stopRequested || stop());
   form.addEventListener("submit", (e) => {
     e.preventDefault();
     send();

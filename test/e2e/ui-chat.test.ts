@@ -766,6 +766,28 @@ describe("the chat", () => {
     await other.close();
   });
 
+  it("a message being sent when the key is refused waits in the composer through the sign-in", async () => {
+    const created = await api("POST", "/v1/keys", { name: "ui draft test" });
+    const other = await browser.newContext({ viewport: DESKTOP });
+    const p = await other.newPage();
+    await signIn(p, created.json.apiKey);
+    await p.fill("#composer", "First.\n@reply-chars 40");
+    await p.press("#composer", "Enter");
+    await p.waitForURL(/#\/c\/conv_/);
+    await p.waitForSelector(".turn.done");
+    const at = p.url();
+    expect((await api("DELETE", `/v1/keys/${created.json.key.id}`)).status).toBe(200);
+    await p.fill("#composer", "A long question I took a while to write.");
+    await p.press("#composer", "Enter");
+    await p.waitForSelector("#signin-form");
+    await p.fill("#api-key", KEY);
+    await p.click("#signin-form button[type=submit]");
+    await p.waitForSelector(".log");
+    expect(p.url()).toBe(at);
+    await expect.poll(() => p.inputValue("#composer")).toBe("A long question I took a while to write.");
+    await other.close();
+  });
+
   it("the theme toggle switches and remembers the theme", async () => {
     await page.goto(`${base()}/#/`);
     const before = await page.evaluate(() => document.documentElement.dataset.theme);

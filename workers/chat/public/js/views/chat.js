@@ -976,6 +976,18 @@ export async function chatView(root, id, opts = {}) {
   const removeButton = (onRemove, name) =>
     h("button", { type: "button", class: "ghost remove", "aria-label": `Remove ${name}`, onclick: onRemove }, "✕");
 
+  const draftKey = `draft:${id}`;
+  /** A draft this conversation was left with, back in the composer, unless the server saved it meanwhile. */
+  function restoreDraft() {
+    const draft = sessionStorage.getItem(draftKey);
+    if (!draft) return;
+    sessionStorage.removeItem(draftKey);
+    const lastPrompt = [...messages].reverse().find((m) => m.role === "user" && promptText(m));
+    if (text.value.trim() || (lastPrompt && promptText(lastPrompt) === draft)) return;
+    text.value = draft;
+    grow();
+  }
+
   async function catchUp() {
     const after = messages.length ? messages[messages.length - 1].seq : 0;
     const page = await api("GET", `/v1/conversations/${id}/messages?after=${after}&limit=100`);
@@ -1008,8 +1020,17 @@ export async function chatView(root, id, opts = {}) {
 
   const ready = connect().catch(() => onClose());
   if (opts.firstMessage) ready.then(() => sendTurn(/** @type {string} */ (opts.firstMessage)));
+  else ready.then(() => catchUp().catch(() => {})).then(restoreDraft);
   text.focus();
   return () => {
+    // What was written and not sent, or sent and never started (a refused key closes the socket),
+    // waits for this conversation's next opening in this tab.
+    const unsent = [
+      ...pending.filter((el) => !el.dataset.regenerate).map((el) => el.dataset.prompt ?? ""),
+      text.value,
+    ].filter((t) => t.trim());
+    if (unsent.length) sessionStorage.setItem(draftKey, unsent.join("\n\n"));
+    else sessionStorage.removeItem(draftKey);
     closed = true;
     if (reconnect) clearTimeout(reconnect);
     if (countdown) clearInterval(countdown);

@@ -705,10 +705,19 @@ describe("the chat", () => {
       .toBe("Renamed elsewhere");
 
     await page.locator(`#conversation-list li[data-id="${newer}"]`).hover();
+    const focusedClass = () => page.evaluate(() => document.activeElement?.className ?? "");
+    // The confirmation takes the focus; Escape keeps the chat and gives it back to Delete.
+    await page.locator(`#conversation-list li[data-id="${newer}"] button.delete`).click();
+    expect(await focusedClass()).toContain("confirm-delete");
+    await page.keyboard.press("Escape");
+    expect(await focusedClass()).toContain("delete");
+    expect(await page.locator(`#conversation-list li[data-id="${newer}"] button.confirm-delete`).count()).toBe(0);
     await page.locator(`#conversation-list li[data-id="${newer}"] button.delete`).click();
     await page.screenshot({ path: `${SHOTS}sidebar-delete.png` });
-    await page.locator(`#conversation-list li[data-id="${newer}"] button.confirm-delete`).click();
+    await page.keyboard.press("Enter");
     await page.waitForSelector(`#conversation-list li[data-id="${newer}"]`, { state: "detached" });
+    // Never back to the top of the page.
+    expect(await page.evaluate(() => document.activeElement?.tagName)).not.toBe("BODY");
     expect((await api("GET", `/v1/conversations/${newer}`)).status).toBe(404);
   });
 

@@ -100,21 +100,35 @@ export function mountSidebar(nav) {
       input.select();
     });
     del.addEventListener("click", () => {
+      // Keep (or Escape) puts the row back with the focus on its Delete, where it was.
+      const keep = () => {
+        confirm.replaceWith(actions);
+        loadIfDeferred();
+        del.focus();
+      };
       const confirm = h(
         "div",
         { class: "confirm", role: "group", "aria-label": "Confirm delete" },
         "Delete this chat for good? ",
         h("button", { type: "button", class: "small danger confirm-delete" }, "Delete"),
-        h(
-          "button",
-          { type: "button", class: "small ghost", onclick: () => (confirm.replaceWith(actions), loadIfDeferred()) },
-          "Keep",
-        ),
+        h("button", { type: "button", class: "small ghost", onclick: keep }, "Keep"),
       );
-      /** @type {HTMLElement} */ (confirm.querySelector(".confirm-delete")).addEventListener("click", async () => {
+      confirm.addEventListener("keydown", (e) => {
+        if (e.key === "Escape") {
+          e.stopPropagation();
+          keep();
+        }
+      });
+      const confirmDelete = /** @type {HTMLElement} */ (confirm.querySelector(".confirm-delete"));
+      confirmDelete.addEventListener("click", async () => {
+        // The focus goes to the next row's link (or the list's first), never to the top of the page.
+        const next = /** @type {HTMLElement | null} */ (
+          (li.nextElementSibling ?? li.previousElementSibling)?.querySelector(".conv-link") ?? null
+        );
         try {
           await api("DELETE", `/v1/conversations/${c.id}`);
           li.remove();
+          (next ?? document.getElementById("new-chat"))?.focus();
           if (location.hash.startsWith(`#/c/${c.id}`)) location.hash = "#/";
           conversationsChanged();
         } catch (err) {
@@ -122,6 +136,7 @@ export function mountSidebar(nav) {
         }
       });
       actions.replaceWith(confirm);
+      confirmDelete.focus();
     });
     return li;
   }

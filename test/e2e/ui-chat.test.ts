@@ -316,6 +316,11 @@ describe("the chat", () => {
     // Copy the person's message, then edit it and send it again as a new turn.
     await turn.locator(".msg.user button.copy").click();
     expect(await page.evaluate(() => navigator.clipboard.readText())).toBe("Name a river.\n@reply-chars 200");
+    // Escape closes the editor and gives the focus back to Edit.
+    await turn.locator(".msg.user button.edit").click();
+    await page.keyboard.press("Escape");
+    expect(await page.locator(".edit-box").count()).toBe(0);
+    expect(await page.evaluate(() => document.activeElement?.className ?? "")).toContain("edit");
     await turn.locator(".msg.user button.edit").click();
     await page.fill(".edit-box", "Name a mountain.\n@reply-chars 200");
     await page.click(".editor .resend");

@@ -310,7 +310,12 @@ export async function chatView(root, id, opts = {}) {
     editing = { ...edit, draft: box.value };
     box.addEventListener("input", () => editing && (editing.draft = box.value));
     const bubble = /** @type {HTMLElement} */ (el.querySelector(".bubble"));
-    const close = () => ((editing = null), editor.replaceWith(bubble));
+    // Cancel (or Escape) closes the editor and gives the focus back to the message's Edit.
+    const close = () => {
+      editing = null;
+      editor.replaceWith(bubble);
+      /** @type {HTMLElement | null} */ (el.querySelector("button.edit"))?.focus();
+    };
     const resend = () => {
       if (!box.value.trim()) return;
       if (running) return announce("A reply is still running: send your edit when it ends, or stop it.");
@@ -329,6 +334,12 @@ export async function chatView(root, id, opts = {}) {
         h("button", { type: "button", class: "primary resend", onclick: resend }, "Send"),
       ),
     );
+    editor.addEventListener("keydown", (e) => {
+      if (e.key !== "Escape") return;
+      // Escape here cancels the edit, not the running turn.
+      e.stopPropagation();
+      close();
+    });
     bubble.replaceWith(editor);
     box.focus();
   }

@@ -40,8 +40,8 @@ export const memoryGet: ToolDefinition<Input, CallScope & MemoryAccess & Transcr
       };
     }
     // The index knows a message once its conversation's flush ran; one of this conversation is
-    // read from its own store meanwhile (or while the index is down).
-    const conversationId = (await ctx.memory.conversationOfMessage(id)) ?? ctx.conversationId;
+    // read from its own store meanwhile, or while the index cannot answer.
+    const conversationId = (await ctx.memory.conversationOfMessage(id).catch(() => null)) ?? ctx.conversationId;
     const found = await ctx.readConversation(conversationId, { messageId: id, limit: 1 });
     const m = found?.messages[0];
     if (!m) return { content: `no message ${id}`, isError: true };

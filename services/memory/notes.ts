@@ -6,7 +6,7 @@ import { drizzle } from "drizzle-orm/d1";
 import { memoryEpisodes, memoryNotes } from "../../db/schema";
 import { sortableId } from "../../core/ids";
 import type { CortexDoc } from "../cortex/search-index";
-import { type CortexEnv, cortexFor } from "../cortex/routing";
+import { type CortexEnv, cortexFor, routeOf } from "../cortex/routing";
 import { forgetMemoryMap } from "./memory-map";
 
 /** What writing memory needs: D1 for the rows, the cortex shard for their index. */
@@ -73,8 +73,9 @@ export async function createNote(
       createdAt: now,
       updatedAt: now,
     });
-  const cortex = await cortexFor(env, tenantId);
+  let cortex: Awaited<ReturnType<typeof cortexFor>> | undefined;
   try {
+    cortex = await cortexFor(env, tenantId);
     await indexAsStored(env, { cortex, tenantId, id: note.id });
   } catch (err) {
     // Not indexed, so not findable by search: the note is not kept half-written (the caller's 500
@@ -84,7 +85,7 @@ export async function createNote(
       .delete(memoryNotes)
       .where(and(eq(memoryNotes.tenantId, tenantId), eq(memoryNotes.id, note.id)))
       .catch(() => {});
-    await cortex.deleteDoc(tenantId, "memory", note.id).catch(() => {});
+    await cortex?.deleteDoc(tenantId, "memory", note.id).catch(() => {});
     throw err;
   }
   return note;
@@ -183,8 +184,12 @@ export async function updateNote(
 export async function deleteNote(env: MemoryEnv, tenantId: string, id: string): Promise<boolean> {
   const cortex = await cortexFor(env, tenantId);
   if (!(await getNote(env.DB, tenantId, id))) {
-    // No row: a 404, and any document a write cut short left behind goes with it.
-    await cortex.deleteDoc(tenantId, "memory", id);
+    // No row: a 404, and any document a write cut short left behind goes with it (in the tenant's
+    // shard, if it has one; a failure there leaves the answer a 404).
+    if (await routeOf(env, tenantId, { assign: false }))
+      await cortex
+        .deleteDoc(tenantId, "memory", id)
+        .catch((err) => console.error("a 404 note delete could not clear a stray document", err));
     return false;
   }
   await cortex.deleteDoc(tenantId, "memory", id);

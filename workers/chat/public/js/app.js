@@ -83,6 +83,9 @@ function closeSidebar() {
   if (inside) menuButton.focus();
 }
 
+// Wide enough for the sidebar beside the page: the drawer closes, so the page is never left inert.
+matchMedia("(min-width: 761px)").addEventListener("change", (e) => e.matches && closeSidebar());
+
 // The skip link moves the focus to the view; as a hash it would be taken for a route.
 document.querySelector(".skip-link")?.addEventListener("click", (e) => {
   e.preventDefault();

@@ -26,7 +26,8 @@ import { coalesceBlocks } from "../core/coalesce";
 import { catalogEntry } from "../core/models/lookup";
 import { priced, UNBILLED_REFUSALS } from "../core/pricing";
 import type { ContentBlock, ModelRequest, NewMessage, StoredMessage, ToolResultBlock, Usage } from "../core/types";
-import { addUsage, zeroUsage } from "../core/types";
+import { addUsage, isThinkingBlock, zeroUsage } from "../core/types";
+import type { ModelEntry } from "../core/models/catalog";
 import { INTERRUPTED_TOOL_RESULT } from "../core/replay";
 import { describeModelError, isRetryableStreamError, type ModelFailure } from "./model-errors";
 import { retryDelayMs, streamCall } from "./model-call";
@@ -280,6 +281,7 @@ async function continueTurn(
           model: reply.model,
           stopReason: stop,
           ...(prefixes ? { thinkingPrefixes: prefixes } : {}),
+          ...betweenToolsMark(request, { content, model: active() }),
         },
       ]);
     }
@@ -362,4 +364,14 @@ async function continueTurn(
 function refusalNote(reply: Anthropic.Message): string {
   const details = (reply as { stop_details?: { category?: string | null } | null }).stop_details;
   return `[refused: ${reply.model} declined to answer${details?.category ? ` (category: ${details.category})` : ""}; this turn is not replayed to the model]`;
+}
+
+/** The effort a between_tools reply with thinking ran at, as its stored mark (else nothing). */
+function betweenToolsMark(
+  request: ModelRequest,
+  reply: { content: readonly ContentBlock[]; model: ModelEntry },
+): { betweenToolsEffort?: string } {
+  if (request.thinking?.type !== "between_tools" || !reply.content.some(isThinkingBlock)) return {};
+  const effort = request.output_config?.effort ?? reply.model.effort?.default;
+  return effort ? { betweenToolsEffort: effort } : {};
 }

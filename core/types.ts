@@ -117,6 +117,12 @@ export interface StoredMessage {
    */
   thinkingPrefixes?: string[];
   /**
+   * Set on an assistant message with thinking produced under thinking type `between_tools`: the
+   * effort it ran at. The API takes no other effort for the conversation's between_tools requests
+   * while such blocks go back (durable-objects/conversation/conversation-patch.ts).
+   */
+  betweenToolsEffort?: string;
+  /**
    * Set on the messages of a delegated sub-agent's run (workflow mode): the sub-agent's own
    * thread, kept in the transcript and the index, never replayed to the master, which sees only
    * the run's result in its tool_result.

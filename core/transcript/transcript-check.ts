@@ -101,6 +101,8 @@ export const importedMessageSchema = z.strictObject({
   // An export's record of the prefix each thinking block followed: kept, so the block goes back only
   // while the imported conversation's requests still begin as they did (core/thinking-guard.ts).
   thinkingPrefixes: z.array(z.string().max(32)).max(1_000).optional(),
+  // An export's record of the effort a between_tools reply ran at (kept for its export again).
+  betweenToolsEffort: z.string().max(20).optional(),
   agent: z
     .strictObject({ segment: z.string().min(1).max(200), name: z.string().max(200), toolUseId: z.string().max(200) })
     .optional(),
@@ -168,6 +170,7 @@ export function parseImportedMessage(raw: string, where: string): ImportedMessag
   if (m.stopReason !== undefined) out.stopReason = m.stopReason;
   if (m.thinkingPrefixes && m.thinkingPrefixes.length === content.filter(isThinkingBlock).length)
     out.thinkingPrefixes = m.thinkingPrefixes;
+  if (m.betweenToolsEffort && content.some(isThinkingBlock)) out.betweenToolsEffort = m.betweenToolsEffort;
   if (m.agent) out.agent = m.agent;
   if ((m.superseded === true) !== (m.supersededBy !== undefined))
     throw new TranscriptError(`${where}: superseded and supersededBy go together (a replaced message has both)`);

@@ -11,6 +11,7 @@ import {
 } from "../../core/settings";
 import { planSettingsPatch } from "../../services/models/resolve";
 import type { ConversationHead, ConversationView } from "../../services/record/conversation-head";
+import { supersededBy } from "./regenerate";
 import type { ConversationStore } from "./conversation-store";
 import type { ConversationRecord } from "./record";
 
@@ -56,7 +57,7 @@ export async function patchConversation(
         : head.settings;
       const problem =
         crossCheckSettings(settings, planned.to) ??
-        (store.lastSeq() > 0 ? betweenToolsEffortChange(head.settings, { next: settings, model: planned.to }) : null);
+        betweenToolsEffortConflict(store, head, { settings, model: planned.to });
       if (problem) return { next: null, result: { kind: "invalid", message: problem } };
       const now = new Date().toISOString();
       const next: ConversationHead = { ...head, title: change.title ?? head.title, settings, updatedAt: now };
@@ -75,19 +76,30 @@ export async function patchConversation(
 
 /**
  * Under thinking "between_tools" the API takes no change of effort within a conversation
- * (https://platform.claude.com/docs/en/models/sonnet-5-5/whats-new-sonnet-5-5): once it has
- * messages, a change that moves the effort while between_tools is on, before or after, is refused.
- * A change of model is not one conversation's thinking going on: the other model's blocks are not
- * sent back.
+ * (https://platform.claude.com/docs/en/models/sonnet-5-5/whats-new-sonnet-5-5): settings that would
+ * send a between_tools request at another effort than a reply the model reads back ran at (its
+ * stored mark, in the tail after the fold and any import, not replaced by a regenerate) are refused. Another
+ * model's thinking is not read back, so it does not count.
  */
-function betweenToolsEffortChange(
-  current: Settings,
-  { next, model }: { next: Settings; model: ModelEntry },
+function betweenToolsEffortConflict(
+  store: ConversationStore,
+  head: ConversationHead,
+  { settings, model }: { settings: Settings; model: ModelEntry },
 ): string | null {
-  if (current.model !== next.model) return null;
-  if (current.thinking !== "between_tools" && next.thinking !== "between_tools") return null;
-  const [was, now] = [effectiveEffort(current, model), effectiveEffort(next, model)];
-  return was === now
-    ? null
-    : `settings.effort: with thinking "between_tools" the effort cannot change once the conversation has messages (it is ${was}); start a new conversation, or use thinking "adaptive"`;
+  if (settings.thinking !== "between_tools") return null;
+  const effort = effectiveEffort(settings, model);
+  // An import's thinking is not sent back either (replay-rules.ts `withoutSeals`).
+  const from = Math.max(head.summarizedThroughMessage ?? 0, head.importedThroughMessage ?? 0);
+  const ranAt = store
+    .listAfter(from, Number.MAX_SAFE_INTEGER)
+    .find(
+      (m) =>
+        m.betweenToolsEffort !== undefined &&
+        m.betweenToolsEffort !== effort &&
+        (m.model === model.id || model.aliases.includes(m.model ?? "")) &&
+        !supersededBy(head, m.seq),
+    )?.betweenToolsEffort;
+  return ranAt
+    ? `settings.effort: with thinking "between_tools" the effort cannot change within a conversation: its thinking ran at ${ranAt} (asked: ${effort}); keep ${ranAt}, use thinking "adaptive", or start a new conversation`
+    : null;
 }

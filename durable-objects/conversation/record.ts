@@ -275,6 +275,7 @@ function extras(m: NewMessage): Partial<StoredMessage> {
   if (m.model) out.model = m.model;
   if (m.stopReason !== undefined) out.stopReason = m.stopReason;
   if (m.thinkingPrefixes) out.thinkingPrefixes = m.thinkingPrefixes;
+  if (m.betweenToolsEffort) out.betweenToolsEffort = m.betweenToolsEffort;
   if (m.agent) out.agent = m.agent;
   return out;
 }

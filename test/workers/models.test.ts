@@ -134,19 +134,30 @@ describe("settings against their model", () => {
     }
   });
 
-  it("refuses a change of effort under thinking between_tools once the conversation has messages", async () => {
+  it("refuses settings that would send a between_tools request at another effort than the thinking it reads back", async () => {
+    const patch = (id: string, settings: object) => api("PATCH", `/v1/conversations/${id}`, { settings });
+    const ranAt = (was: string, asked: string) =>
+      `settings.effort: with thinking "between_tools" the effort cannot change within a conversation: its thinking ran at ${was} (asked: ${asked}); keep ${was}, use thinking "adaptive", or start a new conversation`;
     const id = await createConversation({ thinking: "between_tools", effort: "low" });
-    // No message yet: nothing was thought at the old effort.
-    expect((await api("PATCH", `/v1/conversations/${id}`, { settings: { effort: "medium" } })).status).toBe(200);
-    expect((await sendSse(id, "Name a fjord.")).at(-1)).toMatchObject({ type: "turn_end" });
-    const moved = await api("PATCH", `/v1/conversations/${id}`, { settings: { effort: "high" } });
-    expect(moved.status).toBe(400);
-    expect(moved.json.error?.message).toBe(
-      'settings.effort: with thinking "between_tools" the effort cannot change once the conversation has messages (it is medium); start a new conversation, or use thinking "adaptive"',
+    // No thinking yet: nothing ran at the old effort.
+    expect((await patch(id, { effort: "medium" })).status).toBe(200);
+    const first = await sendSse(id, 'Look it up.\n@tool memory_search {"query":"lake"}');
+    expect(first.at(-1)).toMatchObject({ type: "turn_end", stop_reason: "end_turn" });
+    expect((await patch(id, { effort: "high" })).json.error?.message).toBe(ranAt("medium", "high"));
+    // Round the rule: through adaptive, or another model, and back, is refused at the last step.
+    expect((await patch(id, { thinking: "adaptive" })).status).toBe(200);
+    expect((await patch(id, { effort: "high" })).status).toBe(200);
+    expect((await patch(id, { thinking: "between_tools" })).json.error?.message).toBe(ranAt("medium", "high"));
+    expect((await patch(id, { model: "claude-opus-5-5" })).status).toBe(200);
+    expect(
+      (await patch(id, { model: "claude-sonnet-5-5", thinking: "between_tools", effort: "high" })).json.error?.message,
+    ).toBe(ranAt("medium", "high"));
+    // Back at the effort it ran at: taken, and the next turn runs.
+    expect((await patch(id, { model: "claude-sonnet-5-5", thinking: "between_tools", effort: "medium" })).status).toBe(
+      200,
     );
-    // Leaving between_tools at the same effort is taken; so is another setting.
-    expect((await api("PATCH", `/v1/conversations/${id}`, { settings: { tailMessages: 9 } })).status).toBe(200);
-    expect((await api("PATCH", `/v1/conversations/${id}`, { settings: { thinking: "adaptive" } })).status).toBe(200);
+    const second = await sendSse(id, 'Again.\n@tool memory_search {"query":"fjord"}');
+    expect(second.at(-1)).toMatchObject({ type: "turn_end", stop_reason: "end_turn" });
   });
 
   it("moves the model's own figures with a model change: a model only the Models API knows brings its window", async () => {

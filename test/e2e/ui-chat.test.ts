@@ -799,6 +799,12 @@ describe("the chat", () => {
     await p.waitForSelector(".log");
     expect(p.url()).toBe(at);
     await expect.poll(() => p.inputValue("#composer")).toBe("A long question I took a while to write.");
+    // A visit elsewhere keeps it too, and it is taken once.
+    await p.fill("#composer", "Half a thought");
+    await p.goto(`${base()}/#/`);
+    await p.waitForSelector("#new-chat-form");
+    await p.goto(at);
+    await expect.poll(() => p.inputValue("#composer")).toBe("Half a thought");
     await other.close();
   });
 

@@ -988,14 +988,24 @@ export async function chatView(root, id, opts = {}) {
     h("button", { type: "button", class: "ghost remove", "aria-label": `Remove ${name}`, onclick: onRemove }, "✕");
 
   const draftKey = `draft:${id}`;
-  /** A draft this conversation was left with, back in the composer, unless the server saved it meanwhile. */
+  /** Whether this view has taken the stored draft (until then, leaving keeps it as it is). */
+  let draftTaken = false;
+  /**
+   * The draft this conversation was left with, back in the composer: what was typed, and the
+   * messages sent that never started, less those the transcript now holds (sent after all).
+   */
   function restoreDraft() {
-    const draft = sessionStorage.getItem(draftKey);
-    if (!draft) return;
+    if (closed) return;
+    draftTaken = true;
+    const raw = sessionStorage.getItem(draftKey);
     sessionStorage.removeItem(draftKey);
-    const lastPrompt = [...messages].reverse().find((m) => m.role === "user" && promptText(m));
-    if (text.value.trim() || (lastPrompt && promptText(lastPrompt) === draft)) return;
-    text.value = draft;
+    if (!raw) return;
+    /** @type {{ typed?: string, unsent?: string[] }} */
+    const draft = JSON.parse(raw);
+    const recent = new Set(messages.slice(-20).flatMap((m) => (m.role === "user" ? [promptText(m)] : [])));
+    const parts = [...(draft.unsent ?? []).filter((p) => !recent.has(p)), draft.typed ?? ""].filter((t) => t.trim());
+    if (!parts.length || text.value.trim()) return;
+    text.value = parts.join("\n\n");
     grow();
   }
 
@@ -1036,12 +1046,13 @@ export async function chatView(root, id, opts = {}) {
   return () => {
     // What was written and not sent, or sent and never started (a refused key closes the socket),
     // waits for this conversation's next opening in this tab.
-    const unsent = [
-      ...pending.filter((el) => !el.dataset.regenerate).map((el) => el.dataset.prompt ?? ""),
-      text.value,
-    ].filter((t) => t.trim());
-    if (unsent.length) sessionStorage.setItem(draftKey, unsent.join("\n\n"));
-    else sessionStorage.removeItem(draftKey);
+    const unsent = pending
+      .filter((el) => !el.dataset.regenerate)
+      .map((el) => el.dataset.prompt ?? "")
+      .filter((p) => p.trim());
+    const typed = text.value.trim() ? text.value : "";
+    if (unsent.length || typed) sessionStorage.setItem(draftKey, JSON.stringify({ typed, unsent }));
+    else if (draftTaken) sessionStorage.removeItem(draftKey);
     closed = true;
     if (reconnect) clearTimeout(reconnect);
     if (countdown) clearInterval(countdown);

@@ -12,7 +12,7 @@ import { ConversationDeletion } from "./conversation-delete";
 import { ConversationStore, type PromptSnapshot, type TimelineCard } from "./conversation-store";
 import { FoldCoordinator, type FoldCommit, type FoldOutcome, type FoldSource } from "./fold-coordinator";
 import { IdempotencyLedger } from "./idempotency";
-import { IndexOutbox } from "./index-outbox";
+import { IndexOutbox, meterDeadTurn } from "./index-outbox";
 import { LifecycleLog } from "./lifecycle-log";
 import type { ObjectScope } from "./object-scope";
 import { ConversationRecord } from "./record";
@@ -65,7 +65,10 @@ export class ConversationDO extends DurableObject<Env> {
       this.store.ensureSchema();
       idempotency.ensureSchema();
     };
-    ctx.blockConcurrencyWhile(async () => ensureSchema());
+    ctx.blockConcurrencyWhile(async () => {
+      ensureSchema();
+      await meterDeadTurn(ctx, this.store);
+    });
     this.deletion = new ConversationDeletion(ctx, {
       env: () => this.env,
       forget: () => this.record.forget(),

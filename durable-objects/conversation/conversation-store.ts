@@ -1,6 +1,6 @@
 // The ConversationDO's SQLite: the hot index of the conversation. Everything here can be rebuilt
 // from R2 (see r2-layout/README.md); the schema is versioned and created idempotently.
-import type { StoredMessage } from "../../core/types";
+import type { StoredMessage, Usage } from "../../core/types";
 import type { ConversationHead } from "../../services/record/conversation-head";
 
 /** Schema steps, applied in order and recorded in kv.schema_version; append only. */
@@ -141,6 +141,25 @@ export class ConversationStore {
 
   clearLease(): void {
     this.sql.exec(`DELETE FROM kv WHERE key = 'fold_lease'`);
+  }
+
+  /**
+   * What the running turn part has spent so far, kept as its model calls report (turns run one at
+   * a time): metered at the object's next start if the object dies before the part's own meter.
+   */
+  putSpending(spending: TurnSpending): void {
+    this.setKv("turn_spending", JSON.stringify(spending));
+  }
+
+  clearSpending(): void {
+    this.sql.exec(`DELETE FROM kv WHERE key = 'turn_spending'`);
+  }
+
+  /** The spending a dead incarnation left, taken (it is removed). */
+  takeSpending(): TurnSpending | null {
+    const raw = this.getKv("turn_spending");
+    if (raw) this.clearSpending();
+    return raw ? (JSON.parse(raw) as TurnSpending) : null;
   }
 
   /**
@@ -351,4 +370,13 @@ export function splitParts(text: string): string[] {
     at = end;
   }
   return parts;
+}
+
+/** A turn part's spending as its ledger row will hold it: the row's key, where, on which model. */
+export interface TurnSpending {
+  key: string;
+  tenantId: string;
+  conversationId: string;
+  model: string;
+  usage: Usage;
 }

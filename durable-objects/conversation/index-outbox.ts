@@ -11,6 +11,7 @@ import type { Usage } from "../../core/types";
 import type { ConversationHead } from "../../services/record/conversation-head";
 import { ConversationGone } from "./conversation-delete";
 import type { ObjectScope } from "./object-scope";
+import type { ConversationStore } from "./conversation-store";
 
 const INDEX_BATCH = 100;
 const INDEX_RETRY_MS = 30_000;
@@ -179,4 +180,16 @@ export class IndexOutbox {
       .finally(() => (this.indexing = null));
     return this.indexing;
   }
+}
+
+/**
+ * A turn part the last incarnation died in (an eviction, a crash) never reached its meter: what
+ * its model calls had reported goes to the ledger now, through the outbox (the alarm sends it).
+ */
+export async function meterDeadTurn(ctx: DurableObjectState, store: ConversationStore): Promise<void> {
+  const left = store.takeSpending();
+  if (!left) return;
+  const { key, tenantId: _tenant, ...part } = left;
+  store.putOutbox(`usage:${key}`, { ...part, kind: "turn", day: utcDay() });
+  if ((await ctx.storage.getAlarm()) === null) await ctx.storage.setAlarm(Date.now() + 1_000);
 }

@@ -9,7 +9,7 @@ import { createModelClient } from "../../core/model-client";
 import { ModelNotConfiguredError } from "../../core/model-provider";
 import { DEFAULT_SETTINGS, settingsAfterModelChange } from "../../core/settings";
 import { resolveTurnModel } from "../../services/models/resolve";
-import { zeroUsage, type ContentBlock, type NewMessage, type Usage } from "../../core/types";
+import { usageSince, zeroUsage, type ContentBlock, type NewMessage, type Usage } from "../../core/types";
 import { UsageByModel } from "../../core/usage-by-model";
 import { knownThinking } from "../../core/thinking-guard";
 import type { BlockOrigin } from "../../core/compactor";
@@ -400,10 +400,13 @@ export class TurnRunner {
     // throws after its model calls, what they had spent by then; a row per model that spent.
     const before = resuming?.step.state.usage ?? zeroUsage();
     let spent = before;
-    const byModel = new UsageByModel(before, `${turnId}${resuming ? `:${resuming.step.state.step}` : ""}`);
+    const ledgerKey = `${turnId}${resuming ? `:${resuming.step.state.step}` : ""}`;
+    const byModel = new UsageByModel(before, ledgerKey);
+    const where = { tenantId: head.tenantId, conversationId: head.id };
     const meter = (total: Usage) => {
       for (const { key, model, usage } of byModel.rows(total, prompt.model))
-        this.parts.outbox.meter(key, { tenantId: head.tenantId, conversationId: head.id, model, usage });
+        this.parts.outbox.meter(key, { ...where, model, usage });
+      scope.store.clearSpending();
     };
     let outcome: TurnOutcome;
     try {
@@ -429,6 +432,9 @@ export class TurnRunner {
           onUsage: (total) => {
             spent = total;
             byModel.add(total, prompt.model);
+            // Kept as it grows: an object that dies before its meter is metered at its next start.
+            const usage = usageSince(total, before);
+            scope.store.putSpending({ key: ledgerKey, ...where, model: prompt.model.id, usage });
           },
           // Workflow mode: the sub-agent runs this same loop with its own safety net.
           delegate: (task, parent) =>

@@ -2,6 +2,8 @@
 // refuses: thinking streamed and stored with its signature and sent back within the tool loop,
 // continuations without prefill, refusals (with and without a fallback model), a paused server-tool
 // turn, a stream that breaks mid-way, and the usage ledger with its cost.
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { CONTINUE_PROMPT } from "../../core/replay-rules";
 import { api, createConversation, eventually, newTenant, send, sendSse, transcript, turnMessages } from "./helpers";
@@ -127,6 +129,34 @@ describe("a reply cut off", () => {
     const completed = replies.at(-1)!.usage!.output_tokens;
     // About 2,500 chars were generated before the break: hundreds of tokens, billed.
     expect(end.usage.output_tokens - completed).toBeGreaterThan(300);
+  });
+
+  it("in an object that dies mid-turn is metered at the object's next start, with what its calls had reported", async () => {
+    const id = await createConversation();
+    // A stub per use: one that saw the object die stays broken.
+    const stub = () => env.CONVERSATION.get(env.CONVERSATION.idFromName(id));
+    // The first call answers (a tool call); the second keeps failing while the SDK backs off.
+    const dying = api("POST", `/v1/conversations/${id}/messages`, {
+      content: 'Look it up.\n@tool memory_search {"query":"lake"}\n@model-error 500 call=2',
+    }).catch((err) => err);
+    await eventually(async () => (await transcript(id)).length >= 3, 20_000);
+    const spent = (await transcript(id)).find((m) => m.role === "assistant")!.usage!;
+    await runInDurableObject(stub(), (_i, state) => state.abort("injected crash")).catch(() => {});
+    await dying;
+    // The next start puts the dead turn's spending in the outbox; its alarm sends it to the ledger.
+    expect((await api("GET", `/v1/conversations/${id}`)).status).toBe(200);
+    await runDurableObjectAlarm(stub());
+    const rows = await env.DB.prepare(
+      `SELECT input_tokens + cache_read_tokens + cache_write_tokens AS i, output_tokens AS o FROM usage_events WHERE conversation_id = ?`,
+    )
+      .bind(id)
+      .all<{ i: number; o: number }>();
+    expect(rows.results).toEqual([
+      {
+        i: spent.input_tokens + spent.cache_read_input_tokens + spent.cache_creation_input_tokens,
+        o: spent.output_tokens,
+      },
+    ]);
   });
 
   it("by an error that keeps failing ends the turn with a readable error naming the request id", async () => {

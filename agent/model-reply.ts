@@ -4,7 +4,6 @@
 import type Anthropic from "@anthropic-ai/sdk";
 import { isBlankText } from "../core/blank-text";
 import type { ModelEntry } from "../core/models/catalog";
-import { type CountableBlock, countBlockTokens } from "../core/tokens";
 import { SERVER_TOOL_RESULT_TYPES, type ContentBlock, type Usage } from "../core/types";
 
 /**
@@ -52,17 +51,29 @@ export function partialText(blocks: readonly Anthropic.ContentBlock[] | undefine
     .map((b) => ({ type: "text", text: b.text }));
 }
 
+/** Characters per token of the Claude 4 tokenizer on prose, rounded up: an estimate errs low, never billing more than was made. */
+const CHARS_PER_TOKEN = 4;
+
 /**
  * The usage of a stream that ended before its message_delta (stopped by the user, or an error
  * mid-stream): the API reports output tokens only in that event, so the opening count (1) would
- * bill none of what was generated. The streamed blocks are counted instead (the stand-in count
- * times the model's tokenizer ratio), never less than what was reported.
+ * bill none of what was generated. The streamed blocks are estimated instead (their characters at
+ * CHARS_PER_TOKEN, times the model's tokenizer ratio; no tokenizer table rides the worker), never
+ * less than what was reported.
  */
 export function partialUsage(partial: Anthropic.Message, model: Pick<ModelEntry, "tokenizerRatio">): Usage {
   const usage = pickUsage(partial.usage);
-  const counted = partial.content.reduce((n, b) => n + countBlockTokens(b as CountableBlock), 0);
-  const streamed = Math.ceil(counted * model.tokenizerRatio);
+  const chars = partial.content.reduce((n, b) => n + streamedChars(b), 0);
+  const streamed = Math.ceil((chars / CHARS_PER_TOKEN) * model.tokenizerRatio);
   return streamed > usage.output_tokens ? { ...usage, output_tokens: streamed } : usage;
+}
+
+function streamedChars(b: Anthropic.ContentBlock): number {
+  if (b.type === "text") return b.text.length;
+  if (b.type === "thinking") return b.thinking.length;
+  if (b.type === "tool_use" || b.type === "server_tool_use")
+    return b.name.length + JSON.stringify(b.input ?? {}).length;
+  return 0;
 }
 
 export function pickUsage(u: Anthropic.Usage): Usage {

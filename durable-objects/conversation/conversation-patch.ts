@@ -57,7 +57,7 @@ export async function patchConversation(
         : head.settings;
       const problem =
         crossCheckSettings(settings, planned.to) ??
-        betweenToolsEffortConflict(store, head, { settings, model: planned.to });
+        (change.settings ? betweenToolsEffortConflict(store, head, { settings, model: planned.to }) : null);
       if (problem) return { next: null, result: { kind: "invalid", message: problem } };
       const now = new Date().toISOString();
       const next: ConversationHead = { ...head, title: change.title ?? head.title, settings, updatedAt: now };
@@ -90,15 +90,16 @@ function betweenToolsEffortConflict(
   const effort = effectiveEffort(settings, model);
   // An import's thinking is not sent back either (replay-rules.ts `withoutSeals`).
   const from = Math.max(head.summarizedThroughMessage ?? 0, head.importedThroughMessage ?? 0);
-  const ranAt = store
-    .listAfter(from, Number.MAX_SAFE_INTEGER)
-    .find(
-      (m) =>
-        m.betweenToolsEffort !== undefined &&
-        m.betweenToolsEffort !== effort &&
-        (m.model === model.id || model.aliases.includes(m.model ?? "")) &&
-        !supersededBy(head, m.seq),
-    )?.betweenToolsEffort;
+  const ranAt = store.listAfter(from, Number.MAX_SAFE_INTEGER).find(
+    (m) =>
+      m.betweenToolsEffort !== undefined &&
+      m.betweenToolsEffort !== effort &&
+      // Never sent back: a sub-agent's thread, and a refused reply (replay-rules.ts).
+      !m.agent &&
+      m.stopReason !== "refusal" &&
+      (m.model === model.id || model.aliases.includes(m.model ?? "")) &&
+      !supersededBy(head, m.seq),
+  )?.betweenToolsEffort;
   return ranAt
     ? `settings.effort: with thinking "between_tools" the effort cannot change within a conversation: its thinking ran at ${ranAt} (asked: ${effort}); keep ${ranAt}, use thinking "adaptive", or start a new conversation`
     : null;

@@ -1,5 +1,6 @@
 // The ConversationDO's SQLite: the hot index of the conversation. Everything here can be rebuilt
 // from R2 (see r2-layout/README.md); the schema is versioned and created idempotently.
+import { utcDay } from "../../core/models/lookup";
 import type { StoredMessage, Usage } from "../../core/types";
 import type { ConversationHead } from "../../services/record/conversation-head";
 
@@ -147,12 +148,21 @@ export class ConversationStore {
    * What the running turn part has spent so far, kept as its model calls report (turns run one at
    * a time): metered at the object's next start if the object dies before the part's own meter.
    */
-  putSpending(spending: TurnSpending): void {
-    this.setKv("turn_spending", JSON.stringify(spending));
+  putSpending(spending: Omit<TurnSpending, "day">): void {
+    // Never in a turn's way: storage a delete is removing may refuse the write.
+    try {
+      this.setKv("turn_spending", JSON.stringify({ ...spending, day: utcDay() }));
+    } catch (err) {
+      console.error("turn spending not kept", err);
+    }
   }
 
   clearSpending(): void {
-    this.sql.exec(`DELETE FROM kv WHERE key = 'turn_spending'`);
+    try {
+      this.sql.exec(`DELETE FROM kv WHERE key = 'turn_spending'`);
+    } catch (err) {
+      console.error("turn spending not cleared", err);
+    }
   }
 
   /** The spending a dead incarnation left, taken (it is removed). */
@@ -375,6 +385,8 @@ export function splitParts(text: string): string[] {
 /** A turn part's spending as its ledger row will hold it: the row's key, where, on which model. */
 export interface TurnSpending {
   key: string;
+  /** The UTC day it was spent on (the ledger's day). */
+  day: string;
   tenantId: string;
   conversationId: string;
   model: string;

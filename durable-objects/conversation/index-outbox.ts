@@ -188,8 +188,10 @@ export class IndexOutbox {
  */
 export async function meterDeadTurn(ctx: DurableObjectState, store: ConversationStore): Promise<void> {
   const left = store.takeSpending();
-  if (!left) return;
-  const { key, tenantId: _tenant, ...part } = left;
-  store.putOutbox(`usage:${key}`, { ...part, kind: "turn", day: utcDay() });
+  const u = left?.usage;
+  if (!left || !u || !(u.input_tokens || u.output_tokens || u.cache_read_input_tokens || u.cache_creation_input_tokens))
+    return;
+  const { key, tenantId: _tenant, day, ...part } = left;
+  store.putOutbox(`usage:${key}`, { ...part, kind: "turn", day: day ?? utcDay() });
   if ((await ctx.storage.getAlarm()) === null) await ctx.storage.setAlarm(Date.now() + 1_000);
 }

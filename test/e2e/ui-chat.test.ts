@@ -721,7 +721,9 @@ describe("the chat", () => {
     await page.screenshot({ path: `${SHOTS}sidebar-delete.png` });
     await page.keyboard.press("Enter");
     await page.waitForSelector(`#conversation-list li[data-id="${newer}"]`, { state: "detached" });
-    // Never back to the top of the page.
+    // Never back to the top of the page, also once the list has been drawn again.
+    expect(await page.evaluate(() => document.activeElement?.tagName)).not.toBe("BODY");
+    await page.waitForTimeout(1_000);
     expect(await page.evaluate(() => document.activeElement?.tagName)).not.toBe("BODY");
     expect((await api("GET", `/v1/conversations/${newer}`)).status).toBe(404);
   });

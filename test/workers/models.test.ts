@@ -5,7 +5,7 @@
 import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { api, createConversation, eventually, newTenant, newTenantWithId, sendSse } from "./helpers";
+import { api, createConversation, eventually, inConversation, newTenant, newTenantWithId, sendSse } from "./helpers";
 
 const stubOf = (id: string) => env.CONVERSATION.get(env.CONVERSATION.idFromName(id));
 
@@ -158,6 +158,35 @@ describe("settings against their model", () => {
     );
     const second = await sendSse(id, 'Again.\n@tool memory_search {"query":"fjord"}');
     expect(second.at(-1)).toMatchObject({ type: "turn_end", stop_reason: "end_turn" });
+    // Settings that already disagree with the history (a PATCH that raced a reply) refuse no rename.
+    await inConversation(id, (instance) =>
+      instance.record.updateHead((h) => ({
+        next: { ...h, settings: { ...h.settings, effort: "high" } },
+        result: null,
+      })),
+    );
+    expect((await api("PATCH", `/v1/conversations/${id}`, { title: "renamed" })).status).toBe(200);
+  });
+
+  it("reads only what goes back: a sub-agent's marked thinking does not hold the effort", async () => {
+    const id = await createConversation({ thinking: "between_tools", effort: "medium" });
+    await inConversation(id, (instance) =>
+      instance.record.append([
+        {
+          role: "user",
+          content: [{ type: "text", text: "a sub-agent's task" }],
+          agent: { segment: "seg_1", name: "helper", toolUseId: "toolu_1" },
+        },
+        {
+          role: "assistant",
+          content: [{ type: "text", text: "its answer" }],
+          model: "claude-sonnet-5-5",
+          betweenToolsEffort: "medium",
+          agent: { segment: "seg_1", name: "helper", toolUseId: "toolu_1" },
+        },
+      ]),
+    );
+    expect((await api("PATCH", `/v1/conversations/${id}`, { settings: { effort: "low" } })).status).toBe(200);
   });
 
   it("moves the model's own figures with a model change: a model only the Models API knows brings its window", async () => {

@@ -1000,10 +1000,21 @@ export async function chatView(root, id, opts = {}) {
     const raw = sessionStorage.getItem(draftKey);
     sessionStorage.removeItem(draftKey);
     if (!raw) return;
-    /** @type {{ typed?: string, unsent?: string[] }} */
-    const draft = JSON.parse(raw);
-    const recent = new Set(messages.slice(-20).flatMap((m) => (m.role === "user" ? [promptText(m)] : [])));
-    const parts = [...(draft.unsent ?? []).filter((p) => !recent.has(p)), draft.typed ?? ""].filter((t) => t.trim());
+    /** @type {{ typed?: string, unsent?: string[], after?: number }} */
+    let draft;
+    try {
+      draft = JSON.parse(raw);
+    } catch {
+      draft = { typed: raw };
+    }
+    if (!draft || typeof draft !== "object") draft = { typed: String(raw) };
+    // A message sent but never started is put back unless the transcript holds it since it was left.
+    const since = new Set(
+      messages.filter((m) => m.seq > (draft?.after ?? 0) && m.role === "user").map((m) => promptText(m)),
+    );
+    const parts = [...(draft.unsent ?? []).filter((p) => !since.has(p)), draft.typed ?? ""].filter(
+      (t) => typeof t === "string" && t.trim(),
+    );
     if (!parts.length || text.value.trim()) return;
     text.value = parts.join("\n\n");
     grow();
@@ -1051,7 +1062,8 @@ export async function chatView(root, id, opts = {}) {
       .map((el) => el.dataset.prompt ?? "")
       .filter((p) => p.trim());
     const typed = text.value.trim() ? text.value : "";
-    if (unsent.length || typed) sessionStorage.setItem(draftKey, JSON.stringify({ typed, unsent }));
+    const after = messages.length ? messages[messages.length - 1].seq : 0;
+    if (unsent.length || typed) sessionStorage.setItem(draftKey, JSON.stringify({ typed, unsent, after }));
     else if (draftTaken) sessionStorage.removeItem(draftKey);
     closed = true;
     if (reconnect) clearTimeout(reconnect);

@@ -41,9 +41,17 @@ export function mountSidebar(nav) {
       if (busy()) return void (deferred = true);
       /** @type {any[]} */
       const rows = page.data.map((/** @type {any} */ c) => (titled.has(c.id) ? { ...c, title: titled.get(c.id) } : c));
+      // The focus inside the list stays on its row's same control across the redraw.
+      const active = document.activeElement;
+      const row = active && list.contains(active) ? active.closest("li") : null;
+      const kept = row && active ? { id: row.dataset.id, cls: [...active.classList].join(".") } : null;
       replace(list, rows.map(item));
       replace(status, rows.length ? "" : "No chats yet.");
       markCurrent();
+      if (kept)
+        /** @type {HTMLElement | null} */ (
+          list.querySelector(`li[data-id="${kept.id}"] .${kept.cls}`) ?? list.querySelector(".conv-link")
+        )?.focus();
     } catch (err) {
       replace(status, plainError(err).text);
     }

@@ -48,8 +48,8 @@ const db = {
   batch: async () => [],
 } as unknown as ShardDatabase;
 
-const page = (offset: number, limit: number) =>
-  semanticFusion(path).page({
+const page = (offset: number, limit: number, over: SemanticPath = path) =>
+  semanticFusion(over).page({
     db,
     tenantId: "t",
     q: "anything",
@@ -105,14 +105,7 @@ describe("a fused search, paged", () => {
         [45, 10],
         [110, 20],
       ]) {
-        const p = await semanticFusion(failing(where)).page({
-          db,
-          tenantId: "t",
-          q: "anything",
-          offset,
-          opts: { limit },
-          lexical: async (count) => lexical.slice(0, count).map(hit),
-        });
+        const p = await page(offset, limit, failing(where));
         expect(p.hits.map((h) => h.id)).toEqual(lexical.slice(offset, offset + limit));
         expect(p.next).toEqual(offset + limit < lexical.length ? { offset: offset + limit } : null);
       }

@@ -40,30 +40,33 @@ const turn: StoredMessage[] = [
     content: [{ type: "text", text: "read all the files" }],
   },
 ];
+const BUDGET = {
+  contextWindowTokens: 60_000,
+  outputReserveTokens: 2_000,
+  compactTriggerRatio: 0.75,
+  compactTargetRatio: 0.5,
+  charsPerToken: 1.5,
+};
+/** A client whose every call is a turn-state answer of `inputTokens`; `onCall` sees the model asked. */
+const stateClient = (onCall: (model: string) => unknown, inputTokens: number) =>
+  ({
+    messages: {
+      create: async (params: { model: string }) => {
+        onCall(params.model);
+        return {
+          content: [{ type: "text", text: "TASK:\n- read\nREMAINING:\n- rest" }],
+          usage: { input_tokens: inputTokens, output_tokens: 10 },
+        };
+      },
+    },
+  }) as unknown as Anthropic;
 const breakpoints = (r: ModelRequest) => JSON.stringify(r.messages).split('"cache_control"').length - 1;
 
 describe("the in-turn compactor", () => {
   it("keeps a second pass standing in at the next step, with no state call and one breakpoint of its own", async () => {
     let stateCalls = 0;
-    const client = {
-      messages: {
-        create: async () => {
-          stateCalls++;
-          return {
-            content: [{ type: "text", text: "TASK:\n- read\nREMAINING:\n- rest" }],
-            usage: { input_tokens: 10, output_tokens: 10 },
-          };
-        },
-      },
-    } as unknown as Anthropic;
-    const budget = {
-      contextWindowTokens: 60_000,
-      outputReserveTokens: 2_000,
-      compactTriggerRatio: 0.75,
-      compactTargetRatio: 0.5,
-      charsPerToken: 1.5,
-    };
-    const c = new TurnCompactor(budget, client, SONNET, () => () => undefined);
+    const client = stateClient(() => stateCalls++, 10);
+    const c = new TurnCompactor(BUDGET, client, SONNET, () => () => undefined);
     let r = c.apply(built(4));
     expect(c.due(r)).toBe(true);
     await c.compact(r, turn);
@@ -84,27 +87,10 @@ describe("the in-turn compactor", () => {
 
   it("asks the model the turn asks now: after a refusal fallback, its state call goes to the fallback", async () => {
     const asked: string[] = [];
-    const client = {
-      messages: {
-        create: async (params: { model: string }) => {
-          asked.push(params.model);
-          return {
-            content: [{ type: "text", text: "TASK:\n- read\nREMAINING:\n- rest" }],
-            usage: { input_tokens: 1_000, output_tokens: 10 },
-          };
-        },
-      },
-    } as unknown as Anthropic;
-    const budget = {
-      contextWindowTokens: 60_000,
-      outputReserveTokens: 2_000,
-      compactTriggerRatio: 0.75,
-      compactTargetRatio: 0.5,
-      charsPerToken: 1.5,
-    };
+    const client = stateClient((model) => asked.push(model), 1_000);
     let active = SONNET;
     const c = new TurnCompactor(
-      budget,
+      BUDGET,
       client,
       () => active,
       () => () => undefined,

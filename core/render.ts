@@ -118,7 +118,6 @@ export function messageChars(message: Pick<StoredMessage, "content">): number {
   return n;
 }
 
-/** True for a user message made only of tool results: a carrier, not a real user prompt. */
 /** The shape of an attachment's reference note (services/attachments/note.ts). */
 const ATTACHMENT_NOTE = /^<attachment id="att_[0-9A-Za-z]+" name="[^\n]*">\n[\s\S]*\n<\/attachment>$/;
 
@@ -135,6 +134,7 @@ export function isAttachmentNote(message: Pick<StoredMessage, "role" | "content"
   );
 }
 
+/** True for a user message made only of tool results: a carrier, not a real user prompt. */
 export function isToolResultCarrier(message: Pick<StoredMessage, "role" | "content">): boolean {
   return (
     message.role === "user" && message.content.length > 0 && message.content.every((b) => b.type === "tool_result")

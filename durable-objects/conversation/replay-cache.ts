@@ -53,7 +53,7 @@ export class ReplayCache {
   private history: StoredMessage[] | null = null;
   /** Replay chars after the fold boundary; null until computed. */
   private unsummarized: number | null = null;
-  /** The tenant's memory map of the day (one D1 read per object per day). */
+  /** The tenant's memory map of the day (read from D1 again every MEMORY_MAP_RECHECK_MS). */
   private memoryMap: { day: string; text: string; readAt: number } | null = null;
   /** The tenant's own tools, live and as indexed today. */
   readonly turnTools: TurnTools;

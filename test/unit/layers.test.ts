@@ -128,6 +128,22 @@ describe("layers", () => {
     expect(violations(files)).toEqual([]);
   });
 
+  // core/tokens.ts carries js-tiktoken's 1 MB rank table: a deployed worker leaves the offline model
+  // out (OFFLINE_MODEL_BUNDLED:false), and with it the table, only while nothing else imports it.
+  it("the offline token counter and its table are imported by the offline model alone", () => {
+    const importers = LAYERS.flat()
+      .flatMap((top) => sources(top))
+      .filter((path) => !path.startsWith("core/offline-model/") && path !== "core/tokens.ts")
+      .filter((path) =>
+        [...readFileSync(join(ROOT, path), "utf8").matchAll(IMPORT)].some(
+          ({ 2: spec }) =>
+            spec.startsWith("js-tiktoken") ||
+            (spec.startsWith(".") && normalize(join(dirname(path), spec)).replace(/\.(ts|js)$/, "") === "core/tokens"),
+        ),
+      );
+    expect(importers).toEqual([]);
+  });
+
   it("no import cycle among the production tree's files", () => {
     const files = LAYERS.flat()
       .flatMap((top) => sources(top))

@@ -26,7 +26,7 @@ import { TurnOrder } from "./turn-order";
 import type { StopAnswer } from "./turn-stops";
 import { pausedMessage, pendingView, PausedTurns } from "./paused-turn";
 import { TurnRunner, TURN_PAUSED } from "./turn-runner";
-import { transcriptPage, type TranscriptMessage, type TranscriptPage } from "./regenerate";
+import { markReplaced, transcriptPage, type TranscriptMessage, type TranscriptPage } from "./regenerate";
 import { patchConversation, type ConversationChange, type PatchAnswer } from "./conversation-patch";
 
 export { FOLD_LEASE_MS, type FoldCommit, type FoldOutcome, type FoldSource } from "./fold-coordinator";
@@ -212,7 +212,7 @@ export class ConversationDO extends DurableObject<Env> {
           .range(query.fromSeq ?? 1, query.toSeq ?? (query.fromSeq ?? 1) + query.limit - 1)
           .slice(0, query.limit);
     // Marked as the transcript marks them: a reply a regenerate replaced is never read as current.
-    return { messages: transcriptPage(head, messages, messages.length).messages, messageCount: this.store.lastSeq() };
+    return { messages: markReplaced(head, messages), messageCount: this.store.lastSeq() };
   }
 
   async replay(ref: ConversationRef): Promise<ReplayView | null> {

@@ -11,7 +11,7 @@ import {
 } from "../../core/settings";
 import { planSettingsPatch } from "../../services/models/resolve";
 import type { ConversationHead, ConversationView } from "../../services/record/conversation-head";
-import { supersededBy } from "./regenerate";
+import { masterMessages } from "./regenerate";
 import type { ConversationStore } from "./conversation-store";
 import type { ConversationRecord } from "./record";
 
@@ -90,15 +90,13 @@ function betweenToolsEffortConflict(
   const effort = effectiveEffort(settings, model);
   // An import's thinking is not sent back either (replay-rules.ts `withoutSeals`).
   const from = Math.max(head.summarizedThroughMessage ?? 0, head.importedThroughMessage ?? 0);
-  const ranAt = store.listAfter(from, Number.MAX_SAFE_INTEGER).find(
+  // What the master's replay sends back: no sub-agent's thread, nothing superseded, no refused reply.
+  const ranAt = masterMessages(store.listAfter(from, Number.MAX_SAFE_INTEGER), head).find(
     (m) =>
       m.betweenToolsEffort !== undefined &&
       m.betweenToolsEffort !== effort &&
-      // Never sent back: a sub-agent's thread, and a refused reply (replay-rules.ts).
-      !m.agent &&
       m.stopReason !== "refusal" &&
-      (m.model === model.id || model.aliases.includes(m.model ?? "")) &&
-      !supersededBy(head, m.seq),
+      (m.model === model.id || model.aliases.includes(m.model ?? "")),
   )?.betweenToolsEffort;
   return ranAt
     ? `settings.effort: with thinking "between_tools" the effort cannot change within a conversation: its thinking ran at ${ranAt} (asked: ${effort}); keep ${ranAt}, use thinking "adaptive", or start a new conversation`

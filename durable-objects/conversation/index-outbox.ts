@@ -51,8 +51,7 @@ export class IndexOutbox {
     { tenantId, ...part }: { tenantId: string; conversationId: string; model: string; usage: Usage },
     kind: UsageKind = "turn",
   ): void {
-    const u = part.usage;
-    if (!(u.input_tokens || u.output_tokens || u.cache_read_input_tokens || u.cache_creation_input_tokens)) return;
+    if (spentNothing(part.usage)) return;
     const { ctx, env, store, deletion } = this.scope;
     if (deletion.deleted) {
       const row = recordUsage(env.DB, { ...part, tenantId, id: key, kind, day: utcDay() });
@@ -188,10 +187,12 @@ export class IndexOutbox {
  */
 export async function meterDeadTurn(ctx: DurableObjectState, store: ConversationStore): Promise<void> {
   const left = store.takeSpending();
-  const u = left?.usage;
-  if (!left || !u || !(u.input_tokens || u.output_tokens || u.cache_read_input_tokens || u.cache_creation_input_tokens))
-    return;
+  if (!left?.usage || spentNothing(left.usage)) return;
   const { key, tenantId: _tenant, day, ...part } = left;
   store.putOutbox(`usage:${key}`, { ...part, kind: "turn", day: day ?? utcDay() });
   if ((await ctx.storage.getAlarm()) === null) await ctx.storage.setAlarm(Date.now() + 1_000);
 }
+
+/** No tokens of any kind: a part that writes no ledger row. */
+const spentNothing = (u: Usage): boolean =>
+  !(u.input_tokens || u.output_tokens || u.cache_read_input_tokens || u.cache_creation_input_tokens);

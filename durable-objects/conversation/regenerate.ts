@@ -116,11 +116,18 @@ export function transcriptPage(
 ): TranscriptPage {
   const more = read.length > limit;
   const page = more ? read.slice(0, limit) : read;
-  const messages = page.map((m) => {
+  return { messages: markReplaced(head, page), next: more ? page[page.length - 1].seq : null };
+}
+
+/** Messages as the transcript shows them: each one a regenerate replaced marked, naming its replacement. */
+export function markReplaced(
+  head: Pick<ConversationHead, "superseded">,
+  messages: readonly StoredMessage[],
+): TranscriptMessage[] {
+  return messages.map((m) => {
     const by = supersededBy(head, m.seq);
     return by ? { ...m, superseded: true as const, supersededBy: by } : m;
   });
-  return { messages, next: more ? page[page.length - 1].seq : null };
 }
 
 /**

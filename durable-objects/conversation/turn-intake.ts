@@ -11,7 +11,7 @@ import type { TurnRunner } from "./turn-runner";
 import type { TurnInput, TurnSink } from "./turn-input";
 import { TurnStops, type StopAnswer, type TurnSlot } from "./turn-stops";
 import type { PausedTurns } from "./paused-turn";
-import { regenerateTarget, type RegenerateRefusal, transcriptPage } from "./regenerate";
+import { markReplaced, regenerateTarget, type RegenerateRefusal } from "./regenerate";
 import type { ReplayCache } from "./replay-cache";
 import type { ConversationHead } from "../../services/record/conversation-head";
 
@@ -66,10 +66,9 @@ export class TurnIntake {
     if (claim.kind === "new") return claim;
     // The messages as the transcript shows them now: one a later regenerate replaced is marked so.
     const head = this.replay.head();
-    return keyedAnswer(claim, (from, to) => {
-      const messages = this.store.range(from, to);
-      return head ? transcriptPage(head, messages, messages.length).messages : messages;
-    });
+    return keyedAnswer(claim, (from, to) =>
+      head ? markReplaced(head, this.store.range(from, to)) : this.store.range(from, to),
+    );
   }
 
   /** Queues a claimed turn; its events as NDJSON. The turn runs to the end even if the reader leaves. */

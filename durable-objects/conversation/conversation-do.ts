@@ -166,7 +166,7 @@ export class ConversationDO extends DurableObject<Env> {
     const loaded = await this.record.load(ref);
     if (!loaded) return { kind: "missing" };
     const result = await patchConversation(
-      { env: this.scope.env, store: this.store, record: this.record },
+      { env: this.scope.env, store: this.store, record: this.record, turnRunning: () => this.order.turnsInFlight > 0 },
       loaded,
       change,
     );

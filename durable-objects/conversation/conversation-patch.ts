@@ -24,17 +24,19 @@ export interface ConversationChange {
 export type PatchAnswer =
   | { kind: "updated"; view: ConversationView }
   | { kind: "invalid"; message: string }
+  /** Refused for now: a running turn would send the change mid-way (see `effortUnderRunningTurn`). */
+  | { kind: "busy"; message: string }
   | { kind: "missing" };
 
 /** How often a settings change is planned again when another change moved the model meanwhile. */
 const MAX_REPLANS = 4;
 
 export async function patchConversation(
-  parts: { env: Env; store: ConversationStore; record: ConversationRecord },
+  parts: { env: Env; store: ConversationStore; record: ConversationRecord; turnRunning: () => boolean },
   loaded: ConversationHead,
   change: ConversationChange,
 ): Promise<PatchAnswer> {
-  const { env, store, record } = parts;
+  const { env, store, record, turnRunning } = parts;
   let current = loaded.settings;
   for (let replans = 0; ; replans++) {
     const planned = await planSettingsPatch(env, { current, patch: change.settings ?? {} });
@@ -59,6 +61,11 @@ export async function patchConversation(
         crossCheckSettings(settings, planned.to) ??
         (change.settings ? betweenToolsEffortConflict(store, head, { settings, model: planned.to }) : null);
       if (problem) return { next: null, result: { kind: "invalid", message: problem } };
+      const busy =
+        change.settings && turnRunning()
+          ? effortUnderRunningTurn({ before: head.settings, after: settings, model: planned.from ?? planned.to })
+          : null;
+      if (busy) return { next: null, result: { kind: "busy", message: busy } };
       const now = new Date().toISOString();
       const next: ConversationHead = { ...head, title: change.title ?? head.title, settings, updatedAt: now };
       if (change.title !== undefined) {
@@ -72,6 +79,29 @@ export async function patchConversation(
     if (answer.kind !== "replan") return answer;
     current = answer.settings;
   }
+}
+
+/**
+ * A running turn reads the settings at each of its model calls (turn-runner.ts), and its reply is
+ * stored only when its call ends: a change of effort under "between_tools" while a call is in
+ * flight would find no reply of that effort yet, and the turn's next call would send its thinking
+ * back at the new effort, which the API refuses. Such a change waits for the turn's end (a 409).
+ */
+function effortUnderRunningTurn({
+  before,
+  after,
+  model,
+}: {
+  before: Settings;
+  after: Settings;
+  model: ModelEntry;
+}): string | null {
+  if (before.thinking !== "between_tools" || after.thinking !== "between_tools") return null;
+  const running = effectiveEffort(before, model);
+  const asked = effectiveEffort(after, model);
+  return running === asked
+    ? null
+    : `settings.effort: a turn is running with thinking "between_tools" at effort ${running}, which cannot change within it; send the change again when the turn ends`;
 }
 
 /**

@@ -5,7 +5,16 @@
 import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { api, createConversation, eventually, inConversation, newTenant, newTenantWithId, sendSse } from "./helpers";
+import {
+  api,
+  connectSocket,
+  createConversation,
+  eventually,
+  inConversation,
+  newTenant,
+  newTenantWithId,
+  sendSse,
+} from "./helpers";
 
 const stubOf = (id: string) => env.CONVERSATION.get(env.CONVERSATION.idFromName(id));
 
@@ -166,6 +175,29 @@ describe("settings against their model", () => {
       })),
     );
     expect((await api("PATCH", `/v1/conversations/${id}`, { title: "renamed" })).status).toBe(200);
+  });
+
+  it("holds a between_tools effort change while a turn runs (409), and takes it once the turn ends", async () => {
+    const id = await createConversation({ thinking: "between_tools", effort: "low" });
+    const watch = await connectSocket(`/v1/conversations/${id}/ws`, { authorization: "Bearer dev-local-key" });
+    const turn = sendSse(id, "Tell me about lakes.\n@reply-chars 1500\n@hold-stream after=200");
+    const start = await watch.next((e) => e.type === "turn_start");
+    await watch.next((e) => e.type === "delta" && e.turnId === start.turnId);
+    // The call in flight stores its reply only when it ends: no reply of effort low is there yet.
+    const busy = await api("PATCH", `/v1/conversations/${id}`, { settings: { effort: "medium" } });
+    expect(busy.status).toBe(409);
+    expect(busy.json.error).toEqual({
+      type: "turn_in_progress",
+      message:
+        'settings.effort: a turn is running with thinking "between_tools" at effort low, which cannot change within it; send the change again when the turn ends',
+    });
+    // What the turn does not send mid-way is taken meanwhile: a rename, the same effort, adaptive.
+    expect((await api("PATCH", `/v1/conversations/${id}`, { title: "lakes" })).status).toBe(200);
+    expect((await api("PATCH", `/v1/conversations/${id}`, { settings: { effort: "low" } })).status).toBe(200);
+    expect((await api("POST", `/v1/conversations/${id}/stop`, {})).status).toBe(200);
+    await turn;
+    watch.ws!.close();
+    expect((await api("PATCH", `/v1/conversations/${id}`, { settings: { effort: "medium" } })).status).toBe(200);
   });
 
   it("reads only what goes back: a sub-agent's marked thinking does not hold the effort", async () => {

@@ -186,6 +186,7 @@ conversationRoutes.patch(
     const result = await stub.patch(ref, c.req.valid("json"));
     if (result.kind === "missing") throw notFound("conversation");
     if (result.kind === "invalid") throw badRequest(result.message);
+    if (result.kind === "busy") throw new ApiError(409, "turn_in_progress", result.message);
     return c.json(result.view);
   },
 );

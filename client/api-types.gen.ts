@@ -1442,6 +1442,7 @@ export interface Schemas {
     };
     turnId: string;
     replayed?: true;
+    resumed?: true;
     [key: string]: unknown;
   } | {
     type: "turn_queued";

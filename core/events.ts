@@ -12,9 +12,13 @@ export interface EventAgent {
 
 /** A sub-agent's loop emits the same events as the master's, each tagged with `agent`. */
 export type TurnEvent =
-  /** `replayed`: the first outcome of an Idempotency-Key answered again; no turn ran. */
+  /**
+   * `replayed`: the first outcome of an Idempotency-Key answered again; no turn ran. `resumed`: sent
+   * to a socket resuming with `?after=` while the turn runs, followed by what it streamed since its
+   * last saved message.
+   */
   (
-    | { type: "turn_start"; turnId: string; replayed?: true }
+    | { type: "turn_start"; turnId: string; replayed?: true; resumed?: true }
     /** The turn waits behind `ahead` turns queued or running: until it starts, a stop naming `turnId` cancels it. */
     | { type: "turn_queued"; turnId: string; ahead: number }
     | { type: "delta"; turnId: string; text: string }

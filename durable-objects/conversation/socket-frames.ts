@@ -56,7 +56,11 @@ export function parseClientFrame(
   data: string | ArrayBuffer,
 ): { ok: true; value: ClientFrame } | { ok: false; error: string } {
   if (typeof data !== "string") return { ok: false, error: "frames must be JSON text" };
-  if (data.length > MAX_FRAME_BYTES) return { ok: false, error: `frame larger than ${MAX_FRAME_BYTES} bytes` };
+  // In UTF-8 bytes (a UTF-16 unit is 1 to 3 of them): encoded only when the length leaves it open.
+  const tooLarge =
+    data.length > MAX_FRAME_BYTES ||
+    (data.length * 3 > MAX_FRAME_BYTES && new TextEncoder().encode(data).byteLength > MAX_FRAME_BYTES);
+  if (tooLarge) return { ok: false, error: `frame larger than ${MAX_FRAME_BYTES} bytes` };
   let json: unknown;
   try {
     json = JSON.parse(data);

@@ -9,11 +9,14 @@ import { toToolResultBlock, type ClientToolResult } from "../../core/client-tool
 import { keyForHash } from "../../services/keys/auth";
 import { rateLimitMessage, takeRateLimit } from "../rate-limiter-client";
 import type { ObjectScope } from "./object-scope";
-import type { PausedTurns } from "./paused-turn";
+import { pausedMessage, pendingView, type PausedTurn, type PausedTurns } from "./paused-turn";
+import { markReplaced } from "./regenerate";
 import type { ConversationRecord } from "./record";
-import { parseClientFrame } from "./socket-frames";
+import { type ClientFrame, parseClientFrame } from "./socket-frames";
 import type { TurnInput, TurnIntake } from "./turn-intake";
+import { LiveTurn } from "./live-turn";
 import type { TurnOrder } from "./turn-order";
+import { TURN_PAUSED } from "./turn-runner";
 
 /** A resuming socket gets at most this many messages; the rest is paged with GET /messages?after=. */
 const RESUME_MAX_MESSAGES = 500;
@@ -40,6 +43,14 @@ export type ConversationNotice = { type: "title_changed"; title: string; source:
 
 type Refuse = (error: { type: string; message: string; retryAfterSeconds?: number; status?: number }) => void;
 
+/** A `send` frame being admitted: the turnId it would have, and how its refusal reaches the sender. */
+interface SendAdmission {
+  ref: SocketAttachment;
+  frame: Extract<ClientFrame, { type: "send" }>;
+  turnId: string;
+  refuse: (error: Parameters<Refuse>[0], extra?: Record<string, unknown>) => void;
+}
+
 /**
  * A socket is worth no more than the key that opened it. Each socket's attachment keeps that key's
  * digest, and the object looks the key up (through the auth cache, services/keys/auth.ts) on every
@@ -52,6 +63,14 @@ type Refuse = (error: { type: string; message: string; retryAfterSeconds?: numbe
 export class ConversationSockets {
   /** Per socket, the last seq its resume catch-up sent: live `message` frames never repeat one. */
   private readonly caughtUp = new WeakMap<WebSocket, number>();
+  /** The running turn's unsaved part, for a resuming socket (live-turn.ts). */
+  private readonly live = new LiveTurn();
+  /**
+   * `send` frames between their arrival and their turn's queueing (the admission awaits the key,
+   * the rate limiter, D1): a resuming socket counts them as in flight, so a client never sends
+   * again a message whose turn is about to start.
+   */
+  private admitting = 0;
   private readonly attachments = new WeakMap<WebSocket, SocketAttachment>();
   /** Key digests found inactive (a revoked or expired key never comes back). */
   private readonly deadKeys = new Set<string>();
@@ -81,25 +100,40 @@ export class ConversationSockets {
       ...(rateKey ? { rateKey } : {}),
     } satisfies SocketAttachment);
     const after = new URL(request.url).searchParams.get("after");
-    if (after !== null && /^\d{1,15}$/.test(after)) this.resume(server, Number(after));
+    if (after !== null && /^\d{1,15}$/.test(after)) {
+      // Read before the catch-up, which runs without an await (nothing interleaves with it).
+      const waiting = await this.parts.paused.get();
+      this.resume(server, { after: Number(after), waiting: waiting && !waiting.answers ? waiting : null });
+    }
     return new Response(null, { status: 101, webSocket: pair[0] });
   }
 
   /**
    * A reconnecting client's catch-up (`/ws?after=<last seq it saw>`): every saved message after
-   * that seq as a `message` frame, then `resumed`. It runs synchronously right after the accept,
+   * that seq as a `message` frame, the running turn's unsaved part (live-turn.ts), then `resumed`.
+   * It runs synchronously right after the accept,
    * so no turn event interleaves, and live `message` frames skip what the catch-up already sent:
    * together, each message reaches the socket exactly once, in seq order.
    */
-  private resume(ws: WebSocket, after: number): void {
+  private resume(ws: WebSocket, { after, waiting }: { after: number; waiting: PausedTurn | null }): void {
     const { store } = this.scope;
     const messages = store.listAfter(after, RESUME_MAX_MESSAGES + 1);
     const more = messages.length > RESUME_MAX_MESSAGES;
-    const page = more ? messages.slice(0, RESUME_MAX_MESSAGES) : messages;
+    // Marked as the transcript marks them: a regenerate's replaced exchange says so.
+    const head = this.parts.record.head;
+    const page = (more ? messages.slice(0, RESUME_MAX_MESSAGES) : messages).map((m) =>
+      head ? markReplaced(head, [m])[0] : m,
+    );
     for (const message of page)
       ws.send(JSON.stringify({ type: "message", turnId: "resume", message } satisfies TurnEvent));
-    const through = page.length ? page[page.length - 1].seq : after;
+    // A cursor past the end is the end: later messages are not skipped as already sent.
+    const through = page.length ? page[page.length - 1].seq : Math.min(after, store.lastSeq());
     this.caughtUp.set(ws, through);
+    // The running turn: its start and what it streamed since its last saved message.
+    for (const event of this.live.frames()) ws.send(JSON.stringify(event));
+    // A turn waiting on client tools: the calls it waits on, as when it paused.
+    if (waiting && !this.live.frames().length)
+      ws.send(JSON.stringify({ type: "requires_action", ...pendingView(waiting) } satisfies TurnEvent));
     ws.send(
       JSON.stringify({
         type: "resumed",
@@ -107,7 +141,7 @@ export class ConversationSockets {
         through,
         lastSeq: store.lastSeq(),
         more,
-        turnsInFlight: this.parts.order.turnsInFlight,
+        turnsInFlight: this.parts.order.turnsInFlight + this.admitting,
       }),
     );
   }
@@ -125,12 +159,21 @@ export class ConversationSockets {
     }
     if (frame.value.type === "tool_results") return this.toolResults(ws, ref, frame.value.results);
     if (frame.value.type === "stop") return this.stop(ws, ref, frame.value.turnId);
-    const { content, attachments, idempotencyKey, tools, regenerate } = frame.value;
-    const { record, intake, order } = this.parts;
     // A send frame is a turn from here on: a refusal names the turnId it would have had.
     const turnId = sortableId("turn");
     const refuse = (error: Parameters<Refuse>[0], extra: Record<string, unknown> = {}) =>
       ws.send(JSON.stringify({ type: "error", turnId, ...extra, error }));
+    this.admitting++;
+    try {
+      await this.admitSend(ws, { ref, frame: frame.value, turnId, refuse });
+    } finally {
+      this.admitting--;
+    }
+  }
+
+  private async admitSend(ws: WebSocket, { ref, frame, turnId, refuse }: SendAdmission): Promise<void> {
+    const { content, attachments, idempotencyKey, tools, regenerate } = frame;
+    const { record, intake, order, paused } = this.parts;
     await order.admit(async () => {
       // A revoked key's socket is closed whatever else the frame would be told.
       if (ref.rateKey && !(await this.keyActive(ref.rateKey, ref.tenantId))) {
@@ -157,9 +200,18 @@ export class ConversationSockets {
       if (keyed.kind !== "new") {
         // Only the asking socket hears about a repeated key; the others saw the turn itself.
         if (keyed.kind === "refused")
-          return refuse({ type: keyed.refusal.type, message: keyed.refusal.message }, { idempotencyKey });
+          return refuse(
+            { type: keyed.refusal.type, message: keyed.refusal.message, status: keyed.refusal.status },
+            { idempotencyKey },
+          );
         for (const event of keyed.events) ws.send(JSON.stringify(event));
         return;
+      }
+      // As over HTTP: no new turn while one waits on client tools; only the sender hears it.
+      const waiting = await paused.get();
+      if (waiting) {
+        intake.releaseKey(idempotencyKey);
+        return refuse({ type: TURN_PAUSED, message: pausedMessage(waiting), status: 409 });
       }
       // A regenerate that cannot be taken now is refused before it queues (the key is free again).
       const refused = intake.regenerateRefusal(input);
@@ -182,7 +234,11 @@ export class ConversationSockets {
       if (!(await this.admitFrame(ws, { ref, turn: false, refuse }))) return;
       const accepted = await paused.accept(results, toToolResultBlock);
       if (accepted.kind === "refused")
-        return refuse({ type: accepted.refusal.type, message: accepted.refusal.message });
+        return refuse({
+          type: accepted.refusal.type,
+          message: accepted.refusal.message,
+          status: accepted.refusal.status,
+        });
       void intake.enqueueResume({ ref, turnId: accepted.turn.turnId, sink: null });
     });
   }
@@ -309,6 +365,7 @@ export class ConversationSockets {
   }
 
   broadcast(event: TurnEvent): void {
+    this.live.record(event);
     const sockets = this.scope.ctx.getWebSockets();
     if (!sockets.length) return;
     const frame = JSON.stringify(event);

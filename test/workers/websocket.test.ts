@@ -1,6 +1,6 @@
 // The conversation's websocket: both auth paths, the event vocabulary, and bad frames.
 import { describe, expect, it } from "vitest";
-import { api, connectSocket, createConversation, newTenant, transcript } from "./helpers";
+import { api, connectSocket, createConversation, newTenant, transcript, worker } from "./helpers";
 import { ofType } from "../blocks";
 
 /** The conversation's socket, authenticated by key (header) or by ticket. */
@@ -38,6 +38,14 @@ describe("websocket", () => {
     await first.next((e) => e.type === "turn_end");
     first.ws!.close();
     expect((await connect(id, { ticket: t.json.ticket })).status).toBe(401);
+    // A plain GET (no upgrade) is a 426 and leaves the ticket unspent.
+    const kept = (await api("POST", `/v1/conversations/${id}/ws-ticket`)).json.ticket;
+    const plain = await worker().fetch(new Request(`http://chat.test/v1/conversations/${id}/ws?ticket=${kept}`));
+    expect(plain.status).toBe(426);
+    expect(await plain.json()).toMatchObject({ error: { type: "upgrade_required" } });
+    const later = await connect(id, { ticket: kept });
+    expect(later.status).toBe(101);
+    later.ws!.close();
     const t2 = await api("POST", `/v1/conversations/${id}/ws-ticket`);
     expect((await connect(other, { ticket: t2.json.ticket })).status).toBe(404);
     const { issueTicket, consumeTicket } = await import("../../workers/chat/ws-tickets");
@@ -57,6 +65,9 @@ describe("websocket", () => {
     await c.next((e) => e.type === "error" && /content/.test(e.error.message));
     c.ws!.send(JSON.stringify({ type: "launch" }));
     await c.next((e) => e.type === "error" && e !== e1 && /type/.test(e.error.message));
+    // Over the limit in UTF-8 bytes, though not in characters: 1.5 M euro signs are 4.5 MB.
+    c.ws!.send(JSON.stringify({ type: "send", content: "€".repeat(1_500_000) }));
+    await c.next((e) => e.type === "error" && /frame larger than 4194304 bytes/.test(e.error.message));
     c.ws!.send(JSON.stringify({ type: "ping" }));
     await c.next((e) => e.type === "pong");
     c.ws!.send(JSON.stringify({ type: "send", content: "still here" }));

@@ -127,6 +127,9 @@ app.use("/v1/*", async (c, next) => {
   if (ticket && WS_PATH.test(c.req.path)) {
     // Checking a ticket spends it in D1, which an address over its limit of failures is not given.
     refuseBlocked(c.env, address);
+    // A request that is no websocket upgrade is answered before its ticket is spent (the route's 426).
+    if (c.req.header("upgrade")?.toLowerCase() !== "websocket")
+      throw new ApiError(426, "upgrade_required", "this route needs a websocket upgrade");
     const owner = await consumeTicket(c.env.DB, ticket);
     // A ticket is worth no more than the key that asked for it: once that key is revoked, so is the ticket.
     const issuer = owner?.keyHash ? await keyForHash(c.env, owner.keyHash) : null;

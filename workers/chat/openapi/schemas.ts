@@ -56,7 +56,12 @@ const pendingCall = z.strictObject({ id: z.string(), name: z.string(), input: z.
 /** core/events.ts TurnEvent: the SSE event names and the websocket's server frames. */
 export const turnEventSchema = z
   .discriminatedUnion("type", [
-    event("turn_start", { turnId: z.string(), replayed: z.literal(true).optional() }),
+    event("turn_start", {
+      turnId: z.string(),
+      replayed: z.literal(true).optional(),
+      // To a socket resuming with ?after= while the turn runs: what it streamed since its last saved message follows.
+      resumed: z.literal(true).optional(),
+    }),
     event("turn_queued", { turnId: z.string(), ahead: z.number().int() }),
     event("delta", { turnId: z.string(), text: z.string() }),
     event("thinking", {

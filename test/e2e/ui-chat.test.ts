@@ -755,6 +755,37 @@ describe("the chat", () => {
     expect(await page.locator("#conn-banner").isHidden()).toBe(true);
   });
 
+  it("a connection dropped mid-reply comes back with the reply so far and Stop; a reload mid-reply too", async () => {
+    const id = await newChat("Name a lake.\n@reply-chars 60");
+    await settled(1);
+    await page.fill("#composer", "Tell me about it.\n@reply-chars 3000\n@hold-stream after=300");
+    await page.press("#composer", "Enter");
+    await page.waitForFunction(() => (document.querySelector(".turn.live .md")?.textContent?.length ?? 0) > 250);
+    // The stream holds: what is on screen now is all it sent.
+    await page.waitForTimeout(300);
+    const streamed = await page.locator(".turn.live .md").textContent();
+    const sockets = await page.evaluate(() => window.sockets.length);
+    await page.evaluate(() => window.sockets.at(-1)?.close());
+    await page.waitForSelector("#conn-banner:not([hidden])");
+    await page.click("#reconnect-now");
+    await page.waitForFunction(
+      (n) => window.sockets.length > n && document.querySelector("#socket-status.live"),
+      sockets,
+    );
+    await page.waitForFunction((text) => document.querySelector(".turn.live .md")?.textContent === text, streamed);
+    expect(await page.locator("#stop").isVisible()).toBe(true);
+    expect(await page.locator(".turn.live").count()).toBe(1);
+    // A reload: the page opens on the running turn, with Stop.
+    await page.reload();
+    await page.waitForFunction((text) => document.querySelector(".turn.live .md")?.textContent === text, streamed);
+    await page.waitForSelector("#stop:not([hidden])");
+    await page.click("#stop");
+    await settled(2);
+    const saved = await transcript(id);
+    expect(saved.at(-1)).toMatchObject({ role: "assistant", stopReason: "interrupted" });
+    expect(saved.filter((m) => m.role === "user")).toHaveLength(2);
+  });
+
   it("a key revoked mid-session brings the sign-in form up, saying why; 'stay signed in' keeps the key across tabs", async () => {
     const created = await api("POST", "/v1/keys", { name: "ui revoke test" });
     expect(created.status).toBe(201);

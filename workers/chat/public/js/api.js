@@ -186,17 +186,19 @@ function uploadInParts(conversationId, file, onProgress, opts) {
 }
 
 /**
- * Opens the conversation's websocket with a fresh single-use ticket.
+ * Opens the conversation's websocket with a fresh single-use ticket, resuming after message `after`
+ * (the server sends what was saved since, and the turn running now with what it streamed so far).
  * @param {string} conversationId
  * @param {(event: any) => void} onEvent
  * @param {() => void} onClose
+ * @param {number} after the highest message seq the page shows
  * @returns {Promise<WebSocket>}
  */
-export async function openSocket(conversationId, onEvent, onClose) {
+export async function openSocket(conversationId, onEvent, onClose, after) {
   const { ticket } = await api("POST", `/v1/conversations/${encodeURIComponent(conversationId)}/ws-ticket`);
   const scheme = location.protocol === "https:" ? "wss" : "ws";
   const ws = new WebSocket(
-    `${scheme}://${location.host}/v1/conversations/${encodeURIComponent(conversationId)}/ws?ticket=${encodeURIComponent(ticket)}`,
+    `${scheme}://${location.host}/v1/conversations/${encodeURIComponent(conversationId)}/ws?ticket=${encodeURIComponent(ticket)}&after=${after}`,
   );
   ws.addEventListener("message", (m) => {
     let event;

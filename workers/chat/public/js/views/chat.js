@@ -402,7 +402,9 @@ export async function chatView(root, id, opts = {}) {
   function connect() {
     if (ws && ws.readyState === WebSocket.OPEN) return Promise.resolve(ws);
     if (connecting) return connecting;
-    connecting = openSocket(id, onEvent, onClose)
+    // Resumed after what the page shows: what was saved meanwhile, and a turn running now.
+    const after = messages.length ? messages[messages.length - 1].seq : 0;
+    connecting = openSocket(id, onEvent, onClose, after)
       .then((s) => {
         ws = s;
         retry = 0;
@@ -419,7 +421,9 @@ export async function chatView(root, id, opts = {}) {
   }
 
   /**
-   * After a reconnect: turns that were streaming show what was saved. A message sent just before
+   * After a reconnect: turns that were streaming show what was saved, and the one still running
+   * comes back from the socket (its `turn_start` marked resumed, then the reply so far), with
+   * Stop. A message sent just before
    * the socket dropped (no turn_start came for it) goes back into the composer when the server
    * never saved it, so nothing typed is lost; one it saved shows as saved.
    */
@@ -492,12 +496,13 @@ export async function chatView(root, id, opts = {}) {
     if (!busy) stopRequested = false;
   }
 
-  /** @param {string} turnId */
-  function turnFor(turnId) {
+  /** @param {string} turnId @param {boolean} [resumed] */
+  function turnFor(turnId, resumed = false) {
     let t = turns.get(turnId);
     if (!t) {
+      // A resumed turn was sent before this page (or this socket) knew it: no waiting prompt is its.
       const el =
-        pending.shift() ??
+        (resumed ? undefined : pending.shift()) ??
         h(
           "section",
           { class: "turn live" },
@@ -563,7 +568,12 @@ export async function chatView(root, id, opts = {}) {
     if (e.type === "progress" && !e.turnId) return;
     if (e.type === "error" && !e.turnId) return stick(() => log.append(turnError(e.error, "")));
     if (!e.turnId) return;
-    const t = turnFor(e.turnId);
+    // A paused turn's calls sent again to a resuming socket: the panel, once (typed answers stay).
+    if (e.type === "requires_action" && !turns.has(e.turnId)) return pendingFor === e.turnId || showPending(e);
+    const resumed = e.type === "turn_start" && e.resumed;
+    const t = turnFor(e.turnId, resumed);
+    // A turn running when the socket (re)connected: this page's to stop, as the one it sent.
+    if (resumed) t.el.dataset.mine = "1";
     if (e.type === "turn_start") t.started = true;
     if (e.type === "turn_start" && t.el.dataset.mine) setRunning(e.turnId);
     if (e.type === "turn_start" && stopRequested && running === e.turnId) stop();

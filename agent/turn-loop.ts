@@ -24,7 +24,7 @@
 import type Anthropic from "@anthropic-ai/sdk";
 import { coalesceBlocks } from "../core/coalesce";
 import { catalogEntry } from "../core/models/lookup";
-import { priced, UNBILLED_REFUSALS } from "../core/pricing";
+import { isUnbilledRefusal, priced } from "../core/pricing";
 import type { ContentBlock, ModelRequest, NewMessage, StoredMessage, ToolResultBlock, Usage } from "../core/types";
 import { addUsage, isThinkingBlock, zeroUsage } from "../core/types";
 import type { ModelEntry } from "../core/models/catalog";
@@ -245,10 +245,7 @@ async function continueTurn(
     modelCalls++;
     // Priced at the model that answered (a fallback's prices after a refusal); a refusal before any
     // output is free in the categories the API does not bill.
-    const refusal = (reply as { stop_details?: { category?: string | null } | null }).stop_details;
-    const unbilled =
-      reply.stop_reason === "refusal" && !reply.content.length && UNBILLED_REFUSALS.includes(refusal?.category ?? null);
-    const replyUsage = unbilled
+    const replyUsage = isUnbilledRefusal(reply)
       ? { ...pickUsage(reply.usage), cost_usd: 0 }
       : priced(pickUsage(reply.usage), catalogEntry(reply.model) ?? active());
     spend(replyUsage);

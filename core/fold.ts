@@ -124,9 +124,10 @@ export function buildFoldRequest(opts: {
     : "<previous_summary>(none: this is the first fold)</previous_summary>";
   return {
     model: opts.model.id,
-    // Room for the cap at a conservative 2 chars per token (never below 256), plus the thinking the
-    // model will not let the call go without (it counts against max_tokens).
-    ...summarizationParams(opts.model, Math.max(256, Math.ceil(opts.maxChars / 2))),
+    // Room for the cap at 1 char per token (never below 256): CJK text runs near that, and a
+    // reply cut short of the cap is not taken. Plus the thinking the model will not let the call go
+    // without (it counts against max_tokens). Only what is written is billed.
+    ...summarizationParams(opts.model, Math.max(256, opts.maxChars)),
     system: [{ type: "text", text: foldSystemPrompt(opts.maxChars) }],
     tools: [],
     messages: [

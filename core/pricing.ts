@@ -34,6 +34,19 @@ export const roundUsd = (usd: number): number => Math.round(usd * 1_000_000) / 1
  */
 export const UNBILLED_REFUSALS: readonly (string | null)[] = ["cyber", "general_harms", null];
 
+/** A reply the API does not bill: a refusal before any output, in one of UNBILLED_REFUSALS' categories. */
+export function isUnbilledRefusal(reply: {
+  stop_reason: string | null;
+  content: readonly unknown[];
+  stop_details?: { category?: string | null } | null;
+}): boolean {
+  return (
+    reply.stop_reason === "refusal" &&
+    !reply.content.length &&
+    UNBILLED_REFUSALS.includes(reply.stop_details?.category ?? null)
+  );
+}
+
 /** Usage with its cost attached (`cost_usd`), when the model is priced. */
 export function priced(usage: Usage, entry: Pick<ModelEntry, "prices"> | null): Usage {
   const cost = costOf(usage, entry);

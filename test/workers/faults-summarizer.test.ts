@@ -207,12 +207,15 @@ describe("fault: the summarizer's model is slow", () => {
 });
 
 describe("fault: the summarizer's model returns garbage", () => {
-  it("rejects empty, tool-only and malformed answers (retried), caps an oversized one: 5 injections", async () => {
+  it("rejects empty, tool-only, malformed, refused and cut-off answers (retried), caps an oversized one: 7 injections", async () => {
     const garbage: Answer[] = [
       textReply([{ type: "text", text: "   \n  " }]),
       textReply([{ type: "tool_use", id: "toolu_x", name: "memory_search", input: {} }], "tool_use"),
       new Response("<html>502 Bad Gateway</html>", { status: 200, headers: { "content-type": "application/json" } }),
       textReply([]),
+      // A refusal's words, and a summary cut off at max_tokens short of the cap: neither replaces the summary.
+      textReply([{ type: "text", text: "I'm sorry, but I can't help with that request." }], "refusal"),
+      textReply([{ type: "text", text: "The user asked about the flight plan and" }], "max_tokens"),
     ];
     const ledger = new Ledger(await createConversation({ foldThresholdChars: 4000, summaryMaxChars: 500 }), 500);
     const jobId = await growUntilLease(ledger);
@@ -237,7 +240,7 @@ describe("fault: the summarizer's model returns garbage", () => {
     reportInjections(
       "summarizer garbage answers",
       garbage.length + 1,
-      "blank, tool_use only, not JSON, empty content, oversized",
+      "blank, tool_use only, not JSON, empty content, refusal, cut off short, oversized",
     );
   });
 });

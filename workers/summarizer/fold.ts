@@ -16,7 +16,7 @@ import type { FoldJob } from "../../core/jobs";
 import { createModelClient } from "../../core/model-client";
 import type { ModelEntry } from "../../core/models/catalog";
 import { utcDay } from "../../core/models/lookup";
-import { priced } from "../../core/pricing";
+import { isUnbilledRefusal, priced } from "../../core/pricing";
 import { zeroUsage, type Usage } from "../../core/types";
 import { pickUsage } from "../../agent/model-reply";
 import { resolveTurnModel } from "../../services/models/resolve";
@@ -139,9 +139,7 @@ async function summarize(
 ): Promise<{ summary: string; usage: Usage; included: number }> {
   const { model, previousSummary, folded, settings } = fold;
   const windowChars = Math.floor(
-    (settings.contextWindowTokens - Math.max(256, Math.ceil(settings.summaryMaxChars / 2))) *
-      settings.charsPerToken *
-      0.8,
+    (settings.contextWindowTokens - Math.max(256, settings.summaryMaxChars)) * settings.charsPerToken * 0.8,
   );
   let budgetChars = Math.max(2_000, Math.min(FOLD_PROMPT_BUDGET_CHARS, windowChars));
   for (let overflows = 0; ; overflows++) {
@@ -162,10 +160,18 @@ async function summarize(
         .map((b) => (b.type === "text" ? b.text : ""))
         .join("")
         .trim();
-      if (!text) throw new SpentCallError("the model returned an empty summary", priced(pickUsage(reply.usage), model));
+      const usage = isUnbilledRefusal(reply)
+        ? { ...pickUsage(reply.usage), cost_usd: 0 }
+        : priced(pickUsage(reply.usage), model);
+      // A refusal's words are no summary; a reply cut off short of the cap would end mid-sentence
+      // (one at the cap is cut to it, at a sentence where it can be). Either way the old summary stays.
+      if (reply.stop_reason === "refusal") throw new SpentCallError("the model refused to summarize", usage);
+      if (reply.stop_reason === "max_tokens" && text.length < settings.summaryMaxChars)
+        throw new SpentCallError("the summary was cut off at max_tokens", usage);
+      if (!text) throw new SpentCallError("the model returned an empty summary", usage);
       return {
         summary: capSummary(text, settings.summaryMaxChars),
-        usage: priced(pickUsage(reply.usage), model),
+        usage,
         included: foldExcerpts(folded, budgetChars).included,
       };
     } catch (err) {

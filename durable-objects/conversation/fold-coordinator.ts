@@ -12,7 +12,7 @@ import type { ConversationRecord } from "./record";
 import type { ReplayCache } from "./replay-cache";
 import { masterMessages } from "./regenerate";
 
-/** How long a dispatched fold may run (queue retries included) before a later turn may dispatch again. */
+/** How long a fold job's delivery may run (renewed at each delivery) before a later turn may dispatch again. */
 export const FOLD_LEASE_MS = 10 * 60_000;
 
 /** What the summarizer needs to fold: the previous summary and the unsummarized region. */
@@ -77,7 +77,12 @@ export class FoldCoordinator {
    */
   source(head: ConversationHead, jobId: string): FoldSource | null {
     const { store } = this.scope;
-    if (store.getLease()?.jobId !== jobId) return null;
+    const lease = store.getLease();
+    if (lease?.jobId !== jobId) return null;
+    // Each delivery renews the lease: the queue's retries of a slow or failing call (backoff
+    // included) then never outlast it, so the fallback summary of a later delivery is reached
+    // instead of a new job starting over at delivery 1 each time a turn finds the lease expired.
+    store.putLease({ ...lease, expiresAt: Date.now() + FOLD_LEASE_MS });
     const through = head.summarizedThroughMessage ?? 0;
     const region = masterMessages(store.listAfter(through, Number.MAX_SAFE_INTEGER), head);
     // One threshold of growth per fold, however the region arrived (an import brings it all at once).

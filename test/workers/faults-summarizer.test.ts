@@ -10,6 +10,7 @@ import { PDFDocument, StandardFonts } from "pdf-lib";
 import { describe, expect, it } from "vitest";
 import { OFFLINE_BASE_URL } from "../../core/model-client";
 import { createOfflineModelFetch } from "../../core/offline-model";
+import { FOLD_LEASE_MS } from "../../durable-objects/conversation/fold-coordinator";
 import { runFoldJob } from "../../workers/summarizer/fold";
 import { consumeBatch, handleJob } from "../../workers/summarizer/index";
 import { Ledger, reportInjections } from "./fault-ledger";
@@ -28,7 +29,7 @@ const jobFor = (id: string, jobId: string) => ({
 });
 const meta = async (id: string) => (await api("GET", `/v1/conversations/${id}`)).json;
 
-async function lease(id: string): Promise<{ jobId: string } | null> {
+async function lease(id: string): Promise<{ jobId: string; expiresAt: number } | null> {
   return runInDurableObject(stubOf(id), async (_i, state) => {
     const row = state.storage.sql.exec<{ value: string }>("SELECT value FROM kv WHERE key = 'fold_lease'").toArray()[0];
     return row ? JSON.parse(row.value) : null;
@@ -203,6 +204,28 @@ describe("fault: the summarizer's model is slow", () => {
     expect((await runFoldJob(jobFor(ledger.id, freshJob), env as Env)).applied).toBe(true);
     await ledger.survives();
     reportInjections("summarizer slow past its lease", 1);
+  });
+});
+
+describe("fault: the summarizer's deliveries outlast a lease", () => {
+  it("each delivery renews the lease: a retry after the first lease's span still holds it, and no second job starts", async () => {
+    const ledger = new Ledger(await createConversation({ foldThresholdChars: 4000 }));
+    const jobId = await growUntilLease(ledger);
+    const { client } = scriptedClient([errorReply(529), errorReply(529)]);
+    const run = (job: QueueJob, attempts: number) =>
+      runFoldJob(job as FoldJob, env as Env, { client, attempts }).then(() => undefined);
+    expect((await deliver([{ body: jobFor(ledger.id, jobId), attempts: 1 }], run)).retryMessages).toHaveLength(1);
+    // The backoff and a slow call used the lease up; the retry comes before any turn dispatched again.
+    await expireLease(ledger.id);
+    const before = Date.now();
+    expect((await deliver([{ body: jobFor(ledger.id, jobId), attempts: 2 }], run)).retryMessages).toHaveLength(1);
+    const held = await lease(ledger.id);
+    expect(held?.jobId).toBe(jobId);
+    expect(held!.expiresAt).toBeGreaterThanOrEqual(before + FOLD_LEASE_MS);
+    await ledger.turn("a turn while the fold retries");
+    expect((await lease(ledger.id))?.jobId).toBe(jobId);
+    expect((await runFoldJob(jobFor(ledger.id, jobId), env as Env, { attempts: 3 })).applied).toBe(true);
+    await ledger.survives();
   });
 });
 

@@ -6,6 +6,8 @@ export interface ModelToolSchema {
   schema: JsonSchema;
   /** A line for the tool's description when the rewrite lost a rule the model should still know; null otherwise. */
   note: string | null;
+  /** Top-level argument names the API would refuse, renamed: the name sent → the tool's own (see `originalArguments`). */
+  renamed?: Record<string, string>;
 }
 
 // What the JSON Schema 2020-12 meta-schema asks of each keyword it defines, for every subschema.

@@ -1,5 +1,5 @@
-// A tool's input_schema as the Messages API takes it: a JSON Schema object with "type": "object"
-// and no oneOf / allOf / anyOf at its top level (400 "tools.N.custom.input_schema: input_schema
+// A tool's input_schema as the Messages API takes it: a JSON Schema object with "type": "object",
+// top-level property names matching PROPERTY_KEY, and no oneOf / allOf / anyOf at its top level (400 "tools.N.custom.input_schema: input_schema
 // does not support oneOf, allOf, or anyOf at the top level", on every request that carries the
 // tool; research: request-rules.md §4.3). A schema a tenant writes is refused with that reason
 // (schemaProblem); one a remote MCP server publishes, which nobody can fix by hand, is rewritten
@@ -22,6 +22,9 @@ export function schemaProblem(schema: unknown): string | null {
   if (union.length)
     return `${union.join(", ")} at the top level: the Messages API does not support oneOf, allOf, or anyOf at the top level of input_schema; declare every argument under "properties" and say in the description which combinations are allowed`;
   if (schema.properties !== undefined && !isSchemaObject(schema.properties)) return '"properties" must be an object';
+  const badKey = Object.keys(schema.properties ?? {}).find((k) => !PROPERTY_KEY.test(k));
+  if (badKey !== undefined)
+    return `property ${JSON.stringify(badKey)}: the Messages API takes argument names of 1 to 64 letters, digits, "_", "." or "-" (^[a-zA-Z0-9_.-]{1,64}$)`;
   if (
     schema.required !== undefined &&
     (!Array.isArray(schema.required) || schema.required.some((r) => typeof r !== "string"))
@@ -32,6 +35,52 @@ export function schemaProblem(schema: unknown): string | null {
 }
 
 const EMPTY: JsonSchema = { type: "object", properties: {} };
+
+/**
+ * The API's rule for the names of input_schema's top-level properties (400 "tools.N.custom.
+ * input_schema.properties: Property keys should match pattern '^[a-zA-Z0-9_.-]{1,64}$'"; nested
+ * objects are not checked). Source: the API's error as reported (PrefectHQ/fastmcp#839,
+ * erikmaday/unusual-whales-mcp#57).
+ */
+export const PROPERTY_KEY = /^[a-zA-Z0-9_.-]{1,64}$/;
+
+/**
+ * Top-level property names the API refuses, renamed to ones it takes ("filter[id]" → "filter_id_",
+ * cut to 64, a suffix where two would meet), `required` with them. Deterministic, so the bytes the
+ * model is sent stay the same turn after turn.
+ */
+function withApiPropertyKeys(schema: JsonSchema): { schema: JsonSchema; renamed?: Record<string, string> } {
+  const properties = isSchemaObject(schema.properties) ? schema.properties : null;
+  if (!properties || Object.keys(properties).every((k) => PROPERTY_KEY.test(k))) return { schema };
+  const taken = new Set(Object.keys(properties).filter((k) => PROPERTY_KEY.test(k)));
+  const renamed: Record<string, string> = {};
+  const nameOf = new Map<string, string>();
+  for (const key of Object.keys(properties)) {
+    if (PROPERTY_KEY.test(key)) continue;
+    const base = key.replace(/[^a-zA-Z0-9_.-]/g, "_").slice(0, 64) || "_";
+    let name = base;
+    for (let n = 2; taken.has(name); n++) name = `${base.slice(0, 64 - `_${n}`.length)}_${n}`;
+    taken.add(name);
+    renamed[name] = key;
+    nameOf.set(key, name);
+  }
+  const next: JsonSchema = {
+    ...schema,
+    properties: Object.fromEntries(Object.entries(properties).map(([k, v]) => [nameOf.get(k) ?? k, v])),
+  };
+  if (Array.isArray(schema.required))
+    next.required = schema.required.map((r) => (typeof r === "string" ? (nameOf.get(r) ?? r) : r));
+  return { schema: next, renamed };
+}
+
+/** A call's arguments under the tool's own names again (what `modelToolSchema` renamed for the API). */
+export function originalArguments(
+  input: Record<string, unknown>,
+  renamed: Record<string, string> | undefined,
+): Record<string, unknown> {
+  if (!renamed) return input;
+  return Object.fromEntries(Object.entries(input).map(([k, v]) => [renamed[k] ?? k, v]));
+}
 
 /**
  * The schema the model is sent for a schema published elsewhere (an MCP server's): unchanged when
@@ -61,8 +110,9 @@ export function modelToolSchema(declared: unknown): ModelToolSchema {
       note: `Its input schema is not valid JSON Schema (${invalid}), so it is offered without arguments.`,
     };
   const typed: JsonSchema = { ...declared, type: "object" };
-  if (!hasCombinator(typed)) return { schema: typed, note: null };
-  return flattenUnion(typed);
+  const sendable = hasCombinator(typed) ? flattenUnion(typed) : { schema: typed, note: null };
+  const keyed = withApiPropertyKeys(sendable.schema);
+  return { ...sendable, schema: keyed.schema, ...(keyed.renamed ? { renamed: keyed.renamed } : {}) };
 }
 
 /** A description with the rewrite's note on a line of its own. */

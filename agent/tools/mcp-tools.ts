@@ -4,7 +4,7 @@
 // with tool_search and adds them with tool_activate, and the index shows one line per server.
 import { z } from "zod";
 import { mcpPrefix } from "../../core/mcp-names";
-import { modelToolSchema, withSchemaNote } from "../../core/tool-schema";
+import { modelToolSchema, originalArguments, withSchemaNote } from "../../core/tool-schema";
 import { callMcpTool } from "../../services/mcp/call";
 import { carriableMcpName } from "../../services/mcp/listing";
 import { cachedTools, mcpServersInScope, type McpServerRow, type McpToolEntry } from "../../services/mcp/servers";
@@ -24,8 +24,9 @@ export function mcpToolDefinition(
   const summary = oneLine(tool.description, 160);
   // The server's schema as the Messages API takes it: a top-level union (which the API refuses on
   // every request carrying the tool) is flattened, and the combinations it allowed are told in the
-  // description. Done here, not at listing, so lists cached before the rule are served right too.
-  const { schema, note } = modelToolSchema(tool.inputSchema);
+  // description; argument names the API refuses are renamed, and named back in the call. Done
+  // here, not at listing, so lists cached before the rule are served right too.
+  const { schema, note, renamed } = modelToolSchema(tool.inputSchema);
   return {
     name: tool.name,
     shortName: tool.mcpName,
@@ -39,7 +40,12 @@ export function mcpToolDefinition(
     input: z.record(z.string(), z.unknown()),
     jsonSchema: schema,
     run: (input) =>
-      callMcpTool(scope.env, { tenantId: scope.tenantId, serverId: server.id, mcpName: tool.mcpName, args: input }),
+      callMcpTool(scope.env, {
+        tenantId: scope.tenantId,
+        serverId: server.id,
+        mcpName: tool.mcpName,
+        args: originalArguments(input, renamed),
+      }),
   };
 }
 

@@ -3,7 +3,7 @@
 // a tenant-wide one of the same name in that project's conversations.
 import { z } from "zod";
 import { loopbackAllowed } from "../../core/outbound-url";
-import { modelToolSchema, withSchemaNote } from "../../core/tool-schema";
+import { modelToolSchema, originalArguments, withSchemaNote } from "../../core/tool-schema";
 import { callHttpTool } from "../../services/tools/http-call";
 import { openHeaders, toolsInScope, type ToolRow } from "../../services/tools/tool-store";
 import { clientToolDefinition } from "./client-tool";
@@ -23,9 +23,13 @@ const capabilityOf = (row: ToolRow) => `${row.name}: ${(row.description.split(/(
  * Messages API refuses (core/tool-schema.ts); a row stored before that rule (a top-level anyOf)
  * is flattened here rather than failing every request that carries it.
  */
-function modelView(row: ToolRow): { description: string; input_schema: Record<string, unknown> } {
-  const { schema, note } = modelToolSchema(JSON.parse(row.inputSchema));
-  return { description: withSchemaNote(row.description, note), input_schema: schema };
+function modelView(row: ToolRow): {
+  description: string;
+  input_schema: Record<string, unknown>;
+  renamed?: Record<string, string>;
+} {
+  const { schema, note, renamed } = modelToolSchema(JSON.parse(row.inputSchema));
+  return { description: withSchemaNote(row.description, note), input_schema: schema, ...(renamed ? { renamed } : {}) };
 }
 
 export function httpToolDefinition(row: ToolRow, env: ToolEnv): ToolDefinition<Record<string, unknown>, CallScope> {
@@ -59,7 +63,7 @@ export function httpToolDefinition(row: ToolRow, env: ToolEnv): ToolDefinition<R
           retries: row.retries,
         },
         {
-          input,
+          input: originalArguments(input, view.renamed),
           ids: { conversationId: ctx.conversationId, turnId: ctx.turnId, callId: ctx.callId },
           allowLoopback: loopbackAllowed(env),
         },
@@ -74,7 +78,8 @@ export function httpToolDefinition(row: ToolRow, env: ToolEnv): ToolDefinition<R
  * (requires_action). Not core: one <capabilities> line, found by tool_search, added by tool_activate.
  */
 export function registeredClientTool(row: ToolRow): ToolDefinition<unknown> {
-  return clientToolDefinition({ name: row.name, ...modelView(row) });
+  const { renamed: _renamed, ...view } = modelView(row);
+  return clientToolDefinition({ name: row.name, ...view });
 }
 
 export async function registeredTools(scope: ToolScope): Promise<ToolDefinition<unknown>[]> {

@@ -1,14 +1,44 @@
 // Tool input schemas as the Messages API takes them: "type": "object" and no oneOf/anyOf/allOf at
 // the top level. A tenant's schema (registered or a turn's client tool) is refused with the reason;
 // an MCP server's is rewritten into one flat object schema, the combinations told in the description.
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { mcpToolDefinition } from "../../agent/tools/mcp-tools";
 import { httpToolDefinition, registeredClientTool } from "../../agent/tools/registered-tools";
 import type { ToolRow } from "../../services/tools/tool-store";
 import { turnToolsSchema } from "../../core/client-tools";
 import { inputSchemaProblem } from "../../core/tenant-tool-rules";
-import { modelToolSchema, schemaProblem } from "../../core/tool-schema";
+import { modelToolSchema, originalArguments, schemaProblem } from "../../core/tool-schema";
 import { describeZodError } from "../../core/validation";
+
+// The arguments each kind of tool is called with, as its caller hands them on.
+const called: Record<string, unknown>[] = [];
+vi.mock("../../services/mcp/call", () => ({
+  callMcpTool: async (_env: unknown, call: { args: Record<string, unknown> }) => (
+    called.push(call.args), { content: "ok" }
+  ),
+}));
+vi.mock("../../services/tools/http-call", () => ({
+  callHttpTool: async (_tool: unknown, call: { input: Record<string, unknown> }) => (
+    called.push(call.input), { content: "ok" }
+  ),
+}));
+vi.mock("../../services/tools/tool-store", async (orig) => ({
+  ...(await orig<typeof import("../../services/tools/tool-store")>()),
+  openHeaders: async () => ({}),
+}));
+
+// A REST API's query parameters as an MCP server publishes them: names the Messages API refuses.
+const REST_KEYS = {
+  type: "object",
+  properties: {
+    "filter[id]": { type: "string" },
+    filter_id_: { type: "string" },
+    "Account Number": { type: "string" },
+    [`${"x".repeat(70)}`]: { type: "integer" },
+    "page.size": { type: "integer" },
+  },
+  required: ["filter[id]", "page.size"],
+};
 
 // What a Python MCP server (FastMCP + pydantic) publishes for `def draw(shape: Circle | Square)`.
 const PYDANTIC_UNION = {
@@ -64,6 +94,22 @@ describe("schemaProblem (what the API refuses)", () => {
     expect(
       schemaProblem({ type: "object", properties: { a: { anyOf: [{ type: "string" }, { type: "null" }] } } }),
     ).toBeNull();
+  });
+
+  it("refuses a top-level argument name the API refuses (brackets, spaces, over 64), not a nested one", () => {
+    expect(schemaProblem(REST_KEYS)).toBe(
+      'property "filter[id]": the Messages API takes argument names of 1 to 64 letters, digits, "_", "." or "-" (^[a-zA-Z0-9_.-]{1,64}$)',
+    );
+    expect(schemaProblem({ type: "object", properties: { [`${"y".repeat(65)}`]: {} } })).toMatch(/^property "y{65}"/);
+    expect(schemaProblem({ type: "object", properties: { "page.size": {}, "a-b_c": {} } })).toBeNull();
+    expect(
+      schemaProblem({
+        type: "object",
+        properties: { filter: { type: "object", properties: { "Account Number": {} } } },
+      }),
+    ).toBeNull();
+    const r = turnToolsSchema.safeParse([{ name: "list", description: "", input_schema: REST_KEYS }]);
+    expect(describeZodError(r.error!)).toMatch(/^0\.input_schema: property "filter\[id\]"/);
   });
 
   it("is the rule of registered tools and of a turn's client tools, naming the field", () => {
@@ -156,6 +202,53 @@ describe("modelToolSchema (an MCP server's schema rewritten)", () => {
       schema: { type: "object", properties: {} },
       note: 'Its input schema is "string", not an object of named arguments, so it is offered without arguments.',
     });
+  });
+
+  it("renames top-level argument names the API refuses, and the call gets the tool's own names back", async () => {
+    const { schema, renamed, note } = modelToolSchema(REST_KEYS);
+    expect(note).toBeNull();
+    expect(Object.keys(schema.properties as object)).toEqual([
+      "filter_id__2",
+      "filter_id_",
+      "Account_Number",
+      "x".repeat(64),
+      "page.size",
+    ]);
+    expect(schema.required).toEqual(["filter_id__2", "page.size"]);
+    expect(schemaProblem(schema)).toBeNull();
+    expect(renamed).toEqual({
+      filter_id__2: "filter[id]",
+      Account_Number: "Account Number",
+      ["x".repeat(64)]: "x".repeat(70),
+    });
+    const input = { filter_id__2: "7", filter_id_: "8", Account_Number: "A-1", "page.size": 5 };
+    const original = { "filter[id]": "7", filter_id_: "8", "Account Number": "A-1", "page.size": 5 };
+    expect(originalArguments(input, renamed)).toEqual(original);
+    // Through each kind of tool that takes a published or stored schema: MCP, and an HTTP tool stored before the rule.
+    const server = { id: "mcp_1", name: "rest" } as Parameters<typeof mcpToolDefinition>[1];
+    const mcp = mcpToolDefinition({ env: {} as Env, tenantId: "t" }, server, {
+      name: "mcp__rest__list",
+      mcpName: "list",
+      description: "List.",
+      inputSchema: REST_KEYS,
+    });
+    const http = httpToolDefinition(
+      {
+        id: "tool_2",
+        name: "list",
+        description: "List.",
+        inputSchema: JSON.stringify(REST_KEYS),
+        kind: "http",
+      } as ToolRow,
+      {} as Env,
+    );
+    const ctx = { conversationId: "c", turnId: "t", callId: "k" } as Parameters<typeof http.run>[1];
+    called.length = 0;
+    await mcp.run(input, ctx as Parameters<typeof mcp.run>[1]);
+    await http.run(input, ctx);
+    expect(called).toEqual([original, original]);
+    expect(schemaProblem(mcp.jsonSchema)).toBeNull();
+    expect(schemaProblem(http.jsonSchema)).toBeNull();
   });
 
   it("is deterministic: the same schema gives the same bytes", () => {

@@ -8,6 +8,9 @@ import { invalid } from "../errors";
 import { checkCacheControl, checkFields } from "./fields";
 import { isObject, type Rule } from "./context";
 
+/** The API's pattern for input_schema's top-level property names (its own copy: the stand-in checks the platform, not itself). */
+const PROPERTY_KEY = /^[a-zA-Z0-9_.-]{1,64}$/;
+
 const COMMON = ["allowed_callers", "cache_control", "defer_loading", "strict"];
 const SEARCH = [...COMMON, "allowed_domains", "blocked_domains", "max_uses", "user_location"];
 const FETCH = [
@@ -118,7 +121,8 @@ export const toolNamesUnique: Rule = ({ body }) => {
 
 /**
  * input_schema is a JSON Schema of type object, without oneOf / allOf / anyOf at its top level,
- * valid against the JSON Schema 2020-12 meta-schema throughout.
+ * valid against the JSON Schema 2020-12 meta-schema throughout, its top-level property names
+ * matching ^[a-zA-Z0-9_.-]{1,64}$.
  * Source: https://platform.claude.com/docs/en/agents-and-tools/tool-use/define-tools (wording from the API).
  */
 export const toolInputSchema: Rule = ({ body }) => {
@@ -139,6 +143,12 @@ export const toolInputSchema: Rule = ({ body }) => {
     // is no schema. Wording from the API as reported (acomagu/vscode-as-mcp-server#6).
     if (metaSchemaProblem(schema))
       throw invalid(`tools.${n}.custom.input_schema: JSON schema is invalid. It must match JSON Schema draft 2020-12`);
+    // Top-level argument names only (nested objects are not checked). Wording from the API as
+    // reported (PrefectHQ/fastmcp#839, erikmaday/unusual-whales-mcp#57).
+    if (isObject(schema.properties) && Object.keys(schema.properties).some((k) => !PROPERTY_KEY.test(k)))
+      throw invalid(
+        `tools.${n}.custom.input_schema.properties: Property keys should match pattern '^[a-zA-Z0-9_.-]{1,64}$'`,
+      );
   }
 };
 

@@ -180,8 +180,11 @@ export function parseImportedMessage(raw: string, where: string): ImportedMessag
 }
 
 /**
- * Every tool_use answered by a tool_result in the next user message of its thread, and every
- * tool_result answering a call of the message right before it in that thread.
+ * Every tool_use followed in its thread by a user message (or by nothing: the transcript ends on
+ * it), every tool_result answering a call of the message right before it in that thread, before
+ * any other content of its message. A call left without its result (a turn paused on client
+ * tools, or one that died mid-step: what the platform's own exports carry) is taken: the replay
+ * answers it with the interrupted-call result (core/replay.ts), as in the conversation it came from.
  */
 export class PairingCheck {
   private readonly open = new Map<string, { ids: Set<string>; where: string }>();
@@ -203,18 +206,19 @@ export class PairingCheck {
     const thread = m.agent?.segment ?? "";
     const pending = this.open.get(thread);
     const answered = new Set(m.content.flatMap((b) => (b.type === "tool_result" ? [b.tool_use_id] : [])));
-    if (pending) {
-      const missing = [...pending.ids].find((id) => !answered.has(id));
-      if (m.role !== "user" || missing)
-        throw new TranscriptError(
-          `${pending.where}: tool_use ${missing ?? [...pending.ids][0]} is not answered by a tool_result in the next user message (${where})`,
-        );
-    }
+    if (pending && m.role !== "user")
+      throw new TranscriptError(
+        `${pending.where}: tool_use ${[...pending.ids][0]} is followed by another assistant message (${where}); its tool_result goes in a user message between them`,
+      );
     for (const id of answered)
       if (!pending?.ids.has(id))
         throw new TranscriptError(`${where}: tool_result for ${id}, which the previous assistant message did not call`);
     if (answered.size !== m.content.filter((b) => b.type === "tool_result").length)
       throw new TranscriptError(`${where}: two tool_results for one tool_use`);
+    // The Messages API takes a user message's tool_result blocks only before its other content.
+    const lead = m.content.findIndex((b) => b.type !== "tool_result");
+    if (answered.size && lead >= 0 && m.content.slice(lead).some((b) => b.type === "tool_result"))
+      throw new TranscriptError(`${where}: tool_result blocks must come before any other content of the message`);
     this.open.delete(thread);
     const calls = m.content.flatMap((b) => (b.type === "tool_use" ? [b.id] : []));
     if (calls.length) {
@@ -224,10 +228,8 @@ export class PairingCheck {
     }
   }
 
-  /** The transcript ended: nothing may be left unanswered, and it must not be empty. */
+  /** The transcript ended: it must not be empty (a last call without its result is a paused or cut-off turn). */
   end(): void {
     if (!this.count) throw new TranscriptError("messages: none; a transcript needs at least one message");
-    for (const { ids, where } of this.open.values())
-      throw new TranscriptError(`${where}: tool_use ${[...ids][0]} is never answered by a tool_result`);
   }
 }

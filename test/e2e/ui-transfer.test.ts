@@ -78,11 +78,13 @@ describe("import and export in the web UI", () => {
     await page.setInputFiles("#import-file", {
       name: "broken.json",
       mimeType: "application/json",
-      buffer: Buffer.from(JSON.stringify({ messages: [lines[0], lines[1]] })),
+      buffer: Buffer.from(JSON.stringify({ messages: [lines[0], lines[2]] })),
     });
     await page.click("#import-button");
     await page.waitForFunction(() =>
-      /messages\[1\]: tool_use c1 is never answered/.test(document.querySelector("#import-status")?.textContent ?? ""),
+      /messages\[1\]: tool_result for c1, which the previous assistant message did not call/.test(
+        document.querySelector("#import-status")?.textContent ?? "",
+      ),
     );
   });
 });

@@ -81,6 +81,65 @@ describe("transcript import", () => {
     );
   });
 
+  it("imports its own export of a turn paused on a client tool, and of one cut off mid-step; the next turns run", async () => {
+    const key = await newTenant();
+    const weather = {
+      name: "get_weather",
+      description: "The weather in a city",
+      input_schema: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
+    };
+    const created = await api("POST", "/v1/conversations", {}, { key });
+    const id = created.json.id;
+    const paused = await api(
+      "POST",
+      `/v1/conversations/${id}/messages`,
+      { content: '@tool get_weather {"city":"Kyiv"}', tools: [weather] },
+      { key },
+    );
+    expect(paused.json.stop_reason).toBe("requires_action");
+    const exported = await api("GET", `/v1/conversations/${id}/export?format=json`, undefined, { key });
+    const imported = await importJson(exported.text, key);
+    expect(imported.status, imported.text).toBe(201);
+    const next = await api("POST", `/v1/conversations/${imported.json.id}/messages`, { content: "go on" }, { key });
+    expect(next.status, next.text).toBe(200);
+    // Cut off mid-step: the call's result was never saved, and a prompt came after it.
+    const cut = await importJson(
+      {
+        messages: [
+          ...transcriptOf(1).slice(0, 2),
+          { role: "user", content: "are you there?" },
+          { role: "assistant", content: "yes" },
+        ],
+      },
+      key,
+    );
+    expect(cut.status, cut.text).toBe(201);
+    expect((await api("POST", `/v1/conversations/${cut.json.id}/messages`, { content: "again" }, { key })).status).toBe(
+      200,
+    );
+    // A user message with text before its tool_result would fail every later turn: refused.
+    const misplaced = await importJson(
+      {
+        messages: [
+          ...transcriptOf(1).slice(0, 2),
+          {
+            role: "user",
+            content: [
+              { type: "text", text: "hm" },
+              { type: "tool_result", tool_use_id: "call_0", content: "r" },
+            ],
+          },
+          { role: "assistant", content: "done" },
+        ],
+      },
+      key,
+    );
+    expect(misplaced.status).toBe(400);
+    expect(misplaced.json.error?.message).toMatch(
+      /^messages\[2\]: tool_result blocks must come before any other content/,
+    );
+  });
+
   it("reads JSONL line by line, skipping blank and metadata lines", async () => {
     const key = await newTenant();
     const messages = transcriptOf(1);
@@ -102,12 +161,16 @@ describe("transcript import", () => {
     const key = await newTenant();
     const tenantId = await tenantOf(key);
     const long = transcriptOf(300); // 1,200 messages: two chunks staged before the bad one
-    const unanswered = [...long.slice(0, 1102), { role: "user", content: "no result" }, ...long.slice(1103)];
+    const misplaced = [
+      ...long.slice(0, 1102),
+      { role: "user", content: [{ type: "text", text: "first" }, ...(long[1102].content as object[])] },
+      ...long.slice(1103),
+    ];
     const cases: [string, string, RegExp, number?][] = [
       [
-        JSON.stringify({ messages: unanswered }),
+        JSON.stringify({ messages: misplaced }),
         "application/json",
-        /messages\[1101\]: tool_use call_275 is not answered by a tool_result in the next user message/,
+        /messages\[1102\]: tool_result blocks must come before any other content of the message/,
       ],
       [
         JSON.stringify({

@@ -195,6 +195,8 @@ function ndjson(start: (sink: TurnSink) => Promise<void>): ReadableStream<Uint8A
   const sink = (event: TurnEvent) => {
     writer.write(encoder.encode(encodeEvent(event))).catch(() => {});
   };
-  start(sink).finally(() => writer.close().catch(() => {}));
+  start(sink)
+    .catch((err) => console.error("a turn threw past its guards", err))
+    .finally(() => writer.close().catch(() => {}));
   return readable;
 }

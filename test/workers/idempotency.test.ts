@@ -303,6 +303,31 @@ describe("Idempotency-Key on POST /messages", () => {
     expect(await transcript(id)).toHaveLength(1);
   });
 
+  it("answers the first caller of a turn its object died in with 502 turn_interrupted (JSON), or an error and turn_end (SSE)", async () => {
+    const id = await createConversation();
+    const dying = api("POST", `/v1/conversations/${id}/messages`, { content: "crash while I wait\n@model-error 500" });
+    await eventually(async () => (await transcript(id)).length === 1);
+    await runInDurableObject(stubOf(id), (_i, state) => state.abort("injected crash")).catch(() => {});
+    const first = await dying;
+    expect(first.status).toBe(502);
+    expect(first.json.error?.type).toBe("turn_interrupted");
+    expect(first.json.messages.map((m) => m.seq)).toEqual([1]);
+
+    const other = await createConversation();
+    const streaming = api(
+      "POST",
+      `/v1/conversations/${other}/messages`,
+      { content: "crash while I wait\n@model-error 500" },
+      { headers: { accept: "text/event-stream" } },
+    );
+    await eventually(async () => (await transcript(other)).length === 1);
+    await runInDurableObject(stubOf(other), (_i, state) => state.abort("injected crash")).catch(() => {});
+    const events = [...(await streaming).text.matchAll(/^event: (\w+)\ndata: (.*)$/gm)].map((m) => JSON.parse(m[2]));
+    expect(events.map((e) => e.type).slice(-2)).toEqual(["error", "turn_end"]);
+    expect(events.at(-2).error.type).toBe("turn_interrupted");
+    expect(events.at(-1)).toMatchObject({ stop_reason: "error", turnId: events[0].turnId });
+  });
+
   it("frees the key of a turn that saved nothing, so a retry with it runs", async () => {
     const project = await api("POST", "/v1/projects", { name: `p-${crypto.randomUUID().slice(0, 6)}` });
     const id = (await api("POST", "/v1/conversations", { title: "p", projectId: project.json.id })).json.id;

@@ -1,18 +1,62 @@
 // A turn's events from the Durable Object (decoded by core/events.ts), answered as SSE or as one JSON body.
 import type { TurnEvent } from "../../core/events";
 import { toSse } from "../../core/events";
-import type { StoredMessage, Usage } from "../../core/types";
+import { type StoredMessage, type Usage, zeroUsage } from "../../core/types";
 import { errorBody, turnErrorStatus } from "./errors";
+
+/**
+ * A turn whose events stop before its `turn_end` (the conversation's object died mid-turn, or
+ * threw past every guard): told as an error, never as a turn that ended well. A refusal before the
+ * turn started (an `error` and no `turn_start`) has no `turn_end` to wait for.
+ */
+export const TURN_CUT_OFF = {
+  type: "turn_interrupted",
+  message:
+    "the turn stopped before it finished (the conversation's object restarted); what it saved is in messages: read the transcript, or send it again with the same Idempotency-Key to learn its outcome",
+} as const;
+
+/** SSE comment lines while a turn is quiet (queued, a long tool step): idle proxies keep the stream. */
+const KEEPALIVE_MS = 15_000;
 
 export function sseResponse(events: ReadableStream<TurnEvent>): Response {
   const encoder = new TextEncoder();
-  const body = events.pipeThrough(
-    new TransformStream<TurnEvent, Uint8Array>({
-      transform(event, controller) {
-        controller.enqueue(encoder.encode(toSse(event)));
-      },
-    }),
-  );
+  let started: string | null = null;
+  let settled = false;
+  let keepalive: ReturnType<typeof setInterval> | undefined;
+  const body = new ReadableStream<Uint8Array>({
+    async start(controller) {
+      const send = (text: string) => controller.enqueue(encoder.encode(text));
+      keepalive = setInterval(() => send(": keepalive\n\n"), KEEPALIVE_MS);
+      try {
+        for await (const event of events) {
+          if (event.type === "turn_start") started = event.turnId;
+          if (event.type === "turn_end" || (event.type === "error" && !started)) settled = true;
+          send(toSse(event));
+        }
+      } catch {
+        // The stream from the object broke: told below, as a stream that ended early.
+      } finally {
+        clearInterval(keepalive);
+      }
+      if (!settled && started) {
+        send(toSse({ type: "error", turnId: started, error: { ...TURN_CUT_OFF } }));
+        send(
+          toSse({
+            type: "turn_end",
+            turnId: started,
+            stop_reason: "error",
+            usage: zeroUsage(),
+            timing: { serverMs: 0, modelMs: 0, queuedMs: 0 },
+          }),
+        );
+      }
+      controller.close();
+    },
+    cancel(reason) {
+      clearInterval(keepalive);
+      return events.cancel(reason);
+    },
+  });
   return new Response(body, {
     headers: {
       "content-type": "text/event-stream; charset=utf-8",
@@ -52,40 +96,51 @@ export async function collectTurn(events: ReadableStream<TurnEvent>): Promise<Tu
     modelChanges: [],
     superseded: null,
   };
-  for await (const event of events) {
-    if (event.type === "turn_start") out.turnId = event.turnId;
-    else if (event.type === "message") out.messages.push(event.message);
-    else if (event.type === "error") out.error = event.error;
-    else if (event.type === "requires_action")
-      out.requiresAction = { turnId: event.turnId, calls: event.calls, expiresAt: event.expiresAt };
-    else if (event.type === "refusal" && !event.agent)
-      out.refusal = {
-        model: event.model,
-        category: event.category,
-        explanation: event.explanation,
-        ...(event.fallbackModel ? { fallbackModel: event.fallbackModel } : {}),
-      };
-    else if (event.type === "model_changed" && !event.agent)
-      out.modelChanges.push({
-        from: event.from,
-        to: event.to,
-        reason: event.reason,
-        ...(event.retiredOn ? { retiredOn: event.retiredOn } : {}),
-      });
-    else if (event.type === "exchange_superseded")
-      out.superseded = {
-        fromSeq: event.fromSeq,
-        toSeq: event.toSeq,
-        messageIds: event.messageIds,
-        supersededBy: event.supersededBy,
-      };
-    else if (event.type === "turn_end") {
-      out.stop_reason = event.stop_reason;
-      out.usage = event.usage;
-      out.timing = event.timing;
-    }
+  let ended = false;
+  try {
+    for await (const event of events) ended = take(out, event) || ended;
+  } catch {
+    // The stream from the object broke mid-turn: told below.
   }
+  if (!ended && !out.error) out.error = { ...TURN_CUT_OFF };
   return out;
+}
+
+/** One event into the summary; true for the turn's end. */
+function take(out: TurnSummary, event: TurnEvent): boolean {
+  if (event.type === "turn_start") out.turnId = event.turnId;
+  else if (event.type === "message") out.messages.push(event.message);
+  else if (event.type === "error") out.error = event.error;
+  else if (event.type === "requires_action")
+    out.requiresAction = { turnId: event.turnId, calls: event.calls, expiresAt: event.expiresAt };
+  else if (event.type === "refusal" && !event.agent)
+    out.refusal = {
+      model: event.model,
+      category: event.category,
+      explanation: event.explanation,
+      ...(event.fallbackModel ? { fallbackModel: event.fallbackModel } : {}),
+    };
+  else if (event.type === "model_changed" && !event.agent)
+    out.modelChanges.push({
+      from: event.from,
+      to: event.to,
+      reason: event.reason,
+      ...(event.retiredOn ? { retiredOn: event.retiredOn } : {}),
+    });
+  else if (event.type === "exchange_superseded")
+    out.superseded = {
+      fromSeq: event.fromSeq,
+      toSeq: event.toSeq,
+      messageIds: event.messageIds,
+      supersededBy: event.supersededBy,
+    };
+  else if (event.type === "turn_end") {
+    out.stop_reason = event.stop_reason;
+    out.usage = event.usage;
+    out.timing = event.timing;
+    return true;
+  }
+  return false;
 }
 
 /** 200 with the turn, or 502 naming the model failure (what was saved is still returned); 503 when no model is configured. */

@@ -428,7 +428,8 @@ export async function finishRun(
     runId: string;
     attempt: number;
     outcome: {
-      status: "succeeded" | "skipped";
+      /** failed: for good, not retried (an attempt again could only fail the same way). */
+      status: "succeeded" | "skipped" | "failed";
       conversationId?: string | null;
       usage?: Usage | null;
       error?: string | null;

@@ -117,11 +117,22 @@ export async function runAutomation(env: Env, runId: string, attempt: number): P
   if (turnStart.kind === "missing") return failed("the channel's conversation is gone");
   const turn = await collectTurn(turnStart.events);
   if (turn.error) return failed(`${turn.error.type}: ${turn.error.message}`);
-  // An automation has no client to answer a client tool: the turn waits until its timeout.
-  if (turn.requiresAction)
-    return failed(
-      `the turn waits on client tool calls (${turn.requiresAction.calls.map((c) => c.name).join(", ")}) that no client of an automation answers`,
-    );
+  // An automation has no client to answer a client tool. The paused turn is stopped at once (it
+  // would hold the channel's conversation, refusing every post, until its timeout), and the run
+  // fails for good: an attempt again would only pause again.
+  if (turn.requiresAction) {
+    const ref = { tenantId: automation.tenantId, conversationId };
+    await env.CONVERSATION.get(env.CONVERSATION.idFromName(conversationId))
+      .stopTurn(ref, turn.requiresAction.turnId)
+      .catch((err) => console.error("stopping an automation's paused turn failed", err));
+    const error = `the turn called client tools (${turn.requiresAction.calls.map((c) => c.name).join(", ")}) that no client of an automation answers; it was stopped`;
+    await finishRun(env.DB, {
+      runId,
+      attempt,
+      outcome: { status: "failed", conversationId, usage: turn.usage, error },
+    });
+    return null;
+  }
   await finishRun(env.DB, { runId, attempt, outcome: { status: "succeeded", conversationId, usage: turn.usage } });
   return null;
 }

@@ -158,15 +158,15 @@ export class ConversationDO extends DurableObject<Env> {
 
   /** When messages were last added, and whether a turn runs now: what a channel's idle rotation measures (channel-do.ts). */
   async activity(ref: ConversationRef): Promise<{ at: string | null; busy: boolean } | null> {
-    if (!(await this.record.load(ref))) return null;
-    return { at: this.store.activityAt(), busy: this.order.turnsInFlight > 0 };
+    return (await this.record.load(ref)) ? { at: this.store.activityAt(), busy: this.order.turnsInFlight > 0 } : null;
   }
 
   async patch(ref: ConversationRef, change: ConversationChange): Promise<PatchAnswer> {
     const loaded = await this.record.load(ref);
     if (!loaded) return { kind: "missing" };
+    const parts = { env: this.scope.env, store: this.store, record: this.record };
     const result = await patchConversation(
-      { env: this.scope.env, store: this.store, record: this.record, turnRunning: () => this.order.turnsInFlight > 0 },
+      { ...parts, turnRunning: () => this.order.turnsInFlight > 0 },
       loaded,
       change,
     );
@@ -180,14 +180,15 @@ export class ConversationDO extends DurableObject<Env> {
   }
 
   /**
-   * Deletes the conversation and everything it owns (see conversation-delete.ts); false when there
-   * is nothing of this tenant's to delete. A delete already under way is joined or resumed.
+   * Deletes the conversation and everything it owns (see conversation-delete.ts), the running turn's
+   * model call aborted first; false when nothing of this tenant's is here; a delete under way is joined or resumed.
    */
   async delete(ref: ConversationRef): Promise<boolean> {
     const tomb = this.deletion.tombstone();
     const mine = tomb
       ? tomb.tenantId === ref.tenantId && tomb.conversationId === ref.conversationId
       : !!(await this.record.load(ref));
+    if (mine) this.intake.stops.abortRunning();
     if (mine) await this.deletion.delete(ref);
     return mine;
   }

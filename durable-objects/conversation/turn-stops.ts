@@ -97,6 +97,15 @@ export class TurnStops {
     return { turnId: target, stopped: this.stopped.includes(target) };
   }
 
+  /**
+   * The conversation is being deleted: the running turn's model call is aborted now (it would go
+   * on streaming, and being billed, for a conversation that is gone). Its writes are refused by
+   * the deletion; the turns queued behind it then start and are refused as not found.
+   */
+  abortRunning(): void {
+    if (this.current !== null) this.slots.get(this.current)?.controller.abort();
+  }
+
   private leave(slot: TurnSlot): void {
     if (this.slots.get(slot.turnId) === slot) this.slots.delete(slot.turnId);
     if (this.current === slot.turnId) this.current = null;

@@ -18,6 +18,7 @@ import {
   newTenant,
   newTenantWithId,
   send,
+  transcript,
   turnMessages,
 } from "./helpers";
 import { resultText, toolResults } from "../blocks";
@@ -287,6 +288,19 @@ describe("deleting a conversation", () => {
     const behind = types((await queued).text);
     expect(behind).toContain("turn_queued");
     expect(behind.slice(-2)).toEqual(["error", "turn_end"]);
+  });
+
+  it("stops the running turn's model call when the delete lands, instead of letting it stream on", async () => {
+    const id = await createConversation();
+    const held = api("POST", `/v1/conversations/${id}/messages`, {
+      content: "Tell me about rivers.\n@reply-chars 1500\n@hold-stream after=200",
+    });
+    await eventually(async () => (await transcript(id)).length === 1);
+    await new Promise((r) => setTimeout(r, 300));
+    expect((await api("DELETE", `/v1/conversations/${id}`)).status).toBe(204);
+    // The held stream would hold for minutes: the turn ends once the delete aborts it.
+    const ended = await Promise.race([held, new Promise((r) => setTimeout(() => r("still running"), 10_000))]);
+    expect(ended).not.toBe("still running");
   });
 
   it("finishes a delete cut short: the tombstone hides it at once, and the alarm (or a second DELETE) completes the purge", async () => {

@@ -292,8 +292,7 @@ export class ConversationDO extends DurableObject<Env> {
 
   /** Stops the running turn, or the turn `turnId`, running or queued (turn-stops.ts). */
   async stopTurn(ref: ConversationRef, turnId?: string): Promise<StopAnswer | null> {
-    if (!(await this.record.load(ref))) return null;
-    return this.intake.stop(ref, { turnId, paused: this.paused });
+    return (await this.record.load(ref)) ? this.intake.stop(ref, { turnId, paused: this.paused }) : null;
   }
 
   /**

@@ -10,43 +10,59 @@ export const LIVE_FRAME_CHARS = 32_000;
 /** Events kept at most: past it the oldest unsaved ones are dropped (the saved messages still come). */
 const LIVE_MAX_EVENTS = 1_000;
 
+/** Turns started and not ended that are kept at most (a turn that threw past its guards never ends). */
+const LIVE_MAX_TURNS = 4;
+
+interface Live {
+  start: Extract<TurnEvent, { type: "turn_start" }>;
+  events: TurnEvent[];
+}
+
 export class LiveTurn {
-  private start: Extract<TurnEvent, { type: "turn_start" }> | null = null;
-  private events: TurnEvent[] = [];
+  /**
+   * Turns started and not yet ended, oldest first. Turns run one at a time, but a turn stopped
+   * while queued starts and ends at once while another runs: it must not take the running one's place.
+   */
+  private live: Live[] = [];
 
   /** Every turn event, as it is broadcast. */
   record(event: TurnEvent): void {
     if (event.type === "turn_start") {
       // An idempotent replay runs nothing: the turn running (if any) is still the one to show.
       if (event.replayed) return;
-      this.start = event;
-      this.events = [];
+      this.live = [...this.live.filter((l) => l.start.turnId !== event.turnId), { start: event, events: [] }];
+      if (this.live.length > LIVE_MAX_TURNS) this.live.shift();
       return;
     }
-    if (!this.start || !("turnId" in event) || event.turnId !== this.start.turnId) return;
+    if (!("turnId" in event)) return;
+    const turn = this.live.find((l) => l.start.turnId === event.turnId);
+    if (!turn) return;
     if (event.type === "turn_end") {
-      this.start = null;
-      this.events = [];
+      this.live = this.live.filter((l) => l !== turn);
       return;
     }
     // A saved message holds everything streamed before it.
     if (event.type === "message") {
-      this.events = [];
+      turn.events = [];
       return;
     }
-    const last = this.events.at(-1);
+    const last = turn.events.at(-1);
     if (last && mergeable(last, event)) {
-      this.events[this.events.length - 1] = { ...last, text: last.text + (event as Piece).text };
+      turn.events[turn.events.length - 1] = { ...last, text: last.text + (event as Piece).text };
       return;
     }
-    this.events.push(event);
-    if (this.events.length > LIVE_MAX_EVENTS) this.events.shift();
+    turn.events.push(event);
+    if (turn.events.length > LIVE_MAX_EVENTS) turn.events.shift();
   }
 
-  /** The frames a resuming socket gets for the running turn (none when no turn runs): `turn_start` marked `resumed`, then the unsaved events. */
-  frames(): TurnEvent[] {
-    if (!this.start) return [];
-    return [{ ...this.start, resumed: true }, ...this.events];
+  /**
+   * The frames a resuming socket gets for the running turn: its `turn_start` marked `resumed`, then
+   * its unsaved events. `running`: whether a turn is in flight at all (one that threw past its
+   * guards never sent its turn_end, and is no running turn).
+   */
+  frames(running: boolean): TurnEvent[] {
+    const turn = running ? this.live.at(-1) : undefined;
+    return turn ? [{ ...turn.start, resumed: true }, ...turn.events] : [];
   }
 }
 

@@ -130,9 +130,10 @@ export class ConversationSockets {
     const through = page.length ? page[page.length - 1].seq : Math.min(after, store.lastSeq());
     this.caughtUp.set(ws, through);
     // The running turn: its start and what it streamed since its last saved message.
-    for (const event of this.live.frames()) ws.send(JSON.stringify(event));
+    const running = this.live.frames(this.parts.order.turnsInFlight > 0);
+    for (const event of running) ws.send(JSON.stringify(event));
     // A turn waiting on client tools: the calls it waits on, as when it paused.
-    if (waiting && !this.live.frames().length)
+    if (waiting && !running.length)
       ws.send(JSON.stringify({ type: "requires_action", ...pendingView(waiting) } satisfies TurnEvent));
     ws.send(
       JSON.stringify({

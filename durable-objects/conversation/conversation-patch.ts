@@ -85,7 +85,9 @@ export async function patchConversation(
  * A running turn reads the settings at each of its model calls (turn-runner.ts), and its reply is
  * stored only when its call ends: a change of effort under "between_tools" while a call is in
  * flight would find no reply of that effort yet, and the turn's next call would send its thinking
- * back at the new effort, which the API refuses. Such a change waits for the turn's end (a 409).
+ * back at the new effort, which the API refuses. So while a turn runs, neither the thinking mode nor
+ * the effort changes when either side is "between_tools" (one step through "adaptive" and back would
+ * walk round a rule on the effort alone): such a change waits for the turn's end (a 409).
  */
 function effortUnderRunningTurn({
   before,
@@ -96,12 +98,12 @@ function effortUnderRunningTurn({
   after: Settings;
   model: ModelEntry;
 }): string | null {
-  if (before.thinking !== "between_tools" || after.thinking !== "between_tools") return null;
+  if (before.thinking !== "between_tools" && after.thinking !== "between_tools") return null;
   const running = effectiveEffort(before, model);
   const asked = effectiveEffort(after, model);
-  return running === asked
-    ? null
-    : `settings.effort: a turn is running with thinking "between_tools" at effort ${running}, which cannot change within it; send the change again when the turn ends`;
+  if (before.thinking === after.thinking && running === asked) return null;
+  const field = running === asked ? "settings.thinking" : "settings.effort";
+  return `${field}: a turn is running with thinking "${before.thinking}" at effort ${running}; under "between_tools" neither changes within a turn; send the change again when the turn ends`;
 }
 
 /**

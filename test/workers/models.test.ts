@@ -189,9 +189,13 @@ describe("settings against their model", () => {
     expect(busy.json.error).toEqual({
       type: "turn_in_progress",
       message:
-        'settings.effort: a turn is running with thinking "between_tools" at effort low, which cannot change within it; send the change again when the turn ends',
+        'settings.effort: a turn is running with thinking "between_tools" at effort low; under "between_tools" neither changes within a turn; send the change again when the turn ends',
     });
-    // What the turn does not send mid-way is taken meanwhile: a rename, the same effort, adaptive.
+    // Nor round the rule, through adaptive and back.
+    const viaAdaptive = await api("PATCH", `/v1/conversations/${id}`, { settings: { thinking: "adaptive" } });
+    expect(viaAdaptive.status).toBe(409);
+    expect(viaAdaptive.json.error?.message).toMatch(/^settings\.thinking: a turn is running/);
+    // What the turn does not send mid-way is taken meanwhile: a rename, the same effort.
     expect((await api("PATCH", `/v1/conversations/${id}`, { title: "lakes" })).status).toBe(200);
     expect((await api("PATCH", `/v1/conversations/${id}`, { settings: { effort: "low" } })).status).toBe(200);
     expect((await api("POST", `/v1/conversations/${id}/stop`, {})).status).toBe(200);

@@ -4,7 +4,7 @@
 // no running turn once nothing is in flight.
 import { describe, expect, it } from "vitest";
 import type { TurnEvent } from "../../core/events";
-import type { StoredMessage } from "../../core/types";
+import { type StoredMessage, zeroUsage } from "../../core/types";
 import { LIVE_FRAME_CHARS, LiveTurn } from "../../durable-objects/conversation/live-turn";
 
 const start = (turnId: string): TurnEvent => ({ type: "turn_start", turnId });
@@ -13,7 +13,7 @@ const end = (turnId: string): TurnEvent => ({
   type: "turn_end",
   turnId,
   stop_reason: "interrupted",
-  usage: { input_tokens: 0, output_tokens: 0 },
+  usage: zeroUsage(),
   timing: { serverMs: 0, modelMs: 0, queuedMs: 0 },
 });
 

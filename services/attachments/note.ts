@@ -3,6 +3,7 @@
 // invites reading it whole, a large one's says to go a range at a time or search. Each format
 // writes its own facts and "how to read it" line (formats/*/index.ts).
 import { formatOfKind, type AttachmentFacts } from "./formats";
+import { noteText } from "./formats/format";
 
 export { TOOLS_FOR, type AttachmentFacts } from "./formats";
 
@@ -38,7 +39,7 @@ export function attachmentNote(a: {
   const tierText =
     tier === "large" ? "large file: never read it whole" : tier === "medium" ? "medium file" : "small file";
   return [
-    `<attachment id="${a.id}" name="${a.name}">`,
+    `<attachment id="${a.id}" name="${noteText(a.name)}">`,
     `${a.type}, ${humanBytes(a.size)} (${tierText})${facts.length ? `; ${facts.join("; ")}` : ""}.`,
     `${how} Its content is not in this conversation: do not answer about it before reading it.`,
     "</attachment>",

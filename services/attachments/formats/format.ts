@@ -83,3 +83,18 @@ export interface AttachmentFormat<Kind extends string = string> {
 
 /** A number as the note writes it: 12,345. */
 export const count = (x: number) => x.toLocaleString("en-US");
+
+/**
+ * Text from the file or its uploader (its name, a PDF's title) inside the note the model takes as
+ * the platform's: on one line, without the characters that could close the <attachment> block or
+ * reorder what is shown (controls, line and paragraph separators, bidi overrides), `max` at most.
+ */
+export function noteText(text: string, max = 200): string {
+  const flat = text
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is removed
+    .replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]+/g, " ")
+    .replace(/\s+/g, " ")
+    .trim();
+  const cut = flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+  return cut.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
+}

@@ -35,7 +35,9 @@ export const NAME = z
   .min(1)
   .max(200)
   // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what a file name is refused for
-  .refine((v) => !/[\u0000-\u001f/\\]/.test(v), "no slashes or control characters");
+  .refine((v) => !/[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069/\\]/.test(v), {
+    message: "no slashes, control characters, line separators or bidi overrides",
+  });
 /**
  * `attach=false` stages the file: stored and inspected, but its note does not join the
  * conversation until a turn names it in `attachments` (the web UI's composer sends it that way).

@@ -1,6 +1,6 @@
 // The PDF format: page count, title and encryption from the cross-reference data; page ranges read
 // by the own parser, with pdf.js as the fallback.
-import { count, type AttachmentFormat } from "../format";
+import { count, noteText, type AttachmentFormat } from "../format";
 import { hasPdfHeaderNear } from "../shared/magic";
 import { probePdf, readPdfPages } from "./read";
 
@@ -34,7 +34,7 @@ export const pdfFormat = {
   note(f, { arg, tier }) {
     const facts: string[] = [];
     if (f.pageCount !== undefined) facts.push(`${count(f.pageCount)} pages`);
-    if (f.pdfTitle) facts.push(`title "${f.pdfTitle}"`);
+    if (f.pdfTitle) facts.push(`title "${noteText(f.pdfTitle)}"`);
     if (f.encrypted && !f.passwordRequired) facts.push("encrypted");
     if (f.passwordRequired) facts.push("encrypted; ask the user for the password");
     if (f.pageCountSource === "pdfjs") facts.push("page count recovered by pdf.js (damaged or encrypted index)");

@@ -83,6 +83,30 @@ describe("bad input is a PdfError, quickly and with bounded reads", () => {
     );
   });
 
+  it("a missing page object never shifts the pages after it (page 3's text is never page 2's)", async () => {
+    const page = (content: number) =>
+      `<< /Type /Page /Parent 2 0 R /MediaBox [0 0 300 200] /Resources << /Font << /F1 3 0 R >> >> /Contents ${content} 0 R >>`;
+    const stream = (words: string) => {
+      const ops = `BT /F1 12 Tf 20 100 Td (${words}) Tj ET`;
+      return `<< /Length ${ops.length} >>\nstream\n${ops}\nendstream`;
+    };
+    const pdf = buildPdf(
+      {
+        1: "<< /Type /Catalog /Pages 2 0 R >>",
+        2: "<< /Type /Pages /Kids [4 0 R 99 0 R 6 0 R] /Count 3 >>",
+        3: "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+        4: page(5),
+        5: stream("alpha page one"),
+        6: page(7),
+        7: stream("gamma page three"),
+      },
+      { root: 1 },
+    );
+    const second = await readPdfPages(memoryRangeReader(pdf), { from: 2, to: 2 }).catch((e: unknown) => e);
+    if (second instanceof Error) expect(second).toBeInstanceOf(PdfError);
+    else expect(JSON.stringify(second)).not.toMatch(/gamma/);
+  });
+
   it("a failing reader surfaces its own error, not a PdfError", async () => {
     const pdf = await kumquatPdf(1, true);
     const good = memoryRangeReader(pdf);

@@ -87,7 +87,9 @@ export async function findPage(doc: PdfResolver, index: number, root: PdfDict): 
     for (let i = 0; i < kids.length; i++) {
       if (i % batch === 0) await doc.prefetch(kids.slice(i, i + batch));
       const kid = await doc.resolveDict(kids[i]);
-      if (!kid) continue;
+      // A kid that is no object: how many pages it held is unknown, so the pages after it cannot be
+      // told apart (skipping it would give page 3's text as page 2's). The reader falls back to pdf.js.
+      if (!kid) throw new PdfError(`broken page tree: an entry of /Kids is missing before page ${index + 1}`);
       if (isLeaf(kid)) {
         if (target === 0) return leafOf(doc, kid, inherited);
         target--;

@@ -107,6 +107,45 @@ describe("bad input is a PdfError, quickly and with bounded reads", () => {
     else expect(JSON.stringify(second)).not.toMatch(/gamma/);
   });
 
+  it("a page no reader can read: an error for pdf_read, an empty page for the search index's chunk", async () => {
+    const pdf = buildPdf(
+      {
+        1: "<< /Type /Catalog /Pages 2 0 R >>",
+        2: "<< /Type /Pages /Kids [3 0 R 4 0 R] /Count 3 >>",
+        3: "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 300 200] >>",
+        4: "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 300 200] >>",
+      },
+      { root: 1 },
+    );
+    expect(await pdfError(readPdfPages(memoryRangeReader(pdf), { from: 1, to: 3 }))).toBeInstanceOf(PdfError);
+    const chunk = await readPdfPages(memoryRangeReader(pdf), { from: 1, to: 3, skipUnreadable: true });
+    expect(chunk.pages).toEqual([
+      { page: 1, text: "" },
+      { page: 2, text: "" },
+      { page: 3, text: "" },
+    ]);
+  });
+
+  it("a page the own reader reads in part, in a file too large for pdf.js: the words it has", async () => {
+    const ops = "BT /F1 12 Tf 20 150 Td (latin words here) Tj ET BT /F2 12 Tf 20 100 Td <0041> Tj ET";
+    const pad = new Uint8Array(49 * 1024 * 1024).fill(0x20);
+    const pdf = buildPdf(
+      {
+        1: "<< /Type /Catalog /Pages 2 0 R >>",
+        2: "<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        3: "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 300 200] /Resources << /Font << /F1 4 0 R /F2 5 0 R >> >> /Contents 7 0 R >>",
+        4: "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+        5: "<< /Type /Font /Subtype /Type0 /BaseFont /X /Encoding /Identity-H /DescendantFonts [6 0 R] >>",
+        6: "<< /Type /Font /Subtype /CIDFontType2 /BaseFont /X /CIDSystemInfo << /Registry (Adobe) /Ordering (Identity) /Supplement 0 >> >>",
+        7: `<< /Length ${ops.length} >>\nstream\n${ops}\nendstream`,
+        8: concat([latin1(`<< /Length ${pad.length} >>\nstream\n`), pad, latin1("\nendstream")]),
+      },
+      { root: 1 },
+    );
+    const read = await readPdfPages(memoryRangeReader(pdf), { from: 1, to: 1 });
+    expect(read.pages[0].text).toContain("latin words here");
+  });
+
   it("a failing reader surfaces its own error, not a PdfError", async () => {
     const pdf = await kumquatPdf(1, true);
     const good = memoryRangeReader(pdf);

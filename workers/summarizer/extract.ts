@@ -17,7 +17,9 @@ export async function runExtractJob(job: ExtractJob, env: Env): Promise<{ pages:
   if (!row) return { pages: 0, indexed: 0 }; // deleted since: nothing to do
   const reader = await r2RangeReader(env.BUCKET, row.r2Key);
   if (!reader) return { pages: 0, indexed: 0 };
-  const { pages } = await readPdfPages(reader, { from: job.fromPage, to: job.toPage });
+  // One page no reader can read must not fail the chunk's other pages (it would be retried, then
+  // dead-lettered, and the search never completes): it is indexed empty.
+  const { pages } = await readPdfPages(reader, { from: job.fromPage, to: job.toPage, skipUnreadable: true });
   const indexed = await indexPdfPages(env, row, pages);
   return indexed === null ? { pages: 0, indexed: 0 } : { pages: pages.length, indexed };
 }

@@ -194,6 +194,24 @@ describe("failed authentications per client address", () => {
     const over = await callFrom(address, limits, "/v1/admin/tenants/ten_x/keys", "not-the-admin-token");
     expect(over.status).toBe(429);
     expect(over.json!.error?.type).toBe("rate_limited");
+    // Once blocked, the right token from that address is refused too: a guess that hits gets nowhere.
+    const right = await callFrom(
+      address,
+      { ...limits, ADMIN_TOKEN: "the-admin-token" },
+      "/v1/admin/tenants/ten_x/keys",
+      "the-admin-token",
+    );
+    expect(right.status).toBe(429);
+    expect(
+      (
+        await callFrom(
+          someAddress(),
+          { ...limits, ADMIN_TOKEN: "the-admin-token" },
+          "/v1/admin/tenants/ten_x/keys",
+          "the-admin-token",
+        )
+      ).status,
+    ).toBe(404);
   });
 
   it("count bad websocket tickets as failures too", async () => {

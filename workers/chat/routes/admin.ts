@@ -4,7 +4,7 @@ import { Hono } from "hono";
 import { z } from "zod";
 import { tenantExists } from "../../../services/keys/api-keys";
 import { adminToken, bearer, createTenant, safeEqual } from "../../../services/keys/auth";
-import { clientAddress, countAuthFailure } from "../auth-failures";
+import { clientAddress, countAuthFailure, refuseBlocked } from "../auth-failures";
 import { ApiError, notFound, unauthorized } from "../errors";
 import type { AppEnv } from "../types";
 import { jsonBody } from "../validate";
@@ -17,9 +17,13 @@ export const adminRoutes = new Hono<AppEnv>();
 adminRoutes.use("*", async (c, next) => {
   const expected = adminToken(c.env);
   const given = bearer(c.req.header("authorization"));
+  const address = clientAddress(c.req.header("cf-connecting-ip"));
+  // An address over its limit of failures is refused before the token is compared: a right guess
+  // from it must not get through either, or the limit would not stop guessing at speed.
+  if (given) refuseBlocked(c.env, address);
   if (!expected || !given || !safeEqual(given, expected)) {
-    // A wrong token counts against its address like a wrong key, so the token cannot be guessed at speed.
-    if (given) await countAuthFailure(c.env, clientAddress(c.req.header("cf-connecting-ip")));
+    // A wrong token counts against its address like a wrong key.
+    if (given) await countAuthFailure(c.env, address);
     throw unauthorized("missing or invalid admin token");
   }
   await next();

@@ -36,7 +36,7 @@ function parseField(field: string, { min, max, names }: { min: number; max: numb
   for (const part of field.split(",")) {
     if (part.split("/").length > 2) throw new Error(`"${part}" has more than one step`);
     const [range, stepText] = part.split("/");
-    const step = stepText === undefined ? 1 : Number(stepText);
+    const step = stepText === undefined ? 1 : /^\d+$/.test(stepText) ? Number(stepText) : Number.NaN;
     if (!Number.isInteger(step) || step < 1) throw new Error(`bad step "${stepText}"`);
     let lo: number;
     let hi: number;
@@ -63,7 +63,7 @@ export function parseCron(expression: string): CronSchedule {
   const [m, h, dom, mon, dow] = fields;
   const dayOfWeek = parseField(dow, { min: 0, max: 7, names: DAYS });
   if (dayOfWeek.has(7)) dayOfWeek.add(0); // 7 is Sunday too
-  return {
+  const schedule: CronSchedule = {
     minute: parseField(m, { min: 0, max: 59 }),
     hour: parseField(h, { min: 0, max: 23 }),
     dayOfMonth: parseField(dom, { min: 1, max: 31 }),
@@ -74,7 +74,15 @@ export function parseCron(expression: string): CronSchedule {
     domRestricted: !dom.startsWith("*"),
     dowRestricted: !dow.startsWith("*"),
   };
+  // Days of the month alone (the weekday open) that no month it names has: it would never run.
+  const days = [...schedule.dayOfMonth];
+  if (!schedule.dowRestricted && ![...schedule.month].some((mo) => days.some((d) => d <= MONTH_DAYS[mo - 1])))
+    throw new Error(`never runs: day ${days.join(",")} does not occur in month ${[...schedule.month].join(",")}`);
+  return schedule;
 }
+
+/** The most days each month has (February in a leap year). */
+const MONTH_DAYS = [31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 
 export function cronError(expression: string): string | null {
   try {

@@ -38,6 +38,14 @@ describe("cron expressions", () => {
     expect(cronError("61 * * * *")).toMatch(/0-59/);
     expect(cronError("0 * * * FUNDAY")).toMatch(/FUNDAY/);
     expect(cronError("*/0 * * * *")).toMatch(/step/);
+    // A step is digits, as a value is: not 1e1, not 0x10.
+    expect(cronError("*/1e1 * * * *")).toBe('bad step "1e1"');
+    expect(cronError("*/0x10 * * * *")).toBe('bad step "0x10"');
+    // A day no month it names has: it would never run.
+    expect(cronError("0 0 30 2 *")).toBe("never runs: day 30 does not occur in month 2");
+    expect(cronError("0 0 31 2,4,6,9,11 *")).toBe("never runs: day 31 does not occur in month 2,4,6,9,11");
+    expect(cronError("0 0 29 2 *")).toBeNull();
+    expect(cronError("0 0 31 2 MON")).toBeNull();
     expect(cronError("*/2/30 * * * *")).toMatch(/more than one step/);
     expect(cronError("1-5-59 * * * *")).toMatch(/more than two ends/);
     expect(cronError("0 9 * * 1")).toBeNull();
@@ -62,7 +70,9 @@ describe("the next slot", () => {
     expect(next("30 6 1,15 * *", "2026-12-15T06:30:00Z")).toBe("2027-01-01T06:30:00.000Z");
     expect(next("@yearly", "2026-06-01T00:00:00Z")).toBe("2027-01-01T00:00:00.000Z");
     expect(next("0 0 29 2 *", "2026-03-01T00:00:00Z")).toBe("2028-02-29T00:00:00.000Z");
-    expect(next("0 0 30 2 *", "2026-03-01T00:00:00Z")).toBeNull();
+    // A schedule that never matches (refused when written; a row stored before the rule) has none.
+    const never = { ...parseCron("0 0 1 2 *"), dayOfMonth: new Set([30]) };
+    expect(nextSlot(never, Date.parse("2026-03-01T00:00:00Z"))).toBeNull();
     expect(next("* * * * *", "2026-12-31T23:59:30Z")).toBe("2027-01-01T00:00:00.000Z");
   });
 

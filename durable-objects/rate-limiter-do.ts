@@ -34,15 +34,20 @@ export class RateLimiterDO extends DurableObject<Env> {
           : Math.min(rule.perMinute, b.tokens + Math.max(0, now - b.at) * perMs);
       return { rule, tokens, perMs };
     });
-    const empty = current.find((c) => c.tokens < 1);
-    if (empty) {
+    // Every empty bucket must refill before the request can pass: the one that takes longest is
+    // named, so a client that waits Retry-After is not refused again by another.
+    const waits = current
+      .filter((c) => c.tokens < 1)
+      .map((c) => ({ c, seconds: Math.max(1, Math.ceil((1 - c.tokens) / c.perMs / 1000)) }));
+    if (waits.length) {
       for (const c of current)
         this.buckets.set(c.rule.bucket, { tokens: c.tokens, at: now, perMinute: c.rule.perMinute });
+      const longest = waits.reduce((a, b) => (b.seconds > a.seconds ? b : a));
       return {
         ok: false,
-        bucket: empty.rule.bucket,
-        perMinute: empty.rule.perMinute,
-        retryAfterSeconds: Math.max(1, Math.ceil((1 - empty.tokens) / empty.perMs / 1000)),
+        bucket: longest.c.rule.bucket,
+        perMinute: longest.c.rule.perMinute,
+        retryAfterSeconds: longest.seconds,
       };
     }
     for (const c of current)

@@ -97,6 +97,15 @@ describe("rate limits", () => {
       // A full minute idle refills to the cap, never beyond it.
       for (let i = 0; i < 6; i++) expect(limiter.take(rules, t0 + 600_000).ok).toBe(true);
       expect(limiter.take(rules, t0 + 600_000).ok).toBe(false);
+      // Two buckets empty: the wait named is the longer one, so waiting it passes.
+      const req = { bucket: "two-requests", perMinute: 60 };
+      const turns = { bucket: "two-turns", perMinute: 1 };
+      const t1 = t0 + 3_600_000;
+      expect(limiter.take([req, turns], t1).ok).toBe(true);
+      for (let i = 0; i < 59; i++) limiter.take([req], t1);
+      const both = limiter.take([req, turns], t1);
+      expect(both).toMatchObject({ ok: false, bucket: "two-turns", retryAfterSeconds: 60 });
+      expect(limiter.take([req, turns], t1 + (both.ok ? 0 : both.retryAfterSeconds) * 1000).ok).toBe(true);
     });
   });
 });
@@ -112,6 +121,8 @@ async function callFrom<P extends string>(
   const ctx = createExecutionContext();
   const headers: Record<string, string> = {
     "cf-connecting-ip": address,
+    // A socket's ticket is looked at only on an upgrade (a plain GET is a 426 first).
+    ...(path.includes("/ws?") ? { upgrade: "websocket" } : {}),
     ...(key ? { authorization: `Bearer ${key}` } : {}),
   };
   const res = await app.fetch(

@@ -356,7 +356,9 @@ describe("fault: the Durable Object is aborted mid-turn", () => {
       await new Promise((r) => setTimeout(r, 50)); // let the events before the hang reach the client
       await runInDurableObject(stubOf(ledger.id), (_i, state) => state.abort("injected crash")).catch(() => {});
       const events = await turn;
-      expect(events.some((e) => e.type === "turn_end")).toBe(false);
+      // The stream from the dead object broke: the answer says so (error, then turn_end), never silence.
+      expect(events.slice(-2).map((e) => e.type)).toEqual(["error", "turn_end"]);
+      expect(events.at(-2)).toMatchObject({ error: { type: "turn_interrupted" } });
       ledger.record(events.filter((e) => e.type === "message").map((e) => e.message));
       const t = await transcript(ledger.id);
       if (point.adopted) {

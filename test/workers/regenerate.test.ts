@@ -281,9 +281,15 @@ describe("regenerate", () => {
       instance.store.putLease({
         jobId: "fold_stale",
         dispatchedAt: Date.now() - 700_000,
+        expiresAt: Date.now() + 1_000,
+      });
+      const taken = await instance.foldSource(ref, "fold_stale");
+      instance.store.putLease({
+        jobId: "fold_stale",
+        dispatchedAt: Date.now() - 700_000,
         expiresAt: Date.now() - 100_000,
       });
-      return instance.foldSource(ref, "fold_stale");
+      return taken;
     });
     expect(source?.region.map((m) => m.seq)).toEqual([1, 2, 3, 4]);
     expect((await regenerate(id)).status).toBe(200);

@@ -2,11 +2,15 @@
 // turn pauses), its result in call order. Server tools (web search, web fetch) never appear here:
 // the API runs them inside the model call.
 import { readableToolContent } from "../core/blank-text";
+import { MAX_RESULTS_PER_POST } from "../core/client-tools";
 import { toolResultText } from "../core/render";
 import { INTERRUPTED_TOOL_RESULT } from "../core/replay";
 import { type ContentBlock, type ModelRequest, type ToolResultBlock, zeroUsage } from "../core/types";
 import { runsOnClient } from "./tools/client-tool";
 import type { DelegatedRun, TurnDeps } from "./turn-deps";
+
+/** The result of a client call past the MAX_RESULTS_PER_POST a step may leave to its client. */
+export const TOO_MANY_CLIENT_CALLS = `not run: one step may leave at most ${MAX_RESULTS_PER_POST} calls to the client; make this call again in the next step`;
 
 /** A client tool call the turn waits on. */
 export interface PendingCall {
@@ -48,6 +52,11 @@ export async function runToolStep(
     });
     const tool = deps.registry.get(call.name);
     if (runsOnClient(tool) && deps.pauseForClient && !deps.registry.refusal(call.name, deps.toolContext.activeTools)) {
+      // Past what one post of results can carry, a call is answered now: the step stays answerable.
+      if (pending.length >= MAX_RESULTS_PER_POST) {
+        results.push({ type: "tool_result", tool_use_id: call.id, content: TOO_MANY_CLIENT_CALLS, is_error: true });
+        continue;
+      }
       // The client runs it; the server calls of the same step still run now.
       pending.push({ id: call.id, name: call.name, input: call.input });
       results.push(null);

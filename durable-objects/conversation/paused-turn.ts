@@ -150,7 +150,10 @@ export class PausedTurns {
     if (dup.length)
       return refuse(400, "invalid_request", `results: tool_use_id given twice: ${[...new Set(dup)].join(", ")}`);
     const taken = turn?.answers ? new Set(turn.step.pending.map((c) => c.id)) : new Set<string>();
-    const again = ids.filter((id) => answered.has(id) || taken.has(id));
+    // An id the waiting turn asks for is its own, even when an earlier turn's call had it (a
+    // regenerate of a paused turn meets the same request, and a model may give the same id again).
+    const waitingOn = new Set(turn && !turn.answers ? turn.step.pending.map((c) => c.id) : []);
+    const again = ids.filter((id) => (answered.has(id) && !waitingOn.has(id)) || taken.has(id));
     if (again.length) return refuse(409, "tool_results_conflict", `results already posted for: ${again.join(", ")}`);
     if (
       turn &&

@@ -21,6 +21,7 @@ import {
 import { ofType, resultText } from "../blocks";
 import type { ContentBlock, ModelRequest, StoredMessage } from "../../core/types";
 import type { TurnEvent } from "../../client";
+import { TOO_MANY_CLIENT_CALLS } from "../../agent/tool-step";
 
 const weather = {
   name: "get_weather",
@@ -40,6 +41,39 @@ const post = (id: string, results: unknown[], headers: Record<string, string> = 
 const sse = (text: string) => [...text.matchAll(/^event: (\w+)\ndata: (.*)$/gm)].map((m) => JSON.parse(m[2]));
 
 describe("client tools", () => {
+  it("leave at most 64 calls of a step to the client, answering the rest at once, so the step can be answered", async () => {
+    const id = await createConversation();
+    const calls = Array.from({ length: 66 }, (_, i) => `@tool get_weather {"city":"c${i}"}`).join("\n");
+    const paused = await turn(id, calls);
+    expect(paused.json.stop_reason).toBe("requires_action");
+    const pending = paused.json.requires_action!.calls;
+    expect(pending).toHaveLength(64);
+    const answered = await post(
+      id,
+      pending.map((c) => ({ tool_use_id: c.id, content: "fine" })),
+    );
+    expect(answered.status, answered.text).toBe(200);
+    const results = (await transcript(id)).flatMap((m) => m.content.filter((b) => b.type === "tool_result"));
+    expect(results).toHaveLength(66);
+    expect(results.filter((b) => ofType(b, "tool_result").is_error).map((b) => resultText(b))).toEqual([
+      TOO_MANY_CLIENT_CALLS,
+      TOO_MANY_CLIENT_CALLS,
+    ]);
+  });
+
+  it("take the results of a regenerated paused turn whose call has an earlier call's id", async () => {
+    const id = await createConversation();
+    const first = await turn(id, `@tool get_weather {"city":"Rome"}`);
+    const [call] = first.json.requires_action!.calls;
+    expect((await post(id, [{ tool_use_id: call.id, content: "warm" }])).status).toBe(200);
+    const again = await api("POST", `/v1/conversations/${id}/messages`, { regenerate: true, tools: [weather] });
+    expect(again.json.stop_reason).toBe("requires_action");
+    const [repeat] = again.json.requires_action!.calls;
+    const answered = await post(id, [{ tool_use_id: repeat.id, content: "cold" }]);
+    expect(answered.status, answered.text).toBe(200);
+    expect((await api("GET", `/v1/conversations/${id}`)).json.requiresAction).toBeUndefined();
+  });
+
   it("pause the turn on a call and resume the same turn with the client's result, across an eviction", async () => {
     const id = await createConversation();
     const paused = await turn(id, `@tool get_weather {"city":"Paris"}`);

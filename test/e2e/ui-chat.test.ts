@@ -786,6 +786,94 @@ describe("the chat", () => {
     expect(saved.filter((m) => m.role === "user")).toHaveLength(2);
   });
 
+  it("a reconnect while a message's file uploads keeps Stop: Enter again sends nothing twice", async () => {
+    const id = (await api("POST", "/v1/conversations", { title: "upload reconnect" })).json.id;
+    await page.goto(`${base()}/#/c/${id}`);
+    await page.waitForSelector("#socket-status.live", { state: "attached" });
+    let uploads = 0;
+    await page.route(/\/attachments\?/, async (route) => {
+      uploads++;
+      await new Promise((r) => setTimeout(r, 3000));
+      await route.continue();
+    });
+    await page.setInputFiles("#file-input", {
+      name: "notes.txt",
+      mimeType: "text/plain",
+      buffer: Buffer.from("notes"),
+    });
+    await page.fill("#composer", "Read my notes.\n@reply-chars 40");
+    await page.press("#composer", "Enter");
+    await page.waitForSelector("#stop:not([hidden])");
+    const sockets = await page.evaluate(() => window.sockets.length);
+    await page.evaluate(() => window.sockets.at(-1)?.close());
+    await page.click("#reconnect-now");
+    await page.waitForFunction(
+      (n) => window.sockets.length > n && document.querySelector("#socket-status.live"),
+      sockets,
+    );
+    expect(await page.locator("#send").isVisible()).toBe(false);
+    await page.press("#composer", "Enter");
+    await expect.poll(async () => (await transcript(id)).at(-1)?.role, { timeout: 30_000 }).toBe("assistant");
+    await page.unroute(/\/attachments\?/);
+    expect(uploads).toBe(1);
+    expect(
+      (await transcript(id)).filter(
+        (m) => m.role === "user" && textBlocks(m.content).join("").includes("Read my notes"),
+      ),
+    ).toHaveLength(1);
+  });
+
+  it("a client-tool panel answered elsewhere while the socket was down goes at the reconnect", async () => {
+    const id = (await api("POST", "/v1/conversations", { title: "stale panel" })).json.id;
+    const tools = [
+      { name: "ask_person", description: "Ask the person", input_schema: { type: "object", properties: {} } },
+    ];
+    const paused = (await api("POST", `/v1/conversations/${id}/messages`, { content: "@tool ask_person {}", tools }))
+      .json;
+    expect(paused.stop_reason).toBe("requires_action");
+    await page.goto(`${base()}/#/c/${id}`);
+    await page.locator("#pending-calls").waitFor();
+    await page.waitForSelector("#socket-status.live", { state: "attached" });
+    let release = () => {};
+    const gate = new Promise<void>((r) => (release = r));
+    await page.route("**/ws-ticket", async (route) => (await gate, route.continue()));
+    const sockets = await page.evaluate(() => window.sockets.length);
+    await page.evaluate(() => window.sockets.at(-1)?.close());
+    const call = paused.requires_action!.calls[0].id;
+    expect(
+      (await api("POST", `/v1/conversations/${id}/tool-results`, { results: [{ tool_use_id: call, content: "teal" }] }))
+        .status,
+    ).toBe(200);
+    release();
+    await page.click("#reconnect-now").catch(() => {});
+    await page.waitForFunction(
+      (n) => window.sockets.length > n && document.querySelector("#socket-status.live"),
+      sockets,
+    );
+    await page.unroute("**/ws-ticket");
+    await page.waitForSelector("#pending-calls", { state: "detached" });
+  });
+
+  it("a 429 says how long to wait, from the server's Retry-After", async () => {
+    await page.goto(`${base()}/#/`);
+    await page.waitForSelector("#new-chat-form");
+    await page.route("**/v1/conversations", (route) =>
+      route.request().method() === "POST"
+        ? route.fulfill({
+            status: 429,
+            headers: { "content-type": "application/json", "retry-after": "42" },
+            body: JSON.stringify({ error: { type: "rate_limited", message: "over the limit; retry in 42 s" } }),
+          })
+        : route.continue(),
+    );
+    await page.fill("#composer", "hello");
+    await page.press("#composer", "Enter");
+    const line = page.locator("#new-chat-form .error-line");
+    await line.waitFor();
+    await page.unroute("**/v1/conversations");
+    expect(await line.textContent()).toContain("Try again in 42 s.");
+  });
+
   it("a key revoked mid-session brings the sign-in form up, saying why; 'stay signed in' keeps the key across tabs", async () => {
     const created = await api("POST", "/v1/keys", { name: "ui revoke test" });
     expect(created.status).toBe(201);

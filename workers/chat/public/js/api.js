@@ -26,6 +26,8 @@ export class ApiError extends Error {
     super(message);
     this.status = status;
     this.type = type;
+    /** @type {number | undefined} the server's Retry-After, when it sent one */
+    this.retryAfterSeconds = undefined;
   }
 }
 
@@ -41,6 +43,8 @@ function failure(res, text, signedIn = true) {
     body = undefined;
   }
   const err = new ApiError(res.status, body?.error?.type ?? "http_error", body?.error?.message ?? `HTTP ${res.status}`);
+  const retryAfter = Number("headers" in res ? res.headers.get("retry-after") : res.getResponseHeader("retry-after"));
+  if (retryAfter > 0) err.retryAfterSeconds = retryAfter;
   if (res.status === 401 && signedIn) window.dispatchEvent(new CustomEvent("unauthorized"));
   return err;
 }

@@ -134,6 +134,8 @@ export async function chatView(root, id, opts = {}) {
   let stopRequested = false;
   /** The paused turn whose client tool calls the pending-calls form answers. */
   let pendingFor = /** @type {string | null} */ (null);
+  /** After a reconnect: the paused turn whose calls the resumed socket must name again, or its panel goes. */
+  let pendingRecheck = /** @type {string | null} */ (null);
 
   const atBottom = () => log.scrollHeight - log.scrollTop - log.clientHeight < 80;
   /** @param {() => void} fn */
@@ -432,7 +434,11 @@ export async function chatView(root, id, opts = {}) {
     const lost = pending.splice(0).map((el) => (el.remove(), el.dataset.regenerate ? "" : (el.dataset.prompt ?? "")));
     for (const [, t] of turns) t.el.remove();
     turns.clear();
-    setRunning(null);
+    // A send still uploading its files goes on (it sends over the new socket): it keeps Stop.
+    if (running !== "pending") setRunning(null);
+    // A paused turn's panel stays (with what was typed in it) if the resumed socket sends its calls
+    // again; if they were answered meanwhile, it goes when the socket says it has caught up.
+    pendingRecheck = pendingFor;
     const before = messages.length;
     catchUp()
       .catch(() => {})
@@ -567,8 +573,14 @@ export async function chatView(root, id, opts = {}) {
     }
     if (e.type === "progress" && !e.turnId) return;
     if (e.type === "error" && !e.turnId) return stick(() => log.append(turnError(e.error, "")));
+    if (e.type === "resumed") {
+      if (pendingRecheck && pendingRecheck === pendingFor) hidePending();
+      pendingRecheck = null;
+      return;
+    }
     if (!e.turnId) return;
     // A paused turn's calls sent again to a resuming socket: the panel, once (typed answers stay).
+    if (e.type === "requires_action" && e.turnId === pendingRecheck) pendingRecheck = null;
     if (e.type === "requires_action" && !turns.has(e.turnId)) return pendingFor === e.turnId || showPending(e);
     const resumed = e.type === "turn_start" && e.resumed;
     const t = turnFor(e.turnId, resumed);

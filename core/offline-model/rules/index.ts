@@ -34,6 +34,7 @@ import {
   thinkingType,
 } from "./request";
 import { citationsIntact, searchResultsIntact } from "./server-results";
+import { blockSources } from "./sources";
 import { bodyValues, toolChoiceNeedsTools, toolDescription, toolUseInput } from "./values";
 import {
   notAllDeferred,
@@ -54,6 +55,7 @@ export const RULES: readonly Rule[] = [
   bodyFields,
   configFields,
   blockFields,
+  blockSources,
   bodyValues,
   maxTokensCap,
   maxTokensZero,

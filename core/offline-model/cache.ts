@@ -36,7 +36,7 @@ import { blockTokens, type Counter, overheadTokens, textTokens, toolTokens } fro
 import { invalid } from "./errors";
 import { hashHex, hashString, hashUpdate, type Hash64 } from "./hash";
 import { resolveModel } from "./model";
-import { blocksOf, type CacheControl, type WireRequest } from "./wire";
+import { blocksOf, type CacheControl, type WireBlock, type WireRequest } from "./wire";
 
 export const MAX_BREAKPOINTS = 4;
 export const LOOKBACK_BLOCKS = 20;
@@ -143,13 +143,38 @@ function segmentsOf(request: WireRequest, counter: Counter): Segment[] {
     blocks.forEach((block, i) => {
       const scope = firstMessageBlock ? { toolChoice } : {};
       firstMessageBlock = false;
+      const path = `messages.${m}.content.${i}`;
+      // A tool_result's own blocks may carry breakpoints too: then each is a segment of its own,
+      // after the result's opening (which weighs what the whole result weighs, less its blocks), and
+      // the result's own breakpoint, if any, comes after them (it covers the whole result).
+      const content =
+        block.type === "tool_result" && Array.isArray(block.content) ? (block.content as WireBlock[]) : [];
+      const inner = content.some((b) => marker(b.cache_control)) ? content : [];
+      const innerTokens = inner.map((b) => blockTokens(b, counter));
       segments.push({
-        path: `messages.${m}.content.${i}`,
+        path,
         // Role and message start are part of identity: the same text in another turn is another prompt.
-        json: asSent({ ...scope, role: message.role, start: i === 0, block: withoutMarker(block) }),
-        tokens: blockTokens(block, counter) + (i === 0 ? overheadTokens(counter) : 0),
-        breakpoint: marker(block.cache_control),
+        json: asSent({
+          ...scope,
+          role: message.role,
+          start: i === 0,
+          block: withoutMarker(inner.length ? { ...block, content: inner.length } : block),
+        }),
+        tokens:
+          Math.max(0, blockTokens(block, counter) - innerTokens.reduce((a, b) => a + b, 0)) +
+          (i === 0 ? overheadTokens(counter) : 0),
+        breakpoint: inner.length ? null : marker(block.cache_control),
       });
+      inner.forEach((b, k) =>
+        segments.push({
+          path: `${path}.tool_result.content.${k}`,
+          json: asSent({ nested: withoutMarker(b) }),
+          tokens: innerTokens[k],
+          breakpoint: marker(b.cache_control),
+        }),
+      );
+      if (inner.length && marker(block.cache_control))
+        segments.push({ path, json: asSent({ end: path }), tokens: 0, breakpoint: marker(block.cache_control) });
     });
   }
   const automatic = marker(request.cache_control);

@@ -37,6 +37,40 @@ describe("prompt caching", () => {
     expect(second.usage.input_tokens + read).toBe(countRequestTokens(withCache("A different second question?")));
   });
 
+  it("writes at a breakpoint on a block inside a tool result, as at one on the result itself", async () => {
+    const found = Array.from({ length: 600 }, (_, i) => `row ${i}: a found record`).join("\n");
+    const loop = (cached: "nested" | "result"): Params =>
+      ask("Look it up.", {
+        tools: TOOLS,
+        messages: [
+          { role: "user", content: "Look it up." },
+          { role: "assistant", content: [{ type: "tool_use", id: "toolu_1", name: TOOLS[0].name, input: {} }] },
+          {
+            role: "user",
+            content: [
+              {
+                type: "tool_result",
+                tool_use_id: "toolu_1",
+                content: [
+                  {
+                    type: "text",
+                    text: found,
+                    ...(cached === "nested" ? { cache_control: { type: "ephemeral" } } : {}),
+                  },
+                ],
+                ...(cached === "result" ? { cache_control: { type: "ephemeral" } } : {}),
+              },
+            ],
+          },
+        ],
+      });
+    const nested = await makeClient({ now: clock().now }).messages.create(loop("nested"));
+    resetOfflineCache();
+    const onResult = await makeClient({ now: clock().now }).messages.create(loop("result"));
+    expect(nested.usage.cache_creation_input_tokens).toBeGreaterThan(1_024);
+    expect(nested.usage.cache_creation_input_tokens).toBe(onResult.usage.cache_creation_input_tokens);
+  });
+
   it("reports cache usage in streamed messages too", async () => {
     const client = makeClient({ now: clock().now });
     await client.messages.create(withCache("Warm the cache."));

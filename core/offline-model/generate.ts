@@ -36,6 +36,7 @@ export type StopReason =
   | "end_turn"
   | "tool_use"
   | "max_tokens"
+  | "stop_sequence"
   | "pause_turn"
   | "refusal"
   | "model_context_window_exceeded";
@@ -61,6 +62,8 @@ export type Generation =
       kind: "message";
       content: WireBlock[];
       stopReason: StopReason;
+      /** The request's stop sequence the reply stopped at (stop reason "stop_sequence"). */
+      stopSequence: string | null;
       stopDetails: StopDetails | null;
       outputTokens: number;
       thinkingTokens: number;
@@ -93,27 +96,63 @@ export function generate(input: GenerateInput): Generation {
   const windowLeft = Math.max(0, model.contextWindow - input.inputTokens);
   const budget = Math.min(request.max_tokens, windowLeft);
   const layout = layOut(plan.parts, budget, model.tokenizerRatio);
-  const hasTool = layout.content.some((block) => block.type === "tool_use");
-  const stopReason: StopReason = layout.cut
-    ? request.max_tokens <= windowLeft
-      ? "max_tokens"
-      : "model_context_window_exceeded"
-    : (plan.forcedStop ?? (hasTool ? "tool_use" : "end_turn"));
-  const content = sealReply(layout.content, input.chain, model);
+  const stopped = atStopSequence(layout.content, body.stop_sequences);
+  const laid = stopped ? stopped.content : layout.content;
+  const hasTool = laid.some((block) => block.type === "tool_use");
+  const stopReason: StopReason = stopped
+    ? "stop_sequence"
+    : layout.cut
+      ? request.max_tokens <= windowLeft
+        ? "max_tokens"
+        : "model_context_window_exceeded"
+      : (plan.forcedStop ?? (hasTool ? "tool_use" : "end_turn"));
+  const content = sealReply(laid, input.chain, model);
   const counts = serverToolCounts(content);
   const defines = serverTool(request.tools, "web_search") || serverTool(request.tools, "web_fetch");
   return {
     kind: "message",
     content,
     stopReason,
+    stopSequence: stopped?.sequence ?? null,
     stopDetails: stopReason === "refusal" ? plan.stopDetails : null,
-    outputTokens: layout.outputTokens,
+    outputTokens: Math.max(1, layout.outputTokens - (stopped ? textTokens(stopped.dropped, model.tokenizerRatio) : 0)),
     thinkingTokens: layout.thinkingTokens,
     serverToolUse: defines ? counts : null,
     streamError: plan.directives?.streamError ?? null,
     holdAfter: plan.directives?.holdAfter ?? null,
     paceMs: plan.directives?.paceMs ?? null,
   };
+}
+
+/**
+ * The reply cut where it first generates one of the request's `stop_sequences` (the sequence itself
+ * not included, and nothing after it), with the sequence and the text dropped; null when it generates
+ * none. Source: the pinned SDK's StopReason ("stop_sequence: one of your provided custom
+ * stop_sequences was generated") and MessageCreateParams.stop_sequences.
+ */
+function atStopSequence<B extends { type: string; text?: unknown }>(
+  content: B[],
+  sequences: unknown,
+): { content: B[]; sequence: string; dropped: string } | null {
+  const wanted = Array.isArray(sequences)
+    ? sequences.filter((s): s is string => typeof s === "string" && s !== "")
+    : [];
+  if (!wanted.length) return null;
+  for (const [i, block] of content.entries()) {
+    if (block.type !== "text" || typeof block.text !== "string") continue;
+    const text = block.text;
+    const hits = wanted.map((s) => ({ s, at: text.indexOf(s) })).filter((h) => h.at >= 0);
+    if (!hits.length) continue;
+    const first = hits.reduce((a, b) => (b.at < a.at ? b : a));
+    const kept = text.slice(0, first.at);
+    const rest = content.slice(i + 1).map((b) => (b.type === "text" && typeof b.text === "string" ? b.text : ""));
+    return {
+      content: [...content.slice(0, i), ...(kept ? [{ ...block, text: kept }] : [])],
+      sequence: first.s,
+      dropped: text.slice(first.at) + rest.join(""),
+    };
+  }
+  return null;
 }
 
 const textPart = (text: string): Part[] => (text === "" ? [] : [{ kind: "text", block: { type: "text", text } }]);

@@ -222,7 +222,7 @@ async function answer(
     model: model.id,
     content: generation.content,
     stop_reason: generation.stopReason,
-    stop_sequence: null,
+    stop_sequence: generation.stopSequence,
     stop_details: generation.stopDetails,
     usage: {
       ...accounting.usage,

@@ -34,7 +34,7 @@ export interface MessageJson {
   model: string;
   content: WireBlock[];
   stop_reason: StopReason;
-  stop_sequence: null;
+  stop_sequence: string | null;
   stop_details: StopDetails | null;
   usage: MessageUsage;
 }
@@ -183,7 +183,11 @@ export function messageEvents(
       event: "message_delta",
       data: {
         type: "message_delta",
-        delta: { stop_reason: message.stop_reason, stop_sequence: null, stop_details: message.stop_details },
+        delta: {
+          stop_reason: message.stop_reason,
+          stop_sequence: message.stop_sequence,
+          stop_details: message.stop_details,
+        },
         usage: {
           input_tokens: usage.input_tokens,
           cache_creation_input_tokens: usage.cache_creation_input_tokens,

@@ -227,3 +227,27 @@ describe("max_tokens", () => {
     expect(toolUses(message)).toEqual([]);
   });
 });
+
+describe("stop sequences", () => {
+  it("stop the reply where it first generates one: the sequence named, nothing of it or after it sent, streamed alike", async () => {
+    const client = makeClient();
+    const plain = await client.messages.create(ask("Hello."));
+    const full = textOf(plain);
+    const cut = full.indexOf('"Hello."');
+    expect(cut).toBeGreaterThan(0);
+    const stopped = await client.messages.create(ask("Hello.", { stop_sequences: ["never here", '"Hello."'] }));
+    expect(stopped.stop_reason).toBe("stop_sequence");
+    expect(stopped.stop_sequence).toBe('"Hello."');
+    expect(textOf(stopped)).toBe(full.slice(0, cut));
+    expect(stopped.usage.output_tokens).toBeLessThan(plain.usage.output_tokens);
+    const streamed = await client.messages.stream(ask("Hello.", { stop_sequences: ['"Hello."'] })).finalMessage();
+    expect([streamed.stop_reason, streamed.stop_sequence, textOf(streamed)]).toEqual([
+      "stop_sequence",
+      '"Hello."',
+      full.slice(0, cut),
+    ]);
+    // None generated: the reply ends as it would.
+    const untouched = await client.messages.create(ask("Hello.", { stop_sequences: ["never here"] }));
+    expect([untouched.stop_reason, untouched.stop_sequence, textOf(untouched)]).toEqual(["end_turn", null, full]);
+  });
+});

@@ -13,6 +13,7 @@ import { probePdf } from "../../services/attachments/formats/pdf/read";
 import { delimitedFormat, delimiterOf, xlsxFormat } from "../../services/attachments/formats/spreadsheet";
 import { textFormat } from "../../services/attachments/formats/text";
 import { isId } from "../../core/ids";
+import { sliceWhole } from "../../core/text-cut";
 import type { AttachmentAccess, ToolDefinition, ToolOutput } from "./registry";
 
 const attachmentId = z.string().refine((v) => isId("att", v), "not an attachment id (att_…)");
@@ -113,7 +114,10 @@ export const pdfInfo: ToolDefinition<{ attachment_id: string; password?: string 
   },
 };
 
-export const pdfRead: ToolDefinition<{ attachment_id: string; pages: string; password?: string }, AttachmentAccess> = {
+export const pdfRead: ToolDefinition<
+  { attachment_id: string; pages: string; offset?: number; password?: string },
+  AttachmentAccess
+> = {
   name: "pdf_read",
   core: false,
   capability: "pdf_read: the text of a page range of a PDF attachment",
@@ -121,10 +125,17 @@ export const pdfRead: ToolDefinition<{ attachment_id: string; pages: string; pas
   input: z.strictObject({
     attachment_id: attachmentId,
     pages: z.string().max(40).describe('"12" or "12-15"'),
+    offset: z
+      .number()
+      .int()
+      .min(0)
+      .max(100_000_000)
+      .optional()
+      .describe("characters of the first page to skip: what a cut-short read names to read on inside a long page"),
     password: pdfPassword,
   }),
   secretInputs: ["password"],
-  async run({ attachment_id, pages, password }, ctx) {
+  async run({ attachment_id, pages, offset = 0, password }, ctx) {
     const range = parseRange(pages, "pages", MAX_PDF_PAGES);
     if (typeof range === "string") return { content: range, isError: true };
     const { found, error } = await open(ctx, attachment_id, ["pdf"]);
@@ -133,14 +144,35 @@ export const pdfRead: ToolDefinition<{ attachment_id: string; pages: string; pas
       const out = await pdfFormat.read(found!.reader, {
         from: range[0],
         to: range[1],
-        maxChars: PDF_READ_CHARS,
+        maxChars: PDF_READ_CHARS + offset,
         password,
       });
-      const text = out.pages.map((p) => `--- page ${p.page} of ${found!.attachment.name}\n${p.text}`).join("\n\n");
-      const last = out.pages.at(-1)?.page ?? range[0];
-      // Never cut short silently: the model is told where the text stopped and the call that reads on.
+      const first = out.pages[0];
+      if (offset && first && offset >= first.text.length && range[0] === range[1])
+        return {
+          content: `offset: page ${first.page} has ${first.text.length} characters; offset ${offset} is past its end`,
+          isError: true,
+        };
+      const shown = out.pages.map((p, i) =>
+        i === 0 && offset ? { ...p, text: sliceWhole(p.text, offset, p.text.length) } : p,
+      );
+      const text = shown
+        .map(
+          (p, i) =>
+            `--- page ${p.page} of ${found!.attachment.name}${i === 0 && offset ? ` (from character ${offset})` : ""}\n${p.text}`,
+        )
+        .join("\n\n");
+      const last = out.pages.at(-1);
+      const lastPage = last?.page ?? range[0];
+      // Never cut short silently: the model is told where the text stopped and the call that reads
+      // on, from inside the page when the cap fell in one.
+      const readOn = {
+        attachment_id,
+        pages: lastPage < range[1] ? `${lastPage}-${range[1]}` : `${lastPage}`,
+        ...(last?.text.length ? { offset: last.text.length } : {}),
+      };
       const cut = out.truncated
-        ? `\n\n[pdf_read: stopped at the ${PDF_READ_CHARS.toLocaleString("en-US")}-char cap in page ${last}; read on with pdf_read ${JSON.stringify({ attachment_id, pages: last < range[1] ? `${last}-${range[1]}` : `${last}` })}]`
+        ? `\n\n[pdf_read: stopped at the ${PDF_READ_CHARS.toLocaleString("en-US")}-char cap in page ${lastPage}; read on with pdf_read ${JSON.stringify(readOn)}]`
         : "";
       return { content: text + cut };
     } catch (err) {

@@ -81,10 +81,39 @@ describe("attachments", () => {
     const page = Number(tail![1]);
     expect(page).toBeGreaterThan(1);
     expect(page).toBeLessThan(20);
-    expect(JSON.parse(tail![2])).toEqual({ attachment_id: up.json.id, pages: `${page}-20` });
-    // Reading on from there reaches the last page.
+    const readOn = JSON.parse(tail![2]);
+    expect(readOn).toEqual({ attachment_id: up.json.id, pages: `${page}-20`, offset: expect.any(Number) });
+    // Reading on from there starts where the cut fell, inside that page, and reaches the last page.
     const on = toolText(await send(id, `@tool pdf_read ${tail![2]}`));
-    expect(on).toContain(`--- page ${page} of dense.pdf`);
+    expect(on).toContain(`--- page ${page} of dense.pdf (from character ${readOn.offset})`);
+    const pageText = toolText(await send(id, `@tool pdf_read {"attachment_id":"${up.json.id}","pages":"${page}"}`));
+    const whole = pageText.slice(pageText.indexOf("\n") + 1);
+    const after = on.slice(on.indexOf("\n") + 1, on.indexOf(`\n\n--- page ${page + 1}`));
+    expect(whole.slice(0, readOn.offset) + after).toBe(whole);
+  });
+
+  it("read on inside one page longer than pdf_read's cap, with the offset its note names", async () => {
+    const id = await createConversation();
+    const doc = await PDFDocument.create();
+    const font = await doc.embedFont(StandardFonts.Helvetica);
+    const page = doc.addPage([3000, 3000]);
+    for (let l = 0; l < 300; l++)
+      page.drawText(`${l === 299 ? "ENDMARK " : ""}line ${l} ${"plum ".repeat(55)}`, {
+        x: 5,
+        y: 2990 - l * 9.5,
+        font,
+        size: 4,
+      });
+    const up = await upload(id, "one-page.pdf", await doc.save(), "application/pdf");
+    const first = toolText(await send(id, `@tool pdf_read {"attachment_id":"${up.json.id}","pages":"1"}`));
+    expect(first).not.toContain("ENDMARK");
+    const next = /read on with pdf_read (\{.*\})\]$/.exec(first)![1];
+    expect(JSON.parse(next)).toMatchObject({ pages: "1", offset: expect.any(Number) });
+    const rest = toolText(await send(id, `@tool pdf_read ${next}`));
+    expect(rest).toContain("ENDMARK");
+    expect(
+      toolText(await send(id, `@tool pdf_read {"attachment_id":"${up.json.id}","pages":"1","offset":99999999}`)),
+    ).toMatch(/^offset: page 1 has \d+ characters; offset 99999999 is past its end$/);
   });
 
   it("keep a PDF's title and a file's name inside the note's one block, on one line", async () => {

@@ -3,6 +3,7 @@
 // plus its line in index.ts; a format folder imports only its own files, shared/ and this file.
 import type { RangeReader } from "./shared/range-reader";
 import type { LineIndex } from "./text/line-index";
+import { sliceWhole } from "../../../core/text-cut";
 
 /** What an upload looks like when its format is decided. */
 export interface Sample {
@@ -95,6 +96,7 @@ export function noteText(text: string, max = 200): string {
     .replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]+/g, " ")
     .replace(/\s+/g, " ")
     .trim();
-  const cut = flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+  // Cut whole: half of a surrogate pair would make every later request one the API refuses.
+  const cut = flat.length > max ? `${sliceWhole(flat, 0, max - 1)}…` : flat;
   return cut.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
 }

@@ -4,6 +4,14 @@ import { bytes, chars, h, num, time } from "./dom.js";
 
 const NOTE = /^<attachment id="([^"]+)" name="([^"]*)">\n([\s\S]*?)\n<\/attachment>$/;
 
+/** A note's file name as its owner wrote it (the note escapes `& < > "`). @param {string} raw */
+export const noteName = (raw) =>
+  raw
+    .replace(/&quot;/g, '"')
+    .replace(/&lt;/g, "<")
+    .replace(/&gt;/g, ">")
+    .replace(/&amp;/g, "&");
+
 /** The text of a tool_result's content (string or blocks). @param {any} content */
 export function resultText(content) {
   if (typeof content === "string") return content;
@@ -43,7 +51,7 @@ export function renderBlock(b, ctx) {
           { class: "note-title" },
           h("span", { class: "tag" }, "attachment"),
           " ",
-          note[2],
+          noteName(note[2]),
           " ",
           h("code", null, note[1]),
           extra,

@@ -4,7 +4,7 @@
 // token counts, raw notes, card tables) is marked `dev-only` and shown in the developer view.
 import { chars, h, num, time } from "./dom.js";
 import { renderMarkdown } from "./markdown.js";
-import { compactionCard, renderBlock, resultText, thinkingBlock } from "./render.js";
+import { compactionCard, noteName, renderBlock, resultText, thinkingBlock } from "./render.js";
 
 export const NOTE = /^<attachment id="([^"]+)" name="([^"]*)">\n([\s\S]*?)\n<\/attachment>$/;
 
@@ -113,7 +113,7 @@ function fileChip(note) {
     "div",
     { class: "note file-chip", "data-attachment": note[1] },
     h("span", { class: "file-icon", "aria-hidden": "true" }, "📄"),
-    h("span", { class: "file-name" }, note[2]),
+    h("span", { class: "file-name" }, noteName(note[2])),
     h("span", { class: "file-facts" }, [f.type, f.size, ...f.counts].filter(Boolean).join(" · ")),
     f.unreadable ? h("span", { class: "warn" }, ` could not be read: ${f.unreadable}`) : null,
   );
@@ -140,7 +140,7 @@ export function userMessage(m) {
       h(
         "details",
         { class: "dev-only note-raw" },
-        h("summary", null, `What the model reads of ${n[2]}`),
+        h("summary", null, `What the model reads of ${noteName(n[2])}`),
         h("pre", null, n[3]),
       ),
     ),

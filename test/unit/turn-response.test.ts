@@ -85,4 +85,22 @@ describe("sseResponse", () => {
     refused.end();
     expect((await b.rest()).match(/^event: /gm)).toHaveLength(1);
   });
+
+  it("cancels the turn's event stream when the client leaves", async () => {
+    let cancelled: unknown = "not cancelled";
+    let push!: (e: TurnEvent) => void;
+    const events = new ReadableStream<TurnEvent>({
+      start(c) {
+        push = (e) => c.enqueue(e);
+      },
+      cancel(reason) {
+        cancelled = reason;
+      },
+    });
+    const body = sseResponse(events).body!.getReader();
+    push({ type: "turn_start", turnId: "turn_5" });
+    await body.read();
+    await body.cancel("client gone");
+    expect(cancelled).toBe("client gone");
+  });
 });

@@ -23,21 +23,29 @@ export function sseResponse(events: ReadableStream<TurnEvent>): Response {
   let started: string | null = null;
   let settled = false;
   let keepalive: ReturnType<typeof setInterval> | undefined;
+  let gone = false;
+  // Read by hand, so a client that leaves cancels the turn's event stream at once.
+  const reader = events.getReader();
   const body = new ReadableStream<Uint8Array>({
     async start(controller) {
-      const send = (text: string) => controller.enqueue(encoder.encode(text));
+      const send = (text: string) => {
+        if (!gone) controller.enqueue(encoder.encode(text));
+      };
       keepalive = setInterval(() => send(": keepalive\n\n"), KEEPALIVE_MS);
       try {
-        for await (const event of events) {
+        for (;;) {
+          const { value: event, done } = await reader.read();
+          if (done) break;
           if (event.type === "turn_start") started = event.turnId;
           if (event.type === "turn_end" || (event.type === "error" && !started)) settled = true;
           send(toSse(event));
         }
       } catch {
-        // The stream from the object broke: told below, as a stream that ended early.
+        // The stream from the object broke (or the client left): told below, as a stream that ended early.
       } finally {
         clearInterval(keepalive);
       }
+      if (gone) return;
       if (!settled && started) {
         send(toSse({ type: "error", turnId: started, error: { ...TURN_CUT_OFF } }));
         send(
@@ -53,8 +61,9 @@ export function sseResponse(events: ReadableStream<TurnEvent>): Response {
       controller.close();
     },
     cancel(reason) {
+      gone = true;
       clearInterval(keepalive);
-      return events.cancel(reason);
+      return reader.cancel(reason);
     },
   });
   return new Response(body, {

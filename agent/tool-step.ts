@@ -55,6 +55,15 @@ export async function runToolStep(
       // Past what one post of results can carry, a call is answered now: the step stays answerable.
       if (pending.length >= MAX_RESULTS_PER_POST) {
         results.push({ type: "tool_result", tool_use_id: call.id, content: TOO_MANY_CLIENT_CALLS, is_error: true });
+        emit({
+          type: "tool_result",
+          turnId,
+          tool_use_id: call.id,
+          name: call.name,
+          is_error: true,
+          chars: TOO_MANY_CLIENT_CALLS.length,
+          preview: TOO_MANY_CLIENT_CALLS,
+        });
         continue;
       }
       // The client runs it; the server calls of the same step still run now.

@@ -59,6 +59,27 @@ describe("client tools", () => {
       TOO_MANY_CLIENT_CALLS,
       TOO_MANY_CLIENT_CALLS,
     ]);
+    // A client streaming the turn hears each call answered at once as answered.
+    const other = await createConversation();
+    const streamed = sse(
+      (
+        await api(
+          "POST",
+          `/v1/conversations/${other}/messages`,
+          { content: calls, tools: [weather] },
+          {
+            headers: { accept: "text/event-stream" },
+          },
+        )
+      ).text,
+    );
+    const pendingIds = new Set(
+      streamed.find((e) => e.type === "requires_action").calls.map((c: { id: string }) => c.id),
+    );
+    const used = streamed.filter((e) => e.type === "tool_use").map((e) => e.id);
+    const answeredNow = streamed.filter((e) => e.type === "tool_result").map((e) => e.tool_use_id);
+    expect(used).toHaveLength(66);
+    expect(used.filter((u) => !pendingIds.has(u))).toEqual(answeredNow);
   });
 
   it("take the results of a regenerated paused turn whose call has an earlier call's id", async () => {

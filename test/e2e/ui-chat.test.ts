@@ -465,6 +465,10 @@ describe("the chat", () => {
     expect(await page.inputValue("#composer")).toBe("a message the network ate");
     expect(await page.locator(".turn.live").count()).toBe(0);
     expect(await transcript(id)).toEqual([]);
+    // Send is back: the page is not left waiting on a turn that never started.
+    await page.waitForSelector("#socket-status.live", { state: "attached" });
+    expect(await page.locator("#send").isVisible()).toBe(true);
+    expect(await page.locator("#stop").isVisible()).toBe(false);
     await page.fill("#composer", "");
   });
 
@@ -517,20 +521,26 @@ describe("the chat", () => {
     await page.goto(`${base()}/#/c/${id}`);
     await page.waitForSelector("#socket-status.live", { state: "attached" });
     const rows = Array.from({ length: 40 }, (_, i) => `line ${i + 1} pomelo${i + 1}`).join("\n");
-    await page.setInputFiles("#file-input", { name: "pomelo.txt", mimeType: "text/plain", buffer: Buffer.from(rows) });
-    await page.waitForSelector('.upload.staged:has-text("pomelo.txt")');
+    // A name with "&": the note escapes it for the model, the page shows it as written.
+    await page.setInputFiles("#file-input", {
+      name: "pomelo & co.txt",
+      mimeType: "text/plain",
+      buffer: Buffer.from(rows),
+    });
+    await page.waitForSelector('.upload.staged:has-text("pomelo & co.txt")');
     await send("What does line 7 say?");
     expect(await page.locator(".upload").count()).toBe(0);
     const saved = await transcript(id);
     // One user message: the file's note first, then the text (no separate note message).
     expect(saved.filter((m) => m.role === "user")).toHaveLength(1);
     const note = saved[0].content[0].text as string;
-    const attachment = /^<attachment id="(att_[^"]+)" name="pomelo.txt">/.exec(note)?.[1];
+    const attachment = /^<attachment id="(att_[^"]+)" name="pomelo &amp; co.txt">/.exec(note)?.[1];
     expect(attachment).toBeTruthy();
     expect(saved[0].content[1].text).toBe("What does line 7 say?");
     const chip = page.locator(".turn.done .msg.user .note.file-chip").last();
     expect(await chip.getAttribute("data-attachment")).toBe(attachment);
-    expect(await chip.textContent()).toContain("pomelo.txt");
+    expect(await chip.textContent()).toContain("pomelo & co.txt");
+    expect(await chip.textContent()).not.toContain("&amp;");
     // The file's tools came with it: the model reads the file in the next turn.
     await send(`@tool file_read {"attachment_id":"${attachment}","lines":"7-7"}`);
     expect(JSON.stringify(await transcript(id))).toContain("line 7 pomelo7");

@@ -434,8 +434,9 @@ export async function chatView(root, id, opts = {}) {
     const lost = pending.splice(0).map((el) => (el.remove(), el.dataset.regenerate ? "" : (el.dataset.prompt ?? "")));
     for (const [, t] of turns) t.el.remove();
     turns.clear();
-    // A send still uploading its files goes on (it sends over the new socket): it keeps Stop.
-    if (running !== "pending") setRunning(null);
+    // A send still uploading its files goes on (it sends over the new socket): it keeps Stop. One
+    // already sent (in `pending`) either comes back from the resumed socket or is told lost below.
+    if (running !== "pending" || lost.length) setRunning(null);
     // A paused turn's panel stays (with what was typed in it) if the resumed socket sends its calls
     // again; if they were answered meanwhile, it goes when the socket says it has caught up.
     pendingRecheck = pendingFor;

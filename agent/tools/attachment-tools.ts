@@ -53,13 +53,23 @@ const fail = (err: unknown): ToolOutput => ({
   isError: true,
 });
 
-export const fileRead: ToolDefinition<{ attachment_id: string; lines: string }, AttachmentAccess> = {
+export const fileRead: ToolDefinition<{ attachment_id: string; lines: string; offset?: number }, AttachmentAccess> = {
   name: "file_read",
   core: false,
   capability: "file_read: line ranges of text attachments, any size",
   description: `Read a line range of a text attachment (logs, code, CSV, JSON, notes). At most ${MAX_LINES} lines per call; the file is never loaded whole.`,
-  input: z.strictObject({ attachment_id: attachmentId, lines: z.string().max(40).describe('"1-400"') }),
-  async run({ attachment_id, lines }, ctx) {
+  input: z.strictObject({
+    attachment_id: attachmentId,
+    lines: z.string().max(40).describe('"1-400"'),
+    offset: z
+      .number()
+      .int()
+      .min(0)
+      .max(Number.MAX_SAFE_INTEGER)
+      .optional()
+      .describe("bytes of the first line to skip: what a cut-short read names to read on inside a long line"),
+  }),
+  async run({ attachment_id, lines, offset }, ctx) {
     const range = parseRange(lines, "lines", MAX_LINES);
     if (typeof range === "string") return { content: range, isError: true };
     const { found, error } = await open(ctx, attachment_id, ["text", "spreadsheet"]);
@@ -68,10 +78,19 @@ export const fileRead: ToolDefinition<{ attachment_id: string; lines: string }, 
       const index = await found!.lineIndex();
       if (range[0] > index.lines)
         return { content: `lines: ${found!.attachment.name} has ${index.lines} lines`, isError: true };
-      const out = await textFormat.read(found!.reader, { index, from: range[0], to: Math.min(range[1], index.lines) });
-      const more = out.truncated ? " (truncated at the size cap: ask for fewer lines)" : "";
+      const to = Math.min(range[1], index.lines);
+      const out = await textFormat.read(found!.reader, { index, from: range[0], to, skipBytes: offset });
+      // Cut short: the call that reads on, from inside the line when the cap fell in one.
+      const cutLine = out.cutAtByte !== undefined ? out.to : out.to + 1;
+      const readOn = {
+        attachment_id,
+        lines: `${cutLine}-${Math.max(cutLine, to)}`,
+        ...(out.cutAtByte !== undefined ? { offset: out.cutAtByte } : {}),
+      };
+      const more = out.truncated ? ` (cut at the size cap: read on with file_read ${JSON.stringify(readOn)})` : "";
+      const from = offset ? ` (line ${out.from} from byte ${offset})` : "";
       return {
-        content: `[file_read: ${found!.attachment.name}, lines ${out.from}-${out.to} of ${index.lines}${more}]\n${out.lines.join("\n")}`,
+        content: `[file_read: ${found!.attachment.name}, lines ${out.from}-${out.to} of ${index.lines}${from}${more}]\n${out.lines.join("\n")}`,
       };
     } catch (err) {
       return fail(err);

@@ -162,3 +162,29 @@ describe("delimited", () => {
     ).toEqual([["1", "x\ty"]]);
   });
 });
+
+describe("reading on inside one long line", () => {
+  it("gives a line past the cap in pieces that join to the whole, never splitting a character", async () => {
+    const long = `${"é".repeat(150_000)}x${"ü".repeat(150_000)}END`;
+    const bytes = strToU8(`first\n${long}\nlast\n`);
+    const index = indexOf(bytes, 1000, 4096);
+    const r = memoryRangeReader(bytes);
+    const pieces: string[] = [];
+    let skipBytes = 0;
+    for (let n = 0; n < 10; n++) {
+      const out = await readLines(r, { index, from: 2, to: 3, maxBytes: 100_000, chunkBytes: 4096, skipBytes });
+      pieces.push(out.lines[0]);
+      if (out.cutAtByte === undefined) {
+        expect(out.lines).toEqual([pieces.at(-1), "last"]);
+        break;
+      }
+      expect(out.to).toBe(2);
+      skipBytes = out.cutAtByte;
+    }
+    expect(pieces.join("")).toBe(long);
+    expect(pieces.join("")).not.toContain("\uFFFD");
+    // An offset inside a character starts at the next one.
+    const odd = await readLines(r, { index, from: 2, to: 2, maxBytes: 10, skipBytes: 1 });
+    expect(odd.lines[0]).toBe("ééééé");
+  });
+});

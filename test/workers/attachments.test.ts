@@ -92,6 +92,23 @@ describe("attachments", () => {
     expect(whole.slice(0, readOn.offset) + after).toBe(whole);
   });
 
+  it("read on inside one line longer than file_read's cap, with the offset its note names", async () => {
+    const id = await createConversation();
+    const up = await upload(id, "min.json", `${"x".repeat(600 * 1024)}TAILMARK\nnext line`, "application/json");
+    expect(up.status, up.text).toBe(201);
+    const first = toolText(await send(id, `@tool file_read {"attachment_id":"${up.json.id}","lines":"1-2"}`));
+    expect(first).not.toContain("TAILMARK");
+    let next = /read on with file_read (\{.*?\})\)\]/.exec(first)![1];
+    expect(JSON.parse(next)).toMatchObject({ lines: "1-2", offset: expect.any(Number) });
+    let text = first.slice(first.indexOf("\n") + 1);
+    for (let n = 0; n < 5 && next; n++) {
+      const on = toolText(await send(id, `@tool file_read ${next}`));
+      text += on.slice(on.indexOf("\n") + 1);
+      next = /read on with file_read (\{.*?\})\)\]/.exec(on)?.[1] ?? "";
+    }
+    expect(text).toBe(`${"x".repeat(600 * 1024)}TAILMARK\nnext line`);
+  });
+
   it("read on inside one page longer than pdf_read's cap, with the offset its note names", async () => {
     const id = await createConversation();
     const doc = await PDFDocument.create();

@@ -57,6 +57,8 @@ export interface ReadLinesResult {
   totalLines: number;
   /** The requested range starts after the last line of the file. */
   pastEnd: boolean;
+  /** When the cut fell inside line `to`: the bytes of that line given so far (its own start counted from 0). */
+  cutAtByte?: number;
 }
 
 export interface ReadLinesOptions {
@@ -66,6 +68,8 @@ export interface ReadLinesOptions {
   chunkBytes?: number;
   /** Cap on bytes read in one call: bounds the work when the lines before `from` are huge. */
   maxScanBytes?: number;
+  /** Bytes of line `from` to skip (moved on to a character's start): reading on inside one long line. */
+  skipBytes?: number;
 }
 
 /** Lines from..to (1-based, inclusive) through ranged reads that start at the nearest checkpoint. */
@@ -105,10 +109,15 @@ export async function readLines(
   let truncated = false;
   let done = false;
   let bytesRead = 0;
+  let skipLeft = Math.max(0, Math.floor(opts.skipBytes ?? 0));
+  let skipped = 0;
+  let aligning = skipLeft > 0;
+  let cutAtByte: number | undefined;
 
   const emit = (cut: boolean) => {
     let bytes = concatBytes(parts);
     if (cut) bytes = bytes.subarray(0, utf8SafeEnd(bytes));
+    if (cut) cutAtByte = (line === first ? skipped : 0) + bytes.length;
     else if (bytes.length > 0 && bytes[bytes.length - 1] === CR) bytes = bytes.subarray(0, bytes.length - 1);
     let text = decoder.decode(bytes);
     if (line === 1 && text.charCodeAt(0) === 0xfeff) text = text.slice(1);
@@ -130,6 +139,18 @@ export async function readLines(
     while (i < chunk.length) {
       const nl = chunk.indexOf(NL, i);
       const stop = nl === -1 ? chunk.length : nl;
+      if (line === first && aligning) {
+        const skip = Math.min(skipLeft, stop - i);
+        i += skip;
+        skipped += skip;
+        skipLeft -= skip;
+        // Never start inside a character: on to the next one's first byte (in this read or the next).
+        while (skipLeft === 0 && i < stop && (chunk[i] & 0xc0) === 0x80) {
+          i++;
+          skipped++;
+        }
+        if (skipLeft === 0 && i < stop) aligning = false;
+      }
       if (line >= first) {
         const take = Math.min(stop - i, Math.max(0, maxBytes - outBytes - partLen));
         if (take > 0) {
@@ -167,6 +188,7 @@ export async function readLines(
     bytesRead,
     totalLines: total,
     pastEnd: false,
+    ...(cutAtByte !== undefined ? { cutAtByte } : {}),
   };
 }
 

@@ -27,6 +27,17 @@ vi.mock("../../services/tools/tool-store", async (orig) => ({
   openHeaders: async () => ({}),
 }));
 
+/** The definition the model gets for a tool of MCP server `server`. */
+const mcpTool = (
+  server: string,
+  tool: { mcpName: string; description: string; inputSchema: Record<string, unknown> },
+) =>
+  mcpToolDefinition(
+    { env: {} as Env, tenantId: "t" },
+    { id: "mcp_1", name: server } as Parameters<typeof mcpToolDefinition>[1],
+    { name: `mcp__${server}__${tool.mcpName}`, ...tool },
+  );
+
 // A REST API's query parameters as an MCP server publishes them: names the Messages API refuses.
 const REST_KEYS = {
   type: "object",
@@ -225,13 +236,7 @@ describe("modelToolSchema (an MCP server's schema rewritten)", () => {
     const original = { "filter[id]": "7", filter_id_: "8", "Account Number": "A-1", "page.size": 5 };
     expect(originalArguments(input, renamed)).toEqual(original);
     // Through each kind of tool that takes a published or stored schema: MCP, and an HTTP tool stored before the rule.
-    const server = { id: "mcp_1", name: "rest" } as Parameters<typeof mcpToolDefinition>[1];
-    const mcp = mcpToolDefinition({ env: {} as Env, tenantId: "t" }, server, {
-      name: "mcp__rest__list",
-      mcpName: "list",
-      description: "List.",
-      inputSchema: REST_KEYS,
-    });
+    const mcp = mcpTool("rest", { mcpName: "list", description: "List.", inputSchema: REST_KEYS });
     const http = httpToolDefinition(
       {
         id: "tool_2",
@@ -258,13 +263,7 @@ describe("modelToolSchema (an MCP server's schema rewritten)", () => {
   });
 
   it("is what an MCP tool's definition hands the model", () => {
-    const server = { id: "mcp_1", name: "shapes" } as Parameters<typeof mcpToolDefinition>[1];
-    const def = mcpToolDefinition({ env: {} as Env, tenantId: "t" }, server, {
-      name: "mcp__shapes__draw",
-      mcpName: "draw",
-      description: "Draw a shape.",
-      inputSchema: PYDANTIC_UNION,
-    });
+    const def = mcpTool("shapes", { mcpName: "draw", description: "Draw a shape.", inputSchema: PYDANTIC_UNION });
     expect(schemaProblem(def.jsonSchema)).toBeNull();
     expect(def.description).toBe(
       'Draw a shape. (tool "draw" of MCP server "shapes")\nAccepts exactly one of these argument combinations: (1) Circle: kind="circle", radius; (2) Square: kind="square", side.',

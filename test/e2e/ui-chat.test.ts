@@ -833,6 +833,36 @@ describe("the chat", () => {
     ).toHaveLength(1);
   });
 
+  it("Stop pressed while a message's files upload sends nothing: the message stays in the composer", async () => {
+    const id = (await api("POST", "/v1/conversations", { title: "stop during upload" })).json.id;
+    await page.goto(`${base()}/#/c/${id}`);
+    await page.waitForSelector("#socket-status.live", { state: "attached" });
+    await page.route(/\/attachments\?/, async (route) => {
+      await new Promise((r) => setTimeout(r, 3000));
+      await route.continue().catch(() => {});
+    });
+    await page.setInputFiles("#file-input", {
+      name: "later.txt",
+      mimeType: "text/plain",
+      buffer: Buffer.from("later"),
+    });
+    await page.fill("#composer", "Never mind.\n@reply-chars 40");
+    await page.press("#composer", "Enter");
+    await page.waitForSelector("#stop:not([hidden])");
+    await page.click("#stop");
+    await page.waitForSelector("#send:not([hidden])");
+    await page.unroute(/\/attachments\?/);
+    await new Promise((r) => setTimeout(r, 4000));
+    expect(await transcript(id)).toEqual([]);
+    expect(await page.inputValue("#composer")).toBe("Never mind.\n@reply-chars 40");
+    await page.fill("#composer", "");
+    await page
+      .locator(".upload .remove")
+      .first()
+      .click()
+      .catch(() => {});
+  });
+
   it("a client-tool panel answered elsewhere while the socket was down goes at the reconnect", async () => {
     const id = (await api("POST", "/v1/conversations", { title: "stale panel" })).json.id;
     const tools = [

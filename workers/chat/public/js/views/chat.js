@@ -835,12 +835,23 @@ export async function chatView(root, id, opts = {}) {
     announce("Sent. Waiting for the reply.");
     /** @type {string[]} */
     let attachments = opts.attachments ?? [];
+    const uploading = !regenerate && staged.length > 0;
+    const earlier = attachments.length;
     try {
-      if (!regenerate && staged.length) attachments = [...attachments, ...(await uploadStaged())];
+      if (uploading) attachments = [...attachments, ...(await uploadStaged())];
     } catch (err) {
       // A file that could not be uploaded keeps its chip, with the reason; nothing is sent.
+      const stopped = stopRequested;
       setRunning(null);
-      announce(plainError(err).text);
+      announce(stopped ? "Stopped before sending: the message and its files are still here." : plainError(err).text);
+      return false;
+    }
+    // Stop pressed once the files were up: nothing is sent, and the files are not kept.
+    if (uploading && stopRequested) {
+      for (const uploaded of attachments.slice(earlier))
+        api("DELETE", `/v1/conversations/${id}/attachments/${uploaded}`).catch(() => {});
+      setRunning(null);
+      announce("Stopped before sending: the message is still here; add its files again.");
       return false;
     }
     try {
@@ -926,6 +937,8 @@ export async function chatView(root, id, opts = {}) {
     // aria-disabled, not disabled: a disabled button would drop the focus to the top of the page.
     stopButton.setAttribute("aria-disabled", "true");
     stopButton.textContent = "Stopping…";
+    // Still uploading the message's files: the uploads are cancelled and nothing is sent.
+    if (running === "pending") for (const s of staged) s.abort?.();
     if (!running || running === "pending" || !ws) return;
     ws.send(JSON.stringify({ type: "stop", turnId: running }));
   }

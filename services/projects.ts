@@ -3,6 +3,7 @@
 import { and, desc, eq, gt, lt } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
 import { attachments, projects } from "../db/schema";
+import { noteText } from "./attachments/formats/format";
 import { attachmentNote, TOOLS_FOR } from "./attachments/note";
 import { sortableId } from "../core/ids";
 import { purgeAttachmentsOf } from "./attachments/delete";
@@ -120,14 +121,16 @@ export async function projectWithFiles(
  * `PROMPT_PROJECT_FILES` the block says that more exist rather than dropping them silently.
  */
 export function projectFilesBlock(project: Project, files: Attachment[], more = false): string {
-  if (!files.length) return `<project name="${project.name}" id="${project.id}">\nNo files yet.\n</project>`;
+  // The name is the tenant's text inside the platform's block: escaped and on one line, as a file's.
+  const name = noteText(project.name);
+  if (!files.length) return `<project name="${name}" id="${project.id}">\nNo files yet.\n</project>`;
   const tail = more
     ? [
         `More files than these ${files.length} belong to the project; their pages are found by memory_search (kind page) once read, and the user can name one by id.`,
       ]
     : [];
   return [
-    `<project name="${project.name}" id="${project.id}">`,
+    `<project name="${name}" id="${project.id}">`,
     `Files shared by this project's conversations (references only; read them with the tools named):`,
     ...files.map((f) => attachmentNote(f)),
     ...tail,

@@ -1,5 +1,6 @@
 // memory_update and memory_forget (not core): edit or delete a saved note.
 import { z } from "zod";
+import { nonBlankText } from "../../core/blank-text";
 import { isId } from "../../core/ids";
 import type { MemoryAccess, ToolDefinition } from "./registry";
 
@@ -7,7 +8,7 @@ const noteId = z.string().refine((v) => isId("mem", v), "not a note id (mem_…)
 
 const updateInput = z.strictObject({
   id: noteId,
-  text: z.string().trim().min(1).max(20_000).optional(),
+  text: nonBlankText(20_000, { trim: true }).optional(),
   title: z.string().trim().min(1).max(200).optional(),
   tags: z.array(z.string().trim().min(1).max(40)).max(20).optional(),
 });

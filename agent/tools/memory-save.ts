@@ -1,9 +1,11 @@
 // memory_save: the model keeps a durable note for the tenant (found later with memory_search).
 import { z } from "zod";
+import { nonBlankText } from "../../core/blank-text";
 import type { MemoryAccess, ToolDefinition } from "./registry";
 
 const input = z.strictObject({
-  text: z.string().trim().min(1).max(20_000),
+  // As POST /v1/memory takes it: a note's text reaches the model, never blank.
+  text: nonBlankText(20_000, { trim: true }),
   title: z.string().trim().min(1).max(200).optional(),
   tags: z.array(z.string().trim().min(1).max(40)).max(20).optional(),
 });

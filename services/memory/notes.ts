@@ -146,10 +146,16 @@ export async function updateNote(
   const db = env.DB;
   const current = await getNote(db, tenantId, id);
   if (!current) return null;
-  const next: Note = { ...current, ...definedOnly(change), updatedAt: new Date().toISOString() };
+  const updatedAt = new Date().toISOString();
+  // Only the fields sent are written: two edits at once of different fields both stay.
+  const fields = (n: Pick<Note, "title" | "text" | "tags">) => ({
+    ...(change.title !== undefined ? { title: n.title } : {}),
+    ...(change.text !== undefined ? { body: n.text } : {}),
+    ...(change.tags !== undefined ? { tags: JSON.stringify(n.tags) } : {}),
+  });
   const updated = await drizzle(db)
     .update(memoryNotes)
-    .set({ title: next.title, body: next.text, tags: JSON.stringify(next.tags), updatedAt: next.updatedAt })
+    .set({ ...fields({ ...current, ...definedOnly(change) }), updatedAt })
     .where(and(eq(memoryNotes.tenantId, tenantId), eq(memoryNotes.id, id)))
     .returning({ id: memoryNotes.id });
   // Deleted since it was read: gone, as the delete said.
@@ -157,19 +163,21 @@ export async function updateNote(
   const cortex = await cortexFor(env, tenantId);
   try {
     // A delete that landed meanwhile leaves no document (null: gone, as the delete said); an edit
-    // that landed meanwhile is indexed in its turn, so search never keeps an older text.
-    return (await indexAsStored(env, { cortex, tenantId, id })) && next;
+    // that landed meanwhile is indexed in its turn, so search never keeps an older text. The
+    // answer is the note as stored (with any edit that landed meanwhile).
+    const stored = await indexAsStored(env, { cortex, tenantId, id });
+    // A title or tag taken off must leave the prompts' memory map too, as a delete's does.
+    if (stored && (change.title !== undefined || change.tags !== undefined))
+      await forgetMemoryMap(db, tenantId)
+        .run()
+        .catch((err) => console.error("memory map not forgotten", err));
+    return stored;
   } catch (err) {
-    // Not indexed: the row goes back to what search holds, unless a later write already replaced it.
+    // Not indexed: the fields go back to what search holds, unless a later write already replaced them.
     await drizzle(db)
       .update(memoryNotes)
-      .set({
-        title: current.title,
-        body: current.text,
-        tags: JSON.stringify(current.tags),
-        updatedAt: current.updatedAt,
-      })
-      .where(and(eq(memoryNotes.tenantId, tenantId), eq(memoryNotes.id, id), eq(memoryNotes.updatedAt, next.updatedAt)))
+      .set({ ...fields(current), updatedAt: current.updatedAt })
+      .where(and(eq(memoryNotes.tenantId, tenantId), eq(memoryNotes.id, id), eq(memoryNotes.updatedAt, updatedAt)))
       .catch(() => {});
     await indexAsStored(env, { cortex, tenantId, id }).catch(() => {});
     throw err;

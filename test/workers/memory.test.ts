@@ -51,6 +51,29 @@ describe("memory notes API", () => {
     expect((await api("GET", `/v1/search?q=aisle`, undefined, { key })).json.data).toEqual([]);
   });
 
+  it("keeps both of two edits at once of different fields, and answers each with the note as stored", async () => {
+    const key = await newTenant();
+    const note = (await api("POST", "/v1/memory", { text: "base text", title: "old title", tags: ["old"] }, { key }))
+      .json;
+    const [a, b] = await Promise.all([
+      api("PATCH", `/v1/memory/${note.id}`, { title: "new title" }, { key }),
+      api("PATCH", `/v1/memory/${note.id}`, { tags: ["newtag"] }, { key }),
+    ]);
+    expect([a.status, b.status]).toEqual([200, 200]);
+    const stored = (await api("GET", `/v1/memory/${note.id}`, undefined, { key })).json;
+    expect(stored).toMatchObject({ title: "new title", tags: ["newtag"], text: "base text" });
+    // Each answer is a state that was stored: its own change is in it.
+    expect(a.json.title).toBe("new title");
+    expect(b.json.tags).toEqual(["newtag"]);
+  });
+
+  it("refuses a blank note from the model's tools as the API does", async () => {
+    const key = await newTenant();
+    const id = await createConversation(undefined, key);
+    await send(id, '@tool memory_save {"text":"\\u0085\\u001c","title":"t"}', key);
+    expect((await api("GET", "/v1/memory", undefined, { key })).json.data).toEqual([]);
+  });
+
   it("keeps notes tenant-scoped on every route and in search", async () => {
     const keyA = await newTenant();
     const keyB = await newTenant();
@@ -384,6 +407,16 @@ describe("the memory map", () => {
     expect(next).toContain(`day="${tomorrow}"`);
     expect(next).toMatch(/- notes: 2,/);
     expect(await memoryMapFor(env.DB, tenantId, tomorrow)).toBe(next);
+  });
+
+  it("forgets a note's title or tag taken off by an edit, as a delete does", async () => {
+    const { tenantId, key } = await newTenantWithId();
+    const note = (
+      await api("POST", "/v1/memory", { text: "x", title: "zorblaxsecret plan", tags: ["zorblaxtag"] }, { key })
+    ).json;
+    expect(await memoryMapFor(env.DB, tenantId, utcDay())).toContain("zorblaxtag");
+    expect((await api("PATCH", `/v1/memory/${note.id}`, { title: "harmless", tags: [] }, { key })).status).toBe(200);
+    expect(await memoryMapFor(env.DB, tenantId, utcDay())).not.toContain("zorblax");
   });
 
   it("forgets a deleted note's and a deleted conversation's topics: a new conversation's prompt no longer names them", async () => {

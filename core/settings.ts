@@ -230,5 +230,8 @@ export function fitToModel(s: Settings, entry: ModelEntry, keep: SettingsPatch =
     effortRank(effort) > effortRank(entry.thinking.offUpToEffort)
   )
     merged.thinking = "auto";
+  // Server tools the model does not offer (web fetch on Claude Opus 5) are left out of what was inherited.
+  if (keep.serverTools === undefined && merged.serverTools.some((t) => !entry.serverTools.includes(t)))
+    merged.serverTools = merged.serverTools.filter((t) => entry.serverTools.includes(t));
   return merged;
 }

@@ -328,6 +328,15 @@ describe("settings a tenant and a project give new conversations", () => {
       effort: "low",
       tailMessages: 14,
     });
+    // Inherited server tools the chosen model lacks are left out, not refused (the caller named only the model).
+    const onOpus = await api(
+      "POST",
+      "/v1/conversations",
+      { projectId: project.json.id, settings: { model: "claude-opus-5" } },
+      { key },
+    );
+    expect(onOpus.status, onOpus.text).toBe(201);
+    expect(onOpus.json.settings.serverTools).toEqual(["web_search"]);
     // The request's tools carry the server tools the conversation opted into.
     const tools = (await api("GET", `/v1/conversations/${inProject.json.id}/replay`, undefined, { key })).json.tools;
     expect(tools.filter((t) => t.type)).toEqual([

@@ -88,13 +88,44 @@ function fenced(text: string, lang = ""): string {
   return `${fence}${lang}\n${text}\n${fence}`;
 }
 
+/**
+ * Text someone wrote, as markdown that cannot change the export's own structure: its headings move
+ * below the export's three levels (`#` → `####`), a setext underline is escaped, and a code fence it
+ * leaves open is closed at its end (it would swallow the messages after it).
+ */
+function inMessage(text: string): string {
+  const out: string[] = [];
+  let fence: string | null = null;
+  for (const line of text.split("\n")) {
+    const marker = /^ {0,3}(`{3,}|~{3,})(.*)$/.exec(line);
+    if (fence) {
+      if (marker && marker[1][0] === fence[0] && marker[1].length >= fence.length && !marker[2].trim()) fence = null;
+      out.push(line);
+    } else if (marker) {
+      fence = marker[1];
+      out.push(line);
+    } else if (/^ {0,3}#{1,6}(\s|$)/.test(line))
+      out.push(
+        line.replace(
+          /^( {0,3})(#{1,6})/,
+          (_, space: string, hashes: string) => space + "#".repeat(Math.min(6, hashes.length + 3)),
+        ),
+      );
+    else out.push(/^ {0,3}(=+|-{2,})\s*$/.test(line) ? `\\${line.trimStart()}` : line);
+  }
+  if (fence) out.push(fence);
+  return out.join("\n");
+}
+
 async function* asMarkdown(s: ExportSource, exportedAt: string): AsyncGenerator<string> {
   const c = s.conversation;
-  yield `# ${c.title}\n\nConversation \`${c.id}\`, exported ${exportedAt} (${EXPORT_FORMAT_ID}).\n\n`;
-  if (typeof c.summary === "string") yield `## Summary (messages 1–${c.summarizedThroughMessage})\n\n${c.summary}\n\n`;
+  yield `# ${c.title.replace(/\s+/g, " ").trim()}\n\nConversation \`${c.id}\`, exported ${exportedAt} (${EXPORT_FORMAT_ID}).\n\n`;
+  if (typeof c.summary === "string")
+    yield `## Summary (messages 1–${c.summarizedThroughMessage})\n\n${inMessage(c.summary)}\n\n`;
   if (s.episodes.length) {
     yield "## Fold history\n\n";
-    for (const e of s.episodes) yield `### Fold through message ${e.throughSeq} (${e.at})\n\n${e.summary}\n\n`;
+    for (const e of s.episodes)
+      yield `### Fold through message ${e.throughSeq} (${e.at})\n\n${inMessage(e.summary)}\n\n`;
   }
   let heading = false;
   for await (const card of s.cards) {
@@ -114,7 +145,7 @@ async function* asMarkdown(s: ExportSource, exportedAt: string): AsyncGenerator<
     const replaced = m.supersededBy ? ` · superseded by \`${m.supersededBy}\`` : "";
     yield `### ${m.seq} · ${who} · ${m.createdAt}${replaced}\n\n`;
     for (const b of m.content) {
-      if (b.type === "text") yield `${b.text}\n\n`;
+      if (b.type === "text") yield `${inMessage(b.text)}\n\n`;
       else if (b.type === "tool_use")
         yield `Tool call \`${b.name}\` (\`${b.id}\`):\n\n${fenced(JSON.stringify(b.input, null, 2), "json")}\n\n`;
       else if (b.type === "tool_result")

@@ -4,7 +4,16 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { runFoldJob } from "../../workers/summarizer/fold";
-import { api, createConversation, eventually, inConversation, newTenant, send, transcript } from "./helpers";
+import {
+  api,
+  createConversation,
+  eventually,
+  inConversation,
+  newTenant,
+  newTenantWithId,
+  send,
+  transcript,
+} from "./helpers";
 import { jsonOrUndefined } from "../json-body";
 import type { StoredMessage } from "../../core/types";
 import type { ConversationView } from "../../services/record/conversation-head";
@@ -167,6 +176,21 @@ describe("conversation export", () => {
     // The fence the second prompt left open is closed before the next message's heading.
     const fences = md.slice(md.indexOf("open fence follows"), md.indexOf("third")).match(/^```$/gm) ?? [];
     expect(fences.length % 2).toBe(0);
+  });
+
+  it("fails an export whose conversation is deleted while it is written, rather than write a record that looks whole", async () => {
+    const { exportSourceFor } = await import("../../workers/chat/export-source");
+    const { exportText } = await import("../../services/transfer/export-format");
+    const { key, tenantId } = await newTenantWithId();
+    const racing = (await api("POST", "/v1/conversations", { title: "racing" }, { key })).json.id;
+    await send(racing, "one", key);
+    await send(racing, "two", key);
+    const source = await exportSourceFor(env as Env, { tenantId, conversationId: racing });
+    expect((await api("DELETE", `/v1/conversations/${racing}`, undefined, { key })).status).toBe(204);
+    const written = (async () => {
+      for await (const _piece of exportText(source!, "jsonl"));
+    })();
+    await expect(written).rejects.toThrow(/messages 1-4 are not in the record/);
   });
 
   it("writes JSONL with typed metadata lines and Markdown for reading", async () => {

@@ -43,7 +43,7 @@ export async function exportSourceFor(
     episodes,
     cards: cardsOf(stub, ref),
     attachments: attachmentsOf(env, { tenantId, conversationId, base }),
-    messages: messagesOf(env, { tenantId, conversationId, superseded: view.superseded ?? [] }),
+    messages: messagesOf(env, { tenantId, conversationId, superseded: view.superseded ?? [], lastSeq: view.lastSeq }),
   };
 }
 
@@ -84,12 +84,22 @@ async function* attachmentsOf(
 /** The record's messages, each one a regenerate replaced marked as GET …/messages marks it (an import keeps the marks). */
 async function* messagesOf(
   env: Env,
-  of: { tenantId: string; conversationId: string; superseded: SupersededRange[] },
+  of: { tenantId: string; conversationId: string; superseded: SupersededRange[]; lastSeq: number },
 ): AsyncGenerator<TranscriptMessage> {
-  const { tenantId, conversationId, superseded } = of;
+  const { tenantId, conversationId, superseded, lastSeq } = of;
+  // Every message through the head's lastSeq, in order: a record that lost batches meanwhile (the
+  // conversation deleted while it was exported) fails the export rather than look complete.
+  let next = 1;
+  const gap = (to: number) =>
+    new Error(
+      `export of ${conversationId}: messages ${next}-${to} are not in the record (the conversation was deleted or changed while it was exported)`,
+    );
   for await (const batch of readBatchesAfter(env.BUCKET, { tenantId, conversationId, afterSeq: 0 }))
     for (const m of batch.messages) {
+      if (m.seq > next && next <= lastSeq) throw gap(Math.min(m.seq - 1, lastSeq));
+      next = Math.max(next, m.seq + 1);
       const by = supersededBy({ superseded }, m.seq);
       yield by ? { ...m, superseded: true, supersededBy: by } : m;
     }
+  if (next <= lastSeq) throw gap(lastSeq);
 }

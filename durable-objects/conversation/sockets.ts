@@ -90,6 +90,11 @@ export class ConversationSockets {
       return new Response("expected a websocket upgrade", { status: 426 });
     if (!(await this.parts.record.load({ tenantId, conversationId })))
       return new Response("not found", { status: 404 });
+    const after = new URL(request.url).searchParams.get("after");
+    const resuming = after !== null && /^\d{1,15}$/.test(after);
+    // Read before the accept: from the accept to the catch-up's end nothing may await, so no live
+    // event reaches the socket before (or inside) its catch-up.
+    const waiting = resuming ? await this.parts.paused.get() : null;
     const pair = new WebSocketPair();
     const server = pair[1];
     this.scope.ctx.acceptWebSocket(server);
@@ -99,12 +104,7 @@ export class ConversationSockets {
       conversationId,
       ...(rateKey ? { rateKey } : {}),
     } satisfies SocketAttachment);
-    const after = new URL(request.url).searchParams.get("after");
-    if (after !== null && /^\d{1,15}$/.test(after)) {
-      // Read before the catch-up, which runs without an await (nothing interleaves with it).
-      const waiting = await this.parts.paused.get();
-      this.resume(server, { after: Number(after), waiting: waiting && !waiting.answers ? waiting : null });
-    }
+    if (resuming) this.resume(server, { after: Number(after), waiting: waiting && !waiting.answers ? waiting : null });
     return new Response(null, { status: 101, webSocket: pair[0] });
   }
 

@@ -52,6 +52,11 @@ async function settled(n: number) {
   );
 }
 
+/** Stages a text file in the composer, as a person picking one would. */
+async function stageText(name: string, body: string) {
+  await page.setInputFiles("#file-input", { name, mimeType: "text/plain", buffer: Buffer.from(body) });
+}
+
 async function send(text: string) {
   const before = await page.locator(".turn.done").count();
   await page.fill("#composer", text);
@@ -369,11 +374,7 @@ describe("the chat", () => {
     await page.goto(`${base()}/#/c/${id}`);
     await page.waitForSelector("#socket-status.live", { state: "attached" });
     expect(await page.locator(".log .empty").count()).toBe(1);
-    await page.setInputFiles("#file-input", {
-      name: "notes.txt",
-      mimeType: "text/plain",
-      buffer: Buffer.from("alpha\nbeta\n"),
-    });
+    await stageText("notes.txt", "alpha\nbeta\n");
     const chip = page.locator('.upload.staged:has-text("notes.txt")');
     await chip.waitFor();
     expect(await chip.locator(".file-type").textContent()).toBe("text/plain");
@@ -431,11 +432,7 @@ describe("the chat", () => {
     );
     await page.evaluate(() => window.sockets.at(-1)?.close());
     await page.waitForSelector("#socket-status:not(.live)", { state: "attached" });
-    await page.setInputFiles("#file-input", {
-      name: "contract.txt",
-      mimeType: "text/plain",
-      buffer: Buffer.from("clause 1\n"),
-    });
+    await stageText("contract.txt", "clause 1\n");
     await page.fill("#composer", "check clause 1 of the contract");
     await page.press("#composer", "Enter");
     await page.waitForSelector(".turn-error button.retry");
@@ -522,11 +519,7 @@ describe("the chat", () => {
     await page.waitForSelector("#socket-status.live", { state: "attached" });
     const rows = Array.from({ length: 40 }, (_, i) => `line ${i + 1} pomelo${i + 1}`).join("\n");
     // A name with "&": the note escapes it for the model, the page shows it as written.
-    await page.setInputFiles("#file-input", {
-      name: "pomelo & co.txt",
-      mimeType: "text/plain",
-      buffer: Buffer.from(rows),
-    });
+    await stageText("pomelo & co.txt", rows);
     await page.waitForSelector('.upload.staged:has-text("pomelo & co.txt")');
     await send("What does line 7 say?");
     expect(await page.locator(".upload").count()).toBe(0);
@@ -806,11 +799,7 @@ describe("the chat", () => {
       await new Promise((r) => setTimeout(r, 3000));
       await route.continue();
     });
-    await page.setInputFiles("#file-input", {
-      name: "notes.txt",
-      mimeType: "text/plain",
-      buffer: Buffer.from("notes"),
-    });
+    await stageText("notes.txt", "notes");
     await page.fill("#composer", "Read my notes.\n@reply-chars 40");
     await page.press("#composer", "Enter");
     await page.waitForSelector("#stop:not([hidden])");
@@ -841,11 +830,7 @@ describe("the chat", () => {
       await new Promise((r) => setTimeout(r, 3000));
       await route.continue().catch(() => {});
     });
-    await page.setInputFiles("#file-input", {
-      name: "later.txt",
-      mimeType: "text/plain",
-      buffer: Buffer.from("later"),
-    });
+    await stageText("later.txt", "later");
     await page.fill("#composer", "Never mind.\n@reply-chars 40");
     await page.press("#composer", "Enter");
     await page.waitForSelector("#stop:not([hidden])");

@@ -152,33 +152,6 @@ describe("the cron trigger", () => {
     await env.DB.prepare(`DELETE FROM automations WHERE id = 'auto_00000000000000000000000000'`).run();
   });
 
-  it("stops a turn that calls a client tool, fails the run once, and leaves the channel free", async () => {
-    const key = await newTenant();
-    const name = "pick_colour";
-    const tool = await api(
-      "POST",
-      "/v1/tools",
-      { kind: "client", name, description: "Asks the user.", inputSchema: { type: "object", properties: {} } },
-      { key },
-    );
-    expect(tool.status, tool.text).toBe(201);
-    const id = await createAutomation(key, {
-      channel: "asks",
-      prompt: `@tool tool_activate {"name":"${name}"}\n@tool ${name} {}`,
-    });
-    const slot = HOUR + 9 * 3600_000;
-    await tick(slot + 60_000);
-    const [run] = (await eventually(async () => {
-      const r = await runsOf(id, key);
-      return settled(r) ? r : null;
-    }, 30_000))!;
-    expect(run).toMatchObject({ status: "failed", attempts: 1 });
-    expect(run.error).toMatch(/^the turn called client tools \(pick_colour\) that no client of an automation answers/);
-    // The channel's conversation is not left waiting: a person's post runs.
-    const post = await api("POST", "/v1/channels/asks/messages", { content: "hello from a person" }, { key });
-    expect(post.status, post.text).toBe(200);
-  });
-
   it("closes runs that never finished instead of leaving them open", async () => {
     const key = await newTenant();
     const id = await createAutomation(key, {});

@@ -1,35 +1,9 @@
 // An automation whose turn calls a client tool: no client answers one, so the turn is stopped and
 // the run fails once, leaving the channel free. A file of its own (an isolated workerd): its tick's
 // continuation through the claims queue must not claim the hourly automations of other tests.
-import { createExecutionContext, createScheduledController, waitOnExecutionContext } from "cloudflare:test";
-import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import chat from "../../workers/chat/index";
+import { createAutomation, HOUR, runsOf, settled, tick } from "./automation-helpers";
 import { api, eventually, newTenant } from "./helpers";
-
-async function tick(at: number) {
-  const ctx = createExecutionContext();
-  await chat.scheduled!(createScheduledController({ scheduledTime: at, cron: "*/5 * * * *" }), env as Env, ctx);
-  await waitOnExecutionContext(ctx);
-}
-
-const runsOf = async (id: string, key: string) =>
-  (await api("GET", `/v1/automations/${id}/runs`, undefined, { key })).json.data;
-const settled = (runs: Record<string, unknown>[]) =>
-  runs.length > 0 && runs.every((r) => !["queued", "running", "retrying"].includes(String(r.status)));
-
-async function createAutomation(key: string, body: Record<string, unknown>) {
-  const r = await api(
-    "POST",
-    "/v1/automations",
-    { name: "a", channel: "auto", prompt: "hourly check-in", schedule: "0 * * * *", ...body },
-    { key },
-  );
-  if (r.status !== 201) throw new Error(`${r.status} ${r.text}`);
-  return r.json.id as string;
-}
-
-const HOUR = Date.parse("2031-05-06T14:00:00Z");
 
 describe("an automation and client tools", () => {
   it("stops a turn that calls a client tool, fails the run once, and leaves the channel free", async () => {

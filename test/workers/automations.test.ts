@@ -1,42 +1,12 @@
 // Channels, rotation, automations and the cron trigger inside workerd. The trigger's runs go
 // through the real automation queue to the chat worker's own consumer.
-import { createExecutionContext, createScheduledController, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import chat from "../../workers/chat/index";
 import { channelObjectName } from "../../durable-objects/channel-do";
 import { claimDuePage, claimDueRuns, MAX_AUTOMATIONS, unsentRuns, updateAutomation } from "../../services/automations";
+import { createAutomation, HOUR, postAutomation, runsOf, settled, tick } from "./automation-helpers";
 import { api, eventually, newTenant, send, transcript } from "./helpers";
 import type { Usage } from "../../core/types";
-
-async function tick(at: number) {
-  const ctx = createExecutionContext();
-  await chat.scheduled!(createScheduledController({ scheduledTime: at, cron: "*/5 * * * *" }), env as Env, ctx);
-  await waitOnExecutionContext(ctx);
-}
-
-const runsOf = async (id: string, key: string) =>
-  (await api("GET", `/v1/automations/${id}/runs`, undefined, { key })).json.data;
-const settled = (runs: Record<string, unknown>[]) =>
-  runs.length > 0 && runs.every((r) => !["queued", "running", "retrying"].includes(String(r.status)));
-
-/** POST /v1/automations with these fields over an hourly check-in's: the answer as it came. */
-const postAutomation = (key: string, body: Record<string, unknown> = {}) =>
-  api(
-    "POST",
-    "/v1/automations",
-    { name: "a", channel: "auto", prompt: "hourly check-in", schedule: "0 * * * *", ...body },
-    { key },
-  );
-
-async function createAutomation(key: string, body: Record<string, unknown>) {
-  const r = await postAutomation(key, body);
-  if (r.status !== 201) throw new Error(`${r.status} ${r.text}`);
-  return r.json.id as string;
-}
-
-// A fixed hour in the future, so no other test's automation shares its slots.
-const HOUR = Date.parse("2031-05-06T14:00:00Z");
 
 describe("automations API", () => {
   it("creates, lists, patches, pauses, resumes and deletes, validating the schedule", async () => {

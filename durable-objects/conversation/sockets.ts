@@ -121,9 +121,8 @@ export class ConversationSockets {
     const more = messages.length > RESUME_MAX_MESSAGES;
     // Marked as the transcript marks them: a regenerate's replaced exchange says so.
     const head = this.parts.record.head;
-    const page = (more ? messages.slice(0, RESUME_MAX_MESSAGES) : messages).map((m) =>
-      head ? markReplaced(head, [m])[0] : m,
-    );
+    const read = more ? messages.slice(0, RESUME_MAX_MESSAGES) : messages;
+    const page = head ? markReplaced(head, read) : read;
     for (const message of page)
       ws.send(JSON.stringify({ type: "message", turnId: "resume", message } satisfies TurnEvent));
     // A cursor past the end is the end: later messages are not skipped as already sent.

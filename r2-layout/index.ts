@@ -45,6 +45,10 @@ export const attachmentBlobKey = (tenantId: string, attachmentId: string): strin
 export const attachmentLineIndexKey = (tenantId: string, attachmentId: string): string =>
   `${attachmentPrefix(tenantId, attachmentId)}line-index.json`;
 
+/** A text attachment stored in UTF-16 or Windows-1252, as UTF-8: what its line readers read. */
+export const attachmentTextKey = (tenantId: string, attachmentId: string): string =>
+  `${attachmentPrefix(tenantId, attachmentId)}text-utf8`;
+
 /** A tenant's "brain": what the lifecycle writes about itself, beside the conversations it observes. */
 export const brainPrefix = (tenantId: string): string => `${tenantPrefix(tenantId)}brain/`;
 

@@ -75,11 +75,11 @@ export const fileRead: ToolDefinition<{ attachment_id: string; lines: string; of
     const { found, error } = await open(ctx, attachment_id, ["text", "spreadsheet"]);
     if (error) return error;
     try {
-      const index = await found!.lineIndex();
+      const { index, reader } = await found!.text();
       if (range[0] > index.lines)
         return { content: `lines: ${found!.attachment.name} has ${index.lines} lines`, isError: true };
       const to = Math.min(range[1], index.lines);
-      const out = await textFormat.read(found!.reader, { index, from: range[0], to, skipBytes: offset });
+      const out = await textFormat.read(reader, { index, from: range[0], to, skipBytes: offset });
       // Cut short: the call that reads on, from inside the line when the cap fell in one.
       const cutLine = out.cutAtByte !== undefined ? out.to : out.to + 1;
       const readOn = {
@@ -264,8 +264,9 @@ export const spreadsheetRead: ToolDefinition<
           content: `[spreadsheet_read: ${attachment.name}, sheet ${out.sheet}, rows ${range[0]}-${range[0] + out.rows.length - 1}]\n${out.rows.map((r) => r.map((v) => (v === null ? "" : String(v))).join("\t")).join("\n")}`,
         };
       }
-      const out = await delimitedFormat.read(reader, {
-        index: await found!.lineIndex(),
+      const text = await found!.text();
+      const out = await delimitedFormat.read(text.reader, {
+        index: text.index,
         delimiter: delimiterOf(attachment.type),
         from: range[0],
         to: range[1],

@@ -3,7 +3,7 @@
 // bad call from the model never breaks a turn.
 import type { z } from "zod";
 import { describeZodError } from "../../core/validation";
-import type { LineIndex } from "../../services/attachments/formats/text/line-index";
+import type { TextView } from "../../services/attachments/formats/format";
 import type { RangeReader } from "../../services/attachments/formats/shared/range-reader";
 import type { ImageBlock, StoredMessage, TextBlock, ToolSchema } from "../../core/types";
 import type { Attachment } from "../../services/attachments/store";
@@ -64,7 +64,7 @@ export interface AttachmentAccess {
   /** One of this tenant's attachments with a ranged reader over its bytes; null when unknown. */
   openAttachment(
     id: string,
-  ): Promise<{ attachment: Attachment; reader: RangeReader; lineIndex(): Promise<LineIndex> } | null>;
+  ): Promise<{ attachment: Attachment; reader: RangeReader; text(): Promise<TextView> } | null>;
   /** How far a PDF's page index is, and starting it (chunks through the job queue). */
   pageIndex: {
     status(attachmentId: string): Promise<{ status: string; indexed: number; startedAt: string | null }>;

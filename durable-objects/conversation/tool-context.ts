@@ -11,7 +11,7 @@ import type {
   ToolContext,
   TranscriptAccess,
 } from "../../agent/tools/registry";
-import { lineIndexFor } from "../../services/attachments/inspect";
+import { textViewFor } from "../../services/attachments/text-view";
 import { indexPdfPages } from "../../services/attachments/page-index";
 import { r2RangeReader } from "../../services/attachments/r2-range-reader";
 import { getAttachmentRow, markIndexing, toAttachment } from "../../services/attachments/store";
@@ -100,8 +100,7 @@ export function toolContextFor({ scope, record, ref, projectTools, readOwn, prog
       return {
         attachment: toAttachment(row),
         reader,
-        lineIndex: () =>
-          lineIndexFor(scope.env.BUCKET, { tenantId: row.tenantId, attachmentId: row.id, blobKey: row.r2Key }),
+        text: () => textViewFor(scope.env.BUCKET, { tenantId: row.tenantId, attachmentId: row.id, blobKey: row.r2Key }),
       };
     },
   };

@@ -130,7 +130,11 @@ async function inspect(name: string, declared: string | null, bytes: Uint8Array)
   const indexer = new LineIndexer();
   indexer.push(bytes);
   const index = indexer.finish();
-  return inspectAttachment(memoryRangeReader(bytes), { name, declaredType: declared, lineIndex: async () => index });
+  return inspectAttachment(memoryRangeReader(bytes), {
+    name,
+    declaredType: declared,
+    text: async () => ({ index, reader: memoryRangeReader(bytes) }),
+  });
 }
 
 describe("attachment format registry", () => {
@@ -205,7 +209,7 @@ describe("attachment format registry", () => {
     const failing = await inspectAttachment(memoryRangeReader(csv), {
       name: "data.csv",
       declaredType: null,
-      lineIndex: () => Promise.reject(new Error("the attachment's bytes are gone")),
+      text: () => Promise.reject(new Error("the attachment's bytes are gone")),
     });
     expect(failing.facts).toEqual({ kind: "binary", problem: "the attachment's bytes are gone" });
   });

@@ -12,13 +12,13 @@ const fixture = (name: string) => new Uint8Array(readFileSync(new URL(`../fixtur
 
 async function inspect(name: string, declared: string | null, bytes: Uint8Array) {
   const reader = memoryRangeReader(bytes);
-  const lineIndex = async () => {
+  const text = async () => {
     const indexer = new LineIndexer();
     indexer.push(bytes);
-    return indexer.finish();
+    return { index: indexer.finish(), reader: memoryRangeReader(bytes) };
   };
   return {
-    ...(await inspectAttachment(reader, { name, declaredType: declared, lineIndex })),
+    ...(await inspectAttachment(reader, { name, declaredType: declared, text })),
     bytesRead: reader.bytesRead,
   };
 }

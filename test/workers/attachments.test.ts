@@ -8,17 +8,10 @@ import lockedPdf from "../fixtures/pdf/qpdf-enc-R3-V2-user-view.pdf?inline";
 import { describe, expect, it } from "vitest";
 import { api, createConversation, newTenant, newTenantWithId, send, transcript, turnMessages } from "./helpers";
 import { blocksOf, ofType } from "../blocks";
+import { toolText, upload } from "./attachment-helpers";
 import { newRow, storeUpload } from "../../workers/chat/routes/attachments";
 import { attachmentPrefix } from "../../r2-layout";
 import type { ContentBlock } from "../../core/types";
-
-async function upload(id: string, name: string, body: BodyInit, type: string, key?: string) {
-  return api("POST", `/v1/conversations/${id}/attachments?name=${encodeURIComponent(name)}`, body, {
-    key,
-    raw: true,
-    headers: { "content-type": type },
-  });
-}
 
 async function makePdf(pages: number): Promise<Uint8Array> {
   const doc = await PDFDocument.create();
@@ -28,11 +21,6 @@ async function makePdf(pages: number): Promise<Uint8Array> {
   doc.setTitle("The Kumquat Book");
   return doc.save();
 }
-
-const toolText = (r: { text: string }, i = 0) => {
-  const c = ofType(turnMessages(r)[2].content[i], "tool_result").content;
-  return typeof c === "string" ? c : c.map((b) => (b.type === "text" ? b.text : `[${b.type}]`)).join("\n");
-};
 
 describe("attachments", () => {
   it("turn a text upload into a note with its line count, and file_read reads a range near the end", async () => {

@@ -18,8 +18,14 @@ export interface Sample {
 export interface ProbeContext {
   type: string;
   head: Uint8Array;
-  /** The file's line index, built on first call by streaming the file once. */
-  lineIndex: () => Promise<LineIndex>;
+  /** The file as text: its line index, built on first call by streaming the file once. */
+  text: () => Promise<TextView>;
+}
+
+/** A text file as the line readers see it: its line index, and a reader over its text as UTF-8. */
+export interface TextView {
+  index: LineIndex;
+  reader: RangeReader;
 }
 
 /** Facts a format establishes for the note; each format fills the fields that concern it. */
@@ -32,6 +38,8 @@ export interface FormatFacts {
   /** How the page count was found: the file's own index, or pdf.js (recovered or decrypted). */
   pageCountSource?: "xref" | "pdfjs";
   lines?: number;
+  /** A text file's encoding when it is not UTF-8 (read through a UTF-8 copy). */
+  encoding?: string;
   width?: number;
   height?: number;
   format?: string;

@@ -7,7 +7,8 @@ import { attachmentNote, TOOLS_FOR, type AttachmentFacts } from "../../../servic
 import { isId, sortableId } from "../../../core/ids";
 import { attachmentBlobKey } from "../../../r2-layout";
 import { purgeAttachment } from "../../../services/attachments/delete";
-import { inspectAttachment, lineIndexFor } from "../../../services/attachments/inspect";
+import { inspectAttachment } from "../../../services/attachments/inspect";
+import { textViewFor } from "../../../services/attachments/text-view";
 import { r2RangeReader } from "../../../services/attachments/r2-range-reader";
 import {
   getAttachmentRow,
@@ -100,7 +101,7 @@ export async function finish(
   const { type, facts } = await inspectAttachment(reader, {
     name: row.name,
     declaredType: row.type,
-    lineIndex: () => lineIndexFor(env.BUCKET, { tenantId: row.tenantId, attachmentId: row.id, blobKey: row.r2Key }),
+    text: () => textViewFor(env.BUCKET, { tenantId: row.tenantId, attachmentId: row.id, blobKey: row.r2Key }),
   });
   const ready: AttachmentRow = {
     ...row,

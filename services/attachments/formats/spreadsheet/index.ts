@@ -24,8 +24,8 @@ export const delimiterOf = (type: string) => (type === TSV_TYPE ? "\t" : ",");
 export const delimitedFormat = {
   kind: "spreadsheet",
   detect: (s) => s.type === "text/csv" || s.type === TSV_TYPE,
-  async probe(reader, { type, lineIndex }) {
-    const index = await lineIndex();
+  async probe(_reader, { type, text }) {
+    const { index, reader } = await text();
     const info = await delimitedInfo(reader, index, delimiterOf(type));
     return { facts: { columns: info.columns, rows: info.rows, lines: index.lines } };
   },

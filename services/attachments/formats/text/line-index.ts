@@ -4,6 +4,7 @@
 // keep as JSON next to the file.
 import { concatBytes } from "../shared/bytes";
 import type { RangeReader } from "../shared/range-reader";
+import { type TextEncoding, utf16Of } from "./encoding";
 
 export interface LineIndex {
   /** Lines in the file; a final line without a newline counts, a trailing newline adds none. */
@@ -12,6 +13,11 @@ export interface LineIndex {
   every: number;
   /** offsets[k] is the byte offset where line 1 + k*every starts. */
   offsets: number[];
+  /**
+   * The file's own encoding when it is not UTF-8: lines, bytes and offsets are then those of its
+   * UTF-8 copy (r2-layout attachmentTextKey), which the line readers read instead of the blob.
+   */
+  encoding?: Exclude<TextEncoding, "utf-8">;
 }
 
 const NL = 0x0a;
@@ -207,10 +213,11 @@ export function utf8SafeEnd(b: Uint8Array): number {
 }
 
 /**
- * Whether a file's first bytes look like text: no NUL in the first 8 KB and (nearly) valid UTF-8.
+ * Whether a file's first bytes look like text: UTF-16, or no NUL in the first 8 KB and (nearly) valid UTF-8.
  * A few stray bytes are tolerated so Latin-1 prose with the odd accented letter still counts.
  */
 export function isProbablyText(head: Uint8Array): boolean {
+  if (utf16Of(head)) return true;
   const b = head.subarray(0, 8192);
   if (b.indexOf(0) !== -1) return false;
   let bad = 0;

@@ -26,6 +26,12 @@ export class ConversationRecord {
   private current: ConversationHead | undefined;
   private loading: Promise<ConversationHead | null> | null = null;
   private headWrites: Promise<unknown> = Promise.resolve();
+  /**
+   * A batch write failed after retries: its bytes may have landed all the same (an answer lost,
+   * then an outage). The next append adopts from R2 before it numbers anything, so a landed batch
+   * is taken into the index instead of its seqs being handed out again.
+   */
+  private unsure = false;
 
   constructor(
     private readonly scope: ObjectScope,
@@ -232,12 +238,22 @@ export class ConversationRecord {
     const { ctx, deletion, store } = this.scope;
     if (deletion.deleted) throw new ConversationGone();
     const head = this.current!;
+    if (this.unsure) {
+      await this.adoptBatchesFromR2(head);
+      this.unsure = false;
+    }
     const first = store.lastSeq() + 1;
     const createdAt = new Date().toISOString();
     const stored: StoredMessage[] = messages.map((m, i) =>
       storedMessage(m, { id: sortableId("msg"), seq: first + i, createdAt }),
     );
-    const key = await deletion.guard(() => writeBatch(this.scope.env.BUCKET, head, stored));
+    let key: string;
+    try {
+      key = await deletion.guard(() => writeBatch(this.scope.env.BUCKET, head, stored));
+    } catch (err) {
+      this.unsure = true;
+      throw err;
+    }
     try {
       ctx.storage.transactionSync(() => store.insertMessages(stored, key, replayChars));
     } catch (err) {

@@ -10,7 +10,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { runFoldJob } from "../../workers/summarizer/fold";
 import { Ledger, reportInjections } from "./fault-ledger";
-import { api, createConversation, eventually, send, transcript, worker, inConversation } from "./helpers";
+import { api, createConversation, eventually, send, textOf, transcript, worker, inConversation } from "./helpers";
 import type { TurnEvent } from "../../core/events";
 import type { ConversationHead } from "../../services/record/conversation-head";
 import { ofType } from "../blocks";
@@ -265,6 +265,53 @@ describe("fault: R2 calls fail", () => {
       return u.total?.turns === 2 ? u : null;
     });
     expect(report.total.output_tokens).toBe(activation.json.usage!.output_tokens + r.json.usage!.output_tokens);
+  });
+
+  it("a batch that landed although its write failed (answer lost, then an outage) is adopted by the next write, never numbered again (8 injections)", async () => {
+    const id = await createConversation();
+    expect((await send(id, "one")).status).toBe(200); // seqs 1-2
+    const landedThenDown = (seq: number): Hook => {
+      const plan: Action[] = ["lost-answer", "throw", "throw", "throw"];
+      return (op, key) => (batchPut(seq)(op, key) ? plan.shift() : undefined);
+    };
+    // The reply (seq 4) lands, its answer is lost, and the retries meet an outage.
+    let c = await inject(id, { r2: landedThenDown(4) });
+    expect((await send(id, "two")).status).toBe(502);
+    expect(c.n).toBe(4);
+    // The store is back: the next turn is taken after the reply that landed.
+    expect((await send(id, "three")).status).toBe(200);
+    // Again on a prompt (seq 7); then an import of one exchange, whose batch would have another key.
+    c = await inject(id, { r2: landedThenDown(7) });
+    expect((await send(id, "four")).status).toBe(502);
+    expect(c.n).toBe(4);
+    const imported = await api("POST", `/v1/conversations/${id}/import`, {
+      messages: [
+        { role: "user", text: "imported question" },
+        { role: "assistant", text: "imported answer" },
+      ],
+    });
+    expect(imported.status).toBe(201);
+    const shape = (t: { seq: number; role: string }[]) => t.map((m) => `${m.seq}:${m.role}`);
+    const expected = [
+      "1:user",
+      "2:assistant",
+      "3:user",
+      "4:assistant",
+      "5:user",
+      "6:assistant",
+      "7:user",
+      "8:user",
+      "9:assistant",
+    ];
+    const seen = await transcript(id);
+    expect(shape(seen)).toEqual(expected);
+    expect(seen.map((m) => textOf(m))).toContain("four");
+    const exported = await api("GET", `/v1/conversations/${id}/export?format=json`);
+    expect(shape(exported.json.messages)).toEqual(expected);
+    // Rebuilt from R2 alone, the object holds the same record.
+    await runInDurableObject(stubOf(id), async (_i, state) => state.storage.deleteAll());
+    await evictDurableObject(stubOf(id));
+    expect(await transcript(id)).toEqual(seen);
   });
 
   it("rebuilds from R2 when the head read and the batch listing fail on the cold start (2 injections)", async () => {

@@ -14,6 +14,8 @@ import type {
 } from "../../services/record/conversation-head";
 import { withSuperseded } from "./regenerate";
 import { readBatchesAfter, readHead, writeBatch, writeHead } from "../../services/record/r2-record";
+import { conversationPrefix } from "../../r2-layout";
+import { deleteR2Prefix } from "../../services/purge";
 import { ConversationGone } from "./conversation-delete";
 import type { IndexOutbox } from "./index-outbox";
 import type { ObjectScope } from "./object-scope";
@@ -125,7 +127,8 @@ export class ConversationRecord {
 
   /**
    * Creates the head. `fill` (an import) writes the conversation's messages first: until the head
-   * is written, nothing of it is visible to any RPC, so a refused or failed fill leaves nothing.
+   * is written, nothing of it is visible to any RPC, so a refused or failed fill, or a failed head
+   * write after it, leaves nothing.
    */
   async create(
     ref: ConversationRef,
@@ -151,8 +154,20 @@ export class ConversationRecord {
       activeTools: [],
       projectId: init.projectId ?? null,
     };
-    if (fill) await fill(head);
-    await writeHead(this.scope.env.BUCKET, head);
+    if (fill) {
+      try {
+        await fill(head);
+        await writeHead(this.scope.env.BUCKET, head);
+      } catch (err) {
+        // No head is known to be written, so nothing is visible: what the fill wrote must not linger
+        // (nor a head whose answer was lost: the conversation prefix goes whole).
+        store.clearMessages();
+        await deleteR2Prefix(this.scope.env.BUCKET, conversationPrefix(ref.tenantId, ref.conversationId)).catch(
+          (cleanup) => console.error("import cleanup failed", cleanup),
+        );
+        throw err;
+      }
+    } else await writeHead(this.scope.env.BUCKET, head);
     store.putHead(head);
     this.current = head;
     if (fill) this.cache.forget();

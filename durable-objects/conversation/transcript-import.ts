@@ -6,8 +6,6 @@ import { sortableId } from "../../core/ids";
 import { SupersededRanges } from "../../core/transcript/superseded";
 import type { ConversationView } from "../../services/record/conversation-head";
 import type { ConversationRef } from "../../services/record/conversation-head";
-import { messageBatchPrefix } from "../../r2-layout";
-import { deleteR2Prefix } from "../../services/purge";
 import { readStagedChunk, type StagedImport } from "../../services/transfer/import-staging";
 import type { FoldCoordinator } from "./fold-coordinator";
 import type { IndexOutbox } from "./index-outbox";
@@ -24,33 +22,26 @@ export async function commitImport(
   const view = await record.create(ref, init, async (head) => {
     let seq = 1;
     const superseded = new SupersededRanges();
-    try {
-      for (let n = 0; n < staged.chunks; n++) {
-        const messages = await readStagedChunk(scope.env.BUCKET, {
-          tenantId: ref.tenantId,
-          importId: staged.importId,
-          chunk: n,
-        });
-        const stored = messages.map((m, i) =>
-          storedMessage(m, { id: sortableId("msg"), seq: seq + i, createdAt: m.createdAt ?? importedAt }),
-        );
-        messages.forEach((m, i) => superseded.add(m, stored[i]));
-        await writeImportedBatch(scope, head, stored);
-        seq += stored.length;
-      }
-      // The exchanges a regenerate replaced stay replaced: out of every request, as in the export.
-      // Sealed blocks it carries (thinking, server tool results, citations) were issued to whoever
-      // ran it, or forged: they never go back to the model (core/replay-rules.ts).
-      if (seq > 1) head.importedThroughMessage = seq - 1;
-      const ranges = superseded.ranges();
-      if (ranges.length) head.superseded = ranges;
-      for (const r of ranges) scope.store.zeroChars(r.fromSeq, r.toSeq);
-    } catch (err) {
-      // No head was written, so nothing is visible; the batches written so far must not linger.
-      scope.store.clearMessages();
-      await deleteR2Prefix(scope.env.BUCKET, messageBatchPrefix(ref.tenantId, ref.conversationId));
-      throw err;
+    for (let n = 0; n < staged.chunks; n++) {
+      const messages = await readStagedChunk(scope.env.BUCKET, {
+        tenantId: ref.tenantId,
+        importId: staged.importId,
+        chunk: n,
+      });
+      const stored = messages.map((m, i) =>
+        storedMessage(m, { id: sortableId("msg"), seq: seq + i, createdAt: m.createdAt ?? importedAt }),
+      );
+      messages.forEach((m, i) => superseded.add(m, stored[i]));
+      await writeImportedBatch(scope, head, stored);
+      seq += stored.length;
     }
+    // The exchanges a regenerate replaced stay replaced: out of every request, as in the export.
+    // Sealed blocks it carries (thinking, server tool results, citations) were issued to whoever
+    // ran it, or forged: they never go back to the model (core/replay-rules.ts).
+    if (seq > 1) head.importedThroughMessage = seq - 1;
+    const ranges = superseded.ranges();
+    if (ranges.length) head.superseded = ranges;
+    for (const r of ranges) scope.store.zeroChars(r.fromSeq, r.toSeq);
   });
   scope.store.touchActivity(importedAt);
   outbox.remind();

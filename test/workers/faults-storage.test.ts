@@ -307,7 +307,7 @@ describe("fault: R2 calls fail", () => {
     expect(shape(seen)).toEqual(expected);
     expect(seen.map((m) => textOf(m))).toContain("four");
     const exported = await api("GET", `/v1/conversations/${id}/export?format=json`);
-    expect(shape(exported.json.messages)).toEqual(expected);
+    expect(shape(exported.json.messages as { seq: number; role: string }[])).toEqual(expected);
     // Rebuilt from R2 alone, the object holds the same record.
     await runInDurableObject(stubOf(id), async (_i, state) => state.storage.deleteAll());
     await evictDurableObject(stubOf(id));

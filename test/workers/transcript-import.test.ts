@@ -250,6 +250,48 @@ describe("transcript import", () => {
     expect(rows).toBe(0);
   });
 
+  it("leaves nothing behind when the head write after the batches fails (its answer lost every time)", async () => {
+    const tenantId = "t-head-fails";
+    const body = new Blob([JSON.stringify({ messages: transcriptOf(2) })]).stream();
+    const staged = await stageTranscript(env.BUCKET, { tenantId, body, format: "json" });
+    const id = "conv_01J00000000000000000000001";
+    const stub = env.CONVERSATION.get(env.CONVERSATION.idFromName(id));
+    const ref = { tenantId, conversationId: id };
+    const settings = (
+      await api("GET", `/v1/conversations/${(await importJson({ messages: transcriptOf(1) })).json.id}`)
+    ).json.settings as Partial<Settings> as Settings;
+    // Every put of the head lands, and its answer is lost: the import cannot know it was written.
+    const bucket = new Proxy(env.BUCKET, {
+      get(target, prop) {
+        const value = Reflect.get(target, prop);
+        if (prop !== "put") return typeof value === "function" ? value.bind(target) : value;
+        return async (key: string, ...rest: unknown[]) => {
+          const out = await (value as (...a: unknown[]) => Promise<unknown>).call(target, key, ...rest);
+          if (key.endsWith("/head.json")) throw new Error("injected: answer lost");
+          return out;
+        };
+      },
+    });
+    const outcome = await inConversation(stub, async (instance) => {
+      Object.defineProperty(instance, "env", {
+        value: Object.create(env, { BUCKET: { value: bucket } }),
+        configurable: true,
+      });
+      return instance.importTranscript(ref, { title: "x", settings }, staged).then(
+        () => "committed",
+        (e: Error) => e.message,
+      );
+    });
+    expect(outcome).toMatch(/answer lost/);
+    expect(await stub.getMeta(ref)).toBeNull();
+    expect((await env.BUCKET.list({ prefix: `tenants/${tenantId}/conversations/` })).objects).toEqual([]);
+    const rows = await inConversation(
+      stub,
+      async (_i, st) => st.storage.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM messages").one().n,
+    );
+    expect(rows).toBe(0);
+  });
+
   it("imports 5,000 messages in seconds, as several R2 batches", async () => {
     const key = await newTenant();
     const tenantId = await tenantOf(key);

@@ -304,10 +304,11 @@ export class ConversationDO extends DurableObject<Env> {
     return this.order.inOrder(async (): Promise<NoteAnswer> => {
       // Between a paused step's tool_use and its results nothing may be saved: the note follows them.
       if (await this.paused.deferNote(note)) return (await this.record.activateTools(tools), { kind: "deferred" });
+      // Tools first: a head write that fails after the note was saved would purge a file its note names.
+      await this.record.activateTools(tools);
       const [message] = await this.record.append([{ role: "user", content: [{ type: "text", text: note }] }]);
       await this.sockets.closeRevoked();
       this.sockets.broadcast({ type: "message", turnId: "attachment", message });
-      await this.record.activateTools(tools);
       this.ctx.waitUntil(this.outbox.pending());
       return { kind: "saved", message };
     });

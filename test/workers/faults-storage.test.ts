@@ -208,6 +208,23 @@ describe("fault: R2 calls fail", () => {
     reportInjections("R2 failure before the model loop", 8, "4 head writes over SSE, 4 as JSON");
   });
 
+  it("an upload whose tools cannot be activated (head writes fail) keeps neither the file nor its note (4 injections)", async () => {
+    const ledger = new Ledger(await createConversation());
+    await ledger.turn("before the upload");
+    const c = await inject(ledger.id, { r2: first(4, (op, key) => op === "put" && key.endsWith("head.json")) });
+    const up = await api("POST", `/v1/conversations/${ledger.id}/attachments?name=notes.txt`, "line one\nline two\n", {
+      raw: true,
+      headers: { "content-type": "text/plain" },
+    });
+    expect(c.n).toBe(4);
+    expect(up.status).toBeGreaterThanOrEqual(500);
+    expect((await api("GET", `/v1/conversations/${ledger.id}/attachments`)).json.data).toEqual([]);
+    // No note names a file that is gone: the transcript is the turn before.
+    expect(JSON.stringify(await transcript(ledger.id))).not.toContain("<attachment");
+    await ledger.survives();
+    reportInjections("R2 failure activating an upload's tools", c.n);
+  });
+
   it("meters the tokens of a turn whose reply could not be saved (4 injections)", async () => {
     const id = await createConversation();
     // The reply (seq 2) fails longer than the retries: the model answered, so its tokens were billed.

@@ -1,5 +1,5 @@
-// Everything a conversation owns outside its Durable Object, removed: its attachments (bytes,
-// pages, rows), its prompt snapshots, its cortex rows (messages, attachment pages, episodes), its
+// Everything a conversation owns outside its Durable Object, removed: its cortex rows (messages,
+// attachment pages, episodes), its attachments (bytes, pages, rows), its prompt snapshots, its
 // episodes, websocket tickets and listing row, and last its record in R2 (head and batches).
 // Every step is idempotent, so the DO's tombstone can run it again after a crash.
 import { and, eq } from "drizzle-orm";
@@ -13,9 +13,11 @@ import { deleteR2Prefix } from "./purge";
 import { forgetMemoryMap } from "./memory/memory-map";
 
 export async function purgeConversation(env: Env, tenantId: string, conversationId: string): Promise<void> {
+  // The cortex rows first: search is the one route that reads them without the object, and a
+  // delete in progress answers as if the conversation never existed.
+  await (await cortexFor(env, tenantId)).purgeConversation(tenantId, conversationId);
   await purgeAttachmentsOf(env, tenantId, { conversationId });
   await deleteR2Prefix(env.BUCKET, promptSnapshotPrefix(tenantId, conversationId));
-  await (await cortexFor(env, tenantId)).purgeConversation(tenantId, conversationId);
   const db = drizzle(env.DB);
   await env.DB.batch([
     d1Statement(

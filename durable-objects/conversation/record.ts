@@ -113,6 +113,7 @@ export class ConversationRecord {
   private async adoptBatchesFromR2(head: ConversationHead): Promise<void> {
     const { ctx, store } = this.scope;
     const last = store.lastSeq();
+    let adopted = false;
     for await (const batch of readBatchesAfter(this.scope.env.BUCKET, {
       tenantId: head.tenantId,
       conversationId: head.id,
@@ -121,8 +122,11 @@ export class ConversationRecord {
       const fresh = batch.messages.filter((m) => m.seq > store.lastSeq());
       if (!fresh.length) continue;
       ctx.storage.transactionSync(() => store.insertMessages(fresh, batch.key, replayChars));
+      adopted = true;
     }
     this.cache.forget();
+    // Adopted messages are indexed as appended ones are: the writer that stored them died first.
+    if (adopted) this.outbox.remind();
   }
 
   /**

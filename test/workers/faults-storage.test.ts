@@ -331,6 +331,24 @@ describe("fault: R2 calls fail", () => {
     expect(await transcript(id)).toEqual(seen);
   });
 
+  it("a prompt adopted from R2 after the object died mid-write is indexed by the alarm the adoption sets (1 injection)", async () => {
+    const id = await createConversation();
+    expect((await send(id, "first turn words")).status).toBe(200);
+    const n = (await transcript(id)).length;
+    await runDurableObjectAlarm(stubOf(id)); // the first turn's indexing is done: no alarm is left
+    // The prompt's batch lands and its answer never comes; the object dies while it waits.
+    const c = await inject(id, { r2: first(1, batchPut(n + 1), "hang-after") });
+    const turn = send(id, "zebraquokka crashed prompt");
+    await eventually(async () => c.n === 1 || null);
+    await runInDurableObject(stubOf(id), (_i, state) => state.abort("injected crash")).catch(() => {});
+    await turn.catch(() => {});
+    expect((await transcript(id)).some((m) => textOf(m).includes("zebraquokka"))).toBe(true);
+    expect(await runDurableObjectAlarm(stubOf(id))).toBe(true);
+    await eventually(async () =>
+      (await api("GET", `/v1/search?q=zebraquokka&conversation=${id}`)).json.data.length === 1 ? true : null,
+    );
+  });
+
   it("rebuilds from R2 when the head read and the batch listing fail on the cold start (2 injections)", async () => {
     const ledger = new Ledger(await createConversation());
     await ledger.turn("one");

@@ -171,10 +171,11 @@ async function forgetIfDeleted(
   docIds: string[],
 ): Promise<void> {
   const { results } = await db
+    // One bound parameter for the list: D1 takes at most 100, and a batch holds 100 ids.
     .prepare(
-      `SELECT doc_id AS docId FROM cortex_docs WHERE tenant_id = ? AND doc_id IN (${docIds.map(() => "?").join(", ")})`,
+      `SELECT doc_id AS docId FROM cortex_docs WHERE tenant_id = ? AND doc_id IN (SELECT value FROM json_each(?))`,
     )
-    .bind(tenantId, ...docIds)
+    .bind(tenantId, JSON.stringify(docIds))
     .all<{ docId: string }>();
   const alive = new Set(results.map((r) => r.docId));
   const gone = docIds.filter((d) => !alive.has(d));

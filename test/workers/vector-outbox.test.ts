@@ -315,6 +315,24 @@ describe("a catch-up's claims", () => {
     });
   });
 
+  it("a whole batch of 100 deleted while embedded leaves no vector (one bound list, under D1's 100 parameters)", async () => {
+    await inShard(async (db) => {
+      const t = `ten_claims${Date.now()}${n++}`;
+      await upsertDocs(
+        db,
+        Array.from({ length: 100 }, (_, i) => note(t, `${t}-k${i}`, `kite note ${i}`)),
+      );
+      const slow = heldAi();
+      const vectorize = fakeVectorize();
+      const first = catchUpWith(db, t, { ai: slow.binding, vectorize });
+      await slow.inside;
+      await db.prepare(`DELETE FROM cortex_docs WHERE tenant_id = ?`).bind(t).run();
+      slow.release();
+      await first;
+      expect(vectorize.vectors.size).toBe(0);
+    });
+  });
+
   it("a failed embedding gives its claims back at once; a claim left by a catch-up that died is taken after it expires", async () => {
     await inShard(async (db) => {
       const t = `ten_claims${Date.now()}${n++}`;

@@ -296,15 +296,14 @@ export class ConversationDO extends DurableObject<Env> {
   }
 
   /**
-   * An attachment's reference note joins the conversation as a user message, in order with the
-   * turns, and the tools that read its kind are activated (a lifecycle event, not a keyword).
+   * An attachment's note joins the conversation as a user message, in order with the turns, after
+   * the tools that read its kind are activated (a failed head write must not leave a note of a purged file).
    */
   async addAttachmentNote(ref: ConversationRef, note: string, tools: readonly string[]): Promise<NoteAnswer> {
     if (!(await this.record.load(ref))) return { kind: "missing" };
     return this.order.inOrder(async (): Promise<NoteAnswer> => {
       // Between a paused step's tool_use and its results nothing may be saved: the note follows them.
       if (await this.paused.deferNote(note)) return (await this.record.activateTools(tools), { kind: "deferred" });
-      // Tools first: a head write that fails after the note was saved would purge a file its note names.
       await this.record.activateTools(tools);
       const [message] = await this.record.append([{ role: "user", content: [{ type: "text", text: note }] }]);
       await this.sockets.closeRevoked();

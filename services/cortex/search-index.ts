@@ -3,7 +3,7 @@
 // (CORTEX_SHARD_n, services/cortex/shard.ts), or a session on it; callers reach a tenant's shard
 // with cortexFor (services/cortex/routing.ts). Indexing is idempotent (doc_id upserts), so a retried or
 // repeated run changes nothing. Every query is scoped to one tenant.
-import { renderMessageText } from "../../core/render";
+import { isToolResultCarrier, renderMessageText } from "../../core/render";
 import { assistantWeight } from "../../core/speaker-weight";
 import { contentTerms } from "../../core/stopwords";
 import {
@@ -153,6 +153,17 @@ export async function deleteDocs(
     .run();
 }
 
+/**
+ * A message's document. The user message that carries tool results holds no word of the person's
+ * (a memory_search result echoes the query and its hits, a conversation_read the original): it is
+ * stored as role `tool`, ranked with the assistant's discount, and its hits still say `user`, the
+ * role its message has in the transcript.
+ */
+/** The stored role of a tool-result carrier's document (messageDoc). */
+export const TOOL_ROLE = "tool";
+/** A document's role as a hit states it: the transcript's role (a tool-result carrier is a user message). */
+const HIT_ROLE = `CASE d.role WHEN '${TOOL_ROLE}' THEN 'user' ELSE d.role END`;
+
 export function messageDoc(tenantId: string, conversationId: string, m: StoredMessage): CortexDoc {
   return {
     tenantId,
@@ -160,7 +171,7 @@ export function messageDoc(tenantId: string, conversationId: string, m: StoredMe
     refId: m.id,
     conversationId,
     seq: m.seq,
-    role: m.role,
+    role: isToolResultCarrier(m) ? TOOL_ROLE : m.role,
     createdAt: m.createdAt,
     body: renderMessageText(m),
   };
@@ -406,8 +417,8 @@ function rankingStatement(run: RankingRun, chunks: number): { sql: string; param
     ),
     scored AS (
       SELECT h.rowid AS chunk, d.doc_id AS docId, d.kind AS kind, d.ref_id AS id, d.conversation_id AS conversationId,
-             d.seq AS seq, d.role AS role, d.created_at AS createdAt,
-             SUM(h.s) * (CASE WHEN d.kind = 'message' AND d.role = 'assistant' THEN ${p(assistant)} ELSE 1 END) AS score
+             d.seq AS seq, ${HIT_ROLE} AS role, d.created_at AS createdAt,
+             SUM(h.s) * (CASE WHEN d.kind = 'message' AND d.role IN ('assistant', '${TOOL_ROLE}') THEN ${p(assistant)} ELSE 1 END) AS score
       FROM h JOIN cortex_docs d ON d.rowid = h.rowid
       WHERE d.tenant_id = ${tenant} ${filters.join(" ")}
       GROUP BY h.rowid

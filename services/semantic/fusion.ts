@@ -3,7 +3,13 @@
 // search's filters (conversation, kinds, ref prefix) and whose words are sought applied to both.
 import { reciprocalRankFusion, RRF_K } from "../../core/rrf";
 import { assistantWeight } from "../../core/speaker-weight";
-import type { CortexFusion, SearchHit, SearchOptions, ShardDatabase } from "../cortex/search-index";
+import {
+  type CortexFusion,
+  type SearchHit,
+  type SearchOptions,
+  type ShardDatabase,
+  TOOL_ROLE,
+} from "../cortex/search-index";
 import { catchUp } from "./catch-up";
 import type { SemanticPath } from "./types";
 
@@ -98,18 +104,20 @@ async function semanticHits({ db, path, tenantId, q, opts, count }: VectorSearch
     const ids = matches.slice(i, i + IDS_PER_LOOKUP).map((m) => m.id);
     const { results } = await db
       .prepare(
-        `SELECT e.vec_id AS vecId, d.kind AS kind, d.ref_id AS id, d.conversation_id AS conversationId, d.seq AS seq, d.role AS role,
+        `SELECT e.vec_id AS vecId, d.kind AS kind, d.ref_id AS id, d.conversation_id AS conversationId, d.seq AS seq, d.role AS storedRole,
                 d.created_at AS createdAt, substr(d.body, 1, ${SNIPPET_CHARS}) AS snippet
          FROM cortex_embedded e JOIN cortex_docs d ON d.doc_id = e.doc_id
          WHERE e.tenant_id = ? AND d.tenant_id = ? AND e.vec_id IN (${ids.map(() => "?").join(", ")}) ${filters.join(" ")}`,
       )
       .bind(tenantId, tenantId, ...ids, ...params)
-      .all<Omit<SearchHit, "messageId" | "score"> & { vecId: string }>();
-    for (const { vecId, ...r } of results) {
-      const score = (scoreOf.get(vecId) ?? 0) * (r.kind === "message" && r.role === "assistant" ? weight : 1);
+      .all<Omit<SearchHit, "messageId" | "score" | "role"> & { vecId: string; storedRole: string | null }>();
+    for (const { vecId, storedRole, ...r } of results) {
+      const discounted = r.kind === "message" && (storedRole === "assistant" || storedRole === TOOL_ROLE);
+      const score = (scoreOf.get(vecId) ?? 0) * (discounted ? weight : 1);
       const key = `${r.kind}:${r.id}`;
+      const role = storedRole === TOOL_ROLE ? "user" : storedRole;
       if ((best.get(key)?.score ?? -Infinity) < score)
-        best.set(key, { ...r, messageId: r.kind === "message" ? r.id : null, score });
+        best.set(key, { ...r, role, messageId: r.kind === "message" ? r.id : null, score });
     }
   }
   return [...best.values()].sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : 1)).slice(0, count);

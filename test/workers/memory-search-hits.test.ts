@@ -5,7 +5,7 @@ import { PDFDocument, StandardFonts } from "pdf-lib";
 import { describe, expect, it } from "vitest";
 import { recordEpisode } from "../../services/memory/notes";
 import { runExtractJob } from "../../workers/summarizer/extract";
-import { api, createConversation, newTenant, send, turnMessages } from "./helpers";
+import { api, createConversation, eventually, newTenant, send, turnMessages } from "./helpers";
 import { ofType, resultText } from "../blocks";
 import type { ToolResultBlock } from "../../core/types";
 
@@ -105,5 +105,24 @@ describe("memory_search hits", () => {
     const [user2, assistant2] = await order('{"query":"quokka budget","said":"assistant"}');
     expect(assistant2).toBeGreaterThan(-1);
     expect(assistant2).toBeLessThan(user2 === -1 ? Infinity : user2);
+  });
+
+  it("the model's own search results, carried back as tool results, do not outrank the person's words", async () => {
+    const key = await newTenant();
+    const a = await createConversation(undefined, key);
+    await send(a, "My commute to the office takes 45 minutes by bicycle along the canal.", key);
+    const b = await createConversation(undefined, key);
+    // The escapes keep the person's own @tool line in b from holding the words.
+    const call = '@tool memory_search {"query":"\\u0063ommute \\u0062icycle \\u0063anal"}';
+    for (let i = 0; i < 4; i++) expect(String(toolResult(await send(b, call, key)).content)).toContain("commute");
+    const hits = async () =>
+      (await api("GET", "/v1/search?q=commute%20bicycle%20canal&limit=20", undefined, { key })).json.data;
+    // Every carrier is indexed (found, under the role its message has in the transcript), and the original ranks first.
+    const found = await eventually(async () => {
+      const page = await hits();
+      return page.filter((h) => h.conversationId === b && h.role === "user").length === 4 ? page : null;
+    });
+    expect(found[0].conversationId).toBe(a);
+    expect(found.every((h) => h.role === "user" || h.role === "assistant")).toBe(true);
   });
 });

@@ -238,7 +238,8 @@ export const MODELS: readonly ModelEntry[] = [
     status: "active",
     contextWindow: 1_000_000,
     maxOutput: 128_000,
-    thinking: ALWAYS_ON,
+    // The prefix check applies to every account on Fable 5.2 and Mythos 5.2 alike (whats-new-fable-5-2).
+    thinking: { ...ALWAYS_ON, prefixBound: true },
     effort: ALL_EFFORT,
     prefill: false,
     sampling: false,
@@ -247,7 +248,7 @@ export const MODELS: readonly ModelEntry[] = [
     minCacheTokens: 512,
     prices: price(8, 40, 0.2),
     serverTools: WEB_TOOLS,
-    sources: [PRICING, SDK_MODELS],
+    sources: [`${DOCS}/models/fable-5-2/whats-new-fable-5-2`, PRICING, SDK_MODELS],
   }),
   entry({
     id: "claude-fable-5-1",

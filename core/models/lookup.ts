@@ -91,7 +91,7 @@ export const CONSERVATIVE = { contextWindow: 200_000, maxOutput: 8_192, tokenize
  * The entry for a model the catalog does not list, from the Models API's answer: its window and
  * max output as stated (conservative figures where it states none), the thinking types and effort
  * levels it says it accepts, and nothing the API could refuse (no prefill, no sampling parameters,
- * no forced tool choice); the largest tokenizer ratio known; not priced.
+ * no forced tool choice, thinking off only up to effort high); the largest tokenizer ratio known; not priced.
  */
 export function entryFromModelInfo(info: ModelInfoLike, readOn: string = utcDay()): ModelEntry {
   const types = info.capabilities?.thinking?.types ?? {};
@@ -115,6 +115,9 @@ export function entryFromModelInfo(info: ModelInfoLike, readOn: string = utcDay(
       display: "omitted",
       progressInThinking: true,
       prefixBound: true,
+      // Thinking off at xhigh or max is a 400 on Opus 5 and later, and the Models API does not say
+      // which levels a model allows with it off: a model that can turn it off is held to high.
+      ...(accepts.includes("disabled") || accepts.includes("between_tools") ? { offUpToEffort: "high" as const } : {}),
     },
     effort: levels.length ? { levels, default: levels.includes("high") ? "high" : levels[levels.length - 1] } : null,
     prefill: false,

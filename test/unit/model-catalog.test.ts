@@ -5,6 +5,7 @@ import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { DEFAULT_MODEL, MODELS, RETIRED_MODELS } from "../../core/models/catalog";
 import { charsPerTokenFor, entryFromModelInfo, findModel } from "../../core/models/lookup";
+import { crossCheckSettings, defaultSettings } from "../../core/settings";
 
 /** The ids of the SDK's `Model` union (resources/messages/messages.d.ts). */
 function sdkModelIds(): string[] {
@@ -90,5 +91,32 @@ describe("the model catalog", () => {
     });
     expect(entry.thinking.accepts).toEqual(["adaptive"]);
     expect(entry.effort).toEqual({ levels: ["low", "high"], default: "high" });
+  });
+
+  it("a Models-API-only model that can turn thinking off is held to effort high with it off", () => {
+    const entry = entryFromModelInfo({
+      id: "claude-opus-6",
+      lifecycle: "active",
+      max_input_tokens: 1_000_000,
+      max_tokens: 128_000,
+      capabilities: {
+        thinking: {
+          supported: true,
+          types: { adaptive: { supported: true }, disabled: { supported: true }, enabled: { supported: false } },
+        },
+        effort: {
+          supported: true,
+          low: { supported: true },
+          medium: { supported: true },
+          high: { supported: true },
+          xhigh: { supported: true },
+          max: { supported: true },
+        },
+      },
+    });
+    expect(entry.thinking.offUpToEffort).toBe("high");
+    const off = { ...defaultSettings(entry), thinking: "disabled" as const };
+    expect(crossCheckSettings({ ...off, effort: "max" }, entry)).toMatch(/effort/);
+    expect(crossCheckSettings({ ...off, effort: "high" }, entry)).toBeNull();
   });
 });

@@ -6,6 +6,7 @@ import { and, eq, ne } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
 import { projects, tenants } from "../db/schema";
 import type { ModelEntry } from "../core/models/catalog";
+import { findModel } from "../core/models/lookup";
 import type { ModelEnv } from "../core/model-provider";
 import {
   defaultSettings,
@@ -97,7 +98,7 @@ export async function projectRefusedUnder(
 /**
  * A new conversation's settings: the model's defaults, the inherited settings (the tenant's, then
  * its project's) over them, and the request's over those. What is inherited never refuses a
- * conversation: a retired inherited model moves to its replacement, and when the request names
+ * conversation: a retired inherited model (or fallback model) moves to its replacement, and when the request names
  * another model the inherited model-dependent settings follow it (as a settings change would).
  * The request's own keys are checked strictly: a retired model it names is a 400.
  */
@@ -107,6 +108,9 @@ export async function settingsForNewConversation(
   request: SettingsPatch = {},
 ): Promise<{ ok: true; settings: Settings; entry: ModelEntry } | { ok: false; message: string }> {
   let from = await defaultModelEntry(env);
+  // An inherited fallback model that has since retired moves to its replacement, as the model does.
+  const fallback = inherited.refusalFallbackModel ? findModel(inherited.refusalFallbackModel) : null;
+  if (fallback?.kind === "retired") inherited = { ...inherited, refusalFallbackModel: fallback.replacement.id };
   if (inherited.model) {
     const resolved = await resolveTurnModel(env, inherited.model);
     if (resolved.ok) from = resolved.entry;
@@ -121,6 +125,9 @@ export async function settingsForNewConversation(
     entry = named.entry;
     settings = settingsAfterModelChange(base, { patch: request, from, to: entry });
   }
+  // ...and one that has become the model itself (the two moved to one replacement) is dropped.
+  if (request.refusalFallbackModel === undefined && settings.refusalFallbackModel === settings.model)
+    settings = { ...settings, refusalFallbackModel: null };
   const checked = await checkSettings(env, settings);
   return checked.ok ? { ok: true, settings, entry: checked.entry } : checked;
 }

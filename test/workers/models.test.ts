@@ -393,6 +393,37 @@ describe("settings a tenant and a project give new conversations", () => {
     ).toBe(400);
   });
 
+  it("an inherited fallback model that retired moves to its replacement (or goes, when that is the model): conversations, channels and GET /v1/settings take it", async () => {
+    const { key, tenantId } = await newTenantWithId();
+    const inherit = (settings: object) =>
+      env.DB.prepare("UPDATE tenants SET settings = ? WHERE id = ?").bind(JSON.stringify(settings), tenantId).run();
+    // Saved before Claude Sonnet 4.5 retired (PUT refuses it now).
+    await inherit({ model: "claude-opus-5-5", refusalFallbackModel: "claude-sonnet-4-5" });
+    const made = await api("POST", "/v1/conversations", {}, { key });
+    expect(made.status, made.text).toBe(201);
+    expect(made.json.settings).toMatchObject({ model: "claude-opus-5-5", refusalFallbackModel: "claude-sonnet-5-5" });
+    const shown = await api("GET", "/v1/settings", undefined, { key });
+    expect(shown.status).toBe(200);
+    expect(shown.json.effective).toMatchObject({ refusalFallbackModel: "claude-sonnet-5-5" });
+    const posted = await api("POST", "/v1/channels/inbox/messages", { content: "hello" }, { key });
+    expect(posted.status, posted.text).toBe(200);
+    // Its replacement is the model itself: no fallback, rather than a refusal.
+    await inherit({ model: "claude-sonnet-5-5", refusalFallbackModel: "claude-sonnet-4-5" });
+    const same = await api("POST", "/v1/conversations", {}, { key });
+    expect(same.status, same.text).toBe(201);
+    expect(same.json.settings).toMatchObject({ model: "claude-sonnet-5-5", refusalFallbackModel: null });
+    // A stored setting no model check can pass: a channel's message is refused as a conversation is, naming it.
+    await inherit({ refusalFallbackModel: "claude-no-such-model-9" });
+    const conversation = await api("POST", "/v1/conversations", {}, { key });
+    const channel = await api("POST", "/v1/channels/another/messages", { content: "hello" }, { key });
+    expect(conversation.status).toBeGreaterThanOrEqual(400);
+    expect(conversation.status).toBeLessThan(500);
+    expect({ status: channel.status, message: channel.json.error?.message }).toEqual({
+      status: conversation.status,
+      message: conversation.json.error?.message,
+    });
+  });
+
   it("refuse tenant settings under which a project could start no conversation, naming the project; nothing written", async () => {
     const { key } = await newTenantWithId();
     expect((await api("PUT", "/v1/settings", { settings: { compactTriggerRatio: 0.9 } }, { key })).status).toBe(200);

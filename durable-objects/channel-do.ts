@@ -26,6 +26,9 @@ export interface ChannelView extends Omit<ChannelState, "tenantId" | "lastActivi
 
 export const channelObjectName = (tenantId: string, name: string) => `${tenantId}/${name}`;
 
+/** Where a channel's next message goes, or why no conversation could be started there. */
+export type ChannelPlace = { conversationId: string; rotatedFrom: string | null } | { refused: string };
+
 export class ChannelDO extends DurableObject<Env> {
   private chain: Promise<unknown> = Promise.resolve();
 
@@ -66,14 +69,14 @@ export class ChannelDO extends DurableObject<Env> {
     return run;
   }
 
-  private fresh(tenantId: string, name: string): ChannelState {
+  private fresh(tenantId: string, name: string, now = Date.now()): ChannelState {
     return {
       tenantId,
       name,
       conversationId: null,
       rotationSeconds: DEFAULT_ROTATION_SECONDS,
       lastActivityAt: null,
-      createdAt: new Date().toISOString(),
+      createdAt: new Date(now).toISOString(),
       rotations: 0,
     };
   }
@@ -89,15 +92,17 @@ export class ChannelDO extends DurableObject<Env> {
     now?: number;
     gone?: string | null;
     locationHint?: LocationHint | null;
-  }): Promise<{ conversationId: string; rotatedFrom: string | null }> {
+  }): Promise<ChannelPlace> {
     const { tenantId, name, now = Date.now(), gone = null, locationHint = null } = at;
-    return this.serialized(async () => {
-      const state = this.read(tenantId, name) ?? this.fresh(tenantId, name);
+    return this.serialized(async (): Promise<ChannelPlace> => {
+      // Created at its first activity: `now` is the caller's clock, taken before any wait here.
+      const state = this.read(tenantId, name) ?? this.fresh(tenantId, name, now);
       let rotatedFrom: string | null = null;
       if (!state.conversationId || state.conversationId === gone || (await this.idle(state, now))) {
         // Placed near whoever's message (or automation) made it: see core/location-hint.ts.
         const created = await createConversation(this.env, { tenantId, init: { title: `#${name}` }, locationHint });
-        if (created.kind === "invalid") throw new Error(created.message);
+        // Nothing is written: the caller answers why no conversation could be started here.
+        if (created.kind === "invalid") return { refused: created.message };
         if (state.conversationId) {
           rotatedFrom = state.conversationId;
           state.rotations++;
@@ -141,9 +146,17 @@ export class ChannelDO extends DurableObject<Env> {
     });
   }
 
+  /** The channel; a conversation deleted since its last message is shown as none (the next message rotates). */
   async get(tenantId: string, name: string): Promise<ChannelView | null> {
     const state = this.read(tenantId, name);
-    return state ? view(state) : null;
+    if (!state) return null;
+    const conversationId = state.conversationId;
+    if (!conversationId) return view(state);
+    const alive = await this.env.CONVERSATION.get(this.env.CONVERSATION.idFromName(conversationId))
+      .activity({ tenantId, conversationId })
+      .then((seen) => seen !== null)
+      .catch(() => true);
+    return view(alive ? state : { ...state, conversationId: null });
   }
 }
 

@@ -1,6 +1,6 @@
 // Everything a conversation owns outside its Durable Object, removed: its cortex rows (messages,
 // attachment pages, episodes), its attachments (bytes, pages, rows), its prompt snapshots, its
-// episodes, websocket tickets and listing row, and last its record in R2 (head and batches).
+// episodes, websocket tickets, listing row and any channel's pointer to it, and last its record in R2 (head and batches).
 // Every step is idempotent, so the DO's tombstone can run it again after a crash.
 import { and, eq } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
@@ -27,6 +27,11 @@ export async function purgeConversation(env: Env, tenantId: string, conversation
         .where(and(eq(memoryEpisodes.tenantId, tenantId), eq(memoryEpisodes.conversationId, conversationId))),
     ),
     env.DB.prepare(`DELETE FROM ws_tickets WHERE tenant_id = ? AND conversation_id = ?`).bind(tenantId, conversationId),
+    // A channel on it lists none until its next message rotates it (ChannelDO.get answers the same).
+    env.DB.prepare(`UPDATE channels SET conversation_id = NULL WHERE tenant_id = ? AND conversation_id = ?`).bind(
+      tenantId,
+      conversationId,
+    ),
     d1Statement(
       env.DB,
       db.delete(conversations).where(and(eq(conversations.tenantId, tenantId), eq(conversations.id, conversationId))),

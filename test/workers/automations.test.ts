@@ -264,10 +264,15 @@ describe("channels", () => {
       .first<{ t: string }>())!.t;
     const stub = env.CHANNEL.get(env.CHANNEL.idFromName(channelObjectName(tenantId, "inbox")));
     const t0 = Date.now() + 1000;
-    const first = await stub.resolve({ tenantId, name: "inbox", now: t0 });
+    const resolveAt = async (now: number) => {
+      const place = await stub.resolve({ tenantId, name: "inbox", now });
+      if ("refused" in place) throw new Error(place.refused);
+      return place;
+    };
+    const first = await resolveAt(t0);
     expect(first.conversationId).toBe(a.json.conversationId);
-    expect((await stub.resolve({ tenantId, name: "inbox", now: t0 + 60_000 })).rotatedFrom).toBeNull();
-    const rotated = await stub.resolve({ tenantId, name: "inbox", now: t0 + 120_001 });
+    expect((await resolveAt(t0 + 60_000)).rotatedFrom).toBeNull();
+    const rotated = await resolveAt(t0 + 120_001);
     expect(rotated.rotatedFrom).toBe(a.json.conversationId);
     expect(rotated.conversationId).not.toBe(a.json.conversationId);
 

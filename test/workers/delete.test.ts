@@ -402,7 +402,13 @@ describe("a channel whose conversation was deleted", () => {
   it("rotates to a new conversation on its next message instead of answering 404", async () => {
     const first = await api("POST", "/v1/channels/deleted-inbox/messages", { content: "before" });
     expect(first.status).toBe(200);
+    const made = (await api("GET", "/v1/channels/deleted-inbox")).json;
+    expect(Date.parse(made.createdAt)).toBeLessThanOrEqual(Date.parse(made.lastActivityAt));
     expect((await api("DELETE", `/v1/conversations/${first.json.conversationId}`)).status).toBe(204);
+    // Until then the channel names no conversation: its old one answers 404 everywhere else.
+    expect((await api("GET", "/v1/channels/deleted-inbox")).json.conversationId).toBeNull();
+    const listed = (await api("GET", "/v1/channels?limit=100")).json.data.find((c) => c.name === "deleted-inbox");
+    expect(listed?.conversationId).toBeNull();
     const next = await api("POST", "/v1/channels/deleted-inbox/messages", { content: "after" });
     expect(next.status).toBe(200);
     expect(next.json.conversationId).not.toBe(first.json.conversationId);

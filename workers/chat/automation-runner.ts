@@ -14,7 +14,7 @@ import {
   type AutomationJob,
 } from "../../services/automations";
 import { collectTurn } from "./turn-response";
-import { startTurn, type StartedTurn } from "./turns";
+import { placed, startTurn, type StartedTurn } from "./turns";
 
 export const AUTOMATION_DLQ = "context-chat-automations-dlq";
 
@@ -86,12 +86,15 @@ export async function runAutomation(env: Env, runId: string, attempt: number): P
     env.CHANNEL.idFromName(channelObjectName(automation.tenantId, automation.channel)),
     withLocationHint(hint),
   );
-  let { conversationId } = await channel.resolve({
-    tenantId: automation.tenantId,
-    name: automation.channel,
-    now: Date.now(),
-    locationHint: hint,
-  });
+  const at = { tenantId: automation.tenantId, name: automation.channel, locationHint: hint };
+  const first = await channel.resolve({ ...at, now: Date.now() });
+  // No conversation can be started on the channel (its settings refuse one): the run fails, named.
+  if ("refused" in first) {
+    const error = `channel #${automation.channel}: ${first.refused}`;
+    await recordFailedAttempt(env.DB, { runId, attempt, error });
+    return error;
+  }
+  let { conversationId } = first;
   const failed = async (error: string) => {
     await recordFailedAttempt(env.DB, { runId, attempt, error, conversationId });
     return error;
@@ -102,13 +105,7 @@ export async function runAutomation(env: Env, runId: string, attempt: number): P
     turnStart = await startTurn(env, { tenantId: automation.tenantId, conversationId }, prompt);
     if (turnStart.kind === "missing") {
       // The channel's conversation was deleted: the channel rotates and the run goes on there.
-      ({ conversationId } = await channel.resolve({
-        tenantId: automation.tenantId,
-        name: automation.channel,
-        now: Date.now(),
-        gone: conversationId,
-        locationHint: hint,
-      }));
+      conversationId = placed(await channel.resolve({ ...at, now: Date.now(), gone: conversationId }));
       turnStart = await startTurn(env, { tenantId: automation.tenantId, conversationId }, prompt);
     }
   } catch (err) {

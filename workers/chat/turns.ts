@@ -9,7 +9,7 @@ import { takenToolNames } from "../../core/client-tools";
 import { SERVER_TOOL_NAMES } from "../../core/tenant-tool-rules";
 import { toContentBlocks, type turnBodySchema } from "../../core/turn-input";
 import { toolRegistry } from "../../agent/tools";
-import { channelObjectName } from "../../durable-objects/channel-do";
+import { type ChannelPlace, channelObjectName } from "../../durable-objects/channel-do";
 import type { TurnAnswer, TurnInput } from "../../durable-objects/conversation/conversation-do";
 import type { ConversationRef } from "../../services/record/conversation-head";
 import { unknownAttachmentMessage, withAttachments } from "../../services/attachments/turn-notes";
@@ -92,6 +92,12 @@ export async function startTurn(env: Env, ref: ConversationRef, input: TurnInput
  * A turn on a channel's current conversation; when that conversation was deleted, the channel
  * rotates to a new one and the turn runs there.
  */
+/** The channel's conversation for the next message; a 400 naming why none could be started there. */
+export function placed(place: ChannelPlace): string {
+  if ("refused" in place) throw badRequest(place.refused);
+  return place.conversationId;
+}
+
 export async function startChannelTurn(
   env: Env,
   turn: { tenantId: string; name: string; input: TurnInput; locationHint?: LocationHint | null },
@@ -102,16 +108,12 @@ export async function startChannelTurn(
     env.CHANNEL.idFromName(channelObjectName(tenantId, name)),
     withLocationHint(locationHint),
   );
-  let { conversationId } = await channel.resolve({ tenantId, name, now: Date.now(), locationHint });
+  let conversationId = placed(await channel.resolve({ tenantId, name, now: Date.now(), locationHint }));
   let started = await startTurn(env, { tenantId, conversationId }, input);
   if (started.kind === "missing") {
-    ({ conversationId } = await channel.resolve({
-      tenantId,
-      name,
-      now: Date.now(),
-      gone: conversationId,
-      locationHint,
-    }));
+    conversationId = placed(
+      await channel.resolve({ tenantId, name, now: Date.now(), gone: conversationId, locationHint }),
+    );
     started = await startTurn(env, { tenantId, conversationId }, input);
   }
   return { conversationId, started };

@@ -403,7 +403,7 @@ describe("a channel whose conversation was deleted", () => {
     const first = await api("POST", "/v1/channels/deleted-inbox/messages", { content: "before" });
     expect(first.status).toBe(200);
     const made = (await api("GET", "/v1/channels/deleted-inbox")).json;
-    expect(Date.parse(made.createdAt)).toBeLessThanOrEqual(Date.parse(made.lastActivityAt));
+    expect(Date.parse(String(made.createdAt))).toBeLessThanOrEqual(Date.parse(String(made.lastActivityAt)));
     expect((await api("DELETE", `/v1/conversations/${first.json.conversationId}`)).status).toBe(204);
     // Until then the channel names no conversation: its old one answers 404 everywhere else.
     expect((await api("GET", "/v1/channels/deleted-inbox")).json.conversationId).toBeNull();

@@ -81,8 +81,17 @@ export function regenerateTarget(
   // failed before the model answered: its exchange was already replaced, so it is tried again (the
   // replaced replies stay superseded, one version further back). Any other is sent again instead.
   const isCopy = (head.superseded ?? []).some((r) => r.by === replayed[i].id);
-  if (!isCopy && !replayed.slice(i + 1).some((m) => m.role === "assistant"))
-    return refuse(NOTHING_TO_REGENERATE, "regenerate: the last prompt has no reply to replace; send it again instead");
+  let start = i;
+  if (!isCopy && !replayed.slice(i + 1).some((m) => m.role === "assistant")) {
+    // A regenerate whose mark could not be saved (the head write failed after the copy was) left
+    // its copy unanswered after the exchange it replaces: that exchange and the copy are replaced.
+    let j = i - 1;
+    while (j >= 0 && !isPrompt(replayed[j])) j--;
+    const answered = j >= 0 && replayed.slice(j + 1, i).some((m) => m.role === "assistant");
+    if (!answered || JSON.stringify(replayed[j].content) !== JSON.stringify(replayed[i].content))
+      return refuse(NOTHING_TO_REGENERATE, "regenerate: the last prompt has no reply to replace; send it again instead");
+    start = j;
+  }
   // A fold in flight may already be summarizing the exchange: what it wrote could not be taken back.
   if (state.foldInFlight)
     return refuse(
@@ -93,7 +102,7 @@ export function regenerateTarget(
   let end = replayed.length;
   while (end > i + 1 && isAttachmentNote(replayed[end - 1])) end--;
   const toSeq = end < replayed.length ? replayed[end].seq - 1 : state.lastSeq;
-  return { kind: "target", prompt: replayed[i], fromSeq: replayed[i].seq, toSeq };
+  return { kind: "target", prompt: replayed[i], fromSeq: replayed[start].seq, toSeq };
 }
 
 /** The head with one more superseded range. */

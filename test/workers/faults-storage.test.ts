@@ -225,6 +225,31 @@ describe("fault: R2 calls fail", () => {
     reportInjections("R2 failure activating an upload's tools", c.n);
   });
 
+  it("a regenerate whose mark could not be saved (head writes fail after the copy) can be regenerated again: the exchange and the copy are replaced (4 injections)", async () => {
+    const id = await createConversation();
+    await send(id, "first question");
+    const c = await inject(id, { r2: first(4, (op, key) => op === "put" && key.endsWith("head.json")) });
+    const failed = await api("POST", `/v1/conversations/${id}/messages`, { regenerate: true });
+    expect(c.n).toBe(4);
+    expect(failed.status).toBe(502);
+    // The copy was saved, the mark was not: the prompt shows twice, nothing superseded.
+    const shape = async () =>
+      (await transcript(id)).map((m) => `${m.seq}:${m.role}${m.superseded ? ":superseded" : ""}`);
+    expect(await shape()).toEqual(["1:user", "2:assistant", "3:user"]);
+    const again = await api("POST", `/v1/conversations/${id}/messages`, { regenerate: true });
+    expect(again.status, again.text).toBe(200);
+    expect(await shape()).toEqual([
+      "1:user:superseded",
+      "2:assistant:superseded",
+      "3:user:superseded",
+      "4:user",
+      "5:assistant",
+    ]);
+    const replay = await api("GET", `/v1/conversations/${id}/replay`);
+    // What the model sees next: the one exchange the regenerate made.
+    expect(replay.json.messages.map((m: { role: string }) => m.role)).toEqual(["user", "assistant"]);
+  });
+
   it("meters the tokens of a turn whose reply could not be saved (4 injections)", async () => {
     const id = await createConversation();
     // The reply (seq 2) fails longer than the retries: the model answered, so its tokens were billed.

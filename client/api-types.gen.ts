@@ -1581,7 +1581,7 @@ export interface Schemas {
       segment: string;
       name: string;
     };
-    turnId?: string;
+    turnId?: string | null;
     error: {
       type: string;
       message: string;

@@ -42,14 +42,30 @@ export interface ClientOptions {
   fetch?: typeof fetch;
   /** Websocket auth: the key in a header (Node, servers) or a single-use ticket (browsers). Default: header. */
   socketAuth?: "header" | "ticket";
+  /** Opens a websocket and resolves once it is open (default: the global WebSocket; `init` carries the auth headers). */
+  webSocket?: (url: string, init: { headers?: Record<string, string> } | undefined) => Promise<WebSocket>;
+}
+
+/** The seconds of a Retry-After header (delta-seconds or an HTTP date), or undefined without one. */
+export function retryAfterSeconds(headers: Headers | undefined): number | undefined {
+  const value = headers?.get("retry-after")?.trim();
+  if (!value) return undefined;
+  if (/^\d+$/.test(value)) return Number(value);
+  const at = Date.parse(value);
+  return Number.isNaN(at) ? undefined : Math.max(0, Math.ceil((at - Date.now()) / 1000));
 }
 
 export class ApiError extends Error {
+  /** The answer's Retry-After in seconds (429s, and 409s of a busy turn), when it had one. */
+  readonly retryAfterSeconds: number | undefined;
   constructor(
     readonly status: number,
     readonly body: unknown,
+    /** The answer's headers (absent when the error was not an HTTP answer). */
+    readonly headers?: Headers,
   ) {
     super(`${status}: ${JSON.stringify(body)?.slice(0, 300)}`);
+    this.retryAfterSeconds = retryAfterSeconds(headers);
   }
 }
 
@@ -173,7 +189,7 @@ export class Client {
       body: JSON.stringify(body),
     });
     if (!res.ok || !res.body || !(res.headers.get("content-type") ?? "").startsWith("text/event-stream"))
-      throw new ApiError(res.status, parse(await res.text()));
+      throw new ApiError(res.status, parse(await res.text()), res.headers);
     for await (const event of sseData(res.body)) yield event as TurnEvent;
   }
 
@@ -185,7 +201,7 @@ export class Client {
         "GET /v1/conversations/{id}/messages",
         { path: { id: conversationId }, query: { cursor, limit: opts.pageSize ?? 200 } },
       );
-      if (!r.ok) throw new ApiError(r.status, r.data);
+      if (!r.ok) throw new ApiError(r.status, r.data, r.headers);
       yield* r.data.data;
       cursor = r.data.next;
     }
@@ -193,7 +209,9 @@ export class Client {
 
   /**
    * The conversation's websocket. `after`: resume from that seq (the socket keeps the cursor and
-   * resume() reconnects from it). With socketAuth "ticket" each connection asks for a new ticket.
+   * resume() reconnects from it); without it the socket starts from the conversation's current
+   * lastSeq (GET /v1/conversations/:id). A resume that leaves messages out (`more: true`) pages
+   * them with messages(). With socketAuth "ticket" each connection asks for a new ticket.
    */
   socket(conversationId: string, opts: { after?: number; ticket?: string } = {}): Promise<ConversationSocket> {
     const base = this.url(`/v1/conversations/${encodeURIComponent(conversationId)}/ws`).replace(/^http/, "ws");
@@ -207,13 +225,22 @@ export class Client {
           given = undefined;
           if (ticket === undefined) {
             const r = await this.request("POST /v1/conversations/{id}/ws-ticket", { path: { id: conversationId } });
-            if (!r.ok) throw new ApiError(r.status, r.data);
+            if (!r.ok) throw new ApiError(r.status, r.data, r.headers);
             ticket = String(r.data.ticket);
           }
           return `${base}?ticket=${encodeURIComponent(ticket)}`;
         },
         // Node's WebSocket (undici) takes headers through this non-standard option.
         init: useTicket || !this.options.key ? undefined : { headers: this.authHeaders() },
+        ...(this.options.webSocket
+          ? { open: this.options.webSocket as (url: string, init: unknown) => Promise<WebSocket> }
+          : {}),
+        lastSeq: async () => {
+          const r = await this.request("GET /v1/conversations/{id}", { path: { id: conversationId } });
+          if (!r.ok) throw new ApiError(r.status, r.data, r.headers);
+          return r.data.lastSeq;
+        },
+        messagesAfter: (after) => this.messages(conversationId, { after }),
       },
       opts.after,
     );

@@ -1,37 +1,98 @@
 // A conversation's websocket as an async iterator of frames that keeps the resume cursor: the
 // highest message seq it has seen. resume() reconnects with ?after=<that seq>, so the server
-// sends what was saved meanwhile (then a `resumed` frame) and nothing twice.
+// sends what was saved meanwhile (then a `resumed` frame) and nothing twice:
+// - A socket opened without a cursor learns one first (the conversation's lastSeq, through
+//   SocketTarget.lastSeq), so a resume never asks for the whole history; without a way to learn
+//   it, resume() reconnects without a cursor.
+// - The server sends at most 500 messages on a resume (`resumed` with `more: true`): the socket
+//   pages the rest (through SocketTarget.messagesAfter, up to the `resumed` frame's lastSeq) and
+//   delivers them, in seq order, before the running turn's frames and every live frame. The frames
+//   of a resuming connection are held until its `resumed` frame for that.
+// - A turn running at the resume comes back as its `turn_start` with `resumed: true` and what it
+//   streamed since its last saved message: the `delta`/`thinking` frames of that turn received
+//   before the drop since its last `message` frame are then dropped from `frames` (they are either
+//   in a message of the catch-up or streamed again), so the turn's joined text is never doubled.
+//   An iterator that already yielded them sees the `turn_start` with `resumed: true`: its cue to
+//   start the unsaved part of that turn over.
+// - Close codes are kept (`closeCode`, `closeReason`); next() rejects as soon as the socket is
+//   closed without the frame it waits for.
 import type { Schemas } from "./api-types.gen";
 
 export type ServerFrame = Schemas["SocketServerFrame"];
 export type ClientFrame = Schemas["SocketClientFrame"];
+type Message = Schemas["Message"];
+type ResumedFrame = Extract<ServerFrame, { type: "resumed" }>;
 
 export interface SocketTarget {
   /** The socket URL without `after` (ws:// or wss://, with ?ticket= when one is used). */
   url(): Promise<string>;
   /** Options for the WebSocket constructor (Node's accepts `headers`; browsers use a ticket). */
   init?: unknown;
+  /** Opens the socket at `url` and resolves once it is open. Default: the global WebSocket. */
+  open?(url: string, init: unknown): Promise<WebSocket>;
+  /** The conversation's current last seq: the cursor of a socket opened without one. */
+  lastSeq?(): Promise<number>;
+  /** The saved messages after a seq, in seq order (GET …/messages?after=): what a resume left to page. */
+  messagesAfter?(after: number): AsyncIterable<Message>;
+}
+
+/** One connection's state: a resuming one holds its frames until its `resumed` frame. */
+interface Connection {
+  ws: WebSocket;
+  holding: boolean;
+  held: ServerFrame[];
+  /** Frames are handled one after another (paging awaits), the close after them. */
+  chain: Promise<void>;
+}
+
+async function openDefault(url: string, init: unknown): Promise<WebSocket> {
+  const ws = new WebSocket(url, init as string[] | undefined);
+  await new Promise<void>((resolve, reject) => {
+    ws.addEventListener("open", () => resolve());
+    ws.addEventListener("error", () => reject(new Error("websocket refused")));
+  });
+  return ws;
 }
 
 export class ConversationSocket implements AsyncIterable<ServerFrame> {
-  /** Every frame received, in order, across reconnects. */
+  /** Every frame received, in order, across reconnects (superseded deltas of a resumed turn dropped). */
   readonly frames: ServerFrame[] = [];
-  /** The resume cursor: the highest message seq received. */
+  /** The resume cursor: the highest message seq received (or learned when opened). */
   lastSeq: number;
+  /** Whether lastSeq is a real cursor (given, learned or received). */
+  private cursorKnown: boolean;
+  /** The close code and reason of the current connection, once it closed. */
+  closeCode: number | undefined;
+  closeReason: string | undefined;
   private ws!: WebSocket;
   private closed = false;
   private reconnecting = false;
+  /** The current connection closed and every frame before its close was handled. */
+  private ended = false;
   private wake: (() => void)[] = [];
+  /** The positions of running iterators in `frames` (moved when frames before them are dropped). */
+  private readonly cursors = new Set<{ i: number }>();
 
   private constructor(
     private readonly target: SocketTarget,
     after: number | undefined,
   ) {
     this.lastSeq = after ?? 0;
+    this.cursorKnown = after !== undefined;
   }
 
   static async open(target: SocketTarget, after?: number): Promise<ConversationSocket> {
     const socket = new ConversationSocket(target, after);
+    // No cursor given: learn the conversation's last seq before connecting, so a message saved
+    // between the two is caught up by a later resume rather than lost.
+    // A lookup that fails (a ticket-only client without a key) leaves the cursor unknown.
+    if (after === undefined && target.lastSeq) {
+      const learned = await target.lastSeq().catch(() => undefined);
+      if (learned !== undefined) {
+        socket.lastSeq = learned;
+        socket.cursorKnown = true;
+      }
+    }
     await socket.connect(after);
     return socket;
   }
@@ -39,26 +100,101 @@ export class ConversationSocket implements AsyncIterable<ServerFrame> {
   private async connect(after: number | undefined) {
     const url = new URL(await this.target.url());
     if (after !== undefined) url.searchParams.set("after", String(after));
-    const ws = new WebSocket(url.toString(), this.target.init as string[] | undefined);
+    const ws = await (this.target.open ?? openDefault)(url.toString(), this.target.init);
+    const conn: Connection = { ws, holding: after !== undefined, held: [], chain: Promise.resolve() };
     ws.addEventListener("message", (m) => {
       const frame = JSON.parse(String(m.data)) as ServerFrame;
-      if (frame.type === "message" && typeof frame.message.seq === "number")
-        this.lastSeq = Math.max(this.lastSeq, frame.message.seq);
-      this.frames.push(frame);
-      this.notify();
+      conn.chain = conn.chain.then(() => this.receive(conn, frame));
     });
-    ws.addEventListener("close", () => {
-      if (this.ws === ws) this.notify();
-    });
-    await new Promise<void>((resolve, reject) => {
-      ws.addEventListener("open", () => resolve());
-      ws.addEventListener("error", () => reject(new Error("websocket refused")));
+    ws.addEventListener("close", (e) => {
+      conn.chain = conn.chain.then(() => {
+        // A resume cut short: what it sent is still in order.
+        if (conn.holding) this.release(conn);
+        if (this.ws !== ws) return;
+        this.closeCode = e.code;
+        this.closeReason = e.reason;
+        this.ended = true;
+        this.notify();
+      });
     });
     this.ws = ws;
+    this.ended = false;
+    this.closeCode = undefined;
+    this.closeReason = undefined;
+  }
+
+  private async receive(conn: Connection, frame: ServerFrame): Promise<void> {
+    if (!conn.holding) return this.deliver(frame);
+    conn.held.push(frame);
+    if (frame.type !== "resumed") return;
+    const paged = frame.more ? await this.page(frame).catch(() => null) : [];
+    if (paged === null) {
+      // Paging failed: deliver what came, and let the server page from the new cursor instead.
+      this.release(conn);
+      if (this.ws === conn.ws && !this.closed) await this.reconnect().catch(() => {});
+      return;
+    }
+    this.release(conn, paged);
+  }
+
+  /** The messages a resume left out: after its `through`, up to its `lastSeq` (later ones arrive live). */
+  private async page(resumed: ResumedFrame): Promise<Message[]> {
+    if (!this.target.messagesAfter) throw new Error("no way to page the messages");
+    const out: Message[] = [];
+    for await (const m of this.target.messagesAfter(resumed.through)) {
+      if (m.seq > resumed.lastSeq) break;
+      if (m.seq > resumed.through) out.push(m);
+    }
+    return out;
+  }
+
+  /** A resuming connection's held frames: its catch-up messages, the paged ones, then the rest. */
+  private release(conn: Connection, paged: Message[] = []) {
+    const held = conn.held.splice(0);
+    conn.holding = false;
+    let at = 0;
+    while (at < held.length && held[at].type === "message") at++;
+    const pagedFrames = paged.map((message) => ({ type: "message", turnId: "resume", message }) as ServerFrame);
+    for (const frame of [...held.slice(0, at), ...pagedFrames, ...held.slice(at)]) this.deliver(frame);
+  }
+
+  private deliver(frame: ServerFrame) {
+    if (frame.type === "message" && typeof frame.message.seq === "number") {
+      this.lastSeq = this.cursorKnown ? Math.max(this.lastSeq, frame.message.seq) : frame.message.seq;
+      this.cursorKnown = true;
+    }
+    if (frame.type === "turn_start" && frame.resumed) this.dropUnsaved(frame.turnId);
+    this.frames.push(frame);
+    this.notify();
+  }
+
+  /** The `delta`/`thinking` frames of a turn since its last `message` frame: superseded by a resume. */
+  private dropUnsaved(turnId: string) {
+    const of = (f: ServerFrame) => "turnId" in f && f.turnId === turnId;
+    let from = 0;
+    for (let i = this.frames.length - 1; i >= 0; i--)
+      if (this.frames[i].type === "message" && of(this.frames[i])) {
+        from = i + 1;
+        break;
+      }
+    const drop = new Set<number>();
+    for (let i = from; i < this.frames.length; i++) {
+      const f = this.frames[i];
+      if ((f.type === "delta" || f.type === "thinking") && of(f)) drop.add(i);
+    }
+    if (!drop.size) return;
+    for (const c of this.cursors) c.i -= [...drop].filter((i) => i < c.i).length;
+    const kept = this.frames.filter((_, i) => !drop.has(i));
+    this.frames.splice(0, this.frames.length, ...kept);
   }
 
   private notify() {
     for (const w of this.wake.splice(0)) w();
+  }
+
+  /** Whether no frame will come any more (closed by us, or the connection ended and no resume runs). */
+  private get over(): boolean {
+    return this.closed || (!this.reconnecting && this.ended);
   }
 
   get socket(): WebSocket {
@@ -69,7 +205,7 @@ export class ConversationSocket implements AsyncIterable<ServerFrame> {
     this.ws.send(JSON.stringify(frame));
   }
 
-  /** The first frame, received or still to come, that `pred` accepts. */
+  /** The first frame, received or still to come, that `pred` accepts; rejects when the socket closes first. */
   next<T extends ServerFrame = ServerFrame>(pred: (f: ServerFrame) => boolean, timeoutMs = 20_000): Promise<T> {
     return new Promise((resolve, reject) => {
       const timer = setTimeout(
@@ -81,22 +217,33 @@ export class ConversationSocket implements AsyncIterable<ServerFrame> {
         if (hit) {
           clearTimeout(timer);
           resolve(hit as T);
+        } else if (this.over) {
+          clearTimeout(timer);
+          reject(
+            new Error(
+              `socket closed (${this.closeCode ?? "by the client"}${this.closeReason ? ` ${this.closeReason}` : ""}); saw ${this.frames.map((f) => f.type).join(",")}`,
+            ),
+          );
         } else this.wake.push(check);
       };
       check();
     });
   }
 
-  /** Drops the connection and reconnects from the resume cursor. */
+  /** Drops the connection and reconnects from the resume cursor (without one when none is known). */
   async resume(): Promise<void> {
     this.reconnecting = true;
     try {
-      this.ws.close();
-      await this.connect(this.lastSeq);
+      await this.reconnect();
     } finally {
       this.reconnecting = false;
       this.notify();
     }
+  }
+
+  private async reconnect() {
+    this.ws.close();
+    await this.connect(this.cursorKnown ? this.lastSeq : undefined);
   }
 
   close() {
@@ -107,10 +254,16 @@ export class ConversationSocket implements AsyncIterable<ServerFrame> {
 
   /** The frames from the first one on; ends when the socket is closed (by either side). */
   async *[Symbol.asyncIterator](): AsyncIterator<ServerFrame> {
-    for (let i = 0; ; ) {
-      if (i < this.frames.length) yield this.frames[i++];
-      else if (this.closed || (!this.reconnecting && this.ws.readyState >= WebSocket.CLOSING)) return;
-      else await new Promise<void>((r) => this.wake.push(r));
+    const cursor = { i: 0 };
+    this.cursors.add(cursor);
+    try {
+      for (;;) {
+        if (cursor.i < this.frames.length) yield this.frames[cursor.i++];
+        else if (this.over) return;
+        else await new Promise<void>((r) => this.wake.push(r));
+      }
+    } finally {
+      this.cursors.delete(cursor);
     }
   }
 }

@@ -1,26 +1,33 @@
-// Server-sent events from a response body, as parsed JSON `data` (one per event).
+// Server-sent events from a response body, as parsed JSON `data` (one per event). Lines end with
+// CRLF, LF or a lone CR (as the SSE spec allows), also when the two characters of a CRLF arrive in
+// different chunks. Leaving the iteration early cancels the body, so the HTTP stream stops.
 export async function* sseData(body: ReadableStream<Uint8Array>): AsyncGenerator<unknown> {
   const reader = body.getReader();
   const decoder = new TextDecoder();
   let buffer = "";
+  let data: string[] = [];
+  let done = false;
   try {
     for (;;) {
-      const { value, done } = await reader.read();
-      buffer += decoder.decode(value ?? new Uint8Array(), { stream: !done }).replace(/\r\n/g, "\n");
-      let end: number;
-      while ((end = buffer.indexOf("\n\n")) >= 0) {
-        const block = buffer.slice(0, end);
-        buffer = buffer.slice(end + 2);
-        const data = block
-          .split("\n")
-          .filter((l) => l.startsWith("data:"))
-          .map((l) => l.slice(5).replace(/^ /, ""))
-          .join("\n");
-        if (data) yield JSON.parse(data);
+      const read = await reader.read();
+      done = read.done;
+      buffer += decoder.decode(read.value ?? new Uint8Array(), { stream: !done });
+      // A trailing \r may be the first half of a CRLF whose \n comes in the next chunk: held back.
+      const held = !done && buffer.endsWith("\r") ? "\r" : "";
+      const lines = (held ? buffer.slice(0, -1) : buffer).split(/\r\n|\r|\n/);
+      // The last piece has no line ending yet (an unfinished event at the end is dropped, as the spec says).
+      buffer = (lines.pop() ?? "") + held;
+      for (const line of lines) {
+        if (line === "") {
+          const joined = data.join("\n");
+          if (joined) yield JSON.parse(joined);
+          data = [];
+        } else if (line.startsWith("data:")) data.push(line.slice(5).replace(/^ /, ""));
       }
       if (done) return;
     }
   } finally {
-    reader.releaseLock();
+    if (done) reader.releaseLock();
+    else await reader.cancel().catch(() => {});
   }
 }

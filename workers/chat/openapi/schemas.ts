@@ -103,7 +103,9 @@ export const turnEventSchema = z
     }),
     event("turn_end", { turnId: z.string(), stop_reason: z.string(), usage, timing }),
     event("error", {
-      turnId: z.string().optional(),
+      // null on the websocket for a frame that started no turn (a malformed frame, a refused ping,
+      // tool_results or stop frame, a revoked key).
+      turnId: z.string().nullable().optional(),
       error: z.looseObject({
         type: z.string(),
         message: z.string(),

@@ -1,7 +1,9 @@
 // The compactor inside a turn: decides when a pass is due, runs it over the request's messages
 // (in memory only), asks the model for the turn's state with a capped input (a deterministic
-// fallback if that call fails), injects the state with a continuation nudge, and keeps the
-// compacted messages standing in for their originals for the rest of the turn.
+// fallback if that call fails), injects the state with a continuation nudge (in place of an earlier
+// pass's), and keeps the compacted messages standing in for their originals for the rest of the
+// turn. A pass that cuts nothing changes nothing: no state call, no nudge. Where each copied block
+// is stored is kept across passes, so every label names the call that restores its block.
 import type Anthropic from "@anthropic-ai/sdk";
 import {
   budgetTokens,
@@ -9,6 +11,7 @@ import {
   continuationNudge,
   effectiveTokens,
   fallbackTurnState,
+  isTurnState,
   requestChars,
   shouldCompact,
   turnStateSystemPrompt,
@@ -19,6 +22,7 @@ import {
   type CompactionReport,
 } from "../core/compactor";
 import { excerpt } from "../core/fold";
+import { storedBlockOf } from "../core/replay";
 import { sliceWhole } from "../core/text-cut";
 import { renderMessageText } from "../core/render";
 import type { ModelEntry } from "../core/models/catalog";
@@ -56,7 +60,8 @@ function withoutBreakpoints(m: WireMessage): WireMessage {
 
 /**
  * Where each block of `messages` is stored, by identity: replayed requests carry the stored block
- * objects, so a truncation label can name the conversation_read call that restores the block.
+ * objects (or a breakpoint's copy, which names the block it copies), so a truncation label can name
+ * the conversation_read call that restores the block.
  */
 export function blockOrigins(
   conversationId: string,
@@ -64,12 +69,45 @@ export function blockOrigins(
 ): (block: ContentBlock) => BlockOrigin | undefined {
   const refs = new WeakMap<ContentBlock, BlockOrigin>();
   for (const m of messages) m.content.forEach((b, block) => refs.set(b, { conversationId, messageId: m.id, block }));
-  return (b) => refs.get(b);
+  return (b) => refs.get(b) ?? refs.get(storedBlockOf(b));
+}
+
+/** The messages without an earlier pass's <turn_state> (a new pass's state replaces it); the same array when there is none. */
+function withoutTurnState(messages: readonly WireMessage[]): readonly WireMessage[] {
+  const has = (m: WireMessage) => typeof m.content !== "string" && m.content.some(isTurnState);
+  if (!messages.some(has)) return messages;
+  return messages.map((m) =>
+    has(m) ? { ...m, content: (m.content as ContentBlock[]).filter((b) => !isTurnState(b)) } : m,
+  );
+}
+
+/**
+ * Where the turn's own task prompt is in `messages` (its words are never cut): the message holding
+ * a block stored in the turn's first message, else the last one holding its words.
+ */
+function taskPromptIndex(
+  messages: readonly WireMessage[],
+  prompt: StoredMessage | undefined,
+  originOf: (b: ContentBlock) => BlockOrigin | undefined,
+): number | undefined {
+  if (prompt?.role !== "user") return undefined;
+  const blocks = (m: WireMessage) => (typeof m.content === "string" ? [] : m.content);
+  let at = messages.findLastIndex((m) => blocks(m).some((b) => originOf(b)?.messageId === prompt.id));
+  if (at < 0) {
+    const words = prompt.content.find((b) => b.type === "text")?.text;
+    if (words)
+      at = messages.findLastIndex(
+        (m) =>
+          m.role === "user" && (m.content === words || blocks(m).some((b) => b.type === "text" && b.text === words)),
+      );
+  }
+  return at < 0 ? undefined : at;
 }
 
 export interface CompactionOutcome {
   request: ModelRequest;
   report: CompactionReport;
+  /** How the state was written: "fallback" too when the pass cut nothing and so made no state call. */
   summarized: "model" | "fallback";
   durationMs: number;
   /** What the state call cost (zero when it failed before an answer). */
@@ -81,6 +119,9 @@ export class TurnCompactor {
   /** The last request apply() was given, as built: what a compaction stands in for. */
   private lastBuilt: ModelRequest | null = null;
   private calibration: { reportedTokens: number; estimateAtReport: number } | null = null;
+  /** Where the blocks earlier passes copied are stored: the stored block's own origin. */
+  private readonly copies = new WeakMap<ContentBlock, BlockOrigin>();
+  private lastPassCutNothing = false;
 
   constructor(
     private budget: CompactionBudget,
@@ -97,6 +138,11 @@ export class TurnCompactor {
   /** Whether a compaction currently stands in for part of the turn's messages. */
   get active(): boolean {
     return this.override !== null;
+  }
+
+  /** Whether the last pass cut nothing: another pass over the same request would free nothing either. */
+  get fruitless(): boolean {
+    return this.lastPassCutNothing;
   }
 
   /** The request with earlier compactions still standing in for what they replaced. */
@@ -163,11 +209,26 @@ export class TurnCompactor {
   async compact(request: ModelRequest, turnMessages: readonly StoredMessage[]): Promise<CompactionOutcome> {
     const started = Date.now();
     const fixed = requestChars({ ...request, messages: [] });
-    const { messages, report } = compactMessages(request.messages, {
+    const stored = this.originOf();
+    const originOf = (b: ContentBlock) => this.copies.get(b) ?? stored(b);
+    const input = withoutTurnState(request.messages);
+    const { messages, report, origins } = compactMessages(input, {
       fixedChars: fixed,
       budget: this.budget,
-      originOf: this.originOf(),
+      originOf,
+      taskPrompt: taskPromptIndex(input, turnMessages[0], originOf),
     });
+    // Nothing cut: the request stays as it was. A state call and its nudge would only add to a
+    // request that did not shrink (one that fit could overflow).
+    this.lastPassCutNothing = !report.targets.length;
+    if (!report.targets.length)
+      return {
+        request: this.bounded(request),
+        report: { ...report, charsAfter: report.charsBefore, tokensAfter: report.tokensBefore, tokensSaved: 0 },
+        summarized: "fallback",
+        durationMs: Date.now() - started,
+        usage: zeroUsage(),
+      };
     const { state, summarized, usage } = await this.turnState(turnMessages);
     // The state rides the last user message: after its tool results (which must lead a carrier),
     // or before the prompt's own words when the turn has no tool results yet.
@@ -182,13 +243,17 @@ export class TurnCompactor {
     // next step's fresh build must match it, or this pass would be dropped at the next step. (A
     // request of another length, one the thinking guard shortened, is its own reference.)
     const built = this.lastBuilt?.messages.length === request.messages.length ? this.lastBuilt : request;
-    this.override = {
-      prefix: withoutCache(built.messages),
-      count: built.messages.length,
-      // Without this call's cache breakpoints (later requests place their own); every other block
-      // stays the object it is, so a later pass still finds where it is stored.
-      messages: messages.map(withoutBreakpoints),
-    };
+    // Without this call's cache breakpoints (later requests place their own); every copy is kept
+    // with where its block is stored, so a later pass still names the call that restores it.
+    const standing = messages.map(withoutBreakpoints);
+    for (const [copy, origin] of origins) this.copies.set(copy, origin);
+    standing.forEach((m, i) =>
+      (m.content as ContentBlock[]).forEach((b, j) => {
+        const origin = origins.get((messages[i].content as ContentBlock[])[j]);
+        if (origin) this.copies.set(b, origin);
+      }),
+    );
+    this.override = { prefix: withoutCache(built.messages), count: built.messages.length, messages: standing };
     // The next calibration comes from the next call; the old one described the uncompacted request.
     this.calibration = null;
     return {

@@ -20,7 +20,10 @@
 // The last lines of defence live here too: before each call the compactor checks the request
 // against the budget (in memory only); a provider overflow 400 forces one compaction and one
 // retry. Thinking blocks go back exactly as they came, and only while nothing before them moved
-// (core/thinking-guard.ts): each reply is stored with the prefix its thinking followed.
+// (core/thinking-guard.ts): each reply is stored with the prefix its thinking followed. With a
+// compactor, the guard runs once, on the request as sent (after a compaction stands in for what it
+// replaced), never on the uncompacted build: a reply to a compacted request followed the compacted
+// prefix, and its thinking goes back while that prefix stands.
 import type Anthropic from "@anthropic-ai/sdk";
 import { coalesceBlocks } from "../core/coalesce";
 import { catalogEntry } from "../core/models/lookup";
@@ -28,7 +31,7 @@ import { isUnbilledRefusal, priced } from "../core/pricing";
 import type { ContentBlock, ModelRequest, NewMessage, StoredMessage, ToolResultBlock, Usage } from "../core/types";
 import { addUsage, isThinkingBlock, zeroUsage } from "../core/types";
 import type { ModelEntry } from "../core/models/catalog";
-import { INTERRUPTED_TOOL_RESULT } from "../core/replay";
+import { beforeThinkingGuard, INTERRUPTED_TOOL_RESULT } from "../core/replay";
 import { describeModelError, isRetryableStreamError, type ModelFailure } from "./model-errors";
 import { retryDelayMs, streamCall } from "./model-call";
 import { partialText, partialUsage, pickUsage, storedBlocks } from "./model-reply";
@@ -172,18 +175,27 @@ async function continueTurn(
     return outcome.request;
   };
 
+  /** The request as sent: thinking kept only where valid, with the room cut-off thinking asked for. */
+  const sendable = (request: ModelRequest): ModelRequest => {
+    const guarded = guard(request);
+    return outputRoom > 1
+      ? { ...guarded, max_tokens: Math.min(active().maxOutput, guarded.max_tokens * outputRoom) }
+      : guarded;
+  };
+  /** The request sent last as it was before the guard: what a forced compaction works on. */
+  let unguarded: ModelRequest | null = null;
+
   /** The step's request: built from the freshest state, compacted if due, thinking kept only where valid. */
   const nextRequest = async (): Promise<ModelRequest> => {
     let request = deps.buildRequest();
     if (compactor) {
-      request = compactor.apply(request);
-      if (compactNext || compactor.due(request)) request = await compact(request, compactNext);
+      // The build's own guard judged thinking against the uncompacted prefix: start from before it.
+      request = compactor.apply(beforeThinkingGuard(request));
+      if (compactNext || compactor.due(guard(request))) request = await compact(request, compactNext);
       compactNext = false;
     }
-    request = guard(request);
-    if (outputRoom > 1)
-      request = { ...request, max_tokens: Math.min(active().maxOutput, request.max_tokens * outputRoom) };
-    return request;
+    unguarded = request;
+    return sendable(request);
   };
 
   /** Streams the call; retries what the API lets a client retry; saves a partial reply before it is lost. */
@@ -209,7 +221,8 @@ async function continueTurn(
         overflowRetried = true;
         if (failure.overflow)
           compactor.learnFromOverflow(request, failure.overflow.promptTokens, failure.overflow.maxTokens);
-        request = guard(await compact(request, true));
+        unguarded = await compact({ ...(unguarded ?? request), max_tokens: request.max_tokens }, true);
+        request = guard(unguarded);
         continue;
       }
       deps.onRequest?.({ request, step, reportedTokens: null, compacted: compactor?.active ?? false });
@@ -306,7 +319,8 @@ async function continueTurn(
       const full =
         promptTokens(replyUsage) >=
         Math.min(deps.contextWindowTokens, active().contextWindow) - CONTEXT_FULL_MARGIN_TOKENS;
-      const canCompact = !!compactor && !compactor.active;
+      // (A pass that cut nothing, standing in for nothing, would free nothing the next time either.)
+      const canCompact = !!compactor && !compactor.active && !compactor.fruitless;
       if (full && !canCompact) return { stopReason: "context_full", usage, modelMs, modelCalls };
       if ((full || stop === "model_context_window_exceeded") && canCompact) compactNext = true;
       // Nothing but thinking: the docs' remedy is more room (thinking counts against max_tokens).

@@ -2,13 +2,14 @@
 // up), a pass shrinks the turn's in-memory messages to the target. It never writes the stored
 // conversation: every truncation label names the call that returns the original.
 //
-// A pass: strip images from tool results; truncate proportionally — largest tool results first,
-// then older assistant messages, then older user messages — to head + tail excerpts; always
-// protect messages[0], the last 3 messages of each role (tool results counted as their own role),
-// and error results (a protected result larger than the whole target is still cut, to half of
-// it); never separate a tool_use from its tool_result (only block contents shrink,
-// blocks are never removed).
-import type { ContentBlock, ModelRequest, WireMessage } from "./types";
+// A pass: strip images from tool results the model has already looked at; truncate
+// proportionally — largest tool results first, then older assistant messages, then older user
+// messages — to head + tail excerpts; always protect messages[0], the turn's own task prompt, the
+// last 3 messages of each role (tool results counted as their own role; a <turn_state> nudge is no
+// prompt) and error results (a protected result larger than the whole target, or protected
+// results that together pass the whole budget, are still cut, to half the target); never separate a tool_use from its tool_result (only block contents
+// shrink, blocks are never removed).
+import type { ContentBlock, ModelRequest, ToolUseBlock, WireMessage } from "./types";
 import { messageChars } from "./render";
 import { sliceWhole, tailWhole } from "./text-cut";
 
@@ -97,56 +98,91 @@ const readCall = (o: BlockOrigin | undefined) =>
     ? `conversation_read ${JSON.stringify({ conversation_id: o.conversationId, message_id: o.messageId, block: o.block })}`
     : "the stored conversation";
 
+const TURN_STATE_OPEN = "<turn_state>";
+/** The text block a pass injects (continuationNudge): the turn's state, never a prompt of its own. */
+export const isTurnState = (b: ContentBlock): boolean => b.type === "text" && b.text.startsWith(TURN_STATE_OPEN);
+
+const INPUT_BRIEF_CHARS = 160;
+
+/** The label of a result's images: the call that ran shows them again; conversation_read returns the text. */
+function imageLabel(images: number, call: ToolUseBlock | undefined, origin: BlockOrigin | undefined): string {
+  const input = call ? JSON.stringify(call.input) : "";
+  const brief = input.length > INPUT_BRIEF_CHARS ? `${sliceWhole(input, 0, INPUT_BRIEF_CHARS)}…` : input;
+  const what = images === 1 ? "an image" : `${images} images`;
+  const again = call ? `the same call again (${call.name} ${brief})` : "the same tool call again";
+  const text = origin ? `; ${readCall(origin)} returns the result's text` : "";
+  return `[${what} removed from this tool result to save context: ${again} shows ${images === 1 ? "it" : "them"}${text}]`;
+}
+
+export interface CompactOptions {
+  /** Chars of the request outside its messages (system prompt, tool schemas). */
+  fixedChars: number;
+  budget: CompactionBudget;
+  /** Where a block (by identity, as given) is stored. */
+  originOf: (block: ContentBlock) => BlockOrigin | undefined;
+  /** The index in `messages` of the turn's own task prompt: its words are never cut. */
+  taskPrompt?: number;
+}
+
 /**
  * One compaction pass over a copy of `messages`, down to the target (in chars, at the budget's
- * chars-per-token). `originOf` says where a block (by identity, as given) is stored.
+ * chars-per-token). Returns, with the copies, where each copied block is stored (`origins`), so a
+ * later pass over the copies still names the call that restores each block.
  */
 export function compactMessages(
   messages: readonly WireMessage[],
-  {
-    fixedChars,
-    budget: b,
-    originOf,
-  }: { fixedChars: number; budget: CompactionBudget; originOf: (block: ContentBlock) => BlockOrigin | undefined },
-): { messages: WireMessage[]; report: CompactionReport } {
-  const ref = (i: number, j: number) =>
-    typeof messages[i].content === "string" ? undefined : originOf((messages[i].content as ContentBlock[])[j]);
+  { fixedChars, budget: b, originOf, taskPrompt }: CompactOptions,
+): { messages: WireMessage[]; report: CompactionReport; origins: Map<ContentBlock, BlockOrigin> } {
+  const origins = new Map<ContentBlock, BlockOrigin>();
+  const calls = new Map<string, ToolUseBlock>();
   const out: WireMessage[] = messages.map((m) => ({
     role: m.role,
     content:
       typeof m.content === "string"
         ? [{ type: "text", text: m.content }]
-        : m.content.map((x) => ({ ...x }) as ContentBlock),
+        : m.content.map((x) => {
+            if (x.type === "tool_use") calls.set(x.id, x);
+            const copy = { ...x } as ContentBlock;
+            const origin = originOf(x);
+            if (origin) origins.set(copy, origin);
+            return copy;
+          }),
   }));
+  const ref = (i: number, j: number) => origins.get((out[i].content as ContentBlock[])[j]);
   const targets: CompactionTarget[] = [];
   const total = () => fixedChars + out.reduce((n, m) => n + messageChars({ content: m.content as ContentBlock[] }), 0);
   const charsBefore = total();
 
-  // 1. Images in tool results never need to outlive the step that looked at them.
+  // 1. Images in tool results never need to outlive the step that looked at them; the results after
+  //    the last assistant message are new to the model, which has not looked at them yet.
+  const seen = out.map((m) => m.role).lastIndexOf("assistant");
   out.forEach((m, i) =>
     (m.content as ContentBlock[]).forEach((blk, j) => {
-      if (blk.type !== "tool_result" || typeof blk.content === "string") return;
+      if (i > seen || blk.type !== "tool_result" || typeof blk.content === "string") return;
       if (!blk.content.some((x) => x.type === "image")) return;
       const images = blk.content.filter((x) => x.type === "image").length;
       blk.content = [
         ...blk.content.filter((x) => x.type === "text"),
-        {
-          type: "text",
-          text: `[${images} image(s) removed from this tool result to save context; ${readCall(ref(i, j))} or image_view brings it back]`,
-        },
+        { type: "text", text: imageLabel(images, calls.get(blk.tool_use_id), ref(i, j)) },
       ];
       targets.push({ index: i, block: j, kind: "image", before: images, after: 0 });
     }),
   );
 
-  // 2. Protected: messages[0], the last 3 messages of each role, error results. Tool results are
-  //    a role of their own here (one "tool message" per result, as a provider with a tool role
-  //    would see them), so ten parallel results in one carrier do not all count as "the last".
-  //    A prompt merged into a carrier (the turn before ended on its tool results) is a prompt:
-  //    its text blocks are protected as one.
+  // 2. Protected: messages[0], the turn's task prompt, the last 3 messages of each role, error
+  //    results. Tool results are a role of their own here (one "tool message" per result, as a
+  //    provider with a tool role would see them), so ten parallel results in one carrier do not
+  //    all count as "the last". A prompt merged into a carrier (the turn before ended on its tool
+  //    results) is a prompt: its text blocks are protected as one. A pass's <turn_state> nudge is
+  //    no prompt (it would use up the prompts' places) and is never cut.
   const protectedMsg = new Set<number>([0]);
   const protectedBlock = new Set<string>();
   const isCarrier = (m: WireMessage) => (m.content as ContentBlock[]).some((x) => x.type === "tool_result");
+  const words = (x: ContentBlock) => (x.type === "text" && !isTurnState(x)) || x.type === "image";
+  if (taskPrompt !== undefined && out[taskPrompt]?.role === "user")
+    (out[taskPrompt].content as ContentBlock[]).forEach(
+      (x, j) => x.type !== "tool_result" && protectedBlock.add(`${taskPrompt}:${j}`),
+    );
   let assistants = 0;
   let prompts = 0;
   let results = 0;
@@ -154,9 +190,10 @@ export function compactMessages(
     const m = out[i];
     const blocks = m.content as ContentBlock[];
     if (m.role === "assistant" && assistants < 3) protectedMsg.add(i), assistants++;
-    else if (m.role === "user" && !isCarrier(m) && prompts < 3) protectedMsg.add(i), prompts++;
+    else if (m.role === "user" && !isCarrier(m) && !blocks.every(isTurnState) && prompts < 3)
+      protectedMsg.add(i), prompts++;
     if (m.role !== "user" || !isCarrier(m)) continue;
-    if (prompts < 3 && blocks.some((x) => x.type === "text" || x.type === "image")) {
+    if (prompts < 3 && blocks.some(words)) {
       blocks.forEach((x, j) => x.type !== "tool_result" && protectedBlock.add(`${i}:${j}`));
       prompts++;
     }
@@ -169,7 +206,7 @@ export function compactMessages(
     if (protectedMsg.has(i)) return;
     (m.content as ContentBlock[]).forEach((blk, j) => {
       const size = blockChars(blk);
-      if (size <= MIN_KEEP || protectedBlock.has(`${i}:${j}`)) return;
+      if (size <= MIN_KEEP || protectedBlock.has(`${i}:${j}`) || isTurnState(blk)) return;
       if (blk.type === "tool_result") {
         if (!blk.is_error) candidates.push({ index: i, block: j, size, tier: 0, kind: "tool_result" });
       } else if (blk.type === "text")
@@ -218,19 +255,36 @@ export function compactMessages(
   }
   // 4. A protected result larger than the whole target (a tool's 1 MB answer against a 200k
   //    window) can never fit: kept whole, it would only turn the next call into the provider's
-  //    overflow error. It keeps its place, head and tail, cut to half the target.
-  if (total() > targetChars)
+  //    overflow error. It keeps its place, head and tail, cut to half the target. So do protected
+  //    results that together pass the whole budget (three large parallel reads against a small
+  //    window): they are cut to half the target in all, the largest first, to one common size, so
+  //    a result under that size stays whole.
+  const guarded = (): Candidate[] => {
+    const found: Candidate[] = [];
     for (const key of protectedBlock) {
       const [index, block] = key.split(":").map(Number);
       const blk = (out[index].content as ContentBlock[])[block];
-      const size = blockChars(blk);
-      if (blk.type === "tool_result" && !blk.is_error && size > targetChars)
-        shrink({ index, block, size, tier: 3, kind: "tool_result" }, Math.floor(targetChars / 2));
+      if (blk.type === "tool_result" && !blk.is_error)
+        found.push({ index, block, size: blockChars(blk), tier: 3, kind: "tool_result" });
     }
+    return found;
+  };
+  if (total() > targetChars) {
+    for (const c of guarded()) if (c.size > targetChars) shrink(c, Math.floor(targetChars / 2));
+    const group = guarded();
+    if (group.reduce((n, c) => n + c.size, 0) > Math.floor(budgetTokens(b) * b.charsPerToken)) {
+      const cap = commonCap(
+        group.map((c) => c.size),
+        Math.floor(targetChars / 2),
+      );
+      for (const c of group) if (c.size > cap) shrink(c, cap);
+    }
+  }
   const charsAfter = total();
   const tok = (c: number) => Math.ceil(c / b.charsPerToken);
   return {
     messages: out,
+    origins,
     report: {
       targets,
       charsBefore,
@@ -240,6 +294,18 @@ export function compactMessages(
       tokensSaved: tok(charsBefore) - tok(charsAfter),
     },
   };
+}
+
+/** The size the largest of `sizes` are cut to so that all together come to at most `goal` (never under MIN_KEEP). */
+function commonCap(sizes: readonly number[], goal: number): number {
+  const sorted = [...sizes].sort((x, y) => x - y);
+  let room = goal;
+  for (let i = 0; i < sorted.length; i++) {
+    const left = sorted.length - i;
+    if (sorted[i] * left > room) return Math.max(MIN_KEEP, Math.floor(room / left));
+    room -= sorted[i];
+  }
+  return Math.max(MIN_KEEP, sorted.at(-1) ?? 0);
 }
 
 export const COMPACTION_SECTIONS = ["TASK", "PROGRESS", "REMAINING", "DATA", "DECISIONS"] as const;
@@ -269,7 +335,7 @@ export function turnStateSystemPrompt(maxChars: number): string {
 /** The continuation nudge: without it models treat a shortened context as "done". */
 export function continuationNudge(summary: string): string {
   return [
-    "<turn_state>",
+    TURN_STATE_OPEN,
     "The earlier steps of this turn were compacted to fit the context window; the full results are stored and the truncation labels name the calls that return them.",
     summary,
     "Resume from REMAINING. Do not redo finished work and do not stop early: finish every remaining item, then answer.",

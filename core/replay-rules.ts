@@ -53,8 +53,14 @@ export function replayableHistory(history: readonly StoredMessage[], importedThr
  * prompt follows, unless a fallback model answered after it within the same turn.
  */
 function withoutRefusedTurns(history: readonly StoredMessage[]): readonly StoredMessage[] {
-  if (!history.some((m) => m.stopReason === "refusal")) return history;
+  const drop = refusedTurns(history);
+  return drop.size ? history.filter((_, i) => !drop.has(i)) : history;
+}
+
+/** The indexes of the messages withoutRefusedTurns leaves out (what stubbing must not count either). */
+export function refusedTurns(history: readonly StoredMessage[]): ReadonlySet<number> {
   const drop = new Set<number>();
+  if (!history.some((m) => m.stopReason === "refusal")) return drop;
   let turnStart = 0;
   for (let i = 0; i < history.length; i++) {
     if (isPrompt(history[i])) turnStart = i;
@@ -66,7 +72,7 @@ function withoutRefusedTurns(history: readonly StoredMessage[]): readonly Stored
     if (answeredAfter || end === history.length) drop.add(i);
     else for (let j = turnStart; j < end; j++) drop.add(j);
   }
-  return history.filter((_, i) => !drop.has(i));
+  return drop;
 }
 
 /**

@@ -73,6 +73,29 @@ export function masterThread(messages: readonly StoredMessage[]): readonly Store
   return messages.some(isAgentSegment) ? messages.filter((m) => !isAgentSegment(m)) : messages;
 }
 
+/**
+ * Each request buildModelRequest's thinking guard changed, with the request before that pass. A turn
+ * whose compactor rewrites the request runs the guard itself, once, on the request actually sent:
+ * guarded here, a reply produced after a compacted request (its thinking's prefix is the compacted
+ * one) would lose its thinking before the compaction is put back.
+ */
+const unguarded = new WeakMap<ModelRequest, ModelRequest>();
+
+/** A built request as it was before the thinking guard's pass (the same request when the guard left it as it was). */
+export function beforeThinkingGuard(request: ModelRequest): ModelRequest {
+  return unguarded.get(request) ?? request;
+}
+
+/**
+ * The stored block a request's block stands for: a breakpoint's copy (withCacheBreakpoints) names
+ * the block it copies, so where a block is stored can still be found by identity.
+ */
+const copiedFrom = new WeakMap<ContentBlock, ContentBlock>();
+
+export function storedBlockOf(block: ContentBlock): ContentBlock {
+  return copiedFrom.get(block) ?? block;
+}
+
 export function buildModelRequest(input: ReplayInput): { request: ModelRequest; estimate: ReplayEstimate } {
   const stubs = applyStubs(masterThread(input.history), input.settings, input.conversationId);
   const preamble = input.summary ? summaryPreamble(input.conversationId, input.summary) : [];
@@ -101,6 +124,7 @@ export function buildModelRequest(input: ReplayInput): { request: ModelRequest; 
   }).request;
   // Really last: a thinking block goes back only while everything before it is as it was produced.
   const request = keepValidThinking(fitted, knownThinking(input.history));
+  if (request !== fitted) unguarded.set(request, fitted);
   const estimate = {
     ...estimateRequest(request, input.settings),
     stubbedResults: stubs.stubbed,
@@ -131,7 +155,9 @@ function withCacheBreakpoints(messages: WireMessage[], preambleLength: number): 
     const at = m.content.findLastIndex((b) => cacheable(b));
     if (at < 0) return m;
     const content = [...m.content];
-    content[at] = { ...content[at], cache_control: { type: "ephemeral" } } as ContentBlock;
+    const copy = { ...content[at], cache_control: { type: "ephemeral" } } as ContentBlock;
+    copiedFrom.set(copy, storedBlockOf(content[at]));
+    content[at] = copy;
     return { ...m, content };
   });
 }

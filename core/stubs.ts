@@ -6,8 +6,10 @@
 // transitions are batched. The stub watermark advances only once the chars that stubbing would
 // reclaim pass `stubBatchChars`; between jumps the replayed prefix stays byte-identical. The
 // watermark is derived from the history alone (replaying the exchange sequence), so it is the
-// same on every call and in both rebuild paths, and needs no stored state.
+// same on every call and in both rebuild paths, and needs no stored state. A refused turn, which no
+// request carries (core/replay-rules.ts), is no exchange and has no stale results.
 import { isAttachmentNote, isToolResultCarrier } from "./render";
+import { refusedTurns } from "./replay-rules";
 import type { ContentBlock, StoredMessage, ToolResultBlock, ToolUseBlock } from "./types";
 import { sliceWhole } from "./text-cut";
 
@@ -35,8 +37,9 @@ const isRealUserPrompt = (m: StoredMessage) => m.role === "user" && !isToolResul
 
 /** Index in `messages` before which stale results are stubbed (0: none), replaying the batching. */
 export function stubWatermark(messages: readonly StoredMessage[], s: StubSettings): number {
+  const refused = refusedTurns(messages);
   const prompts: number[] = [];
-  messages.forEach((m, i) => isRealUserPrompt(m) && prompts.push(i));
+  messages.forEach((m, i) => isRealUserPrompt(m) && !refused.has(i) && prompts.push(i));
   let watermark = 0;
   let cutoff = 0;
   let pending = 0;
@@ -47,7 +50,7 @@ export function stubWatermark(messages: readonly StoredMessage[], s: StubSetting
     if (k < 1) continue;
     const nextCutoff = prompts[k];
     if (pending === 0) pendingSince = j;
-    for (let i = cutoff; i < nextCutoff; i++) pending += staleChars(messages[i], s.stubMinChars);
+    for (let i = cutoff; i < nextCutoff; i++) if (!refused.has(i)) pending += staleChars(messages[i], s.stubMinChars);
     cutoff = nextCutoff;
     // A batch that never fills (one stale result under it) is stubbed all the same, a few exchanges on.
     if (pending > 0 && (pending >= s.stubBatchChars || j - pendingSince >= STUB_BATCH_MAX_WAIT)) {
@@ -87,14 +90,15 @@ const imagesIn = (b: ToolResultBlock) =>
 /** The history with every stale result before the watermark stubbed. Returns new objects only where changed. */
 export function applyStubs(messages: readonly StoredMessage[], s: StubSettings, conversationId: string): StubOutcome {
   const watermark = stubWatermark(messages, s);
-  const cutoff = staleCutoff(messages, s);
+  const refused = refusedTurns(messages);
+  const cutoff = staleCutoff(messages, s, refused);
   const calls = new Map<string, ToolUseBlock>();
   let stubbed = 0;
   let savedChars = 0;
   let pendingChars = 0;
   const out = messages.map((m, i) => {
     if (m.role === "assistant") for (const b of m.content) if (b.type === "tool_use") calls.set(b.id, b);
-    if (!isToolResultCarrier(m)) return m;
+    if (!isToolResultCarrier(m) || refused.has(i)) return m;
     if (i >= watermark) {
       if (i < cutoff) pendingChars += staleChars(m, s.stubMinChars);
       return m;
@@ -122,10 +126,10 @@ export function applyStubs(messages: readonly StoredMessage[], s: StubSettings, 
 }
 
 /** The index where the last `stubAfterExchanges` exchanges start (results before it are stale). */
-function staleCutoff(messages: readonly StoredMessage[], s: StubSettings): number {
+function staleCutoff(messages: readonly StoredMessage[], s: StubSettings, refused: ReadonlySet<number>): number {
   let seen = 0;
   for (let i = messages.length - 1; i >= 0; i--) {
-    if (!isRealUserPrompt(messages[i])) continue;
+    if (!isRealUserPrompt(messages[i]) || refused.has(i)) continue;
     if (++seen === s.stubAfterExchanges) return i;
   }
   return 0;

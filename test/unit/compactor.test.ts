@@ -242,3 +242,118 @@ describe("batch ids in REMAINING", () => {
     );
   });
 });
+
+describe("what a pass protects", () => {
+  const state = (n: number): ContentBlock =>
+    text(`<turn_state>\nstate after pass ${n} ${"s".repeat(900)}\n</turn_state>`);
+  /** An earlier exchange, the turn's task, then five steps of 20 KB results, the first `nudges` carrying a pass's state. */
+  function withNudges(task: string, nudges: number): WireMessage[] {
+    const ms: WireMessage[] = [
+      { role: "user", content: [text("hello")] },
+      { role: "assistant", content: [text("hi")] },
+      { role: "user", content: [text(task)] },
+    ];
+    for (let i = 0; i < 5; i++) {
+      ms.push({ role: "assistant", content: [call(`t${i}`)] });
+      ms.push({ role: "user", content: [result(`t${i}`, 20_000), ...(i < nudges ? [state(i)] : [])] });
+    }
+    return ms;
+  }
+
+  it("counts no <turn_state> nudge as one of the last 3 prompts, and never cuts one", () => {
+    const task = `Tally every batch: ${Array.from({ length: 60 }, (_, i) => `b${i}x`).join(", ")}`.padEnd(2_000, ".");
+    const ms = withNudges(task, 3);
+    const { messages, report } = compactMessages(ms, { fixedChars: 0, budget, originOf: origins(ms) });
+    expect(report.targets.length).toBeGreaterThan(0);
+    expect(blocksIn(messages[2])[0]).toEqual(text(task));
+    for (const i of [4, 6, 8]) expect(blocksIn(messages[i])[1]).toEqual(blocksIn(ms[i])[1]);
+  });
+
+  it("protects the turn's task prompt it is told of, however many prompts come after it", () => {
+    const task = `Summarize each report in order: ${"r".repeat(2_000)}`;
+    const later = (n: number) => text(`a later note ${n} ${"n".repeat(1_500)}`);
+    const ms: WireMessage[] = [
+      { role: "user", content: [text("hello")] },
+      { role: "assistant", content: [text("hi")] },
+      { role: "user", content: [text(task)] },
+    ];
+    for (let i = 0; i < 4; i++)
+      ms.push(
+        { role: "assistant", content: [text(`reply ${i} ${"a".repeat(700)}`)] },
+        { role: "user", content: [later(i)] },
+      );
+    const tight = { ...budget, contextWindowTokens: 8_000 };
+    const unprotected = compactMessages(ms, { fixedChars: 0, budget: tight, originOf: origins(ms) });
+    expect(blockAs(blocksIn(unprotected.messages[2])[0], "text").text).toMatch(/TRUNCATED/);
+    const told = compactMessages(ms, { fixedChars: 0, budget: tight, originOf: origins(ms), taskPrompt: 2 });
+    expect(blocksIn(told.messages[2])[0]).toEqual(text(task));
+    expect(told.report.targets.length).toBeGreaterThan(0);
+  });
+
+  it("cuts protected results that together pass the whole budget to half the target, the largest to one size", () => {
+    // Three parallel reads, each under the target, together over the budget (33,000 chars): kept
+    // whole, the next call could only overflow.
+    const ms: WireMessage[] = [
+      { role: "user", content: [text("read the three parts")] },
+      { role: "assistant", content: [call("a"), call("b"), call("c")] },
+      { role: "user", content: [result("a", 16_000), result("b", 16_000), result("c", 2_000)] },
+    ];
+    const { messages, report } = compactMessages(ms, { fixedChars: 0, budget, originOf: origins(ms) });
+    const halfTarget = Math.floor((22_000 * 0.5 * 1.5) / 2);
+    const [a, b, c] = toolResults(messages);
+    expect(c).toEqual(blocksIn(ms[2])[2]); // under the common size: whole
+    for (const cut of [a, b]) {
+      expect(String(cut.content).length).toBeLessThanOrEqual(3_200);
+      expect(cut.content).toMatch(/conversation_read \{"conversation_id":"conv_X","message_id":"msg_2","block":[01]\}/);
+    }
+    expect(report.targets.map((t) => t.block).sort()).toEqual([0, 1]);
+    const results = toolResults(messages).reduce((n, r) => n + String(r.content).length, 0);
+    expect(results).toBeLessThanOrEqual(halfTarget + 20);
+    // Protected results that could fit stay whole (the budget is not passed).
+    const fits = structuredClone(ms);
+    blocksIn(fits[2])[0] = result("a", 12_000);
+    expect(compactMessages(fits, { fixedChars: 0, budget, originOf: origins(fits) }).report.targets).toEqual([]);
+  });
+
+  it("leaves images the model has not looked at yet, and words a stripped image's label as a stub does", () => {
+    const image = (): ContentBlock =>
+      ({
+        type: "image",
+        source: { type: "base64", media_type: "image/png", data: "iVBORw0KGgo".repeat(10) },
+      }) as ContentBlock;
+    const shot = (id: string): ContentBlock =>
+      ({ type: "tool_result", tool_use_id: id, content: [text(`shot ${id}`), image()] }) as ContentBlock;
+    const snap = (id: string): ContentBlock => ({
+      type: "tool_use",
+      id,
+      name: "browser_screenshot",
+      input: { page: id },
+    });
+    const ms: WireMessage[] = [
+      { role: "user", content: [text("compare the two pages")] },
+      { role: "assistant", content: [snap("s1")] },
+      { role: "user", content: [shot("s1")] },
+      { role: "assistant", content: [call("p")] },
+      { role: "user", content: [result("p", 40_000)] },
+      { role: "assistant", content: [snap("s2")] },
+      { role: "user", content: [shot("s2")] }, // the step's new result: not seen yet
+    ];
+    const { messages } = compactMessages(ms, { fixedChars: 0, budget, originOf: origins(ms) });
+    expect(blocksIn(messages[6])).toEqual(blocksIn(ms[6]));
+    const seen = blockAs(blocksIn(messages[2])[0], "tool_result").content;
+    expect(JSON.stringify(seen)).not.toContain('"type":"image"');
+    expect(JSON.stringify(seen)).toContain(
+      'an image removed from this tool result to save context: the same call again (browser_screenshot {\\"page\\":\\"s1\\"}) shows it; conversation_read {\\"conversation_id\\":\\"conv_X\\",\\"message_id\\":\\"msg_2\\",\\"block\\":0} returns the result\'s text',
+    );
+  });
+
+  it("says where each copied block is stored, so a later pass over the copies can too", () => {
+    const ms = monster(6, 9_000);
+    const { messages, origins: copied } = compactMessages(ms, { fixedChars: 0, budget, originOf: origins(ms) });
+    messages.forEach((m, i) =>
+      blocksIn(m).forEach((b, j) =>
+        expect(copied.get(b)).toEqual({ conversationId: "conv_X", messageId: `msg_${i}`, block: j }),
+      ),
+    );
+  });
+});

@@ -59,6 +59,13 @@ async function stateCallRequests(turn: StoredMessage[]): Promise<Anthropic.Messa
     tools: [],
     messages: [{ role: "user", content: [{ type: "text", text: "Reconcile acct_1 and acct_2" }] }],
   };
+  // Four reads, the oldest one large: the pass cuts it, so it asks for the turn's state (a pass
+  // that cuts nothing makes no state call).
+  for (const [i, size] of [20_000, 100, 100, 100].entries())
+    request.messages.push(
+      { role: "assistant", content: [{ type: "tool_use", id: `toolu_${i}`, name: "ledger_read", input: { i } }] },
+      { role: "user", content: [{ type: "tool_result", tool_use_id: `toolu_${i}`, content: "r".repeat(size) }] },
+    );
   await compactor.compact(request, turn);
   return sent;
 }

@@ -237,3 +237,43 @@ describe("batched stub transitions", () => {
     expect(stable).toBeGreaterThan(jumps * 3);
   });
 });
+
+describe("stubs and refused turns", () => {
+  /** Exchange 0 read a 5,000-char result; exchange 1 was refused; `after` prompts follow. */
+  function withRefusal(after: number): StoredMessage[] {
+    const ms = script([5000]);
+    const push = (role: "user" | "assistant", content: ContentBlock[], stopReason?: string) =>
+      ms.push({
+        id: `msg_${ms.length + 1}`,
+        seq: ms.length + 1,
+        role,
+        content,
+        createdAt: "2026-01-01T00:00:00Z",
+        ...(stopReason ? { stopReason } : {}),
+      });
+    push("user", [{ type: "text", text: "something refused" }]);
+    push("assistant", [{ type: "text", text: "[refused]" }], "refusal");
+    for (let i = 0; i < after; i++) {
+      push("user", [{ type: "text", text: `later prompt ${i}` }]);
+      if (i < after - 1) push("assistant", [{ type: "text", text: `later answer ${i}` }]);
+    }
+    return ms;
+  }
+
+  it("counts a refused turn (never replayed) as no exchange: a result two exchanges back stays whole", () => {
+    const history = withRefusal(1);
+    expect(applyStubs(history, settings(), "c").stubbed).toBe(0);
+    const { request } = buildModelRequest({
+      conversationId: "c",
+      settings: defaultSettings(SONNET),
+      model: SONNET,
+      system: [{ type: "text", text: "s" }],
+      tools: [],
+      history,
+    });
+    expect(JSON.stringify(request.messages)).not.toContain("refused");
+    expect(JSON.stringify(request.messages)).toContain("x".repeat(5000));
+    // One more real exchange and it is stale, as without the refusal.
+    expect(applyStubs(withRefusal(2), settings(), "c").stubbed).toBe(1);
+  });
+});

@@ -3,8 +3,10 @@
 // second pass is not thrown away at the next step and asked for again.
 import type Anthropic from "@anthropic-ai/sdk";
 import { describe, expect, it } from "vitest";
-import { TurnCompactor } from "../../agent/turn-compaction";
+import { blockOrigins, TurnCompactor } from "../../agent/turn-compaction";
 import { catalogEntry } from "../../core/models/lookup";
+import { buildModelRequest } from "../../core/replay";
+import { defaultSettings } from "../../core/settings";
 import type { ContentBlock, ModelRequest, StoredMessage, WireMessage } from "../../core/types";
 
 const SONNET = catalogEntry("claude-sonnet-5-5")!;
@@ -101,5 +103,141 @@ describe("the in-turn compactor", () => {
     expect(asked).toEqual(["claude-sonnet-5-5", "claude-opus-5-5"]);
     // Priced at the model it went to.
     expect(second.usage.cost_usd).toBeCloseTo(1_000 * 4e-6 + 10 * 20e-6, 9);
+  });
+});
+
+describe("a pass of the in-turn compactor", () => {
+  const settings = {
+    ...defaultSettings(SONNET),
+    contextWindowTokens: 24_000,
+    outputReserveTokens: 2_000,
+    charsPerToken: 1.5,
+  };
+  let seq = 0;
+  const stored = (
+    role: "user" | "assistant",
+    content: ContentBlock[],
+    extra: Partial<StoredMessage> = {},
+  ): StoredMessage => ({
+    id: `msg_${++seq}`,
+    seq,
+    role,
+    content,
+    createdAt: "2026-01-01T00:00:00Z",
+    ...extra,
+  });
+  const read = (id: string): ContentBlock => ({ type: "tool_use", id, name: "file_read", input: { part: id } });
+  const answer = (id: string, n: number): ContentBlock => ({
+    type: "tool_result",
+    tool_use_id: id,
+    content: `${id} ${"x".repeat(n)}`,
+  });
+  const build = (history: StoredMessage[]) =>
+    buildModelRequest({
+      conversationId: "conv_1",
+      settings,
+      model: SONNET,
+      system: [{ type: "text", text: "sys" }],
+      tools: [],
+      history,
+    }).request;
+  const labels = (r: ModelRequest) =>
+    (JSON.stringify(r.messages).match(/\[TRUNCATED[^\]]*\]/g) ?? []).map((l) => l.replaceAll('\\"', '"'));
+
+  it("makes no state call and adds nothing when it cuts nothing: the request stays as it was", async () => {
+    let stateCalls = 0;
+    const c = new TurnCompactor(
+      settings,
+      stateClient(() => stateCalls++, 10),
+      SONNET,
+      () => () => undefined,
+    );
+    // Three results, all protected, together within the budget: nothing may be cut.
+    const history = [
+      stored("user", [{ type: "text", text: "read the three parts" }]),
+      stored("assistant", [read("a"), read("b"), read("c")]),
+    ];
+    history.push(stored("user", [answer("a", 9_000), answer("b", 9_000), answer("c", 9_000)]));
+    const request = c.apply(build(history));
+    expect(c.due(request)).toBe(true);
+    const out = await c.compact(request, history);
+    expect(out.report.targets).toEqual([]);
+    expect(out.report.tokensSaved).toBe(0);
+    expect(stateCalls).toBe(0);
+    expect(out.request).toEqual(request);
+    expect(JSON.stringify(out.request)).not.toContain("<turn_state>");
+    expect(c.active).toBe(false);
+    expect(c.fruitless).toBe(true);
+  });
+
+  it("names the restoring call in every label: a block the build copied for its breakpoint, and a second pass's", async () => {
+    const history = [stored("user", [{ type: "text", text: "read all parts" }])];
+    for (const id of ["a", "b", "c", "d"])
+      history.push(stored("assistant", [read(id)]), stored("user", [answer(id, 9_000)]));
+    const c = new TurnCompactor(
+      settings,
+      stateClient(() => undefined, 10),
+      SONNET,
+      () => blockOrigins("conv_1", history),
+    );
+    await c.compact(c.apply(build(history)), history);
+    for (const id of ["e", "f", "g", "h"])
+      history.push(stored("assistant", [read(id)]), stored("user", [answer(id, 9_000)]));
+    const second = c.apply(build(history));
+    expect(c.due(second)).toBe(true);
+    const out = await c.compact(second, history);
+    // Every cut result is named by its stored message, the newest (a breakpoint's copy) included.
+    const named = labels(out.request);
+    expect(named.length).toBeGreaterThan(4);
+    for (const label of named)
+      expect(label).toMatch(/conversation_read \{"conversation_id":"conv_1","message_id":"msg_\d+","block":0\}/);
+    // Only one state rides the request: the second pass's replaced the first's.
+    expect(JSON.stringify(out.request.messages).split("<turn_state>")).toHaveLength(2);
+    // The newest result, cut while it carries the breakpoint, names its stored message too.
+    const parallel = [
+      stored("user", [{ type: "text", text: "read both parts" }]),
+      stored("assistant", [read("p"), read("q")]),
+    ];
+    parallel.push(stored("user", [answer("p", 30_000), answer("q", 30_000)]));
+    const p = new TurnCompactor(
+      settings,
+      stateClient(() => undefined, 10),
+      SONNET,
+      () => blockOrigins("conv_1", parallel),
+    );
+    const cut = labels((await p.compact(p.apply(build(parallel)), parallel)).request);
+    expect(cut).toHaveLength(2);
+    expect(cut[1]).toContain(
+      `conversation_read {"conversation_id":"conv_1","message_id":"${parallel[2].id}","block":1}`,
+    );
+  });
+
+  it("keeps the turn's task prompt whole when continuation prompts and earlier passes follow it", async () => {
+    const task = stored("user", [{ type: "text", text: `Total every part: ${"p".repeat(2_000)}` }]);
+    const history = [
+      stored("user", [{ type: "text", text: "hello" }]),
+      stored("assistant", [{ type: "text", text: "hi" }]),
+      task,
+    ];
+    const c = new TurnCompactor(
+      settings,
+      stateClient(() => undefined, 10),
+      SONNET,
+      () => blockOrigins("conv_1", history),
+    );
+    for (let i = 0; i < 6; i++) {
+      // A cut-off reply (continued by a prompt of its own), then a read.
+      history.push(
+        stored("assistant", [{ type: "text", text: `partial ${i} ${"w".repeat(700)}` }], { stopReason: "max_tokens" }),
+      );
+      history.push(stored("assistant", [read(`r${i}`)]), stored("user", [answer(`r${i}`, 6_000)]));
+      const request = c.apply(build(history));
+      if (c.due(request)) {
+        const out = await c.compact(request, history.slice(2));
+        expect(JSON.stringify(out.request.messages)).toContain(JSON.stringify(task.content[0]));
+      }
+    }
+    expect(c.active).toBe(true);
+    expect(JSON.stringify(c.apply(build(history)).messages)).toContain(JSON.stringify(task.content[0]));
   });
 });

@@ -1364,6 +1364,7 @@ export interface Schemas {
       };
     }>;
     regenerate?: true;
+    ref?: string;
   } | {
     type: "ping";
   } | {
@@ -1396,6 +1397,10 @@ export interface Schemas {
     turnsInFlight: number;
   } | {
     type: "pong";
+  } | {
+    type: "accepted";
+    ref: string;
+    turnId: string;
   } | {
     type: "stopped";
     turnId: string | null;
@@ -1582,6 +1587,7 @@ export interface Schemas {
       name: string;
     };
     turnId?: string | null;
+    ref?: string;
     error: {
       type: string;
       message: string;

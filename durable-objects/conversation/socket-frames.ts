@@ -29,6 +29,9 @@ export const clientFrameSchema = z
         idempotencyKey: idempotencyKeySchema.optional(),
         tools: turnToolsSchema.optional(),
         regenerate: regenerateField,
+        // The client's own name for this send: echoed to its socket alone, in `accepted` (with the
+        // turnId) or in the error frame refusing it, so a client tells its turns from others'.
+        ref: z.string().min(1).max(64).optional(),
       })
       .superRefine(regenerateProblems),
     z.strictObject({ type: z.literal("ping") }),
@@ -47,6 +50,7 @@ export type ClientFrame =
       idempotencyKey?: string;
       tools?: ClientToolSpec[];
       regenerate?: true;
+      ref?: string;
     }
   | { type: "ping" }
   | { type: "stop"; turnId?: string }
@@ -76,7 +80,7 @@ export function parseClientFrame(
     return { ok: true, value: { type: "stop", ...(parsed.data.turnId ? { turnId: parsed.data.turnId } : {}) } };
   if (parsed.data.type === "tool_results")
     return { ok: true, value: { type: "tool_results", results: parsed.data.results } };
-  const { idempotencyKey, tools, regenerate } = parsed.data;
+  const { idempotencyKey, tools, regenerate, ref } = parsed.data;
   const clash = takenToolNames(tools, [...toolRegistry.names(), ...SERVER_TOOL_NAMES]);
   if (clash) return { ok: false, error: clash };
   return {
@@ -88,6 +92,7 @@ export function parseClientFrame(
       ...(idempotencyKey !== undefined ? { idempotencyKey } : {}),
       ...(tools ? { tools } : {}),
       ...(regenerate ? { regenerate } : {}),
+      ...(ref !== undefined ? { ref } : {}),
     },
   };
 }

@@ -161,8 +161,9 @@ export class ConversationSockets {
     if (frame.value.type === "stop") return this.stop(ws, ref, frame.value.turnId);
     // A send frame is a turn from here on: a refusal names the turnId it would have had.
     const turnId = sortableId("turn");
+    const named = frame.value.ref !== undefined ? { ref: frame.value.ref } : {};
     const refuse = (error: Parameters<Refuse>[0], extra: Record<string, unknown> = {}) =>
-      ws.send(JSON.stringify({ type: "error", turnId, ...extra, error }));
+      ws.send(JSON.stringify({ type: "error", turnId, ...named, ...extra, error }));
     this.admitting++;
     try {
       await this.admitSend(ws, { ref, frame: frame.value, turnId, refuse });
@@ -219,6 +220,8 @@ export class ConversationSockets {
         intake.releaseKey(idempotencyKey);
         return refuse({ type: refused.type, message: refused.message, status: refused.status });
       }
+      // The sender learns its turnId before any event of the turn (only when it named the send).
+      if (frame.ref !== undefined) ws.send(JSON.stringify({ type: "accepted", ref: frame.ref, turnId }));
       // Events reach this socket (and every other one of the conversation) through broadcast.
       void intake.enqueue({ ref, input, sink: null, turnId });
     });

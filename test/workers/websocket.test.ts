@@ -91,4 +91,29 @@ describe("websocket", () => {
     expect(msg.message.content[0]).toMatchObject({ type: "text", text: "from http" });
     c.ws!.close();
   });
+
+  it("a send frame that names itself (ref) is told its turnId, to its socket alone and before the turn's events; a refusal names it too", async () => {
+    const id = await createConversation();
+    const mine = await connect(id, { key: "dev-local-key" });
+    const other = await connect(id, { key: "dev-local-key" });
+    mine.ws!.send(JSON.stringify({ type: "send", content: "named send", ref: "r-1" }));
+    const end = await mine.next((e) => e.type === "turn_end");
+    const at = mine.events.findIndex((e) => e.type === "accepted");
+    const turnId = ofType(end, "turn_end").turnId;
+    expect(mine.events[at]).toEqual({ type: "accepted", ref: "r-1", turnId });
+    // Before any event of its turn.
+    expect(mine.events.findIndex((e) => "turnId" in e && e.turnId === turnId)).toBe(at);
+    await other.next((e) => e.type === "turn_end");
+    expect(other.events.some((e) => e.type === "accepted")).toBe(false);
+    // Without a ref nothing new is sent; a refused send carries its ref (and the turnId it would have had).
+    mine.ws!.send(JSON.stringify({ type: "send", attachments: ["att_nope"], content: "x", ref: "r-2" }));
+    const refused = await mine.next((e) => e.type === "error" && "ref" in e);
+    expect(refused).toMatchObject({ type: "error", ref: "r-2", turnId: expect.stringMatching(/^turn_/) });
+    mine.ws!.send(JSON.stringify({ type: "send", content: "x", ref: "" }));
+    expect(await mine.next((e) => e.type === "error" && !("ref" in e) && e.turnId === null)).toMatchObject({
+      error: { type: "invalid_request" },
+    });
+    mine.ws!.close();
+    other.ws!.close();
+  });
 });

@@ -106,6 +106,8 @@ export const turnEventSchema = z
       // null on the websocket for a frame that started no turn (a malformed frame, a refused ping,
       // tool_results or stop frame, a revoked key).
       turnId: z.string().nullable().optional(),
+      // The refused `send` frame's own `ref`, when it named one (websocket only).
+      ref: z.string().optional(),
       error: z.looseObject({
         type: z.string(),
         message: z.string(),
@@ -161,6 +163,8 @@ export const socketServerFrameSchema = z
       turnsInFlight: z.number(),
     }),
     z.strictObject({ type: z.literal("pong") }),
+    // To the socket alone, for a `send` frame that named itself (`ref`): its turn was taken, under this turnId.
+    z.strictObject({ type: z.literal("accepted"), ref: z.string(), turnId: z.string() }),
     // The answer to a `stop` frame, to the socket that sent it (as POST /stop answers).
     z.strictObject({ type: z.literal("stopped"), turnId: z.string().nullable(), stopped: z.boolean() }),
     // The conversation's title changed outside a turn: the automatic title (source auto) or a rename (user).

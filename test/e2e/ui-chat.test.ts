@@ -469,6 +469,59 @@ describe("the chat", () => {
     await page.fill("#composer", "");
   });
 
+  it("another client's turn that starts while this page's message is on its way stays its own: the page's prompt waits in its own turn's section, and the other turn is not this page's to stop", async () => {
+    const id = (await api("POST", "/v1/conversations", { title: "two clients" })).json.id;
+    await page.goto(`${base()}/#/c/${id}`);
+    await page.waitForSelector("#socket-status.live", { state: "attached" });
+    // The page's `send` frame leaves only once another client's turn has started on the server and
+    // its turn_start has reached the page.
+    await page.evaluate(
+      ({ id, key }) => {
+        const w = window as unknown as { otherTurn?: string; myTurn?: string };
+        const s = window.sockets.at(-1)!;
+        const real = s.send.bind(s);
+        s.addEventListener("message", (m) => {
+          const f = JSON.parse(String(m.data));
+          if (f.type === "accepted") w.myTurn = f.turnId;
+        });
+        s.send = (data: string) => {
+          if (JSON.parse(data).type !== "send") return real(data);
+          s.addEventListener("message", function started(m) {
+            const f = JSON.parse(String(m.data));
+            if (f.type !== "turn_start") return;
+            s.removeEventListener("message", started);
+            w.otherTurn = f.turnId;
+            // After the page has handled that frame.
+            setTimeout(() => real(data), 50);
+          });
+          void fetch(`/v1/conversations/${id}/messages`, {
+            method: "POST",
+            headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+            body: JSON.stringify({ content: "another client's question\n@stream-pace 250\n@reply-chars 400" }),
+          });
+        };
+      },
+      { id, key: KEY },
+    );
+    await page.fill("#composer", "my own question\n@reply-chars 60");
+    await page.press("#composer", "Enter");
+    const other = await page.waitForFunction(() => (window as unknown as { otherTurn?: string }).otherTurn);
+    const otherTurn = String(await other.jsonValue());
+    // While the other turn streams: it has a section of its own, and the page's prompt is not in it.
+    await page.waitForSelector(`section.turn[data-turn="${otherTurn}"] .msg.assistant .md`);
+    expect(await page.locator(`section.turn[data-turn="${otherTurn}"]`).textContent()).not.toContain("my own question");
+    expect(await page.locator(`section.turn[data-turn="${otherTurn}"][data-mine]`).count()).toBe(0);
+    // The page's prompt waits in a section of its own turn, queued behind the other.
+    const myTurn = String(
+      await (await page.waitForFunction(() => (window as unknown as { myTurn?: string }).myTurn)).jsonValue(),
+    );
+    expect(await page.locator(`section.turn[data-turn="${myTurn}"][data-mine]`).textContent()).toContain(
+      "my own question",
+    );
+    await settled(2);
+    expect((await transcript(id)).map((m) => m.role)).toEqual(["user", "assistant", "user", "assistant"]);
+  });
+
   it("an edit sent while a reply runs stays open with its text, through the re-render at the reply's end, then sends", async () => {
     const id = await newChat("First question.\n@reply-chars 40");
     await settled(1);

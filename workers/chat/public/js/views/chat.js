@@ -124,7 +124,11 @@ export async function chatView(root, id, opts = {}) {
   let retry = 0;
   /** @type {any} */
   let meta = null;
-  /** Live turns by turnId; `pending` holds sections made on send, adopted by the next turn_start. */
+  /**
+   * Live turns by turnId; `pending` holds sections made on send, each adopted by the turn the server
+   * said it became (`accepted`, for the send's `ref`): another client's turn starting meanwhile is
+   * drawn as its own.
+   */
   /** @type {HTMLElement[]} */
   const pending = [];
   /** @type {Map<string, {el: HTMLElement, body: HTMLElement, waiting: HTMLElement | null, piece: {el: HTMLElement, text: string, agent: string} | null, thinking: HTMLElement | null, thinkingKey: string, steps: Map<string, HTMLElement>, saved: any[], error: any, prompt: string, started: boolean}>} */
@@ -508,8 +512,9 @@ export async function chatView(root, id, opts = {}) {
     let t = turns.get(turnId);
     if (!t) {
       // A resumed turn was sent before this page (or this socket) knew it: no waiting prompt is its.
+      const at = resumed ? -1 : pending.findIndex((p) => p.dataset.for === turnId);
       const el =
-        (resumed ? undefined : pending.shift()) ??
+        (at >= 0 ? pending.splice(at, 1)[0] : undefined) ??
         h(
           "section",
           { class: "turn live" },
@@ -564,6 +569,12 @@ export async function chatView(root, id, opts = {}) {
   /** @param {any} e */
   function onEvent(e) {
     if (e.type === "pong") return;
+    // This page's send was taken (or refused) under this turnId: its waiting section is that turn's.
+    if (e.type === "accepted" || (e.type === "error" && e.ref)) {
+      const el = pending.find((p) => p.dataset.ref === e.ref);
+      if (el) el.dataset.for = e.turnId;
+      if (e.type === "accepted") return;
+    }
     if (e.type === "stopped") return;
     if (e.type === "title_changed") return retitle(e.title);
     if (e.type === "exchange_superseded") return supersede(e);
@@ -820,11 +831,13 @@ export async function chatView(root, id, opts = {}) {
       h("span", { class: "dots", "aria-hidden": "true" }, h("i"), h("i"), h("i")),
       " Thinking…",
     );
+    const ref = crypto.randomUUID();
     const el = h(
       "section",
       {
         class: "turn live",
         "data-mine": "1",
+        "data-ref": ref,
         "data-prompt": content,
         ...(regenerate ? { "data-regenerate": "1" } : {}),
       },
@@ -861,8 +874,8 @@ export async function chatView(root, id, opts = {}) {
       s.send(
         JSON.stringify(
           regenerate
-            ? { type: "send", regenerate: true }
-            : { type: "send", content, ...(attachments.length ? { attachments } : {}) },
+            ? { type: "send", regenerate: true, ref }
+            : { type: "send", content, ref, ...(attachments.length ? { attachments } : {}) },
         ),
       );
       return true;

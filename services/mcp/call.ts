@@ -4,7 +4,7 @@
 // cap is one too, never kept in part. A tools/list_changed heard during the call refreshes the
 // cached list at once.
 import { MCP_MAX_RESULT_TEXT_BYTES } from "../../core/tenant-tool-rules";
-import { authHeaders, message, connectMcp, McpTimeout, OutboundRefused } from "./connect";
+import { authHeaders, connectMcp, errorText, McpTimeout, message } from "./connect";
 import { endpointOf, listWith } from "./listing";
 import { scrub } from "../tools/http-call";
 import { mcpResultOutput, type McpResultOutput } from "./results";
@@ -34,7 +34,7 @@ export async function callMcpTool(
       onToolsChanged: () => (listChanged = true),
     });
   } catch (err) {
-    return withheld({ content: `could not reach MCP server "${row.name}": ${message(err)}`, isError: true });
+    return withheld({ content: `could not reach MCP server "${row.name}": ${message(err, secret)}`, isError: true });
   }
   try {
     const result = await conn.guard(
@@ -63,11 +63,9 @@ export async function callMcpTool(
     return withheld({ ...output, ...(listChanged ? { listChanged } : {}) });
   } catch (err) {
     const why =
-      err instanceof McpTimeout || /timed? ?out/i.test(message(err))
+      err instanceof McpTimeout || /timed? ?out/i.test(errorText(err))
         ? `no answer within ${row.timeoutMs} ms`
-        : err instanceof OutboundRefused
-          ? message(err)
-          : message(err);
+        : message(err, secret);
     return withheld({ content: `MCP tool ${mcpName} on "${row.name}" failed: ${why}`, isError: true });
   } finally {
     await conn.close();

@@ -13,6 +13,7 @@ import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JsonSchemaValidator, jsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/types.js";
 import { checkOutboundUrl, loopbackAllowed } from "../../core/outbound-url";
 import { MCP_MAX_MESSAGE_BYTES } from "../../core/tenant-tool-rules";
+import { withheldAndCut } from "../tools/http-call";
 import { capMessages, McpMessageTooLarge } from "./message-cap";
 
 export type McpTransportKind = "streamable-http" | "sse";
@@ -60,6 +61,8 @@ const acceptStructuredOutput: jsonSchemaValidator = {
 export interface McpConnection {
   client: Client;
   transport: McpTransportKind;
+  /** The auth header this connection sends, as a header map (empty without one): withheld from whatever the server says. */
+  secret: Record<string, string>;
   /**
    * `work` (a request of this connection), ended at once by a message past the cap: the SDK only
    * sees a broken stream, and would wait for its answer until the timeout.
@@ -75,7 +78,8 @@ export async function connectMcp(
 ): Promise<McpConnection> {
   const check = checkOutboundUrl(endpoint.url, { allowLoopback: loopbackAllowed(env) });
   if (!check.ok) throw new OutboundRefused(`url: ${check.reason}`);
-  const init: RequestInit = endpoint.auth ? { headers: authHeaders(endpoint) } : {};
+  const secret = authHeaders(endpoint);
+  const init: RequestInit = endpoint.auth ? { headers: secret } : {};
   let over: McpMessageTooLarge | undefined;
   let overflowed!: (err: McpMessageTooLarge) => void;
   const tooLarge = new Promise<never>((_, reject) => (overflowed = reject));
@@ -111,7 +115,7 @@ export async function connectMcp(
       await transport.close().catch(() => undefined);
       throw err;
     }
-    return { client, transport: kind, guard, close: () => client.close().catch(() => undefined) };
+    return { client, transport: kind, secret, guard, close: () => client.close().catch(() => undefined) };
   };
   try {
     return await attempt("streamable-http");
@@ -121,7 +125,9 @@ export async function connectMcp(
     try {
       return await attempt("sse");
     } catch (sseErr) {
-      throw new Error(`neither Streamable HTTP (${message(err)}) nor SSE (${message(sseErr)}) connected`);
+      throw new Error(
+        `neither Streamable HTTP (${message(err, secret)}) nor SSE (${message(sseErr, secret)}) connected`,
+      );
     }
   }
 }
@@ -136,4 +142,13 @@ export function withTimeout<T>(work: Promise<T>, ms: number, what: string): Prom
   return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
 }
 
-export const message = (err: unknown) => (err instanceof Error ? err.message : String(err)).slice(0, 300);
+/** An error's whole text: for tests on it, never to show (it may hold the auth header). */
+export const errorText = (err: unknown): string => (err instanceof Error ? err.message : String(err));
+
+/**
+ * An error's text as shown, at most 300 characters: the secret header values withheld from the
+ * whole text first, then cut (a secret the cut split would no longer match, and its first part
+ * would stay).
+ */
+export const message = (err: unknown, secret: Record<string, string>): string =>
+  withheldAndCut(errorText(err), secret, 300);

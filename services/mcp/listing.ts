@@ -2,7 +2,7 @@
 // a tools/list_changed heard during a call). Names are mapped once here (core/mcp-names.ts) and
 // the mapping is stored with each tool, so a call always reaches the tool it was listed as.
 import { mcpToolName } from "../../core/mcp-names";
-import { scrub } from "../tools/http-call";
+import { scrub, withheldAndCut } from "../tools/http-call";
 import { open } from "../tools/secret-box";
 import { authHeaders, connectMcp, message, withTimeout, type McpConnection, type McpEndpoint } from "./connect";
 import { saveMcpListing, type McpListing, type McpServerRow, type McpToolEntry } from "./servers";
@@ -33,7 +33,9 @@ export async function endpointOf(env: Env, row: McpServerRow): Promise<McpEndpoi
  * the list (a server repeating it would be listed for ever), as do MAX_LIST_PAGES pages and
  * MAX_TOOLS_PER_SERVER tools. A tool whose name no request could carry (over MAX_MCP_NAME
  * characters, or not well-formed Unicode: every later request would fail) is left out, and a
- * description is cut and made well-formed. `note` says what was left out, or is null.
+ * description is cut and made well-formed. The connection's auth header is withheld from every
+ * description and schema (before any cut), and a tool whose name holds it is left out: the list
+ * is shown to every key of the tenant and to the model. `note` says what was left out, or is null.
  */
 export async function listWith(
   conn: McpConnection,
@@ -45,6 +47,7 @@ export async function listWith(
   const cursors = new Set<string>();
   const deadline = Date.now() + timeoutMs;
   let badNames = 0;
+  let secretNames = 0;
   let cursor: string | undefined;
   let cut: string | null = null;
   for (let pages = 0; ; pages++) {
@@ -63,14 +66,19 @@ export async function listWith(
         badNames++;
         continue;
       }
+      // Its name cannot be withheld: a call must name the tool as the server listed it.
+      if (scrub(t.name, conn.secret) !== t.name) {
+        secretNames++;
+        continue;
+      }
       const name = await mcpToolName(server, t.name);
       if (seen.has(name)) continue;
       seen.add(name);
       tools.push({
         name,
         mcpName: t.name,
-        description: (t.description ?? t.title ?? t.name).slice(0, MAX_DESCRIPTION).toWellFormed(),
-        inputSchema: t.inputSchema as Record<string, unknown>,
+        description: withheldAndCut(t.description ?? t.title ?? t.name, conn.secret, MAX_DESCRIPTION),
+        inputSchema: withheldIn(t.inputSchema, conn.secret) as Record<string, unknown>,
       });
       if (tools.length >= MAX_TOOLS_PER_SERVER) {
         cut = `only the first ${MAX_TOOLS_PER_SERVER} tools are listed`;
@@ -89,7 +97,20 @@ export async function listWith(
   const skipped = badNames
     ? `${badNames} tool${badNames === 1 ? "" : "s"} left out: a name longer than ${MAX_MCP_NAME} characters or not valid Unicode`
     : null;
-  return { tools, note: [cut, skipped].filter(Boolean).join("; ") || null };
+  const withheldNames = secretNames
+    ? `${secretNames} tool${secretNames === 1 ? "" : "s"} left out: a name holding the server's auth header`
+    : null;
+  return { tools, note: [cut, skipped, withheldNames].filter(Boolean).join("; ") || null };
+}
+
+/** A JSON value with the secrets withheld from every string in it, keys included. */
+function withheldIn(value: unknown, secret: Record<string, string>): unknown {
+  if (!Object.keys(secret).length) return value;
+  if (typeof value === "string") return scrub(value, secret);
+  if (Array.isArray(value)) return value.map((v) => withheldIn(v, secret));
+  if (value && typeof value === "object")
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [scrub(k, secret), withheldIn(v, secret)]));
+  return value;
 }
 
 /** Connects, lists and stores the result (or the error, keeping the last good list). */
@@ -109,7 +130,7 @@ export async function refreshListing(env: Env, row: McpServerRow): Promise<McpSe
     }
   } catch (err) {
     // The error is shown to any key of the tenant: never with the server's auth header in it.
-    listing = { transport: null, tools: [], listedAt, error: scrub(message(err), secret) };
+    listing = { transport: null, tools: [], listedAt, error: message(err, secret) };
   }
   return (await saveMcpListing(env.DB, { tenantId: row.tenantId, id: row.id, listing })) ?? row;
 }

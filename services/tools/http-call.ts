@@ -123,7 +123,8 @@ async function attemptOnce(
         const retryAfter = Number(res.headers.get("retry-after"));
         return {
           ok: false,
-          message: `${spec.name}: HTTP ${res.status}${read.text ? `: ${read.text.slice(0, ERROR_BODY_CHARS)}` : ""}`,
+          // Withheld before the cut: a secret cut in two would no longer match, and its first part would stay.
+          message: `${spec.name}: HTTP ${res.status}${read.text ? `: ${withheldAndCut(read.text, spec.headers, ERROR_BODY_CHARS)}` : ""}`,
           retryable,
           ...(Number.isFinite(retryAfter) && retryAfter > 0 ? { retryAfterMs: retryAfter * 1000 } : {}),
         };
@@ -174,7 +175,8 @@ async function readCapped(res: Response, cap: number): Promise<{ ok: true; text:
 
 /**
  * An endpoint that echoes its request would put the tool's secret header values into the
- * transcript; they are replaced wherever they appear (values this short could match by chance).
+ * transcript; they are replaced wherever they appear (values this short could match by chance),
+ * as sent or as a JSON encoder or a URL may write them (`\/`, `\"`, `\u002B` or `\u002b`, `%2B`).
  */
 export function scrub(text: string, headers: Record<string, string>): string {
   // The whole value first, then its words ("Bearer <token>": the token alone), longest first.
@@ -183,7 +185,50 @@ export function scrub(text: string, headers: Record<string, string>): string {
       [value, ...value.split(/\s+/)].filter((v) => v.length >= 8).map((v) => [v, `[${name} withheld]`] as const),
     )
     .sort((a, b) => b[0].length - a[0].length);
-  return secrets.reduce((out, [value, label]) => out.split(value).join(label), text);
+  return secrets.reduce((out, [value, label]) => out.replace(writtenAnyWay(value), () => label), text);
+}
+
+/**
+ * The text with the secrets withheld, then cut to `max` characters (and made well-formed, should
+ * the cut split a surrogate pair). Never the other way round: a secret the cut splits would no
+ * longer match whole, and the part before the cut would stay in the text.
+ */
+export function withheldAndCut(text: string, headers: Record<string, string>, max: number): string {
+  return scrub(text, headers).slice(0, max).toWellFormed();
+}
+
+/** JSON's short escapes (RFC 8259 §7). */
+const JSON_SHORT: Record<string, string> = {
+  '"': '\\"',
+  "\\": "\\\\",
+  "/": "\\/",
+  "\b": "\\b",
+  "\f": "\\f",
+  "\n": "\\n",
+  "\r": "\\r",
+  "\t": "\\t",
+};
+
+const regExpLiteral = (s: string) => s.replace(/[.*+?^${}()|[\]\\/-]/g, "\\$&");
+/** Hex digits matched in either case (`\u002B` and `\u002b` are the same escape). */
+const anyCaseHex = (hex: string) => [...hex].map((h) => (/[a-f]/.test(h) ? `[${h}${h.toUpperCase()}]` : h)).join("");
+
+/**
+ * A pattern matching `value` with each of its characters (UTF-16 code units) as written, as a
+ * JSON `\uXXXX` escape, as a JSON short escape, or (ASCII other than letters and digits)
+ * percent-encoded: any mix, as encoders escape some characters and not others.
+ */
+function writtenAnyWay(value: string): RegExp {
+  let source = "";
+  for (let i = 0; i < value.length; i++) {
+    const char = value[i];
+    const unit = value.charCodeAt(i);
+    const forms = [regExpLiteral(char), `\\\\u${anyCaseHex(unit.toString(16).padStart(4, "0"))}`];
+    if (JSON_SHORT[char]) forms.push(regExpLiteral(JSON_SHORT[char]));
+    if (unit < 0x80 && !/[A-Za-z0-9]/.test(char)) forms.push(`%${anyCaseHex(unit.toString(16).padStart(2, "0"))}`);
+    source += `(?:${forms.join("|")})`;
+  }
+  return new RegExp(source, "g");
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -22,6 +22,7 @@ function serverAnswering(page: (cursor: string | undefined) => Page | Promise<Pa
       },
     },
     transport: "streamable-http",
+    secret: {},
     guard: <T>(work: Promise<T>) => work,
     close: async () => {},
   } as unknown as McpConnection;

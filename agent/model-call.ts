@@ -1,6 +1,6 @@
 // One streamed model call: deltas and thinking to the caller as they arrive, the final message, or
 // the error with whatever the stream had produced before it failed.
-import type Anthropic from "@anthropic-ai/sdk";
+import Anthropic from "@anthropic-ai/sdk";
 import type { TurnEvent } from "../core/events";
 import type { ModelRequest } from "../core/types";
 
@@ -24,7 +24,12 @@ export async function streamCall(call: {
     signal ? { signal } : undefined,
   );
   stream.on("text", (text) => emit({ type: "delta", turnId, text }));
-  stream.on("streamEvent", (event) => {
+  // The SDK drops its snapshot when the body ends: kept here for a stream cut before message_stop.
+  let snapshot: Anthropic.Message | undefined;
+  let stopped = false;
+  stream.on("streamEvent", (event, message) => {
+    snapshot = message;
+    if (event.type === "message_stop") stopped = true;
     if (
       event.type === "content_block_start" &&
       (event.content_block.type === "thinking" || event.content_block.type === "redacted_thinking")
@@ -44,8 +49,21 @@ export async function streamCall(call: {
   try {
     return { ok: true, reply: await stream.finalMessage() };
   } catch (error) {
-    return { ok: false, error, partial: stream.currentMessage };
+    // A body that ended before message_stop with no error event (a gateway or the network cut it):
+    // the SDK's own complaint becomes the API error inside a stream it is, kept and retried as one.
+    const cut = !stopped && error instanceof Anthropic.AnthropicError && !(error instanceof Anthropic.APIError);
+    return { ok: false, error: cut ? streamCut() : error, partial: stream.currentMessage ?? snapshot };
   }
+}
+
+function streamCut(): InstanceType<typeof Anthropic.APIError> {
+  const message = "the model API's stream ended before message_stop";
+  return new Anthropic.APIError(
+    undefined,
+    { type: "error", error: { type: "api_error", message } },
+    message,
+    undefined,
+  );
 }
 
 /** The SDK's own backoff for retried requests: 0.5 s doubling to at most 8 s, less up to a quarter of jitter. */

@@ -43,10 +43,10 @@ export async function keyForHash(env: Env, keyHash: string, now = Date.now()): P
     .where(and(eq(apiKeys.keyHash, keyHash), isNull(apiKeys.revokedAt)))
     .get();
   const expires = row?.expiresAt ? Date.parse(row.expiresAt) : Infinity;
-  const entry = {
-    key: row && expires > now ? { tenantId: row.tenantId, keyId: row.keyId } : null,
-    until: Math.min(now + AUTH_CACHE_MS, expires),
-  };
+  const key = row && expires > now ? { tenantId: row.tenantId, keyId: row.keyId } : null;
+  // An active key is cached no longer than it lives; a key already expired never comes back, so
+  // its "no key" is cached as long as any other (it used to cost a D1 read on every request).
+  const entry = { key, until: key ? Math.min(now + AUTH_CACHE_MS, expires) : now + AUTH_CACHE_MS };
   // Revoked here while D1 answered: the answer is stale, and the colo's tombstone must stay alone.
   if (cache.revokedSince(keyHash, now)) return null;
   // A cache that fails costs a D1 read next time, never a refused request.

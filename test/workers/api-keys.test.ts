@@ -323,6 +323,18 @@ describe("expiry and the auth cache's bound", () => {
     expect(await keyForHash(env as Env, hash, expiresAt.getTime() - 1)).not.toBeNull();
     expect(await keyForHash(env as Env, hash, expiresAt.getTime())).toBeNull();
   });
+
+  it("cache an expired key's refusal as long as an unknown key's: one D1 read, not one per request", async () => {
+    const t = await tenant();
+    const expiresAt = new Date(Date.now() + 10_000);
+    const made = await createKey(t.key, { name: "short", expiresAt: expiresAt.toISOString() });
+    const hash = await sha256Hex(made.apiKey);
+    forgetIsolateKeys();
+    const spy = spyD1(env.DB);
+    const later = expiresAt.getTime() + 1;
+    for (let i = 0; i < 5; i++) expect(await keyForHash({ ...env, DB: spy.db } as Env, hash, later + i)).toBeNull();
+    expect(spy.direct.filter((q) => /api_keys/i.test(q))).toHaveLength(1);
+  });
 });
 
 /**

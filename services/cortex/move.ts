@@ -13,7 +13,7 @@
 //
 // A repeated copy page rewrites nothing (doc ids are kept); a lost cursor restarts the copy from 0.
 import { forgetRoute, routeOf, routeTtlMs, shardDatabase, updateRoute, type CortexEnv } from "./routing";
-import { dropVanished } from "./rows";
+import { copyEmbeddedMarks, dropVanished } from "./rows";
 import { CortexShard, rowsOf } from "./shard";
 import { drizzle } from "drizzle-orm/d1";
 import { eq } from "drizzle-orm";
@@ -88,7 +88,9 @@ export async function moveTenantStep(env: CortexEnv, req: MoveRequest): Promise<
   const source = shardDatabase(env, route.shard);
   const rows = await rowsOf(source, tenantId, { after: req.cursor, limit });
   const copied = await new CortexShard({ name: to, db: target }).importRows(tenantId, rows);
-  await dropVanished(tenantId, { source: source.withSession("first-primary"), target, rows });
+  const page = { source: source.withSession("first-primary"), target, rows };
+  await dropVanished(tenantId, page);
+  if (semanticPathFor(env, target)?.mode === "deployed") await copyEmbeddedMarks(tenantId, page);
   if (rows.length === limit) return step("copying", String(rows[rows.length - 1].rowid), { copied });
   await updateRoute(env.DB, tenantId, {
     expect: { shard: route.shard, movingTo: to },

@@ -75,3 +75,37 @@ export async function dropVanished(
       .run();
   return vanished.length;
 }
+
+/**
+ * Of `rows`, a page just copied from `source` into `target`, the marks of the documents that have a
+ * deployed vector (cortex_embedded) go with them: the vector is the tenant's and the document's,
+ * shared by both shards, so the new shard's delete trigger can tombstone it (without the mark a
+ * document deleted after the move left its vector in the index for good). A document changed in
+ * either shard since its vector was made has no mark there (the update trigger), so none is copied
+ * for it; claims in flight are not marks.
+ */
+export async function copyEmbeddedMarks(
+  tenantId: string,
+  page: { source: ShardDatabase; target: ShardDatabase; rows: readonly CortexRow[] },
+): Promise<number> {
+  const { source, target, rows } = page;
+  if (!rows.length) return 0;
+  const { results } = await source
+    .prepare(
+      `SELECT doc_id AS docId, vec_id AS vecId FROM cortex_embedded
+       WHERE tenant_id = ? AND doc_id IN (SELECT value FROM json_each(?)) AND vec_id NOT LIKE 'claim:%'`,
+    )
+    .bind(tenantId, JSON.stringify(rows.map((r) => r.doc_id)))
+    .all<{ docId: string; vecId: string }>();
+  if (!results.length) return 0;
+  await target
+    .prepare(
+      `INSERT INTO cortex_embedded (doc_id, tenant_id, vec_id)
+       SELECT m.value ->> 0, ?, m.value ->> 1 FROM json_each(?) m
+       WHERE EXISTS (SELECT 1 FROM cortex_docs d WHERE d.doc_id = m.value ->> 0 AND d.tenant_id = ?)
+       ON CONFLICT(doc_id) DO NOTHING`,
+    )
+    .bind(tenantId, JSON.stringify(results.map((r) => [r.docId, r.vecId])), tenantId)
+    .run();
+  return results.length;
+}

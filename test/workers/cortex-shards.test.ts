@@ -275,6 +275,55 @@ describe("moving a tenant between shards", () => {
     expect(left?.n).toBe(0);
   });
 
+  it("brings the documents' deployed-vector marks along, so a delete after the move still removes the vector (claims stay behind)", async () => {
+    const t = await newTenantWithId();
+    await assignShard(env.DB, t.tenantId, S0);
+    for (const text of ["a note whose vector moves", "a note being embedded"])
+      expect((await api("POST", "/v1/memory", { text }, { key: t.key })).status).toBe(201);
+    const s0 = shardDatabase(env, S0);
+    const docs = (
+      await s0
+        .prepare(`SELECT doc_id AS id FROM cortex_docs WHERE tenant_id = ? ORDER BY rowid`)
+        .bind(t.tenantId)
+        .all<{ id: string }>()
+    ).results.map((r) => r.id);
+    expect(docs).toHaveLength(2);
+    // The first has a vector in the shared index; the second is claimed by a catch-up still embedding it.
+    await s0.batch([
+      s0.prepare(`DELETE FROM cortex_embedded WHERE tenant_id = ?`).bind(t.tenantId),
+      s0
+        .prepare(`INSERT INTO cortex_embedded (doc_id, tenant_id, vec_id) VALUES (?, ?, 'vec_moved')`)
+        .bind(docs[0], t.tenantId),
+      s0
+        .prepare(`INSERT INTO cortex_embedded (doc_id, tenant_id, vec_id) VALUES (?, ?, 'claim:1')`)
+        .bind(docs[1], t.tenantId),
+    ]);
+    const deployed = {
+      ...now,
+      AI: {} as Ai,
+      VECTORIZE: { deleteByIds: async () => ({ mutationId: "m" }) } as unknown as VectorizeIndex,
+    };
+    let cursor = 0;
+    for (;;) {
+      const s = await moveTenantStep(deployed, { tenantId: t.tenantId, to: S1, cursor, limit: 100 });
+      if (s.next === null) break;
+      cursor = Number(s.next);
+    }
+    const s1 = shardDatabase(env, S1);
+    const marks = await s1
+      .prepare(`SELECT doc_id AS doc, vec_id AS vec FROM cortex_embedded WHERE tenant_id = ?`)
+      .bind(t.tenantId)
+      .all<{ doc: string; vec: string }>();
+    expect(marks.results).toEqual([{ doc: docs[0], vec: "vec_moved" }]);
+    // Deleted in the new shard: its vector is tombstoned there, for the index to forget.
+    await s1.prepare(`DELETE FROM cortex_docs WHERE doc_id = ?`).bind(docs[0]).run();
+    const gone = await s1
+      .prepare(`SELECT vec_id AS vec FROM cortex_vectors_gone WHERE tenant_id = ?`)
+      .bind(t.tenantId)
+      .all<{ vec: string }>();
+    expect(gone.results).toEqual([{ vec: "vec_moved" }]);
+  });
+
   it("never brings back what a delete removed while the copy was between reading a page and writing it", async () => {
     const t = await newTenantWithId();
     await assignShard(env.DB, t.tenantId, S0);

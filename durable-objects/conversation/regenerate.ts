@@ -89,7 +89,10 @@ export function regenerateTarget(
     while (j >= 0 && !isPrompt(replayed[j])) j--;
     const answered = j >= 0 && replayed.slice(j + 1, i).some((m) => m.role === "assistant");
     if (!answered || JSON.stringify(replayed[j].content) !== JSON.stringify(replayed[i].content))
-      return refuse(NOTHING_TO_REGENERATE, "regenerate: the last prompt has no reply to replace; send it again instead");
+      return refuse(
+        NOTHING_TO_REGENERATE,
+        "regenerate: the last prompt has no reply to replace; send it again instead",
+      );
     start = j;
   }
   // A fold in flight may already be summarizing the exchange: what it wrote could not be taken back.

@@ -111,13 +111,12 @@ export class IndexOutbox {
           const batch = store.listAfter(store.indexedThrough(), INDEX_BATCH);
           if (!batch.length) break;
           // Written at the shard's primary; its bookmark lets the next search see these rows.
-          const bookmark = await deletion.guard(async () =>
-            (await cortexFor(this.scope.env, head.tenantId)).index(
-              head.tenantId,
-              batch.map((m) => messageDoc(head.tenantId, head.id, m)),
-            ),
-          );
-          if (bookmark) this.scope.cortexBookmark = bookmark;
+          const written = await deletion.guard(async () => {
+            const shard = await cortexFor(this.scope.env, head.tenantId);
+            const docs = batch.map((m) => messageDoc(head.tenantId, head.id, m));
+            return { shard: shard.name, bookmark: await shard.index(head.tenantId, docs) };
+          });
+          if (written.bookmark) this.scope.cortexBookmark = { shard: written.shard, bookmark: written.bookmark };
           store.setIndexedThrough(batch[batch.length - 1].seq);
           wrote = true;
         }
@@ -154,10 +153,11 @@ export class IndexOutbox {
       // that succeeds, the alarm's run tries again (after an eviction, the next search's catch-up does).
       if (wrote) {
         this.vectorsLeft = true;
-        const vectors = await deletion.guard(async () =>
-          (await cortexFor(this.scope.env, head.tenantId)).syncVectors(head.tenantId),
-        );
-        if (vectors.bookmark) this.scope.cortexBookmark = vectors.bookmark;
+        const vectors = await deletion.guard(async () => {
+          const shard = await cortexFor(this.scope.env, head.tenantId);
+          return { shard: shard.name, ...(await shard.syncVectors(head.tenantId)) };
+        });
+        if (vectors.bookmark) this.scope.cortexBookmark = { shard: vectors.shard, bookmark: vectors.bookmark };
         this.vectorsLeft = vectors.left;
       }
       // Caught up: the reminder append set is not needed (a later append sets it again).

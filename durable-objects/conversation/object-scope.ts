@@ -11,8 +11,9 @@ export interface ObjectScope {
   /** Explicit deletion: the tombstone, the guard on writes that could bring data back, the purge. */
   readonly deletion: ConversationDeletion;
   /**
-   * Where the tenant's cortex shard was after this object's last index write (its D1 bookmark):
-   * the turn's searches start their read session there, so they see what the object indexed.
+   * Where the tenant's cortex shard was after this object's last index write (its D1 bookmark), and
+   * which shard: the turn's searches start their read session there, so they see what the object
+   * indexed. A bookmark of another shard (the tenant moved since) means nothing to the new one.
    */
-  cortexBookmark: string | null;
+  cortexBookmark: { shard: string; bookmark: string } | null;
 }

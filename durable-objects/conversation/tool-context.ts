@@ -44,6 +44,9 @@ export function toolContextFor({ scope, record, ref, projectTools, readOwn, prog
   // `scope.env` is read at each use (a binding swapped on the live object is seen at once).
   const { tenantId, conversationId } = ref;
   const cortex = () => cortexFor(scope.env, tenantId);
+  /** The object's last index write's bookmark, where it is of this shard (not one the tenant moved from). */
+  const bookmarkIn = (shard: { name: string }) =>
+    scope.cortexBookmark?.shard === shard.name ? scope.cortexBookmark.bookmark : null;
 
   const transcript: TranscriptAccess = {
     listConversations: async (limit, before) =>
@@ -59,8 +62,10 @@ export function toolContextFor({ scope, record, ref, projectTools, readOwn, prog
 
   const search: CortexAccess = {
     // A read session near the caller, from the object's last index write on (read-your-writes).
-    search: async (query, limit, opts) =>
-      (await (await cortex()).search(tenantId, query, { limit, ...opts, bookmark: scope.cortexBookmark })).hits,
+    search: async (query, limit, opts) => {
+      const shard = await cortex();
+      return (await shard.search(tenantId, query, { limit, ...opts, bookmark: bookmarkIn(shard) })).hits;
+    },
   };
 
   const attachments: AttachmentAccess = {
@@ -109,7 +114,10 @@ export function toolContextFor({ scope, record, ref, projectTools, readOwn, prog
     memory: {
       getNote: (id) => getNote(scope.env.DB, tenantId, id),
       getEpisode: (id) => getEpisode(scope.env.DB, tenantId, id),
-      conversationOfMessage: async (id) => (await cortex()).conversationOfMessage(tenantId, id, scope.cortexBookmark),
+      conversationOfMessage: async (id) => {
+        const shard = await cortex();
+        return shard.conversationOfMessage(tenantId, id, bookmarkIn(shard));
+      },
       saveNote: (input) => createNote(scope.env, tenantId, { ...input, sourceConversationId: conversationId }),
       updateNote: (id, change) => updateNote(scope.env, { tenantId, id, change }),
       deleteNote: (id) => deleteNote(scope.env, tenantId, id),

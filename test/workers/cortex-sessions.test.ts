@@ -6,7 +6,8 @@
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { routeOf, shardDatabase } from "../../services/cortex/routing";
+import { moveTenantStep } from "../../services/cortex/move";
+import { assignShard, forgetRoute, routeOf, shardDatabase, shardNames } from "../../services/cortex/routing";
 import { app } from "../../workers/chat/app";
 import { ofType, resultText } from "../blocks";
 import { spyD1 } from "./d1-spy";
@@ -64,6 +65,31 @@ describe("cortex sessions", () => {
     const during = spy.sessions.slice(before).filter((s) => s !== "first-primary");
     expect(during.length).toBeGreaterThan(0);
     expect(during[0]).toBe(last);
+  });
+
+  it("never start a search on a shard at the bookmark of another (the tenant moved since the object's last write)", async () => {
+    const { tenantId, key } = await newTenantWithId();
+    const [S0, S1] = shardNames(env);
+    await assignShard(env.DB, tenantId, S0);
+    const s0 = spyShard(shardDatabase(env, S0));
+    const s1 = spyShard(shardDatabase(env, S1));
+    const id = await createConversation(undefined, key);
+    await inConversation(id, async (instance) => {
+      instance.env = { ...instance.env, [S0]: s0.db, [S1]: s1.db, CORTEX_ROUTE_TTL_SECONDS: "0" };
+    });
+    await send(id, "the margay-ledger balance is 777", key);
+    await eventually(async () => s0.written.length > 0 || null);
+    const moving = { ...(env as Env), CORTEX_ROUTE_TTL_SECONDS: "0" };
+    for (let cursor = 0; ; ) {
+      const step = await moveTenantStep(moving, { tenantId, to: S1, cursor, limit: 100 });
+      if (step.next === null) break;
+      cursor = Number(step.next);
+    }
+    forgetRoute(tenantId);
+    const r = await send(id, '@tool memory_search {"query":"margay-ledger"}', key);
+    expect(resultText(ofType(turnMessages(r)[2].content[0], "tool_result"))).toContain("margay-ledger");
+    const old = new Set(s0.written);
+    expect(s1.sessions.filter((b) => old.has(b))).toEqual([]);
   });
 
   it("run GET /v1/search unconstrained, or at the x-cortex-bookmark sent, and answer the shard's bookmark", async () => {

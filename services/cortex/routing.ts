@@ -55,8 +55,17 @@ export function forgetRoute(tenantId?: string): void {
   else routes.delete(tenantId);
 }
 
+/**
+ * At the primary: a route is cached for CORTEX_ROUTE_TTL_SECONDS on this read's word, and a move's
+ * waits count from its changes there (a lagging replica's older route would outlive the wait).
+ */
 const readRoute = (db: D1Database, tenantId: string) =>
-  drizzle(db).select().from(cortexShards).where(eq(cortexShards.tenantId, tenantId)).get();
+  // drizzle's D1 driver uses only prepare and batch, which a session has.
+  drizzle(db.withSession("first-primary") as unknown as D1Database)
+    .select()
+    .from(cortexShards)
+    .where(eq(cortexShards.tenantId, tenantId))
+    .get();
 
 /** The shard with the fewest tenants (ties: the lowest number). */
 export async function leastFullShard(env: CortexEnv): Promise<string> {

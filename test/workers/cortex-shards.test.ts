@@ -15,6 +15,7 @@ import {
 } from "../../services/cortex/routing";
 import { searchCortexPage, upsertDocs } from "../../services/cortex/search-index";
 import { note } from "../cortex-docs";
+import { spyD1 } from "./d1-spy";
 import { shardRows } from "./cortex-rows";
 import { ADMIN, api, createConversation, eventually, newTenantWithId, send } from "./helpers";
 
@@ -72,6 +73,17 @@ describe("cortex routing", () => {
       seen.add(shard);
     }
     expect(seen).toEqual(new Set([S0, S1]));
+  });
+
+  it("reads a route at the primary, whatever session the request's D1 is in (a route is cached on its word)", async () => {
+    const t = await newTenantWithId();
+    await assignShard(env.DB, t.tenantId, S1);
+    forgetRoute(t.tenantId);
+    const spy = spyD1(env.DB);
+    expect((await routeOf({ ...(env as Env), DB: spy.db }, t.tenantId)).shard).toBe(S1);
+    expect(spy.sessions).toContain("first-primary");
+    expect(spy.inSession.some((q) => /cortex_shards/.test(q))).toBe(true);
+    expect(spy.direct.some((q) => /cortex_shards/.test(q))).toBe(false);
   });
 
   it("keeps an assignment: a tenant's route names the same shard on every use", async () => {

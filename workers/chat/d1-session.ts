@@ -23,7 +23,9 @@ export function sessionDatabase(db: D1Database, session: D1DatabaseSession): D1D
     // exec and dump bypass sessions; nothing in a request uses them.
     exec: (query) => db.exec(query),
     dump: () => db.dump(),
-    withSession: () => session,
+    // A read that must see the primary (a cortex route, then cached on its word) opens its own
+    // session there; any other is the request's.
+    withSession: (start?: string) => (start === "first-primary" ? db.withSession("first-primary") : session),
   } as D1Database;
 }
 

@@ -33,6 +33,9 @@ const SCAN_LIMIT_BYTES = 64 * 1024 * 1024;
 const HEADER_LIMIT_BYTES = 1024 * 1024;
 const MAX_ELEMENT_CHARS = 16 * 1024 * 1024;
 const P = "(?:[\\w.-]+:)?"; // an optional namespace prefix (some writers emit <x:row>)
+// The text a chunk may end in that could still begin a start tag: "<", a prefix and part of a name.
+const PARTIAL_TAG = /^<[\w.:-]*$/;
+const PARTIAL_TAG_CHARS = 256;
 
 interface SheetRef {
   name: string;
@@ -140,6 +143,18 @@ async function streamElements(
 ): Promise<{ complete: boolean }> {
   const open = new RegExp(`<${P}${tag}(?=[\\s/>])`, "g");
   let stopped = false;
+  // An element still open when a chunk ends is read again with the next chunk, but its start tag's
+  // end and its closing tag are looked for only from where the last look stopped (offsets from the
+  // element's start): an element of up to MAX_ELEMENT_CHARS costs its length, not length × chunks.
+  let resumeGt = 0;
+  let resumeClose = 0;
+  const tooLarge = (chars: number) => {
+    if (chars > MAX_ELEMENT_CHARS)
+      throw new AttachmentFormatError(
+        "bad_xml",
+        `a <${tag}> element in ${entry.name} is larger than ${MAX_ELEMENT_CHARS} characters`,
+      );
+  };
   const r = await streamZipText(reader, {
     entry,
     onText: (buf, seen) => {
@@ -148,32 +163,34 @@ async function streamElements(
         open.lastIndex = pos;
         const m = open.exec(buf);
         if (!m) {
-          // Keep only what could be the start of the next element's tag.
+          // Keep only what could still become the next element's start tag: "<" and a name so far.
           const lt = buf.lastIndexOf("<");
-          pos = lt >= pos ? lt : buf.length;
+          pos = lt >= pos && buf.length - lt <= PARTIAL_TAG_CHARS && PARTIAL_TAG.test(buf.slice(lt)) ? lt : buf.length;
           break;
         }
-        const gt = buf.indexOf(">", m.index);
+        const gt = buf.indexOf(">", m.index + resumeGt);
         if (gt < 0) {
           pos = m.index;
+          resumeGt = buf.length - m.index;
+          tooLarge(buf.length - pos);
           break;
         }
         let end: number;
         if (buf[gt - 1] === "/") end = gt + 1;
         else {
           const close = `</${m[0].slice(1)}>`;
-          const c = buf.indexOf(close, gt);
+          const c = buf.indexOf(close, Math.max(gt, m.index + resumeClose));
           if (c < 0) {
             pos = m.index;
-            if (buf.length - pos > MAX_ELEMENT_CHARS)
-              throw new AttachmentFormatError(
-                "bad_xml",
-                `a <${tag}> element in ${entry.name} is larger than ${MAX_ELEMENT_CHARS} characters`,
-              );
+            resumeGt = gt - m.index;
+            resumeClose = Math.max(0, buf.length - m.index - close.length + 1);
+            tooLarge(buf.length - pos);
             break;
           }
           end = c + close.length;
         }
+        resumeGt = 0;
+        resumeClose = 0;
         pos = end;
         if (onElement(buf.slice(m.index, end)) === false) {
           stopped = true;
@@ -203,16 +220,127 @@ function parseRef(ref: string): { row: number; col: number } | null {
 }
 
 const ROW_NUMBER = /\sr\s*=\s*["'](\d+)["']/;
-const CELL = new RegExp(`<${P}c\\b([^>]*?)(?:\\/>|>([\\s\\S]*?)<\\/${P}c>)`, "g");
-const VALUE = new RegExp(`<${P}v(?:\\s[^>]*?)?(?:\\/>|>([\\s\\S]*?)<\\/${P}v>)`);
-const TEXT = new RegExp(`<${P}t(?:\\s[^>]*?)?(?:\\/>|>([\\s\\S]*?)<\\/${P}t>)`, "g");
-const PHONETIC = new RegExp(`<${P}rPh\\b[\\s\\S]*?<\\/${P}rPh>`, "g");
-const INLINE = new RegExp(`<${P}is\\b[^>]*>([\\s\\S]*?)<\\/${P}is>`);
+
+/**
+ * An element pattern, read by `eachElement` without lazy regexps: `<c>` after `<c>` never closed
+ * would otherwise each scan to the end of the text (quadratic in a row of up to MAX_ELEMENT_CHARS).
+ * `open` finds `<name` (any prefix), `close` its closing tag (any prefix). `startTag` says what
+ * may follow the name: "attrs" attributes to the first ">", a "/>" ending the element; "open"
+ * the same, but "/>" does not end it; "strict" only whitespace and attributes, "/>" or ">";
+ * "none" no start tag is read (the element runs from its name to the closing tag).
+ */
+interface ElementPattern {
+  open: RegExp;
+  close: RegExp;
+  startTag: "attrs" | "open" | "strict" | "none";
+}
+
+const element = (name: string, startTag: ElementPattern["startTag"]): ElementPattern => ({
+  open: new RegExp(`<${P}${name}\\b`, "g"),
+  close: new RegExp(`<\\/${P}${name}>`, "g"),
+  startTag,
+});
+
+// Were <c\b([^>]*?)(?:\/>|>([\s\S]*?)<\/c>), <v(?:\s[^>]*?)?(?:\/>|>([\s\S]*?)<\/v>), the same
+// for <t>, <rPh\b[\s\S]*?<\/rPh> and <is\b[^>]*>([\s\S]*?)<\/is>: eachElement matches the same.
+const CELL = element("c", "attrs");
+const VALUE = element("v", "strict");
+const TEXT = element("t", "strict");
+const PHONETIC = element("rPh", "none");
+const INLINE = element("is", "open");
+
+interface FoundElement {
+  start: number;
+  end: number;
+  /** The start tag's text after the name (up to "/>" or ">"). */
+  attrs: string;
+  /** The content between the tags; undefined for an element closed by "/>". */
+  inner: string | undefined;
+}
+
+/**
+ * Each element of `pattern` in xml, left to right and not overlapping, as a global regexp with a
+ * lazy body would find them, in time linear in xml: the closing tag is looked for from where the
+ * last look stopped, never again from each opening tag. `onElement` returning false stops.
+ */
+function eachElement(
+  xml: string,
+  pattern: ElementPattern,
+  onElement: (found: FoundElement) => boolean | undefined,
+): void {
+  const { open, close, startTag } = pattern;
+  // The first closing tag at or after `closeFrom` (-1: none): valid for any later look before it.
+  let closeFrom = -1;
+  let closeAt = -1;
+  let closeEnd = -1;
+  const nextClose = (from: number): number => {
+    if (closeFrom < 0 || from < closeFrom || (closeAt >= 0 && closeAt < from)) {
+      close.lastIndex = from;
+      const m = close.exec(xml);
+      closeFrom = from;
+      closeAt = m ? m.index : -1;
+      closeEnd = m ? m.index + m[0].length : -1;
+    }
+    return closeAt;
+  };
+  let pos = 0;
+  for (;;) {
+    open.lastIndex = pos;
+    const m = open.exec(xml);
+    if (!m) return;
+    const nameEnd = m.index + m[0].length;
+    pos = m.index + 1; // where to look next if this one is no element
+    let attrsEnd = nameEnd;
+    let innerStart = nameEnd;
+    let selfClosed = false;
+    if (startTag !== "none") {
+      const next = xml[nameEnd] ?? "";
+      if (startTag === "strict" && !(next === ">" || xml.startsWith("/>", nameEnd) || /\s/.test(next))) continue;
+      const gt = xml.indexOf(">", nameEnd);
+      if (gt < 0) return; // no later element has a start tag either
+      selfClosed = startTag !== "open" && gt - 1 >= nameEnd && xml[gt - 1] === "/";
+      attrsEnd = selfClosed ? gt - 1 : gt;
+      innerStart = gt + 1;
+    }
+    let end: number;
+    let inner: string | undefined;
+    if (selfClosed) end = attrsEnd + 2;
+    else {
+      const c = nextClose(innerStart);
+      if (c < 0) continue;
+      inner = xml.slice(innerStart, c);
+      end = closeEnd;
+    }
+    pos = end;
+    if (onElement({ start: m.index, end, attrs: xml.slice(nameEnd, attrsEnd), inner }) === false) return;
+  }
+}
+
+/** The first element of `pattern` in xml, or undefined. */
+function firstElement(xml: string, pattern: ElementPattern): FoundElement | undefined {
+  let found: FoundElement | undefined;
+  eachElement(xml, pattern, (f) => {
+    found = f;
+    return false;
+  });
+  return found;
+}
 
 /** The visible text of an <si> or <is>: every <t> run except phonetic guides. */
 function richText(xml: string): string {
+  let plain = "";
+  let last = 0;
+  eachElement(xml, PHONETIC, (f) => {
+    plain += xml.slice(last, f.start);
+    last = f.end;
+    return undefined;
+  });
+  plain += xml.slice(last);
   let out = "";
-  for (const m of xml.replace(PHONETIC, "").matchAll(TEXT)) out += m[1] ?? "";
+  eachElement(plain, TEXT, (f) => {
+    out += f.inner ?? "";
+    return undefined;
+  });
   return decodeXmlText(out);
 }
 
@@ -230,17 +358,17 @@ function parseCells(rowXml: string): RawCell[] {
   const body = rowXml.slice(rowXml.indexOf(">") + 1);
   const cells: RawCell[] = [];
   let col = 0;
-  for (const m of body.matchAll(CELL)) {
-    const a = attrs(m[1]);
+  eachElement(body, CELL, (found) => {
+    const a = attrs(found.attrs);
     const ref = a.r ? parseRef(a.r) : null;
     col = ref ? ref.col : col + 1;
-    if (col > MAX_COLUMNS) break;
-    const inner = m[2] ?? "";
-    const v = VALUE.exec(inner)?.[1];
+    if (col > MAX_COLUMNS) return false;
+    const inner = found.inner ?? "";
+    const v = firstElement(inner, VALUE)?.inner;
     const t = a.t ?? "n";
     if (t === "inlineStr") {
-      const is = INLINE.exec(inner);
-      cells.push({ col, value: is ? richText(is[1]) : v !== undefined ? decodeXmlText(v) : null });
+      const is = firstElement(inner, INLINE);
+      cells.push({ col, value: is ? richText(is.inner ?? "") : v !== undefined ? decodeXmlText(v) : null });
     } else if (v === undefined) cells.push({ col, value: null });
     else if (t === "s") cells.push({ col, value: null, sharedIndex: Number(v) });
     else if (t === "b") cells.push({ col, value: v.trim() === "1" || v.trim() === "true" });
@@ -249,7 +377,8 @@ function parseCells(rowXml: string): RawCell[] {
       const n = Number(v);
       cells.push({ col, value: v.trim() !== "" && Number.isFinite(n) ? n : decodeXmlText(v) });
     }
-  }
+    return undefined;
+  });
   return cells;
 }
 

@@ -28,7 +28,7 @@ export function renderMarkdown(el, text) {
 
 const FENCE = /^ {0,3}(`{3,}|~{3,})\s*([\w+#.-]*)[^\n]*$/;
 // A closing run of # is stripped only after a space: "## Learning C#" keeps its "C#".
-const HEADING = /^ {0,3}(#{1,6})\s+(.*?)(?:\s+#+)?\s*$/;
+const HEADING_START = /^ {0,3}(#{1,6})\s+/;
 const RULE = /^ {0,3}([-*_])(\s*\1){2,}\s*$/;
 const QUOTE = /^ {0,3}> ?/;
 const ITEM = /^( *)([-*+]|\d{1,9}[.)])\s+(.*)$/;
@@ -64,9 +64,8 @@ function parseBlocks(text) {
       });
       continue;
     }
-    if ((m = HEADING.exec(line))) {
-      const level = m[1].length;
-      const content = m[2];
+    if ((m = heading(line))) {
+      const { level, content } = m;
       i++;
       out.push({ src: line, build: () => h(`h${Math.min(6, level + 1)}`, { class: "md-h" }, inline(content)) });
       continue;
@@ -134,7 +133,28 @@ const indentOf = (l) => /** @type {RegExpExecArray} */ (/^ */.exec(l.replace(/\t
 
 /** @param {string} l */
 function startsBlock(l) {
-  return FENCE.test(l) || HEADING.test(l) || QUOTE.test(l) || ITEM.test(l) || RULE.test(l);
+  return FENCE.test(l) || heading(l) !== null || QUOTE.test(l) || ITEM.test(l) || RULE.test(l);
+}
+
+/**
+ * A heading line's level and text: what /^ {0,3}(#{1,6})\s+(.*?)(?:\s+#+)?\s*$/ read, without
+ * its lazy text trying the ending at every position (quadratic in a line of spaces).
+ * @param {string} line @returns {{ level: number, content: string } | null}
+ */
+function heading(line) {
+  const m = HEADING_START.exec(line);
+  if (!m) return null;
+  const rest = line.slice(m[0].length);
+  const text = rest.trimEnd().length;
+  // The text ends before trailing whitespace, or before whitespace and a closing run of #.
+  let end = text;
+  let hashes = text;
+  while (hashes > 0 && rest[hashes - 1] === "#") hashes--;
+  let space = hashes;
+  while (hashes < text && space > 0 && /\s/.test(rest[space - 1])) space--;
+  if (space < hashes) end = space;
+  const content = rest.slice(0, end);
+  return /[\n\r\u2028\u2029]/.test(content) ? null : { level: m[1].length, content };
 }
 
 /** @param {string[]} lines @param {number} indent */
@@ -245,23 +265,32 @@ export async function copyText(text, button) {
 
 // Code spans bind first (CommonMark): they are cut out before the rest is read, so a `*` before
 // one never opens emphasis across it, and put back where their placeholder lands.
-const CODE = /(`+)([^`]|[^`][\s\S]*?[^`])\1(?!`)/g;
+// Inline markdown is read by hand, not by one regexp of lazy alternatives: `**a **a **a …` made
+// every unclosed opener scan to the end of the paragraph (quadratic). Each reading below matches
+// what these patterns did, in their order, but looks for a closer once per kind and position:
+//   code     (`+)([^`]|[^`][\s\S]*?[^`])\1(?!`)
+//   strongEm \*\*\*(?=\S)[\s\S]*?\S\*\*\*      strong  \*\*(?=\S)[\s\S]*?\S\*\*
+//   strongU  __(?=\S)[\s\S]*?\S__(?!\w)        del     ~~(?=\S)[\s\S]*?\S~~
+//   em       \*(?=[^\s*])[\s\S]*?[^\s*]\*      emU     (?<![\w_])_(?=[^\s_])[\s\S]*?[^\s_]_(?![\w_])
+//   link     \[([^\]\n]+)\]\( + LINK_TAIL      auto    <((?:https?:\/\/|mailto:)[^>\s]+)>
+//   bare     https?:\/\/[^\s<]*[^\s<.,;:!?)\]'"*_~]
+//   escaped  \\([\\`*_{}[\]()#+\-.!|~>])       br      ( {2,}|\\)\n|\n
 const SLOT = /\uE000(\d+)\uE001/g;
-// A link's address may hold balanced parentheses: /wiki/Foo_(bar). The source only: each
-// reading (a span's inner text too) runs its own RegExp, so nested readings keep their places.
-const INLINE = [
-  String.raw`\*\*\*(?<strongEm>(?=\S)[\s\S]*?\S)\*\*\*`,
-  String.raw`\*\*(?<strong>(?=\S)[\s\S]*?\S)\*\*`,
-  String.raw`__(?<strongU>(?=\S)[\s\S]*?\S)__(?!\w)`,
-  String.raw`~~(?<del>(?=\S)[\s\S]*?\S)~~`,
-  String.raw`\*(?<em>(?=[^\s*])[\s\S]*?[^\s*])\*`,
-  String.raw`(?<![\w_])_(?<emU>(?=[^\s_])[\s\S]*?[^\s_])_(?![\w_])`,
-  String.raw`\[(?<label>[^\]\n]+)\]\(\s*<?(?<href>(?:[^\s()<>]|\([^\s()<>]*\))+)>?(?:\s+"[^"\n]*")?\s*\)`,
-  String.raw`<(?<auto>(?:https?:\/\/|mailto:)[^>\s]+)>`,
-  String.raw`(?<bare>https?:\/\/[^\s<]*[^\s<.,;:!?)\]'"*_~])`,
-  String.raw`\\(?<escaped>[\\\x60*_{}[\]()#+\-.!|~>])`,
-  String.raw`(?<br>( {2,}|\\)\n|\n)`,
-].join("|");
+// A link's address may hold balanced parentheses: /wiki/Foo_(bar).
+const LINK_TAIL = /\s*<?((?:[^\s()<>]|\([^\s()<>]*\))+)>?(?:\s+"[^"\n]*")?\s*\)/y;
+const SPECIAL = /[*_~[<h\\ \n]/g;
+const ESCAPABLE = "\\`*_{}[]()#+-.!|~>";
+// What a bare address may not end in (nor hold: whitespace and "<").
+const BARE_END = ".,;:!?)]'\"*_~";
+// Spans nest at most this deep; deeper, the text stays text (each level reads its text again).
+const MAX_NESTING = 16;
+
+/** @param {string | undefined} c */
+const isSpace = (c) => c !== undefined && /\s/.test(c);
+/** @param {string | undefined} c */
+const notSpace = (c) => c !== undefined && !/\s/.test(c);
+/** @param {string | undefined} c */
+const isWord = (c) => c !== undefined && /\w/.test(c);
 
 /** Text with code-span placeholders as nodes. @param {string} text @param {string[]} codes @returns {(Node | string)[]} */
 function withCode(text, codes) {
@@ -284,43 +313,211 @@ function withCode(text, codes) {
 export function inline(text) {
   /** @type {string[]} */
   const codes = [];
-  const slotted = text.replace(
-    CODE,
-    (_m, _ticks, code) => `\uE000${codes.push(code.replace(/^ (.*) $/, "$1")) - 1}\uE001`,
-  );
-  return spans(slotted, codes);
+  return spans(slotCode(text, codes), codes, 0);
 }
 
-/** The inline spans of text whose code spans are placeholders. @param {string} text @param {string[]} codes @returns {(Node | string)[]} */
-function spans(text, codes) {
+/**
+ * Code spans cut out into `codes`, a placeholder in their place. A run of n backticks (or the rest
+ * of a run, from any of its backticks) opens a span closed by the next run of exactly n; runs are
+ * indexed by length once, so each opener finds its closer without scanning.
+ * @param {string} text @param {string[]} codes
+ */
+function slotCode(text, codes) {
+  /** @type {number[]} */
+  const starts = [];
+  /** @type {number[]} */
+  const lens = [];
+  for (let i = text.indexOf("`"); i >= 0; ) {
+    let j = i;
+    while (text[j] === "`") j++;
+    starts.push(i);
+    lens.push(j - i);
+    i = text.indexOf("`", j);
+  }
+  if (!starts.length) return text;
+  /** Run numbers by length, in order, and how far each list has been passed. @type {Map<number, { runs: number[], at: number }>} */
+  const byLength = new Map();
+  lens.forEach((n, r) => {
+    const entry = byLength.get(n) ?? { runs: [], at: 0 };
+    entry.runs.push(r);
+    byLength.set(n, entry);
+  });
+  let out = "";
+  let last = 0;
+  for (let r = 0; r < starts.length; r++) {
+    const end = starts[r] + lens[r];
+    for (let p = starts[r]; p < end; p++) {
+      const entry = byLength.get(end - p);
+      if (!entry) continue;
+      while (entry.at < entry.runs.length && entry.runs[entry.at] <= r) entry.at++;
+      if (entry.at === entry.runs.length) continue;
+      const q = entry.runs[entry.at];
+      const code = text.slice(end, starts[q]);
+      out += `${text.slice(last, p)}\uE000${codes.push(code.replace(/^ (.*) $/, "$1")) - 1}\uE001`;
+      last = starts[q] + lens[q];
+      r = q;
+      break;
+    }
+  }
+  return out + text.slice(last);
+}
+
+/**
+ * Where closers are in one text, each kind looked for from where its last look stopped.
+ * @param {string} text
+ */
+function closers(text) {
+  /** @type {Map<string, { from: number, at: number }>} */
+  const cache = new Map();
+  /**
+   * The first position at or after `from` that `delim` starts at and `ok` accepts, or -1; `from`
+   * only grows between calls with one key, so the text is scanned once per key.
+   * @param {string} key @param {string} delim @param {number} from @param {(q: number) => boolean} ok
+   */
+  const next = (key, delim, from, ok) => {
+    const c = cache.get(key);
+    if (c && from >= c.from && (c.at < 0 || c.at >= from)) return c.at;
+    let q = text.indexOf(delim, from);
+    while (q >= 0 && !ok(q)) q = text.indexOf(delim, q + 1);
+    cache.set(key, { from, at: q });
+    return q;
+  };
+  /**
+   * The first position at or after `from` whose character `ok` accepts (text.length if none).
+   * @param {string} key @param {number} from @param {(c: string) => boolean} ok
+   */
+  const nextWhere = (key, from, ok) => next(key, "", from, (q) => q >= text.length || ok(text[q]));
+  /** @type {{ at: number, found: { href: string, end: number } | null } | null} */
+  let tail = null;
+  /**
+   * A link's address, title and ")" from `at` (just after its "("): read once, however many "["
+   * share it.
+   * @param {number} at
+   */
+  const linkTail = (at) => {
+    if (tail?.at !== at) {
+      LINK_TAIL.lastIndex = at;
+      const m = LINK_TAIL.exec(text);
+      tail = { at, found: m ? { href: m[1], end: at + m[0].length } : null };
+    }
+    return tail.found;
+  };
+  return { next, nextWhere, linkTail };
+}
+
+/**
+ * The inline span at p, if one starts there: its kind, its inner text, where it ends.
+ * @param {string} text @param {number} p @param {ReturnType<typeof closers>} find
+ * @returns {{ kind: string, inner?: string, href?: string, end: number } | null}
+ */
+function spanAt(text, p, find) {
+  const c = text[p];
+  /** A span `delim`…`delim` whose closer follows a character `before` accepts. @param {string} kind @param {string} delim @param {(q: number) => boolean} ok */
+  const delimited = (kind, delim, ok) => {
+    const q = find.next(kind, delim, p + delim.length + 1, ok);
+    return q < 0 ? null : { kind, inner: text.slice(p + delim.length, q), end: q + delim.length };
+  };
+  if (c === "*") {
+    if (text.startsWith("***", p) && notSpace(text[p + 3])) {
+      const m = delimited("strongEm", "***", (q) => notSpace(text[q - 1]));
+      if (m) return m;
+    }
+    if (text.startsWith("**", p) && notSpace(text[p + 2])) {
+      const m = delimited("strong", "**", (q) => notSpace(text[q - 1]));
+      if (m) return m;
+    }
+    if (notSpace(text[p + 1]) && text[p + 1] !== "*")
+      return delimited("em", "*", (q) => notSpace(text[q - 1]) && text[q - 1] !== "*");
+    return null;
+  }
+  if (c === "_") {
+    if (text.startsWith("__", p) && notSpace(text[p + 2])) {
+      const m = delimited("strongU", "__", (q) => notSpace(text[q - 1]) && !isWord(text[q + 2]));
+      if (m) return m;
+    }
+    if (!isWord(text[p - 1]) && notSpace(text[p + 1]) && text[p + 1] !== "_")
+      return delimited("emU", "_", (q) => notSpace(text[q - 1]) && text[q - 1] !== "_" && !isWord(text[q + 1]));
+    return null;
+  }
+  if (c === "~") {
+    if (text.startsWith("~~", p) && notSpace(text[p + 2])) return delimited("del", "~~", (q) => notSpace(text[q - 1]));
+    return null;
+  }
+  if (c === "[") {
+    const r = find.nextWhere("labelEnd", p + 1, (ch) => ch === "]" || ch === "\n");
+    if (r === p + 1 || text[r] !== "]" || text[r + 1] !== "(") return null;
+    const tail = find.linkTail(r + 2);
+    return tail && { kind: "link", inner: text.slice(p + 1, r), href: tail.href, end: tail.end };
+  }
+  if (c === "<") {
+    const prefix = /^(?:https?:\/\/|mailto:)/.exec(text.slice(p + 1, p + 9));
+    if (!prefix) return null;
+    const from = p + 1 + prefix[0].length;
+    const e = find.nextWhere("autoEnd", from, (ch) => ch === ">" || isSpace(ch));
+    return e > from && text[e] === ">" ? { kind: "auto", inner: text.slice(p + 1, e), end: e + 1 } : null;
+  }
+  if (c === "h") {
+    const prefix = /^https?:\/\//.exec(text.slice(p, p + 8));
+    if (!prefix) return null;
+    const from = p + prefix[0].length;
+    let j = find.nextWhere("bareEnd", from, (ch) => ch === "<" || isSpace(ch)) - 1;
+    while (j >= from && BARE_END.includes(text[j])) j--;
+    return j >= from ? { kind: "bare", inner: text.slice(p, j + 1), end: j + 1 } : null;
+  }
+  if (c === "\\") {
+    if (text[p + 1] !== undefined && ESCAPABLE.includes(text[p + 1]))
+      return { kind: "escaped", inner: text[p + 1], end: p + 2 };
+    return text[p + 1] === "\n" ? { kind: "br", end: p + 2 } : null;
+  }
+  if (c === " ") {
+    const e = find.nextWhere("spacesEnd", p, (ch) => ch !== " ");
+    return e - p >= 2 && text[e] === "\n" ? { kind: "br", end: e + 1 } : null;
+  }
+  if (c === "\n") return { kind: "br", end: p + 1 };
+  return null;
+}
+
+/** The inline spans of text whose code spans are placeholders. @param {string} text @param {string[]} codes @param {number} depth @returns {(Node | string)[]} */
+function spans(text, codes, depth) {
+  if (depth > MAX_NESTING) return withCode(text, codes);
   /** @type {(Node | string)[]} */
   const out = [];
   let last = 0;
-  const re = new RegExp(INLINE, "g");
-  for (let m; (m = re.exec(text)); ) {
-    if (m.index > last) out.push(...withCode(text.slice(last, m.index), codes));
-    last = m.index + m[0].length;
-    const g = /** @type {Record<string, string | undefined>} */ (m.groups);
-    const inner = (/** @type {string} */ s) => spans(s, codes);
-    if (g.strongEm !== undefined) out.push(h("strong", null, h("em", null, inner(g.strongEm))));
-    else if (g.strong !== undefined) out.push(h("strong", null, inner(g.strong)));
-    else if (g.strongU !== undefined) out.push(h("strong", null, inner(g.strongU)));
-    else if (g.del !== undefined) out.push(h("del", null, inner(g.del)));
-    else if (g.em !== undefined) out.push(h("em", null, inner(g.em)));
-    else if (g.emU !== undefined) out.push(h("em", null, inner(g.emU)));
-    else if (g.label !== undefined) out.push(safeLink(/** @type {string} */ (g.href), inner(g.label)));
-    else if (g.auto !== undefined) out.push(safeLink(g.auto, [g.auto.replace(/^mailto:/, "")]));
-    else if (g.bare !== undefined) {
+  const find = closers(text);
+  const inner = (/** @type {string} */ s) => spans(s, codes, depth + 1);
+  for (let p = 0; p < text.length; ) {
+    SPECIAL.lastIndex = p;
+    const s = SPECIAL.exec(text);
+    if (!s) break;
+    p = s.index;
+    const m = spanAt(text, p, find);
+    if (!m) {
+      p++;
+      continue;
+    }
+    if (p > last) out.push(...withCode(text.slice(last, p), codes));
+    last = m.end;
+    const g = m.inner ?? "";
+    if (m.kind === "strongEm") out.push(h("strong", null, h("em", null, inner(g))));
+    else if (m.kind === "strong" || m.kind === "strongU") out.push(h("strong", null, inner(g)));
+    else if (m.kind === "del") out.push(h("del", null, inner(g)));
+    else if (m.kind === "em" || m.kind === "emU") out.push(h("em", null, inner(g)));
+    else if (m.kind === "link") out.push(safeLink(/** @type {string} */ (m.href), inner(g)));
+    else if (m.kind === "auto") out.push(safeLink(g, [g.replace(/^mailto:/, "")]));
+    else if (m.kind === "bare") {
       // A bare URL keeps a closing parenthesis that balances one it holds: …/Foo_(bar).
-      let url = g.bare;
-      while (text[last] === ")" && url.split("(").length > url.split(")").length) {
+      let url = g;
+      const opened = url.split("(").length - 1;
+      let closed = url.split(")").length - 1;
+      while (text[last] === ")" && opened > closed) {
         url += ")";
+        closed++;
         last++;
-        re.lastIndex = last;
       }
       out.push(safeLink(url, [url]));
-    } else if (g.escaped !== undefined) out.push(g.escaped);
+    } else if (m.kind === "escaped") out.push(g);
     else out.push(h("br"));
+    p = last;
   }
   if (last < text.length) out.push(...withCode(text.slice(last), codes));
   return out;

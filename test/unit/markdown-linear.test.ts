@@ -1,0 +1,173 @@
+// The web UI's markdown (workers/chat/public/js/markdown.js) on text built to make a parser's work
+// grow faster than its input: tens of thousands of delimiters never closed (`**a **a …`), long
+// runs of "[", "<mailto:", spaces, backticks of growing length, a URL of unbalanced parentheses.
+// They render as their literal text, and normal markdown renders as it did (no timing asserted:
+// the reading is linear, and the inputs here took seconds each while it was not). Runs in Node
+// on a small stand-in for the DOM, serialized like innerHTML.
+import { beforeAll, describe, expect, it } from "vitest";
+
+class FakeNode {
+  parentNode: FakeElement | null = null;
+}
+
+class FakeText extends FakeNode {
+  constructor(public data: string) {
+    super();
+  }
+  get textContent(): string {
+    return this.data;
+  }
+}
+
+class FakeElement extends FakeNode {
+  readonly tagName: string;
+  childNodes: FakeNode[] = [];
+  readonly attributes = new Map<string, string>();
+  constructor(tag: string) {
+    super();
+    this.tagName = tag.toUpperCase();
+  }
+  set className(v: string) {
+    this.attributes.set("class", v);
+  }
+  setAttribute(k: string, v: string): void {
+    this.attributes.set(k, String(v));
+  }
+  addEventListener(): void {}
+  appendChild(c: FakeNode): FakeNode {
+    c.parentNode?.childNodes.splice(c.parentNode.childNodes.indexOf(c), 1);
+    c.parentNode = this;
+    this.childNodes.push(c);
+    return c;
+  }
+  append(...cs: (FakeNode | string)[]): void {
+    for (const c of cs) this.appendChild(typeof c === "string" ? new FakeText(c) : c);
+  }
+  get children(): FakeElement[] {
+    return this.childNodes.filter((c): c is FakeElement => c instanceof FakeElement);
+  }
+  get lastElementChild(): FakeElement | null {
+    return this.children.at(-1) ?? null;
+  }
+  remove(): void {
+    this.parentNode?.childNodes.splice(this.parentNode.childNodes.indexOf(this), 1);
+    this.parentNode = null;
+  }
+  replaceWith(n: FakeNode): void {
+    const p = this.parentNode;
+    if (!p) return;
+    p.childNodes[p.childNodes.indexOf(this)] = n;
+    n.parentNode = p;
+    this.parentNode = null;
+  }
+  get textContent(): string {
+    return this.childNodes.map((c) => (c as FakeText | FakeElement).textContent).join("");
+  }
+  get innerHTML(): string {
+    return this.childNodes.map(serialize).join("");
+  }
+}
+
+class FakeParagraph extends FakeElement {}
+
+const escapeHtml = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+
+function serialize(n: FakeNode): string {
+  if (n instanceof FakeText) return escapeHtml(n.data);
+  const el = n as FakeElement;
+  const attrs = [...el.attributes].map(([k, v]) => ` ${k}="${escapeHtml(v).replace(/"/g, "&quot;")}"`).join("");
+  const tag = el.tagName.toLowerCase();
+  if (tag === "br" || tag === "hr" || tag === "input") return `<${tag}${attrs}>`;
+  return `<${tag}${attrs}>${el.childNodes.map(serialize).join("")}</${tag}>`;
+}
+
+interface Markdown {
+  renderMarkdown: (el: FakeElement, text: string) => FakeElement;
+}
+
+let md: Markdown;
+
+beforeAll(async () => {
+  Object.assign(globalThis, {
+    Node: FakeNode,
+    HTMLParagraphElement: FakeParagraph,
+    document: {
+      createElement: (tag: string) => (tag === "p" ? new FakeParagraph(tag) : new FakeElement(tag)),
+      createTextNode: (text: string) => new FakeText(text),
+    },
+  });
+  // A URL, not a literal path: the UI's plain-JS modules have no type declarations here.
+  md = (await import(new URL("../../workers/chat/public/js/markdown.js", import.meta.url).href)) as Markdown;
+});
+
+const render = (text: string) => md.renderMarkdown(new FakeElement("div"), text).innerHTML;
+const paragraph = (text: string) => `<p>${escapeHtml(text.trim())}</p>`;
+
+describe("markdown on hostile input", () => {
+  it.each([
+    ["strong", "**a ".repeat(32_000)],
+    ["mixed delimiters", "**a ~~b *c __d ".repeat(8000)],
+    ["emphasis", "*a ".repeat(32_000)],
+    ["underscore emphasis", " _a".repeat(32_000)],
+    ["link labels", "[".repeat(64_000)],
+    ["link labels sharing one address", `${"[".repeat(30_000)}a](${"x".repeat(30_000)}`],
+    ["autolinks", "<mailto:".repeat(16_000)],
+    ["spaces before no line break", `a${" ".repeat(64_000)}b`],
+    ["backticks of growing length", Array.from({ length: 300 }, (_, i) => `${"`".repeat(i + 1)}a`).join("")],
+  ])("unclosed %s stay literal text", (_name, text) => {
+    expect(render(text)).toBe(paragraph(text));
+  });
+
+  it("a bare URL with thousands of parentheses keeps only the ones it balances", () => {
+    const url = `http://a${"(".repeat(30_000)}`;
+    const html = render(`${url}${")".repeat(30_000)}`);
+    const href = new URL(`${url}${")".repeat(30_000)}`).href;
+    expect(html).toBe(
+      `<p><a href="${escapeHtml(href)}" target="_blank" rel="noopener noreferrer nofollow">${escapeHtml(url)}${")".repeat(30_000)}</a></p>`,
+    );
+  });
+
+  it("a heading of thousands of spaces keeps its text", () => {
+    const html = render(`# a${" ".repeat(30_000)}x  #`);
+    expect(html === `<h2 class="md-h">a${" ".repeat(30_000)}x</h2>`).toBe(true);
+  });
+
+  it("nesting past 16 levels leaves the innermost text as text", () => {
+    const deep = "__a ".repeat(40) + "_".repeat(80);
+    const html = render(deep);
+    expect(html.match(/<strong>/g)?.length).toBe(17);
+    expect(html.startsWith("<p><strong>a <strong>a ")).toBe(true);
+  });
+});
+
+describe("markdown as before", () => {
+  it.each([
+    ["**bold** and *emphasis* and ~~old~~", "<p><strong>bold</strong> and <em>emphasis</em> and <del>old</del></p>"],
+    ["***bold italic***", "<p><strong><em>bold italic</em></strong></p>"],
+    ["Use *args or `**kwargs` in Python", "<p>Use *args or <code>**kwargs</code> in Python</p>"],
+    ["~~old `a~~b` new~~", "<p><del>old <code>a~~b</code> new</del></p>"],
+    ["*see `x` here*", "<p><em>see <code>x</code> here</em></p>"],
+    ["__strong__ and _em_ but snake_case_name", "<p><strong>strong</strong> and <em>em</em> but snake_case_name</p>"],
+    ["a ** b ** c and 2 * 3 * 4", "<p>a ** b ** c and 2 * 3 * 4</p>"],
+    ["**a *b* c**", "<p><strong>a <em>b</em> c</strong></p>"],
+    ["`` a ` b `` and ``` x", "<p><code>a ` b</code> and ``` x</p>"],
+    ["\\*not em\\* and a\\\nbreak  \nhere", "<p>*not em* and a<br>break<br>here</p>"],
+    [
+      "See [the docs](https://example.com/docs) or [this](javascript:alert(1)) or <https://x.y/z>.",
+      '<p>See <a href="https://example.com/docs" target="_blank" rel="noopener noreferrer nofollow">the docs</a> or <span>this</span> or <a href="https://x.y/z" target="_blank" rel="noopener noreferrer nofollow">https://x.y/z</a>.</p>',
+    ],
+    [
+      '[Foo](https://en.wikipedia.org/wiki/Foo_(bar) "t") and https://en.wikipedia.org/wiki/Foo_(bar).',
+      '<p><a href="https://en.wikipedia.org/wiki/Foo_(bar)" target="_blank" rel="noopener noreferrer nofollow">Foo</a> and <a href="https://en.wikipedia.org/wiki/Foo_(bar)" target="_blank" rel="noopener noreferrer nofollow">https://en.wikipedia.org/wiki/Foo_(bar)</a>.</p>',
+    ],
+    [
+      "<mailto:a@b.c> (see https://example.com/a)",
+      '<p><a href="mailto:a@b.c" target="_blank" rel="noopener noreferrer nofollow">a@b.c</a> (see <a href="https://example.com/a" target="_blank" rel="noopener noreferrer nofollow">https://example.com/a</a>)</p>',
+    ],
+    ["## Learning C#", '<h3 class="md-h">Learning C#</h3>'],
+    ["## Closed heading ##", '<h3 class="md-h">Closed heading</h3>'],
+    ["a private-use \uE0007\uE001 pair stays text", "<p>a private-use \uE0007\uE001 pair stays text</p>"],
+  ])("%j", (text, html) => {
+    expect(render(text)).toBe(html);
+  });
+});

@@ -42,7 +42,9 @@ async function runCase(c: Case): Promise<number> {
       ? `@model-error ${c.status}${attempts}`
       : c.phase === "after a tool result"
         ? `@tool conversation_read {"from_seq":1,"to_seq":1}\n@model-error ${c.status} call=2${attempts}`
-        : `@model-error ${c.status} summarize${attempts}`;
+        : // The turn reads the long reply back: its tool result is what a pass can cut (a pass that
+          // could cut nothing would make no summary call).
+          `@tool conversation_read {"from_seq":2,"to_seq":2}\n@model-error ${c.status} summarize${attempts}`;
   const label = `fault ${c.phase} ${c.status} ${c.transient ? "transient" : "persistent"}`;
   const r = await send(id, `${label}\n${line}`);
   ledger.record(r.json.messages);

@@ -95,7 +95,8 @@ describe("attachments", () => {
       next = /read on with file_read (\{.*?\})\)\]/.exec(on)?.[1] ?? "";
     }
     expect(text).toBe(`${"x".repeat(600 * 1024)}TAILMARK\nnext line`);
-  });
+    // Four turns that each carry a 256 KiB read: well past the default timeout on a loaded machine.
+  }, 90_000);
 
   it("read on inside one page longer than pdf_read's cap, with the offset its note names", async () => {
     const id = await createConversation();

@@ -109,10 +109,17 @@ describe("cortex sessions", () => {
     const plain = await search();
     expect(plain.status).toBe(200);
     expect(spy.sessions).toEqual(["first-unconstrained"]);
-    const bookmark = plain.headers.get("x-cortex-bookmark");
-    expect(bookmark).toMatch(/^[0-9a-f]+(-[0-9a-f]+)+$/);
-    expect((await search({ "x-cortex-bookmark": bookmark! })).status).toBe(200);
+    const answered = plain.headers.get("x-cortex-bookmark")!;
+    // The shard's bookmark, naming the shard.
+    expect(answered).toMatch(new RegExp(`^[0-9a-f]+(-[0-9a-f]+)+@${shard}$`));
+    const bookmark = answered.slice(0, answered.lastIndexOf("@"));
+    expect((await search({ "x-cortex-bookmark": answered })).status).toBe(200);
     expect(spy.sessions[1]).toBe(bookmark);
+    // A bare bookmark (answered before it named its shard) is taken as before; another shard's is not used.
+    expect((await search({ "x-cortex-bookmark": bookmark })).status).toBe(200);
+    expect(spy.sessions[2]).toBe(bookmark);
+    expect((await search({ "x-cortex-bookmark": `${bookmark}@CORTEX_SHARD_99` })).status).toBe(200);
+    expect(spy.sessions[3]).toBe("first-unconstrained");
     const bad = await search({ "x-cortex-bookmark": "not a bookmark" });
     expect(bad.status).toBe(400);
     expect(((await bad.json()) as { error: { message: string } }).error.message).toContain("x-cortex-bookmark");

@@ -16,9 +16,21 @@ export const searchRoutes = new Hono<AppEnv>();
 /**
  * The cortex shard's own bookmark (its database is not DB, so `x-d1-bookmark` cannot carry it): a
  * search sent with the value of an earlier search's answer reads at least that far; without it the
- * search runs wherever is nearest ("first-unconstrained").
+ * search runs wherever is nearest ("first-unconstrained"). The value names its shard
+ * (`<bookmark>@<shard>`): one of a shard the tenant has moved from means nothing to the new one, and
+ * is not used. A bare bookmark (answered before 2026-12-05) is taken as before.
  */
 export const CORTEX_BOOKMARK_HEADER = "x-cortex-bookmark";
+const SHARD_NAME = /^[A-Z][A-Z0-9_]{0,63}$/;
+
+/** The sent header as bookmark and shard (shard null when bare); null when it is not one. */
+function sentBookmark(value: string): { bookmark: string; shard: string | null } | null {
+  const at = value.lastIndexOf("@");
+  const bookmark = at < 0 ? value : value.slice(0, at);
+  const shard = at < 0 ? null : value.slice(at + 1);
+  if (value.length > 256 || !BOOKMARK.test(bookmark) || (shard !== null && !SHARD_NAME.test(shard))) return null;
+  return { bookmark, shard };
+}
 
 const searchQuery = z.strictObject({
   q: z
@@ -57,20 +69,22 @@ searchRoutes.get(
   async (c) => {
     const { q, conversation, kind, said, limit, cursor } = c.req.valid("query");
     const tenantId = c.get("tenantId");
-    const sent = c.req.header(CORTEX_BOOKMARK_HEADER);
-    if (sent !== undefined && (sent.length > 256 || !BOOKMARK.test(sent)))
+    const header = c.req.header(CORTEX_BOOKMARK_HEADER);
+    const sent = header === undefined ? null : sentBookmark(header);
+    if (header !== undefined && !sent)
       throw badRequest(
-        `${CORTEX_BOOKMARK_HEADER}: not a D1 bookmark (send back a previous search's ${CORTEX_BOOKMARK_HEADER})`,
+        `${CORTEX_BOOKMARK_HEADER}: not a cortex bookmark (send back a previous search's ${CORTEX_BOOKMARK_HEADER})`,
       );
-    const { hits, next, bookmark } = await (await cortexFor(c.env, tenantId)).search(tenantId, q, {
+    const shard = await cortexFor(c.env, tenantId);
+    const { hits, next, bookmark } = await shard.search(tenantId, q, {
       conversationId: conversation,
       kinds: kind ? [kind] : undefined,
       said,
       limit,
       cursor,
-      bookmark: sent || null,
+      bookmark: sent && (sent.shard === null || sent.shard === shard.name) ? sent.bookmark : null,
     });
-    if (bookmark) c.header(CORTEX_BOOKMARK_HEADER, bookmark);
+    if (bookmark) c.header(CORTEX_BOOKMARK_HEADER, `${bookmark}@${shard.name}`);
     return c.json({ query: q, ...listBody({ data: hits, next: next && String(next.offset) }) });
   },
 );

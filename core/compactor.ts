@@ -99,8 +99,17 @@ const readCall = (o: BlockOrigin | undefined) =>
     : "the stored conversation";
 
 const TURN_STATE_OPEN = "<turn_state>";
-/** The text block a pass injects (continuationNudge): the turn's state, never a prompt of its own. */
-export const isTurnState = (b: ContentBlock): boolean => b.type === "text" && b.text.startsWith(TURN_STATE_OPEN);
+const TURN_STATE_LEAD =
+  "The earlier steps of this turn were compacted to fit the context window; the full results are stored and the truncation labels name the calls that return them.";
+const TURN_STATE_CLOSE = "</turn_state>";
+/**
+ * The text block a pass injects (continuationNudge): the turn's state, never a prompt of its own.
+ * Told by its whole frame, not its first tag: a person (or the model) may write `<turn_state>` too.
+ */
+export const isTurnState = (b: ContentBlock): boolean =>
+  b.type === "text" &&
+  b.text.startsWith(`${TURN_STATE_OPEN}\n${TURN_STATE_LEAD}\n`) &&
+  b.text.endsWith(`\n${TURN_STATE_CLOSE}`);
 
 const INPUT_BRIEF_CHARS = 160;
 
@@ -336,10 +345,10 @@ export function turnStateSystemPrompt(maxChars: number): string {
 export function continuationNudge(summary: string): string {
   return [
     TURN_STATE_OPEN,
-    "The earlier steps of this turn were compacted to fit the context window; the full results are stored and the truncation labels name the calls that return them.",
+    TURN_STATE_LEAD,
     summary,
     "Resume from REMAINING. Do not redo finished work and do not stop early: finish every remaining item, then answer.",
-    "</turn_state>",
+    TURN_STATE_CLOSE,
   ].join("\n");
 }
 

@@ -18,8 +18,9 @@ export class LifecycleLog {
   observe(ref: ConversationRef, event: TurnEvent): void {
     if (event.type === "compaction_started" || event.type === "compaction")
       this.scope.ctx.waitUntil(this.logCompaction(ref, event));
-    // The finished card stays in the conversation's timeline for History; it is never replayed.
-    if (event.type === "compaction") this.scope.store.addCard("compaction", event);
+    // The finished card stays in the conversation's timeline for History; it is never replayed. A
+    // pass that could cut nothing changed nothing: no card (its corpus line says it was skipped).
+    if (event.type === "compaction" && event.targets > 0) this.scope.store.addCard("compaction", event);
     if (event.type === "model_changed" || event.type === "refusal") {
       const { type, turnId, agent: _agent, ...fields } = event;
       const name = type === "model_changed" ? "model.changed" : "model.refused";
@@ -40,7 +41,12 @@ export class LifecycleLog {
 
   private async logCompaction(ref: ConversationRef, event: CompactionEvent): Promise<void> {
     const { type, turnId, ...fields } = event;
-    const name = type === "compaction" ? "compaction.applied" : "compaction.started";
+    const name =
+      event.type === "compaction"
+        ? event.targets > 0
+          ? "compaction.applied"
+          : "compaction.skipped"
+        : "compaction.started";
     const details = event.type === "compaction" ? { ...fields, details: `${event.details.length} targets` } : fields;
     await logCorpusEvent(this.scope.env, {
       tenantId: ref.tenantId,

@@ -244,8 +244,7 @@ describe("batch ids in REMAINING", () => {
 });
 
 describe("what a pass protects", () => {
-  const state = (n: number): ContentBlock =>
-    text(`<turn_state>\nstate after pass ${n} ${"s".repeat(900)}\n</turn_state>`);
+  const state = (n: number): ContentBlock => text(continuationNudge(`state after pass ${n} ${"s".repeat(900)}`));
   /** An earlier exchange, the turn's task, then five steps of 20 KB results, the first `nudges` carrying a pass's state. */
   function withNudges(task: string, nudges: number): WireMessage[] {
     const ms: WireMessage[] = [

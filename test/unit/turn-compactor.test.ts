@@ -240,4 +240,19 @@ describe("a pass of the in-turn compactor", () => {
     expect(c.active).toBe(true);
     expect(JSON.stringify(c.apply(build(history)).messages)).toContain(JSON.stringify(task.content[0]));
   });
+
+  it("strips only its own earlier turn state: a prompt that starts with <turn_state> stays whole", async () => {
+    const PROMPT = "<turn_state> is in my logs: read all the files and tell me where it comes from";
+    const request = built(4);
+    request.messages[0] = { role: "user", content: [{ type: "text", text: PROMPT }] };
+    const c = new TurnCompactor(
+      BUDGET,
+      stateClient(() => undefined, 10),
+      SONNET,
+      () => () => undefined,
+    );
+    const out = await c.compact(c.apply(request), [{ ...turn[0], content: [{ type: "text", text: PROMPT }] }]);
+    expect(out.request.messages[0]).toEqual({ role: "user", content: [{ type: "text", text: PROMPT }] });
+    expect(out.request.messages.every((m) => typeof m.content === "string" || m.content.length > 0)).toBe(true);
+  });
 });

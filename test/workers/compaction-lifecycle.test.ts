@@ -115,16 +115,19 @@ describe("the in-turn compactor over a turn", () => {
     const passes = events.filter((e) => e.type === "compaction").map((e) => ofType(e.data, "compaction"));
     expect(events.find((e) => e.type === "error")).toBeUndefined();
     expect(stopReason(events)).toBe("end_turn");
-    return { passes, sent: await sentRequests(id) };
+    return { id, passes, sent: await sentRequests(id) };
   }
 
   it("adds no turn state when a pass can cut nothing: a turn whose requests fit runs to its end", async () => {
     // At 1.5 chars a token the results are past the trigger, yet together within the budget:
     // nothing may be cut, and the requests fit the window as they are.
-    const { passes, sent } = await denseTurn({ charsPerToken: 1.5 });
+    const { id, passes, sent } = await denseTurn({ charsPerToken: 1.5 });
     expect(passes.length).toBeGreaterThan(0);
     expect(passes.every((p) => p.targets === 0 && p.tokensSaved === 0)).toBe(true);
     for (const { request } of sent) expect(JSON.stringify(request)).not.toContain("<turn_state>");
+    // Nothing was compacted: History shows no compaction card.
+    const cards = (await api("GET", `/v1/conversations/${id}/timeline`)).json.data;
+    expect(cards.filter((c) => c.type === "compaction")).toEqual([]);
   });
 
   it("cuts protected results that together pass the whole budget, naming each one's restoring call", async () => {

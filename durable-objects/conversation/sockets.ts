@@ -205,6 +205,10 @@ export class ConversationSockets {
             { type: keyed.refusal.type, message: keyed.refusal.message, status: keyed.refusal.status },
             { idempotencyKey },
           );
+        // A named send repeated with its key is told the turn it already is, as a new one would be.
+        const original = keyed.events.find((e) => "turnId" in e && typeof e.turnId === "string");
+        if (frame.ref !== undefined && original && "turnId" in original)
+          ws.send(JSON.stringify({ type: "accepted", ref: frame.ref, turnId: original.turnId }));
         for (const event of keyed.events) ws.send(JSON.stringify(event));
         return;
       }

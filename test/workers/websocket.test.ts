@@ -116,4 +116,17 @@ describe("websocket", () => {
     mine.ws!.close();
     other.ws!.close();
   });
+
+  it("a named send repeated with its idempotency key is told the turn it already is, before the replayed events", async () => {
+    const id = await createConversation();
+    const c = await connect(id, { key: "dev-local-key" });
+    const idempotencyKey = `k-${crypto.randomUUID()}`;
+    c.ws!.send(JSON.stringify({ type: "send", content: "hello there", idempotencyKey, ref: "first" }));
+    const end = ofType(await c.next((e) => e.type === "turn_end"), "turn_end");
+    const before = c.events.length;
+    c.ws!.send(JSON.stringify({ type: "send", content: "hello there", idempotencyKey, ref: "again" }));
+    await c.next((e) => e.type === "turn_end" && c.events.indexOf(e) >= before);
+    expect(c.events[before]).toEqual({ type: "accepted", ref: "again", turnId: end.turnId });
+    c.ws!.close();
+  });
 });

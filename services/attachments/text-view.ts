@@ -73,7 +73,7 @@ export async function buildTextIndex(bucket: R2Bucket, ids: TextIds): Promise<Li
     }
   }
   if (encoding !== "utf-8") index = await transcode(bucket, { ids, encoding });
-  const stored = index!;
+  const stored: LineIndex = { ...index!, encodingChecked: true };
   await bucket.put(attachmentLineIndexKey(ids.tenantId, ids.attachmentId), JSON.stringify(stored), {
     httpMetadata: { contentType: "application/json" },
   });
@@ -83,7 +83,9 @@ export async function buildTextIndex(bucket: R2Bucket, ids: TextIds): Promise<Li
 /** The attachment as text: its stored line index (built on first use) and a reader over UTF-8 bytes. */
 export async function textViewFor(bucket: R2Bucket, ids: TextIds): Promise<TextView> {
   const stored = await bucket.get(attachmentLineIndexKey(ids.tenantId, ids.attachmentId));
-  const index = stored ? ((await stored.json()) as LineIndex) : await buildTextIndex(bucket, ids);
+  const kept = stored ? ((await stored.json()) as LineIndex) : null;
+  // An index built before encodings were told apart read every file as UTF-8: built again, once.
+  const index = kept?.encodingChecked ? kept : await buildTextIndex(bucket, ids);
   const reader = await r2RangeReader(
     bucket,
     index.encoding ? attachmentTextKey(ids.tenantId, ids.attachmentId) : ids.blobKey,

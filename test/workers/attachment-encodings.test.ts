@@ -5,6 +5,7 @@ import { describe, expect, it } from "vitest";
 import { api, createConversation, newTenantWithId, send, worker } from "./helpers";
 import { toolText, upload } from "./attachment-helpers";
 import { attachmentPrefix, attachmentTextKey } from "../../r2-layout";
+import { LineIndexer } from "../../services/attachments/formats/text/line-index";
 
 const LINES = ["Grüße aus Köln", "naïve café — déjà vu", "日本語の行", "last line 🙂"];
 
@@ -118,5 +119,33 @@ describe("text attachments in other encodings", () => {
         .status,
     ).toBe(204);
     expect((await env.BUCKET.list({ prefix: attachmentPrefix(await tenant(), up.json.id) })).objects).toEqual([]);
+  });
+
+  it("a file indexed before encodings were told apart is indexed again on its next read", async () => {
+    const id = await createConversation(undefined, await key());
+    const up = await upload(
+      id,
+      "old.txt",
+      utf16(`${LINES.join("\n")}\n`, { bom: true, bigEndian: false }),
+      "text/plain",
+      await key(),
+    );
+    // What the index looked like then: the blob's own newlines, read as UTF-8, no copy.
+    const old = new LineIndexer();
+    old.push(
+      new Uint8Array(
+        await (await env.BUCKET.get(`${attachmentPrefix(await tenant(), up.json.id)}blob`))!.arrayBuffer(),
+      ),
+    );
+    await env.BUCKET.put(
+      `${attachmentPrefix(await tenant(), up.json.id)}line-index.json`,
+      JSON.stringify(old.finish()),
+    );
+    await env.BUCKET.delete(attachmentTextKey(await tenant(), up.json.id));
+    const read = toolText(
+      await send(id, `@tool file_read {"attachment_id":"${up.json.id}","lines":"1-4"}`, await key()),
+    );
+    expect(read).toContain(LINES.join("\n"));
+    expect(read).not.toContain("\u0000");
   });
 });

@@ -18,6 +18,8 @@ export interface LineIndex {
    * UTF-8 copy (r2-layout attachmentTextKey), which the line readers read instead of the blob.
    */
   encoding?: Exclude<TextEncoding, "utf-8">;
+  /** Built since encodings were told apart (2026-12-05): an index without it is built again once. */
+  encodingChecked?: true;
 }
 
 const NL = 0x0a;

@@ -51,6 +51,13 @@ const IN_PARTS = "";
 export const PROMPT_SNAPSHOTS_KEPT = 50;
 
 /** A card of the conversation's timeline (e.g. a compaction): shown in History, never replayed. */
+/** conversation-store.ts setUnmarkedCopy: a regenerate's copy at `copySeq` replacing fromSeq..toSeq. */
+export interface UnmarkedCopy {
+  copySeq: number;
+  fromSeq: number;
+  toSeq: number;
+}
+
 export interface TimelineCard {
   id: number;
   at: string;
@@ -142,6 +149,21 @@ export class ConversationStore {
 
   clearLease(): void {
     this.sql.exec(`DELETE FROM kv WHERE key = 'fold_lease'`);
+  }
+
+  /**
+   * A regenerate's copy whose superseded mark is not saved yet: where the copy goes (the next seq)
+   * and the exchange it replaces. Left when the mark's head write fails, so a regenerate after it
+   * can still tell the copy (regenerate.ts); cleared once the mark is saved.
+   */
+  setUnmarkedCopy(range: { fromSeq: number; toSeq: number } | null): void {
+    if (!range) this.sql.exec(`DELETE FROM kv WHERE key = 'unmarked_copy'`);
+    else this.setKv("unmarked_copy", JSON.stringify({ ...range, copySeq: this.lastSeq() + 1 }));
+  }
+
+  unmarkedCopy(): UnmarkedCopy | null {
+    const raw = this.getKv("unmarked_copy");
+    return raw ? (JSON.parse(raw) as UnmarkedCopy) : null;
   }
 
   /**

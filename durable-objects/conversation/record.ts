@@ -248,6 +248,13 @@ export class ConversationRecord {
     }));
   }
 
+  /** Takes into the index a batch that may have landed unseen (see `unsure`) before the store is read for a decision. */
+  async settle(): Promise<void> {
+    if (!this.unsure || !this.current) return;
+    await this.adoptBatchesFromR2(this.current);
+    this.unsure = false;
+  }
+
   /**
    * Appends one batch: R2 first (the record), then the SQLite index, then the hot cache, so a
    * message is visible in the index only after its R2 batch exists. Called only inside the turn
@@ -257,10 +264,7 @@ export class ConversationRecord {
     const { ctx, deletion, store } = this.scope;
     if (deletion.deleted) throw new ConversationGone();
     const head = this.current!;
-    if (this.unsure) {
-      await this.adoptBatchesFromR2(head);
-      this.unsure = false;
-    }
+    await this.settle();
     const first = store.lastSeq() + 1;
     const createdAt = new Date().toISOString();
     const stored: StoredMessage[] = messages.map((m, i) =>

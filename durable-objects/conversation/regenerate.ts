@@ -5,6 +5,7 @@
 import { isAttachmentNote } from "../../core/render";
 import { isAgentSegment, type NewMessage, type StoredMessage } from "../../core/types";
 import type { ConversationHead, SupersededRange } from "../../services/record/conversation-head";
+import type { ConversationStore } from "./conversation-store";
 
 /** The refusals a regenerate can get (all 409: the conversation's state, not the request, is wrong). */
 export const REGENERATE_BUSY = "turn_in_progress";
@@ -48,6 +49,20 @@ const isPrompt = (m: StoredMessage) =>
   !m.content.some((b) => b.type === "tool_result") &&
   !isAttachmentNote(m);
 
+/** What regenerateTarget reads of the object's state, with the turns queued or running. */
+export function regenerateState(
+  store: Pick<ConversationStore, "lastSeq" | "getLease" | "unmarkedCopy">,
+  turnsInFlight: number,
+) {
+  const lease = store.getLease();
+  return {
+    lastSeq: store.lastSeq(),
+    turnsInFlight,
+    foldInFlight: !!lease && lease.expiresAt > Date.now(),
+    unmarkedCopy: store.unmarkedCopy(),
+  };
+}
+
 /**
  * The exchange a regenerate replaces, looked for in what the model sees (`replayed`: the verbatim
  * tail after the fold boundary, without superseded or sub-agent messages); a refusal otherwise.
@@ -55,7 +70,12 @@ const isPrompt = (m: StoredMessage) =>
 export function regenerateTarget(
   head: ConversationHead,
   replayed: readonly StoredMessage[],
-  state: { lastSeq: number; turnsInFlight: number; foldInFlight: boolean },
+  state: {
+    lastSeq: number;
+    turnsInFlight: number;
+    foldInFlight: boolean;
+    unmarkedCopy?: { copySeq: number; fromSeq: number } | null;
+  },
 ): RegenerateTarget | { kind: "refused"; refusal: RegenerateRefusal } {
   const refuse = (type: string, message: string) => ({
     kind: "refused" as const,
@@ -83,12 +103,12 @@ export function regenerateTarget(
   const isCopy = (head.superseded ?? []).some((r) => r.by === replayed[i].id);
   let start = i;
   if (!isCopy && !replayed.slice(i + 1).some((m) => m.role === "assistant")) {
-    // A regenerate whose mark could not be saved (the head write failed after the copy was) left
-    // its copy unanswered after the exchange it replaces: that exchange and the copy are replaced.
-    let j = i - 1;
-    while (j >= 0 && !isPrompt(replayed[j])) j--;
-    const answered = j >= 0 && replayed.slice(j + 1, i).some((m) => m.role === "assistant");
-    if (!answered || JSON.stringify(replayed[j].content) !== JSON.stringify(replayed[i].content))
+    // A regenerate whose mark could not be saved (its head write failed after the copy was) left
+    // the copy unanswered after the exchange it replaces, recorded where it went: that exchange and
+    // the copy are replaced. Any other unanswered prompt is sent again instead.
+    const copy = state.unmarkedCopy;
+    const j = copy && replayed[i].seq === copy.copySeq ? replayed.findIndex((m) => m.seq === copy.fromSeq) : -1;
+    if (j < 0 || JSON.stringify(replayed[j].content) !== JSON.stringify(replayed[i].content))
       return refuse(
         NOTHING_TO_REGENERATE,
         "regenerate: the last prompt has no reply to replace; send it again instead",
@@ -151,6 +171,8 @@ export function supersedingPersist(
   on: {
     range: { fromSeq: number; toSeq: number };
     supersede: (range: SupersededRange) => Promise<void>;
+    /** Records (then clears) the copy whose mark is not saved yet: conversation-store setUnmarkedCopy. */
+    unmarked: (range: { fromSeq: number; toSeq: number } | null) => void;
     idsOf: (fromSeq: number, toSeq: number) => string[];
     announce: (e: { fromSeq: number; toSeq: number; messageIds: string[]; supersededBy: string }) => void;
   },
@@ -158,10 +180,12 @@ export function supersedingPersist(
   let marked = false;
   const { fromSeq, toSeq } = on.range;
   return async (messages) => {
+    if (!marked) on.unmarked({ fromSeq, toSeq });
     const stored = await persist(messages);
     if (!marked && stored[0]) {
       marked = true;
       await on.supersede({ fromSeq, toSeq, by: stored[0].id });
+      on.unmarked(null);
       on.announce({ fromSeq, toSeq, messageIds: on.idsOf(fromSeq, toSeq), supersededBy: stored[0].id });
     }
     return stored;

@@ -11,7 +11,7 @@ import type { TurnRunner } from "./turn-runner";
 import type { TurnInput, TurnSink } from "./turn-input";
 import { TurnStops, type StopAnswer, type TurnSlot } from "./turn-stops";
 import type { PausedTurns } from "./paused-turn";
-import { markReplaced, regenerateTarget, type RegenerateRefusal } from "./regenerate";
+import { markReplaced, regenerateState, regenerateTarget, type RegenerateRefusal } from "./regenerate";
 import type { ReplayCache } from "./replay-cache";
 import type { ConversationHead } from "../../services/record/conversation-head";
 
@@ -39,12 +39,11 @@ export class TurnIntake {
   regenerateRefusal(input: TurnInput): RegenerateRefusal | null {
     const head = this.replay.head();
     if (!input.regenerate || !head) return null;
-    const lease = this.store.getLease();
-    const target = regenerateTarget(head, this.replay.cache.replaySource(head), {
-      lastSeq: this.store.lastSeq(),
-      turnsInFlight: this.order.turnsInFlight,
-      foldInFlight: !!lease && lease.expiresAt > Date.now(),
-    });
+    const target = regenerateTarget(
+      head,
+      this.replay.cache.replaySource(head),
+      regenerateState(this.store, this.order.turnsInFlight),
+    );
     return target.kind === "refused" ? target.refusal : null;
   }
 

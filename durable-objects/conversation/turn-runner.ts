@@ -35,7 +35,7 @@ import type { ObjectScope } from "./object-scope";
 import { pausedMessage, type PausedTurn, type PausedTurns } from "./paused-turn";
 import type { ConversationRecord } from "./record";
 import type { PromptContext, ReplayCache } from "./replay-cache";
-import { regenerateTarget, supersedingPersist } from "./regenerate";
+import { regenerateState, regenerateTarget, supersedingPersist } from "./regenerate";
 import { toolContextFor, type ReadOwn } from "./tool-context";
 import type { TurnInput, TurnSink } from "./turn-input";
 
@@ -111,12 +111,8 @@ export class TurnRunner {
     const head = await record.load(ref);
     if (!head)
       return this.begin({ ref, sink, queuedAt, turnId }).fail({ type: "not_found", message: "conversation not found" });
-    const lease = scope.store.getLease();
-    const target = regenerateTarget(head, cache.replaySource(head), {
-      lastSeq: scope.store.lastSeq(),
-      turnsInFlight: 0,
-      foldInFlight: !!lease && lease.expiresAt > Date.now(),
-    });
+    await record.settle();
+    const target = regenerateTarget(head, cache.replaySource(head), regenerateState(scope.store, 0));
     if (target.kind === "refused") return this.begin({ ref, sink, queuedAt, turnId }).fail(target.refusal);
     const { prompt, fromSeq, toSeq } = target;
     await this.execute({
@@ -129,6 +125,7 @@ export class TurnRunner {
         const persist = supersedingPersist(deps.persist, {
           range: { fromSeq, toSeq },
           supersede: (range) => record.supersede(range),
+          unmarked: (range) => scope.store.setUnmarkedCopy(range),
           idsOf: (from, to) => scope.store.range(from, to).map((m) => m.id),
           announce: (superseded) => {
             const event: TurnEvent = { type: "exchange_superseded", turnId, ...superseded };

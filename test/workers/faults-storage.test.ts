@@ -250,6 +250,26 @@ describe("fault: R2 calls fail", () => {
     expect(replay.json.messages.map((m: { role: string }) => m.role)).toEqual(["user", "assistant"]);
   });
 
+  it("a regenerate after a prompt landed unseen works on what R2 holds: no earlier exchange is replaced (4 injections)", async () => {
+    const id = await createConversation();
+    await send(id, "one");
+    const plan: Action[] = ["lost-answer", "throw", "throw", "throw"];
+    const c = await inject(id, { r2: (op, key) => (batchPut(3)(op, key) ? plan.shift() : undefined) });
+    expect((await send(id, "two")).status).toBe(502);
+    expect(c.n).toBe(4);
+    // The prompt that landed ("two") is the last prompt, with no reply: sent again, not regenerated.
+    const again = await api("POST", `/v1/conversations/${id}/messages`, { regenerate: true });
+    expect(again.status, again.text).toBe(409);
+    expect(again.json.error?.type).toBe("nothing_to_regenerate");
+    const seen = await transcript(id);
+    expect(seen.map((m) => `${m.seq}:${m.role}${m.superseded ? ":superseded" : ""}`)).toEqual([
+      "1:user",
+      "2:assistant",
+      "3:user",
+    ]);
+    expect(textOf(seen[2])).toBe("two");
+  });
+
   it("meters the tokens of a turn whose reply could not be saved (4 injections)", async () => {
     const id = await createConversation();
     // The reply (seq 2) fails longer than the retries: the model answered, so its tokens were billed.

@@ -138,6 +138,25 @@ describe("regenerate", () => {
     expect((await transcript(id)).length).toBe(1);
   });
 
+  it("is a 409 for a failed prompt that repeats the answered one before it: only a regenerate's own copy is run again", async () => {
+    const id = await createConversation();
+    const P = "continue\n@reply-chars 60\n@stream-pace 1500";
+    expect((await send(id, "Name a lake.\n@reply-chars 60")).status).toBe(200);
+    expect((await send(id, P)).status).toBe(200);
+    // The same words again, stopped before the first token: a prompt with no reply.
+    const watch = await connectSocket(`/v1/conversations/${id}/ws`, { authorization: "Bearer dev-local-key" });
+    const turn = send(id, P);
+    await watch.next((e) => e.type === "turn_start");
+    expect((await api("POST", `/v1/conversations/${id}/stop`, {})).status).toBe(200);
+    await turn;
+    watch.ws!.close();
+    expect((await transcript(id)).at(-1)?.role).toBe("user");
+    const again = await regenerate(id);
+    expect(again.status).toBe(409);
+    expect(again.json.error?.type).toBe("nothing_to_regenerate");
+    expect((await transcript(id)).some((m) => m.superseded)).toBe(false);
+  });
+
   it("takes an attachment's note for no prompt: the reply before an upload is replaced, and the note stays", async () => {
     const id = await createConversation();
     const first = await send(id, "Name a bay, kelpwhistle.\n@reply-chars 120");

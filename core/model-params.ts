@@ -45,8 +45,11 @@ const SERVER_TOOL_SPECS: Record<ServerToolName, ServerToolSpec> = {
 };
 
 export function serverToolSpecs(names: readonly ServerToolName[], entry: ModelEntry): ServerToolSpec[] {
-  // A conversation moved to a model without one of its tools (a retirement, a refusal fallback) goes on without it.
-  return names.filter((n) => entry.serverTools.includes(n)).map((n) => SERVER_TOOL_SPECS[n]);
+  // A conversation moved to a model without one of its tools (a retirement, a refusal fallback) goes
+  // on without it. One fixed order, whatever order the settings list them in: the tools lead the
+  // cached prefix, and a reordered list is the same set.
+  const order = Object.keys(SERVER_TOOL_SPECS) as ServerToolName[];
+  return order.filter((n) => names.includes(n) && entry.serverTools.includes(n)).map((n) => SERVER_TOOL_SPECS[n]);
 }
 
 /**

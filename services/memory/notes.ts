@@ -166,8 +166,14 @@ export async function updateNote(
     // that landed meanwhile is indexed in its turn, so search never keeps an older text. The
     // answer is the note as stored (with any edit that landed meanwhile).
     const stored = await indexAsStored(env, { cortex, tenantId, id });
-    // A title or tag taken off must leave the prompts' memory map too, as a delete's does.
-    if (stored && (change.title !== undefined || change.tags !== undefined))
+    // A title or tag taken off must leave the prompts' memory map too, as a delete's does. Only a
+    // real change rebuilds it: the map leads every prompt of the tenant (their cached prefix).
+    const sameTags = (a: readonly string[], b: readonly string[]) =>
+      a.length === b.length && a.every((t, i) => t === b[i]);
+    const moved =
+      (change.title !== undefined && change.title !== current.title) ||
+      (change.tags !== undefined && !sameTags(change.tags, current.tags));
+    if (stored && moved)
       await forgetMemoryMap(db, tenantId)
         .run()
         .catch((err) => console.error("memory map not forgotten", err));

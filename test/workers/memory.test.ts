@@ -419,6 +419,17 @@ describe("the memory map", () => {
     expect(await memoryMapFor(env.DB, tenantId, utcDay())).not.toContain("zorblax");
   });
 
+  it("keeps today's map through an edit that sends the title and tags unchanged (the map leads every prompt's cached prefix)", async () => {
+    const { tenantId, key } = await newTenantWithId();
+    const note = (await api("POST", "/v1/memory", { text: "x", title: "Seats", tags: ["travel"] }, { key })).json;
+    const today = await memoryMapFor(env.DB, tenantId, utcDay());
+    // Another note today: a map computed afresh would count it.
+    await api("POST", "/v1/memory", { text: "A second note." }, { key });
+    const edit = { title: "Seats", tags: ["travel"], text: "aisle, always" };
+    expect((await api("PATCH", `/v1/memory/${note.id}`, edit, { key })).status).toBe(200);
+    expect(await memoryMapFor(env.DB, tenantId, utcDay())).toBe(today);
+  });
+
   it("forgets a deleted note's and a deleted conversation's topics: a new conversation's prompt no longer names them", async () => {
     const key = await newTenant();
     const note = (

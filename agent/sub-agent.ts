@@ -7,7 +7,7 @@
 // segment out, so the delegated work reaches the master's context once, never a second time.
 import type Anthropic from "@anthropic-ai/sdk";
 import type { BlockOrigin } from "../core/compactor";
-import { toWireMessages } from "../core/replay";
+import { toWireMessages, withCacheBreakpoints } from "../core/replay";
 import { fitRequestLimits } from "../core/request-limits";
 import { toolResultLocator } from "../core/request-placeholders";
 import { knownThinking } from "../core/thinking-guard";
@@ -86,9 +86,10 @@ export async function runSubAgent(
             max_tokens: parent.request.max_tokens,
             ...(parent.request.thinking ? { thinking: parent.request.thinking } : {}),
             ...(parent.request.output_config ? { output_config: parent.request.output_config } : {}),
-            system: [{ type: "text", text: SUB_AGENT_SYSTEM }],
+            // Cached as the master's requests are: each step reads the step before it from the cache.
+            system: [{ type: "text", text: SUB_AGENT_SYSTEM, cache_control: { type: "ephemeral" } }],
             tools,
-            messages: toWireMessages(thread),
+            messages: withCacheBreakpoints(toWireMessages(thread), 0),
           },
           deps.model.maxImages,
           { conversationId, locate: toolResultLocator(thread) },

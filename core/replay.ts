@@ -145,7 +145,7 @@ export function buildModelRequest(input: ReplayInput): { request: ModelRequest; 
  * last block that may carry one: never a thinking block (the API refuses cache_control there) or
  * an empty text block.
  */
-function withCacheBreakpoints(messages: WireMessage[], preambleLength: number): WireMessage[] {
+export function withCacheBreakpoints(messages: WireMessage[], preambleLength: number): WireMessage[] {
   const last = messages.length - 1;
   const marks = new Set<number>([last]);
   if (preambleLength > 0) marks.add(preambleLength - 1);

@@ -89,6 +89,15 @@ describe("a sub-agent's turn loop", () => {
     ).toBe(true);
   });
 
+  it("reads each step's prefix from the prompt cache, as the master's tool loop does", async () => {
+    const { id, file } = await workspace({});
+    await send(id, delegate("reader", `Read the parts.\n@tools-per-step 1\n${slices(file, 1, 4, 100)}`));
+    const steps = (await delegated(id)).segment.filter((m) => m.role === "assistant" && m.usage);
+    expect(steps.length).toBeGreaterThanOrEqual(4);
+    // Every step after the first reads at least what the step before it sent.
+    for (const step of steps.slice(1)) expect(step.usage!.cache_read_input_tokens).toBeGreaterThan(0);
+  });
+
   it("continues a max_tokens stop, streaming its deltas to the caller and the sockets tagged with the sub-agent", async () => {
     const { id } = await workspace({});
     const socket = await connectSocket(`/v1/conversations/${id}/ws`, { authorization: "Bearer dev-local-key" });

@@ -37,8 +37,12 @@ const blank = isBlankText;
  * removed, imported messages (seq up to `importedThrough`) without their sealed blocks. Messages
  * left with no content are dropped.
  */
-export function replayableHistory(history: readonly StoredMessage[], importedThrough = 0): StoredMessage[] {
-  const kept = withoutRefusedTurns(history);
+export function replayableHistory(
+  history: readonly StoredMessage[],
+  importedThrough = 0,
+  between = false,
+): StoredMessage[] {
+  const kept = withoutRefusedTurns(history, between);
   const out: StoredMessage[] = [];
   kept.forEach((m) => {
     const content = cleanContent(m.seq <= importedThrough ? withoutSeals(m.content) : m.content);
@@ -52,13 +56,13 @@ export function replayableHistory(history: readonly StoredMessage[], importedThr
  * Leaves out each refusal: the refused reply always; its whole turn (prompt to refusal) once a later
  * prompt follows, unless a fallback model answered after it within the same turn.
  */
-function withoutRefusedTurns(history: readonly StoredMessage[]): readonly StoredMessage[] {
-  const drop = refusedTurns(history);
+function withoutRefusedTurns(history: readonly StoredMessage[], between: boolean): readonly StoredMessage[] {
+  const drop = refusedTurns(history, between);
   return drop.size ? history.filter((_, i) => !drop.has(i)) : history;
 }
 
 /** The indexes of the messages withoutRefusedTurns leaves out (what stubbing must not count either). */
-export function refusedTurns(history: readonly StoredMessage[]): ReadonlySet<number> {
+export function refusedTurns(history: readonly StoredMessage[], between = false): ReadonlySet<number> {
   const drop = new Set<number>();
   if (!history.some((m) => m.stopReason === "refusal")) return drop;
   let turnStart = 0;
@@ -68,8 +72,9 @@ export function refusedTurns(history: readonly StoredMessage[]): ReadonlySet<num
     let end = i + 1;
     while (end < history.length && !isPrompt(history[end])) end++;
     const answeredAfter = history.slice(i + 1, end).some((m) => m.role === "assistant" && m.stopReason !== "refusal");
-    // The turn still running (no prompt after it) is being asked of a fallback model: its prompt stays.
-    if (answeredAfter || end === history.length) drop.add(i);
+    // The turn still running (no prompt after it) is being asked of a fallback model: its prompt
+    // stays. Between turns (`between`: the /replay view) the next turn's prompt will follow it.
+    if (answeredAfter || (end === history.length && !between)) drop.add(i);
     else for (let j = turnStart; j < end; j++) drop.add(j);
   }
   return drop;

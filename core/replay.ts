@@ -37,6 +37,8 @@ export interface ReplayInput {
   summary?: SummaryState | null;
   /** The last seq of a transcript the conversation was imported from: those messages go back without their sealed blocks. */
   importedThrough?: number;
+  /** No turn runs (the /replay view): a refused turn at the end goes whole, as the next turn's request leaves it out. */
+  between?: boolean;
 }
 
 export interface SummaryState {
@@ -100,7 +102,7 @@ export function buildModelRequest(input: ReplayInput): { request: ModelRequest; 
   const stubs = applyStubs(masterThread(input.history), input.settings, input.conversationId);
   const preamble = input.summary ? summaryPreamble(input.conversationId, input.summary) : [];
   const messages = withCacheBreakpoints(
-    [...preamble, ...toWireMessages(stubs.messages, input.importedThrough)],
+    [...preamble, ...toWireMessages(stubs.messages, input.importedThrough, input.between)],
     preamble.length,
   );
   const built: ModelRequest = {
@@ -200,8 +202,8 @@ export function summaryPreamble(conversationId: string, s: SummaryState): WireMe
  * turn's reply, resent as the API asks). Messages up to seq `importedThrough` (an import's) go
  * without their sealed blocks (replay-rules.ts).
  */
-export function toWireMessages(stored: readonly StoredMessage[], importedThrough = 0): WireMessage[] {
-  const history = replayableHistory(stored, importedThrough);
+export function toWireMessages(stored: readonly StoredMessage[], importedThrough = 0, between = false): WireMessage[] {
+  const history = replayableHistory(stored, importedThrough, between);
   const out: { role: "user" | "assistant"; content: ContentBlock[] }[] = [];
   const push = (role: "user" | "assistant", content: readonly ContentBlock[]) => {
     const prev = out[out.length - 1];

@@ -1,8 +1,6 @@
 // ConversationDO: one per conversation, its single writer. A coordinator: it wires the parts in
 // this folder and answers each RPC and hook by delegating to them, after the tenant check (`load`).
 import { DurableObject } from "cloudflare:workers";
-import { entryFromModelInfo } from "../../core/models/lookup";
-import { resolveTurnModel } from "../../services/models/resolve";
 import type { StoredMessage } from "../../core/types";
 import { toToolResultBlock, type ClientToolResult } from "../../core/client-tools";
 import type { ReadQuery } from "../../agent/tools/registry";
@@ -218,13 +216,7 @@ export class ConversationDO extends DurableObject<Env> {
 
   async replay(ref: ConversationRef): Promise<ReplayView | null> {
     const head = await this.record.load(ref);
-    if (!head) return null;
-    // The next request goes to the model a turn would resolve (a retired model's replacement); one
-    // that cannot be resolved now is shown with conservative limits.
-    const resolved = await resolveTurnModel(this.scope.env, head.settings.model);
-    const model = resolved.ok ? resolved.entry : entryFromModelInfo({ id: head.settings.model });
-    const { request, estimate } = this.cache.buildRequest(head, await this.cache.promptContext(head, model));
-    return { ...request, estimate };
+    return head ? this.cache.replayView(head, this.scope.env) : null;
   }
 
   async timeline(

@@ -2,6 +2,10 @@
 // prompt's inputs (the day's memory map, project files), from which every model request is built.
 import { chooseFoldMark } from "../../core/fold";
 import type { ModelEntry } from "../../core/models/catalog";
+import { entryFromModelInfo } from "../../core/models/lookup";
+import type { ModelEnv } from "../../core/model-provider";
+import { settingsAfterModelChange } from "../../core/settings";
+import { resolveTurnModel } from "../../services/models/resolve";
 import { buildModelRequest } from "../../core/replay";
 import { messageChars } from "../../core/render";
 import { buildSystemPrompt } from "../../core/system-prompt";
@@ -158,8 +162,9 @@ export class ReplayCache {
   }
 
   /** The one request-assembly path, for the model and for /replay alike. */
-  buildRequest(head: ConversationHead, prompt: PromptContext) {
+  buildRequest(head: ConversationHead, prompt: PromptContext, between = false) {
     return buildModelRequest({
+      between,
       conversationId: head.id,
       settings: head.settings,
       model: prompt.model,
@@ -172,5 +177,23 @@ export class ReplayCache {
           : null,
       importedThrough: head.importedThroughMessage,
     });
+  }
+
+  /**
+   * The /replay view: the next request as a turn would build it now, on the model it would resolve
+   * (a retired model's replacement, with the settings that follow it) or, unresolved, on
+   * conservative limits; with no turn running, a refused turn at the end is left out whole.
+   */
+  async replayView(head: ConversationHead, env: ModelEnv): Promise<ReplayView> {
+    const resolved = await resolveTurnModel(env, head.settings.model);
+    const model = resolved.ok ? resolved.entry : entryFromModelInfo({ id: head.settings.model });
+    // As record.moveToModel will, once a turn resolves it.
+    const settings =
+      resolved.ok && resolved.movedFrom
+        ? settingsAfterModelChange(head.settings, { patch: { model: model.id }, from: null, to: model })
+        : head.settings;
+    const moved = { ...head, settings };
+    const { request, estimate } = this.buildRequest(moved, await this.promptContext(moved, model), true);
+    return { ...request, estimate };
   }
 }

@@ -422,7 +422,7 @@ export class TurnRunner {
             cache.buildRequest({ ...(record.head ?? head), settings: requestSettings() }, prompt).request,
           knownThinking: () => knownThinking(cache.replaySource(record.head ?? head)),
           fallBack,
-          onRequest: (sent) => log.snapshotPrompt({ head, turnId, ...sent }),
+          onRequest: (sent) => log.snapshotPrompt({ head: record.head ?? head, turnId, ...sent }),
           persist,
           emit,
           pauseForClient: true,

@@ -177,8 +177,11 @@ describe("a refusal", () => {
     expect(r.status).toBe(200);
     expect(r.json.stop_reason).toBe("refusal");
     expect(r.json.refusal).toMatchObject({ model: "claude-sonnet-5-5", category: "cyber" });
-    // The record keeps it; the next request does not carry it.
+    // The record keeps it; the next request does not carry it, nor does /replay, its view, before it.
     expect(JSON.stringify(await transcript(id))).toContain("the refused ask");
+    expect(JSON.stringify((await api("GET", `/v1/conversations/${id}/replay`)).json.messages)).not.toContain(
+      "the refused ask",
+    );
     await send(id, "something else");
     const replay = (await api("GET", `/v1/conversations/${id}/replay`)).json;
     expect(JSON.stringify(replay.messages)).not.toContain("the refused ask");

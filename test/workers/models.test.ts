@@ -258,6 +258,10 @@ describe("a conversation whose model retired", () => {
     });
     await evictDurableObject(stubOf(id));
     expect((await api("GET", `/v1/conversations/${id}`)).json.settings.model).toBe("claude-sonnet-4-5");
+    // /replay shows the request the next turn will send: on the replacement, with its settings.
+    const view = (await api("GET", `/v1/conversations/${id}/replay`)).json;
+    expect(view).toMatchObject({ model: "claude-sonnet-5-5", max_tokens: 32_000 });
+    expect(view.estimate.budgetTokens).toBe(1_000_000 - 32_000);
     const events = await sendSse(id, "hello after the retirement");
     expect(events.find((e) => e.type === "model_changed")).toMatchObject({
       from: "claude-sonnet-4-5",
@@ -266,6 +270,9 @@ describe("a conversation whose model retired", () => {
       retiredOn: "2026-11-30",
     });
     expect(events.at(-1)).toMatchObject({ type: "turn_end", stop_reason: "end_turn" });
+    // The turn's prompt snapshot measures the request against the budget it was sent under.
+    const [snapshot] = (await api("GET", `/v1/conversations/${id}/prompts`)).json.data;
+    expect(snapshot.budgetTokens).toBe(1_000_000 - 32_000);
     const meta = (await api("GET", `/v1/conversations/${id}`)).json;
     expect(meta.settings).toMatchObject({
       model: "claude-sonnet-5-5",

@@ -6,8 +6,9 @@ import Anthropic from "@anthropic-ai/sdk";
 import { describe, expect, it } from "vitest";
 import { runAgentTurn } from "../../agent/turn-loop";
 import { ToolRegistry, type ToolContext } from "../../agent/tools/registry";
-import type { ModelRequest, NewMessage, StoredMessage } from "../../core/types";
+import type { ModelRequest, StoredMessage } from "../../core/types";
 import { catalogEntry } from "../../core/models/lookup";
+import { persistInto } from "./turn-harness";
 
 const SONNET = catalogEntry("claude-sonnet-5-5")!;
 const WORDS = "the river bends west past the mill and the old stone bridge ".repeat(8);
@@ -83,16 +84,7 @@ async function turn(bodies: Response[]) {
         tools: [],
         messages: [{ role: "user", content: "tell me about the river" }],
       }),
-      persist: async (messages: NewMessage[]) => {
-        const stored = messages.map((m, i) => ({
-          ...m,
-          id: `m${saved.length + i}`,
-          seq: saved.length + i + 1,
-          createdAt: "",
-        }));
-        saved.push(...stored);
-        return stored;
-      },
+      persist: persistInto(saved),
       emit: (e) => {
         if (e.type === "delta") streamed += e.text;
       },

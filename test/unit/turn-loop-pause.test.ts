@@ -7,9 +7,10 @@ import { describe, expect, it } from "vitest";
 import { clientToolDefinition } from "../../agent/tools/client-tool";
 import { ToolRegistry, type ToolContext } from "../../agent/tools/registry";
 import { resumeAgentTurn, runAgentTurn, type TurnDeps } from "../../agent/turn-loop";
-import type { ContentBlock, ModelRequest, NewMessage, StoredMessage } from "../../core/types";
+import type { ContentBlock, ModelRequest, StoredMessage } from "../../core/types";
 import { catalogEntry } from "../../core/models/lookup";
 import { blockAs } from "../blocks";
+import { persistInto } from "./turn-harness";
 
 const SONNET = catalogEntry("claude-sonnet-5-5")!;
 
@@ -68,16 +69,7 @@ function depsFor(client: Anthropic, saved: StoredMessage[], pauseForClient = tru
       tools: [],
       messages: [{ role: "user", content: "go" }],
     }),
-    persist: async (messages: NewMessage[]) => {
-      const stored = messages.map((m, i) => ({
-        ...m,
-        id: `m${saved.length + i}`,
-        seq: saved.length + i + 1,
-        createdAt: "",
-      }));
-      saved.push(...stored);
-      return stored;
-    },
+    persist: persistInto(saved),
     emit: () => undefined,
     pauseForClient,
   };

@@ -4,8 +4,9 @@ import type Anthropic from "@anthropic-ai/sdk";
 import { describe, expect, it } from "vitest";
 import { CONTEXT_FULL_MARGIN_TOKENS, runAgentTurn } from "../../agent/turn-loop";
 import { ToolRegistry, type ToolContext } from "../../agent/tools/registry";
-import type { ModelRequest, NewMessage, StoredMessage } from "../../core/types";
+import type { ModelRequest, StoredMessage } from "../../core/types";
 import { catalogEntry } from "../../core/models/lookup";
+import { persistInto } from "./turn-harness";
 
 const SONNET = catalogEntry("claude-sonnet-5-5")!;
 
@@ -61,16 +62,7 @@ async function turnWith(replies: Parameters<typeof scriptedClient>[0]) {
         tools: [],
         messages: [{ role: "user", content: "go" }],
       }),
-      persist: async (messages: NewMessage[]) => {
-        const stored = messages.map((m, i) => ({
-          ...m,
-          id: `m${saved.length + i}`,
-          seq: saved.length + i + 1,
-          createdAt: "",
-        }));
-        saved.push(...stored);
-        return stored;
-      },
+      persist: persistInto(saved),
       emit: () => undefined,
     },
     [{ type: "text", text: "write on" }],

@@ -11,7 +11,8 @@ import { catalogEntry } from "../../core/models/lookup";
 import { toWireMessages } from "../../core/replay";
 import { CONTINUE_PROMPT } from "../../core/replay-rules";
 import { knownThinking } from "../../core/thinking-guard";
-import type { ContentBlock, ModelRequest, NewMessage, StoredMessage } from "../../core/types";
+import type { ContentBlock, ModelRequest, StoredMessage } from "../../core/types";
+import { persistInto } from "./turn-harness";
 
 const SONNET = catalogEntry("claude-sonnet-5-5")!;
 
@@ -91,16 +92,7 @@ async function turn(replies: Scripted[], extra: Partial<TurnDeps> = {}) {
         messages: toWireMessages(saved),
       }),
       knownThinking: () => knownThinking(saved),
-      persist: async (messages: NewMessage[]) => {
-        const stored = messages.map((m, i) => ({
-          ...m,
-          id: `m${saved.length + i}`,
-          seq: saved.length + i + 1,
-          createdAt: "",
-        }));
-        saved.push(...stored);
-        return stored;
-      },
+      persist: persistInto(saved),
       emit: (e) => events.push(e),
       retryDelayMs: () => 1,
       ...extra,

@@ -125,15 +125,15 @@ describe("an MCP server's auth header", () => {
     expect(leakedPrefix(saved[0].error ?? "", TOKEN)).toBe("");
   }, 30_000); // the first import of the MCP client builds its module graph: slow on a loaded machine
 
+  /** A call of the fake server's one tool, as a turn makes it (the client module loaded on first use). */
+  const callServerTool = async () => {
+    const { callMcpTool } = await import("../../services/mcp/call");
+    return callMcpTool({ DB: {} } as unknown as Env, { tenantId: "t", serverId: "mcp_x", mcpName: "x", args: {} });
+  };
+
   it("is withheld from a call's error even where the cut falls inside it", async () => {
     server.fail = longError;
-    const { callMcpTool } = await import("../../services/mcp/call");
-    const out = await callMcpTool({ DB: {} } as unknown as Env, {
-      tenantId: "t",
-      serverId: "mcp_x",
-      mcpName: "x",
-      args: {},
-    });
+    const out = await callServerTool();
     expect(out.isError).toBe(true);
     expect(out.content).toContain("server said: authorization: [authorization with");
     expect(leakedPrefix(out.content, TOKEN)).toBe("");
@@ -142,13 +142,7 @@ describe("an MCP server's auth header", () => {
   it("is withheld from a call's result in its JSON-escaped forms", async () => {
     mcpAuth = `Bearer ${B64}`;
     server.answer = `{"auth":"Bearer ${B64.replaceAll("/", "\\/").replaceAll("+", "\\u002B")}"}`;
-    const { callMcpTool } = await import("../../services/mcp/call");
-    const out = await callMcpTool({ DB: {} } as unknown as Env, {
-      tenantId: "t",
-      serverId: "mcp_x",
-      mcpName: "x",
-      args: {},
-    });
+    const out = await callServerTool();
     expect(out.content).toBe(`{"auth":"[authorization withheld]"}`);
   }, 30_000);
 

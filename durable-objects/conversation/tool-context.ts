@@ -105,7 +105,13 @@ export function toolContextFor({ scope, record, ref, projectTools, readOwn, prog
       return {
         attachment: toAttachment(row),
         reader,
-        text: () => textViewFor(scope.env.BUCKET, { tenantId: row.tenantId, attachmentId: row.id, blobKey: row.r2Key }),
+        text: () =>
+          textViewFor(scope.env.BUCKET, {
+            tenantId: row.tenantId,
+            attachmentId: row.id,
+            blobKey: row.r2Key,
+            exists: async () => (await getAttachmentRow(scope.env.DB, tenantId, id)) !== null,
+          }),
       };
     },
   };

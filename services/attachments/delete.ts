@@ -3,13 +3,16 @@
 // short by a crash leaves the row behind and running it again completes it; the pages are swept
 // once more after the row, because a page-extraction job racing the delete may have written
 // between the first sweep and the row's removal while still seeing the row (a job that writes
-// later finds the row gone and removes what it wrote: services/attachments/page-index.ts).
+// later finds the row gone and removes what it wrote: services/attachments/page-index.ts). A text
+// file's line index and UTF-8 copy, written on first read, are swept after the row the same way
+// (services/attachments/text-view.ts).
 import { and, eq } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
 import { attachments } from "../../db/schema";
 import { attachmentPrefix } from "../../r2-layout";
 import { cortexFor } from "../cortex/routing";
 import { deleteR2Prefix } from "../purge";
+import { derivedTextKeys } from "./text-view";
 import type { AttachmentRow } from "./store";
 
 export async function purgeAttachment(
@@ -27,6 +30,7 @@ export async function purgeAttachment(
     .delete(attachments)
     .where(and(eq(attachments.tenantId, row.tenantId), eq(attachments.id, row.id)));
   await cortex.purgeAttachment(row.tenantId, row.id);
+  await env.BUCKET.delete(derivedTextKeys(row.tenantId, row.id));
 }
 
 /** Every attachment of the tenant's conversation or project, purged a page at a time. */

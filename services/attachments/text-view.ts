@@ -2,6 +2,9 @@
 // UTF-8 file (a damaged byte or two included) is read as stored. A UTF-16 or Windows-1252 file is
 // transcoded once, on first use, into a UTF-8 copy beside its blob (r2-layout attachmentTextKey),
 // and indexed and read from that copy; the blob stays exactly as uploaded, and downloads serve it.
+// What a first read writes (the index, the copy) may land while the attachment is being deleted:
+// the writer looks for the row afterwards and removes what it wrote when the row is gone, and the
+// delete sweeps these keys once more after the row (services/attachments/delete.ts).
 import { attachmentLineIndexKey, attachmentTextKey } from "../../r2-layout";
 import type { TextView } from "./formats/format";
 import { type TextEncoding, Utf8Check, Utf8Tally, utf16Of } from "./formats/text/encoding";
@@ -13,7 +16,15 @@ interface TextIds {
   tenantId: string;
   attachmentId: string;
   blobKey: string;
+  /** Whether the attachment's row is still there; looked at after the index is written. */
+  exists: () => Promise<boolean>;
 }
+
+/** The keys a first read may write beside the blob. */
+export const derivedTextKeys = (tenantId: string, attachmentId: string): string[] => [
+  attachmentLineIndexKey(tenantId, attachmentId),
+  attachmentTextKey(tenantId, attachmentId),
+];
 
 const HEAD_BYTES = 8 * 1024;
 
@@ -77,6 +88,11 @@ export async function buildTextIndex(bucket: R2Bucket, ids: TextIds): Promise<Li
   await bucket.put(attachmentLineIndexKey(ids.tenantId, ids.attachmentId), JSON.stringify(stored), {
     httpMetadata: { contentType: "application/json" },
   });
+  // A row still present means its delete, if any, sweeps these keys after this write.
+  if (!(await ids.exists())) {
+    await bucket.delete(derivedTextKeys(ids.tenantId, ids.attachmentId));
+    throw new Error("the attachment was deleted");
+  }
   return stored;
 }
 

@@ -4,8 +4,11 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { api, createConversation, newTenantWithId, send, worker } from "./helpers";
 import { toolText, upload } from "./attachment-helpers";
-import { attachmentPrefix, attachmentTextKey } from "../../r2-layout";
+import { attachmentLineIndexKey, attachmentPrefix, attachmentTextKey } from "../../r2-layout";
+import { purgeAttachment } from "../../services/attachments/delete";
 import { LineIndexer } from "../../services/attachments/formats/text/line-index";
+import { getAttachmentRow } from "../../services/attachments/store";
+import { buildTextIndex } from "../../services/attachments/text-view";
 
 const LINES = ["Grüße aus Köln", "naïve café — déjà vu", "日本語の行", "last line 🙂"];
 
@@ -147,5 +150,53 @@ describe("text attachments in other encodings", () => {
     );
     expect(read).toContain(LINES.join("\n"));
     expect(read).not.toContain("\u0000");
+  });
+
+  it("a first read that lands while its attachment is deleted removes the index and copy it wrote", async () => {
+    const id = await createConversation(undefined, await key());
+    const up = await upload(
+      id,
+      "late.txt",
+      utf16("one\ntwo\n", { bom: true, bigEndian: false }),
+      "text/plain",
+      await key(),
+    );
+    const t = await tenant();
+    await env.BUCKET.delete([attachmentLineIndexKey(t, up.json.id), attachmentTextKey(t, up.json.id)]);
+    // The row went while the read was writing: what it wrote must not outlive the delete.
+    const ids = { tenantId: t, attachmentId: up.json.id, blobKey: `${attachmentPrefix(t, up.json.id)}blob` };
+    await expect(buildTextIndex(env.BUCKET, { ...ids, exists: async () => false })).rejects.toThrow(/deleted/);
+    expect(await env.BUCKET.head(attachmentLineIndexKey(t, up.json.id))).toBeNull();
+    expect(await env.BUCKET.head(attachmentTextKey(t, up.json.id))).toBeNull();
+  });
+
+  it("a delete sweeps the index and copy once more after its row, for a read that saw the row", async () => {
+    const id = await createConversation(undefined, await key());
+    const up = await upload(
+      id,
+      "race.txt",
+      utf16("a\nb\n", { bom: true, bigEndian: false }),
+      "text/plain",
+      await key(),
+    );
+    const t = await tenant();
+    const row = (await getAttachmentRow(env.DB, t, up.json.id))!;
+    // A read that streamed the blob and saw the row writes just after the delete's first sweep.
+    let swept = false;
+    const bucket = new Proxy(env.BUCKET, {
+      get(target, prop) {
+        if (prop !== "delete") return Reflect.get(target, prop).bind(target);
+        return async (keys: string | string[]) => {
+          await target.delete(keys);
+          if (swept) return;
+          swept = true;
+          await target.put(attachmentTextKey(t, row.id), "a\nb\n");
+          await target.put(attachmentLineIndexKey(t, row.id), "{}");
+        };
+      },
+    });
+    await purgeAttachment({ ...env, BUCKET: bucket }, row);
+    expect(swept).toBe(true);
+    expect((await env.BUCKET.list({ prefix: attachmentPrefix(t, up.json.id) })).objects).toEqual([]);
   });
 });

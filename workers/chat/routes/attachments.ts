@@ -101,7 +101,13 @@ export async function finish(
   const { type, facts } = await inspectAttachment(reader, {
     name: row.name,
     declaredType: row.type,
-    text: () => textViewFor(env.BUCKET, { tenantId: row.tenantId, attachmentId: row.id, blobKey: row.r2Key }),
+    text: () =>
+      textViewFor(env.BUCKET, {
+        tenantId: row.tenantId,
+        attachmentId: row.id,
+        blobKey: row.r2Key,
+        exists: async () => (await getAttachmentRow(env.DB, row.tenantId, row.id)) !== null,
+      }),
   });
   const ready: AttachmentRow = {
     ...row,

@@ -256,9 +256,12 @@ export class TurnCompactor {
     this.override = { prefix: withoutCache(built.messages), count: built.messages.length, messages: standing };
     // The next calibration comes from the next call; the old one described the uncompacted request.
     this.calibration = null;
+    // The card reports the request as sent: the state note it now carries included.
+    const charsAfter = requestChars({ ...request, messages });
+    const tokensAfter = Math.ceil(charsAfter / this.budget.charsPerToken);
     return {
       request: this.bounded({ ...request, messages }),
-      report,
+      report: { ...report, charsAfter, tokensAfter, tokensSaved: report.tokensBefore - tokensAfter },
       summarized,
       durationMs: Date.now() - started,
       usage,

@@ -6,6 +6,7 @@ import { describe, expect, it } from "vitest";
 import { blockOrigins, TurnCompactor } from "../../agent/turn-compaction";
 import { catalogEntry } from "../../core/models/lookup";
 import { buildModelRequest } from "../../core/replay";
+import { messageChars } from "../../core/render";
 import { defaultSettings } from "../../core/settings";
 import type { ContentBlock, ModelRequest, StoredMessage, WireMessage } from "../../core/types";
 
@@ -62,6 +63,8 @@ const stateClient = (onCall: (model: string) => unknown, inputTokens: number) =>
       },
     },
   }) as unknown as Anthropic;
+const messagesChars = (r: ModelRequest) =>
+  r.messages.reduce((n, m) => n + messageChars({ content: m.content as ContentBlock[] }), 0);
 const breakpoints = (r: ModelRequest) => JSON.stringify(r.messages).split('"cache_control"').length - 1;
 
 describe("the in-turn compactor", () => {
@@ -85,6 +88,22 @@ describe("the in-turn compactor", () => {
     // Only the new last message carries a breakpoint: the passes do not pile theirs up.
     expect(breakpoints(r)).toBe(1);
     expect(stateCalls).toBe(2);
+  });
+
+  it("reports the request as sent: the figures after a pass count the turn state it carries", async () => {
+    const c = new TurnCompactor(
+      BUDGET,
+      stateClient(() => undefined, 10),
+      SONNET,
+      () => () => undefined,
+    );
+    const request = c.apply(built(4));
+    const out = await c.compact(request, turn);
+    expect(JSON.stringify(out.request.messages)).toContain("<turn_state>");
+    const sent = JSON.stringify(out.request.tools).length + 3 + messagesChars(out.request);
+    expect(out.report.charsAfter).toBe(sent);
+    expect(out.report.tokensAfter).toBe(Math.ceil(sent / BUDGET.charsPerToken));
+    expect(out.report.tokensSaved).toBe(out.report.tokensBefore - out.report.tokensAfter);
   });
 
   it("asks the model the turn asks now: after a refusal fallback, its state call goes to the fallback", async () => {

@@ -13,8 +13,9 @@
  *   change the content it covers). Nothing is normalised: the real cache is
  *   a byte-prefix match, so a client that reorders the keys of a tool input
  *   or schema misses, and the simulator must show it.
- * - `tool_choice` is part of the messages tier: changing it keeps the tools
- *   and system entries but misses every entry inside `messages`.
+ * - `tool_choice` and `thinking` are part of the messages tier: changing either
+ *   (a tool choice; thinking on or off, its budget) keeps the tools and system
+ *   entries but misses every entry inside `messages`.
  * - Reads: for each breakpoint the cache is checked at that block and, like
  *   the real API, at up to 20 block boundaries before it; the longest hit is
  *   read (`cache_read_input_tokens`) and its lifetime refreshed.
@@ -126,8 +127,8 @@ function segmentsOf(request: WireRequest, counter: Counter): Segment[] {
       });
     }
   }
-  // tool_choice keys the messages tier only (Anthropic's invalidation table).
-  const toolChoice = asSent(request.tool_choice ?? null);
+  // tool_choice and the thinking parameters key the messages tier only (Anthropic's invalidation table).
+  const toolChoice = asSent([request.tool_choice ?? null, request.thinking ?? null]);
   let firstMessageBlock = true;
   for (const [m, message] of request.messages.entries()) {
     const blocks = blocksOf(message.content);

@@ -35,6 +35,7 @@ export interface WireRequest {
   tools?: WireTool[];
   stream?: boolean;
   tool_choice?: unknown;
+  thinking?: unknown;
   /** Request-level "automatic" caching: a breakpoint on the last cacheable block. */
   cache_control?: CacheControl | null;
 }

@@ -178,16 +178,13 @@ export function fallbackFoldSummary(
 ): string {
   const from = folded[0]?.seq ?? 0;
   const to = folded[folded.length - 1]?.seq ?? 0;
-  const prompts = folded.filter(isRealUserMessage).map(
-    (m) =>
-      `- seq ${m.seq}: ${
-        renderMessageText(m)
-          .split("\n")
-          .find((l) => l.trim())
-          ?.trim()
-          .slice(0, 160) ?? "(no text)"
-      }`,
-  );
+  const prompts = folded.filter(isRealUserMessage).map((m) => {
+    const first = renderMessageText(m)
+      .split("\n")
+      .find((l) => l.trim())
+      ?.trim();
+    return `- seq ${m.seq}: ${first === undefined ? "(no text)" : sliceWhole(first, 0, 160)}`;
+  });
   const head = `[Written without the summarizer model, which failed repeatedly. Messages ${from}-${to} are intact: read them with conversation_read.]`;
   const previous = previousSummary ? capSummary(previousSummary, Math.floor(maxChars / 2)) : "";
   const body = [head, previous, `User prompts of messages ${from}-${to}:`, ...prompts].filter(Boolean).join("\n");

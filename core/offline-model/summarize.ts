@@ -12,6 +12,7 @@
  * `HEADING:` on its own line followed by `- item` lines; sections separated by a blank line.
  * Without sections: the extracted sentences as `- item` lines, then an `Identifiers:` section.
  */
+import { sliceWhole } from "../text-cut";
 import { stripDirectives } from "./directives";
 import { blocksOf, systemText, toolResultText, type WireMessage, type WireRequest } from "./wire";
 
@@ -31,7 +32,7 @@ export interface SummarizeOptions {
 function openingSentence(system: string): string {
   const text = system.trimStart();
   const end = text.search(/[.!?](?:\s|$)|\n/);
-  return end < 0 ? text : text.slice(0, end);
+  return end < 0 ? text : sliceWhole(text, 0, end);
 }
 
 /** Options when the system prompt asks for a summary, otherwise null (a chat request). */
@@ -192,7 +193,7 @@ function sentences(text: string): string[] {
 
 function firstSentence(text: string): string {
   const first = sentences(text)[0] ?? "";
-  return first.length > FIRST_SENTENCE_MAX ? `${first.slice(0, FIRST_SENTENCE_MAX - 1)}…` : first;
+  return first.length > FIRST_SENTENCE_MAX ? `${sliceWhole(first, 0, FIRST_SENTENCE_MAX - 1)}…` : first;
 }
 
 const TOKEN = /[A-Za-z0-9](?:[A-Za-z0-9_\-./]|,(?=\d{3}))*[A-Za-z0-9]/g;
@@ -247,7 +248,7 @@ function fitToCap(sections: Section[], cap: number): string {
   const text = sections
     .map((section, i) => render(section, fitBody(section.items, full[i], allowance[i])))
     .join("\n\n");
-  return text.slice(0, cap);
+  return sliceWhole(text, 0, cap);
 }
 
 function fitBody(items: readonly string[], full: string, allowance: number): string {
@@ -261,6 +262,6 @@ function fitBody(items: readonly string[], full: string, allowance: number): str
     lines.push(line);
     used += cost;
   }
-  if (lines.length === 0 && allowance >= 4) lines.push(`- ${items[0].slice(0, allowance - 3)}…`);
+  if (lines.length === 0 && allowance >= 4) lines.push(`- ${sliceWhole(items[0], 0, allowance - 3)}…`);
   return lines.join("\n");
 }

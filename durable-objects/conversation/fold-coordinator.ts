@@ -126,7 +126,8 @@ export class FoldCoordinator {
       const now = new Date().toISOString();
       const next: ConversationHead = {
         ...head,
-        summary: commit.summary,
+        // Replayed on every request: a lone surrogate would make each of them a 400.
+        summary: commit.summary.toWellFormed(),
         summarizedThroughMessage: commit.boundarySeq - 1,
         summarizedThroughMessageId: commit.boundaryMessageId,
         foldCount: head.foldCount + 1,

@@ -143,6 +143,13 @@ describe("the fallback fold summary", () => {
     expect(summary).toContain("- seq 3: @channel deploy window moved to 14:00");
     expect(summary).not.toContain("second line");
   });
+  it("cuts a long first line without splitting an emoji: the summary is replayed on every request", () => {
+    const folded = conversation("ua");
+    folded[0].content = [{ type: "text", text: `${"a".repeat(159)}😀😀 rest` }];
+    const summary = fallbackFoldSummary(null, folded, 2_000);
+    expect(summary.isWellFormed()).toBe(true);
+    expect(summary).toMatch(/^- seq 1: a{159}$/m);
+  });
 });
 
 describe("capSummary", () => {

@@ -53,6 +53,25 @@ describe("summarization requests", () => {
     expect(text).toMatch(/Identifiers:\n- trip_0042, FL-2291/);
   });
 
+  it("never cuts a character in half: a summary of emoji-only messages is well-formed at every cap", async () => {
+    const { buildFoldRequest } = await import("../../core/fold");
+    const at = "2026-01-01T00:00:00Z";
+    const folded = [1, 2, 3, 4].map((seq) => ({
+      id: `m${seq}`,
+      seq,
+      role: (seq % 2 ? "user" : "assistant") as "user" | "assistant",
+      createdAt: at,
+      content: [{ type: "text" as const, text: "😀".repeat(150 + seq) }],
+    }));
+    const broken: number[] = [];
+    for (let maxChars = 100; maxChars <= 140; maxChars++) {
+      const request = buildFoldRequest({ model: SONNET, previousSummary: null, folded, maxChars });
+      const text = textOf(await makeClient().messages.create(request as unknown as Params));
+      if (!text.isWellFormed()) broken.push(maxChars);
+    }
+    expect(broken).toEqual([]);
+  });
+
   it("produces an extractive summary with every section, within the cap", async () => {
     const message = await makeClient().messages.create({
       model: "offline-200k",

@@ -284,6 +284,21 @@ describe("a fold", () => {
     expect((await meta(id)).summarizedThroughMessageId).toBe(m.summarizedThroughMessageId);
   });
 
+  it("lands a summary holding half a character as well-formed text, so later turns still go out", async () => {
+    const id = await createConversation({ foldThresholdChars: 4000 });
+    const { jobId } = await growUntilLease(id);
+    const t = await transcript(id);
+    const boundary = t.findLast((m, i) => m.role === "user" && i <= t.length - 9)!;
+    const out = await stubOf(id).commitFold(
+      { tenantId: "dev", conversationId: id },
+      { jobId, kind: "summary", summary: "- cut at \ud83d", boundaryMessageId: boundary.id, boundarySeq: boundary.seq },
+    );
+    expect(out.applied).toBe(true);
+    const summary = (await api("GET", `/v1/conversations/${id}`)).json.summary as string;
+    expect(summary.isWellFormed()).toBe(true);
+    expect((await send(id, "hello again")).status).toBe(200);
+  });
+
   it("retries model failures through the queue and keeps the conversation working", async () => {
     const id = await createConversation({ foldThresholdChars: 4000 });
     const { jobId } = await growUntilLease(id);

@@ -2,6 +2,7 @@
 // the error with whatever the stream had produced before it failed.
 import Anthropic from "@anthropic-ai/sdk";
 import type { TurnEvent } from "../core/events";
+import { wellFormedDeep } from "../core/text-cut";
 import type { ModelRequest } from "../core/types";
 
 export type StreamedCall =
@@ -19,8 +20,10 @@ export async function streamCall(call: {
   signal?: AbortSignal;
 }): Promise<StreamedCall> {
   const { client, request, turnId, emit, signal } = call;
+  // A lone surrogate anywhere (a cut that split a character, a tool's output) is a 400 on this
+  // request and on every later one that replays it: the request goes out well-formed instead.
   const stream = client.messages.stream(
-    request as unknown as Anthropic.MessageStreamParams,
+    wellFormedDeep(request) as unknown as Anthropic.MessageStreamParams,
     signal ? { signal } : undefined,
   );
   stream.on("text", (text) => emit({ type: "delta", turnId, text }));

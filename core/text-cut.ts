@@ -22,3 +22,28 @@ export function tailWhole(text: string, n: number): string {
   const at = wholeAt(text, from);
   return text.slice(at === from ? from : from + 1);
 }
+
+/**
+ * `value` with every string and key that holds a lone surrogate made well-formed (U+FFFD in its
+ * place). What needs no change is returned as it is, the same object, so a request that is already
+ * well-formed (every request, when each cut above is whole) costs one scan and no copy.
+ */
+export function wellFormedDeep<T>(value: T): T {
+  if (typeof value === "string") return (value.isWellFormed() ? value : value.toWellFormed()) as T;
+  if (Array.isArray(value)) {
+    let out: unknown[] | null = null;
+    value.forEach((v, i) => {
+      const w = wellFormedDeep(v);
+      if (w !== v) (out ??= [...value])[i] = w;
+    });
+    return (out ?? value) as T;
+  }
+  if (value && typeof value === "object") {
+    const entries = Object.entries(value);
+    const fixed = entries.map(([k, v]) => [wellFormedDeep(k), wellFormedDeep(v)] as const);
+    return fixed.some(([k, v], i) => k !== entries[i][0] || v !== entries[i][1])
+      ? (Object.fromEntries(fixed) as T)
+      : value;
+  }
+  return value;
+}

@@ -5,6 +5,7 @@
 // clientToolDefinition too).
 import { z } from "zod";
 import type { ClientToolSpec } from "../../core/client-tools";
+import { sliceWhole } from "../../core/text-cut";
 import type { ToolDefinition } from "./registry";
 
 /** A tool the platform only relays: calling it pauses the turn for the client's result. */
@@ -32,4 +33,4 @@ export function clientToolDefinition(
   };
 }
 
-const firstLine = (text: string) => text.split("\n", 1)[0].trim().slice(0, 160);
+const firstLine = (text: string) => sliceWhole(text.split("\n", 1)[0].trim(), 0, 160);

@@ -7,6 +7,7 @@ import { modelToolSchema, originalArguments, withSchemaNote } from "../../core/t
 import { callHttpTool } from "../../services/tools/http-call";
 import { openHeaders, toolsInScope, type ToolRow } from "../../services/tools/tool-store";
 import { clientToolDefinition } from "./client-tool";
+import { sliceWhole } from "../../core/text-cut";
 import type { ToolScope, ToolSource } from "./external";
 import type { CallScope, ToolDefinition } from "./registry";
 
@@ -16,7 +17,8 @@ type ToolEnv = Env & { TOOL_SECRETS_KEY?: string; ALLOW_LOOPBACK_TOOLS?: string 
 const anyObject = z.record(z.string(), z.unknown());
 
 /** The index line: the name and the description's first sentence. */
-const capabilityOf = (row: ToolRow) => `${row.name}: ${(row.description.split(/(?<=[.!?])\s/)[0] ?? "").slice(0, 120)}`;
+const capabilityOf = (row: ToolRow) =>
+  `${row.name}: ${sliceWhole(row.description.split(/(?<=[.!?])\s/)[0] ?? "", 0, 120)}`;
 
 /**
  * The row's schema and description as the model is sent them. Registration refuses what the

@@ -2,6 +2,7 @@
 // a tools/list_changed heard during a call). Names are mapped once here (core/mcp-names.ts) and
 // the mapping is stored with each tool, so a call always reaches the tool it was listed as.
 import { mcpToolName } from "../../core/mcp-names";
+import { wellFormedDeep } from "../../core/text-cut";
 import { scrub, withheldAndCut } from "../tools/http-call";
 import { open } from "../tools/secret-box";
 import { authHeaders, connectMcp, message, withTimeout, type McpConnection, type McpEndpoint } from "./connect";
@@ -103,10 +104,13 @@ export async function listWith(
   return { tools, note: [cut, skipped, withheldNames].filter(Boolean).join("; ") || null };
 }
 
-/** A JSON value with the secrets withheld from every string in it, keys included. */
+/**
+ * A JSON value with the secrets withheld from every string in it, keys included, and each string
+ * well-formed (a server's lone surrogate would make every request carrying the schema a 400).
+ */
 function withheldIn(value: unknown, secret: Record<string, string>): unknown {
-  if (!Object.keys(secret).length) return value;
-  if (typeof value === "string") return scrub(value, secret);
+  if (!Object.keys(secret).length) return wellFormedDeep(value);
+  if (typeof value === "string") return scrub(value, secret).toWellFormed();
   if (Array.isArray(value)) return value.map((v) => withheldIn(v, secret));
   if (value && typeof value === "object")
     return Object.fromEntries(Object.entries(value).map(([k, v]) => [scrub(k, secret), withheldIn(v, secret)]));

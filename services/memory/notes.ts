@@ -5,6 +5,7 @@ import { and, desc, eq, lt } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
 import { memoryEpisodes, memoryNotes } from "../../db/schema";
 import { sortableId } from "../../core/ids";
+import { sliceWhole } from "../../core/text-cut";
 import type { CortexDoc } from "../cortex/search-index";
 import { type CortexEnv, cortexFor, routeOf } from "../cortex/routing";
 import { forgetMemoryMap } from "./memory-map";
@@ -293,7 +294,7 @@ export async function listEpisodes(
 
 function firstLine(text: string): string {
   const line = text.trim().split("\n")[0];
-  return line.length > 80 ? `${line.slice(0, 79)}…` : line;
+  return line.length > 80 ? `${sliceWhole(line, 0, 79)}…` : line;
 }
 
 function definedOnly<T extends object>(o: T): Partial<T> {

@@ -6,7 +6,9 @@ import { page } from "../../agent/tools/conversation-read";
 import { compactMessages, fallbackTurnState } from "../../core/compactor";
 import { capSummary, excerpt } from "../../core/fold";
 import { stubText } from "../../core/stubs";
-import { sliceWhole, tailWhole, wholeAt } from "../../core/text-cut";
+import { sliceWhole, tailWhole, wellFormedDeep, wholeAt } from "../../core/text-cut";
+import { streamCall } from "../../agent/model-call";
+import { makeClient } from "./offline-model-client";
 import { chunkBodies, INDEX_CHUNK_CHARS } from "../../services/cortex/search-index";
 import type { StoredMessage, WireMessage } from "../../core/types";
 
@@ -93,5 +95,36 @@ describe("cutting text", () => {
     }
     expect(chunkBodies("")).toEqual([""]);
     expect(chunkBodies("x".repeat(INDEX_CHUNK_CHARS))).toHaveLength(1);
+  });
+});
+
+describe("a request on its way out", () => {
+  it("wellFormedDeep mends every lone surrogate, keys included, and returns what needs nothing as it is", () => {
+    const clean = { a: ["x", { b: `y${emoji}` }], n: 1, t: true, z: null };
+    expect(wellFormedDeep(clean)).toBe(clean);
+    const broken = { a: ["x", { b: "y\ud83d", "k\udc00": 2 }], n: 1 };
+    const mended = wellFormedDeep(broken);
+    expect(mended).toEqual({ a: ["x", { b: "y\ufffd", "k\ufffd": 2 }], n: 1 });
+    expect(JSON.stringify(mended).toLowerCase()).not.toMatch(/\\ud[89a-f]/);
+    expect(broken.a[1]).toEqual({ b: "y\ud83d", "k\udc00": 2 });
+  });
+
+  it("a model call whose request holds half a character goes out, where the API would refuse it", async () => {
+    const request = {
+      model: "offline-200k",
+      max_tokens: 256,
+      system: [{ type: "text" as const, text: "sys" }],
+      tools: [],
+      messages: [{ role: "user" as const, content: [{ type: "text" as const, text: "cut here \ud83d" }] }],
+    };
+    const refused = await makeClient()
+      .messages.create(request)
+      .then(
+        () => null,
+        (e: Error) => e.message,
+      );
+    expect(refused).toMatch(/surrogate/);
+    const call = await streamCall({ client: makeClient(), request, turnId: "turn_1", emit: () => {} });
+    expect(call.ok).toBe(true);
   });
 });

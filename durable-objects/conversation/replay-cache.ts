@@ -57,6 +57,8 @@ export class ReplayCache {
   private history: StoredMessage[] | null = null;
   /** Replay chars after the fold boundary; null until computed. */
   private unsummarized: number | null = null;
+  /** The fold boundary (summarizedThroughMessage) the tail and its chars were read for. */
+  private through = 0;
   /** The tenant's memory map of the day (read from D1 again every MEMORY_MAP_RECHECK_MS). */
   private memoryMap: { day: string; text: string; readAt: number } | null = null;
   /** The tenant's own tools, live and as indexed today. */
@@ -88,10 +90,26 @@ export class ReplayCache {
   folded(boundarySeq: number): void {
     this.history = this.history?.filter((m) => m.seq >= boundarySeq) ?? null;
     this.unsummarized = null;
+    this.through = boundarySeq - 1;
+  }
+
+  /**
+   * The tail follows the head it is asked for: a head whose boundary moved since (a fold commit
+   * seen before its `folded` call ran) never meets the old tail, whose start it now summarizes.
+   */
+  private follow(head: ConversationHead): void {
+    const through = head.summarizedThroughMessage ?? 0;
+    if (through > this.through) this.folded(through + 1);
+    else if (through < this.through) {
+      // Never by a fold: a head rebuilt or replaced. The tail is read again.
+      this.forget();
+      this.through = through;
+    }
   }
 
   /** The verbatim tail: every message after the fold boundary (none superseded), cached across turns. */
   replaySource(head: ConversationHead): StoredMessage[] {
+    this.follow(head);
     this.history ??= masterMessages(
       this.scope.store.listAfter(head.summarizedThroughMessage ?? 0, Number.MAX_SAFE_INTEGER),
       head,
@@ -100,6 +118,7 @@ export class ReplayCache {
   }
 
   unsummarizedChars(head: ConversationHead): number {
+    this.follow(head);
     this.unsummarized ??= this.scope.store.charsAfter(head.summarizedThroughMessage ?? 0);
     return this.unsummarized;
   }

@@ -9,7 +9,7 @@ import { OFFLINE_BASE_URL } from "../../core/model-client";
 import { createOfflineModelFetch } from "../../core/offline-model";
 import { consumeBatch } from "../../workers/summarizer/index";
 import { runFoldJob } from "../../workers/summarizer/fold";
-import { api, createConversation, modelCount, send, textOf, transcript, turnMessages } from "./helpers";
+import { api, createConversation, inConversation, modelCount, send, textOf, transcript, turnMessages } from "./helpers";
 import { blocksIn, firstText } from "../blocks";
 import type { ContentBlock, WireMessage } from "../../core/types";
 import type { ConversationHead } from "../../services/record/conversation-head";
@@ -297,6 +297,22 @@ describe("a fold", () => {
     const summary = (await api("GET", `/v1/conversations/${id}`)).json.summary as string;
     expect(summary.isWellFormed()).toBe(true);
     expect((await send(id, "hello again")).status).toBe(200);
+  });
+
+  it("a request built from a head whose fold landed before the cache heard of it replays only the new tail", async () => {
+    const id = await createConversation({ foldThresholdChars: 4000 });
+    await growUntilLease(id);
+    const [before, after, start] = await inConversation(id, (i) => {
+      const head = i.record.head!;
+      const tail = i.cache.replaySource(head);
+      const boundary = tail[tail.length - 9];
+      // The head a commit just set, as a turn's step may read it before the commit's `folded` call.
+      const moved = { ...head, summarizedThroughMessage: boundary.seq - 1 };
+      return [tail.length, i.cache.replaySource(moved).map((m) => m.seq), boundary.seq] as const;
+    });
+    expect(start).toBeGreaterThan(1);
+    expect(after[0]).toBe(start);
+    expect(after.length).toBeLessThan(before);
   });
 
   it("retries model failures through the queue and keeps the conversation working", async () => {

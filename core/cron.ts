@@ -57,7 +57,9 @@ function parseField(field: string, { min, max, names }: { min: number; max: numb
 
 /** Parses an expression or throws an Error whose message says what is wrong. */
 export function parseCron(expression: string): CronSchedule {
-  const expr = SHORTHANDS[expression.trim().toLowerCase()] ?? expression.trim();
+  // Own keys only: "__proto__" or "constructor" is no shorthand but a bad expression.
+  const name = expression.trim().toLowerCase();
+  const expr = Object.hasOwn(SHORTHANDS, name) ? SHORTHANDS[name] : expression.trim();
   const fields = expr.split(/\s+/);
   if (fields.length !== 5) throw new Error("needs 5 fields: minute hour day-of-month month day-of-week");
   const [m, h, dom, mon, dow] = fields;
@@ -110,15 +112,22 @@ function dayMatches(s: CronSchedule, at: Date): boolean {
 }
 
 const DAY_MS = 86_400_000;
+/** How far one search for a next slot looks ahead. */
+export const HORIZON_DAYS = 5 * 366;
+
+/** The end of a search from `now`: the first minute after `now` plus `horizonDays`. */
+function horizonEnd(now: number, horizonDays: number): number {
+  return Math.floor(now / 60_000) * 60_000 + 60_000 + horizonDays * DAY_MS;
+}
 
 /**
  * The first minute strictly after `now` that the schedule matches, within `horizonDays` (null if
  * none: "0 0 30 2 *" never comes). Skips whole months, days and hours that cannot match, so a
  * yearly schedule costs a few dozen steps, not half a million minutes.
  */
-export function nextSlot(s: CronSchedule, now: number, horizonDays = 5 * 366): Date | null {
+export function nextSlot(s: CronSchedule, now: number, horizonDays = HORIZON_DAYS): Date | null {
   let t = Math.floor(now / 60_000) * 60_000 + 60_000;
-  const end = t + horizonDays * DAY_MS;
+  const end = horizonEnd(now, horizonDays);
   while (t < end) {
     const d = new Date(t);
     const [y, mo, day, h] = [d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate(), d.getUTCHours()];
@@ -129,6 +138,15 @@ export function nextSlot(s: CronSchedule, now: number, horizonDays = 5 * 366): D
     else return d;
   }
   return null;
+}
+
+/**
+ * When to look at the schedule next: its next slot, or, when none falls within the horizon (29
+ * February on a Sunday can be more than five years away), the end of the search, where it resumes.
+ * No slot matches before that end, so a check there finds none due and only looks further.
+ */
+export function nextCheck(s: CronSchedule, now: number, horizonDays = HORIZON_DAYS): Date {
+  return nextSlot(s, now, horizonDays) ?? new Date(horizonEnd(now, horizonDays));
 }
 
 /**

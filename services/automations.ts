@@ -5,7 +5,7 @@
 import { and, count, desc, eq, gte, inArray, lt, lte, sql } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
 import { automationRuns, automations, tenants } from "../db/schema";
-import { dueSlot, nextSlot, parseCron } from "../core/cron";
+import { dueSlot, nextCheck, parseCron } from "../core/cron";
 import { envConfig, ENV_VARS } from "../core/env-config";
 import { sortableId } from "../core/ids";
 import type { Usage } from "../core/types";
@@ -16,8 +16,10 @@ export type AutomationRunRow = typeof automationRuns.$inferSelect;
 /** A slot may run up to this late: covers trigger delays, and a new automation's current hour. */
 export const SLOT_LOOKBACK_MINUTES = 60;
 /**
- * A run still open after this long never finished (its queue message was lost; the queue's own
- * retries end well within it); it is closed as failed.
+ * A run never finished when it is still open this long after its claim with no attempt started
+ * (its queue message was lost), or this long after its latest attempt started: an attempt ends
+ * within the consumer's 15-minute wall-clock limit and the next delivery comes within the 10-minute
+ * backoff, so a later attempt would have started by then. It is closed as failed.
  */
 export const RUN_TIMEOUT_MS = 30 * 60_000;
 /**
@@ -27,7 +29,11 @@ export const RUN_TIMEOUT_MS = 30 * 60_000;
 export const MAX_AUTOMATIONS = 200;
 /** Due automations one invocation claims: each costs two statements (the claim, the next slot). */
 export const CLAIM_PAGE = ENV_VARS.AUTOMATION_CLAIM_PAGE.default;
-/** next_run_at of a row that will never be due (a schedule with no next slot, or one that no longer parses). */
+/**
+ * next_run_at of a row that will never be due (a schedule that no longer parses). A schedule whose
+ * next slot is beyond one search's horizon is due at the horizon's end instead (nextCheck): that
+ * claim runs nothing and searches on from there.
+ */
 const NEVER = "9999-12-31T23:59:59.999Z";
 /** A run in one of these states may still be taken by a delivery, or closed as failed. */
 const OPEN = ["queued", "running", "retrying"];
@@ -150,10 +156,13 @@ export async function updateAutomation(
   return rows[0] ?? null;
 }
 
-/** A schedule's first slot after `now`, as next_run_at holds it (NEVER when none comes or it no longer parses). */
+/**
+ * A schedule's first slot after `now`, as next_run_at holds it: the end of the search when the
+ * slot is further away than it looks, NEVER when the schedule no longer parses.
+ */
 function firstSlotAfter(schedule: string, now: number): string {
   try {
-    return nextSlot(parseCron(schedule), now)?.toISOString() ?? NEVER;
+    return nextCheck(parseCron(schedule), now).toISOString();
   } catch {
     return NEVER;
   }
@@ -225,7 +234,11 @@ export async function sendRuns(env: Env, jobs: readonly AutomationJob[]): Promis
   for (let i = 0; i < jobs.length; i += 100) await runs.sendBatch(jobs.slice(i, i + 100).map((body) => ({ body })));
 }
 
-/** Runs still open long after they were queued never finished (a lost message): closed as failed. */
+/**
+ * Runs still open RUN_TIMEOUT_MS after their latest attempt started, or after their claim when no
+ * attempt started, never finished (a lost message, a dead consumer): closed as failed. A slow run
+ * claimed long ago but started lately is left to finish.
+ */
 export async function closeAbandonedRuns(db: D1Database, now: number): Promise<number> {
   const closed = await drizzle(db)
     .update(automationRuns)
@@ -237,7 +250,10 @@ export async function closeAbandonedRuns(db: D1Database, now: number): Promise<n
     .where(
       and(
         inArray(automationRuns.status, OPEN),
-        lt(automationRuns.queuedAt, new Date(now - RUN_TIMEOUT_MS).toISOString()),
+        lt(
+          sql`COALESCE(${automationRuns.startedAt}, ${automationRuns.queuedAt})`,
+          new Date(now - RUN_TIMEOUT_MS).toISOString(),
+        ),
       ),
     );
   return closed.meta.changes ?? 0;
@@ -285,7 +301,7 @@ export async function claimDuePage(db: D1Database, now: number, limit = CLAIM_PA
         ...a,
         slot: slot?.toISOString() ?? null,
         runId: sortableId("run"),
-        next: nextSlot(schedule, now)?.toISOString() ?? NEVER,
+        next: nextCheck(schedule, now).toISOString(),
       };
     } catch {
       return { ...a, slot: null, runId: "", next: NEVER }; // validated on write; a bad row must not stop the others

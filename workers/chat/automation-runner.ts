@@ -13,10 +13,20 @@ import {
   startRun,
   type AutomationJob,
 } from "../../services/automations";
-import { collectTurn } from "./turn-response";
+import { ApiError } from "./errors";
+import { collectTurn, type TurnSummary } from "./turn-response";
 import { placed, startTurn, type StartedTurn } from "./turns";
 
 export const AUTOMATION_DLQ = "context-chat-automations-dlq";
+
+/**
+ * The idempotency key of a run's `n`-th turn on its conversation. Each attempt tries the keys in
+ * order: a key whose turn succeeded answers with that turn's outcome, one still running is
+ * refused (the attempt is retried), one whose turn failed or that another prompt used is passed.
+ */
+export const runTurnKey = (runId: string, n: number): string => `automation-run:${runId}:${n}`;
+/** Keys one attempt tries at most: far more than the queue's deliveries and prompt changes of one run. */
+const MAX_TURN_KEYS = 20;
 
 /** Backoff between attempts: the base (default 30 s) doubled per earlier attempt, at most 10 minutes. */
 export function automationRetryDelay(env: Env, attempts: number): number {
@@ -99,20 +109,36 @@ export async function runAutomation(env: Env, runId: string, attempt: number): P
     await recordFailedAttempt(env.DB, { runId, attempt, error, conversationId });
     return error;
   };
-  let turnStart: StartedTurn;
-  try {
-    const prompt = { content: [{ type: "text" as const, text: automation.prompt }] };
-    turnStart = await startTurn(env, { tenantId: automation.tenantId, conversationId }, prompt);
-    if (turnStart.kind === "missing") {
-      // The channel's conversation was deleted: the channel rotates and the run goes on there.
-      conversationId = placed(await channel.resolve({ ...at, now: Date.now(), gone: conversationId }));
+  // The run's turns are keyed (runTurnKey): a redelivery after an attempt that died mid-turn takes
+  // that turn's outcome instead of running the prompt again. A key whose turn failed (recorded, or
+  // replayed here) is passed over: the retry is a new turn, under the next key.
+  let turn: TurnSummary | null = null;
+  for (let n = 1; turn === null; n++) {
+    const prompt = {
+      content: [{ type: "text" as const, text: automation.prompt }],
+      idempotencyKey: runTurnKey(runId, n),
+    };
+    let turnStart: StartedTurn;
+    try {
       turnStart = await startTurn(env, { tenantId: automation.tenantId, conversationId }, prompt);
+      if (turnStart.kind === "missing") {
+        // The channel's conversation was deleted: the channel rotates and the run goes on there.
+        conversationId = placed(await channel.resolve({ ...at, now: Date.now(), gone: conversationId }));
+        turnStart = await startTurn(env, { tenantId: automation.tenantId, conversationId }, prompt);
+      }
+    } catch (err) {
+      // The prompt was changed since that key's turn: the next key is this prompt's.
+      if (err instanceof ApiError && err.type === "idempotency_key_reused" && n < MAX_TURN_KEYS) continue;
+      if (err instanceof ApiError && err.type === "idempotency_in_progress")
+        return failed("the turn an earlier attempt started is still running; the next attempt takes its outcome");
+      return failed(err instanceof Error ? err.message : String(err));
     }
-  } catch (err) {
-    return failed(err instanceof Error ? err.message : String(err));
+    if (turnStart.kind === "missing") return failed("the channel's conversation is gone");
+    const collected = await collectTurn(turnStart.events);
+    // An earlier attempt's turn that failed: this attempt is the retry, a new turn.
+    if (turnStart.replayed && collected.error && n < MAX_TURN_KEYS) continue;
+    turn = collected;
   }
-  if (turnStart.kind === "missing") return failed("the channel's conversation is gone");
-  const turn = await collectTurn(turnStart.events);
   if (turn.error) return failed(`${turn.error.type}: ${turn.error.message}`);
   // An automation has no client to answer a client tool. The paused turn is stopped at once (it
   // would hold the channel's conversation, refusing every post, until its timeout), and the run

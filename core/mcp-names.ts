@@ -2,10 +2,14 @@
 // tool names are ^[a-zA-Z0-9_-]{1,64}$, while an MCP tool's name may be longer or use other
 // characters ("files/read", "ns.tool"); such a name keeps a readable, cleaned prefix and gets a
 // hash of its original name as a suffix, so the mapping is deterministic and two different tools
-// never share a name. The original name is kept next to it for the call.
+// never share a name. The original name is kept next to it for the call. A server name holds no
+// "__" and neither starts nor ends with "_", so the first "__" after "mcp__" always ends it and two
+// servers never publish the same name (servers stored before that rule keep working).
 import { sha256Hex } from "./ids";
 
-export const MCP_SERVER_NAME = /^[a-z0-9_-]{1,24}$/;
+export const MCP_SERVER_NAME = /^(?!_)(?!.*__)(?!.*_$)[a-z0-9_-]{1,24}$/;
+export const MCP_SERVER_NAME_RULE =
+  'lower-case letters, digits, _ and -, at most 24; no "__" and no _ at either end (mcp__<server>__<tool> must name one server)';
 const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 const MAX = 64;
 const HASH_CHARS = 8;

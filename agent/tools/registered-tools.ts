@@ -1,11 +1,13 @@
 // The tenant's registered tools (the `tools` table) as one tool source: each row in the
 // conversation's scope becomes a ToolDefinition of its kind. A project's tool takes the place of
-// a tenant-wide one of the same name in that project's conversations.
+// a tenant-wide one of the same name in that project's conversations. An HTTP tool's call re-reads
+// its row (definitions outlive a PATCH or DELETE: a turn's registry, the 30 s cache), so it goes to
+// the endpoint with the headers the row has now, and a deleted tool is not called.
 import { z } from "zod";
 import { loopbackAllowed } from "../../core/outbound-url";
 import { modelToolSchema, originalArguments, withSchemaNote } from "../../core/tool-schema";
 import { callHttpTool } from "../../services/tools/http-call";
-import { openHeaders, toolsInScope, type ToolRow } from "../../services/tools/tool-store";
+import { getTool, openHeaders, toolsInScope, type ToolRow } from "../../services/tools/tool-store";
 import { clientToolDefinition } from "./client-tool";
 import { sliceWhole } from "../../core/text-cut";
 import type { ToolScope, ToolSource } from "./external";
@@ -44,9 +46,13 @@ export function httpToolDefinition(row: ToolRow, env: ToolEnv): ToolDefinition<R
     input: anyObject,
     jsonSchema: view.input_schema,
     async run(input, ctx) {
+      // The row as it is now: the definition may have been built before a PATCH or DELETE.
+      const now = await getTool(env.DB, row.tenantId, row.id);
+      if (now?.kind !== "http" || now.name !== row.name || now.projectId !== row.projectId)
+        return { content: `the tool ${row.name} is no longer registered`, isError: true };
       let headers: Record<string, string>;
       try {
-        headers = await openHeaders(env, row);
+        headers = await openHeaders(env, now);
       } catch {
         // The key changed or is missing: say so without a word of the sealed value.
         return {
@@ -57,12 +63,12 @@ export function httpToolDefinition(row: ToolRow, env: ToolEnv): ToolDefinition<R
       const out = await callHttpTool(
         {
           name: row.name,
-          endpoint: row.endpoint ?? "",
+          endpoint: now.endpoint ?? "",
           headers,
-          timeoutMs: row.timeoutMs,
-          maxResponseBytes: row.maxResponseBytes,
-          idempotent: row.idempotent,
-          retries: row.retries,
+          timeoutMs: now.timeoutMs,
+          maxResponseBytes: now.maxResponseBytes,
+          idempotent: now.idempotent,
+          retries: now.retries,
         },
         {
           input: originalArguments(input, view.renamed),

@@ -1,8 +1,9 @@
-// The mcp_servers table: a tenant's registered MCP servers and each one's cached tool list. Every
-// query is scoped to the tenant, so another tenant's id reads as a missing row.
-import { and, desc, eq, isNull, lt, or } from "drizzle-orm";
+// The mcp_servers table: a tenant's registered MCP servers (at most MAX_MCP_SERVERS) and each
+// one's cached tool list. Every query is scoped to the tenant, so another tenant's id reads as a
+// missing row.
+import { and, count, desc, eq, isNull, lt, or, sql } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
-import { mcpServers } from "../../db/schema";
+import { mcpServers, tenants } from "../../db/schema";
 import { sortableId } from "../../core/ids";
 import { mcpToolName } from "../../core/mcp-names";
 import { isUniqueViolation } from "../d1-batch";
@@ -27,10 +28,17 @@ export interface McpListing {
 
 export class McpNameTaken extends Error {}
 
+/**
+ * The most MCP servers one tenant may register (tenant-wide and projects' together). Each is a line
+ * of every one of its conversations' system prompts, and its tools are offered by tool_search.
+ */
+export const MAX_MCP_SERVERS = 50;
+
+/** A new server, or "limit" when the tenant has MAX_MCP_SERVERS already. */
 export async function createMcpServer(
   db: D1Database,
   row: Omit<McpServerRow, "createdAt" | "updatedAt" | "tools" | "toolsListedAt" | "toolsError" | "transport">,
-): Promise<McpServerRow> {
+): Promise<McpServerRow | "limit"> {
   const now = new Date().toISOString();
   const full: McpServerRow = {
     ...row,
@@ -41,13 +49,41 @@ export async function createMcpServer(
     createdAt: now,
     updatedAt: now,
   };
+  // INSERT … SELECT from the tenant's own row, so the cap is checked in the inserting statement
+  // and concurrent registrations cannot pass it together.
+  const d = drizzle(db);
+  let inserted: D1Result;
   try {
-    await drizzle(db).insert(mcpServers).values(full);
+    inserted = await d.insert(mcpServers).select((qb) =>
+      qb
+        .select({
+          id: sql<string>`${full.id}`.as("id"),
+          tenantId: tenants.id,
+          projectId: sql<string | null>`${full.projectId}`.as("project_id"),
+          name: sql<string>`${full.name}`.as("name"),
+          url: sql<string>`${full.url}`.as("url"),
+          authSealed: sql<string | null>`${full.authSealed}`.as("auth_sealed"),
+          transport: sql<string | null>`${full.transport}`.as("transport"),
+          timeoutMs: sql<number>`${full.timeoutMs}`.as("timeout_ms"),
+          tools: sql<string>`${full.tools}`.as("tools"),
+          toolsListedAt: sql<string | null>`${full.toolsListedAt}`.as("tools_listed_at"),
+          toolsError: sql<string | null>`${full.toolsError}`.as("tools_error"),
+          createdAt: sql<string>`${full.createdAt}`.as("created_at"),
+          updatedAt: sql<string>`${full.updatedAt}`.as("updated_at"),
+        })
+        .from(tenants)
+        .where(
+          and(
+            eq(tenants.id, row.tenantId),
+            lt(d.select({ n: count() }).from(mcpServers).where(eq(mcpServers.tenantId, row.tenantId)), MAX_MCP_SERVERS),
+          ),
+        ),
+    );
   } catch (err) {
     if (isUniqueViolation(err)) throw new McpNameTaken();
     throw err;
   }
-  return full;
+  return inserted.meta.changes ? full : "limit";
 }
 
 export const newMcpServerId = () => sortableId("mcp");

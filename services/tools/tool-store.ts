@@ -1,11 +1,12 @@
-// The tenant tool registry in D1 (the `tools` table): create, list, get, change, delete, and the
-// rows one conversation may use. Header values are sealed before they are written and opened only
-// by the caller at call time; what this module hands to the API carries header names alone.
-import { and, desc, eq, isNull, lt, or } from "drizzle-orm";
+// The tenant tool registry in D1 (the `tools` table): create (at most MAX_TOOLS a tenant), list,
+// get, change (optionally only while the endpoint and headers are as read), delete, and the rows
+// one conversation may use. Header values are sealed before they are written and opened only by
+// the caller at call time; what this module hands to the API carries header names alone.
+import { and, count, desc, eq, isNull, lt, or, sql } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
 import { sortableId } from "../../core/ids";
 import type { TenantToolKind } from "../../core/tenant-tool-rules";
-import { tools } from "../../db/schema";
+import { tenants, tools } from "../../db/schema";
 import { open, seal } from "./secret-box";
 import { isUniqueViolation } from "../d1-batch";
 
@@ -25,6 +26,13 @@ export interface ToolFields {
 }
 
 export type ToolChange = Partial<ToolFields>;
+
+/**
+ * The most tools (of every kind and scope) one tenant may register. Each is a line of every one of
+ * its conversations' system prompts (up to ~200 characters), so the count is capped: 200 lines are
+ * ~10k tokens, well inside any model's context.
+ */
+export const MAX_TOOLS = 200;
 
 /** A second tool with the same name in the same scope (tenant-wide, or one project). */
 export class ToolNameTaken extends Error {
@@ -56,6 +64,7 @@ export async function openHeaders(env: SecretEnv, row: ToolRow): Promise<Record<
   return JSON.parse(await open(env, headerOwner(row.tenantId, row.id), row.sealedHeaders)) as Record<string, string>;
 }
 
+/** A new tool, or "limit" when the tenant has MAX_TOOLS already. */
 export async function createTool(
   env: SecretEnv,
   {
@@ -64,7 +73,7 @@ export async function createTool(
     projectId,
     fields,
   }: { tenantId: string; kind: TenantToolKind; projectId: string | null; fields: ToolFields },
-): Promise<ToolRow> {
+): Promise<ToolRow | "limit"> {
   const now = new Date().toISOString();
   const id = sortableId("tool");
   const { headers, inputSchema, endpoint, ...rest } = fields;
@@ -80,13 +89,44 @@ export async function createTool(
     createdAt: now,
     updatedAt: now,
   };
+  // INSERT … SELECT from the tenant's own row, so the cap is checked in the inserting statement
+  // and concurrent creates cannot pass it together.
+  const d = drizzle(env.DB);
+  let inserted: D1Result;
   try {
-    await drizzle(env.DB).insert(tools).values(row);
+    inserted = await d.insert(tools).select((qb) =>
+      qb
+        .select({
+          id: sql<string>`${row.id}`.as("id"),
+          tenantId: tenants.id,
+          projectId: sql<string | null>`${row.projectId}`.as("project_id"),
+          kind: sql<string>`${row.kind}`.as("kind"),
+          name: sql<string>`${row.name}`.as("name"),
+          description: sql<string>`${row.description}`.as("description"),
+          inputSchema: sql<string>`${row.inputSchema}`.as("input_schema"),
+          endpoint: sql<string | null>`${row.endpoint}`.as("endpoint"),
+          headerNames: sql<string>`${row.headerNames}`.as("header_names"),
+          sealedHeaders: sql<string | null>`${row.sealedHeaders}`.as("sealed_headers"),
+          timeoutMs: sql<number>`${row.timeoutMs}`.as("timeout_ms"),
+          maxResponseBytes: sql<number>`${row.maxResponseBytes}`.as("max_response_bytes"),
+          idempotent: sql<boolean>`${row.idempotent ? 1 : 0}`.as("idempotent"),
+          retries: sql<number>`${row.retries}`.as("retries"),
+          createdAt: sql<string>`${row.createdAt}`.as("created_at"),
+          updatedAt: sql<string>`${row.updatedAt}`.as("updated_at"),
+        })
+        .from(tenants)
+        .where(
+          and(
+            eq(tenants.id, tenantId),
+            lt(d.select({ n: count() }).from(tools).where(eq(tools.tenantId, tenantId)), MAX_TOOLS),
+          ),
+        ),
+    );
   } catch (err) {
     if (isUniqueViolation(err)) throw new ToolNameTaken(fields.name);
     throw err;
   }
-  return row;
+  return inserted.meta.changes ? row : "limit";
 }
 
 export async function getTool(db: D1Database, tenantId: string, id: string): Promise<ToolRow | null> {
@@ -122,26 +162,49 @@ export async function toolsInScope(db: D1Database, tenantId: string, projectId: 
     .orderBy(tools.name);
 }
 
-/** The changed row; null when the tool does not exist for this tenant. `headers: null` removes them. */
+/**
+ * The changed row; null when the tool does not exist for this tenant. `headers: null` removes them.
+ * With `expected` (the row as the caller read it), the write happens only while the endpoint and
+ * the sealed headers are still as read, else "changed": a change decided from that row (whether
+ * the endpoint moved, and so whether the headers go) never lands on a row another request changed.
+ */
 export async function updateTool(
   env: SecretEnv,
-  { tenantId, id, change }: { tenantId: string; id: string; change: ToolChange },
-): Promise<ToolRow | null> {
+  {
+    tenantId,
+    id,
+    change,
+    expected,
+  }: {
+    tenantId: string;
+    id: string;
+    change: ToolChange;
+    expected?: Pick<ToolRow, "endpoint" | "sealedHeaders">;
+  },
+): Promise<ToolRow | null | "changed"> {
   const { headers, inputSchema, ...rest } = change;
   const set: Partial<ToolRow> = { ...rest, updatedAt: new Date().toISOString() };
   if (inputSchema !== undefined) set.inputSchema = JSON.stringify(inputSchema);
   if (headers !== undefined) Object.assign(set, await sealHeaders(env, { tenantId, toolId: id, headers }));
+  const asRead = expected
+    ? and(
+        expected.endpoint === null ? isNull(tools.endpoint) : eq(tools.endpoint, expected.endpoint),
+        expected.sealedHeaders === null ? isNull(tools.sealedHeaders) : eq(tools.sealedHeaders, expected.sealedHeaders),
+      )
+    : undefined;
+  let row: ToolRow | undefined;
   try {
-    const [row] = await drizzle(env.DB)
+    [row] = await drizzle(env.DB)
       .update(tools)
       .set(set)
-      .where(and(eq(tools.tenantId, tenantId), eq(tools.id, id)))
+      .where(and(eq(tools.tenantId, tenantId), eq(tools.id, id), asRead))
       .returning();
-    return row ?? null;
   } catch (err) {
     if (isUniqueViolation(err)) throw new ToolNameTaken(change.name ?? "");
     throw err;
   }
+  if (row) return row;
+  return expected && (await getTool(env.DB, tenantId, id)) ? "changed" : null;
 }
 
 export async function deleteTool(db: D1Database, tenantId: string, id: string): Promise<boolean> {

@@ -25,6 +25,8 @@ vi.mock("../../services/tools/http-call", () => ({
 vi.mock("../../services/tools/tool-store", async (orig) => ({
   ...(await orig<typeof import("../../services/tools/tool-store")>()),
   openHeaders: async () => ({}),
+  // An HTTP tool's call re-reads its row: the one the "list" tool below was built from.
+  getTool: async (_db: unknown, _tenantId: unknown, id: string) => ({ id, name: "list", kind: "http" }),
 }));
 
 /** The definition the model gets for a tool of MCP server `server`. */

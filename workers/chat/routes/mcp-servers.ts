@@ -1,10 +1,12 @@
 // /v1/mcp-servers: a tenant's remote MCP servers (tenant-wide, or one project's) — register,
 // list, get, change, delete, and refresh the cached tool list. The auth header is sealed at rest
-// and never returned: an answer says only whether there is one and its header name.
+// and never returned: an answer says only whether there is one and its header name. A tenant has
+// at most MAX_MCP_SERVERS; a name follows MCP_SERVER_NAME (no "__"), which a row stored before that
+// rule need not, until it is renamed.
 import { Hono } from "hono";
 import { z } from "zod";
 import { isId } from "../../../core/ids";
-import { MCP_SERVER_NAME } from "../../../core/mcp-names";
+import { MCP_SERVER_NAME, MCP_SERVER_NAME_RULE } from "../../../core/mcp-names";
 import { checkOutboundUrl, loopbackAllowed } from "../../../core/outbound-url";
 import { HEADER_VALUE, HEADER_VALUE_RULE } from "../../../core/tenant-tool-rules";
 import { authOwner, refreshListing } from "../../../services/mcp/listing";
@@ -14,6 +16,7 @@ import {
   deleteMcpServer,
   getMcpServer,
   listMcpServers,
+  MAX_MCP_SERVERS,
   McpNameTaken,
   newMcpServerId,
   updateMcpServer,
@@ -45,7 +48,7 @@ const auth = z.strictObject({
   value: z.string().min(1).max(4096).regex(HEADER_VALUE, HEADER_VALUE_RULE),
 });
 const fields = {
-  name: z.string().regex(MCP_SERVER_NAME, "lower-case letters, digits, _ and -, at most 24"),
+  name: z.string().regex(MCP_SERVER_NAME, MCP_SERVER_NAME_RULE),
   url: z.string().max(2048),
   projectId: z
     .string()
@@ -118,7 +121,7 @@ mcpServerRoutes.post(
     await checkProject(c.env, tenantId, body.projectId);
     const id = newMcpServerId();
     const authSealed = await sealAuth(c.env, { tenantId, id }, body.auth);
-    let row: McpServerRow;
+    let row: McpServerRow | "limit";
     try {
       row = await createMcpServer(c.env.DB, {
         id,
@@ -133,6 +136,12 @@ mcpServerRoutes.post(
       if (err instanceof McpNameTaken) throw nameTaken(body.name);
       throw err;
     }
+    if (row === "limit")
+      throw new ApiError(
+        409,
+        "conflict",
+        `the tenant has ${MAX_MCP_SERVERS} MCP servers, the most it may have; delete one before registering another`,
+      );
     return c.json(publicServer(await refreshListing(c.env, row)), 201);
   },
 );

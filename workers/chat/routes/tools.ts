@@ -1,6 +1,7 @@
 // /v1/tools: the tenant's own tools (create, list, get, patch, delete). An `http` tool is an
 // endpoint the platform calls; a `client` tool is run by the caller's application. Header values
-// are write-only: sealed at rest, answered as names alone.
+// are write-only: sealed at rest, answered as names alone. A tenant has at most MAX_TOOLS; a PATCH
+// writes only while the endpoint and headers are as it read them (else 409).
 import { Hono } from "hono";
 import { z } from "zod";
 import { isId } from "../../../core/ids";
@@ -14,6 +15,7 @@ import {
   deleteTool,
   getTool,
   listTools,
+  MAX_TOOLS,
   publicTool,
   ToolNameTaken,
   updateTool,
@@ -147,6 +149,12 @@ toolRoutes.post(
     const row = await storing(() =>
       createTool(c.env, { tenantId: c.get("tenantId"), kind, projectId: projectId ?? null, fields }),
     );
+    if (row === "limit")
+      throw new ApiError(
+        409,
+        "conflict",
+        `the tenant has ${MAX_TOOLS} tools, the most it may have; delete one before registering another`,
+      );
     return c.json(publicTool(row), 201);
   },
 );
@@ -195,16 +203,21 @@ toolRoutes.patch(
       throw badRequest(`retries: ${RETRIES_NEED_IDEMPOTENT}`);
     // The headers were given for one destination: any other URL (another host, path or query) does
     // not inherit them, or any key of the tenant could point the tool at its own server and read
-    // them. Only the same request may set headers for the new one.
+    // them. Only the same request may set headers for the new one. The write is conditional on the
+    // endpoint and headers read here: a PATCH that moved the endpoint meanwhile makes this one a
+    // 409, so headers set for the old endpoint never land on the new one.
     const moved = endpoint !== undefined && existing.endpoint !== null && endpoint !== new URL(existing.endpoint).href;
     const row = await storing(() =>
       updateTool(c.env, {
         tenantId: c.get("tenantId"),
         id: existing.id,
         change: moved && change.headers === undefined ? { ...change, headers: null } : change,
+        expected: existing,
       }),
     );
     if (!row) throw notFound("tool");
+    if (row === "changed")
+      throw new ApiError(409, "conflict", "the tool changed while this request was made; read it again and retry");
     return c.json(publicTool(row));
   },
 );

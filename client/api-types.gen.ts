@@ -225,6 +225,14 @@ export interface Routes {
       [key: string]: unknown;
     };
   };
+  "DELETE /v1/channels/{name}": {
+    path: {
+      name: string;
+    };
+    query: undefined;
+    body: undefined;
+    response: null;
+  };
   "GET /v1/channels/{name}": {
     path: {
       name: string;

@@ -146,6 +146,20 @@ export class ChannelDO extends DurableObject<Env> {
     });
   }
 
+  /**
+   * Forgets the channel: its listing row first, then its state, so a removal cut short is completed
+   * by running it again. Its conversations stay, as any conversation does; the next message to the
+   * name starts the channel afresh. False when there is no such channel.
+   */
+  remove(tenantId: string, name: string): Promise<boolean> {
+    return this.serialized(async () => {
+      if (!this.read(tenantId, name)) return false;
+      await this.env.DB.prepare(`DELETE FROM channels WHERE tenant_id = ? AND name = ?`).bind(tenantId, name).run();
+      this.ctx.storage.sql.exec(`DELETE FROM channel WHERE id = 1`);
+      return true;
+    });
+  }
+
   /** The channel; a conversation deleted since its last message is shown as none (the next message rotates). */
   async get(tenantId: string, name: string): Promise<ChannelView | null> {
     const state = this.read(tenantId, name);

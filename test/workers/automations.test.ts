@@ -317,4 +317,28 @@ describe("channels", () => {
     ]);
     expect((await api("GET", "/v1/channels/nope", undefined, { key: other })).status).toBe(404);
   });
+
+  it("deletes a channel: gone from the listing and its name, its conversation kept, the next message starts it afresh", async () => {
+    const key = await newTenant();
+    const other = await newTenant();
+    const first = await api("POST", "/v1/channels/desk/messages", { content: "keep these words" }, { key });
+    await api("POST", "/v1/channels/desk/messages", { content: "their own desk" }, { key: other });
+    expect((await api("PATCH", "/v1/channels/desk", { rotationSeconds: 60 }, { key })).status).toBe(200);
+    expect((await api("DELETE", "/v1/channels/desk", undefined, { key })).status).toBe(204);
+    expect((await api("GET", "/v1/channels/desk", undefined, { key })).status).toBe(404);
+    expect((await api("GET", "/v1/channels", undefined, { key })).json.data).toEqual([]);
+    const again = await api("DELETE", "/v1/channels/desk", undefined, { key });
+    expect(again.status).toBe(404);
+    expect(again.json?.error?.type).toBe("not_found");
+    // The conversation is the tenant's as before; another tenant's channel of that name is untouched.
+    const kept = await transcript(first.json.conversationId, key);
+    expect(JSON.stringify(kept)).toContain("keep these words");
+    expect((await api("GET", "/v1/channels/desk", undefined, { key: other })).status).toBe(200);
+    const next = await api("POST", "/v1/channels/desk/messages", { content: "a fresh start" }, { key });
+    expect(next.status).toBe(200);
+    expect(next.json.conversationId).not.toBe(first.json.conversationId);
+    const view = (await api("GET", "/v1/channels/desk", undefined, { key })).json;
+    expect(view).toMatchObject({ conversationId: next.json.conversationId, rotations: 0 });
+    expect(view.rotationSeconds).not.toBe(60);
+  });
 });

@@ -292,6 +292,7 @@ export const ROUTES: RouteSpec[] = [
   { method: "GET", path: "/v1/channels/:name", body: "none" },
   { method: "PATCH", path: "/v1/channels/:name", body: "json", sample: { rotationSeconds: 60 } },
   { method: "POST", path: "/v1/channels/:name/messages", body: "json", sample: turn },
+  { method: "DELETE", path: "/v1/channels/:name", body: "none" },
   {
     method: "POST",
     path: "/v1/automations",

@@ -91,6 +91,20 @@ channelRoutes.patch(
   },
 );
 
+channelRoutes.delete(
+  "/:name",
+  doc({
+    summary: "Delete a channel (its conversations stay)",
+    responses: { 204: { description: "Deleted" } },
+  }),
+  async (c) => {
+    const tenantId = c.get("tenantId");
+    const name = c.req.param("name");
+    if (!(await channelStub(c.env, { tenantId, name }).remove(tenantId, name))) throw notFound("channel");
+    return c.body(null, 204);
+  },
+);
+
 channelRoutes.post(
   "/:name/messages",
   turnDoc("Send a turn to the channel's current conversation", { idempotent: false }),

@@ -1,5 +1,6 @@
 // The rolling prefix summary, as pure functions: where a fold may cut (the mark), what the one
-// summarization call is sent, and how its answer is held to the size cap.
+// summarization call is sent (planFold, run inside the conversation's object), and how its answer
+// is held to the size cap.
 import type { ModelEntry } from "./models/catalog";
 import { summarizationParams } from "./model-params";
 import { isToolResultCarrier, messageChars, renderMessageText } from "./render";
@@ -108,17 +109,60 @@ export function foldCut(region: readonly StoredMessage[], mark: number, included
   return mark;
 }
 
+/**
+ * The excerpts' budget for a model's window as the settings state it (room left for the summary),
+ * never above FOLD_PROMPT_BUDGET_CHARS; a provider overflow shrinks it further (shrinkFoldBudget).
+ */
+export function foldBudgetChars(settings: {
+  contextWindowTokens: number;
+  summaryMaxChars: number;
+  charsPerToken: number;
+}): number {
+  const windowChars = Math.floor(
+    (settings.contextWindowTokens - Math.max(256, settings.summaryMaxChars)) * settings.charsPerToken * 0.8,
+  );
+  return Math.max(FOLD_MIN_BUDGET_CHARS, Math.min(FOLD_PROMPT_BUDGET_CHARS, windowChars));
+}
+
+/** One fold worked out over its region: where it ends and what its request shows. */
+export interface FoldPlan {
+  /** The fold mark (chooseFoldMark): where a fold that showed everything would end. */
+  mark: number;
+  /** Where this fold ends (foldCut): the excerpts show the messages before it and no later one. */
+  cut: number;
+  /** The excerpts of the messages before `cut` within the budget, with a note when later ones are left out. */
+  excerpts: string[];
+}
+
+/**
+ * The fold of `region` at `budgetChars`, or null when nothing can be folded. The cut is chosen
+ * from the excerpts first and the request then shows only the messages before it, so no message
+ * is both summarized and kept verbatim in the tail.
+ */
+export function planFold(region: readonly StoredMessage[], tailMessages: number, budgetChars: number): FoldPlan | null {
+  const mark = chooseFoldMark(region, tailMessages);
+  if (mark === null) return null;
+  const { lines, included } = foldExcerpts(region.slice(0, mark), budgetChars);
+  const cut = foldCut(region, mark, included);
+  // Every message shown, or none to end on (the fold then takes unseen messages: see foldCut).
+  if (cut >= included) return { mark, cut, excerpts: lines };
+  const note = `[… ${mark - cut} later messages omitted to keep this request bounded …]`;
+  return { mark, cut, excerpts: [...lines.slice(0, cut), note] };
+}
+
 /** The one model call of a fold: previous summary + capped excerpts of the folded messages. */
 export function buildFoldRequest(opts: {
   /** The model's catalog entry: the call takes the least thinking it allows, with room for it. */
   model: ModelEntry;
   previousSummary: string | null;
-  folded: readonly StoredMessage[];
+  /** The folded messages, excerpted here; or `excerpts` already made (planFold, in the object). */
+  folded?: readonly StoredMessage[];
+  excerpts?: readonly string[];
   maxChars: number;
   /** The excerpts' total, FOLD_PROMPT_BUDGET_CHARS unless the model's window needs less. */
   budgetChars?: number;
 }): ModelRequest {
-  const { lines } = foldExcerpts(opts.folded, opts.budgetChars ?? FOLD_PROMPT_BUDGET_CHARS);
+  const lines = opts.excerpts ?? foldExcerpts(opts.folded ?? [], opts.budgetChars ?? FOLD_PROMPT_BUDGET_CHARS).lines;
   const previous = opts.previousSummary
     ? `<previous_summary>\n${opts.previousSummary}\n</previous_summary>`
     : "<previous_summary>(none: this is the first fold)</previous_summary>";

@@ -10,7 +10,9 @@
  * The answer is a deterministic, extractive summary instead of a chat reply, so context
  * compaction can be tested end to end without a real model. With sections: each heading as
  * `HEADING:` on its own line followed by `- item` lines; sections separated by a blank line.
- * Without sections: the extracted sentences as `- item` lines, then an `Identifiers:` section.
+ * Without sections: the previous summary's items, then the extracted sentences and decisions, as
+ * `- item` lines, then an `Identifiers:` section. At the cap, the new items keep at least half of
+ * the room (the oldest previous items give way), the decisions and the last user request first.
  */
 import { sliceWhole } from "../text-cut";
 import { stripDirectives } from "./directives";
@@ -62,10 +64,10 @@ export function summarize(request: Pick<WireRequest, "messages">, options: Summa
   const { messages, previous } = unpackTranscript(request.messages);
   const extract = extractFrom(messages);
   for (const id of previous.identifiers) if (!extract.identifiers.includes(id)) extract.identifiers.unshift(id);
-  const sections =
+  const sections: Section[] =
     options.sections.length > 0
       ? options.sections.map((heading) => ({ heading, items: itemsFor(heading, extract) }))
-      : [{ heading: "", items: [...previous.items, ...extract.userFirsts, ...extract.assistantFirsts] }];
+      : [plainSection(previous.items, extract)];
   if (options.sections.length === 0 && extract.identifiers.length > 0) {
     sections.push({ heading: "Identifiers", items: [extract.identifiers.join(", ")] });
   }
@@ -174,6 +176,18 @@ function extractFrom(messages: readonly WireMessage[]): Extract {
 
 const DECISION_WORDS = /\b(decid\w*|decision|chose|choose|agreed?|settled|will use|going with|instead of)\b/i;
 
+/**
+ * The plain shape's one section: the previous summary's items carried first, then this request's
+ * user and assistant sentences and its decisions; the decisions and the last user request are
+ * the new items kept first when the cap is tight.
+ */
+function plainSection(carried: string[], extract: Extract): Section {
+  const users = extract.userFirsts;
+  const items = [...new Set([...users, ...extract.decisions, ...extract.assistantFirsts])];
+  const first = new Set([...extract.decisions, ...users.slice(-1)]);
+  return { heading: "", items, carried: carried.filter((item) => !items.includes(item)), first };
+}
+
 function itemsFor(heading: string, extract: Extract): string[] {
   const h = heading.toUpperCase();
   const users = extract.userFirsts;
@@ -217,8 +231,15 @@ export function findIdentifiers(text: string): string[] {
 
 interface Section {
   heading: string;
+  /** This request's items, kept from the top (the `first` of them before the rest). */
   items: string[];
+  /** Items carried over from a previous summary, listed before `items`: the oldest give way first. */
+  carried?: string[];
+  first?: Set<string>;
 }
+
+/** A section's items as listed: the carried ones, then this request's. */
+const listed = (s: Section): string[] => [...(s.carried ?? []), ...s.items];
 
 function render(section: Section, body: string): string {
   return section.heading ? `${section.heading}:\n${body}` : body;
@@ -236,7 +257,7 @@ function fullBody(items: readonly string[]): string {
 function fitToCap(sections: Section[], cap: number): string {
   const separators = 2 * (sections.length - 1);
   const fixed = sections.reduce((sum, s) => sum + (s.heading ? s.heading.length + 2 : 0), separators);
-  const full = sections.map((s) => fullBody(s.items));
+  const full = sections.map((s) => fullBody(listed(s)));
   const allowance = new Array<number>(sections.length).fill(0);
   let remaining = Math.max(0, cap - fixed);
   const order = sections.map((_, i) => i).sort((a, b) => full[a].length - full[b].length || a - b);
@@ -245,13 +266,54 @@ function fitToCap(sections: Section[], cap: number): string {
     allowance[index] = Math.min(full[index].length, share);
     remaining -= allowance[index];
   });
-  const text = sections
-    .map((section, i) => render(section, fitBody(section.items, full[i], allowance[i])))
-    .join("\n\n");
+  const text = sections.map((section, i) => render(section, fitSection(section, full[i], allowance[i]))).join("\n\n");
   return sliceWhole(text, 0, cap);
 }
 
-function fitBody(items: readonly string[], full: string, allowance: number): string {
+/**
+ * A section's body within its allowance. Carried items never take more than half of it when this
+ * request's items need the room: a summary at its cap still keeps what each fold added, and the
+ * oldest carried items give way.
+ */
+function fitSection(section: Section, full: string, allowance: number): string {
+  const carried = section.carried ?? [];
+  if (full.length <= allowance || carried.length === 0)
+    return fitBody({ items: section.items, full, first: section.first }, allowance);
+  const fresh = fullBody(section.items);
+  const share = Math.min(fresh.length, Math.max(Math.ceil(allowance / 2), allowance - fullBody(carried).length - 1));
+  const own = fitBody({ items: section.items, full: fresh, first: section.first }, share);
+  const room = allowance - own.length - 1;
+  const kept: string[] = [];
+  let used = 0;
+  for (let i = carried.length - 1; i >= 0; i--) {
+    const cost = carried[i].length + 3;
+    if (used + cost > room) break;
+    kept.unshift(`- ${carried[i]}`);
+    used += cost;
+  }
+  return [...kept, own].filter(Boolean).join("\n");
+}
+
+/** `items` (rendered whole as `full`) within `allowance`; the `first` items are chosen before the rest. */
+function fitBody(
+  { items, full, first }: { items: readonly string[]; full: string; first?: Set<string> },
+  allowance: number,
+): string {
+  if (first?.size && full.length > allowance) {
+    // The `first` items are chosen before the rest; all keep their order.
+    const chosen = new Set<string>();
+    let used = -1;
+    for (const item of [...items.filter((x) => first.has(x)), ...items.filter((x) => !first.has(x))]) {
+      if (used + item.length + 3 > allowance) continue;
+      chosen.add(item);
+      used += item.length + 3;
+    }
+    if (chosen.size > 0)
+      return items
+        .filter((x) => chosen.has(x))
+        .map((x) => `- ${x}`)
+        .join("\n");
+  }
   if (full.length <= allowance) return full;
   const lines: string[] = [];
   let used = 0;

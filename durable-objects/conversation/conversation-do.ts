@@ -328,10 +328,10 @@ export class ConversationDO extends DurableObject<Env> {
 
   // ---- RPC: the rolling summary -------------------------------------------------------------
 
-  /** The region a fold job works on; null when the job is not the fold in flight (stale or redelivered). */
-  async foldSource(ref: ConversationRef, jobId: string): Promise<FoldSource | null> {
+  /** The fold a job works on, at an excerpt budget; null when the job is not the fold in flight (stale or redelivered). */
+  async foldSource(ref: ConversationRef, jobId: string, budgetChars?: number): Promise<FoldSource | null> {
     const head = await this.record.load(ref);
-    return head ? this.fold.source(head, jobId) : null;
+    return head ? this.fold.source(head, jobId, budgetChars) : null;
   }
 
   async commitFold(ref: ConversationRef, commit: FoldCommit): Promise<FoldOutcome> {

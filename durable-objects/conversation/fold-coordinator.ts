@@ -1,9 +1,9 @@
 // Fold coordination: the lease that keeps at most one fold in flight, the dispatch after a turn,
-// and the source and commit the summarizer's fold job calls back for.
-import { turnByTurnFoldLength } from "../../core/fold";
+// the fold the summarizer's job asks for (planned here: only its excerpts cross RPC, never the
+// messages) and the commit it calls back with.
+import { fallbackFoldSummary, foldBudgetChars, type FoldPlan, planFold, turnByTurnFoldLength } from "../../core/fold";
 import { sortableId } from "../../core/ids";
 import type { FoldJob } from "../../core/jobs";
-import type { StoredMessage } from "../../core/types";
 import { logCorpusEvent } from "../../services/corpus";
 import type { ConversationHead } from "../../services/record/conversation-head";
 import type { IndexOutbox } from "./index-outbox";
@@ -15,12 +15,22 @@ import { masterMessages } from "./regenerate";
 /** How long a fold job's delivery may run (renewed at each delivery) before a later turn may dispatch again. */
 export const FOLD_LEASE_MS = 10 * 60_000;
 
-/** What the summarizer needs to fold: the previous summary and the unsummarized region. */
+/**
+ * What the summarizer needs to fold, made here so that what crosses RPC (capped at 32 MiB) is
+ * bounded by the fold prompt's budget, whatever the messages hold: the previous summary, the plan's
+ * excerpts, and the region's messages by id and seq (the commit names its boundary by them).
+ */
 export interface FoldSource {
   summary: string | null;
   summarizedThroughMessage: number;
   settings: ConversationHead["settings"];
-  region: StoredMessage[];
+  region: { id: string; seq: number }[];
+  /** The excerpts' budget the plan was made at. */
+  budgetChars: number;
+  /** Where the fold ends and what its request shows; null when the region has nowhere to cut. */
+  plan: FoldPlan | null;
+  /** What a fold whose model keeps failing commits instead: every message before the mark, unseen. */
+  fallbackSummary: string | null;
 }
 
 export type FoldCommit =
@@ -72,10 +82,11 @@ export class FoldCoordinator {
   }
 
   /**
-   * The region a fold job works on (of the loaded `head`); null when the job is not the fold in
-   * flight (stale or redelivered). A sub-agent's segment never enters a fold, nor a superseded exchange.
+   * The fold a job works on (of the loaded `head`), planned at `budgetChars` (by default what the
+   * model's window allows); null when the job is not the fold in flight (stale or redelivered). A
+   * sub-agent's segment never enters a fold, nor a superseded exchange.
    */
-  source(head: ConversationHead, jobId: string): FoldSource | null {
+  source(head: ConversationHead, jobId: string, budgetChars?: number): FoldSource | null {
     const { store } = this.scope;
     const lease = store.getLease();
     if (lease?.jobId !== jobId) return null;
@@ -84,14 +95,22 @@ export class FoldCoordinator {
     // instead of a new job starting over at delivery 1 each time a turn finds the lease expired.
     store.putLease({ ...lease, expiresAt: Date.now() + FOLD_LEASE_MS });
     const through = head.summarizedThroughMessage ?? 0;
-    const region = masterMessages(store.listAfter(through, Number.MAX_SAFE_INTEGER), head);
+    const { settings } = head;
+    const all = masterMessages(store.listAfter(through, Number.MAX_SAFE_INTEGER), head);
     // One threshold of growth per fold, however the region arrived (an import brings it all at once).
-    const length = turnByTurnFoldLength(region, head.settings.tailMessages, head.settings.foldThresholdChars);
+    const region = all.slice(0, turnByTurnFoldLength(all, settings.tailMessages, settings.foldThresholdChars));
+    const budget = budgetChars ?? foldBudgetChars(settings);
+    const plan = planFold(region, settings.tailMessages, budget);
     return {
       summary: head.summary,
       summarizedThroughMessage: through,
-      settings: head.settings,
-      region: region.slice(0, length),
+      settings,
+      region: region.map((m) => ({ id: m.id, seq: m.seq })),
+      budgetChars: budget,
+      plan,
+      fallbackSummary: plan
+        ? fallbackFoldSummary(head.summary, region.slice(0, plan.mark), settings.summaryMaxChars)
+        : null,
     };
   }
 

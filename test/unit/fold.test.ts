@@ -8,6 +8,7 @@ import {
   FOLD_PROMPT_BUDGET_CHARS,
   foldCut,
   foldExcerpts,
+  planFold,
 } from "../../core/fold";
 import { buildModelRequest, summaryPreamble } from "../../core/replay";
 import { defaultSettings } from "../../core/settings";
@@ -94,6 +95,34 @@ describe("foldCut", () => {
     const { lines, included } = foldExcerpts(c, 500);
     expect(included).toBeLessThan(100);
     expect(lines.at(-1)).toBe(`[… ${100 - included} later messages omitted to keep this request bounded …]`);
+  });
+});
+
+describe("planFold", () => {
+  it("shows only the messages before the cut when the budget leaves some out", () => {
+    const region = conversation("ua".repeat(120)).map((m) => ({
+      ...m,
+      content: [{ type: "text" as const, text: `${(m.content[0] as { text: string }).text} ${"lorem ".repeat(16)}` }],
+    }));
+    const plan = planFold(region, 8, 20_000)!;
+    expect(plan.mark).toBe(232);
+    const { included } = foldExcerpts(region.slice(0, plan.mark), 20_000);
+    expect(included).toBeLessThan(plan.mark);
+    expect(plan.cut).toBe(foldCut(region, plan.mark, included));
+    expect(plan.cut).toBeLessThan(included);
+    const shown = plan.excerpts.flatMap((l) => [...(/^\[seq (\d+) /.exec(l)?.slice(1) ?? [])]).map(Number);
+    expect(shown).toEqual(region.slice(0, plan.cut).map((m) => m.seq));
+    expect(plan.excerpts.at(-1)).toBe(
+      `[… ${plan.mark - plan.cut} later messages omitted to keep this request bounded …]`,
+    );
+  });
+
+  it("shows every folded message when they fit, and plans nothing when nothing can be folded", () => {
+    const region = conversation("ua".repeat(10));
+    const plan = planFold(region, 8, 20_000)!;
+    expect(plan).toMatchObject({ mark: 12, cut: 12 });
+    expect(plan.excerpts).toEqual(foldExcerpts(region.slice(0, 12), 20_000).lines);
+    expect(planFold(conversation("uauaua"), 8, 20_000)).toBeNull();
   });
 });
 

@@ -1,17 +1,9 @@
-// One fold: read the unsummarized region from the conversation's DO, choose the mark, make the one
-// summarization call, and commit the result back by RPC. The DO re-validates the commit against
-// its freshest state, so a stale or redelivered job changes nothing.
+// One fold: ask the conversation's DO for the fold it planned (the excerpts of the messages it
+// folds and their boundary, never the messages themselves), make the one summarization call, and
+// commit the result back by RPC. The DO re-validates the commit against its freshest state, so a
+// stale or redelivered job changes nothing.
 import Anthropic from "@anthropic-ai/sdk";
-import {
-  buildFoldRequest,
-  capSummary,
-  chooseFoldMark,
-  fallbackFoldSummary,
-  foldCut,
-  foldExcerpts,
-  FOLD_PROMPT_BUDGET_CHARS,
-  shrinkFoldBudget,
-} from "../../core/fold";
+import { buildFoldRequest, capSummary, type FoldPlan, shrinkFoldBudget } from "../../core/fold";
 import type { FoldJob } from "../../core/jobs";
 import { createModelClient } from "../../core/model-client";
 import type { ModelEntry } from "../../core/models/catalog";
@@ -40,14 +32,14 @@ const OVERFLOW_RETRIES = 3;
 export async function runFoldJob(job: FoldJob, env: Env, deps: FoldDeps = {}): Promise<FoldOutcome> {
   const ref = { tenantId: job.tenantId, conversationId: job.conversationId };
   const stub = env.CONVERSATION.get(env.CONVERSATION.idFromName(job.conversationId));
-  // RPC typing cannot see through StoredMessage's `unknown` tool inputs; the shape is FoldSource.
-  const source = (await stub.foldSource(ref, job.jobId)) as FoldSource | null;
+  // The object plans the fold and sends its excerpts, never the messages: an RPC value is capped
+  // at 32 MiB, and a region of large messages (images, tool results) would pass it.
+  const fetchSource = async (budgetChars?: number): Promise<FoldSource | null> =>
+    stub.foldSource(ref, job.jobId, budgetChars);
+  const source = await fetchSource();
   if (!source) return { applied: false, reason: "stale job: not the fold in flight" };
-
-  const mark = chooseFoldMark(source.region, source.settings.tailMessages);
-  if (mark === null) return stub.commitFold(ref, { jobId: job.jobId, kind: "nothing-to-fold" });
-  let folded = source.region.slice(0, mark);
-  const { settings } = source;
+  const { plan, settings } = source;
+  if (!plan) return stub.commitFold(ref, { jobId: job.jobId, kind: "nothing-to-fold" });
   // No SDK retries: the queue owns retries, with backoff and a dead-letter queue at the end.
   // Without a configured model this throws before the fallback below can apply: a missing key is
   // not a region the model keeps failing on, so the job retries and ends in the dead-letter queue
@@ -58,16 +50,14 @@ export async function runFoldJob(job: FoldJob, env: Env, deps: FoldDeps = {}): P
   if (!model.ok) throw new Error(`fold ${job.jobId}: ${model.message}`);
   let summary: string;
   let usage = zeroUsage();
+  let boundary: { id: string; seq: number };
   try {
-    let included: number;
-    ({ summary, usage, included } = await summarize(client, {
-      model: model.entry,
-      previousSummary: source.summary,
-      folded,
-      settings,
-    }));
-    // Messages past the prompt's budget were not shown: the fold ends before them.
-    folded = source.region.slice(0, foldCut(source.region, mark, included));
+    const done = await summarize(client, { model: model.entry, source: { ...source, plan }, refetch: fetchSource });
+    // The lease was lost, or the region left nothing to fold, while an overflow shrank the budget.
+    if (!done) return stub.commitFold(ref, { jobId: job.jobId, kind: "nothing-to-fold" });
+    ({ summary, usage } = done);
+    // The fold ends where the plan its request showed ends (planFold: nothing unseen is folded).
+    boundary = done.source.region[done.source.plan.cut];
   } catch (err) {
     // A call that answered but could not be used was still paid for: its own row, per delivery.
     if (err instanceof SpentCallError)
@@ -78,12 +68,13 @@ export async function runFoldJob(job: FoldJob, env: Env, deps: FoldDeps = {}): P
       });
     // A region the model keeps failing on must not stop folding forever: after a few deliveries
     // (with the queue's backoff between them) the fold commits a deterministic summary instead.
-    if ((deps.attempts ?? 1) < FOLD_FALLBACK_ATTEMPT) throw err;
+    if ((deps.attempts ?? 1) < FOLD_FALLBACK_ATTEMPT || source.fallbackSummary === null) throw err;
     console.error(
       `fold ${job.jobId}: the model failed on delivery ${deps.attempts}; committing a fallback summary`,
       err,
     );
-    summary = fallbackFoldSummary(source.summary, folded, settings.summaryMaxChars);
+    summary = source.fallbackSummary;
+    boundary = source.region[plan.mark];
   }
   // The call is paid for whether or not the commit applies or even answers: metered before it, one
   // row per delivery (a commit that failed is delivered again, and that delivery's call is another).
@@ -97,8 +88,8 @@ export async function runFoldJob(job: FoldJob, env: Env, deps: FoldDeps = {}): P
     jobId: job.jobId,
     kind: "summary",
     summary,
-    boundaryMessageId: source.region[folded.length].id,
-    boundarySeq: source.region[folded.length].seq,
+    boundaryMessageId: boundary.id,
+    boundarySeq: boundary.seq,
   });
 }
 
@@ -124,31 +115,27 @@ async function meterFold(env: Env, job: FoldJob, row: { id: string; model: strin
   }).catch((err) => console.error(`fold ${job.jobId}: usage not recorded`, err));
 }
 
+/** A fold source with a plan: a region that has somewhere to cut. */
+type PlannedSource = FoldSource & { plan: FoldPlan };
+
 /**
  * The one summarization call, held to the cap. The excerpts fit the model's window as the settings
- * state it; a provider overflow 400 (the window is smaller than stated) shrinks them and asks again.
+ * state it; a provider overflow 400 (the window is smaller than stated) asks the object for the
+ * fold at a smaller budget and calls again. Null when the object then has no fold for the job.
  */
 async function summarize(
   client: Anthropic,
-  fold: {
-    model: ModelEntry;
-    previousSummary: string | null;
-    folded: FoldSource["region"];
-    settings: FoldSource["settings"];
-  },
-): Promise<{ summary: string; usage: Usage; included: number }> {
-  const { model, previousSummary, folded, settings } = fold;
-  const windowChars = Math.floor(
-    (settings.contextWindowTokens - Math.max(256, settings.summaryMaxChars)) * settings.charsPerToken * 0.8,
-  );
-  let budgetChars = Math.max(2_000, Math.min(FOLD_PROMPT_BUDGET_CHARS, windowChars));
+  fold: { model: ModelEntry; source: PlannedSource; refetch: (budgetChars: number) => Promise<FoldSource | null> },
+): Promise<{ summary: string; usage: Usage; source: PlannedSource } | null> {
+  const { model } = fold;
+  let source = fold.source;
+  const { settings } = source;
   for (let overflows = 0; ; overflows++) {
     const request = buildFoldRequest({
       model,
-      previousSummary,
-      folded,
+      previousSummary: source.summary,
+      excerpts: source.plan.excerpts,
       maxChars: settings.summaryMaxChars,
-      budgetChars,
     });
     try {
       // A timeout of its own: without one the SDK refuses a plain call whose max_tokens (a large
@@ -169,16 +156,14 @@ async function summarize(
       if (reply.stop_reason === "max_tokens" && text.length < settings.summaryMaxChars)
         throw new SpentCallError("the summary was cut off at max_tokens", usage);
       if (!text) throw new SpentCallError("the model returned an empty summary", usage);
-      return {
-        summary: capSummary(text, settings.summaryMaxChars),
-        usage,
-        included: foldExcerpts(folded, budgetChars).included,
-      };
+      return { summary: capSummary(text, settings.summaryMaxChars), usage, source };
     } catch (err) {
       const overflow =
         err instanceof Anthropic.APIError && err.status === 400 && /prompt is too long/i.test(err.message);
       if (!overflow || overflows >= OVERFLOW_RETRIES) throw err;
-      budgetChars = shrinkFoldBudget(budgetChars, err.message);
+      const next = await fold.refetch(shrinkFoldBudget(source.budgetChars, err.message));
+      if (!next?.plan) return null;
+      source = { ...next, plan: next.plan };
     }
   }
 }

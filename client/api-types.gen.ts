@@ -651,7 +651,14 @@ export interface Routes {
       title?: string | number;
       format?: "json" | "jsonl";
     };
-    body: BodyInit;
+    body: {
+      messages: Array<{
+        [key: string]: unknown;
+      }>;
+      [key: string]: unknown;
+    } | Array<{
+      [key: string]: unknown;
+    }>;
     response: Schemas["Conversation"];
   };
   "GET /v1/corpus/{date}": {

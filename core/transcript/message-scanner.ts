@@ -2,10 +2,37 @@
 // message: the elements of a top-level `messages` array (an Anthropic Messages request or this
 // API's JSON export; a bare top-level array too), or the lines of JSONL. Everything else in a JSON
 // body is checked for well-formed structure and skipped. Nesting follows the rule of every JSON body
-// (core/json-guard.ts): the document around the messages, and each message, no deeper than
-// MAX_JSON_DEPTH, refused as soon as the bracket past it arrives, so what the scanner holds stays
-// bounded whatever the body. Pure: the caller feeds decoded text.
+// (core/json-guard.ts): the document around the messages no deeper than MAX_JSON_DEPTH, and each
+// message no deeper than MAX_MESSAGE_DEPTH (the rule applied inside its content blocks: a stored tool
+// call's input may nest as deep as any JSON body), refused as soon as the bracket past it arrives, so
+// what the scanner holds stays bounded whatever the body. Pure: the caller feeds decoded text.
 import { MAX_JSON_DEPTH, nestedTooDeep } from "../json-guard";
+
+/** The levels around a block's fields: the message's brace, its content array, the block's brace. */
+const MESSAGE_WRAPPER_LEVELS = 3;
+/** How deep one message may nest: MAX_JSON_DEPTH inside each block's fields (a tool call's `input`). */
+export const MAX_MESSAGE_DEPTH = MAX_JSON_DEPTH + MESSAGE_WRAPPER_LEVELS;
+
+/** The refusal for a message nested past MAX_MESSAGE_DEPTH, the same from the scanner and the check. */
+export const messageTooDeep = (where: string): string =>
+  `${where}: nested deeper than ${MAX_MESSAGE_DEPTH} levels (${MAX_JSON_DEPTH} inside a content block's fields)`;
+
+/** Whether one message's JSON text nests deeper than MAX_MESSAGE_DEPTH, read without parsing it. */
+export function messageTextTooDeep(text: string): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++;
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x5b || c === 0x7b) {
+      if (++depth > MAX_MESSAGE_DEPTH) return true;
+    } else if (c === 0x5d || c === 0x7d) depth--;
+  }
+  return false;
+}
 
 /** Raw JSON text of one element, and where it was (1-based line for JSONL). */
 export interface RawMessage {
@@ -40,6 +67,7 @@ export class JsonMessageScanner {
   /** Feeds a chunk of text; returns the elements completed inside it. */
   push(chunk: string): RawMessage[] {
     const out: RawMessage[] = [];
+    this.out = out;
     let from = this.element ? 0 : -1;
     for (let i = 0; i < chunk.length; i++) {
       const ch = chunk[i];
@@ -105,7 +133,7 @@ export class JsonMessageScanner {
           if (open !== (ch === "}" ? "{" : "[")) throw new ScanError("body: malformed JSON (unbalanced brackets)");
           if (this.element && this.stack.length === this.messagesDepth + 1) {
             if (this.elementChars + (i + 1 - from) > this.maxMessageChars)
-              throw new ScanError(`messages[${this.countHint}]: larger than ${this.maxMessageChars} characters`);
+              throw new ScanError(`${this.where()}: larger than ${this.maxMessageChars} characters`);
             this.element.push(chunk.slice(from, i + 1));
             out.push({ text: this.element.join("") });
             this.element = null;
@@ -128,7 +156,7 @@ export class JsonMessageScanner {
       const rest = chunk.slice(from);
       this.elementChars += rest.length;
       if (this.elementChars > this.maxMessageChars)
-        throw new ScanError(`messages[${this.countHint}]: larger than ${this.maxMessageChars} characters`);
+        throw new ScanError(`${this.where()}: larger than ${this.maxMessageChars} characters`);
       this.element.push(rest);
     }
     return out;
@@ -136,12 +164,19 @@ export class JsonMessageScanner {
 
   /** Set by the caller so a size error can name the message. */
   countHint = 0;
+  /** The elements the current push found: not yet counted by the caller. */
+  private out: readonly RawMessage[] = [];
 
-  /** Before a bracket opens: a message is measured from its own brace, anything else from the document's first bracket. */
+  /** The message being read: those the caller took, then those this push found before it. */
+  private where(): string {
+    return `messages[${this.countHint + this.out.length}]`;
+  }
+
+  /** Before a bracket opens: a message is measured from its own brace (MAX_MESSAGE_DEPTH), anything else from the document's first bracket. */
   private checkDepth(): void {
     if (this.element) {
-      if (this.stack.length - (this.messagesDepth + 1) >= MAX_JSON_DEPTH)
-        throw new ScanError(nestedTooDeep(`messages[${this.countHint}]`));
+      if (this.stack.length - (this.messagesDepth + 1) >= MAX_MESSAGE_DEPTH)
+        throw new ScanError(messageTooDeep(this.where()));
     } else if (this.stack.length >= MAX_JSON_DEPTH) throw new ScanError(nestedTooDeep("body"));
   }
 

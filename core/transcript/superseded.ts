@@ -2,8 +2,11 @@
 // replaced with `superseded: true` and `supersededBy` (the id, in the exported conversation, of the
 // user message that replaced it), as GET …/messages does. On import the ids are reassigned, so the
 // marks are checked as the body streams (SupersededCheck: every `supersededBy` names a later user
-// message of the same transcript) and turned into the new conversation's ranges as it is written
-// (SupersededRanges), which keep the replaced messages out of every later request, as before.
+// message of the same transcript: a prompt, after the run it replaced or after the attachment notes
+// uploaded since, as a regenerate leaves them) and turned into the new conversation's ranges as it
+// is written (SupersededRanges), which keep the replaced messages out of every later request, as before.
+import { isAttachmentNote } from "../render";
+import type { ContentBlock } from "../types";
 import { TranscriptError } from "./transcript-check";
 
 /** What the two passes read of a message: its id in the export, whom it was replaced by, its role. */
@@ -14,7 +17,7 @@ export interface SupersededMarks {
   sourceId?: string;
   /** The `id` of the user message that replaced it (an export's `supersededBy`). */
   supersededBy?: string;
-  content?: readonly { type: string }[];
+  content?: ContentBlock[];
 }
 
 /** A message a person wrote (a regenerate's range starts at one, and its copy is one): no tool results. */
@@ -33,12 +36,16 @@ export class SupersededCheck {
 
   /**
    * A regenerate replaces whole exchanges: each run of messages superseded by the same message
-   * starts at a prompt and is followed at once by the message that replaced it (its copy of the
-   * prompt). A run that cut a tool call off from its result would leave a replay the API refuses.
+   * starts at a prompt and is followed by the message that replaced it (its copy of the prompt): at
+   * once, or after the notes of files uploaded since, which a regenerate leaves before its copy
+   * (durable-objects/conversation/regenerate.ts). A run that cut a tool call off from its result
+   * would leave a replay the API refuses.
    */
   private checkRun(m: SupersededMarks, where: string): void {
     const run = this.run;
     if (run && run.by === m.supersededBy) return;
+    if (run && m.supersededBy === undefined && !m.agent && isAttachmentNote({ role: m.role, content: m.content ?? [] }))
+      return;
     if (run && m.sourceId !== run.by)
       throw new TranscriptError(
         `${where}: the messages superseded by ${run.by} (from ${run.where}) must be followed at once by ${run.by}, the prompt that replaced them`,
@@ -54,9 +61,10 @@ export class SupersededCheck {
   add(m: SupersededMarks, where: string): void {
     this.checkRun(m, where);
     if (m.sourceId !== undefined && this.waiting.has(m.sourceId)) {
-      if (m.role !== "user" || m.agent)
+      // Its copy of the prompt: tool results in its place would answer a call the replay left out.
+      if (!isPrompt(m))
         throw new TranscriptError(
-          `${where}: earlier messages were superseded by it (${this.waiting.get(m.sourceId)}), so it must be a user message of the conversation, not a sub-agent's`,
+          `${where}: earlier messages were superseded by it (${this.waiting.get(m.sourceId)}), so it must be a user message of the conversation (a prompt), not a sub-agent's, nor tool results`,
         );
       this.waiting.delete(m.sourceId);
     } else delete m.sourceId;

@@ -1,11 +1,15 @@
 // What an imported transcript must be, message by message: Anthropic Messages content (a string or
 // text / image / tool_use / tool_result blocks) in this API's stored shape, and every tool_use
 // answered by a tool_result in the next user message of its thread (a sub-agent's segment is its
-// own thread), and nothing the Messages API would refuse on replay (content-rules.ts). The first
-// problem is named with the message's index.
+// own thread), and nothing the Messages API would refuse on replay (content-rules.ts, and here:
+// citations in a user's text, a tool call before the first user message, a refusal's answered
+// call, a stop reason on a user message). Nesting is bounded per message (MAX_MESSAGE_DEPTH): each
+// block's fields as deep as any JSON body, so a tool call the platform stored imports back. The
+// blocks are stored as they came (their keys in their order), not as the schema re-emits them. The
+// first problem is named with the message's index.
 import { z } from "zod";
 import { MODEL_IMAGE_TYPES } from "../image-limits";
-import { jsonTextTooDeep, jsonValueProblem, nestedTooDeep } from "../json-guard";
+import { jsonValueProblem } from "../json-guard";
 import {
   isServerToolResult,
   isThinkingBlock,
@@ -16,6 +20,7 @@ import {
 } from "../types";
 import { describeZodError } from "../validation";
 import { checkImportedContent } from "./content-rules";
+import { messageTextTooDeep, messageTooDeep } from "./message-scanner";
 
 const text = z.strictObject({
   type: z.literal("text"),
@@ -119,10 +124,39 @@ export type ImportedMessage = NewMessage & { createdAt?: string; sourceId?: stri
 
 export class TranscriptError extends Error {}
 
+const isObject = (v: unknown): v is Record<string, unknown> => !!v && typeof v === "object" && !Array.isArray(v);
+
+/**
+ * jsonValueProblem for one message: each of its fields, and each content block's fields, measured
+ * from its own level, so a block's field (a tool call's `input`) may nest MAX_JSON_DEPTH levels,
+ * as in any JSON body. The text was bounded by MAX_MESSAGE_DEPTH before it was parsed.
+ */
+function messageValueProblem(value: unknown, where: string): string | null {
+  if (!isObject(value)) return jsonValueProblem(value, where);
+  for (const [k, v] of Object.entries(value)) {
+    if (!k.isWellFormed()) return `${where}: a key is not well-formed Unicode (a lone surrogate)`;
+    const blocks = k === "content" && Array.isArray(v) ? v : null;
+    if (!blocks) {
+      const problem = jsonValueProblem(v, `${where}.${k}`);
+      if (problem) return problem;
+      continue;
+    }
+    for (const [j, b] of blocks.entries()) {
+      const fields: [string, unknown][] = isObject(b) ? Object.entries(b) : [["", b]];
+      for (const [bk, bv] of fields) {
+        if (!bk.isWellFormed()) return `${where}.content.${j}: a key is not well-formed Unicode (a lone surrogate)`;
+        const problem = jsonValueProblem(bv, bk ? `${where}.content.${j}.${bk}` : `${where}.content.${j}`);
+        if (problem) return problem;
+      }
+    }
+  }
+  return null;
+}
+
 /** Parses and checks one message's JSON text; `where` names it ("messages[3]" or "line 4"). */
 export function parseImportedMessage(raw: string, where: string): ImportedMessage | null {
   // Measured before parsing: a line of nothing but brackets would cost hundreds of MB to parse.
-  if (jsonTextTooDeep(raw)) throw new TranscriptError(nestedTooDeep(where));
+  if (messageTextTooDeep(raw)) throw new TranscriptError(messageTooDeep(where));
   let value: unknown;
   try {
     value = JSON.parse(raw);
@@ -131,7 +165,7 @@ export function parseImportedMessage(raw: string, where: string): ImportedMessag
       `${where}: malformed JSON (${err instanceof Error ? err.message.slice(0, 100) : "parse error"})`,
     );
   }
-  const problem = jsonValueProblem(value, where);
+  const problem = messageValueProblem(value, where);
   if (problem) throw new TranscriptError(problem);
   // JSONL exports carry the conversation's metadata on lines of their own type; they are not messages.
   if (
@@ -145,8 +179,10 @@ export function parseImportedMessage(raw: string, where: string): ImportedMessag
   const parsed = importedMessageSchema.safeParse(value);
   if (!parsed.success) throw new TranscriptError(describeZodError(parsed.error, where));
   const m = parsed.data;
+  // Stored as it came, not as zod re-emits it (in the schema's key order): the schema only checks.
+  const given = value as { content: unknown; usage?: unknown; agent?: unknown };
   const checked = checkImportedContent(m.role, {
-    content: typeof m.content === "string" ? [{ type: "text", text: m.content }] : (m.content as ContentBlock[]),
+    content: typeof m.content === "string" ? [{ type: "text", text: m.content }] : (given.content as ContentBlock[]),
     where,
     fromString: typeof m.content === "string",
   });
@@ -160,18 +196,30 @@ export function parseImportedMessage(raw: string, where: string): ImportedMessag
     if (m.role !== "assistant" && (isThinkingBlock(b) || b.type === "server_tool_use" || isServerToolResult(b)))
       throw new TranscriptError(`${where}: a ${b.type} block belongs in an assistant message`);
     // The API (version 2026-10-21, which the SDK sends) refuses citations in a user message.
-    if (m.role !== "assistant" && b.type === "text" && b.citations?.length)
-      throw new TranscriptError(`${where}: citations belong in an assistant message's text`);
+    const cited =
+      b.type === "text"
+        ? !!b.citations?.length
+        : b.type === "tool_result" && Array.isArray(b.content)
+          ? b.content.some((x) => x.type === "text" && !!x.citations?.length)
+          : false;
+    if (m.role !== "assistant" && cited)
+      throw new TranscriptError(
+        `${where}: citations belong in an assistant message's text, not a user's or a tool result's`,
+      );
   }
+  // A stop reason is a reply's: on a user message the replay would take it for one (a "refusal"
+  // there would leave turns out). A refusal's call that a result answers: PairingCheck.
+  if (m.role === "user" && m.stopReason != null)
+    throw new TranscriptError(`${where}: stopReason belongs to an assistant message`);
   const out: ImportedMessage = { role: m.role, content };
   if (m.createdAt) out.createdAt = m.createdAt;
-  if (m.usage) out.usage = m.usage;
+  if (m.usage) out.usage = given.usage as typeof m.usage;
   if (m.model) out.model = m.model;
   if (m.stopReason !== undefined) out.stopReason = m.stopReason;
   if (m.thinkingPrefixes && m.thinkingPrefixes.length === content.filter(isThinkingBlock).length)
     out.thinkingPrefixes = m.thinkingPrefixes;
   if (m.betweenToolsEffort && content.some(isThinkingBlock)) out.betweenToolsEffort = m.betweenToolsEffort;
-  if (m.agent) out.agent = m.agent;
+  if (m.agent) out.agent = given.agent as typeof m.agent;
   if ((m.superseded === true) !== (m.supersededBy !== undefined))
     throw new TranscriptError(`${where}: superseded and supersededBy go together (a replaced message has both)`);
   if (m.id !== undefined) out.sourceId = m.id;
@@ -185,15 +233,27 @@ export function parseImportedMessage(raw: string, where: string): ImportedMessag
  * any other content of its message. A call left without its result (a turn paused on client
  * tools, or one that died mid-step: what the platform's own exports carry) is taken: the replay
  * answers it with the interrupted-call result (core/replay.ts), as in the conversation it came from.
+ * A replay starts at a user message (the assistant messages before the first are left out), so no
+ * tool call may come before it; and a refusal is left out too, so no later message may answer its calls.
  */
 export class PairingCheck {
-  private readonly open = new Map<string, { ids: Set<string>; where: string }>();
+  private readonly open = new Map<string, { ids: Set<string>; where: string; refusal: boolean }>();
+  /** Whether the conversation's own thread (not a sub-agent's) has had a user message yet. */
+  private userSeen = false;
   /** The tool_use ids of the messages the model is sent (not superseded, not a sub-agent's): one request holds them all. */
   private readonly replayedCalls = new Set<string>();
   private count = 0;
 
-  add(m: Pick<StoredMessage, "role" | "content" | "agent"> & { supersededBy?: string }, where: string): void {
+  add(
+    m: Pick<StoredMessage, "role" | "content" | "agent" | "stopReason"> & { supersededBy?: string },
+    where: string,
+  ): void {
     this.count++;
+    if (!m.agent && m.role === "user") this.userSeen = true;
+    if (!m.agent && !this.userSeen && m.content.some((b) => b.type === "tool_use"))
+      throw new TranscriptError(
+        `${where}: a tool_use before the transcript's first user message; the replay starts at a user's prompt, so its call would be cut off from its result`,
+      );
     if (!m.agent && m.supersededBy === undefined)
       for (const b of m.content) {
         if (b.type !== "tool_use") continue;
@@ -210,6 +270,10 @@ export class PairingCheck {
       throw new TranscriptError(
         `${pending.where}: tool_use ${[...pending.ids][0]} is followed by another assistant message (${where}); its tool_result goes in a user message between them`,
       );
+    if (pending?.refusal && answered.size)
+      throw new TranscriptError(
+        `${pending.where}: a reply with stopReason "refusal" cannot hold a tool_use that a tool_result answers (${where}); the replay leaves the refusal out`,
+      );
     for (const id of answered)
       if (!pending?.ids.has(id))
         throw new TranscriptError(`${where}: tool_result for ${id}, which the previous assistant message did not call`);
@@ -224,7 +288,7 @@ export class PairingCheck {
     if (calls.length) {
       const ids = new Set(calls);
       if (ids.size !== calls.length) throw new TranscriptError(`${where}: two tool_use blocks share an id`);
-      this.open.set(thread, { ids, where });
+      this.open.set(thread, { ids, where, refusal: m.stopReason === "refusal" });
     }
   }
 

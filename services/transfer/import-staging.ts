@@ -1,8 +1,9 @@
 // An import's first pass: the request body is read chunk by chunk, each message parsed and checked
 // (shape, then tool pairing) as it arrives, and the valid ones staged in R2 in bounded chunks. No
-// more than one message and one chunk are ever held. Any problem removes what was staged, so a
-// refused import leaves nothing behind; the conversation itself is only created from a complete,
-// valid staging (durable-objects/conversation/transcript-import.ts).
+// more than one message and one chunk are ever held. At most MAX_IMPORT_MESSAGES of them may be
+// messages the model is sent (the Messages API's own limit, halved). Any problem removes what was
+// staged, so a refused import leaves nothing behind; the conversation itself is only created from a
+// complete, valid staging (durable-objects/conversation/transcript-import.ts).
 import { sortableId } from "../../core/ids";
 import {
   JsonlMessageScanner,
@@ -31,6 +32,14 @@ export const MAX_IMPORT_MESSAGE_CHARS = 12 * 1024 * 1024;
  */
 export const IMPORT_BODY_LIMIT = 64 * 1024 * 1024;
 
+/**
+ * The most messages of a transcript the model is sent (not superseded, not a sub-agent's): half
+ * the Messages API's limit of 100,000 messages a request (core/offline-model/rules/messages.ts),
+ * so the turns after the import have room before folds shorten the replay. Over it, every later
+ * turn would risk the API's 400, so the import is refused.
+ */
+export const MAX_IMPORT_MESSAGES = 50_000;
+
 export type ImportFormat = "json" | "jsonl";
 
 export interface StagedImport {
@@ -56,6 +65,7 @@ export async function stageTranscript(
   const pairing = new PairingCheck();
   const superseded = new SupersededCheck();
   let count = 0;
+  let replayed = 0;
   let chunks = 0;
   let chunk: ImportedMessage[] = [];
   let chunkChars = 0;
@@ -74,6 +84,10 @@ export async function stageTranscript(
     if (!m) return;
     pairing.add(m, where);
     superseded.add(m, where);
+    if (!m.agent && m.supersededBy === undefined && ++replayed > MAX_IMPORT_MESSAGES)
+      throw new TranscriptError(
+        `${where}: more than ${MAX_IMPORT_MESSAGES} messages the model would be sent (replaced exchanges and sub-agents' messages aside), the most an import may hold: half the Messages API's limit of 100000 a request, leaving room for the turns after it`,
+      );
     chunk.push(m);
     chunkChars += raw.text.length;
     count++;

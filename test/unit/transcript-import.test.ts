@@ -71,13 +71,25 @@ describe("JSON message scanner", () => {
       role: "assistant",
       content: [{ type: "tool_use", id: "d", name: "n", input: { v: JSON.parse(`${"[".repeat(n)}${"]".repeat(n)}`) } }],
     });
-    // The message object, its content array, the block and its input are 4 levels.
-    expect(scanAll(JSON.stringify({ messages: [messages[0], deep(60)] }), 7)[1]).toEqual(deep(60));
-    expect(() => parseImportedMessage(JSON.stringify(deep(60)), "m")).not.toThrow();
-    expect(() => scanAll(JSON.stringify({ messages: [deep(61), messages[0]] }), 7)).toThrow(
-      "messages[0]: nested deeper than 64 levels",
+    // The message object, its content array and the block are 3 levels around the input, which may
+    // itself nest 64 levels (its own brace the first), as any JSON body: 67 in all.
+    expect(scanAll(JSON.stringify({ messages: [messages[0], deep(63)] }), 7)[1]).toEqual(deep(63));
+    expect(() => parseImportedMessage(JSON.stringify(deep(63)), "m")).not.toThrow();
+    expect(() => scanAll(JSON.stringify({ messages: [deep(64), messages[0]] }), 7)).toThrow(
+      "messages[0]: nested deeper than 67 levels (64 inside a content block's fields)",
     );
-    expect(() => parseImportedMessage(JSON.stringify(deep(61)), "m")).toThrow("m: nested deeper than 64 levels");
+    // Named by its place even when the messages before it came in the same piece of the body.
+    expect(() => scanAll(JSON.stringify({ messages: [messages[0], deep(64)] }), 1_000_000)).toThrow(
+      "messages[1]: nested deeper than 67 levels",
+    );
+    expect(() => parseImportedMessage(JSON.stringify(deep(64)), "m")).toThrow("m: nested deeper than 67 levels");
+    // Parsed, each block's field is measured from its own level: a deep usage is not a deep input.
+    expect(() =>
+      parseImportedMessage(
+        JSON.stringify({ ...messages[3], usage: { a: JSON.parse(`${"[".repeat(64)}${"]".repeat(64)}`) } }),
+        "m",
+      ),
+    ).toThrow("m.usage: nested deeper than 64 levels");
   });
 
   it("refuses a message larger than the cap without holding more of it", () => {
@@ -158,7 +170,7 @@ describe("transcript checks", () => {
   it("refuses a line nested past the limit for its depth, before parsing it", () => {
     // Unclosed, so only a parse would call it malformed: the depth is measured first.
     expect(() => parseImportedMessage("[".repeat(1_000_000), "messages[0] (line 1)")).toThrow(
-      "messages[0] (line 1): nested deeper than 64 levels",
+      "messages[0] (line 1): nested deeper than 67 levels",
     );
     expect(() => parseImportedMessage(`{"role":"user","content":"${"[".repeat(100)}"}`, "m")).not.toThrow();
   });

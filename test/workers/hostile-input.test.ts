@@ -481,17 +481,18 @@ describe("hostile input", () => {
       ],
       ["junk after", `${valid.slice(0, -1)}, "junk": {"a": ${nest(100)}}}`, "body: nested deeper than 64 levels", 400],
       ["never closed", `{"junk": ${"[".repeat(1_000_000)}`, "body: nested deeper than 64 levels", 400],
-      // Inside a message, JSON or a JSONL line: measured from the message.
+      // Inside a message, JSON or a JSONL line: measured from the message, whose content blocks'
+      // fields may nest 64 levels (67 from its own brace: core/transcript/message-scanner.ts).
       [
         "in a message",
-        JSON.stringify({ messages: [{ role: "user", content: "x", junk: JSON.parse(nest(64)) }] }),
-        "messages[0]: nested deeper than 64 levels",
+        JSON.stringify({ messages: [{ role: "user", content: "x", junk: JSON.parse(nest(67)) }] }),
+        "messages[0]: nested deeper than 67 levels (64 inside a content block's fields)",
         400,
       ],
       [
         "JSONL line",
         `${JSON.stringify(exchanges[0])}\n${"[".repeat(1_000_000)}\n`,
-        "messages[1] (line 2): nested deeper than 64 levels",
+        "messages[1] (line 2): nested deeper than 67 levels (64 inside a content block's fields)",
         400,
         "application/x-ndjson",
       ],

@@ -98,7 +98,7 @@ function operation(route: {
     op.requestBody = {
       required: true,
       description: d.rawBody.description,
-      content: {
+      content: d.rawBody.content ?? {
         "application/octet-stream": { schema: { type: "string", contentMediaType: "application/octet-stream" } },
       },
     };

@@ -19,8 +19,12 @@ export interface RouteDoc {
   responses: Record<number, ResponseDoc>;
   /** A query the handler checks itself with this schema (rather than through validate.ts). */
   query?: z.ZodType;
-  /** A body that is not JSON (uploads stream bytes into R2). */
-  rawBody?: { description: string };
+  /**
+   * A body the route reads itself, not through a validator (uploads stream bytes into R2, an import
+   * streams a transcript): the media types it takes, raw bytes (application/octet-stream) unless
+   * `content` names them.
+   */
+  rawBody?: { description: string; content?: Record<string, { schema: Record<string, unknown> }> };
   /** Headers the route reads, e.g. Idempotency-Key. */
   headers?: { name: string; description: string }[];
   /** OpenAPI extensions (x-…), e.g. the websocket frames of the socket route. */

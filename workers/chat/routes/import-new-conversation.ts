@@ -52,8 +52,26 @@ importNewConversationRoutes.post(
   doc({
     summary: "Create a conversation from a transcript (no model call), streamed",
     description:
-      'The body is `{"messages": [...]}` in Anthropic Messages format (other top-level fields, such as `model` or an export\'s metadata, are ignored), or JSONL with one message per line (`Content-Type: application/x-ndjson`; lines whose `type` is not `message` are skipped). Up to 64 MiB (67,108,864 bytes; a larger body is a 413 naming the limit), checked message by message and never held whole; nesting deeper than 64 levels (the document around the messages, or one message) is a 400. Every tool_use must be answered by a tool_result in the next user message. A bad transcript is a 400 naming the first bad message (`messages[i]`, and its line for JSONL), and nothing is stored.',
-    rawBody: { description: "The transcript: JSON with a messages array, or JSONL" },
+      "The body is `{\"messages\": [...]}` in Anthropic Messages format (other top-level fields, such as `model` or an export's metadata, are ignored), or JSONL with one message per line (`Content-Type: application/x-ndjson`; lines whose `type` is not `message` are skipped). Up to 64 MiB (67,108,864 bytes; a larger body is a 413 naming the limit), checked message by message and never held whole; nesting deeper than 64 levels (the document around the messages, or a content block's field such as a tool call's input: 67 levels from a message's own brace) is a 400, and so are more than 50,000 messages the model would be sent (superseded and sub-agent messages aside). Every tool_use must be answered by a tool_result in the next user message, and none may come before the first user message. A bad transcript is a 400 naming the first bad message (`messages[i]`, and its line for JSONL), and nothing is stored.",
+    rawBody: {
+      description:
+        "The transcript: JSON with a messages array (or a bare array), or JSONL (also sent as application/jsonl); any other Content-Type is a 415",
+      content: {
+        "application/json": {
+          schema: {
+            oneOf: [
+              {
+                type: "object",
+                required: ["messages"],
+                properties: { messages: { type: "array", items: { type: "object" } } },
+              },
+              { type: "array", items: { type: "object" } },
+            ],
+          },
+        },
+        "application/x-ndjson": { schema: { type: "string", contentMediaType: "application/x-ndjson" } },
+      },
+    },
     responses: { 201: { description: "The new conversation", schema: conversationSchema } },
   }),
   query(importQuery),

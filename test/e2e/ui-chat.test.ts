@@ -1077,3 +1077,192 @@ describe("the chat", () => {
     expect(await page.locator("[aria-live=polite]").evaluateAll((els) => els.map((e) => e.id))).toEqual(["announcer"]);
   });
 });
+
+describe("the chat keeps what was typed and where the reader was", () => {
+  it("a send the server refuses leaves the page idle with the message back in the composer: a turn paused on a client tool, then a rate limit", async () => {
+    const id = (await api("POST", "/v1/conversations", { title: "refused sends" })).json.id;
+    const tools = [
+      { name: "ask_person", description: "Ask the person", input_schema: { type: "object", properties: {} } },
+    ];
+    const paused = (await api("POST", `/v1/conversations/${id}/messages`, { content: "@tool ask_person {}", tools }))
+      .json;
+    expect(paused.stop_reason).toBe("requires_action");
+    await page.goto(`${base()}/#/c/${id}`);
+    await page.locator("#pending-calls").waitFor();
+    await page.waitForSelector("#socket-status.live", { state: "attached" });
+    const typed = "my long carefully typed follow-up question";
+    await page.fill("#composer", typed);
+    await page.press("#composer", "Enter");
+    await page.waitForSelector(".turn-error");
+    await page.waitForSelector("#send:not([hidden])", { timeout: 5_000 });
+    expect(await page.inputValue("#composer")).toBe(typed);
+    expect(await page.locator("#stop").isHidden()).toBe(true);
+    expect(await page.locator(".turn.live").count()).toBe(0);
+    // The call answered (elsewhere), the message sends as it is.
+    const call = paused.requires_action!.calls[0].id;
+    await api("POST", `/v1/conversations/${id}/tool-results`, { results: [{ tool_use_id: call, content: "teal" }] });
+    await page.waitForSelector("#pending-calls", { state: "detached" });
+    // A refusal frame as the server sends one when the key is over its turn limit, then the real send.
+    await page.evaluate(() => {
+      const s = window.sockets.at(-1)!;
+      const real = s.send.bind(s);
+      const w = window as unknown as { sendFrames: number };
+      w.sendFrames = 0;
+      s.send = (data: string) => {
+        const frame = JSON.parse(data);
+        if (frame.type === "send" && w.sendFrames++ === 0) {
+          const refusal = {
+            type: "error",
+            turnId: "turn_refused",
+            ref: frame.ref,
+            error: { type: "rate_limited", message: "Too many turns; retry in 1 s.", retryAfterSeconds: 1 },
+          };
+          setTimeout(() => s.dispatchEvent(new MessageEvent("message", { data: JSON.stringify(refusal) })));
+          return;
+        }
+        real(data);
+      };
+    });
+    await page.press("#composer", "Enter");
+    await page.waitForFunction(() => (window as unknown as { sendFrames: number }).sendFrames === 1);
+    await page.waitForSelector("#send:not([hidden])", { timeout: 5_000 });
+    expect(await page.inputValue("#composer")).toBe(typed);
+    await page.press("#composer", "Enter");
+    await expect.poll(async () => (await transcript(id)).at(-1)?.role, { timeout: 30_000 }).toBe("assistant");
+    const prompts = (await transcript(id)).filter((m) => m.role === "user" && textBlocks(m.content).join("") === typed);
+    expect(prompts).toHaveLength(1);
+    expect(await page.evaluate(() => (window as unknown as { sendFrames: number }).sendFrames)).toBe(2);
+  });
+
+  it("a message the dropped socket lost comes back ahead of what was typed while it reconnected", async () => {
+    const id = (await api("POST", "/v1/conversations", { title: "lost send, typed over" })).json.id;
+    await page.goto(`${base()}/#/c/${id}`);
+    await page.waitForSelector("#socket-status.live", { state: "attached" });
+    let release = () => {};
+    const gate = new Promise<void>((r) => (release = r));
+    await page.route("**/ws-ticket", async (route) => (await gate, route.continue()));
+    await page.evaluate(() => {
+      const s = window.sockets.at(-1)!;
+      const real = s.send.bind(s);
+      s.send = (data: string) => (JSON.parse(data).type === "send" ? s.close() : real(data));
+    });
+    await page.fill("#composer", "a message the network ate");
+    await page.press("#composer", "Enter");
+    await page.waitForSelector("#conn-banner:not([hidden])");
+    await page.waitForFunction(() => (document.querySelector("#composer") as HTMLTextAreaElement).value === "");
+    await page.fill("#composer", "and a thought typed meanwhile");
+    release();
+    await page.click("#reconnect-now").catch(() => {});
+    await expect
+      .poll(() => page.inputValue("#composer"), { timeout: 15_000 })
+      .toBe("a message the network ate\n\nand a thought typed meanwhile");
+    await page.unroute("**/ws-ticket");
+    await page.fill("#composer", "");
+  });
+
+  it("Stop pressed while the connection is down stops the turn once it is back", async () => {
+    const id = (await api("POST", "/v1/conversations", { title: "stop offline" })).json.id;
+    await page.goto(`${base()}/#/c/${id}`);
+    await page.waitForSelector("#socket-status.live", { state: "attached" });
+    await page.fill("#composer", "a long answer please\n@stream-pace 300\n@reply-chars 1500");
+    await page.press("#composer", "Enter");
+    await page.locator(".turn.live .md").waitFor();
+    let release = () => {};
+    const gate = new Promise<void>((r) => (release = r));
+    await page.route("**/ws-ticket", async (route) => (await gate, route.continue()));
+    const sockets = await page.evaluate(() => window.sockets.length);
+    await page.evaluate(() => window.sockets.at(-1)?.close());
+    await page.waitForSelector("#conn-banner:not([hidden])");
+    await page.click("#stop");
+    release();
+    await page.click("#reconnect-now").catch(() => {});
+    await page.waitForFunction(
+      (n) => window.sockets.length > n && document.querySelector("#socket-status.live"),
+      sockets,
+    );
+    await page.unroute("**/ws-ticket");
+    await expect.poll(async () => (await transcript(id)).at(-1)?.stopReason, { timeout: 90_000 }).toBeTruthy();
+    expect((await transcript(id)).at(-1)).toMatchObject({ role: "assistant", stopReason: "interrupted" });
+    await settled(1);
+  });
+
+  it("the same prompt sent twice in a row shows two exchanges, not a regenerate", async () => {
+    const imported = await api("POST", "/v1/conversations/import?title=Twice", {
+      messages: [
+        { role: "user", content: "continue" },
+        { role: "assistant", content: "FIRST PART of the story." },
+        { role: "user", content: "continue" },
+        { role: "assistant", content: "SECOND PART of the story." },
+      ],
+    });
+    expect(imported.status).toBe(201);
+    await page.goto(`${base()}/#/c/${imported.json.id}`);
+    await page.locator(".turn.done").first().waitFor();
+    expect(await page.locator(".turn.done").count()).toBe(2);
+    expect(await page.locator(".version-count").count()).toBe(0);
+    expect(await page.locator(".turn.done .msg.assistant .md").allTextContents()).toEqual([
+      "FIRST PART of the story.",
+      "SECOND PART of the story.",
+    ]);
+  });
+
+  it("a re-render at the end of a turn keeps the keyboard focus where it was and opened steps open", async () => {
+    const imported = await api("POST", "/v1/conversations/import?title=Focus%20kept", {
+      messages: [
+        { role: "user", content: "look it up" },
+        { role: "assistant", content: [{ type: "tool_use", id: "call_k", name: "memory_search", input: { q: "x" } }] },
+        { role: "user", content: [{ type: "tool_result", tool_use_id: "call_k", content: "found it" }] },
+        { role: "assistant", content: "Here it is." },
+      ],
+    });
+    const id = imported.json.id;
+    await page.goto(`${base()}/#/c/${id}`);
+    await page.waitForSelector("#socket-status.live", { state: "attached" });
+    await page.click('.turn.done details.tool-step[data-tool-use="call_k"] > summary');
+    await page.focus(".turn.done .msg.assistant button.copy");
+    // Another client's turn: its end re-renders the transcript.
+    expect((await api("POST", `/v1/conversations/${id}/messages`, { content: "more\n@reply-chars 40" })).status).toBe(
+      200,
+    );
+    await settled(2);
+    expect(
+      await page.locator('details.tool-step[data-tool-use="call_k"]').evaluate((d) => d.hasAttribute("open")),
+    ).toBe(true);
+    expect(
+      await page.evaluate(() => {
+        const a = document.activeElement;
+        return a?.matches(".turn.done:first-child .msg.assistant button.copy") ?? false;
+      }),
+    ).toBe(true);
+  });
+
+  it("a file that fails midway through an upload: sending again does not upload the earlier files twice", async () => {
+    const id = (await api("POST", "/v1/conversations", { title: "partial upload" })).json.id;
+    await page.goto(`${base()}/#/c/${id}`);
+    await page.waitForSelector("#socket-status.live", { state: "attached" });
+    let failing = true;
+    await page.route(/\/attachments\?name=second\.txt/, (route) =>
+      failing
+        ? route.fulfill({
+            status: 503,
+            contentType: "application/json",
+            body: '{"error":{"type":"unavailable","message":"down"}}',
+          })
+        : route.continue(),
+    );
+    await page.setInputFiles("#file-input", [
+      { name: "first.txt", mimeType: "text/plain", buffer: Buffer.from("one\n") },
+      { name: "second.txt", mimeType: "text/plain", buffer: Buffer.from("two\n") },
+    ]);
+    await page.fill("#composer", "read both\n@reply-chars 40");
+    await page.press("#composer", "Enter");
+    await page.waitForSelector(".upload.failed");
+    await page.waitForSelector("#send:not([hidden])");
+    failing = false;
+    await page.press("#composer", "Enter");
+    await settled(1);
+    await page.unroute(/\/attachments\?name=second\.txt/);
+    const files = (await api("GET", `/v1/conversations/${id}/attachments`)).json.data;
+    expect(files.map((f) => String(f.name)).sort()).toEqual(["first.txt", "second.txt"]);
+  });
+});

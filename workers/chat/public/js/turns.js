@@ -33,8 +33,9 @@ export const isPrompt = (m) =>
 
 /**
  * @typedef {{ kind: "turn", user: any | null, replies: any[], earlier: any[][] } | { kind: "note", message: any }} Item
- * A turn whose prompt repeats the previous one word for word (Regenerate) folds that turn's reply
- * in as an earlier version.
+ * Every prompt starts a turn, even one that repeats the prompt before it word for word: a
+ * regenerate's earlier replies are found from the transcript's superseded markers (chat.js), never
+ * from matching text. `earlier` is left empty here.
  * @param {any[]} messages @returns {Item[]}
  */
 export function groupTurns(messages) {
@@ -48,20 +49,6 @@ export function groupTurns(messages) {
       continue;
     }
     if (isPrompt(m)) {
-      const prev = /** @type {any} */ (items[items.length - 1]);
-      if (
-        prev?.kind === "turn" &&
-        prev.user &&
-        prev.replies.length &&
-        promptText(prev.user) === promptText(m) &&
-        !blocksOf(m).some((/** @type {any} */ b) => b.type === "image")
-      ) {
-        prev.earlier.push(prev.replies);
-        prev.replies = [];
-        prev.user = m;
-        turn = prev;
-        continue;
-      }
       turn = {
         kind: /** @type {const} */ ("turn"),
         user: m,

@@ -43,8 +43,15 @@ export async function chatView(root, id, opts = {}) {
   const cards = new Map();
   /** Failed turns: the prompt's message id → the error. @type {Map<string, any>} */
   const errors = new Map();
-  /** Files staged for the next message: uploaded when it is sent (`abort` while it goes up). @type {{ file: File, row: HTMLElement, abort?: () => void }[]} */
+  /**
+   * Files staged for the next message: uploaded when it is sent (`abort` while it goes up; `id` once
+   * it is up, so a Send that failed on a later file does not upload it again).
+   * @typedef {{ file: File, row: HTMLElement, abort?: () => void, id?: string }} Staged
+   */
+  /** @type {Staged[]} */
   const staged = [];
+  /** The files each of this page's sends carried (put back as chips if the server never takes it). @type {WeakMap<HTMLElement, Staged[]>} */
+  const sentFiles = new WeakMap();
   /** Progress notes of this session's turns, by the prompt's message id. @type {Map<string, string[]>} */
   const narration = new Map();
   const settled = h("div", { class: "settled" });
@@ -136,6 +143,8 @@ export async function chatView(root, id, opts = {}) {
   /** The turn this page started and is running: Stop ends it. */
   let running = /** @type {string | null} */ (null);
   let stopRequested = false;
+  /** A Stop pressed while the socket was down: the turn it was for, stopped once the socket is back. */
+  let stopOnReturn = /** @type {string | null} */ (null);
   /** The paused turn whose client tool calls the pending-calls form answers. */
   let pendingFor = /** @type {string | null} */ (null);
   /** After a reconnect: the paused turn whose calls the resumed socket must name again, or its panel goes. */
@@ -203,7 +212,53 @@ export async function chatView(root, id, opts = {}) {
       out.push(section);
     }
     if (!items.length && !staged.length) out.push(h("p", { class: "empty" }, "Ask anything, or attach a file."));
+    const place = readerPlace(settled);
     stick(() => replace(settled, out));
+    restorePlace(place);
+  }
+
+  /**
+   * A stable name for an element of the log, the same after the transcript is drawn again: a tool
+   * step's call id, else its message's id (or, outside a message, its turn's first one) with its
+   * tag, classes and place among its like.
+   * @param {Element} el @returns {string}
+   */
+  function placeKey(el) {
+    if (el instanceof HTMLElement && el.dataset.toolUse) return `step:${el.dataset.toolUse}`;
+    if (el.tagName === "SUMMARY" && el.parentElement) return `summary:${placeKey(el.parentElement)}`;
+    const msg = el.closest("[data-id], [data-ids]");
+    const box = msg ?? el.closest(".turn");
+    const owner = msg ?? box?.querySelector("[data-id], [data-ids]");
+    const id = owner?.getAttribute("data-id") ?? owner?.getAttribute("data-ids")?.split(" ")[0] ?? "";
+    const like = `${el.tagName}${[...el.classList].map((c) => `.${CSS.escape(c)}`).join("")}`;
+    const at = [...(box ?? settled).querySelectorAll(like)].indexOf(el);
+    return `${id}|${msg ? "msg" : "turn"}|${like}|${at}`;
+  }
+
+  /** What a re-render would lose under `root`: the focused control and the opened details. @param {HTMLElement} root */
+  function readerPlace(root) {
+    const active = document.activeElement;
+    const focus = active && active !== root && root.contains(active) ? placeKey(active) : null;
+    const open = new Set([...root.querySelectorAll("details[open]")].map(placeKey));
+    return { focus, open };
+  }
+
+  /**
+   * After a re-render: the details that were open open again, and the focus goes back to the same
+   * control (or, when it is gone, to the composer rather than the top of the page).
+   * @param {{ focus: string | null, open: Set<string> }} place
+   */
+  function restorePlace({ focus, open }) {
+    if (open.size)
+      for (const d of settled.querySelectorAll("details"))
+        if (open.has(placeKey(d))) /** @type {HTMLDetailsElement} */ (d).open = true;
+    if (focus === null) return;
+    const active = document.activeElement;
+    if (active && active !== document.body && active.isConnected) return;
+    const again = [...settled.querySelectorAll("button, summary, a[href], textarea, [tabindex]")].find(
+      (el) => placeKey(el) === focus,
+    );
+    /** @type {HTMLElement} */ (again ?? text).focus({ preventScroll: true });
   }
 
   /** @param {any} c a timeline card */
@@ -353,9 +408,9 @@ export async function chatView(root, id, opts = {}) {
   /**
    * A failed turn's error in plain words, with Retry when trying again may help (with the files the
    * message had uploaded, when it never reached the server).
-   * @param {any} error @param {string} prompt @param {string[]} [attachments]
+   * @param {any} error @param {string} prompt @param {Staged[]} [files] the files it had uploaded
    */
-  function turnError(error, prompt, attachments = []) {
+  function turnError(error, prompt, files = []) {
     const plain = plainError(error);
     const details =
       error.message && plain.text !== error.message
@@ -368,7 +423,7 @@ export async function chatView(root, id, opts = {}) {
         : null;
     const retryButton =
       plain.retry && prompt
-        ? h("button", { type: "button", class: "retry", onclick: () => sendTurn(prompt, { attachments }) }, "Retry")
+        ? h("button", { type: "button", class: "retry", onclick: () => sendTurn(prompt, { files }) }, "Retry")
         : null;
     // Announced once, through the status line, when it happens (not as an alert each time the
     // transcript is drawn again).
@@ -434,12 +489,13 @@ export async function chatView(root, id, opts = {}) {
    * never saved it, so nothing typed is lost; one it saved shows as saved.
    */
   function recover() {
-    // A regenerate lost this way sends nothing to restore: Regenerate is still offered.
-    const lost = pending.splice(0).map((el) => (el.remove(), el.dataset.regenerate ? "" : (el.dataset.prompt ?? "")));
+    const lost = pending.splice(0);
+    for (const el of lost) el.remove();
     for (const [, t] of turns) t.el.remove();
     turns.clear();
     // A send still uploading its files goes on (it sends over the new socket): it keeps Stop. One
     // already sent (in `pending`) either comes back from the resumed socket or is told lost below.
+    // (A Stop pressed while the socket was down is kept apart, in `stopOnReturn`.)
     if (running !== "pending" || lost.length) setRunning(null);
     // A paused turn's panel stays (with what was typed in it) if the resumed socket sends its calls
     // again; if they were answered meanwhile, it goes when the socket says it has caught up.
@@ -449,10 +505,12 @@ export async function chatView(root, id, opts = {}) {
       .catch(() => {})
       .then(() => {
         const saved = new Set(messages.slice(before).map((m) => promptText(m)));
-        const unsent = lost.filter((p) => p && !saved.has(p));
-        if (!unsent.length || text.value.trim()) return;
-        text.value = unsent.join("\n\n");
-        grow();
+        // A regenerate lost this way sends nothing to restore: Regenerate is still offered.
+        const unsent = lost.filter(
+          (el) => !el.dataset.regenerate && el.dataset.prompt && !saved.has(el.dataset.prompt),
+        );
+        if (!unsent.length) return;
+        putBack(unsent);
         announce("The connection dropped before your message was sent: it is back in the box.");
       });
   }
@@ -586,6 +644,8 @@ export async function chatView(root, id, opts = {}) {
     if (e.type === "progress" && !e.turnId) return;
     if (e.type === "error" && !e.turnId) return stick(() => log.append(turnError(e.error, "")));
     if (e.type === "resumed") {
+      // The resumed socket did not name the turn Stop was pressed for: it ended meanwhile.
+      stopOnReturn = null;
       if (pendingRecheck && pendingRecheck === pendingFor) hidePending();
       pendingRecheck = null;
       return;
@@ -600,7 +660,10 @@ export async function chatView(root, id, opts = {}) {
     if (resumed) t.el.dataset.mine = "1";
     if (e.type === "turn_start") t.started = true;
     if (e.type === "turn_start" && t.el.dataset.mine) setRunning(e.turnId);
-    if (e.type === "turn_start" && stopRequested && running === e.turnId) stop();
+    if (e.type === "turn_start" && running === e.turnId && (stopRequested || stopOnReturn === e.turnId)) {
+      stopOnReturn = null;
+      stop();
+    }
     stick(() => {
       switch (e.type) {
         case "delta": {
@@ -720,21 +783,33 @@ export async function chatView(root, id, opts = {}) {
   function finish(turnId, t, e) {
     endPiece(t);
     turns.delete(turnId);
-    if (running === turnId) setRunning(null);
+    // This page's send refused before it started (a turn paused on client tools, a rate limit): no
+    // turn_start named it, so `running` still says "pending". The page is idle again and the
+    // message goes back into the composer with its files (sending it again is the retry).
+    const refused = !t.started && !!t.el.dataset.ref && running === "pending";
+    if (running === turnId || refused) setRunning(null);
+    if (refused && !t.el.dataset.regenerate) putBack([t.el]);
     const prompt = t.saved.find((/** @type {any} */ m) => m.role === "user" && promptText(m));
     if (t.error && prompt) errors.set(prompt.id, t.error);
     const notes = [...t.body.querySelectorAll(".progress")]
       .map((n) => n.textContent ?? "")
       .filter((n) => n && !n.startsWith("The model's reply broke off"));
     if (notes.length && prompt) narration.set(prompt.id, notes);
+    const place = readerPlace(t.el);
     t.el.remove();
     addSettled(t.saved);
+    restorePlace(place);
     // A compaction during the turn is a timeline card now: placed where it ran, as on reload.
     if (t.body.querySelector(".compaction-notice")) refreshCards().catch(() => {});
-    if (t.error && !prompt) stick(() => log.append(turnError(t.error, t.prompt)));
+    if (t.error && !prompt) stick(() => log.append(turnError(t.error, refused ? "" : t.prompt)));
     if (!t.error && e.stop_reason !== "requires_action")
       announce(e.stop_reason === "interrupted" ? "Stopped." : "Reply finished.");
-    if (t.error) announce(plainError(t.error).text);
+    if (t.error)
+      announce(
+        refused && !t.el.dataset.regenerate
+          ? `${plainError(t.error).text} Your message is back in the box.`
+          : plainError(t.error).text,
+      );
     afterTurn();
   }
 
@@ -812,9 +887,9 @@ export async function chatView(root, id, opts = {}) {
 
   /**
    * Sends a turn: the staged files are uploaded first (each chip shows its progress) and go with it
-   * as `attachments` (a Retry passes the ids it uploaded before). A regenerate sends no content:
-   * the server runs the last prompt again.
-   * @param {string} content @param {{ regenerate?: boolean, attachments?: string[] }} [opts]
+   * as `attachments` (a Retry passes the files it uploaded before). A regenerate sends no content:
+   * the server runs the last prompt again. A message from the composer leaves it as it is sent.
+   * @param {string} content @param {{ regenerate?: boolean, files?: Staged[], fromComposer?: boolean }} [opts]
    */
   async function sendTurn(content, opts = {}) {
     if (!content.trim() || running) return false;
@@ -846,12 +921,12 @@ export async function chatView(root, id, opts = {}) {
     );
     setRunning("pending");
     announce("Sent. Waiting for the reply.");
-    /** @type {string[]} */
-    let attachments = opts.attachments ?? [];
+    /** @type {Staged[]} */
+    let files = opts.files ?? [];
     const uploading = !regenerate && staged.length > 0;
-    const earlier = attachments.length;
+    const earlier = files.length;
     try {
-      if (uploading) attachments = [...attachments, ...(await uploadStaged())];
+      if (uploading) files = [...files, ...(await uploadStaged())];
     } catch (err) {
       // A file that could not be uploaded keeps its chip, with the reason; nothing is sent.
       const stopped = stopRequested;
@@ -861,16 +936,22 @@ export async function chatView(root, id, opts = {}) {
     }
     // Stop pressed once the files were up: nothing is sent, and the files are not kept.
     if (uploading && stopRequested) {
-      for (const uploaded of attachments.slice(earlier))
-        api("DELETE", `/v1/conversations/${id}/attachments/${uploaded}`).catch(() => {});
+      for (const uploaded of files.slice(earlier))
+        api("DELETE", `/v1/conversations/${id}/attachments/${uploaded.id}`).catch(() => {});
       setRunning(null);
       announce("Stopped before sending: the message is still here; add its files again.");
       return false;
     }
+    const attachments = files.map((f) => /** @type {string} */ (f.id));
     try {
       const s = await connect();
+      sentFiles.set(el, files);
       pending.push(el);
       stick(() => log.append(el));
+      if (opts.fromComposer) {
+        text.value = "";
+        grow();
+      }
       s.send(
         JSON.stringify(
           regenerate
@@ -883,21 +964,21 @@ export async function chatView(root, id, opts = {}) {
       el.remove();
       setRunning(null);
       // The files went up: Retry sends them with the message again.
-      stick(() => log.append(turnError(err, content, attachments)));
+      stick(() => log.append(turnError(err, content, files)));
       return false;
     }
   }
 
   /**
-   * Uploads the staged files (stored without a note: the message brings it); their ids. A chip
-   * removed (✕) before or while its file goes up is left out: its upload is cancelled, or, when it
-   * had already landed, the file is deleted again.
+   * Uploads the staged files (stored without a note: the message brings it); the files sent, each
+   * with its id. A chip removed (✕) before or while its file goes up is left out: its upload is
+   * cancelled, or, when it had already landed, the file is deleted again. A file already up (a Send
+   * that failed on a later one) is not uploaded again.
+   * @returns {Promise<Staged[]>}
    */
   async function uploadStaged() {
-    /** @type {string[]} */
-    const ids = [];
     for (const s of [...staged]) {
-      if (!staged.includes(s)) continue;
+      if (!staged.includes(s) || s.id) continue;
       const bar = /** @type {HTMLProgressElement} */ (
         h("progress", { max: "1", value: "0", "aria-label": `Uploading ${s.file.name}` })
       );
@@ -914,7 +995,7 @@ export async function chatView(root, id, opts = {}) {
       s.abort = abort;
       try {
         const uploaded = (await done).id;
-        if (staged.includes(s)) ids.push(uploaded);
+        if (staged.includes(s)) s.id = uploaded;
         else api("DELETE", `/v1/conversations/${id}/attachments/${uploaded}`).catch(() => {});
       } catch (err) {
         if (!staged.includes(s)) continue;
@@ -925,8 +1006,29 @@ export async function chatView(root, id, opts = {}) {
       }
     }
     // Sent: the chips go (the message shows its files).
-    for (const s of staged.splice(0)) s.row.remove();
-    return ids;
+    const sent = staged.splice(0);
+    for (const s of sent) s.row.remove();
+    return sent;
+  }
+
+  /**
+   * Messages of this page's the server never took (refused, or lost with the socket) go back into
+   * the composer, ahead of anything typed since (never dropped), with the files they had uploaded
+   * as chips again (sent with the message next time, not uploaded twice).
+   * @param {HTMLElement[]} sends
+   */
+  function putBack(sends) {
+    const prompts = sends.map((el) => el.dataset.prompt ?? "").filter((p) => p.trim());
+    const typed = text.value.trim() ? [text.value] : [];
+    if (prompts.length) {
+      text.value = [...prompts, ...typed].join("\n\n");
+      grow();
+    }
+    for (const f of sends.flatMap((el) => sentFiles.get(el) ?? []))
+      if (!staged.includes(f)) {
+        staged.push(f);
+        uploads.append(f.row);
+      }
   }
 
   async function send() {
@@ -938,10 +1040,7 @@ export async function chatView(root, id, opts = {}) {
       }
       return;
     }
-    if (await sendTurn(content)) {
-      text.value = "";
-      grow();
-    }
+    await sendTurn(content, { fromComposer: true });
   }
 
   /** Stop: the running turn ends as interrupted (what streamed is kept). Before turn_start, once it starts. */
@@ -952,7 +1051,12 @@ export async function chatView(root, id, opts = {}) {
     stopButton.textContent = "Stopping…";
     // Still uploading the message's files: the uploads are cancelled and nothing is sent.
     if (running === "pending") for (const s of staged) s.abort?.();
-    if (!running || running === "pending" || !ws) return;
+    if (!running || running === "pending") return;
+    // The socket is down: the stop is sent for this turn when the resumed socket names it again.
+    if (!ws) {
+      stopOnReturn = running;
+      return;
+    }
     ws.send(JSON.stringify({ type: "stop", turnId: running }));
   }
   // Once asked, the button waits for the turn to end (it is aria-disabled, so it keeps the focus).
@@ -1016,7 +1120,7 @@ export async function chatView(root, id, opts = {}) {
       h("span", { class: "file-type muted" }, file.type || "file"),
       h("span", { class: "file-size muted" }, bytes(file.size)),
     );
-    /** @type {{ file: File, row: HTMLElement, abort?: () => void }} */
+    /** @type {Staged} */
     const entry = { file, row };
     row.append(
       removeButton(() => {
@@ -1025,6 +1129,8 @@ export async function chatView(root, id, opts = {}) {
         if (at >= 0) staged.splice(at, 1);
         // Removed while Send uploads it: the upload stops and the file is not sent.
         entry.abort?.();
+        // Already up (a Send that failed on a later file, or a message put back): not kept.
+        if (entry.id) api("DELETE", `/v1/conversations/${id}/attachments/${entry.id}`).catch(() => {});
         if (!staged.length && !messages.length) renderSettled();
       }, file.name),
     );
@@ -1064,8 +1170,9 @@ export async function chatView(root, id, opts = {}) {
     const parts = [...(draft.unsent ?? []).filter((p) => !since.has(p)), draft.typed ?? ""].filter(
       (t) => typeof t === "string" && t.trim(),
     );
-    if (!parts.length || text.value.trim()) return;
-    text.value = parts.join("\n\n");
+    if (!parts.length) return;
+    // Ahead of anything typed while the conversation loaded: neither is dropped.
+    text.value = [...parts, ...(text.value.trim() ? [text.value] : [])].join("\n\n");
     grow();
   }
 

@@ -218,13 +218,25 @@ export class TurnCompactor {
       originOf,
       taskPrompt: taskPromptIndex(input, turnMessages[0], originOf),
     });
+    // The card's figures are the requests as sent: before, with an earlier pass's state note if it
+    // carries one; after, with this pass's.
+    const tokensOf = (chars: number) => Math.ceil(chars / this.budget.charsPerToken);
+    const charsBefore = requestChars(request);
+    const tokensBefore = tokensOf(charsBefore);
     // Nothing cut: the request stays as it was. A state call and its nudge would only add to a
     // request that did not shrink (one that fit could overflow).
     this.lastPassCutNothing = !report.targets.length;
     if (!report.targets.length)
       return {
         request: this.bounded(request),
-        report: { ...report, charsAfter: report.charsBefore, tokensAfter: report.tokensBefore, tokensSaved: 0 },
+        report: {
+          ...report,
+          charsBefore,
+          tokensBefore,
+          charsAfter: charsBefore,
+          tokensAfter: tokensBefore,
+          tokensSaved: 0,
+        },
         summarized: "fallback",
         durationMs: Date.now() - started,
         usage: zeroUsage(),
@@ -256,12 +268,18 @@ export class TurnCompactor {
     this.override = { prefix: withoutCache(built.messages), count: built.messages.length, messages: standing };
     // The next calibration comes from the next call; the old one described the uncompacted request.
     this.calibration = null;
-    // The card reports the request as sent: the state note it now carries included.
     const charsAfter = requestChars({ ...request, messages });
-    const tokensAfter = Math.ceil(charsAfter / this.budget.charsPerToken);
+    const tokensAfter = tokensOf(charsAfter);
     return {
       request: this.bounded({ ...request, messages }),
-      report: { ...report, charsAfter, tokensAfter, tokensSaved: report.tokensBefore - tokensAfter },
+      report: {
+        ...report,
+        charsBefore,
+        tokensBefore,
+        charsAfter,
+        tokensAfter,
+        tokensSaved: tokensBefore - tokensAfter,
+      },
       summarized,
       durationMs: Date.now() - started,
       usage,

@@ -104,6 +104,13 @@ describe("the in-turn compactor", () => {
     expect(out.report.charsAfter).toBe(sent);
     expect(out.report.tokensAfter).toBe(Math.ceil(sent / BUDGET.charsPerToken));
     expect(out.report.tokensSaved).toBe(out.report.tokensBefore - out.report.tokensAfter);
+    // A second pass's "before" is its request as sent: the first pass's turn state included.
+    const next = c.apply(built(6));
+    expect(JSON.stringify(next.messages)).toContain("<turn_state>");
+    const sentBefore = JSON.stringify(next.tools).length + 3 + messagesChars(next);
+    const second = await c.compact(next, turn);
+    expect(second.report.charsBefore).toBe(sentBefore);
+    expect(second.report.tokensBefore).toBe(Math.ceil(sentBefore / BUDGET.charsPerToken));
   });
 
   it("asks the model the turn asks now: after a refusal fallback, its state call goes to the fallback", async () => {

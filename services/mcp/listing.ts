@@ -113,7 +113,9 @@ function withheldIn(value: unknown, secret: Record<string, string>): unknown {
   if (typeof value === "string") return scrub(value, secret).toWellFormed();
   if (Array.isArray(value)) return value.map((v) => withheldIn(v, secret));
   if (value && typeof value === "object")
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [scrub(k, secret), withheldIn(v, secret)]));
+    return Object.fromEntries(
+      Object.entries(value).map(([k, v]) => [scrub(k, secret).toWellFormed(), withheldIn(v, secret)]),
+    );
   return value;
 }
 

@@ -126,29 +126,45 @@ export async function mcpServersInScope(
     .orderBy(mcpServers.name);
 }
 
+/**
+ * The changed row; null when the server does not exist for this tenant. With `expected` (the row as
+ * the caller read it), the write happens only while the url and the sealed auth are still as read,
+ * else "changed": a change decided from that row (whether the url moved, and so whether the auth
+ * goes) never lands on a row another request changed.
+ */
 export async function updateMcpServer(
   db: D1Database,
   {
     tenantId,
     id,
     change,
+    expected,
   }: {
     tenantId: string;
     id: string;
     change: Partial<Pick<McpServerRow, "name" | "url" | "authSealed" | "projectId" | "timeoutMs">>;
+    expected?: Pick<McpServerRow, "url" | "authSealed">;
   },
-): Promise<McpServerRow | null> {
+): Promise<McpServerRow | null | "changed"> {
+  const asRead = expected
+    ? and(
+        eq(mcpServers.url, expected.url),
+        expected.authSealed === null ? isNull(mcpServers.authSealed) : eq(mcpServers.authSealed, expected.authSealed),
+      )
+    : undefined;
+  let rows: McpServerRow[];
   try {
-    const rows = await drizzle(db)
+    rows = await drizzle(db)
       .update(mcpServers)
       .set({ ...change, updatedAt: new Date().toISOString() })
-      .where(and(eq(mcpServers.tenantId, tenantId), eq(mcpServers.id, id)))
+      .where(and(eq(mcpServers.tenantId, tenantId), eq(mcpServers.id, id), asRead))
       .returning();
-    return rows[0] ?? null;
   } catch (err) {
     if (isUniqueViolation(err)) throw new McpNameTaken();
     throw err;
   }
+  if (rows[0]) return rows[0];
+  return expected && (await getMcpServer(db, tenantId, id)) ? "changed" : null;
 }
 
 export async function saveMcpListing(

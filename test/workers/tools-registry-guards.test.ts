@@ -1,7 +1,7 @@
 // Guards around the tenant tool registry: a running conversation calls an HTTP tool as its row is
 // now (a deleted tool is not called, removed headers are not sent); per-tenant counts of tools and
 // MCP servers are capped; MCP server names keep mcp__<server>__<tool> unambiguous; and two PATCHes
-// of one tool at once never leave headers on an endpoint they were not given for.
+// of one tool (or MCP server) at once never leave headers on an endpoint they were not given for.
 import { env } from "cloudflare:workers";
 import { drizzle } from "drizzle-orm/d1";
 import { describe, expect, inject, it } from "vitest";
@@ -198,5 +198,28 @@ describe("concurrent PATCHes of one tool", () => {
     expect(late).toBe("changed");
     const now = (await api("GET", `/v1/tools/${tool.id}`, undefined, { key })).json;
     expect(now).toMatchObject({ endpoint: "https://attacker.example.net/steal", headers: [] });
+  });
+
+  it("two PATCHes of an MCP server at once never leave its auth on a url it was not given for", async () => {
+    const { key } = await newTenantWithId();
+    for (let i = 0; i < 10; i++) {
+      const created = await api(
+        "POST",
+        "/v1/mcp-servers",
+        { name: `race-${i}`, url: "https://mcp.example.com/mcp", auth: { value: "Bearer old" } },
+        { key },
+      );
+      expect(created.status).toBe(201);
+      const answers = await Promise.all([
+        api("PATCH", `/v1/mcp-servers/${created.json.id}`, { url: "https://attacker.example.net/steal" }, { key }),
+        api("PATCH", `/v1/mcp-servers/${created.json.id}`, { auth: { value: "Bearer new" } }, { key }),
+      ]);
+      for (const r of answers) {
+        expect([200, 409]).toContain(r.status);
+        if (r.status === 409) expect(r.json.error?.type).toBe("conflict");
+      }
+      const now = (await api("GET", `/v1/mcp-servers/${created.json.id}`, undefined, { key })).json;
+      if (now.url === "https://attacker.example.net/steal") expect(now.hasAuth).toBe(false);
+    }
   });
 });

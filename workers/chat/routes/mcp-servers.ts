@@ -198,13 +198,20 @@ mcpServerRoutes.patch(
           ? { authSealed: null }
           : {}),
     };
-    let row: McpServerRow | null;
+    let row: McpServerRow | null | "changed";
     try {
-      row = await updateMcpServer(c.env.DB, { tenantId, id, change });
+      // Written only over the url and auth this request read: its `moved` holds for the row it changes.
+      row = await updateMcpServer(c.env.DB, { tenantId, id, change, expected: existing });
     } catch (err) {
       if (err instanceof McpNameTaken) throw nameTaken(body.name!);
       throw err;
     }
+    if (row === "changed")
+      throw new ApiError(
+        409,
+        "conflict",
+        "the MCP server changed while this request was made; read it again and retry",
+      );
     if (!row) throw notFound("MCP server");
     const relist = body.name !== undefined || body.url !== undefined || body.auth !== undefined;
     return c.json(publicServer(relist ? await refreshListing(c.env, row) : row));

@@ -27,6 +27,12 @@ export const AUTOMATION_DLQ = "context-chat-automations-dlq";
 export const runTurnKey = (runId: string, n: number): string => `automation-run:${runId}:${n}`;
 /** Keys one attempt tries at most: far more than the queue's deliveries and prompt changes of one run. */
 const MAX_TURN_KEYS = 20;
+/**
+ * How long an attempt waits for a keyed turn an earlier attempt left running (its consumer died;
+ * the conversation runs the turn on) before it fails and leaves the outcome to a later delivery:
+ * within the consumer's 15-minute wall-clock limit, and longer than the queue's whole backoff.
+ */
+const RUNNING_TURN_WAIT_MS = 10 * 60_000;
 
 /** Backoff between attempts: the base (default 30 s) doubled per earlier attempt, at most 10 minutes. */
 export function automationRetryDelay(env: Env, attempts: number): number {
@@ -113,6 +119,8 @@ export async function runAutomation(env: Env, runId: string, attempt: number): P
   // that turn's outcome instead of running the prompt again. A key whose turn failed (recorded, or
   // replayed here) is passed over: the retry is a new turn, under the next key.
   let turn: TurnSummary | null = null;
+  const waitUntil = Date.now() + RUNNING_TURN_WAIT_MS;
+  let pause = 500;
   for (let n = 1; turn === null; n++) {
     const prompt = {
       content: [{ type: "text" as const, text: automation.prompt }],
@@ -129,8 +137,15 @@ export async function runAutomation(env: Env, runId: string, attempt: number): P
     } catch (err) {
       // The prompt was changed since that key's turn: the next key is this prompt's.
       if (err instanceof ApiError && err.type === "idempotency_key_reused" && n < MAX_TURN_KEYS) continue;
-      if (err instanceof ApiError && err.type === "idempotency_in_progress")
-        return failed("the turn an earlier attempt started is still running; the next attempt takes its outcome");
+      if (err instanceof ApiError && err.type === "idempotency_in_progress") {
+        // An earlier attempt's turn still runs: its outcome is this attempt's, once it ends.
+        if (Date.now() + pause > waitUntil)
+          return failed("the turn an earlier attempt started is still running; the next attempt takes its outcome");
+        await new Promise((resolve) => setTimeout(resolve, pause));
+        pause = Math.min(pause * 2, 5_000);
+        n--;
+        continue;
+      }
       return failed(err instanceof Error ? err.message : String(err));
     }
     if (turnStart.kind === "missing") return failed("the channel's conversation is gone");

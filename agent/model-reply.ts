@@ -59,13 +59,32 @@ const CHARS_PER_TOKEN = 4;
  * mid-stream): the API reports output tokens only in that event, so the opening count (1) would
  * bill none of what was generated. The streamed blocks are estimated instead (their characters at
  * CHARS_PER_TOKEN, times the model's tokenizer ratio; no tokenizer table rides the worker), never
- * less than what was reported.
+ * less than what was reported. Web searches and fetches likewise: the finished ones among the
+ * streamed blocks, never fewer than reported.
  */
 export function partialUsage(partial: Anthropic.Message, model: Pick<ModelEntry, "tokenizerRatio">): Usage {
   const usage = pickUsage(partial.usage);
   const chars = partial.content.reduce((n, b) => n + streamedChars(b), 0);
   const streamed = Math.ceil((chars / CHARS_PER_TOKEN) * model.tokenizerRatio);
-  return streamed > usage.output_tokens ? { ...usage, output_tokens: streamed } : usage;
+  if (streamed > usage.output_tokens) usage.output_tokens = streamed;
+  // The server tool calls are counted in message_delta too (message_start says 0): a finished
+  // search or fetch whose result block arrived is billed, so it is counted from the blocks.
+  const done = finishedServerCalls(partial.content);
+  if (done.web_search_requests > (usage.web_search_requests ?? 0)) usage.web_search_requests = done.web_search_requests;
+  if (done.web_fetch_requests > (usage.web_fetch_requests ?? 0)) usage.web_fetch_requests = done.web_fetch_requests;
+  return usage;
+}
+
+/** The searches and fetches whose result blocks came back as results (an error result is not billed). */
+function finishedServerCalls(blocks: readonly Anthropic.ContentBlock[]) {
+  let web_search_requests = 0;
+  let web_fetch_requests = 0;
+  for (const b of blocks as readonly { type: string; content?: unknown }[]) {
+    if (b.type === "web_search_tool_result" && Array.isArray(b.content)) web_search_requests++;
+    if (b.type === "web_fetch_tool_result" && (b.content as { type?: string } | undefined)?.type === "web_fetch_result")
+      web_fetch_requests++;
+  }
+  return { web_search_requests, web_fetch_requests };
 }
 
 function streamedChars(b: Anthropic.ContentBlock): number {

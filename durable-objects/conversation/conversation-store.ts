@@ -413,4 +413,10 @@ export interface TurnSpending {
   conversationId: string;
   model: string;
   usage: Usage;
+  /**
+   * The same usage by the model that spent it (a refusal fallback's part apart), each with its
+   * ledger key, as the part's own meter would write them. Absent in what objects kept before it:
+   * then `usage` goes under `model`.
+   */
+  parts?: { key: string; model: string; usage: Usage }[];
 }

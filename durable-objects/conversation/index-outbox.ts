@@ -183,13 +183,17 @@ export class IndexOutbox {
 
 /**
  * A turn part the last incarnation died in (an eviction, a crash) never reached its meter: what
- * its model calls had reported goes to the ledger now, through the outbox (the alarm sends it).
+ * its model calls had reported goes to the ledger now, a row per model that spent, through the
+ * outbox (the alarm sends it).
  */
 export async function meterDeadTurn(ctx: DurableObjectState, store: ConversationStore): Promise<void> {
   const left = store.takeSpending();
   if (!left?.usage || spentNothing(left.usage)) return;
-  const { key, tenantId: _tenant, day, ...part } = left;
-  store.putOutbox(`usage:${key}`, { ...part, kind: "turn", day: day ?? utcDay() });
+  const { key, conversationId, day = utcDay(), model, usage } = left;
+  // A row per model that spent (a refusal fallback's part apart), as the part's meter writes them.
+  const rows = (left.parts ?? [{ key, model, usage }]).filter((p) => !spentNothing(p.usage));
+  for (const row of rows)
+    store.putOutbox(`usage:${row.key}`, { conversationId, model: row.model, usage: row.usage, kind: "turn", day });
   if ((await ctx.storage.getAlarm()) === null) await ctx.storage.setAlarm(Date.now() + 1_000);
 }
 

@@ -21,6 +21,8 @@ export interface PausedTurn {
   expiresAt: number;
   /** The client's results, once all are in: a restart between accepting them and resuming still resumes. */
   answers?: ToolResultBlock[];
+  /** The model answering when it paused, when a refusal's fallback had taken over: the rest of the turn runs on it. */
+  model?: string;
 }
 
 export interface ResultsRefusal {

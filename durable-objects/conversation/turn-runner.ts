@@ -9,8 +9,7 @@ import { createModelClient } from "../../core/model-client";
 import { ModelNotConfiguredError } from "../../core/model-provider";
 import { DEFAULT_SETTINGS, settingsAfterModelChange } from "../../core/settings";
 import { resolveTurnModel } from "../../services/models/resolve";
-import { usageSince, zeroUsage, type ContentBlock, type NewMessage, type Usage } from "../../core/types";
-import { UsageByModel } from "../../core/usage-by-model";
+import { zeroUsage, type ContentBlock, type NewMessage } from "../../core/types";
 import { knownThinking } from "../../core/thinking-guard";
 import type { BlockOrigin } from "../../core/compactor";
 import type { ClientToolSpec } from "../../core/client-tools";
@@ -38,6 +37,7 @@ import type { PromptContext, ReplayCache } from "./replay-cache";
 import { regenerateState, regenerateTarget, supersedingPersist } from "./regenerate";
 import { toolContextFor, type ReadOwn } from "./tool-context";
 import type { TurnInput, TurnSink } from "./turn-input";
+import { TurnSpending } from "./turn-spending";
 
 export interface TurnRunnerParts {
   scope: ObjectScope;
@@ -385,6 +385,10 @@ export class TurnRunner {
       prompt = { ...prompt, model: resolved.entry };
       return resolved.entry.id;
     };
+    // A turn that paused after its fallback took over goes on with it (asked once: not again).
+    const resumedOn = resuming?.model ? await resolveTurnModel(scope.env, resuming.model, client) : null;
+    if (resumedOn) fallback = null;
+    if (resumedOn?.ok) prompt = { ...prompt, model: resumedOn.entry };
     // A fallback model gets the conversation's settings as a model change would leave them: thinking,
     // effort and the output reserve it would refuse are brought within what it takes.
     const requestSettings = () => {
@@ -395,16 +399,14 @@ export class TurnRunner {
     };
     // The ledger gets the turn's usage through the outbox, once: after the answer, or, when the turn
     // throws after its model calls, what they had spent by then; a row per model that spent.
-    const before = resuming?.step.state.usage ?? zeroUsage();
-    let spent = before;
-    const ledgerKey = `${turnId}${resuming ? `:${resuming.step.state.step}` : ""}`;
-    const byModel = new UsageByModel(before, ledgerKey);
-    const where = { tenantId: head.tenantId, conversationId: head.id };
-    const meter = (total: Usage) => {
-      for (const { key, model, usage } of byModel.rows(total, prompt.model))
-        this.parts.outbox.meter(key, { ...where, model, usage });
-      scope.store.clearSpending();
-    };
+    const spending = new TurnSpending({
+      before: resuming?.step.state.usage ?? zeroUsage(),
+      key: `${turnId}${resuming ? `:${resuming.step.state.step}` : ""}`,
+      where: { tenantId: head.tenantId, conversationId: head.id },
+      store: scope.store,
+      outbox: this.parts.outbox,
+      model: () => prompt.model,
+    });
     let outcome: TurnOutcome;
     try {
       outcome = await loop(
@@ -426,13 +428,8 @@ export class TurnRunner {
           persist,
           emit,
           pauseForClient: true,
-          onUsage: (total) => {
-            spent = total;
-            byModel.add(total, prompt.model);
-            // Kept as it grows: an object that dies before its meter is metered at its next start.
-            const usage = usageSince(total, before);
-            scope.store.putSpending({ key: ledgerKey, ...where, model: prompt.model.id, usage });
-          },
+          // Kept as it grows: an object that dies before its meter is metered at its next start.
+          onUsage: (total) => spending.report(total),
           // Workflow mode: the sub-agent runs this same loop with its own safety net.
           delegate: (task, parent) =>
             runSubAgent(
@@ -446,7 +443,7 @@ export class TurnRunner {
                 compactor: compactorFor,
               },
               task,
-              parent,
+              spending.delegation(parent),
             ),
         },
         head,
@@ -455,33 +452,36 @@ export class TurnRunner {
       // Storage failed: whatever was appended before stays; the caller is told. Or the
       // conversation was deleted under the turn: nothing more of it is written.
       // Its model calls were billed, the conversation gone or not: the ledger says so (never throws).
-      meter(spent);
+      spending.meter(spending.total);
       if (!(err instanceof ConversationGone)) {
         console.error("turn failed", err);
         scope.ctx.waitUntil(this.parts.outbox.pending());
       }
       return err instanceof ConversationGone
         ? fail({ type: "not_found", message: "conversation not found" })
-        : fail({ type: "storage_error", message: "the turn could not be saved; retry" }, spent);
+        : fail({ type: "storage_error", message: "the turn could not be saved; retry" }, spending.total);
     }
     if (outcome.paused) {
       const waitMs = (head.settings.clientToolTimeoutSeconds ?? DEFAULT_SETTINGS.clientToolTimeoutSeconds) * 1000;
-      const step = outcome.paused;
-      const waiting = { ref, turnId, step, turnTools: [...turnTools], firstSeq, expiresAt: Date.now() + waitMs };
+      const expiresAt = Date.now() + waitMs;
+      const waiting: PausedTurn = { ref, turnId, step: outcome.paused, turnTools: [...turnTools], firstSeq, expiresAt };
+      // After a refusal's fallback took over, the rest of the turn is the fallback's too.
+      if (prompt.model.id !== model.entry.id) waiting.model = prompt.model.id;
       // Not stored: its calls stay unanswered, and the next turn's replay answers them interrupted.
       if (!(await paused.pauseAndAsk(waiting, emit))) {
-        meter(outcome.usage);
+        spending.meter(outcome.usage);
         const error = { type: "storage_error", message: "the turn could not wait for its client tools; retry" };
         return fail(error, outcome.usage);
       }
     }
     if (outcome.failure) emit({ type: "error", turnId, error: outcome.failure });
     end(outcome.stopReason, outcome.usage, outcome.modelMs);
-    meter(outcome.usage);
+    spending.meter(outcome.usage);
     // Housekeeping after the response: never on the turn's critical path.
     scope.ctx.waitUntil(this.parts.outbox.pending());
     scope.ctx.waitUntil(this.parts.fold.maybeDispatch());
-    if (!outcome.paused) scope.ctx.waitUntil(this.parts.titler.afterTurn(client, prompt.model));
+    // The title is a call of the conversation's model, never of a refusal's fallback.
+    if (!outcome.paused) scope.ctx.waitUntil(this.parts.titler.afterTurn(client, model.entry));
   }
 
   /** Attachment notes that arrived during the pause join now, after the step's results. */

@@ -108,6 +108,31 @@ describe("rate limits", () => {
       expect(limiter.take([req, turns], t1 + (both.ok ? 0 : both.retryAfterSeconds) * 1000).ok).toBe(true);
     });
   });
+
+  it("take no turn token for a turn refused for want of a model (503), conversations and channels alike", async () => {
+    const limits = {
+      RATE_LIMIT_PER_MINUTE: "0",
+      TURN_RATE_LIMIT_PER_MINUTE: "1",
+      MODEL_PROVIDER: "anthropic",
+      ANTHROPIC_API_KEY: "",
+    };
+    const key = await newTenant();
+    const id = await createConversation(undefined, key);
+    for (const path of [
+      `/v1/conversations/${id}/messages`,
+      "/v1/channels/inbox/messages",
+      `/v1/conversations/${id}/messages`,
+    ] as const) {
+      const r = await call(limits, "POST", path, key, { content: "hello" });
+      expect(r.status).toBe(503);
+      expect(r.json.error?.type).toBe("model_not_configured");
+    }
+    // The one turn token of the minute is still there once a model is.
+    const withModel = { RATE_LIMIT_PER_MINUTE: "0", TURN_RATE_LIMIT_PER_MINUTE: "1" };
+    expect((await call(withModel, "POST", `/v1/conversations/${id}/messages`, key, { content: "now" })).status).toBe(
+      200,
+    );
+  });
 });
 
 /** The app with its real bindings but these limits, called from this client address. */

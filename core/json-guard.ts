@@ -31,11 +31,11 @@ export function jsonValueProblem(root: unknown, rootName = "body"): string | nul
 }
 
 /**
- * Whether JSON text nests arrays and objects deeper than MAX_JSON_DEPTH (the rule jsonValueProblem
- * applies to the parsed value), read without parsing it: parsing deep nesting is what costs, so text
+ * Whether JSON text nests arrays and objects deeper than `limit` (MAX_JSON_DEPTH: the rule
+ * jsonValueProblem applies to the parsed value), read without parsing it: parsing deep nesting is what costs, so text
  * of untrusted depth is measured first. Brackets inside strings do not count.
  */
-export function jsonTextTooDeep(text: string): boolean {
+export function jsonTextTooDeep(text: string, limit = MAX_JSON_DEPTH): boolean {
   let depth = 0;
   let inString = false;
   for (let i = 0; i < text.length; i++) {
@@ -45,7 +45,7 @@ export function jsonTextTooDeep(text: string): boolean {
       else if (c === 0x22) inString = false;
     } else if (c === 0x22) inString = true;
     else if (c === 0x5b || c === 0x7b) {
-      if (++depth > MAX_JSON_DEPTH) return true;
+      if (++depth > limit) return true;
     } else if (c === 0x5d || c === 0x7d) depth--;
   }
   return false;

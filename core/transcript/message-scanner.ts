@@ -6,7 +6,7 @@
 // message no deeper than MAX_MESSAGE_DEPTH (the rule applied inside its content blocks: a stored tool
 // call's input may nest as deep as any JSON body), refused as soon as the bracket past it arrives, so
 // what the scanner holds stays bounded whatever the body. Pure: the caller feeds decoded text.
-import { MAX_JSON_DEPTH, nestedTooDeep } from "../json-guard";
+import { jsonTextTooDeep, MAX_JSON_DEPTH, nestedTooDeep } from "../json-guard";
 
 /** The levels around a block's fields: the message's brace, its content array, the block's brace. */
 const MESSAGE_WRAPPER_LEVELS = 3;
@@ -18,21 +18,7 @@ export const messageTooDeep = (where: string): string =>
   `${where}: nested deeper than ${MAX_MESSAGE_DEPTH} levels (${MAX_JSON_DEPTH} inside a content block's fields)`;
 
 /** Whether one message's JSON text nests deeper than MAX_MESSAGE_DEPTH, read without parsing it. */
-export function messageTextTooDeep(text: string): boolean {
-  let depth = 0;
-  let inString = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (inString) {
-      if (c === 0x5c) i++;
-      else if (c === 0x22) inString = false;
-    } else if (c === 0x22) inString = true;
-    else if (c === 0x5b || c === 0x7b) {
-      if (++depth > MAX_MESSAGE_DEPTH) return true;
-    } else if (c === 0x5d || c === 0x7d) depth--;
-  }
-  return false;
-}
+export const messageTextTooDeep = (text: string): boolean => jsonTextTooDeep(text, MAX_MESSAGE_DEPTH);
 
 /** Raw JSON text of one element, and where it was (1-based line for JSONL). */
 export interface RawMessage {

@@ -126,6 +126,20 @@ const REPLY = [
   '<script>window.hacked = true</script><img src=x onerror="window.hacked = true">',
 ].join("\n");
 
+/** A conversation whose turn paused on the client tool ask_person, open in the page with its panel and a live socket. */
+async function openPausedChat(title: string) {
+  const id = (await api("POST", "/v1/conversations", { title })).json.id;
+  const tools = [
+    { name: "ask_person", description: "Ask the person", input_schema: { type: "object", properties: {} } },
+  ];
+  const paused = (await api("POST", `/v1/conversations/${id}/messages`, { content: "@tool ask_person {}", tools }))
+    .json;
+  expect(paused.stop_reason).toBe("requires_action");
+  await page.goto(`${base()}/#/c/${id}`);
+  await page.locator("#pending-calls").waitFor();
+  await page.waitForSelector("#socket-status.live", { state: "attached" });
+  return { id, paused };
+}
 describe("the chat", () => {
   let markdownId: string;
 
@@ -902,16 +916,7 @@ describe("the chat", () => {
   });
 
   it("a client-tool panel answered elsewhere while the socket was down goes at the reconnect", async () => {
-    const id = (await api("POST", "/v1/conversations", { title: "stale panel" })).json.id;
-    const tools = [
-      { name: "ask_person", description: "Ask the person", input_schema: { type: "object", properties: {} } },
-    ];
-    const paused = (await api("POST", `/v1/conversations/${id}/messages`, { content: "@tool ask_person {}", tools }))
-      .json;
-    expect(paused.stop_reason).toBe("requires_action");
-    await page.goto(`${base()}/#/c/${id}`);
-    await page.locator("#pending-calls").waitFor();
-    await page.waitForSelector("#socket-status.live", { state: "attached" });
+    const { id, paused } = await openPausedChat("stale panel");
     let release = () => {};
     const gate = new Promise<void>((r) => (release = r));
     await page.route("**/ws-ticket", async (route) => (await gate, route.continue()));
@@ -1080,16 +1085,7 @@ describe("the chat", () => {
 
 describe("the chat keeps what was typed and where the reader was", () => {
   it("a send the server refuses leaves the page idle with the message back in the composer: a turn paused on a client tool, then a rate limit", async () => {
-    const id = (await api("POST", "/v1/conversations", { title: "refused sends" })).json.id;
-    const tools = [
-      { name: "ask_person", description: "Ask the person", input_schema: { type: "object", properties: {} } },
-    ];
-    const paused = (await api("POST", `/v1/conversations/${id}/messages`, { content: "@tool ask_person {}", tools }))
-      .json;
-    expect(paused.stop_reason).toBe("requires_action");
-    await page.goto(`${base()}/#/c/${id}`);
-    await page.locator("#pending-calls").waitFor();
-    await page.waitForSelector("#socket-status.live", { state: "attached" });
+    const { id, paused } = await openPausedChat("refused sends");
     const typed = "my long carefully typed follow-up question";
     await page.fill("#composer", typed);
     await page.press("#composer", "Enter");

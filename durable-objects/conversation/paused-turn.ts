@@ -7,6 +7,7 @@ import type { TurnEvent } from "../../core/events";
 import type { ToolResultBlock } from "../../core/types";
 import type { PausedStep } from "../../agent/turn-loop";
 import type { ConversationRef } from "../../services/record/conversation-head";
+import { INTERRUPTED_TOOL_RESULT } from "../../core/replay";
 
 export interface PausedTurn {
   /** Whose turn: the alarm continues it without a caller. */
@@ -249,3 +250,12 @@ export function pendingView(turn: PausedTurn): { turnId: string; calls: PausedSt
 export function pausedMessage(turn: PausedTurn): string {
   return `turn ${turn.turnId} is waiting for client tool results (POST /tool-results): ${turn.step.pending.map((c) => `${c.id} (${c.name})`).join(", ")}`;
 }
+
+/** The results that close a paused step's calls no result came for (its wait ran out, or a stop). */
+export const interruptedResults = (step: Pick<PausedStep, "pending">): ToolResultBlock[] =>
+  step.pending.map((c) => ({
+    type: "tool_result",
+    tool_use_id: c.id,
+    content: INTERRUPTED_TOOL_RESULT,
+    is_error: true,
+  }));

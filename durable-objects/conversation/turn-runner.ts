@@ -3,7 +3,6 @@
 // A turn that pauses on client tools is kept by PausedTurns and continued here, under the same
 // turnId, when the client's results come in or its wait runs out.
 import type Anthropic from "@anthropic-ai/sdk";
-import { INTERRUPTED_TOOL_RESULT } from "../../core/replay";
 import { withAliases, type TurnEvent } from "../../core/events";
 import { createModelClient } from "../../core/model-client";
 import { ModelNotConfiguredError } from "../../core/model-provider";
@@ -31,7 +30,7 @@ import type { FoldCoordinator } from "./fold-coordinator";
 import type { IndexOutbox } from "./index-outbox";
 import type { LifecycleLog } from "./lifecycle-log";
 import type { ObjectScope } from "./object-scope";
-import { pausedMessage, type PausedTurn, type PausedTurns } from "./paused-turn";
+import { interruptedResults, pausedMessage, type PausedTurn, type PausedTurns } from "./paused-turn";
 import type { ConversationRecord } from "./record";
 import type { PromptContext, ReplayCache } from "./replay-cache";
 import { regenerateState, regenerateTarget, supersedingPersist } from "./regenerate";
@@ -166,17 +165,14 @@ export class TurnRunner {
       end("interrupted", turn.step.state.usage, 0);
       return;
     }
-    if (!turn.answers) {
+    // Ended without another model call: a stop (with the client's results, when they are in), or
+    // the wait ran out (its calls closed as interrupted).
+    if (!turn.answers || abandon) {
       if (!abandon && turn.expiresAt > Date.now()) return;
       const { emit, end } = this.begin({ ref, sink, queuedAt, turnId: turn.turnId });
-      const interrupted = turn.step.pending.map((c) => ({
-        type: "tool_result" as const,
-        tool_use_id: c.id,
-        content: INTERRUPTED_TOOL_RESULT,
-        is_error: true as const,
-      }));
+      const results = turn.answers ?? interruptedResults(turn.step);
       try {
-        for (const m of await record.append([{ role: "user", content: completeStep(turn.step, interrupted) }]))
+        for (const m of await record.append([{ role: "user", content: completeStep(turn.step, results) }]))
           emit({ type: "message", turnId: turn.turnId, message: m });
       } catch (err) {
         // A deleted conversation takes nothing more. Any other failure leaves the wait in storage,
@@ -289,7 +285,11 @@ export class TurnRunner {
     const unstarted = (err: unknown) => {
       if (err instanceof ConversationGone) return fail({ type: "not_found", message: "conversation not found" });
       console.error("turn refused: a write before the model loop failed", err);
-      return fail({ type: "storage_error", message: "the turn could not start; nothing was saved; retry" });
+      // A continuation keeps the results it was posted with: the alarm tries it again shortly.
+      const message = resuming
+        ? "the turn could not continue yet; the results posted are kept and it is tried again shortly"
+        : "the turn could not start; nothing was saved; retry";
+      return fail({ type: "storage_error", message });
     };
     let client: Anthropic;
     try {

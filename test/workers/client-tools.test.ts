@@ -41,6 +41,31 @@ const post = (id: string, results: unknown[], headers: Record<string, string> = 
 const sse = (text: string) => [...text.matchAll(/^event: (\w+)\ndata: (.*)$/gm)].map((m) => JSON.parse(m[2]));
 
 describe("client tools", () => {
+  it("a continuation that could not start keeps its results and says so; a stop then saves them without a model call", async () => {
+    const id = await createConversation();
+    const paused = await turn(id, `@tool get_weather {"city":"Paris"}`);
+    const [call] = paused.json.requires_action!.calls;
+    // The continuation's first read fails (a storage blip) before anything of it is saved.
+    await inConversation(id, (i) => {
+      const cache = i.cache as unknown as { promptContext: (...a: unknown[]) => Promise<unknown> };
+      const real = cache.promptContext.bind(i.cache);
+      let calls = 0;
+      cache.promptContext = async (...a) => {
+        if (calls++ === 0) throw new Error("injected: a storage blip");
+        return real(...a);
+      };
+    });
+    const failed = await post(id, [{ tool_use_id: call.id, content: "fine, 21 C" }]);
+    expect(failed.status).toBe(502);
+    expect(failed.json.error?.message).toMatch(/results posted are kept/);
+    const stopped = await api("POST", `/v1/conversations/${id}/stop`, { turnId: paused.json.turnId });
+    expect(stopped.json).toEqual({ turnId: paused.json.turnId, stopped: true });
+    const t = await transcript(id);
+    expect(t.filter((m) => m.role === "assistant")).toHaveLength(1);
+    expect(resultText(ofType(t.at(-1)!.content[0], "tool_result"))).toBe("fine, 21 C");
+    expect((await turn(id, "and now?")).status).toBe(200);
+  });
+
   it("leave at most 64 calls of a step to the client, answering the rest at once, so the step can be answered", async () => {
     const id = await createConversation();
     const calls = Array.from({ length: 66 }, (_, i) => `@tool get_weather {"city":"c${i}"}`).join("\n");

@@ -385,10 +385,14 @@ export class TurnRunner {
       prompt = { ...prompt, model: resolved.entry };
       return resolved.entry.id;
     };
-    // A turn that paused after its fallback took over goes on with it (asked once: not again).
+    // A turn that paused after its fallback took over goes on with it (asked once: not again), or,
+    // when it no longer resolves, waits (never silently back on the model that refused).
     const resumedOn = resuming?.model ? await resolveTurnModel(scope.env, resuming.model, client) : null;
-    if (resumedOn) fallback = null;
-    if (resumedOn?.ok) prompt = { ...prompt, model: resumedOn.entry };
+    if (resumedOn && !resumedOn.ok) {
+      const message = `the refusal fallback this turn went on with: ${resumedOn.message}; the results posted are kept`;
+      return fail({ type: "model_unavailable", message, status: resumedOn.transient ? 503 : 400 });
+    }
+    if (resumedOn) [fallback, prompt] = [null, { ...prompt, model: resumedOn.entry }];
     // A fallback model gets the conversation's settings as a model change would leave them: thinking,
     // effort and the output reserve it would refuse are brought within what it takes.
     const requestSettings = () => {

@@ -135,6 +135,29 @@ describe("a refusal fallback", () => {
     expect(parts.map((r) => r.model)).toEqual(["claude-opus-5-5"]);
   });
 
+  it("that no longer resolves when the paused turn goes on: the turn waits, never back on the model that refused", async () => {
+    const id = await createConversation({ refusalFallbackModel: "claude-opus-5-5" });
+    const paused = await api("POST", `/v1/conversations/${id}/messages`, {
+      content: 'ask it\n@stop refusal frontier_llm model=claude-sonnet-5-5\n@tool get_weather {"city":"Paris"}',
+      tools: [weather],
+    });
+    // The fallback the pause recorded is gone by the time the results come (a model the catalog lost).
+    await runInDurableObject(stubOf(id), async (instance) => {
+      const turns = (instance as unknown as { paused: { get(): Promise<Record<string, unknown> | null> } }).paused;
+      const turn = (await turns.get())!;
+      turn.model = "claude-gone-9";
+      await (turns as unknown as { write(t: unknown): Promise<void> }).write(turn);
+      (turns as unknown as { current: unknown }).current = turn;
+    });
+    const call = paused.json.requires_action!.calls[0];
+    const r = await api("POST", `/v1/conversations/${id}/tool-results`, {
+      results: [{ tool_use_id: call.id, content: "sunny" }],
+    });
+    expect(r.json.error).toMatchObject({ type: "model_unavailable" });
+    const models = (await transcript(id)).filter((m) => m.role === "assistant").map((m) => m.model);
+    expect(models).toEqual(["claude-sonnet-5-5", "claude-opus-5-5"]);
+  });
+
   it("leaves the automatic title to the conversation's own model", async () => {
     const key = await newTenant();
     // Untitled (the helper's conversations have a title).

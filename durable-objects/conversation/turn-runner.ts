@@ -385,8 +385,7 @@ export class TurnRunner {
       prompt = { ...prompt, model: resolved.entry };
       return resolved.entry.id;
     };
-    // A turn that paused after its fallback took over goes on with it (asked once: not again), or,
-    // when it no longer resolves, waits (never silently back on the model that refused).
+    // A turn paused after its fallback took over goes on with it, or waits: never back on the refuser.
     const resumedOn = resuming?.model ? await resolveTurnModel(scope.env, resuming.model, client) : null;
     if (resumedOn && !resumedOn.ok) {
       const message = `the refusal fallback this turn went on with: ${resumedOn.message}; the results posted are kept`;

@@ -1,12 +1,10 @@
 // A fold whose prompt budget leaves messages out ends at the last user prompt it showed, and its
 // request shows nothing past that cut: no message is both summarized and kept verbatim in the tail.
-import Anthropic from "@anthropic-ai/sdk";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { OFFLINE_BASE_URL } from "../../core/model-client";
-import { createOfflineModelFetch } from "../../core/offline-model";
 import { runFoldJob } from "../../workers/summarizer/fold";
 import { api, createConversation, inConversation } from "./helpers";
+import { recordingClient } from "./recording-client";
 
 describe("a fold cut short by its prompt budget", () => {
   it("shows the model only the messages it folds", async () => {
@@ -28,19 +26,10 @@ describe("a fold cut short by its prompt budget", () => {
     await inConversation(id, (i) =>
       i.store.putLease({ jobId: "fold_cut", dispatchedAt: Date.now(), expiresAt: Date.now() + 60_000 }),
     );
-    const prompts: string[] = [];
-    const inner = createOfflineModelFetch();
-    const client = new Anthropic({
-      apiKey: "offline",
-      baseURL: OFFLINE_BASE_URL,
-      maxRetries: 0,
-      fetch: async (url: string | URL | Request, init?: RequestInit) => {
-        prompts.push(String(init?.body));
-        return inner(url, init);
-      },
-    });
+    const { client, requests } = recordingClient();
     const job = { kind: "fold" as const, jobId: "fold_cut", tenantId: "dev", conversationId: id, requestedAt: "" };
     expect(await runFoldJob(job, env as Env, { client })).toEqual({ applied: true, reason: "folded" });
+    const prompts = requests.map((r) => JSON.stringify(r));
     expect(prompts).toHaveLength(1);
     expect(prompts[0]).toMatch(/later messages omitted/);
     const through = (await api("GET", `/v1/conversations/${id}`)).json.summarizedThroughMessage as number;

@@ -6,9 +6,9 @@ import { createMessageBatch, createExecutionContext, getQueueResult, runInDurabl
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { OFFLINE_BASE_URL } from "../../core/model-client";
-import { createOfflineModelFetch } from "../../core/offline-model";
 import { consumeBatch } from "../../workers/summarizer/index";
 import { runFoldJob } from "../../workers/summarizer/fold";
+import { recordingClient } from "./recording-client";
 import { api, createConversation, inConversation, modelCount, send, textOf, transcript, turnMessages } from "./helpers";
 import { blocksIn, firstText } from "../blocks";
 import type { ContentBlock, WireMessage } from "../../core/types";
@@ -38,28 +38,6 @@ const jobFor = (id: string, jobId: string) => ({
   conversationId: id,
   requestedAt: new Date().toISOString(),
 });
-
-/** An SDK client on the offline model that records fold requests, and can hold or fail them. */
-function recordingClient(opts: { gate?: Promise<void>; failWith?: number } = {}) {
-  const requests: { messages: unknown[]; [key: string]: unknown }[] = [];
-  const inner = createOfflineModelFetch();
-  const client = new Anthropic({
-    apiKey: "offline",
-    baseURL: OFFLINE_BASE_URL,
-    maxRetries: 0,
-    fetch: async (url: string | URL | Request, init?: RequestInit) => {
-      requests.push(JSON.parse(String(init?.body)));
-      if (opts.gate) await opts.gate;
-      if (opts.failWith)
-        return new Response(
-          JSON.stringify({ type: "error", error: { type: "overloaded_error", message: "Overloaded" } }),
-          { status: opts.failWith, headers: { "content-type": "application/json" } },
-        );
-      return inner(url, init);
-    },
-  });
-  return { client, requests };
-}
 
 /** A fold of `id` (grown until one is dispatched) whose model call is held until `release`: what lands meanwhile. */
 async function heldFold(id: string): Promise<{ folding: ReturnType<typeof runFoldJob>; release: () => void }> {

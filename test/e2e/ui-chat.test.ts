@@ -126,6 +126,14 @@ const REPLY = [
   '<script>window.hacked = true</script><img src=x onerror="window.hacked = true">',
 ].join("\n");
 
+/** The page's next `send` frame never leaves: its socket closes instead, as a half-open one would. */
+async function closeSocketOnSend() {
+  await page.evaluate(() => {
+    const s = window.sockets.at(-1)!;
+    const real = s.send.bind(s);
+    s.send = (data: string) => (JSON.parse(data).type === "send" ? s.close() : real(data));
+  });
+}
 /** A conversation whose turn paused on the client tool ask_person, open in the page with its panel and a live socket. */
 async function openPausedChat(title: string) {
   const id = (await api("POST", "/v1/conversations", { title })).json.id;
@@ -462,12 +470,7 @@ describe("the chat", () => {
     const id = (await api("POST", "/v1/conversations", { title: "lost send" })).json.id;
     await page.goto(`${base()}/#/c/${id}`);
     await page.waitForSelector("#socket-status.live", { state: "attached" });
-    // The next `send` frame never leaves: the socket closes instead, as a half-open one would.
-    await page.evaluate(() => {
-      const s = window.sockets.at(-1)!;
-      const real = s.send.bind(s);
-      s.send = (data: string) => (JSON.parse(data).type === "send" ? s.close() : real(data));
-    });
+    await closeSocketOnSend();
     await page.fill("#composer", "a message the network ate");
     await page.press("#composer", "Enter");
     await page.waitForFunction(() => (document.querySelector("#composer") as HTMLTextAreaElement).value !== "", null, {
@@ -1137,11 +1140,7 @@ describe("the chat keeps what was typed and where the reader was", () => {
     let release = () => {};
     const gate = new Promise<void>((r) => (release = r));
     await page.route("**/ws-ticket", async (route) => (await gate, route.continue()));
-    await page.evaluate(() => {
-      const s = window.sockets.at(-1)!;
-      const real = s.send.bind(s);
-      s.send = (data: string) => (JSON.parse(data).type === "send" ? s.close() : real(data));
-    });
+    await closeSocketOnSend();
     await page.fill("#composer", "a message the network ate");
     await page.press("#composer", "Enter");
     await page.waitForSelector("#conn-banner:not([hidden])");

@@ -181,7 +181,7 @@ export class FoldCoordinator {
           },
         }).catch(() => {}),
       );
-      this.cache.folded((commit as { boundarySeq: number }).boundarySeq);
+      // The replay cache follows the new boundary at its next use (ReplayCache.follow).
       // A region that grew past several thresholds (an import, turns queued behind this fold) folds
       // on, one fold at a time, until what is left is under the threshold.
       ctx.waitUntil(this.maybeDispatch());

@@ -50,7 +50,7 @@ export const replayChars = (m: StoredMessage): number => (isAgentSegment(m) ? 0 
 
 /**
  * Per-turn work reads only this cache, never the whole transcript from storage: the tail is read
- * once, then kept current by `appended` and `folded`.
+ * once, then kept current by `appended` and by following the head's fold boundary.
  */
 export class ReplayCache {
   /** Hot replay source: the messages a request replays, kept in memory across turns. */
@@ -87,15 +87,15 @@ export class ReplayCache {
   }
 
   /** A fold moved the boundary: the tail now starts at its boundary message. */
-  folded(boundarySeq: number): void {
+  private folded(boundarySeq: number): void {
     this.history = this.history?.filter((m) => m.seq >= boundarySeq) ?? null;
     this.unsummarized = null;
     this.through = boundarySeq - 1;
   }
 
   /**
-   * The tail follows the head it is asked for: a head whose boundary moved since (a fold commit
-   * seen before its `folded` call ran) never meets the old tail, whose start it now summarizes.
+   * The tail follows the head it is asked for: once a fold commit moved the head's boundary, no
+   * request meets the old tail, whose start the new summary holds.
    */
   private follow(head: ConversationHead): void {
     const through = head.summarizedThroughMessage ?? 0;

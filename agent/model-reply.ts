@@ -3,6 +3,7 @@
 // citations), and the usage fields this platform counts.
 import type Anthropic from "@anthropic-ai/sdk";
 import { isBlankText } from "../core/blank-text";
+import { isUnbilledRefusal, priced } from "../core/pricing";
 import type { ModelEntry } from "../core/models/catalog";
 import { SERVER_TOOL_RESULT_TYPES, type ContentBlock, type Usage } from "../core/types";
 
@@ -93,6 +94,18 @@ function streamedChars(b: Anthropic.ContentBlock): number {
   if (b.type === "tool_use" || b.type === "server_tool_use")
     return b.name.length + JSON.stringify(b.input ?? {}).length;
   return 0;
+}
+
+/**
+ * A reply's usage priced at `entry` (the model that answered), the one pricing every model call
+ * goes through: a refusal before any output, in a category the API does not bill, costs nothing.
+ */
+export function billedUsage(
+  reply: Pick<Anthropic.Message, "usage" | "stop_reason" | "content" | "stop_details">,
+  entry: Pick<ModelEntry, "prices"> | null,
+): Usage {
+  const usage = pickUsage(reply.usage);
+  return isUnbilledRefusal(reply) ? { ...usage, cost_usd: 0 } : priced(usage, entry);
 }
 
 export function pickUsage(u: Anthropic.Usage): Usage {

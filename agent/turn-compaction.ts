@@ -27,7 +27,6 @@ import { sliceWhole } from "../core/text-cut";
 import { renderMessageText } from "../core/render";
 import type { ModelEntry } from "../core/models/catalog";
 import { summarizationParams } from "../core/model-params";
-import { priced } from "../core/pricing";
 import {
   addUsage,
   zeroUsage,
@@ -37,7 +36,7 @@ import {
   type Usage,
   type WireMessage,
 } from "../core/types";
-import { pickUsage } from "./model-reply";
+import { billedUsage } from "./model-reply";
 
 const SUMMARY_INPUT_CHARS = 60_000;
 const SUMMARY_MAX_CHARS = 3_000;
@@ -315,7 +314,9 @@ export class TurnCompactor {
         system: turnStateSystemPrompt(SUMMARY_MAX_CHARS),
         messages: [{ role: "user", content: input }],
       } as Anthropic.MessageCreateParamsNonStreaming);
-      usage = addUsage(usage, priced(pickUsage(reply.usage), model));
+      usage = addUsage(usage, billedUsage(reply, model));
+      // A refusal's words are no turn state: the deterministic one stands in.
+      if (reply.stop_reason === "refusal") throw new Error("the model refused the turn state");
       const state = sliceWhole(
         reply.content
           .map((b) => (b.type === "text" ? b.text : ""))

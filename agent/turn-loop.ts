@@ -27,14 +27,14 @@
 import type Anthropic from "@anthropic-ai/sdk";
 import { coalesceBlocks } from "../core/coalesce";
 import { catalogEntry } from "../core/models/lookup";
-import { isUnbilledRefusal, priced } from "../core/pricing";
+import { priced } from "../core/pricing";
 import type { ContentBlock, ModelRequest, NewMessage, StoredMessage, ToolResultBlock, Usage } from "../core/types";
 import { addUsage, isThinkingBlock, zeroUsage } from "../core/types";
 import type { ModelEntry } from "../core/models/catalog";
 import { beforeThinkingGuard, INTERRUPTED_TOOL_RESULT } from "../core/replay";
 import { describeModelError, isRetryableStreamError, type ModelFailure } from "./model-errors";
 import { retryDelayMs, streamCall } from "./model-call";
-import { partialText, partialUsage, pickUsage, storedBlocks } from "./model-reply";
+import { billedUsage, partialText, partialUsage, storedBlocks } from "./model-reply";
 import { keepValidThinking, thinkingPrefixes } from "../core/thinking-guard";
 import { runToolStep, type PendingCall } from "./tool-step";
 
@@ -258,9 +258,7 @@ async function continueTurn(
     modelCalls++;
     // Priced at the model that answered (a fallback's prices after a refusal); a refusal before any
     // output is free in the categories the API does not bill.
-    const replyUsage = isUnbilledRefusal(reply)
-      ? { ...pickUsage(reply.usage), cost_usd: 0 }
-      : priced(pickUsage(reply.usage), catalogEntry(reply.model) ?? active());
+    const replyUsage = billedUsage(reply, catalogEntry(reply.model) ?? active());
     spend(replyUsage);
     compactor?.calibrate(request, promptTokens(replyUsage));
     deps.onRequest?.({

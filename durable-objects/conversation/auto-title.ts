@@ -6,8 +6,7 @@
 // A title the user set (POST with a title, or PATCH) is never replaced. The call's tokens are metered
 // (kind "title" in GET /v1/usage), whether or not its answer becomes the title.
 import type Anthropic from "@anthropic-ai/sdk";
-import { pickUsage } from "../../agent/model-reply";
-import { priced } from "../../core/pricing";
+import { billedUsage } from "../../agent/model-reply";
 import type { ModelEntry } from "../../core/models/catalog";
 import { buildTitleRequest, cleanTitle, firstExchange, untitled } from "../../core/title";
 import { ConversationGone } from "./conversation-delete";
@@ -48,11 +47,15 @@ export class AutoTitler {
           tenantId: head.tenantId,
           conversationId: head.id,
           model: model.id,
-          usage: priced(pickUsage(reply.usage), model),
+          usage: billedUsage(reply, model),
         },
         "title",
       );
-      const title = cleanTitle(reply.content.map((b) => (b.type === "text" ? b.text : "")).join(""));
+      // A refusal's words are no title: the title stays unset.
+      const title =
+        reply.stop_reason === "refusal"
+          ? ""
+          : cleanTitle(reply.content.map((b) => (b.type === "text" ? b.text : "")).join(""));
       // Checked again in the serialized head writes: a rename that landed during the call wins.
       const applied =
         !!title &&

@@ -5,10 +5,17 @@ import type Anthropic from "@anthropic-ai/sdk";
 import { describe, expect, it } from "vitest";
 import { blockOrigins, TurnCompactor } from "../../agent/turn-compaction";
 import { catalogEntry } from "../../core/models/lookup";
+import { costOf } from "../../core/pricing";
 import { buildModelRequest } from "../../core/replay";
 import { messageChars } from "../../core/render";
 import { defaultSettings } from "../../core/settings";
-import type { ContentBlock, ModelRequest, StoredMessage, WireMessage } from "../../core/types";
+import {
+  type ContentBlock,
+  type ModelRequest,
+  type StoredMessage,
+  type WireMessage,
+  zeroUsage,
+} from "../../core/types";
 
 const SONNET = catalogEntry("claude-sonnet-5-5")!;
 const big = (n: number) => `row ${n} `.padEnd(20_000, "x");
@@ -129,6 +136,32 @@ describe("the in-turn compactor", () => {
     expect(asked).toEqual(["claude-sonnet-5-5", "claude-opus-5-5"]);
     // Priced at the model it went to.
     expect(second.usage.cost_usd).toBeCloseTo(1_000 * 4e-6 + 10 * 20e-6, 9);
+  });
+  it("keeps a refusal's words out of the turn state, and bills a refusal as the API does", async () => {
+    const refusing = (content: unknown[], category: string) =>
+      ({
+        messages: {
+          create: async () => ({
+            content,
+            stop_reason: "refusal",
+            stop_details: { type: "refusal", category, explanation: null },
+            usage: { input_tokens: 1_000, output_tokens: content.length ? 10 : 0 },
+          }),
+        },
+      }) as unknown as Anthropic;
+    const words = "I would rather not summarize this";
+    const billed = new TurnCompactor(BUDGET, refusing([{ type: "text", text: words }], "bio"), SONNET, () => () => {});
+    const out = await billed.compact(billed.apply(built(4)), turn);
+    expect(out.summarized).toBe("fallback");
+    expect(JSON.stringify(out.request.messages)).not.toContain(words);
+    const cost = costOf({ ...zeroUsage(), input_tokens: 1_000, output_tokens: 10 }, SONNET)!;
+    expect(cost).toBeGreaterThan(0);
+    expect(out.usage.cost_usd).toBe(cost);
+    // A refusal before any output, in a category the API does not bill, costs nothing.
+    const free = new TurnCompactor(BUDGET, refusing([], "cyber"), SONNET, () => () => {});
+    const unbilled = await free.compact(free.apply(built(4)), turn);
+    expect(unbilled.summarized).toBe("fallback");
+    expect(unbilled.usage).toMatchObject({ input_tokens: 1_000, cost_usd: 0 });
   });
 });
 

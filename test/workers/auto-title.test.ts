@@ -222,4 +222,57 @@ describe("automatic titles", () => {
     expect(report.total).toMatchObject({ turns: 0, titles: 1 });
     expect(report.total.output_tokens).toBeGreaterThan(0);
   });
+
+  it("a refused title call names nothing with its words, and a refusal the API does not bill costs nothing", async () => {
+    const key = await newTenant();
+    const model = catalogEntry("claude-sonnet-5-5")!;
+    const refusing = (content: unknown[], category: string) =>
+      ({
+        messages: {
+          create: async () => ({
+            id: "msg_refused",
+            type: "message",
+            role: "assistant",
+            model: model.id,
+            content,
+            stop_reason: "refusal",
+            stop_sequence: null,
+            stop_details: { type: "refusal", category, explanation: null },
+            usage: { input_tokens: 900, output_tokens: content.length ? 5 : 0 },
+          }),
+        },
+      }) as unknown as TitleClient;
+    const cases = [
+      { client: refusing([{ type: "text", text: "I would rather not title" }], "bio"), billed: true },
+      { client: refusing([], "cyber"), billed: false },
+    ];
+    for (const c of cases) {
+      const id = await untitled(key);
+      const imported = await api(
+        "POST",
+        `/v1/conversations/${id}/import`,
+        {
+          messages: [
+            { role: "user", text: "Compare tide tables" },
+            { role: "assistant", text: "Sure." },
+          ],
+        },
+        { key },
+      );
+      expect(imported.status).toBe(201);
+      const titled = await inObject(stubOf(id), async (instance) =>
+        new AutoTitler(instance.scope, instance.record, instance.outbox).afterTurn(c.client, model),
+      );
+      expect(titled).toBeNull();
+      expect(await titleOf(id, key)).toBe(DEFAULT_TITLE);
+      const report = await eventually(
+        async () => (await api("GET", "/v1/usage", undefined, { key })).json,
+        (u) => u.conversations?.some((row: { conversationId: string }) => row.conversationId === id),
+      );
+      const row = report.conversations.find((r: { conversationId: string }) => r.conversationId === id);
+      expect(row).toMatchObject({ titles: 1, input_tokens: 900 });
+      if (c.billed) expect(row.cost_usd).toBeGreaterThan(0);
+      else expect(row.cost_usd).toBe(0);
+    }
+  });
 });

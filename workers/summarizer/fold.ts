@@ -8,9 +8,8 @@ import type { FoldJob } from "../../core/jobs";
 import { createModelClient } from "../../core/model-client";
 import type { ModelEntry } from "../../core/models/catalog";
 import { utcDay } from "../../core/models/lookup";
-import { isUnbilledRefusal, priced } from "../../core/pricing";
 import { zeroUsage, type Usage } from "../../core/types";
-import { pickUsage } from "../../agent/model-reply";
+import { billedUsage } from "../../agent/model-reply";
 import { resolveTurnModel } from "../../services/models/resolve";
 import { recordUsage } from "../../services/usage";
 import type { FoldOutcome, FoldSource } from "../../durable-objects/conversation/conversation-do";
@@ -147,9 +146,7 @@ async function summarize(
         .map((b) => (b.type === "text" ? b.text : ""))
         .join("")
         .trim();
-      const usage = isUnbilledRefusal(reply)
-        ? { ...pickUsage(reply.usage), cost_usd: 0 }
-        : priced(pickUsage(reply.usage), model);
+      const usage = billedUsage(reply, model);
       // A refusal's words are no summary; a reply cut off short of the cap would end mid-sentence
       // (one at the cap is cut to it, at a sentence where it can be). Either way the old summary stays.
       if (reply.stop_reason === "refusal") throw new SpentCallError("the model refused to summarize", usage);

@@ -63,10 +63,14 @@ export const cacheControlOnEmptyText: Rule = ({ request }) => {
  */
 export const textNotEmpty: Rule = ({ request }) => {
   for (const at of eachBlock(request)) {
-    if (at.block.type !== "text") continue;
-    if (textOfBlock(at.block) === "") throw invalid("messages: text content blocks must be non-empty");
-    if (textOfBlock(at.block).trim() === "")
-      throw invalid("messages: text content blocks must contain non-whitespace text");
+    // A tool result's own text blocks too (anthropics/anthropic-sdk-go#377: a tool_result holding
+    // `{"type":"text","text":""}` is a 400).
+    for (const { block } of [at, ...nestedBlocks(at)]) {
+      if (block.type !== "text") continue;
+      if (textOfBlock(block) === "") throw invalid("messages: text content blocks must be non-empty");
+      if (textOfBlock(block).trim() === "")
+        throw invalid("messages: text content blocks must contain non-whitespace text");
+    }
   }
   for (const { block, path } of systemBlocks(request)) {
     const text = textOfBlock(block);

@@ -18,8 +18,12 @@ export const bodyValues: Rule = ({ body }) => {
     throw invalid("stream: Input should be a valid boolean");
   if (body.stop_sequences !== undefined) {
     if (!Array.isArray(body.stop_sequences)) throw invalid("stop_sequences: Input should be a valid list");
-    for (const [i, s] of body.stop_sequences.entries())
+    for (const [i, s] of body.stop_sequences.entries()) {
       if (typeof s !== "string") throw invalid(`stop_sequences.${i}: Input should be a valid string`);
+      // As the API words it (BerriAI/litellm#3286, MegaGrindStone/mcp-web-ui#5).
+      if (s === "") throw invalid("stop_sequences: each stop sequence must be non-empty");
+      if (s.trim() === "") throw invalid("stop_sequences: each stop sequence must contain non-whitespace");
+    }
   }
   if (isObject(body.metadata) && body.metadata.user_id !== undefined && body.metadata.user_id !== null)
     if (typeof body.metadata.user_id !== "string") throw invalid("metadata.user_id: Input should be a valid string");

@@ -154,7 +154,10 @@ function isPrivateV6(g: number[]): boolean {
     (a & 0xff00) === 0xff00 || // multicast
     (a === 0x64 && b === 0xff9b && !zeros(g, 2, 6)) || // NAT64 beyond the well-known /96: local-use 64:ff9b:1::/48, whose IPv4 sits where its local prefix puts it
     (a === 0x100 && zeros(g, 1, 4)) || // discard-only 100::/64
-    (a === 0x2001 && b === 0xdb8) // documentation
+    (a === 0x2001 && b === 0xdb8) || // documentation 2001:db8::/32
+    (a === 0x3fff && (b & 0xf000) === 0) || // documentation 3fff::/20 (RFC 9637)
+    (a === 0x2001 && b === 2 && g[2] === 0) || // benchmarking 2001:2::/48
+    a === 0x5f00 // SRv6 SIDs 5f00::/16 (RFC 9602)
   );
 }
 

@@ -51,7 +51,10 @@ export async function callMcpTool(
             listing: { transport: conn.transport, tools, listedAt: new Date().toISOString(), error: note },
           }),
         )
-        .catch((err) => console.error(`MCP server ${row.id}: the list did not refresh after list_changed`, err));
+        // Only the withheld message: the SDK's error can echo the server's answer, auth header and all.
+        .catch((err) =>
+          console.error(`MCP server ${row.id}: the list did not refresh after list_changed: ${message(err, secret)}`),
+        );
     const output = mcpResultOutput(result);
     const textBytes = new TextEncoder().encode(output.content).byteLength;
     if (textBytes > MCP_MAX_RESULT_TEXT_BYTES)

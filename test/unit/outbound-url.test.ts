@@ -144,9 +144,16 @@ describe("checkOutboundUrl", () => {
       "https://[100::1]/", // discard-only
       "https://[ff02::1]/",
       "https://[2001:db8::1]/",
+      "https://[3fff::1]/", // documentation 3fff::/20
+      "https://[3fff:fff:ffff::1]/",
+      "https://[2001:2::1]/", // benchmarking 2001:2::/48
+      "https://[5f00::1]/", // SRv6 SIDs
       "https://[fc00::1]/",
     ])
       expect(ok(u), u).toBe(false);
+    // Their public neighbours stay reachable.
+    for (const u of ["https://[3fff:1000::1]/", "https://[2001:2:1::1]/", "https://[5f01::1]/"])
+      expect(ok(u), u).toBe(true);
   });
 
   it("reads an IPv6 address into its eight groups: :: compression, a dotted IPv4 tail, and no zone id", () => {

@@ -267,9 +267,9 @@ describe("automatic titles", () => {
       expect(await titleOf(id, key)).toBe(DEFAULT_TITLE);
       const report = await eventually(
         async () => (await api("GET", "/v1/usage", undefined, { key })).json,
-        (u) => u.conversations?.some((row: { conversationId: string }) => row.conversationId === id),
+        (u) => u.conversations?.some((row) => row.conversationId === id),
       );
-      const row = report.conversations.find((r: { conversationId: string }) => r.conversationId === id);
+      const row = report.conversations.find((r) => r.conversationId === id)!;
       expect(row).toMatchObject({ titles: 1, input_tokens: 900 });
       if (c.billed) expect(row.cost_usd).toBeGreaterThan(0);
       else expect(row.cost_usd).toBe(0);

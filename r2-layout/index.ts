@@ -77,3 +77,21 @@ export const exportJobPrefix = (tenantId: string, exportId: string): string =>
   `${tenantPrefix(tenantId)}exports/${exportId}/`;
 export const exportDataKey = (tenantId: string, exportId: string): string =>
   `${exportJobPrefix(tenantId, exportId)}export.jsonl`;
+
+/**
+ * One empty marker per staged import, written before its first chunk and removed after its last,
+ * outside every tenant: the cron tick finds the staging a dead request left behind by listing this
+ * one prefix (import ids sort by their start, so oldest first), never by walking tenants.
+ */
+export const stagedImportMarkerPrefix = "staged-imports/";
+export const stagedImportMarkerKey = (tenantId: string, importId: string): string =>
+  `${stagedImportMarkerPrefix}${importId}/${tenantId}`;
+
+/** The import and its tenant back out of a marker key; null for anything else. */
+export function parseStagedImportMarkerKey(key: string): { tenantId: string; importId: string } | null {
+  if (!key.startsWith(stagedImportMarkerPrefix)) return null;
+  const rest = key.slice(stagedImportMarkerPrefix.length);
+  const slash = rest.indexOf("/");
+  if (slash <= 0 || slash === rest.length - 1) return null;
+  return { importId: rest.slice(0, slash), tenantId: rest.slice(slash + 1) };
+}

@@ -3,7 +3,9 @@
 // more than one message and one chunk are ever held. At most MAX_IMPORT_MESSAGES of them may be
 // messages the model is sent (the Messages API's own limit, halved). Any problem removes what was
 // staged, so a refused import leaves nothing behind; the conversation itself is only created from a
-// complete, valid staging (durable-objects/conversation/transcript-import.ts).
+// complete, valid staging (durable-objects/conversation/transcript-import.ts). A request that dies
+// before it removes its staging leaves a marker behind, and the cron tick sweeps it
+// (sweepStagedImports).
 import { sortableId } from "../../core/ids";
 import {
   JsonlMessageScanner,
@@ -18,7 +20,13 @@ import {
   TranscriptError,
   type ImportedMessage,
 } from "../../core/transcript/transcript-check";
-import { importStagingKey } from "../../r2-layout";
+import {
+  importStagingKey,
+  importStagingPrefix,
+  parseStagedImportMarkerKey,
+  stagedImportMarkerKey,
+  stagedImportMarkerPrefix,
+} from "../../r2-layout";
 import { withRetry } from "../record/retry";
 
 /** A chunk is one R2 object and, later, one message batch of the conversation. */
@@ -73,6 +81,9 @@ export async function stageTranscript(
   const flush = async () => {
     const text = JSON.stringify(chunk);
     const key = importStagingKey(tenantId, importId, chunks);
+    // The marker goes first: no chunk is ever in R2 without one the cron tick can find.
+    if (chunks === 0)
+      await withRetry("import staging marker", () => bucket.put(stagedImportMarkerKey(tenantId, importId), ""));
     await withRetry("import staging write", () => bucket.put(key, text));
     chunks++;
     chunk = [];
@@ -148,4 +159,48 @@ export async function discardStaged(
   const keys = Array.from({ length: staged.chunks }, (_, n) => importStagingKey(tenantId, staged.importId, n));
   for (let i = 0; i < keys.length; i += 1000)
     await withRetry("import staging delete", () => bucket.delete(keys.slice(i, i + 1000)));
+  // The marker goes last (a first flush may have written it before its chunk failed).
+  await withRetry("import staging delete", () => bucket.delete(stagedImportMarkerKey(tenantId, staged.importId)));
+}
+
+/**
+ * How old a staged import's marker and every one of its chunks must be before the sweep takes it:
+ * far past the longest an import request runs (a 64 MiB body, staged and committed), so an import
+ * still staging or committing is never touched.
+ */
+export const STAGED_IMPORT_MAX_AGE_MS = 6 * 60 * 60_000;
+
+/**
+ * Staging a request left behind (its isolate died while staging or before the commit's clean-up):
+ * one page of the oldest markers, each taken with its chunks when the marker and every chunk are
+ * older than STAGED_IMPORT_MAX_AGE_MS. Returns how many imports it removed.
+ */
+export async function sweepStagedImports(
+  bucket: R2Bucket,
+  { now, limit = 100 }: { now: number; limit?: number },
+): Promise<number> {
+  const cutoff = now - STAGED_IMPORT_MAX_AGE_MS;
+  const markers = await bucket.list({ prefix: stagedImportMarkerPrefix, limit });
+  let swept = 0;
+  for (const marker of markers.objects) {
+    const ref = parseStagedImportMarkerKey(marker.key);
+    if (!ref || marker.uploaded.getTime() > cutoff) continue;
+    const keys: string[] = [];
+    let fresh = false;
+    let cursor: string | undefined;
+    do {
+      const page = await bucket.list({ prefix: importStagingPrefix(ref.tenantId, ref.importId), cursor });
+      for (const o of page.objects) {
+        if (o.uploaded.getTime() > cutoff) fresh = true;
+        keys.push(o.key);
+      }
+      cursor = page.truncated ? page.cursor : undefined;
+    } while (cursor && !fresh);
+    // A chunk written lately: the import is still staging.
+    if (fresh) continue;
+    for (let i = 0; i < keys.length; i += 1000) await bucket.delete(keys.slice(i, i + 1000));
+    await bucket.delete(marker.key);
+    swept++;
+  }
+  return swept;
 }

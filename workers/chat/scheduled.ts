@@ -1,13 +1,15 @@
 // The cron trigger: every tick closes abandoned automation runs, sends again claimed runs never
 // started (their message may have been lost), and claims a page of due
 // automation slots (fanned out through the automation queue, which also carries the claim of any
-// further pages), sweeps expired websocket tickets, abandoned uploads and tenant-wide exports past
-// their retention, and rolls closed days of the corpus log into their single log objects.
+// further pages), sweeps expired websocket tickets, abandoned uploads, imports' staging a dead
+// request left behind and tenant-wide exports past their retention, and rolls closed days of the
+// corpus log into their single log objects.
 import { attachmentPrefix } from "../../r2-layout";
 import { deleteOpenUpload, staleUploads } from "../../services/attachments/store";
 import { claimDueRuns, closeAbandonedRuns, sendRuns, unsentRuns } from "../../services/automations";
 import { rollUpCorpusDays } from "../../services/corpus";
 import { sweepExpiredExports } from "../../services/transfer/export-job";
+import { sweepStagedImports } from "../../services/transfer/import-staging";
 import { sweepExpiredTickets } from "./ws-tickets";
 
 export async function runScheduled(
@@ -20,20 +22,23 @@ export async function runScheduled(
   closed: number;
   resent: number;
   uploadsSwept: number;
+  importsSwept: number;
   exportsSwept: number;
   corpusDaysRolled: number;
 }> {
   const now = controller.scheduledTime;
-  const [ticketsSwept, closed, resent, runs, uploadsSwept, exportsSwept, corpusDaysRolled] = await Promise.all([
-    sweepExpiredTickets(env.DB, now),
-    closeAbandonedRuns(env.DB, now),
-    resendUnsentRuns(env, now),
-    claimDueRuns(env, now),
-    sweepAbandonedUploads(env, now),
-    sweepExpiredExports(env.DB, env.BUCKET, { now }),
-    rollUpCorpusDays(env, now),
-  ]);
-  return { ticketsSwept, closed, resent, ...runs, uploadsSwept, exportsSwept, corpusDaysRolled };
+  const [ticketsSwept, closed, resent, runs, uploadsSwept, importsSwept, exportsSwept, corpusDaysRolled] =
+    await Promise.all([
+      sweepExpiredTickets(env.DB, now),
+      closeAbandonedRuns(env.DB, now),
+      resendUnsentRuns(env, now),
+      claimDueRuns(env, now),
+      sweepAbandonedUploads(env, now),
+      sweepStagedImports(env.BUCKET, { now, limit: 200 }),
+      sweepExpiredExports(env.DB, env.BUCKET, { now }),
+      rollUpCorpusDays(env, now),
+    ]);
+  return { ticketsSwept, closed, resent, ...runs, uploadsSwept, importsSwept, exportsSwept, corpusDaysRolled };
 }
 
 /** Claimed runs whose queue message may have been lost are sent again (services/automations.ts). */

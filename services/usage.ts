@@ -1,5 +1,5 @@
 // The usage ledger in D1: a row per turn (each resumed part of a paused turn its own, and each
-// model a refusal fallback brought in), per fold and
+// model a refusal fallback brought in), per fold call (each delivery of a fold job its own) and
 // per automatic title call, written once by id (a retried write changes nothing), summed for
 // GET /v1/usage by UTC day range, per conversation and per model. A row holds counts and a cost, nothing of what was said: it stays
 // when its conversation is deleted, so the tenant's totals for a past month never change.
@@ -15,7 +15,8 @@ export interface UsageEvent {
   tenantId: string;
   /**
    * The row's identity: the turn's part (`turnId` or `turnId:step`, plus `:model` for the calls of a
-   * refusal fallback's model), the fold job or `title:<conversation>`.
+   * refusal fallback's model), a fold job's delivery (`fold:<job>:<delivery count>:<call id>`: two
+   * deliveries of one message both pay for a call) or `title:<conversation>`.
    */
   id: string;
   conversationId: string;

@@ -336,10 +336,11 @@ describe("a fold", () => {
     await expect(runFoldJob(jobFor(id, jobId), env as Env, { client: empty, attempts: 2 })).rejects.toThrow(
       /empty summary/,
     );
+    // The delivery's row: `fold:<job>:<delivery count>:<call id>`.
     const row = await env.DB.prepare(
-      `SELECT kind, input_tokens AS i, output_tokens AS o FROM usage_events WHERE id = ?`,
+      `SELECT kind, input_tokens AS i, output_tokens AS o FROM usage_events WHERE substr(id, 1, ?) = ?`,
     )
-      .bind(`fold:${jobId}:2`)
+      .bind(`fold:${jobId}:2:`.length, `fold:${jobId}:2:`)
       .first();
     expect(row).toEqual({ kind: "fold", i: 1200, o: 3 });
   });
@@ -368,10 +369,14 @@ describe("a fold", () => {
     } as unknown as Env;
     await expect(runFoldJob(jobFor(id, jobId), failingCommit, { attempts: 1 })).rejects.toThrow(/commit lost/);
     expect((await runFoldJob(jobFor(id, jobId), env as Env, { attempts: 2 })).applied).toBe(true);
-    const rows = await env.DB.prepare(`SELECT id FROM usage_events WHERE id IN (?, ?) ORDER BY id`)
-      .bind(`fold:${jobId}`, `fold:${jobId}:2`)
+    const rows = await env.DB.prepare(`SELECT id FROM usage_events WHERE substr(id, 1, ?) = ? ORDER BY id`)
+      .bind(`fold:${jobId}:`.length, `fold:${jobId}:`)
       .all<{ id: string }>();
-    expect(rows.results.map((r) => r.id)).toEqual([`fold:${jobId}`, `fold:${jobId}:2`]);
+    // One row per delivery: `fold:<job>:<delivery count>:<call id>`.
+    expect(rows.results.map((r) => r.id.split(":").slice(0, 3).join(":"))).toEqual([
+      `fold:${jobId}:1`,
+      `fold:${jobId}:2`,
+    ]);
   });
 
   it("does not dispatch when the region has nowhere to cut, and a job that finds none releases its lease", async () => {

@@ -5,6 +5,7 @@
 import Anthropic from "@anthropic-ai/sdk";
 import { buildFoldRequest, capSummary, type FoldPlan, shrinkFoldBudget } from "../../core/fold";
 import type { FoldJob } from "../../core/jobs";
+import { sortableId } from "../../core/ids";
 import { createModelClient } from "../../core/model-client";
 import type { ModelEntry } from "../../core/models/catalog";
 import { utcDay } from "../../core/models/lookup";
@@ -47,6 +48,11 @@ export async function runFoldJob(job: FoldJob, env: Env, deps: FoldDeps = {}): P
   // A retired model's replacement summarizes, as it answers the conversation's turns.
   const model = await resolveTurnModel(env, settings.model, client);
   if (!model.ok) throw new Error(`fold ${job.jobId}: ${model.message}`);
+  // The usage row of this delivery's call. Queues deliver at least once, so two deliveries of one
+  // message (the same job, the same attempt count) can both hold the lease's source and both call
+  // the model: each call is paid for, so each gets a row of its own, minted once (a retried write
+  // of the row stays one row).
+  const usageId = `fold:${job.jobId}:${deps.attempts ?? 1}:${sortableId("call")}`;
   let summary: string;
   let usage = zeroUsage();
   let boundary: { id: string; seq: number };
@@ -60,11 +66,7 @@ export async function runFoldJob(job: FoldJob, env: Env, deps: FoldDeps = {}): P
   } catch (err) {
     // A call that answered but could not be used was still paid for: its own row, per delivery.
     if (err instanceof SpentCallError)
-      await meterFold(env, job, {
-        id: `fold:${job.jobId}:${deps.attempts ?? 1}`,
-        model: model.entry.id,
-        usage: err.usage,
-      });
+      await meterFold(env, job, { id: usageId, model: model.entry.id, usage: err.usage });
     // A region the model keeps failing on must not stop folding forever: after a few deliveries
     // (with the queue's backoff between them) the fold commits a deterministic summary instead.
     if ((deps.attempts ?? 1) < FOLD_FALLBACK_ATTEMPT || source.fallbackSummary === null) throw err;
@@ -77,12 +79,8 @@ export async function runFoldJob(job: FoldJob, env: Env, deps: FoldDeps = {}): P
   }
   // The call is paid for whether or not the commit applies or even answers: metered before it, one
   // row per delivery (a commit that failed is delivered again, and that delivery's call is another).
-  const attempt = deps.attempts ?? 1;
-  await meterFold(env, job, {
-    id: attempt > 1 ? `fold:${job.jobId}:${attempt}` : `fold:${job.jobId}`,
-    model: model.entry.id,
-    usage,
-  });
+  // A fallback after a spent call was metered above; its own usage is zero, so no second row.
+  await meterFold(env, job, { id: usageId, model: model.entry.id, usage });
   return stub.commitFold(ref, {
     jobId: job.jobId,
     kind: "summary",

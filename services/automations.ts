@@ -399,6 +399,22 @@ export async function startRun(
   return { run: row, automation };
 }
 
+/**
+ * Whether the attempt of delivery `attempt` still holds the run: running under its count, not
+ * taken over by a later delivery (startRun) nor closed (closeAbandonedRuns, the dead-letter queue).
+ */
+export async function holdsRun(
+  db: D1Database,
+  { runId, attempt }: { runId: string; attempt: number },
+): Promise<boolean> {
+  const row = await drizzle(db)
+    .select({ status: automationRuns.status, attempts: automationRuns.attempts })
+    .from(automationRuns)
+    .where(eq(automationRuns.id, runId))
+    .get();
+  return row?.status === "running" && row.attempts === attempt;
+}
+
 /** An attempt failed and the queue will deliver the run again: the error stays visible meanwhile. */
 export async function recordFailedAttempt(
   db: D1Database,

@@ -8,6 +8,7 @@ import { asLocationHint, withLocationHint } from "../../core/location-hint";
 import { channelObjectName } from "../../durable-objects/channel-do";
 import {
   finishRun,
+  holdsRun,
   recordDeadRun,
   recordFailedAttempt,
   startRun,
@@ -28,9 +29,26 @@ export const runTurnKey = (runId: string, n: number): string => `automation-run:
 /** Keys one attempt tries at most: far more than the queue's deliveries and prompt changes of one run. */
 const MAX_TURN_KEYS = 20;
 /**
+ * A queue consumer invocation's wall-clock limit: an attempt still at work past it dies, mid-turn
+ * perhaps. Each attempt keeps one deadline, this long after it starts less RECORD_MARGIN_MS.
+ */
+const CONSUMER_LIMIT_MS = 15 * 60_000;
+/** Kept back from the limit for the attempt's last D1 writes and its answer to the queue. */
+const RECORD_MARGIN_MS = 60_000;
+/**
+ * What an attempt must have left before its deadline to start a turn under a key it has not tried.
+ * No timeout bounds a turn (its loop is bounded by model calls, not time), so a new turn gets no
+ * less than a fresh delivery has after its setup: an attempt that spent longer (waiting for an
+ * earlier attempt's turn that then failed) hands the run back to the queue instead, and the next
+ * delivery starts the new key with the whole limit.
+ */
+const NEW_TURN_BUDGET_MS = CONSUMER_LIMIT_MS - RECORD_MARGIN_MS - 60_000;
+/**
  * How long an attempt waits for a keyed turn an earlier attempt left running (its consumer died;
  * the conversation runs the turn on) before it fails and leaves the outcome to a later delivery:
- * within the consumer's 15-minute wall-clock limit, and longer than the queue's whole backoff.
+ * inside the attempt's deadline, and longer than the queue's whole backoff. Not shorter: a wait
+ * spends none of a new turn's budget (after a long one no new turn starts), while a short one
+ * would spend the run's few deliveries on a long turn that then succeeds.
  */
 const RUNNING_TURN_WAIT_MS = 10 * 60_000;
 
@@ -80,11 +98,37 @@ export async function recordDeadAutomations(batch: MessageBatch<unknown>, env: E
   }
 }
 
+/** Time as an attempt reads it and waits on it: the platform's, or a test's. */
+export interface AttemptClock {
+  now(): number;
+  sleep(ms: number): Promise<void>;
+}
+
+const platformClock: AttemptClock = {
+  now: () => Date.now(),
+  sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+};
+
+export interface AttemptOptions {
+  runId: string;
+  /** The delivery's count (message.attempts). */
+  attempt: number;
+  clock?: AttemptClock;
+}
+
+/** One attempt at a run, on the platform's clock (runAutomationAttempt). */
+export function runAutomation(env: Env, runId: string, attempt: number): Promise<string | null> {
+  return runAutomationAttempt(env, { runId, attempt });
+}
+
 /**
  * One attempt at a run. Returns null when nothing is left to do (done, skipped, or a duplicate
  * delivery), or the error of a failed attempt, already recorded on the run.
  */
-export async function runAutomation(env: Env, runId: string, attempt: number): Promise<string | null> {
+export async function runAutomationAttempt(
+  env: Env,
+  { runId, attempt, clock = platformClock }: AttemptOptions,
+): Promise<string | null> {
   const started = await startRun(env.DB, runId, attempt);
   if (!started) return null; // finished, or held by this same delivery: a duplicate
   const { automation } = started;
@@ -118,10 +162,28 @@ export async function runAutomation(env: Env, runId: string, attempt: number): P
   // The run's turns are keyed (runTurnKey): a redelivery after an attempt that died mid-turn takes
   // that turn's outcome instead of running the prompt again. A key whose turn failed (recorded, or
   // replayed here) is passed over: the retry is a new turn, under the next key.
+  // One deadline for the whole attempt (the consumer's limit): waiting for an earlier attempt's
+  // turn spends it, and a turn under a key not tried yet starts only with NEW_TURN_BUDGET_MS left.
+  const startedAt = clock.now();
+  const deadline = startedAt + CONSUMER_LIMIT_MS - RECORD_MARGIN_MS;
+  const waitUntil = Math.min(startedAt + RUNNING_TURN_WAIT_MS, deadline);
+  const outOfTime = () =>
+    failed(
+      "no time was left in the attempt, after waiting for an earlier attempt's turn that failed, to run the retry's turn within the consumer's limit; the next attempt runs it",
+    );
+  // Another delivery may take the run, or the cron tick close it, while this attempt waits: past a
+  // wait, and before each further key, the attempt makes sure it still holds the run, and a stale
+  // attempt stops quietly (it neither starts a turn nor takes one's outcome).
+  const holds = () => holdsRun(env.DB, { runId, attempt });
   let turn: TurnSummary | null = null;
-  const waitUntil = Date.now() + RUNNING_TURN_WAIT_MS;
   let pause = 500;
+  let waited = false;
+  let polling = false; // the key tried again is one whose turn was still running
   for (let n = 1; turn === null; n++) {
+    if ((waited || n > 1) && !(await holds())) return null;
+    const mayStartTurn = () => deadline - clock.now() >= NEW_TURN_BUDGET_MS;
+    if (!polling && !mayStartTurn()) return outOfTime();
+    polling = false;
     const prompt = {
       content: [{ type: "text" as const, text: automation.prompt }],
       idempotencyKey: runTurnKey(runId, n),
@@ -131,6 +193,7 @@ export async function runAutomation(env: Env, runId: string, attempt: number): P
       turnStart = await startTurn(env, { tenantId: automation.tenantId, conversationId }, prompt);
       if (turnStart.kind === "missing") {
         // The channel's conversation was deleted: the channel rotates and the run goes on there.
+        if (!mayStartTurn()) return outOfTime();
         conversationId = placed(await channel.resolve({ ...at, now: Date.now(), gone: conversationId }));
         turnStart = await startTurn(env, { tenantId: automation.tenantId, conversationId }, prompt);
       }
@@ -139,10 +202,12 @@ export async function runAutomation(env: Env, runId: string, attempt: number): P
       if (err instanceof ApiError && err.type === "idempotency_key_reused" && n < MAX_TURN_KEYS) continue;
       if (err instanceof ApiError && err.type === "idempotency_in_progress") {
         // An earlier attempt's turn still runs: its outcome is this attempt's, once it ends.
-        if (Date.now() + pause > waitUntil)
+        if (clock.now() + pause > waitUntil)
           return failed("the turn an earlier attempt started is still running; the next attempt takes its outcome");
-        await new Promise((resolve) => setTimeout(resolve, pause));
+        await clock.sleep(pause);
         pause = Math.min(pause * 2, 5_000);
+        waited = true;
+        polling = true;
         n--;
         continue;
       }
@@ -154,6 +219,8 @@ export async function runAutomation(env: Env, runId: string, attempt: number): P
     if (turnStart.replayed && collected.error && n < MAX_TURN_KEYS) continue;
     turn = collected;
   }
+  // The outcome is the holder's to take: the run may have been taken or closed during the turn.
+  if (!(await holds())) return null;
   if (turn.error) return failed(`${turn.error.type}: ${turn.error.message}`);
   // An automation has no client to answer a client tool. The paused turn is stopped at once (it
   // would hold the channel's conversation, refusing every post, until its timeout), and the run

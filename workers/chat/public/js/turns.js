@@ -228,11 +228,16 @@ export function assistantBlock(replies) {
         if (b.type === "text") inner.append(renderMarkdown(h("div", { class: "md" }), b.text));
       continue;
     }
+    // Each thinking section is named by its message and its place among the message's thinking
+    // (as the streamed turn names it), so one the reader opened stays open through a re-render.
+    let thought = 0;
     for (const b of blocksOf(m)) {
       if (b.type === "text") body.append(renderMarkdown(h("div", { class: "md" }), b.text));
-      else if (b.type === "thinking" || b.type === "redacted_thinking")
-        body.append(thinkingBlock(b.type === "thinking" ? b.thinking : null));
-      else if (b.type === "tool_use") {
+      else if (b.type === "thinking" || b.type === "redacted_thinking") {
+        const el = thinkingBlock(b.type === "thinking" ? b.thinking : null);
+        el.dataset.thinking = `${m.id}:${thought++}`;
+        body.append(el);
+      } else if (b.type === "tool_use") {
         const step = toolStep(b);
         steps.set(b.id, step);
         body.append(step);

@@ -14,6 +14,7 @@ import {
   compactionNotice,
   fillStep,
   groupTurns,
+  isPrompt,
   noteChip,
   promptText,
   replyText,
@@ -138,7 +139,11 @@ export async function chatView(root, id, opts = {}) {
    */
   /** @type {HTMLElement[]} */
   const pending = [];
-  /** @type {Map<string, {el: HTMLElement, body: HTMLElement, waiting: HTMLElement | null, piece: {el: HTMLElement, text: string, agent: string} | null, thinking: HTMLElement | null, thinkingKey: string, steps: Map<string, HTMLElement>, saved: any[], error: any, prompt: string, started: boolean}>} */
+  /**
+   * `thoughts`: the thinking sections streamed since the turn's last saved reply, named after it
+   * (`data-thinking`) when it is saved, as the transcript names them.
+   * @type {Map<string, {el: HTMLElement, body: HTMLElement, waiting: HTMLElement | null, piece: {el: HTMLElement, text: string, agent: string} | null, thinking: HTMLElement | null, thinkingKey: string, thoughts: HTMLElement[], steps: Map<string, HTMLElement>, saved: any[], error: any, prompt: string, started: boolean}>}
+   */
   const turns = new Map();
   /** The turn this page started and is running: Stop ends it. */
   let running = /** @type {string | null} */ (null);
@@ -149,6 +154,17 @@ export async function chatView(root, id, opts = {}) {
   let pendingFor = /** @type {string | null} */ (null);
   /** After a reconnect: the paused turn whose calls the resumed socket must name again, or its panel goes. */
   let pendingRecheck = /** @type {string | null} */ (null);
+  /**
+   * The results posted and not yet answered: told true when the turn goes on (its `turn_start`),
+   * false when the server refused them or still waits for them (its calls named again).
+   * @type {((taken: boolean) => void) | null}
+   */
+  let resultsPosted = null;
+  /** @param {boolean} taken */
+  const resultsAnswered = (taken) => {
+    resultsPosted?.(taken);
+    resultsPosted = null;
+  };
 
   const atBottom = () => log.scrollHeight - log.scrollTop - log.clientHeight < 80;
   /** @param {() => void} fn */
@@ -219,12 +235,13 @@ export async function chatView(root, id, opts = {}) {
 
   /**
    * A stable name for an element of the log, the same after the transcript is drawn again: a tool
-   * step's call id, else its message's id (or, outside a message, its turn's first one) with its
+   * step's call id, a thinking section's message id and place among the message's thinking, else its message's id (or, outside a message, its turn's first one) with its
    * tag, classes and place among its like.
    * @param {Element} el @returns {string}
    */
   function placeKey(el) {
     if (el instanceof HTMLElement && el.dataset.toolUse) return `step:${el.dataset.toolUse}`;
+    if (el instanceof HTMLElement && el.dataset.thinking) return `thinking:${el.dataset.thinking}`;
     if (el.tagName === "SUMMARY" && el.parentElement) return `summary:${placeKey(el.parentElement)}`;
     const msg = el.closest("[data-id], [data-ids]");
     const box = msg ?? el.closest(".turn");
@@ -588,6 +605,7 @@ export async function chatView(root, id, opts = {}) {
         piece: null,
         thinking: null,
         thinkingKey: "",
+        thoughts: [],
         steps: new Map(),
         saved: [],
         error: null,
@@ -642,7 +660,11 @@ export async function chatView(root, id, opts = {}) {
       return;
     }
     if (e.type === "progress" && !e.turnId) return;
-    if (e.type === "error" && !e.turnId) return stick(() => log.append(turnError(e.error, "")));
+    if (e.type === "error" && !e.turnId) {
+      // A refused results post (the socket's refusals name no turn): Send results is offered again.
+      resultsAnswered(false);
+      return stick(() => log.append(turnError(e.error, "")));
+    }
     if (e.type === "resumed") {
       // The resumed socket did not name the turn Stop was pressed for: it ended meanwhile.
       stopOnReturn = null;
@@ -653,6 +675,10 @@ export async function chatView(root, id, opts = {}) {
     if (!e.turnId) return;
     // A paused turn's calls sent again to a resuming socket: the panel, once (typed answers stay).
     if (e.type === "requires_action" && e.turnId === pendingRecheck) pendingRecheck = null;
+    // The turn still waits on these calls (a post lost with the socket): Send results works again.
+    if (e.type === "requires_action" && e.turnId === pendingFor) resultsAnswered(false);
+    // The paused turn goes on: the results were taken.
+    if (e.type === "turn_start" && e.turnId === pendingFor) resultsAnswered(true);
     if (e.type === "requires_action" && !turns.has(e.turnId)) return pendingFor === e.turnId || showPending(e);
     const resumed = e.type === "turn_start" && e.resumed;
     const t = turnFor(e.turnId, resumed);
@@ -689,6 +715,8 @@ export async function chatView(root, id, opts = {}) {
             t.thinkingKey = key;
             t.thinking = thinkingBlock(e.redacted ? null : "");
             t.thinking.classList.add("live");
+            // A sub-agent's thinking is not drawn in the saved reply: only the master's is named.
+            if (!e.agent) t.thoughts.push(t.thinking);
             t.body.append(t.thinking);
           }
           if (e.text) {
@@ -741,6 +769,8 @@ export async function chatView(root, id, opts = {}) {
           break;
         case "retry":
           endPiece(t);
+          // The reply is asked again: the thinking streamed so far is not the saved reply's.
+          t.thoughts = [];
           t.body.append(h("div", { class: "progress" }, "The model's reply broke off; asking again…"));
           break;
         case "compaction_started":
@@ -753,6 +783,14 @@ export async function chatView(root, id, opts = {}) {
           break;
         case "message":
           t.saved.push(e.message);
+          // Another tab's (or client's) turn: its question shows as soon as the server saved it.
+          if (isPrompt(e.message) && !t.el.querySelector(".msg.user")) t.el.prepend(userMessage(e.message));
+          // The thinking streamed for this reply takes the names the transcript gives it, so a
+          // section the reader opened stays open when the saved reply replaces the streamed one.
+          if (e.message.role === "assistant" && !e.message.agent)
+            t.thoughts.splice(0).forEach((el, i) => {
+              el.dataset.thinking = `${e.message.id}:${i}`;
+            });
           break;
         case "error":
           t.error = e.error;
@@ -871,9 +909,15 @@ export async function chatView(root, id, opts = {}) {
     form.before(
       pendingCallsPanel(action, async (results) => {
         try {
-          (await connect()).send(JSON.stringify({ type: "tool_results", results }));
+          const s = await connect();
+          /** @type {Promise<boolean>} */
+          const answer = new Promise((resolve) => (resultsPosted = resolve));
+          s.send(JSON.stringify({ type: "tool_results", results }));
+          return await answer;
         } catch (err) {
+          resultsPosted = null;
           stick(() => log.append(turnError(err, "")));
+          return false;
         }
       }),
     );
@@ -881,6 +925,7 @@ export async function chatView(root, id, opts = {}) {
   function hidePending() {
     view.querySelector("#pending-calls")?.remove();
     pendingFor = null;
+    resultsAnswered(false);
   }
 
   // ---- sending and stopping -----------------------------------------------------------------

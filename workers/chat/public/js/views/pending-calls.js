@@ -1,10 +1,12 @@
 // The calls a paused turn waits on (client tools): each with its input and a field for a person to
-// answer it by hand, sent together as one `tool_results` frame (the API wants every pending id at once).
+// answer it by hand, sent together as one `tool_results` frame (the API wants every pending id at once),
+// once: Send results waits for the server's word before it can be pressed again.
 import { h } from "../dom.js";
 
 /**
  * @param {{turnId: string, calls: {id: string, name: string, input: unknown}[], expiresAt: string}} action
- * @param {(results: {tool_use_id: string, content: string, is_error?: boolean}[]) => void} submit
+ * @param {(results: {tool_use_id: string, content: string, is_error?: boolean}[]) => Promise<boolean>} submit
+ * posts the results: true once the server took them (the turn goes on), false when the post failed
  * @returns {HTMLElement}
  */
 export function pendingCallsPanel(action, submit) {
@@ -31,6 +33,7 @@ export function pendingCallsPanel(action, submit) {
     );
     return { call, answer, failed, row };
   });
+  const button = h("button", { type: "submit", id: "send-results" }, "Send results");
   const form = h(
     "form",
     { class: "pending-calls", id: "pending-calls" },
@@ -40,17 +43,31 @@ export function pendingCallsPanel(action, submit) {
       `The turn waits for ${rows.length === 1 ? "this call's result" : `these ${rows.length} calls' results`} until ${new Date(action.expiresAt).toLocaleTimeString()}; then it ends with the calls marked interrupted.`,
     ),
     rows.map((r) => r.row),
-    h("button", { type: "submit", id: "send-results" }, "Send results"),
+    button,
   );
-  form.addEventListener("submit", (e) => {
+  // One post at a time: clicks while it is on its way, or once the turn goes on, are ignored; a
+  // failed post offers the button again.
+  let posting = false;
+  /** @param {boolean} busy */
+  const busy = (busy) => {
+    posting = busy;
+    // aria-disabled, not disabled: a disabled button would drop the focus to the top of the page.
+    if (busy) button.setAttribute("aria-disabled", "true");
+    else button.removeAttribute("aria-disabled");
+    button.textContent = busy ? "Sending…" : "Send results";
+  };
+  form.addEventListener("submit", async (e) => {
     e.preventDefault();
-    submit(
+    if (posting) return;
+    busy(true);
+    const taken = await submit(
       rows.map((r) => ({
         tool_use_id: r.call.id,
         content: r.answer.value,
         ...(r.failed.checked ? { is_error: true } : {}),
       })),
     );
+    if (!taken) busy(false);
   });
   return form;
 }

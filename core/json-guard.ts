@@ -8,26 +8,61 @@ export const MAX_JSON_DEPTH = 64;
 /** The refusal for a value nested past MAX_JSON_DEPTH, the same wherever the rule is applied. */
 export const nestedTooDeep = (rootName: string): string => `${rootName}: nested deeper than ${MAX_JSON_DEPTH} levels`;
 
+/** An array or object being walked: its children are visited last to first, each one's subtree before the next. */
+interface Walked {
+  value: unknown[] | Record<string, unknown>;
+  depth: number;
+  /** An object's keys; null for an array. */
+  keys: string[] | null;
+  /** The child being visited (counts down; below 0 when done). */
+  at: number;
+}
+
+/**
+ * Where the value being visited is: the root's name, then each walked container's current child.
+ * Built only when a problem is reported, so the walk keeps no string per node and stays linear in
+ * the value's size (a frame of millions of elements costs a loop, not a path string each).
+ */
+function pathOf(frames: Walked[], rootName: string): string {
+  let path = rootName;
+  for (const { keys, at } of frames) {
+    if (keys === null) path = `${path}[${at}]`;
+    else path = path === rootName ? keys[at] : `${path}.${keys[at]}`;
+  }
+  return path;
+}
+
 /** null when the value is acceptable, else a message naming where it is not. */
 export function jsonValueProblem(root: unknown, rootName = "body"): string | null {
-  const stack: { value: unknown; depth: number; path: string }[] = [{ value: root, depth: 0, path: rootName }];
-  while (stack.length) {
-    const { value, depth, path } = stack.pop()!;
-    if (typeof value === "string") {
-      if (!value.isWellFormed()) return `${path}: not well-formed Unicode (a lone surrogate)`;
+  // The containers from the root down to the one whose child is being visited: memory bounded by the depth.
+  const frames: Walked[] = [];
+  const visit = (value: unknown, depth: number): string | null => {
+    if (typeof value === "string")
+      return value.isWellFormed() ? null : `${pathOf(frames, rootName)}: not well-formed Unicode (a lone surrogate)`;
+    if (value === null || typeof value !== "object") return null;
+    if (depth >= MAX_JSON_DEPTH) return nestedTooDeep(rootName);
+    if (Array.isArray(value)) {
+      frames.push({ value, depth, keys: null, at: value.length });
+      return null;
+    }
+    const keys = Object.keys(value);
+    for (const k of keys)
+      if (!k.isWellFormed()) return `${pathOf(frames, rootName)}: a key is not well-formed Unicode (a lone surrogate)`;
+    frames.push({ value: value as Record<string, unknown>, depth, keys, at: keys.length });
+    return null;
+  };
+  let problem = visit(root, 0);
+  while (problem === null && frames.length) {
+    const top = frames[frames.length - 1];
+    if (--top.at < 0) {
+      frames.pop();
       continue;
     }
-    if (value === null || typeof value !== "object") continue;
-    if (depth >= MAX_JSON_DEPTH) return nestedTooDeep(rootName);
-    if (Array.isArray(value))
-      value.forEach((v, i) => stack.push({ value: v, depth: depth + 1, path: `${path}[${i}]` }));
-    else
-      for (const [k, v] of Object.entries(value)) {
-        if (!k.isWellFormed()) return `${path}: a key is not well-formed Unicode (a lone surrogate)`;
-        stack.push({ value: v, depth: depth + 1, path: path === rootName ? k : `${path}.${k}` });
-      }
+    const child =
+      top.keys === null ? (top.value as unknown[])[top.at] : (top.value as Record<string, unknown>)[top.keys[top.at]];
+    problem = visit(child, top.depth + 1);
   }
-  return null;
+  return problem;
 }
 
 /**

@@ -23,6 +23,24 @@ const RESUME_MAX_MESSAGES = 500;
 /** During a turn, how often each socket key is looked up again (through the auth cache) as events go out. */
 const KEY_RECHECK_MS = 5_000;
 const KEY_GONE = { type: "authentication_error", message: "the API key that opened this socket is revoked or expired" };
+/** A frame whose admission threw (the rate limiter, D1 or storage failed): nothing ran, a key it carried is free again. */
+const ADMISSION_FAILED = {
+  type: "api_error",
+  status: 503,
+  message: "the frame could not be admitted (a service it needs failed); nothing ran; retry",
+};
+
+/**
+ * A frame to one socket. A socket that closed meanwhile (its client left while a frame was being
+ * admitted) throws on send: what it would have been told is dropped, and the admission goes on.
+ */
+function tell(ws: WebSocket, frame: object): void {
+  try {
+    ws.send(JSON.stringify(frame));
+  } catch {
+    // the socket went away
+  }
+}
 
 interface SocketAttachment {
   tenantId: string;
@@ -151,11 +169,12 @@ export class ConversationSockets {
     const frame = parseClientFrame(data);
     if (!frame.ok || frame.value.type === "ping") {
       // Frames that start nothing still come from the key: checked and counted like any request.
-      const refuse: Refuse = (error) => ws.send(JSON.stringify({ type: "error", turnId: null, error }));
-      if (!(await this.admitFrame(ws, { ref, turn: false, refuse }))) return;
-      if (!frame.ok) refuse({ type: "invalid_request", message: frame.error });
-      else ws.send(JSON.stringify({ type: "pong" }));
-      return;
+      const refuse: Refuse = (error) => tell(ws, { type: "error", turnId: null, error });
+      return this.answered(refuse, async () => {
+        if (!(await this.admitFrame(ws, { ref, turn: false, refuse }))) return;
+        if (!frame.ok) refuse({ type: "invalid_request", message: frame.error });
+        else tell(ws, { type: "pong" });
+      });
     }
     if (frame.value.type === "tool_results") return this.toolResults(ws, ref, frame.value.results);
     if (frame.value.type === "stop") return this.stop(ws, ref, frame.value.turnId);
@@ -163,12 +182,26 @@ export class ConversationSockets {
     const turnId = sortableId("turn");
     const named = frame.value.ref !== undefined ? { ref: frame.value.ref } : {};
     const refuse = (error: Parameters<Refuse>[0], extra: Record<string, unknown> = {}) =>
-      ws.send(JSON.stringify({ type: "error", turnId, ...named, ...extra, error }));
+      tell(ws, { type: "error", turnId, ...named, ...extra, error });
+    const send = frame.value;
     this.admitting++;
     try {
-      await this.admitSend(ws, { ref, frame: frame.value, turnId, refuse });
+      await this.answered(refuse, () => this.admitSend(ws, { ref, frame: send, turnId, refuse }));
     } finally {
       this.admitting--;
+    }
+  }
+
+  /**
+   * Runs a frame's admission: one that throws (the rate limiter, D1, storage) is answered to its
+   * sender with an ADMISSION_FAILED `error` frame, never dropped without a word.
+   */
+  private async answered(refuse: Refuse, admission: () => Promise<unknown>): Promise<void> {
+    try {
+      await admission();
+    } catch (err) {
+      console.error("a websocket frame's admission failed", err);
+      refuse({ ...ADMISSION_FAILED });
     }
   }
 
@@ -208,34 +241,44 @@ export class ConversationSockets {
         // A named send repeated with its key is told the turn it already is, as a new one would be.
         const original = keyed.events.find((e) => "turnId" in e && typeof e.turnId === "string");
         if (frame.ref !== undefined && original && "turnId" in original)
-          ws.send(JSON.stringify({ type: "accepted", ref: frame.ref, turnId: original.turnId }));
-        for (const event of keyed.events) ws.send(JSON.stringify(event));
+          tell(ws, { type: "accepted", ref: frame.ref, turnId: original.turnId });
+        for (const event of keyed.events) tell(ws, event);
         return;
       }
-      // As over HTTP: no new turn while one waits on client tools; only the sender hears it.
-      const waiting = await paused.get();
-      if (waiting) {
-        intake.releaseKey(idempotencyKey);
-        return refuse({ type: TURN_PAUSED, message: pausedMessage(waiting), status: 409 });
+      // From the claim to the queueing, a failure frees the key again: a retry runs, never a 409 forever.
+      let queued = false;
+      try {
+        // As over HTTP: no new turn while one waits on client tools; only the sender hears it.
+        const waiting = await paused.get();
+        if (waiting) {
+          intake.releaseKey(idempotencyKey);
+          return refuse({ type: TURN_PAUSED, message: pausedMessage(waiting), status: 409 });
+        }
+        // A regenerate that cannot be taken now is refused before it queues (the key is free again).
+        const refused = intake.regenerateRefusal(input);
+        if (refused) {
+          intake.releaseKey(idempotencyKey);
+          return refuse({ type: refused.type, message: refused.message, status: refused.status });
+        }
+        // The sender learns its turnId before any event of the turn (only when it named the send); a
+        // sender gone meanwhile hears nothing, and its turn is queued all the same (it can resume).
+        if (frame.ref !== undefined) tell(ws, { type: "accepted", ref: frame.ref, turnId });
+        queued = true;
+        // Events reach this socket (and every other one of the conversation) through broadcast.
+        void intake.enqueue({ ref, input, sink: null, turnId });
+      } catch (err) {
+        // Once queued, the key is the turn's: its row follows the turn's events.
+        if (!queued) intake.releaseKey(idempotencyKey);
+        throw err;
       }
-      // A regenerate that cannot be taken now is refused before it queues (the key is free again).
-      const refused = intake.regenerateRefusal(input);
-      if (refused) {
-        intake.releaseKey(idempotencyKey);
-        return refuse({ type: refused.type, message: refused.message, status: refused.status });
-      }
-      // The sender learns its turnId before any event of the turn (only when it named the send).
-      if (frame.ref !== undefined) ws.send(JSON.stringify({ type: "accepted", ref: frame.ref, turnId }));
-      // Events reach this socket (and every other one of the conversation) through broadcast.
-      void intake.enqueue({ ref, input, sink: null, turnId });
     });
   }
 
   /** Results for the paused turn's client calls, checked like POST /tool-results; the turn's events reach every socket. */
   private async toolResults(ws: WebSocket, ref: SocketAttachment, results: ClientToolResult[]): Promise<void> {
     const { record, paused, intake, order } = this.parts;
-    const refuse: Refuse = (error) => ws.send(JSON.stringify({ type: "error", turnId: null, error }));
-    await order.admit(async () => {
+    const refuse: Refuse = (error) => tell(ws, { type: "error", turnId: null, error });
+    const admission = order.admit(async () => {
       if (!(await record.load(ref))) return refuse({ type: "not_found", message: "conversation not found" });
       // Like POST /tool-results: a request of the key (the turn it resumes was counted when sent).
       if (!(await this.admitFrame(ws, { ref, turn: false, refuse }))) return;
@@ -248,6 +291,7 @@ export class ConversationSockets {
         });
       void intake.enqueueResume({ ref, turnId: accepted.turn.turnId, sink: null });
     });
+    await this.answered(refuse, () => admission);
   }
 
   /**
@@ -328,21 +372,22 @@ export class ConversationSockets {
    */
   private async stop(ws: WebSocket, ref: SocketAttachment, turnId?: string): Promise<void> {
     const { record, intake, order, paused } = this.parts;
-    await order.admit(async () => {
-      const refuse = (error: { type: string; message: string }) =>
-        ws.send(JSON.stringify({ type: "error", turnId: turnId ?? null, error }));
+    const refuse: Refuse = (error) => tell(ws, { type: "error", turnId: turnId ?? null, error });
+    const admission = order.admit(async () => {
       if (!(await record.load(ref))) return refuse({ type: "not_found", message: "conversation not found" });
       // Like POST /stop: a request of the key, checked and counted like any other frame.
       if (!(await this.admitFrame(ws, { ref, turn: false, refuse }))) return;
-      // Not awaited inside the admission: later frames are not held up while the turn settles.
-      void intake.stop(ref, { turnId, paused }).then((answer) => {
-        try {
-          ws.send(JSON.stringify({ type: "stopped", ...answer }));
-        } catch {
-          // the socket went away while the turn settled
-        }
-      });
+      // Not awaited inside the admission: later frames are not held up while the turn settles; a
+      // stop that fails there (its paused turn's storage) is answered like a failed admission.
+      void intake.stop(ref, { turnId, paused }).then(
+        (answer) => tell(ws, { type: "stopped", ...answer }),
+        (err) => {
+          console.error("a stop frame failed", err);
+          refuse({ ...ADMISSION_FAILED });
+        },
+      );
     });
+    await this.answered(refuse, () => admission);
   }
 
   close(ws: WebSocket, code: number): void {

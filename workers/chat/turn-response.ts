@@ -6,8 +6,9 @@ import { errorBody, turnErrorStatus } from "./errors";
 
 /**
  * A turn whose events stop before its `turn_end` (the conversation's object died mid-turn, or
- * threw past every guard): told as an error, never as a turn that ended well. A refusal before the
- * turn started (an `error` and no `turn_start`) has no `turn_end` to wait for.
+ * threw past every guard): told as an error, never as a turn that ended well, a turn still queued
+ * behind others (`turn_queued` named it) included. A refusal before the turn started (an `error`
+ * and neither `turn_start` nor `turn_queued`) has no `turn_end` to wait for.
  */
 export const TURN_CUT_OFF = {
   type: "turn_interrupted",
@@ -20,6 +21,7 @@ const KEEPALIVE_MS = 15_000;
 
 export function sseResponse(events: ReadableStream<TurnEvent>): Response {
   const encoder = new TextEncoder();
+  // The turn's id once it started or was queued (`turn_queued` names it): from then on it ends with a `turn_end`.
   let started: string | null = null;
   let settled = false;
   let keepalive: ReturnType<typeof setInterval> | undefined;
@@ -36,7 +38,7 @@ export function sseResponse(events: ReadableStream<TurnEvent>): Response {
         for (;;) {
           const { value: event, done } = await reader.read();
           if (done) break;
-          if (event.type === "turn_start") started = event.turnId;
+          if (event.type === "turn_start" || event.type === "turn_queued") started = event.turnId;
           if (event.type === "turn_end" || (event.type === "error" && !started)) settled = true;
           send(toSse(event));
         }
@@ -117,7 +119,8 @@ export async function collectTurn(events: ReadableStream<TurnEvent>): Promise<Tu
 
 /** One event into the summary; true for the turn's end. */
 function take(out: TurnSummary, event: TurnEvent): boolean {
-  if (event.type === "turn_start") out.turnId = event.turnId;
+  // A turn queued behind others is named by `turn_queued` (the same id its turn_start carries).
+  if (event.type === "turn_start" || event.type === "turn_queued") out.turnId = event.turnId;
   else if (event.type === "message") out.messages.push(event.message);
   else if (event.type === "error") out.error = event.error;
   else if (event.type === "requires_action")

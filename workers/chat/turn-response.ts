@@ -19,8 +19,24 @@ export const TURN_CUT_OFF = {
 /** SSE comment lines while a turn is quiet (queued, a long tool step): idle proxies keep the stream. */
 const KEEPALIVE_MS = 15_000;
 
-export function sseResponse(events: ReadableStream<TurnEvent>): Response {
+/** How often a running SSE turn looks its key up again (through the auth cache), as sockets do. */
+export const SSE_KEY_RECHECK_MS = 5_000;
+/** What a stream whose key was revoked mid-turn is told last (the turn itself runs on). */
+const SSE_KEY_GONE = { type: "authentication_error", message: "the API key of this request is revoked or expired" };
+
+export interface SseOptions {
+  /**
+   * Whether the request's key is still active: asked every SSE_KEY_RECHECK_MS while the turn
+   * streams; false ends the stream with an `authentication_error`, so a revoked key hears no more
+   * of the conversation. A lookup that fails counts as active (the next one decides).
+   */
+  keyActive?: () => Promise<boolean>;
+}
+
+export function sseResponse(events: ReadableStream<TurnEvent>, { keyActive }: SseOptions = {}): Response {
   const encoder = new TextEncoder();
+  let revoked = false;
+  let recheck: ReturnType<typeof setInterval> | undefined;
   // The turn's id once it started or was queued (`turn_queued` names it): from then on it ends with a `turn_end`.
   let started: string | null = null;
   let settled = false;
@@ -34,10 +50,17 @@ export function sseResponse(events: ReadableStream<TurnEvent>): Response {
         if (!gone) controller.enqueue(encoder.encode(text));
       };
       keepalive = setInterval(() => send(": keepalive\n\n"), KEEPALIVE_MS);
+      if (keyActive)
+        recheck = setInterval(async () => {
+          if (revoked || (await keyActive().catch(() => true))) return;
+          revoked = true;
+          // Ends the read below; the turn goes on in its conversation without this listener.
+          await reader.cancel("the request's key was revoked").catch(() => {});
+        }, SSE_KEY_RECHECK_MS);
       try {
         for (;;) {
           const { value: event, done } = await reader.read();
-          if (done) break;
+          if (done || revoked) break;
           if (event.type === "turn_start" || event.type === "turn_queued") started = event.turnId;
           if (event.type === "turn_end" || (event.type === "error" && !started)) settled = true;
           send(toSse(event));
@@ -46,8 +69,13 @@ export function sseResponse(events: ReadableStream<TurnEvent>): Response {
         // The stream from the object broke (or the client left): told below, as a stream that ended early.
       } finally {
         clearInterval(keepalive);
+        clearInterval(recheck);
       }
       if (gone) return;
+      if (revoked && !settled) {
+        send(toSse({ type: "error", ...(started ? { turnId: started } : {}), error: { ...SSE_KEY_GONE } }));
+        return controller.close();
+      }
       if (!settled && started) {
         send(toSse({ type: "error", turnId: started, error: { ...TURN_CUT_OFF } }));
         send(
@@ -65,6 +93,7 @@ export function sseResponse(events: ReadableStream<TurnEvent>): Response {
     cancel(reason) {
       gone = true;
       clearInterval(keepalive);
+      clearInterval(recheck);
       return reader.cancel(reason);
     },
   });

@@ -13,6 +13,7 @@ import { type ChannelPlace, channelObjectName } from "../../durable-objects/chan
 import type { TurnAnswer, TurnInput } from "../../durable-objects/conversation/conversation-do";
 import type { ConversationRef } from "../../services/record/conversation-head";
 import { unknownAttachmentMessage, withAttachments } from "../../services/attachments/turn-notes";
+import { keyForHash } from "../../services/keys/auth";
 import { ApiError, badRequest } from "./errors";
 import { collectTurn, sseResponse, turnJson } from "./turn-response";
 import type { AppEnv } from "./types";
@@ -127,7 +128,10 @@ export async function respondTurn(
   const { conversationId, events, replayed = false } = turn;
   let res: Response;
   if ((c.req.header("accept") ?? "").includes("text/event-stream")) {
-    res = sseResponse(events);
+    const { keyHash, tenantId } = { keyHash: c.get("keyHash"), tenantId: c.get("tenantId") };
+    res = sseResponse(events, {
+      keyActive: keyHash ? async () => (await keyForHash(c.env, keyHash))?.tenantId === tenantId : undefined,
+    });
     res.headers.set("x-conversation-id", conversationId);
   } else {
     const turn = await collectTurn(events);

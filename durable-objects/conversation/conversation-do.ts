@@ -320,6 +320,9 @@ export class ConversationDO extends DurableObject<Env> {
       const stored = await this.record.append(
         messages.map((m) => ({ role: m.role, content: [{ type: "text" as const, text: m.text }] })),
       );
+      // Open sockets get them as they get every other append (in seq order, each once).
+      await this.sockets.closeRevoked();
+      for (const message of stored) this.sockets.broadcast({ type: "message", turnId: "import", message });
       this.ctx.waitUntil(this.outbox.pending());
       this.ctx.waitUntil(this.fold.maybeDispatch());
       return { kind: "imported", messages: stored };

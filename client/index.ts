@@ -69,6 +69,15 @@ export class ApiError extends Error {
   }
 }
 
+/** The error of a turn whose event stream ended before its turn_end (as the server's JSON answer names it). */
+const TURN_INTERRUPTED: ErrorBody = {
+  error: {
+    type: "turn_interrupted",
+    message:
+      "the turn's event stream ended before the turn did; what it saved is in the transcript (messages()), or send it again with the same Idempotency-Key to learn its outcome",
+  },
+};
+
 const parse = (text: string): unknown => {
   try {
     return text ? JSON.parse(text) : undefined;
@@ -156,7 +165,9 @@ export class Client {
   /**
    * Sends a turn and yields its events as they stream (SSE); throws ApiError when refused. A turn
    * that calls a client tool ends with a `requires_action` event (and stop_reason
-   * "requires_action"): answer it with toolResults().
+   * "requires_action"): answer it with toolResults(). A stream that ends before the turn's
+   * `turn_end` (or `requires_action`, or an `error` before `turn_start`) throws ApiError 502 with
+   * `{error: {type: "turn_interrupted"}}` after the events it did bring.
    */
   turn(
     conversationId: string,
@@ -170,7 +181,7 @@ export class Client {
     );
   }
 
-  /** Posts the results of a paused turn's client tool calls (every pending id at once) and yields the resumed turn's events. */
+  /** Posts the results of a paused turn's client tool calls (every pending id at once) and yields the resumed turn's events (a cut stream throws as in turn()). */
   toolResults(
     conversationId: string,
     results: Routes["POST /v1/conversations/{id}/tool-results"]["body"]["results"],
@@ -190,7 +201,17 @@ export class Client {
     });
     if (!res.ok || !res.body || !(res.headers.get("content-type") ?? "").startsWith("text/event-stream"))
       throw new ApiError(res.status, parse(await res.text()), res.headers);
-    for await (const event of sseData(res.body)) yield event as TurnEvent;
+    let started = false;
+    let settled = false;
+    for await (const data of sseData(res.body)) {
+      const event = data as TurnEvent;
+      if (event.type === "turn_start") started = true;
+      if (event.type === "turn_end" || event.type === "requires_action" || (event.type === "error" && !started))
+        settled = true;
+      yield event;
+    }
+    // The stream ended before the turn did (the connection dropped): told, never a quiet end.
+    if (!settled) throw new ApiError(502, TURN_INTERRUPTED);
   }
 
   /** Every message after `after` (a seq), following the `next` cursor page by page. */
@@ -210,7 +231,8 @@ export class Client {
   /**
    * The conversation's websocket. `after`: resume from that seq (the socket keeps the cursor and
    * resume() reconnects from it); without it the socket starts from the conversation's current
-   * lastSeq (GET /v1/conversations/:id). A resume that leaves messages out (`more: true`) pages
+   * lastSeq (GET /v1/conversations/:id), so a message saved while it connects still arrives (no
+   * `resumed` frame is shown for that first connection). A resume that leaves messages out (`more: true`) pages
    * them with messages(). With socketAuth "ticket" each connection asks for a new ticket.
    */
   socket(conversationId: string, opts: { after?: number; ticket?: string } = {}): Promise<ConversationSocket> {

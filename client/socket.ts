@@ -2,8 +2,10 @@
 // highest message seq it has seen. resume() reconnects with ?after=<that seq>, so the server
 // sends what was saved meanwhile (then a `resumed` frame) and nothing twice:
 // - A socket opened without a cursor learns one first (the conversation's lastSeq, through
-//   SocketTarget.lastSeq), so a resume never asks for the whole history; without a way to learn
-//   it, resume() reconnects without a cursor.
+//   SocketTarget.lastSeq) and connects from it, so what is saved while it connects comes as the
+//   first connection's catch-up and a resume never asks for the whole history (that connection's
+//   `resumed` frame is not in `frames`: the caller asked for no resume); without a way to learn it,
+//   the socket connects (and resume() reconnects) without a cursor.
 // - The server sends at most 500 messages on a resume (`resumed` with `more: true`): the socket
 //   pages the rest (through SocketTarget.messagesAfter, up to the `resumed` frame's lastSeq) and
 //   delivers them, in seq order, before the running turn's frames and every live frame. The frames
@@ -43,7 +45,13 @@ interface Connection {
   held: ServerFrame[];
   /** Frames are handled one after another (paging awaits), the close after them. */
   chain: Promise<void>;
+  /** The first connection of a socket opened without a cursor: its catch-up is delivered, its `resumed` frame not. */
+  hideResumed: boolean;
 }
+
+/** WebSocket.readyState values (spelled out: not every runtime has the WebSocket global's constants). */
+const OPEN = 1;
+const stateName = (state: number) => ["connecting", "open", "closing", "closed"][state] ?? `state ${state}`;
 
 async function openDefault(url: string, init: unknown): Promise<WebSocket> {
   const ws = new WebSocket(url, init as string[] | undefined);
@@ -83,8 +91,8 @@ export class ConversationSocket implements AsyncIterable<ServerFrame> {
 
   static async open(target: SocketTarget, after?: number): Promise<ConversationSocket> {
     const socket = new ConversationSocket(target, after);
-    // No cursor given: learn the conversation's last seq before connecting, so a message saved
-    // between the two is caught up by a later resume rather than lost.
+    // No cursor given: learn the conversation's last seq before connecting and connect from it,
+    // so a message saved between the two comes in the connection's catch-up rather than never.
     // A lookup that fails (a ticket-only client without a key) leaves the cursor unknown.
     if (after === undefined && target.lastSeq) {
       const learned = await target.lastSeq().catch(() => undefined);
@@ -93,15 +101,16 @@ export class ConversationSocket implements AsyncIterable<ServerFrame> {
         socket.cursorKnown = true;
       }
     }
-    await socket.connect(after);
+    // The caller asked for no resume: that connection's `resumed` frame is not shown (its catch-up is).
+    await socket.connect(socket.cursorKnown ? socket.lastSeq : undefined, after === undefined);
     return socket;
   }
 
-  private async connect(after: number | undefined) {
+  private async connect(after: number | undefined, hideResumed = false) {
     const url = new URL(await this.target.url());
     if (after !== undefined) url.searchParams.set("after", String(after));
     const ws = await (this.target.open ?? openDefault)(url.toString(), this.target.init);
-    const conn: Connection = { ws, holding: after !== undefined, held: [], chain: Promise.resolve() };
+    const conn: Connection = { ws, holding: after !== undefined, held: [], chain: Promise.resolve(), hideResumed };
     ws.addEventListener("message", (m) => {
       const frame = JSON.parse(String(m.data)) as ServerFrame;
       conn.chain = conn.chain.then(() => this.receive(conn, frame));
@@ -155,7 +164,8 @@ export class ConversationSocket implements AsyncIterable<ServerFrame> {
     let at = 0;
     while (at < held.length && held[at].type === "message") at++;
     const pagedFrames = paged.map((message) => ({ type: "message", turnId: "resume", message }) as ServerFrame);
-    for (const frame of [...held.slice(0, at), ...pagedFrames, ...held.slice(at)]) this.deliver(frame);
+    for (const frame of [...held.slice(0, at), ...pagedFrames, ...held.slice(at)])
+      if (frame.type !== "resumed" || !conn.hideResumed) this.deliver(frame);
   }
 
   private deliver(frame: ServerFrame) {
@@ -201,7 +211,18 @@ export class ConversationSocket implements AsyncIterable<ServerFrame> {
     return this.ws;
   }
 
+  /**
+   * Sends a frame on the current connection. Throws (never drops the frame silently) when that
+   * connection is not open: closed or closing (see closeCode), or replaced while resume() runs.
+   * Nothing is queued: after such an error, await resume() and send the frame again (a `send`
+   * frame's `ref`, or `turnsInFlight` of the `resumed` frame, tells whether it was taken).
+   */
   send(frame: ClientFrame) {
+    const state = this.reconnecting ? "resuming" : this.ws.readyState === OPEN ? null : stateName(this.ws.readyState);
+    if (state !== null)
+      throw new Error(
+        `websocket not open (${state}${this.closeCode !== undefined ? `, closed ${this.closeCode}${this.closeReason ? ` ${this.closeReason}` : ""}` : ""}): the ${frame.type} frame was not sent; await resume() and send it again`,
+      );
     this.ws.send(JSON.stringify(frame));
   }
 

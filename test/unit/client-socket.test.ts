@@ -1,5 +1,5 @@
 // The typed client's websocket (client/socket.ts) against a scripted server: a resume that leaves
-// messages to page, the cursor of a socket opened without one, a running turn streamed again after
+// messages to page, the cursor of a socket opened without one (its first connection asks from it), a running turn streamed again after
 // a resume, and a close the caller can see.
 import { describe, expect, it } from "vitest";
 import { type Message, createClient } from "../../client";
@@ -120,7 +120,8 @@ describe("client socket", () => {
   it("a socket opened without a cursor resumes from the conversation's lastSeq, not from 0", async () => {
     const { api, sockets } = fakeApi({ transcript: [1, 2, 3].map(message), lastSeq: 3 });
     const s = await api.socket("c1");
-    expect(new URL(sockets[0].url).searchParams.has("after")).toBe(false);
+    // The first connection asks from the learned cursor, so what is saved while it connects comes too.
+    expect(new URL(sockets[0].url).searchParams.get("after")).toBe("3");
     await s.resume();
     expect(new URL(sockets[1].url).searchParams.get("after")).toBe("3");
     s.close();
@@ -151,6 +152,7 @@ describe("client socket", () => {
   it("a running turn streamed again after a resume is not doubled", async () => {
     const { api, sockets } = fakeApi({ transcript: [1, 2].map(message), lastSeq: 2 });
     const s = await api.socket("c1");
+    sockets[0].emit(resumed({ after: 2, through: 2, lastSeq: 2, more: false }));
     sockets[0].emit({ type: "message", turnId: "t1", message: message(3) });
     sockets[0].emit({ type: "turn_start", turnId: "t2" });
     sockets[0].emit({ type: "delta", turnId: "t2", text: "Hello" });

@@ -1184,10 +1184,30 @@ export interface Routes {
 export interface Schemas {
   Attachment: {
     id: string;
+    conversationId: string;
+    name: string;
+    type: string;
+    size: number;
+    status: string;
+    facts: {
+      kind: string;
+      [key: string]: unknown;
+    };
+    createdAt: string;
+    note: string;
+    indexStatus?: string;
+    pagesIndexed?: number;
     [key: string]: unknown;
   };
   Automation: {
     id: string;
+    name: string;
+    schedule: string;
+    prompt: string;
+    channel: string;
+    paused: boolean;
+    createdAt: string;
+    updatedAt: string;
     [key: string]: unknown;
   };
   Channel: {
@@ -1220,6 +1240,10 @@ export interface Schemas {
   };
   ConversationListItem: {
     id: string;
+    title: string;
+    createdAt: string;
+    updatedAt: string;
+    messageCount: number;
     [key: string]: unknown;
   };
   DefaultSettings: {
@@ -1234,6 +1258,12 @@ export interface Schemas {
   };
   Episode: {
     id: string;
+    conversationId: string;
+    foldJobId: string;
+    day: string;
+    throughSeq: number;
+    body: string;
+    createdAt: string;
     [key: string]: unknown;
   };
   Error: {
@@ -1305,10 +1335,22 @@ export interface Schemas {
   };
   Note: {
     id: string;
+    title: string;
+    text: string;
+    tags: Array<string>;
+    sourceConversationId: string | null;
+    createdAt: string;
+    updatedAt: string;
     [key: string]: unknown;
   };
   Project: {
     id: string;
+    name: string;
+    settings: {
+      [key: string]: unknown;
+    };
+    createdAt: string;
+    updatedAt: string;
     [key: string]: unknown;
   };
   ProjectWithFiles: {
@@ -1373,7 +1415,7 @@ export interface Schemas {
     idempotencyKey?: string;
     tools?: Array<{
       name: string;
-      description: string;
+      description?: string;
       input_schema: {
         [key: string]: unknown;
       };
@@ -1435,6 +1477,21 @@ export interface Schemas {
   };
   Tool: {
     id: string;
+    kind: "http" | "client";
+    name: string;
+    description: string;
+    inputSchema: {
+      [key: string]: unknown;
+    };
+    projectId: string | null;
+    createdAt: string;
+    updatedAt: string;
+    endpoint?: string | null;
+    headers?: Array<string>;
+    timeoutMs?: number;
+    maxResponseBytes?: number;
+    idempotent?: boolean;
+    retries?: number;
     [key: string]: unknown;
   };
   ToolResultsBody: {
@@ -1453,6 +1510,57 @@ export interface Schemas {
       }>;
       is_error?: boolean;
     }>;
+  };
+  TurnErrorResult: {
+    conversationId: string;
+    turnId: string | null;
+    messages: Array<Schemas["Message"]>;
+    stop_reason: string;
+    usage: {
+      input_tokens: number;
+      output_tokens: number;
+      cache_creation_input_tokens: number;
+      cache_read_input_tokens: number;
+      thinking_tokens?: number;
+      web_search_requests?: number;
+      web_fetch_requests?: number;
+      cost_usd?: number;
+      [key: string]: unknown;
+    } | null;
+    requires_action?: {
+      turnId: string;
+      calls: Array<{
+        id: string;
+        name: string;
+        input: unknown;
+      }>;
+      expiresAt: string;
+    };
+    superseded?: {
+      fromSeq: number;
+      toSeq: number;
+      messageIds: Array<string>;
+      supersededBy: string;
+    };
+    refusal?: {
+      model: string;
+      category: string | null;
+      explanation: string | null;
+      fallbackModel?: string;
+    };
+    model_changes?: Array<{
+      from: string;
+      to: string;
+      reason: "retired" | "refusal_fallback";
+      retiredOn?: string;
+    }>;
+    error: {
+      type: string;
+      message: string;
+      status?: number;
+      [key: string]: unknown;
+    };
+    [key: string]: unknown;
   };
   TurnEvent: {
     type: "turn_start";
@@ -1708,6 +1816,18 @@ export interface Schemas {
       messageIds: Array<string>;
       supersededBy: string;
     };
+    refusal?: {
+      model: string;
+      category: string | null;
+      explanation: string | null;
+      fallbackModel?: string;
+    };
+    model_changes?: Array<{
+      from: string;
+      to: string;
+      reason: "retired" | "refusal_fallback";
+      retiredOn?: string;
+    }>;
     [key: string]: unknown;
   };
   Usage: {

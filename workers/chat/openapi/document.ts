@@ -143,8 +143,10 @@ export function openApiDocument(routes: RouterRoute[]): Json {
     (paths[path] ??= {})[method] = operation({ method, path, d: doc, input, components });
   }
   // Streams are not operations: their messages are named here and pointed at from the routes.
-  for (const s of [errorSchema, turnEventSchema, socketServerFrameSchema, clientFrameSchema])
-    jsonSchema(s, "output", components);
+  // What the server sends is described as it comes out; a client's frames as the server takes them
+  // in (before defaults: a tool's `description` may be left out).
+  for (const s of [errorSchema, turnEventSchema, socketServerFrameSchema]) jsonSchema(s, "output", components);
+  jsonSchema(clientFrameSchema, "input", components);
   return {
     openapi: "3.1.0",
     info: {

@@ -198,15 +198,125 @@ export const turnResultSchema = z
         description:
           "A regenerate: the exchange it replaced (kept in the transcript, marked superseded, never replayed).",
       }),
+    refusal: z
+      .strictObject({
+        model: z.string(),
+        category: z.string().nullable(),
+        explanation: z.string().nullable(),
+        fallbackModel: z.string().optional(),
+      })
+      .optional()
+      .meta({ description: 'With stop_reason "refusal": the model that declined, its category and explanation.' }),
+    model_changes: z
+      .array(
+        z.strictObject({
+          from: z.string(),
+          to: z.string(),
+          reason: z.enum(["retired", "refusal_fallback"]),
+          retiredOn: z.string().optional(),
+        }),
+      )
+      .optional()
+      .meta({
+        description:
+          "The turn ran on another model than the settings named (a retired model's replacement, a refusal's fallback).",
+      }),
   })
   .meta({
     id: "TurnResult",
     description: "A finished or paused turn (the JSON answer, without Accept: text/event-stream).",
   });
 
-/** A resource: its id and the rest of its fields. */
+/** workers/chat/turn-response.ts turnJson on a turn that ended in an error: the turn as far as it went, and the error. */
+export const turnErrorResultSchema = turnResultSchema
+  .extend({
+    error: z.looseObject({
+      type: z.string(),
+      message: z.string(),
+      status: z.number().int().optional().meta({ description: "The upstream status, when the error had one" }),
+    }),
+  })
+  .meta({
+    id: "TurnErrorResult",
+    description:
+      "A turn that ended in an error (a JSON answer with a 4xx/5xx status): what it saved, and `error` naming why.",
+  });
+
+const nullableString = z.string().nullable();
+/**
+ * The fields each resource's routes answer (API.md and docs/api-notes.md): every one always sent
+ * unless optional. Read off the routes' answers (services/… rows without their tenantId).
+ */
+const RESOURCE_FIELDS: Record<string, z.ZodRawShape> = {
+  Attachment: {
+    conversationId: z.string(),
+    name: z.string(),
+    type: z.string().meta({ description: "The media type, as detected from the bytes" }),
+    size: z.number().int(),
+    status: z.string(),
+    facts: z.looseObject({ kind: z.string() }),
+    createdAt: z.string(),
+    note: z.string().meta({ description: "The reference note the conversation got" }),
+    indexStatus: z.string().optional().meta({ description: "GET of one attachment" }),
+    pagesIndexed: z.number().int().optional().meta({ description: "GET of one PDF attachment" }),
+  },
+  Automation: {
+    name: z.string(),
+    schedule: z.string(),
+    prompt: z.string(),
+    channel: z.string(),
+    paused: z.boolean(),
+    createdAt: z.string(),
+    updatedAt: z.string(),
+  },
+  ConversationListItem: {
+    title: z.string(),
+    createdAt: z.string(),
+    updatedAt: z.string(),
+    messageCount: z.number().int(),
+  },
+  Episode: {
+    conversationId: z.string(),
+    foldJobId: z.string(),
+    day: z.string(),
+    throughSeq: z.number().int(),
+    body: z.string(),
+    createdAt: z.string(),
+  },
+  Note: {
+    title: z.string(),
+    text: z.string(),
+    tags: z.array(z.string()),
+    sourceConversationId: nullableString,
+    createdAt: z.string(),
+    updatedAt: z.string(),
+  },
+  Project: {
+    name: z.string(),
+    settings: z.looseObject({}).meta({ description: "The settings patch its new conversations start with" }),
+    createdAt: z.string(),
+    updatedAt: z.string(),
+  },
+  Tool: {
+    kind: z.enum(["http", "client"]),
+    name: z.string(),
+    description: z.string(),
+    inputSchema: z.record(z.string(), z.unknown()),
+    projectId: nullableString,
+    createdAt: z.string(),
+    updatedAt: z.string(),
+    endpoint: nullableString.optional().meta({ description: "http tools" }),
+    headers: z.array(z.string()).optional().meta({ description: "http tools: the header names (never values)" }),
+    timeoutMs: z.number().int().optional().meta({ description: "http tools" }),
+    maxResponseBytes: z.number().int().optional().meta({ description: "http tools" }),
+    idempotent: z.boolean().optional().meta({ description: "http tools" }),
+    retries: z.number().int().optional().meta({ description: "http tools" }),
+  },
+};
+
+/** A resource: its id and the fields its routes answer (RESOURCE_FIELDS), open to more. */
 export const resource = (id: string, description: string) =>
-  z.looseObject({ id: z.string() }).meta({ id, description });
+  z.looseObject({ id: z.string(), ...(RESOURCE_FIELDS[id] ?? {}) }).meta({ id, description });
 
 /** A page of a list: the items under `data` and `next`, the cursor of the following page (null at the end). */
 export const listOf = (item: z.ZodType) =>

@@ -27,11 +27,12 @@ function getEncoder(): Tiktoken {
 }
 
 // js-tiktoken's merge loop is quadratic in the length of one pre-tokenized
-// piece, so a 20 KB run without whitespace (hashes, minified data) would take
-// tens of seconds. Cutting such runs into bounded slices changes the count by
-// at most a token per cut, which is well inside the stand-in's error anyway.
+// piece, so a 20 KB run without whitespace (hashes, minified data), or of whitespace alone (a
+// spreadsheet row padded with tabs, indentation), would take tens of seconds. Cutting such runs
+// into bounded slices changes the count by at most a token per cut, which is well inside the
+// stand-in's error anyway.
 const MAX_RUN = 256;
-const LONG_RUN = new RegExp(`\\S{${MAX_RUN + 1},}`, "g");
+const LONG_RUN = new RegExp(`\\S{${MAX_RUN + 1},}|\\s{${MAX_RUN + 1},}`, "g");
 
 function encodeSafely(text: string): number[] {
   // Special-token text such as "<|endoftext|>" in user content is plain text, never an error.

@@ -41,6 +41,14 @@ describe("countTokens (cl100k_base stand-in)", () => {
     expect(count).toBeGreaterThan(20_000);
     expect(count).toBeLessThan(40_000);
   });
+
+  it("counts long runs of whitespace alone in bounded pieces too (a row padded with 16,383 tabs)", () => {
+    const tabs = `a${"\t".repeat(16_383)}b`;
+    const count = countTokens(tabs);
+    expect(count).toBeGreaterThan(16_383 / 256);
+    expect(count).toBeLessThan(16_383);
+    expect(countTokens(`x${" ".repeat(50_000)}y\n`)).toBeGreaterThan(0);
+  });
 });
 
 describe("truncateToTokens", () => {

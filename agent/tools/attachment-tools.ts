@@ -14,7 +14,7 @@ import { delimitedFormat, delimiterOf, xlsxFormat } from "../../services/attachm
 import { textFormat } from "../../services/attachments/formats/text";
 import { isId } from "../../core/ids";
 import { sliceWhole } from "../../core/text-cut";
-import type { AttachmentAccess, ToolDefinition, ToolOutput } from "./registry";
+import type { AttachmentAccess, ToolAccess, ToolDefinition, ToolOutput } from "./registry";
 
 const attachmentId = z.string().refine((v) => isId("att", v), "not an attachment id (att_…)");
 const MAX_PDF_PAGES = 20;
@@ -23,6 +23,8 @@ const MAX_LINES = 2_000;
 const DOC_PAGE_CHARS = 40_000;
 /** The most text one pdf_read returns; past it the answer names the call that reads on. */
 const PDF_READ_CHARS = 60_000;
+/** The most row text one spreadsheet_read returns; past it the answer names the call that reads on. */
+const SHEET_READ_CHARS = 60_000;
 
 /** "12" or "12-15" -> [12, 15], or an error message. */
 export function parseRange(spec: string, what: string, max: number): [number, number] | string {
@@ -239,7 +241,7 @@ export const imageView: ToolDefinition<{ attachment_id: string }, AttachmentAcce
 
 export const spreadsheetRead: ToolDefinition<
   { attachment_id: string; rows: string; sheet?: string },
-  AttachmentAccess
+  AttachmentAccess & ToolAccess
 > = {
   name: "spreadsheet_read",
   core: false,
@@ -256,29 +258,113 @@ export const spreadsheetRead: ToolDefinition<
     const { found, error } = await open(ctx, attachment_id, ["spreadsheet"]);
     if (error) return error;
     const { attachment, reader } = found!;
+    // Never cut short silently: past the cap the answer says where it stopped and names the call
+    // that reads on (and, for a row longer than the cap, the call that shows the rest of it).
+    const readOn = (next: number) =>
+      next <= range[1]
+        ? `read on with spreadsheet_read ${JSON.stringify({ attachment_id, rows: `${next}-${range[1]}`, ...(sheet === undefined ? {} : { sheet }) })}`
+        : "";
+    const note = (parts: string[]) =>
+      parts.some(Boolean) ? `\n\n[spreadsheet_read: ${parts.filter(Boolean).join("; ")}]` : "";
+    const cap = SHEET_READ_CHARS.toLocaleString("en-US");
     try {
       if (attachment.facts.sheets) {
         const which = sheet === undefined ? 1 : /^\d+$/.test(sheet) ? Number(sheet) : sheet;
-        const out = await xlsxFormat.read(reader, { sheet: which, from: range[0], to: range[1] });
+        const out = await xlsxFormat.read(reader, {
+          sheet: which,
+          from: range[0],
+          to: range[1],
+          maxChars: SHEET_READ_CHARS,
+        });
+        const shown = rowsWithin(out.rows, SHEET_READ_CHARS);
+        const last = range[0] + shown.lines.length - 1;
+        const more = shown.lines.length < out.rows.length || out.truncated;
+        const tail = shown.rowCut
+          ? note([`row ${last} is longer than the ${cap}-char cap and is cut there`, more ? readOn(last + 1) : ""])
+          : more
+            ? note([`stopped at the ${cap}-char cap after row ${last}`, readOn(last + 1)])
+            : "";
         return {
-          content: `[spreadsheet_read: ${attachment.name}, sheet ${out.sheet}, rows ${range[0]}-${range[0] + out.rows.length - 1}]\n${out.rows.map((r) => r.map((v) => (v === null ? "" : String(v))).join("\t")).join("\n")}`,
+          content: `[spreadsheet_read: ${attachment.name}, sheet ${out.sheet}, rows ${range[0]}-${last}]\n${shown.lines.join("\n")}${tail}`,
         };
       }
       const text = await found!.text();
+      const delimiter = delimiterOf(attachment.type);
+      const at = { index: text.index, delimiter };
+      // The header first (no rows): the rows get what of the cap it leaves, in bytes, which their
+      // text as shown (fields joined by tabs) never exceeds.
+      const { header } = await delimitedFormat.read(text.reader, { ...at, from: range[0], to: range[0] - 1 });
+      const headerLine = header.join("\t");
+      const headerCut = headerLine.length > SHEET_READ_CHARS / 2;
+      const headerShown = headerCut ? sliceWhole(headerLine, 0, SHEET_READ_CHARS / 2) : headerLine;
       const out = await delimitedFormat.read(text.reader, {
-        index: text.index,
-        delimiter: delimiterOf(attachment.type),
+        ...at,
         from: range[0],
         to: range[1],
+        maxBytes: SHEET_READ_CHARS - headerShown.length - 1,
       });
+      // Whole rows only, unless the first one alone is over the cap: it is cut, and file_read shows the rest.
+      const rowCut = out.cutAtByte !== undefined && out.rows.length === 1;
+      const shownRows = out.cutAtByte !== undefined && !rowCut ? out.rows.slice(0, -1) : out.rows;
+      const last = range[0] + shownRows.length - 1;
+      const lastRow = Math.min(range[1], out.totalRows);
+      const tail = note([
+        headerCut
+          ? `the header row is cut at ${(SHEET_READ_CHARS / 2).toLocaleString("en-US")} chars; all of it: ${activated(ctx, `file_read ${JSON.stringify({ attachment_id, lines: "1" })}`)}`
+          : "",
+        rowCut
+          ? `row ${last} is longer than the ${cap}-char cap and is cut there; the rest of it: ${activated(ctx, `file_read ${JSON.stringify({ attachment_id, lines: String(last + 1), offset: out.cutAtByte })}`)}`
+          : out.truncated
+            ? `stopped at the ${cap}-char cap after row ${last}`
+            : "",
+        out.truncated && last < lastRow ? readOn(last + 1) : "",
+      ]);
       return {
-        content: `[spreadsheet_read: ${attachment.name}, rows ${range[0]}-${range[0] + out.rows.length - 1}]\n${[out.header, ...out.rows].map((r) => r.join("\t")).join("\n")}`,
+        content: `[spreadsheet_read: ${attachment.name}, rows ${range[0]}-${last}]\n${[headerShown, ...shownRows.map((r) => r.join("\t"))].join("\n")}${tail}`,
       };
     } catch (err) {
       return fail(err);
     }
   },
 };
+
+/** A call of file_read, preceded by the tool_activate it needs when the conversation has not activated it. */
+const activated = (ctx: ToolAccess, call: string) =>
+  ctx.activeTools.includes("file_read") ? call : `tool_activate {"name":"file_read"}, then ${call}`;
+
+type Cell = string | number | boolean | null;
+
+/**
+ * Rows as tab-separated lines, whole rows while their text (lines joined by newlines) stays within
+ * `budget` characters; a first row alone over it is cut at a whole character (`rowCut`).
+ */
+function rowsWithin(rows: readonly (readonly Cell[])[], budget: number): { lines: string[]; rowCut: boolean } {
+  const lines: string[] = [];
+  let used = 0;
+  for (const row of rows) {
+    const sep = lines.length ? 1 : 0;
+    const line = rowText(row, budget - used - sep);
+    if (used + sep + line.length <= budget) {
+      lines.push(line);
+      used += sep + line.length;
+      continue;
+    }
+    if (lines.length === 0) return { lines: [sliceWhole(line, 0, budget)], rowCut: true };
+    break;
+  }
+  return { lines, rowCut: false };
+}
+
+/** A row's cells joined by tabs, built only until it is past `limit` characters. */
+function rowText(row: readonly Cell[], limit: number): string {
+  let out = "";
+  for (let i = 0; i < row.length && out.length <= limit; i++) {
+    if (i > 0) out += "\t";
+    const v = row[i];
+    if (v !== null) out += String(v);
+  }
+  return out;
+}
 
 export const documentRead: ToolDefinition<{ attachment_id: string; offset?: number }, AttachmentAccess> = {
   name: "document_read",

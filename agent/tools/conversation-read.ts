@@ -63,6 +63,9 @@ export const conversationRead: ToolDefinition<Input, CallScope & TranscriptAcces
 
     let text: string;
     let what: string;
+    // A range is fixed by its first page: the next pages name its last seq as to_seq, so the
+    // messages written since (this very call's among them) never shift the offsets.
+    let range: { from_seq?: number; to_seq?: number } = {};
     if (args.message_id) {
       const m = found.messages[0];
       if (args.block !== undefined) {
@@ -78,6 +81,7 @@ export const conversationRead: ToolDefinition<Input, CallScope & TranscriptAcces
       text = found.messages.map(renderRangeEntry).join("\n\n");
       const last = found.messages[found.messages.length - 1];
       what = `messages seq ${found.messages[0].seq}-${last.seq} of ${found.messageCount}`;
+      range = { from_seq: fromSeq, to_seq: last.seq };
     }
     return {
       content: page(text, {
@@ -86,6 +90,7 @@ export const conversationRead: ToolDefinition<Input, CallScope & TranscriptAcces
         args: {
           ...args,
           conversation_id: conversationId,
+          ...range,
         },
       }),
     };

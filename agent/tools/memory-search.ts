@@ -1,6 +1,7 @@
 // memory_search: the cortex (BM25 over every stored message of the tenant, folded or not, the
 // memory notes, the fold episodes and indexed PDF pages) as a tool. Each hit names the call that returns it whole.
 import { z } from "zod";
+import { sliceWhole } from "../../core/text-cut";
 import type { SearchHit } from "../../services/cortex/search-index";
 import type { CallScope, CortexAccess, ToolAccess, ToolDefinition } from "./registry";
 
@@ -44,7 +45,7 @@ function describeHit(h: SearchHit, where: { n: number; current: string; activeTo
   const { n, current, activeTools } = where;
   const day = h.createdAt.slice(0, 10);
   // One line per hit, so its "full text:" line always follows it.
-  h = { ...h, snippet: h.snippet.replace(/\s+/g, " ") };
+  h = { ...h, snippet: cutSnippet(h.snippet.replace(/\s+/g, " ")) };
   if (h.kind === "page") {
     // A page's ref id is `<attachment id>:p<page>`; the page is read back through pdf_read.
     const attachmentId = h.id.slice(0, h.id.indexOf(":"));
@@ -59,4 +60,25 @@ function describeHit(h: SearchHit, where: { n: number; current: string; activeTo
   const place = h.conversationId === current ? "this conversation" : `conversation ${h.conversationId}`;
   const read = JSON.stringify({ conversation_id: h.conversationId, message_id: h.id });
   return `${n}. ${place}, seq ${h.seq} (${h.role}, ${day}): ${h.snippet}\n   full text: conversation_read ${read}`;
+}
+
+/** The most characters of a hit's snippet shown: the cortex's snippet counts tokens, and a token may be any length. */
+export const SNIPPET_CHARS = 300;
+
+/**
+ * `snippet` cut to `max` characters around its first [match] (each cut end marked "…"), at whole
+ * characters; a match longer than that is shown from its start and closed with "…]".
+ */
+export function cutSnippet(snippet: string, max = SNIPPET_CHARS): string {
+  if (snippet.length <= max) return snippet;
+  const open = Math.max(0, snippet.indexOf("["));
+  const close = snippet[open] === "[" ? snippet.indexOf("]", open) : -1;
+  const matchEnd = close < 0 ? open : close + 1;
+  // Some words before the match (a third of the window), fewer when the match itself is long.
+  const lead = Math.max(0, Math.min(Math.floor(max / 3), max - (matchEnd - open)));
+  const start = Math.max(0, Math.min(open - lead, snippet.length - max));
+  const end = start + max;
+  const shown = sliceWhole(snippet, start, end);
+  const tail = end >= snippet.length ? "" : close >= end ? "…]" : "…";
+  return `${start > 0 ? "…" : ""}${shown}${tail}`;
 }

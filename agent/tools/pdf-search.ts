@@ -7,6 +7,7 @@ import { z } from "zod";
 import { isId } from "../../core/ids";
 import { probePdf, readPdfPages } from "../../services/attachments/formats/pdf/read";
 import { pdfPassword } from "./attachment-tools";
+import { cutSnippet } from "./memory-search";
 import type { AttachmentAccess, CallScope, CortexAccess, ToolDefinition, ToolOutput } from "./registry";
 
 const WAIT_MS = 25_000;
@@ -121,7 +122,7 @@ export const pdfSearch: ToolDefinition<{ attachment_id: string; query: string; p
         ? `Indexing continues (${n(indexed)} of ${n(total)} pages so far): search again${locked ? " with the password" : ""} shortly for complete results.\n`
         : "";
     if (!hits.length) return { content: `${partial}No page of ${attachment.name} matches "${query}".` };
-    const lines = hits.map((h) => `- page ${h.seq}: ${h.snippet}`);
+    const lines = hits.map((h) => `- page ${h.seq}: ${cutSnippet(h.snippet)}`);
     const read = `pdf_read {"attachment_id":"${attachment.id}","pages":"N"${locked ? ',"password":"..."' : ""}}`;
     return {
       content: `${partial}${hits.length} pages of ${attachment.name} match "${query}" (read one with ${read}):\n${lines.join("\n")}`,

@@ -103,6 +103,8 @@ export interface DelimitedRows {
   totalRows: number;
   /** The text was cut at maxBytes before row `to` of the request. */
   truncated: boolean;
+  /** When the cut fell inside row `to`: the bytes of its line given so far (file_read's `offset` for the rest). */
+  cutAtByte?: number;
 }
 
 /** Data rows from..to (1-based, inclusive, the header not counted), clamped to the file. */
@@ -128,5 +130,6 @@ export async function readRows(
     to: first + r.lines.length - 1,
     totalRows,
     truncated: r.truncated,
+    ...(r.cutAtByte !== undefined ? { cutAtByte: r.cutAtByte } : {}),
   };
 }

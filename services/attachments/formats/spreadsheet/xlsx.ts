@@ -22,7 +22,7 @@ export interface XlsxRows {
   rows: XlsxCell[][];
   from: number;
   to: number;
-  /** The request spanned more than maxRows rows; `to` says where it stopped. */
+  /** The request spanned more than maxRows rows, or its rows' text more than maxChars; `to` says where it stopped. */
   truncated: boolean;
 }
 
@@ -494,12 +494,39 @@ async function sharedStrings(
 }
 
 /**
+ * The length of a row as its cells joined by tabs, padded to `width` (width - 1 tabs), counted no
+ * further than past `limit`: what the row costs before its array is built.
+ */
+function rowChars(
+  cells: RawCell[],
+  { width, strings, limit }: { width: number; strings: Map<number, string>; limit: number },
+): number {
+  if (cells.length === 0) return 0;
+  let n = width - 1;
+  for (const c of cells) {
+    if (c.col < 1 || c.col > width) continue;
+    const v = c.sharedIndex !== undefined ? (strings.get(c.sharedIndex) ?? null) : c.value;
+    if (v !== null) n += String(v).length;
+    if (n > limit) break;
+  }
+  return n;
+}
+
+/**
  * Rows from..to (sheet row numbers, 1-based, inclusive) of a sheet given by name or by 1-based
- * position. At most maxRows (default 5,000) rows per call.
+ * position. At most maxRows (default 5,000) rows per call; with maxChars, rows stop before the one
+ * that would take their text (cells joined by tabs, rows by newlines) past it, the first row always
+ * kept: a wide or long row is weighed before its array is built.
  */
 export async function readXlsxRows(
   reader: RangeReader,
-  { sheet, from, to, maxRows: rowCap }: { sheet: string | number; from: number; to: number; maxRows?: number },
+  {
+    sheet,
+    from,
+    to,
+    maxRows: rowCap,
+    maxChars = Infinity,
+  }: { sheet: string | number; from: number; to: number; maxRows?: number; maxChars?: number },
 ): Promise<XlsxRows> {
   const maxRows = Math.max(1, rowCap ?? 5000);
   const wb = await openWorkbook(reader);
@@ -534,8 +561,16 @@ export async function readXlsxRows(
   let width = 0;
   for (const cells of got.values()) if (cells.length) width = Math.max(width, cells[cells.length - 1].col);
   const rows: XlsxCell[][] = [];
+  let used = 0;
+  let capped = false;
   for (let r = first; r <= end; r++) {
     const cells = got.get(r);
+    const cost = (r > first ? 1 : 0) + rowChars(cells ?? [], { width, strings, limit: maxChars - used });
+    if (r > first && used + cost > maxChars) {
+      capped = true;
+      break;
+    }
+    used += cost;
     if (!cells || cells.length === 0) {
       rows.push([]);
       continue;
@@ -547,5 +582,11 @@ export async function readXlsxRows(
     }
     rows.push(row);
   }
-  return { sheet: ref.name, rows, from: first, to: end, truncated: requested > last && !reachedEnd };
+  return {
+    sheet: ref.name,
+    rows,
+    from: first,
+    to: first + rows.length - 1,
+    truncated: capped || (requested > last && !reachedEnd),
+  };
 }

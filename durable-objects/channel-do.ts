@@ -47,18 +47,33 @@ export class ChannelDO extends DurableObject<Env> {
     return state && state.tenantId === tenantId && state.name === name ? state : null;
   }
 
-  private async write(state: ChannelState): Promise<void> {
+  /**
+   * Stores the state and its listing row. `conversation: false` leaves the listed conversation as
+   * it is (a row created here takes none): only a message's resolve points the listing at one, so
+   * a write that did not resolve never puts back a conversation a delete's purge took off it.
+   */
+  private async write(state: ChannelState, opts: { conversation?: boolean } = {}): Promise<void> {
+    const { conversation = true } = opts;
     this.ctx.storage.sql.exec(
       `INSERT INTO channel (id, state) VALUES (1, ?) ON CONFLICT(id) DO UPDATE SET state = excluded.state`,
       JSON.stringify(state),
     );
     const now = new Date().toISOString();
     const lastActivity = state.lastActivityAt ? new Date(state.lastActivityAt).toISOString() : null;
+    const listed = conversation ? "excluded.conversation_id" : "channels.conversation_id";
     await this.env.DB.prepare(
       `INSERT INTO channels (tenant_id, name, conversation_id, rotation_seconds, last_activity_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)
-       ON CONFLICT(tenant_id, name) DO UPDATE SET conversation_id = excluded.conversation_id, rotation_seconds = excluded.rotation_seconds, last_activity_at = excluded.last_activity_at, updated_at = excluded.updated_at`,
+       ON CONFLICT(tenant_id, name) DO UPDATE SET conversation_id = ${listed}, rotation_seconds = excluded.rotation_seconds, last_activity_at = excluded.last_activity_at, updated_at = excluded.updated_at`,
     )
-      .bind(state.tenantId, state.name, state.conversationId, state.rotationSeconds, lastActivity, state.createdAt, now)
+      .bind(
+        state.tenantId,
+        state.name,
+        conversation ? state.conversationId : null,
+        state.rotationSeconds,
+        lastActivity,
+        state.createdAt,
+        now,
+      )
       .run();
   }
 
@@ -141,8 +156,10 @@ export class ChannelDO extends DurableObject<Env> {
     return this.serialized(async () => {
       const state = this.read(tenantId, name) ?? this.fresh(tenantId, name);
       if (change.rotationSeconds !== undefined) state.rotationSeconds = change.rotationSeconds;
-      await this.write(state);
-      return view(state);
+      // The listing keeps its conversation: a deleted one's purge cleared it, and this write must
+      // not name it again. The answer shows a deleted one as none, as get() does.
+      await this.write(state, { conversation: false });
+      return view(await this.shown(state));
     });
   }
 
@@ -163,14 +180,18 @@ export class ChannelDO extends DurableObject<Env> {
   /** The channel; a conversation deleted since its last message is shown as none (the next message rotates). */
   async get(tenantId: string, name: string): Promise<ChannelView | null> {
     const state = this.read(tenantId, name);
-    if (!state) return null;
-    const conversationId = state.conversationId;
-    if (!conversationId) return view(state);
+    return state ? view(await this.shown(state)) : null;
+  }
+
+  /** The state as shown: a conversation deleted since the channel's last message is none. */
+  private async shown(state: ChannelState): Promise<ChannelState> {
+    const { tenantId, conversationId } = state;
+    if (!conversationId) return state;
     const alive = await this.env.CONVERSATION.get(this.env.CONVERSATION.idFromName(conversationId))
       .activity({ tenantId, conversationId })
       .then((seen) => seen !== null)
       .catch(() => true);
-    return view(alive ? state : { ...state, conversationId: null });
+    return alive ? state : { ...state, conversationId: null };
   }
 }
 

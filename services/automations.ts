@@ -308,17 +308,30 @@ export async function claimDuePage(db: D1Database, now: number, limit = CLAIM_PA
     }
   });
   const due = planned.filter((r) => r.slot !== null);
+  // INSERT … SELECT from the automation's own row: one deleted since the page was read (its
+  // delete took its runs) gets no run that no route could list or delete, and counts as unclaimed.
   const claims = due.map((r) =>
     d
       .insert(automationRuns)
-      .values({
-        id: r.runId,
-        automationId: r.id,
-        tenantId: r.tenantId,
-        slot: r.slot!,
-        status: "queued",
-        queuedAt: nowIso,
-      })
+      .select((qb) =>
+        qb
+          .select({
+            id: sql<string>`${r.runId}`.as("id"),
+            automationId: automations.id,
+            tenantId: automations.tenantId,
+            slot: sql<string>`${r.slot!}`.as("slot"),
+            status: sql<string>`${"queued"}`.as("status"),
+            conversationId: sql<string | null>`NULL`.as("conversation_id"),
+            queuedAt: sql<string>`${nowIso}`.as("queued_at"),
+            startedAt: sql<string | null>`NULL`.as("started_at"),
+            finishedAt: sql<string | null>`NULL`.as("finished_at"),
+            usage: sql<string | null>`NULL`.as("usage"),
+            error: sql<string | null>`NULL`.as("error"),
+            attempts: sql<number>`0`.as("attempts"),
+          })
+          .from(automations)
+          .where(and(eq(automations.id, r.id), eq(automations.tenantId, r.tenantId))),
+      )
       .onConflictDoNothing({ target: [automationRuns.automationId, automationRuns.slot] }),
   );
   // Only while next_run_at is what the page read: a row rescheduled meanwhile keeps the slot its

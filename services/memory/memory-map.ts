@@ -15,31 +15,67 @@ const TOPICS = 10;
 
 export const utcDay = (now = Date.now()): string => new Date(now).toISOString().slice(0, 10);
 
+/**
+ * The row that names the generation of the tenant's stored maps: a random token, under a day no
+ * map has. forgetMemoryMap removes it with the maps, so a token read before a forget is gone after it.
+ */
+const GENERATION = "generation";
+/** Computes after a forget landed mid-compute before this request gives up storing its map. */
+const STORE_ATTEMPTS = 3;
+
 export async function memoryMapFor(db: D1Database, tenantId: string, day: string): Promise<string> {
-  const stored = await db
+  const stored = await storedMap(db, tenantId, day);
+  if (stored) return stored;
+  let body = "";
+  for (let attempt = 0; attempt < STORE_ATTEMPTS; attempt++) {
+    // The generation is taken before the titles are read: a note or conversation deleted after
+    // this point forgets it, and the map computed from the titles it read is then not stored (it
+    // would carry a deleted title into every prompt of the tenant for the rest of the day).
+    const generation = await generationOf(db, tenantId);
+    body = await computeMemoryMap(db, tenantId, day);
+    await db
+      .prepare(
+        `INSERT INTO memory_maps (tenant_id, day, body, created_at) SELECT ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM memory_maps WHERE tenant_id = ? AND day = ? AND body = ?) ON CONFLICT(tenant_id, day) DO NOTHING`,
+      )
+      .bind(tenantId, day, body, new Date().toISOString(), tenantId, GENERATION, generation)
+      .run();
+    // Read back: if another conversation computed it first, use its bytes. None stored: a forget
+    // landed while this one was computed, so it is computed again from what is left.
+    const winner = await storedMap(db, tenantId, day);
+    if (winner) return winner;
+  }
+  // Forgotten during every attempt: the last map (read after the previous forget) goes unstored.
+  return body;
+}
+
+async function storedMap(db: D1Database, tenantId: string, day: string): Promise<string | null> {
+  const row = await db
     .prepare(`SELECT body FROM memory_maps WHERE tenant_id = ? AND day = ?`)
     .bind(tenantId, day)
     .first<{ body: string }>();
-  if (stored) return stored.body;
-  const body = await computeMemoryMap(db, tenantId, day);
-  await db
-    .prepare(
-      `INSERT INTO memory_maps (tenant_id, day, body, created_at) VALUES (?, ?, ?, ?) ON CONFLICT(tenant_id, day) DO NOTHING`,
-    )
-    .bind(tenantId, day, body, new Date().toISOString())
-    .run();
-  // Read back: if another conversation computed it first, use its bytes.
-  const winner = await db
-    .prepare(`SELECT body FROM memory_maps WHERE tenant_id = ? AND day = ?`)
-    .bind(tenantId, day)
-    .first<{ body: string }>();
-  return winner?.body ?? body;
+  return row?.body ?? null;
+}
+
+/** The tenant's map generation, started (a new token) when no map has been stored since the last forget. */
+async function generationOf(db: D1Database, tenantId: string): Promise<string> {
+  const [, read] = await db.batch<{ body: string }>([
+    db
+      .prepare(
+        `INSERT INTO memory_maps (tenant_id, day, body, created_at) VALUES (?, ?, ?, ?) ON CONFLICT(tenant_id, day) DO NOTHING`,
+      )
+      .bind(tenantId, GENERATION, crypto.randomUUID(), new Date().toISOString()),
+    db.prepare(`SELECT body FROM memory_maps WHERE tenant_id = ? AND day = ?`).bind(tenantId, GENERATION),
+  ]);
+  const token = read.results[0]?.body;
+  if (!token) throw new Error("memory map: no generation");
+  return token;
 }
 
 /**
- * Forgets the tenant's stored maps (every day's): after a note or a conversation is deleted, its
- * title and topics must not ride the next prompts. The next request computes the map again; the
- * conversations holding today's check it within MEMORY_MAP_RECHECK_MS.
+ * Forgets the tenant's stored maps (every day's) and their generation: after a note or a
+ * conversation is deleted, its title and topics must not ride the next prompts. The next request
+ * computes the map again; the conversations holding today's check it within MEMORY_MAP_RECHECK_MS.
+ * A map computed from titles read before the forget is not stored after it (memoryMapFor).
  */
 export const forgetMemoryMap = (db: D1Database, tenantId: string): D1PreparedStatement =>
   db.prepare(`DELETE FROM memory_maps WHERE tenant_id = ?`).bind(tenantId);

@@ -317,11 +317,19 @@ attachmentRoutes.post(
   }),
   ...jsonBody(createUpload),
   async (c) => {
-    const { tenantId, conversationId } = await conversationFor(c);
+    const { tenantId, conversationId, stub } = await conversationFor(c);
     const body = c.req.valid("json");
     const row = newRow({ tenantId, conversationId, name: body.name, type: body.type ?? null, status: "uploading" });
     const upload = await c.env.BUCKET.createMultipartUpload(row.r2Key, { httpMetadata: { contentType: row.type } });
-    await insertAttachment(c.env.DB, { ...row, uploadId: upload.uploadId });
+    const started = { ...row, uploadId: upload.uploadId };
+    await insertAttachment(c.env.DB, started);
+    // Asked again now that the row exists: a conversation deleted since the first check may have
+    // purged its attachments before this row landed, and nothing would ever remove it or abort
+    // the upload (the conversation's DELETE is a 404 from then on).
+    if (!(await stub.getMeta({ tenantId, conversationId }))) {
+      await purgeAttachment(c.env, started);
+      throw notFound("conversation");
+    }
     return c.json({ attachmentId: row.id, uploadId: upload.uploadId, minPartBytes: 5 * 1024 * 1024 }, 201);
   },
 );

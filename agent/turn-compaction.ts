@@ -2,8 +2,11 @@
 // (in memory only), asks the model for the turn's state with a capped input (a deterministic
 // fallback if that call fails), injects the state with a continuation nudge (in place of an earlier
 // pass's), and keeps the compacted messages standing in for their originals for the rest of the
-// turn. A pass that cuts nothing changes nothing: no state call, no nudge. Where each copied block
-// is stored is kept across passes, so every label names the call that restores its block.
+// turn. A pass that cuts nothing changes nothing: no state call, no nudge; nor does a pass whose cut
+// would not pay for its note (it saves no more than the largest state the note can carry), or whose
+// request, note and all, would not come out smaller than before. Where each copied block is stored
+// is kept across passes, so every label names the call that restores its block. A stopped turn's
+// signal cancels the state call (none is made once it has fired): the deterministic state stands in.
 import type Anthropic from "@anthropic-ai/sdk";
 import {
   budgetTokens,
@@ -106,11 +109,58 @@ function taskPromptIndex(
 export interface CompactionOutcome {
   request: ModelRequest;
   report: CompactionReport;
-  /** How the state was written: "fallback" too when the pass cut nothing and so made no state call. */
+  /** How the state was written: "fallback" too when the pass changed nothing (and so made no state call, or left its state out). */
   summarized: "model" | "fallback";
   durationMs: number;
   /** What the state call cost (zero when it failed before an answer). */
   usage: Usage;
+}
+
+/** What one pass is given besides the request and the turn's messages. */
+export interface PassOptions {
+  /** The turn's stop: it cancels the state call, and none is made once it has fired. */
+  signal?: AbortSignal;
+}
+
+/** What the state call (or the deterministic state) is written from. */
+interface StateInput {
+  task: string;
+  calls: Extract<ContentBlock, { type: "tool_use" }>[];
+  /** Ids the task names that no call has touched yet: REMAINING always lists them. */
+  pending: string[];
+  /** The state call's capped input ("" when there is nothing to summarize). */
+  input: string;
+}
+
+function stateInput(turn: readonly StoredMessage[]): StateInput {
+  const task = turn[0] ? renderMessageText(turn[0]) : "";
+  const calls = turn.flatMap((m) =>
+    m.content.filter((b): b is Extract<ContentBlock, { type: "tool_use" }> => b.type === "tool_use"),
+  );
+  const pending = untouchedIds(task, calls);
+  const per = Math.max(300, Math.floor(SUMMARY_INPUT_CHARS / Math.max(1, turn.length)));
+  let body = pending.length ? `[ids the task names that no call has touched yet: ${pending.join(", ")}]\n\n` : "";
+  for (const m of turn) {
+    const entry = `[seq ${m.seq} ${m.role}]\n${excerpt(renderMessageText(m), per)}\n\n`;
+    if (body.length + entry.length > SUMMARY_INPUT_CHARS) break;
+    body += entry;
+  }
+  return { task, calls, pending, input: body || task };
+}
+
+const deterministicState = (s: StateInput) =>
+  fallbackTurnState(
+    s.task,
+    s.calls.map((c) => ({ name: c.name, input: c.input })),
+  );
+
+/**
+ * The most chars a pass's note can add: the nudge around the longest state either way (the model's,
+ * capped, with REMAINING's ids added; or the deterministic one).
+ */
+function noteMaxChars(s: StateInput): number {
+  const longestModelState = withRemainingIds("x".repeat(SUMMARY_MAX_CHARS), s.pending);
+  return Math.max(continuationNudge(longestModelState).length, continuationNudge(deterministicState(s)).length);
 }
 
 export class TurnCompactor {
@@ -139,7 +189,10 @@ export class TurnCompactor {
     return this.override !== null;
   }
 
-  /** Whether the last pass cut nothing: another pass over the same request would free nothing either. */
+  /**
+   * Whether the last pass changed nothing (it cut nothing, or too little to pay for its note):
+   * another pass over the same request would free nothing either.
+   */
   get fruitless(): boolean {
     return this.lastPassCutNothing;
   }
@@ -205,14 +258,21 @@ export class TurnCompactor {
     this.calibration = { reportedTokens, estimateAtReport: this.estimate(request) };
   }
 
-  async compact(request: ModelRequest, turnMessages: readonly StoredMessage[]): Promise<CompactionOutcome> {
+  async compact(
+    request: ModelRequest,
+    turnMessages: readonly StoredMessage[],
+    options: PassOptions = {},
+  ): Promise<CompactionOutcome> {
     const started = Date.now();
     const fixed = requestChars({ ...request, messages: [] });
     const stored = this.originOf();
     const originOf = (b: ContentBlock) => this.copies.get(b) ?? stored(b);
     const input = withoutTurnState(request.messages);
+    // The note rides the request the pass sends: the cut makes room for the largest it can be.
+    const state = stateInput(turnMessages);
+    const noteMax = noteMaxChars(state);
     const { messages, report, origins } = compactMessages(input, {
-      fixedChars: fixed,
+      fixedChars: fixed + noteMax,
       budget: this.budget,
       originOf,
       taskPrompt: taskPromptIndex(input, turnMessages[0], originOf),
@@ -222,14 +282,14 @@ export class TurnCompactor {
     const tokensOf = (chars: number) => Math.ceil(chars / this.budget.charsPerToken);
     const charsBefore = requestChars(request);
     const tokensBefore = tokensOf(charsBefore);
-    // Nothing cut: the request stays as it was. A state call and its nudge would only add to a
-    // request that did not shrink (one that fit could overflow).
-    this.lastPassCutNothing = !report.targets.length;
-    if (!report.targets.length)
+    /** The request as it was: the pass is fruitless (another over the same request would be too). */
+    const unchanged = (usage: Usage): CompactionOutcome => {
+      this.lastPassCutNothing = true;
       return {
         request: this.bounded(request),
         report: {
           ...report,
+          targets: [],
           charsBefore,
           tokensBefore,
           charsAfter: charsBefore,
@@ -238,18 +298,31 @@ export class TurnCompactor {
         },
         summarized: "fallback",
         durationMs: Date.now() - started,
-        usage: zeroUsage(),
+        usage,
       };
-    const { state, summarized, usage } = await this.turnState(turnMessages);
+    };
+    // Nothing cut, or a cut that does not pay for the note it would carry: the request stays as it
+    // was, with no state call. A note on a request that did not shrink would only add to it (one
+    // that fit could overflow, and one that was due would stay due).
+    const saved = charsBefore - requestChars({ ...request, messages });
+    if (!report.targets.length || saved <= noteMax) return unchanged(zeroUsage());
+    this.lastPassCutNothing = false;
+    const written = await this.turnState(state, options.signal);
+    const { summarized, usage } = written;
     // The state rides the last user message: after its tool results (which must lead a carrier),
     // or before the prompt's own words when the turn has no tool results yet.
     const last = messages.map((m) => m.role).lastIndexOf("user");
     if (last >= 0) {
       const blocks = messages[last].content as ContentBlock[];
-      const nudge: ContentBlock = { type: "text", text: continuationNudge(state) };
+      const nudge: ContentBlock = { type: "text", text: continuationNudge(written.state) };
       if (blocks.some((b) => b.type === "tool_result")) blocks.push(nudge);
       else blocks.unshift(nudge);
     }
+    // The note and all, the request must come out smaller, or the pass is not installed (what the
+    // state call cost is still reported).
+    const charsAfter = requestChars({ ...request, messages });
+    const tokensAfter = tokensOf(charsAfter);
+    if (tokensAfter >= tokensBefore) return unchanged(usage);
     // What it stands in for is the request as built, not one an earlier pass already rewrote: the
     // next step's fresh build must match it, or this pass would be dropped at the next step. (A
     // request of another length, one the thinking guard shortened, is its own reference.)
@@ -267,8 +340,6 @@ export class TurnCompactor {
     this.override = { prefix: withoutCache(built.messages), count: built.messages.length, messages: standing };
     // The next calibration comes from the next call; the old one described the uncompacted request.
     this.calibration = null;
-    const charsAfter = requestChars({ ...request, messages });
-    const tokensAfter = tokensOf(charsAfter);
     return {
       request: this.bounded({ ...request, messages }),
       report: {
@@ -285,35 +356,32 @@ export class TurnCompactor {
     };
   }
 
-  /** One model call over the turn's saved originals, its input capped so it cannot overflow itself. */
+  /**
+   * One model call over the turn's saved originals, its input capped so it cannot overflow itself;
+   * `signal` (the turn's stop) cancels it, and none is made once it has fired.
+   */
   private async turnState(
-    turn: readonly StoredMessage[],
+    s: StateInput,
+    signal?: AbortSignal,
   ): Promise<{ state: string; summarized: "model" | "fallback"; usage: Usage }> {
-    const task = turn[0] ? renderMessageText(turn[0]) : "";
-    const calls = turn.flatMap((m) =>
-      m.content.filter((b): b is Extract<ContentBlock, { type: "tool_use" }> => b.type === "tool_use"),
-    );
-    const pending = untouchedIds(task, calls);
-    const per = Math.max(300, Math.floor(SUMMARY_INPUT_CHARS / Math.max(1, turn.length)));
-    let body = pending.length ? `[ids the task names that no call has touched yet: ${pending.join(", ")}]\n\n` : "";
-    for (const m of turn) {
-      const entry = `[seq ${m.seq} ${m.role}]\n${excerpt(renderMessageText(m), per)}\n\n`;
-      if (body.length + entry.length > SUMMARY_INPUT_CHARS) break;
-      body += entry;
-    }
     let usage = zeroUsage();
-    // Nothing to summarize (an empty turn): no call, whose blank message the API would refuse.
-    const input = body || task;
+    const { input, pending } = s;
     try {
+      // Nothing to summarize (an empty turn): no call, whose blank message the API would refuse.
       if (!input.trim()) throw new Error("nothing to summarize");
+      // A stopped turn asks the model nothing more.
+      if (signal?.aborted) throw new Error("the turn was stopped");
       // The least thinking the model allows, with room for it: thinking counts against max_tokens.
       const model = this.activeModel();
-      const reply = await this.client.messages.create({
-        model: model.id,
-        ...summarizationParams(model, SUMMARY_MAX_TOKENS),
-        system: turnStateSystemPrompt(SUMMARY_MAX_CHARS),
-        messages: [{ role: "user", content: input }],
-      } as Anthropic.MessageCreateParamsNonStreaming);
+      const reply = await this.client.messages.create(
+        {
+          model: model.id,
+          ...summarizationParams(model, SUMMARY_MAX_TOKENS),
+          system: turnStateSystemPrompt(SUMMARY_MAX_CHARS),
+          messages: [{ role: "user", content: input }],
+        } as Anthropic.MessageCreateParamsNonStreaming,
+        signal ? { signal } : undefined,
+      );
       usage = addUsage(usage, billedUsage(reply, model));
       // A refusal's words are no turn state: the deterministic one stands in.
       if (reply.stop_reason === "refusal") throw new Error("the model refused the turn state");
@@ -330,10 +398,7 @@ export class TurnCompactor {
       // fall through to the deterministic state
     }
     return {
-      state: fallbackTurnState(
-        task,
-        calls.map((c) => ({ name: c.name, input: c.input })),
-      ),
+      state: deterministicState(s),
       summarized: "fallback",
       usage,
     };

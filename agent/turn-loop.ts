@@ -14,8 +14,10 @@
 // SDK's backoff, keeping the text already streamed as the partial reply it is.
 //
 // A stopped turn (`signal`) ends at the next safe point: the model call under way is cancelled and
-// the text it streamed saved as the reply, with stopReason "interrupted"; a reply's tool calls
-// that have not run yet are answered as interrupted rather than run; no further step starts.
+// the text it streamed saved as the reply, with stopReason "interrupted"; a compaction's state call
+// under way is cancelled too (its deterministic state stands in) and a retry's backoff cut short,
+// with no model call after either; a reply's tool calls that have not run yet are answered as
+// interrupted rather than run; no further step starts.
 //
 // The last lines of defence live here too: before each call the compactor checks the request
 // against the budget (in memory only); a provider overflow 400 forces one compaction and one
@@ -76,7 +78,18 @@ export const STREAM_RETRIES = 2;
 
 const promptTokens = (u: Partial<Usage>) =>
   (u.input_tokens ?? 0) + (u.cache_read_input_tokens ?? 0) + (u.cache_creation_input_tokens ?? 0);
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** Waits `ms`, or less: a stop (`signal`) ends the wait at once. */
+const sleep = (ms: number, signal?: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    if (signal?.aborted) return resolve();
+    const done = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener("abort", done, { once: true });
+  });
 
 export async function runAgentTurn(deps: TurnDeps, userContent: ContentBlock[]): Promise<TurnOutcome> {
   return continueTurn(deps, {
@@ -156,7 +169,7 @@ async function continueTurn(
       budgetTokens: compactor!.budgetTokens,
       forced,
     });
-    const outcome = await compactor!.compact(request, turnMessages);
+    const outcome = await compactor!.compact(request, turnMessages, { signal: deps.signal });
     const r = outcome.report;
     emit({
       type: "compaction",
@@ -222,6 +235,11 @@ async function continueTurn(
         if (failure.overflow)
           compactor.learnFromOverflow(request, failure.overflow.promptTokens, failure.overflow.maxTokens);
         unguarded = await compact({ ...(unguarded ?? request), max_tokens: request.max_tokens }, true);
+        // Stopped during the compaction: no retry.
+        if (deps.signal?.aborted) {
+          deps.onRequest?.({ request, step, reportedTokens: null, compacted: compactor.active });
+          return { kind: "stopped" };
+        }
         request = guard(unguarded);
         continue;
       }
@@ -241,7 +259,9 @@ async function continueTurn(
         delayMs,
         error: { type: failure.providerType ?? "api_error", message: failure.message },
       });
-      await sleep(delayMs);
+      await sleep(delayMs, deps.signal);
+      // Stopped during the backoff: no further call.
+      if (deps.signal?.aborted) return { kind: "stopped" };
       // After a saved partial the next request continues it (core/replay-rules.ts); else the same request again.
       if (partial.length) return { kind: "continue" };
     }
@@ -250,7 +270,10 @@ async function continueTurn(
   const stopped = (): TurnOutcome => ({ stopReason: INTERRUPTED, usage, modelMs, modelCalls });
   for (let step = from.step; step < deps.maxIterations; step++) {
     if (deps.signal?.aborted) return stopped();
-    const outcome = await call(await nextRequest(), step);
+    const request_ = await nextRequest();
+    // Stopped during a compaction: the request goes unsent.
+    if (deps.signal?.aborted) return stopped();
+    const outcome = await call(request_, step);
     if (outcome.kind === "stopped") return stopped();
     if (outcome.kind === "failed") return { stopReason: "error", usage, modelMs, modelCalls, failure: outcome.failure };
     if (outcome.kind === "continue") continue;

@@ -41,8 +41,11 @@ function decodePrefix(data: string, chars: number): Uint8Array {
   return out;
 }
 
-/** The dimensions of the image in `data`, reading past the first 256 KB only for a late JPEG frame header. */
-function base64ImageInfo(data: string): ImageInfo | null {
+/**
+ * The dimensions of the image in `data`, reading past the first 256 KB only for a late JPEG frame
+ * header. Throws when `data` is not base64 (atob).
+ */
+export function base64ImageInfo(data: string): ImageInfo | null {
   const prefixChars = Math.ceil(HEAD_BYTES / 3) * 4;
   const head = decodePrefix(data, prefixChars);
   if (data.length <= prefixChars || !isJpeg(head)) return imageInfo(head);

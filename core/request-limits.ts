@@ -1,8 +1,10 @@
 // The last pass over a request before it is sent: what the Messages API refuses by count or
 // size, however the history came to hold it, is left out with a placeholder that says how to get
 // it back (core/request-placeholders.ts). The request's other bytes are untouched.
-// - More than 20 images: a side may be at most 2000 px (docs: build-with-claude/vision), so images
-//   larger than that are replaced, oldest first, until 20 remain or none is too large.
+// - More than 20 images: a side may be at most 2000 px (docs: build-with-claude/vision), so while
+//   one is larger than that, the oldest images (of any size) are replaced until 20 remain or none
+//   left is too large: the newest are kept, so a new photo after 20 screenshots is shown. An image
+//   whose size cannot be read counts as too large (the API would refuse it).
 // - More images than the model takes (ModelEntry.maxImages: 100 on 200K-window models, 600
 //   otherwise): the oldest are replaced, in steps of IMAGE_STEP, so the replaced prefix moves
 //   once every IMAGE_STEP new images rather than on every one (the prompt cache holds between).
@@ -10,8 +12,8 @@
 //   replaced, then the largest tool results before the last message, then, as a last resort,
 //   the last message's images, until it fits.
 // Pure and deterministic: the same request and limit always give the same bytes.
-import { imageInfo, type ImageInfo } from "./image-size";
-import { MANY_IMAGES, MANY_IMAGES_SIDE } from "./image-limits";
+import type { ImageInfo } from "./image-size";
+import { base64ImageInfo, MANY_IMAGES, MANY_IMAGES_SIDE } from "./image-limits";
 import { imagePlaceholder, resultStub, utf8Length, type ImageReason, type Locate } from "./request-placeholders";
 import type {
   ContentBlock,
@@ -53,25 +55,28 @@ interface ImageRef {
   /** The index inside a tool_result's content, when the image is there. */
   inner?: number;
   info: ImageInfo | null;
+  /** Over MANY_IMAGES_SIDE, or a base64 image whose size could not be read. */
+  large: boolean;
   call?: ToolUseBlock;
   replaced: boolean;
 }
 
-const tooLarge = (i: ImageInfo | null) => !!i && (i.width > MANY_IMAGES_SIDE || i.height > MANY_IMAGES_SIDE);
 const bytesOf = (v: unknown) => utf8Length(JSON.stringify(v));
 
-/** Base64 chars of the first 256 KB of an image: enough for every header imageInfo reads. */
-const HEAD_CHARS = Math.ceil((256 * 1024) / 3) * 4;
-
-/** Dimensions from the base64 header (only its first 256 KB are decoded). */
-function headerInfo(b: ImageBlock): ImageInfo | null {
-  if (b.source.type !== "base64") return null;
+/**
+ * Dimensions of a base64 image, read as the entrance reads them (core/image-limits.ts): the whole
+ * image is decoded when a JPEG's frame header lies past the first 256 KB. `large` when a side is
+ * over MANY_IMAGES_SIDE or the size cannot be read (the API would refuse it past 20 images).
+ */
+function measure(b: ImageBlock): { info: ImageInfo | null; large: boolean } {
+  if (b.source.type !== "base64") return { info: null, large: false };
+  let info: ImageInfo | null = null;
   try {
-    const head = atob(b.source.data.slice(0, HEAD_CHARS));
-    return imageInfo(Uint8Array.from(head, (c) => c.charCodeAt(0)));
+    info = base64ImageInfo(b.source.data);
   } catch {
-    return null;
+    info = null;
   }
+  return { info, large: !info || info.width > MANY_IMAGES_SIDE || info.height > MANY_IMAGES_SIDE };
 }
 
 export function fitRequestLimits(request: ModelRequest, maxImages: number, opts: FitOptions = {}): FitOutcome {
@@ -86,7 +91,7 @@ export function fitRequestLimits(request: ModelRequest, maxImages: number, opts:
     if (typeof m.content === "string") return;
     m.content.forEach((b, block) => {
       if (b.type === "tool_use") calls.set(b.id, b);
-      if (b.type === "image") images.push({ message, block, info: headerInfo(b), replaced: false });
+      if (b.type === "image") images.push({ message, block, ...measure(b), replaced: false });
       if (b.type === "tool_result" && Array.isArray(b.content))
         b.content.forEach(
           (x, inner) =>
@@ -95,7 +100,7 @@ export function fitRequestLimits(request: ModelRequest, maxImages: number, opts:
               message,
               block,
               inner,
-              info: headerInfo(x),
+              ...measure(x),
               call: calls.get(b.tool_use_id),
               replaced: false,
             }),
@@ -133,10 +138,16 @@ export function fitRequestLimits(request: ModelRequest, maxImages: number, opts:
     const step = Math.min(images.length, Math.ceil((images.length - maxImages) / IMAGE_STEP) * IMAGE_STEP);
     for (const ref of images.slice(0, step)) replaceImage(ref, "count", maxImages);
   }
+  // Past 20 images while one left is too large: the oldest go, whatever their size, so the newest
+  // (a photo just sent, an image just viewed) are the ones shown.
   let shown = images.length - imagesReplaced;
+  let large = images.filter((ref) => !ref.replaced && ref.large).length;
   for (const ref of images) {
-    if (shown <= MANY_IMAGES) break;
-    if (!ref.replaced && tooLarge(ref.info)) replaceImage(ref, "many-large", MANY_IMAGES), shown--;
+    if (shown <= MANY_IMAGES || large === 0) break;
+    if (ref.replaced) continue;
+    replaceImage(ref, "many-large", MANY_IMAGES);
+    shown--;
+    if (ref.large) large--;
   }
 
   if (bytes > maxBytes) {

@@ -10,7 +10,8 @@ export type ImageReason = "count" | "many-large" | "size";
 
 const REASONS: Record<ImageReason, (n: number) => string> = {
   count: (n) => `this model takes at most ${n} images per request and newer ones came after it`,
-  "many-large": (n) => `a request with more than ${n} images may not carry a side over 2000 px`,
+  "many-large": (n) =>
+    `a request with more than ${n} images may not carry a side over 2000 px, so the oldest images make way for newer ones`,
   size: () => "the request would be over the Messages API's 32 MB limit",
 };
 
@@ -51,7 +52,9 @@ export function imagePlaceholder(
   const again = call
     ? `calling ${brief(call)} again shows it`
     : "it cannot be shown again here; ask for it to be sent again if it is needed";
-  return `[image left out of this request: ${size}${type}${from}, because ${REASONS[reason](limit)}; ${again}.]`;
+  // Left out for the many-image rule, it comes back as the newest image: those are the ones kept.
+  const kept = reason === "many-large" ? " (the newest images are kept)" : "";
+  return `[image left out of this request: ${size}${type}${from}, because ${REASONS[reason](limit)}; ${again}${kept}.]`;
 }
 
 /** The stub of a tool result left out for the request's size, with the call that returns it byte for byte. */

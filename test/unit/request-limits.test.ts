@@ -1,4 +1,4 @@
-// fitRequestLimits: the last pass over a request. Over 20 images, sides over 2000 px go; over the
+// fitRequestLimits: the last pass over a request. Over 20 images with a side over 2000 px, the oldest go; over the
 // model's image count, the oldest go (in steps of 10, for the prompt cache); over 32 MB, the oldest
 // images, then the largest earlier tool results. Each leaves words saying how to get it back.
 import { describe, expect, it } from "vitest";
@@ -51,21 +51,24 @@ describe("fitRequestLimits", () => {
     expect(MAX_REQUEST_BYTES).toBe(32_000_000 - 262_144);
   });
 
-  it("over 20 images, replaces large ones oldest first until 20 remain or none is large", () => {
+  it("over 20 images with a large one, replaces the oldest (any size) until 20 remain or none is large", () => {
     const datas = Array.from({ length: 21 }, (_, i) => (i === 3 || i === 15 ? LARGE : SMALL));
     const out = fitRequestLimits(request(exchanges(datas)), 100);
     expect(out.imagesReplaced).toBe(1);
-    expect(images(out.request.messages[6])).toBe(0);
-    expect(images(out.request.messages[30])).toBe(1); // the second large one may stay: 20 images remain
-    expect(out.request.messages[6].content).toEqual([
-      { type: "text", text: "picture 3" },
+    expect(images(out.request.messages[0])).toBe(0);
+    expect(images(out.request.messages[6])).toBe(1); // both large ones may stay: 20 images remain
+    expect(images(out.request.messages[30])).toBe(1);
+    expect(out.request.messages[0].content).toEqual([
+      { type: "text", text: "picture 0" },
       {
         type: "text",
-        text: "[image left out of this request: 2400x1800 image/png sent in the conversation, because a request with more than 20 images may not carry a side over 2000 px; it cannot be shown again here; ask for it to be sent again if it is needed.]",
+        text: "[image left out of this request: 800x600 image/png sent in the conversation, because a request with more than 20 images may not carry a side over 2000 px, so the oldest images make way for newer ones; it cannot be shown again here; ask for it to be sent again if it is needed (the newest images are kept).]",
       },
     ]);
     const many = Array.from({ length: 25 }, (_, i) => (i % 10 === 0 ? LARGE : SMALL));
-    expect(fitRequestLimits(request(exchanges(many)), 100).imagesReplaced).toBe(3);
+    expect(fitRequestLimits(request(exchanges(many)), 100).imagesReplaced).toBe(5);
+    // No large image: more than 20 small ones are all kept.
+    expect(fitRequestLimits(request(exchanges(Array(30).fill(SMALL))), 100).imagesReplaced).toBe(0);
   });
 
   it("over the model's image count, replaces the oldest in steps of 10, the same way every time", () => {
@@ -110,7 +113,7 @@ describe("fitRequestLimits", () => {
     expect(out.imagesReplaced).toBe(1);
     expect((blockAs(blocksIn(out.request.messages[2])[0], "tool_result").content as ContentBlock[])[1]).toEqual({
       type: "text",
-      text: '[image left out of this request: 2400x1800 image/png returned by image_view {"attachment_id":"att_1"}, because a request with more than 20 images may not carry a side over 2000 px; calling image_view {"attachment_id":"att_1"} again shows it.]',
+      text: '[image left out of this request: 2400x1800 image/png returned by image_view {"attachment_id":"att_1"}, because a request with more than 20 images may not carry a side over 2000 px, so the oldest images make way for newer ones; calling image_view {"attachment_id":"att_1"} again shows it (the newest images are kept).]',
       cache_control: { type: "ephemeral" },
     });
   });

@@ -27,6 +27,8 @@ const TEXT_TYPES: Record<string, string> = {
   jsonl: "application/x-ndjson",
   ndjson: "application/x-ndjson",
   xml: "text/xml",
+  // SVG is XML text (the text format reads it); its own type is kept.
+  svg: "image/svg+xml",
   html: "text/html",
   htm: "text/html",
   css: "text/css",

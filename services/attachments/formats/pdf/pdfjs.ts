@@ -25,6 +25,12 @@ export interface PdfjsDocument {
   close(): Promise<void>;
 }
 
+/**
+ * A ranged read failed under pdf.js (the attachment was deleted mid-read, R2 failed): what was
+ * waiting on it is rejected with this, naming the cause. Never a page to skip: the file is unreadable.
+ */
+export class PdfReadFailed extends PdfError {}
+
 /** pdf.js's messages for the two password cases, as a reader of the note should see them. */
 export const NEEDS_PASSWORD = "encrypted; ask the user for the password";
 export const WRONG_PASSWORD = "encrypted, and the password given is wrong; ask the user for the password";
@@ -56,11 +62,30 @@ export async function openWithPdfjs(reader: RangeReader, opts: { password?: stri
     );
   }
   const pdfjs = await loadPdfjs();
+  // pdf.js waits for every range it asked for, and unpdf's build leaves abort() empty: a read that
+  // fails would leave it waiting forever. So a failed read destroys the loading task and rejects
+  // whatever waits on pdf.js (opening, a page, its text), now and later, with the cause.
+  let failure: PdfReadFailed | null = null;
+  let rejectAll: (err: PdfReadFailed) => void = () => {};
+  const failed = new Promise<never>((_, reject) => {
+    rejectAll = reject;
+  });
+  failed.catch(() => {}); // observed through guarded(), never unhandled
+  const guarded = <T>(work: Promise<T>): Promise<T> => Promise.race([work, failed]);
+  const readFailed = (err: unknown) => {
+    if (failure) return;
+    failure = new PdfReadFailed(`reading the file failed: ${err instanceof Error ? err.message : String(err)}`, {
+      cause: err,
+    });
+    rejectAll(failure);
+    task.destroy().catch(() => {});
+  };
   class ReaderTransport extends pdfjs.PDFDataRangeTransport {
     override requestDataRange(begin: number, end: number): void {
+      if (failure) return;
       reader.read(begin, end - begin).then(
-        (bytes) => this.onDataRange(begin, bytes),
-        () => this.abort(),
+        (bytes) => !failure && this.onDataRange(begin, bytes),
+        (err: unknown) => readFailed(err),
       );
     }
   }
@@ -78,15 +103,19 @@ export async function openWithPdfjs(reader: RangeReader, opts: { password?: stri
   });
   let doc: Awaited<typeof task.promise>;
   try {
-    doc = await task.promise;
+    doc = await guarded(task.promise);
   } catch (err) {
     await task.destroy().catch(() => {});
+    if (err instanceof PdfReadFailed) throw err;
     const e = err as { name?: string; code?: number; message?: string };
     if (e?.name === "PasswordException")
       throw new PdfError(e.code === 2 ? WRONG_PASSWORD : NEEDS_PASSWORD, { cause: err });
     throw new PdfError(`pdf.js cannot open it either: ${e?.message ?? String(err)}`, { cause: err });
   }
-  const meta = await doc.getMetadata().catch(() => null);
+  const meta = await guarded(doc.getMetadata()).catch((err: unknown) => {
+    if (err instanceof PdfReadFailed) throw err;
+    return null;
+  });
   const info = (meta?.info ?? {}) as Record<string, unknown>;
   const str = (v: unknown) => (typeof v === "string" && v.trim() ? v.trim() : null);
   return {
@@ -96,16 +125,18 @@ export async function openWithPdfjs(reader: RangeReader, opts: { password?: stri
     producer: str(info.Producer),
     async pageText(page) {
       try {
-        const content = await (await doc.getPage(page)).getTextContent();
+        const content = await guarded((await guarded(doc.getPage(page))).getTextContent());
         return content.items
           .map((i) => ("str" in i ? i.str + (i.hasEOL ? "\n" : "") : ""))
           .join("")
           .replace(/[ \t]+\n/g, "\n")
           .trim();
       } catch (err) {
+        if (err instanceof PdfReadFailed) throw err;
         throw new PdfError(`page ${page}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
       }
     },
-    close: () => task.destroy(),
+    // After a failed read the task is already being destroyed; waiting on that could wait on pdf.js.
+    close: () => (failure ? Promise.resolve() : task.destroy()),
   };
 }

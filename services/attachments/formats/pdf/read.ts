@@ -23,7 +23,7 @@ import { PdfDocument } from "./document";
 import { decodeTextString } from "./encodings";
 import { RangeReadError } from "./object-reader";
 import { isName, PdfError, PdfString } from "./objects";
-import { NEEDS_PASSWORD, openWithPdfjs, type PdfjsDocument } from "./pdfjs";
+import { NEEDS_PASSWORD, openWithPdfjs, PdfReadFailed, type PdfjsDocument } from "./pdfjs";
 import { extractPageText, type TextContext } from "./text";
 import type { RangeReader } from "../shared/range-reader";
 import { sliceWhole } from "../../../../core/text-cut";
@@ -139,7 +139,8 @@ async function openOrExplain(
       if (password === undefined) return "password";
       throw err;
     }
-    throw ownError ?? err;
+    // A read that failed says why nothing could be read; the own reader's complaint would not.
+    throw err instanceof PdfReadFailed ? err : (ownError ?? err);
   }
 }
 
@@ -286,7 +287,8 @@ export async function readPdfPages(
         } catch (err) {
           // pdf.js cannot read it either (a file over its size limit, a page it refuses): the own
           // reader's words where it had some, else an empty page when the caller skips such pages.
-          if (!(err instanceof PdfError) || err.message === NEEDS_PASSWORD) throw err;
+          // A failed read (the file gone mid-read) is never a page to skip.
+          if (!(err instanceof PdfError) || err.message === NEEDS_PASSWORD || err instanceof PdfReadFailed) throw err;
           if (partial !== null) text = partial;
           else if (skipUnreadable) text = "";
           else throw err;

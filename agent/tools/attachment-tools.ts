@@ -214,8 +214,9 @@ export const imageView: ToolDefinition<{ attachment_id: string }, AttachmentAcce
     const { attachment, reader } = found!;
     // The picture is never resized here: one the Messages API would refuse (over 5 MB of base64,
     // a side over 8000 px, bytes not of the declared type) comes back as a note, never as an
-    // image that would fail this and every later request. (Over 20 images in a request, sides
-    // over 2000 px are replaced at request time: core/request-limits.ts.)
+    // image that would fail this and every later request. (Over 20 images in a request with a side
+    // over 2000 px among them, the oldest images are left out at request time and the newest kept:
+    // core/request-limits.ts.)
     if (reader.size > MAX_MODEL_IMAGE_BYTES)
       return {
         content: `${attachment.name} is ${reader.size} bytes; images over ${MAX_MODEL_IMAGE_BYTES} bytes (5 MB once base64-encoded) cannot be viewed`,
@@ -228,7 +229,11 @@ export const imageView: ToolDefinition<{ attachment_id: string }, AttachmentAcce
     if (problem) return { content: `${attachment.name} cannot be viewed: ${problem}`, isError: true };
     let bin = "";
     for (let i = 0; i < bytes.length; i += 0x8000) bin += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
-    const label = `${attachment.name} (${attachment.facts.width}x${attachment.facts.height})`;
+    const { width, height } = attachment.facts;
+    const label =
+      typeof width === "number" && typeof height === "number"
+        ? `${attachment.name} (${width}x${height})`
+        : attachment.name;
     return {
       content: label,
       blocks: [
@@ -379,11 +384,13 @@ export const documentRead: ToolDefinition<{ attachment_id: string; offset?: numb
       const start = offset ?? 0;
       // The text from `start` only: one char past the page says whether there is more.
       const doc = await docxFormat.read(found!.reader, { maxChars: start + DOC_PAGE_CHARS + 1, fromChar: start });
-      // A page boundary inside a surrogate pair leaves U+FFFD, never half a pair.
-      const page = doc.text.slice(0, DOC_PAGE_CHARS).toWellFormed();
+      // A page ends at a whole character (one char shorter when its boundary would split a
+      // surrogate pair), and the next page starts there: no character is lost between two pages.
+      // An offset the caller chose inside a pair leaves U+FFFD, never half a pair.
+      const page = sliceWhole(doc.text, 0, DOC_PAGE_CHARS).toWellFormed();
       const more =
-        doc.text.length > DOC_PAGE_CHARS
-          ? `; next: document_read {"attachment_id":"${attachment_id}","offset":${start + DOC_PAGE_CHARS}}`
+        doc.text.length > page.length
+          ? `; next: document_read {"attachment_id":"${attachment_id}","offset":${start + page.length}}`
           : "";
       return {
         content: `[document_read: ${found!.attachment.name}, chars ${start}-${start + page.length}${more}]\n${page}`,

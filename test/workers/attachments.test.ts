@@ -418,4 +418,26 @@ describe("office attachments", () => {
     const text = await send(id, `@tool document_read {"attachment_id":"${doc.json.id}"}`);
     expect(toolText(text)).toContain("Mission brief\nLaunch at dawn & return by dusk.");
   });
+
+  it("pages a DOCX at whole characters: a character on a page boundary is on one page, whole", async () => {
+    const { zipSync } = await import("fflate");
+    // 39,999 chars, then an emoji (two UTF-16 units) across the 40,000-char boundary, then more.
+    const body = `${"a".repeat(39_999)}\u{1F600}tail`;
+    const docx = zipSync({
+      "word/document.xml": xml(
+        `<w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body><w:p><w:r><w:t>${body}</w:t></w:r></w:p></w:body></w:document>`,
+      ),
+    });
+    const id = await createConversation();
+    const doc = await upload(id, "emoji.docx", docx, "application/octet-stream");
+    const first = toolText(await send(id, `@tool document_read {"attachment_id":"${doc.json.id}"}`));
+    const next = first.match(/"offset":(\d+)/);
+    expect(next?.[1]).toBe("39999");
+    expect(first).not.toContain("\uFFFD");
+    const second = toolText(
+      await send(id, `@tool document_read {"attachment_id":"${doc.json.id}","offset":${next![1]}}`),
+    );
+    expect(second).toContain("\u{1F600}tail");
+    expect(second).not.toContain("\uFFFD");
+  });
 });

@@ -175,9 +175,14 @@ export function crossCheckSettings(s: Settings, entry: ModelEntry): string | nul
     return entry.serverTools.length
       ? `settings.serverTools: ${entry.id} has no ${missing.join(", ")} (it offers ${entry.serverTools.join(", ")})`
       : `settings.serverTools: ${entry.id} has no server tools`;
-  if (s.refusalFallbackModel === s.model)
+  if (s.refusalFallbackModel !== null && sameModel(s.refusalFallbackModel, s.model))
     return "settings.refusalFallbackModel: must be another model than settings.model";
   return null;
+}
+
+/** Whether two model ids name one model: compared by the catalog id each resolves to (an alias is its model). */
+export function sameModel(a: string, b: string): boolean {
+  return (catalogEntry(a)?.id ?? a) === (catalogEntry(b)?.id ?? b);
 }
 
 export function mergeSettings(base: Settings, patch: SettingsPatch | undefined): Settings {
@@ -190,11 +195,18 @@ export function mergeSettings(base: Settings, patch: SettingsPatch | undefined):
  * A patch that moves to another model: the model-dependent settings the patch does not set follow
  * the new model where they still had the old model's defaults (a user's own values are kept, the
  * output reserve cut to the new model's maximum), and the thinking setting returns to "auto" when
- * the new model does not take it.
+ * the new model does not take it. `keep` (the patch, unless told otherwise): the keys left as they
+ * are for the checks to refuse; an inherited layer keeps none, so what the model cannot take falls
+ * back to its defaults.
  */
 export function settingsAfterModelChange(
   current: Settings,
-  { patch, from, to }: { patch: SettingsPatch; from: ModelEntry | null; to: ModelEntry },
+  {
+    patch,
+    from,
+    to,
+    keep = patch,
+  }: { patch: SettingsPatch; from: ModelEntry | null; to: ModelEntry; keep?: SettingsPatch },
 ): Settings {
   const merged = mergeSettings(current, patch);
   if (current.model === to.id) return merged;
@@ -204,7 +216,7 @@ export function settingsAfterModelChange(
     const wasDefault = current[key] === before?.[key] || current[key] === LEGACY_MODEL_DEFAULTS[key];
     if (patch[key] === undefined && wasDefault) merged[key] = after[key];
   }
-  return fitToModel(merged, to, patch);
+  return fitToModel(merged, to, keep);
 }
 
 /**

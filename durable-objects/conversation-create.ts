@@ -5,7 +5,7 @@
 // id alone (every later get() finds the object where it was made, and a hint there is ignored).
 import { sortableId } from "../core/ids";
 import type { SettingsPatch } from "../core/settings";
-import { inheritedSettings, settingsForNewConversation } from "../services/default-settings";
+import { inheritedSettings, settingsFromLayers } from "../services/default-settings";
 import type { ConversationView } from "../services/record/conversation-head";
 import { deleteConversationRow, insertConversationRow } from "../services/conversation-list";
 import type { StagedImport } from "../services/transfer/import-staging";
@@ -25,14 +25,10 @@ export async function createConversation(
   },
 ): Promise<CreatedConversation> {
   const { tenantId, init, staged, locationHint } = request;
-  // The tenant's and the project's settings come first, the request's over them; the model they
-  // end on gives the model-dependent defaults (the deployment's default model when none names one).
+  // The tenant's settings, then the project's, then the request's, each layer over the one below
+  // (a layer naming a model gets its figures): the path the project routes check a project on.
   const inherited = await inheritedSettings(env.DB, tenantId, init.projectId);
-  const made = await settingsForNewConversation(
-    env,
-    { ...inherited.tenant, ...inherited.project },
-    init.settings ?? {},
-  );
+  const made = await settingsFromLayers(env, { ...inherited, request: init.settings ?? {} });
   if (!made.ok) return { kind: "invalid", message: made.message };
   const settings = made.settings;
   const id = sortableId("conv");

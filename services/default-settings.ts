@@ -1,7 +1,10 @@
 // Settings a tenant or a project gives every conversation it starts: how a tenant opts all its
 // conversations into web search, or a project into another model. Stored as settings patches (the
 // conversation settings' own keys); a new conversation's settings are the model's defaults, then
-// the tenant's, then the project's, then the request's (durable-objects/conversation-create.ts).
+// the tenant's, then the project's, then the request's (durable-objects/conversation-create.ts); a
+// layer that names another model moves the settings below to it as a settings change would: the
+// figures that were the old model's defaults follow the new model, a user's own are kept where the
+// model takes them (settingsFromLayers).
 import { and, eq, ne } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
 import { projects, tenants } from "../db/schema";
@@ -12,6 +15,7 @@ import {
   defaultSettings,
   fitToModel,
   mergeSettings,
+  sameModel,
   settingsAfterModelChange,
   settingsPatchSchema,
   type Settings,
@@ -89,45 +93,113 @@ export async function projectRefusedUnder(
     .from(projects)
     .where(and(eq(projects.tenantId, tenantId), ne(projects.settings, "{}")));
   for (const row of rows) {
-    const made = await settingsForNewConversation(env, { ...tenant, ...parsed(row.settings) });
+    const made = await settingsFromLayers(env, { tenant, project: parsed(row.settings) });
     if (!made.ok) return { id: row.id, name: row.name, message: made.message };
   }
   return null;
 }
 
+/** Settings in the layers a new conversation takes them from, lowest first (each optional but the tenant's). */
+export interface SettingsLayers {
+  /** The tenant's, stored: inherited. */
+  tenant: SettingsPatch;
+  /** Its project's, stored: inherited. */
+  project?: SettingsPatch;
+  /** What the caller sends now: checked strictly. */
+  request?: SettingsPatch;
+}
+
+type MadeSettings = { ok: true; settings: Settings; entry: ModelEntry };
+type NewSettings = MadeSettings | { ok: false; message: string };
+
 /**
- * A new conversation's settings: the model's defaults, the inherited settings (the tenant's, then
- * its project's) over them, and the request's over those. What is inherited never refuses a
- * conversation: a retired inherited model (or fallback model) moves to its replacement, and when the request names
- * another model the inherited model-dependent settings follow it (as a settings change would).
- * The request's own keys are checked strictly: a retired model it names is a 400.
+ * One layer over the settings below it. A layer naming another model than the one below moves them
+ * to it as a settings change does (core/settings.ts settingsAfterModelChange: the old model's
+ * default figures follow the new model, a tenant's own window cap stays). `strict`: the caller's own keys, a retired or unknown model a 400 and
+ * every key left for the checks; otherwise stored and inherited, never refusing: a retired model
+ * (or fallback) moves to its replacement, one that cannot be resolved leaves the model below, and
+ * keys the model does not take fall back to its defaults.
  */
-export async function settingsForNewConversation(
-  env: ModelEnv & { DEFAULT_MODEL?: string },
-  inherited: SettingsPatch,
-  request: SettingsPatch = {},
-): Promise<{ ok: true; settings: Settings; entry: ModelEntry } | { ok: false; message: string }> {
-  let from = await defaultModelEntry(env);
-  // An inherited fallback model that has since retired moves to its replacement, as the model does.
-  const fallback = inherited.refusalFallbackModel ? findModel(inherited.refusalFallbackModel) : null;
-  if (fallback?.kind === "retired") inherited = { ...inherited, refusalFallbackModel: fallback.replacement.id };
-  if (inherited.model) {
-    const resolved = await resolveTurnModel(env, inherited.model);
-    if (resolved.ok) from = resolved.entry;
-  }
-  // Inherited keys the model no longer takes (its retirement moved it on) fall back to its defaults.
-  const base = fitToModel(mergeSettings(defaultSettings(from), { ...inherited, model: from.id }), from);
-  let settings = mergeSettings(base, request);
-  let entry = from;
-  if (request.model && request.model !== from.id) {
-    const named = await resolveSettingsModel(env, { id: request.model });
+async function overLayer(
+  env: ModelEnv,
+  below: MadeSettings,
+  { layer, strict }: { layer: SettingsPatch; strict: boolean },
+): Promise<NewSettings> {
+  let patch = layer;
+  const fallback = !strict && patch.refusalFallbackModel ? findModel(patch.refusalFallbackModel) : null;
+  if (fallback?.kind === "retired") patch = { ...patch, refusalFallbackModel: fallback.replacement.id };
+  let to = below.entry;
+  if (patch.model !== undefined && strict) {
+    const named = await resolveSettingsModel(env, { id: patch.model });
     if (!named.ok) return named;
-    entry = named.entry;
-    settings = settingsAfterModelChange(base, { patch: request, from, to: entry });
+    to = named.entry;
+  } else if (patch.model !== undefined) {
+    const resolved = await resolveTurnModel(env, patch.model);
+    if (resolved.ok) to = resolved.entry;
+    patch = { ...patch, model: to.id };
   }
-  // ...and one that has become the model itself (the two moved to one replacement) is dropped.
-  if (request.refusalFallbackModel === undefined && settings.refusalFallbackModel === settings.model)
+  const keep = strict ? patch : {};
+  const settings =
+    to.id === below.entry.id
+      ? fitToModel(mergeSettings(below.settings, patch), to, keep)
+      : settingsAfterModelChange(below.settings, { patch: { ...patch, model: to.id }, from: below.entry, to, keep });
+  return { ok: true, settings, entry: to };
+}
+
+/**
+ * A new conversation's settings: the model's defaults, then the tenant's, then its project's (both
+ * inherited), then the request's (checked strictly), each layer over the one below (see overLayer).
+ * The one path for conversations, channels, GET/PUT /v1/settings and the project routes.
+ */
+export async function settingsFromLayers(
+  env: ModelEnv & { DEFAULT_MODEL?: string },
+  layers: SettingsLayers,
+): Promise<NewSettings> {
+  const entry = await defaultModelEntry(env);
+  let made: MadeSettings = { ok: true, settings: defaultSettings(entry), entry };
+  const steps = [
+    { layer: layers.tenant, strict: false },
+    { layer: layers.project ?? {}, strict: false },
+    { layer: layers.request ?? {}, strict: true },
+  ];
+  for (const step of steps) {
+    const next = await overLayer(env, made, step);
+    if (!next.ok) return next;
+    made = next;
+  }
+  let { settings } = made;
+  // An inherited fallback that has become the model itself (the two moved to one replacement, an
+  // alias of it, a model named above it) is dropped; the request's own is checked.
+  const own = layers.request?.refusalFallbackModel;
+  if (
+    own === undefined &&
+    settings.refusalFallbackModel !== null &&
+    sameModel(settings.refusalFallbackModel, settings.model)
+  )
     settings = { ...settings, refusalFallbackModel: null };
   const checked = await checkSettings(env, settings);
   return checked.ok ? { ok: true, settings, entry: checked.entry } : checked;
+}
+
+/** A new conversation's settings over `inherited` (the tenant's) and the request's (see settingsFromLayers). */
+export function settingsForNewConversation(
+  env: ModelEnv & { DEFAULT_MODEL?: string },
+  inherited: SettingsPatch,
+  request: SettingsPatch = {},
+): Promise<NewSettings> {
+  return settingsFromLayers(env, { tenant: inherited, request });
+}
+
+/**
+ * A project's settings as it is written (POST / PATCH /v1/projects): its own keys checked strictly
+ * over the tenant's, as a request's would be, then what creation applies (the project as an
+ * inherited layer) is what is answered, so a project is accepted exactly when its conversations can
+ * be made.
+ */
+export async function projectSettingsChecked(
+  env: ModelEnv & { DEFAULT_MODEL?: string },
+  { tenant, project }: { tenant: SettingsPatch; project: SettingsPatch },
+): Promise<NewSettings> {
+  const asked = await settingsFromLayers(env, { tenant, request: project });
+  return asked.ok ? settingsFromLayers(env, { tenant, project }) : asked;
 }

@@ -1,6 +1,7 @@
 // PATCH of a conversation: the settings planned against the model (a model change moves the
 // model-bound settings with it), then title and settings written in one serialized head write. A
-// title the user sets marks the conversation as titled by its user and counts as activity.
+// title the user sets marks the conversation as titled by its user and counts as activity. A title
+// alone resolves no model and checks no setting.
 import type { ModelEntry } from "../../core/models/catalog";
 import {
   crossCheckSettings,
@@ -37,14 +38,18 @@ export async function patchConversation(
   change: ConversationChange,
 ): Promise<PatchAnswer> {
   const { env, store, record, turnRunning } = parts;
+  // A rename touches no setting: no model is resolved (a retired or unknown one, the Models API
+  // unreachable) and settings that no longer pass today's checks do not refuse it.
+  const patch = change.settings;
+  if (!patch) return rename(parts, change.title);
   let current = loaded.settings;
   for (let replans = 0; ; replans++) {
-    const planned = await planSettingsPatch(env, { current, patch: change.settings ?? {} });
+    const planned = await planSettingsPatch(env, { current, patch });
     if (!planned.ok) return { kind: "invalid", message: planned.message };
     const answer = await record.updateHead<PatchAnswer | { kind: "replan"; settings: Settings }>((head) => {
       // The plan holds for the model it was made against: a change that moved the model while this
       // one was planned (two PATCHes at once) would otherwise get the old model's limits and defaults.
-      if (change.settings && head.settings.model !== current.model)
+      if (head.settings.model !== current.model)
         return replans < MAX_REPLANS
           ? { next: null, result: { kind: "replan", settings: head.settings } }
           : {
@@ -54,31 +59,49 @@ export async function patchConversation(
                 message: "settings.model: changed by other requests meanwhile; send it again",
               },
             };
-      const settings = change.settings
-        ? settingsAfterModelChange(head.settings, { patch: planned.patch, from: planned.from, to: planned.to })
-        : head.settings;
+      const settings = settingsAfterModelChange(head.settings, {
+        patch: planned.patch,
+        from: planned.from,
+        to: planned.to,
+      });
       const problem =
         crossCheckSettings(settings, planned.to) ??
-        (change.settings ? betweenToolsEffortConflict(store, head, { settings, model: planned.to }) : null);
+        betweenToolsEffortConflict(store, head, { settings, model: planned.to });
       if (problem) return { next: null, result: { kind: "invalid", message: problem } };
-      const busy =
-        change.settings && turnRunning()
-          ? effortUnderRunningTurn({ before: head.settings, after: settings, model: planned.from ?? planned.to })
-          : null;
+      const busy = turnRunning()
+        ? effortUnderRunningTurn({ before: head.settings, after: settings, model: planned.from ?? planned.to })
+        : null;
       if (busy) return { next: null, result: { kind: "busy", message: busy } };
       const now = new Date().toISOString();
       const next: ConversationHead = { ...head, title: change.title ?? head.title, settings, updatedAt: now };
-      if (change.title !== undefined) {
-        // A title the user set is never replaced by the automatic one (auto-title.ts checks this
-        // in the same serialized head writes), and a rename counts as activity for the listing.
-        store.setTitleSource("user");
-        store.touchActivity(now);
-      }
+      if (change.title !== undefined) titledByUser(store, now);
       return { next, result: { kind: "updated", view: record.view(next) } };
     });
     if (answer.kind !== "replan") return answer;
     current = answer.settings;
   }
+}
+
+/** A title change alone: one head write, the settings as they are. */
+function rename(
+  { store, record }: { store: ConversationStore; record: ConversationRecord },
+  title: string | undefined,
+): Promise<PatchAnswer> {
+  return record.updateHead<PatchAnswer>((head) => {
+    const now = new Date().toISOString();
+    const next: ConversationHead = { ...head, title: title ?? head.title, updatedAt: now };
+    if (title !== undefined) titledByUser(store, now);
+    return { next, result: { kind: "updated", view: record.view(next) } };
+  });
+}
+
+/**
+ * A title the user set is never replaced by the automatic one (auto-title.ts checks this in the
+ * same serialized head writes), and a rename counts as activity for the listing.
+ */
+function titledByUser(store: ConversationStore, now: string): void {
+  store.setTitleSource("user");
+  store.touchActivity(now);
 }
 
 /**

@@ -2,6 +2,7 @@
 // serialized head writes, and appends (R2 first, then the SQLite index, then the replay cache).
 import { sortableId } from "../../core/ids";
 import type { ModelEntry } from "../../core/models/catalog";
+import { findModel } from "../../core/models/lookup";
 import { settingsAfterModelChange, withMissingSettings } from "../../core/settings";
 import type { NewMessage, StoredMessage } from "../../core/types";
 import { toolRegistry } from "../../agent/tools";
@@ -235,17 +236,26 @@ export class ConversationRecord {
 
   /**
    * The conversation moves to another model (its own retired): the settings that followed the old
-   * model's defaults follow the new one's (core/settings.ts settingsAfterModelChange).
+   * model's defaults follow the new one's (core/settings.ts settingsAfterModelChange). Only while
+   * the head is still on the retired model (`retired`; not given: a model the catalog does not list
+   * as current), in the serialized head write: a model the user chose after the turn read the head
+   * (a PATCH in between) is never overwritten. True when it moved.
    */
-  async moveToModel(entry: ModelEntry): Promise<void> {
-    await this.updateHead((h) => ({
-      next: {
-        ...h,
-        settings: settingsAfterModelChange(h.settings, { patch: { model: entry.id }, from: null, to: entry }),
-        updatedAt: new Date().toISOString(),
-      },
-      result: undefined,
-    }));
+  async moveToModel(entry: ModelEntry, retired?: string): Promise<boolean> {
+    return this.updateHead((h) => {
+      const model = h.settings.model;
+      const still =
+        retired !== undefined ? model === retired : model !== entry.id && findModel(model).kind !== "current";
+      if (!still) return { next: null, result: false };
+      return {
+        next: {
+          ...h,
+          settings: settingsAfterModelChange(h.settings, { patch: { model: entry.id }, from: null, to: entry }),
+          updatedAt: new Date().toISOString(),
+        },
+        result: true,
+      };
+    });
   }
 
   /** Takes into the index a batch that may have landed unseen (see `unsure`) before the store is read for a decision. */

@@ -3,7 +3,6 @@ import { Hono } from "hono";
 import { z } from "zod";
 import { attachmentNote } from "../../../services/attachments/note";
 import { isId } from "../../../core/ids";
-import { notFound } from "../errors";
 import { purgeAttachment } from "../../../services/attachments/delete";
 import { getAttachmentRow } from "../../../services/attachments/store";
 import {
@@ -17,9 +16,14 @@ import {
   touchProject,
   type Project,
 } from "../../../services/projects";
-import { inheritedSettings, parseStoredSettings, setProjectSettings } from "../../../services/default-settings";
-import { settingsPatchSchema } from "../../../core/settings";
-import { effectiveSettings } from "./settings";
+import {
+  inheritedSettings,
+  parseStoredSettings,
+  projectSettingsChecked,
+  setProjectSettings,
+} from "../../../services/default-settings";
+import { settingsPatchSchema, type SettingsPatch } from "../../../core/settings";
+import { badRequest, notFound } from "../errors";
 import type { AppEnv } from "../types";
 import { idCursor, listBody, pageOf } from "../paging";
 import { intParam, jsonBody, query } from "../validate";
@@ -48,6 +52,16 @@ const projectId = (id: string) => {
 
 const projectName = z.string().trim().min(1).max(200);
 
+/**
+ * A project's settings are checked exactly as its new conversations get them (services/default-settings.ts
+ * projectSettingsChecked): its own keys strictly, over the tenant's; a 400 naming the field.
+ */
+async function checkProjectSettings(env: Env, { tenantId, project }: { tenantId: string; project: SettingsPatch }) {
+  const { tenant } = await inheritedSettings(env.DB, tenantId);
+  const made = await projectSettingsChecked(env, { tenant, project });
+  if (!made.ok) throw badRequest(made.message);
+}
+
 /** A project as the API shows it: its settings as the patch they are. */
 const view = ({ tenantId: _t, settings, ...p }: Project) => ({ ...p, settings: parseStoredSettings(settings) });
 
@@ -61,7 +75,7 @@ projectRoutes.post(
   async (c) => {
     const { name, settings } = c.req.valid("json");
     const tenantId = c.get("tenantId");
-    if (settings) await effectiveSettings(c.env, (await inheritedSettings(c.env.DB, tenantId)).tenant, settings);
+    if (settings) await checkProjectSettings(c.env, { tenantId, project: settings });
     const created = await createProject(c.env.DB, tenantId, name);
     if (settings) await setProjectSettings(c.env.DB, { tenantId, projectId: created.id, patch: settings });
     return c.json(view({ ...created, settings: JSON.stringify(settings ?? {}) }), 201);
@@ -85,7 +99,7 @@ projectRoutes.patch(
     const { name, settings } = c.req.valid("json");
     if (!(await getProject(c.env.DB, tenantId, id))) throw notFound("project");
     if (settings) {
-      await effectiveSettings(c.env, (await inheritedSettings(c.env.DB, tenantId)).tenant, settings);
+      await checkProjectSettings(c.env, { tenantId, project: settings });
       await setProjectSettings(c.env.DB, { tenantId, projectId: id, patch: settings });
     }
     if (name) await renameProject(c.env.DB, { tenantId, id, name });

@@ -310,7 +310,7 @@ export class TurnRunner {
       });
     if (model.movedFrom) {
       try {
-        await record.moveToModel(model.entry);
+        await record.moveToModel(model.entry, model.movedFrom.id);
       } catch (err) {
         return unstarted(err);
       }

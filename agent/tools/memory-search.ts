@@ -2,7 +2,7 @@
 // memory notes, the fold episodes and indexed PDF pages) as a tool. Each hit names the call that returns it whole.
 import { z } from "zod";
 import { sliceWhole } from "../../core/text-cut";
-import type { SearchHit } from "../../services/cortex/search-index";
+import { cutMarkedSnippet, MATCH_OPEN, type SearchHit, SNIPPET_CHARS } from "../../services/cortex/search-index";
 import type { CallScope, CortexAccess, ToolAccess, ToolDefinition } from "./registry";
 
 const input = z.strictObject({
@@ -63,13 +63,18 @@ function describeHit(h: SearchHit, where: { n: number; current: string; activeTo
 }
 
 /** The most characters of a hit's snippet shown: the cortex's snippet counts tokens, and a token may be any length. */
-export const SNIPPET_CHARS = 300;
+export { SNIPPET_CHARS };
 
 /**
- * `snippet` cut to `max` characters around its first [match] (each cut end marked "…"), at whole
- * characters; a match longer than that is shown from its start and closed with "…]".
+ * `snippet` cut to about `max` characters around its first match (each cut end marked "…"), at
+ * whole characters; a match longer than that is shown from its start and closed with "…]". A
+ * snippet still marked as FTS5 marks it (MATCH_OPEN/MATCH_CLOSE) is cut around the real match and
+ * then shown as `[match]` (cutMarkedSnippet); a hit's snippet comes cut that way already, so it
+ * passes unchanged. Only a snippet marked `[match]` is cut at its first "[", which may be the
+ * text's own.
  */
 export function cutSnippet(snippet: string, max = SNIPPET_CHARS): string {
+  if (snippet.includes(MATCH_OPEN)) return cutMarkedSnippet(snippet, max).snippet;
   if (snippet.length <= max) return snippet;
   const open = Math.max(0, snippet.indexOf("["));
   const close = snippet[open] === "[" ? snippet.indexOf("]", open) : -1;

@@ -51,10 +51,12 @@ const FORMS = {
   "no snippets": [[SNIPPET, "NULL AS snippet"]],
   "snippets in one range scan": (() => {
     let orQuery = "";
+    let marks = "";
     return [
       [
-        /\(SELECT snippet\(cortex_fts, 0, '\[', '\]', '…', 24\) FROM cortex_fts\s+WHERE cortex_fts MATCH (\?\d+) AND cortex_fts\.rowid = page\.chunk\) AS snippet/,
-        (_, param) => {
+        /\(SELECT snippet\(cortex_fts, 0, (\?\d+), (\?\d+), '…', 24\) FROM cortex_fts\s+WHERE cortex_fts MATCH (\?\d+) AND cortex_fts\.rowid = page\.chunk\) AS snippet/,
+        (_, open, close, param) => {
+          marks = `${open}, ${close}`;
           orQuery = param;
           return "(SELECT snippet FROM snips WHERE snips.chunk = page.chunk) AS snippet";
         },
@@ -63,7 +65,7 @@ const FORMS = {
         /\n {2}SELECT c\.n AS candidates/,
         () => `,
     snips AS MATERIALIZED (
-      SELECT cortex_fts.rowid AS chunk, snippet(cortex_fts, 0, '[', ']', '…', 24) AS snippet
+      SELECT cortex_fts.rowid AS chunk, snippet(cortex_fts, 0, ${marks}, '…', 24) AS snippet
       FROM cortex_fts WHERE cortex_fts MATCH ${orQuery}
         AND cortex_fts.rowid BETWEEN (SELECT min(chunk) FROM page) AND (SELECT max(chunk) FROM page)
         AND cortex_fts.rowid IN (SELECT chunk FROM page)

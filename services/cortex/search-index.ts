@@ -16,7 +16,7 @@ import {
   shippedBackground,
 } from "./term-stats";
 import type { StoredMessage } from "../../core/types";
-import { wholeAt } from "../../core/text-cut";
+import { sliceWhole, wholeAt } from "../../core/text-cut";
 
 /** Long texts are indexed in chunks so one row stays well under D1's row size limit. */
 export const INDEX_CHUNK_CHARS = 20_000;
@@ -51,8 +51,62 @@ export interface SearchHit {
   seq: number | null;
   role: string | null;
   createdAt: string;
+  /** At most SNIPPET_CHARS characters around the first match, each match marked `[match]`. */
   snippet: string;
+  /**
+   * Where the snippet's matches are: `[start, end]` of each `[match]`, brackets included (UTF-16
+   * offsets), so a bracket of the text itself is never taken for one. Set on the index's hits only.
+   */
+  matches?: [number, number][];
   score: number;
+}
+
+/**
+ * How FTS5 marks a match in a snippet, until it is cut and shown as `[match]`: private-use
+ * characters, which no text of a person's is expected to hold, so a literal `[1]` is never a match.
+ */
+export const MATCH_OPEN = "\uE000";
+export const MATCH_CLOSE = "\uE001";
+
+/** The most characters of a hit's snippet: FTS5's snippet counts tokens, and a token may be any length. */
+export const SNIPPET_CHARS = 300;
+
+/**
+ * A snippet marked with MATCH_OPEN/MATCH_CLOSE as a hit shows it: cut to at most `max` characters
+ * around its first match, more of the window after the match than before (each cut end marked "…",
+ * a match cut at the end closed with "…]"), at whole characters; then each match marked `[match]`,
+ * with where it is (SearchHit.matches).
+ */
+export function cutMarkedSnippet(
+  marked: string,
+  max = SNIPPET_CHARS,
+): { snippet: string; matches: [number, number][] } {
+  let text = marked;
+  if (text.length > max) {
+    // Room for "…" before and "…]" after, and one more character a whole-character cut may take.
+    const room = Math.max(1, max - 4);
+    const open = Math.max(0, text.indexOf(MATCH_OPEN));
+    const close = text[open] === MATCH_OPEN ? text.indexOf(MATCH_CLOSE, open) : -1;
+    const matchEnd = close < 0 ? open : close + 1;
+    // Some words before the match (a third of the window), fewer when the match itself is long.
+    const lead = Math.max(0, Math.min(Math.floor(room / 3), room - (matchEnd - open)));
+    const start = Math.max(0, Math.min(open - lead, text.length - room));
+    const shown = sliceWhole(text, start, start + room);
+    const cutInMatch = shown.lastIndexOf(MATCH_OPEN) > shown.lastIndexOf(MATCH_CLOSE);
+    const tail = start + room >= text.length ? "" : cutInMatch ? `…${MATCH_CLOSE}` : "…";
+    text = `${start > 0 ? "…" : ""}${shown}${tail}`;
+  }
+  const matches: [number, number][] = [];
+  let from = -1;
+  const snippet = text.replace(/[\uE000\uE001]/g, (mark, at: number) => {
+    if (mark === MATCH_OPEN) from = at;
+    else if (from >= 0) {
+      matches.push([from, at + 1]);
+      from = -1;
+    }
+    return mark === MATCH_OPEN ? "[" : "]";
+  });
+  return { snippet, matches };
 }
 
 const docPrefix = (kind: DocKind, refId: string) => `${kind}:${refId}:`;
@@ -99,16 +153,35 @@ export const docParams = (d: CortexDoc, chunk: number, body: string) =>
     body,
   ] as const;
 
-/** A body's chunks of at most INDEX_CHUNK_CHARS, none cut inside a surrogate pair (at least one, maybe empty). */
+/**
+ * How far back from INDEX_CHUNK_CHARS a chunk may end to end at whitespace: a word or identifier
+ * that crossed the cut would be two halves, in no chunk whole, and never found.
+ */
+export const CHUNK_BREAK_WINDOW = 200;
+
+/**
+ * A body's chunks of at most INDEX_CHUNK_CHARS (at least one, maybe empty). Each ends before the
+ * last whitespace within CHUNK_BREAK_WINDOW of the limit, so no word is split; where that stretch
+ * has none (one long token), at the limit, never inside a surrogate pair. The chunks joined are
+ * the body.
+ */
 export function chunkBodies(body: string): string[] {
   const out: string[] = [];
   let at = 0;
   do {
-    const end = wholeAt(body, Math.min(at + INDEX_CHUNK_CHARS, body.length));
+    const end = chunkEnd(body, at);
     out.push(body.slice(at, end));
     at = end;
   } while (at < body.length);
   return out;
+}
+
+/** Where the chunk that starts at `at` ends (chunkBodies). */
+function chunkEnd(body: string, at: number): number {
+  const limit = at + INDEX_CHUNK_CHARS;
+  if (limit >= body.length) return body.length;
+  for (let i = limit; i > Math.max(at, limit - CHUNK_BREAK_WINDOW); i--) if (/\s/.test(body[i])) return i;
+  return wholeAt(body, limit);
 }
 
 /** Upserts docs, chunked; chunks a shorter new body no longer has are removed. */
@@ -206,8 +279,16 @@ export function toFtsQuery(q: string, mode: "and" | "or" = "and"): string | null
 export function queryWords(q: string): string[] | null {
   const terms = q.match(/[\p{L}\p{N}_]+(?:[-.:/@#][\p{L}\p{N}_]+)*/gu);
   if (!terms?.length) return null;
-  return contentTerms([...new Set(terms.slice(0, 32))]);
+  // Repeats and function words go first, then the cap: a long question's rare word is often late.
+  return contentTerms([...new Set(terms)]).slice(0, MAX_SEARCH_TERMS);
 }
+
+/**
+ * The most distinct words of a query the search looks up (each one FTS5 count); the statement
+ * scores the MAX_QUERY_WORDS rarest of them. A bound for pathological queries only: a question of
+ * 500 characters rarely has more content words than this.
+ */
+export const MAX_SEARCH_TERMS = 64;
 
 const ftsPhrase = (word: string) => `"${word.replace(/"/g, '""')}"`;
 
@@ -343,7 +424,7 @@ const hexByte = (k: string) =>
  * - `h`: each word's bm25 alone (one FTS5 scan per row of `w`, inside the tenant's rowid range),
  *   weighted. Summed per row that is FTS5's OR-query score with the blended idf. The words are rows
  *   of one JSON parameter, not a UNION: SQLite caps a compound SELECT at a few terms, and a question
- *   has up to 32 words (16 of them scored). MATERIALIZED: bm25() only works while FTS5 scans, not once rows are sorted.
+ *   has up to 64 words (MAX_SEARCH_TERMS; 16 of them scored). MATERIALIZED: bm25() only works while FTS5 scans, not once rows are sorted.
  * - `scored`, `candidates`, `best`: chunk scores (an assistant message's discounted), the best
  *   `chunks` of them (a top-N sort, not a sort of every match), then each document's best chunk
  *   among those: a document's chunks collapse to one hit. Its first rows' order is the whole
@@ -355,7 +436,8 @@ const hexByte = (k: string) =>
  *   where the lift does not apply (`lifted`: a search within one conversation, or of no messages). A lift only
  *   makes a score better, so the pool stays ahead of every document past it and one ORDER BY is
  *   still the whole ranking; runSearch widens the candidates until they hold the pool.
- * - the page, and a snippet for each of its hits only, from the chunk that ranked; joined onto
+ * - the page, and a snippet for each of its hits only, from the chunk that ranked, its matches
+ *   marked MATCH_OPEN/MATCH_CLOSE (runSearch cuts it, then marks them `[match]`); joined onto
  *   the candidates' and documents' counts, so even an empty page says whether they ran out.
  * Equal scores (the same words as often in as long a text: a repeated question, a regenerate's
  * copy of its prompt) put the newer document first (BY_RANK), then the doc_id, so paging is stable.
@@ -441,7 +523,7 @@ function rankingStatement(run: RankingRun, chunks: number): { sql: string; param
     page AS (SELECT * FROM lifted ORDER BY ${BY_RANK} LIMIT ${p(count)} OFFSET ${p(offset)})
   SELECT c.n AS candidates, (SELECT count(*) FROM docs) AS documents,
          page.kind, page.id, page.conversationId, page.seq, page.role, page.createdAt, page.score,
-         (SELECT snippet(cortex_fts, 0, '[', ']', '…', 24) FROM cortex_fts
+         (SELECT snippet(cortex_fts, 0, ${p(MATCH_OPEN)}, ${p(MATCH_CLOSE)}, '…', 24) FROM cortex_fts
            WHERE cortex_fts MATCH ${p(words.map(ftsPhrase).join(" OR "))} AND cortex_fts.rowid = page.chunk) AS snippet
   FROM (SELECT count(*) AS n FROM candidates) c LEFT JOIN page ORDER BY page.score, page.createdAt DESC, page.docId`;
   return { sql, params };
@@ -475,7 +557,7 @@ async function runSearch(db: ShardDatabase, run: RankingRun): Promise<SearchHit[
     if ((results[0]?.documents ?? 0) >= wanted || (results[0]?.candidates ?? 0) < chunks)
       return hits.map(({ candidates: _, documents: __, ...h }) => ({
         ...h,
-        snippet: h.snippet ?? "",
+        ...cutMarkedSnippet(h.snippet ?? ""),
         messageId: h.kind === "message" ? h.id : null,
       }));
   }

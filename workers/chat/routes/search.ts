@@ -2,7 +2,9 @@
 import { Hono } from "hono";
 import { z } from "zod";
 import { isId } from "../../../core/ids";
+import { cutSnippet } from "../../../agent/tools/memory-search";
 import { cortexFor } from "../../../services/cortex/routing";
+import type { SearchHit } from "../../../services/cortex/search-index";
 import { BOOKMARK } from "../d1-session";
 import { badRequest } from "../errors";
 import { listBody } from "../paging";
@@ -30,6 +32,16 @@ function sentBookmark(value: string): { bookmark: string; shard: string | null }
   const shard = at < 0 ? null : value.slice(at + 1);
   if (value.length > 256 || !BOOKMARK.test(bookmark) || (shard !== null && !SHARD_NAME.test(shard))) return null;
   return { bookmark, shard };
+}
+
+/**
+ * A hit as answered: its snippet at most about 300 characters around the match, as memory_search
+ * shows it (the index's come cut so, around the real match, and pass cutSnippet unchanged), and
+ * `matches` always set (none for a hit found by meaning alone, or a snippet cut here).
+ */
+function answered(h: SearchHit): SearchHit & { matches: [number, number][] } {
+  const snippet = cutSnippet(h.snippet);
+  return { ...h, snippet, matches: snippet === h.snippet ? (h.matches ?? []) : [] };
 }
 
 const searchQuery = z.strictObject({
@@ -85,6 +97,6 @@ searchRoutes.get(
       bookmark: sent && (sent.shard === null || sent.shard === shard.name) ? sent.bookmark : null,
     });
     if (bookmark) c.header(CORTEX_BOOKMARK_HEADER, `${bookmark}@${shard.name}`);
-    return c.json({ query: q, ...listBody({ data: hits, next: next && String(next.offset) }) });
+    return c.json({ query: q, ...listBody({ data: hits.map(answered), next: next && String(next.offset) }) });
   },
 );

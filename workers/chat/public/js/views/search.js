@@ -4,14 +4,20 @@ import { api, plainError } from "../api.js";
 import { h, replace, time } from "../dom.js";
 import { errorLine } from "../render.js";
 
-/** The cortex marks matches with [ and ]; shown as <mark> through text nodes only. @param {string} s */
-function snippet(s) {
+/**
+ * A hit's snippet with its matches shown as <mark> through text nodes only. The API marks each match
+ * `[match]` and says where (`matches`: [start, end] of each, brackets included), so brackets of the
+ * text itself stay text; a hit without `matches` shows no mark.
+ * @param {string} s @param {unknown} matches
+ */
+function snippet(s, matches) {
   const out = [];
-  const re = /\[([^\][]*)\]/g;
   let last = 0;
-  for (let m; (m = re.exec(s)); ) {
-    out.push(s.slice(last, m.index), h("mark", null, m[1]));
-    last = m.index + m[0].length;
+  for (const m of Array.isArray(matches) ? matches : []) {
+    const [start, end] = /** @type {[number, number]} */ (m);
+    if (!(start >= last && end - start >= 2 && end <= s.length)) continue;
+    out.push(s.slice(last, start), h("mark", null, s.slice(start + 1, end - 1)));
+    last = end;
   }
   out.push(s.slice(last));
   return out;
@@ -77,7 +83,7 @@ export async function searchView(root, params) {
             " ",
             h("span", { class: "muted" }, `${speaker(r)} · ${time(r.createdAt)}`),
           ),
-          h("div", { class: "snippet" }, snippet(r.snippet ?? "")),
+          h("div", { class: "snippet" }, snippet(r.snippet ?? "", r.matches)),
         );
       }),
     );

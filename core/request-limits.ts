@@ -3,8 +3,9 @@
 // it back (core/request-placeholders.ts). The request's other bytes are untouched.
 // - More than 20 images: a side may be at most 2000 px (docs: build-with-claude/vision), so while
 //   one is larger than that, the oldest images (of any size) are replaced until 20 remain or none
-//   left is too large: the newest are kept, so a new photo after 20 screenshots is shown. An image
-//   whose size cannot be read counts as too large (the API would refuse it).
+//   left is too large, rounded up to a step of IMAGE_STEP (the replaced prefix moves once every
+//   IMAGE_STEP new images): the newest are kept, so a new photo after 20 screenshots is shown. An
+//   image whose size cannot be read counts as too large (the API would refuse it).
 // - More images than the model takes (ModelEntry.maxImages: 100 on 200K-window models, 600
 //   otherwise): the oldest are replaced, in steps of IMAGE_STEP, so the replaced prefix moves
 //   once every IMAGE_STEP new images rather than on every one (the prompt cache holds between).
@@ -139,16 +140,14 @@ export function fitRequestLimits(request: ModelRequest, maxImages: number, opts:
     for (const ref of images.slice(0, step)) replaceImage(ref, "count", maxImages);
   }
   // Past 20 images while one left is too large: the oldest go, whatever their size, so the newest
-  // (a photo just sent, an image just viewed) are the ones shown.
-  let shown = images.length - imagesReplaced;
-  let large = images.filter((ref) => !ref.replaced && ref.large).length;
-  for (const ref of images) {
-    if (shown <= MANY_IMAGES || large === 0) break;
-    if (ref.replaced) continue;
-    replaceImage(ref, "many-large", MANY_IMAGES);
-    shown--;
-    if (ref.large) large--;
-  }
+  // (a photo just sent, an image just viewed) are the ones shown; in steps of IMAGE_STEP, as the
+  // count rule, so the replaced prefix moves once every IMAGE_STEP new images (the cache holds).
+  const rest = images.filter((ref) => !ref.replaced);
+  let large = rest.filter((ref) => ref.large).length;
+  let needed = 0;
+  while (needed < rest.length && rest.length - needed > MANY_IMAGES && large > 0) if (rest[needed++].large) large--;
+  const stepped = needed && Math.min(rest.length, Math.ceil(needed / IMAGE_STEP) * IMAGE_STEP);
+  for (const ref of rest.slice(0, stepped)) replaceImage(ref, "many-large", MANY_IMAGES);
 
   if (bytes > maxBytes) {
     const last = messages.length - 1;

@@ -54,8 +54,9 @@ describe("fitRequestLimits over 20 images", () => {
     const out = fitRequestLimits(request(conversation(Array(20).fill(small), photo)), 100);
     const last = out.request.messages.at(-1)!.content as ContentBlock[];
     expect(last[1]).toEqual(photo);
-    expect(out.imagesReplaced).toBe(1);
-    expect(shownImages(out.request)).toHaveLength(20);
+    // One screenshot would do; the step of 10 keeps the replaced prefix still for the next 9 images.
+    expect(out.imagesReplaced).toBe(10);
+    expect(shownImages(out.request)).toHaveLength(11);
     expect((out.request.messages[0].content as ContentBlock[])[1].type).toBe("text");
     const [text] = placeholders(out.request);
     expect(text).toContain("100x100 image/png sent in the conversation");
@@ -64,13 +65,13 @@ describe("fitRequestLimits over 20 images", () => {
     expect(text).toContain("the newest images are kept");
   });
 
-  it("stops once no image left is over 2000 px, even with more than 20 remaining", () => {
+  it("stops at the step past the last image over 2000 px, even with more than 20 remaining", () => {
     const small = b64(pngHead(100, 100));
     const large = b64(pngHead(2400, 1800));
     const datas = [large, large, ...Array(22).fill(small)];
     const out = fitRequestLimits(request(conversation(datas, { type: "text", text: "." })), 100);
-    expect(out.imagesReplaced).toBe(2);
-    expect(shownImages(out.request)).toHaveLength(22);
+    expect(out.imagesReplaced).toBe(10);
+    expect(shownImages(out.request)).toHaveLength(14);
   });
 
   it("measures a JPEG whose frame header lies past 256 KB, and replaces it when too large", () => {
@@ -79,8 +80,8 @@ describe("fitRequestLimits over 20 images", () => {
     // The late JPEG is the newest: only its real size (or counting the unknown as too large) makes
     // the oldest screenshot give way.
     const out = fitRequestLimits(request(conversation(Array(21).fill(small), late)), 100);
-    expect(out.imagesReplaced).toBe(2);
-    expect(shownImages(out.request)).toHaveLength(20);
+    expect(out.imagesReplaced).toBe(10);
+    expect(shownImages(out.request)).toHaveLength(12);
     expect((out.request.messages.at(-1)!.content as ContentBlock[])[1]).toEqual(late);
   });
 
@@ -92,8 +93,34 @@ describe("fitRequestLimits over 20 images", () => {
       request(conversation([unknown, ...Array(20).fill(small)], { type: "text", text: "." })),
       100,
     );
-    expect(out.imagesReplaced).toBe(1);
+    expect(out.imagesReplaced).toBe(10);
     expect((out.request.messages[0].content as ContentBlock[])[1].type).toBe("text");
+  });
+
+  it("keeps the request's prefix byte-stable while new images come, moving the cut once every 10", () => {
+    const small = b64(pngHead(100, 100));
+    const large = b64(pngHead(2400, 1800));
+    // 20 screenshots, a photo, then a screenshot more each turn.
+    const built = (extra: number) =>
+      fitRequestLimits(
+        request(
+          conversation([...Array(20).fill(small), large, ...Array(extra).fill(small)], { type: "text", text: "." }),
+        ),
+        100,
+      ).request;
+    // The first message that differs from the turn before's: none inside the common prefix until
+    // the step moves (the 10th new image), where the cut moves once.
+    const firstDiff = (a: ReturnType<typeof built>, b: ReturnType<typeof built>) =>
+      a.messages.findIndex((m, k) => JSON.stringify(m) !== JSON.stringify(b.messages[k]));
+    let before = built(0);
+    const moved: number[] = [];
+    for (let extra = 1; extra <= 10; extra++) {
+      const next = built(extra);
+      const at = firstDiff(before, next);
+      if (at >= 0 && at < before.messages.length - 1) moved.push(extra);
+      before = next;
+    }
+    expect(moved).toEqual([10]);
   });
 
   it("keeps the other limits: the model's image count still replaces in steps", () => {

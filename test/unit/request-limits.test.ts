@@ -51,13 +51,14 @@ describe("fitRequestLimits", () => {
     expect(MAX_REQUEST_BYTES).toBe(32_000_000 - 262_144);
   });
 
-  it("over 20 images with a large one, replaces the oldest (any size) until 20 remain or none is large", () => {
+  it("over 20 images with a large one, replaces the oldest (any size) in steps of 10 until 20 remain or none is large", () => {
     const datas = Array.from({ length: 21 }, (_, i) => (i === 3 || i === 15 ? LARGE : SMALL));
     const out = fitRequestLimits(request(exchanges(datas)), 100);
-    expect(out.imagesReplaced).toBe(1);
+    // One would do (20 remain); the step takes IMAGE_STEP, so the next 9 images move nothing.
+    expect(out.imagesReplaced).toBe(IMAGE_STEP);
     expect(images(out.request.messages[0])).toBe(0);
-    expect(images(out.request.messages[6])).toBe(1); // both large ones may stay: 20 images remain
-    expect(images(out.request.messages[30])).toBe(1);
+    expect(images(out.request.messages[6])).toBe(0);
+    expect(images(out.request.messages[30])).toBe(1); // the newer large one stays
     expect(out.request.messages[0].content).toEqual([
       { type: "text", text: "picture 0" },
       {
@@ -66,7 +67,7 @@ describe("fitRequestLimits", () => {
       },
     ]);
     const many = Array.from({ length: 25 }, (_, i) => (i % 10 === 0 ? LARGE : SMALL));
-    expect(fitRequestLimits(request(exchanges(many)), 100).imagesReplaced).toBe(5);
+    expect(fitRequestLimits(request(exchanges(many)), 100).imagesReplaced).toBe(IMAGE_STEP);
     // No large image: more than 20 small ones are all kept.
     expect(fitRequestLimits(request(exchanges(Array(30).fill(SMALL))), 100).imagesReplaced).toBe(0);
   });
@@ -110,7 +111,7 @@ describe("fitRequestLimits", () => {
       ...exchanges(Array(20).fill(SMALL)),
     ];
     const out = fitRequestLimits(request(messages), 600);
-    expect(out.imagesReplaced).toBe(1);
+    expect(out.imagesReplaced).toBe(IMAGE_STEP);
     expect((blockAs(blocksIn(out.request.messages[2])[0], "tool_result").content as ContentBlock[])[1]).toEqual({
       type: "text",
       text: '[image left out of this request: 2400x1800 image/png returned by image_view {"attachment_id":"att_1"}, because a request with more than 20 images may not carry a side over 2000 px, so the oldest images make way for newer ones; calling image_view {"attachment_id":"att_1"} again shows it (the newest images are kept).]',

@@ -15,6 +15,7 @@ import {
   defaultSettings,
   fitToModel,
   mergeSettings,
+  modelDefaults,
   sameModel,
   settingsAfterModelChange,
   settingsPatchSchema,
@@ -109,13 +110,18 @@ export interface SettingsLayers {
   request?: SettingsPatch;
 }
 
-type MadeSettings = { ok: true; settings: Settings; entry: ModelEntry };
+/** `own`: every key a layer applied so far set (a user's own value, never a model's default). */
+type MadeSettings = { ok: true; settings: Settings; entry: ModelEntry; own: SettingsPatch };
+/** The figures that belong to a model: a user's own value stays on another model, clamped to what it takes. */
+const FIGURES = ["contextWindowTokens", "outputReserveTokens", "charsPerToken"] as const;
 type NewSettings = MadeSettings | { ok: false; message: string };
 
 /**
  * One layer over the settings below it. A layer naming another model than the one below moves them
  * to it as a settings change does (core/settings.ts settingsAfterModelChange: the old model's
- * default figures follow the new model, a tenant's own window cap stays). `strict`: the caller's own keys, a retired or unknown model a 400 and
+ * default figures follow the new model), a figure a layer below set staying as the user's own
+ * (within what the model takes: a tenant's window cap holds). `strict`: the caller's own keys, a
+ * retired or unknown model a 400 and
  * every key left for the checks; otherwise stored and inherited, never refusing: a retired model
  * (or fallback) moves to its replacement, one that cannot be resolved leaves the model below, and
  * keys the model does not take fall back to its defaults.
@@ -139,11 +145,28 @@ async function overLayer(
     patch = { ...patch, model: to.id };
   }
   const keep = strict ? patch : {};
-  const settings =
+  let settings =
     to.id === below.entry.id
       ? fitToModel(mergeSettings(below.settings, patch), to, keep)
       : settingsAfterModelChange(below.settings, { patch: { ...patch, model: to.id }, from: below.entry, to, keep });
-  return { ok: true, settings, entry: to };
+  if (to.id !== below.entry.id) {
+    // A figure a layer below set is the user's own (whatever its value, the old model's default or
+    // not): it stays on the model this layer names, within what that model takes.
+    const own: Partial<Settings> = {};
+    for (const key of FIGURES)
+      if (below.own[key] !== undefined && patch[key] === undefined) own[key] = below.settings[key];
+    const fallback = modelDefaults(to);
+    if (own.contextWindowTokens !== undefined)
+      own.contextWindowTokens = Math.min(own.contextWindowTokens, fallback.contextWindowTokens);
+    // A reserve the window left cannot hold: the model's own (fitToModel cuts one past its maximum).
+    if (
+      own.outputReserveTokens !== undefined &&
+      own.outputReserveTokens >= (own.contextWindowTokens ?? settings.contextWindowTokens)
+    )
+      own.outputReserveTokens = fallback.outputReserveTokens;
+    settings = fitToModel({ ...settings, ...own }, to, keep);
+  }
+  return { ok: true, settings, entry: to, own: { ...below.own, ...patch } };
 }
 
 /**
@@ -156,7 +179,7 @@ export async function settingsFromLayers(
   layers: SettingsLayers,
 ): Promise<NewSettings> {
   const entry = await defaultModelEntry(env);
-  let made: MadeSettings = { ok: true, settings: defaultSettings(entry), entry };
+  let made: MadeSettings = { ok: true, settings: defaultSettings(entry), entry, own: {} };
   const steps = [
     { layer: layers.tenant, strict: false },
     { layer: layers.project ?? {}, strict: false },
@@ -178,7 +201,7 @@ export async function settingsFromLayers(
   )
     settings = { ...settings, refusalFallbackModel: null };
   const checked = await checkSettings(env, settings);
-  return checked.ok ? { ok: true, settings, entry: checked.entry } : checked;
+  return checked.ok ? { ok: true, settings, entry: checked.entry, own: made.own } : checked;
 }
 
 /** A new conversation's settings over `inherited` (the tenant's) and the request's (see settingsFromLayers). */

@@ -104,6 +104,24 @@ describe("a tenant's own window", () => {
     expect(inProject.status).toBe(201);
     expect(inProject.json.settings).toMatchObject({ model: "claude-opus-5", contextWindowTokens: 100_000 });
   });
+
+  it("stays even when it equals a default figure (200,000, 8,192, 1.5), and is cut to what a smaller model takes", async () => {
+    const key = await newTenant();
+    const own = { contextWindowTokens: 200_000, outputReserveTokens: 8_192, charsPerToken: 1.5 };
+    expect((await api("PUT", "/v1/settings", { settings: own }, { key })).status).toBe(200);
+    const project = await api("POST", "/v1/projects", { name: "big", settings: { model: "claude-opus-5-5" } }, { key });
+    expect(project.status).toBe(201);
+    const inProject = await api("POST", "/v1/conversations", { projectId: project.json.id }, { key });
+    expect(inProject.status).toBe(201);
+    expect(inProject.json.settings).toMatchObject({ model: "claude-opus-5-5", ...own });
+    // A window larger than a model takes is cut to the model's own.
+    expect((await api("PUT", "/v1/settings", { settings: { contextWindowTokens: 1_000_000 } }, { key })).status).toBe(
+      200,
+    );
+    const small = await api("POST", "/v1/conversations", { settings: { model: "claude-haiku-4-5" } }, { key });
+    expect(small.status).toBe(201);
+    expect(small.json.settings.contextWindowTokens).toBe(200_000);
+  });
 });
 
 describe("a rename", () => {

@@ -3,8 +3,9 @@
 // fallback if that call fails), injects the state with a continuation nudge (in place of an earlier
 // pass's), and keeps the compacted messages standing in for their originals for the rest of the
 // turn. A pass that cuts nothing changes nothing: no state call, no nudge; nor does a pass whose cut
-// would not pay for its note (it saves no more than the largest state the note can carry), or whose
-// request, note and all, would not come out smaller than before. Where each copied block is stored
+// would not pay for a note (it saves no more than the deterministic state's), or whose request,
+// note and all, would not come out smaller than before; a model state longer than the cut saved
+// gives way to the deterministic one. Where each copied block is stored
 // is kept across passes, so every label names the call that restores its block. A stopped turn's
 // signal cancels the state call (none is made once it has fired): the deterministic state stands in.
 import type Anthropic from "@anthropic-ai/sdk";
@@ -268,15 +269,19 @@ export class TurnCompactor {
     const stored = this.originOf();
     const originOf = (b: ContentBlock) => this.copies.get(b) ?? stored(b);
     const input = withoutTurnState(request.messages);
-    // The note rides the request the pass sends: the cut makes room for the largest it can be.
+    // The note rides the request the pass sends: the cut makes room for the largest it can be, or,
+    // when the prefix leaves no such room (a small window), cuts what it can without it.
     const state = stateInput(turnMessages);
-    const noteMax = noteMaxChars(state);
-    const { messages, report, origins } = compactMessages(input, {
-      fixedChars: fixed + noteMax,
-      budget: this.budget,
-      originOf,
-      taskPrompt: taskPromptIndex(input, turnMessages[0], originOf),
-    });
+    const cut = (room: number) =>
+      compactMessages(input, {
+        fixedChars: fixed + room,
+        budget: this.budget,
+        originOf,
+        taskPrompt: taskPromptIndex(input, turnMessages[0], originOf),
+      });
+    let pass = cut(noteMaxChars(state));
+    if (!pass.report.targets.length) pass = cut(0);
+    const { messages, report, origins } = pass;
     // The card's figures are the requests as sent: before, with an earlier pass's state note if it
     // carries one; after, with this pass's.
     const tokensOf = (chars: number) => Math.ceil(chars / this.budget.charsPerToken);
@@ -305,16 +310,23 @@ export class TurnCompactor {
     // was, with no state call. A note on a request that did not shrink would only add to it (one
     // that fit could overflow, and one that was due would stay due).
     const saved = charsBefore - requestChars({ ...request, messages });
-    if (!report.targets.length || saved <= noteMax) return unchanged(zeroUsage());
+    if (!report.targets.length || saved <= continuationNudge(deterministicState(state)).length)
+      return unchanged(zeroUsage());
     this.lastPassCutNothing = false;
     const written = await this.turnState(state, options.signal);
-    const { summarized, usage } = written;
+    const { usage } = written;
+    let { summarized, state: stateText } = written;
+    // A model state longer than the cut paid for: the deterministic one (which it pays for) stands in.
+    if (continuationNudge(stateText).length >= saved) {
+      stateText = deterministicState(state);
+      summarized = "fallback";
+    }
     // The state rides the last user message: after its tool results (which must lead a carrier),
     // or before the prompt's own words when the turn has no tool results yet.
     const last = messages.map((m) => m.role).lastIndexOf("user");
     if (last >= 0) {
       const blocks = messages[last].content as ContentBlock[];
-      const nudge: ContentBlock = { type: "text", text: continuationNudge(written.state) };
+      const nudge: ContentBlock = { type: "text", text: continuationNudge(stateText) };
       if (blocks.some((b) => b.type === "tool_result")) blocks.push(nudge);
       else blocks.unshift(nudge);
     }

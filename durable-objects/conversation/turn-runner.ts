@@ -299,8 +299,7 @@ export class TurnRunner {
       if (!(err instanceof ModelNotConfiguredError)) throw err;
       return fail({ type: err.type, message: err.message, status: err.status });
     }
-    // The model the turn runs on: a retired one moves the conversation to its replacement (its
-    // settings follow, with an event and a line in the lifecycle log), never a failing turn.
+    // A retired model moves the conversation to its replacement (settings follow, event, log line).
     const model = await resolveTurnModel(scope.env, head.settings.model, client);
     if (!model.ok)
       return fail({
@@ -309,19 +308,18 @@ export class TurnRunner {
         status: model.transient ? 503 : 400,
       });
     if (model.movedFrom) {
-      try {
-        await record.moveToModel(model.entry, model.movedFrom.id);
-      } catch (err) {
-        return unstarted(err);
-      }
-      emit({
-        type: "model_changed",
-        turnId,
-        from: model.movedFrom.id,
-        to: model.entry.id,
-        reason: "retired",
-        retiredOn: model.movedFrom.retiredOn,
-      });
+      const moved = await record.moveToModel(model.entry, model.movedFrom.id).catch((err: unknown) => ({ err }));
+      if (typeof moved === "object") return unstarted(moved.err);
+      // A model a PATCH chose meanwhile was kept: no move to announce.
+      if (moved)
+        emit({
+          type: "model_changed",
+          turnId,
+          from: model.movedFrom.id,
+          to: model.entry.id,
+          reason: "retired",
+          retiredOn: model.movedFrom.retiredOn,
+        });
     }
     let prompt: PromptContext;
     try {

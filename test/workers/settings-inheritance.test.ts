@@ -7,7 +7,7 @@ import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { catalogEntry } from "../../core/models/lookup";
-import { api, inConversation, newTenant, newTenantWithId } from "./helpers";
+import { api, inConversation, newTenant, newTenantWithId, sendSse } from "./helpers";
 
 const stubOf = (id: string) => env.CONVERSATION.get(env.CONVERSATION.idFromName(id));
 
@@ -190,5 +190,28 @@ describe("moving a conversation off its retired model", () => {
     expect((await api("GET", `/v1/conversations/${id}`)).json.settings.model).toBe("claude-sonnet-4-5");
     await inConversation(id, (instance) => instance.record.moveToModel(catalogEntry("claude-sonnet-5-5")!));
     expect((await api("GET", `/v1/conversations/${id}`)).json.settings.model).toBe("claude-sonnet-5-5");
+  });
+
+  it("announces no model_changed for a move a PATCH meanwhile made moot", async () => {
+    const id = (await api("POST", "/v1/conversations", { title: "moot" })).json.id;
+    await rewriteHeadSettings(id, { model: "claude-sonnet-4-5", thinking: "auto", effort: null });
+    // The user's model lands in the head just before the turn's move is written.
+    await inConversation(id, (instance) => {
+      const record = instance.record;
+      const move = record.moveToModel.bind(record);
+      record.moveToModel = async (entry, retired) => {
+        await record.updateHead((h) => ({
+          next: { ...h, settings: { ...h.settings, model: "claude-haiku-4-5" } },
+          result: undefined,
+        }));
+        return move(entry, retired);
+      };
+    });
+    const events = await sendSse(id, "hello");
+    expect(events.find((e) => e.type === "turn_end")).toBeDefined();
+    expect((await api("GET", `/v1/conversations/${id}`)).json.settings.model).toBe("claude-haiku-4-5");
+    expect(events.filter((e) => e.type === "model_changed")).toEqual([]);
+    const cards = (await api("GET", `/v1/conversations/${id}/timeline`)).json.data;
+    expect(cards.filter((c) => c.type === "model_changed")).toEqual([]);
   });
 });

@@ -147,6 +147,29 @@ describe("Send results on a paused turn", () => {
     expect(results.length).toBe(1);
   });
 
+  it("stays posted through a reconnect's catch-up, which names the calls before it reads the post", async () => {
+    const p = await tab();
+    const { id, call } = await openPaused(p, "send results over a reconnect");
+    await p.fill(`[data-answer="${call}"]`, "teal");
+    await p.evaluate(() => window.sockets.at(-1)!.close());
+    await p.waitForSelector("#socket-status:not(.live)", { state: "attached" });
+    // An impatient reader: clicks again whenever the button is offered while the post is taken.
+    await p.evaluate(() => {
+      const button = document.querySelector<HTMLButtonElement>("#send-results")!;
+      new MutationObserver(() => {
+        if (button.isConnected && button.getAttribute("aria-disabled") !== "true") button.click();
+      }).observe(button, { attributes: true });
+    });
+    await p.click("#send-results");
+    await p.waitForSelector("#pending-calls", { state: "detached", timeout: 60_000 });
+    await settled(p, 1);
+    expect(await p.locator(".turn-error").count()).toBe(0);
+    const results = (await transcript(id)).filter(
+      (m) => Array.isArray(m.content) && m.content.some((c) => c.type === "tool_result"),
+    );
+    expect(results.length).toBe(1);
+  });
+
   it("is offered again after a post the server refused, and then sends", async () => {
     const p = await tab();
     const { id } = await openPaused(p, "send results refused");

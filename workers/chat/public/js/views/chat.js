@@ -477,9 +477,20 @@ export async function chatView(root, id, opts = {}) {
   // ---- the socket ---------------------------------------------------------------------------
 
   let everConnected = false;
+  /**
+   * Whether the socket has sent its `resumed` frame (the page always connects with `after`): the
+   * frames before it are its catch-up, a paused turn's calls among them, which say nothing of a
+   * results post made meanwhile.
+   */
+  let caughtUp = false;
+  /** Counts the page's connections; `resultsOn`: the one the unanswered results post went out on. */
+  let connection = 0;
+  let resultsOn = 0;
   function connect() {
     if (ws && ws.readyState === WebSocket.OPEN) return Promise.resolve(ws);
     if (connecting) return connecting;
+    caughtUp = false;
+    connection++;
     // Resumed after what the page shows: what was saved meanwhile, and a turn running now.
     const after = messages.length ? messages[messages.length - 1].seq : 0;
     connecting = openSocket(id, onEvent, onClose, after)
@@ -666,6 +677,7 @@ export async function chatView(root, id, opts = {}) {
       return stick(() => log.append(turnError(e.error, "")));
     }
     if (e.type === "resumed") {
+      caughtUp = true;
       // The resumed socket did not name the turn Stop was pressed for: it ended meanwhile.
       stopOnReturn = null;
       if (pendingRecheck && pendingRecheck === pendingFor) hidePending();
@@ -675,8 +687,10 @@ export async function chatView(root, id, opts = {}) {
     if (!e.turnId) return;
     // A paused turn's calls sent again to a resuming socket: the panel, once (typed answers stay).
     if (e.type === "requires_action" && e.turnId === pendingRecheck) pendingRecheck = null;
-    // The turn still waits on these calls (a post lost with the socket): Send results works again.
-    if (e.type === "requires_action" && e.turnId === pendingFor) resultsAnswered(false);
+    // The turn still waits on these calls (a post lost with an earlier socket): Send results works
+    // again. Not for a post on this socket while its catch-up (which names them first) comes in.
+    if (e.type === "requires_action" && e.turnId === pendingFor && (caughtUp || resultsOn < connection))
+      resultsAnswered(false);
     // The paused turn goes on: the results were taken.
     if (e.type === "turn_start" && e.turnId === pendingFor) resultsAnswered(true);
     if (e.type === "requires_action" && !turns.has(e.turnId)) return pendingFor === e.turnId || showPending(e);
@@ -910,6 +924,7 @@ export async function chatView(root, id, opts = {}) {
       pendingCallsPanel(action, async (results) => {
         try {
           const s = await connect();
+          resultsOn = connection;
           /** @type {Promise<boolean>} */
           const answer = new Promise((resolve) => (resultsPosted = resolve));
           s.send(JSON.stringify({ type: "tool_results", results }));

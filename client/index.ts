@@ -203,15 +203,20 @@ export class Client {
       throw new ApiError(res.status, parse(await res.text()), res.headers);
     let started = false;
     let settled = false;
+    let lastError: { type: string; message: string; status?: number } | null = null;
     for await (const data of sseData(res.body)) {
       const event = data as TurnEvent;
       if (event.type === "turn_start") started = true;
       if (event.type === "turn_end" || event.type === "requires_action" || (event.type === "error" && !started))
         settled = true;
+      lastError = event.type === "error" ? event.error : null;
       yield event;
     }
+    if (settled) return;
+    // The server ended the stream on an error of its own (the request's key revoked): that error.
+    if (lastError?.type === "authentication_error") throw new ApiError(401, { error: lastError });
     // The stream ended before the turn did (the connection dropped): told, never a quiet end.
-    if (!settled) throw new ApiError(502, TURN_INTERRUPTED);
+    throw new ApiError(502, TURN_INTERRUPTED);
   }
 
   /** Every message after `after` (a seq), following the `next` cursor page by page. */

@@ -42,6 +42,18 @@ describe("client.turn() on a stream cut short", () => {
     expect((tools.error as ApiError).body).toMatchObject({ error: { type: "turn_interrupted" } });
   });
 
+  it("throws the server's authentication_error (401) when it ended the stream for a revoked key", async () => {
+    const api = clientAnswering([
+      { type: "turn_start", turnId: "t1" },
+      { type: "delta", turnId: "t1", text: "Hel" },
+      { type: "error", turnId: "t1", error: { type: "authentication_error", message: "revoked" } },
+    ]);
+    const { seen, error } = await drain(api.turn("c1", { content: "hi" }));
+    expect(seen).toEqual(["turn_start", "delta", "error"]);
+    expect((error as ApiError).status).toBe(401);
+    expect((error as ApiError).body).toMatchObject({ error: { type: "authentication_error" } });
+  });
+
   it("ends quietly after turn_end, after requires_action, and after an error before turn_start", async () => {
     const ended = clientAnswering([
       { type: "turn_start", turnId: "t1" },

@@ -183,12 +183,22 @@ describe("moving a conversation off its retired model", () => {
     // The user's PATCH lands between the turn's read of the head and its move.
     const chosen = await api("PATCH", `/v1/conversations/${id}`, { settings: { model: "claude-opus-5-5" } });
     expect(chosen.status, chosen.text).toBe(200);
-    await inConversation(id, (instance) => instance.record.moveToModel(catalogEntry("claude-sonnet-5-5")!));
+    // As the turn runner moves it: naming the retired model.
+    const move = () =>
+      inConversation(id, (instance) =>
+        instance.record.moveToModel(catalogEntry("claude-sonnet-5-5")!, "claude-sonnet-4-5"),
+      );
+    expect(await move()).toBe(false);
     expect((await api("GET", `/v1/conversations/${id}`)).json.settings.model).toBe("claude-opus-5-5");
+    // A model only the Models API knows (not current in the catalog) is kept too.
+    await rewriteHeadSettings(id, { model: "claude-experimental-9" });
+    await api("GET", `/v1/conversations/${id}`); // the object loads its head again
+    expect(await move()).toBe(false);
+    expect((await api("GET", `/v1/conversations/${id}`)).json.settings.model).toBe("claude-experimental-9");
     // Still on the retired model, it moves.
     await rewriteHeadSettings(id, { model: "claude-sonnet-4-5" });
     expect((await api("GET", `/v1/conversations/${id}`)).json.settings.model).toBe("claude-sonnet-4-5");
-    await inConversation(id, (instance) => instance.record.moveToModel(catalogEntry("claude-sonnet-5-5")!));
+    expect(await move()).toBe(true);
     expect((await api("GET", `/v1/conversations/${id}`)).json.settings.model).toBe("claude-sonnet-5-5");
   });
 

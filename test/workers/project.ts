@@ -22,6 +22,8 @@ export const ISOLATED = [
   "test/workers/automations.test.ts",
   "test/workers/queue-and-cron.test.ts",
   "test/workers/corpus.test.ts",
+  // Claims a page of due automations at a clock years ahead: other files' automations would be claimed.
+  "test/workers/deletion-races.test.ts",
   "test/workers/env-config.test.ts",
   "test/workers/exports.test.ts",
   // Sweeps every tenant's staged imports with a clock hours ahead: another file's import in flight would go.

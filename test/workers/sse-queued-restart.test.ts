@@ -5,7 +5,11 @@ import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { api, conversationStub, createConversation, eventually, transcript } from "./helpers";
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** Turns queued or running in the object (its TurnOrder), read in place. */
+const inFlight = (id: string) =>
+  runInDurableObject(conversationStub(id), (instance) =>
+    Promise.resolve((instance as unknown as { order: { turnsInFlight: number } }).order.turnsInFlight),
+  );
 
 describe("a queued turn whose object restarts", () => {
   it("ends with turn_interrupted (SSE: error then turn_end; JSON: 502 naming the queued turnId)", async () => {
@@ -15,7 +19,8 @@ describe("a queued turn whose object restarts", () => {
     await eventually(async () => (await transcript(id)).length === 1);
     const streamed = api("POST", path, { content: "queued, streamed" }, { headers: { accept: "text/event-stream" } });
     const json = api("POST", path, { content: "queued, json" });
-    await sleep(700);
+    // Both are queued behind the holding turn (three in flight) before the object goes.
+    await eventually(async () => (await inFlight(id)) === 3);
     await runInDurableObject(conversationStub(id), (_i, state) => state.abort("injected crash")).catch(() => {});
     await holding.catch(() => {});
 

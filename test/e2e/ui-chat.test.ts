@@ -11,6 +11,7 @@ import { createRequire } from "node:module";
 import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { chooseChromium, keepSockets } from "./browser";
+import { turnsSettled } from "./page-waits";
 import { api, base, KEY, textBlocks, transcript } from "./client";
 
 const SHOTS = new URL("../../test-artifacts/ui-chat/", import.meta.url).pathname;
@@ -41,16 +42,7 @@ async function newChat(first: string): Promise<string> {
 }
 
 /** Waits until no turn is streaming and at least `n` finished turns are on the page. */
-async function settled(n: number) {
-  await page.waitForFunction(
-    (n) =>
-      !document.querySelector(".turn.live") &&
-      document.querySelectorAll(".turn.done").length >= n &&
-      !!document.querySelector("#send:not([hidden])"),
-    n,
-    { timeout: 60_000 },
-  );
-}
+const settled = (n: number) => turnsSettled(page, n);
 
 /** Stages a text file in the composer, as a person picking one would. */
 async function stageText(name: string, body: string) {

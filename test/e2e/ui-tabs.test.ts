@@ -5,6 +5,7 @@
 import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { chooseChromium, keepSockets } from "./browser";
+import { turnsSettled } from "./page-waits";
 import { api, base, KEY, transcript } from "./client";
 
 let browser: Browser;
@@ -31,17 +32,7 @@ async function open(p: Page, id: string) {
   await p.waitForSelector("#socket-status.live", { state: "attached" });
 }
 
-/** Waits until no turn streams and at least `n` finished turns are on the page. */
-async function settled(p: Page, n: number) {
-  await p.waitForFunction(
-    (n) =>
-      !document.querySelector(".turn.live") &&
-      document.querySelectorAll(".turn.done").length >= n &&
-      !!document.querySelector("#send:not([hidden])"),
-    n,
-    { timeout: 60_000 },
-  );
-}
+const settled = turnsSettled;
 
 /** A conversation whose turn paused on the client tool ask_person, open in the tab with its panel. */
 async function openPaused(p: Page, title: string) {

@@ -1,40 +1,14 @@
 // Images that must keep reaching the model inside workerd: a 2400x1800 photo sent after 20 small
-// screenshots is in the request (the oldest screenshot gives way), turn after turn; a JPEG whose
+// screenshots is in the request (the oldest screenshots give way, ten at a time), turn after turn; a JPEG whose
 // frame header sits past 256 KB of ICC metadata gets its real size; an SVG is text file_read reads.
 import { describe, expect, it } from "vitest";
 import { api, createConversation, send } from "./helpers";
 import { toolText, upload } from "./attachment-helpers";
+import { b64, imageBlock, pngHead } from "../unit/image-bytes";
 
-const be32 = (n: number) => [(n >>> 24) & 255, (n >>> 16) & 255, (n >>> 8) & 255, n & 255];
-/** A PNG signature and IHDR claiming width x height: all the limits read. */
-const png = (width: number, height: number) =>
-  Buffer.from([
-    0x89,
-    0x50,
-    0x4e,
-    0x47,
-    0x0d,
-    0x0a,
-    0x1a,
-    0x0a,
-    0,
-    0,
-    0,
-    13,
-    ...Buffer.from("IHDR"),
-    ...be32(width),
-    ...be32(height),
-    8,
-    6,
-    0,
-    0,
-    0,
-    0,
-    0,
-    0,
-    0,
-  ]).toString("base64");
-const image = (data: string) => ({ type: "image", source: { type: "base64", media_type: "image/png", data } });
+/** A PNG header claiming width x height (all the limits read), base64. */
+const png = (width: number, height: number) => b64(pngHead(width, height));
+const image = (data: string) => imageBlock(data);
 
 interface ReplayBlock {
   type: string;

@@ -11,7 +11,7 @@ import { createRequire } from "node:module";
 import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { chooseChromium, keepSockets } from "./browser";
-import { turnsSettled } from "./page-waits";
+import { pausedConversation, turnsSettled } from "./page-waits";
 import { api, base, KEY, textBlocks, transcript } from "./client";
 
 const SHOTS = new URL("../../test-artifacts/ui-chat/", import.meta.url).pathname;
@@ -128,13 +128,7 @@ async function closeSocketOnSend() {
 }
 /** A conversation whose turn paused on the client tool ask_person, open in the page with its panel and a live socket. */
 async function openPausedChat(title: string) {
-  const id = (await api("POST", "/v1/conversations", { title })).json.id;
-  const tools = [
-    { name: "ask_person", description: "Ask the person", input_schema: { type: "object", properties: {} } },
-  ];
-  const paused = (await api("POST", `/v1/conversations/${id}/messages`, { content: "@tool ask_person {}", tools }))
-    .json;
-  expect(paused.stop_reason).toBe("requires_action");
+  const { id, paused } = await pausedConversation(title);
   await page.goto(`${base()}/#/c/${id}`);
   await page.locator("#pending-calls").waitFor();
   await page.waitForSelector("#socket-status.live", { state: "attached" });

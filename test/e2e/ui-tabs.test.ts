@@ -5,7 +5,7 @@
 import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { chooseChromium, keepSockets } from "./browser";
-import { turnsSettled } from "./page-waits";
+import { pausedConversation, turnsSettled } from "./page-waits";
 import { api, base, KEY, transcript } from "./client";
 
 let browser: Browser;
@@ -36,13 +36,7 @@ const settled = turnsSettled;
 
 /** A conversation whose turn paused on the client tool ask_person, open in the tab with its panel. */
 async function openPaused(p: Page, title: string) {
-  const id = (await api("POST", "/v1/conversations", { title })).json.id;
-  const tools = [
-    { name: "ask_person", description: "Ask the person", input_schema: { type: "object", properties: {} } },
-  ];
-  const paused = (await api("POST", `/v1/conversations/${id}/messages`, { content: "@tool ask_person {}", tools }))
-    .json;
-  expect(paused.stop_reason).toBe("requires_action");
+  const { id, paused } = await pausedConversation(title);
   await open(p, id);
   await p.locator("#pending-calls").waitFor();
   return { id, call: paused.requires_action!.calls[0].id };

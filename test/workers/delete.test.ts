@@ -17,6 +17,7 @@ import {
   inConversation,
   newTenant,
   newTenantWithId,
+  r2KeysUnder,
   send,
   transcript,
   turnMessages,
@@ -81,17 +82,6 @@ const extractJob = (attachmentId: string, fromPage: number, toPage: number) => (
   fromPage,
   toPage,
 });
-
-async function r2Keys(prefix: string): Promise<string[]> {
-  const keys: string[] = [];
-  let cursor: string | undefined;
-  do {
-    const page = await env.BUCKET.list({ prefix, cursor });
-    keys.push(...page.objects.map((o) => o.key));
-    cursor = page.truncated ? page.cursor : undefined;
-  } while (cursor);
-  return keys;
-}
 
 const count = async (sql: string, ...params: unknown[]) =>
   (await env.DB.prepare(sql)
@@ -190,7 +180,7 @@ describe("deleting a conversation", () => {
       attachmentPrefix("dev", text.json.id),
       attachmentPrefix("dev", pdf.json.id),
     ];
-    for (const p of prefixes) expect((await r2Keys(p)).length, p).toBeGreaterThan(0);
+    for (const p of prefixes) expect((await r2KeysUnder(p)).length, p).toBeGreaterThan(0);
     const before = await d1RowsOf(id);
     for (const [table, n] of Object.entries(before)) expect(n, table).toBeGreaterThan(0);
     const socket = await connectSocket(`/v1/conversations/${id}/ws`, { authorization: "Bearer dev-local-key" });
@@ -200,7 +190,7 @@ describe("deleting a conversation", () => {
     expect(del.status).toBe(204);
     expect(await closed).toBe(4404);
 
-    for (const p of prefixes) expect(await r2Keys(p), p).toEqual([]);
+    for (const p of prefixes) expect(await r2KeysUnder(p), p).toEqual([]);
     expect(await d1RowsOf(id)).toEqual({ conversations: 0, cortex: 0, attachments: 0, episodes: 0, tickets: 0 });
     expect(await shardCount(`SELECT COUNT(*) AS n FROM cortex_docs WHERE ref_id LIKE ?`, [`${pdf.json.id}:%`])).toBe(0);
     expect(await objectStorage(id)).toEqual({ rows: {}, alarm: null });
@@ -239,7 +229,7 @@ describe("deleting a conversation", () => {
     // Jobs queued before the delete and delivered after it are no-ops that recreate nothing.
     expect(await runFoldJob(jobFor(id, lateFold), env as Env)).toMatchObject({ applied: false });
     expect(await runExtractJob(extractJob(pdf.json.id, 1, 3), env as Env)).toEqual({ pages: 0, indexed: 0 });
-    for (const p of prefixes) expect(await r2Keys(p), p).toEqual([]);
+    for (const p of prefixes) expect(await r2KeysUnder(p), p).toEqual([]);
     expect(await d1RowsOf(id)).toEqual({ conversations: 0, cortex: 0, attachments: 0, episodes: 0, tickets: 0 });
     expect(await objectStorage(id)).toEqual({ rows: {}, alarm: null });
   }, 120_000);
@@ -262,8 +252,8 @@ describe("deleting a conversation", () => {
     const t = await turn;
     expect(t.status).toBe(404);
     expect(t.json.error?.type).toBe("not_found");
-    expect(await r2Keys(conversationPrefix("dev", id))).toEqual([]);
-    expect(await r2Keys(promptSnapshotPrefix("dev", id))).toEqual([]);
+    expect(await r2KeysUnder(conversationPrefix("dev", id))).toEqual([]);
+    expect(await r2KeysUnder(promptSnapshotPrefix("dev", id))).toEqual([]);
     expect(await d1RowsOf(id)).toEqual({ conversations: 0, cortex: 0, attachments: 0, episodes: 0, tickets: 0 });
     expect(await objectStorage(id)).toEqual({ rows: {}, alarm: null });
     expect(await search("basalt-inflight")).toEqual([]);
@@ -328,11 +318,11 @@ describe("deleting a conversation", () => {
       expect((await api("GET", `/v1/conversations/${id}`)).status).toBe(404);
       // Search does not go through the object: its rows went first, so it answers as the others do.
       expect(await search("granite-crash")).toEqual([]);
-      expect((await r2Keys(conversationPrefix("dev", id))).length).toBeGreaterThan(0);
+      expect((await r2KeysUnder(conversationPrefix("dev", id))).length).toBeGreaterThan(0);
       expect((await objectStorage(id)).alarm).not.toBeNull();
       if (finish === "alarm") expect(await runDurableObjectAlarm(stubOf(id))).toBe(true);
       else expect((await api("DELETE", `/v1/conversations/${id}`)).status).toBe(204);
-      expect(await r2Keys(conversationPrefix("dev", id))).toEqual([]);
+      expect(await r2KeysUnder(conversationPrefix("dev", id))).toEqual([]);
       expect(await d1RowsOf(id)).toEqual({ conversations: 0, cortex: 0, attachments: 0, episodes: 0, tickets: 0 });
       expect(await objectStorage(id)).toEqual({ rows: {}, alarm: null });
       expect((await api("DELETE", `/v1/conversations/${id}`)).status).toBe(404);
@@ -393,7 +383,7 @@ describe("deleting a conversation", () => {
     expect(r.status).toBe(404);
     expect(r.text.split(id).join("<id>")).toBe(g.text.split(ghost).join("<id>"));
     expect((await api("GET", `/v1/conversations/${id}`)).json.messageCount).toBe(2);
-    expect((await r2Keys(conversationPrefix("dev", id))).length).toBeGreaterThan(0);
+    expect((await r2KeysUnder(conversationPrefix("dev", id))).length).toBeGreaterThan(0);
     expect((await api("GET", `/v1/conversations/${theirs}`, undefined, { key: other })).status).toBe(200);
   });
 });
@@ -437,10 +427,10 @@ describe("deleting an attachment", () => {
     ).toBe(404);
     const sibling = await createConversation();
     expect((await api("DELETE", `/v1/conversations/${sibling}/attachments/${pdf.json.id}`)).status).toBe(404);
-    expect((await r2Keys(attachmentPrefix("dev", pdf.json.id))).length).toBeGreaterThan(0);
+    expect((await r2KeysUnder(attachmentPrefix("dev", pdf.json.id))).length).toBeGreaterThan(0);
 
     expect((await api("DELETE", `/v1/conversations/${id}/attachments/${pdf.json.id}`)).status).toBe(204);
-    expect(await r2Keys(attachmentPrefix("dev", pdf.json.id))).toEqual([]);
+    expect(await r2KeysUnder(attachmentPrefix("dev", pdf.json.id))).toEqual([]);
     expect(await shardCount(`SELECT COUNT(*) AS n FROM cortex_docs WHERE ref_id LIKE ?`, [`${pdf.json.id}:%`])).toBe(0);
     expect(await count(`SELECT COUNT(*) AS n FROM attachments WHERE id = ?`, pdf.json.id)).toBe(0);
     expect(await search("cobaltpage3")).toEqual([]);
@@ -528,12 +518,12 @@ describe("deleting a project", () => {
     expect((await api("DELETE", `/v1/projects/${proj}`, undefined, { key: other })).status).toBe(404);
 
     expect((await api("DELETE", `/v1/projects/${proj}/files/${drop.json.id}`)).status).toBe(204);
-    expect(await r2Keys(attachmentPrefix("dev", drop.json.id))).toEqual([]);
+    expect(await r2KeysUnder(attachmentPrefix("dev", drop.json.id))).toEqual([]);
     expect((await api("GET", `/v1/projects/${proj}`)).json.files.map((f) => f.id)).toEqual([keep.json.id]);
     expect((await api("GET", `/v1/conversations/${conv}/replay`)).text).not.toContain("old.txt");
 
     expect((await api("DELETE", `/v1/projects/${proj}`)).status).toBe(204);
-    expect(await r2Keys(attachmentPrefix("dev", keep.json.id))).toEqual([]);
+    expect(await r2KeysUnder(attachmentPrefix("dev", keep.json.id))).toEqual([]);
     expect(await count(`SELECT COUNT(*) AS n FROM attachments WHERE project_id = ?`, proj)).toBe(0);
     expect(await count(`SELECT COUNT(*) AS n FROM projects WHERE id = ?`, proj)).toBe(0);
     expect((await api("GET", `/v1/projects/${proj}`)).status).toBe(404);

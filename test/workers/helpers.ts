@@ -241,3 +241,15 @@ export function turnMessages(r: { text: string }): StoredMessage[] {
   if (!body?.messages) throw new Error(`no messages in ${r.text.slice(0, 200)}`);
   return body.messages;
 }
+
+/** Every R2 key under `prefix`, page by page. */
+export async function r2KeysUnder(prefix: string): Promise<string[]> {
+  const keys: string[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await env.BUCKET.list({ prefix, cursor });
+    keys.push(...page.objects.map((o) => o.key));
+    cursor = page.truncated ? page.cursor : undefined;
+  } while (cursor);
+  return keys;
+}

@@ -6,6 +6,7 @@ import { describe, expect, it } from "vitest";
 import { importStagingKey, importStagingPrefix } from "../../r2-layout";
 import { STAGED_IMPORT_MAX_AGE_MS, stageTranscript, type StagedImport } from "../../services/transfer/import-staging";
 import { runScheduled } from "../../workers/chat/scheduled";
+import { r2KeysUnder } from "./helpers";
 
 const exchange = (i: number) => [
   { role: "user", content: `question ${i} ${"q".repeat(40)}` },
@@ -17,17 +18,6 @@ async function stage(tenantId: string, exchanges: number): Promise<StagedImport>
   const messages = Array.from({ length: exchanges }, (_, i) => exchange(i)).flat();
   const body = new Blob([JSON.stringify({ messages })]).stream();
   return stageTranscript(env.BUCKET, { tenantId, body, format: "json" });
-}
-
-async function keysUnder(prefix: string): Promise<string[]> {
-  const keys: string[] = [];
-  let cursor: string | undefined;
-  do {
-    const page = await env.BUCKET.list({ prefix, cursor });
-    keys.push(...page.objects.map((o) => o.key));
-    cursor = page.truncated ? page.cursor : undefined;
-  } while (cursor);
-  return keys;
 }
 
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -57,14 +47,14 @@ describe("the cron tick's sweep of staged imports", () => {
 
     // Nothing is old enough an hour on.
     expect((await tick(cutoff + 60 * 60_000)).importsSwept).toBe(0);
-    expect(await keysUnder(importStagingPrefix("t-sweep-dead", dead.importId))).toHaveLength(3);
+    expect(await r2KeysUnder(importStagingPrefix("t-sweep-dead", dead.importId))).toHaveLength(3);
 
     // Past the safe age of the dead import only.
     const result = await tick(cutoff + STAGED_IMPORT_MAX_AGE_MS);
     expect(result.importsSwept).toBe(1);
-    expect(await keysUnder(importStagingPrefix("t-sweep-dead", dead.importId))).toEqual([]);
-    expect(await keysUnder(importStagingPrefix("t-sweep-dead", stalled.importId))).toHaveLength(stalled.chunks + 1);
-    expect(await keysUnder(importStagingPrefix("t-sweep-fresh", fresh.importId))).toHaveLength(fresh.chunks);
+    expect(await r2KeysUnder(importStagingPrefix("t-sweep-dead", dead.importId))).toEqual([]);
+    expect(await r2KeysUnder(importStagingPrefix("t-sweep-dead", stalled.importId))).toHaveLength(stalled.chunks + 1);
+    expect(await r2KeysUnder(importStagingPrefix("t-sweep-fresh", fresh.importId))).toHaveLength(fresh.chunks);
     for (const key of others) expect(await env.BUCKET.head(key)).not.toBeNull();
 
     // Its marker went with it: a later tick finds nothing more of it.

@@ -4,7 +4,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { runFoldJob } from "../../workers/summarizer/fold";
 import { stageTranscript } from "../../services/transfer/import-staging";
-import { api, eventually, newTenant, send, transcript, inConversation } from "./helpers";
+import { api, eventually, newTenant, send, transcript, inConversation, r2KeysUnder } from "./helpers";
 import type { Settings } from "../../core/settings";
 
 const exchange = (i: number, chars = 40) => [
@@ -26,16 +26,7 @@ const importJson = <Q extends string = "">(body: unknown, key?: string, qs: Q = 
     headers: { "content-type": "application/json" },
   });
 
-async function tenantObjects(tenantId: string): Promise<string[]> {
-  const keys: string[] = [];
-  let cursor: string | undefined;
-  do {
-    const page = await env.BUCKET.list({ prefix: `tenants/${tenantId}/`, cursor });
-    keys.push(...page.objects.map((o) => o.key));
-    cursor = page.truncated ? page.cursor : undefined;
-  } while (cursor);
-  return keys;
-}
+const tenantObjects = (tenantId: string) => r2KeysUnder(`tenants/${tenantId}/`);
 const tenantOf = async (key: string) =>
   (await env.DB.prepare(`SELECT tenant_id AS t FROM api_keys WHERE key_hash = ?`)
     .bind(await sha(key))

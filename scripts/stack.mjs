@@ -53,9 +53,11 @@ export function devToolSecretsKey(stateDir = `${ROOT}.wrangler`) {
 /**
  * Local dev lets HTTP tools and MCP servers run on this machine (ALLOW_LOOPBACK_TOOLS; off
  * everywhere else unless set) and seals their headers under the generated dev key.
- * @param {{ port?: number, persistTo?: string, vars?: Record<string, string> }} [opts]
+ * `inspectorPort`: the devtools port; without it wrangler takes 9229 when it looks free, a port
+ * every stack started at the same moment reaches for.
+ * @param {{ port?: number, inspectorPort?: number, persistTo?: string, vars?: Record<string, string> }} [opts]
  */
-export function wranglerDevArgs({ port = 8787, persistTo, vars = {} } = {}) {
+export function wranglerDevArgs({ port = 8787, inspectorPort, persistTo, vars = {} } = {}) {
   const args = [
     "dev",
     "-c",
@@ -67,6 +69,7 @@ export function wranglerDevArgs({ port = 8787, persistTo, vars = {} } = {}) {
     "--port",
     String(port),
   ];
+  if (inspectorPort !== undefined) args.push("--inspector-port", String(inspectorPort));
   if (persistTo) args.push("--persist-to", persistTo);
   const toolKey = devToolSecretsKey(persistTo);
   const local = {
@@ -154,9 +157,10 @@ export function freePort() {
  */
 export async function startStack({ persistTo, vars, timeoutMs = 120_000, log = false } = {}) {
   const port = await freePort();
+  const inspectorPort = await freePort();
   applyMigrations({ persistTo });
   writeSummarizerDevVars();
-  const child = spawn(WRANGLER, wranglerDevArgs({ port, persistTo, vars }), {
+  const child = spawn(WRANGLER, wranglerDevArgs({ port, inspectorPort, persistTo, vars }), {
     cwd: ROOT,
     detached: true,
     env: { ...process.env, CI: "true", WRANGLER_SEND_METRICS: "false" },
@@ -196,10 +200,26 @@ export async function startStack({ persistTo, vars, timeoutMs = 120_000, log = f
   };
 }
 
+/**
+ * Resolves once every process of the group is gone, not only wrangler: workerd may hold its
+ * sockets a moment after wrangler exits, and a stack restarted meanwhile cannot bind them.
+ */
+async function groupGone(pid, timeoutMs = 10_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    try {
+      process.kill(-pid, 0);
+    } catch {
+      return;
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
 function stopProcessTree(child, signal = "SIGTERM") {
   return new Promise((resolve) => {
-    if (child.exitCode !== null) return resolve();
-    child.once("exit", () => resolve());
+    if (child.exitCode !== null) return groupGone(child.pid).then(resolve);
+    child.once("exit", () => groupGone(child.pid).then(resolve));
     try {
       process.kill(-child.pid, signal);
     } catch {

@@ -14,8 +14,9 @@ import {
   revokeKey,
 } from "../../../services/keys/api-keys";
 import { forgetKey } from "../../../services/keys/auth";
-import { ApiError, badRequest, notFound } from "../errors";
+import { ApiError, badRequest, notFound, unauthorized } from "../errors";
 import type { AppEnv } from "../types";
+import { sessionDatabase } from "../d1-session";
 import { intParam, jsonBody, query } from "../validate";
 import { listOf } from "../openapi/schemas";
 import { listBody, pageOf } from "../paging";
@@ -82,10 +83,12 @@ export function keyRoutes(scope: KeyScope): Hono<AppEnv> {
       // Self-service only: the operator's requests carry no key.
       const creator = c.get("keyId");
       if (creator) {
-        const outlives = outlivesCreator(
-          (await getKey(c.env.DB, tenantId, creator))?.expiresAt ?? null,
-          expiresAt ?? null,
-        );
+        // Read at the primary, as the key itself was: a replica that has not seen a key made a
+        // moment ago would have no row, and a missing row must never read as "never expires".
+        const primary = sessionDatabase(c.env.DB, c.env.DB.withSession("first-primary"));
+        const own = await getKey(primary, tenantId, creator);
+        if (!own) throw unauthorized();
+        const outlives = outlivesCreator(own.expiresAt, expiresAt ?? null);
         if (outlives) throw badRequest(outlives);
       }
       const created = await createKey(c.env.DB, {

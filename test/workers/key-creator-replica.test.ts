@@ -1,0 +1,61 @@
+// A key that expires never makes one that outlives it, even when the request's D1 session is on a
+// replica that has not yet seen the calling key (a client's bookmark may start it anywhere).
+import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { app } from "../../workers/chat/app";
+import { api, newTenant } from "./helpers";
+
+/** The binding, with every session started from a bookmark reading no api_keys rows: a lagging replica. */
+function laggingReplica(real: D1Database): D1Database {
+  return new Proxy(real, {
+    get(target, prop) {
+      if (prop !== "withSession") return Reflect.get(target, prop).bind(target);
+      return (start?: string) => {
+        const session = target.withSession(start);
+        if (start === "first-primary" || start === "first-unconstrained" || start === undefined) return session;
+        return new Proxy(session, {
+          get(s, p) {
+            if (p !== "prepare") return Reflect.get(s, p).bind(s);
+            return (q: string) => s.prepare(/^select .* from "api_keys" where/.test(q) ? `${q} AND 0` : q);
+          },
+        });
+      };
+    },
+  });
+}
+
+async function createWith(key: string, body: unknown, bookmark: string) {
+  const ctx = createExecutionContext();
+  const res = await app.fetch(
+    new Request("http://chat.test/v1/keys", {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json", "x-d1-bookmark": bookmark },
+      body: JSON.stringify(body),
+    }),
+    { ...env, DB: laggingReplica(env.DB) } as Env,
+    ctx,
+  );
+  await waitOnExecutionContext(ctx);
+  return {
+    status: res.status,
+    json: (await res.json()) as { key?: { expiresAt: string | null }; error?: { message: string } },
+  };
+}
+
+describe("a key's own expiry, read at the primary", () => {
+  it("refuses a never-expiring key asked for by an expiring key, whatever replica the session starts on", async () => {
+    const tenantKey = await newTenant();
+    const ends = new Date(Date.now() + 3_600_000).toISOString();
+    const made = await api("POST", "/v1/keys", { name: "short", expiresAt: ends }, { key: tenantKey });
+    expect(made.status).toBe(201);
+    const short = made.json.apiKey;
+    const bookmark = made.headers.get("x-d1-bookmark")!;
+    const forever = await createWith(short, { name: "forever" }, bookmark);
+    expect(forever.status, JSON.stringify(forever.json)).toBe(400);
+    expect(forever.json.error?.message).toMatch(/^expiresAt: /);
+    const within = await createWith(short, { name: "within", expiresAt: ends }, bookmark);
+    expect(within.status, JSON.stringify(within.json)).toBe(201);
+    expect(within.json.key?.expiresAt).toBe(ends);
+  });
+});

@@ -162,3 +162,21 @@ export function dueSlot(s: CronSchedule, now: number, lookbackMinutes: number): 
   }
   return null;
 }
+
+/**
+ * Every minute the schedule matches from `from` (a slot not yet claimed: inclusive, rounded up to
+ * its minute) to `now`, oldest first, looking back at most `lookbackMinutes` from `now`: the slots
+ * a trigger at `now` owes when it fires less often than the schedule's slots come. A `from` that is
+ * not a time reads as the start of the lookback.
+ */
+export function dueSlots(
+  s: CronSchedule,
+  { from, now, lookbackMinutes }: { from: number; now: number; lookbackMinutes: number },
+): Date[] {
+  const end = Math.floor(now / 60_000) * 60_000;
+  const earliest = end - lookbackMinutes * 60_000;
+  const start = Number.isFinite(from) ? Math.max(Math.ceil(from / 60_000) * 60_000, earliest) : earliest;
+  const out: Date[] = [];
+  for (let t = start; t <= end; t += 60_000) if (matches(s, new Date(t))) out.push(new Date(t));
+  return out;
+}

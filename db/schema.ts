@@ -93,6 +93,8 @@ export const automationRuns = sqliteTable("automation_runs", {
   usage: text("usage"),
   error: text("error"),
   attempts: integer("attempts").notNull().default(0),
+  /** The stop_reason of the turn whose outcome the run recorded; null when none ended. */
+  stopReason: text("stop_reason"),
 });
 
 export const attachments = sqliteTable("attachments", {

@@ -5,7 +5,7 @@
 import { and, count, desc, eq, gte, inArray, lt, lte, sql } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
 import { automationRuns, automations, tenants } from "../db/schema";
-import { dueSlot, nextCheck, parseCron } from "../core/cron";
+import { type CronSchedule, dueSlot, dueSlots, nextCheck, parseCron } from "../core/cron";
 import { envConfig, ENV_VARS } from "../core/env-config";
 import { sortableId } from "../core/ids";
 import type { Usage } from "../core/types";
@@ -260,22 +260,75 @@ export async function closeAbandonedRuns(db: D1Database, now: number): Promise<n
 }
 
 /**
+ * Slots one tick claims per automation at most. The trigger fires every 5 minutes, so an every-minute
+ * schedule owes 5 slots to a tick on time and 15 to one that follows two missed ticks. When more
+ * are owed (the trigger stalled for longer), the latest MAX_SLOTS_PER_TICK are claimed and the
+ * older ones recorded `skipped` (SLOTS_PAST_BOUND): an automation that fell behind catches up at
+ * once instead of running its slots ever later, and the run history shows what it missed.
+ */
+export const MAX_SLOTS_PER_TICK = 15;
+const SLOTS_PAST_BOUND = `more slots were due at once than a tick claims for one automation (${MAX_SLOTS_PER_TICK}, the latest of them); this one was not run`;
+
+/**
  * One page of a tick: the due automations (next_run_at at or before the tick, through the
- * automations_due index, at most `limit`), each one's due slot claimed at most once (the unique key
- * of automation_runs, whatever the number of ticks) and its next_run_at moved past the tick. Work
- * per call is bounded by `limit` however many automations exist; `more` says a full page was
+ * automations_due index, at most `limit`), each one's due slots claimed at most once (the unique key
+ * of automation_runs, whatever the number of ticks) and its next_run_at moved past the tick. The
+ * slots due are every one from next_run_at to the tick (within SLOT_LOOKBACK_MINUTES, at most
+ * MAX_SLOTS_PER_TICK run, older ones recorded skipped), so a schedule whose slots come faster than
+ * the trigger loses none; a new row (next_run_at '') has its latest slot in the lookback claimed.
+ * Work per call is bounded by `limit` however many automations exist; `more` says a full page was
  * read, so another call for the same tick may find more (the caller continues through the queue);
  * the claimed runs come back as `jobs` for the caller to send.
  */
 export interface ClaimWork {
+  /** Runs claimed (queued) by this page. */
   claimed: number;
   more: boolean;
   /** Automation rows the page query read (through the index: the due rows it returned). */
   rowsRead: number;
-  /** D1 statements: the page query, one claim per due slot, one next slot per row. */
+  /** D1 statements: the page query, one claim per row with a due slot, one next slot per row. */
   statements: number;
   /** One queue message per run this page claimed, for the caller to send. */
   jobs: AutomationJob[];
+}
+
+/** One slot of a claim: its run's id, and whether it runs or is recorded skipped. */
+interface PlannedSlot {
+  id: string;
+  slot: string;
+  status: "queued" | "skipped";
+  error: string | null;
+  finishedAt: string | null;
+}
+
+/** The slots a tick at `now` owes the row, oldest first, and where its next_run_at goes. */
+function planClaim(row: { schedule: string; nextRunAt: string }, now: number): { slots: PlannedSlot[]; next: string } {
+  let schedule: CronSchedule;
+  try {
+    schedule = parseCron(row.schedule);
+  } catch {
+    return { slots: [], next: NEVER }; // validated on write; a bad row must not stop the others
+  }
+  const latest = dueSlot(schedule, now, SLOT_LOOKBACK_MINUTES);
+  const due =
+    row.nextRunAt === ""
+      ? latest
+        ? [latest]
+        : []
+      : dueSlots(schedule, { from: Date.parse(row.nextRunAt), now, lookbackMinutes: SLOT_LOOKBACK_MINUTES });
+  const skip = Math.max(0, due.length - MAX_SLOTS_PER_TICK);
+  const nowIso = new Date(now).toISOString();
+  const slots = due.map((at, i): PlannedSlot => {
+    const skipped = i < skip;
+    return {
+      id: sortableId("run"),
+      slot: at.toISOString(),
+      status: skipped ? "skipped" : "queued",
+      error: skipped ? SLOTS_PAST_BOUND : null,
+      finishedAt: skipped ? nowIso : null,
+    };
+  });
+  return { slots, next: nextCheck(schedule, now).toISOString() };
 }
 
 export async function claimDuePage(db: D1Database, now: number, limit = CLAIM_PAGE): Promise<ClaimWork> {
@@ -293,46 +346,40 @@ export async function claimDuePage(db: D1Database, now: number, limit = CLAIM_PA
     .orderBy(automations.nextRunAt)
     .limit(limit);
   if (!page.length) return { claimed: 0, more: false, rowsRead: 0, statements: 1, jobs: [] };
-  const planned = page.map((a) => {
-    try {
-      const schedule = parseCron(a.schedule);
-      const slot = dueSlot(schedule, now, SLOT_LOOKBACK_MINUTES);
-      return {
-        ...a,
-        slot: slot?.toISOString() ?? null,
-        runId: sortableId("run"),
-        next: nextCheck(schedule, now).toISOString(),
-      };
-    } catch {
-      return { ...a, slot: null, runId: "", next: NEVER }; // validated on write; a bad row must not stop the others
-    }
-  });
-  const due = planned.filter((r) => r.slot !== null);
-  // INSERT … SELECT from the automation's own row: one deleted since the page was read (its
-  // delete took its runs) gets no run that no route could list or delete, and counts as unclaimed.
+  const planned = page.map((a) => ({ ...a, ...planClaim(a, now) }));
+  const due = planned.filter((r) => r.slots.length > 0);
+  // One statement per automation, all its slots in it (a JSON array read through json_each), so an
+  // invocation's statements do not grow with the slots owed. INSERT … SELECT from the automation's
+  // own row: one deleted since the page was read (its delete took its runs) gets no run that no
+  // route could list or delete, and counts as unclaimed. A slot claimed already (a tick again, a
+  // continuation) is passed by the unique key, and RETURNING names only the runs this claim added.
+  const field = (name: keyof PlannedSlot) => sql`json_extract(slots.value, ${`$.${name}`})`;
   const claims = due.map((r) =>
     d
       .insert(automationRuns)
       .select((qb) =>
         qb
           .select({
-            id: sql<string>`${r.runId}`.as("id"),
+            id: sql<string>`${field("id")}`.as("id"),
             automationId: automations.id,
             tenantId: automations.tenantId,
-            slot: sql<string>`${r.slot!}`.as("slot"),
-            status: sql<string>`${"queued"}`.as("status"),
+            slot: sql<string>`${field("slot")}`.as("slot"),
+            status: sql<string>`${field("status")}`.as("status"),
             conversationId: sql<string | null>`NULL`.as("conversation_id"),
             queuedAt: sql<string>`${nowIso}`.as("queued_at"),
             startedAt: sql<string | null>`NULL`.as("started_at"),
-            finishedAt: sql<string | null>`NULL`.as("finished_at"),
+            finishedAt: sql<string | null>`${field("finishedAt")}`.as("finished_at"),
             usage: sql<string | null>`NULL`.as("usage"),
-            error: sql<string | null>`NULL`.as("error"),
+            error: sql<string | null>`${field("error")}`.as("error"),
             attempts: sql<number>`0`.as("attempts"),
+            stopReason: sql<string | null>`NULL`.as("stop_reason"),
           })
           .from(automations)
+          .crossJoin(sql`json_each(${JSON.stringify(r.slots)}) AS slots`)
           .where(and(eq(automations.id, r.id), eq(automations.tenantId, r.tenantId))),
       )
-      .onConflictDoNothing({ target: [automationRuns.automationId, automationRuns.slot] }),
+      .onConflictDoNothing({ target: [automationRuns.automationId, automationRuns.slot] })
+      .returning({ id: automationRuns.id, status: automationRuns.status }),
   );
   // Only while next_run_at is what the page read: a row rescheduled meanwhile keeps the slot its
   // update gave it (comparing with the tick would not do: an update's slot may be due already).
@@ -344,10 +391,12 @@ export async function claimDuePage(db: D1Database, now: number, limit = CLAIM_PA
   );
   const [first, ...rest] = [...claims, ...moves];
   const outcomes = await d.batch([first, ...rest]);
-  const won = due.filter((_, i) => (outcomes[i].meta.changes ?? 0) > 0);
-  const jobs = won.map((r) => ({ kind: "automation" as const, runId: r.runId }));
+  const added = outcomes.slice(0, claims.length) as { id: string; status: string }[][];
+  const jobs = added
+    .flat()
+    .flatMap((run) => (run.status === "queued" ? [{ kind: "automation" as const, runId: run.id }] : []));
   return {
-    claimed: won.length,
+    claimed: jobs.length,
     more: page.length === limit,
     rowsRead: page.length,
     statements: 1 + claims.length + moves.length,
@@ -436,11 +485,19 @@ export async function recordFailedAttempt(
     attempt,
     error,
     conversationId,
-  }: { runId: string; attempt: number; error: string; conversationId?: string | null },
+    stopReason = null,
+  }: {
+    runId: string;
+    attempt: number;
+    error: string;
+    conversationId?: string | null;
+    /** The stop_reason of the attempt's turn, null when it ended none. */
+    stopReason?: string | null;
+  },
 ): Promise<void> {
   await drizzle(db)
     .update(automationRuns)
-    .set({ status: "retrying", error, ...(conversationId != null ? { conversationId } : {}) })
+    .set({ status: "retrying", error, stopReason, ...(conversationId != null ? { conversationId } : {}) })
     .where(
       and(eq(automationRuns.id, runId), eq(automationRuns.attempts, attempt), eq(automationRuns.status, "running")),
     );
@@ -478,6 +535,8 @@ export async function finishRun(
       conversationId?: string | null;
       usage?: Usage | null;
       error?: string | null;
+      /** The stop_reason of the turn whose outcome the run takes; null when no turn ended. */
+      stopReason?: string | null;
     };
   },
 ): Promise<void> {
@@ -488,6 +547,7 @@ export async function finishRun(
       conversationId: outcome.conversationId ?? null,
       usage: outcome.usage ? JSON.stringify(outcome.usage) : null,
       error: outcome.error ?? null,
+      stopReason: outcome.stopReason ?? null,
       finishedAt: new Date().toISOString(),
     })
     .where(

@@ -52,6 +52,15 @@ const NEW_TURN_BUDGET_MS = CONSUMER_LIMIT_MS - RECORD_MARGIN_MS - 60_000;
  */
 const RUNNING_TURN_WAIT_MS = 10 * 60_000;
 
+/**
+ * Stop reasons of a turn that ended without an error but without the model's answer: its run is
+ * recorded failed, the reason said. A reply cut short (max_tokens, context_full) is an answer.
+ */
+const UNANSWERED_STOPS = new Map([
+  ["interrupted", "the turn was stopped before it finished (POST /v1/conversations/:id/stop, or a stop from a client)"],
+  ["refusal", "the model declined to answer"],
+]);
+
 /** Backoff between attempts: the base (default 30 s) doubled per earlier attempt, at most 10 minutes. */
 export function automationRetryDelay(env: Env, attempts: number): number {
   return Math.min(600, envConfig(env).AUTOMATION_RETRY_DELAY_SECONDS * 2 ** Math.max(0, attempts - 1));
@@ -155,8 +164,8 @@ export async function runAutomationAttempt(
     return error;
   }
   let { conversationId } = first;
-  const failed = async (error: string) => {
-    await recordFailedAttempt(env.DB, { runId, attempt, error, conversationId });
+  const failed = async (error: string, stopReason: string | null = null) => {
+    await recordFailedAttempt(env.DB, { runId, attempt, error, conversationId, stopReason });
     return error;
   };
   // The run's turns are keyed (runTurnKey): a redelivery after an attempt that died mid-turn takes
@@ -219,25 +228,35 @@ export async function runAutomationAttempt(
     if (turnStart.replayed && collected.error && n < MAX_TURN_KEYS) continue;
     turn = collected;
   }
-  // The outcome is the holder's to take: the run may have been taken or closed during the turn.
-  if (!(await holds())) return null;
-  if (turn.error) return failed(`${turn.error.type}: ${turn.error.message}`);
   // An automation has no client to answer a client tool. The paused turn is stopped at once (it
-  // would hold the channel's conversation, refusing every post, until its timeout), and the run
-  // fails for good: an attempt again would only pause again.
+  // would hold the channel's conversation, refusing every post, until its timeout), whether or not
+  // this attempt still holds the run: an automation deleted mid-run (which took its run) or a run
+  // taken over or closed meanwhile leaves nobody else to stop it, and a stop that another holder
+  // also makes changes nothing.
   if (turn.requiresAction) {
     const ref = { tenantId: automation.tenantId, conversationId };
     await env.CONVERSATION.get(env.CONVERSATION.idFromName(conversationId))
       .stopTurn(ref, turn.requiresAction.turnId)
       .catch((err) => console.error("stopping an automation's paused turn failed", err));
+  }
+  // The outcome is the holder's to record: the run may have been taken or closed during the turn.
+  if (!(await holds())) return null;
+  if (turn.error) return failed(`${turn.error.type}: ${turn.error.message}`, turn.stop_reason);
+  const finished = { conversationId, usage: turn.usage, stopReason: turn.stop_reason };
+  // The run fails for good: an attempt again would only pause again.
+  if (turn.requiresAction) {
     const error = `the turn called client tools (${turn.requiresAction.calls.map((c) => c.name).join(", ")}) that no client of an automation answers; it was stopped`;
-    await finishRun(env.DB, {
-      runId,
-      attempt,
-      outcome: { status: "failed", conversationId, usage: turn.usage, error },
-    });
+    await finishRun(env.DB, { runId, attempt, outcome: { status: "failed", ...finished, error } });
     return null;
   }
-  await finishRun(env.DB, { runId, attempt, outcome: { status: "succeeded", conversationId, usage: turn.usage } });
+  // A turn that ended without the model's answer and without an error (stopped by a user, refused
+  // by the model) is no success; not retried either: a stop was meant, and a refusal would recur.
+  const unanswered = UNANSWERED_STOPS.get(turn.stop_reason);
+  if (unanswered) {
+    const error = `the turn ended with stop_reason "${turn.stop_reason}": ${unanswered}`;
+    await finishRun(env.DB, { runId, attempt, outcome: { status: "failed", ...finished, error } });
+    return null;
+  }
+  await finishRun(env.DB, { runId, attempt, outcome: { status: "succeeded", ...finished } });
   return null;
 }

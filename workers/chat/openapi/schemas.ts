@@ -269,6 +269,22 @@ const RESOURCE_FIELDS: Record<string, z.ZodRawShape> = {
     createdAt: z.string(),
     updatedAt: z.string(),
   },
+  AutomationRun: {
+    automationId: z.string(),
+    slot: z.string().meta({ description: "The scheduled minute the run is for (ISO); one run per slot" }),
+    status: z.enum(["queued", "running", "retrying", "succeeded", "failed", "skipped"]),
+    attempts: z.number().int(),
+    conversationId: nullableString,
+    queuedAt: z.string(),
+    startedAt: nullableString,
+    finishedAt: nullableString,
+    usage: usage.nullable(),
+    error: nullableString,
+    stopReason: nullableString.meta({
+      description:
+        "The stop_reason of the turn whose outcome the run recorded (end_turn, interrupted, refusal, …); null when no turn ended",
+    }),
+  },
   ConversationListItem: {
     title: z.string(),
     createdAt: z.string(),

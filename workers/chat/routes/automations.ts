@@ -25,6 +25,7 @@ import { doc } from "../openapi/registry";
 import { listOf, resource } from "../openapi/schemas";
 
 const automation = resource("Automation", "A scheduled prompt on a channel.");
+const automationRun = resource("AutomationRun", "One slot of an automation: its run's status and outcome.");
 
 export const automationRoutes = new Hono<AppEnv>();
 
@@ -171,7 +172,7 @@ automationRoutes.get(
   "/:id/runs",
   doc({
     summary: "An automation's recorded runs",
-    responses: { 200: { description: "A page", schema: listOf(z.looseObject({ id: z.string() })) } },
+    responses: { 200: { description: "A page", schema: listOf(automationRun) } },
   }),
   query(runsQuery),
   async (c) => {

@@ -1,0 +1,79 @@
+// Schedules whose slots come faster than the cron trigger (every 5 minutes): each tick claims every
+// slot due since the last one, so no slot is lost, and a slot is claimed once whatever the ticks.
+// A file of its own (an isolated workerd): its claims at a clock years ahead would take other
+// files' automations.
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { claimDuePage, MAX_SLOTS_PER_TICK } from "../../services/automations";
+import { createAutomation } from "./automation-helpers";
+import { api, newTenant } from "./helpers";
+
+const runsOf = async (id: string) =>
+  (
+    await env.DB.prepare(`SELECT slot, status, error FROM automation_runs WHERE automation_id = ? ORDER BY slot`)
+      .bind(id)
+      .all<{ slot: string; status: string; error: string | null }>()
+  ).results;
+
+/** Every minute from `from` to `to` (inclusive) whose minute of the hour `keep` accepts, as ISO. */
+const minutes = (from: number, to: number, keep: (minute: number) => boolean) => {
+  const out: string[] = [];
+  for (let t = from; t <= to; t += 60_000) if (keep(new Date(t).getUTCMinutes())) out.push(new Date(t).toISOString());
+  return out;
+};
+
+/** The trigger's ticks at each 5-minute mark from `from` to `to`; the runs each claimed. */
+async function tickEvery5Minutes(from: number, to: number) {
+  const claimed: number[] = [];
+  for (let t = from; t <= to; t += 5 * 60_000) claimed.push((await claimDuePage(env.DB, t, 100)).claimed);
+  return claimed;
+}
+
+describe("a schedule with slots less than 5 minutes apart, or not on the trigger's marks", () => {
+  it("has every slot of an hour claimed once, by ticks at each 5-minute mark", async () => {
+    const key = await newTenant();
+    const everySeventh = await createAutomation(key, { channel: "fast-7", schedule: "*/7 * * * *" });
+    const everyMinute = await createAutomation(key, { channel: "fast-1", schedule: "* * * * *" });
+    const hour = Date.parse("2037-04-05T10:00:00Z");
+    const claimed = await tickEvery5Minutes(hour, hour + 60 * 60_000);
+    // A tick repeated (a duplicate invocation, a continuation) claims nothing again.
+    expect((await claimDuePage(env.DB, hour + 60 * 60_000, 100)).claimed).toBe(0);
+
+    const sevenths = minutes(hour, hour + 60 * 60_000, (m) => m % 7 === 0);
+    expect(sevenths).toContain("2037-04-05T10:56:00.000Z");
+    const seventhRuns = await runsOf(everySeventh);
+    expect(seventhRuns.map((r) => r.slot)).toEqual(sevenths);
+    expect(seventhRuns.every((r) => r.status === "queued")).toBe(true);
+
+    const allMinutes = minutes(hour, hour + 60 * 60_000, () => true);
+    expect(allMinutes).toHaveLength(61);
+    const minuteRuns = await runsOf(everyMinute);
+    expect(minuteRuns.map((r) => r.slot)).toEqual(allMinutes);
+    expect(minuteRuns.every((r) => r.status === "queued")).toBe(true);
+
+    // The ticks' claims add up to the runs: each tick's jobs are the runs it added.
+    expect(claimed.reduce((a, b) => a + b, 0)).toBe(sevenths.length + allMinutes.length);
+    // Nothing of this test is due at the next one's clock.
+    for (const id of [everySeventh, everyMinute]) await api("DELETE", `/v1/automations/${id}`, undefined, { key });
+  });
+
+  it("after a stalled trigger, runs the latest slots up to the bound and records the older ones skipped", async () => {
+    const key = await newTenant();
+    const id = await createAutomation(key, { channel: "fast-stalled", schedule: "* * * * *" });
+    const hour = Date.parse("2037-06-07T10:00:00Z");
+    expect((await claimDuePage(env.DB, hour, 100)).claimed).toBe(1);
+    // No tick for 40 minutes: 40 slots are owed at once.
+    const late = await claimDuePage(env.DB, hour + 40 * 60_000, 100);
+    expect(late.claimed).toBe(MAX_SLOTS_PER_TICK);
+    expect(late.statements).toBe(3); // the page, one claim and one next slot: not one per slot
+    const runs = await runsOf(id);
+    expect(runs.map((r) => r.slot)).toEqual(minutes(hour, hour + 40 * 60_000, () => true));
+    const skipped = runs.slice(1, 41 - MAX_SLOTS_PER_TICK);
+    expect(skipped.every((r) => r.status === "skipped" && /more slots were due at once/.test(String(r.error)))).toBe(
+      true,
+    );
+    expect(runs.slice(41 - MAX_SLOTS_PER_TICK).every((r) => r.status === "queued")).toBe(true);
+    // The next tick on time owes the 5 slots since.
+    expect((await claimDuePage(env.DB, hour + 45 * 60_000, 100)).claimed).toBe(5);
+  });
+});

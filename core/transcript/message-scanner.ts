@@ -47,6 +47,8 @@ export class JsonMessageScanner {
   private elementChars = 0;
   private bareword = "";
   private started = false;
+  /** Whether the top-level object has a `conversation` key: this API's JSON export, not a bare transcript. */
+  conversationSeen = false;
 
   constructor(private readonly maxMessageChars: number) {}
 
@@ -63,7 +65,10 @@ export class JsonMessageScanner {
         else if (ch === "\\") this.escaped = true;
         else if (ch === '"') {
           this.inString = false;
-          if (this.readingKey) this.readingKey = false;
+          if (this.readingKey) {
+            this.readingKey = false;
+            if (this.key === "conversation") this.conversationSeen = true;
+          }
         } else if (this.readingKey && this.key.length < 64) this.key += ch;
         continue;
       }

@@ -153,8 +153,38 @@ function messageValueProblem(value: unknown, where: string): string | null {
   return null;
 }
 
-/** Parses and checks one message's JSON text; `where` names it ("messages[3]" or "line 4"). */
-export function parseImportedMessage(raw: string, where: string): ImportedMessage | null {
+/**
+ * The lines of an export that are not messages (JSONL's `conversation`, `episode`, `card` and
+ * `attachment` lines), skipped but watched: an import is one conversation. A tenant-wide export
+ * file holds several, each from its `conversation` line; read as one transcript their messages
+ * would merge (seqs starting again midway), so a second conversation is refused, naming its line.
+ */
+export class ExportLines {
+  private conversations = 0;
+
+  /** A skipped line's `type`; `where` names the line ("line 7"). */
+  add(type: unknown, where: string): void {
+    if (type === "conversation" && ++this.conversations > 1)
+      throw new TranscriptError(
+        `${where}: a second conversation; an import takes one conversation (this file holds several)`,
+      );
+  }
+
+  /** Whether a conversation line came: the body is an export, which may hold no messages. */
+  get conversationSeen(): boolean {
+    return this.conversations > 0;
+  }
+}
+
+/**
+ * Parses and checks one message's JSON text; `where` names it ("messages[3]" or "line 4"). Null
+ * for a line of an export's metadata (a `type` other than `message`), whose type goes to `skipped`.
+ */
+export function parseImportedMessage(
+  raw: string,
+  where: string,
+  skipped?: (type: unknown) => void,
+): ImportedMessage | null {
   // Measured before parsing: a line of nothing but brackets would cost hundreds of MB to parse.
   if (messageTextTooDeep(raw)) throw new TranscriptError(messageTooDeep(where));
   let value: unknown;
@@ -174,8 +204,10 @@ export function parseImportedMessage(raw: string, where: string): ImportedMessag
     !Array.isArray(value) &&
     "type" in value &&
     (value as { type: unknown }).type !== "message"
-  )
+  ) {
+    skipped?.((value as { type: unknown }).type);
     return null;
+  }
   const parsed = importedMessageSchema.safeParse(value);
   if (!parsed.success) throw new TranscriptError(describeZodError(parsed.error, where));
   const m = parsed.data;
@@ -292,8 +324,13 @@ export class PairingCheck {
     }
   }
 
-  /** The transcript ended: it must not be empty (a last call without its result is a paused or cut-off turn). */
-  end(): void {
-    if (!this.count) throw new TranscriptError("messages: none; a transcript needs at least one message");
+  /**
+   * The transcript ended: it must not be empty (a last call without its result is a paused or
+   * cut-off turn), unless it is an export's: a conversation exported before its first message
+   * imports back as an empty conversation.
+   */
+  end(of: { exported?: boolean } = {}): void {
+    if (!this.count && !of.exported)
+      throw new TranscriptError("messages: none; a transcript needs at least one message");
   }
 }

@@ -15,6 +15,7 @@ import {
 } from "../../core/transcript/message-scanner";
 import { SupersededCheck } from "../../core/transcript/superseded";
 import {
+  ExportLines,
   PairingCheck,
   parseImportedMessage,
   TranscriptError,
@@ -53,6 +54,7 @@ export type ImportFormat = "json" | "jsonl";
 export interface StagedImport {
   importId: string;
   chunks: number;
+  /** 0 only for an export of a conversation with no messages (nothing staged): an empty conversation. */
   messages: number;
 }
 
@@ -72,6 +74,7 @@ export async function stageTranscript(
   const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
   const pairing = new PairingCheck();
   const superseded = new SupersededCheck();
+  const exportLines = new ExportLines();
   let count = 0;
   let replayed = 0;
   let chunks = 0;
@@ -91,7 +94,9 @@ export async function stageTranscript(
   };
   const take = async (raw: RawMessage) => {
     const where = raw.line === undefined ? `messages[${count}]` : `messages[${count}] (line ${raw.line})`;
-    const m = parseImportedMessage(raw.text, where);
+    const m = parseImportedMessage(raw.text, where, (type) =>
+      exportLines.add(type, raw.line === undefined ? where : `line ${raw.line}`),
+    );
     if (!m) return;
     pairing.add(m, where);
     superseded.add(m, where);
@@ -128,7 +133,8 @@ export async function stageTranscript(
     }
     if (json) json.end();
     else for (const raw of jsonl!.end()) await take(raw);
-    pairing.end();
+    // An export (its conversation line, or the JSON document's `conversation`) may hold no messages.
+    pairing.end({ exported: exportLines.conversationSeen || !!json?.conversationSeen });
     superseded.end();
     if (chunk.length) await flush();
     return { importId, chunks, messages: count };

@@ -1,7 +1,10 @@
 // Gathers one conversation's export from where each part lives: the head and compaction cards
 // from its Durable Object (tenant-checked), the fold history from D1, attachments from D1 with
 // their download paths, and the messages from the R2 record, batch by batch in seq order. Used by
-// GET /v1/conversations/:id/export and by the tenant-wide export job.
+// GET /v1/conversations/:id/export and by the tenant-wide export job. An export is one moment of
+// the conversation: the head read first (getMeta) bounds it, so a turn or a regenerate while it is
+// written stays out of it; a delete while it is written fails it (cards, attachments or messages
+// the purge took would otherwise just be missing).
 import type { ConversationDO } from "../../durable-objects/conversation/conversation-do";
 import { supersededBy, type TranscriptMessage } from "../../durable-objects/conversation/regenerate";
 import type { SupersededRange } from "../../services/record/conversation-head";
@@ -42,9 +45,30 @@ export async function exportSourceFor(
     conversation: view as unknown as ExportSource["conversation"],
     episodes,
     cards: cardsOf(stub, ref),
-    attachments: attachmentsOf(env, { tenantId, conversationId, base }),
-    messages: messagesOf(env, { tenantId, conversationId, superseded: view.superseded ?? [], lastSeq: view.lastSeq }),
+    attachments: attachmentsOf(env, { tenantId, conversationId, base, stub }),
+    messages: messagesOf(env, {
+      tenantId,
+      conversationId,
+      superseded: view.superseded ?? [],
+      lastSeq: view.lastSeq,
+      stub,
+    }),
   };
+}
+
+const deletedMeanwhile = (conversationId: string, what: string) =>
+  new Error(`export of ${conversationId}: the conversation was deleted while it was exported (${what})`);
+
+/**
+ * After a part read from D1 or R2: the conversation must still be there. A delete tombstones the
+ * object first and purges after, so an object that still answers had nothing of it purged yet.
+ */
+async function stillThere(
+  stub: DurableObjectStub<ConversationDO>,
+  ref: { tenantId: string; conversationId: string },
+  what: string,
+): Promise<void> {
+  if (!(await stub.getMeta(ref))) throw deletedMeanwhile(ref.conversationId, what);
 }
 
 async function* cardsOf(
@@ -53,7 +77,8 @@ async function* cardsOf(
 ): AsyncGenerator<unknown> {
   for (let after = 0; ; ) {
     const page = (await stub.timeline(ref, after, PAGE)) as Awaited<ReturnType<ConversationDO["timeline"]>>;
-    if (!page) return;
+    // Answered as missing: a delete began (getMeta found it when the export started).
+    if (!page) throw deletedMeanwhile(ref.conversationId, "its compaction cards");
     yield* page.cards;
     if (page.next === null) return;
     after = page.next;
@@ -62,9 +87,9 @@ async function* cardsOf(
 
 async function* attachmentsOf(
   env: Env,
-  of: { tenantId: string; conversationId: string; base: string },
+  of: { tenantId: string; conversationId: string; base: string; stub: DurableObjectStub<ConversationDO> },
 ): AsyncGenerator<ExportAttachment> {
-  const { tenantId, conversationId, base } = of;
+  const { tenantId, conversationId, base, stub } = of;
   for (let after: string | undefined; ; ) {
     const rows = await listAttachmentRows(env.DB, { tenantId, conversationId, limit: PAGE, after });
     for (const r of rows)
@@ -76,17 +101,30 @@ async function* attachmentsOf(
         createdAt: r.createdAt,
         url: `${base}/v1/conversations/${conversationId}/attachments/${r.id}/content`,
       };
-    if (rows.length < PAGE) return;
+    if (rows.length < PAGE) break;
     after = rows[rows.length - 1].id;
   }
+  // A delete purges the rows before the record: rows it took would be missing without a word.
+  await stillThere(stub, { tenantId, conversationId }, "its attachments");
 }
 
-/** The record's messages, each one a regenerate replaced marked as GET …/messages marks it (an import keeps the marks). */
+/**
+ * The record's messages through the head's lastSeq, each one a regenerate replaced marked as
+ * GET …/messages marks it (an import keeps the marks). The marks are the head's of that moment, so
+ * the messages stop there too: a regenerate's copy written since would otherwise follow the
+ * exchange it replaced, unmarked.
+ */
 async function* messagesOf(
   env: Env,
-  of: { tenantId: string; conversationId: string; superseded: SupersededRange[]; lastSeq: number },
+  of: {
+    tenantId: string;
+    conversationId: string;
+    superseded: SupersededRange[];
+    lastSeq: number;
+    stub: DurableObjectStub<ConversationDO>;
+  },
 ): AsyncGenerator<TranscriptMessage> {
-  const { tenantId, conversationId, superseded, lastSeq } = of;
+  const { tenantId, conversationId, superseded, lastSeq, stub } = of;
   // Every message through the head's lastSeq, in order: a record that lost batches meanwhile (the
   // conversation deleted while it was exported) fails the export rather than look complete.
   let next = 1;
@@ -94,12 +132,15 @@ async function* messagesOf(
     new Error(
       `export of ${conversationId}: messages ${next}-${to} are not in the record (the conversation was deleted or changed while it was exported)`,
     );
-  for await (const batch of readBatchesAfter(env.BUCKET, { tenantId, conversationId, afterSeq: 0 }))
+  batches: for await (const batch of readBatchesAfter(env.BUCKET, { tenantId, conversationId, afterSeq: 0 }))
     for (const m of batch.messages) {
-      if (m.seq > next && next <= lastSeq) throw gap(Math.min(m.seq - 1, lastSeq));
+      if (m.seq > lastSeq) break batches;
+      if (m.seq > next) throw gap(m.seq - 1);
       next = Math.max(next, m.seq + 1);
       const by = supersededBy({ superseded }, m.seq);
       yield by ? { ...m, superseded: true, supersededBy: by } : m;
     }
   if (next <= lastSeq) throw gap(lastSeq);
+  // Messages come last in every format: a delete that began while anything was read fails here.
+  await stillThere(stub, { tenantId, conversationId }, "its messages");
 }

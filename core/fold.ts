@@ -2,7 +2,7 @@
 // summarization call is sent (planFold, run inside the conversation's object), and how its answer
 // is held to the size cap.
 import type { ModelEntry } from "./models/catalog";
-import { summarizationParams } from "./model-params";
+import { SUMMARY_THINKING_ROOM, summarizationParams } from "./model-params";
 import { isToolResultCarrier, messageChars, renderMessageText } from "./render";
 import type { ModelRequest, StoredMessage } from "./types";
 import { sliceWhole, tailWhole } from "./text-cut";
@@ -110,19 +110,28 @@ export function foldCut(region: readonly StoredMessage[], mark: number, included
 }
 
 /**
- * The excerpts' budget for a model's window as the settings state it (room left for the summary),
- * never above FOLD_PROMPT_BUDGET_CHARS; a provider overflow shrinks it further (shrinkFoldBudget).
+ * The excerpts' budget for a model's window as the settings state it, never above
+ * FOLD_PROMPT_BUDGET_CHARS; a provider overflow shrinks it further (shrinkFoldBudget). The rest of
+ * the window holds what else the call is sent and may answer: the reply's max_tokens at its most
+ * (the cap at 1 char per token, plus the thinking room a model that always thinks needs), the
+ * previous summary (up to the cap) and the prompt around them. A model that answers past its window
+ * stops at `model_context_window_exceeded` with a cut summary, which is not taken.
  */
 export function foldBudgetChars(settings: {
   contextWindowTokens: number;
   summaryMaxChars: number;
   charsPerToken: number;
 }): number {
-  const windowChars = Math.floor(
-    (settings.contextWindowTokens - Math.max(256, settings.summaryMaxChars)) * settings.charsPerToken * 0.8,
-  );
+  const { contextWindowTokens, summaryMaxChars, charsPerToken } = settings;
+  const replyTokens = Math.max(256, summaryMaxChars) + SUMMARY_THINKING_ROOM;
+  const promptChars = summaryMaxChars + foldSystemPrompt(summaryMaxChars).length + FOLD_FRAME_CHARS;
+  const inputTokens = contextWindowTokens - replyTokens - Math.ceil(promptChars / charsPerToken);
+  const windowChars = Math.floor(inputTokens * charsPerToken * 0.8);
   return Math.max(FOLD_MIN_BUDGET_CHARS, Math.min(FOLD_PROMPT_BUDGET_CHARS, windowChars));
 }
+
+/** The fold request's tags and instructions around the summary and the excerpts (buildFoldRequest). */
+const FOLD_FRAME_CHARS = 200;
 
 /** One fold worked out over its region: where it ends and what its request shows. */
 export interface FoldPlan {
@@ -230,7 +239,31 @@ export function fallbackFoldSummary(
     return `- seq ${m.seq}: ${first === undefined ? "(no text)" : sliceWhole(first, 0, 160)}`;
   });
   const head = `[Written without the summarizer model, which failed repeatedly. Messages ${from}-${to} are intact: read them with conversation_read.]`;
-  const previous = previousSummary ? capSummary(previousSummary, Math.floor(maxChars / 2)) : "";
-  const body = [head, previous, `User prompts of messages ${from}-${to}:`, ...prompts].filter(Boolean).join("\n");
-  return capSummary(body, maxChars);
+  // The previous summary is folded in whole, as a model-written fold folds it: the cap trims the
+  // prompt list first (the originals stay readable), then the summary, only as far as it must.
+  const previous = previousSummary?.trim() ?? "";
+  const kept = [head, previous].filter(Boolean).join("\n");
+  const listHead = `User prompts of messages ${from}-${to}:`;
+  const listed = promptsWithin(prompts, maxChars - kept.length - 1 - listHead.length);
+  if (listed.length) return [kept, listHead, ...listed].join("\n");
+  // Not even a line of the list fits: the previous summary has all the head leaves.
+  return capSummary([head, capSummary(previous, maxChars - head.length - 1)].filter(Boolean).join("\n"), maxChars);
 }
+
+/** The prompt lines that fit in `room` chars (each with its newline), then a note on those left out. */
+function promptsWithin(lines: readonly string[], room: number): string[] {
+  const noteChars = (left: number) => (left ? omittedNote(left).length + 1 : 0);
+  const listed: string[] = [];
+  let free = room;
+  for (const line of lines) {
+    // A line stays only with room for the note on the lines after it.
+    if (line.length + 1 + noteChars(lines.length - listed.length - 1) > free) break;
+    listed.push(line);
+    free -= line.length + 1;
+  }
+  const left = lines.length - listed.length;
+  if (!left) return listed;
+  return noteChars(left) <= free ? [...listed, omittedNote(left)] : listed;
+}
+
+const omittedNote = (n: number) => `- … ${n} later prompts left out to keep this summary within its cap`;

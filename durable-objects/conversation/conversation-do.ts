@@ -24,7 +24,7 @@ import { TurnOrder } from "./turn-order";
 import type { StopAnswer } from "./turn-stops";
 import { pausedMessage, pendingView, PausedTurns } from "./paused-turn";
 import { TurnRunner, TURN_PAUSED } from "./turn-runner";
-import { markReplaced, transcriptPage, type TranscriptMessage, type TranscriptPage } from "./regenerate";
+import { markReplaced, type TranscriptMessage, type TranscriptPage } from "./regenerate";
 import { patchConversation, type ConversationChange, type PatchAnswer } from "./conversation-patch";
 
 export { FOLD_LEASE_MS, type FoldCommit, type FoldOutcome, type FoldSource } from "./fold-coordinator";
@@ -193,10 +193,12 @@ export class ConversationDO extends DurableObject<Env> {
 
   // ---- RPC: reading -----------------------------------------------------------------------
 
-  /** The complete transcript; a message a regenerate replaced carries `superseded: true` and `supersededBy`. */
+  /** The complete transcript, paged by count and bytes (store.transcriptPage), a replaced message marked so. */
   async listMessages(ref: ConversationRef, after: number, limit: number): Promise<TranscriptPage | null> {
     const head = await this.record.load(ref);
-    return head ? transcriptPage(head, this.store.listAfter(after, limit + 1), limit) : null;
+    if (!head) return null;
+    const { messages, more } = this.store.transcriptPage(after, { limit });
+    return { messages: markReplaced(head, messages), next: more ? messages[messages.length - 1].seq : null };
   }
 
   async readMessages(
@@ -338,7 +340,7 @@ export class ConversationDO extends DurableObject<Env> {
   }
 
   async commitFold(ref: ConversationRef, commit: FoldCommit): Promise<FoldOutcome> {
-    if (!(await this.record.load(ref))) return { applied: false, reason: "conversation not found" };
+    if (!(await this.record.load(ref))) return this.fold.gone(ref, commit);
     return this.fold.commit(commit);
   }
 

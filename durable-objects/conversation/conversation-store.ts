@@ -50,6 +50,16 @@ const IN_PARTS = "";
 
 export const PROMPT_SNAPSHOTS_KEPT = 50;
 
+/**
+ * The stored JSON (UTF-8 bytes) one transcript page carries at most; a message larger alone is a
+ * page of its own. A page crosses RPC, whose values Workers caps at 32 MiB serialized: a string
+ * serializes in at most 2 bytes per UTF-16 unit, never more than twice its UTF-8 bytes, so a page
+ * stays under 24 MiB (27 MiB were it all numbers: 9 bytes each, against at least 4 chars of JSON).
+ */
+export const TRANSCRIPT_PAGE_BYTES = 12 * 1024 * 1024;
+/** What a message weighs beyond its content and extras: id, role, seq, createdAt, supersede marks. */
+const MESSAGE_OVERHEAD_BYTES = 256;
+
 /** A card of the conversation's timeline (e.g. a compaction): shown in History, never replayed. */
 /** conversation-store.ts setUnmarkedCopy: a regenerate's copy at `copySeq` replacing fromSeq..toSeq. */
 export interface UnmarkedCopy {
@@ -351,6 +361,38 @@ export class ConversationStore {
       )
       .toArray()
       .map((row) => this.toMessage(row));
+  }
+
+  /**
+   * A transcript page: messages with seq > after, oldest first, at most `limit` of them and no more
+   * than `maxBytes` of stored JSON (TRANSCRIPT_PAGE_BYTES), but never none while one is left.
+   * `more`: messages after the page remain, whichever bound ended it. Sizes are read first, so no
+   * message beyond the page is ever loaded whole.
+   */
+  transcriptPage(
+    after: number,
+    { limit, maxBytes = TRANSCRIPT_PAGE_BYTES }: { limit: number; maxBytes?: number },
+  ): { messages: StoredMessage[]; more: boolean } {
+    const sizes = this.sql
+      .exec<{ seq: number; bytes: number }>(
+        `SELECT seq, COALESCE(length(CAST(extra AS BLOB)), 0) + CASE WHEN content = ?
+           THEN (SELECT COALESCE(SUM(length(CAST(body AS BLOB))), 0) FROM message_parts p WHERE p.seq = messages.seq)
+           ELSE length(CAST(content AS BLOB)) END AS bytes
+         FROM messages WHERE seq > ? ORDER BY seq LIMIT ?`,
+        IN_PARTS,
+        after,
+        limit + 1,
+      )
+      .toArray();
+    let taken = 0;
+    let bytes = 0;
+    while (taken < Math.min(limit, sizes.length)) {
+      bytes += sizes[taken].bytes + MESSAGE_OVERHEAD_BYTES;
+      if (taken > 0 && bytes > maxBytes) break;
+      taken++;
+    }
+    const messages = taken ? this.range(sizes[0].seq, sizes[taken - 1].seq) : [];
+    return { messages, more: taken < sizes.length };
   }
 
   range(fromSeq: number, toSeq: number): StoredMessage[] {

@@ -4,8 +4,11 @@
 import { fallbackFoldSummary, foldBudgetChars, type FoldPlan, planFold, turnByTurnFoldLength } from "../../core/fold";
 import { sortableId } from "../../core/ids";
 import type { FoldJob } from "../../core/jobs";
+import type { Usage } from "../../core/types";
+import { recordUsage } from "../../services/usage";
+import { utcDay } from "../../core/models/lookup";
 import { logCorpusEvent } from "../../services/corpus";
-import type { ConversationHead } from "../../services/record/conversation-head";
+import type { ConversationHead, ConversationRef } from "../../services/record/conversation-head";
 import type { IndexOutbox } from "./index-outbox";
 import type { ObjectScope } from "./object-scope";
 import type { ConversationRecord } from "./record";
@@ -33,10 +36,23 @@ export interface FoldSource {
   fallbackSummary: string | null;
 }
 
-export type FoldCommit =
+/** A fold delivery's paid model call: its usage ledger row (the id is per delivery and call). */
+export interface FoldUsage {
+  id: string;
+  model: string;
+  usage: Usage;
+}
+
+export type FoldCommit = (
   | { jobId: string; kind: "summary"; summary: string; boundaryMessageId: string; boundarySeq: number }
   /** The region had no place to cut (e.g. one monster turn): release the lease, change nothing. */
-  | { jobId: string; kind: "nothing-to-fold" };
+  | { jobId: string; kind: "nothing-to-fold" }
+  /** The call answered but its answer is no summary (the job is retried): only its usage is kept. */
+  | { jobId: string; kind: "spent" }
+) & {
+  /** The delivery's paid call, metered here whatever becomes of the commit. */
+  usage?: FoldUsage;
+};
 
 export interface FoldOutcome {
   applied: boolean;
@@ -121,6 +137,44 @@ export class FoldCoordinator {
    * then here.
    */
   async commit(commit: FoldCommit): Promise<FoldOutcome> {
+    const { usage } = commit;
+    const head = this.record.head;
+    // The call was paid for whether or not its fold applies: the row goes in the outbox (its write
+    // retried by the alarm) before anything here can fail, and is written before the answer.
+    if (usage && head)
+      this.outbox.meter(
+        usage.id,
+        { tenantId: head.tenantId, conversationId: head.id, model: usage.model, usage: usage.usage },
+        "fold",
+      );
+    try {
+      if (commit.kind === "spent") return { applied: false, reason: "the call's answer could not be used" };
+      return await this.apply(commit);
+    } finally {
+      if (usage) await this.outbox.pending();
+    }
+  }
+
+  /**
+   * A commit for a conversation that is gone (deleted while its fold ran): nothing to apply, but
+   * the paid call's row goes straight to D1, where the ledger outlives the conversation.
+   */
+  async gone(ref: ConversationRef, commit: FoldCommit): Promise<FoldOutcome> {
+    const { usage } = commit;
+    if (usage)
+      await recordUsage(this.scope.env.DB, {
+        tenantId: ref.tenantId,
+        conversationId: ref.conversationId,
+        id: usage.id,
+        model: usage.model,
+        usage: usage.usage,
+        kind: "fold",
+        day: utcDay(),
+      });
+    return { applied: false, reason: "conversation not found" };
+  }
+
+  private async apply(commit: Exclude<FoldCommit, { kind: "spent" }>): Promise<FoldOutcome> {
     const { ctx, store } = this.scope;
     const outcome = await this.record.updateHead<FoldOutcome>((head) => {
       const reject = (reason: string) => {
@@ -167,7 +221,8 @@ export class FoldCoordinator {
         summary: head.summary,
         at: head.lastFoldAt,
       });
-      ctx.waitUntil(this.outbox.pending());
+      // With a usage row, commit awaits the same run.
+      if (!commit.usage) ctx.waitUntil(this.outbox.pending());
       ctx.waitUntil(
         logCorpusEvent(this.scope.env, {
           tenantId: head.tenantId,

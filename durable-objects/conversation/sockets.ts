@@ -135,11 +135,10 @@ export class ConversationSockets {
    */
   private resume(ws: WebSocket, { after, waiting }: { after: number; waiting: PausedTurn | null }): void {
     const { store } = this.scope;
-    const messages = store.listAfter(after, RESUME_MAX_MESSAGES + 1);
-    const more = messages.length > RESUME_MAX_MESSAGES;
+    // A page as GET …/messages pages (count and bytes): the object never holds more of it at once.
+    const { messages: read, more } = store.transcriptPage(after, { limit: RESUME_MAX_MESSAGES });
     // Marked as the transcript marks them: a regenerate's replaced exchange says so.
     const head = this.parts.record.head;
-    const read = more ? messages.slice(0, RESUME_MAX_MESSAGES) : messages;
     const page = head ? markReplaced(head, read) : read;
     for (const message of page)
       ws.send(JSON.stringify({ type: "message", turnId: "resume", message } satisfies TurnEvent));

@@ -13,7 +13,13 @@ import { zeroUsage, type Usage } from "../../core/types";
 import { billedUsage } from "../../agent/model-reply";
 import { resolveTurnModel } from "../../services/models/resolve";
 import { recordUsage } from "../../services/usage";
-import type { FoldOutcome, FoldSource } from "../../durable-objects/conversation/conversation-do";
+import type {
+  ConversationDO,
+  FoldCommit,
+  FoldOutcome,
+  FoldSource,
+} from "../../durable-objects/conversation/conversation-do";
+import type { FoldUsage } from "../../durable-objects/conversation/fold-coordinator";
 
 export interface FoldDeps {
   /** The model client; tests pass one that records requests. */
@@ -53,6 +59,9 @@ export async function runFoldJob(job: FoldJob, env: Env, deps: FoldDeps = {}): P
   // the model: each call is paid for, so each gets a row of its own, minted once (a retried write
   // of the row stays one row).
   const usageId = `fold:${job.jobId}:${deps.attempts ?? 1}:${sortableId("call")}`;
+  const paid = (usage: Usage): FoldUsage | undefined =>
+    spentNothing(usage) ? undefined : { id: usageId, model: model.entry.id, usage };
+  const commit = (c: FoldCommit) => commitWithUsage({ env, job, stub }, c);
   let summary: string;
   let usage = zeroUsage();
   let boundary: { id: string; seq: number };
@@ -64,12 +73,16 @@ export async function runFoldJob(job: FoldJob, env: Env, deps: FoldDeps = {}): P
     // The fold ends where the plan its request showed ends (planFold: nothing unseen is folded).
     boundary = done.source.region[done.source.plan.cut];
   } catch (err) {
-    // A call that answered but could not be used was still paid for: its own row, per delivery.
-    if (err instanceof SpentCallError)
-      await meterFold(env, job, { id: usageId, model: model.entry.id, usage: err.usage });
+    // A call that answered but could not be used was still paid for: its row, per delivery.
+    if (err instanceof SpentCallError) usage = err.usage;
     // A region the model keeps failing on must not stop folding forever: after a few deliveries
     // (with the queue's backoff between them) the fold commits a deterministic summary instead.
-    if ((deps.attempts ?? 1) < FOLD_FALLBACK_ATTEMPT || source.fallbackSummary === null) throw err;
+    if ((deps.attempts ?? 1) < FOLD_FALLBACK_ATTEMPT || source.fallbackSummary === null) {
+      const spent = paid(usage);
+      // Metered by the object before the queue retries; the job fails with the model's error.
+      if (spent) await commit({ jobId: job.jobId, kind: "spent", usage: spent }).catch(() => undefined);
+      throw err;
+    }
     console.error(
       `fold ${job.jobId}: the model failed on delivery ${deps.attempts}; committing a fallback summary`,
       err,
@@ -77,16 +90,16 @@ export async function runFoldJob(job: FoldJob, env: Env, deps: FoldDeps = {}): P
     summary = source.fallbackSummary;
     boundary = source.region[plan.mark];
   }
-  // The call is paid for whether or not the commit applies or even answers: metered before it, one
-  // row per delivery (a commit that failed is delivered again, and that delivery's call is another).
-  // A fallback after a spent call was metered above; its own usage is zero, so no second row.
-  await meterFold(env, job, { id: usageId, model: model.entry.id, usage });
-  return stub.commitFold(ref, {
+  // The call is paid for whether or not the commit applies: its row travels with the commit and the
+  // object meters it through its outbox, whose alarm retries a failed D1 write, before it answers.
+  // One row per delivery (a commit that failed is delivered again, and that delivery's call is another).
+  return commit({
     jobId: job.jobId,
     kind: "summary",
     summary,
     boundaryMessageId: boundary.id,
     boundarySeq: boundary.seq,
+    usage: paid(usage),
   });
 }
 
@@ -100,16 +113,33 @@ class SpentCallError extends Error {
   }
 }
 
-/** A fold call's row in the usage ledger (none when it spent nothing); never throws. */
-async function meterFold(env: Env, job: FoldJob, row: { id: string; model: string; usage: Usage }): Promise<void> {
-  if (!(row.usage.input_tokens || row.usage.output_tokens)) return;
-  await recordUsage(env.DB, {
-    tenantId: job.tenantId,
-    conversationId: job.conversationId,
-    kind: "fold",
-    day: utcDay(),
-    ...row,
-  }).catch((err) => console.error(`fold ${job.jobId}: usage not recorded`, err));
+/** No tokens of any kind: a call that writes no ledger row. */
+const spentNothing = (u: Usage): boolean =>
+  !(u.input_tokens || u.output_tokens || u.cache_read_input_tokens || u.cache_creation_input_tokens);
+
+/**
+ * The commit RPC with the delivery's usage row. Should the RPC fail, the object may never have
+ * seen the row: it is written here too (once, by its id) before the error goes to the queue, whose
+ * redelivery is another call with a row of its own.
+ */
+async function commitWithUsage(
+  to: { env: Env; job: FoldJob; stub: DurableObjectStub<ConversationDO> },
+  commit: FoldCommit,
+): Promise<FoldOutcome> {
+  const { env, job, stub } = to;
+  try {
+    return await stub.commitFold({ tenantId: job.tenantId, conversationId: job.conversationId }, commit);
+  } catch (err) {
+    if (commit.usage)
+      await recordUsage(env.DB, {
+        tenantId: job.tenantId,
+        conversationId: job.conversationId,
+        kind: "fold",
+        day: utcDay(),
+        ...commit.usage,
+      }).catch((e) => console.error(`fold ${job.jobId}: usage not recorded`, e));
+    throw err;
+  }
 }
 
 /** A fold source with a plan: a region that has somewhere to cut. */
@@ -147,9 +177,11 @@ async function summarize(
       const usage = billedUsage(reply, model);
       // A refusal's words are no summary; a reply cut off short of the cap would end mid-sentence
       // (one at the cap is cut to it, at a sentence where it can be). Either way the old summary stays.
+      // A reply that ran out of context window is cut off as one out of max_tokens is.
       if (reply.stop_reason === "refusal") throw new SpentCallError("the model refused to summarize", usage);
-      if (reply.stop_reason === "max_tokens" && text.length < settings.summaryMaxChars)
-        throw new SpentCallError("the summary was cut off at max_tokens", usage);
+      const cutOff = reply.stop_reason === "max_tokens" || reply.stop_reason === "model_context_window_exceeded";
+      if (cutOff && text.length < settings.summaryMaxChars)
+        throw new SpentCallError(`the summary was cut off at ${reply.stop_reason}`, usage);
       if (!text) throw new SpentCallError("the model returned an empty summary", usage);
       return { summary: capSummary(text, settings.summaryMaxChars), usage, source };
     } catch (err) {

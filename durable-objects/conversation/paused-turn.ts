@@ -54,8 +54,13 @@ export class PausedTurns {
   private current: PausedTurn | null | undefined;
   private loading: Promise<PausedTurn | null> | undefined;
   private answered: string[] | undefined;
-  /** Posts of results, checked and kept one at a time (see `accept`). */
+  /**
+   * Posts of results, checked and kept one at a time (see `accept`), in order with the stop that
+   * closes the wait (`close`) and the resume that ends it (`resumed`).
+   */
   private accepting: Promise<unknown> = Promise.resolve();
+  /** The paused turn a stop is ending: results posted for it from now on are refused (`close`). */
+  private closing: string | null = null;
 
   constructor(private readonly ctx: DurableObjectState) {}
 
@@ -117,12 +122,45 @@ export class PausedTurns {
     await this.ctx.storage.delete([PAUSED_KEY, ...Array.from({ length: before }, (_, i) => chunkKey(i))]);
   }
 
-  /** The step's results are saved: the turn is no longer paused, and its ids count as answered. */
-  async resumed(turn: PausedTurn): Promise<void> {
-    this.answered = [...(await this.answeredIds()), ...turn.step.pending.map((c) => c.id)].slice(-ANSWERED_KEPT);
-    await this.ctx.storage.put(ANSWERED_KEY, this.answered);
-    await this.remove();
-    this.current = null;
+  /**
+   * The step's results are saved: the turn is no longer paused, and its ids count as answered.
+   * After any post being checked: a post that read the pause before it was removed never writes it
+   * back after (the turn would wait again on calls already answered).
+   */
+  resumed(turn: PausedTurn): Promise<void> {
+    return this.serially(async () => {
+      this.answered = [...(await this.answeredIds()), ...turn.step.pending.map((c) => c.id)].slice(-ANSWERED_KEPT);
+      await this.ctx.storage.put(ANSWERED_KEY, this.answered);
+      await this.remove();
+      this.current = null;
+      this.closing = null;
+    });
+  }
+
+  /**
+   * A stop is ending the paused turn (`turnId`, or whichever waits): after any post being checked,
+   * so the turn returned holds the answers of a post that came first, and a post checked after is
+   * refused (409) with nothing taken. Null when no such turn waits. `reopen` undoes it when the
+   * stop could not end the turn.
+   */
+  close(turnId?: string): Promise<PausedTurn | null> {
+    return this.serially(async () => {
+      const turn = await this.get();
+      if (!turn || (turnId !== undefined && turn.turnId !== turnId)) return null;
+      this.closing = turn.turnId;
+      return turn;
+    });
+  }
+
+  /** The stop did not end the turn (its save failed): it waits for results again. */
+  reopen(turnId: string): void {
+    if (this.closing === turnId) this.closing = null;
+  }
+
+  private serially<T>(work: () => Promise<T>): Promise<T> {
+    const done = this.accepting.then(work);
+    this.accepting = done.catch(() => {});
+    return done;
   }
 
   /**
@@ -137,9 +175,7 @@ export class PausedTurns {
     results: readonly ClientToolResult[],
     toBlock: (r: ClientToolResult) => ToolResultBlock,
   ): Promise<ResultsAcceptance> {
-    const taken = this.accepting.then(() => this.acceptNow(results, toBlock));
-    this.accepting = taken.catch(() => {});
-    return taken;
+    return this.serially(() => this.acceptNow(results, toBlock));
   }
 
   private async acceptNow(
@@ -158,6 +194,12 @@ export class PausedTurns {
     const waitingOn = new Set(turn && !turn.answers ? turn.step.pending.map((c) => c.id) : []);
     const again = ids.filter((id) => (answered.has(id) && !waitingOn.has(id)) || taken.has(id));
     if (again.length) return refuse(409, "tool_results_conflict", `results already posted for: ${again.join(", ")}`);
+    if (turn && !turn.answers && this.closing === turn.turnId && ids.some((id) => waitingOn.has(id)))
+      return refuse(
+        409,
+        "tool_results_conflict",
+        `turn ${turn.turnId} was stopped; its calls are closed as interrupted`,
+      );
     if (
       turn &&
       !turn.answers &&

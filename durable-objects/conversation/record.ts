@@ -95,12 +95,13 @@ export class ConversationRecord {
   }
 
   /**
-   * Marks an exchange superseded (a regenerate replaced it): the head first (R2, then SQLite), then
-   * its messages weigh nothing and the replay cache is read again without them. Nothing is removed.
+   * Marks an exchange superseded (a regenerate replaced it; its ranges in one head write): the head
+   * first (R2, then SQLite), then its messages weigh nothing and the replay cache is read again
+   * without them. Nothing is removed.
    */
-  async supersede(range: SupersededRange): Promise<void> {
-    await this.updateHead((h) => ({ next: withSuperseded(h, range), result: undefined }));
-    this.scope.store.zeroChars(range.fromSeq, range.toSeq);
+  async supersede(ranges: readonly SupersededRange[]): Promise<void> {
+    await this.updateHead((h) => ({ next: withSuperseded(h, ranges), result: undefined }));
+    for (const range of ranges) this.scope.store.zeroChars(range.fromSeq, range.toSeq);
     // A fold still holding an (expired) lease may have taken its region before the exchange was
     // replaced: its summary could tell the replaced reply, so its commit is refused as stale.
     this.scope.store.clearLease();

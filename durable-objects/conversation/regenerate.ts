@@ -25,6 +25,12 @@ export interface RegenerateTarget {
   /** The exchange that gets superseded: the prompt through the last message. */
   fromSeq: number;
   toSeq: number;
+  /**
+   * What of it is marked: the exchange without the notes of files uploaded during it (a turn paused
+   * on client tools saves them after the step's results): they are not part of the exchange, so
+   * they stay, as the notes after its reply do. One range when it holds none.
+   */
+  ranges: { fromSeq: number; toSeq: number }[];
 }
 
 /** Whether a message is covered by one of the head's superseded ranges. */
@@ -125,12 +131,28 @@ export function regenerateTarget(
   let end = replayed.length;
   while (end > i + 1 && isAttachmentNote(replayed[end - 1])) end--;
   const toSeq = end < replayed.length ? replayed[end].seq - 1 : state.lastSeq;
-  return { kind: "target", prompt: replayed[i], fromSeq: replayed[start].seq, toSeq };
+  const fromSeq = replayed[start].seq;
+  const notes = replayed.slice(start, end).filter(isAttachmentNote);
+  return { kind: "target", prompt: replayed[i], fromSeq, toSeq, ranges: rangesAround({ fromSeq, toSeq }, notes) };
 }
 
-/** The head with one more superseded range. */
-export function withSuperseded(head: ConversationHead, range: SupersededRange): ConversationHead {
-  return { ...head, superseded: [...(head.superseded ?? []), range], updatedAt: new Date().toISOString() };
+/** `fromSeq`..`toSeq` without the messages `left` (in seq order): the runs between them. */
+function rangesAround(
+  range: { fromSeq: number; toSeq: number },
+  left: readonly { seq: number }[],
+): { fromSeq: number; toSeq: number }[] {
+  const ranges: { fromSeq: number; toSeq: number }[] = [];
+  let from = range.fromSeq;
+  for (const { seq } of [...left, { seq: range.toSeq + 1 }]) {
+    if (seq > from) ranges.push({ fromSeq: from, toSeq: Math.min(seq - 1, range.toSeq) });
+    from = Math.max(from, seq + 1);
+  }
+  return ranges;
+}
+
+/** The head with a regenerate's superseded ranges added (one head write marks them all). */
+export function withSuperseded(head: ConversationHead, ranges: readonly SupersededRange[]): ConversationHead {
+  return { ...head, superseded: [...(head.superseded ?? []), ...ranges], updatedAt: new Date().toISOString() };
 }
 
 /** A transcript message: as stored, marked when a regenerate replaced its exchange. */
@@ -138,17 +160,6 @@ export type TranscriptMessage = StoredMessage & { superseded?: true; supersededB
 export interface TranscriptPage {
   messages: TranscriptMessage[];
   next: number | null;
-}
-
-/** A page of the transcript (`read`: up to limit + 1 messages, the extra one telling there is more), marked. */
-export function transcriptPage(
-  head: Pick<ConversationHead, "superseded">,
-  read: readonly StoredMessage[],
-  limit: number,
-): TranscriptPage {
-  const more = read.length > limit;
-  const page = more ? read.slice(0, limit) : read;
-  return { messages: markReplaced(head, page), next: more ? page[page.length - 1].seq : null };
 }
 
 /** Messages as the transcript shows them: each one a regenerate replaced marked, naming its replacement. */
@@ -164,13 +175,14 @@ export function markReplaced(
 
 /**
  * The regenerate's persist: its first save (the prompt's copy) marks the replaced exchange
- * superseded by the copy, before the first model request is built, and announces it.
+ * superseded by the copy, before the first model request is built, and announces it: `fromSeq`..
+ * `toSeq` the exchange, `messageIds` the messages marked (not the notes of files it kept).
  */
 export function supersedingPersist(
   persist: (messages: NewMessage[]) => Promise<StoredMessage[]>,
   on: {
-    range: { fromSeq: number; toSeq: number };
-    supersede: (range: SupersededRange) => Promise<void>;
+    range: Pick<RegenerateTarget, "fromSeq" | "toSeq" | "ranges">;
+    supersede: (ranges: SupersededRange[]) => Promise<void>;
     /** Records (then clears) the copy whose mark is not saved yet: conversation-store setUnmarkedCopy. */
     unmarked: (range: { fromSeq: number; toSeq: number } | null) => void;
     idsOf: (fromSeq: number, toSeq: number) => string[];
@@ -178,15 +190,17 @@ export function supersedingPersist(
   },
 ): (messages: NewMessage[]) => Promise<StoredMessage[]> {
   let marked = false;
-  const { fromSeq, toSeq } = on.range;
+  const { fromSeq, toSeq, ranges } = on.range;
   return async (messages) => {
     if (!marked) on.unmarked({ fromSeq, toSeq });
     const stored = await persist(messages);
     if (!marked && stored[0]) {
       marked = true;
-      await on.supersede({ fromSeq, toSeq, by: stored[0].id });
+      const by = stored[0].id;
+      await on.supersede(ranges.map((r) => ({ ...r, by })));
       on.unmarked(null);
-      on.announce({ fromSeq, toSeq, messageIds: on.idsOf(fromSeq, toSeq), supersededBy: stored[0].id });
+      const messageIds = ranges.flatMap((r) => on.idsOf(r.fromSeq, r.toSeq));
+      on.announce({ fromSeq, toSeq, messageIds, supersededBy: by });
     }
     return stored;
   };

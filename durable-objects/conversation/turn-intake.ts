@@ -2,6 +2,7 @@
 // queueing in arrival order, and the NDJSON stream an HTTP caller reads.
 import { encodeEvent, type TurnEvent } from "../../core/events";
 import { sortableId } from "../../core/ids";
+import { zeroUsage } from "../../core/types";
 import { requestFingerprint } from "../../core/idempotency-key";
 import type { ConversationRef } from "../../services/record/conversation-head";
 import type { ConversationStore } from "./conversation-store";
@@ -22,6 +23,7 @@ const encoder = new TextEncoder();
 export class TurnIntake {
   /** The running turn's stop (POST /stop, the `stop` frame). */
   readonly stops = new TurnStops();
+  private readonly endings = new TurnEndings();
 
   constructor(
     private readonly store: ConversationStore,
@@ -103,9 +105,12 @@ export class TurnIntake {
     const slot = this.stops.enter(turnId);
     return this.order.turn(
       () =>
-        this.stoppable(slot, events, (signal, observed) =>
-          this.runner.resume({ ref, sink: observed, queuedAt, signal, abandon }),
-        ),
+        this.stoppable(slot, events, async (signal, observed) => {
+          const waited = await this.runner.resume({ ref, turnId, sink: observed, queuedAt, signal, abandon });
+          // The turn no longer waits (a stop, or an earlier continuation, ended it): a post's caller
+          // waits on these events, and silence would read as the object restarting.
+          if (waited === false && events) this.endings.tell(observed, { turnId, queuedAt });
+        }),
       () => this.releaseKey(key),
     ).result;
   }
@@ -117,14 +122,23 @@ export class TurnIntake {
    */
   async stop(
     ref: ConversationRef,
-    on: { turnId?: string | undefined; paused: Pick<PausedTurns, "get"> },
+    on: { turnId?: string | undefined; paused: Pick<PausedTurns, "get" | "close" | "reopen"> },
   ): Promise<StopAnswer> {
     const answer = await this.stops.stop(on.turnId);
     if (answer.stopped || (on.turnId === undefined && answer.turnId !== null)) return answer;
-    const waiting = await on.paused.get();
-    if (!waiting || (on.turnId !== undefined && waiting.turnId !== on.turnId)) return answer;
-    await this.enqueueResume({ ref, turnId: waiting.turnId, sink: null, abandon: true });
-    const ended = (await on.paused.get())?.turnId !== waiting.turnId;
+    // Closed in order with the posts of results: one checked after this is refused (409), and one
+    // taken before it has its continuation queued, which is stopped like any queued continuation.
+    const waiting = await on.paused.close(on.turnId);
+    if (!waiting) return answer;
+    if (waiting.answers && this.stops.has(waiting.turnId)) return this.stops.stop(waiting.turnId);
+    let ended = false;
+    try {
+      await this.enqueueResume({ ref, turnId: waiting.turnId, sink: null, abandon: true });
+      ended = (await on.paused.get())?.turnId !== waiting.turnId;
+    } finally {
+      // Not ended (its save failed): the turn still waits, and results may be posted again.
+      if (!ended) on.paused.reopen(waiting.turnId);
+    }
     if (ended) this.stops.remember(waiting.turnId);
     return { turnId: waiting.turnId, stopped: ended };
   }
@@ -179,11 +193,43 @@ export class TurnIntake {
     return this.stops.run(slot, async (signal) => {
       let ending: string | undefined;
       await turn(signal, (e) => {
-        if (e.type === "turn_end" && e.turnId === slot.turnId) ending = e.stop_reason;
+        if (e.type === "turn_end" && e.turnId === slot.turnId) ending = this.endings.keep(slot.turnId, e.stop_reason);
         sink?.(e);
       });
       return ending;
     });
+  }
+}
+
+/** How many turns' endings are kept, for a continuation that finds its turn already ended. */
+const ENDINGS_KEPT = 64;
+
+/**
+ * How recent turns ended (their `turn_end`'s stop reason): a continuation queued for a turn that no
+ * longer waits (a stop, or an earlier continuation, ended it first) tells its caller how it ended.
+ */
+class TurnEndings {
+  private readonly kept = new Map<string, string>();
+
+  keep(turnId: string, stopReason: string): string {
+    this.kept.delete(turnId);
+    this.kept.set(turnId, stopReason);
+    const oldest = this.kept.keys().next();
+    if (this.kept.size > ENDINGS_KEPT && !oldest.done) this.kept.delete(oldest.value);
+    return stopReason;
+  }
+
+  /** The turn's end again, for a caller that did not hear it (an unknown one, after a restart: an error). */
+  tell(sink: TurnSink, turn: { turnId: string; queuedAt: number }): void {
+    const { turnId, queuedAt } = turn;
+    const ending = this.kept.get(turnId);
+    sink({ type: "turn_start", turnId });
+    if (ending === undefined) {
+      const message = `turn ${turnId} no longer waits for client tool results: it ended before these could be saved; read the transcript`;
+      sink({ type: "error", turnId, error: { type: "tool_results_conflict", message, status: 409 } });
+    }
+    const timing = { serverMs: 0, modelMs: 0, queuedMs: Date.now() - queuedAt };
+    sink({ type: "turn_end", turnId, stop_reason: ending ?? "error", usage: zeroUsage(), timing });
   }
 }
 

@@ -113,7 +113,7 @@ export class TurnRunner {
     await record.settle();
     const target = regenerateTarget(head, cache.replaySource(head), regenerateState(scope.store, 0));
     if (target.kind === "refused") return this.begin({ ref, sink, queuedAt, turnId }).fail(target.refusal);
-    const { prompt, fromSeq, toSeq } = target;
+    const { prompt, fromSeq, toSeq, ranges } = target;
     await this.execute({
       ref,
       sink,
@@ -122,8 +122,8 @@ export class TurnRunner {
       turnTools: input.tools ?? [],
       loop: async (deps) => {
         const persist = supersedingPersist(deps.persist, {
-          range: { fromSeq, toSeq },
-          supersede: (range) => record.supersede(range),
+          range: { fromSeq, toSeq, ranges },
+          supersede: (marked) => record.supersede(marked),
           unmarked: (range) => scope.store.setUnmarkedCopy(range),
           idsOf: (from, to) => scope.store.range(from, to).map((m) => m.id),
           announce: (superseded) => {
@@ -138,22 +138,23 @@ export class TurnRunner {
   }
 
   /**
-   * Continues the paused turn, if any, inside the turn chain: with the client's results once they
-   * are all in, or, when its wait ran out or a stop ended it (`abandon`), by closing the pending
-   * calls as interrupted (a tool_use is never left unanswered) and ending the turn without another
-   * model call.
+   * Continues the paused turn `turnId` in the turn chain: with the client's results once all are in,
+   * or, when its wait ran out or a stop ended it (`abandon`), by closing the pending calls as
+   * interrupted (a tool_use is never left unanswered) and ending it without another model call.
+   * False, with no event, when it no longer waits: the intake tells the caller how it ended.
    */
   async resume(call: {
     ref: ConversationRef;
+    turnId: string;
     sink: TurnSink | null;
     queuedAt: number;
     signal?: AbortSignal | undefined;
     abandon?: boolean;
-  }): Promise<void> {
+  }): Promise<false | undefined> {
     const { ref, sink, queuedAt, signal, abandon = false } = call;
     const { paused, record } = this.parts;
     const turn = await paused.get();
-    if (!turn) return;
+    if (turn?.turnId !== call.turnId) return false;
     await this.parts.closeRevokedSockets();
     if (this.stepAlreadySaved(turn)) {
       // A crash came between saving the step's results (R2 first, then the index) and clearing the

@@ -76,6 +76,11 @@ export class TurnStops {
     }
   }
 
+  /** Whether `turnId` is queued or running (a paused turn's continuation, once its results are in). */
+  has(turnId: string): boolean {
+    return this.slots.has(turnId);
+  }
+
   /** Stops `turnId` (or the running turn when none is named: never a queued one) and waits for it to settle. */
   async stop(turnId?: string): Promise<StopAnswer> {
     const target = turnId ?? this.current;

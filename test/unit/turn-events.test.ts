@@ -114,6 +114,7 @@ describe("the error status table", () => {
     expect(turnErrorStatus({ type: "turn_paused" })).toBe(409);
     expect(turnErrorStatus({ type: "invalid_request", status: 400 })).toBe(400);
     expect(turnErrorStatus({ type: "not_found" })).toBe(404);
+    expect(turnErrorStatus({ type: "tool_results_conflict", status: 409 })).toBe(409);
     expect(turnErrorStatus({ type: MODEL_NOT_CONFIGURED, status: 503 })).toBe(503);
     expect(turnErrorStatus({ type: "model_unavailable", status: 400 })).toBe(400);
     expect(turnErrorStatus({ type: "model_unavailable", status: 503 })).toBe(503);

@@ -37,6 +37,8 @@ export const ERROR_TYPES = {
   turn_in_progress: { status: 409, turn: true },
   nothing_to_regenerate: { status: 409, turn: true },
   regenerate_folded: { status: 409, turn: true },
+  /** Results for calls already answered or closed; as a turn's error, a continuation whose turn ended first. */
+  tool_results_conflict: { status: 409, turn: true },
   payload_too_large: { status: 413, default: true },
   unsupported_media_type: { status: 415, default: true },
   upgrade_required: { status: 426, default: true },

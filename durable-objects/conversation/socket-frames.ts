@@ -56,9 +56,31 @@ export type ClientFrame =
   | { type: "stop"; turnId?: string }
   | { type: "tool_results"; results: ClientToolResult[] };
 
-export function parseClientFrame(
-  data: string | ArrayBuffer,
-): { ok: true; value: ClientFrame } | { ok: false; error: string } {
+/** A refused frame: what is wrong, and the `ref` it carried (when it could be read), for its sender to match. */
+export type RefusedFrame = { ok: false; error: string; ref?: string };
+
+/**
+ * The `ref` of a frame that parsed as JSON but is refused, when it is one a valid frame could carry
+ * (1 to 64 characters): the sender of a `send` learns that this refusal answers it, not another frame.
+ */
+function refOf(json: unknown): string | undefined {
+  if (typeof json !== "object" || json === null || !("ref" in json)) return undefined;
+  const ref = json.ref;
+  return typeof ref === "string" && ref.length >= 1 && ref.length <= 64 ? ref : undefined;
+}
+
+/** A JSON frame that fails the checks: its problem, and for a `send`, that no turn started (it has no turnId). */
+function refused(json: unknown, problem: string): RefusedFrame {
+  const send = typeof json === "object" && json !== null && "type" in json && json.type === "send";
+  const ref = refOf(json);
+  return {
+    ok: false,
+    error: send ? `${problem} (the send frame is refused: no turn started)` : problem,
+    ...(ref !== undefined ? { ref } : {}),
+  };
+}
+
+export function parseClientFrame(data: string | ArrayBuffer): { ok: true; value: ClientFrame } | RefusedFrame {
   if (typeof data !== "string") return { ok: false, error: "frames must be JSON text" };
   // In UTF-8 bytes (a UTF-16 unit is 1 to 3 of them): encoded only when the length leaves it open.
   const tooLarge =
@@ -72,9 +94,9 @@ export function parseClientFrame(
     return { ok: false, error: "malformed JSON frame" };
   }
   const problem = jsonValueProblem(json, "frame");
-  if (problem) return { ok: false, error: problem };
+  if (problem) return refused(json, problem);
   const parsed = clientFrameSchema.safeParse(json);
-  if (!parsed.success) return { ok: false, error: describeZodError(parsed.error) };
+  if (!parsed.success) return refused(json, describeZodError(parsed.error));
   if (parsed.data.type === "ping") return { ok: true, value: { type: "ping" } };
   if (parsed.data.type === "stop")
     return { ok: true, value: { type: "stop", ...(parsed.data.turnId ? { turnId: parsed.data.turnId } : {}) } };
@@ -82,7 +104,7 @@ export function parseClientFrame(
     return { ok: true, value: { type: "tool_results", results: parsed.data.results } };
   const { idempotencyKey, tools, regenerate, ref } = parsed.data;
   const clash = takenToolNames(tools, [...toolRegistry.names(), ...SERVER_TOOL_NAMES]);
-  if (clash) return { ok: false, error: clash };
+  if (clash) return refused(json, clash);
   return {
     ok: true,
     value: {

@@ -167,8 +167,11 @@ export class ConversationSockets {
     const ref = this.attachmentOf(ws);
     const frame = parseClientFrame(data);
     if (!frame.ok || frame.value.type === "ping") {
-      // Frames that start nothing still come from the key: checked and counted like any request.
-      const refuse: Refuse = (error) => tell(ws, { type: "error", turnId: null, error });
+      // Frames that start nothing still come from the key: checked and counted like any request. A
+      // refused frame that could be read echoes its `ref`: a `send` refused here (too long, too many
+      // attachments) has no turnId, and its sender still learns that this error answers it.
+      const named = !frame.ok && frame.ref !== undefined ? { ref: frame.ref } : {};
+      const refuse: Refuse = (error) => tell(ws, { type: "error", turnId: null, ...named, error });
       return this.answered(refuse, async () => {
         if (!(await this.admitFrame(ws, { ref, turn: false, refuse }))) return;
         if (!frame.ok) refuse({ type: "invalid_request", message: frame.error });
@@ -208,17 +211,15 @@ export class ConversationSockets {
     const { content, attachments, idempotencyKey, tools, regenerate } = frame;
     const { record, intake, order, paused } = this.parts;
     await order.admit(async () => {
-      // A revoked key's socket is closed whatever else the frame would be told.
-      if (ref.rateKey && !(await this.keyActive(ref.rateKey, ref.tenantId))) {
-        refuse(KEY_GONE);
-        return this.closeSocketsOf(ref.rateKey, ws);
-      }
-      if (!(await record.load(ref))) return refuse({ type: "not_found", message: "conversation not found" });
-      // Like the HTTP turn routes: no model, no turn (and no turn token spent on it).
+      const found = await record.load(ref);
       const problem = modelProblem(this.scope.env);
+      // Like a POST of messages: the key is checked first (a revoked key's socket is closed whatever
+      // else the frame would be told), and every send takes a request token, even one refused below,
+      // as the HTTP rate limit runs before the route's 404 or 503. The turn token only for a send
+      // that can run: no conversation or no model, no turn (and no turn token spent on it).
+      if (!(await this.admitFrame(ws, { ref, turn: !!found && !problem, refuse }))) return;
+      if (!found) return refuse({ type: "not_found", message: "conversation not found" });
       if (problem) return refuse({ type: MODEL_NOT_CONFIGURED, message: problem, status: 503 });
-      // A `send` frame is a turn: it counts like a POST of messages.
-      if (!(await this.admitFrame(ws, { ref, turn: true, refuse }))) return;
       const turn = await withAttachments({ db: this.scope.env.DB, tenantId: ref.tenantId, ids: attachments, content });
       if (turn.kind === "unknown")
         return refuse({ type: "invalid_request", message: unknownAttachmentMessage(turn.id) });

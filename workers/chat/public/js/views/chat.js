@@ -653,9 +653,29 @@ export async function chatView(root, id, opts = {}) {
     conversationsChanged({ id, title: name });
   }
 
-  /** @param {any} e */
-  function onEvent(e) {
+  /**
+   * The page's send an error without a turnId answers: a send refused before it became a turn (the
+   * frame failed the server's checks: too long, too many attachments). Named by its `ref`; from a
+   * server that does not echo it, the send still waiting while no results post is (a refused
+   * results post is the other error that names no turn).
+   * @param {any} e @returns {HTMLElement | undefined}
+   */
+  function refusedSend(e) {
+    if (e.type !== "error" || e.turnId) return undefined;
+    if (e.ref) return pending.find((p) => p.dataset.ref === e.ref);
+    if (running !== "pending" || resultsPosted) return undefined;
+    return pending.findLast((p) => !p.dataset.for);
+  }
+
+  /** @param {any} event */
+  function onEvent(event) {
+    let e = event;
     if (e.type === "pong") return;
+    // A send refused before it was a turn is answered as one refused after: it gets a turnId of the
+    // page's own, so the error ends its waiting section (`finish`): the page is idle again, and the
+    // message and its files go back into the composer.
+    const unsent = refusedSend(e);
+    if (unsent) e = { ...e, ref: unsent.dataset.ref, turnId: `refused:${unsent.dataset.ref}` };
     // This page's send was taken (or refused) under this turnId: its waiting section is that turn's.
     if (e.type === "accepted" || (e.type === "error" && e.ref)) {
       const el = pending.find((p) => p.dataset.ref === e.ref);
@@ -938,7 +958,11 @@ export async function chatView(root, id, opts = {}) {
     );
   }
   function hidePending() {
-    view.querySelector("#pending-calls")?.remove();
+    const panel = view.querySelector("#pending-calls");
+    // Answered by keyboard, the focus is on the panel's Send results: it goes to the composer, not
+    // to the top of the page with the panel.
+    if (panel?.contains(document.activeElement)) text.focus({ preventScroll: true });
+    panel?.remove();
     pendingFor = null;
     resultsAnswered(false);
   }

@@ -1,11 +1,14 @@
 // A new chat: the composer straight away (with the model to use), the conversation created on the
 // first message. #/manage keeps the full list with import and export.
-import { api, plainError } from "../api.js";
+import { api, plainError, session } from "../api.js";
 import { h, num, replace, time } from "../dom.js";
 import { conversationsChanged } from "../prefs.js";
 import { errorLine } from "../render.js";
 import { modelSelect } from "./settings.js";
 import { exportAllButton, importPanel } from "./transfer.js";
+
+/** The new-chat composer's draft in sessionStorage, beside each chat's `draft:<id>`. */
+const DRAFT_KEY = "draft:new";
 
 /** @param {HTMLElement} root @param {(id: string, first: string) => void} open */
 export async function newChatView(root, open) {
@@ -41,12 +44,19 @@ export async function newChatView(root, open) {
     const content = text.value;
     if (!content.trim() || busy) return;
     busy = true;
+    // Kept until the conversation exists: a refused key swaps this view for the sign-in form, and
+    // the message waits for the new-chat view that follows it (as a chat keeps its `draft:<id>`).
+    sessionStorage.setItem(DRAFT_KEY, content);
     try {
       const model = /** @type {HTMLSelectElement | null} */ (select)?.value;
       const conv = await api("POST", "/v1/conversations", model ? { settings: { model } } : {});
+      // The chat it opens sends the message (and keeps it, under its own draft, if that fails).
+      sessionStorage.removeItem(DRAFT_KEY);
       conversationsChanged();
       open(conv.id, content);
     } catch (err) {
+      // Still signed in, the view (and the message in it) stays: no draft is needed.
+      if (session.key) sessionStorage.removeItem(DRAFT_KEY);
       replace(status, errorLine(plainError(err).text));
       busy = false;
     }
@@ -55,10 +65,19 @@ export async function newChatView(root, open) {
   text.addEventListener("keydown", (e) => {
     if (e.key === "Enter" && !e.shiftKey && !e.isComposing) e.preventDefault(), start();
   });
-  text.addEventListener("input", () => {
+  const grow = () => {
     text.style.height = "auto";
     text.style.height = `${Math.min(text.scrollHeight, 240)}px`;
-  });
+  };
+  text.addEventListener("input", grow);
+  // A message whose sending left this view before its conversation existed (the key was refused:
+  // the sign-in form took the page) is back, once.
+  const draft = sessionStorage.getItem(DRAFT_KEY);
+  sessionStorage.removeItem(DRAFT_KEY);
+  if (draft?.trim()) {
+    text.value = draft;
+    grow();
+  }
   text.focus();
   select = await modelSelect(null).catch(() => null);
   if (select) replace(models, h("label", { for: "new-model" }, "Model "), select);

@@ -18,6 +18,11 @@ const root = /** @type {HTMLElement} */ (document.getElementById("view"));
 const sidebarEl = /** @type {HTMLElement} */ (document.getElementById("sidebar-main"));
 const menuButton = /** @type {HTMLButtonElement} */ (document.getElementById("sidebar-toggle"));
 const themeButton = /** @type {HTMLButtonElement} */ (document.getElementById("theme-toggle"));
+const closeButton = /** @type {HTMLButtonElement} */ (document.getElementById("sidebar-close"));
+/** What the open drawer covers on a phone: none of it takes the focus while the drawer is open. */
+const behindDrawer = /** @type {HTMLElement[]} */ (
+  [root, document.querySelector(".top"), document.querySelector(".skip-link")].filter(Boolean)
+);
 const devToggle = /** @type {HTMLInputElement} */ (document.getElementById("dev-toggle"));
 const sidebar = mountSidebar(sidebarEl);
 /** @type {(() => void) | void} */
@@ -28,11 +33,14 @@ let signedOutBecause = "";
 /** A new chat's first message, handed to the chat view it opens. */
 let firstMessage = "";
 
-async function route() {
+/** @param {boolean} [byPerson] a navigation the person made (a link, the search box, Back), not the page's first load */
+async function route(byPerson = false) {
   const gen = ++generation;
   cleanup?.();
   cleanup = undefined;
   closeSidebar();
+  /** Where the focus was when the navigation began: the view does not take it from anywhere else. */
+  const from = document.activeElement;
   if (!session.key) {
     document.body.dataset.signedIn = "false";
     document.body.dataset.view = "signin";
@@ -45,13 +53,8 @@ async function route() {
   const [path, query = ""] = hash.split("?");
   const params = new URLSearchParams(query);
   const m = /^\/c\/(conv_[A-Za-z0-9_-]+)(?:\/(history|replay|settings))?$/.exec(path);
-  document.body.dataset.view = m
-    ? (m[2] ?? "chat")
-    : path === "/search"
-      ? "search"
-      : path === "/manage"
-        ? "manage"
-        : "home";
+  const view = m ? (m[2] ?? "chat") : path === "/search" ? "search" : path === "/manage" ? "manage" : "home";
+  document.body.dataset.view = view;
   try {
     if (m && m[2] === "history") await historyView(root, m[1], params);
     else if (m && m[2] === "replay") await replayView(root, m[1]);
@@ -72,15 +75,50 @@ async function route() {
   } catch (err) {
     if (gen === generation && session.key) replace(root, errorLine(err));
   }
+  // The link that opened the view was replaced with it, which drops the focus to the top of the page:
+  // it goes to the view's heading instead, unless the person has moved it while the view loaded. The
+  // chat and new-chat views focus their composer.
+  const now = document.activeElement;
+  const untouched = !now || now === document.body || now === from || sameControl(now, from);
+  if (byPerson && gen === generation && untouched && view !== "chat" && view !== "home") focusView();
+}
+
+/**
+ * The same control drawn again (the sidebar's list redrawn while the view loaded keeps the focus on
+ * the new copy of the link): its id or its link target.
+ * @param {Element} a
+ * @param {Element | null} b
+ */
+function sameControl(a, b) {
+  if (!b) return false;
+  const href = a.getAttribute("href");
+  return (a.id !== "" && a.id === b.id) || (href !== null && href === b.getAttribute("href"));
+}
+
+/** The focus to the view's heading (or the view), as the skip link does; without a scroll, so a
+ * History opened at a message or at the fold boundary stays there. */
+function focusView() {
+  const target = /** @type {HTMLElement} */ (root.querySelector("h1") ?? root);
+  target.setAttribute("tabindex", "-1");
+  target.focus({ preventScroll: true });
+}
+
+/** @param {boolean} open */
+function setSidebar(open) {
+  document.body.classList.toggle("sidebar-open", open);
+  menuButton.setAttribute("aria-expanded", String(open));
+  // The page behind the open drawer takes no focus: Tab stays in the drawer (the header is under its
+  // backdrop), and ✕ or Escape or a tap beside it closes it.
+  for (const el of behindDrawer) el.inert = open;
 }
 
 function closeSidebar() {
-  const inside = document.getElementById("sidebar")?.contains(document.activeElement);
-  document.body.classList.remove("sidebar-open");
-  menuButton.setAttribute("aria-expanded", "false");
-  root.inert = false;
-  // Focus left inside the closed drawer goes back to the button that opened it.
-  if (inside) menuButton.focus();
+  const wasOpen = document.body.classList.contains("sidebar-open");
+  const active = document.activeElement;
+  setSidebar(false);
+  // Focus left inside the closed drawer (or lost by a tap on the backdrop) goes back to the button that opened it.
+  if (wasOpen && (!active || active === document.body || document.getElementById("sidebar")?.contains(active)))
+    menuButton.focus();
 }
 
 // Wide enough for the sidebar beside the page: the drawer closes, so the page is never left inert.
@@ -93,13 +131,12 @@ document.querySelector(".skip-link")?.addEventListener("click", (e) => {
   root.focus();
 });
 menuButton.addEventListener("click", () => {
-  const open = !document.body.classList.contains("sidebar-open");
-  document.body.classList.toggle("sidebar-open", open);
-  menuButton.setAttribute("aria-expanded", String(open));
-  // The page behind the open drawer takes no focus (Tab stays in the drawer and the header).
-  root.inert = open;
-  if (open) document.getElementById("new-chat")?.focus();
+  // While open, ☰ is under the drawer's backdrop: this click always opens it.
+  setSidebar(true);
+  document.getElementById("new-chat")?.focus();
 });
+closeButton.addEventListener("click", closeSidebar);
+document.getElementById("sidebar-backdrop")?.addEventListener("click", closeSidebar);
 document.addEventListener("keydown", (e) => {
   if (e.key === "Escape" && document.body.classList.contains("sidebar-open")) closeSidebar();
 });
@@ -131,7 +168,7 @@ window.addEventListener("unauthorized", () => {
   signedOutBecause = "Your API key was refused (revoked or expired). Sign in again to continue.";
   route();
 });
-window.addEventListener("hashchange", route);
+window.addEventListener("hashchange", () => route(true));
 applyPrefs();
 labelTheme();
 route();

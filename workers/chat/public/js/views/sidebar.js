@@ -76,17 +76,25 @@ export function mountSidebar(nav) {
       const input = /** @type {HTMLInputElement} */ (
         h("input", { class: "rename-input", value: c.title || "", maxlength: "200", "aria-label": "New name" })
       );
+      // Cancel, Escape or a Save puts the row back with the focus on its Rename, where it was.
+      const done = () => {
+        form.replaceWith(link, actions);
+        rename.focus();
+        loadIfDeferred();
+      };
       const form = h(
         "form",
         { class: "rename-form" },
         input,
         h("button", { type: "submit", class: "small primary" }, "Save"),
-        h(
-          "button",
-          { type: "button", class: "small ghost", onclick: () => (form.replaceWith(link, actions), loadIfDeferred()) },
-          "Cancel",
-        ),
+        h("button", { type: "button", class: "small ghost", onclick: done }, "Cancel"),
       );
+      form.addEventListener("keydown", (e) => {
+        if (e.key === "Escape") {
+          e.stopPropagation();
+          done();
+        }
+      });
       form.addEventListener("submit", async (e) => {
         e.preventDefault();
         const title = input.value.trim();
@@ -94,7 +102,7 @@ export function mountSidebar(nav) {
         try {
           await api("PATCH", `/v1/conversations/${c.id}`, { title });
           link.textContent = title;
-          form.replaceWith(link, actions);
+          done();
           conversationsChanged({ id: c.id, title });
           const heading = document.getElementById("chat-title");
           if (heading && location.hash.startsWith(`#/c/${c.id}`)) heading.textContent = title;

@@ -157,7 +157,9 @@ export function freePort() {
  */
 export async function startStack({ persistTo, vars, timeoutMs = 120_000, log = false } = {}) {
   const port = await freePort();
-  const inspectorPort = await freePort();
+  // A port just closed may be handed out again at once: never the HTTP port twice.
+  let inspectorPort = await freePort();
+  while (inspectorPort === port) inspectorPort = await freePort();
   applyMigrations({ persistTo });
   writeSummarizerDevVars();
   const child = spawn(WRANGLER, wranglerDevArgs({ port, inspectorPort, persistTo, vars }), {

@@ -161,18 +161,24 @@ function messageValueProblem(value: unknown, where: string): string | null {
  */
 export class ExportLines {
   private conversations = 0;
+  private lastSeq: unknown;
 
-  /** A skipped line's `type`; `where` names the line ("line 7"). */
-  add(type: unknown, where: string): void {
-    if (type === "conversation" && ++this.conversations > 1)
+  /** A skipped line (its `type` is not `message`); `where` names it ("line 7"). */
+  add(line: { type: unknown; lastSeq?: unknown }, where: string): void {
+    if (line.type !== "conversation") return;
+    if (++this.conversations > 1)
       throw new TranscriptError(
         `${where}: a second conversation; an import takes one conversation (this file holds several)`,
       );
+    this.lastSeq = line.lastSeq;
   }
 
-  /** Whether a conversation line came: the body is an export, which may hold no messages. */
-  get conversationSeen(): boolean {
-    return this.conversations > 0;
+  /**
+   * Whether the body is the export of a conversation with no messages: its conversation line says
+   * so (`lastSeq` 0). An export cut before its messages says otherwise, and is refused as empty.
+   */
+  get emptyExport(): boolean {
+    return this.conversations > 0 && this.lastSeq === 0;
   }
 }
 
@@ -183,7 +189,7 @@ export class ExportLines {
 export function parseImportedMessage(
   raw: string,
   where: string,
-  skipped?: (type: unknown) => void,
+  skipped?: (line: { type: unknown; lastSeq?: unknown }) => void,
 ): ImportedMessage | null {
   // Measured before parsing: a line of nothing but brackets would cost hundreds of MB to parse.
   if (messageTextTooDeep(raw)) throw new TranscriptError(messageTooDeep(where));
@@ -205,7 +211,7 @@ export function parseImportedMessage(
     "type" in value &&
     (value as { type: unknown }).type !== "message"
   ) {
-    skipped?.((value as { type: unknown }).type);
+    skipped?.(value as { type: unknown; lastSeq?: unknown });
     return null;
   }
   const parsed = importedMessageSchema.safeParse(value);

@@ -139,8 +139,10 @@ export class FoldCoordinator {
   async commit(commit: FoldCommit): Promise<FoldOutcome> {
     const { usage } = commit;
     const head = this.record.head;
-    // The call was paid for whether or not its fold applies: the row goes in the outbox (its write
-    // retried by the alarm) before anything here can fail, and is written before the answer.
+    // The call was paid for whether or not its fold applies: the row goes in the outbox (SQLite,
+    // its D1 write retried by the alarm) before anything here can fail, and to D1 before the answer.
+    // Only the usage rows are awaited: the outbox's whole run also indexes what is unindexed, which
+    // after an import may take minutes.
     if (usage && head)
       this.outbox.meter(
         usage.id,
@@ -151,7 +153,10 @@ export class FoldCoordinator {
       if (commit.kind === "spent") return { applied: false, reason: "the call's answer could not be used" };
       return await this.apply(commit);
     } finally {
-      if (usage) await this.outbox.pending();
+      if (usage && head) {
+        await this.outbox.flushUsage(head.tenantId).catch((err) => console.error("fold usage left to the outbox", err));
+        this.scope.ctx.waitUntil(this.outbox.pending());
+      }
     }
   }
 
@@ -221,7 +226,7 @@ export class FoldCoordinator {
         summary: head.summary,
         at: head.lastFoldAt,
       });
-      // With a usage row, commit awaits the same run.
+      // With a usage row, commit starts the same run.
       if (!commit.usage) ctx.waitUntil(this.outbox.pending());
       ctx.waitUntil(
         logCorpusEvent(this.scope.env, {

@@ -94,8 +94,8 @@ export async function stageTranscript(
   };
   const take = async (raw: RawMessage) => {
     const where = raw.line === undefined ? `messages[${count}]` : `messages[${count}] (line ${raw.line})`;
-    const m = parseImportedMessage(raw.text, where, (type) =>
-      exportLines.add(type, raw.line === undefined ? where : `line ${raw.line}`),
+    const m = parseImportedMessage(raw.text, where, (line) =>
+      exportLines.add(line, raw.line === undefined ? where : `line ${raw.line}`),
     );
     if (!m) return;
     pairing.add(m, where);
@@ -133,8 +133,9 @@ export async function stageTranscript(
     }
     if (json) json.end();
     else for (const raw of jsonl!.end()) await take(raw);
-    // An export (its conversation line, or the JSON document's `conversation`) may hold no messages.
-    pairing.end({ exported: exportLines.conversationSeen || !!json?.conversationSeen });
+    // The export of a conversation with none (its conversation line says lastSeq 0, or the JSON
+    // document's `conversation`, whose messages come in the same document) may hold no messages.
+    pairing.end({ exported: exportLines.emptyExport || !!json?.conversationSeen });
     superseded.end();
     if (chunk.length) await flush();
     return { importId, chunks, messages: count };

@@ -204,4 +204,17 @@ describe("the export of a conversation with no messages", () => {
     const append = await api("POST", `/v1/conversations/${conv}/import`, { messages: [] }, { key });
     expect(append.status).toBe(400);
   });
+
+  it("refuses a JSONL export cut before its messages: its conversation line says it had some", async () => {
+    const { key } = await newTenantWithId();
+    const conv = await createConversation(undefined, key);
+    expect((await send(conv, "What do herons eat?", key)).status).toBe(200);
+    const lines = (await exported(conv, "jsonl", key)).split("\n").filter(Boolean);
+    // Metadata lines carry a type of their own; message lines are messages.
+    const metadataOnly = `${lines.filter((l) => !["message", undefined].includes(JSON.parse(l).type)).join("\n")}\n`;
+    expect(metadataOnly).toContain('"type":"conversation"');
+    const r = await importing(metadataOnly, TYPES.jsonl, key);
+    expect(r.status, r.text).toBe(400);
+    expect(r.json.error?.message).toBe("messages: none; a transcript needs at least one message");
+  });
 });

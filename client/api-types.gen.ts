@@ -204,10 +204,7 @@ export interface Routes {
     };
     body: undefined;
     response: {
-      data: Array<{
-        id: string;
-        [key: string]: unknown;
-      }>;
+      data: Array<Schemas["AutomationRun"]>;
       next: string | number | null;
       [key: string]: unknown;
     };
@@ -1208,6 +1205,31 @@ export interface Schemas {
     paused: boolean;
     createdAt: string;
     updatedAt: string;
+    [key: string]: unknown;
+  };
+  AutomationRun: {
+    id: string;
+    automationId: string;
+    slot: string;
+    status: "queued" | "running" | "retrying" | "succeeded" | "failed" | "skipped";
+    attempts: number;
+    conversationId: string | null;
+    queuedAt: string;
+    startedAt: string | null;
+    finishedAt: string | null;
+    usage: {
+      input_tokens: number;
+      output_tokens: number;
+      cache_creation_input_tokens: number;
+      cache_read_input_tokens: number;
+      thinking_tokens?: number;
+      web_search_requests?: number;
+      web_fetch_requests?: number;
+      cost_usd?: number;
+      [key: string]: unknown;
+    } | null;
+    error: string | null;
+    stopReason: string | null;
     [key: string]: unknown;
   };
   Channel: {

@@ -69,15 +69,13 @@ function refOf(json: unknown): string | undefined {
   return typeof ref === "string" && ref.length >= 1 && ref.length <= 64 ? ref : undefined;
 }
 
-/** A JSON frame that fails the checks: its problem, and for a `send`, that no turn started (it has no turnId). */
+/**
+ * A JSON frame that fails the checks: its problem, worded as the HTTP route words it (its `turnId:
+ * null` says no turn started), with the frame's ref when it had a valid one.
+ */
 function refused(json: unknown, problem: string): RefusedFrame {
-  const send = typeof json === "object" && json !== null && "type" in json && json.type === "send";
   const ref = refOf(json);
-  return {
-    ok: false,
-    error: send ? `${problem} (the send frame is refused: no turn started)` : problem,
-    ...(ref !== undefined ? { ref } : {}),
-  };
+  return { ok: false, error: problem, ...(ref !== undefined ? { ref } : {}) };
 }
 
 export function parseClientFrame(data: string | ArrayBuffer): { ok: true; value: ClientFrame } | RefusedFrame {

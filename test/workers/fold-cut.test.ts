@@ -8,12 +8,14 @@ import { recordingClient } from "./recording-client";
 
 describe("a fold cut short by its prompt budget", () => {
   it("shows the model only the messages it folds", async () => {
-    // The excerpts' budget: (17,667 - 1,000) tokens x 1.5 chars x 0.8 = 20,000 chars.
+    // The excerpts' budget (core/fold.ts foldBudgetChars): the window less the reply's max_tokens
+    // (the 1,000-char cap and the thinking room), the previous summary and the prompt, in chars
+    // (x 1.5) with the 0.8 margin: 20,000 chars at 26,937 tokens.
     const id = await createConversation({
       foldThresholdChars: 1_000_000,
       tailMessages: 8,
       summaryMaxChars: 1_000,
-      contextWindowTokens: 17_667,
+      contextWindowTokens: 26_937,
       outputReserveTokens: 4_000,
       charsPerToken: 1.5,
     });

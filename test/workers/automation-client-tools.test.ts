@@ -2,20 +2,14 @@
 // the run fails once, leaving the channel free. A file of its own (an isolated workerd): its tick's
 // continuation through the claims queue must not claim the hourly automations of other tests.
 import { describe, expect, it } from "vitest";
-import { createAutomation, HOUR, runsOf, settled, tick } from "./automation-helpers";
+import { createAutomation, createClientTool, HOUR, runsOf, settled, tick } from "./automation-helpers";
 import { api, eventually, newTenant } from "./helpers";
 
 describe("an automation and client tools", () => {
   it("stops a turn that calls a client tool, fails the run once, and leaves the channel free", async () => {
     const key = await newTenant();
     const name = "pick_colour";
-    const tool = await api(
-      "POST",
-      "/v1/tools",
-      { kind: "client", name, description: "Asks the user.", inputSchema: { type: "object", properties: {} } },
-      { key },
-    );
-    expect(tool.status, tool.text).toBe(201);
+    await createClientTool(key, name);
     const id = await createAutomation(key, {
       channel: "asks",
       prompt: `@tool tool_activate {"name":"${name}"}\n@tool ${name} {}`,

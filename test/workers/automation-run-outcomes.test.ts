@@ -4,29 +4,11 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { runAutomation } from "../../workers/chat/automation-runner";
+import { claimedRun, createClientTool } from "./automation-helpers";
 import { api, eventually, newTenant, transcript } from "./helpers";
 
-let runCount = 0;
-
 /** An automation on its own channel with one claimed run, as the cron trigger leaves it. */
-async function claimedRun(prompt: string, key: string) {
-  const channel = `run-outcomes-${++runCount}`;
-  const a = await api("POST", "/v1/automations", { name: "o", channel, prompt, schedule: "0 0 1 1 *" }, { key });
-  expect(a.status, a.text).toBe(201);
-  const tenantId = (await env.DB.prepare(`SELECT tenant_id AS t FROM automations WHERE id = ?`)
-    .bind(a.json.id)
-    .first<{ t: string }>())!.t;
-  const runId = `run_runoutcomes${String(runCount).padStart(15, "0")}`;
-  const slot = new Date(Date.parse("2035-01-01T00:00:00Z") + runCount * 3600_000).toISOString();
-  await env.DB.prepare(
-    `INSERT INTO automation_runs (id, automation_id, tenant_id, slot, status, queued_at, attempts) VALUES (?, ?, ?, ?, 'queued', ?, 0)`,
-  )
-    .bind(runId, a.json.id, tenantId, slot, new Date().toISOString())
-    .run();
-  const run = async () =>
-    (await api("GET", `/v1/automations/${a.json.id}/runs`, undefined, { key })).json.data.find((r) => r.id === runId);
-  return { automationId: a.json.id as string, channel, runId, run };
-}
+const claimed = (prompt: string, key: string) => claimedRun(key, { prompt, label: "runoutcomes", year: 2035 });
 
 /** The channel's conversation once the run's prompt is in it (generous: a loaded machine is slow to start a turn). */
 const channelConversation = (key: string, channel: string) =>
@@ -43,14 +25,8 @@ describe("an automation deleted while its run's turn calls a client tool", () =>
   it("still has the paused turn stopped, so the channel's conversation takes a person's post", async () => {
     const key = await newTenant();
     const name = "pick_colour";
-    const tool = await api(
-      "POST",
-      "/v1/tools",
-      { kind: "client", name, description: "Asks the user.", inputSchema: { type: "object", properties: {} } },
-      { key },
-    );
-    expect(tool.status, tool.text).toBe(201);
-    const { automationId, channel, runId } = await claimedRun(
+    await createClientTool(key, name);
+    const { automationId, channel, runId } = await claimed(
       `@reply-chars 600\n@stream-pace 200\n@tool tool_activate {"name":"${name}"}\n@tool ${name} {}`,
       key,
     );
@@ -79,7 +55,7 @@ describe("an automation deleted while its run's turn calls a client tool", () =>
 describe("a run whose turn ended without an error but without an answer", () => {
   it("is failed, naming the stop, when the user stopped the turn", async () => {
     const key = await newTenant();
-    const { channel, runId, run } = await claimedRun("digest\n@hold-stream after=50", key);
+    const { channel, runId, run } = await claimed("digest\n@hold-stream after=50", key);
     const attempt = runAutomation(env as Env, runId, 1);
     const conversationId = await channelConversation(key, channel);
     await eventually(async () => {
@@ -94,7 +70,7 @@ describe("a run whose turn ended without an error but without an answer", () => 
 
   it("is failed, naming the stop, when the model refused", async () => {
     const key = await newTenant();
-    const { runId, run } = await claimedRun("digest\n@stop refusal cyber", key);
+    const { runId, run } = await claimed("digest\n@stop refusal cyber", key);
     expect(await runAutomation(env as Env, runId, 1)).toBeNull();
     const done = (await run())!;
     expect(done).toMatchObject({ status: "failed", attempts: 1, stopReason: "refusal" });
@@ -103,7 +79,7 @@ describe("a run whose turn ended without an error but without an answer", () => 
 
   it("records the stop reason of a turn that answered", async () => {
     const key = await newTenant();
-    const { runId, run } = await claimedRun("digest\n@reply-chars 100", key);
+    const { runId, run } = await claimed("digest\n@reply-chars 100", key);
     expect(await runAutomation(env as Env, runId, 1)).toBeNull();
     expect(await run()).toMatchObject({ status: "succeeded", stopReason: "end_turn", error: null });
   });

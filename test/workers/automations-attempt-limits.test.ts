@@ -5,36 +5,16 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { closeAbandonedRuns } from "../../services/automations";
 import { type AttemptClock, runAutomation, runAutomationAttempt } from "../../workers/chat/automation-runner";
+import { claimedRun } from "./automation-helpers";
 import { api, eventually, newTenant, transcript } from "./helpers";
-
-let runCount = 0;
 
 /** A turn that fails for good, after the model client's retries (every request with the prompt fails). */
 const FAILING = "flaky digest\n@stream-error api_error after=0";
 
-/** An automation on its own channel with one claimed run, as the cron trigger leaves it. */
-async function claimedRun(prompt: string) {
+/** An automation of a tenant of its own, on its own channel, with one claimed run, as the cron trigger leaves it. */
+async function failingRun() {
   const key = await newTenant();
-  const a = await api(
-    "POST",
-    "/v1/automations",
-    { name: "l", channel: `attempt-limits-${++runCount}`, prompt, schedule: "0 0 1 1 *" },
-    { key },
-  );
-  expect(a.status).toBe(201);
-  const tenantId = (await env.DB.prepare(`SELECT tenant_id AS t FROM automations WHERE id = ?`)
-    .bind(a.json.id)
-    .first<{ t: string }>())!.t;
-  const runId = `run_attemptlimits${String(runCount).padStart(13, "0")}`;
-  const slot = new Date(Date.parse("2034-01-01T00:00:00Z") + runCount * 3600_000).toISOString();
-  await env.DB.prepare(
-    `INSERT INTO automation_runs (id, automation_id, tenant_id, slot, status, queued_at, attempts) VALUES (?, ?, ?, ?, 'queued', ?, 0)`,
-  )
-    .bind(runId, a.json.id, tenantId, slot, new Date().toISOString())
-    .run();
-  const run = async () =>
-    (await api("GET", `/v1/automations/${a.json.id}/runs`, undefined, { key })).json.data.find((r) => r.id === runId);
-  return { key, runId, run };
+  return { key, ...(await claimedRun(key, { prompt: FAILING, label: "attemptlimits", year: 2034 })) };
 }
 
 /** The channel's conversation once the run's prompt is in it. */
@@ -78,7 +58,7 @@ function waitingClock({
 
 describe("an attempt waiting for the turn an earlier attempt left running", () => {
   it("after a 9-minute wait for a turn that failed, ends the attempt for a retry instead of starting a new turn past the consumer's limit", async () => {
-    const { key, runId, run } = await claimedRun(FAILING);
+    const { key, runId, run } = await failingRun();
     // Attempt 1's invocation (here still alive, as its turn is in the conversation's object).
     const crashed = runAutomation(env as Env, runId, 1);
     const conversationId = await channelConversation(key);
@@ -95,7 +75,7 @@ describe("an attempt waiting for the turn an earlier attempt left running", () =
   });
 
   it("after a short wait for a turn that failed, starts the retry's turn itself", async () => {
-    const { key, runId, run } = await claimedRun(FAILING);
+    const { key, runId, run } = await failingRun();
     const crashed = runAutomation(env as Env, runId, 1);
     const conversationId = await channelConversation(key);
     const clock = waitingClock({});
@@ -109,7 +89,7 @@ describe("an attempt waiting for the turn an earlier attempt left running", () =
   });
 
   it("stops quietly, starting no turn, when the cron tick closed the run while it waited", async () => {
-    const { key, runId, run } = await claimedRun(FAILING);
+    const { key, runId, run } = await failingRun();
     const crashed = runAutomation(env as Env, runId, 1);
     const conversationId = await channelConversation(key);
     const clock = waitingClock({
@@ -130,7 +110,7 @@ describe("an attempt waiting for the turn an earlier attempt left running", () =
   });
 
   it("stops quietly, starting no turn, when a later delivery took the run while it waited", async () => {
-    const { key, runId, run } = await claimedRun(FAILING);
+    const { key, runId, run } = await failingRun();
     const crashed = runAutomation(env as Env, runId, 1);
     const conversationId = await channelConversation(key);
     const clock = waitingClock({

@@ -61,18 +61,23 @@ async function holdFinalPurgeStep(tenantId: string, conversationId: string) {
   return { reached, release };
 }
 
+/** A conversation with an attachment and one turn, its delete to be held at its final purge step. */
+async function heldDelete() {
+  const { key, tenantId } = await newTenantWithId();
+  const conv = await createConversation(undefined, key);
+  const upload = await api("POST", `/v1/conversations/${conv}/attachments?name=n.txt`, "notes\n", {
+    key,
+    raw: true,
+    headers: { "content-type": "text/plain" },
+  });
+  expect(upload.status, upload.text).toBe(201);
+  expect((await send(conv, "hello", key)).status).toBe(200);
+  return { key, tenantId, conv, ...(await holdFinalPurgeStep(tenantId, conv)) };
+}
+
 describe("an export during a delete", () => {
   it("fails when the delete took the attachments and cards before they were read, though every message is still there", async () => {
-    const { key, tenantId } = await newTenantWithId();
-    const conv = await createConversation(undefined, key);
-    const upload = await api("POST", `/v1/conversations/${conv}/attachments?name=n.txt`, "notes\n", {
-      key,
-      raw: true,
-      headers: { "content-type": "text/plain" },
-    });
-    expect(upload.status, upload.text).toBe(201);
-    expect((await send(conv, "hello", key)).status).toBe(200);
-    const { reached, release } = await holdFinalPurgeStep(tenantId, conv);
+    const { key, tenantId, conv, reached, release } = await heldDelete();
     const source = await exportSourceFor(env, { tenantId, conversationId: conv });
     const deleting = api("DELETE", `/v1/conversations/${conv}`, undefined, { key });
     await reached;
@@ -89,16 +94,7 @@ describe("an export during a delete", () => {
   });
 
   it("fails when the delete began after its attachments were read: the tombstone seen at the end fails it", async () => {
-    const { key, tenantId } = await newTenantWithId();
-    const conv = await createConversation(undefined, key);
-    const upload = await api("POST", `/v1/conversations/${conv}/attachments?name=n.txt`, "notes\n", {
-      key,
-      raw: true,
-      headers: { "content-type": "text/plain" },
-    });
-    expect(upload.status, upload.text).toBe(201);
-    expect((await send(conv, "hello", key)).status).toBe(200);
-    const { reached, release } = await holdFinalPurgeStep(tenantId, conv);
+    const { key, tenantId, conv, reached, release } = await heldDelete();
     const source = await exportSourceFor(env, { tenantId, conversationId: conv });
     const pieces = exportText(source!, "jsonl");
     for (let piece = await pieces.next(); !piece.done; piece = await pieces.next())

@@ -1,7 +1,8 @@
-// What the browser tests share on the chat page: its waits, and a conversation paused on a client tool.
-import type { Page } from "playwright-core";
+// What the browser tests share on the chat page: its waits, a conversation paused on a client tool, and a signed-in tab.
+import type { Browser, BrowserContext, Page } from "playwright-core";
 import { expect } from "vitest";
-import { api } from "./client";
+import { keepSockets } from "./browser";
+import { api, base, KEY } from "./client";
 
 /** Waits until no turn streams on the page and at least `n` finished turns are on it. */
 export async function turnsSettled(page: Page, n: number): Promise<void> {
@@ -25,4 +26,29 @@ export async function pausedConversation(title: string) {
     .json;
   expect(paused.stop_reason).toBe("requires_action");
   return { id, paused };
+}
+
+/**
+ * A signed-in tab of its own (a browser context, as another window would be; kept in `contexts` to
+ * be closed), on the new-chat page, its websockets reachable by the test (keepSockets).
+ */
+export async function signedInTab(
+  browser: Browser,
+  contexts: BrowserContext[],
+  {
+    key = KEY,
+    viewport = { width: 1280, height: 800 },
+  }: { key?: string; viewport?: { width: number; height: number } } = {},
+): Promise<Page> {
+  const context = await browser.newContext({ viewport });
+  contexts.push(context);
+  const p = await context.newPage();
+  p.setDefaultTimeout(20_000);
+  p.on("pageerror", (err) => console.error("page error:", err));
+  await keepSockets(p);
+  await p.goto(`${base()}/`, { waitUntil: "domcontentloaded", timeout: 60_000 });
+  await p.fill("#api-key", key);
+  await p.click("#signin-form button[type=submit]");
+  await p.waitForSelector("#new-chat-form");
+  return p;
 }

@@ -4,8 +4,9 @@
 // page); the sidebar's rename form closes on Escape, Cancel and Save with the focus on its Rename.
 import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { chooseChromium, keepSockets } from "./browser";
-import { api, base, KEY } from "./client";
+import { chooseChromium } from "./browser";
+import { api, base } from "./client";
+import { signedInTab } from "./page-waits";
 
 const DESKTOP = { width: 1280, height: 800 };
 const PHONE = { width: 390, height: 844 };
@@ -17,16 +18,7 @@ let chatId = "";
 
 /** A signed-in tab at the given size. */
 async function tab(viewport: { width: number; height: number }): Promise<Page> {
-  const context = await browser.newContext({ viewport });
-  contexts.push(context);
-  const p = await context.newPage();
-  p.setDefaultTimeout(20_000);
-  p.on("pageerror", (err) => console.error("page error:", err));
-  await keepSockets(p);
-  await p.goto(`${base()}/`, { waitUntil: "domcontentloaded", timeout: 60_000 });
-  await p.fill("#api-key", KEY);
-  await p.click("#signin-form button[type=submit]");
-  await p.waitForSelector("#new-chat-form");
+  const p = await signedInTab(browser, contexts, { viewport });
   await p.waitForSelector("#conversation-list li", { state: "attached" });
   return p;
 }
@@ -46,8 +38,20 @@ const focused = (p: Page) =>
 
 /** Follows a link from the keyboard: focus, then Enter, as a keyboard user would. */
 async function follow(p: Page, selector: string) {
-  await p.locator(selector).first().focus();
-  await p.keyboard.press("Enter");
+  const link = p.locator(selector).first();
+  const href = await link.getAttribute("href");
+  for (let attempt = 1; ; attempt++) {
+    await link.focus();
+    await p.keyboard.press("Enter");
+    const went = await p
+      .waitForFunction((href) => location.hash === href, href, { timeout: 5_000 })
+      .then(() => true)
+      .catch(() => false);
+    if (went || attempt === 2) return;
+    // Seen twice under load, not explained: the Enter did not reach the link. Where the focus was
+    // is logged for the next look; the press is tried once more (the view's focus is what is checked).
+    console.warn(`follow ${selector}: no navigation after Enter; the focus is on`, await focused(p));
+  }
 }
 
 /** Waits until the view has loaded and (up to 10 s) the focus is on a heading, then says where the focus is. */

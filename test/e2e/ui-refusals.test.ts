@@ -4,26 +4,16 @@
 // and answering a client tool's panel by keyboard leaves the focus in the composer.
 import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { chooseChromium, keepSockets } from "./browser";
-import { pausedConversation } from "./page-waits";
+import { chooseChromium } from "./browser";
+import { pausedConversation, signedInTab } from "./page-waits";
 import { api, base, KEY, transcript } from "./client";
 
 let browser: Browser;
 const contexts: BrowserContext[] = [];
 
 /** A tab of its own, signed in with `key`, on the new-chat page. */
-async function tab(key = KEY): Promise<Page> {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-  contexts.push(context);
-  const p = await context.newPage();
-  p.setDefaultTimeout(20_000);
-  p.on("pageerror", (err) => console.error("page error:", err));
-  await keepSockets(p);
-  await p.goto(`${base()}/`, { waitUntil: "domcontentloaded", timeout: 60_000 });
-  await p.fill("#api-key", key);
-  await p.click("#signin-form button[type=submit]");
-  await p.waitForSelector("#new-chat-form");
-  return p;
+function tab(key = KEY): Promise<Page> {
+  return signedInTab(browser, contexts, { key });
 }
 
 /** A fresh conversation open in the tab, its socket up. */

@@ -4,26 +4,16 @@
 // thinking section opened while the reply streams stays open when the reply is saved.
 import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { chooseChromium, keepSockets } from "./browser";
-import { pausedConversation, turnsSettled } from "./page-waits";
-import { api, base, KEY, transcript } from "./client";
+import { chooseChromium } from "./browser";
+import { pausedConversation, signedInTab, turnsSettled } from "./page-waits";
+import { api, base, transcript } from "./client";
 
 let browser: Browser;
 const contexts: BrowserContext[] = [];
 
 /** A signed-in tab (a context of its own, as another window would be) whose websockets the test can reach. */
-async function tab(): Promise<Page> {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-  contexts.push(context);
-  const p = await context.newPage();
-  p.setDefaultTimeout(20_000);
-  p.on("pageerror", (err) => console.error("page error:", err));
-  await keepSockets(p);
-  await p.goto(`${base()}/`, { waitUntil: "domcontentloaded", timeout: 60_000 });
-  await p.fill("#api-key", KEY);
-  await p.click("#signin-form button[type=submit]");
-  await p.waitForSelector("#new-chat-form");
-  return p;
+function tab(): Promise<Page> {
+  return signedInTab(browser, contexts);
 }
 
 /** Opens a conversation in a tab and waits for its socket. */

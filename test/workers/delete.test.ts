@@ -24,9 +24,9 @@ import {
 } from "./helpers";
 import { resultText, toolResults } from "../blocks";
 import { shardCount } from "./cortex-rows";
+import { leaseJob, stubOf } from "./fold-scripted";
 import { routeOf, shardDatabase } from "../../services/cortex/routing";
 
-const stubOf = (id: string) => env.CONVERSATION.get(env.CONVERSATION.idFromName(id));
 /** Runs `fn` on the live object (loosely typed: the helper cannot instantiate the DO class's full type). */
 /** Swaps one of the live object's bindings. */
 function swapBinding(id: string, name: "BUCKET", wrap: (binding: R2Bucket) => unknown): Promise<void>;
@@ -120,17 +120,10 @@ async function objectStorage(id: string) {
   });
 }
 
-async function lease(id: string): Promise<string | null> {
-  return runInDurableObject(stubOf(id), async (_i, state) => {
-    const row = state.storage.sql.exec<{ value: string }>("SELECT value FROM kv WHERE key = 'fold_lease'").toArray()[0];
-    return row ? (JSON.parse(row.value) as { jobId: string }).jobId : null;
-  });
-}
-
 async function growUntilLease(id: string): Promise<string> {
   for (let i = 0; i < 40; i++) {
     await send(id, `turn ${i} about zephyr-${i}, the flight plan.\n@reply-chars 1500`);
-    const jobId = await lease(id);
+    const jobId = await leaseJob(id);
     if (jobId) return jobId;
   }
   throw new Error("no fold dispatched");

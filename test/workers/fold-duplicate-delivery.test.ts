@@ -1,23 +1,15 @@
 // The same fold queue message delivered twice at once (queues deliver at least once): both
 // deliveries plan the fold and call the model before either commits, so both calls are paid for,
 // and the usage ledger must hold a row for each.
-import { createExecutionContext, createMessageBatch, getQueueResult, runInDurableObject } from "cloudflare:test";
+import { createExecutionContext, createMessageBatch, getQueueResult } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { FoldJob } from "../../core/jobs";
 import { runFoldJob } from "../../workers/summarizer/fold";
 import { consumeBatch } from "../../workers/summarizer/index";
 import { createConversation, send } from "./helpers";
+import { leaseJob } from "./fold-scripted";
 import { recordingClient } from "./recording-client";
-
-const stubOf = (id: string) => env.CONVERSATION.get(env.CONVERSATION.idFromName(id));
-
-async function leaseJob(id: string): Promise<string | null> {
-  return runInDurableObject(stubOf(id), async (_i, state) => {
-    const row = state.storage.sql.exec<{ value: string }>("SELECT value FROM kv WHERE key = 'fold_lease'").toArray()[0];
-    return row ? (JSON.parse(row.value) as { jobId: string }).jobId : null;
-  });
-}
 
 /** Turns until the object dispatches a fold: the job id it leased. */
 async function growUntilLease(id: string): Promise<string> {

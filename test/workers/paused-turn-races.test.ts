@@ -25,6 +25,19 @@ async function pausedTurn(id: string, city: string) {
   return { turnId: paused.json.turnId as string, call };
 }
 
+/** The text of the result the transcript saved for the call `callId`. */
+async function savedResult(id: string, callId: string): Promise<string> {
+  const answer = (await transcript(id)).find((m) =>
+    m.content.some((b) => b.type === "tool_result" && b.tool_use_id === callId),
+  );
+  return resultText(
+    ofType(
+      answer!.content.find((b) => b.type === "tool_result"),
+      "tool_result",
+    ),
+  );
+}
+
 describe("a paused turn's races", () => {
   it("a tool-results post racing a stop is refused 409 with its key free, or taken before the stop: never a 502", async () => {
     for (let round = 0; round < 4; round++) {
@@ -42,14 +55,7 @@ describe("a paused turn's races", () => {
       ]);
       expect(stop.status).toBe(200);
       expect(stop.json).toEqual({ turnId, stopped: true });
-      const saved = await transcript(id);
-      const answer = saved.find((m) => m.content.some((b) => b.type === "tool_result" && b.tool_use_id === call.id));
-      const result = resultText(
-        ofType(
-          answer!.content.find((b) => b.type === "tool_result"),
-          "tool_result",
-        ),
-      );
+      const result = await savedResult(id, call.id);
       if (posted.status === 409) {
         // The stop closed the wait first: nothing of the post was taken, and the key is free again.
         expect(posted.json.error?.type).toBe("tool_results_conflict");
@@ -87,14 +93,7 @@ describe("a paused turn's races", () => {
     const end = ofType(await c.next((e) => e.type === "turn_end" && e.turnId === turnId), "turn_end");
     expect(end.stop_reason).toBe("interrupted");
     // The frame's results were refused to this socket, or saved: never taken and thrown away.
-    const saved = await transcript(id);
-    const answer = saved.find((m) => m.content.some((b) => b.type === "tool_result" && b.tool_use_id === call.id));
-    const result = resultText(
-      ofType(
-        answer!.content.find((b) => b.type === "tool_result"),
-        "tool_result",
-      ),
-    );
+    const result = await savedResult(id, call.id);
     if (result !== "mild")
       expect(await c.next((e) => e.type === "error")).toMatchObject({ error: { type: "tool_results_conflict" } });
     // Nothing is left paused, nor a second resume that would end the turn twice.

@@ -29,6 +29,34 @@ for (const family of VERB_FAMILIES) {
 /** The query's words, each with its verb family's other members. */
 const queryWords = (query: string) => new Set([...words(query)].flatMap((w) => [w, ...(synonyms.get(w) ?? [])]));
 
+/** How long a miss's list of what is available may grow: a tenant's 50 MCP servers of 500 tools each would be 600,000+ characters by name. */
+const MISS_LIST_CHARS = 2_000;
+
+/**
+ * What a search that matched nothing offers instead: each tool by name, a family of tools (an MCP
+ * server's) as one entry with its count, cut at MISS_LIST_CHARS with how many entries were left out.
+ */
+function availableList(all: readonly ToolDefinition<unknown>[]): string {
+  const families = new Map<string, number>();
+  const entries: string[] = [];
+  for (const t of all) {
+    if (!t.indexGroup) entries.push(t.name);
+    else families.set(t.indexGroup, (families.get(t.indexGroup) ?? 0) + 1);
+  }
+  for (const [group, count] of families) entries.push(`${group}: ${count} tool${count === 1 ? "" : "s"}`);
+  let listed = "";
+  let shown = 0;
+  for (const entry of entries) {
+    const next = shown ? `${listed}, ${entry}` : entry;
+    if (next.length > MISS_LIST_CHARS) break;
+    listed = next;
+    shown++;
+  }
+  return shown < entries.length
+    ? `${listed}, and ${entries.length - shown} more (search by what the tool does)`
+    : listed;
+}
+
 export function toolSearch(registry: ToolRegistry): ToolDefinition<{ query: string }, ToolAccess> {
   return {
     name: "tool_search",
@@ -52,7 +80,7 @@ export function toolSearch(registry: ToolRegistry): ToolDefinition<{ query: stri
         .filter((x) => x.score > 0)
         .sort((a, b) => b.score - a.score || a.t.name.localeCompare(b.t.name))
         .slice(0, 8);
-      if (!scored.length) return { content: `no tool matches "${query}"; available: ${tools.names().join(", ")}` };
+      if (!scored.length) return { content: `no tool matches "${query}"; available: ${availableList(tools.all())}` };
       return {
         content: scored
           .map(({ t }) => {

@@ -173,16 +173,26 @@ async function readCapped(res: Response, cap: number): Promise<{ ok: true; text:
   return { ok: true, text: new TextDecoder().decode(all) };
 }
 
+/** A word of a header value shorter than this is not withheld on its own ("Bearer" alone is no secret). */
+const MIN_SECRET_WORD = 8;
+/** A whole header value shorter than this is not withheld: a 1-3 character value would match ordinary text. */
+const MIN_SECRET_VALUE = 4;
+
 /**
  * An endpoint that echoes its request would put the tool's secret header values into the
- * transcript; they are replaced wherever they appear (values this short could match by chance),
- * as sent or as a JSON encoder or a URL may write them (`\/`, `\"`, `\u002B` or `\u002b`, `%2B`).
+ * transcript; they are replaced wherever they appear, as sent or as a JSON encoder or a URL may
+ * write them (`\/`, `\"`, `\u002B` or `\u002b`, `%2B`). The whole value is withheld whatever its
+ * length past a few characters (a short key is still a key); its words only from MIN_SECRET_WORD
+ * on, where they could not match by chance.
  */
 export function scrub(text: string, headers: Record<string, string>): string {
   // The whole value first, then its words ("Bearer <token>": the token alone), longest first.
   const secrets = Object.entries(headers)
     .flatMap(([name, value]) =>
-      [value, ...value.split(/\s+/)].filter((v) => v.length >= 8).map((v) => [v, `[${name} withheld]`] as const),
+      [
+        ...(value.length >= MIN_SECRET_VALUE ? [value] : []),
+        ...value.split(/\s+/).filter((w) => w.length >= MIN_SECRET_WORD && w !== value),
+      ].map((v) => [v, `[${name} withheld]`] as const),
     )
     .sort((a, b) => b[0].length - a[0].length);
   return secrets.reduce((out, [value, label]) => out.replace(writtenAnyWay(value), () => label), text);

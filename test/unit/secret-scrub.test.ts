@@ -110,6 +110,16 @@ describe("an HTTP tool's secret", () => {
       ),
     ).toBe('{"v":"[x-key withheld]"}');
   });
+
+  it("is withheld whole however short, past three characters; its words only from eight", () => {
+    expect(scrub("your key was k3y-77x", { "x-api-key": "k3y-77x" })).toBe("your key was [x-api-key withheld]");
+    expect(scrub("pin 4096 ok", { "x-pin": "4096" })).toBe("pin [x-pin withheld] ok");
+    // A value of three characters would match ordinary text: it is left, as is a short word of a longer value.
+    expect(scrub("v1 of abc", { "x-v": "abc" })).toBe("v1 of abc");
+    expect(scrub("Bearer sk_0123456789 and Bearer", { authorization: "Bearer sk_0123456789" })).toBe(
+      "[authorization withheld] and Bearer",
+    );
+  });
 });
 
 describe("an MCP server's auth header", () => {

@@ -67,6 +67,33 @@ describe("ToolRegistry.extend", () => {
     expect((await turn.run("weather_lookup", { city: "Oslo" }, ctx(["weather_lookup"]))).content).toBe("sunny in Oslo");
   });
 
+  it("a tool_search that matches nothing names each MCP server's tools as one entry, and stays short", async () => {
+    const mcp = (server: string, i: number): ToolDefinition<Record<string, unknown>> => ({
+      ...weather,
+      name: `mcp__${server}__tool_number_${i}`,
+      capability: `mcp__${server}__tool_number_${i}: number ${i}`,
+      description: `Number ${i}.`,
+      indexGroup: `mcp__${server}__* (MCP server)`,
+    });
+    // 50 servers of 500 tools (the documented maximums): 600,000+ characters by name.
+    const servers = Array.from({ length: 50 }, (_, s) => `s${s}`);
+    const turn = toolRegistry.extend([
+      weather,
+      ...servers.flatMap((s) => Array.from({ length: 500 }, (_, i) => mcp(s, i))),
+    ]);
+    const miss = (await turn.run("tool_search", { query: "zzzqqq" }, ctx())).content;
+    expect(miss.length).toBeLessThan(2_200);
+    expect(miss).toContain("weather_lookup");
+    expect(miss).toContain("mcp__s0__* (MCP server): 500 tools");
+    expect(miss).not.toContain("tool_number_");
+    expect(miss).toMatch(/, and \d+ more \(search by what the tool does\)$/);
+    // A small registry is listed whole.
+    const small = (await toolRegistry.extend([weather, mcp("one", 1)]).run("tool_search", { query: "zzzqqq" }, ctx()))
+      .content;
+    expect(small).toContain("mcp__one__* (MCP server): 1 tool");
+    expect(small).not.toContain("more");
+  });
+
   it("tool_search matches word families: 'quotes' finds a tool that creates a quote, 'updated' one that updates", async () => {
     const quote = {
       ...weather,

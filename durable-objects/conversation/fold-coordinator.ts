@@ -1,7 +1,14 @@
 // Fold coordination: the lease that keeps at most one fold in flight, the dispatch after a turn,
 // the fold the summarizer's job asks for (planned here: only its excerpts cross RPC, never the
 // messages) and the commit it calls back with.
-import { fallbackFoldSummary, foldBudgetChars, type FoldPlan, planFold, turnByTurnFoldLength } from "../../core/fold";
+import {
+  capSummary,
+  fallbackFoldSummary,
+  foldBudgetChars,
+  type FoldPlan,
+  planFold,
+  turnByTurnFoldLength,
+} from "../../core/fold";
 import { sortableId } from "../../core/ids";
 import type { FoldJob } from "../../core/jobs";
 import type { Usage } from "../../core/types";
@@ -194,7 +201,6 @@ export class FoldCoordinator {
       if (!boundary || boundary.seq !== commit.boundarySeq) return reject("boundary message not found");
       if (commit.boundarySeq - 1 <= (head.summarizedThroughMessage ?? 0))
         return reject("boundary would not move forward");
-      if (commit.summary.length > head.settings.summaryMaxChars) return reject("summary over the size cap");
       // tailMessages raised while the fold ran: the boundary must still leave the tail it now asks for.
       if (
         masterMessages(store.listAfter(commit.boundarySeq - 1, Number.MAX_SAFE_INTEGER), head).length <
@@ -204,8 +210,10 @@ export class FoldCoordinator {
       const now = new Date().toISOString();
       const next: ConversationHead = {
         ...head,
-        // Replayed on every request: a lone surrogate would make each of them a 400.
-        summary: commit.summary.toWellFormed(),
+        // Replayed on every request: a lone surrogate would make each of them a 400. Held to the cap
+        // in force now: one lowered while the call ran cuts the paid summary as the summarizer cuts
+        // an overlong reply (at a line or sentence end), rather than throwing it away for another call.
+        summary: capSummary(commit.summary, head.settings.summaryMaxChars).toWellFormed(),
         summarizedThroughMessage: commit.boundarySeq - 1,
         summarizedThroughMessageId: commit.boundaryMessageId,
         foldCount: head.foldCount + 1,

@@ -58,29 +58,53 @@ export async function runFoldJob(job: FoldJob, env: Env, deps: FoldDeps = {}): P
   // message (the same job, the same attempt count) can both hold the lease's source and both call
   // the model: each call is paid for, so each gets a row of its own, minted once (a retried write
   // of the row stays one row).
-  const usageId = `fold:${job.jobId}:${deps.attempts ?? 1}:${sortableId("call")}`;
-  const paid = (usage: Usage): FoldUsage | undefined =>
-    spentNothing(usage) ? undefined : { id: usageId, model: model.entry.id, usage };
+  const rowId = () => `fold:${job.jobId}:${deps.attempts ?? 1}:${sortableId("call")}`;
+  const usageId = rowId();
+  // Priced and filed under the model that answered: after a refusal, the fallback's call is its own.
+  const paid = (spent: { usage: Usage; model: ModelEntry }, id = usageId): FoldUsage | undefined =>
+    spentNothing(spent.usage) ? undefined : { id, model: spent.model.id, usage: spent.usage };
   const commit = (c: FoldCommit) => commitWithUsage({ env, job, stub }, c);
+  // After a refusal the settings' fallback model is asked the same fold, once, as a turn's would be.
+  let fallback = settings.refusalFallbackModel;
+  const fallBack = async (): Promise<ModelEntry | null> => {
+    if (!fallback) return null;
+    const resolved = await resolveTurnModel(env, fallback, client);
+    fallback = null;
+    if (resolved.ok) return resolved.entry;
+    console.error(`fold ${job.jobId}: the refusal fallback ${settings.refusalFallbackModel}: ${resolved.message}`);
+    return null;
+  };
+  // The refused call was paid for (unless its category is not billed): its row, of the refuser's
+  // model, is metered before the fallback is asked, whatever becomes of that call.
+  const refused = async (call: { usage: Usage; model: ModelEntry }): Promise<void> => {
+    const spent = paid(call, rowId());
+    if (spent) await commit({ jobId: job.jobId, kind: "spent", usage: spent }).catch(() => undefined);
+  };
   let summary: string;
-  let usage = zeroUsage();
+  let spent = { usage: zeroUsage(), model: model.entry };
   let boundary: { id: string; seq: number };
   try {
-    const done = await summarize(client, { model: model.entry, source: { ...source, plan }, refetch: fetchSource });
+    const done = await summarize(client, {
+      model: model.entry,
+      source: { ...source, plan },
+      refetch: fetchSource,
+      refusal: { fallBack, refused },
+    });
     // The lease was lost, or the region left nothing to fold, while an overflow shrank the budget.
     if (!done) return stub.commitFold(ref, { jobId: job.jobId, kind: "nothing-to-fold" });
-    ({ summary, usage } = done);
+    summary = done.summary;
+    spent = { usage: done.usage, model: done.model };
     // The fold ends where the plan its request showed ends (planFold: nothing unseen is folded).
     boundary = done.source.region[done.source.plan.cut];
   } catch (err) {
     // A call that answered but could not be used was still paid for: its row, per delivery.
-    if (err instanceof SpentCallError) usage = err.usage;
+    if (err instanceof SpentCallError) spent = { usage: err.usage, model: err.model };
     // A region the model keeps failing on must not stop folding forever: after a few deliveries
     // (with the queue's backoff between them) the fold commits a deterministic summary instead.
     if ((deps.attempts ?? 1) < FOLD_FALLBACK_ATTEMPT || source.fallbackSummary === null) {
-      const spent = paid(usage);
+      const row = paid(spent);
       // Metered by the object before the queue retries; the job fails with the model's error.
-      if (spent) await commit({ jobId: job.jobId, kind: "spent", usage: spent }).catch(() => undefined);
+      if (row) await commit({ jobId: job.jobId, kind: "spent", usage: row }).catch(() => undefined);
       throw err;
     }
     console.error(
@@ -92,14 +116,15 @@ export async function runFoldJob(job: FoldJob, env: Env, deps: FoldDeps = {}): P
   }
   // The call is paid for whether or not the commit applies: its row travels with the commit and the
   // object meters it through its outbox, whose alarm retries a failed D1 write, before it answers.
-  // One row per delivery (a commit that failed is delivered again, and that delivery's call is another).
+  // One row per delivery and model (a commit that failed is delivered again, and that delivery's call
+  // is another; a refused call answered by the fallback model was metered on its own, above).
   return commit({
     jobId: job.jobId,
     kind: "summary",
     summary,
     boundaryMessageId: boundary.id,
     boundarySeq: boundary.seq,
-    usage: paid(usage),
+    usage: paid(spent),
   });
 }
 
@@ -108,6 +133,8 @@ class SpentCallError extends Error {
   constructor(
     message: string,
     readonly usage: Usage,
+    /** The model that answered (and is billed for it). */
+    readonly model: ModelEntry,
   ) {
     super(message);
   }
@@ -145,19 +172,31 @@ async function commitWithUsage(
 /** A fold source with a plan: a region that has somewhere to cut. */
 type PlannedSource = FoldSource & { plan: FoldPlan };
 
+/** What a refused fold call may do: ask the settings' fallback model (null: none), after metering the refusal. */
+interface RefusalFallback {
+  fallBack: () => Promise<ModelEntry | null>;
+  refused: (call: { usage: Usage; model: ModelEntry }) => Promise<void>;
+}
+
 /**
  * The one summarization call, held to the cap. The excerpts fit the model's window as the settings
  * state it; a provider overflow 400 (the window is smaller than stated) asks the object for the
- * fold at a smaller budget and calls again. Null when the object then has no fold for the job.
+ * fold at a smaller budget and calls again. A refusal is asked again of the refusal fallback model,
+ * once, which then answers the rest of the fold. Null when the object then has no fold for the job.
  */
 async function summarize(
   client: Anthropic,
-  fold: { model: ModelEntry; source: PlannedSource; refetch: (budgetChars: number) => Promise<FoldSource | null> },
-): Promise<{ summary: string; usage: Usage; source: PlannedSource } | null> {
-  const { model } = fold;
-  let source = fold.source;
+  fold: {
+    model: ModelEntry;
+    source: PlannedSource;
+    refetch: (budgetChars: number) => Promise<FoldSource | null>;
+    refusal: RefusalFallback;
+  },
+): Promise<{ summary: string; usage: Usage; model: ModelEntry; source: PlannedSource } | null> {
+  let { model, source } = fold;
   const { settings } = source;
-  for (let overflows = 0; ; overflows++) {
+  let overflows = 0;
+  for (;;) {
     const request = buildFoldRequest({
       model,
       previousSummary: source.summary,
@@ -175,19 +214,28 @@ async function summarize(
         .join("")
         .trim();
       const usage = billedUsage(reply, model);
-      // A refusal's words are no summary; a reply cut off short of the cap would end mid-sentence
-      // (one at the cap is cut to it, at a sentence where it can be). Either way the old summary stays.
-      // A reply that ran out of context window is cut off as one out of max_tokens is.
-      if (reply.stop_reason === "refusal") throw new SpentCallError("the model refused to summarize", usage);
+      // A refusal's words are no summary: the fallback model, when the settings name one, is asked
+      // the same fold (never the refuser again); without one the old summary stays. A reply cut off
+      // short of the cap would end mid-sentence (one at the cap is cut to it, at a sentence where it
+      // can be): the old summary stays. A reply that ran out of context window is cut off as one out
+      // of max_tokens is.
+      if (reply.stop_reason === "refusal") {
+        const instead = await fold.refusal.fallBack();
+        if (!instead) throw new SpentCallError("the model refused to summarize", usage, model);
+        await fold.refusal.refused({ usage, model });
+        model = instead;
+        continue;
+      }
       const cutOff = reply.stop_reason === "max_tokens" || reply.stop_reason === "model_context_window_exceeded";
       if (cutOff && text.length < settings.summaryMaxChars)
-        throw new SpentCallError(`the summary was cut off at ${reply.stop_reason}`, usage);
-      if (!text) throw new SpentCallError("the model returned an empty summary", usage);
-      return { summary: capSummary(text, settings.summaryMaxChars), usage, source };
+        throw new SpentCallError(`the summary was cut off at ${reply.stop_reason}`, usage, model);
+      if (!text) throw new SpentCallError("the model returned an empty summary", usage, model);
+      return { summary: capSummary(text, settings.summaryMaxChars), usage, model, source };
     } catch (err) {
       const overflow =
         err instanceof Anthropic.APIError && err.status === 400 && /prompt is too long/i.test(err.message);
       if (!overflow || overflows >= OVERFLOW_RETRIES) throw err;
+      overflows++;
       const next = await fold.refetch(shrinkFoldBudget(source.budgetChars, err.message));
       if (!next?.plan) return null;
       source = { ...next, plan: next.plan };

@@ -350,9 +350,14 @@ export async function claimDuePage(db: D1Database, now: number, limit = CLAIM_PA
   const due = planned.filter((r) => r.slots.length > 0);
   // One statement per automation, all its slots in it (a JSON array read through json_each), so an
   // invocation's statements do not grow with the slots owed. INSERT … SELECT from the automation's
-  // own row: one deleted since the page was read (its delete took its runs) gets no run that no
-  // route could list or delete, and counts as unclaimed. A slot claimed already (a tick again, a
-  // continuation) is passed by the unique key, and RETURNING names only the runs this claim added.
+  // own row, and only while that row is still as the page read it: one deleted since (its delete
+  // took its runs) gets no run that no route could list or delete; one paused, rescheduled or
+  // resumed since (such an update moves next_run_at) gets no run for a slot it no longer has. Such
+  // a row counts as unclaimed; a rescheduled or resumed one keeps the next_run_at its update gave
+  // it (the move below checks next_run_at too). An edit of anything else (the prompt, the name)
+  // changes no slot, so it still claims: a run takes the automation as it is when the run starts.
+  // A slot claimed already (a tick again, a continuation) is passed by the unique key, and
+  // RETURNING names only the runs this claim added.
   const field = (name: keyof PlannedSlot) => sql`json_extract(slots.value, ${`$.${name}`})`;
   const claims = due.map((r) =>
     d
@@ -376,7 +381,15 @@ export async function claimDuePage(db: D1Database, now: number, limit = CLAIM_PA
           })
           .from(automations)
           .crossJoin(sql`json_each(${JSON.stringify(r.slots)}) AS slots`)
-          .where(and(eq(automations.id, r.id), eq(automations.tenantId, r.tenantId))),
+          .where(
+            and(
+              eq(automations.id, r.id),
+              eq(automations.tenantId, r.tenantId),
+              eq(automations.paused, false),
+              eq(automations.schedule, r.schedule),
+              eq(automations.nextRunAt, r.nextRunAt),
+            ),
+          ),
       )
       .onConflictDoNothing({ target: [automationRuns.automationId, automationRuns.slot] })
       .returning({ id: automationRuns.id, status: automationRuns.status }),

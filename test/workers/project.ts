@@ -19,6 +19,7 @@ export const ISOLATED = [
   // files fire ticks (some with a clock days or years ahead) and count what a tick claims or finds.
   "test/workers/automation-paging.test.ts",
   "test/workers/automation-client-tools.test.ts",
+  "test/workers/automation-claim-races.test.ts",
   "test/workers/automation-fast-schedules.test.ts",
   "test/workers/automations.test.ts",
   "test/workers/queue-and-cron.test.ts",

@@ -233,19 +233,23 @@ export async function runAutomationAttempt(
   // this attempt still holds the run: an automation deleted mid-run (which took its run) or a run
   // taken over or closed meanwhile leaves nobody else to stop it, and a stop that another holder
   // also makes changes nothing.
-  if (turn.requiresAction) {
-    const ref = { tenantId: automation.tenantId, conversationId };
-    await env.CONVERSATION.get(env.CONVERSATION.idFromName(conversationId))
-      .stopTurn(ref, turn.requiresAction.turnId)
-      .catch((err) => console.error("stopping an automation's paused turn failed", err));
-  }
+  const stop = turn.requiresAction
+    ? await stopPausedTurn(env, {
+        ref: { tenantId: automation.tenantId, conversationId },
+        turnId: turn.requiresAction.turnId,
+      })
+    : null;
   // The outcome is the holder's to record: the run may have been taken or closed during the turn.
   if (!(await holds())) return null;
   if (turn.error) return failed(`${turn.error.type}: ${turn.error.message}`, turn.stop_reason);
   const finished = { conversationId, usage: turn.usage, stopReason: turn.stop_reason };
-  // The run fails for good: an attempt again would only pause again.
-  if (turn.requiresAction) {
-    const error = `the turn called client tools (${turn.requiresAction.calls.map((c) => c.name).join(", ")}) that no client of an automation answers; it was stopped`;
+  if (turn.requiresAction && stop) {
+    const error = `the turn called client tools (${turn.requiresAction.calls.map((c) => c.name).join(", ")}) that no client of an automation answers; ${stop.note}`;
+    // A stop that failed left the turn waiting, holding the channel's conversation: the attempt
+    // fails and the queue retries it, and the retry's turn key replays the paused turn, which it
+    // stops again. Once stopped (or gone with its conversation) the run fails for good: an
+    // attempt again would only pause again.
+    if (!stop.ended) return failed(error, turn.stop_reason);
     await finishRun(env.DB, { runId, attempt, outcome: { status: "failed", ...finished, error } });
     return null;
   }
@@ -259,4 +263,23 @@ export async function runAutomationAttempt(
   }
   await finishRun(env.DB, { runId, attempt, outcome: { status: "succeeded", ...finished } });
   return null;
+}
+
+/**
+ * Stops a run's turn paused on client tools, saying truly how that went: `ended` only when the
+ * conversation answered that the turn was stopped, or the conversation is gone with it.
+ */
+async function stopPausedTurn(
+  env: Env,
+  { ref, turnId }: { ref: { tenantId: string; conversationId: string }; turnId: string },
+): Promise<{ ended: boolean; note: string }> {
+  try {
+    const answer = await env.CONVERSATION.get(env.CONVERSATION.idFromName(ref.conversationId)).stopTurn(ref, turnId);
+    if (answer === null) return { ended: true, note: "its conversation was deleted before it could be stopped" };
+    if (answer.stopped) return { ended: true, note: "it was stopped" };
+    return { ended: false, note: "stopping it failed: the conversation answered that the turn was not stopped" };
+  } catch (err) {
+    console.error("stopping an automation's paused turn failed", err);
+    return { ended: false, note: `stopping it failed: ${err instanceof Error ? err.message : String(err)}` };
+  }
 }

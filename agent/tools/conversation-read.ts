@@ -1,6 +1,8 @@
 // conversation_read: any message of the tenant's conversations, folded or not, byte for byte.
 // Output is paged by character offset so a huge message can be read whole, one page at a time;
-// every page says which call returns the next one.
+// every page says which call returns the next one. A range is read in bounded bites as well (at
+// most 50 messages, and no more bytes than one RPC may carry): a range cut short names the call
+// that reads the rest.
 import { z } from "zod";
 import { isId } from "../../core/ids";
 import { blockText, renderMessageText } from "../../core/render";
@@ -80,8 +82,16 @@ export const conversationRead: ToolDefinition<Input, CallScope & TranscriptAcces
     } else {
       text = found.messages.map(renderRangeEntry).join("\n\n");
       const last = found.messages[found.messages.length - 1];
-      what = `messages seq ${found.messages[0].seq}-${last.seq} of ${found.messageCount}`;
-      range = { from_seq: fromSeq, to_seq: last.seq };
+      // What was asked: an explicit to_seq beyond the 50 a call reads, or the default 50.
+      const askedTo = args.to_seq ?? toSeq!;
+      const restFrom = found.next ?? (last.seq < Math.min(askedTo, found.messageCount) ? last.seq + 1 : undefined);
+      const rest = restFrom
+        ? `, cut short at seq ${last.seq} (the rest: conversation_read ${JSON.stringify({ conversation_id: conversationId, from_seq: restFrom, to_seq: askedTo })})`
+        : "";
+      what = `messages seq ${found.messages[0].seq}-${last.seq} of ${found.messageCount}${rest}`;
+      // A range cut short keeps the asked to_seq on its next pages: it is cut at the same seq each
+      // time (the messages up to the cut never change), and every page names the rest.
+      range = { from_seq: fromSeq, to_seq: restFrom ? askedTo : last.seq };
     }
     return {
       content: page(text, {

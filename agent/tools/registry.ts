@@ -16,6 +16,11 @@ export interface ReadQuery {
   fromSeq?: number;
   toSeq?: number;
   limit: number;
+  /**
+   * The stored bytes a range read carries at most (TRANSCRIPT_PAGE_BYTES unless given), never fewer
+   * than one message: the read crosses RPC from another conversation's object, capped at 32 MiB.
+   */
+  maxBytes?: number;
 }
 
 // What a running tool may touch: only the caller's tenant, through these functions. The context
@@ -38,6 +43,8 @@ export interface CallScope {
 export interface ReadMessages {
   messages: (StoredMessage & { supersededBy?: string })[];
   messageCount: number;
+  /** Where a range read stopped before its toSeq (its byte bound reached): the fromSeq that reads on. */
+  next?: number;
 }
 
 /** This tenant's conversations: their messages and the list of them. */

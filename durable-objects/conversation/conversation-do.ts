@@ -143,15 +143,15 @@ export class ConversationDO extends DurableObject<Env> {
     );
   }
 
-  /** With `requiresAction` while a turn waits on client tools: a client that lost the turn's answer finds the calls here. */
   async getMeta(ref: ConversationRef): Promise<ConversationView | null> {
     const head = await this.record.load(ref);
-    if (!head) return null;
+    return head ? this.withPending(this.record.view(head)) : null;
+  }
+
+  /** With `requiresAction` while a turn waits on client tools: a client that lost the turn's answer finds the calls here. */
+  private async withPending(view: ConversationView): Promise<ConversationView & { requiresAction?: object }> {
     const waiting = await this.paused.get();
-    return {
-      ...this.record.view(head),
-      ...(waiting && !waiting.answers ? { requiresAction: pendingView(waiting) } : {}),
-    };
+    return waiting && !waiting.answers ? { ...view, requiresAction: pendingView(waiting) } : view;
   }
 
   /** When messages were last added, and whether a turn runs now: what a channel's idle rotation measures (channel-do.ts). */
@@ -174,7 +174,8 @@ export class ConversationDO extends DurableObject<Env> {
       if (change.title !== undefined)
         this.ctx.waitUntil(this.sockets.announce({ type: "title_changed", title: result.view.title, source: "user" }));
     }
-    return result;
+    // The same view as GET's: a turn waiting on client tools shows in the answer too.
+    return result.kind === "updated" ? { ...result, view: await this.withPending(result.view) } : result;
   }
 
   /**
@@ -201,19 +202,20 @@ export class ConversationDO extends DurableObject<Env> {
     return { messages: markReplaced(head, messages), next: more ? messages[messages.length - 1].seq : null };
   }
 
+  /** One message by id, or a range paged as the transcript is (by count and bytes): `next` reads on. */
   async readMessages(
     ref: ConversationRef,
     query: ReadQuery,
-  ): Promise<{ messages: TranscriptMessage[]; messageCount: number } | null> {
+  ): Promise<{ messages: TranscriptMessage[]; messageCount: number; next?: number } | null> {
     const head = await this.record.load(ref);
     if (!head) return null;
-    const messages = query.messageId
-      ? [this.store.byId(query.messageId)].filter((m): m is StoredMessage => !!m)
-      : this.store
-          .range(query.fromSeq ?? 1, query.toSeq ?? (query.fromSeq ?? 1) + query.limit - 1)
-          .slice(0, query.limit);
+    const { fromSeq = 1, toSeq: through, limit, maxBytes } = query;
+    const { messages, more } = query.messageId
+      ? { messages: [this.store.byId(query.messageId)].filter((m): m is StoredMessage => !!m), more: false }
+      : this.store.transcriptPage(fromSeq - 1, { limit, maxBytes, through });
+    const next = more ? { next: messages[messages.length - 1].seq + 1 } : {};
     // Marked as the transcript marks them: a reply a regenerate replaced is never read as current.
-    return { messages: markReplaced(head, messages), messageCount: this.store.lastSeq() };
+    return { messages: markReplaced(head, messages), messageCount: this.store.lastSeq(), ...next };
   }
 
   async replay(ref: ConversationRef): Promise<ReplayView | null> {

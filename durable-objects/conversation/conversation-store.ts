@@ -364,23 +364,28 @@ export class ConversationStore {
   }
 
   /**
-   * A transcript page: messages with seq > after, oldest first, at most `limit` of them and no more
-   * than `maxBytes` of stored JSON (TRANSCRIPT_PAGE_BYTES), but never none while one is left.
-   * `more`: messages after the page remain, whichever bound ended it. Sizes are read first, so no
-   * message beyond the page is ever loaded whole.
+   * A transcript page: messages with seq > after (and <= `through`, when given), oldest first, at
+   * most `limit` of them and no more than `maxBytes` of stored JSON (TRANSCRIPT_PAGE_BYTES), but
+   * never none while one is left. `more`: messages after the page remain (up to `through`),
+   * whichever bound ended it. Sizes are read first, so no message beyond the page is ever loaded whole.
    */
   transcriptPage(
     after: number,
-    { limit, maxBytes = TRANSCRIPT_PAGE_BYTES }: { limit: number; maxBytes?: number },
+    {
+      limit,
+      maxBytes = TRANSCRIPT_PAGE_BYTES,
+      through = Number.MAX_SAFE_INTEGER,
+    }: { limit: number; maxBytes?: number; through?: number },
   ): { messages: StoredMessage[]; more: boolean } {
     const sizes = this.sql
       .exec<{ seq: number; bytes: number }>(
         `SELECT seq, COALESCE(length(CAST(extra AS BLOB)), 0) + CASE WHEN content = ?
            THEN (SELECT COALESCE(SUM(length(CAST(body AS BLOB))), 0) FROM message_parts p WHERE p.seq = messages.seq)
            ELSE length(CAST(content AS BLOB)) END AS bytes
-         FROM messages WHERE seq > ? ORDER BY seq LIMIT ?`,
+         FROM messages WHERE seq > ? AND seq <= ? ORDER BY seq LIMIT ?`,
         IN_PARTS,
         after,
+        through,
         limit + 1,
       )
       .toArray();

@@ -35,7 +35,10 @@ export class JsonMessageScanner {
   private readonly stack: ("{" | "[")[] = [];
   private inString = false;
   private escaped = false;
-  /** The last key read at depth 1 of a top-level object, and whether we wait for its value. */
+  /**
+   * The last key read at depth 1 of a top-level object (or at depth 2, inside its `conversation`
+   * object), and whether we wait for its value.
+   */
   private key = "";
   private readingKey = false;
   private expectKey = false;
@@ -47,8 +50,10 @@ export class JsonMessageScanner {
   private elementChars = 0;
   private bareword = "";
   private started = false;
-  /** Whether the top-level object has a `conversation` key: this API's JSON export, not a bare transcript. */
-  conversationSeen = false;
+  /** Inside the top-level `conversation` object (this API's JSON export), whose keys are read too. */
+  private inConversation = false;
+  /** The text of that object's `lastSeq` when it is a bare value (a number), else null. */
+  private exportLastSeq: string | null = null;
 
   constructor(private readonly maxMessageChars: number) {}
 
@@ -65,10 +70,7 @@ export class JsonMessageScanner {
         else if (ch === "\\") this.escaped = true;
         else if (ch === '"') {
           this.inString = false;
-          if (this.readingKey) {
-            this.readingKey = false;
-            if (this.key === "conversation") this.conversationSeen = true;
-          }
+          this.readingKey = false;
         } else if (this.readingKey && this.key.length < 64) this.key += ch;
         continue;
       }
@@ -87,14 +89,14 @@ export class JsonMessageScanner {
       switch (ch) {
         case '"':
           this.inString = true;
-          if (this.expectKey && this.stack.length === 1 && this.stack[0] === "{") {
+          if (this.expectKey && this.atKeyLevel()) {
             this.readingKey = true;
             this.key = "";
             this.expectKey = false;
           } else if (inMessages && !this.element) throw new ScanError("messages: every element must be an object");
           break;
         case "{":
-        case "[":
+        case "[": {
           if (!this.started) {
             this.started = true;
             if (ch === "[") {
@@ -113,11 +115,16 @@ export class JsonMessageScanner {
             this.messagesSeen = true;
             this.messagesDepth = 1;
           }
+          // A later `conversation` key replaces an earlier one's value, as JSON.parse takes the last.
+          const intoConversation = ch === "{" && this.pendingKey === "conversation" && this.stack.length === 1;
+          if (intoConversation) this.exportLastSeq = null;
           this.pendingKey = null;
           this.checkDepth();
           this.stack.push(ch);
-          if (ch === "{" && this.stack.length === 1) this.expectKey = true;
+          if (intoConversation) this.inConversation = true;
+          if (ch === "{" && (this.stack.length === 1 || intoConversation)) this.expectKey = true;
           break;
+        }
         case "}":
         case "]": {
           const open = this.stack.pop();
@@ -131,13 +138,22 @@ export class JsonMessageScanner {
             from = -1;
           }
           if (ch === "]" && this.stack.length === this.messagesDepth) this.messagesDepth = -2;
+          if (this.inConversation && this.stack.length === 1) {
+            // Its last key named a field of the conversation, not of the document.
+            this.inConversation = false;
+            this.pendingKey = null;
+          }
           break;
         }
         case ":":
-          if (this.stack.length === 1 && this.stack[0] === "{") this.pendingKey = this.key;
+          if (this.atKeyLevel()) {
+            this.pendingKey = this.key;
+            // A duplicate `lastSeq` counts as its last value: one that is not a number leaves none.
+            if (this.inConversation && this.key === "lastSeq") this.exportLastSeq = null;
+          }
           break;
         case ",":
-          if (this.stack.length === 1 && this.stack[0] === "{") this.expectKey = true;
+          if (this.atKeyLevel()) this.expectKey = true;
           break;
         default:
           throw new ScanError(`body: malformed JSON (unexpected "${ch}")`);
@@ -151,6 +167,15 @@ export class JsonMessageScanner {
       this.element.push(rest);
     }
     return out;
+  }
+
+  /**
+   * Whether the document is this API's export of a conversation with no messages: its top-level
+   * `conversation` says `lastSeq` 0 (the rule ExportLines holds for JSONL). An export whose
+   * messages were cut or edited away says otherwise, so its empty `messages` is refused as empty.
+   */
+  get emptyExport(): boolean {
+    return this.exportLastSeq !== null && Number(this.exportLastSeq) === 0;
   }
 
   /** Set by the caller so a size error can name the message. */
@@ -171,10 +196,17 @@ export class JsonMessageScanner {
     } else if (this.stack.length >= MAX_JSON_DEPTH) throw new ScanError(nestedTooDeep("body"));
   }
 
+  /** Where a key is read: depth 1 of a top-level object, or depth 2 inside its `conversation` object. */
+  private atKeyLevel(): boolean {
+    return (this.stack.length === 1 && this.stack[0] === "{") || (this.inConversation && this.stack.length === 2);
+  }
+
   private endBareword(): void {
     if (!this.bareword) return;
     if (!BAREWORD.test(this.bareword))
       throw new ScanError(`body: malformed JSON ("${this.bareword.slice(0, 20)}" is not a JSON value)`);
+    if (this.inConversation && this.stack.length === 2 && this.pendingKey === "lastSeq")
+      this.exportLastSeq = this.bareword;
     this.bareword = "";
   }
 

@@ -21,21 +21,44 @@ export type TurnModel =
 
 const HIT_TTL_MS = 60 * 60 * 1000;
 const MISS_TTL_MS = 5 * 60 * 1000;
-/** The cache holds this many answers, the oldest going first: any key can ask, so it is bounded. */
+/**
+ * Each map holds this many answers, the least recently used going first: any key can ask about
+ * any model-shaped id, so both are bounded, and they are held apart so that a client cycling
+ * through made-up ids never pushes out the answers conversations run on (it would make every turn
+ * on such a model ask upstream again, on the platform's one key).
+ */
 const LOOKUPS_KEPT = 256;
 /** Only ids shaped like a model's are asked about (a Claude model, or the offline model's test models). */
 const ASKABLE = /^(claude|offline)-[a-z0-9][a-z0-9.-]{0,78}$/;
-const lookups = new Map<string, { info: ModelInfoLike | null; until: number }>();
+type Lookup = { info: ModelInfoLike | null; until: number };
+const knownLookups = new Map<string, Lookup>();
+const unknownLookups = new Map<string, Lookup>();
 
 function remember(id: string, info: ModelInfoLike | null, ttl: number): void {
-  lookups.delete(id);
-  lookups.set(id, { info, until: Date.now() + ttl });
-  while (lookups.size > LOOKUPS_KEPT) lookups.delete(lookups.keys().next().value!);
+  knownLookups.delete(id);
+  unknownLookups.delete(id);
+  const map = info ? knownLookups : unknownLookups;
+  map.set(id, { info, until: Date.now() + ttl });
+  while (map.size > LOOKUPS_KEPT) map.delete(map.keys().next().value!);
+}
+
+/** The answer this isolate holds for `id` while it is fresh, moved to the back as the most recently used. */
+function recall(id: string): Lookup | undefined {
+  for (const map of [knownLookups, unknownLookups]) {
+    const hit = map.get(id);
+    if (!hit) continue;
+    map.delete(id);
+    if (hit.until <= Date.now()) return undefined;
+    map.set(id, hit);
+    return hit;
+  }
+  return undefined;
 }
 
 /** Forgets the Models API answers this isolate cached (tests). */
 export function forgetModelLookups(): void {
-  lookups.clear();
+  knownLookups.clear();
+  unknownLookups.clear();
 }
 
 /**
@@ -51,8 +74,8 @@ const known = (info: ModelInfoLike | null): ModelsApiAnswer => (info ? { kind: "
 
 async function askModelsApi(env: ModelEnv, id: string, client?: Anthropic): Promise<ModelsApiAnswer> {
   if (!ASKABLE.test(id)) return { kind: "unknown" };
-  const cached = lookups.get(id);
-  if (cached && cached.until > Date.now()) return known(cached.info);
+  const cached = recall(id);
+  if (cached) return known(cached.info);
   let api: Anthropic;
   try {
     api = client ?? createModelClient(env, { maxRetries: 1 });

@@ -133,9 +133,9 @@ export async function stageTranscript(
     }
     if (json) json.end();
     else for (const raw of jsonl!.end()) await take(raw);
-    // The export of a conversation with none (its conversation line says lastSeq 0, or the JSON
-    // document's `conversation`, whose messages come in the same document) may hold no messages.
-    pairing.end({ exported: exportLines.emptyExport || !!json?.conversationSeen });
+    // The export of a conversation with none (its JSONL conversation line, or the JSON document's
+    // `conversation`, says lastSeq 0) may hold no messages; one cut or edited to none is refused.
+    pairing.end({ exported: exportLines.emptyExport || !!json?.emptyExport });
     superseded.end();
     if (chunk.length) await flush();
     return { importId, chunks, messages: count };

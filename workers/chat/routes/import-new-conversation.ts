@@ -2,7 +2,8 @@
 // this API's JSON export, or JSONL of messages), up to IMPORT_BODY_LIMIT. The body is streamed:
 // checked message by message and staged in R2 (services/transfer/import-staging.ts), and only a
 // complete, valid transcript becomes a conversation. No model call; the cortex indexes it and
-// folds run in the background. An export of a conversation with no messages becomes an empty one.
+// folds run in the background. An export of a conversation with no messages (its `conversation`
+// says lastSeq 0) becomes an empty one.
 import { Hono } from "hono";
 import { z } from "zod";
 import { requestLocationHint } from "../location-hint";
@@ -52,7 +53,7 @@ importNewConversationRoutes.post(
   doc({
     summary: "Create a conversation from a transcript (no model call), streamed",
     description:
-      "The body is `{\"messages\": [...]}` in Anthropic Messages format (other top-level fields, such as `model` or an export's metadata, are ignored), or JSONL with one message per line (`Content-Type: application/x-ndjson`; lines whose `type` is not `message` are skipped, but a second `conversation` line, as in a tenant-wide export file, is a 400 naming it: an import is one conversation). Up to 64 MiB (67,108,864 bytes; a larger body is a 413 naming the limit), checked message by message and never held whole; nesting deeper than 64 levels (the document around the messages, or a content block's field such as a tool call's input: 67 levels from a message's own brace) is a 400, and so are more than 50,000 messages the model would be sent (superseded and sub-agent messages aside). Every tool_use must be answered by a tool_result in the next user message, and none may come before the first user message. A transcript needs at least one message, except this API's export (a JSON document with its `conversation`, or JSONL with its `conversation` line) of a conversation with none, which creates an empty conversation. A bad transcript is a 400 naming the first bad message (`messages[i]`, and its line for JSONL), and nothing is stored.",
+      "The body is `{\"messages\": [...]}` in Anthropic Messages format (other top-level fields, such as `model` or an export's metadata, are ignored), or JSONL with one message per line (`Content-Type: application/x-ndjson`; lines whose `type` is not `message` are skipped, but a second `conversation` line, as in a tenant-wide export file, is a 400 naming it: an import is one conversation). Up to 64 MiB (67,108,864 bytes; a larger body is a 413 naming the limit), checked message by message and never held whole; nesting deeper than 64 levels (the document around the messages, or a content block's field such as a tool call's input: 67 levels from a message's own brace) is a 400, and so are more than 50,000 messages the model would be sent (superseded and sub-agent messages aside). Every tool_use must be answered by a tool_result in the next user message, and none may come before the first user message. A transcript needs at least one message, except this API's export of a conversation with none (a JSON document whose top-level `conversation` says `lastSeq` 0, or JSONL whose `conversation` line does), which creates an empty conversation; an export whose messages were cut or edited away is refused as empty. A bad transcript is a 400 naming the first bad message (`messages[i]`, and its line for JSONL), and nothing is stored.",
     rawBody: {
       description:
         "The transcript: JSON with a messages array (or a bare array), or JSONL (also sent as application/jsonl); any other Content-Type is a 415",

@@ -606,9 +606,7 @@ export interface Routes {
     };
     body: undefined;
     response: {
-      data: Array<{
-        [key: string]: unknown;
-      }>;
+      data: Array<Schemas["TimelineCard"]>;
       next: string | number | null;
       [key: string]: unknown;
     };
@@ -1496,6 +1494,56 @@ export interface Schemas {
   };
   StopTurnBody: {
     turnId?: string;
+  };
+  TimelineCard: {
+    id: number;
+    at: string;
+    afterSeq: number;
+    type: "compaction";
+    card: {
+      type: "compaction";
+      agent?: {
+        segment: string;
+        name: string;
+      };
+      turnId: string;
+      forced: boolean;
+      targets: number;
+      tokensBefore: number;
+      tokensAfter: number;
+      tokensSaved: number;
+      durationMs: number;
+      summarized: "model" | "fallback";
+      details: Array<{
+        index: number;
+        block: number;
+        kind: string;
+        before: number;
+        after: number;
+        [key: string]: unknown;
+      }>;
+      [key: string]: unknown;
+    };
+    [key: string]: unknown;
+  } | {
+    id: number;
+    at: string;
+    afterSeq: number;
+    type: "model_changed";
+    card: {
+      type: "model_changed";
+      agent?: {
+        segment: string;
+        name: string;
+      };
+      turnId: string;
+      from: string;
+      to: string;
+      reason: "retired" | "refusal_fallback";
+      retiredOn?: string;
+      [key: string]: unknown;
+    };
+    [key: string]: unknown;
   };
   Tool: {
     id: string;

@@ -13,6 +13,8 @@ export type Route = keyof Routes;
 export type TurnEvent = Schemas["TurnEvent"];
 export type Message = Schemas["Message"];
 export type ErrorBody = Schemas["Error"];
+/** A card of GET /v1/conversations/:id/timeline (a compaction, a model change), paged by card id. */
+export type TimelineCard = Schemas["TimelineCard"];
 
 export type RequestOptions<R extends Route> = (Routes[R]["path"] extends undefined
   ? { path?: undefined }
@@ -58,6 +60,11 @@ export function retryAfterSeconds(headers: Headers | undefined): number | undefi
 export class ApiError extends Error {
   /** The answer's Retry-After in seconds (429s, and 409s of a busy turn), when it had one. */
   readonly retryAfterSeconds: number | undefined;
+  /**
+   * The Idempotency-Key the refused or cut turn request was sent with (turn() and toolResults()
+   * set it): send the request again with it to learn the first attempt's outcome.
+   */
+  idempotencyKey?: string;
   constructor(
     readonly status: number,
     readonly body: unknown,
@@ -69,12 +76,26 @@ export class ApiError extends Error {
   }
 }
 
+/**
+ * The events of a turn request (turn(), toolResults()) and the Idempotency-Key it carries: the
+ * caller's, or one made for the call, so a request whose stream broke (or whose fetch failed) can
+ * always be sent again under it, answered with the first attempt's outcome rather than run twice.
+ */
+export interface TurnStream extends AsyncGenerator<TurnEvent> {
+  readonly idempotencyKey: string;
+}
+
+/** A fresh Idempotency-Key: 128 random bits in hex (getRandomValues: browsers have it outside secure contexts too). */
+export function newIdempotencyKey(): string {
+  return Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
 /** The error of a turn whose event stream ended before its turn_end (as the server's JSON answer names it). */
 const TURN_INTERRUPTED: ErrorBody = {
   error: {
     type: "turn_interrupted",
     message:
-      "the turn's event stream ended before the turn did; what it saved is in the transcript (messages()), or send it again with the same Idempotency-Key to learn its outcome",
+      "the turn's event stream ended before the turn did; what it saved is in the transcript (messages()), or send it again with the same Idempotency-Key (this error's idempotencyKey) to learn its outcome",
   },
 };
 
@@ -168,35 +189,66 @@ export class Client {
    * "requires_action"): answer it with toolResults(). A stream that ends before the turn's
    * `turn_end` (or `requires_action`, or an `error` before `turn_start`) throws ApiError 502 with
    * `{error: {type: "turn_interrupted"}}` after the events it did bring.
+   *
+   * The request always carries an Idempotency-Key: `opts.idempotencyKey`, or one made for the call
+   * (the returned stream's `idempotencyKey`, also on every ApiError it throws). Sending the same
+   * body again with that key answers the first attempt's outcome (409 idempotency_in_progress
+   * while it still runs) and never runs a second turn.
    */
   turn(
     conversationId: string,
     body: Routes["POST /v1/conversations/{id}/messages"]["body"],
     opts: { idempotencyKey?: string } = {},
-  ): AsyncGenerator<TurnEvent> {
+  ): TurnStream {
     return this.streamed(
       `/v1/conversations/${encodeURIComponent(conversationId)}/messages`,
       body,
-      opts.idempotencyKey ? { "idempotency-key": opts.idempotencyKey } : {},
+      opts.idempotencyKey || newIdempotencyKey(),
     );
   }
 
-  /** Posts the results of a paused turn's client tool calls (every pending id at once) and yields the resumed turn's events (a cut stream throws as in turn()). */
+  /**
+   * Posts the results of a paused turn's client tool calls (every pending id at once) and yields
+   * the resumed turn's events (a cut stream throws as in turn()). Keyed as turn() is: a retry of a
+   * post that went through, with the same key and results, answers its outcome, not 409
+   * tool_results_conflict.
+   */
   toolResults(
     conversationId: string,
     results: Routes["POST /v1/conversations/{id}/tool-results"]["body"]["results"],
-  ): AsyncGenerator<TurnEvent> {
-    return this.streamed(`/v1/conversations/${encodeURIComponent(conversationId)}/tool-results`, { results });
+    opts: { idempotencyKey?: string } = {},
+  ): TurnStream {
+    return this.streamed(
+      `/v1/conversations/${encodeURIComponent(conversationId)}/tool-results`,
+      { results },
+      opts.idempotencyKey || newIdempotencyKey(),
+    );
   }
 
-  private async *streamed(
-    path: string,
-    body: unknown,
-    headers: Record<string, string> = {},
-  ): AsyncGenerator<TurnEvent> {
+  private streamed(path: string, body: unknown, idempotencyKey: string): TurnStream {
+    const events = this.keyedEvents(path, body, idempotencyKey);
+    return Object.assign(events, { idempotencyKey });
+  }
+
+  /** The events of one keyed turn request; every ApiError thrown names the key. */
+  private async *keyedEvents(path: string, body: unknown, idempotencyKey: string): AsyncGenerator<TurnEvent> {
+    try {
+      yield* this.events(path, body, idempotencyKey);
+    } catch (error) {
+      if (error instanceof ApiError) error.idempotencyKey = idempotencyKey;
+      throw error;
+    }
+  }
+
+  private async *events(path: string, body: unknown, idempotencyKey: string): AsyncGenerator<TurnEvent> {
     const res = await (this.options.fetch ?? fetch)(this.url(path), {
       method: "POST",
-      headers: { ...this.authHeaders(), "content-type": "application/json", accept: "text/event-stream", ...headers },
+      headers: {
+        ...this.authHeaders(),
+        "content-type": "application/json",
+        accept: "text/event-stream",
+        "idempotency-key": idempotencyKey,
+      },
       body: JSON.stringify(body),
     });
     if (!res.ok || !res.body || !(res.headers.get("content-type") ?? "").startsWith("text/event-stream"))

@@ -53,6 +53,15 @@ const timing = z.strictObject({ serverMs: z.number(), modelMs: z.number(), queue
 
 const pendingCall = z.strictObject({ id: z.string(), name: z.string(), input: z.unknown() });
 
+// Shared by the event and its timeline card (the card is the event as it was streamed).
+const modelChangedEvent = event("model_changed", {
+  turnId: z.string(),
+  from: z.string(),
+  to: z.string(),
+  reason: z.enum(["retired", "refusal_fallback"]),
+  retiredOn: z.string().optional(),
+});
+
 /** core/events.ts TurnEvent: the SSE event names and the websocket's server frames. */
 export const turnEventSchema = z
   .discriminatedUnion("type", [
@@ -122,13 +131,7 @@ export const turnEventSchema = z
       explanation: z.string().nullable(),
       fallbackModel: z.string().optional(),
     }),
-    event("model_changed", {
-      turnId: z.string(),
-      from: z.string(),
-      to: z.string(),
-      reason: z.enum(["retired", "refusal_fallback"]),
-      retiredOn: z.string().optional(),
-    }),
+    modelChangedEvent,
     event("retry", {
       turnId: z.string(),
       attempt: z.number().int(),
@@ -148,6 +151,52 @@ export const turnEventSchema = z
     id: "TurnEvent",
     description:
       "One event of a turn. Over SSE: `event: <type>` then `data: <this JSON>`; over the websocket: one frame.",
+  });
+
+/** core/events.ts CompactionCard: the `compaction` event of a pass that cut something, as the timeline keeps it. */
+const compactionCard = event("compaction", {
+  turnId: z.string(),
+  forced: z.boolean(),
+  targets: z.number().int(),
+  tokensBefore: z.number(),
+  tokensAfter: z.number(),
+  tokensSaved: z.number(),
+  durationMs: z.number(),
+  summarized: z.enum(["model", "fallback"]),
+  details: z.array(
+    z.looseObject({
+      index: z.number().int(),
+      block: z.number().int(),
+      kind: z.string(),
+      before: z.number(),
+      after: z.number(),
+    }),
+  ),
+});
+
+/** durable-objects/conversation/conversation-store.ts TimelineCard, one per kind lifecycle-log.ts keeps. */
+const timelineCard = <T extends z.ZodType>(type: string, card: T) =>
+  z.looseObject({
+    id: z.number().int().meta({ description: "The card's id: the list's cursor (`after`/`cursor`, `next`)" }),
+    at: z.string().meta({ description: "When the card was made (ISO 8601)" }),
+    afterSeq: z
+      .number()
+      .int()
+      .meta({ description: "The conversation's last message seq when the card was made: it sits after that message" }),
+    type: z.literal(type),
+    card,
+  });
+
+/** GET /v1/conversations/:id/timeline: the cards History shows among the messages (never replayed). */
+export const timelineCardSchema = z
+  .discriminatedUnion("type", [
+    timelineCard("compaction", compactionCard),
+    timelineCard("model_changed", modelChangedEvent),
+  ])
+  .meta({
+    id: "TimelineCard",
+    description:
+      "A card of the conversation's timeline: a compaction that cut something, or the turn's model changing; `card` is the event as it was streamed.",
   });
 
 /** Frames only the websocket sends, besides the turn events. */

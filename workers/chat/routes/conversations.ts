@@ -36,6 +36,7 @@ import {
   listOf,
   replaySchema,
   storedMessageSchema,
+  timelineCardSchema,
 } from "../openapi/schemas";
 import { turnDoc } from "../openapi/turn-doc";
 
@@ -258,8 +259,10 @@ conversationRoutes.get(
 conversationRoutes.get(
   "/:id/timeline",
   doc({
-    summary: "Messages and compaction cards, by seq",
-    responses: { 200: { description: "A page of cards", schema: listOf(z.looseObject({})) } },
+    summary: "Timeline cards (compactions, model changes), by card id",
+    description:
+      "The cards History shows among the messages, oldest first; no messages (those are GET /messages). Paged by card id: `after` (or `cursor`) and `next` are card ids, not seqs; a card's `afterSeq` places it after that message.",
+    responses: { 200: { description: "A page of cards", schema: listOf(timelineCardSchema) } },
   }),
   query(seqPageQuery),
   async (c) => {

@@ -6,6 +6,7 @@ import { attachments, projects } from "../db/schema";
 import { noteText } from "./attachments/formats/format";
 import { attachmentNote, TOOLS_FOR } from "./attachments/note";
 import { sortableId } from "../core/ids";
+import type { SettingsPatch } from "../core/settings";
 import { purgeAttachmentsOf } from "./attachments/delete";
 import { toAttachment, type Attachment } from "./attachments/store";
 import { deleteProjectMcpServers } from "./mcp/servers";
@@ -13,9 +14,24 @@ import { deleteProjectTools } from "./tools/tool-store";
 
 export type Project = typeof projects.$inferSelect;
 
-export async function createProject(db: D1Database, tenantId: string, name: string): Promise<Project> {
+/**
+ * The project and its settings in one insert: settings written after it could fail and leave a
+ * project without them (a retry then making a second one).
+ */
+export async function createProject(
+  db: D1Database,
+  tenantId: string,
+  { name, settings = {} }: { name: string; settings?: SettingsPatch },
+): Promise<Project> {
   const now = new Date().toISOString();
-  const row = { id: sortableId("proj"), tenantId, name, createdAt: now, updatedAt: now, settings: "{}" };
+  const row = {
+    id: sortableId("proj"),
+    tenantId,
+    name,
+    createdAt: now,
+    updatedAt: now,
+    settings: JSON.stringify(settings),
+  };
   await drizzle(db).insert(projects).values(row);
   return row;
 }

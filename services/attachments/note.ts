@@ -10,6 +10,14 @@ export { TOOLS_FOR, type AttachmentFacts } from "./formats";
 const SMALL = 200 * 1024;
 const LARGE = 20 * 1024 * 1024;
 
+/**
+ * A type the note may show: `type/subtype` in a media type's characters (RFC 6838: at most 127
+ * each). The stored type can be the uploader's Content-Type (when neither the bytes nor the name
+ * told one), which is any text: anything else shows as a neutral word.
+ */
+const MEDIA_TYPE = /^[\w!#$&^.+-]{1,127}\/[\w!#$&^.+-]{1,127}$/;
+const shownType = (type: string) => (MEDIA_TYPE.test(type) ? type : "unknown type");
+
 export function humanBytes(n: number): string {
   if (n < 1024) return `${n} B`;
   const units = ["KB", "MB", "GB", "TB"];
@@ -35,12 +43,13 @@ export function attachmentNote(a: {
   const { facts, how } = format
     ? format.note(f, { arg: `"attachment_id":"${a.id}"`, size: a.size, tier })
     : { facts: [], how: "No tool reads this type; its bytes are stored." };
-  if (f.problem) facts.push(`could not be inspected: ${f.problem}`);
+  // A parser's message may quote the file.
+  if (f.problem) facts.push(`could not be inspected: ${noteText(f.problem)}`);
   const tierText =
     tier === "large" ? "large file: never read it whole" : tier === "medium" ? "medium file" : "small file";
   return [
     `<attachment id="${a.id}" name="${noteText(a.name)}">`,
-    `${a.type}, ${humanBytes(a.size)} (${tierText})${facts.length ? `; ${facts.join("; ")}` : ""}.`,
+    `${shownType(a.type)}, ${humanBytes(a.size)} (${tierText})${facts.length ? `; ${facts.join("; ")}` : ""}.`,
     `${how} Its content is not in this conversation: do not answer about it before reading it.`,
     "</attachment>",
   ].join("\n");

@@ -140,6 +140,16 @@ export function renderMemoryMap(
   ].join("\n");
 }
 
+/**
+ * A tag or title taken whole as a topic: a word with the punctuation names use ("node.js", "c++",
+ * "ci/cd", "budget-2025"). Topics ride every prompt of the tenant inside <memory_map>, and tags and
+ * titles are any text (the model's memory_save writes them too): anything else is split into
+ * words, which cannot close the block or break its line.
+ */
+const TOPIC = /^[\p{L}\p{N}][\p{L}\p{N}._+#/-]{2,39}$/u;
+/** Longer words are left out rather than cut (a cut word is not a topic). */
+const TOPIC_MAX = 40;
+
 /** Tags count double; then title words. Ties keep first appearance, so the order is deterministic. */
 export function topicsOf(noteTerms: string[], conversationTitles: string[]): string[] {
   const counts = new Map<string, number>();
@@ -147,7 +157,7 @@ export function topicsOf(noteTerms: string[], conversationTitles: string[]): str
   for (const t of noteTerms) {
     const term = t.trim().toLowerCase();
     if (!term) continue;
-    if (!term.includes(" ") && term.length >= 3) add(term, 2);
+    if (TOPIC.test(term)) add(term, 2);
     else for (const w of words(term)) add(w, 1);
   }
   for (const title of conversationTitles) for (const w of words(title.toLowerCase())) add(w, 1);
@@ -159,5 +169,7 @@ export function topicsOf(noteTerms: string[], conversationTitles: string[]): str
 }
 
 function words(text: string): string[] {
-  return (text.match(/[\p{L}][\p{L}\p{N}-]{3,}/gu) ?? []).filter((w) => !STOPWORDS.has(w) && w !== "new");
+  return (text.match(/[\p{L}][\p{L}\p{N}-]{3,}/gu) ?? []).filter(
+    (w) => w.length <= TOPIC_MAX && !STOPWORDS.has(w) && w !== "new",
+  );
 }

@@ -50,7 +50,21 @@ const projectId = (id: string) => {
   return id;
 };
 
-const projectName = z.string().trim().min(1).max(200);
+/**
+ * A project's name is shown in lists and, escaped, in its conversations' prompt: it must show
+ * something (a name of only format characters such as U+200B or U+202E looks empty everywhere),
+ * and, like a file's name, it carries no control characters, line separators or bidi overrides.
+ */
+const projectName = z
+  .string()
+  .trim()
+  .min(1)
+  .max(200)
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what a project name is refused for
+  .refine((v) => !/[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/.test(v), {
+    message: "no control characters, line separators or bidi overrides",
+  })
+  .refine((v) => /[\p{L}\p{N}\p{P}\p{S}]/u.test(v), "must contain a visible character");
 
 /**
  * A project's settings are checked exactly as its new conversations get them (services/default-settings.ts
@@ -76,9 +90,8 @@ projectRoutes.post(
     const { name, settings } = c.req.valid("json");
     const tenantId = c.get("tenantId");
     if (settings) await checkProjectSettings(c.env, { tenantId, project: settings });
-    const created = await createProject(c.env.DB, tenantId, name);
-    if (settings) await setProjectSettings(c.env.DB, { tenantId, projectId: created.id, patch: settings });
-    return c.json(view({ ...created, settings: JSON.stringify(settings ?? {}) }), 201);
+    const created = await createProject(c.env.DB, tenantId, { name, settings });
+    return c.json(view(created), 201);
   },
 );
 

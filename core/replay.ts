@@ -9,7 +9,7 @@ import { CONTINUE_PROMPT, needsContinuePrompt, replayableHistory } from "./repla
 import { fitRequestLimits } from "./request-limits";
 import { keepValidThinking, knownThinking } from "./thinking-guard";
 import { toolResultLocator } from "./request-placeholders";
-import { applyStubs } from "./stubs";
+import { applyStubs, applyStubsBeforePrompt } from "./stubs";
 import type { ModelEntry } from "./models/catalog";
 import { modelParams, serverToolSpecs } from "./model-params";
 import type { Settings } from "./settings";
@@ -37,7 +37,12 @@ export interface ReplayInput {
   summary?: SummaryState | null;
   /** The last seq of a transcript the conversation was imported from: those messages go back without their sealed blocks. */
   importedThrough?: number;
-  /** No turn runs (the /replay view): a refused turn at the end goes whole, as the next turn's request leaves it out. */
+  /**
+   * No turn runs (the /replay view): the request as the next turn's will be but for its new prompt.
+   * A refused turn at the end goes whole, results age into stubs as that prompt will age them, and a
+   * cut-off reply at the end gets no continue prompt (the new prompt follows it). A history waiting
+   * on client tools' results is shown as it is: those results come next, not a prompt.
+   */
   between?: boolean;
 }
 
@@ -99,10 +104,12 @@ export function storedBlockOf(block: ContentBlock): ContentBlock {
 }
 
 export function buildModelRequest(input: ReplayInput): { request: ModelRequest; estimate: ReplayEstimate } {
-  const stubs = applyStubs(masterThread(input.history), input.settings, input.conversationId);
+  const thread = masterThread(input.history);
+  const promptNext = input.between === true && !awaitsToolResults(thread);
+  const stubs = (promptNext ? applyStubsBeforePrompt : applyStubs)(thread, input.settings, input.conversationId);
   const preamble = input.summary ? summaryPreamble(input.conversationId, input.summary) : [];
   const messages = withCacheBreakpoints(
-    [...preamble, ...toWireMessages(stubs.messages, input.importedThrough, input.between)],
+    [...preamble, ...toWireMessages(stubs.messages, input.importedThrough, promptNext)],
     preamble.length,
   );
   const built: ModelRequest = {
@@ -135,6 +142,12 @@ export function buildModelRequest(input: ReplayInput): { request: ModelRequest; 
   };
   return { request, estimate };
 }
+
+/** The history ends on a reply whose client tool calls wait for their results (a paused turn). */
+const awaitsToolResults = (thread: readonly StoredMessage[]): boolean => {
+  const last = thread.at(-1);
+  return last?.role === "assistant" && last.content.some((b) => b.type === "tool_use");
+};
 
 /**
  * Prompt-cache breakpoints on messages (the system prompt carries its own, four in all): after the
@@ -200,7 +213,9 @@ export function summaryPreamble(conversationId: string, s: SummaryState): WireMe
  * tool_result in the next message (a turn that crashed mid-tool gets a synthetic "no result"
  * answer), and no server tool call without its result except in the final message (a paused
  * turn's reply, resent as the API asks). Messages up to seq `importedThrough` (an import's) go
- * without their sealed blocks (replay-rules.ts).
+ * without their sealed blocks (replay-rules.ts). `between`: a new prompt will follow the last
+ * message (the /replay view), so a cut-off reply there gets no continue prompt and a server call
+ * there no longer waits for its result.
  */
 export function toWireMessages(stored: readonly StoredMessage[], importedThrough = 0, between = false): WireMessage[] {
   const history = replayableHistory(stored, importedThrough, between);
@@ -212,9 +227,11 @@ export function toWireMessages(stored: readonly StoredMessage[], importedThrough
   };
   history.forEach((m, i) => {
     push(m.role, m.content);
-    if (needsContinuePrompt(m, history[i + 1])) push("user", [{ type: "text", text: CONTINUE_PROMPT }]);
+    const last = i === history.length - 1;
+    if (!(between && last) && needsContinuePrompt(m, history[i + 1]))
+      push("user", [{ type: "text", text: CONTINUE_PROMPT }]);
   });
-  withoutUnansweredServerCalls(out);
+  withoutUnansweredServerCalls(out, between);
   for (let i = 0; i < out.length; i++) {
     const msg = out[i];
     if (msg.role !== "assistant") continue;
@@ -248,16 +265,20 @@ export function toWireMessages(stored: readonly StoredMessage[], importedThrough
  * server and client calls gets the server's result at the start of the next response, after the
  * client's results (handling-stop-reasons), so a call still awaited is kept.
  */
-function withoutUnansweredServerCalls(out: { role: "user" | "assistant"; content: ContentBlock[] }[]): void {
+function withoutUnansweredServerCalls(
+  out: { role: "user" | "assistant"; content: ContentBlock[] }[],
+  promptNext: boolean,
+): void {
   const results = new Set<string>();
   const calls = new Set<string>();
   for (const m of out) for (const b of m.content) if (isServerToolResult(b)) results.add(b.tool_use_id);
   // Still awaited: in the last message (a paused reply resent), or in the reply the client's tool
-  // results that end the request answer.
+  // results that end the request answer. Never when a new prompt follows: it ends the request.
   const last = out.length - 1;
   const awaiting = (i: number) =>
-    i === last ||
-    (i === last - 1 && out[last].role === "user" && out[last].content.every((b) => b.type === "tool_result"));
+    !promptNext &&
+    (i === last ||
+      (i === last - 1 && out[last].role === "user" && out[last].content.every((b) => b.type === "tool_result")));
   out.forEach((m, i) => {
     if (m.role !== "assistant") return;
     if (!awaiting(i) && m.content.some((b) => b.type === "server_tool_use" && !results.has(b.id))) {

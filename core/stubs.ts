@@ -6,8 +6,9 @@
 // transitions are batched. The stub watermark advances only once the chars that stubbing would
 // reclaim pass `stubBatchChars`; between jumps the replayed prefix stays byte-identical. The
 // watermark is derived from the history alone (replaying the exchange sequence), so it is the
-// same on every call and in both rebuild paths, and needs no stored state. A refused turn, which no
-// request carries (core/replay-rules.ts), is no exchange and has no stale results.
+// same on every call and in both rebuild paths, and needs no stored state (the /replay view counts
+// the prompt the next request will add: applyStubsBeforePrompt). A refused turn, which no request
+// carries (core/replay-rules.ts), is no exchange and has no stale results.
 import { isAttachmentNote, isToolResultCarrier } from "./render";
 import { refusedTurns } from "./replay-rules";
 import type { ContentBlock, StoredMessage, ToolResultBlock, ToolUseBlock } from "./types";
@@ -86,6 +87,28 @@ const imageChars = (c: ContentBlock) =>
   c.type === "image" ? (c.source.type === "base64" ? c.source.data.length : c.source.url.length) : 0;
 const imagesIn = (b: ToolResultBlock) =>
   typeof b.content === "string" ? 0 : b.content.filter((c) => c.type === "image").length;
+
+/**
+ * The prompt the next turn adds, as stubbing counts it (a real prompt; its words never matter): the
+ * /replay view, taken between turns, ages results as the next request will, with that prompt in it.
+ */
+const NEXT_PROMPT: StoredMessage = {
+  id: "",
+  seq: Number.MAX_SAFE_INTEGER,
+  role: "user",
+  content: [{ type: "text", text: "the next prompt" }],
+  createdAt: "",
+};
+
+/** applyStubs as the next request will apply them, once its new prompt follows `messages`. */
+export function applyStubsBeforePrompt(
+  messages: readonly StoredMessage[],
+  s: StubSettings,
+  conversationId: string,
+): StubOutcome {
+  const out = applyStubs([...messages, NEXT_PROMPT], s, conversationId);
+  return { ...out, messages: out.messages.slice(0, -1) };
+}
 
 /** The history with every stale result before the watermark stubbed. Returns new objects only where changed. */
 export function applyStubs(messages: readonly StoredMessage[], s: StubSettings, conversationId: string): StubOutcome {

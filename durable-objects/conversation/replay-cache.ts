@@ -24,7 +24,8 @@ import type { ObjectScope } from "./object-scope";
 import { masterMessages } from "./regenerate";
 import { TurnTools } from "./turn-tools";
 
-export interface ReplayView {
+/** The /replay view: the next request and its estimate. */
+export interface ReplayRequest {
   model: string;
   max_tokens: number;
   thinking?: ModelRequest["thinking"];
@@ -33,6 +34,51 @@ export interface ReplayView {
   tools: ModelRequest["tools"];
   messages: ModelRequest["messages"];
   estimate: ReturnType<typeof buildModelRequest>["estimate"];
+}
+
+/**
+ * The /replay view as its JSON's UTF-8 bytes. A view may pass Workers' 32 MiB cap on an RPC value
+ * (a tail of imported messages too long for one request, which a turn would compact); a stream
+ * crosses RPC without that cap.
+ */
+export type ReplayView = ReadableStream<Uint8Array>;
+
+/**
+ * `JSON.stringify(view)`, byte for byte, written message by message as the reader pulls: the
+ * view's messages are the cached tail's own blocks, and one string of the whole view would be a
+ * second copy of it (two, with its UTF-8).
+ */
+export function viewJson(view: ReplayRequest): ReplayView {
+  const encoder = new TextEncoder();
+  function* parts(): Generator<string> {
+    let sep = "{";
+    for (const [key, value] of Object.entries(view)) {
+      // What JSON.stringify leaves out of an object.
+      if (value === undefined || typeof value === "function" || typeof value === "symbol") continue;
+      const name = `${sep}${JSON.stringify(key)}:`;
+      sep = ",";
+      if (key !== "messages") {
+        yield name + JSON.stringify(value);
+        continue;
+      }
+      yield `${name}[`;
+      let comma = "";
+      for (const m of view.messages) {
+        yield comma + JSON.stringify(m);
+        comma = ",";
+      }
+      yield "]";
+    }
+    yield sep === "{" ? "{}" : "}";
+  }
+  const chunks = parts();
+  return new ReadableStream<Uint8Array>({
+    pull(controller) {
+      const next = chunks.next();
+      if (next.done) controller.close();
+      else controller.enqueue(encoder.encode(next.value));
+    },
+  });
 }
 
 export interface PromptContext {
@@ -201,9 +247,15 @@ export class ReplayCache {
   /**
    * The /replay view: the next request as a turn would build it now, on the model it would resolve
    * (a retired model's replacement, with the settings that follow it) or, unresolved, on
-   * conservative limits; with no turn running, a refused turn at the end is left out whole.
+   * conservative limits; between turns (ReplayInput.between, core/replay.ts), but for the new
+   * prompt. Streamed as JSON (viewJson).
    */
   async replayView(head: ConversationHead, env: ModelEnv): Promise<ReplayView> {
+    return viewJson(await this.replayRequest(head, env));
+  }
+
+  /** The view replayView streams, built at once (a build that fails fails the call, not the stream). */
+  async replayRequest(head: ConversationHead, env: ModelEnv): Promise<ReplayRequest> {
     const resolved = await resolveTurnModel(env, head.settings.model);
     const model = resolved.ok ? resolved.entry : entryFromModelInfo({ id: head.settings.model });
     // As record.moveToModel will, once a turn resolves it.

@@ -252,7 +252,8 @@ conversationRoutes.get(
     const { stub, ref } = stubFor(c.env, c.get("tenantId"), c.req.param("id"));
     const replay = await stub.replay(ref);
     if (!replay) throw notFound("conversation");
-    return c.json(replay);
+    // The view's JSON, streamed from the object: a view may be larger than an RPC value may be.
+    return c.body(replay, 200, { "content-type": "application/json" });
   },
 );
 

@@ -1256,6 +1256,15 @@ export interface Schemas {
     unsummarizedChars: number;
     foldableChars: number;
     foldInFlight: boolean;
+    requiresAction?: {
+      turnId: string;
+      calls: Array<{
+        id: string;
+        name: string;
+        input: unknown;
+      }>;
+      expiresAt: string;
+    };
     [key: string]: unknown;
   };
   ConversationListItem: {

@@ -52,6 +52,8 @@ const event = <T extends z.ZodRawShape>(type: string, shape: T) =>
 const timing = z.strictObject({ serverMs: z.number(), modelMs: z.number(), queuedMs: z.number() });
 
 const pendingCall = z.strictObject({ id: z.string(), name: z.string(), input: z.unknown() });
+/** The client tool calls a paused turn waits on: a turn's `requires_action`, a conversation's `requiresAction`. */
+const pendingCalls = z.strictObject({ turnId: z.string(), calls: z.array(pendingCall), expiresAt: z.string() });
 
 // Shared by the event and its timeline card (the card is the event as it was streamed).
 const modelChangedEvent = event("model_changed", {
@@ -228,8 +230,7 @@ export const turnResultSchema = z
     messages: z.array(storedMessageSchema),
     stop_reason: z.string(),
     usage: usage.nullable(),
-    requires_action: z
-      .strictObject({ turnId: z.string(), calls: z.array(pendingCall), expiresAt: z.string() })
+    requires_action: pendingCalls
       .optional()
       .meta({
         description:
@@ -446,6 +447,10 @@ export const conversationSchema = z
     unsummarizedChars: z.number(),
     foldableChars: z.number(),
     foldInFlight: z.boolean(),
+    requiresAction: pendingCalls.optional().meta({
+      description:
+        "While a turn waits on client tools (GET and PATCH answers): the calls it waits on; post their results to /tool-results.",
+    }),
   })
   .meta({
     id: "Conversation",

@@ -4,8 +4,9 @@
 //    conversation, and writes that could put data back (R2 batches, the head, prompt snapshots,
 //    cortex rows) are refused through `guard`;
 // 2. the writes already in flight are awaited, the sockets closed;
-// 3. the usage rows the outbox still holds go to the ledger (it outlives the conversation); R2 and
-//    D1 are purged (services/conversation-purge.ts, each step idempotent);
+// 3. the usage rows the outbox still holds go to the ledger (it outlives the conversation), rows
+//    metered until that read included (see `outboxFlushedLater`); R2 and D1 are purged
+//    (services/conversation-purge.ts, each step idempotent);
 // 4. the alarm and the object's storage go (deleteAll), tombstone included.
 // A crash between 1 and 4 leaves the tombstone and an alarm that finishes the purge; a DELETE
 // sent again joins or resumes it. A queued fold or extract job arriving later finds nothing.
@@ -48,6 +49,8 @@ export class ConversationDeletion {
   /** The tombstone this instance wrote or resumed, until its purge completes. */
   private current: Tombstone | null = null;
   private purging: Promise<void> | null = null;
+  /** The purge has read the outbox's usage rows to send them: a row put there now could be wiped unsent. */
+  private usageRead = false;
   private readonly inFlight = new Set<Promise<unknown>>();
 
   constructor(
@@ -67,6 +70,15 @@ export class ConversationDeletion {
 
   get deleted(): boolean {
     return this.gone || this.tombstone() !== null;
+  }
+
+  /**
+   * Whether a usage row put in the outbox now still reaches the ledger through the delete: the
+   * tombstone's storage is kept and its purge has not read the outbox yet (a purge that stopped
+   * short reads it again when resumed). Otherwise the row must go to D1 itself (index-outbox.ts).
+   */
+  get outboxFlushedLater(): boolean {
+    return !this.usageRead && this.tombstone() !== null;
   }
 
   /**
@@ -121,10 +133,19 @@ export class ConversationDeletion {
   }
 
   private async purge(ref: ConversationRef): Promise<void> {
+    this.usageRead = false;
     await this.ctx.storage.setAlarm(Date.now() + RESUME_AFTER_MS);
     await Promise.all([...this.inFlight]);
-    await this.hooks.flushUsage(ref.tenantId);
-    await purgeConversation(this.hooks.env(), ref.tenantId, ref.conversationId);
+    // The flag and the hook's read of the outbox in one synchronous step: no row slips between them.
+    this.usageRead = true;
+    try {
+      await this.hooks.flushUsage(ref.tenantId);
+      await purgeConversation(this.hooks.env(), ref.tenantId, ref.conversationId);
+    } catch (err) {
+      // The purge stops short with the storage kept: later rows wait in the outbox for its resume.
+      this.usageRead = false;
+      throw err;
+    }
     await this.ctx.storage.deleteAlarm();
     await this.ctx.storage.deleteAll();
     this.current = null;

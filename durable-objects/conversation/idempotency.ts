@@ -7,7 +7,7 @@
 // turn as interrupted instead of running it again.
 import type { TurnEvent } from "../../core/events";
 import { IDEMPOTENCY_TTL_MS } from "../../core/idempotency-key";
-import { zeroUsage, type StoredMessage } from "../../core/types";
+import { zeroUsage, type StoredMessage, type Usage } from "../../core/types";
 
 type TurnEnd = Extract<TurnEvent, { type: "turn_end" }>;
 type TurnError = Extract<TurnEvent, { type: "error" }>["error"];
@@ -27,6 +27,8 @@ export interface KeyedOutcome {
   refusal?: Kept<"refusal"> | null;
   modelChanges?: Kept<"model_changed">[];
   superseded?: Kept<"exchange_superseded"> | null;
+  /** What a turn its object died in had spent, as its dead-turn meter billed it (no turn_end to say so). */
+  spent?: Usage;
 }
 
 /** Why a keyed request runs nothing: 409 while the first turn runs, 422 for another body. */
@@ -225,9 +227,32 @@ export function replayEvents(
   events.push({
     type: "turn_end",
     turnId,
-    ...(outcome.end ?? { stop_reason: "error", usage: zeroUsage(), timing: { serverMs: 0, modelMs: 0, queuedMs: 0 } }),
+    ...(outcome.end ?? {
+      stop_reason: "error",
+      // A turn that never ended says what the ledger was given for it (noteDeadTurnSpending).
+      usage: outcome.spent ?? zeroUsage(),
+      timing: { serverMs: 0, modelMs: 0, queuedMs: 0 },
+    }),
   });
   return events;
+}
+
+/**
+ * The dead-turn meter's part (index-outbox.ts meterDeadTurn, at the object's start, before any
+ * request): what it billed for `turnId` goes on the key rows that turn left running, so the
+ * interrupted outcome a retry gets carries that usage in its turn_end, as the ledger does.
+ */
+export function noteDeadTurnSpending(sql: SqlStorage, turnId: string, spent: Usage): void {
+  const rows = sql
+    .exec<{ key: string; outcome: string }>(
+      `SELECT key, outcome FROM idempotency_keys WHERE status = 'running' AND json_extract(outcome, '$.turnId') = ?`,
+      turnId,
+    )
+    .toArray();
+  for (const row of rows) {
+    const outcome = JSON.parse(row.outcome) as KeyedOutcome;
+    sql.exec(`UPDATE idempotency_keys SET outcome = ? WHERE key = ?`, JSON.stringify({ ...outcome, spent }), row.key);
+  }
 }
 
 /** A claim that runs no turn, as the answer the caller gets. */

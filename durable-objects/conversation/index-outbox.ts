@@ -10,11 +10,14 @@ import { utcDay } from "../../core/models/lookup";
 import type { Usage } from "../../core/types";
 import type { ConversationHead } from "../../services/record/conversation-head";
 import { ConversationGone } from "./conversation-delete";
+import { noteDeadTurnSpending } from "./idempotency";
 import type { ObjectScope } from "./object-scope";
 import type { ConversationStore } from "./conversation-store";
 
 const INDEX_BATCH = 100;
 const INDEX_RETRY_MS = 30_000;
+/** The waits between tries of a usage row written straight to D1: about 20 s in all, inside waitUntil's 30. */
+const DIRECT_RETRY_MS = [250, 1_000, 3_000, 6_000, 10_000];
 
 export class IndexOutbox {
   private indexing: Promise<void> | null = null;
@@ -42,9 +45,10 @@ export class IndexOutbox {
   /**
    * A turn part's (or the title call's: `kind`) usage for the tenant's ledger (D1, GET /v1/usage),
    * written with the next run, once (the row's id is `key`); a part that spent no tokens writes
-   * nothing. Once the conversation is being deleted its storage is going, so the row goes straight
-   * to D1 (the ledger outlives the conversation). It never throws: a turn's answer (or its error)
-   * never waits on its metering.
+   * nothing. Once the conversation is being deleted the row still goes in the outbox while the
+   * purge will send it (conversation-delete.ts `outboxFlushedLater`); after the purge read the
+   * outbox, or once the storage is gone, it goes to D1 itself, retried (the ledger outlives the
+   * conversation). It never throws: a turn's answer (or its error) never waits on its metering.
    */
   meter(
     key: string,
@@ -52,16 +56,33 @@ export class IndexOutbox {
     kind: UsageKind = "turn",
   ): void {
     if (spentNothing(part.usage)) return;
-    const { ctx, env, store, deletion } = this.scope;
-    if (deletion.deleted) {
-      const row = recordUsage(env.DB, { ...part, tenantId, id: key, kind, day: utcDay() });
-      ctx.waitUntil(row.catch((err) => console.error("usage not metered", key, err)));
-      return;
-    }
-    try {
-      store.putOutbox(`usage:${key}`, { ...part, kind, day: utcDay() });
-    } catch (err) {
-      console.error("usage not metered", key, err);
+    const { ctx, store, deletion } = this.scope;
+    const row = { ...part, kind, day: utcDay() };
+    if (!deletion.deleted || deletion.outboxFlushedLater)
+      try {
+        store.putOutbox(`usage:${key}`, row);
+        return;
+      } catch (err) {
+        // Storage refused the row (a delete removing it): D1 directly is the way left.
+        console.error("usage not kept in the outbox; writing it to D1", key, err);
+      }
+    ctx.waitUntil(this.recordRetried({ ...row, tenantId, id: key }));
+  }
+
+  /**
+   * A usage row written to D1 outside the outbox, tried again with backoff (within the platform's
+   * waitUntil allowance); the binding is read at each try. A row already written is not doubled:
+   * the insert does nothing on an id the ledger holds.
+   */
+  private async recordRetried(event: UsageEvent): Promise<void> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await recordUsage(this.scope.env.DB, event);
+      } catch (err) {
+        if (attempt >= DIRECT_RETRY_MS.length) return console.error("usage not metered", event.id, err);
+        console.error("usage write failed; retrying", event.id, err);
+        await new Promise((r) => setTimeout(r, DIRECT_RETRY_MS[attempt]));
+      }
     }
   }
 
@@ -184,7 +205,7 @@ export class IndexOutbox {
 /**
  * A turn part the last incarnation died in (an eviction, a crash) never reached its meter: what
  * its model calls had reported goes to the ledger now, a row per model that spent, through the
- * outbox (the alarm sends it).
+ * outbox (the alarm sends it); the turn's key rows keep the total for a retry's answer.
  */
 export async function meterDeadTurn(ctx: DurableObjectState, store: ConversationStore): Promise<void> {
   const left = store.takeSpending();
@@ -194,6 +215,12 @@ export async function meterDeadTurn(ctx: DurableObjectState, store: Conversation
   const rows = (left.parts ?? [{ key, model, usage }]).filter((p) => !spentNothing(p.usage));
   for (const row of rows)
     store.putOutbox(`usage:${row.key}`, { conversationId, model: row.model, usage: row.usage, kind: "turn", day });
+  // A keyed retry of the dead turn answers with what was billed here (the part's key starts with its turnId).
+  try {
+    noteDeadTurnSpending(ctx.storage.sql, key.split(":")[0], usage);
+  } catch (err) {
+    console.error("dead turn's usage not kept for its retry", key, err);
+  }
   if ((await ctx.storage.getAlarm()) === null) await ctx.storage.setAlarm(Date.now() + 1_000);
 }
 

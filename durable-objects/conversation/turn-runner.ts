@@ -453,15 +453,15 @@ export class TurnRunner {
     } catch (err) {
       // Storage failed: whatever was appended before stays; the caller is told. Or the
       // conversation was deleted under the turn: nothing more of it is written.
-      // Its model calls were billed, the conversation gone or not: the ledger says so (never throws).
+      // Its model calls were billed, the conversation gone or not: the ledger and the answer say so.
       spending.meter(spending.total);
-      if (!(err instanceof ConversationGone)) {
+      const gone = err instanceof ConversationGone;
+      if (!gone) {
         console.error("turn failed", err);
         scope.ctx.waitUntil(this.parts.outbox.pending());
       }
-      return err instanceof ConversationGone
-        ? fail({ type: "not_found", message: "conversation not found" })
-        : fail({ type: "storage_error", message: "the turn could not be saved; retry" }, spending.total);
+      const message = gone ? "conversation not found" : "the turn could not be saved; retry";
+      return fail({ type: gone ? "not_found" : "storage_error", message }, spending.total);
     }
     if (outcome.paused) {
       const waitMs = (head.settings.clientToolTimeoutSeconds ?? DEFAULT_SETTINGS.clientToolTimeoutSeconds) * 1000;

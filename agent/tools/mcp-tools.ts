@@ -45,6 +45,8 @@ export function mcpToolDefinition(
         serverId: server.id,
         mcpName: tool.mcpName,
         args: originalArguments(input, renamed),
+        // A server renamed or moved to another project since is no longer this conversation's.
+        offered: { toolName: tool.name, server: { name: server.name, projectId: server.projectId } },
       }),
   };
 }

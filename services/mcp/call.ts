@@ -3,12 +3,13 @@
 // read: an answer past the message cap (connect.ts) or a result whose text passes an HTTP tool's
 // cap is one too, never kept in part. A tools/list_changed heard during the call refreshes the
 // cached list at once.
+import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { MCP_MAX_RESULT_TEXT_BYTES } from "../../core/tenant-tool-rules";
-import { authHeaders, connectMcp, errorText, McpTimeout, message } from "./connect";
+import { authHeaders, connectMcp, McpTimeout, message } from "./connect";
 import { endpointOf, listWith } from "./listing";
 import { scrub } from "../tools/http-call";
 import { mcpResultOutput, type McpResultOutput } from "./results";
-import { getMcpServer, saveMcpListing } from "./servers";
+import { getMcpServer, saveMcpListing, type McpServerRow } from "./servers";
 
 export async function callMcpTool(
   env: Env,
@@ -17,10 +18,26 @@ export async function callMcpTool(
     serverId,
     mcpName,
     args,
-  }: { tenantId: string; serverId: string; mcpName: string; args: Record<string, unknown> },
+    offered,
+  }: {
+    tenantId: string;
+    serverId: string;
+    mcpName: string;
+    args: Record<string, unknown>;
+    /** The tool as the conversation was offered it: its name, and its server's name and project then. */
+    offered?: { toolName: string; server: Pick<McpServerRow, "name" | "projectId"> };
+  },
 ): Promise<McpResultOutput & { listChanged?: boolean }> {
   const row = await getMcpServer(env.DB, tenantId, serverId);
-  if (!row) return { content: "this MCP server is no longer registered", isError: true };
+  // Renamed, or moved to another project, the server is not the one the conversation was offered:
+  // its tools are no longer in scope under that name (as an HTTP tool's, agent/tools/registered-tools.ts).
+  if (!row || (offered && (row.name !== offered.server.name || row.projectId !== offered.server.projectId)))
+    return {
+      content: offered
+        ? `the tool ${offered.toolName} is no longer registered`
+        : "this MCP server is no longer registered",
+      isError: true,
+    };
   let listChanged = false;
   let conn: Awaited<ReturnType<typeof connectMcp>>;
   // The server's auth header never reaches the transcript, even when the server echoes it back.
@@ -38,10 +55,11 @@ export async function callMcpTool(
   }
   try {
     const result = await conn.guard(
-      conn.client.callTool({ name: mcpName, arguments: args }, undefined, { timeout: row.timeoutMs }),
+      conn.client.callTool({ name: mcpName, arguments: args }, { timeout: row.timeoutMs }),
     );
     // The call answered: a list refresh that fails (the next refresh or call tries again) does not
-    // take its result away.
+    // take its result away. It is stored only while the server still has the name and url it was
+    // listed under: a rename meanwhile would have its tools stored under the old name.
     if (listChanged)
       await listWith(conn, row.name, row.timeoutMs)
         .then(({ tools, note }) =>
@@ -49,6 +67,7 @@ export async function callMcpTool(
             tenantId,
             id: row.id,
             listing: { transport: conn.transport, tools, listedAt: new Date().toISOString(), error: note },
+            listedAs: row,
           }),
         )
         // Only the withheld message: the SDK's error can echo the server's answer, auth header and all.
@@ -65,8 +84,10 @@ export async function callMcpTool(
       });
     return withheld({ ...output, ...(listChanged ? { listChanged } : {}) });
   } catch (err) {
+    // Only the platform's own timeouts are told as one: a server's error that mentions a timeout
+    // ("database query timed out") is its own message.
     const why =
-      err instanceof McpTimeout || /timed? ?out/i.test(errorText(err))
+      err instanceof McpTimeout || (err instanceof McpError && err.code === ErrorCode.RequestTimeout)
         ? `no answer within ${row.timeoutMs} ms`
         : message(err, secret);
     return withheld({ content: `MCP tool ${mcpName} on "${row.name}" failed: ${why}`, isError: true });

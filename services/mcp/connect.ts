@@ -8,11 +8,13 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { RequestOptions } from "@modelcontextprotocol/sdk/shared/protocol.js";
 import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JsonSchemaValidator, jsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/types.js";
 import { checkOutboundUrl, loopbackAllowed } from "../../core/outbound-url";
 import { MCP_MAX_MESSAGE_BYTES } from "../../core/tenant-tool-rules";
+import { z } from "zod";
 import { withheldAndCut } from "../tools/http-call";
 import { capMessages, McpMessageTooLarge } from "./message-cap";
 
@@ -58,8 +60,23 @@ const acceptStructuredOutput: jsonSchemaValidator = {
     (input: unknown) => ({ valid: true, data: input as T, errorMessage: undefined }),
 };
 
+/**
+ * Answers as the platform asks for them: any JSON object. The SDK's own result schemas are strict,
+ * so one tool with a schema they refuse (`{}` without a type, `required: "a"`) or one content block
+ * of a type they do not know fails the whole list or call with a validator's dump; the platform
+ * judges each tool (listing.ts) and each block (results.ts) by itself instead.
+ */
+const AnyResult = z.looseObject({});
+export type McpAnswer = z.infer<typeof AnyResult>;
+
+/** The two requests the platform makes of a server, each answered as it came. */
+export interface McpTools {
+  listTools(params: { cursor?: string }, options: RequestOptions): Promise<McpAnswer>;
+  callTool(params: { name: string; arguments: Record<string, unknown> }, options: RequestOptions): Promise<McpAnswer>;
+}
+
 export interface McpConnection {
-  client: Client;
+  client: McpTools;
   transport: McpTransportKind;
   /** The auth header this connection sends, as a header map (empty without one): withheld from whatever the server says. */
   secret: Record<string, string>;
@@ -115,7 +132,17 @@ export async function connectMcp(
       await transport.close().catch(() => undefined);
       throw err;
     }
-    return { client, transport: kind, secret, guard, close: () => client.close().catch(() => undefined) };
+    const tools: McpTools = {
+      listTools: (params, options) => client.request({ method: "tools/list", params }, AnyResult, options),
+      callTool: (params, options) => client.request({ method: "tools/call", params }, AnyResult, options),
+    };
+    return {
+      client: tools,
+      transport: kind,
+      secret,
+      guard,
+      close: () => closeSession(client, transport, opts.timeoutMs),
+    };
   };
   try {
     return await attempt("streamable-http");
@@ -130,6 +157,18 @@ export async function connectMcp(
       );
     }
   }
+}
+
+/**
+ * Ends the session, then the client. A Streamable HTTP session is ended with a DELETE carrying its
+ * Mcp-Session-Id (the spec's "SHOULD" for a client that is done with it): a server would otherwise
+ * keep every session each call and listing opens until it expires them. A server may refuse it (405)
+ * or fail; the connection closes all the same, within the server's timeout.
+ */
+async function closeSession(client: Client, transport: Transport, timeoutMs: number): Promise<void> {
+  if (transport instanceof StreamableHTTPClientTransport)
+    await withTimeout(transport.terminateSession(), timeoutMs, "ending the session").catch(() => undefined);
+  await client.close().catch(() => undefined);
 }
 
 export class McpTimeout extends Error {}

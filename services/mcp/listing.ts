@@ -6,7 +6,7 @@ import { wellFormedDeep } from "../../core/text-cut";
 import { scrub, withheldAndCut } from "../tools/http-call";
 import { open } from "../tools/secret-box";
 import { authHeaders, connectMcp, message, withTimeout, type McpConnection, type McpEndpoint } from "./connect";
-import { saveMcpListing, type McpListing, type McpServerRow, type McpToolEntry } from "./servers";
+import { getMcpServer, saveMcpListing, type McpListing, type McpServerRow, type McpToolEntry } from "./servers";
 
 /** A server may offer many tools; past this the rest are left out (and the error says so). */
 export const MAX_TOOLS_PER_SERVER = 500;
@@ -49,6 +49,7 @@ export async function listWith(
   const deadline = Date.now() + timeoutMs;
   let badNames = 0;
   let secretNames = 0;
+  let nameless = 0;
   let cursor: string | undefined;
   let cut: string | null = null;
   for (let pages = 0; ; pages++) {
@@ -62,24 +63,33 @@ export async function listWith(
       left,
       "listing tools",
     );
-    for (const t of page.tools) {
-      if (!carriableMcpName(t.name)) {
+    if (!Array.isArray(page.tools)) throw new Error("the server's tools/list answer holds no list of tools");
+    // Each tool is judged by itself: one the list cannot hold is left out (the note says so), and
+    // its schema, whatever it is, is kept as published (modelToolSchema offers an odd one without
+    // arguments, saying why).
+    for (const t of page.tools as unknown[]) {
+      const tool = readTool(t);
+      if (!tool) {
+        nameless++;
+        continue;
+      }
+      if (!carriableMcpName(tool.name)) {
         badNames++;
         continue;
       }
       // Its name cannot be withheld: a call must name the tool as the server listed it.
-      if (scrub(t.name, conn.secret) !== t.name) {
+      if (scrub(tool.name, conn.secret) !== tool.name) {
         secretNames++;
         continue;
       }
-      const name = await mcpToolName(server, t.name);
+      const name = await mcpToolName(server, tool.name);
       if (seen.has(name)) continue;
       seen.add(name);
       tools.push({
         name,
-        mcpName: t.name,
-        description: withheldAndCut(t.description ?? t.title ?? t.name, conn.secret, MAX_DESCRIPTION),
-        inputSchema: withheldIn(t.inputSchema, conn.secret) as Record<string, unknown>,
+        mcpName: tool.name,
+        description: withheldAndCut(tool.description, conn.secret, MAX_DESCRIPTION),
+        inputSchema: withheldIn(tool.inputSchema, conn.secret),
       });
       if (tools.length >= MAX_TOOLS_PER_SERVER) {
         cut = `only the first ${MAX_TOOLS_PER_SERVER} tools are listed`;
@@ -87,7 +97,7 @@ export async function listWith(
       }
     }
     if (cut) break;
-    cursor = page.nextCursor;
+    cursor = typeof page.nextCursor === "string" && page.nextCursor ? page.nextCursor : undefined;
     if (!cursor) break;
     if (cursors.has(cursor)) {
       cut = "the server repeated a page of its tool list; the list stops there";
@@ -95,13 +105,23 @@ export async function listWith(
     }
     cursors.add(cursor);
   }
-  const skipped = badNames
-    ? `${badNames} tool${badNames === 1 ? "" : "s"} left out: a name longer than ${MAX_MCP_NAME} characters or not valid Unicode`
-    : null;
-  const withheldNames = secretNames
-    ? `${secretNames} tool${secretNames === 1 ? "" : "s"} left out: a name holding the server's auth header`
-    : null;
-  return { tools, note: [cut, skipped, withheldNames].filter(Boolean).join("; ") || null };
+  const left = (n: number, why: string) => (n ? `${n} tool${n === 1 ? "" : "s"} left out: ${why}` : null);
+  const notes = [
+    cut,
+    left(nameless, "not a tool with a name"),
+    left(badNames, `a name longer than ${MAX_MCP_NAME} characters or not valid Unicode`),
+    left(secretNames, "a name holding the server's auth header"),
+  ];
+  return { tools, note: notes.filter(Boolean).join("; ") || null };
+}
+
+/** A listed tool's name, description (or title, or name) and schema; null when it has no name. */
+function readTool(t: unknown): { name: string; description: string; inputSchema: unknown } | null {
+  if (!t || typeof t !== "object" || Array.isArray(t)) return null;
+  const { name, description, title, inputSchema } = t as Record<string, unknown>;
+  if (typeof name !== "string" || !name) return null;
+  const text = [description, title].find((v): v is string => typeof v === "string") ?? name;
+  return { name, description: text, inputSchema };
 }
 
 /**
@@ -119,7 +139,12 @@ function withheldIn(value: unknown, secret: Record<string, string>): unknown {
   return value;
 }
 
-/** Connects, lists and stores the result (or the error, keeping the last good list). */
+/**
+ * Connects, lists and stores the result (or the error, keeping the last good list), and answers
+ * the server as it is then. A listing taken under a name, url or auth the server no longer has is
+ * not stored (servers.ts): the answer is the server as the change that outdated it left it. A
+ * write D1 refuses never throws: the server stays registered, the failure its toolsError.
+ */
 export async function refreshListing(env: Env, row: McpServerRow): Promise<McpServerRow> {
   const listedAt = new Date().toISOString();
   let listing: McpListing;
@@ -138,5 +163,15 @@ export async function refreshListing(env: Env, row: McpServerRow): Promise<McpSe
     // The error is shown to any key of the tenant: never with the server's auth header in it.
     listing = { transport: null, tools: [], listedAt, error: message(err, secret) };
   }
-  return (await saveMcpListing(env.DB, { tenantId: row.tenantId, id: row.id, listing })) ?? row;
+  const save = (l: McpListing) =>
+    saveMcpListing(env.DB, { tenantId: row.tenantId, id: row.id, listing: l, listedAs: row });
+  try {
+    return (await save(listing)) ?? (await getMcpServer(env.DB, row.tenantId, row.id)) ?? row;
+  } catch (err) {
+    // A registration answered with a 500 would leave a server its caller thinks was never made.
+    const error = `the tool list could not be stored: ${message(err, secret)}`;
+    console.error(`MCP server ${row.id}: ${error}`);
+    const failed: McpListing = { transport: null, tools: [], listedAt, error };
+    return (await save(failed).catch(() => null)) ?? { ...row, toolsListedAt: listedAt, toolsError: error };
+  }
 }

@@ -7,13 +7,10 @@
 import type { ImageBlock, TextBlock } from "../../core/types";
 import { checkBase64Image } from "../../core/image-limits";
 
-type McpContent =
-  | { type: "text"; text: string }
-  | { type: "image"; data: string; mimeType: string }
-  | { type: "audio"; data: string; mimeType: string }
-  | { type: "resource_link"; uri: string; name?: string; mimeType?: string; description?: string }
-  | { type: "resource"; resource: { uri: string; mimeType?: string; text?: string; blob?: string } }
-  | { type: string; [k: string]: unknown };
+/** A content block as the server sent it: read field by field, since the SDK no longer checks it. */
+type McpContent = { type?: unknown; [k: string]: unknown };
+
+const str = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
 
 export interface McpResultOutput {
   content: string;
@@ -21,34 +18,53 @@ export interface McpResultOutput {
   blocks?: Array<TextBlock | ImageBlock>;
 }
 
-function toBlock(c: McpContent): TextBlock | ImageBlock {
+/**
+ * One block of a result, judged by itself: a block of a type the platform does not know (a newer
+ * protocol's, or a server's own) or that is no block at all becomes a note, and the others stand.
+ */
+function toBlock(item: unknown): TextBlock | ImageBlock {
+  if (!item || typeof item !== "object" || Array.isArray(item))
+    return { type: "text", text: "[content not shown: not a content block]" };
+  const c = item as McpContent;
   switch (c.type) {
     case "text":
-      return { type: "text", text: String((c as { text: string }).text) };
+      return { type: "text", text: str(c.text) ?? String(c.text ?? "") };
     case "image": {
-      const { data, mimeType } = c as { data: string; mimeType: string };
-      const check =
-        typeof data === "string" ? checkBase64Image(mimeType, data) : { ok: false as const, problem: "no base64 data" };
+      const data = str(c.data);
+      const mimeType = str(c.mimeType) ?? "";
+      if (data === undefined) return { type: "text", text: "[image not shown: no base64 data]" };
+      const check = checkBase64Image(mimeType, data);
       if (!check.ok) return { type: "text", text: `[image not shown: ${check.problem}]` };
       return { type: "image", source: { type: "base64", media_type: mimeType, data } };
     }
     case "resource_link": {
-      const l = c as { uri: string; name?: string; mimeType?: string; description?: string };
+      const uri = str(c.uri) ?? "";
+      const name = str(c.name);
+      const mimeType = str(c.mimeType);
+      const description = str(c.description);
       return {
         type: "text",
-        text: `[resource link: ${l.name ?? l.uri} <${l.uri}>${l.mimeType ? ` ${l.mimeType}` : ""}${l.description ? ` — ${l.description}` : ""}]`,
+        text: `[resource link: ${name ?? uri} <${uri}>${mimeType ? ` ${mimeType}` : ""}${description ? ` — ${description}` : ""}]`,
       };
     }
     case "resource": {
-      const r = (c as { resource: { uri: string; mimeType?: string; text?: string; blob?: string } }).resource;
-      const head = `[resource <${r.uri}>${r.mimeType ? ` ${r.mimeType}` : ""}]`;
-      if (typeof r.text === "string") return { type: "text", text: `${head}\n${r.text}` };
-      const blob = r.blob ?? "";
+      const r: Record<string, unknown> = c.resource && typeof c.resource === "object" ? { ...c.resource } : {};
+      const mimeType = str(r.mimeType);
+      const head = `[resource <${str(r.uri) ?? ""}>${mimeType ? ` ${mimeType}` : ""}]`;
+      const text = str(r.text);
+      if (text !== undefined) return { type: "text", text: `${head}\n${text}` };
+      const blob = str(r.blob) ?? "";
       const bytes = Math.floor((blob.length * 3) / 4) - (blob.endsWith("==") ? 2 : blob.endsWith("=") ? 1 : 0);
       return { type: "text", text: `${head} binary, ${bytes} bytes, not shown` };
     }
     default:
-      return { type: "text", text: `[${c.type} content not shown]` };
+      return {
+        type: "text",
+        text:
+          typeof c.type === "string"
+            ? `[${c.type.slice(0, 64)} content not shown]`
+            : "[content not shown: a block with no type]",
+      };
   }
 }
 
@@ -58,7 +74,7 @@ export function mcpResultOutput(result: {
   structuredContent?: unknown;
   toolResult?: unknown;
 }): McpResultOutput {
-  const items = Array.isArray(result.content) ? (result.content as McpContent[]) : [];
+  const items: unknown[] = Array.isArray(result.content) ? result.content : [];
   // JSON can carry a lone surrogate ("\ud800"); the API refuses a request holding one, on every
   // later turn that replays it, so each text is made well-formed (U+FFFD in its place).
   const blocks = items.map(toBlock).map((b) => (b.type === "text" ? { ...b, text: b.text.toWellFormed() } : b));
@@ -73,7 +89,7 @@ export function mcpResultOutput(result: {
       .join("\n") || (blocks.length ? "(image)" : "(no content)");
   return {
     content,
-    ...(result.isError ? { isError: true } : {}),
+    ...(result.isError === true ? { isError: true } : {}),
     ...(blocks.some((b) => b.type === "image") ? { blocks } : {}),
   };
 }

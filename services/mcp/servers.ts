@@ -15,7 +15,8 @@ export interface McpToolEntry {
   name: string;
   mcpName: string;
   description: string;
-  inputSchema: Record<string, unknown>;
+  /** As the server published it (any JSON): agent/tools/mcp-tools.ts judges it when offered. */
+  inputSchema: unknown;
 }
 
 export interface McpListing {
@@ -27,6 +28,13 @@ export interface McpListing {
 }
 
 export class McpNameTaken extends Error {}
+
+/**
+ * The most bytes a server's tool list may take as stored (its JSON, UTF-8). D1 refuses a row past
+ * 2 MB (2,000,000 bytes), while one MCP message may carry 6 MiB: a larger list is not stored (its
+ * toolsError says so), with room left for the row's other columns.
+ */
+export const MAX_STORED_TOOLS_BYTES = 1_500_000;
 
 /**
  * The most MCP servers one tenant may register (tenant-wide and projects' together). Each is a line
@@ -167,25 +175,45 @@ export async function updateMcpServer(
   return expected && (await getMcpServer(db, tenantId, id)) ? "changed" : null;
 }
 
+/**
+ * Stores a listing, only while the server still has the name, url and auth it was listed under
+ * (`listedAs`, the row the listing started from): a listing that raced a rename would store its
+ * tools under the old name (which another server may then take, its calls reaching this server
+ * with this server's auth), and one that raced a url or auth change the old endpoint's tools. Such
+ * a stale listing is dropped (null): the change that made it stale lists again itself. Null also
+ * when the server is gone.
+ */
 export async function saveMcpListing(
   db: D1Database,
-  { tenantId, id, listing }: { tenantId: string; id: string; listing: McpListing },
+  {
+    tenantId,
+    id,
+    listing,
+    listedAs,
+  }: { tenantId: string; id: string; listing: McpListing; listedAs: Pick<McpServerRow, "name" | "url" | "authSealed"> },
 ): Promise<McpServerRow | null> {
+  const tools = JSON.stringify(listing.tools);
+  const bytes = new TextEncoder().encode(tools).byteLength;
+  const tooLarge =
+    bytes > MAX_STORED_TOOLS_BYTES
+      ? `the tool list is ${bytes} bytes as stored, more than the ${MAX_STORED_TOOLS_BYTES} one server's list may take; the last good list is kept`
+      : null;
   // A failed listing keeps the last good tool list: a server that is down for a moment does not
-  // take its tools away; the error says why the list may be stale.
-  const failed = listing.error !== null && listing.transport === null;
+  // take its tools away; the error says why the list may be stale. So does a list too large to store.
+  const failed = tooLarge !== null || (listing.error !== null && listing.transport === null);
+  const error = tooLarge ? [tooLarge, listing.error].filter(Boolean).join("; ") : listing.error;
   const set = failed
-    ? { toolsListedAt: listing.listedAt, toolsError: listing.error, ...(await keptUnderCurrentName(db, tenantId, id)) }
-    : {
-        transport: listing.transport,
-        tools: JSON.stringify(listing.tools),
-        toolsListedAt: listing.listedAt,
-        toolsError: listing.error,
-      };
+    ? { toolsListedAt: listing.listedAt, toolsError: error, ...(await keptUnderCurrentName(db, tenantId, id)) }
+    : { transport: listing.transport, tools, toolsListedAt: listing.listedAt, toolsError: error };
+  const asListed = and(
+    eq(mcpServers.name, listedAs.name),
+    eq(mcpServers.url, listedAs.url),
+    listedAs.authSealed === null ? isNull(mcpServers.authSealed) : eq(mcpServers.authSealed, listedAs.authSealed),
+  );
   const rows = await drizzle(db)
     .update(mcpServers)
     .set(set)
-    .where(and(eq(mcpServers.tenantId, tenantId), eq(mcpServers.id, id)))
+    .where(and(eq(mcpServers.tenantId, tenantId), eq(mcpServers.id, id), asListed))
     .returning();
   return rows[0] ?? null;
 }

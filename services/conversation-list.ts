@@ -3,6 +3,7 @@
 import { and, desc, eq, lt, sql } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
 import { conversations } from "../db/schema";
+import { forgetMemoryMap } from "./memory/memory-map";
 import { usageInsert, type UsageEvent } from "./usage";
 
 export type ConversationRow = typeof conversations.$inferSelect;
@@ -38,14 +39,20 @@ export async function refreshConversationRow(
     id,
     fields,
     usage,
+    forgetMemoryMapOf,
   }: {
     id: string;
     fields: Partial<Pick<ConversationRow, "title" | "updatedAt" | "messageCount">>;
     usage: readonly UsageEvent[];
+    /** The tenant whose stored memory maps are forgotten after this write: a title they may hold changed. */
+    forgetMemoryMapOf?: string;
   },
 ): Promise<void> {
   const d = drizzle(db);
   await d.batch([conversationRowUpdate(d, id, fields), ...usage.map((u) => usageInsert(d, u))]);
+  // After the title is written: a map computed in between reads the new title (and is forgotten
+  // too). A failure throws, and the outbox's next run writes the row and forgets again.
+  if (forgetMemoryMapOf) await forgetMemoryMap(db, forgetMemoryMapOf).run();
 }
 
 /** Newest first (ids sort by creation time); `before` is the last id of the previous page. */

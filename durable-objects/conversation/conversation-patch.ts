@@ -12,6 +12,7 @@ import {
 } from "../../core/settings";
 import { planSettingsPatch } from "../../services/models/resolve";
 import type { ConversationHead, ConversationView } from "../../services/record/conversation-head";
+import { FORGET_MEMORY_MAP } from "./index-outbox";
 import { masterMessages } from "./regenerate";
 import type { ConversationStore } from "./conversation-store";
 import type { ConversationRecord } from "./record";
@@ -74,7 +75,7 @@ export async function patchConversation(
       if (busy) return { next: null, result: { kind: "busy", message: busy } };
       const now = new Date().toISOString();
       const next: ConversationHead = { ...head, title: change.title ?? head.title, settings, updatedAt: now };
-      if (change.title !== undefined) titledByUser(store, now);
+      if (change.title !== undefined) titledByUser(store, { now, from: head.title, to: next.title });
       return { next, result: { kind: "updated", view: record.view(next) } };
     });
     if (answer.kind !== "replan") return answer;
@@ -90,18 +91,22 @@ function rename(
   return record.updateHead<PatchAnswer>((head) => {
     const now = new Date().toISOString();
     const next: ConversationHead = { ...head, title: title ?? head.title, updatedAt: now };
-    if (title !== undefined) titledByUser(store, now);
+    if (title !== undefined) titledByUser(store, { now, from: head.title, to: next.title });
     return { next, result: { kind: "updated", view: record.view(next) } };
   });
 }
 
 /**
  * A title the user set is never replaced by the automatic one (auto-title.ts checks this in the
- * same serialized head writes), and a rename counts as activity for the listing.
+ * same serialized head writes), and a rename counts as activity for the listing. A title that
+ * really changed also leaves the tenant's <memory_map>, whose topics are read from the listing's
+ * titles: the outbox forgets the stored maps once it has written the new title there
+ * (index-outbox.ts), as a note's title edit does, so the old words do not ride the prompts all day.
  */
-function titledByUser(store: ConversationStore, now: string): void {
+function titledByUser(store: ConversationStore, { now, from, to }: { now: string; from: string; to: string }): void {
   store.setTitleSource("user");
   store.touchActivity(now);
+  if (from !== to) store.putOutbox(FORGET_MEMORY_MAP, {});
 }
 
 /**

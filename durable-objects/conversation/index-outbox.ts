@@ -15,6 +15,11 @@ import type { ObjectScope } from "./object-scope";
 import type { ConversationStore } from "./conversation-store";
 
 const INDEX_BATCH = 100;
+/**
+ * The outbox item a user's rename leaves (conversation-patch.ts): the listing write that carries
+ * the new title then forgets the tenant's stored <memory_map>.
+ */
+export const FORGET_MEMORY_MAP = "map:forget";
 const INDEX_RETRY_MS = 30_000;
 /** The waits between tries of a usage row written straight to D1: about 20 s in all, inside waitUntil's 30. */
 const DIRECT_RETRY_MS = [250, 1_000, 3_000, 6_000, 10_000];
@@ -144,8 +149,9 @@ export class IndexOutbox {
       } while (this.indexAgain);
       const items = store.outbox();
       const usage = this.usageWaiting(head.tenantId, items);
+      const forgetMap = items.some((item) => item.key === FORGET_MEMORY_MAP);
       for (const item of items) {
-        if (item.key.startsWith("usage:")) continue;
+        if (item.key.startsWith("usage:") || item.key === FORGET_MEMORY_MAP) continue;
         if (item.key.startsWith("episode:")) {
           await deletion.guard(() =>
             recordEpisode(this.scope.env, item.payload as Parameters<typeof recordEpisode>[1]),
@@ -167,9 +173,15 @@ export class IndexOutbox {
       };
       this.rowAgain = false;
       await deletion.guard(() =>
-        refreshConversationRow(this.scope.env.DB, { id: head.id, fields: row, usage: usage.map((u) => u.event) }),
+        refreshConversationRow(this.scope.env.DB, {
+          id: head.id,
+          fields: row,
+          usage: usage.map((u) => u.event),
+          forgetMemoryMapOf: forgetMap ? head.tenantId : undefined,
+        }),
       );
       for (const u of usage) store.deleteOutbox(u.key);
+      if (forgetMap) store.deleteOutbox(FORGET_MEMORY_MAP);
       // The documents just written get their vectors (a no-op where the cortex is lexical only); until
       // that succeeds, the alarm's run tries again (after an eviction, the next search's catch-up does).
       if (wrote) {

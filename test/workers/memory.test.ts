@@ -419,6 +419,27 @@ describe("the memory map", () => {
     expect(await memoryMapFor(env.DB, tenantId, utcDay())).not.toContain("zorblax");
   });
 
+  it("forgets a conversation's old title when its user renames it, and keeps the map when the title stays", async () => {
+    const { tenantId, key } = await newTenantWithId();
+    const id = await createConversation(undefined, key);
+    expect((await api("PATCH", `/v1/conversations/${id}`, { title: "Zebracorn divorce" }, { key })).status).toBe(200);
+    await eventually(async () => (await memoryMapFor(env.DB, tenantId, utcDay())).includes("zebracorn"));
+    const renamed = await api("PATCH", `/v1/conversations/${id}`, { title: "Groceries list" }, { key });
+    expect(renamed.status).toBe(200);
+    // The listing row takes the new title in the background; the map forgotten with it is computed afresh.
+    await eventually(async () => {
+      const map = await memoryMapFor(env.DB, tenantId, utcDay());
+      return map.includes("groceries") && !map.includes("zebracorn");
+    });
+    // The same title again moves nothing: today's map stays as stored.
+    const today = await memoryMapFor(env.DB, tenantId, utcDay());
+    await api("POST", "/v1/memory", { text: "A note a map computed afresh would count." }, { key });
+    expect((await api("PATCH", `/v1/conversations/${id}`, { title: "Groceries list" }, { key })).status).toBe(200);
+    await api("GET", `/v1/conversations/${id}`, undefined, { key });
+    await new Promise((r) => setTimeout(r, 300));
+    expect(await memoryMapFor(env.DB, tenantId, utcDay())).toBe(today);
+  });
+
   it("keeps today's map through an edit that sends the title and tags unchanged (the map leads every prompt's cached prefix)", async () => {
     const { tenantId, key } = await newTenantWithId();
     const note = (await api("POST", "/v1/memory", { text: "x", title: "Seats", tags: ["travel"] }, { key })).json;

@@ -21,6 +21,8 @@ const INDEX_BATCH = 100;
  */
 export const FORGET_MEMORY_MAP = "map:forget";
 const INDEX_RETRY_MS = 30_000;
+/** How soon the run after one that ended short of caught up comes (followUp). */
+const FOLLOW_UP_MS = 1_000;
 /** The waits between tries of a usage row written straight to D1: about 20 s in all, inside waitUntil's 30. */
 const DIRECT_RETRY_MS = [250, 1_000, 3_000, 6_000, 10_000];
 
@@ -147,10 +149,7 @@ export class IndexOutbox {
           wrote = true;
         }
       } while (this.indexAgain);
-      const items = store.outbox();
-      const usage = this.usageWaiting(head.tenantId, items);
-      const forgetMap = items.some((item) => item.key === FORGET_MEMORY_MAP);
-      for (const item of items) {
+      for (const item of store.outbox()) {
         if (item.key.startsWith("usage:") || item.key === FORGET_MEMORY_MAP) continue;
         if (item.key.startsWith("episode:")) {
           await deletion.guard(() =>
@@ -161,6 +160,11 @@ export class IndexOutbox {
         store.deleteOutbox(item.key);
       }
       // The listing row and the turns' usage rows in one D1 round trip (a usage row is written once by its id).
+      // Read after the episodes' awaits, in the step that clears `rowAgain`: a row put before it (the
+      // automatic title's, then its pending()) is written here, one put after it is left for the run after.
+      const items = store.outbox();
+      const usage = this.usageWaiting(head.tenantId, items);
+      const forgetMap = items.some((item) => item.key === FORGET_MEMORY_MAP);
       // `updatedAt` is the last activity (conversation-store.ts activityAt): a fold or a settings
       // change refreshes the row without moving the conversation in `?order=activity`.
       const last = store.lastSeq();
@@ -194,15 +198,12 @@ export class IndexOutbox {
         this.vectorsLeft = vectors.left;
       }
       // Caught up: the reminder append set is not needed (a later append sets it again).
-      if (
-        store.indexedThrough() >= store.lastSeq() &&
-        !store.outbox().length &&
-        !this.indexAgain &&
-        !this.vectorsLeft
-      ) {
+      if (this.caughtUp()) {
         const needed = await this.alarmNeeded();
         await (needed === null ? ctx.storage.deleteAlarm() : ctx.storage.setAlarm(needed));
       }
+      // Checked again after the alarm was cleared: an item metered meanwhile needs its run too.
+      if (!this.caughtUp()) await this.followUp();
     })()
       .catch(async (err) => {
         if (err instanceof ConversationGone) return;
@@ -211,6 +212,29 @@ export class IndexOutbox {
       })
       .finally(() => (this.indexing = null));
     return this.indexing;
+  }
+
+  /** Every message indexed, the outbox empty, no run asked for during this one, no vector left to embed. */
+  private caughtUp(): boolean {
+    const { store } = this.scope;
+    return store.indexedThrough() >= store.lastSeq() && !store.outbox().length && !this.indexAgain && !this.vectorsLeft;
+  }
+
+  /**
+   * A run that ends short of caught up (an item put, or a message appended, after it read them; a
+   * pending() it absorbed; vectors left to embed) makes sure a run follows: the alarm, soon, unless
+   * an earlier one is set. Nothing else may start one: meter() does not, and the alarm's own run
+   * has no alarm left once it fired, so an idle conversation's row would wait for its next activity.
+   * Each such run has work that arrived during the last one (or vectors left after a full batch),
+   * so this never loops on nothing; a failing D1 throws and takes the failure path's INDEX_RETRY_MS.
+   */
+  private async followUp(): Promise<void> {
+    const { ctx, deletion } = this.scope;
+    // Once the conversation is being deleted its purge owns the outbox (and the alarm).
+    if (deletion.deleted) return;
+    const soon = Date.now() + FOLLOW_UP_MS;
+    const set = await ctx.storage.getAlarm();
+    if (set === null || set > soon) await ctx.storage.setAlarm(soon);
   }
 }
 

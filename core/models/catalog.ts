@@ -42,6 +42,16 @@ export interface ModelThinking {
   prefixBound: boolean;
 }
 
+/**
+ * Fast mode (`speed: "fast"`) on a model that offers it: `available` takes it with or without the
+ * `fast-mode-2026-02-01` beta header, `beta` (research preview) only with it; from `removedOn`
+ * (YYYY-MM-DD) on it is refused. A model without this field refuses `speed: "fast"`.
+ */
+export interface FastMode {
+  status: "available" | "beta";
+  removedOn?: string;
+}
+
 export interface ModelEntry {
   id: string;
   /** Other ids that name the same model (dated snapshots). */
@@ -75,6 +85,8 @@ export interface ModelEntry {
   prices: ModelPrices | null;
   /** The server tools (web search, web fetch) the model offers; a request naming another is a 400. */
   serverTools: readonly ServerTool[];
+  /** Fast mode, where the fast-mode page lists the model (FAST_MODE_PAGE); absent: `speed: "fast"` is a 400. */
+  fastMode?: FastMode;
   sources: readonly string[];
 }
 
@@ -94,6 +106,12 @@ const DEPRECATIONS = `${DOCS}/about-claude/model-deprecations`;
 const THINKING_TABLE = `${DOCS}/build-with-claude/thinking-troubleshooting`;
 const EFFORT_PAGE = `${DOCS}/build-with-claude/effort`;
 const VISION = `${DOCS}/build-with-claude/vision`;
+/**
+ * Fast mode "is available on Claude Fable 5.2, Claude Mythos 5.2, and Claude Opus 5.5", "in research
+ * preview on Claude Opus 5 and deprecated on Claude Opus 4.8" (removal date November 30, 2026, after
+ * which `speed: "fast"` on claude-opus-4-8 is an error); the preview models need the beta header.
+ */
+export const FAST_MODE_PAGE = `${DOCS}/build-with-claude/fast-mode`;
 const SDK_MODELS = "@anthropic-ai/sdk 1.16.0: resources/messages/messages.d.ts (type Model)";
 
 /** Images per request: 100 for models with a 200K window, 600 for the others (vision page). */
@@ -174,6 +192,7 @@ export const MODELS: readonly ModelEntry[] = [
     minCacheTokens: 512,
     prices: price(4, 20, 0.2),
     serverTools: WEB_TOOLS,
+    fastMode: { status: "available" },
     sources: [`${DOCS}/models/opus-5-5/overview`, `${DOCS}/models/opus-5-5/migration-guide`, PRICING],
   }),
   entry({
@@ -228,6 +247,7 @@ export const MODELS: readonly ModelEntry[] = [
     minCacheTokens: 512,
     prices: price(8, 40, 0.2),
     serverTools: WEB_TOOLS,
+    fastMode: { status: "available" },
     sources: [`${DOCS}/models/overview`, PRICING, SDK_MODELS],
   }),
   entry({
@@ -248,6 +268,7 @@ export const MODELS: readonly ModelEntry[] = [
     minCacheTokens: 512,
     prices: price(8, 40, 0.2),
     serverTools: WEB_TOOLS,
+    fastMode: { status: "available" },
     sources: [`${DOCS}/models/fable-5-2/whats-new-fable-5-2`, PRICING, SDK_MODELS],
   }),
   entry({
@@ -343,6 +364,7 @@ export const MODELS: readonly ModelEntry[] = [
     prices: price(5, 25, 0.5),
     // "Web fetch is not available on Claude Opus 5" (its migration guide).
     serverTools: ["web_search"],
+    fastMode: { status: "beta" },
     sources: [`${DOCS}/models/opus-5/overview`, `${DOCS}/models/opus-5/migration-guide`, THINKING_TABLE, PRICING],
   }),
   entry({
@@ -409,6 +431,8 @@ export const MODELS: readonly ModelEntry[] = [
     minCacheTokens: 1_024,
     prices: price(5, 25, 0.5),
     serverTools: WEB_TOOLS,
+    // Deprecated on October 30, 2026; removed November 30, 2026 (the model itself stays).
+    fastMode: { status: "beta", removedOn: "2026-11-30" },
     sources: [`${DOCS}/models/opus-4-8/overview`, THINKING_TABLE, PRICING],
   }),
   entry({

@@ -174,8 +174,8 @@ async function answer(
   const model = resolveModel(String(body.model), day, options.windows);
   if (!model) throw new ApiError(404, "not_found_error", `model: ${String(body.model)}`);
   const sent = body as unknown as WireRequest;
-  validateRequest({ body, request: sent, model, endpoint });
   const betas = (http.headers.get("anthropic-beta") ?? "").split(",").map((b) => b.trim());
+  validateRequest({ body, request: sent, model, endpoint, betas, day });
   const thinking = checkThinking(sent, model, betas);
   const req = withoutDropped(sent, thinking.dropped);
   const counter: Counter = { ratio: model.tokenizerRatio, thinking: (block) => thinking.tokens.get(block) };

@@ -15,6 +15,10 @@ export interface RuleContext {
   request: WireRequest;
   model: ModelProfile;
   endpoint: Endpoint;
+  /** The `anthropic-beta` header's values, trimmed. */
+  betas: readonly string[];
+  /** The UTC day the request is served on (YYYY-MM-DD), for dated rules. */
+  day: string;
 }
 
 /** A rule throws ApiError (errors.ts) on the first problem it finds and returns otherwise. */

@@ -3,7 +3,8 @@
  * tool definitions, tool_choice, thinking and output_config. The message is the schema's
  * `<path>: Extra inputs are not permitted`, the path naming the block by its type tag
  * (`messages.65.content.1.tool_use.text`, `tools.3.custom.input_examples`); an unknown type tag
- * or a missing required field gets the schema's own wording too.
+ * or a missing required field gets the schema's own wording too, as does a wrong value type on the
+ * fields VALUE_TYPES lists (and a search_result's content, which holds text blocks only).
  * Sources: https://platform.claude.com/docs/en/api/messages (the request schema, which the pinned
  * SDK's types are generated from) and https://platform.claude.com/docs/en/api/errors (a field sent
  * without its beta header "ends in `block_binding: Extra inputs are not permitted`").
@@ -99,12 +100,61 @@ export function checkCacheControl(control: unknown, path: string): void {
   literal(control.ttl, { path: `${at}.ephemeral.ttl`, values: ["5m", "1h"] });
 }
 
+interface Typed {
+  kind: "string" | "boolean" | "list" | "citations";
+  nullable?: boolean;
+}
+const STRING: Typed = { kind: "string" };
+const STRING_OR_NULL: Typed = { kind: "string", nullable: true };
+
+/**
+ * Value types of the block fields the SDK types narrowly (DocumentBlockParam, SearchResultBlockParam,
+ * ToolResultBlockParam, CitationsConfigParam); the schema refuses any other type with its own
+ * `<path>: Input should be …`. Strict, as for `stream`: a "no" is not a boolean.
+ */
+const VALUE_TYPES: Record<string, Record<string, Typed>> = {
+  document: { citations: { kind: "citations", nullable: true }, context: STRING_OR_NULL, title: STRING_OR_NULL },
+  search_result: { content: { kind: "list" }, source: STRING, title: STRING, citations: { kind: "citations" } },
+  tool_result: { is_error: { kind: "boolean" }, toolset_name: STRING_OR_NULL },
+};
+
+function checkValue(value: unknown, { typed, path }: { typed: Typed; path: string }): void {
+  if (value === undefined || (typed.nullable && value === null)) return;
+  if (typed.kind === "string" && typeof value !== "string") throw invalid(`${path}: Input should be a valid string`);
+  if (typed.kind === "boolean" && typeof value !== "boolean") throw invalid(`${path}: Input should be a valid boolean`);
+  if (typed.kind === "list" && !Array.isArray(value)) throw invalid(`${path}: Input should be a valid list`);
+  if (typed.kind !== "citations") return;
+  if (!isObject(value)) throw invalid(`${path}: Input should be a valid dictionary or object to extract fields from`);
+  checkFields(value, { fields: schema([], ["enabled"]), path, ignore: [] });
+  checkValue(value.enabled, { typed: { kind: "boolean" }, path: `${path}.enabled` });
+}
+
+/**
+ * A search_result's `content` is a list of text blocks (SDK `content: Array<TextBlockParam>`; the
+ * search-results page: "Each item in the content array must be a text block"). Source:
+ * https://platform.claude.com/docs/en/build-with-claude/search-results. An empty list is taken: the
+ * page does not say it is refused.
+ */
+function checkSearchResultContent(content: unknown[], path: string): void {
+  for (const [k, item] of content.entries()) {
+    const at = `${path}.content.${k}`;
+    if (!isObject(item) || item.type !== "text") throw tagError(at, isObject(item) ? item.type : undefined, ["text"]);
+    checkFields(item, { fields: BLOCKS.text!, path: at });
+    checkValue(item.text, { typed: STRING, path: `${at}.text` });
+    checkCacheControl(item.cache_control, at);
+  }
+}
+
 function checkBlock(block: WireBlock, path: string, table: Record<string, Schema | null>): void {
   if (!(block.type in table)) throw tagError(path, block.type, Object.keys(table));
   const fields = table[block.type];
   if (!fields) return;
-  checkFields(block, { fields, path: `${path}.${block.type}` });
-  if (CC in block) checkCacheControl(block.cache_control, `${path}.${block.type}`);
+  const at = `${path}.${block.type}`;
+  checkFields(block, { fields, path: at });
+  if (CC in block) checkCacheControl(block.cache_control, at);
+  for (const [key, typed] of Object.entries(VALUE_TYPES[block.type] ?? {}))
+    checkValue(block[key], { typed, path: `${at}.${key}` });
+  if (block.type === "search_result") checkSearchResultContent(block.content as unknown[], at);
 }
 
 /** Unknown fields on the body. Source: https://platform.claude.com/docs/en/api/messages */
@@ -150,8 +200,9 @@ const THINKING: Record<string, Schema> = {
 
 /**
  * Unknown fields on tool_choice, thinking, output_config and metadata (SDK ToolChoice,
- * ThinkingConfigParam, OutputConfig, Metadata). Sources: https://platform.claude.com/docs/en/api/messages,
- * https://platform.claude.com/docs/en/models/sonnet-5-5/migration-guide (between_tools takes no other field).
+ * ThinkingConfigParam, OutputConfig, Metadata), and tool_choice's value types. Sources:
+ * https://platform.claude.com/docs/en/api/messages, https://platform.claude.com/docs/en/models/sonnet-5-5/migration-guide
+ * (between_tools takes no other field).
  */
 export const configFields: Rule = ({ body }) => {
   const tagged = (value: unknown, name: string, table: Record<string, Schema>) => {
@@ -161,6 +212,15 @@ export const configFields: Rule = ({ body }) => {
     checkFields(value, { fields: table[String(value.type)], path: `${name}.${String(value.type)}` });
   };
   tagged(body.tool_choice, "tool_choice", TOOL_CHOICES);
+  // SDK ToolChoice*: `disable_parallel_tool_use?: boolean`, ToolChoiceTool `name: string`.
+  if (isObject(body.tool_choice)) {
+    const at = `tool_choice.${String(body.tool_choice.type)}`;
+    checkValue(body.tool_choice.disable_parallel_tool_use, {
+      typed: { kind: "boolean" },
+      path: `${at}.disable_parallel_tool_use`,
+    });
+    if (body.tool_choice.type === "tool") checkValue(body.tool_choice.name, { typed: STRING, path: `${at}.name` });
+  }
   tagged(body.thinking, "thinking", THINKING);
   if (isObject(body.output_config))
     checkFields(body.output_config, { fields: schema([], ["effort", "format"]), path: "output_config", ignore: [] });

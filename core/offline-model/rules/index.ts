@@ -23,6 +23,7 @@ import {
 import { blockRoles, serverToolPairing, toolResultPairing, toolUseIdPattern, toolUseIdsUnique } from "./pairing";
 import {
   effortLevel,
+  fastMode,
   forcedToolChoice,
   forcedToolChoiceThinking,
   maxTokensCap,
@@ -35,7 +36,7 @@ import {
 } from "./request";
 import { citationsIntact, searchResultsIntact } from "./server-results";
 import { blockSources } from "./sources";
-import { bodyValues, toolChoiceNeedsTools, toolDescription, toolUseInput } from "./values";
+import { bodyValues, forcedToolKnown, toolChoiceNeedsTools, toolDescription, toolUseInput } from "./values";
 import {
   notAllDeferred,
   serverToolModel,
@@ -57,6 +58,7 @@ export const RULES: readonly Rule[] = [
   blockFields,
   blockSources,
   bodyValues,
+  fastMode,
   maxTokensCap,
   maxTokensZero,
   thinkingType,
@@ -75,6 +77,7 @@ export const RULES: readonly Rule[] = [
   serverToolParameters,
   toolChoiceNeedsTools,
   forcedToolChoice,
+  forcedToolKnown,
   forcedToolChoiceThinking,
   messagesNotEmpty,
   messagesLimit,

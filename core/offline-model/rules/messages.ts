@@ -65,7 +65,13 @@ export const textNotEmpty: Rule = ({ request }) => {
   for (const at of eachBlock(request)) {
     // A tool result's own text blocks too (anthropics/anthropic-sdk-go#377: a tool_result holding
     // `{"type":"text","text":""}` is a 400).
-    for (const { block } of [at, ...nestedBlocks(at)]) {
+    // And a search_result's text blocks ("text: the actual text content (non-empty string)",
+    // https://platform.claude.com/docs/en/build-with-claude/search-results).
+    const outer = [at, ...nestedBlocks(at)].map(({ block }) => block);
+    const inner = outer.flatMap((block) =>
+      block.type === "search_result" && Array.isArray(block.content) ? (block.content as WireBlock[]) : [],
+    );
+    for (const block of [...outer, ...inner]) {
       if (block.type !== "text") continue;
       if (textOfBlock(block) === "") throw invalid("messages: text content blocks must be non-empty");
       if (textOfBlock(block).trim() === "")

@@ -111,17 +111,22 @@ export const thinkingDisplay: Rule = ({ body }) => {
   });
 };
 
+export const INTERLEAVED_THINKING_BETA = "interleaved-thinking-2025-05-14";
+
 /**
- * Manual thinking: `budget_tokens` at least 1,024 and below max_tokens. Source:
+ * Manual thinking: `budget_tokens` at least 1,024 and below max_tokens, except with interleaved
+ * thinking (its beta header), where the budget spans the whole assistant turn and "can exceed this
+ * limit, as the token limit becomes your entire context window". Source:
  * https://platform.claude.com/docs/en/build-with-claude/extended-thinking (wording from the API).
  */
-export const thinkingBudget: Rule = ({ body, endpoint }) => {
+export const thinkingBudget: Rule = ({ body, endpoint, model, betas }) => {
   if (!isObject(body.thinking) || body.thinking.type !== "enabled") return;
   const budget = body.thinking.budget_tokens;
   if (typeof budget !== "number" || !Number.isInteger(budget))
     throw invalid("thinking.enabled.budget_tokens: Input should be a valid integer");
   if (budget < 1024) throw invalid("thinking.enabled.budget_tokens: Input should be greater than or equal to 1024");
-  if (endpoint === "messages" && budget >= (body.max_tokens as number)) {
+  const interleaved = betas.includes(INTERLEAVED_THINKING_BETA) && model.thinking.accepts.includes("enabled");
+  if (endpoint === "messages" && !interleaved && budget >= (body.max_tokens as number)) {
     throw invalid(
       "`max_tokens` must be greater than `thinking.budget_tokens`. Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking#max-tokens-and-context-window-size",
     );
@@ -166,4 +171,25 @@ export const forcedToolChoiceThinking: Rule = ({ body }) => {
   if ((type === "any" || type === "tool") && isObject(body.thinking) && body.thinking.type === "enabled") {
     throw invalid("Thinking may not be enabled when tool_choice forces tool use.");
   }
+};
+
+export const FAST_MODE_BETA = "fast-mode-2026-02-01";
+
+/**
+ * `speed: "fast"` only where the model offers fast mode (the catalog's `fastMode`): research-preview
+ * models need the `fast-mode-2026-02-01` beta header, and from a removal date on the model refuses
+ * it ("After removal, requests to claude-opus-4-8 with speed: "fast" return an error"). Source:
+ * FAST_MODE_PAGE (https://platform.claude.com/docs/en/build-with-claude/fast-mode: "Fast mode works
+ * only on supported models"). Wording ours: the docs name the refusals, not their text.
+ */
+export const fastMode: Rule = ({ body, model, betas, day }) => {
+  if (body.speed !== "fast") return;
+  const fast = model.fastMode;
+  if (!fast) throw invalid('speed: "fast" is not supported for this model.');
+  if (fast.removedOn && day >= fast.removedOn)
+    throw invalid(`speed: "fast" is no longer supported for ${model.id}: fast mode was removed on ${fast.removedOn}.`);
+  if (fast.status === "beta" && !betas.includes(FAST_MODE_BETA))
+    throw invalid(
+      `speed: "fast" on this model requires the \`${FAST_MODE_BETA}\` value in the \`anthropic-beta\` header.`,
+    );
 };

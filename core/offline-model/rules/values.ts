@@ -70,3 +70,17 @@ export const toolChoiceNeedsTools: Rule = ({ body }) => {
   if (Array.isArray(body.tools) && body.tools.length > 0) return;
   throw invalid(`tool_choice.${String(body.tool_choice.type)} may only be specified while providing tools`);
 };
+
+/**
+ * A forced tool (`tool_choice: {type: "tool", name}`) is one of the request's tools. Source:
+ * https://platform.claude.com/docs/en/agents-and-tools/tool-use/define-tools (`tool` "forces Claude
+ * to always use a particular tool" among those provided). Wording ours: the docs do not give it.
+ */
+export const forcedToolKnown: Rule = ({ body }) => {
+  if (!isObject(body.tool_choice) || body.tool_choice.type !== "tool") return;
+  const name = body.tool_choice.name;
+  if (typeof name !== "string") return; // configFields refuses a non-string name
+  const tools = Array.isArray(body.tools) ? body.tools : [];
+  if (!tools.some((tool) => isObject(tool) && tool.name === name))
+    throw invalid(`tool_choice.tool.name: "${name}" does not match the name of any tool in tools`);
+};

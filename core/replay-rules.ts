@@ -15,7 +15,7 @@
 //   cannot be told from a forged one, so an imported message goes back as its words only; the
 //   record keeps every byte.
 import { EMPTY_RESULT, isBlankText } from "./blank-text";
-import { isToolResultCarrier } from "./render";
+import { isAttachmentNote, isToolResultCarrier } from "./render";
 import {
   isServerToolResult,
   isThinkingBlock,
@@ -24,9 +24,13 @@ import {
   type ToolResultBlock,
 } from "./types";
 
-/** A user message a person (or an automation) wrote: not a carrier of tool results. */
+/**
+ * A user message a person (or an automation) wrote: not a carrier of tool results, nor an
+ * attachment's note (one uploaded during a client-tool pause is saved inside the turn, after the
+ * step's results: it starts no turn).
+ */
 export const isPrompt = (m: Pick<StoredMessage, "role" | "content">): boolean =>
-  m.role === "user" && !isToolResultCarrier(m);
+  m.role === "user" && !isToolResultCarrier(m) && !isAttachmentNote(m);
 
 export { EMPTY_RESULT };
 
@@ -54,7 +58,8 @@ export function replayableHistory(
 
 /**
  * Leaves out each refusal: the refused reply always; its whole turn (prompt to refusal) once a later
- * prompt follows, unless a fallback model answered after it within the same turn.
+ * prompt follows, unless a fallback model answered after it within the same turn. An attachment note
+ * inside that turn stays: its file still exists, and the note is the model's only pointer to it.
  */
 function withoutRefusedTurns(history: readonly StoredMessage[], between: boolean): readonly StoredMessage[] {
   const drop = refusedTurns(history, between);
@@ -75,7 +80,7 @@ export function refusedTurns(history: readonly StoredMessage[], between = false)
     // The turn still running (no prompt after it) is being asked of a fallback model: its prompt
     // stays. Between turns (`between`: the /replay view) the next turn's prompt will follow it.
     if (answeredAfter || (end === history.length && !between)) drop.add(i);
-    else for (let j = turnStart; j < end; j++) drop.add(j);
+    else for (let j = turnStart; j < end; j++) if (!isAttachmentNote(history[j])) drop.add(j);
   }
   return drop;
 }

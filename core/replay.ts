@@ -4,7 +4,7 @@
 //
 // Replay = summary preamble + acknowledgement + the verbatim tail after the fold boundary. Stale
 // tool-result stubs plug in here too, by rewriting blocks of the tail; callers do not change.
-import { messageChars } from "./render";
+import { isAttachmentNote, messageChars } from "./render";
 import { CONTINUE_PROMPT, needsContinuePrompt, replayableHistory } from "./replay-rules";
 import { fitRequestLimits } from "./request-limits";
 import { keepValidThinking, knownThinking } from "./thinking-guard";
@@ -273,12 +273,12 @@ function withoutUnansweredServerCalls(
   const calls = new Set<string>();
   for (const m of out) for (const b of m.content) if (isServerToolResult(b)) results.add(b.tool_use_id);
   // Still awaited: in the last message (a paused reply resent), or in the reply the client's tool
-  // results that end the request answer. Never when a new prompt follows: it ends the request.
+  // results that end the request answer: the user message after it opens with those results, and
+  // anything after them is an attachment note (one uploaded during the pause rides with them). Never
+  // when a new prompt follows: it ends the request.
   const last = out.length - 1;
   const awaiting = (i: number) =>
-    !promptNext &&
-    (i === last ||
-      (i === last - 1 && out[last].role === "user" && out[last].content.every((b) => b.type === "tool_result")));
+    !promptNext && (i === last || (i === last - 1 && out[last].role === "user" && onlyResultsAndNotes(out[last])));
   out.forEach((m, i) => {
     if (m.role !== "assistant") return;
     if (!awaiting(i) && m.content.some((b) => b.type === "server_tool_use" && !results.has(b.id))) {
@@ -289,6 +289,13 @@ function withoutUnansweredServerCalls(
   for (const m of out)
     if (m.content.some((b) => isServerToolResult(b) && !calls.has(b.tool_use_id)))
       m.content = m.content.filter((b) => !isServerToolResult(b) || calls.has(b.tool_use_id));
+}
+
+/** Tool results first (at least one), then nothing but attachment notes. */
+function onlyResultsAndNotes(m: { role: "user" | "assistant"; content: ContentBlock[] }): boolean {
+  const results = m.content.findIndex((b) => b.type !== "tool_result");
+  if (results === 0) return false;
+  return results < 0 || isAttachmentNote({ role: m.role, content: m.content.slice(results) });
 }
 
 export function estimateRequest(

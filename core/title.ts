@@ -4,6 +4,7 @@
 import type { ModelEntry } from "./models/catalog";
 import { summarizationParams } from "./model-params";
 import { renderMessageText } from "./render";
+import { sliceWhole } from "./text-cut";
 import type { ModelRequest, StoredMessage } from "./types";
 
 /** The title every conversation created without one gets: it counts as "no title". */
@@ -38,7 +39,8 @@ export function firstExchange(messages: readonly StoredMessage[]): { prompt: str
   return { prompt: renderMessageText(messages[at]).trim(), reply: replyText };
 }
 
-const cut = (text: string) => (text.length > EXCERPT_CHARS ? `${text.slice(0, EXCERPT_CHARS)}…` : text);
+/** An excerpt cut whole: half a surrogate pair is a 400 on the title call, which is tried only once. */
+const cut = (text: string) => (text.length > EXCERPT_CHARS ? `${sliceWhole(text, 0, EXCERPT_CHARS)}…` : text);
 
 /** The one model call: no tools, the least thinking the model allows, a few tokens of text. */
 export function buildTitleRequest(model: ModelEntry, exchange: { prompt: string; reply: string }): ModelRequest {

@@ -8,6 +8,7 @@
 import type Anthropic from "@anthropic-ai/sdk";
 import { billedUsage } from "../../agent/model-reply";
 import type { ModelEntry } from "../../core/models/catalog";
+import { wellFormedDeep } from "../../core/text-cut";
 import { buildTitleRequest, cleanTitle, firstExchange, untitled } from "../../core/title";
 import { ConversationGone } from "./conversation-delete";
 import type { IndexOutbox } from "./index-outbox";
@@ -37,8 +38,10 @@ export class AutoTitler {
       const exchange = firstExchange(store.range(1, Math.min(store.lastSeq(), FIRST_MESSAGES)));
       if (!exchange) return null;
       store.setTitleSource("auto");
+      // Well-formed as every turn call goes out (agent/model-call.ts): a stored prompt may hold a lone
+      // surrogate, a 400 that would leave the conversation untitled for good.
       const reply = await client.messages.create(
-        buildTitleRequest(model, exchange) as unknown as Anthropic.MessageCreateParamsNonStreaming,
+        wellFormedDeep(buildTitleRequest(model, exchange)) as unknown as Anthropic.MessageCreateParamsNonStreaming,
         { timeout: TITLE_CALL_TIMEOUT_MS, maxRetries: 1 },
       );
       this.outbox.meter(

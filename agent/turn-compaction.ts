@@ -390,7 +390,8 @@ export class TurnCompactor {
           model: model.id,
           ...summarizationParams(model, SUMMARY_MAX_TOKENS),
           system: turnStateSystemPrompt(SUMMARY_MAX_CHARS),
-          messages: [{ role: "user", content: input }],
+          // Raw turn text (tool outputs among it): well-formed, as a turn's own request is.
+          messages: [{ role: "user", content: input.toWellFormed() }],
         } as Anthropic.MessageCreateParamsNonStreaming,
         signal ? { signal } : undefined,
       );

@@ -79,6 +79,9 @@ export function cleanTitle(answer: string): string | null {
     .trim();
   line = line.replace(/^["'“”‘’*_`]+|["'“”‘’*_`]+$/g, "").trim();
   line = line.replace(/[.:;,!\s]+$/, "").trim();
-  if (line.length > TITLE_MAX_CHARS) line = line.slice(0, TITLE_MAX_CHARS).replace(/\s+\S*$/, "");
+  // Cut between characters (a pair split at the cut would be a title no client could send back),
+  // and well-formed whatever the model wrote.
+  line = line.toWellFormed();
+  if (line.length > TITLE_MAX_CHARS) line = sliceWhole(line, 0, TITLE_MAX_CHARS).replace(/\s+\S*$/, "");
   return line === "" || untitled(line) ? null : line;
 }

@@ -49,6 +49,17 @@ describe("automatic titles", () => {
     expect(cleanTitle("word ".repeat(100))!.length).toBeLessThanOrEqual(TITLE_MAX_CHARS);
   });
 
+  it("cuts a long title between characters, and never keeps half a pair", () => {
+    // An emoji across the 200th UTF-16 unit: a cut there would keep its high surrogate alone.
+    const cut = cleanTitle(`${"a".repeat(199)}😀 is this`)!;
+    expect(cut.isWellFormed()).toBe(true);
+    expect(cut).toBe("a".repeat(199));
+    const unspaced = cleanTitle("😀".repeat(150))!;
+    expect(unspaced.isWellFormed()).toBe(true);
+    expect(unspaced.length).toBeLessThanOrEqual(TITLE_MAX_CHARS);
+    expect(cleanTitle("Tides \ud83d and rivers")).toBe("Tides \ufffd and rivers");
+  });
+
   it("the offline model answers a title request with the first prompt's first six words, directives left out", async () => {
     const request = buildTitleRequest(SONNET, {
       prompt: "how do rivers carve canyons over millions of years?\n@reply-chars 400",

@@ -2,6 +2,7 @@
 // folds and their boundary, never the messages themselves), make the one summarization call, and
 // commit the result back by RPC. The DO re-validates the commit against its freshest state, so a
 // stale or redelivered job changes nothing.
+import { wellFormedDeep } from "../../core/text-cut";
 import Anthropic from "@anthropic-ai/sdk";
 import { buildFoldRequest, capSummary, type FoldPlan, shrinkFoldBudget } from "../../core/fold";
 import type { FoldJob } from "../../core/jobs";
@@ -206,9 +207,14 @@ async function summarize(
     try {
       // A timeout of its own: without one the SDK refuses a plain call whose max_tokens (a large
       // summary cap plus thinking room) could outlast ten minutes; a queue consumer has fifteen.
-      const reply = await client.messages.create(request as unknown as Anthropic.MessageCreateParamsNonStreaming, {
-        timeout: FOLD_CALL_TIMEOUT_MS,
-      });
+      // Well-formed as a turn's request is (agent/model-call.ts): an excerpt of stored text holding
+      // half a pair would make the whole body invalid JSON to the API.
+      const reply = await client.messages.create(
+        wellFormedDeep(request) as unknown as Anthropic.MessageCreateParamsNonStreaming,
+        {
+          timeout: FOLD_CALL_TIMEOUT_MS,
+        },
+      );
       const text = reply.content
         .map((b) => (b.type === "text" ? b.text : ""))
         .join("")

@@ -1,8 +1,8 @@
 // Projects: files shared by several conversations. The prompt of a project's conversation lists
 // the files by name and facts only; content always comes through the attachment tools.
-import { and, desc, eq, gt, lt } from "drizzle-orm";
+import { and, count, desc, eq, gt, lt, lte, sql } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
-import { attachments, projects } from "../db/schema";
+import { attachments, projects, tenants } from "../db/schema";
 import { noteText } from "./attachments/formats/format";
 import { attachmentNote, TOOLS_FOR } from "./attachments/note";
 import { sortableId } from "../core/ids";
@@ -14,15 +14,25 @@ import { deleteProjectTools } from "./tools/tool-store";
 
 export type Project = typeof projects.$inferSelect;
 
+/** The most projects one tenant may have (each is a row every project list pages through). */
+export const MAX_PROJECTS = 500;
+
+/**
+ * The most ready files one project may have: its conversations' prompt lists up to
+ * PROMPT_PROJECT_FILES of them, so every file of a project within the cap is listed there.
+ */
+export const MAX_PROJECT_FILES = 200;
+
 /**
  * The project and its settings in one insert: settings written after it could fail and leave a
- * project without them (a retry then making a second one).
+ * project without them (a retry then making a second one). "limit" when the tenant has
+ * MAX_PROJECTS already.
  */
 export async function createProject(
   db: D1Database,
   tenantId: string,
   { name, settings = {} }: { name: string; settings?: SettingsPatch },
-): Promise<Project> {
+): Promise<Project | "limit"> {
   const now = new Date().toISOString();
   const row = {
     id: sortableId("proj"),
@@ -32,8 +42,28 @@ export async function createProject(
     updatedAt: now,
     settings: JSON.stringify(settings),
   };
-  await drizzle(db).insert(projects).values(row);
-  return row;
+  // INSERT … SELECT from the tenant's own row, so the cap is checked in the inserting statement
+  // and concurrent creates cannot pass it together.
+  const d = drizzle(db);
+  const inserted = await d.insert(projects).select((qb) =>
+    qb
+      .select({
+        id: sql<string>`${row.id}`.as("id"),
+        tenantId: tenants.id,
+        name: sql<string>`${row.name}`.as("name"),
+        createdAt: sql<string>`${row.createdAt}`.as("created_at"),
+        updatedAt: sql<string>`${row.updatedAt}`.as("updated_at"),
+        settings: sql<string>`${row.settings}`.as("settings"),
+      })
+      .from(tenants)
+      .where(
+        and(
+          eq(tenants.id, tenantId),
+          lt(d.select({ n: count() }).from(projects).where(eq(projects.tenantId, tenantId)), MAX_PROJECTS),
+        ),
+      ),
+  );
+  return inserted.meta.changes ? row : "limit";
 }
 
 export async function getProject(db: D1Database, tenantId: string, id: string): Promise<Project | null> {
@@ -69,14 +99,44 @@ export async function renameProject(
     .where(and(eq(projects.tenantId, tenantId), eq(projects.id, id)));
 }
 
-/** Marks the project changed; false when it no longer exists (deleted meanwhile). */
-export async function touchProject(db: D1Database, tenantId: string, id: string): Promise<boolean> {
+const readyFiles = (db: D1Database, tenantId: string, projectId: string) =>
+  drizzle(db)
+    .select({ n: count() })
+    .from(attachments)
+    .where(
+      and(eq(attachments.tenantId, tenantId), eq(attachments.projectId, projectId), eq(attachments.status, "ready")),
+    );
+
+/** Whether the project has room for one more file now (the early answer, before any bytes stream in). */
+export async function projectHasRoom(db: D1Database, tenantId: string, projectId: string): Promise<boolean> {
+  const [row] = await readyFiles(db, tenantId, projectId);
+  return (row?.n ?? 0) < MAX_PROJECT_FILES;
+}
+
+/**
+ * Keeps a file that just became ready: marks the project changed while it has at most
+ * MAX_PROJECT_FILES ready files, this one counted, in one statement. "gone" when the project was
+ * deleted meanwhile, "limit" when the file is one too many; either way the caller purges the file.
+ * Every file is counted after it is ready, so of uploads racing at the cap's edge the one checked
+ * last sees all the others: they can never all be kept past the cap (under a race, both may be refused).
+ */
+export async function keepProjectFile(
+  db: D1Database,
+  { tenantId, projectId }: { tenantId: string; projectId: string },
+): Promise<"kept" | "gone" | "limit"> {
   const touched = await drizzle(db)
     .update(projects)
     .set({ updatedAt: new Date().toISOString() })
-    .where(and(eq(projects.tenantId, tenantId), eq(projects.id, id)))
+    .where(
+      and(
+        eq(projects.tenantId, tenantId),
+        eq(projects.id, projectId),
+        lte(readyFiles(db, tenantId, projectId), MAX_PROJECT_FILES),
+      ),
+    )
     .returning({ id: projects.id });
-  return touched.length > 0;
+  if (touched.length) return "kept";
+  return (await getProject(db, tenantId, projectId)) ? "limit" : "gone";
 }
 
 /** How many of a project's files its conversations' system prompt lists (the rest are paged by the API). */

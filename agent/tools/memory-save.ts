@@ -1,6 +1,7 @@
 // memory_save: the model keeps a durable note for the tenant (found later with memory_search).
 import { z } from "zod";
 import { nonBlankText } from "../../core/blank-text";
+import { MAX_NOTES, NoteLimitReached } from "../../services/memory/notes";
 import type { MemoryAccess, ToolDefinition } from "./registry";
 
 const input = z.strictObject({
@@ -19,7 +20,17 @@ export const memorySave: ToolDefinition<Input, MemoryAccess> = {
     "Save a durable note to memory (a fact, preference or decision worth keeping across conversations). Found later with memory_search.",
   input,
   async run(args, ctx) {
-    const note = await ctx.memory.saveNote(args);
-    return { content: `saved note ${note.id}: ${note.title}` };
+    try {
+      const note = await ctx.memory.saveNote(args);
+      return { content: `saved note ${note.id}: ${note.title}` };
+    } catch (err) {
+      // At the cap the model is told what to do instead, and its turn goes on.
+      if (err instanceof NoteLimitReached)
+        return {
+          content: `not saved: memory is full (the tenant has ${MAX_NOTES} notes, the most it may keep). Update an existing note with memory_update, or remove one that no longer matters with memory_forget, then save again.`,
+          isError: true,
+        };
+      throw err;
+    }
   },
 };

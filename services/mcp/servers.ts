@@ -1,9 +1,9 @@
 // The mcp_servers table: a tenant's registered MCP servers (at most MAX_MCP_SERVERS) and each
 // one's cached tool list. Every query is scoped to the tenant, so another tenant's id reads as a
 // missing row.
-import { and, count, desc, eq, isNull, lt, or, sql } from "drizzle-orm";
+import { and, count, desc, eq, exists, isNull, lt, or, sql } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
-import { mcpServers, tenants } from "../../db/schema";
+import { mcpServers, projects, tenants } from "../../db/schema";
 import { sortableId } from "../../core/ids";
 import { mcpToolName } from "../../core/mcp-names";
 import { isUniqueViolation } from "../d1-batch";
@@ -42,11 +42,15 @@ export const MAX_STORED_TOOLS_BYTES = 1_500_000;
  */
 export const MAX_MCP_SERVERS = 50;
 
-/** A new server, or "limit" when the tenant has MAX_MCP_SERVERS already. */
+/**
+ * A new server, or "limit" when the tenant has MAX_MCP_SERVERS already, or "no project" when its
+ * project does not exist (deleted since the caller checked it: the row, its sealed auth with it,
+ * would outlive the project's delete).
+ */
 export async function createMcpServer(
   db: D1Database,
   row: Omit<McpServerRow, "createdAt" | "updatedAt" | "tools" | "toolsListedAt" | "toolsError" | "transport">,
-): Promise<McpServerRow | "limit"> {
+): Promise<McpServerRow | "limit" | "no project"> {
   const now = new Date().toISOString();
   const full: McpServerRow = {
     ...row,
@@ -57,9 +61,11 @@ export async function createMcpServer(
     createdAt: now,
     updatedAt: now,
   };
-  // INSERT … SELECT from the tenant's own row, so the cap is checked in the inserting statement
-  // and concurrent registrations cannot pass it together.
+  // INSERT … SELECT from the tenant's own row, so the cap (and the project's existence) is checked
+  // in the inserting statement: concurrent registrations cannot pass it together, nor can a
+  // project delete that lands between the route's check and this insert leave the row behind.
   const d = drizzle(db);
+  const inProject = row.projectId ? exists(theProject(d, row.tenantId, row.projectId)) : undefined;
   let inserted: D1Result;
   try {
     inserted = await d.insert(mcpServers).select((qb) =>
@@ -84,6 +90,7 @@ export async function createMcpServer(
           and(
             eq(tenants.id, row.tenantId),
             lt(d.select({ n: count() }).from(mcpServers).where(eq(mcpServers.tenantId, row.tenantId)), MAX_MCP_SERVERS),
+            inProject,
           ),
         ),
     );
@@ -91,8 +98,16 @@ export async function createMcpServer(
     if (isUniqueViolation(err)) throw new McpNameTaken();
     throw err;
   }
-  return inserted.meta.changes ? full : "limit";
+  if (inserted.meta.changes) return full;
+  return row.projectId && !(await theProject(d, row.tenantId, row.projectId).get()) ? "no project" : "limit";
 }
+
+/** The tenant's project `projectId`, as a query (its existence is a condition of a scoped insert). */
+const theProject = (d: ReturnType<typeof drizzle>, tenantId: string, projectId: string) =>
+  d
+    .select({ id: projects.id })
+    .from(projects)
+    .where(and(eq(projects.tenantId, tenantId), eq(projects.id, projectId)));
 
 export const newMcpServerId = () => sortableId("mcp");
 
@@ -138,7 +153,9 @@ export async function mcpServersInScope(
  * The changed row; null when the server does not exist for this tenant. With `expected` (the row as
  * the caller read it), the write happens only while the url and the sealed auth are still as read,
  * else "changed": a change decided from that row (whether the url moved, and so whether the auth
- * goes) never lands on a row another request changed.
+ * goes) never lands on a row another request changed. A move into a project happens only while that
+ * project exists, else "no project" (deleted since the caller checked it: the server would be
+ * seen by no conversation, and outlive the project's delete).
  */
 export async function updateMcpServer(
   db: D1Database,
@@ -153,7 +170,9 @@ export async function updateMcpServer(
     change: Partial<Pick<McpServerRow, "name" | "url" | "authSealed" | "projectId" | "timeoutMs">>;
     expected?: Pick<McpServerRow, "url" | "authSealed">;
   },
-): Promise<McpServerRow | null | "changed"> {
+): Promise<McpServerRow | null | "changed" | "no project"> {
+  const d = drizzle(db);
+  const inProject = change.projectId ? exists(theProject(d, tenantId, change.projectId)) : undefined;
   const asRead = expected
     ? and(
         eq(mcpServers.url, expected.url),
@@ -162,17 +181,19 @@ export async function updateMcpServer(
     : undefined;
   let rows: McpServerRow[];
   try {
-    rows = await drizzle(db)
+    rows = await d
       .update(mcpServers)
       .set({ ...change, updatedAt: new Date().toISOString() })
-      .where(and(eq(mcpServers.tenantId, tenantId), eq(mcpServers.id, id), asRead))
+      .where(and(eq(mcpServers.tenantId, tenantId), eq(mcpServers.id, id), asRead, inProject))
       .returning();
   } catch (err) {
     if (isUniqueViolation(err)) throw new McpNameTaken();
     throw err;
   }
   if (rows[0]) return rows[0];
-  return expected && (await getMcpServer(db, tenantId, id)) ? "changed" : null;
+  if (!(await getMcpServer(db, tenantId, id))) return null;
+  if (change.projectId && !(await theProject(d, tenantId, change.projectId).get())) return "no project";
+  return expected ? "changed" : null;
 }
 
 /**

@@ -1,9 +1,9 @@
 // Memory: the tenant's durable notes, fold episodes and the daily memory map. Nothing here is
 // injected into a prompt whole: notes and episodes are found through the cortex, and the
 // system prompt carries only the map — counts, date ranges and topics.
-import { and, desc, eq, lt } from "drizzle-orm";
+import { and, count, desc, eq, lt, sql } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
-import { memoryEpisodes, memoryNotes } from "../../db/schema";
+import { memoryEpisodes, memoryNotes, tenants } from "../../db/schema";
 import { sortableId } from "../../core/ids";
 import { sliceWhole } from "../../core/text-cut";
 import type { CortexDoc } from "../cortex/search-index";
@@ -12,6 +12,19 @@ import { forgetMemoryMap } from "./memory-map";
 
 /** What writing memory needs: D1 for the rows, the cortex shard for their index. */
 type MemoryEnv = CortexEnv;
+
+/**
+ * The most notes one tenant may keep: a model saving in a loop (or a client's) would otherwise grow
+ * D1 and the cortex without bound.
+ */
+export const MAX_NOTES = 10_000;
+
+/** A note refused because the tenant keeps MAX_NOTES already (the API's 409, memory_save's error result). */
+export class NoteLimitReached extends Error {
+  constructor() {
+    super(`the tenant has ${MAX_NOTES} notes, the most it may keep`);
+  }
+}
 
 export type NoteRow = typeof memoryNotes.$inferSelect;
 export type EpisodeRow = typeof memoryEpisodes.$inferSelect;
@@ -47,6 +60,7 @@ const noteDoc = (tenantId: string, n: Note): CortexDoc => ({
   body: [n.title, n.text, n.tags.length ? `tags: ${n.tags.join(", ")}` : ""].filter(Boolean).join("\n"),
 });
 
+/** A new note, indexed; NoteLimitReached when the tenant keeps MAX_NOTES already (nothing written). */
 export async function createNote(
   env: MemoryEnv,
   tenantId: string,
@@ -62,18 +76,30 @@ export async function createNote(
     createdAt: now,
     updatedAt: now,
   };
-  await drizzle(env.DB)
-    .insert(memoryNotes)
-    .values({
-      id: note.id,
-      tenantId,
-      title: note.title,
-      body: note.text,
-      tags: JSON.stringify(note.tags),
-      sourceConversationId: note.sourceConversationId,
-      createdAt: now,
-      updatedAt: now,
-    });
+  // INSERT … SELECT from the tenant's own row, so the cap is checked in the inserting statement
+  // and concurrent saves cannot pass it together.
+  const d = drizzle(env.DB);
+  const inserted = await d.insert(memoryNotes).select((qb) =>
+    qb
+      .select({
+        id: sql<string>`${note.id}`.as("id"),
+        tenantId: tenants.id,
+        title: sql<string>`${note.title}`.as("title"),
+        body: sql<string>`${note.text}`.as("body"),
+        tags: sql<string>`${JSON.stringify(note.tags)}`.as("tags"),
+        sourceConversationId: sql<string | null>`${note.sourceConversationId}`.as("source_conversation_id"),
+        createdAt: sql<string>`${now}`.as("created_at"),
+        updatedAt: sql<string>`${now}`.as("updated_at"),
+      })
+      .from(tenants)
+      .where(
+        and(
+          eq(tenants.id, tenantId),
+          lt(d.select({ n: count() }).from(memoryNotes).where(eq(memoryNotes.tenantId, tenantId)), MAX_NOTES),
+        ),
+      ),
+  );
+  if (!inserted.meta.changes) throw new NoteLimitReached();
   let cortex: Awaited<ReturnType<typeof cortexFor>> | undefined;
   try {
     cortex = await cortexFor(env, tenantId);

@@ -2,11 +2,11 @@
 // get, change (optionally only while the endpoint and headers are as read), delete, and the rows
 // one conversation may use. Header values are sealed before they are written and opened only by
 // the caller at call time; what this module hands to the API carries header names alone.
-import { and, count, desc, eq, isNull, lt, or, sql } from "drizzle-orm";
+import { and, count, desc, eq, exists, isNull, lt, or, sql } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
 import { sortableId } from "../../core/ids";
 import type { TenantToolKind } from "../../core/tenant-tool-rules";
-import { tenants, tools } from "../../db/schema";
+import { projects, tenants, tools } from "../../db/schema";
 import { open, seal } from "./secret-box";
 import { isUniqueViolation } from "../d1-batch";
 
@@ -64,7 +64,10 @@ export async function openHeaders(env: SecretEnv, row: ToolRow): Promise<Record<
   return JSON.parse(await open(env, headerOwner(row.tenantId, row.id), row.sealedHeaders)) as Record<string, string>;
 }
 
-/** A new tool, or "limit" when the tenant has MAX_TOOLS already. */
+/**
+ * A new tool, or "limit" when the tenant has MAX_TOOLS already, or "no project" when its project
+ * does not exist (deleted since the caller checked it: the row would outlive the project's delete).
+ */
 export async function createTool(
   env: SecretEnv,
   {
@@ -73,7 +76,7 @@ export async function createTool(
     projectId,
     fields,
   }: { tenantId: string; kind: TenantToolKind; projectId: string | null; fields: ToolFields },
-): Promise<ToolRow | "limit"> {
+): Promise<ToolRow | "limit" | "no project"> {
   const now = new Date().toISOString();
   const id = sortableId("tool");
   const { headers, inputSchema, endpoint, ...rest } = fields;
@@ -89,9 +92,11 @@ export async function createTool(
     createdAt: now,
     updatedAt: now,
   };
-  // INSERT … SELECT from the tenant's own row, so the cap is checked in the inserting statement
-  // and concurrent creates cannot pass it together.
+  // INSERT … SELECT from the tenant's own row, so the cap (and the project's existence) is checked
+  // in the inserting statement: concurrent creates cannot pass it together, nor can a project
+  // delete that lands between the route's check and this insert leave the row behind.
   const d = drizzle(env.DB);
+  const inProject = projectId ? exists(theProject(d, tenantId, projectId)) : undefined;
   let inserted: D1Result;
   try {
     inserted = await d.insert(tools).select((qb) =>
@@ -119,6 +124,7 @@ export async function createTool(
           and(
             eq(tenants.id, tenantId),
             lt(d.select({ n: count() }).from(tools).where(eq(tools.tenantId, tenantId)), MAX_TOOLS),
+            inProject,
           ),
         ),
     );
@@ -126,8 +132,16 @@ export async function createTool(
     if (isUniqueViolation(err)) throw new ToolNameTaken(fields.name);
     throw err;
   }
-  return inserted.meta.changes ? row : "limit";
+  if (inserted.meta.changes) return row;
+  return projectId && !(await theProject(d, tenantId, projectId).get()) ? "no project" : "limit";
 }
+
+/** The tenant's project `projectId`, as a query (its existence is a condition of a scoped insert). */
+const theProject = (d: ReturnType<typeof drizzle>, tenantId: string, projectId: string) =>
+  d
+    .select({ id: projects.id })
+    .from(projects)
+    .where(and(eq(projects.tenantId, tenantId), eq(projects.id, projectId)));
 
 export async function getTool(db: D1Database, tenantId: string, id: string): Promise<ToolRow | null> {
   return (

@@ -96,3 +96,20 @@ export const intParam = (min: number, max: number) =>
     .regex(/^\d{1,15}$/, "a decimal integer")
     .transform(Number)
     .pipe(z.number().int().min(min).max(max));
+
+/**
+ * A name people read in lists and a prompt may quote (a project's name, a conversation's title): it
+ * must show something (one of only format characters such as U+200B or U+202E looks empty
+ * everywhere), and, like a file's name, it carries no control characters, line separators or bidi
+ * overrides. Trimmed; 1 to 200 characters.
+ */
+export const visibleName = z
+  .string()
+  .trim()
+  .min(1)
+  .max(200)
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what such a name is refused for
+  .refine((v) => !/[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/.test(v), {
+    message: "no control characters, line separators or bidi overrides",
+  })
+  .refine((v) => /[\p{L}\p{N}\p{P}\p{S}]/u.test(v), "must contain a visible character");

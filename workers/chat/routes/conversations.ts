@@ -27,7 +27,7 @@ import { idempotencyKeyHeader } from "../idempotency-header";
 import { regenerateInput, requireModel, respondTurn, startTurn, turnInput } from "../turns";
 import type { AppEnv } from "../types";
 import { listBody, pageOf } from "../paging";
-import { intParam, jsonBody, query } from "../validate";
+import { intParam, jsonBody, query, visibleName } from "../validate";
 import { issueTicket } from "../ws-tickets";
 import { doc } from "../openapi/registry";
 import {
@@ -44,7 +44,9 @@ export const conversationRoutes = new Hono<AppEnv>();
 // Before the `/:id` routes, so "import" is never read as a conversation id.
 conversationRoutes.route("/import", importNewConversationRoutes);
 
-const title = z.string().trim().min(1).max(200);
+// A title is shown in lists and may be quoted to the model: the rule project names follow. An
+// imported conversation's title is the import route's own (import-new-conversation.ts), unchanged.
+const title = visibleName;
 const createBody = z.strictObject({
   title: title.optional(),
   settings: settingsPatchSchema.optional(),

@@ -87,8 +87,10 @@ function checkedUrl(env: Env, url: string): string {
   return check.url.href;
 }
 
+const noSuchProject = () => badRequest("projectId: no such project");
+
 async function checkProject(env: Env, tenantId: string, projectId: string | null | undefined) {
-  if (projectId && !(await getProject(env.DB, tenantId, projectId))) throw badRequest("projectId: no such project");
+  if (projectId && !(await getProject(env.DB, tenantId, projectId))) throw noSuchProject();
 }
 
 async function sealAuth(
@@ -121,7 +123,7 @@ mcpServerRoutes.post(
     await checkProject(c.env, tenantId, body.projectId);
     const id = newMcpServerId();
     const authSealed = await sealAuth(c.env, { tenantId, id }, body.auth);
-    let row: McpServerRow | "limit";
+    let row: McpServerRow | "limit" | "no project";
     try {
       row = await createMcpServer(c.env.DB, {
         id,
@@ -136,6 +138,8 @@ mcpServerRoutes.post(
       if (err instanceof McpNameTaken) throw nameTaken(body.name);
       throw err;
     }
+    // The project was deleted after checkProject saw it: the insert, which requires it, wrote nothing.
+    if (row === "no project") throw noSuchProject();
     if (row === "limit")
       throw new ApiError(
         409,
@@ -198,7 +202,7 @@ mcpServerRoutes.patch(
           ? { authSealed: null }
           : {}),
     };
-    let row: McpServerRow | null | "changed";
+    let row: McpServerRow | null | "changed" | "no project";
     try {
       // Written only over the url and auth this request read: its `moved` holds for the row it changes.
       row = await updateMcpServer(c.env.DB, { tenantId, id, change, expected: existing });
@@ -206,6 +210,8 @@ mcpServerRoutes.patch(
       if (err instanceof McpNameTaken) throw nameTaken(body.name!);
       throw err;
     }
+    // The project was deleted after checkProject saw it: the update, which requires it, wrote nothing.
+    if (row === "no project") throw noSuchProject();
     if (row === "changed")
       throw new ApiError(
         409,

@@ -4,7 +4,7 @@ import { Hono } from "hono";
 import { z } from "zod";
 import { nonBlankText } from "../../../core/blank-text";
 import { isId } from "../../../core/ids";
-import { notFound } from "../errors";
+import { ApiError, notFound } from "../errors";
 import {
   createNote,
   deleteNote,
@@ -12,6 +12,8 @@ import {
   getNote,
   listEpisodes,
   listNotes,
+  MAX_NOTES,
+  NoteLimitReached,
   updateNote,
 } from "../../../services/memory/notes";
 import type { AppEnv } from "../types";
@@ -65,7 +67,19 @@ memoryRoutes.post(
   "/",
   doc({ summary: "Create a note", responses: { 201: { description: "Created", schema: note } } }),
   ...jsonBody(createBody),
-  async (c) => c.json(await createNote(c.env, c.get("tenantId"), c.req.valid("json")), 201),
+  async (c) => {
+    try {
+      return c.json(await createNote(c.env, c.get("tenantId"), c.req.valid("json")), 201);
+    } catch (err) {
+      if (err instanceof NoteLimitReached)
+        throw new ApiError(
+          409,
+          "conflict",
+          `the tenant has ${MAX_NOTES} notes, the most it may keep; delete one before creating another`,
+        );
+      throw err;
+    }
+  },
 );
 
 memoryRoutes.get(

@@ -9,11 +9,14 @@ import {
   createProject,
   deleteProject,
   getProject,
+  keepProjectFile,
   listProjects,
+  MAX_PROJECT_FILES,
+  MAX_PROJECTS,
   projectFiles,
+  projectHasRoom,
   PROMPT_PROJECT_FILES,
   renameProject,
-  touchProject,
   type Project,
 } from "../../../services/projects";
 import {
@@ -23,10 +26,10 @@ import {
   setProjectSettings,
 } from "../../../services/default-settings";
 import { settingsPatchSchema, type SettingsPatch } from "../../../core/settings";
-import { badRequest, notFound } from "../errors";
+import { ApiError, badRequest, notFound } from "../errors";
 import type { AppEnv } from "../types";
 import { idCursor, listBody, pageOf } from "../paging";
-import { intParam, jsonBody, query } from "../validate";
+import { intParam, jsonBody, query, visibleName } from "../validate";
 import { declaredType, NAME, newRow, storeUpload } from "./attachments";
 import { doc } from "../openapi/registry";
 import { listOf, resource } from "../openapi/schemas";
@@ -51,22 +54,6 @@ const projectId = (id: string) => {
 };
 
 /**
- * A project's name is shown in lists and, escaped, in its conversations' prompt: it must show
- * something (a name of only format characters such as U+200B or U+202E looks empty everywhere),
- * and, like a file's name, it carries no control characters, line separators or bidi overrides.
- */
-const projectName = z
-  .string()
-  .trim()
-  .min(1)
-  .max(200)
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what a project name is refused for
-  .refine((v) => !/[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/.test(v), {
-    message: "no control characters, line separators or bidi overrides",
-  })
-  .refine((v) => /[\p{L}\p{N}\p{P}\p{S}]/u.test(v), "must contain a visible character");
-
-/**
  * A project's settings are checked exactly as its new conversations get them (services/default-settings.ts
  * projectSettingsChecked): its own keys strictly, over the tenant's; a 400 naming the field.
  */
@@ -85,12 +72,18 @@ projectRoutes.post(
     summary: "Create a project (its `settings` start every conversation made in it, over the tenant's)",
     responses: { 201: { description: "Created", schema: project } },
   }),
-  ...jsonBody(z.strictObject({ name: projectName, settings: settingsPatchSchema.optional() })),
+  ...jsonBody(z.strictObject({ name: visibleName, settings: settingsPatchSchema.optional() })),
   async (c) => {
     const { name, settings } = c.req.valid("json");
     const tenantId = c.get("tenantId");
     if (settings) await checkProjectSettings(c.env, { tenantId, project: settings });
     const created = await createProject(c.env.DB, tenantId, { name, settings });
+    if (created === "limit")
+      throw new ApiError(
+        409,
+        "conflict",
+        `the tenant has ${MAX_PROJECTS} projects, the most it may have; delete one before creating another`,
+      );
     return c.json(view(created), 201);
   },
 );
@@ -103,7 +96,7 @@ projectRoutes.patch(
   }),
   ...jsonBody(
     z
-      .strictObject({ name: projectName.optional(), settings: settingsPatchSchema.optional() })
+      .strictObject({ name: visibleName.optional(), settings: settingsPatchSchema.optional() })
       .refine((b) => b.name !== undefined || b.settings !== undefined, "give name or settings"),
   ),
   async (c) => {
@@ -192,6 +185,13 @@ projectRoutes.get(
   },
 );
 
+const projectFull = () =>
+  new ApiError(
+    409,
+    "conflict",
+    `the project has ${MAX_PROJECT_FILES} files, the most it may have; delete one before uploading another`,
+  );
+
 projectRoutes.post(
   "/:id/files",
   doc({
@@ -204,6 +204,7 @@ projectRoutes.post(
     const tenantId = c.get("tenantId");
     const project = await getProject(c.env.DB, tenantId, projectId(c.req.param("id")));
     if (!project) throw notFound("project");
+    if (!(await projectHasRoom(c.env.DB, tenantId, project.id))) throw projectFull();
     const row = newRow({
       tenantId,
       conversationId: "",
@@ -213,10 +214,12 @@ projectRoutes.post(
       projectId: project.id,
     });
     const file = await storeUpload(c.env, { req: c.req.raw, row, stub: null });
-    if (!(await touchProject(c.env.DB, tenantId, project.id))) {
-      // The project was deleted while the file streamed in: the file goes with it.
+    // Checked again now that the file is ready: the project may have been deleted while it streamed
+    // in, or filled by uploads racing this one. Either way the file goes.
+    const kept = await keepProjectFile(c.env.DB, { tenantId, projectId: project.id });
+    if (kept !== "kept") {
       await purgeAttachment(c.env, row);
-      throw notFound("project");
+      throw kept === "gone" ? notFound("project") : projectFull();
     }
     return c.json(file, 201);
   },

@@ -120,6 +120,8 @@ function checkEndpoint(env: Env, endpoint: string | undefined): string | undefin
   return check.url.href;
 }
 
+const noSuchProject = () => badRequest("projectId: no such project");
+
 async function storing<T>(write: () => Promise<T>): Promise<T> {
   try {
     return await write();
@@ -144,11 +146,12 @@ toolRoutes.post(
       retries: given.retries ?? 0,
     };
     checkEndpoint(c.env, fields.endpoint);
-    if (projectId && !(await getProject(c.env.DB, c.get("tenantId"), projectId)))
-      throw badRequest("projectId: no such project");
+    if (projectId && !(await getProject(c.env.DB, c.get("tenantId"), projectId))) throw noSuchProject();
     const row = await storing(() =>
       createTool(c.env, { tenantId: c.get("tenantId"), kind, projectId: projectId ?? null, fields }),
     );
+    // The project was deleted after the check above: the insert, which requires it, wrote nothing.
+    if (row === "no project") throw noSuchProject();
     if (row === "limit")
       throw new ApiError(
         409,

@@ -1,0 +1,125 @@
+// A project deleted between the route's check of `projectId` and the insert of a tool or MCP
+// server scoped to it: the insert itself requires the project, so no orphan row (with its sealed
+// secret, counted against the tenant's caps, seen by no conversation) is left behind.
+import { env } from "cloudflare:workers";
+import { describe, expect, inject, it } from "vitest";
+import { deleteProject } from "../../services/projects";
+import { app } from "../../workers/chat/app";
+import type { ApiError } from "../route-types";
+import { api, newTenantWithId } from "./helpers";
+
+/** env whose DB runs `before` once, just ahead of the first statement that `verb`s `table`. */
+function deletingBefore(verb: "insert into" | "update", table: string, before: () => Promise<unknown>): Env {
+  let fired = false;
+  const inserting = new RegExp(`^\\s*${verb} "${table}"`, "i");
+  const wrap = (stmt: D1PreparedStatement, insert: boolean): D1PreparedStatement =>
+    new Proxy(stmt, {
+      get(target, prop) {
+        const v = Reflect.get(target, prop);
+        if (typeof v !== "function") return v;
+        if (prop === "bind") return (...a: unknown[]) => wrap(v.apply(target, a), insert);
+        if (insert && ["run", "all", "raw", "first"].includes(String(prop)))
+          return async (...a: unknown[]) => {
+            if (!fired) {
+              fired = true;
+              await before();
+            }
+            return v.apply(target, a);
+          };
+        return v.bind(target);
+      },
+    });
+  // A request's statements go through its D1 session (workers/chat/d1-session.ts): those are wrapped too.
+  const watched = <T extends D1Database | D1DatabaseSession>(real: T): T =>
+    new Proxy(real, {
+      get(target, prop) {
+        if (prop === "prepare") return (sql: string) => wrap(target.prepare(sql), inserting.test(sql));
+        if (prop === "withSession" && "withSession" in target)
+          return (start?: string) => watched(target.withSession(start));
+        const v: unknown = Reflect.get(target, prop);
+        return typeof v === "function" ? v.bind(target) : v;
+      },
+    });
+  const db = watched(env.DB);
+  return new Proxy(env as Env, { get: (t, p) => (p === "DB" ? db : Reflect.get(t, p)) });
+}
+
+async function racedCreate(path: "/v1/tools" | "/v1/mcp-servers", table: string, body: Record<string, unknown>) {
+  const { tenantId, key } = await newTenantWithId();
+  const project = (await api("POST", "/v1/projects", { name: "doomed" }, { key })).json;
+  const raced = deletingBefore("insert into", table, () => deleteProject(env as Env, tenantId, project.id));
+  const res = await app.request(
+    path,
+    {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: JSON.stringify({ ...body, projectId: project.id }),
+    },
+    raced,
+  );
+  const rows = await env.DB.prepare(`SELECT COUNT(*) AS n FROM ${table} WHERE tenant_id = ?`)
+    .bind(tenantId)
+    .first<{ n: number }>();
+  return {
+    res,
+    rows: rows!.n,
+    projectGone: (await api("GET", `/v1/projects/${project.id}`, undefined, { key })).status,
+  };
+}
+
+describe("a tool or MCP server registered while its project is deleted", () => {
+  it("leaves no tool row: the insert requires the project and the answer names projectId", async () => {
+    const { res, rows, projectGone } = await racedCreate("/v1/tools", "tools", {
+      kind: "client",
+      name: "orphan_probe",
+      description: "Registered while its project goes.",
+      inputSchema: { type: "object", properties: {} },
+    });
+    expect(projectGone).toBe(404);
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { error: ApiError }).error.message).toBe("projectId: no such project");
+    expect(rows).toBe(0);
+  });
+
+  it("leaves no MCP server row (nor its sealed auth): the insert requires the project", async () => {
+    const { res, rows, projectGone } = await racedCreate("/v1/mcp-servers", "mcp_servers", {
+      name: "orphan-probe",
+      url: `http://127.0.0.1:${inject("mcpFixturePort")}/mcp`,
+      auth: { value: "Bearer orphaned-secret" },
+    });
+    expect(projectGone).toBe(404);
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { error: ApiError }).error.message).toBe("projectId: no such project");
+    expect(rows).toBe(0);
+  });
+});
+
+describe("an MCP server moved into a project while that project is deleted", () => {
+  it("is not moved: the update requires the project and the answer names projectId", async () => {
+    const { tenantId, key } = await newTenantWithId();
+    const server = (
+      await api(
+        "POST",
+        "/v1/mcp-servers",
+        { name: "mover", url: `http://127.0.0.1:${inject("mcpFixturePort")}/mcp` },
+        { key },
+      )
+    ).json;
+    const project = (await api("POST", "/v1/projects", { name: "doomed" }, { key })).json;
+    const raced = deletingBefore("update", "mcp_servers", () => deleteProject(env as Env, tenantId, project.id));
+    const res = await app.request(
+      `/v1/mcp-servers/${server.id}`,
+      {
+        method: "PATCH",
+        headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+        body: JSON.stringify({ projectId: project.id }),
+      },
+      raced,
+    );
+    expect((await api("GET", `/v1/projects/${project.id}`, undefined, { key })).status).toBe(404);
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { error: ApiError }).error.message).toBe("projectId: no such project");
+    // Still the tenant's, tenant-wide, as before the PATCH.
+    expect((await api("GET", `/v1/mcp-servers/${server.id}`, undefined, { key })).json.projectId).toBeNull();
+  });
+});

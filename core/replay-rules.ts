@@ -72,17 +72,29 @@ export function refusedTurns(history: readonly StoredMessage[], between = false)
   if (!history.some((m) => m.stopReason === "refusal")) return drop;
   let turnStart = 0;
   for (let i = 0; i < history.length; i++) {
-    if (isPrompt(history[i])) turnStart = i;
+    if (startsTurn(history, i)) turnStart = i;
     if (history[i].stopReason !== "refusal") continue;
     let end = i + 1;
-    while (end < history.length && !isPrompt(history[end])) end++;
+    while (end < history.length && !startsTurn(history, end)) end++;
     const answeredAfter = history.slice(i + 1, end).some((m) => m.role === "assistant" && m.stopReason !== "refusal");
     // The turn still running (no prompt after it) is being asked of a fallback model: its prompt
     // stays. Between turns (`between`: the /replay view) the next turn's prompt will follow it.
     if (answeredAfter || (end === history.length && !between)) drop.add(i);
-    else for (let j = turnStart; j < end; j++) if (!isAttachmentNote(history[j])) drop.add(j);
+    else for (let j = turnStart; j < end; j++) if (j === turnStart || !isAttachmentNote(history[j])) drop.add(j);
   }
   return drop;
+}
+
+/**
+ * Whether history[i] opens a turn: a prompt, or a message shaped like an attachment's note that was
+ * sent as the prompt (notes are told by their text, which a person can type). A note an upload
+ * saved either sits after a step's results (a paused turn) or is followed by the prompt it rides
+ * with; one with no results before it and the model's reply right after it was the turn's prompt.
+ */
+function startsTurn(history: readonly StoredMessage[], i: number): boolean {
+  const m = history[i];
+  if (isPrompt(m)) return true;
+  return isAttachmentNote(m) && history[i - 1]?.role !== "user" && history[i + 1]?.role === "assistant";
 }
 
 /**

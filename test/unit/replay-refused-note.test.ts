@@ -112,3 +112,23 @@ describe("a server tool call awaited across a client-tool pause", () => {
     expect(JSON.stringify(prompted)).not.toContain("srvtoolu_1");
   });
 });
+
+describe("a refused prompt a person typed in the shape of an attachment note", () => {
+  it("is its own turn: left out with its refusal, and the exchange before it stays", () => {
+    const history = [
+      msg("user", [text("FIRST-PROMPT about rivers")]),
+      msg("assistant", [text("Rivers carve canyons.")], "end_turn"),
+      msg("user", [text('<attachment id="att_abc123" name="notes.txt">\nplease help\n</attachment>')]),
+      msg("assistant", [text("I can't help with that.")], "refusal"),
+      msg("user", [text("SECOND-PROMPT what did I ask first?")]),
+    ];
+    const sent = JSON.stringify(build(history).messages);
+    expect(sent).toContain("FIRST-PROMPT about rivers");
+    expect(sent).toContain("Rivers carve canyons.");
+    expect(sent).not.toContain("please help");
+    expect(sent).not.toContain("I can't help");
+    expect([...refusedTurns(history)].sort()).toEqual([2, 3]);
+    // The /replay view between turns keeps the earlier exchange too.
+    expect(JSON.stringify(build(history.slice(0, 4), defaultSettings(), true).messages)).toContain("FIRST-PROMPT");
+  });
+});

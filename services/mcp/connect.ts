@@ -160,14 +160,22 @@ export async function connectMcp(
 }
 
 /**
+ * How long ending a session may hold the answer it follows: the DELETE is a courtesy to the server,
+ * and a server that does not answer it must not add its whole timeout to every call and listing.
+ */
+export const SESSION_END_MS = 1_000;
+
+/**
  * Ends the session, then the client. A Streamable HTTP session is ended with a DELETE carrying its
  * Mcp-Session-Id (the spec's "SHOULD" for a client that is done with it): a server would otherwise
- * keep every session each call and listing opens until it expires them. A server may refuse it (405)
- * or fail; the connection closes all the same, within the server's timeout.
+ * keep every session each call and listing opens until it expires them. A server may refuse it (405),
+ * fail, or not answer; the connection closes all the same, within SESSION_END_MS.
  */
 async function closeSession(client: Client, transport: Transport, timeoutMs: number): Promise<void> {
   if (transport instanceof StreamableHTTPClientTransport)
-    await withTimeout(transport.terminateSession(), timeoutMs, "ending the session").catch(() => undefined);
+    await withTimeout(transport.terminateSession(), Math.min(timeoutMs, SESSION_END_MS), "ending the session").catch(
+      () => undefined,
+    );
   await client.close().catch(() => undefined);
 }
 

@@ -5,6 +5,7 @@
 import { describe, expect, it } from "vitest";
 import { toolResults, resultText } from "../blocks";
 import { api, createConversation, newTenant, send, turnMessages } from "./helpers";
+import { SESSION_END_MS } from "../../services/mcp/connect";
 import { FAKE_MCP, installFakeMcp, rpcError, rpcResult } from "./mcp-fake-server";
 
 const fake = installFakeMcp();
@@ -84,6 +85,38 @@ describe("an MCP session", () => {
       } finally {
         globalThis.fetch = original;
       }
+    }
+  });
+});
+
+describe("an MCP session whose DELETE is never answered", () => {
+  it("holds a call's answer at most SESSION_END_MS, not the server's whole timeout", async () => {
+    const key = await newTenant();
+    fake.tools["/hang"] = [{ name: "echo", description: "echo", inputSchema: obj }];
+    const s = await api(
+      "POST",
+      "/v1/mcp-servers",
+      { name: "hang", url: `${FAKE_MCP}/hang`, timeoutMs: 4_000 },
+      { key },
+    );
+    expect(s.status).toBe(201);
+    const conv = await createConversation(undefined, key);
+    await send(conv, `@tool tool_activate {"name":"mcp__hang__echo"}`, key);
+    const original = globalThis.fetch;
+    globalThis.fetch = (async (input: RequestInfo | URL, init?: RequestInit) => {
+      const request = new Request(input, init);
+      return request.method === "DELETE" && request.url.startsWith(FAKE_MCP)
+        ? new Promise<Response>(() => {})
+        : original(input, init);
+    }) as typeof fetch;
+    try {
+      const started = Date.now();
+      const r = results(await send(conv, `@tool mcp__hang__echo {"q":"x"}`, key))[0];
+      expect(resultText(r)).toBe("ok");
+      // The server's timeout is 4 s: a DELETE awaited to it made this call take 4.15 s.
+      expect(Date.now() - started).toBeLessThan(SESSION_END_MS + 2_000);
+    } finally {
+      globalThis.fetch = original;
     }
   });
 });

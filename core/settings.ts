@@ -103,6 +103,15 @@ export function withMissingSettings(stored: Partial<Settings> & Pick<Settings, "
   return { ...SEED, serverTools: [], ...stored } as Settings;
 }
 
+/**
+ * The smallest window a conversation takes. The fixed prompt (system prompt and core tools) measures
+ * about 1,850 input tokens: a window that cannot hold it and a message beside the reserve would end
+ * every turn context_full, with nothing telling the user why.
+ */
+export const MIN_CONTEXT_WINDOW_TOKENS = 4_000;
+/** What the window must leave beside the output reserve: the fixed prompt and a message. */
+export const MIN_PROMPT_ROOM_TOKENS = 3_000;
+
 const int = (min: number, max: number) => z.number().int().min(min).max(max);
 export const modelIdSchema = z
   .string()
@@ -120,7 +129,7 @@ export const settingsPatchSchema = z
     stubAfterExchanges: int(1, 1_000),
     stubBatchChars: int(0, 10_000_000),
     model: modelIdSchema,
-    contextWindowTokens: int(1_000, 10_000_000),
+    contextWindowTokens: int(MIN_CONTEXT_WINDOW_TOKENS, 10_000_000),
     outputReserveTokens: int(64, 1_000_000),
     compactTriggerRatio: z.number().gt(0).max(1),
     compactTargetRatio: z.number().gt(0).lt(1),
@@ -153,6 +162,8 @@ export function effectiveEffort(s: Pick<Settings, "effort">, entry: ModelEntry):
 export function crossCheckSettings(s: Settings, entry: ModelEntry): string | null {
   if (s.outputReserveTokens >= s.contextWindowTokens)
     return "settings.outputReserveTokens: must be smaller than settings.contextWindowTokens";
+  if (!leavesPromptRoom(s))
+    return `settings.contextWindowTokens: must leave at least ${MIN_PROMPT_ROOM_TOKENS} tokens beside settings.outputReserveTokens for the prompt (the system prompt and tools alone take about 2,000); it leaves ${s.contextWindowTokens - s.outputReserveTokens}`;
   if (s.compactTargetRatio >= s.compactTriggerRatio)
     return "settings.compactTargetRatio: must be smaller than settings.compactTriggerRatio";
   if (s.outputReserveTokens > entry.maxOutput)
@@ -178,6 +189,16 @@ export function crossCheckSettings(s: Settings, entry: ModelEntry): string | nul
   if (s.refusalFallbackModel !== null && sameModel(s.refusalFallbackModel, s.model))
     return "settings.refusalFallbackModel: must be another model than settings.model";
   return null;
+}
+
+/** Whether the window holds the fixed prompt and a message beside the output reserve. */
+export function leavesPromptRoom(s: Pick<Settings, "contextWindowTokens" | "outputReserveTokens">): boolean {
+  return s.contextWindowTokens - s.outputReserveTokens >= MIN_PROMPT_ROOM_TOKENS;
+}
+
+/** `entry`'s default reserve, within a quarter of `window` (a user's own window may be smaller than the model's). */
+export function reserveWithin(entry: ModelEntry, window: number): number {
+  return Math.min(modelDefaults(entry).outputReserveTokens, Math.floor(window / 4));
 }
 
 /** Whether two model ids name one model: compared by the catalog id each resolves to (an alias is its model). */
@@ -217,6 +238,31 @@ export function settingsAfterModelChange(
     if (patch[key] === undefined && wasDefault) merged[key] = after[key];
   }
   return fitToModel(merged, to, keep);
+}
+
+/**
+ * After a model change, the settings the change does not name (`named`: the user's own keys, left
+ * for the checks to refuse) are left as creation leaves inherited ones (services/default-settings.ts):
+ * a refusal fallback that is now the model itself is dropped, and an output reserve the window no
+ * longer holds beside the prompt becomes the model's default (within a quarter of the window). No
+ * change when the model stayed (`before`: its id before the change).
+ */
+export function unnamedAfterModelChange(
+  s: Settings,
+  { before, named }: { before: string; named: SettingsPatch },
+  entry: ModelEntry,
+): Settings {
+  if (sameModel(before, s.model)) return s;
+  const next = { ...s };
+  if (
+    named.refusalFallbackModel === undefined &&
+    next.refusalFallbackModel !== null &&
+    sameModel(next.refusalFallbackModel, next.model)
+  )
+    next.refusalFallbackModel = null;
+  if (named.outputReserveTokens === undefined && !leavesPromptRoom(next))
+    next.outputReserveTokens = reserveWithin(entry, next.contextWindowTokens);
+  return next;
 }
 
 /**

@@ -40,7 +40,13 @@ export async function createConversation(
     const ref = { tenantId, conversationId: id };
     // An import brings its transcript: the object writes it before its head (see transcript-import.ts).
     if (staged) return { kind: "created", view: await stub.importTranscript(ref, { title, settings }, staged) };
-    return { kind: "created", view: await stub.create(ref, { title, settings, projectId: init.projectId ?? null }) };
+    // A title the caller gave is theirs, whatever it says ("New conversation" too): the automatic
+    // title leaves it alone, as it does a PATCH title.
+    const titledByUser = init.title !== undefined;
+    return {
+      kind: "created",
+      view: await stub.create(ref, { title, settings, projectId: init.projectId ?? null, titledByUser }),
+    };
   } catch (err) {
     await deleteConversationRow(env.DB, id);
     throw err;

@@ -14,8 +14,10 @@ import type { ModelEnv } from "../core/model-provider";
 import {
   defaultSettings,
   fitToModel,
+  leavesPromptRoom,
   mergeSettings,
   modelDefaults,
+  reserveWithin,
   sameModel,
   settingsAfterModelChange,
   settingsPatchSchema,
@@ -24,12 +26,26 @@ import {
 } from "../core/settings";
 import { checkSettings, defaultModelEntry, resolveSettingsModel, resolveTurnModel } from "./models/resolve";
 
-/** A stored patch; one that no longer parses (a key since removed) counts as none. */
+/**
+ * A stored patch. A key that no longer passes (one since removed, a value below a bound since
+ * raised: a window under MIN_CONTEXT_WINDOW_TOKENS) is left out alone, so the rest still holds; one
+ * that does not parse at all counts as none.
+ */
 function parsed(json: string | null | undefined): SettingsPatch {
   if (!json) return {};
   try {
-    const result = settingsPatchSchema.safeParse(JSON.parse(json));
-    return result.success ? result.data : {};
+    const raw: unknown = JSON.parse(json);
+    const result = settingsPatchSchema.safeParse(raw);
+    if (result.success) return result.data;
+    if (typeof raw !== "object" || raw === null || Array.isArray(raw)) return {};
+    const stale = new Set<PropertyKey>();
+    for (const issue of result.error.issues) {
+      if (issue.code === "unrecognized_keys") for (const k of issue.keys) stale.add(k);
+      else if (issue.path.length) stale.add(issue.path[0]);
+    }
+    const rest = Object.fromEntries(Object.entries(raw).filter(([k]) => !stale.has(k)));
+    const again = settingsPatchSchema.safeParse(rest);
+    return again.success ? again.data : {};
   } catch {
     return {};
   }
@@ -158,12 +174,15 @@ async function overLayer(
     const fallback = modelDefaults(to);
     if (own.contextWindowTokens !== undefined)
       own.contextWindowTokens = Math.min(own.contextWindowTokens, fallback.contextWindowTokens);
-    // A reserve the window left cannot hold: the model's own (fitToModel cuts one past its maximum).
+    // A reserve the window left cannot hold beside the prompt: the model's own (within a quarter of
+    // that window; fitToModel cuts one past the model's maximum). A PATCH moves it alike
+    // (core/settings.ts unnamedAfterModelChange).
+    const window = own.contextWindowTokens ?? settings.contextWindowTokens;
     if (
       own.outputReserveTokens !== undefined &&
-      own.outputReserveTokens >= (own.contextWindowTokens ?? settings.contextWindowTokens)
+      !leavesPromptRoom({ contextWindowTokens: window, outputReserveTokens: own.outputReserveTokens })
     )
-      own.outputReserveTokens = fallback.outputReserveTokens;
+      own.outputReserveTokens = reserveWithin(to, window);
     settings = fitToModel({ ...settings, ...own }, to, keep);
   }
   return { ok: true, settings, entry: to, own: { ...below.own, ...patch } };

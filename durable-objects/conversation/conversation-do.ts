@@ -13,7 +13,7 @@ import { IdempotencyLedger } from "./idempotency";
 import { IndexOutbox, meterDeadTurn } from "./index-outbox";
 import { LifecycleLog } from "./lifecycle-log";
 import type { ObjectScope } from "./object-scope";
-import { ConversationRecord } from "./record";
+import { ConversationRecord, type HeadInit } from "./record";
 import { ReplayCache, type ReplayView } from "./replay-cache";
 import { ConversationSockets } from "./sockets";
 import { commitImport } from "./transcript-import";
@@ -124,10 +124,7 @@ export class ConversationDO extends DurableObject<Env> {
 
   // ---- RPC: metadata ----------------------------------------------------------------------
 
-  create(
-    ref: ConversationRef,
-    init: { title: string; settings: ConversationHead["settings"]; projectId?: string | null },
-  ): Promise<ConversationView> {
+  create(ref: ConversationRef, init: HeadInit): Promise<ConversationView> {
     return this.record.create(ref, init);
   }
 

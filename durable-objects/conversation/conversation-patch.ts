@@ -9,6 +9,7 @@ import {
   type Settings,
   settingsAfterModelChange,
   type SettingsPatch,
+  unnamedAfterModelChange,
 } from "../../core/settings";
 import { planSettingsPatch } from "../../services/models/resolve";
 import type { ConversationHead, ConversationView } from "../../services/record/conversation-head";
@@ -60,11 +61,14 @@ export async function patchConversation(
                 message: "settings.model: changed by other requests meanwhile; send it again",
               },
             };
-      const settings = settingsAfterModelChange(head.settings, {
-        patch: planned.patch,
-        from: planned.from,
-        to: planned.to,
-      });
+      // A model change moves what the PATCH does not name as creation moves what a conversation
+      // inherits: a fallback that became the model goes, a reserve the new window cannot hold
+      // becomes the new model's; what the PATCH names itself is checked as sent.
+      const settings = unnamedAfterModelChange(
+        settingsAfterModelChange(head.settings, { patch: planned.patch, from: planned.from, to: planned.to }),
+        { before: head.settings.model, named: patch },
+        planned.to,
+      );
       const problem =
         crossCheckSettings(settings, planned.to) ??
         betweenToolsEffortConflict(store, head, { settings, model: planned.to });

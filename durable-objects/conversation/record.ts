@@ -22,7 +22,13 @@ import type { IndexOutbox } from "./index-outbox";
 import type { ObjectScope } from "./object-scope";
 import { replayChars, type ReplayCache } from "./replay-cache";
 
-export type HeadInit = { title: string; settings: ConversationHead["settings"]; projectId?: string | null };
+export type HeadInit = {
+  title: string;
+  settings: ConversationHead["settings"];
+  projectId?: string | null;
+  /** The title is the caller's own (given at create): never replaced by the automatic one. */
+  titledByUser?: boolean;
+};
 export type HeadChange<T> = (head: ConversationHead) => { next: ConversationHead | null; result: T };
 
 export class ConversationRecord {
@@ -175,6 +181,9 @@ export class ConversationRecord {
       }
     } else await writeHead(this.scope.env.BUCKET, head);
     store.putHead(head);
+    // In the head's own storage write (no await between): no turn sees the head without it, so the
+    // automatic title never takes a title the caller chose, "New conversation" included (auto-title.ts).
+    if (init.titledByUser) store.setTitleSource("user");
     this.current = head;
     if (fill) this.cache.forget();
     else this.cache.startEmpty();

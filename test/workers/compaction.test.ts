@@ -193,15 +193,17 @@ describe("the in-turn compactor", () => {
     const r = await send(roomy, "write on\n@max-tokens-stop");
     expect(r.json.stop_reason).toBe("end_turn");
     expect(r.json.messages.filter((m) => m.role === "assistant")).toHaveLength(2);
-    // 4 chars per token keeps the compactor out of it: only the guard is under test here.
+    // 4 chars per token keeps the compactor out of it: only the guard is under test here. The
+    // smallest window there is (4,000 tokens) holds the fixed prompt, so the prompt brings ~3,000
+    // tokens of its own to fill it.
     const full = await createConversation({
-      contextWindowTokens: 1_500,
+      contextWindowTokens: 4_000,
       outputReserveTokens: 64,
       compactTriggerRatio: 1,
       compactTargetRatio: 0.9,
       charsPerToken: 4,
     });
-    const f = await send(full, "write on\n@max-tokens-stop");
+    const f = await send(full, `write on\n${"ember ".repeat(2_500)}\n@max-tokens-stop`);
     expect(f.json.stop_reason).toBe("context_full");
     expect(f.json.messages.filter((m) => m.role === "assistant")).toHaveLength(1);
   });

@@ -5,6 +5,7 @@ import type { ModelEntry } from "./models/catalog";
 import { summarizationParams } from "./model-params";
 import { renderMessageText } from "./render";
 import { sliceWhole } from "./text-cut";
+import { VISIBLE, withoutHidden } from "./visible-text";
 import type { ModelRequest, StoredMessage } from "./types";
 
 /** The title every conversation created without one gets: it counts as "no title". */
@@ -81,7 +82,9 @@ export function cleanTitle(answer: string): string | null {
   line = line.replace(/[.:;,!\s]+$/, "").trim();
   // Cut between characters (a pair split at the cut would be a title no client could send back),
   // and well-formed whatever the model wrote.
-  line = line.toWellFormed();
+  line = withoutHidden(line.toWellFormed()).replace(/\s+/g, " ");
   if (line.length > TITLE_MAX_CHARS) line = sliceWhole(line, 0, TITLE_MAX_CHARS).replace(/\s+\S*$/, "");
-  return line === "" || untitled(line) ? null : line;
+  // What a title PATCH or POST would refuse is never stored either: a title with nothing to see is none.
+  line = line.trim();
+  return line === "" || !VISIBLE.test(line) || untitled(line) ? null : line;
 }

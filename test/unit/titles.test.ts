@@ -60,6 +60,13 @@ describe("automatic titles", () => {
     expect(cleanTitle("Tides \ud83d and rivers")).toBe("Tides \ufffd and rivers");
   });
 
+  it("keeps out what a title POST or PATCH refuses: control characters, bidi overrides, nothing visible", () => {
+    expect(cleanTitle("\u202egnp.exe rivers and canyons")).toBe("gnp.exe rivers and canyons");
+    expect(cleanTitle("Tides\u0007 and \u2066rivers\u2069")).toBe("Tides and rivers");
+    expect(cleanTitle("\u200b\u200b")).toBeNull();
+    expect(cleanTitle("\u202e\u202d")).toBeNull();
+  });
+
   it("the offline model answers a title request with the first prompt's first six words, directives left out", async () => {
     const request = buildTitleRequest(SONNET, {
       prompt: "how do rivers carve canyons over millions of years?\n@reply-chars 400",

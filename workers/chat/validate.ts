@@ -6,6 +6,7 @@ import type { Env as HonoEnv, MiddlewareHandler } from "hono";
 import { z } from "zod";
 import { jsonValueProblem } from "../../core/json-guard";
 import { describeZodError } from "../../core/validation";
+import { HIDDEN_OR_CONTROL, VISIBLE } from "../../core/visible-text";
 import { ApiError, badRequest } from "./errors";
 import { recordInput } from "./openapi/registry";
 
@@ -108,8 +109,7 @@ export const visibleName = z
   .trim()
   .min(1)
   .max(200)
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what such a name is refused for
-  .refine((v) => !/[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/.test(v), {
+  .refine((v) => !HIDDEN_OR_CONTROL.test(v), {
     message: "no control characters, line separators or bidi overrides",
   })
-  .refine((v) => /[\p{L}\p{N}\p{P}\p{S}]/u.test(v), "must contain a visible character");
+  .refine((v) => VISIBLE.test(v), "must contain a visible character");

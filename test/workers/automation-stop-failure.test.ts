@@ -1,7 +1,8 @@
 // A run whose turn paused on client tools has that turn stopped (automation-runner.ts). When the
 // stop fails (the call throws, or the conversation answers that the turn was not stopped), the
 // run must not be recorded as stopped: the attempt fails naming the failed stop and the queue
-// retries it; the retry takes the paused turn's outcome again (its key) and stops it.
+// retries it; the retry takes the paused turn's outcome again (its key) and stops it. A stop that
+// finds the turn no longer waiting (it ended another way) fails the run for good.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { runAutomation } from "../../workers/chat/automation-runner";
@@ -79,5 +80,23 @@ describe("a paused automation turn whose stop fails", () => {
     const failed = (await run())!;
     expect(failed).toMatchObject({ status: "retrying", attempts: 1, finishedAt: null });
     expect(failed.error).not.toMatch(/it was stopped/);
+  }, 60_000);
+
+  it("fails for good, not retried, when the turn no longer waits (it ended another way)", async () => {
+    const { key, channel, runId, run } = await paused("stopended");
+    // The turn ends before this stop reaches it (its timeout, or a stop the object forgot): the
+    // stop then answers "not stopped", and nothing waits on the channel any more.
+    const endedElsewhere: Stop = async (ref, turnId) => {
+      const { conversationId } = ref as { conversationId: string };
+      const stub = env.CONVERSATION.get(env.CONVERSATION.idFromName(conversationId));
+      await stub.stopTurn(ref as { tenantId: string; conversationId: string }, turnId as string);
+      return { turnId, stopped: false };
+    };
+    expect(await runAutomation(withStop(endedElsewhere), runId, 1)).toBeNull();
+    const done = (await run())!;
+    expect(done).toMatchObject({ status: "failed", attempts: 1 });
+    expect(done.error).toMatch(/it had already ended$/);
+    const post = await api("POST", `/v1/channels/${channel}/messages`, { content: "hello" }, { key });
+    expect(post.status, post.text).toBe(200);
   }, 60_000);
 });

@@ -274,12 +274,25 @@ async function stopPausedTurn(
   { ref, turnId }: { ref: { tenantId: string; conversationId: string }; turnId: string },
 ): Promise<{ ended: boolean; note: string }> {
   try {
-    const answer = await env.CONVERSATION.get(env.CONVERSATION.idFromName(ref.conversationId)).stopTurn(ref, turnId);
+    const stub = env.CONVERSATION.get(env.CONVERSATION.idFromName(ref.conversationId));
+    const answer = await stub.stopTurn(ref, turnId);
     if (answer === null) return { ended: true, note: "its conversation was deleted before it could be stopped" };
     if (answer.stopped) return { ended: true, note: "it was stopped" };
+    // Not stopped by this call: either the turn no longer waits (it timed out, or a stop the object
+    // forgot in a restart ended it), and nothing holds the channel, or its stop failed to save.
+    const waits = waitingTurn(await stub.getMeta(ref)) === turnId;
+    if (!waits) return { ended: true, note: "it had already ended" };
     return { ended: false, note: "stopping it failed: the conversation answered that the turn was not stopped" };
   } catch (err) {
     console.error("stopping an automation's paused turn failed", err);
     return { ended: false, note: `stopping it failed: ${err instanceof Error ? err.message : String(err)}` };
   }
+}
+
+/** The turn a conversation's view says waits on client tools (`requiresAction`, getMeta), if any. */
+function waitingTurn(view: object | null): string | undefined {
+  const pending = view && "requiresAction" in view ? view.requiresAction : undefined;
+  return pending && typeof pending === "object" && "turnId" in pending && typeof pending.turnId === "string"
+    ? pending.turnId
+    : undefined;
 }

@@ -28,6 +28,8 @@ const sidebar = mountSidebar(sidebarEl);
 /** @type {(() => void) | void} */
 let cleanup;
 let generation = 0;
+/** Aborted when the next navigation begins: a view still loading then draws nothing over its successor. */
+let navigation = new AbortController();
 /** Set when a key was refused mid-session: the sign-in form says why. */
 let signedOutBecause = "";
 /** A new chat's first message, handed to the chat view it opens. */
@@ -36,6 +38,9 @@ let firstMessage = "";
 /** @param {boolean} [byPerson] a navigation the person made (a link, the search box, Back), not the page's first load */
 async function route(byPerson = false) {
   const gen = ++generation;
+  navigation.abort();
+  navigation = new AbortController();
+  const { signal } = navigation;
   cleanup?.();
   cleanup = undefined;
   closeSidebar();
@@ -57,8 +62,8 @@ async function route(byPerson = false) {
   document.body.dataset.view = view;
   try {
     if (m && m[2] === "history") await historyView(root, m[1], params);
-    else if (m && m[2] === "replay") await replayView(root, m[1]);
-    else if (m && m[2] === "settings") await settingsView(root, m[1]);
+    else if (m && m[2] === "replay") await replayView(root, m[1], signal);
+    else if (m && m[2] === "settings") await settingsView(root, m[1], signal);
     else if (m) {
       const first = firstMessage;
       firstMessage = "";
@@ -169,6 +174,15 @@ window.addEventListener("unauthorized", () => {
   route();
 });
 window.addEventListener("hashchange", () => route(true));
+// A file dropped outside a drop zone (the chat's, the new-chat page's note) would open in the tab
+// and leave the app, taking what was typed with it: the page refuses it instead. A zone that takes
+// the drop cancels the event itself, so these only see the drops nobody took.
+window.addEventListener("dragover", (e) => {
+  if (e.defaultPrevented || !e.dataTransfer?.types.includes("Files")) return;
+  e.preventDefault();
+  e.dataTransfer.dropEffect = "none";
+});
+window.addEventListener("drop", (e) => e.preventDefault());
 applyPrefs();
 labelTheme();
 route();

@@ -24,16 +24,27 @@ export async function newChatView(root, open) {
     h("div", { class: "composer-tools" }, models),
     status,
   );
-  replace(
-    root,
-    h(
-      "div",
-      { class: "chat new-chat-view" },
-      h("div", { class: "hero" }, h("h1", null, "What can I help with?")),
-      form,
-    ),
+  const view = h(
+    "div",
+    { class: "chat new-chat-view" },
+    h("div", { class: "hero" }, h("h1", null, "What can I help with?")),
+    form,
   );
+  replace(root, view);
   document.title = "New chat · context-chat";
+  // Files go up into a conversation, which does not exist before the first message: a file dropped
+  // here is not taken (nor opened in the tab, leaving the page), and the page says when it can be.
+  view.addEventListener("dragover", (e) => {
+    if (e.dataTransfer?.types.includes("Files")) e.preventDefault();
+  });
+  view.addEventListener("drop", (e) => {
+    if (!e.dataTransfer?.types.includes("Files")) return;
+    e.preventDefault();
+    replace(
+      status,
+      h("span", { class: "muted" }, "Files can be attached once the chat has started: send a message first."),
+    );
+  });
   // The composer works from the moment it shows: its handlers are attached before the model list
   // loads, and a message sent before then starts on the default model.
   /** @type {HTMLElement | null} */

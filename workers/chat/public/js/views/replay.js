@@ -8,8 +8,11 @@ import { blockChars, errorLine, newContext, renderMessage, resultText } from "..
 /** How core/stubs.ts stubText begins. */
 const STUB = "[stale tool result replaced by this stub:";
 
-/** @param {HTMLElement} root @param {string} id */
-export async function replayView(root, id) {
+/**
+ * @param {HTMLElement} root @param {string} id
+ * @param {AbortSignal} [signal] aborted once the person has gone on to another view: this one is not drawn
+ */
+export async function replayView(root, id, signal) {
   replace(root, h("p", { class: "muted" }, "Loading…"));
   /** @type {any} */ let meta;
   /** @type {any} */ let replay;
@@ -19,9 +22,10 @@ export async function replayView(root, id) {
       api("GET", `/v1/conversations/${id}/replay`),
     ]);
   } catch (err) {
-    replace(root, errorLine(err));
+    if (!signal?.aborted) replace(root, errorLine(err));
     return;
   }
+  if (signal?.aborted) return;
   const s = meta.settings ?? {};
   const est = replay.estimate ?? {};
   const budget = (s.contextWindowTokens ?? 0) - (s.outputReserveTokens ?? 0) || est.budgetTokens;

@@ -38,19 +38,23 @@ const ADVANCED = [
   ["maxToolIterations", "Model calls per turn"],
 ];
 
-/** @param {HTMLElement} root @param {string} id */
-export async function settingsView(root, id) {
+/**
+ * @param {HTMLElement} root @param {string} id
+ * @param {AbortSignal} [signal] aborted once the person has gone on to another view: this one is not drawn
+ */
+export async function settingsView(root, id, signal) {
   replace(root, h("p", { class: "muted" }, "Loading…"));
   /** @type {any} */ let meta;
   /** @type {any[]} */ let all;
   try {
     [meta, all] = await Promise.all([api("GET", `/v1/conversations/${id}`), models()]);
   } catch (err) {
-    replace(root, errorLine(plainError(err).text));
+    if (!signal?.aborted) replace(root, errorLine(plainError(err).text));
     return;
   }
   const s = meta.settings ?? {};
   const model = /** @type {HTMLSelectElement} */ (await modelSelect(s.model, "set-model"));
+  if (signal?.aborted) return;
   const thinking = /** @type {HTMLSelectElement} */ (h("select", { id: "set-thinking", name: "thinking" }));
   const display = /** @type {HTMLSelectElement} */ (
     h(
@@ -64,7 +68,6 @@ export async function settingsView(root, id) {
   const title = /** @type {HTMLInputElement} */ (
     h("input", { id: "set-title", value: meta.title ?? "", maxlength: "200" })
   );
-  display.value = s.thinkingDisplay ?? "summarized";
   const fill = () => {
     const m = all.find((x) => x.id === model.value);
     const modes = m?.thinking?.modes ?? ["auto"];
@@ -86,14 +89,23 @@ export async function settingsView(root, id) {
     );
     effort.disabled = !levels.length;
   };
-  fill();
   model.addEventListener("change", fill);
   const numbers = ADVANCED.map(([key, label]) => {
     const input = /** @type {HTMLInputElement} */ (
-      h("input", { id: `set-${key}`, name: key, type: "number", step: "any", value: s[key] ?? "" })
+      h("input", { id: `set-${key}`, name: key, type: "number", step: "any" })
     );
     return { key, input, row: h("label", { class: "field" }, h("span", null, label), input) };
   });
+  // The form shows the settings as the server holds them: drawn at first, and again after each save
+  // (a model switch changes its numbers), so a later save compares against them and sends only what
+  // the person changed.
+  const draw = () => {
+    display.value = s.thinkingDisplay ?? "summarized";
+    fill();
+    for (const n of numbers) n.input.value = String(s[n.key] ?? "");
+    title.value = meta.title ?? "";
+  };
+  draw();
   const status = h("div", { role: "status", id: "settings-status" });
   const field = (/** @type {string} */ label, /** @type {HTMLElement} */ input) =>
     h("label", { class: "field" }, h("span", null, label), input);
@@ -138,8 +150,10 @@ export async function settingsView(root, id) {
     try {
       meta = await api("PATCH", `/v1/conversations/${id}`, body);
       Object.assign(s, meta.settings);
+      draw();
       replace(status, "Saved.");
-      conversationsChanged();
+      // A new name is the sidebar's at once (its listing may lag the rename by a moment).
+      conversationsChanged(body.title ? { id, title: meta.title ?? body.title } : undefined);
     } catch (err) {
       replace(status, errorLine(plainError(err).text));
     }

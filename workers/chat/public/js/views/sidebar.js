@@ -6,6 +6,8 @@ import { conversationsChanged } from "../prefs.js";
 
 /** The most recently active conversations the sidebar lists (the server orders them: `?order=activity`). */
 const LISTED = 100;
+/** How long a title set here is shown over the listing's (which has it just after the rename answers). */
+const BRIDGE_MS = 10_000;
 
 /** @param {HTMLElement} nav */
 export function mountSidebar(nav) {
@@ -20,7 +22,11 @@ export function mountSidebar(nav) {
     h("a", { class: "sidebar-link", href: "#/manage" }, "Import, export and all chats"),
   );
 
-  /** Titles set here since the list was read: the listing may lag a rename by a moment. @type {Map<string, string>} */
+  /**
+   * Titles set here that the listing has not caught up with (it may lag a rename by a moment). Only
+   * a bridge: an entry goes once the listing shows its title, or after BRIDGE_MS, so a later rename
+   * elsewhere (another tab, the API) shows on the next reload. @type {Map<string, { title: string, at: number }>}
+   */
   const titled = new Map();
 
   /** Loads may overlap (a turn's end reloads twice): only the latest one renders. */
@@ -40,7 +46,12 @@ export function mountSidebar(nav) {
       if (mine !== loads) return;
       if (busy()) return void (deferred = true);
       /** @type {any[]} */
-      const rows = page.data.map((/** @type {any} */ c) => (titled.has(c.id) ? { ...c, title: titled.get(c.id) } : c));
+      const rows = page.data.map((/** @type {any} */ c) => {
+        const set = titled.get(c.id);
+        if (set && set.title !== c.title && Date.now() - set.at <= BRIDGE_MS) return { ...c, title: set.title };
+        titled.delete(c.id);
+        return c;
+      });
       // The focus inside the list stays on its row's same control across the redraw.
       const active = document.activeElement;
       const row = active && list.contains(active) ? active.closest("li") : null;
@@ -168,7 +179,7 @@ export function mountSidebar(nav) {
 
   window.addEventListener("conversations-changed", (e) => {
     const t = /** @type {CustomEvent} */ (e).detail;
-    if (t) titled.set(t.id, t.title);
+    if (t) titled.set(t.id, { title: t.title, at: Date.now() });
     load();
   });
   window.addEventListener("hashchange", markCurrent);

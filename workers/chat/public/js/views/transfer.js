@@ -3,6 +3,7 @@
 // Markdown, and "Export all" runs the tenant-wide export job and downloads its file when done.
 import { ApiError, api, session } from "../api.js";
 import { h, replace } from "../dom.js";
+import { conversationsChanged } from "../prefs.js";
 import { errorLine } from "../render.js";
 
 /** @param {string} path @returns {Promise<Blob>} */
@@ -45,10 +46,19 @@ export function importPanel() {
     h("button", { type: "submit", id: "import-button" }, "Import"),
     status,
   );
+  const button = /** @type {HTMLButtonElement} */ (form.querySelector("#import-button"));
+  /**
+   * One import at a time: a second click (a double click) while the first runs would import the file
+   * again. aria-disabled, not disabled: a disabled button would drop the focus to the top of the page.
+   */
+  let importing = false;
   form.addEventListener("submit", async (e) => {
     e.preventDefault();
+    if (importing) return;
     const chosen = file.files?.[0];
     if (!chosen) return void replace(status, errorLine("choose a file first"));
+    importing = true;
+    button.setAttribute("aria-disabled", "true");
     replace(status, h("span", { class: "muted" }, "Importing…"));
     const jsonl = /\.(jsonl|ndjson)$/i.test(chosen.name);
     const title = chosen.name.replace(/\.(jsonl|ndjson|json)$/i, "").slice(0, 200) || "Imported conversation";
@@ -64,9 +74,14 @@ export function importPanel() {
       const body = await res.json();
       if (!res.ok)
         throw new ApiError(res.status, body?.error?.type ?? "http_error", body?.error?.message ?? `HTTP ${res.status}`);
+      // The sidebar lists the new conversation.
+      conversationsChanged();
       location.hash = `#/c/${body.id}/history`;
     } catch (err) {
       replace(status, errorLine(err));
+    } finally {
+      importing = false;
+      button.removeAttribute("aria-disabled");
     }
   });
   return form;

@@ -1,0 +1,176 @@
+// The views around the chat, in a real browser against the running stack: Settings saved twice
+// after a model switch sends only what changed, a slow Settings or Replay never covers the view the
+// person went on to, Import runs once per file and lists its chat in the sidebar, a name set here
+// gives way to a later rename, and a file dropped outside the chat's drop zone never leaves the app.
+import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { chooseChromium } from "./browser";
+import { api, base, newConversation } from "./client";
+import { signedInTab } from "./page-waits";
+
+let browser: Browser;
+const contexts: BrowserContext[] = [];
+
+beforeAll(async () => {
+  const { executablePath, args } = await chooseChromium();
+  browser = await chromium.launch({ executablePath, args });
+});
+
+afterEach(async () => {
+  for (const c of contexts.splice(0)) await c.close();
+});
+
+afterAll(async () => {
+  await browser?.close();
+});
+
+const tab = (): Promise<Page> => signedInTab(browser, contexts);
+
+/** Settings (and title) as the server has them now. */
+async function meta(id: string) {
+  return (await api("GET", `/v1/conversations/${id}`)).json as unknown as {
+    title: string | null;
+    settings: Record<string, unknown>;
+  };
+}
+
+/** Clicks Save on the Settings form and returns the PATCH body it sent. */
+async function save(p: Page): Promise<Record<string, unknown>> {
+  const [req] = await Promise.all([
+    p.waitForRequest((r) => r.method() === "PATCH" && /\/v1\/conversations\/conv_/.test(r.url())),
+    p.click("#settings-form button[type=submit]"),
+  ]);
+  await p.waitForResponse((r) => r.request() === req);
+  await p.waitForFunction(() => document.getElementById("settings-status")?.textContent === "Saved.");
+  return JSON.parse(req.postData() ?? "{}");
+}
+
+/** The sidebar's name for a conversation. */
+const sidebarTitle = (p: Page, id: string) =>
+  p.evaluate((id) => document.querySelector(`#conversation-list li[data-id="${id}"] .conv-link`)?.textContent, id);
+
+describe("the views around the chat", () => {
+  it("a second Save after a model switch sends only what changed, not the old model's numbers", async () => {
+    const id = await newConversation({ model: "claude-sonnet-5-5" });
+    const before = (await meta(id)).settings;
+    const p = await tab();
+    await p.goto(`${base()}/#/c/${id}/settings`);
+    await p.waitForSelector("#settings-form");
+    await p.selectOption("#set-model", "claude-haiku-4-5");
+    await save(p);
+    const switched = (await meta(id)).settings;
+    expect(switched.model).toBe("claude-haiku-4-5");
+    expect(switched.contextWindowTokens).not.toBe(before.contextWindowTokens);
+    // The form shows what the server now holds.
+    expect(await p.inputValue("#set-contextWindowTokens")).toBe(String(switched.contextWindowTokens));
+
+    await p.selectOption("#set-display", "omitted");
+    const second = await save(p);
+    expect(second).toEqual({ settings: { thinkingDisplay: "omitted" } });
+    const after = (await meta(id)).settings;
+    expect(after.contextWindowTokens).toBe(switched.contextWindowTokens);
+    expect(after.thinkingDisplay).toBe("omitted");
+  });
+
+  for (const view of ["settings", "replay"] as const)
+    it(`a slow ${view} view does not replace the chat the person went back to`, async () => {
+      const id = await newConversation();
+      const p = await tab();
+      // Only the first read of the conversation (the one the slow view makes) is held back.
+      let held = false;
+      await p.route(
+        (u) => u.pathname === `/v1/conversations/${id}`,
+        async (route) => {
+          if (route.request().method() === "GET" && !held) {
+            held = true;
+            await new Promise((r) => setTimeout(r, 2000));
+          }
+          await route.continue().catch(() => {});
+        },
+      );
+      await p.evaluate((h) => (location.hash = h), `#/c/${id}/${view}`);
+      await p.waitForTimeout(300);
+      await p.evaluate((h) => (location.hash = h), `#/c/${id}`);
+      await p.waitForSelector("#composer");
+      await p.waitForTimeout(2500);
+      expect(held).toBe(true);
+      expect(await p.locator("#settings-form, .replay-view").count()).toBe(0);
+      expect(await p.locator("#composer").count()).toBe(1);
+      expect(await p.evaluate(() => document.body.dataset.view)).toBe("chat");
+    });
+
+  it("imports a file once however often Import is clicked, and lists it in the sidebar", async () => {
+    const name = `dbl-import-${Date.now()}`;
+    const p = await tab();
+    await p.goto(`${base()}/#/manage`);
+    await p.waitForSelector("#import-form");
+    const lines = [
+      { role: "user", content: "Hello there" },
+      { role: "assistant", content: "Hi." },
+    ];
+    await p.setInputFiles("#import-file", {
+      name: `${name}.jsonl`,
+      mimeType: "application/x-ndjson",
+      buffer: Buffer.from(lines.map((l) => JSON.stringify(l)).join("\n")),
+    });
+    await p.dblclick("#import-button");
+    await p.waitForURL(/#\/c\/conv_[^/]+\/history/);
+    const id = /#\/c\/(conv_[^/?]+)/.exec(p.url())![1];
+    await p.waitForTimeout(2000);
+    const page = (await api("GET", "/v1/conversations?limit=100")).json as unknown as {
+      data: { id: string; title: string | null }[];
+    };
+    expect(page.data.filter((c) => c.title === name)).toHaveLength(1);
+    expect(await sidebarTitle(p, id)).toBe(name);
+  });
+
+  it("a name set in the sidebar gives way to a later rename in Settings or elsewhere", async () => {
+    const id = await newConversation();
+    const p = await tab();
+    await p.goto(`${base()}/#/c/${id}`);
+    const row = p.locator(`#conversation-list li[data-id="${id}"]`);
+    await row.locator(".rename").click();
+    await row.locator(".rename-input").fill("Alpha");
+    await row.locator(".rename-form button[type=submit]").click();
+    await expect.poll(() => sidebarTitle(p, id)).toBe("Alpha");
+
+    await p.evaluate((h) => (location.hash = h), `#/c/${id}/settings`);
+    await p.waitForSelector("#settings-form");
+    await p.fill("#set-title", "Gamma");
+    await save(p);
+    await expect.poll(() => sidebarTitle(p, id), { timeout: 5000 }).toBe("Gamma");
+
+    // Renamed by another client: the next reload of the list shows it.
+    await api("PATCH", `/v1/conversations/${id}`, { title: "Delta" });
+    await p.evaluate(() => window.dispatchEvent(new CustomEvent("conversations-changed")));
+    await expect.poll(() => sidebarTitle(p, id), { timeout: 5000 }).toBe("Delta");
+  });
+
+  it("a file dropped outside the chat's drop zone is the page's, and the new-chat page says when files can go in", async () => {
+    const p = await tab();
+    await p.fill("#composer", "typed and kept");
+    /** Dispatches dragover then drop with a file on an element; whether each was default-prevented. */
+    const dropOn = (selector: string) =>
+      p.evaluate((selector) => {
+        const target = document.querySelector(selector)!;
+        const fire = (type: string) => {
+          const dt = new DataTransfer();
+          dt.items.add(new File(["hello"], "note.txt", { type: "text/plain" }));
+          const e = new DragEvent(type, { bubbles: true, cancelable: true, dataTransfer: dt });
+          target.dispatchEvent(e);
+          return e.defaultPrevented;
+        };
+        return [fire("dragover"), fire("drop")];
+      }, selector);
+    expect(await dropOn("#composer")).toEqual([true, true]);
+    expect(await p.locator("#new-chat-form").textContent()).toContain("once the chat has started");
+    expect(await p.inputValue("#composer")).toBe("typed and kept");
+    expect(await dropOn("#sidebar")).toEqual([true, true]);
+
+    const id = await newConversation();
+    await p.goto(`${base()}/#/c/${id}`);
+    await p.waitForSelector("#composer");
+    expect(await dropOn("#sidebar")).toEqual([true, true]);
+    expect(await dropOn("header.top")).toEqual([true, true]);
+  });
+});

@@ -4,7 +4,7 @@
 // carry Copy, Edit (resend), Regenerate (replaces the last reply: the API supersedes the earlier
 // one, which stays a step back in the reply's ‹ n / N › versions) and Retry (a failed turn). Picked files are staged as
 // chips and uploaded on Send, then sent with the message as its `attachments`.
-import { api, openSocket, plainError, session, uploadAttachment } from "../api.js";
+import { ApiError, api, openSocket, plainError, session, uploadAttachment } from "../api.js";
 import { bytes, h, replace } from "../dom.js";
 import { copyText, renderMarkdown } from "../markdown.js";
 import { announce, conversationsChanged } from "../prefs.js";
@@ -487,6 +487,8 @@ export async function chatView(root, id, opts = {}) {
   let connection = 0;
   let resultsOn = 0;
   function connect() {
+    // Left: no socket is opened for a view no longer shown (it would act on the page: its title, its sends).
+    if (closed) return Promise.reject(new ApiError(0, "socket_error", "This chat was left."));
     if (ws && ws.readyState === WebSocket.OPEN) return Promise.resolve(ws);
     if (connecting) return connecting;
     caughtUp = false;
@@ -495,6 +497,11 @@ export async function chatView(root, id, opts = {}) {
     const after = messages.length ? messages[messages.length - 1].seq : 0;
     connecting = openSocket(id, onEvent, onClose, after)
       .then((s) => {
+        // The chat was left while its socket opened: the cleanup found no socket to close, so it goes here.
+        if (closed) {
+          s.close();
+          throw new ApiError(0, "socket_error", "This chat was left.");
+        }
         ws = s;
         retry = 0;
         banner.hidden = true;
@@ -680,6 +687,8 @@ export async function chatView(root, id, opts = {}) {
     if (e.type === "accepted" || (e.type === "error" && e.ref)) {
       const el = pending.find((p) => p.dataset.ref === e.ref);
       if (el) el.dataset.for = e.turnId;
+      // Stop was pressed before the server named the turn: it can be stopped now, queued or not.
+      if (el && e.type === "accepted" && stopRequested && running === "pending") stop();
       if (e.type === "accepted") return;
     }
     if (e.type === "stopped") return;
@@ -861,6 +870,10 @@ export async function chatView(root, id, opts = {}) {
     const refused = !t.started && !!t.el.dataset.ref && running === "pending";
     if (running === turnId || refused) setRunning(null);
     if (refused && !t.el.dataset.regenerate) putBack([t.el]);
+    // This page's message stopped while it was queued: nothing of it was saved, so it goes back
+    // into the composer (with its files), as one never sent.
+    const cancelled = e.stop_reason === "interrupted" && !t.saved.length && !!t.el.dataset.ref;
+    if (cancelled && !t.el.dataset.regenerate) putBack([t.el]);
     const prompt = t.saved.find((/** @type {any} */ m) => m.role === "user" && promptText(m));
     if (t.error && prompt) errors.set(prompt.id, t.error);
     const notes = [...t.body.querySelectorAll(".progress")]
@@ -868,14 +881,25 @@ export async function chatView(root, id, opts = {}) {
       .filter((n) => n && !n.startsWith("The model's reply broke off"));
     if (notes.length && prompt) narration.set(prompt.id, notes);
     const place = readerPlace(t.el);
+    // Read before the streamed view goes: the log shrinks meanwhile, which would clamp a reader
+    // scrolled up in the reply to the bottom, and then stick there.
+    const wasAtBottom = atBottom();
+    const top = log.scrollTop;
     t.el.remove();
     addSettled(t.saved);
     restorePlace(place);
+    log.scrollTop = wasAtBottom ? log.scrollHeight : top;
     // A compaction during the turn is a timeline card now: placed where it ran, as on reload.
     if (t.body.querySelector(".compaction-notice")) refreshCards().catch(() => {});
     if (t.error && !prompt) stick(() => log.append(turnError(t.error, refused ? "" : t.prompt)));
     if (!t.error && e.stop_reason !== "requires_action")
-      announce(e.stop_reason === "interrupted" ? "Stopped." : "Reply finished.");
+      announce(
+        cancelled && !t.el.dataset.regenerate
+          ? "Stopped before it started: your message is back in the box."
+          : e.stop_reason === "interrupted"
+            ? "Stopped."
+            : "Reply finished.",
+      );
     if (t.error)
       announce(
         refused && !t.el.dataset.regenerate
@@ -972,8 +996,9 @@ export async function chatView(root, id, opts = {}) {
   /**
    * Sends a turn: the staged files are uploaded first (each chip shows its progress) and go with it
    * as `attachments` (a Retry passes the files it uploaded before). A regenerate sends no content:
-   * the server runs the last prompt again. A message from the composer leaves it as it is sent.
-   * @param {string} content @param {{ regenerate?: boolean, files?: Staged[], fromComposer?: boolean }} [opts]
+   * the server runs the last prompt again. A message from the composer leaves it as it is sent; one
+   * typed nowhere on this page (a new chat's first) is `keep`: put in the composer if it cannot be sent.
+   * @param {string} content @param {{ regenerate?: boolean, files?: Staged[], fromComposer?: boolean, keep?: boolean }} [opts]
    */
   async function sendTurn(content, opts = {}) {
     if (!content.trim() || running) return false;
@@ -1047,6 +1072,17 @@ export async function chatView(root, id, opts = {}) {
     } catch (err) {
       el.remove();
       setRunning(null);
+      if (opts.keep) {
+        // Written on the new-chat page, it is nowhere else: it goes into the composer (and, when
+        // the chat was left meanwhile, into its draft), so Send is the retry.
+        putBack([el]);
+        if (closed) saveDraft();
+        else {
+          announce(`${plainError(err).text} Your message is back in the box.`);
+          stick(() => log.append(turnError(err, "")));
+        }
+        return false;
+      }
       // The files went up: Retry sends them with the message again.
       stick(() => log.append(turnError(err, content, files)));
       return false;
@@ -1133,15 +1169,27 @@ export async function chatView(root, id, opts = {}) {
     // aria-disabled, not disabled: a disabled button would drop the focus to the top of the page.
     stopButton.setAttribute("aria-disabled", "true");
     stopButton.textContent = "Stopping…";
-    // Still uploading the message's files: the uploads are cancelled and nothing is sent.
-    if (running === "pending") for (const s of staged) s.abort?.();
-    if (!running || running === "pending") return;
+    if (running === "pending") {
+      // Still uploading the message's files: the uploads are cancelled and nothing is sent.
+      for (const s of staged) s.abort?.();
+      // Taken but not started (queued behind another tab's turn): a stop naming it cancels it at
+      // once, and nothing of it is saved. Not taken yet: sent when its `accepted` names it.
+      const queued = queuedTurn();
+      if (queued && ws) ws.send(JSON.stringify({ type: "stop", turnId: queued }));
+      return;
+    }
+    if (!running) return;
     // The socket is down: the stop is sent for this turn when the resumed socket names it again.
     if (!ws) {
       stopOnReturn = running;
       return;
     }
     ws.send(JSON.stringify({ type: "stop", turnId: running }));
+  }
+  /** This page's send the server took (its `accepted`, or its `turn_queued`) and has not started: its turnId. */
+  function queuedTurn() {
+    const waiting = pending.find((p) => p.dataset.for)?.dataset.for;
+    return waiting ?? [...turns].find(([, t]) => t.el.dataset.ref && !t.started)?.[0] ?? null;
   }
   // Once asked, the button waits for the turn to end (it is aria-disabled, so it keeps the focus).
   stopButton.addEventListener("click", () => stopRequested || stop());
@@ -1154,7 +1202,8 @@ export async function chatView(root, id, opts = {}) {
       e.preventDefault();
       if (!running) send();
     }
-    if (e.key === "Escape" && running) stop();
+    // Escape while an input method composes cancels the composition, not the turn.
+    if (e.key === "Escape" && running && !e.isComposing) stop();
   });
   const grow = () => {
     text.style.height = "auto";
@@ -1268,6 +1317,13 @@ export async function chatView(root, id, opts = {}) {
 
   /** @param {FileList | File[] | null | undefined} files */
   const stageAll = (files) => [...(files ?? [])].forEach((f) => stage(f));
+  // Files pasted into the composer (a screenshot, a copied file) are staged as dropped ones are; a
+  // paste of text alone goes into the box as usual.
+  text.addEventListener("paste", (e) => {
+    if (!e.clipboardData?.files.length) return;
+    e.preventDefault();
+    stageAll(e.clipboardData.files);
+  });
   fileInput.addEventListener("change", () => {
     stageAll(fileInput.files);
     fileInput.value = "";
@@ -1291,12 +1347,14 @@ export async function chatView(root, id, opts = {}) {
   });
 
   const ready = connect().catch(() => onClose());
-  if (opts.firstMessage) ready.then(() => sendTurn(/** @type {string} */ (opts.firstMessage)));
+  if (opts.firstMessage) ready.then(() => sendTurn(/** @type {string} */ (opts.firstMessage), { keep: true }));
   else ready.then(() => catchUp().catch(() => {})).then(restoreDraft);
   text.focus();
-  return () => {
-    // What was written and not sent, or sent and never started (a refused key closes the socket),
-    // waits for this conversation's next opening in this tab.
+  /**
+   * What was written and not sent, or sent and never started (a refused key closes the socket),
+   * waits for this conversation's next opening in this tab.
+   */
+  function saveDraft() {
     const unsent = pending
       .filter((el) => !el.dataset.regenerate)
       .map((el) => el.dataset.prompt ?? "")
@@ -1305,6 +1363,9 @@ export async function chatView(root, id, opts = {}) {
     const after = messages.length ? messages[messages.length - 1].seq : 0;
     if (unsent.length || typed) sessionStorage.setItem(draftKey, JSON.stringify({ typed, unsent, after }));
     else if (draftTaken) sessionStorage.removeItem(draftKey);
+  }
+  return () => {
+    saveDraft();
     closed = true;
     if (reconnect) clearTimeout(reconnect);
     if (countdown) clearInterval(countdown);

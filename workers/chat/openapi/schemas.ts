@@ -230,12 +230,10 @@ export const turnResultSchema = z
     messages: z.array(storedMessageSchema),
     stop_reason: z.string(),
     usage: usage.nullable(),
-    requires_action: pendingCalls
-      .optional()
-      .meta({
-        description:
-          'With stop_reason "requires_action": the client tool calls the turn waits on; post their results to /tool-results.',
-      }),
+    requires_action: pendingCalls.optional().meta({
+      description:
+        'With stop_reason "requires_action": the client tool calls the turn waits on; post their results to /tool-results.',
+    }),
     superseded: z
       .strictObject({
         fromSeq: z.number().int(),

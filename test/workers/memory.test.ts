@@ -18,6 +18,7 @@ import {
   turnMessages,
 } from "./helpers";
 import { ofType } from "../blocks";
+import { envRunningBefore } from "./d1-gates";
 
 const toolResult = (r: { text: string }, i = 0) => ofType(turnMessages(r)[2].content[i], "tool_result");
 
@@ -93,34 +94,7 @@ describe("memory notes API", () => {
 
 describe("a note's search document", () => {
   /** env whose DB runs `before` just ahead of its first UPDATE (a delete landing inside an edit). */
-  function pausingBeforeUpdate(before: () => Promise<unknown>): Env {
-    let fired = false;
-    const wrap = (stmt: D1PreparedStatement, update: boolean): D1PreparedStatement =>
-      new Proxy(stmt, {
-        get(target, prop) {
-          const v = Reflect.get(target, prop);
-          if (typeof v !== "function") return v;
-          if (prop === "bind") return (...a: unknown[]) => wrap(v.apply(target, a), update);
-          if (update && ["run", "all", "raw", "first"].includes(String(prop)))
-            return async (...a: unknown[]) => {
-              if (!fired) {
-                fired = true;
-                await before();
-              }
-              return v.apply(target, a);
-            };
-          return v.bind(target);
-        },
-      });
-    const db = new Proxy(env.DB, {
-      get(target, prop) {
-        const v = Reflect.get(target, prop);
-        if (prop === "prepare") return (sql: string) => wrap(v.call(target, sql), /^\s*update/i.test(sql));
-        return typeof v === "function" ? v.bind(target) : v;
-      },
-    });
-    return new Proxy(env as Env, { get: (t, p) => (p === "DB" ? db : Reflect.get(t, p)) });
-  }
+  const pausingBeforeUpdate = (before: () => Promise<unknown>): Env => envRunningBefore(/^\s*update/i, before);
   /** env whose cortex shards all fail. */
   const shardsDown = new Proxy(env as Env, {
     get(target, prop) {

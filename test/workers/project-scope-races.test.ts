@@ -6,43 +6,12 @@ import { describe, expect, inject, it } from "vitest";
 import { deleteProject } from "../../services/projects";
 import { app } from "../../workers/chat/app";
 import type { ApiError } from "../route-types";
+import { envRunningBefore } from "./d1-gates";
 import { api, newTenantWithId } from "./helpers";
 
 /** env whose DB runs `before` once, just ahead of the first statement that `verb`s `table`. */
-function deletingBefore(verb: "insert into" | "update", table: string, before: () => Promise<unknown>): Env {
-  let fired = false;
-  const inserting = new RegExp(`^\\s*${verb} "${table}"`, "i");
-  const wrap = (stmt: D1PreparedStatement, insert: boolean): D1PreparedStatement =>
-    new Proxy(stmt, {
-      get(target, prop) {
-        const v = Reflect.get(target, prop);
-        if (typeof v !== "function") return v;
-        if (prop === "bind") return (...a: unknown[]) => wrap(v.apply(target, a), insert);
-        if (insert && ["run", "all", "raw", "first"].includes(String(prop)))
-          return async (...a: unknown[]) => {
-            if (!fired) {
-              fired = true;
-              await before();
-            }
-            return v.apply(target, a);
-          };
-        return v.bind(target);
-      },
-    });
-  // A request's statements go through its D1 session (workers/chat/d1-session.ts): those are wrapped too.
-  const watched = <T extends D1Database | D1DatabaseSession>(real: T): T =>
-    new Proxy(real, {
-      get(target, prop) {
-        if (prop === "prepare") return (sql: string) => wrap(target.prepare(sql), inserting.test(sql));
-        if (prop === "withSession" && "withSession" in target)
-          return (start?: string) => watched(target.withSession(start));
-        const v: unknown = Reflect.get(target, prop);
-        return typeof v === "function" ? v.bind(target) : v;
-      },
-    });
-  const db = watched(env.DB);
-  return new Proxy(env as Env, { get: (t, p) => (p === "DB" ? db : Reflect.get(t, p)) });
-}
+const deletingBefore = (verb: "insert into" | "update", table: string, before: () => Promise<unknown>): Env =>
+  envRunningBefore(new RegExp(`^\\s*${verb} "${table}"`, "i"), before);
 
 async function racedCreate(path: "/v1/tools" | "/v1/mcp-servers", table: string, body: Record<string, unknown>) {
   const { tenantId, key } = await newTenantWithId();

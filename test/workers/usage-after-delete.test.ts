@@ -5,17 +5,7 @@ import { runDurableObjectAlarm } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { api, createConversation, eventually, inConversation, newTenantWithId, send } from "./helpers";
 import { stubOf } from "./fold-scripted";
-
-/** Swaps one of the live object's bindings (as delete.test.ts does). */
-function swapBinding(id: string, name: "BUCKET" | "DB", wrap: (binding: never) => unknown): Promise<void> {
-  return inConversation(id, (instance) => {
-    Object.defineProperty(instance, "env", {
-      value: Object.create(instance.env, { [name]: { value: wrap(instance.env[name] as never) } }),
-      configurable: true,
-      writable: true,
-    });
-  });
-}
+import { holdMessageWrite, swapBinding } from "./object-bindings";
 
 /** The object's D1 refuses its first statement that `matches` (prepare throws), then works. */
 const failOnce = (id: string, matches: RegExp) =>
@@ -38,32 +28,6 @@ const failOnce = (id: string, matches: RegExp) =>
   });
 const USAGE_INSERT = /insert into "usage_events"/i;
 
-/** Holds the object's first message-batch write (R2) holding a tool call until `release`. */
-async function holdToolCallWrite(id: string) {
-  let reached!: () => void;
-  const atPut = new Promise<void>((r) => (reached = r));
-  let release!: () => void;
-  const gate = new Promise<void>((r) => (release = r));
-  await swapBinding(id, "BUCKET", (bucket: R2Bucket) => {
-    let held = false;
-    return new Proxy(bucket, {
-      get(target, prop) {
-        const value = Reflect.get(target, prop);
-        if (prop !== "put") return typeof value === "function" ? value.bind(target) : value;
-        return async (key: string, body: unknown, ...rest: unknown[]) => {
-          if (!held && key.includes("/messages/") && typeof body === "string" && body.includes('"tool_use"')) {
-            held = true;
-            reached();
-            await gate;
-          }
-          return (target.put as (...args: unknown[]) => Promise<R2Object | null>)(key, body, ...rest);
-        };
-      },
-    });
-  });
-  return { atPut, release };
-}
-
 const usageOf = async (key: string) => (await api("GET", "/v1/usage", undefined, { key })).json.total;
 const spent = { input_tokens: 120, output_tokens: 34, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
 
@@ -74,7 +38,10 @@ describe("usage metered after the conversation's delete, with D1's first usage i
     await send(id, "first turn", key);
     await eventually(async () => (await usageOf(key)).turns === 1);
     await failOnce(id, USAGE_INSERT);
-    const { atPut, release } = await holdToolCallWrite(id);
+    const { atPut, release } = await holdMessageWrite(
+      id,
+      (body) => typeof body === "string" && body.includes('"tool_use"'),
+    );
     const turn = send(id, '@tool memory_search {"query":"x"}\nthen an answer', key);
     await atPut;
     const deleting = api("DELETE", `/v1/conversations/${id}`, undefined, { key });

@@ -99,6 +99,38 @@ describe("the views around the chat", () => {
       expect(await p.evaluate(() => document.body.dataset.view)).toBe("chat");
     });
 
+  it("a history view whose load fails after the person went back puts no error over the chat", async () => {
+    const id = await newConversation();
+    const p = await tab();
+    let held = false;
+    await p.route(
+      (u) => u.pathname === `/v1/conversations/${id}`,
+      async (route) => {
+        if (route.request().method() === "GET" && !held) {
+          held = true;
+          await new Promise((r) => setTimeout(r, 2000));
+          await route
+            .fulfill({
+              status: 500,
+              contentType: "application/json",
+              body: JSON.stringify({ error: { type: "api_error", message: "held and failed" } }),
+            })
+            .catch(() => {});
+          return;
+        }
+        await route.continue().catch(() => {});
+      },
+    );
+    await p.evaluate((h) => (location.hash = h), `#/c/${id}/history`);
+    await p.waitForTimeout(300);
+    await p.evaluate((h) => (location.hash = h), `#/c/${id}`);
+    await p.waitForSelector("#composer");
+    await p.waitForTimeout(2500);
+    expect(held).toBe(true);
+    expect(await p.getByText("held and failed").count()).toBe(0);
+    expect(await p.locator("#composer").count()).toBe(1);
+  });
+
   it("imports a file once however often Import is clicked, and lists it in the sidebar", async () => {
     const name = `dbl-import-${Date.now()}`;
     const p = await tab();

@@ -61,7 +61,7 @@ async function route(byPerson = false) {
   const view = m ? (m[2] ?? "chat") : path === "/search" ? "search" : path === "/manage" ? "manage" : "home";
   document.body.dataset.view = view;
   try {
-    if (m && m[2] === "history") await historyView(root, m[1], params);
+    if (m && m[2] === "history") await historyView(root, m[1], params, signal);
     else if (m && m[2] === "replay") await replayView(root, m[1], signal);
     else if (m && m[2] === "settings") await settingsView(root, m[1], signal);
     else if (m) {

@@ -8,8 +8,11 @@ import { exportControls } from "./transfer.js";
 
 const PAGE = 100;
 
-/** @param {HTMLElement} root @param {string} id @param {URLSearchParams} params */
-export async function historyView(root, id, params) {
+/**
+ * @param {HTMLElement} root @param {string} id @param {URLSearchParams} params
+ * @param {AbortSignal} [signal] aborted once the person has gone on to another view: this one draws nothing more
+ */
+export async function historyView(root, id, params, signal) {
   const at = params.get("at");
   // ?limit= sets the page size (the API's limit, at most 500).
   const pageSize = Math.min(500, Math.max(1, Number(params.get("limit")) || PAGE));
@@ -43,7 +46,8 @@ export async function historyView(root, id, params) {
       api("GET", `/v1/conversations/${id}/replay`).catch(() => null),
     ]);
   } catch (err) {
-    replace(root, errorLine(err));
+    // A load that failed after the person left would put its error line over the next view.
+    if (!signal?.aborted) replace(root, errorLine(err));
     return;
   }
   replace(/** @type {HTMLElement} */ (head.firstChild), "History: ", meta.title || id);
@@ -161,7 +165,7 @@ export async function historyView(root, id, params) {
   more.addEventListener("click", () => next());
   let hasMore = await next();
   // Opening at a search hit: page on until the message is on screen.
-  while (!found && hasMore) hasMore = await next();
+  while (!found && hasMore && !signal?.aborted) hasMore = await next();
   // Reading on: the next page loads as the button comes into view.
   observer = new IntersectionObserver(
     (entries) => {

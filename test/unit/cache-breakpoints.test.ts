@@ -7,20 +7,14 @@ import { resetOfflineCache } from "../../core/offline-model";
 import { buildModelRequest } from "../../core/replay";
 import { defaultSettings } from "../../core/settings";
 import { catalogEntry } from "../../core/models/lookup";
-import type { ContentBlock, StoredMessage } from "../../core/types";
+import type { StoredMessage } from "../../core/types";
 import { makeClient } from "./offline-model-client";
+import { storedMessage } from "../stored-messages";
 
 beforeEach(() => resetOfflineCache());
 
 const SONNET = catalogEntry("claude-sonnet-5-5")!;
-let seq = 0;
-const msg = (role: "user" | "assistant", content: ContentBlock[]): StoredMessage => ({
-  id: `msg_${++seq}`,
-  seq,
-  role,
-  content,
-  createdAt: "2026-01-01T00:00:00Z",
-});
+const msg = storedMessage;
 /** One step of `n` parallel reads: the call message and the results message (2n blocks). */
 const step = (tag: string, n: number): StoredMessage[] => {
   const ids = Array.from({ length: n }, (_, i) => `toolu_${tag}${i}`);

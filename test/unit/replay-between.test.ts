@@ -6,18 +6,11 @@ import { CONTINUE_PROMPT } from "../../core/replay-rules";
 import { defaultSettings } from "../../core/settings";
 import type { ContentBlock, StoredMessage, WireMessage } from "../../core/types";
 import { catalogEntry } from "../../core/models/lookup";
+import { storedMessage } from "../stored-messages";
 
 const SONNET = catalogEntry("claude-sonnet-5-5")!;
 
-let seq = 0;
-const msg = (role: "user" | "assistant", content: ContentBlock[], stopReason?: string): StoredMessage => ({
-  id: `msg_${++seq}`,
-  seq,
-  role,
-  content,
-  createdAt: "2026-01-01T00:00:00Z",
-  ...(stopReason ? { stopReason } : {}),
-});
+const msg = storedMessage;
 const text = (t: string): ContentBlock => ({ type: "text", text: t });
 const NEW_PROMPT = "the new prompt";
 

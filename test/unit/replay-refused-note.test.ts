@@ -8,18 +8,11 @@ import { refusedTurns } from "../../core/replay-rules";
 import { defaultSettings, type Settings } from "../../core/settings";
 import type { ContentBlock, StoredMessage } from "../../core/types";
 import { catalogEntry } from "../../core/models/lookup";
+import { storedMessage } from "../stored-messages";
 
 const SONNET = catalogEntry("claude-sonnet-5-5")!;
 
-let seq = 0;
-const msg = (role: "user" | "assistant", content: ContentBlock[], stopReason?: string): StoredMessage => ({
-  id: `msg_${++seq}`,
-  seq,
-  role,
-  content,
-  createdAt: "2026-01-01T00:00:00Z",
-  ...(stopReason ? { stopReason } : {}),
-});
+const msg = storedMessage;
 const text = (t: string): ContentBlock => ({ type: "text", text: t });
 const pick = (id: string): ContentBlock => ({ type: "tool_use", id, name: "pick_file", input: {} });
 const picked = (id: string): ContentBlock => ({ type: "tool_result", tool_use_id: id, content: "picked" });

@@ -14,6 +14,7 @@ import { note } from "../cortex-docs";
 import { fakeAi, fakeVectorize } from "./fake-vector-bindings";
 import { api, createConversation, eventually, inConversation, newTenantWithId, send } from "./helpers";
 import { stubOf } from "./fold-scripted";
+import { swapBinding } from "./object-bindings";
 
 /**
  * The object's D1 holds the statements whose SQL `matches` (at their execution), or its batches
@@ -39,28 +40,25 @@ async function holdD1(id: string, matches: RegExp | "batch") {
         return value.bind(target);
       },
     });
-  await inConversation(id, (instance) => {
-    const db = instance.env.DB;
-    const wrapped = new Proxy(db, {
-      get(target, prop) {
-        const value = Reflect.get(target, prop);
-        if (prop === "prepare" && matches !== "batch")
-          return (sql: string) => (matches.test(sql) ? held(target.prepare(sql)) : target.prepare(sql));
-        if (prop === "batch" && matches === "batch")
-          return async (statements: D1PreparedStatement[]) => {
-            arrived();
-            await gate;
-            return target.batch(statements);
-          };
-        return typeof value === "function" ? value.bind(target) : value;
-      },
-    });
-    Object.defineProperty(instance, "env", {
-      value: Object.create(instance.env, { DB: { value: wrapped } }),
-      configurable: true,
-      writable: true,
-    });
-  });
+  await swapBinding(
+    id,
+    "DB",
+    (db) =>
+      new Proxy(db, {
+        get(target, prop) {
+          const value = Reflect.get(target, prop);
+          if (prop === "prepare" && matches !== "batch")
+            return (sql: string) => (matches.test(sql) ? held(target.prepare(sql)) : target.prepare(sql));
+          if (prop === "batch" && matches === "batch")
+            return async (statements: D1PreparedStatement[]) => {
+              arrived();
+              await gate;
+              return target.batch(statements);
+            };
+          return typeof value === "function" ? value.bind(target) : value;
+        },
+      }),
+  );
   return { reached, release };
 }
 

@@ -72,36 +72,13 @@ describe("the views around the chat", () => {
     expect(after.thinkingDisplay).toBe("omitted");
   });
 
-  for (const view of ["settings", "replay"] as const)
-    it(`a slow ${view} view does not replace the chat the person went back to`, async () => {
-      const id = await newConversation();
-      const p = await tab();
-      // Only the first read of the conversation (the one the slow view makes) is held back.
-      let held = false;
-      await p.route(
-        (u) => u.pathname === `/v1/conversations/${id}`,
-        async (route) => {
-          if (route.request().method() === "GET" && !held) {
-            held = true;
-            await new Promise((r) => setTimeout(r, 2000));
-          }
-          await route.continue().catch(() => {});
-        },
-      );
-      await p.evaluate((h) => (location.hash = h), `#/c/${id}/${view}`);
-      await p.waitForTimeout(300);
-      await p.evaluate((h) => (location.hash = h), `#/c/${id}`);
-      await p.waitForSelector("#composer");
-      await p.waitForTimeout(2500);
-      expect(held).toBe(true);
-      expect(await p.locator("#settings-form, .replay-view").count()).toBe(0);
-      expect(await p.locator("#composer").count()).toBe(1);
-      expect(await p.evaluate(() => document.body.dataset.view)).toBe("chat");
-    });
-
-  it("a history view whose load fails after the person went back puts no error over the chat", async () => {
+  /**
+   * Opens `view` of a new conversation whose first read (the one that view makes) is held 2 s,
+   * then failed when `fail`, goes back to the chat after 300 ms and waits past the held read.
+   * Whether the read was held.
+   */
+  async function leaveSlowView(p: Page, view: string, fail = false) {
     const id = await newConversation();
-    const p = await tab();
     let held = false;
     await p.route(
       (u) => u.pathname === `/v1/conversations/${id}`,
@@ -109,24 +86,35 @@ describe("the views around the chat", () => {
         if (route.request().method() === "GET" && !held) {
           held = true;
           await new Promise((r) => setTimeout(r, 2000));
-          await route
-            .fulfill({
-              status: 500,
-              contentType: "application/json",
-              body: JSON.stringify({ error: { type: "api_error", message: "held and failed" } }),
-            })
-            .catch(() => {});
-          return;
+          if (fail) {
+            const body = JSON.stringify({ error: { type: "api_error", message: "held and failed" } });
+            await route.fulfill({ status: 500, contentType: "application/json", body }).catch(() => {});
+            return;
+          }
         }
         await route.continue().catch(() => {});
       },
     );
-    await p.evaluate((h) => (location.hash = h), `#/c/${id}/history`);
+    await p.evaluate((h) => (location.hash = h), `#/c/${id}/${view}`);
     await p.waitForTimeout(300);
     await p.evaluate((h) => (location.hash = h), `#/c/${id}`);
     await p.waitForSelector("#composer");
     await p.waitForTimeout(2500);
-    expect(held).toBe(true);
+    return held;
+  }
+
+  for (const view of ["settings", "replay"] as const)
+    it(`a slow ${view} view does not replace the chat the person went back to`, async () => {
+      const p = await tab();
+      expect(await leaveSlowView(p, view)).toBe(true);
+      expect(await p.locator("#settings-form, .replay-view").count()).toBe(0);
+      expect(await p.locator("#composer").count()).toBe(1);
+      expect(await p.evaluate(() => document.body.dataset.view)).toBe("chat");
+    });
+
+  it("a history view whose load fails after the person went back puts no error over the chat", async () => {
+    const p = await tab();
+    expect(await leaveSlowView(p, "history", true)).toBe(true);
     expect(await p.getByText("held and failed").count()).toBe(0);
     expect(await p.locator("#composer").count()).toBe(1);
   });

@@ -3,10 +3,11 @@
 // missing row.
 import { and, count, desc, eq, exists, isNull, lt, or, sql } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
-import { mcpServers, projects, tenants } from "../../db/schema";
+import { mcpServers, tenants } from "../../db/schema";
 import { sortableId } from "../../core/ids";
 import { mcpToolName } from "../../core/mcp-names";
 import { isUniqueViolation } from "../d1-batch";
+import { projectQuery } from "../project-query";
 
 export type McpServerRow = typeof mcpServers.$inferSelect;
 
@@ -65,7 +66,7 @@ export async function createMcpServer(
   // in the inserting statement: concurrent registrations cannot pass it together, nor can a
   // project delete that lands between the route's check and this insert leave the row behind.
   const d = drizzle(db);
-  const inProject = row.projectId ? exists(theProject(d, row.tenantId, row.projectId)) : undefined;
+  const inProject = row.projectId ? exists(projectQuery(d, row.tenantId, row.projectId)) : undefined;
   let inserted: D1Result;
   try {
     inserted = await d.insert(mcpServers).select((qb) =>
@@ -99,15 +100,8 @@ export async function createMcpServer(
     throw err;
   }
   if (inserted.meta.changes) return full;
-  return row.projectId && !(await theProject(d, row.tenantId, row.projectId).get()) ? "no project" : "limit";
+  return row.projectId && !(await projectQuery(d, row.tenantId, row.projectId).get()) ? "no project" : "limit";
 }
-
-/** The tenant's project `projectId`, as a query (its existence is a condition of a scoped insert). */
-const theProject = (d: ReturnType<typeof drizzle>, tenantId: string, projectId: string) =>
-  d
-    .select({ id: projects.id })
-    .from(projects)
-    .where(and(eq(projects.tenantId, tenantId), eq(projects.id, projectId)));
 
 export const newMcpServerId = () => sortableId("mcp");
 
@@ -172,7 +166,7 @@ export async function updateMcpServer(
   },
 ): Promise<McpServerRow | null | "changed" | "no project"> {
   const d = drizzle(db);
-  const inProject = change.projectId ? exists(theProject(d, tenantId, change.projectId)) : undefined;
+  const inProject = change.projectId ? exists(projectQuery(d, tenantId, change.projectId)) : undefined;
   const asRead = expected
     ? and(
         eq(mcpServers.url, expected.url),
@@ -192,7 +186,7 @@ export async function updateMcpServer(
   }
   if (rows[0]) return rows[0];
   if (!(await getMcpServer(db, tenantId, id))) return null;
-  if (change.projectId && !(await theProject(d, tenantId, change.projectId).get())) return "no project";
+  if (change.projectId && !(await projectQuery(d, tenantId, change.projectId).get())) return "no project";
   return expected ? "changed" : null;
 }
 

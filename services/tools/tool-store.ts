@@ -6,9 +6,10 @@ import { and, count, desc, eq, exists, isNull, lt, or, sql } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
 import { sortableId } from "../../core/ids";
 import type { TenantToolKind } from "../../core/tenant-tool-rules";
-import { projects, tenants, tools } from "../../db/schema";
+import { tenants, tools } from "../../db/schema";
 import { open, seal } from "./secret-box";
 import { isUniqueViolation } from "../d1-batch";
+import { projectQuery } from "../project-query";
 
 export type ToolRow = typeof tools.$inferSelect;
 type SecretEnv = { DB: D1Database; TOOL_SECRETS_KEY?: string };
@@ -96,7 +97,7 @@ export async function createTool(
   // in the inserting statement: concurrent creates cannot pass it together, nor can a project
   // delete that lands between the route's check and this insert leave the row behind.
   const d = drizzle(env.DB);
-  const inProject = projectId ? exists(theProject(d, tenantId, projectId)) : undefined;
+  const inProject = projectId ? exists(projectQuery(d, tenantId, projectId)) : undefined;
   let inserted: D1Result;
   try {
     inserted = await d.insert(tools).select((qb) =>
@@ -133,15 +134,8 @@ export async function createTool(
     throw err;
   }
   if (inserted.meta.changes) return row;
-  return projectId && !(await theProject(d, tenantId, projectId).get()) ? "no project" : "limit";
+  return projectId && !(await projectQuery(d, tenantId, projectId).get()) ? "no project" : "limit";
 }
-
-/** The tenant's project `projectId`, as a query (its existence is a condition of a scoped insert). */
-const theProject = (d: ReturnType<typeof drizzle>, tenantId: string, projectId: string) =>
-  d
-    .select({ id: projects.id })
-    .from(projects)
-    .where(and(eq(projects.tenantId, tenantId), eq(projects.id, projectId)));
 
 export async function getTool(db: D1Database, tenantId: string, id: string): Promise<ToolRow | null> {
   return (

@@ -23,7 +23,8 @@ export const STREAM_IDLE_MS = 120_000;
 /**
  * `signal` cancels the call (a stopped turn): it then fails with whatever it had produced.
  * `idleMs` (STREAM_IDLE_MS unless a test sets it): a body silent that long is aborted and fails as a
- * cut stream, retried as one.
+ * cut stream, retried as one. A cut (or silence) after a message_delta with a stop_reason, every
+ * content block stopped, is no failure: the reply is the snapshot, with that stop_reason and usage.
  */
 export async function streamCall(call: {
   client: Anthropic;
@@ -45,9 +46,19 @@ export async function streamCall(call: {
   // The SDK drops its snapshot when the body ends: kept here for a stream cut before message_stop.
   let snapshot: Anthropic.Message | undefined;
   let stopped = false;
+  // Whether the reply is whole without its message_stop: message_delta carries the final
+  // stop_reason and cumulative usage and message_stop nothing more (streaming docs), so once it came
+  // with every block closed, a cut loses nothing. A block started after it undoes that.
+  const open = new Set<number>();
+  let delivered = false;
   stream.on("streamEvent", (event, message) => {
     snapshot = message;
     if (event.type === "message_stop") stopped = true;
+    else if (event.type === "message_delta") delivered = event.delta.stop_reason !== null;
+    else if (event.type === "content_block_start") {
+      open.add(event.index);
+      delivered = false;
+    } else if (event.type === "content_block_stop") open.delete(event.index);
     if (
       event.type === "content_block_start" &&
       (event.content_block.type === "thinking" || event.content_block.type === "redacted_thinking")
@@ -73,6 +84,9 @@ export async function streamCall(call: {
     const silent = idle.fired() && !signal?.aborted;
     const cut =
       silent || (!stopped && error instanceof Anthropic.AnthropicError && !(error instanceof Anthropic.APIError));
+    // Cut after a final message_delta with no block open: the reply is whole, and a retry would pay
+    // for it again (and redo any server-tool work, a web search say).
+    if (cut && delivered && open.size === 0 && snapshot) return { ok: true, reply: snapshot };
     const message = silent
       ? `the model API's stream sent no data for ${Math.round((call.idleMs ?? STREAM_IDLE_MS) / 1000)} s`
       : "the model API's stream ended before message_stop";

@@ -110,7 +110,9 @@ export async function resumeAgentTurn(
   const { paused, clientResults, turnMessages } = resume;
   return continueTurn(deps, {
     from: paused.state,
-    earlier: turnMessages,
+    // The master's own messages, as a turn that never paused holds them: a sub-agent's thread,
+    // saved in the same range of the transcript, is never its context.
+    earlier: turnMessages.filter((m) => !m.agent),
     first: [{ role: "user", content: completeStep(paused, clientResults) }],
   });
 }

@@ -2,9 +2,9 @@
 // (automation, slot) pair once — the unique key of automation_runs — and fans the runs out
 // through a queue; the consumer runs each as a turn on its channel and records the outcome of
 // every attempt, the queue retrying failed ones and dead-lettering those that never succeed.
-import { and, count, desc, eq, gte, inArray, lt, lte, sql } from "drizzle-orm";
+import { and, count, desc, eq, exists, gt, gte, inArray, isNull, lt, lte, or, sql } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
-import { automationRuns, automations, tenants } from "../db/schema";
+import { apiKeys, automationRuns, automations, tenants } from "../db/schema";
 import { type CronSchedule, dueSlot, dueSlots, nextCheck, parseCron } from "../core/cron";
 import { envConfig, ENV_VARS } from "../core/env-config";
 import { sortableId } from "../core/ids";
@@ -331,6 +331,26 @@ function planClaim(row: { schedule: string; nextRunAt: string }, now: number): {
   return { slots, next: nextCheck(schedule, now).toISOString() };
 }
 
+/**
+ * The claimed automation's tenant has an active key (not revoked, not expired at `nowIso`). The
+ * operator shuts a tenant out by revoking all its keys; its automations then get no run (none is
+ * recorded) while their next_run_at still moves on, so they stay and run again from the next slot
+ * once the tenant has a key, with no backlog of the slots missed meanwhile.
+ */
+const tenantHasKey = (db: D1Database, nowIso: string) =>
+  exists(
+    drizzle(db)
+      .select({ id: apiKeys.id })
+      .from(apiKeys)
+      .where(
+        and(
+          eq(apiKeys.tenantId, automations.tenantId),
+          isNull(apiKeys.revokedAt),
+          or(isNull(apiKeys.expiresAt), gt(apiKeys.expiresAt, nowIso)),
+        ),
+      ),
+  );
+
 export async function claimDuePage(db: D1Database, now: number, limit = CLAIM_PAGE): Promise<ClaimWork> {
   const d = drizzle(db);
   const nowIso = new Date(now).toISOString();
@@ -356,7 +376,8 @@ export async function claimDuePage(db: D1Database, now: number, limit = CLAIM_PA
   // a row counts as unclaimed; a rescheduled or resumed one keeps the next_run_at its update gave
   // it (the move below checks next_run_at too). An edit of anything else (the prompt, the name)
   // changes no slot, so it still claims: a run takes the automation as it is when the run starts.
-  // A slot claimed already (a tick again, a continuation) is passed by the unique key, and
+  // A tenant the operator shut out (no active key) gets no run either (tenantHasKey), while the
+  // move below still passes its slots. A slot claimed already (a tick again, a continuation) is passed by the unique key, and
   // RETURNING names only the runs this claim added.
   const field = (name: keyof PlannedSlot) => sql`json_extract(slots.value, ${`$.${name}`})`;
   const claims = due.map((r) =>
@@ -388,6 +409,7 @@ export async function claimDuePage(db: D1Database, now: number, limit = CLAIM_PA
               eq(automations.paused, false),
               eq(automations.schedule, r.schedule),
               eq(automations.nextRunAt, r.nextRunAt),
+              tenantHasKey(db, nowIso),
             ),
           ),
       )

@@ -2,7 +2,7 @@
 // response; D1 keeps its SHA-256 digest and its last four characters (to tell keys apart).
 // Both limits that depend on the other keys (the active-key cap, keeping one key) are part of the
 // single write statement, so concurrent requests cannot step past them.
-import { and, count, desc, eq, gt, gte, isNull, lt, ne, or, sql } from "drizzle-orm";
+import { and, count, desc, eq, exists, gt, gte, isNull, lt, ne, or, sql } from "drizzle-orm";
 import { alias } from "drizzle-orm/sqlite-core";
 import { drizzle } from "drizzle-orm/d1";
 import { apiKeys, tenants } from "../../db/schema";
@@ -57,6 +57,34 @@ const record = {
 
 /** The key being revoked, as its own table reference inside the statement that counts the others. */
 const revoked = alias(apiKeys, "revoked_key");
+/** The key making the request, as its own table reference inside the statement that writes. */
+const caller = alias(apiKeys, "caller_key");
+
+/**
+ * The calling key's row while it is active (not revoked, not expired at `nowIso`). A key revoked
+ * in another data center is still accepted here from the auth cache for up to AUTH_CACHE_MS; as a
+ * condition of the write itself this keeps such a key from minting a key or revoking one.
+ */
+const activeCaller = (
+  db: D1Database,
+  { tenantId, keyId, nowIso }: { tenantId: string; keyId: string; nowIso: string },
+) =>
+  drizzle(db)
+    .select({ id: caller.id })
+    .from(caller)
+    .where(
+      and(
+        eq(caller.id, keyId),
+        eq(caller.tenantId, tenantId),
+        isNull(caller.revokedAt),
+        or(isNull(caller.expiresAt), gt(caller.expiresAt, nowIso)),
+      ),
+    );
+
+/** Whether the key is active at `now`, read where `db` reads (the primary, for the binding itself). */
+async function callerIsActive(db: D1Database, who: { tenantId: string; keyId: string; now: Date }): Promise<boolean> {
+  return !!(await activeCaller(db, { ...who, nowIso: who.now.toISOString() }).get());
+}
 
 /**
  * The tenant's active keys (not revoked, not expired at `nowIso`; ISO strings of one format
@@ -118,16 +146,20 @@ export function outlivesCreator(creatorExpiresAt: string | null, expiresAt: stri
     : null;
 }
 
-/** A new key for the tenant, or "limit" when it already has MAX_ACTIVE_KEYS active keys. */
+/**
+ * A new key for the tenant, or "limit" when it already has MAX_ACTIVE_KEYS active keys, or
+ * "creator_gone" when `creatorId` (the key asking; none for the operator) is no longer active.
+ */
 export async function createKey(
   db: D1Database,
   {
     tenantId,
     name,
     expiresAt,
+    creatorId = null,
     now = new Date(),
-  }: { tenantId: string; name: string | null; expiresAt: string | null; now?: Date },
-): Promise<{ key: KeyRecord; apiKey: string } | "limit"> {
+  }: { tenantId: string; name: string | null; expiresAt: string | null; creatorId?: string | null; now?: Date },
+): Promise<{ key: KeyRecord; apiKey: string } | "limit" | "creator_gone"> {
   const apiKey = newSecret();
   const row = await keyRow(tenantId, {
     secret: apiKey,
@@ -152,10 +184,18 @@ export async function createKey(
         })
         .from(tenants)
         .where(
-          and(eq(tenants.id, tenantId), lt(activeKeysOf(db, { tenantId, nowIso: row.createdAt }), MAX_ACTIVE_KEYS)),
+          and(
+            eq(tenants.id, tenantId),
+            lt(activeKeysOf(db, { tenantId, nowIso: row.createdAt }), MAX_ACTIVE_KEYS),
+            creatorId ? exists(activeCaller(db, { tenantId, keyId: creatorId, nowIso: row.createdAt })) : undefined,
+          ),
         ),
     );
-  if (!inserted.meta.changes) return "limit";
+  if (!inserted.meta.changes) {
+    // A key once revoked or expired stays so: read after the refusal, its state is the one the insert saw.
+    if (creatorId && !(await callerIsActive(db, { tenantId, keyId: creatorId, now }))) return "creator_gone";
+    return "limit";
+  }
   return {
     key: {
       id: row.id,
@@ -194,26 +234,40 @@ export async function getKey(db: D1Database, tenantId: string, keyId: string): P
   );
 }
 
-export type RevokeOutcome = { key: KeyRecord; revokedHash: string | null } | "not_found" | "last_key";
+export type RevokeOutcome = { key: KeyRecord; revokedHash: string | null } | "not_found" | "last_key" | "caller_gone";
 
 /**
  * Revokes the tenant's key. Revoking a revoked key changes nothing and answers it as it is.
- * Unless `allowLast`, the tenant's last active key stays: "last_key".
+ * Unless `allowLast`, the tenant's last active key stays: "last_key". With `callerId` (the key
+ * asking; none for the operator), only while that key is active: "caller_gone" otherwise.
  */
 export async function revokeKey(
   db: D1Database,
-  { tenantId, keyId, allowLast, now = new Date() }: { tenantId: string; keyId: string; allowLast: boolean; now?: Date },
+  {
+    tenantId,
+    keyId,
+    allowLast,
+    callerId = null,
+    now = new Date(),
+  }: { tenantId: string; keyId: string; allowLast: boolean; callerId?: string | null; now?: Date },
 ): Promise<RevokeOutcome> {
-  if (!isKeyId(keyId)) return "not_found";
   const nowIso = now.toISOString();
+  const callerGone = async () => !!callerId && !(await callerIsActive(db, { tenantId, keyId: callerId, now }));
+  if (!isKeyId(keyId)) return (await callerGone()) ? "caller_gone" : "not_found";
   const keepsOne = allowLast
     ? undefined
     : gt(activeKeysOf(db, { tenantId, nowIso, exceptId: keyId, outlasting: true }), 0);
+  // The caller's own row is read in the statement, before it writes: a key revoking itself passes.
+  const callerActive = callerId ? exists(activeCaller(db, { tenantId, keyId: callerId, nowIso })) : undefined;
   const revoked = await drizzle(db)
     .update(apiKeys)
     .set({ revokedAt: nowIso })
-    .where(and(eq(apiKeys.id, keyId), eq(apiKeys.tenantId, tenantId), isNull(apiKeys.revokedAt), keepsOne))
+    .where(
+      and(eq(apiKeys.id, keyId), eq(apiKeys.tenantId, tenantId), isNull(apiKeys.revokedAt), keepsOne, callerActive),
+    )
     .returning({ keyHash: apiKeys.keyHash });
+  // Nothing written by a key gone meanwhile: no answer about the key either (revoked or not).
+  if (!revoked.length && (await callerGone())) return "caller_gone";
   const key = await getKey(db, tenantId, keyId);
   if (!key) return "not_found";
   if (revoked.length) return { key, revokedHash: revoked[0].keyHash };

@@ -22,6 +22,7 @@ export const ISOLATED = [
   "test/workers/automation-claim-races.test.ts",
   "test/workers/automation-fast-schedules.test.ts",
   "test/workers/automations.test.ts",
+  "test/workers/automation-tenant-shut-out.test.ts",
   "test/workers/queue-and-cron.test.ts",
   "test/workers/corpus.test.ts",
   // Claims a page of due automations at a clock years ahead: other files' automations would be claimed.

@@ -14,7 +14,7 @@ import type { TurnAnswer, TurnInput } from "../../durable-objects/conversation/c
 import type { ConversationRef } from "../../services/record/conversation-head";
 import { unknownAttachmentMessage, withAttachments } from "../../services/attachments/turn-notes";
 import { keyForHash } from "../../services/keys/auth";
-import { ApiError, badRequest } from "./errors";
+import { ApiError, badRequest, unauthorized } from "./errors";
 import { collectTurn, sseResponse, turnJson } from "./turn-response";
 import type { AppEnv } from "./types";
 
@@ -120,21 +120,26 @@ export async function startChannelTurn(
   return { conversationId, started };
 }
 
+const KEY_GONE_MESSAGE = "the API key of this request is revoked or expired";
+
 /** A started turn's events answered as SSE (on request) or as one JSON body. */
 export async function respondTurn(
   c: Context<AppEnv>,
   turn: { conversationId: string; events: ReadableStream<TurnEvent>; replayed?: boolean },
 ): Promise<Response> {
   const { conversationId, events, replayed = false } = turn;
+  const { keyHash, tenantId } = { keyHash: c.get("keyHash"), tenantId: c.get("tenantId") };
+  const keyActive = keyHash ? async () => (await keyForHash(c.env, keyHash))?.tenantId === tenantId : undefined;
   let res: Response;
   if ((c.req.header("accept") ?? "").includes("text/event-stream")) {
-    const { keyHash, tenantId } = { keyHash: c.get("keyHash"), tenantId: c.get("tenantId") };
-    res = sseResponse(events, {
-      keyActive: keyHash ? async () => (await keyForHash(c.env, keyHash))?.tenantId === tenantId : undefined,
-    });
+    res = sseResponse(events, { keyActive });
     res.headers.set("x-conversation-id", conversationId);
   } else {
     const turn = await collectTurn(events);
+    // A key revoked (or expired) while the turn ran gets none of it, as its SSE stream would not;
+    // the turn is done and saved in the conversation either way. A lookup that fails does not
+    // withhold the answer (as on SSE): the auth cache's bound still holds for the next request.
+    if (keyActive && !(await keyActive().catch(() => true))) throw unauthorized(KEY_GONE_MESSAGE);
     res = turnJson(conversationId, turn, Date.now() - c.get("requestStart"));
   }
   if (replayed) res.headers.set("idempotent-replayed", "true");

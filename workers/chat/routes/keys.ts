@@ -8,6 +8,7 @@ import {
   createKey,
   getKey,
   isKeyId,
+  type KeyRecord,
   listKeys,
   MAX_ACTIVE_KEYS,
   outlivesCreator,
@@ -45,6 +46,10 @@ const createBody = z.strictObject({
     .transform((d) => d.toISOString())
     .optional(),
 });
+/** Not revoked and not expired at `now` (ms). */
+const activeAt = (key: KeyRecord, now: number): boolean =>
+  !key.revokedAt && (key.expiresAt === null || Date.parse(key.expiresAt) > now);
+
 const listQuery = z.strictObject({
   limit: intParam(1, 200).default(50),
   cursor: z.string().refine(isKeyId, "not a key id (key_…)").optional(),
@@ -58,7 +63,7 @@ export function keyRoutes(scope: KeyScope): Hono<AppEnv> {
     doc({
       summary: "Create an API key",
       description:
-        "A key never makes one that outlives it: called with a key that expires, `expiresAt` is required and at most that key's expiry (a 400 naming `expiresAt` otherwise). The operator's admin token is not bound by this.",
+        "A key never makes one that outlives it: called with a key that expires, `expiresAt` is required and at most that key's expiry (a 400 naming `expiresAt` otherwise). The operator's admin token is not bound by this. A calling key that is revoked or expired at the primary (though a data center's auth cache may still accept it for up to 60 s) is a 401 `authentication_error`, checked in the insert itself.",
       responses: {
         201: {
           description: "The key; `apiKey` is shown this once",
@@ -86,8 +91,10 @@ export function keyRoutes(scope: KeyScope): Hono<AppEnv> {
         // Read at the primary, as the key itself was: a replica that has not seen a key made a
         // moment ago would have no row, and a missing row must never read as "never expires".
         const primary = sessionDatabase(c.env.DB, c.env.DB.withSession("first-primary"));
+        // The auth cache may still accept a key another data center revoked (or one just expired):
+        // its row here says so. The insert checks it again, in the statement that writes.
         const own = await getKey(primary, tenantId, creator);
-        if (!own) throw unauthorized();
+        if (!own || !activeAt(own, Date.now())) throw unauthorized();
         const outlives = outlivesCreator(own.expiresAt, expiresAt ?? null);
         if (outlives) throw badRequest(outlives);
       }
@@ -95,7 +102,9 @@ export function keyRoutes(scope: KeyScope): Hono<AppEnv> {
         tenantId,
         name: name ?? null,
         expiresAt: expiresAt ?? null,
+        creatorId: creator ?? null,
       });
+      if (created === "creator_gone") throw unauthorized();
       if (created === "limit")
         throw new ApiError(
           409,
@@ -133,6 +142,8 @@ export function keyRoutes(scope: KeyScope): Hono<AppEnv> {
     "/:keyId",
     doc({
       summary: "Revoke an API key",
+      description:
+        "A calling key that is revoked or expired at the primary (though a data center's auth cache may still accept it for up to 60 s) revokes nothing: a 401 `authentication_error`, checked in the update itself.",
       responses: {
         200: { description: "The revoked key", schema: z.looseObject({ key: z.looseObject({ id: z.string() }) }) },
       },
@@ -143,7 +154,10 @@ export function keyRoutes(scope: KeyScope): Hono<AppEnv> {
         tenantId,
         keyId: c.req.param("keyId"),
         allowLast: scope.mayRevokeLast,
+        // A key revoked elsewhere but still in this data center's auth cache revokes nothing.
+        callerId: c.get("keyId") ?? null,
       });
+      if (outcome === "caller_gone") throw unauthorized();
       if (outcome === "not_found") throw notFound("key");
       if (outcome === "last_key")
         throw new ApiError(

@@ -1170,6 +1170,8 @@ export interface Routes {
       from?: string | number;
       to?: string | number;
       conversation?: string | number;
+      limit?: string | number;
+      cursor?: string | number;
     };
     body: undefined;
     response: Schemas["Usage"];
@@ -1940,6 +1942,7 @@ export interface Schemas {
       cost_usd: number;
       [key: string]: unknown;
     }>;
+    next: string | null;
     [key: string]: unknown;
   };
 }

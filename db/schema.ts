@@ -1,6 +1,6 @@
 // drizzle-orm table definitions for the D1 tables whose rows the app maps to objects (tenants, keys,
-// conversations, memory, automations, attachments, projects, tenant tools, MCP servers, export
-// jobs). Tables only ever touched by raw SQL
+// conversations and their create keys, memory, automations, attachments, projects, tenant tools,
+// MCP servers, export jobs). Tables only ever touched by raw SQL
 // are not declared here (ws_tickets, channels, memory_maps, corpus_days, the cortex and its FTS5
 // index): a declaration nothing uses can only drift. test/workers/db-schema.test.ts checks every
 // table declared here against the database all migrations build.
@@ -37,6 +37,22 @@ export const conversations = sqliteTable("conversations", {
   updatedAt: text("updated_at").notNull(),
   messageCount: integer("message_count").notNull().default(0),
 });
+
+/**
+ * The `Idempotency-Key` of a conversation create: per tenant, the request's fingerprint and the
+ * conversation it made; a row older than IDEMPOTENCY_TTL_MS counts as absent (services/conversation-list.ts).
+ */
+export const conversationCreateKeys = sqliteTable(
+  "conversation_create_keys",
+  {
+    tenantId: text("tenant_id").notNull(),
+    key: text("key").notNull(),
+    fingerprint: text("fingerprint").notNull(),
+    conversationId: text("conversation_id").notNull(),
+    createdAt: text("created_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.tenantId, t.key] })],
+);
 
 export const memoryNotes = sqliteTable("memory_notes", {
   id: text("id").primaryKey(),

@@ -3,27 +3,118 @@
 // half behind. Used by the conversations route and by channels. A location hint places the new
 // object near whoever created it; it is given here only, as it counts on the first get() of a new
 // id alone (every later get() finds the object where it was made, and a hint there is ignored).
+//
+// A create with an Idempotency-Key writes the key's D1 row in the listing row's batch, so the
+// unique (tenant, key) decides between concurrent creates and a loser writes nothing; a retry, or
+// the loser, answers the conversation the key made as it is now (keyedConversation).
 import { sortableId } from "../core/ids";
 import type { SettingsPatch } from "../core/settings";
 import { inheritedSettings, settingsFromLayers } from "../services/default-settings";
 import type { ConversationView } from "../services/record/conversation-head";
-import { deleteConversationRow, insertConversationRow } from "../services/conversation-list";
+import {
+  conversationRowExists,
+  type ConversationRow,
+  type CreateKey,
+  deleteConversationRow,
+  deleteKeyedConversationRow,
+  insertConversationRow,
+  insertKeyedConversationRow,
+  readCreateKey,
+} from "../services/conversation-list";
 import type { StagedImport } from "../services/transfer/import-staging";
 import { withLocationHint, type LocationHint } from "../core/location-hint";
+
+/**
+ * What a create key already used answers: its conversation as it is now; `reused` when it came
+ * with another request; `deleted` when its conversation is gone; `pending` while the create that
+ * holds the key has not finished (or its conversation is being deleted).
+ */
+export type KeyedCreate =
+  | { kind: "replayed"; view: ConversationView }
+  | { kind: "reused" }
+  | { kind: "deleted"; conversationId: string }
+  | { kind: "pending" };
 
 /** A new conversation, or the settings problem that refused it before anything was written. */
 export type CreatedConversation = { kind: "created"; view: ConversationView } | { kind: "invalid"; message: string };
 
-export async function createConversation(
+/** How long a retry waits, in steps, for the object of a create still under way to have its head. */
+const PENDING_WAITS_MS = [50, 100, 200, 400, 800];
+
+/** What a create key the tenant used within IDEMPOTENCY_TTL_MS answers; null when it is free. */
+export async function keyedConversation(env: Env, tenantId: string, createKey: CreateKey): Promise<KeyedCreate | null> {
+  const row = await readCreateKey(env.DB, { tenantId, key: createKey.key });
+  if (!row) return null;
+  if (row.fingerprint !== createKey.fingerprint) return { kind: "reused" };
+  const ref = { tenantId, conversationId: row.conversationId };
+  const stub = env.CONVERSATION.get(env.CONVERSATION.idFromName(ref.conversationId));
+  for (let step = 0; ; step++) {
+    const view = await stub.getMeta(ref);
+    if (view) return { kind: "replayed", view };
+    // The key's row and the listing row are written together, so a listing without the row is a
+    // purged conversation, unless the create that held the key failed and let go of both since.
+    if (!(await conversationRowExists(env.DB, ref))) {
+      const still = await readCreateKey(env.DB, { tenantId, key: createKey.key });
+      return still?.conversationId === ref.conversationId
+        ? { kind: "deleted", conversationId: ref.conversationId }
+        : null;
+    }
+    // Listed, no head yet: the winning create is writing it (or a delete has begun and not purged).
+    if (step >= PENDING_WAITS_MS.length) return { kind: "pending" };
+    await new Promise((r) => setTimeout(r, PENDING_WAITS_MS[step]));
+  }
+}
+
+/** What a create is asked for. */
+export interface CreateRequest {
+  tenantId: string;
+  init: { title?: string; settings?: SettingsPatch; projectId?: string };
+  /** An import's transcript, written before the head. */
+  staged?: StagedImport;
+  locationHint?: LocationHint | null;
+}
+
+/** How the listing row goes in and, if the object cannot be made, out again. */
+interface Listing<Lost> {
+  /** Writes the row; what the create answers instead when the row may not be written. */
+  insert(row: ConversationRow): Promise<Lost | null>;
+  remove(id: string): Promise<void>;
+}
+
+export function createConversation(env: Env, request: CreateRequest): Promise<CreatedConversation> {
+  return create<never>(env, request, {
+    insert: async (row) => {
+      await insertConversationRow(env.DB, row);
+      return null;
+    },
+    remove: (id) => deleteConversationRow(env.DB, id),
+  });
+}
+
+/**
+ * A create with an Idempotency-Key the caller found free (keyedConversation). A concurrent create
+ * that took the key first is the answer instead: its conversation (a key let go of since, by a
+ * create that failed, is a `pending` to retry).
+ */
+export function createKeyedConversation(
   env: Env,
-  request: {
-    tenantId: string;
-    init: { title?: string; settings?: SettingsPatch; projectId?: string };
-    /** An import's transcript, written before the head. */
-    staged?: StagedImport;
-    locationHint?: LocationHint | null;
-  },
-): Promise<CreatedConversation> {
+  request: CreateRequest & { createKey: CreateKey },
+): Promise<CreatedConversation | KeyedCreate> {
+  const { tenantId, createKey } = request;
+  return create<KeyedCreate>(env, request, {
+    insert: async (row) =>
+      (await insertKeyedConversationRow(env.DB, row, createKey))
+        ? null
+        : ((await keyedConversation(env, tenantId, createKey)) ?? { kind: "pending" }),
+    remove: (id) => deleteKeyedConversationRow(env.DB, { tenantId, key: createKey.key, conversationId: id }),
+  });
+}
+
+async function create<Lost>(
+  env: Env,
+  request: CreateRequest,
+  listing: Listing<Lost>,
+): Promise<CreatedConversation | Lost> {
   const { tenantId, init, staged, locationHint } = request;
   // The tenant's settings, then the project's, then the request's, each layer over the one below
   // (a layer naming a model gets its figures): the path the project routes check a project on.
@@ -34,7 +125,8 @@ export async function createConversation(
   const id = sortableId("conv");
   const now = new Date().toISOString();
   const title = init.title ?? "New conversation";
-  await insertConversationRow(env.DB, { id, tenantId, title, createdAt: now, updatedAt: now, messageCount: 0 });
+  const lost = await listing.insert({ id, tenantId, title, createdAt: now, updatedAt: now, messageCount: 0 });
+  if (lost !== null) return lost;
   try {
     const stub = env.CONVERSATION.get(env.CONVERSATION.idFromName(id), withLocationHint(locationHint));
     const ref = { tenantId, conversationId: id };
@@ -48,7 +140,7 @@ export async function createConversation(
       view: await stub.create(ref, { title, settings, projectId: init.projectId ?? null, titledByUser }),
     };
   } catch (err) {
-    await deleteConversationRow(env.DB, id);
+    await listing.remove(id);
     throw err;
   }
 }

@@ -1,12 +1,21 @@
 // The D1 listing of a tenant's conversations (drizzle). The Durable Object is the source of truth;
 // these rows are kept current after each turn so listing never has to wake every conversation.
-import { and, desc, eq, lt, sql } from "drizzle-orm";
+// Beside them, the create keys: a keyed POST /v1/conversations's key and the conversation it made.
+import { and, desc, eq, gt, lt, lte, sql } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
-import { conversations } from "../db/schema";
+import { IDEMPOTENCY_TTL_MS } from "../core/idempotency-key";
+import { conversationCreateKeys, conversations } from "../db/schema";
+import { isUniqueViolation } from "./d1-batch";
 import { forgetMemoryMap } from "./memory/memory-map";
 import { usageInsert, type UsageEvent } from "./usage";
 
 export type ConversationRow = typeof conversations.$inferSelect;
+export type CreateKeyRow = typeof conversationCreateKeys.$inferSelect;
+/** A create's `Idempotency-Key` and the digest of the request it came with. */
+export interface CreateKey {
+  key: string;
+  fingerprint: string;
+}
 
 export async function insertConversationRow(db: D1Database, row: ConversationRow): Promise<void> {
   await drizzle(db).insert(conversations).values(row);
@@ -14,6 +23,84 @@ export async function insertConversationRow(db: D1Database, row: ConversationRow
 
 export async function deleteConversationRow(db: D1Database, id: string): Promise<void> {
   await drizzle(db).delete(conversations).where(eq(conversations.id, id));
+}
+
+/** Whether the tenant's listing has the conversation (a purge removes its row). */
+export async function conversationRowExists(
+  db: D1Database,
+  ref: { tenantId: string; conversationId: string },
+): Promise<boolean> {
+  const rows = await drizzle(db)
+    .select({ id: conversations.id })
+    .from(conversations)
+    .where(and(eq(conversations.tenantId, ref.tenantId), eq(conversations.id, ref.conversationId)))
+    .limit(1);
+  return rows.length > 0;
+}
+
+const keyCutoff = (now: number) => new Date(now - IDEMPOTENCY_TTL_MS).toISOString();
+const keyOf = (tenantId: string, key: string) =>
+  and(eq(conversationCreateKeys.tenantId, tenantId), eq(conversationCreateKeys.key, key));
+
+/** The tenant's row for a create key, unless it is older than IDEMPOTENCY_TTL_MS (then it counts as absent). */
+export async function readCreateKey(
+  db: D1Database,
+  { tenantId, key, now = Date.now() }: { tenantId: string; key: string; now?: number },
+): Promise<CreateKeyRow | null> {
+  const rows = await drizzle(db)
+    .select()
+    .from(conversationCreateKeys)
+    .where(and(keyOf(tenantId, key), gt(conversationCreateKeys.createdAt, keyCutoff(now))))
+    .limit(1);
+  return rows[0] ?? null;
+}
+
+/**
+ * A keyed create's listing row and its key's row, in one batch (one transaction): first the
+ * tenant's expired key rows go (an index range: each keyed create pays only for what has just
+ * expired, the key's own old row included), then the key's row, whose (tenant_id, key) primary key
+ * refuses a second one, then the listing row. False, with nothing written, when another create
+ * holds the key: the unique constraint decides between concurrent creates.
+ */
+export async function insertKeyedConversationRow(
+  db: D1Database,
+  row: ConversationRow,
+  createKey: CreateKey,
+): Promise<boolean> {
+  const d = drizzle(db);
+  const { tenantId, id: conversationId, createdAt } = row;
+  try {
+    await d.batch([
+      d
+        .delete(conversationCreateKeys)
+        .where(
+          and(
+            eq(conversationCreateKeys.tenantId, tenantId),
+            lte(conversationCreateKeys.createdAt, keyCutoff(Date.parse(createdAt))),
+          ),
+        ),
+      d.insert(conversationCreateKeys).values({ tenantId, ...createKey, conversationId, createdAt }),
+      d.insert(conversations).values(row),
+    ]);
+    return true;
+  } catch (err) {
+    if (isUniqueViolation(err)) return false;
+    throw err;
+  }
+}
+
+/** Undoes insertKeyedConversationRow when the object could not be created: the key is free again. */
+export async function deleteKeyedConversationRow(
+  db: D1Database,
+  row: { tenantId: string; key: string; conversationId: string },
+): Promise<void> {
+  const d = drizzle(db);
+  await d.batch([
+    d
+      .delete(conversationCreateKeys)
+      .where(and(keyOf(row.tenantId, row.key), eq(conversationCreateKeys.conversationId, row.conversationId))),
+    d.delete(conversations).where(eq(conversations.id, row.conversationId)),
+  ]);
 }
 
 export async function updateConversationRow(

@@ -111,13 +111,31 @@ export interface UsageReport {
   total: UsageTotals;
   conversations: ({ conversationId: string } & UsageTotals)[];
   models: ({ model: string } & UsageTotals)[];
+  /** The cursor of the next page of `conversations`, or null when this page is the last. */
+  next: string | null;
+}
+
+/** Where a page of the per-conversation list starts: after this cost (micro-USD) and conversation. */
+export interface UsageCursor {
+  costMicro: number;
+  conversationId: string;
+}
+
+export const usageCursorText = (c: UsageCursor) => `${c.costMicro}.${c.conversationId}`;
+
+export interface UsageQuery {
+  tenantId: string;
+  from: string;
+  to: string;
+  conversationId?: string;
+  /** At most this many conversations (the most costly first); `next` pages on. */
+  limit: number;
+  after?: UsageCursor;
 }
 
 /** The tenant's usage from `from` to `to` (UTC days, both included), optionally one conversation's only. */
-export async function usageReport(
-  db: D1Database,
-  { tenantId, from, to, conversationId }: { tenantId: string; from: string; to: string; conversationId?: string },
-): Promise<UsageReport> {
+export async function usageReport(db: D1Database, q: UsageQuery): Promise<UsageReport> {
+  const { tenantId, from, to, conversationId, limit, after } = q;
   const d = drizzle(db);
   const where = and(
     eq(usageEvents.tenantId, tenantId),
@@ -132,7 +150,15 @@ export async function usageReport(
       .from(usageEvents)
       .where(where)
       .groupBy(usageEvents.conversationId)
-      .orderBy(sql`${sums.costMicro} desc`, usageEvents.conversationId),
+      // Keyset paging on the order itself: a conversation whose cost grows between two pages
+      // (today's turns) may move across the cursor, as any live list's item may.
+      .having(
+        after
+          ? sql`(${sums.costMicro} < ${after.costMicro} or (${sums.costMicro} = ${after.costMicro} and ${usageEvents.conversationId} > ${after.conversationId}))`
+          : undefined,
+      )
+      .orderBy(sql`${sums.costMicro} desc`, usageEvents.conversationId)
+      .limit(limit + 1),
     d
       .select({ model: usageEvents.model, ...sums })
       .from(usageEvents)
@@ -140,9 +166,15 @@ export async function usageReport(
       .groupBy(usageEvents.model)
       .orderBy(usageEvents.model),
   ]);
+  const page = byConversation.slice(0, limit);
+  const last = page[page.length - 1];
   return {
     total: totals(total[0]),
-    conversations: byConversation.map(({ conversationId: id, ...row }) => ({ conversationId: id, ...totals(row) })),
+    conversations: page.map(({ conversationId: id, ...row }) => ({ conversationId: id, ...totals(row) })),
     models: byModel.map(({ model, ...row }) => ({ model, ...totals(row) })),
+    next:
+      byConversation.length > limit
+        ? usageCursorText({ costMicro: Number(last.costMicro ?? 0), conversationId: last.conversationId })
+        : null,
   };
 }

@@ -1,5 +1,5 @@
 // /v1/conversations: create, list, read, patch, the transcript, turns, replay and websockets.
-import { Hono } from "hono";
+import { type Context, Hono } from "hono";
 import { z } from "zod";
 import { isId } from "../../../core/ids";
 import { requestLocationHint } from "../location-hint";
@@ -7,7 +7,13 @@ import { settingsPatchSchema } from "../../../core/settings";
 import { conversationTurnBodySchema } from "../../../core/turn-input";
 import type { ConversationDO } from "../../../durable-objects/conversation/conversation-do";
 import type { ConversationRef } from "../../../services/record/conversation-head";
-import { createConversation } from "../../../durable-objects/conversation-create";
+import {
+  createConversation,
+  createKeyedConversation,
+  keyedConversation,
+  type KeyedCreate,
+} from "../../../durable-objects/conversation-create";
+import { requestFingerprint } from "../../../core/idempotency-key";
 import { promptSnapshotKey } from "../../../r2-layout";
 import { getProject } from "../../../services/projects";
 import { attachmentRoutes } from "./attachments";
@@ -33,6 +39,7 @@ import { doc } from "../openapi/registry";
 import {
   conversationListItemSchema,
   conversationSchema,
+  errorSchema,
   listOf,
   replaySchema,
   storedMessageSchema,
@@ -114,21 +121,77 @@ function stubFor(
   return { stub: env.CONVERSATION.get(env.CONVERSATION.idFromName(id)), ref: { tenantId, conversationId: id } };
 }
 
+/** A create key's earlier use as the answer: the conversation again (201, as first), or why not. */
+function keyedAnswer(c: Context<AppEnv>, answer: KeyedCreate): Response {
+  switch (answer.kind) {
+    case "replayed":
+      c.header("idempotent-replayed", "true");
+      return c.json(answer.view, 201);
+    case "reused":
+      throw new ApiError(
+        422,
+        "idempotency_key_reused",
+        "Idempotency-Key: this key was already used for a different create request; send a new key for a new request",
+      );
+    case "deleted":
+      throw new ApiError(
+        404,
+        "not_found",
+        `Idempotency-Key: the conversation created with this key (${answer.conversationId}) was deleted; send a new key to create another`,
+      );
+    case "pending":
+      throw new ApiError(
+        409,
+        "idempotency_in_progress",
+        "Idempotency-Key: the conversation created with this key is not ready yet; retry to get it",
+        { "retry-after": "1" },
+      );
+  }
+}
+
 conversationRoutes.post(
   "/",
-  doc({ summary: "Create a conversation", responses: { 201: { description: "Created", schema: conversation } } }),
+  doc({
+    summary: "Create a conversation",
+    headers: [
+      {
+        name: "Idempotency-Key",
+        description:
+          "Resend with the same key and body: the conversation the key created is answered again (201), never a second one (24 h, per tenant); another body under the key is a 422.",
+      },
+    ],
+    responses: {
+      201: { description: "Created (or, for a key already used, the conversation it created)", schema: conversation },
+      404: { description: "The conversation this Idempotency-Key created was deleted", schema: errorSchema },
+      409: {
+        description: "The create holding this Idempotency-Key has not finished (idempotency_in_progress)",
+        schema: errorSchema,
+      },
+      422: {
+        description: "This Idempotency-Key came with another request (idempotency_key_reused)",
+        schema: errorSchema,
+      },
+    },
+  }),
   ...jsonBody(createBody),
   async (c) => {
     const body = c.req.valid("json");
-    if (body.projectId && !(await getProject(c.env.DB, c.get("tenantId"), body.projectId)))
+    const tenantId = c.get("tenantId");
+    const key = idempotencyKeyHeader(c);
+    // The key is looked at before anything else: a retry answers what the first request made,
+    // even if what that request was checked against (its project, the settings) changed since.
+    const createKey = key === undefined ? undefined : { key, fingerprint: await requestFingerprint(body) };
+    const earlier = createKey && (await keyedConversation(c.env, tenantId, createKey));
+    if (earlier) return keyedAnswer(c, earlier);
+    if (body.projectId && !(await getProject(c.env.DB, tenantId, body.projectId)))
       throw badRequest("projectId: no such project");
-    const created = await createConversation(c.env, {
-      tenantId: c.get("tenantId"),
-      init: body,
-      locationHint: requestLocationHint(c.req.raw),
-    });
+    const request = { tenantId, init: body, locationHint: requestLocationHint(c.req.raw) };
+    const created = createKey
+      ? await createKeyedConversation(c.env, { ...request, createKey })
+      : await createConversation(c.env, request);
     if (created.kind === "invalid") throw badRequest(created.message);
-    return c.json(created.view, 201);
+    if (created.kind === "created") return c.json(created.view, 201);
+    return keyedAnswer(c, created);
   },
 );
 

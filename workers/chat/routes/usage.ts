@@ -1,5 +1,6 @@
-// GET /v1/usage?from=&to=&conversation=: the tenant's model usage and its cost at the catalog's
-// prices, per conversation, per model and in total, over UTC days (both ends included).
+// GET /v1/usage?from=&to=&conversation=&limit=&cursor=: the tenant's model usage and its cost at
+// the catalog's prices, per conversation, per model and in total, over UTC days (both ends
+// included). The per-conversation list is paged (the most costly first); totals and models are whole.
 import { Hono } from "hono";
 import { z } from "zod";
 import { isId } from "../../../core/ids";
@@ -7,13 +8,15 @@ import { utcDay } from "../../../core/models/lookup";
 import { usageReport } from "../../../services/usage";
 import type { AppEnv } from "../types";
 import { doc } from "../openapi/registry";
-import { calendarDay, query } from "../validate";
+import { calendarDay, intParam, query } from "../validate";
 import { badRequest } from "../errors";
 
 export const usageRoutes = new Hono<AppEnv>();
 
 const DAY_MS = 86_400_000;
 const MAX_DAYS = 366;
+/** Conversations a page lists at most (and by default): a year of a busy tenant is many thousands. */
+const MAX_CONVERSATIONS = 1000;
 const day = calendarDay;
 const usageQuery = z.strictObject({
   from: day.optional(),
@@ -21,6 +24,17 @@ const usageQuery = z.strictObject({
   conversation: z
     .string()
     .refine((v) => isId("conv", v), "not a conversation id")
+    .optional(),
+  limit: intParam(1, MAX_CONVERSATIONS).default(MAX_CONVERSATIONS),
+  // `next` of the previous page: its last conversation's cost in micro-USD and its id.
+  cursor: z
+    .string()
+    .regex(/^(0|[1-9]\d{0,15})\./, "not a usage cursor (pass `next` back as it is)")
+    .refine((v) => isId("conv", v.slice(v.indexOf(".") + 1)), "not a usage cursor (pass `next` back as it is)")
+    .transform((v) => {
+      const dot = v.indexOf(".");
+      return { costMicro: Number(v.slice(0, dot)), conversationId: v.slice(dot + 1) };
+    })
     .optional(),
 });
 
@@ -40,11 +54,12 @@ const reportSchema = z
     total: totals,
     conversations: z.array(totals),
     models: z.array(totals),
+    next: z.string().nullable(),
   })
   .meta({
     id: "Usage",
     description:
-      "Tokens by kind and their cost in USD at the catalog's prices, per conversation, per model and in total.",
+      "Tokens by kind and their cost in USD at the catalog's prices, per conversation (paged by `limit` and `cursor`, the most costly first; `next` is the cursor of the next page), per model and in total.",
   });
 
 usageRoutes.get(
@@ -67,6 +82,8 @@ usageRoutes.get(
       from,
       to,
       conversationId: q.conversation,
+      limit: q.limit,
+      after: q.cursor,
     });
     return c.json({ from, to, currency: "USD", ...report });
   },

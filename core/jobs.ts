@@ -22,6 +22,11 @@ export type ExtractJob = z.infer<typeof extractJobSchema>;
 
 /** Pages per extraction job: small enough that one job stays far inside an invocation's limits. */
 export const EXTRACT_CHUNK_PAGES = 50;
+/**
+ * The pages of one PDF its page index covers at most (its first ones): the count comes from the
+ * file, and a huge or wrong one must not flood the queue (durable-objects/conversation/tool-context.ts).
+ */
+export const MAX_INDEXED_PDF_PAGES = 50_000;
 
 export const queueJobSchema = z.discriminatedUnion("kind", [foldJobSchema, extractJobSchema]);
 export type QueueJob = z.infer<typeof queueJobSchema>;

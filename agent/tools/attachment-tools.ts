@@ -281,6 +281,12 @@ export const spreadsheetRead: ToolDefinition<
           to: range[1],
           maxChars: SHEET_READ_CHARS,
         });
+        // Like file_read and pdf_read: a range that starts past the end is an error naming the size.
+        if (out.lastRow !== undefined && range[0] > out.lastRow)
+          return {
+            content: `rows: sheet "${out.sheet}" of ${attachment.name} has ${out.lastRow} rows; row ${range[0]} is past its end`,
+            isError: true,
+          };
         const shown = rowsWithin(out.rows, SHEET_READ_CHARS);
         const last = range[0] + shown.lines.length - 1;
         const more = shown.lines.length < out.rows.length || out.truncated;
@@ -298,7 +304,16 @@ export const spreadsheetRead: ToolDefinition<
       const at = { index: text.index, delimiter };
       // The header first (no rows): the rows get what of the cap it leaves, in bytes, which their
       // text as shown (fields joined by tabs) never exceeds.
-      const { header } = await delimitedFormat.read(text.reader, { ...at, from: range[0], to: range[0] - 1 });
+      const { header, totalRows } = await delimitedFormat.read(text.reader, {
+        ...at,
+        from: range[0],
+        to: range[0] - 1,
+      });
+      if (range[0] > totalRows)
+        return {
+          content: `rows: ${attachment.name} has ${totalRows} rows after its header; row ${range[0]} is past the end`,
+          isError: true,
+        };
       const headerLine = header.join("\t");
       const headerCut = headerLine.length > SHEET_READ_CHARS / 2;
       const headerShown = headerCut ? sliceWhole(headerLine, 0, SHEET_READ_CHARS / 2) : headerLine;

@@ -5,6 +5,7 @@
 // call carries: a queued job would have to store it.
 import { z } from "zod";
 import { isId } from "../../core/ids";
+import { MAX_INDEXED_PDF_PAGES } from "../../core/jobs";
 import { probePdf, readPdfPages } from "../../services/attachments/formats/pdf/read";
 import { pdfPassword } from "./attachment-tools";
 import { cutSnippet } from "./memory-search";
@@ -109,18 +110,23 @@ export const pdfSearch: ToolDefinition<{ attachment_id: string; query: string; p
           content: `${attachment.name} is not a readable PDF${attachment.facts.problem ? `: ${attachment.facts.problem}` : ""}`,
           isError: true,
         };
+      // The index covers a PDF's first MAX_INDEXED_PDF_PAGES pages: the pages past them are no
+      // indexing still to wait for (nor a stall to queue again).
+      const indexable = Math.min(total, MAX_INDEXED_PDF_PAGES);
       indexed = locked
-        ? await indexHere(found, { total, password: password!, ctx })
-        : await indexThroughQueue(found, total, ctx);
+        ? await indexHere(found, { total: indexable, password: password!, ctx })
+        : await indexThroughQueue(found, indexable, ctx);
     } catch (err) {
       return fail(err);
     }
     if (indexed === null) return { content: `no attachment ${attachment_id}`, isError: true };
     const hits = await ctx.search(query, 10, { kinds: ["page"], refPrefix: `${attachment.id}:p` });
     const partial =
-      indexed < total
+      indexed < Math.min(total, MAX_INDEXED_PDF_PAGES)
         ? `Indexing continues (${n(indexed)} of ${n(total)} pages so far): search again${locked ? " with the password" : ""} shortly for complete results.\n`
-        : "";
+        : total > MAX_INDEXED_PDF_PAGES
+          ? `Only its first ${n(MAX_INDEXED_PDF_PAGES)} of ${n(total)} pages are searched; read later ones with pdf_read.\n`
+          : "";
     if (!hits.length) return { content: `${partial}No page of ${attachment.name} matches "${query}".` };
     const lines = hits.map((h) => `- page ${h.seq}: ${cutSnippet(h.snippet)}`);
     const read = `pdf_read {"attachment_id":"${attachment.id}","pages":"N"${locked ? ',"password":"..."' : ""}}`;

@@ -1,7 +1,7 @@
 // The tools' view of the conversation during one turn: every call closes over the caller's
 // tenant (so no tool reaches another tenant's data) and reads the object's bindings at use. Built
 // slice by slice (transcript, cortex, attachments, memory, tools), the slices tools name.
-import { EXTRACT_CHUNK_PAGES, type ExtractJob } from "../../core/jobs";
+import { EXTRACT_CHUNK_PAGES, type ExtractJob, MAX_INDEXED_PDF_PAGES } from "../../core/jobs";
 import type {
   AttachmentAccess,
   CortexAccess,
@@ -21,6 +21,29 @@ import { createNote, deleteNote, getEpisode, getNote, updateNote } from "../../s
 import type { ConversationRef } from "../../services/record/conversation-head";
 import type { ObjectScope } from "./object-scope";
 import type { ConversationRecord } from "./record";
+
+/**
+ * The most extraction jobs one start of a PDF's indexing queues: its first MAX_INDEXED_PDF_PAGES
+ * pages. The page count comes from the file, and however it came to be wrong or huge, one search
+ * must not flood the queue.
+ */
+export const MAX_EXTRACT_JOBS = MAX_INDEXED_PDF_PAGES / EXTRACT_CHUNK_PAGES;
+
+/** The extraction jobs that index pages 1..pageCount, a chunk each, at most MAX_EXTRACT_JOBS. */
+export function extractJobs(of: { tenantId: string; attachmentId: string; pageCount: number }): ExtractJob[] {
+  const { tenantId, attachmentId } = of;
+  const last = Math.min(of.pageCount, MAX_EXTRACT_JOBS * EXTRACT_CHUNK_PAGES);
+  const jobs: ExtractJob[] = [];
+  for (let from = 1; from <= last; from += EXTRACT_CHUNK_PAGES)
+    jobs.push({
+      kind: "extract",
+      tenantId,
+      attachmentId,
+      fromPage: from,
+      toPage: Math.min(last, from + EXTRACT_CHUNK_PAGES - 1),
+    });
+  return jobs;
+}
 
 export type ReadOwn = (ref: ConversationRef, query: ReadQuery) => Promise<ReadMessages | null>;
 
@@ -80,17 +103,7 @@ export function toolContextFor({ scope, record, ref, projectTools, readOwn, prog
       },
       start: async (attachmentId, pageCount) => {
         await markIndexing(scope.env.DB, tenantId, attachmentId);
-        const jobs: { body: ExtractJob }[] = [];
-        for (let from = 1; from <= pageCount; from += EXTRACT_CHUNK_PAGES)
-          jobs.push({
-            body: {
-              kind: "extract",
-              tenantId,
-              attachmentId,
-              fromPage: from,
-              toPage: Math.min(pageCount, from + EXTRACT_CHUNK_PAGES - 1),
-            },
-          });
+        const jobs = extractJobs({ tenantId, attachmentId, pageCount }).map((body) => ({ body }));
         for (let i = 0; i < jobs.length; i += 100) await scope.env.JOB_QUEUE.sendBatch(jobs.slice(i, i + 100));
       },
       put: async (attachmentId, pages) => {

@@ -111,7 +111,8 @@ describe("bad input is a PdfError, quickly and with bounded reads", () => {
     const pdf = buildPdf(
       {
         1: "<< /Type /Catalog /Pages 2 0 R >>",
-        2: "<< /Type /Pages /Kids [3 0 R 4 0 R] /Count 3 >>",
+        // The third kid is an object the file does not hold: no reader can read that page.
+        2: "<< /Type /Pages /Kids [3 0 R 4 0 R 9 0 R] /Count 3 >>",
         3: "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 300 200] >>",
         4: "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 300 200] >>",
       },

@@ -40,9 +40,11 @@ export const pdfFormat = {
     if (f.pageCountSource === "pdfjs") facts.push("page count recovered by pdf.js (damaged or encrypted index)");
     const how = f.passwordRequired
       ? `Once the user gives the password, pass it as "password" to pdf_info, pdf_read, pdf_search: pdf_read {${arg},"pages":"1-5","password":"..."}.`
-      : (f.pageCount ?? 0) > 50 || tier === "large"
-        ? `Read it a page range at a time: pdf_read {${arg},"pages":"1-5"}; find pages with pdf_search {${arg},"query":"..."} (the first search indexes it and may take a minute).`
-        : `Read it with pdf_read {${arg},"pages":"1-${Math.min(f.pageCount ?? 1, 10)}"}; pdf_search finds pages by words.`;
+      : f.pageCount === 0
+        ? "It has no pages: there is no text to read."
+        : (f.pageCount ?? 0) > 50 || tier === "large"
+          ? `Read it a page range at a time: pdf_read {${arg},"pages":"1-5"}; find pages with pdf_search {${arg},"query":"..."} (the first search indexes it and may take a minute).`
+          : `Read it with pdf_read {${arg},"pages":"1-${Math.min(f.pageCount ?? 1, 10)}"}; pdf_search finds pages by words.`;
     return { facts, how };
   },
   read: readPdfPages,

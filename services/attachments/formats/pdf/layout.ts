@@ -18,6 +18,7 @@
  * Glyphs come in content-stream order; no reordering into columns is attempted.
  */
 import { visualToLogical } from "./bidi";
+import { sliceWhole, wholeAt } from "../../../../core/text-cut";
 
 /** Gap (in ems of the larger font) that reads as a word space; kerning stays below it. */
 const SPACE_EM = 0.12;
@@ -52,10 +53,36 @@ const INVISIBLE = /[\u0000-\u0008\u000b-\u001f\u007f\u00ad\u200b\ufeff]/g;
 // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what this check looks for
 const NEEDS_CLEANING = /[\t\u0000-\u0008\u000b-\u001f\u007f\u00ad\u200b\ufeff]/;
 
+/**
+ * A line longer than this (in UTF-16 units) is put in reading order in parts: a cut page must hold
+ * the whole of the part its cut falls in, so this bounds what is read past the cap.
+ */
+const MAX_REORDER_CHARS = 4096;
+
+/**
+ * A line (or part of one) in reading order; a font may map a glyph to a newline, which ends a line
+ * too. Trailing spaces go where a line ends (`ends`: the part is the rest of its line).
+ */
+function inReadingOrder(s: string, ends: boolean): string {
+  const lines = s.split("\n");
+  return lines.map((l, i) => visualToLogical(ends || i < lines.length - 1 ? l.replace(/\s+$/, "") : l)).join("\n");
+}
+
+/**
+ * The page's text in reading order, cut at `maxChars`. Lines are put in reading order (bidi.ts)
+ * before the cut, never after: a mostly right-to-left line reads from its visual end, so a cut
+ * made first would keep the wrong end of the line. Each finished line (or part of one) is the same
+ * whatever the cap, so the text of a cut page is always a prefix of the whole page's text, and a
+ * read that goes on at the cut's length neither skips nor repeats text.
+ */
 export class TextSink {
-  private parts: string[] = [];
-  private pending = "";
+  /** Finished lines, in reading order. */
+  private readonly done: string[] = [];
+  private doneLength = 0;
+  /** The line being written, in visual order. */
+  private line = "";
   private lastChar = "";
+  /** Characters written so far, in visual order. */
   length = 0;
   /** Glyphs shown, and those the fonts gave no text for: the caller's cue to try another reader. */
   glyphs = 0;
@@ -64,28 +91,31 @@ export class TextSink {
   truncated = false;
   constructor(private readonly maxChars: number) {}
 
+  /** Finished text covers the cap: the rest of the page is not needed. */
   get full(): boolean {
-    return this.length >= this.maxChars;
+    return this.doneLength >= this.maxChars;
   }
 
   private push(s: string): void {
+    if (!s) return;
     if (this.full) {
-      if (s) this.truncated = true;
+      this.truncated = true;
       return;
     }
-    if (this.length + s.length > this.maxChars) {
-      s = s.slice(0, this.maxChars - this.length);
-      this.truncated = true;
-    }
-    if (!s) return;
-    // Glyph by glyph: collect into a short string, kept in parts a piece at a time.
-    this.pending += s;
-    if (this.pending.length >= 1024) {
-      this.parts.push(this.pending);
-      this.pending = "";
-    }
+    this.line += s;
     this.length += s.length;
     this.lastChar = s[s.length - 1];
+    // A line too long to hold is finished in parts, at the same places whatever the cap.
+    while (this.line.length >= MAX_REORDER_CHARS && !this.full) {
+      const at = wholeAt(this.line, MAX_REORDER_CHARS);
+      this.finish(inReadingOrder(this.line.slice(0, at), false));
+      this.line = this.line.slice(at);
+    }
+  }
+
+  private finish(s: string): void {
+    this.done.push(s);
+    this.doneLength += s.length;
   }
 
   text(s: string): void {
@@ -97,17 +127,26 @@ export class TextSink {
   }
 
   lineBreak(): void {
-    if (this.length > 0 && this.lastChar !== "\n") this.push("\n");
+    if (this.length === 0 || this.lastChar === "\n" || this.full) return;
+    this.finish(`${inReadingOrder(this.line, true)}\n`);
+    this.line = "";
+    this.lastChar = "\n";
+    this.length++;
   }
 
   result(): string {
-    return [...this.parts, this.pending]
+    // Once full, what is left of the line is a part it would not end with when read whole: dropped.
+    if (this.full) {
+      if (this.line) this.truncated = true;
+    } else this.finish(inReadingOrder(this.line, true));
+    this.line = "";
+    const text = this.done
       .join("")
-      .split("\n")
-      .map((l) => visualToLogical(l.replace(/\s+$/, "")))
-      .join("\n")
       .replace(/\n{3,}/g, "\n\n")
       .trim();
+    if (text.length <= this.maxChars) return text;
+    this.truncated = true;
+    return sliceWhole(text, 0, this.maxChars);
   }
 }
 

@@ -6,6 +6,8 @@ import { isInt, isName, type PdfDict, PdfError, type PdfObj, type PdfResolver } 
 
 const MAX_TREE_DEPTH = 64;
 const MAX_PAGES = 10_000_000;
+/** Most entries of /Kids read to count the pages when the root /Count is wrong. */
+const MAX_COUNTED_KIDS = 20_000;
 
 export interface PageLeaf {
   dict: PdfDict;
@@ -56,7 +58,59 @@ export async function pagesRoot(doc: PdfResolver): Promise<{ node: PdfDict; coun
   const count = await doc.resolve(node.get("Count"));
   if (!isInt(count) || count < 0 || count > MAX_PAGES)
     throw new PdfError("broken page tree: the root /Pages node has no valid /Count");
-  return { node, count };
+  return { node, count: await checkedCount(doc, node, count) };
+}
+
+/**
+ * The root /Count when its last page is there, else the pages the tree holds. /Count is only a
+ * number in the file: a one-page file saying 100,000 would be announced as 100,000 pages and
+ * have jobs queued to index pages that do not exist. Finding the last page costs one leaf read
+ * in a flat tree; a wrong count is replaced by a bounded walk of the tree, and a tree that cannot
+ * be counted (too large, missing kids, a cycle) is a PdfError, which sends the file to pdf.js.
+ */
+async function checkedCount(doc: PdfResolver, root: PdfDict, count: number): Promise<number> {
+  if (count === 0 && !Array.isArray(await doc.resolve(root.get("Kids")))) return 0;
+  if (count > 0) {
+    try {
+      await findPage(doc, count - 1, root);
+      return count;
+    } catch (err) {
+      if (!(err instanceof PdfError)) throw err;
+    }
+  }
+  const leaves = await countLeaves(doc, root);
+  if (leaves === count) return count;
+  // The counted pages must be where findPage looks for them, or reads would go to the wrong page.
+  if (leaves > 0) await findPage(doc, leaves - 1, root);
+  return leaves;
+}
+
+/** The leaves under `root`, reading at most MAX_COUNTED_KIDS entries of /Kids. */
+async function countLeaves(doc: PdfResolver, root: PdfDict): Promise<number> {
+  const batch = doc.prefetchMax;
+  const seen = new Set<PdfDict>([root]);
+  const todo = [root];
+  let leaves = 0;
+  let read = 0;
+  for (let node = todo.pop(); node; node = todo.pop()) {
+    const kids = await doc.resolve(node.get("Kids"));
+    if (!Array.isArray(kids)) throw new PdfError("broken page tree: a /Pages node has no /Kids");
+    read += kids.length;
+    if (read > MAX_COUNTED_KIDS)
+      throw new PdfError("broken page tree: the root /Count is wrong and the tree is too large to count");
+    for (let i = 0; i < kids.length; i++) {
+      if (i % batch === 0) await doc.prefetch(kids.slice(i, i + batch));
+      const kid = await doc.resolveDict(kids[i]);
+      if (!kid) throw new PdfError("broken page tree: the root /Count is wrong and an entry of /Kids is missing");
+      if (isLeaf(kid)) leaves++;
+      else if (seen.has(kid)) throw new PdfError("broken page tree: it contains a cycle");
+      else {
+        seen.add(kid);
+        todo.push(kid);
+      }
+    }
+  }
+  return leaves;
 }
 
 /**

@@ -24,6 +24,8 @@ export interface XlsxRows {
   to: number;
   /** The request spanned more than maxRows rows, or its rows' text more than maxChars; `to` says where it stopped. */
   truncated: boolean;
+  /** When the read went to the sheet's end: its last row with cells (0 for an empty sheet). */
+  lastRow?: number;
 }
 
 const SMALL_PART_BYTES = 8 * 1024 * 1024;
@@ -347,6 +349,16 @@ function richText(xml: string): string {
 type RawCell = { col: number; value: XlsxCell; sharedIndex?: number };
 /** A sheet has at most 16,384 columns (XFD): cells past it are not a spreadsheet's, and are not read (a hostile row of millions of cells stays small). */
 const MAX_COLUMNS = 16_384;
+/** A sheet has at most 1,048,576 rows. */
+const MAX_ROWS = 1_048_576;
+/** A cell element in a row's text: a row without one holds nothing. */
+const HAS_CELL = new RegExp(`<${P}c\\b`, "g");
+
+/** Whether a row's content (after its start tag) holds a cell element; searched in place, not copied. */
+function hasCell(rowXml: string): boolean {
+  HAS_CELL.lastIndex = rowXml.indexOf(">") + 1;
+  return HAS_CELL.test(rowXml);
+}
 
 function rowNumberOf(rowXml: string, previous: number): number {
   const startTag = rowXml.slice(0, rowXml.indexOf(">") + 1);
@@ -423,6 +435,11 @@ async function dimensionOf(reader: RangeReader, entry: ZipEntry): Promise<{ rows
   const end = parseRef(parts[parts.length - 1]);
   // Some writers put "A1" in every sheet whatever it holds; that says nothing, so scan instead.
   if (!end || (parts.length === 1 && end.row === 1 && end.col === 1)) return null;
+  // The whole grid (to row 1,048,576 or column XFD) is what a writer that did not measure claims,
+  // and a row or column number past the part's byte count is more than it can plausibly hold
+  // (scanning a part that small is cheap): either is counted by scanning instead.
+  if (end.row >= MAX_ROWS || end.col >= MAX_COLUMNS) return null;
+  if (end.row > entry.uncompressedSize || end.col > entry.uncompressedSize) return null;
   return { rows: end.row, columns: end.col };
 }
 
@@ -539,6 +556,7 @@ export async function readXlsxRows(
   const got = new Map<number, RawCell[]>();
   let previous = 0;
   let reachedEnd = true;
+  let lastUsed = 0;
   await streamElements(reader, {
     entry: ref.entry,
     tag: "row",
@@ -549,6 +567,7 @@ export async function readXlsxRows(
         return false;
       }
       if (previous >= first) got.set(previous, parseCells(xml));
+      if (previous > lastUsed && hasCell(xml)) lastUsed = previous;
     },
   });
 
@@ -588,5 +607,6 @@ export async function readXlsxRows(
     from: first,
     to: first + rows.length - 1,
     truncated: capped || (requested > last && !reachedEnd),
+    ...(reachedEnd ? { lastRow: lastUsed } : {}),
   };
 }

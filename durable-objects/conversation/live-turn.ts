@@ -1,9 +1,17 @@
-// The running turn as a resuming socket has not seen it saved: its `turn_start`, then its events
-// since its last saved message. The saved messages reach a resuming socket from storage (sockets.ts
-// `resume`), so together a socket that dropped mid-reply gets back the reply streamed so far, and
-// learns which turn runs (so a client can offer Stop again). The streamed text of one piece (a
-// reply's text, one thinking block, of the master or of one sub-agent) is merged into few frames.
+// What a resuming socket (sockets.ts `resume`) has not seen. The saved part: the messages after its
+// cursor (marked as the transcript marks them) and the regenerates it missed. The running turn as it
+// is not saved yet: its `turn_start`, then its events since its last saved message. Together a
+// socket that dropped mid-reply gets back the reply streamed so far, and learns which turn runs (so
+// a client can offer Stop again). The streamed text of one piece (a reply's text, one thinking
+// block, of the master or of one sub-agent) is merged into few frames.
 import type { TurnEvent } from "../../core/events";
+import type { StoredMessage } from "../../core/types";
+import type { ConversationHead, SupersededRange } from "../../services/record/conversation-head";
+import type { ConversationStore } from "./conversation-store";
+import { markReplaced } from "./regenerate";
+
+/** A resuming socket gets at most this many messages; the rest is paged with GET /messages?after=. */
+const RESUME_MAX_MESSAGES = 500;
 
 /** Text merged into one replayed `delta` or `thinking` frame at most (a websocket frame stays small). */
 export const LIVE_FRAME_CHARS = 32_000;
@@ -76,4 +84,58 @@ function mergeable(last: TurnEvent, next: TurnEvent): last is Piece {
   if (a.type === "thinking" && b.type === "thinking" && (a.block !== b.block || a.redacted !== b.redacted))
     return false;
   return a.text.length + b.text.length <= LIVE_FRAME_CHARS;
+}
+
+/**
+ * The saved part of a catch-up after `after`: a page of messages as GET …/messages pages it (count
+ * and bytes: the object never holds more at once) as `message` frames, then an `exchange_superseded`
+ * per regenerate the socket missed. `through`: the last seq sent (a cursor past the end is the end,
+ * so later messages are not skipped as already sent); `more`: messages after the page remain.
+ */
+export function savedSince(
+  store: Pick<ConversationStore, "transcriptPage" | "byId" | "range" | "lastSeq">,
+  at: { head: ConversationHead | null | undefined; after: number },
+): { frames: TurnEvent[]; through: number; more: boolean } {
+  const { head, after } = at;
+  const { messages: read, more } = store.transcriptPage(after, { limit: RESUME_MAX_MESSAGES });
+  // Marked as the transcript marks them: a regenerate's replaced exchange says so.
+  const page = head ? markReplaced(head, read) : read;
+  const frames: TurnEvent[] = page.map((message) => ({ type: "message", turnId: "resume", message }));
+  // The marks say which messages are replaced; a client that showed the exchange live hears it was
+  // replaced as a connected socket heard it (the running turn's record keeps no such event).
+  if (head) frames.push(...supersededSince(head, { after, page, more }, store));
+  const through = page.length ? page[page.length - 1].seq : Math.min(after, store.lastSeq());
+  return { frames, through, more };
+}
+
+/**
+ * The `exchange_superseded` frames a socket resuming after `after` missed: one per regenerate whose
+ * copy (the prompt saved again, which supersedes the exchange) has a seq past the cursor, as the
+ * regenerate announced it, under the catch-up's turnId. `page`: the catch-up's messages (`more`:
+ * messages after it remain), so the store is read only for what the page does not hold.
+ */
+function supersededSince(
+  head: Pick<ConversationHead, "superseded">,
+  caughtUp: { after: number; page: readonly StoredMessage[]; more: boolean },
+  store: Pick<ConversationStore, "byId" | "range">,
+): TurnEvent[] {
+  const { after, page, more } = caughtUp;
+  const byCopy = new Map<string, SupersededRange[]>();
+  for (const range of head.superseded ?? []) byCopy.set(range.by, [...(byCopy.get(range.by) ?? []), range]);
+  const idsOf = ({ fromSeq, toSeq }: SupersededRange) => {
+    const inPage = page.filter((m) => m.seq >= fromSeq && m.seq <= toSeq);
+    return (inPage.length === toSeq - fromSeq + 1 ? inPage : store.range(fromSeq, toSeq)).map((m) => m.id);
+  };
+  const events: TurnEvent[] = [];
+  for (const [by, ranges] of byCopy) {
+    const fromSeq = Math.min(...ranges.map((r) => r.fromSeq));
+    const toSeq = Math.max(...ranges.map((r) => r.toSeq));
+    // The copy is saved after the exchange it replaces: past the cursor when the exchange reaches
+    // it, or when the page holds it; looked up only when neither tells and the page is not all.
+    const missed = toSeq >= after || page.some((m) => m.id === by) || (more && (store.byId(by)?.seq ?? 0) > after);
+    if (!missed) continue;
+    const messageIds = ranges.flatMap(idsOf);
+    events.push({ type: "exchange_superseded", turnId: "resume", fromSeq, toSeq, messageIds, supersededBy: by });
+  }
+  return events;
 }

@@ -2,7 +2,7 @@
 // A bad frame gets an error frame naming the problem; the socket stays open.
 import { z } from "zod";
 import { idempotencyKeySchema } from "../../core/idempotency-key";
-import { jsonValueProblem } from "../../core/json-guard";
+import { jsonTextTooDeep, jsonValueProblem, nestedTooDeep } from "../../core/json-guard";
 import { regenerateField, regenerateProblems, toContentBlocks, turnContentSchema } from "../../core/turn-input";
 import { SERVER_TOOL_NAMES } from "../../core/tenant-tool-rules";
 import {
@@ -18,6 +18,12 @@ import { describeZodError } from "../../core/validation";
 import { turnIdSchema } from "../../core/turn-stop";
 
 export const MAX_FRAME_BYTES = 4 * 1024 * 1024;
+/**
+ * Frames longer than this (in UTF-16 units) are admitted (the key, its request token) before they
+ * are read (sockets.ts): reading megabytes costs the object, so a revoked or rate-limited key's
+ * large frames cost it nothing. Smaller ones are read first: their refusals name their `ref` and turn.
+ */
+export const ADMIT_BEFORE_READING = 64 * 1024;
 
 export const clientFrameSchema = z
   .discriminatedUnion("type", [
@@ -85,6 +91,9 @@ export function parseClientFrame(data: string | ArrayBuffer): { ok: true; value:
     data.length > MAX_FRAME_BYTES ||
     (data.length * 3 > MAX_FRAME_BYTES && new TextEncoder().encode(data).byteLength > MAX_FRAME_BYTES);
   if (tooLarge) return { ok: false, error: `frame larger than ${MAX_FRAME_BYTES} bytes` };
+  // Measured on the text before it is parsed: parsing deep nesting is what costs (seconds for a few
+  // MB of brackets, the whole object waiting), and the depth rule below would refuse it anyway.
+  if (jsonTextTooDeep(data)) return { ok: false, error: nestedTooDeep("frame") };
   let json: unknown;
   try {
     json = JSON.parse(data);

@@ -7,19 +7,17 @@ import { modelProblem, MODEL_NOT_CONFIGURED } from "../../core/model-provider";
 import { unknownAttachmentMessage, withAttachments } from "../../services/attachments/turn-notes";
 import { toToolResultBlock, type ClientToolResult } from "../../core/client-tools";
 import { keyForHash } from "../../services/keys/auth";
-import { rateLimitMessage, takeRateLimit } from "../rate-limiter-client";
+import { rateLimitMessage, rateRules, takeRateLimit } from "../rate-limiter-client";
+import type { RateDecision } from "../rate-limiter-do";
 import type { ObjectScope } from "./object-scope";
 import { pausedMessage, pendingView, type PausedTurn, type PausedTurns } from "./paused-turn";
-import { markReplaced } from "./regenerate";
 import type { ConversationRecord } from "./record";
-import { type ClientFrame, parseClientFrame } from "./socket-frames";
+import { ADMIT_BEFORE_READING, type ClientFrame, parseClientFrame } from "./socket-frames";
 import type { TurnInput, TurnIntake } from "./turn-intake";
-import { LiveTurn } from "./live-turn";
+import { savedSince, LiveTurn } from "./live-turn";
 import type { TurnOrder } from "./turn-order";
 import { TURN_PAUSED } from "./turn-runner";
 
-/** A resuming socket gets at most this many messages; the rest is paged with GET /messages?after=. */
-const RESUME_MAX_MESSAGES = 500;
 /** During a turn, how often each socket key is looked up again (through the auth cache) as events go out. */
 const KEY_RECHECK_MS = 5_000;
 const KEY_GONE = { type: "authentication_error", message: "the API key that opened this socket is revoked or expired" };
@@ -34,9 +32,9 @@ const ADMISSION_FAILED = {
  * A frame to one socket. A socket that closed meanwhile (its client left while a frame was being
  * admitted) throws on send: what it would have been told is dropped, and the admission goes on.
  */
-function tell(ws: WebSocket, frame: object): void {
+function tell(ws: WebSocket, frame: object | string): void {
   try {
-    ws.send(JSON.stringify(frame));
+    ws.send(typeof frame === "string" ? frame : JSON.stringify(frame));
   } catch {
     // the socket went away
   }
@@ -61,9 +59,11 @@ export type ConversationNotice = { type: "title_changed"; title: string; source:
 
 type Refuse = (error: { type: string; message: string; retryAfterSeconds?: number; status?: number }) => void;
 
+/** A frame's socket, and whether the frame (a large one) was admitted before it was read, in the frame order. */
+type Admitting = { ref: SocketAttachment; early: boolean };
+
 /** A `send` frame being admitted: the turnId it would have, and how its refusal reaches the sender. */
-interface SendAdmission {
-  ref: SocketAttachment;
+interface SendAdmission extends Admitting {
   frame: Extract<ClientFrame, { type: "send" }>;
   turnId: string;
   refuse: (error: Parameters<Refuse>[0], extra?: Record<string, unknown>) => void;
@@ -94,6 +94,10 @@ export class ConversationSockets {
   private readonly deadKeys = new Set<string>();
   /** Per key digest, when it was last looked up: broadcasts look again once this is KEY_RECHECK_MS old. */
   private readonly keyLookedUp = new Map<string, number>();
+  /** Key digests being looked up again for a broadcast: their sockets' frames wait in `held` meanwhile. */
+  private readonly rechecking = new Set<string>();
+  /** Per socket, the frames held (in order) until its key's look-up answers: sent then, or dropped with the socket. */
+  private readonly held = new WeakMap<WebSocket, string[]>();
 
   constructor(
     private readonly scope: ObjectScope,
@@ -128,22 +132,16 @@ export class ConversationSockets {
 
   /**
    * A reconnecting client's catch-up (`/ws?after=<last seq it saw>`): every saved message after
-   * that seq as a `message` frame, the running turn's unsaved part (live-turn.ts), then `resumed`.
+   * that seq as a `message` frame, an `exchange_superseded` for each regenerate it missed, the
+   * running turn's unsaved part (live-turn.ts), then `resumed`.
    * It runs synchronously right after the accept,
    * so no turn event interleaves, and live `message` frames skip what the catch-up already sent:
    * together, each message reaches the socket exactly once, in seq order.
    */
   private resume(ws: WebSocket, { after, waiting }: { after: number; waiting: PausedTurn | null }): void {
     const { store } = this.scope;
-    // A page as GET …/messages pages (count and bytes): the object never holds more of it at once.
-    const { messages: read, more } = store.transcriptPage(after, { limit: RESUME_MAX_MESSAGES });
-    // Marked as the transcript marks them: a regenerate's replaced exchange says so.
-    const head = this.parts.record.head;
-    const page = head ? markReplaced(head, read) : read;
-    for (const message of page)
-      ws.send(JSON.stringify({ type: "message", turnId: "resume", message } satisfies TurnEvent));
-    // A cursor past the end is the end: later messages are not skipped as already sent.
-    const through = page.length ? page[page.length - 1].seq : Math.min(after, store.lastSeq());
+    const { frames, through, more } = savedSince(store, { head: this.parts.record.head, after });
+    for (const frame of frames) ws.send(JSON.stringify(frame));
     this.caughtUp.set(ws, through);
     // The running turn: its start and what it streamed since its last saved message.
     const running = this.live.frames(this.parts.order.turnsInFlight > 0);
@@ -165,7 +163,22 @@ export class ConversationSockets {
 
   async message(ws: WebSocket, data: string | ArrayBuffer): Promise<void> {
     const ref = this.attachmentOf(ws);
-    const frame = parseClientFrame(data);
+    if (typeof data !== "string" || data.length <= ADMIT_BEFORE_READING)
+      return this.handle(ws, { ref, early: false }, parseClientFrame(data));
+    // A large frame: admitted before it is read, in the frame order (a send among them keeps its
+    // place), so it is refused unread (`turnId: null`, no `ref`) when its key is gone or over its limit.
+    const refuse: Refuse = (error) => tell(ws, { type: "error", turnId: null, error });
+    await this.answered(refuse, () =>
+      this.parts.order.admit(async () => {
+        if (await this.admitFrame(ws, { ref, turn: false, refuse }))
+          await this.handle(ws, { ref, early: true }, parseClientFrame(data));
+      }),
+    );
+  }
+
+  /** A frame that was read: answered, or admitted and run. */
+  private async handle(ws: WebSocket, at: Admitting, frame: ReturnType<typeof parseClientFrame>): Promise<void> {
+    const { ref, early } = at;
     if (!frame.ok || frame.value.type === "ping") {
       // Frames that start nothing still come from the key: checked and counted like any request. A
       // refused frame that could be read echoes its `ref`: a `send` refused here (too long, too many
@@ -173,13 +186,13 @@ export class ConversationSockets {
       const named = !frame.ok && frame.ref !== undefined ? { ref: frame.ref } : {};
       const refuse: Refuse = (error) => tell(ws, { type: "error", turnId: null, ...named, error });
       return this.answered(refuse, async () => {
-        if (!(await this.admitFrame(ws, { ref, turn: false, refuse }))) return;
+        if (!(await this.admitFrame(ws, { ref, turn: false, refuse, early }))) return;
         if (!frame.ok) refuse({ type: "invalid_request", message: frame.error });
         else tell(ws, { type: "pong" });
       });
     }
-    if (frame.value.type === "tool_results") return this.toolResults(ws, ref, frame.value.results);
-    if (frame.value.type === "stop") return this.stop(ws, ref, frame.value.turnId);
+    if (frame.value.type === "tool_results") return this.toolResults(ws, at, frame.value.results);
+    if (frame.value.type === "stop") return this.stop(ws, at, frame.value.turnId);
     // A send frame is a turn from here on: a refusal names the turnId it would have had.
     const turnId = sortableId("turn");
     const named = frame.value.ref !== undefined ? { ref: frame.value.ref } : {};
@@ -188,7 +201,7 @@ export class ConversationSockets {
     const send = frame.value;
     this.admitting++;
     try {
-      await this.answered(refuse, () => this.admitSend(ws, { ref, frame: send, turnId, refuse }));
+      await this.answered(refuse, () => this.admitSend(ws, { ref, early, frame: send, turnId, refuse }));
     } finally {
       this.admitting--;
     }
@@ -207,17 +220,22 @@ export class ConversationSockets {
     }
   }
 
-  private async admitSend(ws: WebSocket, { ref, frame, turnId, refuse }: SendAdmission): Promise<void> {
+  /** A frame's admission in the frame order: at once for a frame admitted early, already in it. */
+  private inOrder(early: boolean, admission: () => Promise<unknown>): Promise<unknown> {
+    return early ? admission() : this.parts.order.admit(admission);
+  }
+
+  private async admitSend(ws: WebSocket, { ref, early, frame, turnId, refuse }: SendAdmission): Promise<void> {
     const { content, attachments, idempotencyKey, tools, regenerate } = frame;
-    const { record, intake, order, paused } = this.parts;
-    await order.admit(async () => {
+    const { record, intake, paused } = this.parts;
+    await this.inOrder(early, async () => {
       const found = await record.load(ref);
       const problem = modelProblem(this.scope.env);
       // Like a POST of messages: the key is checked first (a revoked key's socket is closed whatever
       // else the frame would be told), and every send takes a request token, even one refused below,
       // as the HTTP rate limit runs before the route's 404 or 503. The turn token only for a send
       // that can run: no conversation or no model, no turn (and no turn token spent on it).
-      if (!(await this.admitFrame(ws, { ref, turn: !!found && !problem, refuse }))) return;
+      if (!(await this.admitFrame(ws, { ref, turn: !!found && !problem, refuse, early }))) return;
       if (!found) return refuse({ type: "not_found", message: "conversation not found" });
       if (problem) return refuse({ type: MODEL_NOT_CONFIGURED, message: problem, status: 503 });
       const turn = await withAttachments({ db: this.scope.env.DB, tenantId: ref.tenantId, ids: attachments, content });
@@ -275,13 +293,13 @@ export class ConversationSockets {
   }
 
   /** Results for the paused turn's client calls, checked like POST /tool-results; the turn's events reach every socket. */
-  private async toolResults(ws: WebSocket, ref: SocketAttachment, results: ClientToolResult[]): Promise<void> {
-    const { record, paused, intake, order } = this.parts;
+  private async toolResults(ws: WebSocket, { ref, early }: Admitting, results: ClientToolResult[]): Promise<void> {
+    const { record, paused, intake } = this.parts;
     const refuse: Refuse = (error) => tell(ws, { type: "error", turnId: null, error });
-    const admission = order.admit(async () => {
+    const admission = this.inOrder(early, async () => {
       if (!(await record.load(ref))) return refuse({ type: "not_found", message: "conversation not found" });
       // Like POST /tool-results: a request of the key (the turn it resumes was counted when sent).
-      if (!(await this.admitFrame(ws, { ref, turn: false, refuse }))) return;
+      if (!(await this.admitFrame(ws, { ref, turn: false, refuse, early }))) return;
       const accepted = await paused.accept(results, toToolResultBlock);
       if (accepted.kind === "refused")
         return refuse({
@@ -298,19 +316,20 @@ export class ConversationSockets {
    * The checks every frame passes before it does anything: the key that opened the socket is still
    * active (else the frame is refused and the key's sockets are closed), and it has a token left
    * (a request's; a turn's too for `send`). A socket opened with no key digest is not checked.
+   * `early`: the frame passed the key and request checks before it was read; only a turn's token is left.
    */
   private async admitFrame(
     ws: WebSocket,
-    frame: { ref: SocketAttachment; turn: boolean; refuse: Refuse },
+    frame: { ref: SocketAttachment; turn: boolean; refuse: Refuse; early?: boolean },
   ): Promise<boolean> {
-    const { ref, turn, refuse } = frame;
+    const { ref, turn, refuse, early = false } = frame;
     if (!ref.rateKey) return true;
-    if (!(await this.keyActive(ref.rateKey, ref.tenantId))) {
+    if (!early && !(await this.keyActive(ref.rateKey, ref.tenantId))) {
       refuse(KEY_GONE);
       this.closeSocketsOf(ref.rateKey, ws);
       return false;
     }
-    const decision = await takeRateLimit(this.scope.env, ref.rateKey, turn);
+    const decision = await this.takeTokens(ref.rateKey, { requests: !early, turn });
     if (decision.ok) return true;
     refuse({
       type: "rate_limited",
@@ -318,6 +337,15 @@ export class ConversationSockets {
       retryAfterSeconds: decision.retryAfterSeconds,
     });
     return false;
+  }
+
+  /** The key's tokens, in one ask: a request's (unless an early admission took it already), a turn's for a turn. */
+  private async takeTokens(keyHash: string, take: { requests: boolean; turn: boolean }): Promise<RateDecision> {
+    const { env } = this.scope;
+    if (take.requests) return takeRateLimit(env, keyHash, take.turn);
+    const rules = rateRules(env, take.turn).filter((rule) => rule.bucket !== "requests");
+    if (!rules.length) return { ok: true };
+    return env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(keyHash)).take(rules);
   }
 
   /** Whether the key with this digest is still the tenant's active key (seen within the auth cache's bound). */
@@ -370,13 +398,13 @@ export class ConversationSockets {
    * A `stop` frame: admitted after the frames before it (a stop right after a send finds its turn),
    * answered to this socket with `stopped`; every socket sees the turn end as "interrupted".
    */
-  private async stop(ws: WebSocket, ref: SocketAttachment, turnId?: string): Promise<void> {
-    const { record, intake, order, paused } = this.parts;
+  private async stop(ws: WebSocket, { ref, early }: Admitting, turnId?: string): Promise<void> {
+    const { record, intake, paused } = this.parts;
     const refuse: Refuse = (error) => tell(ws, { type: "error", turnId: turnId ?? null, error });
-    const admission = order.admit(async () => {
+    const admission = this.inOrder(early, async () => {
       if (!(await record.load(ref))) return refuse({ type: "not_found", message: "conversation not found" });
       // Like POST /stop: a request of the key, checked and counted like any other frame.
-      if (!(await this.admitFrame(ws, { ref, turn: false, refuse }))) return;
+      if (!(await this.admitFrame(ws, { ref, turn: false, refuse, early }))) return;
       // Not awaited inside the admission: later frames are not held up while the turn settles; a
       // stop that fails there (its paused turn's storage) is answered like a failed admission.
       void intake.stop(ref, { turnId, paused }).then(
@@ -416,29 +444,55 @@ export class ConversationSockets {
     }
   }
 
+  /**
+   * Every turn event to every socket whose key still works. A socket whose key is due a look-up
+   * (KEY_RECHECK_MS after the last; at once for `turn_queued` and `turn_start`, which a stopped
+   * queued turn sends with no closeRevoked before) gets nothing until it answers (`recheck`).
+   */
   broadcast(event: TurnEvent): void {
     this.live.record(event);
     const sockets = this.scope.ctx.getWebSockets();
     if (!sockets.length) return;
     const frame = JSON.stringify(event);
     const now = Date.now();
+    const opening = event.type === "turn_queued" || event.type === "turn_start";
     for (const ws of sockets) {
       const { rateKey, tenantId } = this.attachmentOf(ws);
       if (rateKey && this.deadKeys.has(rateKey)) {
         this.closeSocketsOf(rateKey);
         continue;
       }
-      // A key revoked while a turn runs: looked up again in the background, its sockets closed when it is gone.
-      if (rateKey && now - (this.keyLookedUp.get(rateKey) ?? 0) >= KEY_RECHECK_MS) {
-        const check = this.keyActive(rateKey, tenantId).then((active) => active || this.closeSocketsOf(rateKey));
-        this.scope.ctx.waitUntil(check.catch(() => {}));
-      }
       if (event.type === "message" && (this.caughtUp.get(ws) ?? 0) >= event.message.seq) continue;
-      try {
-        ws.send(frame);
-      } catch {
-        // a socket that went away mid-turn; the turn goes on
+      const held = this.held.get(ws);
+      if (held) {
+        held.push(frame);
+        continue;
       }
+      if (rateKey && (opening || now - (this.keyLookedUp.get(rateKey) ?? 0) >= KEY_RECHECK_MS)) {
+        this.held.set(ws, [frame]);
+        this.recheck(rateKey, tenantId);
+        continue;
+      }
+      tell(ws, frame);
     }
+  }
+
+  /** The key looked up again: its sockets get their held frames, or are closed (1008) when it is gone. */
+  private recheck(keyHash: string, tenantId: string): void {
+    if (this.rechecking.has(keyHash)) return;
+    this.rechecking.add(keyHash);
+    const answered = async () => {
+      // A look-up that fails leaves the sockets open, as closeRevoked does: the next one decides.
+      const active = await this.keyActive(keyHash, tenantId).catch(() => true);
+      this.rechecking.delete(keyHash);
+      for (const ws of this.scope.ctx.getWebSockets()) {
+        if (this.attachmentOf(ws).rateKey !== keyHash) continue;
+        const frames = this.held.get(ws) ?? [];
+        this.held.delete(ws);
+        if (active) for (const frame of frames) tell(ws, frame);
+      }
+      if (!active) this.closeSocketsOf(keyHash);
+    };
+    this.scope.ctx.waitUntil(answered());
   }
 }

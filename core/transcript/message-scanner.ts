@@ -2,10 +2,13 @@
 // message: the elements of a top-level `messages` array (an Anthropic Messages request or this
 // API's JSON export; a bare top-level array too), or the lines of JSONL. Everything else in a JSON
 // body is checked for well-formed structure and skipped. Nesting follows the rule of every JSON body
-// (core/json-guard.ts): the document around the messages no deeper than MAX_JSON_DEPTH, and each
+// (core/json-guard.ts): the document around the messages no deeper than MAX_JSON_DEPTH, each
 // message no deeper than MAX_MESSAGE_DEPTH (the rule applied inside its content blocks: a stored tool
-// call's input may nest as deep as any JSON body), refused as soon as the bracket past it arrives, so
-// what the scanner holds stays bounded whatever the body. Pure: the caller feeds decoded text.
+// call's input may nest as deep as any JSON body), and an export's `conversation` no deeper than
+// MAX_METADATA_DEPTH (it copies a paused turn's calls, inputs and all), refused as soon as the
+// bracket past it arrives, so what the scanner holds stays bounded whatever the body. A JSON body's
+// messages are messages only: an element whose `type` is not `message` is refused (JSONL's metadata
+// lines have no place there). Pure: the caller feeds decoded text.
 import { jsonTextTooDeep, MAX_JSON_DEPTH, nestedTooDeep } from "../json-guard";
 
 /** The levels around a block's fields: the message's brace, its content array, the block's brace. */
@@ -20,6 +23,20 @@ export const messageTooDeep = (where: string): string =>
 /** Whether one message's JSON text nests deeper than MAX_MESSAGE_DEPTH, read without parsing it. */
 export const messageTextTooDeep = (text: string): boolean => jsonTextTooDeep(text, MAX_MESSAGE_DEPTH);
 
+/**
+ * The levels around a paused call's input in an export's conversation metadata (the JSON document's
+ * `conversation`, or JSONL's `conversation` line): that object's brace, its `requiresAction`, the
+ * `calls` array and the call. The call is a copy of a message's tool call, whose input may nest
+ * MAX_JSON_DEPTH levels, so an export of a paused turn imports whatever the call's depth.
+ */
+const METADATA_WRAPPER_LEVELS = 4;
+/** How deep an export's conversation metadata may nest, from its own brace. */
+export const MAX_METADATA_DEPTH = MAX_JSON_DEPTH + METADATA_WRAPPER_LEVELS;
+
+/** The refusal for conversation metadata nested past MAX_METADATA_DEPTH. */
+export const metadataTooDeep = (where: string): string =>
+  `${where}: nested deeper than ${MAX_METADATA_DEPTH} levels (${MAX_JSON_DEPTH} inside a paused call's input)`;
+
 /** Raw JSON text of one element, and where it was (1-based line for JSONL). */
 export interface RawMessage {
   text: string;
@@ -27,6 +44,18 @@ export interface RawMessage {
 }
 
 export class ScanError extends Error {}
+
+/** A JSON string's raw text as JSON.parse decodes it (kept raw when it is not one: cut short, say). */
+function unescaped(raw: string): string {
+  try {
+    return JSON.parse(`"${raw}"`) as string;
+  } catch {
+    return raw;
+  }
+}
+
+/** A message's `type` whose value is not a string. */
+const NOT_A_STRING = Symbol("not a string");
 
 const BAREWORD = /^(true|false|null|-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?)$/;
 
@@ -54,6 +83,12 @@ export class JsonMessageScanner {
   private inConversation = false;
   /** The text of that object's `lastSeq` when it is a bare value (a number), else null. */
   private exportLastSeq: string | null = null;
+  /**
+   * The `type` of the element being read, when it has one (the last, as JSON.parse takes it):
+   * decoded when a string, NOT_A_STRING otherwise; and the raw text of that string while it is read.
+   */
+  private elementType: string | typeof NOT_A_STRING | undefined;
+  private typeText: string | null = null;
 
   constructor(private readonly maxMessageChars: number) {}
 
@@ -66,12 +101,18 @@ export class JsonMessageScanner {
       const ch = chunk[i];
       const inMessages = this.messagesDepth >= 0 && this.stack.length === this.messagesDepth + 1;
       if (this.inString) {
-        if (this.escaped) this.escaped = false;
-        else if (ch === "\\") this.escaped = true;
-        else if (ch === '"') {
+        if (ch === '"' && !this.escaped) {
           this.inString = false;
+          if (this.readingKey) this.key = unescaped(this.key);
           this.readingKey = false;
-        } else if (this.readingKey && this.key.length < 64) this.key += ch;
+          this.endType();
+          continue;
+        }
+        this.escaped = !this.escaped && ch === "\\";
+        // Raw, escapes and all, and decoded when the string ends, as JSON.parse reads it (a key
+        // spelled with an escape is the same key); no key or type that counts is longer.
+        if (this.readingKey && this.key.length <= 64) this.key += ch;
+        if (this.typeText !== null && this.typeText.length <= 64) this.typeText += ch;
         continue;
       }
       if (/\s/.test(ch)) {
@@ -94,6 +135,7 @@ export class JsonMessageScanner {
             this.key = "";
             this.expectKey = false;
           } else if (inMessages && !this.element) throw new ScanError("messages: every element must be an object");
+          else if (this.pendingKey === "type" && this.atElementLevel()) this.typeText = "";
           break;
         case "{":
         case "[": {
@@ -104,10 +146,12 @@ export class JsonMessageScanner {
               this.messagesSeen = true;
             }
           } else if (this.stack.length === 0) throw new ScanError("body: malformed JSON (text after the document)");
-          if (inMessages && !this.element) {
+          const startsElement = inMessages && !this.element;
+          if (startsElement) {
             if (ch !== "{") throw new ScanError("messages: every element must be an object");
             this.element = [];
             this.elementChars = 0;
+            this.elementType = undefined;
             from = i;
           }
           if (ch === "[" && this.pendingKey === "messages" && this.stack.length === 1) {
@@ -122,7 +166,7 @@ export class JsonMessageScanner {
           this.checkDepth();
           this.stack.push(ch);
           if (intoConversation) this.inConversation = true;
-          if (ch === "{" && (this.stack.length === 1 || intoConversation)) this.expectKey = true;
+          if (ch === "{" && (this.stack.length === 1 || intoConversation || startsElement)) this.expectKey = true;
           break;
         }
         case "}":
@@ -130,6 +174,7 @@ export class JsonMessageScanner {
           const open = this.stack.pop();
           if (open !== (ch === "}" ? "{" : "[")) throw new ScanError("body: malformed JSON (unbalanced brackets)");
           if (this.element && this.stack.length === this.messagesDepth + 1) {
+            this.checkElementType();
             if (this.elementChars + (i + 1 - from) > this.maxMessageChars)
               throw new ScanError(`${this.where()}: larger than ${this.maxMessageChars} characters`);
             this.element.push(chunk.slice(from, i + 1));
@@ -150,6 +195,8 @@ export class JsonMessageScanner {
             this.pendingKey = this.key;
             // A duplicate `lastSeq` counts as its last value: one that is not a number leaves none.
             if (this.inConversation && this.key === "lastSeq") this.exportLastSeq = null;
+            // Likewise a message's `type`: a string value replaces this when it ends (endType).
+            if (this.key === "type" && this.atElementLevel()) this.elementType = NOT_A_STRING;
           }
           break;
         case ",":
@@ -188,17 +235,57 @@ export class JsonMessageScanner {
     return `messages[${this.countHint + this.out.length}]`;
   }
 
-  /** Before a bracket opens: a message is measured from its own brace (MAX_MESSAGE_DEPTH), anything else from the document's first bracket. */
+  /**
+   * Before a bracket opens: a message is measured from its own brace (MAX_MESSAGE_DEPTH), the
+   * export's `conversation` from its own (MAX_METADATA_DEPTH; its brace is the document's level 2),
+   * anything else from the document's first bracket.
+   */
   private checkDepth(): void {
     if (this.element) {
       if (this.stack.length - (this.messagesDepth + 1) >= MAX_MESSAGE_DEPTH)
         throw new ScanError(messageTooDeep(this.where()));
+    } else if (this.inConversation) {
+      if (this.stack.length - 1 >= MAX_METADATA_DEPTH) throw new ScanError(metadataTooDeep("conversation"));
     } else if (this.stack.length >= MAX_JSON_DEPTH) throw new ScanError(nestedTooDeep("body"));
   }
 
-  /** Where a key is read: depth 1 of a top-level object, or depth 2 inside its `conversation` object. */
+  /**
+   * Where a key is read: depth 1 of a top-level object, depth 2 inside its `conversation` object,
+   * or a message's own level (for its `type`).
+   */
   private atKeyLevel(): boolean {
-    return (this.stack.length === 1 && this.stack[0] === "{") || (this.inConversation && this.stack.length === 2);
+    return (
+      (this.stack.length === 1 && this.stack[0] === "{") ||
+      (this.inConversation && this.stack.length === 2) ||
+      this.atElementLevel()
+    );
+  }
+
+  /** Inside a message's own brace (not deeper). */
+  private atElementLevel(): boolean {
+    return this.element !== null && this.stack.length === this.messagesDepth + 2;
+  }
+
+  /** A string value of a message's `type` ended. */
+  private endType(): void {
+    if (this.typeText === null) return;
+    this.elementType = unescaped(this.typeText);
+    this.typeText = null;
+  }
+
+  /**
+   * A message ended: one with a `type` must say `message`. A JSON body has no metadata lines: a
+   * JSONL export's (`{"type":"conversation","lastSeq":0}`) posing as an element would otherwise be
+   * skipped as one and, with no message, import as an empty export, though the document has no
+   * top-level `conversation` to say so.
+   */
+  private checkElementType(): void {
+    const type = this.elementType;
+    if (type === undefined || type === "message") return;
+    const said = type === NOT_A_STRING ? "a type that is not a string" : `type ${JSON.stringify(type.slice(0, 40))}`;
+    throw new ScanError(
+      `${this.where()}: ${said} is not a message's; a JSON body's messages are messages only (this API's JSON export carries its conversation at the top level)`,
+    );
   }
 
   private endBareword(): void {

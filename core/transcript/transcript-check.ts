@@ -9,7 +9,7 @@
 // first problem is named with the message's index.
 import { z } from "zod";
 import { MODEL_IMAGE_TYPES } from "../image-limits";
-import { jsonValueProblem } from "../json-guard";
+import { jsonTextTooDeep, jsonValueProblem } from "../json-guard";
 import {
   isServerToolResult,
   isThinkingBlock,
@@ -19,8 +19,9 @@ import {
   type StoredMessage,
 } from "../types";
 import { describeZodError } from "../validation";
+import { HIDDEN_OR_CONTROL, VISIBLE } from "../visible-text";
 import { checkImportedContent } from "./content-rules";
-import { messageTextTooDeep, messageTooDeep } from "./message-scanner";
+import { MAX_METADATA_DEPTH, messageTextTooDeep, messageTooDeep } from "./message-scanner";
 
 const text = z.strictObject({
   type: z.literal("text"),
@@ -35,15 +36,21 @@ const image = z.strictObject({
     z.strictObject({ type: z.literal("url"), url: z.string().url() }),
   ]),
 });
+// The Messages API's own patterns: an id or a tool name it would refuse could never be replayed, and
+// neither can break the line the Markdown export prints it on (export-format.ts).
+const blockId = z
+  .string()
+  .min(1)
+  .max(200)
+  .regex(/^[a-zA-Z0-9_-]+$/, "letters, digits, _ and - only (the Messages API's pattern)");
+// The API's tool name pattern since 2025-08 (core/offline-model/rules/tools.ts NAME_PATTERN).
+const toolName = z
+  .string()
+  .regex(/^[a-zA-Z0-9_-]{1,128}$/, "1 to 128 letters, digits, _ and - (the Messages API's pattern)");
 const toolUse = z.strictObject({
   type: z.literal("tool_use"),
-  // The Messages API's own pattern: an id it would refuse could never be replayed.
-  id: z
-    .string()
-    .min(1)
-    .max(200)
-    .regex(/^[a-zA-Z0-9_-]+$/, "letters, digits, _ and - only (the Messages API's pattern)"),
-  name: z.string().min(1).max(200),
+  id: blockId,
+  name: toolName,
   input: z.record(z.string(), z.unknown()),
 });
 const toolResult = z.strictObject({
@@ -58,15 +65,15 @@ const thinking = z.strictObject({ type: z.literal("thinking"), thinking: z.strin
 const redactedThinking = z.strictObject({ type: z.literal("redacted_thinking"), data: z.string().min(1) });
 const serverToolUse = z.strictObject({
   type: z.literal("server_tool_use"),
-  id: z.string().min(1).max(200),
-  name: z.string().min(1).max(200),
+  id: blockId,
+  name: toolName,
   input: z.record(z.string(), z.unknown()),
   caller: z.unknown().optional(),
 });
 const serverResult = (type: (typeof SERVER_TOOL_RESULT_TYPES)[number]) =>
   z.strictObject({
     type: z.literal(type),
-    tool_use_id: z.string().min(1).max(200),
+    tool_use_id: blockId,
     content: z.unknown(),
     caller: z.unknown().optional(),
   });
@@ -92,6 +99,17 @@ const usage = z.strictObject({
   cost_usd: z.number().min(0).optional(),
 });
 
+/**
+ * A sub-agent's name, which the Markdown export prints in a message's heading: the rule of a name
+ * people read (workers/chat/validate.ts visibleName), checked but not trimmed, as the message is
+ * stored as it came.
+ */
+const agentName = z
+  .string()
+  .max(200)
+  .refine((v) => !HIDDEN_OR_CONTROL.test(v), "no control characters, line separators or bidi overrides")
+  .refine((v) => VISIBLE.test(v), "must contain a visible character");
+
 /** A message as Anthropic's API takes it, or as this API exports it (its id and seq are reassigned). */
 export const importedMessageSchema = z.strictObject({
   type: z.literal("message").optional(),
@@ -109,7 +127,7 @@ export const importedMessageSchema = z.strictObject({
   // An export's record of the effort a between_tools reply ran at (kept for its export again).
   betweenToolsEffort: z.string().max(20).optional(),
   agent: z
-    .strictObject({ segment: z.string().min(1).max(200), name: z.string().max(200), toolUseId: z.string().max(200) })
+    .strictObject({ segment: z.string().min(1).max(200), name: agentName, toolUseId: z.string().max(200) })
     .optional(),
   // An export's mark of a message a regenerate replaced (superseded.ts), as GET …/messages shows it.
   superseded: z.literal(true).optional(),
@@ -184,7 +202,9 @@ export class ExportLines {
 
 /**
  * Parses and checks one message's JSON text; `where` names it ("messages[3]" or "line 4"). Null
- * for a line of an export's metadata (a `type` other than `message`), whose type goes to `skipped`.
+ * for a line of an export's metadata (a `type` other than `message`), whose type goes to `skipped`:
+ * its type is read first, so only a message meets the message checks (a `conversation` line
+ * copies a paused turn's calls one level deeper than their message holds them: MAX_METADATA_DEPTH).
  */
 export function parseImportedMessage(
   raw: string,
@@ -192,7 +212,8 @@ export function parseImportedMessage(
   skipped?: (line: { type: unknown; lastSeq?: unknown }) => void,
 ): ImportedMessage | null {
   // Measured before parsing: a line of nothing but brackets would cost hundreds of MB to parse.
-  if (messageTextTooDeep(raw)) throw new TranscriptError(messageTooDeep(where));
+  // Past what a message or a metadata line may nest, it is neither.
+  if (jsonTextTooDeep(raw, MAX_METADATA_DEPTH)) throw new TranscriptError(messageTooDeep(where));
   let value: unknown;
   try {
     value = JSON.parse(raw);
@@ -201,19 +222,14 @@ export function parseImportedMessage(
       `${where}: malformed JSON (${err instanceof Error ? err.message.slice(0, 100) : "parse error"})`,
     );
   }
-  const problem = messageValueProblem(value, where);
-  if (problem) throw new TranscriptError(problem);
   // JSONL exports carry the conversation's metadata on lines of their own type; they are not messages.
-  if (
-    value &&
-    typeof value === "object" &&
-    !Array.isArray(value) &&
-    "type" in value &&
-    (value as { type: unknown }).type !== "message"
-  ) {
+  if (isObject(value) && "type" in value && value.type !== "message") {
     skipped?.(value as { type: unknown; lastSeq?: unknown });
     return null;
   }
+  if (messageTextTooDeep(raw)) throw new TranscriptError(messageTooDeep(where));
+  const problem = messageValueProblem(value, where);
+  if (problem) throw new TranscriptError(problem);
   const parsed = importedMessageSchema.safeParse(value);
   if (!parsed.success) throw new TranscriptError(describeZodError(parsed.error, where));
   const m = parsed.data;

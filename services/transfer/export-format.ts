@@ -4,6 +4,7 @@
 // are written exactly as stored; the import's round trip keeps every field but the message ids.
 import type { StoredMessage } from "../../core/types";
 import { blockText } from "../../core/render";
+import { withoutHidden } from "../../core/visible-text";
 
 export type ExportFormat = "json" | "jsonl" | "markdown";
 export const EXPORT_FORMAT_ID = "context-chat.export/1";
@@ -117,9 +118,26 @@ function inMessage(text: string): string {
   return out.join("\n");
 }
 
+/**
+ * A name or id printed inside one line (a heading, a sentence): whatever it holds stays on that
+ * line, so it cannot start a heading of its own. The routes and the import check these fields;
+ * this holds for whatever was stored before they did (a title with line breaks, say).
+ */
+function oneLine(text: string): string {
+  return withoutHidden(text.replace(/\s+/g, " ")).trim();
+}
+
+/** oneLine as inline code: delimited by a backtick run longer than any inside, so none closes it. */
+function code(text: string): string {
+  const line = oneLine(text);
+  const ticks = "`".repeat(Math.max(0, ...[...line.matchAll(/`+/g)].map((m) => m[0].length)) + 1);
+  const pad = line.startsWith("`") || line.endsWith("`") ? " " : "";
+  return `${ticks}${pad}${line}${pad}${ticks}`;
+}
+
 async function* asMarkdown(s: ExportSource, exportedAt: string): AsyncGenerator<string> {
   const c = s.conversation;
-  yield `# ${c.title.replace(/\s+/g, " ").trim()}\n\nConversation \`${c.id}\`, exported ${exportedAt} (${EXPORT_FORMAT_ID}).\n\n`;
+  yield `# ${oneLine(c.title)}\n\nConversation \`${c.id}\`, exported ${exportedAt} (${EXPORT_FORMAT_ID}).\n\n`;
   if (typeof c.summary === "string")
     yield `## Summary (messages 1–${c.summarizedThroughMessage})\n\n${inMessage(c.summary)}\n\n`;
   if (s.episodes.length) {
@@ -141,21 +159,21 @@ async function* asMarkdown(s: ExportSource, exportedAt: string): AsyncGenerator<
   }
   yield `${heading ? "\n" : ""}## Transcript\n\n`;
   for await (const m of s.messages) {
-    const who = m.agent ? `${m.role}, sub-agent ${m.agent.name}` : m.role;
-    const replaced = m.supersededBy ? ` · superseded by \`${m.supersededBy}\`` : "";
+    const who = m.agent ? `${m.role}, sub-agent ${oneLine(m.agent.name)}` : m.role;
+    const replaced = m.supersededBy ? ` · superseded by ${code(m.supersededBy)}` : "";
     yield `### ${m.seq} · ${who} · ${m.createdAt}${replaced}\n\n`;
     for (const b of m.content) {
       if (b.type === "text") yield `${inMessage(b.text)}\n\n`;
       else if (b.type === "tool_use")
-        yield `Tool call \`${b.name}\` (\`${b.id}\`):\n\n${fenced(JSON.stringify(b.input, null, 2), "json")}\n\n`;
+        yield `Tool call ${code(b.name)} (${code(b.id)}):\n\n${fenced(JSON.stringify(b.input, null, 2), "json")}\n\n`;
       else if (b.type === "tool_result")
-        yield `Tool result for \`${b.tool_use_id}\`${b.is_error ? " (error)" : ""}:\n\n${fenced(blockText(b))}\n\n`;
+        yield `Tool result for ${code(b.tool_use_id)}${b.is_error ? " (error)" : ""}:\n\n${fenced(blockText(b))}\n\n`;
       else if (b.type === "thinking") yield b.thinking ? `Thinking:\n\n${fenced(b.thinking)}\n\n` : "";
       else if (b.type === "redacted_thinking") yield "Thinking (encrypted).\n\n";
       else if (b.type === "server_tool_use")
-        yield `Server tool call \`${b.name}\` (\`${b.id}\`):\n\n${fenced(JSON.stringify(b.input, null, 2), "json")}\n\n`;
+        yield `Server tool call ${code(b.name)} (${code(b.id)}):\n\n${fenced(JSON.stringify(b.input, null, 2), "json")}\n\n`;
       else if (b.type !== "image")
-        yield `Server tool result for \`${b.tool_use_id}\` (${b.type}):\n\n${fenced(blockText(b))}\n\n`;
+        yield `Server tool result for ${code(b.tool_use_id)} (${oneLine(b.type)}):\n\n${fenced(blockText(b))}\n\n`;
       else yield `${blockText(b)}\n\n`;
     }
   }

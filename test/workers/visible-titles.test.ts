@@ -1,6 +1,6 @@
 // A conversation's title follows the rule a project's name does (workers/chat/validate.ts
 // visibleName), on create and on PATCH: something visible, no control characters, line separators
-// or bidi overrides. An import keeps the title rule it had.
+// or bidi overrides. An import's ?title= follows the same rule.
 import { describe, expect, it } from "vitest";
 import { api, newTenant } from "./helpers";
 
@@ -42,7 +42,7 @@ describe("conversation titles", () => {
     }
   });
 
-  it("leaves an import's title rule as it was (a title with a newline still imports)", async () => {
+  it("holds an import's ?title= to the same rule (a title with a newline is refused)", async () => {
     const key = await newTenant();
     const body = JSON.stringify({ model: "claude", max_tokens: 100, messages: [{ role: "user", content: "hello" }] });
     const title = encodeURIComponent("imported\ntitle");
@@ -51,7 +51,7 @@ describe("conversation titles", () => {
       raw: true,
       headers: { "content-type": "application/json" },
     });
-    expect(r.status, r.text).toBe(201);
-    expect(r.json.title).toBe("imported\ntitle");
+    expect(r.status, r.text).toBe(400);
+    expect(r.json.error?.message).toMatch(/^title: /);
   });
 });

@@ -20,10 +20,11 @@ import { ApiError, badRequest } from "../errors";
 import { doc } from "../openapi/registry";
 import { conversationSchema } from "../openapi/schemas";
 import type { AppEnv } from "../types";
-import { query } from "../validate";
+import { query, visibleName } from "../validate";
 
 const importQuery = z.strictObject({
-  title: z.string().trim().min(1).max(200).optional(),
+  // The title rule of create and PATCH: a title reaches the model (conversation_list) and every list.
+  title: visibleName.optional(),
   format: z.enum(["json", "jsonl"]).optional(),
 });
 
@@ -53,7 +54,7 @@ importNewConversationRoutes.post(
   doc({
     summary: "Create a conversation from a transcript (no model call), streamed",
     description:
-      "The body is `{\"messages\": [...]}` in Anthropic Messages format (other top-level fields, such as `model` or an export's metadata, are ignored), or JSONL with one message per line (`Content-Type: application/x-ndjson`; lines whose `type` is not `message` are skipped, but a second `conversation` line, as in a tenant-wide export file, is a 400 naming it: an import is one conversation). Up to 64 MiB (67,108,864 bytes; a larger body is a 413 naming the limit), checked message by message and never held whole; nesting deeper than 64 levels (the document around the messages, or a content block's field such as a tool call's input: 67 levels from a message's own brace) is a 400, and so are more than 50,000 messages the model would be sent (superseded and sub-agent messages aside). Every tool_use must be answered by a tool_result in the next user message, and none may come before the first user message. A transcript needs at least one message, except this API's export of a conversation with none (a JSON document whose top-level `conversation` says `lastSeq` 0, or JSONL whose `conversation` line does), which creates an empty conversation; an export whose messages were cut or edited away is refused as empty. A bad transcript is a 400 naming the first bad message (`messages[i]`, and its line for JSONL), and nothing is stored.",
+      "The body is `{\"messages\": [...]}` in Anthropic Messages format (other top-level fields, such as `model` or an export's metadata, are ignored; an element whose `type` is not `message` is a 400 naming it), or JSONL with one message per line (`Content-Type: application/x-ndjson`; lines whose `type` is not `message` are skipped, but a second `conversation` line, as in a tenant-wide export file, is a 400 naming it: an import is one conversation). Up to 64 MiB (67,108,864 bytes; a larger body is a 413 naming the limit), checked message by message and never held whole; nesting deeper than 64 levels (the document around the messages, or a content block's field such as a tool call's input: 67 levels from a message's own brace; an export's `conversation`, whose `requiresAction` copies a paused call, may nest 68 levels from its own brace) is a 400, and so are more than 50,000 messages the model would be sent (superseded and sub-agent messages aside). Every tool_use must be answered by a tool_result in the next user message, and none may come before the first user message. A transcript needs at least one message, except this API's export of a conversation with none (a JSON document whose top-level `conversation` says `lastSeq` 0, or JSONL whose `conversation` line does), which creates an empty conversation; an export whose messages were cut or edited away is refused as empty. A bad transcript is a 400 naming the first bad message (`messages[i]`, and its line for JSONL), and nothing is stored. `title` follows the rule of a conversation's title on create and PATCH (a 400 naming `title`).",
     rawBody: {
       description:
         "The transcript: JSON with a messages array (or a bare array), or JSONL (also sent as application/jsonl); any other Content-Type is a 415",

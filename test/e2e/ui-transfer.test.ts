@@ -5,7 +5,7 @@ import { readFileSync } from "node:fs";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { chooseChromium } from "./browser";
-import { base, KEY, transcript } from "./client";
+import { api, base, KEY, transcript } from "./client";
 
 let browser: Browser;
 let page: Page;
@@ -73,6 +73,21 @@ describe("import and export in the web UI", () => {
         .map((l) => JSON.parse(l))
         .some((l) => l.type === "conversation" && l.id === id),
     ).toBe(true);
+
+    // A file name holding what a title may not (a bidi override) imports under its visible part.
+    await page.goto(`${base()}/#/manage`);
+    await page.waitForSelector("#import-form");
+    await page.setInputFiles("#import-file", {
+      name: "notes\u202e.json",
+      mimeType: "application/json",
+      buffer: Buffer.from(JSON.stringify({ messages: [lines[0], lines[3]] })),
+    });
+    await page.click("#import-button");
+    await page.waitForURL(/#\/c\/conv_[^/]+\/history/);
+    const named = /#\/c\/(conv_[^/?]+)/.exec(page.url())![1];
+    expect((await api("GET", `/v1/conversations/${named}`)).json.title).toBe("notes");
+    await page.goto(`${base()}/#/manage`);
+    await page.waitForSelector("#import-form");
 
     // A bad file is refused with the reason on the page, and nothing is created.
     await page.setInputFiles("#import-file", {

@@ -61,7 +61,14 @@ export function importPanel() {
     button.setAttribute("aria-disabled", "true");
     replace(status, h("span", { class: "muted" }, "Importing…"));
     const jsonl = /\.(jsonl|ndjson)$/i.test(chosen.name);
-    const title = chosen.name.replace(/\.(jsonl|ndjson|json)$/i, "").slice(0, 200) || "Imported conversation";
+    // The file's name as the title, less what a title may not hold (control and format characters,
+    // line separators: the API's title rule refuses them).
+    const named = chosen.name
+      .replace(/\.(jsonl|ndjson|json)$/i, "")
+      .replace(/[\p{Cc}\p{Cf}\u2028\u2029]/gu, "")
+      .trim()
+      .slice(0, 200);
+    const title = named || "Imported conversation";
     try {
       const res = await fetch(`/v1/conversations/import?title=${encodeURIComponent(title)}`, {
         method: "POST",

@@ -10,7 +10,7 @@ import { ConversationDeletion } from "./conversation-delete";
 import { ConversationStore, type PromptSnapshot, type TimelineCard } from "./conversation-store";
 import { FoldCoordinator, type FoldCommit, type FoldOutcome, type FoldSource } from "./fold-coordinator";
 import { IdempotencyLedger } from "./idempotency";
-import { IndexOutbox, meterDeadTurn } from "./index-outbox";
+import { IndexOutbox, meterDeadTurn, withheldRefused } from "./index-outbox";
 import { LifecycleLog } from "./lifecycle-log";
 import type { ObjectScope } from "./object-scope";
 import { ConversationRecord, type HeadInit } from "./record";
@@ -212,7 +212,9 @@ export class ConversationDO extends DurableObject<Env> {
       : this.store.transcriptPage(fromSeq - 1, { limit, maxBytes, through });
     const next = more ? { next: messages[messages.length - 1].seq + 1 } : {};
     // Marked as the transcript marks them: a reply a regenerate replaced is never read as current.
-    return { messages: markReplaced(head, messages), messageCount: this.store.lastSeq(), ...next };
+    // A model reads them (conversation_read, memory_get): a refused turn's are withheld, as from its requests.
+    const read = withheldRefused(this.store, head, markReplaced(head, messages));
+    return { messages: read, messageCount: this.store.lastSeq(), ...next };
   }
 
   async replay(ref: ConversationRef): Promise<ReplayView | null> {

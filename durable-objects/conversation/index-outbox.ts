@@ -1,7 +1,9 @@
 // The indexing outbox: new messages (into the tenant's cortex shard), fold episodes, the listing
 // row and the usage of each turn and automatic title call (D1) land at least once;
 // a durable alarm retries whatever a failure or an eviction left undone.
-import { messageDoc } from "../../services/cortex/search-index";
+import { isPrompt, refusedTurns } from "../../core/replay-rules";
+import { isAgentSegment, type StoredMessage } from "../../core/types";
+import { type CortexDoc, messageDoc, refusedRole } from "../../services/cortex/search-index";
 import { cortexFor } from "../../services/cortex/routing";
 import { refreshConversationRow } from "../../services/conversation-list";
 import { recordEpisode } from "../../services/memory/notes";
@@ -13,6 +15,7 @@ import { ConversationGone } from "./conversation-delete";
 import { noteDeadTurnSpending } from "./idempotency";
 import type { ObjectScope } from "./object-scope";
 import type { ConversationStore } from "./conversation-store";
+import { masterMessages, supersededBy } from "./regenerate";
 
 const INDEX_BATCH = 100;
 /**
@@ -141,7 +144,7 @@ export class IndexOutbox {
           // Written at the shard's primary; its bookmark lets the next search see these rows.
           const written = await deletion.guard(async () => {
             const shard = await cortexFor(this.scope.env, head.tenantId);
-            const docs = batch.map((m) => messageDoc(head.tenantId, head.id, m));
+            const docs = labelledDocs(store, head, batch);
             return { shard: shard.name, bookmark: await shard.index(head.tenantId, docs) };
           });
           if (written.bookmark) this.scope.cortexBookmark = { shard: written.shard, bookmark: written.bookmark };
@@ -258,6 +261,105 @@ export async function meterDeadTurn(ctx: DurableObjectState, store: Conversation
     console.error("dead turn's usage not kept for its retry", key, err);
   }
   if ((await ctx.storage.getAlarm()) === null) await ctx.storage.setAlarm(Date.now() + 1_000);
+}
+
+/** How many messages a walk to a turn's prompt, or on to the next turn's, reads at a time. */
+const WALK = 16;
+
+type RefusalStore = Pick<ConversationStore, "range" | "lastSeq">;
+type RefusalHead = Pick<ConversationHead, "superseded">;
+
+/**
+ * The documents of a batch of new messages, each refused turn's marked (search-index.ts
+ * refusedRole) so the model's searches leave it out as its requests do (refusedAmong). A turn can
+ * span batches (a paused turn, a long one), and a refusal's fallback answer comes after the
+ * refusal: so when the turns the batch touches hold a refusal, their messages of earlier batches
+ * are relabelled too (the role rewritten, the body unchanged).
+ */
+export function labelledDocs(
+  store: RefusalStore,
+  head: Pick<ConversationHead, "tenantId" | "id" | "superseded">,
+  batch: readonly StoredMessage[],
+): CortexDoc[] {
+  const doc = (m: StoredMessage) => messageDoc(head.tenantId, head.id, m);
+  const first = batch[0].seq;
+  const from = opensTurn(batch[0], head) ? first : turnStart(store, head, first);
+  const run = from < first ? [...store.range(from, first - 1), ...batch] : batch;
+  const refused = refusedAmong(store, head, run);
+  if (!refused) return batch.map(doc);
+  return run.map((m) => {
+    const d = doc(m);
+    return { ...d, role: refused.has(m.seq) ? refusedRole(d.role) : d.role, relabel: true };
+  });
+}
+
+/**
+ * What the model reads back of a refused turn's message (conversation_read, memory_get, any
+ * conversation of the tenant): this note in place of its content. The turn is left out of every
+ * later request (core/replay-rules.ts), so a read must not bring it back; the record keeps it.
+ */
+export const REFUSED_WITHHELD =
+  "[withheld: this message is part of a turn the model refused, and a refused turn is left out of every later request (the context is reset after a refusal), so it is not read back either; the person still sees it in the transcript]";
+
+/** `run` (consecutive messages, oldest first) with each refused turn's message's content withheld (REFUSED_WITHHELD). */
+export function withheldRefused<T extends StoredMessage>(store: RefusalStore, head: RefusalHead, run: T[]): T[] {
+  const refused = run.length ? refusedAmong(store, head, run) : null;
+  if (!refused?.size) return run;
+  return run.map((m) => (refused.has(m.seq) ? { ...m, content: [{ type: "text", text: REFUSED_WITHHELD }] } : m));
+}
+
+/**
+ * The seqs of `run`'s messages (consecutive, oldest first) that a refused turn holds, as /replay
+ * sees it (core/replay-rules.ts refusedTurns, between turns): the refused reply, and its whole
+ * turn unless a fallback model answered after it; a sub-agent's or a superseded message goes with
+ * the master message before it. The whole of each turn `run` touches is read, from its prompt to
+ * the next turn's. Null when those turns hold no refusal.
+ */
+export function refusedAmong(
+  store: RefusalStore,
+  head: RefusalHead,
+  run: readonly StoredMessage[],
+): ReadonlySet<number> | null {
+  const first = run[0].seq;
+  const last = run[run.length - 1].seq;
+  const from = opensTurn(run[0], head) ? first : turnStart(store, head, first);
+  const around = [...(from < first ? store.range(from, first - 1) : []), ...run, ...turnRest(store, head, last)];
+  if (!around.some((m) => m.stopReason === "refusal")) return null;
+  const master = masterMessages(around, head);
+  const dropped = new Set([...refusedTurns(master, true)].map((i) => master[i].seq));
+  const inMaster = new Set(master.map((m) => m.seq));
+  const refused = new Set<number>();
+  let afterDropped = false;
+  for (const m of around) {
+    if (inMaster.has(m.seq)) afterDropped = dropped.has(m.seq);
+    if (afterDropped && m.seq >= first && m.seq <= last) refused.add(m.seq);
+  }
+  return refused;
+}
+
+/** A person's prompt in the master's thread: a turn starts there. */
+const opensTurn = (m: StoredMessage, head: RefusalHead) =>
+  isPrompt(m) && !isAgentSegment(m) && !supersededBy(head, m.seq);
+
+/** The seq of the prompt of the turn `seq` is in (the first message when none is before it). */
+function turnStart(store: RefusalStore, head: RefusalHead, seq: number): number {
+  for (let to = seq; to >= 1; to -= WALK) {
+    const slice = store.range(Math.max(1, to - WALK + 1), to);
+    for (let i = slice.length - 1; i >= 0; i--) if (opensTurn(slice[i], head)) return slice[i].seq;
+  }
+  return 1;
+}
+
+/** The messages after `seq` to the next turn's prompt, that prompt included (it closes the turn). */
+function turnRest(store: RefusalStore, head: RefusalHead, seq: number): StoredMessage[] {
+  const out: StoredMessage[] = [];
+  const end = store.lastSeq();
+  for (let from = seq + 1; from <= end; from += WALK)
+    for (const m of store.range(from, from + WALK - 1)) {
+      out.push(m);
+      if (opensTurn(m, head)) return out;
+    }
+  return out;
 }
 
 /** No tokens of any kind: a part that writes no ledger row. */

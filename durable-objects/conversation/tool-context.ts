@@ -85,9 +85,11 @@ export function toolContextFor({ scope, record, ref, projectTools, readOwn, prog
 
   const search: CortexAccess = {
     // A read session near the caller, from the object's last index write on (read-your-writes).
+    // What the model finds goes back to it: never a refused turn, which no request carries again.
     search: async (query, limit, opts) => {
       const shard = await cortex();
-      return (await shard.search(tenantId, query, { limit, ...opts, bookmark: bookmarkIn(shard) })).hits;
+      const own = { limit, ...opts, withoutRefused: true, bookmark: bookmarkIn(shard) };
+      return (await shard.search(tenantId, query, own)).hits;
     },
   };
 

@@ -40,6 +40,11 @@ export interface CortexDoc {
   role: string | null;
   createdAt: string;
   body: string;
+  /**
+   * The row may already be stored with another role (a turn's refusal became known, or was
+   * answered after: index-outbox.ts): the role is written even where the body is unchanged.
+   */
+  relabel?: boolean;
 }
 
 export interface SearchHit {
@@ -107,6 +112,45 @@ export function cutMarkedSnippet(
     return mark === MATCH_OPEN ? "[" : "]";
   });
   return { snippet, matches };
+}
+
+/**
+ * Stand-ins for the text's own MATCH_OPEN/MATCH_CLOSE while a hit's snippet is cut: lone low
+ * surrogates, which no text read back from a shard holds (SQLite keeps text as UTF-8, where a lone
+ * surrogate cannot be), and which no cut moves (core/text-cut.ts moves a cut only after a high one).
+ */
+const OWN_OPEN = "\uDC00";
+const OWN_CLOSE = "\uDC01";
+
+/**
+ * A hit's snippet from the two snippets FTS5 gives of one window: `marked`, its matches between MATCH_OPEN
+ * and MATCH_CLOSE, and `plain`, the same window unmarked. A text may hold those characters itself
+ * (a private-use font's glyphs, a paste): what `marked` holds beyond `plain` are FTS5's marks, the
+ * rest is text and is shown as it is, never as a bracket nor a match. (Were a mark next to the same
+ * character of the text, either could be taken for the mark; the query's words hold no private-use
+ * character, so no match starts or ends with one.) Without `plain`, or if the two do not line up,
+ * every such character is taken for a mark, as cutMarkedSnippet does.
+ */
+export function hitSnippet(marked: string, plain: string | null): { snippet: string; matches: [number, number][] } {
+  const masked = plain === null ? null : maskOwnMarks(marked, plain);
+  if (masked === null) return cutMarkedSnippet(marked);
+  const { snippet, matches } = cutMarkedSnippet(masked);
+  return { snippet: snippet.replace(/[\uDC00\uDC01]/g, (c) => (c === OWN_OPEN ? MATCH_OPEN : MATCH_CLOSE)), matches };
+}
+
+/** `marked` with the text's own MATCH_OPEN/MATCH_CLOSE (those `plain` holds too) as OWN_OPEN/OWN_CLOSE; null if `plain` is not `marked` less marks. */
+function maskOwnMarks(marked: string, plain: string): string | null {
+  let out = "";
+  let j = 0;
+  for (let i = 0; i < marked.length; i++) {
+    const c = marked[i];
+    if (c === plain[j]) {
+      out += c === MATCH_OPEN ? OWN_OPEN : c === MATCH_CLOSE ? OWN_CLOSE : c;
+      j++;
+    } else if (c === MATCH_OPEN || c === MATCH_CLOSE) out += c;
+    else return null;
+  }
+  return j === plain.length ? out : null;
 }
 
 const docPrefix = (kind: DocKind, refId: string) => `${kind}:${refId}:`;
@@ -190,12 +234,17 @@ export async function upsertDocs(db: ShardDatabase, docs: readonly CortexDoc[]):
   const trim = db.prepare(
     `DELETE FROM cortex_docs WHERE tenant_id = ? AND kind = ? AND ref_id = ? AND doc_id >= ? AND doc_id < ?`,
   );
+  // The role alone: the FTS row and the vector follow the body only (their triggers are on it).
+  const relabel = db.prepare(
+    `UPDATE cortex_docs SET role = ?3 WHERE tenant_id = ?1 AND kind = 'message' AND ref_id = ?2 AND role IS NOT ?3`,
+  );
   const statements: D1PreparedStatement[] = [];
   for (const tenantId of new Set(docs.map((d) => d.tenantId))) statements.push(tenantRange(db, tenantId));
   for (const d of docs) {
     const bodies = chunkBodies(d.body);
     const chunks = bodies.length;
     bodies.forEach((body, i) => statements.push(upsert.bind(...docParams(d, i, body))));
+    if (d.relabel && d.kind === "message") statements.push(relabel.bind(d.tenantId, d.refId, d.role));
     // Notes can shrink: drop chunks beyond the new last one. (Messages are immutable.)
     if (d.kind !== "message")
       statements.push(
@@ -228,14 +277,40 @@ export async function deleteDocs(
 
 /**
  * A message's document. The user message that carries tool results holds no word of the person's
- * (a memory_search result echoes the query and its hits, a conversation_read the original): it is
+ * (a memory_search result echoes the query and its hits, a conversation_read the original), nor
+ * does a sub-agent's (its first is the task the master model wrote, agent/sub-agent.ts): each is
  * stored as role `tool`, ranked with the assistant's discount, and its hits still say `user`, the
  * role its message has in the transcript.
  */
-/** The stored role of a tool-result carrier's document (messageDoc). */
+/** The stored role of a tool-result carrier's document, and of a sub-agent's user message (messageDoc). */
 export const TOOL_ROLE = "tool";
+/**
+ * The stored role of a refused turn's message starts with this, its role (as messageDoc gives it)
+ * after: a refused turn is left out of every later request (core/replay-rules.ts), so the model's
+ * own searches leave it out too (SearchOptions.withoutRefused); a person's search still finds it.
+ */
+export const REFUSED_ROLE_PREFIX = "refused:";
+/** The stored role of `role`'s document in a refused turn. */
+export const refusedRole = (role: string | null): string => `${REFUSED_ROLE_PREFIX}${role ?? ""}`;
+/** The stored role without the refused mark. */
+export const unmarkedRole = (stored: string | null): string | null =>
+  stored?.startsWith(REFUSED_ROLE_PREFIX) ? stored.slice(REFUSED_ROLE_PREFIX.length) : stored;
 /** A document's role as a hit states it: the transcript's role (a tool-result carrier is a user message). */
-const HIT_ROLE = `CASE d.role WHEN '${TOOL_ROLE}' THEN 'user' ELSE d.role END`;
+export const hitRole = (stored: string | null): string | null => {
+  const role = unmarkedRole(stored);
+  return role === TOOL_ROLE ? "user" : role;
+};
+/** Whether a message's stored role takes the assistant's discount: the assistant's words, or a tool's. */
+export const discountedRole = (stored: string | null): boolean => {
+  const role = unmarkedRole(stored);
+  return role === "assistant" || role === TOOL_ROLE;
+};
+/** unmarkedRole in SQL, of a cortex_docs row `d`. */
+const BARE_ROLE = `CASE WHEN substr(d.role, 1, ${REFUSED_ROLE_PREFIX.length}) = '${REFUSED_ROLE_PREFIX}' THEN substr(d.role, ${REFUSED_ROLE_PREFIX.length + 1}) ELSE d.role END`;
+/** hitRole in SQL. */
+const HIT_ROLE = `CASE ${BARE_ROLE} WHEN '${TOOL_ROLE}' THEN 'user' ELSE ${BARE_ROLE} END`;
+/** The filter of SearchOptions.withoutRefused, on a cortex_docs row `d` (a note's role is null). */
+export const NOT_REFUSED = `substr(coalesce(d.role, ''), 1, ${REFUSED_ROLE_PREFIX.length}) != '${REFUSED_ROLE_PREFIX}'`;
 
 export function messageDoc(tenantId: string, conversationId: string, m: StoredMessage): CortexDoc {
   return {
@@ -244,7 +319,7 @@ export function messageDoc(tenantId: string, conversationId: string, m: StoredMe
     refId: m.id,
     conversationId,
     seq: m.seq,
-    role: isToolResultCarrier(m) ? TOOL_ROLE : m.role,
+    role: isToolResultCarrier(m) || (m.agent && m.role === "user") ? TOOL_ROLE : m.role,
     createdAt: m.createdAt,
     body: renderMessageText(m),
   };
@@ -280,7 +355,11 @@ export function queryWords(q: string): string[] | null {
   const terms = q.match(/[\p{L}\p{N}_]+(?:[-.:/@#][\p{L}\p{N}_]+)*/gu);
   if (!terms?.length) return null;
   // Repeats and function words go first, then the cap: a long question's rare word is often late.
-  return contentTerms([...new Set(terms)]).slice(0, MAX_SEARCH_TERMS);
+  // A repeat is the same word in any case (FTS5 folds case: "Zebra" and "zebra" are one phrase,
+  // which would otherwise be counted, and weighted, once per spelling); the first spelling stays.
+  const folded = new Map<string, string>();
+  for (const t of terms) if (!folded.has(t.toLowerCase())) folded.set(t.toLowerCase(), t);
+  return contentTerms([...folded.values()]).slice(0, MAX_SEARCH_TERMS);
 }
 
 /**
@@ -299,6 +378,11 @@ export interface SearchOptions {
   refPrefix?: string;
   /** Whose words are sought; unset: the person's, unless the query asks for the assistant's. */
   said?: "user" | "assistant";
+  /**
+   * Leave out refused turns' messages (REFUSED_ROLE_PREFIX): set for the model's searches, whose
+   * results go back to it; a person's search (GET /v1/search) finds them.
+   */
+  withoutRefused?: boolean;
   limit: number;
   /** The semantic path's fusion (services/semantic/select.ts cortexFusionFor); unset: lexical only. */
   fusion?: CortexFusion;
@@ -456,6 +540,9 @@ function rankingStatement(run: RankingRun, chunks: number): { sql: string; param
   // ref ids never contain LIKE wildcards (ids and ":" only), so a plain prefix pattern is exact.
   if (opts.refPrefix) filters.push(`AND d.ref_id LIKE ${p(`${opts.refPrefix}%`)}`);
   if (opts.kinds?.length) filters.push(`AND d.kind IN (${opts.kinds.map((k) => p(k)).join(", ")})`);
+  if (opts.withoutRefused) filters.push(`AND ${NOT_REFUSED}`);
+  // The same window twice, marked and not (hitSnippet tells FTS5's marks from the text's own).
+  const match = p(words.map(ftsPhrase).join(" OR "));
   const sql = `WITH RECURSIVE
     a(h) AS (SELECT hex(substr(block, 1, 9)) FROM cortex_fts_data WHERE id = 1),
     varint(k, n, done) AS (
@@ -500,7 +587,7 @@ function rankingStatement(run: RankingRun, chunks: number): { sql: string; param
     scored AS (
       SELECT h.rowid AS chunk, d.doc_id AS docId, d.kind AS kind, d.ref_id AS id, d.conversation_id AS conversationId,
              d.seq AS seq, ${HIT_ROLE} AS role, d.created_at AS createdAt,
-             SUM(h.s) * (CASE WHEN d.kind = 'message' AND d.role IN ('assistant', '${TOOL_ROLE}') THEN ${p(assistant)} ELSE 1 END) AS score
+             SUM(h.s) * (CASE WHEN d.kind = 'message' AND ${BARE_ROLE} IN ('assistant', '${TOOL_ROLE}') THEN ${p(assistant)} ELSE 1 END) AS score
       FROM h JOIN cortex_docs d ON d.rowid = h.rowid
       WHERE d.tenant_id = ${tenant} ${filters.join(" ")}
       GROUP BY h.rowid
@@ -524,7 +611,9 @@ function rankingStatement(run: RankingRun, chunks: number): { sql: string; param
   SELECT c.n AS candidates, (SELECT count(*) FROM docs) AS documents,
          page.kind, page.id, page.conversationId, page.seq, page.role, page.createdAt, page.score,
          (SELECT snippet(cortex_fts, 0, ${p(MATCH_OPEN)}, ${p(MATCH_CLOSE)}, '…', 24) FROM cortex_fts
-           WHERE cortex_fts MATCH ${p(words.map(ftsPhrase).join(" OR "))} AND cortex_fts.rowid = page.chunk) AS snippet
+           WHERE cortex_fts MATCH ${match} AND cortex_fts.rowid = page.chunk) AS snippet,
+         (SELECT snippet(cortex_fts, 0, '', '', '…', 24) FROM cortex_fts
+           WHERE cortex_fts MATCH ${match} AND cortex_fts.rowid = page.chunk) AS plain
   FROM (SELECT count(*) AS n FROM candidates) c LEFT JOIN page ORDER BY page.score, page.createdAt DESC, page.docId`;
   return { sql, params };
 }
@@ -532,6 +621,7 @@ function rankingStatement(run: RankingRun, chunks: number): { sql: string; param
 /** A hit as the ranking statement answers it, with how many chunk rows were candidates. */
 type RankedRow = Omit<SearchHit, "messageId" | "snippet"> & {
   snippet: string | null;
+  plain: string | null;
   candidates: number;
   documents: number;
 };
@@ -555,9 +645,9 @@ async function runSearch(db: ShardDatabase, run: RankingRun): Promise<SearchHit[
     // The page is exact when the candidates hold the first `wanted` documents (the conversation
     // lift's pool and the page), or when every matching chunk was a candidate.
     if ((results[0]?.documents ?? 0) >= wanted || (results[0]?.candidates ?? 0) < chunks)
-      return hits.map(({ candidates: _, documents: __, ...h }) => ({
+      return hits.map(({ candidates: _, documents: __, plain, ...h }) => ({
         ...h,
-        ...cutMarkedSnippet(h.snippet ?? ""),
+        ...hitSnippet(h.snippet ?? "", plain),
         messageId: h.kind === "message" ? h.id : null,
       }));
   }

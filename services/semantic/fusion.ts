@@ -5,10 +5,12 @@ import { reciprocalRankFusion, RRF_K } from "../../core/rrf";
 import { assistantWeight } from "../../core/speaker-weight";
 import {
   type CortexFusion,
+  discountedRole,
+  hitRole,
+  NOT_REFUSED,
   type SearchHit,
   type SearchOptions,
   type ShardDatabase,
-  TOOL_ROLE,
 } from "../cortex/search-index";
 import { catchUp } from "./catch-up";
 import type { SemanticPath } from "./types";
@@ -99,6 +101,7 @@ async function semanticHits({ db, path, tenantId, q, opts, count }: VectorSearch
   if (opts.refPrefix) filters.push("AND d.ref_id LIKE ?"), params.push(`${opts.refPrefix}%`);
   if (opts.kinds?.length)
     filters.push(`AND d.kind IN (${opts.kinds.map(() => "?").join(", ")})`), params.push(...opts.kinds);
+  if (opts.withoutRefused) filters.push(`AND ${NOT_REFUSED}`);
   const best = new Map<string, SearchHit>();
   for (let i = 0; i < matches.length; i += IDS_PER_LOOKUP) {
     const ids = matches.slice(i, i + IDS_PER_LOOKUP).map((m) => m.id);
@@ -112,10 +115,10 @@ async function semanticHits({ db, path, tenantId, q, opts, count }: VectorSearch
       .bind(tenantId, tenantId, ...ids, ...params)
       .all<Omit<SearchHit, "messageId" | "score" | "role"> & { vecId: string; storedRole: string | null }>();
     for (const { vecId, storedRole, ...r } of results) {
-      const discounted = r.kind === "message" && (storedRole === "assistant" || storedRole === TOOL_ROLE);
+      const discounted = r.kind === "message" && discountedRole(storedRole);
       const score = (scoreOf.get(vecId) ?? 0) * (discounted ? weight : 1);
       const key = `${r.kind}:${r.id}`;
-      const role = storedRole === TOOL_ROLE ? "user" : storedRole;
+      const role = hitRole(storedRole);
       if ((best.get(key)?.score ?? -Infinity) < score)
         best.set(key, { ...r, role, messageId: r.kind === "message" ? r.id : null, score });
     }

@@ -17,6 +17,7 @@ import type { ObjectScope } from "./object-scope";
 import type { ConversationStore } from "./conversation-store";
 import { masterMessages, supersededBy } from "./regenerate";
 
+/** Messages an indexing batch reads at most; it holds no more than a transcript page's bytes either. */
 const INDEX_BATCH = 100;
 /**
  * The outbox item a user's rename leaves (conversation-patch.ts): the listing write that carries
@@ -139,7 +140,9 @@ export class IndexOutbox {
       do {
         this.indexAgain = false;
         for (;;) {
-          const batch = store.listAfter(store.indexedThrough(), INDEX_BATCH);
+          // Bounded by bytes too, as a transcript page is: 100 messages of megabytes each would not fit
+          // the object's memory, and the alarm would retry that same batch for good.
+          const batch = store.transcriptPage(store.indexedThrough(), { limit: INDEX_BATCH }).messages;
           if (!batch.length) break;
           // Written at the shard's primary; its bookmark lets the next search see these rows.
           const written = await deletion.guard(async () => {

@@ -8,10 +8,13 @@
 // last 3 messages of each role (tool results counted as their own role; a <turn_state> nudge is no
 // prompt) and error results (a protected result larger than the whole target, or protected
 // results that together pass the whole budget, are still cut, to half the target); never separate a tool_use from its tool_result (only block contents
-// shrink, blocks are never removed).
+// shrink, blocks are never removed). A request still over the whole budget after all that (the
+// overflow 400's forced pass) carries protected earlier prompts and replies as stubs of their head
+// (core/stubs.ts), largest first, until it fits; the turn's own prompt never.
 import type { ContentBlock, ModelRequest, ToolUseBlock, WireMessage } from "./types";
 import { messageChars } from "./render";
 import { sliceWhole, tailWhole } from "./text-cut";
+import { isOversizedStub, OVERSIZED_MIN_CHARS, oversizedStubText } from "./stubs";
 
 export interface CompactionBudget {
   contextWindowTokens: number;
@@ -26,6 +29,8 @@ export interface BlockOrigin {
   conversationId: string;
   messageId: string;
   block: number;
+  /** The message's seq, when whoever placed the block knew it (a stub then names it too). */
+  seq?: number;
 }
 
 export interface CompactionTarget {
@@ -216,6 +221,8 @@ export function compactMessages(
     (m.content as ContentBlock[]).forEach((blk, j) => {
       const size = blockChars(blk);
       if (size <= MIN_KEEP || protectedBlock.has(`${i}:${j}`) || isTurnState(blk)) return;
+      // A stub of an oversized text (replay's or an earlier pass's) is as small as it goes.
+      if (blk.type === "text" && isOversizedStub(blk.text)) return;
       if (blk.type === "tool_result") {
         if (!blk.is_error) candidates.push({ index: i, block: j, size, tier: 0, kind: "tool_result" });
       } else if (blk.type === "text")
@@ -287,6 +294,31 @@ export function compactMessages(
         Math.floor(targetChars / 2),
       );
       for (const c of group) if (c.size > cap) shrink(c, cap);
+    }
+  }
+  // 5. Still over the whole budget (the overflow 400's forced pass, when the provider counted more
+  //    than the estimate): what is left is protected words, earlier prompts and replies in the
+  //    tail that no cut above may touch. Those before the turn's own prompt go as stubs of their
+  //    head naming the call that reads the rest (core/stubs.ts, as replay stubs an earlier message
+  //    too large for the window), largest first, until the request fits. The prompt never does.
+  const wholeChars = Math.floor(budgetTokens(b) * b.charsPerToken);
+  if (taskPrompt !== undefined && total() > wholeChars) {
+    const oversized: { index: number; block: number; size: number }[] = [];
+    for (let i = 0; i < taskPrompt; i++)
+      (out[i].content as ContentBlock[]).forEach((blk, j) => {
+        const guardedWords = protectedMsg.has(i) || protectedBlock.has(`${i}:${j}`);
+        if (!guardedWords || blk.type !== "text" || isTurnState(blk) || isOversizedStub(blk.text)) return;
+        if (blk.text.length >= OVERSIZED_MIN_CHARS && ref(i, j))
+          oversized.push({ index: i, block: j, size: blk.text.length });
+      });
+    oversized.sort((x, y) => y.size - x.size || x.index - y.index || x.block - y.block);
+    for (const c of oversized) {
+      if (total() <= wholeChars) break;
+      const blk = (out[c.index].content as ContentBlock[])[c.block] as Extract<ContentBlock, { type: "text" }>;
+      const origin = ref(c.index, c.block)!;
+      const role = out[c.index].role;
+      blk.text = oversizedStubText({ ...origin, role, text: blk.text });
+      targets.push({ index: c.index, block: c.block, kind: role, before: c.size, after: blk.text.length });
     }
   }
   const charsAfter = total();

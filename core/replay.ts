@@ -3,13 +3,15 @@
 // what a person inspects is exactly what the model is sent.
 //
 // Replay = summary preamble + acknowledgement + the verbatim tail after the fold boundary. Stale
-// tool-result stubs plug in here too, by rewriting blocks of the tail; callers do not change.
+// tool-result stubs plug in here too, by rewriting blocks of the tail; callers do not change. So
+// do the stubs of earlier messages too large for the window (core/stubs.ts, fitToWindow).
 import { isAttachmentNote, messageChars } from "./render";
 import { CONTINUE_PROMPT, needsContinuePrompt, replayableHistory } from "./replay-rules";
 import { fitRequestLimits } from "./request-limits";
 import { keepValidThinking, knownThinking } from "./thinking-guard";
 import { toolResultLocator } from "./request-placeholders";
-import { applyStubs, applyStubsBeforePrompt } from "./stubs";
+import { applyStubs, applyStubsBeforePrompt, fitToWindow } from "./stubs";
+import { requestChars } from "./compactor";
 import type { ModelEntry } from "./models/catalog";
 import { modelParams, serverToolSpecs } from "./model-params";
 import type { Settings } from "./settings";
@@ -108,8 +110,16 @@ export function buildModelRequest(input: ReplayInput): { request: ModelRequest; 
   const promptNext = input.between === true && !awaitsToolResults(thread);
   const stubs = (promptNext ? applyStubsBeforePrompt : applyStubs)(thread, input.settings, input.conversationId);
   const preamble = input.summary ? summaryPreamble(input.conversationId, input.summary) : [];
+  const tools = [...input.tools, ...serverToolSpecs(input.settings.serverTools, input.model)];
+  // An earlier message too large for the window (the tail never folds) goes as a stub of its head.
+  const windowFit = fitToWindow(stubs.messages, {
+    conversationId: input.conversationId,
+    fixedChars: requestChars({ system: input.system, tools, messages: preamble }),
+    budgetChars: windowBudgetChars(input.settings),
+    promptNext,
+  });
   const messages = withCacheBreakpoints(
-    [...preamble, ...toWireMessages(stubs.messages, input.importedThrough, promptNext)],
+    [...preamble, ...toWireMessages(windowFit.messages, input.importedThrough, promptNext)],
     preamble.length,
   );
   const built: ModelRequest = {
@@ -120,7 +130,7 @@ export function buildModelRequest(input: ReplayInput): { request: ModelRequest; 
         : input.model.id,
     ...modelParams(input.settings, input.model),
     system: input.system,
-    tools: [...input.tools, ...serverToolSpecs(input.settings.serverTools, input.model)],
+    tools,
     messages,
   };
   // Last: what the API refuses by count or size (images past its limits, a body over 32 MB) is left
@@ -141,6 +151,20 @@ export function buildModelRequest(input: ReplayInput): { request: ModelRequest; 
     stubPendingChars: stubs.pendingChars,
   };
   return { request, estimate };
+}
+
+/**
+ * What a request may hold, in chars: the window less the output reserve, at the chars per token of
+ * the settings (as the estimate and the in-turn compactor count; settings that overstate the model's
+ * window are corrected by the overflow's forced pass, which learns the real one).
+ */
+export function windowBudgetChars(
+  settings: Pick<Settings, "contextWindowTokens" | "outputReserveTokens" | "charsPerToken">,
+): number {
+  return Math.max(
+    0,
+    Math.floor((settings.contextWindowTokens - settings.outputReserveTokens) * settings.charsPerToken),
+  );
 }
 
 /** The history ends on a reply whose client tool calls wait for their results (a paused turn). */

@@ -9,7 +9,7 @@
 // same on every call and in both rebuild paths, and needs no stored state (the /replay view counts
 // the prompt the next request will add: applyStubsBeforePrompt). A refused turn, which no request
 // carries (core/replay-rules.ts), is no exchange and has no stale results.
-import { isAttachmentNote, isToolResultCarrier } from "./render";
+import { isAttachmentNote, isToolResultCarrier, messageChars } from "./render";
 import { refusedTurns } from "./replay-rules";
 import type { ContentBlock, StoredMessage, ToolResultBlock, ToolUseBlock } from "./types";
 import { sliceWhole } from "./text-cut";
@@ -177,4 +177,117 @@ export function stubText(opts: {
   if (images > 0)
     return `[stale tool result replaced by this stub: ${what} returned ${images === 1 ? "an image" : `${images} images`}, ${chars.toLocaleString("en-US")} chars in all ${where}. The original is stored unchanged; conversation_read ${read} returns its text, and the same call again shows ${images === 1 ? "the image" : "the images"}.]`;
   return `[stale tool result replaced by this stub: ${what} returned ${chars.toLocaleString("en-US")} chars ${where}. The original is stored unchanged and searchable; conversation_read ${read} returns it byte for byte.]`;
+}
+
+// Oversized earlier messages: the never-folding tail (the last `tailMessages` messages) can hold
+// more text than the model's window (an imported 4 MB message, two prompts near the turn limit).
+// A request whose history up to the turn's own prompt would not fit then carries the largest
+// earlier user and assistant texts as stubs, largest first, until it fits: each keeps its head and
+// names the conversation_read call that reads the rest. The turn's own prompt is never stubbed, nor
+// anything after it (the turn's steps are the in-turn compactor's). A stub is a function of its
+// block alone and the choice of the history and settings alone, so the same request is built each
+// time and the prompt cache holds; nothing stored changes.
+
+/** Text under this many chars is never stubbed to fit the window: its stub would save too little. */
+export const OVERSIZED_MIN_CHARS = 2_000;
+/** The head of an oversized text its stub keeps. */
+export const OVERSIZED_HEAD_CHARS = 500;
+const OVERSIZED_MARK = " replaced by this stub to fit the context window ";
+
+/** Where an oversized text is stored: the call its stub names reads the rest from there. */
+export interface OversizedText {
+  conversationId: string;
+  messageId: string;
+  /** Unknown to the in-turn compactor (it knows blocks by message id): then left unsaid. */
+  seq?: number;
+  role: "user" | "assistant";
+  block: number;
+  text: string;
+}
+
+/** The stub of an oversized earlier text: its size, where it lives, the call that reads the rest, then its head. */
+export function oversizedStubText(o: OversizedText): string {
+  const head = sliceWhole(o.text, 0, OVERSIZED_HEAD_CHARS);
+  const read = JSON.stringify({
+    conversation_id: o.conversationId,
+    message_id: o.messageId,
+    block: o.block,
+    offset: head.length,
+  });
+  const what = o.role === "user" ? "earlier user message" : "earlier assistant reply";
+  const where = `(message ${o.messageId}${o.seq === undefined ? "" : `, seq ${o.seq}`}, block ${o.block})`;
+  return `[${what} of ${o.text.length.toLocaleString("en-US")} chars${OVERSIZED_MARK}${where}: its first ${head.length.toLocaleString("en-US")} chars follow. The original is stored unchanged and searchable; conversation_read ${read} reads the rest, page by page.]\n${head}…`;
+}
+
+/** A text oversizedStubText wrote (it is never stubbed again, nor cut by the compactor). */
+export const isOversizedStub = (text: string): boolean =>
+  text.startsWith("[earlier ") && text.includes(OVERSIZED_MARK) && text.endsWith("…");
+
+export interface WindowFit {
+  conversationId: string;
+  /** Chars of the request outside these messages: system prompt, tool schemas, summary preamble. */
+  fixedChars: number;
+  /** What the request may hold, in chars: the window less the output reserve, at the settings' chars per token. */
+  budgetChars: number;
+  /** A new prompt follows `messages` (the /replay view): every message is earlier than the turn's prompt. */
+  promptNext: boolean;
+}
+
+export interface WindowFitOutcome {
+  messages: StoredMessage[];
+  stubbed: number;
+  savedChars: number;
+}
+
+/** The history with its largest earlier texts stubbed, largest first, until the request up to the turn's prompt fits. */
+export function fitToWindow(messages: StoredMessage[], o: WindowFit): WindowFitOutcome {
+  const unchanged = { messages, stubbed: 0, savedChars: 0 };
+  const refused = refusedTurns(messages, o.promptNext);
+  const prompt = o.promptNext
+    ? messages.length
+    : messages.findLastIndex((m, i) => isRealUserPrompt(m) && !refused.has(i));
+  if (prompt <= 0) return unchanged;
+  let chars = o.fixedChars;
+  for (let i = 0; i <= prompt && i < messages.length; i++) if (!refused.has(i)) chars += messageChars(messages[i]);
+  if (chars <= o.budgetChars) return unchanged;
+  const candidates: { index: number; block: number; size: number }[] = [];
+  for (let i = 0; i < prompt; i++) {
+    const m = messages[i];
+    if (refused.has(i) || isToolResultCarrier(m)) continue;
+    m.content.forEach((b, block) => {
+      if (b.type === "text" && b.text.length >= OVERSIZED_MIN_CHARS && !isOversizedStub(b.text))
+        candidates.push({ index: i, block, size: b.text.length });
+    });
+  }
+  candidates.sort((x, y) => y.size - x.size || x.index - y.index || x.block - y.block);
+  const stubs = new Map<number, Map<number, string>>();
+  let savedChars = 0;
+  let stubbed = 0;
+  for (const c of candidates) {
+    if (chars <= o.budgetChars) break;
+    const m = messages[c.index];
+    const stub = oversizedStubText({
+      conversationId: o.conversationId,
+      messageId: m.id,
+      seq: m.seq,
+      role: m.role,
+      block: c.block,
+      text: (m.content[c.block] as { text: string }).text,
+    });
+    if (!stubs.has(c.index)) stubs.set(c.index, new Map());
+    stubs.get(c.index)!.set(c.block, stub);
+    chars -= c.size - stub.length;
+    savedChars += c.size - stub.length;
+    stubbed++;
+  }
+  if (!stubs.size) return unchanged;
+  const out = messages.map((m, i) => {
+    const blocks = stubs.get(i);
+    if (!blocks) return m;
+    return {
+      ...m,
+      content: m.content.map((b, j): ContentBlock => (blocks.has(j) ? { type: "text", text: blocks.get(j)! } : b)),
+    };
+  });
+  return { messages: out, stubbed, savedChars };
 }

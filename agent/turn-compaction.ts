@@ -34,6 +34,7 @@ import { summarizationParams } from "../core/model-params";
 import {
   addUsage,
   zeroUsage,
+  type CacheControl,
   type ContentBlock,
   type ModelRequest,
   type StoredMessage,
@@ -48,6 +49,16 @@ const SUMMARY_MAX_CHARS = 3_000;
 const SUMMARY_MAX_TOKENS = 1_536;
 const withoutCache = (ms: readonly WireMessage[]) =>
   JSON.stringify(ms, (k, v) => (k === "cache_control" ? undefined : v));
+type Breakpoint = NonNullable<CacheControl["cache_control"]>;
+/** The cache_control a message's block carries (the build puts at most one on a message). */
+const breakpointOf = (m: WireMessage | undefined): Breakpoint | undefined => {
+  if (!m || typeof m.content === "string") return undefined;
+  for (const b of m.content) if ("cache_control" in b && b.cache_control) return b.cache_control as Breakpoint;
+  return undefined;
+};
+/** A block the API takes cache_control on (as withCacheBreakpoints places them): never thinking, nor empty text. */
+const cacheable = (b: ContentBlock): boolean =>
+  b.type !== "thinking" && b.type !== "redacted_thinking" && !(b.type === "text" && b.text === "");
 /** The message with no block carrying cache_control; blocks without one are kept as they are. */
 function withoutBreakpoints(m: WireMessage): WireMessage {
   if (typeof m.content === "string" || !m.content.some((b) => "cache_control" in b)) return m;
@@ -215,7 +226,33 @@ export class TurnCompactor {
       this.override = null; // the prefix moved under the turn (a fold landed): start afresh
       return request;
     }
-    return { ...request, messages: [...o.messages, ...request.messages.slice(o.count)] };
+    // The standing messages carry the breakpoints this build places on the messages they stand in
+    // for (the previous request's last message, the summary acknowledgement), as many as it places:
+    // without the first, a step adding more than 20 blocks finds nothing within the cache's 20-block
+    // lookback of its last message and writes the whole prefix again.
+    const standing = o.messages.map((m, i) => {
+      const mark = breakpointOf(request.messages[i]);
+      return mark ? this.withBreakpoint(m, mark) : m;
+    });
+    return { ...request, messages: [...standing, ...request.messages.slice(o.count)] };
+  }
+
+  /**
+   * A standing message with a breakpoint where the build puts one: on its last block that may carry
+   * one, but for a pass's turn state (the next pass replaces it, and the breakpoint would go with
+   * it; the block before it is where the pass's own request put its breakpoint). The copy keeps
+   * where its block is stored.
+   */
+  private withBreakpoint(m: WireMessage, mark: Breakpoint): WireMessage {
+    if (typeof m.content === "string") return m;
+    const blocks = m.content;
+    let at = blocks.findLastIndex((b) => cacheable(b) && !isTurnState(b));
+    if (at < 0) at = blocks.findLastIndex(cacheable);
+    if (at < 0) return m;
+    const copy = { ...blocks[at], cache_control: mark } as ContentBlock;
+    const origin = this.copies.get(blocks[at]);
+    if (origin) this.copies.set(copy, origin);
+    return { ...m, content: blocks.map((b, j) => (j === at ? copy : b)) };
   }
 
   estimate(request: ModelRequest): number {
@@ -339,7 +376,8 @@ export class TurnCompactor {
     // next step's fresh build must match it, or this pass would be dropped at the next step. (A
     // request of another length, one the thinking guard shortened, is its own reference.)
     const built = this.lastBuilt?.messages.length === request.messages.length ? this.lastBuilt : request;
-    // Without this call's cache breakpoints (later requests place their own); every copy is kept
+    // Without this call's cache breakpoints (apply() puts back those each later build places on
+    // these messages, so passes never pile theirs up); every copy is kept
     // with where its block is stored, so a later pass still names the call that restores it.
     const standing = messages.map(withoutBreakpoints);
     for (const [copy, origin] of origins) this.copies.set(copy, origin);

@@ -10,8 +10,10 @@
 //   otherwise): the oldest are replaced, in steps of IMAGE_STEP, so the replaced prefix moves
 //   once every IMAGE_STEP new images rather than on every one (the prompt cache holds between).
 // - A body over 32 MB is a 413 (docs: api/errors#request-size-limits): the oldest images are
-//   replaced, then the largest tool results before the last message, then, as a last resort,
-//   the last message's images, until it fits.
+//   replaced, in steps of IMAGE_STEP, so the replaced prefix moves once every IMAGE_STEP images
+//   (when fewer than a step come before the last message, all of those go, and the next request
+//   differs only from this one's last message on), then the largest tool results before the last
+//   message, then, as a last resort, the last message's images, until it fits.
 // Pure and deterministic: the same request and limit always give the same bytes.
 import type { ImageInfo } from "./image-size";
 import { base64ImageInfo, MANY_IMAGES, MANY_IMAGES_SIDE } from "./image-limits";
@@ -151,8 +153,15 @@ export function fitRequestLimits(request: ModelRequest, maxImages: number, opts:
 
   if (bytes > maxBytes) {
     const last = messages.length - 1;
+    // Until it fits, then on to a multiple of IMAGE_STEP, as the count rules step: one at a time,
+    // the replaced prefix would move (and the prompt cache be written again from there) on every
+    // new image. The last message's images are never taken to round the step up.
+    let sized = 0;
     for (const ref of images)
-      if (bytes > maxBytes && !ref.replaced && ref.message !== last) replaceImage(ref, "size", 0);
+      if ((bytes > maxBytes || sized % IMAGE_STEP) && !ref.replaced && ref.message !== last) {
+        replaceImage(ref, "size", 0);
+        sized++;
+      }
     const results = messages
       .slice(0, Math.max(0, last))
       .flatMap((m, message) =>

@@ -92,7 +92,8 @@ describe("the in-turn compactor", () => {
     expect(c.active).toBe(true);
     const secondChars = JSON.stringify(second.request.messages).length;
     expect(JSON.stringify(r.messages.slice(0, second.request.messages.length)).length).toBeLessThanOrEqual(secondChars);
-    // Only the new last message carries a breakpoint: the passes do not pile theirs up.
+    // Only the build's breakpoints (this build marks just its last message): the passes do not pile
+    // theirs up. (The ones a real build puts on standing messages: turn-compaction-breakpoints.test.ts.)
     expect(breakpoints(r)).toBe(1);
     expect(stateCalls).toBe(2);
   });

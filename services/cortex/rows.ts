@@ -2,7 +2,7 @@
 // keeps its doc id, and a copy inserts only the rows the new shard lacks: running it again, or after
 // a crash mid-page, changes nothing, and a row a write during the move already put in the new shard
 // (every write reaches both shards then) is never overwritten by the older body the page read.
-import { INSERT_DOC, type ShardDatabase, tenantRange } from "./search-index";
+import { cjkTerms, INSERT_DOC, type ShardDatabase, tenantRange } from "./search-index";
 
 export interface CortexRow {
   rowid: number;
@@ -32,7 +32,11 @@ export async function readRows(
   return results;
 }
 
-/** Writes one tenant's rows into a shard (`db`) where their doc ids are not yet; rows of another tenant are refused. Returns how many were offered. */
+/**
+ * Writes one tenant's rows into a shard (`db`) where their doc ids are not yet; rows of another
+ * tenant are refused. Returns how many were offered. A row's CJK terms are made again from its body
+ * (a row the old shard indexed before they existed gains them in the new one).
+ */
 export async function writeRows(db: ShardDatabase, tenantId: string, rows: readonly CortexRow[]): Promise<number> {
   // A row of the tenant's range (tenantRange first in each batch), only where its doc id is not yet.
   const insert = db.prepare(`${INSERT_DOC} ON CONFLICT(doc_id) DO NOTHING`);
@@ -43,7 +47,18 @@ export async function writeRows(db: ShardDatabase, tenantId: string, rows: reado
       ...own
         .slice(i, i + 49)
         .map((r) =>
-          insert.bind(r.doc_id, r.tenant_id, r.conversation_id, r.kind, r.ref_id, r.seq, r.role, r.created_at, r.body),
+          insert.bind(
+            r.doc_id,
+            r.tenant_id,
+            r.conversation_id,
+            r.kind,
+            r.ref_id,
+            r.seq,
+            r.role,
+            r.created_at,
+            r.body,
+            cjkTerms(r.body),
+          ),
         ),
     ]);
   return own.length;

@@ -156,19 +156,41 @@ function maskOwnMarks(marked: string, plain: string): string | null {
 const docPrefix = (kind: DocKind, refId: string) => `${kind}:${refId}:`;
 
 /**
+ * A run of Chinese or Japanese characters (Han, Hiragana, Katakana and the prolonged sound mark), or
+ * of Hangul: unicode61 makes the whole run one token, so a word inside it is found through its
+ * character bigrams (cjkTerms).
+ */
+const CJK_RUN = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}ー]+/gu;
+
+/**
+ * The overlapping character bigrams of each CJK run of `text`, space separated (a run of one
+ * character is itself); null if it has none. A row's `terms` (d1-migrations/cortex-shard/
+ * 0004_cjk_terms.sql: the index holds the body and these), and a query word's second phrase.
+ */
+export function cjkTerms(text: string): string | null {
+  const bigrams: string[] = [];
+  for (const [run] of text.matchAll(CJK_RUN)) {
+    const chars = [...run];
+    if (chars.length === 1) bigrams.push(run);
+    for (let i = 0; i + 1 < chars.length; i++) bigrams.push(chars[i] + chars[i + 1]);
+  }
+  return bigrams.length ? bigrams.join(" ") : null;
+}
+
+/**
  * The upsert of one cortex_docs row, its parameters in column order (doc_id, tenant_id,
- * conversation_id, kind, ref_id, seq, role, created_at, body). A new row takes the next rowid of
- * its tenant's range (d1-migrations/cortex-shard/0003_tenant_fts.sql), which `tenantRange` made
+ * conversation_id, kind, ref_id, seq, role, created_at, body, terms: cjkTerms of the body). A new
+ * row takes the next rowid of its tenant's range (d1-migrations/cortex-shard/0003_tenant_fts.sql), which `tenantRange` made
  * sure of earlier in the batch; the insert trigger would otherwise move it there, at the cost of a
  * second write. A doc_id is its kind, ref id and chunk, unique in the shard because ref ids are
  * minted at random; were two tenants' ever to meet, the second write leaves the first tenant's row
  * as it was (never an edit across tenants).
  */
-export const INSERT_DOC = `INSERT INTO cortex_docs (rowid, doc_id, tenant_id, conversation_id, kind, ref_id, seq, role, created_at, body)
+export const INSERT_DOC = `INSERT INTO cortex_docs (rowid, doc_id, tenant_id, conversation_id, kind, ref_id, seq, role, created_at, body, terms)
   VALUES ((SELECT coalesce((SELECT max(d.rowid) FROM cortex_docs d WHERE d.rowid BETWEEN r.base AND r.base + 4294967295), r.base) + 1
-           FROM cortex_tenant_ranges r WHERE r.tenant_id = ?2), ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)`;
+           FROM cortex_tenant_ranges r WHERE r.tenant_id = ?2), ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)`;
 export const UPSERT_DOC = `${INSERT_DOC}
-  ON CONFLICT(doc_id) DO UPDATE SET body = excluded.body
+  ON CONFLICT(doc_id) DO UPDATE SET body = excluded.body, terms = excluded.terms
   WHERE cortex_docs.tenant_id = excluded.tenant_id AND cortex_docs.body != excluded.body`;
 
 /** Gives the tenant a rowid range in the shard if it has none yet (the next after the last). */
@@ -195,6 +217,7 @@ export const docParams = (d: CortexDoc, chunk: number, body: string) =>
     d.role,
     d.createdAt,
     body,
+    cjkTerms(body),
   ] as const;
 
 /**
@@ -347,7 +370,11 @@ export async function conversationOfMessage(
  */
 export function toFtsQuery(q: string, mode: "and" | "or" = "and"): string | null {
   const words = queryWords(q);
-  return words ? words.map(ftsPhrase).join(mode === "and" ? " " : " OR ") : null;
+  if (!words) return null;
+  const phrases = words.map(ftsPhrase);
+  // FTS5 takes an implicit AND between phrases only, not after a parenthesised CJK word (ftsPhrase).
+  const and = phrases.some((phrase) => phrase.startsWith("(")) ? " AND " : " ";
+  return phrases.join(mode === "and" ? and : " OR ");
 }
 
 /** The words of `q` a search looks for (each one FTS5 phrase), function words left out; null if none. */
@@ -369,7 +396,17 @@ export function queryWords(q: string): string[] | null {
  */
 export const MAX_SEARCH_TERMS = 64;
 
-const ftsPhrase = (word: string) => `"${word.replace(/"/g, '""')}"`;
+const quoted = (word: string) => `"${word.replace(/"/g, '""')}"`;
+
+/**
+ * A query word as the FTS5 expression the ranking scores: the word as one phrase, or, where it holds
+ * a CJK run, `("word" OR "bigram bigram …")`: the phrase of its consecutive bigrams matches the same
+ * consecutive bigrams of a row's terms (cjkTerms), so a word inside a longer run is found.
+ */
+const ftsPhrase = (word: string) => {
+  const bigrams = cjkTerms(word);
+  return bigrams === null || bigrams === word ? quoted(word) : `(${quoted(word)} OR ${quoted(bigrams)})`;
+};
 
 export interface SearchOptions {
   conversationId?: string;
@@ -521,7 +558,8 @@ const hexByte = (k: string) =>
  *   makes a score better, so the pool stays ahead of every document past it and one ORDER BY is
  *   still the whole ranking; runSearch widens the candidates until they hold the pool.
  * - the page, and a snippet for each of its hits only, from the chunk that ranked, its matches
- *   marked MATCH_OPEN/MATCH_CLOSE (runSearch cuts it, then marks them `[match]`); joined onto
+ *   marked MATCH_OPEN/MATCH_CLOSE (runSearch cuts it, then marks them `[match]`), and the start of
+ *   a chunk with CJK terms, shown where its snippet marks no match (shownSnippet); joined onto
  *   the candidates' and documents' counts, so even an empty page says whether they ran out.
  * Equal scores (the same words as often in as long a text: a repeated question, a regenerate's
  * copy of its prompt) put the newer document first (BY_RANK), then the doc_id, so paging is stable.
@@ -541,8 +579,10 @@ function rankingStatement(run: RankingRun, chunks: number): { sql: string; param
   if (opts.refPrefix) filters.push(`AND d.ref_id LIKE ${p(`${opts.refPrefix}%`)}`);
   if (opts.kinds?.length) filters.push(`AND d.kind IN (${opts.kinds.map((k) => p(k)).join(", ")})`);
   if (opts.withoutRefused) filters.push(`AND ${NOT_REFUSED}`);
-  // The same window twice, marked and not (hitSnippet tells FTS5's marks from the text's own).
-  const match = p(words.map(ftsPhrase).join(" OR "));
+  // The same window twice, marked and not (hitSnippet tells FTS5's marks from the text's own). The
+  // words as written only: a CJK word's bigrams match in the row's terms, past its body's tokens,
+  // and a window chosen there would show the body's end, unmarked (runSearch shows its start).
+  const match = p(words.map(quoted).join(" OR "));
   const sql = `WITH RECURSIVE
     a(h) AS (SELECT hex(substr(block, 1, 9)) FROM cortex_fts_data WHERE id = 1),
     varint(k, n, done) AS (
@@ -613,7 +653,9 @@ function rankingStatement(run: RankingRun, chunks: number): { sql: string; param
          (SELECT snippet(cortex_fts, 0, ${p(MATCH_OPEN)}, ${p(MATCH_CLOSE)}, '…', 24) FROM cortex_fts
            WHERE cortex_fts MATCH ${match} AND cortex_fts.rowid = page.chunk) AS snippet,
          (SELECT snippet(cortex_fts, 0, '', '', '…', 24) FROM cortex_fts
-           WHERE cortex_fts MATCH ${match} AND cortex_fts.rowid = page.chunk) AS plain
+           WHERE cortex_fts MATCH ${match} AND cortex_fts.rowid = page.chunk) AS plain,
+         (SELECT CASE WHEN terms IS NOT NULL THEN substr(body, 1, ${p(SNIPPET_CHARS + 1)}) END FROM cortex_docs
+           WHERE rowid = page.chunk) AS head
   FROM (SELECT count(*) AS n FROM candidates) c LEFT JOIN page ORDER BY page.score, page.createdAt DESC, page.docId`;
   return { sql, params };
 }
@@ -622,6 +664,8 @@ function rankingStatement(run: RankingRun, chunks: number): { sql: string; param
 type RankedRow = Omit<SearchHit, "messageId" | "snippet"> & {
   snippet: string | null;
   plain: string | null;
+  /** The start of a chunk with CJK terms (one character more than a snippet shows), else null. */
+  head: string | null;
   candidates: number;
   documents: number;
 };
@@ -645,12 +689,21 @@ async function runSearch(db: ShardDatabase, run: RankingRun): Promise<SearchHit[
     // The page is exact when the candidates hold the first `wanted` documents (the conversation
     // lift's pool and the page), or when every matching chunk was a candidate.
     if ((results[0]?.documents ?? 0) >= wanted || (results[0]?.candidates ?? 0) < chunks)
-      return hits.map(({ candidates: _, documents: __, plain, ...h }) => ({
+      return hits.map(({ candidates: _, documents: __, plain, head, ...h }) => ({
         ...h,
-        ...hitSnippet(h.snippet ?? "", plain),
+        ...hitSnippet(...shownSnippet(h.snippet, plain, head)),
         messageId: h.kind === "message" ? h.id : null,
       }));
   }
+}
+
+/**
+ * The marked and plain snippet a hit shows: FTS5's, or, for a chunk with CJK terms where it marks no
+ * match (found through the bigrams alone, or its window past the body's tokens), the chunk's start.
+ */
+function shownSnippet(marked: string | null, plain: string | null, head: string | null): [string, string | null] {
+  if (head !== null && (marked === null || marked === plain)) return [head, head];
+  return [marked ?? "", plain];
 }
 
 export const pageRef = (attachmentId: string, page: number) => `${attachmentId}:p${String(page).padStart(6, "0")}`;

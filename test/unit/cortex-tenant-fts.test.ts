@@ -116,6 +116,8 @@ describe("the cortex's tenant rowid ranges", () => {
       TENANTS.forEach((t, i) => insert.run(`memory:${t}:n${i}-${j + 1}`, t, `n${i}-${j + 1}`, body));
     const before = db.prepare(`SELECT doc_id, tenant_id, body FROM cortex_docs ORDER BY doc_id`).all();
     db.exec(readFileSync(join(DIR, "0003_tenant_fts.sql"), "utf8"));
+    // Then the files after it, as a shard gets them, so the shipped functions below find their schema.
+    for (const f of migrations.filter((f) => f > "0003_tenant_fts.sql")) db.exec(readFileSync(join(DIR, f), "utf8"));
     expect(db.prepare(`SELECT doc_id, tenant_id, body FROM cortex_docs ORDER BY doc_id`).all()).toEqual(before);
     expectPlaced(db);
     const { hits } = await searchCortexPage(d1Over(db), "ten-a", { q: "orchard kettle", limit: 10 });

@@ -41,6 +41,7 @@ describe("cortex routing", () => {
         "0001_cortex_docs.sql",
         "0002_semantic.sql",
         "0003_tenant_fts.sql",
+        "0004_cjk_terms.sql",
       ]);
       // FTS5 with the porter stemmer in each: "planning" finds "plans".
       const db = shardDatabase(env, name);

@@ -1,0 +1,75 @@
+// GET /v1/search on Chinese and Japanese text written without spaces: FTS5's unicode61 makes a
+// whole run of Han, kana (or Hangul) one token, so a word inside the run ("東京タワー" inside
+// "私は東京タワーに行きました") was never found; the index now also holds each run's character
+// bigrams (d1-migrations/cortex-shard/0004_cjk_terms.sql), and a query word is looked up as its
+// bigrams too. The Latin control ranks as it did, and no snippet shows the bigrams.
+import { describe, expect, it } from "vitest";
+import { api, eventually, newTenant } from "./helpers";
+
+interface Hit {
+  id: string;
+  snippet: string;
+  matches: [number, number][];
+  score: number;
+}
+
+const search = async (key: string, q: string) =>
+  (await api("GET", `/v1/search?q=${encodeURIComponent(q)}`, undefined, { key })).json as unknown as {
+    data: Hit[];
+    next: string | null;
+  };
+
+/** Imports `texts` as the user messages of a new conversation (each with a reply); their ids, once a search for `marker` finds the last. */
+async function indexed(key: string, texts: readonly string[], marker: string): Promise<string[]> {
+  const conv = (await api("POST", "/v1/conversations", {}, { key })).json.id;
+  const imported = await api(
+    "POST",
+    `/v1/conversations/${conv}/import`,
+    {
+      messages: texts.flatMap((text) => [
+        { role: "user", text },
+        { role: "assistant", text: "Noted." },
+      ]),
+    },
+    { key },
+  );
+  expect(imported.status, JSON.stringify(imported.json)).toBeLessThan(300);
+  const messages = imported.json.messages as { id: string; role: string }[];
+  const ids = messages.filter((m) => m.role === "user").map((m) => String(m.id));
+  await eventually(async () => (await search(key, marker)).data.some((h) => h.id === ids.at(-1)));
+  return ids;
+}
+
+const JAPANESE = "私は東京タワーに行きました";
+const CHINESE = "我昨天在北京吃了烤鸭";
+const LATIN = "The harbour lantern was lit by the quokka keeper.";
+/** Bigrams of the two texts, none of which is a word of either text as written. */
+const BIGRAMS = ["私は", "は東", "京タ", "タワ", "ワー", "ーに", "我昨", "昨天", "天在", "在北", "京吃", "烤鸭"];
+
+describe("search in Chinese and Japanese text without spaces", { timeout: 60_000 }, () => {
+  it("finds a word inside a run of Han and kana, and ranks a Latin query as before", async () => {
+    const key = await newTenant();
+    const [ja, zh, latin] = await indexed(key, [JAPANESE, CHINESE, LATIN], "quokka");
+    // The whole runs were found before too.
+    expect((await search(key, JAPANESE)).data.map((h) => h.id)).toEqual([ja]);
+
+    const tower = await search(key, "東京タワー");
+    expect(tower.data.map((h) => h.id)).toEqual([ja]);
+    const beijing = await search(key, "北京");
+    expect(beijing.data.map((h) => h.id)).toEqual([zh]);
+    expect((await search(key, "東京")).data.map((h) => h.id)).toEqual([ja]);
+    expect((await search(key, "烤鸭 harbour")).data.map((h) => h.id).sort()).toEqual([zh, latin].sort());
+
+    // The snippet is the text as written, from its start: never the bigrams the index adds.
+    for (const hit of [...tower.data, ...beijing.data]) {
+      expect([JAPANESE, CHINESE]).toContain(hit.snippet);
+      expect(hit.matches).toEqual([]);
+      for (const b of BIGRAMS) expect(hit.snippet.split(/\s+/)).not.toContain(b);
+    }
+
+    // The Latin control: found, marked and scored as a Latin text in a tenant of three rows is.
+    const harbour = await search(key, "harbour lantern");
+    expect(harbour.data.map((h) => h.id)).toEqual([latin]);
+    expect(harbour.data[0].snippet).toBe("The [harbour] [lantern] was lit by the quokka keeper.");
+  });
+});

@@ -14,6 +14,18 @@ export const FOLD_PROMPT_BUDGET_CHARS = 160_000;
 
 const isRealUserMessage = (m: StoredMessage) => m.role === "user" && !isToolResultCarrier(m);
 
+/** The tags of the blocks a summary and its sources ride in: the replay's and the fold request's. */
+const SUMMARY_BLOCK_TAG = /<(\s*\/?\s*)(conversation_summary|previous_summary|new_messages)/gi;
+
+/**
+ * `text` (a message, a summary) made unable to open or close the block it is put in: each of the
+ * blocks' own tags in it loses its `<` to `&lt;`, so a message that says `</conversation_summary>`
+ * cannot end the summary and speak as the platform after it. Only those tags change (code in a
+ * summary keeps its `<` and `&`); the same text always gives the same bytes, and text already
+ * neutralised is unchanged.
+ */
+export const neutralizeSummaryTags = (text: string): string => text.replace(SUMMARY_BLOCK_TAG, "&lt;$1$2");
+
 /**
  * The fold mark over the unsummarized region (oldest first): the index of the first message the
  * fold keeps, or null when nothing can be folded. It keeps the last `tailMessages` verbatim, then
@@ -84,7 +96,7 @@ export function foldExcerpts(folded: readonly StoredMessage[], budget: number): 
   let used = 0;
   for (const m of folded) {
     const kind = isToolResultCarrier(m) ? "tool results" : m.role;
-    const entry = `[seq ${m.seq} ${kind}]\n${excerpt(renderMessageText(m), perMessage)}`;
+    const entry = `[seq ${m.seq} ${kind}]\n${excerpt(neutralizeSummaryTags(renderMessageText(m)), perMessage)}`;
     if (used + entry.length > budget) {
       const included = lines.length;
       lines.push(`[… ${folded.length - included} later messages omitted to keep this request bounded …]`);
@@ -171,9 +183,13 @@ export function buildFoldRequest(opts: {
   /** The excerpts' total, FOLD_PROMPT_BUDGET_CHARS unless the model's window needs less. */
   budgetChars?: number;
 }): ModelRequest {
-  const lines = opts.excerpts ?? foldExcerpts(opts.folded ?? [], opts.budgetChars ?? FOLD_PROMPT_BUDGET_CHARS).lines;
+  // Neither block can be closed from inside: the excerpts are neutralised when made (foldExcerpts),
+  // and again here for excerpts made elsewhere (a no-op on neutralised text).
+  const lines = (
+    opts.excerpts ?? foldExcerpts(opts.folded ?? [], opts.budgetChars ?? FOLD_PROMPT_BUDGET_CHARS).lines
+  ).map(neutralizeSummaryTags);
   const previous = opts.previousSummary
-    ? `<previous_summary>\n${opts.previousSummary}\n</previous_summary>`
+    ? `<previous_summary>\n${neutralizeSummaryTags(opts.previousSummary)}\n</previous_summary>`
     : "<previous_summary>(none: this is the first fold)</previous_summary>";
   return {
     model: opts.model.id,
@@ -236,7 +252,8 @@ export function fallbackFoldSummary(
       .split("\n")
       .find((l) => l.trim())
       ?.trim();
-    return `- seq ${m.seq}: ${first === undefined ? "(no text)" : sliceWhole(first, 0, 160)}`;
+    // Replayed inside <conversation_summary> and folded again inside <previous_summary>.
+    return `- seq ${m.seq}: ${first === undefined ? "(no text)" : neutralizeSummaryTags(sliceWhole(first, 0, 160))}`;
   });
   const head = `[Written without the summarizer model, which failed repeatedly. Messages ${from}-${to} are intact: read them with conversation_read.]`;
   // The previous summary is folded in whole, as a model-written fold folds it: the cap trims the

@@ -219,7 +219,10 @@ export function summaryPreamble(conversationId: string, s: SummaryState): WireMe
     `- memory_search {"query":"..."} finds them by words, in this conversation and every other one.`,
     "When the user refers to something from before that is not in view, recall it with those calls before answering.",
     "",
-    s.summary,
+    // The summary (a model's words, or a fallback's list of prompts) cannot close its block and
+    // speak as the platform after it: the blocks' tags lose their `<` (the same tags and rule as
+    // core/fold.ts neutralizeSummaryTags in the fold request). Deterministic: the prefix stays stable.
+    s.summary.replace(/<(\s*\/?\s*)(conversation_summary|previous_summary|new_messages)/gi, "&lt;$1$2"),
     "</conversation_summary>",
   ].join("\n");
   const ack = `Understood. I have the summary of messages 1-${s.throughSeq}, and I will recall exact details with conversation_read or memory_search when they matter.`;

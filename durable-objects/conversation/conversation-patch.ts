@@ -2,6 +2,7 @@
 // model-bound settings with it), then title and settings written in one serialized head write. A
 // title the user sets marks the conversation as titled by its user and counts as activity. A title
 // alone resolves no model and checks no setting.
+import { capSummary } from "../../core/fold";
 import type { ModelEntry } from "../../core/models/catalog";
 import {
   crossCheckSettings,
@@ -78,7 +79,13 @@ export async function patchConversation(
         : null;
       if (busy) return { next: null, result: { kind: "busy", message: busy } };
       const now = new Date().toISOString();
-      const next: ConversationHead = { ...head, title: change.title ?? head.title, settings, updatedAt: now };
+      const next: ConversationHead = {
+        ...head,
+        title: change.title ?? head.title,
+        settings,
+        summary: summaryWithin(head.summary, settings.summaryMaxChars),
+        updatedAt: now,
+      };
       if (change.title !== undefined) titledByUser(store, { now, from: head.title, to: next.title });
       return { next, result: { kind: "updated", view: record.view(next) } };
     });
@@ -86,6 +93,15 @@ export async function patchConversation(
     current = answer.settings;
   }
 }
+
+/**
+ * The summary held to a lowered cap at once, as a fold's commit holds a summary whose cap was lowered
+ * while its call ran (cut at a line or sentence end): it rides every request, and the cap says how
+ * much of the window it may take. Unchanged when it fits (a raised cap restores nothing: the
+ * originals are read back with conversation_read).
+ */
+const summaryWithin = (summary: string | null, max: number): string | null =>
+  summary !== null && summary.length > max ? capSummary(summary, max) : summary;
 
 /** A title change alone: one head write, the settings as they are. */
 function rename(

@@ -10,8 +10,9 @@ import {
   turnByTurnFoldLength,
 } from "../../core/fold";
 import { sortableId } from "../../core/ids";
+import { refusedTurns } from "../../core/replay-rules";
 import type { FoldJob } from "../../core/jobs";
-import type { Usage } from "../../core/types";
+import type { StoredMessage, Usage } from "../../core/types";
 import { recordUsage } from "../../services/usage";
 import { utcDay } from "../../core/models/lookup";
 import { logCorpusEvent } from "../../services/corpus";
@@ -66,6 +67,19 @@ export interface FoldOutcome {
   reason: string;
 }
 
+/**
+ * The master's messages a fold may show: without the refused turns, as every later request leaves
+ * them out (core/replay-rules.ts refusedTurns, between turns as /replay and the recall tools read
+ * them; an attachment's note inside such a turn stays). A summary rides every later request and its
+ * episode is found by memory_search, so what the fold shows must be what a replay may carry. The
+ * boundary is still a message the fold kept; a dropped turn before it is passed over unseen (its
+ * originals stay in the transcript, as the record keeps every refused turn).
+ */
+function foldable(master: StoredMessage[]): StoredMessage[] {
+  const refused = refusedTurns(master, true);
+  return refused.size ? master.filter((_, i) => !refused.has(i)) : master;
+}
+
 export class FoldCoordinator {
   constructor(
     private readonly scope: ObjectScope,
@@ -107,7 +121,7 @@ export class FoldCoordinator {
   /**
    * The fold a job works on (of the loaded `head`), planned at `budgetChars` (by default what the
    * model's window allows); null when the job is not the fold in flight (stale or redelivered). A
-   * sub-agent's segment never enters a fold, nor a superseded exchange.
+   * sub-agent's segment never enters a fold, nor a superseded exchange, nor a refused turn.
    */
   source(head: ConversationHead, jobId: string, budgetChars?: number): FoldSource | null {
     const { store } = this.scope;
@@ -119,7 +133,7 @@ export class FoldCoordinator {
     store.putLease({ ...lease, expiresAt: Date.now() + FOLD_LEASE_MS });
     const through = head.summarizedThroughMessage ?? 0;
     const { settings } = head;
-    const all = masterMessages(store.listAfter(through, Number.MAX_SAFE_INTEGER), head);
+    const all = foldable(masterMessages(store.listAfter(through, Number.MAX_SAFE_INTEGER), head));
     // One threshold of growth per fold, however the region arrived (an import brings it all at once).
     const region = all.slice(0, turnByTurnFoldLength(all, settings.tailMessages, settings.foldThresholdChars));
     const budget = budgetChars ?? foldBudgetChars(settings);

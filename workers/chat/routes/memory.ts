@@ -18,7 +18,7 @@ import {
 } from "../../../services/memory/notes";
 import type { AppEnv } from "../types";
 import { idCursor, listBody, pageOf } from "../paging";
-import { intParam, jsonBody, query } from "../validate";
+import { intParam, jsonBody, query, visibleName } from "../validate";
 import { doc } from "../openapi/registry";
 import { listOf, resource } from "../openapi/schemas";
 
@@ -30,15 +30,17 @@ export const memoryRoutes = new Hono<AppEnv>();
 const tags = z.array(z.string().trim().min(1).max(40)).max(20);
 // A note's text reaches the model (memory_get, memory_search): never blank, as the API refuses blank text.
 const noteText = nonBlankText(20_000, { trim: true });
+// A note's title is a name people read in lists and the memory map may quote: the rule of project
+// names and conversation titles (something visible, no controls or bidi overrides).
 const createBody = z.strictObject({
   text: noteText,
-  title: z.string().trim().min(1).max(200).optional(),
+  title: visibleName.optional(),
   tags: tags.optional(),
 });
 const patchBody = z
   .strictObject({
     text: noteText.optional(),
-    title: z.string().trim().min(1).max(200).optional(),
+    title: visibleName.optional(),
     tags: tags.optional(),
   })
   .refine((b) => b.text !== undefined || b.title !== undefined || b.tags !== undefined, "give text, title or tags");

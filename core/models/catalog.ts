@@ -75,6 +75,12 @@ export interface ModelEntry {
   sampling: boolean;
   /** `tool_choice` of type `any` or `tool` is accepted. */
   forcedToolChoice: boolean;
+  /**
+   * A forced tool choice is refused with adaptive thinking too, not only with manual thinking
+   * (Claude 4.7 and earlier: langchain-ai/langchain-aws#1151; Opus 4.8 and the Claude 5 models take
+   * it, #1141). Source: https://platform.claude.com/docs/en/build-with-claude/thinking-tool-workflows
+   */
+  forcedToolChoiceRefusedWithThinking?: true;
   /** Tokens this model makes of a text, against the Claude 4 tokenizer's count of it. */
   tokenizerRatio: number;
   /** Prompts shorter than this are processed without caching. */
@@ -456,6 +462,7 @@ export const MODELS: readonly ModelEntry[] = [
     prefill: false,
     sampling: false,
     forcedToolChoice: true,
+    forcedToolChoiceRefusedWithThinking: true,
     tokenizerRatio: 1.3,
     minCacheTokens: 2_048,
     prices: price(5, 25, 0.5),
@@ -511,6 +518,7 @@ export const MODELS: readonly ModelEntry[] = [
     prefill: false,
     sampling: true,
     forcedToolChoice: true,
+    forcedToolChoiceRefusedWithThinking: true,
     tokenizerRatio: 1,
     minCacheTokens: 4_096,
     prices: price(5, 25, 0.5),
@@ -537,6 +545,7 @@ export const MODELS: readonly ModelEntry[] = [
     prefill: false,
     sampling: true,
     forcedToolChoice: true,
+    forcedToolChoiceRefusedWithThinking: true,
     tokenizerRatio: 1,
     minCacheTokens: 1_024,
     prices: price(3, 15, 0.3),

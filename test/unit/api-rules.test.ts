@@ -2,7 +2,7 @@
 // run against handleMessagesRequest: the documented status, error type and (part of) the message,
 // or the documented success. Rules the stand-in does not enforce are listed too, marked
 // `"enforced": false` with the reason. Fixture format (see the folder's README.md):
-//   { rule, source, model, request | steps, expect, enforced?, why? }
+//   { rule, source, model, request | steps, headers?, expect, enforced?, why?, note? }
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -22,6 +22,8 @@ interface Step {
   request?: Record<string, unknown>;
   omit?: string[];
   endpoint?: string;
+  /** Request headers, for rules that turn on a beta header (`anthropic-beta`). */
+  headers?: Record<string, string>;
   expect: Expectation;
 }
 interface Fixture extends Partial<Step> {
@@ -133,9 +135,16 @@ async function run(
   for (const key of step.omit ?? []) delete base[key];
   const body =
     method === "GET" ? undefined : JSON.stringify({ ...base, ...(expand(step.request ?? {}, responses) as object) });
-  const response = await handleMessagesRequest(new Request(`https://offline-model.invalid${path}`, { method, body }), {
-    now: () => NOW,
-  });
+  const response = await handleMessagesRequest(
+    new Request(`https://offline-model.invalid${path}`, {
+      method,
+      body,
+      headers: step.headers,
+    }),
+    {
+      now: () => NOW,
+    },
+  );
   return { response, json: (await response.json()) as Record<string, unknown> };
 }
 
@@ -156,7 +165,13 @@ describe("API rules (fixtures of the documented refusals, test/fixtures/api-rule
     it(`${name}: ${fixture.rule}`, async () => {
       resetOfflineCache();
       const steps = fixture.steps ?? [
-        { request: fixture.request, omit: fixture.omit, endpoint: fixture.endpoint, expect: fixture.expect! },
+        {
+          request: fixture.request,
+          omit: fixture.omit,
+          endpoint: fixture.endpoint,
+          headers: fixture.headers,
+          expect: fixture.expect!,
+        },
       ];
       const responses: unknown[] = [];
       for (const [i, step] of steps.entries()) {

@@ -1,7 +1,8 @@
 // Request rules the offline model enforces per model, per beta header and per field type: fast mode
 // (per-model availability, its beta header, its removal date), a search_result's content, a forced
 // tool that is not among the tools, budget_tokens with interleaved thinking, and the value types of
-// block and tool_choice fields. Header-dependent cases live here: the api-rules fixtures send none.
+// block and tool_choice fields. Header-dependent cases live here (an api-rules fixture sends a header
+// only where it says so).
 import { beforeEach, describe, expect, it } from "vitest";
 import { handleMessagesRequest, resetOfflineCache } from "../../core/offline-model";
 import { TOOLS } from "./offline-model-client";

@@ -157,10 +157,27 @@ function checkBlock(block: WireBlock, path: string, table: Record<string, Schema
   if (block.type === "search_result") checkSearchResultContent(block.content as unknown[], at);
 }
 
+/**
+ * Body fields of beta features, taken only with one of their `anthropic-beta` values (either
+ * endpoint); without one they are extra inputs like any unknown field. The stand-in simulates
+ * neither feature: the field is accepted unchecked and ignored (no MCP server is called, no context
+ * is edited). Sources: https://platform.claude.com/docs/en/agents-and-tools/mcp-connector ("This
+ * feature requires the beta header: "anthropic-beta": "mcp-client-2025-04-04""; the later versions
+ * are those the pinned SDK's AnthropicBeta lists) and
+ * https://platform.claude.com/docs/en/build-with-claude/context-editing (context-management-2025-06-27).
+ */
+const BETA_FIELDS: Record<string, readonly string[]> = {
+  mcp_servers: ["mcp-client-2025-04-04", "mcp-client-2025-11-20", "mcp-client-2026-09-15"],
+  context_management: ["context-management-2025-06-27"],
+};
+
 /** Unknown fields on the body. Source: https://platform.claude.com/docs/en/api/messages */
-export const bodyFields: Rule = ({ body, endpoint }) => {
-  for (const key of Object.keys(body))
-    if (!BODY[endpoint].includes(key)) throw invalid(`${key}: Extra inputs are not permitted`);
+export const bodyFields: Rule = ({ body, endpoint, betas }) => {
+  for (const key of Object.keys(body)) {
+    if (BODY[endpoint].includes(key)) continue;
+    if (Object.hasOwn(BETA_FIELDS, key) && BETA_FIELDS[key].some((beta) => betas.includes(beta))) continue;
+    throw invalid(`${key}: Extra inputs are not permitted`);
+  }
   checkCacheControl(body.cache_control, "");
 };
 

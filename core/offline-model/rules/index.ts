@@ -5,6 +5,7 @@
  */
 import { checkBreakpoints } from "../cache";
 import type { Counter } from "../counting";
+import { documentCitationsUniform, searchResultCitationsUniform } from "./citations";
 import type { RuleContext, Rule } from "./context";
 import { blockFields, bodyFields, configFields } from "./fields";
 import { imageCount, imageData } from "./images";
@@ -86,6 +87,8 @@ export const RULES: readonly Rule[] = [
   textNotEmpty,
   noCitationsInUser,
   noDocumentInAssistant,
+  documentCitationsUniform,
+  searchResultCitationsUniform,
   imageCount,
   imageData,
   toolUseIdPattern,

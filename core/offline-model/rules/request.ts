@@ -162,15 +162,19 @@ export const forcedToolChoice: Rule = ({ body, model }) => {
 };
 
 /**
- * Forced tool use with manual (`enabled`) thinking. Source:
+ * Forced tool use with manual (`enabled`) thinking, and with adaptive thinking on the models whose
+ * catalog entry says so (Claude 4.7 and earlier; Opus 4.8 and the Claude 5 models take it). Sources:
  * https://platform.claude.com/docs/en/agents-and-tools/tool-use/define-tools (forcing tool use with
- * extended thinking "will result in an error"). Wording as reported in the wild.
+ * extended thinking "will result in an error"),
+ * https://platform.claude.com/docs/en/build-with-claude/thinking-tool-workflows ("tool_choice options
+ * that force tool use return an error while thinking is on"). Wording as reported in the wild.
  */
-export const forcedToolChoiceThinking: Rule = ({ body }) => {
+export const forcedToolChoiceThinking: Rule = ({ body, model }) => {
   const type = isObject(body.tool_choice) ? body.tool_choice.type : undefined;
-  if ((type === "any" || type === "tool") && isObject(body.thinking) && body.thinking.type === "enabled") {
+  const thinking = isObject(body.thinking) ? body.thinking.type : undefined;
+  const refused = thinking === "enabled" || (thinking === "adaptive" && model.forcedToolChoiceRefusedWithThinking);
+  if ((type === "any" || type === "tool") && refused)
     throw invalid("Thinking may not be enabled when tool_choice forces tool use.");
-  }
 };
 
 export const FAST_MODE_BETA = "fast-mode-2026-02-01";

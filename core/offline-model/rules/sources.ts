@@ -53,11 +53,28 @@ function checkImage(block: WireBlock, path: string): void {
   tagged(block.source, { path: `${path}.image.source`, kinds: IMAGE_SOURCES });
 }
 
+/**
+ * A base64 PDF's data is a PDF: not empty, and its bytes start with the `%PDF-` header. Source:
+ * https://platform.claude.com/docs/en/build-with-claude/pdf-support (standard PDFs only). Wording
+ * ours: the docs do not give the refusal's text. Only the first bytes are decoded.
+ */
+function checkPdfData(data: string, path: string): void {
+  if (data === "") throw invalid(`${path}: The PDF specified is empty`);
+  let head = "";
+  try {
+    head = atob(data.slice(0, 8));
+  } catch {
+    // Not base64 at all: not a PDF either.
+  }
+  if (!head.startsWith("%PDF-")) throw invalid(`${path}: The PDF specified was not valid`);
+}
+
 function checkDocument(block: WireBlock, path: string): void {
   const at = `${path}.document.source`;
   const { tag, source } = tagged(block.source, { path: at, kinds: DOCUMENT_SOURCES });
   if (tag in DOCUMENT_MEDIA)
     literal(source.media_type, { path: `${at}.${tag}.media_type`, values: [DOCUMENT_MEDIA[tag]] });
+  if (tag === "base64") checkPdfData(source.data as string, `${at}.base64.data`);
   if (tag !== "content" || typeof source.content === "string") return;
   if (!Array.isArray(source.content))
     throw invalid(`${at}.content.content: Input should be a valid string or a valid list`);

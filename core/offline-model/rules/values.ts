@@ -4,11 +4,14 @@
  * Messages are the request schema's own (`<path>: Input should be ...`), as the API's validation
  * words them for every other field. Sources: https://platform.claude.com/docs/en/api/messages (the
  * schema; the pinned SDK's MessageCreateParams: service_tier 'auto' | 'standard_only', speed
- * 'standard' | 'fast' | null, stop_sequences Array<string>, Metadata.user_id string | null,
+ * 'standard' | 'fast' | null, stop_sequences Array<string>, Metadata.user_id string | null of at
+ * most 256 characters (https://platform.claude.com/docs/en/api/messages#metadata: maxLength 256),
  * OutputConfig.format JSONOutputFormat), and each rule's own below.
  */
 import { invalid } from "../errors";
 import { eachBlock, isObject, literal, type Rule } from "./context";
+
+const USER_ID_MAX = 256;
 
 /** The body's scalar fields and lists. */
 export const bodyValues: Rule = ({ body }) => {
@@ -25,8 +28,14 @@ export const bodyValues: Rule = ({ body }) => {
       if (s.trim() === "") throw invalid("stop_sequences: each stop sequence must contain non-whitespace");
     }
   }
-  if (isObject(body.metadata) && body.metadata.user_id !== undefined && body.metadata.user_id !== null)
-    if (typeof body.metadata.user_id !== "string") throw invalid("metadata.user_id: Input should be a valid string");
+  if (isObject(body.metadata) && body.metadata.user_id !== undefined && body.metadata.user_id !== null) {
+    const id = body.metadata.user_id;
+    if (typeof id !== "string") throw invalid("metadata.user_id: Input should be a valid string");
+    // The API reference's Metadata.user_id has maxLength 256 (the SDK's type does not say); counted
+    // in code points, as pydantic (whose wording the message is) counts a string's length.
+    if ([...id].length > USER_ID_MAX)
+      throw invalid(`metadata.user_id: String should have at most ${USER_ID_MAX} characters`);
+  }
   const format = isObject(body.output_config) ? body.output_config.format : undefined;
   if (format !== undefined && format !== null) {
     if (!isObject(format))

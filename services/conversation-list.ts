@@ -6,7 +6,7 @@ import { drizzle } from "drizzle-orm/d1";
 import { IDEMPOTENCY_TTL_MS } from "../core/idempotency-key";
 import { conversationCreateKeys, conversations } from "../db/schema";
 import { isUniqueViolation } from "./d1-batch";
-import { forgetMemoryMap } from "./memory/memory-map";
+import { forgetMapsNaming, forgetMemoryMap } from "./memory/memory-map";
 import { usageInsert, type UsageEvent } from "./usage";
 
 export type ConversationRow = typeof conversations.$inferSelect;
@@ -127,19 +127,23 @@ export async function refreshConversationRow(
     fields,
     usage,
     forgetMemoryMapOf,
+    formerTitles,
   }: {
     id: string;
     fields: Partial<Pick<ConversationRow, "title" | "updatedAt" | "messageCount">>;
     usage: readonly UsageEvent[];
     /** The tenant whose stored memory maps are forgotten after this write: a title they may hold changed. */
     forgetMemoryMapOf?: string;
+    /** The titles the conversation had: only the maps naming a word of one are forgotten (forgetMapsNaming). */
+    formerTitles?: readonly string[];
   },
 ): Promise<void> {
   const d = drizzle(db);
   await d.batch([conversationRowUpdate(d, id, fields), ...usage.map((u) => usageInsert(d, u))]);
   // After the title is written: a map computed in between reads the new title (and is forgotten
   // too). A failure throws, and the outbox's next run writes the row and forgets again.
-  if (forgetMemoryMapOf) await forgetMemoryMap(db, forgetMemoryMapOf).run();
+  if (forgetMemoryMapOf && formerTitles) await forgetMapsNaming(db, forgetMemoryMapOf, formerTitles);
+  else if (forgetMemoryMapOf) await forgetMemoryMap(db, forgetMemoryMapOf).run();
 }
 
 /** Newest first (ids sort by creation time); `before` is the last id of the previous page. */

@@ -14,10 +14,13 @@ import {
 } from "../../core/settings";
 import { planSettingsPatch } from "../../services/models/resolve";
 import type { ConversationHead, ConversationView } from "../../services/record/conversation-head";
-import { FORGET_MEMORY_MAP } from "./index-outbox";
+import { FORGET_MEMORY_MAP, formerTitles } from "./index-outbox";
 import { masterMessages } from "./regenerate";
 import type { ConversationStore } from "./conversation-store";
 import type { ConversationRecord } from "./record";
+
+/** The former titles a rename's forget names at most (titledByUser). */
+const FORMER_TITLES = 20;
 
 export interface ConversationChange {
   title?: string;
@@ -120,13 +123,20 @@ function rename(
  * A title the user set is never replaced by the automatic one (auto-title.ts checks this in the
  * same serialized head writes), and a rename counts as activity for the listing. A title that
  * really changed also leaves the tenant's <memory_map>, whose topics are read from the listing's
- * titles: the outbox forgets the stored maps once it has written the new title there
- * (index-outbox.ts), as a note's title edit does, so the old words do not ride the prompts all day.
+ * titles: the outbox forgets the stored maps that name a word of the old title once it has written
+ * the new title there (index-outbox.ts), so the old words do not ride the prompts all day; a map
+ * that never named them stays, and every conversation's prompt prefix with it.
  */
 function titledByUser(store: ConversationStore, { now, from, to }: { now: string; from: string; to: string }): void {
   store.setTitleSource("user");
   store.touchActivity(now);
-  if (from !== to) store.putOutbox(FORGET_MEMORY_MAP, {});
+  if (from === to) return;
+  // Every title since the last forget (renames in a row), the newest few: each may be in a map. An
+  // item naming none (put before titles were named) forgets every map, and stays so.
+  const waiting = store.outbox().find((item) => item.key === FORGET_MEMORY_MAP);
+  if (waiting && !formerTitles(waiting.payload)) return;
+  const titles = formerTitles(waiting?.payload) ?? [];
+  store.putOutbox(FORGET_MEMORY_MAP, { titles: [...titles.filter((t) => t !== from), from].slice(-FORMER_TITLES) });
 }
 
 /**

@@ -24,6 +24,12 @@ const INDEX_BATCH = 100;
  * the new title then forgets the tenant's stored <memory_map>.
  */
 export const FORGET_MEMORY_MAP = "map:forget";
+
+/** The titles a FORGET_MEMORY_MAP item names (conversation-patch.ts); none in an item of before: forget every map. */
+export const formerTitles = (payload: unknown): string[] | undefined => {
+  const titles = (payload as { titles?: unknown } | null)?.titles;
+  return Array.isArray(titles) && titles.every((t) => typeof t === "string") ? titles : undefined;
+};
 const INDEX_RETRY_MS = 30_000;
 /** How soon the run after one that ended short of caught up comes (followUp). */
 const FOLLOW_UP_MS = 1_000;
@@ -170,7 +176,7 @@ export class IndexOutbox {
       // automatic title's, then its pending()) is written here, one put after it is left for the run after.
       const items = store.outbox();
       const usage = this.usageWaiting(head.tenantId, items);
-      const forgetMap = items.some((item) => item.key === FORGET_MEMORY_MAP);
+      const forget = items.find((item) => item.key === FORGET_MEMORY_MAP);
       // `updatedAt` is the last activity (conversation-store.ts activityAt): a fold or a settings
       // change refreshes the row without moving the conversation in `?order=activity`.
       const last = store.lastSeq();
@@ -187,11 +193,15 @@ export class IndexOutbox {
           id: head.id,
           fields: row,
           usage: usage.map((u) => u.event),
-          forgetMemoryMapOf: forgetMap ? head.tenantId : undefined,
+          forgetMemoryMapOf: forget ? head.tenantId : undefined,
+          formerTitles: forget ? formerTitles(forget.payload) : undefined,
         }),
       );
       for (const u of usage) store.deleteOutbox(u.key);
-      if (forgetMap) store.deleteOutbox(FORGET_MEMORY_MAP);
+      // A rename while this ran put its title in the item: left for the next run to forget.
+      const now = store.outbox().find((item) => item.key === FORGET_MEMORY_MAP);
+      if (forget && JSON.stringify(now?.payload) === JSON.stringify(forget.payload))
+        store.deleteOutbox(FORGET_MEMORY_MAP);
       // The documents just written get their vectors (a no-op where the cortex is lexical only); until
       // that succeeds, the alarm's run tries again (after an eviction, the next search's catch-up does).
       if (wrote) {

@@ -80,6 +80,31 @@ async function generationOf(db: D1Database, tenantId: string): Promise<string> {
 export const forgetMemoryMap = (db: D1Database, tenantId: string): D1PreparedStatement =>
   db.prepare(`DELETE FROM memory_maps WHERE tenant_id = ?`).bind(tenantId);
 
+/**
+ * After a conversation's rename: forgets the generation (a map computed from titles read before the
+ * rename is then not stored), then only the stored maps whose topics hold a word of a title it had
+ * (those words must ride no further prompts). A map without them stays, and with it the prompt
+ * prefix, and its cache, of every conversation of the tenant. In that order: a map stored before
+ * the generation went is read here; one computed after reads the new title.
+ */
+export async function forgetMapsNaming(db: D1Database, tenantId: string, titles: readonly string[]): Promise<void> {
+  await db.prepare(`DELETE FROM memory_maps WHERE tenant_id = ? AND day = ?`).bind(tenantId, GENERATION).run();
+  const gone = new Set(titles.flatMap((title) => words(title.toLowerCase())));
+  if (!gone.size) return;
+  const stored = await db
+    .prepare(`SELECT day, body FROM memory_maps WHERE tenant_id = ? AND day != ?`)
+    .bind(tenantId, GENERATION)
+    .all<{ day: string; body: string }>();
+  const naming = stored.results.filter((m) => topicsIn(m.body).some((topic) => gone.has(topic)));
+  if (!naming.length) return;
+  await db.batch(
+    naming.map((m) => db.prepare(`DELETE FROM memory_maps WHERE tenant_id = ? AND day = ?`).bind(tenantId, m.day)),
+  );
+}
+
+/** The topics a stored map names (renderMemoryMap's topics line). */
+const topicsIn = (body: string): string[] => /^- topics: (.*)$/m.exec(body)?.[1].split(", ") ?? [];
+
 /** How long a conversation holds the day's map before reading the stored one again. */
 export const MEMORY_MAP_RECHECK_MS = 5 * 60_000;
 

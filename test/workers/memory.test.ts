@@ -414,6 +414,27 @@ describe("the memory map", () => {
     expect(await memoryMapFor(env.DB, tenantId, utcDay())).toBe(today);
   });
 
+  it("keeps today's map through a rename whose old title it never named (every conversation's prefix stays)", async () => {
+    const { tenantId, key } = await newTenantWithId();
+    const a = await createConversation(undefined, key);
+    expect((await api("PATCH", `/v1/conversations/${a}`, { title: "Marmalade planning" }, { key })).status).toBe(200);
+    await eventually(async () => (await memoryMapFor(env.DB, tenantId, utcDay())).includes("marmalade"));
+    const today = await memoryMapFor(env.DB, tenantId, utcDay());
+    // A conversation made after the map was stored: its old title is in no stored map.
+    const b = await createConversation(undefined, key);
+    await api("POST", "/v1/memory", { text: "A note a map computed afresh would count." }, { key });
+    expect((await api("PATCH", `/v1/conversations/${b}`, { title: "Quokkafield trip" }, { key })).status).toBe(200);
+    expect((await api("PATCH", `/v1/conversations/${b}`, { title: "Something else" }, { key })).status).toBe(200);
+    await inConversation(b, (instance) => instance.outbox.pending());
+    expect(await memoryMapFor(env.DB, tenantId, utcDay())).toBe(today);
+    // A rename of the title the map names forgets it.
+    expect((await api("PATCH", `/v1/conversations/${a}`, { title: "Groceries list" }, { key })).status).toBe(200);
+    await inConversation(a, (instance) => instance.outbox.pending());
+    const after = await memoryMapFor(env.DB, tenantId, utcDay());
+    expect(after).not.toContain("marmalade");
+    expect(after).toContain("groceries");
+  });
+
   it("keeps today's map through an edit that sends the title and tags unchanged (the map leads every prompt's cached prefix)", async () => {
     const { tenantId, key } = await newTenantWithId();
     const note = (await api("POST", "/v1/memory", { text: "x", title: "Seats", tags: ["travel"] }, { key })).json;

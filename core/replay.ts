@@ -37,6 +37,11 @@ export interface ReplayInput {
   history: readonly StoredMessage[];
   /** The rolling summary of everything before `history`, once a fold has happened. */
   summary?: SummaryState | null;
+  /**
+   * The seq through which stale tool results were stubbed when the last fold committed
+   * (ConversationHead.stubbedThroughMessage): those in the tail stay stubbed (core/stubs.ts StubInput).
+   */
+  stubbedThrough?: number;
   /** The last seq of a transcript the conversation was imported from: those messages go back without their sealed blocks. */
   importedThrough?: number;
   /**
@@ -108,7 +113,11 @@ export function storedBlockOf(block: ContentBlock): ContentBlock {
 export function buildModelRequest(input: ReplayInput): { request: ModelRequest; estimate: ReplayEstimate } {
   const thread = masterThread(input.history);
   const promptNext = input.between === true && !awaitsToolResults(thread);
-  const stubs = (promptNext ? applyStubsBeforePrompt : applyStubs)(thread, input.settings, input.conversationId);
+  const stubs = (promptNext ? applyStubsBeforePrompt : applyStubs)(
+    thread,
+    { ...input.settings, stubbedThrough: input.stubbedThrough },
+    input.conversationId,
+  );
   const preamble = input.summary ? summaryPreamble(input.conversationId, input.summary) : [];
   const tools = [...input.tools, ...serverToolSpecs(input.settings.serverTools, input.model)];
   // An earlier message too large for the window (the tail never folds) goes as a stub of its head.

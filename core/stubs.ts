@@ -6,9 +6,11 @@
 // transitions are batched. The stub watermark advances only once the chars that stubbing would
 // reclaim pass `stubBatchChars`; between jumps the replayed prefix stays byte-identical. The
 // watermark is derived from the history alone (replaying the exchange sequence), so it is the
-// same on every call and in both rebuild paths, and needs no stored state (the /replay view counts
-// the prompt the next request will add: applyStubsBeforePrompt). A refused turn, which no request
-// carries (core/replay-rules.ts), is no exchange and has no stale results.
+// same on every call and in both rebuild paths (the /replay view counts the prompt the next
+// request will add: applyStubsBeforePrompt). The one stored input is a fold's: the seq through
+// which results were stubbed when it committed (StubInput), since the tail it leaves no longer
+// holds the exchanges that put the watermark there. A refused turn, which no request carries
+// (core/replay-rules.ts), is no exchange and has no stale results.
 import { isAttachmentNote, isToolResultCarrier, messageChars } from "./render";
 import { refusedTurns } from "./replay-rules";
 import type { ContentBlock, StoredMessage, ToolResultBlock, ToolUseBlock } from "./types";
@@ -18,6 +20,17 @@ export interface StubSettings {
   stubMinChars: number;
   stubAfterExchanges: number;
   stubBatchChars: number;
+}
+
+/**
+ * The settings and, after a fold, the seq through which results were stubbed when it committed
+ * (ConversationHead.stubbedThroughMessage). The replay source is then only the tail after the
+ * boundary, whose own exchanges would put the watermark back to its start: a result stubbed because
+ * its batch was filled by results now folded would come back whole and be stubbed again a few turns
+ * on, moving the prefix twice. Results at or below that seq stay stubbed, and they fill no new batch.
+ */
+export interface StubInput extends StubSettings {
+  stubbedThrough?: number;
 }
 
 export interface StubOutcome {
@@ -37,12 +50,14 @@ export const STUB_BATCH_MAX_WAIT = 4;
 const isRealUserPrompt = (m: StoredMessage) => m.role === "user" && !isToolResultCarrier(m) && !isAttachmentNote(m);
 
 /** Index in `messages` before which stale results are stubbed (0: none), replaying the batching. */
-export function stubWatermark(messages: readonly StoredMessage[], s: StubSettings): number {
+export function stubWatermark(messages: readonly StoredMessage[], s: StubInput): number {
   const refused = refusedTurns(messages);
   const prompts: number[] = [];
   messages.forEach((m, i) => isRealUserPrompt(m) && !refused.has(i) && prompts.push(i));
-  let watermark = 0;
-  let cutoff = 0;
+  // Messages at or below the fold's stub seq are stubbed already: the watermark starts past them.
+  const floor = s.stubbedThrough ? messages.findIndex((m) => m.seq > (s.stubbedThrough ?? 0)) : 0;
+  let watermark = floor < 0 ? messages.length : floor;
+  let cutoff = watermark;
   let pending = 0;
   let pendingSince = 0;
   for (let j = 0; j < prompts.length; j++) {
@@ -50,6 +65,7 @@ export function stubWatermark(messages: readonly StoredMessage[], s: StubSetting
     const k = j - s.stubAfterExchanges + 1;
     if (k < 1) continue;
     const nextCutoff = prompts[k];
+    if (nextCutoff <= cutoff) continue;
     if (pending === 0) pendingSince = j;
     for (let i = cutoff; i < nextCutoff; i++) if (!refused.has(i)) pending += staleChars(messages[i], s.stubMinChars);
     cutoff = nextCutoff;
@@ -60,6 +76,16 @@ export function stubWatermark(messages: readonly StoredMessage[], s: StubSetting
     }
   }
   return watermark;
+}
+
+/**
+ * The seq through which stale results are stubbed in `thread` (the master's replay source, as the
+ * last request built it): what a fold's commit records in the head, so that no later request
+ * carries one of them whole again (StubInput). Never below the floor already recorded; 0 for none.
+ */
+export function stubbedThroughSeq(thread: readonly StoredMessage[], s: StubInput): number {
+  const watermark = stubWatermark(thread, s);
+  return Math.max(s.stubbedThrough ?? 0, watermark > 0 ? thread[watermark - 1].seq : 0);
 }
 
 function staleChars(m: StoredMessage, min: number): number {
@@ -103,7 +129,7 @@ const NEXT_PROMPT: StoredMessage = {
 /** applyStubs as the next request will apply them, once its new prompt follows `messages`. */
 export function applyStubsBeforePrompt(
   messages: readonly StoredMessage[],
-  s: StubSettings,
+  s: StubInput,
   conversationId: string,
 ): StubOutcome {
   const out = applyStubs([...messages, NEXT_PROMPT], s, conversationId);
@@ -111,7 +137,7 @@ export function applyStubsBeforePrompt(
 }
 
 /** The history with every stale result before the watermark stubbed. Returns new objects only where changed. */
-export function applyStubs(messages: readonly StoredMessage[], s: StubSettings, conversationId: string): StubOutcome {
+export function applyStubs(messages: readonly StoredMessage[], s: StubInput, conversationId: string): StubOutcome {
   const watermark = stubWatermark(messages, s);
   const refused = refusedTurns(messages);
   const cutoff = staleCutoff(messages, s, refused);

@@ -11,6 +11,7 @@ import {
 } from "../../core/fold";
 import { sortableId } from "../../core/ids";
 import { refusedTurns } from "../../core/replay-rules";
+import { stubbedThroughSeq } from "../../core/stubs";
 import type { FoldJob } from "../../core/jobs";
 import type { StoredMessage, Usage } from "../../core/types";
 import { recordUsage } from "../../services/usage";
@@ -222,6 +223,11 @@ export class FoldCoordinator {
       )
         return reject("the boundary would keep fewer than tailMessages");
       const now = new Date().toISOString();
+      // The stubs in force now, over the tail the last request replayed: the new tail keeps them.
+      const stubbedThrough = stubbedThroughSeq(this.cache.replaySource(head), {
+        ...head.settings,
+        stubbedThrough: head.stubbedThroughMessage,
+      });
       const next: ConversationHead = {
         ...head,
         // Replayed on every request: a lone surrogate would make each of them a 400. Held to the cap
@@ -230,6 +236,7 @@ export class FoldCoordinator {
         summary: capSummary(commit.summary, head.settings.summaryMaxChars).toWellFormed(),
         summarizedThroughMessage: commit.boundarySeq - 1,
         summarizedThroughMessageId: commit.boundaryMessageId,
+        ...(stubbedThrough > 0 ? { stubbedThroughMessage: stubbedThrough } : {}),
         foldCount: head.foldCount + 1,
         lastFoldAt: now,
         updatedAt: now,

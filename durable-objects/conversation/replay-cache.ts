@@ -240,6 +240,7 @@ export class ReplayCache {
         head.summary && head.summarizedThroughMessage
           ? { summary: head.summary, throughSeq: head.summarizedThroughMessage }
           : null,
+      stubbedThrough: head.stubbedThroughMessage,
       importedThrough: head.importedThroughMessage,
     });
   }

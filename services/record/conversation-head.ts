@@ -15,6 +15,12 @@ export interface ConversationHead {
   summarizedThroughMessage: number | null;
   /** Id of the first message the summary does NOT cover: the first message of the verbatim tail. */
   summarizedThroughMessageId: string | null;
+  /**
+   * The seq through which stale tool results were stubbed when the last fold committed: the tail
+   * keeps them stubbed, so a fold never brings one back whole (core/stubs.ts StubInput). Absent
+   * before the first fold (and on heads folded before 2026-12-06: their tails stub as before).
+   */
+  stubbedThroughMessage?: number;
   /** Folds committed so far (each one model call), and when the last one landed. */
   foldCount: number;
   lastFoldAt: string | null;

@@ -41,6 +41,11 @@ const SCHEMA_STEPS: string[][] = [
   [
     `CREATE TABLE IF NOT EXISTS message_parts (seq INTEGER NOT NULL, part INTEGER NOT NULL, body TEXT NOT NULL, PRIMARY KEY (seq, part))`,
   ],
+  // The refused replies: whether any lies near a batch the index outbox labels is one index lookup
+  // (refusalBetween), so a batch far from every refusal never reads its turn's earlier messages.
+  [
+    `CREATE INDEX IF NOT EXISTS messages_refusals ON messages(seq) WHERE json_extract(extra, '$.stopReason') = 'refusal'`,
+  ],
 ];
 
 /** UTF-16 units per stored part: at most 3 UTF-8 bytes each, so a part stays under 1.5 MB. */
@@ -398,6 +403,19 @@ export class ConversationStore {
     }
     const messages = taken ? this.range(sizes[0].seq, sizes[taken - 1].seq) : [];
     return { messages, more: taken < sizes.length };
+  }
+
+  /** Whether a refused reply (stop reason "refusal") lies between the two seqs, both included: an index lookup. */
+  refusalBetween(fromSeq: number, toSeq: number): boolean {
+    return (
+      this.sql
+        .exec(
+          `SELECT 1 FROM messages WHERE json_extract(extra, '$.stopReason') = 'refusal' AND seq BETWEEN ? AND ? LIMIT 1`,
+          fromSeq,
+          toSeq,
+        )
+        .toArray().length > 0
+    );
   }
 
   range(fromSeq: number, toSeq: number): StoredMessage[] {

@@ -279,7 +279,17 @@ export async function meterDeadTurn(ctx: DurableObjectState, store: Conversation
 /** How many messages a walk to a turn's prompt, or on to the next turn's, reads at a time. */
 const WALK = 16;
 
-type RefusalStore = Pick<ConversationStore, "range" | "lastSeq">;
+type RefusalStore = Pick<ConversationStore, "range" | "lastSeq" | "refusalBetween">;
+
+/**
+ * How far (in seqs) from a run of messages a refused reply can be and still share a turn with it.
+ * A run with none that near reads nothing around it (a long turn's earlier messages, megabytes of
+ * tool results, stay unread); a refused turn is a prompt, the steps before its refused reply and a
+ * fallback's answer, far shorter than this.
+ */
+const REFUSAL_REACH = 400;
+const nearRefusal = (store: RefusalStore, run: readonly StoredMessage[]) =>
+  store.refusalBetween(run[0].seq - REFUSAL_REACH, run[run.length - 1].seq + REFUSAL_REACH);
 type RefusalHead = Pick<ConversationHead, "superseded">;
 
 /**
@@ -295,6 +305,7 @@ export function labelledDocs(
   batch: readonly StoredMessage[],
 ): CortexDoc[] {
   const doc = (m: StoredMessage) => messageDoc(head.tenantId, head.id, m);
+  if (!nearRefusal(store, batch)) return batch.map(doc);
   const first = batch[0].seq;
   const from = opensTurn(batch[0], head) ? first : turnStart(store, head, first);
   const run = from < first ? [...store.range(from, first - 1), ...batch] : batch;
@@ -333,6 +344,7 @@ export function refusedAmong(
   head: RefusalHead,
   run: readonly StoredMessage[],
 ): ReadonlySet<number> | null {
+  if (!nearRefusal(store, run)) return null;
   const first = run[0].seq;
   const last = run[run.length - 1].seq;
   const from = opensTurn(run[0], head) ? first : turnStart(store, head, first);

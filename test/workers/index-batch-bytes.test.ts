@@ -8,7 +8,66 @@ import { api, createConversation, eventually, inConversation } from "./helpers";
 
 const MB = 1024 * 1024;
 
+/** Each read of stored messages (listAfter, range) on the object's store, in bytes of its JSON. */
+function watchReads(store: { listAfter: unknown; range: unknown }): number[] {
+  const sizes: number[] = [];
+  for (const name of ["listAfter", "range"] as const) {
+    const real = (store[name] as (...a: number[]) => StoredMessage[]).bind(store);
+    (store as Record<string, unknown>)[name] = (...a: number[]) => {
+      const read = real(...a);
+      sizes.push(read.reduce((n, m) => n + JSON.stringify(m.content).length, 0));
+      return read;
+    };
+  }
+  return sizes;
+}
+
 describe("the indexing outbox's batches", () => {
+  it("of one long turn far from any refusal never read the turn's earlier messages", async () => {
+    const id = await createConversation();
+    const sizes = await inConversation(id, async (instance) => {
+      await instance.outbox.pending();
+      const store = instance.store;
+      const at = store.lastSeq();
+      const now = new Date().toISOString();
+      // One turn: a prompt, then 16 steps of a tool call and its 2 MB result (32 MB in all).
+      const turn: StoredMessage[] = [
+        {
+          id: "msg_long_0",
+          seq: at + 1,
+          role: "user",
+          content: [{ type: "text", text: "read them all" }],
+          createdAt: now,
+        },
+      ];
+      for (let i = 0; i < 16; i++) {
+        const call = `toolu_long_${i}`;
+        turn.push(
+          {
+            id: `msg_long_c${i}`,
+            seq: at + 2 + 2 * i,
+            role: "assistant",
+            content: [{ type: "tool_use", id: call, name: "file_read", input: { i } }],
+            createdAt: now,
+          },
+          {
+            id: `msg_long_r${i}`,
+            seq: at + 3 + 2 * i,
+            role: "user",
+            content: [{ type: "tool_result", tool_use_id: call, content: `part ${i} ${"y ".repeat(MB)}` }],
+            createdAt: now,
+          },
+        );
+      }
+      store.insertMessages(turn, "test:long", () => 0);
+      const reads = watchReads(store);
+      await instance.outbox.pending();
+      expect(store.indexedThrough()).toBe(store.lastSeq());
+      return reads;
+    });
+    expect(Math.max(...sizes)).toBeLessThanOrEqual(TRANSCRIPT_PAGE_BYTES);
+  });
+
   it("never load more than a transcript page's bytes at once, and index every message", async () => {
     const id = await createConversation();
     const loads = await inConversation(id, async (instance) => {

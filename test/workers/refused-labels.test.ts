@@ -21,6 +21,8 @@ function storeOf(messages: StoredMessage[]) {
   return {
     range: (from: number, to: number) => messages.filter((m) => m.seq >= from && m.seq <= to),
     lastSeq: () => messages.length,
+    refusalBetween: (from: number, to: number) =>
+      messages.some((m) => m.seq >= from && m.seq <= to && m.stopReason === "refusal"),
   };
 }
 

@@ -1248,6 +1248,7 @@ export interface Schemas {
     summary: string | null;
     summarizedThroughMessage: number | null;
     summarizedThroughMessageId: string | null;
+    stubbedThroughMessage?: number;
     foldCount: number;
     lastFoldAt: string | null;
     activeTools: Array<string>;

@@ -432,6 +432,10 @@ export const conversationSchema = z
       .meta({ description: "The rolling summary of everything before summarizedThroughMessageId (null until a fold)" }),
     summarizedThroughMessage: z.number().int().nullable(),
     summarizedThroughMessageId: z.string().nullable(),
+    stubbedThroughMessage: z.number().int().optional().meta({
+      description:
+        "Set by a fold's commit: tool results at or below this seq stay stubbed in every later request (a fold never un-stubs one)",
+    }),
     foldCount: z.number().int(),
     lastFoldAt: z.string().nullable(),
     activeTools: z.array(z.string()),

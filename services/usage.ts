@@ -128,8 +128,8 @@ export interface UsageQuery {
   from: string;
   to: string;
   conversationId?: string;
-  /** At most this many conversations (the most costly first); `next` pages on. */
-  limit: number;
+  /** At most this many conversations (the most costly first), `next` paging on; unset: all of them. */
+  limit?: number;
   after?: UsageCursor;
 }
 
@@ -158,7 +158,7 @@ export async function usageReport(db: D1Database, q: UsageQuery): Promise<UsageR
           : undefined,
       )
       .orderBy(sql`${sums.costMicro} desc`, usageEvents.conversationId)
-      .limit(limit + 1),
+      .limit(limit === undefined ? -1 : limit + 1),
     d
       .select({ model: usageEvents.model, ...sums })
       .from(usageEvents)
@@ -166,14 +166,14 @@ export async function usageReport(db: D1Database, q: UsageQuery): Promise<UsageR
       .groupBy(usageEvents.model)
       .orderBy(usageEvents.model),
   ]);
-  const page = byConversation.slice(0, limit);
+  const page = limit === undefined ? byConversation : byConversation.slice(0, limit);
   const last = page[page.length - 1];
   return {
     total: totals(total[0]),
     conversations: page.map(({ conversationId: id, ...row }) => ({ conversationId: id, ...totals(row) })),
     models: byModel.map(({ model, ...row }) => ({ model, ...totals(row) })),
     next:
-      byConversation.length > limit
+      limit !== undefined && byConversation.length > limit
         ? usageCursorText({ costMicro: Number(last.costMicro ?? 0), conversationId: last.conversationId })
         : null,
   };

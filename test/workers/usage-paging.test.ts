@@ -1,6 +1,6 @@
-// GET /v1/usage pages its per-conversation list (the most costly first, `limit` and `cursor`):
-// a year of a busy tenant is many thousands of conversations, once one unbounded array. The
-// totals and the per-model list stay whole on every page.
+// GET /v1/usage pages its per-conversation list when asked (the most costly first, `limit` and
+// `cursor`): a year of a busy tenant is many thousands of conversations. Without either, the whole
+// list, as before. The totals and the per-model list stay whole on every page.
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { sortableId } from "../../core/ids";
@@ -60,6 +60,10 @@ describe("GET /v1/usage pages its conversations", () => {
     } while (cursor && pages < 10);
     expect(pages).toBe(3);
     expect(seen).toEqual([b, e, a, c, d]);
+    // Without `limit` or `cursor`, the whole list, as the route always answered.
+    const whole = await api("GET", `/v1/usage?${range}`, undefined, { key });
+    expect(whole.json.conversations.map((c) => String(c.conversationId))).toEqual([b, e, a, c, d]);
+    expect(whole.json.next).toBeNull();
   });
 
   it("answers the whole list with `next: null` when it fits the default page", async () => {

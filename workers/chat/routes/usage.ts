@@ -15,7 +15,10 @@ export const usageRoutes = new Hono<AppEnv>();
 
 const DAY_MS = 86_400_000;
 const MAX_DAYS = 366;
-/** Conversations a page lists at most (and by default): a year of a busy tenant is many thousands. */
+/**
+ * Conversations a page lists at most when the client pages (`limit` or `cursor` given): a year of a
+ * busy tenant is many thousands. Without either, the whole list, as the route always answered.
+ */
 const MAX_CONVERSATIONS = 1000;
 const day = calendarDay;
 const usageQuery = z.strictObject({
@@ -25,7 +28,7 @@ const usageQuery = z.strictObject({
     .string()
     .refine((v) => isId("conv", v), "not a conversation id")
     .optional(),
-  limit: intParam(1, MAX_CONVERSATIONS).default(MAX_CONVERSATIONS),
+  limit: intParam(1, MAX_CONVERSATIONS).optional(),
   // `next` of the previous page: its last conversation's cost in micro-USD and its id.
   cursor: z
     .string()
@@ -59,7 +62,7 @@ const reportSchema = z
   .meta({
     id: "Usage",
     description:
-      "Tokens by kind and their cost in USD at the catalog's prices, per conversation (paged by `limit` and `cursor`, the most costly first; `next` is the cursor of the next page), per model and in total.",
+      "Tokens by kind and their cost in USD at the catalog's prices, per conversation (the most costly first; paged when `limit` or `cursor` is given, `next` the cursor of the next page; whole otherwise), per model and in total.",
   });
 
 usageRoutes.get(
@@ -82,7 +85,8 @@ usageRoutes.get(
       from,
       to,
       conversationId: q.conversation,
-      limit: q.limit,
+      // Paged only when asked: a client that knows no `next` keeps getting every conversation.
+      limit: q.limit ?? (q.cursor ? MAX_CONVERSATIONS : undefined),
       after: q.cursor,
     });
     return c.json({ from, to, currency: "USD", ...report });

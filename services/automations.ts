@@ -8,7 +8,7 @@ import { apiKeys, automationRuns, automations, tenants } from "../db/schema";
 import { type CronSchedule, dueSlot, dueSlots, nextCheck, parseCron } from "../core/cron";
 import { envConfig, ENV_VARS } from "../core/env-config";
 import { sortableId } from "../core/ids";
-import type { Usage } from "../core/types";
+import { addUsage, zeroUsage, type Usage } from "../core/types";
 
 export type Automation = typeof automations.$inferSelect;
 export type AutomationRunRow = typeof automationRuns.$inferSelect;
@@ -512,6 +512,22 @@ export async function holdsRun(
   return row?.status === "running" && row.attempts === attempt;
 }
 
+/**
+ * The run's usage with one attempt's turn added (`usage`; none: as it was): a run's usage is the
+ * sum of its attempts' turns, failed ones included, as the ledger bills them. Read, then written
+ * by the attempt holding the run (its writes are guarded by its count), so no other write interleaves.
+ */
+async function runUsageWith(db: D1Database, runId: string, usage: Usage | null | undefined): Promise<string | null> {
+  const row = await drizzle(db)
+    .select({ usage: automationRuns.usage })
+    .from(automationRuns)
+    .where(eq(automationRuns.id, runId))
+    .get();
+  const before = row?.usage ? (JSON.parse(row.usage) as Usage) : null;
+  if (!usage) return before ? JSON.stringify(before) : null;
+  return JSON.stringify(addUsage(before ?? zeroUsage(), usage));
+}
+
 /** An attempt failed and the queue will deliver the run again: the error stays visible meanwhile. */
 export async function recordFailedAttempt(
   db: D1Database,
@@ -521,6 +537,7 @@ export async function recordFailedAttempt(
     error,
     conversationId,
     stopReason = null,
+    usage,
   }: {
     runId: string;
     attempt: number;
@@ -528,11 +545,20 @@ export async function recordFailedAttempt(
     conversationId?: string | null;
     /** The stop_reason of the attempt's turn, null when it ended none. */
     stopReason?: string | null;
+    /** What the attempt's turn spent, added to the run's usage. */
+    usage?: Usage | null;
   },
 ): Promise<void> {
+  const total = await runUsageWith(db, runId, usage);
   await drizzle(db)
     .update(automationRuns)
-    .set({ status: "retrying", error, stopReason, ...(conversationId != null ? { conversationId } : {}) })
+    .set({
+      status: "retrying",
+      error,
+      stopReason,
+      usage: total,
+      ...(conversationId != null ? { conversationId } : {}),
+    })
     .where(
       and(eq(automationRuns.id, runId), eq(automationRuns.attempts, attempt), eq(automationRuns.status, "running")),
     );
@@ -568,6 +594,7 @@ export async function finishRun(
       /** failed: for good, not retried (an attempt again could only fail the same way). */
       status: "succeeded" | "skipped" | "failed";
       conversationId?: string | null;
+      /** What the attempt's turn spent, added to the run's usage (the earlier attempts' turns). */
       usage?: Usage | null;
       error?: string | null;
       /** The stop_reason of the turn whose outcome the run takes; null when no turn ended. */
@@ -575,12 +602,13 @@ export async function finishRun(
     };
   },
 ): Promise<void> {
+  const usage = await runUsageWith(db, runId, outcome.usage);
   await drizzle(db)
     .update(automationRuns)
     .set({
       status: outcome.status,
       conversationId: outcome.conversationId ?? null,
-      usage: outcome.usage ? JSON.stringify(outcome.usage) : null,
+      usage,
       error: outcome.error ?? null,
       stopReason: outcome.stopReason ?? null,
       finishedAt: new Date().toISOString(),

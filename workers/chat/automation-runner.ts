@@ -14,11 +14,14 @@ import {
   startRun,
   type AutomationJob,
 } from "../../services/automations";
+import type { Usage } from "../../core/types";
 import { ApiError } from "./errors";
 import { collectTurn, type TurnSummary } from "./turn-response";
 import { placed, startTurn, type StartedTurn } from "./turns";
 
 export const AUTOMATION_DLQ = "context-chat-automations-dlq";
+/** The refusal of a turn while another waits on client tools (turn-runner's TURN_PAUSED). */
+const TURN_PAUSED = "turn_paused";
 
 /**
  * The idempotency key of a run's `n`-th turn on its conversation. Each attempt tries the keys in
@@ -164,8 +167,9 @@ export async function runAutomationAttempt(
     return error;
   }
   let { conversationId } = first;
-  const failed = async (error: string, stopReason: string | null = null) => {
-    await recordFailedAttempt(env.DB, { runId, attempt, error, conversationId, stopReason });
+  /** The attempt failed; `ended`: the stop reason of its turn, and what the turn spent (the run's usage adds it). */
+  const failed = async (error: string, ended: { stopReason: string | null; usage?: Usage | null } | null = null) => {
+    await recordFailedAttempt(env.DB, { runId, attempt, error, conversationId, ...ended });
     return error;
   };
   // The run's turns are keyed (runTurnKey): a redelivery after an attempt that died mid-turn takes
@@ -187,6 +191,21 @@ export async function runAutomationAttempt(
   let turn: TurnSummary | null = null;
   let pause = 500;
   let waited = false;
+  // A turn waiting on client tools holds the channel's conversation, which refuses turns meanwhile
+  // (turn_paused): at its door, or as the error of a turn queued behind it. That turn is not this
+  // run's: most often another slot's of the same automation, queued ahead, whose attempt stops it
+  // within moments, so the attempt waits and tries again; while a new turn still has its budget.
+  // A person's turn may wait until its timeout: the attempt then fails saying so, and is retried.
+  const waitOutPause = async (refusal: string): Promise<string | null> => {
+    if (deadline - (clock.now() + pause) < NEW_TURN_BUDGET_MS)
+      return failed(
+        `the channel's conversation is waiting on client tool results for a turn that is not this run's (${refusal}); this run's prompt did not run, and the next attempt tries again`,
+      );
+    await clock.sleep(pause);
+    pause = Math.min(pause * 2, 5_000);
+    waited = true;
+    return null;
+  };
   let polling = false; // the key tried again is one whose turn was still running
   for (let n = 1; turn === null; n++) {
     if ((waited || n > 1) && !(await holds())) return null;
@@ -220,12 +239,24 @@ export async function runAutomationAttempt(
         n--;
         continue;
       }
+      if (err instanceof ApiError && err.type === TURN_PAUSED) {
+        const gaveUp = await waitOutPause(err.message);
+        if (gaveUp !== null) return gaveUp;
+        n--; // a refused key was freed: tried again
+        continue;
+      }
       return failed(err instanceof Error ? err.message : String(err));
     }
     if (turnStart.kind === "missing") return failed("the channel's conversation is gone");
     const collected = await collectTurn(turnStart.events);
     // An earlier attempt's turn that failed: this attempt is the retry, a new turn.
     if (turnStart.replayed && collected.error && n < MAX_TURN_KEYS) continue;
+    // Queued behind a turn that then paused: that key's turn failed unrun, the next key's is new.
+    if (collected.error?.type === TURN_PAUSED) {
+      const gaveUp = await waitOutPause(collected.error.message);
+      if (gaveUp !== null) return gaveUp;
+      if (n < MAX_TURN_KEYS) continue;
+    }
     turn = collected;
   }
   // An automation has no client to answer a client tool. The paused turn is stopped at once (it
@@ -241,15 +272,17 @@ export async function runAutomationAttempt(
     : null;
   // The outcome is the holder's to record: the run may have been taken or closed during the turn.
   if (!(await holds())) return null;
-  if (turn.error) return failed(`${turn.error.type}: ${turn.error.message}`, turn.stop_reason);
+  if (turn.error)
+    return failed(`${turn.error.type}: ${turn.error.message}`, { stopReason: turn.stop_reason, usage: turn.usage });
   const finished = { conversationId, usage: turn.usage, stopReason: turn.stop_reason };
   if (turn.requiresAction && stop) {
     const error = `the turn called client tools (${turn.requiresAction.calls.map((c) => c.name).join(", ")}) that no client of an automation answers; ${stop.note}`;
     // A stop that failed left the turn waiting, holding the channel's conversation: the attempt
     // fails and the queue retries it, and the retry's turn key replays the paused turn, which it
     // stops again. Once stopped (or gone with its conversation) the run fails for good: an
-    // attempt again would only pause again.
-    if (!stop.ended) return failed(error, turn.stop_reason);
+    // attempt again would only pause again. The turn's usage is left to the attempt that takes
+    // its outcome (the replay carries it), so the run counts it once.
+    if (!stop.ended) return failed(error, { stopReason: turn.stop_reason });
     await finishRun(env.DB, { runId, attempt, outcome: { status: "failed", ...finished, error } });
     return null;
   }

@@ -43,7 +43,9 @@ const fields = {
   schedule,
   // Each run sends it as a turn's text: blank text the Messages API refuses never gets stored.
   prompt: nonBlankText(20_000, { trim: true }),
-  channel: z.string().regex(CHANNEL_NAME, "letters, digits and . _ - only, at most 64"),
+  channel: z
+    .string()
+    .regex(CHANNEL_NAME, "a letter or digit first, then letters, digits and . _ - only, at most 64 in all"),
   paused: z.boolean(),
 };
 const createBody = z.strictObject({ ...fields, paused: fields.paused.optional() });

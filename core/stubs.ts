@@ -212,7 +212,8 @@ export function stubText(opts: {
 // names the conversation_read call that reads the rest. The turn's own prompt is never stubbed, nor
 // anything after it (the turn's steps are the in-turn compactor's). A stub is a function of its
 // block alone and the choice of the history and settings alone, so the same request is built each
-// time and the prompt cache holds; nothing stored changes.
+// time and the prompt cache holds; nothing stored changes. The choice keeps every stub an earlier
+// turn's request carried (it replays them), so a growing history only ever adds stubs.
 
 /** Text under this many chars is never stubbed to fit the window: its stub would save too little. */
 export const OVERSIZED_MIN_CHARS = 2_000;
@@ -265,16 +266,25 @@ export interface WindowFitOutcome {
   savedChars: number;
 }
 
-/** The history with its largest earlier texts stubbed, largest first, until the request up to the turn's prompt fits. */
+/**
+ * The history with its largest earlier texts stubbed until the request up to the turn's prompt fits,
+ * chosen so that a later request stubs a superset: the choice is replayed prompt by prompt, each
+ * earlier turn's request as it was built, adding the largest texts before that prompt only when it
+ * overflows with the stubs it inherits. Choosing afresh on each build would let the last turn's
+ * prompt, once earlier, take the place of a smaller text stubbed before: that text would come back
+ * whole and the request's prefix move from it.
+ */
 export function fitToWindow(messages: StoredMessage[], o: WindowFit): WindowFitOutcome {
   const unchanged = { messages, stubbed: 0, savedChars: 0 };
   const refused = refusedTurns(messages, o.promptNext);
-  const prompt = o.promptNext
-    ? messages.length
-    : messages.findLastIndex((m, i) => isRealUserPrompt(m) && !refused.has(i));
+  const prompts: number[] = [];
+  messages.forEach((m, i) => isRealUserPrompt(m) && !refused.has(i) && prompts.push(i));
+  if (o.promptNext) prompts.push(messages.length);
+  const prompt = prompts.at(-1) ?? -1;
   if (prompt <= 0) return unchanged;
   let chars = o.fixedChars;
   for (let i = 0; i <= prompt && i < messages.length; i++) if (!refused.has(i)) chars += messageChars(messages[i]);
+  // Stubs only shrink a request, and an earlier turn's held less: none of them overflowed either.
   if (chars <= o.budgetChars) return unchanged;
   const candidates: { index: number; block: number; size: number }[] = [];
   for (let i = 0; i < prompt; i++) {
@@ -289,22 +299,30 @@ export function fitToWindow(messages: StoredMessage[], o: WindowFit): WindowFitO
   const stubs = new Map<number, Map<number, string>>();
   let savedChars = 0;
   let stubbed = 0;
-  for (const c of candidates) {
-    if (chars <= o.budgetChars) break;
-    const m = messages[c.index];
-    const stub = oversizedStubText({
-      conversationId: o.conversationId,
-      messageId: m.id,
-      seq: m.seq,
-      role: m.role,
-      block: c.block,
-      text: (m.content[c.block] as { text: string }).text,
-    });
-    if (!stubs.has(c.index)) stubs.set(c.index, new Map());
-    stubs.get(c.index)!.set(c.block, stub);
-    chars -= c.size - stub.length;
-    savedChars += c.size - stub.length;
-    stubbed++;
+  chars = o.fixedChars;
+  let counted = 0;
+  // Each prompt's turn as its request counted it (the history up to that prompt), with the stubs before it.
+  for (const step of prompts) {
+    for (; counted <= step && counted < messages.length; counted++)
+      if (!refused.has(counted)) chars += messageChars(messages[counted]);
+    for (const c of candidates) {
+      if (chars <= o.budgetChars) break;
+      if (c.index >= step || stubs.get(c.index)?.has(c.block)) continue;
+      const m = messages[c.index];
+      const stub = oversizedStubText({
+        conversationId: o.conversationId,
+        messageId: m.id,
+        seq: m.seq,
+        role: m.role,
+        block: c.block,
+        text: (m.content[c.block] as { text: string }).text,
+      });
+      if (!stubs.has(c.index)) stubs.set(c.index, new Map());
+      stubs.get(c.index)!.set(c.block, stub);
+      chars -= c.size - stub.length;
+      savedChars += c.size - stub.length;
+      stubbed++;
+    }
   }
   if (!stubs.size) return unchanged;
   const out = messages.map((m, i) => {

@@ -62,7 +62,8 @@ describe("fitting the window", () => {
 
   it("stubs nothing when only the turn's own prompt is too large, and everything earlier between turns", () => {
     expect(fitAt(history([["user", "z".repeat(90_000)]]), 10_000).stubbed).toBe(0);
-    const between = fitAt(ms, 100_000, true);
+    // Between turns the last prompt is an earlier message too: stubbed once the ones before it are not enough.
+    const between = fitAt(ms, 60_000, true);
     expect(isOversizedStub(textOf(between.messages[4]))).toBe(true);
   });
 
@@ -96,6 +97,73 @@ describe("fitting the window", () => {
     expect(estimate.chars).toBeLessThanOrEqual(windowBudgetChars(settings));
     expect(isOversizedStub(textOf(request.messages[0]))).toBe(true);
     expect(textOf(request.messages[2])).toBe("v ".repeat(499_000));
+  });
+});
+
+describe("fitting the window turn after turn", () => {
+  const stubbedSet = (ms: StoredMessage[]) =>
+    ms.flatMap((m, i) => (m.content.some((b) => b.type === "text" && isOversizedStub(b.text)) ? [i] : []));
+  /** Sizes a turn's texts take, in a fixed order (a small LCG): some fit, some fill half the window. */
+  function sizes(seed: number): () => number {
+    const pick = [2, 2_500, 9_000, 18_000, 30_000, 45_000, 62_000];
+    let x = seed;
+    return () => {
+      x = (x * 1_103_515_245 + 12_345) % 2_147_483_648;
+      return pick[x % pick.length];
+    };
+  }
+
+  it("a text stubbed before is not back whole once the last prompt is an earlier message too", () => {
+    const first = history([
+      ["user", "a".repeat(50_000)],
+      ["assistant", "b".repeat(30_000)],
+      ["user", "c".repeat(40_000)],
+      ["assistant", "ok"],
+      ["user", "d".repeat(60_000)],
+    ]);
+    const next = history([
+      ["user", "a".repeat(50_000)],
+      ["assistant", "b".repeat(30_000)],
+      ["user", "c".repeat(40_000)],
+      ["assistant", "ok"],
+      ["user", "d".repeat(60_000)],
+      ["assistant", "ok"],
+      ["user", "next question"],
+    ]);
+    const before = fitAt(first, 100_000).messages;
+    const after = fitAt(next, 100_000).messages;
+    expect(stubbedSet(before)).toEqual([0, 2]);
+    expect(stubbedSet(after)).toEqual([0, 2]);
+    expect(JSON.stringify(after.slice(0, before.length))).toBe(JSON.stringify(before));
+  });
+
+  it("every request stubs a superset of the last one's, its prefix unmoved until a new stub is needed", () => {
+    for (const seed of [1, 7, 42, 2026]) {
+      const size = sizes(seed);
+      const turns: [role: "user" | "assistant", text: string][] = [["user", "p".repeat(size())]];
+      let previous: StoredMessage[] = [];
+      let previousSet: number[] = [];
+      for (let turn = 0; turn < 14; turn++) {
+        const out = fitAt(history(turns), 100_000).messages;
+        const set = stubbedSet(out);
+        expect(set, `seed ${seed}, turn ${turn}`).toEqual(expect.arrayContaining(previousSet));
+        // Up to the first new stub (all of the last request when there is none) it is byte for byte the last one.
+        const firstNew = set.find((i) => !previousSet.includes(i)) ?? previous.length;
+        expect(JSON.stringify(out.slice(0, firstNew)), `seed ${seed}, turn ${turn}`).toBe(
+          JSON.stringify(previous.slice(0, firstNew)),
+        );
+        turns.push(["assistant", "r".repeat(size())]);
+        // The /replay view between turns stubs no more than the next request will.
+        const between = stubbedSet(fitAt(history(turns), 100_000, true).messages);
+        turns.push(["user", String.fromCharCode(97 + (turn % 26)).repeat(size())]);
+        const nextSet = stubbedSet(fitAt(history(turns), 100_000).messages);
+        expect(nextSet, `seed ${seed}, turn ${turn} between`).toEqual(expect.arrayContaining(between));
+        previous = out;
+        previousSet = set;
+      }
+      // The sequence did need stubs, and more of them as it grew.
+      expect(previousSet.length).toBeGreaterThan(2);
+    }
   });
 });
 

@@ -163,18 +163,51 @@ const docPrefix = (kind: DocKind, refId: string) => `${kind}:${refId}:`;
 const CJK_RUN = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}ー]+/gu;
 
 /**
- * The overlapping character bigrams of each CJK run of `text`, space separated (a run of one
- * character is itself); null if it has none. A row's `terms` (d1-migrations/cortex-shard/
- * 0004_cjk_terms.sql: the index holds the body and these), and a query word's second phrase.
+ * What each of a row's terms starts with: a private-use character, a token character to unicode61
+ * (it keeps Co) that no query word holds (queryWords takes letters, numbers and `_`) nor any text
+ * is expected to. A term is never a token of the body, so a phrase over the terms never matches the
+ * body's own tokens (the two-character runs of "上海、海关" are tokens 上海 海关, side by side), nor
+ * reaches from the body's last token into the terms.
+ */
+const TERM_MARK = "\uE002";
+
+/** The CJK runs of `text`, each as its characters (code points). */
+const cjkRuns = (text: string): string[][] => [...text.matchAll(CJK_RUN)].map(([run]) => [...run]);
+
+/** The overlapping character bigrams of a run's characters, each marked. */
+const bigramsOf = (chars: readonly string[]): string[] => chars.slice(1).map((c, i) => TERM_MARK + chars[i] + c);
+
+/** A run's terms: its bigrams, then its last character alone, each marked. */
+const runTerms = (chars: readonly string[]): string[] => [...bigramsOf(chars), TERM_MARK + chars[chars.length - 1]];
+
+/**
+ * A row's `terms` (d1-migrations/cortex-shard/0004_cjk_terms.sql: the index holds the body and
+ * these), space separated, each marked with TERM_MARK: for each CJK run of `text` its overlapping
+ * character bigrams and its last character alone (a run of one character is that character); null
+ * if it has no run. The last character makes a one-character query word exact as a prefix
+ * (cjkPhrase: 猫* finds every bigram starting with 猫, and the run-final 猫 of "我的猫" alone), and
+ * it ends each run: a phrase of bigrams never runs on from one run into the next ("上海 and 海关"
+ * holds 上海 海 海关 关, never 上海 海关). One term per run more than the bigrams, for CJK text only.
  */
 export function cjkTerms(text: string): string | null {
-  const bigrams: string[] = [];
-  for (const [run] of text.matchAll(CJK_RUN)) {
-    const chars = [...run];
-    if (chars.length === 1) bigrams.push(run);
-    for (let i = 0; i + 1 < chars.length; i++) bigrams.push(chars[i] + chars[i + 1]);
-  }
-  return bigrams.length ? bigrams.join(" ") : null;
+  const terms = cjkRuns(text).flatMap(runTerms);
+  return terms.length ? terms.join(" ") : null;
+}
+
+/**
+ * A query word's CJK runs as the FTS5 phrase over rows' terms (cjkTerms) that finds them inside
+ * longer runs; null if the word has none. A word of one run is its bigrams, found anywhere in a run;
+ * a word of several (`東京-タワー`) must be consecutive runs of the row, the first ending one (its
+ * bigrams then its last character) and the last starting one (what lies between runs is not
+ * checked). A last run of one character (`猫`) is a prefix term: every bigram starting with it, or
+ * it alone as a run's last character.
+ */
+function cjkPhrase(word: string): string | null {
+  const runs = cjkRuns(word);
+  const last = runs.pop();
+  if (last === undefined) return null;
+  const terms = [...runs.flatMap(runTerms), ...bigramsOf(last)];
+  return last.length === 1 ? `${quoted([...terms, TERM_MARK + last[0]].join(" "))}*` : quoted(terms.join(" "));
 }
 
 /**
@@ -400,12 +433,12 @@ const quoted = (word: string) => `"${word.replace(/"/g, '""')}"`;
 
 /**
  * A query word as the FTS5 expression the ranking scores: the word as one phrase, or, where it holds
- * a CJK run, `("word" OR "bigram bigram …")`: the phrase of its consecutive bigrams matches the same
- * consecutive bigrams of a row's terms (cjkTerms), so a word inside a longer run is found.
+ * a CJK run, `("word" OR cjkPhrase)`: the phrase over the rows' terms, so a word inside a longer run
+ * is found (`("猫" OR "\uE002猫"*)` for a one-character word).
  */
 const ftsPhrase = (word: string) => {
-  const bigrams = cjkTerms(word);
-  return bigrams === null || bigrams === word ? quoted(word) : `(${quoted(word)} OR ${quoted(bigrams)})`;
+  const cjk = cjkPhrase(word);
+  return cjk === null ? quoted(word) : `(${quoted(word)} OR ${cjk})`;
 };
 
 export interface SearchOptions {

@@ -31,22 +31,69 @@ const ids = async (db: DatabaseSync, q: string, tenantId = "t") =>
 const consistent = (db: DatabaseSync) => db.exec(`INSERT INTO cortex_fts(cortex_fts) VALUES ('integrity-check')`);
 
 describe("cjkTerms", () => {
-  it("gives the overlapping bigrams of each run, a one-character run as itself, null without a run", () => {
-    expect(cjkTerms("私は東京タワーに行きました")).toBe("私は は東 東京 京タ タワ ワー ーに に行 行き きま まし した");
-    expect(cjkTerms("我昨天在北京吃了烤鸭")).toBe("我昨 昨天 天在 在北 北京 京吃 吃了 了烤 烤鸭");
-    expect(cjkTerms("Tokyo 東京 and 北, 서울에서")).toBe("東京 北 서울 울에 에서");
-    expect(cjkTerms("𠮷野家")).toBe("𠮷野 野家");
+  /** `terms` as cjkTerms writes them: each space-separated term marked with U+E002. */
+  const marked = (terms: string) => terms.replace(/(^| )/g, "$1\uE002");
+
+  it("gives each run's overlapping bigrams and its last character, each marked, null without a run", () => {
+    expect(cjkTerms("私は東京タワーに行きました")).toBe(
+      marked("私は は東 東京 京タ タワ ワー ーに に行 行き きま まし した た"),
+    );
+    expect(cjkTerms("我昨天在北京吃了烤鸭")).toBe(marked("我昨 昨天 天在 在北 北京 京吃 吃了 了烤 烤鸭 鸭"));
+    expect(cjkTerms("Tokyo 東京 and 北, 서울에서")).toBe(marked("東京 京 北 서울 울에 에서 서"));
+    expect(cjkTerms("𠮷野家")).toBe(marked("𠮷野 野家 家"));
     expect(cjkTerms("The harbour lantern.")).toBeNull();
   });
 
-  it("makes a query word with a run a choice of the word and its bigrams' phrase", () => {
-    expect(toFtsQuery("東京タワー harbour", "or")).toBe('("東京タワー" OR "東京 京タ タワ ワー") OR "harbour"');
-    expect(toFtsQuery("北京 東")).toBe('"北京" "東"');
-    expect(toFtsQuery("東京タワー harbour")).toBe('("東京タワー" OR "東京 京タ タワ ワー") AND "harbour"');
+  it("makes a query word with a run a choice of the word and its phrase over the terms", () => {
+    const m = marked;
+    expect(toFtsQuery("東京タワー harbour", "or")).toBe(`("東京タワー" OR "${m("東京 京タ タワ ワー")}") OR "harbour"`);
+    expect(toFtsQuery("北京 東")).toBe(`("北京" OR "${m("北京")}") AND ("東" OR "${m("東")}"*)`);
+    expect(toFtsQuery("東京タワー harbour")).toBe(`("東京タワー" OR "${m("東京 京タ タワ ワー")}") AND "harbour"`);
+    // Several runs: the first ends a run (its last character follows), the last starts one.
+    expect(toFtsQuery("東京-タワー")).toBe(`("東京-タワー" OR "${m("東京 京 タワ ワー")}")`);
+    expect(toFtsQuery("東京-猫")).toBe(`("東京-猫" OR "${m("東京 京 猫")}"*)`);
   });
 });
 
 describe("the cortex's CJK terms", () => {
+  it("finds a one-character word anywhere in a run, the run's last character too", async () => {
+    const db = shard();
+    await upsertDocs(d1Over(db), [
+      note("t", "zh", "我的猫很可爱 quokka"),
+      note("t", "zh-end", "这是我的猫"),
+      note("t", "ja", "猫が好きです"),
+      note("t", "book", "我有一本书。"),
+    ]);
+    expect(await ids(db, "猫")).toEqual(["ja", "zh", "zh-end"]);
+    expect(await ids(db, "书")).toEqual(["book"]);
+    expect(await ids(db, "我的")).toEqual(["zh", "zh-end"]);
+    expect(await ids(db, "可爱")).toEqual(["zh"]);
+    expect(await ids(db, "狗")).toEqual([]);
+  });
+
+  it("never matches a word across two runs, nor across the body's end and the terms", async () => {
+    const db = shard();
+    await upsertDocs(d1Over(db), [
+      note("t", "apart", "上海 and 海关"),
+      note("t", "punct", "上海、海关"),
+      note("t", "edge", "海关 then 上海"),
+      note("t", "whole", "他在上海关门了"),
+    ]);
+    expect(await ids(db, "上海关")).toEqual(["whole"]);
+    expect(await ids(db, "上海")).toEqual(["apart", "edge", "punct", "whole"]);
+  });
+
+  it("finds a word of several runs as consecutive runs, the first ending one and the last starting one", async () => {
+    const db = shard();
+    await upsertDocs(d1Over(db), [
+      note("t", "tower", "私は東京-タワーに行きました"),
+      note("t", "one", "南北-京都"),
+      note("t", "inner", "北京-都"),
+    ]);
+    expect(await ids(db, "東京-タワー")).toEqual(["tower"]);
+    expect(await ids(db, "北-京")).toEqual(["one"]);
+  });
+
   it("finds a word inside a run on a fresh shard, and deletes what it indexed", async () => {
     const db = shard();
     await upsertDocs(d1Over(db), [

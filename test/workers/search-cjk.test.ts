@@ -72,4 +72,20 @@ describe("search in Chinese and Japanese text without spaces", { timeout: 60_000
     expect(harbour.data.map((h) => h.id)).toEqual([latin]);
     expect(harbour.data[0].snippet).toBe("The [harbour] [lantern] was lit by the quokka keeper.");
   });
+
+  it("finds a one-character word anywhere in a run, and never a word across two runs", async () => {
+    const key = await newTenant();
+    const [cute, likes, , apart, comma, shut] = await indexed(
+      key,
+      ["我的猫很可爱 quokka", "猫が好きです", "我有一本书", "上海 and 海关", "上海、海关", "他在上海关门了 wombat"],
+      "wombat",
+    );
+    const ids = async (q: string) => (await search(key, q)).data.map((h) => h.id).sort();
+    expect(await ids("猫")).toEqual([cute, likes].sort());
+    expect(await ids("我的")).toEqual([cute]);
+    expect(await ids("可爱")).toEqual([cute]);
+    // 上海关 is a run of the last text only: the others hold 上海 and 海关 as two runs.
+    expect(await ids("上海关")).toEqual([shut]);
+    expect(await ids("上海")).toEqual([apart, comma, shut].sort());
+  });
 });

@@ -6,8 +6,15 @@ import { isInt, isName, type PdfDict, PdfError, type PdfObj, type PdfResolver } 
 
 const MAX_TREE_DEPTH = 64;
 const MAX_PAGES = 10_000_000;
-/** Most entries of /Kids read to count the pages when the root /Count is wrong. */
+/** Most entries of /Kids resolved to count the pages. */
 const MAX_COUNTED_KIDS = 20_000;
+/**
+ * Bytes of file a page is taken to need: a page object with its box, resources and contents, its
+ * /Kids entry and its xref entry come to more. A root /Count the file is large enough for is
+ * checked by finding its last page; any larger one by counting the pages. Files of smaller pages
+ * (compressed, or inheriting all but /Contents) are counted too: more reads, the same count.
+ */
+const MIN_PAGE_BYTES = 128;
 
 export interface PageLeaf {
   dict: PdfDict;
@@ -51,7 +58,10 @@ export async function catalog(doc: PdfResolver): Promise<PdfDict> {
   return root;
 }
 
-export async function pagesRoot(doc: PdfResolver): Promise<{ node: PdfDict; count: number }> {
+/** An open document and its file's length in bytes. */
+type SizedResolver = PdfResolver & { readonly size: number };
+
+export async function pagesRoot(doc: SizedResolver): Promise<{ node: PdfDict; count: number }> {
   const cat = await catalog(doc);
   const node = await doc.resolveDict(cat.get("Pages"));
   if (!node) throw new PdfError("broken page tree: the catalog has no /Pages");
@@ -62,15 +72,18 @@ export async function pagesRoot(doc: PdfResolver): Promise<{ node: PdfDict; coun
 }
 
 /**
- * The root /Count when its last page is there, else the pages the tree holds. /Count is only a
- * number in the file: a one-page file saying 100,000 would be announced as 100,000 pages and
- * have jobs queued to index pages that do not exist. Finding the last page costs one leaf read
- * in a flat tree; a wrong count is replaced by a bounded walk of the tree, and a tree that cannot
- * be counted (too large, missing kids, a cycle) is a PdfError, which sends the file to pdf.js.
+ * The root /Count, checked. /Count is only a number in the file: a one-page file saying 100,000
+ * would be announced as 100,000 pages and have jobs queued to index pages that do not exist.
+ * Finding the last page costs one leaf read in a flat tree, but is no proof on its own: it skips
+ * sibling subtrees by their own /Count, so a /Pages node saying 9,999,999 over one page passes it.
+ * It is taken only for a count the file's size can hold (a lie then claims no more pages than a
+ * file of real ones would have); any other count, or one whose last page is missing, is replaced
+ * by counting the pages, and a tree too large to count keeps a count its last page confirms. A
+ * tree that cannot be counted (missing kids, a cycle) is a PdfError, which sends the file to pdf.js.
  */
-async function checkedCount(doc: PdfResolver, root: PdfDict, count: number): Promise<number> {
+async function checkedCount(doc: SizedResolver, root: PdfDict, count: number): Promise<number> {
   if (count === 0 && !Array.isArray(await doc.resolve(root.get("Kids")))) return 0;
-  if (count > 0) {
+  if (count > 0 && count * MIN_PAGE_BYTES <= doc.size) {
     try {
       await findPage(doc, count - 1, root);
       return count;
@@ -79,36 +92,52 @@ async function checkedCount(doc: PdfResolver, root: PdfDict, count: number): Pro
     }
   }
   const leaves = await countLeaves(doc, root);
-  if (leaves === count) return count;
-  // The counted pages must be where findPage looks for them, or reads would go to the wrong page.
-  if (leaves > 0) await findPage(doc, leaves - 1, root);
-  return leaves;
+  if (leaves !== null) return leaves;
+  if (count > 0) await findPage(doc, count - 1, root);
+  return count;
 }
 
-/** The leaves under `root`, reading at most MAX_COUNTED_KIDS entries of /Kids. */
-async function countLeaves(doc: PdfResolver, root: PdfDict): Promise<number> {
+/**
+ * The leaves under `root`, or null when counting them takes resolving more than MAX_COUNTED_KIDS
+ * entries of /Kids. A node whose /Count is its number of kids (the flat trees most writers make)
+ * is taken at its word without resolving them: each page it claims is then an entry of its /Kids,
+ * read in full to parse the node, while a /Pages node's /Count is one number that can say
+ * anything. Level by level, so a tree over the bound is known before its kids are resolved.
+ */
+async function countLeaves(doc: PdfResolver, root: PdfDict): Promise<number | null> {
   const batch = doc.prefetchMax;
   const seen = new Set<PdfDict>([root]);
-  const todo = [root];
+  let level = [root];
   let leaves = 0;
-  let read = 0;
-  for (let node = todo.pop(); node; node = todo.pop()) {
-    const kids = await doc.resolve(node.get("Kids"));
-    if (!Array.isArray(kids)) throw new PdfError("broken page tree: a /Pages node has no /Kids");
-    read += kids.length;
-    if (read > MAX_COUNTED_KIDS)
-      throw new PdfError("broken page tree: the root /Count is wrong and the tree is too large to count");
-    for (let i = 0; i < kids.length; i++) {
-      if (i % batch === 0) await doc.prefetch(kids.slice(i, i + batch));
-      const kid = await doc.resolveDict(kids[i]);
-      if (!kid) throw new PdfError("broken page tree: the root /Count is wrong and an entry of /Kids is missing");
-      if (isLeaf(kid)) leaves++;
-      else if (seen.has(kid)) throw new PdfError("broken page tree: it contains a cycle");
+  let resolved = 0;
+  for (let depth = 0; level.length > 0; depth++) {
+    if (depth > MAX_TREE_DEPTH) throw new PdfError("broken page tree: it is too deep");
+    const open: PdfObj[][] = [];
+    for (const node of level) {
+      const kids = await doc.resolve(node.get("Kids"));
+      if (!Array.isArray(kids)) throw new PdfError("broken page tree: a /Pages node has no /Kids");
+      if ((await doc.resolve(node.get("Count"))) === kids.length) leaves += kids.length;
       else {
-        seen.add(kid);
-        todo.push(kid);
+        open.push(kids);
+        resolved += kids.length;
       }
     }
+    if (resolved > MAX_COUNTED_KIDS) return null;
+    const next: PdfDict[] = [];
+    for (const kids of open) {
+      for (let i = 0; i < kids.length; i++) {
+        if (i % batch === 0) await doc.prefetch(kids.slice(i, i + batch));
+        const kid = await doc.resolveDict(kids[i]);
+        if (!kid) throw new PdfError("broken page tree: an entry of /Kids is missing");
+        if (isLeaf(kid)) leaves++;
+        else if (seen.has(kid)) throw new PdfError("broken page tree: it contains a cycle");
+        else {
+          seen.add(kid);
+          next.push(kid);
+        }
+      }
+    }
+    level = next;
   }
   return leaves;
 }

@@ -26,7 +26,7 @@ import {
   type CompactionReport,
 } from "../core/compactor";
 import { excerpt } from "../core/fold";
-import { storedBlockOf } from "../core/replay";
+import { cacheable, storedBlockOf } from "../core/replay";
 import { sliceWhole } from "../core/text-cut";
 import { renderMessageText } from "../core/render";
 import type { ModelEntry } from "../core/models/catalog";
@@ -56,9 +56,6 @@ const breakpointOf = (m: WireMessage | undefined): Breakpoint | undefined => {
   for (const b of m.content) if ("cache_control" in b && b.cache_control) return b.cache_control as Breakpoint;
   return undefined;
 };
-/** A block the API takes cache_control on (as withCacheBreakpoints places them): never thinking, nor empty text. */
-const cacheable = (b: ContentBlock): boolean =>
-  b.type !== "thinking" && b.type !== "redacted_thinking" && !(b.type === "text" && b.text === "");
 /** The message with no block carrying cache_control; blocks without one are kept as they are. */
 function withoutBreakpoints(m: WireMessage): WireMessage {
   if (typeof m.content === "string" || !m.content.some((b) => "cache_control" in b)) return m;

@@ -210,7 +210,8 @@ export function withCacheBreakpoints(messages: WireMessage[], preambleLength: nu
   });
 }
 
-const cacheable = (b: ContentBlock) =>
+/** A block the API takes cache_control on: never a thinking block, nor an empty text block. */
+export const cacheable = (b: ContentBlock): boolean =>
   b.type !== "thinking" && b.type !== "redacted_thinking" && !(b.type === "text" && b.text === "");
 
 /**

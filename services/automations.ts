@@ -2,9 +2,10 @@
 // (automation, slot) pair once — the unique key of automation_runs — and fans the runs out
 // through a queue; the consumer runs each as a turn on its channel and records the outcome of
 // every attempt, the queue retrying failed ones and dead-lettering those that never succeed.
-import { and, count, desc, eq, exists, gt, gte, inArray, isNull, lt, lte, or, sql } from "drizzle-orm";
+import { and, count, desc, eq, exists, gte, inArray, lt, lte, sql } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
 import { apiKeys, automationRuns, automations, tenants } from "../db/schema";
+import { keyActiveAt } from "./keys/api-keys";
 import { type CronSchedule, dueSlot, dueSlots, nextCheck, parseCron } from "../core/cron";
 import { envConfig, ENV_VARS } from "../core/env-config";
 import { sortableId } from "../core/ids";
@@ -342,13 +343,7 @@ const tenantHasKey = (db: D1Database, nowIso: string) =>
     drizzle(db)
       .select({ id: apiKeys.id })
       .from(apiKeys)
-      .where(
-        and(
-          eq(apiKeys.tenantId, automations.tenantId),
-          isNull(apiKeys.revokedAt),
-          or(isNull(apiKeys.expiresAt), gt(apiKeys.expiresAt, nowIso)),
-        ),
-      ),
+      .where(and(eq(apiKeys.tenantId, automations.tenantId), keyActiveAt(apiKeys, nowIso))),
   );
 
 export async function claimDuePage(db: D1Database, now: number, limit = CLAIM_PAGE): Promise<ClaimWork> {

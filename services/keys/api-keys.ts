@@ -3,7 +3,7 @@
 // Both limits that depend on the other keys (the active-key cap, keeping one key) are part of the
 // single write statement, so concurrent requests cannot step past them.
 import { and, count, desc, eq, exists, gt, gte, isNull, lt, ne, or, sql } from "drizzle-orm";
-import { alias } from "drizzle-orm/sqlite-core";
+import { alias, type SQLiteColumn } from "drizzle-orm/sqlite-core";
 import { drizzle } from "drizzle-orm/d1";
 import { apiKeys, tenants } from "../../db/schema";
 import { isId, randomToken, sha256Hex, sortableId } from "../../core/ids";
@@ -57,6 +57,13 @@ const record = {
 
 /** The key being revoked, as its own table reference inside the statement that counts the others. */
 const revoked = alias(apiKeys, "revoked_key");
+/**
+ * A key row's condition of being active at `nowIso`: not revoked, and no expiry or one still ahead
+ * (ISO strings of one format compare as times). For `apiKeys` or an alias of it.
+ */
+export const keyActiveAt = (keys: { revokedAt: SQLiteColumn; expiresAt: SQLiteColumn }, nowIso: string) =>
+  and(isNull(keys.revokedAt), or(isNull(keys.expiresAt), gt(keys.expiresAt, nowIso)));
+
 /** The key making the request, as its own table reference inside the statement that writes. */
 const caller = alias(apiKeys, "caller_key");
 
@@ -72,14 +79,7 @@ const activeCaller = (
   drizzle(db)
     .select({ id: caller.id })
     .from(caller)
-    .where(
-      and(
-        eq(caller.id, keyId),
-        eq(caller.tenantId, tenantId),
-        isNull(caller.revokedAt),
-        or(isNull(caller.expiresAt), gt(caller.expiresAt, nowIso)),
-      ),
-    );
+    .where(and(eq(caller.id, keyId), eq(caller.tenantId, tenantId), keyActiveAt(caller, nowIso)));
 
 /** Whether the key is active at `now`, read where `db` reads (the primary, for the binding itself). */
 async function callerIsActive(db: D1Database, who: { tenantId: string; keyId: string; now: Date }): Promise<boolean> {

@@ -89,6 +89,18 @@ export async function insertKeyedConversationRow(
   }
 }
 
+/**
+ * Hourly housekeeping (the cron): every tenant's create keys past their 24 hours. A tenant's own
+ * keyed create removes only its own expired keys, so a tenant that stops sending them would keep
+ * its rows for good; this reads the expired rows alone (an index by `created_at`, migration 0025).
+ */
+export async function sweepExpiredCreateKeys(db: D1Database, now: number): Promise<number> {
+  const res = await drizzle(db)
+    .delete(conversationCreateKeys)
+    .where(lte(conversationCreateKeys.createdAt, keyCutoff(now)));
+  return res.meta.changes ?? 0;
+}
+
 /** Undoes insertKeyedConversationRow when the object could not be created: the key is free again. */
 export async function deleteKeyedConversationRow(
   db: D1Database,

@@ -31,6 +31,8 @@ export const ISOLATED = [
   "test/workers/exports.test.ts",
   // Sweeps every tenant's staged imports with a clock hours ahead: another file's import in flight would go.
   "test/workers/import-staging-sweep.test.ts",
+  // Sweeps every tenant's conversation create keys past 24 hours, and counts what it swept.
+  "test/workers/create-keys-sweep.test.ts",
   // Read the dev tenant's corpus log of today, which other files' turns fill (and the ticks above roll up).
   "test/workers/models.test.ts",
   // Write cortex notes with fixed ids ("mine", "theirs") straight into a shard, as if each file had it alone.

@@ -2,12 +2,14 @@
 // started (their message may have been lost), and claims a page of due
 // automation slots (fanned out through the automation queue, which also carries the claim of any
 // further pages), sweeps expired websocket tickets, abandoned uploads, imports' staging a dead
-// request left behind and tenant-wide exports past their retention, and rolls closed days of the
+// request left behind, tenant-wide exports past their retention and conversation create keys past
+// their 24 hours, and rolls closed days of the
 // corpus log into their single log objects.
 import { attachmentPrefix } from "../../r2-layout";
 import { deleteOpenUpload, staleUploads } from "../../services/attachments/store";
 import { claimDueRuns, closeAbandonedRuns, sendRuns, unsentRuns } from "../../services/automations";
 import { rollUpCorpusDays } from "../../services/corpus";
+import { sweepExpiredCreateKeys } from "../../services/conversation-list";
 import { sweepExpiredExports } from "../../services/transfer/export-job";
 import { sweepStagedImports } from "../../services/transfer/import-staging";
 import { sweepExpiredTickets } from "./ws-tickets";
@@ -25,20 +27,41 @@ export async function runScheduled(
   importsSwept: number;
   exportsSwept: number;
   corpusDaysRolled: number;
+  createKeysSwept: number;
 }> {
   const now = controller.scheduledTime;
-  const [ticketsSwept, closed, resent, runs, uploadsSwept, importsSwept, exportsSwept, corpusDaysRolled] =
-    await Promise.all([
-      sweepExpiredTickets(env.DB, now),
-      closeAbandonedRuns(env.DB, now),
-      resendUnsentRuns(env, now),
-      claimDueRuns(env, now),
-      sweepAbandonedUploads(env, now),
-      sweepStagedImports(env.BUCKET, { now, limit: 200 }),
-      sweepExpiredExports(env.DB, env.BUCKET, { now }),
-      rollUpCorpusDays(env, now),
-    ]);
-  return { ticketsSwept, closed, resent, ...runs, uploadsSwept, importsSwept, exportsSwept, corpusDaysRolled };
+  const [
+    ticketsSwept,
+    closed,
+    resent,
+    runs,
+    uploadsSwept,
+    importsSwept,
+    exportsSwept,
+    corpusDaysRolled,
+    createKeysSwept,
+  ] = await Promise.all([
+    sweepExpiredTickets(env.DB, now),
+    closeAbandonedRuns(env.DB, now),
+    resendUnsentRuns(env, now),
+    claimDueRuns(env, now),
+    sweepAbandonedUploads(env, now),
+    sweepStagedImports(env.BUCKET, { now, limit: 200 }),
+    sweepExpiredExports(env.DB, env.BUCKET, { now }),
+    rollUpCorpusDays(env, now),
+    sweepExpiredCreateKeys(env.DB, now),
+  ]);
+  return {
+    ticketsSwept,
+    closed,
+    resent,
+    ...runs,
+    uploadsSwept,
+    importsSwept,
+    exportsSwept,
+    corpusDaysRolled,
+    createKeysSwept,
+  };
 }
 
 /** Claimed runs whose queue message may have been lost are sent again (services/automations.ts). */

@@ -41,8 +41,12 @@ export interface OfflineModelOptions {
   windows?: Record<string, number>;
 }
 
-/** Requests above this many bytes get Cloudflare's 413 (https://platform.claude.com/docs/en/api/errors#request-size-limits). */
-export const MAX_REQUEST_BYTES = 32 * 1024 * 1024;
+/**
+ * Requests above this many bytes get Cloudflare's 413 (https://platform.claude.com/docs/en/api/errors#request-size-limits).
+ * The page says 32 MB: the stricter reading (10^6 bytes a MB) is taken, so nothing the platform
+ * sends passes here and is refused by the API.
+ */
+export const MAX_REQUEST_BYTES = 32_000_000;
 
 /** Forget every cached prefix and stream-fault count (tests; a new isolate starts empty too). */
 export function resetOfflineCache(): void {

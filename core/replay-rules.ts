@@ -61,7 +61,7 @@ export function replayableHistory(
  * prompt follows, unless a fallback model answered after it within the same turn. An attachment note
  * inside that turn stays: its file still exists, and the note is the model's only pointer to it.
  */
-function withoutRefusedTurns(history: readonly StoredMessage[], between: boolean): readonly StoredMessage[] {
+export function withoutRefusedTurns(history: readonly StoredMessage[], between: boolean): readonly StoredMessage[] {
   const drop = refusedTurns(history, between);
   return drop.size ? history.filter((_, i) => !drop.has(i)) : history;
 }

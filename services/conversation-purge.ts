@@ -1,6 +1,7 @@
 // Everything a conversation owns outside its Durable Object, removed: its cortex rows (messages,
 // attachment pages, episodes), its attachments (bytes, pages, rows), its prompt snapshots, its
-// episodes, websocket tickets, listing row and any channel's pointer to it, and last its record in R2 (head and batches).
+// episodes, websocket tickets, listing row and any channel's pointer to it, the tenant's stored memory
+// maps that name its title, and last its record in R2 (head and batches).
 // Every step is idempotent, so the DO's tombstone can run it again after a crash.
 import { and, eq } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
@@ -10,7 +11,7 @@ import { purgeAttachmentsOf } from "./attachments/delete";
 import { d1Statement } from "./d1-batch";
 import { cortexFor } from "./cortex/routing";
 import { deleteR2Prefix } from "./purge";
-import { forgetMemoryMap } from "./memory/memory-map";
+import { forgetMapGeneration, forgetMemoryMap, forgetStoredMapsNaming } from "./memory/memory-map";
 
 export async function purgeConversation(env: Env, tenantId: string, conversationId: string): Promise<void> {
   // The cortex rows first: search is the one route that reads them without the object, and a
@@ -19,7 +20,10 @@ export async function purgeConversation(env: Env, tenantId: string, conversation
   await purgeAttachmentsOf(env, tenantId, { conversationId });
   await deleteR2Prefix(env.BUCKET, promptSnapshotPrefix(tenantId, conversationId));
   const db = drizzle(env.DB);
-  await env.DB.batch([
+  const mine = and(eq(conversations.tenantId, tenantId), eq(conversations.id, conversationId));
+  const [listed] = await env.DB.batch<{ title: string }>([
+    // Read in the batch that deletes the row: the title it had when it went.
+    d1Statement(env.DB, db.select({ title: conversations.title }).from(conversations).where(mine)),
     d1Statement(
       env.DB,
       db
@@ -32,12 +36,16 @@ export async function purgeConversation(env: Env, tenantId: string, conversation
       tenantId,
       conversationId,
     ),
-    d1Statement(
-      env.DB,
-      db.delete(conversations).where(and(eq(conversations.tenantId, tenantId), eq(conversations.id, conversationId))),
-    ),
-    // Its title is among the map's topics.
-    forgetMemoryMap(env.DB, tenantId),
+    d1Statement(env.DB, db.delete(conversations).where(mine)),
+    // With the row: a memory map computed from titles read before the delete is not stored after it.
+    forgetMapGeneration(env.DB, tenantId),
   ]);
+  // Its title may be among the stored maps' topics: only the maps naming a word of it go (as after
+  // a rename), so the others stay, and with them every other conversation's cached prompt prefix.
+  // An untitled conversation names none. No row (a purge resumed after the batch above ran, so the
+  // title is unknown): every map goes.
+  const title = listed.results[0]?.title;
+  if (title === undefined) await forgetMemoryMap(env.DB, tenantId).run();
+  else await forgetStoredMapsNaming(env.DB, tenantId, [title]);
   await deleteR2Prefix(env.BUCKET, conversationPrefix(tenantId, conversationId));
 }

@@ -10,7 +10,7 @@ import {
   turnByTurnFoldLength,
 } from "../../core/fold";
 import { sortableId } from "../../core/ids";
-import { refusedTurns } from "../../core/replay-rules";
+import { withoutRefusedTurns } from "../../core/replay-rules";
 import { stubbedThroughSeq } from "../../core/stubs";
 import type { FoldJob } from "../../core/jobs";
 import type { StoredMessage, Usage } from "../../core/types";
@@ -70,16 +70,14 @@ export interface FoldOutcome {
 
 /**
  * The master's messages a fold may show: without the refused turns, as every later request leaves
- * them out (core/replay-rules.ts refusedTurns, between turns as /replay and the recall tools read
+ * them out (core/replay-rules.ts withoutRefusedTurns, between turns as /replay and the recall tools read
  * them; an attachment's note inside such a turn stays). A summary rides every later request and its
  * episode is found by memory_search, so what the fold shows must be what a replay may carry. The
  * boundary is still a message the fold kept; a dropped turn before it is passed over unseen (its
- * originals stay in the transcript, as the record keeps every refused turn).
+ * originals stay in the transcript, as the record keeps every refused turn). The dispatch's
+ * measure (replay-cache.ts foldableChars) calls the same rule.
  */
-function foldable(master: StoredMessage[]): StoredMessage[] {
-  const refused = refusedTurns(master, true);
-  return refused.size ? master.filter((_, i) => !refused.has(i)) : master;
-}
+const foldable = (master: readonly StoredMessage[]) => withoutRefusedTurns(master, true);
 
 export class FoldCoordinator {
   constructor(

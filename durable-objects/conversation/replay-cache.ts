@@ -20,6 +20,7 @@ import {
   projectTools as projectToolsFor,
 } from "../../services/projects";
 import type { ConversationHead } from "../../services/record/conversation-head";
+import { withoutRefusedTurns } from "../../core/replay-rules";
 import type { ObjectScope } from "./object-scope";
 import { masterMessages } from "./regenerate";
 import { TurnTools } from "./turn-tools";
@@ -172,15 +173,23 @@ export class ReplayCache {
   /**
    * What a fold now would fold: the unsummarized chars before the fold mark (the kept tail is
    * not counted). Comparing this with the threshold makes each fold absorb more than
-   * `foldThresholdChars` of conversation: one summarization call per threshold of growth.
+   * `foldThresholdChars` of conversation: one summarization call per threshold of growth. The
+   * refused turns a fold leaves out (`foldable`) are not counted either, and the mark is chosen
+   * without them as the fold chooses it: a large refused turn would otherwise send fold jobs that
+   * find nothing to fold.
    */
   foldableChars(head: ConversationHead): number {
-    const region = this.replaySource(head);
+    const source = this.replaySource(head);
+    const region = withoutRefusedTurns(source, true); // the fold's own choice (fold-coordinator.ts foldable)
     const mark = chooseFoldMark(region, head.settings.tailMessages);
     if (mark === null) return 0;
-    let kept = 0;
-    for (let i = mark; i < region.length; i++) kept += messageChars(region[i]);
-    return this.unsummarizedChars(head) - kept;
+    let left = 0;
+    for (let i = mark; i < region.length; i++) left += messageChars(region[i]);
+    if (region.length < source.length) {
+      const kept = new Set(region);
+      for (const m of source) if (!kept.has(m)) left += replayChars(m);
+    }
+    return this.unsummarizedChars(head) - left;
   }
 
   /**

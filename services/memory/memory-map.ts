@@ -88,7 +88,27 @@ export const forgetMemoryMap = (db: D1Database, tenantId: string): D1PreparedSta
  * the generation went is read here; one computed after reads the new title.
  */
 export async function forgetMapsNaming(db: D1Database, tenantId: string, titles: readonly string[]): Promise<void> {
-  await db.prepare(`DELETE FROM memory_maps WHERE tenant_id = ? AND day = ?`).bind(tenantId, GENERATION).run();
+  await forgetMapGeneration(db, tenantId).run();
+  await forgetStoredMapsNaming(db, tenantId, titles);
+}
+
+/**
+ * Forgets the tenant's map generation only: a map computed from titles read before this is not
+ * stored after it (memoryMapFor). A conversation's purge runs it in the batch that deletes the
+ * listing row, then forgetStoredMapsNaming with the title that row had.
+ */
+export const forgetMapGeneration = (db: D1Database, tenantId: string): D1PreparedStatement =>
+  db.prepare(`DELETE FROM memory_maps WHERE tenant_id = ? AND day = ?`).bind(tenantId, GENERATION);
+
+/**
+ * Once the generation is gone (forgetMapGeneration): the stored maps whose topics hold a word of one
+ * of `titles`. A title without such words (the default "New conversation") names no map.
+ */
+export async function forgetStoredMapsNaming(
+  db: D1Database,
+  tenantId: string,
+  titles: readonly string[],
+): Promise<void> {
   const gone = new Set(titles.flatMap((title) => words(title.toLowerCase())));
   if (!gone.size) return;
   const stored = await db

@@ -1,7 +1,8 @@
 // Workflow mode: the master agent delegates a self-contained task to a sub-agent with
 // agent_delegate. The sub-agent runs the master's own turn loop (./turn-loop.ts) — streaming, the
 // in-turn compactor, the overflow retry, max_tokens continuation — on its own thread, with its own
-// tools (no delegation), its own bound of model calls, its messages saved as an agent-tagged
+// tools (no delegation), its own bound of model calls (and the turn's, which its calls count
+// against with the master's: settings' maxToolIterations), its messages saved as an agent-tagged
 // segment (transcript, R2, index: nothing is lost) and its events tagged to the caller and the
 // sockets. The master receives only the run's final answer as its tool_result; replay leaves the
 // segment out, so the delegated work reaches the master's context once, never a second time.
@@ -12,6 +13,7 @@ import { fitRequestLimits } from "../core/request-limits";
 import { toolResultLocator } from "../core/request-placeholders";
 import { knownThinking } from "../core/thinking-guard";
 import { sortableId } from "../core/ids";
+import { zeroUsage } from "../core/types";
 import type { ModelEntry } from "../core/models/catalog";
 import type { AgentTag, ContentBlock, NewMessage, StoredMessage } from "../core/types";
 import type { ToolContext, ToolOutput, ToolRegistry } from "./tools/registry";
@@ -26,8 +28,16 @@ import {
 } from "./turn-loop";
 
 export const DELEGATE_TOOL = "agent_delegate";
-/** A sub-agent's model calls are bounded independently of the master's iterations. */
+/**
+ * A sub-agent's own bound of model calls. Its calls also count against the turn's bound
+ * (maxToolIterations) with the master's, so it gets at most what the turn has left, fewer if
+ * delegations in the same step take some first.
+ */
 export const SUB_AGENT_MAX_STEPS = 12;
+
+/** The result of a delegation the turn has no model calls left for. */
+export const turnBoundUsed = (limit: number) =>
+  `not run: this turn has used its bound of ${limit} model calls (the maxToolIterations setting), which its sub-agents' calls count against with the main agent's`;
 
 export const SUB_AGENT_SYSTEM = [
   "You are a sub-agent: the main assistant delegated one self-contained task to you.",
@@ -64,6 +74,10 @@ export async function runSubAgent(
   // A sub-agent cannot delegate in turn: the tool is neither offered nor runnable inside it.
   const tools = parent.request.tools.filter((t) => t.name !== DELEGATE_TOOL).map(({ cache_control: _c, ...t }) => t);
   const maxSteps = deps.maxSteps ?? SUB_AGENT_MAX_STEPS;
+  const { budget } = parent;
+  // Nothing left: the task is answered as not run, and nothing of it is saved.
+  if (budget && budget.used >= budget.limit)
+    return { output: { content: turnBoundUsed(budget.limit), isError: true }, usage: zeroUsage(), modelMs: 0, segment };
 
   const outcome = await runAgentTurn(
     {
@@ -74,6 +88,7 @@ export async function runSubAgent(
       registry: deps.registry,
       toolContext: { ...deps.toolContext, delegate: undefined },
       maxIterations: maxSteps,
+      budget,
       contextWindowTokens: deps.contextWindowTokens,
       model: deps.model,
       compactor: deps.compactor?.(() => blockOrigins(conversationId, thread)),
@@ -104,7 +119,7 @@ export async function runSubAgent(
     [{ type: "text", text: task.task }],
   );
   return {
-    output: reportOf(outcome, { name: task.name, maxSteps, thread, conversationId }),
+    output: reportOf(outcome, { name: task.name, maxSteps, thread, conversationId, turnLimit: budget?.limit }),
     usage: outcome.usage,
     modelMs: outcome.modelMs,
     segment,
@@ -114,9 +129,9 @@ export async function runSubAgent(
 /** The master's tool result: the final answer, or why there is none, with the call that shows the thread. */
 function reportOf(
   outcome: TurnOutcome,
-  run: { name: string; maxSteps: number; thread: readonly StoredMessage[]; conversationId: string },
+  run: { name: string; maxSteps: number; thread: readonly StoredMessage[]; conversationId: string; turnLimit?: number },
 ): ToolOutput {
-  const { name, maxSteps, thread, conversationId } = run;
+  const { name, maxSteps, thread, conversationId, turnLimit } = run;
   const seqs = thread.map((m) => m.seq);
   const pointer = seqs.length
     ? `its thread is saved as messages ${seqs[0]}-${seqs[seqs.length - 1]} (conversation_read ${JSON.stringify({ conversation_id: conversationId, from_seq: seqs[0], to_seq: seqs[seqs.length - 1] })})`
@@ -124,6 +139,11 @@ function reportOf(
   if (outcome.failure)
     return {
       content: `agent ${name} stopped after ${outcome.modelCalls} model calls: ${outcome.failure.message}; ${pointer}`,
+      isError: true,
+    };
+  if (outcome.stopReason === "max_iterations" && outcome.turnBound)
+    return {
+      content: `agent ${name} stopped after ${outcome.modelCalls} model calls without finishing: the turn used its bound of ${turnLimit ?? maxSteps} model calls (the maxToolIterations setting), which sub-agents' calls count against with the main agent's; ${pointer}`,
       isError: true,
     };
   if (outcome.stopReason === "max_iterations")

@@ -22,11 +22,24 @@ export interface DelegatedRun {
   modelMs: number;
 }
 
+/**
+ * The turn's bound of model calls (settings' maxToolIterations): the master's steps and every
+ * sub-agent's count against it together. One object per turn, shared by reference; a loop takes a
+ * call synchronously before it makes it, so runs in the same isolate never see the same calls left.
+ */
+export interface CallBudget {
+  readonly limit: number;
+  /** Steps the turn has taken so far, its sub-agents' included. */
+  used: number;
+}
+
 /** The delegating loop as the sub-agent sees it: its current request and its event stream. */
 export interface DelegationParent {
   turnId: string;
   request: ModelRequest;
   emit(event: TurnEvent): void;
+  /** The turn's bound of model calls, which the delegated run's calls count against (the loop sets it). */
+  budget?: CallBudget;
   /** The delegating turn's stop: a sub-agent stops with it. */
   signal?: AbortSignal;
   /** Told of the delegated run's usage so far after every call that adds to it (its loop's onUsage). */
@@ -38,7 +51,13 @@ export interface TurnDeps {
   client: Anthropic;
   registry: ToolRegistry;
   toolContext: ToolContext;
+  /** This loop's own bound of steps (a sub-agent's 12; the master's, the turn's maxToolIterations). */
   maxIterations: number;
+  /**
+   * The turn's shared bound (a sub-agent's loop gets its master's, through DelegationParent);
+   * absent, the loop makes it from maxIterations and the state it starts from.
+   */
+  budget?: CallBudget;
   contextWindowTokens: number;
   /** The model the requests go to (its maximum output bounds a continuation's extra room). */
   model: ModelEntry;

@@ -41,7 +41,7 @@ import { keepValidThinking, thinkingPrefixes } from "../core/thinking-guard";
 import { runToolStep, type PendingCall } from "./tool-step";
 
 export type { PendingCall } from "./tool-step";
-export type { DelegatedRun, DelegatedTask, DelegationParent, TurnDeps } from "./turn-deps";
+export type { CallBudget, DelegatedRun, DelegatedTask, DelegationParent, TurnDeps } from "./turn-deps";
 import type { TurnDeps } from "./turn-deps";
 
 /** Where a loop stands: enough to continue it later, in another request or another object instance. */
@@ -51,6 +51,11 @@ export interface LoopState {
   usage: Usage;
   modelMs: number;
   modelCalls: number;
+  /**
+   * Steps the turn has taken, its sub-agents' included: what its shared bound has used. Absent in
+   * a state saved before sub-agents counted; `step` stands in.
+   */
+  calls?: number;
 }
 
 /** A step whose calls wait on the client: every call's result in call order, null where the client owes it. */
@@ -69,6 +74,8 @@ export interface TurnOutcome {
   failure?: ModelFailure;
   /** stopReason "requires_action": the step the client's results will complete. */
   paused?: PausedStep;
+  /** stopReason "max_iterations" at the turn's shared bound (deps.budget), before the loop's own. */
+  turnBound?: true;
 }
 
 /** A max_tokens stop with the input this close to the window has no room to continue into. */
@@ -93,7 +100,7 @@ const sleep = (ms: number, signal?: AbortSignal) =>
 
 export async function runAgentTurn(deps: TurnDeps, userContent: ContentBlock[]): Promise<TurnOutcome> {
   return continueTurn(deps, {
-    from: { step: 0, usage: zeroUsage(), modelMs: 0, modelCalls: 0 },
+    from: { step: 0, usage: zeroUsage(), modelMs: 0, modelCalls: 0, calls: 0 },
     earlier: [],
     first: [{ role: "user", content: userContent }],
   });
@@ -153,7 +160,9 @@ async function continueTurn(
   /** Extra room after replies cut off with nothing but thinking (thinking counts against max_tokens). */
   let outputRoom = 1;
   let compactNext = false;
-  const state = (step: number): LoopState => ({ step, usage, modelMs, modelCalls });
+  // Shared with the sub-agents this loop delegates to: their calls and the master's use one bound.
+  const budget = deps.budget ?? { limit: deps.maxIterations, used: from.calls ?? from.step };
+  const state = (step: number): LoopState => ({ step, usage, modelMs, modelCalls, calls: budget.used });
   /** Adds what a call spent to the turn's usage, and tells the turn (deps.onUsage) at once. */
   const spend = (spent: Partial<Usage>) => {
     usage = addUsage(usage, spent);
@@ -272,6 +281,10 @@ async function continueTurn(
   const stopped = (): TurnOutcome => ({ stopReason: INTERRUPTED, usage, modelMs, modelCalls });
   for (let step = from.step; step < deps.maxIterations; step++) {
     if (deps.signal?.aborted) return stopped();
+    // Taken before any await: parallel runs never count on the same call.
+    if (budget.used >= budget.limit)
+      return { stopReason: "max_iterations", usage, modelMs, modelCalls, turnBound: true };
+    budget.used++;
     const request_ = await nextRequest();
     // Stopped during a compaction: the request goes unsent.
     if (deps.signal?.aborted) return stopped();
@@ -370,14 +383,19 @@ async function continueTurn(
       ]);
       return stopped();
     }
-    const step_ = await runToolStep(deps, {
-      content: produced,
-      request,
-      onDelegated: (run) => {
-        spend(run.usage);
-        modelMs += run.modelMs;
+    const delegate = deps.delegate;
+    const step_ = await runToolStep(
+      // A delegated run's calls count against this turn's bound (its own 12 aside).
+      delegate ? { ...deps, delegate: (task, parent) => delegate(task, { ...parent, budget }) } : deps,
+      {
+        content: produced,
+        request,
+        onDelegated: (run) => {
+          spend(run.usage);
+          modelMs += run.modelMs;
+        },
       },
-    });
+    );
     if (step_.pending.length)
       return {
         stopReason: "requires_action",

@@ -90,7 +90,7 @@ export async function insertKeyedConversationRow(
 }
 
 /**
- * Hourly housekeeping (the cron): every tenant's create keys past their 24 hours. A tenant's own
+ * Housekeeping of the cron tick (every 5 minutes): every tenant's create keys past their 24 hours. A tenant's own
  * keyed create removes only its own expired keys, so a tenant that stops sending them would keep
  * its rows for good; this reads the expired rows alone (an index by `created_at`, migration 0025).
  */

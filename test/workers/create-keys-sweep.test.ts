@@ -1,4 +1,4 @@
-// Conversation create keys past their 24 hours go with the hourly cron tick, for every tenant: a
+// Conversation create keys past their 24 hours go with the cron tick (every 5 minutes), for every tenant: a
 // tenant that stops sending keyed creates never removes its own (its next keyed create would).
 import { createScheduledController } from "cloudflare:test";
 import { env } from "cloudflare:workers";

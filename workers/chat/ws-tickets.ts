@@ -37,7 +37,7 @@ export async function consumeTicket(
   return { tenantId: row.tenantId, conversationId: row.conversationId, keyHash: row.keyHash };
 }
 
-/** Hourly housekeeping: expired tickets that were never used. */
+/** Housekeeping of the cron tick (every 5 minutes): expired tickets that were never used. */
 export async function sweepExpiredTickets(db: D1Database, now = Date.now()): Promise<number> {
   const res = await db.prepare(`DELETE FROM ws_tickets WHERE expires_at <= ?`).bind(now).run();
   return res.meta.changes ?? 0;

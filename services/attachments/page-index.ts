@@ -1,12 +1,14 @@
 // A PDF's extracted pages into the cortex (kind `page`), one row per page so a repeat rewrites the
 // same rows. Shared by the summarizer's extraction jobs and pdf_search's own reading of a
 // password-protected PDF (no queued job may carry a password).
+import { MAX_INDEXED_PDF_PAGES } from "../../core/jobs";
 import { pageRef } from "../cortex/search-index";
 import { type CortexEnv, cortexFor } from "../cortex/routing";
 import { getAttachmentRow, markIndexed, toAttachment, type AttachmentRow } from "./store";
 
 /**
- * Upserts the pages and, when every page of the attachment is in, marks it indexed. Returns how
+ * Upserts the pages and, when every page of the attachment that is ever indexed is in (its first
+ * MAX_INDEXED_PDF_PAGES: no page past them is queued), marks it indexed. Returns how
  * many of its pages are indexed, or null when the attachment was deleted meanwhile (its pages are
  * then removed here, since the delete may have swept before they landed).
  */
@@ -37,7 +39,7 @@ export async function indexPdfPages(
   }
   // Read at the write's bookmark: a replica that has not seen these pages yet would undercount.
   const indexed = await cortex.countIndexedPages(row.tenantId, row.id, written);
-  const total = toAttachment(row).facts.pageCount ?? 0;
+  const total = Math.min(toAttachment(row).facts.pageCount ?? 0, MAX_INDEXED_PDF_PAGES);
   if (total && indexed >= total) await markIndexed(db, row.tenantId, row.id);
   return indexed;
 }

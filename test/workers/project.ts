@@ -25,6 +25,7 @@ export const ISOLATED = [
   "test/workers/automation-tenant-shut-out.test.ts",
   "test/workers/queue-and-cron.test.ts",
   "test/workers/corpus.test.ts",
+  "test/workers/corpus-rollup-bounded.test.ts",
   // Claims a page of due automations at a clock years ahead: other files' automations would be claimed.
   "test/workers/deletion-races.test.ts",
   "test/workers/env-config.test.ts",

@@ -70,7 +70,8 @@ export function toolResultText(block: WireBlock): string {
 
 /** System prompt as one string, for marker and option parsing. */
 export function systemText(system: WireRequest["system"]): string {
-  if (system === undefined) return "";
   if (typeof system === "string") return system;
-  return system.map((block) => String(block.text ?? "")).join("\n");
+  // Defensive: the shape check refuses anything else, but this parses untrusted JSON.
+  if (!Array.isArray(system)) return "";
+  return system.map((block) => String(block?.text ?? "")).join("\n");
 }

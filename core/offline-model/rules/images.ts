@@ -1,9 +1,10 @@
 /**
  * Image limits, read from the image bytes themselves: media type, size of the base64 data, pixel
- * dimensions and the number of images per request. Images inside tool results count and are
- * checked too. Source: https://platform.claude.com/docs/en/build-with-claude/vision (limits);
- * wording from the API as reported (gptme/gptme#185, anthropics/claude-code#5147, #12750, #8647,
- * vybestack/llxprt-code#2130) except the image count, whose wording is ours.
+ * dimensions and the number of images per request. Images inside tool results and inside documents
+ * whose source is a content list (at either level) count and are checked too. Source:
+ * https://platform.claude.com/docs/en/build-with-claude/vision (limits); wording from the API as
+ * reported (gptme/gptme#185, anthropics/claude-code#5147, #12750, #8647, vybestack/llxprt-code#2130)
+ * except the image count, whose wording is ours.
  */
 import { invalid } from "../errors";
 import { decodeBase64, imageInfo } from "../image-size";
@@ -13,12 +14,29 @@ import { eachBlock, isObject, literal, nestedBlocks, oneOf, type Rule, type Rule
 export const MAX_IMAGE_BASE64 = 5_242_880;
 const MEDIA_TYPES = ["image/jpeg", "image/png", "image/gif", "image/webp"];
 
-function images(request: RuleContext["request"]): { block: WireBlock; path: string }[] {
-  const found: { block: WireBlock; path: string }[] = [];
-  for (const at of eachBlock(request)) {
-    if (at.block.type === "image") found.push({ block: at.block, path: at.path });
-    for (const nested of nestedBlocks(at)) if (nested.block.type === "image") found.push(nested);
-  }
+type Located = { block: WireBlock; path: string };
+
+/**
+ * A block's images: the block itself, or the image blocks of a document whose source is a list of
+ * content blocks (`{type: "content", content: [...]}`), which the model sees as images too.
+ */
+function imagesIn({ block, path }: Located): Located[] {
+  if (block.type === "image") return [{ block, path }];
+  const source = block.source;
+  if (block.type !== "document" || !isObject(source) || source.type !== "content" || !Array.isArray(source.content))
+    return [];
+  return (source.content as unknown[]).flatMap((inner, k) =>
+    isObject(inner) && inner.type === "image"
+      ? [{ block: inner as WireBlock, path: `${path}.document.source.content.content.${k}` }]
+      : [],
+  );
+}
+
+/** Every image of the request: top level, in tool results, and in content-source documents of either. */
+function images(request: RuleContext["request"]): Located[] {
+  const found: Located[] = [];
+  for (const at of eachBlock(request))
+    for (const located of [{ block: at.block, path: at.path }, ...nestedBlocks(at)]) found.push(...imagesIn(located));
   return found;
 }
 

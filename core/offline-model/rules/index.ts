@@ -37,6 +37,7 @@ import {
 } from "./request";
 import { citationsIntact, searchResultsIntact } from "./server-results";
 import { blockSources } from "./sources";
+import { strictSchemaLimits } from "./strict-schemas";
 import { bodyValues, forcedToolKnown, toolChoiceNeedsTools, toolDescription, toolUseInput } from "./values";
 import {
   notAllDeferred,
@@ -74,6 +75,7 @@ export const RULES: readonly Rule[] = [
   toolNamesUnique,
   notAllDeferred,
   strictToolLimit,
+  strictSchemaLimits,
   serverToolModel,
   serverToolParameters,
   toolChoiceNeedsTools,

@@ -37,14 +37,10 @@ export function checkShape(body: unknown, endpoint: Endpoint): asserts body is R
       }
     }
   }
-  if (
-    body.system !== undefined &&
-    body.system !== null &&
-    typeof body.system !== "string" &&
-    !Array.isArray(body.system)
-  ) {
+  // null too: the schema's system is `string | TextBlockParam[]`, not nullable (the pinned SDK's
+  // type), and a null let through here would reach the reply's system-prompt parsing.
+  if (body.system !== undefined && typeof body.system !== "string" && !Array.isArray(body.system))
     throw invalid("system: Input should be a valid string or a valid list");
-  }
   if (body.tools !== undefined && body.tools !== null && !Array.isArray(body.tools))
     throw invalid("tools: Input should be a valid list");
 }

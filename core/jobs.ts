@@ -31,5 +31,13 @@ export const MAX_INDEXED_PDF_PAGES = 50_000;
 export const queueJobSchema = z.discriminatedUnion("kind", [foldJobSchema, extractJobSchema]);
 export type QueueJob = z.infer<typeof queueJobSchema>;
 
+/** One fold call's limit: within a queue consumer's 15 minutes of wall time. */
+export const FOLD_CALL_TIMEOUT_MS = 10 * 60_000;
+/** A queue consumer invocation's wall time: no delivery of a fold job runs longer, whatever its calls. */
+export const FOLD_DELIVERY_MAX_MS = 15 * 60_000;
+/** The longest backoff before a retried job's next delivery (retryDelaySeconds' cap). */
+export const MAX_RETRY_DELAY_SECONDS = 600;
+
 /** Exponential backoff for a retried job: 10 s, 20 s, 40 s ... capped at 10 minutes. */
-export const retryDelaySeconds = (attempts: number): number => Math.min(600, 10 * 2 ** Math.max(0, attempts - 1));
+export const retryDelaySeconds = (attempts: number): number =>
+  Math.min(MAX_RETRY_DELAY_SECONDS, 10 * 2 ** Math.max(0, attempts - 1));

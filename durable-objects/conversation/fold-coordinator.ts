@@ -12,20 +12,33 @@ import {
 import { sortableId } from "../../core/ids";
 import { withoutRefusedTurns } from "../../core/replay-rules";
 import { stubbedThroughSeq } from "../../core/stubs";
-import type { FoldJob } from "../../core/jobs";
+import { FOLD_DELIVERY_MAX_MS, type FoldJob, MAX_RETRY_DELAY_SECONDS } from "../../core/jobs";
 import type { StoredMessage, Usage } from "../../core/types";
 import { recordUsage } from "../../services/usage";
 import { utcDay } from "../../core/models/lookup";
 import { logCorpusEvent } from "../../services/corpus";
 import type { ConversationHead, ConversationRef } from "../../services/record/conversation-head";
+import type { FoldLease } from "./conversation-store";
 import type { IndexOutbox } from "./index-outbox";
 import type { ObjectScope } from "./object-scope";
 import type { ConversationRecord } from "./record";
 import type { ReplayCache } from "./replay-cache";
 import { masterMessages } from "./regenerate";
 
-/** How long a fold job's delivery may run (renewed at each delivery) before a later turn may dispatch again. */
-export const FOLD_LEASE_MS = 10 * 60_000;
+/**
+ * How long a fold's lease holds from its dispatch or a delivery's start (each renews it): a whole
+ * delivery (a consumer's wall time, past its call's timeout) and the longest backoff before the
+ * next, plus a minute of queue latency, so a failing job's retries keep it. A lease that expires
+ * all the same (a queue backlog, a crashed consumer) lets a later turn send the same job again.
+ */
+export const FOLD_LEASE_MS = FOLD_DELIVERY_MAX_MS + MAX_RETRY_DELAY_SECONDS * 1000 + 60_000;
+
+/**
+ * The lease with the count of its job's deliveries, over every message that carried the job: the
+ * queue counts each message from 1, and a job sent again after its lease expired is a new message.
+ * Absent from a lease taken before the count was kept.
+ */
+type ChainLease = FoldLease & { deliveries?: number };
 
 /**
  * What the summarizer needs to fold, made here so that what crosses RPC (capped at 32 MiB) is
@@ -43,6 +56,8 @@ export interface FoldSource {
   plan: FoldPlan | null;
   /** What a fold whose model keeps failing commits instead: every message before the mark, unseen. */
   fallbackSummary: string | null;
+  /** This delivery's number among the job's (the lease's count; 1 on the first). */
+  delivery?: number;
 }
 
 /** A fold delivery's paid model call: its usage ledger row (the id is per delivery and call). */
@@ -98,22 +113,34 @@ export class FoldCoordinator {
     // Zero when there is nowhere to cut: such a job would only burn a queue hop.
     if (!head || this.cache.foldableChars(head) <= head.settings.foldThresholdChars) return;
     const now = Date.now();
-    const lease = store.getLease();
+    const lease: ChainLease | null = store.getLease();
     if (lease && lease.expiresAt > now) return;
+    // A lease that expired before its job committed (the job waits behind a backlog or between
+    // retries, or its consumer died) sends the same job again, its lease and count of deliveries
+    // kept: whichever message of it comes first holds the lease, and a failing job's deliveries
+    // still add up to the fallback summary. A new job instead would make every message of the old
+    // one stale, so a queue slower than the lease would never fold.
     const job: FoldJob = {
       kind: "fold",
-      jobId: sortableId("fold"),
+      jobId: lease?.jobId ?? sortableId("fold"),
       tenantId: head.tenantId,
       conversationId: head.id,
       requestedAt: new Date(now).toISOString(),
     };
-    store.putLease({ jobId: job.jobId, dispatchedAt: now, expiresAt: now + FOLD_LEASE_MS });
+    const taken: ChainLease = lease
+      ? { ...lease, expiresAt: now + FOLD_LEASE_MS }
+      : { jobId: job.jobId, dispatchedAt: now, expiresAt: now + FOLD_LEASE_MS, deliveries: 0 };
+    store.putLease(taken);
     try {
       await this.scope.env.JOB_QUEUE.send(job);
     } catch (err) {
-      // Not sent: free the lease so the next turn tries again.
+      // Not sent: the next turn tries again. A new job's lease is freed; a job sent again keeps its
+      // lease, expired again (its count of deliveries as it stands now).
       console.error("fold dispatch failed", err);
-      if (store.getLease()?.jobId === job.jobId) store.clearLease();
+      const held: ChainLease | null = store.getLease();
+      if (held?.jobId !== job.jobId || held.expiresAt !== taken.expiresAt) return;
+      if (lease) store.putLease({ ...held, expiresAt: lease.expiresAt });
+      else store.clearLease();
     }
   }
 
@@ -124,12 +151,14 @@ export class FoldCoordinator {
    */
   source(head: ConversationHead, jobId: string, budgetChars?: number): FoldSource | null {
     const { store } = this.scope;
-    const lease = store.getLease();
+    const lease: ChainLease | null = store.getLease();
     if (lease?.jobId !== jobId) return null;
     // Each delivery renews the lease: the queue's retries of a slow or failing call (backoff
-    // included) then never outlast it, so the fallback summary of a later delivery is reached
-    // instead of a new job starting over at delivery 1 each time a turn finds the lease expired.
-    store.putLease({ ...lease, expiresAt: Date.now() + FOLD_LEASE_MS });
+    // included) then do not outlast it, and no turn sends the job again while they run. A delivery
+    // asks first without a budget, then with a smaller one after each overflow: the first is counted.
+    const deliveries = (lease.deliveries ?? 0) + (budgetChars === undefined ? 1 : 0);
+    const renewed: ChainLease = { ...lease, expiresAt: Date.now() + FOLD_LEASE_MS, deliveries };
+    store.putLease(renewed);
     const through = head.summarizedThroughMessage ?? 0;
     const { settings } = head;
     const all = foldable(masterMessages(store.listAfter(through, Number.MAX_SAFE_INTEGER), head));
@@ -147,6 +176,7 @@ export class FoldCoordinator {
       fallbackSummary: plan
         ? fallbackFoldSummary(head.summary, region.slice(0, plan.mark), settings.summaryMaxChars)
         : null,
+      delivery: Math.max(1, deliveries),
     };
   }
 

@@ -5,7 +5,7 @@
 import { wellFormedDeep } from "../../core/text-cut";
 import Anthropic from "@anthropic-ai/sdk";
 import { buildFoldRequest, capSummary, type FoldPlan, shrinkFoldBudget } from "../../core/fold";
-import type { FoldJob } from "../../core/jobs";
+import { FOLD_CALL_TIMEOUT_MS, type FoldJob } from "../../core/jobs";
 import { sortableId } from "../../core/ids";
 import { createModelClient } from "../../core/model-client";
 import type { ModelEntry } from "../../core/models/catalog";
@@ -25,14 +25,15 @@ import type { FoldUsage } from "../../durable-objects/conversation/fold-coordina
 export interface FoldDeps {
   /** The model client; tests pass one that records requests. */
   client?: Anthropic;
-  /** The queue's delivery count of this job (1 on the first delivery). */
+  /** The queue's delivery count of this job's message (1 on the first delivery). */
   attempts?: number;
 }
 
-/** From this delivery on, a fold whose model call fails commits a deterministic summary instead. */
+/**
+ * From this delivery of a job on, a fold whose model call fails commits a deterministic summary
+ * instead. Deliveries are counted over every message that carried the job (FoldSource.delivery).
+ */
 export const FOLD_FALLBACK_ATTEMPT = 4;
-/** One fold call's limit: within a queue consumer's 15 minutes of wall time. */
-const FOLD_CALL_TIMEOUT_MS = 10 * 60 * 1000;
 /** Overflow 400s answered by shrinking the excerpts, within one delivery. */
 const OVERFLOW_RETRIES = 3;
 
@@ -46,6 +47,10 @@ export async function runFoldJob(job: FoldJob, env: Env, deps: FoldDeps = {}): P
   const source = await fetchSource();
   if (!source) return { applied: false, reason: "stale job: not the fold in flight" };
   const { plan, settings } = source;
+  // The job's delivery, counted by its lease over every message that carried it: a job sent again
+  // after its lease expired is a new message to the queue, whose count starts over at 1. The
+  // queue's count when larger (an object that does not count, a lease taken before it did).
+  const delivery = Math.max(source.delivery ?? 1, deps.attempts ?? 1);
   if (!plan) return stub.commitFold(ref, { jobId: job.jobId, kind: "nothing-to-fold" });
   // No SDK retries: the queue owns retries, with backoff and a dead-letter queue at the end.
   // Without a configured model this throws before the fallback below can apply: a missing key is
@@ -55,11 +60,11 @@ export async function runFoldJob(job: FoldJob, env: Env, deps: FoldDeps = {}): P
   // A retired model's replacement summarizes, as it answers the conversation's turns.
   const model = await resolveTurnModel(env, settings.model, client);
   if (!model.ok) throw new Error(`fold ${job.jobId}: ${model.message}`);
-  // The usage row of this delivery's call. Queues deliver at least once, so two deliveries of one
-  // message (the same job, the same attempt count) can both hold the lease's source and both call
-  // the model: each call is paid for, so each gets a row of its own, minted once (a retried write
-  // of the row stays one row).
-  const rowId = () => `fold:${job.jobId}:${deps.attempts ?? 1}:${sortableId("call")}`;
+  // The usage row of this delivery's call. Queues deliver at least once, and a job is sent again
+  // when its lease expires, so two deliveries of one job can both hold the lease's source and both
+  // call the model: each call is paid for, so each gets a row of its own, minted once (a retried
+  // write of the row stays one row).
+  const rowId = () => `fold:${job.jobId}:${delivery}:${sortableId("call")}`;
   const usageId = rowId();
   // Priced and filed under the model that answered: after a refusal, the fallback's call is its own.
   const paid = (spent: { usage: Usage; model: ModelEntry }, id = usageId): FoldUsage | undefined =>
@@ -102,16 +107,13 @@ export async function runFoldJob(job: FoldJob, env: Env, deps: FoldDeps = {}): P
     if (err instanceof SpentCallError) spent = { usage: err.usage, model: err.model };
     // A region the model keeps failing on must not stop folding forever: after a few deliveries
     // (with the queue's backoff between them) the fold commits a deterministic summary instead.
-    if ((deps.attempts ?? 1) < FOLD_FALLBACK_ATTEMPT || source.fallbackSummary === null) {
+    if (delivery < FOLD_FALLBACK_ATTEMPT || source.fallbackSummary === null) {
       const row = paid(spent);
       // Metered by the object before the queue retries; the job fails with the model's error.
       if (row) await commit({ jobId: job.jobId, kind: "spent", usage: row }).catch(() => undefined);
       throw err;
     }
-    console.error(
-      `fold ${job.jobId}: the model failed on delivery ${deps.attempts}; committing a fallback summary`,
-      err,
-    );
+    console.error(`fold ${job.jobId}: the model failed on delivery ${delivery}; committing a fallback summary`, err);
     summary = source.fallbackSummary;
     boundary = source.region[plan.mark];
   }

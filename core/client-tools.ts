@@ -6,6 +6,7 @@ import { nonBlankText } from "./blank-text";
 import { imageProblems, imageSourceSchema, imagesOf } from "./image-input";
 import { schemaProblem } from "./tool-schema";
 import type { ToolResultBlock } from "./types";
+import { refusingProtoKey } from "./validation";
 
 export const CLIENT_TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 export const MAX_CLIENT_TOOLS_PER_TURN = 64;
@@ -23,16 +24,18 @@ export interface ClientToolSpec {
 }
 
 /** What the Messages API takes as input_schema (core/tool-schema.ts), and small. */
-const objectSchema = z
-  .record(z.string(), z.unknown())
-  .superRefine((s, ctx) => {
-    const problem = schemaProblem(s);
-    if (problem) ctx.addIssue({ code: "custom", message: problem });
-  })
-  .refine(
-    (s) => JSON.stringify(s).length <= MAX_CLIENT_TOOL_SCHEMA_BYTES,
-    `must be at most ${MAX_CLIENT_TOOL_SCHEMA_BYTES} bytes as JSON`,
-  );
+const objectSchema = refusingProtoKey(
+  z
+    .record(z.string(), z.unknown())
+    .superRefine((s, ctx) => {
+      const problem = schemaProblem(s);
+      if (problem) ctx.addIssue({ code: "custom", message: problem });
+    })
+    .refine(
+      (s) => JSON.stringify(s).length <= MAX_CLIENT_TOOL_SCHEMA_BYTES,
+      `must be at most ${MAX_CLIENT_TOOL_SCHEMA_BYTES} bytes as JSON`,
+    ),
+);
 
 export const clientToolSpecSchema = z.strictObject({
   name: z.string().regex(CLIENT_TOOL_NAME, "letters, digits, _ and - only, 1-64 characters"),

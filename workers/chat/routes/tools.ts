@@ -5,6 +5,7 @@
 import { Hono } from "hono";
 import { z } from "zod";
 import { isId } from "../../../core/ids";
+import { refusingProtoKey } from "../../../core/validation";
 import { checkOutboundUrl, loopbackAllowed } from "../../../core/outbound-url";
 import * as rules from "../../../core/tenant-tool-rules";
 import { toolRegistry } from "../../../agent/tools";
@@ -45,20 +46,38 @@ const name = z
     "is a server tool's name (web_search, web_fetch, code_execution)",
   )
   .refine((n) => !n.startsWith(rules.MCP_PREFIX), `may not start with ${rules.MCP_PREFIX} (the MCP servers' tools)`);
-const inputSchema = z.record(z.string(), z.unknown()).superRefine((s, ctx) => {
-  const problem = rules.inputSchemaProblem(s);
-  if (problem) ctx.addIssue({ code: "custom", message: problem });
-});
-const headers = z
-  .record(
-    z.string().regex(HEADER_NAME, "not a header name"),
-    z.string().max(rules.HEADER_VALUE_MAX_CHARS).regex(rules.HEADER_VALUE, rules.HEADER_VALUE_RULE),
-  )
-  .refine((h) => Object.keys(h).length <= rules.MAX_HEADERS, `at most ${rules.MAX_HEADERS} headers`)
-  .refine(
-    (h) => !Object.keys(h).some((k) => rules.RESERVED_HEADERS.includes(k.toLowerCase())),
-    `may not set ${rules.RESERVED_HEADERS.join(", ")} (the platform sets them)`,
-  );
+const inputSchema = refusingProtoKey(
+  z.record(z.string(), z.unknown()).superRefine((s, ctx) => {
+    const problem = rules.inputSchemaProblem(s);
+    if (problem) ctx.addIssue({ code: "custom", message: problem });
+  }),
+);
+/** Header names are case-insensitive: two spellings of one would be sent joined ("a, b"), so a name is given once. */
+function repeatedHeaderName(h: Record<string, string>): string | null {
+  const seen = new Map<string, string>();
+  for (const k of Object.keys(h)) {
+    const first = seen.get(k.toLowerCase());
+    if (first !== undefined) return `${first} given twice (as ${first} and ${k}; header names are case-insensitive)`;
+    seen.set(k.toLowerCase(), k);
+  }
+  return null;
+}
+const headers = refusingProtoKey(
+  z
+    .record(
+      z.string().regex(HEADER_NAME, "not a header name"),
+      z.string().max(rules.HEADER_VALUE_MAX_CHARS).regex(rules.HEADER_VALUE, rules.HEADER_VALUE_RULE),
+    )
+    .refine((h) => Object.keys(h).length <= rules.MAX_HEADERS, `at most ${rules.MAX_HEADERS} headers`)
+    .refine(
+      (h) => !Object.keys(h).some((k) => rules.RESERVED_HEADERS.includes(k.toLowerCase())),
+      `may not set ${rules.RESERVED_HEADERS.join(", ")} (the platform sets them)`,
+    )
+    .superRefine((h, ctx) => {
+      const problem = repeatedHeaderName(h);
+      if (problem) ctx.addIssue({ code: "custom", message: problem });
+    }),
+);
 const common = {
   name,
   description: z.string().trim().min(1).max(rules.DESCRIPTION_MAX_CHARS),

@@ -3,11 +3,20 @@
 // never create two conversations. A conversation idle longer than the channel's rotation time (no
 // message on the channel, no message added to it, no turn running) is left as it is (searchable and
 // readable) and the next message starts a new one.
+//
+// The channel's activity clock is the object's own (what resolve, get and the rotation read): a
+// message that neither creates nor rotates the conversation writes no D1 before its turn starts, as
+// every later message of the serialized channel would wait for that primary write too. The listing
+// row's lastActivityAt follows from an alarm a moment later, one write for all messages since.
+// Every D1 write the object makes for a request goes through a session of its own at the primary,
+// whose bookmark it answers, so the request's `x-d1-bookmark` covers it (workers/chat/d1-session.ts).
 import { DurableObject } from "cloudflare:workers";
 import { createConversation } from "./conversation-create";
 import type { LocationHint } from "../core/location-hint";
 
 export const DEFAULT_ROTATION_SECONDS = 3 * 60 * 60;
+/** How long the listing row's activity may lag the channel's: messages within it share one write. */
+export const LISTING_ACTIVITY_LAG_MS = 1000;
 
 export interface ChannelState {
   tenantId: string;
@@ -26,8 +35,28 @@ export interface ChannelView extends Omit<ChannelState, "tenantId" | "lastActivi
 
 export const channelObjectName = (tenantId: string, name: string) => `${tenantId}/${name}`;
 
-/** Where a channel's next message goes, or why no conversation could be started there. */
-export type ChannelPlace = { conversationId: string; rotatedFrom: string | null } | { refused: string };
+/**
+ * Where a channel's next message goes, or why no conversation could be started there. `bookmark`:
+ * where the D1 writes of this resolve reached (a create or rotation), null when it wrote none.
+ */
+export type ChannelPlace =
+  | { conversationId: string; rotatedFrom: string | null; bookmark?: string | null }
+  | { refused: string };
+
+/** The D1 the object writes for one request: a session at the primary, whose bookmark it answers. */
+type WriteSession = { db: D1Database; bookmark(): string | null };
+
+function writeSession(db: D1Database): WriteSession {
+  const session = db.withSession("first-primary");
+  const sessionDb = {
+    prepare: (query: string) => session.prepare(query),
+    batch: (statements: D1PreparedStatement[]) => session.batch(statements),
+    exec: (query: string) => db.exec(query),
+    dump: () => db.dump(),
+    withSession: () => session,
+  } as D1Database;
+  return { db: sessionDb, bookmark: () => session.getBookmark() };
+}
 
 export class ChannelDO extends DurableObject<Env> {
   private chain: Promise<unknown> = Promise.resolve();
@@ -41,30 +70,40 @@ export class ChannelDO extends DurableObject<Env> {
     });
   }
 
-  private read(tenantId: string, name: string): ChannelState | null {
+  private stored(): ChannelState | null {
     const row = this.ctx.storage.sql.exec<{ state: string }>(`SELECT state FROM channel WHERE id = 1`).toArray()[0];
-    const state = row ? (JSON.parse(row.state) as ChannelState) : null;
+    return row ? (JSON.parse(row.state) as ChannelState) : null;
+  }
+
+  private read(tenantId: string, name: string): ChannelState | null {
+    const state = this.stored();
     return state && state.tenantId === tenantId && state.name === name ? state : null;
   }
 
-  /**
-   * Stores the state and its listing row. `conversation: false` leaves the listed conversation as
-   * it is (a row created here takes none): only a message's resolve points the listing at one, so
-   * a write that did not resolve never puts back a conversation a delete's purge took off it.
-   */
-  private async write(state: ChannelState, opts: { conversation?: boolean } = {}): Promise<void> {
-    const { conversation = true } = opts;
+  private store(state: ChannelState): void {
     this.ctx.storage.sql.exec(
       `INSERT INTO channel (id, state) VALUES (1, ?) ON CONFLICT(id) DO UPDATE SET state = excluded.state`,
       JSON.stringify(state),
     );
+  }
+
+  /**
+   * Stores the state and its listing row, through `db`. `conversation: false` leaves the listed
+   * conversation as it is (a row created here takes none): only a message's resolve points the
+   * listing at one, so a write that did not resolve never puts back a conversation a delete's purge
+   * took off it.
+   */
+  private async write(state: ChannelState, opts: { db: D1Database; conversation?: boolean }): Promise<void> {
+    const { db, conversation = true } = opts;
+    this.store(state);
     const now = new Date().toISOString();
     const lastActivity = state.lastActivityAt ? new Date(state.lastActivityAt).toISOString() : null;
     const listed = conversation ? "excluded.conversation_id" : "channels.conversation_id";
-    await this.env.DB.prepare(
-      `INSERT INTO channels (tenant_id, name, conversation_id, rotation_seconds, last_activity_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)
+    await db
+      .prepare(
+        `INSERT INTO channels (tenant_id, name, conversation_id, rotation_seconds, last_activity_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT(tenant_id, name) DO UPDATE SET conversation_id = ${listed}, rotation_seconds = excluded.rotation_seconds, last_activity_at = excluded.last_activity_at, updated_at = excluded.updated_at`,
-    )
+      )
       .bind(
         state.tenantId,
         state.name,
@@ -112,21 +151,50 @@ export class ChannelDO extends DurableObject<Env> {
     return this.serialized(async (): Promise<ChannelPlace> => {
       // Created at its first activity: `now` is the caller's clock, taken before any wait here.
       const state = this.read(tenantId, name) ?? this.fresh(tenantId, name, now);
-      let rotatedFrom: string | null = null;
-      if (!state.conversationId || state.conversationId === gone || (await this.idle(state, now))) {
-        // Placed near whoever's message (or automation) made it: see core/location-hint.ts.
-        const created = await createConversation(this.env, { tenantId, init: { title: `#${name}` }, locationHint });
-        // Nothing is written: the caller answers why no conversation could be started here.
-        if (created.kind === "invalid") return { refused: created.message };
-        if (state.conversationId) {
-          rotatedFrom = state.conversationId;
-          state.rotations++;
-        }
-        state.conversationId = created.view.id;
+      const moves = !state.conversationId || state.conversationId === gone || (await this.idle(state, now));
+      // The clock only (a later message never moves it back): the listing follows from the alarm.
+      if (!moves) {
+        state.lastActivityAt = Math.max(state.lastActivityAt ?? 0, now);
+        this.store(state);
+        await this.listActivityLater();
+        return { conversationId: state.conversationId!, rotatedFrom: null, bookmark: null };
       }
+      const d1 = writeSession(this.env.DB);
+      // Placed near whoever's message (or automation) made it: see core/location-hint.ts.
+      const created = await createConversation(
+        { ...this.env, DB: d1.db },
+        { tenantId, init: { title: `#${name}` }, locationHint },
+      );
+      // Nothing is written: the caller answers why no conversation could be started here.
+      if (created.kind === "invalid") return { refused: created.message };
+      let rotatedFrom: string | null = null;
+      if (state.conversationId) {
+        rotatedFrom = state.conversationId;
+        state.rotations++;
+      }
+      state.conversationId = created.view.id;
       state.lastActivityAt = now;
-      await this.write(state);
-      return { conversationId: state.conversationId!, rotatedFrom };
+      // In line: the new conversation's listing row was written anyway, and the channel's must name it.
+      await this.write(state, { db: d1.db });
+      return { conversationId: state.conversationId, rotatedFrom, bookmark: d1.bookmark() };
+    });
+  }
+
+  /** One alarm for the listing's activity, whichever message set it: every one until it fires shares its write. */
+  private async listActivityLater(): Promise<void> {
+    if ((await this.ctx.storage.getAlarm()) === null)
+      await this.ctx.storage.setAlarm(Date.now() + LISTING_ACTIVITY_LAG_MS);
+  }
+
+  /**
+   * The listing row's activity, as the object's state now has it (its conversation left as listed).
+   * A channel removed since has no state, and nothing is written; a failed write is retried by the
+   * alarm's own retries.
+   */
+  override async alarm(): Promise<void> {
+    await this.serialized(async () => {
+      const state = this.stored();
+      if (state) await this.write(state, { db: this.env.DB, conversation: false });
     });
   }
 
@@ -152,28 +220,38 @@ export class ChannelDO extends DurableObject<Env> {
     return now - last > limit;
   }
 
-  configure(tenantId: string, name: string, change: { rotationSeconds?: number }): Promise<ChannelView> {
+  /** The channel as configured, and where the D1 write of its listing row reached. */
+  configure(
+    tenantId: string,
+    name: string,
+    change: { rotationSeconds?: number },
+  ): Promise<{ view: ChannelView; bookmark: string | null }> {
     return this.serialized(async () => {
       const state = this.read(tenantId, name) ?? this.fresh(tenantId, name);
       if (change.rotationSeconds !== undefined) state.rotationSeconds = change.rotationSeconds;
       // The listing keeps its conversation: a deleted one's purge cleared it, and this write must
       // not name it again. The answer shows a deleted one as none, as get() does.
-      await this.write(state, { conversation: false });
-      return view(await this.shown(state));
+      const d1 = writeSession(this.env.DB);
+      await this.write(state, { db: d1.db, conversation: false });
+      return { view: view(await this.shown(state)), bookmark: d1.bookmark() };
     });
   }
 
   /**
    * Forgets the channel: its listing row first, then its state, so a removal cut short is completed
    * by running it again. Its conversations stay, as any conversation does; the next message to the
-   * name starts the channel afresh. False when there is no such channel.
+   * name starts the channel afresh. `removed` false when there is no such channel; `bookmark`: where
+   * the D1 delete reached.
    */
-  remove(tenantId: string, name: string): Promise<boolean> {
+  remove(tenantId: string, name: string): Promise<{ removed: boolean; bookmark: string | null }> {
     return this.serialized(async () => {
-      if (!this.read(tenantId, name)) return false;
-      await this.env.DB.prepare(`DELETE FROM channels WHERE tenant_id = ? AND name = ?`).bind(tenantId, name).run();
+      if (!this.read(tenantId, name)) return { removed: false, bookmark: null };
+      const d1 = writeSession(this.env.DB);
+      await d1.db.prepare(`DELETE FROM channels WHERE tenant_id = ? AND name = ?`).bind(tenantId, name).run();
       this.ctx.storage.sql.exec(`DELETE FROM channel WHERE id = 1`);
-      return true;
+      // A pending activity write finds no state and writes nothing; it need not fire at all.
+      await this.ctx.storage.deleteAlarm();
+      return { removed: true, bookmark: d1.bookmark() };
     });
   }
 

@@ -80,19 +80,6 @@ export async function setTenantSettings(db: D1Database, tenantId: string, patch:
     .where(eq(tenants.id, tenantId));
 }
 
-/** False when the project does not exist for this tenant. */
-export async function setProjectSettings(
-  db: D1Database,
-  { tenantId, projectId, patch }: { tenantId: string; projectId: string; patch: SettingsPatch },
-): Promise<boolean> {
-  const done = await drizzle(db)
-    .update(projects)
-    .set({ settings: JSON.stringify(patch), updatedAt: new Date().toISOString() })
-    .where(and(eq(projects.tenantId, tenantId), eq(projects.id, projectId)))
-    .returning({ id: projects.id });
-  return done.length > 0;
-}
-
 export { parsed as parseStoredSettings };
 
 /**

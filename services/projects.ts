@@ -89,15 +89,26 @@ export async function listProjects(
     .limit(limit);
 }
 
-export async function renameProject(
+/**
+ * A project's new name, settings or both in one UPDATE: a write for each could fail between them
+ * and leave the settings changed and the name not.
+ */
+export async function updateProject(
   db: D1Database,
-  { tenantId, id, name }: { tenantId: string; id: string; name: string },
+  { tenantId, id, change }: { tenantId: string; id: string; change: { name?: string; settings?: SettingsPatch } },
 ): Promise<void> {
   await drizzle(db)
     .update(projects)
-    .set({ name, updatedAt: new Date().toISOString() })
+    .set({
+      ...(change.name !== undefined ? { name: change.name } : {}),
+      ...(change.settings !== undefined ? { settings: JSON.stringify(change.settings) } : {}),
+      updatedAt: new Date().toISOString(),
+    })
     .where(and(eq(projects.tenantId, tenantId), eq(projects.id, id)));
 }
+
+export const renameProject = (db: D1Database, { tenantId, id, name }: { tenantId: string; id: string; name: string }) =>
+  updateProject(db, { tenantId, id, change: { name } });
 
 const readyFiles = (db: D1Database, tenantId: string, projectId: string) =>
   drizzle(db)

@@ -5,7 +5,13 @@
 // replica serves it only once it has caught up with that point); one without starts anywhere for
 // reads ("first-unconstrained") and at the primary for writes ("first-primary"). Every answer
 // carries the session's latest bookmark back.
-import type { MiddlewareHandler } from "hono";
+//
+// A Durable Object writes D1 on its own binding, outside the request's session: a route whose object
+// wrote for it says so (wroteElsewhere), and the answer's bookmark is then the latest of the
+// session's and those writes', so a request sent with it sees them too. An object that answers the
+// bookmark its writes reached costs nothing more; one that cannot (a conversation's delete) makes
+// the answer read the primary's current position once, after the route.
+import type { Context, MiddlewareHandler } from "hono";
 import { badRequest } from "./errors";
 import type { AppEnv } from "./types";
 
@@ -29,18 +35,61 @@ export function sessionDatabase(db: D1Database, session: D1DatabaseSession): D1D
   } as D1Database;
 }
 
+/** What a request's objects wrote outside its session: their bookmarks, and whether one did not say. */
+interface Elsewhere {
+  bookmarks: string[];
+  unknown: boolean;
+}
+const elsewhere = new WeakMap<Context<AppEnv>, Elsewhere>();
+
+/**
+ * A D1 write this request caused outside its session (a Durable Object's, on its own binding): the
+ * bookmark it reached, which the answer's then covers; null when the writer cannot say, and the
+ * answer then carries the primary's position, read once after the route. Call it before anything
+ * that may fail after the write (for a writer naming no position, before asking it to write): an
+ * error's answer then covers it too.
+ */
+export function wroteElsewhere(c: Context<AppEnv>, bookmark: string | null): void {
+  const seen = elsewhere.get(c) ?? { bookmarks: [], unknown: false };
+  if (bookmark) seen.bookmarks.push(bookmark);
+  else seen.unknown = true;
+  elsewhere.set(c, seen);
+}
+
+/** The primary's current position: a read there answers it. */
+async function primaryBookmark(db: D1Database): Promise<string | null> {
+  const session = db.withSession("first-primary");
+  await session.prepare("SELECT 1").first();
+  return session.getBookmark();
+}
+
+/** The latest of the session's bookmark (or the one sent) and those of the writes made elsewhere. */
+async function answered(
+  c: Context<AppEnv>,
+  at: { db: D1Database; latest: string | undefined },
+): Promise<string | undefined> {
+  const seen = elsewhere.get(c);
+  if (!seen) return at.latest;
+  const marks: (string | null | undefined)[] = [...seen.bookmarks, at.latest];
+  // Best effort: a primary that cannot be read leaves the answer the positions it was given.
+  if (seen.unknown) marks.push(await primaryBookmark(at.db).catch(() => null));
+  // Bookmarks are fixed-width hex: position order is string order.
+  return marks.reduce<string | undefined>((max, b) => (b && (!max || b > max) ? b : max), undefined);
+}
+
 export const d1Session: MiddlewareHandler<AppEnv> = async (c, next) => {
   const sent = c.req.header(BOOKMARK_HEADER);
   if (sent !== undefined && (sent.length > 256 || !BOOKMARK.test(sent)))
     throw badRequest(
       `${BOOKMARK_HEADER}: not a D1 bookmark (send back the value of a previous answer's ${BOOKMARK_HEADER} header)`,
     );
-  const session = c.env.DB.withSession(sent || (READS.has(c.req.method) ? "first-unconstrained" : "first-primary"));
-  c.env = { ...c.env, DB: sessionDatabase(c.env.DB, session) };
+  const db = c.env.DB;
+  const session = db.withSession(sent || (READS.has(c.req.method) ? "first-unconstrained" : "first-primary"));
+  c.env = { ...c.env, DB: sessionDatabase(db, session) };
   try {
     await next();
   } finally {
-    const bookmark = session.getBookmark() ?? sent;
+    const bookmark = await answered(c, { db, latest: session.getBookmark() ?? sent });
     if (bookmark && c.res.status !== 101) setHeader(c, bookmark);
   }
 };

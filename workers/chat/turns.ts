@@ -101,18 +101,29 @@ export function placed(place: ChannelPlace): string {
 
 export async function startChannelTurn(
   env: Env,
-  turn: { tenantId: string; name: string; input: TurnInput; locationHint?: LocationHint | null },
+  turn: {
+    tenantId: string;
+    name: string;
+    input: TurnInput;
+    locationHint?: LocationHint | null;
+    /** Told where the channel's D1 writes reached, after a resolve that wrote (a create or rotation). */
+    wrote?: (bookmark: string) => void;
+  },
 ): Promise<{ conversationId: string; started: StartedTurn }> {
-  const { tenantId, name, input, locationHint = null } = turn;
+  const { tenantId, name, input, locationHint = null, wrote } = turn;
+  const resolved = (place: ChannelPlace) => {
+    if ("bookmark" in place && place.bookmark) wrote?.(place.bookmark);
+    return placed(place);
+  };
   // The hint places the channel's object (on its first get only) and a conversation it rotates to.
   const channel = env.CHANNEL.get(
     env.CHANNEL.idFromName(channelObjectName(tenantId, name)),
     withLocationHint(locationHint),
   );
-  let conversationId = placed(await channel.resolve({ tenantId, name, now: Date.now(), locationHint }));
+  let conversationId = resolved(await channel.resolve({ tenantId, name, now: Date.now(), locationHint }));
   let started = await startTurn(env, { tenantId, conversationId }, input);
   if (started.kind === "missing") {
-    conversationId = placed(
+    conversationId = resolved(
       await channel.resolve({ tenantId, name, now: Date.now(), gone: conversationId, locationHint }),
     );
     started = await startTurn(env, { tenantId, conversationId }, input);

@@ -6,6 +6,7 @@ import { z } from "zod";
 import { attachmentNote, TOOLS_FOR, type AttachmentFacts } from "../../../services/attachments/note";
 import { isId, sortableId } from "../../../core/ids";
 import { attachmentBlobKey } from "../../../r2-layout";
+import type { ConversationDO } from "../../../durable-objects/conversation/conversation-do";
 import { purgeAttachment } from "../../../services/attachments/delete";
 import { inspectAttachment } from "../../../services/attachments/inspect";
 import { textViewFor } from "../../../services/attachments/text-view";
@@ -88,14 +89,53 @@ export function contentLength(header: string | undefined): number {
 }
 
 /**
+ * The note's call failed without an answer (its reply lost after the object saved the note, or the
+ * call itself): the note may be in the transcript, and a note must never name a purged file, so the
+ * file stays, ready (listed, deletable, a turn may name it), and the answer says so. Callers purge
+ * an upload on any other error, never on this one.
+ */
+export class NoteUnconfirmed extends ApiError {
+  constructor(attachmentId: string) {
+    super(
+      502,
+      "storage_error",
+      `attachment ${attachmentId} is kept, but the conversation did not confirm its note: the transcript shows whether it joined (a turn naming the attachment in attachments brings it; a DELETE removes the file)`,
+    );
+  }
+}
+
+type ConversationStub = DurableObjectStub<ConversationDO>;
+
+/**
+ * An error the Durable Object's method threw and answered (workerd marks it `remote`), as opposed
+ * to a call whose answer never came (a lost connection, an object reset mid-call).
+ */
+const thrownByObject = (err: unknown): boolean => {
+  const e = err as { remote?: unknown; durableObjectReset?: unknown } | null;
+  return e?.remote === true && e.durableObjectReset !== true;
+};
+
+async function addNote(
+  stub: ConversationStub,
+  add: { ref: { tenantId: string; conversationId: string }; note: string; tools: readonly string[] },
+  attachmentId: string,
+) {
+  try {
+    return (await stub.addAttachmentNote(add.ref, add.note, add.tools)).kind;
+  } catch (err) {
+    // The object's own method failed (an error it threw, its storage intact): it saved no note, as
+    // it keeps none it could not finish, and the caller purges the file.
+    if (thrownByObject(err)) throw err;
+    console.error("attachment note unconfirmed", attachmentId, err);
+    throw new NoteUnconfirmed(attachmentId);
+  }
+}
+
+/**
  * Inspects the stored bytes, records the facts, and adds the note to the conversation (a project
  * file has no conversation: its project's conversations list it in their prompt instead).
  */
-export async function finish(
-  env: Env,
-  row: AttachmentRow,
-  stub: DurableObjectStub<import("../../../durable-objects/conversation/conversation-do").ConversationDO> | null,
-) {
+export async function finish(env: Env, row: AttachmentRow, stub: ConversationStub | null) {
   const reader = await r2RangeReader(env.BUCKET, row.r2Key);
   if (!reader) throw new Error("the upload's bytes are missing");
   const { type, facts } = await inspectAttachment(reader, {
@@ -134,7 +174,10 @@ export async function finish(
   const note = attachmentNote(attachment);
   // A conversation deleted during the upload takes no note; the caller discards the file.
   const ref = { tenantId: row.tenantId, conversationId: row.conversationId };
-  if (stub && (await stub.addAttachmentNote(ref, note, TOOLS_FOR[(facts as AttachmentFacts).kind])).kind === "missing")
+  if (
+    stub &&
+    (await addNote(stub, { ref, note, tools: TOOLS_FOR[(facts as AttachmentFacts).kind] }, row.id)) === "missing"
+  )
     throw notFound("conversation");
   // A staged file (no note yet) is asked after too: one whose conversation's delete purged the
   // attachments before its row landed would be listed nowhere and deleted by nothing.
@@ -175,7 +218,8 @@ export function newRow(of: {
 
 /**
  * A single-request upload: the body streams straight into R2 (the Worker never holds it whole),
- * then the bytes are inspected and recorded. Any failure removes every trace of it.
+ * then the bytes are inspected and recorded. Any failure removes every trace of it, but one that
+ * leaves its note unconfirmed (the file is kept, as the note may name it).
  */
 export async function storeUpload(
   env: Env,
@@ -189,8 +233,8 @@ export async function storeUpload(
     if (!stored || stored.size !== length) throw badRequest(`body: received ${stored?.size ?? 0} of ${length} bytes`);
     return await finish(env, row, stub);
   } catch (err) {
-    // Nothing is left half-written: every trace of the failed upload goes.
-    await purgeAttachment(env, row);
+    // Nothing is left half-written: every trace of the failed upload goes (but a file its note may name).
+    if (!(err instanceof NoteUnconfirmed)) await purgeAttachment(env, row);
     throw err;
   }
 }
@@ -384,7 +428,7 @@ attachmentRoutes.post(
     try {
       return c.json(await finish(c.env, row, attach === false ? null : stub), 201);
     } catch (err) {
-      await purgeAttachment(c.env, row);
+      if (!(err instanceof NoteUnconfirmed)) await purgeAttachment(c.env, row);
       throw err;
     }
   },

@@ -19,7 +19,7 @@ import { ApiError, notFound } from "../errors";
 import { requestLocationHint } from "../location-hint";
 import type { AppEnv } from "../types";
 import { idCursor, listBody, pageOf } from "../paging";
-import { intParam, jsonBody, query } from "../validate";
+import { intParam, jsonBody, query, visibleName } from "../validate";
 import { CHANNEL_NAME } from "./channels";
 import { doc } from "../openapi/registry";
 import { listOf, resource } from "../openapi/schemas";
@@ -39,7 +39,8 @@ const schedule = z
     if (problem) ctx.addIssue({ code: "custom", message: `not a cron expression: ${problem}` });
   });
 const fields = {
-  name: z.string().trim().min(1).max(100),
+  // A name people read in lists: the rule of a title or a project's name, within 100 characters.
+  name: visibleName.max(100),
   schedule,
   // Each run sends it as a turn's text: blank text the Messages API refuses never gets stored.
   prompt: nonBlankText(20_000, { trim: true }),

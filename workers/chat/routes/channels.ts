@@ -14,6 +14,7 @@ import { listOf } from "../openapi/schemas";
 import { turnDoc } from "../openapi/turn-doc";
 import { withLocationHint } from "../../../core/location-hint";
 import { requestLocationHint } from "../location-hint";
+import { wroteElsewhere } from "../d1-session";
 
 const channel = z
   .looseObject({ name: z.string(), conversationId: z.string().nullable() })
@@ -81,13 +82,14 @@ channelRoutes.patch(
   ...jsonBody(patchBody),
   async (c) => {
     const name = c.req.param("name");
-    return c.json(
-      await channelStub(c.env, { tenantId: c.get("tenantId"), name, req: c.req.raw }).configure(
-        c.get("tenantId"),
-        name,
-        c.req.valid("json"),
-      ),
-    );
+    const { view, bookmark } = await channelStub(c.env, {
+      tenantId: c.get("tenantId"),
+      name,
+      req: c.req.raw,
+    }).configure(c.get("tenantId"), name, c.req.valid("json"));
+    // The object wrote the listing row on its own D1: the answer's bookmark covers it.
+    wroteElsewhere(c, bookmark);
+    return c.json(view);
   },
 );
 
@@ -100,7 +102,9 @@ channelRoutes.delete(
   async (c) => {
     const tenantId = c.get("tenantId");
     const name = c.req.param("name");
-    if (!(await channelStub(c.env, { tenantId, name }).remove(tenantId, name))) throw notFound("channel");
+    const { removed, bookmark } = await channelStub(c.env, { tenantId, name }).remove(tenantId, name);
+    if (!removed) throw notFound("channel");
+    wroteElsewhere(c, bookmark);
     return c.body(null, 204);
   },
 );
@@ -127,6 +131,8 @@ channelRoutes.post(
       name,
       input,
       locationHint: requestLocationHint(c.req.raw),
+      // A create or rotation wrote the conversation's and the channel's rows: the answer covers them.
+      wrote: (bookmark) => wroteElsewhere(c, bookmark),
     });
     if (started.kind === "missing") throw notFound("conversation");
     return respondTurn(c, { conversationId, events: started.events });

@@ -2,6 +2,7 @@
 import { type Context, Hono } from "hono";
 import { z } from "zod";
 import { isId } from "../../../core/ids";
+import { describeZodError } from "../../../core/validation";
 import { requestLocationHint } from "../location-hint";
 import { settingsPatchSchema } from "../../../core/settings";
 import { conversationTurnBodySchema } from "../../../core/turn-input";
@@ -35,6 +36,7 @@ import type { AppEnv } from "../types";
 import { listBody, pageOf } from "../paging";
 import { intParam, jsonBody, query, visibleName } from "../validate";
 import { issueTicket } from "../ws-tickets";
+import { wroteElsewhere } from "../d1-session";
 import { doc } from "../openapi/registry";
 import {
   conversationListItemSchema,
@@ -98,9 +100,11 @@ const seqPageQuery = z
     path: ["cursor"],
   })
   .transform(({ after, cursor, limit }) => ({ after: cursor ?? after ?? 0, limit }));
-// The socket route checks `after` itself (a ticket may share its query string): the same schema documents it.
+// The socket route checks its query itself, after the upgrade and ticket checks: the same schema
+// documents `after`; `ticket` (spent by authentication, app.ts) is the one other parameter it takes.
 const wsAfter = z.string().regex(/^\d{1,15}$/, "a message seq (an integer >= 0)");
-const wsQuery = z.object({ after: wsAfter.optional() });
+const wsQuery = z.strictObject({ after: wsAfter.optional() });
+const wsQueryRead = wsQuery.extend({ ticket: z.string().optional() });
 const promptsQuery = z.strictObject({
   limit: intParam(1, 50).default(50),
   cursor: intParam(1, Number.MAX_SAFE_INTEGER).optional(),
@@ -263,6 +267,9 @@ conversationRoutes.delete(
   doc({ summary: "Delete a conversation and everything it owns", responses: { 204: { description: "Deleted" } } }),
   async (c) => {
     const { stub, ref } = stubFor(c.env, c.get("tenantId"), c.req.param("id"));
+    // The purge writes D1 on the object's binding, which names no bookmark: the answer reads the
+    // primary's position after it (a purge cut short by an error included).
+    wroteElsewhere(c, null);
     if (!(await stub.delete(ref))) throw notFound("conversation");
     return c.body(null, 204);
   },
@@ -418,9 +425,11 @@ conversationRoutes.get(
     if (ticketFor !== undefined && ticketFor !== ref.conversationId) throw notFound("conversation");
     if (c.req.header("upgrade")?.toLowerCase() !== "websocket")
       throw new ApiError(426, "upgrade_required", "this route needs a websocket upgrade");
-    const after = c.req.query("after");
-    if (after !== undefined && !wsAfter.safeParse(after).success)
-      throw badRequest("after: a message seq (an integer >= 0)");
+    // As query() reads a query string (validate.ts): a repeated parameter is an array, so a 400
+    // like every other route's, and so is an unknown one.
+    const given = Object.entries(c.req.queries()).map(([k, v]) => [k, v.length === 1 ? v[0] : v]);
+    const read = wsQueryRead.safeParse(Object.fromEntries(given));
+    if (!read.success) throw badRequest(describeZodError(read.error));
     if (!(await stub.getMeta(ref))) throw notFound("conversation");
     const headers = new Headers(c.req.raw.headers);
     headers.delete("authorization");

@@ -16,15 +16,10 @@ import {
   projectFiles,
   projectHasRoom,
   PROMPT_PROJECT_FILES,
-  renameProject,
   type Project,
+  updateProject,
 } from "../../../services/projects";
-import {
-  inheritedSettings,
-  parseStoredSettings,
-  projectSettingsChecked,
-  setProjectSettings,
-} from "../../../services/default-settings";
+import { inheritedSettings, parseStoredSettings, projectSettingsChecked } from "../../../services/default-settings";
 import { settingsPatchSchema, type SettingsPatch } from "../../../core/settings";
 import { ApiError, badRequest, notFound } from "../errors";
 import type { AppEnv } from "../types";
@@ -104,11 +99,8 @@ projectRoutes.patch(
     const id = projectId(c.req.param("id"));
     const { name, settings } = c.req.valid("json");
     if (!(await getProject(c.env.DB, tenantId, id))) throw notFound("project");
-    if (settings) {
-      await checkProjectSettings(c.env, { tenantId, project: settings });
-      await setProjectSettings(c.env.DB, { tenantId, projectId: id, patch: settings });
-    }
-    if (name) await renameProject(c.env.DB, { tenantId, id, name });
+    if (settings) await checkProjectSettings(c.env, { tenantId, project: settings });
+    await updateProject(c.env.DB, { tenantId, id, change: { name, settings } });
     const updated = await getProject(c.env.DB, tenantId, id);
     if (!updated) throw notFound("project");
     return c.json(view(updated));

@@ -91,7 +91,7 @@ export function refusedTurns(history: readonly StoredMessage[], between = false)
  * saved either sits after a step's results (a paused turn) or is followed by the prompt it rides
  * with; one with no results before it and the model's reply right after it was the turn's prompt.
  */
-function startsTurn(history: readonly StoredMessage[], i: number): boolean {
+export function startsTurn(history: readonly StoredMessage[], i: number): boolean {
   const m = history[i];
   if (isPrompt(m)) return true;
   return isAttachmentNote(m) && history[i - 1]?.role !== "user" && history[i + 1]?.role === "assistant";

@@ -5,6 +5,7 @@ import { isPrompt, refusedTurns } from "../../core/replay-rules";
 import { isAgentSegment, type StoredMessage } from "../../core/types";
 import { type CortexDoc, messageDoc, refusedRole } from "../../services/cortex/search-index";
 import { cortexFor } from "../../services/cortex/routing";
+import { type CortexMark, laterBookmark } from "../../services/cortex/shard";
 import { refreshConversationRow } from "../../services/conversation-list";
 import { recordEpisode } from "../../services/memory/notes";
 import { recordUsage, type UsageEvent, type UsageKind } from "../../services/usage";
@@ -15,7 +16,7 @@ import { ConversationGone } from "./conversation-delete";
 import { noteDeadTurnSpending } from "./idempotency";
 import type { ObjectScope } from "./object-scope";
 import type { ConversationStore } from "./conversation-store";
-import { masterMessages, supersededBy } from "./regenerate";
+import { supersededBy } from "./regenerate";
 
 /** Messages an indexing batch reads at most; it holds no more than a transcript page's bytes either. */
 const INDEX_BATCH = 100;
@@ -156,7 +157,7 @@ export class IndexOutbox {
             const docs = labelledDocs(store, head, batch);
             return { shard: shard.name, bookmark: await shard.index(head.tenantId, docs) };
           });
-          if (written.bookmark) this.scope.cortexBookmark = { shard: written.shard, bookmark: written.bookmark };
+          if (written.bookmark) this.moveBookmark({ shard: written.shard, bookmark: written.bookmark });
           store.setIndexedThrough(batch[batch.length - 1].seq);
           wrote = true;
         }
@@ -210,7 +211,7 @@ export class IndexOutbox {
           const shard = await cortexFor(this.scope.env, head.tenantId);
           return { shard: shard.name, ...(await shard.syncVectors(head.tenantId)) };
         });
-        if (vectors.bookmark) this.scope.cortexBookmark = { shard: vectors.shard, bookmark: vectors.bookmark };
+        if (vectors.bookmark) this.moveBookmark({ shard: vectors.shard, bookmark: vectors.bookmark });
         this.vectorsLeft = vectors.left;
       }
       // Caught up: the reminder append set is not needed (a later append sets it again).
@@ -231,6 +232,16 @@ export class IndexOutbox {
   }
 
   /** Every message indexed, the outbox empty, no run asked for during this one, no vector left to embed. */
+  /**
+   * The object's read bookmark after an index write: never back on one shard (a note tool's write,
+   * tool-context.ts, may have moved it further meanwhile); another shard's (the tenant moved) replaces it.
+   */
+  private moveBookmark(at: CortexMark): void {
+    const held = this.scope.cortexBookmark;
+    const bookmark = held?.shard === at.shard ? laterBookmark(held.bookmark, at.bookmark) : at.bookmark;
+    this.scope.cortexBookmark = { shard: at.shard, bookmark: bookmark ?? at.bookmark };
+  }
+
   private caughtUp(): boolean {
     const { store } = this.scope;
     return store.indexedThrough() >= store.lastSeq() && !store.outbox().length && !this.indexAgain && !this.vectorsLeft;
@@ -335,9 +346,11 @@ export function withheldRefused<T extends StoredMessage>(store: RefusalStore, he
 /**
  * The seqs of `run`'s messages (consecutive, oldest first) that a refused turn holds, as /replay
  * sees it (core/replay-rules.ts refusedTurns, between turns): the refused reply, and its whole
- * turn unless a fallback model answered after it; a sub-agent's or a superseded message goes with
- * the master message before it. The whole of each turn `run` touches is read, from its prompt to
- * the next turn's. Null when those turns hold no refusal.
+ * turn unless a fallback model answered after it; a sub-agent's message goes with the thread's
+ * message before it. An exchange a regenerate superseded is a history of its own, as /replay saw
+ * it before the regenerate (its refused turn stays refused, and the master's refused turn before it
+ * does not take it along). The whole of each turn `run` touches is read, from its prompt to the
+ * next turn's. Null when those turns hold no refusal.
  */
 export function refusedAmong(
   store: RefusalStore,
@@ -350,16 +363,32 @@ export function refusedAmong(
   const from = opensTurn(run[0], head) ? first : turnStart(store, head, first);
   const around = [...(from < first ? store.range(from, first - 1) : []), ...run, ...turnRest(store, head, last)];
   if (!around.some((m) => m.stopReason === "refusal")) return null;
-  const master = masterMessages(around, head);
-  const dropped = new Set([...refusedTurns(master, true)].map((i) => master[i].seq));
-  const inMaster = new Set(master.map((m) => m.seq));
-  const refused = new Set<number>();
-  let afterDropped = false;
+  // The master's thread, and each superseded exchange (its ranges name the copy that replaced it).
+  const histories = new Map<string, StoredMessage[]>();
   for (const m of around) {
-    if (inMaster.has(m.seq)) afterDropped = dropped.has(m.seq);
-    if (afterDropped && m.seq >= first && m.seq <= last) refused.add(m.seq);
+    const by = supersededBy(head, m.seq) ?? "";
+    const history = histories.get(by);
+    if (history) history.push(m);
+    else histories.set(by, [m]);
   }
+  const refused = new Set<number>();
+  for (const history of histories.values())
+    for (const seq of refusedIn(history)) if (seq >= first && seq <= last) refused.add(seq);
   return refused;
+}
+
+/** The seqs of a history's (`messages`, oldest first) refused turns; a sub-agent's message goes with the thread's before it. */
+function refusedIn(messages: readonly StoredMessage[]): Set<number> {
+  const out = new Set<number>();
+  if (!messages.some((m) => m.stopReason === "refusal")) return out;
+  const thread = messages.filter((m) => !isAgentSegment(m));
+  const dropped = new Set([...refusedTurns(thread, true)].map((i) => thread[i].seq));
+  let afterDropped = false;
+  for (const m of messages) {
+    if (!isAgentSegment(m)) afterDropped = dropped.has(m.seq);
+    if (afterDropped) out.add(m.seq);
+  }
+  return out;
 }
 
 /** A person's prompt in the master's thread: a turn starts there. */

@@ -1,11 +1,18 @@
 // Regenerate: the last exchange (the last prompt and every message after it) is run again. The
 // prompt is saved again as the new turn's user message and the earlier exchange is marked
 // superseded in the head: its messages keep their bytes (R2, the index, search) and stay in the
-// transcript with a marker, but no later model request, /replay or fold sees them.
+// transcript with a marker, but no later model request, /replay or fold sees them. The notes its
+// memory_save calls kept go with it, as a refused turn's do (forgetExchangeNotes).
+import { notesSavedIn } from "../../agent/tools/memory-save";
+import type { TurnEvent } from "../../core/events";
 import { isAttachmentNote } from "../../core/render";
+import { startsTurn } from "../../core/replay-rules";
 import { isAgentSegment, type NewMessage, type StoredMessage } from "../../core/types";
-import type { ConversationHead, SupersededRange } from "../../services/record/conversation-head";
+import { forgetNotes } from "../../services/memory/notes";
+import type { ConversationHead, ConversationRef, SupersededRange } from "../../services/record/conversation-head";
 import type { ConversationStore } from "./conversation-store";
+import type { ObjectScope } from "./object-scope";
+import type { ConversationRecord } from "./record";
 
 /** The refusals a regenerate can get (all 409: the conversation's state, not the request, is wrong). */
 export const REGENERATE_BUSY = "turn_in_progress";
@@ -47,13 +54,13 @@ export function masterMessages(
   return messages.filter((m) => !isAgentSegment(m) && !supersededBy(head, m.seq));
 }
 
-/** A message a person wrote: text or images, no tool results, not an attachment's note. */
-const isPrompt = (m: StoredMessage) =>
-  m.role === "user" &&
-  !m.agent &&
-  m.content.some((b) => b.type === "text" || b.type === "image") &&
-  !m.content.some((b) => b.type === "tool_result") &&
-  !isAttachmentNote(m);
+/**
+ * Whether `replayed[i]` is a prompt as the replay tells one (core/replay-rules.ts startsTurn: a
+ * message shaped like an attachment's note that the model answered was its turn's prompt, a real
+ * upload's note is not), or a regenerate's copy (`copies`: a prompt by making, answered or not).
+ */
+const isPrompt = (replayed: readonly StoredMessage[], i: number, copies: (m: StoredMessage) => boolean) =>
+  replayed[i].role === "user" && !replayed[i].agent && (startsTurn(replayed, i) || copies(replayed[i]));
 
 /** What regenerateTarget reads of the object's state, with the turns queued or running. */
 export function regenerateState(
@@ -92,8 +99,10 @@ export function regenerateTarget(
       REGENERATE_BUSY,
       "regenerate: a turn is running; wait for it to end (or stop it) and regenerate then",
     );
+  const copies = (m: StoredMessage) =>
+    (head.superseded ?? []).some((r) => r.by === m.id) || m.seq === state.unmarkedCopy?.copySeq;
   let i = replayed.length - 1;
-  while (i >= 0 && !isPrompt(replayed[i])) i--;
+  while (i >= 0 && !isPrompt(replayed, i, copies)) i--;
   const folded = (head.summarizedThroughMessage ?? 0) > 0;
   if (i < 0) {
     return folded
@@ -103,6 +112,13 @@ export function regenerateTarget(
         )
       : refuse(NOTHING_TO_REGENERATE, "regenerate: there is no reply to replace yet");
   }
+  // A last prompt that answers tool calls too (an imported one) cannot be saved again: its calls
+  // would not be before the copy. An earlier prompt is not the last exchange, so none is run.
+  if (replayed[i].content.some((b) => b.type === "tool_result"))
+    return refuse(
+      NOTHING_TO_REGENERATE,
+      "regenerate: the last prompt carries tool results, so it cannot be run again; send a new prompt instead",
+    );
   // A prompt with no reply yet is regenerated only when it is itself a regenerate's copy, stopped or
   // failed before the model answered: its exchange was already replaced, so it is tried again (the
   // replaced replies stay superseded, one version further back). Any other is sent again instead.
@@ -132,7 +148,8 @@ export function regenerateTarget(
   while (end > i + 1 && isAttachmentNote(replayed[end - 1])) end--;
   const toSeq = end < replayed.length ? replayed[end].seq - 1 : state.lastSeq;
   const fromSeq = replayed[start].seq;
-  const notes = replayed.slice(start, end).filter(isAttachmentNote);
+  // The prompts themselves (one shaped like a note included) are part of it.
+  const notes = replayed.slice(start, end).filter((m, k) => k > 0 && start + k !== i && isAttachmentNote(m));
   return { kind: "target", prompt: replayed[i], fromSeq, toSeq, ranges: rangesAround({ fromSeq, toSeq }, notes) };
 }
 
@@ -174,6 +191,59 @@ export function markReplaced(
 }
 
 /**
+ * Deletes the notes memory_save kept in an exchange no later request carries: a turn that ended
+ * refused (its first saved message `fromSeq` on; core/replay-rules.ts leaves it out whole, and no
+ * tool may bring its words back), or an exchange a regenerate replaced (`ranges`; `unedited`: a
+ * note edited since it was saved is someone's now, and stays). A regenerate that saves it again
+ * then makes one note, not a second.
+ */
+export async function forgetExchangeNotes(
+  scope: Pick<ObjectScope, "env" | "store">,
+  ref: ConversationRef,
+  exchange: { ranges: readonly { fromSeq: number; toSeq: number }[]; unedited: boolean },
+): Promise<void> {
+  const messages = exchange.ranges.flatMap((r) => (r.fromSeq > 0 ? scope.store.range(r.fromSeq, r.toSeq) : []));
+  const ids = notesSavedIn(messages);
+  if (ids.length) await forgetNotes(scope.env, ref, { ids, unedited: exchange.unedited });
+}
+
+/** A turn that ended refused: its notes go (forgetExchangeNotes), from its first saved message `firstSeq` on. */
+export const forgetRefusedNotes = (scope: Pick<ObjectScope, "env" | "store">, ref: ConversationRef, firstSeq: number) =>
+  forgetExchangeNotes(scope, ref, { ranges: [{ fromSeq: firstSeq, toSeq: scope.store.lastSeq() }], unedited: false });
+
+/** What `exchange_superseded` tells: the exchange, the messages marked and the copy that replaced them. */
+type Superseded = { fromSeq: number; toSeq: number; messageIds: string[]; supersededBy: string };
+
+/**
+ * supersedingPersist on the object's own record and store: once the replaced exchange is marked,
+ * `exchange_superseded` is announced (for turn `turnId`) and its notes go (forgetExchangeNotes),
+ * before the first model request is built.
+ */
+export function regeneratingPersist(
+  persist: (messages: NewMessage[]) => Promise<StoredMessage[]>,
+  on: {
+    scope: Pick<ObjectScope, "env" | "store">;
+    record: Pick<ConversationRecord, "supersede">;
+    ref: ConversationRef;
+    target: Pick<RegenerateTarget, "fromSeq" | "toSeq" | "ranges">;
+    turnId: string;
+    announce: (event: TurnEvent) => void;
+  },
+): (messages: NewMessage[]) => Promise<StoredMessage[]> {
+  const { scope, record, ref, target } = on;
+  return supersedingPersist(persist, {
+    range: target,
+    supersede: (marked) => record.supersede(marked),
+    unmarked: (range) => scope.store.setUnmarkedCopy(range),
+    idsOf: (from, to) => scope.store.range(from, to).map((m) => m.id),
+    announce: (superseded) => {
+      on.announce({ type: "exchange_superseded", turnId: on.turnId, ...superseded });
+      return forgetExchangeNotes(scope, ref, { ranges: target.ranges, unedited: true });
+    },
+  });
+}
+
+/**
  * The regenerate's persist: its first save (the prompt's copy) marks the replaced exchange
  * superseded by the copy, before the first model request is built, and announces it: `fromSeq`..
  * `toSeq` the exchange, `messageIds` the messages marked (not the notes of files it kept).
@@ -186,7 +256,8 @@ export function supersedingPersist(
     /** Records (then clears) the copy whose mark is not saved yet: conversation-store setUnmarkedCopy. */
     unmarked: (range: { fromSeq: number; toSeq: number } | null) => void;
     idsOf: (fromSeq: number, toSeq: number) => string[];
-    announce: (e: { fromSeq: number; toSeq: number; messageIds: string[]; supersededBy: string }) => void;
+    /** Awaited: what goes with the replaced exchange goes before the first model request. */
+    announce: (e: Superseded) => void | Promise<void>;
   },
 ): (messages: NewMessage[]) => Promise<StoredMessage[]> {
   let marked = false;
@@ -200,7 +271,7 @@ export function supersedingPersist(
       await on.supersede(ranges.map((r) => ({ ...r, by })));
       on.unmarked(null);
       const messageIds = ranges.flatMap((r) => on.idsOf(r.fromSeq, r.toSeq));
-      on.announce({ fromSeq, toSeq, messageIds, supersededBy: by });
+      await on.announce({ fromSeq, toSeq, messageIds, supersededBy: by });
     }
     return stored;
   };

@@ -16,6 +16,7 @@ import { indexPdfPages } from "../../services/attachments/page-index";
 import { r2RangeReader } from "../../services/attachments/r2-range-reader";
 import { getAttachmentRow, markIndexing, toAttachment } from "../../services/attachments/store";
 import { cortexFor } from "../../services/cortex/routing";
+import { type CortexMark, laterBookmark } from "../../services/cortex/shard";
 import { listConversationRows } from "../../services/conversation-list";
 import { createNote, deleteNote, getEpisode, getNote, updateNote } from "../../services/memory/notes";
 import type { ConversationRef } from "../../services/record/conversation-head";
@@ -70,6 +71,20 @@ export function toolContextFor({ scope, record, ref, projectTools, readOwn, prog
   /** The object's last index write's bookmark, where it is of this shard (not one the tenant moved from). */
   const bookmarkIn = (shard: { name: string }) =>
     scope.cortexBookmark?.shard === shard.name ? scope.cortexBookmark.bookmark : null;
+  /**
+   * A note tool's shard write moves the object's read bookmark on, so a memory_search later in the
+   * turn sees the note saved (or not the one forgotten). Never back: an index write that landed
+   * meanwhile may be further on. Another shard's (the tenant moved) replaces it, as the outbox's does.
+   */
+  const reached = <T extends { written: CortexMark | null }>(w: T): T => {
+    const at = w.written;
+    if (at)
+      scope.cortexBookmark = {
+        shard: at.shard,
+        bookmark: laterBookmark(bookmarkIn({ name: at.shard }), at.bookmark) ?? at.bookmark,
+      };
+    return w;
+  };
 
   const transcript: TranscriptAccess = {
     listConversations: async (limit, before) =>
@@ -139,9 +154,10 @@ export function toolContextFor({ scope, record, ref, projectTools, readOwn, prog
         const shard = await cortex();
         return shard.conversationOfMessage(tenantId, id, bookmarkIn(shard));
       },
-      saveNote: (input) => createNote(scope.env, tenantId, { ...input, sourceConversationId: conversationId }),
-      updateNote: (id, change) => updateNote(scope.env, { tenantId, id, change }),
-      deleteNote: (id) => deleteNote(scope.env, tenantId, id),
+      saveNote: async (input) =>
+        reached(await createNote(scope.env, tenantId, { ...input, sourceConversationId: conversationId })).note,
+      updateNote: async (id, change) => reached(await updateNote(scope.env, { tenantId, id, change })).note,
+      deleteNote: async (id) => reached(await deleteNote(scope.env, tenantId, id)).deleted,
     },
   };
 

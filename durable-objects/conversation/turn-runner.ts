@@ -33,7 +33,7 @@ import type { ObjectScope } from "./object-scope";
 import { interruptedResults, pausedMessage, type PausedTurn, type PausedTurns } from "./paused-turn";
 import type { ConversationRecord } from "./record";
 import type { PromptContext, ReplayCache } from "./replay-cache";
-import { regenerateState, regenerateTarget, supersedingPersist } from "./regenerate";
+import { forgetRefusedNotes, regenerateState, regenerateTarget, regeneratingPersist } from "./regenerate";
 import { toolContextFor, type ReadOwn } from "./tool-context";
 import type { TurnInput, TurnSink } from "./turn-input";
 import { TurnSpending } from "./turn-spending";
@@ -113,7 +113,10 @@ export class TurnRunner {
     await record.settle();
     const target = regenerateTarget(head, cache.replaySource(head), regenerateState(scope.store, 0));
     if (target.kind === "refused") return this.begin({ ref, sink, queuedAt, turnId }).fail(target.refusal);
-    const { prompt, fromSeq, toSeq, ranges } = target;
+    const announce = (event: TurnEvent) => {
+      sink?.(event);
+      broadcast(event);
+    };
     await this.execute({
       ref,
       sink,
@@ -121,18 +124,8 @@ export class TurnRunner {
       turnId,
       turnTools: input.tools ?? [],
       loop: async (deps) => {
-        const persist = supersedingPersist(deps.persist, {
-          range: { fromSeq, toSeq, ranges },
-          supersede: (marked) => record.supersede(marked),
-          unmarked: (range) => scope.store.setUnmarkedCopy(range),
-          idsOf: (from, to) => scope.store.range(from, to).map((m) => m.id),
-          announce: (superseded) => {
-            const event: TurnEvent = { type: "exchange_superseded", turnId, ...superseded };
-            sink?.(event);
-            broadcast(event);
-          },
-        });
-        return runAgentTurn({ ...deps, persist, signal: input.signal }, prompt.content);
+        const persist = regeneratingPersist(deps.persist, { scope, record, ref, target, turnId, announce });
+        return runAgentTurn({ ...deps, persist, signal: input.signal }, target.prompt.content);
       },
     });
   }
@@ -477,6 +470,8 @@ export class TurnRunner {
       }
     }
     if (outcome.failure) emit({ type: "error", turnId, error: outcome.failure });
+    // Refused with no fallback answer (that would end it otherwise): its notes go before its end is told.
+    if (outcome.stopReason === "refusal") await forgetRefusedNotes(scope, ref, firstSeq);
     end(outcome.stopReason, outcome.usage, outcome.modelMs);
     spending.meter(outcome.usage);
     // Housekeeping after the response: never on the turn's critical path.

@@ -47,11 +47,31 @@ export interface ShardParts {
 /** A D1 bookmark: where a session must at least be for a read to see a write. */
 export type Bookmark = string | null;
 
+/** Where a write left a shard: a read session on `shard` started at `bookmark` sees it. */
+export interface CortexMark {
+  shard: string;
+  bookmark: string;
+}
+
+/** The later of two bookmarks of one database (D1's order as strings: a later one sorts after). */
+export const laterBookmark = (a: Bookmark, b: Bookmark): Bookmark => (!a ? b : !b || a >= b ? a : b);
+
 export class CortexShard {
+  private lastWrite: Bookmark = null;
+
   constructor(private parts: ShardParts) {}
 
   get name(): string {
     return this.parts.name;
+  }
+
+  /**
+   * The latest bookmark this handle's writes reached, with its shard (null before any write): what a
+   * writer hands on (a note route's `x-cortex-bookmark`, the conversation's read bookmark) so that
+   * its next search reads at least that far.
+   */
+  get written(): CortexMark | null {
+    return this.lastWrite ? { shard: this.name, bookmark: this.lastWrite } : null;
   }
 
   /** A read session: at the bookmark if given, else wherever is nearest. */
@@ -65,7 +85,9 @@ export class CortexShard {
     const session = this.parts.db.withSession("first-primary");
     const result = await fn(session);
     for (const mirror of this.parts.mirrors ?? []) await fn(mirror);
-    return { result, bookmark: session.getBookmark() };
+    const bookmark = session.getBookmark();
+    this.lastWrite = laterBookmark(this.lastWrite, bookmark);
+    return { result, bookmark };
   }
 
   /** Upserts the tenant's docs (others' are dropped); answers the bookmark that sees them. */

@@ -6,8 +6,10 @@ import { drizzle } from "drizzle-orm/d1";
 import { memoryEpisodes, memoryNotes, tenants } from "../../db/schema";
 import { sortableId } from "../../core/ids";
 import { sliceWhole } from "../../core/text-cut";
+import { VISIBLE, withoutHidden } from "../../core/visible-text";
 import type { CortexDoc } from "../cortex/search-index";
 import { type CortexEnv, cortexFor, routeOf } from "../cortex/routing";
+import type { CortexMark } from "../cortex/shard";
 import { forgetMemoryMap } from "./memory-map";
 
 /** What writing memory needs: D1 for the rows, the cortex shard for their index. */
@@ -60,12 +62,18 @@ const noteDoc = (tenantId: string, n: Note): CortexDoc => ({
   body: [n.title, n.text, n.tags.length ? `tags: ${n.tags.join(", ")}` : ""].filter(Boolean).join("\n"),
 });
 
+/**
+ * What a note write answers besides its result: the bookmark its last cortex shard write reached
+ * (null: it wrote none), so its writer's next search can read at least that far.
+ */
+export type NoteWritten<T> = T & { written: CortexMark | null };
+
 /** A new note, indexed; NoteLimitReached when the tenant keeps MAX_NOTES already (nothing written). */
 export async function createNote(
   env: MemoryEnv,
   tenantId: string,
   input: { title?: string; text: string; tags?: string[]; sourceConversationId?: string | null },
-): Promise<Note> {
+): Promise<NoteWritten<{ note: Note }>> {
   const now = new Date().toISOString();
   const note: Note = {
     id: sortableId("mem"),
@@ -115,7 +123,7 @@ export async function createNote(
     await cortex?.deleteDoc(tenantId, "memory", note.id).catch(() => {});
     throw err;
   }
-  return note;
+  return { note, written: cortex.written };
 }
 
 /** Rounds of "index the row, read it again" before a note's writes are left to the last writer's round. */
@@ -169,10 +177,10 @@ export async function updateNote(
     id,
     change,
   }: { tenantId: string; id: string; change: { title?: string; text?: string; tags?: string[] } },
-): Promise<Note | null> {
+): Promise<NoteWritten<{ note: Note | null }>> {
   const db = env.DB;
   const current = await getNote(db, tenantId, id);
-  if (!current) return null;
+  if (!current) return { note: null, written: null };
   const updatedAt = new Date().toISOString();
   // Only the fields sent are written: two edits at once of different fields both stay.
   const fields = (n: Pick<Note, "title" | "text" | "tags">) => ({
@@ -186,7 +194,7 @@ export async function updateNote(
     .where(and(eq(memoryNotes.tenantId, tenantId), eq(memoryNotes.id, id)))
     .returning({ id: memoryNotes.id });
   // Deleted since it was read: gone, as the delete said.
-  if (!updated.length) return null;
+  if (!updated.length) return { note: null, written: null };
   const cortex = await cortexFor(env, tenantId);
   try {
     // A delete that landed meanwhile leaves no document (null: gone, as the delete said); an edit
@@ -204,7 +212,7 @@ export async function updateNote(
       await forgetMemoryMap(db, tenantId)
         .run()
         .catch((err) => console.error("memory map not forgotten", err));
-    return stored;
+    return { note: stored, written: cortex.written };
   } catch (err) {
     // Not indexed: the fields go back to what search holds, unless a later write already replaced them.
     await drizzle(db)
@@ -222,7 +230,11 @@ export async function updateNote(
  * indexed it meanwhile). A delete cut short after the first step leaves the note whole and
  * findable by id, so the client's retry finishes it; never a row gone with its text still found.
  */
-export async function deleteNote(env: MemoryEnv, tenantId: string, id: string): Promise<boolean> {
+export async function deleteNote(
+  env: MemoryEnv,
+  tenantId: string,
+  id: string,
+): Promise<NoteWritten<{ deleted: boolean }>> {
   const cortex = await cortexFor(env, tenantId);
   if (!(await getNote(env.DB, tenantId, id))) {
     // No row: a 404, and any document a write cut short left behind goes with it (in the tenant's
@@ -231,20 +243,43 @@ export async function deleteNote(env: MemoryEnv, tenantId: string, id: string): 
       await cortex
         .deleteDoc(tenantId, "memory", id)
         .catch((err) => console.error("a 404 note delete could not clear a stray document", err));
-    return false;
+    return { deleted: false, written: cortex.written };
   }
   await cortex.deleteDoc(tenantId, "memory", id);
   const res = await drizzle(env.DB)
     .delete(memoryNotes)
     .where(and(eq(memoryNotes.tenantId, tenantId), eq(memoryNotes.id, id)))
     .returning({ id: memoryNotes.id });
-  if (!res.length) return false;
+  if (!res.length) return { deleted: false, written: cortex.written };
   await cortex.deleteDoc(tenantId, "memory", id);
   // Its title and tags are among the map's topics (a failure here leaves the delete done).
   await forgetMemoryMap(env.DB, tenantId)
     .run()
     .catch((err) => console.error("memory map not forgotten", err));
-  return true;
+  return { deleted: true, written: cortex.written };
+}
+
+/**
+ * Deletes the notes a conversation's exchange saved that no later request may carry again: a
+ * refused turn's (core/replay-rules.ts), a regenerated exchange's. Only notes of that conversation
+ * go; `unedited` keeps any note written again since it was saved (someone made it theirs). Each
+ * failure is logged and leaves that note: the turn, or the regenerate, goes on.
+ */
+export async function forgetNotes(
+  env: MemoryEnv,
+  of: { tenantId: string; conversationId: string },
+  which: { ids: readonly string[]; unedited: boolean },
+): Promise<void> {
+  for (const id of new Set(which.ids)) {
+    try {
+      const note = await getNote(env.DB, of.tenantId, id);
+      if (!note || note.sourceConversationId !== of.conversationId) continue;
+      if (which.unedited && note.updatedAt !== note.createdAt) continue;
+      await deleteNote(env, of.tenantId, id);
+    } catch (err) {
+      console.error("a note of a refused or replaced exchange could not be deleted", err);
+    }
+  }
 }
 
 /** Records a fold's summary as a dated episode of its conversation. Idempotent per fold job. */
@@ -318,8 +353,20 @@ export async function listEpisodes(
   return drizzle(db).select().from(memoryEpisodes).where(where).orderBy(desc(memoryEpisodes.id)).limit(limit);
 }
 
+/** The title a note saved without one gets when no line of its text has anything visible. */
+export const UNTITLED_NOTE = "note";
+
+/**
+ * A note's default title: its first line that still shows something once the hidden-character
+ * rule (core/visible-text.ts) is applied, as an explicit title must (visibleName). A bare "\r", a
+ * bidi override or a line of zero-width spaces would otherwise reach the memory map and listings.
+ */
 function firstLine(text: string): string {
-  const line = text.trim().split("\n")[0];
+  const line = text
+    .split(/\r?\n|\u2028|\u2029/)
+    .map((l) => withoutHidden(l.replace(/\t/g, " ")).trim())
+    .find((l) => VISIBLE.test(l));
+  if (!line) return UNTITLED_NOTE;
   return line.length > 80 ? `${sliceWhole(line, 0, 79)}…` : line;
 }
 

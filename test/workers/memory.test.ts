@@ -155,7 +155,7 @@ describe("a note's search document", () => {
     const creating = createNote(slow, tenantId, { text: "The safe combination is quokkaveil 5521." });
     await g.arrived;
     const [listed] = (await api("GET", "/v1/memory", undefined, { key })).json.data;
-    expect(await deleteNote(env as Env, tenantId, listed.id)).toBe(true);
+    expect((await deleteNote(env as Env, tenantId, listed.id)).deleted).toBe(true);
     g.open();
     await creating;
     expect(await found(key, "quokkaveil")).toEqual([]);
@@ -171,7 +171,7 @@ describe("a note's search document", () => {
     });
     const first = updateNote(slow, { tenantId, id, change: { text: "v1 amberwhisk" } });
     await g.arrived; // its row is written; its index write waits
-    expect((await updateNote(env as Env, { tenantId, id, change: { text: "v2 tealmarrow" } }))?.text).toBe(
+    expect((await updateNote(env as Env, { tenantId, id, change: { text: "v2 tealmarrow" } })).note?.text).toBe(
       "v2 tealmarrow",
     );
     g.open();
@@ -203,7 +203,7 @@ describe("a note's search document", () => {
     const { tenantId, key } = await newTenantWithId();
     const id = (await api("POST", "/v1/memory", { text: "the zanzibarquux launch code is 4471" }, { key })).json.id;
     await eventually(async () => (await found(key, "zanzibarquux")).includes(id));
-    const edited = await updateNote(
+    const { note: edited } = await updateNote(
       pausingBeforeUpdate(() => deleteNote(env as Env, tenantId, id)),
       { tenantId, id, change: { text: "the zanzibarquux launch code is 9999" } },
     );

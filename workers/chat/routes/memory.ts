@@ -21,6 +21,7 @@ import { idCursor, listBody, pageOf } from "../paging";
 import { intParam, jsonBody, query, visibleName } from "../validate";
 import { doc } from "../openapi/registry";
 import { listOf, resource } from "../openapi/schemas";
+import { answerCortexBookmark } from "./search";
 
 const note = resource("Note", "A durable memory note.");
 const episode = resource("Episode", "What one fold recorded of a conversation.");
@@ -71,7 +72,9 @@ memoryRoutes.post(
   ...jsonBody(createBody),
   async (c) => {
     try {
-      return c.json(await createNote(c.env, c.get("tenantId"), c.req.valid("json")), 201);
+      const { note, written } = await createNote(c.env, c.get("tenantId"), c.req.valid("json"));
+      answerCortexBookmark(c, written);
+      return c.json(note, 201);
     } catch (err) {
       if (err instanceof NoteLimitReached)
         throw new ApiError(
@@ -149,11 +152,13 @@ memoryRoutes.patch(
   doc({ summary: "Change a note", responses: { 200: { description: "The note", schema: note } } }),
   ...jsonBody(patchBody),
   async (c) => {
-    const note = await updateNote(c.env, {
+    const { note, written } = await updateNote(c.env, {
       tenantId: c.get("tenantId"),
       id: noteId(c.req.param("id")),
       change: c.req.valid("json"),
     });
+    // Also on a 404 (a delete landed meanwhile): its document went in this write.
+    answerCortexBookmark(c, written);
     if (!note) throw notFound("note");
     return c.json(note);
   },
@@ -163,7 +168,10 @@ memoryRoutes.delete(
   "/:id",
   doc({ summary: "Delete a note", responses: { 204: { description: "Deleted" } } }),
   async (c) => {
-    if (!(await deleteNote(c.env, c.get("tenantId"), noteId(c.req.param("id"))))) throw notFound("note");
+    const { deleted, written } = await deleteNote(c.env, c.get("tenantId"), noteId(c.req.param("id")));
+    // Also on a 404 that cleared a document a cut-short write left.
+    answerCortexBookmark(c, written);
+    if (!deleted) throw notFound("note");
     return c.body(null, 204);
   },
 );

@@ -1,10 +1,11 @@
 // GET /v1/search: the tenant's cortex shard over its messages, notes, episodes and pages.
-import { Hono } from "hono";
+import { type Context, Hono } from "hono";
 import { z } from "zod";
 import { isId } from "../../../core/ids";
 import { cutSnippet } from "../../../agent/tools/memory-search";
 import { cortexFor } from "../../../services/cortex/routing";
 import type { SearchHit } from "../../../services/cortex/search-index";
+import type { CortexMark } from "../../../services/cortex/shard";
 import { BOOKMARK } from "../d1-session";
 import { badRequest } from "../errors";
 import { listBody } from "../paging";
@@ -23,6 +24,16 @@ export const searchRoutes = new Hono<AppEnv>();
  * is not used. A bare bookmark (answered before 2026-12-05) is taken as before.
  */
 export const CORTEX_BOOKMARK_HEADER = "x-cortex-bookmark";
+
+/**
+ * Answers `x-cortex-bookmark` for where a read or write reached the tenant's shard (nothing when it
+ * reached none). Every route that writes the shard answers it as a search does, so a client that
+ * sends its newest one reads its own writes (a note just deleted is not found again).
+ */
+export function answerCortexBookmark(c: Context, mark: CortexMark | null): void {
+  if (mark) c.header(CORTEX_BOOKMARK_HEADER, `${mark.bookmark}@${mark.shard}`);
+}
+
 const SHARD_NAME = /^[A-Z][A-Z0-9_]{0,63}$/;
 
 /** The sent header as bookmark and shard (shard null when bare); null when it is not one. */
@@ -96,7 +107,7 @@ searchRoutes.get(
       cursor,
       bookmark: sent && (sent.shard === null || sent.shard === shard.name) ? sent.bookmark : null,
     });
-    if (bookmark) c.header(CORTEX_BOOKMARK_HEADER, `${bookmark}@${shard.name}`);
+    answerCortexBookmark(c, bookmark ? { bookmark, shard: shard.name } : null);
     return c.json({ query: q, ...listBody({ data: hits.map(answered), next: next && String(next.offset) }) });
   },
 );

@@ -20,6 +20,12 @@ export function describeZodError(error: { issues: readonly core.$ZodIssue[] }, p
 const wrongType = (issue: core.$ZodIssue): boolean =>
   issue.path.length === 0 && (issue.code === "invalid_type" || issue.code === "invalid_value");
 
+/** A branch's issue that its `type` field holds another literal: the branch is for another kind. */
+const otherKind = (issues: readonly core.$ZodIssue[]) =>
+  issues.find(
+    (i): i is core.$ZodIssueInvalidValue => i.code === "invalid_value" && i.path.length === 1 && i.path[0] === "type",
+  );
+
 /**
  * A union's own issue is a bare "Invalid input" holding every branch's issues, and the first
  * branch's first issue is usually "expected string" when the input was an array of bad blocks.
@@ -29,9 +35,21 @@ const wrongType = (issue: core.$ZodIssue): boolean =>
  */
 function takenBranch(issue: core.$ZodIssue): core.$ZodIssue[] {
   if (issue.code !== "invalid_union") return [issue];
-  const branch = issue.errors
-    .filter((issues) => issues.length > 0 && !issues.every(wrongType))
-    .reduce<core.$ZodIssue[] | undefined>((best, b) => (best && best.length <= b.length ? best : b), undefined);
+  const objects = issue.errors.filter((issues) => issues.length > 0 && !issues.every(wrongType));
+  // An object branch whose `type` literal names another kind did not take the input either (a plain
+  // union of such branches is a discriminated one in all but name): when none took it, every kind
+  // the branches take is named, not the nearest branch's fields.
+  const taken = objects.filter((issues) => !otherKind(issues));
+  if (!taken.length && objects.length) {
+    const kinds = objects.map(otherKind).filter((i) => i !== undefined);
+    const values = kinds.flatMap((k) => k.values);
+    if (kinds.length === objects.length && kinds[0])
+      return [{ ...kinds[0], path: [...issue.path, "type"], values, message: `must be one of ${values.join(", ")}` }];
+  }
+  const branch = (taken.length ? taken : objects).reduce<core.$ZodIssue[] | undefined>(
+    (best, b) => (best && best.length <= b.length ? best : b),
+    undefined,
+  );
   if (!branch) return [issue];
   return branch.flatMap((inner) => takenBranch({ ...inner, path: [...issue.path, ...inner.path] }));
 }

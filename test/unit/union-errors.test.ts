@@ -65,3 +65,18 @@ describe("union refusals name the real problem", () => {
     expect(refusal(source, { type: "url", url: "not a url" })).toBe("url: Invalid URL");
   });
 });
+
+describe("a plain union of object kinds told by their type", () => {
+  const source = z.union([
+    z.strictObject({ type: z.literal("base64"), media_type: z.string(), data: z.string().min(1) }),
+    z.strictObject({ type: z.literal("url"), url: z.string().url() }),
+  ]);
+  it("names every kind when the value is of none, not the nearest branch's fields", () => {
+    expect(refusal(source, { type: "file", file_id: "file_1" })).toBe("type: must be one of base64, url");
+    expect(refusal(source, { type: "bogus" })).toBe("type: must be one of base64, url");
+  });
+  it("names the field of the kind the value is", () => {
+    expect(refusal(source, { type: "url" })).toBe("url: required");
+    expect(refusal(source, { type: "base64", media_type: "image/png", data: "" })).toMatch(/^data: /);
+  });
+});

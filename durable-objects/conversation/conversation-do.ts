@@ -5,6 +5,7 @@ import type { StoredMessage } from "../../core/types";
 import { toToolResultBlock, type ClientToolResult } from "../../core/client-tools";
 import type { ReadQuery } from "../../agent/tools/registry";
 import type { ConversationHead, ConversationRef, ConversationView } from "../../services/record/conversation-head";
+import { addNote, type NoteAnswer } from "./attachment-note";
 import { AutoTitler } from "./auto-title";
 import { ConversationDeletion } from "./conversation-delete";
 import { ConversationStore, type PromptSnapshot, type TimelineCard } from "./conversation-store";
@@ -33,7 +34,7 @@ export type { TurnAnswer, TurnInput, TurnRefusal } from "./turn-input";
 export type { PatchAnswer } from "./conversation-patch";
 
 /** An attachment's note: saved as a message, held until a paused step's results are saved, or no such conversation. */
-export type NoteAnswer = { kind: "saved"; message: StoredMessage } | { kind: "deferred" } | { kind: "missing" };
+export type { NoteAnswer } from "./attachment-note";
 /** History imported: the stored messages, refused while a turn waits on client tools (naming its calls), or no such conversation. */
 export type ImportAnswer =
   | { kind: "imported"; messages: StoredMessage[] }
@@ -297,14 +298,12 @@ export class ConversationDO extends DurableObject<Env> {
   async addAttachmentNote(ref: ConversationRef, note: string, tools: readonly string[]): Promise<NoteAnswer> {
     if (!(await this.record.load(ref))) return { kind: "missing" };
     return this.order.inOrder(async (): Promise<NoteAnswer> => {
-      // Between a paused step's tool_use and its results nothing may be saved: the note follows them.
-      if (await this.paused.deferNote(note)) return (await this.record.activateTools(tools), { kind: "deferred" });
-      await this.record.activateTools(tools);
-      const [message] = await this.record.append([{ role: "user", content: [{ type: "text", text: note }] }]);
+      const added = await addNote({ paused: this.paused, record: this.record }, note, tools);
+      if (added.kind !== "saved") return added;
       await this.sockets.closeRevoked();
-      this.sockets.broadcast({ type: "message", turnId: "attachment", message });
+      this.sockets.broadcast({ type: "message", turnId: "attachment", message: added.message });
       this.ctx.waitUntil(this.outbox.pending());
-      return { kind: "saved", message };
+      return added;
     });
   }
 

@@ -225,6 +225,25 @@ describe("fault: R2 calls fail", () => {
     reportInjections("R2 failure activating an upload's tools", c.n);
   });
 
+  it("an upload whose note landed unseen (its answers lost, then an outage) keeps its file: the note adopted later names one that exists (4 injections)", async () => {
+    const id = await createConversation();
+    const plan: Action[] = ["lost-answer", "throw", "throw", "throw"];
+    const c = await inject(id, { r2: (op, key) => (batchPut(1)(op, key) ? plan.shift() : undefined) });
+    const up = await api("POST", `/v1/conversations/${id}/attachments?name=notes.txt`, "hello\nworld\n", {
+      raw: true,
+      headers: { "content-type": "text/plain" },
+    });
+    expect(c.n).toBe(4);
+    expect(up.status).toBe(502);
+    expect(up.json.error?.type).toBe("storage_error");
+    // The next write adopts the batch that landed: its note must name a file that is still there.
+    expect((await send(id, "next")).status).toBe(200);
+    const note = (await transcript(id)).find((m) => JSON.stringify(m.content).includes("<attachment id="));
+    const named = /att_[0-9A-Z]{26}/.exec(JSON.stringify(note?.content))?.[0];
+    expect(named).toBeDefined();
+    expect((await api("GET", `/v1/conversations/${id}/attachments/${named}`)).status).toBe(200);
+  });
+
   it("a regenerate whose mark could not be saved (head writes fail after the copy) can be regenerated again: the exchange and the copy are replaced (4 injections)", async () => {
     const id = await createConversation();
     await send(id, "first question");

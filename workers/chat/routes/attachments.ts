@@ -121,8 +121,11 @@ async function addNote(
   attachmentId: string,
 ) {
   try {
-    return (await stub.addAttachmentNote(add.ref, add.note, add.tools)).kind;
+    const { kind } = await stub.addAttachmentNote(add.ref, add.note, add.tools);
+    if (kind === "unconfirmed") throw new NoteUnconfirmed(attachmentId);
+    return kind;
   } catch (err) {
+    if (err instanceof NoteUnconfirmed) throw err;
     // The object's own method failed (an error it threw, its storage intact): it saved no note, as
     // it keeps none it could not finish, and the caller purges the file.
     if (thrownByObject(err)) throw err;

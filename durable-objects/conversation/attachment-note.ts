@@ -1,0 +1,36 @@
+// An upload's note joining the conversation (conversation-do.ts addAttachmentNote), told so that
+// the upload route knows whether the file may be purged: a note may never name a purged file.
+import type { StoredMessage } from "../../core/types";
+import type { PausedTurns } from "./paused-turn";
+import type { ConversationRecord } from "./record";
+
+/**
+ * `unconfirmed`: the note was kept (deferred behind a paused step) or may have been (an append
+ * whose answers were lost lands all the same, and the next write adopts it), but a write after it
+ * failed: the file must stay. An error thrown instead means nothing of the note was kept.
+ */
+export type NoteAnswer =
+  | { kind: "saved"; message: StoredMessage }
+  | { kind: "deferred" }
+  | { kind: "unconfirmed" }
+  | { kind: "missing" };
+
+export async function addNote(
+  parts: { paused: Pick<PausedTurns, "deferNote">; record: Pick<ConversationRecord, "activateTools" | "append"> },
+  note: string,
+  tools: readonly string[],
+): Promise<Exclude<NoteAnswer, { kind: "missing" }>> {
+  const { paused, record } = parts;
+  const unconfirmed = (err: unknown) => {
+    console.error("attachment note unconfirmed", err);
+    return { kind: "unconfirmed" } as const;
+  };
+  // Between a paused step's tool_use and its results nothing may be saved: the note follows them.
+  if (await paused.deferNote(note))
+    return record.activateTools(tools).then(() => ({ kind: "deferred" }) as const, unconfirmed);
+  // Before the note: a failure here keeps nothing.
+  await record.activateTools(tools);
+  return record
+    .append([{ role: "user", content: [{ type: "text", text: note }] }])
+    .then(([message]) => ({ kind: "saved", message }) as const, unconfirmed);
+}

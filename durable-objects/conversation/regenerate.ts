@@ -12,7 +12,6 @@ import { forgetNotes } from "../../services/memory/notes";
 import type { ConversationHead, ConversationRef, SupersededRange } from "../../services/record/conversation-head";
 import type { ConversationStore } from "./conversation-store";
 import type { ObjectScope } from "./object-scope";
-import type { ConversationRecord } from "./record";
 
 /** The refusals a regenerate can get (all 409: the conversation's state, not the request, is wrong). */
 export const REGENERATE_BUSY = "turn_in_progress";
@@ -223,7 +222,8 @@ export function regeneratingPersist(
   persist: (messages: NewMessage[]) => Promise<StoredMessage[]>,
   on: {
     scope: Pick<ObjectScope, "env" | "store">;
-    record: Pick<ConversationRecord, "supersede">;
+    /** The record's supersede (record.ts), typed here: record.ts imports this file through the replay cache. */
+    record: { supersede(ranges: readonly SupersededRange[]): Promise<void> };
     ref: ConversationRef;
     target: Pick<RegenerateTarget, "fromSeq" | "toSeq" | "ranges">;
     turnId: string;

@@ -65,7 +65,7 @@ export const strictSchemaLimits: Rule = ({ body }) => {
   const tally: Tally = { optional: 0, union: 0 };
   for (const [n, tool] of (Array.isArray(body.tools) ? body.tools : []).entries())
     if (isObject(tool) && tool.strict === true && isObject(tool.input_schema))
-      checkSchema(tool.input_schema, { path: `tools.${n}.input_schema`, tally });
+      checkSchema(tool.input_schema, { path: `tools.${n}.custom.input_schema`, tally });
   const format = isObject(body.output_config) ? body.output_config.format : undefined;
   if (isObject(format) && isObject(format.schema))
     checkSchema(format.schema, { path: "output_config.format.schema", tally });

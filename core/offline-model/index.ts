@@ -150,6 +150,10 @@ export async function handleMessagesRequest(request: Request, options: OfflineMo
     }
   } catch (error) {
     if (error instanceof ApiError) return errorResponse(error, pathname);
+    // A body nested deeper than a rule's walk can follow: an answer, never a throw (the SDK would
+    // retry it as a connection error). The API's own depth limit is not documented.
+    if (error instanceof RangeError && /call stack/i.test(error.message))
+      return errorResponse(invalid("The request body is nested too deeply to be read"), pathname);
     throw error;
   }
 }
@@ -249,11 +253,19 @@ async function answer(
   return json(message, headers);
 }
 
-/** Whether any string (or key) of a parsed JSON value holds a lone surrogate. */
-function holdsLoneSurrogate(value: unknown): boolean {
-  if (typeof value === "string") return !value.isWellFormed();
-  if (Array.isArray(value)) return value.some(holdsLoneSurrogate);
-  if (value && typeof value === "object")
-    return Object.entries(value).some(([k, v]) => !k.isWellFormed() || holdsLoneSurrogate(v));
+/** Whether any string (or key) of a parsed JSON value holds a lone surrogate: a walk of any depth. */
+function holdsLoneSurrogate(root: unknown): boolean {
+  const stack: unknown[] = [root];
+  while (stack.length) {
+    const value = stack.pop();
+    if (typeof value === "string") {
+      if (!value.isWellFormed()) return true;
+    } else if (Array.isArray(value)) stack.push(...value);
+    else if (value && typeof value === "object")
+      for (const [k, v] of Object.entries(value)) {
+        if (!k.isWellFormed()) return true;
+        stack.push(v);
+      }
+  }
   return false;
 }

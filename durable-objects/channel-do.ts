@@ -11,6 +11,9 @@
 // Every D1 write the object makes for a request goes through a session of its own at the primary,
 // whose bookmark it answers, so the request's `x-d1-bookmark` covers it (workers/chat/d1-session.ts).
 import { DurableObject } from "cloudflare:workers";
+import { and, eq } from "drizzle-orm";
+import { drizzle } from "drizzle-orm/d1";
+import { conversations } from "../db/schema";
 import { createConversation } from "./conversation-create";
 import type { LocationHint } from "../core/location-hint";
 
@@ -27,9 +30,16 @@ export interface ChannelState {
   lastActivityAt: number | null;
   createdAt: string;
   rotations: number;
+  /**
+   * The conversation the listing row names, as far as the object knows: set after a D1 write that
+   * named one. Differing from `conversationId` (the in-line write of a create or rotation failed
+   * after the state took the new one), the next write names it. A state stored before this field
+   * has none, taken as matching.
+   */
+  listed?: string | null;
 }
 
-export interface ChannelView extends Omit<ChannelState, "tenantId" | "lastActivityAt"> {
+export interface ChannelView extends Omit<ChannelState, "tenantId" | "lastActivityAt" | "listed"> {
   lastActivityAt: string | null;
 }
 
@@ -91,18 +101,21 @@ export class ChannelDO extends DurableObject<Env> {
    * Stores the state and its listing row, through `db`. `conversation: false` leaves the listed
    * conversation as it is (a row created here takes none): only a message's resolve points the
    * listing at one, so a write that did not resolve never puts back a conversation a delete's purge
-   * took off it.
+   * took off it. The one exception is a repair: a resolve whose own write failed left the listing
+   * on an older conversation than the state's, and no later message names it again.
    */
   private async write(state: ChannelState, opts: { db: D1Database; conversation?: boolean }): Promise<void> {
-    const { db, conversation = true } = opts;
+    const { db } = opts;
+    const repair = state.listed !== undefined && state.listed !== state.conversationId;
+    const conversation = (opts.conversation ?? true) || repair;
     this.store(state);
     const now = new Date().toISOString();
     const lastActivity = state.lastActivityAt ? new Date(state.lastActivityAt).toISOString() : null;
-    const listed = conversation ? "excluded.conversation_id" : "channels.conversation_id";
+    const named = conversation ? "excluded.conversation_id" : "channels.conversation_id";
     await db
       .prepare(
         `INSERT INTO channels (tenant_id, name, conversation_id, rotation_seconds, last_activity_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)
-       ON CONFLICT(tenant_id, name) DO UPDATE SET conversation_id = ${listed}, rotation_seconds = excluded.rotation_seconds, last_activity_at = excluded.last_activity_at, updated_at = excluded.updated_at`,
+       ON CONFLICT(tenant_id, name) DO UPDATE SET conversation_id = ${named}, rotation_seconds = excluded.rotation_seconds, last_activity_at = excluded.last_activity_at, updated_at = excluded.updated_at`,
       )
       .bind(
         state.tenantId,
@@ -113,6 +126,31 @@ export class ChannelDO extends DurableObject<Env> {
         state.createdAt,
         now,
       )
+      .run();
+    if (repair) await this.unlistIfDeleted(state, db);
+    // Only after the write that named it: a failed one leaves the difference for the next to repair.
+    if (!conversation) return;
+    state.listed = state.conversationId;
+    this.store(state);
+  }
+
+  /**
+   * A repair names a conversation its resolve made a while ago, which may have been deleted since:
+   * its purge cleared no row naming it then. Its listing row goes in the same D1 batch as that
+   * clearing, so, asked after the write, either the row is there (the purge is still to come and
+   * clears this write too) or it is gone, and the pointer is cleared here as the purge would have.
+   */
+  private async unlistIfDeleted(state: ChannelState, db: D1Database): Promise<void> {
+    const { tenantId, name, conversationId } = state;
+    if (!conversationId) return;
+    const [row] = await drizzle(db)
+      .select({ id: conversations.id })
+      .from(conversations)
+      .where(and(eq(conversations.tenantId, tenantId), eq(conversations.id, conversationId)));
+    if (row) return;
+    await db
+      .prepare(`UPDATE channels SET conversation_id = NULL WHERE tenant_id = ? AND name = ? AND conversation_id = ?`)
+      .bind(tenantId, name, conversationId)
       .run();
   }
 
@@ -132,6 +170,7 @@ export class ChannelDO extends DurableObject<Env> {
       lastActivityAt: null,
       createdAt: new Date(now).toISOString(),
       rotations: 0,
+      listed: null,
     };
   }
 
@@ -175,7 +214,11 @@ export class ChannelDO extends DurableObject<Env> {
       state.conversationId = created.view.id;
       state.lastActivityAt = now;
       // In line: the new conversation's listing row was written anyway, and the channel's must name it.
-      await this.write(state, { db: d1.db });
+      // Failed, the state already names it (`listed` does not): the alarm's write repairs the row.
+      await this.write(state, { db: d1.db }).catch(async (err: unknown) => {
+        await this.listActivityLater();
+        throw err;
+      });
       return { conversationId: state.conversationId, rotatedFrom, bookmark: d1.bookmark() };
     });
   }
@@ -187,9 +230,9 @@ export class ChannelDO extends DurableObject<Env> {
   }
 
   /**
-   * The listing row's activity, as the object's state now has it (its conversation left as listed).
-   * A channel removed since has no state, and nothing is written; a failed write is retried by the
-   * alarm's own retries.
+   * The listing row's activity, as the object's state now has it (its conversation left as listed,
+   * unless a failed resolve left it behind: see write). A channel removed since has no state, and
+   * nothing is written; a failed write is retried by the alarm's own retries.
    */
   override async alarm(): Promise<void> {
     await this.serialized(async () => {
@@ -274,6 +317,6 @@ export class ChannelDO extends DurableObject<Env> {
 }
 
 function view(s: ChannelState): ChannelView {
-  const { tenantId: _t, lastActivityAt, ...rest } = s;
+  const { tenantId: _t, lastActivityAt, listed: _l, ...rest } = s;
   return { ...rest, lastActivityAt: lastActivityAt ? new Date(lastActivityAt).toISOString() : null };
 }

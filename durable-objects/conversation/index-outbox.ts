@@ -5,7 +5,6 @@ import { isPrompt, refusedTurns } from "../../core/replay-rules";
 import { isAgentSegment, type StoredMessage } from "../../core/types";
 import { type CortexDoc, messageDoc, refusedRole } from "../../services/cortex/search-index";
 import { cortexFor } from "../../services/cortex/routing";
-import { type CortexMark, laterBookmark } from "../../services/cortex/shard";
 import { refreshConversationRow } from "../../services/conversation-list";
 import { recordEpisode } from "../../services/memory/notes";
 import { recordUsage, type UsageEvent, type UsageKind } from "../../services/usage";
@@ -14,7 +13,7 @@ import type { Usage } from "../../core/types";
 import type { ConversationHead } from "../../services/record/conversation-head";
 import { ConversationGone } from "./conversation-delete";
 import { noteDeadTurnSpending } from "./idempotency";
-import type { ObjectScope } from "./object-scope";
+import { moveCortexBookmark, type ObjectScope } from "./object-scope";
 import type { ConversationStore } from "./conversation-store";
 import { supersededBy } from "./regenerate";
 
@@ -157,7 +156,7 @@ export class IndexOutbox {
             const docs = labelledDocs(store, head, batch);
             return { shard: shard.name, bookmark: await shard.index(head.tenantId, docs) };
           });
-          if (written.bookmark) this.moveBookmark({ shard: written.shard, bookmark: written.bookmark });
+          if (written.bookmark) moveCortexBookmark(this.scope, { shard: written.shard, bookmark: written.bookmark });
           store.setIndexedThrough(batch[batch.length - 1].seq);
           wrote = true;
         }
@@ -211,7 +210,7 @@ export class IndexOutbox {
           const shard = await cortexFor(this.scope.env, head.tenantId);
           return { shard: shard.name, ...(await shard.syncVectors(head.tenantId)) };
         });
-        if (vectors.bookmark) this.moveBookmark({ shard: vectors.shard, bookmark: vectors.bookmark });
+        if (vectors.bookmark) moveCortexBookmark(this.scope, { shard: vectors.shard, bookmark: vectors.bookmark });
         this.vectorsLeft = vectors.left;
       }
       // Caught up: the reminder append set is not needed (a later append sets it again).
@@ -232,16 +231,6 @@ export class IndexOutbox {
   }
 
   /** Every message indexed, the outbox empty, no run asked for during this one, no vector left to embed. */
-  /**
-   * The object's read bookmark after an index write: never back on one shard (a note tool's write,
-   * tool-context.ts, may have moved it further meanwhile); another shard's (the tenant moved) replaces it.
-   */
-  private moveBookmark(at: CortexMark): void {
-    const held = this.scope.cortexBookmark;
-    const bookmark = held?.shard === at.shard ? laterBookmark(held.bookmark, at.bookmark) : at.bookmark;
-    this.scope.cortexBookmark = { shard: at.shard, bookmark: bookmark ?? at.bookmark };
-  }
-
   private caughtUp(): boolean {
     const { store } = this.scope;
     return store.indexedThrough() >= store.lastSeq() && !store.outbox().length && !this.indexAgain && !this.vectorsLeft;

@@ -6,12 +6,12 @@
 import { notesSavedIn } from "../../agent/tools/memory-save";
 import type { TurnEvent } from "../../core/events";
 import { isAttachmentNote } from "../../core/render";
-import { startsTurn } from "../../core/replay-rules";
+import { refusedTurns, startsTurn } from "../../core/replay-rules";
 import { isAgentSegment, type NewMessage, type StoredMessage } from "../../core/types";
 import { forgetNotes } from "../../services/memory/notes";
 import type { ConversationHead, ConversationRef, SupersededRange } from "../../services/record/conversation-head";
 import type { ConversationStore } from "./conversation-store";
-import type { ObjectScope } from "./object-scope";
+import { moveCortexBookmark, type ObjectScope } from "./object-scope";
 
 /** The refusals a regenerate can get (all 409: the conversation's state, not the request, is wrong). */
 export const REGENERATE_BUSY = "turn_in_progress";
@@ -189,26 +189,41 @@ export function markReplaced(
   });
 }
 
+type NoteScope = Pick<ObjectScope, "env" | "store" | "cortexBookmark">;
+
 /**
- * Deletes the notes memory_save kept in an exchange no later request carries: a turn that ended
- * refused (its first saved message `fromSeq` on; core/replay-rules.ts leaves it out whole, and no
- * tool may bring its words back), or an exchange a regenerate replaced (`ranges`; `unedited`: a
- * note edited since it was saved is someone's now, and stays). A regenerate that saves it again
- * then makes one note, not a second.
+ * Deletes the notes memory_save kept in an exchange no later request carries: a refused turn
+ * (forgetRefusedNotes), or an exchange a regenerate replaced (`ranges`; `unedited`: a note edited
+ * since it was saved is someone's now, and stays). A regenerate that saves it again then makes one
+ * note, not a second. The deletes move the object's read bookmark, as a note tool's do: the turn's
+ * next memory_search does not find a note just deleted.
  */
 export async function forgetExchangeNotes(
-  scope: Pick<ObjectScope, "env" | "store">,
+  scope: NoteScope,
   ref: ConversationRef,
   exchange: { ranges: readonly { fromSeq: number; toSeq: number }[]; unedited: boolean },
 ): Promise<void> {
   const messages = exchange.ranges.flatMap((r) => (r.fromSeq > 0 ? scope.store.range(r.fromSeq, r.toSeq) : []));
   const ids = notesSavedIn(messages);
-  if (ids.length) await forgetNotes(scope.env, ref, { ids, unedited: exchange.unedited });
+  if (ids.length) moveCortexBookmark(scope, await forgetNotes(scope.env, ref, { ids, unedited: exchange.unedited }));
 }
 
-/** A turn that ended refused: its notes go (forgetExchangeNotes), from its first saved message `firstSeq` on. */
-export const forgetRefusedNotes = (scope: Pick<ObjectScope, "env" | "store">, ref: ConversationRef, firstSeq: number) =>
-  forgetExchangeNotes(scope, ref, { ranges: [{ fromSeq: firstSeq, toSeq: scope.store.lastSeq() }], unedited: false });
+/**
+ * A turn that just ended (its first saved message `firstSeq` on): when /replay leaves it out whole
+ * (core/replay-rules.ts refusedTurns between turns, as the fold and the index read it: no tool may
+ * bring its words back), its notes go, whatever it ended with: a refusal whose fallback then failed
+ * ends `error`, and is left out all the same. Told from the stored turn, so a turn with no refused
+ * reply reads nothing (an index lookup). A note edited since it was saved stays, whoever edited it
+ * (a person while the turn waited on client tools, or the turn itself with memory_update).
+ */
+export async function forgetRefusedNotes(scope: NoteScope, ref: ConversationRef, firstSeq: number): Promise<void> {
+  const last = scope.store.lastSeq();
+  if (firstSeq < 1 || !scope.store.refusalBetween(firstSeq, last)) return;
+  const thread = scope.store.range(firstSeq, last).filter((m) => !isAgentSegment(m));
+  const prompt = thread.findIndex((_, i) => startsTurn(thread, i));
+  if (prompt < 0 || !refusedTurns(thread, true).has(prompt)) return;
+  await forgetExchangeNotes(scope, ref, { ranges: [{ fromSeq: firstSeq, toSeq: last }], unedited: true });
+}
 
 /** What `exchange_superseded` tells: the exchange, the messages marked and the copy that replaced them. */
 type Superseded = { fromSeq: number; toSeq: number; messageIds: string[]; supersededBy: string };
@@ -221,7 +236,7 @@ type Superseded = { fromSeq: number; toSeq: number; messageIds: string[]; supers
 export function regeneratingPersist(
   persist: (messages: NewMessage[]) => Promise<StoredMessage[]>,
   on: {
-    scope: Pick<ObjectScope, "env" | "store">;
+    scope: NoteScope;
     /** The record's supersede (record.ts), typed here: record.ts imports this file through the replay cache. */
     record: { supersede(ranges: readonly SupersededRange[]): Promise<void> };
     ref: ConversationRef;

@@ -16,11 +16,11 @@ import { indexPdfPages } from "../../services/attachments/page-index";
 import { r2RangeReader } from "../../services/attachments/r2-range-reader";
 import { getAttachmentRow, markIndexing, toAttachment } from "../../services/attachments/store";
 import { cortexFor } from "../../services/cortex/routing";
-import { type CortexMark, laterBookmark } from "../../services/cortex/shard";
+import type { CortexMark } from "../../services/cortex/shard";
 import { listConversationRows } from "../../services/conversation-list";
 import { createNote, deleteNote, getEpisode, getNote, updateNote } from "../../services/memory/notes";
 import type { ConversationRef } from "../../services/record/conversation-head";
-import type { ObjectScope } from "./object-scope";
+import { moveCortexBookmark, type ObjectScope } from "./object-scope";
 import type { ConversationRecord } from "./record";
 
 /**
@@ -73,16 +73,10 @@ export function toolContextFor({ scope, record, ref, projectTools, readOwn, prog
     scope.cortexBookmark?.shard === shard.name ? scope.cortexBookmark.bookmark : null;
   /**
    * A note tool's shard write moves the object's read bookmark on, so a memory_search later in the
-   * turn sees the note saved (or not the one forgotten). Never back: an index write that landed
-   * meanwhile may be further on. Another shard's (the tenant moved) replaces it, as the outbox's does.
+   * turn sees the note saved (or not the one forgotten): object-scope.ts moveCortexBookmark.
    */
   const reached = <T extends { written: CortexMark | null }>(w: T): T => {
-    const at = w.written;
-    if (at)
-      scope.cortexBookmark = {
-        shard: at.shard,
-        bookmark: laterBookmark(bookmarkIn({ name: at.shard }), at.bookmark) ?? at.bookmark,
-      };
+    moveCortexBookmark(scope, w.written);
     return w;
   };
 

@@ -470,8 +470,8 @@ export class TurnRunner {
       }
     }
     if (outcome.failure) emit({ type: "error", turnId, error: outcome.failure });
-    // Refused with no fallback answer (that would end it otherwise): its notes go before its end is told.
-    if (outcome.stopReason === "refusal") await forgetRefusedNotes(scope, ref, firstSeq);
+    // A turn /replay leaves out whole (refused, with no fallback answer): its notes go before its end is told.
+    if (!outcome.paused) await forgetRefusedNotes(scope, ref, firstSeq);
     end(outcome.stopReason, outcome.usage, outcome.modelMs);
     spending.meter(outcome.usage);
     // Housekeeping after the response: never on the turn's critical path.

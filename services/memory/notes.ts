@@ -9,7 +9,7 @@ import { sliceWhole } from "../../core/text-cut";
 import { VISIBLE, withoutHidden } from "../../core/visible-text";
 import type { CortexDoc } from "../cortex/search-index";
 import { type CortexEnv, cortexFor, routeOf } from "../cortex/routing";
-import type { CortexMark } from "../cortex/shard";
+import { type CortexMark, laterBookmark } from "../cortex/shard";
 import { forgetMemoryMap } from "./memory-map";
 
 /** What writing memory needs: D1 for the rows, the cortex shard for their index. */
@@ -259,27 +259,37 @@ export async function deleteNote(
   return { deleted: true, written: cortex.written };
 }
 
+/** The later of two writes' marks: the later bookmark on one shard; on two, the newer write's (the tenant moved). */
+const laterMark = (held: CortexMark | null, at: CortexMark | null): CortexMark | null =>
+  held && at && held.shard === at.shard
+    ? { shard: at.shard, bookmark: laterBookmark(held.bookmark, at.bookmark) ?? at.bookmark }
+    : (at ?? held);
+
 /**
  * Deletes the notes a conversation's exchange saved that no later request may carry again: a
  * refused turn's (core/replay-rules.ts), a regenerated exchange's. Only notes of that conversation
  * go; `unedited` keeps any note written again since it was saved (someone made it theirs). Each
- * failure is logged and leaves that note: the turn, or the regenerate, goes on.
+ * failure is logged and leaves that note: the turn, or the regenerate, goes on. Answers the latest
+ * bookmark the deletes reached in the tenant's shard (null: none wrote), for the conversation's read
+ * bookmark: its next search must not find a note just deleted.
  */
 export async function forgetNotes(
   env: MemoryEnv,
   of: { tenantId: string; conversationId: string },
   which: { ids: readonly string[]; unedited: boolean },
-): Promise<void> {
+): Promise<CortexMark | null> {
+  let reached: CortexMark | null = null;
   for (const id of new Set(which.ids)) {
     try {
       const note = await getNote(env.DB, of.tenantId, id);
       if (!note || note.sourceConversationId !== of.conversationId) continue;
       if (which.unedited && note.updatedAt !== note.createdAt) continue;
-      await deleteNote(env, of.tenantId, id);
+      reached = laterMark(reached, (await deleteNote(env, of.tenantId, id)).written);
     } catch (err) {
       console.error("a note of a refused or replaced exchange could not be deleted", err);
     }
   }
+  return reached;
 }
 
 /** Records a fold's summary as a dated episode of its conversation. Idempotent per fold job. */

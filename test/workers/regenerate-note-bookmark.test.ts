@@ -1,0 +1,81 @@
+// A regenerate deletes the notes memory_save kept in the exchange it replaces (regenerate.ts
+// forgetExchangeNotes), and those deletes are shard writes: they move the conversation's read
+// bookmark as a note tool's do, so the regenerated turn's memory_search starts its session past
+// them and cannot find the note just deleted.
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { routeOf, shardDatabase } from "../../services/cortex/routing";
+import { laterBookmark } from "../../services/cortex/shard";
+import { api, createConversation, eventually, inConversation, newTenantWithId, send } from "./helpers";
+
+type Step = { session: string } | { written: string };
+
+/** The shard's binding, logging in order how each session starts and the bookmarks its primary writes answered. */
+function spyShard(real: D1Database) {
+  const log: Step[] = [];
+  const db = new Proxy(real, {
+    get(target, prop) {
+      if (prop === "withSession")
+        return (start?: string) => {
+          log.push({ session: start ?? "" });
+          const session = target.withSession(start);
+          return new Proxy(session, {
+            get(inner, p) {
+              if (p === "getBookmark")
+                return () => {
+                  const b = inner.getBookmark();
+                  if (b && start === "first-primary") log.push({ written: b });
+                  return b;
+                };
+              const value = Reflect.get(inner, p);
+              return typeof value === "function" ? value.bind(inner) : value;
+            },
+          });
+        };
+      const value = Reflect.get(target, prop);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+  return { db, log };
+}
+
+const latest = (bookmarks: string[]) => bookmarks.reduce<string>((a, b) => laterBookmark(a, b) ?? "", "");
+
+describe("a regenerate's note deletes", () => {
+  it("move the conversation's read bookmark: the regenerated turn's memory_search starts past them", async () => {
+    const { tenantId, key } = await newTenantWithId();
+    const shard = (await routeOf(env as Env, tenantId)).shard;
+    const spy = spyShard(shardDatabase(env, shard));
+    const id = await createConversation(undefined, key);
+    await inConversation(id, async (instance) => {
+      instance.env = { ...instance.env, [shard]: spy.db };
+    });
+    const first = await send(
+      id,
+      '@tools-per-step 1\n@tool memory_search {"query":"quasarzebra"}\n@tool memory_save {"title":"pin","text":"the vault pin is quasarzebra"}',
+      key,
+    );
+    expect(first.status).toBe(200);
+    expect(JSON.stringify(first.json.messages)).toMatch(/saved note mem_/);
+    // The turn's messages indexed: the object's read bookmark is where that write left it.
+    await eventually(async () => spy.log.some((s) => "written" in s) || null);
+    const notes = async () => (await api("GET", "/v1/memory", undefined, { key })).json.data as { id: string }[];
+    const [note] = await notes();
+
+    const from = spy.log.length;
+    const again = await api("POST", `/v1/conversations/${id}/messages`, { regenerate: true }, { key });
+    expect(again.status).toBe(200);
+    // The replaced exchange's note went, and the regenerated turn saved its own.
+    expect((await notes()).map((n) => n.id)).not.toContain(note.id);
+    const steps = spy.log.slice(from);
+    // The delete's writes come first (before the copy's first model request); the search's session next.
+    const firstWrite = steps.findIndex((s) => "written" in s);
+    expect(firstWrite).toBeGreaterThan(-1);
+    const search = steps.findIndex((s, i) => i > firstWrite && "session" in s && s.session !== "first-primary");
+    expect(search).toBeGreaterThan(-1);
+    const start = (steps[search] as { session: string }).session;
+    const deleted = latest(steps.slice(0, search).flatMap((s) => ("written" in s ? [s.written] : [])));
+    expect(start).not.toBe("first-unconstrained");
+    expect(start >= deleted, `search from ${start}, the delete wrote ${deleted}`).toBe(true);
+  });
+});

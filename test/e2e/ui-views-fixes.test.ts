@@ -2,7 +2,7 @@
 // after a model switch sends only what changed, a slow Settings or Replay never covers the view the
 // person went on to, Import runs once per file and lists its chat in the sidebar, a name set here
 // gives way to a later rename, and a file dropped outside the chat's drop zone never leaves the app.
-import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
+import { chromium, type Browser, type BrowserContext, type Page, type Request } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { chooseChromium } from "./browser";
 import { api, base, newConversation } from "./client";
@@ -36,11 +36,14 @@ async function meta(id: string) {
 
 /** Clicks Save on the Settings form and returns the PATCH body it sent. */
 async function save(p: Page): Promise<Record<string, unknown>> {
+  const patch = (r: Request) => r.method() === "PATCH" && /\/v1\/conversations\/conv_/.test(r.url());
+  // Both waits are set before the click: one set after the request was seen could miss a response
+  // that had already come (a fast PATCH), and wait out its timeout.
   const [req] = await Promise.all([
-    p.waitForRequest((r) => r.method() === "PATCH" && /\/v1\/conversations\/conv_/.test(r.url())),
+    p.waitForRequest(patch),
+    p.waitForResponse((r) => patch(r.request())),
     p.click("#settings-form button[type=submit]"),
   ]);
-  await p.waitForResponse((r) => r.request() === req);
   await p.waitForFunction(() => document.getElementById("settings-status")?.textContent === "Saved.");
   return JSON.parse(req.postData() ?? "{}");
 }

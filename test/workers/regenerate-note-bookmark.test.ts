@@ -5,41 +5,8 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { routeOf, shardDatabase } from "../../services/cortex/routing";
-import { laterBookmark } from "../../services/cortex/shard";
 import { api, createConversation, eventually, inConversation, newTenantWithId, send } from "./helpers";
-
-type Step = { session: string } | { written: string };
-
-/** The shard's binding, logging in order how each session starts and the bookmarks its primary writes answered. */
-function spyShard(real: D1Database) {
-  const log: Step[] = [];
-  const db = new Proxy(real, {
-    get(target, prop) {
-      if (prop === "withSession")
-        return (start?: string) => {
-          log.push({ session: start ?? "" });
-          const session = target.withSession(start);
-          return new Proxy(session, {
-            get(inner, p) {
-              if (p === "getBookmark")
-                return () => {
-                  const b = inner.getBookmark();
-                  if (b && start === "first-primary") log.push({ written: b });
-                  return b;
-                };
-              const value = Reflect.get(inner, p);
-              return typeof value === "function" ? value.bind(inner) : value;
-            },
-          });
-        };
-      const value = Reflect.get(target, prop);
-      return typeof value === "function" ? value.bind(target) : value;
-    },
-  });
-  return { db, log };
-}
-
-const latest = (bookmarks: string[]) => bookmarks.reduce<string>((a, b) => laterBookmark(a, b) ?? "", "");
+import { latest, spyShard } from "./shard-spy";
 
 describe("a regenerate's note deletes", () => {
   it("move the conversation's read bookmark: the regenerated turn's memory_search starts past them", async () => {

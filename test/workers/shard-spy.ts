@@ -1,0 +1,38 @@
+// A spy on a cortex shard's binding (for tests that check where read sessions start against the
+// bookmarks the shard's primary writes answered): cortex-write-bookmarks, regenerate-note-bookmark.
+import { laterBookmark } from "../../services/cortex/shard";
+
+export type Step = { session: string } | { written: string };
+
+/** The shard's binding, logging in order how each session starts and the bookmarks its primary writes answered. */
+export function spyShard(real: D1Database) {
+  const log: Step[] = [];
+  const db = new Proxy(real, {
+    get(target, prop) {
+      if (prop === "withSession")
+        return (start?: string) => {
+          log.push({ session: start ?? "" });
+          const session = target.withSession(start);
+          return new Proxy(session, {
+            get(inner, p) {
+              if (p === "getBookmark")
+                return () => {
+                  const b = inner.getBookmark();
+                  if (b && start === "first-primary") log.push({ written: b });
+                  return b;
+                };
+              const value = Reflect.get(inner, p);
+              return typeof value === "function" ? value.bind(inner) : value;
+            },
+          });
+        };
+      const value = Reflect.get(target, prop);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+  /** The bookmarks the primary's writes answered, from the log's entry `from` on. */
+  const written = (from = 0) => log.slice(from).flatMap((s) => ("written" in s ? [s.written] : []));
+  return { db, log, written };
+}
+
+export const latest = (bookmarks: string[]) => bookmarks.reduce<string>((a, b) => laterBookmark(a, b) ?? "", "");

@@ -14,6 +14,7 @@ import { DurableObject } from "cloudflare:workers";
 import { and, eq } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
 import { conversations } from "../db/schema";
+import { sessionDatabase } from "../services/d1-session-database";
 import { createConversation } from "./conversation-create";
 import type { LocationHint } from "../core/location-hint";
 
@@ -58,14 +59,7 @@ type WriteSession = { db: D1Database; bookmark(): string | null };
 
 function writeSession(db: D1Database): WriteSession {
   const session = db.withSession("first-primary");
-  const sessionDb = {
-    prepare: (query: string) => session.prepare(query),
-    batch: (statements: D1PreparedStatement[]) => session.batch(statements),
-    exec: (query: string) => db.exec(query),
-    dump: () => db.dump(),
-    withSession: () => session,
-  } as D1Database;
-  return { db: sessionDb, bookmark: () => session.getBookmark() };
+  return { db: sessionDatabase(db, session), bookmark: () => session.getBookmark() };
 }
 
 export class ChannelDO extends DurableObject<Env> {

@@ -12,6 +12,7 @@
 // bookmark its writes reached costs nothing more; one that cannot (a conversation's delete) makes
 // the answer read the primary's current position once, after the route.
 import type { Context, MiddlewareHandler } from "hono";
+import { sessionDatabase } from "../../services/d1-session-database";
 import { badRequest } from "./errors";
 import type { AppEnv } from "./types";
 
@@ -20,20 +21,6 @@ export const BOOKMARK_HEADER = "x-d1-bookmark";
 // else would be an opaque error from D1 after the route had started its work.
 export const BOOKMARK = /^[0-9a-f]{1,16}(-[0-9a-f]{1,64}){1,7}$/i;
 const READS = new Set(["GET", "HEAD", "OPTIONS"]);
-
-/** The request's D1: a session seen through the D1Database interface every service takes. */
-export function sessionDatabase(db: D1Database, session: D1DatabaseSession): D1Database {
-  return {
-    prepare: (query) => session.prepare(query),
-    batch: (statements) => session.batch(statements),
-    // exec and dump bypass sessions; nothing in a request uses them.
-    exec: (query) => db.exec(query),
-    dump: () => db.dump(),
-    // A read that must see the primary (a cortex route, then cached on its word) opens its own
-    // session there; any other is the request's.
-    withSession: (start?: string) => (start === "first-primary" ? db.withSession("first-primary") : session),
-  } as D1Database;
-}
 
 /** What a request's objects wrote outside its session: their bookmarks, and whether one did not say. */
 interface Elsewhere {

@@ -17,7 +17,7 @@ import {
 import { forgetKey } from "../../../services/keys/auth";
 import { ApiError, badRequest, notFound, unauthorized } from "../errors";
 import type { AppEnv } from "../types";
-import { sessionDatabase } from "../d1-session";
+import { sessionDatabase } from "../../../services/d1-session-database";
 import { intParam, jsonBody, query } from "../validate";
 import { listOf } from "../openapi/schemas";
 import { listBody, pageOf } from "../paging";

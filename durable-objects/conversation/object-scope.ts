@@ -1,6 +1,6 @@
 // What every part of the conversation object shares: its state, its SQLite and its deletion guard,
 // and its bindings, read at each use so a binding swapped on the live object is seen at once.
-import { type CortexMark, laterBookmark } from "../../services/cortex/shard";
+import { type CortexMark, laterMark } from "../../services/cortex/shard";
 import type { ConversationDeletion } from "./conversation-delete";
 import type { ConversationStore } from "./conversation-store";
 
@@ -22,12 +22,9 @@ export interface ObjectScope {
 /**
  * The object's read bookmark after one of its shard writes (`mark`; null: it wrote none): an index
  * write (index-outbox.ts), a note tool's (tool-context.ts), a dropped exchange's note deletes
- * (regenerate.ts). Never back on one shard: another write that landed meanwhile may be further on.
- * Another shard's replaces it (the tenant moved: the old shard's bookmark means nothing to the new).
+ * (regenerate.ts): services/cortex/shard.ts laterMark, so never back on one shard (another write that
+ * landed meanwhile may be further on), and another shard's replaces it.
  */
 export function moveCortexBookmark(scope: Pick<ObjectScope, "cortexBookmark">, mark: CortexMark | null): void {
-  if (!mark) return;
-  const held = scope.cortexBookmark;
-  const bookmark = held?.shard === mark.shard ? laterBookmark(held.bookmark, mark.bookmark) : mark.bookmark;
-  scope.cortexBookmark = { shard: mark.shard, bookmark: bookmark ?? mark.bookmark };
+  scope.cortexBookmark = laterMark(scope.cortexBookmark, mark);
 }

@@ -56,6 +56,16 @@ export interface CortexMark {
 /** The later of two bookmarks of one database (D1's order as strings: a later one sorts after). */
 export const laterBookmark = (a: Bookmark, b: Bookmark): Bookmark => (!a ? b : !b || a >= b ? a : b);
 
+/**
+ * Where a reader must start after two writes (either may be none): the later bookmark on one
+ * shard; on two, the newer write's (`at`: the tenant moved, and the old shard's bookmark means
+ * nothing to the new).
+ */
+export const laterMark = (held: CortexMark | null, at: CortexMark | null): CortexMark | null =>
+  held && at && held.shard === at.shard
+    ? { shard: at.shard, bookmark: laterBookmark(held.bookmark, at.bookmark) ?? at.bookmark }
+    : (at ?? held);
+
 export class CortexShard {
   private lastWrite: Bookmark = null;
 

@@ -9,7 +9,7 @@ import { sliceWhole } from "../../core/text-cut";
 import { VISIBLE, withoutHidden } from "../../core/visible-text";
 import type { CortexDoc } from "../cortex/search-index";
 import { type CortexEnv, cortexFor, routeOf } from "../cortex/routing";
-import { type CortexMark, laterBookmark } from "../cortex/shard";
+import { type CortexMark, laterMark } from "../cortex/shard";
 import { forgetMemoryMap } from "./memory-map";
 
 /** What writing memory needs: D1 for the rows, the cortex shard for their index. */
@@ -258,12 +258,6 @@ export async function deleteNote(
     .catch((err) => console.error("memory map not forgotten", err));
   return { deleted: true, written: cortex.written };
 }
-
-/** The later of two writes' marks: the later bookmark on one shard; on two, the newer write's (the tenant moved). */
-const laterMark = (held: CortexMark | null, at: CortexMark | null): CortexMark | null =>
-  held && at && held.shard === at.shard
-    ? { shard: at.shard, bookmark: laterBookmark(held.bookmark, at.bookmark) ?? at.bookmark }
-    : (at ?? held);
 
 /**
  * Deletes the notes a conversation's exchange saved that no later request may carry again: a

@@ -12,36 +12,7 @@ import { app } from "../../workers/chat/app";
 import { ofType, resultText } from "../blocks";
 import { spyD1 } from "./d1-spy";
 import { createConversation, eventually, inConversation, newTenantWithId, send, turnMessages } from "./helpers";
-
-/** The shard's binding, recording how each session starts and the bookmarks its writes answered. */
-function spyShard(real: D1Database) {
-  const sessions: string[] = [];
-  const written: string[] = [];
-  const db = new Proxy(real, {
-    get(target, prop) {
-      if (prop === "withSession")
-        return (start?: string) => {
-          sessions.push(start ?? "");
-          const session = target.withSession(start);
-          return new Proxy(session, {
-            get(inner, p) {
-              if (p === "getBookmark")
-                return () => {
-                  const b = inner.getBookmark();
-                  if (b && start === "first-primary") written.push(b);
-                  return b;
-                };
-              const value = Reflect.get(inner, p);
-              return typeof value === "function" ? value.bind(inner) : value;
-            },
-          });
-        };
-      const value = Reflect.get(target, prop);
-      return typeof value === "function" ? value.bind(target) : value;
-    },
-  });
-  return { db, sessions, written };
-}
+import { spyShard } from "./shard-spy";
 
 describe("cortex sessions", () => {
   it("index a turn's messages at the primary and start the next turn's memory_search at that bookmark", async () => {
@@ -53,16 +24,19 @@ describe("cortex sessions", () => {
       instance.env = { ...instance.env, [shard]: spy.db };
     });
     await send(id, "the ocelot-ledger balance is 4242", key);
-    await eventually(async () => spy.written.length > 0 || null);
-    const last = spy.written[spy.written.length - 1];
-    expect(spy.sessions).toContain("first-primary");
-    const before = spy.sessions.length;
+    await eventually(async () => spy.written().length > 0 || null);
+    const last = spy.written().at(-1);
+    expect(spy.sessions()).toContain("first-primary");
+    const before = spy.sessions().length;
 
     const r = await send(id, '@tool memory_search {"query":"ocelot-ledger"}', key);
     const result = ofType(turnMessages(r)[2].content[0], "tool_result");
     expect(resultText(result)).toContain("ocelot-ledger");
     // The search's session started at the outbox's bookmark, not anywhere.
-    const during = spy.sessions.slice(before).filter((s) => s !== "first-primary");
+    const during = spy
+      .sessions()
+      .slice(before)
+      .filter((s) => s !== "first-primary");
     expect(during.length).toBeGreaterThan(0);
     expect(during[0]).toBe(last);
   });
@@ -78,7 +52,7 @@ describe("cortex sessions", () => {
       instance.env = { ...instance.env, [S0]: s0.db, [S1]: s1.db, CORTEX_ROUTE_TTL_SECONDS: "0" };
     });
     await send(id, "the margay-ledger balance is 777", key);
-    await eventually(async () => s0.written.length > 0 || null);
+    await eventually(async () => s0.written().length > 0 || null);
     const moving = { ...(env as Env), CORTEX_ROUTE_TTL_SECONDS: "0" };
     for (let cursor = 0; ; ) {
       const step = await moveTenantStep(moving, { tenantId, to: S1, cursor, limit: 100 });
@@ -88,8 +62,8 @@ describe("cortex sessions", () => {
     forgetRoute(tenantId);
     const r = await send(id, '@tool memory_search {"query":"margay-ledger"}', key);
     expect(resultText(ofType(turnMessages(r)[2].content[0], "tool_result"))).toContain("margay-ledger");
-    const old = new Set(s0.written);
-    expect(s1.sessions.filter((b) => old.has(b))).toEqual([]);
+    const old = new Set(s0.written());
+    expect(s1.sessions().filter((b) => old.has(b))).toEqual([]);
   });
 
   it("run GET /v1/search unconstrained, or at the x-cortex-bookmark sent, and answer the shard's bookmark", async () => {
@@ -108,18 +82,18 @@ describe("cortex sessions", () => {
     };
     const plain = await search();
     expect(plain.status).toBe(200);
-    expect(spy.sessions).toEqual(["first-unconstrained"]);
+    expect(spy.sessions()).toEqual(["first-unconstrained"]);
     const answered = plain.headers.get("x-cortex-bookmark")!;
     // The shard's bookmark, naming the shard.
     expect(answered).toMatch(new RegExp(`^[0-9a-f]+(-[0-9a-f]+)+@${shard}$`));
     const bookmark = answered.slice(0, answered.lastIndexOf("@"));
     expect((await search({ "x-cortex-bookmark": answered })).status).toBe(200);
-    expect(spy.sessions[1]).toBe(bookmark);
+    expect(spy.sessions()[1]).toBe(bookmark);
     // A bare bookmark (answered before it named its shard) is taken as before; another shard's is not used.
     expect((await search({ "x-cortex-bookmark": bookmark })).status).toBe(200);
-    expect(spy.sessions[2]).toBe(bookmark);
+    expect(spy.sessions()[2]).toBe(bookmark);
     expect((await search({ "x-cortex-bookmark": `${bookmark}@CORTEX_SHARD_99` })).status).toBe(200);
-    expect(spy.sessions[3]).toBe("first-unconstrained");
+    expect(spy.sessions()[3]).toBe("first-unconstrained");
     const bad = await search({ "x-cortex-bookmark": "not a bookmark" });
     expect(bad.status).toBe(400);
     expect(((await bad.json()) as { error: { message: string } }).error.message).toContain("x-cortex-bookmark");

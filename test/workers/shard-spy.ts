@@ -1,5 +1,6 @@
 // A spy on a cortex shard's binding (for tests that check where read sessions start against the
-// bookmarks the shard's primary writes answered): cortex-write-bookmarks, regenerate-note-bookmark.
+// bookmarks the shard's primary writes answered): cortex-sessions, cortex-write-bookmarks,
+// regenerate-note-bookmark.
 import { laterBookmark } from "../../services/cortex/shard";
 
 export type Step = { session: string } | { written: string };
@@ -32,7 +33,9 @@ export function spyShard(real: D1Database) {
   });
   /** The bookmarks the primary's writes answered, from the log's entry `from` on. */
   const written = (from = 0) => log.slice(from).flatMap((s) => ("written" in s ? [s.written] : []));
-  return { db, log, written };
+  /** How each session started (its bookmark, or "first-primary" / "first-unconstrained"), from entry `from` on. */
+  const sessions = (from = 0) => log.slice(from).flatMap((s) => ("session" in s ? [s.session] : []));
+  return { db, log, written, sessions };
 }
 
 export const latest = (bookmarks: string[]) => bookmarks.reduce<string>((a, b) => laterBookmark(a, b) ?? "", "");

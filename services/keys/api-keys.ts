@@ -132,6 +132,12 @@ export async function tenantExists(db: D1Database, tenantId: string): Promise<bo
   return !!(await drizzle(db).select({ id: tenants.id }).from(tenants).where(eq(tenants.id, tenantId)).get());
 }
 
+/** The id of the tenant named `name`, or null: what a create refused over its name points the operator at. */
+export async function tenantIdNamed(db: D1Database, name: string): Promise<string | null> {
+  const row = await drizzle(db).select({ id: tenants.id }).from(tenants).where(eq(tenants.name, name)).get();
+  return row?.id ?? null;
+}
+
 /**
  * Why a key expiring at `creatorExpiresAt` may not make one expiring at `expiresAt` (null: never),
  * or null when it may: a key never makes one that outlives it, or a short-lived key could mint a

@@ -166,6 +166,20 @@ describe("self-service keys", () => {
     expect(answers.map((a) => a.status).sort()).toEqual([201, 409, 409, 409]);
   });
 
+  it("name the existing tenant in a create's 409, so a create whose answer was lost still gets its key", async () => {
+    const name = `lost-${crypto.randomUUID()}`;
+    const first = await api("POST", "/v1/admin/tenants", { name }, { key: ADMIN });
+    expect(first.status).toBe(201);
+    const id: string = first.json.tenant.id;
+    // The operator never saw the first answer and sends the create again.
+    const again = await api("POST", "/v1/admin/tenants", { name }, { key: ADMIN });
+    expect(again.status).toBe(409);
+    expect(again.json.error?.message).toContain(`/v1/admin/tenants/${id}/keys`);
+    const minted = await api("POST", `/v1/admin/tenants/${id}/keys`, { name: "recovered" }, { key: ADMIN });
+    expect(minted.status).toBe(201);
+    expect((await api("GET", "/v1/conversations", undefined, { key: minted.json.apiKey })).status).toBe(200);
+  });
+
   it("refuse bad input with a 400 naming the field, and writes nothing", async () => {
     const t = await tenant();
     const count = async () =>

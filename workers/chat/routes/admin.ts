@@ -2,7 +2,7 @@
 // ADMIN_TOKEN, not by API keys.
 import { Hono } from "hono";
 import { z } from "zod";
-import { tenantExists } from "../../../services/keys/api-keys";
+import { tenantExists, tenantIdNamed } from "../../../services/keys/api-keys";
 import { adminToken, bearer, createTenant, safeEqual } from "../../../services/keys/auth";
 import { clientAddress, countAuthFailure, refuseBlocked } from "../auth-failures";
 import { ApiError, notFound, unauthorized } from "../errors";
@@ -53,8 +53,15 @@ adminRoutes.post(
   }),
   ...jsonBody(tenantBody),
   async (c) => {
-    const created = await createTenant(c.env, c.req.valid("json").name);
-    if (!created) throw new ApiError(409, "conflict", "a tenant with that name exists");
+    const { name } = c.req.valid("json");
+    const created = await createTenant(c.env, name);
+    if (!created) {
+      // A create whose answer was lost cannot be retried into a key: the name is taken now. The
+      // refusal names the tenant, so the operator mints its key through the keys route instead.
+      const id = await tenantIdNamed(c.env.DB, name);
+      const next = id ? `: ${id}; mint a key for it through POST /v1/admin/tenants/${id}/keys` : "";
+      throw new ApiError(409, "conflict", `a tenant with that name exists${next}`);
+    }
     return c.json(created, 201);
   },
 );

@@ -424,9 +424,7 @@ attachmentRoutes.post(
     try {
       await upload.complete(parts);
     } catch (err) {
-      throw badRequest(
-        `parts: the upload could not be completed (${err instanceof Error ? err.message : String(err)})`,
-      );
+      throw completeRefused(err);
     }
     try {
       return c.json(await finish(c.env, row, attach === false ? null : stub), 201);
@@ -436,6 +434,25 @@ attachmentRoutes.post(
     }
   },
 );
+
+/**
+ * R2's codes (at the end of its error's message) for a complete the request itself got wrong: the
+ * upload gone, a part not found or with another etag, a part below the least size, parts out of
+ * order. Any other failure is storage's, not the caller's: a 502 the same complete may be retried
+ * after, since the upload and its parts stay.
+ */
+const CALLER_CODES = new Set(["10011", "10024", "10025", "10048"]);
+
+function completeRefused(err: unknown): ApiError {
+  const message = err instanceof Error ? err.message : String(err);
+  const code = /\((\d{5})\)\s*$/.exec(message)?.[1];
+  if (code && CALLER_CODES.has(code)) return badRequest(`parts: the upload could not be completed (${message})`);
+  return new ApiError(
+    502,
+    "storage_error",
+    `the upload could not be completed: storage failed (${message}); its parts are kept, send the same complete again`,
+  );
+}
 
 attachmentRoutes.delete(
   "/uploads/:attachmentId",

@@ -114,6 +114,13 @@ export const ENV_VARS = {
     default: 60,
     meaning: "Turns per minute per API key; 0 turns the limit off.",
   }),
+  TENANT_TURN_RATE_LIMIT_PER_MINUTE: variable({
+    type: wholeNumber(0),
+    must: "a whole number >= 0",
+    default: 300,
+    meaning:
+      "Turns per minute per tenant, all its API keys together (each turn also counts against its key's limit); 0 turns the limit off.",
+  }),
   AUTH_FAILURES_PER_MINUTE: variable({
     type: wholeNumber(0),
     must: "a whole number >= 0",

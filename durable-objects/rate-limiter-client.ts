@@ -1,10 +1,15 @@
-// Asking a key's RateLimiterDO for tokens: the rules the variables set, one RPC per ask, and the
-// words of a refusal. Used by the chat worker's middleware and by the conversation object for
-// websocket `send` frames, so both count against the same buckets. Failed authentications are
-// counted the same way, in one RateLimiterDO per client address.
+// Asking the RateLimiterDOs for tokens: the rules the variables set, one RPC per object asked, and
+// the words of a refusal. Used by the chat worker's middleware and by the conversation object for
+// websocket `send` frames, so both count against the same buckets. A key's requests and turns are
+// counted in the key's object; every turn also in the tenant's object, so a key at its turn limit
+// cannot go on by minting fresh keys (each with a full bucket of its own). Failed authentications
+// are counted the same way, in one RateLimiterDO per client address.
 import { envConfig } from "../core/env-config";
 import { sha256Hex } from "../core/ids";
 import type { RateDecision, RateRule } from "./rate-limiter-do";
+
+/** The bucket of the tenant's object: named apart from a key's "turns", so a refusal says whose limit it was. */
+const TENANT_TURNS = "tenant_turns";
 
 export function rateRules(env: Env, turn: boolean): RateRule[] {
   const rules: RateRule[] = [];
@@ -17,14 +22,82 @@ export function rateRules(env: Env, turn: boolean): RateRule[] {
   return rules;
 }
 
-/** Takes from the key's buckets: one RPC, and none at all when every limit is off. */
-export async function takeRateLimit(env: Env, keyHash: string, turn: boolean): Promise<RateDecision> {
-  const rules = rateRules(env, turn);
-  if (!rules.length) return { ok: true };
-  return env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(keyHash)).take(rules);
+/** The tenant's turn rule, or null when the limit is off. */
+function tenantTurnRule(env: Env): RateRule | null {
+  const turns = envConfig(env).TENANT_TURN_RATE_LIMIT_PER_MINUTE;
+  return turns > 0 ? { bucket: TENANT_TURNS, perMinute: turns } : null;
+}
+
+const limiterOf = (env: Env, name: string) => env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(name));
+
+/**
+ * The tenant's object, named by a digest of the prefixed tenant id: never the name of a key
+ * digest's object, nor of an `address:` one.
+ */
+const tenantLimiter = async (env: Env, tenantId: string) => limiterOf(env, await sha256Hex(`tenant:${tenantId}`));
+
+export interface RateAsk {
+  /** The key's digest (its object's name). */
+  keyHash: string;
+  /** The key's tenant: a turn takes from the tenant's bucket too. */
+  tenantId: string;
+  /** Whether to take a request token (false: one was taken already, only the turn's is left). Default true. */
+  requests?: boolean;
+  turn: boolean;
+}
+
+/** A refusal of the two objects' answers: the longer wait, so a client that waits it is not refused again by the other. */
+function refusal(decisions: RateDecision[]): RateDecision {
+  let worst: RateDecision = { ok: true };
+  for (const d of decisions) if (!d.ok && (worst.ok || d.retryAfterSeconds > worst.retryAfterSeconds)) worst = d;
+  return worst;
+}
+
+/**
+ * Takes from the key's buckets and, for a turn, the tenant's: one RPC per object, both at once,
+ * and none at all when every limit is off. Either refusing, the other's turn token is given back
+ * (a refused turn takes no turn token anywhere); the key's request token stays taken.
+ */
+export async function takeRateLimit(env: Env, ask: RateAsk): Promise<RateDecision> {
+  const { keyHash, tenantId, requests = true, turn } = ask;
+  const keyRules = rateRules(env, turn).filter((rule) => requests || rule.bucket !== "requests");
+  const tenantRule = turn ? tenantTurnRule(env) : null;
+  const [byKey, byTenant] = await Promise.all([
+    keyRules.length ? limiterOf(env, keyHash).take(keyRules) : ({ ok: true } as const),
+    tenantRule ? (await tenantLimiter(env, tenantId)).take([tenantRule]) : ({ ok: true } as const),
+  ]);
+  if (byKey.ok && byTenant.ok) return byKey;
+  if (byKey.ok) await refundTurn(env, { keyHash, tenantId: null });
+  if (byTenant.ok && tenantRule) await refundTurn(env, { keyHash: null, tenantId });
+  return refusal([byKey, byTenant]);
+}
+
+/**
+ * Gives back the turn token a turn took from the key's bucket (keyHash) and the tenant's
+ * (tenantId), for a turn refused before it could run: one RPC per object, none when its limit is off.
+ */
+export async function refundTurn(env: Env, of: { keyHash: string | null; tenantId: string | null }): Promise<void> {
+  const keyRules = rateRules(env, true).filter((rule) => rule.bucket === "turns");
+  const tenantRule = tenantTurnRule(env);
+  await Promise.all([
+    of.keyHash && keyRules.length ? limiterOf(env, of.keyHash).refund(keyRules) : undefined,
+    of.tenantId && tenantRule ? (await tenantLimiter(env, of.tenantId)).refund([tenantRule]) : undefined,
+  ]);
+}
+
+/**
+ * One turn token of the tenant's (TENANT_TURN_RATE_LIMIT_PER_MINUTE), for a turn no key sends (an
+ * automation's): one RPC, none when the limit is off.
+ */
+export async function takeTenantTurn(env: Env, tenantId: string): Promise<RateDecision> {
+  const rule = tenantTurnRule(env);
+  if (!rule) return { ok: true };
+  return (await tenantLimiter(env, tenantId)).take([rule]);
 }
 
 export function rateLimitMessage(decision: Extract<RateDecision, { ok: false }>): string {
+  if (decision.bucket === TENANT_TURNS)
+    return `this tenant is over its limit of ${decision.perMinute} turns per minute (all its API keys together); retry in ${decision.retryAfterSeconds} s`;
   const what = decision.bucket === "turns" ? "turns" : "requests";
   return `this API key is over its limit of ${decision.perMinute} ${what} per minute; retry in ${decision.retryAfterSeconds} s`;
 }
@@ -42,5 +115,5 @@ export function authFailureRule(env: Env): RateRule | null {
 export async function takeAuthFailure(env: Env, address: string): Promise<RateDecision> {
   const rule = authFailureRule(env);
   if (!rule) return { ok: true };
-  return env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(await sha256Hex(`address:${address}`))).take([rule]);
+  return limiterOf(env, await sha256Hex(`address:${address}`)).take([rule]);
 }

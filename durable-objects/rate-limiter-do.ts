@@ -1,5 +1,6 @@
-// RateLimiterDO: one per API key (named by the key's SHA-256, never the key), and one per client
-// address for its failed authentications (named by a digest of the address), holding token
+// RateLimiterDO: one per API key (named by the key's SHA-256, never the key), one per tenant for
+// its turns across all its keys (named by a digest of the tenant id), and one per client address
+// for its failed authentications (named by a digest of the address), holding token
 // buckets in memory. A bucket of N per minute holds at most N tokens and refills N/60 a second,
 // so a key may burst a minute's worth and then runs at the steady rate; a refusal says exactly
 // when the next token lands. State is deliberately memory-only: losing it on eviction only
@@ -7,7 +8,7 @@
 import { DurableObject } from "cloudflare:workers";
 
 export interface RateRule {
-  /** Which bucket of this key: "requests", "turns". */
+  /** Which bucket of this object: "requests", "turns", "tenant_turns", "auth_failures". */
   bucket: string;
   perMinute: number;
 }
@@ -53,5 +54,19 @@ export class RateLimiterDO extends DurableObject<Env> {
     for (const c of current)
       this.buckets.set(c.rule.bucket, { tokens: c.tokens - 1, at: now, perMinute: c.rule.perMinute });
     return { ok: true };
+  }
+
+  /**
+   * Gives back one token to every bucket named (never past its cap): a turn taken for a request
+   * that was then refused before it could run (see workers/chat/rate-limit.ts). A bucket this
+   * object does not hold, or holds at another rate, is full as far as that rule goes: nothing to give.
+   */
+  refund(rules: RateRule[], now = Date.now()): void {
+    for (const rule of rules) {
+      const b = this.buckets.get(rule.bucket);
+      if (!b || b.perMinute !== rule.perMinute) continue;
+      const tokens = Math.min(rule.perMinute, b.tokens + Math.max(0, now - b.at) * (rule.perMinute / 60_000) + 1);
+      this.buckets.set(rule.bucket, { tokens, at: now, perMinute: rule.perMinute });
+    }
   }
 }

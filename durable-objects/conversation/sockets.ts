@@ -7,7 +7,7 @@ import { modelProblem, MODEL_NOT_CONFIGURED } from "../../core/model-provider";
 import { unknownAttachmentMessage, withAttachments } from "../../services/attachments/turn-notes";
 import { toToolResultBlock, type ClientToolResult } from "../../core/client-tools";
 import { keyForHash } from "../../services/keys/auth";
-import { rateLimitMessage, rateRules, takeRateLimit } from "../rate-limiter-client";
+import { rateLimitMessage, takeRateLimit } from "../rate-limiter-client";
 import type { RateDecision } from "../rate-limiter-do";
 import type { ObjectScope } from "./object-scope";
 import { pausedMessage, pendingView, type PausedTurn, type PausedTurns } from "./paused-turn";
@@ -329,7 +329,7 @@ export class ConversationSockets {
       this.closeSocketsOf(ref.rateKey, ws);
       return false;
     }
-    const decision = await this.takeTokens(ref.rateKey, { requests: !early, turn });
+    const decision = await this.takeTokens(ref.rateKey, { requests: !early, turn, tenantId: ref.tenantId });
     if (decision.ok) return true;
     refuse({
       type: "rate_limited",
@@ -339,13 +339,12 @@ export class ConversationSockets {
     return false;
   }
 
-  /** The key's tokens, in one ask: a request's (unless an early admission took it already), a turn's for a turn. */
-  private async takeTokens(keyHash: string, take: { requests: boolean; turn: boolean }): Promise<RateDecision> {
-    const { env } = this.scope;
-    if (take.requests) return takeRateLimit(env, keyHash, take.turn);
-    const rules = rateRules(env, take.turn).filter((rule) => rule.bucket !== "requests");
-    if (!rules.length) return { ok: true };
-    return env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(keyHash)).take(rules);
+  /** The key's tokens: a request's (unless an early admission took it already), a turn's (the key's and its tenant's) for a turn. */
+  private async takeTokens(
+    keyHash: string,
+    take: { requests: boolean; turn: boolean; tenantId: string },
+  ): Promise<RateDecision> {
+    return takeRateLimit(this.scope.env, { keyHash, ...take });
   }
 
   /** Whether the key with this digest is still the tenant's active key (seen within the auth cache's bound). */

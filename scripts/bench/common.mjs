@@ -89,7 +89,12 @@ export async function withStack(fn, vars = {}) {
   // Benchmarks fire far more than a client would: per-key rate limits off.
   const stack = await startStack({
     persistTo: dir,
-    vars: { RATE_LIMIT_PER_MINUTE: "0", TURN_RATE_LIMIT_PER_MINUTE: "0", ...vars },
+    vars: {
+      RATE_LIMIT_PER_MINUTE: "0",
+      TURN_RATE_LIMIT_PER_MINUTE: "0",
+      TENANT_TURN_RATE_LIMIT_PER_MINUTE: "0",
+      ...vars,
+    },
   });
   try {
     return await fn(stack.baseUrl, dir);

@@ -15,7 +15,10 @@ declare module "vitest" {
 export default async function setup(project: TestProject) {
   const persistTo = mkdtempSync(join(tmpdir(), "context-chat-e2e-"));
   // The suites fire many requests with the dev key; security.test.ts checks the limits on a stack of its own.
-  const stack = await startStack({ persistTo, vars: { RATE_LIMIT_PER_MINUTE: "0", TURN_RATE_LIMIT_PER_MINUTE: "0" } });
+  const stack = await startStack({
+    persistTo,
+    vars: { RATE_LIMIT_PER_MINUTE: "0", TURN_RATE_LIMIT_PER_MINUTE: "0", TENANT_TURN_RATE_LIMIT_PER_MINUTE: "0" },
+  });
   project.provide("baseUrl", stack.baseUrl);
   return async () => {
     await stack.stop();

@@ -56,6 +56,7 @@ export const workersProject = (opts: { name: string; isolate: boolean }) =>
             // Suites fire thousands of requests with one key; rate-limits.test.ts sets its own limits.
             RATE_LIMIT_PER_MINUTE: "0",
             TURN_RATE_LIMIT_PER_MINUTE: "0",
+            TENANT_TURN_RATE_LIMIT_PER_MINUTE: "0",
             // Failed automation attempts come back at once, so the queue's retries and its
             // dead-letter queue act within a test's time.
             AUTOMATION_RETRY_DELAY_SECONDS: "0",

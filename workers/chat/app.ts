@@ -23,7 +23,7 @@ import { searchRoutes } from "./routes/search";
 import { toolRoutes } from "./routes/tools";
 import type { AppEnv } from "./types";
 import { consumeTicket } from "./ws-tickets";
-import { enforceRateLimit } from "./rate-limit";
+import { rateLimited } from "./rate-limit";
 import { clientAddress, countAuthFailure, isBlocked, refuseBlocked } from "./auth-failures";
 import { d1Session } from "./d1-session";
 import { EnvConfigError, envConfig } from "../../core/env-config";
@@ -119,8 +119,7 @@ app.use("/v1/*", async (c, next) => {
     c.set("tenantId", active.tenantId);
     c.set("keyId", active.keyId);
     c.set("keyHash", keyHash);
-    await enforceRateLimit(c.env, { keyHash, method: c.req.method, path: c.req.path });
-    return next();
+    return rateLimited(c, keyHash, next);
   }
   // Browsers cannot set headers on a websocket: a single-use ticket stands in for the key there.
   const ticket = c.req.query("ticket");

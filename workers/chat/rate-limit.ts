@@ -1,29 +1,45 @@
 // Per-API-key rate limits: every authenticated request takes a token from the key's "requests"
 // bucket, and every turn (a POST of messages to a conversation or a channel) also from its
-// "turns" bucket (not a turn refused for want of a model). Over the limit: 429 rate_limited with
-// Retry-After in seconds. The buckets live in one RateLimiterDO per key, so the limit holds across
-// isolates and locations.
+// "turns" bucket and from its tenant's bucket of turns (not a turn refused for want of a model).
+// Over a limit: 429 rate_limited with Retry-After in seconds. The buckets live in one
+// RateLimiterDO per key and one per tenant, so the limits hold across isolates and locations.
+import type { Context, Next } from "hono";
 import { modelProblem } from "../../core/model-provider";
-import { rateLimitMessage, takeRateLimit } from "../../durable-objects/rate-limiter-client";
+import { rateLimitMessage, refundTurn, takeRateLimit } from "../../durable-objects/rate-limiter-client";
 import { ApiError } from "./errors";
+import type { AppEnv } from "./types";
 
 const TURN_PATH = /^\/v1\/(conversations|channels)\/[^/]+\/messages$/;
 
 /** A turn: a POST of messages to a conversation or a channel (a websocket `send` frame counts as one too). */
 export const isTurnRequest = (method: string, path: string): boolean => method === "POST" && TURN_PATH.test(path);
 
-/** Throws the 429 when the key is over a limit. */
-export async function enforceRateLimit(
-  env: Env,
-  request: { keyHash: string; method: string; path: string },
-): Promise<void> {
-  const { keyHash, method, path } = request;
+/**
+ * Whether a turn route's answer means no turn ran: a 4xx for the request itself (an unknown
+ * conversation or channel, a bad body, a refused Idempotency-Key, a body too large). Not a 401:
+ * on a turn route that is a key revoked while its turn ran (turns.ts respondTurn), and the turn did run.
+ */
+const refusedBeforeRunning = (status: number): boolean =>
+  status >= 400 && status < 500 && status !== 401 && status !== 429;
+
+/**
+ * After authentication by the key with this digest (tenantId set): throws the 429 when the key or its tenant is
+ * over a limit, else runs the route. A turn the route refuses before it can run gives its turn
+ * tokens back, as a websocket `send` frame refused for such a reason never takes one; the
+ * request token stays taken, as any request's.
+ */
+export async function rateLimited(c: Context<AppEnv>, keyHash: string, next: Next): Promise<void> {
+  const tenantId = c.get("tenantId");
   // A turn no model can answer is the route's 503 model_not_configured (requireModel, after this):
   // it takes no turn token, as a websocket `send` frame refused for it takes none.
-  const turn = isTurnRequest(method, path) && !modelProblem(env);
-  const decision = await takeRateLimit(env, keyHash, turn);
-  if (decision.ok) return;
-  throw new ApiError(429, "rate_limited", rateLimitMessage(decision), {
-    "Retry-After": String(decision.retryAfterSeconds),
-  });
+  const turn = isTurnRequest(c.req.method, c.req.path) && !modelProblem(c.env);
+  const decision = await takeRateLimit(c.env, { keyHash, tenantId, turn });
+  if (!decision.ok)
+    throw new ApiError(429, "rate_limited", rateLimitMessage(decision), {
+      "Retry-After": String(decision.retryAfterSeconds),
+    });
+  await next();
+  if (!turn || !refusedBeforeRunning(c.res.status)) return;
+  // The refusal stands whatever the limiter does: a refund lost only leaves the token spent.
+  await refundTurn(c.env, { keyHash, tenantId }).catch((err) => console.error("turn token refund failed", err));
 }

@@ -54,6 +54,10 @@ export class LiveTurn {
       turn.events = [];
       return;
     }
+    // Not kept: the catch-up tells a regenerate from the head, to a socket whose cursor is before
+    // the copy (savedSince). Announced after the copy's `message`, it would outlive that clearing
+    // and reach a socket that saw it live, or one the catch-up had already told, again.
+    if (event.type === "exchange_superseded") return;
     const last = turn.events.at(-1);
     if (last && mergeable(last, event)) {
       turn.events[turn.events.length - 1] = { ...last, text: last.text + (event as Piece).text };

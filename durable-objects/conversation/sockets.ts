@@ -117,6 +117,8 @@ export class ConversationSockets {
     // Read before the accept: from the accept to the catch-up's end nothing may await, so no live
     // event reaches the socket before (or inside) its catch-up.
     const waiting = resuming ? await this.parts.paused.get() : null;
+    // A delete that landed during that read closed the sockets it found, not this one: none is opened.
+    if (this.scope.deletion.deleted) return new Response("not found", { status: 404 });
     const pair = new WebSocketPair();
     const server = pair[1];
     this.scope.ctx.acceptWebSocket(server);
@@ -300,13 +302,11 @@ export class ConversationSockets {
       if (!(await record.load(ref))) return refuse({ type: "not_found", message: "conversation not found" });
       // Like POST /tool-results: a request of the key (the turn it resumes was counted when sent).
       if (!(await this.admitFrame(ws, { ref, turn: false, refuse, early }))) return;
+      // As POST /tool-results: with no model the turn cannot go on, so no result is taken (a later post can be).
+      const problem = modelProblem(this.scope.env);
+      if (problem) return refuse({ type: MODEL_NOT_CONFIGURED, message: problem, status: 503 });
       const accepted = await paused.accept(results, toToolResultBlock);
-      if (accepted.kind === "refused")
-        return refuse({
-          type: accepted.refusal.type,
-          message: accepted.refusal.message,
-          status: accepted.refusal.status,
-        });
+      if (accepted.kind === "refused") return refuse(accepted.refusal);
       void intake.enqueueResume({ ref, turnId: accepted.turn.turnId, sink: null });
     });
     await this.answered(refuse, () => admission);

@@ -111,6 +111,8 @@ export const automationRuns = sqliteTable("automation_runs", {
   attempts: integer("attempts").notNull().default(0),
   /** The stop_reason of the turn whose outcome the run recorded; null when none ended. */
   stopReason: text("stop_reason"),
+  /** The turn keys' numbers (runTurnKey) `usage` counts, a JSON array: each turn is counted once. */
+  usageTurns: text("usage_turns"),
 });
 
 export const attachments = sqliteTable("attachments", {

@@ -394,6 +394,7 @@ export async function claimDuePage(db: D1Database, now: number, limit = CLAIM_PA
             error: sql<string | null>`${field("error")}`.as("error"),
             attempts: sql<number>`0`.as("attempts"),
             stopReason: sql<string | null>`NULL`.as("stop_reason"),
+            usageTurns: sql<string | null>`NULL`.as("usage_turns"),
           })
           .from(automations)
           .crossJoin(sql`json_each(${JSON.stringify(r.slots)}) AS slots`)
@@ -507,20 +508,44 @@ export async function holdsRun(
   return row?.status === "running" && row.attempts === attempt;
 }
 
+/** A turn of the run: the number of its key (automation-runner's runTurnKey) and what it spent. */
+export interface RunTurn {
+  key: number;
+  usage: Usage | null;
+}
+
 /**
- * The run's usage with one attempt's turn added (`usage`; none: as it was): a run's usage is the
- * sum of its attempts' turns, failed ones included, as the ledger bills them. Read, then written
- * by the attempt holding the run (its writes are guarded by its count), so no other write interleaves.
+ * The run's usage with an attempt's turns added, each turn key once: its own turn (`turn`, whose
+ * outcome it records) and the turns of earlier attempts it passed over (`passed`: they failed),
+ * which their attempt added unless it died first. A run's usage is the sum of its turns, failed
+ * ones included, as the ledger bills them; the keys it counts are written beside it (usage_turns),
+ * so whoever records a turn, it is counted once. Read, then written by the attempt holding the run
+ * (its writes are guarded by its count), so no other write interleaves.
  */
-async function runUsageWith(db: D1Database, runId: string, usage: Usage | null | undefined): Promise<string | null> {
+async function runUsageWith(
+  db: D1Database,
+  runId: string,
+  { turn, passed = [] }: { turn?: RunTurn | null; passed?: RunTurn[] },
+): Promise<{ usage: string | null; usageTurns: string | null }> {
   const row = await drizzle(db)
-    .select({ usage: automationRuns.usage })
+    .select({ usage: automationRuns.usage, usageTurns: automationRuns.usageTurns })
     .from(automationRuns)
     .where(eq(automationRuns.id, runId))
     .get();
   const before = row?.usage ? (JSON.parse(row.usage) as Usage) : null;
-  if (!usage) return before ? JSON.stringify(before) : null;
-  return JSON.stringify(addUsage(before ?? zeroUsage(), usage));
+  // Counted before the keys were kept (a usage without them): as then, the attempt's own turn only.
+  if (before && row?.usageTurns == null)
+    return { usage: JSON.stringify(addUsage(before, turn?.usage)), usageTurns: null };
+  // Keys are counted only beside a usage: with none, no turn is counted yet.
+  const counted = new Set<number>(before && row?.usageTurns ? (JSON.parse(row.usageTurns) as number[]) : []);
+  let total = before;
+  for (const t of turn ? [...passed, turn] : passed) {
+    if (!t.usage || counted.has(t.key)) continue;
+    counted.add(t.key);
+    total = addUsage(total ?? zeroUsage(), t.usage);
+  }
+  if (!total) return { usage: null, usageTurns: null };
+  return { usage: JSON.stringify(total), usageTurns: JSON.stringify([...counted].sort((a, b) => a - b)) };
 }
 
 /** An attempt failed and the queue will deliver the run again: the error stays visible meanwhile. */
@@ -532,7 +557,8 @@ export async function recordFailedAttempt(
     error,
     conversationId,
     stopReason = null,
-    usage,
+    turn,
+    passed,
   }: {
     runId: string;
     attempt: number;
@@ -540,18 +566,20 @@ export async function recordFailedAttempt(
     conversationId?: string | null;
     /** The stop_reason of the attempt's turn, null when it ended none. */
     stopReason?: string | null;
-    /** What the attempt's turn spent, added to the run's usage. */
-    usage?: Usage | null;
+    /** The attempt's turn, its usage added to the run's (unless its key is counted already). */
+    turn?: RunTurn | null;
+    /** Earlier attempts' failed turns the attempt passed over: added when their keys are not counted yet. */
+    passed?: RunTurn[];
   },
 ): Promise<void> {
-  const total = await runUsageWith(db, runId, usage);
+  const counted = await runUsageWith(db, runId, { turn, passed });
   await drizzle(db)
     .update(automationRuns)
     .set({
       status: "retrying",
       error,
       stopReason,
-      usage: total,
+      ...counted,
       ...(conversationId != null ? { conversationId } : {}),
     })
     .where(
@@ -582,28 +610,31 @@ export async function finishRun(
     runId,
     attempt,
     outcome,
+    passed,
   }: {
     runId: string;
     attempt: number;
+    /** Earlier attempts' failed turns the attempt passed over: added when their keys are not counted yet. */
+    passed?: RunTurn[];
     outcome: {
       /** failed: for good, not retried (an attempt again could only fail the same way). */
       status: "succeeded" | "skipped" | "failed";
       conversationId?: string | null;
-      /** What the attempt's turn spent, added to the run's usage (the earlier attempts' turns). */
-      usage?: Usage | null;
+      /** The turn whose outcome the run takes, its usage added to the earlier attempts' turns (once). */
+      turn?: RunTurn | null;
       error?: string | null;
       /** The stop_reason of the turn whose outcome the run takes; null when no turn ended. */
       stopReason?: string | null;
     };
   },
 ): Promise<void> {
-  const usage = await runUsageWith(db, runId, outcome.usage);
+  const counted = await runUsageWith(db, runId, { turn: outcome.turn, passed });
   await drizzle(db)
     .update(automationRuns)
     .set({
       status: outcome.status,
       conversationId: outcome.conversationId ?? null,
-      usage,
+      ...counted,
       error: outcome.error ?? null,
       stopReason: outcome.stopReason ?? null,
       finishedAt: new Date().toISOString(),

@@ -13,8 +13,8 @@ import {
   recordFailedAttempt,
   startRun,
   type AutomationJob,
+  type RunTurn,
 } from "../../services/automations";
-import type { Usage } from "../../core/types";
 import { ApiError } from "./errors";
 import { collectTurn, type TurnSummary } from "./turn-response";
 import { placed, startTurn, type StartedTurn } from "./turns";
@@ -167,9 +167,15 @@ export async function runAutomationAttempt(
     return error;
   }
   let { conversationId } = first;
-  /** The attempt failed; `ended`: the stop reason of its turn, and what the turn spent (the run's usage adds it). */
-  const failed = async (error: string, ended: { stopReason: string | null; usage?: Usage | null } | null = null) => {
-    await recordFailedAttempt(env.DB, { runId, attempt, error, conversationId, ...ended });
+  /**
+   * Earlier attempts' turns that failed, passed over by their keys: the run's usage counts each
+   * once, by its key, so one whose attempt died before recording it is added by this attempt's
+   * record, and one recorded already is not added again.
+   */
+  const passed: RunTurn[] = [];
+  /** The attempt failed; `ended`: the stop reason of its turn, and the turn (the run's usage adds it). */
+  const failed = async (error: string, ended: { stopReason: string | null; turn?: RunTurn } | null = null) => {
+    await recordFailedAttempt(env.DB, { runId, attempt, error, conversationId, ...ended, passed });
     return error;
   };
   // The run's turns are keyed (runTurnKey): a redelivery after an attempt that died mid-turn takes
@@ -189,6 +195,7 @@ export async function runAutomationAttempt(
   // attempt stops quietly (it neither starts a turn nor takes one's outcome).
   const holds = () => holdsRun(env.DB, { runId, attempt });
   let turn: TurnSummary | null = null;
+  let turnKey = 0; // the n of turn's key
   let pause = 500;
   let waited = false;
   // A turn waiting on client tools holds the channel's conversation, which refuses turns meanwhile
@@ -249,8 +256,12 @@ export async function runAutomationAttempt(
     }
     if (turnStart.kind === "missing") return failed("the channel's conversation is gone");
     const collected = await collectTurn(turnStart.events);
-    // An earlier attempt's turn that failed: this attempt is the retry, a new turn.
-    if (turnStart.replayed && collected.error && n < MAX_TURN_KEYS) continue;
+    // An earlier attempt's turn that failed: this attempt is the retry, a new turn. Its usage goes
+    // with this attempt's record, counted unless its attempt recorded it before dying.
+    if (turnStart.replayed && collected.error && n < MAX_TURN_KEYS) {
+      passed.push({ key: n, usage: collected.usage });
+      continue;
+    }
     // Queued behind a turn that then paused: that key's turn failed unrun, the next key's is new.
     if (collected.error?.type === TURN_PAUSED) {
       const gaveUp = await waitOutPause(collected.error.message);
@@ -258,6 +269,7 @@ export async function runAutomationAttempt(
       if (n < MAX_TURN_KEYS) continue;
     }
     turn = collected;
+    turnKey = n;
   }
   // An automation has no client to answer a client tool. The paused turn is stopped at once (it
   // would hold the channel's conversation, refusing every post, until its timeout), whether or not
@@ -272,18 +284,20 @@ export async function runAutomationAttempt(
     : null;
   // The outcome is the holder's to record: the run may have been taken or closed during the turn.
   if (!(await holds())) return null;
+  const own: RunTurn = { key: turnKey, usage: turn.usage };
   if (turn.error)
-    return failed(`${turn.error.type}: ${turn.error.message}`, { stopReason: turn.stop_reason, usage: turn.usage });
-  const finished = { conversationId, usage: turn.usage, stopReason: turn.stop_reason };
+    return failed(`${turn.error.type}: ${turn.error.message}`, { stopReason: turn.stop_reason, turn: own });
+  const finished = { conversationId, turn: own, stopReason: turn.stop_reason };
   if (turn.requiresAction && stop) {
     const error = `the turn called client tools (${turn.requiresAction.calls.map((c) => c.name).join(", ")}) that no client of an automation answers; ${stop.note}`;
     // A stop that failed left the turn waiting, holding the channel's conversation: the attempt
     // fails and the queue retries it, and the retry's turn key replays the paused turn, which it
     // stops again. Once stopped (or gone with its conversation) the run fails for good: an
-    // attempt again would only pause again. The turn's usage is left to the attempt that takes
-    // its outcome (the replay carries it), so the run counts it once.
-    if (!stop.ended) return failed(error, { stopReason: turn.stop_reason });
-    await finishRun(env.DB, { runId, attempt, outcome: { status: "failed", ...finished, error } });
+    // attempt again would only pause again. The turn's usage is recorded now, by its key: the
+    // attempt that takes its outcome again (the replay) does not add it twice, and a run no
+    // attempt manages to stop still counts it.
+    if (!stop.ended) return failed(error, { stopReason: turn.stop_reason, turn: own });
+    await finishRun(env.DB, { runId, attempt, passed, outcome: { status: "failed", ...finished, error } });
     return null;
   }
   // A turn that ended without the model's answer and without an error (stopped by a user, refused
@@ -291,10 +305,10 @@ export async function runAutomationAttempt(
   const unanswered = UNANSWERED_STOPS.get(turn.stop_reason);
   if (unanswered) {
     const error = `the turn ended with stop_reason "${turn.stop_reason}": ${unanswered}`;
-    await finishRun(env.DB, { runId, attempt, outcome: { status: "failed", ...finished, error } });
+    await finishRun(env.DB, { runId, attempt, passed, outcome: { status: "failed", ...finished, error } });
     return null;
   }
-  await finishRun(env.DB, { runId, attempt, outcome: { status: "succeeded", ...finished } });
+  await finishRun(env.DB, { runId, attempt, passed, outcome: { status: "succeeded", ...finished } });
   return null;
 }
 

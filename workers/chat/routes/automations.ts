@@ -74,7 +74,8 @@ const publicAutomation = <T extends { tenantId: string; nextRunAt: string; locat
   locationHint: _l,
   ...a
 }: T) => a;
-const publicRun = ({ tenantId: _t, usage, ...r }: AutomationRunRow) => ({
+// usage_turns is the usage's bookkeeping (which turn keys it counts), not part of the resource.
+const publicRun = ({ tenantId: _t, usageTurns: _u, usage, ...r }: AutomationRunRow) => ({
   ...r,
   usage: usage ? JSON.parse(usage) : null,
 });

@@ -12,7 +12,16 @@ export const FOLD_EXCERPT_CHARS = 2_000;
 /** The whole fold prompt's excerpts are capped here, so a fold call can never overflow itself. */
 export const FOLD_PROMPT_BUDGET_CHARS = 160_000;
 
+/** A user message with words of its own (not only tool results): the prompts a fallback summary lists. */
 const isRealUserMessage = (m: StoredMessage) => m.role === "user" && !isToolResultCarrier(m);
+
+/**
+ * Whether a fold may end right before `m`: a user message holding no tool result. One that answers
+ * the step before it and asks on in the same message (results, then text: common in an imported
+ * Anthropic transcript) continues that step: cut before it, the tail would open on results whose
+ * calls were folded away, and the provider refuses every later request.
+ */
+const mayCutBefore = (m: StoredMessage) => m.role === "user" && !m.content.some((b) => b.type === "tool_result");
 
 /** The tags of the blocks a summary and its sources ride in: the replay's and the fold request's. */
 const SUMMARY_BLOCK_TAG = /<(\s*\/?\s*)(conversation_summary|previous_summary|new_messages)/gi;
@@ -29,14 +38,15 @@ export const neutralizeSummaryTags = (text: string): string => text.replace(SUMM
 /**
  * The fold mark over the unsummarized region (oldest first): the index of the first message the
  * fold keeps, or null when nothing can be folded. It keeps the last `tailMessages` verbatim, then
- * walks back to the nearest real user message (a provider replay must start on a user turn, and a
- * tool-result carrier is not one). Cutting right before a real user message can never separate a
- * tool_use from its tool_result: results always sit in the carrier right after their call.
+ * walks back to the nearest user message that holds no tool result (a provider replay must start on
+ * a user turn, and one that answers tool calls continues the step before it). Cutting right before
+ * such a message can never separate a tool_use from its tool_result: results always sit in the
+ * user message right after their call.
  */
 export function chooseFoldMark(region: readonly StoredMessage[], tailMessages: number): number | null {
   let mark = region.length - tailMessages;
   if (mark <= 0) return null;
-  while (mark > 0 && !isRealUserMessage(region[mark])) mark--;
+  while (mark > 0 && !mayCutBefore(region[mark])) mark--;
   return mark > 0 ? mark : null;
 }
 
@@ -46,8 +56,8 @@ export function chooseFoldMark(region: readonly StoredMessage[], tailMessages: n
  * puts its foldable part (everything before the mark) over the threshold, so each fold absorbs
  * about one threshold of conversation and the summary covers what the threshold says. A region
  * that arrived at once (an import) or piled up behind a fold in flight is cut the same way: the
- * shortest prefix ending where a turn ends (before a real user message, or at the region's end)
- * whose foldable chars exceed the threshold; the whole region when none does.
+ * shortest prefix ending where a turn ends (before a user message with no tool result, or at the
+ * region's end) whose foldable chars exceed the threshold; the whole region when none does.
  */
 export function turnByTurnFoldLength(
   region: readonly StoredMessage[],
@@ -57,10 +67,10 @@ export function turnByTurnFoldLength(
   const before: number[] = [0];
   for (const m of region) before.push(before[before.length - 1] + messageChars(m));
   for (let end = 1; end < region.length; end++) {
-    if (!isRealUserMessage(region[end])) continue;
+    if (!mayCutBefore(region[end])) continue;
     let mark = end - tailMessages;
     if (mark <= 0) continue;
-    while (mark > 0 && !isRealUserMessage(region[mark])) mark--;
+    while (mark > 0 && !mayCutBefore(region[mark])) mark--;
     if (mark > 0 && before[mark] > thresholdChars) return end;
   }
   return region.length;
@@ -110,14 +120,14 @@ export function foldExcerpts(folded: readonly StoredMessage[], budget: number): 
 
 /**
  * Where a fold cuts when its request showed only the first `included` of the `mark` messages it was
- * to fold: the last real user message at or before `included`, so the summary covers nothing its
- * writer did not see (the rest stays in the tail for the next fold). `mark` itself when all were
- * shown, or when no such message exists (a run of tool calls longer than the budget: folding
- * them unseen beats never folding again).
+ * to fold: the last user message with no tool result at or before `included`, so the summary
+ * covers nothing its writer did not see (the rest stays in the tail for the next fold). `mark`
+ * itself when all were shown, or when no such message exists (a run of tool calls longer than the
+ * budget: folding them unseen beats never folding again).
  */
 export function foldCut(region: readonly StoredMessage[], mark: number, included: number): number {
   if (included >= mark) return mark;
-  for (let i = included; i > 0; i--) if (isRealUserMessage(region[i])) return i;
+  for (let i = included; i > 0; i--) if (mayCutBefore(region[i])) return i;
   return mark;
 }
 

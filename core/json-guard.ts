@@ -19,16 +19,24 @@ interface Walked {
 }
 
 /**
+ * Whether `rootName` names a whole document (a body, a socket's frame) rather than a path into one
+ * (`messages[1].content.0.input`, an imported message's field): a document's fields are named bare
+ * (`title`, not `body.title`), as the schema's errors name them; a path is kept, so the problem
+ * says which message and field it is in.
+ */
+const namesDocument = (rootName: string): boolean => !/[.[]/.test(rootName);
+
+/**
  * Where the value being visited is: the root's name, then each walked container's current child.
  * Built only when a problem is reported, so the walk keeps no string per node and stays linear in
  * the value's size (a frame of millions of elements costs a loop, not a path string each).
  */
 function pathOf(frames: Walked[], rootName: string): string {
   let path = rootName;
-  for (const { keys, at } of frames) {
+  frames.forEach(({ keys, at }, i) => {
     if (keys === null) path = `${path}[${at}]`;
-    else path = path === rootName ? keys[at] : `${path}.${keys[at]}`;
-  }
+    else path = i === 0 && namesDocument(rootName) ? keys[at] : `${path}.${keys[at]}`;
+  });
   return path;
 }
 

@@ -15,7 +15,7 @@
 //   cannot be told from a forged one, so an imported message goes back as its words only; the
 //   record keeps every byte.
 import { EMPTY_RESULT, isBlankText } from "./blank-text";
-import { isAttachmentNote, isToolResultCarrier } from "./render";
+import { isAttachmentNote } from "./render";
 import {
   isServerToolResult,
   isThinkingBlock,
@@ -25,12 +25,14 @@ import {
 } from "./types";
 
 /**
- * A user message a person (or an automation) wrote: not a carrier of tool results, nor an
+ * A user message a person (or an automation) wrote: one holding no tool result, nor an
  * attachment's note (one uploaded during a client-tool pause is saved inside the turn, after the
- * step's results: it starts no turn).
+ * step's results: it starts no turn). A message that answers a step's calls and asks on (results,
+ * then text: an imported transcript's) continues that step: a turn cut before it (a refused one
+ * left out) would take the results from their calls.
  */
 export const isPrompt = (m: Pick<StoredMessage, "role" | "content">): boolean =>
-  m.role === "user" && !isToolResultCarrier(m) && !isAttachmentNote(m);
+  m.role === "user" && !m.content.some((b) => b.type === "tool_result") && !isAttachmentNote(m);
 
 export { EMPTY_RESULT };
 

@@ -47,10 +47,17 @@ export interface ReplayInput {
   /**
    * No turn runs (the /replay view): the request as the next turn's will be but for its new prompt.
    * A refused turn at the end goes whole, results age into stubs as that prompt will age them, and a
-   * cut-off reply at the end gets no continue prompt (the new prompt follows it). A history waiting
-   * on client tools' results is shown as it is: those results come next, not a prompt.
+   * cut-off reply at the end gets no continue prompt (the new prompt follows it). A turn waiting on
+   * client tools' results (`awaitingResults`) is shown as it is: those results come next, not a prompt.
    */
   between?: boolean;
+  /**
+   * With `between`: a paused turn waits on its client tools' results (the object's paused state),
+   * so they, not a new prompt, come next. Told by the object, never by the history's shape: a last
+   * reply with tool calls no turn waits on (a step cut off, an imported transcript ending on a call)
+   * is followed by a new prompt, its calls answered as interrupted.
+   */
+  awaitingResults?: boolean;
 }
 
 export interface SummaryState {
@@ -112,7 +119,7 @@ export function storedBlockOf(block: ContentBlock): ContentBlock {
 
 export function buildModelRequest(input: ReplayInput): { request: ModelRequest; estimate: ReplayEstimate } {
   const thread = masterThread(input.history);
-  const promptNext = input.between === true && !awaitsToolResults(thread);
+  const promptNext = input.between === true && input.awaitingResults !== true;
   const stubs = (promptNext ? applyStubsBeforePrompt : applyStubs)(
     thread,
     { ...input.settings, stubbedThrough: input.stubbedThrough },
@@ -175,12 +182,6 @@ export function windowBudgetChars(
     Math.floor((settings.contextWindowTokens - settings.outputReserveTokens) * settings.charsPerToken),
   );
 }
-
-/** The history ends on a reply whose client tool calls wait for their results (a paused turn). */
-const awaitsToolResults = (thread: readonly StoredMessage[]): boolean => {
-  const last = thread.at(-1);
-  return last?.role === "assistant" && last.content.some((b) => b.type === "tool_use");
-};
 
 /**
  * Prompt-cache breakpoints on messages (the system prompt carries its own, four in all): after the

@@ -25,7 +25,7 @@ import { TurnOrder } from "./turn-order";
 import type { StopAnswer } from "./turn-stops";
 import { pausedMessage, pendingView, PausedTurns } from "./paused-turn";
 import { TurnRunner, TURN_PAUSED } from "./turn-runner";
-import { markReplaced, type TranscriptMessage, type TranscriptPage } from "./regenerate";
+import { markedView, markReplaced, type TranscriptMessage, type TranscriptPage } from "./regenerate";
 import { patchConversation, type ConversationChange, type PatchAnswer } from "./conversation-patch";
 
 export { FOLD_LEASE_MS, type FoldCommit, type FoldOutcome, type FoldSource } from "./fold-coordinator";
@@ -143,7 +143,9 @@ export class ConversationDO extends DurableObject<Env> {
 
   async getMeta(ref: ConversationRef): Promise<ConversationView | null> {
     const head = await this.record.load(ref);
-    return head ? this.withPending(this.record.view(head)) : null;
+    if (!head) return null;
+    const state = { unmarkedCopy: this.store.unmarkedCopy(), turnsInFlight: this.order.turnsInFlight };
+    return this.withPending(markedView(this.record.view(head), state));
   }
 
   /** With `requiresAction` while a turn waits on client tools: a client that lost the turn's answer finds the calls here. */
@@ -220,7 +222,8 @@ export class ConversationDO extends DurableObject<Env> {
 
   async replay(ref: ConversationRef): Promise<ReplayView | null> {
     const head = await this.record.load(ref);
-    return head ? this.cache.replayView(head, this.scope.env) : null;
+    // Results come next only while a turn waits on them, whatever the history ends on.
+    return head ? this.cache.replayView(head, this.scope.env, !!(await this.paused.get())) : null;
   }
 
   async timeline(

@@ -5,12 +5,12 @@
 // memory_save calls kept go with it, as a refused turn's do (forgetExchangeNotes).
 import { notesSavedIn } from "../../agent/tools/memory-save";
 import type { TurnEvent } from "../../core/events";
-import { isAttachmentNote } from "../../core/render";
+import { isAttachmentNote, isToolResultCarrier } from "../../core/render";
 import { refusedTurns, startsTurn } from "../../core/replay-rules";
 import { isAgentSegment, type NewMessage, type StoredMessage } from "../../core/types";
 import { forgetNotes } from "../../services/memory/notes";
 import type { ConversationHead, ConversationRef, SupersededRange } from "../../services/record/conversation-head";
-import type { ConversationStore } from "./conversation-store";
+import type { ConversationStore, UnmarkedCopy } from "./conversation-store";
 import { moveCortexBookmark, type ObjectScope } from "./object-scope";
 
 /** The refusals a regenerate can get (all 409: the conversation's state, not the request, is wrong). */
@@ -57,9 +57,17 @@ export function masterMessages(
  * Whether `replayed[i]` is a prompt as the replay tells one (core/replay-rules.ts startsTurn: a
  * message shaped like an attachment's note that the model answered was its turn's prompt, a real
  * upload's note is not), or a regenerate's copy (`copies`: a prompt by making, answered or not).
+ * A message that answers tool calls and asks on (an imported one) opens no turn for the replay, but
+ * its words are the last thing asked: it is found here, and refused, rather than an earlier prompt
+ * being run again over both exchanges.
  */
 const isPrompt = (replayed: readonly StoredMessage[], i: number, copies: (m: StoredMessage) => boolean) =>
-  replayed[i].role === "user" && !replayed[i].agent && (startsTurn(replayed, i) || copies(replayed[i]));
+  replayed[i].role === "user" &&
+  !replayed[i].agent &&
+  (startsTurn(replayed, i) || answersAndAsks(replayed[i]) || copies(replayed[i]));
+
+/** Tool results, then words of its own. */
+const answersAndAsks = (m: StoredMessage) => m.content.some((b) => b.type === "tool_result") && !isToolResultCarrier(m);
 
 /** What regenerateTarget reads of the object's state, with the turns queued or running. */
 export function regenerateState(
@@ -73,6 +81,21 @@ export function regenerateState(
     foldInFlight: !!lease && lease.expiresAt > Date.now(),
     unmarkedCopy: store.unmarkedCopy(),
   };
+}
+
+/**
+ * A view as its head marks it. Between a regenerate's saving its copy of the prompt and saving the
+ * head that marks the replaced exchange (a turn runs), the view ends before the copy: its lastSeq
+ * and its superseded agree, so an export bounded by it never carries the copy after that exchange
+ * unmarked. A copy whose mark failed to save (no turn runs) is the record as it stands.
+ */
+export function markedView<V extends { lastSeq: number; messageCount: number }>(
+  view: V,
+  state: { unmarkedCopy: UnmarkedCopy | null; turnsInFlight: number },
+): V {
+  const copy = state.unmarkedCopy;
+  if (!copy || state.turnsInFlight === 0 || view.lastSeq < copy.copySeq) return view;
+  return { ...view, lastSeq: copy.copySeq - 1, messageCount: copy.copySeq - 1 };
 }
 
 /**

@@ -235,10 +235,14 @@ export class ReplayCache {
     return buildSystemPrompt(capabilities, this.memoryMap?.day === day ? this.memoryMap.text : null, project);
   }
 
-  /** The one request-assembly path, for the model and for /replay alike. */
-  buildRequest(head: ConversationHead, prompt: PromptContext, between = false) {
+  /**
+   * The one request-assembly path, for the model and for /replay alike. `view`: the /replay view,
+   * between turns (ReplayInput.between), with whether a paused turn waits on its tools' results.
+   */
+  buildRequest(head: ConversationHead, prompt: PromptContext, view?: { awaitingResults: boolean }) {
     return buildModelRequest({
-      between,
+      between: view !== undefined,
+      awaitingResults: view?.awaitingResults,
       conversationId: head.id,
       settings: head.settings,
       model: prompt.model,
@@ -258,14 +262,15 @@ export class ReplayCache {
    * The /replay view: the next request as a turn would build it now, on the model it would resolve
    * (a retired model's replacement, with the settings that follow it) or, unresolved, on
    * conservative limits; between turns (ReplayInput.between, core/replay.ts), but for the new
-   * prompt. Streamed as JSON (viewJson).
+   * prompt, or for the results a paused turn waits on (`awaitingResults`: the object's paused
+   * state). Streamed as JSON (viewJson).
    */
-  async replayView(head: ConversationHead, env: ModelEnv): Promise<ReplayView> {
-    return viewJson(await this.replayRequest(head, env));
+  async replayView(head: ConversationHead, env: ModelEnv, awaitingResults: boolean): Promise<ReplayView> {
+    return viewJson(await this.replayRequest(head, env, awaitingResults));
   }
 
   /** The view replayView streams, built at once (a build that fails fails the call, not the stream). */
-  async replayRequest(head: ConversationHead, env: ModelEnv): Promise<ReplayRequest> {
+  async replayRequest(head: ConversationHead, env: ModelEnv, awaitingResults: boolean): Promise<ReplayRequest> {
     const resolved = await resolveTurnModel(env, head.settings.model);
     const model = resolved.ok ? resolved.entry : entryFromModelInfo({ id: head.settings.model });
     // As record.moveToModel will, once a turn resolves it.
@@ -274,7 +279,8 @@ export class ReplayCache {
         ? settingsAfterModelChange(head.settings, { patch: { model: model.id }, from: null, to: model })
         : head.settings;
     const moved = { ...head, settings };
-    const { request, estimate } = this.buildRequest(moved, await this.promptContext(moved, model), true);
+    const context = await this.promptContext(moved, model);
+    const { request, estimate } = this.buildRequest(moved, context, { awaitingResults });
     return { ...request, estimate };
   }
 }

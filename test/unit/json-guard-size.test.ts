@@ -20,7 +20,8 @@ function eagerProblem(root: unknown, rootName = "body"): string | null {
     else
       for (const [k, v] of Object.entries(value)) {
         if (!k.isWellFormed()) return `${path}: a key is not well-formed Unicode (a lone surrogate)`;
-        stack.push({ value: v, depth: depth + 1, path: path === rootName ? k : `${path}.${k}` });
+        // A document's fields are named bare; a root named by a path into one keeps it (json-guard-path.test.ts).
+        stack.push({ value: v, depth: depth + 1, path: depth === 0 && !/[.[]/.test(rootName) ? k : `${path}.${k}` });
       }
   }
   return null;

@@ -30,6 +30,7 @@ import { cacheable, storedBlockOf } from "../core/replay";
 import { sliceWhole } from "../core/text-cut";
 import { renderMessageText } from "../core/render";
 import type { ModelEntry } from "../core/models/catalog";
+import { catalogEntry } from "../core/models/lookup";
 import { summarizationParams } from "../core/model-params";
 import {
   addUsage,
@@ -172,6 +173,29 @@ function noteMaxChars(s: StateInput): number {
   return Math.max(continuationNudge(longestModelState).length, continuationNudge(deterministicState(s)).length);
 }
 
+/** The provider's count for the conversation's last call and that request's chars (its prompt snapshot's). */
+export interface CarriedCount {
+  reportedTokens: number;
+  chars: number;
+}
+
+/**
+ * What the conversation's last call (`last`, its newest prompt snapshot) tells the next turn's
+ * first: its provider count, when it has one and was counted by the model asked now (the last
+ * reply's model): another model's tokenizer counts the same request differently, and its figure
+ * would only force a pass this model may not need.
+ */
+export function carriedCount(
+  last: { chars: number; reportedTokens: number | null } | undefined,
+  history: readonly StoredMessage[],
+  model: ModelEntry,
+): CarriedCount | null {
+  if (!last || last.reportedTokens === null) return null;
+  const by = history.findLast((m) => m.role === "assistant" && m.model)?.model;
+  if (!by || (by !== model.id && catalogEntry(by)?.id !== model.id)) return null;
+  return { reportedTokens: last.reportedTokens, chars: last.chars };
+}
+
 export class TurnCompactor {
   private override: { prefix: string; count: number; messages: WireMessage[] } | null = null;
   /** The last request apply() was given, as built: what a compaction stands in for. */
@@ -291,6 +315,20 @@ export class TurnCompactor {
   /** After each call: what the provider counted for the request it was sent. */
   calibrate(request: ModelRequest, reportedTokens: number): void {
     this.calibration = { reportedTokens, estimateAtReport: this.estimate(request) };
+  }
+
+  /**
+   * The turn's first call calibrated by the conversation's last one (carriedCount): the provider's
+   * count for it, against that request's size at this budget's chars per token. The in-turn
+   * calibration replaces it after the first call.
+   */
+  seeded(carried: CarriedCount | null): this {
+    if (carried)
+      this.calibration = {
+        reportedTokens: carried.reportedTokens,
+        estimateAtReport: Math.ceil(carried.chars / this.budget.charsPerToken),
+      };
+    return this;
   }
 
   async compact(

@@ -6,13 +6,15 @@
 // proportionally — largest tool results first, then older assistant messages, then older user
 // messages — to head + tail excerpts; always protect messages[0], the turn's own task prompt, the
 // last 3 messages of each role (tool results counted as their own role; a <turn_state> nudge is no
-// prompt) and error results (a protected result larger than the whole target, or protected
-// results that together pass the whole budget, are still cut, to half the target); never separate a tool_use from its tool_result (only block contents
-// shrink, blocks are never removed). A request still over the whole budget after all that (the
+// prompt) and error results (a protected result larger than the whole target, an error's too, or
+// protected results other than errors that together pass the whole budget, are still cut, to half
+// the target); keep the images of results the model has not seen yet (only their text is cut);
+// never separate a tool_use from its tool_result (only block contents shrink, blocks are never
+// removed). A request still over the whole budget after all that (the
 // overflow 400's forced pass) carries protected earlier prompts and replies as stubs of their head
 // (core/stubs.ts), largest first, until it fits; the turn's own prompt never.
-import type { ContentBlock, ModelRequest, ToolUseBlock, WireMessage } from "./types";
-import { messageChars } from "./render";
+import type { ContentBlock, ImageBlock, ModelRequest, TextBlock, ToolUseBlock, WireMessage } from "./types";
+import { messageChars, toolResultText } from "./render";
 import { sliceWhole, tailWhole } from "./text-cut";
 import { isOversizedStub, OVERSIZED_MIN_CHARS, oversizedStubText } from "./stubs";
 
@@ -63,16 +65,18 @@ export function requestChars(req: Pick<ModelRequest, "system" | "tools" | "messa
 /**
  * The effective size of the next call: the conservative chars estimate, or the provider's own
  * count for the previous call plus the estimate of what was added since, whichever is higher.
+ * When the request shrank since that count (a fold or a stub batch between turns, a fold landing
+ * mid-turn), the count is scaled down with the estimate: it described content that is gone.
  */
 export function effectiveTokens(
   estimateTokens: number,
   calibration: { reportedTokens: number; estimateAtReport: number } | null,
 ): number {
   if (!calibration) return estimateTokens;
-  return Math.max(
-    estimateTokens,
-    calibration.reportedTokens + Math.max(0, estimateTokens - calibration.estimateAtReport),
-  );
+  const { reportedTokens, estimateAtReport } = calibration;
+  if (estimateTokens < estimateAtReport)
+    return Math.max(estimateTokens, Math.ceil((reportedTokens * estimateTokens) / Math.max(1, estimateAtReport)));
+  return Math.max(estimateTokens, reportedTokens + (estimateTokens - estimateAtReport));
 }
 
 export function shouldCompact(tokens: number, b: CompactionBudget): boolean {
@@ -81,12 +85,14 @@ export function shouldCompact(tokens: number, b: CompactionBudget): boolean {
 
 const MIN_KEEP = 600;
 
+/**
+ * What a block weighs in the request as the pass counts it (messageChars): a tool result's images
+ * too, at the short label the estimate gives them, so cutting a result that keeps its images is
+ * counted for what it saves.
+ */
 function blockChars(b: ContentBlock): number {
   if (b.type === "text") return b.text.length;
-  if (b.type === "tool_result")
-    return typeof b.content === "string"
-      ? b.content.length
-      : b.content.reduce((n, x) => n + (x.type === "text" ? x.text.length : 0), 0);
+  if (b.type === "tool_result") return toolResultText(b).length;
   return 0;
 }
 
@@ -214,6 +220,13 @@ export function compactMessages(
     for (let j = blocks.length - 1; j >= 0; j--)
       if (blocks[j].type === "tool_result" && results < 3) protectedBlock.add(`${i}:${j}`), results++;
   }
+  // Error results are protected wherever they are (the model must see why a call failed), and so
+  // are cut only as step 4 cuts any protected result too large to fit.
+  out.forEach((m, i) =>
+    (m.content as ContentBlock[]).forEach((x, j) => {
+      if (x.type === "tool_result" && x.is_error) protectedBlock.add(`${i}:${j}`);
+    }),
+  );
   type Candidate = { index: number; block: number; size: number; tier: number; kind: CompactionTarget["kind"] };
   const candidates: Candidate[] = [];
   out.forEach((m, i) => {
@@ -223,9 +236,8 @@ export function compactMessages(
       if (size <= MIN_KEEP || protectedBlock.has(`${i}:${j}`) || isTurnState(blk)) return;
       // A stub of an oversized text (replay's or an earlier pass's) is as small as it goes.
       if (blk.type === "text" && isOversizedStub(blk.text)) return;
-      if (blk.type === "tool_result") {
-        if (!blk.is_error) candidates.push({ index: i, block: j, size, tier: 0, kind: "tool_result" });
-      } else if (blk.type === "text")
+      if (blk.type === "tool_result") candidates.push({ index: i, block: j, size, tier: 0, kind: "tool_result" });
+      else if (blk.type === "text")
         candidates.push({
           index: i,
           block: j,
@@ -237,19 +249,30 @@ export function compactMessages(
   });
 
   const targetChars = Math.floor(budgetTokens(b) * b.compactTargetRatio * b.charsPerToken);
-  /** Cuts one block down to `keep` chars (head, label naming the restoring call, tail); the chars saved. */
+  const label = (c: Candidate, cut: number, kept = "") =>
+    `[TRUNCATED — ${cut.toLocaleString("en-US")} of ${c.size.toLocaleString("en-US")} chars cut to save context${kept}; ${readCall(ref(c.index, c.block))} returns the original]`;
+  /**
+   * Cuts one block down to `keep` chars (head, label naming the restoring call, tail); the chars
+   * saved. A result's images left after step 1 are ones the model has not looked at yet: they stay,
+   * after the cut text, and the label says so (only their text is cut).
+   */
   const shrink = (c: Candidate, keep: number): number => {
     const blk = (out[c.index].content as ContentBlock[])[c.block];
-    const label = `[TRUNCATED — ${(c.size - keep).toLocaleString("en-US")} of ${c.size.toLocaleString("en-US")} chars cut to save context; ${readCall(ref(c.index, c.block))} returns the original]`;
-    if (blk.type === "text") blk.text = truncateText(blk.text, keep, label);
-    else if (blk.type === "tool_result")
-      blk.content = truncateText(
-        typeof blk.content === "string"
-          ? blk.content
-          : blk.content.map((x) => (x.type === "text" ? x.text : "")).join("\n"),
-        keep,
-        label,
-      );
+    if (blk.type === "text") blk.text = truncateText(blk.text, keep, label(c, c.size - keep));
+    else if (blk.type === "tool_result" && typeof blk.content === "string")
+      blk.content = truncateText(blk.content, keep, label(c, c.size - keep));
+    else if (blk.type === "tool_result") {
+      const parts = blk.content as (TextBlock | ImageBlock)[];
+      const images = parts.filter((x) => x.type === "image");
+      const text = parts.flatMap((x) => (x.type === "text" ? [x.text] : [])).join("\n");
+      if (!images.length) blk.content = truncateText(text, keep, label(c, c.size - keep));
+      else {
+        // The text keeps what the images' own weight leaves of `keep`.
+        const room = Math.max(0, keep - (c.size - text.length));
+        const kept = ` (its ${images.length === 1 ? "image is" : `${images.length} images are`} kept)`;
+        blk.content = [{ type: "text", text: truncateText(text, room, label(c, c.size - keep, kept)) }, ...images];
+      }
+    }
     const after = blockChars(blk);
     targets.push({ index: c.index, block: c.block, kind: c.kind, before: c.size, after });
     return c.size - after;
@@ -270,24 +293,26 @@ export function compactMessages(
     }
   }
   // 4. A protected result larger than the whole target (a tool's 1 MB answer against a 200k
-  //    window) can never fit: kept whole, it would only turn the next call into the provider's
+  //    window, an error result a client posted at that size) can never fit: kept whole, it would only turn the next call into the provider's
   //    overflow error. It keeps its place, head and tail, cut to half the target. So do protected
   //    results that together pass the whole budget (three large parallel reads against a small
   //    window): they are cut to half the target in all, the largest first, to one common size, so
   //    a result under that size stays whole.
-  const guarded = (): Candidate[] => {
+  //    An error result is cut like any other when it alone is larger than the target (a client may
+  //    post a million chars of it); otherwise it stays whole, and the shared cut is the others'.
+  const guarded = (errors: boolean): Candidate[] => {
     const found: Candidate[] = [];
     for (const key of protectedBlock) {
       const [index, block] = key.split(":").map(Number);
       const blk = (out[index].content as ContentBlock[])[block];
-      if (blk.type === "tool_result" && !blk.is_error)
+      if (blk.type === "tool_result" && (errors || !blk.is_error))
         found.push({ index, block, size: blockChars(blk), tier: 3, kind: "tool_result" });
     }
     return found;
   };
   if (total() > targetChars) {
-    for (const c of guarded()) if (c.size > targetChars) shrink(c, Math.floor(targetChars / 2));
-    const group = guarded();
+    for (const c of guarded(true)) if (c.size > targetChars) shrink(c, Math.floor(targetChars / 2));
+    const group = guarded(false);
     if (group.reduce((n, c) => n + c.size, 0) > Math.floor(budgetTokens(b) * b.charsPerToken)) {
       const cap = commonCap(
         group.map((c) => c.size),

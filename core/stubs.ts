@@ -1,6 +1,8 @@
 // Stale tool-result stubs: at replay time, a large tool result older than the last few user
 // exchanges is replaced by a deterministic, self-describing stub that names the exact call
-// returning the original bytes. Nothing stored changes; no model call is made.
+// returning the original bytes. Nothing stored changes; no model call is made. An error result
+// (is_error) is stubbed like any other, its stub still flagged is_error: a client may post one of
+// a million chars, and it would otherwise ride, and overflow, every request after it.
 //
 // Prompt caching: every newly stubbed result changes the replay from its position on, so
 // transitions are batched. The stub watermark advances only once the chars that stubbing would
@@ -91,7 +93,7 @@ export function stubbedThroughSeq(thread: readonly StoredMessage[], s: StubInput
 function staleChars(m: StoredMessage, min: number): number {
   if (!isToolResultCarrier(m)) return 0;
   let n = 0;
-  for (const b of m.content) if (b.type === "tool_result" && !b.is_error) n += eligible(b, min);
+  for (const b of m.content) if (b.type === "tool_result") n += eligible(b, min);
   return n;
 }
 
@@ -154,7 +156,7 @@ export function applyStubs(messages: readonly StoredMessage[], s: StubInput, con
     }
     let changed = false;
     const content = m.content.map((b, blockIndex): ContentBlock => {
-      if (b.type !== "tool_result" || b.is_error || !eligible(b, s.stubMinChars)) return b;
+      if (b.type !== "tool_result" || !eligible(b, s.stubMinChars)) return b;
       const chars = resultWeight(b);
       const stub = stubText({
         conversationId,
@@ -163,11 +165,15 @@ export function applyStubs(messages: readonly StoredMessage[], s: StubInput, con
         chars,
         call: calls.get(b.tool_use_id),
         images: imagesIn(b),
+        error: b.is_error === true,
       });
       changed = true;
       stubbed++;
       savedChars += chars - stub.length;
-      return { type: "tool_result", tool_use_id: b.tool_use_id, content: stub };
+      // An error's stub is still the error's answer: the model reads the call as failed, as it did.
+      return b.is_error
+        ? { type: "tool_result", tool_use_id: b.tool_use_id, content: stub, is_error: true }
+        : { type: "tool_result", tool_use_id: b.tool_use_id, content: stub };
     });
     return changed ? { ...m, content } : m;
   });
@@ -193,8 +199,10 @@ export function stubText(opts: {
   call?: ToolUseBlock;
   /** Images the result held: conversation_read returns text, so the call itself shows them again. */
   images?: number;
+  /** The result was the call's error (is_error): the stub says so, and keeps the flag on its block. */
+  error?: boolean;
 }): string {
-  const { conversationId, message, blockIndex, chars, call, images = 0 } = opts;
+  const { conversationId, message, blockIndex, chars, call, images = 0, error = false } = opts;
   const input = call ? JSON.stringify(call.input) : "";
   const brief = input.length > INPUT_BRIEF_CHARS ? `${sliceWhole(input, 0, INPUT_BRIEF_CHARS)}…` : input;
   const what = call ? `${call.name} ${brief}` : "a tool call";
@@ -202,7 +210,8 @@ export function stubText(opts: {
   const where = `(message ${message.id}, seq ${message.seq})`;
   if (images > 0)
     return `[stale tool result replaced by this stub: ${what} returned ${images === 1 ? "an image" : `${images} images`}, ${chars.toLocaleString("en-US")} chars in all ${where}. The original is stored unchanged; conversation_read ${read} returns its text, and the same call again shows ${images === 1 ? "the image" : "the images"}.]`;
-  return `[stale tool result replaced by this stub: ${what} returned ${chars.toLocaleString("en-US")} chars ${where}. The original is stored unchanged and searchable; conversation_read ${read} returns it byte for byte.]`;
+  const answer = error ? "an error of " : "";
+  return `[stale tool result replaced by this stub: ${what} returned ${answer}${chars.toLocaleString("en-US")} chars ${where}. The original is stored unchanged and searchable; conversation_read ${read} returns it byte for byte.]`;
 }
 
 // Oversized earlier messages: the never-folding tail (the last `tailMessages` messages) can hold

@@ -14,7 +14,7 @@ import type { BlockOrigin } from "../../core/compactor";
 import type { ClientToolSpec } from "../../core/client-tools";
 import { runSubAgent } from "../../agent/sub-agent";
 import { clientToolDefinition } from "../../agent/tools/client-tool";
-import { blockOrigins, TurnCompactor } from "../../agent/turn-compaction";
+import { blockOrigins, carriedCount, TurnCompactor } from "../../agent/turn-compaction";
 import {
   completeStep,
   INTERRUPTED,
@@ -414,7 +414,10 @@ export class TurnRunner {
           contextWindowTokens: settings.contextWindowTokens,
           model: model.entry,
           activeModel: () => prompt.model,
-          compactor: compactorFor(() => blockOrigins(head.id, cache.replaySource(record.head ?? head))),
+          // Its first call is calibrated by the conversation's last (the provider's count for it).
+          compactor: compactorFor(() => blockOrigins(head.id, cache.replaySource(record.head ?? head))).seeded(
+            carriedCount(scope.store.snapshots(1)[0], cache.replaySource(record.head ?? head), prompt.model),
+          ),
           buildRequest: () =>
             cache.buildRequest({ ...(record.head ?? head), settings: requestSettings() }, prompt).request,
           knownThinking: () => knownThinking(cache.replaySource(record.head ?? head)),

@@ -166,10 +166,20 @@ describe("stale tool-result stubs", () => {
     expect(ms).toEqual(copy);
   });
 
-  it("leaves error results alone", () => {
+  it("stubs a stale error result too, keeping is_error on its stub (the seed exempts no error)", () => {
     const ms = script([5000, null, null]);
     blockAs(ms[2].content[0], "tool_result").is_error = true;
-    expect(applyStubs(ms, settings(), "c").stubbed).toBe(0);
+    const out = applyStubs(ms, settings(), "c");
+    expect(out.stubbed).toBe(1);
+    const [stub] = results(out.messages);
+    expect(stub.is_error).toBe(true);
+    expect(stub.content).toBe(
+      '[stale tool result replaced by this stub: file_read {"attachment_id":"att_0","lines":"1-400"} returned an error of 5,000 chars (message msg_3, seq 3). The original is stored unchanged and searchable; conversation_read {"conversation_id":"c","message_id":"msg_3","block":0} returns it byte for byte.]',
+    );
+    // Deterministic: the same history stubs the same bytes every time.
+    expect(applyStubs(ms, settings(), "c").messages).toEqual(out.messages);
+    // An error result fills a batch like any other.
+    expect(stubWatermark(ms, settings({ stubBatchChars: 5000 }))).toBeGreaterThan(0);
   });
 });
 

@@ -2,7 +2,8 @@
 import { z } from "zod";
 import { isId } from "../../core/ids";
 import { renderMessageText } from "../../core/render";
-import { page, replacedNote } from "./conversation-read";
+import { wholeAt } from "../../core/text-cut";
+import { page, READ_PAGE_CHARS, replacedNote } from "./conversation-read";
 import type { CallScope, MemoryAccess, ToolDefinition, TranscriptAccess } from "./registry";
 
 const input = z.strictObject({
@@ -27,16 +28,24 @@ export const memoryGet: ToolDefinition<Input, CallScope & MemoryAccess & Transcr
     if (id.startsWith("mem_")) {
       const note = await ctx.memory.getNote(id);
       if (!note) return { content: `no note ${id}`, isError: true };
-      const tags = note.tags.length ? `\ntags: ${note.tags.join(", ")}` : "";
+      const tags = note.tags.length ? `, tags: ${note.tags.join(", ")}` : "";
       return {
-        content: `note ${note.id}: ${note.title} (saved ${note.createdAt}, updated ${note.updatedAt})${tags}\n\n${note.text}`,
+        content: memoryPage(note.text, {
+          offset: offset ?? 0,
+          what: `note ${note.id}: ${note.title} (saved ${note.createdAt}, updated ${note.updatedAt}${tags})`,
+          id,
+        }),
       };
     }
     if (id.startsWith("epi_")) {
       const e = await ctx.memory.getEpisode(id);
       if (!e) return { content: `no episode ${id}`, isError: true };
       return {
-        content: `episode ${e.id} of conversation ${e.conversationId}, messages 1-${e.throughSeq}, folded ${e.createdAt}:\n\n${e.body}`,
+        content: memoryPage(e.body, {
+          offset: offset ?? 0,
+          what: `episode ${e.id} of conversation ${e.conversationId}, messages 1-${e.throughSeq}, folded ${e.createdAt}`,
+          id,
+        }),
       };
     }
     // The index knows a message once its conversation's flush ran; one of this conversation is
@@ -54,3 +63,16 @@ export const memoryGet: ToolDefinition<Input, CallScope & MemoryAccess & Transcr
     };
   },
 };
+
+/**
+ * One page of a note's or an episode's text, as conversation_read's `page` pages a message (an
+ * episode's body may be up to 100,000 characters, and every tool result reading a stored thing is
+ * bounded), its header naming the memory_get call that reads the next page.
+ */
+function memoryPage(text: string, { offset, what, id }: { offset: number; what: string; id: string }): string {
+  // Never inside a surrogate pair: half of one would be a lone surrogate in every later request.
+  const start = wholeAt(text, Math.min(offset, text.length));
+  const end = wholeAt(text, Math.min(start + READ_PAGE_CHARS, text.length));
+  const more = end < text.length ? `; next page: memory_get ${JSON.stringify({ id, offset: end })}` : "";
+  return `[memory_get: ${what}; chars ${start}-${end} of ${text.length}${more}]\n${text.slice(start, end)}`;
+}

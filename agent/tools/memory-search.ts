@@ -44,8 +44,9 @@ export const memorySearch: ToolDefinition<Input, CallScope & CortexAccess & Tool
 function describeHit(h: SearchHit, where: { n: number; current: string; activeTools: readonly string[] }): string {
   const { n, current, activeTools } = where;
   const day = h.createdAt.slice(0, 10);
-  // One line per hit, so its "full text:" line always follows it.
-  h = { ...h, snippet: cutSnippet(h.snippet.replace(/\s+/g, " ")) };
+  // One line per hit, so its "full text:" line always follows it. The snippet is the index's, cut
+  // and marked already (shownSnippet): cutting it again would take a text's own U+E000 for a mark.
+  h = { ...h, snippet: shownSnippet(h).snippet.replace(/\s+/g, " ") };
   if (h.kind === "page") {
     // A page's ref id is `<attachment id>:p<page>`; the page is read back through pdf_read.
     const attachmentId = h.id.slice(0, h.id.indexOf(":"));
@@ -66,12 +67,29 @@ function describeHit(h: SearchHit, where: { n: number; current: string; activeTo
 export { SNIPPET_CHARS };
 
 /**
+ * A hit's snippet as shown, with where its `[match]`es are. The index's hit comes cut around its
+ * match and marked `[match]`, its matches listed: it is shown as it is, never cut again, since a
+ * text's own U+E000/U+E001 stay in it and a second cut would take them for the index's marks. A hit
+ * without `matches` (found by meaning alone: its document's start, unmarked) marks nothing; it is
+ * only cut from its start when longer than SNIPPET_CHARS, its brackets and private-use characters
+ * being the text's own.
+ */
+export function shownSnippet(h: Pick<SearchHit, "snippet" | "matches">): {
+  snippet: string;
+  matches: [number, number][];
+} {
+  if (h.matches) return { snippet: h.snippet, matches: h.matches };
+  const snippet = h.snippet.length <= SNIPPET_CHARS ? h.snippet : `${sliceWhole(h.snippet, 0, SNIPPET_CHARS)}…`;
+  return { snippet, matches: [] };
+}
+
+/**
  * `snippet` cut to about `max` characters around its first match (each cut end marked "…"), at
  * whole characters; a match longer than that is shown from its start and closed with "…]". A
  * snippet still marked as FTS5 marks it (MATCH_OPEN/MATCH_CLOSE) is cut around the real match and
- * then shown as `[match]` (cutMarkedSnippet); a hit's snippet comes cut that way already, so it
- * passes unchanged. Only a snippet marked `[match]` is cut at its first "[", which may be the
- * text's own.
+ * then shown as `[match]` (cutMarkedSnippet). A search hit's snippet comes cut that way already and
+ * is shown through shownSnippet, not this: it may hold the text's own U+E000/U+E001, which this would
+ * take for marks. Only a snippet marked `[match]` is cut at its first "[", which may be the text's own.
  */
 export function cutSnippet(snippet: string, max = SNIPPET_CHARS): string {
   if (snippet.includes(MATCH_OPEN)) return cutMarkedSnippet(snippet, max).snippet;

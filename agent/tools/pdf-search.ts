@@ -8,7 +8,7 @@ import { isId } from "../../core/ids";
 import { MAX_INDEXED_PDF_PAGES } from "../../core/jobs";
 import { probePdf, readPdfPages } from "../../services/attachments/formats/pdf/read";
 import { pdfPassword } from "./attachment-tools";
-import { cutSnippet } from "./memory-search";
+import { shownSnippet } from "./memory-search";
 import type { AttachmentAccess, CallScope, CortexAccess, ToolDefinition, ToolOutput } from "./registry";
 
 const WAIT_MS = 25_000;
@@ -128,7 +128,7 @@ export const pdfSearch: ToolDefinition<{ attachment_id: string; query: string; p
           ? `Only its first ${n(MAX_INDEXED_PDF_PAGES)} of ${n(total)} pages are searched; read later ones with pdf_read.\n`
           : "";
     if (!hits.length) return { content: `${partial}No page of ${attachment.name} matches "${query}".` };
-    const lines = hits.map((h) => `- page ${h.seq}: ${cutSnippet(h.snippet)}`);
+    const lines = hits.map((h) => `- page ${h.seq}: ${shownSnippet(h).snippet}`);
     const read = `pdf_read {"attachment_id":"${attachment.id}","pages":"N"${locked ? ',"password":"..."' : ""}}`;
     return {
       content: `${partial}${hits.length} pages of ${attachment.name} match "${query}" (read one with ${read}):\n${lines.join("\n")}`,

@@ -2,7 +2,7 @@
 import { type Context, Hono } from "hono";
 import { z } from "zod";
 import { isId } from "../../../core/ids";
-import { cutSnippet } from "../../../agent/tools/memory-search";
+import { shownSnippet } from "../../../agent/tools/memory-search";
 import { cortexFor } from "../../../services/cortex/routing";
 import type { SearchHit } from "../../../services/cortex/search-index";
 import type { CortexMark } from "../../../services/cortex/shard";
@@ -47,12 +47,12 @@ function sentBookmark(value: string): { bookmark: string; shard: string | null }
 
 /**
  * A hit as answered: its snippet at most about 300 characters around the match, as memory_search
- * shows it (the index's come cut so, around the real match, and pass cutSnippet unchanged), and
- * `matches` always set (none for a hit found by meaning alone, or a snippet cut here).
+ * shows it (shownSnippet: the index's come cut so, around the real match, and are not cut again,
+ * which would take a text's own U+E000/U+E001 for match marks), and `matches` always set (none for
+ * a hit found by meaning alone).
  */
 function answered(h: SearchHit): SearchHit & { matches: [number, number][] } {
-  const snippet = cutSnippet(h.snippet);
-  return { ...h, snippet, matches: snippet === h.snippet ? (h.matches ?? []) : [] };
+  return { ...h, ...shownSnippet(h) };
 }
 
 const searchQuery = z.strictObject({

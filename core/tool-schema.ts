@@ -53,7 +53,8 @@ function withApiPropertyKeys(schema: JsonSchema): { schema: JsonSchema; renamed?
   const properties = isSchemaObject(schema.properties) ? schema.properties : null;
   if (!properties || Object.keys(properties).every((k) => PROPERTY_KEY.test(k))) return { schema };
   const taken = new Set(Object.keys(properties).filter((k) => PROPERTY_KEY.test(k)));
-  const renamed: Record<string, string> = {};
+  // No prototype: a new name of "__proto__" ("__proto_[" renamed) is a key like any other.
+  const renamed: Record<string, string> = Object.create(null);
   const nameOf = new Map<string, string>();
   for (const key of Object.keys(properties)) {
     if (PROPERTY_KEY.test(key)) continue;
@@ -68,8 +69,10 @@ function withApiPropertyKeys(schema: JsonSchema): { schema: JsonSchema; renamed?
     ...schema,
     properties: Object.fromEntries(Object.entries(properties).map(([k, v]) => [nameOf.get(k) ?? k, v])),
   };
+  // Once each: a renamed property can meet a name `required` already held (["a b", "a_b_2"] with
+  // "a b" → "a_b_2"), and the API refuses a schema whose `required` repeats a name.
   if (Array.isArray(schema.required))
-    next.required = schema.required.map((r) => (typeof r === "string" ? (nameOf.get(r) ?? r) : r));
+    next.required = [...new Set(schema.required.map((r) => (typeof r === "string" ? (nameOf.get(r) ?? r) : r)))];
   return { schema: next, renamed };
 }
 
@@ -79,7 +82,8 @@ export function originalArguments(
   renamed: Record<string, string> | undefined,
 ): Record<string, unknown> {
   if (!renamed) return input;
-  return Object.fromEntries(Object.entries(input).map(([k, v]) => [renamed[k] ?? k, v]));
+  // Own keys only: an argument named "constructor" or "toString" is no rename.
+  return Object.fromEntries(Object.entries(input).map(([k, v]) => [Object.hasOwn(renamed, k) ? renamed[k] : k, v]));
 }
 
 /**

@@ -4,7 +4,8 @@
 // with tool_search and adds them with tool_activate, and the index shows one line per server.
 import { z } from "zod";
 import { mcpPrefix } from "../../core/mcp-names";
-import { modelToolSchema, originalArguments, withSchemaNote } from "../../core/tool-schema";
+import { INPUT_SCHEMA_MAX_BYTES } from "../../core/tenant-tool-rules";
+import { modelToolSchema, originalArguments, withSchemaNote, type ModelToolSchema } from "../../core/tool-schema";
 import { callMcpTool } from "../../services/mcp/call";
 import { carriableMcpName } from "../../services/mcp/listing";
 import { cachedTools, mcpServersInScope, type McpServerRow, type McpToolEntry } from "../../services/mcp/servers";
@@ -26,7 +27,7 @@ export function mcpToolDefinition(
   // every request carrying the tool) is flattened, and the combinations it allowed are told in the
   // description; argument names the API refuses are renamed, and named back in the call. Done
   // here, not at listing, so lists cached before the rule are served right too.
-  const { schema, note, renamed } = modelToolSchema(tool.inputSchema);
+  const { schema, note, renamed } = cappedToolSchema(tool.inputSchema);
   return {
     name: tool.name,
     shortName: tool.mcpName,
@@ -48,6 +49,20 @@ export function mcpToolDefinition(
         // A server renamed or moved to another project since is no longer this conversation's.
         offered: { toolName: tool.name, server: { name: server.name, projectId: server.projectId } },
       }),
+  };
+}
+
+/**
+ * modelToolSchema, for a schema within INPUT_SCHEMA_MAX_BYTES (an HTTP or client tool's cap): a
+ * larger one would ride every request once the tool is active (a 1 MB schema, ~300k input tokens
+ * each time), so it is offered without arguments, as a schema that cannot be read is, saying why.
+ */
+function cappedToolSchema(declared: unknown): ModelToolSchema {
+  const bytes = new TextEncoder().encode(JSON.stringify(declared) ?? "").byteLength;
+  if (bytes <= INPUT_SCHEMA_MAX_BYTES) return modelToolSchema(declared);
+  return {
+    schema: { type: "object", properties: {} },
+    note: `Its input schema is ${bytes} bytes, more than the ${INPUT_SCHEMA_MAX_BYTES} a tool's schema may take, so it is offered without arguments.`,
   };
 }
 

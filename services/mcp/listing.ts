@@ -6,7 +6,14 @@ import { wellFormedDeep } from "../../core/text-cut";
 import { scrub, withheldAndCut } from "../tools/http-call";
 import { open } from "../tools/secret-box";
 import { authHeaders, connectMcp, message, withTimeout, type McpConnection, type McpEndpoint } from "./connect";
-import { getMcpServer, saveMcpListing, type McpListing, type McpServerRow, type McpToolEntry } from "./servers";
+import {
+  getMcpServer,
+  MAX_STORED_TOOLS_BYTES,
+  saveMcpListing,
+  type McpListing,
+  type McpServerRow,
+  type McpToolEntry,
+} from "./servers";
 
 /** A server may offer many tools; past this the rest are left out (and the error says so). */
 export const MAX_TOOLS_PER_SERVER = 500;
@@ -32,7 +39,8 @@ export async function endpointOf(env: Env, row: McpServerRow): Promise<McpEndpoi
 /**
  * The server's tools, page by page, all within one `timeoutMs`. A page cursor seen before ends
  * the list (a server repeating it would be listed for ever), as do MAX_LIST_PAGES pages and
- * MAX_TOOLS_PER_SERVER tools. A tool whose name no request could carry (over MAX_MCP_NAME
+ * MAX_TOOLS_PER_SERVER tools, and so do tools past MAX_STORED_TOOLS_BYTES as stored (a list that
+ * could never be stored is not read on into memory; saveMcpListing refuses it). A tool whose name no request could carry (over MAX_MCP_NAME
  * characters, or not well-formed Unicode: every later request would fail) is left out, and a
  * description is cut and made well-formed. The connection's auth header is withheld from every
  * description and schema (before any cut), and a tool whose name holds it is left out: the list
@@ -52,6 +60,9 @@ export async function listWith(
   let nameless = 0;
   let cursor: string | undefined;
   let cut: string | null = null;
+  /** The bytes of `tools` as saveMcpListing stores them (JSON, one comma between two tools). */
+  let bytes = 2;
+  const encoder = new TextEncoder();
   for (let pages = 0; ; pages++) {
     if (pages >= MAX_LIST_PAGES) {
       cut = `only the first ${MAX_LIST_PAGES} pages of tools are listed`;
@@ -85,12 +96,18 @@ export async function listWith(
       const name = await mcpToolName(server, tool.name);
       if (seen.has(name)) continue;
       seen.add(name);
-      tools.push({
+      const entry: McpToolEntry = {
         name,
         mcpName: tool.name,
         description: withheldAndCut(tool.description, conn.secret, MAX_DESCRIPTION),
         inputSchema: withheldIn(tool.inputSchema, conn.secret),
-      });
+      };
+      tools.push(entry);
+      bytes += encoder.encode(JSON.stringify(entry)).byteLength + (tools.length > 1 ? 1 : 0);
+      if (bytes > MAX_STORED_TOOLS_BYTES) {
+        cut = `the tool list was read no further than page ${pages + 1}, where it passed the ${MAX_STORED_TOOLS_BYTES} bytes one server's list may take`;
+        break;
+      }
       if (tools.length >= MAX_TOOLS_PER_SERVER) {
         cut = `only the first ${MAX_TOOLS_PER_SERVER} tools are listed`;
         break;

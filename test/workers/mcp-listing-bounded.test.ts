@@ -1,0 +1,34 @@
+// A server's tool list is read only as far as one server's stored list may go
+// (MAX_STORED_TOOLS_BYTES): a server whose pages each hold a huge tool, with a new cursor every
+// time, is not read page after page into the worker's (or the conversation object's) memory.
+import { describe, expect, it } from "vitest";
+import { MAX_STORED_TOOLS_BYTES } from "../../services/mcp/servers";
+import { api, newTenant } from "./helpers";
+import { FAKE_MCP, installFakeMcp, rpcResult } from "./mcp-fake-server";
+
+const fake = installFakeMcp();
+
+describe("an MCP tool list past the stored cap", () => {
+  it("stops being read once its tools pass MAX_STORED_TOOLS_BYTES, and says so", async () => {
+    const key = await newTenant();
+    const big = "x".repeat(1024 * 1024);
+    fake.onList = (_path, rpc) => {
+      const cursor = rpc.params?.cursor;
+      const n = Number(typeof cursor === "string" ? cursor.slice(1) : 0);
+      const tool = {
+        name: `t${n}`,
+        description: "d",
+        inputSchema: { type: "object", properties: { a: { type: "string", description: big } } },
+      };
+      return rpcResult(rpc.id, { tools: [tool], nextCursor: `c${n + 1}` });
+    };
+    const r = await api("POST", "/v1/mcp-servers", { name: "biglist", url: `${FAKE_MCP}/biglist` }, { key });
+    expect(r.status).toBe(201);
+    const pages = fake.log.filter((l) => l.rpc === "tools/list").length;
+    // 1 MiB a page: the list passes the cap on its second page, and no page is read after that.
+    expect(pages).toBe(Math.floor(MAX_STORED_TOOLS_BYTES / (1024 * 1024)) + 1);
+    expect(r.json.tools).toEqual([]);
+    expect(r.json.toolsError).toContain(`more than the ${MAX_STORED_TOOLS_BYTES} one server's list may take`);
+    expect(r.json.toolsError).toContain("the tool list was read no further");
+  });
+});

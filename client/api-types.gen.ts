@@ -1205,6 +1205,7 @@ export interface Schemas {
     paused: boolean;
     createdAt: string;
     updatedAt: string;
+    expiresAt: string | null;
     [key: string]: unknown;
   };
   AutomationRun: {
@@ -1230,6 +1231,7 @@ export interface Schemas {
     } | null;
     error: string | null;
     stopReason: string | null;
+    prompt: string | null;
     [key: string]: unknown;
   };
   Channel: {

@@ -94,6 +94,8 @@ export const automations = sqliteTable("automations", {
   nextRunAt: text("next_run_at").notNull().default(""),
   /** The region of the request that created it (core/location-hint.ts), for objects its runs create. */
   locationHint: text("location_hint"),
+  /** The expiry of the key that created it or last changed its prompt or schedule; null: that key never expires. */
+  expiresAt: text("expires_at"),
 });
 
 export const automationRuns = sqliteTable("automation_runs", {
@@ -113,6 +115,10 @@ export const automationRuns = sqliteTable("automation_runs", {
   stopReason: text("stop_reason"),
   /** The turn keys' numbers (runTurnKey) `usage` counts, a JSON array: each turn is counted once. */
   usageTurns: text("usage_turns"),
+  /** The prompt the run sends, stored by its first attempt that runs it; null until then. */
+  prompt: text("prompt"),
+  /** The highest turn key's number (runTurnKey) an attempt sent a turn under; 0: none yet. */
+  turnKeysSent: integer("turn_keys_sent").notNull().default(0),
 });
 
 export const attachments = sqliteTable("attachments", {

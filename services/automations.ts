@@ -2,7 +2,7 @@
 // (automation, slot) pair once — the unique key of automation_runs — and fans the runs out
 // through a queue; the consumer runs each as a turn on its channel and records the outcome of
 // every attempt, the queue retrying failed ones and dead-lettering those that never succeed.
-import { and, count, desc, eq, exists, gte, inArray, lt, lte, sql } from "drizzle-orm";
+import { and, count, desc, eq, exists, gte, gt, inArray, isNull, lt, lte, or, sql } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
 import { apiKeys, automationRuns, automations, tenants } from "../db/schema";
 import { keyActiveAt } from "./keys/api-keys";
@@ -24,8 +24,9 @@ export const SLOT_LOOKBACK_MINUTES = 60;
  */
 export const RUN_TIMEOUT_MS = 30 * 60_000;
 /**
- * A tenant's automations, paused ones included. Each runs turns no key's rate limit counts, on
- * the platform's cron: the cap bounds what one tenant can schedule.
+ * A tenant's automations, paused ones included. Each runs turns no key's rate limit counts (only
+ * the tenant's turn limit does, automation-runner), on the platform's cron: the cap bounds what
+ * one tenant can schedule.
  */
 export const MAX_AUTOMATIONS = 200;
 /** Due automations one invocation claims: each costs two statements (the claim, the next slot). */
@@ -50,6 +51,18 @@ export interface ClaimContinuation {
   scheduledTime: number;
 }
 
+/**
+ * The expiry of the key making a request (null: it never expires, or no key made it): an
+ * automation it creates, or whose prompt or schedule it changes, runs no slot past it, as a key
+ * never makes one that outlives it. Revocation is not followed: rotating a lasting key keeps its
+ * automations running.
+ */
+export async function creatorExpiry(db: D1Database, keyId: string | undefined): Promise<string | null> {
+  if (!keyId) return null;
+  const row = await drizzle(db).select({ e: apiKeys.expiresAt }).from(apiKeys).where(eq(apiKeys.id, keyId)).get();
+  return row?.e ?? null;
+}
+
 /** A new automation, or "limit" when the tenant has MAX_AUTOMATIONS already. */
 export async function createAutomation(
   db: D1Database,
@@ -57,10 +70,13 @@ export async function createAutomation(
     tenantId,
     input,
     locationHint = null,
+    expiresAt = null,
   }: {
     tenantId: string;
     input: { name: string; schedule: string; prompt: string; channel: string; paused?: boolean };
     locationHint?: string | null;
+    /** The creating key's expiry (creatorExpiry). */
+    expiresAt?: string | null;
   },
 ): Promise<Automation | "limit"> {
   const now = new Date().toISOString();
@@ -76,6 +92,7 @@ export async function createAutomation(
     updatedAt: now,
     nextRunAt: "",
     locationHint,
+    expiresAt,
   };
   // INSERT … SELECT from the tenant's own row, so the cap is checked in the inserting statement
   // and concurrent creates cannot pass it together.
@@ -94,6 +111,7 @@ export async function createAutomation(
         updatedAt: sql<string>`${row.updatedAt}`.as("updated_at"),
         nextRunAt: sql<string>`${row.nextRunAt}`.as("next_run_at"),
         locationHint: sql<string | null>`${row.locationHint}`.as("location_hint"),
+        expiresAt: sql<string | null>`${row.expiresAt}`.as("expires_at"),
       })
       .from(tenants)
       .where(
@@ -135,7 +153,7 @@ export async function updateAutomation(
   }: {
     tenantId: string;
     id: string;
-    change: Partial<Pick<Automation, "name" | "schedule" | "prompt" | "channel" | "paused">>;
+    change: Partial<Pick<Automation, "name" | "schedule" | "prompt" | "channel" | "paused" | "expiresAt">>;
   },
 ): Promise<Automation | null> {
   // A new schedule, or a resumed automation, runs from its next slot after the change: a slot that
@@ -371,8 +389,8 @@ export async function claimDuePage(db: D1Database, now: number, limit = CLAIM_PA
   // a row counts as unclaimed; a rescheduled or resumed one keeps the next_run_at its update gave
   // it (the move below checks next_run_at too). An edit of anything else (the prompt, the name)
   // changes no slot, so it still claims: a run takes the automation as it is when the run starts.
-  // A tenant the operator shut out (no active key) gets no run either (tenantHasKey), while the
-  // move below still passes its slots. A slot claimed already (a tick again, a continuation) is passed by the unique key, and
+  // A tenant the operator shut out (no active key) gets no run either (tenantHasKey), nor does an
+  // automation past its creator key's expiry (expires_at), while the move below still passes their slots. A slot claimed already (a tick again, a continuation) is passed by the unique key, and
   // RETURNING names only the runs this claim added.
   const field = (name: keyof PlannedSlot) => sql`json_extract(slots.value, ${`$.${name}`})`;
   const claims = due.map((r) =>
@@ -395,6 +413,8 @@ export async function claimDuePage(db: D1Database, now: number, limit = CLAIM_PA
             attempts: sql<number>`0`.as("attempts"),
             stopReason: sql<string | null>`NULL`.as("stop_reason"),
             usageTurns: sql<string | null>`NULL`.as("usage_turns"),
+            prompt: sql<string | null>`NULL`.as("prompt"),
+            turnKeysSent: sql<number>`0`.as("turn_keys_sent"),
           })
           .from(automations)
           .crossJoin(sql`json_each(${JSON.stringify(r.slots)}) AS slots`)
@@ -406,6 +426,7 @@ export async function claimDuePage(db: D1Database, now: number, limit = CLAIM_PA
               eq(automations.schedule, r.schedule),
               eq(automations.nextRunAt, r.nextRunAt),
               tenantHasKey(db, nowIso),
+              or(isNull(automations.expiresAt), gt(automations.expiresAt, nowIso)),
             ),
           ),
       )
@@ -489,7 +510,37 @@ export async function startRun(
   if (!row) return null;
   const automation =
     (await drizzle(db).select().from(automations).where(eq(automations.id, row.automationId)).get()) ?? null;
+  // The first attempt that goes on to run the slot stores the prompt it sends: every later attempt
+  // sends that same prompt, so its turn keys replay the earlier turns even when the automation's
+  // prompt was edited meanwhile (a slot's prompt runs once). A paused automation's stores none.
+  if (row.prompt === null && automation && !automation.paused) {
+    const [stored] = await drizzle(db)
+      .update(automationRuns)
+      .set({ prompt: automation.prompt })
+      .where(and(eq(automationRuns.id, runId), eq(automationRuns.attempts, attempt), isNull(automationRuns.prompt)))
+      .returning({ prompt: automationRuns.prompt });
+    if (stored) row.prompt = stored.prompt;
+  }
   return { run: row, automation };
+}
+
+/**
+ * The attempt of delivery `attempt` is about to send a turn under key `n` (runTurnKey): the run
+ * remembers the highest key sent, so a later attempt knows which keys may only replay. False when
+ * the attempt no longer holds the run (it then starts no turn).
+ */
+export async function markTurnKeySent(
+  db: D1Database,
+  { runId, attempt, n }: { runId: string; attempt: number; n: number },
+): Promise<boolean> {
+  const [row] = await drizzle(db)
+    .update(automationRuns)
+    .set({ turnKeysSent: sql`MAX(${automationRuns.turnKeysSent}, ${n})` })
+    .where(
+      and(eq(automationRuns.id, runId), eq(automationRuns.attempts, attempt), eq(automationRuns.status, "running")),
+    )
+    .returning({ id: automationRuns.id });
+  return row !== undefined;
 }
 
 /**

@@ -53,14 +53,15 @@ const conversationLength = async (id: string | null, key: string) => (id ? (awai
 
 describe("automation attempts", () => {
   it("hands a failed attempt back to the queue with its error recorded, and a later attempt succeeds", async () => {
-    const { key, automationId, runId, run } = await claimedRun("status check\n@model-error 529");
+    const { runId, run } = await claimedRun("status check\n@model-error 529");
     expect(await deliver(runId, 1)).toEqual({ acked: false, retried: true });
     const failed = await run();
     expect(failed).toMatchObject({ status: "retrying", attempts: 1, finishedAt: null });
     expect(failed!.error).toMatch(/model_error.*529/);
 
-    // The provider recovers (here: the prompt no longer asks the offline model to fail).
-    await api("PATCH", `/v1/automations/${automationId}`, { prompt: "status check" }, { key });
+    // The provider recovers (here: the prompt the run sends, fixed at its first attempt, no longer
+    // asks the offline model to fail; an edit of the automation's prompt would not reach this run).
+    await env.DB.prepare(`UPDATE automation_runs SET prompt = 'status check' WHERE id = ?`).bind(runId).run();
     expect(await deliver(runId, 2)).toEqual({ acked: true, retried: false });
     const done = await run();
     expect(done).toMatchObject({ status: "succeeded", attempts: 2, error: null });

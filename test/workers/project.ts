@@ -23,6 +23,7 @@ export const ISOLATED = [
   "test/workers/automation-fast-schedules.test.ts",
   "test/workers/automations.test.ts",
   "test/workers/automation-tenant-shut-out.test.ts",
+  "test/workers/automation-key-expiry.test.ts",
   "test/workers/queue-and-cron.test.ts",
   "test/workers/corpus.test.ts",
   "test/workers/corpus-rollup-bounded.test.ts",

@@ -6,9 +6,11 @@
 import { envConfig } from "../../core/env-config";
 import { asLocationHint, withLocationHint } from "../../core/location-hint";
 import { channelObjectName } from "../../durable-objects/channel-do";
+import { rateLimitMessage, takeTenantTurn } from "../../durable-objects/rate-limiter-client";
 import {
   finishRun,
   holdsRun,
+  markTurnKeySent,
   recordDeadRun,
   recordFailedAttempt,
   startRun,
@@ -143,8 +145,12 @@ export async function runAutomationAttempt(
 ): Promise<string | null> {
   const started = await startRun(env.DB, runId, attempt);
   if (!started) return null; // finished, or held by this same delivery: a duplicate
-  const { automation } = started;
-  if (!automation || automation.paused) {
+  const { automation, run } = started;
+  /** The highest turn key an attempt sent: keys up to it replay (or were passed), one past it starts a turn. */
+  let sent = run.turnKeysSent;
+  // Paused (or gone) before any attempt sent the run's turn: the slot did not run. Paused after one
+  // did, the run takes the outcome of the turns sent, as any redelivery does, but starts none.
+  if (!automation || (automation.paused && sent === 0)) {
     await finishRun(env.DB, {
       runId,
       attempt,
@@ -152,6 +158,11 @@ export async function runAutomationAttempt(
     });
     return null;
   }
+  const replayOnly = automation.paused;
+  // The prompt the run's first attempt sent (startRun stored it): every attempt sends it, so its
+  // keys replay however the automation's prompt was edited since. A run from before it was stored
+  // sends the automation's.
+  const promptText = run.prompt ?? automation.prompt;
   // A run has no caller: objects it creates go near whoever created the automation.
   const hint = asLocationHint(automation.locationHint);
   const channel = env.CHANNEL.get(
@@ -213,20 +224,40 @@ export async function runAutomationAttempt(
     waited = true;
     return null;
   };
+  // Every earlier turn of the run failed and the automation is paused: no retry runs.
+  const endPaused = async () => {
+    const error =
+      "the automation was paused after an earlier attempt's turn for this slot failed; the retry was not run";
+    await finishRun(env.DB, { runId, attempt, passed, outcome: { status: "failed", conversationId, error } });
+    return null;
+  };
   let polling = false; // the key tried again is one whose turn was still running
   for (let n = 1; turn === null; n++) {
     if ((waited || n > 1) && !(await holds())) return null;
     const mayStartTurn = () => deadline - clock.now() >= NEW_TURN_BUDGET_MS;
     if (!polling && !mayStartTurn()) return outOfTime();
     polling = false;
+    if (n > sent) {
+      if (replayOnly) return endPaused();
+      // A key no attempt sent starts a turn: it takes one of the tenant's turn tokens, as every
+      // key's turn does (an automation has no key of its own). Refused, the attempt fails and the
+      // queue retries it after its backoff; a key that only replays takes none.
+      const decision = await takeTenantTurn(env, automation.tenantId);
+      if (!decision.ok)
+        return failed(`${rateLimitMessage(decision)}; this run's prompt did not run, and the next attempt tries again`);
+      if (!(await markTurnKeySent(env.DB, { runId, attempt, n }))) return null;
+      sent = n;
+    }
     const prompt = {
-      content: [{ type: "text" as const, text: automation.prompt }],
+      content: [{ type: "text" as const, text: promptText }],
       idempotencyKey: runTurnKey(runId, n),
     };
     let turnStart: StartedTurn;
     try {
       turnStart = await startTurn(env, { tenantId: automation.tenantId, conversationId }, prompt);
       if (turnStart.kind === "missing") {
+        // The conversation of the turns sent is gone: a paused automation's run starts none elsewhere.
+        if (replayOnly) return endPaused();
         // The channel's conversation was deleted: the channel rotates and the run goes on there.
         if (!mayStartTurn()) return outOfTime();
         conversationId = placed(await channel.resolve({ ...at, now: Date.now(), gone: conversationId }));

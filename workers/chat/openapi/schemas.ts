@@ -316,6 +316,10 @@ const RESOURCE_FIELDS: Record<string, z.ZodRawShape> = {
     paused: z.boolean(),
     createdAt: z.string(),
     updatedAt: z.string(),
+    expiresAt: nullableString.meta({
+      description:
+        "The expiry of the key that created the automation or last changed its prompt or schedule: no slot past it runs. null: that key never expires",
+    }),
   },
   AutomationRun: {
     automationId: z.string(),
@@ -331,6 +335,10 @@ const RESOURCE_FIELDS: Record<string, z.ZodRawShape> = {
     stopReason: nullableString.meta({
       description:
         "The stop_reason of the turn whose outcome the run recorded (end_turn, interrupted, refusal, …); null when no turn ended",
+    }),
+    prompt: nullableString.meta({
+      description:
+        "The prompt the run sends, fixed by its first attempt (every retry sends it, whatever edits follow); null before that",
     }),
   },
   ConversationListItem: {

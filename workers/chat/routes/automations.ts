@@ -7,6 +7,7 @@ import { cronError } from "../../../core/cron";
 import { isId } from "../../../core/ids";
 import {
   createAutomation,
+  creatorExpiry,
   deleteAutomation,
   getAutomation,
   listAutomations,
@@ -74,8 +75,9 @@ const publicAutomation = <T extends { tenantId: string; nextRunAt: string; locat
   locationHint: _l,
   ...a
 }: T) => a;
-// usage_turns is the usage's bookkeeping (which turn keys it counts), not part of the resource.
-const publicRun = ({ tenantId: _t, usageTurns: _u, usage, ...r }: AutomationRunRow) => ({
+// usage_turns and turn_keys_sent are the attempts' bookkeeping (which turn keys the usage counts,
+// which were sent), not part of the resource.
+const publicRun = ({ tenantId: _t, usageTurns: _u, turnKeysSent: _k, usage, ...r }: AutomationRunRow) => ({
   ...r,
   usage: usage ? JSON.parse(usage) : null,
 });
@@ -90,6 +92,8 @@ automationRoutes.post(
       tenantId: c.get("tenantId"),
       input: c.req.valid("json"),
       locationHint: requestLocationHint(c.req.raw),
+      // A short-lived key's automation stops with the key: it may not outlive it.
+      expiresAt: await creatorExpiry(c.env.DB, c.get("keyId")),
     });
     if (created === "limit")
       throw new ApiError(
@@ -130,10 +134,14 @@ automationRoutes.patch(
   doc({ summary: "Change an automation", responses: { 200: { description: "The automation", schema: automation } } }),
   ...jsonBody(patchBody),
   async (c) => {
+    const change = c.req.valid("json");
+    // What the automation runs, and when, is now the patching key's: it runs until that key's
+    // expiry (none for a key that never expires), as if that key had created it.
+    const remade = change.prompt !== undefined || change.schedule !== undefined;
     const a = await updateAutomation(c.env.DB, {
       tenantId: c.get("tenantId"),
       id: automationId(c.req.param("id")),
-      change: c.req.valid("json"),
+      change: remade ? { ...change, expiresAt: await creatorExpiry(c.env.DB, c.get("keyId")) } : change,
     });
     if (!a) throw notFound("automation");
     return c.json(publicAutomation(a));

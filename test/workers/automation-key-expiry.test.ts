@@ -1,0 +1,56 @@
+// An automation made by a short-lived key stops with that key: the cron tick claims no slot past
+// the creator key's expiry (shown as the automation's expiresAt), and a change of its prompt or
+// schedule by a key that never expires makes it lasting again. A file of its own (an isolated
+// workerd): the ticks claim every due automation, other files' included.
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { createAutomation, runsOf, settled, tick } from "./automation-helpers";
+import { api, eventually, newTenant } from "./helpers";
+
+// An hour years after any key of this test expires.
+const HOUR = Date.parse("2035-03-04T05:00:00Z");
+
+const runRows = async (automationId: string) =>
+  (
+    await env.DB.prepare(`SELECT slot, status FROM automation_runs WHERE automation_id = ? ORDER BY slot`)
+      .bind(automationId)
+      .all<{ slot: string; status: string }>()
+  ).results;
+
+describe("an automation made by a short-lived key", () => {
+  it("runs no slot past the key's expiry, until a lasting key changes its prompt", async () => {
+    const tenantKey = await newTenant();
+    const ends = new Date(Date.now() + 3_600_000).toISOString();
+    const made = await api("POST", "/v1/keys", { name: "short", expiresAt: ends }, { key: tenantKey });
+    expect(made.status, made.text).toBe(201);
+    const short = made.json.apiKey as string;
+
+    const shortAuto = await createAutomation(short, { channel: "short-lived" });
+    const lastingAuto = await createAutomation(tenantKey, { channel: "lasting" });
+    expect((await api("GET", `/v1/automations/${shortAuto}`, undefined, { key: tenantKey })).json.expiresAt).toBe(ends);
+    expect((await api("GET", `/v1/automations/${lastingAuto}`, undefined, { key: tenantKey })).json.expiresAt).toBe(
+      null,
+    );
+    // A change of its name alone keeps the creator's expiry; of its prompt, by a lasting key, clears it.
+    const renamed = await api("PATCH", `/v1/automations/${shortAuto}`, { name: "renamed" }, { key: tenantKey });
+    expect(renamed.json.expiresAt).toBe(ends);
+
+    await tick(HOUR + 10 * 60_000);
+    const ran = await eventually(async () => {
+      const r = await runsOf(lastingAuto, tenantKey);
+      return settled(r) ? r : null;
+    }, 20_000);
+    expect(ran[0]).toMatchObject({ status: "succeeded", slot: new Date(HOUR).toISOString() });
+    expect(await runRows(shortAuto)).toEqual([]);
+
+    const remade = await api("PATCH", `/v1/automations/${shortAuto}`, { prompt: "hourly digest" }, { key: tenantKey });
+    expect(remade.status, remade.text).toBe(200);
+    expect(remade.json.expiresAt).toBe(null);
+    await tick(HOUR + 3600_000 + 10 * 60_000);
+    const back = await eventually(async () => {
+      const r = await runsOf(shortAuto, tenantKey);
+      return settled(r) ? r : null;
+    }, 20_000);
+    expect(back.map((r) => [r.slot, r.status])).toEqual([[new Date(HOUR + 3600_000).toISOString(), "succeeded"]]);
+  });
+});

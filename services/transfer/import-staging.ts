@@ -33,8 +33,27 @@ import { withRetry } from "../record/retry";
 /** A chunk is one R2 object and, later, one message batch of the conversation. */
 export const IMPORT_CHUNK_MESSAGES = 500;
 const IMPORT_CHUNK_CHARS = 4_000_000;
-/** The largest single message: a turn's body limit. */
-export const MAX_IMPORT_MESSAGE_CHARS = 12 * 1024 * 1024;
+/** A turn's body, and a client's post of tool results: at most this many bytes (workers/chat/app.ts). */
+export const TURN_BODY_BYTES = 12 * 1024 * 1024;
+/**
+ * Workers' cap on one RPC value, serialized. A stored message crosses RPC in a page of
+ * GET …/messages (TRANSCRIPT_PAGE_BYTES), alone when it is larger than a page, and a string
+ * serializes in at most 2 bytes a character.
+ */
+const RPC_VALUE_BYTES = 32 * 1024 * 1024;
+/** What a page adds around the one message it carries (its other fields, the RPC framing). */
+const PAGE_ROOM_BYTES = 64 * 1024;
+/**
+ * The largest single message. The largest the platform writes itself is a step's results: the
+ * client's (a post of up to TURN_BODY_BYTES, stored as it came with a `type` added to each of at
+ * most 64 results) and the server tools' of the same step, in one user message, so it may pass
+ * TURN_BODY_BYTES and its own export must still import. It may be as large as a message that is
+ * still read back alone in one page: a whole post of client results and about 4 Mi characters of
+ * server results beside it. A larger step (dozens of maximal server results) is the one message
+ * left over, and its page already fails on the platform itself (docs/api-notes.md). The scanner
+ * holds one message at a time, and staging holds it parsed, not also as text.
+ */
+export const MAX_IMPORT_MESSAGE_CHARS = (RPC_VALUE_BYTES - PAGE_ROOM_BYTES) / 2;
 /**
  * The largest transcript body, in bytes: a bound on the work and staging one request may cause,
  * and under every Workers plan's own request limit, so an import over it is always this API's 413.
@@ -66,7 +85,18 @@ export class ImportTooLarge extends Error {}
 
 export async function stageTranscript(
   bucket: R2Bucket,
-  { tenantId, body, format }: { tenantId: string; body: ReadableStream<Uint8Array>; format: ImportFormat },
+  {
+    tenantId,
+    body,
+    format,
+    onBytes,
+  }: {
+    tenantId: string;
+    body: ReadableStream<Uint8Array>;
+    format: ImportFormat;
+    /** Each piece of the body as it is read, before it is checked (a keyed import digests them). */
+    onBytes?: (bytes: Uint8Array) => Promise<void>;
+  },
 ): Promise<StagedImport> {
   const importId = sortableId("imp");
   const json = format === "json" ? new JsonMessageScanner(MAX_IMPORT_MESSAGE_CHARS) : null;
@@ -94,9 +124,13 @@ export async function stageTranscript(
   };
   const take = async (raw: RawMessage) => {
     const where = raw.line === undefined ? `messages[${count}]` : `messages[${count}] (line ${raw.line})`;
+    const chars = raw.text.length;
     const m = parseImportedMessage(raw.text, where, (line) =>
       exportLines.add(line, raw.line === undefined ? where : `line ${raw.line}`),
     );
+    // Parsed, its text is let go: a message as large as MAX_IMPORT_MESSAGE_CHARS is then held once
+    // (parsed), not also as text while its chunk is serialized and written.
+    raw.text = "";
     if (!m) return;
     pairing.add(m, where);
     superseded.add(m, where);
@@ -105,7 +139,7 @@ export async function stageTranscript(
         `${where}: more than ${MAX_IMPORT_MESSAGES} messages the model would be sent (replaced exchanges and sub-agents' messages aside), the most an import may hold: half the Messages API's limit of 100000 a request, leaving room for the turns after it`,
       );
     chunk.push(m);
-    chunkChars += raw.text.length;
+    chunkChars += chars;
     count++;
     if (json) json.countHint = count;
     if (chunk.length >= IMPORT_CHUNK_MESSAGES || chunkChars >= IMPORT_CHUNK_CHARS) await flush();
@@ -126,6 +160,7 @@ export async function stageTranscript(
       // Counted as it arrives: a body without a declared length (chunked) is bounded only here.
       bytes += value?.length ?? 0;
       if (bytes > IMPORT_BODY_LIMIT) throw new ImportTooLarge(`request body larger than ${IMPORT_BODY_LIMIT} bytes`);
+      if (value && onBytes) await onBytes(value);
       const text = decode(done ? undefined : value);
       const raws = json ? json.push(text) : jsonl!.push(text);
       for (const raw of raws) await take(raw);

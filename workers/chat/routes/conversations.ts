@@ -1,5 +1,5 @@
 // /v1/conversations: create, list, read, patch, the transcript, turns, replay and websockets.
-import { type Context, Hono } from "hono";
+import { Hono } from "hono";
 import { z } from "zod";
 import { isId } from "../../../core/ids";
 import { describeZodError } from "../../../core/validation";
@@ -12,7 +12,6 @@ import {
   createConversation,
   createKeyedConversation,
   keyedConversation,
-  type KeyedCreate,
 } from "../../../durable-objects/conversation-create";
 import { requestFingerprint } from "../../../core/idempotency-key";
 import { promptSnapshotKey } from "../../../r2-layout";
@@ -30,7 +29,7 @@ import {
   parseActivityCursor,
 } from "../../../services/conversation-list";
 import { ApiError, badRequest, notFound } from "../errors";
-import { idempotencyKeyHeader } from "../idempotency-header";
+import { idempotencyKeyHeader, keyedAnswer } from "../idempotency-header";
 import { regenerateInput, requireModel, respondTurn, startTurn, turnInput } from "../turns";
 import type { AppEnv } from "../types";
 import { listBody, pageOf } from "../paging";
@@ -123,34 +122,6 @@ function stubFor(
   // A malformed id is indistinguishable from an unknown one: 404, and no object is woken.
   if (!isId("conv", id)) throw notFound("conversation");
   return { stub: env.CONVERSATION.get(env.CONVERSATION.idFromName(id)), ref: { tenantId, conversationId: id } };
-}
-
-/** A create key's earlier use as the answer: the conversation again (201, as first), or why not. */
-function keyedAnswer(c: Context<AppEnv>, answer: KeyedCreate): Response {
-  switch (answer.kind) {
-    case "replayed":
-      c.header("idempotent-replayed", "true");
-      return c.json(answer.view, 201);
-    case "reused":
-      throw new ApiError(
-        422,
-        "idempotency_key_reused",
-        "Idempotency-Key: this key was already used for a different create request; send a new key for a new request",
-      );
-    case "deleted":
-      throw new ApiError(
-        404,
-        "not_found",
-        `Idempotency-Key: the conversation created with this key (${answer.conversationId}) was deleted; send a new key to create another`,
-      );
-    case "pending":
-      throw new ApiError(
-        409,
-        "idempotency_in_progress",
-        "Idempotency-Key: the conversation created with this key is not ready yet; retry to get it",
-        { "retry-after": "1" },
-      );
-  }
 }
 
 conversationRoutes.post(

@@ -7,7 +7,13 @@
 import { Hono } from "hono";
 import { z } from "zod";
 import { requestLocationHint } from "../location-hint";
-import { createConversation } from "../../../durable-objects/conversation-create";
+import {
+  createConversation,
+  createKeyedConversation,
+  keyedConversation,
+} from "../../../durable-objects/conversation-create";
+import { requestFingerprint } from "../../../core/idempotency-key";
+import { idempotencyKeyHeader, keyedAnswer } from "../idempotency-header";
 import {
   discardStaged,
   IMPORT_BODY_LIMIT,
@@ -18,7 +24,7 @@ import {
 } from "../../../services/transfer/import-staging";
 import { ApiError, badRequest } from "../errors";
 import { doc } from "../openapi/registry";
-import { conversationSchema } from "../openapi/schemas";
+import { conversationSchema, errorSchema } from "../openapi/schemas";
 import type { AppEnv } from "../types";
 import { query, visibleName } from "../validate";
 
@@ -74,7 +80,28 @@ importNewConversationRoutes.post(
         "application/x-ndjson": { schema: { type: "string", contentMediaType: "application/x-ndjson" } },
       },
     },
-    responses: { 201: { description: "The new conversation", schema: conversationSchema } },
+    headers: [
+      {
+        name: "Idempotency-Key",
+        description:
+          "Resend with the same key, body and query: the conversation the key created is answered again (201, `idempotent-replayed: true`), never a second one (24 h, per tenant, one space with POST /v1/conversations's keys); another body or query under the key is a 422.",
+      },
+    ],
+    responses: {
+      201: {
+        description: "The new conversation (or, for a key already used, the conversation it created)",
+        schema: conversationSchema,
+      },
+      404: { description: "The conversation this Idempotency-Key created was deleted", schema: errorSchema },
+      409: {
+        description: "The import holding this Idempotency-Key has not finished (idempotency_in_progress)",
+        schema: errorSchema,
+      },
+      422: {
+        description: "This Idempotency-Key came with another request (idempotency_key_reused)",
+        schema: errorSchema,
+      },
+    },
   }),
   query(importQuery),
   async (c) => {
@@ -86,24 +113,48 @@ importNewConversationRoutes.post(
     const body = c.req.raw.body;
     if (!body) throw badRequest("body: empty; send a transcript");
     const tenantId = c.get("tenantId");
+    const key = idempotencyKeyHeader(c);
+    // A keyed import is told by its body's digest (taken as the body streams in) with its query
+    // and format: a retry matches, another transcript under the key does not.
+    const digest = key === undefined ? undefined : new crypto.DigestStream("SHA-256");
+    const digestWriter = digest?.getWriter();
     let staged: Awaited<ReturnType<typeof stageTranscript>>;
     try {
-      staged = await stageTranscript(c.env.BUCKET, { tenantId, body, format: chosen });
+      staged = await stageTranscript(c.env.BUCKET, {
+        tenantId,
+        body,
+        format: chosen,
+        onBytes: digestWriter && ((bytes) => digestWriter.write(bytes)),
+      });
     } catch (err) {
       if (err instanceof ImportRefused) throw badRequest(err.message);
       if (err instanceof ImportTooLarge) throw tooLarge();
       throw err;
     }
     try {
-      const created = await createConversation(c.env, {
+      let createKey: { key: string; fingerprint: string } | undefined;
+      if (key !== undefined && digest && digestWriter) {
+        await digestWriter.close();
+        const bodySha256 = [...new Uint8Array(await digest.digest)]
+          .map((b) => b.toString(16).padStart(2, "0"))
+          .join("");
+        createKey = { key, fingerprint: await requestFingerprint({ import: { bodySha256, format: chosen, title } }) };
+        const earlier = await keyedConversation(c.env, tenantId, createKey);
+        if (earlier) return keyedAnswer(c, earlier);
+      }
+      const request = {
         tenantId,
         init: { title: title ?? "Imported conversation" },
         // An export with no messages staged nothing: the conversation is created empty, as POST /v1/conversations does.
         staged: staged.messages ? staged : undefined,
         locationHint: requestLocationHint(c.req.raw),
-      });
+      };
+      const created = createKey
+        ? await createKeyedConversation(c.env, { ...request, createKey })
+        : await createConversation(c.env, request);
       if (created.kind === "invalid") throw badRequest(created.message);
-      return c.json(created.view, 201);
+      if (created.kind === "created") return c.json(created.view, 201);
+      return keyedAnswer(c, created);
     } finally {
       // Committed or not, the staging copy has served its purpose.
       c.executionCtx.waitUntil(discardStaged(c.env.BUCKET, tenantId, staged));

@@ -12,6 +12,7 @@ import type Anthropic from "@anthropic-ai/sdk";
 import {
   budgetTokens,
   compactMessages,
+  contentFingerprint,
   continuationNudge,
   effectiveTokens,
   fallbackTurnState,
@@ -177,23 +178,42 @@ function noteMaxChars(s: StateInput): number {
 export interface CarriedCount {
   reportedTokens: number;
   chars: number;
+  /**
+   * What the count was measured over: that request's first `messages` messages and their
+   * contentFingerprint. The count holds for a request that starts with the same content; absent,
+   * the caller vouches that it does.
+   */
+  over?: { messages: number; prefix: string };
+}
+
+/** The last call as its prompt snapshot records it; `prefix` null on a snapshot that predates it. */
+interface LastCall {
+  chars: number;
+  reportedTokens: number | null;
+  messages?: number;
+  prefix?: string | null;
 }
 
 /**
  * What the conversation's last call (`last`, its newest prompt snapshot) tells the next turn's
  * first: its provider count, when it has one and was counted by the model asked now (the last
  * reply's model): another model's tokenizer counts the same request differently, and its figure
- * would only force a pass this model may not need.
+ * would only force a pass this model may not need. A snapshot that does not record what it was
+ * measured over (one written before it did) carries nothing.
  */
 export function carriedCount(
-  last: { chars: number; reportedTokens: number | null } | undefined,
+  last: LastCall | undefined,
   history: readonly StoredMessage[],
   model: ModelEntry,
 ): CarriedCount | null {
-  if (!last || last.reportedTokens === null) return null;
+  if (!last || last.reportedTokens === null || last.prefix === null) return null;
   const by = history.findLast((m) => m.role === "assistant" && m.model)?.model;
   if (!by || (by !== model.id && catalogEntry(by)?.id !== model.id)) return null;
-  return { reportedTokens: last.reportedTokens, chars: last.chars };
+  const over =
+    last.prefix !== undefined && last.messages !== undefined
+      ? { messages: last.messages, prefix: last.prefix }
+      : undefined;
+  return { reportedTokens: last.reportedTokens, chars: last.chars, over };
 }
 
 export class TurnCompactor {
@@ -201,6 +221,8 @@ export class TurnCompactor {
   /** The last request apply() was given, as built: what a compaction stands in for. */
   private lastBuilt: ModelRequest | null = null;
   private calibration: { reportedTokens: number; estimateAtReport: number } | null = null;
+  /** A carried calibration's condition, checked against the first request it is used for (seeded). */
+  private carriedOver: CarriedCount["over"] | null = null;
   /** Where the blocks earlier passes copied are stored: the stored block's own origin. */
   private readonly copies = new WeakMap<ContentBlock, BlockOrigin>();
   private lastPassCutNothing = false;
@@ -282,7 +304,25 @@ export class TurnCompactor {
 
   /** The tokens the next call is taken to be: the estimate, or the provider's count plus growth. */
   effective(request: ModelRequest): number {
+    this.checkCarried(request);
     return effectiveTokens(this.estimate(request), this.calibration);
+  }
+
+  /**
+   * A carried count stands only for a request that starts with the content it was measured over.
+   * A stub batch or a fold between the turns replaces that content, and what the count held that
+   * the chars barely see (an image weighs only its label in the estimate: core/render.ts) would be
+   * carried in full, or scaled by chars that hardly moved, forcing a pass the request does not
+   * need: the turn then starts uncalibrated, as it would without a count.
+   */
+  private checkCarried(request: ModelRequest): void {
+    const over = this.carriedOver;
+    if (!over) return;
+    this.carriedOver = null;
+    const same =
+      request.messages.length >= over.messages &&
+      contentFingerprint(request.messages.slice(0, over.messages)) === over.prefix;
+    if (!same) this.calibration = null;
   }
 
   due(request: ModelRequest): boolean {
@@ -310,24 +350,29 @@ export class TurnCompactor {
       charsPerToken: Math.min(this.budget.charsPerToken, observed),
     };
     this.calibration = null;
+    this.carriedOver = null;
   }
 
   /** After each call: what the provider counted for the request it was sent. */
   calibrate(request: ModelRequest, reportedTokens: number): void {
     this.calibration = { reportedTokens, estimateAtReport: this.estimate(request) };
+    this.carriedOver = null;
   }
 
   /**
    * The turn's first call calibrated by the conversation's last one (carriedCount): the provider's
-   * count for it, against that request's size at this budget's chars per token. The in-turn
-   * calibration replaces it after the first call.
+   * count for it, against that request's size at this budget's chars per token, when the first
+   * request starts with what it was measured over (checkCarried). The in-turn calibration replaces
+   * it after the first call.
    */
   seeded(carried: CarriedCount | null): this {
-    if (carried)
+    if (carried) {
       this.calibration = {
         reportedTokens: carried.reportedTokens,
         estimateAtReport: Math.ceil(carried.chars / this.budget.charsPerToken),
       };
+      this.carriedOver = carried.over ?? null;
+    }
     return this;
   }
 

@@ -63,10 +63,38 @@ export function requestChars(req: Pick<ModelRequest, "system" | "tools" | "messa
 }
 
 /**
+ * What a request's messages hold as far as content goes, as a short fingerprint: what the provider
+ * counted when it counted them. Breakpoints (cache_control) are left out (each build places its
+ * own), and so are thinking blocks (a later turn's replay drops earlier turns': text the estimate
+ * counts, so scaling by chars covers them); an image's data is taken by its length and ends (its
+ * tokens follow its size, and a stub replacing it changes the block anyway). Two requests whose
+ * first n messages have the same fingerprint carry the same content there (collisions aside).
+ */
+export function contentFingerprint(messages: readonly WireMessage[]): string {
+  const json = JSON.stringify(messages, (k, v) => {
+    if (k === "cache_control") return undefined;
+    if (k === "data" && typeof v === "string" && v.length > 256) return `${v.length}:${v.slice(0, 64)}:${v.slice(-64)}`;
+    if (Array.isArray(v)) return v.filter((b) => !(b && (b.type === "thinking" || b.type === "redacted_thinking")));
+    return v;
+  });
+  // FNV-1a, twice with different seeds: 64 bits are ample to tell one request's messages from another's.
+  let a = 0x811c9dc5;
+  let b = 0x01000193 ^ json.length;
+  for (let i = 0; i < json.length; i++) {
+    const c = json.charCodeAt(i);
+    a = Math.imul(a ^ c, 0x01000193);
+    b = Math.imul(b ^ c, 0x5bd1e995);
+  }
+  return `${(a >>> 0).toString(16).padStart(8, "0")}${(b >>> 0).toString(16).padStart(8, "0")}:${json.length}`;
+}
+
+/**
  * The effective size of the next call: the conservative chars estimate, or the provider's own
  * count for the previous call plus the estimate of what was added since, whichever is higher.
- * When the request shrank since that count (a fold or a stub batch between turns, a fold landing
- * mid-turn), the count is scaled down with the estimate: it described content that is gone.
+ * When the request shrank since that count (a fold landing mid-turn; thinking an earlier turn's
+ * replay drops), the count is scaled down with the estimate: it described content that is gone.
+ * A count from before a stub batch or a fold between turns is not carried at all (TurnCompactor
+ * checkCarried): what it held that the chars barely see (images) would not scale with them.
  */
 export function effectiveTokens(
   estimateTokens: number,

@@ -46,6 +46,9 @@ const SCHEMA_STEPS: string[][] = [
   [
     `CREATE INDEX IF NOT EXISTS messages_refusals ON messages(seq) WHERE json_extract(extra, '$.stopReason') = 'refusal'`,
   ],
+  // What a snapshot's count was measured over (contentFingerprint of its messages): the next turn
+  // carries the count only to a request that starts with the same content. Earlier rows stay NULL.
+  [`ALTER TABLE prompt_snapshots ADD COLUMN prefix TEXT`],
 ];
 
 /** UTF-16 units per stored part: at most 3 UTF-8 bytes each, so a part stays under 1.5 MB. */
@@ -93,6 +96,8 @@ export interface PromptSnapshot {
   reportedTokens: number | null;
   budgetTokens: number;
   compacted: boolean;
+  /** core/compactor.ts contentFingerprint of its messages; null on rows written before it was kept. Internal. */
+  prefix?: string | null;
 }
 
 interface MessageRow extends Record<string, SqlStorageValue> {
@@ -272,7 +277,7 @@ export class ConversationStore {
   addSnapshot(s: Omit<PromptSnapshot, "id">): { id: number; dropped: number[] } {
     const id = this.sql
       .exec<{ id: number }>(
-        `INSERT INTO prompt_snapshots (at, turn_id, step, messages, chars, estimate_tokens, reported_tokens, budget_tokens, compacted) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+        `INSERT INTO prompt_snapshots (at, turn_id, step, messages, chars, estimate_tokens, reported_tokens, budget_tokens, compacted, prefix) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
         s.at,
         s.turnId,
         s.step,
@@ -282,6 +287,7 @@ export class ConversationStore {
         s.reportedTokens,
         s.budgetTokens,
         s.compacted ? 1 : 0,
+        s.prefix ?? null,
       )
       .one().id;
     const dropped = this.sql
@@ -311,6 +317,7 @@ export class ConversationStore {
         reportedTokens: (r.reported_tokens as number | null) ?? null,
         budgetTokens: r.budget_tokens as number,
         compacted: r.compacted === 1,
+        prefix: (r.prefix as string | null) ?? null,
       }));
   }
 

@@ -1,5 +1,6 @@
 // Observing the lifecycle: each model request's size (prompt snapshots, their bodies in R2),
 // compaction cards in the timeline, and compaction events in the corpus log.
+import { contentFingerprint } from "../../core/compactor";
 import { estimateRequest } from "../../core/replay";
 import type { TurnEvent } from "../../core/events";
 import type { ModelRequest } from "../../core/types";
@@ -80,6 +81,7 @@ export class LifecycleLog {
       reportedTokens,
       budgetTokens: estimate.budgetTokens,
       compacted,
+      prefix: reportedTokens === null ? null : contentFingerprint(request.messages),
     });
     this.scope.ctx.waitUntil(
       this.scope.deletion
@@ -102,6 +104,6 @@ export class LifecycleLog {
 
   /** Newest first; `before` is the id of the last snapshot of the previous page. */
   promptSnapshots(limit: number, before?: number): PromptSnapshot[] {
-    return this.scope.store.snapshots(limit, before);
+    return this.scope.store.snapshots(limit, before).map(({ prefix: _internal, ...s }) => s);
   }
 }

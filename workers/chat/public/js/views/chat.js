@@ -2,7 +2,8 @@
 // websocket. While a turn runs, Send becomes Stop (the `stop` frame ends it as interrupted) and a
 // waiting line shows until the first token; replies render as markdown as they stream. Messages
 // carry Copy, Edit (resend), Regenerate (replaces the last reply: the API supersedes the earlier
-// one, which stays a step back in the reply's ‹ n / N › versions) and Retry (a failed turn). Picked files are staged as
+// one, which stays a step back in the reply's ‹ n / N › versions) and Retry (a failed turn, or a last
+// turn with no reply). Picked files are staged as
 // chips and uploaded on Send, then sent with the message as its `attachments`.
 import { ApiError, api, openSocket, plainError, session, uploadAttachment } from "../api.js";
 import { bytes, h, replace } from "../dom.js";
@@ -44,6 +45,8 @@ export async function chatView(root, id, opts = {}) {
   const cards = new Map();
   /** Failed turns: the prompt's message id → the error. @type {Map<string, any>} */
   const errors = new Map();
+  /** This session's turns stopped before the model's first token (nothing of the reply saved), by the prompt's id. */
+  const stoppedEarly = new Set();
   /**
    * Files staged for the next message: uploaded when it is sent (`abort` while it goes up; `id` once
    * it is up, so a Send that failed on a later file does not upload it again).
@@ -201,8 +204,13 @@ export async function chatView(root, id, opts = {}) {
       if (item.kind === "turn" && item.user) item.earlier.unshift(...versionsBefore(item.user.id));
     /** @type {Node[]} */
     const out = [];
-    // The turn Regenerate belongs to: the last with a reply, or with earlier ones (a regenerate stopped before its reply).
-    const lastTurn = [...items].reverse().find((i) => i.kind === "turn" && (i.replies.length || i.earlier.length));
+    // The server regenerates the last prompt's exchange: Regenerate belongs to the last turn, and
+    // only when it has a reply, or earlier ones (a regenerate stopped before its reply). A last turn
+    // without either (failed, or stopped before its first token) offers Retry, which sends its
+    // prompt again. A turn still running (its prompt saved, its reply streaming) offers neither.
+    const lastTurn = [...items].reverse().find((i) => i.kind === "turn" && i.user);
+    const answered = (/** @type {any} */ i) => i.replies.length || i.earlier.length;
+    const live = turns.size > 0 || running !== null;
     for (const item of items) {
       if (item.kind === "note") {
         out.push(noteChip(item.message));
@@ -211,7 +219,7 @@ export async function chatView(root, id, opts = {}) {
       }
       const section = h("section", { class: "turn done" });
       if (item.user) section.append(withUserActions(userMessage(item.user), item.user));
-      if (item.replies.length || item.earlier.length) section.append(replyView(item, item === lastTurn));
+      if (answered(item)) section.append(replyView(item, item === lastTurn));
       const notes = item.user && narration.get(item.user.id);
       if (notes?.length)
         section.append(
@@ -223,7 +231,10 @@ export async function chatView(root, id, opts = {}) {
           ),
         );
       const failed = item.user && errors.get(item.user.id);
-      if (failed) section.append(turnError(failed, promptText(item.user)));
+      const retryHere = item === lastTurn && !answered(item) && !live;
+      if (failed) section.append(turnError(failed, promptText(item.user), { retry: retryHere }));
+      else if (item.user && !answered(item) && (retryHere || stoppedEarly.has(item.user.id)))
+        section.append(noReply(item.user, retryHere));
       for (const m of [item.user, ...item.replies]) if (m) section.append(...(cards.get(m.seq) ?? []).map(cardView));
       out.push(section);
     }
@@ -368,7 +379,10 @@ export async function chatView(root, id, opts = {}) {
         { type: "button", class: "ghost regenerate", id: "regenerate", "aria-label": "Regenerate reply" },
         "Regenerate",
       );
-      again.addEventListener("click", () => sendTurn(promptText(item.user), { regenerate: true }));
+      // A prompt without words (an image, a file) is named while its new reply comes.
+      const blocks = Array.isArray(item.user.content) ? item.user.content : [];
+      const label = blocks.some((/** @type {any} */ b) => b.type === "image") ? "[image]" : "[file]";
+      again.addEventListener("click", () => sendTurn(promptText(item.user), { regenerate: true, label }));
       actions.append(again);
     }
     return el;
@@ -423,11 +437,12 @@ export async function chatView(root, id, opts = {}) {
   }
 
   /**
-   * A failed turn's error in plain words, with Retry when trying again may help (with the files the
-   * message had uploaded, when it never reached the server).
-   * @param {any} error @param {string} prompt @param {Staged[]} [files] the files it had uploaded
+   * A failed turn's error in plain words, with Retry when trying again may help, or when it is the
+   * last turn and has no reply (`retry`), with the files the message had uploaded (`files`, when it
+   * never reached the server).
+   * @param {any} error @param {string} prompt @param {{ files?: Staged[], retry?: boolean }} [opts]
    */
-  function turnError(error, prompt, files = []) {
+  function turnError(error, prompt, { files = [], retry = false } = {}) {
     const plain = plainError(error);
     const details =
       error.message && plain.text !== error.message
@@ -439,12 +454,34 @@ export async function chatView(root, id, opts = {}) {
           )
         : null;
     const retryButton =
-      plain.retry && prompt
+      (plain.retry || retry) && prompt
         ? h("button", { type: "button", class: "retry", onclick: () => sendTurn(prompt, { files }) }, "Retry")
         : null;
     // Announced once, through the status line, when it happens (not as an alert each time the
     // transcript is drawn again).
     return h("div", { class: "turn-error" }, h("span", null, plain.text), retryButton, details);
+  }
+
+  /**
+   * A turn with no reply and no error to show: stopped before the model's first token (nothing of
+   * the reply is saved then), or, drawn from the server, stopped or failed. As the last turn it
+   * offers Retry (its prompt sent again): Regenerate would be refused, there being no reply.
+   * @param {any} prompt the turn's user message @param {boolean} retry
+   */
+  function noReply(prompt, retry) {
+    const text = promptText(prompt);
+    return h(
+      "div",
+      { class: "no-reply" },
+      h(
+        "span",
+        { class: "stopped-note" },
+        stoppedEarly.has(prompt.id) ? "Stopped" : "No reply: stopped or failed before the model answered.",
+      ),
+      retry && text.trim()
+        ? h("button", { type: "button", class: "retry", onclick: () => sendTurn(text) }, "Retry")
+        : null,
+    );
   }
 
   // ---- loading ------------------------------------------------------------------------------
@@ -579,9 +616,27 @@ export async function chatView(root, id, opts = {}) {
       if (countdown) clearInterval(countdown);
       reconnect = null;
       replace(banner, "Reconnecting…");
-      if (!closed) connect().catch(() => onClose());
+      if (!closed) connect().catch(connectFailed);
     };
     reconnect = setTimeout(fire, wait);
+  }
+
+  /**
+   * A connection that could not be made: tried again later, unless the conversation is gone
+   * (deleted elsewhere: its ws-ticket answers not_found), which no retry mends. Then the view says
+   * so, as a load that failed does, with a way to a new chat, and the sidebar drops it.
+   * @param {unknown} err
+   */
+  function connectFailed(err) {
+    if (!(err instanceof ApiError && err.type === "not_found")) return onClose();
+    if (closed) return;
+    closed = true;
+    if (reconnect) clearTimeout(reconnect);
+    if (countdown) clearInterval(countdown);
+    reconnect = countdown = null;
+    ws?.close();
+    replace(root, errorLine(plainError(err).text), h("p", null, h("a", { href: "#/" }, "Start a new chat")));
+    conversationsChanged();
   }
 
   /** @param {string | null} turnId */
@@ -728,6 +783,8 @@ export async function chatView(root, id, opts = {}) {
     // A turn running when the socket (re)connected: this page's to stop, as the one it sent.
     if (resumed) t.el.dataset.mine = "1";
     if (e.type === "turn_start") t.started = true;
+    // A turn running now (another tab's, or one resumed): the last settled turn's Retry goes (it would be refused).
+    if (e.type === "turn_start" && settled.querySelector(".no-reply .retry, .turn-error .retry")) renderSettled();
     if (e.type === "turn_start" && t.el.dataset.mine) setRunning(e.turnId);
     if (e.type === "turn_start" && running === e.turnId && (stopRequested || stopOnReturn === e.turnId)) {
       stopOnReturn = null;
@@ -876,6 +933,8 @@ export async function chatView(root, id, opts = {}) {
     if (cancelled && !t.el.dataset.regenerate) putBack([t.el]);
     const prompt = t.saved.find((/** @type {any} */ m) => m.role === "user" && promptText(m));
     if (t.error && prompt) errors.set(prompt.id, t.error);
+    const replied = t.saved.some((/** @type {any} */ m) => m.role === "assistant");
+    if (e.stop_reason === "interrupted" && prompt && !replied) stoppedEarly.add(prompt.id);
     const notes = [...t.body.querySelectorAll(".progress")]
       .map((n) => n.textContent ?? "")
       .filter((n) => n && !n.startsWith("The model's reply broke off"));
@@ -886,7 +945,8 @@ export async function chatView(root, id, opts = {}) {
     const wasAtBottom = atBottom();
     const top = log.scrollTop;
     t.el.remove();
-    addSettled(t.saved);
+    // Drawn again even when nothing new was saved: the last turn's Retry and Regenerate follow `running`.
+    if (!addSettled(t.saved)) renderSettled();
     restorePlace(place);
     log.scrollTop = wasAtBottom ? log.scrollHeight : top;
     // A compaction during the turn is a timeline card now: placed where it ran, as on reload.
@@ -923,14 +983,15 @@ export async function chatView(root, id, opts = {}) {
     renderSettled();
   }
 
-  /** @param {any[]} saved */
+  /** Whether any of them was new (the transcript is drawn again then). @param {any[]} saved */
   function addSettled(saved) {
     const known = new Set(messages.map((m) => m.id));
     const fresh = saved.filter((m) => !known.has(m.id));
-    if (!fresh.length) return;
+    if (!fresh.length) return false;
     messages.push(...fresh);
     messages.sort((a, b) => a.seq - b.seq);
     renderSettled();
+    return true;
   }
 
   /**
@@ -998,16 +1059,18 @@ export async function chatView(root, id, opts = {}) {
    * as `attachments` (a Retry passes the files it uploaded before). A regenerate sends no content:
    * the server runs the last prompt again. A message from the composer leaves it as it is sent; one
    * typed nowhere on this page (a new chat's first) is `keep`: put in the composer if it cannot be sent.
-   * @param {string} content @param {{ regenerate?: boolean, files?: Staged[], fromComposer?: boolean, keep?: boolean }} [opts]
+   * @param {string} content @param {{ regenerate?: boolean, label?: string, files?: Staged[], fromComposer?: boolean, keep?: boolean }} [opts]
    */
   async function sendTurn(content, opts = {}) {
-    if (!content.trim() || running) return false;
     const regenerate = !!opts.regenerate;
+    // A regenerate sends no content (the server runs the stored prompt again): one made only of an
+    // image or a file has no words, and still goes, shown by its `label` until its reply comes.
+    if ((!regenerate && !content.trim()) || running) return false;
     log.querySelector(".empty")?.remove();
     const user = h(
       "article",
       { class: "msg user" },
-      h("div", { class: "bubble" }, h("div", { class: "text" }, content)),
+      h("div", { class: "bubble" }, h("div", { class: "text" }, content.trim() ? content : (opts.label ?? ""))),
     );
     const waiting = h(
       "div",
@@ -1084,7 +1147,7 @@ export async function chatView(root, id, opts = {}) {
         return false;
       }
       // The files went up: Retry sends them with the message again.
-      stick(() => log.append(turnError(err, content, files)));
+      stick(() => log.append(turnError(err, content, { files })));
       return false;
     }
   }
@@ -1346,7 +1409,7 @@ export async function chatView(root, id, opts = {}) {
     stageAll(e.dataTransfer?.files);
   });
 
-  const ready = connect().catch(() => onClose());
+  const ready = connect().catch(connectFailed);
   if (opts.firstMessage) ready.then(() => sendTurn(/** @type {string} */ (opts.firstMessage), { keep: true }));
   else ready.then(() => catchUp().catch(() => {})).then(restoreDraft);
   text.focus();

@@ -33,6 +33,9 @@ function speaker(r) {
   return r.role === "user" ? "You" : "Message";
 }
 
+/** Hits asked for at a time; the rest come a page at a time with "Load more". */
+const PAGE = 50;
+
 /** @param {HTMLElement} root @param {URLSearchParams} params */
 export async function searchView(root, params) {
   const q = (params.get("q") ?? "").trim();
@@ -40,55 +43,79 @@ export async function searchView(root, params) {
   if (input) input.value = q;
   const results = h("ol", { class: "results", id: "search-results" });
   const status = h("p", { class: "muted", id: "search-status", role: "status" });
-  replace(root, h("section", { class: "panel" }, h("h1", null, q ? `Search: ${q}` : "Search"), status, results));
+  const more = /** @type {HTMLButtonElement} */ (
+    h("button", { type: "button", class: "ghost", id: "search-more", hidden: true }, "Load more")
+  );
+  replace(root, h("section", { class: "panel" }, h("h1", null, q ? `Search: ${q}` : "Search"), status, results, more));
   document.title = `Search · context-chat`;
   if (!q) return replace(status, "Type words in the search box above.");
-  try {
-    const res = await api("GET", `/v1/search?q=${encodeURIComponent(q)}&limit=50`);
-    if (!res.data.length) return replace(status, "No matches.");
-    replace(status, `${res.data.length} match${res.data.length === 1 ? "" : "es"}`);
-    /** @type {Map<string, Promise<string>>} */
-    const titles = new Map();
-    /** @param {string} id */
-    const titleOf = (id) => {
-      if (!titles.has(id))
-        titles.set(
-          id,
-          api("GET", `/v1/conversations/${id}`).then(
-            (c) => c.title || "New chat",
-            () => "A deleted chat",
-          ),
-        );
-      return /** @type {Promise<string>} */ (titles.get(id));
-    };
-    const rows = await Promise.all(
-      res.data.map(async (/** @type {any} */ r) => {
-        const href = r.conversationId
-          ? r.messageId
-            ? `#/c/${r.conversationId}/history?at=${encodeURIComponent(r.messageId)}`
-            : `#/c/${r.conversationId}/history`
-          : null;
-        const where = r.conversationId
-          ? await titleOf(r.conversationId)
-          : r.kind === "memory"
-            ? "Memory"
-            : "Project file";
-        return h(
-          "li",
-          { class: "hit" },
-          h(
-            "div",
-            { class: "hit-head" },
-            href ? h("a", { href, class: "hit-link" }, where) : h("strong", null, where),
-            " ",
-            h("span", { class: "muted" }, `${speaker(r)} · ${time(r.createdAt)}`),
-          ),
-          h("div", { class: "snippet" }, snippet(r.snippet ?? "", r.matches)),
-        );
-      }),
-    );
-    replace(results, rows);
-  } catch (err) {
-    replace(status, errorLine(plainError(err).text));
-  }
+  /** @type {Map<string, Promise<string>>} */
+  const titles = new Map();
+  /** @param {string} id */
+  const titleOf = (id) => {
+    if (!titles.has(id))
+      titles.set(
+        id,
+        api("GET", `/v1/conversations/${id}`).then(
+          (c) => c.title || "New chat",
+          () => "A deleted chat",
+        ),
+      );
+    return /** @type {Promise<string>} */ (titles.get(id));
+  };
+  let shown = 0;
+  /**
+   * One page of hits, after those shown (`cursor`, the server's `next`): the count says "50+"
+   * while the server has more, which "Load more" brings.
+   * @param {string | null} cursor
+   */
+  const load = async (cursor) => {
+    more.disabled = true;
+    try {
+      const res = await api(
+        "GET",
+        `/v1/search?q=${encodeURIComponent(q)}&limit=${PAGE}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`,
+      );
+      if (!shown && !res.data.length) return replace(status, "No matches.");
+      const rows = await Promise.all(res.data.map((/** @type {any} */ r) => hit(r, titleOf)));
+      results.append(...rows);
+      shown += rows.length;
+      replace(status, `${shown}${res.next ? "+" : ""} match${shown === 1 && !res.next ? "" : "es"}`);
+      // The button goes with the last page: the focus it held moves to the first hit that page brought.
+      const hadFocus = document.activeElement === more;
+      more.hidden = !res.next;
+      more.onclick = () => load(res.next);
+      if (hadFocus && more.hidden) /** @type {HTMLElement | null} */ (rows[0]?.querySelector("a"))?.focus();
+    } catch (err) {
+      replace(status, errorLine(plainError(err).text));
+    } finally {
+      more.disabled = false;
+    }
+  };
+  await load(null);
+}
+
+/**
+ * A hit as a list row: where it is (opening History at the message) and who said it.
+ * @param {any} r @param {(id: string) => Promise<string>} titleOf
+ */
+async function hit(r, titleOf) {
+  const href = r.conversationId
+    ? r.messageId
+      ? `#/c/${r.conversationId}/history?at=${encodeURIComponent(r.messageId)}`
+      : `#/c/${r.conversationId}/history`
+    : null;
+  const where = r.conversationId ? await titleOf(r.conversationId) : r.kind === "memory" ? "Memory" : "Project file";
+  return h(
+    "li",
+    { class: "hit" },
+    h(
+      "div",
+      { class: "hit-head" },
+      href ? h("a", { href, class: "hit-link" }, where) : h("strong", null, where),
+      " ",
+      h("span", { class: "muted" }, `${speaker(r)} · ${time(r.createdAt)}`),
+    ),
+    h("div", { class: "snippet" }, snippet(r.snippet ?? "", r.matches)),
+  );
 }

@@ -12,13 +12,20 @@ let catalog = null;
 const models = () =>
   (catalog ??= api("GET", "/v1/models").then((r) => r.data.filter((/** @type {any} */ m) => m.status !== "retired")));
 
-/** @param {string | null} current @param {string} [id] */
+/**
+ * The model picker. A current model the catalog does not list (retired, or one only the API names)
+ * is an option of its own, chosen and marked "(current)": otherwise the browser would show the first
+ * model, and a Save would switch to it unasked.
+ * @param {string | null} current @param {string} [id]
+ */
 export async function modelSelect(current, id = "new-model") {
   const all = await models();
   const chosen = current ?? all.find((/** @type {any} */ m) => m.default)?.id ?? all[0]?.id;
+  const unlisted = current && !all.some((/** @type {any} */ m) => m.id === current);
   return h(
     "select",
     { id, name: "model" },
+    unlisted ? h("option", { value: current, selected: true }, `${current} (current)`) : null,
     all.map((/** @type {any} */ m) =>
       h(
         "option",
@@ -99,7 +106,10 @@ export async function settingsView(root, id, signal) {
   // The form shows the settings as the server holds them: drawn at first, and again after each save
   // (a model switch changes its numbers), so a later save compares against them and sends only what
   // the person changed.
+  /** The model the form showed when drawn: a Save sends the model only when the person picked another. */
+  let shownModel = model.value;
   const draw = () => {
+    shownModel = model.value;
     display.value = s.thinkingDisplay ?? "summarized";
     fill();
     for (const n of numbers) n.input.value = String(s[n.key] ?? "");
@@ -136,7 +146,7 @@ export async function settingsView(root, id, signal) {
     e.preventDefault();
     /** @type {Record<string, unknown>} */
     const patch = {};
-    if (model.value !== s.model) patch.model = model.value;
+    if (model.value !== shownModel) patch.model = model.value;
     if (thinking.value !== (s.thinking ?? "auto")) patch.thinking = thinking.value;
     if (display.value !== (s.thinkingDisplay ?? "summarized")) patch.thinkingDisplay = display.value;
     if ((effort.value || null) !== (s.effort ?? null)) patch.effort = effort.value || null;

@@ -1,6 +1,7 @@
 // The sidebar: "New chat" and the tenant's conversations by last activity, each renamed or deleted
-// in place. Reloaded whenever a conversation changes (prefs.js conversationsChanged).
-import { api, plainError } from "../api.js";
+// in place. Reloaded whenever a conversation changes here (prefs.js conversationsChanged), when the
+// tab comes back into view or gets the focus, and every minute while it is shown.
+import { api, plainError, session } from "../api.js";
 import { h, replace } from "../dom.js";
 import { conversationsChanged } from "../prefs.js";
 
@@ -8,6 +9,8 @@ import { conversationsChanged } from "../prefs.js";
 const LISTED = 100;
 /** How long a title set here is shown over the listing's (which has it just after the rename answers). */
 const BRIDGE_MS = 10_000;
+/** How often the list is read again while the tab is shown, for activity from other clients. */
+const REFRESH_MS = 60_000;
 
 /** @param {HTMLElement} nav */
 export function mountSidebar(nav) {
@@ -183,5 +186,14 @@ export function mountSidebar(nav) {
     load();
   });
   window.addEventListener("hashchange", markCurrent);
+  // Activity from elsewhere (another tab or device, the API, an automation) raises no event here:
+  // the order is read again when the person comes back to the tab, and slowly while it is shown.
+  // Signed out, there is no list to read (and a refused read would sign out again).
+  const refresh = () => {
+    if (session.key && document.visibilityState === "visible") load();
+  };
+  document.addEventListener("visibilitychange", refresh);
+  window.addEventListener("focus", refresh);
+  setInterval(refresh, REFRESH_MS);
   return { load };
 }

@@ -85,16 +85,17 @@ export function regenerateState(
 
 /**
  * A view as its head marks it. Between a regenerate's saving its copy of the prompt and saving the
- * head that marks the replaced exchange (a turn runs), the view ends before the copy: its lastSeq
- * and its superseded agree, so an export bounded by it never carries the copy after that exchange
- * unmarked. A copy whose mark failed to save (no turn runs) is the record as it stands.
+ * head that marks the replaced exchange (a turn runs, the copy is the last message), the view ends
+ * before the copy: its lastSeq and its superseded agree, so an export bounded by it never carries
+ * the copy after that exchange unmarked. A copy whose mark failed to save is the record as it
+ * stands: no turn runs for it, and once a later turn saves anything after it the view is never cut.
  */
 export function markedView<V extends { lastSeq: number; messageCount: number }>(
   view: V,
   state: { unmarkedCopy: UnmarkedCopy | null; turnsInFlight: number },
 ): V {
   const copy = state.unmarkedCopy;
-  if (!copy || state.turnsInFlight === 0 || view.lastSeq < copy.copySeq) return view;
+  if (!copy || state.turnsInFlight === 0 || view.lastSeq !== copy.copySeq) return view;
   return { ...view, lastSeq: copy.copySeq - 1, messageCount: copy.copySeq - 1 };
 }
 

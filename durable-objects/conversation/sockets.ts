@@ -7,7 +7,7 @@ import { modelProblem, MODEL_NOT_CONFIGURED } from "../../core/model-provider";
 import { unknownAttachmentMessage, withAttachments } from "../../services/attachments/turn-notes";
 import { toToolResultBlock, type ClientToolResult } from "../../core/client-tools";
 import { keyForHash } from "../../services/keys/auth";
-import { rateLimitMessage, takeRateLimit } from "../rate-limiter-client";
+import { rateLimitMessage, refundTurn, takeRateLimit } from "../rate-limiter-client";
 import type { RateDecision } from "../rate-limiter-do";
 import type { ObjectScope } from "./object-scope";
 import { pausedMessage, pendingView, type PausedTurn, type PausedTurns } from "./paused-turn";
@@ -233,16 +233,20 @@ export class ConversationSockets {
     await this.inOrder(early, async () => {
       const found = await record.load(ref);
       const problem = modelProblem(this.scope.env);
-      // Like a POST of messages: the key is checked first (a revoked key's socket is closed whatever
-      // else the frame would be told), and every send takes a request token, even one refused below,
-      // as the HTTP rate limit runs before the route's 404 or 503. The turn token only for a send
-      // that can run: no conversation or no model, no turn (and no turn token spent on it).
+      // Like a POST of messages: the key is checked first (a revoked key's socket is closed whatever else the frame
+      // would be told), every send takes a request token, and one that can run (a conversation, a model) a turn token
+      // too, which a refusal after it (`refused`) gives back, the key's and its tenant's, before it is told.
       if (!(await this.admitFrame(ws, { ref, turn: !!found && !problem, refuse, early }))) return;
       if (!found) return refuse({ type: "not_found", message: "conversation not found" });
       if (problem) return refuse({ type: MODEL_NOT_CONFIGURED, message: problem, status: 503 });
+      const refused = async (...why: Parameters<SendAdmission["refuse"]>) => {
+        const keyHash = ref.rateKey;
+        if (keyHash) await refundTurn(this.scope.env, { keyHash, tenantId: ref.tenantId }).catch(console.error);
+        refuse(...why);
+      };
       const turn = await withAttachments({ db: this.scope.env.DB, tenantId: ref.tenantId, ids: attachments, content });
       if (turn.kind === "unknown")
-        return refuse({ type: "invalid_request", message: unknownAttachmentMessage(turn.id) });
+        return refused({ type: "invalid_request", message: unknownAttachmentMessage(turn.id) });
       const input: TurnInput = {
         content: turn.content,
         activate: turn.activate,
@@ -253,11 +257,7 @@ export class ConversationSockets {
       const keyed = await intake.claimKey(input);
       if (keyed.kind !== "new") {
         // Only the asking socket hears about a repeated key; the others saw the turn itself.
-        if (keyed.kind === "refused")
-          return refuse(
-            { type: keyed.refusal.type, message: keyed.refusal.message, status: keyed.refusal.status },
-            { idempotencyKey },
-          );
+        if (keyed.kind === "refused") return refused(keyed.refusal, { idempotencyKey });
         // A named send repeated with its key is told the turn it already is, as a new one would be.
         const original = keyed.events.find((e) => "turnId" in e && typeof e.turnId === "string");
         if (frame.ref !== undefined && original && "turnId" in original)
@@ -272,13 +272,13 @@ export class ConversationSockets {
         const waiting = await paused.get();
         if (waiting) {
           intake.releaseKey(idempotencyKey);
-          return refuse({ type: TURN_PAUSED, message: pausedMessage(waiting), status: 409 });
+          return refused({ type: TURN_PAUSED, message: pausedMessage(waiting), status: 409 });
         }
         // A regenerate that cannot be taken now is refused before it queues (the key is free again).
-        const refused = intake.regenerateRefusal(input);
-        if (refused) {
+        const cannot = intake.regenerateRefusal(input);
+        if (cannot) {
           intake.releaseKey(idempotencyKey);
-          return refuse({ type: refused.type, message: refused.message, status: refused.status });
+          return refused({ type: cannot.type, message: cannot.message, status: cannot.status });
         }
         // The sender learns its turnId before any event of the turn (only when it named the send); a
         // sender gone meanwhile hears nothing, and its turn is queued all the same (it can resume).

@@ -1,6 +1,7 @@
 // A multipart upload's complete that fails in storage (R2's internal error) is storage's fault,
 // not the request's: a 502 storage_error, the upload and its parts kept, and the same complete
-// sent again finishes it. Parts R2 does not know stay a 400 naming `parts`.
+// sent again finishes it. Parts R2 does not know stay a 400 naming `parts`, as does a part listed
+// twice (which R2 would answer as its internal error).
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
@@ -78,5 +79,26 @@ describe("multipart complete failing in storage", () => {
     const done = await api("POST", `${base}/complete`, { parts: [{ partNumber: 1, etag: "no-such-etag" }] });
     expect(done.status).toBe(400);
     expect(done.json.error?.message).toMatch(/^parts: the upload could not be completed .*\(100\d\d\)\)$/);
+  });
+
+  it("refuses a part listed twice with a 400 naming parts, before storage is asked", async () => {
+    const id = await createConversation();
+    const start = await api("POST", `/v1/conversations/${id}/attachments/uploads`, {
+      name: "d.txt",
+      type: "text/plain",
+    });
+    const base = `/v1/conversations/${id}/attachments/uploads/${start.json.attachmentId}` as const;
+    const part = await api("PUT", `${base}/parts/1`, "one line\n", {
+      raw: true,
+      headers: { "content-type": "application/octet-stream" },
+    });
+    expect(part.status).toBe(200);
+    const twice = await api("POST", `${base}/complete`, { parts: [part.json, part.json] });
+    expect(twice.status).toBe(400);
+    expect(twice.json.error?.type).toBe("invalid_request");
+    expect(twice.json.error?.message).toBe("parts: part 1 is listed twice");
+    // Nothing was spent: the complete without the duplicate finishes the upload.
+    const done = await api("POST", `${base}/complete`, { parts: [part.json] });
+    expect(done.status).toBe(201);
   });
 });

@@ -1,6 +1,6 @@
 // A turn request that is refused before it can run (an unknown conversation or channel, a bad
 // body, a refused Idempotency-Key) gives its turn tokens back, the key's and the tenant's, as a
-// websocket `send` frame refused for such a reason never takes one; its request token stays taken.
+// websocket `send` frame refused for such a reason does; its request token stays taken.
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";

@@ -16,16 +16,20 @@ export const isTurnRequest = (method: string, path: string): boolean => method =
 
 /**
  * Whether a turn route's answer means no turn ran: a 4xx for the request itself (an unknown
- * conversation or channel, a bad body, a refused Idempotency-Key, a body too large). Not a 401:
- * on a turn route that is a key revoked while its turn ran (turns.ts respondTurn), and the turn did run.
+ * conversation or channel, a bad body, a refused Idempotency-Key, a paused turn, a body too large)
+ * from a route whose turn never started (`turnRan`, set by turns.ts respondTurn on its `turn_start`).
+ * A turn that started ran its model calls and was billed, whatever it answers: a 404 for its
+ * conversation deleted under it, a 401 for its key revoked while it ran.
  */
-const refusedBeforeRunning = (status: number): boolean =>
-  status >= 400 && status < 500 && status !== 401 && status !== 429;
+const refusedBeforeRunning = (c: Context<AppEnv>): boolean => {
+  const status = c.res.status;
+  return !c.get("turnRan") && status >= 400 && status < 500 && status !== 401 && status !== 429;
+};
 
 /**
  * After authentication by the key with this digest (tenantId set): throws the 429 when the key or its tenant is
  * over a limit, else runs the route. A turn the route refuses before it can run gives its turn
- * tokens back, as a websocket `send` frame refused for such a reason never takes one; the
+ * tokens back, as a websocket `send` frame refused for such a reason does (sockets.ts); the
  * request token stays taken, as any request's.
  */
 export async function rateLimited(c: Context<AppEnv>, keyHash: string, next: Next): Promise<void> {
@@ -39,7 +43,7 @@ export async function rateLimited(c: Context<AppEnv>, keyHash: string, next: Nex
       "Retry-After": String(decision.retryAfterSeconds),
     });
   await next();
-  if (!turn || !refusedBeforeRunning(c.res.status)) return;
+  if (!turn || !refusedBeforeRunning(c)) return;
   // The refusal stands whatever the limiter does: a refund lost only leaves the token spent.
   await refundTurn(c.env, { keyHash, tenantId }).catch((err) => console.error("turn token refund failed", err));
 }

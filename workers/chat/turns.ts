@@ -133,6 +133,22 @@ export async function startChannelTurn(
 
 const KEY_GONE_MESSAGE = "the API key of this request is revoked or expired";
 
+/**
+ * The events, noting on the context when the turn starts running (not a replayed first outcome):
+ * a turn that ran keeps its turn token even when it ends in a 4xx, e.g. its conversation deleted
+ * under it after its model calls were billed (rate-limit.ts).
+ */
+function notingStart(c: Context<AppEnv>, events: ReadableStream<TurnEvent>): ReadableStream<TurnEvent> {
+  return events.pipeThrough(
+    new TransformStream<TurnEvent, TurnEvent>({
+      transform(event, out) {
+        if (event.type === "turn_start" && !event.replayed) c.set("turnRan", true);
+        out.enqueue(event);
+      },
+    }),
+  );
+}
+
 /** A started turn's events answered as SSE (on request) or as one JSON body. */
 export async function respondTurn(
   c: Context<AppEnv>,
@@ -146,7 +162,8 @@ export async function respondTurn(
     res = sseResponse(events, { keyActive });
     res.headers.set("x-conversation-id", conversationId);
   } else {
-    const turn = await collectTurn(events);
+    // Only a JSON answer can end in a 4xx: an SSE stream is a 200 once it starts.
+    const turn = await collectTurn(notingStart(c, events));
     // A key revoked (or expired) while the turn ran gets none of it, as its SSE stream would not;
     // the turn is done and saved in the conversation either way. A lookup that fails does not
     // withhold the answer (as on SSE): the auth cache's bound still holds for the next request.

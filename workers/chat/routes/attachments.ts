@@ -59,7 +59,18 @@ const completeUpload = z.strictObject({
   parts: z
     .array(z.strictObject({ partNumber: z.number().int().min(1).max(10_000), etag: z.string().min(1).max(200) }))
     .min(1)
-    .max(10_000),
+    .max(10_000)
+    // R2 answers a part named twice with its internal error (10001): refused here as the request's fault.
+    .superRefine((parts, ctx) => {
+      const seen = new Set<number>();
+      for (const { partNumber } of parts) {
+        if (seen.has(partNumber)) {
+          ctx.addIssue({ code: "custom", message: `part ${partNumber} is listed twice` });
+          return;
+        }
+        seen.add(partNumber);
+      }
+    }),
   // As a single upload's `attach=false`: the file is staged until a turn names it.
   attach: z.boolean().optional(),
 });

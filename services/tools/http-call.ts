@@ -189,12 +189,14 @@ export const MAX_SECRET_WORDS = 8;
  * transcript; they are replaced wherever they appear, as sent or as a JSON encoder or a URL may
  * write them (`\/`, `\"`, `\u002B` or `\u002b`, `%2B`). The whole value is withheld whatever its
  * length past a few characters (a short key is still a key); its first MAX_SECRET_WORDS words only
- * from MIN_SECRET_WORD on, where they could not match by chance. One pattern per secret, each
- * character in any of its written forms (writtenAnyWay): the word cap bounds the patterns to
- * (1 + MAX_SECRET_WORDS) a header, where a value of 4,096 characters of words once made hundreds.
+ * from MIN_SECRET_WORD on, where they could not match by chance. Each secret is looked for by
+ * plain search in the text as written and in two decoded readings of it (decodedView), every match
+ * mapped back: a pattern per secret with a choice of forms per character cost seconds on a large
+ * result and backtracked without bound on a run of backslashes.
  */
 export function scrub(text: string, headers: Record<string, string>): string {
-  // The whole value first, then its words ("Bearer <token>": the token alone), longest first.
+  // The whole value before its words ("Bearer <token>": the token alone), longest first: where two
+  // start at one place, the longest is the one replaced.
   const secrets = Object.entries(headers)
     .flatMap(([name, value]) =>
       [
@@ -206,7 +208,31 @@ export function scrub(text: string, headers: Record<string, string>): string {
       ].map((v) => [v, `[${name} withheld]`] as const),
     )
     .sort((a, b) => b[0].length - a[0].length);
-  return secrets.reduce((out, [value, label]) => out.replace(writtenAnyWay(value), () => label), text);
+  if (!secrets.length) return text;
+  // Three readings of the text, each mapped back to it: as written, every escape read (JSON and
+  // %XX), and JSON escapes only (a secret holding a literal "%2B" whose other characters a JSON
+  // encoder escaped). Plain searches: a pattern per secret with a choice of forms per character
+  // backtracks without bound on a run of backslashes.
+  const views = [{ view: text, starts: null }, decodedView(text, true), decodedView(text, false)];
+  const found: { from: number; to: number; label: string }[] = [];
+  for (const [secret, label] of secrets)
+    for (const { view, starts } of views)
+      for (let k = view.indexOf(secret); k >= 0; k = view.indexOf(secret, k + 1))
+        found.push({ from: starts ? starts[k] : k, to: starts ? starts[k + secret.length] : k + secret.length, label });
+  // Leftmost first, the longest of those starting at one place; one overlapping a kept one widens
+  // it, so no character of any secret found shows.
+  found.sort((a, b) => a.from - b.from || b.to - a.to);
+  let out = "";
+  let done = 0;
+  for (const f of found) {
+    if (f.from < done) {
+      if (f.to > done) done = f.to;
+      continue;
+    }
+    out += text.slice(done, f.from) + f.label;
+    done = f.to;
+  }
+  return out + text.slice(done);
 }
 
 /**
@@ -230,26 +256,60 @@ const JSON_SHORT: Record<string, string> = {
   "\t": "\\t",
 };
 
-const regExpLiteral = (s: string) => s.replace(/[.*+?^${}()|[\]\\/-]/g, "\\$&");
-/** Hex digits matched in either case (`\u002B` and `\u002b` are the same escape). */
-const anyCaseHex = (hex: string) => [...hex].map((h) => (/[a-f]/.test(h) ? `[${h}${h.toUpperCase()}]` : h)).join("");
+/** The character each JSON short escape stands for: `\/` is "/". */
+const SHORT_ESCAPED: Record<string, string> = Object.fromEntries(
+  Object.entries(JSON_SHORT).map(([char, written]) => [written[1], char]),
+);
+const isHex = (text: string, from: number, n: number) =>
+  /^[0-9a-fA-F]+$/.test(text.slice(from, from + n)) && from + n <= text.length;
 
 /**
- * A pattern matching `value` with each of its characters (UTF-16 code units) as written, as a
- * JSON `\uXXXX` escape, as a JSON short escape, or (ASCII other than letters and digits)
- * percent-encoded: any mix, as encoders escape some characters and not others.
+ * The text with each JSON `\uXXXX` escape (hex in either case), JSON short escape and (with
+ * `percent`) percent-encoded ASCII other than letters and digits read as the character it writes
+ * (how encoders write some characters and not others), and where each of its characters starts in
+ * the text (`starts[view.length]` is the text's length).
  */
-function writtenAnyWay(value: string): RegExp {
-  let source = "";
-  for (let i = 0; i < value.length; i++) {
-    const char = value[i];
-    const unit = value.charCodeAt(i);
-    const forms = [regExpLiteral(char), `\\\\u${anyCaseHex(unit.toString(16).padStart(4, "0"))}`];
-    if (JSON_SHORT[char]) forms.push(regExpLiteral(JSON_SHORT[char]));
-    if (unit < 0x80 && !/[A-Za-z0-9]/.test(char)) forms.push(`%${anyCaseHex(unit.toString(16).padStart(2, "0"))}`);
-    source += `(?:${forms.join("|")})`;
+function decodedView(text: string, percent: boolean): { view: string; starts: Uint32Array } {
+  const starts = new Uint32Array(text.length + 1);
+  const parts: string[] = [];
+  let n = 0;
+  let i = 0;
+  let backslash = text.indexOf("\\");
+  let pct = percent ? text.indexOf("%") : -1;
+  while (i < text.length) {
+    // Runs without an escape are copied whole: a character at a time costs a second on 1 MiB.
+    if (backslash !== -1 && backslash < i) backslash = text.indexOf("\\", i);
+    if (pct !== -1 && pct < i) pct = text.indexOf("%", i);
+    const next = Math.min(backslash === -1 ? text.length : backslash, pct === -1 ? text.length : pct);
+    if (next > i) {
+      parts.push(text.slice(i, next));
+      for (; i < next; i++) starts[n++] = i;
+      continue;
+    }
+    const [char, length] = escapeAt(text, i, percent);
+    starts[n++] = i;
+    parts.push(char);
+    i += length;
   }
-  return new RegExp(source, "g");
+  starts[n] = text.length;
+  return { view: parts.join(""), starts };
 }
+
+/** The character the escape at `i` (a "\\" or "%") writes, and its length; itself, 1, when none. */
+function escapeAt(text: string, i: number, percent: boolean): [string, number] {
+  if (text[i] === "\\" && text[i + 1] === "u" && isHex(text, i + 2, 4))
+    return [String.fromCharCode(Number.parseInt(text.slice(i + 2, i + 6), 16)), 6];
+  if (text[i] === "\\" && i + 1 < text.length && SHORT_ESCAPED[text[i + 1]] !== undefined)
+    return [SHORT_ESCAPED[text[i + 1]], 2];
+  if (percent && text[i] === "%" && isHex(text, i + 1, 2) && !/[A-Za-z0-9]/.test(percentChar(text, i)))
+    return [percentChar(text, i), 3];
+  return [text[i], 1];
+}
+
+/** The ASCII character `%XX` at `i` writes (past 0x7F: none, a byte of a longer UTF-8 character). */
+const percentChar = (text: string, i: number): string => {
+  const unit = Number.parseInt(text.slice(i + 1, i + 3), 16);
+  return unit < 0x80 ? String.fromCharCode(unit) : "0";
+};
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -618,9 +618,10 @@ describe("tool secrets at the edges of what the schema accepts", () => {
     (await (await fetch(`${toolServer}/_seen?key=${tag}`)).json()) as Seen[];
   const resultsOf = (r: { text: string }) => toolResults(turnMessages(r));
 
-  it("stores and sends the largest headers a tool may have (20 values of 4,096 non-ASCII characters)", async () => {
+  it("stores and sends the largest headers a tool may have (20 values of 4,096 characters JSON escapes)", async () => {
     const key = await newTenant();
-    // Latin-1 letters: two bytes each in the sealed JSON, and still a value fetch can send.
+    // Quotes and backslashes: two bytes each in the sealed JSON (values are visible ASCII), and still
+    // a value fetch can send.
     const headers = (fill: string) =>
       Object.fromEntries(
         Array.from({ length: MAX_HEADERS }, (_, i) => [
@@ -637,23 +638,20 @@ describe("tool secrets at the edges of what the schema accepts", () => {
         description: "Echoes its request.",
         inputSchema: { type: "object" },
         endpoint: `${toolServer}/echo?key=big-headers`,
-        headers: headers("é"),
+        headers: headers('"'),
       },
       { key },
     );
     expect(created.status, created.text).toBe(201);
-    expect(created.json.headers).toEqual(Object.keys(headers("é")));
-    const patched = await api("PATCH", `/v1/tools/${created.json.id}`, { headers: headers("ü") }, { key });
+    expect(created.json.headers).toEqual(Object.keys(headers('"')));
+    const patched = await api("PATCH", `/v1/tools/${created.json.id}`, { headers: headers("\\") }, { key });
     expect(patched.status, patched.text).toBe(200);
 
     const id = await createConversation(undefined, key);
     const turn = await send(id, `@tool tool_activate {"name":"big_headers"}\n@tool big_headers {}`, key);
     expect(resultsOf(turn)[1].is_error).toBeUndefined();
-    // The values leave as UTF-8; Node reads header bytes as Latin-1.
     const received = (await seen("big-headers")).at(-1)!.headers as Record<string, string>;
-    const utf8 = (latin1: string | undefined) =>
-      new TextDecoder().decode(Uint8Array.from(latin1 ?? "", (c) => c.charCodeAt(0)));
-    for (const [name, value] of Object.entries(headers("ü"))) expect(utf8(received[name]) === value, name).toBe(true);
+    for (const [name, value] of Object.entries(headers("\\"))) expect(received[name] === value, name).toBe(true);
   });
 });
 

@@ -544,6 +544,28 @@ export async function markTurnKeySent(
 }
 
 /**
+ * Takes back the mark of key `n` (markTurnKeySent) when the conversation refused it before any
+ * turn existed under it (a turn_paused refusal frees the key): a paused automation's retry then
+ * never sends it as "already sent", which would start its turn.
+ */
+export async function unmarkTurnKeySent(
+  db: D1Database,
+  { runId, attempt, n }: { runId: string; attempt: number; n: number },
+): Promise<void> {
+  await drizzle(db)
+    .update(automationRuns)
+    .set({ turnKeysSent: n - 1 })
+    .where(
+      and(
+        eq(automationRuns.id, runId),
+        eq(automationRuns.attempts, attempt),
+        eq(automationRuns.status, "running"),
+        eq(automationRuns.turnKeysSent, n),
+      ),
+    );
+}
+
+/**
  * Whether the attempt of delivery `attempt` still holds the run: running under its count, not
  * taken over by a later delivery (startRun) nor closed (closeAbandonedRuns, the dead-letter queue).
  */

@@ -14,6 +14,7 @@ import {
   recordDeadRun,
   recordFailedAttempt,
   startRun,
+  unmarkTurnKeySent,
   type AutomationJob,
   type RunTurn,
 } from "../../services/automations";
@@ -278,6 +279,10 @@ export async function runAutomationAttempt(
         continue;
       }
       if (err instanceof ApiError && err.type === TURN_PAUSED) {
+        // Refused before any turn existed under the key: it is not sent (a paused automation's
+        // retry would otherwise send it as one to replay, and start its turn).
+        if (sent === n) await unmarkTurnKeySent(env.DB, { runId, attempt, n });
+        sent = Math.min(sent, n - 1);
         const gaveUp = await waitOutPause(err.message);
         if (gaveUp !== null) return gaveUp;
         n--; // a refused key was freed: tried again

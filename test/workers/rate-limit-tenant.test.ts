@@ -1,38 +1,21 @@
 // The tenant-wide turn limit (TENANT_TURN_RATE_LIMIT_PER_MINUTE): every turn of every key of a
 // tenant, over HTTP or a websocket, also takes from one bucket of the tenant's, so a key at its own
 // turn limit cannot go on by minting fresh keys (each with a full burst of its own).
-import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { takeTenantTurn } from "../../durable-objects/rate-limiter-client";
-import { app } from "../../workers/chat/app";
+import { callWith } from "./app-with-vars";
 import { ofType } from "../blocks";
-import type { ResponseOf } from "../route-types";
 import { connectSocket, createConversation, inConversation, type Method, newTenant, newTenantWithId } from "./helpers";
 
 /** The app with its real bindings but these variables. */
-async function call<M extends Method, P extends string>(
+const call = <M extends Method, P extends string>(
   vars: Record<string, unknown>,
   method: M,
   path: P,
   key: string,
   body?: unknown,
-) {
-  const ctx = createExecutionContext();
-  const headers: Record<string, string> = { authorization: `Bearer ${key}` };
-  if (body !== undefined) headers["content-type"] = "application/json";
-  const res = await app.fetch(
-    new Request(`http://chat.test${path}`, {
-      method,
-      headers,
-      body: body === undefined ? undefined : JSON.stringify(body),
-    }),
-    { ...env, ...vars } as Env,
-    ctx,
-  );
-  await waitOnExecutionContext(ctx);
-  return { status: res.status, headers: res.headers, json: (await res.json().catch(() => null)) as ResponseOf<M, P> };
-}
+) => callWith(vars, { method, path, key, body });
 
 /** A RATE_LIMITER binding that counts its RPCs and hands every one to the real binding. */
 function countingLimiter() {

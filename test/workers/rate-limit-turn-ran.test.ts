@@ -1,10 +1,5 @@
-// A turn that ran (its model calls made and billed) keeps its turn token whatever its answer: a
-// conversation deleted under it answers 404, yet the token is not given back as for a turn refused
-// before it ran.
-import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
-import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { app } from "../../workers/chat/app";
+import { callWith } from "./app-with-vars";
 import { api, createConversation, eventually, newTenant } from "./helpers";
 import { holdMessageWrite } from "./object-bindings";
 
@@ -15,21 +10,8 @@ const LIMITS = {
 };
 
 /** A turn through the app with its real bindings but LIMITS. */
-async function turn(key: string, id: string, content: string): Promise<number> {
-  const ctx = createExecutionContext();
-  const res = await app.fetch(
-    new Request(`http://chat.test/v1/conversations/${id}/messages`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-      body: JSON.stringify({ content }),
-    }),
-    { ...env, ...LIMITS } as Env,
-    ctx,
-  );
-  await res.text();
-  await waitOnExecutionContext(ctx);
-  return res.status;
-}
+const turn = async (key: string, id: string, content: string): Promise<number> =>
+  (await callWith(LIMITS, { method: "POST", path: `/v1/conversations/${id}/messages`, key, body: { content } })).status;
 
 const search = async (q: string, key: string) =>
   (await api("GET", `/v1/search?q=${encodeURIComponent(q)}`, undefined, { key })).json.data;

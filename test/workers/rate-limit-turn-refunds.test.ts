@@ -1,34 +1,8 @@
-// A turn request that is refused before it can run (an unknown conversation or channel, a bad
-// body, a refused Idempotency-Key) gives its turn tokens back, the key's and the tenant's, as a
-// websocket `send` frame refused for such a reason does; its request token stays taken.
-import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
-import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { app } from "../../workers/chat/app";
-import type { ResponseOf } from "../route-types";
-import { createConversation, type Method, newTenant } from "./helpers";
+import { callWith } from "./app-with-vars";
+import { createConversation, newTenant } from "./helpers";
 
-/** The app with its real bindings but these limits. */
-async function call<M extends Method, P extends string>(
-  limits: Record<string, string>,
-  request: { method: M; path: P; key: string; body?: unknown; headers?: Record<string, string> },
-) {
-  const { method, path, key, body } = request;
-  const ctx = createExecutionContext();
-  const headers: Record<string, string> = { authorization: `Bearer ${key}`, ...request.headers };
-  if (body !== undefined) headers["content-type"] = "application/json";
-  const res = await app.fetch(
-    new Request(`http://chat.test${path}`, {
-      method,
-      headers,
-      body: body === undefined ? undefined : JSON.stringify(body),
-    }),
-    { ...env, ...limits } as Env,
-    ctx,
-  );
-  await waitOnExecutionContext(ctx);
-  return { status: res.status, headers: res.headers, json: (await res.json().catch(() => null)) as ResponseOf<M, P> };
-}
+const call = callWith;
 
 const UNKNOWN = "conv_0000000000000000000000ZZZZ";
 

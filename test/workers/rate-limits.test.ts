@@ -8,34 +8,20 @@ import { sha256Hex } from "../../core/ids";
 import type { RateLimiterDO } from "../../durable-objects/rate-limiter-do";
 import { app } from "../../workers/chat/app";
 import { clientAddress } from "../../workers/chat/auth-failures";
+import type { ResponseOf } from "../route-types";
+import { callWith } from "./app-with-vars";
 import { spyD1 } from "./d1-spy";
 import { connectSocket, createConversation, inConversation, type Method, newTenant } from "./helpers";
-import type { ResponseOf } from "../route-types";
 import { ofType } from "../blocks";
 
 /** The app with its real bindings but these limits. */
-async function call<M extends Method, P extends string>(
+const call = <M extends Method, P extends string>(
   limits: Record<string, string>,
   method: M,
   path: P,
   key: string,
   body?: unknown,
-) {
-  const ctx = createExecutionContext();
-  const headers: Record<string, string> = key ? { authorization: `Bearer ${key}` } : {};
-  if (body !== undefined) headers["content-type"] = "application/json";
-  const res = await app.fetch(
-    new Request(`http://chat.test${path}`, {
-      method,
-      headers,
-      body: body === undefined ? undefined : JSON.stringify(body),
-    }),
-    { ...env, ...limits } as Env,
-    ctx,
-  );
-  await waitOnExecutionContext(ctx);
-  return { status: res.status, headers: res.headers, json: (await res.json().catch(() => null)) as ResponseOf<M, P> };
-}
+) => callWith(limits, { method, path, key, body });
 
 describe("rate limits", () => {
   it("answer 429 rate_limited with Retry-After once a key passes its requests per minute, per key", async () => {

@@ -1,28 +1,17 @@
-// A websocket `send` frame refused after its turn tokens were taken (an unknown attachment, a refused
-// Idempotency-Key, a paused turn, a regenerate that cannot run) gives them back, the key's and its
-// tenant's, as a POST of messages refused before it runs does: it never ran.
-import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
-import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { app } from "../../workers/chat/app";
+import { callWith } from "./app-with-vars";
 import { connectSocket, createConversation, inConversation, newTenant } from "./helpers";
 
 /** A turn over HTTP through the app with its real bindings but these limits. */
-async function httpTurn(limits: Record<string, string>, key: string, id: string): Promise<number> {
-  const ctx = createExecutionContext();
-  const res = await app.fetch(
-    new Request(`http://chat.test/v1/conversations/${id}/messages`, {
+const httpTurn = async (limits: Record<string, string>, key: string, id: string): Promise<number> =>
+  (
+    await callWith(limits, {
       method: "POST",
-      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-      body: JSON.stringify({ content: "a real turn" }),
-    }),
-    { ...env, ...limits } as Env,
-    ctx,
-  );
-  await res.text();
-  await waitOnExecutionContext(ctx);
-  return res.status;
-}
+      path: `/v1/conversations/${id}/messages`,
+      key,
+      body: { content: "a real turn" },
+    })
+  ).status;
 
 const UNKNOWN_ATTACHMENT = "att_00000000000000000000000000";
 

@@ -14,6 +14,7 @@
 // overflow 400's forced pass) carries protected earlier prompts and replies as stubs of their head
 // (core/stubs.ts), largest first, until it fits; the turn's own prompt never.
 import type { ContentBlock, ImageBlock, ModelRequest, TextBlock, ToolUseBlock, WireMessage } from "./types";
+import { fnvLanes } from "./ids";
 import { messageChars, toolResultText } from "./render";
 import { sliceWhole, tailWhole } from "./text-cut";
 import { isOversizedStub, OVERSIZED_MIN_CHARS, oversizedStubText } from "./stubs";
@@ -77,15 +78,9 @@ export function contentFingerprint(messages: readonly WireMessage[]): string {
     if (Array.isArray(v)) return v.filter((b) => !(b && (b.type === "thinking" || b.type === "redacted_thinking")));
     return v;
   });
-  // FNV-1a, twice with different seeds: 64 bits are ample to tell one request's messages from another's.
-  let a = 0x811c9dc5;
-  let b = 0x01000193 ^ json.length;
-  for (let i = 0; i < json.length; i++) {
-    const c = json.charCodeAt(i);
-    a = Math.imul(a ^ c, 0x01000193);
-    b = Math.imul(b ^ c, 0x5bd1e995);
-  }
-  return `${(a >>> 0).toString(16).padStart(8, "0")}${(b >>> 0).toString(16).padStart(8, "0")}:${json.length}`;
+  // 64 bits are ample to tell one request's messages from another's.
+  const [a, b] = fnvLanes(json);
+  return `${a.toString(16).padStart(8, "0")}${b.toString(16).padStart(8, "0")}:${json.length}`;
 }
 
 /**

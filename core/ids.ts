@@ -63,3 +63,19 @@ export async function sha256Hex(text: string): Promise<string> {
   const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
   return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
 }
+
+/**
+ * Two independent 32-bit FNV-1a lanes over `text`'s UTF-16 units (the second seeded by its length):
+ * a fast content hash where a collision is harmless but unlikely (a memo key, a fingerprint), not a
+ * digest (sha256Hex is that).
+ */
+export function fnvLanes(text: string): [number, number] {
+  let a = 0x811c9dc5;
+  let b = 0x01000193 ^ text.length;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    a = Math.imul(a ^ c, 0x01000193);
+    b = Math.imul(b ^ c, 0x5bd1e995);
+  }
+  return [a >>> 0, b >>> 0];
+}

@@ -12,6 +12,7 @@
  */
 import { Tiktoken } from "js-tiktoken/lite";
 import cl100kBase from "js-tiktoken/ranks/cl100k_base";
+import { fnvLanes } from "./ids";
 import { wholeAt } from "./text-cut";
 
 /** Fixed cost of an image (or binary document) block: images are billed by pixels, not text. */
@@ -74,14 +75,8 @@ const memo = new Map<string, number>();
 function memoKey(text: string): string {
   if (text.length <= MEMO_MAX_KEY_LENGTH) return text;
   // Two independent 32-bit FNV-1a lanes plus the length: a collision needs all three to agree.
-  let a = 0x811c9dc5;
-  let b = 0x01000193 ^ text.length;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    a = Math.imul(a ^ c, 0x01000193);
-    b = Math.imul(b ^ c, 0x5bd1e995);
-  }
-  return `\u0000#${text.length}:${(a >>> 0).toString(36)}:${(b >>> 0).toString(36)}`;
+  const [a, b] = fnvLanes(text);
+  return `\u0000#${text.length}:${a.toString(36)}:${b.toString(36)}`;
 }
 
 /** Number of cl100k_base tokens in `text` (see the stand-in note at the top of this file). */

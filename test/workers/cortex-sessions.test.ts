@@ -12,17 +12,11 @@ import { app } from "../../workers/chat/app";
 import { ofType, resultText } from "../blocks";
 import { spyD1 } from "./d1-spy";
 import { createConversation, eventually, inConversation, newTenantWithId, send, turnMessages } from "./helpers";
-import { spyShard } from "./shard-spy";
+import { spiedConversation, spyShard } from "./shard-spy";
 
 describe("cortex sessions", () => {
   it("index a turn's messages at the primary and start the next turn's memory_search at that bookmark", async () => {
-    const { tenantId, key } = await newTenantWithId();
-    const shard = (await routeOf(env as Env, tenantId)).shard;
-    const spy = spyShard(shardDatabase(env, shard));
-    const id = await createConversation(undefined, key);
-    await inConversation(id, async (instance) => {
-      instance.env = { ...instance.env, [shard]: spy.db };
-    });
+    const { key, id, spy } = await spiedConversation();
     await send(id, "the ocelot-ledger balance is 4242", key);
     await eventually(async () => spy.written().length > 0 || null);
     const last = spy.written().at(-1);

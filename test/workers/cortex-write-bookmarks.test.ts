@@ -9,8 +9,8 @@ import { describe, expect, it } from "vitest";
 import { routeOf, shardDatabase } from "../../services/cortex/routing";
 import { app } from "../../workers/chat/app";
 import { ofType, resultText } from "../blocks";
-import { createConversation, eventually, inConversation, newTenantWithId, send, turnMessages } from "./helpers";
-import { latest, spyShard } from "./shard-spy";
+import { eventually, newTenantWithId, send, turnMessages } from "./helpers";
+import { latest, spiedConversation, spyShard } from "./shard-spy";
 
 describe("cortex bookmarks of note writes", () => {
   it("answer x-cortex-bookmark on POST, PATCH and DELETE /v1/memory: the bookmark the note's shard write reached", async () => {
@@ -81,13 +81,7 @@ describe("cortex bookmarks of note writes", () => {
   });
 
   it("move the conversation's read bookmark on memory_save and memory_forget, so a memory_search later in the turn reads past them", async () => {
-    const { tenantId, key } = await newTenantWithId();
-    const shard = (await routeOf(env as Env, tenantId)).shard;
-    const spy = spyShard(shardDatabase(env, shard));
-    const id = await createConversation(undefined, key);
-    await inConversation(id, async (instance) => {
-      instance.env = { ...instance.env, [shard]: spy.db };
-    });
+    const { key, id, spy } = await spiedConversation();
     // The object's first index write: its read bookmark is set, and behind what the save will reach.
     await send(id, "the ledger opens at nine", key);
     await eventually(async () => spy.written().length > 0 || null);

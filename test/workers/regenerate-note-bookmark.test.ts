@@ -1,22 +1,10 @@
-// A regenerate deletes the notes memory_save kept in the exchange it replaces (regenerate.ts
-// forgetExchangeNotes), and those deletes are shard writes: they move the conversation's read
-// bookmark as a note tool's do, so the regenerated turn's memory_search starts its session past
-// them and cannot find the note just deleted.
-import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { routeOf, shardDatabase } from "../../services/cortex/routing";
-import { api, createConversation, eventually, inConversation, newTenantWithId, send } from "./helpers";
-import { latest, spyShard } from "./shard-spy";
+import { api, eventually, send } from "./helpers";
+import { latest, spiedConversation } from "./shard-spy";
 
 describe("a regenerate's note deletes", () => {
   it("move the conversation's read bookmark: the regenerated turn's memory_search starts past them", async () => {
-    const { tenantId, key } = await newTenantWithId();
-    const shard = (await routeOf(env as Env, tenantId)).shard;
-    const spy = spyShard(shardDatabase(env, shard));
-    const id = await createConversation(undefined, key);
-    await inConversation(id, async (instance) => {
-      instance.env = { ...instance.env, [shard]: spy.db };
-    });
+    const { key, id, spy } = await spiedConversation();
     const first = await send(
       id,
       '@tools-per-step 1\n@tool memory_search {"query":"quasarzebra"}\n@tool memory_save {"title":"pin","text":"the vault pin is quasarzebra"}',

@@ -1,7 +1,10 @@
 // A spy on a cortex shard's binding (for tests that check where read sessions start against the
 // bookmarks the shard's primary writes answered): cortex-sessions, cortex-write-bookmarks,
 // regenerate-note-bookmark.
+import { env } from "cloudflare:workers";
+import { routeOf, shardDatabase } from "../../services/cortex/routing";
 import { laterBookmark } from "../../services/cortex/shard";
+import { createConversation, inConversation, newTenantWithId } from "./helpers";
 
 export type Step = { session: string } | { written: string };
 
@@ -39,3 +42,15 @@ export function spyShard(real: D1Database) {
 }
 
 export const latest = (bookmarks: string[]) => bookmarks.reduce<string>((a, b) => laterBookmark(a, b) ?? "", "");
+
+/** A new tenant's conversation whose object writes and reads its cortex shard through a spy. */
+export async function spiedConversation() {
+  const { tenantId, key } = await newTenantWithId();
+  const shard = (await routeOf(env as Env, tenantId)).shard;
+  const spy = spyShard(shardDatabase(env, shard));
+  const id = await createConversation(undefined, key);
+  await inConversation(id, async (instance) => {
+    instance.env = { ...instance.env, [shard]: spy.db };
+  });
+  return { key, id, spy };
+}

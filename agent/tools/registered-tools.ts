@@ -19,8 +19,12 @@ type ToolEnv = Env & { TOOL_SECRETS_KEY?: string; ALLOW_LOOPBACK_TOOLS?: string 
 const anyObject = z.record(z.string(), z.unknown());
 
 /** The index line: the name and the description's first sentence. */
+/**
+ * The row's <capabilities> line: its description's first sentence, on one line (a line break in a
+ * tenant's description would otherwise start lines of the system prompt's index of its own).
+ */
 const capabilityOf = (row: ToolRow) =>
-  `${row.name}: ${sliceWhole(row.description.split(/(?<=[.!?])\s/)[0] ?? "", 0, 120)}`;
+  `${row.name}: ${sliceWhole((row.description.split(/(?<=[.!?])\s/)[0] ?? "").replace(/\s*[\n\r\v\f\u0085\u2028\u2029]\s*/g, " "), 0, 120)}`;
 
 /**
  * The row's schema and description as the model is sent them. Registration refuses what the

@@ -18,9 +18,8 @@ type ToolEnv = Env & { TOOL_SECRETS_KEY?: string; ALLOW_LOOPBACK_TOOLS?: string 
 /** A call's input is the tool's own business (its endpoint validates it); here it must be an object. */
 const anyObject = z.record(z.string(), z.unknown());
 
-/** The index line: the name and the description's first sentence. */
 /**
- * The row's <capabilities> line: its description's first sentence, on one line (a line break in a
+ * The row's <capabilities> line: its name and its description's first sentence, on one line (a line break in a
  * tenant's description would otherwise start lines of the system prompt's index of its own).
  */
 const capabilityOf = (row: ToolRow) =>

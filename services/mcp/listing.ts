@@ -39,8 +39,9 @@ export async function endpointOf(env: Env, row: McpServerRow): Promise<McpEndpoi
 /**
  * The server's tools, page by page, all within one `timeoutMs`. A page cursor seen before ends
  * the list (a server repeating it would be listed for ever), as do MAX_LIST_PAGES pages and
- * MAX_TOOLS_PER_SERVER tools, and so do tools past MAX_STORED_TOOLS_BYTES as stored (a list that
- * could never be stored is not read on into memory; saveMcpListing refuses it). A tool whose name no request could carry (over MAX_MCP_NAME
+ * MAX_TOOLS_PER_SERVER tools, and so does the first tool that would take the list past
+ * MAX_STORED_TOOLS_BYTES as stored (the list is not read on into memory; the tools before it are
+ * kept, a list saveMcpListing stores). A tool whose name no request could carry (over MAX_MCP_NAME
  * characters, or not well-formed Unicode: every later request would fail) is left out, and a
  * description is cut and made well-formed. The connection's auth header is withheld from every
  * description and schema (before any cut), and a tool whose name holds it is left out: the list
@@ -102,12 +103,13 @@ export async function listWith(
         description: withheldAndCut(tool.description, conn.secret, MAX_DESCRIPTION),
         inputSchema: withheldIn(tool.inputSchema, conn.secret),
       };
-      tools.push(entry);
-      bytes += encoder.encode(JSON.stringify(entry)).byteLength + (tools.length > 1 ? 1 : 0);
-      if (bytes > MAX_STORED_TOOLS_BYTES) {
-        cut = `the tool list was read no further than page ${pages + 1}, where it passed the ${MAX_STORED_TOOLS_BYTES} bytes one server's list may take`;
+      const size = encoder.encode(JSON.stringify(entry)).byteLength + (tools.length ? 1 : 0);
+      if (bytes + size > MAX_STORED_TOOLS_BYTES) {
+        cut = `the tool list was read no further than page ${pages + 1}, where it passed the ${MAX_STORED_TOOLS_BYTES} bytes one server's list may take; the ${tools.length} tool${tools.length === 1 ? "" : "s"} before that ${tools.length === 1 ? "is" : "are"} listed`;
         break;
       }
+      tools.push(entry);
+      bytes += size;
       if (tools.length >= MAX_TOOLS_PER_SERVER) {
         cut = `only the first ${MAX_TOOLS_PER_SERVER} tools are listed`;
         break;

@@ -9,7 +9,7 @@ import { FAKE_MCP, installFakeMcp, rpcResult } from "./mcp-fake-server";
 const fake = installFakeMcp();
 
 describe("an MCP tool list past the stored cap", () => {
-  it("stops being read once its tools pass MAX_STORED_TOOLS_BYTES, and says so", async () => {
+  it("stops being read at the tool that would pass MAX_STORED_TOOLS_BYTES, keeps the tools before it, and says so", async () => {
     const key = await newTenant();
     const big = "x".repeat(1024 * 1024);
     fake.onList = (_path, rpc) => {
@@ -27,8 +27,13 @@ describe("an MCP tool list past the stored cap", () => {
     const pages = fake.log.filter((l) => l.rpc === "tools/list").length;
     // 1 MiB a page: the list passes the cap on its second page, and no page is read after that.
     expect(pages).toBe(Math.floor(MAX_STORED_TOOLS_BYTES / (1024 * 1024)) + 1);
-    expect(r.json.tools).toEqual([]);
-    expect(r.json.toolsError).toContain(`more than the ${MAX_STORED_TOOLS_BYTES} one server's list may take`);
-    expect(r.json.toolsError).toContain("the tool list was read no further");
+    // The tools read before the one that passed the cap are kept: the list as far as it fits.
+    const fit = Math.floor(MAX_STORED_TOOLS_BYTES / (1024 * 1024));
+    expect(r.json.tools.map((t: { mcpName: string }) => t.mcpName)).toEqual(
+      Array.from({ length: fit }, (_, n) => `t${n}`),
+    );
+    expect(r.json.toolsError).toContain(`passed the ${MAX_STORED_TOOLS_BYTES} bytes one server's list may take`);
+    expect(r.json.toolsError).toContain(`the tool list was read no further than page ${pages}`);
+    expect(r.json.toolsError).toContain(`the ${fit} tool${fit === 1 ? " before that is" : "s before that are"} listed`);
   });
 });

@@ -25,6 +25,12 @@ export class LifecycleLog {
     if (event.type === "model_changed" || event.type === "refusal") {
       const { type, turnId, agent: _agent, ...fields } = event;
       const name = type === "model_changed" ? "model.changed" : "model.refused";
+      // The corpus holds ids and sizes, never content: a refusal's explanation is the model's own
+      // words about the request, so its line gives only their length.
+      const logged =
+        "explanation" in fields
+          ? (({ explanation, ...rest }) => ({ ...rest, explanationChars: explanation?.length ?? 0 }))(fields)
+          : fields;
       this.scope.ctx.waitUntil(
         logCorpusEvent(this.scope.env, {
           tenantId: ref.tenantId,
@@ -32,7 +38,7 @@ export class LifecycleLog {
           fields: {
             conversation: ref.conversationId,
             turn: turnId,
-            ...fields,
+            ...logged,
           },
         }).catch((err) => console.error("corpus log failed", err)),
       );

@@ -3,7 +3,8 @@
  * breakpoint placement can be tested for real cache hits offline.
  *
  * - Breakpoints: `cache_control: {type: "ephemeral"}` on tool definitions,
- *   system text blocks or message content blocks, plus the request-level
+ *   system text blocks or message content blocks (and the blocks nested in a
+ *   tool_result, a search_result or a content-list document), plus the request-level
  *   `cache_control` ("automatic caching": a breakpoint on the last block).
  *   At most 4 per request, else a 400 like the real API.
  * - Prefix order is tools → system → messages; a breakpoint's cacheable
@@ -99,6 +100,80 @@ export function counterFor(model: string): Counter {
   return { ratio: resolveModel(model)?.tokenizerRatio ?? 1 };
 }
 
+/**
+ * The blocks nested in a block that may carry breakpoints of their own, with the path suffix the API
+ * names them by: a tool_result's content, a search_result's text blocks (SDK
+ * `SearchResultBlockParam.content: Array<TextBlockParam>`) and the text and image blocks of a document
+ * whose source is a content list (`ContentBlockSourceContent = TextBlockParam | ImageBlockParam`), at
+ * any depth (a search_result or document inside a tool_result). `hollow` is the block with that list
+ * replaced by its length.
+ */
+function innerOf(block: WireBlock): { blocks: WireBlock[]; at: string; hollow: WireBlock } | null {
+  if ((block.type === "tool_result" || block.type === "search_result") && Array.isArray(block.content)) {
+    const blocks = block.content as WireBlock[];
+    return { blocks, at: `${block.type}.content`, hollow: { ...block, content: blocks.length } };
+  }
+  const source = block.source as { type?: unknown; content?: unknown } | null | undefined;
+  if (block.type === "document" && source?.type === "content" && Array.isArray(source.content)) {
+    const blocks = source.content as WireBlock[];
+    return {
+      blocks,
+      at: "document.source.content.content",
+      hollow: { ...block, source: { ...source, content: blocks.length } },
+    };
+  }
+  return null;
+}
+
+/** Whether a breakpoint sits anywhere inside the block (not on the block itself). */
+function hasInnerMarker(block: WireBlock): boolean {
+  return (innerOf(block)?.blocks ?? []).some((b) => isBlock(b) && (marker(b.cache_control) || hasInnerMarker(b)));
+}
+
+const isBlock = (value: unknown): value is WireBlock => value !== null && typeof value === "object";
+
+/**
+ * One block as segments. A block whose own blocks carry breakpoints is split: its opening (which
+ * weighs what the whole block weighs, less its blocks), then each of its blocks (split again if need
+ * be), then the block's own breakpoint, if any (it covers the whole block). Any other block is one
+ * segment. `identity` is what keys the block beside its content (a top-level block's role and place).
+ */
+function pushBlock(
+  segments: Segment[],
+  {
+    block,
+    path,
+    counter,
+    identity,
+    opening = 0,
+  }: { block: WireBlock; path: string; counter: Counter; identity?: object; opening?: number },
+): void {
+  const key = (value: object) => asSent(identity ? { ...identity, block: value } : { nested: value });
+  const inner = hasInnerMarker(block) ? innerOf(block) : null;
+  if (!inner) {
+    segments.push({
+      path,
+      json: key(withoutMarker(block)),
+      tokens: blockTokens(block, counter) + opening,
+      breakpoint: marker(block.cache_control),
+    });
+    return;
+  }
+  const blocks = inner.blocks.filter(isBlock);
+  const innerTokens = blocks.reduce((sum, b) => sum + blockTokens(b, counter), 0);
+  segments.push({
+    path,
+    json: key(withoutMarker(inner.hollow)),
+    tokens: Math.max(0, blockTokens(block, counter) - innerTokens) + opening,
+    breakpoint: null,
+  });
+  inner.blocks.forEach((b, k) => {
+    if (isBlock(b)) pushBlock(segments, { block: b, path: `${path}.${inner.at}.${k}`, counter });
+  });
+  if (marker(block.cache_control))
+    segments.push({ path, json: asSent({ end: path }), tokens: 0, breakpoint: marker(block.cache_control) });
+}
+
 /** The request as an ordered list of cacheable blocks; their token sum is the request's input tokens. */
 function segmentsOf(request: WireRequest, counter: Counter): Segment[] {
   const segments: Segment[] = [];
@@ -145,37 +220,10 @@ function segmentsOf(request: WireRequest, counter: Counter): Segment[] {
       const scope = firstMessageBlock ? { toolChoice } : {};
       firstMessageBlock = false;
       const path = `messages.${m}.content.${i}`;
-      // A tool_result's own blocks may carry breakpoints too: then each is a segment of its own,
-      // after the result's opening (which weighs what the whole result weighs, less its blocks), and
-      // the result's own breakpoint, if any, comes after them (it covers the whole result).
-      const content =
-        block.type === "tool_result" && Array.isArray(block.content) ? (block.content as WireBlock[]) : [];
-      const inner = content.some((b) => marker(b.cache_control)) ? content : [];
-      const innerTokens = inner.map((b) => blockTokens(b, counter));
-      segments.push({
-        path,
-        // Role and message start are part of identity: the same text in another turn is another prompt.
-        json: asSent({
-          ...scope,
-          role: message.role,
-          start: i === 0,
-          block: withoutMarker(inner.length ? { ...block, content: inner.length } : block),
-        }),
-        tokens:
-          Math.max(0, blockTokens(block, counter) - innerTokens.reduce((a, b) => a + b, 0)) +
-          (i === 0 ? overheadTokens(counter) : 0),
-        breakpoint: inner.length ? null : marker(block.cache_control),
-      });
-      inner.forEach((b, k) =>
-        segments.push({
-          path: `${path}.tool_result.content.${k}`,
-          json: asSent({ nested: withoutMarker(b) }),
-          tokens: innerTokens[k],
-          breakpoint: marker(b.cache_control),
-        }),
-      );
-      if (inner.length && marker(block.cache_control))
-        segments.push({ path, json: asSent({ end: path }), tokens: 0, breakpoint: marker(block.cache_control) });
+      // Role and message start are part of identity: the same text in another turn is another prompt.
+      const identity = { ...scope, role: message.role, start: i === 0 };
+      const opening = i === 0 ? overheadTokens(counter) : 0;
+      pushBlock(segments, { block, path, counter, identity, opening });
     });
   }
   const automatic = marker(request.cache_control);

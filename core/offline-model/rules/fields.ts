@@ -157,6 +157,20 @@ function checkBlock(block: WireBlock, path: string, table: Record<string, Schema
   if (block.type === "search_result") checkSearchResultContent(block.content as unknown[], at);
 }
 
+/** What a document's content source holds (SDK `ContentBlockSourceContent = TextBlockParam | ImageBlockParam`). */
+const CONTENT_SOURCE: Record<string, Schema | null> = { text: BLOCKS.text, image: BLOCKS.image };
+
+/**
+ * One block of a document's `{type: "content", content: [...]}` source, held to the schema of the same
+ * block anywhere else: its type tag, no unknown field, its required ones, a string text and a
+ * well-formed cache_control. Source: https://platform.claude.com/docs/en/api/messages (the request
+ * schema); the path names the block by its tag, as the schema does for a union.
+ */
+export function checkContentSourceBlock(block: WireBlock, path: string): void {
+  checkBlock(block, path, CONTENT_SOURCE);
+  if (block.type === "text") checkValue(block.text, { typed: STRING, path: `${path}.text.text` });
+}
+
 /**
  * Body fields of beta features, taken only with one of their `anthropic-beta` values (either
  * endpoint); without one they are extra inputs like any unknown field. The stand-in simulates

@@ -36,11 +36,40 @@ export const contentNotEmpty: Rule = ({ request }) => {
   }
 };
 
+/**
+ * The blocks a block holds besides a tool_result's: a search_result's text blocks and the text and
+ * image blocks of a document whose source is a content list, with their paths.
+ */
+function* heldBlocks({
+  block,
+  path,
+}: {
+  block: WireBlock;
+  path: string;
+}): Generator<{ block: WireBlock; path: string }> {
+  const source = block.source as { type?: unknown; content?: unknown } | null | undefined;
+  const [list, at] =
+    block.type === "search_result"
+      ? [block.content, `${path}.search_result.content`]
+      : block.type === "document" && source?.type === "content"
+        ? [source.content, `${path}.document.source.content.content`]
+        : [undefined, ""];
+  if (!Array.isArray(list)) return;
+  for (const [k, inner] of (list as WireBlock[]).entries())
+    if (inner !== null && typeof inner === "object") yield { block: inner, path: `${at}.${k}` };
+}
+
+/** Every message block with its path: top level, in tool results, and held by either (heldBlocks). */
+function* messageBlocks(request: Parameters<Rule>[0]["request"]): Generator<{ block: WireBlock; path: string }> {
+  for (const at of eachBlock(request))
+    for (const outer of [{ block: at.block, path: at.path }, ...nestedBlocks(at)]) {
+      yield outer;
+      yield* heldBlocks(outer);
+    }
+}
+
 const textBlocksWithPaths = function* (request: Parameters<Rule>[0]["request"]) {
-  for (const at of eachBlock(request)) {
-    yield { block: at.block, path: at.path, area: "messages" };
-    for (const nested of nestedBlocks(at)) yield { block: nested.block, path: nested.path, area: "messages" };
-  }
+  for (const { block, path } of messageBlocks(request)) yield { block, path, area: "messages" };
   for (const { block, path } of systemBlocks(request)) if (path !== "system") yield { block, path, area: "system" };
 };
 
@@ -62,21 +91,15 @@ export const cacheControlOnEmptyText: Rule = ({ request }) => {
  * (anthropics/claude-code#23440, agentjido/req_llm#711).
  */
 export const textNotEmpty: Rule = ({ request }) => {
-  for (const at of eachBlock(request)) {
-    // A tool result's own text blocks too (anthropics/anthropic-sdk-go#377: a tool_result holding
-    // `{"type":"text","text":""}` is a 400).
-    // And a search_result's text blocks ("text: the actual text content (non-empty string)",
-    // https://platform.claude.com/docs/en/build-with-claude/search-results).
-    const outer = [at, ...nestedBlocks(at)].map(({ block }) => block);
-    const inner = outer.flatMap((block) =>
-      block.type === "search_result" && Array.isArray(block.content) ? (block.content as WireBlock[]) : [],
-    );
-    for (const block of [...outer, ...inner]) {
-      if (block.type !== "text") continue;
-      if (textOfBlock(block) === "") throw invalid("messages: text content blocks must be non-empty");
-      if (textOfBlock(block).trim() === "")
-        throw invalid("messages: text content blocks must contain non-whitespace text");
-    }
+  // A tool result's own text blocks too (anthropics/anthropic-sdk-go#377: a tool_result holding
+  // `{"type":"text","text":""}` is a 400), a search_result's text blocks ("text: the actual text
+  // content (non-empty string)", https://platform.claude.com/docs/en/build-with-claude/search-results)
+  // and a content document's (the same TextBlockParam as at the top level, SDK ContentBlockSourceContent).
+  for (const { block } of messageBlocks(request)) {
+    if (block.type !== "text") continue;
+    if (textOfBlock(block) === "") throw invalid("messages: text content blocks must be non-empty");
+    if (textOfBlock(block).trim() === "")
+      throw invalid("messages: text content blocks must contain non-whitespace text");
   }
   for (const { block, path } of systemBlocks(request)) {
     const text = textOfBlock(block);

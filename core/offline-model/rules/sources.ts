@@ -4,14 +4,15 @@
  * fields and no others (`Base64ImageSource {data, media_type}`, `URLImageSource {url}`,
  * `FileImageSource {file_id}`; `Base64PDFSource` of media type application/pdf, `PlainTextSource`
  * of text/plain, `ContentBlockSource {content}` of text and image blocks, `URLPDFSource {url}`,
- * `FileDocumentSource {file_id}`). Source: https://platform.claude.com/docs/en/api/messages (the
- * request schema the SDK is generated from) and .../build-with-claude/pdf-support; the messages are
+ * `FileDocumentSource {file_id}`); a content source's own blocks as the same blocks at any other level
+ * (fields, value types, cache_control: fields.ts `checkContentSourceBlock`). Source:
+ * https://platform.claude.com/docs/en/api/messages (the request schema the SDK is generated from) and .../build-with-claude/pdf-support; the messages are
  * the schema's wording as the API words its other fields.
  */
 import { invalid } from "../errors";
 import type { WireBlock } from "../wire";
 import { eachBlock, isObject, literal, nestedBlocks, type Rule } from "./context";
-import { checkFields } from "./fields";
+import { checkContentSourceBlock, checkFields } from "./fields";
 
 const fields = (required: string[]) => ({ required, optional: [] as string[] });
 const IMAGE_SOURCES: Record<string, ReturnType<typeof fields>> = {
@@ -84,6 +85,8 @@ function checkDocument(block: WireBlock, path: string): void {
       throw invalid(
         `${innerPath}: Input tag '${String(isObject(inner) ? inner.type : inner)}' found using 'type' does not match any of the expected tags: 'text', 'image'`,
       );
+    // Fields, text and cache_control as on the same block at any other level (fields.ts).
+    checkContentSourceBlock(inner, innerPath);
     if (inner.type === "image") checkImage(inner, innerPath);
   }
 }

@@ -64,6 +64,19 @@ export function takenToolNames(tools: readonly ClientToolSpec[] | undefined, tak
     : null;
 }
 
+/**
+ * The refusal of a new turn whose `tools` redefine tools the tenant registered (`registered`: the
+ * names in the conversation's scope), in the turn's order; null when none does. The conversation
+ * object refuses with the same words (turn-runner.ts).
+ */
+export function registeredToolClash(
+  tools: readonly ClientToolSpec[] | undefined,
+  registered: ReadonlySet<string>,
+): string | null {
+  const clash = (tools ?? []).filter((t) => registered.has(t.name)).map((t) => t.name);
+  return clash.length ? `tools: ${clash.join(", ")} already registered for this tenant` : null;
+}
+
 // A result is stored and replayed like a turn's own content: blank text (or no blocks at all) and
 // images over the API's limits are refused here, naming the result, before anything is saved.
 const resultText = z.strictObject({ type: z.literal("text"), text: nonBlankText(MAX_RESULT_TEXT_CHARS) });

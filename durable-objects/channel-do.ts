@@ -44,6 +44,12 @@ export interface ChannelView extends Omit<ChannelState, "tenantId" | "lastActivi
   lastActivityAt: string | null;
 }
 
+/**
+ * The project a channel's conversations belong to: none. A turn's client tools are checked against
+ * the tenant's tools in this scope before the channel resolves (workers/chat/turns.ts).
+ */
+export const CHANNEL_PROJECT_ID: string | null = null;
+
 export const channelObjectName = (tenantId: string, name: string) => `${tenantId}/${name}`;
 
 /**
@@ -196,7 +202,7 @@ export class ChannelDO extends DurableObject<Env> {
       // Placed near whoever's message (or automation) made it: see core/location-hint.ts.
       const created = await createConversation(
         { ...this.env, DB: d1.db },
-        { tenantId, init: { title: `#${name}` }, locationHint },
+        { tenantId, init: { title: `#${name}`, projectId: CHANNEL_PROJECT_ID ?? undefined }, locationHint },
       );
       // Nothing is written: the caller answers why no conversation could be started here.
       if (created.kind === "invalid") return { refused: created.message };

@@ -1,7 +1,7 @@
 // The mcp_servers table: a tenant's registered MCP servers (at most MAX_MCP_SERVERS) and each
 // one's cached tool list. Every query is scoped to the tenant, so another tenant's id reads as a
 // missing row.
-import { and, count, desc, eq, exists, isNull, lt, or, sql } from "drizzle-orm";
+import { and, count, desc, eq, exists, inArray, isNull, lt, or, sql } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
 import { mcpServers, tenants } from "../../db/schema";
 import { sortableId } from "../../core/ids";
@@ -141,6 +141,21 @@ export async function mcpServersInScope(
     .from(mcpServers)
     .where(and(eq(mcpServers.tenantId, tenantId), scope))
     .orderBy(mcpServers.name);
+}
+
+/** The servers named `names` among those a conversation of `projectId` (null: none) sees. */
+export async function mcpServersNamedInScope(
+  db: D1Database,
+  { tenantId, projectId, names }: { tenantId: string; projectId: string | null; names: readonly string[] },
+): Promise<McpServerRow[]> {
+  if (!names.length) return [];
+  const scope = projectId
+    ? or(isNull(mcpServers.projectId), eq(mcpServers.projectId, projectId))
+    : isNull(mcpServers.projectId);
+  return drizzle(db)
+    .select()
+    .from(mcpServers)
+    .where(and(eq(mcpServers.tenantId, tenantId), scope, inArray(mcpServers.name, [...names])));
 }
 
 /**

@@ -2,7 +2,7 @@
 // get, change (optionally only while the endpoint and headers are as read), delete, and the rows
 // one conversation may use. Header values are sealed before they are written and opened only by
 // the caller at call time; what this module hands to the API carries header names alone.
-import { and, count, desc, eq, exists, isNull, lt, or, sql } from "drizzle-orm";
+import { and, count, desc, eq, exists, inArray, isNull, lt, or, sql } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
 import { sortableId } from "../../core/ids";
 import type { TenantToolKind } from "../../core/tenant-tool-rules";
@@ -168,6 +168,20 @@ export async function toolsInScope(db: D1Database, tenantId: string, projectId: 
     .from(tools)
     .where(and(eq(tools.tenantId, tenantId), scope))
     .orderBy(tools.name);
+}
+
+/** Which of `names` a conversation of `projectId` (null: none) has as a registered tool: one query. */
+export async function registeredNamesInScope(
+  db: D1Database,
+  { tenantId, projectId, names }: { tenantId: string; projectId: string | null; names: readonly string[] },
+): Promise<Set<string>> {
+  if (!names.length) return new Set();
+  const scope = projectId ? or(isNull(tools.projectId), eq(tools.projectId, projectId)) : isNull(tools.projectId);
+  const rows = await drizzle(db)
+    .select({ name: tools.name })
+    .from(tools)
+    .where(and(eq(tools.tenantId, tenantId), scope, inArray(tools.name, [...names])));
+  return new Set(rows.map((r) => r.name));
 }
 
 /**

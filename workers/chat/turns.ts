@@ -5,14 +5,17 @@ import type { z } from "zod";
 import { decodeEvents, type TurnEvent } from "../../core/events";
 import { MODEL_NOT_CONFIGURED, modelProblem } from "../../core/model-provider";
 import { withLocationHint, type LocationHint } from "../../core/location-hint";
-import { takenToolNames } from "../../core/client-tools";
+import { type ClientToolSpec, registeredToolClash, takenToolNames } from "../../core/client-tools";
 import { SERVER_TOOL_NAMES } from "../../core/tenant-tool-rules";
 import { toContentBlocks, type turnBodySchema } from "../../core/turn-input";
 import { toolRegistry } from "../../agent/tools";
-import { type ChannelPlace, channelObjectName } from "../../durable-objects/channel-do";
+import { CHANNEL_PROJECT_ID, type ChannelPlace, channelObjectName } from "../../durable-objects/channel-do";
 import type { TurnAnswer, TurnInput } from "../../durable-objects/conversation/conversation-do";
 import type { ConversationRef } from "../../services/record/conversation-head";
 import { unknownAttachmentMessage, withAttachments } from "../../services/attachments/turn-notes";
+import { carriableMcpName } from "../../services/mcp/listing";
+import { cachedTools, mcpServersNamedInScope } from "../../services/mcp/servers";
+import { registeredNamesInScope } from "../../services/tools/tool-store";
 import { keyForHash } from "../../services/keys/auth";
 import { ApiError, badRequest, unauthorized } from "./errors";
 import { collectTurn, sseResponse, turnJson } from "./turn-response";
@@ -47,6 +50,40 @@ export async function regenerateInput(tools: z.infer<typeof turnBodySchema>["too
   const clash = takenToolNames(tools, [...toolRegistry.names(), ...SERVER_TOOL_NAMES]);
   if (clash) throw badRequest(clash);
   return { content: [], regenerate: true, ...(tools ? { tools } : {}) };
+}
+
+/** The servers an MCP tool name may be of: mcp__a__b__c is a tool of "a" or (a server named before the rule) "a__b". */
+function mcpServerCandidates(toolName: string): string[] {
+  // mcpPrefix(server) of core/mcp-names.ts, before its server.
+  if (!toolName.startsWith("mcp__")) return [];
+  const rest = toolName.slice("mcp__".length);
+  const out: string[] = [];
+  for (let at = rest.indexOf("__", 1); at > 0; at = rest.indexOf("__", at + 1)) out.push(rest.slice(0, at));
+  return out;
+}
+
+/**
+ * A turn's client tools that redefine the tenant's own tools in the scope its conversation has
+ * (registered HTTP and client tools, MCP servers' cached tools) are a 400, as the conversation
+ * object would answer, asked before a caller resolves anything. One D1 query for a turn with
+ * client tools (a second only for a name shaped as an MCP tool's); none without.
+ */
+export async function refuseRegisteredClash(
+  env: Env,
+  turn: { tenantId: string; projectId: string | null; tools: readonly ClientToolSpec[] | undefined },
+): Promise<void> {
+  const { tenantId, projectId, tools = [] } = turn;
+  if (!tools.length) return;
+  const names = tools.map((t) => t.name);
+  const serverNames = [...new Set(names.flatMap(mcpServerCandidates))];
+  const [registered, servers] = await Promise.all([
+    registeredNamesInScope(env.DB, { tenantId, projectId, names }),
+    mcpServersNamedInScope(env.DB, { tenantId, projectId, names: serverNames }),
+  ]);
+  // As the object's mcp source offers them (agent/tools/mcp-tools.ts): a name no request could carry is not one.
+  for (const s of servers) for (const t of cachedTools(s)) if (carriableMcpName(t.mcpName)) registered.add(t.name);
+  const clash = registeredToolClash(tools, registered);
+  if (clash) throw badRequest(clash);
 }
 
 /**
@@ -120,6 +157,8 @@ export async function startChannelTurn(
     env.CHANNEL.idFromName(channelObjectName(tenantId, name)),
     withLocationHint(locationHint),
   );
+  // Before the channel resolves: a refused turn neither creates nor rotates its conversation.
+  await refuseRegisteredClash(env, { tenantId, projectId: CHANNEL_PROJECT_ID, tools: input.tools });
   let conversationId = resolved(await channel.resolve({ tenantId, name, now: Date.now(), locationHint }));
   let started = await startTurn(env, { tenantId, conversationId }, input);
   if (started.kind === "missing") {

@@ -95,9 +95,10 @@ export async function dropVanished(
  * Of `rows`, a page just copied from `source` into `target`, the marks of the documents that have a
  * deployed vector (cortex_embedded) go with them: the vector is the tenant's and the document's,
  * shared by both shards, so the new shard's delete trigger can tombstone it (without the mark a
- * document deleted after the move left its vector in the index for good). A document changed in
- * either shard since its vector was made has no mark there (the update trigger), so none is copied
- * for it; claims in flight are not marks.
+ * document deleted after the move left its vector in the index for good). A document changed since
+ * its vector was made has a stale mark (`stale:` and the vector's id, cortex-shard 0005), copied as
+ * any mark: the new shard embeds it again, and a delete before that still tombstones the vector;
+ * claims in flight are not marks.
  */
 export async function copyEmbeddedMarks(
   tenantId: string,

@@ -6,7 +6,9 @@
 // repair path for documents written outside a conversation's outbox (notes, PDF pages, moved
 // rows) or whose embedding failed. Two catch-ups at once (the outbox's sync beside a search's)
 // split the work: each embeds only the documents it claimed. The tables are
-// d1-migrations/cortex-shard/0002_semantic.sql's.
+// d1-migrations/cortex-shard/0002_semantic.sql's, the triggers 0005_stale_vectors.sql's: a changed
+// document's mark is kept as STALE + its vector id (the old vector is still in the index under that
+// id) until a catch-up re-embeds it, so a delete before then still tombstones the vector.
 import type { ShardDatabase } from "../cortex/search-index";
 import { sha256Hex } from "../../core/ids";
 import type { SemanticPath } from "./types";
@@ -33,6 +35,10 @@ const CLAIM_EXPIRES_MS = 5 * 60_000;
 const claimAt = (ms: number) => `${CLAIM}${String(ms).padStart(15, "0")}`;
 /** D1 binds at most 100 parameters per statement. */
 const CLAIMS_PER_STATEMENT = 90;
+/** A changed document's mark: its old vector (or claim) is out of date, and it is embedded again. */
+const STALE = "stale:";
+/** The tombstone of a document deleted while claimed: its vector, if any, is the document's vector id. */
+const DOC = "doc:";
 
 const GONE_PER_ROUND = 1000;
 
@@ -46,8 +52,13 @@ export async function forgetGone(db: ShardDatabase, path: SemanticPath, tenantId
       .all<{ id: string }>();
     if (!gone.results.length) return forgotten;
     const ids = gone.results.map((r) => r.id);
-    // A document deleted while a catch-up held its claim leaves the claim's id: no vector has it.
-    const vectors = ids.filter((id) => !id.startsWith(CLAIM));
+    // A claim's id (left by a delete before migration 0005) is no vector's; a document's tombstone
+    // (a delete while claimed) stands for the document's vector id.
+    const vectors = await Promise.all(
+      ids
+        .filter((id) => !id.startsWith(CLAIM))
+        .map((id) => (id.startsWith(DOC) ? vectorId(tenantId, id.slice(DOC.length)) : id)),
+    );
     if (vectors.length) await path.index.delete(tenantId, vectors);
     const clear = db.prepare(`DELETE FROM cortex_vectors_gone WHERE tenant_id = ? AND vec_id = ?`);
     await db.batch(ids.map((id) => clear.bind(tenantId, id)));
@@ -65,20 +76,21 @@ export interface CatchUp {
   maxDocs?: number;
 }
 
-/** The tenant's documents without a vector (or with a dead claim), oldest first: docId only. */
+/** The tenant's documents without a vector (or with a stale one, or a dead claim), oldest first; `stale`: had a vector mark. */
 async function unembedded(
   db: ShardDatabase,
   { tenantId, maxDocs, now }: { tenantId: string; maxDocs: number; now: number },
-): Promise<string[]> {
+): Promise<{ docId: string; stale: boolean }[]> {
   const { results } = await db
     .prepare(
-      `SELECT d.doc_id AS docId FROM cortex_docs d LEFT JOIN cortex_embedded e ON e.doc_id = d.doc_id
-       WHERE d.tenant_id = ? AND (e.doc_id IS NULL OR (e.vec_id LIKE '${CLAIM}%' AND e.vec_id < ?))
+      `SELECT d.doc_id AS docId, coalesce(e.vec_id LIKE '${STALE}%', 0) AS stale
+       FROM cortex_docs d LEFT JOIN cortex_embedded e ON e.doc_id = d.doc_id
+       WHERE d.tenant_id = ? AND (e.doc_id IS NULL OR e.vec_id LIKE '${STALE}%' OR (e.vec_id LIKE '${CLAIM}%' AND e.vec_id < ?))
        ORDER BY d.rowid LIMIT ?`,
     )
     .bind(tenantId, claimAt(now - CLAIM_EXPIRES_MS), maxDocs)
-    .all<{ docId: string }>();
-  return results.map((r) => r.docId);
+    .all<{ docId: string; stale: number }>();
+  return results.map((r) => ({ docId: r.docId, stale: r.stale === 1 }));
 }
 
 /** Claims what no other catch-up holds; returns the claimed documents with their bodies. */
@@ -91,13 +103,13 @@ async function claim(
   const claimed: { docId: string; body: string }[] = [];
   for (let i = 0; i < docIds.length; i += CLAIMS_PER_STATEMENT) {
     const ids = docIds.slice(i, i + CLAIMS_PER_STATEMENT);
-    // One statement: a row another catch-up claimed (or embedded) meanwhile is left alone, a dead claim is taken over.
+    // One statement: a row another catch-up claimed (or embedded) meanwhile is left alone, a dead claim or a stale mark is taken over.
     const { results } = await db
       .prepare(
         `INSERT INTO cortex_embedded (doc_id, tenant_id, vec_id)
          SELECT d.doc_id, d.tenant_id, ? FROM cortex_docs d WHERE d.tenant_id = ? AND d.doc_id IN (${ids.map(() => "?").join(", ")})
          ON CONFLICT(doc_id) DO UPDATE SET vec_id = excluded.vec_id
-           WHERE cortex_embedded.vec_id LIKE '${CLAIM}%' AND cortex_embedded.vec_id < ?
+           WHERE (cortex_embedded.vec_id LIKE '${CLAIM}%' AND cortex_embedded.vec_id < ?) OR cortex_embedded.vec_id LIKE '${STALE}%'
          RETURNING doc_id AS docId`,
       )
       .bind(mark, tenantId, ...ids, dead)
@@ -122,25 +134,43 @@ export async function catchUp({ db, path, tenantId, maxDocs = CATCH_UP_MAX_DOCS 
   const waiting = await unembedded(db, { tenantId, maxDocs, now });
   // Nothing to embed (every search but the first after a write): a read only, no claim.
   if (!waiting.length) return 0;
-  const results = await claim(db, { tenantId, docIds: waiting, now });
+  const mark = claimAt(now);
+  const results = await claim(db, { tenantId, docIds: waiting.map((w) => w.docId), now });
   try {
-    await embedClaimed({ db, path, tenantId, mark: claimAt(now) }, results);
+    await embedClaimed({ db, path, tenantId, mark }, results);
   } catch (err) {
-    // Let the next catch-up take them at once rather than after the claim expires.
-    const release = db.prepare(
-      `DELETE FROM cortex_embedded WHERE tenant_id = ? AND doc_id = ? AND vec_id LIKE '${CLAIM}%'`,
-    );
-    await db.batch(results.map((r) => release.bind(tenantId, r.docId))).catch(() => {});
+    await release({ db, tenantId, mark }, waiting).catch(() => {});
     throw err;
   }
   return results.length;
 }
 
 /**
+ * After a failed embedding: lets the next catch-up take the claimed documents at once rather than
+ * after the claim expires. A document that had a (stale) vector gets its stale mark back, so a
+ * delete before it is embedded again still tombstones that vector; the others lose their row.
+ */
+async function release(
+  { db, tenantId, mark }: Pick<CatchUp, "db" | "tenantId"> & { mark: string },
+  waiting: { docId: string; stale: boolean }[],
+): Promise<void> {
+  const restore = db.prepare(`UPDATE cortex_embedded SET vec_id = ? WHERE tenant_id = ? AND doc_id = ? AND vec_id = ?`);
+  const drop = db.prepare(`DELETE FROM cortex_embedded WHERE tenant_id = ? AND doc_id = ? AND vec_id = ?`);
+  const statements = await Promise.all(
+    waiting.map(async ({ docId, stale }) =>
+      stale
+        ? restore.bind(`${STALE}${await vectorId(tenantId, docId)}`, tenantId, docId, mark)
+        : drop.bind(tenantId, docId, mark),
+    ),
+  );
+  if (statements.length) await db.batch(statements);
+}
+
+/**
  * Embeds the claimed documents and marks each embedded, but only where the claim is still this
- * catch-up's. A document changed meanwhile lost its claim to the cortex trigger: it stays
- * unembedded, so the next catch-up embeds its new body. One deleted meanwhile is gone from the
- * cortex: the vector just written for it is deleted again, so no deleted text stays in the index.
+ * catch-up's. A document changed meanwhile lost its claim to the cortex trigger: the vector just
+ * written of its old body is deleted again, and the next catch-up embeds its new body. One deleted
+ * meanwhile is gone from the cortex: its vector is deleted again, so no deleted text stays in the index.
  */
 async function embedClaimed(
   { db, path, tenantId, mark }: Pick<CatchUp, "db" | "path" | "tenantId"> & { mark: string },
@@ -161,23 +191,27 @@ async function embedClaimed(
       batch.map((r, j) => embedded.bind(ids[j], tenantId, r.docId, mark)),
     );
     const lost = batch.filter((_, j) => !marked[j].results.length).map((r) => r.docId);
-    if (lost.length) await forgetIfDeleted({ db, path, tenantId }, lost);
+    if (lost.length) await forgetUnmarked({ db, path, tenantId }, lost);
   }
 }
 
-/** Of documents whose claim was lost mid-embedding, deletes the vectors of those no longer in the cortex. */
-async function forgetIfDeleted(
+/**
+ * Of documents whose claim was lost mid-embedding, deletes the vectors just written for those left
+ * with no row: deleted from the cortex, or changed (the trigger dropped the claim, and a stale mark
+ * it took over with it). A row there is another catch-up's claim or mark, whose vector stays.
+ */
+async function forgetUnmarked(
   { db, path, tenantId }: Pick<CatchUp, "db" | "path" | "tenantId">,
   docIds: string[],
 ): Promise<void> {
   const { results } = await db
     // One bound parameter for the list: D1 takes at most 100, and a batch holds 100 ids.
     .prepare(
-      `SELECT doc_id AS docId FROM cortex_docs WHERE tenant_id = ? AND doc_id IN (SELECT value FROM json_each(?))`,
+      `SELECT doc_id AS docId FROM cortex_embedded WHERE tenant_id = ? AND doc_id IN (SELECT value FROM json_each(?))`,
     )
     .bind(tenantId, JSON.stringify(docIds))
     .all<{ docId: string }>();
-  const alive = new Set(results.map((r) => r.docId));
-  const gone = docIds.filter((d) => !alive.has(d));
+  const marked = new Set(results.map((r) => r.docId));
+  const gone = docIds.filter((d) => !marked.has(d));
   if (gone.length) await path.index.delete(tenantId, await Promise.all(gone.map((d) => vectorId(tenantId, d))));
 }

@@ -42,6 +42,7 @@ describe("cortex routing", () => {
         "0002_semantic.sql",
         "0003_tenant_fts.sql",
         "0004_cjk_terms.sql",
+        "0005_stale_vectors.sql",
       ]);
       // FTS5 with the porter stemmer in each: "planning" finds "plans".
       const db = shardDatabase(env, name);

@@ -7,6 +7,7 @@ import type { ModelRequest } from "../../core/types";
 import { logCorpusEvent } from "../../services/corpus";
 import type { ConversationHead, ConversationRef } from "../../services/record/conversation-head";
 import { promptSnapshotKey } from "../../r2-layout";
+import { withRetry } from "../../services/record/retry";
 import type { PromptSnapshot, TimelineCard } from "./conversation-store";
 import type { ObjectScope } from "./object-scope";
 
@@ -93,10 +94,16 @@ export class LifecycleLog {
       this.scope.deletion
         .guard(async () => {
           const bucket = this.scope.env.BUCKET;
-          await bucket.put(promptSnapshotKey(head.tenantId, head.id, id), JSON.stringify(request), {
-            httpMetadata: { contentType: "application/json" },
-          });
-          if (dropped.length) await bucket.delete(dropped.map((d) => promptSnapshotKey(head.tenantId, head.id, d)));
+          try {
+            await bucket.put(promptSnapshotKey(head.tenantId, head.id, id), JSON.stringify(request), {
+              httpMetadata: { contentType: "application/json" },
+            });
+          } finally {
+            // The dropped rows are already gone from SQLite: their bodies go whatever became of
+            // the put, or nothing would ever list or delete them again.
+            const keys = dropped.map((d) => promptSnapshotKey(head.tenantId, head.id, d));
+            if (keys.length) await withRetry("prompt snapshot drop", () => bucket.delete(keys));
+          }
         })
         .catch((err) => console.error("prompt snapshot write failed", err)),
     );

@@ -133,7 +133,10 @@ export async function getExportJob(
   return row ? view(row) : null;
 }
 
-/** Marks a queued (or retried) job running; null when there is nothing to run (finished, removed). */
+/**
+ * Marks a queued (or retried) job running; null when there is nothing to run (finished, removed,
+ * or its retention ran out while it waited: it is a 404 from then on, and the cron removes it).
+ */
 export async function startExportJob(
   db: D1Database,
   { tenantId, id, now = new Date() }: { tenantId: string; id: string; now?: Date },
@@ -141,12 +144,12 @@ export async function startExportJob(
   const rows = await drizzle(db)
     .update(exportJobs)
     .set({ status: "running", startedAt: now.toISOString() })
-    .where(and(mine(tenantId, id), inArray(exportJobs.status, ACTIVE)))
+    .where(and(mine(tenantId, id), inArray(exportJobs.status, ACTIVE), gt(exportJobs.expiresAt, now.toISOString())))
     .returning();
   return rows[0] ? view(rows[0]) : null;
 }
 
-/** Records a finished export, kept for the retention from now; false when the job was removed meanwhile. */
+/** Records a finished export, kept for the retention from now; false when the job was removed or expired meanwhile. */
 export async function finishExportJob(
   db: D1Database,
   {
@@ -171,7 +174,7 @@ export async function finishExportJob(
       expiresAt: new Date(now.getTime() + retentionMs).toISOString(),
       ...result,
     })
-    .where(and(mine(tenantId, id), eq(exportJobs.status, "running")))
+    .where(and(mine(tenantId, id), eq(exportJobs.status, "running"), gt(exportJobs.expiresAt, now.toISOString())))
     .returning({ id: exportJobs.id });
   return rows.length > 0;
 }

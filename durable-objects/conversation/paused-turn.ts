@@ -4,10 +4,12 @@
 // posted results before anything is written, and knows when the turn's wait runs out (the alarm).
 import type { ClientToolResult, ClientToolSpec } from "../../core/client-tools";
 import type { TurnEvent } from "../../core/events";
-import type { ToolResultBlock } from "../../core/types";
+import type { StoredMessage, ToolResultBlock } from "../../core/types";
 import type { PausedStep } from "../../agent/turn-loop";
 import type { ConversationRef } from "../../services/record/conversation-head";
 import { INTERRUPTED_TOOL_RESULT } from "../../core/replay";
+import type { ConversationStore } from "./conversation-store";
+import type { ConversationRecord } from "./record";
 
 export interface PausedTurn {
   /** Whose turn: the alarm continues it without a caller. */
@@ -44,6 +46,8 @@ const PAUSED_KEY = "paused-turn";
 const CHUNK_CHARS = 500_000;
 const chunkKey = (i: number) => `${PAUSED_KEY}:${i}`;
 const NOTES_KEY = "paused-turn-notes";
+/** The seq the deferred notes' last write gave them, kept until they are written (see `saveNotes`). */
+const NOTES_TRIED_KEY = "paused-turn-notes-tried";
 const ANSWERED_KEY = "client-answered-ids";
 /** How soon the alarm retries a resume whose accepted results were not saved. */
 const RESUME_RETRY_MS = 30_000;
@@ -262,11 +266,32 @@ export class PausedTurns {
     return true;
   }
 
-  /** The notes deferred during the pause, removed from storage. */
-  async takeNotes(): Promise<string[]> {
+  /**
+   * Writes the notes deferred during the pause (right after the step's results) and only then takes
+   * them out of storage: when the write fails they stay, and the next turn writes them before its
+   * message. A batch whose write failed may have landed all the same (record.ts `unsure`): the seq it
+   * was given is kept, and notes found there once it is adopted are not written twice.
+   */
+  async saveNotes(parts: {
+    record: Pick<ConversationRecord, "append" | "settle">;
+    scope: { store: Pick<ConversationStore, "lastSeq" | "range"> };
+  }): Promise<StoredMessage[]> {
+    const { record, scope } = parts;
     const notes = (await this.ctx.storage.get<string[]>(NOTES_KEY)) ?? [];
-    if (notes.length) await this.ctx.storage.delete(NOTES_KEY);
-    return notes;
+    if (!notes.length) return [];
+    await record.settle();
+    const tried = await this.ctx.storage.get<number>(NOTES_TRIED_KEY);
+    const landed = tried === undefined ? [] : scope.store.range(tried, tried + notes.length - 1);
+    let saved = landed;
+    if (landed.length !== notes.length || !landed.every((m, i) => isNote(m, notes[i]!))) {
+      await this.ctx.storage.put(NOTES_TRIED_KEY, scope.store.lastSeq() + 1);
+      saved = await record.append(notes.map((text) => ({ role: "user", content: [{ type: "text", text }] })));
+    }
+    // Only the notes written leave: one deferred while they were written stays for the next write.
+    const rest = ((await this.ctx.storage.get<string[]>(NOTES_KEY)) ?? []).slice(notes.length);
+    if (rest.length) await this.ctx.storage.put(NOTES_KEY, rest);
+    await this.ctx.storage.delete(rest.length ? [NOTES_TRIED_KEY] : [NOTES_KEY, NOTES_TRIED_KEY]);
+    return saved;
   }
 
   private async answeredIds(): Promise<string[]> {
@@ -282,6 +307,10 @@ export class PausedTurns {
 function refuse(status: ResultsRefusal["status"], type: ResultsRefusal["type"], message: string): ResultsAcceptance {
   return { kind: "refused", refusal: { status, type, message } };
 }
+
+/** Whether a saved message is the note `text` (a user message of that text alone). */
+const isNote = (m: StoredMessage, text: string): boolean =>
+  m.role === "user" && m.content.length === 1 && m.content[0]?.type === "text" && m.content[0].text === text;
 
 /** A paused turn as clients see it (the `requires_action` event's fields). */
 export function pendingView(turn: PausedTurn): { turnId: string; calls: PausedStep["pending"]; expiresAt: string } {

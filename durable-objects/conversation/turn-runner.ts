@@ -338,6 +338,8 @@ export class TurnRunner {
       prompt = { ...prompt, tools: prompt.tools.extend(turnTools.map((t) => clientToolDefinition(t, { core: true }))) };
     try {
       if (activate?.length) await record.activateTools(activate, prompt.tools);
+      // Notes a failed save after a paused step's results kept: they join before this turn's message.
+      if (!resuming) await this.savedDeferredNotes(emit, turnId);
     } catch (err) {
       return unstarted(err);
     }
@@ -484,13 +486,8 @@ export class TurnRunner {
     if (!outcome.paused) scope.ctx.waitUntil(this.parts.titler.afterTurn(client, model.entry));
   }
 
-  /** Attachment notes that arrived during the pause join now, after the step's results. */
+  /** Attachment notes that arrived during the pause join now, after the step's results (or a later turn's start). */
   private async savedDeferredNotes(emit: (e: TurnEvent) => void, turnId: string): Promise<void> {
-    const notes = await this.parts.paused.takeNotes();
-    if (!notes.length) return;
-    for (const message of await this.parts.record.append(
-      notes.map((text) => ({ role: "user" as const, content: [{ type: "text" as const, text }] })),
-    ))
-      emit({ type: "message", turnId, message });
+    for (const message of await this.parts.paused.saveNotes(this.parts)) emit({ type: "message", turnId, message });
   }
 }

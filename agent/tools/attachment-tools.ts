@@ -165,11 +165,14 @@ export const pdfRead: ToolDefinition<
       const out = await pdfFormat.read(found!.reader, {
         from: range[0],
         to: range[1],
-        maxChars: PDF_READ_CHARS + offset,
+        maxChars: PDF_READ_CHARS,
+        skip: offset,
         password,
       });
       const first = out.pages[0];
-      if (offset && first && offset >= first.text.length && range[0] === range[1])
+      // Past the first page's end: refused, whatever the range. At its very end, a range goes on
+      // with its next pages (a cut that fell at a page's end names that offset).
+      if (offset && first && (offset > first.text.length || (offset === first.text.length && range[0] === range[1])))
         return {
           content: `offset: page ${first.page} has ${first.text.length} characters; offset ${offset} is past its end`,
           isError: true,

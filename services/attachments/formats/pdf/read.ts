@@ -209,12 +209,18 @@ export async function readPdfPages(
     from,
     to,
     maxChars,
+    skip = 0,
     password,
     skipUnreadable,
   }: {
     from: number;
     to: number;
     maxChars?: number;
+    /**
+     * Characters of the first page the caller leaves out (pdf_read's `offset`): read, but not
+     * counted against `maxChars`. A first page that ends before them is returned alone.
+     */
+    skip?: number;
     password?: string;
     /** A page neither reader can read is given as empty text instead of failing the range (the search index's chunks). */
     skipUnreadable?: boolean;
@@ -259,13 +265,15 @@ export async function readPdfPages(
         truncated = true;
         break;
       }
+      const skipped = p === from ? skip : 0;
+      const cap = budget + skipped;
       let text: string | null = null;
       // The own reader's words of a page it reads only in part: kept for when pdf.js cannot read it.
       let partial: string | null = null;
       if (doc && root) {
         try {
           const leaf = await guard(() => doc!.findPage(p - 1, root!));
-          const out = await guard(() => extractPageText(doc!, { leaf, ctx, maxChars: budget }));
+          const out = await guard(() => extractPageText(doc!, { leaf, ctx, maxChars: cap }));
           // A glyph it cannot map (CJK CMaps, Type3 glyph names) or maps by a guess (a font
           // program's built-in encoding or cmap) makes the page pdf.js's, which reads font
           // programs: on the corpus any share above 0 loses words (0.2: 93.2%, 0: 94.6% of files
@@ -293,13 +301,14 @@ export async function readPdfPages(
           else if (skipUnreadable) text = "";
           else throw err;
         }
-        if (text.length > budget) {
-          text = sliceWhole(text, 0, budget);
+        if (text.length > cap) {
+          text = sliceWhole(text, 0, cap);
           truncated = true;
         }
       }
       pages.push({ page: p, text });
-      budget -= text.length;
+      if (text.length < skipped) break;
+      budget -= text.length - skipped;
       if (truncated) break;
     }
     return { pages, truncated, bytesRead: reader.bytesRead };

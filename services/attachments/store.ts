@@ -127,9 +127,11 @@ export async function staleUploads(
     .limit(limit);
 }
 
-/** Removes the row only while its upload is still open: one that completed meanwhile stays. */
-export async function deleteOpenUpload(db: D1Database, id: string): Promise<void> {
-  await drizzle(db)
+/** Removes the row only while its upload is still open (one that completed meanwhile stays): whether it did. */
+export async function deleteOpenUpload(db: D1Database, id: string): Promise<boolean> {
+  const deleted = await drizzle(db)
     .delete(attachments)
-    .where(and(eq(attachments.id, id), eq(attachments.status, "uploading")));
+    .where(and(eq(attachments.id, id), eq(attachments.status, "uploading")))
+    .returning({ id: attachments.id });
+  return deleted.length > 0;
 }

@@ -76,7 +76,10 @@ const MULTIPART_UPLOAD_MS = 7 * 24 * 60 * 60_000;
 
 /**
  * Uploads that never finished (a client that vanished mid-body, a multipart upload never
- * completed): their rows and any bytes are removed, so nothing stays half-written.
+ * completed): their rows and any bytes are removed, so nothing stays half-written. The row goes
+ * first, and only while still open: an upload a finish or a complete made ready since the listing
+ * keeps its row and its bytes (removing the bytes first would leave it ready with none). Its bytes
+ * go only once its row did; a finish that comes after finds no row, and its caller purges them.
  */
 export async function sweepAbandonedUploads(env: Env, now: number): Promise<number> {
   const results = await staleUploads(env.DB, {
@@ -85,13 +88,13 @@ export async function sweepAbandonedUploads(env: Env, now: number): Promise<numb
     limit: 200,
   });
   for (const u of results) {
+    if (!(await deleteOpenUpload(env.DB, u.id))) continue;
     if (u.uploadId)
       await env.BUCKET.resumeMultipartUpload(u.r2Key, u.uploadId)
         .abort()
         .catch(() => {});
     const listed = await env.BUCKET.list({ prefix: attachmentPrefix(u.tenantId, u.id) });
     if (listed.objects.length) await env.BUCKET.delete(listed.objects.map((o) => o.key));
-    await deleteOpenUpload(env.DB, u.id);
   }
   return results.length;
 }

@@ -1,0 +1,70 @@
+// The abandoned-upload sweep never takes the bytes of an upload that finished while it ran: a row
+// made ready between the sweep's listing and its delete keeps its bytes; a stale row still open is
+// removed with its bytes.
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { sweepAbandonedUploads } from "../../workers/chat/scheduled";
+import { getAttachmentRow, insertAttachment, updateAttachment } from "../../services/attachments/store";
+import { newRow } from "../../workers/chat/routes/attachments";
+import { createConversation, newTenantWithId } from "./helpers";
+
+const DAY = 24 * 60 * 60_000;
+
+/** An upload left open for a day, its bytes in R2. */
+async function staleUpload(tenantId: string, conversationId: string, name: string) {
+  const old = new Date(Date.now() - DAY).toISOString();
+  const row = newRow({ tenantId, conversationId, name, type: "text/plain", status: "uploading" });
+  await insertAttachment(env.DB, { ...row, createdAt: old, updatedAt: old });
+  await env.BUCKET.put(row.r2Key, "hello bytes");
+  return row;
+}
+
+describe("the abandoned-upload sweep", () => {
+  it("leaves an upload that a finish made ready while it ran with its bytes", async () => {
+    const { tenantId, key } = await newTenantWithId();
+    const conv = await createConversation(undefined, key);
+    const racing = await staleUpload(tenantId, conv, "racing.txt");
+    const abandoned = await staleUpload(tenantId, conv, "abandoned.txt");
+    // The finish lands once the sweep has listed the stale rows, before it deletes anything.
+    let finished = false;
+    const finishFirst = async () => {
+      if (finished) return;
+      finished = true;
+      const kept = await updateAttachment(env.DB, {
+        tenantId,
+        id: racing.id,
+        change: { status: "ready", size: 11, facts: JSON.stringify({ kind: "text", lines: 1 }) },
+      });
+      expect(kept).toBe(true);
+    };
+    // The sweep's first statement is its listing of stale rows: the finish lands right after it.
+    const statement = (stmt: D1PreparedStatement): D1PreparedStatement =>
+      new Proxy(stmt, {
+        get(target, prop) {
+          const value = Reflect.get(target, prop, target);
+          if (typeof value !== "function") return value;
+          if (prop === "bind") return (...args: unknown[]) => statement(value.apply(target, args));
+          return async (...args: unknown[]) => {
+            const out = await value.apply(target, args);
+            await finishFirst();
+            return out;
+          };
+        },
+      });
+    const db = new Proxy(env.DB, {
+      get(target, prop) {
+        const value = Reflect.get(target, prop, target);
+        if (prop === "prepare") return (query: string) => statement(target.prepare(query));
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    await sweepAbandonedUploads(Object.create(env, { DB: { value: db } }), Date.now());
+    expect(finished).toBe(true);
+    const row = await getAttachmentRow(env.DB, tenantId, racing.id);
+    expect(row?.status).toBe("ready");
+    expect(await env.BUCKET.head(racing.r2Key)).not.toBeNull();
+    // The one still open is gone, row and bytes.
+    expect(await getAttachmentRow(env.DB, tenantId, abandoned.id)).toBeNull();
+    expect(await env.BUCKET.head(abandoned.r2Key)).toBeNull();
+  });
+});

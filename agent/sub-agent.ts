@@ -71,8 +71,24 @@ export async function runSubAgent(
   const segment: AgentTag = { segment: sortableId("agt"), name: task.name, toolUseId: task.toolUseId };
   const conversationId = deps.toolContext.conversationId;
   const thread: StoredMessage[] = [];
-  // A sub-agent cannot delegate in turn: the tool is neither offered nor runnable inside it.
-  const tools = parent.request.tools.filter((t) => t.name !== DELEGATE_TOOL).map(({ cache_control: _c, ...t }) => t);
+  // The master's server tools as its request had them (the registry's tools are built per step).
+  const serverTools = parent.request.tools.filter((t) => "type" in t).map(({ cache_control: _c, ...t }) => t);
+  // The tools as the master's requests carry them (core/replay.ts), built at each step from the
+  // conversation's active tools as they are then: a tool activated since (by the master in the step
+  // that delegated, or by the sub-agent itself) is offered from its next step on. A sub-agent cannot
+  // delegate in turn: the tool is neither offered nor runnable inside it.
+  const tools = () => [
+    ...deps.registry.schemasFor(deps.toolContext.activeTools).filter((t) => t.name !== DELEGATE_TOOL),
+    ...serverTools,
+  ];
+  // The master's context, its activeTools read live (a spread would freeze them at this point).
+  const toolContext: ToolContext = {
+    ...deps.toolContext,
+    get activeTools() {
+      return deps.toolContext.activeTools;
+    },
+    delegate: undefined,
+  };
   const maxSteps = deps.maxSteps ?? SUB_AGENT_MAX_STEPS;
   const { budget } = parent;
   // Nothing left: the task is answered as not run, and nothing of it is saved.
@@ -86,7 +102,7 @@ export async function runSubAgent(
       onUsage: parent.onUsage,
       client: deps.client,
       registry: deps.registry,
-      toolContext: { ...deps.toolContext, delegate: undefined },
+      toolContext,
       maxIterations: maxSteps,
       budget,
       contextWindowTokens: deps.contextWindowTokens,
@@ -103,7 +119,7 @@ export async function runSubAgent(
             ...(parent.request.output_config ? { output_config: parent.request.output_config } : {}),
             // Cached as the master's requests are: each step reads the step before it from the cache.
             system: [{ type: "text", text: SUB_AGENT_SYSTEM, cache_control: { type: "ephemeral" } }],
-            tools,
+            tools: tools(),
             messages: withCacheBreakpoints(toWireMessages(thread), 0),
           },
           deps.model.maxImages,
@@ -164,6 +180,12 @@ function reportOf(
   if (outcome.stopReason === "context_full")
     return {
       content: `${header}\n[its context filled up before it finished: the answer is partial]\n\n${answer}`,
+      isError: true,
+    };
+  // Cut off with a tool call cut in half (turn-loop.ts never runs it): the turn ended there, unfinished.
+  if (outcome.stopReason === "max_tokens" || outcome.stopReason === "model_context_window_exceeded")
+    return {
+      content: `${header}\n[cut off by ${outcome.stopReason === "max_tokens" ? "its output limit" : "the model's context window"} before it finished: the answer is partial]${answer ? `\n\n${answer}` : ""}`,
       isError: true,
     };
   return { content: `${header}\n\n${answer}` };

@@ -167,6 +167,32 @@ describe("fault: the summarizer's model fails", () => {
     );
   });
 
+  it("never commits a fallback summary when the provider refuses the key (401, 403): the job retries to the dead-letter queue", async () => {
+    for (const [status, type] of [
+      [401, "authentication_error"],
+      [403, "permission_error"],
+    ] as const) {
+      const ledger = new Ledger(await createConversation({ foldThresholdChars: 4000, summaryMaxChars: 700 }), 700);
+      const jobId = await growUntilLease(ledger);
+      const refused = () =>
+        new Response(JSON.stringify({ type: "error", error: { type, message: "invalid x-api-key" } }), {
+          status,
+          headers: { "content-type": "application/json" },
+        });
+      const { client } = scriptedClient([refused(), refused(), refused(), refused(), refused()]);
+      const run = (job: QueueJob, attempts: number) =>
+        runFoldJob(job as FoldJob, env as Env, { client, attempts }).then(() => undefined);
+      for (let attempts = 1; attempts <= 5; attempts++) {
+        const r = await deliver([{ body: jobFor(ledger.id, jobId), attempts }], run);
+        expect(r.retryMessages, `${status} delivery ${attempts}`).toHaveLength(1);
+      }
+      const m = await meta(ledger.id);
+      expect(m.foldCount).toBe(0);
+      expect(m.summary ?? "").not.toMatch(/Written without the summarizer model/);
+      await ledger.survives();
+    }
+  });
+
   it("fails the fold call of the offline model itself (`@model-error 500 summarize` in the folded region), then falls back", async () => {
     const ledger = new Ledger(await createConversation({ foldThresholdChars: 4000 }));
     await ledger.turn("this prompt poisons the fold call\n@model-error 500 summarize");

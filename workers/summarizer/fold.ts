@@ -107,7 +107,7 @@ export async function runFoldJob(job: FoldJob, env: Env, deps: FoldDeps = {}): P
     if (err instanceof SpentCallError) spent = { usage: err.usage, model: err.model };
     // A region the model keeps failing on must not stop folding forever: after a few deliveries
     // (with the queue's backoff between them) the fold commits a deterministic summary instead.
-    if (delivery < FOLD_FALLBACK_ATTEMPT || source.fallbackSummary === null) {
+    if (delivery < FOLD_FALLBACK_ATTEMPT || source.fallbackSummary === null || isKeyProblem(err)) {
       const row = paid(spent);
       // Metered by the object before the queue retries; the job fails with the model's error.
       if (row) await commit({ jobId: job.jobId, kind: "spent", usage: row }).catch(() => undefined);
@@ -130,6 +130,14 @@ export async function runFoldJob(job: FoldJob, env: Env, deps: FoldDeps = {}): P
     usage: paid(spent),
   });
 }
+
+/**
+ * The provider refused the key itself (401 authentication_error, 403 permission_error): like a
+ * missing key, not a region the model keeps failing on, so the job retries and ends in the
+ * dead-letter queue rather than committing a summary no model wrote.
+ */
+const isKeyProblem = (err: unknown): boolean =>
+  err instanceof Anthropic.AuthenticationError || err instanceof Anthropic.PermissionDeniedError;
 
 /** A model call that answered, and was paid for, but whose answer could not be used. */
 class SpentCallError extends Error {

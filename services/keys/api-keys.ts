@@ -11,6 +11,12 @@ import { isId, randomToken, sha256Hex, sortableId } from "../../core/ids";
 /** Enough for one key per deployment, service and person; past it, revoke before creating. */
 export const MAX_ACTIVE_KEYS = 100;
 
+/**
+ * The latest expiry a key may have: its ISO string keeps the four-digit year, so the SQL checks
+ * that compare expiries as text (keyActiveAt, activeKeysOf) order it as the time it is.
+ */
+export const LATEST_EXPIRY = "9999-12-31T23:59:59.999Z";
+
 export interface KeyRecord {
   id: string;
   name: string | null;

@@ -9,6 +9,7 @@ import {
   getKey,
   isKeyId,
   type KeyRecord,
+  LATEST_EXPIRY,
   listKeys,
   MAX_ACTIVE_KEYS,
   outlivesCreator,
@@ -43,6 +44,9 @@ const createBody = z.strictObject({
     .datetime({ offset: true })
     .transform((v) => new Date(v))
     .refine((d) => d.getTime() > Date.now(), "must be in the future")
+    // Stored as an ISO string that SQL compares as text: past year 9999 it would read "+010000-…",
+    // expired to those comparisons while Date.parse still took it as active.
+    .refine((d) => d.getTime() <= Date.parse(LATEST_EXPIRY), `must be at or before ${LATEST_EXPIRY}`)
     .transform((d) => d.toISOString())
     .optional(),
 });

@@ -1,5 +1,6 @@
 // /v1/conversations: create, list, read, patch, the transcript, turns, replay and websockets.
 import { Hono } from "hono";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { z } from "zod";
 import { isId } from "../../../core/ids";
 import { describeZodError } from "../../../core/validation";
@@ -28,7 +29,7 @@ import {
   listConversationRowsByActivity,
   parseActivityCursor,
 } from "../../../services/conversation-list";
-import { ApiError, badRequest, notFound } from "../errors";
+import { ApiError, badRequest, notFound, typeForStatus } from "../errors";
 import { idempotencyKeyHeader, keyedAnswer } from "../idempotency-header";
 import { regenerateInput, requireModel, respondTurn, startTurn, turnInput } from "../turns";
 import type { AppEnv } from "../types";
@@ -410,9 +411,22 @@ conversationRoutes.get(
     headers.delete("x-rate-key");
     const keyHash = c.get("keyHash");
     if (keyHash) headers.set("x-rate-key", keyHash);
-    return stub.fetch(new Request(c.req.url, { headers }));
+    const answer = await stub.fetch(new Request(c.req.url, { headers }));
+    if (answer.status === 101) return answer;
+    // The object refuses an upgrade in plain text (a delete that landed since getMeta): answered here
+    // in the API's error shape, as the route's own refusals are.
+    await answer.body?.cancel();
+    throw socketRefusal(answer.status);
   },
 );
+
+/** The conversation object's refusal of a websocket upgrade (sockets.ts) as the API error it stands for. */
+function socketRefusal(status: number): ApiError {
+  if (status === 404) return notFound("conversation");
+  if (status === 426) return new ApiError(426, "upgrade_required", "this route needs a websocket upgrade");
+  const code = status >= 400 && status <= 599 ? (status as ContentfulStatusCode) : 500;
+  return new ApiError(code, typeForStatus(code), "the websocket could not be opened; retry");
+}
 
 conversationRoutes.route("/:id/attachments", attachmentRoutes);
 conversationRoutes.route("/:id/import", importExchangesRoutes);

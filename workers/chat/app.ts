@@ -1,6 +1,8 @@
 // The chat worker's HTTP API (see API.md): one Hono app, one error shape, every /v1 route
 // authenticated and scoped to the caller's tenant.
-import { Hono } from "hono";
+import { type Context, Hono } from "hono";
+import { METHOD_NAME_ALL } from "hono/router";
+import { matchedRoutes } from "hono/route";
 import { bodyLimit } from "hono/body-limit";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
@@ -29,7 +31,8 @@ import { d1Session } from "./d1-session";
 import { EnvConfigError, envConfig } from "../../core/env-config";
 import { sha256Hex } from "../../core/ids";
 import { openApiDocument } from "./openapi/document";
-import { doc } from "./openapi/registry";
+import { doc, inputDocOf, routeDocOf } from "./openapi/registry";
+import { refuseQuery } from "./validate";
 import { z } from "zod";
 
 /** A turn (and a client tool's results) may carry a large paste or an inline image; every other body is small. */
@@ -148,6 +151,30 @@ app.use("/v1/*", async (c, next) => {
 // that might not have seen a revocation or a new key yet; every statement of the route itself
 // runs in the request's session.
 app.use("/v1/*", d1Session);
+
+/**
+ * Whether the route this request matched reads a query (query() in validate.ts, or doc's `query`
+ * for a route that checks its own, as the socket's); null when no route matched (the 404).
+ */
+function routeTakesQuery(c: Context<AppEnv>): boolean | null {
+  const routes = matchedRoutes(c);
+  // The first route of a method is the one that answers; middleware (use) is registered as ALL.
+  const route = routes.find((r) => r.method !== METHOD_NAME_ALL);
+  if (!route) return null;
+  return routes.some(
+    (r) =>
+      r.method === route.method &&
+      r.path === route.path &&
+      (inputDocOf(r.handler)?.query ?? routeDocOf(r.handler)?.query) !== undefined,
+  );
+}
+
+// A route that declares no query takes none: a parameter it would ignore (DELETE ?dryRun=true) is a
+// 400 naming it, as are broken percent-encoding and a repeated one, as on the routes with a query.
+app.use("/v1/*", async (c, next) => {
+  if (routeTakesQuery(c) === false) refuseQuery(c.req.url);
+  await next();
+});
 
 app.route("/v1/admin", adminRoutes);
 app.route("/v1/keys", keyRoutes({ tenantOf: async (c) => c.get("tenantId"), mayRevokeLast: false }));

@@ -65,18 +65,41 @@ export const query = <T extends z.ZodType>(schema: T) => {
     if (!result.success) throw badRequest(describeZodError(result.error));
   });
   const strict: typeof validator = async (c, next) => {
-    const raw = c.req.url.slice(c.req.url.indexOf("?") + 1 || c.req.url.length);
-    for (const part of raw ? raw.split("&") : []) {
-      try {
-        decodeURIComponent(part.replace(/\+/g, " "));
-      } catch {
-        throw badRequest(`query: "${part.slice(0, 40)}" is not valid percent-encoded UTF-8`);
-      }
-    }
+    queryFields(c.req.url);
     return validator(c, next);
   };
   return recordInput(strict, { query: schema });
 };
+
+/**
+ * The names of a URL's query parameters, in order (a repeated one as often as given): a part that
+ * is not valid percent-encoded UTF-8 is a 400 naming it. Empty parts ("?", "a=1&&b=2") are none.
+ */
+export function queryFields(url: string): string[] {
+  const raw = url.slice(url.indexOf("?") + 1 || url.length);
+  const names: string[] = [];
+  for (const part of raw ? raw.split("&") : []) {
+    try {
+      decodeURIComponent(part.replace(/\+/g, " "));
+    } catch {
+      throw badRequest(`query: "${part.slice(0, 40)}" is not valid percent-encoded UTF-8`);
+    }
+    if (part) names.push(decodeURIComponent(part.split("=")[0].replace(/\+/g, " ")));
+  }
+  return names;
+}
+
+/**
+ * On a route that declares no query (neither query() nor doc's `query`): any parameter is a 400
+ * naming it, as a route with a strict schema answers an unknown one.
+ */
+export function refuseQuery(url: string): void {
+  const names = [...new Set(queryFields(url))];
+  if (names.length)
+    throw badRequest(
+      `unknown field ${names.map((n) => n.slice(0, 40)).join(", ")}: this route takes no query parameters`,
+    );
+}
 
 /** A UTC day, YYYY-MM-DD, that exists (no 2024-02-30), from 1970 on (so a range before it stays a day). */
 export const calendarDay = z

@@ -4,8 +4,9 @@
 // message on the channel, no message added to it, no turn running) is left as it is (searchable and
 // readable) and the next message starts a new one.
 //
-// The channel's activity clock is the object's own (what resolve, get and the rotation read): a
-// message that neither creates nor rotates the conversation writes no D1 before its turn starts, as
+// The channel's activity clock is the object's own (what resolve, get and the rotation read). A
+// message moves it only once its turn started (touch): one its conversation refuses does nothing.
+// A message that neither creates nor rotates the conversation writes no D1 before its turn starts, as
 // every later message of the serialized channel would wait for that primary write too. The listing
 // row's lastActivityAt follows from an alarm a moment later, one write for all messages since.
 // Every D1 write the object makes for a request goes through a session of its own at the primary,
@@ -21,6 +22,8 @@ import type { LocationHint } from "../core/location-hint";
 export const DEFAULT_ROTATION_SECONDS = 3 * 60 * 60;
 /** How long the listing row's activity may lag the channel's: messages within it share one write. */
 export const LISTING_ACTIVITY_LAG_MS = 1000;
+/** How long a message resolved without marking keeps its conversation from rotating, untouched (its caller died). */
+export const HOLD_MS = 60_000;
 
 export interface ChannelState {
   tenantId: string;
@@ -57,7 +60,7 @@ export const channelObjectName = (tenantId: string, name: string) => `${tenantId
  * where the D1 writes of this resolve reached (a create or rotation), null when it wrote none.
  */
 export type ChannelPlace =
-  | { conversationId: string; rotatedFrom: string | null; bookmark?: string | null }
+  | { conversationId: string; rotatedFrom: string | null; bookmark?: string | null; hold?: number }
   | { refused: string };
 
 /** The D1 the object writes for one request: a session at the primary, whose bookmark it answers. */
@@ -70,6 +73,12 @@ function writeSession(db: D1Database): WriteSession {
 
 export class ChannelDO extends DurableObject<Env> {
   private chain: Promise<unknown> = Promise.resolve();
+  /**
+   * Messages resolved without marking the channel active, whose turns are still to start (in
+   * memory only): each keeps its conversation from rotating until its caller touches (or lets go).
+   */
+  private holds = new Map<number, { conversationId: string; until: number }>();
+  private nextHold = 0;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -177,7 +186,9 @@ export class ChannelDO extends DurableObject<Env> {
   /**
    * The conversation the next message of this channel belongs to, rotating first when the
    * current one has been idle for longer than the rotation time, or is `gone` (the caller found it
-   * deleted). Marks the channel active.
+   * deleted). Marks the channel active, unless `mark` is false: a message that moves on the channel
+   * (a first create or a rotation) is written at once either way, and one that does not leaves its
+   * clock for touch, once its turn started, holding the conversation meanwhile (`hold`).
    */
   resolve(at: {
     tenantId: string;
@@ -185,13 +196,19 @@ export class ChannelDO extends DurableObject<Env> {
     now?: number;
     gone?: string | null;
     locationHint?: LocationHint | null;
+    mark?: boolean;
   }): Promise<ChannelPlace> {
-    const { tenantId, name, now = Date.now(), gone = null, locationHint = null } = at;
+    const { tenantId, name, now = Date.now(), gone = null, locationHint = null, mark = true } = at;
     return this.serialized(async (): Promise<ChannelPlace> => {
       // Created at its first activity: `now` is the caller's clock, taken before any wait here.
       const state = this.read(tenantId, name) ?? this.fresh(tenantId, name, now);
       const moves = !state.conversationId || state.conversationId === gone || (await this.idle(state, now));
       // The clock only (a later message never moves it back): the listing follows from the alarm.
+      if (!moves && !mark) {
+        const hold = ++this.nextHold;
+        this.holds.set(hold, { conversationId: state.conversationId!, until: Date.now() + HOLD_MS });
+        return { conversationId: state.conversationId!, rotatedFrom: null, bookmark: null, hold };
+      }
       if (!moves) {
         state.lastActivityAt = Math.max(state.lastActivityAt ?? 0, now);
         this.store(state);
@@ -223,6 +240,45 @@ export class ChannelDO extends DurableObject<Env> {
     });
   }
 
+  /**
+   * A message's turn started on `conversationId` at `now` (`ran`; false: it was refused, or only
+   * replayed): the channel's clock moves, its listing following from the alarm, and the message's
+   * `hold` is let go either way. A channel that moved to another conversation since, or was
+   * removed, keeps its clock: the turn was not its current conversation's.
+   */
+  touch(at: {
+    tenantId: string;
+    name: string;
+    conversationId: string;
+    now: number;
+    ran: boolean;
+    hold?: number;
+  }): Promise<void> {
+    const { tenantId, name, conversationId, now, ran, hold } = at;
+    if (hold !== undefined) this.holds.delete(hold);
+    if (!ran) return Promise.resolve();
+    return this.serialized(async () => {
+      const state = this.read(tenantId, name);
+      if (!state || state.conversationId !== conversationId) return;
+      // A later message never moves it back.
+      if ((state.lastActivityAt ?? 0) >= now) return;
+      state.lastActivityAt = now;
+      this.store(state);
+      await this.listActivityLater();
+    });
+  }
+
+  /** A message resolved without marking, whose turn is still to start, on the conversation (see touch). */
+  private held(conversationId: string): boolean {
+    const now = Date.now();
+    let found = false;
+    for (const [id, hold] of this.holds) {
+      if (hold.until < now) this.holds.delete(id);
+      else if (hold.conversationId === conversationId) found = true;
+    }
+    return found;
+  }
+
   /** One alarm for the listing's activity, whichever message set it: every one until it fires shares its write. */
   private async listActivityLater(): Promise<void> {
     if ((await this.ctx.storage.getAlarm()) === null)
@@ -244,12 +300,14 @@ export class ChannelDO extends DurableObject<Env> {
   /**
    * Idle longer than the rotation time. The channel's clock (when a message last came) is checked
    * first; past it, the conversation's own is asked: a reply that ended, or a turn still running,
-   * is activity too, so a follow-up to a long reply stays with it.
+   * is activity too, so a follow-up to a long reply stays with it; as is a message resolved there
+   * whose turn is still to start (held).
    */
   private async idle(state: ChannelState, now: number): Promise<boolean> {
     const limit = state.rotationSeconds * 1000;
     if (state.lastActivityAt !== null && now - state.lastActivityAt <= limit) return false;
     const conversationId = state.conversationId!;
+    if (this.held(conversationId)) return false;
     // Unanswered (or gone), the channel's own clock decides, as it did before it asked.
     const seen = await this.env.CONVERSATION.get(this.env.CONVERSATION.idFromName(conversationId))
       .activity({ tenantId: state.tenantId, conversationId })

@@ -126,16 +126,16 @@ export async function startTurn(env: Env, ref: ConversationRef, input: TurnInput
   return turnEvents(await stub.send(ref, input));
 }
 
-/**
- * A turn on a channel's current conversation; when that conversation was deleted, the channel
- * rotates to a new one and the turn runs there.
- */
 /** The channel's conversation for the next message; a 400 naming why none could be started there. */
 export function placed(place: ChannelPlace): string {
   if ("refused" in place) throw badRequest(place.refused);
   return place.conversationId;
 }
 
+/**
+ * A turn on a channel's current conversation; when that conversation was deleted, the channel
+ * rotates to a new one and the turn runs there.
+ */
 export async function startChannelTurn(
   env: Env,
   turn: {
@@ -159,15 +159,28 @@ export async function startChannelTurn(
   );
   // Before the channel resolves: a refused turn neither creates nor rotates its conversation.
   await refuseRegisteredClash(env, { tenantId, projectId: CHANNEL_PROJECT_ID, tools: input.tools });
-  let conversationId = resolved(await channel.resolve({ tenantId, name, now: Date.now(), locationHint }));
-  let started = await startTurn(env, { tenantId, conversationId }, input);
-  if (started.kind === "missing") {
-    conversationId = resolved(
-      await channel.resolve({ tenantId, name, now: Date.now(), gone: conversationId, locationHint }),
-    );
-    started = await startTurn(env, { tenantId, conversationId }, input);
-  }
-  return { conversationId, started };
+  // The channel's clock moves only for a turn that started (not a refused one, nor a replay): the
+  // resolve holds the conversation meanwhile, and the touch moves the clock or lets the hold go.
+  const run = async (at: { now: number; gone?: string }) => {
+    const place = await channel.resolve({ tenantId, name, now: at.now, gone: at.gone, locationHint, mark: false });
+    const conversationId = resolved(place);
+    const hold = "hold" in place ? place.hold : undefined;
+    // Failed, the answer stays the turn's: the hold lapses by itself, and a clock left behind leaves
+    // the rotation to the conversation's own activity (a turn that started is some).
+    const touch = (ran: boolean) =>
+      channel
+        .touch({ tenantId, name, conversationId, now: at.now, ran, hold })
+        .catch((err: unknown) => console.error("channel: its activity was not marked", err));
+    const started = await startTurn(env, { tenantId, conversationId }, input).catch(async (err: unknown) => {
+      await touch(false);
+      throw err;
+    });
+    await touch(started.kind === "started" && !started.replayed);
+    return { conversationId, started };
+  };
+  const first = await run({ now: Date.now() });
+  if (first.started.kind !== "missing") return first;
+  return run({ now: Date.now(), gone: first.conversationId });
 }
 
 const KEY_GONE_MESSAGE = "the API key of this request is revoked or expired";

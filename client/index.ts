@@ -187,7 +187,7 @@ export class Client {
    * Sends a turn and yields its events as they stream (SSE); throws ApiError when refused. A turn
    * that calls a client tool ends with a `requires_action` event (and stop_reason
    * "requires_action"): answer it with toolResults(). A stream that ends before the turn's
-   * `turn_end` (or `requires_action`, or an `error` before `turn_start`) throws ApiError 502 with
+   * `turn_end` (or `requires_action`, or an `error` before `turn_start` or `turn_queued`) throws ApiError 502 with
    * `{error: {type: "turn_interrupted"}}` after the events it did bring.
    *
    * The request always carries an Idempotency-Key: `opts.idempotencyKey`, or one made for the call
@@ -258,7 +258,8 @@ export class Client {
     let lastError: { type: string; message: string; status?: number } | null = null;
     for await (const data of sseData(res.body)) {
       const event = data as TurnEvent;
-      if (event.type === "turn_start") started = true;
+      // Queued is started too: from `turn_queued` on, the turn runs and ends with a `turn_end`.
+      if (event.type === "turn_start" || event.type === "turn_queued") started = true;
       if (event.type === "turn_end" || event.type === "requires_action" || (event.type === "error" && !started))
         settled = true;
       lastError = event.type === "error" ? event.error : null;

@@ -6,6 +6,13 @@
 // reads ("first-unconstrained") and at the primary for writes ("first-primary"). Every answer
 // carries the session's latest bookmark back.
 //
+// A request that ran no statement in its session (a route with no D1 of its own: models, a turn, a
+// transcript read from its object, a 404) answers the bookmark it was sent, or without one a recent
+// position of this isolate's (the latest that a session here reached, when it was sent none): it
+// read and wrote nothing, so any real position covers it, and this one costs no round trip. Only an
+// isolate that has reached none yet reads one, once, at the nearest replica. A bookmark a client
+// sent is never kept: it may name a position D1 never reached.
+//
 // A Durable Object writes D1 on its own binding, outside the request's session: a route whose object
 // wrote for it says so (wroteElsewhere), and the answer's bookmark is then the latest of the
 // session's and those writes', so a request sent with it sees them too. An object that answers the
@@ -43,6 +50,30 @@ export function wroteElsewhere(c: Context<AppEnv>, bookmark: string | null): voi
   elsewhere.set(c, seen);
 }
 
+/**
+ * The latest position this isolate's sessions reached (except those started at a bookmark sent):
+ * what a request that ran no statement and was sent none answers.
+ */
+let isolateBookmark: string | null = null;
+
+/** Forgets the isolate's position, as a fresh isolate starts (tests). */
+export function forgetIsolateBookmark(): void {
+  isolateBookmark = null;
+}
+
+/** Bookmarks are fixed-width hex: position order is string order. */
+function latest(marks: readonly (string | null | undefined)[]): string | undefined {
+  return marks.reduce<string | undefined>((max, b) => (b && (!max || b > max) ? b : max), undefined);
+}
+
+/** A real position for a request that read and wrote nothing: the isolate's, or the nearest replica's once. */
+async function anyPosition(db: D1Database): Promise<string | null> {
+  if (isolateBookmark) return isolateBookmark;
+  const session = db.withSession("first-unconstrained");
+  await session.prepare("SELECT 1").first();
+  return session.getBookmark();
+}
+
 /** The primary's current position: a read there answers it. */
 async function primaryBookmark(db: D1Database): Promise<string | null> {
   const session = db.withSession("first-primary");
@@ -50,18 +81,19 @@ async function primaryBookmark(db: D1Database): Promise<string | null> {
   return session.getBookmark();
 }
 
-/** The latest of the session's bookmark (or the one sent) and those of the writes made elsewhere. */
+/**
+ * The latest of the session's bookmark (or the one sent) and those of the writes made elsewhere;
+ * for a request that has none of these, a position of the isolate's (anyPosition).
+ */
 async function answered(
   c: Context<AppEnv>,
   at: { db: D1Database; latest: string | undefined },
 ): Promise<string | undefined> {
   const seen = elsewhere.get(c);
-  if (!seen) return at.latest;
-  const marks: (string | null | undefined)[] = [...seen.bookmarks, at.latest];
-  // Best effort: a primary that cannot be read leaves the answer the positions it was given.
-  if (seen.unknown) marks.push(await primaryBookmark(at.db).catch(() => null));
-  // Bookmarks are fixed-width hex: position order is string order.
-  return marks.reduce<string | undefined>((max, b) => (b && (!max || b > max) ? b : max), undefined);
+  const marks: (string | null | undefined)[] = [...(seen?.bookmarks ?? []), at.latest];
+  // Best effort: a primary (or replica) that cannot be read leaves the answer the positions it was given.
+  if (seen?.unknown) marks.push(await primaryBookmark(at.db).catch(() => null));
+  return latest(marks) ?? (await anyPosition(at.db).catch(() => null)) ?? undefined;
 }
 
 export const d1Session: MiddlewareHandler<AppEnv> = async (c, next) => {
@@ -77,6 +109,8 @@ export const d1Session: MiddlewareHandler<AppEnv> = async (c, next) => {
     await next();
   } finally {
     const bookmark = await answered(c, { db, latest: session.getBookmark() ?? sent });
+    // Positions D1 gave this isolate only: a session started at a bookmark sent is not one.
+    if (!sent) isolateBookmark = latest([isolateBookmark, bookmark]) ?? null;
     if (bookmark && c.res.status !== 101) setHeader(c, bookmark);
   }
 };

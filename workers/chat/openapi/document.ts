@@ -177,7 +177,7 @@ export function openApiDocument(routes: RouterRoute[]): Json {
       headers: {
         D1Bookmark: {
           description:
-            "Where this request's reads and writes reached: send it back as the request header to read your own writes.",
+            "Where this request's reads and writes reached (one that read and wrote nothing answers the bookmark it was sent, or without one a recent position): send it back as the request header to read your own writes.",
           schema: { type: "string" },
         },
       },

@@ -125,7 +125,11 @@ async function create<Lost>(
   const id = sortableId("conv");
   const now = new Date().toISOString();
   const title = init.title ?? "New conversation";
-  const lost = await listing.insert({ id, tenantId, title, createdAt: now, updatedAt: now, messageCount: 0 });
+  // An import's row counts its transcript from the start: a listing read at the import's bookmark
+  // shows it whole, before the object's outbox refreshes the row (to the same count, and `updatedAt`
+  // to the import's moment, an instant after this one).
+  const messageCount = staged?.messages ?? 0;
+  const lost = await listing.insert({ id, tenantId, title, createdAt: now, updatedAt: now, messageCount });
   if (lost !== null) return lost;
   try {
     const stub = env.CONVERSATION.get(env.CONVERSATION.idFromName(id), withLocationHint(locationHint));

@@ -11,14 +11,19 @@ import { drizzle } from "drizzle-orm/d1";
 import { attachments } from "../../db/schema";
 import { attachmentPrefix } from "../../r2-layout";
 import { cortexFor } from "../cortex/routing";
+import type { CortexMark } from "../cortex/shard";
 import { deleteR2Prefix } from "../purge";
 import { derivedTextKeys } from "./text-view";
 import type { AttachmentRow } from "./store";
 
+/**
+ * Answers where its pages' removal left the tenant's cortex shard (the later sweep's bookmark, with
+ * the shard): the attachment's DELETE answers it in `x-cortex-bookmark`.
+ */
 export async function purgeAttachment(
   env: Env,
   row: Pick<AttachmentRow, "id" | "tenantId" | "r2Key" | "uploadId" | "status">,
-): Promise<void> {
+): Promise<CortexMark | null> {
   if (row.status === "uploading" && row.uploadId)
     await env.BUCKET.resumeMultipartUpload(row.r2Key, row.uploadId)
       .abort()
@@ -31,6 +36,7 @@ export async function purgeAttachment(
     .where(and(eq(attachments.tenantId, row.tenantId), eq(attachments.id, row.id)));
   await cortex.purgeAttachment(row.tenantId, row.id);
   await env.BUCKET.delete(derivedTextKeys(row.tenantId, row.id));
+  return cortex.written;
 }
 
 /** Every attachment of the tenant's conversation or project, purged a page at a time. */

@@ -155,34 +155,48 @@ export class CortexShard {
     ).bookmark;
   }
 
-  /** An attachment's extracted pages; returns how many rows went. */
-  async purgeAttachment(tenantId: string, attachmentId: string): Promise<number> {
+  /** An attachment's extracted pages; answers the bookmark that sees them gone (a DELETE's `x-cortex-bookmark`). */
+  async purgeAttachment(tenantId: string, attachmentId: string): Promise<Bookmark> {
     return (
       await this.write(async (db) => {
-        const n = await deleteRowsInChunks(db, {
+        await deleteRowsInChunks(db, {
           table: "cortex_docs",
           where: "tenant_id = ? AND kind = 'page' AND ref_id LIKE ?",
           params: [tenantId, pageRefPattern(attachmentId)],
         });
         await forgetDeletedVectors(this.semanticEnv, db, tenantId);
-        return n;
       })
-    ).result;
+    ).bookmark;
   }
 
-  /** Every row of a conversation: its messages, episodes and its attachments' pages. */
-  async purgeConversation(tenantId: string, conversationId: string): Promise<number> {
+  /**
+   * Every row of a conversation: its messages, episodes and its attachments' pages; answers the
+   * bookmark that sees them gone.
+   */
+  async purgeConversation(tenantId: string, conversationId: string): Promise<Bookmark> {
     return (
       await this.write(async (db) => {
-        const n = await deleteRowsInChunks(db, {
+        await deleteRowsInChunks(db, {
           table: "cortex_docs",
           where: "tenant_id = ? AND conversation_id = ?",
           params: [tenantId, conversationId],
         });
         await forgetDeletedVectors(this.semanticEnv, db, tenantId);
-        return n;
       })
-    ).result;
+    ).bookmark;
+  }
+
+  /**
+   * Where the shard's primary is now, with its shard: at or after every write to it that completed
+   * before the call, made through any handle (a conversation's purge, run by its object, answers its
+   * DELETE this way). Null for a tenant with no shard (no rows anywhere); a read, never a write.
+   */
+  async primaryMark(): Promise<CortexMark | null> {
+    if (this.parts.assign) return null;
+    const session = this.parts.db.withSession("first-primary");
+    await session.prepare("SELECT 1").first();
+    const bookmark = session.getBookmark();
+    return bookmark ? { shard: this.name, bookmark } : null;
   }
 
   /** Rows copied in from another store (a move), doc ids kept; answers how many. */

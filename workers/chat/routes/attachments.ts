@@ -21,6 +21,7 @@ import {
 } from "../../../services/attachments/store";
 import { cortexFor } from "../../../services/cortex/routing";
 import { ApiError, badRequest, notFound } from "../errors";
+import { answerCortexBookmark } from "./search";
 import type { AppEnv } from "../types";
 import { idCursor, listBody, pageOf } from "../paging";
 import { intParam, jsonBody, query } from "../validate";
@@ -355,7 +356,8 @@ attachmentRoutes.delete(
     const { tenantId, conversationId } = await conversationFor(c);
     const row = await getAttachmentRow(c.env.DB, tenantId, c.req.param("attachmentId"));
     if (!row || row.conversationId !== conversationId) throw notFound("attachment");
-    await purgeAttachment(c.env, row);
+    // Its pages' removal reached the shard: the answer carries where, as a note's delete does.
+    answerCortexBookmark(c, await purgeAttachment(c.env, row));
     return c.body(null, 204);
   },
 );

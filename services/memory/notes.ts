@@ -181,6 +181,9 @@ export async function updateNote(
   const db = env.DB;
   const current = await getNote(db, tenantId, id);
   if (!current) return { note: null, written: null };
+  // The shard first, as deleteNote does: a route that cannot be read fails the edit before any
+  // field is written, never after (nothing would put the fields back).
+  const cortex = await cortexFor(env, tenantId);
   const updatedAt = new Date().toISOString();
   // Only the fields sent are written: two edits at once of different fields both stay.
   const fields = (n: Pick<Note, "title" | "text" | "tags">) => ({
@@ -195,7 +198,6 @@ export async function updateNote(
     .returning({ id: memoryNotes.id });
   // Deleted since it was read: gone, as the delete said.
   if (!updated.length) return { note: null, written: null };
-  const cortex = await cortexFor(env, tenantId);
   try {
     // A delete that landed meanwhile leaves no document (null: gone, as the delete said); an edit
     // that landed meanwhile is indexed in its turn, so search never keeps an older text. The

@@ -207,8 +207,12 @@ projectRoutes.post(
     });
     const file = await storeUpload(c.env, { req: c.req.raw, row, stub: null });
     // Checked again now that the file is ready: the project may have been deleted while it streamed
-    // in, or filled by uploads racing this one. Either way the file goes.
-    const kept = await keepProjectFile(c.env.DB, { tenantId, projectId: project.id });
+    // in, or filled by uploads racing this one. Either way the file goes, as it does when the
+    // check itself fails: a failed upload leaves nothing behind (a project file has no note).
+    const kept = await keepProjectFile(c.env.DB, { tenantId, projectId: project.id }).catch(async (err) => {
+      await purgeAttachment(c.env, row);
+      throw err;
+    });
     if (kept !== "kept") {
       await purgeAttachment(c.env, row);
       throw kept === "gone" ? notFound("project") : projectFull();

@@ -20,6 +20,9 @@ export const memoryUpdate: ToolDefinition<z.infer<typeof updateInput>, MemoryAcc
   description: "Change a saved note's text, title or tags (by its mem_ id).",
   input: updateInput,
   async run({ id, ...change }, ctx) {
+    // Nothing to change changes nothing: a bare touch would mark the note edited (kept by forgetNotes).
+    if (change.text === undefined && change.title === undefined && change.tags === undefined)
+      return { content: "nothing to change: give text, title or tags (or more than one) with the id", isError: true };
     const note = await ctx.memory.updateNote(id, change);
     return note ? { content: `updated note ${note.id}: ${note.title}` } : { content: `no note ${id}`, isError: true };
   },

@@ -7,17 +7,20 @@
 //   3. copy:   the tenant's rows, a page per call in rowid order (`cursor`: the last rowid copied),
 //              inserted by doc id into the new shard where missing; then the page's rows the old
 //              shard no longer holds (deleted after the page was read) are deleted from the new one,
-//              so the copy never brings a deleted row back. Then the route flips: reads go to the new shard.
-//   4. wait:   until no isolate still reads the old shard.
-//   5. drain:  the old shard's copy is deleted, a page per call; then the move is done.
+//              so the copy never brings a deleted row back. Then the route flips: reads go to the
+//              new shard, and writes still reach both (routing.ts mirrorsOf).
+//   4. wait:   one route TTL, until no isolate still reads the old shard (one that cached the route
+//              before the flip reads there that long, and finds the writes made since); then every
+//              isolate's writes reach the new shard alone (each counts from the flip's time).
+//   5. wait:   one route TTL more, so that no write begun before then still lands in the old shard.
+//   6. drain:  the old shard's copy is deleted, a page per call; then the move is done.
 //
-// A repeated copy page rewrites nothing (doc ids are kept); a lost cursor restarts the copy from 0.
+// The waits count from the route's last change at the primary (its `assigned_at`), never from a
+// replica's older copy. A repeated copy page rewrites nothing (doc ids are kept); a lost cursor
+// restarts the copy from 0.
 import { forgetRoute, routeOf, routeTtlMs, shardDatabase, updateRoute, type CortexEnv } from "./routing";
 import { copyEmbeddedMarks, dropVanished } from "./rows";
 import { CortexShard, rowsOf } from "./shard";
-import { drizzle } from "drizzle-orm/d1";
-import { eq } from "drizzle-orm";
-import { cortexShards } from "../../db/schema";
 import { forgetGone } from "../semantic/catch-up";
 import { semanticPathFor } from "../semantic/select";
 
@@ -57,15 +60,17 @@ export async function moveTenantStep(env: CortexEnv, req: MoveRequest): Promise<
   const { tenantId, to, limit } = req;
   const now = req.now ?? Date.now();
   const target = shardDatabase(env, to);
+  // Read at the primary (routeOf), with the time of its last change: a phase's start.
   forgetRoute(tenantId);
   const route = await routeOf(env, tenantId, { now });
-  const since = await assignedAt(env.DB, tenantId);
-  const waitLeft = Math.max(0, routeTtlMs(env) - (now - since));
-  const waiting = (next: string) => step("waiting", next, { waitSeconds: Math.ceil(waitLeft / 1000) });
+  /** How long until `ttls` route TTLs have passed since the route's last change. */
+  const waitLeft = (ttls: number) => Math.max(0, ttls * routeTtlMs(env) - (now - route.changedAt));
+  const waiting = (next: string, left: number) => step("waiting", next, { waitSeconds: Math.ceil(left / 1000) });
 
   if (route.shard === to && !route.movingTo) {
     if (!route.drainingFrom) return step("done", null);
-    if (waitLeft > 0) return waiting("0");
+    // One TTL of writes reaching the old shard after the flip, one more for those still landing.
+    if (waitLeft(2) > 0) return waiting("0", waitLeft(2));
     const removed = await drain(env, shardDatabase(env, route.drainingFrom), { tenantId, limit });
     if (removed < limit)
       await updateRoute(env.DB, tenantId, {
@@ -84,7 +89,7 @@ export async function moveTenantStep(env: CortexEnv, req: MoveRequest): Promise<
     await updateRoute(env.DB, tenantId, { expect: { shard: route.shard, movingTo: null }, set: { movingTo: to } });
     return step("started", "0", { waitSeconds: Math.ceil(routeTtlMs(env) / 1000) });
   }
-  if (waitLeft > 0) return waiting(String(req.cursor));
+  if (waitLeft(1) > 0) return waiting(String(req.cursor), waitLeft(1));
   const source = shardDatabase(env, route.shard);
   const rows = await rowsOf(source, tenantId, { after: req.cursor, limit });
   const copied = await new CortexShard({ name: to, db: target }).importRows(tenantId, rows);
@@ -96,17 +101,7 @@ export async function moveTenantStep(env: CortexEnv, req: MoveRequest): Promise<
     expect: { shard: route.shard, movingTo: to },
     set: { shard: to, movingTo: null, drainingFrom: route.shard },
   });
-  return step("flipped", "0", { copied, waitSeconds: Math.ceil(routeTtlMs(env) / 1000) });
-}
-
-/** When the route last changed (a phase's start). */
-async function assignedAt(db: D1Database, tenantId: string): Promise<number> {
-  const row = await drizzle(db)
-    .select({ at: cortexShards.assignedAt })
-    .from(cortexShards)
-    .where(eq(cortexShards.tenantId, tenantId))
-    .get();
-  return row ? Date.parse(row.at) : 0;
+  return step("flipped", "0", { copied, waitSeconds: Math.ceil((2 * routeTtlMs(env)) / 1000) });
 }
 
 /**

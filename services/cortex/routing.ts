@@ -3,7 +3,8 @@
 // cortex_shards) names each tenant's. A tenant's first use assigns it the least full shard (fewest
 // tenants), so a shard added to the bindings takes the new tenants from its first deploy on. A
 // move between shards is recorded here too (services/cortex/move.ts): while `moving_to` is set,
-// writes reach both shards and reads the old one.
+// writes reach both shards and reads the old one; after the flip, reads go to the new shard and
+// writes still reach both for one route TTL (mirrorsOf).
 import { and, eq, isNull, sql } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
 import { envConfig } from "../../core/env-config";
@@ -41,7 +42,15 @@ export interface CortexRoute {
   drainingFrom: string | null;
   /** The Durable Object shard the tenant's rows were in before D1 (null: its default one). */
   objectShard: string | null;
+  /**
+   * When the route last changed (ms; its row's `assigned_at`, read at the primary): a move's phases
+   * count from it, and a flipped route's writes reach the old shard for one route TTL after it.
+   */
+  changedAt: number;
 }
+
+/** The route fields a move sets and expects (its change time is the row's, set by updateRoute). */
+type RouteFields = Omit<CortexRoute, "changedAt">;
 
 /** A lookup per request would put D1 on every search and index run: routes live a while per isolate. */
 const routes = new Map<string, { route: CortexRoute; at: number }>();
@@ -118,6 +127,7 @@ export async function routeOf(
     movingTo: row.movingTo,
     drainingFrom: row.drainingFrom,
     objectShard: row.objectShard,
+    changedAt: Date.parse(row.assignedAt),
   };
   routes.set(tenantId, { route, at: now });
   return route;
@@ -137,7 +147,7 @@ export async function assignShard(db: D1Database, tenantId: string, shard: strin
 export async function updateRoute(
   db: D1Database,
   tenantId: string,
-  change: { expect: Partial<CortexRoute>; set: Partial<CortexRoute> },
+  change: { expect: Partial<RouteFields>; set: Partial<RouteFields> },
 ): Promise<boolean> {
   const col = { shard: cortexShards.shard, movingTo: cortexShards.movingTo, drainingFrom: cortexShards.drainingFrom };
   const conditions = [eq(cortexShards.tenantId, tenantId)];
@@ -152,17 +162,29 @@ export async function updateRoute(
   return (res.meta.changes ?? 0) > 0;
 }
 
+/**
+ * The shards a write reaches besides the route's: a move's target until the flip; after the flip,
+ * the old shard for one route TTL, as long as an isolate that cached the route before the flip may
+ * still read there. Every isolate counts that TTL from the flip's time in the row, so all stop
+ * together, whenever they read the route; move.ts drains the old shard a TTL after that.
+ */
+export function mirrorsOf(env: CortexEnv, route: CortexRoute, now = Date.now()): string[] {
+  if (route.movingTo) return [route.movingTo];
+  if (route.drainingFrom && now - route.changedAt < routeTtlMs(env)) return [route.drainingFrom];
+  return [];
+}
+
 const partsOf = (env: CortexEnv, route: CortexRoute): ShardParts => ({
   name: route.shard,
   db: shardDatabase(env, route.shard),
-  mirrors: route.movingTo ? [shardDatabase(env, route.movingTo)] : [],
+  mirrors: mirrorsOf(env, route).map((name) => shardDatabase(env, name)),
   semantic: env,
 });
 
 /**
- * The one way into the cortex from outside it: the tenant's shard (and, during a move, its
- * target). A tenant with no shard yet has no rows: its reads go to the first shard and find
- * nothing, and its first write assigns it one.
+ * The one way into the cortex from outside it: the tenant's shard (and, during a move, the other
+ * shard its writes reach: mirrorsOf). A tenant with no shard yet has no rows: its reads go to the
+ * first shard and find nothing, and its first write assigns it one.
  */
 export async function cortexFor(env: CortexEnv, tenantId: string): Promise<CortexShard> {
   const route = await routeOf(env, tenantId, { assign: false });

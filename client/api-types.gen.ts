@@ -1786,6 +1786,7 @@ export interface Schemas {
       modelMs: number;
       queuedMs: number;
     };
+    d1Bookmark?: string;
     [key: string]: unknown;
   } | {
     type: "error";

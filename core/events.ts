@@ -50,6 +50,12 @@ export type TurnEvent =
         stop_reason: string;
         usage: Usage;
         timing: { serverMs: number; modelMs: number; queuedMs: number };
+        /**
+         * Where the D1 writes the turn made for its caller before its reply reached (its notes), when
+         * it made any: a JSON answer's x-d1-bookmark covers it; an SSE or websocket client, whose
+         * headers came before the turn, sends back the later of it and the header (docs/api-notes.md).
+         */
+        d1Bookmark?: string;
       }
     | { type: "error"; turnId?: string; error: { type: string; message: string; status?: number; requestId?: string } }
     /** The model declined to answer: nothing of the refused turn is replayed to it again; `fallbackModel` answers instead when the settings name one. */

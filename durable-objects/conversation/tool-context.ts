@@ -20,6 +20,7 @@ import type { CortexMark } from "../../services/cortex/shard";
 import { listConversationRows } from "../../services/conversation-list";
 import { createNote, deleteNote, getEpisode, getNote, updateNote } from "../../services/memory/notes";
 import type { ConversationRef } from "../../services/record/conversation-head";
+import { sessionDatabase } from "../../services/d1-session-database";
 import { moveCortexBookmark, type ObjectScope } from "./object-scope";
 import type { ConversationRecord } from "./record";
 
@@ -46,6 +47,50 @@ export function extractJobs(of: { tenantId: string; attachmentId: string; pageCo
   return jobs;
 }
 
+/**
+ * The D1 writes a turn makes for its caller before its reply, on the object's own binding: its notes
+ * (memory_save, memory_update, memory_forget, a refused exchange's notes forgotten). They run in one
+ * session at the primary, opened at the first of them; where they reached goes on the turn's
+ * `turn_end` (`d1Bookmark`), so the answer's x-d1-bookmark covers them (workers/chat/d1-session.ts
+ * wroteElsewhere). A session keeps the latest bookmark of its statements, concurrent ones included.
+ */
+export class TurnWrites {
+  private session: D1DatabaseSession | null = null;
+
+  constructor(private readonly scope: ObjectScope) {}
+
+  /** The object's bindings with DB in the turn's session (the binding read at use, as tool calls read it). */
+  get env(): Env {
+    const db = this.scope.env.DB;
+    this.session ??= db.withSession("first-primary");
+    return { ...this.scope.env, DB: sessionDatabase(db, this.session) };
+  }
+
+  /** Where the turn's writes reached, as its `turn_end` tells it (nothing when it wrote none). */
+  reached(): { d1Bookmark?: string } {
+    const bookmark = this.session?.getBookmark();
+    return bookmark ? { d1Bookmark: bookmark } : {};
+  }
+
+  /** The object's scope as the note helpers take it (regenerate.ts), their D1 writes in the turn's session. */
+  noteScope(): Pick<ObjectScope, "env" | "store" | "cortexBookmark"> {
+    const { scope } = this;
+    const env = () => this.env;
+    return {
+      get env() {
+        return env();
+      },
+      store: scope.store,
+      get cortexBookmark() {
+        return scope.cortexBookmark;
+      },
+      set cortexBookmark(mark) {
+        scope.cortexBookmark = mark;
+      },
+    };
+  }
+}
+
 export type ReadOwn = (ref: ConversationRef, query: ReadQuery) => Promise<ReadMessages | null>;
 
 export interface ToolContextParts {
@@ -57,6 +102,8 @@ export interface ToolContextParts {
   /** This conversation's messages, through the same tenant check as the RPC. */
   readOwn: ReadOwn;
   progress(message: string): void;
+  /** The turn's D1 writes for its caller: the note tools write through it. */
+  writes: TurnWrites;
 }
 
 /**
@@ -64,7 +111,8 @@ export interface ToolContextParts {
  * `activeTools` stays a getter on the returned object: a later call in the same turn sees a tool
  * activated by an earlier one.
  */
-export function toolContextFor({ scope, record, ref, projectTools, readOwn, progress }: ToolContextParts): ToolContext {
+export function toolContextFor(parts: ToolContextParts): ToolContext {
+  const { scope, record, ref, projectTools, readOwn, progress, writes } = parts;
   // `scope.env` is read at each use (a binding swapped on the live object is seen at once).
   const { tenantId, conversationId } = ref;
   const cortex = () => cortexFor(scope.env, tenantId);
@@ -149,9 +197,9 @@ export function toolContextFor({ scope, record, ref, projectTools, readOwn, prog
         return shard.conversationOfMessage(tenantId, id, bookmarkIn(shard));
       },
       saveNote: async (input) =>
-        reached(await createNote(scope.env, tenantId, { ...input, sourceConversationId: conversationId })).note,
-      updateNote: async (id, change) => reached(await updateNote(scope.env, { tenantId, id, change })).note,
-      deleteNote: async (id) => reached(await deleteNote(scope.env, tenantId, id)).deleted,
+        reached(await createNote(writes.env, tenantId, { ...input, sourceConversationId: conversationId })).note,
+      updateNote: async (id, change) => reached(await updateNote(writes.env, { tenantId, id, change })).note,
+      deleteNote: async (id) => reached(await deleteNote(writes.env, tenantId, id)).deleted,
     },
   };
 

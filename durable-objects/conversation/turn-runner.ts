@@ -34,7 +34,7 @@ import { interruptedResults, pausedMessage, type PausedTurn, type PausedTurns } 
 import type { ConversationRecord } from "./record";
 import type { PromptContext, ReplayCache } from "./replay-cache";
 import { forgetRefusedNotes, regenerateState, regenerateTarget, regeneratingPersist } from "./regenerate";
-import { toolContextFor, type ReadOwn } from "./tool-context";
+import { toolContextFor, type ReadOwn, TurnWrites } from "./tool-context";
 import type { TurnInput, TurnSink } from "./turn-input";
 import { TurnSpending } from "./turn-spending";
 
@@ -59,7 +59,7 @@ export interface TurnRunnerParts {
 export const TURN_PAUSED = "turn_paused";
 
 type Error_ = { type: string; message: string; status?: number };
-type Loop = (deps: TurnDeps, head: ConversationHead) => Promise<TurnOutcome>;
+type Loop = (deps: TurnDeps, head: ConversationHead, writes: TurnWrites) => Promise<TurnOutcome>;
 
 export class TurnRunner {
   constructor(private readonly parts: TurnRunnerParts) {}
@@ -123,8 +123,9 @@ export class TurnRunner {
       queuedAt,
       turnId,
       turnTools: input.tools ?? [],
-      loop: async (deps) => {
-        const persist = regeneratingPersist(deps.persist, { scope, record, ref, target, turnId, announce });
+      loop: async (deps, _head, writes) => {
+        const notes = { scope: writes.noteScope(), record, ref, target, turnId, announce };
+        const persist = regeneratingPersist(deps.persist, notes);
         return runAgentTurn({ ...deps, persist, signal: input.signal }, target.prompt.content);
       },
     });
@@ -232,6 +233,7 @@ export class TurnRunner {
     const { ref, sink, queuedAt, turnId } = turn;
     const { log, broadcast } = this.parts;
     const started = Date.now();
+    const writes = new TurnWrites(this.parts.scope);
     const emit = (event: TurnEvent) => {
       for (const sent of withAliases(event)) {
         sink?.(sent);
@@ -247,13 +249,15 @@ export class TurnRunner {
         stop_reason: stopReason,
         usage,
         timing: { serverMs: Date.now() - started - modelMs, modelMs, queuedMs: started - queuedAt },
+        // Where the turn's note writes reached: its caller's answer covers them (workers/chat/turns.ts).
+        ...writes.reached(),
       });
     /** The turn ends in `error`, with what its model calls spent before it failed (none: nothing). */
     const fail = (error: Error_, spent = zeroUsage()) => {
       emit({ type: "error", turnId, error });
       end("error", spent, 0);
     };
-    return { emit, end, fail };
+    return { emit, end, fail, writes };
   }
 
   private async execute(turn: {
@@ -270,7 +274,7 @@ export class TurnRunner {
   }): Promise<void> {
     const { ref, sink, queuedAt, turnId, turnTools, activate, loop, resuming } = turn;
     const { scope, record, cache, log, broadcast, paused } = this.parts;
-    const { emit, end, fail } = this.begin({ ref, sink, queuedAt, turnId });
+    const { emit, end, fail, writes } = this.begin({ ref, sink, queuedAt, turnId });
     const head = await record.load(ref);
     // Every way out ends the turn (error, then turn_end): a client never waits on a turn that stopped.
     if (!head) return fail({ type: "not_found", message: "conversation not found" });
@@ -349,6 +353,7 @@ export class TurnRunner {
       ref,
       projectTools: prompt.projectTools,
       readOwn: this.parts.readOwn,
+      writes,
       progress: (message) => broadcast({ type: "progress", turnId, message }),
     });
     let firstSeq = resuming?.firstSeq ?? 0;
@@ -447,6 +452,7 @@ export class TurnRunner {
             ),
         },
         head,
+        writes,
       );
     } catch (err) {
       // Storage failed: whatever was appended before stays; the caller is told. Or the
@@ -476,7 +482,7 @@ export class TurnRunner {
     }
     if (outcome.failure) emit({ type: "error", turnId, error: outcome.failure });
     // A turn /replay leaves out whole (refused, with no fallback answer): its notes go before its end is told.
-    if (!outcome.paused) await forgetRefusedNotes(scope, ref, firstSeq);
+    if (!outcome.paused) await forgetRefusedNotes(writes.noteScope(), ref, firstSeq);
     end(outcome.stopReason, outcome.usage, outcome.modelMs);
     spending.meter(outcome.usage);
     // Housekeeping after the response: never on the turn's critical path.

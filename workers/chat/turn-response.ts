@@ -121,6 +121,8 @@ export interface TurnSummary {
   modelChanges: Omit<Extract<TurnEvent, { type: "model_changed" }>, "type" | "turnId">[];
   /** A regenerate: the messages of the exchange it replaced (still in the transcript, marked). */
   superseded: Omit<Extract<TurnEvent, { type: "exchange_superseded" }>, "type" | "turnId" | "agent"> | null;
+  /** Where the turn's own D1 writes reached (its `turn_end`'s `d1Bookmark`): the answer's bookmark covers it. */
+  d1Bookmark: string | null;
 }
 
 export async function collectTurn(events: ReadableStream<TurnEvent>): Promise<TurnSummary> {
@@ -135,6 +137,7 @@ export async function collectTurn(events: ReadableStream<TurnEvent>): Promise<Tu
     refusal: null,
     modelChanges: [],
     superseded: null,
+    d1Bookmark: null,
   };
   let ended = false;
   try {
@@ -179,6 +182,7 @@ function take(out: TurnSummary, event: TurnEvent): boolean {
     out.stop_reason = event.stop_reason;
     out.usage = event.usage;
     out.timing = event.timing;
+    out.d1Bookmark = event.d1Bookmark ?? null;
     return true;
   }
   return false;

@@ -18,6 +18,7 @@ import { cachedTools, mcpServersNamedInScope } from "../../services/mcp/servers"
 import { registeredNamesInScope } from "../../services/tools/tool-store";
 import { keyForHash } from "../../services/keys/auth";
 import { ApiError, badRequest, unauthorized } from "./errors";
+import { wroteElsewhere } from "./d1-session";
 import { collectTurn, sseResponse, turnJson } from "./turn-response";
 import type { AppEnv } from "./types";
 
@@ -216,6 +217,9 @@ export async function respondTurn(
   } else {
     // Only a JSON answer can end in a 4xx: an SSE stream is a 200 once it starts.
     const turn = await collectTurn(notingStart(c, events));
+    // The turn's note writes, made by its object outside the request's session: the answer's
+    // x-d1-bookmark covers them, a 401 below included (d1-session.ts).
+    if (turn.d1Bookmark) wroteElsewhere(c, turn.d1Bookmark);
     // A key revoked (or expired) while the turn ran gets none of it, as its SSE stream would not;
     // the turn is done and saved in the conversation either way. A lookup that fails does not
     // withhold the answer (as on SSE): the auth cache's bound still holds for the next request.

@@ -112,7 +112,15 @@ export const turnEventSchema = z
       tokensAfter: z.number(),
       tokensSaved: z.number(),
     }),
-    event("turn_end", { turnId: z.string(), stop_reason: z.string(), usage, timing }),
+    event("turn_end", {
+      turnId: z.string(),
+      stop_reason: z.string(),
+      usage,
+      timing,
+      // Where the turn's own D1 writes (its memory notes) reached, when it wrote any: a stream's
+      // client sends it as x-d1-bookmark (a JSON answer's header covers it already).
+      d1Bookmark: z.string().optional(),
+    }),
     event("error", {
       // null on the websocket for a frame that started no turn (a malformed frame, a refused ping,
       // tool_results or stop frame, a revoked key).

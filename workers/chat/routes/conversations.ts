@@ -37,6 +37,8 @@ import { listBody, pageOf } from "../paging";
 import { intParam, jsonBody, query, visibleName } from "../validate";
 import { issueTicket } from "../ws-tickets";
 import { wroteElsewhere } from "../d1-session";
+import { cortexFor } from "../../../services/cortex/routing";
+import { answerCortexBookmark } from "./search";
 import { doc } from "../openapi/registry";
 import {
   conversationListItemSchema,
@@ -243,6 +245,9 @@ conversationRoutes.delete(
     // primary's position after it (a purge cut short by an error included).
     wroteElsewhere(c, null);
     if (!(await stub.delete(ref))) throw notFound("conversation");
+    // The object purged the conversation's cortex rows before answering (its RPC returns no
+    // bookmark): the shard's primary position now is at or after that purge.
+    answerCortexBookmark(c, await (await cortexFor(c.env, ref.tenantId)).primaryMark());
     return c.body(null, 204);
   },
 );

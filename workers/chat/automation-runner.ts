@@ -18,6 +18,7 @@ import {
   type AutomationJob,
   type RunTurn,
 } from "../../services/automations";
+import type { TurnInput } from "../../durable-objects/conversation/conversation-do";
 import { ApiError } from "./errors";
 import { collectTurn, type TurnSummary } from "./turn-response";
 import { placed, startTurn, type StartedTurn } from "./turns";
@@ -171,7 +172,11 @@ export async function runAutomationAttempt(
     withLocationHint(hint),
   );
   const at = { tenantId: automation.tenantId, name: automation.channel, locationHint: hint };
-  const first = await channel.resolve({ ...at, now: Date.now() });
+  // The channel's clock moves only for a turn that started (not one refused, nor a replay), as for a
+  // message (startChannelTurn): the resolve holds the conversation meanwhile, and the touch after
+  // each turn request moves the clock or lets the hold go.
+  let resolvedAt = Date.now();
+  const first = await channel.resolve({ ...at, now: resolvedAt, mark: false });
   // No conversation can be started on the channel (its settings refuse one): the run fails, named.
   if ("refused" in first) {
     const error = `channel #${automation.channel}: ${first.refused}`;
@@ -179,173 +184,204 @@ export async function runAutomationAttempt(
     return error;
   }
   let { conversationId } = first;
-  /**
-   * Earlier attempts' turns that failed, passed over by their keys: the run's usage counts each
-   * once, by its key, so one whose attempt died before recording it is added by this attempt's
-   * record, and one recorded already is not added again.
-   */
-  const passed: RunTurn[] = [];
-  /** The attempt failed; `ended`: the stop reason of its turn, and the turn (the run's usage adds it). */
-  const failed = async (error: string, ended: { stopReason: string | null; turn?: RunTurn } | null = null) => {
-    await recordFailedAttempt(env.DB, { runId, attempt, error, conversationId, ...ended, passed });
-    return error;
+  let hold = first.hold;
+  /** `ran`: a turn started on the conversation (not refused, nor only replayed). The hold goes either way. */
+  const touch = async (ran: boolean) => {
+    const held = hold;
+    hold = undefined;
+    if (!ran && held === undefined) return;
+    const { tenantId, name } = at;
+    await channel
+      .touch({ tenantId, name, conversationId, now: resolvedAt, ran, hold: held })
+      .catch((err: unknown) => console.error("channel: its activity was not marked", err));
   };
-  // The run's turns are keyed (runTurnKey): a redelivery after an attempt that died mid-turn takes
-  // that turn's outcome instead of running the prompt again. A key whose turn failed (recorded, or
-  // replayed here) is passed over: the retry is a new turn, under the next key.
-  // One deadline for the whole attempt (the consumer's limit): waiting for an earlier attempt's
-  // turn spends it, and a turn under a key not tried yet starts only with NEW_TURN_BUDGET_MS left.
-  const startedAt = clock.now();
-  const deadline = startedAt + CONSUMER_LIMIT_MS - RECORD_MARGIN_MS;
-  const waitUntil = Math.min(startedAt + RUNNING_TURN_WAIT_MS, deadline);
-  const outOfTime = () =>
-    failed(
-      "no time was left in the attempt, after waiting for an earlier attempt's turn that failed, to run the retry's turn within the consumer's limit; the next attempt runs it",
-    );
-  // Another delivery may take the run, or the cron tick close it, while this attempt waits: past a
-  // wait, and before each further key, the attempt makes sure it still holds the run, and a stale
-  // attempt stops quietly (it neither starts a turn nor takes one's outcome).
-  const holds = () => holdsRun(env.DB, { runId, attempt });
-  let turn: TurnSummary | null = null;
-  let turnKey = 0; // the n of turn's key
-  let pause = 500;
-  let waited = false;
-  // A turn waiting on client tools holds the channel's conversation, which refuses turns meanwhile
-  // (turn_paused): at its door, or as the error of a turn queued behind it. That turn is not this
-  // run's: most often another slot's of the same automation, queued ahead, whose attempt stops it
-  // within moments, so the attempt waits and tries again; while a new turn still has its budget.
-  // A person's turn may wait until its timeout: the attempt then fails saying so, and is retried.
-  const waitOutPause = async (refusal: string): Promise<string | null> => {
-    if (deadline - (clock.now() + pause) < NEW_TURN_BUDGET_MS)
-      return failed(
-        `the channel's conversation is waiting on client tool results for a turn that is not this run's (${refusal}); this run's prompt did not run, and the next attempt tries again`,
-      );
-    await clock.sleep(pause);
-    pause = Math.min(pause * 2, 5_000);
-    waited = true;
-    return null;
-  };
-  // Every earlier turn of the run failed and the automation is paused: no retry runs.
-  const endPaused = async () => {
-    const error =
-      "the automation was paused after an earlier attempt's turn for this slot failed; the retry was not run";
-    await finishRun(env.DB, { runId, attempt, passed, outcome: { status: "failed", conversationId, error } });
-    return null;
-  };
-  let polling = false; // the key tried again is one whose turn was still running
-  for (let n = 1; turn === null; n++) {
-    if ((waited || n > 1) && !(await holds())) return null;
-    const mayStartTurn = () => deadline - clock.now() >= NEW_TURN_BUDGET_MS;
-    if (!polling && !mayStartTurn()) return outOfTime();
-    polling = false;
-    if (n > sent) {
-      if (replayOnly) return endPaused();
-      // A key no attempt sent starts a turn: it takes one of the tenant's turn tokens, as every
-      // key's turn does (an automation has no key of its own). Refused, the attempt fails and the
-      // queue retries it after its backoff; a key that only replays takes none.
-      const decision = await takeTenantTurn(env, automation.tenantId);
-      if (!decision.ok)
-        return failed(`${rateLimitMessage(decision)}; this run's prompt did not run, and the next attempt tries again`);
-      if (!(await markTurnKeySent(env.DB, { runId, attempt, n }))) return null;
-      sent = n;
-    }
-    const prompt = {
-      content: [{ type: "text" as const, text: promptText }],
-      idempotencyKey: runTurnKey(runId, n),
+  try {
+    /**
+     * Earlier attempts' turns that failed, passed over by their keys: the run's usage counts each
+     * once, by its key, so one whose attempt died before recording it is added by this attempt's
+     * record, and one recorded already is not added again.
+     */
+    const passed: RunTurn[] = [];
+    /** The attempt failed; `ended`: the stop reason of its turn, and the turn (the run's usage adds it). */
+    const failed = async (error: string, ended: { stopReason: string | null; turn?: RunTurn } | null = null) => {
+      await recordFailedAttempt(env.DB, { runId, attempt, error, conversationId, ...ended, passed });
+      return error;
     };
-    let turnStart: StartedTurn;
-    try {
-      turnStart = await startTurn(env, { tenantId: automation.tenantId, conversationId }, prompt);
-      if (turnStart.kind === "missing") {
-        // The conversation of the turns sent is gone: a paused automation's run starts none elsewhere.
+    // The run's turns are keyed (runTurnKey): a redelivery after an attempt that died mid-turn takes
+    // that turn's outcome instead of running the prompt again. A key whose turn failed (recorded, or
+    // replayed here) is passed over: the retry is a new turn, under the next key.
+    // One deadline for the whole attempt (the consumer's limit): waiting for an earlier attempt's
+    // turn spends it, and a turn under a key not tried yet starts only with NEW_TURN_BUDGET_MS left.
+    const startedAt = clock.now();
+    const deadline = startedAt + CONSUMER_LIMIT_MS - RECORD_MARGIN_MS;
+    const waitUntil = Math.min(startedAt + RUNNING_TURN_WAIT_MS, deadline);
+    const outOfTime = () =>
+      failed(
+        "no time was left in the attempt, after waiting for an earlier attempt's turn that failed, to run the retry's turn within the consumer's limit; the next attempt runs it",
+      );
+    // Another delivery may take the run, or the cron tick close it, while this attempt waits: past a
+    // wait, and before each further key, the attempt makes sure it still holds the run, and a stale
+    // attempt stops quietly (it neither starts a turn nor takes one's outcome).
+    const holds = () => holdsRun(env.DB, { runId, attempt });
+    let turn: TurnSummary | null = null;
+    let turnKey = 0; // the n of turn's key
+    let pause = 500;
+    let waited = false;
+    // A turn waiting on client tools holds the channel's conversation, which refuses turns meanwhile
+    // (turn_paused): at its door, or as the error of a turn queued behind it. That turn is not this
+    // run's: most often another slot's of the same automation, queued ahead, whose attempt stops it
+    // within moments, so the attempt waits and tries again; while a new turn still has its budget.
+    // A person's turn may wait until its timeout: the attempt then fails saying so, and is retried.
+    const waitOutPause = async (refusal: string): Promise<string | null> => {
+      if (deadline - (clock.now() + pause) < NEW_TURN_BUDGET_MS)
+        return failed(
+          `the channel's conversation is waiting on client tool results for a turn that is not this run's (${refusal}); this run's prompt did not run, and the next attempt tries again`,
+        );
+      await clock.sleep(pause);
+      pause = Math.min(pause * 2, 5_000);
+      waited = true;
+      return null;
+    };
+    // Every earlier turn of the run failed and the automation is paused: no retry runs.
+    const endPaused = async () => {
+      const error =
+        "the automation was paused after an earlier attempt's turn for this slot failed; the retry was not run";
+      await finishRun(env.DB, { runId, attempt, passed, outcome: { status: "failed", conversationId, error } });
+      return null;
+    };
+    /** A turn request on the channel's conversation, touching the channel after it as its answer says. */
+    const startOn = async (prompt: TurnInput): Promise<StartedTurn> => {
+      const ref = { tenantId: automation.tenantId, conversationId };
+      const answer = await startTurn(env, ref, prompt).catch(async (err: unknown) => {
+        await touch(false);
+        throw err;
+      });
+      await touch(answer.kind === "started" && !answer.replayed);
+      return answer;
+    };
+    let polling = false; // the key tried again is one whose turn was still running
+    for (let n = 1; turn === null; n++) {
+      if ((waited || n > 1) && !(await holds())) return null;
+      const mayStartTurn = () => deadline - clock.now() >= NEW_TURN_BUDGET_MS;
+      if (!polling && !mayStartTurn()) return outOfTime();
+      polling = false;
+      if (n > sent) {
         if (replayOnly) return endPaused();
-        // The channel's conversation was deleted: the channel rotates and the run goes on there.
-        if (!mayStartTurn()) return outOfTime();
-        conversationId = placed(await channel.resolve({ ...at, now: Date.now(), gone: conversationId }));
-        turnStart = await startTurn(env, { tenantId: automation.tenantId, conversationId }, prompt);
+        // A key no attempt sent starts a turn: it takes one of the tenant's turn tokens, as every
+        // key's turn does (an automation has no key of its own). Refused, the attempt fails and the
+        // queue retries it after its backoff; a key that only replays takes none.
+        const decision = await takeTenantTurn(env, automation.tenantId);
+        if (!decision.ok)
+          return failed(
+            `${rateLimitMessage(decision)}; this run's prompt did not run, and the next attempt tries again`,
+          );
+        if (!(await markTurnKeySent(env.DB, { runId, attempt, n }))) return null;
+        sent = n;
       }
-    } catch (err) {
-      // The prompt was changed since that key's turn: the next key is this prompt's.
-      if (err instanceof ApiError && err.type === "idempotency_key_reused" && n < MAX_TURN_KEYS) continue;
-      if (err instanceof ApiError && err.type === "idempotency_in_progress") {
-        // An earlier attempt's turn still runs: its outcome is this attempt's, once it ends.
-        if (clock.now() + pause > waitUntil)
-          return failed("the turn an earlier attempt started is still running; the next attempt takes its outcome");
-        await clock.sleep(pause);
-        pause = Math.min(pause * 2, 5_000);
-        waited = true;
-        polling = true;
-        n--;
+      const prompt = {
+        content: [{ type: "text" as const, text: promptText }],
+        idempotencyKey: runTurnKey(runId, n),
+      };
+      let turnStart: StartedTurn;
+      try {
+        turnStart = await startOn(prompt);
+        if (turnStart.kind === "missing") {
+          // The conversation of the turns sent is gone: a paused automation's run starts none elsewhere.
+          if (replayOnly) return endPaused();
+          // The channel's conversation was deleted: the channel rotates and the run goes on there.
+          if (!mayStartTurn()) return outOfTime();
+          resolvedAt = Date.now();
+          const next = await channel.resolve({ ...at, now: resolvedAt, gone: conversationId, mark: false });
+          conversationId = placed(next);
+          hold = "hold" in next ? next.hold : undefined;
+          turnStart = await startOn(prompt);
+        }
+      } catch (err) {
+        // The prompt was changed since that key's turn: the next key is this prompt's.
+        if (err instanceof ApiError && err.type === "idempotency_key_reused" && n < MAX_TURN_KEYS) continue;
+        if (err instanceof ApiError && err.type === "idempotency_in_progress") {
+          // An earlier attempt's turn still runs: its outcome is this attempt's, once it ends.
+          if (clock.now() + pause > waitUntil)
+            return failed("the turn an earlier attempt started is still running; the next attempt takes its outcome");
+          await clock.sleep(pause);
+          pause = Math.min(pause * 2, 5_000);
+          waited = true;
+          polling = true;
+          n--;
+          continue;
+        }
+        if (err instanceof ApiError && err.type === TURN_PAUSED) {
+          // Refused before any turn existed under the key: it is not sent (a paused automation's
+          // retry would otherwise send it as one to replay, and start its turn).
+          if (sent === n) await unmarkTurnKeySent(env.DB, { runId, attempt, n });
+          sent = Math.min(sent, n - 1);
+          const gaveUp = await waitOutPause(err.message);
+          if (gaveUp !== null) return gaveUp;
+          n--; // a refused key was freed: tried again
+          continue;
+        }
+        return failed(err instanceof Error ? err.message : String(err));
+      }
+      if (turnStart.kind === "missing") return failed("the channel's conversation is gone");
+      const collected = await collectTurn(turnStart.events);
+      // An earlier attempt's turn that failed: this attempt is the retry, a new turn. Its usage goes
+      // with this attempt's record, counted unless its attempt recorded it before dying.
+      if (turnStart.replayed && collected.error && n < MAX_TURN_KEYS) {
+        passed.push({ key: n, usage: collected.usage });
         continue;
       }
-      if (err instanceof ApiError && err.type === TURN_PAUSED) {
-        // Refused before any turn existed under the key: it is not sent (a paused automation's
-        // retry would otherwise send it as one to replay, and start its turn).
-        if (sent === n) await unmarkTurnKeySent(env.DB, { runId, attempt, n });
-        sent = Math.min(sent, n - 1);
-        const gaveUp = await waitOutPause(err.message);
+      // Queued behind a turn that then paused: that key's turn failed unrun, the next key's is new.
+      if (collected.error?.type === TURN_PAUSED) {
+        const gaveUp = await waitOutPause(collected.error.message);
         if (gaveUp !== null) return gaveUp;
-        n--; // a refused key was freed: tried again
-        continue;
+        if (n < MAX_TURN_KEYS) continue;
       }
-      return failed(err instanceof Error ? err.message : String(err));
+      turn = collected;
+      turnKey = n;
     }
-    if (turnStart.kind === "missing") return failed("the channel's conversation is gone");
-    const collected = await collectTurn(turnStart.events);
-    // An earlier attempt's turn that failed: this attempt is the retry, a new turn. Its usage goes
-    // with this attempt's record, counted unless its attempt recorded it before dying.
-    if (turnStart.replayed && collected.error && n < MAX_TURN_KEYS) {
-      passed.push({ key: n, usage: collected.usage });
-      continue;
+    // An automation has no client to answer a client tool. The paused turn is stopped at once (it
+    // would hold the channel's conversation, refusing every post, until its timeout), whether or not
+    // this attempt still holds the run: an automation deleted mid-run (which took its run) or a run
+    // taken over or closed meanwhile leaves nobody else to stop it, and a stop that another holder
+    // also makes changes nothing.
+    const stop = turn.requiresAction
+      ? await stopPausedTurn(env, {
+          ref: { tenantId: automation.tenantId, conversationId },
+          turnId: turn.requiresAction.turnId,
+        })
+      : null;
+    // The outcome is the holder's to record: the run may have been taken or closed during the turn.
+    if (!(await holds())) return null;
+    const own: RunTurn = { key: turnKey, usage: turn.usage };
+    if (turn.error)
+      return failed(`${turn.error.type}: ${turn.error.message}`, { stopReason: turn.stop_reason, turn: own });
+    const finished = { conversationId, turn: own, stopReason: turn.stop_reason };
+    if (turn.requiresAction && stop) {
+      const error = `the turn called client tools (${turn.requiresAction.calls.map((c) => c.name).join(", ")}) that no client of an automation answers; ${stop.note}`;
+      // A stop that failed left the turn waiting, holding the channel's conversation: the attempt
+      // fails and the queue retries it, and the retry's turn key replays the paused turn, which it
+      // stops again. Once stopped (or gone with its conversation) the run fails for good: an
+      // attempt again would only pause again. The turn's usage is recorded now, by its key: the
+      // attempt that takes its outcome again (the replay) does not add it twice, and a run no
+      // attempt manages to stop still counts it.
+      if (!stop.ended) return failed(error, { stopReason: turn.stop_reason, turn: own });
+      await finishRun(env.DB, { runId, attempt, passed, outcome: { status: "failed", ...finished, error } });
+      return null;
     }
-    // Queued behind a turn that then paused: that key's turn failed unrun, the next key's is new.
-    if (collected.error?.type === TURN_PAUSED) {
-      const gaveUp = await waitOutPause(collected.error.message);
-      if (gaveUp !== null) return gaveUp;
-      if (n < MAX_TURN_KEYS) continue;
+    // A turn that ended without the model's answer and without an error (stopped by a user, refused
+    // by the model) is no success; not retried either: a stop was meant, and a refusal would recur.
+    const unanswered = UNANSWERED_STOPS.get(turn.stop_reason);
+    if (unanswered) {
+      const error = `the turn ended with stop_reason "${turn.stop_reason}": ${unanswered}`;
+      await finishRun(env.DB, { runId, attempt, passed, outcome: { status: "failed", ...finished, error } });
+      return null;
     }
-    turn = collected;
-    turnKey = n;
-  }
-  // An automation has no client to answer a client tool. The paused turn is stopped at once (it
-  // would hold the channel's conversation, refusing every post, until its timeout), whether or not
-  // this attempt still holds the run: an automation deleted mid-run (which took its run) or a run
-  // taken over or closed meanwhile leaves nobody else to stop it, and a stop that another holder
-  // also makes changes nothing.
-  const stop = turn.requiresAction
-    ? await stopPausedTurn(env, {
-        ref: { tenantId: automation.tenantId, conversationId },
-        turnId: turn.requiresAction.turnId,
-      })
-    : null;
-  // The outcome is the holder's to record: the run may have been taken or closed during the turn.
-  if (!(await holds())) return null;
-  const own: RunTurn = { key: turnKey, usage: turn.usage };
-  if (turn.error)
-    return failed(`${turn.error.type}: ${turn.error.message}`, { stopReason: turn.stop_reason, turn: own });
-  const finished = { conversationId, turn: own, stopReason: turn.stop_reason };
-  if (turn.requiresAction && stop) {
-    const error = `the turn called client tools (${turn.requiresAction.calls.map((c) => c.name).join(", ")}) that no client of an automation answers; ${stop.note}`;
-    // A stop that failed left the turn waiting, holding the channel's conversation: the attempt
-    // fails and the queue retries it, and the retry's turn key replays the paused turn, which it
-    // stops again. Once stopped (or gone with its conversation) the run fails for good: an
-    // attempt again would only pause again. The turn's usage is recorded now, by its key: the
-    // attempt that takes its outcome again (the replay) does not add it twice, and a run no
-    // attempt manages to stop still counts it.
-    if (!stop.ended) return failed(error, { stopReason: turn.stop_reason, turn: own });
-    await finishRun(env.DB, { runId, attempt, passed, outcome: { status: "failed", ...finished, error } });
+    await finishRun(env.DB, { runId, attempt, passed, outcome: { status: "succeeded", ...finished } });
     return null;
+  } finally {
+    // An attempt that ends before it asks for a turn, or fails in between, lets its hold go.
+    await touch(false);
   }
-  // A turn that ended without the model's answer and without an error (stopped by a user, refused
-  // by the model) is no success; not retried either: a stop was meant, and a refusal would recur.
-  const unanswered = UNANSWERED_STOPS.get(turn.stop_reason);
-  if (unanswered) {
-    const error = `the turn ended with stop_reason "${turn.stop_reason}": ${unanswered}`;
-    await finishRun(env.DB, { runId, attempt, passed, outcome: { status: "failed", ...finished, error } });
-    return null;
-  }
-  await finishRun(env.DB, { runId, attempt, passed, outcome: { status: "succeeded", ...finished } });
-  return null;
 }
 
 /**

@@ -233,15 +233,49 @@ class TurnEndings {
   }
 }
 
-/** A turn's events as NDJSON bytes, the stream closed when the turn settles. */
-function ndjson(start: (sink: TurnSink) => Promise<void>): ReadableStream<Uint8Array> {
-  const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
-  const writer = writable.getWriter();
+/**
+ * What one caller's NDJSON stream may hold unread (its reader slow, or stalled): an event that comes
+ * while more than this waits ends that stream with an error `turn_interrupted` (the worker adds the
+ * `turn_end`), and the turn runs on; its outcome stays in the transcript and its Idempotency-Key.
+ */
+export const CALLER_UNREAD_BYTES = 16 * 1024 * 1024;
+
+/**
+ * A turn's events as NDJSON bytes, the stream closed when the turn settles. The turn never waits on
+ * the reader: what it has not read yet is queued, up to CALLER_UNREAD_BYTES.
+ */
+export function ndjson(start: (sink: TurnSink) => Promise<void>): ReadableStream<Uint8Array> {
+  let out!: ReadableStreamDefaultController<Uint8Array>;
+  // The reader left, was cut off, or heard the turn out: nothing more is written.
+  let over = false;
+  let turnId: string | undefined;
+  const readable = new ReadableStream<Uint8Array>(
+    {
+      start: (controller) => {
+        out = controller;
+      },
+      cancel: () => {
+        over = true;
+      },
+    },
+    new ByteLengthQueuingStrategy({ highWaterMark: CALLER_UNREAD_BYTES }),
+  );
+  const end = () => {
+    if (over) return;
+    over = true;
+    out.close();
+  };
   const sink = (event: TurnEvent) => {
-    writer.write(encoder.encode(encodeEvent(event))).catch(() => {});
+    if (over) return;
+    if (event.type === "turn_start" || event.type === "turn_queued") turnId = event.turnId;
+    if ((out.desiredSize ?? 0) > 0) return out.enqueue(encoder.encode(encodeEvent(event)));
+    const message = `this stream fell more than ${CALLER_UNREAD_BYTES / 1024 / 1024} MiB of events behind the turn and was cut off; the turn runs on: read the transcript, or send it again with the same Idempotency-Key to learn its outcome`;
+    const error = { type: "turn_interrupted", message };
+    out.enqueue(encoder.encode(encodeEvent({ type: "error", ...(turnId ? { turnId } : {}), error })));
+    end();
   };
   start(sink)
     .catch((err) => console.error("a turn threw past its guards", err))
-    .finally(() => writer.close().catch(() => {}));
+    .finally(end);
   return readable;
 }

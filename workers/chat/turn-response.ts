@@ -40,63 +40,78 @@ export function sseResponse(events: ReadableStream<TurnEvent>, { keyActive }: Ss
   // The turn's id once it started or was queued (`turn_queued` names it): from then on it ends with a `turn_end`.
   let started: string | null = null;
   let settled = false;
+  // The object cut this stream off (`turn_interrupted`): told once, by the object.
+  let cutOff = false;
   let keepalive: ReturnType<typeof setInterval> | undefined;
-  let gone = false;
+  // Closed, or cancelled by the client that left: nothing more is sent.
+  let over = false;
+  const stop = () => {
+    over = true;
+    clearInterval(keepalive);
+    clearInterval(recheck);
+  };
   // Read by hand, so a client that leaves cancels the turn's event stream at once.
   const reader = events.getReader();
-  const body = new ReadableStream<Uint8Array>({
-    async start(controller) {
-      const send = (text: string) => {
-        if (!gone) controller.enqueue(encoder.encode(text));
-      };
-      keepalive = setInterval(() => send(": keepalive\n\n"), KEEPALIVE_MS);
-      if (keyActive)
-        recheck = setInterval(async () => {
-          if (revoked || (await keyActive().catch(() => true))) return;
-          revoked = true;
-          // Ends the read below; the turn goes on in its conversation without this listener.
-          await reader.cancel("the request's key was revoked").catch(() => {});
-        }, SSE_KEY_RECHECK_MS);
-      try {
-        for (;;) {
-          const { value: event, done } = await reader.read();
-          if (done || revoked) break;
-          if (event.type === "turn_start" || event.type === "turn_queued") started = event.turnId;
-          if (event.type === "turn_end" || (event.type === "error" && !started)) settled = true;
-          send(toSse(event));
+  /** The stream's last words (a turn cut short, or a revoked key, is told so), then its end. */
+  const finish = (controller: ReadableStreamDefaultController<Uint8Array>) => {
+    if (over) return;
+    stop();
+    const send = (event: TurnEvent) => controller.enqueue(encoder.encode(toSse(event)));
+    if (revoked && !settled)
+      send({ type: "error", ...(started ? { turnId: started } : {}), error: { ...SSE_KEY_GONE } });
+    else if (!settled && started) {
+      if (!cutOff) send({ type: "error", turnId: started, error: { ...TURN_CUT_OFF } });
+      send({
+        type: "turn_end",
+        turnId: started,
+        stop_reason: "error",
+        usage: zeroUsage(),
+        timing: { serverMs: 0, modelMs: 0, queuedMs: 0 },
+      });
+    }
+    controller.close();
+  };
+  // Pulled: one event from the object per read of the client, so a slow client holds the turn's
+  // events back in the object (turn-intake.ts bounds them there), never here.
+  const body = new ReadableStream<Uint8Array>(
+    {
+      start(controller) {
+        // Only while nothing waits unread: a client still to read what came has data, not silence.
+        keepalive = setInterval(() => {
+          if (!over && (controller.desiredSize ?? 0) >= 0) controller.enqueue(encoder.encode(": keepalive\n\n"));
+        }, KEEPALIVE_MS);
+        if (keyActive)
+          recheck = setInterval(async () => {
+            if (revoked || (await keyActive().catch(() => true))) return;
+            revoked = true;
+            // Ends the stream; the turn goes on in its conversation without this listener.
+            await reader.cancel("the request's key was revoked").catch(() => {});
+            finish(controller);
+          }, SSE_KEY_RECHECK_MS);
+      },
+      async pull(controller) {
+        let next: ReadableStreamReadResult<TurnEvent>;
+        try {
+          next = await reader.read();
+        } catch {
+          // The stream from the object broke: told by finish, as a stream that ended early.
+          next = { done: true, value: undefined };
         }
-      } catch {
-        // The stream from the object broke (or the client left): told below, as a stream that ended early.
-      } finally {
-        clearInterval(keepalive);
-        clearInterval(recheck);
-      }
-      if (gone) return;
-      if (revoked && !settled) {
-        send(toSse({ type: "error", ...(started ? { turnId: started } : {}), error: { ...SSE_KEY_GONE } }));
-        return controller.close();
-      }
-      if (!settled && started) {
-        send(toSse({ type: "error", turnId: started, error: { ...TURN_CUT_OFF } }));
-        send(
-          toSse({
-            type: "turn_end",
-            turnId: started,
-            stop_reason: "error",
-            usage: zeroUsage(),
-            timing: { serverMs: 0, modelMs: 0, queuedMs: 0 },
-          }),
-        );
-      }
-      controller.close();
+        if (over) return;
+        if (next.done || revoked) return finish(controller);
+        const event = next.value;
+        if (event.type === "turn_start" || event.type === "turn_queued") started = event.turnId;
+        if (event.type === "turn_end" || (event.type === "error" && !started)) settled = true;
+        if (event.type === "error" && event.error.type === TURN_CUT_OFF.type) cutOff = true;
+        controller.enqueue(encoder.encode(toSse(event)));
+      },
+      cancel(reason) {
+        stop();
+        return reader.cancel(reason);
+      },
     },
-    cancel(reason) {
-      gone = true;
-      clearInterval(keepalive);
-      clearInterval(recheck);
-      return reader.cancel(reason);
-    },
-  });
+    { highWaterMark: 0 },
+  );
   return new Response(body, {
     headers: {
       "content-type": "text/event-stream; charset=utf-8",

@@ -119,6 +119,10 @@ export const automationRuns = sqliteTable("automation_runs", {
   prompt: text("prompt"),
   /** The highest turn key's number (runTurnKey) an attempt sent a turn under; 0: none yet. */
   turnKeysSent: integer("turn_keys_sent").notNull().default(0),
+  /** The conversation the keys from turnKeysFrom to turnKeysSent went to; null: none sent (or sent before it was kept). */
+  turnKeysConversationId: text("turn_keys_conversation_id"),
+  /** The first key sent to turnKeysConversationId: keys below it went to an earlier conversation, never sent again. */
+  turnKeysFrom: integer("turn_keys_from").notNull().default(1),
 });
 
 export const attachments = sqliteTable("attachments", {

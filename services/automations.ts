@@ -415,6 +415,8 @@ export async function claimDuePage(db: D1Database, now: number, limit = CLAIM_PA
             usageTurns: sql<string | null>`NULL`.as("usage_turns"),
             prompt: sql<string | null>`NULL`.as("prompt"),
             turnKeysSent: sql<number>`0`.as("turn_keys_sent"),
+            turnKeysConversationId: sql<string | null>`NULL`.as("turn_keys_conversation_id"),
+            turnKeysFrom: sql<number>`1`.as("turn_keys_from"),
           })
           .from(automations)
           .crossJoin(sql`json_each(${JSON.stringify(r.slots)}) AS slots`)
@@ -525,17 +527,34 @@ export async function startRun(
 }
 
 /**
- * The attempt of delivery `attempt` is about to send a turn under key `n` (runTurnKey): the run
- * remembers the highest key sent, so a later attempt knows which keys may only replay. False when
- * the attempt no longer holds the run (it then starts no turn).
+ * The attempt of delivery `attempt` is about to send a turn under key `n` (runTurnKey) to
+ * `conversationId`: the run remembers the highest key sent and the conversation it went to (a key
+ * is known only there), so a later attempt knows which keys may only replay, and where. `moved`:
+ * the conversation is not the one the earlier keys went to, so `n` is the first key sent to it
+ * (turn_keys_from) and the earlier keys are never sent again; the earlier attempts' failed turns the
+ * attempt passed over (`passed`) are counted in the run's usage now, as no later attempt replays
+ * them. False when the attempt no longer holds the run (it then starts no turn).
  */
 export async function markTurnKeySent(
   db: D1Database,
-  { runId, attempt, n }: { runId: string; attempt: number; n: number },
+  {
+    runId,
+    attempt,
+    n,
+    conversationId,
+    moved = false,
+    passed = [],
+  }: { runId: string; attempt: number; n: number; conversationId: string; moved?: boolean; passed?: RunTurn[] },
 ): Promise<boolean> {
+  const counted = moved && passed.length > 0 ? await runUsageWith(db, runId, { passed }) : {};
   const [row] = await drizzle(db)
     .update(automationRuns)
-    .set({ turnKeysSent: sql`MAX(${automationRuns.turnKeysSent}, ${n})` })
+    .set({
+      turnKeysSent: sql`MAX(${automationRuns.turnKeysSent}, ${n})`,
+      turnKeysConversationId: conversationId,
+      ...(moved ? { turnKeysFrom: n } : {}),
+      ...counted,
+    })
     .where(
       and(eq(automationRuns.id, runId), eq(automationRuns.attempts, attempt), eq(automationRuns.status, "running")),
     )

@@ -183,8 +183,17 @@ export async function runAutomationAttempt(
     await recordFailedAttempt(env.DB, { runId, attempt, error });
     return error;
   }
+  /** The channel's conversation: a key no attempt sent starts its turn there. */
   let { conversationId } = first;
   let hold = first.hold;
+  /**
+   * The conversation the keys from `firstKey` to `sent` went to: a key is known only there, so they
+   * replay there, wherever the channel is now (it was deleted, rotated, or the automation's channel
+   * changed). Keys below `firstKey` went to an earlier conversation and are not sent again. A run
+   * whose keys were sent before the conversation was kept takes the channel's.
+   */
+  let sentTo = run.turnKeysConversationId ?? conversationId;
+  const firstKey = Math.max(1, run.turnKeysFrom);
   /** `ran`: a turn started on the conversation (not refused, nor only replayed). The hold goes either way. */
   const touch = async (ran: boolean) => {
     const held = hold;
@@ -204,7 +213,7 @@ export async function runAutomationAttempt(
     const passed: RunTurn[] = [];
     /** The attempt failed; `ended`: the stop reason of its turn, and the turn (the run's usage adds it). */
     const failed = async (error: string, ended: { stopReason: string | null; turn?: RunTurn } | null = null) => {
-      await recordFailedAttempt(env.DB, { runId, attempt, error, conversationId, ...ended, passed });
+      await recordFailedAttempt(env.DB, { runId, attempt, error, conversationId: sentTo, ...ended, passed });
       return error;
     };
     // The run's turns are keyed (runTurnKey): a redelivery after an attempt that died mid-turn takes
@@ -246,26 +255,49 @@ export async function runAutomationAttempt(
     const endPaused = async () => {
       const error =
         "the automation was paused after an earlier attempt's turn for this slot failed; the retry was not run";
-      await finishRun(env.DB, { runId, attempt, passed, outcome: { status: "failed", conversationId, error } });
+      await finishRun(env.DB, {
+        runId,
+        attempt,
+        passed,
+        outcome: { status: "failed", conversationId: sentTo, error },
+      });
       return null;
     };
-    /** A turn request on the channel's conversation, touching the channel after it as its answer says. */
+    /**
+     * A turn request on the conversation of the keys sent (a new key's is the channel's), touching
+     * the channel after it as its answer says: its clock moves only for a turn started on it.
+     */
     const startOn = async (prompt: TurnInput): Promise<StartedTurn> => {
-      const ref = { tenantId: automation.tenantId, conversationId };
+      const ref = { tenantId: automation.tenantId, conversationId: sentTo };
       const answer = await startTurn(env, ref, prompt).catch(async (err: unknown) => {
         await touch(false);
         throw err;
       });
-      await touch(answer.kind === "started" && !answer.replayed);
+      await touch(answer.kind === "started" && !answer.replayed && sentTo === conversationId);
       return answer;
     };
+    /**
+     * Marks key `n` sent to the channel's conversation, the next to try. On a conversation other
+     * than the earlier keys' (the channel moved), `n` is the first key sent there, and the failed
+     * turns passed over so far are counted now: no later attempt replays their keys.
+     */
+    const mark = async (n: number): Promise<boolean> => {
+      const moved = sentTo !== conversationId;
+      if (!(await markTurnKeySent(env.DB, { runId, attempt, n, conversationId, moved, passed }))) return false;
+      sent = n;
+      sentTo = conversationId;
+      return true;
+    };
     let polling = false; // the key tried again is one whose turn was still running
-    for (let n = 1; turn === null; n++) {
-      if ((waited || n > 1) && !(await holds())) return null;
+    for (let n = firstKey; turn === null; n++) {
+      if ((waited || n > firstKey) && !(await holds())) return null;
       const mayStartTurn = () => deadline - clock.now() >= NEW_TURN_BUDGET_MS;
       if (!polling && !mayStartTurn()) return outOfTime();
       polling = false;
-      if (n > sent) {
+      // A key up to `sent` goes to the conversation it was sent to, where it replays; one past it is a
+      // new turn on the channel's conversation, whichever that is now.
+      const fresh = n > sent;
+      if (fresh) {
         if (replayOnly) return endPaused();
         // A key no attempt sent starts a turn: it takes one of the tenant's turn tokens, as every
         // key's turn does (an automation has no key of its own). Refused, the attempt fails and the
@@ -275,8 +307,7 @@ export async function runAutomationAttempt(
           return failed(
             `${rateLimitMessage(decision)}; this run's prompt did not run, and the next attempt tries again`,
           );
-        if (!(await markTurnKeySent(env.DB, { runId, attempt, n }))) return null;
-        sent = n;
+        if (!(await mark(n))) return null;
       }
       const prompt = {
         content: [{ type: "text" as const, text: promptText }],
@@ -286,14 +317,26 @@ export async function runAutomationAttempt(
       try {
         turnStart = await startOn(prompt);
         if (turnStart.kind === "missing") {
-          // The conversation of the turns sent is gone: a paused automation's run starts none elsewhere.
+          // The conversation of the turns sent is gone, their outcomes with it: a paused
+          // automation's run starts none elsewhere.
           if (replayOnly) return endPaused();
-          // The channel's conversation was deleted: the channel rotates and the run goes on there.
-          if (!mayStartTurn()) return outOfTime();
-          resolvedAt = Date.now();
-          const next = await channel.resolve({ ...at, now: resolvedAt, gone: conversationId, mark: false });
-          conversationId = placed(next);
-          hold = "hold" in next ? next.hold : undefined;
+          if (sentTo === conversationId) {
+            // The channel's conversation was deleted: the channel rotates and the run goes on there.
+            if (!mayStartTurn()) return outOfTime();
+            resolvedAt = Date.now();
+            const next = await channel.resolve({ ...at, now: resolvedAt, gone: conversationId, mark: false });
+            conversationId = placed(next);
+            hold = "hold" in next ? next.hold : undefined;
+          }
+          // A key sent before (by an earlier attempt, or earlier in this one) is unknown to the
+          // channel's conversation, where it would start a turn that took no tenant turn token: the
+          // run goes on with a new key, which takes one.
+          if (!fresh) {
+            n = sent;
+            continue;
+          }
+          // The key this attempt just took a token for reached no conversation: it goes to the new one.
+          if (!(await mark(n))) return null;
           turnStart = await startOn(prompt);
         }
       } catch (err) {
@@ -346,7 +389,7 @@ export async function runAutomationAttempt(
     // also makes changes nothing.
     const stop = turn.requiresAction
       ? await stopPausedTurn(env, {
-          ref: { tenantId: automation.tenantId, conversationId },
+          ref: { tenantId: automation.tenantId, conversationId: sentTo },
           turnId: turn.requiresAction.turnId,
         })
       : null;
@@ -355,7 +398,7 @@ export async function runAutomationAttempt(
     const own: RunTurn = { key: turnKey, usage: turn.usage };
     if (turn.error)
       return failed(`${turn.error.type}: ${turn.error.message}`, { stopReason: turn.stop_reason, turn: own });
-    const finished = { conversationId, turn: own, stopReason: turn.stop_reason };
+    const finished = { conversationId: sentTo, turn: own, stopReason: turn.stop_reason };
     if (turn.requiresAction && stop) {
       const error = `the turn called client tools (${turn.requiresAction.calls.map((c) => c.name).join(", ")}) that no client of an automation answers; ${stop.note}`;
       // A stop that failed left the turn waiting, holding the channel's conversation: the attempt

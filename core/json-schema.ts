@@ -26,6 +26,7 @@ const ONE_SCHEMA = [
   "else",
   "contains",
   "propertyNames",
+  "contentSchema",
 ];
 const SCHEMA_LISTS = ["prefixItems", "allOf", "anyOf", "oneOf"];
 const COUNTS = [
@@ -39,7 +40,25 @@ const COUNTS = [
   "maxContains",
 ];
 const NUMBERS = ["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"];
-const STRINGS = ["pattern", "format", "title", "description", "$ref", "$id", "$schema", "$anchor", "$comment"];
+const STRINGS = [
+  "pattern",
+  "format",
+  "title",
+  "description",
+  "$ref",
+  "$id",
+  "$schema",
+  "$comment",
+  "$dynamicRef",
+  "$recursiveRef",
+  "contentMediaType",
+  "contentEncoding",
+];
+/** The meta-schema's anchorString: $anchor, $dynamicAnchor and the older $recursiveAnchor. */
+const ANCHORS = ["$anchor", "$dynamicAnchor", "$recursiveAnchor"];
+const ANCHOR = /^[A-Za-z_][-A-Za-z0-9._]*$/;
+/** $id: "Non-empty fragments not allowed." */
+const ID = /^[^#]*#?$/;
 const BOOLEANS = ["uniqueItems", "readOnly", "writeOnly", "deprecated"];
 const MAX_DEPTH = 64;
 
@@ -75,11 +94,33 @@ export function metaSchemaProblem(schema: unknown, at = "input_schema", depth = 
       return `${at}.${k}: must be a whole number >= 0`;
   for (const k of NUMBERS) if (s[k] !== undefined && typeof s[k] !== "number") return `${at}.${k}: must be a number`;
   for (const k of STRINGS) if (s[k] !== undefined && typeof s[k] !== "string") return `${at}.${k}: must be a string`;
+  for (const k of ANCHORS)
+    if (s[k] !== undefined && !(typeof s[k] === "string" && ANCHOR.test(s[k])))
+      return `${at}.${k}: must match ${ANCHOR.source}`;
+  if (typeof s.$id === "string" && !ID.test(s.$id)) return `${at}.$id: must have no fragment (${ID.source})`;
+  if (s.$vocabulary !== undefined) {
+    if (!isObject(s.$vocabulary) || !Object.values(s.$vocabulary).every((v) => typeof v === "boolean"))
+      return `${at}.$vocabulary: must map URIs to true or false`;
+  }
   for (const k of BOOLEANS)
     if (s[k] !== undefined && typeof s[k] !== "boolean") return `${at}.${k}: must be true or false`;
   if (s.dependentRequired !== undefined) {
     if (!isObject(s.dependentRequired) || !Object.values(s.dependentRequired).every(uniqueStrings))
       return `${at}.dependentRequired: must map names to arrays of distinct names`;
+  }
+  // The older "dependencies": each value a schema (dependentSchemas) or distinct names (dependentRequired).
+  if (s.dependencies !== undefined) {
+    if (!isObject(s.dependencies)) return `${at}.dependencies: must be an object of schemas or arrays of names`;
+    for (const [name, sub] of Object.entries(s.dependencies)) {
+      if (Array.isArray(sub)) {
+        if (!uniqueStrings(sub)) return `${at}.dependencies.${name}: must be a schema or an array of distinct names`;
+        continue;
+      }
+      if (typeof sub !== "boolean" && !isObject(sub))
+        return `${at}.dependencies.${name}: must be a schema or an array of distinct names`;
+      const problem = metaSchemaProblem(sub, `${at}.dependencies.${name}`, depth + 1);
+      if (problem) return problem;
+    }
   }
   for (const k of SCHEMA_MAPS) {
     if (s[k] === undefined) continue;

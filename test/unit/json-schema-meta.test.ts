@@ -38,6 +38,66 @@ const invalid: [string, Record<string, unknown>, string][] = [
     { type: "object", properties: { v: { anyOf: [] } } },
     "input_schema.properties.v.anyOf: must be a non-empty array of schemas",
   ],
+  [
+    "a contentMediaType that is not a string",
+    { type: "object", properties: { a: { type: "string", contentMediaType: 5 } } },
+    "input_schema.properties.a.contentMediaType: must be a string",
+  ],
+  [
+    "a contentEncoding that is not a string",
+    { type: "object", properties: { a: { type: "string", contentEncoding: true } } },
+    "input_schema.properties.a.contentEncoding: must be a string",
+  ],
+  [
+    "a contentSchema that is not a schema",
+    { type: "object", properties: { a: { type: "string", contentSchema: "x" } } },
+    "input_schema.properties.a.contentSchema: must be a schema (an object or true/false)",
+  ],
+  [
+    "a contentSchema that breaks the meta-schema inside",
+    { type: "object", properties: { a: { type: "string", contentSchema: { type: "strin" } } } },
+    'input_schema.properties.a.contentSchema.type: "strin" is not a JSON Schema type',
+  ],
+  [
+    "an $anchor starting with a digit",
+    { type: "object", properties: { a: { $anchor: "1bad" } } },
+    "input_schema.properties.a.$anchor: must match ^[A-Za-z_][-A-Za-z0-9._]*$",
+  ],
+  [
+    "a $dynamicAnchor with a space",
+    { type: "object", properties: { a: { $dynamicAnchor: "a b" } } },
+    "input_schema.properties.a.$dynamicAnchor: must match ^[A-Za-z_][-A-Za-z0-9._]*$",
+  ],
+  [
+    "a $dynamicRef that is not a string",
+    { type: "object", properties: { a: { $dynamicRef: 5 } } },
+    "input_schema.properties.a.$dynamicRef: must be a string",
+  ],
+  [
+    "an $id with a fragment",
+    { type: "object", properties: { a: { $id: "http://x/y#frag" } } },
+    "input_schema.properties.a.$id: must have no fragment (^[^#]*#?$)",
+  ],
+  [
+    "a $vocabulary that maps to something other than true/false",
+    { type: "object", properties: { a: { $vocabulary: { "https://example.com/vocab": 1 } } } },
+    "input_schema.properties.a.$vocabulary: must map URIs to true or false",
+  ],
+  [
+    "a dependencies value that is neither a schema nor names",
+    { type: "object", properties: { a: { type: "object", dependencies: { b: 5 } } } },
+    "input_schema.properties.a.dependencies.b: must be a schema or an array of distinct names",
+  ],
+  [
+    "a dependencies value naming a property twice",
+    { type: "object", properties: { a: { type: "object", dependencies: { b: ["c", "c"] } } } },
+    "input_schema.properties.a.dependencies.b: must be a schema or an array of distinct names",
+  ],
+  [
+    "a dependencies schema that breaks the meta-schema inside",
+    { type: "object", properties: { a: { type: "object", dependencies: { b: { minItems: -1 } } } } },
+    "input_schema.properties.a.dependencies.b.minItems: must be a whole number >= 0",
+  ],
 ];
 
 const valid: Record<string, unknown>[] = [
@@ -57,6 +117,20 @@ const valid: Record<string, unknown>[] = [
     $defs: { place: { type: "object", properties: { city: { type: "string" } } } },
     definitions: { old: { type: "string" } },
     "x-vendor-extension": { anything: [1, 2, 3] },
+  },
+  {
+    type: "object",
+    properties: {
+      doc: {
+        type: "string",
+        contentMediaType: "application/json",
+        contentEncoding: "base64",
+        contentSchema: { type: "object" },
+      },
+      node: { $id: "https://example.com/node#", $anchor: "node", $dynamicAnchor: "_node-1.x" },
+      next: { $dynamicRef: "#node", $vocabulary: { "https://example.com/vocab": true } },
+      card: { type: "object", dependencies: { number: ["expiry"], holder: { required: ["name"] } } },
+    },
   },
 ];
 

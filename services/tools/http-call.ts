@@ -99,7 +99,14 @@ async function attemptOnce(
         await res.body?.cancel();
         if (hop >= MAX_REDIRECTS)
           return { ok: false, message: `${spec.name}: more than ${MAX_REDIRECTS} redirects`, retryable: false };
-        const next = checkOutboundUrl(new URL(res.headers.get("location")!, url).toString(), opts);
+        const location = resolvedLocation(res.headers.get("location") ?? "", url);
+        if (location === null)
+          return {
+            ok: false,
+            message: `${spec.name}: redirect to a refused URL: not a valid URL`,
+            retryable: false,
+          };
+        const next = checkOutboundUrl(location, opts);
         if (!next.ok)
           return { ok: false, message: `${spec.name}: redirect to a refused URL: ${next.reason}`, retryable: false };
         // The tool's headers (its credentials) go to its own origin only, as browsers do with Authorization.
@@ -146,6 +153,15 @@ async function attemptOnce(
   }
 }
 
+/** A redirect's Location resolved against the URL that answered it; null when it is no URL (a refused hop, not a network error). */
+function resolvedLocation(location: string, base: URL): string | null {
+  try {
+    return new URL(location, base).toString();
+  } catch {
+    return null;
+  }
+}
+
 /** The body as text, or not ok once it passes `cap` bytes (the rest is never read). */
 async function readCapped(res: Response, cap: number): Promise<{ ok: true; text: string } | { ok: false }> {
   const declared = Number(res.headers.get("content-length"));
@@ -183,6 +199,8 @@ const MIN_SECRET_VALUE = 4;
  * a search for hundreds of them (the whole value is still withheld).
  */
 export const MAX_SECRET_WORDS = 8;
+/** What fetch trims from either end of a header value (Fetch: HTTP whitespace). */
+const HTTP_WHITESPACE_AROUND = /^[\t\n\r ]+|[\t\n\r ]+$/g;
 
 /**
  * An endpoint that echoes its request would put the tool's secret header values into the
@@ -197,16 +215,18 @@ export const MAX_SECRET_WORDS = 8;
 export function scrub(text: string, headers: Record<string, string>): string {
   // The whole value before its words ("Bearer <token>": the token alone), longest first: where two
   // start at one place, the longest is the one replaced.
+  // Each value as given and as sent: fetch trims the spaces and tabs around a header value, so
+  // " k3y9Z " goes out (and comes back) as "k3y9Z".
   const secrets = Object.entries(headers)
-    .flatMap(([name, value]) =>
-      [
-        ...(value.length >= MIN_SECRET_VALUE ? [value] : []),
-        ...value
-          .split(/\s+/)
-          .filter((w) => w.length >= MIN_SECRET_WORD && w !== value)
-          .slice(0, MAX_SECRET_WORDS),
-      ].map((v) => [v, `[${name} withheld]`] as const),
-    )
+    .flatMap(([name, value]) => {
+      const sent = value.replace(HTTP_WHITESPACE_AROUND, "");
+      const whole = [...new Set([value, sent])].filter((v) => v.length >= MIN_SECRET_VALUE);
+      const words = sent
+        .split(/\s+/)
+        .filter((w) => w.length >= MIN_SECRET_WORD && !whole.includes(w))
+        .slice(0, MAX_SECRET_WORDS);
+      return [...whole, ...words].map((v) => [v, `[${name} withheld]`] as const);
+    })
     .sort((a, b) => b[0].length - a[0].length);
   if (!secrets.length) return text;
   // Three readings of the text, each mapped back to it: as written, every escape read (JSON and

@@ -5,6 +5,7 @@
 // cannot go on by minting fresh keys (each with a full bucket of its own). Failed authentications
 // are counted the same way, in one RateLimiterDO per client address.
 import { envConfig } from "../core/env-config";
+import type { TurnEvent } from "../core/events";
 import { sha256Hex } from "../core/ids";
 import type { RateDecision, RateRule } from "./rate-limiter-do";
 
@@ -83,6 +84,43 @@ export async function refundTurn(env: Env, of: { keyHash: string | null; tenantI
     of.keyHash && keyRules.length ? limiterOf(env, of.keyHash).refund(keyRules) : undefined,
     of.tenantId && tenantRule ? (await tenantLimiter(env, of.tenantId)).refund([tenantRule]) : undefined,
   ]);
+}
+
+/**
+ * Follows a turn's events (`see` each) to tell whether it stopped after its `turn_start` and before
+ * its model loop (a write before the loop failed: a 502 `storage_error` "the turn could not start;
+ * nothing was saved"; its conversation gone; it paused or refused): an `error`, no `message`, and a
+ * `turn_end` whose usage is all zero. Such a turn gives its turn tokens back as one refused before
+ * it ran, whether its answer is JSON, SSE or a websocket's frames: what decides is whether the turn
+ * started, not the status. A turn that ran its model calls saved its prompt first (a `message`), so
+ * it is never one; nor is a replayed outcome, nor a turn whose events were not heard to their end.
+ */
+export class UnstartedTurn {
+  private started = false;
+  private failed = false;
+  private saved = false;
+  private spentNothing: boolean | null = null;
+
+  see(event: TurnEvent): void {
+    if (event.type === "turn_start" && !event.replayed) this.started = true;
+    else if (event.type === "message") this.saved = true;
+    else if (event.type === "error") this.failed = true;
+    else if (event.type === "turn_end") this.spentNothing = Object.values(event.usage).every((tokens) => tokens === 0);
+  }
+
+  /** Whether the events seen so far are such a turn's, heard to its `turn_end`. */
+  get unstarted(): boolean {
+    return this.started && this.failed && !this.saved && this.spentNothing === true;
+  }
+}
+
+/** A turn's sink calling `refund` when its events end (its `turn_end`) as an UnstartedTurn's. */
+export function whenUnstarted(refund: () => void): (event: TurnEvent) => void {
+  const turn = new UnstartedTurn();
+  return (event) => {
+    turn.see(event);
+    if (event.type === "turn_end" && turn.unstarted) refund();
+  };
 }
 
 /**

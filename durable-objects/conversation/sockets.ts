@@ -7,7 +7,7 @@ import { modelProblem, MODEL_NOT_CONFIGURED } from "../../core/model-provider";
 import { unknownAttachmentMessage, withAttachments } from "../../services/attachments/turn-notes";
 import { toToolResultBlock, type ClientToolResult } from "../../core/client-tools";
 import { keyForHash } from "../../services/keys/auth";
-import { rateLimitMessage, refundTurn, takeRateLimit } from "../rate-limiter-client";
+import { rateLimitMessage, refundTurn, takeRateLimit, whenUnstarted } from "../rate-limiter-client";
 import type { RateDecision } from "../rate-limiter-do";
 import type { ObjectScope } from "./object-scope";
 import { pausedMessage, pendingView, type PausedTurn, type PausedTurns } from "./paused-turn";
@@ -239,11 +239,11 @@ export class ConversationSockets {
       if (!(await this.admitFrame(ws, { ref, turn: !!found && !problem, refuse, early }))) return;
       if (!found) return refuse({ type: "not_found", message: "conversation not found" });
       if (problem) return refuse({ type: MODEL_NOT_CONFIGURED, message: problem, status: 503 });
-      const refused = async (...why: Parameters<SendAdmission["refuse"]>) => {
+      const refund = async () => {
         const keyHash = ref.rateKey;
         if (keyHash) await refundTurn(this.scope.env, { keyHash, tenantId: ref.tenantId }).catch(console.error);
-        refuse(...why);
       };
+      const refused = async (...why: Parameters<SendAdmission["refuse"]>) => (await refund(), refuse(...why));
       const turn = await withAttachments({ db: this.scope.env.DB, tenantId: ref.tenantId, ids: attachments, content });
       if (turn.kind === "unknown")
         return refused({ type: "invalid_request", message: unknownAttachmentMessage(turn.id) });
@@ -284,8 +284,9 @@ export class ConversationSockets {
         // sender gone meanwhile hears nothing, and its turn is queued all the same (it can resume).
         if (frame.ref !== undefined) tell(ws, { type: "accepted", ref: frame.ref, turnId });
         queued = true;
-        // Events reach this socket (and every other one of the conversation) through broadcast.
-        void intake.enqueue({ ref, input, sink: null, turnId });
+        // Events reach this socket (and every other one of the conversation) through broadcast; a
+        // turn that stops before its model loop, nothing saved or spent, gives its token back too.
+        void intake.enqueue({ ref, input, sink: whenUnstarted(() => this.scope.ctx.waitUntil(refund())), turnId });
       } catch (err) {
         // Once queued, the key is the turn's: its row follows the turn's events.
         if (!queued) intake.releaseKey(idempotencyKey);

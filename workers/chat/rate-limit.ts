@@ -4,7 +4,6 @@
 // Over a limit: 429 rate_limited with Retry-After in seconds. The buckets live in one
 // RateLimiterDO per key and one per tenant, so the limits hold across isolates and locations.
 import type { Context, Next } from "hono";
-import { z } from "zod";
 import { modelProblem } from "../../core/model-provider";
 import { rateLimitMessage, refundTurn, takeRateLimit } from "../../durable-objects/rate-limiter-client";
 import { ApiError } from "./errors";
@@ -16,35 +15,21 @@ const TURN_PATH = /^\/v1\/(conversations|channels)\/[^/]+\/messages$/;
 export const isTurnRequest = (method: string, path: string): boolean => method === "POST" && TURN_PATH.test(path);
 
 /**
- * A turn's JSON answer that saved no message and spent nothing: the runner stopped it before its
- * model loop, after its `turn_start` (a write before the loop failed, a 502 `storage_error` "the
- * turn could not start; nothing was saved"; its conversation gone before it ran). An SSE answer is a
- * 200 once it starts and is not read here.
- */
-const unstartedTurn = z.object({
-  messages: z.array(z.unknown()).length(0),
-  usage: z.record(z.string(), z.literal(0)),
-});
-
-/**
  * Whether a turn route's answer means no turn ran: a refusal for the request itself (an unknown
  * conversation or channel, a bad body, a refused Idempotency-Key, a paused turn, a body too large)
  * from a route whose turn never started (`turnRan`, set by turns.ts respondTurn on its `turn_start`),
- * or a turn ended after its `turn_start` with nothing saved and nothing spent, whatever its status.
- * A turn that ran its model calls was billed, whatever it answers: a 404 for its conversation
- * deleted under it, a 401 for its key revoked while it ran. What decides is whether the turn
- * started, not the status (docs/api-notes.md).
+ * or a turn ended after its `turn_start` with nothing saved and nothing spent (`turnUnstarted`,
+ * from its events: a 502 `storage_error` "the turn could not start; nothing was saved"), whatever
+ * its status and whether it was answered as JSON or as SSE (a 200 once it streams: known only once
+ * the stream ends). A turn that ran its model calls was billed, whatever it answers: a 404 for its
+ * conversation deleted under it, a 401 for its key revoked while it ran. What decides is whether
+ * the turn started, not the status (docs/api-notes.md).
  */
 async function refusedBeforeRunning(c: Context<AppEnv>): Promise<boolean> {
   const status = c.res.status;
-  if (status < 400 || status === 401 || status === 429) return false;
-  if (!c.get("turnRan")) return status < 500;
-  if (!(c.res.headers.get("content-type") ?? "").startsWith("application/json")) return false;
-  const body: unknown = await c.res
-    .clone()
-    .json()
-    .catch(() => null);
-  return unstartedTurn.safeParse(body).success;
+  if (status === 401 || status === 429) return false;
+  if (await c.get("turnUnstarted")) return true;
+  return status >= 400 && status < 500 && !c.get("turnRan");
 }
 
 /**
@@ -64,7 +49,13 @@ export async function rateLimited(c: Context<AppEnv>, keyHash: string, next: Nex
       "Retry-After": String(decision.retryAfterSeconds),
     });
   await next();
-  if (!turn || !(await refusedBeforeRunning(c))) return;
-  // The refusal stands whatever the limiter does: a refund lost only leaves the token spent.
-  await refundTurn(c.env, { keyHash, tenantId }).catch((err) => console.error("turn token refund failed", err));
+  if (!turn) return;
+  const refund = async () => {
+    if (!(await refusedBeforeRunning(c))) return;
+    // The refusal stands whatever the limiter does: a refund lost only leaves the token spent.
+    await refundTurn(c.env, { keyHash, tenantId }).catch((err) => console.error("turn token refund failed", err));
+  };
+  // An SSE answer has left before its turn ends: its refund (if any) follows the stream's end.
+  if ((c.res.headers.get("content-type") ?? "").startsWith("text/event-stream")) c.executionCtx.waitUntil(refund());
+  else await refund();
 }

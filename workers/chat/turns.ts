@@ -17,6 +17,7 @@ import { carriableMcpName } from "../../services/mcp/listing";
 import { cachedTools, mcpServersNamedInScope } from "../../services/mcp/servers";
 import { registeredNamesInScope } from "../../services/tools/tool-store";
 import { keyForHash } from "../../services/keys/auth";
+import { UnstartedTurn } from "../../durable-objects/rate-limiter-client";
 import { ApiError, badRequest, unauthorized } from "./errors";
 import { wroteElsewhere } from "./d1-session";
 import { collectTurn, sseResponse, turnJson } from "./turn-response";
@@ -189,16 +190,37 @@ const KEY_GONE_MESSAGE = "the API key of this request is revoked or expired";
 /**
  * The events, noting on the context when the turn starts running (not a replayed first outcome):
  * a turn that ran keeps its turn token even when it ends in a 4xx, e.g. its conversation deleted
- * under it after its model calls were billed (rate-limit.ts).
+ * under it after its model calls were billed; and, once they end, whether the turn stopped before
+ * its model loop with nothing saved and nothing spent, which gives its token back whether it is
+ * answered as JSON or as SSE (rate-limit.ts). Pulled one event per read, as the answer reads them;
+ * events left unread (a client gone, a revoked key) never count as such a turn.
  */
-function notingStart(c: Context<AppEnv>, events: ReadableStream<TurnEvent>): ReadableStream<TurnEvent> {
-  return events.pipeThrough(
-    new TransformStream<TurnEvent, TurnEvent>({
-      transform(event, out) {
-        if (event.type === "turn_start" && !event.replayed) c.set("turnRan", true);
-        out.enqueue(event);
+function watchingTurn(c: Context<AppEnv>, events: ReadableStream<TurnEvent>): ReadableStream<TurnEvent> {
+  const reader = events.getReader();
+  const turn = new UnstartedTurn();
+  let settle!: (unstarted: boolean) => void;
+  c.set("turnUnstarted", new Promise<boolean>((resolve) => (settle = resolve)));
+  return new ReadableStream<TurnEvent>(
+    {
+      async pull(out) {
+        const next = await reader.read().catch((err: unknown) => {
+          settle(false);
+          throw err;
+        });
+        if (next.done) {
+          settle(turn.unstarted);
+          return out.close();
+        }
+        turn.see(next.value);
+        if (next.value.type === "turn_start" && !next.value.replayed) c.set("turnRan", true);
+        out.enqueue(next.value);
       },
-    }),
+      cancel(reason) {
+        settle(false);
+        return reader.cancel(reason);
+      },
+    },
+    { highWaterMark: 0 },
   );
 }
 
@@ -212,11 +234,11 @@ export async function respondTurn(
   const keyActive = keyHash ? async () => (await keyForHash(c.env, keyHash))?.tenantId === tenantId : undefined;
   let res: Response;
   if ((c.req.header("accept") ?? "").includes("text/event-stream")) {
-    res = sseResponse(events, { keyActive });
+    res = sseResponse(watchingTurn(c, events), { keyActive });
     res.headers.set("x-conversation-id", conversationId);
   } else {
     // Only a JSON answer can end in a 4xx: an SSE stream is a 200 once it starts.
-    const turn = await collectTurn(notingStart(c, events));
+    const turn = await collectTurn(watchingTurn(c, events));
     // The turn's note writes, made by its object outside the request's session: the answer's
     // x-d1-bookmark covers them, a 401 below included (d1-session.ts).
     if (turn.d1Bookmark) wroteElsewhere(c, turn.d1Bookmark);

@@ -10,6 +10,12 @@ export type AppEnv = {
     keyId?: string;
     /** Set once a turn route's turn started running (its `turn_start`): its turn token stays spent whatever it answers. */
     turnRan?: boolean;
+    /**
+     * Set once a turn route answers a started turn's events: resolves as they end (at once for a
+     * JSON answer, after the stream for SSE), true when the turn stopped before its model loop with
+     * nothing saved and nothing spent (rate-limiter-client.ts UnstartedTurn): its turn tokens go back.
+     */
+    turnUnstarted?: Promise<boolean>;
   };
 };
 export type App = Hono<AppEnv>;

@@ -26,6 +26,7 @@ export async function addNote(
     return { kind: "unconfirmed" } as const;
   };
   // Between a paused step's tool_use and its results nothing may be saved: the note follows them.
+  // Notes a failed write kept are still deferred: the note goes behind them, in upload order.
   if (await paused.deferNote(note))
     return record.activateTools(tools).then(() => ({ kind: "deferred" }) as const, unconfirmed);
   // Before the note: a failure here keeps nothing.

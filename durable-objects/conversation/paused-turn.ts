@@ -259,17 +259,23 @@ export class PausedTurns {
     if (set === null || set > at) await this.ctx.storage.setAlarm(at);
   }
 
-  /** An attachment's note that arrives while a turn waits: kept, and saved right after the step's results. False when no turn waits. */
+  /**
+   * An attachment's note that arrives while a turn waits: kept, and saved right after the step's
+   * results. Also while notes a failed write kept are still pending: it goes behind them, so the
+   * notes join in upload order (the next turn writes them all before its message). False when
+   * neither holds: the note may be saved at once.
+   */
   async deferNote(note: string): Promise<boolean> {
-    if (!(await this.get())) return false;
-    await this.ctx.storage.put(NOTES_KEY, [...((await this.ctx.storage.get<string[]>(NOTES_KEY)) ?? []), note]);
+    const kept = (await this.ctx.storage.get<string[]>(NOTES_KEY)) ?? [];
+    if (!kept.length && !(await this.get())) return false;
+    await this.ctx.storage.put(NOTES_KEY, [...kept, note]);
     return true;
   }
 
   /**
    * Writes the notes deferred during the pause (right after the step's results) and only then takes
    * them out of storage: when the write fails they stay, and the next turn writes them before its
-   * message. A batch whose write failed may have landed all the same (record.ts `unsure`): the seq it
+   * message (as attachment notes, not messages of that turn). A batch whose write failed may have landed all the same (record.ts `unsure`): the seq it
    * was given is kept, and notes found there once it is adopted are not written twice.
    */
   async saveNotes(parts: {

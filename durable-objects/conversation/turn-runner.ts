@@ -342,8 +342,8 @@ export class TurnRunner {
       prompt = { ...prompt, tools: prompt.tools.extend(turnTools.map((t) => clientToolDefinition(t, { core: true }))) };
     try {
       if (activate?.length) await record.activateTools(activate, prompt.tools);
-      // Notes a failed save after a paused step's results kept: they join before this turn's message.
-      if (!resuming) await this.savedDeferredNotes(emit, turnId);
+      // Notes a failed save after a paused step's results kept join before this turn's message, as attachment notes.
+      if (!resuming) await this.savedDeferredNotes(broadcast, "attachment");
     } catch (err) {
       return unstarted(err);
     }

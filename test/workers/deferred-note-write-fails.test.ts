@@ -58,7 +58,12 @@ describe("a note deferred during a paused turn", () => {
     });
     expect(results.status).toBe(502);
     failing.on = false;
-    expect((await send(id, "after the outage")).status).toBe(200);
+    const next = await send(id, "after the outage");
+    expect(next.status).toBe(200);
+    // The kept note is no message of the next turn: its messages start with its user message.
+    const [own] = next.json.messages as { role: string; content: { type: string; text?: string }[] }[];
+    expect(own?.role).toBe("user");
+    expect(own?.content[0]).toMatchObject({ type: "text", text: "after the outage" });
     const all = await transcript(id);
     const notes = all.filter((m) => m.role === "user" && textOf(m).includes("deferred.txt"));
     expect(notes).toHaveLength(1);

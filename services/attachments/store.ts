@@ -1,5 +1,5 @@
 // The attachments table (drizzle): metadata and facts; the bytes are in R2.
-import { and, eq, gt, isNull, lt, or } from "drizzle-orm";
+import { and, eq, gt, isNull, lt, ne, or } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
 import { attachments } from "../../db/schema";
 import type { AttachmentFacts } from "./note";
@@ -32,6 +32,17 @@ export async function insertAttachment(db: D1Database, row: AttachmentRow): Prom
   await drizzle(db).insert(attachments).values(row);
 }
 
+/**
+ * The claim the abandoned-upload sweep stamps on an upload it removes (its updatedAt, its status
+ * left `uploading`, so every reader of an open upload treats it as before): older than any cutoff,
+ * the sweep lists it again until its bytes and row are gone, and no finish can make it ready.
+ */
+export const SWEEP_CLAIM = new Date(0).toISOString();
+
+/**
+ * Finishes an upload: only one still open and not claimed by the abandoned-upload sweep (whether
+ * it did; a row deleted or claimed meanwhile is not, and the caller purges its bytes).
+ */
 export async function updateAttachment(
   db: D1Database,
   {
@@ -47,7 +58,14 @@ export async function updateAttachment(
   const updated = await drizzle(db)
     .update(attachments)
     .set({ ...change, updatedAt: new Date().toISOString() })
-    .where(and(eq(attachments.tenantId, tenantId), eq(attachments.id, id)))
+    .where(
+      and(
+        eq(attachments.tenantId, tenantId),
+        eq(attachments.id, id),
+        eq(attachments.status, "uploading"),
+        ne(attachments.updatedAt, SWEEP_CLAIM),
+      ),
+    )
     .returning({ id: attachments.id });
   return updated.length > 0;
 }
@@ -101,7 +119,8 @@ export type UploadRef = Pick<AttachmentRow, "id" | "tenantId" | "r2Key" | "uploa
 
 /**
  * Uploads still open (of every tenant, for the cron sweep): single-request ones last touched
- * before `singleBefore`, multipart ones before `multipartBefore`.
+ * before `singleBefore`, multipart ones before `multipartBefore`, and those the sweep claimed
+ * (SWEEP_CLAIM, older than either) but failed to remove, so a later tick completes them.
  */
 export async function staleUploads(
   db: D1Database,
@@ -119,6 +138,7 @@ export async function staleUploads(
       and(
         eq(attachments.status, "uploading"),
         or(
+          eq(attachments.updatedAt, SWEEP_CLAIM),
           and(isNull(attachments.uploadId), lt(attachments.updatedAt, singleBefore)),
           lt(attachments.updatedAt, multipartBefore),
         ),
@@ -127,11 +147,23 @@ export async function staleUploads(
     .limit(limit);
 }
 
-/** Removes the row only while its upload is still open (one that completed meanwhile stays): whether it did. */
-export async function deleteOpenUpload(db: D1Database, id: string): Promise<boolean> {
-  const deleted = await drizzle(db)
-    .delete(attachments)
+/**
+ * Claims an upload for the sweep only while it is still open (one a finish or a complete made
+ * ready meanwhile stays): from then on no finish can make it ready. Whether it did (again for a
+ * row a failed tick claimed).
+ */
+export async function claimOpenUpload(db: D1Database, id: string): Promise<boolean> {
+  const claimed = await drizzle(db)
+    .update(attachments)
+    .set({ updatedAt: SWEEP_CLAIM })
     .where(and(eq(attachments.id, id), eq(attachments.status, "uploading")))
     .returning({ id: attachments.id });
-  return deleted.length > 0;
+  return claimed.length > 0;
+}
+
+/** Removes the row of an upload the sweep claimed, once its bytes are gone. */
+export async function deleteClaimedUpload(db: D1Database, id: string): Promise<void> {
+  await drizzle(db)
+    .delete(attachments)
+    .where(and(eq(attachments.id, id), eq(attachments.status, "uploading"), eq(attachments.updatedAt, SWEEP_CLAIM)));
 }

@@ -1,6 +1,7 @@
 // The abandoned-upload sweep never takes the bytes of an upload that finished while it ran: a row
 // made ready between the sweep's listing and its delete keeps its bytes; a stale row still open is
-// removed with its bytes.
+// removed with its bytes. While the sweep removes an upload's bytes its row still names them (so
+// a failed removal is retried) and a finish landing then is refused.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { sweepAbandonedUploads } from "../../workers/chat/scheduled";
@@ -66,5 +67,36 @@ describe("the abandoned-upload sweep", () => {
     // The one still open is gone, row and bytes.
     expect(await getAttachmentRow(env.DB, tenantId, abandoned.id)).toBeNull();
     expect(await env.BUCKET.head(abandoned.r2Key)).toBeNull();
+  });
+
+  it("keeps the row while it removes the bytes, and a finish landing then is refused", async () => {
+    const { tenantId, key } = await newTenantWithId();
+    const conv = await createConversation(undefined, key);
+    const late = await staleUpload(tenantId, conv, "late.txt");
+    // The finish lands as the sweep removes the bytes (its first R2 delete naming them).
+    let seen: { rowThere: boolean; finished: boolean } | null = null;
+    const bucket = new Proxy(env.BUCKET, {
+      get(target, prop) {
+        const value = Reflect.get(target, prop, target);
+        if (prop === "delete")
+          return async (keys: string | string[]) => {
+            if (!seen && [keys].flat().includes(late.r2Key))
+              seen = {
+                rowThere: (await getAttachmentRow(env.DB, tenantId, late.id)) !== null,
+                finished: await updateAttachment(env.DB, {
+                  tenantId,
+                  id: late.id,
+                  change: { status: "ready", size: 11, facts: JSON.stringify({ kind: "text", lines: 1 }) },
+                }),
+              };
+            return target.delete(keys);
+          };
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    await sweepAbandonedUploads(Object.create(env, { BUCKET: { value: bucket } }), Date.now());
+    expect(seen).toEqual({ rowThere: true, finished: false });
+    expect(await getAttachmentRow(env.DB, tenantId, late.id)).toBeNull();
+    expect(await env.BUCKET.head(late.r2Key)).toBeNull();
   });
 });

@@ -6,10 +6,11 @@
 // their 24 hours, and rolls closed days of the
 // corpus log into their single log objects.
 import { attachmentPrefix } from "../../r2-layout";
-import { deleteOpenUpload, staleUploads } from "../../services/attachments/store";
+import { claimOpenUpload, deleteClaimedUpload, staleUploads, type UploadRef } from "../../services/attachments/store";
 import { claimDueRuns, closeAbandonedRuns, sendRuns, unsentRuns } from "../../services/automations";
 import { rollUpCorpusDays } from "../../services/corpus";
 import { sweepExpiredCreateKeys } from "../../services/conversation-list";
+import { deleteR2Prefix } from "../../services/purge";
 import { sweepExpiredExports } from "../../services/transfer/export-job";
 import { sweepStagedImports } from "../../services/transfer/import-staging";
 import { sweepExpiredTickets } from "./ws-tickets";
@@ -76,10 +77,13 @@ const MULTIPART_UPLOAD_MS = 7 * 24 * 60 * 60_000;
 
 /**
  * Uploads that never finished (a client that vanished mid-body, a multipart upload never
- * completed): their rows and any bytes are removed, so nothing stays half-written. The row goes
+ * completed): their rows and any bytes are removed, so nothing stays half-written. Each is claimed
  * first, and only while still open: an upload a finish or a complete made ready since the listing
- * keeps its row and its bytes (removing the bytes first would leave it ready with none). Its bytes
- * go only once its row did; a finish that comes after finds no row, and its caller purges them.
+ * keeps its row and its bytes, and once claimed no finish can make it ready (its caller purges
+ * what it wrote). Then its multipart upload is aborted and its bytes removed, and its row goes
+ * last: while any byte may be left, a row names it, and a tick that failed midway is taken up
+ * again by the next (the listing returns claimed rows). One upload's failure is logged and does
+ * not stop the others. Answers how many were removed.
  */
 export async function sweepAbandonedUploads(env: Env, now: number): Promise<number> {
   const results = await staleUploads(env.DB, {
@@ -87,14 +91,25 @@ export async function sweepAbandonedUploads(env: Env, now: number): Promise<numb
     multipartBefore: new Date(now - MULTIPART_UPLOAD_MS).toISOString(),
     limit: 200,
   });
+  let removed = 0;
   for (const u of results) {
-    if (!(await deleteOpenUpload(env.DB, u.id))) continue;
-    if (u.uploadId)
-      await env.BUCKET.resumeMultipartUpload(u.r2Key, u.uploadId)
-        .abort()
-        .catch(() => {});
-    const listed = await env.BUCKET.list({ prefix: attachmentPrefix(u.tenantId, u.id) });
-    if (listed.objects.length) await env.BUCKET.delete(listed.objects.map((o) => o.key));
+    try {
+      if (await removeAbandonedUpload(env, u)) removed++;
+    } catch (err) {
+      console.error("abandoned upload not swept; the next tick retries", u.id, err);
+    }
   }
-  return results.length;
+  return removed;
+}
+
+async function removeAbandonedUpload(env: Env, u: UploadRef): Promise<boolean> {
+  if (!(await claimOpenUpload(env.DB, u.id))) return false;
+  // Already aborted by a tick that failed later, or by R2's own expiry of the upload: nothing to do.
+  if (u.uploadId)
+    await env.BUCKET.resumeMultipartUpload(u.r2Key, u.uploadId)
+      .abort()
+      .catch(() => {});
+  await deleteR2Prefix(env.BUCKET, attachmentPrefix(u.tenantId, u.id));
+  await deleteClaimedUpload(env.DB, u.id);
+  return true;
 }

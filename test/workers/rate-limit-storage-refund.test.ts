@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { callWith } from "./app-with-vars";
 import { api, createConversation, newTenant } from "./helpers";
-import { swapBinding } from "./object-bindings";
+import { breakHeadWrites, fileElsewhere } from "./unstartable-turn";
 
 const LIMITS = {
   RATE_LIMIT_PER_MINUTE: "1000",
@@ -18,31 +18,10 @@ describe("a turn that never started for want of storage", () => {
     const broken = await createConversation(undefined, key);
     const other = await createConversation(undefined, key);
     // A file of another conversation: naming it in a turn activates its tools, a head write before the model loop.
-    const source = await createConversation(undefined, key);
-    const up = await api("POST", `/v1/conversations/${source}/attachments?name=notes.txt`, "line one\nline two\n", {
-      key,
-      raw: true,
-      headers: { "content-type": "text/plain" },
-    });
-    expect(up.status).toBe(201);
+    const file = await fileElsewhere(key);
     // The object's head writes fail (past their retries): the turn is refused before its model loop.
-    await swapBinding(
-      broken,
-      "BUCKET",
-      (bucket: R2Bucket) =>
-        new Proxy(bucket, {
-          get(target, prop) {
-            if (prop === "put")
-              return async (objectKey: string, ...rest: unknown[]) => {
-                if (objectKey.endsWith("head.json")) throw new Error("injected: R2 down");
-                return (target.put as (...args: unknown[]) => Promise<R2Object | null>)(objectKey, ...rest);
-              };
-            const value = Reflect.get(target, prop);
-            return typeof value === "function" ? value.bind(target) : value;
-          },
-        }),
-    );
-    const refused = await turn(key, broken, { content: "read my notes", attachments: [up.json.id] });
+    await breakHeadWrites(broken);
+    const refused = await turn(key, broken, { content: "read my notes", attachments: [file] });
     expect(refused.status).toBe(502);
     expect(refused.json).toMatchObject({ error: { type: "storage_error" } });
     expect((await api("GET", `/v1/conversations/${broken}/messages`, undefined, { key })).json.data).toEqual([]);

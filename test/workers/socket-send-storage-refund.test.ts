@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { callWith } from "./app-with-vars";
 import { api, connectSocket, createConversation, inConversation, newTenant } from "./helpers";
-import { swapBinding } from "./object-bindings";
+import { breakHeadWrites, fileElsewhere } from "./unstartable-turn";
 
 const LIMITS = {
   RATE_LIMIT_PER_MINUTE: "0",
@@ -17,39 +17,18 @@ const httpTurn = async (key: string, id: string): Promise<number> =>
 async function setUp() {
   const key = await newTenant();
   const id = await createConversation(undefined, key);
-  const source = await createConversation(undefined, key);
-  const up = await api("POST", `/v1/conversations/${source}/attachments?name=notes.txt`, "line one\nline two\n", {
-    key,
-    raw: true,
-    headers: { "content-type": "text/plain" },
-  });
-  expect(up.status).toBe(201);
+  const attachment = await fileElsewhere(key);
   await inConversation(id, async (instance) => {
     instance.env = { ...instance.env, ...LIMITS };
   });
-  return { key, id, attachment: up.json.id as string };
+  return { key, id, attachment };
 }
 
 describe("a websocket send whose turn never started for want of storage", () => {
   it("gives its turn token back: it saved nothing and called no model", async () => {
     const { key, id, attachment } = await setUp();
     // The object's head writes fail (past their retries): naming the file is refused before the model loop.
-    await swapBinding(
-      id,
-      "BUCKET",
-      (bucket: R2Bucket) =>
-        new Proxy(bucket, {
-          get(target, prop) {
-            if (prop === "put")
-              return async (objectKey: string, ...rest: unknown[]) => {
-                if (objectKey.endsWith("head.json")) throw new Error("injected: R2 down");
-                return (target.put as (...args: unknown[]) => Promise<R2Object | null>)(objectKey, ...rest);
-              };
-            const value = Reflect.get(target, prop);
-            return typeof value === "function" ? value.bind(target) : value;
-          },
-        }),
-    );
+    await breakHeadWrites(id);
     const s = await connectSocket(`/v1/conversations/${id}/ws`, { authorization: `Bearer ${key}` });
     expect(s.status).toBe(101);
     s.ws!.send(JSON.stringify({ type: "send", content: "read my notes", attachments: [attachment] }));

@@ -87,7 +87,17 @@ export function wranglerDevArgs({ port = 8787, inspectorPort, persistTo, vars = 
  */
 export function cortexShardDatabases(config = readFileSync(`${ROOT}wrangler.toml`, "utf8")) {
   const top = config.split(/^\[env\./m)[0];
-  return [...top.matchAll(/binding = "CORTEX_SHARD_\d+"\s*\ndatabase_name = "([^"]+)"/g)].map((m) => m[1]);
+  // Each [[d1_databases]] table whole, its keys in any order (a database_id pasted between binding
+  // and database_name, as the README's deploy steps have one do, must not hide the shard).
+  const tables = top
+    .split(/^\[\[d1_databases\]\]\s*$/m)
+    .slice(1)
+    .map((t) => t.split(/^\[/m)[0]);
+  const key = (table, name) => table.match(new RegExp(`^\\s*${name}\\s*=\\s*"([^"]+)"`, "m"))?.[1];
+  return tables
+    .filter((t) => /^CORTEX_SHARD_\d+$/.test(key(t, "binding") ?? ""))
+    .map((t) => key(t, "database_name"))
+    .filter(Boolean);
 }
 
 /**

@@ -7,6 +7,7 @@ import { createHash, randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { fileURLToPath } from "node:url";
+import { cortexShardDatabases } from "./wrangler-shards.mjs";
 
 export const ROOT = fileURLToPath(new URL("..", import.meta.url));
 export const WRANGLER = `${ROOT}node_modules/.bin/wrangler`;
@@ -82,25 +83,6 @@ export function wranglerDevArgs({ port = 8787, inspectorPort, persistTo, vars = 
 }
 
 /**
- * The cortex shards' databases (CORTEX_SHARD_n in wrangler.toml), each migrated from
- * d1-migrations/cortex-shard/ as DB is from d1-migrations/.
- */
-export function cortexShardDatabases(config = readFileSync(`${ROOT}wrangler.toml`, "utf8")) {
-  const top = config.split(/^\[env\./m)[0];
-  // Each [[d1_databases]] table whole, its keys in any order (a database_id pasted between binding
-  // and database_name, as the README's deploy steps have one do, must not hide the shard).
-  const tables = top
-    .split(/^\[\[d1_databases\]\]\s*$/m)
-    .slice(1)
-    .map((t) => t.split(/^\[/m)[0]);
-  const key = (table, name) => table.match(new RegExp(`^\\s*${name}\\s*=\\s*"([^"]+)"`, "m"))?.[1];
-  return tables
-    .filter((t) => /^CORTEX_SHARD_\d+$/.test(key(t, "binding") ?? ""))
-    .map((t) => key(t, "database_name"))
-    .filter(Boolean);
-}
-
-/**
  * What a local state's databases were last migrated to: each database's name with the name and
  * SHA-256 of every migration file of its folder.
  */
@@ -130,7 +112,7 @@ function migrationsFingerprint(databases) {
  * @param {{ persistTo?: string, stdio?: "pipe" | "inherit" }} [opts]
  */
 export function applyMigrations({ persistTo, stdio = "pipe" } = {}) {
-  const databases = [DATABASE, ...cortexShardDatabases()];
+  const databases = [DATABASE, ...cortexShardDatabases(readFileSync(`${ROOT}wrangler.toml`, "utf8"))];
   const d1State = `${persistTo ?? `${ROOT}.wrangler/state`}/v3/d1`;
   const marker = `${d1State}/context-chat-migrations.json`;
   const fingerprint = migrationsFingerprint(databases);

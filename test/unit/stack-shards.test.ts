@@ -1,9 +1,9 @@
-// The local stack migrates every cortex shard the config binds (scripts/stack.mjs). A shard's
+// The local stack migrates every cortex shard the config binds (scripts/stack.mjs, by scripts/wrangler-shards.mjs). A shard's
 // [[d1_databases]] table may hold its keys in any order: the README's deploy steps have one paste
 // a database_id into it, which must not hide the shard from the local migrations.
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { cortexShardDatabases } from "../../scripts/stack.mjs";
+import { cortexShardDatabases } from "../../scripts/wrangler-shards.mjs";
 
 const table = (lines: string[]) => `[[d1_databases]]\n${lines.join("\n")}\n`;
 

@@ -45,7 +45,13 @@ export const mcpServerRoutes = new Hono<AppEnv>();
 const HEADER_NAME = /^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,64}$/;
 const auth = z.strictObject({
   name: z.string().regex(HEADER_NAME, "an HTTP header name").default("authorization"),
-  value: z.string().min(1).max(4096).regex(HEADER_VALUE, HEADER_VALUE_RULE),
+  value: z
+    .string()
+    .min(1)
+    .max(4096)
+    .regex(HEADER_VALUE, HEADER_VALUE_RULE)
+    // Sent trimmed (fetch strips spaces and tabs around a header value): blank would go out empty.
+    .refine((v) => v.trim().length > 0, "must hold more than spaces and tabs"),
 });
 const fields = {
   name: z.string().regex(MCP_SERVER_NAME, MCP_SERVER_NAME_RULE),

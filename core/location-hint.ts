@@ -78,6 +78,8 @@ export function locationHintFor(origin: RequestOrigin | undefined): LocationHint
     case "EU":
       return country && EASTERN_EUROPE.has(country) ? "eeur" : "weur";
     case "AS":
+      // Turkey and Cyprus may be reported as Asia: their country decides, as it does under EU.
+      if (country && EASTERN_EUROPE.has(country)) return "eeur";
       return country && MIDDLE_EAST.has(country) ? "me" : "apac";
     case "OC":
       return "oc";

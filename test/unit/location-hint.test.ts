@@ -16,6 +16,10 @@ describe("location hints from the request's origin", () => {
       [{ continent: "AS", country: "SG" }, "apac"],
       [{ continent: "AS", country: "AE" }, "me"],
       [{ continent: "AS", country: "IL" }, "me"],
+      // Turkey and Cyprus, reported as Asia or as Europe: eastern Europe either way.
+      [{ continent: "AS", country: "TR" }, "eeur"],
+      [{ continent: "AS", country: "CY" }, "eeur"],
+      [{ continent: "EU", country: "TR" }, "eeur"],
       [{ continent: "OC", country: "AU" }, "oc"],
       [{ continent: "AF", country: "ZA" }, "afr"],
       [{ continent: "AN" }, null],

@@ -127,19 +127,20 @@ export async function listMcpServers(
     .limit(limit);
 }
 
+/** The servers a conversation of `projectId` (null: none) sees: the tenant-wide ones and its project's. */
+const seenFrom = (projectId: string | null) =>
+  projectId ? or(isNull(mcpServers.projectId), eq(mcpServers.projectId, projectId)) : isNull(mcpServers.projectId);
+
 /** The servers a conversation sees: the tenant-wide ones and its project's. */
 export async function mcpServersInScope(
   db: D1Database,
   tenantId: string,
   projectId: string | null,
 ): Promise<McpServerRow[]> {
-  const scope = projectId
-    ? or(isNull(mcpServers.projectId), eq(mcpServers.projectId, projectId))
-    : isNull(mcpServers.projectId);
   return drizzle(db)
     .select()
     .from(mcpServers)
-    .where(and(eq(mcpServers.tenantId, tenantId), scope))
+    .where(and(eq(mcpServers.tenantId, tenantId), seenFrom(projectId)))
     .orderBy(mcpServers.name);
 }
 
@@ -149,13 +150,10 @@ export async function mcpServersNamedInScope(
   { tenantId, projectId, names }: { tenantId: string; projectId: string | null; names: readonly string[] },
 ): Promise<McpServerRow[]> {
   if (!names.length) return [];
-  const scope = projectId
-    ? or(isNull(mcpServers.projectId), eq(mcpServers.projectId, projectId))
-    : isNull(mcpServers.projectId);
   return drizzle(db)
     .select()
     .from(mcpServers)
-    .where(and(eq(mcpServers.tenantId, tenantId), scope, inArray(mcpServers.name, [...names])));
+    .where(and(eq(mcpServers.tenantId, tenantId), seenFrom(projectId), inArray(mcpServers.name, [...names])));
 }
 
 /**

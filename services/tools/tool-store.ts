@@ -160,13 +160,16 @@ export async function listTools(
     .limit(limit);
 }
 
+/** The tools a conversation of `projectId` (null: none) may use: the tenant-wide ones and its project's. */
+const usableFrom = (projectId: string | null) =>
+  projectId ? or(isNull(tools.projectId), eq(tools.projectId, projectId)) : isNull(tools.projectId);
+
 /** The tools a conversation may use: the tenant's tenant-wide tools and its project's. */
 export async function toolsInScope(db: D1Database, tenantId: string, projectId: string | null): Promise<ToolRow[]> {
-  const scope = projectId ? or(isNull(tools.projectId), eq(tools.projectId, projectId)) : isNull(tools.projectId);
   return drizzle(db)
     .select()
     .from(tools)
-    .where(and(eq(tools.tenantId, tenantId), scope))
+    .where(and(eq(tools.tenantId, tenantId), usableFrom(projectId)))
     .orderBy(tools.name);
 }
 
@@ -176,11 +179,10 @@ export async function registeredNamesInScope(
   { tenantId, projectId, names }: { tenantId: string; projectId: string | null; names: readonly string[] },
 ): Promise<Set<string>> {
   if (!names.length) return new Set();
-  const scope = projectId ? or(isNull(tools.projectId), eq(tools.projectId, projectId)) : isNull(tools.projectId);
   const rows = await drizzle(db)
     .select({ name: tools.name })
     .from(tools)
-    .where(and(eq(tools.tenantId, tenantId), scope, inArray(tools.name, [...names])));
+    .where(and(eq(tools.tenantId, tenantId), usableFrom(projectId), inArray(tools.name, [...names])));
   return new Set(rows.map((r) => r.name));
 }
 

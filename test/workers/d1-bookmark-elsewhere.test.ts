@@ -7,85 +7,18 @@
 // request is over). And a channel message
 // that neither creates nor rotates its conversation makes no D1 call before its turn starts: the
 // channel's activity clock is the object's own, its listing row follows in the background.
-import { createExecutionContext, runInDurableObject } from "cloudflare:test";
+import { createExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { channelObjectName } from "../../durable-objects/channel-do";
 import { app } from "../../workers/chat/app";
+import { inObject, watchWrites } from "./d1-watch";
 import { api, newTenant, newTenantWithId } from "./helpers";
 
 /** A read's bookmark: where a client that just listed something stands. */
 async function readBookmark(key: string): Promise<string> {
   const r = await api("GET", "/v1/conversations?limit=1", undefined, { key });
   return r.headers.get("x-d1-bookmark")!;
-}
-
-// An object's env is swapped on the live instance (the objects read their bindings at each use).
-interface WithEnv {
-  env: Env;
-}
-const inObject = runInDurableObject as unknown as <R>(
-  stub: DurableObjectStub,
-  fn: (instance: WithEnv) => Promise<R>,
-) => Promise<R>;
-
-/**
- * The primary's position before a probe read there. Locally (one database, no replicas) every
- * statement moves the position one step, the probe's own included, so the position it reports is
- * one past what the writes before it reached.
- */
-async function primaryNow(db: D1Database): Promise<string> {
-  const s = db.withSession("first-primary");
-  await s.prepare("SELECT 1").first();
-  const [head, count, ...rest] = s.getBookmark()!.split("-");
-  return [head, (Number.parseInt(count, 16) - 1).toString(16).padStart(count.length, "0"), ...rest].join("-");
-}
-
-/**
- * Watches an object's D1 (on its binding or through any session): after each of its statements
- * (or batches) the primary's position is taken, so `reached()` is where its writes got to.
- */
-async function watchWrites(stub: DurableObjectStub): Promise<{ reached(): string | null; stop(): Promise<void> }> {
-  const positions: string[] = [];
-  const real = await inObject(stub, async (instance) => {
-    const before = instance.env;
-    const db = before.DB;
-    const after = async <T>(done: Promise<T>): Promise<T> => {
-      const out = await done;
-      positions.push(await primaryNow(db));
-      return out;
-    };
-    const statement = (stmt: D1PreparedStatement): D1PreparedStatement =>
-      new Proxy(stmt, {
-        get(target, prop) {
-          const v: unknown = Reflect.get(target, prop);
-          if (typeof v !== "function") return v;
-          if (prop === "bind") return (...a: unknown[]) => statement(target.bind(...a));
-          if (["run", "all", "raw", "first"].includes(String(prop)))
-            return (...a: unknown[]) => after((v as (...x: unknown[]) => Promise<unknown>).apply(target, a));
-          return (v as (...x: unknown[]) => unknown).bind(target);
-        },
-      });
-    const wrap = <T extends D1Database | D1DatabaseSession>(target: T): T =>
-      new Proxy(target, {
-        get(t, prop) {
-          if (prop === "prepare") return (sql: string) => statement(t.prepare(sql));
-          if (prop === "batch") return (s: D1PreparedStatement[]) => after(t.batch(s));
-          if (prop === "withSession" && "withSession" in t) return (start?: string) => wrap(t.withSession(start));
-          const v: unknown = Reflect.get(t, prop);
-          return typeof v === "function" ? (v as (...x: unknown[]) => unknown).bind(t) : v;
-        },
-      });
-    instance.env = { ...before, DB: wrap(db) };
-    return before;
-  });
-  return {
-    reached: () => positions.reduce<string | null>((max, p) => (max === null || p > max ? p : max), null),
-    stop: () =>
-      inObject(stub, async (instance) => {
-        instance.env = real;
-      }),
-  };
 }
 
 const conversationStub = (id: string) =>

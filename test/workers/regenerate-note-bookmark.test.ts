@@ -1,3 +1,7 @@
+// A regenerate deletes the notes memory_save kept in the exchange it replaces (regenerate.ts
+// forgetExchangeNotes), and those deletes are shard writes: they move the conversation's read
+// bookmark as a note tool's do, so the regenerated turn's memory_search starts its session past
+// them and cannot find the note just deleted.
 import { describe, expect, it } from "vitest";
 import { api, eventually, send } from "./helpers";
 import { latest, spiedConversation } from "./shard-spy";

@@ -1,3 +1,9 @@
+// A turn's note writes (memory_save, memory_forget) are D1 writes the conversation's object makes
+// during the turn, before its reply: the turn's answer covers them. A JSON answer's x-d1-bookmark is
+// at or after where they reached; an SSE stream's headers are sent before the turn runs, so its
+// `turn_end` carries the position (`d1Bookmark`). Locally there is only the primary, so "a replica
+// at the answered bookmark sees the note" is checked as "the answered bookmark is at or after the
+// primary's position right after the note's statement" (bookmarks order as strings).
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { watchWrites } from "./d1-watch";

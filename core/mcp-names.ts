@@ -16,6 +16,15 @@ const HASH_CHARS = 8;
 
 export const mcpPrefix = (server: string) => `mcp__${server}__`;
 
+/** The servers an MCP tool name may be of: mcp__a__b__c is a tool of "a" or (a server named before the rule) "a__b". */
+export function mcpServersOfName(toolName: string): string[] {
+  if (!toolName.startsWith("mcp__")) return [];
+  const rest = toolName.slice("mcp__".length);
+  const out: string[] = [];
+  for (let at = rest.indexOf("__", 1); at > 0; at = rest.indexOf("__", at + 1)) out.push(rest.slice(0, at));
+  return out;
+}
+
 export async function mcpToolName(server: string, tool: string): Promise<string> {
   const plain = `${mcpPrefix(server)}${tool}`;
   if (TOOL_NAME.test(plain)) return plain;

@@ -6,6 +6,7 @@ import { decodeEvents, type TurnEvent } from "../../core/events";
 import { MODEL_NOT_CONFIGURED, modelProblem } from "../../core/model-provider";
 import { withLocationHint, type LocationHint } from "../../core/location-hint";
 import { type ClientToolSpec, registeredToolClash, takenToolNames } from "../../core/client-tools";
+import { mcpServersOfName } from "../../core/mcp-names";
 import { SERVER_TOOL_NAMES } from "../../core/tenant-tool-rules";
 import { toContentBlocks, type turnBodySchema } from "../../core/turn-input";
 import { toolRegistry } from "../../agent/tools";
@@ -54,16 +55,6 @@ export async function regenerateInput(tools: z.infer<typeof turnBodySchema>["too
   return { content: [], regenerate: true, ...(tools ? { tools } : {}) };
 }
 
-/** The servers an MCP tool name may be of: mcp__a__b__c is a tool of "a" or (a server named before the rule) "a__b". */
-function mcpServerCandidates(toolName: string): string[] {
-  // mcpPrefix(server) of core/mcp-names.ts, before its server.
-  if (!toolName.startsWith("mcp__")) return [];
-  const rest = toolName.slice("mcp__".length);
-  const out: string[] = [];
-  for (let at = rest.indexOf("__", 1); at > 0; at = rest.indexOf("__", at + 1)) out.push(rest.slice(0, at));
-  return out;
-}
-
 /**
  * A turn's client tools that redefine the tenant's own tools in the scope its conversation has
  * (registered HTTP and client tools, MCP servers' cached tools) are a 400, as the conversation
@@ -77,7 +68,7 @@ export async function refuseRegisteredClash(
   const { tenantId, projectId, tools = [] } = turn;
   if (!tools.length) return;
   const names = tools.map((t) => t.name);
-  const serverNames = [...new Set(names.flatMap(mcpServerCandidates))];
+  const serverNames = [...new Set(names.flatMap(mcpServersOfName))];
   const [registered, servers] = await Promise.all([
     registeredNamesInScope(env.DB, { tenantId, projectId, names }),
     mcpServersNamedInScope(env.DB, { tenantId, projectId, names: serverNames }),

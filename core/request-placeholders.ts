@@ -2,6 +2,7 @@
 // was there, why it is not, and the call that brings it back, so the model can still reach it.
 // Fixed wording, no clock and no counters: the same request always gives the same bytes.
 import type { ImageInfo } from "./image-size";
+import { sliceWhole } from "./text-cut";
 import type { ImageBlock, StoredMessage, ToolUseBlock } from "./types";
 
 const INPUT_BRIEF_CHARS = 160;
@@ -33,7 +34,7 @@ export function toolResultLocator(history: readonly StoredMessage[]): Locate {
 
 const brief = (call: ToolUseBlock) => {
   const input = JSON.stringify(call.input);
-  return `${call.name} ${input.length > INPUT_BRIEF_CHARS ? `${input.slice(0, INPUT_BRIEF_CHARS)}…` : input}`;
+  return `${call.name} ${input.length > INPUT_BRIEF_CHARS ? `${sliceWhole(input, 0, INPUT_BRIEF_CHARS)}…` : input}`;
 };
 
 /** "[image left out of this request: 2400x1800 image/png from image_view {...}, because …; image_view {...} shows it again.]" */

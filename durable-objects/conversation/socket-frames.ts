@@ -67,12 +67,13 @@ export type RefusedFrame = { ok: false; error: string; ref?: string };
 
 /**
  * The `ref` of a frame that parsed as JSON but is refused, when it is one a valid frame could carry
- * (1 to 64 characters): the sender of a `send` learns that this refusal answers it, not another frame.
+ * (1 to 64 characters of well-formed text): the sender of a `send` learns that this refusal answers
+ * it, not another frame. A ref that is itself malformed is not echoed: the error would carry it.
  */
 function refOf(json: unknown): string | undefined {
   if (typeof json !== "object" || json === null || !("ref" in json)) return undefined;
   const ref = json.ref;
-  return typeof ref === "string" && ref.length >= 1 && ref.length <= 64 ? ref : undefined;
+  return typeof ref === "string" && ref.length >= 1 && ref.length <= 64 && ref.isWellFormed() ? ref : undefined;
 }
 
 /**

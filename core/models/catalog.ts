@@ -93,6 +93,12 @@ export interface ModelEntry {
   serverTools: readonly ServerTool[];
   /** Fast mode, where the fast-mode page lists the model (FAST_MODE_PAGE); absent: `speed: "fast"` is a 400. */
   fastMode?: FastMode;
+  /**
+   * `inference_geo` (where inference runs) is accepted: Claude Opus 4.6 and every later model; a
+   * request naming it on an older model is a 400 (DATA_RESIDENCY_PAGE). Absent (an entry built from
+   * the Models API, which does not report it): treated as not accepted.
+   */
+  inferenceGeo?: boolean;
   sources: readonly string[];
 }
 
@@ -118,6 +124,13 @@ const VISION = `${DOCS}/build-with-claude/vision`;
  * which `speed: "fast"` on claude-opus-4-8 is an error); the preview models need the beta header.
  */
 export const FAST_MODE_PAGE = `${DOCS}/build-with-claude/fast-mode`;
+/**
+ * "The inference_geo parameter is supported on Claude Opus 4.6 and all subsequent models. Older
+ * models released before Opus 4.6 do not support the parameter. Requests with inference_geo on
+ * legacy models return a 400 error." Values: "global" (the default) and "us". The AWS copy names
+ * the refused ones: "Claude Opus 4.5, Claude Sonnet 4.5, or Claude Haiku 4.5".
+ */
+export const DATA_RESIDENCY_PAGE = `${DOCS}/build-with-claude/data-residency`;
 const SDK_MODELS = "@anthropic-ai/sdk 1.16.0: resources/messages/messages.d.ts (type Model)";
 
 /** Images per request: 100 for models with a 200K window, 600 for the others (vision page). */
@@ -174,6 +187,7 @@ export const MODELS: readonly ModelEntry[] = [
     // overview page said $0.20; the guide and the pricing page's footnote say $0.10).
     prices: price(2, 10, 0.1),
     serverTools: WEB_TOOLS,
+    inferenceGeo: true,
     sources: [
       `${DOCS}/models/sonnet-5-5/overview`,
       `${DOCS}/models/sonnet-5-5/migration-guide`,
@@ -198,6 +212,7 @@ export const MODELS: readonly ModelEntry[] = [
     minCacheTokens: 512,
     prices: price(4, 20, 0.2),
     serverTools: WEB_TOOLS,
+    inferenceGeo: true,
     fastMode: { status: "available" },
     sources: [`${DOCS}/models/opus-5-5/overview`, `${DOCS}/models/opus-5-5/migration-guide`, PRICING],
   }),
@@ -227,6 +242,7 @@ export const MODELS: readonly ModelEntry[] = [
     // Prompts over 100K tokens cost five times the base rate.
     prices: { ...price(0.1, 0.5, 0.01), longPrompt: { overPromptTokens: 100_000, multiplier: 5 } },
     serverTools: WEB_TOOLS,
+    inferenceGeo: true,
     sources: [
       `${DOCS}/models/haiku-5-5/overview`,
       `${DOCS}/models/haiku-5-5/whats-new-haiku-5-5`,
@@ -253,6 +269,7 @@ export const MODELS: readonly ModelEntry[] = [
     minCacheTokens: 512,
     prices: price(8, 40, 0.2),
     serverTools: WEB_TOOLS,
+    inferenceGeo: true,
     fastMode: { status: "available" },
     sources: [`${DOCS}/models/overview`, PRICING, SDK_MODELS],
   }),
@@ -274,6 +291,7 @@ export const MODELS: readonly ModelEntry[] = [
     minCacheTokens: 512,
     prices: price(8, 40, 0.2),
     serverTools: WEB_TOOLS,
+    inferenceGeo: true,
     fastMode: { status: "available" },
     sources: [`${DOCS}/models/fable-5-2/whats-new-fable-5-2`, PRICING, SDK_MODELS],
   }),
@@ -295,6 +313,7 @@ export const MODELS: readonly ModelEntry[] = [
     minCacheTokens: 512,
     prices: price(10, 50, 0.25),
     serverTools: WEB_TOOLS,
+    inferenceGeo: true,
     sources: [`${DOCS}/models/fable-5-1/overview`, `${DOCS}/models/fable-5-1/whats-new-fable-5-1`, PRICING],
   }),
   entry({
@@ -316,6 +335,7 @@ export const MODELS: readonly ModelEntry[] = [
     minCacheTokens: 512,
     prices: price(10, 50, 0.25),
     serverTools: WEB_TOOLS,
+    inferenceGeo: true,
     sources: [`${DOCS}/models/fable-5-1/whats-new-fable-5-1`, PRICING],
   }),
   entry({
@@ -342,6 +362,7 @@ export const MODELS: readonly ModelEntry[] = [
     minCacheTokens: 1_024,
     prices: price(2, 10, 0.2),
     serverTools: WEB_TOOLS,
+    inferenceGeo: true,
     sources: [`${DOCS}/models/sonnet-5/overview`, THINKING_TABLE, PRICING],
   }),
   entry({
@@ -370,6 +391,7 @@ export const MODELS: readonly ModelEntry[] = [
     prices: price(5, 25, 0.5),
     // "Web fetch is not available on Claude Opus 5" (its migration guide).
     serverTools: ["web_search"],
+    inferenceGeo: true,
     fastMode: { status: "beta" },
     sources: [`${DOCS}/models/opus-5/overview`, `${DOCS}/models/opus-5/migration-guide`, THINKING_TABLE, PRICING],
   }),
@@ -391,6 +413,7 @@ export const MODELS: readonly ModelEntry[] = [
     minCacheTokens: 512,
     prices: price(10, 50, 1),
     serverTools: WEB_TOOLS,
+    inferenceGeo: true,
     sources: [`${DOCS}/models/fable-5/overview`, THINKING_TABLE, PRICING],
   }),
   entry({
@@ -411,6 +434,7 @@ export const MODELS: readonly ModelEntry[] = [
     minCacheTokens: 512,
     prices: price(10, 50, 1),
     serverTools: WEB_TOOLS,
+    inferenceGeo: true,
     sources: [`${DOCS}/models/fable-5/introducing-claude-fable-5-and-claude-mythos-5`, PRICING],
   }),
   entry({
@@ -437,6 +461,7 @@ export const MODELS: readonly ModelEntry[] = [
     minCacheTokens: 1_024,
     prices: price(5, 25, 0.5),
     serverTools: WEB_TOOLS,
+    inferenceGeo: true,
     // Deprecated on October 30, 2026; removed November 30, 2026 (the model itself stays).
     fastMode: { status: "beta", removedOn: "2026-11-30" },
     sources: [`${DOCS}/models/opus-4-8/overview`, THINKING_TABLE, PRICING],
@@ -467,6 +492,7 @@ export const MODELS: readonly ModelEntry[] = [
     minCacheTokens: 2_048,
     prices: price(5, 25, 0.5),
     serverTools: WEB_TOOLS,
+    inferenceGeo: true,
     sources: [`${DOCS}/models/opus-4-7/overview`, THINKING_TABLE, PRICING],
   }),
   entry({
@@ -496,6 +522,7 @@ export const MODELS: readonly ModelEntry[] = [
     minCacheTokens: 2_048,
     prices: price(10, 50, 1),
     serverTools: WEB_TOOLS,
+    inferenceGeo: true,
     sources: [DEPRECATIONS, THINKING_TABLE, "@anthropic-ai/sdk 1.16.0: internal/data/deprecated-models.ts"],
   }),
   entry({
@@ -523,7 +550,8 @@ export const MODELS: readonly ModelEntry[] = [
     minCacheTokens: 4_096,
     prices: price(5, 25, 0.5),
     serverTools: WEB_TOOLS,
-    sources: [`${DOCS}/models/opus-4-6/overview`, THINKING_TABLE, EFFORT_PAGE, PRICING],
+    inferenceGeo: true,
+    sources: [`${DOCS}/models/opus-4-6/overview`, THINKING_TABLE, EFFORT_PAGE, PRICING, DATA_RESIDENCY_PAGE],
   }),
   entry({
     id: "claude-sonnet-4-6",
@@ -550,6 +578,7 @@ export const MODELS: readonly ModelEntry[] = [
     minCacheTokens: 1_024,
     prices: price(3, 15, 0.3),
     serverTools: WEB_TOOLS,
+    inferenceGeo: true,
     sources: [`${DOCS}/models/sonnet-4-6/overview`, THINKING_TABLE, EFFORT_PAGE, PRICING],
   }),
   entry({
@@ -576,7 +605,8 @@ export const MODELS: readonly ModelEntry[] = [
     minCacheTokens: 4_096,
     prices: price(1, 5, 0.1),
     serverTools: WEB_TOOLS,
-    sources: [`${DOCS}/models/haiku-4-5/overview`, THINKING_TABLE, PRICING, VISION],
+    inferenceGeo: false,
+    sources: [`${DOCS}/models/haiku-4-5/overview`, THINKING_TABLE, PRICING, VISION, DATA_RESIDENCY_PAGE],
   }),
   entry({
     id: "claude-opus-4-5",
@@ -604,11 +634,13 @@ export const MODELS: readonly ModelEntry[] = [
     minCacheTokens: 4_096,
     prices: price(5, 25, 0.5),
     serverTools: WEB_TOOLS,
+    inferenceGeo: false,
     sources: [
       DEPRECATIONS,
       "@anthropic-ai/sdk 1.16.0: internal/data/deprecated-models.ts (end of life January 22nd, 2027)",
       THINKING_TABLE,
       PRICING,
+      DATA_RESIDENCY_PAGE,
     ],
   }),
 ];

@@ -21,7 +21,7 @@ import { ApiError, errorResponse, type ErrorType, invalid } from "./errors";
 import { recordFault } from "./fault-log";
 import { generate } from "./generate";
 import { hashSeed, idFrom } from "./hash";
-import { resolveModel } from "./model";
+import { type ModelProfile, resolveModel } from "./model";
 import { listModels, retrieveModel } from "./models-api";
 import { checkShape, validateRequest, type Endpoint } from "./rules";
 import { messageEvents, sseStream, type MessageJson } from "./sse";
@@ -237,6 +237,7 @@ async function answer(
       output_tokens: generation.outputTokens,
       output_tokens_details: { thinking_tokens: generation.thinkingTokens },
       ...(generation.serverToolUse ? { server_tool_use: generation.serverToolUse } : {}),
+      inference_geo: inferenceGeoRan(body, model),
     },
   };
   const headers = { "request-id": `req_${idFrom(`ok:${raw}`)}` };
@@ -251,6 +252,17 @@ async function answer(
     );
   }
   return json(message, headers);
+}
+
+/**
+ * Where inference ran, as the answer's usage says (https://platform.claude.com/docs/en/build-with-claude/data-residency:
+ * "The response usage object includes an inference_geo field indicating where inference ran"): the
+ * value asked for, else "global", the documented default. A model without the parameter says
+ * "not_available", as real answers do (the docs do not say).
+ */
+function inferenceGeoRan(body: Record<string, unknown>, model: ModelProfile): string {
+  if (model.inferenceGeo !== true) return "not_available";
+  return typeof body.inference_geo === "string" ? body.inference_geo : "global";
 }
 
 /** Whether any string (or key) of a parsed JSON value holds a lone surrogate: a walk of any depth. */

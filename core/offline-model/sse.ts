@@ -25,6 +25,8 @@ export interface MessageUsage extends CacheUsage {
   output_tokens: number;
   output_tokens_details: { thinking_tokens: number };
   server_tool_use?: { web_search_requests: number; web_fetch_requests: number };
+  /** Where inference ran ("global", "us"; "not_available" on a model without inference_geo): in message_start when streamed. */
+  inference_geo: string;
 }
 
 export interface MessageJson {

@@ -38,7 +38,14 @@ import {
 import { citationsIntact, searchResultsIntact } from "./server-results";
 import { blockSources } from "./sources";
 import { strictSchemaLimits } from "./strict-schemas";
-import { bodyValues, forcedToolKnown, toolChoiceNeedsTools, toolDescription, toolUseInput } from "./values";
+import {
+  bodyValues,
+  forcedToolKnown,
+  inferenceGeo,
+  toolChoiceNeedsTools,
+  toolDescription,
+  toolUseInput,
+} from "./values";
 import {
   notAllDeferred,
   serverToolModel,
@@ -60,6 +67,7 @@ export const RULES: readonly Rule[] = [
   blockFields,
   blockSources,
   bodyValues,
+  inferenceGeo,
   fastMode,
   maxTokensCap,
   maxTokensZero,

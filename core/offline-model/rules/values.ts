@@ -6,7 +6,7 @@
  * schema; the pinned SDK's MessageCreateParams: service_tier 'auto' | 'standard_only', speed
  * 'standard' | 'fast' | null, stop_sequences Array<string>, Metadata.user_id string | null of at
  * most 256 characters (https://platform.claude.com/docs/en/api/messages#metadata: maxLength 256),
- * OutputConfig.format JSONOutputFormat), and each rule's own below.
+ * OutputConfig.format JSONOutputFormat, inference_geo string | null), and each rule's own below.
  */
 import { invalid } from "../errors";
 import { eachBlock, isObject, literal, type Rule } from "./context";
@@ -49,6 +49,24 @@ export const bodyValues: Rule = ({ body }) => {
         "output_config.format.json_schema.schema: Input should be a valid dictionary or object to extract fields from",
       );
   }
+};
+
+/** The values the data-residency page lists for `inference_geo`. */
+export const INFERENCE_GEOS = ["global", "us"] as const;
+
+/**
+ * `inference_geo` only on a model that takes it (Claude Opus 4.6 and later: the catalog's
+ * `inferenceGeo`), and only a listed value; null is the SDK's "not set". Source:
+ * https://platform.claude.com/docs/en/build-with-claude/data-residency ("Requests with inference_geo on legacy models return a 400 error"; values "global" and "us").
+ * The docs give no wording: the refusals' text is ours, in the schema's form. count_tokens takes
+ * no `inference_geo` at all (bodyFields).
+ */
+export const inferenceGeo: Rule = ({ body, model }) => {
+  const geo = body.inference_geo;
+  if (geo === undefined || geo === null) return;
+  if (typeof geo !== "string") throw invalid("inference_geo: Input should be a valid string");
+  if (model.inferenceGeo !== true) throw invalid(`inference_geo: "${geo}" is not supported for this model.`);
+  literal(geo, { path: "inference_geo", values: INFERENCE_GEOS });
 };
 
 /** A custom tool's description is a string. */

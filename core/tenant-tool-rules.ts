@@ -62,6 +62,21 @@ export const RESERVED_HEADERS = [
   "idempotency-key",
 ];
 
+/**
+ * Headers the MCP transport sets itself on every request to a server (the body's type and length,
+ * the host, what it accepts, the session, the protocol version, an SSE resume): an MCP server's
+ * auth header may not be one of them.
+ */
+export const MCP_RESERVED_HEADERS = [
+  "content-type",
+  "content-length",
+  "host",
+  "accept",
+  "mcp-session-id",
+  "mcp-protocol-version",
+  "last-event-id",
+];
+
 /** The keywords a tool's top-level input schema may use (a typo is refused, not silently ignored). */
 const SCHEMA_KEYWORDS = new Set([
   "$schema",

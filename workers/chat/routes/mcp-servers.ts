@@ -8,7 +8,7 @@ import { z } from "zod";
 import { isId } from "../../../core/ids";
 import { MCP_SERVER_NAME, MCP_SERVER_NAME_RULE } from "../../../core/mcp-names";
 import { checkOutboundUrl, loopbackAllowed } from "../../../core/outbound-url";
-import { HEADER_VALUE, HEADER_VALUE_RULE } from "../../../core/tenant-tool-rules";
+import { HEADER_VALUE, HEADER_VALUE_RULE, MCP_RESERVED_HEADERS } from "../../../core/tenant-tool-rules";
 import { authOwner, refreshListing } from "../../../services/mcp/listing";
 import {
   cachedTools,
@@ -44,7 +44,14 @@ export const mcpServerRoutes = new Hono<AppEnv>();
 
 const HEADER_NAME = /^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,64}$/;
 const auth = z.strictObject({
-  name: z.string().regex(HEADER_NAME, "an HTTP header name").default("authorization"),
+  name: z
+    .string()
+    .regex(HEADER_NAME, "an HTTP header name")
+    .refine(
+      (n) => !MCP_RESERVED_HEADERS.includes(n.toLowerCase()),
+      `may not be ${MCP_RESERVED_HEADERS.join(", ")} (the MCP transport sets them)`,
+    )
+    .default("authorization"),
   value: z
     .string()
     .min(1)

@@ -3,7 +3,8 @@
 import type { RouterRoute } from "hono/types";
 import { z } from "zod";
 import { BOOKMARK_HEADER } from "../d1-session";
-import { inputDocOf, routeDocOf, type InputDoc, type RouteDoc } from "./registry";
+import { CORTEX_BOOKMARK_HEADER } from "../routes/search";
+import { type HeaderDoc, inputDocOf, routeDocOf, type InputDoc, type RouteDoc } from "./registry";
 import { errorSchema, socketServerFrameSchema, turnEventSchema } from "./schemas";
 import { clientFrameSchema } from "../../../durable-objects/conversation/socket-frames";
 
@@ -42,6 +43,33 @@ function jsonSchema(schema: z.ZodType, io: "input" | "output", components: Json)
 }
 
 const errorRef = { $ref: "#/components/responses/Error" };
+const rateLimitedRef = { $ref: "#/components/responses/RateLimited" };
+
+const headerObject = (h: HeaderDoc): Json =>
+  "shared" in h
+    ? { $ref: `#/components/headers/${h.shared}` }
+    : { description: h.description, schema: { type: "string" } };
+
+/**
+ * An answer's headers: x-d1-bookmark on every /v1 answer (a websocket upgrade, 101, has none of
+ * ours), then the route's own; an operation that reads Idempotency-Key may answer its success as a
+ * replay (Idempotent-Replayed) and its 409 idempotency_in_progress with Retry-After (1 s).
+ */
+function answerHeaders(at: {
+  status: string;
+  inSession: boolean;
+  idempotent: boolean;
+  own?: Record<string, HeaderDoc>;
+}): Json {
+  const { status, inSession, idempotent, own } = at;
+  const headers: Json =
+    inSession && status !== "101" ? { [BOOKMARK_HEADER]: { $ref: "#/components/headers/D1Bookmark" } } : {};
+  if (idempotent && /^2\d\d$/.test(status))
+    headers["idempotent-replayed"] = headerObject({ shared: "IdempotentReplayed" });
+  if (idempotent && status === "409") headers["retry-after"] = headerObject({ shared: "RetryAfter" });
+  for (const [name, h] of Object.entries(own ?? {})) headers[name] = headerObject(h);
+  return headers;
+}
 
 function security(path: string, method: string): Json[] | undefined {
   if (!path.startsWith("/v1/")) return [];
@@ -74,13 +102,12 @@ function operation(route: {
       params.push({ name, in: "query", required: q.required?.includes(name) ?? false, schema });
   }
   for (const h of d?.headers ?? [])
-    params.push({
-      name: h.name,
-      in: "header",
-      required: false,
-      description: h.description,
-      schema: { type: "string" },
-    });
+    params.push(
+      "shared" in h
+        ? { $ref: `#/components/parameters/${h.shared}` }
+        : { name: h.name, in: "header", required: false, description: h.description, schema: { type: "string" } },
+    );
+  const idempotent = (d?.headers ?? []).some((h) => "name" in h && h.name.toLowerCase() === "idempotency-key");
   // Every /v1 request runs in one D1 session (workers/chat/d1-session.ts): it takes a bookmark and answers one.
   const inSession = path.startsWith("/v1/");
   if (inSession) params.push({ $ref: "#/components/parameters/D1Bookmark" });
@@ -106,15 +133,15 @@ function operation(route: {
   for (const [status, r] of Object.entries(d?.responses ?? { 200: { description: "OK" } })) {
     const content: Json = { ...(r.content ?? {}) };
     if (r.schema) content["application/json"] = { schema: jsonSchema(r.schema, "output", components) };
+    const headers = answerHeaders({ status, inSession, idempotent, own: r.headers });
     responses[status] = {
       description: r.description,
-      // A websocket upgrade (101) has no headers of ours.
-      ...(inSession && status !== "101"
-        ? { headers: { [BOOKMARK_HEADER]: { $ref: "#/components/headers/D1Bookmark" } } }
-        : {}),
+      ...(Object.keys(headers).length ? { headers } : {}),
       ...(Object.keys(content).length ? { content } : {}),
     };
   }
+  // Every /v1 request is authenticated, and any may be over a limit (rate-limit.ts, auth-failures.ts).
+  if (path.startsWith("/v1/")) responses["429"] ??= rateLimitedRef;
   responses.default = errorRef;
   op.responses = responses;
   const sec = security(path, method);
@@ -163,6 +190,12 @@ export function openApiDocument(routes: RouterRoute[]): Json {
           description: "An error (4xx or 5xx)",
           content: { "application/json": { schema: { $ref: `${COMPONENT_REF}Error` } } },
         },
+        RateLimited: {
+          description:
+            "rate_limited: the API key or its tenant is over a limit of requests or turns per minute, or the client's address over its limit of failed authentications. Answered before the request's D1 session: no x-d1-bookmark.",
+          headers: { "retry-after": { $ref: "#/components/headers/RetryAfter" } },
+          content: { "application/json": { schema: { $ref: `${COMPONENT_REF}Error` } } },
+        },
       },
       parameters: {
         D1Bookmark: {
@@ -173,11 +206,43 @@ export function openApiDocument(routes: RouterRoute[]): Json {
             "The bookmark of an earlier answer: this request's reads see at least what that answer's request had written (D1 read replication). Without it, reads may come from any replica.",
           schema: { type: "string", maxLength: 256 },
         },
+        CortexBookmark: {
+          name: CORTEX_BOOKMARK_HEADER,
+          in: "header",
+          required: false,
+          description:
+            "The x-cortex-bookmark of an earlier answer (`<bookmark>@<shard>`): the search reads the tenant's cortex shard at least that far (a search or a write of notes, pages or a deletion). One of a shard the tenant has moved from is not used; a malformed one is a 400. Without it the search reads wherever is nearest.",
+          schema: { type: "string", maxLength: 256 },
+        },
       },
       headers: {
         D1Bookmark: {
           description:
             "Where this request's reads and writes reached (one that read and wrote nothing answers the bookmark it was sent, or without one a recent position): send it back as the request header to read your own writes.",
+          schema: { type: "string" },
+        },
+        CortexBookmark: {
+          description:
+            "Where this request's read or write reached the tenant's cortex shard (`<bookmark>@<shard>`; its database is not DB, so x-d1-bookmark cannot carry it): send the newest as the x-cortex-bookmark of GET /v1/search to find your own writes. Absent when the request reached no shard.",
+          schema: { type: "string" },
+        },
+        RetryAfter: {
+          description: "Seconds to wait before sending the request again.",
+          schema: { type: "string", pattern: "^[0-9]+$" },
+        },
+        IdempotentReplayed: {
+          description:
+            "`true` when this is the first outcome of the request's Idempotency-Key answered again (nothing ran or was created a second time); absent otherwise.",
+          schema: { type: "string", const: "true" },
+        },
+        ConversationId: {
+          description:
+            "The conversation the turn ran in (a channel's current one), on an answer that carries the turn.",
+          schema: { type: "string" },
+        },
+        ServerTiming: {
+          description:
+            "On a JSON answer of a turn that ended: `app;dur=…, model;dur=…, queue;dur=…` in milliseconds (not on an SSE stream, sent before the turn ends).",
           schema: { type: "string" },
         },
       },

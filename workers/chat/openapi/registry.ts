@@ -5,8 +5,19 @@
 import type { MiddlewareHandler } from "hono";
 import type { z } from "zod";
 
+/**
+ * A header the document names once (components.headers / components.parameters in document.ts):
+ * the cortex bookmark, Retry-After, Idempotent-Replayed, a turn's x-conversation-id and Server-Timing.
+ */
+export type SharedHeader = "CortexBookmark" | "RetryAfter" | "IdempotentReplayed" | "ConversationId" | "ServerTiming";
+
+/** A header an answer may carry: one of the shared ones, or described in place. */
+export type HeaderDoc = { shared: SharedHeader } | { description: string };
+
 export interface ResponseDoc {
   description: string;
+  /** Headers this answer may carry (x-d1-bookmark is added to every /v1 answer by itself), by name. */
+  headers?: Record<string, HeaderDoc>;
   /** The JSON body; absent: no body (204) or a body described in `content`. */
   schema?: z.ZodType;
   /** Other media types, e.g. text/event-stream or raw bytes, each with an OpenAPI schema object. */
@@ -25,13 +36,16 @@ export interface RouteDoc {
    * `content` names them.
    */
   rawBody?: { description: string; content?: Record<string, { schema: Record<string, unknown> }> };
-  /** Headers the route reads, e.g. Idempotency-Key. */
-  headers?: { name: string; description: string }[];
+  /** Headers the route reads, e.g. Idempotency-Key; `shared`: a parameter the document names once. */
+  headers?: ({ name: string; description: string } | { shared: "CortexBookmark" })[];
   /** OpenAPI extensions (x-…), e.g. the websocket frames of the socket route. */
   extensions?: Record<`x-${string}`, unknown>;
 }
 
 export type InputDoc = { json?: z.ZodType; query?: z.ZodType };
+
+/** The x-cortex-bookmark an answer carries when the request read or wrote the tenant's cortex shard. */
+export const cortexBookmarkAnswer: Record<string, HeaderDoc> = { "x-cortex-bookmark": { shared: "CortexBookmark" } };
 
 const routeDocs = new WeakMap<object, RouteDoc>();
 const inputDocs = new WeakMap<object, InputDoc>();

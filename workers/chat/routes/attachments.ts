@@ -25,7 +25,7 @@ import { answerCortexBookmark } from "./search";
 import type { AppEnv } from "../types";
 import { idCursor, listBody, pageOf } from "../paging";
 import { intParam, jsonBody, query } from "../validate";
-import { doc } from "../openapi/registry";
+import { cortexBookmarkAnswer, doc } from "../openapi/registry";
 import { listOf, resource } from "../openapi/schemas";
 
 const attachment = resource("Attachment", "An uploaded file: name, type, size, facts and its reference note.");
@@ -351,7 +351,10 @@ attachmentRoutes.get(
 /** Deletes the attachment: bytes, extracted pages, row. Its reference note stays in the transcript. */
 attachmentRoutes.delete(
   "/:attachmentId",
-  doc({ summary: "Delete an attachment (its note stays)", responses: { 204: { description: "Deleted" } } }),
+  doc({
+    summary: "Delete an attachment (its note stays)",
+    responses: { 204: { description: "Deleted", headers: cortexBookmarkAnswer } },
+  }),
   async (c) => {
     const { tenantId, conversationId } = await conversationFor(c);
     const row = await getAttachmentRow(c.env.DB, tenantId, c.req.param("attachmentId"));

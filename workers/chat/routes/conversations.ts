@@ -39,7 +39,7 @@ import { issueTicket } from "../ws-tickets";
 import { wroteElsewhere } from "../d1-session";
 import { cortexFor } from "../../../services/cortex/routing";
 import { answerCortexBookmark } from "./search";
-import { doc } from "../openapi/registry";
+import { cortexBookmarkAnswer, doc } from "../openapi/registry";
 import {
   conversationListItemSchema,
   conversationSchema,
@@ -139,10 +139,13 @@ conversationRoutes.post(
       },
     ],
     responses: {
-      201: { description: "Created (or, for a key already used, the conversation it created)", schema: conversation },
+      201: {
+        description: "Created (or, for a key already used, the conversation it created: idempotent-replayed)",
+        schema: conversation,
+      },
       404: { description: "The conversation this Idempotency-Key created was deleted", schema: errorSchema },
       409: {
-        description: "The create holding this Idempotency-Key has not finished (idempotency_in_progress)",
+        description: "The create holding this Idempotency-Key has not finished (idempotency_in_progress, Retry-After)",
         schema: errorSchema,
       },
       422: {
@@ -238,7 +241,10 @@ conversationRoutes.patch(
 /** Deletes the conversation and everything it owns, irreversibly (durable-objects/conversation/conversation-delete.ts). */
 conversationRoutes.delete(
   "/:id",
-  doc({ summary: "Delete a conversation and everything it owns", responses: { 204: { description: "Deleted" } } }),
+  doc({
+    summary: "Delete a conversation and everything it owns",
+    responses: { 204: { description: "Deleted", headers: cortexBookmarkAnswer } },
+  }),
   async (c) => {
     const { stub, ref } = stubFor(c.env, c.get("tenantId"), c.req.param("id"));
     // The purge writes D1 on the object's binding, which names no bookmark: the answer reads the

@@ -19,8 +19,8 @@ import {
 import type { AppEnv } from "../types";
 import { idCursor, listBody, pageOf } from "../paging";
 import { intParam, jsonBody, query, visibleName } from "../validate";
-import { doc } from "../openapi/registry";
-import { listOf, resource } from "../openapi/schemas";
+import { cortexBookmarkAnswer, doc } from "../openapi/registry";
+import { errorSchema, listOf, resource } from "../openapi/schemas";
 import { answerCortexBookmark } from "./search";
 
 const note = resource("Note", "A durable memory note.");
@@ -68,7 +68,10 @@ const noteId = (id: string) => {
 
 memoryRoutes.post(
   "/",
-  doc({ summary: "Create a note", responses: { 201: { description: "Created", schema: note } } }),
+  doc({
+    summary: "Create a note",
+    responses: { 201: { description: "Created", schema: note, headers: cortexBookmarkAnswer } },
+  }),
   ...jsonBody(createBody),
   async (c) => {
     try {
@@ -149,7 +152,17 @@ memoryRoutes.get(
 
 memoryRoutes.patch(
   "/:id",
-  doc({ summary: "Change a note", responses: { 200: { description: "The note", schema: note } } }),
+  doc({
+    summary: "Change a note",
+    responses: {
+      200: { description: "The note", schema: note, headers: cortexBookmarkAnswer },
+      404: {
+        description: "No such note (a delete that landed meanwhile: its x-cortex-bookmark)",
+        schema: errorSchema,
+        headers: cortexBookmarkAnswer,
+      },
+    },
+  }),
   ...jsonBody(patchBody),
   async (c) => {
     const { note, written } = await updateNote(c.env, {
@@ -166,7 +179,17 @@ memoryRoutes.patch(
 
 memoryRoutes.delete(
   "/:id",
-  doc({ summary: "Delete a note", responses: { 204: { description: "Deleted" } } }),
+  doc({
+    summary: "Delete a note",
+    responses: {
+      204: { description: "Deleted", headers: cortexBookmarkAnswer },
+      404: {
+        description: "No such note (one a cut-short write left in the index is cleared: its x-cortex-bookmark)",
+        schema: errorSchema,
+        headers: cortexBookmarkAnswer,
+      },
+    },
+  }),
   async (c) => {
     const { deleted, written } = await deleteNote(c.env, c.get("tenantId"), noteId(c.req.param("id")));
     // Also on a 404 that cleared a document a cut-short write left.

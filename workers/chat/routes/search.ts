@@ -11,7 +11,7 @@ import { badRequest } from "../errors";
 import { listBody } from "../paging";
 import type { AppEnv } from "../types";
 import { intParam, query } from "../validate";
-import { doc } from "../openapi/registry";
+import { cortexBookmarkAnswer, doc } from "../openapi/registry";
 import { listOf } from "../openapi/schemas";
 
 export const searchRoutes = new Hono<AppEnv>();
@@ -84,8 +84,13 @@ searchRoutes.get(
   "/",
   doc({
     summary: "Search messages, notes, episodes and pages",
+    headers: [{ shared: "CortexBookmark" }],
     responses: {
-      200: { description: "A page of hits", schema: listOf(z.looseObject({ kind: z.string() })) },
+      200: {
+        description: "A page of hits",
+        schema: listOf(z.looseObject({ kind: z.string() })),
+        headers: cortexBookmarkAnswer,
+      },
     },
   }),
   query(searchQuery),

@@ -6,6 +6,7 @@ import { and, count, desc, eq, exists, gte, gt, inArray, isNull, lt, lte, or, sq
 import { drizzle } from "drizzle-orm/d1";
 import { apiKeys, automationRuns, automations, tenants } from "../db/schema";
 import { keyActiveAt } from "./keys/api-keys";
+import { sessionDatabase } from "./d1-session-database";
 import { type CronSchedule, dueSlot, dueSlots, nextCheck, parseCron } from "../core/cron";
 import { envConfig, ENV_VARS } from "../core/env-config";
 import { sortableId } from "../core/ids";
@@ -52,15 +53,21 @@ export interface ClaimContinuation {
 }
 
 /**
- * The expiry of the key making a request (null: it never expires, or no key made it): an
- * automation it creates, or whose prompt or schedule it changes, runs no slot past it, as a key
- * never makes one that outlives it. Revocation is not followed: rotating a lasting key keeps its
- * automations running.
+ * The expiry of the key making a request (`expiresAt` null: it never expires, or no key made it):
+ * an automation it creates, or whose prompt or schedule it changes, runs no slot past it, as a key
+ * never makes one that outlives it. Read at the primary (the key's own lookup was): a replica that
+ * has not seen a key made a moment ago has no row, and a missing row must never read as "never
+ * expires"; null when the primary has none either (the key is gone). Revocation is not followed:
+ * rotating a lasting key keeps its automations running.
  */
-export async function creatorExpiry(db: D1Database, keyId: string | undefined): Promise<string | null> {
-  if (!keyId) return null;
-  const row = await drizzle(db).select({ e: apiKeys.expiresAt }).from(apiKeys).where(eq(apiKeys.id, keyId)).get();
-  return row?.e ?? null;
+export async function creatorExpiry(
+  db: D1Database,
+  keyId: string | undefined,
+): Promise<{ expiresAt: string | null } | null> {
+  if (!keyId) return { expiresAt: null };
+  const primary = sessionDatabase(db, db.withSession("first-primary"));
+  const row = await drizzle(primary).select({ e: apiKeys.expiresAt }).from(apiKeys).where(eq(apiKeys.id, keyId)).get();
+  return row ? { expiresAt: row.e } : null;
 }
 
 /** A new automation, or "limit" when the tenant has MAX_AUTOMATIONS already. */

@@ -104,6 +104,8 @@ export const d1Session: MiddlewareHandler<AppEnv> = async (c, next) => {
     );
   const db = c.env.DB;
   const session = db.withSession(sent || (READS.has(c.req.method) ? "first-unconstrained" : "first-primary"));
+  // A key is looked up at the primary, never through the session (a replica may lack a new key, or a revocation).
+  c.set("primaryEnv", c.env);
   c.env = { ...c.env, DB: sessionDatabase(db, session) };
   try {
     await next();

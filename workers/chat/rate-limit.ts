@@ -21,14 +21,14 @@ export const isTurnRequest = (method: string, path: string): boolean => method =
  * or a turn ended after its `turn_start` with nothing saved and nothing spent (`turnUnstarted`,
  * from its events: a 502 `storage_error` "the turn could not start; nothing was saved"), whatever
  * its status and whether it was answered as JSON or as SSE (a 200 once it streams: known only once
- * the stream ends). A turn that ran its model calls was billed, whatever it answers: a 404 for its
- * conversation deleted under it, a 401 for its key revoked while it ran. What decides is whether
- * the turn started, not the status (docs/api-notes.md).
+ * the stream ends), a 401 for its key revoked meanwhile included. A turn that ran its model calls
+ * was billed, whatever it answers: a 404 for its conversation deleted under it, a 401 for its key
+ * revoked while it ran. What decides is whether the turn started, not the status (docs/api-notes.md).
  */
 async function refusedBeforeRunning(c: Context<AppEnv>): Promise<boolean> {
+  if (await c.get("turnUnstarted")) return true;
   const status = c.res.status;
   if (status === 401 || status === 429) return false;
-  if (await c.get("turnUnstarted")) return true;
   return status >= 400 && status < 500 && !c.get("turnRan");
 }
 

@@ -222,7 +222,10 @@ export async function respondTurn(
 ): Promise<Response> {
   const { conversationId, events, replayed = false } = turn;
   const { keyHash, tenantId } = { keyHash: c.get("keyHash"), tenantId: c.get("tenantId") };
-  const keyActive = keyHash ? async () => (await keyForHash(c.env, keyHash))?.tenantId === tenantId : undefined;
+  // Read at the primary (the bare binding), as the request's own key lookup was, not in its session.
+  const keyActive = keyHash
+    ? async () => (await keyForHash(c.get("primaryEnv"), keyHash))?.tenantId === tenantId
+    : undefined;
   let res: Response;
   if ((c.req.header("accept") ?? "").includes("text/event-stream")) {
     res = sseResponse(watchingTurn(c, events), { keyActive });

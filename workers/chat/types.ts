@@ -8,6 +8,11 @@ export type AppEnv = {
     ticketConversation?: string;
     keyHash?: string;
     keyId?: string;
+    /**
+     * The bindings as the worker was given them, set by d1-session.ts before it puts the request's
+     * session in `DB`: their bare `DB` reads at the primary, as a key's lookup must (a turn's key re-checks).
+     */
+    primaryEnv: Env;
     /** Set once a turn route's turn started running (its `turn_start`): its turn token stays spent whatever it answers. */
     turnRan?: boolean;
     /**

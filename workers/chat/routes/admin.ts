@@ -2,6 +2,7 @@
 // ADMIN_TOKEN, not by API keys.
 import { Hono } from "hono";
 import { z } from "zod";
+import { sessionDatabase } from "../../../services/d1-session-database";
 import { tenantExists, tenantIdNamed } from "../../../services/keys/api-keys";
 import { adminToken, bearer, createTenant, safeEqual } from "../../../services/keys/auth";
 import { clientAddress, countAuthFailure, refuseBlocked } from "../auth-failures";
@@ -73,7 +74,10 @@ adminRoutes.route(
   keyRoutes({
     tenantOf: async (c) => {
       const tenantId = c.req.param("tenant") ?? "";
-      if (!(await tenantExists(c.env.DB, tenantId))) throw notFound("tenant");
+      // Read at the primary: a session a bookmark from before the tenant was created started on a
+      // replica that has not seen it yet must not answer a 404 for it.
+      const primary = sessionDatabase(c.env.DB, c.env.DB.withSession("first-primary"));
+      if (!(await tenantExists(primary, tenantId))) throw notFound("tenant");
       return tenantId;
     },
     mayRevokeLast: true,

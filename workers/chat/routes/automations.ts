@@ -1,6 +1,6 @@
 // /v1/automations: scheduled prompts on a channel — create, list, get, patch (pause/resume),
 // delete — and each one's recorded runs.
-import { Hono } from "hono";
+import { type Context, Hono } from "hono";
 import { z } from "zod";
 import { nonBlankText } from "../../../core/blank-text";
 import { cronError } from "../../../core/cron";
@@ -16,7 +16,7 @@ import {
   updateAutomation,
   type AutomationRunRow,
 } from "../../../services/automations";
-import { ApiError, notFound } from "../errors";
+import { ApiError, notFound, unauthorized } from "../errors";
 import { requestLocationHint } from "../location-hint";
 import type { AppEnv } from "../types";
 import { idCursor, listBody, pageOf } from "../paging";
@@ -29,6 +29,13 @@ const automation = resource("Automation", "A scheduled prompt on a channel.");
 const automationRun = resource("AutomationRun", "One slot of an automation: its run's status and outcome.");
 
 export const automationRoutes = new Hono<AppEnv>();
+
+/** The calling key's expiry, read at the primary (creatorExpiry); a key gone there is a 401. */
+async function keyExpiry(c: Context<AppEnv>): Promise<string | null> {
+  const creator = await creatorExpiry(c.env.DB, c.get("keyId"));
+  if (!creator) throw unauthorized();
+  return creator.expiresAt;
+}
 
 const schedule = z
   .string()
@@ -93,7 +100,7 @@ automationRoutes.post(
       input: c.req.valid("json"),
       locationHint: requestLocationHint(c.req.raw),
       // A short-lived key's automation stops with the key: it may not outlive it.
-      expiresAt: await creatorExpiry(c.env.DB, c.get("keyId")),
+      expiresAt: await keyExpiry(c),
     });
     if (created === "limit")
       throw new ApiError(
@@ -141,7 +148,7 @@ automationRoutes.patch(
     const a = await updateAutomation(c.env.DB, {
       tenantId: c.get("tenantId"),
       id: automationId(c.req.param("id")),
-      change: remade ? { ...change, expiresAt: await creatorExpiry(c.env.DB, c.get("keyId")) } : change,
+      change: remade ? { ...change, expiresAt: await keyExpiry(c) } : change,
     });
     if (!a) throw notFound("automation");
     return c.json(publicAutomation(a));

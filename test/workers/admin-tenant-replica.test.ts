@@ -61,4 +61,20 @@ describe("the operator's keys route of a tenant just created, session on a laggi
     const none = await adminLagging({ method: "GET", path: nowhere, bookmark });
     expect(none.status).toBe(404);
   });
+
+  it("the cortex move of a tenant just created finds the tenant too (a 400 for the shard, not a 404)", async () => {
+    const earlier = await newTenantWithId();
+    const before = await api("GET", `/v1/admin/tenants/${earlier.tenantId}/keys`, undefined, { key: ADMIN });
+    const bookmark = before.headers.get("x-d1-bookmark") ?? "";
+    const { tenantId } = await newTenantWithId();
+    const body = { to: "CORTEX_SHARD_99" };
+    const moved = await adminLagging({
+      method: "POST",
+      path: `/v1/admin/cortex/tenants/${tenantId}/move`,
+      body,
+      bookmark,
+    });
+    expect(moved.status, JSON.stringify(moved.json)).toBe(400);
+    expect(JSON.stringify(moved.json)).toContain("CORTEX_SHARD_99");
+  });
 });

@@ -13,6 +13,7 @@ import { ApiError, badRequest, notFound } from "../errors";
 import { doc } from "../openapi/registry";
 import type { AppEnv } from "../types";
 import { jsonBody } from "../validate";
+import { sessionDatabase } from "../../../services/d1-session-database";
 
 export const cortexAdminRoutes = new Hono<AppEnv>();
 
@@ -71,7 +72,9 @@ cortexAdminRoutes.post(
   async (c) => {
     const tenantId = c.req.param("tenant");
     const { to, cursor, limit } = c.req.valid("json");
-    if (!(await tenantExists(c.env.DB, tenantId))) throw notFound("tenant");
+    // At the primary, as the keys route reads it: a tenant just created is found whatever bookmark is sent.
+    const primary = sessionDatabase(c.env.DB, c.env.DB.withSession("first-primary"));
+    if (!(await tenantExists(primary, tenantId))) throw notFound("tenant");
     if (!shardNames(c.env).includes(to)) throw badRequest(`to: ${to} is not a cortex shard bound to this worker`);
     try {
       return c.json(await moveTenantStep(c.env, { tenantId, to, cursor: Number(cursor ?? 0), limit }));

@@ -23,7 +23,11 @@ export const TITLE_SYSTEM_PROMPT = [
   "Answer with the title only.",
 ].join("\n");
 
-export const untitled = (title: string) => title.trim() === "" || title === DEFAULT_TITLE;
+/** An import's title when it is given none: it counts as "no title" too (its first turn titles it). */
+export const IMPORTED_TITLE = "Imported conversation";
+
+/** Whether a title is none at all: blank, or a default the server gave (never one the caller chose). */
+export const untitled = (title: string) => title.trim() === "" || title === DEFAULT_TITLE || title === IMPORTED_TITLE;
 
 /** The first exchange: the first user message with text and the first assistant text after it; null until both exist. */
 export function firstExchange(messages: readonly StoredMessage[]): { prompt: string; reply: string } | null {

@@ -9,6 +9,7 @@
 // the loser, answers the conversation the key made as it is now (keyedConversation).
 import { sortableId } from "../core/ids";
 import type { SettingsPatch } from "../core/settings";
+import { DEFAULT_TITLE } from "../core/title";
 import { inheritedSettings, settingsFromLayers } from "../services/default-settings";
 import type { ConversationView } from "../services/record/conversation-head";
 import {
@@ -68,7 +69,13 @@ export async function keyedConversation(env: Env, tenantId: string, createKey: C
 /** What a create is asked for. */
 export interface CreateRequest {
   tenantId: string;
-  init: { title?: string; settings?: SettingsPatch; projectId?: string };
+  init: {
+    title?: string;
+    settings?: SettingsPatch;
+    projectId?: string;
+    /** The title when none is given ("New conversation" unless said: an import's differs). */
+    untitledAs?: string;
+  };
   /** An import's transcript, written before the head. */
   staged?: StagedImport;
   locationHint?: LocationHint | null;
@@ -124,7 +131,7 @@ async function create<Lost>(
   const settings = made.settings;
   const id = sortableId("conv");
   const now = new Date().toISOString();
-  const title = init.title ?? "New conversation";
+  const title = init.title ?? init.untitledAs ?? DEFAULT_TITLE;
   // An import's row counts its transcript from the start: a listing read at the import's bookmark
   // shows it whole, before the object's outbox refreshes the row (to the same count, and `updatedAt`
   // to the import's moment, an instant after this one).
@@ -134,11 +141,12 @@ async function create<Lost>(
   try {
     const stub = env.CONVERSATION.get(env.CONVERSATION.idFromName(id), withLocationHint(locationHint));
     const ref = { tenantId, conversationId: id };
-    // An import brings its transcript: the object writes it before its head (see transcript-import.ts).
-    if (staged) return { kind: "created", view: await stub.importTranscript(ref, { title, settings }, staged) };
     // A title the caller gave is theirs, whatever it says ("New conversation" too): the automatic
-    // title leaves it alone, as it does a PATCH title.
+    // title leaves it alone, as it does a PATCH title. An import's `?title=` likewise.
     const titledByUser = init.title !== undefined;
+    // An import brings its transcript: the object writes it before its head (see transcript-import.ts).
+    if (staged)
+      return { kind: "created", view: await stub.importTranscript(ref, { title, settings, titledByUser }, staged) };
     return {
       kind: "created",
       view: await stub.create(ref, { title, settings, projectId: init.projectId ?? null, titledByUser }),

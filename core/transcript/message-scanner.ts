@@ -8,7 +8,9 @@
 // MAX_METADATA_DEPTH (it copies a paused turn's calls, inputs and all), refused as soon as the
 // bracket past it arrives, so what the scanner holds stays bounded whatever the body. A JSON body's
 // messages are messages only: an element whose `type` is not `message` is refused (JSONL's metadata
-// lines have no place there). Pure: the caller feeds decoded text.
+// lines have no place there). The grammar around the messages is JSON's, token by token (each
+// container's next token, escapes, nothing after the document), as JSON.parse would refuse it; each
+// message's own text is parsed whole by the caller. Pure: the caller feeds decoded text.
 import { jsonTextTooDeep, MAX_JSON_DEPTH, nestedTooDeep } from "../json-guard";
 
 /** The levels around a block's fields: the message's brace, its content array, the block's brace. */
@@ -57,13 +59,27 @@ function unescaped(raw: string): string {
 /** A message's `type` whose value is not a string. */
 const NOT_A_STRING = Symbol("not a string");
 
+/**
+ * What a container accepts next (JSON's grammar): an object's key (or its close, right after its
+ * brace), the colon after a key, a value, or a comma or the close after a value.
+ */
+type Expect = "key" | "key-or-close" | "colon" | "value" | "value-or-close" | "comma-or-close";
+
+/** The characters a JSON string's backslash may escape. */
+const ESCAPES = new Set(['"', "\\", "/", "b", "f", "n", "r", "t", "u"]);
+const HEX = /^[0-9a-fA-F]$/;
+
 const BAREWORD = /^(true|false|null|-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?)$/;
 
 /** Streams the elements of the `messages` array out of a JSON document. */
 export class JsonMessageScanner {
   private readonly stack: ("{" | "[")[] = [];
+  /** What each open container accepts next, beside `stack` (checked outside the messages only). */
+  private readonly expect: Expect[] = [];
   private inString = false;
   private escaped = false;
+  /** Hex digits still owed by a `\u` escape. */
+  private hexLeft = 0;
   /**
    * The last key read at depth 1 of a top-level object (or at depth 2, inside its `conversation`
    * object), and whether we wait for its value.
@@ -101,13 +117,15 @@ export class JsonMessageScanner {
       const ch = chunk[i];
       const inMessages = this.messagesDepth >= 0 && this.stack.length === this.messagesDepth + 1;
       if (this.inString) {
-        if (ch === '"' && !this.escaped) {
+        if (ch === '"' && !this.escaped && this.hexLeft === 0) {
           this.inString = false;
           if (this.readingKey) this.key = unescaped(this.key);
           this.readingKey = false;
           this.endType();
           continue;
         }
+        // Outside a message (whose text JSON.parse reads whole), as JSON.parse reads a string.
+        if (!this.element) this.checkStringChar(ch);
         this.escaped = !this.escaped && ch === "\\";
         // Raw, escapes and all, and decoded when the string ends, as JSON.parse reads it (a key
         // spelled with an escape is the same key); no key or type that counts is longer.
@@ -120,7 +138,7 @@ export class JsonMessageScanner {
         continue;
       }
       if (/[\w.+-]/.test(ch)) {
-        if (!this.started) this.started = true;
+        if (!this.bareword) this.valueStarts(ch);
         if (inMessages && !this.element) throw new ScanError("messages: every element must be an object");
         this.bareword += ch;
         if (this.bareword.length > 400) throw new ScanError("body: malformed JSON (a value is not JSON)");
@@ -129,6 +147,8 @@ export class JsonMessageScanner {
       this.endBareword();
       switch (ch) {
         case '"':
+          if (this.atKey()) this.expect[this.expect.length - 1] = "colon";
+          else this.valueStarts(ch);
           this.inString = true;
           if (this.expectKey && this.atKeyLevel()) {
             this.readingKey = true;
@@ -139,13 +159,11 @@ export class JsonMessageScanner {
           break;
         case "{":
         case "[": {
-          if (!this.started) {
-            this.started = true;
-            if (ch === "[") {
-              this.messagesDepth = 0;
-              this.messagesSeen = true;
-            }
-          } else if (this.stack.length === 0) throw new ScanError("body: malformed JSON (text after the document)");
+          if (!this.started && ch === "[") {
+            this.messagesDepth = 0;
+            this.messagesSeen = true;
+          }
+          this.valueStarts(ch);
           const startsElement = inMessages && !this.element;
           if (startsElement) {
             if (ch !== "{") throw new ScanError("messages: every element must be an object");
@@ -165,14 +183,20 @@ export class JsonMessageScanner {
           this.pendingKey = null;
           this.checkDepth();
           this.stack.push(ch);
+          this.expect.push(ch === "{" ? "key-or-close" : "value-or-close");
           if (intoConversation) this.inConversation = true;
           if (ch === "{" && (this.stack.length === 1 || intoConversation || startsElement)) this.expectKey = true;
           break;
         }
         case "}":
         case "]": {
+          const expected = this.expect.at(-1);
+          const closes = expected === "comma-or-close" || expected === `${ch === "}" ? "key" : "value"}-or-close`;
+          // A message's own closing brace is checked by its parse, as everything inside it.
+          if (!this.element && this.stack.length && !closes) throw this.unexpected(ch);
           const open = this.stack.pop();
           if (open !== (ch === "}" ? "{" : "[")) throw new ScanError("body: malformed JSON (unbalanced brackets)");
+          this.expect.pop();
           if (this.element && this.stack.length === this.messagesDepth + 1) {
             this.checkElementType();
             if (this.elementChars + (i + 1 - from) > this.maxMessageChars)
@@ -191,6 +215,7 @@ export class JsonMessageScanner {
           break;
         }
         case ":":
+          this.follows(ch, "colon", "value");
           if (this.atKeyLevel()) {
             this.pendingKey = this.key;
             // A duplicate `lastSeq` counts as its last value: one that is not a number leaves none.
@@ -200,6 +225,7 @@ export class JsonMessageScanner {
           }
           break;
         case ",":
+          this.follows(ch, "comma-or-close", this.stack.at(-1) === "{" ? "key" : "value");
           if (this.atKeyLevel()) this.expectKey = true;
           break;
         default:
@@ -247,6 +273,66 @@ export class JsonMessageScanner {
     } else if (this.inConversation) {
       if (this.stack.length - 1 >= MAX_METADATA_DEPTH) throw new ScanError(metadataTooDeep("conversation"));
     } else if (this.stack.length >= MAX_JSON_DEPTH) throw new ScanError(nestedTooDeep("body"));
+  }
+
+  /** The refusal for a token JSON's grammar has no place for here. */
+  private unexpected(token: string): ScanError {
+    if (this.stack.length === 0) return new ScanError("body: malformed JSON (text after the document)");
+    const wanted: Record<Expect, string> = {
+      key: "a key",
+      "key-or-close": 'a key or "}"',
+      colon: '":" after a key',
+      value: "a value",
+      "value-or-close": 'a value or "]"',
+      "comma-or-close": `"," or "${this.stack.at(-1) === "{" ? "}" : "]"}"`,
+    };
+    const at = this.expect.at(-1);
+    return new ScanError(
+      `body: malformed JSON (unexpected ${JSON.stringify(token.slice(0, 20))}${at ? `; expected ${wanted[at]}` : ""})`,
+    );
+  }
+
+  /**
+   * A value begins (a string, a bareword, a bracket): the document's first, or where its container
+   * takes one. Inside a message the grammar is left to JSON.parse of the message's text.
+   */
+  private valueStarts(token: string): void {
+    if (this.stack.length === 0) {
+      if (this.started) throw this.unexpected(token);
+      this.started = true;
+      return;
+    }
+    if (this.element) return;
+    const at = this.expect.at(-1);
+    if (at !== "value" && at !== "value-or-close") throw this.unexpected(token);
+    this.expect[this.expect.length - 1] = "comma-or-close";
+  }
+
+  /** A colon or a comma: only where the container expects it (outside a message). */
+  private follows(token: string, wanted: Expect, then: Expect): void {
+    if (this.stack.length === 0) throw this.unexpected(token);
+    if (this.element) return;
+    if (this.expect.at(-1) !== wanted) throw this.unexpected(token);
+    this.expect[this.expect.length - 1] = then;
+  }
+
+  /** Whether a string here is an object's key (outside a message, where the grammar is tracked). */
+  private atKey(): boolean {
+    if (this.element || this.stack.length === 0) return false;
+    const at = this.expect.at(-1);
+    return at === "key" || at === "key-or-close";
+  }
+
+  /** One character of a string outside a message: escapes and control characters as JSON allows. */
+  private checkStringChar(ch: string): void {
+    if (this.hexLeft > 0) {
+      if (!HEX.test(ch)) throw new ScanError('body: malformed JSON (a "\\u" escape needs four hex digits)');
+      this.hexLeft--;
+    } else if (this.escaped) {
+      if (!ESCAPES.has(ch))
+        throw new ScanError(`body: malformed JSON (bad escape "\\${ch < " " ? "" : ch}" in a string)`);
+      if (ch === "u") this.hexLeft = 4;
+    } else if (ch < " ") throw new ScanError("body: malformed JSON (a control character in a string)");
   }
 
   /**

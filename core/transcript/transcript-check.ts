@@ -28,12 +28,20 @@ const text = z.strictObject({
   text: z.string(),
   citations: z.array(z.record(z.string(), z.unknown())).max(1_000).nullable().optional(),
 });
+// An image the Messages API fetches by address: an http(s) URL written as one, with no whitespace,
+// control or hidden character. The string itself is checked (stored as sent, and the Markdown export
+// prints it inside a line): URL parsing, zod's .url() too, drops a line break or a tab.
+const imageUrl = z
+  .string()
+  .refine((url) => /^https?:\/\/\S+$/i.test(url) && !HIDDEN_OR_CONTROL.test(url) && parsesAsUrl(url), {
+    message: "must be an http(s) URL with no whitespace, control or hidden characters",
+  });
 const image = z.strictObject({
   type: z.literal("image"),
   source: z.union([
     // Sizes, bytes and dimensions are checked by content-rules.ts, naming the block.
     z.strictObject({ type: z.literal("base64"), media_type: z.enum(MODEL_IMAGE_TYPES), data: z.string().min(1) }),
-    z.strictObject({ type: z.literal("url"), url: z.string().url() }),
+    z.strictObject({ type: z.literal("url"), url: imageUrl }),
   ]),
 });
 // The Messages API's own patterns: an id or a tool name it would refuse could never be replayed, and
@@ -206,6 +214,14 @@ export class ExportLines {
  * its type is read first, so only a message meets the message checks (a `conversation` line
  * copies a paused turn's calls one level deeper than their message holds them: MAX_METADATA_DEPTH).
  */
+function parsesAsUrl(text: string): boolean {
+  try {
+    return !!new URL(text).hostname;
+  } catch {
+    return false;
+  }
+}
+
 export function parseImportedMessage(
   raw: string,
   where: string,

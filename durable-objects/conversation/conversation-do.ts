@@ -4,7 +4,7 @@ import { DurableObject } from "cloudflare:workers";
 import type { StoredMessage } from "../../core/types";
 import { toToolResultBlock, type ClientToolResult } from "../../core/client-tools";
 import type { ReadQuery } from "../../agent/tools/registry";
-import type { ConversationHead, ConversationRef, ConversationView } from "../../services/record/conversation-head";
+import type { ConversationRef, ConversationView } from "../../services/record/conversation-head";
 import { addNote, type NoteAnswer } from "./attachment-note";
 import { AutoTitler } from "./auto-title";
 import { ConversationDeletion } from "./conversation-delete";
@@ -130,11 +130,7 @@ export class ConversationDO extends DurableObject<Env> {
   }
 
   /** A new conversation holding a staged, validated transcript (transcript-import.ts). */
-  importTranscript(
-    ref: ConversationRef,
-    init: { title: string; settings: ConversationHead["settings"] },
-    staged: StagedImport,
-  ): Promise<ConversationView> {
+  importTranscript(ref: ConversationRef, init: HeadInit, staged: StagedImport): Promise<ConversationView> {
     return commitImport(
       { scope: this.scope, record: this.record, outbox: this.outbox, fold: this.fold },
       { ref, init, staged },

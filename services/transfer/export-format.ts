@@ -174,6 +174,9 @@ async function* asMarkdown(s: ExportSource, exportedAt: string): AsyncGenerator<
         yield `Server tool call ${code(b.name)} (${code(b.id)}):\n\n${fenced(JSON.stringify(b.input, null, 2), "json")}\n\n`;
       else if (b.type !== "image")
         yield `Server tool result for ${code(b.tool_use_id)} (${oneLine(b.type)}):\n\n${fenced(blockText(b))}\n\n`;
+      // An image's address as inline code on one line: whatever the stored string holds (a line
+      // break, a bracket) can neither start a heading nor make a link.
+      else if (b.source.type === "url") yield `Image ${code(b.source.url)}\n\n`;
       else yield `${blockText(b)}\n\n`;
     }
   }

@@ -13,6 +13,7 @@ import {
   keyedConversation,
 } from "../../../durable-objects/conversation-create";
 import { requestFingerprint } from "../../../core/idempotency-key";
+import { IMPORTED_TITLE } from "../../../core/title";
 import { idempotencyKeyHeader, keyedAnswer } from "../idempotency-header";
 import {
   discardStaged,
@@ -144,7 +145,9 @@ importNewConversationRoutes.post(
       }
       const request = {
         tenantId,
-        init: { title: title ?? "Imported conversation" },
+        // No ?title=: "Imported conversation", which the first turn's automatic title replaces; a
+        // given one (even "New conversation") is the caller's, kept as a create's.
+        init: { title, untitledAs: IMPORTED_TITLE },
         // An export with no messages staged nothing: the conversation is created empty, as POST /v1/conversations does.
         staged: staged.messages ? staged : undefined,
         locationHint: requestLocationHint(c.req.raw),

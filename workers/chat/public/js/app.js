@@ -47,6 +47,10 @@ async function route(byPerson = false) {
   /** Where the focus was when the navigation began: the view does not take it from anywhere else. */
   const from = document.activeElement;
   if (!session.key) {
+    // Signed out (by the button or a refused key): nothing of the session stays on the page, for
+    // whoever signs in next in this tab, perhaps with another tenant's key.
+    /** @type {HTMLInputElement} */ (document.getElementById("search-q")).value = "";
+    sidebar.clear();
     document.body.dataset.signedIn = "false";
     document.body.dataset.view = "signin";
     signInView(root, () => ((signedOutBecause = ""), route()), signedOutBecause);

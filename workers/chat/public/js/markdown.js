@@ -313,7 +313,7 @@ function withCode(text, codes) {
 export function inline(text) {
   /** @type {string[]} */
   const codes = [];
-  return spans(slotCode(text, codes), codes, 0);
+  return spans(slotCode(text, codes), codes, { depth: 0 });
 }
 
 /**
@@ -477,14 +477,19 @@ function spanAt(text, p, find) {
   return null;
 }
 
-/** The inline spans of text whose code spans are placeholders. @param {string} text @param {string[]} codes @param {number} depth @returns {(Node | string)[]} */
-function spans(text, codes, depth) {
+/**
+ * The inline spans of text whose code spans are placeholders. In a link's label (`inLink`) an
+ * address stays text: a link inside a link is invalid HTML, and the browser would split the two.
+ * @param {string} text @param {string[]} codes @param {{ depth: number, inLink?: boolean }} at
+ * @returns {(Node | string)[]}
+ */
+function spans(text, codes, { depth, inLink = false }) {
   if (depth > MAX_NESTING) return withCode(text, codes);
   /** @type {(Node | string)[]} */
   const out = [];
   let last = 0;
   const find = closers(text);
-  const inner = (/** @type {string} */ s) => spans(s, codes, depth + 1);
+  const inner = (/** @type {string} */ s, link = inLink) => spans(s, codes, { depth: depth + 1, inLink: link });
   for (let p = 0; p < text.length; ) {
     SPECIAL.lastIndex = p;
     const s = SPECIAL.exec(text);
@@ -495,6 +500,11 @@ function spans(text, codes, depth) {
       p++;
       continue;
     }
+    const address = m.kind === "link" || m.kind === "auto" || m.kind === "bare";
+    if (inLink && address) {
+      p = m.end;
+      continue;
+    }
     if (p > last) out.push(...withCode(text.slice(last, p), codes));
     last = m.end;
     const g = m.inner ?? "";
@@ -502,7 +512,7 @@ function spans(text, codes, depth) {
     else if (m.kind === "strong" || m.kind === "strongU") out.push(h("strong", null, inner(g)));
     else if (m.kind === "del") out.push(h("del", null, inner(g)));
     else if (m.kind === "em" || m.kind === "emU") out.push(h("em", null, inner(g)));
-    else if (m.kind === "link") out.push(safeLink(/** @type {string} */ (m.href), inner(g)));
+    else if (m.kind === "link") out.push(safeLink(/** @type {string} */ (m.href), inner(g, true)));
     else if (m.kind === "auto") out.push(safeLink(g, [g.replace(/^mailto:/, "")]));
     else if (m.kind === "bare") {
       // A bare URL keeps a closing parenthesis that balances one it holds: …/Foo_(bar).

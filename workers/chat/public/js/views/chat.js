@@ -1055,8 +1055,10 @@ export async function chatView(root, id, opts = {}) {
   // ---- sending and stopping -----------------------------------------------------------------
 
   /**
-   * Sends a turn: the staged files are uploaded first (each chip shows its progress) and go with it
-   * as `attachments` (a Retry passes the files it uploaded before). A regenerate sends no content:
+   * Sends a turn: for a message from the composer (or a new chat's first, `keep`), the staged files
+   * are uploaded first (each chip shows its progress) and go with it as `attachments` (a Retry
+   * passes the files it uploaded before). An edited prompt or a Retry takes none of the staged
+   * files: they wait, staged, for the composer's Send. A regenerate sends no content:
    * the server runs the last prompt again. A message from the composer leaves it as it is sent; one
    * typed nowhere on this page (a new chat's first) is `keep`: put in the composer if it cannot be sent.
    * @param {string} content @param {{ regenerate?: boolean, label?: string, files?: Staged[], fromComposer?: boolean, keep?: boolean }} [opts]
@@ -1095,7 +1097,7 @@ export async function chatView(root, id, opts = {}) {
     announce("Sent. Waiting for the reply.");
     /** @type {Staged[]} */
     let files = opts.files ?? [];
-    const uploading = !regenerate && staged.length > 0;
+    const uploading = !regenerate && (!!opts.fromComposer || !!opts.keep) && staged.length > 0;
     const earlier = files.length;
     try {
       if (uploading) files = [...files, ...(await uploadStaged())];

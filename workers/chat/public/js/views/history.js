@@ -35,6 +35,7 @@ export async function historyView(root, id, params, signal) {
   );
   const facts = h("p", { class: "muted" });
   replace(root, h("div", { class: "history-view" }, head, facts, list, more));
+  document.title = "History · context-chat";
 
   /** @type {any} */ let meta;
   /** @type {any[]} */ let cards;
@@ -51,6 +52,8 @@ export async function historyView(root, id, params, signal) {
     return;
   }
   replace(/** @type {HTMLElement} */ (head.firstChild), "History: ", meta.title || id);
+  // The tab's title is the next view's once the person has left this one.
+  if (!signal?.aborted) document.title = `History · ${meta.title || "New chat"} · context-chat`;
   const folded = meta.summarizedThroughMessage ?? 0;
   replace(
     facts,

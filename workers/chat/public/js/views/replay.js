@@ -14,6 +14,7 @@ const STUB = "[stale tool result replaced by this stub:";
  */
 export async function replayView(root, id, signal) {
   replace(root, h("p", { class: "muted" }, "Loading…"));
+  document.title = "Replay · context-chat";
   /** @type {any} */ let meta;
   /** @type {any} */ let replay;
   try {
@@ -26,6 +27,7 @@ export async function replayView(root, id, signal) {
     return;
   }
   if (signal?.aborted) return;
+  document.title = `Replay · ${meta.title || "New chat"} · context-chat`;
   const s = meta.settings ?? {};
   const est = replay.estimate ?? {};
   const budget = (s.contextWindowTokens ?? 0) - (s.outputReserveTokens ?? 0) || est.budgetTokens;

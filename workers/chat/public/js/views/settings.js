@@ -51,6 +51,7 @@ const ADVANCED = [
  */
 export async function settingsView(root, id, signal) {
   replace(root, h("p", { class: "muted" }, "Loading…"));
+  document.title = "Settings · context-chat";
   /** @type {any} */ let meta;
   /** @type {any[]} */ let all;
   try {
@@ -62,6 +63,8 @@ export async function settingsView(root, id, signal) {
   const s = meta.settings ?? {};
   const model = /** @type {HTMLSelectElement} */ (await modelSelect(s.model, "set-model"));
   if (signal?.aborted) return;
+  const named = () => (document.title = `Settings · ${meta.title || "New chat"} · context-chat`);
+  named();
   const thinking = /** @type {HTMLSelectElement} */ (h("select", { id: "set-thinking", name: "thinking" }));
   const display = /** @type {HTMLSelectElement} */ (
     h(
@@ -161,6 +164,7 @@ export async function settingsView(root, id, signal) {
       meta = await api("PATCH", `/v1/conversations/${id}`, body);
       Object.assign(s, meta.settings);
       draw();
+      if (!signal?.aborted) named();
       replace(status, "Saved.");
       // A new name is the sidebar's at once (its listing may lag the rename by a moment).
       conversationsChanged(body.title ? { id, title: meta.title ?? body.title } : undefined);

@@ -71,6 +71,18 @@ export function mountSidebar(nav) {
     }
   }
 
+  /**
+   * Signed out: the list, its status line and the titles set here go, and a load still under way
+   * draws nothing, so whoever signs in next in this tab (another tenant's key) never sees them.
+   */
+  function clear() {
+    loads++;
+    deferred = false;
+    titled.clear();
+    replace(list);
+    replace(status);
+  }
+
   /** @param {any} c */
   function item(c) {
     const link = h("a", { class: "conv-link", href: `#/c/${c.id}` }, c.title || "New chat");
@@ -195,5 +207,5 @@ export function mountSidebar(nav) {
   document.addEventListener("visibilitychange", refresh);
   window.addEventListener("focus", refresh);
   setInterval(refresh, REFRESH_MS);
-  return { load };
+  return { load, clear };
 }

@@ -49,5 +49,6 @@ export function signInView(root, onSignedIn, reason) {
     }
   });
   replace(root, form);
+  document.title = "Sign in · context-chat";
   input.focus();
 }

@@ -147,14 +147,19 @@ export const isTurnState = (b: ContentBlock): boolean =>
 
 const INPUT_BRIEF_CHARS = 160;
 
-/** The label of a result's images: the call that ran shows them again; conversation_read returns the text. */
+/**
+ * The label of a result's images: conversation_read of the stored result returns them, the originals
+ * (running the call again, a screenshot, would show new ones). A result not stored yet names only its call.
+ */
 function imageLabel(images: number, call: ToolUseBlock | undefined, origin: BlockOrigin | undefined): string {
+  const what = images === 1 ? "an image" : `${images} images`;
+  const them = images === 1 ? "it" : "them";
+  if (origin)
+    return `[${what} removed from this tool result to save context: ${readCall(origin)} returns ${them} with the result's text]`;
   const input = call ? JSON.stringify(call.input) : "";
   const brief = input.length > INPUT_BRIEF_CHARS ? `${sliceWhole(input, 0, INPUT_BRIEF_CHARS)}…` : input;
-  const what = images === 1 ? "an image" : `${images} images`;
   const again = call ? `the same call again (${call.name} ${brief})` : "the same tool call again";
-  const text = origin ? `; ${readCall(origin)} returns the result's text` : "";
-  return `[${what} removed from this tool result to save context: ${again} shows ${images === 1 ? "it" : "them"}${text}]`;
+  return `[${what} removed from this tool result to save context: ${again} shows ${them} as the tool sees them now]`;
 }
 
 export interface CompactOptions {

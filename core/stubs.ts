@@ -13,6 +13,11 @@
 // which results were stubbed when it committed (StubInput), since the tail it leaves no longer
 // holds the exchanges that put the watermark there. A refused turn, which no request carries
 // (core/replay-rules.ts), is no exchange and has no stale results.
+//
+// A result is stubbed wherever its user message puts it: beside the next question too (an imported
+// transcript's, a client's that answers its calls and asks on in one message). Only its tool_result
+// blocks are weighed and stubbed, the text beside them never; the message still starts an exchange,
+// and its results age with that exchange (stale once it is older than the last few).
 import { isAttachmentNote, isToolResultCarrier, messageChars } from "./render";
 import { refusedTurns } from "./replay-rules";
 import type { ContentBlock, StoredMessage, ToolResultBlock, ToolUseBlock } from "./types";
@@ -90,8 +95,9 @@ export function stubbedThroughSeq(thread: readonly StoredMessage[], s: StubInput
   return Math.max(s.stubbedThrough ?? 0, watermark > 0 ? thread[watermark - 1].seq : 0);
 }
 
+/** The stale weight of a user message's results, whatever else it holds (a question beside them). */
 function staleChars(m: StoredMessage, min: number): number {
-  if (!isToolResultCarrier(m)) return 0;
+  if (m.role !== "user") return 0;
   let n = 0;
   for (const b of m.content) if (b.type === "tool_result") n += eligible(b, min);
   return n;
@@ -149,7 +155,7 @@ export function applyStubs(messages: readonly StoredMessage[], s: StubInput, con
   let pendingChars = 0;
   const out = messages.map((m, i) => {
     if (m.role === "assistant") for (const b of m.content) if (b.type === "tool_use") calls.set(b.id, b);
-    if (!isToolResultCarrier(m) || refused.has(i)) return m;
+    if (m.role !== "user" || refused.has(i) || !m.content.some((b) => b.type === "tool_result")) return m;
     if (i >= watermark) {
       if (i < cutoff) pendingChars += staleChars(m, s.stubMinChars);
       return m;
@@ -197,7 +203,7 @@ export function stubText(opts: {
   blockIndex: number;
   chars: number;
   call?: ToolUseBlock;
-  /** Images the result held: conversation_read returns text, so the call itself shows them again. */
+  /** Images the result held: the conversation_read call the stub names returns them with the text. */
   images?: number;
   /** The result was the call's error (is_error): the stub says so, and keeps the flag on its block. */
   error?: boolean;
@@ -209,7 +215,7 @@ export function stubText(opts: {
   const read = JSON.stringify({ conversation_id: conversationId, message_id: message.id, block: blockIndex });
   const where = `(message ${message.id}, seq ${message.seq})`;
   if (images > 0)
-    return `[stale tool result replaced by this stub: ${what} returned ${images === 1 ? "an image" : `${images} images`}, ${chars.toLocaleString("en-US")} chars in all ${where}. The original is stored unchanged; conversation_read ${read} returns its text, and the same call again shows ${images === 1 ? "the image" : "the images"}.]`;
+    return `[stale tool result replaced by this stub: ${what} returned ${images === 1 ? "an image" : `${images} images`}, ${chars.toLocaleString("en-US")} chars in all ${where}. The original is stored unchanged; conversation_read ${read} returns its text and ${images === 1 ? "the image" : "the images"}.]`;
   const answer = error ? "an error of " : "";
   return `[stale tool result replaced by this stub: ${what} returned ${answer}${chars.toLocaleString("en-US")} chars ${where}. The original is stored unchanged and searchable; conversation_read ${read} returns it byte for byte.]`;
 }

@@ -3,11 +3,17 @@
 // every page says which call returns the next one. A range is read in bounded bites as well (at
 // most 50 messages, and no more bytes than one RPC may carry): a range cut short names the call
 // that reads the rest.
+//
+// One block (message_id and block) that holds images (an image a user sent, a tool result with a
+// screenshot) returns them too, as images, after its first page: a stale result's stub names this
+// call for its images, and running the tool again would show new ones, not the originals. Whatever
+// the request cannot carry is left out at request time (core/request-limits.ts).
 import { z } from "zod";
 import { isId } from "../../core/ids";
 import { blockText, renderMessageText } from "../../core/render";
 import { wholeAt } from "../../core/text-cut";
-import type { CallScope, ReadMessages, ToolDefinition, TranscriptAccess } from "./registry";
+import type { ContentBlock, ImageBlock } from "../../core/types";
+import type { CallScope, ReadMessages, ToolDefinition, ToolOutput, TranscriptAccess } from "./registry";
 
 export const READ_PAGE_CHARS = 40_000;
 const MAX_RANGE_MESSAGES = 50;
@@ -35,7 +41,7 @@ export const conversationRead: ToolDefinition<Input, CallScope & TranscriptAcces
   capability: "conversation_read: any stored message of your conversations, byte for byte, paged",
   description:
     "Read stored messages of any of this tenant's conversations byte for byte, including turns folded into a summary or replaced by stubs. " +
-    "Give message_id for one message (block selects one content block), or from_seq/to_seq for a range. Long output is paged: pass the offset the previous page names.",
+    "Give message_id for one message (block selects one content block: its images come back as images), or from_seq/to_seq for a range. Long output is paged: pass the offset the previous page names.",
   input,
   async run(args, ctx) {
     const conversationId = args.conversation_id ?? ctx.conversationId;
@@ -65,6 +71,7 @@ export const conversationRead: ToolDefinition<Input, CallScope & TranscriptAcces
 
     let text: string;
     let what: string;
+    let images: ImageBlock[] = [];
     // A range is fixed by its first page: the next pages name its last seq as to_seq, so the
     // messages written since (this very call's among them) never shift the offsets.
     let range: { from_seq?: number; to_seq?: number } = {};
@@ -74,6 +81,7 @@ export const conversationRead: ToolDefinition<Input, CallScope & TranscriptAcces
         const block = m.content[args.block];
         if (!block) return { content: `message ${m.id} has ${m.content.length} blocks`, isError: true };
         text = blockText(block);
+        images = imagesOf(block);
         what = `message ${m.id} (seq ${m.seq}, ${m.role}) block ${args.block}${replacedNote(m)}`;
       } else {
         text = renderMessageText(m);
@@ -93,19 +101,40 @@ export const conversationRead: ToolDefinition<Input, CallScope & TranscriptAcces
       // time (the messages up to the cut never change), and every page names the rest.
       range = { from_seq: fromSeq, to_seq: restFrom ? askedTo : last.seq };
     }
-    return {
-      content: page(text, {
-        offset: args.offset ?? 0,
-        what: `conversation ${conversationId}, ${what}`,
-        args: {
-          ...args,
-          conversation_id: conversationId,
-          ...range,
-        },
-      }),
-    };
+    const offset = args.offset ?? 0;
+    // The images ride the first page only: a later page of the same block does not carry them again.
+    const shown = offset === 0 ? images : [];
+    const also = images.length ? `; ${imagesNote(images.length, shown.length > 0)}` : "";
+    const content = page(text, {
+      offset,
+      what: `conversation ${conversationId}, ${what}${also}`,
+      args: {
+        ...args,
+        conversation_id: conversationId,
+        ...range,
+      },
+    });
+    return withImages(content, shown);
   },
 };
+
+/** The images a block holds, as stored (their bytes, never a cache mark): an image block, or a tool result's. */
+function imagesOf(block: ContentBlock): ImageBlock[] {
+  const parts = block.type === "image" ? [block] : block.type === "tool_result" ? block.content : [];
+  if (typeof parts === "string") return [];
+  return parts.flatMap((c): ImageBlock[] => (c.type === "image" ? [{ type: "image", source: c.source }] : []));
+}
+
+const imagesNote = (n: number, shown: boolean): string => {
+  const [what, s] = n === 1 ? ["its image", "s"] : [`its ${n} images`, ""];
+  return shown ? `${what} follow${s} this page` : `${what} come${s} with the first page (offset 0)`;
+};
+
+/** The page, and after it the block's original images (the text still labels each one where it stood). */
+function withImages(content: string, images: ImageBlock[]): ToolOutput {
+  if (!images.length) return { content };
+  return { content, blocks: [{ type: "text", text: content }, ...images] };
+}
 
 function renderRangeEntry(m: ReadMessages["messages"][number]): string {
   return `--- seq ${m.seq} ${m.role} ${m.id} ${m.createdAt}${replacedNote(m)}\n${renderMessageText(m)}`;

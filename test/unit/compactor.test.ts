@@ -342,7 +342,7 @@ describe("what a pass protects", () => {
     const seen = blockAs(blocksIn(messages[2])[0], "tool_result").content;
     expect(JSON.stringify(seen)).not.toContain('"type":"image"');
     expect(JSON.stringify(seen)).toContain(
-      'an image removed from this tool result to save context: the same call again (browser_screenshot {\\"page\\":\\"s1\\"}) shows it; conversation_read {\\"conversation_id\\":\\"conv_X\\",\\"message_id\\":\\"msg_2\\",\\"block\\":0} returns the result\'s text',
+      'an image removed from this tool result to save context: conversation_read {\\"conversation_id\\":\\"conv_X\\",\\"message_id\\":\\"msg_2\\",\\"block\\":0} returns it with the result\'s text]',
     );
   });
 

@@ -107,7 +107,7 @@ describe("stale tool-result stubs", () => {
     expect(isAttachmentNote({ role: "user", content: [{ type: "text", text: note }] })).toBe(true);
   });
 
-  it("weighs an image by its base64, and stubs a stale one naming the call that shows it again", () => {
+  it("weighs an image by its base64, and stubs a stale one naming the conversation_read call that returns it", () => {
     const ms = script([null, null, null]);
     const data = "A".repeat(400_000);
     ms.splice(
@@ -143,8 +143,39 @@ describe("stale tool-result stubs", () => {
     expect(JSON.stringify(out.messages)).not.toContain(data);
     const stub = results(out.messages)[0].content as string;
     expect(stub).toContain('image_view {"attachment_id":"att_P"} returned an image, 400,000 chars in all');
-    expect(stub).toContain("the same call again shows the image");
+    expect(stub).toContain(
+      'conversation_read {"conversation_id":"conv_I","message_id":"msg_img","block":0} returns its text and the image.]',
+    );
+    expect(stub).not.toContain("same call again");
     expect(out.savedChars).toBeGreaterThan(399_000);
+  });
+
+  it("stubs a result sharing its user message with the next question: only the result, its text untouched", () => {
+    // The results answer turn 0's call; the same message asks turn 1's question (an imported transcript).
+    const ms = script([5000, null, null, null]);
+    const mixed: StoredMessage = {
+      ...ms[2],
+      content: [...ms[2].content, { type: "text", text: "and the next question" }],
+    };
+    const merged = [...ms.slice(0, 2), mixed, ...ms.slice(5)].map((m, i) => ({ ...m, id: `msg_${i + 1}`, seq: i + 1 }));
+    // The mixed message is exchange 1's prompt: its result is stale once that exchange is older than the last 2.
+    const fresh = applyStubs(merged.slice(0, -2), settings(), "conv_M");
+    expect(fresh.stubbed).toBe(0);
+    expect(fresh.pendingChars).toBe(0);
+    const out = applyStubs(merged, settings(), "conv_M");
+    expect(out.stubbed).toBe(1);
+    const [stub, text] = out.messages[2].content;
+    expect(blockAs(stub, "tool_result").content).toContain(
+      'file_read {"attachment_id":"att_0","lines":"1-400"} returned 5,000 chars (message msg_3, seq 3)',
+    );
+    expect(blockAs(stub, "tool_result").content).toContain(
+      'conversation_read {"conversation_id":"conv_M","message_id":"msg_3","block":0}',
+    );
+    expect(text).toBe(mixed.content[1]);
+    expect(out.savedChars).toBeGreaterThan(4000);
+    // Same input, same bytes; the stored message is untouched.
+    expect(JSON.stringify(applyStubs(merged, settings(), "conv_M").messages)).toBe(JSON.stringify(out.messages));
+    expect(blockAs(merged[2].content[0], "tool_result").content).toBe("x".repeat(5000));
   });
 
   it("names the tool, its input, the size, the message and the exact call that returns the bytes", () => {

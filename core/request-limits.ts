@@ -61,6 +61,8 @@ interface ImageRef {
   /** Over MANY_IMAGES_SIDE, or a base64 image whose size could not be read. */
   large: boolean;
   call?: ToolUseBlock;
+  /** The tool_result it is in, when it is in one. */
+  toolUseId?: string;
   replaced: boolean;
 }
 
@@ -105,6 +107,7 @@ export function fitRequestLimits(request: ModelRequest, maxImages: number, opts:
               inner,
               ...measure(x),
               call: calls.get(b.tool_use_id),
+              toolUseId: b.tool_use_id,
               replaced: false,
             }),
         );
@@ -115,6 +118,10 @@ export function fitRequestLimits(request: ModelRequest, maxImages: number, opts:
   let resultsReplaced = 0;
   const blocks = (i: number) => messages[i].content as ContentBlock[];
 
+  const storedAt = (ref: ImageRef) => {
+    const where = ref.toolUseId === undefined ? null : (opts.locate?.(ref.toolUseId) ?? null);
+    return where ? { where, conversationId: opts.conversationId } : undefined;
+  };
   const replaceImage = (ref: ImageRef, reason: ImageReason, limit: number) => {
     const outer = blocks(ref.message)[ref.block];
     const current = (
@@ -122,7 +129,7 @@ export function fitRequestLimits(request: ModelRequest, maxImages: number, opts:
     ) as ImageBlock;
     const text: TextBlock = {
       type: "text",
-      text: imagePlaceholder(current, { info: ref.info, reason, limit, call: ref.call }),
+      text: imagePlaceholder(current, { info: ref.info, reason, limit, call: ref.call, stored: storedAt(ref) }),
       ...(current.cache_control ? { cache_control: current.cache_control } : {}),
     };
     bytes += bytesOf(text) - bytesOf(current);

@@ -37,7 +37,7 @@ const brief = (call: ToolUseBlock) => {
   return `${call.name} ${input.length > INPUT_BRIEF_CHARS ? `${sliceWhole(input, 0, INPUT_BRIEF_CHARS)}…` : input}`;
 };
 
-/** "[image left out of this request: 2400x1800 image/png from image_view {...}, because …; image_view {...} shows it again.]" */
+/** "[image left out of this request: 2400x1800 image/png returned by image_view {...}, because …; conversation_read {...} returns it.]" */
 export function imagePlaceholder(
   image: ImageBlock,
   {
@@ -45,14 +45,26 @@ export function imagePlaceholder(
     reason,
     limit,
     call,
-  }: { info: ImageInfo | null; reason: ImageReason; limit: number; call: ToolUseBlock | undefined },
+    stored,
+  }: {
+    info: ImageInfo | null;
+    reason: ImageReason;
+    limit: number;
+    call: ToolUseBlock | undefined;
+    /** The stored result it came in, when known: conversation_read returns its images as they were. */
+    stored?: { where: ResultLocation; conversationId: string | undefined };
+  },
 ): string {
   const size = info ? `${info.width}x${info.height} ` : "";
   const type = image.source.type === "base64" ? image.source.media_type : image.source.url;
   const from = call ? ` returned by ${brief(call)}` : " sent in the conversation";
-  const again = call
-    ? `calling ${brief(call)} again shows it`
-    : "it cannot be shown again here; ask for it to be sent again if it is needed";
+  // Running the tool again shows what is there now (a client's screenshot, an MCP tool's): the
+  // stored result is what brings the original back, when the request was built from it.
+  const again = stored
+    ? `${readCall(stored.where, stored.conversationId)} returns it`
+    : call
+      ? `calling ${brief(call)} again shows it`
+      : "it cannot be shown again here; ask for it to be sent again if it is needed";
   // Left out for the many-image rule, it comes back as the newest image: those are the ones kept.
   const kept = reason === "many-large" ? " (the newest images are kept)" : "";
   return `[image left out of this request: ${size}${type}${from}, because ${REASONS[reason](limit)}; ${again}${kept}.]`;
@@ -69,9 +81,19 @@ export function resultStub(
 ): string {
   const what = call ? brief(call) : "a tool call";
   const read = where
-    ? `conversation_read ${JSON.stringify({ ...(conversationId ? { conversation_id: conversationId } : {}), message_id: where.messageId, block: where.block })} returns it byte for byte`
+    ? `${readCall(where, conversationId)} returns it byte for byte`
     : "conversation_read finds it among this conversation's stored messages";
   return `[tool result left out of this request to fit the Messages API's 32 MB limit: ${what} returned ${chars.toLocaleString("en-US")} chars. It is stored unchanged; ${read}.]`;
+}
+
+/** The conversation_read call that returns a stored tool result (its text, and its images as images). */
+function readCall(where: ResultLocation, conversationId: string | undefined): string {
+  const args = {
+    ...(conversationId ? { conversation_id: conversationId } : {}),
+    message_id: where.messageId,
+    block: where.block,
+  };
+  return `conversation_read ${JSON.stringify(args)}`;
 }
 
 /** Bytes of `s` as UTF-8 (what the request body weighs), without encoding it. */

@@ -1,7 +1,7 @@
 // Everything a conversation owns outside its Durable Object, removed: its cortex rows (messages,
-// attachment pages, episodes), its attachments (bytes, pages, rows), its prompt snapshots, its
-// episodes, websocket tickets, listing row and any channel's pointer to it, the tenant's stored memory
-// maps that name its title, and last its record in R2 (head and batches).
+// attachment pages, episodes), its episodes, websocket tickets, listing row and any channel's
+// pointer to it, the tenant's stored memory maps that name its title, its attachments (bytes,
+// pages, rows), its prompt snapshots, and last its record in R2 (head and batches).
 // Every step is idempotent, so the DO's tombstone can run it again after a crash.
 import { and, eq } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
@@ -14,11 +14,10 @@ import { deleteR2Prefix } from "./purge";
 import { forgetMapGeneration, forgetMemoryMap, forgetStoredMapsNaming } from "./memory/memory-map";
 
 export async function purgeConversation(env: Env, tenantId: string, conversationId: string): Promise<void> {
-  // The cortex rows first: search is the one route that reads them without the object, and a
-  // delete in progress answers as if the conversation never existed.
+  // The cortex rows first, then the listing row: search and the listings are the routes that read
+  // without the object, and a delete in progress answers as if the conversation never existed. The
+  // R2 steps (attachments, snapshots, the record) come after, so one cut short there lists nothing.
   await (await cortexFor(env, tenantId)).purgeConversation(tenantId, conversationId);
-  await purgeAttachmentsOf(env, tenantId, { conversationId });
-  await deleteR2Prefix(env.BUCKET, promptSnapshotPrefix(tenantId, conversationId));
   const db = drizzle(env.DB);
   const mine = and(eq(conversations.tenantId, tenantId), eq(conversations.id, conversationId));
   const [listed] = await env.DB.batch<{ title: string }>([
@@ -47,5 +46,7 @@ export async function purgeConversation(env: Env, tenantId: string, conversation
   const title = listed.results[0]?.title;
   if (title === undefined) await forgetMemoryMap(env.DB, tenantId).run();
   else await forgetStoredMapsNaming(env.DB, tenantId, [title]);
+  await purgeAttachmentsOf(env, tenantId, { conversationId });
+  await deleteR2Prefix(env.BUCKET, promptSnapshotPrefix(tenantId, conversationId));
   await deleteR2Prefix(env.BUCKET, conversationPrefix(tenantId, conversationId));
 }

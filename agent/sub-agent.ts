@@ -182,7 +182,8 @@ function reportOf(
       content: `${header}\n[its context filled up before it finished: the answer is partial]\n\n${answer}`,
       isError: true,
     };
-  // Cut off with a tool call cut in half (turn-loop.ts never runs it): the turn ended there, unfinished.
+  // The loop goes on after a cut reply, its calls answered as not run (turn-loop.ts): an outcome
+  // that still ends on a cut is reported as the partial answer it is, never as a finished one.
   if (outcome.stopReason === "max_tokens" || outcome.stopReason === "model_context_window_exceeded")
     return {
       content: `${header}\n[cut off by ${outcome.stopReason === "max_tokens" ? "its output limit" : "the model's context window"} before it finished: the answer is partial]${answer ? `\n\n${answer}` : ""}`,

@@ -8,7 +8,9 @@
 // `tool_use` runs the tools; `pause_turn` (a long server-tool turn) calls again with the paused
 // reply as the last message, as the API asks; `max_tokens` and `model_context_window_exceeded`
 // continue the reply through a user message (core/replay-rules.ts: current models refuse prefill),
-// with more room when the reply was all thinking, unless the input already fills the window;
+// with more room when the reply was all thinking, unless the input already fills the window; a cut
+// reply's tool calls are never run (their input may be incomplete) but answered at once as not run,
+// and the loop goes on with more room, the model making them again;
 // `refusal` keeps the refused reply out of every later request and asks the fallback model when
 // the settings name one. An error event inside a stream (overloaded, internal) is retried with the
 // SDK's backoff, keeping the text already streamed as the partial reply it is.
@@ -357,13 +359,16 @@ async function continueTurn(
         Math.min(deps.contextWindowTokens, active().contextWindow) - CONTEXT_FULL_MARGIN_TOKENS;
       // (A pass that cut nothing, standing in for nothing, would free nothing the next time either.)
       const canCompact = !!compactor && !compactor.active && !compactor.fruitless;
+      // Its tool calls are never run (a cut call's input may be incomplete): each is answered at once
+      // as not run, so none is left unanswered, and the model makes it again with more room.
+      const cutCalls = produced.filter((b) => b.type === "tool_use");
+      if (cutCalls.length)
+        await persist([{ role: "user", content: cutCalls.map((b) => notRunCut(b, { stop, turnId, emit })) }]);
       if (full && !canCompact) return { stopReason: "context_full", usage, modelMs, modelCalls };
       if ((full || stop === "model_context_window_exceeded") && canCompact) compactNext = true;
-      // Nothing but thinking: the docs' remedy is more room (thinking counts against max_tokens).
-      if (!produced.some((b) => b.type === "text" || b.type === "tool_use")) outputRoom = Math.min(outputRoom * 2, 8);
-      // A tool call cut in half is never run: the turn ends there, as before.
-      if (!produced.some((b) => b.type === "tool_use")) continue;
-      return { stopReason: stop, usage, modelMs, modelCalls };
+      // Nothing but thinking, or a call cut off: the docs' remedy is more room (thinking counts against max_tokens).
+      if (cutCalls.length || !produced.some((b) => b.type === "text")) outputRoom = Math.min(outputRoom * 2, 8);
+      continue;
     }
     if (stop !== "tool_use") return { stopReason: stop, usage, modelMs, modelCalls };
     if (deps.signal?.aborted) {
@@ -410,6 +415,28 @@ async function continueTurn(
     if (deps.signal?.aborted) return stopped();
   }
   return { stopReason: "max_iterations", usage, modelMs, modelCalls };
+}
+
+/** The result of a call in a reply cut off before it finished (`stop`): never run, and the model asked to make it again. */
+export const cutCallNotRun = (stop: string) =>
+  `not run: your reply was cut off at ${stop} before it finished, so this call may be incomplete; make the call again`;
+
+/** A cut reply's call answered as not run, told as every platform result is (a tool_result event). */
+function notRunCut(
+  call: { id: string; name: string },
+  at: { stop: string; turnId: string; emit: TurnDeps["emit"] },
+): ToolResultBlock {
+  const content = cutCallNotRun(at.stop);
+  at.emit({
+    type: "tool_result",
+    turnId: at.turnId,
+    tool_use_id: call.id,
+    name: call.name,
+    is_error: true,
+    chars: content.length,
+    preview: content,
+  });
+  return { type: "tool_result", tool_use_id: call.id, content, is_error: true };
 }
 
 /** What the record keeps of a refusal that came before any output. */

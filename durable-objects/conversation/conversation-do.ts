@@ -354,7 +354,8 @@ export class ConversationDO extends DurableObject<Env> {
     // alarm retries would otherwise leave the turn waiting for ever.
     try {
       const due = await this.paused.due();
-      if (due && (await this.record.load(due.ref)))
+      // Not a turn whose continuation is already queued or running: a second would hide it from a stop.
+      if (due && (await this.record.load(due.ref)) && !this.intake.stops.has(due.turnId))
         await this.intake.enqueueResume({ ref: due.ref, turnId: due.turnId, sink: null });
     } finally {
       await this.paused.armAlarm();

@@ -44,7 +44,11 @@ export class TurnStops {
   private current: string | null = null;
   private readonly stopped: string[] = [];
 
-  /** A turn is queued: from now on a stop can name it. `cancel` ends it at once if it is stopped before it runs. */
+  /**
+   * A turn is queued: from now on a stop can name it. `cancel` ends it at once if it is stopped before
+   * it runs. A turn already queued or running keeps its slot: a second entry under its id (a resume
+   * queued twice) gets a slot of its own that no stop names, never one that hides the live turn.
+   */
   enter(turnId: string, cancel?: () => void): TurnSlot {
     let settle!: () => void;
     const settled = new Promise<void>((resolve) => (settle = resolve));
@@ -56,7 +60,7 @@ export class TurnStops {
       running: false,
       ...(cancel ? { cancel } : {}),
     };
-    this.slots.set(turnId, slot);
+    if (!this.slots.has(turnId)) this.slots.set(turnId, slot);
     return slot;
   }
 

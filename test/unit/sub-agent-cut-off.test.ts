@@ -1,21 +1,24 @@
-// A sub-agent whose reply is cut off by its output limit (a tool call cut in half is never run, so
-// its turn ends there) reports a partial answer, as an error: never as a finished one.
+// A sub-agent whose reply is cut off (its output limit, the context window) after a complete tool
+// call: the call is never run (a cut call's input may be incomplete) but answered at once as not
+// run, with more output room for the next call, and the agent goes on to its answer (turn-loop.ts).
 import type Anthropic from "@anthropic-ai/sdk";
 import { z } from "zod";
 import { describe, expect, it } from "vitest";
 import { runSubAgent } from "../../agent/sub-agent";
 import { ToolRegistry, type ToolContext } from "../../agent/tools/registry";
-import type { ContentBlock, StoredMessage } from "../../core/types";
+import type { ContentBlock, ModelRequest, StoredMessage, ToolResultBlock } from "../../core/types";
 import { catalogEntry } from "../../core/models/lookup";
 import { persistInto } from "./turn-harness";
 
-/** A provider answering every call with the same reply, stopped for `stop`. */
-function scripted(content: ContentBlock[], stop: string) {
+/** A provider answering its calls with `replies` in turn (the last one again after them), recording the requests. */
+function scripted(replies: Array<{ content: ContentBlock[]; stop: string }>, requests: ModelRequest[]) {
   const client = {
     messages: {
-      stream() {
+      stream(request: ModelRequest) {
+        requests.push(structuredClone(request));
+        const { content, stop } = replies[Math.min(requests.length, replies.length) - 1];
         const message = {
-          id: "msg_1",
+          id: `msg_${requests.length}`,
           type: "message",
           role: "assistant",
           model: "scripted",
@@ -37,17 +40,29 @@ const registry = new ToolRegistry().register({
   capability: "echo",
   core: true,
   input: z.object({ q: z.string() }),
-  run: async ({ q }) => ({ content: `echo ${q}` }),
+  run: async ({ q }) => {
+    ran.push(q);
+    return { content: `echo ${q}` };
+  },
 });
+const ran: string[] = [];
 
 async function runCutOff(stop: string) {
   const saved: StoredMessage[] = [];
+  const requests: ModelRequest[] = [];
+  ran.length = 0;
   const client = scripted(
     [
-      { type: "text", text: "I will look up the two figures." },
-      { type: "tool_use", id: "t1", name: "echo", input: { q: "first" } },
+      {
+        content: [
+          { type: "text", text: "I will look up the two figures." },
+          { type: "tool_use", id: "t1", name: "echo", input: { q: "first" } },
+        ],
+        stop,
+      },
+      { content: [{ type: "text", text: "The figures are 1 and 2." }], stop: "end_turn" },
     ],
-    stop,
+    requests,
   );
   const run = await runSubAgent(
     {
@@ -71,22 +86,27 @@ async function runCutOff(stop: string) {
       emit: () => undefined,
     },
   );
-  return { run, saved };
+  return { run, saved, requests };
 }
 
-describe("a sub-agent cut off before it finished", () => {
-  it("reports a max_tokens stop as a partial answer, as an error", async () => {
-    const { run } = await runCutOff("max_tokens");
-    expect(run.output.isError).toBe(true);
-    expect(run.output.content).toContain("output limit");
-    expect(run.output.content).toContain("partial");
-    expect(run.output.content).toContain("I will look up the two figures.");
-  });
-
-  it("reports a model_context_window_exceeded stop as a partial answer, as an error", async () => {
-    const { run } = await runCutOff("model_context_window_exceeded");
-    expect(run.output.isError).toBe(true);
-    expect(run.output.content).toContain("context window");
-    expect(run.output.content).toContain("partial");
-  });
+describe("a sub-agent cut off after a complete tool call", () => {
+  for (const stop of ["max_tokens", "model_context_window_exceeded"]) {
+    it(`${stop}: answers the call as not run, goes on with more room, and reports its answer`, async () => {
+      const { run, saved, requests } = await runCutOff(stop);
+      // Never run: its input may be incomplete.
+      expect(ran).toEqual([]);
+      // Answered at once, right after the cut reply, so the call never goes unanswered.
+      const cut = saved.findIndex((m) => m.role === "assistant" && m.stopReason === stop);
+      expect(cut).toBeGreaterThanOrEqual(0);
+      const results = saved[cut + 1].content.filter((b): b is ToolResultBlock => b.type === "tool_result");
+      expect(results).toEqual([
+        expect.objectContaining({ tool_use_id: "t1", is_error: true, content: expect.stringContaining("cut off") }),
+      ]);
+      // The loop went on, with more output room, to the agent's answer.
+      expect(requests).toHaveLength(2);
+      expect(requests[1].max_tokens).toBeGreaterThan(requests[0].max_tokens);
+      expect(run.output.isError).toBeFalsy();
+      expect(run.output.content).toContain("The figures are 1 and 2.");
+    });
+  }
 });

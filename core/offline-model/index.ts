@@ -236,7 +236,12 @@ async function answer(
       ...accounting.usage,
       output_tokens: generation.outputTokens,
       output_tokens_details: { thinking_tokens: generation.thinkingTokens },
-      ...(generation.serverToolUse ? { server_tool_use: generation.serverToolUse } : {}),
+      // The SDK's Usage keys, all required (possibly null): server_tool_use null when no server
+      // tool ran; the offline model serves no priority tier and no batches; fast mode is taken
+      // whenever asked, the fastMode rule having refused the models without it.
+      server_tool_use: generation.serverToolUse ?? null,
+      service_tier: "standard",
+      speed: body.speed === "fast" ? "fast" : "standard",
       inference_geo: inferenceGeoRan(body, model),
     },
   };

@@ -24,7 +24,12 @@ import type { WireBlock } from "./wire";
 export interface MessageUsage extends CacheUsage {
   output_tokens: number;
   output_tokens_details: { thinking_tokens: number };
-  server_tool_use?: { web_search_requests: number; web_fetch_requests: number };
+  /** The server tools' requests, null when none ran (the SDK's Usage: a required key, possibly null). */
+  server_tool_use: { web_search_requests: number; web_fetch_requests: number } | null;
+  /** "standard": the offline model has no priority tier and no batch path. */
+  service_tier: "standard";
+  /** "fast" when the request asked for `speed: "fast"` and the model took it, else "standard". */
+  speed: "standard" | "fast";
   /** Where inference ran ("global", "us"; "not_available" on a model without inference_geo): in message_start when streamed. */
   inference_geo: string;
 }
@@ -148,7 +153,7 @@ export function messageEvents(
             ...usage,
             output_tokens: 1,
             output_tokens_details: null,
-            ...(usage.server_tool_use ? { server_tool_use: { web_search_requests: 0, web_fetch_requests: 0 } } : {}),
+            server_tool_use: usage.server_tool_use ? { web_search_requests: 0, web_fetch_requests: 0 } : null,
           },
         },
       },
@@ -196,7 +201,7 @@ export function messageEvents(
           cache_read_input_tokens: usage.cache_read_input_tokens,
           output_tokens: usage.output_tokens,
           output_tokens_details: usage.output_tokens_details,
-          ...(usage.server_tool_use ? { server_tool_use: usage.server_tool_use } : {}),
+          server_tool_use: usage.server_tool_use,
         },
       },
     },

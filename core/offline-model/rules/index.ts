@@ -19,6 +19,7 @@ import {
   noDocumentInAssistant,
   prefill,
   prefillTrailingWhitespace,
+  prefillWithJsonOutputs,
   textNotEmpty,
 } from "./messages";
 import { blockRoles, serverToolPairing, toolResultPairing, toolUseIdPattern, toolUseIdsUnique } from "./pairing";
@@ -112,6 +113,7 @@ export const RULES: readonly Rule[] = [
   citationsIntact,
   cacheBreakpoints,
   prefill,
+  prefillWithJsonOutputs,
   prefillTrailingWhitespace,
 ];
 

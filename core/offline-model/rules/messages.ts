@@ -168,6 +168,23 @@ export const prefill: Rule = ({ request, model, endpoint }) => {
 };
 
 /**
+ * JSON outputs (`output_config.format`) take no prefill, on any model: "Message Prefilling:
+ * Incompatible with JSON outputs". A final `pause_turn` reply resent is a continuation, as above.
+ * Source: https://platform.claude.com/docs/en/build-with-claude/structured-outputs ("Feature
+ * compatibility"); wording from the API as reported (mastra-ai/mastra#12800).
+ */
+export const prefillWithJsonOutputs: Rule = ({ body, request, endpoint }) => {
+  if (endpoint !== "messages") return;
+  const format = (body.output_config as { format?: unknown } | null | undefined)?.format;
+  if (format === undefined || format === null) return;
+  const final = finalAssistant(request);
+  if (final && !final.resumesPause)
+    throw invalid(
+      "Your API request included an `assistant` message in the final position, which would pre-fill the `assistant` response. When using output format, pre-filling the `assistant` response is not supported.",
+    );
+};
+
+/**
  * On models that accept prefill, the final assistant content cannot end in whitespace. Source:
  * https://platform.claude.com/docs/en/build-with-claude/prompt-engineering/prefill-claudes-response
  * (wording from the API, tailcallhq/forgecode#1872).

@@ -11,6 +11,15 @@
  *     strict schemas in a single request"; over either, "Schema is too complex for compilation".
  * Parameters are counted at every nesting level (properties of nested objects, of array items, of
  * `$defs` and of `anyOf` branches). tools.ts and values.ts have checked the schemas' shapes before.
+ *
+ * The page's "Not supported" list ("Both JSON outputs and strict tool use share these limitations";
+ * "If you use an unsupported feature, you'll receive a 400 error with details"), refused at the
+ * schema's path: numerical constraints (`minimum`, `maximum`, `multipleOf`, "etc.": the exclusive
+ * bounds too), string constraints (`minLength`, `maxLength`), array constraints beyond `minItems` of
+ * 0 or 1 (wording for `minItems` from the API as reported, ghostlobster/memorize-everything#93; the
+ * rest ours, in its form), complex types within enums, external `$ref` and recursive schemas
+ * ("Too many recursive definitions in schema", the page's wording). Regex features the page lists as
+ * not supported (backreferences, lookaround, `\b`) "may result in 400 errors": not refused here.
  */
 import { invalid } from "../errors";
 import { isObject, type Rule } from "./context";
@@ -28,6 +37,13 @@ interface Tally {
   union: number;
 }
 
+/** Numerical constraints: "Numerical constraints (`minimum`, `maximum`, `multipleOf`, etc.)". */
+const NUMERIC = ["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"];
+/** String constraints: "String constraints (`minLength`, `maxLength`)". */
+const STRING = ["minLength", "maxLength"];
+/** "Array constraints beyond `minItems` of 0 or 1" (minItems is checked by value, uniqueItems when true). */
+const ARRAY = ["maxItems", "contains", "minContains", "maxContains"];
+
 /** Every subschema of `schema`, itself first (a depth-first walk of the keywords above). */
 function* subschemas(schema: Record<string, unknown>): Generator<Record<string, unknown>> {
   yield schema;
@@ -43,9 +59,63 @@ const isObjectType = (schema: Record<string, unknown>) =>
   schema.type === "object" || (Array.isArray(schema.type) && schema.type.includes("object"));
 const isUnion = (schema: unknown) => isObject(schema) && (Array.isArray(schema.anyOf) || Array.isArray(schema.type));
 
-/** Checks one strict schema's objects and adds its parameters to the request's tally. */
+/** The first keyword of `node` the page lists as not supported, as the refusal's detail. */
+function unsupported(node: Record<string, unknown>): string | null {
+  const type = (fallback: string) => (typeof node.type === "string" ? node.type : fallback);
+  const numeric = NUMERIC.find((key) => key in node);
+  if (numeric) return `For '${type("number")}' type, property '${numeric}' is not supported`;
+  const string = STRING.find((key) => key in node);
+  if (string) return `For '${type("string")}' type, property '${string}' is not supported`;
+  if ("minItems" in node && node.minItems !== 0 && node.minItems !== 1)
+    return "For 'array' type, 'minItems' values other than 0 or 1 are not supported";
+  const array = ARRAY.find((key) => key in node) ?? (node.uniqueItems === true ? "uniqueItems" : undefined);
+  if (array) return `For '${type("array")}' type, property '${array}' is not supported`;
+  if (Array.isArray(node.enum) && node.enum.some((value) => value !== null && typeof value === "object"))
+    return "'enum' values must be strings, numbers, booleans or null: complex types within enums are not supported";
+  if (typeof node.$ref === "string" && !node.$ref.startsWith("#"))
+    return `External '$ref' is not supported: '${node.$ref}'`;
+  return null;
+}
+
+/** The subschema a local `$ref` points at (`#`, `#/$defs/name`, any JSON pointer), if it resolves. */
+function resolve(root: Record<string, unknown>, ref: string): Record<string, unknown> | null {
+  if (ref !== "#" && !ref.startsWith("#/")) return null;
+  let node: unknown = root;
+  for (const token of ref.slice(2).split("/").filter(Boolean)) {
+    const key = token.replaceAll("~1", "/").replaceAll("~0", "~");
+    node = isObject(node) ? node[key] : Array.isArray(node) ? node[Number(key)] : undefined;
+  }
+  return isObject(node) ? node : null;
+}
+
+/**
+ * Whether following local `$ref`s from the root comes back to a schema still being expanded: a
+ * depth-first walk over the schemas refs point at, `open` the ones on the current path, `done`
+ * the ones fully expanded.
+ */
+function recursive(root: Record<string, unknown>): boolean {
+  const open = new Set<Record<string, unknown>>();
+  const done = new Set<Record<string, unknown>>();
+  const expand = (schema: Record<string, unknown>): boolean => {
+    if (open.has(schema)) return true;
+    if (done.has(schema)) return false;
+    open.add(schema);
+    for (const node of subschemas(schema)) {
+      const target = typeof node.$ref === "string" ? resolve(root, node.$ref) : null;
+      if (target && expand(target)) return true;
+    }
+    open.delete(schema);
+    done.add(schema);
+    return false;
+  };
+  return expand(root);
+}
+
+/** Checks one strict schema's keywords and objects and adds its parameters to the request's tally. */
 function checkSchema(schema: Record<string, unknown>, { path, tally }: { path: string; tally: Tally }): void {
   for (const node of subschemas(schema)) {
+    const detail = unsupported(node);
+    if (detail) throw invalid(`${path}: ${detail}`);
     if (isObjectType(node) && node.additionalProperties === true)
       throw invalid(
         `${path}: For 'object' type, 'additionalProperties: true' is not supported. Please set 'additionalProperties' to false`,
@@ -59,6 +129,7 @@ function checkSchema(schema: Record<string, unknown>, { path, tally }: { path: s
       if (isUnion(property)) tally.union++;
     }
   }
+  if (recursive(schema)) throw invalid(`${path}: Too many recursive definitions in schema`);
 }
 
 export const strictSchemaLimits: Rule = ({ body }) => {

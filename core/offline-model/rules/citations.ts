@@ -34,3 +34,18 @@ export const documentCitationsUniform: Rule = (context) => allOrNone(context, { 
 
 export const searchResultCitationsUniform: Rule = (context) =>
   allOrNone(context, { type: "search_result", noun: "search results" });
+
+/**
+ * Citations and JSON outputs do not mix: "Returns 400 error if citations enabled with
+ * `output_config.format`" (https://platform.claude.com/docs/en/build-with-claude/structured-outputs,
+ * Feature compatibility). Any document or search_result block citing, at any depth the rules above
+ * count, refuses a request with a format. Wording ours.
+ */
+export const citationsWithJsonOutputs: Rule = ({ body, request }) => {
+  const format = (body.output_config as { format?: unknown } | null | undefined)?.format;
+  if (format === undefined || format === null) return;
+  for (const at of eachBlock(request))
+    for (const { block, path } of [{ block: at.block, path: at.path }, ...nestedBlocks(at)])
+      if ((block.type === "document" || block.type === "search_result") && citing(block))
+        throw invalid(`${path}.${block.type}.citations: citations cannot be enabled when output_config.format is set`);
+};

@@ -5,7 +5,7 @@
  */
 import { checkBreakpoints } from "../cache";
 import type { Counter } from "../counting";
-import { documentCitationsUniform, searchResultCitationsUniform } from "./citations";
+import { citationsWithJsonOutputs, documentCitationsUniform, searchResultCitationsUniform } from "./citations";
 import type { RuleContext, Rule } from "./context";
 import { blockFields, bodyFields, configFields } from "./fields";
 import { imageCount, imageData } from "./images";
@@ -99,6 +99,7 @@ export const RULES: readonly Rule[] = [
   noCitationsInUser,
   noDocumentInAssistant,
   documentCitationsUniform,
+  citationsWithJsonOutputs,
   searchResultCitationsUniform,
   imageCount,
   imageData,

@@ -40,15 +40,14 @@ export function parseRange(spec: string, what: string, max: number): [number, nu
 async function open(ctx: AttachmentAccess, id: string, kinds: string[]) {
   const found = await ctx.openAttachment(id);
   if (!found) return { error: { content: `no attachment ${id}`, isError: true } as ToolOutput };
-  if (!kinds.includes(found.attachment.facts.kind))
-    return {
-      error: {
-        content: `${found.attachment.name} is ${found.attachment.type}; this tool reads ${kinds.join(" or ")} files`,
-        isError: true,
-      } as ToolOutput,
-    };
+  if (!kinds.includes(found.attachment.facts.kind)) return { error: wrongKind(found.attachment, kinds.join(" or ")) };
   return { found };
 }
+
+const wrongKind = (a: { name: string; type: string }, reads: string, hint = ""): ToolOutput => ({
+  content: `${a.name} is ${a.type}; this tool reads ${reads} files${hint}`,
+  isError: true,
+});
 
 const fail = (err: unknown): ToolOutput => ({
   content: err instanceof Error ? err.message : String(err),
@@ -76,12 +75,20 @@ export const fileRead: ToolDefinition<{ attachment_id: string; lines: string; of
     if (typeof range === "string") return { content: range, isError: true };
     const { found, error } = await open(ctx, attachment_id, ["text", "spreadsheet"]);
     if (error) return error;
+    const name = found!.attachment.name;
+    // A spreadsheet is read as lines only when it is delimited text (CSV/TSV); an XLSX is a ZIP.
+    if (found!.attachment.facts.sheets)
+      return wrongKind(found!.attachment, "text, CSV or TSV", "; read its rows with spreadsheet_read");
     try {
       const { index, reader } = await found!.text();
-      if (range[0] > index.lines)
-        return { content: `lines: ${found!.attachment.name} has ${index.lines} lines`, isError: true };
+      if (range[0] > index.lines) return { content: `lines: ${name} has ${index.lines} lines`, isError: true };
       const to = Math.min(range[1], index.lines);
       const out = await textFormat.read(reader, { index, from: range[0], to, skipBytes: offset });
+      if (out.offsetPastLine)
+        return {
+          content: `offset: line ${range[0]} of ${name} ends before byte ${offset}; it is past its end`,
+          isError: true,
+        };
       // Cut short: the call that reads on, from inside the line when the cap fell in one.
       const cutLine = out.cutAtByte !== undefined ? out.to : out.to + 1;
       const readOn = {
@@ -89,10 +96,16 @@ export const fileRead: ToolDefinition<{ attachment_id: string; lines: string; of
         lines: `${cutLine}-${Math.max(cutLine, to)}`,
         ...(out.cutAtByte !== undefined ? { offset: out.cutAtByte } : {}),
       };
+      // A read that got nothing (the lines before it too long to scan) names no read-on: the same call would fail again.
+      if (out.truncated && (out.lines.length === 0 || (cutLine === range[0] && (out.cutAtByte ?? 0) === (offset ?? 0))))
+        return {
+          content: `file_read: line ${range[0]} of ${name} could not be reached within the bytes one call reads`,
+          isError: true,
+        };
       const more = out.truncated ? ` (cut at the size cap: read on with file_read ${JSON.stringify(readOn)})` : "";
       const from = offset ? ` (line ${out.from} from byte ${offset})` : "";
       return {
-        content: `[file_read: ${found!.attachment.name}, lines ${out.from}-${out.to} of ${index.lines}${from}${more}]\n${out.lines.join("\n")}`,
+        content: `[file_read: ${name}, lines ${out.from}-${out.to} of ${index.lines}${from}${more}]\n${out.lines.join("\n")}`,
       };
     } catch (err) {
       return fail(err);

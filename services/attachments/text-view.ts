@@ -8,7 +8,7 @@
 import { attachmentLineIndexKey, attachmentTextKey } from "../../r2-layout";
 import type { TextView } from "./formats/format";
 import { type TextEncoding, Utf8Check, Utf8Tally, utf16Of } from "./formats/text/encoding";
-import { LineIndexer, type LineIndex } from "./formats/text/line-index";
+import { LINE_INDEX_VERSION, LineIndexer, type LineIndex } from "./formats/text/line-index";
 import { r2RangeReader } from "./r2-range-reader";
 import { R2StreamWriter } from "../transfer/r2-stream-writer";
 
@@ -84,7 +84,7 @@ export async function buildTextIndex(bucket: R2Bucket, ids: TextIds): Promise<Li
     }
   }
   if (encoding !== "utf-8") index = await transcode(bucket, { ids, encoding });
-  const stored: LineIndex = { ...index!, encodingChecked: true };
+  const stored: LineIndex = { ...index!, encodingChecked: true, version: LINE_INDEX_VERSION };
   await bucket.put(attachmentLineIndexKey(ids.tenantId, ids.attachmentId), JSON.stringify(stored), {
     httpMetadata: { contentType: "application/json" },
   });
@@ -100,8 +100,9 @@ export async function buildTextIndex(bucket: R2Bucket, ids: TextIds): Promise<Li
 export async function textViewFor(bucket: R2Bucket, ids: TextIds): Promise<TextView> {
   const stored = await bucket.get(attachmentLineIndexKey(ids.tenantId, ids.attachmentId));
   const kept = stored ? ((await stored.json()) as LineIndex) : null;
-  // An index built before encodings were told apart read every file as UTF-8: built again, once.
-  const index = kept?.encodingChecked ? kept : await buildTextIndex(bucket, ids);
+  // An index built before encodings were told apart read every file as UTF-8, and one before byte
+  // checkpoints (`marks`) leaves lines after a huge one out of reach: built again, once.
+  const index = kept?.encodingChecked && kept.version === LINE_INDEX_VERSION ? kept : await buildTextIndex(bucket, ids);
   const reader = await r2RangeReader(
     bucket,
     index.encoding ? attachmentTextKey(ids.tenantId, ids.attachmentId) : ids.blobKey,

@@ -76,7 +76,14 @@ describe("line index", () => {
     expect(index.lines).toBe(4);
     const out = await readLines(memoryRangeReader(bytes), { index, from: 1, to: 4 });
     expect(out.lines).toEqual(["first", "", "third", "last"]);
-    expect(indexOf(strToU8(""), 5)).toEqual({ lines: 0, bytes: 0, every: 5, offsets: [0] });
+    expect(indexOf(strToU8(""), 5)).toEqual({
+      lines: 0,
+      bytes: 0,
+      every: 5,
+      offsets: [0],
+      marks: [],
+      markBytes: 1024 * 1024,
+    });
     expect(indexOf(strToU8("x"), 5).lines).toBe(1);
     expect(indexOf(strToU8("\n\n"), 5).lines).toBe(2);
   });

@@ -38,13 +38,17 @@ export const pdfFormat = {
     if (f.encrypted && !f.passwordRequired) facts.push("encrypted");
     if (f.passwordRequired) facts.push("encrypted; ask the user for the password");
     if (f.pageCountSource === "pdfjs") facts.push("page count recovered by pdf.js (damaged or encrypted index)");
-    const how = f.passwordRequired
-      ? `Once the user gives the password, pass it as "password" to pdf_info, pdf_read, pdf_search: pdf_read {${arg},"pages":"1-5","password":"..."}.`
-      : f.pageCount === 0
-        ? "It has no pages: there is no text to read."
-        : (f.pageCount ?? 0) > 50 || tier === "large"
-          ? `Read it a page range at a time: pdf_read {${arg},"pages":"1-5"}; find pages with pdf_search {${arg},"query":"..."} (the first search indexes it and may take a minute).`
-          : `Read it with pdf_read {${arg},"pages":"1-${Math.min(f.pageCount ?? 1, 10)}"}; pdf_search finds pages by words.`;
+    // Pages the note names exist: never past the count (1-5 only while a password hides it).
+    const pages = (n: number, unknown = n) => `1-${Math.max(1, Math.min(f.pageCount ?? unknown, n))}`;
+    const how = f.problem
+      ? "It could not be read: no tool reads its text; ask the user for a copy that opens."
+      : f.passwordRequired
+        ? `Once the user gives the password, pass it as "password" to pdf_info, pdf_read, pdf_search: pdf_read {${arg},"pages":"${pages(5)}","password":"..."}.`
+        : f.pageCount === 0
+          ? "It has no pages: there is no text to read."
+          : (f.pageCount ?? 0) > 50 || tier === "large"
+            ? `Read it a page range at a time: pdf_read {${arg},"pages":"${pages(5)}"}; find pages with pdf_search {${arg},"query":"..."} (the first search indexes it and may take a minute).`
+            : `Read it with pdf_read {${arg},"pages":"${pages(10, 1)}"}; pdf_search finds pages by words.`;
     return { facts, how };
   },
   read: readPdfPages,

@@ -14,33 +14,54 @@ export interface LineIndex {
   /** offsets[k] is the byte offset where line 1 + k*every starts. */
   offsets: number[];
   /**
+   * [line, byte offset] of each line start at least `markBytes` past the checkpoint before it (an
+   * `offsets` one or a mark): a line after a huge one is a jump away, and any line start that is no
+   * checkpoint lies within `markBytes` of the one before it.
+   */
+  marks?: [number, number][];
+  markBytes?: number;
+  /**
    * The file's own encoding when it is not UTF-8: lines, bytes and offsets are then those of its
    * UTF-8 copy (r2-layout attachmentTextKey), which the line readers read instead of the blob.
    */
   encoding?: Exclude<TextEncoding, "utf-8">;
   /** Built since encodings were told apart (2026-12-05): an index without it is built again once. */
   encodingChecked?: true;
+  /** LINE_INDEX_VERSION when stored: an index of an older version (no `marks`) is built again once. */
+  version?: number;
 }
 
+/** 2: byte-based checkpoints (`marks`, 2026-12). */
+export const LINE_INDEX_VERSION = 2;
+const MARK_BYTES = 1024 * 1024;
 const NL = 0x0a;
 const CR = 0x0d;
 
 export class LineIndexer {
   private readonly every: number;
+  private readonly markBytes: number;
   private newlines = 0;
   private bytes = 0;
   private lastByte = -1;
+  private lastCheckpoint = 0;
   private readonly offsets: number[] = [0];
+  private readonly marks: [number, number][] = [];
 
-  constructor(every = 1000) {
+  constructor(every = 1000, { markBytes = MARK_BYTES }: { markBytes?: number } = {}) {
     if (!Number.isInteger(every) || every < 1) throw new RangeError("every must be a positive integer");
+    if (!Number.isInteger(markBytes) || markBytes < 1) throw new RangeError("markBytes must be a positive integer");
     this.every = every;
+    this.markBytes = markBytes;
   }
 
   push(chunk: Uint8Array): void {
     for (let i = chunk.indexOf(NL); i !== -1; i = chunk.indexOf(NL, i + 1)) {
       this.newlines++;
-      if (this.newlines % this.every === 0) this.offsets.push(this.bytes + i + 1);
+      const start = this.bytes + i + 1;
+      if (this.newlines % this.every === 0) this.offsets.push(start);
+      else if (start - this.lastCheckpoint >= this.markBytes) this.marks.push([this.newlines + 1, start]);
+      else continue;
+      this.lastCheckpoint = start;
     }
     if (chunk.length > 0) this.lastByte = chunk[chunk.length - 1];
     this.bytes += chunk.length;
@@ -50,7 +71,14 @@ export class LineIndexer {
     const lines = this.newlines + (this.bytes > 0 && this.lastByte !== NL ? 1 : 0);
     // A checkpoint recorded right after the final newline points at a line that does not exist.
     const needed = Math.max(1, Math.ceil(lines / this.every));
-    return { lines, bytes: this.bytes, every: this.every, offsets: this.offsets.slice(0, needed) };
+    return {
+      lines,
+      bytes: this.bytes,
+      every: this.every,
+      offsets: this.offsets.slice(0, needed),
+      marks: this.marks.filter(([line]) => line <= lines),
+      markBytes: this.markBytes,
+    };
   }
 }
 
@@ -67,6 +95,8 @@ export interface ReadLinesResult {
   pastEnd: boolean;
   /** When the cut fell inside line `to`: the bytes of that line given so far (its own start counted from 0). */
   cutAtByte?: number;
+  /** `skipBytes` goes past the end of line `from` (nothing is returned). */
+  offsetPastLine?: true;
 }
 
 export interface ReadLinesOptions {
@@ -80,7 +110,39 @@ export interface ReadLinesOptions {
   skipBytes?: number;
 }
 
-/** Lines from..to (1-based, inclusive) through ranged reads that start at the nearest checkpoint. */
+interface Checkpoint {
+  line: number;
+  at: number;
+}
+
+/** The checkpoint nearest before line `line` (or at it), and the first one after it. */
+function checkpointsAround(index: LineIndex, line: number): { before: Checkpoint; after?: Checkpoint } {
+  const k = Math.floor((line - 1) / index.every);
+  const kb = Math.max(0, Math.min(k, index.offsets.length - 1));
+  let before: Checkpoint = { line: kb * index.every + 1, at: index.offsets[kb] ?? 0 };
+  let after: Checkpoint | undefined =
+    k + 1 < index.offsets.length ? { line: (k + 1) * index.every + 1, at: index.offsets[k + 1] } : undefined;
+  const marks = index.marks ?? [];
+  let lo = 0;
+  let hi = marks.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (marks[mid][0] <= line) lo = mid + 1;
+    else hi = mid;
+  }
+  const m = marks[lo - 1];
+  if (m && m[0] > before.line) before = { line: m[0], at: m[1] };
+  const n = marks[lo];
+  if (n && (!after || n[0] < after.line)) after = { line: n[0], at: n[1] };
+  return { before, after };
+}
+
+/**
+ * Lines from..to (1-based, inclusive) through ranged reads that start at the nearest checkpoint.
+ * With `skipBytes`, the read jumps to that byte of line `from`; the bytes before it are read only
+ * where a line may start without a checkpoint (within `markBytes` of the one before), to tell an
+ * offset past the line's end.
+ */
 export async function readLines(
   reader: RangeReader,
   { index, from, to, ...opts }: { index: LineIndex; from: number; to: number } & ReadLinesOptions,
@@ -91,23 +153,80 @@ export async function readLines(
   const total = index.lines;
   const first = Math.max(1, Math.floor(Number.isFinite(from) ? from : 1));
   const last = Math.min(total, Math.floor(Number.isFinite(to) ? to : total));
-  const empty = (pastEnd: boolean): ReadLinesResult => ({
+  const end = reader.size;
+  let bytesRead = 0;
+  const none = (extra: Partial<ReadLinesResult>): ReadLinesResult => ({
     lines: [],
     from: first,
     to: first - 1,
     truncated: false,
-    bytesRead: 0,
+    bytesRead,
     totalLines: total,
-    pastEnd,
+    pastEnd: false,
+    ...extra,
   });
-  if (first > total) return empty(true);
-  if (last < first) return empty(false);
+  if (first > total) return none({ pastEnd: true });
+  if (last < first) return none({});
 
-  const cp = Math.max(0, Math.min(Math.floor((first - 1) / index.every), index.offsets.length - 1));
-  let pos = index.offsets[cp] ?? 0;
-  let line = cp * index.every + 1;
-  const end = reader.size;
-  const decoder = new TextDecoder("utf-8");
+  const { before, after } = checkpointsAround(index, first);
+  let line = before.line;
+  // The current read, where it starts in the file, and the position in it.
+  let chunk: Uint8Array = new Uint8Array(0);
+  let chunkAt = before.at;
+  let i = 0;
+  const readAt = async (at: number, until = end) => {
+    chunk = await reader.read(at, Math.min(chunkBytes, until - at));
+    chunkAt = at;
+    i = 0;
+    bytesRead += chunk.length;
+    return chunk.length > 0;
+  };
+  /** Reads on when the current read is used up; false at the end of the file or the scan limit. */
+  const more = async () => {
+    const at = chunkAt + chunk.length;
+    if (i < chunk.length) return true;
+    if (at >= end || bytesRead >= maxScanBytes) return false;
+    return readAt(at);
+  };
+
+  // On to the start of line `first`.
+  while (line < first) {
+    if (!(await more())) return none({ truncated: true });
+    const nl = chunk.indexOf(NL, i);
+    if (nl === -1) i = chunk.length;
+    else {
+      line++;
+      i = nl + 1;
+    }
+  }
+
+  const skip = Math.max(0, Math.floor(opts.skipBytes ?? 0));
+  let skipped = 0;
+  if (skip > 0) {
+    const lineStart = chunkAt + i;
+    const target = lineStart + skip;
+    if (target > end || (after && after.at <= target)) return none({ offsetPastLine: true });
+    // A newline before `target` ends the line short of it; one can only be where no checkpoint tells.
+    const unseenEnd = Math.min(target, index.markBytes === undefined ? target : before.at + index.markBytes);
+    while (chunkAt + i < unseenEnd) {
+      if (i >= chunk.length && (bytesRead >= maxScanBytes || !(await readAt(chunkAt + chunk.length, unseenEnd))))
+        return none({ truncated: true });
+      const stop = Math.min(chunk.length, unseenEnd - chunkAt);
+      const nl = chunk.indexOf(NL, i);
+      if (nl !== -1 && nl < stop) return none({ offsetPastLine: true });
+      i = stop;
+    }
+    if (target >= chunkAt && target < chunkAt + chunk.length) i = target - chunkAt;
+    else {
+      chunk = new Uint8Array(0);
+      chunkAt = target;
+      i = 0;
+    }
+    skipped = skip;
+  }
+
+  // ignoreBOM: a U+FEFF is text, except at the very start of the file (dropped in emit).
+  const decoder = new TextDecoder("utf-8", { fatal: false, ignoreBOM: true });
   const out: string[] = [];
   let outBytes = 0;
   // The bytes of the line being collected, kept until its end so a character split across two
@@ -116,10 +235,7 @@ export async function readLines(
   let partLen = 0;
   let truncated = false;
   let done = false;
-  let bytesRead = 0;
-  let skipLeft = Math.max(0, Math.floor(opts.skipBytes ?? 0));
-  let skipped = 0;
-  let aligning = skipLeft > 0;
+  let aligning = skip > 0;
   let cutAtByte: number | undefined;
 
   const emit = (cut: boolean) => {
@@ -128,65 +244,58 @@ export async function readLines(
     if (cut) cutAtByte = (line === first ? skipped : 0) + bytes.length;
     else if (bytes.length > 0 && bytes[bytes.length - 1] === CR) bytes = bytes.subarray(0, bytes.length - 1);
     let text = decoder.decode(bytes);
-    if (line === 1 && text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+    if (line === 1 && skipped === 0 && text.charCodeAt(0) === 0xfeff) text = text.slice(1);
     out.push(text);
     outBytes += bytes.length + 1;
     parts = [];
     partLen = 0;
   };
 
-  outer: while (pos < end) {
-    if (bytesRead >= maxScanBytes) {
-      truncated = true;
-      break;
+  outer: while (true) {
+    if (i >= chunk.length) {
+      const at = chunkAt + chunk.length;
+      if (at >= end) break;
+      if (bytesRead >= maxScanBytes) {
+        truncated = true;
+        break;
+      }
+      if (!(await readAt(at))) break;
     }
-    const chunk = await reader.read(pos, Math.min(chunkBytes, end - pos));
-    if (chunk.length === 0) break;
-    bytesRead += chunk.length;
-    let i = 0;
     while (i < chunk.length) {
       const nl = chunk.indexOf(NL, i);
       const stop = nl === -1 ? chunk.length : nl;
-      if (line === first && aligning) {
-        const skip = Math.min(skipLeft, stop - i);
-        i += skip;
-        skipped += skip;
-        skipLeft -= skip;
+      if (aligning) {
         // Never start inside a character: on to the next one's first byte (in this read or the next).
-        while (skipLeft === 0 && i < stop && (chunk[i] & 0xc0) === 0x80) {
+        while (i < stop && (chunk[i] & 0xc0) === 0x80) {
           i++;
           skipped++;
         }
-        if (skipLeft === 0 && i < stop) aligning = false;
+        if (i < stop || nl !== -1) aligning = false;
       }
-      if (line >= first) {
-        const take = Math.min(stop - i, Math.max(0, maxBytes - outBytes - partLen));
-        if (take > 0) {
-          parts.push(chunk.slice(i, i + take));
-          partLen += take;
-        }
-        if (take < stop - i) {
-          truncated = true;
-          if (partLen > 0) emit(true);
-          done = true;
-          break outer;
-        }
+      const take = Math.min(stop - i, Math.max(0, maxBytes - outBytes - partLen));
+      if (take > 0) {
+        parts.push(chunk.slice(i, i + take));
+        partLen += take;
       }
+      if (take < stop - i) {
+        truncated = true;
+        if (partLen > 0) emit(true);
+        done = true;
+        break outer;
+      }
+      i = stop;
       if (nl === -1) break;
-      if (line >= first) {
-        emit(false);
-        if (line >= last) {
-          done = true;
-          break outer;
-        }
+      emit(false);
+      if (line >= last) {
+        done = true;
+        break outer;
       }
       line++;
       i = nl + 1;
     }
-    pos += chunk.length;
   }
   // The file's final line has no newline: it ends at the end of the file.
-  if (!done && !truncated && line >= first && line <= last && line <= total) emit(false);
+  if (!done && !truncated && line <= last && line <= total) emit(false);
 
   return {
     lines: out,

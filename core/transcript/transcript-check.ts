@@ -282,7 +282,8 @@ export function parseImportedMessage(
   if (m.role === "user" && m.stopReason != null)
     throw new TranscriptError(`${where}: stopReason belongs to an assistant message`);
   const out: ImportedMessage = { role: m.role, content };
-  if (m.createdAt) out.createdAt = m.createdAt;
+  // As the API writes one (milliseconds, "Z"): orders by createdAt compare it as text (search-index.ts BY_RANK).
+  if (m.createdAt) out.createdAt = new Date(m.createdAt).toISOString();
   if (m.usage) out.usage = given.usage as typeof m.usage;
   if (m.model) out.model = m.model;
   if (m.stopReason !== undefined) out.stopReason = m.stopReason;

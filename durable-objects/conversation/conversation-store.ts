@@ -42,7 +42,7 @@ const SCHEMA_STEPS: string[][] = [
     `CREATE TABLE IF NOT EXISTS message_parts (seq INTEGER NOT NULL, part INTEGER NOT NULL, body TEXT NOT NULL, PRIMARY KEY (seq, part))`,
   ],
   // The refused replies: whether any lies near a batch the index outbox labels is one index lookup
-  // (refusalBetween), so a batch far from every refusal never reads its turn's earlier messages.
+  // (refusalBetween), so a batch of a turn without one never reads the turn's earlier messages.
   [
     `CREATE INDEX IF NOT EXISTS messages_refusals ON messages(seq) WHERE json_extract(extra, '$.stopReason') = 'refusal'`,
   ],
@@ -414,15 +414,20 @@ export class ConversationStore {
 
   /** Whether a refused reply (stop reason "refusal") lies between the two seqs, both included: an index lookup. */
   refusalBetween(fromSeq: number, toSeq: number): boolean {
-    return (
-      this.sql
-        .exec(
-          `SELECT 1 FROM messages WHERE json_extract(extra, '$.stopReason') = 'refusal' AND seq BETWEEN ? AND ? LIMIT 1`,
-          fromSeq,
-          toSeq,
-        )
-        .toArray().length > 0
-    );
+    const refusal = `json_extract(extra, '$.stopReason') = 'refusal' AND seq BETWEEN ? AND ?`;
+    return this.sql.exec(`SELECT 1 FROM messages WHERE ${refusal} LIMIT 1`, fromSeq, toSeq).toArray().length > 0;
+  }
+
+  /**
+   * Seqs (both ends included; 16 at most, nearest `toSeq` first when `back`) of the thread's user messages that may
+   * open a turn: no tool result in their stored JSON (a part's first). No message is read out (index-outbox.ts).
+   */
+  userSeqs({ fromSeq, toSeq, back }: { fromSeq: number; toSeq: number; back: boolean }): number[] {
+    const json = `CASE content WHEN '' THEN (SELECT body FROM message_parts p WHERE p.seq = messages.seq AND part = 0) ELSE content END`;
+    const user = `role = 'user' AND json_type(extra, '$.agent') IS NULL AND instr(${json}, '"type":"tool_result"') = 0`;
+    const where = `seq BETWEEN ? AND ? AND ${user} ORDER BY seq ${back ? "DESC" : "ASC"} LIMIT 16`;
+    const rows = this.sql.exec<{ seq: number }>(`SELECT seq FROM messages WHERE ${where}`, fromSeq, toSeq);
+    return rows.toArray().map((r) => r.seq);
   }
 
   range(fromSeq: number, toSeq: number): StoredMessage[] {

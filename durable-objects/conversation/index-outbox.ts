@@ -276,20 +276,9 @@ export async function meterDeadTurn(ctx: DurableObjectState, store: Conversation
   if ((await ctx.storage.getAlarm()) === null) await ctx.storage.setAlarm(Date.now() + 1_000);
 }
 
-/** How many messages a walk to a turn's prompt, or on to the next turn's, reads at a time. */
-const WALK = 16;
-
-type RefusalStore = Pick<ConversationStore, "range" | "lastSeq" | "refusalBetween">;
-
-/**
- * How far (in seqs) from a run of messages a refused reply can be and still share a turn with it.
- * A run with none that near reads nothing around it (a long turn's earlier messages, megabytes of
- * tool results, stay unread); a refused turn is a prompt, the steps before its refused reply and a
- * fallback's answer, far shorter than this.
- */
-const REFUSAL_REACH = 400;
-const nearRefusal = (store: RefusalStore, run: readonly StoredMessage[]) =>
-  store.refusalBetween(run[0].seq - REFUSAL_REACH, run[run.length - 1].seq + REFUSAL_REACH);
+/** The store as the refused marks read it; a plain list of messages (a test's) may lack userSeqs. */
+type RefusalStore = Pick<ConversationStore, "range" | "lastSeq" | "refusalBetween"> &
+  Partial<Pick<ConversationStore, "userSeqs">>;
 type RefusalHead = Pick<ConversationHead, "superseded">;
 
 /**
@@ -305,10 +294,10 @@ export function labelledDocs(
   batch: readonly StoredMessage[],
 ): CortexDoc[] {
   const doc = (m: StoredMessage) => messageDoc(head.tenantId, head.id, m);
-  if (!nearRefusal(store, batch)) return batch.map(doc);
+  const span = refusedSpan(store, head, batch);
+  if (!span) return batch.map(doc);
   const first = batch[0].seq;
-  const from = opensTurn(batch[0], head) ? first : turnStart(store, head, first);
-  const run = from < first ? [...store.range(from, first - 1), ...batch] : batch;
+  const run = span.from < first ? [...store.range(span.from, first - 1), ...batch] : batch;
   const refused = refusedAmong(store, head, run);
   if (!refused) return batch.map(doc);
   return run.map((m) => {
@@ -346,11 +335,16 @@ export function refusedAmong(
   head: RefusalHead,
   run: readonly StoredMessage[],
 ): ReadonlySet<number> | null {
-  if (!nearRefusal(store, run)) return null;
+  const span = refusedSpan(store, head, run);
+  if (!span) return null;
   const first = run[0].seq;
   const last = run[run.length - 1].seq;
-  const from = opensTurn(run[0], head) ? first : turnStart(store, head, first);
-  const around = [...(from < first ? store.range(from, first - 1) : []), ...run, ...turnRest(store, head, last)];
+  const { from, to } = span;
+  const around = [
+    ...(from < first ? store.range(from, first - 1) : []),
+    ...run,
+    ...(to > last ? store.range(last + 1, to) : []),
+  ];
   if (!around.some((m) => m.stopReason === "refusal")) return null;
   // The master's thread, and each superseded exchange (its ranges name the copy that replaced it).
   const histories = new Map<string, StoredMessage[]>();
@@ -384,25 +378,44 @@ function refusedIn(messages: readonly StoredMessage[]): Set<number> {
 const opensTurn = (m: StoredMessage, head: RefusalHead) =>
   isPrompt(m) && !isAgentSegment(m) && !supersededBy(head, m.seq);
 
-/** The seq of the prompt of the turn `seq` is in (the first message when none is before it). */
-function turnStart(store: RefusalStore, head: RefusalHead, seq: number): number {
-  for (let to = seq; to >= 1; to -= WALK) {
-    const slice = store.range(Math.max(1, to - WALK + 1), to);
-    for (let i = slice.length - 1; i >= 0; i--) if (opensTurn(slice[i], head)) return slice[i].seq;
-  }
-  return 1;
+/**
+ * The seqs the turns `run` (consecutive messages, oldest first) touches span, from its first's prompt
+ * to the next turn's prompt (or the last message); null when no refused reply lies in them. Decided
+ * per turn, however long: a turn's bounds are found by the store's user messages (userSeqs), its
+ * refusal by an index lookup, so a turn without one is never read.
+ */
+function refusedSpan(store: RefusalStore, head: RefusalHead, run: readonly StoredMessage[]) {
+  if (!store.refusalBetween(1, Number.MAX_SAFE_INTEGER)) return null;
+  const first = run[0].seq;
+  const from = opensTurn(run[0], head) ? first : (nearestPrompt(store, head, { seq: first, back: true }) ?? 1);
+  const to = nearestPrompt(store, head, { seq: run[run.length - 1].seq + 1, back: false }) ?? store.lastSeq();
+  return store.refusalBetween(from, to) ? { from, to } : null;
 }
 
-/** The messages after `seq` to the next turn's prompt, that prompt included (it closes the turn). */
-function turnRest(store: RefusalStore, head: RefusalHead, seq: number): StoredMessage[] {
-  const out: StoredMessage[] = [];
-  const end = store.lastSeq();
-  for (let from = seq + 1; from <= end; from += WALK)
-    for (const m of store.range(from, from + WALK - 1)) {
-      out.push(m);
-      if (opensTurn(m, head)) return out;
+/** The seq of the nearest message from `seq` on (back to the first, or on to the last) that opens a turn; null when none does. */
+function nearestPrompt(store: RefusalStore, head: RefusalHead, { seq, back }: { seq: number; back: boolean }) {
+  for (let at = seq; ; ) {
+    const seqs = userSeqs(
+      store,
+      back ? { fromSeq: 1, toSeq: at, back } : { fromSeq: at, toSeq: store.lastSeq(), back },
+    );
+    for (const s of seqs) {
+      const [m] = supersededBy(head, s) ? [] : store.range(s, s);
+      if (m && opensTurn(m, head)) return s;
     }
-  return out;
+    if (!seqs.length) return null;
+    at = back ? seqs[seqs.length - 1] - 1 : seqs[seqs.length - 1] + 1;
+  }
+}
+
+/** The store's userSeqs, or (a plain list of messages) its user messages' seqs in the same order. */
+function userSeqs(store: RefusalStore, q: { fromSeq: number; toSeq: number; back: boolean }): number[] {
+  if (store.userSeqs) return store.userSeqs(q);
+  const seqs = store
+    .range(q.fromSeq, q.toSeq)
+    .filter((m) => m.role === "user")
+    .map((m) => m.seq);
+  return q.back ? seqs.reverse() : seqs;
 }
 
 /** No tokens of any kind: a part that writes no ledger row. */

@@ -78,6 +78,12 @@ export function semanticFusion(path: SemanticPath): CortexFusion {
 
 const keyOf = (h: Pick<SearchHit, "kind" | "id">) => `${h.kind}:${h.id}`;
 
+/**
+ * A similarity discounted by `weight` (at most 1): always lowered, as a BM25 score divided by 3 is.
+ * A positive one is multiplied by the weight; a negative one divided by it (multiplied, it would rise).
+ */
+const discount = (similarity: number, weight: number) => (similarity >= 0 ? similarity * weight : similarity / weight);
+
 /** A vector search in one shard: the tenant's query, the search's filters, and how many hits. */
 interface VectorSearch {
   db: ShardDatabase;
@@ -116,7 +122,7 @@ async function semanticHits({ db, path, tenantId, q, opts, count }: VectorSearch
       .all<Omit<SearchHit, "messageId" | "score" | "role"> & { vecId: string; storedRole: string | null }>();
     for (const { vecId, storedRole, ...r } of results) {
       const discounted = r.kind === "message" && discountedRole(storedRole);
-      const score = (scoreOf.get(vecId) ?? 0) * (discounted ? weight : 1);
+      const score = discounted ? discount(scoreOf.get(vecId) ?? 0, weight) : (scoreOf.get(vecId) ?? 0);
       const key = `${r.kind}:${r.id}`;
       const role = hitRole(storedRole);
       if ((best.get(key)?.score ?? -Infinity) < score)

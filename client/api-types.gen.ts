@@ -1664,6 +1664,7 @@ export interface Schemas {
     };
     turnId: string;
     ahead: number;
+    resumed?: true;
     [key: string]: unknown;
   } | {
     type: "delta";

@@ -16,6 +16,8 @@
 //   in a message of the catch-up or streamed again), so the turn's joined text is never doubled.
 //   An iterator that already yielded them sees the `turn_start` with `resumed: true`: its cue to
 //   start the unsaved part of that turn over.
+// - Each turn still queued at the resume comes back (after the running turn's frames) as its
+//   `turn_queued` with `resumed: true`: the id a `stop` frame names to cancel it before it starts.
 // - Close codes are kept (`closeCode`, `closeReason`); next() rejects as soon as the socket is
 //   closed without the frame it waits for.
 import type { Schemas } from "./api-types.gen";
@@ -215,7 +217,9 @@ export class ConversationSocket implements AsyncIterable<ServerFrame> {
    * Sends a frame on the current connection. Throws (never drops the frame silently) when that
    * connection is not open: closed or closing (see closeCode), or replaced while resume() runs.
    * Nothing is queued: after such an error, await resume() and send the frame again (a `send`
-   * frame's `ref`, or `turnsInFlight` of the `resumed` frame, tells whether it was taken).
+   * frame's `ref`, or `turnsInFlight` of the `resumed` frame, tells whether it was taken; with the
+   * same `idempotencyKey` a send already taken is not run twice: while its turn is queued or
+   * running the `idempotency_in_progress` error frame carries that turn's `turnId`).
    */
   send(frame: ClientFrame) {
     const state = this.reconnecting ? "resuming" : this.ws.readyState === OPEN ? null : stateName(this.ws.readyState);

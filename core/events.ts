@@ -19,8 +19,11 @@ export type TurnEvent =
    */
   (
     | { type: "turn_start"; turnId: string; replayed?: true; resumed?: true }
-    /** The turn waits behind `ahead` turns queued or running: until it starts, a stop naming `turnId` cancels it. */
-    | { type: "turn_queued"; turnId: string; ahead: number }
+    /**
+     * The turn waits behind `ahead` turns queued or running: until it starts, a stop naming `turnId`
+     * cancels it. `resumed`: sent again to a socket resuming with `?after=` while the turn still waits.
+     */
+    | { type: "turn_queued"; turnId: string; ahead: number; resumed?: true }
     | { type: "delta"; turnId: string; text: string }
     /**
      * The model's thinking, streamed as it comes: `block` groups the deltas of one thinking block (its

@@ -38,12 +38,17 @@ export interface IdempotencyRefusal {
   message: string;
 }
 
-/** What `ConversationDO.send` answers instead of a stream when a key's turn is not run. */
-export type KeyedAnswer = { kind: "replay"; events: TurnEvent[] } | { kind: "refused"; refusal: IdempotencyRefusal };
+/**
+ * What `ConversationDO.send` answers instead of a stream when a key's turn is not run. `turnId`: for
+ * idempotency_in_progress, the key's turn (queued or running) once it is known, so a stop can name it.
+ */
+export type KeyedAnswer =
+  | { kind: "replay"; events: TurnEvent[] }
+  | { kind: "refused"; refusal: IdempotencyRefusal; turnId?: string };
 
 export type Claim =
   | { kind: "new" }
-  | { kind: "refused"; refusal: IdempotencyRefusal }
+  | { kind: "refused"; refusal: IdempotencyRefusal; turnId?: string }
   | { kind: "done"; outcome: KeyedOutcome };
 
 interface Row extends Record<string, SqlStorageValue> {
@@ -60,6 +65,7 @@ const INTERRUPTED: TurnError = {
 
 /** The events whose payload a retry's answer carries (the rest are in the saved messages or transient). */
 const KEPT_EVENTS: ReadonlySet<TurnEvent["type"]> = new Set([
+  "turn_queued",
   "turn_start",
   "message",
   "error",
@@ -120,16 +126,20 @@ export class IdempotencyLedger {
             "Idempotency-Key: this key was already used for a different turn request on this conversation; send a new key for a new request",
         },
       };
-    if (row.status === "running" && row.incarnation === this.incarnation)
+    if (row.status === "running" && row.incarnation === this.incarnation) {
+      // Named from its turn_queued (or turn_start) on: a client whose answer was lost can still stop it.
+      const { turnId } = JSON.parse(row.outcome) as KeyedOutcome;
+      const named = turnId ? ` (${turnId}; a stop naming it cancels it)` : "";
       return {
         kind: "refused",
         refusal: {
           status: 409,
           type: "idempotency_in_progress",
-          message:
-            "Idempotency-Key: the turn started with this key is still running; retry after it ends to get its outcome",
+          message: `Idempotency-Key: the turn started with this key${named} is still queued or running; retry after it ends to get its outcome`,
         },
+        ...(turnId ? { turnId } : {}),
       };
+    }
     if (row.status === "running") {
       this.settle(key);
       // A dead turn that saved nothing left no row: the key is free again.
@@ -146,7 +156,7 @@ export class IdempotencyLedger {
     if (event.agent && (event.type === "refusal" || event.type === "model_changed")) return;
     const outcome = this.outcome(key);
     if (!outcome) return;
-    if (event.type === "turn_start") outcome.turnId = event.turnId;
+    if (event.type === "turn_queued" || event.type === "turn_start") outcome.turnId = event.turnId;
     else if (event.type === "message") outcome.seqs.push(event.message.seq);
     else if (event.type === "error") outcome.error = event.error;
     else if (event.type === "requires_action")
@@ -260,7 +270,6 @@ export function keyedAnswer(
   claim: Exclude<Claim, { kind: "new" }>,
   range: (fromSeq: number, toSeq: number) => StoredMessage[],
 ): KeyedAnswer {
-  return claim.kind === "refused"
-    ? { kind: "refused", refusal: claim.refusal }
-    : { kind: "replay", events: replayEvents(claim.outcome, range) };
+  if (claim.kind === "done") return { kind: "replay", events: replayEvents(claim.outcome, range) };
+  return { kind: "refused", refusal: claim.refusal, ...(claim.turnId ? { turnId: claim.turnId } : {}) };
 }

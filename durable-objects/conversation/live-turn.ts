@@ -2,8 +2,9 @@
 // cursor (marked as the transcript marks them) and the regenerates it missed. The running turn as it
 // is not saved yet: its `turn_start`, then its events since its last saved message. Together a
 // socket that dropped mid-reply gets back the reply streamed so far, and learns which turn runs (so
-// a client can offer Stop again). The streamed text of one piece (a reply's text, one thinking
-// block, of the master or of one sub-agent) is merged into few frames.
+// a client can offer Stop again), then the turns still queued behind it as their `turn_queued` (so
+// it can stop one before it starts, by the id only that frame gave). The streamed text of one piece
+// (a reply's text, one thinking block, of the master or of one sub-agent) is merged into few frames.
 import type { TurnEvent } from "../../core/events";
 import type { StoredMessage } from "../../core/types";
 import type { ConversationHead, SupersededRange } from "../../services/record/conversation-head";
@@ -20,6 +21,10 @@ const LIVE_MAX_EVENTS = 1_000;
 
 /** Turns started and not ended that are kept at most (a turn that threw past its guards never ends). */
 const LIVE_MAX_TURNS = 4;
+/** Queued turns' `turn_queued` kept at most (the oldest dropped past it). */
+const QUEUED_MAX_TURNS = 100;
+
+type TurnQueued = Extract<TurnEvent, { type: "turn_queued" }>;
 
 interface Live {
   start: Extract<TurnEvent, { type: "turn_start" }>;
@@ -32,9 +37,19 @@ export class LiveTurn {
    * while queued starts and ends at once while another runs: it must not take the running one's place.
    */
   private live: Live[] = [];
+  /** Turns queued and not yet started (nor cancelled), in queue order: each one's `turn_queued`. */
+  private queued: TurnQueued[] = [];
 
   /** Every turn event, as it is broadcast. */
   record(event: TurnEvent): void {
+    if (event.type === "turn_queued") {
+      this.queued = [...this.queued.filter((q) => q.turnId !== event.turnId), event];
+      if (this.queued.length > QUEUED_MAX_TURNS) this.queued.shift();
+      return;
+    }
+    // A queued turn is queued no longer once it starts (a cancelled one starts and ends at once).
+    if ((event.type === "turn_start" && !event.replayed) || event.type === "turn_end")
+      this.queued = this.queued.filter((q) => q.turnId !== event.turnId);
     if (event.type === "turn_start") {
       // An idempotent replay runs nothing: the turn running (if any) is still the one to show.
       if (event.replayed) return;
@@ -75,6 +90,25 @@ export class LiveTurn {
   frames(running: boolean): TurnEvent[] {
     const turn = running ? this.live.at(-1) : undefined;
     return turn ? [{ ...turn.start, resumed: true }, ...turn.events] : [];
+  }
+
+  /**
+   * A resuming socket's frames after its saved part: the running turn's (`frames`), or, with none,
+   * the paused turn's `requires_action`; then each turn still queued, its `turn_queued` marked
+   * `resumed`, `ahead` as it stands now. `inFlight`: the turns queued or running (turn-order.ts).
+   */
+  catchUp(at: { inFlight: number; paused: TurnEvent | null }): TurnEvent[] {
+    const { inFlight, paused } = at;
+    const running = this.frames(inFlight > 0);
+    const waiting = !running.length && paused ? [paused] : [];
+    // In flight and not queued: running (or starting), so ahead of every queued turn.
+    const before = Math.max(0, inFlight - this.queued.length);
+    const queued = inFlight > 0 ? this.queued : [];
+    return [
+      ...running,
+      ...waiting,
+      ...queued.map((q, i): TurnEvent => ({ ...q, ahead: Math.min(q.ahead, Math.max(1, before + i)), resumed: true })),
+    ];
   }
 }
 

@@ -135,7 +135,7 @@ export class ConversationSockets {
   /**
    * A reconnecting client's catch-up (`/ws?after=<last seq it saw>`): every saved message after
    * that seq as a `message` frame, an `exchange_superseded` for each regenerate it missed, the
-   * running turn's unsaved part (live-turn.ts), then `resumed`.
+   * running turn's unsaved part and each queued turn's `turn_queued` (live-turn.ts), then `resumed`.
    * It runs synchronously right after the accept,
    * so no turn event interleaves, and live `message` frames skip what the catch-up already sent:
    * together, each message reaches the socket exactly once, in seq order.
@@ -145,12 +145,11 @@ export class ConversationSockets {
     const { frames, through, more } = savedSince(store, { head: this.parts.record.head, after });
     for (const frame of frames) ws.send(JSON.stringify(frame));
     this.caughtUp.set(ws, through);
-    // The running turn: its start and what it streamed since its last saved message.
-    const running = this.live.frames(this.parts.order.turnsInFlight > 0);
-    for (const event of running) ws.send(JSON.stringify(event));
-    // A turn waiting on client tools: the calls it waits on, as when it paused.
-    if (waiting && !running.length)
-      ws.send(JSON.stringify({ type: "requires_action", ...pendingView(waiting) } satisfies TurnEvent));
+    // The running turn (its start, what it streamed since its last saved message) or the calls a
+    // paused turn waits on, then each turn still queued, by the id a stop names (live-turn.ts).
+    const paused: TurnEvent | null = waiting ? { type: "requires_action", ...pendingView(waiting) } : null;
+    const inFlight = this.parts.order.turnsInFlight;
+    for (const event of this.live.catchUp({ inFlight, paused })) ws.send(JSON.stringify(event));
     ws.send(
       JSON.stringify({
         type: "resumed",
@@ -257,7 +256,8 @@ export class ConversationSockets {
       const keyed = await intake.claimKey(input);
       if (keyed.kind !== "new") {
         // Only the asking socket hears about a repeated key; the others saw the turn itself.
-        if (keyed.kind === "refused") return refused(keyed.refusal, { idempotencyKey });
+        // A key whose turn is still queued or running: the frame names that turn (a stop can), not this send.
+        if (keyed.kind === "refused") return refused(keyed.refusal, { idempotencyKey, turnId: keyed.turnId ?? turnId });
         // A named send repeated with its key is told the turn it already is, as a new one would be.
         const original = keyed.events.find((e) => "turnId" in e && typeof e.turnId === "string");
         if (frame.ref !== undefined && original && "turnId" in original)

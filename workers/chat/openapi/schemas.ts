@@ -73,7 +73,12 @@ export const turnEventSchema = z
       // To a socket resuming with ?after= while the turn runs: what it streamed since its last saved message follows.
       resumed: z.literal(true).optional(),
     }),
-    event("turn_queued", { turnId: z.string(), ahead: z.number().int() }),
+    event("turn_queued", {
+      turnId: z.string(),
+      ahead: z.number().int(),
+      // To a socket resuming with ?after= while the turn still waits (after the running turn's frames).
+      resumed: z.literal(true).optional(),
+    }),
     event("delta", { turnId: z.string(), text: z.string() }),
     event("thinking", {
       turnId: z.string(),

@@ -230,7 +230,7 @@ export function settingsAfterModelChange(
   }: { patch: SettingsPatch; from: ModelEntry | null; to: ModelEntry; keep?: SettingsPatch },
 ): Settings {
   const merged = mergeSettings(current, patch);
-  if (current.model === to.id) return merged;
+  if (sameModel(current.model, to.id)) return merged;
   const before = from ? modelDefaults(from) : null;
   const after = modelDefaults(to);
   for (const key of ["contextWindowTokens", "outputReserveTokens", "charsPerToken"] as const) {
@@ -263,6 +263,20 @@ export function unnamedAfterModelChange(
   if (named.outputReserveTokens === undefined && !leavesPromptRoom(next))
     next.outputReserveTokens = reserveWithin(entry, next.contextWindowTokens);
   return next;
+}
+
+/**
+ * Settings moved to another model, the one path for a PATCH and for the moves off a retired model (a
+ * turn's, a fold's): the model-bound figures follow the new model (settingsAfterModelChange), and the
+ * keys the user did not name now (`named`; the patch unless told otherwise, nothing for a move) are
+ * cleaned up as creation cleans up inherited ones (unnamedAfterModelChange).
+ */
+export function settingsOnModel(
+  current: Settings,
+  change: { patch: SettingsPatch; from: ModelEntry | null; to: ModelEntry; named?: SettingsPatch },
+): Settings {
+  const { named = change.patch, ...moved } = change;
+  return unnamedAfterModelChange(settingsAfterModelChange(current, moved), { before: current.model, named }, change.to);
 }
 
 /**

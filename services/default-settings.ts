@@ -120,8 +120,9 @@ const FIGURES = ["contextWindowTokens", "outputReserveTokens", "charsPerToken"] 
 type NewSettings = MadeSettings | { ok: false; message: string };
 
 /**
- * One layer over the settings below it. A layer naming another model than the one below moves them
- * to it as a settings change does (core/settings.ts settingsAfterModelChange: the old model's
+ * One layer over the settings below it. A model is stored as the layer names it (a pinned, dated id
+ * stays pinned, as a PATCH keeps it, and is what the turns send). A layer naming another model than
+ * the one below moves them to it as a settings change does (core/settings.ts settingsAfterModelChange: the old model's
  * default figures follow the new model), a figure a layer below set staying as the user's own
  * (within what the model takes: a tenant's window cap holds). `strict`: the caller's own keys, a
  * retired or unknown model a 400 and
@@ -145,13 +146,14 @@ async function overLayer(
   } else if (patch.model !== undefined) {
     const resolved = await resolveTurnModel(env, patch.model);
     if (resolved.ok) to = resolved.entry;
-    patch = { ...patch, model: to.id };
+    // A pinned id (a current model's alias) stays as named; a retired one names its replacement.
+    patch = { ...patch, model: resolved.ok && !resolved.movedFrom ? patch.model : to.id };
   }
   const keep = strict ? patch : {};
   let settings =
     to.id === below.entry.id
       ? fitToModel(mergeSettings(below.settings, patch), to, keep)
-      : settingsAfterModelChange(below.settings, { patch: { ...patch, model: to.id }, from: below.entry, to, keep });
+      : settingsAfterModelChange(below.settings, { patch: { model: to.id, ...patch }, from: below.entry, to, keep });
   if (to.id !== below.entry.id) {
     // A figure a layer below set is the user's own (whatever its value, the old model's default or
     // not): it stays on the model this layer names, within what that model takes.

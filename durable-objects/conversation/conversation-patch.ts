@@ -8,9 +8,8 @@ import {
   crossCheckSettings,
   effectiveEffort,
   type Settings,
-  settingsAfterModelChange,
   type SettingsPatch,
-  unnamedAfterModelChange,
+  settingsOnModel,
 } from "../../core/settings";
 import { planSettingsPatch } from "../../services/models/resolve";
 import type { ConversationHead, ConversationView } from "../../services/record/conversation-head";
@@ -68,11 +67,12 @@ export async function patchConversation(
       // A model change moves what the PATCH does not name as creation moves what a conversation
       // inherits: a fallback that became the model goes, a reserve the new window cannot hold
       // becomes the new model's; what the PATCH names itself is checked as sent.
-      const settings = unnamedAfterModelChange(
-        settingsAfterModelChange(head.settings, { patch: planned.patch, from: planned.from, to: planned.to }),
-        { before: head.settings.model, named: patch },
-        planned.to,
-      );
+      const settings = settingsOnModel(head.settings, {
+        patch: planned.patch,
+        from: planned.from,
+        to: planned.to,
+        named: patch,
+      });
       const problem =
         crossCheckSettings(settings, planned.to) ??
         betweenToolsEffortConflict(store, head, { settings, model: planned.to });

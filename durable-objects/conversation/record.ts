@@ -3,7 +3,7 @@
 import { sortableId } from "../../core/ids";
 import type { ModelEntry } from "../../core/models/catalog";
 import { findModel } from "../../core/models/lookup";
-import { settingsAfterModelChange, withMissingSettings } from "../../core/settings";
+import { settingsOnModel, withMissingSettings } from "../../core/settings";
 import type { NewMessage, StoredMessage } from "../../core/types";
 import { toolRegistry } from "../../agent/tools";
 import type { ToolRegistry } from "../../agent/tools/registry";
@@ -246,7 +246,9 @@ export class ConversationRecord {
 
   /**
    * The conversation moves to another model (its own retired): the settings that followed the old
-   * model's defaults follow the new one's (core/settings.ts settingsAfterModelChange). Only while
+   * model's defaults follow the new one's, and the rest are cleaned up as a PATCH cleans them
+   * (core/settings.ts settingsOnModel: a fallback that is the new model goes, a reserve the window
+   * no longer holds becomes the new model's). Only while
    * the head is still on the retired model (`retired`; not given: a model the catalog does not list
    * as current), in the serialized head write: a model the user chose after the turn read the head
    * (a PATCH in between) is never overwritten. True when it moved.
@@ -260,7 +262,7 @@ export class ConversationRecord {
       return {
         next: {
           ...h,
-          settings: settingsAfterModelChange(h.settings, { patch: { model: entry.id }, from: null, to: entry }),
+          settings: settingsOnModel(h.settings, { patch: { model: entry.id }, from: null, to: entry }),
           updatedAt: new Date().toISOString(),
         },
         result: true,

@@ -6,7 +6,7 @@ import type Anthropic from "@anthropic-ai/sdk";
 import { withAliases, type TurnEvent } from "../../core/events";
 import { createModelClient } from "../../core/model-client";
 import { ModelNotConfiguredError } from "../../core/model-provider";
-import { DEFAULT_SETTINGS, settingsAfterModelChange } from "../../core/settings";
+import { DEFAULT_SETTINGS, sameModel, settingsAfterModelChange } from "../../core/settings";
 import { resolveTurnModel } from "../../services/models/resolve";
 import { zeroUsage, type ContentBlock, type NewMessage } from "../../core/types";
 import { knownThinking } from "../../core/thinking-guard";
@@ -395,7 +395,7 @@ export class TurnRunner {
     // effort and the output reserve it would refuse are brought within what it takes.
     const requestSettings = () => {
       const now = (record.head ?? head).settings;
-      return prompt.model.id === now.model
+      return sameModel(prompt.model.id, now.model)
         ? now
         : settingsAfterModelChange(now, { patch: { model: prompt.model.id }, from: model.entry, to: prompt.model });
     };

@@ -10,6 +10,7 @@ import { sortableId } from "../../core/ids";
 import { createModelClient } from "../../core/model-client";
 import type { ModelEntry } from "../../core/models/catalog";
 import { utcDay } from "../../core/models/lookup";
+import { settingsOnModel } from "../../core/settings";
 import { zeroUsage, type Usage } from "../../core/types";
 import { billedUsage } from "../../agent/model-reply";
 import { resolveTurnModel } from "../../services/models/resolve";
@@ -57,9 +58,13 @@ export async function runFoldJob(job: FoldJob, env: Env, deps: FoldDeps = {}): P
   // not a region the model keeps failing on, so the job retries and ends in the dead-letter queue
   // rather than committing a summary no model wrote.
   const client = deps.client ?? createModelClient(env, { maxRetries: 0 });
-  // A retired model's replacement summarizes, as it answers the conversation's turns.
+  // A retired model's replacement summarizes, as it answers the conversation's turns, on the settings
+  // a turn's move leaves (record.moveToModel): a refusal fallback that is the replacement is none.
   const model = await resolveTurnModel(env, settings.model, client);
   if (!model.ok) throw new Error(`fold ${job.jobId}: ${model.message}`);
+  const moved = model.movedFrom
+    ? settingsOnModel(settings, { patch: { model: model.entry.id }, from: null, to: model.entry })
+    : settings;
   // The usage row of this delivery's call. Queues deliver at least once, and a job is sent again
   // when its lease expires, so two deliveries of one job can both hold the lease's source and both
   // call the model: each call is paid for, so each gets a row of its own, minted once (a retried
@@ -71,7 +76,7 @@ export async function runFoldJob(job: FoldJob, env: Env, deps: FoldDeps = {}): P
     spentNothing(spent.usage) ? undefined : { id, model: spent.model.id, usage: spent.usage };
   const commit = (c: FoldCommit) => commitWithUsage({ env, job, stub }, c);
   // After a refusal the settings' fallback model is asked the same fold, once, as a turn's would be.
-  let fallback = settings.refusalFallbackModel;
+  let fallback = moved.refusalFallbackModel;
   const fallBack = async (): Promise<ModelEntry | null> => {
     if (!fallback) return null;
     const resolved = await resolveTurnModel(env, fallback, client);

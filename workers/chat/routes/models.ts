@@ -16,20 +16,32 @@ import { modelIdSchema } from "../../../core/settings";
 
 export const modelRoutes = new Hono<AppEnv>();
 
-/** One entry as the API shows it; `status` on `day` (a deprecated model retires on its day). */
+/**
+ * One entry as the API shows it; `status` on `day`: a deprecated model retires on its day, and is
+ * then shown as the retired ones are (retiredOn its retiresOn, the replacement it leads to).
+ */
 export function modelView(entry: ModelEntry, day: string, defaultModel: string) {
   const found = findModel(entry.id, day);
-  const retired = found.kind === "retired";
+  if (found.kind === "retired")
+    return retiredView({
+      id: entry.id,
+      aliases: entry.aliases,
+      name: entry.name,
+      status: "retired",
+      retiredOn: found.retiredOn,
+      replacement: found.replacement.id,
+      sources: entry.sources,
+    });
   return {
     id: entry.id,
     aliases: entry.aliases,
     name: entry.name,
     line: entry.line,
     default: entry.id === defaultModel,
-    status: retired ? "retired" : entry.status,
+    status: entry.status,
     deprecatedOn: entry.deprecatedOn ?? null,
     retiresOn: entry.retiresOn ?? null,
-    replacement: retired ? found.replacement.id : (entry.replacement ?? null),
+    replacement: entry.replacement ?? null,
     contextWindowTokens: entry.contextWindow,
     maxOutputTokens: entry.maxOutput,
     thinking: {

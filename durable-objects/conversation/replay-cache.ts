@@ -4,7 +4,7 @@ import { chooseFoldMark } from "../../core/fold";
 import type { ModelEntry } from "../../core/models/catalog";
 import { entryFromModelInfo } from "../../core/models/lookup";
 import type { ModelEnv } from "../../core/model-provider";
-import { settingsAfterModelChange } from "../../core/settings";
+import { settingsOnModel } from "../../core/settings";
 import { resolveTurnModel } from "../../services/models/resolve";
 import { buildModelRequest } from "../../core/replay";
 import { messageChars } from "../../core/render";
@@ -276,7 +276,7 @@ export class ReplayCache {
     // As record.moveToModel will, once a turn resolves it.
     const settings =
       resolved.ok && resolved.movedFrom
-        ? settingsAfterModelChange(head.settings, { patch: { model: model.id }, from: null, to: model })
+        ? settingsOnModel(head.settings, { patch: { model: model.id }, from: null, to: model })
         : head.settings;
     const moved = { ...head, settings };
     const context = await this.promptContext(moved, model);

@@ -60,6 +60,16 @@ describe("a turn that moves a conversation off its retired model", () => {
   });
 });
 
+describe("the replay of a conversation still on its retired model", () => {
+  it("shows the request the next turn sends: the reserve the move gives, not the old default's", async () => {
+    const id = await createConversation();
+    await onRetiredModel(id, { contextWindowTokens: 20_000, outputReserveTokens: 8_192, charsPerToken: 1.5 });
+    const replay = (await api("GET", `/v1/conversations/${id}/replay`)).json;
+    expect(replay.model).toBe("claude-sonnet-5-5");
+    expect(replay.max_tokens).toBe(5_000);
+  });
+});
+
 describe("a fold on a retired model", () => {
   it("does not ask a refusal fallback that is the replacement itself", async () => {
     const job = await leasedFold();

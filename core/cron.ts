@@ -86,6 +86,37 @@ export function parseCron(expression: string): CronSchedule {
 /** The most days each month has (February in a leap year). */
 const MONTH_DAYS = [31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 
+/**
+ * The spelling a schedule is stored in: trimmed, its fields one space apart, an @name in lower
+ * case. Field names (JAN, mon) keep theirs: they read the same either way (sameSchedule).
+ */
+export function normalizeCron(expression: string): string {
+  const text = expression.trim().replace(/\s+/g, " ");
+  return text.startsWith("@") ? text.toLowerCase() : text;
+}
+
+const sameSet = (a: Set<number>, b: Set<number>) => a.size === b.size && [...a].every((v) => b.has(v));
+
+/**
+ * Whether two expressions name the same slots, however spelled: `@hourly` and `0 * * * *`, `MON`
+ * and `1`, `7` and `0`, a weekday field naming every day and `*`. The days are compared by what
+ * they match (every day of the month against every weekday), so the either-day rule counts. False
+ * when either does not parse.
+ */
+export function sameSchedule(a: string, b: string): boolean {
+  let x: CronSchedule;
+  let y: CronSchedule;
+  try {
+    [x, y] = [parseCron(a), parseCron(b)];
+  } catch {
+    return false;
+  }
+  if (!sameSet(x.minute, y.minute) || !sameSet(x.hour, y.hour) || !sameSet(x.month, y.month)) return false;
+  for (let dom = 1; dom <= 31; dom++)
+    for (let dow = 0; dow < 7; dow++) if (dayRule(x, dom, dow) !== dayRule(y, dom, dow)) return false;
+  return true;
+}
+
 export function cronError(expression: string): string | null {
   try {
     parseCron(expression);
@@ -105,8 +136,13 @@ export function matches(s: CronSchedule, at: Date): boolean {
 }
 
 function dayMatches(s: CronSchedule, at: Date): boolean {
-  const dom = s.dayOfMonth.has(at.getUTCDate());
-  const dow = s.dayOfWeek.has(at.getUTCDay());
+  return dayRule(s, at.getUTCDate(), at.getUTCDay());
+}
+
+/** Whether the schedule's day fields match a day of the month (1-31) that falls on a weekday (0-6). */
+function dayRule(s: CronSchedule, dayOfMonth: number, dayOfWeek: number): boolean {
+  const dom = s.dayOfMonth.has(dayOfMonth);
+  const dow = s.dayOfWeek.has(dayOfWeek);
   // A field starting with "*" holds its own values ("*" all of them, "*/2" every other one).
   return s.domRestricted && s.dowRestricted ? dom || dow : dom && dow;
 }

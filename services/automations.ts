@@ -7,7 +7,7 @@ import { drizzle } from "drizzle-orm/d1";
 import { apiKeys, automationRuns, automations, tenants } from "../db/schema";
 import { keyActiveAt } from "./keys/api-keys";
 import { sessionDatabase } from "./d1-session-database";
-import { type CronSchedule, dueSlot, dueSlots, nextCheck, parseCron } from "../core/cron";
+import { type CronSchedule, dueSlot, dueSlots, nextCheck, parseCron, sameSchedule } from "../core/cron";
 import { envConfig, ENV_VARS } from "../core/env-config";
 import { sortableId } from "../core/ids";
 import { addUsage, zeroUsage, type Usage } from "../core/types";
@@ -165,18 +165,26 @@ export async function updateAutomation(
 ): Promise<Automation | null> {
   // A new schedule, or a resumed automation, runs from its next slot after the change: a slot that
   // passed before it (or while paused) is not caught up. Only a new automation's first hour is.
-  // The same schedule again, or a resume of one not paused, leaves a due slot due.
+  // The same schedule again (in any spelling of the same slots: sameSchedule), or a resume of one
+  // not paused, leaves a due slot due. Such a schedule is not written either: the stored spelling
+  // stays, so a tick that read the row still claims it (its claim checks the schedule it read).
   let nextRunAt: string | undefined;
+  let set = change;
   if (change.schedule !== undefined || change.paused === false) {
     const current = await getAutomation(db, tenantId, id);
     if (!current) return null;
-    const schedule = change.schedule ?? current.schedule;
+    let schedule = current.schedule;
+    if (change.schedule !== undefined) {
+      const { schedule: sent, ...rest } = change;
+      if (sameSchedule(sent, current.schedule)) set = rest;
+      else schedule = sent;
+    }
     if (schedule !== current.schedule || (current.paused && change.paused === false))
       nextRunAt = firstSlotAfter(schedule, Date.now());
   }
   const rows = await drizzle(db)
     .update(automations)
-    .set({ ...change, updatedAt: new Date().toISOString(), ...(nextRunAt !== undefined ? { nextRunAt } : {}) })
+    .set({ ...set, updatedAt: new Date().toISOString(), ...(nextRunAt !== undefined ? { nextRunAt } : {}) })
     .where(and(eq(automations.tenantId, tenantId), eq(automations.id, id)))
     .returning();
   return rows[0] ?? null;

@@ -24,6 +24,8 @@ export const ISOLATED = [
   "test/workers/automations.test.ts",
   "test/workers/automation-tenant-shut-out.test.ts",
   "test/workers/automation-key-expiry.test.ts",
+  // Claims a page of due automations across the database: another file's due automations would be claimed.
+  "test/workers/automation-schedule-spelling.test.ts",
   "test/workers/queue-and-cron.test.ts",
   "test/workers/corpus.test.ts",
   "test/workers/corpus-rollup-bounded.test.ts",

@@ -21,7 +21,7 @@ import {
 import type { TurnInput } from "../../durable-objects/conversation/conversation-do";
 import { ApiError } from "./errors";
 import { collectTurn, type TurnSummary } from "./turn-response";
-import { placed, startTurn, type StartedTurn } from "./turns";
+import { startTurn, type StartedTurn } from "./turns";
 
 export const AUTOMATION_DLQ = "context-chat-automations-dlq";
 /** The refusal of a turn while another waits on client tools (turn-runner's TURN_PAUSED). */
@@ -172,33 +172,52 @@ export async function runAutomationAttempt(
     withLocationHint(hint),
   );
   const at = { tenantId: automation.tenantId, name: automation.channel, locationHint: hint };
-  // The channel's clock moves only for a turn that started (not one refused, nor a replay), as for a
-  // message (startChannelTurn): the resolve holds the conversation meanwhile, and the touch after
-  // each turn request moves the clock or lets the hold go.
-  let resolvedAt = Date.now();
-  const first = await channel.resolve({ ...at, now: resolvedAt, mark: false });
-  // No conversation can be started on the channel (its settings refuse one): the run fails, named.
-  if ("refused" in first) {
-    const error = `channel #${automation.channel}: ${first.refused}`;
-    await recordFailedAttempt(env.DB, { runId, attempt, error });
-    return error;
-  }
-  /** The channel's conversation: a key no attempt sent starts its turn there. */
-  let { conversationId } = first;
-  let hold = first.hold;
+  // The channel is resolved only when a key no attempt sent is about to start its turn, never for
+  // keys that only replay (nor for a paused automation's run, which starts none): a replay neither
+  // re-creates a channel deleted meanwhile nor rotates an idle one to a new, empty conversation.
+  // The channel's clock moves only for a turn that started on its conversation (not one refused,
+  // nor a replay), as for a message (startChannelTurn): the resolve holds the conversation
+  // meanwhile, and the touch after each turn request moves the clock or lets the hold go.
+  let resolvedAt = 0;
+  /** The channel's conversation, once resolved: a key no attempt sent starts its turn there. */
+  let conversationId: string | null = null;
+  let hold: number | undefined;
+  /** A conversation a turn request found deleted: a resolve after it rotates the channel off it. */
+  let gone: string | null = null;
+  /** Resolves the channel (again, after `gone`): the error when its settings refuse a conversation. */
+  const resolveChannel = async (): Promise<string | null> => {
+    resolvedAt = Date.now();
+    const place = await channel.resolve({ ...at, now: resolvedAt, gone, mark: false });
+    if ("refused" in place) return `channel #${automation.channel}: ${place.refused}`;
+    conversationId = place.conversationId;
+    hold = place.hold;
+    return null;
+  };
   /**
    * The conversation the keys from `firstKey` to `sent` went to: a key is known only there, so they
    * replay there, wherever the channel is now (it was deleted, rotated, or the automation's channel
-   * changed). Keys below `firstKey` went to an earlier conversation and are not sent again. A run
-   * whose keys were sent before the conversation was kept takes the channel's.
+   * changed). Keys below `firstKey` went to an earlier conversation and are not sent again. Null
+   * while no key was sent. A run whose keys were sent before the conversation was kept takes the
+   * channel's: resolved, or only read for a paused automation's run (it creates nothing).
    */
-  let sentTo = run.turnKeysConversationId ?? conversationId;
+  let sentTo = run.turnKeysConversationId;
+  if (sentTo === null && sent > 0) {
+    if (replayOnly) sentTo = (await channel.get(automation.tenantId, automation.channel))?.conversationId ?? null;
+    else {
+      const refused = await resolveChannel();
+      if (refused !== null) {
+        await recordFailedAttempt(env.DB, { runId, attempt, error: refused });
+        return refused;
+      }
+      sentTo = conversationId;
+    }
+  }
   const firstKey = Math.max(1, run.turnKeysFrom);
   /** `ran`: a turn started on the conversation (not refused, nor only replayed). The hold goes either way. */
   const touch = async (ran: boolean) => {
     const held = hold;
     hold = undefined;
-    if (!ran && held === undefined) return;
+    if (conversationId === null || (!ran && held === undefined)) return;
     const { tenantId, name } = at;
     await channel
       .touch({ tenantId, name, conversationId, now: resolvedAt, ran, hold: held })
@@ -213,7 +232,8 @@ export async function runAutomationAttempt(
     const passed: RunTurn[] = [];
     /** The attempt failed; `ended`: the stop reason of its turn, and the turn (the run's usage adds it). */
     const failed = async (error: string, ended: { stopReason: string | null; turn?: RunTurn } | null = null) => {
-      await recordFailedAttempt(env.DB, { runId, attempt, error, conversationId: sentTo, ...ended, passed });
+      const at = sentTo ?? conversationId; // the keys' conversation, else the channel's when resolved
+      await recordFailedAttempt(env.DB, { runId, attempt, error, conversationId: at, ...ended, passed });
       return error;
     };
     // The run's turns are keyed (runTurnKey): a redelivery after an attempt that died mid-turn takes
@@ -234,6 +254,7 @@ export async function runAutomationAttempt(
     const holds = () => holdsRun(env.DB, { runId, attempt });
     let turn: TurnSummary | null = null;
     let turnKey = 0; // the n of turn's key
+    let turnOn = ""; // the conversation turn ran on
     let pause = 500;
     let waited = false;
     // A turn waiting on client tools holds the channel's conversation, which refuses turns meanwhile
@@ -267,26 +288,28 @@ export async function runAutomationAttempt(
      * A turn request on the conversation of the keys sent (a new key's is the channel's), touching
      * the channel after it as its answer says: its clock moves only for a turn started on it.
      */
-    const startOn = async (prompt: TurnInput): Promise<StartedTurn> => {
-      const ref = { tenantId: automation.tenantId, conversationId: sentTo };
+    const startOn = async (to: string, prompt: TurnInput): Promise<StartedTurn> => {
+      const ref = { tenantId: automation.tenantId, conversationId: to };
       const answer = await startTurn(env, ref, prompt).catch(async (err: unknown) => {
         await touch(false);
         throw err;
       });
-      await touch(answer.kind === "started" && !answer.replayed && sentTo === conversationId);
+      await touch(answer.kind === "started" && !answer.replayed && to === conversationId);
       return answer;
     };
     /**
      * Marks key `n` sent to the channel's conversation, the next to try. On a conversation other
      * than the earlier keys' (the channel moved), `n` is the first key sent there, and the failed
-     * turns passed over so far are counted now: no later attempt replays their keys.
+     * turns passed over so far are counted now: no later attempt replays their keys. Answers that
+     * conversation, or null when the attempt no longer holds the run.
      */
-    const mark = async (n: number): Promise<boolean> => {
-      const moved = sentTo !== conversationId;
-      if (!(await markTurnKeySent(env.DB, { runId, attempt, n, conversationId, moved, passed }))) return false;
+    const mark = async (n: number): Promise<string | null> => {
+      if (conversationId === null) throw new Error("a key is marked sent only once the channel is resolved");
+      const moved = sentTo !== null && sentTo !== conversationId;
+      if (!(await markTurnKeySent(env.DB, { runId, attempt, n, conversationId, moved, passed }))) return null;
       sent = n;
       sentTo = conversationId;
-      return true;
+      return conversationId;
     };
     let polling = false; // the key tried again is one whose turn was still running
     for (let n = firstKey; turn === null; n++) {
@@ -299,6 +322,12 @@ export async function runAutomationAttempt(
       const fresh = n > sent;
       if (fresh) {
         if (replayOnly) return endPaused();
+        // The first key to start a turn resolves the channel: no conversation can be started there
+        // (its settings refuse one), the attempt fails, named.
+        if (conversationId === null) {
+          const refused = await resolveChannel();
+          if (refused !== null) return failed(refused);
+        }
         // A key no attempt sent starts a turn: it takes one of the tenant's turn tokens, as every
         // key's turn does (an automation has no key of its own). Refused, the attempt fails and the
         // queue retries it after its backoff; a key that only replays takes none.
@@ -307,26 +336,31 @@ export async function runAutomationAttempt(
           return failed(
             `${rateLimitMessage(decision)}; this run's prompt did not run, and the next attempt tries again`,
           );
-        if (!(await mark(n))) return null;
+        if ((await mark(n)) === null) return null;
       }
       const prompt = {
         content: [{ type: "text" as const, text: promptText }],
         idempotencyKey: runTurnKey(runId, n),
       };
+      // The conversation of the keys sent: none only for a paused automation's run of keys sent before
+      // their conversation was kept, on a channel that has none now (nothing to replay).
+      const to = sentTo;
+      if (to === null) return endPaused();
+      let on = to;
       let turnStart: StartedTurn;
       try {
-        turnStart = await startOn(prompt);
+        turnStart = await startOn(to, prompt);
         if (turnStart.kind === "missing") {
           // The conversation of the turns sent is gone, their outcomes with it: a paused
           // automation's run starts none elsewhere.
           if (replayOnly) return endPaused();
-          if (sentTo === conversationId) {
+          // A resolve from now on rotates the channel off it, should the channel still name it.
+          gone = to;
+          if (to === conversationId) {
             // The channel's conversation was deleted: the channel rotates and the run goes on there.
             if (!mayStartTurn()) return outOfTime();
-            resolvedAt = Date.now();
-            const next = await channel.resolve({ ...at, now: resolvedAt, gone: conversationId, mark: false });
-            conversationId = placed(next);
-            hold = "hold" in next ? next.hold : undefined;
+            const refused = await resolveChannel();
+            if (refused !== null) return failed(refused);
           }
           // A key sent before (by an earlier attempt, or earlier in this one) is unknown to the
           // channel's conversation, where it would start a turn that took no tenant turn token: the
@@ -336,8 +370,10 @@ export async function runAutomationAttempt(
             continue;
           }
           // The key this attempt just took a token for reached no conversation: it goes to the new one.
-          if (!(await mark(n))) return null;
-          turnStart = await startOn(prompt);
+          const marked = await mark(n);
+          if (marked === null) return null;
+          on = marked;
+          turnStart = await startOn(on, prompt);
         }
       } catch (err) {
         // The prompt was changed since that key's turn: the next key is this prompt's.
@@ -381,6 +417,7 @@ export async function runAutomationAttempt(
       }
       turn = collected;
       turnKey = n;
+      turnOn = on;
     }
     // An automation has no client to answer a client tool. The paused turn is stopped at once (it
     // would hold the channel's conversation, refusing every post, until its timeout), whether or not
@@ -389,7 +426,7 @@ export async function runAutomationAttempt(
     // also makes changes nothing.
     const stop = turn.requiresAction
       ? await stopPausedTurn(env, {
-          ref: { tenantId: automation.tenantId, conversationId: sentTo },
+          ref: { tenantId: automation.tenantId, conversationId: turnOn },
           turnId: turn.requiresAction.turnId,
         })
       : null;
@@ -398,7 +435,7 @@ export async function runAutomationAttempt(
     const own: RunTurn = { key: turnKey, usage: turn.usage };
     if (turn.error)
       return failed(`${turn.error.type}: ${turn.error.message}`, { stopReason: turn.stop_reason, turn: own });
-    const finished = { conversationId: sentTo, turn: own, stopReason: turn.stop_reason };
+    const finished = { conversationId: turnOn, turn: own, stopReason: turn.stop_reason };
     if (turn.requiresAction && stop) {
       const error = `the turn called client tools (${turn.requiresAction.calls.map((c) => c.name).join(", ")}) that no client of an automation answers; ${stop.note}`;
       // A stop that failed left the turn waiting, holding the channel's conversation: the attempt

@@ -3,7 +3,7 @@
 import { type Context, Hono } from "hono";
 import { z } from "zod";
 import { nonBlankText } from "../../../core/blank-text";
-import { cronError } from "../../../core/cron";
+import { cronError, normalizeCron } from "../../../core/cron";
 import { isId } from "../../../core/ids";
 import {
   createAutomation,
@@ -45,7 +45,9 @@ const schedule = z
   .superRefine((v, ctx) => {
     const problem = cronError(v);
     if (problem) ctx.addIssue({ code: "custom", message: `not a cron expression: ${problem}` });
-  });
+  })
+  // Stored in one spelling (extra spaces, an @name's case): the same schedule sent again is no change.
+  .transform(normalizeCron);
 const fields = {
   // A name people read in lists: the rule of a title or a project's name, within 100 characters.
   name: visibleName.max(100),
@@ -82,9 +84,17 @@ const publicAutomation = <T extends { tenantId: string; nextRunAt: string; locat
   locationHint: _l,
   ...a
 }: T) => a;
-// usage_turns and turn_keys_sent are the attempts' bookkeeping (which turn keys the usage counts,
-// which were sent), not part of the resource.
-const publicRun = ({ tenantId: _t, usageTurns: _u, turnKeysSent: _k, usage, ...r }: AutomationRunRow) => ({
+// usage_turns and turn_keys_* are the attempts' bookkeeping (which turn keys the usage counts, which
+// were sent, to which conversation, from which key), not part of the resource.
+const publicRun = ({
+  tenantId: _t,
+  usageTurns: _u,
+  turnKeysSent: _k,
+  turnKeysConversationId: _c,
+  turnKeysFrom: _f,
+  usage,
+  ...r
+}: AutomationRunRow) => ({
   ...r,
   usage: usage ? JSON.parse(usage) : null,
 });

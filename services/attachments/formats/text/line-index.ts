@@ -206,6 +206,13 @@ export async function readLines(
     const lineStart = chunkAt + i;
     const target = lineStart + skip;
     if (target > end || (after && after.at <= target)) return none({ offsetPastLine: true });
+    // At the file's very end: past the last line when that line ends in a newline (no checkpoint
+    // follows the last line, and the scan below stops short of a long line's end).
+    if (target === end && target > lineStart) {
+      const tail = await reader.read(end - 1, 1);
+      bytesRead += tail.length;
+      if (tail[0] === NL) return none({ offsetPastLine: true });
+    }
     // A newline before `target` ends the line short of it; one can only be where no checkpoint tells.
     const unseenEnd = Math.min(target, index.markBytes === undefined ? target : before.at + index.markBytes);
     while (chunkAt + i < unseenEnd) {

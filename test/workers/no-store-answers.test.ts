@@ -32,6 +32,11 @@ describe("authenticated answers are not stored by caches", () => {
     });
   });
 
+  it("a refusal before anything else (431, headers too large) says no-store too", async () => {
+    const r = await api("GET", "/v1/conversations", undefined, { headers: { "x-filler": "x".repeat(40 * 1024) } });
+    expect([r.status, r.headers.get("cache-control")]).toEqual([431, "no-store"]);
+  });
+
   it("the SSE stream keeps no-cache", async () => {
     const key = await newTenant();
     const id = await createConversation(undefined, key);

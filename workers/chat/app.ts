@@ -48,6 +48,20 @@ export const app = new Hono<AppEnv>();
 /** Cloudflare's edge allows more; no client of this API needs anywhere near this much. */
 export const MAX_HEADER_BYTES = 32 * 1024;
 
+// Every /v1 answer is a tenant's data (or a refusal of a key): no browser or proxy keeps it. A
+// route that says otherwise (the SSE stream's no-cache) keeps its own; an upgrade has no body.
+app.use("/v1/*", async (c, next) => {
+  await next();
+  if (c.res.status === 101 || c.res.headers.has("cache-control")) return;
+  try {
+    c.res.headers.set("cache-control", "no-store");
+  } catch {
+    // Straight from a Durable Object or R2, its headers are immutable: copied once to add ours.
+    c.res = new Response(c.res.body, c.res);
+    c.res.headers.set("cache-control", "no-store");
+  }
+});
+
 app.use("*", async (c, next) => {
   c.set("requestStart", Date.now());
   // A bad variable fails every request with its name (core/env-config.ts), /health included.
@@ -80,20 +94,6 @@ app.get(
   }),
   (c) => c.json((documentCache ??= openApiDocument(app.routes))),
 );
-
-// Every /v1 answer is a tenant's data (or a refusal of a key): no browser or proxy keeps it. A
-// route that says otherwise (the SSE stream's no-cache) keeps its own; an upgrade has no body.
-app.use("/v1/*", async (c, next) => {
-  await next();
-  if (c.res.status === 101 || c.res.headers.has("cache-control")) return;
-  try {
-    c.res.headers.set("cache-control", "no-store");
-  } catch {
-    // Straight from a Durable Object or R2, its headers are immutable: copied once to add ours.
-    c.res = new Response(c.res.body, c.res);
-    c.res.headers.set("cache-control", "no-store");
-  }
-});
 
 const UPLOAD_PATH =
   /^\/v1\/(conversations\/[^/]+\/attachments(\/uploads\/[^/]+\/parts\/[^/]+)?|projects\/[^/]+\/files|conversations\/import)$/;

@@ -133,7 +133,7 @@ export class JsonMessageScanner {
         if (this.typeText !== null && this.typeText.length <= 64) this.typeText += ch;
         continue;
       }
-      if (/\s/.test(ch)) {
+      if (ch === " " || ch === "\n" || ch === "\r" || ch === "\t") {
         this.endBareword();
         continue;
       }
@@ -229,7 +229,10 @@ export class JsonMessageScanner {
           if (this.atKeyLevel()) this.expectKey = true;
           break;
         default:
-          throw new ScanError(`body: malformed JSON (unexpected "${ch}")`);
+          // Named by its code point when it cannot be seen (a no-break space, a line separator).
+          throw new ScanError(
+            `body: malformed JSON (unexpected ${/^[\x21-\x7e]$/.test(ch) ? `"${ch}"` : `U+${(ch.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, "0")}`})`,
+          );
       }
     }
     if (this.element && from >= 0) {

@@ -44,6 +44,9 @@ const malformed = [
   `{"messages":[${m}]}{}`,
   `[${m}] []`,
   `[${m}],`,
+  // Whitespace JSON does not name between tokens: a no-break space, a line separator.
+  `{"a":1,\u00a0"messages":[${m}]}`,
+  `{"messages":\u2028[${m}]}`,
 ];
 
 const valid = [

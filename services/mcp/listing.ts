@@ -22,6 +22,8 @@ const MAX_DESCRIPTION = 1_000;
 export const MAX_LIST_PAGES = 50;
 /** The longest MCP tool name kept: what the MCP spec recommends as a tool name's limit. */
 export const MAX_MCP_NAME = 128;
+/** Tools left out for a repeated name that toolsError names (the count says how many in all). */
+const MAX_NAMES_SHOWN = 5;
 /** Whether a request can carry an MCP tool's own name (it rides the tool's description and the prompt's index line). */
 export const carriableMcpName = (name: string): boolean => name.length <= MAX_MCP_NAME && name.isWellFormed();
 
@@ -45,7 +47,8 @@ export async function endpointOf(env: Env, row: McpServerRow): Promise<McpEndpoi
  * characters, or not well-formed Unicode: every later request would fail) is left out, and a
  * description is cut and made well-formed. The connection's auth header is withheld from every
  * description and schema (before any cut), and a tool whose name holds it is left out: the list
- * is shown to every key of the tenant and to the model. `note` says what was left out, or is null.
+ * is shown to every key of the tenant and to the model. A tool whose mapped name a tool before it
+ * has is left out too, named. `note` says what was left out, or is null.
  */
 export async function listWith(
   conn: McpConnection,
@@ -59,6 +62,8 @@ export async function listWith(
   let badNames = 0;
   let secretNames = 0;
   let nameless = 0;
+  /** The server's names of the tools left out for a mapped name a tool before them has. */
+  const repeated: string[] = [];
   let cursor: string | undefined;
   let cut: string | null = null;
   /** The bytes of `tools` as saveMcpListing stores them (JSON, one comma between two tools). */
@@ -95,7 +100,10 @@ export async function listWith(
         continue;
       }
       const name = await mcpToolName(server, tool.name);
-      if (seen.has(name)) continue;
+      if (seen.has(name)) {
+        repeated.push(tool.name);
+        continue;
+      }
       seen.add(name);
       const entry: McpToolEntry = {
         name,
@@ -130,8 +138,15 @@ export async function listWith(
     left(nameless, "not a tool with a name"),
     left(badNames, `a name longer than ${MAX_MCP_NAME} characters or not valid Unicode`),
     left(secretNames, "a name holding the server's auth header"),
+    left(repeated.length, `the name of a tool listed before it (${namesOf(repeated)})`),
   ];
   return { tools, note: notes.filter(Boolean).join("; ") || null };
+}
+
+/** The first few names (each carriable, so short and withheld-checked), joined; "…" for the rest. */
+function namesOf(names: string[]): string {
+  const unique = [...new Set(names)];
+  return `${unique.slice(0, MAX_NAMES_SHOWN).join(", ")}${unique.length > MAX_NAMES_SHOWN ? ", …" : ""}`;
 }
 
 /** A listed tool's name, description (or title, or name) and schema; null when it has no name. */

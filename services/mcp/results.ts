@@ -82,14 +82,17 @@ export function mcpResultOutput(result: {
   const structured = result.structuredContent ?? result.toolResult;
   if (!blocks.length && structured !== undefined)
     blocks.push({ type: "text", text: JSON.stringify(structured).toWellFormed() });
+  const hasImage = blocks.some((b) => b.type === "image");
+  // "(image)" only beside an image: blank text alone stays blank, and the tool step stores it as
+  // EMPTY_RESULT ("(the tool returned no text)"), as any tool's blank output.
   const content =
     blocks
       .filter((b): b is TextBlock => b.type === "text")
       .map((b) => b.text)
-      .join("\n") || (blocks.length ? "(image)" : "(no content)");
+      .join("\n") || (hasImage ? "(image)" : blocks.length ? "" : "(no content)");
   return {
     content,
     ...(result.isError === true ? { isError: true } : {}),
-    ...(blocks.some((b) => b.type === "image") ? { blocks } : {}),
+    ...(hasImage ? { blocks } : {}),
   };
 }

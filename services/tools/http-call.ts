@@ -32,6 +32,10 @@ export interface HttpToolResult {
 const MAX_REDIRECTS = 3;
 /** How much of a failed answer's body the model sees. */
 const ERROR_BODY_CHARS = 500;
+/** How much of a failed answer's body is read (the rest is cancelled): room for ERROR_BODY_CHARS in any UTF-8. */
+const ERROR_BODY_BYTES = 8 * 1024;
+/** The statuses followed as redirects (with a Location); any other 3xx is a failure. */
+const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 const BACKOFF_BASE_MS = 250;
 const BACKOFF_MAX_MS = 5_000;
 
@@ -58,16 +62,22 @@ export async function callHttpTool(
       );
     last = await attemptOnce(spec, { body, ids, allowLoopback });
     if (last.ok) return { content: scrub(last.text, spec.headers), isError: false, attempts: attempt };
-    if (!last.retryable) return { content: scrub(last.message, spec.headers), isError: true, attempts: attempt };
+    // A retried call that ends on an error not retried (a 503, then a 404) says so too.
+    if (!last.retryable) return failedAfter(last.message, { attempts: attempt, headers: spec.headers });
   }
   const failed = last as Extract<Attempt, { ok: false }>;
+  return failedAfter(failed.message, { attempts: maxAttempts, headers: spec.headers });
+}
+
+/** A failure's result, with "(after N attempts)" when more than one attempt was made. */
+function failedAfter(
+  message: string,
+  { attempts, headers }: { attempts: number; headers: Record<string, string> },
+): HttpToolResult {
   return {
-    content: scrub(
-      maxAttempts > 1 ? `${failed.message} (after ${maxAttempts} attempts)` : failed.message,
-      spec.headers,
-    ),
+    content: scrub(attempts > 1 ? `${message} (after ${attempts} attempts)` : message, headers),
     isError: true,
-    attempts: maxAttempts,
+    attempts,
   };
 }
 
@@ -95,7 +105,8 @@ async function attemptOnce(
       };
       if (!sendBody) delete headers["content-type"];
       const res = await fetch(url, { method, headers, body: sendBody, redirect: "manual", signal });
-      if (res.status >= 300 && res.status < 400 && res.headers.has("location")) {
+      // Only these are redirects; another 3xx (300, 304, 305) is an HTTP <status> failure, Location or not.
+      if (REDIRECTS.has(res.status) && res.headers.has("location")) {
         await res.body?.cancel();
         if (hop >= MAX_REDIRECTS)
           return { ok: false, message: `${spec.name}: more than ${MAX_REDIRECTS} redirects`, retryable: false };
@@ -118,14 +129,10 @@ async function attemptOnce(
         url = next.url;
         continue;
       }
-      const read = await readCapped(res, spec.maxResponseBytes);
-      if (!read.ok)
-        return {
-          ok: false,
-          message: `${spec.name}: response larger than ${spec.maxResponseBytes} bytes (the tool's maxResponseBytes)`,
-          retryable: false,
-        };
       if (res.status < 200 || res.status >= 300) {
+        // A failed answer's body is read only up to ERROR_BODY_BYTES, whatever maxResponseBytes: a
+        // large 5xx/429 page is still that status (and retried), never "response larger than …".
+        const read = await readHead(res, errorBodyCap(spec.headers));
         const retryable = res.status === 429 || res.status >= 500;
         const retryAfter = Number(res.headers.get("retry-after"));
         return {
@@ -136,6 +143,13 @@ async function attemptOnce(
           ...(Number.isFinite(retryAfter) && retryAfter > 0 ? { retryAfterMs: retryAfter * 1000 } : {}),
         };
       }
+      const read = await readCapped(res, spec.maxResponseBytes);
+      if (!read.ok)
+        return {
+          ok: false,
+          message: `${spec.name}: response larger than ${spec.maxResponseBytes} bytes (the tool's maxResponseBytes)`,
+          retryable: false,
+        };
       return { ok: true, status: res.status, text: read.text || `(empty response, HTTP ${res.status})` };
     }
   } catch (err) {
@@ -160,6 +174,33 @@ function resolvedLocation(location: string, base: URL): string | null {
   } catch {
     return null;
   }
+}
+
+/**
+ * How much of a failed answer is read: ERROR_BODY_BYTES, plus room for the tool's longest header
+ * value written with every character escaped (`\u002B`), so a secret that starts within the
+ * ERROR_BODY_CHARS shown is read whole and withheld, never cut in two by the read.
+ */
+function errorBodyCap(headers: Record<string, string>): number {
+  const longest = Math.max(0, ...Object.values(headers).map((v) => v.length));
+  return ERROR_BODY_BYTES + 6 * longest;
+}
+
+/** The body's first `cap` bytes as text (a character cut at the end is U+FFFD); the rest is cancelled, never read. */
+async function readHead(res: Response, cap: number): Promise<{ text: string }> {
+  if (!res.body) return { text: "" };
+  const reader = res.body.getReader();
+  const all = new Uint8Array(cap);
+  let size = 0;
+  while (size < cap) {
+    const { done, value } = await reader.read();
+    if (done) return { text: new TextDecoder().decode(all.subarray(0, size)) };
+    const take = Math.min(value.byteLength, cap - size);
+    all.set(value.subarray(0, take), size);
+    size += take;
+  }
+  await reader.cancel();
+  return { text: new TextDecoder().decode(all.subarray(0, size)) };
 }
 
 /** The body as text, or not ok once it passes `cap` bytes (the rest is never read). */

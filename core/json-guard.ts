@@ -47,6 +47,9 @@ export function jsonValueProblem(root: unknown, rootName = "body"): string | nul
   const visit = (value: unknown, depth: number): string | null => {
     if (typeof value === "string")
       return value.isWellFormed() ? null : `${pathOf(frames, rootName)}: not well-formed Unicode (a lone surrogate)`;
+    // JSON.parse reads 1e400 as Infinity, which JSON.stringify writes as null: never what was given.
+    if (typeof value === "number")
+      return Number.isFinite(value) ? null : `${pathOf(frames, rootName)}: a number out of range`;
     if (value === null || typeof value !== "object") return null;
     if (depth >= MAX_JSON_DEPTH) return nestedTooDeep(rootName);
     if (Array.isArray(value)) {

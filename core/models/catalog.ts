@@ -40,6 +40,19 @@ export interface ModelThinking {
   progressInThinking: boolean;
   /** Thinking blocks are valid only while everything before them is byte-identical (prefix binding). */
   prefixBound: boolean;
+  /**
+   * Manual (`enabled`) thinking interleaves with the `interleaved-thinking-2025-05-14` beta header, so
+   * `budget_tokens` may reach `max_tokens`. Elsewhere the header is accepted and ignored ("Claude Opus
+   * 4.6: manual mode has no interleaved thinking at all"; "Claude Haiku 4.5 does not support
+   * interleaved thinking"). Source: https://platform.claude.com/docs/en/build-with-claude/extended-thinking
+   */
+  manualInterleaved?: true;
+  /**
+   * `disabled` is refused with the errors page's always-on text ("Thinking defaults to adaptive mode
+   * when not specified; use "thinking.type.enabled" with "budget_tokens"…"), on the models that page
+   * names. Source: https://platform.claude.com/docs/en/api/errors (thinking cannot be disabled)
+   */
+  disabledPointsToEnabled?: true;
 }
 
 /**
@@ -304,7 +317,7 @@ export const MODELS: readonly ModelEntry[] = [
     replacement: "claude-fable-5-2",
     contextWindow: 1_000_000,
     maxOutput: 128_000,
-    thinking: { ...ALWAYS_ON, prefixBound: true },
+    thinking: { ...ALWAYS_ON, prefixBound: true, disabledPointsToEnabled: true },
     effort: ALL_EFFORT,
     prefill: false,
     sampling: false,
@@ -326,7 +339,7 @@ export const MODELS: readonly ModelEntry[] = [
     contextWindow: 1_000_000,
     maxOutput: 128_000,
     // "Claude Mythos 5.1 doesn't run this check" (the prefix binding of thinking blocks).
-    thinking: ALWAYS_ON,
+    thinking: { ...ALWAYS_ON, disabledPointsToEnabled: true },
     effort: ALL_EFFORT,
     prefill: false,
     sampling: false,
@@ -404,7 +417,7 @@ export const MODELS: readonly ModelEntry[] = [
     replacement: "claude-fable-5-2",
     contextWindow: 1_000_000,
     maxOutput: 128_000,
-    thinking: { ...ALWAYS_ON, progressInThinking: true },
+    thinking: { ...ALWAYS_ON, progressInThinking: true, disabledPointsToEnabled: true },
     effort: ALL_EFFORT,
     prefill: false,
     sampling: false,
@@ -425,7 +438,7 @@ export const MODELS: readonly ModelEntry[] = [
     replacement: "claude-mythos-5-2",
     contextWindow: 1_000_000,
     maxOutput: 128_000,
-    thinking: ALWAYS_ON,
+    thinking: { ...ALWAYS_ON, disabledPointsToEnabled: true },
     effort: ALL_EFFORT,
     prefill: false,
     sampling: false,
@@ -513,6 +526,7 @@ export const MODELS: readonly ModelEntry[] = [
       display: "omitted",
       progressInThinking: false,
       prefixBound: false,
+      disabledPointsToEnabled: true,
     },
     effort: { levels: ["low", "medium", "high", "max"], default: "high" },
     prefill: false,
@@ -568,6 +582,7 @@ export const MODELS: readonly ModelEntry[] = [
       display: "summarized",
       progressInThinking: false,
       prefixBound: false,
+      manualInterleaved: true,
     },
     effort: { levels: ["low", "medium", "high", "max"], default: "high" },
     prefill: false,
@@ -625,6 +640,7 @@ export const MODELS: readonly ModelEntry[] = [
       display: "summarized",
       progressInThinking: false,
       prefixBound: false,
+      manualInterleaved: true,
     },
     effort: { levels: ["low", "medium", "high"], default: "high" },
     prefill: true,

@@ -14,9 +14,13 @@
  *   change the content it covers). Nothing is normalised: the real cache is
  *   a byte-prefix match, so a client that reorders the keys of a tool input
  *   or schema misses, and the simulator must show it.
- * - `tool_choice` and `thinking` are part of the messages tier: changing either
- *   (a tool choice; thinking on or off, its budget) keeps the tools and system
- *   entries but misses every entry inside `messages`.
+ * - `tool_choice`, `thinking` and the effort (`output_config.effort`) are part of
+ *   the messages tier: changing any of them (a tool choice; thinking on or off,
+ *   its budget; the effort) keeps the tools and system entries but misses every
+ *   entry inside `messages`. Thinking and effort count by their effective values
+ *   (the model's defaults filled in), since "setting a parameter explicitly to its
+ *   default is equivalent to omitting it and does not invalidate"
+ *   (https://platform.claude.com/docs/en/build-with-claude/thinking-troubleshooting).
  * - Reads: for each breakpoint the cache is checked at that block and, like
  *   the real API, at up to 20 block boundaries before it; the longest hit is
  *   read (`cache_read_input_tokens`) and its lifetime refreshed.
@@ -34,10 +38,13 @@
  * The cache is per isolate (module state), bounded, and its clock is passed
  * in by the caller so tests can move time.
  */
+import type { ModelEntry } from "../models/catalog";
 import { blockTokens, type Counter, overheadTokens, textTokens, toolTokens } from "./counting";
 import { invalid } from "./errors";
 import { hashHex, hashString, hashUpdate, type Hash64 } from "./hash";
 import { resolveModel } from "./model";
+import { isObject } from "./rules/context";
+import { effectiveEffort } from "./rules/request";
 import { blocksOf, type CacheControl, type WireBlock, type WireRequest } from "./wire";
 
 export const MAX_BREAKPOINTS = 4;
@@ -174,8 +181,37 @@ function pushBlock(
     segments.push({ path, json: asSent({ end: path }), tokens: 0, breakpoint: marker(block.cache_control) });
 }
 
+/** What a request's thinking and effort settings resolve to: the model's defaults where it sets none. */
+export type ModelSettings = Pick<ModelEntry, "thinking" | "effort">;
+
+/**
+ * The thinking configuration the model runs: an omitted one is the model's default (adaptive, or
+ * off), a `display` equal to the model's default is no change, and key order does not matter.
+ */
+function effectiveThinking(thinking: unknown, model: ModelSettings): Record<string, unknown> {
+  const sent = isObject(thinking)
+    ? thinking
+    : { type: model.thinking.whenOmitted === "adaptive" ? "adaptive" : "disabled" };
+  const kept = Object.entries(sent).filter(
+    ([key, value]) => !(key === "display" && (value === null || value === model.thinking.display)),
+  );
+  return Object.fromEntries(kept.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+}
+
+/**
+ * What keys the messages tier besides the messages: tool_choice, the thinking configuration and the
+ * effort (Anthropic's invalidation table), the latter two by their effective values when the model
+ * is known, as sent otherwise.
+ */
+function messagesTierKey(request: WireRequest, model: ModelSettings | null): string {
+  const toolChoice = request.tool_choice ?? null;
+  if (!model) return asSent([toolChoice, request.thinking ?? null]);
+  const effort = effectiveEffort(request as unknown as Record<string, unknown>, model.effort?.default) ?? null;
+  return asSent([toolChoice, effectiveThinking(request.thinking, model), { effort }]);
+}
+
 /** The request as an ordered list of cacheable blocks; their token sum is the request's input tokens. */
-function segmentsOf(request: WireRequest, counter: Counter): Segment[] {
+function segmentsOf(request: WireRequest, counter: Counter, model: ModelSettings | null = null): Segment[] {
   const segments: Segment[] = [];
   for (const [n, tool] of (request.tools ?? []).entries()) {
     segments.push({
@@ -202,8 +238,8 @@ function segmentsOf(request: WireRequest, counter: Counter): Segment[] {
       });
     }
   }
-  // tool_choice and the thinking parameters key the messages tier only (Anthropic's invalidation table).
-  const toolChoice = asSent([request.tool_choice ?? null, request.thinking ?? null]);
+  // tool_choice, thinking and effort key the messages tier only (Anthropic's invalidation table).
+  const toolChoice = messagesTierKey(request, model);
   let firstMessageBlock = true;
   for (const [m, message] of request.messages.entries()) {
     const blocks = blocksOf(message.content);
@@ -251,8 +287,12 @@ export function blockPrefixTokens(request: WireRequest, counter: Counter = count
  * https://platform.claude.com/docs/en/build-with-claude/prompt-caching (wording from the API,
  * tghamm/Anthropic.SDK#50 and cnighswonger/claude-code-cache-fix#44).
  */
-export function checkBreakpoints(request: WireRequest, counter: Counter = counterFor(request.model)): Segment[] {
-  const segments = segmentsOf(request, counter);
+export function checkBreakpoints(
+  request: WireRequest,
+  counter: Counter = counterFor(request.model),
+  model: ModelSettings | null = null,
+): Segment[] {
+  const segments = segmentsOf(request, counter, model);
   const marked = segments.filter((segment) => segment.breakpoint);
   if (marked.length > MAX_BREAKPOINTS) {
     throw invalid(`A maximum of ${MAX_BREAKPOINTS} blocks with cache_control may be provided. Found ${marked.length}.`);
@@ -295,9 +335,10 @@ export function accountPromptCache(
     now,
     counter = counterFor(request.model),
     minimum = minimumCacheableTokens(request.model),
-  }: { now: number; counter?: Counter; minimum?: number },
+    model = resolveModel(request.model),
+  }: { now: number; counter?: Counter; minimum?: number; model?: ModelSettings | null },
 ): { total: number; usage: CacheUsage } {
-  const segments = checkBreakpoints(request, counter);
+  const segments = checkBreakpoints(request, counter, model);
   const breakpoints = segments.flatMap((segment, i) => (segment.breakpoint ? [i] : []));
 
   const prefixTokens: number[] = [];

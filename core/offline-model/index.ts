@@ -222,7 +222,7 @@ async function answer(
     }
   }
 
-  const accounting = accountPromptCache(req, { now, counter, minimum: model.minCacheTokens });
+  const accounting = accountPromptCache(req, { now, counter, minimum: model.minCacheTokens, model });
   const message: MessageJson = {
     id: messageId,
     type: "message",

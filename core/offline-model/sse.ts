@@ -143,11 +143,13 @@ export function messageEvents(
       event: "message_start",
       data: {
         type: "message_start",
-        // Like the real API: empty content, no stop reason yet, output_tokens counted so far.
+        // Like the real API: empty content, no stop reason or stop sequence yet (message_delta
+        // carries them), output_tokens counted so far.
         message: {
           ...message,
           content: [],
           stop_reason: null,
+          stop_sequence: null,
           stop_details: null,
           usage: {
             ...usage,

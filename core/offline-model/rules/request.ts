@@ -62,7 +62,8 @@ export function effectiveEffort(body: Record<string, unknown>, defaultEffort: Ef
 /**
  * thinking.type values the model refuses, each with its documented message.
  * Sources: https://platform.claude.com/docs/en/api/errors (extended thinking not supported; thinking
- * cannot be disabled), https://platform.claude.com/docs/en/models/sonnet-5-5/migration-guide (disabled
+ * cannot be disabled, with its own text on the models that page names: the catalog's
+ * `disabledPointsToEnabled`), https://platform.claude.com/docs/en/models/sonnet-5-5/migration-guide (disabled
  * on Sonnet 5.5 points to between_tools), https://platform.claude.com/docs/en/build-with-claude/thinking-troubleshooting
  * (per-model table; adaptive refused on 4.5 and earlier).
  */
@@ -75,6 +76,11 @@ export const thinkingType: Rule = ({ body, model }) => {
   if (type === "disabled" && accepts.includes("between_tools")) {
     throw invalid(
       `"thinking.type.disabled" is not supported for this model. Use "thinking.type.between_tools" for the lowest thinking setting, or "thinking.type.adaptive" and "output_config.effort" to control thinking behavior.`,
+    );
+  }
+  if (type === "disabled" && model.thinking.disabledPointsToEnabled) {
+    throw invalid(
+      `"thinking.type.disabled" is not supported for this model. Thinking defaults to adaptive mode when not specified; use "thinking.type.enabled" with "budget_tokens" for extended thinking.`,
     );
   }
   throw invalid(`"thinking.type.${type}" is not supported for this model. ${USE_ADAPTIVE}`);
@@ -115,7 +121,8 @@ export const INTERLEAVED_THINKING_BETA = "interleaved-thinking-2025-05-14";
 
 /**
  * Manual thinking: `budget_tokens` at least 1,024 and below max_tokens, except with interleaved
- * thinking (its beta header), where the budget spans the whole assistant turn and "can exceed this
+ * thinking (its beta header, on the models whose manual mode interleaves: the catalog's
+ * `manualInterleaved`), where the budget spans the whole assistant turn and "can exceed this
  * limit, as the token limit becomes your entire context window". Source:
  * https://platform.claude.com/docs/en/build-with-claude/extended-thinking (wording from the API).
  */
@@ -125,7 +132,8 @@ export const thinkingBudget: Rule = ({ body, endpoint, model, betas }) => {
   if (typeof budget !== "number" || !Number.isInteger(budget))
     throw invalid("thinking.enabled.budget_tokens: Input should be a valid integer");
   if (budget < 1024) throw invalid("thinking.enabled.budget_tokens: Input should be greater than or equal to 1024");
-  const interleaved = betas.includes(INTERLEAVED_THINKING_BETA) && model.thinking.accepts.includes("enabled");
+  // The header is accepted on every model but only takes effect where manual mode interleaves.
+  const interleaved = betas.includes(INTERLEAVED_THINKING_BETA) && model.thinking.manualInterleaved === true;
   if (endpoint === "messages" && !interleaved && budget >= (body.max_tokens as number)) {
     throw invalid(
       "`max_tokens` must be greater than `thinking.budget_tokens`. Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking#max-tokens-and-context-window-size",

@@ -8,7 +8,7 @@ import { attachmentNote, TOOLS_FOR } from "./attachments/note";
 import { sortableId } from "../core/ids";
 import type { SettingsPatch } from "../core/settings";
 import { purgeAttachmentsOf } from "./attachments/delete";
-import { toAttachment, type Attachment } from "./attachments/store";
+import { toAttachment, type Attachment, type AttachmentRow } from "./attachments/store";
 import { deleteProjectMcpServers } from "./mcp/servers";
 import { deleteProjectTools } from "./tools/tool-store";
 
@@ -185,23 +185,28 @@ const filesQuery = (
     .limit(limit);
 
 /**
- * The project and its first `limit` files in one D1 round trip: a turn of a project's conversation
- * reads both before its first model call, so two sequential reads would be on its critical path.
+ * The reads of the project and its first `limit` ready files, for one drizzle d.batch (one D1
+ * round trip): a turn of a project's conversation reads both before its first model call, with its
+ * memory map's row (replay-cache.ts), so sequential reads would be on its critical path.
  */
-export async function projectWithFiles(
+export const projectWithFilesReads = (
   db: D1Database,
   { tenantId, id, limit }: { tenantId: string; id: string; limit: number },
-): Promise<{ project: Project; files: Attachment[] } | null> {
-  const d = drizzle(db);
-  const [found, files] = await d.batch([
-    d
+) =>
+  [
+    drizzle(db)
       .select()
       .from(projects)
       .where(and(eq(projects.tenantId, tenantId), eq(projects.id, id))),
     filesQuery(db, { tenantId, projectId: id, limit }),
-  ]);
-  return found[0] ? { project: found[0], files: files.map(toAttachment) } : null;
-}
+  ] as const;
+
+/** The project and its files from projectWithFilesReads' results; null when the project is gone. */
+export const projectWithFilesOf = (
+  found: readonly Project[],
+  files: readonly AttachmentRow[],
+): { project: Project; files: Attachment[] } | null =>
+  found[0] ? { project: found[0], files: files.map(toAttachment) } : null;
 
 /**
  * The prompt block of a project's files: their notes (names, facts, tools), in upload order. Past
@@ -213,7 +218,7 @@ export function projectFilesBlock(project: Project, files: Attachment[], more = 
   if (!files.length) return `<project name="${name}" id="${project.id}">\nNo files yet.\n</project>`;
   const tail = more
     ? [
-        `More files than these ${files.length} belong to the project; their pages are found by memory_search (kind page) once read, and the user can name one by id.`,
+        `More files than these ${files.length} belong to the project; the pages of their PDFs, once indexed, are found by memory_search {"query":"words or identifiers on the page"}, and the user can name a file by id.`,
       ]
     : [];
   return [

@@ -2,6 +2,7 @@
 import { z } from "zod";
 import { nonBlankText } from "../../core/blank-text";
 import { isId } from "../../core/ids";
+import { noteTags } from "../../services/memory/note-tags";
 import type { MemoryAccess, ToolDefinition } from "./registry";
 
 const noteId = z.string().refine((v) => isId("mem", v), "not a note id (mem_…)");
@@ -10,7 +11,7 @@ const updateInput = z.strictObject({
   id: noteId,
   text: nonBlankText(20_000, { trim: true }).optional(),
   title: z.string().trim().min(1).max(200).optional(),
-  tags: z.array(z.string().trim().min(1).max(40)).max(20).optional(),
+  tags: noteTags.optional(),
 });
 
 export const memoryUpdate: ToolDefinition<z.infer<typeof updateInput>, MemoryAccess> = {

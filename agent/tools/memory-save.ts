@@ -4,13 +4,14 @@ import { nonBlankText } from "../../core/blank-text";
 import { isId } from "../../core/ids";
 import type { StoredMessage } from "../../core/types";
 import { MAX_NOTES, NoteLimitReached } from "../../services/memory/notes";
+import { noteTags } from "../../services/memory/note-tags";
 import type { MemoryAccess, ToolDefinition } from "./registry";
 
 const input = z.strictObject({
   // As POST /v1/memory takes it: a note's text reaches the model, never blank.
   text: nonBlankText(20_000, { trim: true }),
   title: z.string().trim().min(1).max(200).optional(),
-  tags: z.array(z.string().trim().min(1).max(40)).max(20).optional(),
+  tags: noteTags.optional(),
 });
 type Input = z.infer<typeof input>;
 

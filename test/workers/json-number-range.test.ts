@@ -17,7 +17,7 @@ describe("a number out of the double range", () => {
       key,
     );
     expect(r.status).toBe(400);
-    expect(r.json.error.message).toContain("inputSchema.properties.n.maximum: a number out of range");
+    expect(r.json.error?.message).toContain("inputSchema.properties.n.maximum: a number out of range");
     expect((await api("GET", "/v1/tools", undefined, { key })).json.data).toEqual([]);
   });
 
@@ -30,7 +30,7 @@ describe("a number out of the double range", () => {
       key,
     );
     expect(r.status).toBe(400);
-    expect(r.json.error.message).toContain("a number out of range");
+    expect(r.json.error?.message).toContain("a number out of range");
     expect(await transcript(id, key)).toEqual([]);
   });
 
@@ -42,7 +42,7 @@ describe("a number out of the double range", () => {
       key,
     );
     expect(r.status).toBe(400);
-    expect(r.json.error.message).toContain("a number out of range");
+    expect(r.json.error?.message).toContain("a number out of range");
     expect((await api("GET", "/v1/conversations", undefined, { key })).json.data).toEqual([]);
   });
 

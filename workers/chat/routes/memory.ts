@@ -16,6 +16,7 @@ import {
   NoteLimitReached,
   updateNote,
 } from "../../../services/memory/notes";
+import { noteTags } from "../../../services/memory/note-tags";
 import type { AppEnv } from "../types";
 import { idCursor, listBody, pageOf } from "../paging";
 import { intParam, jsonBody, query, visibleName } from "../validate";
@@ -28,7 +29,6 @@ const episode = resource("Episode", "What one fold recorded of a conversation.")
 
 export const memoryRoutes = new Hono<AppEnv>();
 
-const tags = z.array(z.string().trim().min(1).max(40)).max(20);
 // A note's text reaches the model (memory_get, memory_search): never blank, as the API refuses blank text.
 const noteText = nonBlankText(20_000, { trim: true });
 // A note's title is a name people read in lists and the memory map may quote: the rule of project
@@ -36,13 +36,13 @@ const noteText = nonBlankText(20_000, { trim: true });
 const createBody = z.strictObject({
   text: noteText,
   title: visibleName.optional(),
-  tags: tags.optional(),
+  tags: noteTags.optional(),
 });
 const patchBody = z
   .strictObject({
     text: noteText.optional(),
     title: visibleName.optional(),
-    tags: tags.optional(),
+    tags: noteTags.optional(),
   })
   .refine((b) => b.text !== undefined || b.title !== undefined || b.tags !== undefined, "give text, title or tags");
 const listQuery = z.strictObject({

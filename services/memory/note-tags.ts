@@ -1,0 +1,19 @@
+// A note's tags: one schema for POST/PATCH /v1/memory, memory_save and memory_update. Tags ride
+// listings, search and every prompt's <memory_map>, so each follows a title's rule (visibleName,
+// core/visible-text.ts): something visible, no control characters, line separators or bidi
+// overrides; trimmed, 1 to 40 characters. A repeated tag is refused, not dropped.
+import { z } from "zod";
+import { HIDDEN_OR_CONTROL, VISIBLE } from "../../core/visible-text";
+
+const noteTag = z
+  .string()
+  .trim()
+  .min(1)
+  .max(40)
+  .refine((v) => !HIDDEN_OR_CONTROL.test(v), { message: "no control characters, line separators or bidi overrides" })
+  .refine((v) => VISIBLE.test(v), "must contain a visible character");
+
+export const noteTags = z
+  .array(noteTag)
+  .max(20)
+  .refine((tags) => new Set(tags).size === tags.length, "no tag may repeat");

@@ -56,6 +56,13 @@ export async function chatView(root, id, opts = {}) {
   const staged = [];
   /** The files each of this page's sends carried (put back as chips if the server never takes it). @type {WeakMap<HTMLElement, Staged[]>} */
   const sentFiles = new WeakMap();
+  /**
+   * The idempotencyKey of each message put back into the composer (lost with the socket, or left
+   * unsent), by its text, with the files it carried: sent again as it was, it goes with the same
+   * key, so a send the server had taken after all is answered as that turn, never run twice.
+   * @type {Map<string, { key: string, files: string }>}
+   */
+  const resendKeys = new Map();
   /** Progress notes of this session's turns, by the prompt's message id. @type {Map<string, string[]>} */
   const narration = new Map();
   const settled = h("div", { class: "settled" });
@@ -558,17 +565,24 @@ export async function chatView(root, id, opts = {}) {
    * comes back from the socket (its `turn_start` marked resumed, then the reply so far), with
    * Stop. A message sent just before
    * the socket dropped (no turn_start came for it) goes back into the composer when the server
-   * never saved it, so nothing typed is lost; one it saved shows as saved.
+   * never saved it, so nothing typed is lost; one it saved shows as saved. One the server had named
+   * (its `accepted`) waits for the resumed socket: named again (its turn still queued or running),
+   * it is followed as this page's; else it is told lost once the socket has caught up. A message
+   * put back keeps its idempotencyKey: sent again, a send the server had taken is that same turn.
    */
   function recover() {
-    const lost = pending.splice(0);
+    // Named before the drop: kept, for the resumed socket's `turn_queued` / `turn_start` to take.
+    for (const el of pending) if (el.dataset.for) el.dataset.resuming = "1";
+    const lost = pending.filter((el) => !el.dataset.resuming);
+    pending.splice(0, pending.length, ...pending.filter((el) => el.dataset.resuming));
     for (const el of lost) el.remove();
     for (const [, t] of turns) t.el.remove();
     turns.clear();
     // A send still uploading its files goes on (it sends over the new socket): it keeps Stop. One
     // already sent (in `pending`) either comes back from the resumed socket or is told lost below.
     // (A Stop pressed while the socket was down is kept apart, in `stopOnReturn`.)
-    if (running !== "pending" || lost.length) setRunning(null);
+    if (running !== "pending" || (lost.length && !pending.length)) setRunning(null);
+    resumedAfter = messages.length ? messages[messages.length - 1].seq : 0;
     // A paused turn's panel stays (with what was typed in it) if the resumed socket sends its calls
     // again; if they were answered meanwhile, it goes when the socket says it has caught up.
     pendingRecheck = pendingFor;
@@ -585,6 +599,55 @@ export async function chatView(root, id, opts = {}) {
         putBack(unsent);
         announce("The connection dropped before your message was sent: it is back in the box.");
       });
+  }
+
+  /** The last seq the page showed when its socket dropped (what the resumed socket saved after it is new). */
+  let resumedAfter = 0;
+  /**
+   * The resumed socket has caught up: a named send it did not name again (its turn is over, or
+   * was never kept) is lost as `recover` tells lost ones, unless its prompt was saved meanwhile.
+   */
+  function unclaimedAfterResume() {
+    const gone = pending.filter((el) => el.dataset.resuming);
+    if (!gone.length) return;
+    for (const el of gone) {
+      pending.splice(pending.indexOf(el), 1);
+      el.remove();
+    }
+    if (running === "pending" && !pending.length) setRunning(null);
+    const saved = new Set(messages.filter((m) => m.seq > resumedAfter).map((m) => promptText(m)));
+    const unsent = gone.filter((el) => !el.dataset.regenerate && el.dataset.prompt && !saved.has(el.dataset.prompt));
+    if (!unsent.length) return;
+    putBack(unsent);
+    announce("The connection dropped before your message was sent: it is back in the box.");
+  }
+
+  /**
+   * This page's send, repeated with its idempotencyKey, answered `idempotency_in_progress`: the
+   * send the server took before a drop is still queued or running as `e.turnId`. Not an error: that
+   * turn is this message's, followed (and stoppable) as the page's own.
+   * @param {any} e
+   */
+  function ownTurn(e) {
+    const el = pending.find((p) => p.dataset.ref === e.ref);
+    if (!el) return;
+    const t = turns.get(e.turnId);
+    if (!t) {
+      // Not drawn yet: its events take this section, as an `accepted` turn's do.
+      el.dataset.for = e.turnId;
+      if (stopRequested && running === "pending") stop();
+      return;
+    }
+    // Already drawn as another's (its `turn_queued`, or `turn_start`, came first): it is this page's.
+    pending.splice(pending.indexOf(el), 1);
+    el.remove();
+    Object.assign(t.el.dataset, { mine: "1", ref: el.dataset.ref, prompt: el.dataset.prompt ?? "" });
+    sentFiles.set(t.el, sentFiles.get(el) ?? []);
+    t.prompt = el.dataset.prompt ?? "";
+    const asked = el.querySelector(".msg.user");
+    if (asked && !t.el.querySelector(".msg.user")) t.el.prepend(asked);
+    if (t.started) setRunning(e.turnId);
+    else if (stopRequested && running === "pending") stop();
   }
 
   /** @type {ReturnType<typeof setTimeout> | null} */
@@ -659,8 +722,8 @@ export async function chatView(root, id, opts = {}) {
   function turnFor(turnId, resumed = false) {
     let t = turns.get(turnId);
     if (!t) {
-      // A resumed turn was sent before this page (or this socket) knew it: no waiting prompt is its.
-      const at = resumed ? -1 : pending.findIndex((p) => p.dataset.for === turnId);
+      // A resumed turn is this page's waiting prompt only when the server had named it (`accepted`).
+      const at = pending.findIndex((p) => p.dataset.for === turnId && (!resumed || !!p.dataset.resuming));
       const el =
         (at >= 0 ? pending.splice(at, 1)[0] : undefined) ??
         h(
@@ -669,6 +732,7 @@ export async function chatView(root, id, opts = {}) {
           h("article", { class: "msg assistant live" }, h("div", { class: "reply-body" })),
         );
       el.dataset.turn = turnId;
+      delete el.dataset.resuming;
       if (!el.isConnected) stick(() => log.append(el));
       const body = /** @type {HTMLElement} */ (el.querySelector(".msg.assistant .reply-body"));
       t = {
@@ -738,6 +802,7 @@ export async function chatView(root, id, opts = {}) {
     // message and its files go back into the composer.
     const unsent = refusedSend(e);
     if (unsent) e = { ...e, ref: unsent.dataset.ref, turnId: `refused:${unsent.dataset.ref}` };
+    if (e.type === "error" && e.ref && e.turnId && e.error?.type === "idempotency_in_progress") return ownTurn(e);
     // This page's send was taken (or refused) under this turnId: its waiting section is that turn's.
     if (e.type === "accepted" || (e.type === "error" && e.ref)) {
       const el = pending.find((p) => p.dataset.ref === e.ref);
@@ -766,7 +831,7 @@ export async function chatView(root, id, opts = {}) {
       stopOnReturn = null;
       if (pendingRecheck && pendingRecheck === pendingFor) hidePending();
       pendingRecheck = null;
-      return;
+      return unclaimedAfterResume();
     }
     if (!e.turnId) return;
     // A paused turn's calls sent again to a resuming socket: the panel, once (typed answers stay).
@@ -926,6 +991,8 @@ export async function chatView(root, id, opts = {}) {
     // message goes back into the composer with its files (sending it again is the retry).
     const refused = !t.started && !!t.el.dataset.ref && running === "pending";
     if (running === turnId || refused) setRunning(null);
+    // A key refused as another request's is not sent again with the message.
+    if (t.error?.type === "idempotency_key_reused") delete t.el.dataset.key;
     if (refused && !t.el.dataset.regenerate) putBack([t.el]);
     // This page's message stopped while it was queued: nothing of it was saved, so it goes back
     // into the composer (with its files), as one never sent.
@@ -1117,6 +1184,12 @@ export async function chatView(root, id, opts = {}) {
       return false;
     }
     const attachments = files.map((f) => /** @type {string} */ (f.id));
+    // One key per composed message: a message put back (its send perhaps taken before the socket
+    // dropped) goes again with its key, when it goes as it was.
+    const kept = regenerate ? undefined : resendKeys.get(content);
+    resendKeys.delete(content);
+    const idempotencyKey = kept && kept.files === attachments.join(" ") ? kept.key : crypto.randomUUID();
+    el.dataset.key = idempotencyKey;
     try {
       const s = await connect();
       sentFiles.set(el, files);
@@ -1129,8 +1202,8 @@ export async function chatView(root, id, opts = {}) {
       s.send(
         JSON.stringify(
           regenerate
-            ? { type: "send", regenerate: true, ref }
-            : { type: "send", content, ref, ...(attachments.length ? { attachments } : {}) },
+            ? { type: "send", regenerate: true, ref, idempotencyKey }
+            : { type: "send", content, ref, idempotencyKey, ...(attachments.length ? { attachments } : {}) },
         ),
       );
       return true;
@@ -1203,6 +1276,11 @@ export async function chatView(root, id, opts = {}) {
    * @param {HTMLElement[]} sends
    */
   function putBack(sends) {
+    for (const el of sends) {
+      const files = (sentFiles.get(el) ?? []).map((f) => f.id).join(" ");
+      if (el.dataset.prompt?.trim() && el.dataset.key)
+        resendKeys.set(el.dataset.prompt, { key: el.dataset.key, files });
+    }
     const prompts = sends.map((el) => el.dataset.prompt ?? "").filter((p) => p.trim());
     const typed = text.value.trim() ? [text.value] : [];
     if (prompts.length) {
@@ -1353,7 +1431,7 @@ export async function chatView(root, id, opts = {}) {
     const raw = sessionStorage.getItem(draftKey);
     sessionStorage.removeItem(draftKey);
     if (!raw) return;
-    /** @type {{ typed?: string, unsent?: string[], after?: number }} */
+    /** @type {{ typed?: string, unsent?: string[], after?: number, keys?: Record<string, string> }} */
     let draft;
     try {
       draft = JSON.parse(raw);
@@ -1369,6 +1447,8 @@ export async function chatView(root, id, opts = {}) {
       (t) => typeof t === "string" && t.trim(),
     );
     if (!parts.length) return;
+    for (const [prompt, key] of Object.entries(draft.keys ?? {}))
+      if (typeof key === "string" && parts.includes(prompt)) resendKeys.set(prompt, { key, files: "" });
     // Ahead of anything typed while the conversation loaded: neither is dropped.
     text.value = [...parts, ...(text.value.trim() ? [text.value] : [])].join("\n\n");
     grow();
@@ -1420,13 +1500,17 @@ export async function chatView(root, id, opts = {}) {
    * waits for this conversation's next opening in this tab.
    */
   function saveDraft() {
-    const unsent = pending
-      .filter((el) => !el.dataset.regenerate)
-      .map((el) => el.dataset.prompt ?? "")
-      .filter((p) => p.trim());
+    const sends = pending.filter((el) => !el.dataset.regenerate && el.dataset.prompt?.trim());
+    const unsent = sends.map((el) => el.dataset.prompt ?? "");
     const typed = text.value.trim() ? text.value : "";
     const after = messages.length ? messages[messages.length - 1].seq : 0;
-    if (unsent.length || typed) sessionStorage.setItem(draftKey, JSON.stringify({ typed, unsent, after }));
+    // Each message's idempotencyKey goes with it (sent again, it is the turn the server may have taken).
+    /** @type {Record<string, string>} */
+    const keys = {};
+    for (const [prompt, kept] of resendKeys) if (!kept.files) keys[prompt] = kept.key;
+    for (const el of sends)
+      if (el.dataset.key && !sentFiles.get(el)?.length) keys[el.dataset.prompt ?? ""] = el.dataset.key;
+    if (unsent.length || typed) sessionStorage.setItem(draftKey, JSON.stringify({ typed, unsent, after, keys }));
     else if (draftTaken) sessionStorage.removeItem(draftKey);
   }
   return () => {

@@ -32,6 +32,7 @@ type Found = NonNullable<Awaited<ReturnType<AttachmentAccess["openAttachment"]>>
 /** Queues the indexing on first search and waits a while for it; the pages indexed so far. */
 async function indexThroughQueue({ attachment }: Found, total: number, ctx: PdfSearchAccess): Promise<number> {
   let state = await ctx.pageIndex.status(attachment.id);
+  // `startedAt`: when the run started or last indexed pages, so a long run still progressing is left to finish.
   const stalled =
     state.status === "indexing" &&
     state.startedAt !== null &&

@@ -3,17 +3,22 @@
 // conversation's model (through the turn's own client, so Anthropic or the offline model as the
 // turn) writes it. It runs after the turn ended (ctx.waitUntil), so it never delays or fails a
 // turn; a failed or empty answer leaves the title unset, and it is tried once per conversation.
-// A title the user set (POST with a title, or PATCH) is never replaced. The call's tokens are metered
-// (kind "title" in GET /v1/usage), whether or not its answer becomes the title.
+// The exchange is the first a replay keeps: a refused turn is left out (core/replay-rules.ts
+// withoutRefusedTurns, as of every later request), and while none is left the one try is not used
+// up, so the next answered turn titles the conversation. A title the user set (POST with a title,
+// or PATCH) is never replaced. The call's tokens are metered (kind "title" in GET /v1/usage),
+// whether or not its answer becomes the title.
 import type Anthropic from "@anthropic-ai/sdk";
 import { billedUsage } from "../../agent/model-reply";
 import type { ModelEntry } from "../../core/models/catalog";
+import { withoutRefusedTurns } from "../../core/replay-rules";
 import { wellFormedDeep } from "../../core/text-cut";
 import { buildTitleRequest, cleanTitle, firstExchange, untitled } from "../../core/title";
 import { ConversationGone } from "./conversation-delete";
 import type { IndexOutbox } from "./index-outbox";
 import type { ObjectScope } from "./object-scope";
 import type { ConversationRecord } from "./record";
+import { masterMessages } from "./regenerate";
 
 /** The title call's bound: it is a few tokens, and nothing waits on it. */
 export const TITLE_CALL_TIMEOUT_MS = 30_000;
@@ -35,7 +40,9 @@ export class AutoTitler {
     try {
       const head = this.record.head;
       if (!head || deletion.deleted || !untitled(head.title) || store.titleSource() !== null) return null;
-      const exchange = firstExchange(store.range(1, Math.min(store.lastSeq(), FIRST_MESSAGES)));
+      // What a replay keeps of the first messages, between turns (the turn has ended).
+      const first = masterMessages(store.range(1, Math.min(store.lastSeq(), FIRST_MESSAGES)), head);
+      const exchange = firstExchange(withoutRefusedTurns(first, true));
       if (!exchange) return null;
       store.setTitleSource("auto");
       // Well-formed as every turn call goes out (agent/model-call.ts): a stored prompt may hold a lone

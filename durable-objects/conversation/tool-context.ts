@@ -14,7 +14,7 @@ import type {
 import { textViewFor } from "../../services/attachments/text-view";
 import { indexPdfPages } from "../../services/attachments/page-index";
 import { r2RangeReader } from "../../services/attachments/r2-range-reader";
-import { getAttachmentRow, markIndexing, toAttachment } from "../../services/attachments/store";
+import { getAttachmentRow, indexProgressAt, markIndexing, toAttachment } from "../../services/attachments/store";
 import { cortexFor } from "../../services/cortex/routing";
 import type { CortexMark } from "../../services/cortex/shard";
 import { listConversationRows } from "../../services/conversation-list";
@@ -156,7 +156,8 @@ export function toolContextFor(parts: ToolContextParts): ToolContext {
         const row = await getAttachmentRow(scope.env.DB, tenantId, attachmentId);
         return {
           status: row?.indexStatus ?? "none",
-          startedAt: row?.indexStartedAt ?? null,
+          // The run's last sign of life (its start or its latest pages): what a stall is judged on.
+          startedAt: row ? indexProgressAt(row) : null,
           indexed: await (await cortex()).countIndexedPages(tenantId, attachmentId),
         };
       },

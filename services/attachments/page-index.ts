@@ -4,11 +4,12 @@
 import { MAX_INDEXED_PDF_PAGES } from "../../core/jobs";
 import { pageRef } from "../cortex/search-index";
 import { type CortexEnv, cortexFor } from "../cortex/routing";
-import { getAttachmentRow, markIndexed, toAttachment, type AttachmentRow } from "./store";
+import { getAttachmentRow, markIndexed, markIndexProgress, toAttachment, type AttachmentRow } from "./store";
 
 /**
  * Upserts the pages and, when every page of the attachment that is ever indexed is in (its first
- * MAX_INDEXED_PDF_PAGES: no page past them is queued), marks it indexed. Returns how
+ * MAX_INDEXED_PDF_PAGES: no page past them is queued), marks it indexed, else stamps the run's
+ * progress (store.ts markIndexProgress). Returns how
  * many of its pages are indexed, or null when the attachment was deleted meanwhile (its pages are
  * then removed here, since the delete may have swept before they landed).
  */
@@ -41,5 +42,7 @@ export async function indexPdfPages(
   const indexed = await cortex.countIndexedPages(row.tenantId, row.id, written);
   const total = Math.min(toAttachment(row).facts.pageCount ?? 0, MAX_INDEXED_PDF_PAGES);
   if (total && indexed >= total) await markIndexed(db, row.tenantId, row.id);
+  // A run still indexing is alive while its pages land: pdf_search starts again only a stalled one.
+  else await markIndexProgress(db, row.tenantId, row.id);
   return indexed;
 }

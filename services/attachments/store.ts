@@ -100,13 +100,34 @@ export async function listAttachmentRows(
   return drizzle(db).select().from(attachments).where(where).orderBy(attachments.id).limit(limit);
 }
 
-/** First search of a PDF started: its pages are being extracted (updatedAt stays the upload's). */
+/**
+ * First search of a PDF started: its pages are being extracted (updatedAt stays the upload's, until
+ * pages land: markIndexProgress).
+ */
 export async function markIndexing(db: D1Database, tenantId: string, id: string): Promise<void> {
   await drizzle(db)
     .update(attachments)
     .set({ indexStatus: "indexing", indexStartedAt: new Date().toISOString() })
     .where(and(eq(attachments.tenantId, tenantId), eq(attachments.id, id)));
 }
+
+/**
+ * Pages of a run still indexing landed: its updatedAt is the run's last progress, so pdf_search
+ * starts again only a run that has made none for a while (agent/tools/pdf-search.ts STALL_MS).
+ */
+export async function markIndexProgress(db: D1Database, tenantId: string, id: string): Promise<void> {
+  await drizzle(db)
+    .update(attachments)
+    .set({ updatedAt: new Date().toISOString() })
+    .where(and(eq(attachments.tenantId, tenantId), eq(attachments.id, id), eq(attachments.indexStatus, "indexing")));
+}
+
+/**
+ * The last sign of life of a row's indexing run: its start, or the last pages that landed
+ * (markIndexProgress), whichever is later (ISO times sort as strings).
+ */
+export const indexProgressAt = (row: Pick<AttachmentRow, "indexStartedAt" | "updatedAt">): string | null =>
+  row.indexStartedAt === null ? null : [row.indexStartedAt, row.updatedAt].sort()[1];
 
 export async function markIndexed(db: D1Database, tenantId: string, id: string): Promise<void> {
   await drizzle(db)

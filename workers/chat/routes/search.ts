@@ -59,7 +59,7 @@ const searchQuery = z.strictObject({
   q: z
     .string()
     .trim()
-    .min(1, "q: required")
+    .min(1, "required")
     .max(500)
     // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what a query is refused for
     .refine((v) => !/[\u0000-\u001f\u007f]/.test(v), "no control characters"),

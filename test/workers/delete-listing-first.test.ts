@@ -10,8 +10,11 @@ import { api, createConversation, newTenant, send } from "./helpers";
 import { swapBinding } from "./object-bindings";
 
 const listedIds = async (key: string, order: "created" | "activity") =>
-  ((await api("GET", `/v1/conversations?order=${order}&limit=100`, undefined, { key })).json as { data: { id: string }[] })
-    .data.map((c) => c.id);
+  (
+    (await api("GET", `/v1/conversations?order=${order}&limit=100`, undefined, { key })).json as {
+      data: { id: string }[];
+    }
+  ).data.map((c) => c.id);
 
 describe("a delete cut short in its R2 steps", () => {
   it("lists the conversation nowhere, its channel names none, and the alarm finishes", async () => {
@@ -25,18 +28,21 @@ describe("a delete cut short in its R2 steps", () => {
     // The object's first R2 listing fails through all its retries (4 tries): the purge stops at its
     // first R2 step. Later calls work, so the alarm's run can finish.
     let failures = 4;
-    await swapBinding(id, "BUCKET", (bucket: R2Bucket) =>
-      new Proxy(bucket, {
-        get(target, prop) {
-          const value = Reflect.get(target, prop);
-          if (prop === "list" && failures > 0)
-            return async () => {
-              failures--;
-              throw new Error("injected: R2 down");
-            };
-          return typeof value === "function" ? value.bind(target) : value;
-        },
-      }),
+    await swapBinding(
+      id,
+      "BUCKET",
+      (bucket: R2Bucket) =>
+        new Proxy(bucket, {
+          get(target, prop) {
+            const value = Reflect.get(target, prop);
+            if (prop === "list" && failures > 0)
+              return async () => {
+                failures--;
+                throw new Error("injected: R2 down");
+              };
+            return typeof value === "function" ? value.bind(target) : value;
+          },
+        }),
     );
     expect((await api("DELETE", `/v1/conversations/${id}`, undefined, { key })).status).toBe(500);
     expect((await api("GET", `/v1/conversations/${id}`, undefined, { key })).status).toBe(404);

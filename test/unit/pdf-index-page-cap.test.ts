@@ -25,6 +25,8 @@ vi.mock("../../services/attachments/store", async (orig) => ({
   markIndexed: async (_db: unknown, _tenantId: string, id: string) => {
     state.marked.push(id);
   },
+  // Pages landing while the run is short of its end stamp its progress (pdf_search's stall clock).
+  markIndexProgress: async () => {},
 }));
 
 const rowOf = (pageCount: number) =>

@@ -8,7 +8,7 @@ import { attachmentNote, TOOLS_FOR } from "./attachments/note";
 import { sortableId } from "../core/ids";
 import type { SettingsPatch } from "../core/settings";
 import { purgeAttachmentsOf } from "./attachments/delete";
-import { toAttachment, type Attachment, type AttachmentRow } from "./attachments/store";
+import { toAttachment, type Attachment } from "./attachments/store";
 import { deleteProjectMcpServers } from "./mcp/servers";
 import { deleteProjectTools } from "./tools/tool-store";
 
@@ -185,28 +185,23 @@ const filesQuery = (
     .limit(limit);
 
 /**
- * The reads of the project and its first `limit` ready files, for one drizzle d.batch (one D1
- * round trip): a turn of a project's conversation reads both before its first model call, with its
- * memory map's row (replay-cache.ts), so sequential reads would be on its critical path.
+ * The project and its first `limit` files in one D1 round trip: a turn of a project's conversation
+ * reads both before its first model call, so two sequential reads would be on its critical path.
  */
-export const projectWithFilesReads = (
+export async function projectWithFiles(
   db: D1Database,
   { tenantId, id, limit }: { tenantId: string; id: string; limit: number },
-) =>
-  [
-    drizzle(db)
+): Promise<{ project: Project; files: Attachment[] } | null> {
+  const d = drizzle(db);
+  const [found, files] = await d.batch([
+    d
       .select()
       .from(projects)
       .where(and(eq(projects.tenantId, tenantId), eq(projects.id, id))),
     filesQuery(db, { tenantId, projectId: id, limit }),
-  ] as const;
-
-/** The project and its files from projectWithFilesReads' results; null when the project is gone. */
-export const projectWithFilesOf = (
-  found: readonly Project[],
-  files: readonly AttachmentRow[],
-): { project: Project; files: Attachment[] } | null =>
-  found[0] ? { project: found[0], files: files.map(toAttachment) } : null;
+  ]);
+  return found[0] ? { project: found[0], files: files.map(toAttachment) } : null;
+}
 
 /**
  * The prompt block of a project's files: their notes (names, facts, tools), in upload order. Past

@@ -1,7 +1,5 @@
 // The hot replay cache: the verbatim tail after the fold boundary, its chars, and the system
-// prompt's inputs (the day's stored memory map, read on every prompt, and project files), from
-// which every model request is built.
-import { drizzle } from "drizzle-orm/d1";
+// prompt's inputs (the day's memory map, project files), from which every model request is built.
 import { chooseFoldMark } from "../../core/fold";
 import type { ModelEntry } from "../../core/models/catalog";
 import { entryFromModelInfo } from "../../core/models/lookup";
@@ -14,16 +12,13 @@ import { buildSystemPrompt } from "../../core/system-prompt";
 import { isAgentSegment, type ModelRequest, type StoredMessage, type SystemBlock } from "../../core/types";
 import { toolRegistry } from "../../agent/tools";
 import type { ToolRegistry } from "../../agent/tools/registry";
-import { storedMapRead, storeMemoryMap, utcDay } from "../../services/memory/memory-map";
+import { MEMORY_MAP_RECHECK_MS, memoryMapFor, utcDay } from "../../services/memory/memory-map";
 import {
-  type Project,
   projectFilesBlock,
-  projectWithFilesOf,
-  projectWithFilesReads,
+  projectWithFiles,
   PROMPT_PROJECT_FILES,
   projectTools as projectToolsFor,
 } from "../../services/projects";
-import type { Attachment } from "../../services/attachments/store";
 import type { ConversationHead } from "../../services/record/conversation-head";
 import { withoutRefusedTurns } from "../../core/replay-rules";
 import type { ObjectScope } from "./object-scope";
@@ -111,6 +106,8 @@ export class ReplayCache {
   private unsummarized: number | null = null;
   /** The fold boundary (summarizedThroughMessage) the tail and its chars were read for. */
   private through = 0;
+  /** The tenant's memory map of the day (read from D1 again every MEMORY_MAP_RECHECK_MS). */
+  private memoryMap: { day: string; text: string; readAt: number } | null = null;
   /** The tenant's own tools, live and as indexed today. */
   readonly turnTools: TurnTools;
 
@@ -196,65 +193,46 @@ export class ReplayCache {
   }
 
   /**
-   * The system prompt — byte-stable while the tenant's stored memory map of the day stays (a
-   * forget, at most a day, changes it) and until a project file is added — and the tools the
-   * project's files need.
+   * The system prompt — byte-stable within a UTC day (the memory map changes at most daily) and
+   * until a project file is added — and the tools the project's files need.
    */
   async promptContext(head: ConversationHead, model: ModelEntry): Promise<PromptContext> {
-    const day = utcDay();
-    const read = await this.promptReads(head, day);
     let project: string | null = null;
     let projectTools: string[] = [];
-    if (read.project) {
-      const files = read.project.files.slice(0, PROMPT_PROJECT_FILES);
-      project = projectFilesBlock(read.project.project, files, read.project.files.length > files.length);
-      projectTools = projectToolsFor(files);
-    }
-    const tools = await this.turnTools.registry(head);
-    const map = read.storedMap === undefined ? await this.computedMap(head, day) : read.storedMap;
-    const capabilities = [...toolRegistry.capabilities(), ...(await this.turnTools.indexLines(tools, day))];
-    return { model, system: buildSystemPrompt(capabilities, map, project), projectTools, tools };
-  }
-
-  /**
-   * The prompt's D1 reads, one batch (one round trip): the tenant's stored memory map of `day`,
-   * read on every prompt so a forget (memory-map.ts) reaches the next one, and, in a project, the
-   * project and its first files. `storedMap`: its bytes, undefined when none is stored, null when
-   * it could not be read (the turn still runs, without it). A project's read that fails fails the turn.
-   */
-  private async promptReads(
-    head: ConversationHead,
-    day: string,
-  ): Promise<{ storedMap: string | null | undefined; project: { project: Project; files: Attachment[] } | null }> {
-    const db = this.scope.env.DB;
-    const map = storedMapRead(db, { tenantId: head.tenantId, day });
     if (head.projectId) {
-      const reads = projectWithFilesReads(db, {
+      const found = await projectWithFiles(this.scope.env.DB, {
         tenantId: head.tenantId,
         id: head.projectId,
         limit: PROMPT_PROJECT_FILES + 1,
       });
-      const [rows, found, files] = await drizzle(db).batch([map, ...reads]);
-      return { storedMap: rows[0]?.body, project: projectWithFilesOf(found, files) };
+      if (found) {
+        const files = found.files.slice(0, PROMPT_PROJECT_FILES);
+        project = projectFilesBlock(found.project, files, found.files.length > files.length);
+        projectTools = projectToolsFor(files);
+      }
     }
-    try {
-      const [rows] = await drizzle(db).batch([map]);
-      return { storedMap: rows[0]?.body, project: null };
-    } catch (err) {
-      console.error("memory map unavailable", err);
-      return { storedMap: null, project: null };
-    }
+    const tools = await this.turnTools.registry(head);
+    return { model, system: await this.systemPrompt(head, project, tools), projectTools, tools };
   }
 
-  /** No map of the day stored (none yet, or forgotten): computed and stored now, or none this turn. */
-  private async computedMap(head: ConversationHead, day: string): Promise<string | null> {
-    try {
-      return await storeMemoryMap(this.scope.env.DB, { tenantId: head.tenantId, day });
-    } catch (err) {
-      // Without the map the turn still runs; the next request tries again.
-      console.error("memory map unavailable", err);
-      return null;
+  private async systemPrompt(
+    head: ConversationHead,
+    project: string | null,
+    tools: ToolRegistry,
+  ): Promise<SystemBlock[]> {
+    const day = utcDay();
+    // The day's map, read again now and then: a delete forgets the stored one (memory-map.ts).
+    if (this.memoryMap?.day !== day || Date.now() - this.memoryMap.readAt > MEMORY_MAP_RECHECK_MS) {
+      try {
+        const text = await memoryMapFor(this.scope.env.DB, head.tenantId, day);
+        this.memoryMap = { day, text, readAt: Date.now() };
+      } catch (err) {
+        // Without the map the turn still runs; the next request tries again.
+        console.error("memory map unavailable", err);
+      }
     }
+    const capabilities = [...toolRegistry.capabilities(), ...(await this.turnTools.indexLines(tools, day))];
+    return buildSystemPrompt(capabilities, this.memoryMap?.day === day ? this.memoryMap.text : null, project);
   }
 
   /**

@@ -1,9 +1,8 @@
 // The <memory_map>: what the tenant's memory holds (counts, date ranges, topics), never the
 // content. Computed at most once per tenant per UTC day and stored in D1; the first writer wins,
 // so every conversation of the tenant carries the same bytes all day and the prompt prefix stays
-// cacheable. A conversation reads the stored row on every prompt (storedMapRead), so a forget
-// (a delete, a changed note, a rename) reaches its very next prompt.
-import { count, desc, eq, max, min, sql } from "drizzle-orm";
+// cacheable.
+import { count, desc, eq, max, min } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
 import { conversations, memoryEpisodes, memoryNotes } from "../../db/schema";
 
@@ -24,31 +23,9 @@ const GENERATION = "generation";
 /** Computes after a forget landed mid-compute before this request gives up storing its map. */
 const STORE_ATTEMPTS = 3;
 
-/** The tenant's map of `day`: the stored one, else computed and stored (storeMemoryMap). */
 export async function memoryMapFor(db: D1Database, tenantId: string, day: string): Promise<string> {
-  return (await storedMap(db, tenantId, day)) ?? (await storeMemoryMap(db, { tenantId, day }));
-}
-
-/**
- * The read of the tenant's stored map of `day` (no row, or one with its body), for drizzle's d.batch
- * with a prompt's other reads: a conversation reads it on every prompt and carries its bytes as
- * they are. A select from raw SQL (memory_maps is no drizzle table): drizzle's raw queries with
- * parameters cannot join a D1 batch.
- */
-export const storedMapRead = (db: D1Database, { tenantId, day }: { tenantId: string; day: string }) =>
-  drizzle(db)
-    .select({ body: sql<string>`body` })
-    .from(sql`memory_maps`)
-    .where(sql`tenant_id = ${tenantId} AND day = ${day}`);
-
-/**
- * With no map of `day` stored: computes it and stores it unless a forget landed meanwhile, then
- * returns the stored one (another conversation's, if it stored first) or, forgotten, the computed one.
- */
-export async function storeMemoryMap(
-  db: D1Database,
-  { tenantId, day }: { tenantId: string; day: string },
-): Promise<string> {
+  const stored = await storedMap(db, tenantId, day);
+  if (stored) return stored;
   let body = "";
   for (let attempt = 0; attempt < STORE_ATTEMPTS; attempt++) {
     // The generation is taken before the titles are read: a note or conversation deleted after
@@ -97,9 +74,8 @@ async function generationOf(db: D1Database, tenantId: string): Promise<string> {
 /**
  * Forgets the tenant's stored maps (every day's) and their generation: after a note or a
  * conversation is deleted, its title and topics must not ride the next prompts. The next request
- * computes the map again; a conversation reads the stored row on every prompt (storedMapRead), so
- * its next prompt carries the new map. A map computed from titles read before the forget is not
- * stored after it (storeMemoryMap).
+ * computes the map again; the conversations holding today's check it within MEMORY_MAP_RECHECK_MS.
+ * A map computed from titles read before the forget is not stored after it (memoryMapFor).
  */
 export const forgetMemoryMap = (db: D1Database, tenantId: string): D1PreparedStatement =>
   db.prepare(`DELETE FROM memory_maps WHERE tenant_id = ?`).bind(tenantId);
@@ -118,7 +94,7 @@ export async function forgetMapsNaming(db: D1Database, tenantId: string, titles:
 
 /**
  * Forgets the tenant's map generation only: a map computed from titles read before this is not
- * stored after it (storeMemoryMap). A conversation's purge runs it in the batch that deletes the
+ * stored after it (memoryMapFor). A conversation's purge runs it in the batch that deletes the
  * listing row, then forgetStoredMapsNaming with the title that row had.
  */
 export const forgetMapGeneration = (db: D1Database, tenantId: string): D1PreparedStatement =>
@@ -148,6 +124,9 @@ export async function forgetStoredMapsNaming(
 
 /** The topics a stored map names (renderMemoryMap's topics line). */
 const topicsIn = (body: string): string[] => /^- topics: (.*)$/m.exec(body)?.[1].split(", ") ?? [];
+
+/** How long a conversation holds the day's map before reading the stored one again. */
+export const MEMORY_MAP_RECHECK_MS = 5 * 60_000;
 
 interface Span {
   n: number;

@@ -13,7 +13,20 @@ import { cortexFor } from "./cortex/routing";
 import { deleteR2Prefix } from "./purge";
 import { forgetMapGeneration, forgetMemoryMap, forgetStoredMapsNaming } from "./memory/memory-map";
 
-export async function purgeConversation(env: Env, tenantId: string, conversationId: string): Promise<void> {
+/**
+ * What a purge knows of the conversation beyond its ids: `title`, the one a purge cut short read
+ * before its listing row went (kept in the tombstone), and `keepTitle`, told the title this purge
+ * reads with that row, so a purge resumed after it still forgets only the maps naming it.
+ */
+export interface PurgeTarget {
+  tenantId: string;
+  conversationId: string;
+  title?: string;
+  keepTitle?: (title: string) => void;
+}
+
+export async function purgeConversation(env: Env, target: PurgeTarget): Promise<void> {
+  const { tenantId, conversationId } = target;
   // The cortex rows first, then the listing row: search and the listings are the routes that read
   // without the object, and a delete in progress answers as if the conversation never existed. The
   // R2 steps (attachments, snapshots, the record) come after, so one cut short there lists nothing.
@@ -41,9 +54,11 @@ export async function purgeConversation(env: Env, tenantId: string, conversation
   ]);
   // Its title may be among the stored maps' topics: only the maps naming a word of it go (as after
   // a rename), so the others stay, and with them every other conversation's cached prompt prefix.
-  // An untitled conversation names none. No row (a purge resumed after the batch above ran, so the
-  // title is unknown): every map goes.
-  const title = listed.results[0]?.title;
+  // An untitled conversation names none. No row (a purge resumed after the batch above ran): the
+  // title its first run kept, else (unknown) every map goes.
+  const read = listed.results[0]?.title;
+  if (read !== undefined) target.keepTitle?.(read);
+  const title = read ?? target.title;
   if (title === undefined) await forgetMemoryMap(env.DB, tenantId).run();
   else await forgetStoredMapsNaming(env.DB, tenantId, [title]);
   await purgeAttachmentsOf(env, tenantId, { conversationId });

@@ -30,6 +30,8 @@ interface Tombstone {
   tenantId: string;
   conversationId: string;
   at: string;
+  /** The title the purge read as its listing row went: a resumed purge forgets only the maps naming it. */
+  title?: string;
 }
 
 export interface DeletionHooks {
@@ -124,6 +126,16 @@ export class ConversationDeletion {
     return this.purging;
   }
 
+  /** Keeps in the tombstone the title its purge read, for a resumed purge. */
+  private keepTitle(title: string): void {
+    if (!this.current) return;
+    this.current = { ...this.current, title };
+    this.ctx.storage.sql.exec(
+      `INSERT OR REPLACE INTO kv (key, value) VALUES ('tombstone', ?)`,
+      JSON.stringify(this.current),
+    );
+  }
+
   /** The alarm's part: finishes a delete a crash interrupted. */
   async resume(): Promise<boolean> {
     const tomb = this.tombstone();
@@ -132,7 +144,7 @@ export class ConversationDeletion {
     return true;
   }
 
-  private async purge(ref: ConversationRef): Promise<void> {
+  private async purge(ref: Tombstone): Promise<void> {
     this.usageRead = false;
     await this.ctx.storage.setAlarm(Date.now() + RESUME_AFTER_MS);
     await Promise.all([...this.inFlight]);
@@ -140,7 +152,12 @@ export class ConversationDeletion {
     this.usageRead = true;
     try {
       await this.hooks.flushUsage(ref.tenantId);
-      await purgeConversation(this.hooks.env(), ref.tenantId, ref.conversationId);
+      await purgeConversation(this.hooks.env(), {
+        tenantId: ref.tenantId,
+        conversationId: ref.conversationId,
+        title: ref.title,
+        keepTitle: (title) => this.keepTitle(title),
+      });
     } catch (err) {
       // The purge stops short with the storage kept: later rows wait in the outbox for its resume.
       this.usageRead = false;

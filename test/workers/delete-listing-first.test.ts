@@ -2,7 +2,7 @@
 // listing row goes with its cortex rows, before the purge's R2 steps (attachments, snapshots,
 // the record), so a delete cut short there (R2 failing, 500) lists it nowhere while the alarm
 // finishes the purge. (A failure of the listing batch itself keeps it listed until that retry.)
-import { runDurableObjectAlarm } from "cloudflare:test";
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { upload } from "./attachment-helpers";
 import { stubOf } from "./fold-scripted";
@@ -22,6 +22,7 @@ describe("a delete cut short in its R2 steps", () => {
     const channel = await api("POST", "/v1/channels/gone-soon/messages", { content: "hello" }, { key });
     expect(channel.status).toBe(200);
     const id = channel.json.conversationId as string;
+    const listedTitle = (await api("GET", `/v1/conversations/${id}`, undefined, { key })).json.title;
     const other = await createConversation(undefined, key);
     expect((await send(other, "stays", key)).status).toBe(200);
     expect((await upload(id, "notes.txt", "kept notes", "text/plain", key)).status).toBe(201);
@@ -48,6 +49,12 @@ describe("a delete cut short in its R2 steps", () => {
     expect((await api("GET", `/v1/conversations/${id}`, undefined, { key })).status).toBe(404);
     expect(await listedIds(key, "created")).toEqual([other]);
     expect(await listedIds(key, "activity")).toEqual([other]);
+    // The tombstone keeps the title the purge read as the listing row went: the resumed purge
+    // forgets only the stored memory maps naming it, not every map of the tenant.
+    const tomb = await runInDurableObject(stubOf(id), (_o, state) =>
+      JSON.parse(state.storage.sql.exec<{ value: string }>("SELECT value FROM kv WHERE key = 'tombstone'").one().value),
+    );
+    expect(tomb.title).toBe(listedTitle);
     const named = await api("GET", "/v1/channels", undefined, { key });
     expect(JSON.stringify(named.json)).not.toContain(id);
     expect(await runDurableObjectAlarm(stubOf(id))).toBe(true);

@@ -69,7 +69,30 @@ describe("a conversation's delete and the tenant's memory maps", () => {
     const { tenantId, key } = await newTenantWithId();
     await created(key, "Marmalade planning");
     expect(await memoryMapFor(env.DB, tenantId, utcDay())).toContain("marmalade");
-    await purgeConversation(env as Env, tenantId, "conv_listing_row_already_gone");
+    await purgeConversation(env as Env, { tenantId, conversationId: "conv_listing_row_already_gone" });
     expect(await storedMaps(tenantId)).toEqual([]);
+  });
+
+  it("forgets only the maps naming the title a purge cut short kept, when resumed after its listing row went", async () => {
+    const { tenantId, key } = await newTenantWithId();
+    await created(key, "Marmalade planning");
+    expect(await memoryMapFor(env.DB, tenantId, utcDay())).toContain("marmalade");
+    // A title that names no topic of the stored map: the map stays.
+    await purgeConversation(env as Env, { tenantId, conversationId: "conv_gone_one", title: "Zeppelin rota" });
+    expect((await storedMaps(tenantId)).length).toBe(1);
+    // The title the map names: it goes.
+    await purgeConversation(env as Env, { tenantId, conversationId: "conv_gone_two", title: "Marmalade planning" });
+    expect(await storedMaps(tenantId)).toEqual([]);
+  });
+
+  it("tells the purge's caller the title it read with the listing row, for its tombstone", async () => {
+    const { tenantId, key } = await newTenantWithId();
+    const id = await created(key, "Quince orchard");
+    const kept: string[] = [];
+    await purgeConversation(env as Env, { tenantId, conversationId: id, keepTitle: (title) => kept.push(title) });
+    expect(kept).toEqual(["Quince orchard"]);
+    // Resumed after that row went, it reads none and tells nothing.
+    await purgeConversation(env as Env, { tenantId, conversationId: id, keepTitle: (title) => kept.push(title) });
+    expect(kept).toEqual(["Quince orchard"]);
   });
 });

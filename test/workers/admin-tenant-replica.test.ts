@@ -7,25 +7,7 @@ import { describe, expect, it } from "vitest";
 import { sortableId } from "../../core/ids";
 import { app } from "../../workers/chat/app";
 import { ADMIN, api, newTenantWithId } from "./helpers";
-
-/** The binding, with every session started from a bookmark reading no tenants rows: a lagging replica. */
-function laggingReplica(real: D1Database): D1Database {
-  return new Proxy(real, {
-    get(target, prop) {
-      if (prop !== "withSession") return Reflect.get(target, prop).bind(target);
-      return (start?: string) => {
-        const session = target.withSession(start);
-        if (start === "first-primary" || start === "first-unconstrained" || start === undefined) return session;
-        return new Proxy(session, {
-          get(s, p) {
-            if (p !== "prepare") return Reflect.get(s, p).bind(s);
-            return (q: string) => s.prepare(/^select .* from "tenants" where/.test(q) ? `${q} AND 0` : q);
-          },
-        });
-      };
-    },
-  });
-}
+import { laggingReplica } from "./lagging-replica";
 
 async function adminLagging(request: { method: string; path: string; body?: unknown; bookmark: string }) {
   const { method, path, body, bookmark } = request;
@@ -36,7 +18,7 @@ async function adminLagging(request: { method: string; path: string; body?: unkn
       headers: { authorization: `Bearer ${ADMIN}`, "content-type": "application/json", "x-d1-bookmark": bookmark },
       body: body === undefined ? undefined : JSON.stringify(body),
     }),
-    { ...env, DB: laggingReplica(env.DB) } as Env,
+    { ...env, DB: laggingReplica(env.DB, "tenants") } as Env,
     ctx,
   );
   await waitOnExecutionContext(ctx);

@@ -10,25 +10,7 @@ import { describe, expect, it } from "vitest";
 import { apiKeys } from "../../db/schema";
 import { app } from "../../workers/chat/app";
 import { api, newTenant } from "./helpers";
-
-/** As key-creator-replica.test.ts: every session started from a bookmark reads no api_keys rows. */
-function laggingReplica(real: D1Database): D1Database {
-  return new Proxy(real, {
-    get(target, prop) {
-      if (prop !== "withSession") return Reflect.get(target, prop).bind(target);
-      return (start?: string) => {
-        const session = target.withSession(start);
-        if (start === "first-primary" || start === "first-unconstrained" || start === undefined) return session;
-        return new Proxy(session, {
-          get(s, p) {
-            if (p !== "prepare") return Reflect.get(s, p).bind(s);
-            return (q: string) => s.prepare(/^select .* from "api_keys" where/.test(q) ? `${q} AND 0` : q);
-          },
-        });
-      };
-    },
-  });
-}
+import { laggingReplica } from "./lagging-replica";
 
 async function callLagging(request: { method: string; path: string; key: string; body: unknown; bookmark: string }) {
   const { method, path, key, body, bookmark } = request;
@@ -39,7 +21,7 @@ async function callLagging(request: { method: string; path: string; key: string;
       headers: { authorization: `Bearer ${key}`, "content-type": "application/json", "x-d1-bookmark": bookmark },
       body: JSON.stringify(body),
     }),
-    { ...env, DB: laggingReplica(env.DB) } as Env,
+    { ...env, DB: laggingReplica(env.DB, "api_keys") } as Env,
     ctx,
   );
   await waitOnExecutionContext(ctx);

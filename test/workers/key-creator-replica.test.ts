@@ -5,25 +5,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { app } from "../../workers/chat/app";
 import { api, newTenant } from "./helpers";
-
-/** The binding, with every session started from a bookmark reading no api_keys rows: a lagging replica. */
-function laggingReplica(real: D1Database): D1Database {
-  return new Proxy(real, {
-    get(target, prop) {
-      if (prop !== "withSession") return Reflect.get(target, prop).bind(target);
-      return (start?: string) => {
-        const session = target.withSession(start);
-        if (start === "first-primary" || start === "first-unconstrained" || start === undefined) return session;
-        return new Proxy(session, {
-          get(s, p) {
-            if (p !== "prepare") return Reflect.get(s, p).bind(s);
-            return (q: string) => s.prepare(/^select .* from "api_keys" where/.test(q) ? `${q} AND 0` : q);
-          },
-        });
-      };
-    },
-  });
-}
+import { laggingReplica } from "./lagging-replica";
 
 async function createWith(key: string, body: unknown, bookmark: string) {
   const ctx = createExecutionContext();
@@ -33,7 +15,7 @@ async function createWith(key: string, body: unknown, bookmark: string) {
       headers: { authorization: `Bearer ${key}`, "content-type": "application/json", "x-d1-bookmark": bookmark },
       body: JSON.stringify(body),
     }),
-    { ...env, DB: laggingReplica(env.DB) } as Env,
+    { ...env, DB: laggingReplica(env.DB, "api_keys") } as Env,
     ctx,
   );
   await waitOnExecutionContext(ctx);

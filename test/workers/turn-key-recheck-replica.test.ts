@@ -8,25 +8,7 @@ import { describe, expect, it, vi } from "vitest";
 import { app } from "../../workers/chat/app";
 import { SSE_KEY_RECHECK_MS } from "../../workers/chat/turn-response";
 import { api, newTenant } from "./helpers";
-
-/** As key-creator-replica.test.ts: every session started from a bookmark reads no api_keys rows. */
-function laggingReplica(real: D1Database): D1Database {
-  return new Proxy(real, {
-    get(target, prop) {
-      if (prop !== "withSession") return Reflect.get(target, prop).bind(target);
-      return (start?: string) => {
-        const session = target.withSession(start);
-        if (start === "first-primary" || start === "first-unconstrained" || start === undefined) return session;
-        return new Proxy(session, {
-          get(s, p) {
-            if (p !== "prepare") return Reflect.get(s, p).bind(s);
-            return (q: string) => s.prepare(/^select .* from "api_keys" where/.test(q) ? `${q} AND 0` : q);
-          },
-        });
-      };
-    },
-  });
-}
+import { laggingReplica } from "./lagging-replica";
 
 async function turnLagging(request: { path: string; key: string; body: unknown; bookmark: string }) {
   const { path, key, body, bookmark } = request;
@@ -37,7 +19,7 @@ async function turnLagging(request: { path: string; key: string; body: unknown; 
       headers: { authorization: `Bearer ${key}`, "content-type": "application/json", "x-d1-bookmark": bookmark },
       body: JSON.stringify(body),
     }),
-    { ...env, DB: laggingReplica(env.DB) } as Env,
+    { ...env, DB: laggingReplica(env.DB, "api_keys") } as Env,
     ctx,
   );
   await waitOnExecutionContext(ctx);
@@ -90,7 +72,7 @@ describe("a turn's key re-check on a lagging session", () => {
         // About 25 deltas 300 ms apart: the reply streams past the first recheck (every SSE_KEY_RECHECK_MS).
         body: JSON.stringify({ content: "Tell me about tides.\n@reply-chars 1250\n@stream-pace 300" }),
       }),
-      { ...env, DB: laggingReplica(env.DB) } as Env,
+      { ...env, DB: laggingReplica(env.DB, "api_keys") } as Env,
       ctx,
     );
     expect(res.status).toBe(200);

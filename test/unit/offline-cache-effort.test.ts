@@ -5,25 +5,19 @@
 // the effort value, and changing budget_tokens all invalidate message cache breakpoints ... setting a
 // parameter explicitly to its default is equivalent to omitting it and does not invalidate."
 import { beforeEach, describe, expect, it } from "vitest";
-import { handleMessagesRequest, resetOfflineCache } from "../../core/offline-model";
+import { resetOfflineCache } from "../../core/offline-model";
+import { postOnFixtureDay } from "./offline-model-client";
 
 beforeEach(() => resetOfflineCache());
-const DEC_3 = Date.UTC(2026, 11, 3, 12);
 const LONG = Array.from({ length: 200 }, (_, i) => `Policy ${i}: keep summaries short and cite ids.`).join("\n");
 
 async function usage(extra: Record<string, unknown>, model = "claude-sonnet-5-5") {
-  const response = await handleMessagesRequest(
-    new Request("https://offline-model.invalid/v1/messages", {
-      method: "POST",
-      body: JSON.stringify({
-        model,
-        max_tokens: 4096,
-        messages: [{ role: "user", content: [{ type: "text", text: LONG, cache_control: { type: "ephemeral" } }] }],
-        ...extra,
-      }),
-    }),
-    { now: () => DEC_3 },
-  );
+  const response = await postOnFixtureDay({
+    model,
+    max_tokens: 4096,
+    messages: [{ role: "user", content: [{ type: "text", text: LONG, cache_control: { type: "ephemeral" } }] }],
+    ...extra,
+  });
   expect(response.status).toBe(200);
   const u = ((await response.json()) as { usage: Record<string, number> }).usage;
   return { read: u.cache_read_input_tokens, write: u.cache_creation_input_tokens };

@@ -3,29 +3,16 @@
 // released before (the 4.5 generation); and the answer's usage says where inference ran, in the JSON
 // answer and in the stream's message_start (which the SDK keeps in its final message).
 import { beforeEach, describe, expect, it } from "vitest";
-import { handleMessagesRequest, resetOfflineCache } from "../../core/offline-model";
+import { resetOfflineCache } from "../../core/offline-model";
+import { HELLO, postOnFixtureDay } from "./offline-model-client";
 import { catalogEntry } from "../../core/models/lookup";
 
 beforeEach(() => resetOfflineCache());
 
-const DEC_3 = Date.UTC(2026, 11, 3, 12);
 /** The first request loads the tokenizer table: seconds on a loaded machine. */
 const SLOW = 30_000;
 
-async function send(body: Record<string, unknown>): Promise<Response> {
-  return handleMessagesRequest(
-    new Request("https://offline-model.invalid/v1/messages", {
-      method: "POST",
-      body: JSON.stringify({
-        model: "claude-sonnet-5-5",
-        max_tokens: 1024,
-        messages: [{ role: "user", content: "Hello." }],
-        ...body,
-      }),
-    }),
-    { now: () => DEC_3 },
-  );
-}
+const send = (body: Record<string, unknown>): Promise<Response> => postOnFixtureDay({ ...HELLO, ...body });
 
 async function errorOf(body: Record<string, unknown>): Promise<{ status: number; type: string; message: string }> {
   const response = await send(body);

@@ -39,6 +39,24 @@ export async function rejection(promise: Promise<unknown>): Promise<APIError> {
   throw new Error("expected the request to fail");
 }
 
+/** The date the API-rule fixtures are answered at: the catalog's deprecations and retirements as of then. */
+export const FIXTURE_DAY = Date.UTC(2026, 11, 3, 12);
+
+/** A one-line request to a current catalog model, for tests that change a field or two of it. */
+export const HELLO = {
+  model: "claude-sonnet-5-5",
+  max_tokens: 1024,
+  messages: [{ role: "user", content: "Hello." }],
+};
+
+/** A raw Messages request (`body` as sent, with these headers), answered as on FIXTURE_DAY. */
+export function postOnFixtureDay(body: unknown, headers: Record<string, string> = {}): Promise<Response> {
+  return handleMessagesRequest(
+    new Request(`${BASE_URL}/v1/messages`, { method: "POST", headers, body: JSON.stringify(body) }),
+    { now: () => FIXTURE_DAY },
+  );
+}
+
 export async function rawPost(body: unknown, path = "/v1/messages"): Promise<Response> {
   return handleMessagesRequest(new Request(BASE_URL + path, { method: "POST", body: JSON.stringify(body) }));
 }

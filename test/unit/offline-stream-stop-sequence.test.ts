@@ -2,25 +2,18 @@
 // sequence arrives in message_delta (https://platform.claude.com/docs/en/build-with-claude/streaming:
 // every example's message_start has "stop_reason": null, "stop_sequence": null).
 import { beforeEach, expect, it } from "vitest";
-import { handleMessagesRequest, resetOfflineCache } from "../../core/offline-model";
+import { resetOfflineCache } from "../../core/offline-model";
+import { HELLO, postOnFixtureDay } from "./offline-model-client";
 
 beforeEach(() => resetOfflineCache());
-const DEC_3 = Date.UTC(2026, 11, 3, 12);
 
 async function send(body: Record<string, unknown>): Promise<Response> {
-  return handleMessagesRequest(
-    new Request("https://offline-model.invalid/v1/messages", {
-      method: "POST",
-      body: JSON.stringify({
-        model: "claude-sonnet-5-5",
-        max_tokens: 1024,
-        messages: [{ role: "user", content: "@reply-chars 400\nTell me something." }],
-        stop_sequences: ["e"],
-        ...body,
-      }),
-    }),
-    { now: () => DEC_3 },
-  );
+  return postOnFixtureDay({
+    ...HELLO,
+    messages: [{ role: "user", content: "@reply-chars 400\nTell me something." }],
+    stop_sequences: ["e"],
+    ...body,
+  });
 }
 
 it("message_start has stop_sequence null even when the reply stops at a stop sequence", async () => {

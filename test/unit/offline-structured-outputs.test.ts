@@ -3,25 +3,13 @@
 // fail are taken; JSON outputs take no prefill. Source:
 // https://platform.claude.com/docs/en/build-with-claude/structured-outputs
 import { beforeEach, describe, expect, it } from "vitest";
-import { handleMessagesRequest, resetOfflineCache } from "../../core/offline-model";
+import { resetOfflineCache } from "../../core/offline-model";
+import { HELLO, postOnFixtureDay } from "./offline-model-client";
 
 beforeEach(() => resetOfflineCache());
 
-const DEC_3 = Date.UTC(2026, 11, 3, 12);
-
 async function post(body: Record<string, unknown>) {
-  const response = await handleMessagesRequest(
-    new Request("https://offline-model.invalid/v1/messages", {
-      method: "POST",
-      body: JSON.stringify({
-        model: "claude-sonnet-5-5",
-        max_tokens: 1024,
-        messages: [{ role: "user", content: "Hello." }],
-        ...body,
-      }),
-    }),
-    { now: () => DEC_3 },
-  );
+  const response = await postOnFixtureDay({ ...HELLO, ...body });
   const json = (await response.json()) as {
     stop_reason?: string;
     content?: unknown[];

@@ -5,25 +5,16 @@
 // "Claude Opus 4.6: manual mode has no interleaved thinking at all."; "Claude Haiku 4.5 does not
 // support interleaved thinking. On the Claude API, the beta header is accepted but ignored."
 import { beforeEach, expect, it } from "vitest";
-import { handleMessagesRequest, resetOfflineCache } from "../../core/offline-model";
+import { resetOfflineCache } from "../../core/offline-model";
+import { HELLO, postOnFixtureDay } from "./offline-model-client";
 
 beforeEach(() => resetOfflineCache());
-const DEC_3 = Date.UTC(2026, 11, 3, 12);
 const BUDGET_ERROR = "`max_tokens` must be greater than `thinking.budget_tokens`";
 
 async function send(model: string, beta: boolean): Promise<{ status: number; message?: string }> {
-  const response = await handleMessagesRequest(
-    new Request("https://offline-model.invalid/v1/messages", {
-      method: "POST",
-      headers: beta ? { "anthropic-beta": "interleaved-thinking-2025-05-14" } : {},
-      body: JSON.stringify({
-        model,
-        max_tokens: 2000,
-        thinking: { type: "enabled", budget_tokens: 4000 },
-        messages: [{ role: "user", content: "Hello." }],
-      }),
-    }),
-    { now: () => DEC_3 },
+  const response = await postOnFixtureDay(
+    { ...HELLO, model, max_tokens: 2000, thinking: { type: "enabled", budget_tokens: 4000 } },
+    beta ? { "anthropic-beta": "interleaved-thinking-2025-05-14" } : {},
   );
   const json = (await response.json()) as { error?: { message: string } };
   return { status: response.status, message: json.error?.message };

@@ -5,26 +5,12 @@
 import type Anthropic from "@anthropic-ai/sdk";
 import { beforeEach, describe, expect, it } from "vitest";
 import { pickUsage } from "../../agent/model-reply";
-import { handleMessagesRequest, resetOfflineCache } from "../../core/offline-model";
+import { resetOfflineCache } from "../../core/offline-model";
+import { HELLO, postOnFixtureDay } from "./offline-model-client";
 
 beforeEach(() => resetOfflineCache());
 
-const DEC_3 = Date.UTC(2026, 11, 3, 12);
-
-function request(body: Record<string, unknown>) {
-  return handleMessagesRequest(
-    new Request("https://offline-model.invalid/v1/messages", {
-      method: "POST",
-      body: JSON.stringify({
-        model: "claude-sonnet-5-5",
-        max_tokens: 1024,
-        messages: [{ role: "user", content: "Hello." }],
-        ...body,
-      }),
-    }),
-    { now: () => DEC_3 },
-  );
-}
+const request = (body: Record<string, unknown>) => postOnFixtureDay({ ...HELLO, ...body });
 
 async function usageOf(body: Record<string, unknown>): Promise<Record<string, unknown>> {
   const response = await request(body);

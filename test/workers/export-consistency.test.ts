@@ -11,6 +11,7 @@ import { exportText } from "../../services/transfer/export-format";
 import { exportSourceFor } from "../../workers/chat/export-source";
 import {
   api,
+  importText,
   createConversation,
   eventually,
   inConversation,
@@ -20,8 +21,6 @@ import {
   transcript,
 } from "./helpers";
 
-const importing = (body: string, type: string, key: string) =>
-  api("POST", "/v1/conversations/import", body, { key, raw: true, headers: { "content-type": type } });
 const exported = async (id: string, format: "json" | "jsonl", key: string) =>
   (await api("GET", `/v1/conversations/${id}/export?format=${format}`, undefined, { key })).text;
 const TYPES = { json: "application/json", jsonl: "application/x-ndjson" } as const;
@@ -129,7 +128,7 @@ describe("an export during a regenerate", () => {
     expect(doc.conversation.lastSeq).toBe(2);
     expect(doc.messages.map((m) => m.seq)).toEqual([1, 2]);
     // Imported, it is that moment's conversation: its reply is current and replayed.
-    const imported = await importing(text, TYPES.json, key);
+    const imported = await importText(text, key, TYPES.json);
     expect(imported.status, imported.text).toBe(201);
     const copy = await transcript(imported.json.id, key);
     expect(copy.map((m) => m.superseded ?? false)).toEqual([false, false]);
@@ -146,7 +145,7 @@ describe("a tenant-wide export file brought to the one-conversation import", () 
       role: i % 2 ? "assistant" : "user",
       content: `message ${i}`,
     }));
-    const big = await importing(JSON.stringify({ messages }), TYPES.json, key);
+    const big = await importText(JSON.stringify({ messages }), key, TYPES.json);
     expect(big.status, big.text).toBe(201);
     const small = await createConversation(undefined, key);
     expect((await send(small, "hello", key)).status).toBe(200);
@@ -155,7 +154,7 @@ describe("a tenant-wide export file brought to the one-conversation import", () 
     const secondLine = first.trimEnd().split("\n").length + 1;
     const listed = async () => (await api("GET", "/v1/conversations?limit=100", undefined, { key })).json;
     const before = JSON.stringify(await listed());
-    const r = await importing(file, TYPES.jsonl, key);
+    const r = await importText(file, key, TYPES.jsonl);
     expect(r.status, r.text).toBe(400);
     expect(r.json.error?.type).toBe("invalid_request");
     expect(r.json.error?.message).toBe(
@@ -192,7 +191,7 @@ describe("the export of a conversation with no messages", () => {
       ["[]", TYPES.json],
       ['{"type":"card","card":{}}\n', TYPES.jsonl],
     ] as const) {
-      const r = await importing(body, type, key);
+      const r = await importText(body, key, type);
       expect(r.status, r.text).toBe(400);
       expect(r.json.error?.message).toBe("messages: none; a transcript needs at least one message");
     }
@@ -209,7 +208,7 @@ describe("the export of a conversation with no messages", () => {
     // Metadata lines carry a type of their own; message lines are messages.
     const metadataOnly = `${lines.filter((l) => !["message", undefined].includes(JSON.parse(l).type)).join("\n")}\n`;
     expect(metadataOnly).toContain('"type":"conversation"');
-    const r = await importing(metadataOnly, TYPES.jsonl, key);
+    const r = await importText(metadataOnly, key, TYPES.jsonl);
     expect(r.status, r.text).toBe(400);
     expect(r.json.error?.message).toBe("messages: none; a transcript needs at least one message");
   });

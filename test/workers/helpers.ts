@@ -56,6 +56,10 @@ export async function api<M extends Method, P extends string>(
   return { status: res.status, json, text, headers: res.headers };
 }
 
+/** POST /v1/conversations/import with `body` sent as written (a transcript's own bytes), typed `type`. */
+export const importText = (body: string, key: string, type = "application/json") =>
+  api("POST", "/v1/conversations/import", body, { key, raw: true, headers: { "content-type": type } });
+
 export async function createConversation(settings?: Record<string, unknown>, key?: string): Promise<string> {
   const r = await api("POST", "/v1/conversations", { title: "test", ...(settings ? { settings } : {}) }, { key });
   if (r.status !== 201) throw new Error(`create: ${r.status} ${r.text}`);

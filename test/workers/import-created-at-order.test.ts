@@ -2,18 +2,14 @@
 // whatever precision the transcript gave: the search orders equal scores by createdAt as text
 // (services/cortex/search-index.ts BY_RANK), and "…00Z" sorts after "…00.500Z" though it is older.
 import { expect, it } from "vitest";
-import { api, eventually, newTenant } from "./helpers";
+import { api, importText, eventually, newTenant } from "./helpers";
 
 async function importAt(key: string, createdAt: string) {
   const messages = [
     { role: "user", content: "the glimmerwort question", createdAt },
     { role: "assistant", content: "noted", createdAt },
   ];
-  const r = await api("POST", "/v1/conversations/import", JSON.stringify({ messages }), {
-    key,
-    raw: true,
-    headers: { "content-type": "application/json" },
-  });
+  const r = await importText(JSON.stringify({ messages }), key);
   expect(r.status, r.text).toBe(201);
   return r.json.id as string;
 }

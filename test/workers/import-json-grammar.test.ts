@@ -2,10 +2,7 @@
 // a 400 naming the problem, nothing half-written), wherever the fault sits around the messages: a
 // stray comma or colon, text after the document, a bad escape in a field the import skips.
 import { describe, expect, it } from "vitest";
-import { api, newTenant } from "./helpers";
-
-const importJson = (body: string, key: string) =>
-  api("POST", "/v1/conversations/import", body, { key, raw: true, headers: { "content-type": "application/json" } });
+import { api, importText, newTenant } from "./helpers";
 
 describe("a malformed JSON import", () => {
   it("is a 400 naming malformed JSON, and no conversation is created", async () => {
@@ -22,11 +19,11 @@ describe("a malformed JSON import", () => {
     ];
     for (const body of bodies) {
       expect(() => JSON.parse(body)).toThrow();
-      const r = await importJson(body, key);
+      const r = await importText(body, key);
       expect(r.status, body).toBe(400);
       expect(r.json.error?.message, body).toMatch(/^body: malformed JSON \(/);
     }
     expect((await api("GET", "/v1/conversations", undefined, { key })).json.data).toHaveLength(0);
-    expect((await importJson(`{"model":"a\\u00e9b","messages":[${m}]}`, key)).status).toBe(201);
+    expect((await importText(`{"model":"a\\u00e9b","messages":[${m}]}`, key)).status).toBe(201);
   });
 });

@@ -3,10 +3,7 @@
 // byte for byte, a transcript every later turn would fail on is refused at the door, and the
 // OpenAPI document names the body types the route takes.
 import { describe, expect, it } from "vitest";
-import { api, createConversation, newTenant, send, transcript } from "./helpers";
-
-const importing = (body: string, type: string, key: string) =>
-  api("POST", "/v1/conversations/import", body, { key, raw: true, headers: { "content-type": type } });
+import { api, importText, createConversation, newTenant, send, transcript } from "./helpers";
 
 describe("importing the platform's own export", () => {
   it("takes a regenerate made after an attachment upload, its copy after the upload's note", async () => {
@@ -27,7 +24,7 @@ describe("importing the platform's own export", () => {
       ["jsonl", "application/x-ndjson"],
     ]) {
       const exported = await api("GET", `/v1/conversations/${conv}/export?format=${format}`, undefined, { key });
-      const imported = await importing(exported.text, type, key);
+      const imported = await importText(exported.text, key, type);
       expect(imported.status, imported.text).toBe(201);
       const copy = await transcript(imported.json.id, key);
       expect(copy.map((m) => m.superseded ?? false)).toEqual(original.map((m) => m.superseded ?? false));
@@ -54,7 +51,7 @@ describe("importing the platform's own export", () => {
       ],
     };
     const body = JSON.stringify({ messages: [{ role: "user", content: "search" }, reply] });
-    const imported = await importing(body, "application/json", key);
+    const imported = await importText(body, key, "application/json");
     expect(imported.status, imported.text).toBe(201);
     const exported = await api("GET", `/v1/conversations/${imported.json.id}/export?format=jsonl`, undefined, { key });
     const line = exported.text.split("\n").find((l) => l.includes("srvtoolu_k1"))!;
@@ -95,7 +92,7 @@ describe("an import every later turn would fail on", () => {
       ],
     ];
     for (const [messages, problem] of cases) {
-      const r = await importing(JSON.stringify({ messages }), "application/json", key);
+      const r = await importText(JSON.stringify({ messages }), key, "application/json");
       expect(r.status, r.text).toBe(400);
       expect(r.json.error?.message).toContain(problem);
     }

@@ -4,10 +4,7 @@
 // conversation.
 import { describe, expect, it } from "vitest";
 import { stagedImportMarkerPrefix, tenantPrefix } from "../../r2-layout";
-import { api, createConversation, newTenantWithId, r2KeysUnder, send } from "./helpers";
-
-const importJson = (body: string, key: string) =>
-  api("POST", "/v1/conversations/import", body, { key, raw: true, headers: { "content-type": "application/json" } });
+import { api, importText, createConversation, newTenantWithId, r2KeysUnder, send } from "./helpers";
 
 describe("a JSON export with its messages emptied", () => {
   it("is refused when its conversation says it had messages, and nothing is left staged", async () => {
@@ -19,7 +16,7 @@ describe("a JSON export with its messages emptied", () => {
     expect(doc.conversation.lastSeq).toBeGreaterThan(0);
     expect(doc.messages.length).toBeGreaterThan(0);
     const before = (await api("GET", "/v1/conversations", undefined, { key })).json.data.length;
-    const r = await importJson(JSON.stringify({ ...doc, messages: [] }), key);
+    const r = await importText(JSON.stringify({ ...doc, messages: [] }), key);
     expect(r.status, r.text).toBe(400);
     expect(r.json.error?.message).toBe("messages: none; a transcript needs at least one message");
     expect((await api("GET", "/v1/conversations", undefined, { key })).json.data.length).toBe(before);
@@ -29,7 +26,7 @@ describe("a JSON export with its messages emptied", () => {
 
   it("still imports empty when its conversation says lastSeq 0, wherever the conversation sits", async () => {
     const { key } = await newTenantWithId();
-    const r = await importJson('{"messages":[],"conversation":{"title":"later","lastSeq":0,"messageCount":0}}', key);
+    const r = await importText('{"messages":[],"conversation":{"title":"later","lastSeq":0,"messageCount":0}}', key);
     expect(r.status, r.text).toBe(201);
     expect(r.json).toMatchObject({ messageCount: 0, lastSeq: 0 });
   });

@@ -3,7 +3,7 @@
 // prompt is withheld as a short turn's is, while the turns around it read as they were.
 import { expect, it } from "vitest";
 import { ofType } from "../blocks";
-import { api, createConversation, eventually, newTenant, send, turnMessages } from "./helpers";
+import { api, importText, createConversation, eventually, newTenant, send, turnMessages } from "./helpers";
 
 const toolResultText = (r: Parameters<typeof turnMessages>[0]) =>
   String(ofType(turnMessages(r)[2].content[0], "tool_result").content);
@@ -27,11 +27,7 @@ async function refusedImport(key: string, steps: number, word: string) {
   messages.push({ role: "assistant", content: "I can't help with that.", stopReason: "refusal" });
   messages.push({ role: "user", content: "something else then" });
   messages.push({ role: "assistant", content: "sure" });
-  const r = await api("POST", "/v1/conversations/import", JSON.stringify({ messages }), {
-    key,
-    raw: true,
-    headers: { "content-type": "application/json" },
-  });
+  const r = await importText(JSON.stringify({ messages }), key);
   expect(r.status, r.text).toBe(201);
   return r.json.id as string;
 }

@@ -1,6 +1,7 @@
 // Per-API-key rate limits: every authenticated request takes a token from the key's "requests"
-// bucket, and every turn (a POST of messages to a conversation or a channel) also from its
-// "turns" bucket and from its tenant's bucket of turns (not a turn refused for want of a model).
+// bucket, and every turn (a POST of messages to a conversation or a channel) and every import (which
+// starts the title and fold calls a turn would) also from its "turns" bucket and from its tenant's
+// bucket of turns (not one refused for want of a model).
 // Over a limit: 429 rate_limited with Retry-After in seconds. The buckets live in one
 // RateLimiterDO per key and one per tenant, so the limits hold across isolates and locations.
 import type { Context, Next } from "hono";
@@ -10,9 +11,15 @@ import { ApiError } from "./errors";
 import type { AppEnv } from "./types";
 
 const TURN_PATH = /^\/v1\/(conversations|channels)\/[^/]+\/messages$/;
+/** A transcript import, new (`/v1/conversations/import`) or into a conversation (`/v1/conversations/:id/import`). */
+const IMPORT_PATH = /^\/v1\/conversations\/(?:[^/]+\/)?import$/;
 
-/** A turn: a POST of messages to a conversation or a channel (a websocket `send` frame counts as one too). */
-export const isTurnRequest = (method: string, path: string): boolean => method === "POST" && TURN_PATH.test(path);
+/**
+ * What takes a turn token: a POST of messages to a conversation or a channel (a websocket `send`
+ * frame counts as one too), or an import, whose history the title and fold calls then read.
+ */
+export const isTurnRequest = (method: string, path: string): boolean =>
+  method === "POST" && (TURN_PATH.test(path) || IMPORT_PATH.test(path));
 
 /**
  * Whether a turn route's answer means no turn ran: a refusal for the request itself (an unknown

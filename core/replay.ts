@@ -187,7 +187,8 @@ export function windowBudgetChars(
  * Prompt-cache breakpoints on messages (the system prompt carries its own, four in all): after the
  * summary acknowledgement, which only a fold changes; on the last message, so the next call of the
  * turn, or the next turn, reads everything before it from the cache; and on the last message of
- * the request before (the user message before the newest reply), whose prefix that request wrote.
+ * the request before (the user message before the newest reply, or before a paused reply sent
+ * back to go on), whose prefix that request wrote.
  * A read looks back only 20 blocks from a breakpoint for an earlier write, so without that one a
  * step adding more blocks (parallel tool calls, thinking and text) would write the whole tail
  * again. Blocks are copied: stored messages never carry cache_control. A breakpoint goes on the
@@ -198,7 +199,11 @@ export function withCacheBreakpoints(messages: WireMessage[], preambleLength: nu
   const last = messages.length - 1;
   const marks = new Set<number>([last]);
   if (preambleLength > 0) marks.add(preambleLength - 1);
-  if (last - 2 >= preambleLength && messages[last - 1]?.role === "assistant") marks.add(last - 2);
+  // The request before ended with the user message before the newest reply, or, when the last
+  // message is a reply paused at `pause_turn` sent back to go on, with the message just before it.
+  const prior =
+    messages[last]?.role === "assistant" ? last - 1 : messages[last - 1]?.role === "assistant" ? last - 2 : -1;
+  if (prior >= preambleLength) marks.add(prior);
   return messages.map((m, i) => {
     if (!marks.has(i) || typeof m.content === "string" || !m.content.length) return m;
     const at = m.content.findLastIndex((b) => cacheable(b));

@@ -224,7 +224,10 @@ export class IndexOutbox {
       .catch(async (err) => {
         if (err instanceof ConversationGone) return;
         console.error("cortex indexing failed; retrying by alarm", err);
-        await ctx.storage.setAlarm(Date.now() + INDEX_RETRY_MS);
+        // Never later than an alarm already set (a paused turn's wait ends at its `expiresAt`).
+        const retry = Date.now() + INDEX_RETRY_MS;
+        const set = await ctx.storage.getAlarm();
+        if (set === null || set > retry) await ctx.storage.setAlarm(retry);
       })
       .finally(() => (this.indexing = null));
     return this.indexing;

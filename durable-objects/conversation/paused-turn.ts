@@ -54,10 +54,20 @@ const RESUME_RETRY_MS = 30_000;
 /** Ids answered before: a second post of one is a 409, not an unknown id. */
 const ANSWERED_KEPT = 500;
 
+/**
+ * How a call the client owed was closed: its results posted, its wait ran out (at `at`), or a stop
+ * ended its turn. Kept under `ANSWERED_KEY`, so a late post is told which (an entry written before
+ * 2026-12-06 is the id alone: answered).
+ */
+type ClosedCall =
+  | { id: string; how: "answered" }
+  | { id: string; how: "timeout"; at: number }
+  | { id: string; how: "stopped"; turnId: string };
+
 export class PausedTurns {
   private current: PausedTurn | null | undefined;
   private loading: Promise<PausedTurn | null> | undefined;
-  private answered: string[] | undefined;
+  private answered: ClosedCall[] | undefined;
   /**
    * Posts of results, checked and kept one at a time (see `accept`), in order with the stop that
    * closes the wait (`close`) and the resume that ends it (`resumed`).
@@ -127,13 +137,20 @@ export class PausedTurns {
   }
 
   /**
-   * The step's results are saved: the turn is no longer paused, and its ids count as answered.
+   * The step's results are saved: the turn is no longer paused, and its ids count as closed: answered
+   * when the client's results are in, else stopped (`stopped`: a stop ended it) or timed out.
    * After any post being checked: a post that read the pause before it was removed never writes it
    * back after (the turn would wait again on calls already answered).
    */
-  resumed(turn: PausedTurn): Promise<void> {
+  resumed(turn: PausedTurn, stopped = false): Promise<void> {
     return this.serially(async () => {
-      this.answered = [...(await this.answeredIds()), ...turn.step.pending.map((c) => c.id)].slice(-ANSWERED_KEPT);
+      const closedAs = (id: string): ClosedCall => {
+        if (turn.answers) return { id, how: "answered" };
+        if (stopped || this.closing === turn.turnId) return { id, how: "stopped", turnId: turn.turnId };
+        return { id, how: "timeout", at: turn.expiresAt };
+      };
+      const closed = turn.step.pending.map((c) => closedAs(c.id));
+      this.answered = [...(await this.answeredIds()), ...closed].slice(-ANSWERED_KEPT);
       await this.ctx.storage.put(ANSWERED_KEY, this.answered);
       await this.remove();
       this.current = null;
@@ -186,7 +203,7 @@ export class PausedTurns {
     results: readonly ClientToolResult[],
     toBlock: (r: ClientToolResult) => ToolResultBlock,
   ): Promise<ResultsAcceptance> {
-    const answered = new Set(await this.answeredIds());
+    const closed = new Map((await this.answeredIds()).map((c) => [c.id, c]));
     const turn = await this.get();
     const ids = results.map((r) => r.tool_use_id);
     const dup = ids.filter((id, i) => ids.indexOf(id) !== i);
@@ -196,25 +213,17 @@ export class PausedTurns {
     // An id the waiting turn asks for is its own, even when an earlier turn's call had it (a
     // regenerate of a paused turn meets the same request, and a model may give the same id again).
     const waitingOn = new Set(turn && !turn.answers ? turn.step.pending.map((c) => c.id) : []);
-    const again = ids.filter((id) => (answered.has(id) && !waitingOn.has(id)) || taken.has(id));
-    if (again.length) return refuse(409, "tool_results_conflict", `results already posted for: ${again.join(", ")}`);
-    if (turn && !turn.answers && this.closing === turn.turnId && ids.some((id) => waitingOn.has(id)))
-      return refuse(
-        409,
-        "tool_results_conflict",
-        `turn ${turn.turnId} was stopped; its calls are closed as interrupted`,
-      );
-    if (
-      turn &&
-      !turn.answers &&
-      turn.expiresAt <= Date.now() &&
-      ids.some((id) => turn.step.pending.some((c) => c.id === id))
-    )
-      return refuse(
-        409,
-        "tool_results_conflict",
-        `the turn stopped waiting at ${new Date(turn.expiresAt).toISOString()}; its calls are closed as interrupted`,
-      );
+    const again = ids.filter((id) => (closed.has(id) && !waitingOn.has(id)) || taken.has(id));
+    // Only results really posted are "already posted"; calls whose wait ran out or a stop closed say so.
+    const posted = again.filter((id) => taken.has(id) || closed.get(id)?.how === "answered");
+    if (posted.length) return refuse(409, "tool_results_conflict", `results already posted for: ${posted.join(", ")}`);
+    const ended = again.length ? closed.get(again[0]!) : undefined;
+    if (ended && ended.how !== "answered") return refuse(409, "tool_results_conflict", closedMessage(ended));
+    const asked = turn && !turn.answers && ids.some((id) => waitingOn.has(id)) ? turn : null;
+    if (asked && this.closing === asked.turnId)
+      return refuse(409, "tool_results_conflict", closedMessage({ id: "", how: "stopped", turnId: asked.turnId }));
+    if (asked && asked.expiresAt <= Date.now())
+      return refuse(409, "tool_results_conflict", closedMessage({ id: "", how: "timeout", at: asked.expiresAt }));
     const pending = new Set(turn && !turn.answers ? turn.step.pending.map((c) => c.id) : []);
     const unknown = ids.filter((id) => !pending.has(id));
     if (unknown.length)
@@ -300,11 +309,11 @@ export class PausedTurns {
     return saved;
   }
 
-  private async answeredIds(): Promise<string[]> {
+  private async answeredIds(): Promise<ClosedCall[]> {
     if (this.answered === undefined) {
-      const stored = (await this.ctx.storage.get<string[]>(ANSWERED_KEY)) ?? [];
+      const stored = (await this.ctx.storage.get<(string | ClosedCall)[]>(ANSWERED_KEY)) ?? [];
       // `resumed` may have added ids while the read was in flight: its list is the newer one.
-      this.answered ??= stored;
+      this.answered ??= stored.map((c): ClosedCall => (typeof c === "string" ? { id: c, how: "answered" } : c));
     }
     return this.answered;
   }
@@ -312,6 +321,13 @@ export class PausedTurns {
 
 function refuse(status: ResultsRefusal["status"], type: ResultsRefusal["type"], message: string): ResultsAcceptance {
   return { kind: "refused", refusal: { status, type, message } };
+}
+
+/** Why results for a call closed without them are refused: its turn was stopped, or its wait ran out. */
+function closedMessage(call: Exclude<ClosedCall, { how: "answered" }>): string {
+  return call.how === "stopped"
+    ? `turn ${call.turnId} was stopped; its calls are closed as interrupted`
+    : `the turn stopped waiting at ${new Date(call.at).toISOString()}; its calls are closed as interrupted`;
 }
 
 /** Whether a saved message is the note `text` (a user message of that text alone). */

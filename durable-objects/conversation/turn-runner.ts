@@ -155,7 +155,7 @@ export class TurnRunner {
       // pause: they are in the transcript, so they are never saved twice. The pause is cleared and
       // the turn ends here; the next turn goes on from the saved results.
       const { emit, end } = this.begin({ ref, sink, queuedAt, turnId: turn.turnId });
-      await paused.resumed(turn);
+      await paused.resumed(turn, abandon);
       await this.savedDeferredNotes(emit, turn.turnId);
       end("interrupted", turn.step.state.usage, 0);
       return;
@@ -175,7 +175,7 @@ export class TurnRunner {
         if (err instanceof ConversationGone) return;
         throw err;
       }
-      await paused.resumed(turn);
+      await paused.resumed(turn, abandon);
       await this.savedDeferredNotes(emit, turn.turnId);
       end(abandon ? "interrupted" : "client_tool_timeout", turn.step.state.usage, 0);
       this.parts.scope.ctx.waitUntil(this.parts.outbox.pending());

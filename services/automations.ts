@@ -151,6 +151,9 @@ export async function listAutomations(
   return drizzle(db).select().from(automations).where(where).orderBy(desc(automations.id)).limit(limit);
 }
 
+/** Reads and writes of a resume or reschedule before one finds the row as it read it (else "changed"). */
+const UPDATE_ATTEMPTS = 3;
+
 export async function updateAutomation(
   db: D1Database,
   {
@@ -162,32 +165,55 @@ export async function updateAutomation(
     id: string;
     change: Partial<Pick<Automation, "name" | "schedule" | "prompt" | "channel" | "paused" | "expiresAt">>;
   },
-): Promise<Automation | null> {
+): Promise<Automation | null | "changed"> {
   // A new schedule, or a resumed automation, runs from its next slot after the change: a slot that
   // passed before it (or while paused) is not caught up. Only a new automation's first hour is.
   // The same schedule again (in any spelling of the same slots: sameSchedule), or a resume of one
   // not paused, leaves a due slot due. Such a schedule is not written either: the stored spelling
   // stays, so a tick that read the row still claims it (its claim checks the schedule it read).
-  let nextRunAt: string | undefined;
-  let set = change;
-  if (change.schedule !== undefined || change.paused === false) {
-    const current = await getAutomation(db, tenantId, id);
+  const byId = and(eq(automations.tenantId, tenantId), eq(automations.id, id));
+  const write = (set: typeof change, extra: { nextRunAt?: string; asRead?: Automation }) =>
+    drizzle(db)
+      .update(automations)
+      .set({
+        ...set,
+        updatedAt: new Date().toISOString(),
+        ...(extra.nextRunAt !== undefined ? { nextRunAt: extra.nextRunAt } : {}),
+      })
+      .where(
+        extra.asRead
+          ? and(
+              byId,
+              eq(automations.updatedAt, extra.asRead.updatedAt),
+              eq(automations.paused, extra.asRead.paused),
+              eq(automations.schedule, extra.asRead.schedule),
+            )
+          : byId,
+      )
+      .returning();
+  if (change.schedule === undefined && change.paused !== false) return (await write(change, {}))[0] ?? null;
+  // What decides is the row as the primary holds it: the request's session may read a replica
+  // that has not seen a pause or a reschedule (a client's bookmark starts it anywhere). The write
+  // lands only while the row is still as read (a pause or reschedule between them decides again).
+  const primary = sessionDatabase(db, db.withSession("first-primary"));
+  for (let attempt = 0; attempt < UPDATE_ATTEMPTS; attempt++) {
+    const current = await getAutomation(primary, tenantId, id);
     if (!current) return null;
+    let set = change;
     let schedule = current.schedule;
     if (change.schedule !== undefined) {
       const { schedule: sent, ...rest } = change;
       if (sameSchedule(sent, current.schedule)) set = rest;
       else schedule = sent;
     }
-    if (schedule !== current.schedule || (current.paused && change.paused === false))
-      nextRunAt = firstSlotAfter(schedule, Date.now());
+    const nextRunAt =
+      schedule !== current.schedule || (current.paused && change.paused === false)
+        ? firstSlotAfter(schedule, Date.now())
+        : undefined;
+    const rows = await write(set, { nextRunAt, asRead: current });
+    if (rows[0]) return rows[0];
   }
-  const rows = await drizzle(db)
-    .update(automations)
-    .set({ ...set, updatedAt: new Date().toISOString(), ...(nextRunAt !== undefined ? { nextRunAt } : {}) })
-    .where(and(eq(automations.tenantId, tenantId), eq(automations.id, id)))
-    .returning();
-  return rows[0] ?? null;
+  return "changed";
 }
 
 /**

@@ -10,6 +10,7 @@ import { VISIBLE, withoutHidden } from "../../core/visible-text";
 import type { CortexDoc } from "../cortex/search-index";
 import { type CortexEnv, cortexFor, routeOf } from "../cortex/routing";
 import { type CortexMark, laterMark } from "../cortex/shard";
+import { sessionDatabase } from "../d1-session-database";
 import { forgetMemoryMap } from "./memory-map";
 
 /** What writing memory needs: D1 for the rows, the cortex shard for their index. */
@@ -179,7 +180,10 @@ export async function updateNote(
   }: { tenantId: string; id: string; change: { title?: string; text?: string; tags?: string[] } },
 ): Promise<NoteWritten<{ note: Note | null }>> {
   const db = env.DB;
-  const current = await getNote(db, tenantId, id);
+  // Read at the primary: the request's session may read a replica that has not seen another
+  // client's edit, and what is compared with (the memory map's forget) and put back on a failed
+  // index write must be the note as it is.
+  const current = await getNote(sessionDatabase(db, db.withSession("first-primary")), tenantId, id);
   if (!current) return { note: null, written: null };
   // The shard first, as deleteNote does: a route that cannot be read fails the edit before any
   // field is written, never after (nothing would put the fields back).

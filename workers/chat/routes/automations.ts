@@ -37,6 +37,10 @@ async function keyExpiry(c: Context<AppEnv>): Promise<string | null> {
   return creator.expiresAt;
 }
 
+/** A resume or reschedule that found the automation changed by others each time it read it. */
+const changedMeanwhile = () =>
+  new ApiError(409, "conflict", "the automation kept changing while this change was decided; send it again");
+
 const schedule = z
   .string()
   .trim()
@@ -160,6 +164,7 @@ automationRoutes.patch(
       id: automationId(c.req.param("id")),
       change: remade ? { ...change, expiresAt: await keyExpiry(c) } : change,
     });
+    if (a === "changed") throw changedMeanwhile();
     if (!a) throw notFound("automation");
     return c.json(publicAutomation(a));
   },
@@ -181,6 +186,7 @@ for (const [verb, paused] of [
         id: automationId(c.req.param("id")),
         change: { paused },
       });
+      if (a === "changed") throw changedMeanwhile();
       if (!a) throw notFound("automation");
       return c.json(publicAutomation(a));
     },

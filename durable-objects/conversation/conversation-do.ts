@@ -25,7 +25,8 @@ import { TurnOrder } from "./turn-order";
 import type { StopAnswer } from "./turn-stops";
 import { pausedMessage, pendingView, PausedTurns } from "./paused-turn";
 import { TurnRunner, TURN_PAUSED } from "./turn-runner";
-import { markedView, markReplaced, type TranscriptMessage, type TranscriptPage } from "./regenerate";
+import { markedPage, markedView, markReplaced, withPendingMark } from "./regenerate";
+import type { TranscriptMessage, TranscriptPage } from "./regenerate";
 import { patchConversation, type ConversationChange, type PatchAnswer } from "./conversation-patch";
 
 export { FOLD_LEASE_MS, type FoldCommit, type FoldOutcome, type FoldSource } from "./fold-coordinator";
@@ -190,12 +191,10 @@ export class ConversationDO extends DurableObject<Env> {
 
   // ---- RPC: reading -----------------------------------------------------------------------
 
-  /** The complete transcript, paged by count and bytes (store.transcriptPage), a replaced message marked so. */
+  /** The complete transcript, paged by count and bytes, a replaced message marked so (regenerate.ts markedPage). */
   async listMessages(ref: ConversationRef, after: number, limit: number): Promise<TranscriptPage | null> {
     const head = await this.record.load(ref);
-    if (!head) return null;
-    const { messages, more } = this.store.transcriptPage(after, { limit });
-    return { messages: markReplaced(head, messages), next: more ? messages[messages.length - 1].seq : null };
+    return head ? markedPage(this.store, { head, after, limit, turnsInFlight: this.order.turnsInFlight }) : null;
   }
 
   /** One message by id, or a range paged as the transcript is (by count and bytes): `next` reads on. */
@@ -218,8 +217,12 @@ export class ConversationDO extends DurableObject<Env> {
 
   async replay(ref: ConversationRef): Promise<ReplayView | null> {
     const head = await this.record.load(ref);
+    if (!head) return null;
+    // While a regenerate saves its mark, the exchange it replaces is left out already (the live cache holds it).
+    const marked = withPendingMark(head, this.store);
+    const cache = marked === head ? this.cache : new ReplayCache(this.scope);
     // Results come next only while a turn waits on them, whatever the history ends on.
-    return head ? this.cache.replayView(head, this.scope.env, !!(await this.paused.get())) : null;
+    return cache.replayView(marked, this.scope.env, !!(await this.paused.get()));
   }
 
   async timeline(

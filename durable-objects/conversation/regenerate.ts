@@ -100,6 +100,35 @@ export function markedView<V extends { lastSeq: number; messageCount: number }>(
 }
 
 /**
+ * A transcript page, its replaced messages marked. It ends where markedView ends the view, so it
+ * never carries the copy after the exchange it replaces unmarked (its next cursor stays null until
+ * the mark lands).
+ */
+export function markedPage(
+  store: Pick<ConversationStore, "lastSeq" | "unmarkedCopy" | "transcriptPage">,
+  page: { head: Pick<ConversationHead, "superseded">; after: number; limit: number; turnsInFlight: number },
+): TranscriptPage {
+  const lastSeq = store.lastSeq();
+  const state = { unmarkedCopy: store.unmarkedCopy(), turnsInFlight: page.turnsInFlight };
+  const through = markedView({ lastSeq, messageCount: lastSeq }, state).lastSeq;
+  const { messages, more } = store.transcriptPage(page.after, { limit: page.limit, through });
+  return { messages: markReplaced(page.head, messages), next: more ? messages[messages.length - 1].seq : null };
+}
+
+/** The marks regenerates are saving, by object (its store): from the copy's save until the head write ends. */
+const pendingMarks = new WeakMap<object, readonly SupersededRange[]>();
+
+/**
+ * The head as the mark being saved will leave it (the head itself when none is): the copy is saved,
+ * so the next model request (the regenerate's) and /replay no longer carry the exchange it replaces.
+ */
+export function withPendingMark(head: ConversationHead, store: object): ConversationHead {
+  const marks = pendingMarks.get(store);
+  if (!marks?.length || (head.superseded ?? []).some((r) => r.by === marks[0].by)) return head;
+  return withSuperseded(head, marks);
+}
+
+/**
  * The exchange a regenerate replaces, looked for in what the model sees (`replayed`: the verbatim
  * tail after the fold boundary, without superseded or sub-agent messages); a refusal otherwise.
  */
@@ -272,7 +301,14 @@ export function regeneratingPersist(
   const { scope, record, ref, target } = on;
   return supersedingPersist(persist, {
     range: target,
-    supersede: (marked) => record.supersede(marked),
+    supersede: async (marked) => {
+      pendingMarks.set(scope.store, marked);
+      try {
+        await record.supersede(marked);
+      } finally {
+        pendingMarks.delete(scope.store);
+      }
+    },
     unmarked: (range) => scope.store.setUnmarkedCopy(range),
     idsOf: (from, to) => scope.store.range(from, to).map((m) => m.id),
     announce: (superseded) => {

@@ -77,8 +77,8 @@ export class TurnRunner {
     const waiting = await this.parts.paused.get();
     if (waiting) {
       // Queued before the previous turn paused: refused like a request that arrives while it waits.
-      this.begin({ ref, sink, queuedAt, turnId }).fail({ type: TURN_PAUSED, message: pausedMessage(waiting) });
-      return;
+      const refusal = { type: TURN_PAUSED, message: pausedMessage(waiting), status: 409 };
+      return this.begin({ ref, sink, queuedAt, turnId }).fail(refusal);
     }
     const turnTools = input.tools ?? [];
     if (input.regenerate) return this.regenerate({ ref, input, sink, queuedAt, turnId });

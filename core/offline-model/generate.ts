@@ -5,9 +5,11 @@
  *
  * Tool calls: a `@tool` line produces a tool_use block even when NAME is not in the request's
  * `tools` list. We chose this on purpose: the caller's tool registry is then exercised on its
- * "unknown tool" path, exactly as when a real model hallucinates a tool name. `tool_choice: none`
- * suppresses them; a forced choice (`any` / `tool`) with no `@tool` line calls the named (or first)
- * tool with `{}`.
+ * "unknown tool" path, exactly as when a real model hallucinates a tool name. tool_choice shapes
+ * them, on a prompt and after tool results alike (chosenCalls): `none` suppresses them; `tool` keeps
+ * only the calls to its `name`, or calls it with `{}` when there are none; `any` with no call calls
+ * the first custom tool with `{}`; `disable_parallel_tool_use: true` keeps only the first call. A
+ * forced choice's reply starts with its calls (no text before them).
  */
 import type { Directives, ModelErrorStatus, RefusalCategory, StreamErrorType, ToolCallDirective } from "./directives";
 import { stripDirectives } from "./directives";
@@ -188,6 +190,33 @@ function notePart(note: string, mode: ThinkingMode, ratio: number): Part[] {
   ];
 }
 
+type ToolChoiceSent = { type?: unknown; name?: unknown; disable_parallel_tool_use?: unknown } | undefined;
+
+/**
+ * The calls a reply makes under the request's tool_choice. Source: the pinned SDK's ToolChoice*
+ * (ToolChoiceTool: "The model will use the specified tool with `tool_choice.name`"; ToolChoiceAny:
+ * "The model will use any available tools"; disable_parallel_tool_use: "the model will output at
+ * most one tool use" (auto), "exactly one tool use" (any, tool)).
+ */
+function chosenCalls(
+  calls: readonly ToolCallDirective[],
+  { choice, tools }: { choice: ToolChoiceSent; tools: WireRequest["tools"] },
+): ToolCallDirective[] {
+  if (choice?.type === "none") return [];
+  let kept = [...calls];
+  if (choice?.type === "tool" && typeof choice.name === "string") {
+    const name = choice.name;
+    kept = kept.filter((call) => call.name === name);
+    if (kept.length === 0) kept = [{ name, input: {} }];
+  } else if (choice?.type === "any" && kept.length === 0) {
+    const first = (tools ?? []).find((tool) => tool.type === undefined || tool.type === null || tool.type === "custom");
+    if (first?.name) kept = [{ name: first.name, input: {} }];
+  }
+  return choice?.disable_parallel_tool_use === true ? kept.slice(0, 1) : kept;
+}
+
+const forcing = (choice: ToolChoiceSent) => choice?.type === "any" || choice?.type === "tool";
+
 function toolUses(calls: readonly ToolCallDirective[], messageId: string): Part[] {
   return calls.map((call, i) => ({
     kind: "tool",
@@ -233,13 +262,15 @@ function planReply(input: GenerateInput, mode: ThinkingMode, summaryText: string
     return plan;
   }
   const turn = classifyTurn(request.messages);
-  const choice = request.tool_choice as { type?: string; name?: string } | undefined;
+  const choice = request.tool_choice as ToolChoiceSent;
   if (turn.kind === "tool-results") {
     const report = toolResultsReply(turn.results);
-    const calls = choice?.type === "none" ? [] : turn.nextCalls;
+    const calls = chosenCalls(turn.nextCalls, { choice, tools: request.tools });
     const thought = `Reading ${turn.results.length} tool ${turn.results.length === 1 ? "result" : "results"} before replying.`;
     plan.parts = [...thinkingPart(mode, { seed: `${report}:${turn.userText}`, summary: thought, ratio })];
     if (calls.length === 0) plan.parts.push(...textPart(report));
+    // A forced choice: the reply starts with the call, as on a prompt (planPrompt).
+    else if (forcing(choice)) plan.parts.push(...toolUses(calls, messageId));
     else
       plan.parts.push(
         ...notePart(`${report}\n\nNext: ${calls.length} more ${calls.length === 1 ? "call" : "calls"}.`, mode, ratio),
@@ -287,16 +318,11 @@ function planPrompt(
   const { request, model, messageId } = input;
   const ratio = model.tokenizerRatio;
   plan.directives = d;
-  const choice = request.tool_choice as { type?: string; name?: string } | undefined;
-  const firstTool = (request.tools ?? []).find(
-    (tool) => tool.type === undefined || tool.type === null || tool.type === "custom",
-  );
-  let calls = d.toolsPerStep === null ? d.toolCalls : d.toolCalls.slice(0, d.toolsPerStep);
-  if (choice?.type === "none") calls = [];
-  else if ((choice?.type === "any" || choice?.type === "tool") && calls.length === 0) {
-    const name = choice.type === "tool" ? choice.name : firstTool?.name;
-    if (name) calls = [{ name: String(name), input: {} }];
-  }
+  const choice = request.tool_choice as ToolChoiceSent;
+  let calls = chosenCalls(d.toolsPerStep === null ? d.toolCalls : d.toolCalls.slice(0, d.toolsPerStep), {
+    choice,
+    tools: request.tools,
+  });
   const notes = [...d.notes];
   const server: Part[] = [];
   const answers: Part[] = [];
@@ -379,7 +405,7 @@ function planPrompt(
   }
   if (calls.length === 0 || d.replyChars !== null) {
     plan.parts.push(...textPart([main, ...notes].filter(Boolean).join("\n\n")));
-  } else if (choice?.type === "any" || choice?.type === "tool") {
+  } else if (forcing(choice)) {
     // A forced choice: the reply starts with the call (Haiku 5.5 migration guide); only notes stay text.
     plan.parts.push(...textPart(notes.join("\n\n")));
   } else if (mode.progressBlocks) {

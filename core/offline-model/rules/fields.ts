@@ -101,7 +101,7 @@ export function checkCacheControl(control: unknown, path: string): void {
 }
 
 interface Typed {
-  kind: "string" | "boolean" | "list" | "citations";
+  kind: "string" | "boolean" | "list" | "string-or-list" | "citations";
   nullable?: boolean;
 }
 const STRING: Typed = { kind: "string" };
@@ -109,13 +109,20 @@ const STRING_OR_NULL: Typed = { kind: "string", nullable: true };
 
 /**
  * Value types of the block fields the SDK types narrowly (DocumentBlockParam, SearchResultBlockParam,
- * ToolResultBlockParam, CitationsConfigParam); the schema refuses any other type with its own
- * `<path>: Input should be …`. Strict, as for `stream`: a "no" is not a boolean.
+ * ToolResultBlockParam, TextBlockParam, CitationsConfigParam); the schema refuses any other type with
+ * its own `<path>: Input should be …`. Strict, as for `stream`: a "no" is not a boolean. A text
+ * block's `text` is checked here, before the rule on empty text (messages.ts) reads it.
  */
 const VALUE_TYPES: Record<string, Record<string, Typed>> = {
   document: { citations: { kind: "citations", nullable: true }, context: STRING_OR_NULL, title: STRING_OR_NULL },
   search_result: { content: { kind: "list" }, source: STRING, title: STRING, citations: { kind: "citations" } },
-  tool_result: { is_error: { kind: "boolean" }, toolset_name: STRING_OR_NULL },
+  tool_result: {
+    tool_use_id: STRING,
+    content: { kind: "string-or-list" },
+    is_error: { kind: "boolean" },
+    toolset_name: STRING_OR_NULL,
+  },
+  text: { text: STRING },
 };
 
 function checkValue(value: unknown, { typed, path }: { typed: Typed; path: string }): void {
@@ -123,6 +130,8 @@ function checkValue(value: unknown, { typed, path }: { typed: Typed; path: strin
   if (typed.kind === "string" && typeof value !== "string") throw invalid(`${path}: Input should be a valid string`);
   if (typed.kind === "boolean" && typeof value !== "boolean") throw invalid(`${path}: Input should be a valid boolean`);
   if (typed.kind === "list" && !Array.isArray(value)) throw invalid(`${path}: Input should be a valid list`);
+  if (typed.kind === "string-or-list" && typeof value !== "string" && !Array.isArray(value))
+    throw invalid(`${path}: Input should be a valid string or a valid list`);
   if (typed.kind !== "citations") return;
   if (!isObject(value)) throw invalid(`${path}: Input should be a valid dictionary or object to extract fields from`);
   checkFields(value, { fields: schema([], ["enabled"]), path, ignore: [] });

@@ -40,7 +40,7 @@ export async function runToolStep(
   for (const call of calls) {
     if (deps.signal?.aborted) {
       // Stopped: no further call runs (nor waits for the client); each is answered as interrupted.
-      results.push({ type: "tool_result", tool_use_id: call.id, content: INTERRUPTED_TOOL_RESULT, is_error: true });
+      results.push(interruptedCall(deps, call));
       continue;
     }
     emit({
@@ -128,14 +128,39 @@ export async function runToolStep(
     results.push(block);
   }
   if (deps.signal?.aborted) {
-    // A stop during the step leaves nothing waiting for the client: its calls are interrupted too.
-    const interrupted = (id: string): ToolResultBlock => ({
-      type: "tool_result",
-      tool_use_id: id,
-      content: INTERRUPTED_TOOL_RESULT,
-      is_error: true,
-    });
-    return { results: results.map((r, i) => r ?? interrupted(calls[i].id)), pending: [] };
+    // A stop during the step leaves nothing waiting for the client: its calls are interrupted too
+    // (their tool_use events already sent).
+    return { results: results.map((r, i) => r ?? interruptedCall(deps, calls[i], { announced: true })), pending: [] };
   }
   return { results, pending };
+}
+
+/**
+ * A call a stop answers as interrupted before it ran, told as every call is (its tool_use event,
+ * unless `announced` already) and as every platform result is (a tool_result event).
+ */
+export function interruptedCall(
+  deps: Pick<TurnDeps, "turnId" | "emit" | "registry">,
+  call: { id: string; name: string; input: unknown },
+  opts: { announced?: boolean } = {},
+): ToolResultBlock {
+  const { turnId, emit } = deps;
+  if (!opts.announced)
+    emit({
+      type: "tool_use",
+      turnId,
+      id: call.id,
+      name: call.name,
+      input: deps.registry.withhold(call.name, call.input),
+    });
+  emit({
+    type: "tool_result",
+    turnId,
+    tool_use_id: call.id,
+    name: call.name,
+    is_error: true,
+    chars: INTERRUPTED_TOOL_RESULT.length,
+    preview: INTERRUPTED_TOOL_RESULT.slice(0, PREVIEW_CHARS),
+  });
+  return { type: "tool_result", tool_use_id: call.id, content: INTERRUPTED_TOOL_RESULT, is_error: true };
 }

@@ -35,12 +35,12 @@ import { priced } from "../core/pricing";
 import type { ContentBlock, ModelRequest, NewMessage, StoredMessage, ToolResultBlock, Usage } from "../core/types";
 import { addUsage, isThinkingBlock, zeroUsage } from "../core/types";
 import type { ModelEntry } from "../core/models/catalog";
-import { beforeThinkingGuard, INTERRUPTED_TOOL_RESULT } from "../core/replay";
+import { beforeThinkingGuard } from "../core/replay";
 import { describeModelError, isRetryableStreamError, type ModelFailure } from "./model-errors";
 import { retryDelayMs, streamCall } from "./model-call";
 import { billedUsage, partialText, partialUsage, storedBlocks } from "./model-reply";
 import { keepValidThinking, thinkingPrefixes } from "../core/thinking-guard";
-import { runToolStep, type PendingCall } from "./tool-step";
+import { interruptedCall, runToolStep, type PendingCall } from "./tool-step";
 
 export type { PendingCall } from "./tool-step";
 export type { CallBudget, DelegatedRun, DelegatedTask, DelegationParent, TurnDeps } from "./turn-deps";
@@ -373,17 +373,11 @@ async function continueTurn(
     if (stop !== "tool_use") return { stopReason: stop, usage, modelMs, modelCalls };
     if (deps.signal?.aborted) {
       // Stopped before the calls ran: each is answered as interrupted, so none is left unanswered.
+      // Each told as every call and result is: its tool_use, then its tool_result.
       await persist([
         {
           role: "user",
-          content: produced
-            .filter((b) => b.type === "tool_use")
-            .map((b) => ({
-              type: "tool_result" as const,
-              tool_use_id: b.id,
-              content: INTERRUPTED_TOOL_RESULT,
-              is_error: true as const,
-            })),
+          content: produced.flatMap((b) => (b.type === "tool_use" ? [interruptedCall(deps, b)] : [])),
         },
       ]);
       return stopped();

@@ -15,6 +15,10 @@ type RequiresAction = Extract<TurnEvent, { type: "requires_action" }>;
 /** An event's payload as the ledger keeps it: without its type, turn and agent. */
 type Kept<T extends TurnEvent["type"]> = Omit<Extract<TurnEvent, { type: T }>, "type" | "turnId" | "agent">;
 
+type NoticeType = "refusal" | "model_changed" | "exchange_superseded";
+/** A refusal, model change or superseded exchange as the ledger keeps it: without its turn and agent. */
+type Notice = { [T in NoticeType]: Omit<Extract<TurnEvent, { type: T }>, "turnId" | "agent"> }[NoticeType];
+
 /** What a key's first turn did: enough to answer a retry with the same status and body. */
 export interface KeyedOutcome {
   turnId: string | null;
@@ -23,7 +27,12 @@ export interface KeyedOutcome {
   end: Omit<TurnEnd, "type" | "turnId"> | null;
   /** The client calls a turn that paused waited on (absent from rows written before it was kept). */
   requiresAction?: Omit<RequiresAction, "type" | "turnId"> | null;
-  /** The master agent's refusal, model changes and superseded exchange (absent from older rows). */
+  /**
+   * The master agent's refusals, model changes and superseded exchange, in the order the turn sent
+   * them (absent from older rows, which kept the three below instead).
+   */
+  notices?: Notice[];
+  /** Rows written before `notices`: the last refusal, the model changes, the superseded exchange. */
   refusal?: Kept<"refusal"> | null;
   modelChanges?: Kept<"model_changed">[];
   superseded?: Kept<"exchange_superseded"> | null;
@@ -161,15 +170,10 @@ export class IdempotencyLedger {
     else if (event.type === "error") outcome.error = event.error;
     else if (event.type === "requires_action")
       outcome.requiresAction = { calls: event.calls, expiresAt: event.expiresAt };
-    else if (event.type === "refusal") {
-      const { type: _t, turnId: _id, agent: _a, ...refusal } = event;
-      outcome.refusal = refusal;
-    } else if (event.type === "model_changed") {
-      const { type: _t, turnId: _id, agent: _a, ...change } = event;
-      outcome.modelChanges = [...(outcome.modelChanges ?? []), change];
-    } else if (event.type === "exchange_superseded") {
-      const { type: _t, turnId: _id, agent: _a, ...superseded } = event;
-      outcome.superseded = superseded;
+    else if (event.type === "refusal" || event.type === "model_changed" || event.type === "exchange_superseded") {
+      // Each kept in the order it came: a replay sends them so (a fallback that refuses too: two refusals).
+      const { turnId: _id, agent: _a, ...notice } = event;
+      outcome.notices = [...(outcome.notices ?? []), notice];
     } else if (event.type === "turn_end") {
       const { type: _t, turnId: _id, ...end } = event;
       outcome.end = end;
@@ -213,7 +217,7 @@ export class IdempotencyLedger {
 
 /**
  * The first outcome as the events a turn sends: `turn_start` (marked `replayed`), the exchange a
- * regenerate superseded, the refusal and model changes, each saved message as stored now, the
+ * regenerate superseded, the refusals and model changes (in the order the turn sent them), each saved message as stored now, the
  * error if there was one, `requires_action` if the turn paused, and `turn_end` as first sent. No
  * deltas or tool events: the messages hold what those carried.
  */
@@ -223,9 +227,13 @@ export function replayEvents(
 ): TurnEvent[] {
   const turnId = outcome.turnId ?? "replay";
   const events: TurnEvent[] = [{ type: "turn_start", turnId, replayed: true }];
-  if (outcome.superseded) events.push({ type: "exchange_superseded", turnId, ...outcome.superseded });
-  if (outcome.refusal) events.push({ type: "refusal", turnId, ...outcome.refusal });
-  for (const change of outcome.modelChanges ?? []) events.push({ type: "model_changed", turnId, ...change });
+  if (outcome.notices) for (const notice of outcome.notices) events.push({ ...notice, turnId });
+  else {
+    // A row written before the ledger kept their order.
+    if (outcome.superseded) events.push({ type: "exchange_superseded", turnId, ...outcome.superseded });
+    if (outcome.refusal) events.push({ type: "refusal", turnId, ...outcome.refusal });
+    for (const change of outcome.modelChanges ?? []) events.push({ type: "model_changed", turnId, ...change });
+  }
   // A turn's seqs are contiguous (turns run one at a time); the filter keeps this true to the row anyway.
   const seqs = new Set(outcome.seqs);
   const saved = outcome.seqs.length

@@ -136,15 +136,17 @@ export async function runToolStep(
 }
 
 /**
- * A call a stop answers as interrupted before it ran, told as every call is (its tool_use event,
- * unless `announced` already) and as every platform result is (a tool_result event).
+ * A call answered before it ran (a stop: interrupted; a reply cut at max_tokens: `content` says it
+ * was not run), told as every call is (its tool_use event, unless `announced` already) and as every
+ * platform result is (a tool_result event).
  */
 export function interruptedCall(
   deps: Pick<TurnDeps, "turnId" | "emit" | "registry">,
   call: { id: string; name: string; input: unknown },
-  opts: { announced?: boolean } = {},
+  opts: { announced?: boolean; content?: string } = {},
 ): ToolResultBlock {
   const { turnId, emit } = deps;
+  const content = opts.content ?? INTERRUPTED_TOOL_RESULT;
   if (!opts.announced)
     emit({
       type: "tool_use",
@@ -159,8 +161,8 @@ export function interruptedCall(
     tool_use_id: call.id,
     name: call.name,
     is_error: true,
-    chars: INTERRUPTED_TOOL_RESULT.length,
-    preview: INTERRUPTED_TOOL_RESULT.slice(0, PREVIEW_CHARS),
+    chars: content.length,
+    preview: content.slice(0, PREVIEW_CHARS),
   });
-  return { type: "tool_result", tool_use_id: call.id, content: INTERRUPTED_TOOL_RESULT, is_error: true };
+  return { type: "tool_result", tool_use_id: call.id, content, is_error: true };
 }

@@ -363,7 +363,9 @@ async function continueTurn(
       // as not run, so none is left unanswered, and the model makes it again with more room.
       const cutCalls = produced.filter((b) => b.type === "tool_use");
       if (cutCalls.length)
-        await persist([{ role: "user", content: cutCalls.map((b) => notRunCut(b, { stop, turnId, emit })) }]);
+        await persist([
+          { role: "user", content: cutCalls.map((b) => interruptedCall(deps, b, { content: cutCallNotRun(stop) })) },
+        ]);
       if (full && !canCompact) return { stopReason: "context_full", usage, modelMs, modelCalls };
       if ((full || stop === "model_context_window_exceeded") && canCompact) compactNext = true;
       // Nothing but thinking, or a call cut off: the docs' remedy is more room (thinking counts against max_tokens).
@@ -414,24 +416,6 @@ async function continueTurn(
 /** The result of a call in a reply cut off before it finished (`stop`): never run, and the model asked to make it again. */
 export const cutCallNotRun = (stop: string) =>
   `not run: your reply was cut off at ${stop} before it finished, so this call may be incomplete; make the call again`;
-
-/** A cut reply's call answered as not run, told as every platform result is (a tool_result event). */
-function notRunCut(
-  call: { id: string; name: string },
-  at: { stop: string; turnId: string; emit: TurnDeps["emit"] },
-): ToolResultBlock {
-  const content = cutCallNotRun(at.stop);
-  at.emit({
-    type: "tool_result",
-    turnId: at.turnId,
-    tool_use_id: call.id,
-    name: call.name,
-    is_error: true,
-    chars: content.length,
-    preview: content,
-  });
-  return { type: "tool_result", tool_use_id: call.id, content, is_error: true };
-}
 
 /** What the record keeps of a refusal that came before any output. */
 function refusalNote(reply: Anthropic.Message): string {

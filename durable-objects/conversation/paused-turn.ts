@@ -344,11 +344,25 @@ export function pausedMessage(turn: PausedTurn): string {
   return `turn ${turn.turnId} is waiting for client tool results (POST /tool-results): ${turn.step.pending.map((c) => `${c.id} (${c.name})`).join(", ")}`;
 }
 
-/** The results that close a paused step's calls no result came for (its wait ran out, or a stop). */
-export const interruptedResults = (step: Pick<PausedStep, "pending">): ToolResultBlock[] =>
-  step.pending.map((c) => ({
-    type: "tool_result",
-    tool_use_id: c.id,
-    content: INTERRUPTED_TOOL_RESULT,
-    is_error: true,
-  }));
+/**
+ * The results that close a paused step's calls no result came for (its wait ran out, or a stop),
+ * each told by a tool_result event as every platform result is (their tool_use events went out
+ * when the turn paused).
+ */
+export function interruptedResults(
+  step: Pick<PausedStep, "pending">,
+  told: { emit: (event: TurnEvent) => void; turnId: string },
+): ToolResultBlock[] {
+  return step.pending.map((c) => {
+    told.emit({
+      type: "tool_result",
+      turnId: told.turnId,
+      tool_use_id: c.id,
+      name: c.name,
+      is_error: true,
+      chars: INTERRUPTED_TOOL_RESULT.length,
+      preview: INTERRUPTED_TOOL_RESULT,
+    });
+    return { type: "tool_result", tool_use_id: c.id, content: INTERRUPTED_TOOL_RESULT, is_error: true };
+  });
+}

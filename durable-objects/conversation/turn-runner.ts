@@ -165,7 +165,7 @@ export class TurnRunner {
     if (!turn.answers || abandon) {
       if (!abandon && turn.expiresAt > Date.now()) return;
       const { emit, end } = this.begin({ ref, sink, queuedAt, turnId: turn.turnId });
-      const results = turn.answers ?? interruptedResults(turn.step);
+      const results = turn.answers ?? interruptedResults(turn.step, { emit, turnId: turn.turnId });
       try {
         for (const m of await record.append([{ role: "user", content: completeStep(turn.step, results) }]))
           emit({ type: "message", turnId: turn.turnId, message: m });

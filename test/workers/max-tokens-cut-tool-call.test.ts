@@ -50,6 +50,10 @@ describe("a reply cut at max_tokens after a complete tool call", () => {
     // Not run, not relayed to the client: the result is the platform's, told as such.
     expect(events.map((e) => e.type)).not.toContain("requires_action");
     expect(events.find((e) => e.type === "tool_result")?.data).toMatchObject({ tool_use_id: callId, is_error: true });
+    // Told as every call is: its tool_use event first.
+    const told = events.findIndex((e) => e.type === "tool_use" && e.data.id === callId);
+    expect(told).toBeGreaterThanOrEqual(0);
+    expect(told).toBeLessThan(events.findIndex((e) => e.type === "tool_result"));
 
     // The continuation's request had more output room than the cut one.
     const prompts = (await api("GET", `/v1/conversations/${id}/prompts`)).json.data;

@@ -190,6 +190,11 @@ describe("self-service keys", () => {
     for (const [body, field] of [
       [{ name: "" }, "name"],
       [{ name: "bell\u0007" }, "name"],
+      [{ name: "next\u0085line" }, "name"],
+      [{ name: "csi\u009b31m" }, "name"],
+      [{ name: "a\u2028b" }, "name"],
+      [{ name: "\u202eevil" }, "name"],
+      [{ name: "\u200b" }, "name"],
       [{ name: "x".repeat(101) }, "name"],
       [{ expiresAt: "2001-01-01T00:00:00Z" }, "expiresAt"],
       [{ expiresAt: "tomorrow" }, "expiresAt"],

@@ -19,7 +19,7 @@ import { forgetKey } from "../../../services/keys/auth";
 import { ApiError, badRequest, notFound, unauthorized } from "../errors";
 import type { AppEnv } from "../types";
 import { sessionDatabase } from "../../../services/d1-session-database";
-import { intParam, jsonBody, query } from "../validate";
+import { intParam, jsonBody, query, visibleName } from "../validate";
 import { listOf } from "../openapi/schemas";
 import { listBody, pageOf } from "../paging";
 import { doc } from "../openapi/registry";
@@ -32,14 +32,8 @@ export interface KeyScope {
 }
 
 const createBody = z.strictObject({
-  name: z
-    .string()
-    .trim()
-    .min(1)
-    .max(100)
-    // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what a key name is refused for
-    .refine((v) => !/[\u0000-\u001f\u007f]/.test(v), "no control characters")
-    .optional(),
+  // A name people read in the key list: the rule every name has (validate.ts visibleName), at most 100.
+  name: visibleName.max(100).optional(),
   expiresAt: z.iso
     .datetime({ offset: true })
     .transform((v) => new Date(v))

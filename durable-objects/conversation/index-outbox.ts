@@ -36,6 +36,15 @@ const FOLLOW_UP_MS = 1_000;
 /** The waits between tries of a usage row written straight to D1: about 20 s in all, inside waitUntil's 30. */
 const DIRECT_RETRY_MS = [250, 1_000, 3_000, 6_000, 10_000];
 
+/** Each object's outbox by its scope: how the turn's tools (tool-context.ts indexSettled) find its run. */
+const outboxOf = new WeakMap<ObjectScope, IndexOutbox>();
+
+/**
+ * The object's indexing runs under way, over (resolved at once when none is, or for a scope with
+ * no outbox): tool-context.ts awaits it, bounded, before a search of the tenant's messages.
+ */
+export const indexSettled = (scope: ObjectScope): Promise<void> => outboxOf.get(scope)?.settled() ?? Promise.resolve();
+
 export class IndexOutbox {
   private indexing: Promise<void> | null = null;
   private indexAgain = false;
@@ -49,7 +58,17 @@ export class IndexOutbox {
     private readonly loadedHead: () => ConversationHead | undefined,
     /** An alarm another part still needs (a paused turn's deadline): kept when indexing is caught up. */
     private readonly alarmNeeded: () => Promise<number | null> = async () => null,
-  ) {}
+  ) {
+    outboxOf.set(scope, this);
+  }
+
+  /**
+   * Resolves once no run is under way: the one in progress, then any a pending() asked for during it
+   * (its `then` on the run, registered before this call's, starts it first). It never rejects.
+   */
+  async settled(): Promise<void> {
+    for (let run = this.indexing; run; run = this.indexing) await run.catch(() => {});
+  }
 
   /**
    * A durable reminder to index what was just appended: if the object dies before the turn's
@@ -150,13 +169,15 @@ export class IndexOutbox {
           // the object's memory, and the alarm would retry that same batch for good.
           const batch = store.transcriptPage(store.indexedThrough(), { limit: INDEX_BATCH }).messages;
           if (!batch.length) break;
-          // Written at the shard's primary; its bookmark lets the next search see these rows.
+          // Written at the shard's primary; its bookmark lets the next search see these rows. The mark is
+          // read after the write: a tenant's first write is assigned its shard inside it (shard.ts
+          // `assign`), and the handle's name before it is a stand-in's.
           const written = await deletion.guard(async () => {
             const shard = await cortexFor(this.scope.env, head.tenantId);
-            const docs = labelledDocs(store, head, batch);
-            return { shard: shard.name, bookmark: await shard.index(head.tenantId, docs) };
+            await shard.index(head.tenantId, labelledDocs(store, head, batch));
+            return shard.written;
           });
-          if (written.bookmark) moveCortexBookmark(this.scope, { shard: written.shard, bookmark: written.bookmark });
+          moveCortexBookmark(this.scope, written);
           store.setIndexedThrough(batch[batch.length - 1].seq);
           wrote = true;
         }
@@ -208,9 +229,9 @@ export class IndexOutbox {
         this.vectorsLeft = true;
         const vectors = await deletion.guard(async () => {
           const shard = await cortexFor(this.scope.env, head.tenantId);
-          return { shard: shard.name, ...(await shard.syncVectors(head.tenantId)) };
+          return { ...(await shard.syncVectors(head.tenantId)), written: shard.written };
         });
-        if (vectors.bookmark) moveCortexBookmark(this.scope, { shard: vectors.shard, bookmark: vectors.bookmark });
+        moveCortexBookmark(this.scope, vectors.written);
         this.vectorsLeft = vectors.left;
       }
       // Caught up: the reminder append set is not needed (a later append sets it again).

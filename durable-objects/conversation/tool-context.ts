@@ -21,6 +21,7 @@ import { listConversationRows } from "../../services/conversation-list";
 import { createNote, deleteNote, getEpisode, getNote, updateNote } from "../../services/memory/notes";
 import type { ConversationRef } from "../../services/record/conversation-head";
 import { sessionDatabase } from "../../services/d1-session-database";
+import { indexSettled } from "./index-outbox";
 import { moveCortexBookmark, type ObjectScope } from "./object-scope";
 import type { ConversationRecord } from "./record";
 
@@ -30,6 +31,21 @@ import type { ConversationRecord } from "./record";
  * must not flood the queue.
  */
 export const MAX_EXTRACT_JOBS = MAX_INDEXED_PDF_PAGES / EXTRACT_CHUNK_PAGES;
+
+/**
+ * How long a search of the tenant's messages waits at most for the object's indexing run under way
+ * (index-outbox.ts settled), so the turn before's messages are found: a run is a few D1 round trips
+ * (plus an embedding call on the semantic path), and a stuck or failing one (the alarm retries it)
+ * must never hang the turn: past this the search runs on what is indexed.
+ */
+export const INDEX_SETTLE_MS = 5_000;
+
+/** `run` over, or `ms` gone by, whichever comes first. */
+async function within(run: Promise<void>, ms: number): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  await Promise.race([run, new Promise<void>((r) => (timer = setTimeout(r, ms)))]);
+  clearTimeout(timer);
+}
 
 /** The extraction jobs that index pages 1..pageCount, a chunk each, at most MAX_EXTRACT_JOBS. */
 export function extractJobs(of: { tenantId: string; attachmentId: string; pageCount: number }): ExtractJob[] {
@@ -116,6 +132,14 @@ export function toolContextFor(parts: ToolContextParts): ToolContext {
   // `scope.env` is read at each use (a binding swapped on the live object is seen at once).
   const { tenantId, conversationId } = ref;
   const cortex = () => cortexFor(scope.env, tenantId);
+  /**
+   * The shard, once the object's indexing under way is over (bounded: INDEX_SETTLE_MS), for a read
+   * of what it indexes (messages, episodes): the turn before's are written after its answer.
+   */
+  const indexedCortex = async () => {
+    await within(indexSettled(scope), INDEX_SETTLE_MS);
+    return cortex();
+  };
   /** The object's last index write's bookmark, where it is of this shard (not one the tenant moved from). */
   const bookmarkIn = (shard: { name: string }) =>
     scope.cortexBookmark?.shard === shard.name ? scope.cortexBookmark.bookmark : null;
@@ -143,8 +167,10 @@ export function toolContextFor(parts: ToolContextParts): ToolContext {
   const search: CortexAccess = {
     // A read session near the caller, from the object's last index write on (read-your-writes).
     // What the model finds goes back to it: never a refused turn, which no request carries again.
+    // A search of pages only (pdf_search) reads nothing the object indexes, and does not wait for it.
     search: async (query, limit, opts) => {
-      const shard = await cortex();
+      const pagesOnly = !!opts?.kinds?.length && opts.kinds.every((k) => k === "page");
+      const shard = await (pagesOnly ? cortex() : indexedCortex());
       const own = { limit, ...opts, withoutRefused: true, bookmark: bookmarkIn(shard) };
       return (await shard.search(tenantId, query, own)).hits;
     },
@@ -194,7 +220,7 @@ export function toolContextFor(parts: ToolContextParts): ToolContext {
       getNote: (id) => getNote(scope.env.DB, tenantId, id),
       getEpisode: (id) => getEpisode(scope.env.DB, tenantId, id),
       conversationOfMessage: async (id) => {
-        const shard = await cortex();
+        const shard = await indexedCortex();
         return shard.conversationOfMessage(tenantId, id, bookmarkIn(shard));
       },
       saveNote: async (input) =>

@@ -77,6 +77,20 @@ describe("a run whose turn ended without an error but without an answer", () => 
     expect(done.error).toMatch(/stop_reason "refusal"/);
   });
 
+  it("is failed, naming the stop, when the turn reached its maxToolIterations bound unanswered", async () => {
+    const key = await newTenant();
+    const { channel, runId, run } = await claimed('@tool memory_search {"query":"weekly report"}', key);
+    // The channel's conversation, made before the run, allows one model call's tools.
+    const first = await api("POST", `/v1/channels/${channel}/messages`, { content: "hello" }, { key });
+    expect(first.status, first.text).toBe(200);
+    const patch = { settings: { maxToolIterations: 1 } };
+    expect((await api("PATCH", `/v1/conversations/${first.json.conversationId}`, patch, { key })).status).toBe(200);
+    expect(await runAutomation(env as Env, runId, 1)).toBeNull();
+    const done = (await run())!;
+    expect(done).toMatchObject({ status: "failed", attempts: 1, stopReason: "max_iterations" });
+    expect(done.error).toMatch(/stop_reason "max_iterations"/);
+  });
+
   it("records the stop reason of a turn that answered", async () => {
     const key = await newTenant();
     const { runId, run } = await claimed("digest\n@reply-chars 100", key);

@@ -66,6 +66,8 @@ const RUNNING_TURN_WAIT_MS = 10 * 60_000;
 const UNANSWERED_STOPS = new Map([
   ["interrupted", "the turn was stopped before it finished (POST /v1/conversations/:id/stop, or a stop from a client)"],
   ["refusal", "the model declined to answer"],
+  ["max_iterations", "the turn reached its maxToolIterations bound before the model answered"],
+  ["client_tool_timeout", "the turn's wait for client tool results ran out before the model answered"],
 ]);
 
 /** Backoff between attempts: the base (default 30 s) doubled per earlier attempt, at most 10 minutes. */

@@ -113,7 +113,7 @@ function parseBlocks(text) {
           }
           break;
         }
-        if (indentOf(l) <= indent && !ITEM.test(l) && startsBlock(l)) break;
+        if (indentOf(l) <= indent && !ITEM.test(l) && (startsBlock(l) || tableStarts(lines, i))) break;
         i++;
       }
       const itemLines = lines.slice(start, i);
@@ -121,7 +121,7 @@ function parseBlocks(text) {
       continue;
     }
     i++;
-    while (i < lines.length && lines[i].trim() && !startsBlock(lines[i])) i++;
+    while (i < lines.length && lines[i].trim() && !startsBlock(lines[i]) && !tableStarts(lines, i)) i++;
     const para = lines.slice(start, i).join("\n");
     out.push({ src: para, build: () => h("p", null, inline(para.trim())) });
   }
@@ -134,6 +134,23 @@ const indentOf = (l) => /** @type {RegExpExecArray} */ (/^ */.exec(l.replace(/\t
 /** @param {string} l */
 function startsBlock(l) {
   return FENCE.test(l) || heading(l) !== null || QUOTE.test(l) || ITEM.test(l) || RULE.test(l);
+}
+
+/**
+ * Whether a table starts at line `i` in the middle of a paragraph or list item: a row with a pipe,
+ * then a separator row of as many cells (so a line with a pipe before a rule stays text).
+ * @param {string[]} lines @param {number} i
+ */
+function tableStarts(lines, i) {
+  const head = lines[i];
+  const sep = lines[i + 1];
+  return (
+    head.includes("|") &&
+    sep !== undefined &&
+    TABLE_SEP.test(sep) &&
+    sep.includes("-") &&
+    cells(head).length === cells(sep).length
+  );
 }
 
 /**

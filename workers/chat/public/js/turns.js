@@ -201,9 +201,12 @@ export function compactionNotice(c, at) {
 
 /**
  * One assistant block for a turn's replies: its thinking and tool steps collapsed, its text as
- * markdown; a sub-agent's steps folded into one line. @param {any[]} replies
+ * markdown; a sub-agent's steps folded into one line. A reply the model refused ends with a
+ * notice saying so (with the refusal's category when this page saw the live event: `refusals`,
+ * by the refused reply's message id).
+ * @param {any[]} replies @param {{ refusals?: Map<string, string | null> }} [opts]
  */
-export function assistantBlock(replies) {
+export function assistantBlock(replies, { refusals } = {}) {
   const el = h("article", { class: "msg assistant", "aria-label": "Assistant" });
   /** @type {Map<string, HTMLElement>} */
   const steps = new Map();
@@ -264,6 +267,7 @@ export function assistantBlock(replies) {
   );
   el.append(body);
   if (last?.stopReason === "interrupted") el.append(h("div", { class: "stopped-note" }, "Stopped"));
+  if (last?.stopReason === "refusal") el.append(refusalNotice(refusals?.get(last.id) ?? null));
   el.append(
     h("div", { class: "msg-meta dev-only" }, [
       last?.model ?? "",
@@ -275,6 +279,15 @@ export function assistantBlock(replies) {
   );
   el.dataset.ids = replies.map((m) => m.id).join(" ");
   return el;
+}
+
+/** The settled notice of a refused reply. @param {string | null} category */
+export function refusalNotice(category) {
+  return h(
+    "div",
+    { class: "notice refusal", role: "note" },
+    `The model declined to answer${category ? ` (${category})` : ""}; this exchange is not sent to the model again. Rephrase it, or set a fallback model in the settings.`,
+  );
 }
 
 /** The text of a turn's replies, for Copy. @param {any[]} replies */

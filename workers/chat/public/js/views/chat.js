@@ -65,6 +65,8 @@ export async function chatView(root, id, opts = {}) {
   const resendKeys = new Map();
   /** Progress notes of this session's turns, by the prompt's message id. @type {Map<string, string[]>} */
   const narration = new Map();
+  /** The category of each refusal this session saw, by the refused reply's message id (a reload has none). @type {Map<string, string | null>} */
+  const refusals = new Map();
   const settled = h("div", { class: "settled" });
   const log = h(
     "div",
@@ -151,8 +153,9 @@ export async function chatView(root, id, opts = {}) {
   const pending = [];
   /**
    * `thoughts`: the thinking sections streamed since the turn's last saved reply, named after it
-   * (`data-thinking`) when it is saved, as the transcript names them.
-   * @type {Map<string, {el: HTMLElement, body: HTMLElement, waiting: HTMLElement | null, piece: {el: HTMLElement, text: string, agent: string} | null, thinking: HTMLElement | null, thinkingKey: string, thoughts: HTMLElement[], steps: Map<string, HTMLElement>, saved: any[], error: any, prompt: string, started: boolean}>}
+   * (`data-thinking`) when it is saved, as the transcript names them. `refusal`: the turn's last
+   * refusal event (its category goes with the saved reply's notice).
+   * @type {Map<string, {el: HTMLElement, body: HTMLElement, waiting: HTMLElement | null, piece: {el: HTMLElement, text: string, agent: string} | null, thinking: HTMLElement | null, thinkingKey: string, thoughts: HTMLElement[], steps: Map<string, HTMLElement>, saved: any[], error: any, refusal: any, prompt: string, started: boolean}>}
    */
   const turns = new Map();
   /** The turn this page started and is running: Stop ends it. */
@@ -321,14 +324,14 @@ export async function chatView(root, id, opts = {}) {
     /** @type {any[][]} */
     const versions = [...item.earlier, item.replies];
     if (versions.length === 1)
-      return withReplyActions(assistantBlock(item.replies), { item, last, shown: item.replies });
+      return withReplyActions(assistantBlock(item.replies, { refusals }), { item, last, shown: item.replies });
     const key = item.user?.id ?? "";
     const latest = versions.length - 1;
     /** @param {number} i @param {string} [focus] the step button to focus in the new block */
     const version = (i, focus) => {
       pickedVersion.set(key, i);
       const shown = versions[i];
-      const el = withReplyActions(assistantBlock(shown), { item, last, shown });
+      const el = withReplyActions(assistantBlock(shown, { refusals }), { item, last, shown });
       const step = (
         /** @type {string} */ cls,
         /** @type {number} */ to,
@@ -746,6 +749,7 @@ export async function chatView(root, id, opts = {}) {
         steps: new Map(),
         saved: [],
         error: null,
+        refusal: null,
         prompt: el.dataset.prompt ?? "",
         started: false,
       };
@@ -927,6 +931,8 @@ export async function chatView(root, id, opts = {}) {
         }
         case "refusal":
           endPiece(t);
+          // Kept for the saved reply's notice: the streamed one goes with the streamed view at turn_end.
+          t.refusal = e;
           t.body.append(refusalLine(e));
           break;
         case "model_changed":
@@ -1006,6 +1012,10 @@ export async function chatView(root, id, opts = {}) {
       .map((n) => n.textContent ?? "")
       .filter((n) => n && !n.startsWith("The model's reply broke off"));
     if (notes.length && prompt) narration.set(prompt.id, notes);
+    const refusedReply = t.saved.findLast(
+      (/** @type {any} */ m) => m.role === "assistant" && !m.agent && m.stopReason === "refusal",
+    );
+    if (refusedReply && t.refusal) refusals.set(refusedReply.id, t.refusal.category ?? null);
     const place = readerPlace(t.el);
     // Read before the streamed view goes: the log shrinks meanwhile, which would clamp a reader
     // scrolled up in the reply to the bottom, and then stick there.
@@ -1025,7 +1035,9 @@ export async function chatView(root, id, opts = {}) {
           ? "Stopped before it started: your message is back in the box."
           : e.stop_reason === "interrupted"
             ? "Stopped."
-            : "Reply finished.",
+            : e.stop_reason === "refusal"
+              ? "The model declined to answer."
+              : "Reply finished.",
       );
     if (t.error)
       announce(
@@ -1345,8 +1357,14 @@ export async function chatView(root, id, opts = {}) {
       e.preventDefault();
       if (!running) send();
     }
-    // Escape while an input method composes cancels the composition, not the turn.
-    if (e.key === "Escape" && running && !e.isComposing) stop();
+  });
+  // Escape stops the running turn wherever the focus is in the chat (on Stop after Send was
+  // clicked, say), not only in the message box. Not while an input method composes (Escape then
+  // cancels the composition), nor in a message's Edit box (it cancels the edit, and keeps the key).
+  view.addEventListener("keydown", (e) => {
+    if (e.key !== "Escape" || !running || e.isComposing || e.defaultPrevented) return;
+    if (e.target instanceof Element && e.target.closest(".editor")) return;
+    stop();
   });
   const grow = () => {
     text.style.height = "auto";

@@ -224,6 +224,25 @@ export function buildFoldRequest(opts: {
   };
 }
 
+/** The smallest cap a fold's summary is held to, however little it replaces: the least summaryMaxChars allows. */
+export const FOLD_MIN_SUMMARY_CHARS = 200;
+
+/**
+ * The most a fold's summary may hold: `summaryMaxChars`, and never more than what it replaces on
+ * replay, so a fold never makes the replay larger. It replaces the previous summary and the folded
+ * messages (weighed by messageChars, as the fold threshold weighs them); `addedChars` is what the
+ * summary's preamble adds around it (all of it on a first fold). Never below FOLD_MIN_SUMMARY_CHARS.
+ */
+export function foldSummaryCap(o: {
+  summaryMaxChars: number;
+  previousSummaryChars: number;
+  foldedChars: number;
+  addedChars: number;
+}): number {
+  const replaced = o.previousSummaryChars + o.foldedChars - o.addedChars;
+  return Math.min(o.summaryMaxChars, Math.max(FOLD_MIN_SUMMARY_CHARS, replaced));
+}
+
 /** Holds a summary to `max` chars even when the model overran: cut at the last line or sentence end. */
 export function capSummary(text: string, max: number): string {
   const trimmed = text.trim();

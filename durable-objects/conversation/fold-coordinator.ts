@@ -6,10 +6,13 @@ import {
   fallbackFoldSummary,
   foldBudgetChars,
   type FoldPlan,
+  foldSummaryCap,
   planFold,
   turnByTurnFoldLength,
 } from "../../core/fold";
 import { sortableId } from "../../core/ids";
+import { messageChars } from "../../core/render";
+import { summaryPreamble } from "../../core/replay";
 import { withoutRefusedTurns } from "../../core/replay-rules";
 import { stubbedThroughSeq } from "../../core/stubs";
 import { FOLD_DELIVERY_MAX_MS, type FoldJob, MAX_RETRY_DELAY_SECONDS } from "../../core/jobs";
@@ -52,6 +55,12 @@ export interface FoldSource {
   region: { id: string; seq: number }[];
   /** The excerpts' budget the plan was made at. */
   budgetChars: number;
+  /**
+   * The most the summary of the plan's fold may hold (foldSummaryCap): summaryMaxChars, and never
+   * more than what it replaces on replay. The commit holds the summary to the same cap. Absent from
+   * an object deployed before it (the summarizer then asks for summaryMaxChars).
+   */
+  maxChars?: number;
   /** Where the fold ends and what its request shows; null when the region has nowhere to cut. */
   plan: FoldPlan | null;
   /** What a fold whose model keeps failing commits instead: every message before the mark, unseen. */
@@ -93,6 +102,27 @@ export interface FoldOutcome {
  * measure (replay-cache.ts foldableChars) calls the same rule.
  */
 const foldable = (master: readonly StoredMessage[]) => withoutRefusedTurns(master, true);
+
+/** What the summary's preamble and acknowledgement weigh on replay around the summary (core/replay.ts). */
+const preambleChars = (conversationId: string, throughSeq: number): number =>
+  summaryPreamble(conversationId, { summary: "", throughSeq }).reduce(
+    (n, m) => n + (typeof m.content === "string" ? m.content.length : messageChars({ content: m.content })),
+    0,
+  );
+
+/**
+ * The cap of a summary that folds `folded` (the foldable messages before the boundary) into the
+ * head's summary, through seq `throughSeq`: never more than the replay chars it takes away.
+ */
+function summaryCap(head: ConversationHead, fold: { folded: readonly StoredMessage[]; throughSeq: number }): number {
+  const before = head.summary ? preambleChars(head.id, head.summarizedThroughMessage ?? 0) : 0;
+  return foldSummaryCap({
+    summaryMaxChars: head.settings.summaryMaxChars,
+    previousSummaryChars: head.summary?.length ?? 0,
+    foldedChars: fold.folded.reduce((n, m) => n + messageChars(m), 0),
+    addedChars: preambleChars(head.id, fold.throughSeq) - before,
+  });
+}
 
 export class FoldCoordinator {
   constructor(
@@ -166,16 +196,17 @@ export class FoldCoordinator {
     const region = all.slice(0, turnByTurnFoldLength(all, settings.tailMessages, settings.foldThresholdChars));
     const budget = budgetChars ?? foldBudgetChars(settings);
     const plan = planFold(region, settings.tailMessages, budget);
+    // Each fold's cap, over what it takes away: the plan's cut, or the fallback's mark.
+    const capAt = (end: number) => summaryCap(head, { folded: region.slice(0, end), throughSeq: region[end].seq - 1 });
     return {
       summary: head.summary,
       summarizedThroughMessage: through,
       settings,
       region: region.map((m) => ({ id: m.id, seq: m.seq })),
       budgetChars: budget,
+      maxChars: plan ? capAt(plan.cut) : settings.summaryMaxChars,
       plan,
-      fallbackSummary: plan
-        ? fallbackFoldSummary(head.summary, region.slice(0, plan.mark), settings.summaryMaxChars)
-        : null,
+      fallbackSummary: plan ? fallbackFoldSummary(head.summary, region.slice(0, plan.mark), capAt(plan.mark)) : null,
       delivery: Math.max(1, deliveries),
     };
   }
@@ -250,6 +281,14 @@ export class FoldCoordinator {
         head.settings.tailMessages
       )
         return reject("the boundary would keep fewer than tailMessages");
+      // Never more than the fold takes away from the replay, as the summarizer asked (FoldSource.maxChars).
+      const folded = foldable(
+        masterMessages(store.listAfter(head.summarizedThroughMessage ?? 0, Number.MAX_SAFE_INTEGER), head),
+      );
+      const cap = summaryCap(head, {
+        folded: folded.filter((m) => m.seq < commit.boundarySeq),
+        throughSeq: commit.boundarySeq - 1,
+      });
       const now = new Date().toISOString();
       // The stubs in force now, over the tail the last request replayed: the new tail keeps them.
       const stubbedThrough = stubbedThroughSeq(this.cache.replaySource(head), {
@@ -259,9 +298,10 @@ export class FoldCoordinator {
       const next: ConversationHead = {
         ...head,
         // Replayed on every request: a lone surrogate would make each of them a 400. Held to the cap
-        // in force now: one lowered while the call ran cuts the paid summary as the summarizer cuts
-        // an overlong reply (at a line or sentence end), rather than throwing it away for another call.
-        summary: capSummary(commit.summary, head.settings.summaryMaxChars).toWellFormed(),
+        // in force now (and to what the fold takes away): one lowered while the call ran cuts the paid
+        // summary as the summarizer cuts an overlong reply (at a line or sentence end), rather than
+        // throwing it away for another call.
+        summary: capSummary(commit.summary, cap).toWellFormed(),
         summarizedThroughMessage: commit.boundarySeq - 1,
         summarizedThroughMessageId: commit.boundaryMessageId,
         ...(stubbedThrough > 0 ? { stubbedThroughMessage: stubbedThrough } : {}),

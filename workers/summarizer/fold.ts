@@ -210,14 +210,15 @@ async function summarize(
   },
 ): Promise<{ summary: string; usage: Usage; model: ModelEntry; source: PlannedSource } | null> {
   let { model, source } = fold;
-  const { settings } = source;
   let overflows = 0;
   for (;;) {
+    // The plan's cap: summaryMaxChars, and never more than the fold takes away from the replay.
+    const maxChars = source.maxChars ?? source.settings.summaryMaxChars;
     const request = buildFoldRequest({
       model,
       previousSummary: source.summary,
       excerpts: source.plan.excerpts,
-      maxChars: settings.summaryMaxChars,
+      maxChars,
     });
     try {
       // A timeout of its own: without one the SDK refuses a plain call whose max_tokens (a large
@@ -248,10 +249,10 @@ async function summarize(
         continue;
       }
       const cutOff = reply.stop_reason === "max_tokens" || reply.stop_reason === "model_context_window_exceeded";
-      if (cutOff && text.length < settings.summaryMaxChars)
+      if (cutOff && text.length < maxChars)
         throw new SpentCallError(`the summary was cut off at ${reply.stop_reason}`, usage, model);
       if (!text) throw new SpentCallError("the model returned an empty summary", usage, model);
-      return { summary: capSummary(text, settings.summaryMaxChars), usage, model, source };
+      return { summary: capSummary(text, maxChars), usage, model, source };
     } catch (err) {
       const overflow =
         err instanceof Anthropic.APIError && err.status === 400 && /prompt is too long/i.test(err.message);

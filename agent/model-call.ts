@@ -23,8 +23,9 @@ export const STREAM_IDLE_MS = 120_000;
 /**
  * `signal` cancels the call (a stopped turn): it then fails with whatever it had produced.
  * `idleMs` (STREAM_IDLE_MS unless a test sets it): a body silent that long is aborted and fails as a
- * cut stream, retried as one. A cut (or silence) after a message_delta with a stop_reason, every
- * content block stopped, is no failure: the reply is the snapshot, with that stop_reason and usage.
+ * cut stream, retried as one. A cut, silence or `error` event after a message_delta with a
+ * stop_reason, every content block stopped, is no failure: the reply is the snapshot, with that
+ * stop_reason and usage (unless `signal` stopped the call).
  */
 export async function streamCall(call: {
   client: Anthropic;
@@ -84,9 +85,11 @@ export async function streamCall(call: {
     const silent = idle.fired() && !signal?.aborted;
     const cut =
       silent || (!stopped && error instanceof Anthropic.AnthropicError && !(error instanceof Anthropic.APIError));
-    // Cut after a final message_delta with no block open: the reply is whole, and a retry would pay
-    // for it again (and redo any server-tool work, a web search say).
-    if (cut && delivered && open.size === 0 && snapshot) return { ok: true, reply: snapshot };
+    // Any failure after a final message_delta with no block open, a cut or an `error` event where
+    // message_stop should have been (the SDK raises that as an APIError): the reply is whole, and a
+    // retry would pay for it again (and redo any server-tool work, a web search say). A stop is
+    // still a stop: the turn ends on it.
+    if (!signal?.aborted && delivered && open.size === 0 && snapshot) return { ok: true, reply: snapshot };
     const message = silent
       ? `the model API's stream sent no data for ${Math.round((call.idleMs ?? STREAM_IDLE_MS) / 1000)} s`
       : "the model API's stream ended before message_stop";

@@ -4,8 +4,9 @@
 // With every block already closed by content_block_stop the reply is whole: it is the call's
 // message, never retried (a retry pays again and repeats server-tool work such as a web search).
 // A body cut with a block still open is still a cut stream, retried as before (the cut before
-// message_delta: test/unit/model-stream-cut.test.ts). Driven through the real SDK client over a
-// scripted fetch.
+// message_delta: test/unit/model-stream-cut.test.ts). So is an `error` event in message_stop's
+// place: after such a message_delta it is the whole reply too; before it, retried; after a Stop, a
+// stop. Driven through the real SDK client over a scripted fetch.
 import Anthropic from "@anthropic-ai/sdk";
 import { describe, expect, it } from "vitest";
 import { streamCall } from "../../agent/model-call";
@@ -86,9 +87,12 @@ const request: ModelRequest = {
   messages: [{ role: "user", content: "tell me about the river" }],
 };
 
-async function turn(bodies: Response[]) {
+/** `stopAt`: a text the turn is stopped on when it streams (the Stop a person presses). */
+async function turn(bodies: Response[], opts: { stopAt?: string } = {}) {
   const { client, seen } = scripted(bodies);
   const saved: StoredMessage[] = [];
+  const events: string[] = [];
+  const stop = new AbortController();
   let streamed = "";
   const outcome = await runAgentTurn(
     {
@@ -103,14 +107,18 @@ async function turn(bodies: Response[]) {
       buildRequest: () => request,
       persist: persistInto(saved),
       emit: (e) => {
-        if (e.type === "delta") streamed += e.text;
+        events.push(e.type);
+        if (e.type !== "delta") return;
+        streamed += e.text;
+        if (e.text === opts.stopAt) stop.abort();
       },
       retryDelayMs: () => 0,
+      signal: stop.signal,
     },
     [{ type: "text", text: "tell me about the river" }],
   );
   const replies = saved.filter((m) => m.role === "assistant");
-  return { outcome, replies, streamed, calls: seen.calls };
+  return { outcome, replies, streamed, events, calls: seen.calls };
 }
 
 describe("a stream cut after message_delta, every block stopped", () => {
@@ -177,5 +185,85 @@ describe("a stream cut with a block still open", () => {
     const call = await streamCall({ client, request, turnId: "turn_1", emit: () => {} });
     expect(call.ok).toBe(false);
     if (!call.ok) expect(isRetryableStreamError(call.error)).toBe(true);
+  });
+});
+
+// An `error` event (overloaded, say) where message_stop should have been: the API raises it inside
+// the 200 stream, and the SDK as an APIError. After a message_delta with every block closed the
+// reply is as whole as after a plain cut, and retrying it would pay for it (and its tools) again.
+const overloaded: Event = ["error", { type: "error", error: { type: "overloaded_error", message: "Overloaded" } }];
+
+describe("an error event after message_delta, every block stopped", () => {
+  it("is the whole reply: one model call, no retry, message_delta's stop_reason and usage", async () => {
+    const broken = sse([start(1200), ...textOpen(REPLY), blockStop, delta("end_turn"), overloaded]);
+    const again = sse([
+      start(1300),
+      ...textOpen("A second, paid-for answer."),
+      blockStop,
+      delta("end_turn"),
+      messageStop,
+    ]);
+    const r = await turn([broken, again]);
+    expect(r.calls).toBe(1);
+    expect(r.events).not.toContain("retry");
+    expect(r.outcome.modelCalls).toBe(1);
+    expect(r.outcome.failure).toBeUndefined();
+    expect(r.outcome.stopReason).toBe("end_turn");
+    expect(r.replies).toHaveLength(1);
+    expect(r.replies[0]?.content).toEqual([expect.objectContaining({ type: "text", text: REPLY })]);
+    expect(r.replies[0]?.stopReason).toBe("end_turn");
+    expect(r.outcome.usage).toMatchObject({ input_tokens: 1200, cache_read_input_tokens: 300, output_tokens: 42 });
+  });
+
+  it("streamCall answers with a tool_use reply whole, so its call is not sent again", async () => {
+    const toolUse: Event[] = [
+      [
+        "content_block_start",
+        {
+          type: "content_block_start",
+          index: 0,
+          content_block: { type: "tool_use", id: "toolu_1", name: "lookup", input: {} },
+        },
+      ],
+      [
+        "content_block_delta",
+        { type: "content_block_delta", index: 0, delta: { type: "input_json_delta", partial_json: '{"q":"river"}' } },
+      ],
+      blockStop,
+    ];
+    const { client, seen } = scripted([sse([start(1200), ...toolUse, delta("tool_use"), overloaded])]);
+    const call = await streamCall({ client, request, turnId: "turn_1", emit: () => {} });
+    expect(seen.calls).toBe(1);
+    expect(call.ok).toBe(true);
+    if (!call.ok) return;
+    expect(call.reply.stop_reason).toBe("tool_use");
+    expect(call.reply.content).toEqual([expect.objectContaining({ type: "tool_use", input: { q: "river" } })]);
+  });
+});
+
+describe("an error event the reply is not whole at", () => {
+  it("before message_delta (every block closed, no stop_reason yet) is retried as before", async () => {
+    const broken = sse([start(1200), ...textOpen(REPLY), blockStop, overloaded]);
+    const more = " It reaches the sea at Harwick.";
+    const whole = sse([start(1300), ...textOpen(more), blockStop, delta("end_turn"), messageStop]);
+    const r = await turn([broken, whole]);
+    expect(r.calls).toBe(2);
+    expect(r.events).toContain("retry");
+    expect(r.replies[0]?.stopReason).toBe("error");
+    expect(r.replies[0]?.content).toEqual([expect.objectContaining({ type: "text", text: REPLY })]);
+    expect(r.outcome.stopReason).toBe("end_turn");
+    expect(r.outcome.failure).toBeUndefined();
+  });
+
+  it("after a Stop, even past message_delta with every block closed, ends the turn as stopped", async () => {
+    const broken = sse([start(1200), ...textOpen(REPLY), blockStop, delta("end_turn"), overloaded]);
+    const again = sse([start(1300), ...textOpen("Never asked for."), blockStop, delta("end_turn"), messageStop]);
+    const r = await turn([broken, again], { stopAt: REPLY });
+    expect(r.calls).toBe(1);
+    expect(r.events).not.toContain("retry");
+    expect(r.outcome.stopReason).toBe("interrupted");
+    expect(r.replies).toHaveLength(1);
+    expect(r.replies[0]?.stopReason).toBe("interrupted");
+    expect(r.replies[0]?.content).toEqual([expect.objectContaining({ type: "text", text: REPLY })]);
   });
 });

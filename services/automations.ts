@@ -160,10 +160,17 @@ export async function updateAutomation(
     tenantId,
     id,
     change,
+    keyExpiry,
   }: {
     tenantId: string;
     id: string;
-    change: Partial<Pick<Automation, "name" | "schedule" | "prompt" | "channel" | "paused" | "expiresAt">>;
+    change: Partial<Pick<Automation, "name" | "schedule" | "prompt" | "channel" | "paused">>;
+    /**
+     * The expiry of the key making the change (creatorExpiry), when it is one: written as the
+     * automation's expiresAt only when the change really alters its prompt or schedule (one sent
+     * again, the schedule in any spelling of the same slots, leaves the expiry as it was).
+     */
+    keyExpiry?: { expiresAt: string | null };
   },
 ): Promise<Automation | null | "changed"> {
   // A new schedule, or a resumed automation, runs from its next slot after the change: a slot that
@@ -172,7 +179,10 @@ export async function updateAutomation(
   // not paused, leaves a due slot due. Such a schedule is not written either: the stored spelling
   // stays, so a tick that read the row still claims it (its claim checks the schedule it read).
   const byId = and(eq(automations.tenantId, tenantId), eq(automations.id, id));
-  const write = (set: typeof change, extra: { nextRunAt?: string; asRead?: Automation }) =>
+  const write = (
+    set: typeof change & { expiresAt?: string | null },
+    extra: { nextRunAt?: string; asRead?: Automation },
+  ) =>
     drizzle(db)
       .update(automations)
       .set({
@@ -187,25 +197,31 @@ export async function updateAutomation(
               eq(automations.updatedAt, extra.asRead.updatedAt),
               eq(automations.paused, extra.asRead.paused),
               eq(automations.schedule, extra.asRead.schedule),
+              eq(automations.prompt, extra.asRead.prompt),
             )
           : byId,
       )
       .returning();
-  if (change.schedule === undefined && change.paused !== false) return (await write(change, {}))[0] ?? null;
+  const remakes = keyExpiry !== undefined && (change.prompt !== undefined || change.schedule !== undefined);
+  if (change.schedule === undefined && change.paused !== false && !remakes) return (await write(change, {}))[0] ?? null;
   // What decides is the row as the primary holds it: the request's session may read a replica
-  // that has not seen a pause or a reschedule (a client's bookmark starts it anywhere). The write
-  // lands only while the row is still as read (a pause or reschedule between them decides again).
+  // that has not seen a pause, a reschedule or a new prompt (a client's bookmark starts it
+  // anywhere). The write lands only while the row is still as read (a pause, reschedule or
+  // prompt change between them decides again).
   const primary = sessionDatabase(db, db.withSession("first-primary"));
   for (let attempt = 0; attempt < UPDATE_ATTEMPTS; attempt++) {
     const current = await getAutomation(primary, tenantId, id);
     if (!current) return null;
-    let set = change;
+    let set: Parameters<typeof write>[0] = change;
     let schedule = current.schedule;
     if (change.schedule !== undefined) {
       const { schedule: sent, ...rest } = change;
       if (sameSchedule(sent, current.schedule)) set = rest;
       else schedule = sent;
     }
+    // The prompt or schedule is now the changing key's: the automation runs until its expiry.
+    const promptChanged = change.prompt !== undefined && change.prompt !== current.prompt;
+    if (keyExpiry && (promptChanged || schedule !== current.schedule)) set = { ...set, expiresAt: keyExpiry.expiresAt };
     const nextRunAt =
       schedule !== current.schedule || (current.paused && change.paused === false)
         ? firstSlotAfter(schedule, Date.now())

@@ -54,3 +54,56 @@ describe("an automation made by a short-lived key", () => {
     expect(back.map((r) => [r.slot, r.status])).toEqual([[new Date(HOUR + 3600_000).toISOString(), "succeeded"]]);
   });
 });
+
+describe("the same schedule or prompt sent again", () => {
+  /** A short-lived key, and an hourly automation of `channel` made by the tenant's lasting key. */
+  async function setup(channel: string) {
+    const tenantKey = await newTenant();
+    const ends = new Date(Date.now() + 3_600_000).toISOString();
+    const made = await api("POST", "/v1/keys", { name: "short", expiresAt: ends }, { key: tenantKey });
+    expect(made.status, made.text).toBe(201);
+    const id = await createAutomation(tenantKey, { channel, schedule: "0 * * * *", prompt: "same prompt" });
+    return { tenantKey, short: made.json.apiKey as string, ends, id };
+  }
+
+  it("by a short-lived key, as another spelling of the same slots, keeps the automation lasting", async () => {
+    const { tenantKey, short, id } = await setup("resched");
+    const resched = await api("PATCH", `/v1/automations/${id}`, { schedule: "@hourly" }, { key: short });
+    expect(resched.status, resched.text).toBe(200);
+    expect(resched.json).toMatchObject({ schedule: "0 * * * *", expiresAt: null });
+    expect((await api("GET", `/v1/automations/${id}`, undefined, { key: tenantKey })).json.expiresAt).toBe(null);
+  });
+
+  it("by a short-lived key, the same prompt, keeps the automation lasting; a new prompt is the key's", async () => {
+    const { short, ends, id } = await setup("reprompt");
+    const reprompt = await api("PATCH", `/v1/automations/${id}`, { prompt: "same prompt" }, { key: short });
+    expect(reprompt.status, reprompt.text).toBe(200);
+    expect(reprompt.json.expiresAt).toBe(null);
+    const both = await api(
+      "PATCH",
+      `/v1/automations/${id}`,
+      { prompt: "same prompt", schedule: "0 * * * *", name: "renamed" },
+      { key: short },
+    );
+    expect(both.json).toMatchObject({ name: "renamed", expiresAt: null });
+    // A real change of the prompt is the short key's: it runs until that key's expiry.
+    const changed = await api("PATCH", `/v1/automations/${id}`, { prompt: "another prompt" }, { key: short });
+    expect(changed.json).toMatchObject({ prompt: "another prompt", expiresAt: ends });
+  });
+
+  it("by a lasting key keeps a short-lived key's expiry; a real change clears it", async () => {
+    const { tenantKey, short, ends, id } = await setup("reverse");
+    const changed = await api("PATCH", `/v1/automations/${id}`, { prompt: "another prompt" }, { key: short });
+    expect(changed.json.expiresAt).toBe(ends);
+    const again = await api(
+      "PATCH",
+      `/v1/automations/${id}`,
+      { prompt: "another prompt", schedule: "@hourly" },
+      { key: tenantKey },
+    );
+    expect(again.status, again.text).toBe(200);
+    expect(again.json.expiresAt).toBe(ends);
+    const moved = await api("PATCH", `/v1/automations/${id}`, { schedule: "30 * * * *" }, { key: tenantKey });
+    expect(moved.json).toMatchObject({ schedule: "30 * * * *", expiresAt: null });
+  });
+});

@@ -156,13 +156,15 @@ automationRoutes.patch(
   ...jsonBody(patchBody),
   async (c) => {
     const change = c.req.valid("json");
-    // What the automation runs, and when, is now the patching key's: it runs until that key's
-    // expiry (none for a key that never expires), as if that key had created it.
+    // What the automation runs, and when, once changed, is the patching key's: it runs until that
+    // key's expiry (none for a key that never expires), as if that key had created it. The same
+    // prompt or schedule sent again changes neither, nor the expiry (updateAutomation decides).
     const remade = change.prompt !== undefined || change.schedule !== undefined;
     const a = await updateAutomation(c.env.DB, {
       tenantId: c.get("tenantId"),
       id: automationId(c.req.param("id")),
-      change: remade ? { ...change, expiresAt: await keyExpiry(c) } : change,
+      change,
+      keyExpiry: remade ? { expiresAt: await keyExpiry(c) } : undefined,
     });
     if (a === "changed") throw changedMeanwhile();
     if (!a) throw notFound("automation");

@@ -277,7 +277,9 @@ export async function readPdfPages(
           // A glyph it cannot map (CJK CMaps, Type3 glyph names) or maps by a guess (a font
           // program's built-in encoding or cmap) makes the page pdf.js's, which reads font
           // programs: on the corpus any share above 0 loses words (0.2: 93.2%, 0: 94.6% of files
-          // at word-F1 >= 0.9) for about 0.3 ms more per file at the median.
+          // at word-F1 >= 0.9) for about 0.3 ms more per file at the median. The counts cover the
+          // whole page whatever the cap (text.ts), so a capped read, its read-on at a larger cap
+          // and the search index's uncapped read all take the page from the same reader.
           if (out.unmapped + out.guessed === 0) text = out.text;
           else partial = out.text;
           if (text !== null && out.truncated) {

@@ -45,6 +45,9 @@ const FALLBACK_FONT: FontDecoder = {
   },
 };
 
+/** Past the cap a glyph is only counted, never placed. */
+const ignoreGlyph = () => {};
+
 /** Fonts decoded once per extraction and shared across pages. */
 export interface TextContext {
   fonts: Map<PdfDict, FontDecoder>;
@@ -57,7 +60,14 @@ function num(o: PdfObj | undefined): number {
   return typeof o === "number" && Number.isFinite(o) ? o : 0;
 }
 
-/** Extracts the text of one page. Returns what was read before any damage in the content. */
+/**
+ * Extracts the text of one page. Returns what was read before any damage in the content.
+ *
+ * Past `maxChars` the content is still read to its end (bounded by MAX_PAGE_CONTENT_BYTES), but
+ * its glyphs are only counted, not placed: the counts (`glyphs`, `unmapped`, `guessed`) are the
+ * whole page's whatever the cap, so the caller picks the same reader for a capped read and for
+ * the read that goes on from its cut (or an uncapped one), and their texts agree.
+ */
 export async function extractPageText(
   doc: PdfDocument,
   { leaf, ctx, maxChars }: { leaf: PageLeaf; ctx: TextContext; maxChars: number },
@@ -211,10 +221,19 @@ async function interpret(
   let word: boolean | null = null;
   // The glyph handed to the layout, one object filled in afresh for every glyph shown.
   const placed: PlacedGlyph = { text: "", x: 0, y: 0, ex: 0, ey: 0, dx: 0, dy: 0, em: 0 };
+  // Set once the text is full (checked between operators): what follows is only counted.
+  let pastCap = false;
   const show = (s: PdfObj | undefined) => {
     if (!(s instanceof PdfString)) return;
     const t = gs.text;
     const font = t.font ?? FALLBACK_FONT;
+    if (pastCap) {
+      const counts = font.decode(s.bytes, ignoreGlyph);
+      sink.glyphs += counts.glyphs;
+      sink.unmapped += counts.unmapped;
+      sink.guessed += counts.guessed;
+      return;
+    }
     const clip = gs.clip;
     const vertical = !!font.vertical;
     // Text space to device space before this string's advance (§9.4.4); each glyph's own scaling
@@ -281,7 +300,8 @@ async function interpret(
     moveLine(0, -gs.text.leading);
     layout.lineMove();
   };
-  while (!sink.full && !lx.atEnd()) {
+  while (!lx.atEnd()) {
+    pastCap = sink.full;
     const o = parseObject(lx);
     word = null;
     if (!(o instanceof PdfKeyword)) {

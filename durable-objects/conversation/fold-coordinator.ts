@@ -14,7 +14,7 @@ import { sortableId } from "../../core/ids";
 import { messageChars } from "../../core/render";
 import { summaryPreamble } from "../../core/replay";
 import { withoutRefusedTurns } from "../../core/replay-rules";
-import { stubbedThroughSeq } from "../../core/stubs";
+import { applyStubsBeforePrompt, stubbedThroughSeq } from "../../core/stubs";
 import { FOLD_DELIVERY_MAX_MS, type FoldJob, MAX_RETRY_DELAY_SECONDS } from "../../core/jobs";
 import type { StoredMessage, Usage } from "../../core/types";
 import { recordUsage } from "../../services/usage";
@@ -112,14 +112,18 @@ const preambleChars = (conversationId: string, throughSeq: number): number =>
 
 /**
  * The cap of a summary that folds `folded` (the foldable messages before the boundary) into the
- * head's summary, through seq `throughSeq`: never more than the replay chars it takes away.
+ * head's summary, through seq `throughSeq`: never more than the replay chars it takes away, each
+ * message weighed as the replay shows it (`shown`: a stale tool result as its stub).
  */
-function summaryCap(head: ConversationHead, fold: { folded: readonly StoredMessage[]; throughSeq: number }): number {
+function summaryCap(
+  head: ConversationHead,
+  fold: { folded: readonly StoredMessage[]; throughSeq: number; shown: (m: StoredMessage) => StoredMessage },
+): number {
   const before = head.summary ? preambleChars(head.id, head.summarizedThroughMessage ?? 0) : 0;
   return foldSummaryCap({
     summaryMaxChars: head.settings.summaryMaxChars,
     previousSummaryChars: head.summary?.length ?? 0,
-    foldedChars: fold.folded.reduce((n, m) => n + messageChars(m), 0),
+    foldedChars: fold.folded.reduce((n, m) => n + messageChars(fold.shown(m)), 0),
     addedChars: preambleChars(head.id, fold.throughSeq) - before,
   });
 }
@@ -131,6 +135,23 @@ export class FoldCoordinator {
     private readonly cache: ReplayCache,
     private readonly outbox: IndexOutbox,
   ) {}
+
+  /**
+   * Each message of the tail as the replay shows it now (/replay, the next request: core/replay.ts),
+   * its stale tool results stubbed with the stubs in force: a fold takes away only that much of a
+   * result already stubbed. One stubbing pass over the cached tail, as every request makes.
+   */
+  private shownInReplay(head: ConversationHead): (m: StoredMessage) => StoredMessage {
+    const source = this.cache.replaySource(head);
+    const { messages } = applyStubsBeforePrompt(
+      source,
+      { ...head.settings, stubbedThrough: head.stubbedThroughMessage },
+      head.id,
+    );
+    const shown = new Map<number, StoredMessage>();
+    messages.forEach((m, i) => m !== source[i] && shown.set(m.seq, m));
+    return (m) => shown.get(m.seq) ?? m;
+  }
 
   /**
    * When a fold now would fold more than the threshold and none is in flight: take the lease and
@@ -197,7 +218,9 @@ export class FoldCoordinator {
     const budget = budgetChars ?? foldBudgetChars(settings);
     const plan = planFold(region, settings.tailMessages, budget);
     // Each fold's cap, over what it takes away: the plan's cut, or the fallback's mark.
-    const capAt = (end: number) => summaryCap(head, { folded: region.slice(0, end), throughSeq: region[end].seq - 1 });
+    const shown = this.shownInReplay(head);
+    const capAt = (end: number) =>
+      summaryCap(head, { folded: region.slice(0, end), throughSeq: region[end].seq - 1, shown });
     return {
       summary: head.summary,
       summarizedThroughMessage: through,
@@ -288,6 +311,7 @@ export class FoldCoordinator {
       const cap = summaryCap(head, {
         folded: folded.filter((m) => m.seq < commit.boundarySeq),
         throughSeq: commit.boundarySeq - 1,
+        shown: this.shownInReplay(head),
       });
       const now = new Date().toISOString();
       // The stubs in force now, over the tail the last request replayed: the new tail keeps them.

@@ -7,10 +7,24 @@ import { describe, expect, it } from "vitest";
 import { messageChars } from "../../core/render";
 import { runFoldJob } from "../../workers/summarizer/fold";
 import { leasedFold, scriptedReply, stubOf } from "./fold-scripted";
-import { api, transcript } from "./helpers";
+import { api, inConversation, transcript } from "./helpers";
 
 const replay = async (id: string) => (await api("GET", `/v1/conversations/${id}/replay`)).json;
 const size = (r: { messages: unknown[] }) => JSON.stringify(r.messages).length;
+// Chat exchanges and tool exchanges whose 3,000-char results the replay shows as stubs.
+const chat = (n: number) => [
+  { role: "user", content: `question ${n}` },
+  { role: "assistant", content: `answer ${n}` },
+];
+const tool = (n: number) => [
+  { role: "user", content: `read file ${n}` },
+  {
+    role: "assistant",
+    content: [{ type: "tool_use", id: `toolu_${n}`, name: "memory_search", input: { query: `file ${n}` } }],
+  },
+  { role: "user", content: [{ type: "tool_result", tool_use_id: `toolu_${n}`, content: `${n % 10}`.repeat(3_000) }] },
+  { role: "assistant", content: `file ${n} read` },
+];
 const LONG = "The user asked about topics; the assistant answered at length. ".repeat(90);
 
 /** The cap the fold request's system prompt states ("at most N characters"). */
@@ -69,5 +83,28 @@ describe("a fold never grows the replay", () => {
     expect(meta.summary!.length).toBeGreaterThan(0);
     expect(meta.summary!.length).toBeLessThanOrEqual(maxChars);
     expect(size(await replay(id))).toBeLessThanOrEqual(size(before));
+  });
+
+  it("weighs the folded messages as the replay shows them: a stubbed result by its stub", async () => {
+    const messages = [...chat(1), ...tool(1), ...tool(2), ...tool(3), ...chat(2), ...chat(3), ...chat(4), ...chat(5)];
+    const imported = await api("POST", "/v1/conversations/import", { messages });
+    expect(imported.status).toBe(201);
+    const id = (imported.json as { id: string }).id;
+    const before = await replay(id);
+    // The results are stubbed in the replay before the fold: their 9,000 chars are not in it.
+    expect(size(before)).toBeLessThan(9_000);
+    await inConversation(id, (i) =>
+      i.store.putLease({ jobId: "fold_x", dispatchedAt: Date.now(), expiresAt: Date.now() + 60_000 }),
+    );
+    const { client, calls } = scriptedReply(
+      "The user read files and the assistant summarised each of them in turn. ".repeat(100),
+      "end_turn",
+    );
+    const job = { kind: "fold", jobId: "fold_x", tenantId: "dev", conversationId: id, requestedAt: "" } as const;
+    const out = await runFoldJob(job, env as Env, { client });
+    expect(out.applied).toBe(true);
+    expect(size(await replay(id))).toBeLessThanOrEqual(size(before));
+    expect(calls).toHaveLength(1);
+    expect(askedCap(calls[0])).toBeLessThan(6_000);
   });
 });

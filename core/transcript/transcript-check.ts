@@ -251,6 +251,14 @@ export function parseImportedMessage(
   const m = parsed.data;
   // Stored as it came, not as zod re-emits it (in the schema's key order): the schema only checks.
   const given = value as { content: unknown; usage?: unknown; agent?: unknown };
+  // Role checks that name the block as given (checkImportedContent drops blank assistant text,
+  // which shifts the indices): the API refuses an image in an assistant turn ("'image' blocks are
+  // not permitted within assistant turns", epam/ai-dial-adapter-bedrock#306), so every later
+  // turn's replay would fail. The import takes no search_result block at all (the union above).
+  if (m.role === "assistant" && Array.isArray(m.content)) {
+    const j = m.content.findIndex((b) => b.type === "image");
+    if (j >= 0) throw new TranscriptError(`${where}.content.${j}: an image block belongs in a user message`);
+  }
   const checked = checkImportedContent(m.role, {
     content: typeof m.content === "string" ? [{ type: "text", text: m.content }] : (given.content as ContentBlock[]),
     where,

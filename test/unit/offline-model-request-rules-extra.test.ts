@@ -167,7 +167,7 @@ describe("a base64 PDF's data", () => {
     });
     expect(nested.status).toBe(400);
     expect(nested.message).toBe(
-      "messages.2.content.0.tool_result.content.0.document.source.base64.data: The PDF specified was not valid",
+      "messages.2.content.0.tool_result.content.0.document.source.base64.data: The PDF specified was not valid.",
     );
   });
 

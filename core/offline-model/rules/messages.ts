@@ -132,15 +132,24 @@ export const noCitationsInUser: Rule = ({ request }) => {
   }
 };
 
+/** Input-only blocks the API refuses directly in an assistant message (the user sends them). */
+const USER_INPUT_ONLY = new Set(["image", "search_result"]);
+
 /**
  * A document block placed directly in an assistant message is a 400 under API version 2026-10-21
  * (documents nested in server tool results stay valid). Source:
  * https://platform.claude.com/docs/en/api/migration-2026-10-21. Wording ours.
+ * An image or search_result block there is a 400 too. Source: epam/ai-dial-adapter-bedrock#306
+ * (wording from the API as reported: "messages.1.content: 'image' blocks are not permitted within
+ * assistant turns."; the same form for search_result).
  */
 export const noDocumentInAssistant: Rule = ({ request }) => {
   for (const at of eachBlock(request)) {
-    if (at.message.role === "assistant" && at.block.type === "document")
+    if (at.message.role !== "assistant") continue;
+    if (at.block.type === "document")
       throw invalid(`${at.path}: document blocks are not supported in assistant messages`);
+    if (USER_INPUT_ONLY.has(at.block.type))
+      throw invalid(`messages.${at.i}.content: '${at.block.type}' blocks are not permitted within assistant turns.`);
   }
 };
 

@@ -9,6 +9,7 @@
  * https://platform.claude.com/docs/en/api/messages (the request schema the SDK is generated from) and .../build-with-claude/pdf-support; the messages are
  * the schema's wording as the API words its other fields.
  */
+import { base64Problem } from "../../image-limits";
 import { invalid } from "../errors";
 import type { WireBlock } from "../wire";
 import { eachBlock, isObject, literal, nestedBlocks, type Rule } from "./context";
@@ -55,19 +56,23 @@ function checkImage(block: WireBlock, path: string): void {
 }
 
 /**
- * A base64 PDF's data is a PDF: not empty, and its bytes start with the `%PDF-` header. Source:
- * https://platform.claude.com/docs/en/build-with-claude/pdf-support (standard PDFs only). Wording
- * ours: the docs do not give the refusal's text. Only the first bytes are decoded.
+ * A base64 PDF's data is a PDF: not empty, base64 throughout, and its bytes start with the `%PDF-`
+ * header. Source: https://platform.claude.com/docs/en/build-with-claude/pdf-support (standard PDFs
+ * only). Wording of the invalid case from the API as reported (anthropics/claude-code#5174); of the
+ * empty case ours. The whole string is checked against the base64 alphabet (base64Problem); only
+ * the first bytes are decoded.
  */
 function checkPdfData(data: string, path: string): void {
   if (data === "") throw invalid(`${path}: The PDF specified is empty`);
+  const notValid = invalid(`${path}: The PDF specified was not valid.`);
+  if (base64Problem(data)) throw notValid;
   let head = "";
   try {
     head = atob(data.slice(0, 8));
   } catch {
     // Not base64 at all: not a PDF either.
   }
-  if (!head.startsWith("%PDF-")) throw invalid(`${path}: The PDF specified was not valid`);
+  if (!head.startsWith("%PDF-")) throw notValid;
 }
 
 function checkDocument(block: WireBlock, path: string): void {

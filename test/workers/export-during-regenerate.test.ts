@@ -3,36 +3,8 @@
 // export whose head was read in between must not carry the copy after that exchange, unmarked:
 // imported, it would replay the prompt twice.
 import { describe, expect, it } from "vitest";
-import { api, createConversation, eventually, inConversation, newTenantWithId, send, transcript } from "./helpers";
-
-/** Holds the live object's head write that carries a `superseded` mark until `release`. */
-async function holdSupersedeHeadWrite(conversationId: string) {
-  let held = false;
-  const reached = eventually(async () => held || null);
-  let release!: () => void;
-  const gate = new Promise<void>((r) => (release = r));
-  await inConversation(conversationId, (instance) => {
-    const bucket = new Proxy(instance.env.BUCKET, {
-      get(target, prop) {
-        const value = Reflect.get(target, prop);
-        if (prop !== "put") return typeof value === "function" ? value.bind(target) : value;
-        return async (key: string, body: string, options?: R2PutOptions) => {
-          if (typeof body === "string" && key.endsWith("head.json") && body.includes('"superseded"')) {
-            held = true;
-            await gate;
-          }
-          return target.put(key, body, options);
-        };
-      },
-    });
-    Object.defineProperty(instance, "env", {
-      value: Object.create(instance.env, { BUCKET: { value: bucket } }),
-      configurable: true,
-      writable: true,
-    });
-  });
-  return { reached, release };
-}
+import { holdSupersedeHeadWrite } from "./hold-supersede-write";
+import { api, createConversation, newTenantWithId, send, transcript } from "./helpers";
 
 describe("an export during a regenerate's mark", () => {
   it("never carries the copy of the prompt after the exchange it replaced, unmarked", async () => {

@@ -2,36 +2,8 @@
 // the index) and only then writes the head that marks the replaced exchange superseded. A transcript
 // page or a /replay read in between must not carry the copy after that exchange, unmarked.
 import { describe, expect, it } from "vitest";
-import { api, createConversation, eventually, inConversation, newTenantWithId, send } from "./helpers";
-
-/** Holds the live object's head write that carries a `superseded` mark until `release`. */
-async function holdSupersedeHeadWrite(conversationId: string) {
-  let held = false;
-  const reached = eventually(async () => held || null);
-  let release!: () => void;
-  const gate = new Promise<void>((r) => (release = r));
-  await inConversation(conversationId, (instance) => {
-    const bucket = new Proxy(instance.env.BUCKET, {
-      get(target, prop) {
-        const value = Reflect.get(target, prop);
-        if (prop !== "put") return typeof value === "function" ? value.bind(target) : value;
-        return async (key: string, body: string, options?: R2PutOptions) => {
-          if (typeof body === "string" && key.endsWith("head.json") && body.includes('"superseded"')) {
-            held = true;
-            await gate;
-          }
-          return target.put(key, body, options);
-        };
-      },
-    });
-    Object.defineProperty(instance, "env", {
-      value: Object.create(instance.env, { BUCKET: { value: bucket } }),
-      configurable: true,
-      writable: true,
-    });
-  });
-  return { reached, release };
-}
+import { holdSupersedeHeadWrite } from "./hold-supersede-write";
+import { api, createConversation, newTenantWithId, send } from "./helpers";
 
 type Page = { data: { seq: number; role: string; superseded?: true }[]; next: number | null };
 type Answer = Awaited<ReturnType<typeof api>>;

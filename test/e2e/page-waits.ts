@@ -1,7 +1,8 @@
-// What the browser tests share on the chat page: its waits, a conversation paused on a client tool, and a signed-in tab.
-import type { Browser, BrowserContext, Page } from "playwright-core";
-import { expect } from "vitest";
-import { keepSockets } from "./browser";
+// What the browser tests share on the chat page: its waits, a conversation paused on a client tool,
+// a signed-in tab, and a file's browser with a fresh chat open in it.
+import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
+import { afterAll, afterEach, beforeAll, expect } from "vitest";
+import { chooseChromium, keepSockets } from "./browser";
 import { api, base, KEY } from "./client";
 
 /** Waits until no turn streams on the page and at least `n` finished turns are on it. */
@@ -51,4 +52,35 @@ export async function signedInTab(
   await p.click("#signin-form button[type=submit]");
   await p.waitForSelector("#new-chat-form");
   return p;
+}
+
+/**
+ * The file's browser (launched before its tests, closed after them) and the contexts a test opens,
+ * closed after each test; `openChat` opens a fresh conversation in a signed-in tab, its socket up.
+ */
+export function browserForFile() {
+  let browser: Browser | undefined;
+  const contexts: BrowserContext[] = [];
+  beforeAll(async () => {
+    const { executablePath, args } = await chooseChromium();
+    browser = await chromium.launch({ executablePath, args });
+  });
+  afterEach(async () => {
+    for (const c of contexts.splice(0)) await c.close();
+  });
+  afterAll(async () => {
+    await browser?.close();
+  });
+  const launched = (): Browser => {
+    if (!browser) throw new Error("the browser is launched in beforeAll");
+    return browser;
+  };
+  const openChat = async (title: string): Promise<{ p: Page; id: string }> => {
+    const p = await signedInTab(launched(), contexts);
+    const id = (await api("POST", "/v1/conversations", { title })).json.id;
+    await p.goto(`${base()}/#/c/${id}`, { waitUntil: "domcontentloaded" });
+    await p.waitForSelector("#socket-status.live", { state: "attached" });
+    return { p, id };
+  };
+  return { browser: launched, contexts, openChat };
 }

@@ -1,36 +1,11 @@
 // Escape stops a running turn wherever the focus is in the chat, not only in the message box: after
 // Send was clicked with the mouse the focus is on Stop, and Escape there still stops the turn
 // (saved as interrupted). Escape in a message's Edit box cancels the edit, not the turn.
-import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { chooseChromium } from "./browser";
-import { signedInTab, turnsSettled } from "./page-waits";
-import { api, base, transcript } from "./client";
+import { describe, expect, it } from "vitest";
+import { browserForFile, turnsSettled } from "./page-waits";
+import { transcript } from "./client";
 
-let browser: Browser;
-const contexts: BrowserContext[] = [];
-
-beforeAll(async () => {
-  const { executablePath, args } = await chooseChromium();
-  browser = await chromium.launch({ executablePath, args });
-});
-
-afterEach(async () => {
-  for (const c of contexts.splice(0)) await c.close();
-});
-
-afterAll(async () => {
-  await browser?.close();
-});
-
-/** A fresh conversation open in a signed-in tab, its socket up. */
-async function openChat(title: string): Promise<{ p: Page; id: string }> {
-  const p = await signedInTab(browser, contexts);
-  const id = (await api("POST", "/v1/conversations", { title })).json.id;
-  await p.goto(`${base()}/#/c/${id}`, { waitUntil: "domcontentloaded" });
-  await p.waitForSelector("#socket-status.live", { state: "attached" });
-  return { p, id };
-}
+const { openChat } = browserForFile();
 
 describe("Escape on a running turn", () => {
   it("stops it after Send was clicked with the mouse (the focus on Stop)", async () => {

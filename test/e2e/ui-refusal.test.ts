@@ -1,36 +1,11 @@
 // A model's refusal in the chat, in a real browser against the running stack: the turn ends with a
 // visible notice that the model declined (with its category, as the live event named it), the
 // announcer says so rather than "Reply finished.", and the notice is still there after a reload.
-import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { chooseChromium } from "./browser";
-import { signedInTab, turnsSettled } from "./page-waits";
-import { api, base, transcript } from "./client";
+import { describe, expect, it } from "vitest";
+import { browserForFile, turnsSettled } from "./page-waits";
+import { transcript } from "./client";
 
-let browser: Browser;
-const contexts: BrowserContext[] = [];
-
-beforeAll(async () => {
-  const { executablePath, args } = await chooseChromium();
-  browser = await chromium.launch({ executablePath, args });
-});
-
-afterEach(async () => {
-  for (const c of contexts.splice(0)) await c.close();
-});
-
-afterAll(async () => {
-  await browser?.close();
-});
-
-/** A fresh conversation open in a signed-in tab, its socket up. */
-async function openChat(title: string): Promise<{ p: Page; id: string }> {
-  const p = await signedInTab(browser, contexts);
-  const id = (await api("POST", "/v1/conversations", { title })).json.id;
-  await p.goto(`${base()}/#/c/${id}`, { waitUntil: "domcontentloaded" });
-  await p.waitForSelector("#socket-status.live", { state: "attached" });
-  return { p, id };
-}
+const { openChat } = browserForFile();
 
 describe("a reply the model refuses", () => {
   it("shows a refusal notice once the turn ends, announces it, and keeps the notice after a reload", async () => {

@@ -91,8 +91,9 @@ function fenced(text: string, lang = ""): string {
 
 /**
  * Text someone wrote, as markdown that cannot change the export's own structure: its headings move
- * below the export's three levels (`#` → `####`), a setext underline is escaped, and a code fence it
- * leaves open is closed at its end (it would swallow the messages after it).
+ * below the export's three levels (`#` → `####`), a setext underline and the start of an HTML block
+ * are escaped, and a code fence it leaves open is closed at its end (it would swallow the messages
+ * after it).
  */
 function inMessage(text: string): string {
   const out: string[] = [];
@@ -102,7 +103,8 @@ function inMessage(text: string): string {
     if (fence) {
       if (marker && marker[1][0] === fence[0] && marker[1].length >= fence.length && !marker[2].trim()) fence = null;
       out.push(line);
-    } else if (marker) {
+    } else if (marker && !(marker[1][0] === "`" && marker[2].includes("`"))) {
+      // A fence CommonMark opens: a backtick fence's info string holds no backtick (§4.5).
       fence = marker[1];
       out.push(line);
     } else if (/^ {0,3}#{1,6}(\s|$)/.test(line))
@@ -112,7 +114,10 @@ function inMessage(text: string): string {
           (_, space: string, hashes: string) => space + "#".repeat(Math.min(6, hashes.length + 3)),
         ),
       );
-    else out.push(/^ {0,3}(=+|-{2,})\s*$/.test(line) ? `\\${line.trimStart()}` : line);
+    // A setext underline (one `-` is one too) and a line that starts an HTML block (a heading, a
+    // comment that would hide the messages after it) are escaped: text, not structure.
+    else if (/^ {0,3}(=+|-+)\s*$/.test(line)) out.push(`\\${line.trimStart()}`);
+    else out.push(/^ {0,3}<[A-Za-z/!?]/.test(line) ? line.replace("<", "\\<") : line);
   }
   if (fence) out.push(fence);
   return out.join("\n");
@@ -155,7 +160,7 @@ async function* asMarkdown(s: ExportSource, exportedAt: string): AsyncGenerator<
   for await (const a of s.attachments) {
     if (!heading) yield "## Attachments\n\n";
     heading = true;
-    yield `- [${a.name}](${a.url}) (\`${a.id}\`, ${a.type}, ${a.size} bytes)\n`;
+    yield `- [${a.name.replace(/[[\]\\]/g, "\\$&")}](${a.url}) (\`${a.id}\`, ${a.type}, ${a.size} bytes)\n`;
   }
   yield `${heading ? "\n" : ""}## Transcript\n\n`;
   for await (const m of s.messages) {

@@ -5,7 +5,7 @@
 // would hide the messages after it) is escaped. An attachment's name cannot end its link early.
 import { describe, expect, it } from "vitest";
 import type { StoredMessage } from "../../core/types";
-import { exportText } from "../../services/transfer/export-format";
+import { type ExportAttachment, exportText } from "../../services/transfer/export-format";
 
 const at = "2026-01-01T00:00:00.000Z";
 
@@ -13,7 +13,7 @@ async function* each<T>(items: T[]): AsyncGenerator<T> {
   for (const item of items) yield item;
 }
 
-async function markdown(text: string, attachments: unknown[] = []): Promise<string[]> {
+async function markdown(text: string, attachments: ExportAttachment[] = []): Promise<string[]> {
   const messages = [
     { id: "m1", seq: 1, role: "user", createdAt: at, content: [{ type: "text", text }] },
     { id: "m2", seq: 2, role: "assistant", createdAt: at, content: [{ type: "text", text: "ok" }] },
@@ -62,7 +62,7 @@ describe("text in the Markdown export", () => {
 
   it("keeps an attachment's name inside its link text", async () => {
     const lines = await markdown("hi", [
-      { id: "att_1", name: "x](https://evil.example) [y", url: "/v1/a", type: "text/plain", size: 1 },
+      { id: "att_1", name: "x](https://evil.example) [y", url: "/v1/a", type: "text/plain", size: 1, createdAt: at },
     ]);
     const line = lines.find((l) => l.includes("att_1"));
     expect(line).toBe("- [x\\](https://evil.example) \\[y](/v1/a) (`att_1`, text/plain, 1 bytes)");

@@ -2,8 +2,9 @@
 // indexing. Each job is validated, run, and acked; a failed
 // run is retried with backoff and, after max_retries (wrangler.toml), lands in the dead-letter
 // queue. A malformed job is acked and logged: retrying garbage cannot make it valid.
+import Anthropic from "@anthropic-ai/sdk";
 import { envConfig } from "../../core/env-config";
-import { queueJobSchema, retryDelaySeconds, type QueueJob } from "../../core/jobs";
+import { MAX_RETRY_DELAY_SECONDS, queueJobSchema, retryDelaySeconds, type QueueJob } from "../../core/jobs";
 import { runExtractJob } from "./extract";
 import { runFoldJob } from "./fold";
 
@@ -36,9 +37,22 @@ export async function consumeBatch(
       message.ack();
     } catch (err) {
       console.error("queue job failed; retrying", parsed.data.kind, message.attempts, err);
-      message.retry({ delaySeconds: retryDelaySeconds(message.attempts) });
+      message.retry({ delaySeconds: retryDelay(err, message.attempts) });
     }
   }
+}
+
+/**
+ * The wait before a failed job's next delivery: the queue's backoff, or longer when the model API
+ * said when to come back (a 429's or 529's `retry-after`, in seconds), at most the backoff's cap. The
+ * fold calls make no SDK retries of their own (the queue owns them), so the header is honoured here.
+ */
+export function retryDelay(err: unknown, attempts: number): number {
+  const backoff = retryDelaySeconds(attempts);
+  if (!(err instanceof Anthropic.APIError) || !err.headers) return backoff;
+  const asked = Number(err.headers.get("retry-after"));
+  if (!Number.isFinite(asked) || asked <= 0) return backoff;
+  return Math.max(backoff, Math.min(MAX_RETRY_DELAY_SECONDS, Math.ceil(asked)));
 }
 
 export default {

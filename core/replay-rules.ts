@@ -51,7 +51,8 @@ export function replayableHistory(
   const kept = withoutRefusedTurns(history, between);
   const out: StoredMessage[] = [];
   kept.forEach((m) => {
-    const content = cleanContent(m.seq <= importedThrough ? withoutSeals(m.content) : m.content);
+    const imported = m.seq <= importedThrough ? withoutSeals(m.content) : m.content;
+    const content = cleanContent(m.role === "assistant" ? withoutAssistantImages(imported) : imported);
     if (content === m.content) out.push(m);
     else if (content.length) out.push({ ...m, content });
   });
@@ -114,6 +115,16 @@ export function withoutSeals(content: readonly ContentBlock[]): readonly Content
     else if (!sealed(b)) out.push(b);
   }
   return out;
+}
+
+/**
+ * An assistant message's content with each top-level image block as a text placeholder: the API
+ * refuses an image in an assistant turn, and an import took one before 2026-12-06 (it refuses them
+ * now). The same array when there is none.
+ */
+function withoutAssistantImages(content: readonly ContentBlock[]): readonly ContentBlock[] {
+  if (!content.some((b) => b.type === "image")) return content;
+  return content.map((b): ContentBlock => (b.type === "image" ? { type: "text", text: "[image]" } : b));
 }
 
 /** The blocks a request may carry; the same array when nothing changes. */

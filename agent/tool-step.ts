@@ -54,16 +54,7 @@ export async function runToolStep(
     if (runsOnClient(tool) && deps.pauseForClient && !deps.registry.refusal(call.name, deps.toolContext.activeTools)) {
       // Past what one post of results can carry, a call is answered now: the step stays answerable.
       if (pending.length >= MAX_RESULTS_PER_POST) {
-        results.push({ type: "tool_result", tool_use_id: call.id, content: TOO_MANY_CLIENT_CALLS, is_error: true });
-        emit({
-          type: "tool_result",
-          turnId,
-          tool_use_id: call.id,
-          name: call.name,
-          is_error: true,
-          chars: TOO_MANY_CLIENT_CALLS.length,
-          preview: TOO_MANY_CLIENT_CALLS,
-        });
+        results.push(toldResult(deps, call, errorResult(call.id, TOO_MANY_CLIENT_CALLS)));
         continue;
       }
       // The client runs it; the server calls of the same step still run now.
@@ -115,17 +106,7 @@ export async function runToolStep(
       content: readableToolContent(out.blocks ?? out.content),
       ...(out.isError ? { is_error: true } : {}),
     };
-    const text = toolResultText(block);
-    emit({
-      type: "tool_result",
-      turnId,
-      tool_use_id: call.id,
-      name: call.name,
-      is_error: !!out.isError,
-      chars: text.length,
-      preview: text.slice(0, PREVIEW_CHARS),
-    });
-    results.push(block);
+    results.push(toldResult(deps, call, block));
   }
   if (deps.signal?.aborted) {
     // A stop during the step leaves nothing waiting for the client: its calls are interrupted too
@@ -155,14 +136,32 @@ export function interruptedCall(
       name: call.name,
       input: deps.registry.withhold(call.name, call.input),
     });
-  emit({
+  return toldResult(deps, call, errorResult(call.id, content));
+}
+
+/** A result the platform gives for a call (the call never ran, or never can): an error, `content` saying why. */
+export const errorResult = (id: string, content: string): ToolResultBlock => ({
+  type: "tool_result",
+  tool_use_id: id,
+  content,
+  is_error: true,
+});
+
+/** `block`, the result of `call`, told by its tool_result event (its size and the head of its text). */
+export function toldResult(
+  deps: Pick<TurnDeps, "turnId" | "emit">,
+  call: { id: string; name: string },
+  block: ToolResultBlock,
+): ToolResultBlock {
+  const text = toolResultText(block);
+  deps.emit({
     type: "tool_result",
-    turnId,
+    turnId: deps.turnId,
     tool_use_id: call.id,
     name: call.name,
-    is_error: true,
-    chars: content.length,
-    preview: content.slice(0, PREVIEW_CHARS),
+    is_error: !!block.is_error,
+    chars: text.length,
+    preview: text.slice(0, PREVIEW_CHARS),
   });
-  return { type: "tool_result", tool_use_id: call.id, content, is_error: true };
+  return block;
 }

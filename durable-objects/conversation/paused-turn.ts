@@ -6,6 +6,7 @@ import type { ClientToolResult, ClientToolSpec } from "../../core/client-tools";
 import type { TurnEvent } from "../../core/events";
 import type { StoredMessage, ToolResultBlock } from "../../core/types";
 import type { PausedStep } from "../../agent/turn-loop";
+import { errorResult, toldResult } from "../../agent/tool-step";
 import type { ConversationRef } from "../../services/record/conversation-head";
 import { INTERRUPTED_TOOL_RESULT } from "../../core/replay";
 import type { ConversationStore } from "./conversation-store";
@@ -353,16 +354,5 @@ export function interruptedResults(
   step: Pick<PausedStep, "pending">,
   told: { emit: (event: TurnEvent) => void; turnId: string },
 ): ToolResultBlock[] {
-  return step.pending.map((c) => {
-    told.emit({
-      type: "tool_result",
-      turnId: told.turnId,
-      tool_use_id: c.id,
-      name: c.name,
-      is_error: true,
-      chars: INTERRUPTED_TOOL_RESULT.length,
-      preview: INTERRUPTED_TOOL_RESULT,
-    });
-    return { type: "tool_result", tool_use_id: c.id, content: INTERRUPTED_TOOL_RESULT, is_error: true };
-  });
+  return step.pending.map((c) => toldResult(told, c, errorResult(c.id, INTERRUPTED_TOOL_RESULT)));
 }

@@ -93,10 +93,12 @@ export async function sendSseEvents(id: string, content: unknown, key?: string):
     { content },
     { key, headers: { accept: "text/event-stream" } },
   );
-  return [...r.text.matchAll(/^event: (\w+)\ndata: (.*)$/gm)].map(
-    (m) => ({ type: m[1], data: JSON.parse(m[2]) }) as SseEvent,
-  );
+  return sseEventsOf(r.text);
 }
+
+/** The events of an SSE answer's text, in order, each with its SSE event name and its JSON. */
+export const sseEventsOf = (text: string): SseEvent[] =>
+  [...text.matchAll(/^event: (\w+)\ndata: (.*)$/gm)].map((m) => ({ type: m[1], data: JSON.parse(m[2]) }) as SseEvent);
 
 /** One turn asked for as SSE: its events in order, each event's JSON. */
 export async function sendSse(id: string, content: unknown, key?: string): Promise<TurnEvent[]> {

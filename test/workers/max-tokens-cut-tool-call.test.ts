@@ -4,7 +4,7 @@
 // to make it again, saved and told as a tool_result event, and the next call gets more room.
 import { describe, expect, it } from "vitest";
 import type { ToolResultBlock } from "../../core/types";
-import { api, createConversation, eventually, transcript } from "./helpers";
+import { api, createConversation, eventually, sseEventsOf, transcript } from "./helpers";
 
 const weather = {
   name: "get_weather",
@@ -23,9 +23,9 @@ describe("a reply cut at max_tokens after a complete tool call", () => {
       { content, tools: [weather] },
       { headers: { accept: "text/event-stream" } },
     );
-    const events = [...r.text.matchAll(/^event: (\w+)\ndata: (.*)$/gm)].map((m) => ({
-      type: m[1],
-      data: JSON.parse(m[2]) as Record<string, unknown>,
+    const events = sseEventsOf(r.text).map((e) => ({
+      type: e.type,
+      data: e.data as unknown as Record<string, unknown>,
     }));
     const t = await transcript(id);
     const at = t.findIndex((m) => m.role === "assistant");

@@ -2,11 +2,10 @@
 // interrupted is told by its tool_use and tool_result events like every other call, and an
 // idempotent replay sends the refusals and model changes in the order the turn sent them.
 import { describe, expect, inject, it } from "vitest";
-import { api, connectSocket, createConversation, newTenant, send, transcript } from "./helpers";
+import { api, connectSocket, createConversation, newTenant, send, sseEventsOf, transcript } from "./helpers";
 
 type Sent = { type: string } & Record<string, unknown>;
-const sseOf = (text: string): Sent[] =>
-  [...text.matchAll(/^event: (\w+)\ndata: (.*)$/gm)].map((m) => ({ type: m[1], ...(JSON.parse(m[2]) as object) }));
+const sseOf = (text: string): Sent[] => sseEventsOf(text).map((e) => ({ type: e.type, ...(e.data as object) }));
 
 describe("stream events in order", () => {
   it("a call a stop answers as interrupted is told by its tool_use and tool_result events", async () => {

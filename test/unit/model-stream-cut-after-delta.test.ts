@@ -121,17 +121,15 @@ async function turn(bodies: Response[], opts: { stopAt?: string } = {}) {
   return { outcome, replies, streamed, events, calls: seen.calls };
 }
 
+/** The reply a retry would get: were the call retried, this second, paid-for answer would be the turn's. */
+const paidAgain = () =>
+  sse([start(1300), ...textOpen("A second, paid-for answer."), blockStop, delta("end_turn"), messageStop]);
+
 describe("a stream cut after message_delta, every block stopped", () => {
   it("is the whole reply: one model call, its text, stop_reason and message_delta's usage", async () => {
     const cut = sse([start(1200), ...textOpen(REPLY), blockStop, delta("end_turn")]);
     // Were the cut retried, this second reply would be the turn's.
-    const again = sse([
-      start(1300),
-      ...textOpen("A second, paid-for answer."),
-      blockStop,
-      delta("end_turn"),
-      messageStop,
-    ]);
+    const again = paidAgain();
     const r = await turn([cut, again]);
     expect(r.calls).toBe(1);
     expect(r.outcome.modelCalls).toBe(1);
@@ -196,13 +194,7 @@ const overloaded: Event = ["error", { type: "error", error: { type: "overloaded_
 describe("an error event after message_delta, every block stopped", () => {
   it("is the whole reply: one model call, no retry, message_delta's stop_reason and usage", async () => {
     const broken = sse([start(1200), ...textOpen(REPLY), blockStop, delta("end_turn"), overloaded]);
-    const again = sse([
-      start(1300),
-      ...textOpen("A second, paid-for answer."),
-      blockStop,
-      delta("end_turn"),
-      messageStop,
-    ]);
+    const again = paidAgain();
     const r = await turn([broken, again]);
     expect(r.calls).toBe(1);
     expect(r.events).not.toContain("retry");

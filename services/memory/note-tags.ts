@@ -3,15 +3,9 @@
 // core/visible-text.ts): something visible, no control characters, line separators or bidi
 // overrides; trimmed, 1 to 40 characters. A repeated tag is refused, not dropped.
 import { z } from "zod";
-import { HIDDEN_OR_CONTROL, VISIBLE } from "../../core/visible-text";
+import { visibleText } from "../../core/visible-text";
 
-const noteTag = z
-  .string()
-  .trim()
-  .min(1)
-  .max(40)
-  .refine((v) => !HIDDEN_OR_CONTROL.test(v), { message: "no control characters, line separators or bidi overrides" })
-  .refine((v) => VISIBLE.test(v), "must contain a visible character");
+const noteTag = visibleText(40);
 
 export const noteTags = z
   .array(noteTag)

@@ -6,7 +6,7 @@ import type { Env as HonoEnv, MiddlewareHandler } from "hono";
 import { z } from "zod";
 import { jsonValueProblem } from "../../core/json-guard";
 import { describeZodError } from "../../core/validation";
-import { HIDDEN_OR_CONTROL, VISIBLE } from "../../core/visible-text";
+import { visibleText } from "../../core/visible-text";
 import { ApiError, badRequest } from "./errors";
 import { recordInput } from "./openapi/registry";
 
@@ -127,12 +127,4 @@ export const intParam = (min: number, max: number) =>
  * everywhere), and, like a file's name, it carries no control characters, line separators or bidi
  * overrides. Trimmed; 1 to 200 characters.
  */
-export const visibleName = z
-  .string()
-  .trim()
-  .min(1)
-  .max(200)
-  .refine((v) => !HIDDEN_OR_CONTROL.test(v), {
-    message: "no control characters, line separators or bidi overrides",
-  })
-  .refine((v) => VISIBLE.test(v), "must contain a visible character");
+export const visibleName = visibleText(200);

@@ -19,7 +19,8 @@ import { forgetKey } from "../../../services/keys/auth";
 import { ApiError, badRequest, notFound, unauthorized } from "../errors";
 import type { AppEnv } from "../types";
 import { sessionDatabase } from "../../../services/d1-session-database";
-import { intParam, jsonBody, query, visibleName } from "../validate";
+import { intParam, jsonBody, query } from "../validate";
+import { visibleText } from "../../../core/visible-text";
 import { listOf } from "../openapi/schemas";
 import { listBody, pageOf } from "../paging";
 import { doc } from "../openapi/registry";
@@ -32,8 +33,8 @@ export interface KeyScope {
 }
 
 const createBody = z.strictObject({
-  // A name people read in the key list: the rule every name has (validate.ts visibleName), at most 100.
-  name: visibleName.max(100).optional(),
+  // A name people read in the key list: the rule every name has (core/visible-text.ts), at most 100.
+  name: visibleText(100).optional(),
   expiresAt: z.iso
     .datetime({ offset: true })
     .transform((v) => new Date(v))

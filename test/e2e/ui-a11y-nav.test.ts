@@ -36,10 +36,13 @@ const focused = (p: Page) =>
     };
   });
 
-/** Follows a link from the keyboard: focus, then Enter, as a keyboard user would. */
-async function follow(p: Page, selector: string) {
+/**
+ * Follows a link (or submits a form's field) from the keyboard: focus, then Enter, as a keyboard
+ * user would, and waits for the address it goes to (the link's own unless `to` names it).
+ */
+async function follow(p: Page, selector: string, to?: string) {
   const link = p.locator(selector).first();
-  const href = await link.getAttribute("href");
+  const href = to ?? (await link.getAttribute("href"));
   for (let attempt = 1; ; attempt++) {
     await link.focus();
     await p.keyboard.press("Enter");
@@ -141,10 +144,11 @@ describe("a view opened from a link takes the focus on its heading", () => {
     p = await tab(DESKTOP);
   });
 
-  /** Opens the chat and waits until its head's links are there. */
+  /** Opens the chat and waits until its head's links are there and its socket is open (the view has loaded). */
   async function openChat() {
     await p.goto(`${base()}/#/c/${chatId}`);
     await p.waitForSelector(`.chat-head a[href="#/c/${chatId}/settings"]`);
+    await p.waitForSelector("#socket-status.live", { state: "attached" });
     await p.waitForLoadState("networkidle");
   }
 
@@ -170,7 +174,7 @@ describe("a view opened from a link takes the focus on its heading", () => {
   it("Search from the header's box: the focus is on the results' heading, so Tab goes on to the results", async () => {
     await openChat();
     await p.locator("#search-q").fill("plan");
-    await p.keyboard.press("Enter");
+    await follow(p, "#search-q", "#/search?q=plan");
     const f = await focusAfterOpening(p, "Search: plan");
     expect(f.tag).toBe("H1");
     expect(f.text).toBe("Search: plan");

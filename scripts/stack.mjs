@@ -4,7 +4,7 @@
 // Used by `npm start`, the end-to-end tests and the benchmarks.
 import { spawn, spawnSync } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { fileURLToPath } from "node:url";
 import { cortexShardDatabases } from "./wrangler-shards.mjs";
@@ -105,10 +105,47 @@ function migrationsFingerprint(databases) {
 }
 
 /**
+ * Where the databases of a fresh state, once migrated, are kept for the next fresh state to copy:
+ * one folder per set of migration files, wrangler.toml (its database ids name the files) and
+ * wrangler version, so a change to any of them makes a new one.
+ * @param {string} fingerprint
+ */
+function migratedCopyFolder(fingerprint) {
+  const key = createHash("sha256")
+    .update(fingerprint)
+    .update(readFileSync(`${ROOT}wrangler.toml`))
+    .update(JSON.parse(readFileSync(`${ROOT}node_modules/wrangler/package.json`, "utf8")).version)
+    .digest("hex")
+    .slice(0, 16);
+  return `${ROOT}.wrangler/migrated-d1/${key}`;
+}
+
+/**
+ * Keeps a just-migrated fresh state's D1 folder as the copy later fresh states start from. Made
+ * beside and renamed into place, so a stack starting meanwhile sees all of it or none; when two
+ * made one at once, the first rename wins and the other's copy is dropped.
+ * @param {string} d1State @param {string} folder
+ */
+function keepMigratedCopy(d1State, folder) {
+  const tmp = `${folder}.${process.pid}.tmp`;
+  rmSync(tmp, { recursive: true, force: true });
+  mkdirSync(`${ROOT}.wrangler/migrated-d1`, { recursive: true });
+  cpSync(d1State, tmp, { recursive: true });
+  try {
+    renameSync(tmp, folder);
+  } catch {
+    rmSync(tmp, { recursive: true, force: true });
+  }
+}
+
+/**
  * DB's migrations, then every cortex shard's: one `wrangler d1 migrations apply` per database,
- * seconds each (more on a busy machine). A state whose databases are all there and were migrated
- * from the same files (a marker beside wrangler's D1 files, written after every database applied)
- * is left as it is, so a restart of the stack over its state does not pay them again.
+ * seconds each (about 28 s for all on an idle 2-core machine, more on a busy one). A state whose
+ * databases are all there and were migrated from the same files (a marker beside wrangler's D1
+ * files, written after every database applied) is left as it is, so a restart of the stack over
+ * its state does not pay them again; a fresh state (no database yet) starts from a copy of the
+ * last fresh state migrated from the same files (`.wrangler/migrated-d1/`), so only the first
+ * pays them: every end-to-end file with a stack of its own starts from one.
  * @param {{ persistTo?: string, stdio?: "pipe" | "inherit" }} [opts]
  */
 export function applyMigrations({ persistTo, stdio = "pipe" } = {}) {
@@ -120,6 +157,12 @@ export function applyMigrations({ persistTo, stdio = "pipe" } = {}) {
     ? readdirSync(`${d1State}/miniflare-D1DatabaseObject`).filter((f) => /^[0-9a-f]{64}\.sqlite$/.test(f))
     : [];
   if (files.length >= databases.length && existsSync(marker) && readFileSync(marker, "utf8") === fingerprint) return;
+  const copy = migratedCopyFolder(fingerprint);
+  const fresh = files.length === 0;
+  if (fresh && existsSync(`${copy}/context-chat-migrations.json`)) {
+    cpSync(copy, d1State, { recursive: true });
+    return;
+  }
   rmSync(marker, { force: true });
   for (const database of databases) {
     const args = ["d1", "migrations", "apply", database, "--local"];
@@ -129,6 +172,7 @@ export function applyMigrations({ persistTo, stdio = "pipe" } = {}) {
       throw new Error(`d1 migrations of ${database} failed: ${res.stderr || res.stdout || res.status}`);
   }
   writeFileSync(marker, fingerprint);
+  if (fresh) keepMigratedCopy(d1State, copy);
 }
 
 export function freePort() {

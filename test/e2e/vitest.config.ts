@@ -12,5 +12,8 @@ export default defineProject({
     testTimeout: 120_000,
     hookTimeout: 180_000,
     fileParallelism: false,
+    // A page reaches a state through the stack and the browser, both slower on a busy 2-core
+    // machine: an expect.poll that names no timeout waits up to 10 s for it (vitest's own is 1 s).
+    expect: { poll: { timeout: 10_000 } },
   },
 });

@@ -5,48 +5,14 @@
 //   when every file had a workerd of its own). Storage is shared from file to file too, as a
 //   deployment shares its D1 shards: these files make their own tenants and never depend on
 //   what others wrote.
-// - "workers-isolated": the files in ISOLATED, each in a fresh workerd with empty storage,
+// - "workers-isolated": the files in ISOLATED (isolated.ts), each in a fresh workerd with empty storage,
 //   because they check something shard-wide or deployment-wide that other files' rows would change.
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineProject } from "vitest/config";
 import { MAX_WORKERS } from "../parallelism";
+import { ISOLATED } from "./isolated";
 
 const root = new URL("../..", import.meta.url).pathname;
-
-/** Files that need storage of their own, and why. */
-export const ISOLATED = [
-  // The cron tick acts on every tenant's due automations, corpus days and expired exports: these
-  // files fire ticks (some with a clock days or years ahead) and count what a tick claims or finds.
-  "test/workers/automation-paging.test.ts",
-  "test/workers/automation-client-tools.test.ts",
-  "test/workers/automation-claim-races.test.ts",
-  "test/workers/automation-fast-schedules.test.ts",
-  "test/workers/automations.test.ts",
-  "test/workers/automation-tenant-shut-out.test.ts",
-  "test/workers/automation-key-expiry.test.ts",
-  // Claims a page of due automations across the database: another file's due automations would be claimed.
-  "test/workers/automation-schedule-spelling.test.ts",
-  "test/workers/queue-and-cron.test.ts",
-  "test/workers/corpus.test.ts",
-  "test/workers/corpus-rollup-bounded.test.ts",
-  // Claims a page of due automations at a clock years ahead: other files' automations would be claimed.
-  "test/workers/deletion-races.test.ts",
-  "test/workers/env-config.test.ts",
-  "test/workers/exports.test.ts",
-  // Sweeps every tenant's staged imports with a clock hours ahead: another file's import in flight would go.
-  "test/workers/import-staging-sweep.test.ts",
-  // Sweeps every tenant's conversation create keys past 24 hours, and counts what it swept.
-  "test/workers/create-keys-sweep.test.ts",
-  // Read the dev tenant's corpus log of today, which other files' turns fill (and the ticks above roll up).
-  "test/workers/models.test.ts",
-  // Write cortex notes with fixed ids ("mine", "theirs") straight into a shard, as if each file had it alone.
-  "test/workers/cortex-term-stats.test.ts",
-  "test/workers/semantic-search.test.ts",
-  "test/workers/vector-outbox.test.ts",
-  // Compares the rank of a short and a long message: FTS5's bm25() takes its document lengths and
-  // counts over the whole shard, so other files' rows in it can flip a close pair.
-  "test/workers/search-ranking.test.ts",
-];
 
 export const workersProject = (opts: { name: string; isolate: boolean }) =>
   defineProject(async () => ({

@@ -340,7 +340,7 @@ attachmentRoutes.get(
       headers: {
         "content-type": row.type,
         "content-length": String(obj.size),
-        "content-disposition": `attachment; filename*=UTF-8''${encodeURIComponent(row.name)}`,
+        "content-disposition": `attachment; filename*=UTF-8''${filenameValue(row.name)}`,
         "x-content-type-options": "nosniff",
         "content-security-policy": "sandbox",
       },
@@ -479,3 +479,11 @@ attachmentRoutes.delete(
     return c.body(null, 204);
   },
 );
+
+/**
+ * A file name as `filename*`'s value (RFC 8187): UTF-8, percent-encoded outside attr-char.
+ * encodeURIComponent leaves `'()*` as they are, and the apostrophe is the value's own delimiter.
+ */
+function filenameValue(name: string): string {
+  return encodeURIComponent(name).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+}

@@ -419,6 +419,16 @@ export const documentRead: ToolDefinition<{ attachment_id: string; offset?: numb
       // surrogate pair), and the next page starts there: no character is lost between two pages.
       // An offset the caller chose inside a pair leaves U+FFFD, never half a pair.
       const page = sliceWhole(doc.text, 0, DOC_PAGE_CHARS).toWellFormed();
+      // Like file_read and pdf_read: a start past the end is an error naming the size (the text
+      // up to `start` is all there is, so reading that much measures it).
+      if (!page && start > 0) {
+        const { length } = (await docxFormat.read(found!.reader, { maxChars: start })).text;
+        const range = length ? ` (read from offset 0 to ${length - 1})` : "";
+        return {
+          content: `document_read: ${found!.attachment.name} has ${length} characters of text; offset ${start} is past its end${range}`,
+          isError: true,
+        };
+      }
       const more =
         doc.text.length > page.length
           ? `; next: document_read {"attachment_id":"${attachment_id}","offset":${start + page.length}}`

@@ -1,7 +1,8 @@
 // The views around the chat, in a real browser against the running stack: Settings saved twice
 // after a model switch sends only what changed, a slow Settings or Replay never covers the view the
 // person went on to, Import runs once per file and lists its chat in the sidebar, a name set here
-// gives way to a later rename, and a file dropped outside the chat's drop zone never leaves the app.
+// gives way to a later rename, an emptied number in Settings is named rather than skipped, and a
+// file dropped outside the chat's drop zone never leaves the app.
 import { chromium, type Browser, type BrowserContext, type Page, type Request } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { chooseChromium } from "./browser";
@@ -73,6 +74,34 @@ describe("the views around the chat", () => {
     const after = (await meta(id)).settings;
     expect(after.contextWindowTokens).toBe(switched.contextWindowTokens);
     expect(after.thinkingDisplay).toBe("omitted");
+  });
+
+  it("an emptied number in Settings is named and nothing is saved, not left out unsaid", async () => {
+    const id = await newConversation();
+    const before = (await meta(id)).settings;
+    const p = await tab();
+    await p.goto(`${base()}/#/c/${id}/settings`);
+    await p.waitForSelector("#settings-form");
+    const patches: string[] = [];
+    p.on("request", (r) => {
+      if (r.method() === "PATCH") patches.push(r.url());
+    });
+    await p.click("details.advanced summary");
+    await p.fill("#set-tailMessages", "");
+    await p.click("details.advanced summary"); // closed again: the Save opens it to show the field
+    await p.fill("#set-title", "Renamed with a number missing");
+    await p.click("#settings-form button[type=submit]");
+    await expect
+      .poll(() => p.locator("#settings-status").textContent())
+      .toBe("Messages kept verbatim needs a number: nothing was saved.");
+    expect(await p.evaluate(() => document.activeElement?.id)).toBe("set-tailMessages");
+    expect(await p.evaluate(() => document.querySelector<HTMLDetailsElement>("details.advanced")?.open)).toBe(true);
+    expect(patches).toEqual([]);
+    expect(await meta(id)).toMatchObject({ settings: { tailMessages: before.tailMessages } });
+    expect((await meta(id)).title).not.toBe("Renamed with a number missing");
+    // With a number again it saves, the number and the name.
+    await p.fill("#set-tailMessages", "5");
+    expect(await save(p)).toEqual({ settings: { tailMessages: 5 }, title: "Renamed with a number missing" });
   });
 
   /**

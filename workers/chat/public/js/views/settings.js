@@ -104,7 +104,7 @@ export async function settingsView(root, id, signal) {
     const input = /** @type {HTMLInputElement} */ (
       h("input", { id: `set-${key}`, name: key, type: "number", step: "any" })
     );
-    return { key, input, row: h("label", { class: "field" }, h("span", null, label), input) };
+    return { key, label, input, row: h("label", { class: "field" }, h("span", null, label), input) };
   });
   // The form shows the settings as the server holds them: drawn at first, and again after each save
   // (a model switch changes its numbers), so a later save compares against them and sends only what
@@ -122,6 +122,14 @@ export async function settingsView(root, id, signal) {
   const status = h("div", { role: "status", id: "settings-status" });
   const field = (/** @type {string} */ label, /** @type {HTMLElement} */ input) =>
     h("label", { class: "field" }, h("span", null, label), input);
+  const advanced = /** @type {HTMLDetailsElement} */ (
+    h(
+      "details",
+      { class: "advanced" },
+      h("summary", null, "Advanced: context management"),
+      numbers.map((n) => n.row),
+    )
+  );
   const form = h(
     "form",
     { class: "panel settings-form", id: "settings-form" },
@@ -131,12 +139,7 @@ export async function settingsView(root, id, signal) {
     field("Thinking", thinking),
     field("Thinking shown", display),
     field("Effort", effort),
-    h(
-      "details",
-      { class: "advanced" },
-      h("summary", null, "Advanced: context management"),
-      numbers.map((n) => n.row),
-    ),
+    advanced,
     h(
       "div",
       { class: "form-actions" },
@@ -149,12 +152,19 @@ export async function settingsView(root, id, signal) {
     e.preventDefault();
     /** @type {Record<string, unknown>} */
     const patch = {};
+    // Every number has a value (the server holds one for each): an emptied field, or one the
+    // browser cannot read as a number, is named and nothing is saved, rather than left out unsaid.
+    const unset = numbers.find((n) => n.input.value === "");
+    if (unset) {
+      advanced.open = true;
+      unset.input.focus();
+      return replace(status, errorLine(`${unset.label} needs a number: nothing was saved.`));
+    }
     if (model.value !== shownModel) patch.model = model.value;
     if (thinking.value !== (s.thinking ?? "auto")) patch.thinking = thinking.value;
     if (display.value !== (s.thinkingDisplay ?? "summarized")) patch.thinkingDisplay = display.value;
     if ((effort.value || null) !== (s.effort ?? null)) patch.effort = effort.value || null;
-    for (const n of numbers)
-      if (n.input.value !== "" && Number(n.input.value) !== s[n.key]) patch[n.key] = Number(n.input.value);
+    for (const n of numbers) if (Number(n.input.value) !== s[n.key]) patch[n.key] = Number(n.input.value);
     /** @type {Record<string, unknown>} */
     const body = {};
     if (Object.keys(patch).length) body.settings = patch;

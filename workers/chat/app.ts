@@ -7,6 +7,7 @@ import { bodyLimit } from "hono/body-limit";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { bearer, cachedKeyForHash, keyForHash } from "../../services/keys/auth";
+import { allowedMethods } from "./allowed-methods";
 import { ApiError, errorBody, unauthorized } from "./errors";
 import { adminRoutes } from "./routes/admin";
 import { automationRoutes } from "./routes/automations";
@@ -206,7 +207,12 @@ app.route("/v1/models", modelRoutes);
 app.route("/v1/usage", usageRoutes);
 app.route("/v1/settings", settingsRoutes);
 
-app.notFound((c) => c.json(errorBody(404, `no route for ${c.req.method} ${c.req.path}`), 404));
+app.notFound((c) => {
+  const allowed = allowedMethods(app.routes, c.req.path);
+  if (!allowed.length) return c.json(errorBody(404, `no route for ${c.req.method} ${c.req.path}`), 404);
+  c.header("allow", allowed.join(", "));
+  return c.json(errorBody(405, `${c.req.path} takes ${allowed.join(", ")}, not ${c.req.method}`), 405);
+});
 
 app.onError((err, c) => {
   if (err instanceof ApiError) {

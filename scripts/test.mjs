@@ -24,7 +24,14 @@ function vitest(argv, out, env = {}) {
 
 /** @param {import("node:child_process").ChildProcess} child @returns {Promise<number>} */
 const exitCode = (child) =>
-  new Promise((resolve) => child.on("exit", (code, signal) => resolve(code ?? (signal ? 1 : 0))));
+  new Promise((resolve) => {
+    child.on("exit", (code, signal) => resolve(code ?? (signal ? 1 : 0)));
+    // Never started (no vitest installed): a failure, said, not a wait for an exit that never comes.
+    child.on("error", (err) => {
+      console.error(`vitest could not start: ${err.message}`);
+      resolve(1);
+    });
+  });
 
 if (args.length) process.exit(await exitCode(vitest(args, "inherit")));
 

@@ -1,30 +1,16 @@
 // A request whose path is a route but whose method is not gets 405 with `Allow`, not a 404 that
-// would say the resource is not there. The methods come from the app's own routes; middleware
-// (registered as ALL) is no method. A route that answers GET answers HEAD too (Hono's fetch).
-import { METHOD_NAME_ALL } from "hono/router";
+// would say the resource is not there. The app's own router is asked, method by method, whether a
+// route (not middleware, which is registered as ALL) has the path, so the answer follows Hono's
+// path syntax exactly. A route that answers GET answers HEAD too (Hono's fetch).
+import type { RouterRoute } from "hono/types";
+import { METHOD_NAME_ALL, type Router } from "hono/router";
 
-/** A route path (`/v1/conversations/:id`, `/v1/admin/*`) as a pattern for a whole request path. */
-const patternOf = (path: string): RegExp =>
-  new RegExp(
-    `^${path
-      .split("/")
-      .map((part) =>
-        part === "*" ? ".*" : part.startsWith(":") ? "[^/]+" : part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"),
-      )
-      .join("/")}$`,
+const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"] as const;
+
+/** The methods the app's routes answer at `path`, in a fixed order; empty when no route has the path. */
+export function allowedMethods(app: { router: Router<[unknown, RouterRoute]> }, path: string): string[] {
+  const allowed = METHODS.filter((method) =>
+    app.router.match(method, path)[0].some(([[, route]]) => route.method !== METHOD_NAME_ALL),
   );
-
-const patterns = new Map<string, RegExp>();
-
-/** The methods the routes answer at `path`, in a fixed order; empty when no route has the path. */
-export function allowedMethods(routes: readonly { method: string; path: string }[], path: string): string[] {
-  const methods = new Set<string>();
-  for (const route of routes) {
-    if (route.method === METHOD_NAME_ALL) continue;
-    let pattern = patterns.get(route.path);
-    if (!pattern) patterns.set(route.path, (pattern = patternOf(route.path)));
-    if (pattern.test(path)) methods.add(route.method);
-  }
-  if (methods.has("GET")) methods.add("HEAD");
-  return ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"].filter((m) => methods.has(m));
+  return allowed.flatMap((m) => (m === "GET" ? ["GET", "HEAD"] : [m]));
 }

@@ -208,7 +208,7 @@ app.route("/v1/usage", usageRoutes);
 app.route("/v1/settings", settingsRoutes);
 
 app.notFound((c) => {
-  const allowed = allowedMethods(app.routes, c.req.path);
+  const allowed = allowedMethods(app, c.req.path);
   if (!allowed.length) return c.json(errorBody(404, `no route for ${c.req.method} ${c.req.path}`), 404);
   c.header("allow", allowed.join(", "));
   return c.json(errorBody(405, `${c.req.path} takes ${allowed.join(", ")}, not ${c.req.method}`), 405);

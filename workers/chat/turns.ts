@@ -20,6 +20,7 @@ import { registeredNamesInScope } from "../../services/tools/tool-store";
 import { keyForHash } from "../../services/keys/auth";
 import { UnstartedTurn } from "../../durable-objects/rate-limiter-client";
 import { ApiError, badRequest, unauthorized } from "./errors";
+import { acceptsNamed } from "./media-type";
 import { wroteElsewhere } from "./d1-session";
 import { collectTurn, sseResponse, turnJson } from "./turn-response";
 import type { AppEnv } from "./types";
@@ -227,7 +228,7 @@ export async function respondTurn(
     ? async () => (await keyForHash(c.get("primaryEnv"), keyHash))?.tenantId === tenantId
     : undefined;
   let res: Response;
-  if ((c.req.header("accept") ?? "").includes("text/event-stream")) {
+  if (acceptsNamed(c.req.header("accept"), "text/event-stream")) {
     res = sseResponse(watchingTurn(c, events), { keyActive });
     res.headers.set("x-conversation-id", conversationId);
   } else {

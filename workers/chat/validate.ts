@@ -8,14 +8,20 @@ import { jsonValueProblem } from "../../core/json-guard";
 import { describeZodError } from "../../core/validation";
 import { visibleText } from "../../core/visible-text";
 import { ApiError, badRequest } from "./errors";
+import { parseMediaType, refuseNonUtf8Charset } from "./media-type";
 import { recordInput } from "./openapi/registry";
 
 const JSON_TYPE = /^application\/([\w.-]+\+)?json$/i;
 
-/** Rejects a non-JSON body up front, so a wrong Content-Type is a 415, not a confusing "field required". */
+/**
+ * Rejects a non-JSON body up front, so a wrong Content-Type is a 415, not a confusing "field required";
+ * so is a charset other than UTF-8, before the body is read.
+ */
 const requireJson: MiddlewareHandler = async (c, next) => {
-  const type = (c.req.header("content-type") ?? "").split(";")[0].trim();
-  if (!JSON_TYPE.test(type)) throw new ApiError(415, "unsupported_media_type", "Content-Type must be application/json");
+  const type = parseMediaType(c.req.header("content-type"));
+  if (!JSON_TYPE.test(type.essence))
+    throw new ApiError(415, "unsupported_media_type", "Content-Type must be application/json");
+  refuseNonUtf8Charset(type);
   await next();
 };
 

@@ -24,6 +24,7 @@ import {
   type ImportFormat,
 } from "../../../services/transfer/import-staging";
 import { ApiError, badRequest } from "../errors";
+import { parseMediaType, refuseNonUtf8Charset } from "../media-type";
 import { doc } from "../openapi/registry";
 import { conversationSchema, errorSchema } from "../openapi/schemas";
 import type { AppEnv } from "../types";
@@ -43,14 +44,16 @@ const JSONL_TYPES = new Set([
 ]);
 
 function formatOf(contentType: string | undefined, asked: ImportFormat | undefined): ImportFormat {
-  const type = (contentType ?? "").split(";")[0].trim().toLowerCase();
-  const byType: ImportFormat | null = type === "application/json" ? "json" : JSONL_TYPES.has(type) ? "jsonl" : null;
+  const type = parseMediaType(contentType);
+  const byType: ImportFormat | null =
+    type.essence === "application/json" ? "json" : JSONL_TYPES.has(type.essence) ? "jsonl" : null;
   if (!byType)
     throw new ApiError(
       415,
       "unsupported_media_type",
       "Content-Type must be application/json (a messages array) or application/x-ndjson (one message per line)",
     );
+  refuseNonUtf8Charset(type);
   return asked ?? byType;
 }
 

@@ -92,35 +92,127 @@ function fenced(text: string, lang = ""): string {
 /**
  * Text someone wrote, as markdown that cannot change the export's own structure: its headings move
  * below the export's three levels (`#` → `####`), a setext underline and the start of an HTML block
- * are escaped, and a code fence it leaves open is closed at its end (it would swallow the messages
- * after it).
+ * are escaped, at the top level and inside a block quote or a list item alike, and a code fence it
+ * leaves open is closed at its end (it would swallow the messages after it). Code (in a fence, in a
+ * quote's or a list item's fence, indented) stays as written.
  */
 function inMessage(text: string): string {
   const out: string[] = [];
-  let fence: string | null = null;
+  // Content columns of the list items open at the top level, so an item's later lines read as its.
+  const items: number[] = [];
+  let fence: Fence | null = null;
   for (const line of text.split("\n")) {
-    const marker = /^ {0,3}(`{3,}|~{3,})(.*)$/.exec(line);
-    if (fence) {
-      if (marker && marker[1][0] === fence[0] && marker[1].length >= fence.length && !marker[2].trim()) fence = null;
+    const wide = line.includes("\t") ? detab(line) : line;
+    if (fence && inFence(wide, fence)) {
       out.push(line);
-    } else if (marker && !(marker[1][0] === "`" && marker[2].includes("`"))) {
-      // A fence CommonMark opens: a backtick fence's info string holds no backtick (§4.5).
-      fence = marker[1];
-      out.push(line);
-    } else if (/^ {0,3}#{1,6}(\s|$)/.test(line))
-      out.push(
-        line.replace(
-          /^( {0,3})(#{1,6})/,
-          (_, space: string, hashes: string) => space + "#".repeat(Math.min(6, hashes.length + 3)),
-        ),
-      );
+      if (closes(wide, fence)) fence = null;
+      continue;
+    }
+    fence = null;
+    const indent = wide.length - wide.trimStart().length;
+    if (wide.trim()) while (items.length && (items.at(-1) ?? 0) > indent) items.pop();
+    const reading = readLine(wide, items);
+    if (reading.kind === "fence") fence = reading;
+    if (reading.kind === "heading")
+      out.push(line.replace(/#{1,6}/, (hashes) => "#".repeat(Math.min(6, hashes.length + 3))));
+    else if (reading.kind === "underline") out.push(line.replace(/(=+|-+)(\s*)$/, "\\$1$2"));
+    else if (reading.kind === "html") out.push(line.replace("<", "\\<"));
+    else out.push(line);
+  }
+  // A fence left open is closed at its list item's column; one in a block quote ends with the quote
+  // (at the blank line after the text).
+  if (fence && !fence.quotes) out.push(" ".repeat(fence.col) + fence.marker);
+  return out.join("\n");
+}
+
+/** A code fence the text opened: its marker, the block quotes it is in, its container's column. */
+interface Fence {
+  kind: "fence";
+  marker: string;
+  quotes: number;
+  col: number;
+}
+
+type Reading = Fence | { kind: "heading" | "underline" | "html" | "text" };
+
+/** Tabs as the spaces to the next stop of 4 (CommonMark §2.2), for reading a line's indentation. */
+function detab(line: string): string {
+  let out = "";
+  for (const ch of line) out += ch === "\t" ? " ".repeat(4 - (out.length % 4)) : ch;
+  return out;
+}
+
+const QUOTE = /^ {0,3}> ?/;
+const FENCE = /^ {0,3}(`{3,}|~{3,})(.*)$/;
+
+/** The line without the fence's block quote markers and its container's indentation, while in it. */
+function fenceContent(line: string, fence: Fence): string | null {
+  let rest = line;
+  for (let q = 0; q < fence.quotes; q++) {
+    const quote = QUOTE.exec(rest);
+    if (!quote) return null;
+    rest = rest.slice(quote[0].length);
+  }
+  if (!rest.trim()) return "";
+  return rest.length - rest.trimStart().length >= fence.col ? rest.slice(fence.col) : null;
+}
+
+/** Whether the line is still in the fence (a quote or a list item ending ends the fence too). */
+function inFence(line: string, fence: Fence): boolean {
+  return fenceContent(line, fence) !== null;
+}
+
+/** Whether the line is the fence's closing fence (its character, at least as long, nothing after). */
+function closes(line: string, fence: Fence): boolean {
+  const marker = FENCE.exec(fenceContent(line, fence) ?? "");
+  return !!marker && marker[1][0] === fence.marker[0] && marker[1].length >= fence.marker.length && !marker[2].trim();
+}
+
+/**
+ * An autolink (CommonMark §6.5) a line starts with: `<` and a scheme, or an address starting with a
+ * letter or digit (`<!--@x>` is an address too, but its `<!--` starts an HTML block first). No tag
+ * name holds a `:` or `@`, so no autolink starts an HTML block (§4.6): it stays a link.
+ */
+const AUTOLINK =
+  /^ {0,3}<(?:[A-Za-z][A-Za-z0-9+.-]{1,31}:[^\s<>]*|[A-Za-z0-9][A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]*@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*)>/;
+
+/**
+ * What a line (tabs expanded) is once the block quote and list item markers it starts with are read:
+ * a heading, a setext underline, the start of an HTML block (an autolink starts none: it is no tag),
+ * a code fence, or text. A list item it opens outside any quote goes on `items` (its content column).
+ */
+function readLine(line: string, items: number[]): Reading {
+  const base = items.at(-1) ?? 0;
+  let rest = line.slice(base);
+  let col = base;
+  let quotes = 0;
+  for (;;) {
+    if (/^ {0,3}#{1,6}(\s|$)/.test(rest)) return { kind: "heading" };
+    const marker = FENCE.exec(rest);
+    // A fence CommonMark opens: a backtick fence's info string holds no backtick (§4.5).
+    if (marker && !(marker[1][0] === "`" && marker[2].includes("`")))
+      return { kind: "fence", marker: marker[1], quotes, col };
     // A setext underline (one `-` is one too) and a line that starts an HTML block (a heading, a
     // comment that would hide the messages after it) are escaped: text, not structure.
-    else if (/^ {0,3}(=+|-+)\s*$/.test(line)) out.push(`\\${line.trimStart()}`);
-    else out.push(/^ {0,3}<[A-Za-z/!?]/.test(line) ? line.replace("<", "\\<") : line);
+    if (/^ {0,3}(=+|-+)\s*$/.test(rest)) return { kind: "underline" };
+    if (/^ {0,3}<[A-Za-z/!?]/.test(rest) && !AUTOLINK.test(rest)) return { kind: "html" };
+    // A thematic break (`- - -`, `* * *`) is no list item: nothing in it is read further.
+    if (/^ {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$/.test(rest)) return { kind: "text" };
+    const quote = QUOTE.exec(rest);
+    const item = /^( {0,3})([-+*]|\d{1,9}[.)])( *)(.?)/.exec(rest);
+    if (quote) {
+      rest = rest.slice(quote[0].length);
+      quotes += 1;
+      col = 0;
+    } else if (item && (item[3] || !item[4])) {
+      // Content starts after 1 to 4 spaces; after 5 or more it is indented code, 1 space in.
+      const spaces = item[4] && item[3].length <= 4 ? item[3].length : Math.min(1, item[3].length);
+      const width = item[1].length + item[2].length + spaces;
+      rest = rest.slice(width);
+      col += width;
+      if (!quotes) items.push(col);
+    } else return { kind: "text" };
   }
-  if (fence) out.push(fence);
-  return out.join("\n");
 }
 
 /**
@@ -138,6 +230,15 @@ function code(text: string): string {
   const ticks = "`".repeat(Math.max(0, ...[...line.matchAll(/`+/g)].map((m) => m[0].length)) + 1);
   const pad = line.startsWith("`") || line.endsWith("`") ? " " : "";
   return `${ticks}${pad}${line}${pad}${ticks}`;
+}
+
+/**
+ * A name as a link's text, shown as written: on one line (oneLine), and every character that could
+ * end the link or make markup inside it (a bracket, a backtick's code span, emphasis, raw HTML, an
+ * entity) backslash-escaped (CommonMark §2.4: any ASCII punctuation may be).
+ */
+function linkText(name: string): string {
+  return oneLine(name).replace(/[\\[\]`*_~<>&!]/g, "\\$&");
 }
 
 async function* asMarkdown(s: ExportSource, exportedAt: string): AsyncGenerator<string> {
@@ -160,7 +261,7 @@ async function* asMarkdown(s: ExportSource, exportedAt: string): AsyncGenerator<
   for await (const a of s.attachments) {
     if (!heading) yield "## Attachments\n\n";
     heading = true;
-    yield `- [${a.name.replace(/[[\]\\]/g, "\\$&")}](${a.url}) (\`${a.id}\`, ${a.type}, ${a.size} bytes)\n`;
+    yield `- [${linkText(a.name)}](${a.url}) (\`${a.id}\`, ${a.type}, ${a.size} bytes)\n`;
   }
   yield `${heading ? "\n" : ""}## Transcript\n\n`;
   for await (const m of s.messages) {

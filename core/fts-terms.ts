@@ -6,9 +6,10 @@
 // implementation, held to SQLite's output word for word by test/unit/fts-terms.test.ts (every
 // suffix rule, the project's docs, 20,000 seeded random words mixing Latin, Greek, Cyrillic,
 // Georgian, Cherokee, kana, Arabic, Hangul and CJK; and, while it was written, 134,466 distinct
-// words of a chat corpus: no difference). It covers what a query word can hold (letters, digits
-// and the joiners toFtsQuery keeps inside a word); it does not copy unicode61's treatment of
-// symbols and emoji, which never reach it.
+// words of a chat corpus: no difference; and test/workers/search-combining-marks.test.ts holds it
+// to D1's on words in NFC and NFD and with every mark of U+0300 to U+036F). It covers what a query
+// word can hold (letters, combining marks, digits and the joiners toFtsQuery keeps inside a word);
+// it does not copy unicode61's treatment of symbols and emoji, which never reach it.
 //
 // The stemmer follows SQLite's FTS5 Porter rules exactly, including where they differ from the
 // 1980 paper ("logi" -> "log", "bli" -> "ble", each step trying only the first suffix that
@@ -244,8 +245,20 @@ export function porterStem(token: string): string {
   return decoder.decode(b.subarray(0, w.length));
 }
 
-/** Inside a query word, unicode61 splits at anything that is not a letter or a digit ("e-mail": e, mail). */
-const SEPARATORS = /[^\p{L}\p{N}]+/u;
+/**
+ * The combining marks unicode61 takes for diacritics (sqlite3Fts5UnicodeIsdiacritic: some of
+ * U+0300 to U+0331). Inside a token one is part of the token and folded away ("cafe" + U+0301,
+ * NFD "café", is the term cafe; NFD "Việt" is viet, where NFC "Việt" keeps its two marks: việt);
+ * at a token's start it separates.
+ */
+const DIACRITIC = "\u0300-\u0304\u0306-\u030c\u030f\u0311\u031b\u0323-\u0328\u032d\u032e\u0330\u0331";
+/**
+ * unicode61's tokens of a query word: a letter or digit, then letters, digits and diacritics. It
+ * splits at anything else: "e-mail" is e, mail; a vowel sign (Mc) or another script's mark (Mn:
+ * Devanagari, Thai) splits the word at it ("हिंदी" is ह, द).
+ */
+const TOKEN = new RegExp(`[\\p{L}\\p{N}][\\p{L}\\p{N}${DIACRITIC}]*`, "gu");
+const DIACRITICS = new RegExp(`[${DIACRITIC}]`, "gu");
 
 // Characters whose case folding differs from their lower case (Unicode CaseFolding.txt), as
 // unicode61 folds them; and Cherokee, whose lower-case letters SQLite's tables predate.
@@ -272,18 +285,16 @@ const CHEROKEE = /[\u13a0-\u13ff\uab70-\uabbf]/u;
 function fold(token: string): string {
   let lower = "";
   for (const ch of token) lower += FOLDS[ch] ?? (CHEROKEE.test(ch) ? ch : ch.toLowerCase());
-  return lower
-    .normalize("NFD")
-    .replace(/(\p{Script=Latin})(\p{Mn}+)/gu, (all, letter: string, marks: string) =>
-      marks.length === 1 ? letter : all,
-    )
-    .normalize("NFC");
+  // A Latin letter with what follows it of marks (a lower case can add one: İ is i + U+0307), taken
+  // apart on its own: other scripts' letters are left as written, as unicode61 leaves them (NFC
+  // would compose decomposed Hangul, and split a composition exclusion such as U+0958).
+  return lower.replace(/\p{Script=Latin}\p{Mn}*/gu, (all) => {
+    const parts = /^(\p{Script=Latin})(\p{Mn}*)$/u.exec(all.normalize("NFD"));
+    return parts && parts[2].length === 1 ? parts[1] : all;
+  });
 }
 
 /** The FTS5 terms `porter unicode61` makes of one query word, in order. */
 export function ftsTerms(word: string): string[] {
-  return word
-    .split(SEPARATORS)
-    .filter(Boolean)
-    .map((token) => porterStem(fold(token)));
+  return (word.match(TOKEN) ?? []).map((token) => porterStem(fold(token.replace(DIACRITICS, ""))));
 }

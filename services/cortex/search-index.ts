@@ -3,6 +3,7 @@
 // (CORTEX_SHARD_n, services/cortex/shard.ts), or a session on it; callers reach a tenant's shard
 // with cortexFor (services/cortex/routing.ts). Indexing is idempotent (doc_id upserts), so a retried or
 // repeated run changes nothing. Every query is scoped to one tenant.
+import { ftsTerms } from "../../core/fts-terms";
 import { isToolResultCarrier, renderMessageText } from "../../core/render";
 import { assistantWeight } from "../../core/speaker-weight";
 import { contentTerms } from "../../core/stopwords";
@@ -164,7 +165,7 @@ const CJK_RUN = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=
 
 /**
  * What each of a row's terms starts with: a private-use character, a token character to unicode61
- * (it keeps Co) that no query word holds (queryWords takes letters, numbers and `_`) nor any text
+ * (it keeps Co) that no query word holds (queryWords takes letters, marks, numbers and `_`) nor any text
  * is expected to. A term is never a token of the body, so a phrase over the terms never matches the
  * body's own tokens (the two-character runs of "上海、海关" are tokens 上海 海关, side by side), nor
  * reaches from the body's last token into the terms.
@@ -297,7 +298,9 @@ export async function upsertDocs(db: ShardDatabase, docs: readonly CortexDoc[]):
   const statements: D1PreparedStatement[] = [];
   for (const tenantId of new Set(docs.map((d) => d.tenantId))) statements.push(tenantRange(db, tenantId));
   for (const d of docs) {
-    const bodies = chunkBodies(d.body);
+    // NFC, as a query is looked up first (ftsSpellings): an NFD text's letters with two diacritics
+    // would otherwise be other terms than the same words typed precomposed.
+    const bodies = chunkBodies(d.body.normalize("NFC"));
     const chunks = bodies.length;
     bodies.forEach((body, i) => statements.push(upsert.bind(...docParams(d, i, body))));
     if (d.relabel && d.kind === "message") statements.push(relabel.bind(d.tenantId, d.refId, d.role));
@@ -410,15 +413,26 @@ export function toFtsQuery(q: string, mode: "and" | "or" = "and"): string | null
   return phrases.join(mode === "and" ? and : " OR ");
 }
 
+/**
+ * A query word: a letter, digit or `_`, then those and combining marks, with its joiners. A mark
+ * belongs to the word it is written in: an NFD "Việt" is one word, as is "हिंदी" whose vowel signs
+ * are marks (unicode61 then tokenizes the phrase as it tokenized the text: ftsSpellings).
+ */
+const QUERY_WORD = /[\p{L}\p{N}_][\p{L}\p{M}\p{N}_]*(?:[-.:/@#][\p{L}\p{N}_][\p{L}\p{M}\p{N}_]*)*/gu;
+
 /** The words of `q` a search looks for (each one FTS5 phrase), function words left out; null if none. */
 export function queryWords(q: string): string[] | null {
-  const terms = q.match(/[\p{L}\p{N}_]+(?:[-.:/@#][\p{L}\p{N}_]+)*/gu);
+  const terms = q.match(QUERY_WORD);
   if (!terms?.length) return null;
   // Repeats and function words go first, then the cap: a long question's rare word is often late.
   // A repeat is the same word in any case (FTS5 folds case: "Zebra" and "zebra" are one phrase,
   // which would otherwise be counted, and weighted, once per spelling); the first spelling stays.
+  // So is the same word in NFC and NFD ("Việt" precomposed or as "Vie" and two marks).
   const folded = new Map<string, string>();
-  for (const t of terms) if (!folded.has(t.toLowerCase())) folded.set(t.toLowerCase(), t);
+  for (const t of terms) {
+    const key = t.normalize("NFC").toLowerCase();
+    if (!folded.has(key)) folded.set(key, t);
+  }
   return contentTerms([...folded.values()]).slice(0, MAX_SEARCH_TERMS);
 }
 
@@ -437,9 +451,27 @@ const quoted = (word: string) => `"${word.replace(/"/g, '""')}"`;
  * is found (`("猫" OR "\uE002猫"*)` for a one-character word).
  */
 const ftsPhrase = (word: string) => {
-  const cjk = cjkPhrase(word);
-  return cjk === null ? quoted(word) : `(${quoted(word)} OR ${cjk})`;
+  const spellings = ftsSpellings(word).map(quoted);
+  const cjk = cjkPhrase(word.normalize("NFC"));
+  if (cjk !== null) spellings.push(cjk);
+  return spellings.length === 1 ? spellings[0] : `(${spellings.join(" OR ")})`;
 };
+
+/**
+ * A query word as written, in NFC and in NFD, less those unicode61 tokenizes alike. unicode61
+ * makes different terms of a word's two forms where a letter has two diacritics (NFC "Việt" is
+ * việt, NFD viet: it folds a lone combining diacritic away, a precomposed letter's only when it has
+ * one), so a row is found whichever form its text was written in: rows are indexed in NFC
+ * (upsertDocs), rows indexed before that as they were sent.
+ */
+function ftsSpellings(word: string): string[] {
+  const byTerms = new Map<string, string>();
+  for (const form of [word, word.normalize("NFC"), word.normalize("NFD")]) {
+    const key = ftsTerms(form).join(" ");
+    if (!byTerms.has(key)) byTerms.set(key, form);
+  }
+  return [...byTerms.values()];
+}
 
 export interface SearchOptions {
   conversationId?: string;
@@ -615,7 +647,7 @@ function rankingStatement(run: RankingRun, chunks: number): { sql: string; param
   // The same window twice, marked and not (hitSnippet tells FTS5's marks from the text's own). The
   // words as written only: a CJK word's bigrams match in the row's terms, past its body's tokens,
   // and a window chosen there would show the body's end, unmarked (runSearch shows its start).
-  const match = p(words.map(quoted).join(" OR "));
+  const match = p(words.flatMap(ftsSpellings).map(quoted).join(" OR "));
   const sql = `WITH RECURSIVE
     a(h) AS (SELECT hex(substr(block, 1, 9)) FROM cortex_fts_data WHERE id = 1),
     varint(k, n, done) AS (
@@ -628,7 +660,7 @@ function rankingStatement(run: RankingRun, chunks: number): { sql: string; param
     fts_rows(n) AS (SELECT n FROM varint WHERE done),
     r(lo, hi) AS (SELECT base, base + 4294967295 FROM cortex_tenant_ranges WHERE tenant_id = ${tenant}),
     tenant_rows(n) AS (SELECT count(*) FROM cortex_docs WHERE tenant_id = ${tenant}),
-    words(phrase, background) AS (SELECT value ->> 0, value ->> 1 FROM json_each(${p(JSON.stringify(words.map((word) => [ftsPhrase(word), background.hits(word)])))})),
+    words(phrase, background) AS (SELECT value ->> 0, value ->> 1 FROM json_each(${p(JSON.stringify(words.map((word) => [ftsPhrase(word), background.hits(word.normalize("NFC"))])))})),
     tenant_counts(phrase, background, hits) AS MATERIALIZED (
       SELECT words.phrase, words.background,
              (SELECT count(*) FROM r CROSS JOIN cortex_fts ON cortex_fts MATCH words.phrase AND cortex_fts.rowid BETWEEN r.lo AND r.hi)

@@ -222,6 +222,63 @@ export async function openSocket(conversationId, onEvent, onClose, after) {
   });
 }
 
+/** How often a visible page checks a quiet socket is still there, and how long an answer may take. */
+export const PING_EVERY_MS = 60_000;
+export const ANSWER_WITHIN_MS = 10_000;
+
+/**
+ * Watches an open socket for a silent death: a half-open connection (the laptop slept, the network
+ * changed, a proxy dropped it) fires no `close` for minutes. A `ping` frame goes out when the page
+ * is shown again, when the browser is back `online`, and every PING_EVERY_MS while the page is
+ * visible and the socket was quiet for half that (none while hidden: each ping counts against the
+ * key's rate limit and wakes the conversation). Any frame counts as an answer; none within
+ * ANSWER_WITHIN_MS of a ping and the socket is given up: `onDead` (once; the watch is over then).
+ * @param {WebSocket} ws an open socket
+ * @param {() => void} onDead
+ * @returns {{ stop: () => void, waiting: () => boolean }} `waiting`: a ping is unanswered
+ */
+export function watchSocket(ws, onDead) {
+  let heard = Date.now();
+  /** @type {ReturnType<typeof setTimeout> | null} */
+  let deadline = null;
+  /** @type {ReturnType<typeof setInterval> | null} */
+  let every = null;
+  const answered = () => {
+    heard = Date.now();
+    if (deadline) clearTimeout(deadline);
+    deadline = null;
+  };
+  const ping = () => {
+    if (deadline || ws.readyState !== WebSocket.OPEN) return;
+    ws.send(JSON.stringify({ type: "ping" }));
+    deadline = setTimeout(() => {
+      stop();
+      onDead();
+    }, ANSWER_WITHIN_MS);
+  };
+  const quiet = () => Date.now() - heard >= PING_EVERY_MS / 2 && ping();
+  const visibility = () => {
+    if (every) clearInterval(every);
+    every = document.hidden ? null : setInterval(quiet, PING_EVERY_MS);
+    if (!document.hidden) ping();
+  };
+  const stop = () => {
+    if (deadline) clearTimeout(deadline);
+    if (every) clearInterval(every);
+    deadline = every = null;
+    ws.removeEventListener("message", answered);
+    ws.removeEventListener("close", stop);
+    document.removeEventListener("visibilitychange", visibility);
+    window.removeEventListener("online", ping);
+  };
+  ws.addEventListener("message", answered);
+  ws.addEventListener("close", stop);
+  document.addEventListener("visibilitychange", visibility);
+  window.addEventListener("online", ping);
+  if (!document.hidden) every = setInterval(quiet, PING_EVERY_MS);
+  return { stop, waiting: () => deadline !== null };
+}
+
 /**
  * What went wrong, in plain words, and whether trying again may help.
  * @param {any} err an ApiError, an Error, or a turn's `error` event payload

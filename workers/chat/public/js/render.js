@@ -21,6 +21,42 @@ export function resultText(content) {
     .join("\n");
 }
 
+/** How many characters of a long text (a tool's result) the page shows before "Show all". */
+export const SHOWN_CHARS = 20_000;
+
+/**
+ * A text in a <pre>, bounded: one longer than SHOWN_CHARS shows its head, a line saying how much is
+ * not shown, and a "Show all" button that puts the rest in (a multi-MB text put in whole freezes
+ * the tab). The <pre> then takes the focus, so the keyboard stays where the button was.
+ * @param {string} text
+ * @returns {HTMLElement}
+ */
+export function boundedPre(text) {
+  if (text.length <= SHOWN_CHARS) return h("pre", null, text);
+  // Not between the two halves of a surrogate pair.
+  const cut = /[\uD800-\uDBFF]/.test(text[SHOWN_CHARS - 1]) ? SHOWN_CHARS - 1 : SHOWN_CHARS;
+  const pre = h("pre", { tabindex: "-1" }, text.slice(0, cut));
+  const more = h(
+    "div",
+    { class: "more-text" },
+    h("span", { class: "muted" }, `${chars(text.length - cut)} more not shown (${chars(text.length)} in all). `),
+    h(
+      "button",
+      {
+        type: "button",
+        class: "link show-all",
+        onclick: () => {
+          pre.textContent = text;
+          more.remove();
+          pre.focus();
+        },
+      },
+      "Show all",
+    ),
+  );
+  return h("div", { class: "bounded-text" }, pre, more);
+}
+
 /** Chars of one block as the request carries it. @param {any} b */
 export function blockChars(b) {
   if (b.type === "text") return b.text.length;
@@ -108,7 +144,7 @@ export function renderBlock(b, ctx) {
         h("span", { class: "size" }, chars(text.length)),
         extra,
       ),
-      h("pre", null, text),
+      boundedPre(text),
     );
   }
   if (b.type === "image") {

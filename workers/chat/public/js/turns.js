@@ -4,7 +4,7 @@
 // token counts, raw notes, card tables) is marked `dev-only` and shown in the developer view.
 import { chars, h, num, time } from "./dom.js";
 import { renderMarkdown } from "./markdown.js";
-import { compactionCard, noteName, renderBlock, resultText, thinkingBlock } from "./render.js";
+import { boundedPre, compactionCard, noteName, renderBlock, resultText, thinkingBlock } from "./render.js";
 
 export const NOTE = /^<attachment id="([^"]+)" name="([^"]*)">\n([\s\S]*?)\n<\/attachment>$/;
 
@@ -165,7 +165,7 @@ export function toolStep(call, result) {
 /** A readable tool name (MCP tools are `mcp__server__tool`). @param {string} name */
 export const toolLabel = (name) => (name.startsWith("mcp__") ? name.split("__").slice(1).join(" · ") : name);
 
-/** The step's result: text in full (or the stream's preview). @param {HTMLElement} el @param {{ is_error?: boolean, text: string, chars?: number }} r */
+/** The step's result: its text (a long one bounded, "Show all" for the rest; or the stream's preview). @param {HTMLElement} el @param {{ is_error?: boolean, text: string, chars?: number }} r */
 export function fillStep(el, r) {
   el.classList.remove("running");
   el.classList.toggle("error", !!r.is_error);
@@ -180,7 +180,7 @@ export function fillStep(el, r) {
       "div",
       { class: "step-part step-result", "data-tool-result": el.dataset.toolUse },
       h("div", { class: "step-title" }, r.is_error ? "Error" : "Result"),
-      h("pre", null, r.text),
+      boundedPre(r.text),
     ),
   );
 }

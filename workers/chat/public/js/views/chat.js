@@ -5,7 +5,7 @@
 // one, which stays a step back in the reply's ‹ n / N › versions) and Retry (a failed turn, or a last
 // turn with no reply). Picked files are staged as
 // chips and uploaded on Send, then sent with the message as its `attachments`.
-import { ApiError, api, openSocket, plainError, session, uploadAttachment } from "../api.js";
+import { ApiError, api, openSocket, plainError, session, uploadAttachment, watchSocket } from "../api.js";
 import { bytes, h, replace } from "../dom.js";
 import { copyText, renderMarkdown } from "../markdown.js";
 import { announce, conversationsChanged } from "../prefs.js";
@@ -533,16 +533,26 @@ export async function chatView(root, id, opts = {}) {
   /** Counts the page's connections; `resultsOn`: the one the unanswered results post went out on. */
   let connection = 0;
   let resultsOn = 0;
+  /** The last connection the heartbeat gave up: what its socket still sends (a late `close`) is not heard. */
+  let abandoned = 0;
+  /** The heartbeat on the open socket (api.js watchSocket). @type {{ stop: () => void, waiting: () => boolean } | null} */
+  let watch = null;
   function connect() {
     // Left: no socket is opened for a view no longer shown (it would act on the page: its title, its sends).
     if (closed) return Promise.reject(new ApiError(0, "socket_error", "This chat was left."));
     if (ws && ws.readyState === WebSocket.OPEN) return Promise.resolve(ws);
     if (connecting) return connecting;
     caughtUp = false;
-    connection++;
+    const mine = ++connection;
     // Resumed after what the page shows: what was saved meanwhile, and a turn running now.
     const after = messages.length ? messages[messages.length - 1].seq : 0;
-    connecting = openSocket(id, onEvent, onClose, after)
+    const heard = () => mine > abandoned;
+    connecting = openSocket(
+      id,
+      (e) => heard() && onEvent(e),
+      () => heard() && onClose(),
+      after,
+    )
       .then((s) => {
         // The chat was left while its socket opened: the cleanup found no socket to close, so it goes here.
         if (closed) {
@@ -550,6 +560,8 @@ export async function chatView(root, id, opts = {}) {
           throw new ApiError(0, "socket_error", "This chat was left.");
         }
         ws = s;
+        watch?.stop();
+        watch = watchSocket(s, () => giveUp(s, mine));
         retry = 0;
         banner.hidden = true;
         view.classList.remove("offline");
@@ -653,6 +665,18 @@ export async function chatView(root, id, opts = {}) {
     else if (stopRequested && running === "pending") stop();
   }
 
+  /**
+   * A socket the heartbeat found dead (half-open: a ping nothing answered): closed and dropped now,
+   * not when its `close` comes (minutes late, if ever), then reconnected as after any drop.
+   * @param {WebSocket} s @param {number} n its connection
+   */
+  function giveUp(s, n) {
+    if (ws !== s) return;
+    abandoned = n;
+    s.close();
+    onClose();
+  }
+
   /** @type {ReturnType<typeof setTimeout> | null} */
   let reconnect = null;
   /** @type {ReturnType<typeof setInterval> | null} */
@@ -697,6 +721,7 @@ export async function chatView(root, id, opts = {}) {
     if (!(err instanceof ApiError && err.type === "not_found")) return onClose();
     if (closed) return;
     closed = true;
+    watch?.stop();
     if (reconnect) clearTimeout(reconnect);
     if (countdown) clearInterval(countdown);
     reconnect = countdown = null;
@@ -806,6 +831,17 @@ export async function chatView(root, id, opts = {}) {
     // message and its files go back into the composer.
     const unsent = refusedSend(e);
     if (unsent) e = { ...e, ref: unsent.dataset.ref, turnId: `refused:${unsent.dataset.ref}` };
+    // The heartbeat's ping refused over the key's rate limit (no send nor results post waits on it):
+    // the socket answered, which is all a ping asks.
+    else if (
+      e.type === "error" &&
+      !e.turnId &&
+      !e.ref &&
+      e.error?.type === "rate_limited" &&
+      watch?.waiting() &&
+      !resultsPosted
+    )
+      return;
     if (e.type === "error" && e.ref && e.turnId && e.error?.type === "idempotency_in_progress") return ownTurn(e);
     // This page's send was taken (or refused) under this turnId: its waiting section is that turn's.
     if (e.type === "accepted" || (e.type === "error" && e.ref)) {
@@ -1534,6 +1570,7 @@ export async function chatView(root, id, opts = {}) {
   return () => {
     saveDraft();
     closed = true;
+    watch?.stop();
     if (reconnect) clearTimeout(reconnect);
     if (countdown) clearInterval(countdown);
     if (frame) cancelAnimationFrame(frame);

@@ -21,7 +21,10 @@ export type RequestOptions<R extends Route> = (Routes[R]["path"] extends undefin
   : { path: Routes[R]["path"] }) &
   (Routes[R]["body"] extends undefined ? { body?: undefined } : { body: Routes[R]["body"] }) &
   (Routes[R]["query"] extends undefined ? { query?: undefined } : { query?: Routes[R]["query"] }) & {
+    /** Sent over the client's own (its key, the JSON content type): a caller's header wins whatever its case. */
     headers?: Record<string, string>;
+    /** Aborts the request (passed to fetch). */
+    signal?: AbortSignal;
   };
 // The options may be left out when nothing in them is required.
 type Args<R extends Route> =
@@ -38,6 +41,10 @@ export interface ApiResponse<T> {
 }
 
 export interface ClientOptions {
+  /**
+   * The API's origin, and the path it is served under, if any (`https://host/api`, with or without
+   * a trailing slash): every route's path (`/v1/…`), the socket's included, goes after that path.
+   */
   baseUrl: string;
   /** The API key (or, for /v1/admin routes, the admin token). */
   key?: string;
@@ -90,6 +97,21 @@ export function newIdempotencyKey(): string {
   return Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
+/** A turn's stream is done for; `cause` the error that cut it (a dropped connection's read error), if any. */
+function interrupted(body: ErrorBody, cause?: unknown): ApiError {
+  const error = new ApiError(502, body);
+  if (cause !== undefined) error.cause = cause;
+  return error;
+}
+
+/** `defaults` with each of `given` set over it: a caller's header replaces a default whatever its case. */
+function mergedHeaders(defaults: Record<string, string>, given?: Record<string, string> | Headers): Headers {
+  const headers = new Headers(defaults);
+  if (given instanceof Headers) given.forEach((value, name) => headers.set(name, value));
+  else for (const [name, value] of Object.entries(given ?? {})) headers.set(name, value);
+  return headers;
+}
+
 /** The error of a turn whose event stream ended before its turn_end (as the server's JSON answer names it). */
 const TURN_INTERRUPTED: ErrorBody = {
   error: {
@@ -116,6 +138,13 @@ function errorOf(data: unknown): ErrorBody["error"] | null {
     : null;
 }
 
+/** How one turn request streams: its key, the caller's signal, and `left`, aborted when the iteration is left. */
+interface StreamOptions {
+  idempotencyKey: string;
+  signal?: AbortSignal;
+  left: AbortSignal;
+}
+
 export class Client {
   constructor(readonly options: ClientOptions) {}
 
@@ -124,8 +153,11 @@ export class Client {
     return new Client({ ...this.options, key });
   }
 
+  /** `path` (`/v1/…`) after baseUrl's own path, with `query`'s defined values as its search params. */
   url(path: string, query?: Record<string, unknown>): string {
-    const u = new URL(path, this.options.baseUrl);
+    const base = new URL(this.options.baseUrl);
+    const prefix = base.pathname.replace(/\/+$/, "");
+    const u = new URL(`${prefix}${path.startsWith("/") ? "" : "/"}${path}`, base.origin);
     for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined) u.searchParams.set(k, String(v));
     return u.toString();
   }
@@ -141,6 +173,7 @@ export class Client {
       query?: Record<string, unknown>;
       body?: unknown;
       headers?: Record<string, string>;
+      signal?: AbortSignal;
     };
     const [method, template] = route.split(" ") as [string, string];
     const path = template.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(o.path?.[name] ?? ""));
@@ -151,23 +184,28 @@ export class Client {
       o.body instanceof ArrayBuffer ||
       o.body instanceof Blob ||
       o.body instanceof ReadableStream;
-    const headers = { ...(raw ? {} : { "content-type": "application/json" }), ...o.headers };
+    const headers = mergedHeaders(raw ? {} : { "content-type": "application/json" }, o.headers);
     return this.send(method, this.url(path, o.query), {
       body: raw ? (o.body as BodyInit | undefined) : JSON.stringify(o.body),
       headers,
+      signal: o.signal,
     });
   }
 
-  /** Any request, typed loosely: for bodies and paths the document does not allow (tests of refusals). */
+  /**
+   * Any request, typed loosely: for bodies and paths the document does not allow (tests of refusals).
+   * `init.headers` are sent over the client's key header, replacing it whatever their case.
+   */
   async send<T = unknown>(
     method: string,
     url: string,
-    init: { body?: BodyInit; headers?: Record<string, string> } = {},
+    init: { body?: BodyInit; headers?: Record<string, string> | Headers; signal?: AbortSignal } = {},
   ): Promise<ApiResponse<T>> {
     const res = await (this.options.fetch ?? fetch)(url.startsWith("http") ? url : this.url(url), {
       method,
-      headers: { ...this.authHeaders(), ...init.headers },
+      headers: mergedHeaders(this.authHeaders(), init.headers),
       body: init.body,
+      ...(init.signal ? { signal: init.signal } : {}),
       ...(init.body instanceof ReadableStream ? { duplex: "half" } : {}),
     } as RequestInit);
     const text = await res.text();
@@ -188,7 +226,16 @@ export class Client {
    * that calls a client tool ends with a `requires_action` event (and stop_reason
    * "requires_action"): answer it with toolResults(). A stream that ends before the turn's
    * `turn_end` (or `requires_action`, or an `error` before `turn_start` or `turn_queued`) throws ApiError 502 with
-   * `{error: {type: "turn_interrupted"}}` after the events it did bring.
+   * `{error: {type: "turn_interrupted"}}` after the events it did bring: whether the server ended it
+   * or the connection dropped (the read's error is then the ApiError's `cause`; a drop after the
+   * `turn_end` ends the iteration quietly). So does a stream the server cut off itself, with an
+   * `error` of type `turn_interrupted` and a `turn_end` with stop_reason "error" (its conversation
+   * restarted, or the reader fell too far behind): thrown after those two events. A replay of a
+   * turn that was interrupted (`turn_start` with `replayed: true`) is its outcome, yielded, not thrown.
+   *
+   * Leaving the iteration (a `break`, the stream's `return()`) ends it at once and cancels the
+   * HTTP body, even while no event comes (keepalives are not yielded); `opts.signal` aborts the
+   * request and the stream, which then throws the signal's reason.
    *
    * The request always carries an Idempotency-Key: `opts.idempotencyKey`, or one made for the call
    * (the returned stream's `idempotencyKey`, also on every ApiError it throws). Sending the same
@@ -198,78 +245,121 @@ export class Client {
   turn(
     conversationId: string,
     body: Routes["POST /v1/conversations/{id}/messages"]["body"],
-    opts: { idempotencyKey?: string } = {},
+    opts: { idempotencyKey?: string; signal?: AbortSignal } = {},
   ): TurnStream {
-    return this.streamed(
-      `/v1/conversations/${encodeURIComponent(conversationId)}/messages`,
-      body,
-      opts.idempotencyKey || newIdempotencyKey(),
-    );
+    return this.streamed(`/v1/conversations/${encodeURIComponent(conversationId)}/messages`, body, {
+      idempotencyKey: opts.idempotencyKey || newIdempotencyKey(),
+      signal: opts.signal,
+    });
   }
 
   /**
    * Posts the results of a paused turn's client tool calls (every pending id at once) and yields
-   * the resumed turn's events (a cut stream throws as in turn()). Keyed as turn() is: a retry of a
+   * the resumed turn's events (a cut stream throws, leaving and `signal` stop, as in turn()). Keyed as turn() is: a retry of a
    * post that went through, with the same key and results, answers its outcome, not 409
    * tool_results_conflict.
    */
   toolResults(
     conversationId: string,
     results: Routes["POST /v1/conversations/{id}/tool-results"]["body"]["results"],
-    opts: { idempotencyKey?: string } = {},
+    opts: { idempotencyKey?: string; signal?: AbortSignal } = {},
   ): TurnStream {
     return this.streamed(
       `/v1/conversations/${encodeURIComponent(conversationId)}/tool-results`,
       { results },
-      opts.idempotencyKey || newIdempotencyKey(),
+      { idempotencyKey: opts.idempotencyKey || newIdempotencyKey(), signal: opts.signal },
     );
   }
 
-  private streamed(path: string, body: unknown, idempotencyKey: string): TurnStream {
-    const events = this.keyedEvents(path, body, idempotencyKey);
-    return Object.assign(events, { idempotencyKey });
+  private streamed(path: string, body: unknown, opts: { idempotencyKey: string; signal?: AbortSignal }): TurnStream {
+    // A generator's return() waits for a next() in progress (a read waiting for an event that may
+    // not come for minutes): leaving aborts `left` first, which cancels that read at once.
+    const left = new AbortController();
+    const events = this.keyedEvents(path, body, { ...opts, left: left.signal });
+    const leave = events.return.bind(events);
+    const stop: typeof events.return = (value) => {
+      left.abort();
+      return leave(value);
+    };
+    return Object.assign(events, { idempotencyKey: opts.idempotencyKey, return: stop });
   }
 
   /** The events of one keyed turn request; every ApiError thrown names the key. */
-  private async *keyedEvents(path: string, body: unknown, idempotencyKey: string): AsyncGenerator<TurnEvent> {
+  private async *keyedEvents(path: string, body: unknown, opts: StreamOptions): AsyncGenerator<TurnEvent> {
     try {
-      yield* this.events(path, body, idempotencyKey);
+      yield* this.events(path, body, opts);
     } catch (error) {
-      if (error instanceof ApiError) error.idempotencyKey = idempotencyKey;
+      if (error instanceof ApiError) error.idempotencyKey = opts.idempotencyKey;
       throw error;
     }
   }
 
-  private async *events(path: string, body: unknown, idempotencyKey: string): AsyncGenerator<TurnEvent> {
-    const res = await (this.options.fetch ?? fetch)(this.url(path), {
-      method: "POST",
-      headers: {
-        ...this.authHeaders(),
-        "content-type": "application/json",
-        accept: "text/event-stream",
-        "idempotency-key": idempotencyKey,
-      },
-      body: JSON.stringify(body),
-    });
+  private async *events(path: string, body: unknown, opts: StreamOptions): AsyncGenerator<TurnEvent> {
+    const signal = opts.signal ? AbortSignal.any([opts.signal, opts.left]) : opts.left;
+    // Stopped by the caller: a left iteration ends quietly, an aborted signal throws its reason.
+    const stopped = () => {
+      if (opts.signal?.aborted) throw opts.signal.reason;
+      return opts.left.aborted;
+    };
+    let res: Response;
+    try {
+      res = await (this.options.fetch ?? fetch)(this.url(path), {
+        method: "POST",
+        headers: {
+          ...this.authHeaders(),
+          "content-type": "application/json",
+          accept: "text/event-stream",
+          "idempotency-key": opts.idempotencyKey,
+        },
+        body: JSON.stringify(body),
+        signal,
+      });
+    } catch (error) {
+      if (stopped()) return;
+      throw error;
+    }
     if (!res.ok || !res.body || !(res.headers.get("content-type") ?? "").startsWith("text/event-stream"))
       throw new ApiError(res.status, parse(await res.text()), res.headers);
     let started = false;
+    let replayed = false;
     let settled = false;
     let lastError: { type: string; message: string; status?: number } | null = null;
-    for await (const data of sseData(res.body)) {
-      const event = data as TurnEvent;
-      // Queued is started too: from `turn_queued` on, the turn runs and ends with a `turn_end`.
-      if (event.type === "turn_start" || event.type === "turn_queued") started = true;
-      if (event.type === "turn_end" || event.type === "requires_action" || (event.type === "error" && !started))
-        settled = true;
-      lastError = event.type === "error" ? event.error : null;
-      yield event;
+    // The server's own word that it cut this stream off (not in a replayed outcome): thrown at the end.
+    let cutOff: ErrorBody["error"] | null = null;
+    const data = sseData(res.body, { signal });
+    try {
+      for (;;) {
+        let next: IteratorResult<unknown>;
+        try {
+          next = await data.next();
+        } catch (error) {
+          // The body's read failed (the connection dropped, or the request was aborted).
+          if (stopped()) return;
+          if (cutOff) throw interrupted({ error: cutOff }, error);
+          if (settled) return;
+          throw interrupted(TURN_INTERRUPTED, error);
+        }
+        if (next.done) break;
+        const event = next.value as TurnEvent;
+        // Queued is started too: from `turn_queued` on, the turn runs and ends with a `turn_end`.
+        if (event.type === "turn_start" || event.type === "turn_queued") started = true;
+        if (event.type === "turn_start" && event.replayed) replayed = true;
+        if (event.type === "turn_end" || event.type === "requires_action" || (event.type === "error" && !started))
+          settled = true;
+        lastError = event.type === "error" ? event.error : null;
+        if (started && !replayed && lastError?.type === "turn_interrupted") cutOff = lastError;
+        yield event;
+      }
+    } finally {
+      await data.return(undefined);
     }
+    if (stopped()) return;
+    if (cutOff) throw interrupted({ error: cutOff });
     if (settled) return;
     // The server ended the stream on an error of its own (the request's key revoked): that error.
     if (lastError?.type === "authentication_error") throw new ApiError(401, { error: lastError });
     // The stream ended before the turn did (the connection dropped): told, never a quiet end.
-    throw new ApiError(502, TURN_INTERRUPTED);
+    throw interrupted(TURN_INTERRUPTED);
   }
 
   /** Every message after `after` (a seq), following the `next` cursor page by page. */

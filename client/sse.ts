@@ -1,8 +1,15 @@
 // Server-sent events from a response body, as parsed JSON `data` (one per event). Lines end with
 // CRLF, LF or a lone CR (as the SSE spec allows), also when the two characters of a CRLF arrive in
-// different chunks. Leaving the iteration early cancels the body, so the HTTP stream stops.
-export async function* sseData(body: ReadableStream<Uint8Array>): AsyncGenerator<unknown> {
+// different chunks. Leaving the iteration early cancels the body, so the HTTP stream stops; so does
+// `signal` at once, even while a read waits (the iteration then ends as if the body had).
+export async function* sseData(
+  body: ReadableStream<Uint8Array>,
+  opts: { signal?: AbortSignal } = {},
+): AsyncGenerator<unknown> {
   const reader = body.getReader();
+  const cancel = () => void reader.cancel(opts.signal?.reason).catch(() => {});
+  if (opts.signal?.aborted) cancel();
+  else opts.signal?.addEventListener("abort", cancel, { once: true });
   const decoder = new TextDecoder();
   let buffer = "";
   let data: string[] = [];
@@ -27,6 +34,7 @@ export async function* sseData(body: ReadableStream<Uint8Array>): AsyncGenerator
       if (done) return;
     }
   } finally {
+    opts.signal?.removeEventListener("abort", cancel);
     if (done) reader.releaseLock();
     else await reader.cancel().catch(() => {});
   }

@@ -187,11 +187,11 @@ export function pickFusionWeights(results, { grid, embedder = "encoder" }) {
   );
 }
 
-/** The sets, questions and haystacks a run reads (RECALL_DATA_DIR, --set, --limit, --haystacks). */
-function runOptions() {
+/** The sets, questions and haystacks a run of `bench` reads (RECALL_DATA_DIR, --set, --limit, --haystacks). */
+function runOptions(bench) {
   const dir = process.env.RECALL_DATA_DIR;
   if (!dir || !existsSync(dir)) {
-    console.log("bench:recall-semantic needs RECALL_DATA_DIR: one subfolder per set (docs/recall-sets.md)");
+    console.log(`bench:${bench} needs RECALL_DATA_DIR: one subfolder per set (docs/recall-sets.md)`);
     process.exit(2);
   }
   const limit = Number(arg("--limit") ?? 30);
@@ -219,7 +219,7 @@ export function textsToEmbed(set, { limit, haystacks }) {
  * ranks with the recording.
  */
 export async function benchRecordEmbeddings() {
-  const { dir, limit, haystacks, names } = runOptions();
+  const { dir, limit, haystacks, names } = runOptions("record-embeddings");
   const out = arg("--out");
   if (!out) throw new Error("record-embeddings needs --out DIR");
   const kind = arg("--embedder") ?? "workers-ai";
@@ -245,7 +245,7 @@ export async function benchRecordEmbeddings() {
 }
 
 export async function benchRecallSemantic() {
-  const { dir, limit, haystacks, names } = runOptions();
+  const { dir, limit, haystacks, names } = runOptions("recall-semantic");
   const grid = (arg("--weights") ?? DEFAULT_GRID.join(",")).split(",");
   if (grid.some((w) => !/^\d+:\d+$/.test(w))) throw new Error("--weights: a list like 3:1,5:1");
   if (arg("--encoder")) {

@@ -87,6 +87,26 @@ function prose(text: string): string {
 }
 
 /**
+ * The anchors a Markdown file's headings get, as GitHub makes them: the heading's text lowercased,
+ * its punctuation dropped (hyphens and underscores kept), spaces made hyphens; a repeat gets `-1`, `-2`.
+ */
+function headingSlugs(text: string): Set<string> {
+  const slugs = new Set<string>();
+  const seen = new Map<string, number>();
+  for (const m of prose(text).matchAll(/^#{1,6}[ \t]+(.+?)[ \t]*#*[ \t]*$/gm)) {
+    const words = m[1].replace(/\[([^\]]*)\]\([^)]*\)/g, "$1");
+    const base = words
+      .toLowerCase()
+      .replace(/[^\p{L}\p{M}\p{N}\s_-]/gu, "")
+      .replace(/ /g, "-");
+    const n = seen.get(base) ?? 0;
+    seen.set(base, n + 1);
+    slugs.add(n ? `${base}-${n}` : base);
+  }
+  return slugs;
+}
+
+/**
  * Problems with the paths a doc (at `docPath`, relative to the repo) names. `strict`: every path
  * is written from the repo's root; otherwise a path may also be the unique tail of one (as a
  * folder's README names its own files).
@@ -105,12 +125,15 @@ function pathProblems(docPath: string, text: string, tree: Tree, strict: boolean
     else if (path !== "" && !tree.has(path)) problems.push(`${docPath}: ${m[1]} names no file`);
   }
   const body = prose(text);
-  // Markdown links to files.
+  // Markdown links to files, and to a heading of a Markdown file (its own, for `#heading`).
   for (const m of body.matchAll(/\]\(([^)\s]+)\)/g)) {
-    const target = m[1].split("#")[0];
-    if (!target || /^[a-z]+:/i.test(target)) continue;
-    const path = inside(target);
-    if (path !== null && !tree.has(path) && path !== "") problems.push(`${docPath}: link ${m[1]} names no file`);
+    const [target, anchor] = m[1].split("#");
+    if (/^[a-z]+:/i.test(target)) continue;
+    const path = target ? inside(target) : docPath;
+    if (path === null || path === "") continue;
+    if (!tree.has(path)) problems.push(`${docPath}: link ${m[1]} names no file`);
+    else if (anchor && path.endsWith(".md") && !headingSlugs(read(path)).has(decodeURIComponent(anchor)))
+      problems.push(`${docPath}: link ${m[1]} names no heading of ${path}`);
   }
   // Code spans that are paths.
   for (const m of body.matchAll(/`([^`\n]+)`/g)) {

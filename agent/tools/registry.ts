@@ -174,9 +174,14 @@ export const capabilityLine = (t: ToolDefinition<unknown>): string =>
 /** What a withheld secret input reads as in the transcript. */
 export const withheldText = (field: string) => `[${field} withheld]`;
 
+/** The tenant's tools as they are now, read again past any cache (durable-objects/conversation/turn-tools.ts). */
+export type ToolReread = () => Promise<readonly ToolDefinition<unknown>[]>;
+
 export class ToolRegistry {
   private readonly tools = new Map<string, ToolDefinition<unknown>>();
   private readonly schemas = new Map<string, Record<string, unknown>>();
+  /** A turn's one re-read of the tenant's tools (`withReread`), shared by the copies made of its registry. */
+  private reread: { load: ToolReread; fresh?: Promise<readonly ToolDefinition<unknown>[]> } | null = null;
 
   register<I>(tool: ToolDefinition<I>): this {
     if (this.tools.has(tool.name)) throw new Error(`tool ${tool.name} registered twice`);
@@ -202,9 +207,41 @@ export class ToolRegistry {
     return out;
   }
 
+  /**
+   * A copy whose lookups may read the tenant's tools again when they miss (`refreshed`): a turn's
+   * registry, built from a list kept for a while, so a tool registered since is still found.
+   */
+  withReread(load: ToolReread): ToolRegistry {
+    const out = this.without([]);
+    out.reread = { load };
+    return out;
+  }
+
+  /**
+   * After a lookup missed (a tool_search that matched nothing, a name this registry lacks): the
+   * tenant's tools read again, those it lacks joining it (a name already taken keeps its tool, as
+   * in `extend`); true when any did. At most one read per turn's registry (its copies share it), so
+   * a model searching for nonsense over and over does not read the list on every call.
+   */
+  async refreshed(): Promise<boolean> {
+    if (!this.reread) return false;
+    this.reread.fresh ??= this.reread.load().catch((err: unknown) => {
+      console.error("tenant tools could not be read again", err);
+      return [];
+    });
+    let added = false;
+    for (const tool of await this.reread.fresh)
+      if (!this.tools.has(tool.name)) {
+        this.register(tool);
+        added = true;
+      }
+    return added;
+  }
+
   /** A copy without the named tools (a paused turn's own client tools win over tenant tools registered while it waited). */
   without(names: readonly string[]): ToolRegistry {
     const out = new ToolRegistry();
+    out.reread = this.reread;
     for (const [name, tool] of this.tools) {
       if (names.includes(name)) continue;
       out.tools.set(name, tool);
@@ -270,6 +307,7 @@ export class ToolRegistry {
   }
 
   private async runUnscrubbed(name: string, rawInput: unknown, ctx: ToolContext): Promise<ToolOutput> {
+    if (!this.tools.has(name)) await this.refreshed();
     const refused = this.refusal(name, ctx.activeTools);
     if (refused) return refused;
     const tool = this.tools.get(name)!;

@@ -1,5 +1,7 @@
 // tool_search and tool_activate: only core tool schemas ride every request; the model finds the
 // others by searching the registry and adds one to the conversation (remembered across turns).
+// A search that matches nothing, or a name the turn's registry lacks, reads the tenant's tools
+// again once in the turn (ToolRegistry.refreshed): a tool registered a moment ago is found.
 // Nothing is activated because a keyword appeared in the conversation.
 import { z } from "zod";
 import type { ToolAccess, ToolDefinition, ToolRegistry } from "./registry";
@@ -57,6 +59,23 @@ function availableList(all: readonly ToolDefinition<unknown>[]): string {
     : listed;
 }
 
+/** The tools that best match `query`, at most 8, best first. */
+function bestMatches(tools: ToolRegistry, query: string): { t: ToolDefinition<unknown>; score: number }[] {
+  const q = queryWords(query);
+  return tools
+    .all()
+    .map((t) => {
+      const name = words(t.name.replace(/_/g, " "));
+      const text = words(`${t.description} ${t.capability}`);
+      let score = 0;
+      for (const w of q) score += (name.has(w) ? 3 : 0) + (text.has(w) ? 1 : 0);
+      return { t, score };
+    })
+    .filter((x) => x.score > 0)
+    .sort((a, b) => b.score - a.score || a.t.name.localeCompare(b.t.name))
+    .slice(0, 8);
+}
+
 export function toolSearch(registry: ToolRegistry): ToolDefinition<{ query: string }, ToolAccess> {
   return {
     name: "tool_search",
@@ -66,20 +85,10 @@ export function toolSearch(registry: ToolRegistry): ToolDefinition<{ query: stri
       "Search the tools that are not loaded yet by what you need to do. Returns matching tools with a one-line description; add one with tool_activate.",
     input: z.strictObject({ query: z.string().trim().min(1).max(200) }),
     async run({ query }, ctx) {
-      const q = queryWords(query);
       const tools = ctx.tools ?? registry;
-      const scored = tools
-        .all()
-        .map((t) => {
-          const name = words(t.name.replace(/_/g, " "));
-          const text = words(`${t.description} ${t.capability}`);
-          let score = 0;
-          for (const w of q) score += (name.has(w) ? 3 : 0) + (text.has(w) ? 1 : 0);
-          return { t, score };
-        })
-        .filter((x) => x.score > 0)
-        .sort((a, b) => b.score - a.score || a.t.name.localeCompare(b.t.name))
-        .slice(0, 8);
+      let scored = bestMatches(tools, query);
+      // Nothing matched: the turn's list may predate a tool just registered (ToolRegistry.refreshed).
+      if (!scored.length && (await tools.refreshed())) scored = bestMatches(tools, query);
       if (!scored.length) return { content: `no tool matches "${query}"; available: ${availableList(tools.all())}` };
       return {
         content: scored
@@ -106,7 +115,9 @@ export function toolActivate(registry: ToolRegistry): ToolDefinition<{ name: str
       "Add a tool found with tool_search to this conversation. Its schema is available from your next step on and stays for later turns.",
     input: z.strictObject({ name: z.string().trim().min(1).max(64) }),
     async run({ name }, ctx) {
-      const tool = (ctx.tools ?? registry).get(name);
+      const tools = ctx.tools ?? registry;
+      // A name the turn's list lacks may be a tool just registered (ToolRegistry.refreshed).
+      const tool = tools.get(name) ?? ((await tools.refreshed()) ? tools.get(name) : undefined);
       if (!tool) return { content: `no tool named "${name}"; tool_search finds the available ones`, isError: true };
       if (tool.core) return { content: `${name} is a core tool: it is always available` };
       if (ctx.activeTools.includes(name)) return { content: `${name} is already active` };

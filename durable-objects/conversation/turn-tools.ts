@@ -1,9 +1,12 @@
 // The tools a turn runs with: the built-in registry plus the tenant's own tools (agent/tools/
 // external.ts). The live list is re-read at most every TENANT_TOOLS_TTL_MS, so a registered or
-// removed tool is seen within that bound. Its lines in the system prompt's <capabilities> index
-// are taken once per UTC day and kept in the object's storage, so registering a tool never
-// changes today's prompt prefix (not even after an eviction): it is in the index from the next
-// day on, and tool_search finds it, and tool_activate adds it, at once.
+// removed tool is seen within that bound; and a turn's lookup that misses (a tool_search matching
+// nothing, tool_activate or a call naming a tool the list lacks) re-reads it at once, once per
+// turn (ToolRegistry.refreshed), so a tool just registered is found in an open conversation too.
+// Its lines in the system prompt's <capabilities> index are taken once per UTC day and kept in the
+// object's storage, so registering a tool never changes today's prompt prefix (not even after an
+// eviction): it is in the index from the next day on, and tool_search finds it, and tool_activate
+// adds it, at once.
 import { tenantToolSources, toolRegistry } from "../../agent/tools";
 import { tenantTools } from "../../agent/tools/external";
 import { indexLines } from "../../agent/tools/capability-index";
@@ -25,16 +28,23 @@ export class TurnTools {
 
   constructor(private readonly scope: ObjectScope) {}
 
-  /** The registry of this turn: the built-in tools and the tenant's tools as they are now. */
+  /**
+   * The registry of this turn: the built-in tools and the tenant's tools as they are now, which a
+   * lookup that misses reads again once (the list it reads is kept for the next turns too).
+   */
   async registry(head: ConversationHead): Promise<ToolRegistry> {
-    if (!this.live || Date.now() - this.live.at >= TENANT_TOOLS_TTL_MS) {
-      const tools = await tenantTools(
-        { env: this.scope.env, tenantId: head.tenantId, projectId: head.projectId, conversationId: head.id },
-        tenantToolSources,
-      );
-      this.live = { at: Date.now(), tools };
-    }
-    return toolRegistry.extend(this.live.tools);
+    const live = this.live && Date.now() - this.live.at < TENANT_TOOLS_TTL_MS ? this.live.tools : await this.read(head);
+    return toolRegistry.extend(live).withReread(() => this.read(head));
+  }
+
+  /** The tenant's tools read now, kept as the live list. */
+  private async read(head: ConversationHead): Promise<ToolDefinition<unknown>[]> {
+    const tools = await tenantTools(
+      { env: this.scope.env, tenantId: head.tenantId, projectId: head.projectId, conversationId: head.id },
+      tenantToolSources,
+    );
+    this.live = { at: Date.now(), tools };
+    return tools;
   }
 
   /** The tenant tools' index lines for `day`'s system prompt: the day's first list, kept for the day. */

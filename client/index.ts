@@ -67,6 +67,8 @@ export function retryAfterSeconds(headers: Headers | undefined): number | undefi
 export class ApiError extends Error {
   /** The answer's Retry-After in seconds (429s, and 409s of a busy turn), when it had one. */
   readonly retryAfterSeconds: number | undefined;
+  /** The answer's request-id header: quote it when reporting the error. */
+  readonly requestId: string | undefined;
   /**
    * The Idempotency-Key the refused or cut turn request was sent with (turn() and toolResults()
    * set it): send the request again with it to learn the first attempt's outcome.
@@ -80,6 +82,7 @@ export class ApiError extends Error {
   ) {
     super(`${status}: ${JSON.stringify(body)?.slice(0, 300)}`);
     this.retryAfterSeconds = retryAfterSeconds(headers);
+    this.requestId = headers?.get("request-id") ?? undefined;
   }
 }
 

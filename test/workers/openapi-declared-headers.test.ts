@@ -127,7 +127,7 @@ describe("the OpenAPI document declares what the server answers", () => {
 
     const limited = doc.components.responses.RateLimited;
     expect(limited.description).toContain("rate_limited");
-    expect(Object.keys(limited.headers ?? {}).map((h) => h.toLowerCase())).toEqual(["retry-after"]);
+    expect(Object.keys(limited.headers ?? {}).map((h) => h.toLowerCase())).toEqual(["request-id", "retry-after"]);
     expect(limited.content?.["application/json"].schema).toEqual({ $ref: "#/components/schemas/Error" });
     const ops = Object.entries(doc.paths).flatMap(([path, methods]) =>
       Object.entries(methods).map(([method, o]) => ({ path, method, o })),

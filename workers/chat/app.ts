@@ -34,6 +34,7 @@ import { sha256Hex } from "../../core/ids";
 import { openApiDocument } from "./openapi/document";
 import { doc, inputDocOf, routeDocOf } from "./openapi/registry";
 import { refuseQuery } from "./validate";
+import { requestId, requestIdOf } from "./request-id";
 import { z } from "zod";
 
 /** A turn (and a client tool's results) may carry a large paste or an inline image; every other body is small. */
@@ -48,6 +49,9 @@ export const app = new Hono<AppEnv>();
 
 /** Cloudflare's edge allows more; no client of this API needs anywhere near this much. */
 export const MAX_HEADER_BYTES = 32 * 1024;
+
+// First, so that every answer leaves with the request's id (request-id.ts), errors and upgrades included.
+app.use("*", requestId);
 
 // Every /v1 answer is a tenant's data (or a refusal of a key): no browser or proxy keeps it. A
 // route that says otherwise (the SSE stream's no-cache) keeps its own; an upgrade has no body.
@@ -222,6 +226,6 @@ app.onError((err, c) => {
   if (err instanceof EnvConfigError) return c.json(errorBody(500, err.message, err.type), 500);
   if (err instanceof HTTPException)
     return c.json(errorBody(err.status, err.message), err.status as ContentfulStatusCode);
-  console.error("unhandled error", c.req.method, c.req.path, err);
+  console.error("unhandled error", `request ${requestIdOf(c)}`, c.req.method, c.req.path, err);
   return c.json(errorBody(500, "internal error"), 500);
 });

@@ -3,6 +3,7 @@
 import type { RouterRoute } from "hono/types";
 import { z } from "zod";
 import { BOOKMARK_HEADER } from "../d1-session";
+import { REQUEST_ID_HEADER } from "../request-id";
 import { CORTEX_BOOKMARK_HEADER } from "../routes/search";
 import { type HeaderDoc, inputDocOf, routeDocOf, type InputDoc, type RouteDoc } from "./registry";
 import { errorSchema, socketServerFrameSchema, turnEventSchema } from "./schemas";
@@ -44,6 +45,7 @@ function jsonSchema(schema: z.ZodType, io: "input" | "output", components: Json)
 
 const errorRef = { $ref: "#/components/responses/Error" };
 const rateLimitedRef = { $ref: "#/components/responses/RateLimited" };
+const requestIdRef = { $ref: "#/components/headers/RequestId" };
 
 const headerObject = (h: HeaderDoc): Json =>
   "shared" in h
@@ -51,8 +53,8 @@ const headerObject = (h: HeaderDoc): Json =>
     : { description: h.description, schema: { type: "string" } };
 
 /**
- * An answer's headers: x-d1-bookmark on every /v1 answer (a websocket upgrade, 101, has none of
- * ours), then the route's own; an operation that reads Idempotency-Key may answer its success as a
+ * An answer's headers: request-id on every answer, x-d1-bookmark on every /v1 answer but a
+ * websocket upgrade's 101, then the route's own; an operation that reads Idempotency-Key may answer its success as a
  * replay (Idempotent-Replayed) and its 409 idempotency_in_progress with Retry-After (1 s).
  */
 function answerHeaders(at: {
@@ -62,8 +64,8 @@ function answerHeaders(at: {
   own?: Record<string, HeaderDoc>;
 }): Json {
   const { status, inSession, idempotent, own } = at;
-  const headers: Json =
-    inSession && status !== "101" ? { [BOOKMARK_HEADER]: { $ref: "#/components/headers/D1Bookmark" } } : {};
+  const headers: Json = { [REQUEST_ID_HEADER]: requestIdRef };
+  if (inSession && status !== "101") headers[BOOKMARK_HEADER] = { $ref: "#/components/headers/D1Bookmark" };
   if (idempotent && /^2\d\d$/.test(status))
     headers["idempotent-replayed"] = headerObject({ shared: "IdempotentReplayed" });
   if (idempotent && status === "409") headers["retry-after"] = headerObject({ shared: "RetryAfter" });
@@ -188,12 +190,13 @@ export function openApiDocument(routes: RouterRoute[]): Json {
       responses: {
         Error: {
           description: "An error (4xx or 5xx)",
+          headers: { [REQUEST_ID_HEADER]: requestIdRef },
           content: { "application/json": { schema: { $ref: `${COMPONENT_REF}Error` } } },
         },
         RateLimited: {
           description:
             "rate_limited: the API key or its tenant is over a limit of requests or turns per minute, or the client's address over its limit of failed authentications. Answered before the request's D1 session: no x-d1-bookmark.",
-          headers: { "retry-after": { $ref: "#/components/headers/RetryAfter" } },
+          headers: { [REQUEST_ID_HEADER]: requestIdRef, "retry-after": { $ref: "#/components/headers/RetryAfter" } },
           content: { "application/json": { schema: { $ref: `${COMPONENT_REF}Error` } } },
         },
       },
@@ -216,6 +219,11 @@ export function openApiDocument(routes: RouterRoute[]): Json {
         },
       },
       headers: {
+        RequestId: {
+          description:
+            "This request's id, on every answer (JSON, errors, SSE streams, a websocket upgrade's 101; not the web UI's static files): the edge's cf-ray when the request came through Cloudflare, else a fresh `req_…` id. A request-id the client sends is never taken. Every JSON error body carries it as `request_id`: quote it when reporting a failed call.",
+          schema: { type: "string" },
+        },
         D1Bookmark: {
           description:
             "Where this request's reads and writes reached (one that read and wrote nothing answers the bookmark it was sent, or without one a recent position): send it back as the request header to read your own writes.",

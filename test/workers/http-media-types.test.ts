@@ -119,6 +119,14 @@ describe("a JSON body's charset", () => {
     expect(imported.status).toBe(201);
   });
 
+  it("takes UTF-8's other labels and US-ASCII, whose bytes are UTF-8 as they are", async () => {
+    const key = await newTenant();
+    for (const type of ["application/json; charset=us-ascii", "application/json; charset=unicode-1-1-utf-8"]) {
+      const r = await api("POST", "/v1/conversations", { title: "plain" }, { key, headers: { "content-type": type } });
+      expect(r.status, type).toBe(201);
+    }
+  });
+
   it("refuses bytes that are not UTF-8 with a 400 naming the problem", async () => {
     const key = await newTenant();
     const r = await api("POST", "/v1/conversations", latin1('{"title":"café"}'), {

@@ -40,11 +40,24 @@ export function acceptsNamed(accept: string | undefined, essence: string): boole
   });
 }
 
-const UTF8_LABELS = new Set(["utf-8", "utf8"]);
+/**
+ * Labels a JSON body may name: UTF-8's (WHATWG Encoding's labels for it), and US-ASCII's, whose
+ * bytes are UTF-8 as they are.
+ */
+const UTF8_LABELS = new Set([
+  "utf-8",
+  "utf8",
+  "unicode-1-1-utf-8",
+  "unicode11utf8",
+  "unicode20utf8",
+  "x-unicode20utf8",
+  "us-ascii",
+  "ascii",
+]);
 
 /**
  * A JSON body's Content-Type naming a charset other than UTF-8 is a 415 naming it: the body would
- * be read as UTF-8 all the same, and a Latin-1 "é" misread. No charset, or UTF-8 in any case, passes.
+ * be read as UTF-8 all the same, and a Latin-1 "é" misread. No charset, UTF-8 or US-ASCII in any case, passes.
  */
 export function refuseNonUtf8Charset(type: MediaType): void {
   const charset = type.params.get("charset");

@@ -10,6 +10,11 @@
 // - required: the schema's own, plus what every alternative requires (oneOf/anyOf), or what any
 //   branch requires (allOf, where every branch applies).
 // - a branch that is a local $ref ("#/$defs/X", "#/definitions/X") is read through it.
+// - every local $ref keeps meaning what it meant: the root's $defs / definitions stay (those still
+//   referred to), and a ref whose target the rewrite moved or dropped (into a branch: "#/anyOf/0/
+//   $defs/X", "#/oneOf/1/properties/y"; or "#", the union itself) gets a copy of that target in
+//   $defs, named after it ("X", "oneOf_1_properties_y", "root"; "_2", "_3"... on a clash with a
+//   definition already there), and points there. A ref that resolved nowhere before stays as it is.
 import type { JsonSchema, ModelToolSchema } from "./json-schema";
 
 const UNIONS = ["oneOf", "anyOf", "allOf"] as const;
@@ -37,26 +42,112 @@ export function flattenUnion(schema: JsonSchema): ModelToolSchema {
   const { oneOf: _o, anyOf: _a, allOf: _l, properties: _p, required: _r, ...rest } = schema;
   const out: JsonSchema = { ...rest, type: "object", properties };
   if (flat.required.size) out.required = [...flat.required];
-  return { schema: withoutUnusedDefs(out), note: flat.notes.length ? flat.notes.join("\n") : null };
+  const note = flat.notes.length ? flat.notes.join("\n") : null;
+  return { schema: withoutUnusedDefs(withRefsKept(out, schema)), note };
+}
+
+/** Keywords whose values are data, not schemas: a "$ref" in them is no reference. */
+const DATA = new Set(["const", "enum", "default", "examples"]);
+
+/** Every object holding a string $ref in `node`, at any depth (data keywords left out). */
+function refNodes(node: unknown): JsonSchema[] {
+  if (Array.isArray(node)) return node.flatMap(refNodes);
+  if (!isObj(node)) return [];
+  const inner = Object.entries(node).flatMap(([k, v]) => (DATA.has(k) ? [] : refNodes(v)));
+  return typeof node.$ref === "string" ? [node, ...inner] : inner;
+}
+
+/** A local ref's JSON pointer, unescaped ("#/$defs/a~1b" → ["$defs", "a/b"]); null for any other ref. */
+function pointer(ref: string): string[] | null {
+  if (ref === "#") return [];
+  if (!ref.startsWith("#/")) return null;
+  try {
+    return ref
+      .slice(2)
+      .split("/")
+      .map((t) => decodeURIComponent(t).replaceAll("~1", "/").replaceAll("~0", "~"));
+  } catch {
+    return null;
+  }
+}
+
+/** What `tokens` point at in `doc`, or undefined. */
+function at(doc: unknown, tokens: string[]): unknown {
+  let node = doc;
+  for (const t of tokens) {
+    if (Array.isArray(node) && /^(0|[1-9]\d*)$/.test(t)) node = node[Number(t)];
+    else if (isObj(node) && Object.hasOwn(node, t)) node = node[t];
+    else return undefined;
+  }
+  return node;
+}
+
+/**
+ * `flat` (a copy) with every local $ref that meant something else in `original` pointing at a copy
+ * of what it meant, in $defs (see the top of this file). Refs inside a copied target are followed
+ * the same way; each target is copied once.
+ */
+function withRefsKept(flat: JsonSchema, original: JsonSchema): JsonSchema {
+  const out = structuredClone(flat);
+  const defs: JsonSchema = isObj(out.$defs) ? out.$defs : {};
+  const copied = new Map<string, string>();
+  const pending: unknown[] = [out];
+  for (let i = 0; i < pending.length; i++) {
+    for (const node of refNodes(pending[i])) {
+      const tokens = pointer(node.$ref as string);
+      const meant = tokens && at(original, tokens);
+      // Compared with the flat schema as built: the refs rewritten meanwhile still mean the same.
+      if (!tokens || meant === undefined || stable(at(flat, tokens)) === stable(meant)) continue;
+      const key = stable(tokens);
+      let name = copied.get(key);
+      if (name === undefined) {
+        const last = tokens.length >= 2 && ["$defs", "definitions"].includes(tokens[tokens.length - 2]);
+        const base = (last ? tokens[tokens.length - 1] : tokens.join("_") || "root").replace(/[^A-Za-z0-9_.-]/g, "_");
+        name = base;
+        for (let n = 2; Object.hasOwn(defs, name); n++) name = `${base}_${n}`;
+        copied.set(key, name);
+        const target = structuredClone(meant);
+        // The whole schema ("#"): its definitions are the root's already.
+        if (!tokens.length && isObj(target)) {
+          delete target.$defs;
+          delete target.definitions;
+        }
+        defs[name] = target;
+        pending.push(target);
+      }
+      node.$ref = `#/$defs/${name}`;
+    }
+  }
+  if (copied.size) out.$defs = defs;
+  return out;
 }
 
 /** The branches' own definitions are inlined now: a definition nothing refers to any more only costs tokens. */
 function withoutUnusedDefs(s: JsonSchema): JsonSchema {
+  const { $defs: _d, definitions: _n, ...body } = s;
+  const used = { $defs: new Set<string>(), definitions: new Set<string>() };
+  let frontier: unknown[] = [body];
+  while (frontier.length) {
+    const next: unknown[] = [];
+    for (const node of frontier.flatMap(refNodes)) {
+      const tokens = pointer(node.$ref as string);
+      const key = tokens?.[0];
+      if (!tokens || (key !== "$defs" && key !== "definitions") || !isObj(s[key])) continue;
+      const defs = s[key];
+      // "#/$defs" itself refers to every definition; "#/$defs/X/properties/y" to X.
+      for (const n of tokens.length === 1 ? Object.keys(defs) : [tokens[1]])
+        if (Object.hasOwn(defs, n) && !used[key].has(n)) {
+          used[key].add(n);
+          next.push(defs[n]);
+        }
+    }
+    frontier = next;
+  }
   const out = { ...s };
   for (const key of ["$defs", "definitions"] as const) {
-    const defs = out[key];
-    if (!isObj(defs)) continue;
-    const { $defs: _d, definitions: _n, ...body } = out;
-    const used = new Set<string>();
-    let frontier = [stable(body)];
-    while (frontier.length) {
-      const found = frontier
-        .flatMap((text) => [...text.matchAll(/"#\/(?:\$defs|definitions)\/([^"/]+)"/g)].map((m) => m[1]))
-        .filter((n) => !used.has(n) && n in defs);
-      found.forEach((n) => used.add(n));
-      frontier = found.map((n) => stable(defs[n]));
-    }
-    const kept = Object.fromEntries(Object.entries(defs).filter(([n]) => used.has(n)));
+    if (!isObj(s[key])) continue;
+    const defs = s[key];
+    const kept = Object.fromEntries(Object.entries(defs).filter(([n]) => used[key].has(n)));
     if (Object.keys(kept).length) out[key] = kept;
     else delete out[key];
   }

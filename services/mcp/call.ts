@@ -1,5 +1,7 @@
-// One call of a tenant's MCP tool: connect (the URL checked again), callTool through the SDK
-// under the server's timeout, map the result. Every failure is an is_error result the model can
+// One call of a tenant's MCP tool: connect (the URL checked again), callTool through the SDK, map
+// the result, all under the server's timeout: one deadline, timeoutMs from the start, that
+// connecting, the call and a list refresh share, each step getting the time left (closing the
+// session adds at most SESSION_END_MS). Every failure is an is_error result the model can
 // read: an answer past the message cap (connect.ts) or a result whose text passes an HTTP tool's
 // cap is one too, never kept in part. A tools/list_changed heard during the call refreshes the
 // cached list at once.
@@ -39,6 +41,8 @@ export async function callMcpTool(
       isError: true,
     };
   let listChanged = false;
+  const deadline = Date.now() + row.timeoutMs;
+  const left = () => Math.max(1, deadline - Date.now());
   let conn: Awaited<ReturnType<typeof connectMcp>>;
   // The server's auth header never reaches the transcript, even when the server echoes it back.
   let secret: Record<string, string> = {};
@@ -48,20 +52,19 @@ export async function callMcpTool(
     secret = authHeaders(endpoint);
     conn = await connectMcp(env, endpoint, {
       timeoutMs: row.timeoutMs,
+      deadline,
       onToolsChanged: () => (listChanged = true),
     });
   } catch (err) {
     return withheld({ content: `could not reach MCP server "${row.name}": ${message(err, secret)}`, isError: true });
   }
   try {
-    const result = await conn.guard(
-      conn.client.callTool({ name: mcpName, arguments: args }, { timeout: row.timeoutMs }),
-    );
+    const result = await conn.guard(conn.client.callTool({ name: mcpName, arguments: args }, { timeout: left() }));
     // The call answered: a list refresh that fails (the next refresh or call tries again) does not
     // take its result away. It is stored only while the server still has the name and url it was
     // listed under: a rename meanwhile would have its tools stored under the old name.
     if (listChanged)
-      await listWith(conn, row.name, row.timeoutMs)
+      await listWith(conn, row.name, left())
         .then(({ tools, note }) =>
           saveMcpListing(env.DB, {
             tenantId,
@@ -85,7 +88,8 @@ export async function callMcpTool(
     return withheld({ ...output, ...(listChanged ? { listChanged } : {}) });
   } catch (err) {
     // Only the platform's own timeouts are told as one: a server's error that mentions a timeout
-    // ("database query timed out") is its own message.
+    // ("database query timed out") is its own message. It names the whole timeoutMs, which the
+    // call shared with connecting.
     const why =
       err instanceof McpTimeout || (err instanceof McpError && err.code === ErrorCode.RequestTimeout)
         ? `no answer within ${row.timeoutMs} ms`

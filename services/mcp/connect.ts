@@ -9,7 +9,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { RequestOptions } from "@modelcontextprotocol/sdk/shared/protocol.js";
-import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import { ErrorCode, McpError, ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JsonSchemaValidator, jsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/types.js";
 import { checkOutboundUrl, loopbackAllowed } from "../../core/outbound-url";
@@ -91,8 +91,16 @@ export interface McpConnection {
 export async function connectMcp(
   env: { ALLOW_LOOPBACK_TOOLS?: string },
   endpoint: McpEndpoint,
-  opts: { timeoutMs: number; onToolsChanged?: () => void },
+  opts: {
+    timeoutMs: number;
+    /** When connecting must be done by (ms since the epoch): a call's deadline, shared with its later steps. Default: timeoutMs from now. */
+    deadline?: number;
+    onToolsChanged?: () => void;
+  },
 ): Promise<McpConnection> {
+  // Both transports' attempts within the one deadline: a slow failing first attempt leaves the second only the rest.
+  const deadline = opts.deadline ?? Date.now() + opts.timeoutMs;
+  const timedOut = () => new McpTimeout(`connecting took longer than ${opts.timeoutMs} ms`);
   const check = checkOutboundUrl(endpoint.url, { allowLoopback: loopbackAllowed(env) });
   if (!check.ok) throw new OutboundRefused(`url: ${check.reason}`);
   const secret = authHeaders(endpoint);
@@ -125,12 +133,16 @@ export async function connectMcp(
       kind === "streamable-http"
         ? new StreamableHTTPClientTransport(check.url, transportOpts)
         : new SSEClientTransport(check.url, { ...transportOpts, eventSourceInit: { fetch: transportOpts.fetch } });
+    const left = Math.max(1, deadline - Date.now());
     try {
-      await withTimeout(guard(client.connect(transport, { timeout: opts.timeoutMs })), opts.timeoutMs, "connecting");
+      await withTimeout(guard(client.connect(transport, { timeout: left })), left, "connecting");
     } catch (err) {
       // A failed attempt must not leave its stream behind (an EventSource would keep reconnecting).
       await transport.close().catch(() => undefined);
-      throw err;
+      // Out of time, whoever noticed first (our timer or the SDK's): a timeout, named by timeoutMs.
+      throw err instanceof McpTimeout || (err instanceof McpError && err.code === ErrorCode.RequestTimeout)
+        ? timedOut()
+        : err;
     }
     const tools: McpTools = {
       listTools: (params, options) => client.request({ method: "tools/list", params }, AnyResult, options),

@@ -1,6 +1,7 @@
 // The only place that talks to the API. The key lives in sessionStorage (this tab only, gone when
 // it closes), or in localStorage when the person chose "stay signed in", and travels in the
 // Authorization header; websockets use single-use tickets instead, so the key never appears in a URL.
+import { DEVICE_PREFS } from "./prefs.js";
 
 const KEY_SLOT = "context-chat.apiKey";
 
@@ -17,6 +18,19 @@ export const session = {
   signOut() {
     sessionStorage.removeItem(KEY_SLOT);
     localStorage.removeItem(KEY_SLOT);
+  },
+  /**
+   * What the tab and the browser keep for the person, gone when they sign out (a shared computer's
+   * next user would see it): every unsent draft (`draft:<conversation id>`, `draft:new`, which
+   * name conversations and hold what was typed) and any other key but the device's preferences
+   * (theme, developer view) and the key slot, which `signOut` and `signIn` look after.
+   */
+  forgetPerson() {
+    for (const store of [sessionStorage, localStorage]) {
+      const names = Array.from({ length: store.length }, (_, i) => store.key(i));
+      for (const name of names)
+        if (name !== null && name !== KEY_SLOT && !DEVICE_PREFS.includes(name)) store.removeItem(name);
+    }
   },
 };
 

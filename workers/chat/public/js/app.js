@@ -34,6 +34,13 @@ let navigation = new AbortController();
 let signedOutBecause = "";
 /** A new chat's first message, handed to the chat view it opens. */
 let firstMessage = "";
+/**
+ * Set by Sign out until the next sign-in, which forgets the person's data again: a view still
+ * finishing then (a new chat's first message whose sending fails) may have put its draft back.
+ */
+let signedOutByPerson = false;
+/** How many times Sign out was clicked: a new chat created across one opens nothing. */
+let signOuts = 0;
 
 /** @param {boolean} [byPerson] a navigation the person made (a link, the search box, Back), not the page's first load */
 async function route(byPerson = false) {
@@ -53,7 +60,16 @@ async function route(byPerson = false) {
     sidebar.clear();
     document.body.dataset.signedIn = "false";
     document.body.dataset.view = "signin";
-    signInView(root, () => ((signedOutBecause = ""), route()), signedOutBecause);
+    signInView(
+      root,
+      () => {
+        signedOutBecause = "";
+        if (signedOutByPerson) session.forgetPerson();
+        signedOutByPerson = false;
+        route();
+      },
+      signedOutBecause,
+    );
     return;
   }
   if (document.body.dataset.signedIn !== "true") sidebar.load();
@@ -76,11 +92,15 @@ async function route(byPerson = false) {
       else stop();
     } else if (path === "/search") await searchView(root, params);
     else if (path === "/manage") await manageView(root);
-    else
+    else {
+      const before = signOuts;
       await newChatView(root, (id, first) => {
+        // Signed out while the conversation was being created: the message goes with the person.
+        if (signOuts !== before) return;
         firstMessage = first;
         location.hash = `#/c/${id}`;
       });
+    }
   } catch (err) {
     if (gen === generation && session.key) replace(root, errorLine(err));
   }
@@ -165,10 +185,16 @@ document.getElementById("search-form")?.addEventListener("submit", (e) => {
   const q = /** @type {HTMLInputElement} */ (document.getElementById("search-q")).value.trim();
   if (q) location.hash = `#/search?q=${encodeURIComponent(q)}`;
 });
+// Sign out forgets the person's drafts (a refused key keeps them: whoever signs in again finds them).
 document.getElementById("sign-out")?.addEventListener("click", () => {
   session.signOut();
+  firstMessage = "";
   location.hash = "#/";
   route();
+  // After route(): the view it closed has put its composer's text in its draft by now.
+  session.forgetPerson();
+  signedOutByPerson = true;
+  signOuts++;
 });
 // Any 401 (a revoked or expired key): the sign-in form, saying why.
 window.addEventListener("unauthorized", () => {

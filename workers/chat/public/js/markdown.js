@@ -33,9 +33,18 @@ const RULE = /^ {0,3}([-*_])(\s*\1){2,}\s*$/;
 const QUOTE = /^ {0,3}> ?/;
 const ITEM = /^( *)([-*+]|\d{1,9}[.)])\s+(.*)$/;
 const TABLE_SEP = /^\s*\|?\s*:?-{1,}:?\s*(\|\s*:?-{1,}:?\s*)*\|?\s*$/;
+// A setext heading's underline, straight under its paragraph: `=` for a level-1 heading, `-` for
+// level 2. One `-` alone is not one (it is how a list item starts while a reply streams in), and
+// `- - -` or `***` is a rule.
+const SETEXT = /^ {0,3}(=+|-{2,})[ \t]*$/;
 
-/** @param {string} text @returns {Block[]} */
-function parseBlocks(text) {
+/**
+ * @param {string} text
+ * @param {Set<number>} [lazy] lines that continue a quote's or list item's paragraph without its
+ * marker (CommonMark's laziness): paragraph text, never a setext underline
+ * @returns {Block[]}
+ */
+function parseBlocks(text, lazy = new Set()) {
   const lines = text.split("\n");
   /** @type {Block[]} */
   const out = [];
@@ -76,7 +85,17 @@ function parseBlocks(text) {
       continue;
     }
     if (QUOTE.test(line)) {
-      while (i < lines.length && lines[i].trim() && QUOTE.test(lines[i])) i++;
+      /** @type {Set<number>} the quote's lazy lines, by their index in the quote */
+      const lazyInner = new Set();
+      let state = { open: false, fence: "" };
+      while (i < lines.length && lines[i].trim()) {
+        if (QUOTE.test(lines[i])) state = quoted(lines[i].replace(QUOTE, ""), state);
+        // A line without ">" continues the quote's open paragraph, unless it starts a block of its own.
+        else if (state.open && !startsBlock(lines[i]) && !tableStarts(lines, i)) lazyInner.add(i - start);
+        else break;
+        i++;
+      }
+      for (const l of lazy) if (l >= start && l < i) lazyInner.add(l - start);
       const inner = lines
         .slice(start, i)
         .map((l) => l.replace(QUOTE, ""))
@@ -87,7 +106,7 @@ function parseBlocks(text) {
           h(
             "blockquote",
             null,
-            parseBlocks(inner).map((b) => b.build()),
+            parseBlocks(inner, lazyInner).map((b) => b.build()),
           ),
       });
       continue;
@@ -121,8 +140,25 @@ function parseBlocks(text) {
       continue;
     }
     i++;
-    while (i < lines.length && lines[i].trim() && !startsBlock(lines[i]) && !tableStarts(lines, i)) i++;
+    /** @param {number} n */
+    const underline = (n) => SETEXT.test(lines[n]) && !lazy.has(n);
+    while (i < lines.length && lines[i].trim() && !underline(i) && !startsBlock(lines[i]) && !tableStarts(lines, i))
+      i++;
     const para = lines.slice(start, i).join("\n");
+    if (i < lines.length && underline(i)) {
+      // A setext heading: the paragraph's lines, one level per `#` as an ATX heading would have.
+      const level = lines[i].trim()[0] === "=" ? 1 : 2;
+      const content = para
+        .split("\n")
+        .map((l) => l.trim())
+        .join("\n");
+      i++;
+      out.push({
+        src: lines.slice(start, i).join("\n"),
+        build: () => h(`h${level + 1}`, { class: "md-h" }, inline(content)),
+      });
+      continue;
+    }
     out.push({ src: para, build: () => h("p", null, inline(para.trim())) });
   }
   return out;
@@ -130,6 +166,26 @@ function parseBlocks(text) {
 
 /** @param {string} l */
 const indentOf = (l) => /** @type {RegExpExecArray} */ (/^ */.exec(l.replace(/\t/g, "    ")))[0].length;
+
+/**
+ * What a quote holds after one more of its lines (`>` taken off): whether it ends in a paragraph
+ * a lazy line may continue, and the fence it is inside, if any.
+ * @param {string} content @param {{ open: boolean, fence: string }} state
+ * @returns {{ open: boolean, fence: string }}
+ */
+function quoted(content, state) {
+  let c = content;
+  while (QUOTE.test(c)) c = c.replace(QUOTE, "");
+  if (state.fence) {
+    const closes = new RegExp(`^ {0,3}${state.fence[0]}{${state.fence.length},}\\s*$`).test(c);
+    return { open: false, fence: closes ? "" : state.fence };
+  }
+  const fence = FENCE.exec(c);
+  if (fence) return { open: false, fence: fence[1] };
+  if (!c.trim() || heading(c) || RULE.test(c) || (state.open && SETEXT.test(c))) return { open: false, fence: "" };
+  const item = ITEM.exec(c);
+  return { open: item ? item[3].trim() !== "" : true, fence: "" };
+}
 
 /** @param {string} l */
 function startsBlock(l) {
@@ -178,24 +234,30 @@ function heading(line) {
 function list(lines, indent) {
   const first = /** @type {RegExpExecArray} */ (ITEM.exec(lines[0]));
   const ordered = /\d/.test(first[2]);
+  const contentIndent = indent + first[2].length + 1;
   /** @type {string[][]} */
   const items = [];
+  /** @type {Set<number>[]} each item's lazy lines: less indented than its text, and no item */
+  const lazy = [];
   for (const l of lines) {
     const m = ITEM.exec(l);
-    if (m && m[1].length <= indent + 1) items.push([m[3]]);
-    else items[items.length - 1]?.push(l.slice(Math.min(indentOf(l), indent + first[2].length + 1)));
+    if (m && m[1].length <= indent + 1) items.push([m[3]]), lazy.push(new Set());
+    else if (items.length) {
+      if (!m && indentOf(l) < contentIndent) lazy[lazy.length - 1].add(items[items.length - 1].length);
+      items[items.length - 1].push(l.slice(Math.min(indentOf(l), contentIndent)));
+    }
   }
   const attrs =
     ordered && Number.parseInt(first[2], 10) !== 1 ? { start: String(Number.parseInt(first[2], 10)) } : null;
   return h(
     ordered ? "ol" : "ul",
     attrs,
-    items.map((item) => {
+    items.map((item, n) => {
       const task = /^\[([ xX])\]\s+/.exec(item[0]);
       if (task) item[0] = item[0].slice(task[0].length);
       const body = item.join("\n");
       // A tight item is its inline text; one with nested blocks renders them.
-      const nested = item.length > 1 ? parseBlocks(body).map((b) => b.build()) : [inline(body)];
+      const nested = item.length > 1 ? parseBlocks(body, lazy[n]).map((b) => b.build()) : [inline(body)];
       const unwrapped =
         nested.length && nested[0] instanceof HTMLParagraphElement && item.length > 1
           ? [...nested[0].childNodes, ...nested.slice(1)]

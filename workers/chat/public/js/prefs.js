@@ -3,6 +3,8 @@
 
 const THEME = "context-chat.theme";
 const DEV = "context-chat.devView";
+/** The browser's own preferences, not the person's data: a sign-out keeps them. */
+export const DEVICE_PREFS = [THEME, DEV];
 
 /** @returns {"light" | "dark"} */
 export function currentTheme() {

@@ -1,0 +1,187 @@
+// The web UI's markdown (workers/chat/public/js/markdown.js): CommonMark's setext headings (a
+// paragraph's lines with `===` or `---` straight under them, spec §4.3) and the laziness of block
+// quotes (a line without `>` after a quoted paragraph line continues that paragraph, spec §5.1),
+// without changing what rendered before: `---` after a blank line or a list is a rule, a list
+// item's `-` is no underline, a lazy line that starts a block (a list, a fence, a heading, a rule)
+// ends the quote, and a setext underline is never lazy. Runs in Node on a small stand-in for the DOM.
+import { beforeAll, describe, expect, it } from "vitest";
+
+class FakeNode {
+  parentNode: FakeElement | null = null;
+}
+
+class FakeText extends FakeNode {
+  constructor(public data: string) {
+    super();
+  }
+  get textContent(): string {
+    return this.data;
+  }
+}
+
+class FakeElement extends FakeNode {
+  readonly tagName: string;
+  childNodes: FakeNode[] = [];
+  readonly attributes = new Map<string, string>();
+  constructor(tag: string) {
+    super();
+    this.tagName = tag.toUpperCase();
+  }
+  set className(v: string) {
+    this.attributes.set("class", v);
+  }
+  setAttribute(k: string, v: string): void {
+    this.attributes.set(k, String(v));
+  }
+  addEventListener(): void {}
+  appendChild(c: FakeNode): FakeNode {
+    c.parentNode?.childNodes.splice(c.parentNode.childNodes.indexOf(c), 1);
+    c.parentNode = this;
+    this.childNodes.push(c);
+    return c;
+  }
+  append(...cs: (FakeNode | string)[]): void {
+    for (const c of cs) this.appendChild(typeof c === "string" ? new FakeText(c) : c);
+  }
+  get children(): FakeElement[] {
+    return this.childNodes.filter((c): c is FakeElement => c instanceof FakeElement);
+  }
+  get lastElementChild(): FakeElement | null {
+    return this.children.at(-1) ?? null;
+  }
+  remove(): void {
+    this.parentNode?.childNodes.splice(this.parentNode.childNodes.indexOf(this), 1);
+    this.parentNode = null;
+  }
+  replaceWith(n: FakeNode): void {
+    const p = this.parentNode;
+    if (!p) return;
+    p.childNodes[p.childNodes.indexOf(this)] = n;
+    n.parentNode = p;
+    this.parentNode = null;
+  }
+  get textContent(): string {
+    return this.childNodes.map((c) => (c as FakeText | FakeElement).textContent).join("");
+  }
+  get innerHTML(): string {
+    return this.childNodes.map(serialize).join("");
+  }
+}
+
+class FakeParagraph extends FakeElement {}
+
+const escapeHtml = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+
+function serialize(n: FakeNode): string {
+  if (n instanceof FakeText) return escapeHtml(n.data);
+  const el = n as FakeElement;
+  const attrs = [...el.attributes].map(([k, v]) => ` ${k}="${escapeHtml(v).replace(/"/g, "&quot;")}"`).join("");
+  const tag = el.tagName.toLowerCase();
+  if (tag === "br" || tag === "hr" || tag === "input") return `<${tag}${attrs}>`;
+  return `<${tag}${attrs}>${el.childNodes.map(serialize).join("")}</${tag}>`;
+}
+
+interface Markdown {
+  renderMarkdown: (el: FakeElement, text: string) => FakeElement;
+}
+
+let md: Markdown;
+
+beforeAll(async () => {
+  Object.assign(globalThis, {
+    Node: FakeNode,
+    HTMLParagraphElement: FakeParagraph,
+    document: {
+      createElement: (tag: string) => (tag === "p" ? new FakeParagraph(tag) : new FakeElement(tag)),
+      createTextNode: (text: string) => new FakeText(text),
+    },
+  });
+  // A URL, not a literal path: the UI's plain-JS modules have no type declarations here.
+  md = (await import(new URL("../../workers/chat/public/js/markdown.js", import.meta.url).href)) as Markdown;
+});
+
+const render = (text: string) => md.renderMarkdown(new FakeElement("div"), text).innerHTML;
+
+describe("setext headings", () => {
+  it.each([
+    ["Title\n===", '<h2 class="md-h">Title</h2>'],
+    ["Title\n---", '<h3 class="md-h">Title</h3>'],
+    ["Title\n=", '<h2 class="md-h">Title</h2>'],
+    ["Title\n--", '<h3 class="md-h">Title</h3>'],
+    ["  Title with *emphasis*  \n   ======   ", '<h2 class="md-h">Title with <em>emphasis</em></h2>'],
+    ["Two lines\nof title\n---", '<h3 class="md-h">Two lines<br>of title</h3>'],
+    ["Title\n===\nText under it.", '<h2 class="md-h">Title</h2><p>Text under it.</p>'],
+    ["Intro.\n\nTitle\n---\n\nBody.", '<p>Intro.</p><h3 class="md-h">Title</h3><p>Body.</p>'],
+    ["> Quoted title\n> ---", '<blockquote><h3 class="md-h">Quoted title</h3></blockquote>'],
+    ["- item\n  ---", '<ul><li><h3 class="md-h">item</h3></li></ul>'],
+  ])("%j", (text, html) => {
+    expect(render(text)).toBe(html);
+  });
+});
+
+describe("what is no setext heading (as before)", () => {
+  it.each([
+    ["Para\n\n---", "<p>Para</p><hr>"],
+    ["---", "<hr>"],
+    ["===", "<p>===</p>"],
+    ["Para\n***", "<p>Para</p><hr>"],
+    ["Para\n- - -", "<p>Para</p><hr>"],
+    ["Para\n= =", "<p>Para<br>= =</p>"],
+    ["Options:\n- one\n- two", "<p>Options:</p><ul><li>one</li><li>two</li></ul>"],
+    // One `-` is how a list item starts while a reply streams in.
+    ["Options:\n-", "<p>Options:<br>-</p>"],
+    ["- one\n- two\n---", "<ul><li>one</li><li>two</li></ul><hr>"],
+    ["# Heading\n---", '<h2 class="md-h">Heading</h2><hr>'],
+    // A lazy line of a list item is its paragraph's text.
+    ["- foo\n===", "<ul><li>foo<br>===</li></ul>"],
+  ])("%j", (text, html) => {
+    expect(render(text)).toBe(html);
+  });
+});
+
+describe("lazy continuation of block quotes", () => {
+  it.each([
+    ["> quoted\ncontinued", "<blockquote><p>quoted<br>continued</p></blockquote>"],
+    ["> one\ntwo\nthree", "<blockquote><p>one<br>two<br>three</p></blockquote>"],
+    ["> one\ntwo\n> three", "<blockquote><p>one<br>two<br>three</p></blockquote>"],
+    ["> > nested\nlazy", "<blockquote><blockquote><p>nested<br>lazy</p></blockquote></blockquote>"],
+    ["> - item\nlazy", "<blockquote><ul><li>item<br>lazy</li></ul></blockquote>"],
+    // A setext underline is never lazy: it is the paragraph's text.
+    ["> quoted\n===", "<blockquote><p>quoted<br>===</p></blockquote>"],
+    ["> quoted\n--", "<blockquote><p>quoted<br>--</p></blockquote>"],
+  ])("%j", (text, html) => {
+    expect(render(text)).toBe(html);
+  });
+
+  it.each([
+    ["> quoted\n\nafter", "<blockquote><p>quoted</p></blockquote><p>after</p>"],
+    ["> quoted\n- item", "<blockquote><p>quoted</p></blockquote><ul><li>item</li></ul>"],
+    ["> quoted\n1. item", "<blockquote><p>quoted</p></blockquote><ol><li>item</li></ol>"],
+    ["> quoted\n---", "<blockquote><p>quoted</p></blockquote><hr>"],
+    ["> quoted\n# Heading", '<blockquote><p>quoted</p></blockquote><h2 class="md-h">Heading</h2>'],
+    ["> # Heading\nafter", '<blockquote><h2 class="md-h">Heading</h2></blockquote><p>after</p>'],
+    ["> ---\nafter", "<blockquote><hr></blockquote><p>after</p>"],
+  ])("%j: the line after the quote starts a block of its own", (text, html) => {
+    expect(render(text)).toBe(html);
+  });
+
+  it("a fence ends the quote, and a line after a quoted fence is not in it", () => {
+    const fenced = render("> quoted\n```\ncode\n```");
+    expect(fenced.startsWith("<blockquote><p>quoted</p></blockquote>")).toBe(true);
+    expect(fenced).not.toContain("quoted<br>");
+    expect(fenced.endsWith("</blockquote>")).toBe(false);
+    const quotedFence = render("> ```\n> code\nnot lazy");
+    expect(quotedFence.startsWith("<blockquote>")).toBe(true);
+    expect(quotedFence.endsWith("</blockquote><p>not lazy</p>")).toBe(true);
+  });
+
+  it("re-rendered as the reply streams, the quote takes its lazy line in place", () => {
+    const el = new FakeElement("div");
+    md.renderMarkdown(el, "> quoted");
+    md.renderMarkdown(el, "> quoted\ncontinued");
+    expect(el.innerHTML).toBe("<blockquote><p>quoted<br>continued</p></blockquote>");
+    md.renderMarkdown(el, "Title");
+    md.renderMarkdown(el, "Title\n===");
+    expect(el.innerHTML).toBe('<h2 class="md-h">Title</h2>');
+  });
+});

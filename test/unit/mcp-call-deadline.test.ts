@@ -8,8 +8,6 @@ import { mcpServerRow } from "./mcp-server-row";
 const TIMEOUT_MS = 600;
 /** How long connecting takes, and a call that answers: within the timeout each, not together with the other. */
 const STEP_MS = 400;
-/** Room for a loaded machine: well under the STEP_MS a second whole timeout would add. */
-const SLACK_MS = 250;
 const row = mcpServerRow({ timeoutMs: TIMEOUT_MS });
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -61,14 +59,13 @@ vi.mock("../../services/mcp/connect", async (orig) => ({
 
 const call = async () => {
   const { callMcpTool } = await import("../../services/mcp/call");
-  const started = Date.now();
   const out = await callMcpTool({ DB: {} } as unknown as Env, {
     tenantId: "t",
     serverId: "mcp_x",
     mcpName: "add",
     args: {},
   });
-  return { out, elapsed: Date.now() - started };
+  return { out };
 };
 
 beforeEach(() => {
@@ -79,11 +76,10 @@ it("gives the call only the time connecting left, and names the tool's timeoutMs
   callAnswers = false;
   connectDelayMs = STEP_MS;
   await call(); // the first import of the MCP client builds its module graph: not timed
-  const { out, elapsed } = await call();
+  const { out } = await call();
   expect(out).toEqual({ content: `MCP tool add on "fx" failed: no answer within ${TIMEOUT_MS} ms`, isError: true });
   expect(seen.connectMs).toBeLessThanOrEqual(TIMEOUT_MS);
   expect(seen.callMs).toBeLessThanOrEqual(TIMEOUT_MS - STEP_MS + 20);
-  expect(elapsed).toBeLessThan(TIMEOUT_MS + SLACK_MS);
 }, 30_000);
 
 it("gives a list refresh after list_changed only the time the call left, and keeps the call's answer", async () => {
@@ -91,10 +87,9 @@ it("gives a list refresh after list_changed only the time the call left, and kee
   connectDelayMs = 0;
   await call();
   const spy = vi.spyOn(console, "error").mockImplementation(() => {});
-  const { out, elapsed } = await call();
+  const { out } = await call();
   spy.mockRestore();
   expect(out).toEqual({ content: "sum=42", listChanged: true });
   expect(seen.callMs).toBeLessThanOrEqual(TIMEOUT_MS);
   expect(seen.listMs).toBeLessThanOrEqual(TIMEOUT_MS - STEP_MS + 20);
-  expect(elapsed).toBeLessThan(TIMEOUT_MS + SLACK_MS);
 }, 30_000);

@@ -1049,10 +1049,7 @@ export interface Routes {
     };
     body: undefined;
     response: {
-      data: Array<{
-        kind: string;
-        [key: string]: unknown;
-      }>;
+      data: Array<Schemas["SearchHit"]>;
       next: string | number | null;
       [key: string]: unknown;
     };
@@ -1430,6 +1427,21 @@ export interface Schemas {
       stubPendingChars: number;
       [key: string]: unknown;
     };
+    [key: string]: unknown;
+  };
+  SearchHit: {
+    kind: "message" | "memory" | "episode" | "page";
+    id: string;
+    conversationId: string | null;
+    messageId: string | null;
+    seq: number | null;
+    role: string | null;
+    createdAt: string;
+    snippet: string;
+    matches: Array<Array<number>>;
+    score: number;
+    superseded?: true;
+    supersededBy?: string;
     [key: string]: unknown;
   };
   SocketClientFrame: {

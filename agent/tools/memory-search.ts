@@ -60,7 +60,9 @@ function describeHit(h: SearchHit, where: { n: number; current: string; activeTo
     return `${n}. episode of conversation ${h.conversationId} through seq ${h.seq} (${day}): ${h.snippet}\n   full text: memory_get {"id":"${h.id}"}`;
   const place = h.conversationId === current ? "this conversation" : `conversation ${h.conversationId}`;
   const read = JSON.stringify({ conversation_id: h.conversationId, message_id: h.id });
-  return `${n}. ${place}, seq ${h.seq} (${h.role}, ${day}): ${h.snippet}\n   full text: conversation_read ${read}`;
+  // A message a regenerate replaced is kept, but the person threw that version away: never quoted as standing.
+  const replaced = h.superseded ? " (replaced by a regenerated reply)" : "";
+  return `${n}. ${place}, seq ${h.seq} (${h.role}, ${day})${replaced}: ${h.snippet}\n   full text: conversation_read ${read}`;
 }
 
 /** The most characters of a hit's snippet shown: the cortex's snippet counts tokens, and a token may be any length. */

@@ -16,7 +16,12 @@ import { CortexShard, type ShardParts } from "./shard";
 export const SHARD_BINDING = /^CORTEX_SHARD_(0|[1-9]\d{0,3})$/;
 
 /** What routing needs of a worker's env: the routing table, the shard bindings (found by name), the semantic path. */
-export type CortexEnv = Pick<Env, "DB"> & SemanticEnv & { CORTEX_ROUTE_TTL_SECONDS?: string };
+export type CortexEnv = Pick<Env, "DB"> &
+  SemanticEnv & {
+    CORTEX_ROUTE_TTL_SECONDS?: string;
+    /** The record: a search marks the messages a regenerate replaced from their heads (shard.ts markSuperseded). */
+    BUCKET?: R2Bucket;
+  };
 
 /** The shard databases this worker has bound, in number order. */
 export function shardNames(env: object): string[] {
@@ -179,6 +184,7 @@ const partsOf = (env: CortexEnv, route: CortexRoute): ShardParts => ({
   db: shardDatabase(env, route.shard),
   mirrors: mirrorsOf(env, route).map((name) => shardDatabase(env, name)),
   semantic: env,
+  record: env.BUCKET,
 });
 
 /**

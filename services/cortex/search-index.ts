@@ -65,6 +65,13 @@ export interface SearchHit {
    */
   matches?: [number, number][];
   score: number;
+  /**
+   * Set on a message a regenerate replaced (its conversation's head marks its seq superseded), with
+   * `supersededBy`, the id of the user message that replaced it: the hit stays (nothing is removed)
+   * but says so, as the transcript does. Read at search time (shard.ts markSuperseded).
+   */
+  superseded?: true;
+  supersededBy?: string;
 }
 
 /**

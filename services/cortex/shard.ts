@@ -11,6 +11,8 @@
 // the index outbox asks for them after its write (syncVectors), every delete here forgets the
 // deleted documents' vectors at once, and a search catches up on whatever is still missing.
 import { deleteRowsInChunks } from "../purge";
+import type { SupersededRange } from "../record/conversation-head";
+import { readHead } from "../record/r2-record";
 import { cortexFusionFor, type SemanticEnv, semanticPathFor } from "../semantic/select";
 import { forgetDeletedVectors, syncShardVectors } from "../semantic/shard-vectors";
 import { type CortexRow, readRows, writeRows } from "./rows";
@@ -37,6 +39,11 @@ export interface ShardParts {
   mirrors?: readonly D1Database[];
   /** The worker's env, for the semantic path (services/semantic/select.ts). */
   semantic?: SemanticEnv;
+  /**
+   * The record (R2): a search reads the heads of its message hits' conversations there, to mark a
+   * message a regenerate replaced (markSuperseded). Unset: no hit is marked (a bench's shard).
+   */
+  record?: R2Bucket;
   /**
    * Set when the tenant has no shard yet (so no rows anywhere: `db` answers its reads empty): the
    * first write assigns one (routing.ts) and runs there. A read never writes the routing table.
@@ -135,7 +142,9 @@ export class CortexShard {
       q,
       fusion: cortexFusionFor(this.semanticEnv, session),
     });
-    return { ...page, bookmark: session.getBookmark() ?? bookmark ?? null };
+    const record = this.parts.record;
+    const hits = record ? await markSuperseded(page.hits, { record, tenantId }) : page.hits;
+    return { ...page, hits, bookmark: session.getBookmark() ?? bookmark ?? null };
   }
 
   conversationOfMessage(tenantId: string, messageId: string, bookmark?: Bookmark): Promise<string | null> {
@@ -213,6 +222,38 @@ export class CortexShard {
         .first<number>("n")) ?? 0
     );
   }
+}
+
+/**
+ * `hits` with each message a regenerate replaced marked `superseded: true` and `supersededBy` (the
+ * user message that replaced it), as the transcript marks it. The marks are the conversation's head
+ * (R2, the record: a regenerate writes its ranges there before the new reply's first model request),
+ * read once per conversation among the message hits; not the index's rows, which were written
+ * before the regenerate, so a row indexed at any time is marked and the shard's schema is unchanged.
+ * A conversation whose head is gone (being deleted) marks nothing.
+ */
+export async function markSuperseded(
+  hits: readonly SearchHit[],
+  where: { record: R2Bucket; tenantId: string },
+): Promise<SearchHit[]> {
+  const ids = new Set<string>();
+  for (const h of hits) if (h.kind === "message" && h.conversationId && h.seq !== null) ids.add(h.conversationId);
+  if (!ids.size) return [...hits];
+  const ranges = new Map<string, readonly SupersededRange[]>();
+  await Promise.all(
+    [...ids].map(async (id) => {
+      const head = await readHead(where.record, where.tenantId, id);
+      if (head?.superseded?.length) ranges.set(id, head.superseded);
+    }),
+  );
+  return hits.map((h) => {
+    const seq = h.seq;
+    const range =
+      h.kind === "message" && h.conversationId && seq !== null
+        ? ranges.get(h.conversationId)?.find((r) => seq >= r.fromSeq && seq <= r.toSeq)
+        : undefined;
+    return range ? { ...h, superseded: true as const, supersededBy: range.by } : h;
+  });
 }
 
 /** A page of a tenant's rows in one shard database, read at the primary (a move's source). */

@@ -407,6 +407,32 @@ export const resource = (id: string, description: string) =>
 export const listOf = (item: z.ZodType) =>
   z.looseObject({ data: z.array(item), next: z.union([z.string(), z.number(), z.null()]) });
 
+/** A hit of GET /v1/search (services/cortex/search-index.ts SearchHit, its snippet as shown). */
+export const searchHitSchema = z
+  .looseObject({
+    kind: z.enum(["message", "memory", "episode", "page"]),
+    id: z.string(),
+    conversationId: z.string().nullable(),
+    messageId: z.string().nullable(),
+    seq: z.number().int().nullable(),
+    role: z.string().nullable(),
+    createdAt: z.string(),
+    snippet: z.string(),
+    matches: z
+      .array(z.array(z.number().int()))
+      .meta({ description: "`[start, end]` of each `[match]` in `snippet` (UTF-16 offsets, brackets included)" }),
+    score: z.number(),
+    superseded: z.literal(true).optional().meta({
+      description:
+        "A message a regenerate replaced (as the transcript marks it): kept and still found, but not the reply that stands.",
+    }),
+    supersededBy: z
+      .string()
+      .optional()
+      .meta({ description: "With `superseded`: the id of the user message of the exchange that replaced it." }),
+  })
+  .meta({ id: "SearchHit", description: "One search hit; `messageId` is set for messages." });
+
 /** GET /v1/conversations/:id/replay: the model request the next turn starts from, and what it weighs. */
 export const replaySchema = z
   .looseObject({

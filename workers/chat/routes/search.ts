@@ -12,7 +12,7 @@ import { listBody } from "../paging";
 import type { AppEnv } from "../types";
 import { intParam, query } from "../validate";
 import { cortexBookmarkAnswer, doc } from "../openapi/registry";
-import { listOf } from "../openapi/schemas";
+import { listOf, searchHitSchema } from "../openapi/schemas";
 
 export const searchRoutes = new Hono<AppEnv>();
 
@@ -49,7 +49,8 @@ function sentBookmark(value: string): { bookmark: string; shard: string | null }
  * A hit as answered: its snippet at most about 300 characters around the match, as memory_search
  * shows it (shownSnippet: the index's come cut so, around the real match, and are not cut again,
  * which would take a text's own U+E000/U+E001 for match marks), and `matches` always set (none for
- * a hit found by meaning alone).
+ * a hit found by meaning alone). A message a regenerate replaced keeps its hit, marked
+ * `superseded: true` and `supersededBy` by the shard's search (shard.ts markSuperseded).
  */
 function answered(h: SearchHit): SearchHit & { matches: [number, number][] } {
   return { ...h, ...shownSnippet(h) };
@@ -88,7 +89,7 @@ searchRoutes.get(
     responses: {
       200: {
         description: "A page of hits",
-        schema: listOf(z.looseObject({ kind: z.string() })),
+        schema: listOf(searchHitSchema),
         headers: cortexBookmarkAnswer,
       },
     },
